@@ -1,0 +1,29 @@
+"""agentflow's loggers: structlog over the stdlib logger ``"agentflow"``.
+
+A library must not print on its own: records go to the stdlib logging tree,
+so the application's logging configuration decides (by default only
+warnings and above reach stderr). Each call's logger is bound to the agent
+name, agent id and call id. Nothing is logged per chunk at INFO, and no
+record ever holds an API key.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import structlog
+
+__all__ = ["get_logger"]
+
+
+def get_logger(name: str = "agentflow") -> structlog.stdlib.BoundLogger:
+    """A structlog logger writing to the stdlib logger ``name``."""
+    logger: structlog.stdlib.BoundLogger = structlog.wrap_logger(
+        logging.getLogger(name),
+        processors=[
+            structlog.stdlib.filter_by_level,
+            structlog.processors.KeyValueRenderer(key_order=["event"], sort_keys=True),
+        ],
+        wrapper_class=structlog.stdlib.BoundLogger,
+    )
+    return logger

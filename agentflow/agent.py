@@ -1,0 +1,395 @@
+"""``ReActAgent``: the reasoning/acting loop.
+
+One call, top to bottom::
+
+    on_call_start
+    repeat until done or max_iters:
+        request  = snapshot(memory, tools, options)   -> pre_reasoning
+        reply    = reason(request)                    (stream chunks out as events)
+        decision = post_reasoning(reply)
+        if decision says finish, or the reply calls no tool: done
+        results  = act(reply's tool calls, concurrently) -> post_acting
+    on_call_end, commit memory to the state, emit Complete
+
+``stream()`` is that loop as an async generator of events; ``call()`` drains
+it. A call works on a copy of the state's memory and commits it only when
+the loop ends: an exception or a cancellation (including a consumer that
+stops iterating) leaves the ``AgentState`` exactly as it was before the call.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
+from contextlib import aclosing
+from dataclasses import replace
+from typing import Any
+
+import anyio
+
+from agentflow._logging import get_logger
+from agentflow.errors import InvalidInputError, ProviderError
+from agentflow.events import (
+    CallStarted,
+    Complete,
+    Event,
+    ReasoningChunk,
+    ThinkingChunk,
+    ToolResult,
+    ToolUse,
+)
+from agentflow.execution import CallExecution
+from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
+from agentflow.middleware.base import Act, Finish, Middleware, ModelRequest, ReasonAgain
+from agentflow.middleware.structured_output import (
+    OutputConfig,
+    StructuredOutputCompression,
+    StructuredOutputMiddleware,
+    check_tool_names,
+)
+from agentflow.model import (
+    ChatModel,
+    GenerateOptions,
+    ReplyBuilder,
+    TextDelta,
+    ThinkingDelta,
+    resolve_model,
+)
+from agentflow.output.strategies import OutputStrategy
+from agentflow.state import AgentState
+from agentflow.tools import Toolkit, ToolLike
+
+__all__ = ["ReActAgent"]
+
+_log = get_logger()
+
+
+def _coerce_input(msg: str | Msg | Sequence[str | Msg] | None) -> list[Msg]:
+    """The call's input as user messages.
+
+    Raises:
+        InvalidInputError: not a str, a Msg, or a non-empty sequence of them.
+    """
+    if msg is None:
+        return []
+    if isinstance(msg, str):
+        return [Msg.user(msg)]
+    if isinstance(msg, Msg):
+        return [msg]
+    if isinstance(msg, Sequence) and not isinstance(msg, bytes | bytearray):
+        if not msg:
+            raise InvalidInputError("the message list is empty: pass at least one message")
+        out: list[Msg] = []
+        for i, item in enumerate(msg):
+            if isinstance(item, str):
+                out.append(Msg.user(item))
+            elif isinstance(item, Msg):
+                out.append(item)
+            else:
+                raise InvalidInputError(
+                    f"message {i} is a {type(item).__name__}; expected str or Msg"
+                )
+        return out
+    raise InvalidInputError(
+        f"the message must be a str, a Msg or a list of them, got {type(msg).__name__}"
+    )
+
+
+class ReActAgent:
+    """A reasoning-and-acting agent over a ``ChatModel``.
+
+    Args:
+        name: the agent's name (logs, events).
+        model: a ``ChatModel`` or a ``"vendor:model"`` string.
+        tools: callables or ``Tool``s the model may call.
+        sys_prompt: system prompt prepended to every request (not stored in memory).
+        middleware: user middleware, run after the stock structured-output ones.
+        max_iters: reasoning steps per call before the call ends with
+            ``stop_reason="max_iters"``.
+        options: base request options (max tokens, temperature, thinking...).
+        output: structured-output settings (strategy, retries, policies).
+        state: the default ``AgentState`` for calls that pass none.
+
+    Raises:
+        InvalidModelError: ``model`` is not a ChatModel or a known string.
+        ToolDefinitionError / ToolNameError: a tool cannot be declared.
+        ValueError: ``max_iters`` < 1.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        model: ChatModel | str,
+        tools: Iterable[ToolLike] = (),
+        *,
+        sys_prompt: str | None = None,
+        middleware: Iterable[Middleware] = (),
+        max_iters: int = 10,
+        options: GenerateOptions | None = None,
+        output: OutputConfig | None = None,
+        state: AgentState | None = None,
+    ) -> None:
+        if max_iters < 1:
+            raise ValueError(f"max_iters must be >= 1, got {max_iters}")
+        self.name = name
+        self.id = uuid.uuid4().hex[:12]
+        self.model = resolve_model(model)
+        self.toolkit = tools if isinstance(tools, Toolkit) else Toolkit(tools)
+        check_tool_names(self.toolkit.names)
+        self.sys_prompt = sys_prompt
+        self.max_iters = max_iters
+        self.options = options or GenerateOptions()
+        self.output_config = output or OutputConfig()
+        self.state = state if state is not None else AgentState()
+        self.structured_output = StructuredOutputMiddleware(self.output_config)
+        self.middleware: list[Middleware] = [
+            self.structured_output,
+            StructuredOutputCompression(),
+            *middleware,
+        ]
+        self._chunk_hooks = [
+            m for m in self.middleware if type(m).on_chunk is not Middleware.on_chunk
+        ]
+
+    def __repr__(self) -> str:
+        return f"ReActAgent(name={self.name!r}, model={self.model.model_name!r})"
+
+    # ------------------------------------------------------------------ public API
+
+    async def call(
+        self,
+        msg: str | Msg | Sequence[str | Msg] | None,
+        output: Any = None,
+        *,
+        state: AgentState | None = None,
+        strategy: OutputStrategy | None = None,
+    ) -> Msg:
+        """Run one call to the end and return the reply (``stream`` drained).
+
+        ``reply.output`` is the validated ``output`` instance when one was asked
+        for; it raises ``StructuredOutputError`` when none could be produced.
+
+        Raises:
+            InvalidInputError: bad ``msg``, before any model request.
+            ProviderError: the model request failed after retries.
+            StructuredOutputValidationError / MultipleStructuredOutputsError:
+                only under the ``"raise"`` policies.
+        """
+        complete: Complete | None = None
+        async with aclosing(self.stream(msg, output, state=state, strategy=strategy)) as events:
+            async for event in events:
+                if isinstance(event, Complete):
+                    complete = event
+        assert complete is not None  # stream always ends with Complete or raises
+        return complete.message
+
+    async def stream(
+        self,
+        msg: str | Msg | Sequence[str | Msg] | None,
+        output: Any = None,
+        *,
+        state: AgentState | None = None,
+        strategy: OutputStrategy | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        """Run one call, yielding its events; the last is ``Complete``.
+
+        Breaking out of the iteration (or cancelling the task) cancels the call;
+        the state is left as it was before the call. Use ``contextlib.aclosing``
+        to close the generator promptly.
+
+        Raises: as ``call``.
+        """
+        inputs = _coerce_input(msg)
+        state = self.state if state is None else state
+        if output is not None:
+            self.structured_output.prepare(self.model, output, bool(len(self.toolkit)), strategy)
+        async with state.lock:
+            ex = CallExecution(
+                model=self.model,
+                state=state,
+                agent_name=self.name,
+                agent_id=self.id,
+                log=_log,
+                options=self.options,
+                output_type=output,
+                memory=list(state.memory),
+                so_tool_active=state.so_tool_active,
+            )
+            ex.log = _log.bind(agent=self.name, agent_id=self.id, call_id=ex.call_id)
+            ex.extra["has_tools"] = bool(len(self.toolkit))
+            if strategy is not None:
+                ex.extra["strategy"] = strategy
+            ex.log.debug("call.start", output=getattr(output, "__name__", output))
+            yield CallStarted(ex.call_id, self.name, self.id)
+            for m in self.middleware:
+                await m.on_call_start(ex)
+            for event in self._drain(ex):
+                yield event
+            ex.memory.extend(inputs)
+
+            async for event in self._loop(ex):
+                yield event
+
+            for m in self.middleware:
+                await m.on_call_end(ex)
+            for event in self._drain(ex):
+                yield event
+            reply = ex.reply or self._last_reply(ex)
+            reply = reply.replace(result=ex.structured_result())
+            state.memory = ex.memory
+            state.so_tool_active = ex.so_tool_active
+            ex.log.debug("call.end", stop_reason=ex.stop_reason, requests=ex.usage.requests)
+            yield Complete(
+                message=reply,
+                output=ex.output if ex.completed else None,
+                usage=ex.usage,
+                stop_reason=ex.stop_reason or "completed",
+                forced_retries=ex.force_count,
+                validation_retries=ex.validation_retries,
+            )
+
+    # ------------------------------------------------------------------ the loop
+
+    async def _loop(self, ex: CallExecution) -> AsyncIterator[Event]:
+        """Reason, act, repeat."""
+        while ex.iteration < self.max_iters:
+            ex.iteration += 1
+            async for event in self._reason(ex):
+                yield event
+            reply = ex.memory[-1]
+            for call in reply.tool_uses:
+                yield ToolUse(call.id, call.name, call.input)
+
+            decision = None
+            for m in self.middleware:
+                decision = await m.post_reasoning(ex, reply)
+                if decision is not None:
+                    break
+            for event in self._drain(ex):
+                yield event
+            if isinstance(decision, Finish):
+                ex.stop_reason = ex.stop_reason or decision.stop_reason
+                return
+            if isinstance(decision, ReasonAgain):
+                ex.memory.extend(decision.messages)
+                continue
+            if not reply.tool_uses:
+                ex.stop_reason = ex.stop_reason or "completed"
+                return
+
+            supplied = decision.results if isinstance(decision, Act) else {}
+            results = Msg("tool", await self._act(ex, reply.tool_uses, supplied))
+            ex.memory.append(results)
+            for block in results.tool_results:
+                yield ToolResult(block.tool_use_id, block.name, block.output, block.is_error)
+
+            stop = False
+            for m in self.middleware:
+                stop = await m.post_acting(ex, results) or stop
+            for event in self._drain(ex):
+                yield event
+            if stop:
+                ex.stop_reason = ex.stop_reason or "stopped"
+                return
+        ex.stop_reason = "max_iters"
+        ex.log.info("call.max_iters", max_iters=self.max_iters)
+
+    async def _reason(self, ex: CallExecution) -> AsyncIterator[Event]:
+        """One model request: snapshot, pre_reasoning, stream; appends the reply."""
+        while True:
+            request = self._snapshot(ex)
+            for m in self.middleware:
+                await m.pre_reasoning(ex, request)
+            for event in self._drain(ex):
+                yield event
+            builder = ReplyBuilder()
+            chunks = ex.model.stream(request.messages, request.tools, request.options)
+            try:
+                async for chunk in chunks:
+                    builder.add(chunk)
+                    if isinstance(chunk, TextDelta):
+                        yield ReasoningChunk(chunk.text, ex.iteration)
+                    elif isinstance(chunk, ThinkingDelta) and chunk.text:
+                        yield ThinkingChunk(chunk.text, ex.iteration)
+                    for m in self._chunk_hooks:
+                        partial = m.on_chunk(ex, chunk, builder)
+                        if partial is not None:
+                            yield partial
+            except ProviderError as error:
+                retry = False
+                for m in self.middleware:
+                    if await m.on_model_error(ex, request, error):
+                        retry = True
+                        break
+                for event in self._drain(ex):
+                    yield event
+                if not retry:
+                    raise
+                continue
+            finally:
+                aclose = getattr(chunks, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+            ex.usage = ex.usage + replace(builder.usage, requests=1)
+            ex.last_finish_reason = builder.finish_reason
+            ex.memory.append(builder.build())
+            return
+
+    def _snapshot(self, ex: CallExecution) -> ModelRequest:
+        messages = list(ex.memory)
+        if self.sys_prompt:
+            messages.insert(0, Msg.system(self.sys_prompt))
+        tools = self.toolkit.specs()
+        tools.extend(ex.call_tools.values())
+        options = ex.options
+        if ex.tool_choice is not None:
+            options = options.with_(tool_choice=ex.tool_choice)
+            ex.tool_choice = None
+        return ModelRequest(messages, tools, options)
+
+    async def _act(
+        self,
+        ex: CallExecution,
+        calls: list[ToolUseBlock],
+        supplied: Any,
+    ) -> list[ToolResultBlock]:
+        """Run the tool calls concurrently; one result per call, in call order.
+
+        Calls answered by middleware (``supplied``) are not run; a call to an
+        unknown tool gets an error result naming the available tools.
+        """
+        results: dict[str, ToolResultBlock] = dict(supplied)
+
+        async def run(call: ToolUseBlock) -> None:
+            tool = self.toolkit.get(call.name)
+            if tool is None:
+                available = ", ".join(self.toolkit.names) or "none"
+                results[call.id] = ToolResultBlock(
+                    call.id,
+                    f"Tool {call.name!r} not found. Available tools: {available}.",
+                    is_error=True,
+                    name=call.name,
+                )
+            else:
+                results[call.id] = await tool.run(call)
+
+        pending = [c for c in calls if c.id not in results]
+        if len(pending) == 1:
+            await run(pending[0])
+        elif pending:
+            async with anyio.create_task_group() as tg:
+                for call in pending:
+                    tg.start_soon(run, call)
+        return [results[c.id] for c in calls]
+
+    @staticmethod
+    def _drain(ex: CallExecution) -> list[Event]:
+        events, ex.pending_events = ex.pending_events, []
+        return events
+
+    @staticmethod
+    def _last_reply(ex: CallExecution) -> Msg:
+        for m in reversed(ex.memory):
+            if m.role == "assistant":
+                return m
+        return Msg.assistant("")

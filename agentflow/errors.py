@@ -1,0 +1,347 @@
+"""Every exception agentflow raises, in one place.
+
+Three families, kept apart on purpose:
+
+* **misuse** – the caller got the API wrong; raised before any model request;
+* **provider failures** – the vendor's HTTP API refused or failed a request;
+* **output failures** – the model misbehaved and no valid structured output
+  could be obtained within the retry budget.
+
+The tree::
+
+    AgentflowError
+    ├── UsageError                        misuse (also a TypeError/ValueError where fitting)
+    │   ├── InvalidInputError             bad message input to call()/stream()
+    │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
+    │   ├── ToolDefinitionError           a tool that cannot be declared
+    │   │   └── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
+    │   └── SchemaError                   an output type the target dialect cannot express
+    ├── ProviderError                     status, code, vendor, message
+    │   ├── BadRequestError               400/422
+    │   │   └── UnsupportedFeatureError   400 naming a feature the model lacks (.feature)
+    │   ├── AuthenticationError           401 (and Gemini's 400 API_KEY_INVALID)
+    │   ├── PermissionDeniedError         403
+    │   ├── NotFoundError                 404
+    │   ├── QuotaExceededError            402 / insufficient_quota: never retried
+    │   ├── RateLimitedError              429 (.retry_after seconds)
+    │   ├── OverloadedError               503 / 529
+    │   ├── ServerError                   other 5xx
+    │   ├── ProviderTimeoutError          connect/read timeout
+    │   └── ProviderConnectionError       connection refused/reset, stream cut mid-way
+    ├── ToolError                         raised by a tool to return an error result on purpose
+    ├── ModelRetry                        signal: an output validator asks the model to retry
+    └── StructuredOutputError             no valid output (.raw_text, .attempts)
+        ├── StructuredOutputValidationError   on_invalid="raise": the output failed the schema
+        ├── MultipleStructuredOutputsError    on_multiple="raise": several output calls at once
+        └── OutputTruncatedError              finish reason "length": the output was cut (.usage)
+
+Messages say what was wrong and how to fix it. No error message or repr ever
+holds an API key.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from agentflow.model import Usage
+
+__all__ = [
+    "AgentflowError",
+    "AuthenticationError",
+    "BadRequestError",
+    "InvalidInputError",
+    "InvalidModelError",
+    "ModelRetry",
+    "MultipleStructuredOutputsError",
+    "NotFoundError",
+    "OutputTruncatedError",
+    "OverloadedError",
+    "PermissionDeniedError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderTimeoutError",
+    "QuotaExceededError",
+    "RateLimitedError",
+    "SchemaError",
+    "ServerError",
+    "StructuredOutputError",
+    "StructuredOutputValidationError",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolNameError",
+    "UnsupportedFeature",
+    "UnsupportedFeatureError",
+    "UsageError",
+]
+
+
+class AgentflowError(Exception):
+    """Base class of every agentflow exception."""
+
+
+# --------------------------------------------------------------------------- misuse
+
+
+class UsageError(AgentflowError):
+    """The caller used the API wrongly. Raised before any model request."""
+
+
+class InvalidInputError(UsageError, TypeError):
+    """The message input of ``call()``/``stream()`` is not a str, a ``Msg`` or a
+    non-empty sequence of them."""
+
+
+class InvalidModelError(UsageError, TypeError):
+    """The model given to an agent is neither a ``ChatModel`` nor a known
+    ``"vendor:model"`` string."""
+
+
+class ToolDefinitionError(UsageError, ValueError):
+    """A tool cannot be declared (not callable, bad signature, ...)."""
+
+
+class ToolNameError(ToolDefinitionError):
+    """A tool name breaks the cross-vendor rule ``^[A-Za-z0-9_-]{1,64}$`` or is
+    used twice in one toolkit."""
+
+
+class SchemaError(UsageError, ValueError):
+    """An output type cannot be expressed in the JSON Schema dialect a vendor
+    accepts.
+
+    Attributes:
+        path: the field path inside the output type (``"Node.children"``), or ``""``.
+        reason: why the dialect cannot express it.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        where = f"{path}: " if path else ""
+        super().__init__(f"{where}{reason}")
+
+
+# --------------------------------------------------------------------------- providers
+
+UnsupportedFeature = Literal["native_output", "tools", "tool_choice", "thinking"]
+
+
+class ProviderError(AgentflowError):
+    """A vendor API refused or failed a request.
+
+    Attributes:
+        message: the vendor's message (never holds the API key).
+        status: the HTTP status, or ``None`` for transport failures.
+        code: the vendor's error code/type (``"invalid_request_error"``, ``"1214"``...).
+        vendor: the provider name (``"openai"``, ``"glm"``...).
+        retryable: whether a retry with backoff may succeed.
+    """
+
+    retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        vendor: str = "",
+    ) -> None:
+        self.message = message
+        self.status = status
+        self.code = code
+        self.vendor = vendor
+        parts = [p for p in (vendor, str(status) if status else None, code) if p]
+        prefix = f"[{' '.join(parts)}] " if parts else ""
+        super().__init__(f"{prefix}{message}")
+
+
+class BadRequestError(ProviderError):
+    """HTTP 400/422: the request itself is wrong. Not retried."""
+
+
+class UnsupportedFeatureError(BadRequestError):
+    """A 400 that names a feature this model does not support: native response
+    format, tools, a forced ``tool_choice`` (e.g. while thinking) or thinking.
+
+    The structured-output engine reacts to it by degrading one step; the
+    provider module decides which vendor errors are this one.
+
+    Attributes:
+        feature: one of ``"native_output"``, ``"tools"``, ``"tool_choice"``, ``"thinking"``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        feature: UnsupportedFeature,
+        status: int | None = 400,
+        code: str | None = None,
+        vendor: str = "",
+    ) -> None:
+        self.feature: UnsupportedFeature = feature
+        super().__init__(message, status=status, code=code, vendor=vendor)
+
+
+class AuthenticationError(ProviderError):
+    """HTTP 401 (or a vendor's equivalent): the API key is missing or wrong."""
+
+
+class PermissionDeniedError(ProviderError):
+    """HTTP 403: the key may not use this model or region."""
+
+
+class NotFoundError(ProviderError):
+    """HTTP 404: unknown model or endpoint."""
+
+
+class QuotaExceededError(ProviderError):
+    """Billing or quota exhausted (402, OpenAI ``insufficient_quota``). Never retried."""
+
+
+class RateLimitedError(ProviderError):
+    """HTTP 429. Retried with backoff.
+
+    Attributes:
+        retry_after: seconds the vendor asked to wait, or ``None``.
+    """
+
+    retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        status: int | None = 429,
+        code: str | None = None,
+        vendor: str = "",
+    ) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, status=status, code=code, vendor=vendor)
+
+
+class OverloadedError(ProviderError):
+    """HTTP 503/529: the vendor is overloaded. Retried with backoff."""
+
+    retryable = True
+
+
+class ServerError(ProviderError):
+    """Other HTTP 5xx (and 408/409). Retried with backoff."""
+
+    retryable = True
+
+
+class ProviderTimeoutError(ProviderError):
+    """The connect or read timeout expired. Retried before the first byte."""
+
+    retryable = True
+
+
+class ProviderConnectionError(ProviderError):
+    """The connection failed, or a stream was cut before its terminal marker.
+
+    Attributes:
+        partial: ``True`` when bytes of the reply had already arrived (a stream
+            cut mid-way); such an error is never retried by the HTTP layer.
+    """
+
+    retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        partial: bool = False,
+        status: int | None = None,
+        code: str | None = None,
+        vendor: str = "",
+    ) -> None:
+        self.partial = partial
+        super().__init__(message, status=status, code=code, vendor=vendor)
+
+
+# --------------------------------------------------------------------------- tools
+
+
+class ToolError(AgentflowError):
+    """Raise inside a tool to hand the model an error result with this message
+    (any other exception does the same, with its type name prefixed)."""
+
+
+class ModelRetry(AgentflowError):
+    """Raise from an output validator to reject a valid-but-wrong output: the
+    model is asked again with this message (counted in ``output_retries``)."""
+
+
+# --------------------------------------------------------------------------- output
+
+
+class StructuredOutputError(AgentflowError):
+    """No validated structured output was produced.
+
+    Attributes:
+        raw_text: the model's final free text (may be ``""``).
+        attempts: model requests the call spent trying to get the output.
+        reason: a short machine-readable reason (``"no_output"``, ``"invalid"``,
+            ``"truncated"``, ``"multiple"``, ``"not_requested"``).
+    """
+
+    def __init__(
+        self, message: str, *, raw_text: str = "", attempts: int = 0, reason: str = "no_output"
+    ) -> None:
+        self.raw_text = raw_text
+        self.attempts = attempts
+        self.reason = reason
+        super().__init__(message)
+
+
+class StructuredOutputValidationError(StructuredOutputError):
+    """The output failed validation and the policy was ``on_invalid="raise"``
+    (or the retry budget ran out).
+
+    Attributes:
+        errors: pydantic's error list (``loc``, ``msg``, ``type``...).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        errors: list[dict[str, Any]] | None = None,
+        raw_text: str = "",
+        attempts: int = 0,
+    ) -> None:
+        self.errors = errors or []
+        super().__init__(message, raw_text=raw_text, attempts=attempts, reason="invalid")
+
+
+class MultipleStructuredOutputsError(StructuredOutputError):
+    """The model called the output tool more than once in one reply and the
+    policy was ``on_multiple="raise"``.
+
+    Attributes:
+        count: how many output calls the reply held.
+    """
+
+    def __init__(self, message: str, *, count: int, attempts: int = 0) -> None:
+        self.count = count
+        super().__init__(message, attempts=attempts, reason="multiple")
+
+
+class OutputTruncatedError(StructuredOutputError):
+    """The model stopped at its token limit (finish reason ``length``) before the
+    output was complete. Raise ``max_tokens`` or shrink the schema.
+
+    Attributes:
+        usage: token usage of the call so far.
+    """
+
+    def __init__(
+        self, message: str, *, raw_text: str = "", attempts: int = 0, usage: Usage | None = None
+    ) -> None:
+        self.usage = usage
+        super().__init__(message, raw_text=raw_text, attempts=attempts, reason="truncated")

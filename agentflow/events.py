@@ -1,0 +1,153 @@
+"""The typed events ``Agent.stream`` yields.
+
+Each event is a frozen dataclass with a literal ``type``; ``Event`` is their
+union, so a consumer can ``match`` on the classes::
+
+    async for event in agent.stream(msg, Contact):
+        match event:
+            case ReasoningChunk(text=t): ...
+            case OutputPartial(data=d): ...
+            case Complete(output=c): ...
+
+Order within one call: ``CallStarted`` first, ``Complete`` last, and between
+them, per reasoning step, the step's ``ThinkingChunk``/``ReasoningChunk``/
+``OutputPartial`` events as chunks arrive, then one ``ToolUse`` per tool call,
+then one ``ToolResult`` per call in call order. ``OutputRetry`` precedes the
+step it causes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from agentflow.messages import Msg
+from agentflow.model import Usage
+
+__all__ = [
+    "CallStarted",
+    "Complete",
+    "Event",
+    "OutputPartial",
+    "OutputRetry",
+    "ReasoningChunk",
+    "RetryReason",
+    "StopReason",
+    "ThinkingChunk",
+    "ToolResult",
+    "ToolUse",
+]
+
+StopReason: TypeAlias = Literal[
+    "completed", "structured_output", "max_iters", "stopped", "output_failed"
+]
+RetryReason: TypeAlias = Literal["forcing", "validation", "multiple", "degradation"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallStarted:
+    """A call began. ``call_id`` is unique per call; it is bound into logs."""
+
+    call_id: str
+    agent_name: str
+    agent_id: str
+    type: Literal["call_started"] = "call_started"
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningChunk:
+    """A piece of the model's reply text, as it streams. ``iteration`` counts
+    reasoning steps from 1."""
+
+    text: str
+    iteration: int
+    type: Literal["reasoning_chunk"] = "reasoning_chunk"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingChunk:
+    """A piece of the model's reasoning (thinking) text."""
+
+    text: str
+    iteration: int
+    type: Literal["thinking_chunk"] = "thinking_chunk"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """The model called a tool (emitted once the call is complete)."""
+
+    id: str
+    name: str
+    input: Mapping[str, Any]
+    type: Literal["tool_use"] = "tool_use"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A tool call's result, as the model will read it."""
+
+    id: str
+    name: str
+    output: str
+    is_error: bool
+    type: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(frozen=True, slots=True)
+class OutputPartial:
+    """The structured output parsed so far while it streams (a dict; fields
+    already seen never disappear in later partials)."""
+
+    data: Any
+    type: Literal["output_partial"] = "output_partial"
+
+
+@dataclass(frozen=True, slots=True)
+class OutputRetry:
+    """The structured-output engine asks the model again.
+
+    ``reason``: ``forcing`` (the model answered without the output),
+    ``validation`` (the output failed the schema), ``multiple`` (several
+    outputs at once) or ``degradation`` (the vendor refused a feature; the
+    engine stepped down a strategy). ``attempt`` counts retries of that
+    reason from 1; ``message`` says what happened.
+    """
+
+    reason: RetryReason
+    attempt: int
+    message: str
+    type: Literal["output_retry"] = "output_retry"
+
+
+@dataclass(frozen=True, slots=True)
+class Complete:
+    """The call ended.
+
+    ``message`` is the reply (``message.output`` raises when a requested
+    output could not be produced); ``output`` is the validated output or
+    ``None``; ``usage`` sums every request of the call; ``stop_reason`` says
+    why the loop ended; ``forced_retries``/``validation_retries`` count the
+    engine's retries.
+    """
+
+    message: Msg
+    output: Any
+    usage: Usage
+    stop_reason: StopReason
+    forced_retries: int = 0
+    validation_retries: int = 0
+    type: Literal["complete"] = "complete"
+
+
+Event: TypeAlias = (
+    CallStarted
+    | ReasoningChunk
+    | ThinkingChunk
+    | ToolUse
+    | ToolResult
+    | OutputPartial
+    | OutputRetry
+    | Complete
+)

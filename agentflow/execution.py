@@ -1,0 +1,101 @@
+"""``CallExecution``: everything that lives for one call only.
+
+The agent object holds configuration; every mutable thing a call needs is
+here, created fresh per call, so concurrent calls of one agent never share
+it. ``memory`` is the call's working copy of the state's memory: the agent
+commits it (and ``so_tool_active``) to the ``AgentState`` when the call ends,
+and a failed or cancelled call leaves the state exactly as it was.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agentflow.events import Event, StopReason
+from agentflow.messages import Msg, StructuredResult
+from agentflow.model import ChatModel, GenerateOptions, ResponseFormat, ToolChoice, ToolSpec, Usage
+
+if TYPE_CHECKING:
+    import structlog
+
+    from agentflow.state import AgentState
+
+__all__ = ["CallExecution"]
+
+
+@dataclass(eq=False)
+class CallExecution:
+    """Per-call mutable state.
+
+    Attributes:
+        call_id: unique id of the call (bound into logs).
+        agent_name / agent_id: who runs the call.
+        model: the model of the call.
+        state: the ``AgentState`` the call runs on (written only at commit).
+        memory: the working memory (state memory + this call's messages).
+        so_tool_active: working copy of the state's flag.
+        options: base request options of the call.
+        output_type: the requested output type, or ``None``.
+        iteration: reasoning steps taken so far.
+        usage: usage summed over every request of the call.
+        call_tools: tools declared for this call only (``generate_response``),
+            never in the agent's toolkit; the middleware that declares one
+            answers its calls (``Act.results``).
+        tool_choice: a ``tool_choice`` for the next request only (forcing).
+        response_format: the native response format of the call, if any.
+        completed: the structured output succeeded; the loop stops.
+        output / output_error: the call's structured result.
+        reply: the message ``Complete`` and ``call()`` return.
+        force_count: forcing retries spent; validation_retries: output retries spent.
+        last_finish_reason: finish reason of the latest model reply.
+        extra: room for middleware's own per-call data, keyed by middleware.
+    """
+
+    model: ChatModel
+    state: AgentState
+    agent_name: str
+    agent_id: str
+    log: structlog.stdlib.BoundLogger
+    options: GenerateOptions = field(default_factory=GenerateOptions)
+    output_type: Any = None
+    call_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    memory: list[Msg] = field(default_factory=list)
+    so_tool_active: bool = False
+    iteration: int = 0
+    usage: Usage = field(default_factory=Usage)
+    call_tools: dict[str, ToolSpec] = field(default_factory=dict)
+    tool_choice: ToolChoice | None = None
+    response_format: ResponseFormat | None = None
+    completed: bool = False
+    output: Any = None
+    output_error: Exception | None = None
+    reply: Msg | None = None
+    stop_reason: StopReason | None = None
+    force_count: int = 0
+    validation_retries: int = 0
+    last_finish_reason: str = "stop"
+    pending_events: list[Event] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def emit(self, event: Event) -> None:
+        """Queue an event; the agent yields it after the current hook returns."""
+        self.pending_events.append(event)
+
+    def structured_result(self) -> StructuredResult | None:
+        """The result to attach to the reply, or ``None`` when no output was asked."""
+        if self.output_type is None:
+            return None
+        from agentflow.errors import StructuredOutputError
+
+        if self.completed:
+            return StructuredResult(value=self.output)
+        error = self.output_error
+        if not isinstance(error, StructuredOutputError):
+            error = StructuredOutputError(
+                "the model produced no structured output",
+                raw_text=self.reply.text if self.reply else "",
+                attempts=self.usage.requests,
+            )
+        return StructuredResult(error=error)

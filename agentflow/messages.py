@@ -1,0 +1,290 @@
+"""Messages: ``Msg``, its content blocks, and the metadata keys agentflow sets.
+
+A ``Msg`` is a frozen dataclass: ``role``, a tuple of content blocks, an
+optional ``name`` and a ``metadata`` mapping. Blocks carry a literal ``type``
+discriminator, so a conversation round-trips exactly through JSON
+(``msg_to_dict`` / ``msg_from_dict``, used by ``AgentState``).
+
+Roles: ``system``, ``user``, ``assistant`` and ``tool`` (a message holding
+``ToolResultBlock``s answering the previous assistant message's tool calls).
+Each provider module maps these to its wire protocol.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import Field, TypeAdapter
+
+from agentflow.errors import StructuredOutputError
+
+__all__ = [
+    "CACHE_CONTROL",
+    "STRUCTURED_OUTPUT",
+    "STRUCTURED_OUTPUT_ATTEMPT",
+    "STRUCTURED_OUTPUT_REMINDER",
+    "STRUCTURED_OUTPUT_REMINDER_TYPE",
+    "Block",
+    "Msg",
+    "ReminderType",
+    "Role",
+    "StructuredResult",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolResultBlock",
+    "ToolUseBlock",
+    "msg_from_dict",
+    "msg_to_dict",
+]
+
+# Metadata keys -------------------------------------------------------------
+
+STRUCTURED_OUTPUT_REMINDER = "structured_output_reminder"
+"""``True`` on a system message the structured-output engine injected."""
+
+STRUCTURED_OUTPUT_REMINDER_TYPE = "structured_output_reminder_type"
+"""A ``ReminderType`` value: which reminder the message is."""
+
+CACHE_CONTROL = "cache_control"
+"""``False`` forbids providers to put a prompt-cache breakpoint on the message
+(set on transient messages, which the next request will not hold)."""
+
+STRUCTURED_OUTPUT = "structured_output"
+"""``True`` on the assistant message that holds a call's structured output as JSON."""
+
+STRUCTURED_OUTPUT_ATTEMPT = "structured_output_attempt"
+"""``True`` on an intermediate reply that failed to give the output (prose
+instead of the output tool, invalid native JSON). Removed at call end."""
+
+
+class ReminderType(StrEnum):
+    """Kinds of structured-output reminders.
+
+    ``ENTER``/``EXIT`` mark the persisted transitions into and out of tool
+    mode (never removed, so the prompt prefix stays cache-stable); ``PROMPT``
+    marks a transient forcing reminder, removed when the call ends.
+    """
+
+    ENTER = "enter"
+    EXIT = "exit"
+    PROMPT = "prompt"
+
+
+Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
+
+
+# Blocks ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """Plain text."""
+
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """Model reasoning. ``signature`` and ``provider_data`` hold what a vendor
+    requires back unchanged in later requests (Anthropic signatures, redacted
+    thinking)."""
+
+    thinking: str
+    signature: str | None = None
+    provider_data: Mapping[str, Any] = field(default_factory=dict)
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUseBlock:
+    """A tool call made by the model. ``input`` is always a parsed JSON object;
+    ``provider_data`` keeps vendor fields to send back (Gemini thought signatures)."""
+
+    id: str
+    name: str
+    input: Mapping[str, Any]
+    provider_data: Mapping[str, Any] = field(default_factory=dict)
+    type: Literal["tool_use"] = "tool_use"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultBlock:
+    """The result of one tool call, as text for the model to read."""
+
+    tool_use_id: str
+    output: str
+    is_error: bool = False
+    name: str = ""
+    type: Literal["tool_result"] = "tool_result"
+
+
+Block: TypeAlias = Annotated[
+    TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")
+]
+
+
+@dataclass(frozen=True, slots=True)
+class StructuredResult:
+    """What a call produced for its output type: the validated value, or the
+    error that explains why there is none. Not persisted (the JSON is, in the
+    message text and ``metadata[STRUCTURED_OUTPUT]``)."""
+
+    value: Any = None
+    error: StructuredOutputError | None = None
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True, slots=True)
+class Msg:
+    """One message of a conversation.
+
+    ``content`` accepts a str (one ``TextBlock``) or any iterable of blocks and
+    is stored as a tuple. ``result`` is set on a call's reply only; read it
+    through ``output`` / ``structured_data``.
+    """
+
+    role: Role
+    content: tuple[Block, ...]
+    name: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    id: str = field(default_factory=_new_id)
+    result: StructuredResult | None = field(default=None, compare=False, repr=False)
+
+    def __init__(
+        self,
+        role: Role,
+        content: str | Iterable[Block],
+        name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        id: str | None = None,
+        result: StructuredResult | None = None,
+    ) -> None:
+        blocks = (TextBlock(content),) if isinstance(content, str) else tuple(content)
+        object.__setattr__(self, "role", role)
+        object.__setattr__(self, "content", blocks)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "metadata", dict(metadata) if metadata else {})
+        object.__setattr__(self, "id", id or _new_id())
+        object.__setattr__(self, "result", result)
+
+    # convenience constructors
+    @classmethod
+    def user(cls, text: str, **kw: Any) -> Msg:
+        """A user message holding ``text``."""
+        return cls("user", text, **kw)
+
+    @classmethod
+    def system(cls, text: str, **kw: Any) -> Msg:
+        """A system message holding ``text``."""
+        return cls("system", text, **kw)
+
+    @classmethod
+    def assistant(cls, text: str, **kw: Any) -> Msg:
+        """An assistant message holding ``text``."""
+        return cls("assistant", text, **kw)
+
+    # views
+    @property
+    def text(self) -> str:
+        """All text blocks joined (thinking excluded)."""
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def tool_uses(self) -> list[ToolUseBlock]:
+        """The tool calls this message makes, in order."""
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+    @property
+    def tool_results(self) -> list[ToolResultBlock]:
+        """The tool results this message holds, in order."""
+        return [b for b in self.content if isinstance(b, ToolResultBlock)]
+
+    @property
+    def output(self) -> Any:
+        """The call's validated structured output.
+
+        Raises:
+            StructuredOutputError: no output was produced (the error carries the
+                model's raw final text and the attempt count), or none was asked for.
+        """
+        if self.result is None:
+            raise StructuredOutputError(
+                "this message carries no structured output: pass an output type to "
+                "agent.call(msg, OutputType)",
+                raw_text=self.text,
+                reason="not_requested",
+            )
+        if self.result.error is not None:
+            raise self.result.error
+        return self.result.value
+
+    def structured_data(self, output_type: Any) -> Any:
+        """Validate this message's stored output JSON as ``output_type``.
+
+        Works on messages restored from JSON too (it reads
+        ``metadata[STRUCTURED_OUTPUT]`` or the text).
+
+        Raises:
+            StructuredOutputError: the message holds no structured output.
+            pydantic.ValidationError: the stored data does not fit ``output_type``.
+        """
+        if self.result is not None and self.result.error is not None:
+            raise self.result.error
+        if not self.metadata.get(STRUCTURED_OUTPUT):
+            raise StructuredOutputError(
+                "this message holds no structured output",
+                raw_text=self.text,
+                reason="not_requested",
+            )
+        return TypeAdapter(output_type).validate_json(self.text)
+
+    def replace(self, **changes: Any) -> Msg:
+        """A copy with ``changes`` applied (same id unless given)."""
+        return Msg(
+            role=changes.get("role", self.role),
+            content=changes.get("content", self.content),
+            name=changes.get("name", self.name),
+            metadata=changes.get("metadata", self.metadata),
+            id=changes.get("id", self.id),
+            result=changes.get("result", self.result),
+        )
+
+
+# Persistence ----------------------------------------------------------------
+
+_BLOCKS: TypeAdapter[list[Block]] = TypeAdapter(list[Block])
+
+
+def msg_to_dict(msg: Msg) -> dict[str, Any]:
+    """A JSON-ready dict of ``msg`` (snake_case keys; ``result`` is not kept)."""
+    return {
+        "id": msg.id,
+        "role": msg.role,
+        "name": msg.name,
+        "content": _BLOCKS.dump_python(list(msg.content), mode="json"),
+        "metadata": dict(msg.metadata),
+    }
+
+
+def msg_from_dict(data: Mapping[str, Any]) -> Msg:
+    """Rebuild a ``Msg`` from ``msg_to_dict`` output.
+
+    Raises:
+        pydantic.ValidationError: a block is malformed.
+        KeyError: ``role`` or ``content`` is missing.
+    """
+    return Msg(
+        role=data["role"],
+        content=_BLOCKS.validate_python(data["content"]),
+        name=data.get("name"),
+        metadata=data.get("metadata") or {},
+        id=data.get("id"),
+    )

@@ -1,0 +1,107 @@
+"""The middleware protocol: ordered hooks at named points of the loop.
+
+Stages, in the order the loop reaches them::
+
+    on_call_start(ex)                      once, before anything is sent
+    ┌ pre_reasoning(ex, request)           edit the request snapshot
+    │ on_chunk(ex, chunk, reply)           per streamed chunk (sync; hot path)
+    │ on_model_error(ex, request, error)   a ProviderError: True retries the step
+    │ post_reasoning(ex, reply)            None | Act | ReasonAgain | Finish
+    │ post_acting(ex, results)             True stops the agent
+    └ (repeat)
+    on_call_end(ex)                        may rewrite ex.memory and ex.reply
+
+Middleware run in list order; for ``post_reasoning`` the first non-``None``
+decision wins. Hooks read and write the ``CallExecution`` (per call), never
+the middleware object, which all calls share. Events a hook wants to emit go
+through ``ex.emit``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from agentflow.errors import ProviderError
+from agentflow.events import Event, StopReason
+from agentflow.execution import CallExecution
+from agentflow.messages import Msg, ToolResultBlock
+from agentflow.model import GenerateOptions, ModelChunk, ReplyBuilder, ToolSpec
+
+__all__ = [
+    "Act",
+    "Decision",
+    "Finish",
+    "Middleware",
+    "ModelRequest",
+    "ReasonAgain",
+]
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    """The pre-reasoning snapshot of one request; middleware may edit it.
+
+    ``messages`` is a copy: messages added to memory after the snapshot are
+    not in it.
+    """
+
+    messages: list[Msg]
+    tools: list[ToolSpec]
+    options: GenerateOptions
+
+
+@dataclass(frozen=True, slots=True)
+class Act:
+    """Run the reply's tool calls; ``results`` answers some calls without
+    running them (keyed by tool call id)."""
+
+    results: Mapping[str, ToolResultBlock] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ReasonAgain:
+    """Skip acting and reason again, after appending ``messages`` to memory."""
+
+    messages: tuple[Msg, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """End the call now with ``stop_reason``."""
+
+    stop_reason: StopReason = "completed"
+
+
+Decision = Act | ReasonAgain | Finish
+
+
+class Middleware:
+    """Base class with no-op hooks; override the stages you need."""
+
+    async def on_call_start(self, ex: CallExecution) -> None:
+        """The call begins (input messages are not yet in ``ex.memory``)."""
+
+    async def pre_reasoning(self, ex: CallExecution, request: ModelRequest) -> None:
+        """Edit ``request`` in place before it is sent."""
+
+    def on_chunk(self, ex: CallExecution, chunk: ModelChunk, reply: ReplyBuilder) -> Event | None:
+        """A chunk arrived (``reply`` already holds it); may return one event."""
+        return None
+
+    async def on_model_error(
+        self, ex: CallExecution, request: ModelRequest, error: ProviderError
+    ) -> bool:
+        """The request failed; return ``True`` to rebuild and resend it."""
+        return False
+
+    async def post_reasoning(self, ex: CallExecution, reply: Msg) -> Decision | None:
+        """The reply is in memory; decide what happens next (``None``: default)."""
+        return None
+
+    async def post_acting(self, ex: CallExecution, results: Msg) -> bool:
+        """Tool results are in memory; return ``True`` to stop the agent."""
+        return False
+
+    async def on_call_end(self, ex: CallExecution) -> None:
+        """The loop ended normally (not on error); may rewrite ``ex.memory``/``ex.reply``."""

@@ -1,0 +1,741 @@
+"""The structured-output engine: every rule of DESIGN.md §3 in one place.
+
+``StructuredOutputMiddleware`` binds a strategy per call and drives it:
+
+* **strategy** – ``choose_strategy`` on the model's *effective* profile (the
+  profile minus what the vendor refused at run time), cached per
+  (model, output type, has-tools); a per-call or per-agent override wins.
+* **tool path** – a ``generate_response`` tool declared for the call only
+  (``ex.call_tools``), never in the toolkit; its calls are answered here:
+  validated (lax, with schema-aware normalisation), user validators run,
+  invalid output answered with an error listing each failing field, bounded
+  by ``output_retries`` for the whole call; several output calls in one reply
+  handled by ``on_multiple``.
+* **reminders** – entering tool mode on a state whose ``so_tool_active`` is
+  false appends one persistent ENTER reminder and sets the flag; a call
+  without output on a flagged state appends one EXIT reminder and clears it.
+  Never removed, so the prompt prefix stays cache-stable.
+* **forcing** – a turn that ends without tool calls and without output: first
+  the text itself is tried as the output; then the model is asked again, at
+  most ``max_forcing`` times, with ``tool_choice=specific(generate_response)``
+  where the vendor enforces it, else with a transient PROMPT reminder
+  (``CACHE_CONTROL=False``) added before the next snapshot.
+* **native / prompt paths** – the schema goes into the response format or the
+  instructions; the reply text is parsed tolerantly; invalid output is
+  retried with the error as a user message, bounded like the tool path.
+* **degradation** – a vendor's ``UnsupportedFeatureError`` steps the call
+  down (native -> tool -> prompt; forced tool choice -> prompt reminder) and
+  the model's effective profile remembers it.
+* **truncation** – finish reason ``length`` ends the call with
+  ``OutputTruncatedError``; truncated text is never sent back for repair.
+
+``StructuredOutputCompression`` runs at call end, on success and give-up
+alike: transient reminders and failed attempts leave memory, and the
+``generate_response`` call/result pairs are replaced by one assistant message
+holding the output JSON (``STRUCTURED_OUTPUT=True``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+import pydantic_core
+from pydantic import ValidationError
+
+from agentflow.errors import (
+    ModelRetry,
+    MultipleStructuredOutputsError,
+    OutputTruncatedError,
+    ProviderError,
+    StructuredOutputError,
+    StructuredOutputValidationError,
+    ToolNameError,
+    UnsupportedFeature,
+    UnsupportedFeatureError,
+)
+from agentflow.events import Event, OutputPartial, OutputRetry
+from agentflow.execution import CallExecution
+from agentflow.messages import (
+    CACHE_CONTROL,
+    STRUCTURED_OUTPUT,
+    STRUCTURED_OUTPUT_ATTEMPT,
+    STRUCTURED_OUTPUT_REMINDER,
+    STRUCTURED_OUTPUT_REMINDER_TYPE,
+    Msg,
+    ReminderType,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from agentflow.middleware.base import Act, Decision, Finish, Middleware, ModelRequest, ReasonAgain
+from agentflow.model import (
+    ChatModel,
+    ModelChunk,
+    ModelProfile,
+    ReplyBuilder,
+    ResponseFormat,
+    TextDelta,
+    ToolCallDelta,
+    ToolSpec,
+)
+from agentflow.output.parsing import NoJSONFound, parse_output
+from agentflow.output.schema import OutputSpec
+from agentflow.output.strategies import (
+    AutoStrategy,
+    OutputStrategy,
+    StrategyKind,
+    StructuredOutputReminder,
+    choose_strategy,
+    degrade,
+    forcing_choice,
+)
+from agentflow.tools import describe_validation_error
+
+__all__ = [
+    "OutputConfig",
+    "StructuredOutputCompression",
+    "StructuredOutputMiddleware",
+]
+
+TOOL_NAME = "generate_response"
+ENTER_TEXT = (
+    "Structured output mode is active. When you have the final answer, call the "
+    "`{tool}` tool exactly once with it. Do not give the final answer as free text."
+)
+EXIT_TEXT = (
+    "Structured output mode has ended: the `{tool}` tool is no longer available. "
+    "Answer in plain text."
+)
+FORCE_TEXT = (
+    "<system-reminder>You have not called the `{tool}` tool. Call `{tool}` now, exactly "
+    "once, with your complete final answer as its arguments. Do not reply with free "
+    "text.</system-reminder>"
+)
+PROMPT_TEXT = (
+    "Reply with a single JSON value that validates against this JSON Schema, and "
+    "nothing else (no prose, no code fences):\n{schema}"
+)
+
+InvalidPolicy = Literal["retry", "raise"] | Callable[[ValidationError | ModelRetry], str]
+MultiplePolicy = Literal["retry", "raise"] | Callable[[Sequence[ToolUseBlock]], ToolUseBlock | None]
+OutputValidator = Callable[[Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class OutputConfig:
+    """Structured-output settings of an agent.
+
+    Attributes:
+        strategy: ``AutoStrategy()`` (default) or a fixed strategy.
+        reminder: how to force a missed output; ``None`` follows the profile.
+        max_forcing: forcing retries per call (default 3).
+        output_retries: validation retries per call, cumulative (default 2).
+        on_invalid: ``"retry"`` | ``"raise"`` (``StructuredOutputValidationError``)
+            | a callable returning the message sent to the model.
+        on_multiple: ``"retry"`` | ``"raise"`` (``MultipleStructuredOutputsError``)
+            | a callable choosing one of the calls (or ``None`` to retry).
+        validators: callables run on the validated output; they may return a
+            replacement value or raise ``ModelRetry(message)``.
+    """
+
+    strategy: OutputStrategy = field(default_factory=AutoStrategy)
+    reminder: StructuredOutputReminder | None = None
+    max_forcing: int = 3
+    output_retries: int = 2
+    on_invalid: InvalidPolicy = "retry"
+    on_multiple: MultiplePolicy = "retry"
+    validators: tuple[OutputValidator, ...] = ()
+
+
+@dataclass(eq=False, slots=True)
+class _Run:
+    """What the engine keeps for one call (in ``ex.extra``)."""
+
+    spec: OutputSpec
+    kind: StrategyKind
+    has_tools: bool
+    strip_tools: bool = False
+    give_up: bool = False
+    last_partial: Any = None
+    partial_index: int | None = None
+
+
+_KEY = "structured_output"
+
+
+def _run_of(ex: CallExecution) -> _Run | None:
+    run: _Run | None = ex.extra.get(_KEY)
+    return run
+
+
+def _model_key(model: ChatModel) -> tuple[str, str, int]:
+    return (type(model).__qualname__, model.model_name, id(model))
+
+
+def _transient(text: str, role: Literal["system", "user"] = "system") -> Msg:
+    return Msg(
+        role,
+        text,
+        metadata={
+            STRUCTURED_OUTPUT_REMINDER: True,
+            STRUCTURED_OUTPUT_REMINDER_TYPE: ReminderType.PROMPT.value,
+            CACHE_CONTROL: False,
+        },
+    )
+
+
+def _mark_attempt(ex: CallExecution, reply: Msg) -> None:
+    """Tag the latest reply as a failed attempt (removed at call end)."""
+    if ex.memory and ex.memory[-1] is reply:
+        ex.memory[-1] = reply.replace(metadata={**reply.metadata, STRUCTURED_OUTPUT_ATTEMPT: True})
+
+
+class StructuredOutputMiddleware(Middleware):
+    """Stock middleware that obtains a validated output for calls that ask one.
+
+    Shared by every call of an agent; per-call data lives in the
+    ``CallExecution``. The only shared mutable data are caches: the strategy
+    per (model, type, has-tools, refused features) and the features each
+    model refused at run time.
+    """
+
+    def __init__(self, config: OutputConfig | None = None) -> None:
+        self.config = config or OutputConfig()
+        self._strategies: dict[tuple[Any, ...], StrategyKind] = {}
+        self._refused: dict[tuple[str, str, int], frozenset[str]] = {}
+
+    # ------------------------------------------------------------ strategy binding
+
+    def effective_profile(self, model: ChatModel) -> ModelProfile:
+        """``model.profile`` minus the features the vendor refused at run time."""
+        profile = model.profile
+        refused = self._refused.get(_model_key(model), frozenset())
+        if "native_output" in refused:
+            profile = profile.with_(native_output=None)
+        if "tools" in refused:
+            profile = profile.with_(supports_tools=False)
+        if "tool_choice" in refused:
+            profile = profile.with_(
+                tool_choice_modes=profile.tool_choice_modes - {"required", "specific"}
+            )
+        return profile
+
+    def strategy_for(
+        self,
+        model: ChatModel,
+        output_type: Any,
+        has_tools: bool,
+        strategy: OutputStrategy | None = None,
+    ) -> StrategyKind:
+        """The strategy a call binds to: an explicit one, else the cached
+        ``choose_strategy`` decision for this model, type and has-tools."""
+        chosen = strategy or self.config.strategy
+        if not isinstance(chosen, AutoStrategy):
+            return chosen.kind
+        key = (
+            _model_key(model),
+            output_type,
+            has_tools,
+            self._refused.get(_model_key(model), frozenset()),
+        )
+        kind = self._strategies.get(key)
+        if kind is None:
+            kind = self._strategies[key] = choose_strategy(self.effective_profile(model), has_tools)
+        return kind
+
+    def prepare(
+        self,
+        model: ChatModel,
+        output_type: Any,
+        has_tools: bool,
+        strategy: OutputStrategy | None = None,
+    ) -> OutputSpec:
+        """Check, before any request, that ``output_type`` can be asked of ``model``.
+
+        Raises:
+            SchemaError: the type cannot be expressed in the vendor's dialect.
+        """
+        spec = OutputSpec.of(output_type)
+        kind = self.strategy_for(model, output_type, has_tools, strategy)
+        if kind != "prompt":
+            spec.schema_for(model.profile.schema_dialect)
+        return spec
+
+    # ------------------------------------------------------------ call start
+
+    async def on_call_start(self, ex: CallExecution) -> None:
+        if ex.output_type is None:
+            if ex.so_tool_active:
+                ex.memory.append(self._reminder(ReminderType.EXIT))
+                ex.so_tool_active = False
+            return
+        spec = OutputSpec.of(ex.output_type)
+        has_tools = ex.extra.get("has_tools", True)
+        kind = self.strategy_for(ex.model, ex.output_type, has_tools, ex.extra.get("strategy"))
+        run = ex.extra[_KEY] = _Run(spec, kind, has_tools)
+        self._bind(ex, run, kind)
+
+    def _bind(self, ex: CallExecution, run: _Run, kind: StrategyKind) -> None:
+        """Set the call up for ``kind``."""
+        run.kind = kind
+        ex.call_tools.pop(TOOL_NAME, None)
+        ex.response_format = None
+        profile = self.effective_profile(ex.model)
+        if kind == "tool":
+            schema = run.spec.schema_for(profile.schema_dialect)
+            description = "Give the final answer of the task as this tool's arguments."
+            if run.spec.description:
+                description += f" The answer is: {run.spec.description}"
+            ex.call_tools[TOOL_NAME] = ToolSpec(
+                TOOL_NAME, description, schema.schema, schema.strict
+            )
+            if not ex.so_tool_active:
+                ex.memory.append(self._reminder(ReminderType.ENTER))
+                ex.so_tool_active = True
+        elif kind == "native" and profile.native_output == "json_schema":
+            schema = run.spec.schema_for(profile.schema_dialect)
+            ex.response_format = ResponseFormat(
+                "json_schema", schema.schema, run.spec.name, schema.strict, run.spec.description
+            )
+        elif kind == "native":
+            ex.response_format = ResponseFormat("json_object")
+
+    @staticmethod
+    def _reminder(kind: ReminderType) -> Msg:
+        text = (ENTER_TEXT if kind is ReminderType.ENTER else EXIT_TEXT).format(tool=TOOL_NAME)
+        return Msg.system(
+            text,
+            metadata={
+                STRUCTURED_OUTPUT_REMINDER: True,
+                STRUCTURED_OUTPUT_REMINDER_TYPE: kind.value,
+            },
+        )
+
+    # ------------------------------------------------------------ request
+
+    async def pre_reasoning(self, ex: CallExecution, request: ModelRequest) -> None:
+        run = _run_of(ex)
+        if run is None:
+            return
+        if run.strip_tools:
+            request.tools = []
+        options = request.options
+        if run.kind == "tool":
+            if ex.model.profile.parallel_tool_calls_flag and options.parallel_tool_calls is None:
+                options = options.with_(parallel_tool_calls=False)
+        else:
+            if ex.response_format is not None:
+                options = options.with_(response_format=ex.response_format)
+            if run.kind == "prompt" or (ex.response_format and ex.response_format.schema is None):
+                schema = orjson.dumps(run.spec.plain_schema).decode()
+                at = next(
+                    (i for i, m in enumerate(request.messages) if m.role != "system"),
+                    len(request.messages),
+                )
+                request.messages.insert(at, Msg.system(PROMPT_TEXT.format(schema=schema)))
+        request.options = options
+        run.partial_index = None
+
+    # ------------------------------------------------------------ streaming
+
+    def on_chunk(self, ex: CallExecution, chunk: ModelChunk, reply: ReplyBuilder) -> Event | None:
+        run = _run_of(ex)
+        if run is None or ex.completed:
+            return None
+        if isinstance(chunk, ToolCallDelta):
+            if run.kind != "tool" or reply.tools.name(chunk.index) != TOOL_NAME:
+                return None
+            if chunk.arguments_obj is not None:
+                return self._partial(run, dict(chunk.arguments_obj))
+            text = reply.tools.arguments_text(chunk.index)
+        elif isinstance(chunk, TextDelta) and run.kind != "tool":
+            text = reply.text
+            start = min((p for p in (text.find("{"), text.find("[")) if p >= 0), default=-1)
+            if start < 0:
+                return None
+            text = text[start:]
+        else:
+            return None
+        try:
+            data = pydantic_core.from_json(text, allow_partial="trailing-strings")
+        except ValueError:
+            return None
+        return self._partial(run, data)
+
+    @staticmethod
+    def _partial(run: _Run, data: Any) -> OutputPartial | None:
+        if run.spec.wrapped and isinstance(data, dict):
+            if "result" not in data:
+                return None
+            data = data["result"]
+        last = run.last_partial
+        if data == last or data in (None, {}, []):
+            return None
+        if isinstance(last, dict) and not (isinstance(data, dict) and last.keys() <= data.keys()):
+            return None  # never regress: fields already seen stay
+        run.last_partial = data
+        return OutputPartial(data)
+
+    # ------------------------------------------------------------ runtime degradation
+
+    async def on_model_error(
+        self, ex: CallExecution, request: ModelRequest, error: ProviderError
+    ) -> bool:
+        run = _run_of(ex)
+        if run is None or not isinstance(error, UnsupportedFeatureError):
+            return False
+        feature = error.feature
+        tool_choice = request.options.tool_choice
+        if (
+            feature == "tool_choice"
+            and tool_choice
+            and tool_choice.mode in ("required", "specific")
+        ):
+            self._refuse(ex.model, feature)
+            ex.memory.append(_transient(FORCE_TEXT.format(tool=TOOL_NAME)))
+            ex.emit(OutputRetry("degradation", 1, f"forced tool_choice refused: {error.message}"))
+            ex.log.info("structured_output.degraded", feature=feature)
+            return True
+        new = degrade(run.kind, feature, self.effective_profile(ex.model))
+        if new is None:
+            return False
+        self._refuse(ex.model, feature)
+        if feature == "tools":
+            run.strip_tools = True
+        self._bind(ex, run, new)
+        ex.emit(
+            OutputRetry(
+                "degradation", 1, f"{feature} refused, using the {new} strategy: {error.message}"
+            )
+        )
+        ex.log.info("structured_output.degraded", feature=feature, strategy=new)
+        return True
+
+    def _refuse(self, model: ChatModel, feature: UnsupportedFeature) -> None:
+        key = _model_key(model)
+        self._refused[key] = self._refused.get(key, frozenset()) | {feature}
+
+    # ------------------------------------------------------------ after a reply
+
+    async def post_reasoning(self, ex: CallExecution, reply: Msg) -> Decision | None:
+        run = _run_of(ex)
+        if run is None or ex.completed:
+            return None
+        if run.kind == "tool":
+            outputs = [c for c in reply.tool_uses if c.name == TOOL_NAME]
+            if outputs:
+                return self._answer_outputs(ex, run, reply, outputs)
+            if reply.tool_uses:
+                return None  # the model is still working: act
+            return self._missed(ex, run, reply)
+        if reply.tool_uses:
+            return None
+        return self._text_reply(ex, run, reply)
+
+    def _answer_outputs(
+        self, ex: CallExecution, run: _Run, reply: Msg, outputs: list[ToolUseBlock]
+    ) -> Act:
+        if ex.last_finish_reason == "length":
+            self._truncated(ex, run, orjson.dumps(dict(outputs[-1].input)).decode())
+            return Act(
+                {
+                    c.id: self._error(c, "The output was cut off at the token limit.")
+                    for c in outputs
+                }
+            )
+        if len(outputs) == 1:
+            return Act({outputs[0].id: self._check(ex, run, outputs[0])})
+        policy = self.config.on_multiple
+        if policy == "raise":
+            raise MultipleStructuredOutputsError(
+                f"the model called {TOOL_NAME} {len(outputs)} times in one reply "
+                "(on_multiple='raise')",
+                count=len(outputs),
+                attempts=ex.usage.requests,
+            )
+        chosen = policy(outputs) if callable(policy) else None
+        if chosen is not None:
+            results = {c.id: self._error(c, "Ignored: only one output is used.") for c in outputs}
+            results[chosen.id] = self._check(ex, run, chosen)
+            return Act(results)
+        message = (
+            f"You called {TOOL_NAME} {len(outputs)} times in one reply. Call it exactly once, "
+            "with the complete output (all items in one call)."
+        )
+        if not self._spend_retry(ex, run, "multiple", message, outputs[-1]):
+            ex.output_error = StructuredOutputError(
+                f"the model kept calling {TOOL_NAME} several times at once",
+                raw_text=reply.text,
+                attempts=ex.usage.requests,
+                reason="multiple",
+            )
+        return Act({c.id: self._error(c, message) for c in outputs})
+
+    def _check(self, ex: CallExecution, run: _Run, call: ToolUseBlock) -> ToolResultBlock:
+        """Validate one output call; accept it or answer with the errors."""
+        data: Any = dict(call.input)
+        try:
+            if set(data) == {"__raw_arguments__"}:
+                value = parse_output(data["__raw_arguments__"], run.spec)
+            else:
+                value = run.spec.validate(data)
+            value = self._validated(value)
+        except (ValidationError, ModelRetry, NoJSONFound) as exc:
+            return self._reject(ex, run, call, exc)
+        ex.output, ex.completed = value, True
+        return ToolResultBlock(call.id, "Structured output accepted.", name=TOOL_NAME)
+
+    def _validated(self, value: Any) -> Any:
+        for validator in self.config.validators:
+            replaced = validator(value)
+            if replaced is not None:
+                value = replaced
+        return value
+
+    def _reject(
+        self,
+        ex: CallExecution,
+        run: _Run,
+        call: ToolUseBlock,
+        exc: ValidationError | ModelRetry | NoJSONFound,
+    ) -> ToolResultBlock:
+        detail = _detail(exc)
+        policy = self.config.on_invalid
+        raw = orjson.dumps(dict(call.input)).decode()
+        if policy == "raise":
+            raise StructuredOutputValidationError(
+                f"the output failed validation (on_invalid='raise'):\n{detail}",
+                errors=_errors(exc),
+                raw_text=raw,
+                attempts=ex.usage.requests,
+            )
+        if callable(policy) and not isinstance(exc, NoJSONFound):
+            message = policy(exc)
+        else:
+            message = (
+                f"Invalid output for {TOOL_NAME}:\n{detail}\n"
+                f"Call {TOOL_NAME} again with every listed field fixed."
+            )
+        if not self._spend_retry(ex, run, "validation", detail, call):
+            ex.output_error = StructuredOutputValidationError(
+                f"the output failed validation after {ex.validation_retries} retries:\n{detail}",
+                errors=_errors(exc),
+                raw_text=raw,
+                attempts=ex.usage.requests,
+            )
+        return self._error(call, message)
+
+    def _spend_retry(
+        self,
+        ex: CallExecution,
+        run: _Run,
+        reason: Literal["validation", "multiple"],
+        detail: str,
+        call: ToolUseBlock | None,
+    ) -> bool:
+        """Spend one output retry; ``False`` (and give up) when the budget is gone."""
+        if ex.validation_retries >= self.config.output_retries:
+            run.give_up = True
+            self._warn_give_up(ex, reason)
+            return False
+        ex.validation_retries += 1
+        ex.emit(OutputRetry(reason, ex.validation_retries, detail))
+        return True
+
+    @staticmethod
+    def _error(call: ToolUseBlock, message: str) -> ToolResultBlock:
+        return ToolResultBlock(call.id, message, is_error=True, name=TOOL_NAME)
+
+    def _missed(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision:
+        """A final turn without the output tool: accept its text if it is the
+        output, else force, else give up."""
+        if reply.text.strip():
+            try:
+                value = self._validated(parse_output(reply.text, run.spec))
+            except (ValidationError, ModelRetry, NoJSONFound):
+                pass
+            else:
+                return self._accept_text(ex, reply, value)
+        if ex.last_finish_reason == "length":
+            self._truncated(ex, run, reply.text)
+            return Finish("output_failed")
+        if ex.force_count >= self.config.max_forcing:
+            self._warn_give_up(ex, "forcing")
+            ex.output_error = StructuredOutputError(
+                f"the model did not call {TOOL_NAME} after {ex.force_count} forced retries",
+                raw_text=reply.text,
+                attempts=ex.usage.requests,
+            )
+            return Finish("output_failed")
+        ex.force_count += 1
+        _mark_attempt(ex, reply)
+        choice = forcing_choice(
+            self.effective_profile(ex.model), ex.options, TOOL_NAME, self.config.reminder
+        )
+        how = f"tool_choice={choice.mode}" if choice else "prompt reminder"
+        ex.emit(
+            OutputRetry(
+                "forcing",
+                ex.force_count,
+                f"the reply did not call {TOOL_NAME}; retrying with {how}",
+            )
+        )
+        if choice is not None:
+            ex.tool_choice = choice
+            return ReasonAgain()
+        return ReasonAgain((_transient(FORCE_TEXT.format(tool=TOOL_NAME)),))
+
+    def _text_reply(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision:
+        """Native and prompt paths: the reply text is the output."""
+        if ex.last_finish_reason == "length":
+            self._truncated(ex, run, reply.text)
+            return Finish("output_failed")
+        try:
+            value = self._validated(parse_output(reply.text, run.spec))
+        except (ValidationError, ModelRetry, NoJSONFound) as exc:
+            detail = _detail(exc)
+            if self.config.on_invalid == "raise":
+                raise StructuredOutputValidationError(
+                    f"the output failed validation (on_invalid='raise'):\n{detail}",
+                    errors=_errors(exc),
+                    raw_text=reply.text,
+                    attempts=ex.usage.requests,
+                ) from None
+            if not self._spend_retry(ex, run, "validation", detail, None):
+                ex.output_error = StructuredOutputValidationError(
+                    f"no valid output after {ex.validation_retries} retries:\n{detail}",
+                    errors=_errors(exc),
+                    raw_text=reply.text,
+                    attempts=ex.usage.requests,
+                )
+                return Finish("output_failed")
+            _mark_attempt(ex, reply)
+            policy = self.config.on_invalid
+            message = (
+                policy(exc)
+                if callable(policy) and not isinstance(exc, NoJSONFound)
+                else f"Your reply is not a valid output:\n{detail}\n"
+                "Reply again with only the corrected JSON."
+            )
+            return ReasonAgain((_transient(message, role="user"),))
+        return self._accept_text(ex, reply, value)
+
+    @staticmethod
+    def _accept_text(ex: CallExecution, reply: Msg, value: Any) -> Finish:
+        _mark_attempt(ex, reply)  # compression replaces it by the canonical JSON
+        ex.output, ex.completed = value, True
+        return Finish("structured_output")
+
+    def _truncated(self, ex: CallExecution, run: _Run, raw: str) -> None:
+        run.give_up = True
+        ex.output_error = OutputTruncatedError(
+            "the output was cut off at the token limit (finish reason 'length'); raise "
+            "max_tokens or ask for less",
+            raw_text=raw,
+            attempts=ex.usage.requests,
+            usage=ex.usage,
+        )
+        ex.log.warning("structured_output.truncated", agent=ex.agent_name, agent_id=ex.agent_id)
+
+    def _warn_give_up(self, ex: CallExecution, reason: str) -> None:
+        retries = ex.force_count if reason == "forcing" else ex.validation_retries
+        ex.log.warning(
+            "structured_output.gave_up",
+            tool=TOOL_NAME,
+            reason=reason,
+            retries=retries,
+            agent=ex.agent_name,
+            agent_id=ex.agent_id,
+        )
+
+    async def post_acting(self, ex: CallExecution, results: Msg) -> bool:
+        run = _run_of(ex)
+        if run is None:
+            return False
+        if ex.completed:
+            ex.stop_reason = "structured_output"
+            return True
+        if run.give_up:
+            ex.stop_reason = "output_failed"
+            return True
+        return False
+
+
+def _detail(exc: Exception) -> str:
+    return describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
+
+
+def _errors(exc: Exception) -> list[dict[str, Any]]:
+    if isinstance(exc, ValidationError):
+        return [dict(e) for e in exc.errors(include_url=False)]
+    return [{"loc": (), "msg": str(exc), "type": type(exc).__name__}]
+
+
+class StructuredOutputCompression(Middleware):
+    """Stock middleware: tidy memory at call end (success and give-up alike).
+
+    * transient PROMPT reminders and failed attempts are removed (the last
+      attempt of a call that gave up stays, as its answer);
+    * ``generate_response`` calls and their results are removed, and on
+      success one assistant message with the output JSON
+      (``STRUCTURED_OUTPUT=True``) is appended and becomes the reply.
+
+    ENTER/EXIT reminders stay. Memory thus never holds a call to a tool
+    that later requests will not declare.
+    """
+
+    async def on_call_end(self, ex: CallExecution) -> None:
+        run = _run_of(ex)
+        if run is None:
+            return
+        last_attempt = None
+        if not ex.completed:
+            last_attempt = next((m for m in reversed(ex.memory) if m.role == "assistant"), None)
+        output_ids = {c.id for m in ex.memory for c in m.tool_uses if c.name == TOOL_NAME}
+        kept: list[Msg] = []
+        for m in ex.memory:
+            meta = m.metadata
+            if meta.get(STRUCTURED_OUTPUT_REMINDER_TYPE) == ReminderType.PROMPT.value:
+                continue
+            if meta.get(STRUCTURED_OUTPUT_ATTEMPT) and m is not last_attempt:
+                continue
+            if output_ids and m.role in ("assistant", "tool"):
+                trimmed = _without_output_blocks(m, output_ids)
+                if trimmed is None:
+                    continue
+                m = trimmed
+            kept.append(m)
+        if ex.completed:
+            final = Msg.assistant(run.spec.dump_json(ex.output), metadata={STRUCTURED_OUTPUT: True})
+            kept.append(final)
+            ex.reply = final
+        elif last_attempt is not None:
+            ex.reply = last_attempt
+        ex.memory = kept
+
+
+def _without_output_blocks(m: Msg, output_ids: set[str]) -> Msg | None:
+    blocks = [
+        b
+        for b in m.content
+        if not (isinstance(b, ToolUseBlock) and b.name == TOOL_NAME)
+        and not (
+            isinstance(b, ToolResultBlock) and b.name == TOOL_NAME and b.tool_use_id in output_ids
+        )
+    ]
+    if len(blocks) == len(m.content):
+        return m
+    if not any(isinstance(b, TextBlock | ToolUseBlock | ToolResultBlock) for b in blocks):
+        return None
+    return m.replace(content=blocks)
+
+
+def check_tool_names(names: Sequence[str]) -> None:
+    """Raise ``ToolNameError`` if an agent tool takes the output tool's name."""
+    if TOOL_NAME in names:
+        raise ToolNameError(
+            f"the tool name {TOOL_NAME!r} is reserved for structured output; rename the tool"
+        )

@@ -1,0 +1,535 @@
+"""The model contract: ``ChatModel``, ``ModelProfile``, request options and
+streamed chunks.
+
+The core talks to every vendor through this module only. A provider module
+implements ``ChatModel.stream`` for its wire protocol and describes what the
+vendor can do in a ``ModelProfile`` (data, never behaviour). The agent reads
+the profile; it never asks which vendor it is talking to.
+"""
+
+from __future__ import annotations
+
+import codecs
+import importlib
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
+
+import orjson
+
+from agentflow.errors import InvalidModelError
+from agentflow.messages import Msg, TextBlock, ThinkingBlock, ToolUseBlock
+
+__all__ = [
+    "ChatModel",
+    "FinishChunk",
+    "FinishReason",
+    "GenerateOptions",
+    "ModelChunk",
+    "ModelProfile",
+    "ModelResponse",
+    "NativeOutput",
+    "ReplyBuilder",
+    "ResponseFormat",
+    "SchemaDialect",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallAssembler",
+    "ToolCallDelta",
+    "ToolChoice",
+    "ToolChoiceMode",
+    "ToolSpec",
+    "Usage",
+    "UsageChunk",
+    "generate",
+    "parse_arguments",
+    "resolve_model",
+]
+
+ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "specific"]
+NativeOutput: TypeAlias = Literal["json_schema", "json_object"]
+SchemaDialect: TypeAlias = Literal["plain", "openai_strict", "gemini", "local"]
+FinishReason: TypeAlias = Literal[
+    "stop", "length", "tool_calls", "content_filter", "refusal", "error", "other"
+]
+
+
+# ----------------------------------------------------------------------------- usage
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage of one or more requests. Units: tokens.
+
+    ``input_tokens`` counts every prompt token (cached ones included);
+    ``cached_tokens`` the part served from a prompt cache; ``reasoning_tokens``
+    the part of ``output_tokens`` spent thinking. ``requests`` counts model
+    requests summed into this value.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    requests: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+            self.requests + other.requests,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+
+# ----------------------------------------------------------------------------- request
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChoice:
+    """Whether and which tool the model must call.
+
+    ``auto``: the model decides; ``none``: no tool; ``required``: some tool;
+    ``specific``: the tool named ``name``. Build with the class attributes or
+    ``ToolChoice.specific(name)``. A provider sends only the modes its profile
+    lists in ``tool_choice_modes``.
+    """
+
+    mode: ToolChoiceMode
+    name: str | None = None
+
+    AUTO: ClassVar[ToolChoice]
+    NONE: ClassVar[ToolChoice]
+    REQUIRED: ClassVar[ToolChoice]
+
+    @staticmethod
+    def specific(name: str) -> ToolChoice:
+        """Force the tool called ``name``."""
+        return ToolChoice("specific", name)
+
+
+ToolChoice.AUTO = ToolChoice("auto")
+ToolChoice.NONE = ToolChoice("none")
+ToolChoice.REQUIRED = ToolChoice("required")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as the model sees it: name, description and the JSON Schema of its
+    arguments (an object schema). ``strict`` asks vendors that support it to
+    constrain arguments to the schema (OpenAI ``strict: true``)."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    strict: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseFormat:
+    """A native structured-output request.
+
+    ``type="json_schema"``: ``schema`` (already in the vendor's dialect) must be
+    followed; ``type="json_object"``: any JSON object (the instructions carry
+    the schema). ``name`` matches ``[a-zA-Z0-9_-]{1,64}`` (OpenAI rule).
+    """
+
+    type: NativeOutput
+    schema: Mapping[str, Any] | None = None
+    name: str = "output"
+    strict: bool = True
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateOptions:
+    """Per-request options. ``None`` leaves the vendor default.
+
+    ``max_tokens`` (tokens) caps the reply; ``thinking`` turns a hybrid
+    model's reasoning on or off; ``extra`` is merged into the request body by
+    the provider, last (vendor-specific fields).
+    """
+
+    tool_choice: ToolChoice | None = None
+    response_format: ResponseFormat | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    parallel_tool_calls: bool | None = None
+    thinking: bool | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_(self, **changes: Any) -> GenerateOptions:
+        """A copy with ``changes`` applied."""
+        return replace(self, **changes)
+
+
+# ----------------------------------------------------------------------------- chunks
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the reply's text."""
+
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of reasoning text, or a signature / opaque data to send back."""
+
+    text: str = ""
+    signature: str | None = None
+    provider_data: Mapping[str, Any] | None = None
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A fragment of a tool call, keyed by ``index`` (its position in the reply).
+
+    The first fragment of an index usually carries ``id`` and ``name``; the
+    argument text arrives in ``arguments`` fragments (str or raw bytes, split
+    anywhere) that concatenate to JSON. Vendors that send whole calls send one
+    fragment with ``arguments_obj`` (an already-parsed object).
+    """
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str | bytes = ""
+    arguments_obj: Mapping[str, Any] | None = None
+    provider_data: Mapping[str, Any] | None = None
+    type: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True, slots=True)
+class UsageChunk:
+    """Usage of this request. A later ``UsageChunk`` replaces an earlier one
+    (vendors report cumulative counts)."""
+
+    usage: Usage
+    type: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True, slots=True)
+class FinishChunk:
+    """Why the model stopped: a normalized ``reason`` and the vendor's ``raw`` value."""
+
+    reason: FinishReason
+    raw: str = ""
+    type: Literal["finish"] = "finish"
+
+
+ModelChunk: TypeAlias = TextDelta | ThinkingDelta | ToolCallDelta | UsageChunk | FinishChunk
+
+
+# ----------------------------------------------------------------------------- profile
+
+
+@dataclass(frozen=True, slots=True)
+class ModelProfile:
+    """What a model's API can do. Pure data; providers build one per model
+    family, users may override fields with ``profile.with_(...)``.
+
+    Attributes:
+        supports_tools: the API accepts tool definitions.
+        tool_choice_modes: the ``tool_choice`` modes the API enforces. A mode
+            missing here is never sent (GLM accepts only ``auto``).
+        native_output: the vendor's own structured output, if any.
+        native_output_with_tools: native output may be combined with tools
+            in one request (Gemini before 3.x may not).
+        schema_dialect: which JSON Schema dialect the vendor accepts.
+        supports_thinking: the model can reason before answering.
+        thinking_default: reasoning is on unless the request turns it off.
+        forced_tool_choice_with_thinking: ``required``/``specific`` is allowed
+            while thinking (DeepSeek, Anthropic and DashScope refuse it).
+        parallel_tool_calls_flag: the API accepts ``parallel_tool_calls``.
+    """
+
+    supports_tools: bool = True
+    tool_choice_modes: frozenset[ToolChoiceMode] = frozenset(
+        {"auto", "none", "required", "specific"}
+    )
+    native_output: NativeOutput | None = None
+    native_output_with_tools: bool = True
+    schema_dialect: SchemaDialect = "plain"
+    supports_thinking: bool = False
+    thinking_default: bool = False
+    forced_tool_choice_with_thinking: bool = True
+    parallel_tool_calls_flag: bool = False
+
+    def with_(self, **changes: Any) -> ModelProfile:
+        """A copy with ``changes`` applied (``tool_choice_modes`` may be any iterable)."""
+        if "tool_choice_modes" in changes:
+            changes["tool_choice_modes"] = frozenset(changes["tool_choice_modes"])
+        return replace(self, **changes)
+
+    def thinking_active(self, options: GenerateOptions) -> bool:
+        """Whether a request with ``options`` runs with reasoning on."""
+        if not self.supports_thinking:
+            return False
+        return self.thinking_default if options.thinking is None else options.thinking
+
+    def allows_tool_choice(self, choice: ToolChoice, options: GenerateOptions) -> bool:
+        """Whether sending ``choice`` with ``options`` is accepted by the vendor."""
+        if choice.mode not in self.tool_choice_modes:
+            return False
+        forced = choice.mode in ("required", "specific")
+        return not (
+            forced and not self.forced_tool_choice_with_thinking and self.thinking_active(options)
+        )
+
+
+# ----------------------------------------------------------------------------- protocol
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat model behind some wire protocol.
+
+    ``stream`` sends one request and yields ``ModelChunk``s as they arrive. It
+    raises ``ProviderError`` subclasses on failure. ``model_name`` identifies
+    the model (for caches and logs; it never holds secrets).
+    """
+
+    @property
+    def profile(self) -> ModelProfile: ...
+
+    @property
+    def model_name(self) -> str: ...
+
+    def stream(
+        self,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+    ) -> AsyncIterator[ModelChunk]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """A whole reply: the assistant message, why it stopped, and its usage."""
+
+    message: Msg
+    finish_reason: FinishReason
+    usage: Usage
+
+
+def parse_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Tool-call arguments as a dict.
+
+    Accepts an object, a JSON string, a double-encoded JSON string, or an
+    empty/whitespace/``null`` value (-> ``{}``). Text that is not JSON, or JSON
+    that is not an object, is returned as ``{"__raw_arguments__": text}`` so
+    that validation reports it to the model instead of crashing the call.
+    """
+    if raw is None:
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    if not text.strip():
+        return {}
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {"__raw_arguments__": text}
+    if isinstance(value, str):  # double-encoded
+        return parse_arguments(value)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        return {"__raw_arguments__": text}
+    return value
+
+
+class ToolCallAssembler:
+    """Builds complete tool calls from ``ToolCallDelta`` fragments.
+
+    Fragments of several calls may interleave; each is keyed by ``index``.
+    Argument fragments may be str or bytes split at any byte (inside an escape
+    sequence or a multi-byte UTF-8 character); bytes are decoded
+    incrementally per call.
+    """
+
+    __slots__ = ("_calls",)
+
+    def __init__(self) -> None:
+        self._calls: dict[int, _PendingCall] = {}
+
+    def add(self, delta: ToolCallDelta) -> None:
+        """Fold one fragment in."""
+        call = self._calls.get(delta.index)
+        if call is None:
+            call = self._calls[delta.index] = _PendingCall()
+        if delta.id:
+            call.id = delta.id
+        if delta.name and not call.name:
+            call.name = delta.name
+        if delta.arguments:
+            if isinstance(delta.arguments, bytes):
+                if call.decoder is None:
+                    call.decoder = codecs.getincrementaldecoder("utf-8")()
+                call.parts.append(call.decoder.decode(delta.arguments))
+            else:
+                call.parts.append(delta.arguments)
+        if delta.arguments_obj is not None:
+            call.obj = dict(delta.arguments_obj)
+        if delta.provider_data:
+            call.provider_data.update(delta.provider_data)
+
+    def arguments_text(self, index: int) -> str:
+        """The argument text received so far for the call at ``index``."""
+        call = self._calls.get(index)
+        return "".join(call.parts) if call else ""
+
+    def name(self, index: int) -> str | None:
+        """The tool name of the call at ``index``, once known."""
+        call = self._calls.get(index)
+        return call.name if call else None
+
+    def finish(self) -> list[ToolUseBlock]:
+        """The complete calls, ordered by index. Missing ids are synthesised
+        (``call_<index>_<hex>``); arguments are parsed by ``parse_arguments``."""
+        blocks: list[ToolUseBlock] = []
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            if call.decoder is not None:
+                call.parts.append(call.decoder.decode(b"", final=True))
+            args = call.obj if call.obj is not None else parse_arguments("".join(call.parts))
+            blocks.append(
+                ToolUseBlock(
+                    id=call.id or f"call_{index}_{uuid.uuid4().hex[:12]}",
+                    name=call.name or "",
+                    input=args,
+                    provider_data=call.provider_data,
+                )
+            )
+        return blocks
+
+    def __bool__(self) -> bool:
+        return bool(self._calls)
+
+
+class _PendingCall:
+    __slots__ = ("decoder", "id", "name", "obj", "parts", "provider_data")
+
+    def __init__(self) -> None:
+        self.id: str | None = None
+        self.name: str | None = None
+        self.parts: list[str] = []
+        self.obj: dict[str, Any] | None = None
+        self.decoder: codecs.IncrementalDecoder | None = None
+        self.provider_data: dict[str, Any] = {}
+
+
+class ReplyBuilder:
+    """Folds a stream of ``ModelChunk``s into an assistant ``Msg``, the finish
+    reason and the usage. Used by the agent loop and by ``generate``."""
+
+    __slots__ = (
+        "_signature",
+        "_text",
+        "_thinking",
+        "_thinking_data",
+        "finish_reason",
+        "tools",
+        "usage",
+    )
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._thinking: list[str] = []
+        self._signature: str | None = None
+        self._thinking_data: dict[str, Any] = {}
+        self.tools = ToolCallAssembler()
+        self.finish_reason: FinishReason = "stop"
+        self.usage = Usage()
+
+    def add(self, chunk: ModelChunk) -> None:
+        """Fold one chunk in."""
+        if isinstance(chunk, TextDelta):
+            self._text.append(chunk.text)
+        elif isinstance(chunk, ToolCallDelta):
+            self.tools.add(chunk)
+        elif isinstance(chunk, ThinkingDelta):
+            if chunk.text:
+                self._thinking.append(chunk.text)
+            if chunk.signature:
+                self._signature = chunk.signature
+            if chunk.provider_data:
+                self._thinking_data.update(chunk.provider_data)
+        elif isinstance(chunk, UsageChunk):
+            self.usage = chunk.usage
+        elif isinstance(chunk, FinishChunk):
+            self.finish_reason = chunk.reason
+
+    @property
+    def text(self) -> str:
+        """The reply text so far."""
+        return "".join(self._text)
+
+    def build(self) -> Msg:
+        """The assistant message: thinking, then text, then tool calls."""
+        blocks: list[Any] = []
+        if self._thinking or self._signature or self._thinking_data:
+            blocks.append(
+                ThinkingBlock("".join(self._thinking), self._signature, self._thinking_data)
+            )
+        text = self.text
+        if text:
+            blocks.append(TextBlock(text))
+        blocks.extend(self.tools.finish())
+        return Msg("assistant", blocks)
+
+
+async def generate(
+    model: ChatModel,
+    messages: Sequence[Msg],
+    tools: Sequence[ToolSpec] = (),
+    options: GenerateOptions | None = None,
+) -> ModelResponse:
+    """One non-streaming request, derived from ``model.stream``.
+
+    Raises:
+        ProviderError: as ``model.stream`` does.
+    """
+    builder = ReplyBuilder()
+    async for chunk in model.stream(messages, tools, options or GenerateOptions()):
+        builder.add(chunk)
+    usage = builder.usage
+    return ModelResponse(builder.build(), builder.finish_reason, replace(usage, requests=1))
+
+
+def resolve_model(model: ChatModel | str) -> ChatModel:
+    """A ``ChatModel`` from itself or from a ``"vendor:model"`` string.
+
+    Strings are looked up in ``agentflow.providers.registry`` (imported only
+    then, so the core does not depend on any provider).
+
+    Raises:
+        InvalidModelError: ``model`` is neither a ``ChatModel`` nor a known string.
+    """
+    if isinstance(model, str):
+        try:
+            registry = importlib.import_module("agentflow.providers.registry")
+        except ImportError as exc:  # pragma: no cover - broken install
+            raise InvalidModelError(
+                f"cannot resolve model string {model!r}: agentflow.providers is not installed"
+            ) from exc
+        resolved: ChatModel = registry.get_model(model)
+        return resolved
+    if not isinstance(model, ChatModel):
+        raise InvalidModelError(
+            f"model must be a ChatModel (with .profile, .model_name and .stream()) or a "
+            f"'vendor:model' string, got {type(model).__name__}"
+        )
+    return model

@@ -1,0 +1,128 @@
+"""Free text -> structured data, tolerantly. One function used everywhere free
+text must become data (prompt strategy, native replies, a prose final turn).
+
+``parse_output(text, spec)`` tries, in order, until a value validates:
+
+1. the text with ``<think>…</think>`` removed, as JSON;
+2. the body of each fenced block (```` ```json ````, ```` ```JSON ````, bare ```` ``` ````);
+3. each balanced ``{…}`` / ``[…]`` span found in surrounding prose;
+4. each of those repaired by ``json_repair`` (trailing commas, single
+   quotes, unquoted keys, Python literals, unclosed brackets; never ``eval``).
+
+It returns the first value that validates as the spec, or raises the most
+useful failure: ``OutputTruncatedError`` when the finish reason was
+``length``, the first ``ValidationError`` seen, or ``NoJSONFound``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import json_repair
+import orjson
+from pydantic import ValidationError
+
+from agentflow.output.schema import OutputSpec
+
+__all__ = ["NoJSONFound", "json_candidates", "parse_output", "strip_thinking"]
+
+_THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:\r?\n)?```", re.DOTALL)
+_MISSING = object()
+
+
+class NoJSONFound(ValueError):
+    """The text holds no JSON value at all."""
+
+
+def strip_thinking(text: str) -> str:
+    """``text`` without ``<think>…</think>`` sections (an unclosed one runs to the end)."""
+    return _THINK.sub("", text).strip() if "<think" in text.lower() else text.strip()
+
+
+def _balanced_spans(text: str) -> Iterator[str]:
+    """Each outermost ``{…}``/``[…]`` span, string-aware, in order of appearance;
+    an unclosed last span is yielded to the end of the text."""
+    i, n = 0, len(text)
+    while i < n:
+        start = min((p for p in (text.find("{", i), text.find("[", i)) if p >= 0), default=-1)
+        if start < 0:
+            return
+        depth, in_str, esc = 0, False, False
+        j = start
+        while j < n:
+            ch = text[j]
+            if in_str:
+                if esc:
+                    esc = False
+                elif ch == "\\":
+                    esc = True
+                elif ch == '"':
+                    in_str = False
+            elif ch == '"':
+                in_str = True
+            elif ch in "{[":
+                depth += 1
+            elif ch in "}]":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        yield text[start : j + 1]
+        i = j + 1
+
+
+def json_candidates(text: str) -> Iterator[str]:
+    """Candidate JSON texts in ``text``, most likely first (no duplicates)."""
+    seen: set[str] = set()
+    body = strip_thinking(text)
+    pool = [body]
+    pool.extend(m.group(2).strip() for m in _FENCE.finditer(body))
+    for chunk in list(pool):
+        pool.extend(_balanced_spans(chunk))
+    for cand in pool:
+        if cand and cand not in seen:
+            seen.add(cand)
+            yield cand
+
+
+def _decode(candidate: str) -> Any:
+    try:
+        return orjson.loads(candidate)
+    except orjson.JSONDecodeError:
+        pass
+    if candidate[:1] not in ("{", "["):
+        return _MISSING
+    try:
+        value = json_repair.loads(candidate)
+    except Exception:  # json_repair raises assorted errors on hopeless input
+        return _MISSING
+    return value if isinstance(value, dict | list) else _MISSING
+
+
+def parse_output(text: str, spec: OutputSpec) -> Any:
+    """The first JSON value in ``text`` that validates as ``spec``.
+
+    Raises:
+        ValidationError: JSON was found but none of it validates (the first error).
+        NoJSONFound: no JSON value in the text.
+    """
+    first_error: ValidationError | None = None
+    for candidate in json_candidates(text):
+        value = _decode(candidate)
+        if value is _MISSING:
+            continue
+        try:
+            return spec.validate(value)
+        except ValidationError as exc:
+            first_error = first_error or exc
+            if spec.wrapped and not (isinstance(value, dict) and "result" in value):
+                try:  # the model gave the bare value instead of {"result": ...}
+                    return spec.validate({"result": value})
+                except ValidationError:
+                    pass
+    if first_error is not None:
+        raise first_error
+    raise NoJSONFound("no JSON value found in the reply text")

@@ -1,0 +1,139 @@
+"""Structured-output strategies and the pure policies that pick them.
+
+Each policy is a small function whose docstring is its decision table; the
+middleware calls them and never asks which vendor it talks to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal, TypeAlias
+
+from agentflow.errors import UnsupportedFeature
+from agentflow.model import GenerateOptions, ModelProfile, ToolChoice
+
+__all__ = [
+    "AutoStrategy",
+    "NativeStrategy",
+    "OutputStrategy",
+    "PromptStrategy",
+    "StrategyKind",
+    "StructuredOutputReminder",
+    "ToolStrategy",
+    "choose_strategy",
+    "degrade",
+    "forcing_choice",
+]
+
+StrategyKind: TypeAlias = Literal["native", "tool", "prompt"]
+
+
+@dataclass(frozen=True, slots=True)
+class NativeStrategy:
+    """The vendor's own schema output (``response_format``, ``responseSchema``, ``format``)."""
+
+    kind: Literal["native"] = "native"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStrategy:
+    """A per-call ``generate_response`` tool whose arguments are the output."""
+
+    kind: Literal["tool"] = "tool"
+
+
+@dataclass(frozen=True, slots=True)
+class PromptStrategy:
+    """The schema in the instructions, JSON in the reply text, tolerant parsing."""
+
+    kind: Literal["prompt"] = "prompt"
+
+
+@dataclass(frozen=True, slots=True)
+class AutoStrategy:
+    """Pick from the model profile with ``choose_strategy`` (the default)."""
+
+    kind: Literal["auto"] = "auto"
+
+
+OutputStrategy: TypeAlias = NativeStrategy | ToolStrategy | PromptStrategy | AutoStrategy
+
+
+class StructuredOutputReminder(StrEnum):
+    """How a missed output is forced on the next request.
+
+    ``TOOL_CHOICE``: ``tool_choice`` names the output tool (where the vendor
+    enforces it); ``PROMPT``: a transient system reminder asks for it.
+    """
+
+    TOOL_CHOICE = "tool_choice"
+    PROMPT = "prompt"
+
+
+def choose_strategy(profile: ModelProfile, has_tools: bool) -> StrategyKind:
+    """The strategy ``AutoStrategy`` binds to.
+
+    ================  =========================  ==================  ========
+    native_output     native_output_with_tools   supports_tools      result
+    ================  =========================  ==================  ========
+    set               True, or no tools given    any                 native
+    set               False and tools given      True                tool
+    None              -                          True                tool
+    any other case                                                   prompt
+    ================  =========================  ==================  ========
+    """
+    if profile.native_output is not None and (profile.native_output_with_tools or not has_tools):
+        return "native"
+    if profile.supports_tools:
+        return "tool"
+    return "prompt"
+
+
+def degrade(
+    kind: StrategyKind, feature: UnsupportedFeature, profile: ModelProfile
+) -> StrategyKind | None:
+    """One step down after the vendor refused ``feature`` at run time.
+
+    ==========  ==============  =========================================
+    kind        feature         result
+    ==========  ==============  =========================================
+    native      native_output   tool if the profile supports tools, else prompt
+    tool        tools           prompt
+    any other                   None (the error is not about the strategy)
+    ==========  ==============  =========================================
+    """
+    if kind == "native" and feature == "native_output":
+        return "tool" if profile.supports_tools else "prompt"
+    if kind == "tool" and feature == "tools":
+        return "prompt"
+    return None
+
+
+def forcing_choice(
+    profile: ModelProfile,
+    options: GenerateOptions,
+    tool_name: str,
+    preference: StructuredOutputReminder | None,
+) -> ToolChoice | None:
+    """The ``tool_choice`` that forces the output tool, or ``None`` to use a
+    prompt reminder instead.
+
+    ====================  =======================================  ==============
+    preference            vendor enforces ``specific`` now         result
+                          (profile modes, thinking considered)
+    ====================  =======================================  ==============
+    PROMPT                any                                      None
+    TOOL_CHOICE or None   yes                                      specific(name)
+    TOOL_CHOICE or None   no                                       None
+    ====================  =======================================  ==============
+
+    ``required`` is never used for forcing: with other tools declared, any
+    of them would satisfy it.
+    """
+    if preference is StructuredOutputReminder.PROMPT:
+        return None
+    specific = ToolChoice.specific(tool_name)
+    if profile.allows_tool_choice(specific, options):
+        return specific
+    return None

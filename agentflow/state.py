@@ -1,0 +1,101 @@
+"""``AgentState``: what persists between calls.
+
+The conversation memory and the persisted structured-output flag
+(``so_tool_active``). It round-trips exactly through JSON (orjson,
+snake_case keys), so a web backend can store it between requests::
+
+    blob = state.to_json()
+    state = AgentState.from_json(blob)
+
+Calls that share one state are serialized (each holds the state's lock for
+its whole run); calls with separate states run fully in parallel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import anyio
+import orjson
+
+from agentflow.messages import Msg, msg_from_dict, msg_to_dict
+
+__all__ = ["AgentState"]
+
+_FORMAT_VERSION = 1
+
+
+class AgentState:
+    """Conversation memory plus persisted flags.
+
+    Attributes:
+        memory: the messages, oldest first.
+        so_tool_active: the last call that asked for structured output ran in
+            tool mode (an enter reminder is in memory, no exit reminder yet).
+    """
+
+    __slots__ = ("_lock", "memory", "so_tool_active")
+
+    def __init__(self, memory: Iterable[Msg] = (), *, so_tool_active: bool = False) -> None:
+        self.memory: list[Msg] = list(memory)
+        self.so_tool_active = so_tool_active
+        self._lock: anyio.Lock | None = None
+
+    @property
+    def lock(self) -> anyio.Lock:
+        """The lock a call holds while it runs on this state (created on first use)."""
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        return self._lock
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "version": _FORMAT_VERSION,
+            "memory": [msg_to_dict(m) for m in self.memory],
+            "so_tool_active": self.so_tool_active,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AgentState:
+        """Rebuild from ``to_dict`` output.
+
+        Raises:
+            ValueError: unknown format version.
+            pydantic.ValidationError / KeyError: malformed messages.
+        """
+        version = data.get("version", _FORMAT_VERSION)
+        if version != _FORMAT_VERSION:
+            raise ValueError(f"unsupported AgentState format version {version!r}")
+        return cls(
+            (msg_from_dict(m) for m in data.get("memory", [])),
+            so_tool_active=bool(data.get("so_tool_active", False)),
+        )
+
+    def to_json(self) -> bytes:
+        """The state as JSON bytes."""
+        return orjson.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, data: bytes | str) -> AgentState:
+        """Rebuild from ``to_json`` output (raises like ``from_dict``, or
+        ``orjson.JSONDecodeError`` on bad JSON)."""
+        return cls.from_dict(orjson.loads(data))
+
+    def copy(self) -> AgentState:
+        """A new state with the same memory and flags (no lock shared)."""
+        return AgentState(self.memory, so_tool_active=self.so_tool_active)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentState):
+            return NotImplemented
+        return self.memory == other.memory and self.so_tool_active == other.so_tool_active
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"AgentState(memory=<{len(self.memory)} messages>, "
+            f"so_tool_active={self.so_tool_active})"
+        )

@@ -1,0 +1,301 @@
+"""Tools: python callables the model can call.
+
+``Tool.from_function`` turns a sync or async function into a tool: its name,
+its docstring (summary and ``Args:`` section) and a JSON Schema of its
+parameters built by pydantic from the signature. Arguments are validated
+(lax mode: ``"30"`` becomes ``30``) before the function runs; a validation
+error or an exception becomes an error result the model can read, never a
+crash of the agent. Sync functions run in a worker thread.
+
+A ``Toolkit`` holds an agent's tools, checks names (``^[A-Za-z0-9_-]{1,64}$``,
+unique) and runs tool calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+import anyio.to_thread
+import orjson
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic.fields import FieldInfo
+
+from agentflow.errors import ToolDefinitionError, ToolError, ToolNameError
+from agentflow.messages import ToolResultBlock, ToolUseBlock
+from agentflow.model import ToolSpec
+
+__all__ = [
+    "TOOL_NAME_PATTERN",
+    "Tool",
+    "Toolkit",
+    "describe_validation_error",
+    "sanitize_tool_name",
+    "tool",
+    "validate_tool_name",
+]
+
+TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""The tool-name rule every vendor accepts (OpenAI, DeepSeek, DashScope: 64
+chars of ``[a-zA-Z0-9_-]``)."""
+
+
+def validate_tool_name(name: str) -> str:
+    """Return ``name`` if it matches ``TOOL_NAME_PATTERN``.
+
+    Raises:
+        ToolNameError: naming the tool and the rule.
+    """
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name):
+        raise ToolNameError(
+            f"invalid tool name {name!r}: names must match ^[A-Za-z0-9_-]{{1,64}}$ "
+            "(ASCII letters, digits, '_' and '-', 1 to 64 characters)"
+        )
+    return name
+
+
+def sanitize_tool_name(derived: str) -> str:
+    """Make a derived name (a function or class name) valid: invalid characters
+    become ``_``, and when anything changed a short hash of the original is
+    appended so distinct originals stay distinct. Valid names pass unchanged."""
+    if TOOL_NAME_PATTERN.match(derived):
+        return derived
+    digest = hashlib.sha1(derived.encode()).hexdigest()[:8]
+    cleaned = re.sub(r"[^A-Za-z0-9_-]+", "_", derived).strip("_")[:55] or "tool"
+    return f"{cleaned}_{digest}"
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per failing field: ``path: message``, e.g. ``scores.0.score:
+    Input should be a valid integer``. The model reads this to fix its call."""
+    lines = []
+    for err in exc.errors(include_url=False):
+        path = ".".join(str(p) for p in err["loc"]) or "(root)"
+        lines.append(f"- {path}: {err['msg']}")
+    return "\n".join(lines)
+
+
+_ARGS_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$", re.MULTILINE)
+_PARAM_LINE = re.compile(r"^\s{2,}(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Summary text and per-parameter descriptions (Google style ``Args:``)."""
+    doc = inspect.cleandoc(doc)
+    match = _ARGS_SECTION.search(doc)
+    if not match:
+        return doc.strip(), {}
+    summary = doc[: match.start()].strip()
+    params: dict[str, str] = {}
+    current: str | None = None
+    for line in doc[match.end() :].splitlines():
+        if line.strip() and not line.startswith(" "):
+            break  # next section
+        m = _PARAM_LINE.match(line)
+        if m and len(line) - len(line.lstrip()) <= 4:
+            current = m.group(1).lstrip("*")
+            params[current] = m.group(2).strip()
+        elif current and line.strip():
+            params[current] += " " + line.strip()
+    return summary, params
+
+
+def _stringify(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    try:
+        return orjson.dumps(value, default=str).decode()
+    except TypeError:
+        return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A callable the model may call.
+
+    Attributes:
+        name: the name the model uses (``^[A-Za-z0-9_-]{1,64}$``).
+        description: what the tool does, for the model.
+        parameters: JSON Schema (object) of the arguments.
+        function: the sync or async callable.
+        args_model: pydantic model validating the arguments.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    function: Callable[..., Any]
+    args_model: type[BaseModel]
+    is_async: bool = field(default=False, repr=False)
+
+    @classmethod
+    def from_function(
+        cls,
+        function: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+    ) -> Tool:
+        """Build a tool from ``function``'s signature and docstring.
+
+        An explicit ``name`` must be valid; a derived one (``function.__name__``)
+        is sanitized by ``sanitize_tool_name``.
+
+        Raises:
+            ToolDefinitionError: ``function`` is not callable, or a parameter is
+                positional-only or ``*args``/``**kwargs``.
+            ToolNameError: ``name`` is invalid.
+        """
+        if not callable(function):
+            raise ToolDefinitionError(
+                f"a tool must be a callable, got {type(function).__name__}: {function!r}"
+            )
+        if name is not None:
+            tool_name = validate_tool_name(name)
+        else:
+            tool_name = sanitize_tool_name(getattr(function, "__name__", type(function).__name__))
+        summary, param_docs = _parse_docstring(inspect.getdoc(function) or "")
+        target = function if inspect.isroutine(function) else type(function).__call__
+        try:
+            hints = get_type_hints(target)
+        except Exception:  # unresolved forward refs: fall back to raw annotations
+            hints = {}
+        fields: dict[str, Any] = {}
+        for pname, param in inspect.signature(function).parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
+                raise ToolDefinitionError(
+                    f"tool {tool_name!r}: parameter {pname!r} must be a named parameter "
+                    "(no *args, **kwargs or positional-only parameters)"
+                )
+            annotation = hints.get(pname, param.annotation)
+            if annotation is inspect.Parameter.empty:
+                annotation = Any
+            default = ... if param.default is param.empty else param.default
+            if isinstance(default, FieldInfo):
+                fields[pname] = (annotation, default)
+            else:
+                fields[pname] = (
+                    annotation,
+                    FieldInfo(default=default, description=param_docs.get(pname)),
+                )
+        args_model = create_model(
+            f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields
+        )
+        schema = args_model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        is_async = inspect.iscoroutinefunction(function) or (
+            not inspect.isroutine(function) and inspect.iscoroutinefunction(type(function).__call__)
+        )
+        return cls(
+            name=tool_name,
+            description=description or summary or tool_name,
+            parameters=schema,
+            function=function,
+            args_model=args_model,
+            is_async=is_async,
+        )
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool as the model sees it."""
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    async def run(self, call: ToolUseBlock) -> ToolResultBlock:
+        """Validate ``call.input`` and run the function.
+
+        Never raises for a bad call: validation errors and exceptions become a
+        ``ToolResultBlock`` with ``is_error=True`` (cancellation propagates).
+        """
+        try:
+            args = self.args_model.model_validate(dict(call.input))
+        except ValidationError as exc:
+            return ToolResultBlock(
+                call.id,
+                f"Invalid arguments for tool {self.name!r}:\n{describe_validation_error(exc)}",
+                is_error=True,
+                name=self.name,
+            )
+        kwargs = {k: getattr(args, k) for k in type(args).model_fields}
+        try:
+            if self.is_async:
+                result = await self.function(**kwargs)
+            else:
+                result = await anyio.to_thread.run_sync(lambda: self.function(**kwargs))
+                if inspect.isawaitable(result):
+                    result = await result
+        except ToolError as exc:
+            return ToolResultBlock(call.id, str(exc), is_error=True, name=self.name)
+        except Exception as exc:
+            return ToolResultBlock(
+                call.id, f"{type(exc).__name__}: {exc}", is_error=True, name=self.name
+            )
+        return ToolResultBlock(call.id, _stringify(result), name=self.name)
+
+
+def tool(
+    function: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+) -> Any:
+    """Decorator form of ``Tool.from_function``: ``@tool`` or ``@tool(name=...)``."""
+
+    def wrap(fn: Callable[..., Any]) -> Tool:
+        return Tool.from_function(fn, name=name, description=description)
+
+    return wrap(function) if function is not None else wrap
+
+
+ToolLike = Tool | Callable[..., Any] | Callable[..., Awaitable[Any]]
+
+
+class Toolkit:
+    """An ordered, name-unique set of tools.
+
+    Raises (at construction / ``add``):
+        ToolDefinitionError: an item is neither a ``Tool`` nor callable.
+        ToolNameError: two tools share a name.
+    """
+
+    def __init__(self, tools: Iterable[ToolLike] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for item in tools:
+            self.add(item)
+
+    def add(self, item: ToolLike) -> Tool:
+        """Add a ``Tool`` or a callable; returns the ``Tool``."""
+        t = item if isinstance(item, Tool) else Tool.from_function(item)
+        if t.name in self._tools:
+            raise ToolNameError(f"duplicate tool name {t.name!r}: tool names must be unique")
+        self._tools[t.name] = t
+        return t
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, or ``None``."""
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        """Tool names, in order."""
+        return list(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        """Every tool as the model sees it."""
+        return [t.spec for t in self._tools.values()]
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools

@@ -1,0 +1,399 @@
+"""The HTTP layer every adapter shares: one aiohttp session per model, SSE and
+NDJSON readers, vendor error mapping, and retries with backoff.
+
+* ``HttpClient`` owns one ``aiohttp.ClientSession`` (created lazily inside
+  the running loop, with a bounded connector) and closes it in ``aclose()``.
+* ``HttpClient.open(path, body)`` POSTs JSON and yields a 2xx response. Before
+  the first byte of a 2xx reply, retryable failures (408/409/429/5xx,
+  connection errors, timeouts) are retried with exponential backoff and
+  jitter (tenacity), honouring ``retry-after-ms``, ``Retry-After`` (seconds
+  or an HTTP date) and vendor body hints (``RateLimitedError.retry_after``).
+  Quota/billing errors and other 4xx are never retried. Once a reply streams,
+  nothing is retried: a failure surfaces as ``ProviderConnectionError(partial=True)``.
+* ``iter_sse`` / ``iter_ndjson`` read a streamed body with incremental UTF-8
+  decoding across network chunks (a character split between two TCP reads
+  survives).
+
+API keys live in request headers only; they never reach logs, reprs or error
+messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import email.utils
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import orjson
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from agentflow._logging import get_logger
+from agentflow.errors import (
+    AuthenticationError,
+    BadRequestError,
+    NotFoundError,
+    OverloadedError,
+    PermissionDeniedError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    QuotaExceededError,
+    RateLimitedError,
+    ServerError,
+)
+
+__all__ = [
+    "ErrorMapper",
+    "HttpClient",
+    "HttpSettings",
+    "SSEEvent",
+    "api_key_from",
+    "default_error",
+    "error_message",
+    "iter_ndjson",
+    "iter_sse",
+    "parse_retry_after",
+    "read_json",
+]
+
+_log = get_logger("agentflow.http")
+
+ErrorMapper = Callable[[int, Mapping[str, str], bytes], ProviderError]
+"""``(status, headers, body) -> ProviderError``: a vendor's error mapping."""
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    """Transport settings of one model.
+
+    Attributes:
+        connect_timeout: seconds to establish a connection.
+        read_timeout: seconds between two reads of the reply (a stream that
+            stalls longer fails with ``ProviderTimeoutError``).
+        max_retries: retries after the first attempt (0 disables them).
+        backoff_initial / backoff_max: seconds, for exponential backoff with jitter.
+        max_retry_after: longest server-requested wait honoured, in seconds.
+        connection_limit: concurrent connections of the session's connector.
+    """
+
+    connect_timeout: float = 10.0
+    read_timeout: float = 300.0
+    max_retries: int = 3
+    backoff_initial: float = 0.5
+    backoff_max: float = 30.0
+    max_retry_after: float = 120.0
+    connection_limit: int = 128
+    extra_headers: Mapping[str, str] = field(default_factory=dict)
+
+
+def api_key_from(explicit: str | None, env_var: str) -> str | None:
+    """``explicit`` or the vendor's usual environment variable."""
+    return explicit if explicit else os.environ.get(env_var) or None
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an
+    HTTP date), or ``None``."""
+    ms = headers.get("retry-after-ms") or headers.get("Retry-After-Ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def error_message(body: bytes) -> tuple[str, str | None, Any]:
+    """``(message, code, parsed_json)`` from an error body of any common shape:
+    ``{"error":{"message","code"|"type"}}``, ``{"error":"..."}``,
+    ``{"message","code"}``, or a one-element list of those. The body is parsed
+    as JSON whatever its content type (DeepSeek sends octet-stream)."""
+    try:
+        data = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        return body.decode(errors="replace")[:500] or "(empty body)", None, None
+    node = data[0] if isinstance(data, list) and data else data
+    if isinstance(node, dict):
+        err = node.get("error", node)
+        if isinstance(err, str):
+            return err, None, data
+        if isinstance(err, dict):
+            message = str(err.get("message") or err.get("msg") or err)
+            code = err.get("code") or err.get("type") or err.get("status")
+            return message, str(code) if code is not None else None, data
+    return str(data)[:500], None, data
+
+
+def default_error(
+    vendor: str, status: int, headers: Mapping[str, str], body: bytes
+) -> ProviderError:
+    """Map an HTTP error to the ``ProviderError`` tree by status."""
+    message, code, _ = error_message(body)
+    kw: dict[str, Any] = {"status": status, "code": code, "vendor": vendor}
+    if status == 429:
+        if code in ("insufficient_quota", "billing_error"):
+            return QuotaExceededError(message, **kw)
+        return RateLimitedError(message, retry_after=parse_retry_after(headers), **kw)
+    if status in (400, 422):
+        return BadRequestError(message, **kw)
+    if status == 401:
+        return AuthenticationError(message, **kw)
+    if status == 402:
+        return QuotaExceededError(message, **kw)
+    if status == 403:
+        return PermissionDeniedError(message, **kw)
+    if status == 404:
+        return NotFoundError(message, **kw)
+    if status in (503, 529):
+        return OverloadedError(message, **kw)
+    if status in (408, 409) or status >= 500:
+        return ServerError(message, **kw)
+    return BadRequestError(message, **kw)
+
+
+class _Wait:
+    """Backoff: the server's ``retry_after`` when given (capped), else
+    exponential with jitter."""
+
+    def __init__(self, settings: HttpSettings) -> None:
+        self.settings = settings
+        self.exp = wait_exponential_jitter(
+            initial=settings.backoff_initial, max=settings.backoff_max,
+            jitter=settings.backoff_initial,
+        )
+
+    def __call__(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        hint = getattr(exc, "retry_after", None)
+        if isinstance(hint, int | float):
+            return min(float(hint), self.settings.max_retry_after)
+        return float(self.exp(state))
+
+
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, ProviderError) and exc.retryable and not getattr(exc, "partial", False)
+
+
+class HttpClient:
+    """One model's HTTP session.
+
+    Args:
+        base_url: e.g. ``"https://api.openai.com/v1"`` (no trailing slash needed).
+        headers: sent with every request (auth goes here; never logged).
+        vendor: name used in errors and logs.
+        error_mapper: the vendor's ``ErrorMapper`` (default: by status).
+        settings: timeouts, retries, connection limit.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        vendor: str,
+        error_mapper: ErrorMapper | None = None,
+        settings: HttpSettings | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.vendor = vendor
+        self.settings = settings or HttpSettings()
+        self._headers = {"content-type": "application/json", **(headers or {}),
+                         **self.settings.extra_headers}
+        self._map_error = error_mapper or (lambda s, h, b: default_error(vendor, s, h, b))
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"HttpClient(base_url={self.base_url!r}, vendor={self.vendor!r})"
+
+    def _session_now(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._loop is not loop:
+            s = self.settings
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=s.connection_limit),
+                timeout=aiohttp.ClientTimeout(
+                    total=None, connect=s.connect_timeout, sock_read=s.read_timeout
+                ),
+                json_serialize=lambda obj: orjson.dumps(obj).decode(),
+            )
+            self._loop = loop
+        return self._session
+
+    async def aclose(self) -> None:
+        """Close the session (idempotent)."""
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None
+
+    @asynccontextmanager
+    async def open(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        headers: Mapping[str, str] | None = None,
+        method: str = "POST",
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """POST ``body`` as JSON to ``path`` and yield the 2xx response.
+
+        Raises:
+            ProviderError: the mapped error, after retries where allowed.
+        """
+        url = path if path.startswith("http") else f"{self.base_url}/{path.lstrip('/')}"
+        payload = orjson.dumps(body)
+        all_headers = {**self._headers, **(headers or {})}
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.settings.max_retries + 1),
+            wait=_Wait(self.settings),
+            retry=retry_if_exception(_retryable),
+            reraise=True,
+            before_sleep=lambda st: _log.info(
+                "http.retry", vendor=self.vendor, attempt=st.attempt_number,
+                error=type(st.outcome.exception()).__name__ if st.outcome else None,
+            ),
+        )
+        response: aiohttp.ClientResponse | None = None
+        async for attempt in retrying:
+            with attempt:
+                response = await self._send(method, url, payload, all_headers)
+        assert response is not None
+        try:
+            yield response
+        except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
+            raise ProviderConnectionError(
+                f"the reply stream broke: {type(exc).__name__}: {exc}", partial=True,
+                vendor=self.vendor,
+            ) from exc
+        except TimeoutError as exc:
+            raise ProviderTimeoutError(
+                f"no data for {self.settings.read_timeout}s while reading the reply",
+                vendor=self.vendor,
+            ) from exc
+        finally:
+            response.release()
+
+    async def _send(
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str]
+    ) -> aiohttp.ClientResponse:
+        session = self._session_now()
+        try:
+            response = await session.request(method, url, data=payload, headers=headers)
+        except TimeoutError as exc:
+            raise ProviderTimeoutError(
+                f"connecting to {self.vendor} timed out", vendor=self.vendor
+            ) from exc
+        except aiohttp.ClientError as exc:
+            raise ProviderConnectionError(
+                f"cannot reach {self.vendor}: {type(exc).__name__}", vendor=self.vendor
+            ) from exc
+        if response.status >= 400:
+            try:
+                body = await response.read()
+            except (aiohttp.ClientError, TimeoutError):
+                body = b""
+            finally:
+                response.release()
+            raise self._map_error(response.status, response.headers, body)
+        return response
+
+
+async def read_json(response: aiohttp.ClientResponse) -> Any:
+    """The whole body parsed as JSON (whatever the content type)."""
+    return orjson.loads(await response.read())
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    """One server-sent event: ``event`` name (``""`` when absent), ``data``
+    (multi-line data joined with ``\\n``) and ``id``."""
+
+    event: str
+    data: str
+    id: str = ""
+
+
+async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
+    """Decoded lines (without line endings: LF, CRLF or CR) of a streamed body."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    buffer = ""
+    async for raw in response.content.iter_any():
+        buffer += decoder.decode(raw)
+        held = buffer.endswith("\r")  # maybe half of a CRLF: decide with the next read
+        if held:
+            buffer = buffer[:-1]
+        buffer = buffer.replace("\r\n", "\n").replace("\r", "\n")
+        *complete, buffer = buffer.split("\n")
+        if held:
+            buffer += "\r"
+        for line in complete:
+            yield line
+    buffer += decoder.decode(b"", final=True)
+    if buffer:
+        yield buffer.replace("\r", "")
+
+
+async def iter_sse(response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:
+    """Server-sent events of ``response`` (WHATWG framing: comments ignored,
+    ``data:`` lines joined, an event dispatched on a blank line or at the end)."""
+    event, data, ev_id = "", [], ""
+    async for line in _lines(response):
+        if not line:
+            if data:
+                yield SSEEvent(event, "\n".join(data), ev_id)
+            event, data = "", []
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event = value
+        elif name == "id":
+            ev_id = value
+    if data:
+        yield SSEEvent(event, "\n".join(data), ev_id)
+
+
+async def iter_ndjson(response: aiohttp.ClientResponse) -> AsyncIterator[Any]:
+    """One parsed JSON value per non-blank line of ``response``.
+
+    Raises:
+        ProviderConnectionError: a line is not JSON (a cut or garbled stream).
+    """
+    async for line in _lines(response):
+        if not line.strip():
+            continue
+        try:
+            yield orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise ProviderConnectionError(
+                f"malformed NDJSON line: {line[:200]!r}", partial=True
+            ) from exc

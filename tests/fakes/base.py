@@ -1,0 +1,231 @@
+"""The base of every fake provider server: an aiohttp app on 127.0.0.1 (free
+port) that records each request and answers from a script.
+
+A vendor fake subclasses ``FakeServer``: it declares its routes, renders a
+``FakeReply`` in its own wire format (``render_json`` for a whole reply,
+``render_events`` for a stream) and may refuse requests the real vendor
+refuses (``check``). The base does the rest: recording, the script queue,
+scripted HTTP errors with headers, latency, chunk pacing and stream cuts.
+
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text="hi"))
+        fake.add_error(429, {"error": {...}}, headers={"Retry-After": "1"})
+        model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="k")
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+
+@dataclass(frozen=True)
+class FakeCall:
+    """A tool call in a fake reply. ``arguments``: an object, or raw text sent as is."""
+
+    name: str
+    arguments: Mapping[str, Any] | str = field(default_factory=dict)
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class FakeReply:
+    """What the fake model answers.
+
+    Attributes:
+        text / thinking / tool_calls: the content.
+        finish_reason: the vendor's raw value (default chosen by the fake).
+        usage: (input tokens, output tokens).
+        chunk_size: characters per streamed text/argument fragment.
+        cut_after: close the connection after this many stream events (no terminal marker).
+        event_delay: seconds between stream events.
+        latency: seconds before the response starts.
+        extra: vendor-specific fields the fake may use.
+    """
+
+    text: str = ""
+    thinking: str = ""
+    tool_calls: Sequence[FakeCall] = ()
+    finish_reason: str | None = None
+    usage: tuple[int, int] = (12, 7)
+    chunk_size: int | None = 8
+    cut_after: int | None = None
+    event_delay: float = 0.0
+    latency: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FakeError:
+    """A scripted HTTP error: status, JSON (or raw bytes) body, headers."""
+
+    status: int
+    body: Any
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A request the fake received."""
+
+    path: str
+    headers: Mapping[str, str]
+    body: Any
+
+
+Script = FakeReply | FakeError | Callable[[Any], "FakeReply | FakeError"]
+
+
+def pieces(text: str, size: int | None) -> list[str]:
+    """``text`` split into ``size``-character fragments (at least one)."""
+    if not size or len(text) <= size:
+        return [text]
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class FakeServer:
+    """Base fake. Subclasses set ``routes`` and implement the render hooks."""
+
+    routes: Sequence[str] = ()
+    vendor = "fake"
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.script: deque[Script] = deque()
+        self.default: Script | None = None
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    # -- script -------------------------------------------------------------
+    def add(self, *items: Script) -> None:
+        """Queue replies (a callable receives the request body and returns one)."""
+        self.script.extend(items)
+
+    def add_error(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> None:
+        """Queue an HTTP error."""
+        self.script.append(FakeError(status, body, headers or {}))
+
+    @property
+    def bodies(self) -> list[Any]:
+        """Recorded request bodies, in order."""
+        return [r.body for r in self.requests]
+
+    # -- lifecycle ----------------------------------------------------------
+    async def __aenter__(self) -> FakeServer:
+        app = web.Application()
+        for route in self.routes:
+            app.router.add_post(route, self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.url = self.base_url(f"http://127.0.0.1:{port}")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def base_url(self, root: str) -> str:
+        """The base URL an adapter is given (vendors add path prefixes)."""
+        return root
+
+    # -- hooks for vendors ---------------------------------------------------
+    def is_stream(self, request: web.Request, body: Any) -> bool:
+        """Whether the request asks for a stream."""
+        return bool(isinstance(body, dict) and body.get("stream"))
+
+    def check(self, request: web.Request, body: Any) -> FakeError | None:
+        """Refuse what the real vendor refuses (return the error), else ``None``."""
+        return None
+
+    def render_json(self, reply: FakeReply, body: Any) -> Any:
+        """The whole (non-streamed) reply as JSON."""
+        raise NotImplementedError
+
+    def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
+        """The streamed reply as raw frames (each written as one network write)."""
+        raise NotImplementedError
+
+    def stream_content_type(self) -> str:
+        """Content type of a streamed reply."""
+        return "text/event-stream"
+
+    def render_error(self, error: FakeError) -> web.Response:
+        """An HTTP error response."""
+        data = error.body if isinstance(error.body, bytes) else orjson.dumps(error.body)
+        return web.Response(
+            status=error.status, body=data, headers=dict(error.headers),
+            content_type="application/json",
+        )
+
+    # -- the handler -------------------------------------------------------
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        try:
+            body = orjson.loads(raw) if raw else None
+        except orjson.JSONDecodeError:
+            body = raw
+        self.requests.append(Recorded(request.path, dict(request.headers), body))
+        refused = self.check(request, body)
+        if refused is not None:
+            return self.render_error(refused)
+        if self.script:
+            item = self.script.popleft()
+        elif self.default is not None:
+            item = self.default
+        else:
+            return self.render_error(FakeError(500, {"error": {"message": "fake: script empty"}}))
+        if callable(item) and not isinstance(item, FakeReply | FakeError):
+            item = item(body)
+        if isinstance(item, FakeError):
+            return self.render_error(item)
+        if item.latency:
+            await asyncio.sleep(item.latency)
+        if not self.is_stream(request, body):
+            return web.json_response(self.render_json(item, body), dumps=_dumps)
+        return await self._stream(request, item, body)
+
+    async def _stream(self, request: web.Request, reply: FakeReply, body: Any) -> web.StreamResponse:
+        response = web.StreamResponse(status=200)
+        response.content_type = self.stream_content_type()
+        await response.prepare(request)
+        for i, frame in enumerate(self.render_events(reply, body)):
+            if reply.cut_after is not None and i >= reply.cut_after:
+                # drop the connection without the terminal marker
+                if request.transport is not None:
+                    request.transport.close()
+                return response
+            await response.write(frame)
+            if reply.event_delay:
+                await asyncio.sleep(reply.event_delay)
+        await response.write_eof()
+        return response
+
+
+def _dumps(obj: Any) -> str:
+    return orjson.dumps(obj).decode()
+
+
+def sse(data: Any, event: str | None = None) -> bytes:
+    """One SSE frame (``data`` JSON-encoded unless bytes/str)."""
+    if isinstance(data, bytes):
+        payload = data
+    elif isinstance(data, str):
+        payload = data.encode()
+    else:
+        payload = orjson.dumps(data)
+    head = f"event: {event}\n".encode() if event else b""
+    return head + b"data: " + payload + b"\n\n"
+
+
+async def collect(stream: AsyncIterator[Any]) -> list[Any]:
+    """All items of an async iterator."""
+    return [item async for item in stream]
