@@ -34,10 +34,11 @@ import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, is_typeddict
+from typing import Any
 
 import orjson
 from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
+from typing_extensions import is_typeddict
 
 from agentflow.errors import SchemaError
 from agentflow.model import SchemaDialect
@@ -146,9 +147,9 @@ class OutputSpec:
 
         wrapped = not _is_object_type(output_type)
         target: Any = output_type
-        if wrapped:
-            target = create_model("Output", **{WRAP_FIELD: (output_type, ...)})  # type: ignore[call-overload]
         try:
+            if wrapped:
+                target = create_model("Output", **{WRAP_FIELD: (output_type, ...)})  # type: ignore[call-overload]
             adapter: TypeAdapter[Any] = TypeAdapter(target)
             plain = adapter.json_schema()
         except Exception as exc:  # pydantic's PydanticSchemaGenerationError, TypeError...

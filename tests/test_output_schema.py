@@ -1,0 +1,267 @@
+"""Output types -> JSON Schema per dialect, and validation back to the user's type."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Annotated, Any, Literal
+
+import pytest
+from pydantic import BaseModel, Field, ValidationError
+from typing_extensions import TypedDict
+
+from agentflow.errors import SchemaError
+from agentflow.output.schema import OutputSpec
+
+
+class Address(BaseModel):
+    street: str
+    city: str = Field(description="city name")
+
+
+class Person(BaseModel):
+    """A person."""
+
+    name: str = Field(alias="fullName")
+    age: int | None = None
+    tags: list[str] = []
+    home: Address
+    extra: dict[str, int] = {}
+
+
+class Node(BaseModel):
+    name: str
+    children: list[Node] = []
+
+
+class Axis(BaseModel):
+    label: str
+
+
+class Chart(BaseModel):
+    x_axis: Axis
+    y_axis: Axis
+
+
+class Color(enum.IntEnum):
+    RED = 1
+    GREEN = 2
+
+
+class Paint(BaseModel):
+    color: Color
+    size: Literal[1, 2, 3]
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+
+class Movie(TypedDict):
+    title: str
+    year: int
+
+
+def walk(node: Any) -> list[dict[str, Any]]:
+    """Every dict node of a schema."""
+    out = []
+    if isinstance(node, dict):
+        out.append(node)
+        for v in node.values():
+            out.extend(walk(v))
+    elif isinstance(node, list):
+        for v in node:
+            out.extend(walk(v))
+    return out
+
+
+def test_object_types_are_not_wrapped_and_others_are() -> None:
+    for tp in (Person, Point, Movie):
+        assert not OutputSpec.of(tp).wrapped
+    for tp in (list[Person], Literal["a", "b"], Color, int, str, Person | Point, dict[str, int]):
+        spec = OutputSpec.of(tp)
+        assert spec.wrapped
+        assert spec.plain_schema["required"] == ["result"]
+
+
+def test_wrapped_values_unwrap_on_validate() -> None:
+    assert OutputSpec.of(list[Axis]).validate({"result": [{"label": "x"}]}) == [Axis(label="x")]
+    assert OutputSpec.of(int).validate({"result": "42"}) == 42
+    assert OutputSpec.of(Literal["a", "b"]).validate({"result": "b"}) == "b"
+    assert OutputSpec.of(Color).validate({"result": 2}) is Color.GREEN
+
+
+def test_spec_is_cached_per_type_and_dialect() -> None:
+    spec = OutputSpec.of(Person)
+    assert OutputSpec.of(Person) is spec
+    assert spec.schema_for("openai_strict") is spec.schema_for("openai_strict")
+
+
+def test_alias_and_description_survive_every_dialect() -> None:
+    spec = OutputSpec.of(Person)
+    for dialect in ("plain", "openai_strict", "gemini", "local"):
+        text = str(spec.schema_for(dialect).schema)
+        assert "fullName" in text
+        assert "city name" in text
+    assert spec.validate({"fullName": "Ann", "home": {"street": "a", "city": "b"}}).name == "Ann"
+
+
+def test_openai_strict_closes_every_object_and_requires_every_property() -> None:
+    # C13 / C14: additionalProperties false and every key required, optional ones nullable,
+    # defaults stripped.
+    class User(BaseModel):
+        name: str
+        age: int
+        is_admin: bool = False
+        nickname: str | None = None
+        address: Address | None = None
+
+    ds = OutputSpec.of(User).schema_for("openai_strict")
+    assert ds.strict
+    for node in walk(ds.schema):
+        assert "default" not in node
+        assert "title" not in node
+        if node.get("type") == "object" or "properties" in node:
+            assert node["additionalProperties"] is False
+            assert node["required"] == list(node["properties"])
+    props = ds.schema["properties"]
+    assert props["is_admin"]["type"] == ["boolean", "null"]
+    assert {"type": "null"} in props["nickname"]["anyOf"]
+    assert {"type": "null"} in props["address"]["anyOf"]
+    # C14: null for a defaulted field maps back to the pydantic default
+    user = OutputSpec.of(User).validate(
+        {"name": "Ann", "age": 27, "is_admin": None, "nickname": None, "address": None}
+    )
+    assert user == User(name="Ann", age=27, is_admin=False, nickname=None)
+
+
+def test_openai_strict_rewrites_discriminated_union() -> None:
+    # C15: oneOf + discriminator -> anyOf; validation uses the original model.
+    class FruitArgs(BaseModel):
+        color: str
+
+    class FoodArgs(BaseModel):
+        price: int
+
+    class BuyFruitStep(BaseModel):
+        action: Literal["buy_fruit"]
+        args: FruitArgs
+
+    class BuyFoodStep(BaseModel):
+        action: Literal["buy_food"]
+        args: FoodArgs
+
+    step = Annotated[BuyFruitStep | BuyFoodStep, Field(discriminator="action")]
+
+    class Actions(BaseModel):
+        steps: list[step]  # type: ignore[valid-type]
+
+    spec = OutputSpec.of(Actions)
+    ds = spec.schema_for("openai_strict")
+    text = str(ds.schema)
+    assert "oneOf" not in text and "discriminator" not in text
+    assert "anyOf" in str(ds.schema["properties"]["steps"])
+    assert ds.strict
+    out = spec.validate({"steps": [{"action": "buy_food", "args": {"price": 3}}]})
+    assert isinstance(out.steps[0], BuyFoodStep)
+    # a union at the root is wrapped in an object
+    root = OutputSpec.of(BuyFruitStep | BuyFoodStep)
+    assert root.wrapped and root.schema_for("openai_strict").schema["type"] == "object"
+
+
+def test_openai_strict_falls_back_to_non_strict_for_free_form_dicts() -> None:
+    class Bag(BaseModel):
+        counts: dict[str, int]
+
+    ds = OutputSpec.of(Bag).schema_for("openai_strict")
+    assert ds.strict is False
+
+
+def test_recursive_model_works_in_strict_and_plain_but_not_gemini() -> None:
+    spec = OutputSpec.of(Node)
+    assert spec.schema_for("openai_strict").strict
+    assert "$defs" in spec.schema_for("plain").schema
+    with pytest.raises(SchemaError) as info:
+        spec.schema_for("gemini")
+    assert "children" in str(info.value) and "recursive" in str(info.value)
+    tree = spec.validate({"name": "a", "children": [{"name": "b", "children": []}]})
+    assert tree.children[0].name == "b"
+
+
+def test_gemini_inlines_refs_and_same_def_twice_is_not_recursion() -> None:
+    # C16: Chart uses Axis twice; it must work.
+    schema = OutputSpec.of(Chart).schema_for("gemini").schema
+    text = str(schema)
+    assert "$ref" not in text and "$defs" not in text
+    assert "additionalProperties" not in text and "title" not in text
+    assert schema["properties"]["x_axis"]["properties"]["label"]["type"] == "string"
+
+
+def test_gemini_nullable_and_integer_enums_as_strings_with_coercion_back() -> None:
+    class Item(BaseModel):
+        note: str | None = None
+
+    note = OutputSpec.of(Item).schema_for("gemini").schema["properties"]["note"]
+    assert note == {"type": "string", "nullable": True}
+    spec = OutputSpec.of(Paint)
+    schema = spec.schema_for("gemini").schema
+    assert schema["properties"]["color"]["enum"] == ["1", "2"]
+    assert schema["properties"]["color"]["type"] == "string"
+    assert schema["properties"]["size"]["enum"] == ["1", "2", "3"]
+    assert spec.validate({"color": "2", "size": "3"}) == Paint(color=Color.GREEN, size=3)
+
+
+def test_local_dialect_bounds_strings_and_arrays() -> None:
+    class Log(BaseModel):
+        package: str
+        changes: list[str]
+        urgency: Literal["low", "high"]
+        short: str = Field(max_length=10)
+
+    schema = OutputSpec.of(Log).schema_for("local").schema
+    props = schema["properties"]
+    assert props["package"]["maxLength"] > 0
+    assert props["changes"]["maxItems"] > 0 and props["changes"]["items"]["maxLength"] > 0
+    assert "maxLength" not in props["urgency"]
+    assert props["short"]["maxLength"] == 10
+    assert schema["required"] == list(props)
+
+
+def test_stringified_json_for_array_field_is_decoded_once() -> None:
+    class Scores(BaseModel):
+        scores: list[int]
+        meta: Address
+
+    spec = OutputSpec.of(Scores)
+    out = spec.validate({"scores": "[1, 2]", "meta": '{"street": "s", "city": "c"}'})
+    assert out.scores == [1, 2] and out.meta.city == "c"
+    with pytest.raises(ValidationError):
+        spec.validate({"scores": "not json", "meta": {"street": "s", "city": "c"}})
+
+
+def test_lenient_coercion_and_clear_errors() -> None:
+    # C27: "30" -> 30; "thirty" is a validation error naming the field
+    class AddArgs(BaseModel):
+        a: int
+        b: int
+
+    spec = OutputSpec.of(AddArgs)
+    assert spec.validate({"a": "30", "b": "12"}) == AddArgs(a=30, b=12)
+    error = spec.validation_error({"a": "thirty", "b": 1})
+    assert error is not None and error.errors()[0]["loc"] == ("a",)
+
+
+def test_unbuildable_type_raises_schema_error_naming_it() -> None:
+    class Opaque:
+        pass
+
+    with pytest.raises(SchemaError) as info:
+        OutputSpec.of(Opaque)
+    assert "Opaque" in str(info.value)
+
+
+def test_dump_json_is_the_users_type() -> None:
+    spec = OutputSpec.of(list[Axis])
+    assert spec.dump_json([Axis(label="x")]) == '[{"label":"x"}]'

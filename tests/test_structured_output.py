@@ -1,0 +1,627 @@
+"""The structured-output engine, rule by rule (DESIGN.md §3, issue 3)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import logging
+from typing import Any, Literal
+
+import anyio
+import orjson
+import pytest
+from pydantic import BaseModel
+
+from agentflow import (
+    AgentState,
+    Complete,
+    ModelProfile,
+    ModelRetry,
+    Msg,
+    MultipleStructuredOutputsError,
+    NativeStrategy,
+    OutputConfig,
+    OutputPartial,
+    OutputRetry,
+    OutputTruncatedError,
+    PromptStrategy,
+    ReActAgent,
+    StructuredOutputError,
+    StructuredOutputReminder,
+    StructuredOutputValidationError,
+    ToolChoice,
+    ToolNameError,
+    ToolStrategy,
+    UnsupportedFeatureError,
+)
+from agentflow.events import Event
+from agentflow.messages import (
+    CACHE_CONTROL,
+    STRUCTURED_OUTPUT,
+    STRUCTURED_OUTPUT_REMINDER,
+    STRUCTURED_OUTPUT_REMINDER_TYPE,
+    ToolUseBlock,
+)
+from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply, ScriptedModel
+
+GR = "generate_response"
+SPECIFIC = ModelProfile()  # enforces every tool_choice mode (OpenAI-like, tools only)
+AUTO_ONLY = ModelProfile(tool_choice_modes=frozenset({"auto"}))  # GLM-like
+NATIVE = ModelProfile(native_output="json_schema", schema_dialect="openai_strict")
+NO_TOOLS = ModelProfile(supports_tools=False)
+
+
+class Contact(BaseModel):
+    name: str
+    email: str
+
+
+OK = {"name": "Ann", "email": "ann@x.io"}
+
+
+def lookup(q: str) -> str:
+    """Look a person up."""
+    return f"{q}: ann@x.io"
+
+
+def gr(args: Any = None, **kw: Any) -> Reply:
+    return Reply(tool_calls=[Call(GR, OK if args is None else args)], **kw)
+
+
+async def run(agent: ReActAgent, msg: str = "go", output: Any = Contact, **kw: Any) -> tuple[
+    Msg, list[Event]
+]:
+    events = [e async for e in agent.stream(msg, output, **kw)]
+    complete = events[-1]
+    assert isinstance(complete, Complete)
+    return complete.message, events
+
+
+def of_type(events: list[Event], cls: type) -> list[Any]:
+    return [e for e in events if isinstance(e, cls)]
+
+
+def reminders(messages: Any, kind: str) -> list[Msg]:
+    return [m for m in messages if m.metadata.get(STRUCTURED_OUTPUT_REMINDER_TYPE) == kind]
+
+
+# ----------------------------------------------------------------------------- basics
+
+
+async def test_tool_path_returns_validated_instance_in_one_request() -> None:
+    model = ScriptedModel([gr()], profile=SPECIFIC)
+    agent = ReActAgent("a", model, tools=[lookup])
+    reply, events = await run(agent)
+    assert reply.output == Contact(**OK)
+    assert events[-1].output == Contact(**OK)
+    assert events[-1].stop_reason == "structured_output"
+    assert len(model.requests) == 1  # rule 6: success stops the loop, no extra request
+
+
+async def test_no_output_requested_means_output_raises() -> None:
+    agent = ReActAgent("a", ScriptedModel(["hi"]))
+    reply = await agent.call("hello")
+    with pytest.raises(StructuredOutputError) as info:
+        _ = reply.output
+    assert info.value.reason == "not_requested"
+
+
+async def test_generate_response_reserved_name() -> None:
+    def generate_response(x: int) -> int:
+        return x
+
+    with pytest.raises(ToolNameError, match="reserved"):
+        ReActAgent("a", ScriptedModel([]), tools=[generate_response])
+
+
+# ----------------------------------------------------------------------------- rule 1
+
+
+async def test_rule1_output_tool_is_per_call_and_never_in_the_toolkit() -> None:
+    class Other(BaseModel):
+        score: int
+
+    def answer(request: RecordedRequest) -> Reply:
+        text = request.messages[-1].text
+        props = next(t for t in request.tools if t.name == GR).parameters["properties"]
+        args = OK if "contact" in text else {"score": 3}
+        assert set(props) == set(args)  # each call sees only its own schema
+        return gr(args, delay=0.01)
+
+    model = FunctionModel(answer, profile=SPECIFIC)
+    agent = ReActAgent("a", model, tools=[lookup])
+    results: dict[str, Any] = {}
+
+    async def one(msg: str, tp: Any) -> None:
+        results[msg] = (await agent.call(msg, tp, state=AgentState())).output
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(one, "contact", Contact)
+        tg.start_soon(one, "score", Other)
+    assert results == {"contact": Contact(**OK), "score": Other(score=3)}
+    assert agent.toolkit.names == ["lookup"]
+
+
+# ----------------------------------------------------------------------------- rule 2
+
+
+async def test_rule2_enter_and_exit_reminders_once_at_transitions() -> None:
+    model = ScriptedModel([gr(), gr(), "plain", "plain again", gr()], profile=SPECIFIC)
+    agent = ReActAgent("a", model)
+    state = agent.state
+    await agent.call("1", Contact)
+    assert state.so_tool_active
+    assert len(reminders(state.memory, "enter")) == 1
+    await agent.call("2", Contact)  # same kind: nothing added
+    assert len(reminders(state.memory, "enter")) == 1
+    await agent.call("3")  # leaves tool mode: one exit reminder
+    assert not state.so_tool_active
+    assert len(reminders(state.memory, "exit")) == 1
+    await agent.call("4")
+    assert len(reminders(state.memory, "exit")) == 1
+    await agent.call("5", Contact)  # enters again
+    assert len(reminders(state.memory, "enter")) == 2
+    # never removed: the earlier reminders are still where they were (stable prefix)
+    first_enter = reminders(state.memory, "enter")[0]
+    assert state.memory.index(first_enter) == 0
+    # the last request saw the same prefix as the memory before it
+    assert list(model.requests[-1].messages[: len(model.requests[3].messages)]) == list(
+        model.requests[3].messages
+    )
+
+
+async def test_rule2_flag_survives_json_round_trip_and_native_never_sets_it() -> None:
+    agent = ReActAgent("a", ScriptedModel([gr()], profile=SPECIFIC))
+    await agent.call("x", Contact)
+    restored = AgentState.from_json(agent.state.to_json())
+    assert restored.so_tool_active and restored == agent.state
+
+    native = ReActAgent("n", ScriptedModel(['{"name":"Ann","email":"a@b"}'], profile=NATIVE))
+    reply = await native.call("x", Contact)
+    assert reply.output.name == "Ann"
+    assert not native.state.so_tool_active
+    assert reminders(native.state.memory, "enter") == []
+
+
+# ----------------------------------------------------------------------------- rule 3
+
+
+async def test_rule3_forcing_with_specific_tool_choice() -> None:
+    model = ScriptedModel(["I think Ann.", gr()], profile=SPECIFIC)
+    agent = ReActAgent("a", model, tools=[lookup])
+    reply, events = await run(agent)
+    assert reply.output == Contact(**OK)
+    assert model.requests[0].options.tool_choice is None
+    assert model.requests[1].options.tool_choice == ToolChoice.specific(GR)
+    retry = of_type(events, OutputRetry)
+    assert [(r.reason, r.attempt) for r in retry] == [("forcing", 1)]
+    assert events[-1].forced_retries == 1
+    # no transient reminder was needed
+    assert not any(reminders(r.messages, "prompt") for r in model.requests)
+
+
+async def test_rule3_forcing_with_prompt_reminder_when_vendor_cannot_force() -> None:
+    model = ScriptedModel(["prose", gr()], profile=AUTO_ONLY)
+    agent = ReActAgent("a", model, tools=[lookup])
+    reply, _ = await run(agent)
+    assert reply.output == Contact(**OK)
+    assert all(r.options.tool_choice is None for r in model.requests)
+    transient = reminders(model.requests[1].messages, "prompt")
+    assert len(transient) == 1
+    meta = transient[0].metadata
+    assert meta[STRUCTURED_OUTPUT_REMINDER] is True and meta[CACHE_CONTROL] is False
+    assert transient[0].role == "system" and GR in transient[0].text
+    # the reminder was in the snapshot of the very next request, and it is gone after the call
+    assert reminders(agent.state.memory, "prompt") == []
+
+
+async def test_rule3_thinking_mode_that_forbids_forcing_uses_the_reminder() -> None:
+    thinking = ModelProfile(
+        supports_thinking=True, thinking_default=True, forced_tool_choice_with_thinking=False
+    )
+    model = ScriptedModel(["prose", gr()], profile=thinking)
+    reply, _ = await run(ReActAgent("a", model))
+    assert reply.output.name == "Ann"
+    assert model.requests[1].options.tool_choice is None
+    assert reminders(model.requests[1].messages, "prompt")
+
+
+async def test_rule3_user_can_prefer_prompt_reminders() -> None:
+    model = ScriptedModel(["prose", gr()], profile=SPECIFIC)
+    cfg = OutputConfig(reminder=StructuredOutputReminder.PROMPT)
+    await run(ReActAgent("a", model, output=cfg))
+    assert model.requests[1].options.tool_choice is None
+    assert reminders(model.requests[1].messages, "prompt")
+
+
+async def test_rule3_text_that_already_validates_is_accepted_without_retry() -> None:
+    model = ScriptedModel(['Here: ```json\n{"name": "Ann", "email": "ann@x.io"}\n```'],
+                          profile=SPECIFIC)
+    reply, events = await run(ReActAgent("a", model))
+    assert reply.output == Contact(**OK)
+    assert of_type(events, OutputRetry) == [] and len(model.requests) == 1
+
+
+async def test_rule3_give_up_after_max_forcing(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="agentflow")
+    model = ScriptedModel(["no", "still no", "nope", "final prose"], profile=SPECIFIC)
+    agent = ReActAgent("giver", model)
+    reply, events = await run(agent)
+    assert len(model.requests) == 4  # 1 + 3 forced retries
+    assert events[-1].stop_reason == "output_failed" and events[-1].output is None
+    with pytest.raises(StructuredOutputError) as info:
+        _ = reply.output
+    assert info.value.raw_text == "final prose" and info.value.attempts == 4
+    record = " ".join(r.getMessage() for r in caplog.records)
+    assert "gave_up" in record and GR in record and "retries=3" in record
+    assert "giver" in record and agent.id in record
+
+
+async def test_rule3_max_forcing_is_configurable() -> None:
+    model = ScriptedModel(["no", "no"], profile=SPECIFIC)
+    reply, _ = await run(ReActAgent("a", model, output=OutputConfig(max_forcing=1)))
+    assert len(model.requests) == 2
+    with pytest.raises(StructuredOutputError):
+        _ = reply.output
+
+
+# ----------------------------------------------------------------------------- rule 4
+
+
+async def test_rule4_validation_error_lists_every_field_and_retries() -> None:
+    model = ScriptedModel([gr({"name": 5}), gr()], profile=SPECIFIC)
+    reply, events = await run(ReActAgent("a", model))
+    assert reply.output == Contact(**OK)
+    result = model.requests[1].messages[-1].tool_results[0]
+    assert result.is_error and "email" in result.output and "name" in result.output
+    assert [e.reason for e in of_type(events, OutputRetry)] == ["validation"]
+    assert events[-1].validation_retries == 1
+
+
+async def test_rule4_budget_is_cumulative_for_the_call() -> None:
+    # two invalid outputs, a business tool round in between, a third invalid: budget 2 is spent
+    model = ScriptedModel(
+        [gr({}), Reply(tool_calls=[Call("lookup", {"q": "a"})]), gr({}), gr({}), gr()],
+        profile=SPECIFIC,
+    )
+    agent = ReActAgent("a", model, tools=[lookup])
+    reply, events = await run(agent)
+    assert len(model.requests) == 4
+    with pytest.raises(StructuredOutputValidationError) as info:
+        _ = reply.output
+    assert info.value.errors and events[-1].stop_reason == "output_failed"
+    assert events[-1].validation_retries == 2
+    # every tool call in memory has its result
+    assert_calls_answered(agent.state.memory)
+
+
+async def test_rule4_lax_coercion_and_stringified_arrays() -> None:
+    class Scores(BaseModel):
+        count: int
+        items: list[str]
+
+    model = ScriptedModel([gr({"count": "42", "items": '["a", "b"]'})], profile=SPECIFIC)
+    reply, events = await run(ReActAgent("a", model), output=Scores)
+    assert reply.output == Scores(count=42, items=["a", "b"])
+    assert of_type(events, OutputRetry) == []
+
+
+async def test_rule4_on_invalid_raise_and_callable() -> None:
+    model = ScriptedModel([gr({"name": 1})], profile=SPECIFIC)
+    agent = ReActAgent("a", model, output=OutputConfig(on_invalid="raise"))
+    with pytest.raises(StructuredOutputValidationError):
+        await agent.call("x", Contact)
+    assert agent.state.memory == []  # nothing committed
+
+    model = ScriptedModel([gr({"name": 1}), gr()], profile=SPECIFIC)
+    cfg = OutputConfig(on_invalid=lambda exc: f"FIX IT: {len(exc.errors())} errors")
+    await run(ReActAgent("a", model, output=cfg))
+    assert model.requests[1].messages[-1].tool_results[0].output == "FIX IT: 2 errors"
+
+
+async def test_rule4_output_validators_ask_for_retry_in_the_same_budget() -> None:
+    def corporate(c: Contact) -> Contact:
+        if not c.email.endswith("@corp.io"):
+            raise ModelRetry("email must be a corp.io address")
+        return c
+
+    good = {"name": "Ann", "email": "ann@corp.io"}
+    model = ScriptedModel([gr(), gr(good)], profile=SPECIFIC)
+    reply, events = await run(ReActAgent("a", model, output=OutputConfig(validators=(corporate,))))
+    assert reply.output.email == "ann@corp.io"
+    assert "corp.io" in model.requests[1].messages[-1].tool_results[0].output
+    assert events[-1].validation_retries == 1
+
+
+# ----------------------------------------------------------------------------- rule 5
+
+
+def two_outputs() -> Reply:
+    return Reply(tool_calls=[Call(GR, OK), Call(GR, {"name": "Bob", "email": "b@x"})])
+
+
+async def test_rule5_multiple_outputs_retry_answers_every_call() -> None:
+    model = ScriptedModel([two_outputs(), gr()], profile=SPECIFIC)
+    reply, events = await run(ReActAgent("a", model))
+    assert reply.output == Contact(**OK)
+    results = model.requests[1].messages[-1].tool_results
+    assert len(results) == 2 and all(r.is_error and "exactly once" in r.output for r in results)
+    assert [e.reason for e in of_type(events, OutputRetry)] == ["multiple"]
+
+
+async def test_rule5_multiple_outputs_raise_and_callable() -> None:
+    agent = ReActAgent("a", ScriptedModel([two_outputs()], profile=SPECIFIC),
+                       output=OutputConfig(on_multiple="raise"))
+    with pytest.raises(MultipleStructuredOutputsError) as info:
+        await agent.call("x", Contact)
+    assert info.value.count == 2
+
+    def last(calls: Any) -> ToolUseBlock:
+        return calls[-1]
+
+    model = ScriptedModel([two_outputs()], profile=SPECIFIC)
+    reply, _ = await run(ReActAgent("a", model, output=OutputConfig(on_multiple=last)))
+    assert reply.output.name == "Bob" and len(model.requests) == 1
+
+
+async def test_rule5_other_tools_in_the_same_reply_run_before_acceptance() -> None:
+    ran: list[str] = []
+
+    def record(q: str) -> str:
+        ran.append(q)
+        return "ok"
+
+    model = ScriptedModel(
+        [Reply(tool_calls=[Call(GR, OK), Call("record", {"q": "side effect"})])],
+        profile=SPECIFIC,
+    )
+    agent = ReActAgent("a", model, tools=[record])
+    reply, _ = await run(agent)
+    assert ran == ["side effect"] and reply.output == Contact(**OK)
+    assert len(model.requests) == 1
+    assert_calls_answered(agent.state.memory)
+
+
+# ----------------------------------------------------------------------------- rule 7
+
+
+def assert_calls_answered(memory: list[Msg]) -> None:
+    calls = {c.id for m in memory for c in m.tool_uses}
+    results = {r.tool_use_id for m in memory for r in m.tool_results}
+    assert calls == results
+
+
+async def test_rule7_compression_on_success() -> None:
+    model = ScriptedModel(
+        ["prose", Reply(tool_calls=[Call("lookup", {"q": "Ann"})]), gr({"name": 1}), gr()],
+        profile=AUTO_ONLY,
+    )
+    agent = ReActAgent("a", model, tools=[lookup])
+    await run(agent)
+    memory = agent.state.memory
+    kinds = [(m.role, m.metadata.get(STRUCTURED_OUTPUT_REMINDER_TYPE)) for m in memory]
+    assert kinds[0] == ("system", "enter")  # enter reminder stays
+    assert reminders(memory, "prompt") == []  # transient reminders gone
+    assert not any(c.name == GR for m in memory for c in m.tool_uses)
+    assert not any(r.name == GR for m in memory for r in m.tool_results)
+    assert not any(m.text == "prose" for m in memory)  # the failed attempt is gone
+    assert any(c.name == "lookup" for m in memory for c in m.tool_uses)  # business tools stay
+    assert_calls_answered(memory)
+    final = memory[-1]
+    assert final.role == "assistant" and final.metadata[STRUCTURED_OUTPUT] is True
+    assert final.structured_data(Contact) == Contact(**OK)
+    # round trip keeps the structured data readable
+    restored = AgentState.from_json(agent.state.to_json())
+    assert restored.memory[-1].structured_data(Contact) == Contact(**OK)
+
+
+async def test_rule7_compression_on_give_up_and_next_call_is_clean() -> None:
+    model = ScriptedModel(["a", "b", gr({"bad": 1}), "d", "plain answer"], profile=AUTO_ONLY)
+    agent = ReActAgent("a", model, output=OutputConfig(max_forcing=2))
+    reply, _ = await run(agent)
+    with pytest.raises(StructuredOutputError):
+        _ = reply.output
+    memory = agent.state.memory
+    assert reminders(memory, "prompt") == []
+    assert not any(c.name == GR for m in memory for c in m.tool_uses)
+    assert_calls_answered(memory)
+    assert memory[-1].text == "d"  # the last answer stays as the call's answer
+    await agent.call("next")
+    last = model.requests[-1]
+    assert reminders(last.messages, "prompt") == [] and last.options.tool_choice is None
+    assert GR not in last.tool_names
+
+
+# ----------------------------------------------------------------------------- truncation
+
+
+async def test_truncated_output_is_a_truncation_error_not_a_retry() -> None:
+    cut = Reply(tool_calls=[Call(GR, '{"name": "Ann", "ema')], finish_reason="length")
+    model = ScriptedModel([cut], profile=SPECIFIC)
+    agent = ReActAgent("a", model)
+    reply, events = await run(agent)
+    with pytest.raises(OutputTruncatedError) as info:
+        _ = reply.output
+    assert info.value.usage is not None and info.value.usage.requests == 1
+    assert of_type(events, OutputRetry) == [] and len(model.requests) == 1
+    assert_calls_answered(agent.state.memory)
+
+
+async def test_truncated_native_text() -> None:
+    model = ScriptedModel([Reply(text='{"name": "An', finish_reason="length")], profile=NATIVE)
+    reply, _ = await run(ReActAgent("a", model))
+    with pytest.raises(OutputTruncatedError):
+        _ = reply.output
+
+
+# ----------------------------------------------------------------------------- native & prompt
+
+
+async def test_native_strategy_sends_response_format_in_dialect() -> None:
+    model = ScriptedModel(['{"name": "Ann", "email": "ann@x.io"}'], profile=NATIVE)
+    reply, _ = await run(ReActAgent("a", model))
+    assert reply.output == Contact(**OK)
+    rf = model.requests[0].options.response_format
+    assert rf is not None and rf.type == "json_schema" and rf.strict
+    assert rf.schema["additionalProperties"] is False and rf.name == "Contact"
+    assert GR not in model.requests[0].tool_names
+
+
+async def test_native_validation_retry_uses_a_transient_user_message() -> None:
+    model = ScriptedModel(['{"name": "Ann"}', '{"name": "Ann", "email": "ann@x.io"}'],
+                          profile=NATIVE)
+    agent = ReActAgent("a", model)
+    reply, events = await run(agent)
+    assert reply.output == Contact(**OK)
+    feedback = model.requests[1].messages[-1]
+    assert feedback.role == "user" and "email" in feedback.text
+    assert feedback.metadata[CACHE_CONTROL] is False
+    assert [m.role for m in agent.state.memory] == ["user", "assistant"]
+    assert [e.reason for e in of_type(events, OutputRetry)] == ["validation"]
+
+
+async def test_prompt_strategy_puts_schema_and_the_word_json_in_the_request() -> None:
+    model = ScriptedModel(['```json\n{"name": "Ann", "email": "ann@x.io"}\n```'],
+                          profile=NO_TOOLS)
+    reply, _ = await run(ReActAgent("a", model))
+    assert reply.output == Contact(**OK)
+    system = [m.text for m in model.requests[0].messages if m.role == "system"]
+    assert any("JSON" in t and '"email"' in t for t in system)
+    assert model.requests[0].tools == ()
+
+
+async def test_json_object_native_adds_schema_instruction() -> None:
+    profile = ModelProfile(native_output="json_object")
+    model = ScriptedModel(['{"name": "Ann", "email": "ann@x.io"}'], profile=profile)
+    await run(ReActAgent("a", model))
+    request = model.requests[0]
+    assert request.options.response_format is not None
+    assert request.options.response_format.type == "json_object"
+    assert any("JSON" in m.text for m in request.messages if m.role == "system")
+
+
+@pytest.mark.parametrize("strategy", [ToolStrategy(), NativeStrategy(), PromptStrategy()])
+async def test_strategy_override_per_call(strategy: Any) -> None:
+    replies = {"tool": gr(), "native": '{"name":"Ann","email":"ann@x.io"}',
+               "prompt": '{"name":"Ann","email":"ann@x.io"}'}
+    model = ScriptedModel([replies[strategy.kind]], profile=NATIVE)
+    reply, _ = await run(ReActAgent("a", model), strategy=strategy)
+    assert reply.output == Contact(**OK)
+    assert (GR in model.requests[0].tool_names) == (strategy.kind == "tool")
+
+
+# ----------------------------------------------------------------------------- degradation
+
+
+async def test_runtime_degradation_native_to_tool_is_remembered() -> None:
+    refusal = UnsupportedFeatureError("json_schema unavailable", feature="native_output")
+    model = ScriptedModel([Reply(error=refusal), gr(), gr()], profile=NATIVE)
+    agent = ReActAgent("a", model)
+    reply, events = await run(agent)
+    assert reply.output == Contact(**OK)
+    assert [e.reason for e in of_type(events, OutputRetry)] == ["degradation"]
+    assert model.requests[1].options.response_format is None
+    assert GR in model.requests[1].tool_names
+    await run(agent, state=AgentState())  # remembered: straight to the tool path
+    assert model.requests[2].options.response_format is None
+    assert GR in model.requests[2].tool_names
+
+
+async def test_runtime_degradation_tools_to_prompt() -> None:
+    refusal = UnsupportedFeatureError("model does not support tools", feature="tools")
+    model = ScriptedModel([Reply(error=refusal), '{"name":"Ann","email":"ann@x.io"}'])
+    reply, _ = await run(ReActAgent("a", model, tools=[lookup]))
+    assert reply.output == Contact(**OK)
+    assert model.requests[1].tools == ()
+
+
+async def test_runtime_refusal_of_forced_tool_choice_falls_back_to_reminder() -> None:
+    refusal = UnsupportedFeatureError("Thinking mode does not support this tool_choice",
+                                      feature="tool_choice")
+    model = ScriptedModel(["prose", Reply(error=refusal), gr(), "prose", gr()],
+                          profile=SPECIFIC)
+    agent = ReActAgent("a", model)
+    reply, _ = await run(agent)
+    assert reply.output == Contact(**OK)
+    assert model.requests[1].options.tool_choice == ToolChoice.specific(GR)
+    assert model.requests[2].options.tool_choice is None
+    assert reminders(model.requests[2].messages, "prompt")
+    await run(agent, state=AgentState())  # remembered for this model
+    assert model.requests[4].options.tool_choice is None
+
+
+async def test_unrelated_provider_errors_propagate_and_state_is_unchanged() -> None:
+    from agentflow import BadRequestError
+
+    model = ScriptedModel([Reply(error=BadRequestError("nope"))], profile=SPECIFIC)
+    agent = ReActAgent("a", model)
+    with pytest.raises(BadRequestError):
+        await agent.call("x", Contact)
+    assert agent.state.memory == [] and not agent.state.so_tool_active
+
+
+# ----------------------------------------------------------------------------- streaming
+
+
+async def test_partial_output_while_arguments_stream() -> None:
+    model = ScriptedModel([gr(chunk_size=4)], profile=SPECIFIC)
+    _, events = await run(ReActAgent("a", model))
+    partials = [e.data for e in of_type(events, OutputPartial)]
+    assert len(partials) >= 3
+    for before, after in itertools.pairwise(partials):
+        assert before.keys() <= after.keys()  # never a regression of fields already seen
+    assert partials[-1] == OK
+    chunks = -(-len(orjson.dumps(OK)) // 4)
+    assert len(partials) <= chunks  # at most one per chunk
+
+
+async def test_partial_output_for_native_text() -> None:
+    text = '{"name": "Ann", "email": "ann@x.io"}'
+    model = ScriptedModel([Reply(text=text, chunk_size=5)], profile=NATIVE)
+    _, events = await run(ReActAgent("a", model))
+    partials = [e.data for e in of_type(events, OutputPartial)]
+    assert partials[0] == {"name": "An"} or "name" in partials[0]
+    assert partials[-1] == OK
+
+
+# ----------------------------------------------------------------------------- output types
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+
+class Tree(BaseModel):
+    name: str
+    children: list[Tree] = []
+
+
+@pytest.mark.parametrize(
+    ("output", "args", "expected"),
+    [
+        (list[Contact], {"result": [OK]}, [Contact(**OK)]),
+        (Literal["low", "high"], {"result": "high"}, "high"),
+        (int, {"result": "7"}, 7),
+        (Point, {"x": 1, "y": "2"}, Point(1, 2)),
+        (Tree, {"name": "r", "children": [{"name": "c"}]}, Tree(name="r",
+                                                              children=[Tree(name="c")])),
+        (dict[str, int], {"result": {"a": 1}}, {"a": 1}),
+    ],
+)
+async def test_output_types(output: Any, args: Any, expected: Any) -> None:
+    model = ScriptedModel([gr(args)], profile=SPECIFIC)
+    reply, _ = await run(ReActAgent("a", model), output=output)
+    assert reply.output == expected
+    assert reply.structured_data(output) == expected
+
+
+async def test_schema_error_before_any_request() -> None:
+    from agentflow import SchemaError
+
+    gemini = ModelProfile(schema_dialect="gemini")
+    model = ScriptedModel([gr()], profile=gemini)
+    with pytest.raises(SchemaError, match="children"):
+        await ReActAgent("a", model).call("x", Tree)
+    assert model.requests == []
