@@ -9,12 +9,11 @@ and a failed or cancelled call leaves the state exactly as it was.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentflow.events import Event, StopReason
-from agentflow.messages import Msg, StructuredResult
+from agentflow.messages import Msg, StructuredResult, new_id
 from agentflow.model import ChatModel, GenerateOptions, ResponseFormat, ToolChoice, ToolSpec, Usage
 
 if TYPE_CHECKING:
@@ -60,7 +59,7 @@ class CallExecution:
     log: structlog.stdlib.BoundLogger
     options: GenerateOptions = field(default_factory=GenerateOptions)
     output_type: Any = None
-    call_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    call_id: str = field(default_factory=new_id)
     memory: list[Msg] = field(default_factory=list)
     so_tool_active: bool = False
     iteration: int = 0

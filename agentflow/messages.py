@@ -12,7 +12,8 @@ Each provider module maps these to its wire protocol.
 
 from __future__ import annotations
 
-import uuid
+import itertools
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -39,6 +40,7 @@ __all__ = [
     "ToolUseBlock",
     "msg_from_dict",
     "msg_to_dict",
+    "new_id",
 ]
 
 # Metadata keys -------------------------------------------------------------
@@ -138,8 +140,14 @@ class StructuredResult:
     error: StructuredOutputError | None = None
 
 
-def _new_id() -> str:
-    return uuid.uuid4().hex
+_ID_PREFIX = os.urandom(4).hex()
+_ID_COUNTER = itertools.count()
+
+
+def new_id() -> str:
+    """A process-unique id: a random per-process prefix and a counter (cheaper
+    than uuid4 on the per-message hot path)."""
+    return f"{_ID_PREFIX}{next(_ID_COUNTER):010x}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +163,7 @@ class Msg:
     content: tuple[Block, ...]
     name: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
-    id: str = field(default_factory=_new_id)
+    id: str = field(default_factory=new_id)
     result: StructuredResult | None = field(default=None, compare=False, repr=False)
 
     def __init__(
@@ -172,7 +180,7 @@ class Msg:
         object.__setattr__(self, "content", blocks)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "metadata", dict(metadata) if metadata else {})
-        object.__setattr__(self, "id", id or _new_id())
+        object.__setattr__(self, "id", id or new_id())
         object.__setattr__(self, "result", result)
 
     # convenience constructors

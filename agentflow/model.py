@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import codecs
 import importlib
-import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
@@ -19,7 +18,7 @@ from typing import Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkabl
 import orjson
 
 from agentflow.errors import InvalidModelError
-from agentflow.messages import Msg, TextBlock, ThinkingBlock, ToolUseBlock
+from agentflow.messages import Msg, TextBlock, ThinkingBlock, ToolUseBlock, new_id
 
 __all__ = [
     "ChatModel",
@@ -407,7 +406,7 @@ class ToolCallAssembler:
             args = call.obj if call.obj is not None else parse_arguments("".join(call.parts))
             blocks.append(
                 ToolUseBlock(
-                    id=call.id or f"call_{index}_{uuid.uuid4().hex[:12]}",
+                    id=call.id or f"call_{index}_{new_id()}",
                     name=call.name or "",
                     input=args,
                     provider_data=call.provider_data,

@@ -16,7 +16,6 @@ so an agent's behaviour for a vendor can be tested without the network::
 from __future__ import annotations
 
 import inspect
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import anyio
 import orjson
 
-from agentflow.messages import Msg
+from agentflow.messages import Msg, new_id
 from agentflow.model import (
     FinishChunk,
     FinishReason,
@@ -114,7 +113,7 @@ def _chunks(reply: Reply) -> list[ModelChunk]:
             else orjson.dumps(dict(call.arguments)).decode()
         )
         pieces = _pieces(args, reply.chunk_size)
-        call_id = call.id or f"call_{uuid.uuid4().hex[:12]}"
+        call_id = call.id or f"call_{new_id()}"
         chunks.append(ToolCallDelta(index, call_id, call.name, pieces[0]))
         chunks.extend(ToolCallDelta(index, arguments=p) for p in pieces[1:])
     chunks.append(UsageChunk(reply.usage or Usage(10, 5)))

@@ -134,6 +134,7 @@ class OutputSpec:
     _adapter: TypeAdapter[Any] = field(repr=False)
     _plain: dict[str, Any] = field(repr=False)
     _cache: dict[str, DialectSchema] = field(default_factory=dict, repr=False)
+    _adapters: dict[str, TypeAdapter[Any]] = field(default_factory=dict, repr=False)
 
     @staticmethod
     @functools.lru_cache(maxsize=256)
@@ -197,7 +198,14 @@ class OutputSpec:
 
     def dump_json(self, value: Any) -> str:
         """``value`` as JSON text of the user's type (not wrapped)."""
-        return TypeAdapter(self.output_type).dump_json(value).decode()
+        adapter = self._adapter if not self.wrapped else self._output_adapter()
+        return adapter.dump_json(value).decode()
+
+    def _output_adapter(self) -> TypeAdapter[Any]:
+        adapter = self._adapters.get("output")
+        if adapter is None:
+            adapter = self._adapters["output"] = TypeAdapter(self.output_type)
+        return adapter
 
     def validation_error(self, data: Any) -> ValidationError | None:
         """The validation error for ``data``, or ``None`` when it is valid."""
