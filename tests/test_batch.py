@@ -1,0 +1,101 @@
+"""extract_many: one result per input, concurrency bounded, failures isolated."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from pydantic import BaseModel
+
+from agentflow import ModelProfile, ProviderConnectionError, ReActAgent, StructuredOutputError
+from agentflow.batch import ExtractInput, ExtractResult, extract_many
+from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
+
+GR = "generate_response"
+
+
+class Record(BaseModel):
+    word: str
+    length: int
+
+
+def make_model(delays: dict[str, float] | None = None) -> tuple[FunctionModel, list[int]]:
+    in_flight = [0, 0]  # current, peak
+
+    async def answer(request: RecordedRequest) -> Reply:
+        text = next(m.text for m in reversed(request.messages) if m.role == "user")
+        in_flight[0] += 1
+        in_flight[1] = max(in_flight[1], in_flight[0])
+        try:
+            await anyio.sleep((delays or {}).get(text, 0.001))
+        finally:
+            in_flight[0] -= 1
+        if text == "broken":
+            raise ProviderConnectionError("stream cut", partial=True)
+        if text == "prose":
+            return Reply(text="I refuse to use tools.")
+        return Reply(tool_calls=[Call(GR, {"word": text, "length": len(text)})])
+
+    return FunctionModel(answer, profile=ModelProfile()), in_flight
+
+
+async def collect(**kw: object) -> list[ExtractResult]:
+    return [r async for r in extract_many(**kw)]  # type: ignore[arg-type]
+
+
+async def test_every_input_yields_exactly_one_result_in_input_order() -> None:
+    model, peak = make_model({"a": 0.05, "bb": 0.0})
+    words = ["a", "bb", "broken", "prose", "ccc"] + [f"w{i}" for i in range(30)]
+    results = await collect(agent_or_model=model, inputs=words, output=Record, concurrency=4)
+    assert [r.index for r in results] == list(range(len(words)))
+    assert [r.id for r in results] == [str(i) for i in range(len(words))]
+    assert results[0].output == Record(word="a", length=1)
+    assert isinstance(results[2].error, ProviderConnectionError) and not results[2].ok
+    assert isinstance(results[3].error, StructuredOutputError)
+    assert results[3].attempts == 4  # 1 + 3 forced retries
+    assert all(r.ok for r in results if r.id not in ("2", "3"))
+    assert peak[1] <= 4
+    assert all(r.duration > 0 for r in results)
+    assert results[0].usage.requests == 1
+
+
+async def test_completed_order_and_ids() -> None:
+    model, _ = make_model({"slow": 0.1})
+    inputs = [ExtractInput("s", "slow"), ("f", "fast")]
+    results = await collect(
+        agent_or_model=model, inputs=inputs, output=Record, order="completed"
+    )
+    assert [r.id for r in results] == ["f", "s"]
+
+
+async def test_async_iterable_input_and_agent() -> None:
+    model, _ = make_model()
+
+    async def gen():  # type: ignore[no-untyped-def]
+        for w in ("x", "yy"):
+            yield w
+
+    agent = ReActAgent("a", model)
+    results = await collect(agent_or_model=agent, inputs=gen(), output=Record)
+    assert [r.output.length for r in results] == [1, 2]
+    assert agent.state.memory == []  # each item ran on its own fresh state
+
+
+async def test_breaking_out_cancels_the_rest() -> None:
+    model, peak = make_model({f"w{i}": 0.2 for i in range(1, 50)})
+    got = []
+    with anyio.fail_after(2):
+        async for r in extract_many(model, [f"w{i}" for i in range(50)], Record, concurrency=5,
+                                    order="completed"):
+            got.append(r)
+            break
+    await anyio.sleep(0.05)
+    assert len(got) == 1
+    assert peak[0] == 0  # nothing left running
+
+
+async def test_bad_arguments() -> None:
+    model, _ = make_model()
+    with pytest.raises(ValueError, match="concurrency"):
+        await collect(agent_or_model=model, inputs=["a"], output=Record, concurrency=0)
+    with pytest.raises(TypeError, match="input 1"):
+        await collect(agent_or_model=model, inputs=["a", 42], output=Record)
