@@ -1,0 +1,246 @@
+"""The ``agentflow`` command.
+
+    agentflow extract --schema examples/debian_changelog.py:ChangelogEntry \\
+        --input '/usr/share/doc/*/changelog.Debian.gz' --limit 20 --out results.jsonl
+    agentflow models
+    agentflow --version
+
+``extract`` writes one JSON line per input (``id``, ``ok``, ``output`` or
+``error``, ``usage``, ``attempts``, ``duration_s``), appends to ``--out`` and
+skips inputs already there, shows a progress bar on a terminal, prints a
+summary, and exits 1 if any input failed (2 on bad usage).
+
+A schema module may define ``INSTRUCTIONS`` (the system prompt),
+``prepare(text) -> text`` (applied to each document) and ``MAX_CHARS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import importlib.util
+import itertools
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import fields
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TextIO
+
+import orjson
+from pydantic import BaseModel, create_model
+
+from agentflow import __version__
+from agentflow._inputs import InputError, iter_documents
+from agentflow.batch import ExtractInput, ExtractResult, extract_many
+from agentflow.errors import AgentflowError
+from agentflow.model import resolve_model
+
+__all__ = ["load_schema", "main"]
+
+DEFAULT_INSTRUCTIONS = (
+    "Extract the requested fields from the document. Use only information present in "
+    "the document."
+)
+
+
+class CliError(Exception):
+    """Bad usage: printed without a traceback, exit status 2."""
+
+
+def _load_module(ref: str) -> ModuleType:
+    if ref.endswith(".py") or "/" in ref:
+        path = Path(ref)
+        if not path.exists():
+            raise CliError(f"schema file {ref!r} does not exist")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise CliError(f"cannot import {ref!r}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+        return module
+    try:
+        return importlib.import_module(ref)
+    except ImportError as exc:
+        raise CliError(f"cannot import schema module {ref!r}: {exc}") from exc
+
+
+def _from_json_schema(path: Path) -> type[BaseModel]:
+    """A pydantic model for a flat JSON Schema file (object of simple properties)."""
+    schema = orjson.loads(path.read_bytes())
+    kinds: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool,
+                             "array": list[Any], "object": dict[str, Any]}
+    props = schema.get("properties")
+    if schema.get("type") != "object" or not isinstance(props, dict):
+        raise CliError(f"{path}: the JSON Schema must be an object with properties")
+    required = set(schema.get("required", ()))
+    definitions: dict[str, Any] = {}
+    for name, prop in props.items():
+        tp = kinds.get(prop.get("type"), Any)
+        definitions[name] = (tp, ...) if name in required else (tp | None, None)
+    model: type[BaseModel] = create_model(schema.get("title", path.stem), **definitions)
+    return model
+
+
+def load_schema(ref: str) -> tuple[Any, ModuleType | None]:
+    """The output type named by ``module:Class``, ``path.py:Class`` or ``schema.json``.
+
+    Raises:
+        CliError: the reference cannot be resolved.
+    """
+    if ref.endswith(".json"):
+        path = Path(ref)
+        if not path.exists():
+            raise CliError(f"schema file {ref!r} does not exist")
+        return _from_json_schema(path), None
+    module_ref, sep, name = ref.rpartition(":")
+    if not sep or not module_ref or not name:
+        raise CliError(f"--schema must be module:Class, path.py:Class or a .json file, got {ref!r}")
+    module = _load_module(module_ref)
+    try:
+        return getattr(module, name), module
+    except AttributeError:
+        raise CliError(f"{module_ref!r} has no attribute {name!r}") from None
+
+
+def _done_ids(out: Path | None) -> set[str]:
+    if out is None or not out.exists():
+        return set()
+    done = set()
+    for line in out.read_bytes().splitlines():
+        try:
+            done.add(orjson.loads(line)["id"])
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            continue  # a torn last line from an interrupted run
+    return done
+
+
+def _record(result: ExtractResult) -> dict[str, Any]:
+    record: dict[str, Any] = {"id": result.id, "ok": result.ok}
+    if result.ok:
+        output = result.output
+        record["output"] = output.model_dump(mode="json") if isinstance(output, BaseModel) else (
+            output)
+    else:
+        record["error"] = {"type": type(result.error).__name__, "message": str(result.error)}
+    record["usage"] = {f.name: getattr(result.usage, f.name) for f in fields(result.usage)}
+    record["attempts"] = result.attempts
+    record["duration_s"] = round(result.duration, 3)
+    return record
+
+
+def _progress(total: int | None, stream: TextIO) -> Any:
+    if not stream.isatty():
+        return None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    progress = Progress("[progress.description]{task.description}", BarColumn(),
+                        MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
+    progress.start()
+    progress.add_task("extracting", total=total)
+    return progress
+
+
+async def _extract(args: argparse.Namespace) -> int:
+    output_type, module = load_schema(args.schema)
+    instructions = args.instructions or getattr(module, "INSTRUCTIONS", DEFAULT_INSTRUCTIONS)
+    prepare = getattr(module, "prepare", None)
+    max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
+    out_path = Path(args.out) if args.out and args.out != "-" else None
+    done = _done_ids(out_path)
+    docs: Iterator[ExtractInput] = (
+        d for d in iter_documents(args.input, fmt=args.format, text_field=args.text_field,
+                                  id_field=args.id_field, prepare=prepare, max_chars=max_chars)
+        if d.id not in done
+    )
+    if args.limit is not None:
+        docs = itertools.islice(docs, args.limit)
+    batch = list(docs)  # materialized: the progress bar needs the total
+    model = resolve_model(args.model)
+    sink: TextIO = out_path.open("a", encoding="utf-8") if out_path else sys.stdout
+    progress = _progress(len(batch), sys.stderr)
+    ok = failed = tokens = 0
+    start = time.perf_counter()
+    try:
+        async for result in extract_many(model, batch, output_type, concurrency=args.concurrency,
+                                         order="completed", instructions=instructions):
+            sink.write(orjson.dumps(_record(result)).decode() + "\n")
+            sink.flush()
+            ok, failed = ok + result.ok, failed + (not result.ok)
+            tokens += result.usage.total_tokens
+            if progress is not None:
+                progress.advance(0)
+    finally:
+        if progress is not None:
+            progress.stop()
+        if out_path:
+            sink.close()
+        aclose = getattr(model, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    elapsed = time.perf_counter() - start
+    skipped = f", {len(done)} already done" if done else ""
+    print(f"{ok} ok, {failed} failed{skipped}; {tokens} tokens; {elapsed:.1f}s"
+          f"{f' -> {out_path}' if out_path else ''}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _models() -> int:
+    registry = importlib.import_module("agentflow.providers.registry")
+    rows = registry.list_profiles()
+    print(f"{'vendor':10} {'model pattern':28} {'tools':6} {'tool_choice':28} {'native':12} "
+          f"{'dialect':14} thinking")
+    for vendor, pattern, p in rows:
+        modes = ",".join(sorted(p.tool_choice_modes)) if p.supports_tools else "-"
+        thinking = ("on" if p.thinking_default else "opt-in") if p.supports_thinking else "-"
+        if p.supports_thinking and not p.forced_tool_choice_with_thinking:
+            thinking += " (no forcing)"
+        print(f"{vendor:10} {pattern:28} {'yes' if p.supports_tools else 'no':6} {modes:28} "
+              f"{p.native_output or '-':12} {p.schema_dialect:14} {thinking}")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agentflow", description="agentflow command line")
+    parser.add_argument("--version", action="version", version=f"agentflow {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("extract", help="extract one validated record per input document")
+    ex.add_argument("--schema", required=True,
+                    help="output type: module:Class, path/to/file.py:Class, or schema.json")
+    ex.add_argument("--input", nargs="+", required=True,
+                    help="files, globs, directories, .gz, .jsonl, or - for stdin")
+    ex.add_argument("--model", default="local", help="'vendor:model' (default: local)")
+    ex.add_argument("--instructions", help="system prompt (default: the schema module's)")
+    ex.add_argument("--concurrency", type=int, default=4)
+    ex.add_argument("--limit", type=int, help="process at most N new inputs")
+    ex.add_argument("--out", help="JSONL file to append to (resumes); default stdout")
+    ex.add_argument("--format", choices=["auto", "text", "jsonl"], default="auto")
+    ex.add_argument("--text-field", default="text", help="JSONL field holding the text")
+    ex.add_argument("--id-field", default="id", help="JSONL field holding the id")
+    ex.add_argument("--max-chars", type=int, help="cut documents longer than this")
+    sub.add_parser("models", help="list vendors, model-name patterns and their profiles")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "models":
+            return _models()
+        if args.concurrency < 1:
+            raise CliError("--concurrency must be >= 1")
+        return asyncio.run(_extract(args))
+    except (CliError, InputError, AgentflowError, OSError) as exc:
+        print(f"agentflow: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("agentflow: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
