@@ -20,7 +20,7 @@ stops iterating) leaves the ``AgentState`` exactly as it was before the call.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from typing import Any
@@ -258,7 +258,7 @@ class ReActAgent:
                 yield event
             reply = ex.memory[-1]
             for call in reply.tool_uses:
-                yield ToolUse(call.id, call.name, call.input)
+                yield ToolUse(call.id, call.name, dict(call.input))
 
             decision = None
             for m in self.middleware:
@@ -267,6 +267,8 @@ class ReActAgent:
                     break
             for event in self._drain(ex):
                 yield event
+            if isinstance(decision, Finish | ReasonAgain) and reply.tool_uses:
+                ex.memory.append(self._not_executed(reply.tool_uses))
             if isinstance(decision, Finish):
                 ex.stop_reason = ex.stop_reason or decision.stop_reason
                 return
@@ -351,36 +353,49 @@ class ReActAgent:
         self,
         ex: CallExecution,
         calls: list[ToolUseBlock],
-        supplied: Any,
+        supplied: Mapping[str, ToolResultBlock],
     ) -> list[ToolResultBlock]:
         """Run the tool calls concurrently; one result per call, in call order.
 
         Calls answered by middleware (``supplied``) are not run; a call to an
         unknown tool gets an error result naming the available tools.
         """
-        results: dict[str, ToolResultBlock] = dict(supplied)
+        results: list[ToolResultBlock | None] = [supplied.get(c.id) for c in calls]
 
-        async def run(call: ToolUseBlock) -> None:
+        async def run(position: int, call: ToolUseBlock) -> None:
             tool = self.toolkit.get(call.name)
             if tool is None:
                 available = ", ".join(self.toolkit.names) or "none"
-                results[call.id] = ToolResultBlock(
+                results[position] = ToolResultBlock(
                     call.id,
                     f"Tool {call.name!r} not found. Available tools: {available}.",
                     is_error=True,
                     name=call.name,
                 )
             else:
-                results[call.id] = await tool.run(call)
+                results[position] = await tool.run(call)
 
-        pending = [c for c in calls if c.id not in results]
+        pending = [(i, c) for i, c in enumerate(calls) if results[i] is None]
         if len(pending) == 1:
-            await run(pending[0])
+            await run(*pending[0])
         elif pending:
             async with anyio.create_task_group() as tg:
-                for call in pending:
-                    tg.start_soon(run, call)
-        return [results[c.id] for c in calls]
+                for position, call in pending:
+                    tg.start_soon(run, position, call)
+        return [r for r in results if r is not None]
+
+    @staticmethod
+    def _not_executed(calls: list[ToolUseBlock]) -> Msg:
+        """Results for calls a middleware decided not to run, so that every
+        tool call in memory keeps its result."""
+        return Msg(
+            "tool",
+            [
+                ToolResultBlock(c.id, "Not executed: the agent did not run this call.",
+                                is_error=True, name=c.name)
+                for c in calls
+            ],
+        )
 
     @staticmethod
     def _drain(ex: CallExecution) -> list[Event]:

@@ -334,7 +334,13 @@ def parse_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, An
         return {}
     if isinstance(raw, Mapping):
         return dict(raw)
-    text = raw.decode() if isinstance(raw, bytes) else raw
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError:
+            return {"__raw_arguments__": raw.decode(errors="replace")}
+    else:
+        text = raw
     if not text.strip():
         return {}
     try:
@@ -376,7 +382,7 @@ class ToolCallAssembler:
         if delta.arguments:
             if isinstance(delta.arguments, bytes):
                 if call.decoder is None:
-                    call.decoder = codecs.getincrementaldecoder("utf-8")()
+                    call.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
                 call.parts.append(call.decoder.decode(delta.arguments))
             else:
                 call.parts.append(delta.arguments)
@@ -396,17 +402,21 @@ class ToolCallAssembler:
         return call.name if call else None
 
     def finish(self) -> list[ToolUseBlock]:
-        """The complete calls, ordered by index. Missing ids are synthesised
-        (``call_<index>_<hex>``); arguments are parsed by ``parse_arguments``."""
+        """The complete calls, ordered by index. Missing or repeated ids are
+        synthesised (``call_<index>_<hex>``), so ids are unique within a reply;
+        arguments are parsed by ``parse_arguments``."""
         blocks: list[ToolUseBlock] = []
+        seen: set[str] = set()
         for index in sorted(self._calls):
             call = self._calls[index]
             if call.decoder is not None:
                 call.parts.append(call.decoder.decode(b"", final=True))
             args = call.obj if call.obj is not None else parse_arguments("".join(call.parts))
+            call_id = call.id if call.id and call.id not in seen else f"call_{index}_{new_id()}"
+            seen.add(call_id)
             blocks.append(
                 ToolUseBlock(
-                    id=call.id or f"call_{index}_{new_id()}",
+                    id=call_id,
                     name=call.name or "",
                     input=args,
                     provider_data=call.provider_data,
@@ -526,6 +536,11 @@ def resolve_model(model: ChatModel | str) -> ChatModel:
             ) from exc
         resolved: ChatModel = registry.get_model(model)
         return resolved
+    if isinstance(model, type):
+        raise InvalidModelError(
+            f"model must be a ChatModel instance, got the class {model.__name__}: "
+            f"call it, e.g. {model.__name__}(...)"
+        )
     if not isinstance(model, ChatModel):
         raise InvalidModelError(
             f"model must be a ChatModel (with .profile, .model_name and .stream()) or a "

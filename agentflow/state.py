@@ -40,13 +40,18 @@ class AgentState:
     def __init__(self, memory: Iterable[Msg] = (), *, so_tool_active: bool = False) -> None:
         self.memory: list[Msg] = list(memory)
         self.so_tool_active = so_tool_active
-        self._lock: anyio.Lock | None = None
+        self._lock: anyio.Semaphore | None = None
 
     @property
-    def lock(self) -> anyio.Lock:
-        """The lock a call holds while it runs on this state (created on first use)."""
+    def lock(self) -> anyio.Semaphore:
+        """The lock a call holds while it runs on this state (created on first use).
+
+        A one-slot semaphore rather than a task-owned lock: a stream abandoned
+        without ``aclose`` is finalized in another task, which must be able to
+        release it.
+        """
         if self._lock is None:
-            self._lock = anyio.Lock()
+            self._lock = anyio.Semaphore(1)
         return self._lock
 
     def to_dict(self) -> dict[str, Any]:

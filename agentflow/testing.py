@@ -131,6 +131,8 @@ async def _play(reply: Reply) -> AsyncIterator[ModelChunk]:
         if reply.delay:
             await anyio.sleep(reply.delay)
         yield chunk
+    if reply.error is not None:  # error_after at or past the last chunk
+        raise reply.error
 
 
 class _Recorder:

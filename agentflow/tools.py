@@ -22,7 +22,7 @@ from typing import Any, get_type_hints
 
 import anyio.to_thread
 import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from agentflow.errors import ToolDefinitionError, ToolError, ToolNameError
@@ -39,9 +39,9 @@ __all__ = [
     "validate_tool_name",
 ]
 
-TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+TOOL_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """The tool-name rule every vendor accepts (OpenAI, DeepSeek, DashScope: 64
-chars of ``[a-zA-Z0-9_-]``)."""
+chars of ``[a-zA-Z0-9_-]``); use with ``fullmatch``."""
 
 
 def validate_tool_name(name: str) -> str:
@@ -50,7 +50,7 @@ def validate_tool_name(name: str) -> str:
     Raises:
         ToolNameError: naming the tool and the rule.
     """
-    if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name):
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
         raise ToolNameError(
             f"invalid tool name {name!r}: names must match ^[A-Za-z0-9_-]{{1,64}}$ "
             "(ASCII letters, digits, '_' and '-', 1 to 64 characters)"
@@ -62,7 +62,7 @@ def sanitize_tool_name(derived: str) -> str:
     """Make a derived name (a function or class name) valid: invalid characters
     become ``_``, and when anything changed a short hash of the original is
     appended so distinct originals stay distinct. Valid names pass unchanged."""
-    if TOOL_NAME_PATTERN.match(derived):
+    if TOOL_NAME_PATTERN.fullmatch(derived):
         return derived
     digest = hashlib.sha1(derived.encode()).hexdigest()[:8]
     cleaned = re.sub(r"[^A-Za-z0-9_-]+", "_", derived).strip("_")[:55] or "tool"
@@ -102,6 +102,22 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
         elif current and line.strip():
             params[current] += " " + line.strip()
     return summary, params
+
+
+def _has_schema(annotation: Any) -> bool:
+    try:
+        TypeAdapter(annotation).json_schema()
+    except Exception:
+        return False
+    return True
+
+
+def _field_name(param: str) -> str:
+    """A pydantic-safe field name for a parameter (``_x``, ``model_config``,
+    ``schema`` would clash with pydantic); the parameter's name is kept as alias."""
+    if param.startswith("_") or param.startswith("model_") or hasattr(BaseModel, param):
+        return f"param_{param.lstrip('_')}_{len(param)}"
+    return param
 
 
 def _stringify(value: Any) -> str:
@@ -178,16 +194,27 @@ class Tool:
                 annotation = Any
             default = ... if param.default is param.empty else param.default
             if isinstance(default, FieldInfo):
-                fields[pname] = (annotation, default)
+                info = default
+                if info.alias is None:  # the model sees the parameter's own name
+                    info = FieldInfo.merge_field_infos(info, alias=pname)
             else:
-                fields[pname] = (
-                    annotation,
-                    FieldInfo(default=default, description=param_docs.get(pname)),
-                )
-        args_model = create_model(
-            f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields
-        )
-        schema = args_model.model_json_schema()
+                info = Field(default, alias=pname, description=param_docs.get(pname))
+            fields[_field_name(pname)] = (annotation, info)
+        try:
+            args_model = create_model(
+                f"{tool_name}_args",
+                __config__=ConfigDict(extra="forbid", populate_by_name=True,
+                                      protected_namespaces=()),
+                **fields,
+            )
+            schema = args_model.model_json_schema(by_alias=True)
+        except Exception as exc:  # pydantic's schema errors name the type, not the parameter
+            culprit = next((info.alias for tp, info in fields.values() if not _has_schema(tp)),
+                           None)
+            where = f"parameter {culprit!r}" if culprit else "the argument schema"
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: cannot build a JSON Schema for {where}: {exc}"
+            ) from exc
         schema.pop("title", None)
         for prop in schema.get("properties", {}).values():
             prop.pop("title", None)
@@ -223,7 +250,10 @@ class Tool:
                 is_error=True,
                 name=self.name,
             )
-        kwargs = {k: getattr(args, k) for k in type(args).model_fields}
+        kwargs = {
+            info.alias or name: getattr(args, name)
+            for name, info in type(args).model_fields.items()
+        }
         try:
             if self.is_async:
                 result = await self.function(**kwargs)
@@ -267,6 +297,11 @@ class Toolkit:
 
     def __init__(self, tools: Iterable[ToolLike] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        if isinstance(tools, Tool) or callable(tools) or not isinstance(tools, Iterable):
+            raise ToolDefinitionError(
+                f"tools must be a list of callables or Tools, got {type(tools).__name__}; "
+                "wrap a single tool in a list"
+            )
         for item in tools:
             self.add(item)
 

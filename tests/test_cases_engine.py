@@ -212,7 +212,7 @@ def test_c19_tool_names() -> None:
     order = next(v for k, v in namespace.items() if isinstance(v, type) and k != "BaseModel"
                  and issubclass(v, BaseModel))
     spec = OutputSpec.of(order)
-    assert TOOL_NAME_PATTERN.match(spec.name)  # derived names are sanitized
+    assert TOOL_NAME_PATTERN.fullmatch(spec.name)  # derived names are sanitized
     assert spec.name != OutputSpec.of(type("其他摘要", (BaseModel,), {"__annotations__": {
         "x": int}})).name  # and stay distinct
 

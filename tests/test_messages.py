@@ -1,0 +1,303 @@
+"""Tests for agentflow.messages: Msg, blocks, metadata keys, JSON round trip."""
+
+import dataclasses
+import re
+
+import orjson
+import pydantic
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import agentflow.messages as messages_module
+from agentflow.errors import StructuredOutputError
+from agentflow.messages import (
+    CACHE_CONTROL,
+    STRUCTURED_OUTPUT,
+    STRUCTURED_OUTPUT_ATTEMPT,
+    STRUCTURED_OUTPUT_REMINDER,
+    STRUCTURED_OUTPUT_REMINDER_TYPE,
+    Msg,
+    ReminderType,
+    StructuredResult,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    msg_from_dict,
+    msg_to_dict,
+)
+
+SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _all_keys(value):
+    """Every dict key anywhere inside ``value``."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _all_keys(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _all_keys(v)
+
+
+def _rich_msg() -> Msg:
+    return Msg(
+        "assistant",
+        [
+            ThinkingBlock("let me think… «ß»", signature="sig-1", provider_data={"redacted": "x"}),
+            TextBlock("Hello — \"quoted\" \\ back\nslash 😀"),
+            ToolUseBlock("call_1", "lookup", {"q": "zürich", "n": [1, 2.5, None, True]},
+                         provider_data={"thought_signature": "abc"}),
+        ],
+        name="bot",
+        metadata={STRUCTURED_OUTPUT: True, CACHE_CONTROL: False, "custom": {"k": [1, "v"]}},
+    )
+
+
+# ----------------------------------------------------------------------------- constants
+
+
+def test_public_names_exist():
+    for name in messages_module.__all__:
+        assert hasattr(messages_module, name), name
+
+
+def test_metadata_key_constants_are_distinct_snake_case_strings():
+    keys = [
+        STRUCTURED_OUTPUT_REMINDER,
+        STRUCTURED_OUTPUT_REMINDER_TYPE,
+        CACHE_CONTROL,
+        STRUCTURED_OUTPUT,
+        STRUCTURED_OUTPUT_ATTEMPT,
+    ]
+    assert all(isinstance(k, str) and SNAKE.match(k) for k in keys)
+    assert len(set(keys)) == len(keys)
+    assert STRUCTURED_OUTPUT_REMINDER == "structured_output_reminder"
+    assert STRUCTURED_OUTPUT_REMINDER_TYPE == "structured_output_reminder_type"
+    assert CACHE_CONTROL == "cache_control"
+    assert STRUCTURED_OUTPUT == "structured_output"
+
+
+def test_reminder_type_values():
+    assert [r.value for r in ReminderType] == ["enter", "exit", "prompt"]
+    assert ReminderType.PROMPT == "prompt"  # StrEnum: compares to its JSON form
+
+
+# ----------------------------------------------------------------------------- Msg basics
+
+
+def test_str_content_becomes_one_text_block():
+    m = Msg("user", "hi")
+    assert m.content == (TextBlock("hi"),)
+    assert m.role == "user"
+    assert m.name is None
+    assert m.metadata == {}
+
+
+def test_iterable_content_is_stored_as_tuple():
+    blocks = [TextBlock("a"), TextBlock("b")]
+    m = Msg("assistant", iter(blocks))
+    assert m.content == tuple(blocks)
+    assert isinstance(m.content, tuple)
+
+
+def test_convenience_constructors():
+    assert Msg.user("u").role == "user"
+    assert Msg.system("s").role == "system"
+    a = Msg.assistant("a", name="bob")
+    assert (a.role, a.text, a.name) == ("assistant", "a", "bob")
+
+
+def test_ids_are_unique_and_kept_when_given():
+    assert Msg.user("x").id != Msg.user("x").id
+    assert Msg.user("x", id="fixed").id == "fixed"
+
+
+def test_msg_is_frozen_and_metadata_is_copied():
+    meta = {"k": 1}
+    m = Msg.user("x", metadata=meta)
+    meta["k"] = 2
+    assert m.metadata == {"k": 1}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        m.role = "system"  # type: ignore[misc]
+
+
+def test_blocks_are_frozen_with_type_discriminators():
+    assert TextBlock("t").type == "text"
+    assert ThinkingBlock("t").type == "thinking"
+    assert ToolUseBlock("i", "n", {}).type == "tool_use"
+    assert ToolResultBlock("i", "o").type == "tool_result"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        TextBlock("t").text = "u"  # type: ignore[misc]
+
+
+def test_text_joins_text_blocks_and_skips_thinking_and_tools():
+    m = Msg("assistant", [ThinkingBlock("hidden"), TextBlock("a"),
+                          ToolUseBlock("1", "t", {}), TextBlock("b")])
+    assert m.text == "ab"
+
+
+def test_tool_uses_and_tool_results_in_order():
+    u1, u2 = ToolUseBlock("1", "a", {"x": 1}), ToolUseBlock("2", "b", {})
+    r1, r2 = ToolResultBlock("1", "one"), ToolResultBlock("2", "two", is_error=True)
+    assert Msg("assistant", [TextBlock("t"), u1, u2]).tool_uses == [u1, u2]
+    assert Msg("tool", [r1, r2]).tool_results == [r1, r2]
+    assert Msg.user("no tools").tool_uses == []
+
+
+def test_equality_compares_content_and_id_but_not_result():
+    a = Msg.user("x", id="same")
+    b = Msg.user("x", id="same", result=StructuredResult(value=1))
+    assert a == b
+    assert a != Msg.user("x", id="other")
+    assert a != Msg.user("y", id="same")
+    assert a != Msg.user("x", id="same", metadata={"k": 1})
+
+
+def test_replace_keeps_id_unless_given():
+    m = Msg.user("x", metadata={"a": 1})
+    r = m.replace(content="y")
+    assert r.id == m.id
+    assert r.text == "y"
+    assert r.metadata == {"a": 1}
+    assert m.text == "x"
+    assert m.replace(id="new").id == "new"
+
+
+# ----------------------------------------------------------------------------- output
+
+
+def test_output_without_result_raises_with_raw_text():
+    m = Msg.assistant("final words")
+    with pytest.raises(StructuredOutputError) as info:
+        _ = m.output
+    assert info.value.raw_text == "final words"
+    assert info.value.reason == "not_requested"
+    assert "output type" in str(info.value)
+
+
+def test_output_returns_value_or_raises_stored_error():
+    ok = Msg.assistant("{}", result=StructuredResult(value={"a": 1}))
+    assert ok.output == {"a": 1}
+    err = StructuredOutputError("nope", raw_text="raw", attempts=3)
+    bad = Msg.assistant("raw", result=StructuredResult(error=err))
+    with pytest.raises(StructuredOutputError) as info:
+        _ = bad.output
+    assert info.value is err
+    assert info.value.attempts == 3
+
+
+class _Point(pydantic.BaseModel):
+    x: int
+    y: int
+
+
+def test_structured_data_reads_json_of_flagged_message_even_after_round_trip():
+    m = Msg.assistant('{"x": 1, "y": 2}', metadata={STRUCTURED_OUTPUT: True})
+    restored = msg_from_dict(orjson.loads(orjson.dumps(msg_to_dict(m))))
+    assert restored.structured_data(_Point) == _Point(x=1, y=2)
+
+
+def test_structured_data_without_flag_raises():
+    with pytest.raises(StructuredOutputError) as info:
+        Msg.assistant('{"x": 1, "y": 2}').structured_data(_Point)
+    assert info.value.raw_text == '{"x": 1, "y": 2}'
+
+
+def test_structured_data_wrong_shape_raises_validation_error():
+    m = Msg.assistant('{"x": "no"}', metadata={STRUCTURED_OUTPUT: True})
+    with pytest.raises(pydantic.ValidationError):
+        m.structured_data(_Point)
+
+
+# ----------------------------------------------------------------------------- persistence
+
+
+def test_msg_to_dict_exact_shape():
+    m = Msg(
+        "tool",
+        [ToolResultBlock("call_1", "42", is_error=True, name="add")],
+        name="n",
+        metadata={"k": "v"},
+        id="m1",
+    )
+    assert msg_to_dict(m) == {
+        "id": "m1",
+        "role": "tool",
+        "name": "n",
+        "content": [
+            {"tool_use_id": "call_1", "output": "42", "is_error": True, "name": "add",
+             "type": "tool_result"},
+        ],
+        "metadata": {"k": "v"},
+    }
+
+
+def test_every_block_kind_dumps_with_snake_case_keys():
+    d = msg_to_dict(_rich_msg())
+    d["content"].append(msg_to_dict(Msg("tool", [ToolResultBlock("c", "o")]))["content"][0])
+    keys = set(_all_keys(d))
+    assert keys >= {"tool_use_id", "is_error", "provider_data", "signature", "thinking", "input"}
+    assert all(SNAKE.match(k) for k in keys if k not in {"custom", "k"}), keys
+
+
+def test_round_trip_through_json_is_exact():
+    m = _rich_msg()
+    blob = orjson.dumps(msg_to_dict(m))
+    restored = msg_from_dict(orjson.loads(blob))
+    assert restored == m
+    assert restored.content == m.content
+    assert restored.metadata == m.metadata
+    assert restored.id == m.id
+    assert restored.name == "bot"
+    # and dumping again gives the same bytes
+    assert orjson.dumps(msg_to_dict(restored)) == blob
+
+
+def test_round_trip_drops_result():
+    m = Msg.assistant("x", result=StructuredResult(value=5))
+    assert msg_from_dict(msg_to_dict(m)).result is None
+
+
+def test_msg_from_dict_errors():
+    with pytest.raises(KeyError):
+        msg_from_dict({"content": []})
+    with pytest.raises(pydantic.ValidationError):
+        msg_from_dict({"role": "user", "content": [{"type": "image", "url": "x"}]})
+
+
+_json_scalars = (
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20)
+)
+_json = st.recursive(
+    _json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=3),
+    max_leaves=8,
+)
+_blocks = st.one_of(
+    st.builds(TextBlock, st.text()),
+    st.builds(ThinkingBlock, st.text(), st.none() | st.text(max_size=10),
+              st.dictionaries(st.text(max_size=5), _json, max_size=2)),
+    st.builds(ToolUseBlock, st.text(min_size=1, max_size=10), st.text(max_size=10),
+              st.dictionaries(st.text(max_size=8), _json, max_size=3)),
+    st.builds(ToolResultBlock, st.text(max_size=10), st.text(), st.booleans(),
+              st.text(max_size=10)),
+)
+_msgs = st.builds(
+    Msg,
+    st.sampled_from(["system", "user", "assistant", "tool"]),
+    st.lists(_blocks, max_size=4),
+    st.none() | st.text(max_size=10),
+    st.dictionaries(st.text(max_size=8), _json, max_size=3),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_msgs)
+def test_round_trip_property(m):
+    restored = msg_from_dict(orjson.loads(orjson.dumps(msg_to_dict(m))))
+    assert restored == m

@@ -1,0 +1,192 @@
+"""Tests for agentflow.state: AgentState JSON round trip, equality, copy, lock."""
+
+import re
+
+import anyio
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import agentflow.state as state_module
+from agentflow.agent import ReActAgent
+from agentflow.messages import (
+    CACHE_CONTROL,
+    STRUCTURED_OUTPUT_REMINDER,
+    STRUCTURED_OUTPUT_REMINDER_TYPE,
+    Msg,
+    ReminderType,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from agentflow.state import AgentState
+from agentflow.testing import Call, Reply, ScriptedModel
+
+SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _keys(value):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            if k not in ("metadata", "input", "provider_data"):  # user data keeps its keys
+                yield from _keys(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _keys(v)
+
+
+def _state() -> AgentState:
+    return AgentState(
+        [
+            Msg.system(
+                "structured output mode is active",
+                metadata={
+                    STRUCTURED_OUTPUT_REMINDER: True,
+                    STRUCTURED_OUTPUT_REMINDER_TYPE: ReminderType.ENTER,
+                    CACHE_CONTROL: False,
+                },
+            ),
+            Msg.user("what is 2+2? ünïcödé 😀"),
+            Msg("assistant", [ThinkingBlock("add", signature="s"), TextBlock("calling"),
+                              ToolUseBlock("c1", "add", {"a": 2, "b": 2})]),
+            Msg("tool", [ToolResultBlock("c1", "4", name="add"),
+                         ToolResultBlock("c2", "oops", is_error=True, name="nope")]),
+            Msg.assistant("4", name="calc"),
+        ],
+        so_tool_active=True,
+    )
+
+
+def test_public_names_exist():
+    assert state_module.__all__ == ["AgentState"]
+
+
+def test_defaults():
+    s = AgentState()
+    assert s.memory == []
+    assert s.so_tool_active is False
+
+
+def test_json_round_trip_is_exact():
+    s = _state()
+    blob = s.to_json()
+    assert isinstance(blob, bytes)
+    restored = AgentState.from_json(blob)
+    assert restored == s
+    assert restored.so_tool_active is True
+    assert [m.id for m in restored.memory] == [m.id for m in s.memory]
+    assert [m.content for m in restored.memory] == [m.content for m in s.memory]
+    assert restored.memory[0].metadata[STRUCTURED_OUTPUT_REMINDER_TYPE] == ReminderType.ENTER
+    assert restored.to_json() == blob
+    assert AgentState.from_json(blob.decode()) == s  # str accepted too
+
+
+def test_json_shape_and_snake_case_keys():
+    data = orjson.loads(_state().to_json())
+    assert set(data) == {"version", "memory", "so_tool_active"}
+    assert data["version"] == 1
+    assert data["so_tool_active"] is True
+    assert len(data["memory"]) == 5
+    keys = set(_keys(data))
+    assert {"tool_use_id", "is_error", "so_tool_active"} <= keys
+    assert all(SNAKE.match(k) for k in keys), sorted(keys)
+
+
+def test_to_dict_from_dict_round_trip():
+    s = _state()
+    assert AgentState.from_dict(s.to_dict()) == s
+
+
+def test_equality():
+    a, b = _state(), _state()
+    assert a != b  # different message ids
+    c = AgentState(a.memory, so_tool_active=True)
+    assert a == c
+    assert a != AgentState(a.memory, so_tool_active=False)
+    assert a != AgentState(a.memory[:-1], so_tool_active=True)
+    assert a != "not a state"
+    with pytest.raises(TypeError):
+        hash(a)
+
+
+def test_copy_is_independent():
+    s = _state()
+    c = s.copy()
+    assert c == s
+    c.memory.append(Msg.user("more"))
+    c.so_tool_active = False
+    assert len(s.memory) == 5
+    assert s.so_tool_active is True
+    assert c.lock is not s.lock
+
+
+def test_lock_is_created_once():
+    s = AgentState()
+    assert isinstance(s.lock, anyio.Semaphore)
+    assert s.lock is s.lock
+
+
+def test_repr_is_short():
+    assert repr(_state()) == "AgentState(memory=<5 messages>, so_tool_active=True)"
+
+
+def test_unknown_version_raises():
+    with pytest.raises(ValueError, match="version 99"):
+        AgentState.from_dict({"version": 99, "memory": []})
+
+
+def test_bad_json_raises():
+    with pytest.raises(orjson.JSONDecodeError):
+        AgentState.from_json(b"{not json")
+
+
+def test_missing_fields_default():
+    assert AgentState.from_dict({}) == AgentState()
+
+
+_text = st.text(max_size=20)
+_block = st.one_of(
+    st.builds(TextBlock, _text),
+    st.builds(ThinkingBlock, _text),
+    st.builds(ToolUseBlock, _text, _text,
+              st.dictionaries(_text, st.integers(-1000, 1000) | _text, max_size=3)),
+    st.builds(ToolResultBlock, _text, _text, st.booleans(), _text),
+)
+_msg = st.builds(Msg, st.sampled_from(["system", "user", "assistant", "tool"]),
+                 st.lists(_block, max_size=3), st.none() | _text,
+                 st.dictionaries(_text, st.booleans() | _text, max_size=2))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(_msg, max_size=6), st.booleans())
+def test_round_trip_property(memory, flag):
+    s = AgentState(memory, so_tool_active=flag)
+    assert AgentState.from_json(s.to_json()) == s
+
+
+async def test_state_stored_between_calls_continues_the_conversation():
+    """The web-backend pattern: store the state as JSON between requests."""
+
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    model = ScriptedModel([
+        Reply(tool_calls=[Call("add", {"a": 1, "b": 2}, id="c1")]),
+        "3",
+        "and again 3",
+    ])
+    agent = ReActAgent("web", model, tools=[add])
+    state = AgentState()
+    await agent.call("1+2?", state=state)
+    blob = state.to_json()
+
+    restored = AgentState.from_json(blob)
+    assert restored == state
+    reply = await agent.call("repeat", state=restored)
+    assert reply.text == "and again 3"
+    assert model.requests[2].messages[:4] == tuple(state.memory)
+    assert [m.role for m in restored.memory] == ["user", "assistant", "tool", "assistant",
+                                                 "user", "assistant"]
