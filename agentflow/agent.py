@@ -204,22 +204,7 @@ class ReActAgent:
         if output is not None:
             self.structured_output.prepare(self.model, output, bool(len(self.toolkit)), strategy)
         async with state.lock:
-            ex = CallExecution(
-                model=self.model,
-                state=state,
-                agent_name=self.name,
-                agent_id=self.id,
-                log=_log,
-                options=self.options,
-                output_type=output,
-                memory=list(state.memory),
-                so_tool_active=state.so_tool_active,
-            )
-            ex.log = _log.bind(agent=self.name, agent_id=self.id, call_id=ex.call_id)
-            ex.extra["has_tools"] = bool(len(self.toolkit))
-            if strategy is not None:
-                ex.extra["strategy"] = strategy
-            ex.log.debug("call.start", output=getattr(output, "__name__", output))
+            ex = self._execution(state, output, strategy)
             yield CallStarted(ex.call_id, self.name, self.id)
             for m in self.middleware:
                 await m.on_call_start(ex)
@@ -234,19 +219,45 @@ class ReActAgent:
                 await m.on_call_end(ex)
             for event in self._drain(ex):
                 yield event
-            reply = ex.reply or self._last_reply(ex)
-            reply = reply.replace(result=ex.structured_result())
-            state.memory = ex.memory
-            state.so_tool_active = ex.so_tool_active
-            ex.log.debug("call.end", stop_reason=ex.stop_reason, requests=ex.usage.requests)
-            yield Complete(
-                message=reply,
-                output=ex.output if ex.completed else None,
-                usage=ex.usage,
-                stop_reason=ex.stop_reason or "completed",
-                forced_retries=ex.force_count,
-                validation_retries=ex.validation_retries,
-            )
+            yield self._commit(ex)
+
+    def _execution(
+        self, state: AgentState, output: Any, strategy: OutputStrategy | None
+    ) -> CallExecution:
+        """A fresh per-call execution over a working copy of ``state``."""
+        ex = CallExecution(
+            model=self.model,
+            state=state,
+            agent_name=self.name,
+            agent_id=self.id,
+            log=_log,
+            options=self.options,
+            output_type=output,
+            memory=list(state.memory),
+            so_tool_active=state.so_tool_active,
+        )
+        ex.log = _log.bind(agent=self.name, agent_id=self.id, call_id=ex.call_id)
+        ex.extra["has_tools"] = bool(len(self.toolkit))
+        if strategy is not None:
+            ex.extra["strategy"] = strategy
+        ex.log.debug("call.start", output=getattr(output, "__name__", output))
+        return ex
+
+    @staticmethod
+    def _commit(ex: CallExecution) -> Complete:
+        """Write the call's memory and flag to its state; the ``Complete`` event."""
+        reply = (ex.reply or ReActAgent._last_reply(ex)).replace(result=ex.structured_result())
+        ex.state.memory = ex.memory
+        ex.state.so_tool_active = ex.so_tool_active
+        ex.log.debug("call.end", stop_reason=ex.stop_reason, requests=ex.usage.requests)
+        return Complete(
+            message=reply,
+            output=ex.output if ex.completed else None,
+            usage=ex.usage,
+            stop_reason=ex.stop_reason or "completed",
+            forced_retries=ex.force_count,
+            validation_retries=ex.validation_retries,
+        )
 
     # ------------------------------------------------------------------ the loop
 
