@@ -22,7 +22,7 @@ def make_model(delays: dict[str, float] | None = None) -> tuple[FunctionModel, l
     in_flight = [0, 0]  # current, peak
 
     async def answer(request: RecordedRequest) -> Reply:
-        text = next(m.text for m in reversed(request.messages) if m.role == "user")
+        text = next(m.text for m in request.messages if m.role == "user")
         in_flight[0] += 1
         in_flight[1] = max(in_flight[1], in_flight[0])
         try:

@@ -43,7 +43,8 @@ def test_choose_strategy(profile: ModelProfile, has_tools: bool, expected: str) 
         ("native", "native_output", NOTHING, "prompt"),
         ("tool", "tools", TOOLS_ONLY, "prompt"),
         ("tool", "native_output", TOOLS_ONLY, None),
-        ("prompt", "tools", TOOLS_ONLY, None),
+        ("prompt", "tools", TOOLS_ONLY, "prompt"),
+        ("native", "tools", TOOLS_ONLY, "native"),
         ("native", "thinking", TOOLS_ONLY, None),
     ],
 )

@@ -196,8 +196,13 @@ async def test_rule3_forcing_with_specific_tool_choice() -> None:
     retry = of_type(events, OutputRetry)
     assert [(r.reason, r.attempt) for r in retry] == [("forcing", 1)]
     assert events[-1].forced_retries == 1
-    # no transient reminder was needed
-    assert not any(reminders(r.messages, "prompt") for r in model.requests)
+    # no system reminder is needed; a transient user nudge keeps the request from
+    # ending on the assistant's own turn (a prefill, which newer models refuse)
+    nudge = model.requests[1].messages[-1]
+    assert nudge.role == "user" and nudge.metadata[CACHE_CONTROL] is False
+    assert not [m for r in model.requests for m in reminders(r.messages, "prompt")
+                if m.role == "system"]
+    assert reminders(agent.state.memory, "prompt") == []
 
 
 async def test_rule3_forcing_with_prompt_reminder_when_vendor_cannot_force() -> None:
@@ -548,6 +553,25 @@ async def test_runtime_refusal_of_forced_tool_choice_falls_back_to_reminder() ->
     assert reminders(model.requests[2].messages, "prompt")
     await run(agent, state=AgentState())  # remembered for this model
     assert model.requests[4].options.tool_choice is None
+
+
+async def test_content_filter_ends_the_call_without_retries() -> None:
+    model = ScriptedModel([Reply(text="", finish_reason="content_filter")], profile=SPECIFIC)
+    reply, events = await run(ReActAgent("a", model))
+    with pytest.raises(StructuredOutputError) as info:
+        _ = reply.output
+    assert info.value.reason == "refused" and len(model.requests) == 1
+    assert events[-1].stop_reason == "output_failed"
+
+
+async def test_tools_refused_on_native_path_drops_tools_and_stays_native() -> None:
+    refusal = UnsupportedFeatureError("model does not support tools", feature="tools")
+    model = ScriptedModel([Reply(error=refusal), '{"name":"Ann","email":"ann@x.io"}'],
+                          profile=NATIVE)
+    reply, _ = await run(ReActAgent("a", model, tools=[lookup]))
+    assert reply.output == Contact(**OK)
+    assert model.requests[1].tools == ()
+    assert model.requests[1].options.response_format is not None
 
 
 async def test_unrelated_provider_errors_propagate_and_state_is_unchanged() -> None:

@@ -114,6 +114,7 @@ FORCE_TEXT = (
     "once, with your complete final answer as its arguments. Do not reply with free "
     "text.</system-reminder>"
 )
+NUDGE_TEXT = "Now call the `{tool}` tool with your final answer."
 PROMPT_TEXT = (
     "Reply with a single JSON value that validates against this JSON Schema, and "
     "nothing else (no prose, no code fences):\n{schema}"
@@ -404,8 +405,9 @@ class StructuredOutputMiddleware(Middleware):
             return False
         self._refuse(ex.model, feature)
         if feature == "tools":
-            run.strip_tools = True
-        self._bind(ex, run, new)
+            run.strip_tools = True  # the agent's own tools cannot be offered either
+        if new != run.kind:
+            self._bind(ex, run, new)
         ex.emit(
             OutputRetry(
                 "degradation", 1, f"{feature} refused, using the {new} strategy: {error.message}"
@@ -424,6 +426,8 @@ class StructuredOutputMiddleware(Middleware):
         run = _run_of(ex)
         if run is None or ex.completed:
             return None
+        if ex.last_finish_reason in ("content_filter", "refusal") and not reply.tool_uses:
+            return self._filtered(ex, run, reply)
         if run.kind == "tool":
             outputs = [c for c in reply.tool_uses if c.name == TOOL_NAME]
             if outputs:
@@ -584,8 +588,10 @@ class StructuredOutputMiddleware(Middleware):
             )
         )
         if choice is not None:
+            # the request must not end on the assistant's own turn: vendors read
+            # that as a prefill, which newer models refuse
             ex.tool_choice = choice
-            return ReasonAgain()
+            return ReasonAgain((_transient(NUDGE_TEXT.format(tool=TOOL_NAME), role="user"),))
         return ReasonAgain((_transient(FORCE_TEXT.format(tool=TOOL_NAME)),))
 
     def _text_reply(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision:
@@ -628,6 +634,17 @@ class StructuredOutputMiddleware(Middleware):
         _mark_attempt(ex, reply)  # compression replaces it by the canonical JSON
         ex.output, ex.completed = value, True
         return Finish("structured_output")
+
+    def _filtered(self, ex: CallExecution, run: _Run, reply: Msg) -> Finish:
+        """The vendor filtered or the model refused: asking again will not help."""
+        run.give_up = True
+        ex.output_error = StructuredOutputError(
+            f"the model refused or the vendor filtered the reply (finish reason "
+            f"{ex.last_finish_reason!r}); no output",
+            raw_text=reply.text, attempts=ex.usage.requests, reason="refused",
+        )
+        self._warn_give_up(ex, ex.last_finish_reason)
+        return Finish("output_failed")
 
     def _truncated(self, ex: CallExecution, run: _Run, raw: str) -> None:
         run.give_up = True

@@ -43,7 +43,7 @@ from typing_extensions import is_typeddict
 from agentflow.errors import SchemaError
 from agentflow.model import SchemaDialect
 
-__all__ = ["DialectSchema", "OutputSpec"]
+__all__ = ["DialectSchema", "OutputSpec", "transform_schema"]
 
 WRAP_FIELD = "result"
 
@@ -488,6 +488,15 @@ def _bound(node: Any) -> Any:
     if "properties" in node:
         node["required"] = list(node["properties"])
     return node
+
+
+def transform_schema(schema: Mapping[str, Any], dialect: SchemaDialect) -> DialectSchema:
+    """Any JSON Schema (a tool's parameters, say) in ``dialect``.
+
+    Raises:
+        SchemaError: the dialect cannot express it (true recursion for Gemini).
+    """
+    return _TRANSFORMS[dialect](dict(schema), "schema")
 
 
 _TRANSFORMS = {

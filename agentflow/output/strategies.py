@@ -100,13 +100,15 @@ def degrade(
     ==========  ==============  =========================================
     native      native_output   tool if the profile supports tools, else prompt
     tool        tools           prompt
+    native      tools           native (the caller drops the agent's tools)
+    prompt      tools           prompt (the caller drops the agent's tools)
     any other                   None (the error is not about the strategy)
     ==========  ==============  =========================================
     """
     if kind == "native" and feature == "native_output":
         return "tool" if profile.supports_tools else "prompt"
-    if kind == "tool" and feature == "tools":
-        return "prompt"
+    if feature == "tools":
+        return "prompt" if kind == "tool" else kind
     return None
 
 
