@@ -159,7 +159,7 @@ async def _extract(args: argparse.Namespace) -> int:
     if args.limit is not None:
         docs = itertools.islice(docs, args.limit)
     batch = list(docs)  # materialized: the progress bar needs the total
-    model = resolve_model(args.model)
+    model = _model(args)
     sink: TextIO = out_path.open("a", encoding="utf-8") if out_path else sys.stdout
     progress = _progress(len(batch), sys.stderr)
     ok = failed = tokens = 0
@@ -188,6 +188,14 @@ async def _extract(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _model(args: argparse.Namespace) -> Any:
+    if not (args.base_url or args.api_key):
+        return resolve_model(args.model)
+    registry = importlib.import_module("agentflow.providers.registry")
+    kwargs = {k: v for k, v in (("base_url", args.base_url), ("api_key", args.api_key)) if v}
+    return registry.get_model(args.model, **kwargs)
+
+
 def _models() -> int:
     registry = importlib.import_module("agentflow.providers.registry")
     rows = registry.list_profiles()
@@ -213,6 +221,8 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--input", nargs="+", required=True,
                     help="files, globs, directories, .gz, .jsonl, or - for stdin")
     ex.add_argument("--model", default="local", help="'vendor:model' (default: local)")
+    ex.add_argument("--base-url", help="API root for the vendor (an OpenAI-compatible server...)")
+    ex.add_argument("--api-key", help="API key (default: the vendor's environment variable)")
     ex.add_argument("--instructions", help="system prompt (default: the schema module's)")
     ex.add_argument("--concurrency", type=int, default=4)
     ex.add_argument("--limit", type=int, help="process at most N new inputs")

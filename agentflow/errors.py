@@ -136,9 +136,11 @@ class ProviderError(AgentflowError):
         code: the vendor's error code/type (``"invalid_request_error"``, ``"1214"``...).
         vendor: the provider name (``"openai"``, ``"glm"``...).
         retryable: whether a retry with backoff may succeed.
+        retry_after: seconds the vendor asked to wait before a retry, or ``None``.
     """
 
     retryable: bool = False
+    retry_after: float | None = None
 
     def __init__(
         self,

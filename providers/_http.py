@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import email.utils
+import inspect
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -56,6 +57,7 @@ from agentflow.errors import (
 )
 
 __all__ = [
+    "BodyErrorCheck",
     "ErrorMapper",
     "HttpClient",
     "HttpSettings",
@@ -74,6 +76,10 @@ _log = get_logger("agentflow.http")
 ErrorMapper = Callable[[int, Mapping[str, str], bytes], ProviderError]
 """``(status, headers, body) -> ProviderError``: a vendor's error mapping."""
 
+BodyErrorCheck = Callable[[Mapping[str, str], bytes], "ProviderError | None"]
+"""``(headers, body) -> ProviderError | None``: finds an error a vendor reports
+inside a 2xx JSON body (MiniMax: HTTP 200 + ``base_resp.status_code``)."""
+
 
 @dataclass(frozen=True, slots=True)
 class HttpSettings:
@@ -87,6 +93,8 @@ class HttpSettings:
         backoff_initial / backoff_max: seconds, for exponential backoff with jitter.
         max_retry_after: longest server-requested wait honoured, in seconds.
         connection_limit: concurrent connections of the session's connector.
+        force_close: open a new connection per request (for servers that close
+            connections they advertise as keep-alive, like llama.cpp's after a stream).
     """
 
     connect_timeout: float = 10.0
@@ -96,6 +104,7 @@ class HttpSettings:
     backoff_max: float = 30.0
     max_retry_after: float = 120.0
     connection_limit: int = 128
+    force_close: bool = False
     extra_headers: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -132,8 +141,10 @@ def error_message(body: bytes) -> tuple[str, str | None, Any]:
     ``{"error":{"message","code"|"type"}}``, ``{"error":"..."}``,
     ``{"message","code"}``, or a one-element list of those. The body is parsed
     as JSON whatever its content type (DeepSeek sends octet-stream)."""
+    if not body.strip():
+        return "(empty body)", None, None
     try:
-        data = orjson.loads(body) if body else None
+        data = orjson.loads(body)
     except orjson.JSONDecodeError:
         return body.decode(errors="replace")[:500] or "(empty body)", None, None
     node = data[0] if isinstance(data, list) and data else data
@@ -168,11 +179,25 @@ def default_error(
         return PermissionDeniedError(message, **kw)
     if status == 404:
         return NotFoundError(message, **kw)
+    error: ProviderError
     if status in (503, 529):
-        return OverloadedError(message, **kw)
-    if status in (408, 409) or status >= 500:
-        return ServerError(message, **kw)
-    return BadRequestError(message, **kw)
+        error = OverloadedError(message, **kw)
+    elif status in (408, 409) or status >= 500:
+        error = ServerError(message, **kw)
+    else:
+        return BadRequestError(message, **kw)
+    hint = parse_retry_after(headers)
+    if hint is not None:  # honoured by the retry wait, as for 429
+        error.retry_after = hint
+    return error
+
+
+# tenacity >= 9.2 renamed wait_exponential_jitter's ``initial`` to ``multiplier``
+_BACKOFF_START = (
+    "multiplier"
+    if "multiplier" in inspect.signature(wait_exponential_jitter.__init__).parameters
+    else "initial"
+)
 
 
 class _Wait:
@@ -182,7 +207,7 @@ class _Wait:
     def __init__(self, settings: HttpSettings) -> None:
         self.settings = settings
         self.exp = wait_exponential_jitter(
-            initial=settings.backoff_initial, max=settings.backoff_max,
+            **{_BACKOFF_START: settings.backoff_initial}, max=settings.backoff_max,
             jitter=settings.backoff_initial,
         )
 
@@ -207,6 +232,9 @@ class HttpClient:
         vendor: name used in errors and logs.
         error_mapper: the vendor's ``ErrorMapper`` (default: by status).
         settings: timeouts, retries, connection limit.
+        body_error: a vendor's ``BodyErrorCheck`` for 2xx replies that are not
+            event streams; an error it finds is raised (and retried) like an
+            HTTP error. The body stays readable afterwards (aiohttp caches it).
     """
 
     def __init__(
@@ -217,6 +245,7 @@ class HttpClient:
         vendor: str,
         error_mapper: ErrorMapper | None = None,
         settings: HttpSettings | None = None,
+        body_error: BodyErrorCheck | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.vendor = vendor
@@ -224,6 +253,7 @@ class HttpClient:
         self._headers = {"content-type": "application/json", **(headers or {}),
                          **self.settings.extra_headers}
         self._map_error = error_mapper or (lambda s, h, b: default_error(vendor, s, h, b))
+        self._body_error = body_error
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -235,7 +265,7 @@ class HttpClient:
         if self._session is None or self._session.closed or self._loop is not loop:
             s = self.settings
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=s.connection_limit),
+                connector=aiohttp.TCPConnector(limit=s.connection_limit, force_close=s.force_close),
                 timeout=aiohttp.ClientTimeout(
                     total=None, connect=s.connect_timeout, sock_read=s.read_timeout
                 ),
@@ -284,14 +314,14 @@ class HttpClient:
         assert response is not None
         try:
             yield response
+        except TimeoutError as exc:  # before ClientConnectionError: ServerTimeoutError is both
+            raise ProviderTimeoutError(
+                f"no data for {self.settings.read_timeout}s while reading the reply",
+                vendor=self.vendor,
+            ) from exc
         except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
             raise ProviderConnectionError(
                 f"the reply stream broke: {type(exc).__name__}: {exc}", partial=True,
-                vendor=self.vendor,
-            ) from exc
-        except TimeoutError as exc:
-            raise ProviderTimeoutError(
-                f"no data for {self.settings.read_timeout}s while reading the reply",
                 vendor=self.vendor,
             ) from exc
         finally:
@@ -319,6 +349,19 @@ class HttpClient:
             finally:
                 response.release()
             raise self._map_error(response.status, response.headers, body)
+        if self._body_error is not None and response.content_type != "text/event-stream":
+            try:
+                body = await response.read()
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                response.release()
+                raise ProviderConnectionError(
+                    f"the reply from {self.vendor} broke: {type(exc).__name__}",
+                    vendor=self.vendor,
+                ) from exc
+            error = self._body_error(response.headers, body)
+            if error is not None:
+                response.release()
+                raise error
         return response
 
 
@@ -360,7 +403,8 @@ async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
 async def iter_sse(response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:
     """Server-sent events of ``response`` (WHATWG framing: comments ignored,
     ``data:`` lines joined, an event dispatched on a blank line or at the end)."""
-    event, data, ev_id = "", [], ""
+    event, ev_id = "", ""
+    data: list[str] = []
     async for line in _lines(response):
         if not line:
             if data:

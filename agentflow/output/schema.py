@@ -17,8 +17,8 @@ and native paths, and unwrapped on return.
 * ``gemini`` – Gemini's OpenAPI subset: ``$ref`` inlined, unsupported keywords
   dropped, ``anyOf [T, null]`` as ``nullable``, integer enums as strings;
   true recursion raises ``SchemaError`` naming the field;
-* ``local`` – for grammar-constrained small local models: every property
-  required and strings/arrays bounded (``maxLength``/``maxItems``) so that a
+* ``local`` – for grammar-constrained small local models: objects closed,
+  every property required, and strings/arrays bounded (``maxLength``/``maxItems``) so that a
   reply always ends.
 
 ``spec.validate(data)`` validates against the user's original type, after a
@@ -456,13 +456,14 @@ def _geminify(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...], path: 
     return out
 
 
-LOCAL_MAX_STRING = 300
+LOCAL_MAX_STRING = 200
 LOCAL_MAX_ITEMS = 12
 
 
 def _local(schema: dict[str, Any], name: str) -> DialectSchema:
-    """Bounded schema for grammar-constrained local models: every property
-    required (a base model otherwise stops early or rambles), strings capped
+    """Bounded schema for grammar-constrained local models: every object closed
+    and every property required (a base model otherwise stops early, rambles
+    or invents keys), strings capped
     at ``LOCAL_MAX_STRING`` characters and arrays at ``LOCAL_MAX_ITEMS`` items
     unless the type sets its own bounds."""
     return DialectSchema(_bound(copy.deepcopy(schema)), strict=False)
@@ -487,6 +488,7 @@ def _bound(node: Any) -> Any:
         node.setdefault("maxItems", LOCAL_MAX_ITEMS)
     if "properties" in node:
         node["required"] = list(node["properties"])
+        node.setdefault("additionalProperties", False)  # a grammar would allow any key
     return node
 
 

@@ -101,6 +101,11 @@ class FakeServer:
         self.default: Script | None = None
         self._runner: web.AppRunner | None = None
         self.url = ""
+        self.host = "127.0.0.1"
+        self.port = 0
+        """The port to listen on (0: a free one, the default)."""
+        self.record = True
+        """Record requests in ``requests`` (a long-running server turns it off)."""
 
     # -- script -------------------------------------------------------------
     def add(self, *items: Script) -> None:
@@ -123,7 +128,7 @@ class FakeServer:
             app.router.add_post(route, self._handle)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         self.url = self.base_url(f"http://127.0.0.1:{port}")
@@ -173,7 +178,8 @@ class FakeServer:
             body = orjson.loads(raw) if raw else None
         except orjson.JSONDecodeError:
             body = raw
-        self.requests.append(Recorded(request.path, dict(request.headers), body))
+        if self.record:
+            self.requests.append(Recorded(request.path, dict(request.headers), body))
         refused = self.check(request, body)
         if refused is not None:
             return self.render_error(refused)
@@ -193,7 +199,9 @@ class FakeServer:
             return web.json_response(self.render_json(item, body), dumps=_dumps)
         return await self._stream(request, item, body)
 
-    async def _stream(self, request: web.Request, reply: FakeReply, body: Any) -> web.StreamResponse:
+    async def _stream(
+        self, request: web.Request, reply: FakeReply, body: Any
+    ) -> web.StreamResponse:
         response = web.StreamResponse(status=200)
         response.content_type = self.stream_content_type()
         await response.prepare(request)

@@ -1,0 +1,146 @@
+"""The skeleton the native-protocol adapters (Anthropic, Gemini, Ollama) share.
+
+``HttpChatModel`` is a ``ChatModel`` over one ``HttpClient``: a subclass
+says how to build a request (``build_request``) and how to read a streamed
+reply (``parse_stream``) or a whole one (``parse_reply``); the base sends it,
+streaming or not (``stream=`` at construction), and yields ``ModelChunk``s
+either way, so the agent sees one shape whatever the transport.
+
+``system_reminder`` wraps a system message that
+sits in the middle of a conversation, for vendors whose conversations have
+no system role (Anthropic, Gemini): it travels as user text. ``continuation``
+is the user nudge those vendors need when a conversation ends on an
+assistant turn (newer models refuse prefill).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any, ClassVar
+
+import aiohttp
+
+from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
+from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoice, ToolSpec
+from agentflow.providers._http import HttpClient, read_json
+
+__all__ = [
+    "HttpChatModel",
+    "continuation",
+    "result_name",
+    "system_reminder",
+    "tool_calls_by_id",
+]
+
+
+def system_reminder(text: str) -> str:
+    """``text`` wrapped as ``<system-reminder>...</system-reminder>`` (unless it
+    already is), for a system message carried inside a user turn."""
+    stripped = text.strip()
+    if stripped.startswith("<system-reminder>"):
+        return stripped
+    return f"<system-reminder>{stripped}</system-reminder>"
+
+
+def continuation(choice: ToolChoice | None) -> str:
+    """The user nudge that closes a conversation ending on an assistant turn.
+
+    Such a conversation is a prefill to Anthropic and Gemini, and newer models
+    refuse it ("This model does not support assistant message prefill. The
+    conversation must end with a user message."; "Requests ending with a model
+    turn are not supported."). It arises when a retry is forced with
+    ``tool_choice`` right after a prose reply; the nudge names the tool then.
+    """
+    if choice is not None and choice.mode == "specific":
+        return system_reminder(f"Continue: call the `{choice.name}` tool now.")
+    return system_reminder("Continue.")
+
+
+def tool_calls_by_id(messages: Iterable[Msg]) -> dict[str, ToolUseBlock]:
+    """``{tool call id: call}`` over every tool call in ``messages``, for wire
+    formats whose tool results name the tool (Gemini, Ollama)."""
+    return {b.id: b for m in messages for b in m.content if isinstance(b, ToolUseBlock)}
+
+
+def result_name(block: ToolResultBlock, calls: Mapping[str, ToolUseBlock]) -> str:
+    """The tool name a result answers: its own, else its call's."""
+    call = calls.get(block.tool_use_id)
+    return block.name or (call.name if call else "")
+
+
+class HttpChatModel(ABC):
+    """Base of an HTTP ``ChatModel``.
+
+    Args:
+        model: the vendor's model id.
+        client: the model's ``HttpClient`` (owns the aiohttp session).
+        profile: the model's capabilities.
+        stream: stream replies (``True``) or ask for whole ones; the chunks
+            yielded are the same.
+    """
+
+    vendor: ClassVar[str] = ""
+
+    def __init__(
+        self, model: str, *, client: HttpClient, profile: ModelProfile, stream: bool
+    ) -> None:
+        self._model = model
+        self._client = client
+        self._profile = profile
+        self._streaming = stream
+
+    @property
+    def profile(self) -> ModelProfile:
+        """What this model's API can do."""
+        return self._profile
+
+    @property
+    def model_name(self) -> str:
+        """The vendor's model id."""
+        return self._model
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self._model!r}, base_url={self._client.base_url!r})"
+
+    async def aclose(self) -> None:
+        """Close the HTTP session (idempotent)."""
+        await self._client.aclose()
+
+    async def stream(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> AsyncIterator[ModelChunk]:
+        """Send one request; yield its reply as ``ModelChunk``s.
+
+        Raises:
+            ProviderError: the vendor refused or failed the request (mapped by
+                the vendor module); ``ProviderConnectionError(partial=True)``
+                when a stream ends before the vendor's terminal marker.
+        """
+        path, body = self.build_request(messages, tools, options, stream=self._streaming)
+        async with self._client.open(path, body) as response:
+            if self._streaming:
+                async for chunk in self.parse_stream(response):
+                    yield chunk
+            else:
+                for chunk in self.parse_reply(await read_json(response)):
+                    yield chunk
+
+    @abstractmethod
+    def build_request(
+        self,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+        *,
+        stream: bool,
+    ) -> tuple[str, dict[str, Any]]:
+        """``(path relative to the base URL, JSON body)`` of one request."""
+
+    @abstractmethod
+    def parse_stream(self, response: aiohttp.ClientResponse) -> AsyncIterator[ModelChunk]:
+        """The chunks of a streamed reply."""
+
+    @abstractmethod
+    def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
+        """The chunks of a whole (non-streamed) reply."""

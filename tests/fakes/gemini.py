@@ -1,0 +1,300 @@
+"""A fake Gemini API (``/v1beta/models/{model}:generateContent`` and
+``:streamGenerateContent?alt=sse``) on 127.0.0.1.
+
+Speaks the wire protocol of shared/providers.md §4: each SSE event is a
+whole ``GenerateContentResponse`` carrying only new parts, function calls
+arrive whole, the last event carries ``finishReason`` (``STOP`` for calls
+too) and there is no terminal marker; errors use the Google RPC envelope.
+
+Refuses what the real API refuses (400 ``INVALID_ARGUMENT`` unless said):
+a missing key (403) or the key ``"bad-key"`` (400 ``API_KEY_INVALID``),
+roles other than user/model, unknown fields in ``parameters`` or
+``responseSchema`` (``$defs``, ``$ref``, ``additionalProperties``...), an
+OBJECT without properties, ``responseMimeType: application/json`` together
+with function declarations on models before Gemini 3, both response schema
+fields at once, ``allowedFunctionNames`` naming an undeclared function, a
+non-object ``functionResponse.response``, and on Gemini 3 a function call
+sent back without the ``thoughtSignature`` it came with.
+
+``FakeReply.extra`` keys: ``block_reason`` (no candidates, prompt blocked),
+``error`` (an error object sent as a stream event after ``error_after``
+events), ``finish`` (the raw finishReason), ``wrap_list`` (errors only: see
+``gemini_error``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from aiohttp import web
+
+from .base import FakeError, FakeReply, FakeServer, pieces, sse
+
+__all__ = ["MIME_WITH_TOOLS", "MODEL_TURN_LAST", "GeminiFake", "gemini_error"]
+
+MIME_WITH_TOOLS = "Function calling with a response mime type: 'application/json' is unsupported"
+MODEL_TURN_LAST = ("Requests ending with a model turn are not supported unless the last part is "
+                   "a function response.")
+MISSING_SIGNATURE = (
+    "Function call is missing a thought_signature in functionCall parts. This is required for "
+    "tools to work correctly, and missing thought_signature may lead to degraded model "
+    "performance. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures."
+)
+_SCHEMA_FIELDS = frozenset({
+    "type", "format", "description", "nullable", "enum", "properties", "required", "items",
+    "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern", "anyOf",
+    "propertyOrdering", "title", "default", "example", "minProperties", "maxProperties",
+})
+_STATUS = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+           429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE",
+           504: "DEADLINE_EXCEEDED"}
+
+
+def gemini_error(code: int, message: str, details: list[dict[str, Any]] | None = None, *,
+                 headers: Mapping[str, str] | None = None, wrap_list: bool = False) -> FakeError:
+    """A scripted error in the Google RPC envelope (optionally wrapped in a
+    one-element list, as the API sometimes sends)."""
+    body: Any = {"error": {"code": code, "message": message, "status": _STATUS.get(code, "UNKNOWN"),
+                           "details": details or []}}
+    return FakeError(code, [body] if wrap_list else body, headers or {})
+
+
+def _bad(message: str) -> FakeError:
+    return gemini_error(400, message)
+
+
+class GeminiFake(FakeServer):
+    """The fake; the model name comes from the request path."""
+
+    routes = ("/v1beta/models/{tail:.+}",)
+    vendor = "gemini"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ids = itertools.count(1)
+        self.signatures: set[str] = set()
+
+    def base_url(self, root: str) -> str:
+        return f"{root}/v1beta"
+
+    def is_stream(self, request: web.Request, body: Any) -> bool:
+        return request.path.endswith(":streamGenerateContent") and request.query.get("alt") == "sse"
+
+    @staticmethod
+    def _model(request_path: str) -> str:
+        return request_path.rsplit("/", 1)[-1].split(":", 1)[0]
+
+    # -- refusals ------------------------------------------------------------
+    def check(self, request: web.Request, body: Any) -> FakeError | None:
+        key = request.headers.get("x-goog-api-key")
+        if not key:
+            return gemini_error(403, "Method doesn't allow unregistered callers (callers without "
+                                "established identity). Please use API Key or other form of API "
+                                "consumer identity to call this API.")
+        if key == "bad-key":
+            return gemini_error(400, "API key not valid. Please pass a valid API key.", [{
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
+                "domain": "googleapis.com"}])
+        gemini3 = self._model(request.path).startswith("gemini-3")
+        return (self._check_contents(body, gemini3) or self._check_tools(body)
+                or self._check_output(body, gemini3))
+
+    def _check_contents(self, body: Any, gemini3: bool) -> FakeError | None:
+        if not isinstance(body, dict) or not body.get("contents"):
+            return _bad("* GenerateContentRequest.contents: contents is not specified")
+        for i, content in enumerate(body["contents"]):
+            if content.get("role") not in ("user", "model"):
+                return _bad(f"Please use a valid role: user, model. (contents[{i}])")
+            parts = content.get("parts", [])
+            for part in parts:
+                response = part.get("functionResponse")
+                if response is not None and not isinstance(response.get("response"), dict):
+                    return _bad(f"Invalid value at 'contents[{i}].parts[0].function_response."
+                                "response' (type.googleapis.com/google.protobuf.Struct)")
+            calls = [p for p in parts if "functionCall" in p]
+            if gemini3 and calls and calls[0].get("thoughtSignature") not in self.signatures:
+                return _bad(MISSING_SIGNATURE)  # the first call of a step carries it
+        if body["contents"][-1].get("role") == "model":
+            return _bad(MODEL_TURN_LAST)
+        return None
+
+    def _check_tools(self, body: dict[str, Any]) -> FakeError | None:
+        names: list[str] = []
+        for t, tool in enumerate(body.get("tools", [])):
+            for d, decl in enumerate(tool.get("functionDeclarations", [])):
+                names.append(decl["name"])
+                where = f"tools[{t}].function_declarations[{d}].parameters"
+                refused = _schema_refusal(decl.get("parameters"), where)
+                if refused:
+                    return refused
+        config = (body.get("toolConfig") or {}).get("functionCallingConfig") or {}
+        for name in config.get("allowedFunctionNames", []):
+            if name not in names:
+                return _bad(f"allowed_function_names contains an undeclared function: {name}")
+        return None
+
+    def _check_output(self, body: dict[str, Any], gemini3: bool) -> FakeError | None:
+        config = body.get("generationConfig") or {}
+        if "responseSchema" in config and "responseJsonSchema" in config:
+            return _bad("response_schema and response_json_schema cannot both be set")
+        refused = _schema_refusal(config.get("responseSchema"), "generation_config.response_schema")
+        if refused:
+            return refused
+        declares = any(t.get("functionDeclarations") for t in body.get("tools", []))
+        if config.get("responseMimeType") == "application/json" and declares and not gemini3:
+            return _bad(MIME_WITH_TOOLS)
+        return None
+
+    # -- replies -------------------------------------------------------------
+    def _signature(self) -> str:
+        signature = f"c2lnbmF0dXJl{next(self._ids):04d}"
+        self.signatures.add(signature)
+        return signature
+
+    def _call_parts(self, reply: FakeReply, gemini3: bool) -> list[dict[str, Any]]:
+        parts = []
+        for i, call in enumerate(reply.tool_calls):
+            fc: dict[str, Any] = {"name": call.name, "args": call.arguments}
+            if gemini3:
+                fc["id"] = call.id or f"fc-{next(self._ids)}"
+            part: dict[str, Any] = {"functionCall": fc}
+            if gemini3 and i == 0:  # the signature rides on the first call of a step
+                part["thoughtSignature"] = self._signature()
+            parts.append(part)
+        return parts
+
+    def _usage(self, reply: FakeReply) -> dict[str, int]:
+        return {"promptTokenCount": reply.usage[0], "candidatesTokenCount": reply.usage[1],
+                "totalTokenCount": sum(reply.usage)}
+
+    def _finish(self, reply: FakeReply) -> str:
+        return str(reply.extra.get("finish") or reply.finish_reason or "STOP")
+
+    def _thoughts(self, reply: FakeReply, body: Any) -> bool:
+        thinking = ((body.get("generationConfig") or {}).get("thinkingConfig") or {})
+        return bool(reply.thinking and thinking.get("includeThoughts"))
+
+    def render_json(self, reply: FakeReply, body: Any) -> Any:
+        if reply.extra.get("block_reason"):
+            return self._blocked(reply)
+        parts: list[dict[str, Any]] = []
+        if self._thoughts(reply, body):
+            parts.append({"text": reply.thinking, "thought": True})
+        if reply.text:
+            parts.append({"text": reply.text})
+        parts.extend(self._call_parts(reply, self._current_model.startswith("gemini-3")))
+        return self._response(parts, self._finish(reply), self._usage(reply))
+
+    def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
+        if reply.extra.get("block_reason"):
+            return [sse(self._blocked(reply))]
+        frames = [sse(event) for event in self._events(reply, body)]
+        if reply.extra.get("error") is not None:
+            at = int(reply.extra.get("error_after", 1))
+            frames = [*frames[:at], sse({"error": reply.extra["error"]})]
+        return frames
+
+    def _events(self, reply: FakeReply, body: Any) -> Iterator[dict[str, Any]]:
+        gemini3 = self._current_model.startswith("gemini-3")
+        groups: list[list[dict[str, Any]]] = []
+        if self._thoughts(reply, body):
+            groups.extend([{"text": p, "thought": True}] for p in pieces(reply.thinking, 40))
+        if reply.text:
+            groups.extend([{"text": p}] for p in pieces(reply.text, reply.chunk_size))
+        if reply.tool_calls:
+            groups.append(self._call_parts(reply, gemini3))
+        groups = groups or [[{"text": ""}]]
+        usage = self._usage(reply)
+        for i, parts in enumerate(groups):
+            last = i == len(groups) - 1
+            yield self._response(parts, self._finish(reply) if last else None,
+                                 usage if last else {**usage, "candidatesTokenCount": i + 1})
+
+    def _response(self, parts: list[dict[str, Any]], finish: str | None,
+                  usage: dict[str, int]) -> dict[str, Any]:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        if finish:
+            candidate["finishReason"] = finish
+        return {"candidates": [candidate], "usageMetadata": usage,
+                "modelVersion": self._current_model, "responseId": "resp-1"}
+
+    def _blocked(self, reply: FakeReply) -> dict[str, Any]:
+        return {"promptFeedback": {"blockReason": reply.extra["block_reason"]},
+                "usageMetadata": {"promptTokenCount": reply.usage[0], "totalTokenCount":
+                                  reply.usage[0]}}
+
+    @property
+    def _current_model(self) -> str:
+        """The model of the request being answered."""
+        return self._model(self.requests[-1].path)
+
+    # -- request inspectors (for tests) --------------------------------------
+    @staticmethod
+    def tool_names(body: Any) -> list[str]:
+        """Names of the functions the request declares."""
+        return [d["name"] for t in body.get("tools", []) for d in t.get("functionDeclarations", [])]
+
+    @staticmethod
+    def forced_tool(body: Any) -> str | None:
+        """The function the request forces (``"*"`` for any), or ``None``."""
+        config = (body.get("toolConfig") or {}).get("functionCallingConfig") or {}
+        if config.get("mode") != "ANY":
+            return None
+        names = config.get("allowedFunctionNames") or []
+        return names[0] if len(names) == 1 else "*"
+
+    @staticmethod
+    def request_text(body: Any) -> str:
+        """All text of the request (system instruction, parts, function responses)."""
+        texts = [p.get("text", "") for p in (body.get("systemInstruction") or {}).get("parts", [])]
+        for content in body.get("contents", []):
+            for part in content.get("parts", []):
+                if "text" in part:
+                    texts.append(part["text"])
+                elif "functionResponse" in part:
+                    texts.append(str(part["functionResponse"].get("response")))
+        return "\n".join(texts)
+
+    @staticmethod
+    def has_native_output(body: Any) -> bool:
+        """Whether the request asks for JSON output."""
+        return (body.get("generationConfig") or {}).get("responseMimeType") == "application/json"
+
+    @staticmethod
+    def rate_limited(retry_after: float = 0) -> FakeError:
+        """A 429 RESOURCE_EXHAUSTED with ``google.rpc.RetryInfo``."""
+        return gemini_error(429, "You exceeded your current quota, please check your plan and "
+                            "billing details.", [
+                                {"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                                 "violations": [{"quotaMetric": "generate_content_requests"}]},
+                                {"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                                 "retryDelay": f"{retry_after:g}s"}])
+
+
+def _schema_refusal(schema: Any, where: str) -> FakeError | None:
+    """The 400 the API gives for a ``Schema`` with unknown fields or an empty OBJECT."""
+    if schema is None:
+        return None
+    unknown = sorted(_unknown_fields(schema))
+    if unknown:
+        return _bad("\n".join(f"Invalid JSON payload received. Unknown name \"{name}\" at "
+                              f"'{where}': Cannot find field." for name in unknown))
+    if str(schema.get("type", "")).upper() == "OBJECT" and not schema.get("properties"):
+        return _bad(f"* GenerateContentRequest.{where}.properties: should be non-empty for "
+                    "OBJECT type")
+    return None
+
+
+def _unknown_fields(node: Any) -> set[str]:
+    if not isinstance(node, dict):
+        return set()
+    found = {k for k in node if k not in _SCHEMA_FIELDS}
+    for key in ("items",):
+        found |= _unknown_fields(node.get(key))
+    for value in (node.get("properties") or {}).values():
+        found |= _unknown_fields(value)
+    for value in node.get("anyOf") or []:
+        found |= _unknown_fields(value)
+    return found

@@ -1,0 +1,359 @@
+"""A fake OpenAI chat-completions API (``POST /v1/chat/completions``) on
+127.0.0.1, and the base of the other OpenAI-style fakes (DeepSeek, DashScope,
+GLM, MiniMax).
+
+Speaks shared/providers.md §1: whole ``chat.completion`` replies, or SSE
+``chat.completion.chunk`` frames (role chunk, content/refusal/tool-call
+deltas keyed by ``index`` — first fragment with id/type/name and empty
+arguments, then argument pieces — a finish chunk, a ``choices: []`` usage
+chunk when ``stream_options.include_usage`` is set, ``data: [DONE]``). Errors
+use ``{"error": {"message", "type", "param", "code"}}``.
+
+Refuses (400 ``invalid_request_error``) what the real API refuses: a
+``tool`` message not answering a preceding ``tool_calls`` message, an
+assistant ``tool_calls`` turn not answered for every id, non-string
+arguments, tool names off ``^[a-zA-Z0-9_-]{1,64}$``, ``tool_choice`` or
+``parallel_tool_calls`` without tools, a ``tool_choice`` naming an unknown
+function, JSON mode without the word "json" in the messages, a
+``json_schema`` name off the pattern, a ``strict`` schema that is not
+strict (root object, ``additionalProperties: false``, every property
+required). Options make it refuse json_schema (models without structured
+outputs) or tools, and check the API key (401).
+
+``FakeReply.extra`` keys: ``refusal`` (text), ``arguments_as_object`` (tool
+arguments as JSON objects, as some compatible servers send),
+``omit_tool_ids`` (no ``id``/``type``), ``stream_error`` (an error object sent
+as a data line after ``error_after`` frames, then the connection ends),
+``cached_tokens``, ``reasoning_tokens``, ``crlf`` (CRLF line endings),
+``split_writes`` (each frame written in two halves, cutting UTF-8 characters).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from .base import FakeCall, FakeError, FakeReply, FakeServer, pieces
+
+__all__ = ["OpenAIFake", "OpenAIStyleFake", "openai_error", "strict_schema_problem"]
+
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+JSON_WORD = ("'messages' must contain the word 'json' in some form, to use 'response_format' "
+             "of type 'json_object'.")
+NO_JSON_SCHEMA = ("Invalid parameter: 'response_format' of type 'json_schema' is not supported "
+                  "with this model. Learn more about supported models at the Structured Outputs "
+                  "guide: https://platform.openai.com/docs/guides/structured-outputs")
+
+
+def openai_error(status: int, message: str, kind: str = "invalid_request_error",
+                 param: str | None = None, code: str | None = None,
+                 headers: Mapping[str, str] | None = None) -> FakeError:
+    """A scripted error in OpenAI's envelope."""
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    return FakeError(status, body, headers or {})
+
+
+def strict_schema_problem(schema: Any, path: str = "()") -> str | None:
+    """Why ``schema`` breaks OpenAI's strict rules, or ``None``."""
+    if not isinstance(schema, dict):
+        return None
+    if path == "()" and schema.get("type") != "object":
+        return "In context=(), schema must be a JSON Schema of 'type: \"object\"'"
+    if schema.get("type") == "object" or "properties" in schema:
+        if schema.get("additionalProperties") is not False:
+            return (f"In context={path}, 'additionalProperties' is required to be supplied and "
+                    "to be false.")
+        props = schema.get("properties") or {}
+        missing = [k for k in props if k not in (schema.get("required") or [])]
+        if missing:
+            return (f"In context={path}, 'required' is required to be supplied and to be an "
+                    f"array including every key in properties. Missing '{missing[0]}'.")
+    for key in ("properties", "$defs", "definitions"):
+        for name, sub in (schema.get(key) or {}).items():
+            if problem := strict_schema_problem(sub, f"('{key}', '{name}')"):
+                return problem
+    for key in ("items", "anyOf"):
+        subs = schema.get(key)
+        for sub in subs if isinstance(subs, list) else [subs] if subs else []:
+            if problem := strict_schema_problem(sub, f"('{key}',)"):
+                return problem
+    return None
+
+
+class OpenAIStyleFake(FakeServer):
+    """Shared rendering and checks of OpenAI-style fakes; subclasses set the
+    routes and override the hooks (``validate``, ``thinking_on``,
+    ``error_body``, ``usage_on_finish``, ``whole_tool_calls``...)."""
+
+    routes: Sequence[str] = ("/v1/chat/completions",)
+    vendor = "openai"
+    usage_on_finish = False  # usage rides on the finish chunk (DeepSeek, GLM)
+    whole_tool_calls = False  # each call in one delta (GLM without tool_stream)
+    reasoning_field = "reasoning_content"
+
+    def __init__(self, *, api_key: str | None = None) -> None:
+        super().__init__()
+        self.api_key = api_key
+        """When set, requests must carry ``Authorization: Bearer <api_key>``."""
+
+    # -- errors ----------------------------------------------------------------
+    def bad(self, message: str, param: str | None = None, code: str | None = None) -> FakeError:
+        """A 400 in this vendor's envelope."""
+        return openai_error(400, message, param=param, code=code)
+
+    def unauthorized(self) -> FakeError:
+        """The vendor's answer to a wrong key."""
+        return openai_error(401, "Incorrect API key provided: sk-***. You can find your API key "
+                            "at https://platform.openai.com/account/api-keys.",
+                            code="invalid_api_key")
+
+    # -- checks ------------------------------------------------------------------
+    def check(self, request: web.Request, body: Any) -> FakeError | None:
+        if self.api_key is not None and request.headers.get(
+                "Authorization") != f"Bearer {self.api_key}":
+            return self.unauthorized()
+        if not isinstance(body, dict):
+            return self.bad("We could not parse the JSON body of your request.")
+        return self.validate(body)
+
+    def validate(self, body: dict[str, Any]) -> FakeError | None:
+        """The vendor's request checks, first failure wins."""
+        return (self.check_messages(body) or self.check_tools(body)
+                or self.check_tool_choice(body) or self.check_response_format(body))
+
+    def check_messages(self, body: dict[str, Any]) -> FakeError | None:
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return self.bad("[] is too short - 'messages'", "messages")
+        pending: set[str] = set()
+        answerable: set[str] = set()
+        for i, m in enumerate(messages):
+            role = m.get("role")
+            if role not in ("system", "developer", "user", "assistant", "tool"):
+                return self.bad(f"Invalid value: '{role}'. Supported values are: 'system', "
+                                "'assistant', 'user', 'function', 'tool', and 'developer'.",
+                                f"messages[{i}].role")
+            if pending and role != "tool":
+                return self.bad("An assistant message with 'tool_calls' must be followed by "
+                                "tool messages responding to each 'tool_call_id'. The following "
+                                f"tool_call_ids did not have response messages: "
+                                f"{', '.join(sorted(pending))}", "messages")
+            if role == "tool":
+                if m.get("tool_call_id") not in answerable:
+                    return self.bad("Invalid parameter: messages with role 'tool' must be a "
+                                    "response to a preceeding message with 'tool_calls'.",
+                                    f"messages.[{i}].role")
+                pending.discard(m["tool_call_id"])
+                continue
+            answerable = set()
+            for j, call in enumerate(m.get("tool_calls") or ()):
+                if not isinstance(call.get("function", {}).get("arguments"), str):
+                    return self.bad(f"Invalid type for 'messages[{i}].tool_calls[{j}].function."
+                                    "arguments': expected a string, but got an object instead.",
+                                    f"messages[{i}].tool_calls[{j}].function.arguments")
+                answerable.add(call.get("id"))
+            pending = set(answerable)
+        if pending:
+            return self.bad("An assistant message with 'tool_calls' must be followed by tool "
+                            "messages responding to each 'tool_call_id'.", "messages")
+        return None
+
+    def check_tools(self, body: dict[str, Any]) -> FakeError | None:
+        tools = body.get("tools")
+        if not tools:
+            if "parallel_tool_calls" in body:
+                return self.bad("Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' "
+                                "is only allowed when 'tools' are specified.",
+                                "parallel_tool_calls")
+            return None
+        for i, tool in enumerate(tools):
+            fn = tool.get("function") or {}
+            if not _NAME.match(str(fn.get("name", ""))):
+                return self.bad(f"Invalid 'tools[{i}].function.name': string does not match "
+                                "pattern. Expected a string that matches the pattern "
+                                "'^[a-zA-Z0-9_-]+$'.", f"tools[{i}].function.name")
+            if fn.get("strict") and (problem := strict_schema_problem(fn.get("parameters"))):
+                return self.bad(f"Invalid schema for function '{fn['name']}': {problem}",
+                                f"tools[{i}].function.parameters")
+        return None
+
+    def check_tool_choice(self, body: dict[str, Any]) -> FakeError | None:
+        choice = body.get("tool_choice")
+        if choice is None:
+            return None
+        if not body.get("tools"):
+            return self.bad("Invalid value for 'tool_choice': 'tool_choice' is only allowed "
+                            "when 'tools' are specified.", "tool_choice")
+        if isinstance(choice, dict):
+            name = (choice.get("function") or {}).get("name")
+            names = {t["function"]["name"] for t in body["tools"]}
+            if name not in names:
+                return self.bad(f"Invalid value for 'tool_choice': function '{name}' not found "
+                                "in 'tools'.", "tool_choice")
+        elif choice not in ("auto", "none", "required"):
+            return self.bad(f"Invalid value: '{choice}'. Supported values are: 'none', 'auto', "
+                            "and 'required'.", "tool_choice")
+        return None
+
+    def check_response_format(self, body: dict[str, Any]) -> FakeError | None:
+        rf = body.get("response_format")
+        if not rf:
+            return None
+        if rf.get("type") == "json_object" and "json" not in orjson.dumps(
+                body["messages"]).decode().lower():
+            return self.bad(JSON_WORD, "messages")
+        if rf.get("type") == "json_schema":
+            spec = rf.get("json_schema") or {}
+            if not _NAME.match(str(spec.get("name", ""))):
+                return self.bad("Invalid 'response_format.json_schema.name': string does not "
+                                "match pattern. Expected a string that matches the pattern "
+                                "'^[a-zA-Z0-9_-]+$'.", "response_format.json_schema.name")
+            if spec.get("strict") and (problem := strict_schema_problem(spec.get("schema"))):
+                return self.bad(f"Invalid schema for response_format '{spec['name']}': {problem}",
+                                "response_format")
+        return None
+
+    def thinking_on(self, body: dict[str, Any]) -> bool:
+        """Whether the request runs in thinking mode (thinking text is sent only then)."""
+        return True
+
+    def whole_calls(self, body: dict[str, Any]) -> bool:
+        """Whether tool calls stream whole, in one delta each."""
+        return self.whole_tool_calls
+
+    # -- rendering -------------------------------------------------------------
+    def finish_of(self, reply: FakeReply) -> str:
+        return reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+
+    def usage_json(self, reply: FakeReply) -> dict[str, Any]:
+        inp, out = reply.usage
+        return {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out,
+                "prompt_tokens_details": {"cached_tokens": reply.extra.get("cached_tokens", 0)},
+                "completion_tokens_details": {
+                    "reasoning_tokens": reply.extra.get("reasoning_tokens", 0)}}
+
+    def call_id(self, index: int, call: FakeCall) -> str:
+        return call.id or f"call_{index}_fake"
+
+    def arguments(self, call: FakeCall, reply: FakeReply) -> Any:
+        if isinstance(call.arguments, str):
+            return call.arguments
+        if reply.extra.get("arguments_as_object"):
+            return dict(call.arguments)
+        return orjson.dumps(dict(call.arguments)).decode()
+
+    def tool_json(self, index: int, call: FakeCall, reply: FakeReply) -> dict[str, Any]:
+        out: dict[str, Any] = {"function": {"name": call.name,
+                                            "arguments": self.arguments(call, reply)}}
+        if not reply.extra.get("omit_tool_ids"):
+            out = {"id": self.call_id(index, call), "type": "function", **out}
+        return out
+
+    def message_json(self, reply: FakeReply, body: Any) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None,
+                                   "refusal": reply.extra.get("refusal")}
+        if reply.thinking and self.thinking_on(body):
+            message[self.reasoning_field] = reply.thinking
+        if reply.tool_calls:
+            message["tool_calls"] = [self.tool_json(i, c, reply)
+                                     for i, c in enumerate(reply.tool_calls)]
+        return message
+
+    def render_json(self, reply: FakeReply, body: Any) -> Any:
+        return {"id": "chatcmpl-fake", "object": "chat.completion", "created": 1,
+                "model": body.get("model"),
+                "choices": [{"index": 0, "message": self.message_json(reply, body),
+                             "finish_reason": self.finish_of(reply), "logprobs": None}],
+                "usage": self.usage_json(reply)}
+
+    def chunk(self, body: Any, delta: dict[str, Any] | None, finish: str | None = None,
+              usage: Any = None, choices: bool = True) -> dict[str, Any]:
+        frame: dict[str, Any] = {"id": "chatcmpl-fake", "object": "chat.completion.chunk",
+                                 "created": 1, "model": body.get("model")}
+        frame["choices"] = [{"index": 0, "delta": delta or {}, "finish_reason": finish,
+                             "logprobs": None}] if choices else []
+        if usage is not None or (body.get("stream_options") or {}).get("include_usage"):
+            frame["usage"] = usage
+        return frame
+
+    def delta_frames(self, reply: FakeReply, body: Any) -> list[dict[str, Any]]:
+        """The chunks before the finish chunk."""
+        size = reply.chunk_size
+        frames = [self.chunk(body, {"role": "assistant", "content": ""})]
+        if reply.thinking and self.thinking_on(body):
+            frames += [self.chunk(body, {self.reasoning_field: p})
+                       for p in pieces(reply.thinking, size)]
+        if reply.text:
+            frames += [self.chunk(body, {"content": p}) for p in pieces(reply.text, size)]
+        if reply.extra.get("refusal"):
+            frames += [self.chunk(body, {"refusal": p})
+                       for p in pieces(reply.extra["refusal"], size)]
+        for i, call in enumerate(reply.tool_calls):
+            whole = self.tool_json(i, call, reply)
+            args = whole["function"]["arguments"]
+            if self.whole_calls(body) or not isinstance(args, str):
+                frames.append(self.chunk(body, {"tool_calls": [{"index": i, **whole}]}))
+                continue
+            first = {"index": i, **whole, "function": {"name": call.name, "arguments": ""}}
+            frames.append(self.chunk(body, {"tool_calls": [first]}))
+            frames += [self.chunk(body, {"tool_calls": [{"index": i, "function": {
+                "arguments": p}}]}) for p in pieces(args, size) if p]
+        return frames
+
+    def tail_frames(self, reply: FakeReply, body: Any) -> list[dict[str, Any]]:
+        """The finish chunk and the usage chunk."""
+        usage = self.usage_json(reply)
+        if self.usage_on_finish:
+            return [self.chunk(body, {}, self.finish_of(reply), usage=usage)]
+        frames = [self.chunk(body, {}, self.finish_of(reply))]
+        if (body.get("stream_options") or {}).get("include_usage"):
+            frames.append(self.chunk(body, None, usage=usage, choices=False))
+        return frames
+
+    def preamble(self) -> list[bytes]:
+        """Raw bytes sent before the first frame (DeepSeek keep-alives)."""
+        return []
+
+    def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
+        frames = [b"data: " + orjson.dumps(f) + b"\n\n"
+                  for f in self.delta_frames(reply, body) + self.tail_frames(reply, body)]
+        frames.append(b"data: [DONE]\n\n")
+        if "stream_error" in reply.extra:
+            at = int(reply.extra.get("error_after", 1))
+            frames = [*frames[:at],
+                      b"data: " + orjson.dumps({"error": reply.extra["stream_error"]}) + b"\n\n"]
+        frames = self.preamble() + frames
+        if reply.extra.get("crlf"):
+            frames = [f.replace(b"\n", b"\r\n") for f in frames]
+        if reply.extra.get("split_writes"):
+            frames = [half for f in frames for half in (f[: len(f) // 2], f[len(f) // 2:])]
+        return frames
+
+
+class OpenAIFake(OpenAIStyleFake):
+    """OpenAI itself. Options: ``json_schema`` (models with structured
+    outputs; ``False`` answers 400 to json_schema), ``tools`` (``False``
+    answers 400 to tools), ``api_key``."""
+
+    def __init__(self, *, api_key: str | None = None, json_schema: bool = True,
+                 tools: bool = True) -> None:
+        super().__init__(api_key=api_key)
+        self.json_schema = json_schema
+        self.tools = tools
+
+    def base_url(self, root: str) -> str:
+        return root + "/v1"
+
+    def validate(self, body: dict[str, Any]) -> FakeError | None:
+        if body.get("tools") and not self.tools:
+            return self.bad("tools is not supported in this model. For a list of supported "
+                            "models, refer to https://platform.openai.com/docs/guides/function-"
+                            "calling#models-supporting-function-calling.", "tools")
+        rf = body.get("response_format") or {}
+        if rf.get("type") == "json_schema" and not self.json_schema:
+            return self.bad(NO_JSON_SCHEMA, "response_format")
+        return super().validate(body)

@@ -1,0 +1,287 @@
+"""The shared HTTP layer (providers/_http.py) against a raw local server that
+writes exactly the bytes a test gives: SSE and NDJSON framing, UTF-8 split
+across writes, error mapping, retries with Retry-After, timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import pytest
+from aiohttp import web
+
+from agentflow.errors import (
+    AuthenticationError,
+    BadRequestError,
+    NotFoundError,
+    OverloadedError,
+    PermissionDeniedError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    QuotaExceededError,
+    RateLimitedError,
+    ServerError,
+)
+from agentflow.providers._http import (
+    HttpClient,
+    HttpSettings,
+    SSEEvent,
+    default_error,
+    error_message,
+    iter_ndjson,
+    iter_sse,
+    parse_retry_after,
+    read_json,
+)
+
+FAST = HttpSettings(backoff_initial=0.01, backoff_max=0.02, max_retries=2, read_timeout=2)
+
+
+@dataclass
+class Raw:
+    """One scripted response: status, headers, body written as these pieces."""
+
+    pieces: Sequence[bytes] = (b"",)
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    pause: float = 0.005  # between pieces, so they arrive as separate reads
+
+
+@asynccontextmanager
+async def raw_server(*responses: Raw) -> AsyncIterator[tuple[str, list[bytes]]]:
+    """A server answering each request with the next ``Raw``; yields (url, request bodies)."""
+    queue = deque(responses)
+    seen: list[bytes] = []
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        seen.append(await request.read())
+        raw = queue.popleft()
+        response = web.StreamResponse(status=raw.status, headers=raw.headers)
+        await response.prepare(request)
+        for piece in raw.pieces:
+            await response.write(piece)
+            await asyncio.sleep(raw.pause)
+        await response.write_eof()
+        return response
+
+    app = web.Application()
+    app.router.add_post("/{tail:.*}", handle)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}", seen
+    finally:
+        await runner.cleanup()
+
+
+async def sse_of(*pieces: bytes) -> list[SSEEvent]:
+    async with raw_server(Raw(pieces)) as (url, _):
+        client = HttpClient(url, vendor="t", settings=FAST)
+        try:
+            async with client.open("x", {}) as response:
+                return [e async for e in iter_sse(response)]
+        finally:
+            await client.aclose()
+
+
+# ----------------------------------------------------------------------------- SSE / NDJSON
+
+
+async def test_sse_comments_and_keep_alives_ignored() -> None:
+    events = await sse_of(b": keep-alive\n\n", b":ping\n", b"data: 1\n\n", b": x\n\n",
+                          b"data: [DONE]\n\n")
+    assert [e.data for e in events] == ["1", "[DONE]"]
+
+
+async def test_sse_multi_line_data_event_and_id() -> None:
+    events = await sse_of(b"event: result\nid: 7\ndata: a\ndata:b\ndata\n\n")
+    assert events == [SSEEvent("result", "a\nb\n", "7")]
+
+
+@pytest.mark.parametrize("eol", [b"\r\n", b"\r", b"\n"], ids=["crlf", "cr", "lf"])
+async def test_sse_line_endings(eol: bytes) -> None:
+    raw = b"data: one" + eol + eol + b"data: two" + eol + b"data: 2b" + eol + eol
+    # cut between CR and LF, and everywhere else, across network writes
+    events = await sse_of(*[raw[i:i + 3] for i in range(0, len(raw), 3)])
+    assert [e.data for e in events] == ["one", "two\n2b"]
+
+
+async def test_sse_utf8_split_across_writes() -> None:
+    payload = "data: {\"t\": \"é中😀\"}\n\n".encode()
+    cut = payload.index("中".encode()) + 1  # inside a multi-byte character
+    events = await sse_of(payload[:cut], payload[cut:cut + 2], payload[cut + 2:])
+    assert orjson.loads(events[0].data) == {"t": "é中😀"}
+
+
+async def test_sse_last_event_without_blank_line() -> None:
+    assert [e.data for e in await sse_of(b"data: a\n\ndata: b")] == ["a", "b"]
+
+
+async def test_ndjson_lines_and_malformed_line() -> None:
+    async with raw_server(Raw([b'{"a": 1}\r\n\n{"b"', b': "\xc3', b'\xa9"}\n']),
+                          Raw([b'{"a": 1}\n{broken\n'])) as (url, _):
+        client = HttpClient(url, vendor="t", settings=FAST)
+        async with client.open("x", {}) as response:
+            assert [v async for v in iter_ndjson(response)] == [{"a": 1}, {"b": "é"}]
+        with pytest.raises(ProviderConnectionError) as info:
+            async with client.open("x", {}) as response:
+                _ = [v async for v in iter_ndjson(response)]
+        assert info.value.partial
+        await client.aclose()
+
+
+# ----------------------------------------------------------------------------- mapping
+
+
+@pytest.mark.parametrize(("headers", "seconds"), [
+    ({"retry-after-ms": "250"}, 0.25), ({"Retry-After": "3"}, 3.0),
+    ({"retry-after": "-2"}, 0.0), ({"Retry-After": "soon"}, None), ({}, None),
+])
+def test_parse_retry_after(headers: dict[str, str], seconds: float | None) -> None:
+    assert parse_retry_after(headers) == seconds
+
+
+def test_parse_retry_after_http_date() -> None:
+    when = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 30))
+    value = parse_retry_after({"Retry-After": when})
+    assert value is not None and 25 < value <= 31
+
+
+@pytest.mark.parametrize(("body", "message", "code"), [
+    (b'{"error": {"message": "m", "code": "c", "type": "t"}}', "m", "c"),
+    (b'{"error": {"message": "m", "type": "t"}}', "m", "t"),
+    (b'{"error": "plain"}', "plain", None),
+    (b'{"message": "m", "code": "InvalidApiKey"}', "m", "InvalidApiKey"),
+    (b'[{"error": {"code": 400, "message": "m", "status": "INVALID_ARGUMENT"}}]', "m", "400"),
+    (b"<html>bad gateway</html>", "<html>bad gateway</html>", None),
+    (b"", "(empty body)", None),
+])
+def test_error_message_shapes(body: bytes, message: str, code: str | None) -> None:
+    assert error_message(body)[:2] == (message, code)
+
+
+@pytest.mark.parametrize(("status", "kind"), [
+    (400, BadRequestError), (422, BadRequestError), (401, AuthenticationError),
+    (402, QuotaExceededError), (403, PermissionDeniedError), (404, NotFoundError),
+    (408, ServerError), (409, ServerError), (429, RateLimitedError), (500, ServerError),
+    (502, ServerError), (503, OverloadedError), (529, OverloadedError), (418, BadRequestError),
+])
+def test_default_error_by_status(status: int, kind: type[ProviderError]) -> None:
+    error = default_error("v", status, {"Retry-After": "2"}, b'{"error": {"message": "m"}}')
+    assert type(error) is kind and error.status == status and error.vendor == "v"
+    assert error.retryable == (status in (408, 409, 429) or status >= 500)
+    if error.retryable:
+        assert error.retry_after == 2.0  # type: ignore[attr-defined]
+
+
+def test_insufficient_quota_429_is_quota() -> None:
+    body = b'{"error": {"message": "m", "type": "insufficient_quota"}}'
+    assert isinstance(default_error("v", 429, {}, body), QuotaExceededError)
+
+
+# ----------------------------------------------------------------------------- retries
+
+
+async def test_retries_5xx_then_succeeds() -> None:
+    async with raw_server(Raw([b"{}"], 503), Raw([b"{}"], 500), Raw([b'{"ok": 1}'])) as (url,
+                                                                                       seen):
+        client = HttpClient(url, vendor="t", settings=FAST)
+        async with client.open("x", {"q": 1}) as response:
+            assert await read_json(response) == {"ok": 1}
+        await client.aclose()
+    assert seen == [b'{"q":1}'] * 3
+
+
+async def test_retry_after_ms_honoured() -> None:
+    async with raw_server(Raw([b"{}"], 429, {"retry-after-ms": "200"}), Raw([b"{}"])) as (url, _):
+        client = HttpClient(url, vendor="t", settings=FAST)
+        start = time.monotonic()
+        async with client.open("x", {}):
+            pass
+        assert 0.2 <= time.monotonic() - start < 1.0
+        await client.aclose()
+
+
+async def test_retry_after_capped() -> None:
+    settings = HttpSettings(backoff_initial=0.01, max_retries=1, max_retry_after=0.05)
+    async with raw_server(Raw([b"{}"], 429, {"Retry-After": "30"}), Raw([b"{}"])) as (url, _):
+        client = HttpClient(url, vendor="t", settings=settings)
+        start = time.monotonic()
+        async with client.open("x", {}):
+            pass
+        assert time.monotonic() - start < 1.0
+        await client.aclose()
+
+
+@pytest.mark.parametrize("status", [400, 401, 402, 404])
+async def test_4xx_never_retried(status: int) -> None:
+    async with raw_server(Raw([b'{"error": {"message": "no"}}'], status)) as (url, seen):
+        client = HttpClient(url, vendor="t", settings=FAST)
+        with pytest.raises(ProviderError) as info:
+            async with client.open("x", {}):
+                pass
+        await client.aclose()
+    assert info.value.status == status and len(seen) == 1
+
+
+async def test_retries_exhausted_raise_the_last_error() -> None:
+    async with raw_server(*[Raw([b"{}"], 500)] * 3) as (url, seen):
+        client = HttpClient(url, vendor="t", settings=FAST)
+        with pytest.raises(ServerError):
+            async with client.open("x", {}):
+                pass
+        await client.aclose()
+    assert len(seen) == 3
+
+
+async def test_connection_refused_is_a_connection_error() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = HttpClient(f"http://127.0.0.1:{port}", vendor="t", settings=FAST)
+    with pytest.raises(ProviderConnectionError) as info:
+        async with client.open("x", {}):
+            pass
+    assert not info.value.partial
+    await client.aclose()
+
+
+async def test_read_timeout_mid_stream() -> None:
+    settings = HttpSettings(read_timeout=0.2, max_retries=0)
+    async with raw_server(Raw([b"data: 1\n\n", b"data: 2\n\n"], pause=0.6)) as (url, _):
+        client = HttpClient(url, vendor="t", settings=settings)
+        with pytest.raises(ProviderTimeoutError):
+            async with client.open("x", {}) as response:
+                _ = [e async for e in iter_sse(response)]
+        await client.aclose()
+
+
+async def test_body_error_check_is_retried() -> None:
+    def check(headers: Any, body: bytes) -> ProviderError | None:
+        data = orjson.loads(body)
+        return RateLimitedError("busy", vendor="t") if data.get("busy") else None
+
+    async with raw_server(Raw([b'{"busy": true}'], headers={"content-type": "application/json"}),
+                          Raw([b'{"busy": false, "v": 1}'],
+                              headers={"content-type": "application/json"})) as (url, seen):
+        client = HttpClient(url, vendor="t", settings=FAST, body_error=check)
+        async with client.open("x", {}) as response:
+            assert (await response.json())["v"] == 1
+        await client.aclose()
+    assert len(seen) == 2
+
+
+def test_client_repr_has_no_secret() -> None:
+    client = HttpClient("http://h", headers={"authorization": "Bearer sk-secret"}, vendor="t")
+    assert "sk-secret" not in repr(client)

