@@ -1,15 +1,23 @@
 # Every target sets itself up: a fresh machine needs only python3 (>= 3.11) and make.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev
+EXTRAS ?= dev,local
+LIMIT ?= 20
 
-.PHONY: demo test lint bench clean
+.PHONY: extract demo test lint bench clean
 
 $(VENV)/.installed-$(EXTRAS): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
 	touch $@
+
+# The main job: the latest entry of each Debian package changelog on this
+# machine -> one validated record per package, on the embedded offline model.
+# Appends to changelogs.jsonl and resumes: each run does LIMIT new packages.
+extract: $(VENV)/.installed-$(EXTRAS)
+	$(VENV)/bin/agentflow extract --schema examples/debian_changelog.py:ChangelogEntry \
+		--input '/usr/share/doc/*/changelog.Debian.gz' --limit $(LIMIT) --out changelogs.jsonl
 
 demo: $(VENV)/.installed-$(EXTRAS)
 	$(PY) examples/quickstart.py
