@@ -60,7 +60,6 @@ from agentflow.messages import (
     ToolUseBlock,
 )
 from agentflow.middleware.base import Act, Finish, Middleware, ModelRequest, ReasonAgain
-from agentflow.middleware.structured_output import OutputConfig
 from agentflow.model import (
     ChatModel,
     GenerateOptions,
@@ -69,8 +68,8 @@ from agentflow.model import (
     ToolChoice,
     ToolSpec,
     Usage,
-    generate,
 )
+from agentflow.output.config import OutputConfig
 from agentflow.output.strategies import (
     AutoStrategy,
     NativeStrategy,
@@ -78,6 +77,7 @@ from agentflow.output.strategies import (
     StructuredOutputReminder,
     ToolStrategy,
 )
+from agentflow.reply import generate
 from agentflow.state import AgentState
 from agentflow.tools import Tool, Toolkit, tool
 

@@ -42,7 +42,6 @@ from agentflow.execution import CallExecution
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import Act, Finish, Middleware, ModelRequest, ReasonAgain
 from agentflow.middleware.structured_output import (
-    OutputConfig,
     StructuredOutputCompression,
     StructuredOutputMiddleware,
     check_tool_names,
@@ -50,12 +49,13 @@ from agentflow.middleware.structured_output import (
 from agentflow.model import (
     ChatModel,
     GenerateOptions,
-    ReplyBuilder,
     TextDelta,
     ThinkingDelta,
     resolve_model,
 )
+from agentflow.output.config import OutputConfig
 from agentflow.output.strategies import OutputStrategy
+from agentflow.reply import ReplyBuilder
 from agentflow.state import AgentState
 from agentflow.tools import Toolkit, ToolLike
 

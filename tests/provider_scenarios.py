@@ -20,8 +20,12 @@ from agentflow.agent import ReActAgent
 from agentflow.errors import ProviderConnectionError, ProviderError
 from agentflow.events import Complete, Event, OutputRetry
 from agentflow.messages import Msg
-from agentflow.model import ChatModel, GenerateOptions, generate
+from agentflow.model import (
+    ChatModel,
+    GenerateOptions,
+)
 from agentflow.providers._http import HttpSettings
+from agentflow.reply import generate
 from agentflow.state import AgentState
 
 from .fakes.base import FakeCall, FakeReply, FakeServer

@@ -17,8 +17,13 @@ from agentflow.errors import (
 )
 from agentflow.events import OutputRetry, ThinkingChunk
 from agentflow.messages import Msg
-from agentflow.model import GenerateOptions, ToolChoice, ToolSpec, generate
+from agentflow.model import (
+    GenerateOptions,
+    ToolChoice,
+    ToolSpec,
+)
 from agentflow.providers.dashscope import DashScopeChatModel
+from agentflow.reply import generate
 
 from .fakes.base import FakeCall, FakeError, FakeReply
 from .fakes.dashscope import DashScopeFake

@@ -15,9 +15,15 @@ from agentflow.errors import (
 )
 from agentflow.events import OutputRetry, ThinkingChunk
 from agentflow.messages import Msg
-from agentflow.model import GenerateOptions, ResponseFormat, ToolChoice, ToolSpec, generate
+from agentflow.model import (
+    GenerateOptions,
+    ResponseFormat,
+    ToolChoice,
+    ToolSpec,
+)
 from agentflow.providers._openai_wire import parse_usage
 from agentflow.providers.deepseek import DeepSeekChatModel
+from agentflow.reply import generate
 
 from .fakes.base import FakeCall, FakeReply
 from .fakes.deepseek import DeepSeekFake

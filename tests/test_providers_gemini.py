@@ -23,8 +23,9 @@ from agentflow.errors import (
 )
 from agentflow.events import OutputRetry, ThinkingChunk
 from agentflow.messages import Msg
-from agentflow.model import GenerateOptions, generate
+from agentflow.model import GenerateOptions
 from agentflow.providers.gemini import GeminiChatModel, map_error
+from agentflow.reply import generate
 from agentflow.state import AgentState
 from tests.fakes.base import FakeCall, FakeReply
 from tests.fakes.gemini import MIME_WITH_TOOLS, GeminiFake, gemini_error

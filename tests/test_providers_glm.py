@@ -17,8 +17,13 @@ from agentflow.errors import (
 )
 from agentflow.events import OutputPartial, OutputRetry, ThinkingChunk
 from agentflow.messages import Msg
-from agentflow.model import GenerateOptions, ToolChoice, ToolSpec, generate
+from agentflow.model import (
+    GenerateOptions,
+    ToolChoice,
+    ToolSpec,
+)
 from agentflow.providers.glm import GLMChatModel
+from agentflow.reply import generate
 
 from .fakes.base import FakeCall, FakeReply
 from .fakes.glm import GLMFake, glm_error

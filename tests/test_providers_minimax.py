@@ -23,9 +23,9 @@ from agentflow.model import (
     ThinkingDelta,
     ToolChoice,
     ToolSpec,
-    generate,
 )
 from agentflow.providers.minimax import MiniMaxChatModel, MiniMaxParser
+from agentflow.reply import generate
 
 from .fakes.base import FakeCall, FakeReply
 from .fakes.minimax import MiniMaxFake, base_error

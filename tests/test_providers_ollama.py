@@ -22,9 +22,14 @@ from agentflow.errors import (
 )
 from agentflow.events import OutputRetry, ThinkingChunk
 from agentflow.messages import Msg
-from agentflow.model import GenerateOptions, ToolChoice, ToolSpec, generate
+from agentflow.model import (
+    GenerateOptions,
+    ToolChoice,
+    ToolSpec,
+)
 from agentflow.output.strategies import ToolStrategy
 from agentflow.providers.ollama import OllamaChatModel, map_error
+from agentflow.reply import generate
 from agentflow.state import AgentState
 from tests.fakes.base import FakeCall, FakeReply
 from tests.fakes.ollama import OllamaFake, ollama_error

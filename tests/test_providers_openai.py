@@ -26,9 +26,9 @@ from agentflow.model import (
     ResponseFormat,
     ToolChoice,
     ToolSpec,
-    generate,
 )
 from agentflow.providers.openai import OpenAIChatModel
+from agentflow.reply import generate
 
 from .fakes.base import FakeCall, FakeReply
 from .fakes.openai import OpenAIFake, openai_error

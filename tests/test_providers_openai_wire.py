@@ -13,13 +13,13 @@ from agentflow.model import (
     GenerateOptions,
     ResponseFormat,
     TextDelta,
-    ToolCallAssembler,
     ToolCallDelta,
     ToolChoice,
     ToolSpec,
 )
 from agentflow.providers._openai_wire import ChunkParser, format_messages, sanitize_schema_name
 from agentflow.providers.openai import OpenAIChatModel
+from agentflow.reply import ToolCallAssembler
 
 TOOL = ToolSpec("get_weather", "Weather of a city.",
                 {"type": "object", "properties": {"city": {"type": "string"}},

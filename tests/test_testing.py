@@ -20,8 +20,8 @@ from agentflow.model import (
     ToolSpec,
     Usage,
     UsageChunk,
-    generate,
 )
+from agentflow.reply import generate
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply, ScriptedModel
 
 

@@ -26,7 +26,12 @@ from agentflow.errors import ProviderError
 from agentflow.events import Event, StopReason
 from agentflow.execution import CallExecution
 from agentflow.messages import Msg, ToolResultBlock
-from agentflow.model import GenerateOptions, ModelChunk, ReplyBuilder, ToolSpec
+from agentflow.model import (
+    GenerateOptions,
+    ModelChunk,
+    ToolSpec,
+)
+from agentflow.reply import ReplyBuilder
 
 __all__ = [
     "Act",

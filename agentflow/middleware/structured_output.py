@@ -18,7 +18,8 @@
 * **forcing** – a turn that ends without tool calls and without output: first
   the text itself is tried as the output; then the model is asked again, at
   most ``max_forcing`` times, with ``tool_choice=specific(generate_response)``
-  where the vendor enforces it, else with a transient PROMPT reminder
+  where the vendor enforces it (plus a transient user nudge, so the request
+  never ends on the assistant's turn), else with a transient PROMPT reminder
   (``CACHE_CONTROL=False``) added before the next snapshot.
 * **native / prompt paths** – the schema goes into the response format or the
   instructions; the reply text is parsed tolerantly; invalid output is
@@ -27,7 +28,12 @@
   down (native -> tool -> prompt; forced tool choice -> prompt reminder) and
   the model's effective profile remembers it.
 * **truncation** – finish reason ``length`` ends the call with
-  ``OutputTruncatedError``; truncated text is never sent back for repair.
+  ``OutputTruncatedError``; truncated text is never sent back for repair; a
+  filtered or refused reply ends the call too.
+
+Texts of the added messages live in ``agentflow.output.reminders``, the
+settings in ``agentflow.output.config``, partial parsing in
+``agentflow.output.partial``.
 
 ``StructuredOutputCompression`` runs at call end, on success and give-up
 alike: transient reminders and failed attempts leave memory, and the
@@ -37,12 +43,11 @@ holding the output JSON (``STRUCTURED_OUTPUT=True``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
-import pydantic_core
 from pydantic import ValidationError
 
 from agentflow.errors import (
@@ -59,10 +64,8 @@ from agentflow.errors import (
 from agentflow.events import Event, OutputPartial, OutputRetry
 from agentflow.execution import CallExecution
 from agentflow.messages import (
-    CACHE_CONTROL,
     STRUCTURED_OUTPUT,
     STRUCTURED_OUTPUT_ATTEMPT,
-    STRUCTURED_OUTPUT_REMINDER,
     STRUCTURED_OUTPUT_REMINDER_TYPE,
     Msg,
     ReminderType,
@@ -75,23 +78,32 @@ from agentflow.model import (
     ChatModel,
     ModelChunk,
     ModelProfile,
-    ReplyBuilder,
     ResponseFormat,
     TextDelta,
     ToolCallDelta,
     ToolSpec,
 )
+from agentflow.output.config import OutputConfig
 from agentflow.output.parsing import NoJSONFound, parse_output
+from agentflow.output.partial import PartialOutput, json_start
+from agentflow.output.reminders import (
+    TOOL_NAME,
+    force_reminder,
+    nudge,
+    persistent_reminder,
+    prompt_instruction,
+    transient,
+)
 from agentflow.output.schema import OutputSpec
 from agentflow.output.strategies import (
     AutoStrategy,
     OutputStrategy,
     StrategyKind,
-    StructuredOutputReminder,
     choose_strategy,
     degrade,
     forcing_choice,
 )
+from agentflow.reply import ReplyBuilder
 from agentflow.tools import describe_validation_error
 
 __all__ = [
@@ -99,56 +111,6 @@ __all__ = [
     "StructuredOutputCompression",
     "StructuredOutputMiddleware",
 ]
-
-TOOL_NAME = "generate_response"
-ENTER_TEXT = (
-    "Structured output mode is active. When you have the final answer, call the "
-    "`{tool}` tool exactly once with it. Do not give the final answer as free text."
-)
-EXIT_TEXT = (
-    "Structured output mode has ended: the `{tool}` tool is no longer available. "
-    "Answer in plain text."
-)
-FORCE_TEXT = (
-    "<system-reminder>You have not called the `{tool}` tool. Call `{tool}` now, exactly "
-    "once, with your complete final answer as its arguments. Do not reply with free "
-    "text.</system-reminder>"
-)
-NUDGE_TEXT = "Now call the `{tool}` tool with your final answer."
-PROMPT_TEXT = (
-    "Reply with a single JSON value that validates against this JSON Schema, and "
-    "nothing else (no prose, no code fences):\n{schema}"
-)
-
-InvalidPolicy = Literal["retry", "raise"] | Callable[[ValidationError | ModelRetry], str]
-MultiplePolicy = Literal["retry", "raise"] | Callable[[Sequence[ToolUseBlock]], ToolUseBlock | None]
-OutputValidator = Callable[[Any], Any]
-
-
-@dataclass(frozen=True, slots=True)
-class OutputConfig:
-    """Structured-output settings of an agent.
-
-    Attributes:
-        strategy: ``AutoStrategy()`` (default) or a fixed strategy.
-        reminder: how to force a missed output; ``None`` follows the profile.
-        max_forcing: forcing retries per call (default 3).
-        output_retries: validation retries per call, cumulative (default 2).
-        on_invalid: ``"retry"`` | ``"raise"`` (``StructuredOutputValidationError``)
-            | a callable returning the message sent to the model.
-        on_multiple: ``"retry"`` | ``"raise"`` (``MultipleStructuredOutputsError``)
-            | a callable choosing one of the calls (or ``None`` to retry).
-        validators: callables run on the validated output; they may return a
-            replacement value or raise ``ModelRetry(message)``.
-    """
-
-    strategy: OutputStrategy = field(default_factory=AutoStrategy)
-    reminder: StructuredOutputReminder | None = None
-    max_forcing: int = 3
-    output_retries: int = 2
-    on_invalid: InvalidPolicy = "retry"
-    on_multiple: MultiplePolicy = "retry"
-    validators: tuple[OutputValidator, ...] = ()
 
 
 @dataclass(eq=False, slots=True)
@@ -158,10 +120,9 @@ class _Run:
     spec: OutputSpec
     kind: StrategyKind
     has_tools: bool
+    partial: PartialOutput
     strip_tools: bool = False
     give_up: bool = False
-    last_partial: Any = None
-    partial_index: int | None = None
 
 
 _KEY = "structured_output"
@@ -174,18 +135,6 @@ def _run_of(ex: CallExecution) -> _Run | None:
 
 def _model_key(model: ChatModel) -> tuple[str, str, int]:
     return (type(model).__qualname__, model.model_name, id(model))
-
-
-def _transient(text: str, role: Literal["system", "user"] = "system") -> Msg:
-    return Msg(
-        role,
-        text,
-        metadata={
-            STRUCTURED_OUTPUT_REMINDER: True,
-            STRUCTURED_OUTPUT_REMINDER_TYPE: ReminderType.PROMPT.value,
-            CACHE_CONTROL: False,
-        },
-    )
 
 
 def _mark_attempt(ex: CallExecution, reply: Msg) -> None:
@@ -270,13 +219,13 @@ class StructuredOutputMiddleware(Middleware):
     async def on_call_start(self, ex: CallExecution) -> None:
         if ex.output_type is None:
             if ex.so_tool_active:
-                ex.memory.append(self._reminder(ReminderType.EXIT))
+                ex.memory.append(persistent_reminder(ReminderType.EXIT))
                 ex.so_tool_active = False
             return
         spec = OutputSpec.of(ex.output_type)
         has_tools = ex.extra.get("has_tools", True)
         kind = self.strategy_for(ex.model, ex.output_type, has_tools, ex.extra.get("strategy"))
-        run = ex.extra[_KEY] = _Run(spec, kind, has_tools)
+        run = ex.extra[_KEY] = _Run(spec, kind, has_tools, PartialOutput(spec.wrapped))
         self._bind(ex, run, kind)
 
     def _bind(self, ex: CallExecution, run: _Run, kind: StrategyKind) -> None:
@@ -294,7 +243,7 @@ class StructuredOutputMiddleware(Middleware):
                 TOOL_NAME, description, schema.schema, schema.strict
             )
             if not ex.so_tool_active:
-                ex.memory.append(self._reminder(ReminderType.ENTER))
+                ex.memory.append(persistent_reminder(ReminderType.ENTER))
                 ex.so_tool_active = True
         elif kind == "native" and profile.native_output == "json_schema":
             schema = run.spec.schema_for(profile.schema_dialect)
@@ -303,17 +252,6 @@ class StructuredOutputMiddleware(Middleware):
             )
         elif kind == "native":
             ex.response_format = ResponseFormat("json_object")
-
-    @staticmethod
-    def _reminder(kind: ReminderType) -> Msg:
-        text = (ENTER_TEXT if kind is ReminderType.ENTER else EXIT_TEXT).format(tool=TOOL_NAME)
-        return Msg.system(
-            text,
-            metadata={
-                STRUCTURED_OUTPUT_REMINDER: True,
-                STRUCTURED_OUTPUT_REMINDER_TYPE: kind.value,
-            },
-        )
 
     # ------------------------------------------------------------ request
 
@@ -336,9 +274,8 @@ class StructuredOutputMiddleware(Middleware):
                     (i for i, m in enumerate(request.messages) if m.role != "system"),
                     len(request.messages),
                 )
-                request.messages.insert(at, Msg.system(PROMPT_TEXT.format(schema=schema)))
+                request.messages.insert(at, prompt_instruction(schema))
         request.options = options
-        run.partial_index = None
 
     # ------------------------------------------------------------ streaming
 
@@ -346,39 +283,17 @@ class StructuredOutputMiddleware(Middleware):
         run = _run_of(ex)
         if run is None or ex.completed:
             return None
+        data = None
         if isinstance(chunk, ToolCallDelta):
-            if run.kind != "tool" or reply.tools.name(chunk.index) != TOOL_NAME:
-                return None
-            if chunk.arguments_obj is not None:
-                return self._partial(run, dict(chunk.arguments_obj))
-            text = reply.tools.arguments_text(chunk.index)
+            if run.kind == "tool" and reply.tools.name(chunk.index) == TOOL_NAME:
+                if chunk.arguments_obj is not None:
+                    data = run.partial.update(dict(chunk.arguments_obj))
+                else:
+                    data = run.partial.from_text(reply.tools.arguments_text(chunk.index))
         elif isinstance(chunk, TextDelta) and run.kind != "tool":
-            text = reply.text
-            start = min((p for p in (text.find("{"), text.find("[")) if p >= 0), default=-1)
-            if start < 0:
-                return None
-            text = text[start:]
-        else:
-            return None
-        try:
-            data = pydantic_core.from_json(text, allow_partial="trailing-strings")
-        except ValueError:
-            return None
-        return self._partial(run, data)
-
-    @staticmethod
-    def _partial(run: _Run, data: Any) -> OutputPartial | None:
-        if run.spec.wrapped and isinstance(data, dict):
-            if "result" not in data:
-                return None
-            data = data["result"]
-        last = run.last_partial
-        if data == last or data in (None, {}, []):
-            return None
-        if isinstance(last, dict) and not (isinstance(data, dict) and last.keys() <= data.keys()):
-            return None  # never regress: fields already seen stay
-        run.last_partial = data
-        return OutputPartial(data)
+            text = json_start(reply.text)
+            data = run.partial.from_text(text) if text is not None else None
+        return OutputPartial(data) if data is not None else None
 
     # ------------------------------------------------------------ runtime degradation
 
@@ -396,7 +311,7 @@ class StructuredOutputMiddleware(Middleware):
             and tool_choice.mode in ("required", "specific")
         ):
             self._refuse(ex.model, feature)
-            ex.memory.append(_transient(FORCE_TEXT.format(tool=TOOL_NAME)))
+            ex.memory.append(force_reminder())
             ex.emit(OutputRetry("degradation", 1, f"forced tool_choice refused: {error.message}"))
             ex.log.info("structured_output.degraded", feature=feature)
             return True
@@ -591,8 +506,8 @@ class StructuredOutputMiddleware(Middleware):
             # the request must not end on the assistant's own turn: vendors read
             # that as a prefill, which newer models refuse
             ex.tool_choice = choice
-            return ReasonAgain((_transient(NUDGE_TEXT.format(tool=TOOL_NAME), role="user"),))
-        return ReasonAgain((_transient(FORCE_TEXT.format(tool=TOOL_NAME)),))
+            return ReasonAgain((nudge(),))
+        return ReasonAgain((force_reminder(),))
 
     def _text_reply(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision:
         """Native and prompt paths: the reply text is the output."""
@@ -626,7 +541,7 @@ class StructuredOutputMiddleware(Middleware):
                 else f"Your reply is not a valid output:\n{detail}\n"
                 "Reply again with only the corrected JSON."
             )
-            return ReasonAgain((_transient(message, role="user"),))
+            return ReasonAgain((transient(message, role="user"),))
         return self._accept_text(ex, reply, value)
 
     @staticmethod

@@ -1,0 +1,66 @@
+"""``OutputConfig``: an agent's structured-output settings and policies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from pydantic import ValidationError
+
+from agentflow.errors import ModelRetry
+from agentflow.messages import ToolUseBlock
+from agentflow.output.strategies import AutoStrategy, OutputStrategy, StructuredOutputReminder
+
+__all__ = ["InvalidPolicy", "MultiplePolicy", "OutputConfig", "OutputValidator"]
+
+InvalidPolicy: TypeAlias = (
+    Literal["retry", "raise"] | Callable[[ValidationError | ModelRetry], str]
+)
+"""What to do with an output that fails validation: retry with the field
+errors, raise ``StructuredOutputValidationError``, or retry with the message
+the callable returns."""
+
+MultiplePolicy: TypeAlias = (
+    Literal["retry", "raise"] | Callable[[Sequence[ToolUseBlock]], ToolUseBlock | None]
+)
+"""What to do with several output calls in one reply: answer each with an
+error asking for exactly one, raise ``MultipleStructuredOutputsError``, or
+use the call the callable picks (``None``: retry)."""
+
+OutputValidator: TypeAlias = Callable[[Any], Any]
+"""Runs on a validated output; returns a replacement (or ``None`` to keep it),
+or raises ``ModelRetry(message)`` to ask the model again."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputConfig:
+    """Structured-output settings of an agent.
+
+    Attributes:
+        strategy: ``AutoStrategy()`` (default) or a fixed strategy.
+        reminder: how to force a missed output; ``None`` follows the profile.
+        max_forcing: forcing retries per call (default 3).
+        output_retries: validation retries per call, cumulative (default 2).
+        on_invalid: an ``InvalidPolicy`` (default ``"retry"``).
+        on_multiple: a ``MultiplePolicy`` (default ``"retry"``).
+        validators: ``OutputValidator``s, run in order.
+
+    Raises:
+        ValueError: a negative retry count.
+    """
+
+    strategy: OutputStrategy = field(default_factory=AutoStrategy)
+    reminder: StructuredOutputReminder | None = None
+    max_forcing: int = 3
+    output_retries: int = 2
+    on_invalid: InvalidPolicy = "retry"
+    on_multiple: MultiplePolicy = "retry"
+    validators: tuple[OutputValidator, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.max_forcing < 0 or self.output_retries < 0:
+            raise ValueError(
+                f"max_forcing and output_retries must be >= 0, got {self.max_forcing} and "
+                f"{self.output_retries}"
+            )

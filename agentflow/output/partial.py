@@ -1,0 +1,59 @@
+"""Partial structured output while it streams.
+
+``PartialOutput`` turns the text received so far (tool-call arguments or a
+native JSON reply) into the object parsed so far, with pydantic-core's
+partial JSON parser, and reports it only when it grew: at most one per
+chunk, and never a regression of fields already seen.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pydantic_core
+
+from agentflow.output.schema import WRAP_FIELD
+
+__all__ = ["PartialOutput", "json_start"]
+
+
+def json_start(text: str) -> str | None:
+    """``text`` from its first ``{`` or ``[`` (prose before JSON skipped), or ``None``."""
+    start = min((p for p in (text.find("{"), text.find("[")) if p >= 0), default=-1)
+    return text[start:] if start >= 0 else None
+
+
+class PartialOutput:
+    """Tracks one output's partial value.
+
+    Args:
+        wrapped: the output travels as ``{"result": ...}`` (unwrap it).
+    """
+
+    __slots__ = ("last", "wrapped")
+
+    def __init__(self, wrapped: bool) -> None:
+        self.wrapped = wrapped
+        self.last: Any = None
+
+    def from_text(self, text: str) -> Any | None:
+        """The new partial value of JSON ``text`` (incomplete), or ``None``."""
+        try:
+            data = pydantic_core.from_json(text, allow_partial="trailing-strings")
+        except ValueError:
+            return None
+        return self.update(data)
+
+    def update(self, data: Any) -> Any | None:
+        """Record ``data``; return it when it is new and not a regression."""
+        if self.wrapped and isinstance(data, dict):
+            if WRAP_FIELD not in data:
+                return None
+            data = data[WRAP_FIELD]
+        last = self.last
+        if data == last or data in (None, {}, []):
+            return None
+        if isinstance(last, dict) and not (isinstance(data, dict) and last.keys() <= data.keys()):
+            return None  # never regress: fields already seen stay
+        self.last = data
+        return data

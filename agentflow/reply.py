@@ -1,0 +1,238 @@
+"""Replies from chunks: the tool-call assembler, the reply builder, and
+``generate`` (a whole reply from ``ChatModel.stream``).
+
+The agent loop and every non-streaming caller fold a model's ``ModelChunk``s
+with ``ReplyBuilder``; tool-call fragments, interleaved across parallel calls
+and split at any byte, become whole ``ToolUseBlock``s in ``ToolCallAssembler``.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import orjson
+
+from agentflow.messages import Msg, TextBlock, ThinkingBlock, ToolUseBlock, new_id
+from agentflow.model import (
+    ChatModel,
+    FinishChunk,
+    FinishReason,
+    GenerateOptions,
+    ModelChunk,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolSpec,
+    Usage,
+    UsageChunk,
+)
+
+__all__ = ["ModelResponse", "ReplyBuilder", "ToolCallAssembler", "generate", "parse_arguments"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """A whole reply: the assistant message, why it stopped, and its usage."""
+
+    message: Msg
+    finish_reason: FinishReason
+    usage: Usage
+
+
+def parse_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Tool-call arguments as a dict.
+
+    Accepts an object, a JSON string, a double-encoded JSON string, or an
+    empty/whitespace/``null`` value (-> ``{}``). Text that is not JSON, or JSON
+    that is not an object, is returned as ``{"__raw_arguments__": text}`` so
+    that validation reports it to the model instead of crashing the call.
+    """
+    if raw is None:
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError:
+            return {"__raw_arguments__": raw.decode(errors="replace")}
+    else:
+        text = raw
+    if not text.strip():
+        return {}
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {"__raw_arguments__": text}
+    if isinstance(value, str):  # double-encoded
+        return parse_arguments(value)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        return {"__raw_arguments__": text}
+    return value
+
+
+class ToolCallAssembler:
+    """Builds complete tool calls from ``ToolCallDelta`` fragments.
+
+    Fragments of several calls may interleave; each is keyed by ``index``.
+    Argument fragments may be str or bytes split at any byte (inside an escape
+    sequence or a multi-byte UTF-8 character); bytes are decoded
+    incrementally per call.
+    """
+
+    __slots__ = ("_calls",)
+
+    def __init__(self) -> None:
+        self._calls: dict[int, _PendingCall] = {}
+
+    def add(self, delta: ToolCallDelta) -> None:
+        """Fold one fragment in."""
+        call = self._calls.get(delta.index)
+        if call is None:
+            call = self._calls[delta.index] = _PendingCall()
+        if delta.id:
+            call.id = delta.id
+        if delta.name and not call.name:
+            call.name = delta.name
+        if delta.arguments:
+            if isinstance(delta.arguments, bytes):
+                if call.decoder is None:
+                    call.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+                call.parts.append(call.decoder.decode(delta.arguments))
+            else:
+                call.parts.append(delta.arguments)
+        if delta.arguments_obj is not None:
+            call.obj = dict(delta.arguments_obj)
+        if delta.provider_data:
+            call.provider_data.update(delta.provider_data)
+
+    def arguments_text(self, index: int) -> str:
+        """The argument text received so far for the call at ``index``."""
+        call = self._calls.get(index)
+        return "".join(call.parts) if call else ""
+
+    def name(self, index: int) -> str | None:
+        """The tool name of the call at ``index``, once known."""
+        call = self._calls.get(index)
+        return call.name if call else None
+
+    def finish(self) -> list[ToolUseBlock]:
+        """The complete calls, ordered by index. Missing or repeated ids are
+        synthesised (``call_<index>_<hex>``), so ids are unique within a reply;
+        arguments are parsed by ``parse_arguments``."""
+        blocks: list[ToolUseBlock] = []
+        seen: set[str] = set()
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            if call.decoder is not None:
+                call.parts.append(call.decoder.decode(b"", final=True))
+            args = call.obj if call.obj is not None else parse_arguments("".join(call.parts))
+            call_id = call.id if call.id and call.id not in seen else f"call_{index}_{new_id()}"
+            seen.add(call_id)
+            blocks.append(
+                ToolUseBlock(
+                    id=call_id,
+                    name=call.name or "",
+                    input=args,
+                    provider_data=call.provider_data,
+                )
+            )
+        return blocks
+
+    def __bool__(self) -> bool:
+        return bool(self._calls)
+
+
+class _PendingCall:
+    __slots__ = ("decoder", "id", "name", "obj", "parts", "provider_data")
+
+    def __init__(self) -> None:
+        self.id: str | None = None
+        self.name: str | None = None
+        self.parts: list[str] = []
+        self.obj: dict[str, Any] | None = None
+        self.decoder: codecs.IncrementalDecoder | None = None
+        self.provider_data: dict[str, Any] = {}
+
+
+class ReplyBuilder:
+    """Folds a stream of ``ModelChunk``s into an assistant ``Msg``, the finish
+    reason and the usage. Used by the agent loop and by ``generate``."""
+
+    __slots__ = (
+        "_signature",
+        "_text",
+        "_thinking",
+        "_thinking_data",
+        "finish_reason",
+        "tools",
+        "usage",
+    )
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._thinking: list[str] = []
+        self._signature: str | None = None
+        self._thinking_data: dict[str, Any] = {}
+        self.tools = ToolCallAssembler()
+        self.finish_reason: FinishReason = "stop"
+        self.usage = Usage()
+
+    def add(self, chunk: ModelChunk) -> None:
+        """Fold one chunk in."""
+        if isinstance(chunk, TextDelta):
+            self._text.append(chunk.text)
+        elif isinstance(chunk, ToolCallDelta):
+            self.tools.add(chunk)
+        elif isinstance(chunk, ThinkingDelta):
+            if chunk.text:
+                self._thinking.append(chunk.text)
+            if chunk.signature:
+                self._signature = chunk.signature
+            if chunk.provider_data:
+                self._thinking_data.update(chunk.provider_data)
+        elif isinstance(chunk, UsageChunk):
+            self.usage = chunk.usage
+        elif isinstance(chunk, FinishChunk):
+            self.finish_reason = chunk.reason
+
+    @property
+    def text(self) -> str:
+        """The reply text so far."""
+        return "".join(self._text)
+
+    def build(self) -> Msg:
+        """The assistant message: thinking, then text, then tool calls."""
+        blocks: list[Any] = []
+        if self._thinking or self._signature or self._thinking_data:
+            blocks.append(
+                ThinkingBlock("".join(self._thinking), self._signature, self._thinking_data)
+            )
+        text = self.text
+        if text:
+            blocks.append(TextBlock(text))
+        blocks.extend(self.tools.finish())
+        return Msg("assistant", blocks)
+
+
+async def generate(
+    model: ChatModel,
+    messages: Sequence[Msg],
+    tools: Sequence[ToolSpec] = (),
+    options: GenerateOptions | None = None,
+) -> ModelResponse:
+    """One non-streaming request, derived from ``model.stream``.
+
+    Raises:
+        ProviderError: as ``model.stream`` does.
+    """
+    builder = ReplyBuilder()
+    async for chunk in model.stream(messages, tools, options or GenerateOptions()):
+        builder.add(chunk)
+    usage = builder.usage
+    return ModelResponse(builder.build(), builder.finish_reason, replace(usage, requests=1))

@@ -1,0 +1,286 @@
+"""Tests for agentflow.reply: parse_arguments, ToolCallAssembler, ReplyBuilder, generate()."""
+
+import itertools
+import json
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentflow.messages import Msg, TextBlock, ThinkingBlock, ToolUseBlock
+from agentflow.model import (
+    FinishChunk,
+    GenerateOptions,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    Usage,
+    UsageChunk,
+)
+from agentflow.reply import (
+    ModelResponse,
+    ReplyBuilder,
+    ToolCallAssembler,
+    generate,
+    parse_arguments,
+)
+from agentflow.testing import Call, Reply, ScriptedModel
+
+# ----------------------------------------------------------------------------- parse_arguments
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (None, {}),
+        ("", {}),
+        ("   \n\t", {}),
+        (b"", {}),
+        ("null", {}),
+        (" null ", {}),
+        ({"a": 1}, {"a": 1}),
+        ('{"a": 1, "b": "é"}', {"a": 1, "b": "é"}),
+        ('{"a": 1, "b": "é"}'.encode(), {"a": 1, "b": "é"}),
+        (json.dumps(json.dumps({"a": [1, 2]})), {"a": [1, 2]}),  # double-encoded
+        ('"   "', {}),  # double-encoded empty
+        ("not json", {"__raw_arguments__": "not json"}),
+        ('{"a": 1', {"__raw_arguments__": '{"a": 1'}),
+        ("[1, 2]", {"__raw_arguments__": "[1, 2]"}),
+        ("42", {"__raw_arguments__": "42"}),
+    ],
+)
+def test_parse_arguments_table(raw, expected):
+    assert parse_arguments(raw) == expected
+
+
+def test_parse_arguments_copies_mappings():
+    src = {"a": 1}
+    out = parse_arguments(src)
+    out["b"] = 2
+    assert src == {"a": 1}
+
+
+# ----------------------------------------------------------------------------- assembler
+
+
+def test_assembler_interleaved_parallel_calls():
+    asm = ToolCallAssembler()
+    assert not asm
+    asm.add(ToolCallDelta(0, id="c0", name="alpha", arguments='{"x"'))
+    asm.add(ToolCallDelta(1, id="c1", name="beta", arguments="{"))
+    asm.add(ToolCallDelta(0, arguments=": 1}"))
+    asm.add(ToolCallDelta(1, arguments='"y": "two"}'))
+    assert asm
+    assert asm.arguments_text(0) == '{"x": 1}'
+    assert asm.name(1) == "beta"
+    assert asm.name(7) is None
+    assert asm.arguments_text(7) == ""
+    assert asm.finish() == [
+        ToolUseBlock("c0", "alpha", {"x": 1}),
+        ToolUseBlock("c1", "beta", {"y": "two"}),
+    ]
+
+
+def test_assembler_orders_by_index_not_arrival():
+    asm = ToolCallAssembler()
+    asm.add(ToolCallDelta(2, id="c2", name="late", arguments="{}"))
+    asm.add(ToolCallDelta(0, id="c0", name="early", arguments="{}"))
+    assert [b.name for b in asm.finish()] == ["early", "late"]
+
+
+def test_assembler_synthesises_missing_ids_and_keeps_first_name():
+    asm = ToolCallAssembler()
+    asm.add(ToolCallDelta(0, name="first"))
+    asm.add(ToolCallDelta(0, name="second", arguments='{"a": 1}'))
+    asm.add(ToolCallDelta(3))
+    a, b = asm.finish()
+    assert a.id.startswith("call_0_")
+    assert a.name == "first"
+    assert a.input == {"a": 1}
+    assert b.id.startswith("call_3_")
+    assert b.name == ""
+    assert b.input == {}
+
+
+def test_assembler_whole_call_object_and_provider_data():
+    asm = ToolCallAssembler()
+    asm.add(ToolCallDelta(0, id="g", name="geo", arguments_obj={"lat": 1.5},
+                          provider_data={"thought_signature": "s1"}))
+    asm.add(ToolCallDelta(0, provider_data={"extra": 2}))
+    (block,) = asm.finish()
+    assert block.input == {"lat": 1.5}
+    assert block.provider_data == {"thought_signature": "s1", "extra": 2}
+
+
+def test_assembler_bytes_split_inside_multibyte_character():
+    payload = '{"city": "Zürich 😀"}'.encode()
+    cut = payload.index("😀".encode()) + 2  # in the middle of the 4-byte emoji
+    asm = ToolCallAssembler()
+    asm.add(ToolCallDelta(0, id="c", name="t", arguments=payload[:cut]))
+    asm.add(ToolCallDelta(0, arguments=payload[cut:]))
+    assert asm.finish()[0].input == {"city": "Zürich 😀"}
+
+
+def test_assembler_str_split_inside_escape_sequence():
+    text = json.dumps({"s": 'a"b\\c\né😀'}, ensure_ascii=True)
+    start = text.index("\\ud83d")
+    asm = ToolCallAssembler()
+    for piece in (text[: start + 3], text[start + 3 : start + 9], text[start + 9 :]):
+        asm.add(ToolCallDelta(0, id="c", name="t", arguments=piece))
+    assert asm.finish()[0].input == {"s": 'a"b\\c\né😀'}
+
+
+_scalars = (
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(codec="utf-8"))
+    | st.sampled_from(['"', "\\", "\n", "\t", "é", "ß", "中文", "😀", "\\u00e9", "\u2028"])
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
+                                                                max_size=4),
+    max_leaves=10,
+)
+_args = st.dictionaries(st.text(max_size=8), _values, max_size=5)
+
+
+def _split(data, cuts):
+    points = sorted({c % (len(data) + 1) for c in cuts})
+    bounds = [0, *points, len(data)]
+    return [data[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+
+
+@settings(max_examples=150, deadline=None)
+@given(args=_args, ascii_only=st.booleans(), cuts=st.lists(st.integers(0, 10_000), max_size=12))
+def test_assembler_bytes_split_anywhere(args, ascii_only, cuts):
+    payload = json.dumps(args, ensure_ascii=ascii_only).encode()
+    asm = ToolCallAssembler()
+    asm.add(ToolCallDelta(0, id="c", name="tool"))
+    for piece in _split(payload, cuts):
+        asm.add(ToolCallDelta(0, arguments=piece))
+    (block,) = asm.finish()
+    assert block.input == orjson.loads(payload)
+    assert block.input == args
+
+
+@settings(max_examples=150, deadline=None)
+@given(args=_args, ascii_only=st.booleans(), cuts=st.lists(st.integers(0, 10_000), max_size=12))
+def test_assembler_str_split_anywhere(args, ascii_only, cuts):
+    payload = json.dumps(args, ensure_ascii=ascii_only)
+    asm = ToolCallAssembler()
+    for i, piece in enumerate(_split(payload, cuts)):
+        asm.add(ToolCallDelta(0, id="c" if i == 0 else None, name="tool", arguments=piece))
+    assert asm.finish()[0].input == orjson.loads(payload)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    first=_args,
+    second=_args,
+    cuts=st.lists(st.integers(0, 10_000), max_size=8),
+    order=st.lists(st.booleans(), min_size=40, max_size=40),
+)
+def test_assembler_interleaved_byte_fragments(first, second, cuts, order):
+    """Two calls whose byte fragments (split anywhere) arrive interleaved."""
+    queues = [
+        _split(json.dumps(first, ensure_ascii=False).encode(), cuts),
+        _split(json.dumps(second).encode(), [c * 7 for c in cuts]),
+    ]
+    asm = ToolCallAssembler()
+    asm.add(ToolCallDelta(1, id="b", name="second"))
+    asm.add(ToolCallDelta(0, id="a", name="first"))
+    pick = iter(order)
+    while queues[0] or queues[1]:
+        index = 0 if not queues[1] else 1 if not queues[0] else int(next(pick, False))
+        asm.add(ToolCallDelta(index, arguments=queues[index].pop(0)))
+    a, b = asm.finish()
+    assert (a.id, a.name, b.id, b.name) == ("a", "first", "b", "second")
+    assert a.input == orjson.loads(json.dumps(first))
+    assert b.input == orjson.loads(json.dumps(second))
+
+
+def test_assembler_truncated_multibyte_bytes_do_not_crash():
+    asm = ToolCallAssembler()
+    asm.add(ToolCallDelta(0, id="c", name="t", arguments='{"s": "ab😀'.encode()[:-2]))
+    (block,) = asm.finish()
+    assert "__raw_arguments__" in block.input
+
+
+def test_parse_arguments_invalid_utf8_bytes_do_not_crash():
+    assert "__raw_arguments__" in parse_arguments(b'{"a": "\xff"}')
+
+
+# ----------------------------------------------------------------------------- ReplyBuilder
+
+
+def test_reply_builder_orders_blocks_and_keeps_last_usage():
+    rb = ReplyBuilder()
+    for chunk in [
+        TextDelta("Hel"),
+        ThinkingDelta("think "),
+        ToolCallDelta(0, id="c", name="t", arguments='{"a":'),
+        TextDelta("lo"),
+        ThinkingDelta("more", signature="sig", provider_data={"p": 1}),
+        ToolCallDelta(0, arguments=" 1}"),
+        UsageChunk(Usage(1, 1)),
+        UsageChunk(Usage(7, 3)),
+        FinishChunk("tool_calls", "tool_calls"),
+    ]:
+        rb.add(chunk)
+    assert rb.text == "Hello"
+    assert rb.usage == Usage(7, 3)
+    assert rb.finish_reason == "tool_calls"
+    msg = rb.build()
+    assert msg.role == "assistant"
+    assert msg.content == (
+        ThinkingBlock("think more", "sig", {"p": 1}),
+        TextBlock("Hello"),
+        ToolUseBlock("c", "t", {"a": 1}),
+    )
+
+
+def test_reply_builder_empty_reply():
+    rb = ReplyBuilder()
+    msg = rb.build()
+    assert msg.content == ()
+    assert rb.finish_reason == "stop"
+    assert rb.usage == Usage()
+
+
+def test_reply_builder_signature_only_thinking_block_is_kept():
+    rb = ReplyBuilder()
+    rb.add(ThinkingDelta(signature="only-sig"))
+    assert rb.build().content == (ThinkingBlock("", "only-sig", {}),)
+
+
+# ----------------------------------------------------------------------------- generate
+
+
+async def test_generate_folds_stream_into_response():
+    model = ScriptedModel([
+        Reply(text="hello world", thinking="hmm", chunk_size=3, usage=Usage(4, 6),
+              tool_calls=[Call("t", {"k": "vé"}, id="c1")])
+    ])
+    options = GenerateOptions(max_tokens=5)
+    response = await generate(model, [Msg.user("hi")], options=options)
+    assert isinstance(response, ModelResponse)
+    assert response.message.text == "hello world"
+    assert response.message.content[0] == ThinkingBlock("hmm")
+    assert response.message.tool_uses == [ToolUseBlock("c1", "t", {"k": "vé"})]
+    assert response.finish_reason == "tool_calls"
+    assert response.usage == Usage(4, 6, requests=1)
+    assert model.requests[0].options is options
+    assert model.requests[0].tools == ()
+
+
+async def test_generate_default_options_and_error_propagates():
+    model = ScriptedModel(["ok", Reply(error=ValueError("boom"))])
+    response = await generate(model, [Msg.user("hi")])
+    assert response.message.text == "ok"
+    assert model.requests[0].options == GenerateOptions()
+    with pytest.raises(ValueError, match="boom"):
+        await generate(model, [Msg.user("again")])
+
+
