@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
@@ -67,6 +68,7 @@ __all__ = [
     "error_message",
     "iter_ndjson",
     "iter_sse",
+    "own_host",
     "parse_retry_after",
     "read_json",
 ]
@@ -109,8 +111,16 @@ class HttpSettings:
 
 
 def api_key_from(explicit: str | None, env_var: str) -> str | None:
-    """``explicit`` or the vendor's usual environment variable."""
-    return explicit if explicit else os.environ.get(env_var) or None
+    """``explicit`` or the vendor's usual environment variable (``""``: none)."""
+    if explicit:
+        return explicit
+    return (os.environ.get(env_var) or None) if env_var else None
+
+
+def own_host(base_url: str, vendor_url: str) -> bool:
+    """Whether ``base_url`` is on the vendor's own host: only then is a key
+    taken from the environment, so it never reaches a third-party server."""
+    return urlsplit(base_url).netloc == urlsplit(vendor_url).netloc
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:

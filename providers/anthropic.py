@@ -71,6 +71,7 @@ from agentflow.providers._http import (
     default_error,
     error_message,
     iter_sse,
+    own_host,
 )
 from agentflow.providers._profiles import ProfileRule, match_profile
 
@@ -129,7 +130,8 @@ class AnthropicChatModel(HttpChatModel):
         stream: bool = True,
         cache: bool = True,
     ) -> None:
-        key = api_key_from(api_key, "ANTHROPIC_API_KEY")
+        env = "ANTHROPIC_API_KEY" if own_host(base_url, DEFAULT_BASE_URL) else ""
+        key = api_key_from(api_key, env)
         headers = {"anthropic-version": API_VERSION, **({"x-api-key": key} if key else {})}
         client = HttpClient(base_url, headers=headers, vendor=VENDOR, error_mapper=map_error,
                             settings=settings)

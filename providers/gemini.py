@@ -72,6 +72,7 @@ from agentflow.providers._http import (
     default_error,
     error_message,
     iter_sse,
+    own_host,
     parse_retry_after,
 )
 from agentflow.providers._profiles import ProfileRule, match_profile
@@ -125,7 +126,9 @@ class GeminiChatModel(HttpChatModel):
         include_thoughts: bool = False,
         stream: bool = True,
     ) -> None:
-        key = api_key_from(api_key, "GEMINI_API_KEY") or api_key_from(None, "GOOGLE_API_KEY")
+        own = own_host(base_url, DEFAULT_BASE_URL)
+        key = api_key_from(api_key, "GEMINI_API_KEY" if own else "") or api_key_from(
+            None, "GOOGLE_API_KEY" if own else "")
         client = HttpClient(base_url, headers={"x-goog-api-key": key} if key else {},
                             vendor=VENDOR, error_mapper=map_error, settings=settings)
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)

@@ -68,6 +68,7 @@ from agentflow.providers._http import (
     default_error,
     error_message,
     iter_ndjson,
+    own_host,
 )
 from agentflow.providers._profiles import ProfileRule, match_profile
 
@@ -75,6 +76,8 @@ __all__ = ["DEFAULT_PROFILE", "PROFILES", "OllamaChatModel", "create", "map_erro
 
 VENDOR = "ollama"
 DEFAULT_BASE_URL = "http://localhost:11434"
+CLOUD_URL = "https://ollama.com"
+"""Ollama cloud: the only host that receives ``$OLLAMA_API_KEY`` unasked."""
 FORCE_TOOL = ("You must now call the `{name}` tool, the only tool available, exactly once. "
               "Reply with the tool call only, no text.")
 FORCE_ANY = "You must now call one of the available tools. Reply with tool calls only, no text."
@@ -128,7 +131,7 @@ class OllamaChatModel(HttpChatModel):
         keep_alive: str | None = None,
         stream: bool = True,
     ) -> None:
-        key = api_key_from(api_key, "OLLAMA_API_KEY")
+        key = api_key_from(api_key, "OLLAMA_API_KEY" if own_host(base_url, CLOUD_URL) else "")
         client = HttpClient(base_url, headers={"authorization": f"Bearer {key}"} if key else {},
                             vendor=VENDOR, error_mapper=map_error, settings=settings)
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)

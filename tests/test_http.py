@@ -285,3 +285,21 @@ async def test_body_error_check_is_retried() -> None:
 def test_client_repr_has_no_secret() -> None:
     client = HttpClient("http://h", headers={"authorization": "Bearer sk-secret"}, vendor="t")
     assert "sk-secret" not in repr(client)
+
+
+def test_env_keys_only_for_the_vendors_own_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentflow.providers.anthropic import AnthropicChatModel
+    from agentflow.providers.gemini import GeminiChatModel
+    from agentflow.providers.ollama import OllamaChatModel
+
+    for var in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OLLAMA_API_KEY"):
+        monkeypatch.setenv(var, "sk-secret-env")
+    own = [AnthropicChatModel("claude-sonnet-4-5"), GeminiChatModel("gemini-2.5-flash"),
+           OllamaChatModel("qwen3", base_url="https://ollama.com")]
+    other = [AnthropicChatModel("claude-sonnet-4-5", base_url="http://127.0.0.1:9"),
+             GeminiChatModel("gemini-2.5-flash", base_url="http://127.0.0.1:9"),
+             OllamaChatModel("qwen3")]
+    for model in own:
+        assert "sk-secret-env" in str(model._client._headers.values())  # type: ignore[attr-defined]
+    for model in other:
+        assert "sk-secret-env" not in str(model._client._headers.values())  # type: ignore[attr-defined]
