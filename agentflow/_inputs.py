@@ -1,29 +1,46 @@
 """Documents for the ``extract`` command: paths, globs, directories, ``.gz``,
-JSONL and stdin -> ``ExtractInput`` items, lazily.
+JSONL and stdin -> ``Document`` items, lazily.
 
 Ids are stable across runs (the path, plus ``#<line>`` or the record's id for
-JSONL), so an output file can be resumed.
+JSONL; stdin: ``-#`` and a hash of the text), so an output file can be
+resumed. A document that cannot be used (unreadable, corrupt ``.gz``, binary,
+empty) comes out with its ``problem`` set, so the caller records it as
+failed without asking a model to invent an answer.
 """
 
 from __future__ import annotations
 
 import glob
 import gzip
+import hashlib
 import io
 import sys
+import zlib
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from agentflow.batch import ExtractInput
+__all__ = ["Document", "InputError", "iter_documents"]
 
-__all__ = ["InputError", "iter_documents"]
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One input document; ``problem`` says why it cannot be used, if so."""
+
+    id: str
+    text: str
+    problem: str | None = None
 
 
 class InputError(ValueError):
     """An input path that matches nothing, or a JSONL record without the text field."""
+
+
+class _Unusable(InputError):
+    """One document cannot be read as text (reported per document, not raised)."""
 
 
 def _expand(spec: str) -> list[Path]:
@@ -42,11 +59,21 @@ def _expand(spec: str) -> list[Path]:
 
 
 def _read(path: Path) -> str:
+    """The text of ``path`` (``-``: stdin), gunzipped by suffix.
+
+    Raises:
+        _Unusable: unreadable, corrupt ``.gz``, or binary (holds NUL bytes).
+    """
     if str(path) == "-":
         return sys.stdin.read()
-    raw = path.read_bytes()
-    if path.suffix == ".gz":
-        raw = gzip.decompress(raw)
+    try:
+        raw = path.read_bytes()
+        if path.suffix == ".gz":
+            raw = gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _Unusable(f"{path}: cannot read: {exc}") from exc
+    if b"\0" in raw[:8192]:
+        raise _Unusable(f"{path}: binary file, not text")
     return raw.decode("utf-8", errors="replace")
 
 
@@ -57,7 +84,7 @@ def _is_jsonl(path: Path, fmt: str) -> bool:
     return ".jsonl" in suffixes or ".ndjson" in suffixes
 
 
-def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[ExtractInput]:
+def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[Document]:
     content = _read(path)
     for number, line in enumerate(io.StringIO(content), start=1):
         if not line.strip():
@@ -69,7 +96,7 @@ def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[Extra
         if not isinstance(record, dict) or not isinstance(record.get(text_field), str):
             raise InputError(f"{path}:{number}: no string field {text_field!r}")
         rid = record.get(id_field)
-        yield ExtractInput(f"{path}#{rid if rid is not None else number}", record[text_field])
+        yield Document(f"{path}#{rid if rid is not None else number}", record[text_field])
 
 
 def iter_documents(
@@ -80,7 +107,7 @@ def iter_documents(
     id_field: str = "id",
     prepare: Callable[[str], str] | None = None,
     max_chars: int | None = None,
-) -> Iterator[ExtractInput]:
+) -> Iterator[Document]:
     """Every document named by ``specs`` (files, globs, directories, ``-``).
 
     Args:
@@ -90,16 +117,34 @@ def iter_documents(
         max_chars: texts longer than this are cut (small local models).
 
     Raises:
-        InputError: a spec matches nothing, or a JSONL line is malformed.
+        InputError: a spec matches nothing, or a JSONL line is malformed
+            (unreadable, binary and empty documents come out with a ``problem``).
     """
     for spec in specs:
         for path in _expand(spec):
-            if _is_jsonl(path, fmt):
-                docs = _jsonl_records(path, text_field, id_field)
-            else:
-                docs = iter([ExtractInput(str(path), _read(path))])
-            for doc in docs:
-                text = prepare(doc.text) if prepare else doc.text
-                if max_chars is not None and len(text) > max_chars:
-                    text = text[:max_chars]
-                yield ExtractInput(doc.id, text)
+            try:
+                if _is_jsonl(path, fmt):
+                    docs: Iterator[Document] = _jsonl_records(path, text_field, id_field)
+                else:
+                    text = _read(path)
+                    doc_id = str(path) if str(path) != "-" else f"-#{_digest(text)}"
+                    docs = iter([Document(doc_id, text)])
+                for doc in docs:
+                    yield _prepared(doc, prepare, max_chars)
+            except _Unusable as exc:
+                yield Document(str(path), "", problem=str(exc))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]
+
+
+def _prepared(
+    doc: Document, prepare: Callable[[str], str] | None, max_chars: int | None
+) -> Document:
+    text = prepare(doc.text) if prepare else doc.text
+    if max_chars is not None and len(text) > max_chars:
+        text = text[:max_chars]
+    if not text.strip():
+        return Document(doc.id, text, problem=f"{doc.id}: empty document")
+    return Document(doc.id, text)

@@ -95,6 +95,25 @@ def _coerce_input(msg: str | Msg | Sequence[str | Msg] | None) -> list[Msg]:
     )
 
 
+def _answer_open_calls(memory: Sequence[Msg]) -> list[Msg]:
+    """A working copy of ``memory`` in which every tool call has a result.
+
+    Memory the agent wrote always does; memory built or edited by hand (or
+    restored from tampered JSON) may not, and vendors refuse a conversation
+    with an unanswered tool call. Missing results are added as errors.
+    """
+    out: list[Msg] = []
+    for i, msg in enumerate(memory):
+        out.append(msg)
+        if msg.role != "assistant" or not msg.tool_uses:
+            continue
+        answered = {r.tool_use_id for m in memory[i + 1 : i + 2] for r in m.tool_results}
+        missing = [c for c in msg.tool_uses if c.id not in answered]
+        if missing:
+            out.append(ReActAgent._not_executed(missing))
+    return out
+
+
 class ReActAgent:
     """A reasoning-and-acting agent over a ``ChatModel``.
 
@@ -201,6 +220,8 @@ class ReActAgent:
         """
         inputs = _coerce_input(msg)
         state = self.state if state is None else state
+        if not inputs and not state.memory:
+            raise InvalidInputError("no message: pass a message, or a state whose memory holds one")
         if output is not None:
             self.structured_output.prepare(self.model, output, bool(len(self.toolkit)), strategy)
         async with state.lock:
@@ -233,7 +254,7 @@ class ReActAgent:
             log=_log,
             options=self.options,
             output_type=output,
-            memory=list(state.memory),
+            memory=_answer_open_calls(state.memory),
             so_tool_active=state.so_tool_active,
         )
         ex.log = _log.bind(agent=self.name, agent_id=self.id, call_id=ex.call_id)

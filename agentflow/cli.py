@@ -33,7 +33,7 @@ import orjson
 from pydantic import BaseModel, create_model
 
 from agentflow import __version__
-from agentflow._inputs import InputError, iter_documents
+from agentflow._inputs import Document, InputError, iter_documents
 from agentflow.batch import ExtractInput, ExtractResult, extract_many
 from agentflow.errors import AgentflowError
 from agentflow.model import resolve_model
@@ -70,12 +70,18 @@ def _load_module(ref: str) -> ModuleType:
 
 def _from_json_schema(path: Path) -> type[BaseModel]:
     """A pydantic model for a flat JSON Schema file (object of simple properties)."""
-    schema = orjson.loads(path.read_bytes())
+    try:
+        schema = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise CliError(f"{path}: not JSON: {exc}") from exc
     kinds: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool,
                              "array": list[Any], "object": dict[str, Any]}
-    props = schema.get("properties")
-    if schema.get("type") != "object" or not isinstance(props, dict):
-        raise CliError(f"{path}: the JSON Schema must be an object with properties")
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if (
+        not isinstance(schema, dict) or schema.get("type") != "object"
+        or not isinstance(props, dict) or not all(isinstance(p, dict) for p in props.values())
+    ):
+        raise CliError(f"{path}: the JSON Schema must be an object whose properties are objects")
     required = set(schema.get("required", ()))
     definitions: dict[str, Any] = {}
     for name, prop in props.items():
@@ -112,10 +118,27 @@ def _done_ids(out: Path | None) -> set[str]:
     done = set()
     for line in out.read_bytes().splitlines():
         try:
-            done.add(orjson.loads(line)["id"])
-        except (orjson.JSONDecodeError, KeyError, TypeError):
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
             continue  # a torn last line from an interrupted run
+        if isinstance(record, dict) and record.get("ok") is True and isinstance(
+                record.get("id"), str):
+            done.add(record["id"])  # failed inputs are tried again
     return done
+
+
+def _open_for_append(path: Path) -> TextIO:
+    """``path`` opened to append whole lines (after a torn last line, a newline first)."""
+    torn = path.exists() and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
+    sink = path.open("a", encoding="utf-8")
+    if torn:
+        sink.write("\n")
+    return sink
+
+
+def _problem_record(doc: Document) -> dict[str, Any]:
+    return {"id": doc.id, "ok": False, "error": {"type": "InputError", "message": doc.problem},
+            "attempts": 0}
 
 
 def _record(result: ExtractResult) -> dict[str, Any]:
@@ -151,22 +174,47 @@ async def _extract(args: argparse.Namespace) -> int:
     max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
     out_path = Path(args.out) if args.out and args.out != "-" else None
     done = _done_ids(out_path)
-    docs: Iterator[ExtractInput] = (
+    docs: Iterator[Document] = (
         d for d in iter_documents(args.input, fmt=args.format, text_field=args.text_field,
                                   id_field=args.id_field, prepare=prepare, max_chars=max_chars)
         if d.id not in done
     )
     if args.limit is not None:
         docs = itertools.islice(docs, args.limit)
-    batch = list(docs)  # materialized: the progress bar needs the total
-    model = _model(args)
-    sink: TextIO = out_path.open("a", encoding="utf-8") if out_path else sys.stdout
-    progress = _progress(len(batch), sys.stderr)
-    ok = failed = tokens = 0
+    selected = list(docs)  # materialized: the progress bar needs the total
+    unusable = [d for d in selected if d.problem]
+    batch = [ExtractInput(d.id, d.text) for d in selected if not d.problem]
+    sink: TextIO = _open_for_append(out_path) if out_path else sys.stdout
     start = time.perf_counter()
     try:
+        for doc in unusable:
+            print(f"agentflow: skipped {doc.problem}", file=sys.stderr)
+            sink.write(orjson.dumps(_problem_record(doc)).decode() + "\n")
+        ok, failed, tokens = await _run(args, batch, output_type, instructions, sink)
+    finally:
+        if out_path:
+            sink.close()
+    failed += len(unusable)
+    elapsed = time.perf_counter() - start
+    skipped = f", {len(done)} already done" if done else ""
+    print(f"{ok} ok, {failed} failed{skipped}; {tokens} tokens; {elapsed:.1f}s"
+          f"{f' -> {out_path}' if out_path else ''}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+async def _run(
+    args: argparse.Namespace, batch: list[ExtractInput], output_type: Any, instructions: str,
+    sink: TextIO,
+) -> tuple[int, int, int]:
+    """Extract ``batch`` and write a line per result; ``(ok, failed, tokens)``."""
+    if not batch:
+        return 0, 0, 0
+    model = _model(args)
+    progress = _progress(len(batch), sys.stderr)
+    ok = failed = tokens = 0
+    try:
         async for result in extract_many(model, batch, output_type, concurrency=args.concurrency,
-                                         order="completed", instructions=instructions):
+                                          order="completed", instructions=instructions):
             sink.write(orjson.dumps(_record(result)).decode() + "\n")
             sink.flush()
             ok, failed = ok + result.ok, failed + (not result.ok)
@@ -176,16 +224,10 @@ async def _extract(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.stop()
-        if out_path:
-            sink.close()
         aclose = getattr(model, "aclose", None)
         if aclose is not None:
             await aclose()
-    elapsed = time.perf_counter() - start
-    skipped = f", {len(done)} already done" if done else ""
-    print(f"{ok} ok, {failed} failed{skipped}; {tokens} tokens; {elapsed:.1f}s"
-          f"{f' -> {out_path}' if out_path else ''}", file=sys.stderr)
-    return 1 if failed else 0
+    return ok, failed, tokens
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -243,6 +285,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _models()
         if args.concurrency < 1:
             raise CliError("--concurrency must be >= 1")
+        if args.limit is not None and args.limit < 0:
+            raise CliError("--limit must be >= 0")
+        if args.max_chars is not None and args.max_chars < 1:
+            raise CliError("--max-chars must be >= 1")
         return asyncio.run(_extract(args))
     except (CliError, InputError, AgentflowError, OSError) as exc:
         print(f"agentflow: error: {exc}", file=sys.stderr)

@@ -13,6 +13,7 @@ The tree::
     ├── UsageError                        misuse (also a TypeError/ValueError where fitting)
     │   ├── InvalidInputError             bad message input to call()/stream()
     │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
+    │   ├── InvalidStateError             AgentState JSON that is malformed or inconsistent
     │   ├── ToolDefinitionError           a tool that cannot be declared
     │   │   └── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
     │   └── SchemaError                   an output type the target dialect cannot express
@@ -52,6 +53,7 @@ __all__ = [
     "BadRequestError",
     "InvalidInputError",
     "InvalidModelError",
+    "InvalidStateError",
     "ModelRetry",
     "MultipleStructuredOutputsError",
     "NotFoundError",
@@ -95,6 +97,11 @@ class InvalidInputError(UsageError, TypeError):
 class InvalidModelError(UsageError, TypeError):
     """The model given to an agent is neither a ``ChatModel`` nor a known
     ``"vendor:model"`` string."""
+
+
+class InvalidStateError(UsageError, ValueError):
+    """Stored ``AgentState`` JSON that is malformed (wrong shapes, unknown
+    roles) or inconsistent (a tool call without its result)."""
 
 
 class ToolDefinitionError(UsageError, ValueError):

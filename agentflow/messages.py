@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, TypeAdapter
 
-from agentflow.errors import StructuredOutputError
+from agentflow.errors import InvalidInputError, StructuredOutputError
 
 __all__ = [
     "CACHE_CONTROL",
@@ -38,6 +38,8 @@ __all__ = [
     "ThinkingBlock",
     "ToolResultBlock",
     "ToolUseBlock",
+    "clean_data",
+    "clean_text",
     "msg_from_dict",
     "msg_to_dict",
     "new_id",
@@ -130,6 +132,21 @@ Block: TypeAlias = Annotated[
 ]
 
 
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
+_BLOCK_TYPES = (TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock)
+
+
+def _block(index: int, item: Any) -> Block:
+    if isinstance(item, _BLOCK_TYPES):
+        return item
+    if isinstance(item, str):
+        return TextBlock(item)
+    raise InvalidInputError(
+        f"content item {index} is a {type(item).__name__}: expected a str or a block "
+        "(TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock)"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class StructuredResult:
     """What a call produced for its output type: the validated value, or the
@@ -142,6 +159,29 @@ class StructuredResult:
 
 _ID_PREFIX = os.urandom(4).hex()
 _ID_COUNTER = itertools.count()
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone UTF-16 surrogates (from ``os.fsdecode`` or a vendor's
+    ``\\udXXX`` escape) replaced by U+FFFD, so it can be sent and stored as JSON."""
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+def clean_data(value: Any) -> Any:
+    """``value`` (decoded JSON) with ``clean_text`` applied to every string."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(k): clean_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean_data(v) for v in value]
+    return value
 
 
 def new_id() -> str:
@@ -175,7 +215,14 @@ class Msg:
         id: str | None = None,
         result: StructuredResult | None = None,
     ) -> None:
-        blocks = (TextBlock(content),) if isinstance(content, str) else tuple(content)
+        if role not in _ROLES:
+            raise InvalidInputError(
+                f"unknown message role {role!r}: expected one of {', '.join(sorted(_ROLES))}"
+            )
+        if isinstance(content, str):
+            blocks: tuple[Block, ...] = (TextBlock(content),)
+        else:
+            blocks = tuple(_block(i, item) for i, item in enumerate(content))
         object.__setattr__(self, "role", role)
         object.__setattr__(self, "content", blocks)
         object.__setattr__(self, "name", name)

@@ -15,7 +15,15 @@ from typing import Any
 
 import orjson
 
-from agentflow.messages import Msg, TextBlock, ThinkingBlock, ToolUseBlock, new_id
+from agentflow.messages import (
+    Msg,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    clean_data,
+    clean_text,
+    new_id,
+)
 from agentflow.model import (
     ChatModel,
     FinishChunk,
@@ -66,7 +74,9 @@ def parse_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, An
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
-        return {"__raw_arguments__": text}
+        return {"__raw_arguments__": clean_text(text)}
+    if "\\u" in text:  # escapes may decode to lone surrogates
+        value = clean_data(value)
     if isinstance(value, str):  # double-encoded
         return parse_arguments(value)
     if value is None:
@@ -211,9 +221,11 @@ class ReplyBuilder:
         blocks: list[Any] = []
         if self._thinking or self._signature or self._thinking_data:
             blocks.append(
-                ThinkingBlock("".join(self._thinking), self._signature, self._thinking_data)
+                ThinkingBlock(
+                    clean_text("".join(self._thinking)), self._signature, self._thinking_data
+                )
             )
-        text = self.text
+        text = clean_text(self.text)
         if text:
             blocks.append(TextBlock(text))
         blocks.extend(self.tools.finish())

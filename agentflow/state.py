@@ -19,9 +19,11 @@ from typing import Any
 import anyio
 import orjson
 
+from agentflow.errors import InvalidStateError
 from agentflow.messages import Msg, msg_from_dict, msg_to_dict
 
 __all__ = ["AgentState"]
+
 
 _FORMAT_VERSION = 1
 
@@ -63,20 +65,32 @@ class AgentState:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AgentState:
+    def from_dict(cls, data: Any) -> AgentState:
         """Rebuild from ``to_dict`` output.
 
         Raises:
-            ValueError: unknown format version.
-            pydantic.ValidationError / KeyError: malformed messages.
+            InvalidStateError: a malformed shape, an unknown role or block, a
+                non-boolean flag or an unknown format version (names the message).
         """
+        if not isinstance(data, dict):
+            raise InvalidStateError(f"AgentState JSON must be an object, got {type(data).__name__}")
         version = data.get("version", _FORMAT_VERSION)
         if version != _FORMAT_VERSION:
-            raise ValueError(f"unsupported AgentState format version {version!r}")
-        return cls(
-            (msg_from_dict(m) for m in data.get("memory", [])),
-            so_tool_active=bool(data.get("so_tool_active", False)),
-        )
+            raise InvalidStateError(f"unsupported AgentState format version {version!r}")
+        raw_memory = data.get("memory", [])
+        flag = data.get("so_tool_active", False)
+        if not isinstance(raw_memory, list) or not isinstance(flag, bool):
+            raise InvalidStateError("AgentState JSON needs a 'memory' list and a boolean "
+                                    "'so_tool_active'")
+        memory = []
+        for i, item in enumerate(raw_memory):
+            try:
+                if not isinstance(item, dict) or not isinstance(item.get("metadata", {}), dict):
+                    raise TypeError("a message must be an object with an object 'metadata'")
+                memory.append(msg_from_dict(item))
+            except (KeyError, TypeError, ValueError) as exc:  # incl. pydantic, InvalidInputError
+                raise InvalidStateError(f"AgentState message {i} is malformed: {exc}") from exc
+        return cls(memory, so_tool_active=flag)
 
     def to_json(self) -> bytes:
         """The state as JSON bytes."""
@@ -84,9 +98,13 @@ class AgentState:
 
     @classmethod
     def from_json(cls, data: bytes | str) -> AgentState:
-        """Rebuild from ``to_json`` output (raises like ``from_dict``, or
-        ``orjson.JSONDecodeError`` on bad JSON)."""
-        return cls.from_dict(orjson.loads(data))
+        """Rebuild from ``to_json`` output (raises like ``from_dict``, also for
+        text that is not JSON)."""
+        try:
+            decoded = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise InvalidStateError(f"AgentState JSON does not parse: {exc}") from exc
+        return cls.from_dict(decoded)
 
     def copy(self) -> AgentState:
         """A new state with the same memory and flags (no lock shared)."""

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from pydantic.fields import FieldInfo
 
 from agentflow.errors import ToolDefinitionError, ToolError, ToolNameError
-from agentflow.messages import ToolResultBlock, ToolUseBlock
+from agentflow.messages import ToolResultBlock, ToolUseBlock, clean_text
 from agentflow.model import ToolSpec
 
 __all__ = [
@@ -122,7 +122,7 @@ def _field_name(param: str) -> str:
 
 def _stringify(value: Any) -> str:
     if isinstance(value, str):
-        return value
+        return clean_text(value)
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     try:
@@ -171,6 +171,11 @@ class Tool:
         if not callable(function):
             raise ToolDefinitionError(
                 f"a tool must be a callable, got {type(function).__name__}: {function!r}"
+            )
+        if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
+            raise ToolDefinitionError(
+                f"tool {getattr(function, '__name__', function)!r} is a generator: a tool "
+                "returns its result (collect the items into a list and return it)"
             )
         if name is not None:
             tool_name = validate_tool_name(name)

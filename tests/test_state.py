@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import agentflow.state as state_module
 from agentflow.agent import ReActAgent
+from agentflow.errors import InvalidStateError
 from agentflow.messages import (
     CACHE_CONTROL,
     STRUCTURED_OUTPUT_REMINDER,
@@ -139,7 +140,7 @@ def test_unknown_version_raises():
 
 
 def test_bad_json_raises():
-    with pytest.raises(orjson.JSONDecodeError):
+    with pytest.raises(InvalidStateError, match="does not parse"):
         AgentState.from_json(b"{not json")
 
 

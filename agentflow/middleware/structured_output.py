@@ -471,6 +471,9 @@ class StructuredOutputMiddleware(Middleware):
     def _missed(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision:
         """A final turn without the output tool: accept its text if it is the
         output, else force, else give up."""
+        if ex.last_finish_reason == "length":  # cut text is never accepted, nor repaired
+            self._truncated(ex, run, reply.text)
+            return Finish("output_failed")
         if reply.text.strip():
             try:
                 value = self._validated(parse_output(reply.text, run.spec))
@@ -478,9 +481,6 @@ class StructuredOutputMiddleware(Middleware):
                 pass
             else:
                 return self._accept_text(ex, reply, value)
-        if ex.last_finish_reason == "length":
-            self._truncated(ex, run, reply.text)
-            return Finish("output_failed")
         if ex.force_count >= self.config.max_forcing:
             self._warn_give_up(ex, "forcing")
             ex.output_error = StructuredOutputError(

@@ -4,10 +4,13 @@ text must become data (prompt strategy, native replies, a prose final turn).
 ``parse_output(text, spec)`` tries, in order, until a value validates:
 
 1. the text with ``<think>…</think>`` removed, as JSON;
-2. the body of each fenced block (```` ```json ````, ```` ```JSON ````, bare ```` ``` ````);
-3. each balanced ``{…}`` / ``[…]`` span found in surrounding prose;
-4. each of those repaired by ``json_repair`` (trailing commas, single
-   quotes, unquoted keys, Python literals, unclosed brackets; never ``eval``).
+2. the body of a fence enclosing the whole text (backticks inside string
+   values stay), then each balanced ``{…}`` / ``[…]`` span (string-aware);
+3. the body of each fenced block (```` ```json ````, ```` ```JSON ````, bare
+   ```` ``` ````, ``~~~``) and the spans inside it;
+4. only when none of those is valid JSON as written: each repaired by
+   ``json_repair`` (trailing commas, single quotes, unquoted keys, Python
+   literals, unclosed brackets; never ``eval``).
 
 It returns the first value that validates as the spec, or raises the most
 useful failure: ``OutputTruncatedError`` when the finish reason was
@@ -24,12 +27,14 @@ import json_repair
 import orjson
 from pydantic import ValidationError
 
+from agentflow.messages import clean_data
 from agentflow.output.schema import OutputSpec
 
 __all__ = ["NoJSONFound", "json_candidates", "parse_output", "strip_thinking"]
 
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:\r?\n)?```", re.DOTALL)
+_FENCE = re.compile(r"(?:```|~~~)[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:\r?\n)?(?:```|~~~)",
+                    re.DOTALL)
 _MISSING = object()
 
 
@@ -74,13 +79,31 @@ def _balanced_spans(text: str) -> Iterator[str]:
         i = j + 1
 
 
+def _enclosing_fence(text: str) -> str | None:
+    """The body of one fence that encloses the whole text (backticks inside
+    string values stay), or ``None``."""
+    if not text.startswith(("```", "~~~")):
+        return None
+    marker = text[:3]
+    end = text.rfind(marker)
+    newline = text.find("\n")
+    if end <= 3 or newline < 0 or newline > end:
+        return None
+    return text[newline + 1 : end].strip()
+
+
 def json_candidates(text: str) -> Iterator[str]:
     """Candidate JSON texts in ``text``, most likely first (no duplicates)."""
     seen: set[str] = set()
-    body = strip_thinking(text)
+    body = strip_thinking(text).lstrip("\ufeff")
     pool = [body]
-    pool.extend(m.group(2).strip() for m in _FENCE.finditer(body))
-    for chunk in list(pool):
+    enclosed = _enclosing_fence(body)
+    if enclosed is not None:
+        pool.append(enclosed)
+    pool.extend(_balanced_spans(enclosed if enclosed is not None else body))
+    fenced = [m.group(2).strip() for m in _FENCE.finditer(body)]
+    pool.extend(fenced)
+    for chunk in fenced:
         pool.extend(_balanced_spans(chunk))
     for cand in pool:
         if cand and cand not in seen:
@@ -88,41 +111,48 @@ def json_candidates(text: str) -> Iterator[str]:
             yield cand
 
 
-def _decode(candidate: str) -> Any:
+def _strict(candidate: str) -> Any:
     try:
         return orjson.loads(candidate)
     except orjson.JSONDecodeError:
-        pass
+        return _MISSING
+
+
+def _repaired(candidate: str) -> Any:
     if candidate[:1] not in ("{", "["):
         return _MISSING
     try:
         value = json_repair.loads(candidate)
     except Exception:  # json_repair raises assorted errors on hopeless input
         return _MISSING
-    return value if isinstance(value, dict | list) else _MISSING
+    return clean_data(value) if isinstance(value, dict | list) else _MISSING
 
 
 def parse_output(text: str, spec: OutputSpec) -> Any:
-    """The first JSON value in ``text`` that validates as ``spec``.
+    """The first JSON value in ``text`` that validates as ``spec``: every
+    candidate is tried as exact JSON before any is repaired, so a repair never
+    wins over JSON that was right as written.
 
     Raises:
         ValidationError: JSON was found but none of it validates (the first error).
         NoJSONFound: no JSON value in the text.
     """
     first_error: ValidationError | None = None
-    for candidate in json_candidates(text):
-        value = _decode(candidate)
-        if value is _MISSING:
-            continue
-        try:
-            return spec.validate(value)
-        except ValidationError as exc:
-            first_error = first_error or exc
-            if spec.wrapped and not (isinstance(value, dict) and "result" in value):
-                try:  # the model gave the bare value instead of {"result": ...}
-                    return spec.validate({"result": value})
-                except ValidationError:
-                    pass
+    candidates = list(json_candidates(text))
+    for decode in (_strict, _repaired):
+        for candidate in candidates:
+            value = decode(candidate)
+            if value is _MISSING:
+                continue
+            try:
+                return spec.validate(value)
+            except ValidationError as exc:
+                first_error = first_error or exc
+                if spec.wrapped and not (isinstance(value, dict) and "result" in value):
+                    try:  # the model gave the bare value instead of {"result": ...}
+                        return spec.validate({"result": value})
+                    except ValidationError:
+                        pass
     if first_error is not None:
         raise first_error
     raise NoJSONFound("no JSON value found in the reply text")

@@ -25,6 +25,7 @@ from typing import Any
 
 import orjson
 from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
+from pydantic_core import PydanticCustomError
 from typing_extensions import is_typeddict
 
 from agentflow.errors import SchemaError
@@ -34,6 +35,8 @@ from agentflow.output.dialects import DialectSchema, resolve_ref, schema_types, 
 __all__ = ["OutputSpec"]
 
 WRAP_FIELD = "result"
+
+_EMPTY_OUTPUT = "the output is empty: give its fields ({fields}), even those with defaults"
 
 
 def _is_object_type(tp: Any) -> bool:
@@ -88,6 +91,7 @@ class OutputSpec:
                 _type_name(output_type), f"cannot build a JSON Schema: {exc}"
             ) from exc
         _strip_titles(plain)
+        plain = _inline_root(plain)
         doc = getattr(output_type, "__doc__", None) if not wrapped else None
         if doc and isinstance(output_type, type) and doc == BaseModel.__doc__:
             doc = None
@@ -119,17 +123,29 @@ class OutputSpec:
     def validate(self, data: Any) -> Any:
         """Validate decoded JSON as the user's type (lax mode), unwrapping.
 
+        An empty object (or ``null``) is never a valid output, even when every
+        field has a default.
+
         Raises:
             pydantic.ValidationError: listing each failing field.
         """
+        empty = data in (None, {}) and bool(self._plain.get("properties"))
+        if empty:
+            data = {}  # report the missing fields, as for any other object
         data = _normalize(data, self._plain, self._plain)
         value = self._adapter.validate_python(data)
+        if empty:  # valid only through defaults: an empty answer is no answer (C02)
+            fields = ", ".join(self._plain["properties"])
+            error = PydanticCustomError("empty_output", _EMPTY_OUTPUT, {"fields": fields})
+            raise ValidationError.from_exception_data(
+                "output", [{"type": error, "loc": (), "input": {}}]
+            )
         return getattr(value, WRAP_FIELD) if self.wrapped else value
 
     def dump_json(self, value: Any) -> str:
         """``value`` as JSON text of the user's type (not wrapped)."""
         adapter = self._adapter if not self.wrapped else self._output_adapter()
-        return adapter.dump_json(value).decode()
+        return adapter.dump_json(value, by_alias=True).decode()
 
     def _output_adapter(self) -> TypeAdapter[Any]:
         adapter = self._adapters.get("output")
@@ -147,6 +163,20 @@ class OutputSpec:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _inline_root(schema: dict[str, Any]) -> dict[str, Any]:
+    """A root that is only a ``$ref`` (pydantic's form for a recursive model)
+    becomes the referenced object itself, ``$defs`` kept for the recursion:
+    vendors want an object at the root."""
+    ref = schema.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+        return schema
+    target = schema.get("$defs", {}).get(ref.split("/")[-1])
+    if not isinstance(target, dict):
+        return schema
+    rest = {k: v for k, v in schema.items() if k != "$ref"}
+    return {**target, **rest}
 
 
 def _strip_titles(node: Any) -> None:
