@@ -4,7 +4,10 @@
 says how to build a request (``build_request``) and how to read a streamed
 reply (``parse_stream``) or a whole one (``parse_reply``); the base sends it,
 streaming or not (``stream=`` at construction), and yields ``ModelChunk``s
-either way, so the agent sees one shape whatever the transport.
+either way, so the agent sees one shape whatever the transport. Payloads are
+read under a ``ReplyGuard`` (a whole reply here, stream events in each
+``parse_stream``): a payload of the wrong shape is a typed ``ProviderError``,
+and a reply with neither content nor a finish reason is refused.
 
 ``system_reminder`` wraps a system message that
 sits in the middle of a conversation, for vendors whose conversations have
@@ -23,7 +26,8 @@ import aiohttp
 
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoice, ToolSpec
-from agentflow.providers._http import HttpClient, read_json
+from agentflow.providers._http import HttpClient
+from agentflow.providers._payload import ReplyGuard
 
 __all__ = [
     "HttpChatModel",
@@ -115,7 +119,10 @@ class HttpChatModel(ABC):
         Raises:
             ProviderError: the vendor refused or failed the request (mapped by
                 the vendor module); ``ProviderConnectionError(partial=True)``
-                when a stream ends before the vendor's terminal marker.
+                when a stream ends before the vendor's terminal marker or
+                brings a malformed event, ``ServerError`` for a malformed
+                whole reply; either for a reply with neither content nor a
+                finish reason.
         """
         path, body = self.build_request(messages, tools, options, stream=self._streaming)
         async with self._client.open(path, body) as response:
@@ -123,8 +130,10 @@ class HttpChatModel(ABC):
                 async for chunk in self.parse_stream(response):
                     yield chunk
             else:
-                for chunk in self.parse_reply(await read_json(response)):
+                guard = ReplyGuard(self.vendor, stream=False)
+                for chunk in guard.fold(self.parse_reply, guard.load(await response.read())):
                     yield chunk
+                guard.end()
 
     @abstractmethod
     def build_request(
@@ -139,7 +148,8 @@ class HttpChatModel(ABC):
 
     @abstractmethod
     def parse_stream(self, response: aiohttp.ClientResponse) -> AsyncIterator[ModelChunk]:
-        """The chunks of a streamed reply."""
+        """The chunks of a streamed reply (each event read under a ``ReplyGuard``,
+        whose ``end`` is called once the reply is complete)."""
 
     @abstractmethod
     def parse_reply(self, data: Any) -> Iterable[ModelChunk]:

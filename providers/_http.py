@@ -3,16 +3,17 @@ NDJSON readers, vendor error mapping, and retries with backoff.
 
 * ``HttpClient`` owns one ``aiohttp.ClientSession`` (created lazily inside
   the running loop, with a bounded connector) and closes it in ``aclose()``.
-* ``HttpClient.open(path, body)`` POSTs JSON and yields a 2xx response. Before
+* ``HttpClient.open(path, body)`` POSTs JSON (``dump_json``: a lone surrogate
+  in a string becomes U+FFFD) and yields a 2xx response. Before
   the first byte of a 2xx reply, retryable failures (408/409/429/5xx,
   connection errors, timeouts) are retried with exponential backoff and
   jitter (tenacity), honouring ``retry-after-ms``, ``Retry-After`` (seconds
   or an HTTP date) and vendor body hints (``RateLimitedError.retry_after``).
   Quota/billing errors and other 4xx are never retried. Once a reply streams,
   nothing is retried: a failure surfaces as ``ProviderConnectionError(partial=True)``.
-* ``iter_sse`` / ``iter_ndjson`` read a streamed body with incremental UTF-8
-  decoding across network chunks (a character split between two TCP reads
-  survives).
+* ``iter_sse`` / ``iter_ndjson`` (from ``_streams``, re-exported) read a
+  streamed body with incremental UTF-8 decoding across network chunks (a
+  character split between two TCP reads survives).
 
 API keys live in request headers only; they never reach logs, reprs or error
 messages.
@@ -21,7 +22,6 @@ messages.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import email.utils
 import inspect
 import os
@@ -56,6 +56,8 @@ from agentflow.errors import (
     RateLimitedError,
     ServerError,
 )
+from agentflow.providers._payload import dump_json
+from agentflow.providers._streams import SSEEvent, iter_ndjson, iter_sse
 
 __all__ = [
     "BodyErrorCheck",
@@ -279,7 +281,7 @@ class HttpClient:
                 timeout=aiohttp.ClientTimeout(
                     total=None, connect=s.connect_timeout, sock_read=s.read_timeout
                 ),
-                json_serialize=lambda obj: orjson.dumps(obj).decode(),
+                json_serialize=lambda obj: dump_json(obj).decode(),
             )
             self._loop = loop
         return self._session
@@ -302,10 +304,15 @@ class HttpClient:
         """POST ``body`` as JSON to ``path`` and yield the 2xx response.
 
         Raises:
-            ProviderError: the mapped error, after retries where allowed.
+            ProviderError: the mapped error, after retries where allowed;
+                ``BadRequestError`` (never sent) for a body JSON cannot carry.
         """
         url = path if path.startswith("http") else f"{self.base_url}/{path.lstrip('/')}"
-        payload = orjson.dumps(body)
+        try:
+            payload = dump_json(body)  # lone surrogates (os.fsdecode...) become U+FFFD
+        except TypeError as exc:
+            raise BadRequestError(f"the request body is not JSON: {exc}", status=None,
+                                  vendor=self.vendor) from exc
         all_headers = {**self._headers, **(headers or {})}
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.settings.max_retries + 1),
@@ -378,76 +385,3 @@ class HttpClient:
 async def read_json(response: aiohttp.ClientResponse) -> Any:
     """The whole body parsed as JSON (whatever the content type)."""
     return orjson.loads(await response.read())
-
-
-@dataclass(frozen=True, slots=True)
-class SSEEvent:
-    """One server-sent event: ``event`` name (``""`` when absent), ``data``
-    (multi-line data joined with ``\\n``) and ``id``."""
-
-    event: str
-    data: str
-    id: str = ""
-
-
-async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
-    """Decoded lines (without line endings: LF, CRLF or CR) of a streamed body."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    buffer = ""
-    async for raw in response.content.iter_any():
-        buffer += decoder.decode(raw)
-        held = buffer.endswith("\r")  # maybe half of a CRLF: decide with the next read
-        if held:
-            buffer = buffer[:-1]
-        buffer = buffer.replace("\r\n", "\n").replace("\r", "\n")
-        *complete, buffer = buffer.split("\n")
-        if held:
-            buffer += "\r"
-        for line in complete:
-            yield line
-    buffer += decoder.decode(b"", final=True)
-    if buffer:
-        yield buffer.replace("\r", "")
-
-
-async def iter_sse(response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:
-    """Server-sent events of ``response`` (WHATWG framing: comments ignored,
-    ``data:`` lines joined, an event dispatched on a blank line or at the end)."""
-    event, ev_id = "", ""
-    data: list[str] = []
-    async for line in _lines(response):
-        if not line:
-            if data:
-                yield SSEEvent(event, "\n".join(data), ev_id)
-            event, data = "", []
-            continue
-        if line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            data.append(value)
-        elif name == "event":
-            event = value
-        elif name == "id":
-            ev_id = value
-    if data:
-        yield SSEEvent(event, "\n".join(data), ev_id)
-
-
-async def iter_ndjson(response: aiohttp.ClientResponse) -> AsyncIterator[Any]:
-    """One parsed JSON value per non-blank line of ``response``.
-
-    Raises:
-        ProviderConnectionError: a line is not JSON (a cut or garbled stream).
-    """
-    async for line in _lines(response):
-        if not line.strip():
-            continue
-        try:
-            yield orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise ProviderConnectionError(
-                f"malformed NDJSON line: {line[:200]!r}", partial=True
-            ) from exc

@@ -1,18 +1,22 @@
 """The machinery every OpenAI-style adapter shares: ``OpenAICompatibleModel``
-(request building, streaming, errors) and the error classification that
-makes a vendor's "feature unsupported" 400 an ``UnsupportedFeatureError``.
+(request building, streaming, errors). The error classification that makes
+a vendor's "feature unsupported" 400 an ``UnsupportedFeatureError`` lives in
+``_openai_errors`` (re-exported here).
 
 A vendor module (openai, deepseek, dashscope, glm, minimax) subclasses
 ``OpenAICompatibleModel`` and overrides small hooks (``apply_tools``,
 ``apply_response_format``, ``apply_thinking``, ``map_error``,
 ``payload_error``, ``parser_class``...), so its quirks live in its own module.
 
+Every reply payload is read under a ``ReplyGuard``: a payload of the wrong
+shape is a typed error, never a raw ``KeyError``/``TypeError``, and a reply
+with neither content nor a finish reason is not taken for an answer.
+
 Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
@@ -21,27 +25,16 @@ import orjson
 
 from agentflow.errors import (
     AuthenticationError,
-    BadRequestError,
     InvalidModelError,
-    OverloadedError,
     ProviderConnectionError,
     ProviderError,
-    QuotaExceededError,
-    RateLimitedError,
     ServerError,
-    UnsupportedFeature,
     UnsupportedFeatureError,
 )
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
-from agentflow.providers._http import (
-    HttpClient,
-    HttpSettings,
-    api_key_from,
-    default_error,
-    error_message,
-    iter_sse,
-)
+from agentflow.providers._http import HttpClient, HttpSettings, api_key_from, iter_sse
+from agentflow.providers._openai_errors import openai_error, payload_error, unsupported_feature
 from agentflow.providers._openai_wire import (
     JSON_INSTRUCTION,
     SCHEMA_INSTRUCTION,
@@ -54,6 +47,7 @@ from agentflow.providers._openai_wire import (
     insert_instruction,
     mentions_json,
 )
+from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 
 __all__ = [
@@ -71,93 +65,6 @@ GENERIC_PROFILE = ModelProfile(
 """An unknown model behind an OpenAI-compatible server: llama.cpp, vLLM and LM
 Studio take ``response_format`` json_schema and auto/none/required, but not all
 take a named ``tool_choice``; override with ``profile=`` (vLLM does)."""
-
-# ----------------------------------------------------------------------------- errors
-
-_REFUSAL = re.compile(
-    r"not support|unsupported|unavailable|not available|not allowed|must be auto|"
-    r"isn't supported|is not enabled|must be set to false", re.I)
-_FEATURE_WORDS: tuple[tuple[UnsupportedFeature, re.Pattern[str]], ...] = (
-    ("tool_choice", re.compile(r"tool[_ ]choice", re.I)),
-    ("native_output", re.compile(r"response_format|json[_ ]schema|json output|json mode|"
-                                 r"structured output", re.I)),
-    ("tools", re.compile(r"function call|tool use|\btools\b|\btool\b", re.I)),
-    ("thinking", re.compile(r"thinking|reasoning", re.I)),
-)
-_PARAM_FEATURE: dict[str, UnsupportedFeature] = {
-    "tool_choice": "tool_choice", "response_format": "native_output", "tools": "tools",
-}
-
-
-def unsupported_feature(message: str, param: str | None = None) -> UnsupportedFeature | None:
-    """Which feature a 400 refuses as unsupported, or ``None`` for any other 400.
-
-    The message must say the thing is unsupported/unavailable/not allowed;
-    the feature is then read from ``param`` (OpenAI's ``error.param``) or from
-    the words of the message, tool_choice first ("Thinking mode does not
-    support this tool_choice" is about tool_choice, not thinking).
-    """
-    if not _REFUSAL.search(message):
-        return None
-    if param in _PARAM_FEATURE:
-        return _PARAM_FEATURE[param]
-    for feature, words in _FEATURE_WORDS:
-        if words.search(message):
-            return feature
-    return None
-
-
-def _param(data: Any) -> str | None:
-    err = data.get("error") if isinstance(data, dict) else None
-    param = err.get("param") if isinstance(err, dict) else None
-    return param if isinstance(param, str) else None
-
-
-def openai_error(
-    vendor: str, status: int, headers: Mapping[str, str], body: bytes
-) -> ProviderError:
-    """Map an OpenAI-style HTTP error: ``UnsupportedFeatureError`` for a 400/422
-    that refuses a feature (``unsupported_feature``), else by status
-    (``default_error``: 429 ``insufficient_quota`` -> ``QuotaExceededError``)."""
-    if status in (400, 422):
-        message, code, data = error_message(body)
-        feature = unsupported_feature(message, _param(data))
-        if feature is not None:
-            return UnsupportedFeatureError(message, feature=feature, status=status, code=code,
-                                           vendor=vendor)
-    return default_error(vendor, status, headers, body)
-
-
-def payload_error(vendor: str, payload: Mapping[str, Any]) -> ProviderError | None:
-    """The typed error of a payload carrying ``{"error": ...}`` (a mid-stream
-    error data line, or an error inside a 200 body), else ``None``."""
-    err = payload.get("error")
-    if not err:
-        return None
-    if not isinstance(err, Mapping):
-        return ServerError(str(err), vendor=vendor)
-    code = err.get("code")
-    if isinstance(code, int) and 400 <= code < 600:
-        return openai_error(vendor, code, {}, orjson.dumps({"error": dict(err)}))
-    message = str(err.get("message") or err)
-    label = str(code or err.get("type") or "") or None
-    kind = f"{err.get('type')} {code}".lower()
-    kw: dict[str, Any] = {"code": label, "vendor": vendor}
-    if "insufficient_quota" in kind:
-        return QuotaExceededError(message, **kw)
-    if "rate_limit" in kind:
-        return RateLimitedError(message, **kw)
-    if "overloaded" in kind:
-        return OverloadedError(message, **kw)
-    if "auth" in kind or "api_key" in kind:
-        return AuthenticationError(message, **kw)
-    if "invalid_request" in kind:
-        feature = unsupported_feature(message, err.get("param"))
-        if feature is not None:
-            return UnsupportedFeatureError(message, feature=feature, **kw)
-        return BadRequestError(message, **kw)
-    return ServerError(message, **kw)
-
 
 # ----------------------------------------------------------------------------- models
 
@@ -180,8 +87,11 @@ class OpenAICompatibleModel:
 
     ``stream()`` raises ``ProviderError`` subclasses: ``AuthenticationError``
     without a key for the vendor's host, the mapped HTTP errors after retries,
-    a typed error for a mid-stream ``{"error": ...}`` line, and
-    ``ProviderConnectionError(partial=True)`` for a stream cut before ``[DONE]``.
+    a typed error for a mid-stream ``{"error": ...}`` line or ``event: error``,
+    ``ProviderConnectionError(partial=True)`` for a stream cut before ``[DONE]``
+    or a malformed stream event, ``ServerError`` for a malformed whole reply,
+    and either of the last two for a reply with neither content nor a finish
+    reason (``[DONE]`` alone, ``{}``).
     """
 
     vendor: ClassVar[str] = "openai-compatible"
@@ -373,46 +283,54 @@ class OpenAICompatibleModel:
             raise AuthenticationError(
                 f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
         async with self._http.open(self.chat_path, body) as response:
-            if not self._stream or "json" in response.content_type:
-                raw = await response.read()
-                try:
-                    data = orjson.loads(raw)
-                except orjson.JSONDecodeError as exc:
-                    raise ServerError(f"malformed JSON reply: {raw[:200]!r}",
-                                      vendor=self.vendor) from exc
-                if isinstance(data, dict) and (error := self.payload_error(data)):
-                    raise error
-                parser = self.parser_class()
-                for chunk in parser.feed(data) + parser.close():
-                    yield chunk
-                return
             parser = self.parser_class()
+            if not self._stream or "json" in response.content_type:
+                guard = ReplyGuard(self.vendor, stream=False)
+                data = guard.load(await response.read())
+                for chunk in guard.fold(lambda d: self.read_payload(parser, d, guard), data):
+                    yield chunk
+                for chunk in guard.fold(lambda _: parser.close(), None):
+                    yield chunk
+                guard.end()
+                return
+            guard = ReplyGuard(self.vendor, stream=True)
             done = received = False
             async for event in iter_sse(response):
                 if event.data.strip() == "[DONE]":
                     done = True
                     continue
-                try:
-                    payload = orjson.loads(event.data)
-                except orjson.JSONDecodeError as exc:
-                    if event.event == "error":
-                        raise ServerError(event.data[:500], vendor=self.vendor) from exc
-                    raise ProviderConnectionError(
-                        f"malformed stream event: {event.data[:200]!r}", partial=True,
-                        vendor=self.vendor) from exc
-                if not isinstance(payload, dict):
-                    continue
-                if event.event == "error" and "error" not in payload:
-                    payload = {"error": payload}
-                if error := self.payload_error(payload):
-                    raise error
+                if event.event == "error":
+                    raise self.event_error(event.data)
+                payload = guard.load(event.data)
                 received = True
-                for chunk in parser.feed(payload):
+                for chunk in guard.fold(lambda p: self.read_payload(parser, p, guard), payload):
                     yield chunk
                 done = done or parser.terminal
-            for chunk in parser.close():
+            for chunk in guard.fold(lambda _: parser.close(), None):
                 yield chunk
             if not done:
                 raise ProviderConnectionError(
                     "the stream ended before its terminal marker ([DONE]); the reply is "
                     "incomplete", partial=received, vendor=self.vendor)
+            guard.end()
+
+    def read_payload(
+        self, parser: ChunkParser, payload: Any, guard: ReplyGuard
+    ) -> list[ModelChunk]:
+        """The chunks of one payload (a stream chunk or a whole reply), or the
+        error it carries (``payload_error``); run under ``guard.fold``."""
+        if not isinstance(payload, dict):
+            raise guard.error("not a JSON object", payload)
+        if error := self.payload_error(payload):
+            raise error
+        return parser.feed(payload)
+
+    def event_error(self, data: str) -> ProviderError:
+        """The error an ``event: error`` SSE event reports (its data: JSON or text)."""
+        try:
+            payload = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return ServerError(data[:500], vendor=self.vendor)
+        if not isinstance(payload, dict) or "error" not in payload:
+            payload = {"error": payload}
+        return self.payload_error(payload) or ServerError(data[:500], vendor=self.vendor)

@@ -20,8 +20,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
-import orjson
-
 from agentflow.messages import Msg, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentflow.model import (
     FinishChunk,
@@ -36,6 +34,7 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
+from agentflow.providers._payload import dump_json
 
 __all__ = [
     "JSON_INSTRUCTION",
@@ -114,7 +113,7 @@ def _assistant(msg: Msg, reasoning: ReasoningHistory) -> dict[str, Any]:
                 "id": block.id,
                 "type": "function",
                 "function": {"name": block.name,
-                             "arguments": orjson.dumps(dict(block.input)).decode()},
+                             "arguments": dump_json(dict(block.input)).decode()},
             })
     text = "".join(texts)
     out: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
@@ -223,7 +222,12 @@ def finish_reason(raw: str) -> FinishReason:
 def parse_usage(data: Any) -> Usage | None:
     """``Usage`` from a ``usage`` object (``prompt_tokens``, ``completion_tokens``,
     ``prompt_tokens_details.cached_tokens`` or DeepSeek's
-    ``prompt_cache_hit_tokens``, ``completion_tokens_details.reasoning_tokens``)."""
+    ``prompt_cache_hit_tokens``, ``completion_tokens_details.reasoning_tokens``).
+
+    Raises:
+        ValueError, TypeError, AttributeError: counts that are not numbers, or
+            details that are not objects (``ReplyGuard`` makes them typed).
+    """
     if not isinstance(data, Mapping):
         return None
     prompt = data.get("prompt_tokens") or data.get("input_tokens") or 0
@@ -246,6 +250,11 @@ class ChunkParser:
     and the finish reason becomes ``refusal``; ``stop`` with tool calls becomes
     ``tool_calls``. All-zero usage (MiniMax placeholders) is skipped.
     Subclasses override ``text`` (content handling) and ``close`` (flush).
+
+    Payloads are read as the wire format shapes them: one of another shape
+    raises ``LookupError``/``TypeError``/``AttributeError``/``ValueError``
+    (or makes a chunk with a field of the wrong type), which the caller's
+    ``ReplyGuard.fold`` turns into a typed ``ProviderError``.
     """
 
     __slots__ = ("_ids", "_last", "_next", "_refused", "_tools_seen", "_usage", "terminal")

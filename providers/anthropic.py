@@ -73,6 +73,7 @@ from agentflow.providers._http import (
     iter_sse,
     own_host,
 )
+from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 
 __all__ = ["DEFAULT_PROFILE", "PROFILES", "AnthropicChatModel", "create", "map_error"]
@@ -191,15 +192,19 @@ class AnthropicChatModel(HttpChatModel):
         Raises:
             ProviderError: an ``event: error`` (529 ``overloaded_error`` ->
                 ``OverloadedError``...).
-            ProviderConnectionError: the stream ended before ``message_stop``.
+            ProviderConnectionError: the stream ended before ``message_stop``,
+                an event is malformed, or the reply had neither content nor a
+                ``stop_reason`` (``message_stop`` alone).
         """
+        guard = ReplyGuard(VENDOR, stream=True)
         reader = _StreamReader()
         async for event in iter_sse(response):
             if not event.data:
                 continue
-            for chunk in reader.feed(orjson.loads(event.data)):
+            for chunk in guard.fold(reader.feed, guard.load(event.data)):
                 yield chunk
             if reader.done:
+                guard.end()
                 return
         raise ProviderConnectionError("the stream ended before message_stop", partial=True,
                                       vendor=VENDOR)
@@ -353,5 +358,6 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
 
 def _stream_error(data: Mapping[str, Any]) -> ProviderError:
     """A mid-stream ``event: error`` mapped as if it were the HTTP error."""
-    kind = (data.get("error") or {}).get("type", "api_error")
-    return map_error(_STATUS_OF_TYPE.get(kind, 500), {}, orjson.dumps(data))
+    error = data.get("error")
+    kind = error.get("type") if isinstance(error, Mapping) else None
+    return map_error(_STATUS_OF_TYPE.get(str(kind), 500), {}, orjson.dumps(data))

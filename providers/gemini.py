@@ -75,6 +75,7 @@ from agentflow.providers._http import (
     own_host,
     parse_retry_after,
 )
+from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 
 __all__ = ["DEFAULT_PROFILE", "PROFILES", "GeminiChatModel", "create", "map_error"]
@@ -188,15 +189,18 @@ class GeminiChatModel(HttpChatModel):
 
         Raises:
             ProviderError: an error object inside the stream.
-            ProviderConnectionError: the stream ended without a ``finishReason``.
+            ProviderConnectionError: the stream ended without a ``finishReason``,
+                or an event is malformed.
         """
+        guard = ReplyGuard(VENDOR, stream=True)
         reader = _Reader()
         async for event in iter_sse(response):
             if event.data:
-                for chunk in reader.feed(orjson.loads(event.data)):
+                for chunk in guard.fold(reader.feed, guard.load(event.data)):
                     yield chunk
-        for chunk in reader.end():
+        for chunk in guard.fold(lambda _: reader.end(), None):
             yield chunk
+        guard.end()
 
     def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
         """Chunks of a whole ``GenerateContentResponse``."""
@@ -245,8 +249,8 @@ class _Reader:
         if isinstance(data, list):  # an error (or reply) wrapped in a one-element list
             data = data[0] if data else {}
         if "error" in data:
-            status = int(data["error"].get("code") or 500)
-            raise map_error(status, {}, orjson.dumps(data))
+            code = data["error"].get("code") if isinstance(data["error"], Mapping) else None
+            raise map_error(code if isinstance(code, int) else 500, {}, orjson.dumps(data))
         if data.get("usageMetadata"):
             yield UsageChunk(_usage(data["usageMetadata"]))
         candidates = data.get("candidates") or []
@@ -279,7 +283,8 @@ class _Reader:
             yield ThinkingDelta(provider_data={SIGNATURE: signature})
 
     def end(self, *, cut_if_unfinished: bool = True) -> Iterable[ModelChunk]:
-        """The finish chunk (a whole reply without ``finishReason`` counts as ``STOP``).
+        """The finish chunk (a whole reply without ``finishReason`` counts as
+        ``STOP``, with ``raw=""``: the vendor gave no reason).
 
         Raises:
             ProviderConnectionError: a stream ended without ``finishReason``
@@ -288,13 +293,13 @@ class _Reader:
         if self.finish is None and cut_if_unfinished:
             raise ProviderConnectionError("the stream ended without a finishReason",
                                           partial=True, vendor=VENDOR)
-        self.finish = self.finish or "STOP"
-        if self.finish.startswith("BLOCKED:"):
-            yield FinishChunk("content_filter", self.finish)
-        elif self.finish == "STOP" and self.calls:
-            yield FinishChunk("tool_calls", self.finish)
+        raw = self.finish or ""
+        if raw.startswith("BLOCKED:"):
+            yield FinishChunk("content_filter", raw)
+        elif raw in ("STOP", "") and self.calls:
+            yield FinishChunk("tool_calls", raw)
         else:
-            yield FinishChunk(_FINISH.get(self.finish, "other"), self.finish)
+            yield FinishChunk(_FINISH.get(raw or "STOP", "other"), raw)
 
 
 # ----------------------------------------------------------------------------- errors

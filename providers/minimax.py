@@ -91,7 +91,10 @@ def base_resp_error(vendor: str, data: Any) -> ProviderError | None:
     status_code = resp.get("status_code") or 0
     if not status_code:
         return None
-    code = int(status_code)
+    try:
+        code = int(status_code)
+    except (TypeError, ValueError):
+        code = 0  # not a number: an unknown error
     message = str(resp.get("status_msg") or f"MiniMax error {code}")
     kw: dict[str, Any] = {"code": str(code), "vendor": vendor}
     if code in (1002, 1039):

@@ -70,6 +70,7 @@ from agentflow.providers._http import (
     iter_ndjson,
     own_host,
 )
+from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 
 __all__ = ["DEFAULT_PROFILE", "PROFILES", "OllamaChatModel", "create", "map_error"]
@@ -178,13 +179,17 @@ class OllamaChatModel(HttpChatModel):
 
         Raises:
             ProviderError: an ``{"error": ...}`` line.
-            ProviderConnectionError: the stream ended before the ``done`` line.
+            ProviderConnectionError: the stream ended before the ``done`` line,
+                a line is malformed, or the reply had neither content nor a
+                ``done_reason`` (a ``done`` line alone).
         """
+        guard = ReplyGuard(VENDOR, stream=True)
         reader = _Reader()
         async for line in iter_ndjson(response):
-            for chunk in reader.feed(line):
+            for chunk in guard.fold(reader.feed, line):
                 yield chunk
             if reader.done:
+                guard.end()
                 return
         raise ProviderConnectionError("the stream ended before the done line", partial=True,
                                       vendor=VENDOR)
@@ -264,7 +269,7 @@ class _Reader:
 
     def feed(self, data: Any) -> Iterable[ModelChunk]:
         if not isinstance(data, Mapping):
-            return
+            raise TypeError(f"a {type(data).__name__}, not a JSON object")
         if data.get("error"):
             raise _payload_error(str(data["error"]))
         message = data.get("message") or {}
@@ -285,8 +290,8 @@ class _Reader:
             self.done = True
             yield UsageChunk(Usage(input_tokens=int(data.get("prompt_eval_count") or 0),
                                    output_tokens=int(data.get("eval_count") or 0)))
-            raw = str(data.get("done_reason") or "stop")
-            reason = _DONE.get(raw, "other")
+            raw = data.get("done_reason") or ""  # "": none given (older servers)
+            reason = _DONE.get(raw or "stop", "other")
             yield FinishChunk("tool_calls" if reason == "stop" and self.calls else reason, raw)
 
 

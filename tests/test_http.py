@@ -41,6 +41,7 @@ from agentflow.providers._http import (
     parse_retry_after,
     read_json,
 )
+from agentflow.providers._payload import dump_json
 
 FAST = HttpSettings(backoff_initial=0.01, backoff_max=0.02, max_retries=2, read_timeout=2)
 
@@ -139,6 +140,37 @@ async def test_ndjson_lines_and_malformed_line() -> None:
                 _ = [v async for v in iter_ndjson(response)]
         assert info.value.partial
         await client.aclose()
+
+
+# ----------------------------------------------------------------------------- request bodies
+
+
+async def test_lone_surrogates_in_the_body_are_replaced_not_fatal() -> None:
+    body = {"content": "caf\udce9.txt", "caf\udce9": ["\ud83d\ude00", ("x\ud800",)], "n": 1}
+    async with raw_server(Raw([b"{}"])) as (url, seen):
+        client = HttpClient(url, vendor="t", settings=FAST)
+        async with client.open("x", body) as response:
+            assert await read_json(response) == {}
+        await client.aclose()
+    assert orjson.loads(seen[0]) == {"content": "caf\ufffd.txt", "caf\ufffd": ["😀", ["x\ufffd"]],
+                                     "n": 1}
+
+
+def test_dump_json_leaves_clean_values_alone() -> None:
+    value = {"a": ["é😀", 1, None, 2.5]}
+    assert dump_json(value) == orjson.dumps(value)
+    assert dump_json({"b": 1, "a": "\udce9"}, option=orjson.OPT_SORT_KEYS) == (
+        '{"a":"\ufffd","b":1}'.encode())
+
+
+async def test_a_body_json_cannot_carry_is_a_bad_request_never_sent() -> None:
+    async with raw_server(Raw([b"{}"])) as (url, seen):
+        client = HttpClient(url, vendor="t", settings=FAST)
+        with pytest.raises(BadRequestError, match="not JSON") as info:
+            async with client.open("x", {"tags": {1, 2}}):
+                pass
+        await client.aclose()
+    assert seen == [] and info.value.vendor == "t" and info.value.status is None
 
 
 # ----------------------------------------------------------------------------- mapping

@@ -16,15 +16,16 @@ from agentflow.errors import (
     OverloadedError,
     ProviderConnectionError,
     RateLimitedError,
+    ServerError,
     UnsupportedFeatureError,
 )
 from agentflow.events import OutputPartial, OutputRetry
 from agentflow.messages import Msg
-from agentflow.model import GenerateOptions
+from agentflow.model import FinishChunk, GenerateOptions
 from agentflow.providers.anthropic import AnthropicChatModel, closed_schema, map_error
 from agentflow.state import AgentState
 from tests.fakes.anthropic import FORCED_WITH_THINKING, AnthropicFake, anthropic_error, signature_of
-from tests.fakes.base import FakeCall, FakeReply
+from tests.fakes.base import FakeCall, FakeReply, collect, sse
 from tests.provider_scenarios import FAST, close_models, tracked
 
 NATIVE, PLAIN, THINKING = "claude-sonnet-4-5", "claude-3-5-haiku-latest", "claude-sonnet-4-0"
@@ -334,3 +335,64 @@ async def test_c08_max_tokens_on_tool_path_is_truncation(fake: AnthropicFake) ->
     with pytest.raises(OutputTruncatedError):
         _ = reply.output
     assert len(fake.requests) == 1  # truncated arguments are never sent back for repair
+
+
+# ----------------------------------------------------------------------------- malformed replies
+
+
+class RawAnthropicFake(AnthropicFake):
+    """Streams ``extra["frames"]`` and answers ``extra["json"]`` as they are."""
+
+    def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
+        return list(reply.extra["frames"])
+
+    def render_json(self, reply: FakeReply, body: Any) -> Any:
+        return reply.extra["json"]
+
+
+async def raw_reply(stream: bool, **extra: Any) -> list[Any]:
+    async with RawAnthropicFake() as server:
+        server.add(FakeReply(extra=extra))
+        return await collect(model(server, stream=stream).stream(
+            [Msg.user("hi")], [], GenerateOptions()))
+
+
+START = sse({"type": "message_start", "message": {"usage": {"input_tokens": 3}}},
+            "message_start")
+STOP = sse({"type": "message_stop"}, "message_stop")
+END_TURN = sse({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}, "message_delta")
+
+
+@pytest.mark.parametrize("frames", [
+    [sse(b"not json", "message_start")], [START, sse([1, 2]), STOP],
+    [START, sse({"type": "content_block_start", "content_block": {"type": "text"}}), STOP],
+    [START, sse({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta"}}),
+     STOP],
+    [START, sse({"type": "content_block_delta", "index": 0,
+                 "delta": {"type": "text_delta", "text": 5}}), STOP],
+    [START, sse({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                 "usage": {"output_tokens": "many"}}), STOP],
+    [START, sse({"type": "message_delta", "delta": "end_turn"}), STOP],
+    [STOP], [START, STOP],
+], ids=["non-json", "list", "no-index", "no-text", "text-int", "usage-str", "delta-str",
+        "stop-only", "start-stop"])
+async def test_malformed_or_empty_stream_is_a_partial_connection_error(
+        frames: list[bytes]) -> None:
+    with pytest.raises(ProviderConnectionError) as info:
+        await raw_reply(True, frames=frames)
+    assert info.value.partial and info.value.vendor == "anthropic"
+
+
+@pytest.mark.parametrize("body", [[1], None, "hi", {}, {"content": "abc", "stop_reason": "x"},
+                                  {"content": [{"type": "text", "text": 5}]}],
+                         ids=["list", "null", "str", "empty", "content-str", "text-int"])
+async def test_malformed_or_empty_whole_reply_is_a_server_error(body: Any) -> None:
+    with pytest.raises(ServerError, match="reply from anthropic"):
+        await raw_reply(False, json=body)
+
+
+async def test_empty_text_with_a_stop_reason_is_an_answer() -> None:
+    chunks = await raw_reply(True, frames=[START, END_TURN, STOP])
+    assert chunks[-1] == FinishChunk("stop", "end_turn")
+    chunks = await raw_reply(False, json={"content": [], "stop_reason": "end_turn"})
+    assert chunks[-1] == FinishChunk("stop", "end_turn")

@@ -19,15 +19,16 @@ from agentflow.errors import (
     ProviderConnectionError,
     RateLimitedError,
     SchemaError,
+    ServerError,
     UnsupportedFeatureError,
 )
 from agentflow.events import OutputRetry, ThinkingChunk
 from agentflow.messages import Msg
-from agentflow.model import GenerateOptions
+from agentflow.model import FinishChunk, GenerateOptions, TextDelta
 from agentflow.providers.gemini import GeminiChatModel, map_error
 from agentflow.reply import generate
 from agentflow.state import AgentState
-from tests.fakes.base import FakeCall, FakeReply
+from tests.fakes.base import FakeCall, FakeReply, collect, sse
 from tests.fakes.gemini import MIME_WITH_TOOLS, GeminiFake, gemini_error
 from tests.provider_scenarios import FAST, close_models, tracked
 
@@ -321,3 +322,52 @@ async def test_c08_max_tokens_is_truncation(fake: GeminiFake, stream: bool) -> N
     with pytest.raises(OutputTruncatedError) as info:
         _ = reply.output
     assert info.value.raw_text == cut and len(fake.requests) == 1
+
+
+# ----------------------------------------------------------------------------- malformed replies
+
+
+class RawGeminiFake(GeminiFake):
+    """Streams ``extra["frames"]`` and answers ``extra["json"]`` as they are."""
+
+    def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
+        return list(reply.extra["frames"])
+
+    def render_json(self, reply: FakeReply, body: Any) -> Any:
+        return reply.extra["json"]
+
+
+async def raw_reply(stream: bool, **extra: Any) -> list[Any]:
+    async with RawGeminiFake() as server:
+        server.add(FakeReply(extra=extra))
+        return await collect(model(server, stream=stream).stream(
+            [Msg.user("hi")], [], GenerateOptions()))
+
+
+def candidate(parts: Any, finish: Any = "STOP") -> dict[str, Any]:
+    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": finish}]}
+
+
+@pytest.mark.parametrize("frames", [
+    [sse(b"not json")], [sse([1])], [sse(candidate("abc"))], [sse({"candidates": {"a": 1}})],
+    [sse(candidate([{"text": 5}]))], [sse(candidate([{"text": "x"}], 7))],
+    [sse(candidate([{"functionCall": {"args": {}}}]))],
+    [sse({**candidate([{"text": "x"}]), "usageMetadata": {"promptTokenCount": "x"}})],
+], ids=["non-json", "list-of-int", "parts-str", "candidates-dict", "text-int", "finish-int",
+        "call-without-name", "usage-str"])
+async def test_malformed_stream_is_a_partial_connection_error(frames: list[bytes]) -> None:
+    with pytest.raises(ProviderConnectionError) as info:
+        await raw_reply(True, frames=frames)
+    assert info.value.partial and info.value.vendor == "gemini"
+
+
+@pytest.mark.parametrize("body", [{}, [], None, "hi", {"candidates": []}, candidate("abc")],
+                         ids=["empty", "empty-list", "null", "str", "no-candidate", "parts-str"])
+async def test_malformed_or_empty_whole_reply_is_a_server_error(body: Any) -> None:
+    with pytest.raises(ServerError, match="reply from gemini"):
+        await raw_reply(False, json=body)
+
+
+async def test_whole_reply_without_finish_reason_is_still_an_answer() -> None:
+    chunks = await raw_reply(False, json={"candidates": [{"content": {"parts": [{"text": "hi"}]}}]})
+    assert chunks == [TextDelta("hi"), FinishChunk("stop", "")]

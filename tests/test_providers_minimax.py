@@ -13,6 +13,7 @@ from agentflow.errors import (
     BadRequestError,
     QuotaExceededError,
     RateLimitedError,
+    ServerError,
     UnsupportedFeatureError,
 )
 from agentflow.messages import Msg
@@ -24,7 +25,7 @@ from agentflow.model import (
     ToolChoice,
     ToolSpec,
 )
-from agentflow.providers.minimax import MiniMaxChatModel, MiniMaxParser
+from agentflow.providers.minimax import MiniMaxChatModel, MiniMaxParser, base_resp_error
 from agentflow.reply import generate
 
 from .fakes.base import FakeCall, FakeReply
@@ -196,3 +197,8 @@ def test_final_frame_is_used_when_nothing_was_streamed() -> None:
         "usage": {"prompt_tokens": 3, "completion_tokens": 2}})
     assert [c.text for c in out if isinstance(c, TextDelta)] == ["whole"]
     assert parser.terminal and [c.type for c in out][-1] == "finish"
+
+
+def test_base_resp_with_a_non_numeric_code_is_a_server_error() -> None:
+    error = base_resp_error("minimax", {"base_resp": {"status_code": "abc", "status_msg": "x"}})
+    assert type(error) is ServerError and str(error).endswith("x")

@@ -23,15 +23,19 @@ from agentflow.errors import (
 from agentflow.events import OutputRetry, ThinkingChunk
 from agentflow.messages import Msg
 from agentflow.model import (
+    FinishChunk,
     GenerateOptions,
+    TextDelta,
     ToolChoice,
     ToolSpec,
+    Usage,
+    UsageChunk,
 )
 from agentflow.output.strategies import ToolStrategy
 from agentflow.providers.ollama import OllamaChatModel, map_error
 from agentflow.reply import generate
 from agentflow.state import AgentState
-from tests.fakes.base import FakeCall, FakeReply
+from tests.fakes.base import FakeCall, FakeReply, collect
 from tests.fakes.ollama import OllamaFake, ollama_error
 from tests.provider_scenarios import FAST, close_models, tracked
 
@@ -246,3 +250,56 @@ async def test_c08_length_is_truncation(fake: OllamaFake, stream: bool) -> None:
     with pytest.raises(OutputTruncatedError):
         _ = reply.output
     assert len(fake.requests) == 1
+
+
+# ----------------------------------------------------------------------------- malformed replies
+
+
+class RawOllamaFake(OllamaFake):
+    """Streams ``extra["lines"]`` (JSON-encoded unless bytes) and answers
+    ``extra["json"]`` as they are."""
+
+    def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
+        return [line if isinstance(line, bytes) else orjson.dumps(line) + b"\n"
+                for line in reply.extra["lines"]]
+
+    def render_json(self, reply: FakeReply, body: Any) -> Any:
+        return reply.extra["json"]
+
+
+async def raw_reply(stream: bool, **extra: Any) -> list[Any]:
+    async with RawOllamaFake() as server:
+        server.add(FakeReply(extra=extra))
+        return await collect(model(server, stream=stream).stream(
+            [Msg.user("hi")], [], GenerateOptions()))
+
+
+DONE = {"message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"}
+
+
+@pytest.mark.parametrize("lines", [
+    [[1], DONE], ["text", DONE], [{"message": "hi", "done": False}, DONE],
+    [{"message": {"content": 5}, "done": False}, DONE],
+    [{"message": {"tool_calls": {"function": {}}}, "done": False}, DONE],
+    [{**DONE, "eval_count": "many"}], [{**DONE, "done_reason": 5}],
+    [{"done": True}], [{"message": {"role": "assistant", "content": ""}, "done": True}],
+], ids=["list", "string", "message-str", "content-int", "tool-calls-dict", "count-str",
+        "reason-int", "done-only", "done-without-reason-or-content"])
+async def test_malformed_or_empty_stream_is_a_partial_connection_error(lines: list[Any]) -> None:
+    with pytest.raises(ProviderConnectionError) as info:
+        await raw_reply(True, lines=lines)
+    assert info.value.partial and info.value.vendor == "ollama"
+
+
+@pytest.mark.parametrize("body", [{}, {"done": True}, [1], None, {**DONE, "message": "hi"}],
+                         ids=["empty", "done-only", "list", "null", "message-str"])
+async def test_malformed_or_empty_whole_reply_is_a_server_error(body: Any) -> None:
+    with pytest.raises(ServerError, match="reply from ollama"):
+        await raw_reply(False, json=body)
+
+
+async def test_empty_content_with_done_reason_and_old_servers_answer() -> None:
+    assert (await raw_reply(True, lines=[DONE]))[-1] == FinishChunk("stop", "stop")
+    old = [{"message": {"content": "hi"}, "done": False}, {"done": True, "eval_count": 1}]
+    assert await raw_reply(True, lines=old) == [
+        TextDelta("hi"), UsageChunk(Usage(0, 1)), FinishChunk("stop", "")]

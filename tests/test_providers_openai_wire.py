@@ -1,12 +1,18 @@
-"""The OpenAI chat-completions wire format (providers/_openai_wire.py) and the
-request bodies ``OpenAICompatibleModel`` builds, without a server."""
+"""The OpenAI chat-completions wire format (providers/_openai_wire.py), the
+request bodies ``OpenAICompatibleModel`` builds, the error classification
+(providers/_openai_errors.py), and malformed or empty replies read under
+``ReplyGuard`` (providers/_payload.py): as units, and through ``stream()``
+against a fake that sends raw frames."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
 import pytest
 
+from agentflow.errors import ProviderConnectionError, ServerError
 from agentflow.messages import Msg, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentflow.model import (
     FinishChunk,
@@ -17,9 +23,15 @@ from agentflow.model import (
     ToolChoice,
     ToolSpec,
 )
+from agentflow.providers._openai_errors import unsupported_feature
 from agentflow.providers._openai_wire import ChunkParser, format_messages, sanitize_schema_name
+from agentflow.providers._payload import ReplyGuard
+from agentflow.providers.minimax import MiniMaxParser
 from agentflow.providers.openai import OpenAIChatModel
 from agentflow.reply import ToolCallAssembler
+from tests.fakes.base import FakeReply, collect, sse
+from tests.fakes.openai import OpenAIFake
+from tests.provider_scenarios import FAST
 
 TOOL = ToolSpec("get_weather", "Weather of a city.",
                 {"type": "object", "properties": {"city": {"type": "string"}},
@@ -127,3 +139,153 @@ def test_parser_skips_zero_usage_and_null_finish() -> None:
     out = parser.feed({"choices": [{"message": {"content": None}, "finish_reason": "stop"}]})
     assert out == [FinishChunk("stop", "stop")]
 
+
+
+# ----------------------------------------------------------------------------- malformed replies
+
+
+def chunk(delta: Any = None, finish: Any = None) -> dict[str, Any]:
+    return {"object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}]}
+
+
+@pytest.mark.parametrize("payload", [
+    {"choices": {"a": 1}}, {"choices": ["x"]}, {"choices": 5}, {"choices": [{"delta": "hello"}]},
+    chunk({"content": 5}), chunk({"refusal": ["no"]}), chunk({"tool_calls": {"index": 0}}),
+    chunk({"tool_calls": [{"index": 0, "id": "a", "function": "f"}]}),
+    chunk({"tool_calls": [{"index": 0, "id": 7, "function": {"name": "f"}}]}),
+    chunk({"tool_calls": [{"index": 0, "id": "a", "function": {"name": ["f"]}}]}),
+    chunk({}, ["stop"]), chunk({}, 3),
+    {"choices": [], "usage": {"prompt_tokens": "abc"}},
+    {"choices": [], "usage": {"prompt_tokens": 1, "prompt_tokens_details": "x"}},
+    {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens_details": [1]}},
+], ids=["choices-dict", "choices-str-item", "choices-int", "delta-str", "content-int",
+        "refusal-list", "tool-calls-dict", "function-str", "id-int", "name-list",
+        "finish-list", "finish-int", "usage-str", "prompt-details-str", "completion-details-list"])
+@pytest.mark.parametrize("parser_class", [ChunkParser, MiniMaxParser])
+def test_malformed_payloads_are_typed_errors(payload: Any, parser_class: type[ChunkParser]) -> None:
+    with pytest.raises(ProviderConnectionError) as info:
+        ReplyGuard("v", stream=True).fold(parser_class().feed, payload)
+    assert info.value.partial and info.value.vendor == "v" and "malformed" in str(info.value)
+    with pytest.raises(ServerError, match="malformed reply from v"):
+        ReplyGuard("v", stream=False).fold(parser_class().feed, payload)
+
+
+def _end(*payloads: Any) -> None:
+    guard, parser = ReplyGuard("v", stream=True), ChunkParser()
+    for payload in payloads:
+        guard.fold(parser.feed, payload)
+    guard.end()
+
+
+USAGE = {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+
+
+@pytest.mark.parametrize("payloads", [(), ({},), ({"choices": []},), (USAGE,),
+                                      (chunk({"role": "assistant"}), USAGE)],
+                         ids=["nothing", "empty-object", "no-choice", "usage-only", "role-only"])
+def test_reply_without_content_or_finish_reason_is_refused(payloads: tuple[Any, ...]) -> None:
+    with pytest.raises(ProviderConnectionError, match="empty reply"):
+        _end(*payloads)
+
+
+@pytest.mark.parametrize("payloads", [
+    (chunk({"content": ""}, "stop"), USAGE),
+    (chunk({"content": "hi"}),),
+    ({"choices": [{"message": {"content": None}, "finish_reason": "stop"}]},),
+], ids=["empty-text-with-finish-then-usage", "text-without-finish", "whole-empty-with-finish"])
+def test_empty_text_with_a_finish_reason_is_an_answer(payloads: tuple[Any, ...]) -> None:
+    _end(*payloads)
+
+
+class RawOpenAIFake(OpenAIFake):
+    """Streams ``extra["frames"]`` and answers ``extra["json"]`` as they are."""
+
+    def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
+        return list(reply.extra["frames"])
+
+    def render_json(self, reply: FakeReply, body: Any) -> Any:
+        return reply.extra["json"]
+
+
+@pytest.fixture
+async def raw() -> AsyncIterator[RawOpenAIFake]:
+    async with RawOpenAIFake() as server:
+        yield server
+
+
+async def reply_of(fake: RawOpenAIFake, stream: bool = True, **extra: Any) -> list[Any]:
+    fake.add(FakeReply(extra=extra))
+    model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="k", settings=FAST,
+                            stream=stream)
+    try:
+        return await collect(model.stream([Msg.user("hi")], [], GenerateOptions()))
+    finally:
+        await model.aclose()
+
+
+DONE = b"data: [DONE]\n\n"
+
+
+@pytest.mark.parametrize("frames", [
+    [DONE], [b": keep-alive\n\n", DONE], [sse(USAGE), DONE], [sse([1, 2]), DONE],
+    [sse(b'"text"'), DONE], [sse("text"), DONE], [sse(chunk({"content": 5})), DONE],
+    [sse(b""), DONE],
+], ids=["done-only", "comment-done", "usage-done", "list", "json-string", "not-json",
+        "content-int", "empty-data"])
+async def test_stream_malformed_or_empty_is_a_partial_connection_error(
+        raw: RawOpenAIFake, frames: list[bytes]) -> None:
+    with pytest.raises(ProviderConnectionError) as info:
+        await reply_of(raw, frames=frames)
+    assert info.value.partial and info.value.vendor == "openai"
+
+
+@pytest.mark.parametrize("data", [b'"boom"', b"boom", b'{"message": "boom"}'],
+                         ids=["json-string", "text", "object-without-error"])
+async def test_error_event_is_a_server_error(raw: RawOpenAIFake, data: bytes) -> None:
+    with pytest.raises(ServerError, match="boom"):
+        await reply_of(raw, frames=[sse(data, "error")])
+
+
+@pytest.mark.parametrize("body", [[1, 2], None, "hello", {}, {"choices": []},
+                                  {"choices": [{"message": "hi", "finish_reason": "stop"}]}],
+                         ids=["list", "null", "str", "empty", "no-choice", "message-str"])
+async def test_whole_reply_malformed_or_empty_is_a_server_error(raw: RawOpenAIFake,
+                                                                body: Any) -> None:
+    with pytest.raises(ServerError, match="reply from openai"):
+        await reply_of(raw, stream=False, json=body)
+
+
+async def test_whole_reply_with_empty_text_and_finish_reason_is_an_answer(
+        raw: RawOpenAIFake) -> None:
+    body = {"choices": [{"message": {"content": ""}, "finish_reason": "stop"}]}
+    assert await reply_of(raw, stream=False, json=body) == [FinishChunk("stop", "stop")]
+
+
+# ----------------------------------------------------------------------------- error classification
+
+
+@pytest.mark.parametrize(("message", "param", "feature"), [
+    ("Function calling with a response mime type: 'application/json' is unsupported", None,
+     "native_output"),
+    ("Function calling with a response mime type: 'application/json' is unsupported", "tools",
+     "native_output"),
+    ("responseMimeType is not supported together with tools", None, "native_output"),
+    ("Response format 'json_object' is not supported by this model", None, "native_output"),
+    ("json mode is not supported with tools", None, "native_output"),
+    ("tools is not supported in this model.", "tools", "tools"),
+    ("deepseek-reasoner does not support Function Calling", None, "tools"),
+    ("Thinking mode does not support this tool_choice", None, "tool_choice"),
+    ("tool_choice 'required' is not supported with response_format", None, "tool_choice"),
+    ("This model does not support thinking", None, "thinking"),
+    ("Invalid value for 'temperature'", "temperature", None),
+    ("tools is not supported", ["tools"], "tools"),
+])
+def test_unsupported_feature_classification(message: str, param: Any, feature: str | None) -> None:
+    assert unsupported_feature(message, param) == feature
+
+
+def test_tool_call_arguments_with_lone_surrogates_are_serialized() -> None:
+    wire = format_messages([Msg("assistant", [ToolUseBlock("c", "f", {"p": "caf\udce9"})])])
+    args = wire[0]["tool_calls"][0]["function"]["arguments"]
+    assert orjson.loads(args) == {"p": "caf\ufffd"}

@@ -1,0 +1,181 @@
+"""JSON payloads in and out, made safe for every adapter.
+
+* ``dump_json`` serializes a request body (or a piece of one). orjson refuses
+  a string holding a lone surrogate (``os.fsdecode`` of a non-UTF-8 file name
+  gives ``"caf\\udce9"``); only then is the value walked again with every lone
+  surrogate replaced by U+FFFD (a pair split in two code points is joined),
+  so such a string never stops a request.
+* ``ReplyGuard`` reads the payloads of one reply, for every reader (OpenAI
+  style, Anthropic, Gemini, Ollama). Readers index payloads as the wire format
+  says they are shaped; a payload of another shape (``choices`` an object,
+  ``delta`` a string, a missing ``index``, token counts that are not numbers,
+  data that is not JSON...) raises ``LookupError``/``TypeError``/
+  ``AttributeError``/``ValueError`` inside the reader, and the guard turns it
+  into a typed error naming the payload: ``ProviderConnectionError(partial=True)``
+  in a stream, ``ServerError`` for a whole reply. It also checks the field
+  types of the chunks a reader makes (text is a ``str``, ...), and ``end``
+  refuses a reply that carried neither content nor a finish reason
+  (``[DONE]`` alone, ``{}``, Anthropic's ``message_stop`` alone, Ollama's
+  ``done`` line alone): the engine never takes such a reply for an answer.
+  An empty text that comes with the vendor's finish reason is an answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import orjson
+
+from agentflow.errors import AgentflowError, ProviderConnectionError, ProviderError, ServerError
+from agentflow.model import (
+    FinishChunk,
+    ModelChunk,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    Usage,
+    UsageChunk,
+)
+
+__all__ = ["ReplyGuard", "dump_json"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _scrub(value: Any) -> Any:
+    """``value`` with lone surrogates in its strings (and keys) replaced by U+FFFD."""
+    if isinstance(value, str):
+        if not _SURROGATE.search(value):
+            return value
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, Mapping):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def dump_json(value: Any, *, option: int | None = None) -> bytes:
+    """``orjson.dumps(value, option=option)``; strings with lone surrogates
+    are repaired (U+FFFD) instead of refused.
+
+    Raises:
+        TypeError: ``value`` holds something JSON cannot carry (orjson's error).
+    """
+    try:
+        return orjson.dumps(value, option=option)
+    except TypeError:
+        return orjson.dumps(_scrub(value), option=option)
+
+
+# ----------------------------------------------------------------------------- replies
+
+_SHAPE_ERRORS = (LookupError, TypeError, AttributeError, ValueError)
+_NONE = type(None)
+_FIELDS: dict[type, tuple[tuple[str, tuple[type, ...]], ...]] = {
+    TextDelta: (("text", (str,)),),
+    ThinkingDelta: (("text", (str,)), ("signature", (str, _NONE)),
+                    ("provider_data", (Mapping, _NONE))),
+    ToolCallDelta: (("index", (int,)), ("id", (str, _NONE)), ("name", (str, _NONE)),
+                    ("arguments", (str, bytes)), ("arguments_obj", (Mapping, _NONE)),
+                    ("provider_data", (Mapping, _NONE))),
+    UsageChunk: (("usage", (Usage,)),),
+    FinishChunk: (("raw", (str,)),),
+}
+"""The field types a chunk must have (payload values end up in these fields)."""
+
+
+def _check(chunk: ModelChunk) -> None:
+    for name, types in _FIELDS.get(type(chunk), ()):
+        value = getattr(chunk, name)
+        if not isinstance(value, types):
+            raise TypeError(f"{type(chunk).__name__}.{name} would be of type "
+                            f"{type(value).__name__}")
+
+
+def _answers(chunk: ModelChunk) -> bool:
+    """Content, or a finish reason the vendor gave (``raw``)."""
+    return chunk.type != "usage" and (chunk.type != "finish" or bool(chunk.raw))
+
+
+_NO_PAYLOAD: Any = object()
+
+
+def _excerpt(payload: Any) -> str:
+    if isinstance(payload, bytes):
+        payload = payload.decode(errors="replace")
+    return (payload if isinstance(payload, str) else repr(payload))[:200]
+
+
+class ReplyGuard:
+    """Typed errors for the malformed payloads of one reply (see the module docstring).
+
+    Args:
+        vendor: named in the errors.
+        stream: the reply is a stream (errors are ``ProviderConnectionError(partial=True)``)
+            or a whole body (``ServerError``).
+    """
+
+    __slots__ = ("answered", "stream", "vendor")
+
+    def __init__(self, vendor: str, *, stream: bool) -> None:
+        self.vendor = vendor
+        self.stream = stream
+        self.answered = False
+        """Whether a payload so far gave content or a finish reason."""
+
+    def error(self, problem: str, payload: Any = _NO_PAYLOAD) -> ProviderError:
+        """The typed error for ``problem`` (with an excerpt of ``payload``, if given)."""
+        where = "stream event" if self.stream else "reply"
+        message = f"malformed {where} from {self.vendor}: {problem}"
+        if payload is not _NO_PAYLOAD:
+            message = f"{message}: {_excerpt(payload)}"
+        return self._typed(message)
+
+    def _typed(self, message: str) -> ProviderError:
+        if self.stream:
+            return ProviderConnectionError(message, partial=True, vendor=self.vendor)
+        return ServerError(message, vendor=self.vendor)
+
+    def load(self, raw: str | bytes) -> Any:
+        """One payload parsed as JSON.
+
+        Raises:
+            ProviderError: it is not JSON.
+        """
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise self.error("not JSON", raw or "(empty)") from exc
+
+    def fold(self, read: Callable[[Any], Iterable[ModelChunk]], payload: Any) -> list[ModelChunk]:
+        """The chunks ``read(payload)`` makes, checked.
+
+        Raises:
+            ProviderError: what ``read`` raises as such (a vendor's error
+                payload), or the typed error for a payload ``read`` could not
+                take (a ``LookupError``/``TypeError``/``AttributeError``/
+                ``ValueError``, or a chunk field of the wrong type).
+        """
+        try:
+            chunks = list(read(payload))
+            for chunk in chunks:
+                _check(chunk)
+        except AgentflowError:
+            raise
+        except _SHAPE_ERRORS as exc:
+            raise self.error(f"{type(exc).__name__}: {exc}", payload) from exc
+        self.answered = self.answered or any(_answers(c) for c in chunks)
+        return chunks
+
+    def end(self) -> None:
+        """Call once the reply is complete.
+
+        Raises:
+            ProviderError: the reply carried neither content nor a finish reason.
+        """
+        if not self.answered:
+            raise self._typed(f"empty reply from {self.vendor}: no choice, no content and no "
+                              "finish reason; it is not an answer")
