@@ -326,7 +326,7 @@ class ReActAgent:
                 return
 
             supplied = decision.results if isinstance(decision, Act) else {}
-            results = Msg("tool", await self._act(ex, reply.tool_uses, supplied))
+            results = Msg("tool", await self._act(reply.tool_uses, supplied))
             ex.memory.append(results)
             for block in results.tool_results:
                 yield ToolResult(block.tool_use_id, block.name, block.output, block.is_error)
@@ -397,7 +397,6 @@ class ReActAgent:
 
     async def _act(
         self,
-        ex: CallExecution,
         calls: list[ToolUseBlock],
         supplied: Mapping[str, ToolResultBlock],
     ) -> list[ToolResultBlock]:

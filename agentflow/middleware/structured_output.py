@@ -384,7 +384,7 @@ class StructuredOutputMiddleware(Middleware):
             f"You called {TOOL_NAME} {len(outputs)} times in one reply. Call it exactly once, "
             "with the complete output (all items in one call)."
         )
-        if not self._spend_retry(ex, run, "multiple", message, outputs[-1]):
+        if not self._spend_retry(ex, run, "multiple", message):
             ex.output_error = StructuredOutputError(
                 f"the model kept calling {TOOL_NAME} several times at once",
                 raw_text=reply.text,
@@ -438,7 +438,7 @@ class StructuredOutputMiddleware(Middleware):
                 f"Invalid output for {TOOL_NAME}:\n{detail}\n"
                 f"Call {TOOL_NAME} again with every listed field fixed."
             )
-        if not self._spend_retry(ex, run, "validation", detail, call):
+        if not self._spend_retry(ex, run, "validation", detail):
             ex.output_error = StructuredOutputValidationError(
                 f"the output failed validation after {ex.validation_retries} retries:\n{detail}",
                 errors=_errors(exc),
@@ -453,7 +453,6 @@ class StructuredOutputMiddleware(Middleware):
         run: _Run,
         reason: Literal["validation", "multiple"],
         detail: str,
-        call: ToolUseBlock | None,
     ) -> bool:
         """Spend one output retry; ``False`` (and give up) when the budget is gone."""
         if ex.validation_retries >= self.config.output_retries:
@@ -525,7 +524,7 @@ class StructuredOutputMiddleware(Middleware):
                     raw_text=reply.text,
                     attempts=ex.usage.requests,
                 ) from None
-            if not self._spend_retry(ex, run, "validation", detail, None):
+            if not self._spend_retry(ex, run, "validation", detail):
                 ex.output_error = StructuredOutputValidationError(
                     f"no valid output after {ex.validation_retries} retries:\n{detail}",
                     errors=_errors(exc),

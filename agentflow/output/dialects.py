@@ -117,7 +117,7 @@ def schema_types(node: Mapping[str, Any]) -> set[str]:
 # --------------------------------------------------------------------------- dialects
 
 
-def _plain(schema: dict[str, Any], name: str) -> DialectSchema:
+def _plain(schema: dict[str, Any]) -> DialectSchema:
     return DialectSchema(schema, strict=False)
 
 
@@ -125,7 +125,7 @@ class _NotStrict(Exception):
     pass
 
 
-def _openai_strict(schema: dict[str, Any], name: str) -> DialectSchema:
+def _openai_strict(schema: dict[str, Any]) -> DialectSchema:
     """OpenAI structured-outputs strict rules (platform.openai.com/docs/guides/
     structured-outputs#supported-schemas)."""
     try:
@@ -194,7 +194,7 @@ def _nullable(node: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [inner, {"type": "null"}], **desc}
 
 
-def _gemini(schema: dict[str, Any], name: str) -> DialectSchema:
+def _gemini(schema: dict[str, Any]) -> DialectSchema:
     """Gemini ``responseSchema``/function ``parameters`` subset (ai.google.dev/
     gemini-api/docs/structured-output): no ``$ref``/``$defs``, no
     ``additionalProperties``, string-only enums, ``nullable`` instead of null
@@ -271,7 +271,7 @@ LOCAL_MAX_STRING = 200
 LOCAL_MAX_ITEMS = 12
 
 
-def _local(schema: dict[str, Any], name: str) -> DialectSchema:
+def _local(schema: dict[str, Any]) -> DialectSchema:
     """Bounded schema for grammar-constrained local models: every object closed
     and every property required (a base model otherwise stops early, rambles
     or invents keys), strings capped
@@ -309,7 +309,7 @@ def transform_schema(schema: Mapping[str, Any], dialect: SchemaDialect) -> Diale
     Raises:
         SchemaError: the dialect cannot express it (true recursion for Gemini).
     """
-    return _TRANSFORMS[dialect](dict(schema), "schema")
+    return _TRANSFORMS[dialect](dict(schema))
 
 
 _TRANSFORMS = {
