@@ -168,8 +168,8 @@ def clean_text(text: str) -> str:
         return text
     try:
         text.encode()
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # via UTF-16 a pair split in two code points is joined
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
 
 
@@ -177,9 +177,9 @@ def clean_data(value: Any) -> Any:
     """``value`` (decoded JSON) with ``clean_text`` applied to every string."""
     if isinstance(value, str):
         return clean_text(value)
-    if isinstance(value, dict):
-        return {clean_text(k): clean_data(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, Mapping):
+        return {clean_data(k): clean_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
         return [clean_data(v) for v in value]
     return value
 

@@ -22,13 +22,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
 
 from agentflow.errors import AgentflowError, ProviderConnectionError, ProviderError, ServerError
+from agentflow.messages import clean_data
 from agentflow.model import (
     FinishChunk,
     ModelChunk,
@@ -41,22 +41,6 @@ from agentflow.model import (
 
 __all__ = ["ReplyGuard", "dump_json"]
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _scrub(value: Any) -> Any:
-    """``value`` with lone surrogates in its strings (and keys) replaced by U+FFFD."""
-    if isinstance(value, str):
-        if not _SURROGATE.search(value):
-            return value
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if isinstance(value, Mapping):
-        return {_scrub(k): _scrub(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_scrub(v) for v in value]
-    return value
-
-
 def dump_json(value: Any, *, option: int | None = None) -> bytes:
     """``orjson.dumps(value, option=option)``; strings with lone surrogates
     are repaired (U+FFFD) instead of refused.
@@ -67,7 +51,7 @@ def dump_json(value: Any, *, option: int | None = None) -> bytes:
     try:
         return orjson.dumps(value, option=option)
     except TypeError:
-        return orjson.dumps(_scrub(value), option=option)
+        return orjson.dumps(clean_data(value), option=option)
 
 
 # ----------------------------------------------------------------------------- replies
