@@ -19,6 +19,7 @@ stops iterating) leaves the ``AgentState`` exactly as it was before the call.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import aclosing
@@ -62,6 +63,10 @@ from agentflow.tools import Toolkit, ToolLike
 __all__ = ["ReActAgent"]
 
 _log = get_logger()
+
+
+def _debug_enabled() -> bool:
+    return logging.getLogger("agentflow").isEnabledFor(logging.DEBUG)
 
 
 def _coerce_input(msg: str | Msg | Sequence[str | Msg] | None) -> list[Msg]:
@@ -265,17 +270,17 @@ class ReActAgent:
             state=state,
             agent_name=self.name,
             agent_id=self.id,
-            log=_log,
+            base_log=_log,
             options=self.options,
             output_type=output,
             memory=_answer_open_calls(state.memory),
             so_tool_active=state.so_tool_active,
         )
-        ex.log = _log.bind(agent=self.name, agent_id=self.id, call_id=ex.call_id)
         ex.extra["has_tools"] = bool(len(self.toolkit))
         if strategy is not None:
             ex.extra["strategy"] = strategy
-        ex.log.debug("call.start", output=getattr(output, "__name__", output))
+        if _debug_enabled():
+            ex.log.debug("call.start", output=getattr(output, "__name__", output))
         return ex
 
     @staticmethod
@@ -284,7 +289,8 @@ class ReActAgent:
         reply = (ex.reply or ReActAgent._last_reply(ex)).replace(result=ex.structured_result())
         ex.state.memory = ex.memory
         ex.state.so_tool_active = ex.so_tool_active
-        ex.log.debug("call.end", stop_reason=ex.stop_reason, requests=ex.usage.requests)
+        if _debug_enabled():
+            ex.log.debug("call.end", stop_reason=ex.stop_reason, requests=ex.usage.requests)
         return Complete(
             message=reply,
             output=ex.output if ex.completed else None,

@@ -56,7 +56,7 @@ class CallExecution:
     state: AgentState
     agent_name: str
     agent_id: str
-    log: structlog.stdlib.BoundLogger
+    base_log: structlog.stdlib.BoundLogger
     options: GenerateOptions = field(default_factory=GenerateOptions)
     output_type: Any = None
     call_id: str = field(default_factory=new_id)
@@ -77,6 +77,18 @@ class CallExecution:
     last_finish_reason: str = "stop"
     pending_events: list[Event] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+
+    _log: structlog.stdlib.BoundLogger | None = field(default=None, init=False, repr=False)
+
+    @property
+    def log(self) -> structlog.stdlib.BoundLogger:
+        """The call's logger, bound to agent name, agent id and call id (bound
+        on first use: a call that logs nothing pays nothing)."""
+        if self._log is None:
+            self._log = self.base_log.bind(
+                agent=self.agent_name, agent_id=self.agent_id, call_id=self.call_id
+            )
+        return self._log
 
     def emit(self, event: Event) -> None:
         """Queue an event; the agent yields it after the current hook returns."""

@@ -314,20 +314,12 @@ class HttpClient:
             raise BadRequestError(f"the request body is not JSON: {exc}", status=None,
                                   vendor=self.vendor) from exc
         all_headers = {**self._headers, **(headers or {})}
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.settings.max_retries + 1),
-            wait=_Wait(self.settings),
-            retry=retry_if_exception(_retryable),
-            reraise=True,
-            before_sleep=lambda st: _log.info(
-                "http.retry", vendor=self.vendor, attempt=st.attempt_number,
-                error=type(st.outcome.exception()).__name__ if st.outcome else None,
-            ),
-        )
-        response: aiohttp.ClientResponse | None = None
-        async for attempt in retrying:
-            with attempt:
-                response = await self._send(method, url, payload, all_headers)
+        try:  # the common case pays nothing for the retry machinery
+            response = await self._send(method, url, payload, all_headers)
+        except ProviderError as exc:
+            if not _retryable(exc) or self.settings.max_retries < 1:
+                raise
+            response = await self._send_with_retries(method, url, payload, all_headers, exc)
         assert response is not None
         try:
             yield response
@@ -343,6 +335,32 @@ class HttpClient:
             ) from exc
         finally:
             response.release()
+
+    async def _send_with_retries(
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        first_error: ProviderError,
+    ) -> aiohttp.ClientResponse:
+        """Retry after ``first_error`` (the first attempt's), with backoff."""
+        pending: ProviderError | None = first_error
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.settings.max_retries + 1),
+            wait=_Wait(self.settings),
+            retry=retry_if_exception(_retryable),
+            reraise=True,
+            before_sleep=lambda st: _log.info(
+                "http.retry", vendor=self.vendor, attempt=st.attempt_number,
+                error=type(st.outcome.exception()).__name__ if st.outcome else None,
+            ),
+        )
+        response: aiohttp.ClientResponse | None = None
+        async for attempt in retrying:
+            with attempt:
+                if pending is not None:  # replay the first attempt's failure
+                    error, pending = pending, None
+                    raise error
+                response = await self._send(method, url, payload, headers)
+        assert response is not None
+        return response
 
     async def _send(
         self, method: str, url: str, payload: bytes, headers: Mapping[str, str]
