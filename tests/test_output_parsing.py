@@ -76,3 +76,17 @@ def test_unclosed_think_runs_to_end_and_candidates_dedupe() -> None:
     assert strip_thinking("<think>still thinking") == ""
     cands = list(json_candidates('```json\n{"a":1}\n```'))
     assert cands.count('{"a":1}') == 1
+
+
+@pytest.mark.parametrize("text", [
+    '{"label": "a", "reason": "cut off in the mid',
+    '{"label": "a", "reason": ["x", "y"',
+    "{'label': 'a', 'reason': 'b",
+])
+def test_cut_off_json_is_never_completed_by_repair(text: str) -> None:
+    with pytest.raises((ValidationError, NoJSONFound)):
+        parse_output(text, SPEC)
+
+
+def test_closed_syntax_errors_are_still_repaired() -> None:
+    assert parse_output("{'label': \"it's\", 'reason': 'b',}", SPEC).label == "it's"

@@ -10,7 +10,8 @@ text must become data (prompt strategy, native replies, a prose final turn).
    ```` ``` ````, ``~~~``) and the spans inside it;
 4. only when none of those is valid JSON as written: each repaired by
    ``json_repair`` (trailing commas, single quotes, unquoted keys, Python
-   literals, unclosed brackets; never ``eval``).
+   literals; never ``eval``). A candidate whose brackets or strings are not
+   closed (cut off) is never repaired: completing it would invent data.
 
 It returns the first value that validates as the spec, or raises the most
 useful failure: ``OutputTruncatedError`` when the finish reason was
@@ -118,8 +119,30 @@ def _strict(candidate: str) -> Any:
         return _MISSING
 
 
+def _closed(candidate: str) -> bool:
+    """Whether every bracket and string of ``candidate`` is closed: repair may
+    fix syntax, never complete a value that was cut off (that would invent a
+    shorter list or string and call it the answer)."""
+    depth, quote, esc = 0, "", False
+    for ch in candidate:
+        if quote:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+    return depth == 0 and not quote
+
+
 def _repaired(candidate: str) -> Any:
-    if candidate[:1] not in ("{", "["):
+    if candidate[:1] not in ("{", "[") or not _closed(candidate):
         return _MISSING
     try:
         value = json_repair.loads(candidate)
