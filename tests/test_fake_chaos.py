@@ -1,0 +1,89 @@
+"""The chaos fake (tests/fakes/chaos.py) used by benchmarks/compare: seeded
+decisions, vendor profiles, reminders, pacing and counters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+import orjson
+
+from .fakes.chaos import ChaosFake, ChaosSettings, split
+from .fakes.chaos_model import BEHAVIOURS, Decision, decide, render
+
+RECORD = {"name": "Ada Lovelace", "email": "ada@example.org", "age": 36, "tags": ["vip"]}
+TASK = f"Extract the contact: {orjson.dumps(RECORD).decode()}"
+TOOL = {"type": "function", "function": {"name": "Contact", "parameters": {"type": "object"}}}
+
+
+def _decide(attempt: int, **kw: Any) -> Decision:
+    args: dict[str, Any] = {"seed": 1, "key": "k", "attempt": attempt, "misbehave": 0.5,
+                            "misbehave_reminded": 0.5, "reminded": False, "forced": False}
+    return decide(**{**args, **kw})
+
+
+def test_decisions_are_seeded_and_cover_every_behaviour() -> None:
+    first = [_decide(a) for a in range(400)]
+    assert first == [_decide(a) for a in range(400)]
+    assert {d.behaviour for d in first} == {"comply", *BEHAVIOURS}
+    assert first != [_decide(a, seed=2) for a in range(400)]
+
+
+def test_forcing_turns_prose_into_a_call_and_reminders_lower_misbehaviour() -> None:
+    forced = [_decide(a, forced=True).behaviour for a in range(400)]
+    assert not {"prose", "fenced", "wrapped"} & set(forced)
+    calm = [_decide(a, misbehave=1.0, misbehave_reminded=0.0, reminded=True) for a in range(50)]
+    assert {d.behaviour for d in calm} == {"comply"}
+
+
+def test_render_shapes() -> None:
+    assert render(RECORD, Decision("comply"), tool_mode=True).calls == (orjson.dumps(
+        RECORD).decode(),)
+    assert len(render(RECORD, Decision("double"), tool_mode=True).calls) == 2
+    assert "{" not in render(RECORD, Decision("prose"), tool_mode=True).text
+    coerced = orjson.loads(render(RECORD, Decision("coerce"), tool_mode=False).text)
+    assert coerced["age"] == "36"
+    cut = render(RECORD, Decision("broken", "truncated", 0.5), tool_mode=False).text
+    assert len(cut) < len(orjson.dumps(RECORD))
+    assert split("abcdefghij", 4) == ["ab", "cde", "fg", "hij"]
+
+
+async def _post(session: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> Any:
+    async with session.post(url, json=body) as response:
+        return response.status, await response.json()
+
+
+async def test_profiles_and_counters() -> None:
+    async with ChaosFake(ChaosSettings(profile="openai")) as fake, aiohttp.ClientSession() as s:
+        chat = fake.url + "/v1/chat/completions"
+        body = {"model": "m", "messages": [{"role": "user", "content": TASK}], "tools": [TOOL],
+                "tool_choice": "required"}
+        status, data = await _post(s, chat, body)
+        assert status == 200
+        call = data["choices"][0]["message"]["tool_calls"][0]["function"]
+        assert orjson.loads(call["arguments"]) == RECORD
+
+        _, settings = await _post(s, fake.url + "/_chaos/config", {"profile": "glm"})
+        assert settings["profile"] == "glm"
+        status, data = await _post(s, fake.url + "/api/paas/v4/chat/completions", body)
+        assert (status, data["error"]["message"]) == (400, "Tool choice must be auto")
+
+        await _post(s, fake.url + "/_chaos/config", {"profile": "minimax"})
+        status, _ = await _post(s, chat, body)
+        assert status == 200
+
+        _, stats = await _post(s, fake.url + "/_chaos/stats", {"reset": True})
+        assert stats["requests"] == 3 and stats["rejected"] == 1 and stats["forced"] == 3
+        _, stats = await _post(s, fake.url + "/_chaos/stats", {})
+        assert stats == {}
+
+
+async def test_stream_carries_the_output_in_n_fragments() -> None:
+    async with ChaosFake(ChaosSettings(chunks=5)) as fake, aiohttp.ClientSession() as s:
+        body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": TASK}]}
+        async with s.post(fake.url + "/v1/chat/completions", json=body) as response:
+            lines = [ln async for ln in response.content if ln.startswith(b"data: {")]
+        pieces = [orjson.loads(ln[6:])["choices"][0]["delta"].get("content") for ln in lines]
+        content = [p for p in pieces if p]
+        assert len(content) == 5
+        assert orjson.loads("".join(content)) == RECORD
