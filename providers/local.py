@@ -56,9 +56,8 @@ DEFAULT_PROFILE = ModelProfile(
 """Grammar-constrained JSON output, no tools; the ``local`` dialect bounds
 strings and arrays so a small model always finishes a document."""
 
-PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("*", DEFAULT_PROFILE, "llama.cpp server in-process; json_schema via grammar"),
-)
+PROFILES: tuple[ProfileRule, ...] = ()
+"""Every GGUF gets ``DEFAULT_PROFILE`` (the registry lists it as ``*``)."""
 
 PLAIN_TEMPLATE = (
     "{%- for m in messages -%}{{ m['content'] | trim }}{{ '\\n\\n' }}{%- endfor -%}"
