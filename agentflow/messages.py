@@ -134,6 +134,7 @@ Block: TypeAlias = Annotated[
 
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 _BLOCK_TYPES = (TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock)
+_BLOCK_TYPESET = frozenset(_BLOCK_TYPES)
 
 
 def _block(index: int, item: Any) -> Block:
@@ -222,7 +223,9 @@ class Msg:
         if isinstance(content, str):
             blocks: tuple[Block, ...] = (TextBlock(content),)
         else:
-            blocks = tuple(_block(i, item) for i, item in enumerate(content))
+            blocks = tuple(content)
+            if not all(type(item) in _BLOCK_TYPESET for item in blocks):
+                blocks = tuple(_block(i, item) for i, item in enumerate(blocks))
         object.__setattr__(self, "role", role)
         object.__setattr__(self, "content", blocks)
         object.__setattr__(self, "name", name)
