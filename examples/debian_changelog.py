@@ -18,8 +18,14 @@ from pydantic import BaseModel, Field
 INSTRUCTIONS = (
     "You read one entry of a Debian package changelog and return its fields as JSON. "
     "The first line reads: package (version) distribution; urgency=level. "
-    "The last line reads: -- maintainer name <email>  date."
+    "package is the first word of that line, version is the text inside the parentheses, "
+    "distribution is the word after the closing parenthesis, urgency follows 'urgency='. "
+    "The last line reads: -- maintainer name <email>  date. "
+    "maintainer is the name and <email> after the two dashes, date is the rest of that line. "
+    "changes are the lines that start with '*'."
 )
+"""Where each field is, in words (the bundled base model never sees the schema's
+descriptions). No worked example: the 270M model copies an example's values."""
 MAX_CHARS = 2500
 
 

@@ -21,7 +21,10 @@ accepted and ignored (the bundled model has no chat template and no tool
 use), so the profile declares none. ``response_format`` json_schema is
 grammar-enforced, but lets the model emit unbounded whitespace; a raw
 llguidance ``grammar`` built from the schema with ``whitespace_flexible:
-false`` gives compact JSON (5x fewer tokens here), so that is what is sent.
+false`` gives bounded JSON (5x fewer tokens here), so that is what is sent,
+with one space after ``:`` and ``,`` (``JSON_SEPARATORS``): the form
+``json.dumps`` writes and a base model has seen most; fully compact JSON
+costs the bundled model field accuracy (benchmarks/RESULTS.md, extract).
 """
 
 from __future__ import annotations
@@ -41,8 +44,8 @@ from agentflow.providers._http import HttpSettings
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._profiles import ProfileRule
 
-__all__ = ["DEFAULT_MODEL", "DEFAULT_PROFILE", "PLAIN_TEMPLATE", "PROFILES", "LocalModel",
-           "create"]
+__all__ = ["DEFAULT_MODEL", "DEFAULT_PROFILE", "JSON_SEPARATORS", "PLAIN_TEMPLATE", "PROFILES",
+           "LocalModel", "create"]
 
 DEFAULT_MODEL = "gemma3-270m"
 """The bundled model (``"local"`` alone means this)."""
@@ -66,6 +69,9 @@ PLAIN_TEMPLATE = (
 """A completion-style chat template for base models: the messages' text, then
 ``JSON:``. (The bundled GGUF carries no template; the server's ChatML
 fallback confuses a base model.)"""
+
+JSON_SEPARATORS = {"key_separator": ": ", "item_separator": ", "}
+"""Separators of the grammar's JSON (llguidance options): ``{"a": 1, "b": 2}``."""
 
 _INSTALL_HINT = "pip install 'agentflow[local]'"
 _LIVE: weakref.WeakSet[LocalModel] = weakref.WeakSet()
@@ -201,7 +207,7 @@ class LocalModel(OpenAICompatibleModel):
     def apply_response_format(
         self, body: dict[str, Any], rf: ResponseFormat, options: GenerateOptions
     ) -> None:
-        """json_schema as a compact llguidance grammar; JSON mode as is."""
+        """json_schema as an llguidance grammar (no free whitespace); JSON mode as is."""
         if rf.type != "json_schema" or rf.schema is None:
             body["response_format"] = {"type": "json_object"}
             return
@@ -213,8 +219,8 @@ class LocalModel(OpenAICompatibleModel):
         if grammar is None:
             import xllamacpp
 
-            compact = {**schema, "x-guidance": {"whitespace_flexible": False}}
-            grammar = self._grammars[key] = xllamacpp.json_schema_to_grammar(compact)
+            bounded = {**schema, "x-guidance": {"whitespace_flexible": False, **JSON_SEPARATORS}}
+            grammar = self._grammars[key] = xllamacpp.json_schema_to_grammar(bounded)
         return grammar
 
 

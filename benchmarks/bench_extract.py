@@ -1,0 +1,234 @@
+"""The main job on the embedded model: Debian changelog entries -> ``ChangelogEntry``.
+
+Runs what ``agentflow extract --schema examples/debian_changelog.py:ChangelogEntry
+--input '/usr/share/doc/*/changelog.Debian.gz' --limit N`` runs (same document
+order, ``prepare``, ``MAX_CHARS``, ``INSTRUCTIONS``, ``extract_many`` on
+``LocalModel()``), then scores every output against ``parse_entry`` (the
+independent rule-based parser in examples/debian_changelog.py) applied to the
+uncut entry. Prints:
+
+* documents per minute and tokens/s (output tokens, and prompt + output, per
+  wall second of the batch; the server is started before the clock starts);
+* the share of documents that validated;
+* field accuracy over the documents the parser understands (an invalid or
+  missing output scores 0): exact match after strip for package, version,
+  distribution, urgency, maintainer and date; maintainer also by name
+  (case and spacing ignored, e-mail not required) and date also normalized
+  (the same instant, whatever the format); changes as the mean Jaccard
+  overlap of word tokens (all items joined) and the share with the right
+  number of items. ``mean`` averages the seven fields (maintainer by name,
+  date normalized, changes by Jaccard).
+
+    python benchmarks/bench_extract.py [--n 20] [--offset 0] [--stride 1] [--concurrency 1]
+        [--show]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import email.utils
+import os
+import platform
+import re
+import shlex
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA_REF = str(ROOT / "examples" / "debian_changelog.py") + ":ChangelogEntry"
+INPUT = "/usr/share/doc/*/changelog.Debian.gz"
+EXACT = ("package", "version", "distribution", "urgency", "maintainer", "date")
+HEADLINE = ("package", "version", "distribution", "urgency", "maintainer~", "date~", "changes")
+_WORD = re.compile(r"\w+")
+
+
+@dataclass
+class Scores:
+    """Per-field scores (0..1) summed over the scored documents."""
+
+    total: dict[str, float] = field(default_factory=dict)
+    docs: int = 0
+
+    def add(self, row: dict[str, float]) -> None:
+        """Add one document's scores."""
+        self.docs += 1
+        for key, value in row.items():
+            self.total[key] = self.total.get(key, 0.0) + value
+
+    def mean(self, key: str) -> float:
+        """The mean score of ``key`` over the scored documents."""
+        return self.total.get(key, 0.0) / self.docs if self.docs else 0.0
+
+
+def _name(maintainer: str) -> str:
+    """The name part of ``Name <email>``, case-folded, spacing collapsed."""
+    name, _ = email.utils.parseaddr(maintainer)
+    name = name or maintainer.split("<")[0]
+    return " ".join(name.split()).casefold()
+
+
+def _instant(text: str) -> datetime | None:
+    """``text`` as a datetime (RFC 2822 as in changelogs, or ISO 8601), else ``None``."""
+    text = text.strip()
+    try:
+        return email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        pass
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _same_instant(a: str, b: str) -> bool:
+    """Whether two date strings name the same instant."""
+    x, y = _instant(a), _instant(b)
+    if x is None or y is None:
+        return False
+    try:
+        return x == y
+    except TypeError:  # one naive, one aware: compare the wall-clock values
+        return x.replace(tzinfo=None) == y.replace(tzinfo=None)
+
+
+def jaccard(a: list[str], b: list[str]) -> float:
+    """Overlap of the word-token sets of two lists of strings (1.0 when both are empty)."""
+    x = set(_WORD.findall(" ".join(a).lower()))
+    y = set(_WORD.findall(" ".join(b).lower()))
+    return len(x & y) / len(x | y) if x | y else 1.0
+
+
+def score(output: Any, ref: Any) -> dict[str, float]:
+    """One document's field scores: ``output`` (validated or ``None``) against ``ref``."""
+    if output is None:
+        return dict.fromkeys((*EXACT, "maintainer~", "date~", "changes", "n_changes"), 0.0)
+    row = {f: float(str(getattr(output, f)).strip() == str(getattr(ref, f)).strip())
+           for f in EXACT}
+    row["maintainer~"] = float(_name(output.maintainer) == _name(ref.maintainer))
+    row["date~"] = float(row["date"] == 1.0 or _same_instant(output.date, ref.date))
+    row["changes"] = jaccard(output.changes, ref.changes)
+    row["n_changes"] = float(len(output.changes) == len(ref.changes))
+    return row
+
+
+def documents(n: int, offset: int, stride: int = 1) -> tuple[list[Any], dict[str, Any], int,
+                                                               Any]:
+    """The batch as the CLI builds it (sorted paths, gunzipped, ``prepare``, cut at
+    ``MAX_CHARS``; every ``stride``-th from ``offset``), the references (parsed
+    from the uncut entry), how many were cut, and the schema module."""
+    import glob
+    import gzip
+
+    from agentflow.batch import ExtractInput
+    from agentflow.cli import load_schema
+
+    _, module = load_schema(SCHEMA_REF)
+    assert module is not None
+    batch, refs, cut = [], {}, 0
+    for path in sorted(glob.glob(INPUT))[offset::stride][:n]:
+        raw = gzip.decompress(Path(path).read_bytes()).decode("utf-8", errors="replace")
+        full = module.prepare(raw)
+        batch.append(ExtractInput(path, full[: module.MAX_CHARS]))
+        cut += len(full) > module.MAX_CHARS
+        refs[path] = module.parse_entry(full)
+    return batch, refs, cut, module
+
+
+async def extract(batch: list[Any], module: Any, concurrency: int) -> tuple[list[Any], float,
+                                                                           float]:
+    """Run the batch on ``LocalModel()``; results, load seconds, batch wall seconds."""
+    from agentflow.batch import extract_many
+    from agentflow.providers.local import LocalModel
+
+    model = LocalModel()
+    try:
+        start = time.perf_counter()
+        model._ensure_server()  # load the model before the clock starts
+        load = time.perf_counter() - start
+        start = time.perf_counter()
+        results = [r async for r in extract_many(
+            model, batch, module.ChangelogEntry, concurrency=concurrency,
+            instructions=module.INSTRUCTIONS)]
+        return results, load, time.perf_counter() - start
+    finally:
+        await model.aclose()
+
+
+def machine_facts() -> str:
+    """CPUs, load and versions: the context of the figures."""
+    from importlib.metadata import version
+
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text()
+                .splitlines() if line.startswith("model name")), platform.processor())
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (f"{os.cpu_count()} CPUs ({cpu}); load average {load}; Python "
+            f"{platform.python_version()}; xllamacpp {version('xllamacpp')}")
+
+
+def report(results: list[Any], refs: dict[str, Any], wall: float, show: bool) -> Scores:
+    """Print throughput, validity and accuracy; return the scores."""
+    n = len(results)
+    ok = [r for r in results if r.ok]
+    out_tokens = sum(r.usage.output_tokens for r in results)
+    all_tokens = out_tokens + sum(r.usage.input_tokens for r in results)
+    print(f"documents/min {n / wall * 60:.1f}; output tokens/s {out_tokens / wall:.1f}; "
+          f"prompt+output tokens/s {all_tokens / wall:.1f}; wall {wall:.1f}s; "
+          f"tokens in/out {all_tokens - out_tokens}/{out_tokens}")
+    print(f"median seconds per document {statistics.median(r.duration for r in results):.2f}; "
+          f"requests per document {sum(r.attempts for r in results) / n:.2f}")
+    print(f"validated {len(ok)}/{n} ({len(ok) / n:.0%})")
+    for r in results:
+        if not r.ok:
+            print(f"  failed {r.id}: {type(r.error).__name__}: {str(r.error)[:160]}")
+    scores = Scores()
+    for r in results:
+        ref = refs[r.id]
+        if ref is None:
+            continue
+        row = score(r.output if r.ok else None, ref)
+        scores.add(row)
+        if show:
+            wrong = {f: getattr(r.output, f) for f in (*EXACT, "changes")
+                     if r.ok and row.get(f, 1.0) < 1.0}
+            print(f"  {Path(r.id).parent.name}: {wrong if r.ok else 'invalid'}")
+    print(f"field accuracy over {scores.docs} documents the reference parser understands:")
+    for f in (*EXACT, "maintainer~", "date~", "changes", "n_changes"):
+        label = {"maintainer~": "maintainer (name)", "date~": "date (normalized)",
+                 "changes": "changes (Jaccard)", "n_changes": "changes (item count)"}.get(f, f)
+        print(f"  {label:22} {scores.mean(f):.2f}")
+    mean = statistics.fmean(scores.mean(f) for f in HEADLINE)
+    print(f"  {'mean of 7 fields':22} {mean:.3f}")
+    return scores
+
+
+def main() -> None:
+    """Parse arguments, run the batch, print the figures."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--n", type=int, default=20, help="documents (default 20)")
+    p.add_argument("--offset", type=int, default=0, help="skip this many documents first")
+    p.add_argument("--stride", type=int, default=1,
+                   help="take every STRIDE-th document (a spread-out held-out set)")
+    p.add_argument("--concurrency", type=int, default=1,
+                   help="calls in flight (the server decodes one at a time)")
+    p.add_argument("--show", action="store_true", help="print each document's wrong fields")
+    ns = p.parse_args()
+    print("$", shlex.join([Path(sys.executable).name, *sys.argv]))
+    print("machine:", machine_facts())
+    batch, refs, cut, module = documents(ns.n, ns.offset, ns.stride)
+    print(f"{len(batch)} documents ({INPUT}, sorted, from #{ns.offset}, every "
+          f"{ns.stride}); {cut} cut at "
+          f"MAX_CHARS={module.MAX_CHARS}; {sum(r is None for r in refs.values())} the reference "
+          "parser does not understand")
+    results, load, wall = asyncio.run(extract(batch, module, ns.concurrency))
+    print(f"model load {load:.1f}s (not in the figures below); concurrency {ns.concurrency}")
+    report(results, refs, wall, ns.show)
+
+
+if __name__ == "__main__":
+    main()
