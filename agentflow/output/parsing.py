@@ -48,36 +48,42 @@ def strip_thinking(text: str) -> str:
     return _THINK.sub("", text).strip() if "<think" in text.lower() else text.strip()
 
 
+def _scan(text: str, start: int) -> tuple[int, bool]:
+    """From the bracket at ``start``: the index of its matching close bracket
+    and ``True``, or the last index and ``False`` when it is never closed.
+    String-aware for ``"`` and ``'`` strings (with escapes)."""
+    depth, quote, esc = 0, "", False
+    for j in range(start, len(text)):
+        ch = text[j]
+        if quote:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return j, True
+    return len(text) - 1, False
+
+
 def _balanced_spans(text: str) -> Iterator[str]:
-    """Each outermost ``{…}``/``[…]`` span, string-aware, in order of appearance;
-    an unclosed last span is yielded to the end of the text."""
-    i, n = 0, len(text)
-    while i < n:
+    """Each outermost ``{…}``/``[…]`` span, in order of appearance; an unclosed
+    last span is yielded to the end of the text."""
+    i = 0
+    while i < len(text):
         start = min((p for p in (text.find("{", i), text.find("[", i)) if p >= 0), default=-1)
         if start < 0:
             return
-        depth, in_str, esc = 0, False, False
-        j = start
-        while j < n:
-            ch = text[j]
-            if in_str:
-                if esc:
-                    esc = False
-                elif ch == "\\":
-                    esc = True
-                elif ch == '"':
-                    in_str = False
-            elif ch == '"':
-                in_str = True
-            elif ch in "{[":
-                depth += 1
-            elif ch in "}]":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        yield text[start : j + 1]
-        i = j + 1
+        end, _ = _scan(text, start)
+        yield text[start : end + 1]
+        i = end + 1
 
 
 def _enclosing_fence(text: str) -> str | None:
@@ -120,25 +126,10 @@ def _strict(candidate: str) -> Any:
 
 
 def _closed(candidate: str) -> bool:
-    """Whether every bracket and string of ``candidate`` is closed: repair may
-    fix syntax, never complete a value that was cut off (that would invent a
+    """Whether the value ``candidate`` starts with is closed: repair may fix
+    syntax, never complete a value that was cut off (that would invent a
     shorter list or string and call it the answer)."""
-    depth, quote, esc = 0, "", False
-    for ch in candidate:
-        if quote:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-    return depth == 0 and not quote
+    return _scan(candidate, 0)[1]
 
 
 def _repaired(candidate: str) -> Any:
