@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 EXTRAS ?= dev,local
 LIMIT ?= 20
 
-.PHONY: extract demo test lint bench clean
+.PHONY: extract demo test lint bench clean system-deps
 
 $(VENV)/.installed-$(EXTRAS): pyproject.toml
 	python3 -m venv $(VENV)
@@ -22,7 +22,11 @@ extract: $(VENV)/.installed-$(EXTRAS)
 demo: $(VENV)/.installed-$(EXTRAS)
 	$(PY) examples/quickstart.py
 
-test: $(VENV)/.installed-$(EXTRAS)
+# System packages for the browser and database tests (Chromium, PostgreSQL).
+system-deps:
+	@bash scripts/system-deps.sh
+
+test: $(VENV)/.installed-$(EXTRAS) system-deps
 	$(PY) -m pytest -q
 
 lint: $(VENV)/.installed-$(EXTRAS)
