@@ -11,6 +11,8 @@ from agentflow.errors import (
     AgentflowError,
     AuthenticationError,
     BadRequestError,
+    DegenerateOutputError,
+    GroundingError,
     InvalidInputError,
     InvalidModelError,
     InvalidStateError,
@@ -47,6 +49,7 @@ from agentflow.events import (
     ToolUse,
 )
 from agentflow.execution import CallExecution
+from agentflow.extraction.grounding import Grounded
 from agentflow.messages import (
     CACHE_CONTROL,
     STRUCTURED_OUTPUT,
@@ -100,9 +103,12 @@ __all__ = [
     "CallStarted",
     "ChatModel",
     "Complete",
+    "DegenerateOutputError",
     "Event",
     "Finish",
     "GenerateOptions",
+    "Grounded",
+    "GroundingError",
     "InvalidInputError",
     "InvalidModelError",
     "InvalidStateError",

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
@@ -30,6 +30,7 @@ from anyio.abc import ObjectSendStream
 
 from agentflow.agent import ReActAgent
 from agentflow.events import Complete
+from agentflow.extraction.grounding import Grounded
 from agentflow.messages import Msg
 from agentflow.model import ChatModel, Usage
 from agentflow.state import AgentState
@@ -58,6 +59,8 @@ class ExtractResult:
         usage: tokens and model requests spent on this input.
         attempts: model requests made for this input.
         duration: wall-clock seconds from start to end of this input's call.
+        spans: field path -> ``[(start, end)]`` character offsets of each
+            grounded value in the input text (``agentflow.extraction.grounding``).
     """
 
     index: int
@@ -67,6 +70,7 @@ class ExtractResult:
     usage: Usage
     attempts: int
     duration: float
+    spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -100,15 +104,17 @@ async def _aiter(inputs: Iterable[InputLike] | AsyncIterable[InputLike]) -> Asyn
             yield item
 
 
-async def _extract_one(agent: ReActAgent, index: int, item: ExtractInput, output: Any) -> (
-    ExtractResult
-):
+async def _extract_one(
+    agent: ReActAgent, index: int, item: ExtractInput, output: Any,
+    ground: bool | Grounded | None = None,
+) -> ExtractResult:
     start = time.perf_counter()
     usage = Usage()
+    spans: dict[str, list[tuple[int, int]]] = {}
     try:
         complete: Complete | None = None
         async with contextlib.aclosing(
-            agent.stream(Msg.user(item.text), output, state=AgentState())
+            agent.stream(Msg.user(item.text), output, state=AgentState(), ground=ground)
         ) as events:
             async for event in events:
                 if isinstance(event, Complete):
@@ -116,11 +122,12 @@ async def _extract_one(agent: ReActAgent, index: int, item: ExtractInput, output
         assert complete is not None
         usage = complete.usage
         value = complete.message.output  # raises StructuredOutputError when there is none
+        spans = dict(complete.spans)
         error: Exception | None = None
     except Exception as exc:  # every failure becomes this input's result
         value, error = None, exc
     return ExtractResult(
-        index, item.id, value, error, usage, usage.requests, time.perf_counter() - start
+        index, item.id, value, error, usage, usage.requests, time.perf_counter() - start, spans
     )
 
 
@@ -132,6 +139,7 @@ async def extract_many(
     concurrency: int = 8,
     order: Literal["input", "completed"] = "input",
     instructions: str | None = None,
+    ground: bool | Grounded | None = None,
 ) -> AsyncIterator[ExtractResult]:
     """Extract ``output`` from every input, concurrently.
 
@@ -144,6 +152,10 @@ async def extract_many(
         concurrency: calls in flight at most (>= 1).
         order: ``"input"`` yields in input order, ``"completed"`` as results arrive.
         instructions: system prompt when a model is given (ignored for an agent).
+        ground: ground every free-text string of each output in its input
+            (``True`` or a ``Grounded``); ``None`` keeps the agent's setting.
+            Fields marked ``Grounded()`` are grounded either way; each
+            result's ``spans`` says where the grounded values are.
 
     Yields:
         One ``ExtractResult`` per input.
@@ -187,7 +199,7 @@ async def extract_many(
         results: ObjectSendStream[ExtractResult | BaseException],
     ) -> None:
         try:
-            result = await _extract_one(agent, index, item, output)
+            result = await _extract_one(agent, index, item, output, ground)
         finally:
             limiter.release()
         await results.send(result)

@@ -6,7 +6,9 @@
     agentflow --version
 
 ``extract`` writes one JSON line per input (``id``, ``ok``, ``output`` or
-``error``, ``usage``, ``attempts``, ``duration_s``), appends to ``--out`` and
+``error`` ``{type, message, reason?}``, ``spans`` of grounded values,
+``source_offset`` when ``prepare`` cut a prefix, ``usage``, ``attempts``,
+``duration_s``), appends to ``--out`` and
 skips inputs already there, shows a progress bar on a terminal, prints a
 summary, and exits 1 if any input failed (2 on bad usage).
 
@@ -141,7 +143,7 @@ def _problem_record(doc: Document) -> dict[str, Any]:
             "attempts": 0}
 
 
-def _record(result: ExtractResult) -> dict[str, Any]:
+def _record(result: ExtractResult, source_offset: int = 0) -> dict[str, Any]:
     record: dict[str, Any] = {"id": result.id, "ok": result.ok}
     if result.ok:
         output = result.output
@@ -149,6 +151,13 @@ def _record(result: ExtractResult) -> dict[str, Any]:
             output)
     else:
         record["error"] = {"type": type(result.error).__name__, "message": str(result.error)}
+        reason = getattr(result.error, "detail", None) or getattr(result.error, "reason", None)
+        if isinstance(reason, str) and reason:
+            record["error"]["reason"] = reason
+    if result.spans:
+        record["spans"] = {path: [list(s) for s in spans] for path, spans in result.spans.items()}
+    if source_offset:
+        record["source_offset"] = source_offset
     record["usage"] = {f.name: getattr(result.usage, f.name) for f in fields(result.usage)}
     record["attempts"] = result.attempts
     record["duration_s"] = round(result.duration, 3)
@@ -184,40 +193,55 @@ async def _extract(args: argparse.Namespace) -> int:
     selected = list(docs)  # materialized: the progress bar needs the total
     unusable = [d for d in selected if d.problem]
     batch = [ExtractInput(d.id, d.text) for d in selected if not d.problem]
+    offsets = {d.id: d.offset for d in selected if d.offset}
     sink: TextIO = _open_for_append(out_path) if out_path else sys.stdout
     start = time.perf_counter()
     try:
         for doc in unusable:
             print(f"agentflow: skipped {doc.problem}", file=sys.stderr)
             sink.write(orjson.dumps(_problem_record(doc)).decode() + "\n")
-        ok, failed, tokens = await _run(args, batch, output_type, instructions, sink)
+        ok, failed, tokens, faults = await _run(args, batch, output_type, instructions, sink,
+                                                offsets)
     finally:
         if out_path:
             sink.close()
     failed += len(unusable)
     elapsed = time.perf_counter() - start
     skipped = f", {len(done)} already done" if done else ""
-    print(f"{ok} ok, {failed} failed{skipped}; {tokens} tokens; {elapsed:.1f}s"
+    apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
+    print(f"{ok} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}; {tokens} tokens; "
+          f"{elapsed:.1f}s"
           f"{f' -> {out_path}' if out_path else ''}", file=sys.stderr)
     return 1 if failed else 0
 
 
+_FAULTS = {"GroundingError": "not grounded", "DegenerateOutputError": "degenerate"}
+"""Failures the summary counts apart: records that were valid but not right."""
+
+
 async def _run(
     args: argparse.Namespace, batch: list[ExtractInput], output_type: Any, instructions: str,
-    sink: TextIO,
-) -> tuple[int, int, int]:
-    """Extract ``batch`` and write a line per result; ``(ok, failed, tokens)``."""
+    sink: TextIO, offsets: dict[str, int],
+) -> tuple[int, int, int, dict[str, int]]:
+    """Extract ``batch`` and write a line per result; ``(ok, failed, tokens,
+    failures counted apart by kind)``."""
+    faults: dict[str, int] = {}
     if not batch:
-        return 0, 0, 0
+        return 0, 0, 0, faults
     model = _model(args)
     progress = _progress(len(batch), sys.stderr)
     ok = failed = tokens = 0
     try:
         async for result in extract_many(model, batch, output_type, concurrency=args.concurrency,
-                                          order="completed", instructions=instructions):
-            sink.write(orjson.dumps(_record(result)).decode() + "\n")
+                                          order="completed", instructions=instructions,
+                                          ground=True if args.ground else None):
+            record = _record(result, offsets.get(result.id, 0))
+            sink.write(orjson.dumps(record).decode() + "\n")
             sink.flush()
             ok, failed = ok + result.ok, failed + (not result.ok)
+            kind = _FAULTS.get(type(result.error).__name__) if result.error else None
+            if kind:
+                faults[kind] = faults.get(kind, 0) + 1
             tokens += result.usage.total_tokens
             if progress is not None:
                 progress.advance(0)
@@ -227,7 +251,7 @@ async def _run(
         aclose = getattr(model, "aclose", None)
         if aclose is not None:
             await aclose()
-    return ok, failed, tokens
+    return ok, failed, tokens, faults
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -265,8 +289,10 @@ def _parser() -> argparse.ArgumentParser:
             "The default model, 'local', is llama.cpp running in this process with bundled\n"
             "Gemma 3 270M weights (offline; needs the 'local' extra). Any 'vendor:model' works\n"
             "with its API key in the vendor's environment variable (see 'agentflow models').\n\n"
-            "Each input gives one JSON line: {id, ok, output | error{type, message}, usage,\n"
-            "attempts, duration_s}. With --out, lines are appended and inputs already ok\n"
+            "Each input gives one JSON line: {id, ok, output | error{type, message, reason},\n"
+            "spans, source_offset, usage, attempts, duration_s}; spans maps each grounded\n"
+            "field path to [[start, end]] offsets in the text the model saw, which starts\n"
+            "at source_offset in the file. With --out, lines are appended and inputs already ok\n"
             "there are skipped (failed ones are tried again).\n\n"
             "Exit status: 0 all ok, 1 some input failed, 2 bad usage or setup."
         ),
@@ -287,6 +313,9 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--text-field", default="text", help="JSONL field holding the text")
     ex.add_argument("--id-field", default="id", help="JSONL field holding the id")
     ex.add_argument("--max-chars", type=int, help="cut documents longer than this")
+    ex.add_argument("--ground", action="store_true",
+                    help="ground every free-text string field in the document (fields marked "
+                         "Grounded() are grounded either way)")
     sub.add_parser(
         "models", help="list vendors, model-name patterns and their profiles",
         description=(

@@ -34,7 +34,9 @@ The tree::
     └── StructuredOutputError             no valid output (.raw_text, .attempts)
         ├── StructuredOutputValidationError   on_invalid="raise": the output failed the schema
         ├── MultipleStructuredOutputsError    on_multiple="raise": several output calls at once
-        └── OutputTruncatedError              finish reason "length": the output was cut (.usage)
+        ├── OutputTruncatedError              finish reason "length": the output was cut (.usage)
+        ├── GroundingError                    grounded values not found in the source (.unfound)
+        └── DegenerateOutputError             a repetition loop or repeated items (.problems)
 
 Messages say what was wrong and how to fix it. No error message or repr ever
 holds an API key.
@@ -51,6 +53,8 @@ __all__ = [
     "AgentflowError",
     "AuthenticationError",
     "BadRequestError",
+    "DegenerateOutputError",
+    "GroundingError",
     "InvalidInputError",
     "InvalidModelError",
     "InvalidStateError",
@@ -354,3 +358,59 @@ class OutputTruncatedError(StructuredOutputError):
     ) -> None:
         self.usage = usage
         super().__init__(message, raw_text=raw_text, attempts=attempts, reason="truncated")
+
+
+class GroundingError(StructuredOutputError):
+    """The output validated, but grounded values are not verbatim spans of the
+    source (or are empty), still after the ``output_retries`` budget.
+
+    Attributes:
+        output: the last validated output (not a result: do not use it as one).
+        unfound: ``(field path, value)`` of each value not found in the source.
+        empty: field paths of grounded values that were empty.
+        detail: one line per failing field (human-readable).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        output: Any = None,
+        unfound: list[tuple[str, str]] | None = None,
+        empty: list[str] | None = None,
+        detail: str = "",
+        raw_text: str = "",
+        attempts: int = 0,
+    ) -> None:
+        self.output = output
+        self.unfound = list(unfound or [])
+        self.empty = list(empty or [])
+        self.detail = detail
+        super().__init__(message, raw_text=raw_text, attempts=attempts, reason="not_grounded")
+
+
+class DegenerateOutputError(StructuredOutputError):
+    """The output validated, but holds what a looping model writes (a unit
+    repeated many times, one list item over and over), still after the
+    ``output_retries`` budget. See ``agentflow.extraction.degenerate``.
+
+    Attributes:
+        output: the last validated output (not a result).
+        problems: ``(field path, what is wrong)`` per degenerate value.
+        detail: one line per problem (human-readable).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        output: Any = None,
+        problems: list[tuple[str, str]] | None = None,
+        detail: str = "",
+        raw_text: str = "",
+        attempts: int = 0,
+    ) -> None:
+        self.output = output
+        self.problems = list(problems or [])
+        self.detail = detail
+        super().__init__(message, raw_text=raw_text, attempts=attempts, reason="degenerate")
