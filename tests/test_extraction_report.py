@@ -197,7 +197,11 @@ def test_source_offset_shifts_spans_and_missing_sources_are_shown() -> None:
     page = Page(render_report(records, sources))
     assert [s["text"] for s in page.spans.values()] == ["Ann"]
     assert stats.unavailable == [(2, "gone", "no file 'gone'")]
-    assert "Source not available: no file 'gone'" in render_report(records, sources)
+    html = render_report(records, sources)
+    assert "Source not available: no file 'gone'" in html
+    # the unreadable document still lists its span offsets, as text (nothing to link to)
+    assert '<span class="span-link">[0, 1)</span>' in html and 'href="#s2-' not in html
+    assert stats.spans == 1
 
 
 def test_summary_counts_failures_and_newest_record_wins() -> None:

@@ -85,7 +85,7 @@ def _pair(item: Any) -> tuple[int, int] | None:
 
 def find_spans(record: Mapping[str, Any], text: str | None, shift: int, colours: dict[str, int]
                ) -> tuple[list[Span], list[tuple[str, str]]]:
-    """The drawable spans of a record over ``text`` (``None``: none are drawable), each
+    """The drawable spans of a record over ``text`` (``None``: listed, not drawable), each
     shifted by ``shift``, and ``(path, why)`` for each span that is not a valid pair or
     does not fit in ``text``.
 
@@ -110,7 +110,9 @@ def find_spans(record: Mapping[str, Any], text: str | None, shift: int, colours:
                 invalid.append((path, f"not a [start, end] pair: {orjson.dumps(item).decode()}"))
             continue
         start, end = pair[0] + shift, pair[1] + shift
-        if text is None:
+        if text is None:  # listed with its offsets, not drawn or checked
+            if not missing:
+                spans.append(Span(len(spans), path, start, end, pair, _colour(path, colours)))
             continue
         if end > len(text):
             if not missing:

@@ -346,7 +346,7 @@ def _value(value: Any) -> str:
 
 
 def _fields(record: Record, spans: Sequence[Span], invalid: Sequence[tuple[str, str]],
-            doc: int) -> str:
+            doc: int, drawn: bool) -> str:
     by_path: dict[str, list[Span]] = {}
     for span in spans:
         if not span.missing:
@@ -364,8 +364,9 @@ def _fields(record: Record, spans: Sequence[Span], invalid: Sequence[tuple[str, 
     for path, value in rows:
         own = by_path.get(path, [])
         swatch = f'<span class="sw c{own[0].colour}"></span>' if own else ""
-        links = " ".join(f'<a class="span-link" href="#s{doc}-{s.key}">[{s.raw[0]}, {s.raw[1]})'
-                         "</a>" for s in own)
+        links = " ".join(
+            f'<a class="span-link" href="#s{doc}-{s.key}">[{s.raw[0]}, {s.raw[1]})</a>' if drawn
+            else f'<span class="span-link">[{s.raw[0]}, {s.raw[1]})</span>' for s in own)
         warnings = ["text differs from value"] if any(
             s.differs for s in own) else []
         warnings += [_t(w) for w in bad.get(path, [])]
@@ -382,7 +383,7 @@ def _document(number: int, record: Record, source: Source, colours: dict[str, in
               stats: ReportStats) -> str:
     status = _status(record)
     spans, invalid = find_spans(record, source.text, source.offset, colours)
-    stats.spans += sum(not s.missing for s in spans)
+    stats.spans += sum(not s.missing for s in spans) if source.text is not None else 0
     stats.differing += sum(s.differs for s in spans)
     stats.invalid_spans += len(invalid)
     parts = [f'<article class="doc is-{status}{" is-failed" * (status == "suspect")}" '
@@ -408,7 +409,8 @@ def _document(number: int, record: Record, source: Source, colours: dict[str, in
         parts.append("</pre>")
     if source.note:
         parts.append(f'<p class="source-note">{_t(source.note)}</p>')
-    parts.append(f"</div><div>{_fields(record, spans, invalid, number)}</div></div></article>\n")
+    table = _fields(record, spans, invalid, number, drawn=source.text is not None)
+    parts.append(f"</div><div>{table}</div></div></article>\n")
     return "".join(parts)
 
 
