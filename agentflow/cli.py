@@ -2,6 +2,8 @@
 
     agentflow extract --schema examples/debian_changelog.py:ChangelogEntry \\
         --input '/usr/share/doc/*/changelog.Debian.gz' --limit 20 --out results.jsonl
+    agentflow report results.jsonl -o review.html \\
+        --schema examples/debian_changelog.py:ChangelogEntry
     agentflow models
     agentflow --version
 
@@ -38,6 +40,7 @@ from agentflow import __version__
 from agentflow._inputs import Document, InputError, iter_documents
 from agentflow.batch import ExtractInput, ExtractResult, extract_many
 from agentflow.errors import AgentflowError
+from agentflow.extraction.review import write_review
 from agentflow.model import resolve_model
 
 __all__ = ["load_schema", "main"]
@@ -262,6 +265,26 @@ def _model(args: argparse.Namespace) -> Any:
     return registry.get_model(args.model, **kwargs)
 
 
+def _report(args: argparse.Namespace) -> int:
+    results = Path(args.results)
+    if not results.is_file():
+        raise CliError(f"results file {args.results!r} does not exist")
+    if args.max_chars is not None and args.max_chars < 1:
+        raise CliError("--max-chars must be >= 1")
+    module = load_schema(args.schema)[1] if args.schema else None
+    max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
+    out = None if args.out == "-" else Path(args.out or results.with_suffix(".html"))
+    stats = write_review(results, out, prepare=getattr(module, "prepare", None),
+                         max_chars=max_chars, text_field=args.text_field,
+                         id_field=args.id_field, title=args.title, stdout=sys.stdout.write)
+    for _, rid, why in stats.unavailable[:5]:
+        print(f"agentflow: source not available for {rid}: {why}", file=sys.stderr)
+    missing = f", {len(stats.unavailable)} sources not available" if stats.unavailable else ""
+    print(f"{stats.records} documents: {stats.ok} ok, {stats.failed} failed ({stats.suspect} "
+          f"suspect); {stats.spans} spans{missing}{f' -> {out}' if out else ''}", file=sys.stderr)
+    return 0
+
+
 def _models() -> int:
     registry = importlib.import_module("agentflow.providers.registry")
     rows = registry.list_profiles()
@@ -316,6 +339,27 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--ground", action="store_true",
                     help="ground every free-text string field in the document (fields marked "
                          "Grounded() are grounded either way)")
+    rp = sub.add_parser(
+        "report", help="write the HTML review page of a results file",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Write one self-contained HTML page (no network assets) showing, per record of a\n"
+            "results file written by 'extract', the source text with each grounded span\n"
+            "highlighted and labelled by field, the output beside it, failed records with their\n"
+            "reasons, and a summary. The last record of each id wins. Sources are re-read from\n"
+            "the paths in the ids (run from the directory 'extract' ran in); with --schema,\n"
+            "through the module's prepare() and MAX_CHARS, as 'extract' read them.\n\n"
+            "Exit status: 0 page written, 2 bad usage or unreadable results file."
+        ),
+    )
+    rp.add_argument("results", help="JSONL results file written by 'agentflow extract'")
+    rp.add_argument("-o", "--out", help="HTML file to write (default: RESULTS with .html; - for"
+                                        " stdout)")
+    rp.add_argument("--schema", help="the --schema given to extract (for prepare and MAX_CHARS)")
+    rp.add_argument("--max-chars", type=int, help="the --max-chars given to extract")
+    rp.add_argument("--text-field", default="text", help="JSONL inputs: field holding the text")
+    rp.add_argument("--id-field", default="id", help="JSONL inputs: field holding the id")
+    rp.add_argument("--title", help="page title (default: from the results file name)")
     sub.add_parser(
         "models", help="list vendors, model-name patterns and their profiles",
         description=(
@@ -334,6 +378,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "models":
             return _models()
+        if args.command == "report":
+            return _report(args)
         if args.concurrency < 1:
             raise CliError("--concurrency must be >= 1")
         if args.limit is not None and args.limit < 0:

@@ -14,6 +14,7 @@ The tree::
     │   ├── InvalidInputError             bad message input to call()/stream()
     │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
     │   ├── InvalidStateError             AgentState JSON that is malformed or inconsistent
+    │   ├── InvalidRecordError            an extraction record / results file that cannot be read
     │   ├── ToolDefinitionError           a tool that cannot be declared
     │   │   └── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
     │   └── SchemaError                   an output type the target dialect cannot express
@@ -57,6 +58,7 @@ __all__ = [
     "GroundingError",
     "InvalidInputError",
     "InvalidModelError",
+    "InvalidRecordError",
     "InvalidStateError",
     "ModelRetry",
     "MultipleStructuredOutputsError",
@@ -106,6 +108,12 @@ class InvalidModelError(UsageError, TypeError):
 class InvalidStateError(UsageError, ValueError):
     """Stored ``AgentState`` JSON that is malformed (wrong shapes, unknown
     roles) or inconsistent (a tool call without its result)."""
+
+
+class InvalidRecordError(UsageError, ValueError):
+    """An extraction record that does not have the record shape (a JSON object
+    with a string ``id`` and a boolean ``ok``), or a results file line that is
+    not JSON. The message names the file and line, or the record's position."""
 
 
 class ToolDefinitionError(UsageError, ValueError):
