@@ -11,9 +11,13 @@ from agentflow.errors import (
     AgentflowError,
     AuthenticationError,
     BadRequestError,
+    ChunkFailedError,
+    EmptyDocumentError,
     InvalidInputError,
     InvalidModelError,
     InvalidStateError,
+    MergeConflictError,
+    MergeError,
     ModelRetry,
     MultipleStructuredOutputsError,
     NotFoundError,
@@ -47,6 +51,8 @@ from agentflow.events import (
     ToolUse,
 )
 from agentflow.execution import CallExecution
+from agentflow.extraction.budget import Chunking
+from agentflow.extraction.merge import Merge
 from agentflow.messages import (
     CACHE_CONTROL,
     STRUCTURED_OUTPUT,
@@ -99,13 +105,19 @@ __all__ = [
     "CallExecution",
     "CallStarted",
     "ChatModel",
+    "ChunkFailedError",
+    "Chunking",
     "Complete",
+    "EmptyDocumentError",
     "Event",
     "Finish",
     "GenerateOptions",
     "InvalidInputError",
     "InvalidModelError",
     "InvalidStateError",
+    "Merge",
+    "MergeConflictError",
+    "MergeError",
     "Middleware",
     "ModelProfile",
     "ModelRequest",

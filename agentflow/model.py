@@ -243,6 +243,10 @@ class ModelProfile:
         forced_tool_choice_with_thinking: ``required``/``specific`` is allowed
             while thinking (DeepSeek, Anthropic and DashScope refuse it).
         parallel_tool_calls_flag: the API accepts ``parallel_tool_calls``.
+        context_window: tokens a request may hold, prompt and reply together
+            (``None``: unknown; long documents then assume a conservative
+            default, see ``agentflow.extraction.budget``).
+        max_output_tokens: the most tokens one reply may have (``None``: unknown).
     """
 
     supports_tools: bool = True
@@ -256,6 +260,8 @@ class ModelProfile:
     thinking_default: bool = False
     forced_tool_choice_with_thinking: bool = True
     parallel_tool_calls_flag: bool = False
+    context_window: int | None = None
+    max_output_tokens: int | None = None
 
     def with_(self, **changes: Any) -> ModelProfile:
         """A copy with ``changes`` applied (``tool_choice_modes`` may be any iterable)."""
