@@ -11,12 +11,16 @@ from agentflow.errors import (
     AgentflowError,
     AuthenticationError,
     BadRequestError,
+    ChunkFailedError,
     DegenerateOutputError,
+    EmptyDocumentError,
     GroundingError,
     InvalidInputError,
     InvalidModelError,
     InvalidRecordError,
     InvalidStateError,
+    MergeConflictError,
+    MergeError,
     ModelRetry,
     MultipleStructuredOutputsError,
     NotFoundError,
@@ -50,7 +54,9 @@ from agentflow.events import (
     ToolUse,
 )
 from agentflow.execution import CallExecution
+from agentflow.extraction.budget import Chunking
 from agentflow.extraction.grounding import Grounded
+from agentflow.extraction.merge import Merge
 from agentflow.messages import (
     CACHE_CONTROL,
     STRUCTURED_OUTPUT,
@@ -103,8 +109,11 @@ __all__ = [
     "CallExecution",
     "CallStarted",
     "ChatModel",
+    "ChunkFailedError",
+    "Chunking",
     "Complete",
     "DegenerateOutputError",
+    "EmptyDocumentError",
     "Event",
     "Finish",
     "GenerateOptions",
@@ -114,6 +123,9 @@ __all__ = [
     "InvalidModelError",
     "InvalidRecordError",
     "InvalidStateError",
+    "Merge",
+    "MergeConflictError",
+    "MergeError",
     "Middleware",
     "ModelProfile",
     "ModelRequest",

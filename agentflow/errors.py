@@ -39,6 +39,12 @@ The tree::
         ├── GroundingError                    grounded values not found in the source (.unfound)
         └── DegenerateOutputError             a repetition loop or repeated items (.problems)
 
+    AgentflowError (long documents, agentflow.extraction)
+    ├── EmptyDocumentError                a document with no text: no model call was made
+    ├── ChunkFailedError                  one chunk's call failed (.start, .end; cause chained)
+    └── MergeError                        chunk outputs do not merge into the schema (.field)
+        └── MergeConflictError            must-agree field on which chunks disagree (.conflicts)
+
 Messages say what was wrong and how to fix it. No error message or repr ever
 holds an API key.
 """
@@ -54,12 +60,16 @@ __all__ = [
     "AgentflowError",
     "AuthenticationError",
     "BadRequestError",
+    "ChunkFailedError",
     "DegenerateOutputError",
+    "EmptyDocumentError",
     "GroundingError",
     "InvalidInputError",
     "InvalidModelError",
     "InvalidRecordError",
     "InvalidStateError",
+    "MergeConflictError",
+    "MergeError",
     "ModelRetry",
     "MultipleStructuredOutputsError",
     "NotFoundError",
@@ -422,3 +432,59 @@ class DegenerateOutputError(StructuredOutputError):
         self.problems = list(problems or [])
         self.detail = detail
         super().__init__(message, raw_text=raw_text, attempts=attempts, reason="degenerate")
+# --------------------------------------------------------------------------- long documents
+
+
+class EmptyDocumentError(AgentflowError):
+    """The document holds no text (empty or whitespace only); no model call was made."""
+
+    reason = "empty_document"
+
+
+class ChunkFailedError(AgentflowError):
+    """A chunk of a long document could not be extracted (the cause is chained
+    as ``__cause__``), so the document's record fails; allow partial results
+    to keep the other chunks' output instead.
+
+    Attributes:
+        start / end: the chunk's ``[start, end)`` character offsets in the document.
+        reason: ``"chunk_failed"``.
+    """
+
+    reason = "chunk_failed"
+
+    def __init__(self, message: str, *, start: int, end: int) -> None:
+        self.start, self.end = start, end
+        super().__init__(message)
+
+
+class MergeError(AgentflowError):
+    """The chunks' outputs do not merge into a valid output: a required field
+    that every chunk left null, a merged value the schema refuses, or an
+    output type that is not a pydantic model.
+
+    Attributes:
+        field: the field path at fault (``""`` when it is the whole output).
+        reason: ``"unmergeable"``.
+    """
+
+    reason = "unmergeable"
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        self.field = field
+        super().__init__(message)
+
+
+class MergeConflictError(MergeError):
+    """Chunks disagree on a field declared ``Merge.must_agree()``.
+
+    Attributes:
+        conflicts: the ``agentflow.extraction.merge.Conflict`` items (values per chunk).
+        reason: ``"conflict"``.
+    """
+
+    reason = "conflict"
+
+    def __init__(self, message: str, *, field: str, conflicts: tuple[Any, ...]) -> None:
+        self.conflicts = conflicts
+        super().__init__(message, field=field)
