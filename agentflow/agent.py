@@ -31,8 +31,10 @@ import anyio
 from agentflow._logging import get_logger
 from agentflow.errors import InvalidInputError, ProviderError
 from agentflow.events import (
+    AttemptDiscarded,
     CallStarted,
     Complete,
+    DiscardReason,
     Event,
     ReasoningChunk,
     ThinkingChunk,
@@ -50,11 +52,14 @@ from agentflow.middleware.structured_output import (
 from agentflow.model import (
     ChatModel,
     GenerateOptions,
+    SchemaDialect,
     TextDelta,
     ThinkingDelta,
+    ToolSpec,
     resolve_model,
 )
 from agentflow.output.config import OutputConfig
+from agentflow.output.dialects import tool_spec_for
 from agentflow.output.strategies import OutputStrategy
 from agentflow.reply import ReplyBuilder
 from agentflow.state import AgentState
@@ -130,6 +135,10 @@ class ReActAgent:
         middleware: user middleware, run after the stock structured-output ones.
         max_iters: reasoning steps per call before the call ends with
             ``stop_reason="max_iters"``.
+        stream_retries: times per call a request is sent again after its
+            stream broke mid-way (a typed ``ProviderError`` with
+            ``partial=True``); default 0: the error is raised. Each retry is
+            announced by ``AttemptDiscarded`` before the new attempt streams.
         options: base request options (max tokens, temperature, thinking...).
         output: structured-output settings (strategy, retries, policies).
         state: the default ``AgentState`` for calls that pass none.
@@ -149,12 +158,15 @@ class ReActAgent:
         sys_prompt: str | None = None,
         middleware: Iterable[Middleware] = (),
         max_iters: int = 10,
+        stream_retries: int = 0,
         options: GenerateOptions | None = None,
         output: OutputConfig | None = None,
         state: AgentState | None = None,
     ) -> None:
         if max_iters < 1:
             raise ValueError(f"max_iters must be >= 1, got {max_iters}")
+        if stream_retries < 0:
+            raise ValueError(f"stream_retries must be >= 0, got {stream_retries}")
         self.name = name
         self.id = uuid.uuid4().hex[:12]
         self.model = resolve_model(model)
@@ -162,6 +174,7 @@ class ReActAgent:
         check_tool_names(self.toolkit.names)
         self.sys_prompt = sys_prompt
         self.max_iters = max_iters
+        self.stream_retries = stream_retries
         self.options = options or GenerateOptions()
         self.output_config = output or OutputConfig()
         self.state = state if state is not None else AgentState()
@@ -171,6 +184,7 @@ class ReActAgent:
             StructuredOutputCompression(),
             *middleware,
         ]
+        self._specs: dict[tuple[str, tuple[str, ...]], list[ToolSpec]] = {}
         self._chunk_hooks = [
             m for m in self.middleware if type(m).on_chunk is not Middleware.on_chunk
         ]
@@ -358,8 +372,10 @@ class ReActAgent:
                 yield event
             builder = ReplyBuilder()
             chunks = ex.model.stream(request.messages, request.tools, request.options)
+            received = False
             try:
                 async for chunk in chunks:
+                    received = True
                     builder.add(chunk)
                     if isinstance(chunk, TextDelta):
                         yield ReasoningChunk(chunk.text, ex.iteration)
@@ -371,10 +387,16 @@ class ReActAgent:
                             yield partial
             except ProviderError as error:
                 retry = False
+                why: DiscardReason = "degradation"
                 for m in self.middleware:
                     if await m.on_model_error(ex, request, error):
                         retry = True
                         break
+                if not retry and self._stream_retry(ex, error):
+                    retry, why = True, "stream_error"
+                if retry and received:  # what streamed so far is void: say so first
+                    ex.discarded += 1
+                    yield AttemptDiscarded(ex.iteration, why, f"attempt abandoned: {error}")
                 for event in self._drain(ex):
                     yield event
                 if not retry:
@@ -389,17 +411,34 @@ class ReActAgent:
             ex.memory.append(builder.build())
             return
 
+    def _stream_retry(self, ex: CallExecution, error: ProviderError) -> bool:
+        """Whether to send the request again after ``error``: a stream that
+        broke mid-way (``partial``, retryable), within ``stream_retries`` per call."""
+        if not (error.partial and error.retryable) or ex.stream_retries >= self.stream_retries:
+            return False
+        ex.stream_retries += 1
+        ex.log.info("call.stream_retry", attempt=ex.stream_retries, error=type(error).__name__)
+        return True
+
     def _snapshot(self, ex: CallExecution) -> ModelRequest:
         messages = list(ex.memory)
         if self.sys_prompt:
             messages.insert(0, Msg.system(self.sys_prompt))
-        tools = self.toolkit.specs()
+        tools = self._tool_specs(ex.model.profile.schema_dialect)
         tools.extend(ex.call_tools.values())
         options = ex.options
         if ex.tool_choice is not None:
             options = options.with_(tool_choice=ex.tool_choice)
             ex.tool_choice = None
         return ModelRequest(messages, tools, options)
+
+    def _tool_specs(self, dialect: SchemaDialect) -> list[ToolSpec]:
+        """The toolkit's specs in the model's schema dialect (cached)."""
+        key = (dialect, tuple(self.toolkit.names))
+        specs = self._specs.get(key)
+        if specs is None:
+            specs = self._specs[key] = [tool_spec_for(s, dialect) for s in self.toolkit.specs()]
+        return list(specs)
 
     async def _act(
         self,

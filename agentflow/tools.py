@@ -28,6 +28,7 @@ from pydantic.fields import FieldInfo
 from agentflow.errors import ToolDefinitionError, ToolError, ToolNameError
 from agentflow.messages import ToolResultBlock, ToolUseBlock, clean_text
 from agentflow.model import ToolSpec
+from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw, normalize
 
 __all__ = [
     "TOOL_NAME_PATTERN",
@@ -243,11 +244,25 @@ class Tool:
     async def run(self, call: ToolUseBlock) -> ToolResultBlock:
         """Validate ``call.input`` and run the function.
 
+        The arguments go through the tolerant decoder first
+        (``agentflow.output.decoding``): JSON or Python-literal strings where
+        the schema expects an array or object are decoded, stringified enum
+        members converted back; a field typed ``str`` is never decoded.
+
         Never raises for a bad call: validation errors and exceptions become a
         ``ToolResultBlock`` with ``is_error=True`` (cancellation propagates).
         """
+        data = dict(call.input)
+        if set(data) == {RAW_ARGUMENTS}:
+            return ToolResultBlock(
+                call.id,
+                f"Invalid arguments for tool {self.name!r}:\n- {RAW_ARGUMENTS}: "
+                f"{explain_raw(str(data[RAW_ARGUMENTS]))} (got {str(data[RAW_ARGUMENTS])[:200]!r})",
+                is_error=True,
+                name=self.name,
+            )
         try:
-            args = self.args_model.model_validate(dict(call.input))
+            args = self.args_model.model_validate(normalize(data, self.parameters))
         except ValidationError as exc:
             return ToolResultBlock(
                 call.id,

@@ -61,7 +61,7 @@ from agentflow.errors import (
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
-from agentflow.events import Event, OutputPartial, OutputRetry
+from agentflow.events import AttemptDiscarded, Event, OutputPartial, OutputRetry
 from agentflow.execution import CallExecution
 from agentflow.messages import (
     STRUCTURED_OUTPUT,
@@ -84,8 +84,8 @@ from agentflow.model import (
     ToolSpec,
 )
 from agentflow.output.config import OutputConfig
-from agentflow.output.parsing import NoJSONFound, parse_output
-from agentflow.output.partial import PartialOutput, json_start
+from agentflow.output.parsing import NoJSONFound, parse_output, visible_text
+from agentflow.output.partial import PartialOutput, last_value_start
 from agentflow.output.reminders import (
     TOOL_NAME,
     force_reminder,
@@ -123,6 +123,7 @@ class _Run:
     partial: PartialOutput
     strip_tools: bool = False
     give_up: bool = False
+    discards: int = 0
 
 
 _KEY = "structured_output"
@@ -283,6 +284,9 @@ class StructuredOutputMiddleware(Middleware):
         run = _run_of(ex)
         if run is None or ex.completed:
             return None
+        if run.discards != ex.discarded:  # the attempt was announced void: start again
+            run.discards = ex.discarded
+            run.partial.reset()
         data = None
         if isinstance(chunk, ToolCallDelta):
             if run.kind == "tool" and reply.tools.name(chunk.index) == TOOL_NAME:
@@ -291,8 +295,23 @@ class StructuredOutputMiddleware(Middleware):
                 else:
                     data = run.partial.from_text(reply.tools.arguments_text(chunk.index))
         elif isinstance(chunk, TextDelta) and run.kind != "tool":
-            text = json_start(reply.text)
-            data = run.partial.from_text(text) if text is not None else None
+            text = visible_text(reply.text)  # drafts inside reasoning never count
+            if text is None:
+                return None
+            start = last_value_start(text, "[{" if run.spec.wrapped else "{")
+            if start is None:
+                return None
+            if run.partial.start != start:
+                superseded = run.partial.last is not None
+                run.partial.reset()
+                run.partial.start = start
+                if superseded:
+                    ex.discarded += 1
+                    run.discards = ex.discarded
+                    return AttemptDiscarded(ex.iteration, "superseded",
+                                            "a later JSON value in the reply replaces the "
+                                            "partial output so far")
+            data = run.partial.from_text(text[start:])
         return OutputPartial(data) if data is not None else None
 
     # ------------------------------------------------------------ runtime degradation
@@ -461,6 +480,7 @@ class StructuredOutputMiddleware(Middleware):
             return False
         ex.validation_retries += 1
         ex.emit(OutputRetry(reason, ex.validation_retries, detail))
+        run.partial.reset()  # the next attempt's partials start from nothing
         return True
 
     @staticmethod
