@@ -29,7 +29,7 @@ from typing import Any
 import anyio
 
 from agentflow._logging import get_logger
-from agentflow.errors import InvalidInputError, ProviderError
+from agentflow.errors import InvalidInputError, ProviderError, ToolRetriesExceededError
 from agentflow.events import (
     AttemptDiscarded,
     CallStarted,
@@ -135,6 +135,10 @@ class ReActAgent:
         middleware: user middleware, run after the stock structured-output ones.
         max_iters: reasoning steps per call before the call ends with
             ``stop_reason="max_iters"``.
+        tool_retries: failed calls allowed per tool and call, cumulatively
+            (bad arguments, exceptions, unknown tool), before the call raises
+            ``ToolRetriesExceededError``; a tool's own ``max_retries`` wins.
+            Default 3.
         stream_retries: times per call a request is sent again after its
             stream broke mid-way (a typed ``ProviderError`` with
             ``partial=True``); default 0: the error is raised. Each retry is
@@ -158,6 +162,7 @@ class ReActAgent:
         sys_prompt: str | None = None,
         middleware: Iterable[Middleware] = (),
         max_iters: int = 10,
+        tool_retries: int = 3,
         stream_retries: int = 0,
         options: GenerateOptions | None = None,
         output: OutputConfig | None = None,
@@ -165,6 +170,8 @@ class ReActAgent:
     ) -> None:
         if max_iters < 1:
             raise ValueError(f"max_iters must be >= 1, got {max_iters}")
+        if tool_retries < 0:
+            raise ValueError(f"tool_retries must be >= 0, got {tool_retries}")
         if stream_retries < 0:
             raise ValueError(f"stream_retries must be >= 0, got {stream_retries}")
         self.name = name
@@ -175,6 +182,7 @@ class ReActAgent:
         self.sys_prompt = sys_prompt
         self.max_iters = max_iters
         self.stream_retries = stream_retries
+        self.tool_retries = tool_retries
         self.options = options or GenerateOptions()
         self.output_config = output or OutputConfig()
         self.state = state if state is not None else AgentState()
@@ -224,6 +232,7 @@ class ReActAgent:
             ProviderError: the model request failed after retries.
             StructuredOutputValidationError / MultipleStructuredOutputsError:
                 only under the ``"raise"`` policies.
+            ToolRetriesExceededError: a tool kept failing past its retry budget.
         """
         complete: Complete | None = None
         async with aclosing(self.stream(msg, output, state=state, strategy=strategy)) as events:
@@ -350,6 +359,7 @@ class ReActAgent:
             ex.memory.append(results)
             for block in results.tool_results:
                 yield ToolResult(block.tool_use_id, block.name, block.output, block.is_error)
+            self._count_failures(ex, reply.tool_uses, results, supplied)
 
             stop = False
             for m in self.middleware:
@@ -410,6 +420,33 @@ class ReActAgent:
             ex.last_finish_reason = builder.finish_reason
             ex.memory.append(builder.build())
             return
+
+    def _count_failures(
+        self,
+        ex: CallExecution,
+        calls: list[ToolUseBlock],
+        results: Msg,
+        supplied: Mapping[str, ToolResultBlock],
+    ) -> None:
+        """The per-tool retry budget: failed calls of each tool (run by the
+        agent, not answered by middleware) add up over the call.
+
+        Raises:
+            ToolRetriesExceededError: a tool failed more often than its
+                ``max_retries`` (else ``tool_retries``) allows.
+        """
+        names = {c.id: c.name for c in calls}
+        for block in results.tool_results:
+            if not block.is_error or block.tool_use_id in supplied:
+                continue
+            name = names.get(block.tool_use_id, block.name)
+            failures = ex.tool_failures[name] = ex.tool_failures.get(name, 0) + 1
+            tool = self.toolkit.get(name)
+            budget = tool.max_retries if tool and tool.max_retries is not None else (
+                self.tool_retries)
+            if failures > budget:
+                ex.log.warning("call.tool_retries_exceeded", tool=name, failures=failures)
+                raise ToolRetriesExceededError(name, failures=failures, last_error=block.output)
 
     def _stream_retry(self, ex: CallExecution, error: ProviderError) -> bool:
         """Whether to send the request again after ``error``: a stream that

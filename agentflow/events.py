@@ -46,7 +46,9 @@ __all__ = [
 StopReason: TypeAlias = Literal[
     "completed", "structured_output", "max_iters", "stopped", "output_failed"
 ]
-RetryReason: TypeAlias = Literal["forcing", "validation", "multiple", "degradation"]
+RetryReason: TypeAlias = Literal[
+    "forcing", "validation", "multiple", "degradation", "tools_failed"
+]
 DiscardReason: TypeAlias = Literal["stream_error", "degradation", "superseded"]
 
 
@@ -115,7 +117,8 @@ class OutputRetry:
 
     ``reason``: ``forcing`` (the model answered without the output),
     ``validation`` (the output failed the schema), ``multiple`` (several
-    outputs at once) or ``degradation`` (the vendor refused a feature; the
+    outputs at once), ``tools_failed`` (a valid output came with other tool
+    calls that failed: end strategy ``safe``) or ``degradation`` (the vendor refused a feature; the
     engine stepped down a strategy). ``attempt`` counts retries of that
     reason from 1; ``message`` says what happened.
     """

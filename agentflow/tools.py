@@ -142,6 +142,10 @@ class Tool:
         parameters: JSON Schema (object) of the arguments.
         function: the sync or async callable.
         args_model: pydantic model validating the arguments.
+        max_retries: failed calls of this tool allowed in one agent call
+            (bad arguments, exceptions, ``ToolError``) before the call stops
+            with ``ToolRetriesExceededError``; ``None``: the agent's
+            ``tool_retries``.
     """
 
     name: str
@@ -150,6 +154,7 @@ class Tool:
     function: Callable[..., Any]
     args_model: type[BaseModel]
     is_async: bool = field(default=False, repr=False)
+    max_retries: int | None = None
 
     @classmethod
     def from_function(
@@ -158,6 +163,7 @@ class Tool:
         *,
         name: str | None = None,
         description: str | None = None,
+        max_retries: int | None = None,
     ) -> Tool:
         """Build a tool from ``function``'s signature and docstring.
 
@@ -168,7 +174,10 @@ class Tool:
             ToolDefinitionError: ``function`` is not callable, or a parameter is
                 positional-only or ``*args``/``**kwargs``.
             ToolNameError: ``name`` is invalid.
+            ValueError: ``max_retries`` < 0.
         """
+        if max_retries is not None and max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if not callable(function):
             raise ToolDefinitionError(
                 f"a tool must be a callable, got {type(function).__name__}: {function!r}"
@@ -234,6 +243,7 @@ class Tool:
             function=function,
             args_model=args_model,
             is_async=is_async,
+            max_retries=max_retries,
         )
 
     @property
@@ -295,11 +305,14 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    max_retries: int | None = None,
 ) -> Any:
-    """Decorator form of ``Tool.from_function``: ``@tool`` or ``@tool(name=...)``."""
+    """Decorator form of ``Tool.from_function``: ``@tool`` or
+    ``@tool(name=..., max_retries=...)``."""
 
     def wrap(fn: Callable[..., Any]) -> Tool:
-        return Tool.from_function(fn, name=name, description=description)
+        return Tool.from_function(fn, name=name, description=description,
+                                  max_retries=max_retries)
 
     return wrap(function) if function is not None else wrap
 

@@ -10,7 +10,9 @@
   validated (lax, with schema-aware normalisation), user validators run,
   invalid output answered with an error listing each failing field, bounded
   by ``output_retries`` for the whole call; several output calls in one reply
-  handled by ``on_multiple``.
+  handled by ``on_multiple``; a valid output that comes with other tool
+  calls follows ``end_strategy`` (``safe``: accepted only if none of them
+  failed; ``early``; ``exhaustive``).
 * **reminders** – entering tool mode on a state whose ``so_tool_active`` is
   false appends one persistent ENTER reminder and sets the flag; a call
   without output on a flagged state appends one EXIT reminder and clears it.
@@ -113,6 +115,9 @@ __all__ = [
 ]
 
 
+_NO_OUTPUT: Any = object()
+
+
 @dataclass(eq=False, slots=True)
 class _Run:
     """What the engine keeps for one call (in ``ex.extra``)."""
@@ -124,6 +129,8 @@ class _Run:
     strip_tools: bool = False
     give_up: bool = False
     discards: int = 0
+    pending: Any = _NO_OUTPUT
+    """A valid output waiting for the reply's other tool calls (end strategy ``safe``)."""
 
 
 _KEY = "structured_output"
@@ -385,7 +392,7 @@ class StructuredOutputMiddleware(Middleware):
                 }
             )
         if len(outputs) == 1:
-            return Act({outputs[0].id: self._check(ex, run, outputs[0])})
+            return self._end(ex, run, reply, {outputs[0].id: self._check(ex, run, outputs[0])})
         policy = self.config.on_multiple
         if policy == "raise":
             raise MultipleStructuredOutputsError(
@@ -398,7 +405,7 @@ class StructuredOutputMiddleware(Middleware):
         if chosen is not None:
             results = {c.id: self._error(c, "Ignored: only one output is used.") for c in outputs}
             results[chosen.id] = self._check(ex, run, chosen)
-            return Act(results)
+            return self._end(ex, run, reply, results)
         message = (
             f"You called {TOOL_NAME} {len(outputs)} times in one reply. Call it exactly once, "
             "with the complete output (all items in one call)."
@@ -411,6 +418,34 @@ class StructuredOutputMiddleware(Middleware):
                 reason="multiple",
             )
         return Act({c.id: self._error(c, message) for c in outputs})
+
+    def _end(
+        self, ex: CallExecution, run: _Run, reply: Msg, results: dict[str, ToolResultBlock]
+    ) -> Act:
+        """The end strategy (``OutputConfig.end_strategy``) for a reply whose
+        output call was just checked, when it also calls other tools."""
+        others = [c for c in reply.tool_uses if c.name != TOOL_NAME]
+        if not others or not ex.completed:
+            return Act(results)
+        strategy = self.config.end_strategy
+        if strategy == "early":
+            for c in others:
+                results[c.id] = ToolResultBlock(
+                    c.id, "Not executed: the final output was accepted first.",
+                    is_error=True, name=c.name)
+        elif strategy == "safe":
+            run.pending = ex.output  # accepted after acting, if no other call failed
+            ex.output, ex.completed = None, False
+            for call_id, block in results.items():
+                if block.name == TOOL_NAME and not block.is_error:
+                    results[call_id] = ToolResultBlock(
+                        call_id,
+                        "The output is valid. It is accepted only if every other tool call of "
+                        f"this reply succeeded; if one failed, fix it and call {TOOL_NAME} "
+                        "again.",
+                        name=TOOL_NAME,
+                    )
+        return Act(results)
 
     def _check(self, ex: CallExecution, run: _Run, call: ToolUseBlock) -> ToolResultBlock:
         """Validate one output call; accept it or answer with the errors."""
@@ -606,6 +641,17 @@ class StructuredOutputMiddleware(Middleware):
         run = _run_of(ex)
         if run is None:
             return False
+        if run.pending is not _NO_OUTPUT:
+            value, run.pending = run.pending, _NO_OUTPUT
+            failed = [b.name for b in results.tool_results if b.name != TOOL_NAME and b.is_error]
+            if failed:
+                run.partial.reset()
+                ex.emit(OutputRetry(
+                    "tools_failed", 1,
+                    f"the output came with failing tool calls ({', '.join(failed)}); "
+                    "it was not accepted (end_strategy='safe')"))
+            else:
+                ex.output, ex.completed = value, True
         if ex.completed:
             ex.stop_reason = "structured_output"
             return True
