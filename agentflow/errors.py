@@ -29,8 +29,11 @@ The tree::
     │   ├── OverloadedError               503 / 529
     │   ├── ServerError                   other 5xx
     │   ├── ProviderTimeoutError          connect/read timeout
+    │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
     │   └── ProviderConnectionError       connection refused/reset, stream cut mid-way
+    │       └── TruncatedStreamError      a stream ended without its finish reason / final frame
     ├── ToolError                         raised by a tool to return an error result on purpose
+    ├── ToolRetriesExceededError          a tool kept failing past its retry budget (.tool)
     ├── ModelRetry                        signal: an output validator asks the model to retry
     └── StructuredOutputError             no valid output (.raw_text, .attempts)
         ├── StructuredOutputValidationError   on_invalid="raise": the output failed the schema
@@ -61,6 +64,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "ChunkFailedError",
+    "DeadlineExceededError",
     "DegenerateOutputError",
     "EmptyDocumentError",
     "GroundingError",
@@ -88,6 +92,8 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolNameError",
+    "ToolRetriesExceededError",
+    "TruncatedStreamError",
     "UnsupportedFeature",
     "UnsupportedFeatureError",
     "UsageError",
@@ -166,10 +172,14 @@ class ProviderError(AgentflowError):
         vendor: the provider name (``"openai"``, ``"glm"``...).
         retryable: whether a retry with backoff may succeed.
         retry_after: seconds the vendor asked to wait before a retry, or ``None``.
+        partial: ``True`` when part of the reply had already arrived (a stream
+            cut mid-way or ended without its finish reason): the reply is
+            incomplete and was never taken for an answer.
     """
 
     retryable: bool = False
     retry_after: float | None = None
+    partial: bool = False
 
     def __init__(
         self,
@@ -295,12 +305,64 @@ class ProviderConnectionError(ProviderError):
         super().__init__(message, status=status, code=code, vendor=vendor)
 
 
+class TruncatedStreamError(ProviderConnectionError):
+    """A stream ended (the vendor's terminal marker such as ``[DONE]`` or
+    ``message_stop``, or end of file) before its finish reason or final
+    frame: the reply is incomplete. Always ``partial=True``; never retried by
+    the HTTP layer (``ReActAgent(stream_retries=n)`` may send the request again)."""
+
+    def __init__(self, message: str, *, vendor: str = "") -> None:
+        super().__init__(message, partial=True, vendor=vendor)
+
+
+class DeadlineExceededError(ProviderTimeoutError):
+    """The request's total deadline (``HttpSettings.deadline``, seconds for
+    the whole request: connection, retries and every byte of the reply)
+    passed, e.g. a server that trickles keep-alive comments forever. Never
+    retried.
+
+    Attributes:
+        deadline: the deadline in seconds.
+    """
+
+    retryable = False
+
+    def __init__(self, message: str, *, deadline: float, partial: bool = False,
+                 vendor: str = "") -> None:
+        self.deadline = deadline
+        self.partial = partial
+        super().__init__(message, vendor=vendor)
+
+
 # --------------------------------------------------------------------------- tools
 
 
 class ToolError(AgentflowError):
     """Raise inside a tool to hand the model an error result with this message
     (any other exception does the same, with its type name prefixed)."""
+
+
+class ToolRetriesExceededError(AgentflowError):
+    """A tool's calls failed (bad arguments, an exception, ``ToolError``) more
+    often in one call than its retry budget allows (``Tool.max_retries``, else
+    ``ReActAgent(tool_retries=...)``): the model keeps misusing it, so the
+    call stops instead of spending ``max_iters``.
+
+    Attributes:
+        tool: the tool's name.
+        failures: failed calls of it in this agent call.
+        last_error: the last error result the model was given.
+    """
+
+    def __init__(self, tool: str, *, failures: int, last_error: str) -> None:
+        self.tool = tool
+        self.failures = failures
+        self.last_error = last_error
+        super().__init__(
+            f"tool {tool!r} failed {failures} times in one call, past its retry budget; "
+            f"last error: {last_error[:300]}. Raise the budget (Tool max_retries / "
+            "ReActAgent tool_retries) or fix the tool's description"
+        )
 
 
 class ModelRetry(AgentflowError):
