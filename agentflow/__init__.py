@@ -80,6 +80,7 @@ from agentflow.output.strategies import (
 )
 from agentflow.reply import generate
 from agentflow.state import AgentState
+from agentflow.sync import extract_many_sync
 from agentflow.tools import Tool, Toolkit, tool
 
 __version__ = "0.1.0"
@@ -155,6 +156,7 @@ __all__ = [
     "Usage",
     "UsageError",
     "__version__",
+    "extract_many_sync",
     "generate",
     "tool",
 ]
