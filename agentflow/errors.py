@@ -29,6 +29,7 @@ The tree::
     │   ├── ServerError                   other 5xx
     │   ├── ProviderTimeoutError          connect/read timeout
     │   └── ProviderConnectionError       connection refused/reset, stream cut mid-way
+    ├── StateConflictError                a state save lost a race: the stored version moved on
     ├── ToolError                         raised by a tool to return an error result on purpose
     ├── ModelRetry                        signal: an output validator asks the model to retry
     └── StructuredOutputError             no valid output (.raw_text, .attempts)
@@ -67,6 +68,7 @@ __all__ = [
     "RateLimitedError",
     "SchemaError",
     "ServerError",
+    "StateConflictError",
     "StructuredOutputError",
     "StructuredOutputValidationError",
     "ToolDefinitionError",
@@ -274,6 +276,27 @@ class ProviderConnectionError(ProviderError):
 
 
 # --------------------------------------------------------------------------- tools
+
+
+class StateConflictError(AgentflowError):
+    """A ``StateStore.save`` found another version than the one the caller
+    loaded: another request changed (or created) the conversation meanwhile.
+    Nothing was written; reload and run the call again.
+
+    Attributes:
+        key: the conversation key.
+        expected_version: the version the caller loaded (0: none).
+        actual_version: the version stored now (0: none).
+    """
+
+    def __init__(self, key: str, expected_version: int, actual_version: int) -> None:
+        super().__init__(
+            f"conversation {key!r} was changed by another request: expected version "
+            f"{expected_version}, found {actual_version}; nothing was saved (reload and retry)"
+        )
+        self.key = key
+        self.expected_version = expected_version
+        self.actual_version = actual_version
 
 
 class ToolError(AgentflowError):
