@@ -36,6 +36,7 @@ from agentflow.errors import (
     RedirectError,
     SchemaError,
     ServerError,
+    StateConflictError,
     StructuredOutputError,
     StructuredOutputValidationError,
     ToolDefinitionError,
@@ -95,6 +96,7 @@ from agentflow.output.strategies import (
 )
 from agentflow.reply import generate
 from agentflow.state import AgentState
+from agentflow.sync import extract_many_sync
 from agentflow.tools import Tool, Toolkit, tool
 
 __version__ = "0.1.0"
@@ -161,6 +163,7 @@ __all__ = [
     "ResponseFormat",
     "SchemaError",
     "ServerError",
+    "StateConflictError",
     "StructuredOutputError",
     "StructuredOutputReminder",
     "StructuredOutputValidationError",
@@ -185,6 +188,7 @@ __all__ = [
     "Usage",
     "UsageError",
     "__version__",
+    "extract_many_sync",
     "generate",
     "tool",
 ]

@@ -33,6 +33,7 @@ The tree::
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
     │   │   └── TruncatedStreamError      a stream ended without its finish reason / final frame
     │   └── RedirectError                 3xx: never followed (credentials stay at their origin)
+    ├── StateConflictError                a state save lost a race: the stored version moved on
     ├── ToolError                         raised by a tool to return an error result on purpose
     ├── ToolRetriesExceededError          a tool kept failing past its retry budget (.tool)
     ├── ModelRetry                        signal: an output validator asks the model to retry
@@ -92,6 +93,7 @@ __all__ = [
     "RedirectError",
     "SchemaError",
     "ServerError",
+    "StateConflictError",
     "StructuredOutputError",
     "StructuredOutputValidationError",
     "ToolDefinitionError",
@@ -362,6 +364,27 @@ class RedirectError(ProviderError):
 
 
 # --------------------------------------------------------------------------- tools
+
+
+class StateConflictError(AgentflowError):
+    """A ``StateStore.save`` found another version than the one the caller
+    loaded: another request changed (or created) the conversation meanwhile.
+    Nothing was written; reload and run the call again.
+
+    Attributes:
+        key: the conversation key.
+        expected_version: the version the caller loaded (0: none).
+        actual_version: the version stored now (0: none).
+    """
+
+    def __init__(self, key: str, expected_version: int, actual_version: int) -> None:
+        super().__init__(
+            f"conversation {key!r} was changed by another request: expected version "
+            f"{expected_version}, found {actual_version}; nothing was saved (reload and retry)"
+        )
+        self.key = key
+        self.expected_version = expected_version
+        self.actual_version = actual_version
 
 
 class ToolError(AgentflowError):
