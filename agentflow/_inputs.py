@@ -109,7 +109,6 @@ def iter_documents(
     text_field: str = "text",
     id_field: str = "id",
     prepare: Callable[[str], str] | None = None,
-    max_chars: int | None = None,
 ) -> Iterator[Document]:
     """Every document named by ``specs`` (files, globs, directories, ``-``).
 
@@ -117,7 +116,8 @@ def iter_documents(
         fmt: ``auto`` (JSONL by suffix), ``text`` or ``jsonl``.
         text_field / id_field: JSONL record fields.
         prepare: applied to each text (e.g. keep a changelog's latest entry).
-        max_chars: texts longer than this are cut (small local models).
+            Texts are never cut here: a cap is ``extract_many(max_chars=)``,
+            which records it.
 
     Raises:
         InputError: a spec matches nothing, or a JSONL line is malformed
@@ -133,7 +133,7 @@ def iter_documents(
                     doc_id = str(path) if str(path) != "-" else f"-#{_digest(text)}"
                     docs = iter([Document(doc_id, text)])
                 for doc in docs:
-                    yield _prepared(doc, prepare, max_chars)
+                    yield _prepared(doc, prepare)
             except _Unusable as exc:
                 yield Document(str(path), "", problem=str(exc))
 
@@ -142,12 +142,8 @@ def _digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]
 
 
-def _prepared(
-    doc: Document, prepare: Callable[[str], str] | None, max_chars: int | None
-) -> Document:
+def _prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
     text = prepare(doc.text) if prepare else doc.text
-    if max_chars is not None and len(text) > max_chars:
-        text = text[:max_chars]
     if not text.strip():
         return Document(doc.id, text, problem=f"{doc.id}: empty document")
     offset = max(doc.text.find(text), 0) if text and not doc.text.startswith(text) else 0

@@ -10,9 +10,14 @@
 ``extract`` writes one JSON line per input (``id``, ``ok``, ``output`` or
 ``error`` ``{type, message, reason?}``, ``spans`` of grounded values,
 ``source_offset`` when ``prepare`` cut a prefix, ``usage``, ``attempts``,
-``duration_s``), appends to ``--out`` and
-skips inputs already there, shows a progress bar on a terminal, prints a
-summary, and exits 1 if any input failed (2 on bad usage).
+``duration_s``, ``chunks`` for a long document, ``truncated``), appends to
+``--out`` and skips inputs already there, shows progress bars (documents, and
+chunks of long ones) on a terminal, prints a summary, and exits 1 if any input
+failed (2 on bad usage).
+
+Documents longer than the model's context window are split into chunks and
+merged, never cut; a cap (``--max-chars`` or the schema module's
+``MAX_CHARS``) still cuts, and the record says so in ``truncated``.
 
 A schema module may define ``INSTRUCTIONS`` (the system prompt),
 ``prepare(text) -> text`` (applied to each document) and ``MAX_CHARS``.
@@ -40,6 +45,8 @@ from agentflow import __version__
 from agentflow._inputs import Document, InputError, iter_documents
 from agentflow.batch import ExtractInput, ExtractResult, extract_many
 from agentflow.errors import AgentflowError
+from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
+from agentflow.extraction.chunked import ChunkProgress
 from agentflow.extraction.review import write_review
 from agentflow.model import resolve_model
 
@@ -164,10 +171,27 @@ def _record(result: ExtractResult, source_offset: int = 0) -> dict[str, Any]:
     record["usage"] = {f.name: getattr(result.usage, f.name) for f in fields(result.usage)}
     record["attempts"] = result.attempts
     record["duration_s"] = round(result.duration, 3)
+    if result.chunks is not None:
+        c = result.chunks
+        record["chunks"] = {"total": c.total, "failed": c.failed}
+        if c.missing:
+            record["chunks"]["missing"] = [list(r) for r in c.missing]
+        if c.hard_cuts:
+            record["chunks"]["hard_cuts"] = list(c.hard_cuts)
+        if c.passes > 1:
+            record["chunks"]["passes"] = c.passes
+    t = result.truncated
+    record["truncated"] = {"kept_chars": t.kept_chars, "total_chars": t.total_chars} if t else (
+        False)
+    if result.conflicts:
+        record["conflicts"] = [{"path": c.path, "rule": c.rule, "chosen": c.chosen,
+                                "values": [{"value": v, "start": s, "end": e}
+                                           for v, s, e in c.values]} for c in result.conflicts]
     return record
 
 
 def _progress(total: int | None, stream: TextIO) -> Any:
+    """A rich progress display on a terminal (task 0: documents), else ``None``."""
     if not stream.isatty():
         return None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -179,6 +203,22 @@ def _progress(total: int | None, stream: TextIO) -> Any:
     return progress
 
 
+class _ChunkBar:
+    """The chunk progress of long documents: a second bar, added on the first chunk."""
+
+    def __init__(self, progress: Any) -> None:
+        self.progress, self.task = progress, None
+        self.docs: dict[str, tuple[int, int]] = {}
+
+    def __call__(self, event: ChunkProgress) -> None:
+        self.docs[event.id] = (event.done, event.total)
+        done = sum(d for d, _ in self.docs.values())
+        total = sum(t for _, t in self.docs.values())
+        if self.task is None:
+            self.task = self.progress.add_task("chunks of long documents", total=total)
+        self.progress.update(self.task, completed=done, total=total)
+
+
 async def _extract(args: argparse.Namespace) -> int:
     output_type, module = load_schema(args.schema)
     instructions = args.instructions or getattr(module, "INSTRUCTIONS", DEFAULT_INSTRUCTIONS)
@@ -188,7 +228,7 @@ async def _extract(args: argparse.Namespace) -> int:
     done = _done_ids(out_path)
     docs: Iterator[Document] = (
         d for d in iter_documents(args.input, fmt=args.format, text_field=args.text_field,
-                                  id_field=args.id_field, prepare=prepare, max_chars=max_chars)
+                                  id_field=args.id_field, prepare=prepare)
         if d.id not in done
     )
     if args.limit is not None:
@@ -204,7 +244,7 @@ async def _extract(args: argparse.Namespace) -> int:
             print(f"agentflow: skipped {doc.problem}", file=sys.stderr)
             sink.write(orjson.dumps(_problem_record(doc)).decode() + "\n")
         ok, failed, tokens, faults = await _run(args, batch, output_type, instructions, sink,
-                                                offsets)
+                                                offsets, max_chars)
     finally:
         if out_path:
             sink.close()
@@ -224,7 +264,7 @@ _FAULTS = {"GroundingError": "not grounded", "DegenerateOutputError": "degenerat
 
 async def _run(
     args: argparse.Namespace, batch: list[ExtractInput], output_type: Any, instructions: str,
-    sink: TextIO, offsets: dict[str, int],
+    sink: TextIO, offsets: dict[str, int], max_chars: int | None = None,
 ) -> tuple[int, int, int, dict[str, int]]:
     """Extract ``batch`` and write a line per result; ``(ok, failed, tokens,
     failures counted apart by kind)``."""
@@ -235,9 +275,15 @@ async def _run(
     progress = _progress(len(batch), sys.stderr)
     ok = failed = tokens = 0
     try:
-        async for result in extract_many(model, batch, output_type, concurrency=args.concurrency,
-                                          order="completed", instructions=instructions,
-                                          ground=True if args.ground else None):
+        chunking = (None if args.no_chunking else Chunking(max_chars=args.chunk_chars)
+                    if args.chunk_chars else DEFAULT_CHUNKING)
+        async for result in extract_many(
+            model, batch, output_type, concurrency=args.concurrency, order="completed",
+            instructions=instructions, chunking=chunking, passes=args.passes,
+            allow_partial=args.allow_partial, max_chars=max_chars,
+            ground=True if args.ground else None,
+            on_progress=_ChunkBar(progress) if progress is not None else None,
+        ):
             record = _record(result, offsets.get(result.id, 0))
             sink.write(orjson.dumps(record).decode() + "\n")
             sink.flush()
@@ -313,10 +359,15 @@ def _parser() -> argparse.ArgumentParser:
             "Gemma 3 270M weights (offline; needs the 'local' extra). Any 'vendor:model' works\n"
             "with its API key in the vendor's environment variable (see 'agentflow models').\n\n"
             "Each input gives one JSON line: {id, ok, output | error{type, message, reason},\n"
-            "spans, source_offset, usage, attempts, duration_s}; spans maps each grounded\n"
-            "field path to [[start, end]] offsets in the text the model saw, which starts\n"
-            "at source_offset in the file. With --out, lines are appended and inputs already ok\n"
-            "there are skipped (failed ones are tried again).\n\n"
+            "spans, source_offset, usage, attempts, duration_s, chunks?, truncated}; spans\n"
+            "maps each grounded field path to [[start, end]] offsets in the text the model\n"
+            "saw, which starts at source_offset in the file. With --out, lines are appended\n"
+            "and inputs already ok there are skipped (failed ones are tried again).\n\n"
+            "Long documents: a document that does not fit the model's context window is\n"
+            "split into chunks at paragraph, line and sentence ends, the chunks are extracted\n"
+            "concurrently and merged by the schema's merge rules; the record's 'chunks' says\n"
+            "how many were read and failed. Nothing is cut unless --max-chars (or the\n"
+            "schema module's MAX_CHARS) asks, and then 'truncated' says how much was kept.\n\n"
             "Exit status: 0 all ok, 1 some input failed, 2 bad usage or setup."
         ),
     )
@@ -335,7 +386,18 @@ def _parser() -> argparse.ArgumentParser:
                     help="how to read inputs: auto (.jsonl/.ndjson as JSONL), text or jsonl")
     ex.add_argument("--text-field", default="text", help="JSONL field holding the text")
     ex.add_argument("--id-field", default="id", help="JSONL field holding the id")
-    ex.add_argument("--max-chars", type=int, help="cut documents longer than this")
+    ex.add_argument("--max-chars", type=int,
+                    help="cut documents longer than this (recorded as 'truncated'); default: "
+                         "the schema module's MAX_CHARS, else no cut")
+    ex.add_argument("--chunk-chars", type=int,
+                    help="characters per chunk at most (default: what fits the model)")
+    ex.add_argument("--passes", type=int, default=1,
+                    help="extraction passes over a chunked document (recall; default 1)")
+    ex.add_argument("--allow-partial", action="store_true",
+                    help="keep a long document's output when some chunks fail (the record "
+                         "lists the missing ranges)")
+    ex.add_argument("--no-chunking", action="store_true",
+                    help="send every document whole, whatever its size")
     ex.add_argument("--ground", action="store_true",
                     help="ground every free-text string field in the document (fields marked "
                          "Grounded() are grounded either way)")
@@ -386,6 +448,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CliError("--limit must be >= 0")
         if args.max_chars is not None and args.max_chars < 1:
             raise CliError("--max-chars must be >= 1")
+        if args.chunk_chars is not None and args.chunk_chars < 2:
+            raise CliError("--chunk-chars must be >= 2")
+        if args.passes < 1:
+            raise CliError("--passes must be >= 1")
         return asyncio.run(_extract(args))
     except (CliError, InputError, AgentflowError, OSError) as exc:
         print(f"agentflow: error: {exc}", file=sys.stderr)

@@ -250,6 +250,10 @@ class ModelProfile:
         substring_grammar: the provider turns a json_schema response format
             with a ``source`` into a grammar that lets grounded strings be
             only substrings of it (llama.cpp with llguidance).
+        context_window: tokens a request may hold, prompt and reply together
+            (``None``: unknown; long documents then assume a conservative
+            default, see ``agentflow.extraction.budget``).
+        max_output_tokens: the most tokens one reply may have (``None``: unknown).
     """
 
     supports_tools: bool = True
@@ -264,6 +268,8 @@ class ModelProfile:
     forced_tool_choice_with_thinking: bool = True
     parallel_tool_calls_flag: bool = False
     substring_grammar: bool = False
+    context_window: int | None = None
+    max_output_tokens: int | None = None
 
     def with_(self, **changes: Any) -> ModelProfile:
         """A copy with ``changes`` applied (``tool_choice_modes`` may be any iterable)."""
