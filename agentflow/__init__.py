@@ -12,9 +12,13 @@ from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
     ChunkFailedError,
+    DeadlineExceededError,
+    DegenerateOutputError,
     EmptyDocumentError,
+    GroundingError,
     InvalidInputError,
     InvalidModelError,
+    InvalidRecordError,
     InvalidStateError,
     MergeConflictError,
     MergeError,
@@ -29,17 +33,22 @@ from agentflow.errors import (
     ProviderTimeoutError,
     QuotaExceededError,
     RateLimitedError,
+    RedirectError,
     SchemaError,
     ServerError,
+    StateConflictError,
     StructuredOutputError,
     StructuredOutputValidationError,
     ToolDefinitionError,
     ToolError,
     ToolNameError,
+    ToolRetriesExceededError,
+    TruncatedStreamError,
     UnsupportedFeatureError,
     UsageError,
 )
 from agentflow.events import (
+    AttemptDiscarded,
     CallStarted,
     Complete,
     Event,
@@ -52,6 +61,7 @@ from agentflow.events import (
 )
 from agentflow.execution import CallExecution
 from agentflow.extraction.budget import Chunking
+from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Merge
 from agentflow.messages import (
     CACHE_CONTROL,
@@ -86,6 +96,7 @@ from agentflow.output.strategies import (
 )
 from agentflow.reply import generate
 from agentflow.state import AgentState
+from agentflow.sync import extract_many_sync
 from agentflow.tools import Tool, Toolkit, tool
 
 __version__ = "0.1.0"
@@ -99,6 +110,7 @@ __all__ = [
     "Act",
     "AgentState",
     "AgentflowError",
+    "AttemptDiscarded",
     "AuthenticationError",
     "AutoStrategy",
     "BadRequestError",
@@ -108,12 +120,17 @@ __all__ = [
     "ChunkFailedError",
     "Chunking",
     "Complete",
+    "DeadlineExceededError",
+    "DegenerateOutputError",
     "EmptyDocumentError",
     "Event",
     "Finish",
     "GenerateOptions",
+    "Grounded",
+    "GroundingError",
     "InvalidInputError",
     "InvalidModelError",
+    "InvalidRecordError",
     "InvalidStateError",
     "Merge",
     "MergeConflictError",
@@ -141,10 +158,12 @@ __all__ = [
     "ReActAgent",
     "ReasonAgain",
     "ReasoningChunk",
+    "RedirectError",
     "ReminderType",
     "ResponseFormat",
     "SchemaError",
     "ServerError",
+    "StateConflictError",
     "StructuredOutputError",
     "StructuredOutputReminder",
     "StructuredOutputValidationError",
@@ -158,15 +177,18 @@ __all__ = [
     "ToolNameError",
     "ToolResult",
     "ToolResultBlock",
+    "ToolRetriesExceededError",
     "ToolSpec",
     "ToolStrategy",
     "ToolUse",
     "ToolUseBlock",
     "Toolkit",
+    "TruncatedStreamError",
     "UnsupportedFeatureError",
     "Usage",
     "UsageError",
     "__version__",
+    "extract_many_sync",
     "generate",
     "tool",
 ]

@@ -28,11 +28,14 @@ __all__ = ["Document", "InputError", "iter_documents"]
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """One input document; ``problem`` says why it cannot be used, if so."""
+    """One input document; ``problem`` says why it cannot be used, if so;
+    ``offset``: where ``text`` starts in the decoded file when ``prepare``
+    cut a prefix (0 otherwise, or when ``prepare`` rewrote the text)."""
 
     id: str
     text: str
     problem: str | None = None
+    offset: int = 0
 
 
 class InputError(ValueError):
@@ -143,4 +146,5 @@ def _prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
     text = prepare(doc.text) if prepare else doc.text
     if not text.strip():
         return Document(doc.id, text, problem=f"{doc.id}: empty document")
-    return Document(doc.id, text)
+    offset = max(doc.text.find(text), 0) if text and not doc.text.startswith(text) else 0
+    return Document(doc.id, text, offset=offset)

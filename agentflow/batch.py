@@ -50,6 +50,7 @@ from agentflow.extraction.chunked import (
     extract_chunks,
 )
 from agentflow.extraction.chunking import iter_chunks
+from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Conflict
 from agentflow.messages import Msg
 from agentflow.model import ChatModel, Usage
@@ -79,8 +80,8 @@ class ExtractResult:
         usage: tokens and model requests spent on this input.
         attempts: model requests made for this input.
         duration: wall-clock seconds from start to end of this input's call.
-        spans: field path -> ``[start, end)`` offsets into the text the model
-            saw (for a chunked document: into the whole document).
+        spans: field path -> ``[(start, end)]`` character offsets of each
+            grounded value in the input text (``agentflow.extraction.grounding``).
         chunks: how a long document was read (``None``: in one request).
         truncated: set when ``max_chars`` cut the document.
         conflicts: fields on which a long document's chunks disagreed.
@@ -130,15 +131,17 @@ async def _aiter(inputs: Iterable[InputLike] | AsyncIterable[InputLike]) -> Asyn
             yield item
 
 
-async def _extract_one(agent: ReActAgent, index: int, item: ExtractInput, output: Any) -> (
-    ExtractResult
-):
+async def _extract_one(
+    agent: ReActAgent, index: int, item: ExtractInput, output: Any,
+    ground: bool | Grounded | None = None,
+) -> ExtractResult:
     start = time.perf_counter()
     usage = Usage()
+    spans: dict[str, list[tuple[int, int]]] = {}
     try:
         complete: Complete | None = None
         async with contextlib.aclosing(
-            agent.stream(Msg.user(item.text), output, state=AgentState())
+            agent.stream(Msg.user(item.text), output, state=AgentState(), ground=ground)
         ) as events:
             async for event in events:
                 if isinstance(event, Complete):
@@ -146,11 +149,12 @@ async def _extract_one(agent: ReActAgent, index: int, item: ExtractInput, output
         assert complete is not None
         usage = complete.usage
         value = complete.message.output  # raises StructuredOutputError when there is none
+        spans = dict(complete.spans)
         error: Exception | None = None
     except Exception as exc:  # every failure becomes this input's result
         value, error = None, exc
     return ExtractResult(
-        index, item.id, value, error, usage, usage.requests, time.perf_counter() - start
+        index, item.id, value, error, usage, usage.requests, time.perf_counter() - start, spans
     )
 
 
@@ -180,6 +184,7 @@ class _LongDocs:
     allow_partial: bool
     max_chars: int | None
     on_progress: Callable[[ChunkProgress], None] | None
+    ground: bool | Grounded | None = None
 
 
 async def _extract_input(
@@ -202,11 +207,13 @@ async def _extract_input(
                                  time.perf_counter() - start, truncated=truncated)
     if budget is None or budget.fits:
         async with calls:
-            result = await _extract_one(agent, index, ExtractInput(item.id, text), output)
+            result = await _extract_one(agent, index, ExtractInput(item.id, text), output,
+                                        settings.ground)
         return dataclasses.replace(result, truncated=truncated) if truncated else result
 
     async def call(piece: str, chunk_output: Any) -> ExtractResult:
-        return await _extract_one(agent, index, ExtractInput(item.id, piece), chunk_output)
+        return await _extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
+                                  settings.ground)
 
     outcome: DocumentOutcome = await extract_chunks(
         item.id, text, output, budget, call, calls, passes=settings.passes,
@@ -224,6 +231,7 @@ async def extract_many(
     concurrency: int = 8,
     order: Literal["input", "completed"] = "input",
     instructions: str | None = None,
+    ground: bool | Grounded | None = None,
     chunking: Chunking | None = DEFAULT_CHUNKING,
     passes: int = 1,
     allow_partial: bool = False,
@@ -241,6 +249,10 @@ async def extract_many(
         concurrency: calls in flight at most (>= 1).
         order: ``"input"`` yields in input order, ``"completed"`` as results arrive.
         instructions: system prompt when a model is given (ignored for an agent).
+        ground: ground every free-text string of each output in its input
+            (``True`` or a ``Grounded``); ``None`` keeps the agent's setting.
+            Fields marked ``Grounded()`` are grounded either way; each
+            result's ``spans`` says where the grounded values are.
         chunking: how a document that does not fit the model's context window
             is split (``Chunking()``: by the model's profile); ``None`` sends
             every document whole, whatever its size.
@@ -269,7 +281,7 @@ async def extract_many(
         raise ValueError(f"passes must be >= 1, got {passes}")
     if max_chars is not None and max_chars < 1:
         raise ValueError(f"max_chars must be >= 1, got {max_chars}")
-    settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress)
+    settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress, ground)
     agent = (
         agent_or_model
         if isinstance(agent_or_model, ReActAgent)

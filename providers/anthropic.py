@@ -36,8 +36,8 @@ import aiohttp
 import orjson
 
 from agentflow.errors import (
-    ProviderConnectionError,
     ProviderError,
+    TruncatedStreamError,
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
@@ -204,22 +204,28 @@ class AnthropicChatModel(HttpChatModel):
         Raises:
             ProviderError: an ``event: error`` (529 ``overloaded_error`` ->
                 ``OverloadedError``...).
-            ProviderConnectionError: the stream ended before ``message_stop``,
-                an event is malformed, or the reply had neither content nor a
-                ``stop_reason`` (``message_stop`` alone).
+            TruncatedStreamError: the stream ended before ``message_stop``, or
+                reached it without a ``stop_reason`` (``partial=True``).
+            ProviderConnectionError: an event is malformed, or the reply had
+                neither content nor a ``stop_reason`` (``message_stop`` alone).
         """
         guard = ReplyGuard(VENDOR, stream=True)
         reader = _StreamReader()
+        finished = False
         async for event in iter_sse(response):
             if not event.data:
                 continue
             for chunk in guard.fold(reader.feed, guard.load(event.data)):
+                finished = finished or chunk.type == "finish"
                 yield chunk
             if reader.done:
                 guard.end()
+                if not finished:
+                    raise TruncatedStreamError("the stream reached message_stop without a "
+                                               "stop_reason; the reply is incomplete",
+                                               vendor=VENDOR)
                 return
-        raise ProviderConnectionError("the stream ended before message_stop", partial=True,
-                                      vendor=VENDOR)
+        raise TruncatedStreamError("the stream ended before message_stop", vendor=VENDOR)
 
     def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
         """Chunks of a whole ``message`` object."""

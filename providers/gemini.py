@@ -37,9 +37,9 @@ import orjson
 
 from agentflow.errors import (
     AuthenticationError,
-    ProviderConnectionError,
     ProviderError,
     RateLimitedError,
+    TruncatedStreamError,
     UnsupportedFeatureError,
 )
 from agentflow.messages import Msg
@@ -196,7 +196,8 @@ class GeminiChatModel(HttpChatModel):
 
         Raises:
             ProviderError: an error object inside the stream.
-            ProviderConnectionError: the stream ended without a ``finishReason``,
+            TruncatedStreamError / ProviderConnectionError: the stream ended
+                without a ``finishReason`` (``partial=True``),
                 or an event is malformed.
         """
         guard = ReplyGuard(VENDOR, stream=True)
@@ -294,12 +295,12 @@ class _Reader:
         ``STOP``, with ``raw=""``: the vendor gave no reason).
 
         Raises:
-            ProviderConnectionError: a stream ended without ``finishReason``
+            TruncatedStreamError: a stream ended without ``finishReason``
                 (nor a block reason): it was cut.
         """
         if self.finish is None and cut_if_unfinished:
-            raise ProviderConnectionError("the stream ended without a finishReason",
-                                          partial=True, vendor=VENDOR)
+            raise TruncatedStreamError("the stream ended without a finishReason; the reply "
+                                       "is incomplete", vendor=VENDOR)
         raw = self.finish or ""
         if raw.startswith("BLOCKED:"):
             yield FinishChunk("content_filter", raw)

@@ -34,9 +34,9 @@ from typing import Any
 import aiohttp
 
 from agentflow.errors import (
-    ProviderConnectionError,
     ProviderError,
     ServerError,
+    TruncatedStreamError,
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
@@ -183,7 +183,8 @@ class OllamaChatModel(HttpChatModel):
 
         Raises:
             ProviderError: an ``{"error": ...}`` line.
-            ProviderConnectionError: the stream ended before the ``done`` line,
+            TruncatedStreamError / ProviderConnectionError: the stream ended
+                before the ``done`` line (``partial=True``),
                 a line is malformed, or the reply had neither content nor a
                 ``done_reason`` (a ``done`` line alone).
         """
@@ -195,8 +196,7 @@ class OllamaChatModel(HttpChatModel):
             if reader.done:
                 guard.end()
                 return
-        raise ProviderConnectionError("the stream ended before the done line", partial=True,
-                                      vendor=VENDOR)
+        raise TruncatedStreamError("the stream ended before the done line", vendor=VENDOR)
 
     def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
         """Chunks of a whole reply (one object with ``done: true``)."""
