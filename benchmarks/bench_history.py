@@ -95,12 +95,16 @@ def oracle_model() -> Any:
                                                       max_output_tokens=4096))
 
 
-def score(result: ExtractResult, ref: Any) -> dict[str, float]:
-    """Entry recall/precision (by version) and field accuracy over found entries."""
+def score(result: ExtractResult, ref: Any, text: str) -> dict[str, float]:
+    """Entry recall/precision (by version), field accuracy over found entries, and
+    how many given versions have a span that holds them in the document."""
     want = {e.version: e for e in ref.entries}
     got = {e.version.strip(): e for e in result.output.entries} if result.ok else {}
     found = [v for v in got if v in want]
-    row = {"ref": len(want), "got": len(got), "found": len(found)}
+    row = {"ref": len(want), "got": len(got), "found": len(found), "spans_ok": 0.0}
+    for i, entry in enumerate(result.output.entries if result.ok else []):
+        ranges = result.spans.get(f"entries[{i}].version", [])
+        row["spans_ok"] += any(text[s:e] == entry.version for s, e in ranges)
     for f in FIELDS:
         row[f] = sum(str(getattr(got[v], f)).strip() == str(getattr(want[v], f)).strip()
                      for v in found)
@@ -135,7 +139,7 @@ async def run_changelogs(ns: argparse.Namespace) -> None:
             instructions=history.INSTRUCTIONS, chunking=chunking, passes=ns.passes,
             allow_partial=True, order="completed"):
         results.append(r)
-        row = score(r, refs[r.id])
+        row = score(r, refs[r.id], dict(docs)[r.id])
         for k, v in row.items():
             totals[k] = totals.get(k, 0) + v
         chunks = r.chunks
@@ -160,6 +164,8 @@ async def run_changelogs(ns: argparse.Namespace) -> None:
     for f in FIELDS:
         acc = totals[f] / totals["found"] if totals["found"] else 0.0
         print(f"  field accuracy over found entries: {f:13} {acc:.2f}")
+    print(f"  given entries whose version span holds the version in the file: "
+          f"{totals['spans_ok']:.0f}/{totals['got']:.0f}")
     tokens = sum(r.usage.total_tokens for r in results)
     print(f"chunk calls {calls}, failed {failed}; tokens {tokens}; wall {wall:.1f}s")
 
@@ -228,7 +234,7 @@ async def run_fake(ns: argparse.Namespace) -> None:
         kept, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         await model.aclose()
-    row = score(result, ref)
+    row = score(result, ref, text)
     doc_mb = len(text.encode()) / 1e6
     assert result.chunks is not None
     print(f"document {doc_mb:.2f} MB, {len(ref.entries)} entries; chunks {result.chunks.total} "
@@ -236,7 +242,8 @@ async def run_fake(ns: argparse.Namespace) -> None:
     print(f"requests in flight at once (fake's count): peak {flight['peak']} "
           f"(concurrency {ns.concurrency})")
     print(f"entries: recall {row['found'] / row['ref']:.3f}, precision "
-          f"{row['found'] / max(row['got'], 1):.3f}; wall {wall:.2f}s")
+          f"{row['found'] / max(row['got'], 1):.3f}; version spans right "
+          f"{row['spans_ok']:.0f}/{row['got']:.0f}; wall {wall:.2f}s")
     print(f"peak Python allocations during the run (tracemalloc, fake server in the same "
           f"process): {(peak - base) / 1e6:.1f} MB = {(peak - base) / 1e6 / doc_mb:.1f}x the "
           f"document; of which {(kept - base) / 1e6:.1f} MB is still held by the result (the "

@@ -7,7 +7,9 @@ A changelog with dozens of entries does not fit a small model's context, so
 ``extract`` splits it into chunks, extracts each, and merges them by the rules
 declared here: ``entries`` are deduplicated by ``version`` (an entry seen
 twice in the overlap of two chunks is one entry), and ``package`` is the
-value most chunks agree on. ``parse_history`` is an independent, rule-based
+value most chunks agree on. The text fields are grounded: each must be a
+verbatim span of the chunk (on the embedded model the grammar allows nothing
+else), and the record's ``spans`` give their places in the whole file. ``parse_history`` is an independent, rule-based
 parser of the same text, used by benchmarks/bench_history.py to score the
 model's entries.
 """
@@ -20,6 +22,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from agentflow import Merge
+from agentflow.extraction.grounding import Grounded
 
 INSTRUCTIONS = (
     "You read part of a Debian package changelog and list every entry in it as JSON. "
@@ -40,17 +43,21 @@ Urgency = Literal["low", "medium", "high", "emergency", "critical"]
 class Entry(BaseModel):
     """One entry of the changelog."""
 
-    version: str = Field(description="the version inside the parentheses")
-    distribution: str = Field(description="the word after the version, e.g. unstable")
+    version: Annotated[str, Grounded()] = Field(
+        description="the version inside the parentheses")
+    distribution: Annotated[str, Grounded()] = Field(
+        description="the word after the version, e.g. unstable")
     urgency: Urgency
-    maintainer: str = Field(description="name and e-mail after the two dashes")
-    date: str = Field(description="the date at the end of the entry's last line")
+    maintainer: Annotated[str, Grounded()] = Field(
+        description="name and e-mail after the two dashes")
+    date: Annotated[str, Grounded()] = Field(
+        description="the date at the end of the entry's last line")
 
 
 class ChangelogHistory(BaseModel):
     """Every entry of a Debian changelog, newest first."""
 
-    package: Annotated[str, Merge.majority()] = Field(
+    package: Annotated[str, Merge.majority(), Grounded()] = Field(
         description="source package name, the first word of each entry")
     entries: Annotated[list[Entry], Merge.by_key("version")] = Field(
         description="every entry, in the order of the file")

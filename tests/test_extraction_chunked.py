@@ -18,6 +18,7 @@ from agentflow.batch import ExtractResult, extract_many
 from agentflow.errors import ChunkFailedError, EmptyDocumentError, MergeConflictError, MergeError
 from agentflow.extraction.budget import Chunking, estimate_tokens
 from agentflow.extraction.chunked import ChunkProgress, partial_model
+from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Merge
 from agentflow.providers.local import LocalModel
 from agentflow.providers.openai import OpenAIChatModel
@@ -261,3 +262,39 @@ async def test_a_multi_chunk_document_on_the_embedded_model() -> None:
     assert result.attempts >= result.chunks.total and result.usage.input_tokens > 0
     assert result.output.animal in ("cat", "dog", "owl", "fox")
     assert all(c.path == "animal" and c.rule == "majority" for c in result.conflicts)
+
+
+class GroundedEntry(BaseModel):
+    version: Annotated[str, Grounded()]
+    kind: str
+    changes: list[str]
+
+
+class GroundedHistory(BaseModel):
+    project: Annotated[str, Merge.must_agree(), Grounded()]
+    entries: Annotated[list[GroundedEntry], Merge.by_key("version")]
+
+
+async def test_grounded_spans_of_chunks_are_shifted_to_document_offsets() -> None:
+    text = history(40)
+    model, seen = function_model()
+    (result,) = await run(model, [text], output=GroundedHistory)
+    assert result.ok and result.chunks is not None and result.chunks.total >= 3
+    versions = [e.version for e in result.output.entries]
+    assert versions == [f"{i}.0" for i in range(40, 0, -1)]
+    for i, version in enumerate(versions):
+        ((start, end),) = result.spans[f"entries[{i}].version"]
+        assert text[start:end] == version
+        assert text[start - 3:start] == "## "  # the header's place, not an earlier mention
+    ((start, end),) = result.spans["project"]
+    assert text[start:end] == "demo"
+
+
+async def test_a_line_longer_than_a_chunk_is_hard_cut_and_noted() -> None:
+    text = history(5) + "x" * 3000 + "\n" + history(5).replace("## ", "## 1")
+    model, seen = function_model()
+    (result,) = await run(model, [text], allow_partial=True)
+    assert result.chunks is not None and result.chunks.hard_cuts
+    for cut in result.chunks.hard_cuts:
+        assert text[cut - 1] == "x" and text[cut] == "x"  # inside the run, nowhere natural
+    assert result.ok and len(result.output.entries) == 10
