@@ -8,10 +8,10 @@ A changelog with dozens of entries does not fit a small model's context, so
 declared here: ``entries`` are deduplicated by ``version`` (an entry seen
 twice in the overlap of two chunks is one entry), and ``package`` is the
 value most chunks agree on. The text fields are grounded: each must be a
-verbatim span of the chunk (on the embedded model the grammar allows nothing
-else), and the record's ``spans`` give their places in the whole file. ``parse_history`` is an independent, rule-based
-parser of the same text, used by benchmarks/bench_history.py to score the
-model's entries.
+verbatim span of its chunk (a value not found goes back to the model as a
+validation error), and the record's ``spans`` give their places in the whole
+file. ``parse_history`` is an independent, rule-based parser of the same
+text, used by benchmarks/bench_history.py to score the model's entries.
 """
 
 from __future__ import annotations

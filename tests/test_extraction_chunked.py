@@ -277,7 +277,7 @@ class GroundedHistory(BaseModel):
 
 async def test_grounded_spans_of_chunks_are_shifted_to_document_offsets() -> None:
     text = history(40)
-    model, seen = function_model()
+    model, _ = function_model()
     (result,) = await run(model, [text], output=GroundedHistory)
     assert result.ok and result.chunks is not None and result.chunks.total >= 3
     versions = [e.version for e in result.output.entries]
@@ -292,7 +292,7 @@ async def test_grounded_spans_of_chunks_are_shifted_to_document_offsets() -> Non
 
 async def test_a_line_longer_than_a_chunk_is_hard_cut_and_noted() -> None:
     text = history(5) + "x" * 3000 + "\n" + history(5).replace("## ", "## 1")
-    model, seen = function_model()
+    model, _ = function_model()
     (result,) = await run(model, [text], allow_partial=True)
     assert result.chunks is not None and result.chunks.hard_cuts
     for cut in result.chunks.hard_cuts:
