@@ -106,6 +106,8 @@ def test_models_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     for vendor in ("openai", "deepseek", "glm", "minimax", "anthropic", "gemini", "ollama",
                    "local"):
         assert vendor in table
+    gpt4o = next(line for line in table.splitlines() if "gpt-4o*" in line)
+    assert "128,000" in gpt4o and "16,384" in gpt4o  # context window, max output tokens
     with pytest.raises(SystemExit) as info:
         main(["--version"])
     assert info.value.code == 0
