@@ -335,14 +335,17 @@ def _models() -> int:
     registry = importlib.import_module("agentflow.providers.registry")
     rows = registry.list_profiles()
     print(f"{'vendor':10} {'model pattern':28} {'tools':6} {'tool_choice':28} {'native':12} "
-          f"{'dialect':14} thinking")
+          f"{'dialect':14} {'context':>9} {'output':>7} thinking")
     for vendor, pattern, p in rows:
         modes = ",".join(sorted(p.tool_choice_modes)) if p.supports_tools else "-"
         thinking = ("on" if p.thinking_default else "opt-in") if p.supports_thinking else "-"
         if p.supports_thinking and not p.forced_tool_choice_with_thinking:
             thinking += " (no forcing)"
+        window = f"{p.context_window:,}" if p.context_window else "?"
+        output = f"{p.max_output_tokens:,}" if p.max_output_tokens else "?"
         print(f"{vendor:10} {pattern:28} {'yes' if p.supports_tools else 'no':6} {modes:28} "
-              f"{p.native_output or '-':12} {p.schema_dialect:14} {thinking}")
+              f"{p.native_output or '-':12} {p.schema_dialect:14} {window:>9} {output:>7} "
+              f"{thinking}")
     return 0
 
 

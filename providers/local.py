@@ -65,10 +65,13 @@ DEFAULT_PROFILE = ModelProfile(
     native_output="json_schema",
     schema_dialect="local",
     substring_grammar=True,
+    context_window=4096,
+    max_output_tokens=1024,
 )
 """Grammar-constrained JSON output, no tools; the ``local`` dialect bounds
 strings and arrays so a small model always finishes a document; grounded
-strings are held to the source by the grammar (llguidance)."""
+strings are held to the source by the grammar (llguidance). The window and
+reply cap are ``LocalModel``'s defaults; each model reports its own."""
 
 PROFILES: tuple[ProfileRule, ...] = ()
 """Every GGUF gets ``DEFAULT_PROFILE`` (the registry lists it as ``*``)."""
@@ -106,7 +109,8 @@ class LocalModel(OpenAICompatibleModel):
         threads: CPU threads for generation and prompt processing (default 1;
             measured ~40 tokens/s at 1 thread, erratic at 2 on a 2-core machine).
         context: context window in tokens, shared by ``parallel`` slots (the
-            profile's ``context_window`` is one slot's share; its
+            profile's ``context_window`` is one slot's share, unknown for 0,
+            which llama.cpp reads as the model's trained length; its
             ``max_output_tokens`` is ``max_tokens``).
         parallel: requests decoded at once (default 1: others queue).
         max_tokens: reply cap when a request sets none (tokens).
@@ -150,8 +154,9 @@ class LocalModel(OpenAICompatibleModel):
         self.threads, self.context, self.parallel = threads, context, parallel
         self.default_max_tokens, self.default_temperature = max_tokens, temperature
         if profile is None:  # what the server is started with: each slot's share of n_ctx
-            self._profile = self._profile.with_(context_window=context // max(1, parallel),
-                                                max_output_tokens=max_tokens)
+            self._profile = self._profile.with_(
+                context_window=context // max(1, parallel) if context > 0 else None,
+                max_output_tokens=max_tokens)
         self.chat_template = chat_template
         self._server: Any = None
         self._grammars: dict[bytes, str] = {}

@@ -106,6 +106,8 @@ def test_models_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     for vendor in ("openai", "deepseek", "glm", "minimax", "anthropic", "gemini", "ollama",
                    "local"):
         assert vendor in table
+    gpt4o = next(line for line in table.splitlines() if "gpt-4o*" in line)
+    assert "128,000" in gpt4o and "16,384" in gpt4o  # context window, max output tokens
     with pytest.raises(SystemExit) as info:
         main(["--version"])
     assert info.value.code == 0
@@ -152,3 +154,22 @@ async def test_long_documents_are_chunked_and_a_cap_is_recorded(tmp_path: Path) 
                                 "total_chars": len(doc.read_text())}
     assert 0 < cut["truncated"]["kept_chars"] <= 200 and "chunks" not in cut
     assert len(cut["output"]["entries"]) < 50
+
+
+def test_chunk_progress_bar() -> None:
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from agentflow.cli import _ChunkBar
+    from agentflow.extraction.chunked import ChunkProgress
+
+    progress = Progress(console=Console(file=io.StringIO()))
+    progress.add_task("extracting", total=2)
+    bar = _ChunkBar(progress)
+    bar(ChunkProgress("a", 1, 4))
+    bar(ChunkProgress("b", 2, 3))
+    bar(ChunkProgress("a", 4, 4))
+    task = progress.tasks[1]
+    assert task.description.startswith("chunks") and (task.completed, task.total) == (6, 7)
