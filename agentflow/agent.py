@@ -42,6 +42,7 @@ from agentflow.events import (
     ToolUse,
 )
 from agentflow.execution import CallExecution
+from agentflow.extraction.grounding import Grounded
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import Act, Finish, Middleware, ModelRequest, ReasonAgain
 from agentflow.middleware.structured_output import (
@@ -221,11 +222,16 @@ class ReActAgent:
         *,
         state: AgentState | None = None,
         strategy: OutputStrategy | None = None,
+        ground: bool | Grounded | None = None,
     ) -> Msg:
         """Run one call to the end and return the reply (``stream`` drained).
 
         ``reply.output`` is the validated ``output`` instance when one was asked
         for; it raises ``StructuredOutputError`` when none could be produced.
+        ``ground`` (``True`` or a ``Grounded``) grounds every free-text string
+        of the output in the call's text, overriding ``OutputConfig.ground``;
+        ``reply.spans`` says where each grounded value is
+        (``agentflow.extraction.grounding``).
 
         Raises:
             InvalidInputError: bad ``msg``, before any model request.
@@ -235,7 +241,10 @@ class ReActAgent:
             ToolRetriesExceededError: a tool kept failing past its retry budget.
         """
         complete: Complete | None = None
-        async with aclosing(self.stream(msg, output, state=state, strategy=strategy)) as events:
+        extra = {"ground": ground} if ground is not None else {}  # subclasses may lack it
+        async with aclosing(
+            self.stream(msg, output, state=state, strategy=strategy, **extra)
+        ) as events:
             async for event in events:
                 if isinstance(event, Complete):
                     complete = event
@@ -249,6 +258,7 @@ class ReActAgent:
         *,
         state: AgentState | None = None,
         strategy: OutputStrategy | None = None,
+        ground: bool | Grounded | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run one call, yielding its events; the last is ``Complete``.
 
@@ -268,6 +278,8 @@ class ReActAgent:
             self.structured_output.prepare(self.model, output, bool(len(self.toolkit)), strategy)
         async with state.lock:
             ex = self._execution(state, output, strategy)
+            if ground is not None:
+                ex.extra["ground"] = ground
             yield CallStarted(ex.call_id, self.name, self.id)
             for m in self.middleware:
                 await m.on_call_start(ex)
@@ -321,6 +333,7 @@ class ReActAgent:
             stop_reason=ex.stop_reason or "completed",
             forced_retries=ex.force_count,
             validation_retries=ex.validation_retries,
+            spans=ex.spans if ex.completed else {},
         )
 
     # ------------------------------------------------------------------ the loop

@@ -14,6 +14,7 @@ The tree::
     │   ├── InvalidInputError             bad message input to call()/stream()
     │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
     │   ├── InvalidStateError             AgentState JSON that is malformed or inconsistent
+    │   ├── InvalidRecordError            an extraction record / results file that cannot be read
     │   ├── ToolDefinitionError           a tool that cannot be declared
     │   │   └── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
     │   └── SchemaError                   an output type the target dialect cannot express
@@ -37,7 +38,15 @@ The tree::
     └── StructuredOutputError             no valid output (.raw_text, .attempts)
         ├── StructuredOutputValidationError   on_invalid="raise": the output failed the schema
         ├── MultipleStructuredOutputsError    on_multiple="raise": several output calls at once
-        └── OutputTruncatedError              finish reason "length": the output was cut (.usage)
+        ├── OutputTruncatedError              finish reason "length": the output was cut (.usage)
+        ├── GroundingError                    grounded values not found in the source (.unfound)
+        └── DegenerateOutputError             a repetition loop or repeated items (.problems)
+
+    AgentflowError (long documents, agentflow.extraction)
+    ├── EmptyDocumentError                a document with no text: no model call was made
+    ├── ChunkFailedError                  one chunk's call failed (.start, .end; cause chained)
+    └── MergeError                        chunk outputs do not merge into the schema (.field)
+        └── MergeConflictError            must-agree field on which chunks disagree (.conflicts)
 
 Messages say what was wrong and how to fix it. No error message or repr ever
 holds an API key.
@@ -54,10 +63,17 @@ __all__ = [
     "AgentflowError",
     "AuthenticationError",
     "BadRequestError",
+    "ChunkFailedError",
     "DeadlineExceededError",
+    "DegenerateOutputError",
+    "EmptyDocumentError",
+    "GroundingError",
     "InvalidInputError",
     "InvalidModelError",
+    "InvalidRecordError",
     "InvalidStateError",
+    "MergeConflictError",
+    "MergeError",
     "ModelRetry",
     "MultipleStructuredOutputsError",
     "NotFoundError",
@@ -108,6 +124,12 @@ class InvalidModelError(UsageError, TypeError):
 class InvalidStateError(UsageError, ValueError):
     """Stored ``AgentState`` JSON that is malformed (wrong shapes, unknown
     roles) or inconsistent (a tool call without its result)."""
+
+
+class InvalidRecordError(UsageError, ValueError):
+    """An extraction record that does not have the record shape (a JSON object
+    with a string ``id`` and a boolean ``ok``), or a results file line that is
+    not JSON. The message names the file and line, or the record's position."""
 
 
 class ToolDefinitionError(UsageError, ValueError):
@@ -416,3 +438,115 @@ class OutputTruncatedError(StructuredOutputError):
     ) -> None:
         self.usage = usage
         super().__init__(message, raw_text=raw_text, attempts=attempts, reason="truncated")
+
+
+class GroundingError(StructuredOutputError):
+    """The output validated, but grounded values are not verbatim spans of the
+    source (or are empty), still after the ``output_retries`` budget.
+
+    Attributes:
+        output: the last validated output (not a result: do not use it as one).
+        unfound: ``(field path, value)`` of each value not found in the source.
+        empty: field paths of grounded values that were empty.
+        detail: one line per failing field (human-readable).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        output: Any = None,
+        unfound: list[tuple[str, str]] | None = None,
+        empty: list[str] | None = None,
+        detail: str = "",
+        raw_text: str = "",
+        attempts: int = 0,
+    ) -> None:
+        self.output = output
+        self.unfound = list(unfound or [])
+        self.empty = list(empty or [])
+        self.detail = detail
+        super().__init__(message, raw_text=raw_text, attempts=attempts, reason="not_grounded")
+
+
+class DegenerateOutputError(StructuredOutputError):
+    """The output validated, but holds what a looping model writes (a unit
+    repeated many times, one list item over and over), still after the
+    ``output_retries`` budget. See ``agentflow.extraction.degenerate``.
+
+    Attributes:
+        output: the last validated output (not a result).
+        problems: ``(field path, what is wrong)`` per degenerate value.
+        detail: one line per problem (human-readable).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        output: Any = None,
+        problems: list[tuple[str, str]] | None = None,
+        detail: str = "",
+        raw_text: str = "",
+        attempts: int = 0,
+    ) -> None:
+        self.output = output
+        self.problems = list(problems or [])
+        self.detail = detail
+        super().__init__(message, raw_text=raw_text, attempts=attempts, reason="degenerate")
+# --------------------------------------------------------------------------- long documents
+
+
+class EmptyDocumentError(AgentflowError):
+    """The document holds no text (empty or whitespace only); no model call was made."""
+
+    reason = "empty_document"
+
+
+class ChunkFailedError(AgentflowError):
+    """A chunk of a long document could not be extracted (the cause is chained
+    as ``__cause__``), so the document's record fails; allow partial results
+    to keep the other chunks' output instead.
+
+    Attributes:
+        start / end: the chunk's ``[start, end)`` character offsets in the document.
+        reason: ``"chunk_failed"``.
+    """
+
+    reason = "chunk_failed"
+
+    def __init__(self, message: str, *, start: int, end: int) -> None:
+        self.start, self.end = start, end
+        super().__init__(message)
+
+
+class MergeError(AgentflowError):
+    """The chunks' outputs do not merge into a valid output: a required field
+    that every chunk left null, a merged value the schema refuses, or an
+    output type that is not a pydantic model.
+
+    Attributes:
+        field: the field path at fault (``""`` when it is the whole output).
+        reason: ``"unmergeable"``.
+    """
+
+    reason = "unmergeable"
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        self.field = field
+        super().__init__(message)
+
+
+class MergeConflictError(MergeError):
+    """Chunks disagree on a field declared ``Merge.must_agree()``.
+
+    Attributes:
+        conflicts: the ``agentflow.extraction.merge.Conflict`` items (values per chunk).
+        reason: ``"conflict"``.
+    """
+
+    reason = "conflict"
+
+    def __init__(self, message: str, *, field: str, conflicts: tuple[Any, ...]) -> None:
+        self.conflicts = conflicts
+        super().__init__(message, field=field)

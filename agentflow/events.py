@@ -21,7 +21,7 @@ replaces the partial output); ``OutputPartial`` restarts only after it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from agentflow.messages import Msg
@@ -158,7 +158,8 @@ class Complete:
     output could not be produced); ``output`` is the validated output or
     ``None``; ``usage`` sums every request of the call; ``stop_reason`` says
     why the loop ended; ``forced_retries``/``validation_retries`` count the
-    engine's retries.
+    engine's retries; ``spans`` maps each grounded value's field path to
+    its ``[(start, end)]`` offsets in the source (``{}`` when none).
     """
 
     message: Msg
@@ -167,6 +168,7 @@ class Complete:
     stop_reason: StopReason
     forced_retries: int = 0
     validation_retries: int = 0
+    spans: Mapping[str, list[tuple[int, int]]] = field(default_factory=dict)
     type: Literal["complete"] = "complete"
 
 

@@ -9,6 +9,7 @@ from typing import Any, Literal, TypeAlias
 from pydantic import ValidationError
 
 from agentflow.errors import ModelRetry
+from agentflow.extraction.grounding import Grounded
 from agentflow.messages import ToolUseBlock
 from agentflow.output.strategies import AutoStrategy, OutputStrategy, StructuredOutputReminder
 
@@ -63,6 +64,10 @@ class OutputConfig:
         on_multiple: a ``MultiplePolicy`` (default ``"retry"``).
         validators: ``OutputValidator``s, run in order.
         end_strategy: an ``EndStrategy`` (default ``"safe"``).
+        ground: ground every free-text string leaf of every output (``True``
+            or a ``Grounded`` giving the rules; see
+            ``agentflow.extraction.grounding``); fields marked ``Grounded()``
+            are grounded either way. A call's ``ground=`` overrides it.
 
     Raises:
         ValueError: a negative retry count.
@@ -76,6 +81,7 @@ class OutputConfig:
     on_multiple: MultiplePolicy = "retry"
     validators: tuple[OutputValidator, ...] = ()
     end_strategy: EndStrategy = "safe"
+    ground: bool | Grounded = False
 
     def __post_init__(self) -> None:
         if self.max_forcing < 0 or self.output_retries < 0:

@@ -3,7 +3,8 @@
 ``transform_schema(schema, dialect)`` rewrites a plain JSON Schema (pydantic's,
 titles dropped) for:
 
-* ``plain`` – unchanged;
+* ``plain`` – unchanged (but for the ``x-grounded`` marks, which only the
+  ``local`` dialect keeps, for its grammar);
 * ``openai_strict`` – every object closed (``additionalProperties: false``)
   with every property required, optional ones nullable, defaults and other
   unsupported keywords stripped, ``oneOf`` rewritten to ``anyOf`` without
@@ -118,8 +119,23 @@ def schema_types(node: Mapping[str, Any]) -> set[str]:
 # --------------------------------------------------------------------------- dialects
 
 
+_GROUNDED_KEY = "x-grounded"  # agentflow.extraction.grounding.GROUNDED_KEY
+
+
+def _unmarked(node: Any) -> Any:
+    """``node`` without ``x-grounded`` marks (copied only where there are some)."""
+    if isinstance(node, list):
+        items = [_unmarked(n) for n in node]
+        return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+    if not isinstance(node, dict):
+        return node
+    out = {k: _unmarked(v) for k, v in node.items() if k != _GROUNDED_KEY}
+    same = len(out) == len(node) and all(out[k] is node[k] for k in out)
+    return node if same else out
+
+
 def _plain(schema: dict[str, Any]) -> DialectSchema:
-    return DialectSchema(schema, strict=False)
+    return DialectSchema(_unmarked(schema), strict=False)
 
 
 class _NotStrict(Exception):

@@ -108,7 +108,7 @@ class OutputSpec:
     @property
     def plain_schema(self) -> Mapping[str, Any]:
         """The plain JSON Schema (titles dropped)."""
-        return self._plain
+        return self.schema_for("plain").schema
 
     def schema_for(self, dialect: SchemaDialect) -> DialectSchema:
         """The schema in ``dialect`` (cached).
