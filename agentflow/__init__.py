@@ -33,8 +33,10 @@ from agentflow.errors import (
     ProviderTimeoutError,
     QuotaExceededError,
     RateLimitedError,
+    RedirectError,
     SchemaError,
     ServerError,
+    StateConflictError,
     StructuredOutputError,
     StructuredOutputValidationError,
     ToolDefinitionError,
@@ -94,6 +96,7 @@ from agentflow.output.strategies import (
 )
 from agentflow.reply import generate
 from agentflow.state import AgentState
+from agentflow.sync import extract_many_sync
 from agentflow.tools import Tool, Toolkit, tool
 
 __version__ = "0.1.0"
@@ -155,10 +158,12 @@ __all__ = [
     "ReActAgent",
     "ReasonAgain",
     "ReasoningChunk",
+    "RedirectError",
     "ReminderType",
     "ResponseFormat",
     "SchemaError",
     "ServerError",
+    "StateConflictError",
     "StructuredOutputError",
     "StructuredOutputReminder",
     "StructuredOutputValidationError",
@@ -183,6 +188,7 @@ __all__ = [
     "Usage",
     "UsageError",
     "__version__",
+    "extract_many_sync",
     "generate",
     "tool",
 ]

@@ -207,6 +207,13 @@ class ReActAgent:
         if aclose is not None:
             await aclose()
 
+    def close(self) -> None:
+        """The sync twin of ``aclose`` (runs on the sync worker loop, see
+        ``agentflow.sync``)."""
+        from agentflow.sync import run_sync
+
+        run_sync(self.aclose)
+
     async def __aenter__(self) -> ReActAgent:
         return self
 
@@ -250,6 +257,27 @@ class ReActAgent:
                     complete = event
         assert complete is not None  # stream always ends with Complete or raises
         return complete.message
+
+    def call_sync(
+        self,
+        msg: str | Msg | Sequence[str | Msg] | None,
+        output: Any = None,
+        *,
+        state: AgentState | None = None,
+        strategy: OutputStrategy | None = None,
+    ) -> Msg:
+        """The sync twin of ``call``: same arguments, same reply, blocking.
+
+        Runs on agentflow's sync worker loop (one worker thread, see
+        ``agentflow.sync``); inside a running event loop it works the same
+        way but blocks that loop until the call ends. Ctrl-C cancels the call.
+
+        Raises: as ``call``; ``UsageError`` when called from the worker loop's
+        own thread (a sync tool of a sync call), where it would deadlock.
+        """
+        from agentflow.sync import run_sync
+
+        return run_sync(lambda: self.call(msg, output, state=state, strategy=strategy))
 
     async def stream(
         self,

@@ -30,8 +30,10 @@ The tree::
     │   ├── ServerError                   other 5xx
     │   ├── ProviderTimeoutError          connect/read timeout
     │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
-    │   └── ProviderConnectionError       connection refused/reset, stream cut mid-way
-    │       └── TruncatedStreamError      a stream ended without its finish reason / final frame
+    │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
+    │   │   └── TruncatedStreamError      a stream ended without its finish reason / final frame
+    │   └── RedirectError                 3xx: never followed (credentials stay at their origin)
+    ├── StateConflictError                a state save lost a race: the stored version moved on
     ├── ToolError                         raised by a tool to return an error result on purpose
     ├── ToolRetriesExceededError          a tool kept failing past its retry budget (.tool)
     ├── ModelRetry                        signal: an output validator asks the model to retry
@@ -49,12 +51,15 @@ The tree::
         └── MergeConflictError            must-agree field on which chunks disagree (.conflicts)
 
 Messages say what was wrong and how to fix it. No error message or repr ever
-holds an API key.
+holds an API key: ``ProviderError`` masks every registered credential and any
+echoed prefix of one (``agentflow._secrets``) when it is built.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
+
+from agentflow._secrets import mask_secrets
 
 if TYPE_CHECKING:
     from agentflow.model import Usage
@@ -85,8 +90,10 @@ __all__ = [
     "ProviderTimeoutError",
     "QuotaExceededError",
     "RateLimitedError",
+    "RedirectError",
     "SchemaError",
     "ServerError",
+    "StateConflictError",
     "StructuredOutputError",
     "StructuredOutputValidationError",
     "ToolDefinitionError",
@@ -166,7 +173,8 @@ class ProviderError(AgentflowError):
     """A vendor API refused or failed a request.
 
     Attributes:
-        message: the vendor's message (never holds the API key).
+        message: the vendor's message, with credentials masked (a key, or a
+            prefix of one, the server echoed becomes ``***``).
         status: the HTTP status, or ``None`` for transport failures.
         code: the vendor's error code/type (``"invalid_request_error"``, ``"1214"``...).
         vendor: the provider name (``"openai"``, ``"glm"``...).
@@ -189,6 +197,7 @@ class ProviderError(AgentflowError):
         code: str | None = None,
         vendor: str = "",
     ) -> None:
+        message = mask_secrets(message)
         self.message = message
         self.status = status
         self.code = code
@@ -332,9 +341,50 @@ class DeadlineExceededError(ProviderTimeoutError):
         self.deadline = deadline
         self.partial = partial
         super().__init__(message, vendor=vendor)
+class RedirectError(ProviderError):
+    """The API answered with a redirect (3xx). Never followed: a request carries
+    credentials (``Authorization``, ``x-api-key``...) that must not reach
+    another origin, and no vendor API redirects its endpoints. Not retried.
+
+    Attributes:
+        location: the redirect target (``Location`` header), or ``""``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        location: str = "",
+        status: int | None = None,
+        code: str | None = None,
+        vendor: str = "",
+    ) -> None:
+        self.location = mask_secrets(location)
+        super().__init__(message, status=status, code=code, vendor=vendor)
 
 
 # --------------------------------------------------------------------------- tools
+
+
+class StateConflictError(AgentflowError):
+    """A ``StateStore.save`` found another version than the one the caller
+    loaded: another request changed (or created) the conversation meanwhile.
+    Nothing was written; reload and run the call again.
+
+    Attributes:
+        key: the conversation key.
+        expected_version: the version the caller loaded (0: none).
+        actual_version: the version stored now (0: none).
+    """
+
+    def __init__(self, key: str, expected_version: int, actual_version: int) -> None:
+        super().__init__(
+            f"conversation {key!r} was changed by another request: expected version "
+            f"{expected_version}, found {actual_version}; nothing was saved (reload and retry)"
+        )
+        self.key = key
+        self.expected_version = expected_version
+        self.actual_version = actual_version
 
 
 class ToolError(AgentflowError):

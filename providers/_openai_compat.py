@@ -139,7 +139,6 @@ class OpenAICompatibleModel:
         self._stream = stream
         self._late_system: Literal["system", "user"] = late_system
         self._key_missing = not key and self.own_host
-        self._secret = key.encode() if key else b""
         all_headers = dict(headers or {})
         if key:
             all_headers["authorization"] = f"Bearer {key}"
@@ -262,9 +261,7 @@ class OpenAICompatibleModel:
         return openai_error(self.vendor, status, headers, body)
 
     def _map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
-        if self._secret:
-            body = body.replace(self._secret, b"***")
-        return self.map_error(status, headers, body)
+        return self.map_error(status, headers, body)  # the key is masked by ProviderError
 
     def payload_error(self, payload: Mapping[str, Any]) -> ProviderError | None:
         """The error a 200 payload or stream event carries, if any."""

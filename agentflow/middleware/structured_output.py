@@ -63,6 +63,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import ValidationError
 
+from agentflow._lru import LRU
 from agentflow.errors import (
     DegenerateOutputError,
     GroundingError,
@@ -149,16 +150,18 @@ class _Run:
     partial: PartialOutput
     strip_tools: bool = False
     give_up: bool = False
-    discards: int = 0
-    pending: Any = _NO_OUTPUT
-    """A valid output waiting for the reply's other tool calls (end strategy ``safe``)."""
     ground: Grounded | None = None
     grounded: bool = False
     start: int = 0
     source: str | None = None
+    discards: int = 0
+    pending: Any = _NO_OUTPUT
+    """A valid output waiting for the reply's other tool calls (end strategy ``safe``)."""
 
 
 _KEY = "structured_output"
+STRATEGY_CACHE_SIZE = 1024
+"""Entries of the per-middleware strategy cache (one per model and has-tools)."""
 
 
 def _run_of(ex: CallExecution) -> _Run | None:
@@ -196,13 +199,14 @@ class StructuredOutputMiddleware(Middleware):
 
     Shared by every call of an agent; per-call data lives in the
     ``CallExecution``. The only shared mutable data are caches: the strategy
-    per (model, type, has-tools, refused features) and the features each
-    model refused at run time.
+    per (model, has-tools, refused features) — bounded (``STRATEGY_CACHE_SIZE``)
+    and never keyed by the output type, so fresh types are not kept alive —
+    and the features each model refused at run time.
     """
 
     def __init__(self, config: OutputConfig | None = None) -> None:
         self.config = config or OutputConfig()
-        self._strategies: dict[tuple[Any, ...], StrategyKind] = {}
+        self._strategies: LRU[tuple[Any, ...], StrategyKind] = LRU(STRATEGY_CACHE_SIZE)
         self._refused: dict[tuple[str, str, int], frozenset[str]] = {}
 
     # ------------------------------------------------------------ strategy binding
@@ -229,20 +233,14 @@ class StructuredOutputMiddleware(Middleware):
         strategy: OutputStrategy | None = None,
     ) -> StrategyKind:
         """The strategy a call binds to: an explicit one, else the cached
-        ``choose_strategy`` decision for this model, type and has-tools."""
+        ``choose_strategy`` decision for this model and has-tools (the choice
+        does not depend on ``output_type``)."""
         chosen = strategy or self.config.strategy
         if not isinstance(chosen, AutoStrategy):
             return chosen.kind
-        key = (
-            _model_key(model),
-            output_type,
-            has_tools,
-            self._refused.get(_model_key(model), frozenset()),
-        )
-        kind = self._strategies.get(key)
-        if kind is None:
-            kind = self._strategies[key] = choose_strategy(self.effective_profile(model), has_tools)
-        return kind
+        key = (_model_key(model), has_tools, self._refused.get(_model_key(model), frozenset()))
+        return self._strategies.get_or_make(
+            key, lambda: choose_strategy(self.effective_profile(model), has_tools))
 
     def prepare(
         self,

@@ -63,11 +63,11 @@ class OutputConfig:
         on_invalid: an ``InvalidPolicy`` (default ``"retry"``).
         on_multiple: a ``MultiplePolicy`` (default ``"retry"``).
         validators: ``OutputValidator``s, run in order.
-        end_strategy: an ``EndStrategy`` (default ``"safe"``).
         ground: ground every free-text string leaf of every output (``True``
             or a ``Grounded`` giving the rules; see
             ``agentflow.extraction.grounding``); fields marked ``Grounded()``
             are grounded either way. A call's ``ground=`` overrides it.
+        end_strategy: an ``EndStrategy`` (default ``"safe"``).
 
     Raises:
         ValueError: a negative retry count.
@@ -80,8 +80,8 @@ class OutputConfig:
     on_invalid: InvalidPolicy = "retry"
     on_multiple: MultiplePolicy = "retry"
     validators: tuple[OutputValidator, ...] = ()
-    end_strategy: EndStrategy = "safe"
     ground: bool | Grounded = False
+    end_strategy: EndStrategy = "safe"
 
     def __post_init__(self) -> None:
         if self.max_forcing < 0 or self.output_retries < 0:

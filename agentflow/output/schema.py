@@ -1,6 +1,8 @@
 """Output types -> JSON Schema, per vendor dialect, and back.
 
-``OutputSpec.of(T)`` describes an output type once (cached per type): a
+``OutputSpec.of(T)`` describes an output type once (cached per type, for
+the ``SPEC_CACHE_SIZE`` most recently used types: a bounded cache, so fresh
+types made per request, e.g. by ``create_model``, are not kept alive): a
 pydantic model, dataclass or TypedDict is an object schema as it is; any
 other type (``list[Model]``, a ``Literal``, an enum, a scalar, a union or a
 ``dict``) is wrapped in an object under one field, ``result``, for the tool
@@ -37,6 +39,9 @@ __all__ = ["OutputSpec"]
 
 WRAP_FIELD = "result"
 
+SPEC_CACHE_SIZE = 256
+"""Output types whose ``OutputSpec`` stays cached (least recently used evicted)."""
+
 _EMPTY_OUTPUT = "the output is empty: give its fields ({fields}), even those with defaults"
 
 
@@ -71,9 +76,9 @@ class OutputSpec:
     _adapters: dict[str, TypeAdapter[Any]] = field(default_factory=dict, repr=False)
 
     @staticmethod
-    @functools.lru_cache(maxsize=256)
+    @functools.lru_cache(maxsize=SPEC_CACHE_SIZE)
     def of(output_type: Any) -> OutputSpec:
-        """The spec of ``output_type`` (cached per type).
+        """The spec of ``output_type`` (cached per type, bounded: ``SPEC_CACHE_SIZE``).
 
         Raises:
             SchemaError: pydantic cannot build a JSON Schema for the type.

@@ -72,6 +72,10 @@ class AnthropicFake(FakeServer):
         self._ids = itertools.count(1)
 
     # -- refusals ------------------------------------------------------------
+    def key_error(self, key: str) -> FakeError:
+        return anthropic_error(401, "authentication_error",
+                               f"invalid x-api-key {key} (starts {key[:12]})")
+
     def check(self, request: web.Request, body: Any) -> FakeError | None:
         if not request.headers.get("x-api-key"):
             return anthropic_error(401, "authentication_error", "x-api-key header is required")

@@ -88,6 +88,12 @@ class GeminiFake(FakeServer):
         return request_path.rsplit("/", 1)[-1].split(":", 1)[0]
 
     # -- refusals ------------------------------------------------------------
+    def key_error(self, key: str) -> FakeError:
+        return gemini_error(400, f"API key not valid: {key} ({key[:12]}...). Please pass a "
+                            "valid API key.", [{
+                                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                                "reason": "API_KEY_INVALID", "domain": "googleapis.com"}])
+
     def check(self, request: web.Request, body: Any) -> FakeError | None:
         key = request.headers.get("x-goog-api-key")
         if not key:

@@ -57,6 +57,10 @@ class MiniMaxFake(OpenAIStyleFake):
     def bad(self, message: str, param: str | None = None, code: str | None = None) -> FakeError:
         return base_error(2013, f"invalid params, {message}")
 
+    def key_error(self, key: str) -> FakeError:
+        return base_error(1004, f"login fail: Please carry the API secret key in the "
+                          f"'Authorization' field of the request header ({key}, {key[:12]})")
+
     def unauthorized(self) -> FakeError:
         return base_error(1004, "login fail: Please carry the API secret key in the "
                                 "'Authorization' field of the request header")

@@ -114,6 +114,10 @@ class OpenAIStyleFake(FakeServer):
                             "at https://platform.openai.com/account/api-keys.",
                             code="invalid_api_key")
 
+    def key_error(self, key: str) -> FakeError:
+        return openai_error(401, f"Incorrect API key provided: {key}. Keys start with "
+                            f"{key[:12]}...", code="invalid_api_key")
+
     # -- checks ------------------------------------------------------------------
     def check(self, request: web.Request, body: Any) -> FakeError | None:
         if self.api_key is not None and request.headers.get(
