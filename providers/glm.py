@@ -20,10 +20,16 @@ Everything special about GLM (shared/providers.md section 7):
   retried, although HTTP 429), 1302/1303/1305 -> ``RateLimitedError``, 1211
   model not found, 1301 unsafe content -> ``BadRequestError``. Finish reason
   ``sensitive`` -> ``content_filter``.
+* **In-band tool calls:** GLM-4.5+ served without a tool parser write
+  ``<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>``
+  into the text; ``GLM_MARKUP`` turns it into tool calls (values typed from
+  the tool's schema). On by default here; any OpenAI-compatible adapter
+  takes it with ``tool_markups=["glm"]``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -37,10 +43,12 @@ from agentflow.errors import (
 )
 from agentflow.model import GenerateOptions, ModelProfile, ToolSpec
 from agentflow.providers._http import error_message, parse_retry_after
+from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._profiles import ProfileRule
 
-__all__ = ["DEFAULT_PROFILE", "PROFILES", "GLMChatModel", "create"]
+__all__ = ["DEFAULT_PROFILE", "GLM_MARKUP", "PROFILES", "GLMChatModel", "create",
+           "parse_glm_call"]
 
 _GLM = ModelProfile(
     tool_choice_modes=frozenset({"auto", "none"}),
@@ -71,6 +79,28 @@ Windows and output caps (tokens) from docs.bigmodel.cn (model overview):
 GLM-4.5 128K / 96K, GLM-4.6 and 4.7 200K / 128K, GLM-4-Plus/Air 128K / 4K,
 GLM-Z1 32K; GLM-5 is not listed there yet (unknown: the conservative default)."""
 
+_ARG = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def parse_glm_call(body: str) -> list[MarkupCall] | None:
+    """The call of one GLM ``<tool_call>`` block: the tool name, then
+    ``<arg_key>``/``<arg_value>`` pairs (values are text, typed later from the
+    tool's schema). ``None`` when the block is not this format (a JSON body
+    is Hermes's)."""
+    head, _, rest = body.partition("<arg_key>")
+    name = head.strip()
+    if not _NAME.fullmatch(name):
+        return None
+    pairs = _ARG.findall("<arg_key>" + rest) if rest else []
+    if rest and not pairs:
+        return None
+    return [MarkupCall(name, {k.strip(): v for k, v in pairs}, raw_values=True)]
+
+
+GLM_MARKUP = register_markup(ToolMarkup("glm", "<tool_call>", "</tool_call>", parse_glm_call))
+"""GLM-4.5+'s in-band tool-call format (its chat template's ``<arg_key>`` pairs)."""
+
 _QUOTA = frozenset({"1113", "1304"})
 _RATE = frozenset({"1302", "1303", "1305"})
 _AUTH = frozenset({"1000", "1001", "1002", "1003", "1004"})
@@ -90,6 +120,7 @@ class GLMChatModel(OpenAICompatibleModel):
     default_profile: ClassVar[ModelProfile] = DEFAULT_PROFILE
     send_strict = False
     send_stream_options: ClassVar[bool] = False
+    default_markups: ClassVar[tuple[str, ...]] = ("glm",)
 
     def apply_tools(
         self, body: dict[str, Any], tools: Sequence[ToolSpec], options: GenerateOptions
