@@ -243,6 +243,10 @@ class ModelProfile:
         forced_tool_choice_with_thinking: ``required``/``specific`` is allowed
             while thinking (DeepSeek, Anthropic and DashScope refuse it).
         parallel_tool_calls_flag: the API accepts ``parallel_tool_calls``.
+        concurrent_requests: requests the server decodes at once, when it is
+            known to be small (the embedded llama.cpp model: 1, others queue);
+            ``None``: a vendor API that serves many. Batch callers default
+            their concurrency to it.
     """
 
     supports_tools: bool = True
@@ -256,6 +260,7 @@ class ModelProfile:
     thinking_default: bool = False
     forced_tool_choice_with_thinking: bool = True
     parallel_tool_calls_flag: bool = False
+    concurrent_requests: int | None = None
 
     def with_(self, **changes: Any) -> ModelProfile:
         """A copy with ``changes`` applied (``tool_choice_modes`` may be any iterable)."""

@@ -68,6 +68,10 @@ DEFAULT_PROFILE = _HYBRID
 """The profile of model names no pattern matches (hybrid, thinking off by default)."""
 
 
+API_KEY_VARIABLES = ("DASHSCOPE_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
+
+
 class DashScopeChatModel(OpenAICompatibleModel):
     """DashScope compatible mode (``DASHSCOPE_API_KEY``; Beijing host by
     default, pass ``base_url="https://dashscope-intl.aliyuncs.com/compatible-mode/v1"``

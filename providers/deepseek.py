@@ -57,6 +57,10 @@ DEFAULT_PROFILE = _THINKING
 """The profile of model names no pattern matches (thinking on by default (V4))."""
 
 
+API_KEY_VARIABLES = ("DEEPSEEK_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
+
+
 class DeepSeekChatModel(OpenAICompatibleModel):
     """DeepSeek (``DEEPSEEK_API_KEY``, ``https://api.deepseek.com``).
 

@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from agentflow._lru import LRU
 from agentflow.errors import InvalidModelError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
@@ -47,14 +48,20 @@ from agentflow.providers._profiles import ProfileRule
 __all__ = ["DEFAULT_MODEL", "DEFAULT_PROFILE", "JSON_SEPARATORS", "PLAIN_TEMPLATE", "PROFILES",
            "LocalModel", "create"]
 
+GRAMMAR_CACHE_SIZE = 64
+"""Compiled grammars kept per model (one per output schema, least recently used evicted)."""
+
 DEFAULT_MODEL = "gemma3-270m"
 """The bundled model (``"local"`` alone means this)."""
+API_KEY_VARIABLES: tuple[str, ...] = ()
+"""Environment variables an API key is read from: none, the embedded model needs no key."""
 
 DEFAULT_PROFILE = ModelProfile(
     supports_tools=False,
     tool_choice_modes=frozenset(),
     native_output="json_schema",
     schema_dialect="local",
+    concurrent_requests=1,
 )
 """Grammar-constrained JSON output, no tools; the ``local`` dialect bounds
 strings and arrays so a small model always finishes a document."""
@@ -95,7 +102,8 @@ class LocalModel(OpenAICompatibleModel):
         threads: CPU threads for generation and prompt processing (default 1;
             measured ~40 tokens/s at 1 thread, erratic at 2 on a 2-core machine).
         context: context window in tokens, shared by ``parallel`` slots.
-        parallel: requests decoded at once (default 1: others queue).
+        parallel: requests decoded at once (default 1: others queue); the
+            profile's ``concurrent_requests``.
         max_tokens: reply cap when a request sets none (tokens).
         chat_template: jinja chat template (default ``PLAIN_TEMPLATE``); ``""``
             uses the GGUF's own.
@@ -132,13 +140,16 @@ class LocalModel(OpenAICompatibleModel):
         settings = HttpSettings(**{**{f: getattr(base, f) for f in base.__dataclass_fields__},
                                    "force_close": True, "max_retries": 0})
         # the real address is known once the server runs; see _ensure_server
+        if profile is None:
+            profile = (DEFAULT_PROFILE if parallel == 1
+                       else DEFAULT_PROFILE.with_(concurrent_requests=parallel))
         super().__init__(model, base_url="http://127.0.0.1:0/v1", profile=profile,
                          settings=settings, stream=stream)
         self.threads, self.context, self.parallel = threads, context, parallel
         self.default_max_tokens, self.default_temperature = max_tokens, temperature
         self.chat_template = chat_template
         self._server: Any = None
-        self._grammars: dict[bytes, str] = {}
+        self._grammars: LRU[bytes, str] = LRU(GRAMMAR_CACHE_SIZE)
         _LIVE.add(self)
 
     # -- server lifecycle ------------------------------------------------------
@@ -220,7 +231,7 @@ class LocalModel(OpenAICompatibleModel):
             import xllamacpp
 
             bounded = {**schema, "x-guidance": {"whitespace_flexible": False, **JSON_SEPARATORS}}
-            grammar = self._grammars[key] = xllamacpp.json_schema_to_grammar(bounded)
+            grammar = self._grammars.put(key, xllamacpp.json_schema_to_grammar(bounded))
         return grammar
 
 

@@ -68,6 +68,10 @@ DEFAULT_PROFILE = OPENAI_DEFAULT
 """The profile of OpenAI model names no pattern matches."""
 
 
+API_KEY_VARIABLES = ("OPENAI_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
+
+
 class OpenAIChatModel(OpenAICompatibleModel):
     """OpenAI chat completions (``OPENAI_API_KEY``); with a ``base_url`` on
     another host, the generic OpenAI-compatible adapter (profile
