@@ -11,9 +11,17 @@ from agentflow.errors import (
     AgentflowError,
     AuthenticationError,
     BadRequestError,
+    ChunkFailedError,
+    DeadlineExceededError,
+    DegenerateOutputError,
+    EmptyDocumentError,
+    GroundingError,
     InvalidInputError,
     InvalidModelError,
+    InvalidRecordError,
     InvalidStateError,
+    MergeConflictError,
+    MergeError,
     ModelRetry,
     MultipleStructuredOutputsError,
     NotFoundError,
@@ -28,15 +36,19 @@ from agentflow.errors import (
     RedirectError,
     SchemaError,
     ServerError,
+    StateConflictError,
     StructuredOutputError,
     StructuredOutputValidationError,
     ToolDefinitionError,
     ToolError,
     ToolNameError,
+    ToolRetriesExceededError,
+    TruncatedStreamError,
     UnsupportedFeatureError,
     UsageError,
 )
 from agentflow.events import (
+    AttemptDiscarded,
     CallStarted,
     Complete,
     Event,
@@ -48,6 +60,9 @@ from agentflow.events import (
     ToolUse,
 )
 from agentflow.execution import CallExecution
+from agentflow.extraction.budget import Chunking
+from agentflow.extraction.grounding import Grounded
+from agentflow.extraction.merge import Merge
 from agentflow.messages import (
     CACHE_CONTROL,
     STRUCTURED_OUTPUT,
@@ -81,6 +96,7 @@ from agentflow.output.strategies import (
 )
 from agentflow.reply import generate
 from agentflow.state import AgentState
+from agentflow.sync import extract_many_sync
 from agentflow.tools import Tool, Toolkit, tool
 
 __version__ = "0.1.0"
@@ -94,19 +110,31 @@ __all__ = [
     "Act",
     "AgentState",
     "AgentflowError",
+    "AttemptDiscarded",
     "AuthenticationError",
     "AutoStrategy",
     "BadRequestError",
     "CallExecution",
     "CallStarted",
     "ChatModel",
+    "ChunkFailedError",
+    "Chunking",
     "Complete",
+    "DeadlineExceededError",
+    "DegenerateOutputError",
+    "EmptyDocumentError",
     "Event",
     "Finish",
     "GenerateOptions",
+    "Grounded",
+    "GroundingError",
     "InvalidInputError",
     "InvalidModelError",
+    "InvalidRecordError",
     "InvalidStateError",
+    "Merge",
+    "MergeConflictError",
+    "MergeError",
     "Middleware",
     "ModelProfile",
     "ModelRequest",
@@ -135,6 +163,7 @@ __all__ = [
     "ResponseFormat",
     "SchemaError",
     "ServerError",
+    "StateConflictError",
     "StructuredOutputError",
     "StructuredOutputReminder",
     "StructuredOutputValidationError",
@@ -148,15 +177,18 @@ __all__ = [
     "ToolNameError",
     "ToolResult",
     "ToolResultBlock",
+    "ToolRetriesExceededError",
     "ToolSpec",
     "ToolStrategy",
     "ToolUse",
     "ToolUseBlock",
     "Toolkit",
+    "TruncatedStreamError",
     "UnsupportedFeatureError",
     "Usage",
     "UsageError",
     "__version__",
+    "extract_many_sync",
     "generate",
     "tool",
 ]

@@ -1,19 +1,23 @@
 """The ``extract`` command's progress line.
 
-    37/300 (12%) · 1.9 docs/s · ETA 2m18s · ok 33 · failed 3 · suspect 1
+    37/300 (12%) · 1.9 docs/s · ETA 2m18s · ok 33 · failed 3 · suspect 1 · chunks 12/40
 
 On a terminal the line is redrawn in place (at most 10 times a second); on
 anything else (a log file, a CI job) a full line is printed at the first
 result, then every ``interval`` seconds, and once at the end. ``suspect``
 counts failed records whose error names a suspect output
 (``SUSPECT_ERRORS``: degenerate or ungrounded values), apart from the other
-failures.
+failures. ``chunks`` (shown once a long document is split) counts the chunks
+of long documents done so far (``chunk``, an ``extract_many`` ``on_progress``).
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+if TYPE_CHECKING:
+    from agentflow.extraction.chunked import ChunkProgress
 
 __all__ = ["SUSPECT_ERRORS", "Progress", "format_duration", "outcome"]
 
@@ -60,6 +64,7 @@ class Progress:
         self._start = time.monotonic()
         self._shown = float("-inf")
         self._drawn = False
+        self._chunks: dict[str, tuple[int, int]] = {}
 
     @property
     def done(self) -> int:
@@ -74,6 +79,14 @@ class Progress:
         if now - self._shown >= due or self.done == self.total:
             self._show(now)
 
+    def chunk(self, event: ChunkProgress) -> None:
+        """Note a long document's chunk progress (``done`` of ``total`` chunks)."""
+        self._chunks[event.id] = (event.done, event.total)
+        if self.tty:
+            now = time.monotonic()
+            if now - self._shown >= 0.1:
+                self._show(now)
+
     def line(self, now: float | None = None) -> str:
         """The progress line."""
         elapsed = (now if now is not None else time.monotonic()) - self._start
@@ -83,8 +96,12 @@ class Progress:
         eta = (format_duration((self.total - done) / rate) if rate > 0 and done < self.total
                else "-")
         c = self.counts
+        chunks = ""
+        if self._chunks:
+            chunks = (f" · chunks {sum(d for d, _ in self._chunks.values())}/"
+                      f"{sum(t for _, t in self._chunks.values())}")
         return (f"{done}/{self.total}{pct} · {rate:.2f} docs/s · ETA {eta} · ok {c['ok']} · "
-                f"failed {c['failed']} · suspect {c['suspect']}")
+                f"failed {c['failed']} · suspect {c['suspect']}{chunks}")
 
     def _show(self, now: float) -> None:
         self._shown = now

@@ -2,14 +2,23 @@
 
     agentflow extract --schema examples/debian_changelog.py:ChangelogEntry \\
         --input '/usr/share/doc/*/changelog.Debian.gz' --limit 20 --out results.jsonl
+    agentflow report results.jsonl -o review.html \\
+        --schema examples/debian_changelog.py:ChangelogEntry
     agentflow models
     agentflow --version
 
 ``extract`` writes one JSON line per input (``id``, ``ok``, ``output`` or
-``error``, ``usage``, ``attempts``, ``duration_s``), appends to ``--out``
-(locked; ``_outfile``) and skips inputs already there, shows a progress line
-(``_progress``), prints a summary, and exits 1 if any input failed. Bad
-set-up (``_setup``: schema, API key, ``--out``) exits 2 before any request.
+``error`` ``{type, message, reason?}``, ``spans`` of grounded values,
+``source_offset`` when ``prepare`` cut a prefix, ``usage``, ``attempts``,
+``duration_s``, ``chunks`` for a long document, ``truncated``), appends to
+``--out`` (locked; ``_outfile``) and skips inputs already there, shows a
+progress line (``_progress``: documents, and chunks of long ones), prints a
+summary, and exits 1 if any input failed. Bad set-up (``_setup``: schema, API
+key, ``--out``) exits 2 before any request.
+
+Documents longer than the model's context window are split into chunks and
+merged, never cut; a cap (``--max-chars`` or the schema module's
+``MAX_CHARS``) still cuts, and the record says so in ``truncated``.
 
 A schema module may define ``INSTRUCTIONS`` (the system prompt),
 ``prepare(text) -> text`` (applied to each document) and ``MAX_CHARS``.
@@ -25,6 +34,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -38,6 +48,8 @@ from agentflow._secrets import mask_secrets
 from agentflow._setup import SetupError, check_api_key, load_schema
 from agentflow.batch import ExtractInput, ExtractResult, extract_many
 from agentflow.errors import AgentflowError
+from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
+from agentflow.extraction.review import write_review
 from agentflow.model import resolve_model
 
 __all__ = ["DEFAULT_CONCURRENCY", "load_schema", "main"]
@@ -84,7 +96,7 @@ def _problem_record(doc: Document) -> dict[str, Any]:
             "attempts": 0}
 
 
-def _record(result: ExtractResult) -> dict[str, Any]:
+def _record(result: ExtractResult, source_offset: int = 0) -> dict[str, Any]:
     record: dict[str, Any] = {"id": result.id, "ok": result.ok}
     if result.ok:
         output = result.output
@@ -93,9 +105,32 @@ def _record(result: ExtractResult) -> dict[str, Any]:
     else:
         record["error"] = {"type": type(result.error).__name__,
                            "message": mask_secrets(str(result.error))}
+        reason = getattr(result.error, "detail", None) or getattr(result.error, "reason", None)
+        if isinstance(reason, str) and reason:
+            record["error"]["reason"] = mask_secrets(reason)
+    if result.spans:
+        record["spans"] = {path: [list(s) for s in spans] for path, spans in result.spans.items()}
+    if source_offset:
+        record["source_offset"] = source_offset
     record["usage"] = {f.name: getattr(result.usage, f.name) for f in fields(result.usage)}
     record["attempts"] = result.attempts
     record["duration_s"] = round(result.duration, 3)
+    if result.chunks is not None:
+        c = result.chunks
+        record["chunks"] = {"total": c.total, "failed": c.failed}
+        if c.missing:
+            record["chunks"]["missing"] = [list(r) for r in c.missing]
+        if c.hard_cuts:
+            record["chunks"]["hard_cuts"] = list(c.hard_cuts)
+        if c.passes > 1:
+            record["chunks"]["passes"] = c.passes
+    t = result.truncated
+    record["truncated"] = {"kept_chars": t.kept_chars, "total_chars": t.total_chars} if t else (
+        False)
+    if result.conflicts:
+        record["conflicts"] = [{"path": c.path, "rule": c.rule, "chosen": c.chosen,
+                                "values": [{"value": v, "start": s, "end": e}
+                                           for v, s, e in c.values]} for c in result.conflicts]
     return record
 
 
@@ -128,7 +163,7 @@ async def _extract_into(
             if error is None or not (args.retry_failed or _transient(error))}
     docs: Iterator[Document] = (
         d for d in iter_documents(args.input, fmt=args.format, text_field=args.text_field,
-                                  id_field=args.id_field, prepare=prepare, max_chars=max_chars)
+                                  id_field=args.id_field, prepare=prepare)
         if d.id not in skip
     )
     if args.limit is not None:
@@ -136,10 +171,14 @@ async def _extract_into(
     selected = list(docs)  # materialized: the progress line needs the total
     unusable = [d for d in selected if d.problem]
     batch = [ExtractInput(d.id, d.text) for d in selected if not d.problem]
+    offsets = {d.id: d.offset for d in selected if d.offset}
     concurrency = args.concurrency or model.profile.concurrent_requests or DEFAULT_CONCURRENCY
     progress = Progress(len(selected), sys.stderr)
     start = time.perf_counter()
     tokens = 0
+    faults: dict[str, int] = {}
+    chunking = (None if args.no_chunking else Chunking(max_chars=args.chunk_chars)
+                if args.chunk_chars else DEFAULT_CHUNKING)
     try:
         for doc in unusable:
             print(f"agentflow: skipped {doc.problem}", file=sys.stderr)
@@ -147,11 +186,18 @@ async def _extract_into(
             sink.write(record)
             progress.add(record)
         if batch:
-            async for result in extract_many(model, batch, output_type, concurrency=concurrency,
-                                              order="completed", instructions=instructions):
-                record = _record(result)
+            async for result in extract_many(
+                model, batch, output_type, concurrency=concurrency, order="completed",
+                instructions=instructions, chunking=chunking, passes=args.passes,
+                allow_partial=args.allow_partial, max_chars=max_chars,
+                ground=True if args.ground else None, on_progress=progress.chunk,
+            ):
+                record = _record(result, offsets.get(result.id, 0))
                 sink.write(record)
                 progress.add(record)
+                kind = _FAULTS.get(type(result.error).__name__) if result.error else None
+                if kind:
+                    faults[kind] = faults.get(kind, 0) + 1
                 tokens += result.usage.total_tokens
     finally:
         progress.close()
@@ -164,10 +210,16 @@ async def _extract_into(
     skipped = f", {len(before)} already done" if before else ""
     if failed_before:
         skipped += f" ({failed_before} of them failed: --retry-failed tries them again)"
-    suspect = f", {counts['suspect']} suspect" if counts["suspect"] else ""
-    print(f"{counts['ok']} ok, {counts['failed']} failed{suspect}{skipped}; {tokens} tokens; "
-          f"{elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}", file=sys.stderr)
-    return 1 if counts["failed"] or counts["suspect"] else 0
+    failed = counts["failed"] + counts["suspect"]
+    apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
+    print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}; "
+          f"{tokens} tokens; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
+          file=sys.stderr)
+    return 1 if failed else 0
+
+
+_FAULTS = {"GroundingError": "not grounded", "DegenerateOutputError": "degenerate"}
+"""Failures the summary counts apart: records that were valid but not right."""
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -176,6 +228,26 @@ def _model(args: argparse.Namespace) -> Any:
     registry = importlib.import_module("agentflow.providers.registry")
     kwargs = {k: v for k, v in (("base_url", args.base_url), ("api_key", args.api_key)) if v}
     return registry.get_model(args.model, **kwargs)
+
+
+def _report(args: argparse.Namespace) -> int:
+    results = Path(args.results)
+    if not results.is_file():
+        raise CliError(f"results file {args.results!r} does not exist")
+    if args.max_chars is not None and args.max_chars < 1:
+        raise CliError("--max-chars must be >= 1")
+    module = load_schema(args.schema)[1] if args.schema else None
+    max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
+    out = None if args.out == "-" else Path(args.out or results.with_suffix(".html"))
+    stats = write_review(results, out, prepare=getattr(module, "prepare", None),
+                         max_chars=max_chars, text_field=args.text_field,
+                         id_field=args.id_field, title=args.title, stdout=sys.stdout.write)
+    for _, rid, why in stats.unavailable[:5]:
+        print(f"agentflow: source not available for {rid}: {why}", file=sys.stderr)
+    missing = f", {len(stats.unavailable)} sources not available" if stats.unavailable else ""
+    print(f"{stats.records} documents: {stats.ok} ok, {stats.failed} failed ({stats.suspect} "
+          f"suspect); {stats.spans} spans{missing}{f' -> {out}' if out else ''}", file=sys.stderr)
+    return 0
 
 
 def _models() -> int:
@@ -209,12 +281,20 @@ def _parser() -> argparse.ArgumentParser:
             "The default model, 'local', is llama.cpp running in this process with bundled\n"
             "Gemma 3 270M weights (offline; needs the 'local' extra). Any 'vendor:model' works\n"
             "with its API key in the vendor's environment variable (see 'agentflow models').\n\n"
-            "Each input gives one JSON line: {id, ok, output | error{type, message}, usage,\n"
-            "attempts, duration_s}. With --out (a regular file), lines are appended under a\n"
+            "Each input gives one JSON line: {id, ok, output | error{type, message, reason},\n"
+            "spans, source_offset, usage, attempts, duration_s, chunks?, truncated}; spans\n"
+            "maps each grounded field path to [[start, end]] offsets in the text the model\n"
+            "saw, which starts at source_offset in the file.\n\n"
+            "With --out (a regular file), lines are appended under a\n"
             "lock (a second run on the file refuses, or waits with --wait) and inputs that\n"
             "already have a record are skipped, except transient failures (rate limit,\n"
             "overload, 5xx, timeout); --retry-failed tries every failed one again. The\n"
             "file is then compacted to one record per id (the newest).\n\n"
+            "Long documents: a document that does not fit the model's context window is\n"
+            "split into chunks at paragraph, line and sentence ends, the chunks are extracted\n"
+            "concurrently and merged by the schema's merge rules; the record's 'chunks' says\n"
+            "how many were read and failed. Nothing is cut unless --max-chars (or the\n"
+            "schema module's MAX_CHARS) asks, and then 'truncated' says how much was kept.\n\n"
             "Exit status: 0 all ok; 1 some input failed; 2 bad usage or set-up (schema,\n"
             "missing API key, --out), before any model request; 130 interrupted (the\n"
             "records saved so far stay; run the same command again to resume)."
@@ -242,7 +322,42 @@ def _parser() -> argparse.ArgumentParser:
                     help="how to read inputs: auto (.jsonl/.ndjson as JSONL), text or jsonl")
     ex.add_argument("--text-field", default="text", help="JSONL field holding the text")
     ex.add_argument("--id-field", default="id", help="JSONL field holding the id")
-    ex.add_argument("--max-chars", type=int, help="cut documents longer than this")
+    ex.add_argument("--max-chars", type=int,
+                    help="cut documents longer than this (recorded as 'truncated'); default: "
+                         "the schema module's MAX_CHARS, else no cut")
+    ex.add_argument("--chunk-chars", type=int,
+                    help="characters per chunk at most (default: what fits the model)")
+    ex.add_argument("--passes", type=int, default=1,
+                    help="extraction passes over a chunked document (recall; default 1)")
+    ex.add_argument("--allow-partial", action="store_true",
+                    help="keep a long document's output when some chunks fail (the record "
+                         "lists the missing ranges)")
+    ex.add_argument("--no-chunking", action="store_true",
+                    help="send every document whole, whatever its size")
+    ex.add_argument("--ground", action="store_true",
+                    help="ground every free-text string field in the document (fields marked "
+                         "Grounded() are grounded either way)")
+    rp = sub.add_parser(
+        "report", help="write the HTML review page of a results file",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Write one self-contained HTML page (no network assets) showing, per record of a\n"
+            "results file written by 'extract', the source text with each grounded span\n"
+            "highlighted and labelled by field, the output beside it, failed records with their\n"
+            "reasons, and a summary. The last record of each id wins. Sources are re-read from\n"
+            "the paths in the ids (run from the directory 'extract' ran in); with --schema,\n"
+            "through the module's prepare() and MAX_CHARS, as 'extract' read them.\n\n"
+            "Exit status: 0 page written, 2 bad usage or unreadable results file."
+        ),
+    )
+    rp.add_argument("results", help="JSONL results file written by 'agentflow extract'")
+    rp.add_argument("-o", "--out", help="HTML file to write (default: RESULTS with .html; - for"
+                                        " stdout)")
+    rp.add_argument("--schema", help="the --schema given to extract (for prepare and MAX_CHARS)")
+    rp.add_argument("--max-chars", type=int, help="the --max-chars given to extract")
+    rp.add_argument("--text-field", default="text", help="JSONL inputs: field holding the text")
+    rp.add_argument("--id-field", default="id", help="JSONL inputs: field holding the id")
+    rp.add_argument("--title", help="page title (default: from the results file name)")
     sub.add_parser(
         "models", help="list vendors, model-name patterns, profiles and API key variables",
         description=(
@@ -264,12 +379,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "models":
             return _models()
+        if args.command == "report":
+            return _report(args)
         if args.concurrency is not None and args.concurrency < 1:
             raise CliError("--concurrency must be >= 1")
         if args.limit is not None and args.limit < 0:
             raise CliError("--limit must be >= 0")
         if args.max_chars is not None and args.max_chars < 1:
             raise CliError("--max-chars must be >= 1")
+        if args.chunk_chars is not None and args.chunk_chars < 2:
+            raise CliError("--chunk-chars must be >= 2")
+        if args.passes < 1:
+            raise CliError("--passes must be >= 1")
         return asyncio.run(_extract(args, sink))
     except (CliError, InputError, AgentflowError, OSError) as exc:
         print(f"agentflow: error: {mask_secrets(str(exc))}", file=sys.stderr)

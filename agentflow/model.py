@@ -130,6 +130,9 @@ class ResponseFormat:
     ``type="json_schema"``: ``schema`` (already in the vendor's dialect) must be
     followed; ``type="json_object"``: any JSON object (the instructions carry
     the schema). ``name`` matches ``[a-zA-Z0-9_-]{1,64}`` (OpenAI rule).
+    ``source``: set only for a model whose profile has ``substring_grammar``:
+    the text that schema nodes marked ``"x-grounded": true`` must be
+    substrings of (the engine verifies the values afterwards either way).
     """
 
     type: NativeOutput
@@ -137,6 +140,7 @@ class ResponseFormat:
     name: str = "output"
     strict: bool = True
     description: str | None = None
+    source: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +251,13 @@ class ModelProfile:
             known to be small (the embedded llama.cpp model: 1, others queue);
             ``None``: a vendor API that serves many. Batch callers default
             their concurrency to it.
+        substring_grammar: the provider turns a json_schema response format
+            with a ``source`` into a grammar that lets grounded strings be
+            only substrings of it (llama.cpp with llguidance).
+        context_window: tokens a request may hold, prompt and reply together
+            (``None``: unknown; long documents then assume a conservative
+            default, see ``agentflow.extraction.budget``).
+        max_output_tokens: the most tokens one reply may have (``None``: unknown).
     """
 
     supports_tools: bool = True
@@ -261,6 +272,9 @@ class ModelProfile:
     forced_tool_choice_with_thinking: bool = True
     parallel_tool_calls_flag: bool = False
     concurrent_requests: int | None = None
+    substring_grammar: bool = False
+    context_window: int | None = None
+    max_output_tokens: int | None = None
 
     def with_(self, **changes: Any) -> ModelProfile:
         """A copy with ``changes`` applied (``tool_choice_modes`` may be any iterable)."""

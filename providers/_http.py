@@ -54,6 +54,7 @@ from agentflow._secrets import register_secret
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
+    DeadlineExceededError,
     NotFoundError,
     OverloadedError,
     PermissionDeniedError,
@@ -117,6 +118,10 @@ class HttpSettings:
         connection_limit: concurrent connections of the session's connector.
         force_close: open a new connection per request (for servers that close
             connections they advertise as keep-alive, like llama.cpp's after a stream).
+        deadline: seconds for one whole request: connecting, retries and
+            reading every byte of the reply (default 600; ``None``: no limit).
+            ``read_timeout`` alone cannot stop a server that keeps sending
+            keep-alive comments; this can (``DeadlineExceededError``).
     """
 
     connect_timeout: float = 10.0
@@ -127,6 +132,7 @@ class HttpSettings:
     max_retry_after: float = 120.0
     connection_limit: int = 128
     force_close: bool = False
+    deadline: float | None = 600.0
     extra_headers: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -313,6 +319,39 @@ class HttpClient:
 
     @asynccontextmanager
     async def open(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        headers: Mapping[str, str] | None = None,
+        method: str = "POST",
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """POST ``body`` as JSON to ``path`` and yield the 2xx response, all of
+        it (connection, retries, reading the reply inside the ``async with``)
+        within ``settings.deadline`` seconds.
+
+        Raises:
+            DeadlineExceededError: the deadline passed (a server trickling
+                keep-alive comments, retries that add up); never retried.
+            ProviderError: as ``_open``.
+        """
+        scope = asyncio.timeout(self.settings.deadline)
+        started = False
+        try:
+            async with scope, self._open(path, body, headers=headers, method=method) as response:
+                started = True
+                yield response
+        except TimeoutError as exc:
+            if not scope.expired():
+                raise
+            raise DeadlineExceededError(
+                f"the request to {self.vendor} did not finish within its deadline of "
+                f"{self.settings.deadline:g}s (HttpSettings.deadline)",
+                deadline=self.settings.deadline or 0.0, partial=started, vendor=self.vendor,
+            ) from exc
+
+    @asynccontextmanager
+    async def _open(
         self,
         path: str,
         body: Mapping[str, Any],

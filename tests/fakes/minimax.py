@@ -112,7 +112,10 @@ class MiniMaxFake(OpenAIStyleFake):
         zero = {"total_tokens": 0, "prompt_tokens": 0, "completion_tokens": 0}
         final = self.render_json(reply, body)
         final["choices"][0].pop("logprobs", None)
-        return [self.chunk(body, {"role": ""}, self.finish_of(reply), usage=zero), final]
+        finish = None if reply.extra.get("no_finish") else self.finish_of(reply)
+        if finish is None:
+            final["choices"][0]["finish_reason"] = None
+        return [self.chunk(body, {"role": ""}, finish, usage=zero), final]
 
     def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
         frames = super().render_events(reply, body)
