@@ -312,7 +312,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="calls in flight (default: what the model serves at once; 1 for the "
                          f"embedded model, {DEFAULT_CONCURRENCY} for vendor APIs)")
     ex.add_argument("--limit", type=int, help="process at most N new inputs")
-    ex.add_argument("--out", help="JSONL file to append to (resumes); default stdout")
+    ex.add_argument("--out", help="JSONL file to append to: a regular file, locked while the "
+                                  "run lasts, read back to resume (default: stdout)")
     ex.add_argument("--wait", action="store_true",
                     help="wait for another run holding --out instead of refusing")
     ex.add_argument("--retry-failed", action="store_true",

@@ -382,3 +382,47 @@ async def test_json_schema_output_through_the_command(fake: OpenAIFake, tmp_path
     assert "status: 'whatever' is not one of" in message and "lines[1]: 'x'" in message
     sent = fake.requests[0].body["response_format"]["json_schema"]["schema"]
     assert sent["properties"]["status"]["enum"] == ["open", "closed"]
+
+
+async def test_an_out_file_that_is_not_writable_exits_2(fake: OpenAIFake, tmp_path: Path) -> None:
+    doc = tmp_path / "a.txt"
+    doc.write_text("Ann: a person")
+    out = tmp_path / "read-only.jsonl"
+    out.write_text("")
+    out.chmod(0o444)
+    command = [str(AGENTFLOW), *contact_args(fake, doc, out=out)]
+    if os.getuid() == 0:  # root writes anywhere: drop the capabilities that let it
+        os.chown(out, 65534, 65534)
+        caps = "-dac_override,-dac_read_search"
+        command = ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *command]
+    done = await anyio.run_process(command, check=False)
+    assert done.returncode == 2
+    assert "not writable: Permission denied" in one_line(done.stderr.decode())
+    assert fake.requests == []
+
+
+async def test_on_a_terminal_the_progress_line_is_redrawn_in_place(fake: OpenAIFake,
+                                                                    tmp_path: Path) -> None:
+    for name in ("Ann", "Bob", "Cy"):
+        (tmp_path / f"{name}.txt").write_text(f"{name}: a person")
+    leader, follower = os.openpty()  # stderr is a terminal
+    try:
+        done = await anyio.run_process([str(AGENTFLOW), *contact_args(fake, tmp_path)],
+                                       check=False, stderr=follower)
+        assert done.returncode == 0
+        os.set_blocking(leader, False)  # the command has exited: read what it left
+        screen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except BlockingIOError:
+                break
+            screen += chunk
+            if b"3 ok, 0 failed" in screen:
+                break
+    finally:
+        os.close(follower)
+        os.close(leader)
+    text = screen.decode()
+    assert "\r\x1b[K3/3 (100%)" in text and "docs/s" in text and "ok 3 · failed 0" in text
+    assert "\r\x1b[K3 ok, 0 failed" in text  # the line is erased before the summary
