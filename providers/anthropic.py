@@ -81,6 +81,8 @@ __all__ = ["DEFAULT_PROFILE", "PROFILES", "AnthropicChatModel", "create", "map_e
 VENDOR = "anthropic"
 API_VERSION = "2023-06-01"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_KEY_VARIABLES = ("ANTHROPIC_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
 _BASE = ModelProfile(forced_tool_choice_with_thinking=False)
 _THINKING = _BASE.with_(supports_thinking=True)

@@ -139,6 +139,9 @@ QWEN_XML_MARKUP = register_markup(
     ToolMarkup("qwen-xml", "<tool_call>", "</tool_call>", parse_qwen_xml_call))
 """Qwen3-Coder's XML in-band tool-call format."""
 
+API_KEY_VARIABLES = ("DASHSCOPE_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
+
 
 class DashScopeChatModel(OpenAICompatibleModel):
     """DashScope compatible mode (``DASHSCOPE_API_KEY``; Beijing host by

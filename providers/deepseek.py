@@ -110,6 +110,9 @@ DEEPSEEK_MARKUP = register_markup(ToolMarkup(
     "deepseek", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", parse_deepseek_calls))
 """DeepSeek V3/R1's in-band tool-call tokens."""
 
+API_KEY_VARIABLES = ("DEEPSEEK_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
+
 
 class DeepSeekChatModel(OpenAICompatibleModel):
     """DeepSeek (``DEEPSEEK_API_KEY``, ``https://api.deepseek.com``).

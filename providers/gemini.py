@@ -82,6 +82,8 @@ __all__ = ["DEFAULT_PROFILE", "PROFILES", "GeminiChatModel", "create", "map_erro
 
 VENDOR = "gemini"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+API_KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
 _PRE3 = ModelProfile(native_output="json_schema", native_output_with_tools=False,
                      schema_dialect="gemini")

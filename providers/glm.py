@@ -106,6 +106,10 @@ _RATE = frozenset({"1302", "1303", "1305"})
 _AUTH = frozenset({"1000", "1001", "1002", "1003", "1004"})
 
 
+API_KEY_VARIABLES = ("ZHIPUAI_API_KEY", "ZAI_API_KEY")
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
+
+
 class GLMChatModel(OpenAICompatibleModel):
     """GLM (``ZHIPUAI_API_KEY`` or ``ZAI_API_KEY``; China host by default, pass
     ``base_url="https://api.z.ai/api/paas/v4"`` for the international one).

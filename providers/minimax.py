@@ -230,6 +230,10 @@ class MiniMaxParser(ChunkParser):
         return out
 
 
+API_KEY_VARIABLES = ("MINIMAX_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
+
+
 class MiniMaxChatModel(OpenAICompatibleModel):
     """MiniMax (``MINIMAX_API_KEY``, ``https://api.minimax.io/v1``; China:
     ``https://api.minimaxi.com/v1``). Takes ``OpenAICompatibleModel``'s arguments."""

@@ -79,6 +79,10 @@ VENDOR = "ollama"
 DEFAULT_BASE_URL = "http://localhost:11434"
 CLOUD_URL = "https://ollama.com"
 """Ollama cloud: the only host that receives ``$OLLAMA_API_KEY`` unasked."""
+API_KEY_VARIABLES = ("OLLAMA_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them).
+Only Ollama cloud needs one: a local server takes none."""
+API_KEY_REQUIRED = False
 FORCE_TOOL = ("You must now call the `{name}` tool, the only tool available, exactly once. "
               "Reply with the tool call only, no text.")
 FORCE_ANY = "You must now call one of the available tools. Reply with tool calls only, no text."

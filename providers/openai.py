@@ -85,6 +85,10 @@ platform.openai.com/docs/models (gpt-4o: 128,000 / 16,384; gpt-4.1:
 100,000; gpt-4: 8,192 / 8,192; gpt-3.5-turbo: 16,385 / 4,096)."""
 
 
+API_KEY_VARIABLES = ("OPENAI_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
+
+
 class OpenAIChatModel(OpenAICompatibleModel):
     """OpenAI chat completions (``OPENAI_API_KEY``); with a ``base_url`` on
     another host, the generic OpenAI-compatible adapter (profile

@@ -106,6 +106,9 @@ class FakeServer:
         """The port to listen on (0: a free one, the default)."""
         self.record = True
         """Record requests in ``requests`` (a long-running server turns it off)."""
+        self.hold: asyncio.Event | None = None
+        """When set, each request waits for this event before being answered
+        (a test holds a client mid-request, deterministically)."""
         self.echo_key = False
         """Refuse every request with the vendor's wrong-key error quoting the
         credential it carried, whole and as a prefix (as servers that echo keys do)."""
@@ -187,6 +190,8 @@ class FakeServer:
             body = raw
         if self.record:
             self.requests.append(Recorded(request.path, dict(request.headers), body))
+        if self.hold is not None:
+            await self.hold.wait()
         if self.echo_key:
             return self.render_error(self.key_error(credential(request)))
         refused = self.check(request, body)
