@@ -25,6 +25,9 @@ Wire facts (shared/providers.md §3; docs.anthropic.com/en/api/messages,
   block, never on a block of a message whose metadata has ``CACHE_CONTROL=False``.
 * Native structured output: ``output_config.format`` ``json_schema`` (every
   object closed with ``additionalProperties: false``), on for the 4.5+ models.
+  A schema with a map (``dict[str, X]``) is refused before sending, and a
+  400 refusing a schema feature of ``output_config`` is an
+  ``UnsupportedFeatureError``: either way the engine takes the tool path.
 """
 
 from __future__ import annotations
@@ -92,6 +95,10 @@ PROFILES: tuple[ProfileRule, ...] = (
     ProfileRule("claude-*-4*", _THINKING, "extended thinking; no native output"),
     ProfileRule("claude-3-7-*", _THINKING, "extended thinking; no native output"),
     ProfileRule("claude-3*", _BASE, "no thinking, no native output"),
+    ProfileRule("claude-*-[5-9]*", _NATIVE, "Claude 5 families (fable, mythos, haiku, sonnet, "
+                                            "opus; anthropic SDK Model literal)"),
+    ProfileRule("claude-*-[5-9]", _NATIVE, "Claude 5 families"),
+    ProfileRule("claude-mythos*", _NATIVE, "Claude Mythos (preview)"),
 )
 """Model-name globs -> profile. Native output (``output_config``) only on the
 models the structured-outputs doc lists (Sonnet/Opus/Haiku 4.5+, Opus 4.1);
@@ -336,6 +343,7 @@ def _unsupported(message: str) -> UnsupportedFeature | None:
         return "tool_choice"
     if ("output_config" in text or "output_format" in text or "structured output" in text) and (
         "not support" in text or "unsupported" in text or "not available" in text
+        or "schema" in text  # a schema feature refused ("...format.schema: For 'object'...")
     ):
         return "native_output"
     if "thinking" in text and ("not support" in text or "unsupported" in text):

@@ -13,9 +13,10 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fnmatch import fnmatchcase
 from typing import Any, ClassVar
 
-from agentflow.model import ModelProfile, ToolChoiceMode
+from agentflow.model import GenerateOptions, ModelProfile, ToolChoiceMode
 from agentflow.providers._openai_compat import (
     GENERIC_PROFILE,
     OpenAICompatibleModel,
@@ -33,6 +34,7 @@ __all__ = [
     "OpenAIChatModel",
     "OpenAICompatibleModel",
     "create",
+    "lowest_reasoning_effort",
     "openai_error",
     "payload_error",
     "unsupported_feature",
@@ -57,7 +59,16 @@ PROFILES: tuple[ProfileRule, ...] = (
                 "no tools, no response_format"),
     ProfileRule("gpt-4o-2024-05-13", _LEGACY, "json_schema came with gpt-4o-2024-08-06"),
     ProfileRule("o[1-9]*", _REASONING, "reasoning; no parallel_tool_calls flag"),
+    ProfileRule("codex-mini*", _REASONING, "o4-mini based reasoning model"),
+    ProfileRule("gpt-5*chat*", OPENAI_DEFAULT, "the ChatGPT snapshot: not a reasoning model"),
     ProfileRule("gpt-5*", _REASONING.with_(parallel_tool_calls_flag=True), "reasoning"),
+    ProfileRule("gpt-[6-9]*", _REASONING.with_(parallel_tool_calls_flag=True),
+                "reasoning (GPT-6 families, openai SDK ChatModel literal)"),
+    ProfileRule("chatgpt-4o*", _LEGACY.with_(supports_tools=False),
+                "the ChatGPT snapshot: no function calling"),
+    ProfileRule("gpt-4o*search*", OPENAI_DEFAULT.with_(supports_tools=False),
+                "web-search models: no function tools"),
+    ProfileRule("gpt-audio*", OPENAI_DEFAULT, "audio in/out; chat features as gpt-4o"),
     ProfileRule("gpt-4o*", OPENAI_DEFAULT),
     ProfileRule("gpt-4.1*", OPENAI_DEFAULT),
     ProfileRule("gpt-4.5*", OPENAI_DEFAULT),
@@ -103,10 +114,37 @@ class OpenAIChatModel(OpenAICompatibleModel):
         self.max_tokens_field = max_tokens_field or (
             "max_completion_tokens" if self.own_host else "max_tokens")
 
+    def apply_thinking(self, body: dict[str, Any], options: GenerateOptions) -> None:
+        """``thinking=False`` on a reasoning model: the lowest ``reasoning_effort``
+        it takes (``none`` from GPT-5.1 on, ``minimal`` on GPT-5; the o-series
+        cannot stop reasoning, so nothing is sent). Values from the SDK's
+        ``ReasoningEffort`` literal and platform.openai.com/docs/guides/reasoning."""
+        if options.thinking is not False or not self.profile.supports_thinking:
+            return
+        effort = lowest_reasoning_effort(self.model_name)
+        if effort is not None:
+            body["reasoning_effort"] = effort
+
     def lookup_profile(self, model: str) -> ModelProfile:
         """OpenAI's table; an unknown model on another host gets ``GENERIC_PROFILE``."""
         default = OPENAI_DEFAULT if self.own_host else GENERIC_PROFILE
         return match_profile(self.profile_rules, model, default)
+
+
+_NO_REASONING: tuple[tuple[str, str], ...] = (
+    ("gpt-5-*", "minimal"), ("gpt-5", "minimal"), ("gpt-5.*", "none"), ("gpt-[6-9]*", "none"),
+)
+
+
+def lowest_reasoning_effort(model: str) -> str | None:
+    """The ``reasoning_effort`` that turns reasoning off (or lowest) for
+    ``model``, or ``None`` where there is none to send (o-series, non-reasoning
+    models). ``gpt-5-chat*`` are not reasoning models and never get here."""
+    name = model.lower().rsplit("/", 1)[-1]
+    for pattern, effort in _NO_REASONING:
+        if fnmatchcase(name, pattern):
+            return effort
+    return None
 
 
 def create(model_name: str, **kwargs: Any) -> OpenAIChatModel:

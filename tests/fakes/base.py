@@ -147,6 +147,12 @@ class FakeServer:
         """Whether the request asks for a stream."""
         return bool(isinstance(body, dict) and body.get("stream"))
 
+    def canonical(self, body: Any) -> Any:
+        """The body as the vendor reads it, before ``check`` and rendering
+        (``requests`` keep it as sent): e.g. Gemini's proto JSON takes both
+        ``includeThoughts`` and ``include_thoughts``."""
+        return body
+
     def check(self, request: web.Request, body: Any) -> FakeError | None:
         """Refuse what the real vendor refuses (return the error), else ``None``."""
         return None
@@ -180,6 +186,7 @@ class FakeServer:
             body = raw
         if self.record:
             self.requests.append(Recorded(request.path, dict(request.headers), body))
+        body = self.canonical(body)
         refused = self.check(request, body)
         if refused is not None:
             return self.render_error(refused)
