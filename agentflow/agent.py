@@ -29,10 +29,12 @@ from typing import Any
 import anyio
 
 from agentflow._logging import get_logger
-from agentflow.errors import InvalidInputError, ProviderError
+from agentflow.errors import InvalidInputError, ProviderError, ToolRetriesExceededError
 from agentflow.events import (
+    AttemptDiscarded,
     CallStarted,
     Complete,
+    DiscardReason,
     Event,
     ReasoningChunk,
     ThinkingChunk,
@@ -40,6 +42,7 @@ from agentflow.events import (
     ToolUse,
 )
 from agentflow.execution import CallExecution
+from agentflow.extraction.grounding import Grounded
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import Act, Finish, Middleware, ModelRequest, ReasonAgain
 from agentflow.middleware.structured_output import (
@@ -50,11 +53,14 @@ from agentflow.middleware.structured_output import (
 from agentflow.model import (
     ChatModel,
     GenerateOptions,
+    SchemaDialect,
     TextDelta,
     ThinkingDelta,
+    ToolSpec,
     resolve_model,
 )
 from agentflow.output.config import OutputConfig
+from agentflow.output.dialects import tool_spec_for
 from agentflow.output.strategies import OutputStrategy
 from agentflow.reply import ReplyBuilder
 from agentflow.state import AgentState
@@ -130,6 +136,14 @@ class ReActAgent:
         middleware: user middleware, run after the stock structured-output ones.
         max_iters: reasoning steps per call before the call ends with
             ``stop_reason="max_iters"``.
+        tool_retries: failed calls allowed per tool and call, cumulatively
+            (bad arguments, exceptions, unknown tool), before the call raises
+            ``ToolRetriesExceededError``; a tool's own ``max_retries`` wins.
+            Default 3.
+        stream_retries: times per call a request is sent again after its
+            stream broke mid-way (a typed ``ProviderError`` with
+            ``partial=True``); default 0: the error is raised. Each retry is
+            announced by ``AttemptDiscarded`` before the new attempt streams.
         options: base request options (max tokens, temperature, thinking...).
         output: structured-output settings (strategy, retries, policies).
         state: the default ``AgentState`` for calls that pass none.
@@ -149,12 +163,18 @@ class ReActAgent:
         sys_prompt: str | None = None,
         middleware: Iterable[Middleware] = (),
         max_iters: int = 10,
+        tool_retries: int = 3,
+        stream_retries: int = 0,
         options: GenerateOptions | None = None,
         output: OutputConfig | None = None,
         state: AgentState | None = None,
     ) -> None:
         if max_iters < 1:
             raise ValueError(f"max_iters must be >= 1, got {max_iters}")
+        if tool_retries < 0:
+            raise ValueError(f"tool_retries must be >= 0, got {tool_retries}")
+        if stream_retries < 0:
+            raise ValueError(f"stream_retries must be >= 0, got {stream_retries}")
         self.name = name
         self.id = uuid.uuid4().hex[:12]
         self.model = resolve_model(model)
@@ -162,6 +182,8 @@ class ReActAgent:
         check_tool_names(self.toolkit.names)
         self.sys_prompt = sys_prompt
         self.max_iters = max_iters
+        self.stream_retries = stream_retries
+        self.tool_retries = tool_retries
         self.options = options or GenerateOptions()
         self.output_config = output or OutputConfig()
         self.state = state if state is not None else AgentState()
@@ -171,6 +193,7 @@ class ReActAgent:
             StructuredOutputCompression(),
             *middleware,
         ]
+        self._specs: dict[tuple[str, tuple[str, ...]], list[ToolSpec]] = {}
         self._chunk_hooks = [
             m for m in self.middleware if type(m).on_chunk is not Middleware.on_chunk
         ]
@@ -183,6 +206,13 @@ class ReActAgent:
         aclose = getattr(self.model, "aclose", None)
         if aclose is not None:
             await aclose()
+
+    def close(self) -> None:
+        """The sync twin of ``aclose`` (runs on the sync worker loop, see
+        ``agentflow.sync``)."""
+        from agentflow.sync import run_sync
+
+        run_sync(self.aclose)
 
     async def __aenter__(self) -> ReActAgent:
         return self
@@ -199,25 +229,55 @@ class ReActAgent:
         *,
         state: AgentState | None = None,
         strategy: OutputStrategy | None = None,
+        ground: bool | Grounded | None = None,
     ) -> Msg:
         """Run one call to the end and return the reply (``stream`` drained).
 
         ``reply.output`` is the validated ``output`` instance when one was asked
         for; it raises ``StructuredOutputError`` when none could be produced.
+        ``ground`` (``True`` or a ``Grounded``) grounds every free-text string
+        of the output in the call's text, overriding ``OutputConfig.ground``;
+        ``reply.spans`` says where each grounded value is
+        (``agentflow.extraction.grounding``).
 
         Raises:
             InvalidInputError: bad ``msg``, before any model request.
             ProviderError: the model request failed after retries.
             StructuredOutputValidationError / MultipleStructuredOutputsError:
                 only under the ``"raise"`` policies.
+            ToolRetriesExceededError: a tool kept failing past its retry budget.
         """
         complete: Complete | None = None
-        async with aclosing(self.stream(msg, output, state=state, strategy=strategy)) as events:
+        extra = {"ground": ground} if ground is not None else {}  # subclasses may lack it
+        async with aclosing(
+            self.stream(msg, output, state=state, strategy=strategy, **extra)
+        ) as events:
             async for event in events:
                 if isinstance(event, Complete):
                     complete = event
         assert complete is not None  # stream always ends with Complete or raises
         return complete.message
+
+    def call_sync(
+        self,
+        msg: str | Msg | Sequence[str | Msg] | None,
+        output: Any = None,
+        *,
+        state: AgentState | None = None,
+        strategy: OutputStrategy | None = None,
+    ) -> Msg:
+        """The sync twin of ``call``: same arguments, same reply, blocking.
+
+        Runs on agentflow's sync worker loop (one worker thread, see
+        ``agentflow.sync``); inside a running event loop it works the same
+        way but blocks that loop until the call ends. Ctrl-C cancels the call.
+
+        Raises: as ``call``; ``UsageError`` when called from the worker loop's
+        own thread (a sync tool of a sync call), where it would deadlock.
+        """
+        from agentflow.sync import run_sync
+
+        return run_sync(lambda: self.call(msg, output, state=state, strategy=strategy))
 
     async def stream(
         self,
@@ -226,6 +286,7 @@ class ReActAgent:
         *,
         state: AgentState | None = None,
         strategy: OutputStrategy | None = None,
+        ground: bool | Grounded | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run one call, yielding its events; the last is ``Complete``.
 
@@ -245,6 +306,8 @@ class ReActAgent:
             self.structured_output.prepare(self.model, output, bool(len(self.toolkit)), strategy)
         async with state.lock:
             ex = self._execution(state, output, strategy)
+            if ground is not None:
+                ex.extra["ground"] = ground
             yield CallStarted(ex.call_id, self.name, self.id)
             for m in self.middleware:
                 await m.on_call_start(ex)
@@ -298,6 +361,7 @@ class ReActAgent:
             stop_reason=ex.stop_reason or "completed",
             forced_retries=ex.force_count,
             validation_retries=ex.validation_retries,
+            spans=ex.spans if ex.completed else {},
         )
 
     # ------------------------------------------------------------------ the loop
@@ -336,6 +400,7 @@ class ReActAgent:
             ex.memory.append(results)
             for block in results.tool_results:
                 yield ToolResult(block.tool_use_id, block.name, block.output, block.is_error)
+            self._count_failures(ex, reply.tool_uses, results, supplied)
 
             stop = False
             for m in self.middleware:
@@ -358,8 +423,10 @@ class ReActAgent:
                 yield event
             builder = ReplyBuilder()
             chunks = ex.model.stream(request.messages, request.tools, request.options)
+            received = False
             try:
                 async for chunk in chunks:
+                    received = True
                     builder.add(chunk)
                     if isinstance(chunk, TextDelta):
                         yield ReasoningChunk(chunk.text, ex.iteration)
@@ -371,10 +438,16 @@ class ReActAgent:
                             yield partial
             except ProviderError as error:
                 retry = False
+                why: DiscardReason = "degradation"
                 for m in self.middleware:
                     if await m.on_model_error(ex, request, error):
                         retry = True
                         break
+                if not retry and self._stream_retry(ex, error):
+                    retry, why = True, "stream_error"
+                if retry and received:  # what streamed so far is void: say so first
+                    ex.discarded += 1
+                    yield AttemptDiscarded(ex.iteration, why, f"attempt abandoned: {error}")
                 for event in self._drain(ex):
                     yield event
                 if not retry:
@@ -389,17 +462,61 @@ class ReActAgent:
             ex.memory.append(builder.build())
             return
 
+    def _count_failures(
+        self,
+        ex: CallExecution,
+        calls: list[ToolUseBlock],
+        results: Msg,
+        supplied: Mapping[str, ToolResultBlock],
+    ) -> None:
+        """The per-tool retry budget: failed calls of each tool (run by the
+        agent, not answered by middleware) add up over the call.
+
+        Raises:
+            ToolRetriesExceededError: a tool failed more often than its
+                ``max_retries`` (else ``tool_retries``) allows.
+        """
+        names = {c.id: c.name for c in calls}
+        for block in results.tool_results:
+            if not block.is_error or block.tool_use_id in supplied:
+                continue
+            name = names.get(block.tool_use_id, block.name)
+            failures = ex.tool_failures[name] = ex.tool_failures.get(name, 0) + 1
+            tool = self.toolkit.get(name)
+            budget = tool.max_retries if tool and tool.max_retries is not None else (
+                self.tool_retries)
+            if failures > budget:
+                ex.log.warning("call.tool_retries_exceeded", tool=name, failures=failures)
+                raise ToolRetriesExceededError(name, failures=failures, last_error=block.output)
+
+    def _stream_retry(self, ex: CallExecution, error: ProviderError) -> bool:
+        """Whether to send the request again after ``error``: a stream that
+        broke mid-way (``partial``, retryable), within ``stream_retries`` per call."""
+        if not (error.partial and error.retryable) or ex.stream_retries >= self.stream_retries:
+            return False
+        ex.stream_retries += 1
+        ex.log.info("call.stream_retry", attempt=ex.stream_retries, error=type(error).__name__)
+        return True
+
     def _snapshot(self, ex: CallExecution) -> ModelRequest:
         messages = list(ex.memory)
         if self.sys_prompt:
             messages.insert(0, Msg.system(self.sys_prompt))
-        tools = self.toolkit.specs()
+        tools = self._tool_specs(ex.model.profile.schema_dialect)
         tools.extend(ex.call_tools.values())
         options = ex.options
         if ex.tool_choice is not None:
             options = options.with_(tool_choice=ex.tool_choice)
             ex.tool_choice = None
         return ModelRequest(messages, tools, options)
+
+    def _tool_specs(self, dialect: SchemaDialect) -> list[ToolSpec]:
+        """The toolkit's specs in the model's schema dialect (cached)."""
+        key = (dialect, tuple(self.toolkit.names))
+        specs = self._specs.get(key)
+        if specs is None:
+            specs = self._specs[key] = [tool_spec_for(s, dialect) for s in self.toolkit.specs()]
+        return list(specs)
 
     async def _act(
         self,

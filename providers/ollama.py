@@ -35,9 +35,9 @@ from typing import Any
 import aiohttp
 
 from agentflow.errors import (
-    ProviderConnectionError,
     ProviderError,
     ServerError,
+    TruncatedStreamError,
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
@@ -85,7 +85,11 @@ FORCE_TOOL = ("You must now call the `{name}` tool, the only tool available, exa
 FORCE_ANY = "You must now call one of the available tools. Reply with tool calls only, no text."
 
 _DEFAULT = ModelProfile(tool_choice_modes=frozenset({"auto", "none", "specific"}),
-                        native_output="json_schema", native_output_with_tools=True)
+                        native_output="json_schema", native_output_with_tools=True,
+                        context_window=4096)
+"""Ollama's window is the server's ``num_ctx``, 4096 tokens unless set
+(docs.ollama.com/faq, "How can I specify the context window size?"); with a
+larger ``num_ctx``, pass ``profile=`` with its ``context_window``."""
 _THINKING = _DEFAULT.with_(supports_thinking=True, thinking_default=True)
 _NO_TOOLS = _DEFAULT.with_(supports_tools=False, tool_choice_modes={"auto", "none"})
 
@@ -180,7 +184,8 @@ class OllamaChatModel(HttpChatModel):
 
         Raises:
             ProviderError: an ``{"error": ...}`` line.
-            ProviderConnectionError: the stream ended before the ``done`` line,
+            TruncatedStreamError / ProviderConnectionError: the stream ended
+                before the ``done`` line (``partial=True``),
                 a line is malformed, or the reply had neither content nor a
                 ``done_reason`` (a ``done`` line alone).
         """
@@ -192,8 +197,7 @@ class OllamaChatModel(HttpChatModel):
             if reader.done:
                 guard.end()
                 return
-        raise ProviderConnectionError("the stream ended before the done line", partial=True,
-                                      vendor=VENDOR)
+        raise TruncatedStreamError("the stream ended before the done line", vendor=VENDOR)
 
     def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
         """Chunks of a whole reply (one object with ``done: true``)."""

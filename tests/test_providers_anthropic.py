@@ -399,7 +399,7 @@ async def test_empty_text_with_a_stop_reason_is_an_answer() -> None:
     assert chunks[-1] == FinishChunk("stop", "end_turn")
 
 
-# ----------------------------------------------------------------------------- maps in native output
+# ------------------------------------------------------------------------ maps in native output
 
 
 class Labels(BaseModel):

@@ -35,7 +35,8 @@ from agentflow.model import (
 from agentflow.output.schema import OutputSpec
 from tests.fakes.base import FakeCall, FakeReply
 
-__all__ = ["REPLIES", "SCENARIOS", "Result", "Scenario", "read_ours", "scenario_applies"]
+__all__ = ["REPLIES", "SCENARIOS", "Result", "Scenario", "read_ours", "read_scenario",
+           "scenario_applies"]
 
 
 class Address(BaseModel):
@@ -162,6 +163,12 @@ REPLIES: dict[str, FakeReply] = {
 }
 """The replies every fake renders for every SDK (the error case is the
 vendor's own 400, see the test module)."""
+
+
+def read_scenario(thinking: bool) -> Scenario:
+    """The request whose reply both sides read: one user turn, thinking asked
+    for when the model has it (vendors send thoughts only when asked)."""
+    return Scenario("read", (Msg.user("hi"),), options=GenerateOptions(thinking=thinking or None))
 
 
 async def read_ours(model: ChatModel, scenario: Scenario) -> Result:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -46,7 +47,9 @@ def _results(msg: Msg) -> list[ToolResultBlock]:
 
 class Witness:
     """One SDK. ``request`` sends ``scenario`` (with ``ours``, our adapter's
-    body, for the vendor knobs) to ``url``; ``read`` reads the reply the fake
+    body, for the vendor knobs) to ``url``; ``read`` asks for a reply to one
+    user turn (with the knobs of ``ours``, the body our adapter sent for the
+    same reply: thinking switches, token caps) and reads the reply the fake
     has queued; ``error_status`` is the HTTP status of the SDK's exception."""
 
     sdk = ""
@@ -55,7 +58,8 @@ class Witness:
                       model: str, stream: bool) -> None:
         raise NotImplementedError
 
-    async def read(self, url: str, model: str, stream: bool, thinking: bool) -> Result:
+    async def read(self, url: str, model: str, stream: bool,
+                   ours: Mapping[str, Any]) -> Result:
         raise NotImplementedError
 
     @staticmethod
@@ -148,25 +152,48 @@ class OpenAIWitness(Witness):
                 async for _ in reply:
                     pass
 
-    async def read(self, url: str, model: str, stream: bool, thinking: bool) -> Result:
+    def knobs(self, client: Any, ours: Mapping[str, Any]) -> tuple[dict[str, Any],
+                                                                   dict[str, Any]]:
+        """``(keyword arguments, extra_body)`` for the non-logical keys of ``ours``."""
+        known = set(inspect.signature(client.chat.completions.create).parameters)
+        kwargs: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for key, value in ours.items():
+            if key in (*_OPENAI_LOGICAL, "stream"):
+                continue
+            (kwargs if key in known else extra)[key] = value
+        return kwargs, extra
+
+    async def read(self, url: str, model: str, stream: bool,
+                   ours: Mapping[str, Any]) -> Result:
         client = self.client(url)
         messages = [{"role": "user", "content": "hi"}]
+        kwargs, extra = self.knobs(client, ours)
+        kwargs.update(messages=messages, extra_body=extra or None)
         async with client:
             if stream:
+                kwargs.pop("stream_options", None)
                 async with client.chat.completions.stream(
-                        model=model, messages=messages,
-                        stream_options={"include_usage": True}) as events:
+                        **kwargs, stream_options={"include_usage": True}) as events:
                     thinking = []
                     async for event in events:
                         if event.type == "chunk":
+                            self.check(event.chunk)
                             for choice in event.chunk.choices:
-                                extra = choice.delta.model_extra or {}
-                                thinking.append(extra.get("reasoning_content") or "")
+                                extra_fields = choice.delta.model_extra or {}
+                                thinking.append(extra_fields.get("reasoning_content") or "")
                     done = await events.get_final_completion()
-                return _openai_result(done, "".join(thinking))
-            done = await client.chat.completions.create(model=model, messages=messages)
-            extra = done.choices[0].message.model_extra or {}
-            return _openai_result(done, extra.get("reasoning_content") or "")
+                return self.result(done, "".join(thinking))
+            done = await client.chat.completions.create(**kwargs)
+            self.check(done)
+            message = done.choices[0].message
+            return self.result(done, (message.model_extra or {}).get("reasoning_content") or "")
+
+    def check(self, payload: Any) -> None:
+        """Raise what a 200 payload reports as an error (vendors that do so)."""
+
+    def result(self, done: Any, thinking: str) -> Result:
+        return _openai_result(done, thinking)
 
 
 def _openai_result(done: Any, thinking: str) -> Result:
@@ -185,6 +212,40 @@ class MiniMaxWitness(OpenAIWitness):
 
     none_drops_tools = True
     sends_tool_choice = False
+
+    def check(self, payload: Any) -> None:
+        """MiniMax reports errors in HTTP 200 bodies: ``base_resp.status_code``
+        (platform.minimax.io/docs/api-reference/text-openai-api, error codes)."""
+        base = (payload.model_extra or {}).get("base_resp") or {}
+        if base.get("status_code"):
+            raise BaseRespError(int(base["status_code"]), str(base.get("status_msg")))
+
+    def result(self, done: Any, thinking: str) -> Result:
+        """The M2 models' reasoning is inline: ``<think>...</think>`` leads the
+        content (MiniMax's docs split it off the same way)."""
+        result = _openai_result(done, thinking)
+        match = re.fullmatch(r"\s*<think>(.*?)</think>\s*(.*)", result.text, re.S)
+        if match is None:
+            return result
+        return Result(match.group(2), thinking + match.group(1).strip(), result.tool_calls,
+                      result.usage, result.finish)
+
+    @staticmethod
+    def error_status(exc: BaseException) -> int | None:
+        """The HTTP status MiniMax's code stands for (shared/providers.md §8:
+        1004 -> 401, 1002/1039 -> 429, 1008 -> 402, 1026/1027/2013 -> 400)."""
+        if isinstance(exc, BaseRespError):
+            return {1004: 401, 1002: 429, 1039: 429, 1008: 402, 1026: 400, 1027: 400,
+                    2013: 400}.get(exc.code)
+        return Witness.error_status(exc)
+
+
+class BaseRespError(Exception):
+    """A MiniMax ``base_resp`` error found in a 200 reply by the witness."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
 
 
 class DeepSeekWitness(OpenAIWitness):
@@ -232,20 +293,21 @@ class GLMWitness(OpenAIWitness):
                     pass
         await in_thread(call)
 
-    async def read(self, url: str, model: str, stream: bool, thinking: bool) -> Result:
+    async def read(self, url: str, model: str, stream: bool,
+                   ours: Mapping[str, Any]) -> Result:
         client = self.zai(url)
-        messages = [{"role": "user", "content": "hi"}]
+        kwargs, extra = self.knobs(client, ours)
+        kwargs.update(messages=[{"role": "user", "content": "hi"}], extra_body=extra or None)
 
         def call() -> Result:
             if not stream:
-                done = client.chat.completions.create(model=model, messages=messages)
+                done = client.chat.completions.create(**kwargs)
                 message = done.choices[0].message
                 return _openai_result(done, getattr(message, "reasoning_content", "") or "")
             text, thought, finish = [], [], ""
             calls: dict[int, list[Any]] = {}
             usage = (0, 0)
-            for chunk in client.chat.completions.create(model=model, messages=messages,
-                                                        stream=True):
+            for chunk in client.chat.completions.create(**kwargs, stream=True):
                 if chunk.usage:
                     usage = (chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
                 for choice in chunk.choices:
@@ -339,11 +401,11 @@ class AnthropicWitness(Witness):
                 async for _ in reply:
                     pass
 
-    async def read(self, url: str, model: str, stream: bool, thinking: bool) -> Result:
-        kwargs: dict[str, Any] = {"model": model, "max_tokens": 4096,
-                                  "messages": [{"role": "user", "content": "hi"}]}
-        if thinking:
-            kwargs["thinking"] = {"type": "enabled", "budget_tokens": 2048}
+    async def read(self, url: str, model: str, stream: bool,
+                   ours: Mapping[str, Any]) -> Result:
+        kwargs: dict[str, Any] = {k: v for k, v in ours.items()
+                                  if k not in (*_ANTHROPIC_LOGICAL, "stream")}
+        kwargs["messages"] = [{"role": "user", "content": "hi"}]
         async with self.client(url) as client:
             if stream:
                 async with client.messages.stream(**kwargs) as events:
@@ -421,10 +483,10 @@ class GeminiWitness(Witness):
                 await client.models.generate_content(model=model, contents=contents,
                                                      config=settings)
 
-    async def read(self, url: str, model: str, stream: bool, thinking: bool) -> Result:
+    async def read(self, url: str, model: str, stream: bool,
+                   ours: Mapping[str, Any]) -> Result:
         from google.genai import types
-        config = types.GenerateContentConfig(
-            thinking_config=types.ThinkingConfig(include_thoughts=True) if thinking else None)
+        config = types.GenerateContentConfig.model_validate(ours.get("generationConfig") or {})
         async with self.client(url).aio as client:
             if stream:
                 replies = [r async for r in await client.models.generate_content_stream(
@@ -494,15 +556,15 @@ class OllamaWitness(Witness):
                 async for _ in reply:
                     pass
 
-    async def read(self, url: str, model: str, stream: bool, thinking: bool) -> Result:
-        messages = [{"role": "user", "content": "hi"}]
-        think = True if thinking else None
+    async def read(self, url: str, model: str, stream: bool,
+                   ours: Mapping[str, Any]) -> Result:
+        kwargs = {k: v for k, v in ours.items() if k not in ("messages", "tools", "stream")}
+        kwargs["messages"] = [{"role": "user", "content": "hi"}]
         async with self.client(url) as client:
             if stream:
-                parts = [p async for p in await client.chat(model=model, messages=messages,
-                                                            stream=True, think=think)]
+                parts = [p async for p in await client.chat(stream=True, **kwargs)]
             else:
-                parts = [await client.chat(model=model, messages=messages, think=think)]
+                parts = [await client.chat(**kwargs)]
         calls = tuple((c.function.name, dict(c.function.arguments))
                       for p in parts for c in p.message.tool_calls or ())
         last = parts[-1]
