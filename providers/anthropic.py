@@ -28,6 +28,13 @@ Wire facts (shared/providers.md §3; docs.anthropic.com/en/api/messages,
   A schema with a map (``dict[str, X]``) is refused before sending, and a
   400 refusing a schema feature of ``output_config`` is an
   ``UnsupportedFeatureError``: either way the engine takes the tool path.
+
+Vendor extensions sent (outside the anthropic SDK's request types; checked by
+tests/test_sdk_conformance.py): ``temperature``, only when the caller sets it
+(the SDK dropped it in 1.0; the API still takes it on models with sampling
+options, platform.claude.com/docs/en/about-claude/model-deprecations). The
+SDK's own auth (``Authorization: Bearer``) and newer ``anthropic-version``
+dates are accepted too; we keep ``x-api-key`` and ``2023-06-01``.
 """
 
 from __future__ import annotations

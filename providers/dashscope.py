@@ -22,6 +22,10 @@ Everything special about DashScope compatible mode (shared/providers.md section 
   sends ``enable_thinking: false`` unless the caller asked for thinking.
 * ``parallel_tool_calls`` is accepted; errors carry ``request_id``; an
   account in arrears (``Arrearage``) maps to ``QuotaExceededError``.
+
+Vendor extensions sent (outside the openai SDK's request types, which
+DashScope documents for compatible mode; checked by tests/test_sdk_conformance.py):
+``enable_thinking`` (alibabacloud.com/help/en/model-studio/deep-thinking).
 """
 
 from __future__ import annotations

@@ -22,6 +22,9 @@ Everything special about GLM (shared/providers.md section 7):
   retried, although HTTP 429), 1302/1303/1305 -> ``RateLimitedError``, 1211
   model not found, 1301 unsafe content -> ``BadRequestError``. Finish reason
   ``sensitive`` -> ``content_filter``.
+
+Vendor extensions sent: none; ``thinking`` and ``do_sample`` are keywords of
+zai-sdk's ``chat.completions.create`` (checked by tests/test_sdk_conformance.py).
 """
 
 from __future__ import annotations

@@ -25,6 +25,12 @@ api/types.go, server/routes.go):
 * A model without the tools capability: 400 ``"... does not support tools"``
   -> ``UnsupportedFeatureError("tools")``, so the structured-output engine
   falls back to the prompt strategy.
+
+Vendor extensions sent (outside the ollama SDK's ``ChatRequest``/``Message``;
+checked by tests/test_sdk_conformance.py): ``messages[].tool_call_id``,
+``tool_calls[].id`` and ``tool_calls[].function.index`` (api/types.go; older
+servers ignore them), and ``additionalProperties`` inside tool parameters
+(ignored by the server's ``ToolFunctionParameters``).
 """
 
 from __future__ import annotations

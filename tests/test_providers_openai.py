@@ -392,3 +392,17 @@ def test_thinking_off_sends_the_lowest_reasoning_effort() -> None:
     body = OpenAIChatModel("gpt-5.2", api_key="k").build_body([], [], off)
     assert body["reasoning_effort"] == "none"
     assert "reasoning_effort" not in OpenAIChatModel("gpt-4o", api_key="k").build_body([], [], off)
+
+
+def test_refused_response_format_schema_is_unsupported_native_output() -> None:
+    import orjson
+
+    from agentflow.errors import UnsupportedFeatureError
+    from agentflow.providers.openai import openai_error
+
+    body = orjson.dumps({"error": {
+        "message": "Invalid schema for response_format 'Labels': In context=('properties', "
+                   "'labels'), 'additionalProperties' is required to be supplied and to be false.",
+        "type": "invalid_request_error", "param": "response_format", "code": None}})
+    error = openai_error("openai", 400, {}, body)
+    assert isinstance(error, UnsupportedFeatureError) and error.feature == "native_output"

@@ -17,6 +17,18 @@ the witnesses:
 * **profiles** — each model name an SDK ships as a ``Literal`` resolves to a
   specific rule of our profile tables, not the default.
 
+Where the SDKs disagree with the team's wire notes (shared/providers.md), the
+SDK is followed and the disagreement noted here: the anthropic SDK (2.10)
+authenticates with ``Authorization: Bearer`` and sends ``anthropic-version:
+2026-10-21`` (the notes: ``x-api-key``, ``2023-06-01``; the fake takes both)
+and has no ``temperature`` any more; google-genai sends some proto fields
+snake_case (``include_thoughts``, ``property_ordering``) and the API takes
+both spellings; zai-sdk clamps ``temperature`` into (0, 1) and switches
+``do_sample`` off for 0 (the notes are silent; the GLM adapter now does the
+same); the openai SDK's stream helper reads usage only from a
+``chat.completion.chunk`` frame, not from the final ``chat.completion`` frame
+the notes report for MiniMax (the fake's default tail is the former).
+
 DashScope: our adapter speaks DashScope's OpenAI-compatible mode, whose
 documented client is the ``openai`` SDK (the ``dashscope`` SDK speaks the
 native ``/api/v1/services/aigc`` protocol); the ``dashscope`` SDK is used for
@@ -441,3 +453,27 @@ async def test_sdk_raises_the_fakes_error_as_we_do(kit: Kit, fake: FakeServer,
         await kit.witness.read(fake.url, kit.model, stream, fake.bodies[0])
     assert kit.witness.error_status(theirs.value) == ours.value.status
     assert ours.value.status is not None and ours.value.status >= 400
+
+
+# ----------------------------------------------------------------------------- the check itself
+
+
+def test_strict_check_names_each_problem() -> None:
+    """The check fails what the SDK's types do not allow (they accept any key
+    at run time) and lets a listed extension through."""
+    from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
+
+    body = {"model": "m", "stream": True, "thinking": {"type": "enabled"},
+            "messages": [{"role": "user", "content": "hi", "bogus": 1},
+                         {"role": "robot", "content": "x"}],
+            "tool_choice": "sometimes"}
+    problems = check(body, CompletionCreateParamsStreaming)
+    assert "thinking: unknown key (not in CompletionCreateParamsStreaming)" in problems
+    assert any(p.startswith("messages[0].bogus: unknown key") for p in problems)
+    assert any(p.startswith("messages[1].role:") for p in problems)
+    assert any(p.startswith("tool_choice:") for p in problems)
+    assert not any(p.startswith("thinking") for p in check(
+        body, CompletionCreateParamsStreaming, extensions={"thinking": "a doc"}))
+    assert check({"stream": True}, CompletionCreateParamsStreaming) == [
+        "messages: required by CompletionCreateParamsStreaming",
+        "model: required by CompletionCreateParamsStreaming"]

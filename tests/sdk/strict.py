@@ -134,9 +134,9 @@ class _Checker:
             return [f"{path}: expected an object ({tp.__name__}), got {type(value).__name__}"]
         hints = typing.get_type_hints(tp, include_extras=True)
         wire = {_alias(hint) or name: (name, hint) for name, hint in hints.items()}
-        problems = [f"{_join(path, key)}: required by {tp.__name__}"
-                    for key in getattr(tp, "__required_keys__", ())
-                    if (_alias(hints[key]) or key) not in value]
+        problems = [f"{_join(path, _alias(hint) or key)}: required by {tp.__name__}"
+                    for key, hint in hints.items()
+                    if _required(tp, key, hint) and (_alias(hint) or key) not in value]
         for key, item in value.items():
             if key in wire:
                 problems += self.walk(item, wire[key][1], _join(path, key))
@@ -179,6 +179,25 @@ def _unwrap(tp: Any) -> Any:
             return Any
         else:
             return tp
+
+
+def _required(tp: Any, key: str, hint: Any) -> bool:
+    """Whether a TypedDict key is required: marked ``Required``, or in a total
+    TypedDict and not marked ``NotRequired`` (``__required_keys__`` misses the
+    markers when the SDK's annotations are strings)."""
+    marks = set()
+    while True:
+        origin = get_origin(hint)
+        name = getattr(origin, "_name", None) or getattr(hint, "_name", None)
+        if origin is None or name not in _WRAPPERS:
+            break
+        marks.add(name)
+        hint = get_args(hint)[0]
+    if "Required" in marks:
+        return True
+    if "NotRequired" in marks:
+        return False
+    return key in getattr(tp, "__required_keys__", ())
 
 
 def _alias(hint: Any) -> str | None:

@@ -20,6 +20,7 @@ import asyncio
 import inspect
 import json
 import re
+import ssl
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -31,6 +32,9 @@ from .scenarios import Contact, Result, Scenario
 __all__ = ["WITNESSES", "Witness"]
 
 KEY = "test-key"
+TLS = ssl.create_default_context()
+"""One TLS context for every SDK client (each would load the CA bundle again,
+~70 ms; the fakes speak plain HTTP anyway)."""
 
 
 def _text(msg: Msg) -> str:
@@ -116,7 +120,8 @@ class OpenAIWitness(Witness):
 
     def client(self, url: str) -> Any:
         import openai
-        return openai.AsyncOpenAI(api_key=KEY, base_url=url, max_retries=0)
+        return openai.AsyncOpenAI(api_key=KEY, base_url=url, max_retries=0,
+                                  http_client=openai.DefaultAsyncHttpxClient(verify=TLS))
 
     def logical(self, scenario: Scenario) -> dict[str, Any]:
         from openai.lib._parsing._completions import type_to_response_format_param
@@ -269,8 +274,10 @@ class GLMWitness(OpenAIWitness):
     none_drops_tools = True
 
     def zai(self, url: str) -> Any:
+        import httpx
         from zai import ZaiClient
-        return ZaiClient(api_key=KEY, base_url=url, max_retries=0)
+        return ZaiClient(api_key=KEY, base_url=url, max_retries=0,
+                         http_client=httpx.Client(verify=TLS))
 
     async def request(self, scenario: Scenario, ours: Mapping[str, Any], url: str,
                       model: str, stream: bool) -> None:
@@ -374,7 +381,8 @@ class AnthropicWitness(Witness):
 
     def client(self, url: str) -> Any:
         import anthropic
-        return anthropic.AsyncAnthropic(api_key=KEY, base_url=url, max_retries=0)
+        return anthropic.AsyncAnthropic(api_key=KEY, base_url=url, max_retries=0,
+                                        http_client=anthropic.DefaultAsyncHttpxClient(verify=TLS))
 
     async def request(self, scenario: Scenario, ours: Mapping[str, Any], url: str,
                       model: str, stream: bool) -> None:
@@ -433,7 +441,8 @@ class GeminiWitness(Witness):
         from google.genai import types
         root, _, version = url.rpartition("/")
         return genai.Client(api_key=KEY, http_options=types.HttpOptions(
-            base_url=root, api_version=version))
+            base_url=root, api_version=version, client_args={"verify": TLS},
+            async_client_args={"verify": TLS, "ssl": TLS}))
 
     async def request(self, scenario: Scenario, ours: Mapping[str, Any], url: str,
                       model: str, stream: bool) -> None:
@@ -525,7 +534,7 @@ class OllamaWitness(Witness):
 
     def client(self, url: str) -> Any:
         import ollama
-        return ollama.AsyncClient(host=url)
+        return ollama.AsyncClient(host=url, verify=TLS)
 
     async def request(self, scenario: Scenario, ours: Mapping[str, Any], url: str,
                       model: str, stream: bool) -> None:
