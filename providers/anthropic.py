@@ -25,6 +25,16 @@ Wire facts (shared/providers.md §3; docs.anthropic.com/en/api/messages,
   block, never on a block of a message whose metadata has ``CACHE_CONTROL=False``.
 * Native structured output: ``output_config.format`` ``json_schema`` (every
   object closed with ``additionalProperties: false``), on for the 4.5+ models.
+  A schema with a map (``dict[str, X]``) is refused before sending, and a
+  400 refusing a schema feature of ``output_config`` is an
+  ``UnsupportedFeatureError``: either way the engine takes the tool path.
+
+Vendor extensions sent (outside the anthropic SDK's request types; checked by
+tests/test_sdk_conformance.py): ``temperature``, only when the caller sets it
+(the SDK dropped it in 1.0; the API still takes it on models with sampling
+options, platform.claude.com/docs/en/about-claude/model-deprecations). The
+SDK's own auth (``Authorization: Bearer``) and newer ``anthropic-version``
+dates are accepted too; we keep ``x-api-key`` and ``2023-06-01``.
 """
 
 from __future__ import annotations
@@ -100,6 +110,12 @@ PROFILES: tuple[ProfileRule, ...] = (
                 "extended thinking; no native output"),
     ProfileRule("claude-3*", _BASE.with_(context_window=200_000, max_output_tokens=4_096),
                 "no thinking, no native output"),
+    ProfileRule("claude-*-[5-9]*", _NATIVE.with_(context_window=200_000, max_output_tokens=64_000),
+                "Claude 5 families (fable, mythos, haiku, sonnet, opus; SDK Model literal)"),
+    ProfileRule("claude-*-[5-9]", _NATIVE.with_(context_window=200_000, max_output_tokens=64_000),
+                "Claude 5 families"),
+    ProfileRule("claude-mythos*", _NATIVE.with_(context_window=200_000, max_output_tokens=64_000),
+                "Claude Mythos (preview)"),
 )
 """Model-name globs -> profile. Native output (``output_config``) only on the
 models the structured-outputs doc lists (Sonnet/Opus/Haiku 4.5+, Opus 4.1);
@@ -356,6 +372,7 @@ def _unsupported(message: str) -> UnsupportedFeature | None:
         return "tool_choice"
     if ("output_config" in text or "output_format" in text or "structured output" in text) and (
         "not support" in text or "unsupported" in text or "not available" in text
+        or "schema" in text  # a schema feature refused ("...format.schema: For 'object'...")
     ):
         return "native_output"
     if "thinking" in text and ("not support" in text or "unsupported" in text):

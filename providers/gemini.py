@@ -326,11 +326,20 @@ def _retry_delay(details: Iterable[Any]) -> float | None:
     return None
 
 
+def _refuses_response_schema(message: str) -> bool:
+    """Whether a 400 refuses the native-output schema ("Invalid JSON payload
+    received. Unknown name "x" at 'generation_config.response_schema'", "...
+    response_schema.properties: should be non-empty for OBJECT type"): the
+    engine then takes the tool path."""
+    return any(name in message for name in ("response_schema", "responseschema",
+                                            "response_json_schema", "responsejsonschema"))
+
+
 def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
     """A Google RPC error (``{"error":{code,message,status,details}}``, maybe
     in a one-element list) as a ``ProviderError``: 400 ``API_KEY_INVALID`` ->
     ``AuthenticationError``; 400 "Function calling with a response mime type"
-    -> ``UnsupportedFeatureError("native_output")``; 429 ->
+    or a refused response schema -> ``UnsupportedFeatureError("native_output")``; 429 ->
     ``RateLimitedError`` with ``RetryInfo.retryDelay`` (else ``Retry-After``);
     other statuses as usual (503 -> ``OverloadedError``)."""
     message, _, data = error_message(body)
@@ -345,6 +354,8 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
         return AuthenticationError(message, **kw)
     lowered = message.lower()
     if status == 400 and "function calling with a response mime type" in lowered:
+        return UnsupportedFeatureError(message, feature="native_output", **kw)
+    if status == 400 and _refuses_response_schema(lowered):
         return UnsupportedFeatureError(message, feature="native_output", **kw)
     if status == 400 and "function calling is not enabled" in lowered:
         return UnsupportedFeatureError(message, feature="tools", **kw)

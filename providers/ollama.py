@@ -5,7 +5,8 @@ api/types.go, server/routes.go):
 
 * No auth locally (cloud: ``Authorization: Bearer``). Roles system / user /
   assistant / tool, system messages anywhere. Tool results are one
-  ``{"role":"tool","content","tool_name","tool_call_id"}`` message each.
+  ``{"role":"tool","content","tool_name","tool_call_id"}`` message each
+  (the wire has no error flag: an error result's text starts ``Error: ``).
 * Tool-call ``arguments`` are JSON **objects** both ways (a string sent back
   is refused); ``id`` is optional and often absent, so ids are synthesised
   (by ``ToolCallAssembler``) when missing.
@@ -24,6 +25,12 @@ api/types.go, server/routes.go):
 * A model without the tools capability: 400 ``"... does not support tools"``
   -> ``UnsupportedFeatureError("tools")``, so the structured-output engine
   falls back to the prompt strategy.
+
+Vendor extensions sent (outside the ollama SDK's ``ChatRequest``/``Message``;
+checked by tests/test_sdk_conformance.py): ``messages[].tool_call_id``,
+``tool_calls[].id`` and ``tool_calls[].function.index`` (api/types.go; older
+servers ignore them), and ``additionalProperties`` inside tool parameters
+(ignored by the server's ``ToolFunctionParameters``).
 """
 
 from __future__ import annotations
@@ -244,7 +251,8 @@ def _messages(messages: Sequence[Msg]) -> list[dict[str, Any]]:
     for msg in messages:
         results = [b for b in msg.content if isinstance(b, ToolResultBlock)]
         for block in results:
-            wire.append({"role": "tool", "content": block.output,
+            output = f"Error: {block.output}" if block.is_error else block.output  # no flag
+            wire.append({"role": "tool", "content": output,
                          "tool_name": result_name(block, calls), "tool_call_id": block.tool_use_id})
         if results and not msg.text:
             continue

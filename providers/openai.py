@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from fnmatch import fnmatchcase
 from typing import Any, ClassVar
 
 from agentflow.extraction.budget import estimate_tokens
-from agentflow.model import ModelProfile, ToolChoiceMode
+from agentflow.model import GenerateOptions, ModelProfile, ToolChoiceMode
 from agentflow.providers._openai_compat import (
     GENERIC_PROFILE,
     OpenAICompatibleModel,
@@ -35,6 +36,7 @@ __all__ = [
     "OpenAIChatModel",
     "OpenAICompatibleModel",
     "create",
+    "lowest_reasoning_effort",
     "openai_error",
     "payload_error",
     "unsupported_feature",
@@ -63,8 +65,26 @@ PROFILES: tuple[ProfileRule, ...] = (
                 "json_schema came with gpt-4o-2024-08-06"),
     ProfileRule("o[1-9]*", _REASONING.with_(context_window=200_000, max_output_tokens=100_000),
                 "reasoning; no parallel_tool_calls flag"),
+    ProfileRule("codex-mini*", _REASONING.with_(context_window=200_000, max_output_tokens=100_000),
+                "o4-mini based reasoning model"),
+    ProfileRule("gpt-5*chat*", OPENAI_DEFAULT.with_(context_window=128_000,
+                                                    max_output_tokens=16_384),
+                "the ChatGPT snapshot: not a reasoning model"),
     ProfileRule("gpt-5*", _REASONING.with_(parallel_tool_calls_flag=True, context_window=400_000,
                                            max_output_tokens=128_000), "reasoning"),
+    ProfileRule("gpt-[6-9]*", _REASONING.with_(parallel_tool_calls_flag=True,
+                                               context_window=400_000, max_output_tokens=128_000),
+                "reasoning (GPT-6 families, openai SDK ChatModel literal)"),
+    ProfileRule("chatgpt-4o*", _LEGACY.with_(supports_tools=False, context_window=128_000,
+                                             max_output_tokens=16_384),
+                "the ChatGPT snapshot: no function calling"),
+    ProfileRule("gpt-4o*search*", OPENAI_DEFAULT.with_(supports_tools=False,
+                                                       context_window=128_000,
+                                                       max_output_tokens=16_384),
+                "web-search models: no function tools"),
+    ProfileRule("gpt-audio*", OPENAI_DEFAULT.with_(context_window=128_000,
+                                                   max_output_tokens=16_384),
+                "audio in/out; chat features as gpt-4o"),
     ProfileRule("gpt-4o*", OPENAI_DEFAULT.with_(context_window=128_000, max_output_tokens=16_384)),
     ProfileRule("gpt-4.1*", OPENAI_DEFAULT.with_(
         context_window=1_047_576, max_output_tokens=32_768)),
@@ -124,6 +144,17 @@ class OpenAIChatModel(OpenAICompatibleModel):
         self.max_tokens_field = max_tokens_field or (
             "max_completion_tokens" if self.own_host else "max_tokens")
 
+    def apply_thinking(self, body: dict[str, Any], options: GenerateOptions) -> None:
+        """``thinking=False`` on a reasoning model: the lowest ``reasoning_effort``
+        it takes (``none`` from GPT-5.1 on, ``minimal`` on GPT-5; the o-series
+        cannot stop reasoning, so nothing is sent). Values from the SDK's
+        ``ReasoningEffort`` literal and platform.openai.com/docs/guides/reasoning."""
+        if options.thinking is not False or not self.profile.supports_thinking:
+            return
+        effort = lowest_reasoning_effort(self.model_name)
+        if effort is not None:
+            body["reasoning_effort"] = effort
+
     async def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` by OpenAI's tokenizer, ``tiktoken`` (the ``tokens``
         extra), when it knows the model name and its data loads; else the
@@ -137,6 +168,22 @@ class OpenAIChatModel(OpenAICompatibleModel):
         """OpenAI's table; an unknown model on another host gets ``GENERIC_PROFILE``."""
         default = OPENAI_DEFAULT if self.own_host else GENERIC_PROFILE
         return match_profile(self.profile_rules, model, default)
+
+
+_NO_REASONING: tuple[tuple[str, str], ...] = (
+    ("gpt-5-*", "minimal"), ("gpt-5", "minimal"), ("gpt-5.*", "none"), ("gpt-[6-9]*", "none"),
+)
+
+
+def lowest_reasoning_effort(model: str) -> str | None:
+    """The ``reasoning_effort`` that turns reasoning off (or lowest) for
+    ``model``, or ``None`` where there is none to send (o-series, non-reasoning
+    models). ``gpt-5-chat*`` are not reasoning models and never get here."""
+    name = model.lower().rsplit("/", 1)[-1]
+    for pattern, effort in _NO_REASONING:
+        if fnmatchcase(name, pattern):
+            return effort
+    return None
 
 
 @functools.cache

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -46,6 +47,9 @@ def anthropic_error(status: int, kind: str, message: str,
     """A scripted error in Anthropic's envelope."""
     body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_1"}
     return FakeError(status, body, headers or {})
+
+
+_VERSION = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _bad(message: str) -> FakeError:
@@ -77,10 +81,12 @@ class AnthropicFake(FakeServer):
                                f"invalid x-api-key {key} (starts {key[:12]})")
 
     def check(self, request: web.Request, body: Any) -> FakeError | None:
-        if not request.headers.get("x-api-key"):
+        bearer = request.headers.get("authorization", "").startswith("Bearer ")
+        if not request.headers.get("x-api-key") and not bearer:  # the SDK sends a Bearer key
             return anthropic_error(401, "authentication_error", "x-api-key header is required")
-        if request.headers.get("anthropic-version") != "2023-06-01":
-            return _bad("anthropic-version header is required")
+        version = request.headers.get("anthropic-version", "")
+        if not _VERSION.fullmatch(version) or version < "2023-06-01":
+            return _bad("anthropic-version header is required (a date, 2023-06-01 or later)")
         if not isinstance(body, dict) or not {"model", "max_tokens", "messages"} <= body.keys():
             return _bad("model, max_tokens and messages are required")
         return (self._check_tools(body) or self._check_thinking(body)

@@ -153,6 +153,12 @@ class FakeServer:
         """Whether the request asks for a stream."""
         return bool(isinstance(body, dict) and body.get("stream"))
 
+    def canonical(self, body: Any) -> Any:
+        """The body as the vendor reads it, before ``check`` and rendering
+        (``requests`` keep it as sent): e.g. Gemini's proto JSON takes both
+        ``includeThoughts`` and ``include_thoughts``."""
+        return body
+
     def check(self, request: web.Request, body: Any) -> FakeError | None:
         """Refuse what the real vendor refuses (return the error), else ``None``."""
         return None
@@ -194,6 +200,7 @@ class FakeServer:
             await self.hold.wait()
         if self.echo_key:
             return self.render_error(self.key_error(credential(request)))
+        body = self.canonical(body)
         refused = self.check(request, body)
         if refused is not None:
             return self.render_error(refused)
