@@ -137,8 +137,9 @@ class EventStreamResponse(Response):
     async def _watch(self, receive: Receive, scope: anyio.CancelScope) -> None:
         while True:
             message = await receive()
-            if message["type"] == "http.disconnect":
-                self.outcome = "disconnected"
+            if message["type"] == "http.disconnect":  # servers also say so after the end
+                if self.outcome == "pending":
+                    self.outcome = "disconnected"
                 scope.cancel()
                 return
 

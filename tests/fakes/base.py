@@ -106,6 +106,8 @@ class FakeServer:
         """The port to listen on (0: a free one, the default)."""
         self.record = True
         """Record requests in ``requests`` (a long-running server turns it off)."""
+        self.streams_aborted = 0
+        """Streams the client abandoned before their end (its connection closed)."""
 
     # -- script -------------------------------------------------------------
     def add(self, *items: Script) -> None:
@@ -205,16 +207,20 @@ class FakeServer:
         response = web.StreamResponse(status=200)
         response.content_type = self.stream_content_type()
         await response.prepare(request)
-        for i, frame in enumerate(self.render_events(reply, body)):
-            if reply.cut_after is not None and i >= reply.cut_after:
-                # drop the connection without the terminal marker
-                if request.transport is not None:
-                    request.transport.close()
-                return response
-            await response.write(frame)
-            if reply.event_delay:
-                await asyncio.sleep(reply.event_delay)
-        await response.write_eof()
+        try:
+            for i, frame in enumerate(self.render_events(reply, body)):
+                if reply.cut_after is not None and i >= reply.cut_after:
+                    # drop the connection without the terminal marker
+                    if request.transport is not None:
+                        request.transport.close()
+                    return response
+                await response.write(frame)
+                if reply.event_delay:
+                    await asyncio.sleep(reply.event_delay)
+            await response.write_eof()
+        except (ConnectionError, asyncio.CancelledError):
+            self.streams_aborted += 1  # the client went away mid-stream
+            raise
         return response
 
 
