@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 EXTRAS ?= dev,local
 LIMIT ?= 20
 
-.PHONY: extract demo web-demo test lint bench clean system-deps
+.PHONY: extract review demo web-demo test lint bench clean system-deps
 
 $(VENV)/.installed-$(EXTRAS): pyproject.toml
 	python3 -m venv $(VENV)
@@ -18,6 +18,11 @@ $(VENV)/.installed-$(EXTRAS): pyproject.toml
 extract: $(VENV)/.installed-$(EXTRAS)
 	$(VENV)/bin/agentflow extract --schema examples/debian_changelog.py:ChangelogEntry \
 		--input '/usr/share/doc/*/changelog.Debian.gz' --limit $(LIMIT) --out changelogs.jsonl
+
+# The review page of the main job's records: open changelogs.html in a browser.
+review: $(VENV)/.installed-$(EXTRAS)
+	$(VENV)/bin/agentflow report changelogs.jsonl -o changelogs.html \
+		--schema examples/debian_changelog.py:ChangelogEntry
 
 demo: $(VENV)/.installed-$(EXTRAS)
 	$(PY) examples/quickstart.py

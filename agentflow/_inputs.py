@@ -28,11 +28,14 @@ __all__ = ["Document", "InputError", "iter_documents"]
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """One input document; ``problem`` says why it cannot be used, if so."""
+    """One input document; ``problem`` says why it cannot be used, if so;
+    ``offset``: where ``text`` starts in the decoded file when ``prepare``
+    cut a prefix (0 otherwise, or when ``prepare`` rewrote the text)."""
 
     id: str
     text: str
     problem: str | None = None
+    offset: int = 0
 
 
 class InputError(ValueError):
@@ -106,7 +109,6 @@ def iter_documents(
     text_field: str = "text",
     id_field: str = "id",
     prepare: Callable[[str], str] | None = None,
-    max_chars: int | None = None,
 ) -> Iterator[Document]:
     """Every document named by ``specs`` (files, globs, directories, ``-``).
 
@@ -114,7 +116,8 @@ def iter_documents(
         fmt: ``auto`` (JSONL by suffix), ``text`` or ``jsonl``.
         text_field / id_field: JSONL record fields.
         prepare: applied to each text (e.g. keep a changelog's latest entry).
-        max_chars: texts longer than this are cut (small local models).
+            Texts are never cut here: a cap is ``extract_many(max_chars=)``,
+            which records it.
 
     Raises:
         InputError: a spec matches nothing, or a JSONL line is malformed
@@ -130,7 +133,7 @@ def iter_documents(
                     doc_id = str(path) if str(path) != "-" else f"-#{_digest(text)}"
                     docs = iter([Document(doc_id, text)])
                 for doc in docs:
-                    yield _prepared(doc, prepare, max_chars)
+                    yield _prepared(doc, prepare)
             except _Unusable as exc:
                 yield Document(str(path), "", problem=str(exc))
 
@@ -139,12 +142,9 @@ def _digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]
 
 
-def _prepared(
-    doc: Document, prepare: Callable[[str], str] | None, max_chars: int | None
-) -> Document:
+def _prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
     text = prepare(doc.text) if prepare else doc.text
-    if max_chars is not None and len(text) > max_chars:
-        text = text[:max_chars]
     if not text.strip():
         return Document(doc.id, text, problem=f"{doc.id}: empty document")
-    return Document(doc.id, text)
+    offset = max(doc.text.find(text), 0) if text and not doc.text.startswith(text) else 0
+    return Document(doc.id, text, offset=offset)

@@ -48,6 +48,10 @@ class CallExecution:
         output / output_error: the call's structured result.
         reply: the message ``Complete`` and ``call()`` return.
         force_count: forcing retries spent; validation_retries: output retries spent.
+        spans: field path -> ``[(start, end)]`` of the output's grounded values.
+        discarded: attempts abandoned mid-stream (each announced by ``AttemptDiscarded``).
+        stream_retries: requests sent again after a stream broke mid-way.
+        tool_failures: error results per tool name (the per-tool retry budget).
         last_finish_reason: finish reason of the latest model reply.
         extra: room for middleware's own per-call data, keyed by middleware.
     """
@@ -74,6 +78,10 @@ class CallExecution:
     stop_reason: StopReason | None = None
     force_count: int = 0
     validation_retries: int = 0
+    spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    discarded: int = 0
+    stream_retries: int = 0
+    tool_failures: dict[str, int] = field(default_factory=dict)
     last_finish_reason: str = "stop"
     pending_events: list[Event] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -101,7 +109,7 @@ class CallExecution:
         from agentflow.errors import StructuredOutputError
 
         if self.completed:
-            return StructuredResult(value=self.output)
+            return StructuredResult(value=self.output, spans=self.spans)
         error = self.output_error
         if not isinstance(error, StructuredOutputError):
             why = (f" within max_iters ({self.iteration} reasoning steps)"

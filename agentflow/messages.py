@@ -152,10 +152,13 @@ def _block(index: int, item: Any) -> Block:
 class StructuredResult:
     """What a call produced for its output type: the validated value, or the
     error that explains why there is none. Not persisted (the JSON is, in the
-    message text and ``metadata[STRUCTURED_OUTPUT]``)."""
+    message text and ``metadata[STRUCTURED_OUTPUT]``). ``spans``: field path
+    -> ``[(start, end)]`` character offsets of each grounded value in the
+    source (``agentflow.extraction.grounding``)."""
 
     value: Any = None
     error: StructuredOutputError | None = None
+    spans: Mapping[str, list[tuple[int, int]]] = field(default_factory=dict)
 
 
 _ID_PREFIX = os.urandom(4).hex()
@@ -283,6 +286,14 @@ class Msg:
         if self.result.error is not None:
             raise self.result.error
         return self.result.value
+
+    @property
+    def spans(self) -> Mapping[str, list[tuple[int, int]]]:
+        """Where each grounded value of the output is in the source: field path
+        (``maintainer``, ``changes[2]``) -> ``[(start, end)]`` character
+        offsets into the call's user message text; ``{}`` when nothing was
+        grounded or no output was produced."""
+        return self.result.spans if self.result is not None else {}
 
     def structured_data(self, output_type: Any) -> Any:
         """Validate this message's stored output JSON as ``output_type``.

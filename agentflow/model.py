@@ -130,6 +130,9 @@ class ResponseFormat:
     ``type="json_schema"``: ``schema`` (already in the vendor's dialect) must be
     followed; ``type="json_object"``: any JSON object (the instructions carry
     the schema). ``name`` matches ``[a-zA-Z0-9_-]{1,64}`` (OpenAI rule).
+    ``source``: set only for a model whose profile has ``substring_grammar``:
+    the text that schema nodes marked ``"x-grounded": true`` must be
+    substrings of (the engine verifies the values afterwards either way).
     """
 
     type: NativeOutput
@@ -137,6 +140,7 @@ class ResponseFormat:
     name: str = "output"
     strict: bool = True
     description: str | None = None
+    source: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,10 +216,14 @@ class UsageChunk:
 
 @dataclass(frozen=True, slots=True)
 class FinishChunk:
-    """Why the model stopped: a normalized ``reason`` and the vendor's ``raw`` value."""
+    """Why the model stopped: a normalized ``reason`` and the vendor's ``raw``
+    value; ``response_model`` / ``response_id``: the model that answered and
+    the reply's id, where the vendor says (for tracing)."""
 
     reason: FinishReason
     raw: str = ""
+    response_model: str | None = None
+    response_id: str | None = None
     type: Literal["finish"] = "finish"
 
 
@@ -243,6 +251,13 @@ class ModelProfile:
         forced_tool_choice_with_thinking: ``required``/``specific`` is allowed
             while thinking (DeepSeek, Anthropic and DashScope refuse it).
         parallel_tool_calls_flag: the API accepts ``parallel_tool_calls``.
+        substring_grammar: the provider turns a json_schema response format
+            with a ``source`` into a grammar that lets grounded strings be
+            only substrings of it (llama.cpp with llguidance).
+        context_window: tokens a request may hold, prompt and reply together
+            (``None``: unknown; long documents then assume a conservative
+            default, see ``agentflow.extraction.budget``).
+        max_output_tokens: the most tokens one reply may have (``None``: unknown).
     """
 
     supports_tools: bool = True
@@ -256,6 +271,9 @@ class ModelProfile:
     thinking_default: bool = False
     forced_tool_choice_with_thinking: bool = True
     parallel_tool_calls_flag: bool = False
+    substring_grammar: bool = False
+    context_window: int | None = None
+    max_output_tokens: int | None = None
 
     def with_(self, **changes: Any) -> ModelProfile:
         """A copy with ``changes`` applied (``tool_choice_modes`` may be any iterable)."""

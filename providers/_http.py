@@ -16,7 +16,14 @@ NDJSON readers, vendor error mapping, and retries with backoff.
   character split between two TCP reads survives).
 
 API keys live in request headers only; they never reach logs, reprs or error
-messages.
+messages: every credential header value (``CREDENTIAL_HEADERS``) is
+registered with ``agentflow._secrets``, whose mask every ``ProviderError``
+applies to its message (a key, or a prefix of one, a server echoes).
+
+Redirects are never followed: a 3xx reply raises ``RedirectError`` naming
+the target. aiohttp would follow a cross-origin 307/308 carrying every
+header but ``Authorization`` (so ``x-api-key``, ``x-goog-api-key``... would
+leave their origin); no vendor API redirects its endpoints.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 import orjson
@@ -43,9 +50,11 @@ from tenacity import (
 )
 
 from agentflow._logging import get_logger
+from agentflow._secrets import register_secret
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
+    DeadlineExceededError,
     NotFoundError,
     OverloadedError,
     PermissionDeniedError,
@@ -54,12 +63,14 @@ from agentflow.errors import (
     ProviderTimeoutError,
     QuotaExceededError,
     RateLimitedError,
+    RedirectError,
     ServerError,
 )
 from agentflow.providers._payload import dump_json
 from agentflow.providers._streams import SSEEvent, iter_ndjson, iter_sse
 
 __all__ = [
+    "CREDENTIAL_HEADERS",
     "BodyErrorCheck",
     "ErrorMapper",
     "HttpClient",
@@ -76,6 +87,14 @@ __all__ = [
 ]
 
 _log = get_logger("agentflow.http")
+
+CREDENTIAL_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key",
+})
+"""Header names (lower case) whose values are credentials: registered for
+masking by every ``HttpClient`` (the header names vendors use: OpenAI-style
+``Authorization: Bearer``, Anthropic ``x-api-key``, Gemini ``x-goog-api-key``,
+Azure-style ``api-key``)."""
 
 ErrorMapper = Callable[[int, Mapping[str, str], bytes], ProviderError]
 """``(status, headers, body) -> ProviderError``: a vendor's error mapping."""
@@ -99,6 +118,10 @@ class HttpSettings:
         connection_limit: concurrent connections of the session's connector.
         force_close: open a new connection per request (for servers that close
             connections they advertise as keep-alive, like llama.cpp's after a stream).
+        deadline: seconds for one whole request: connecting, retries and
+            reading every byte of the reply (default 600; ``None``: no limit).
+            ``read_timeout`` alone cannot stop a server that keeps sending
+            keep-alive comments; this can (``DeadlineExceededError``).
     """
 
     connect_timeout: float = 10.0
@@ -109,6 +132,7 @@ class HttpSettings:
     max_retry_after: float = 120.0
     connection_limit: int = 128
     force_close: bool = False
+    deadline: float | None = 600.0
     extra_headers: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -264,6 +288,7 @@ class HttpClient:
         self.settings = settings or HttpSettings()
         self._headers = {"content-type": "application/json", **(headers or {}),
                          **self.settings.extra_headers}
+        _register_credentials(self._headers)
         self._map_error = error_mapper or (lambda s, h, b: default_error(vendor, s, h, b))
         self._body_error = body_error
         self._session: aiohttp.ClientSession | None = None
@@ -301,6 +326,39 @@ class HttpClient:
         headers: Mapping[str, str] | None = None,
         method: str = "POST",
     ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """POST ``body`` as JSON to ``path`` and yield the 2xx response, all of
+        it (connection, retries, reading the reply inside the ``async with``)
+        within ``settings.deadline`` seconds.
+
+        Raises:
+            DeadlineExceededError: the deadline passed (a server trickling
+                keep-alive comments, retries that add up); never retried.
+            ProviderError: as ``_open``.
+        """
+        scope = asyncio.timeout(self.settings.deadline)
+        started = False
+        try:
+            async with scope, self._open(path, body, headers=headers, method=method) as response:
+                started = True
+                yield response
+        except TimeoutError as exc:
+            if not scope.expired():
+                raise
+            raise DeadlineExceededError(
+                f"the request to {self.vendor} did not finish within its deadline of "
+                f"{self.settings.deadline:g}s (HttpSettings.deadline)",
+                deadline=self.settings.deadline or 0.0, partial=started, vendor=self.vendor,
+            ) from exc
+
+    @asynccontextmanager
+    async def _open(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        headers: Mapping[str, str] | None = None,
+        method: str = "POST",
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
         """POST ``body`` as JSON to ``path`` and yield the 2xx response.
 
         Raises:
@@ -314,6 +372,8 @@ class HttpClient:
             raise BadRequestError(f"the request body is not JSON: {exc}", status=None,
                                   vendor=self.vendor) from exc
         all_headers = {**self._headers, **(headers or {})}
+        if headers:
+            _register_credentials(headers)
         try:  # the common case pays nothing for the retry machinery
             response = await self._send(method, url, payload, all_headers)
         except ProviderError as exc:
@@ -367,7 +427,8 @@ class HttpClient:
     ) -> aiohttp.ClientResponse:
         session = self._session_now()
         try:
-            response = await session.request(method, url, data=payload, headers=headers)
+            response = await session.request(
+                method, url, data=payload, headers=headers, allow_redirects=False)
         except TimeoutError as exc:
             raise ProviderTimeoutError(
                 f"connecting to {self.vendor} timed out", vendor=self.vendor
@@ -376,6 +437,10 @@ class HttpClient:
             raise ProviderConnectionError(
                 f"cannot reach {self.vendor}: {type(exc).__name__}", vendor=self.vendor
             ) from exc
+        if 300 <= response.status < 400:
+            response.release()
+            raise _redirect_error(self.vendor, response.status, url,
+                                  response.headers.get("Location", ""))
         if response.status >= 400:
             try:
                 body = await response.read()
@@ -398,6 +463,21 @@ class HttpClient:
                 response.release()
                 raise error
         return response
+
+
+def _register_credentials(headers: Mapping[str, str]) -> None:
+    for name, value in headers.items():
+        if name.lower() in CREDENTIAL_HEADERS:
+            register_secret(value)
+
+
+def _redirect_error(vendor: str, status: int, url: str, location: str) -> RedirectError:
+    """The error for a 3xx reply to ``url`` pointing at ``location``."""
+    target = urljoin(url, location) if location else "(no Location header)"
+    return RedirectError(
+        f"{url} answered {status} redirecting to {target}; redirects are not followed "
+        f"(the request's credentials must not reach another origin): set base_url to the "
+        f"target if you trust it", location=target, status=status, vendor=vendor)
 
 
 async def read_json(response: aiohttp.ClientResponse) -> Any:

@@ -29,6 +29,7 @@ from agentflow.errors import (
     ProviderConnectionError,
     ProviderError,
     ServerError,
+    TruncatedStreamError,
     UnsupportedFeatureError,
 )
 from agentflow.messages import Msg
@@ -88,8 +89,9 @@ class OpenAICompatibleModel:
     ``stream()`` raises ``ProviderError`` subclasses: ``AuthenticationError``
     without a key for the vendor's host, the mapped HTTP errors after retries,
     a typed error for a mid-stream ``{"error": ...}`` line or ``event: error``,
-    ``ProviderConnectionError(partial=True)`` for a stream cut before ``[DONE]``
-    or a malformed stream event, ``ServerError`` for a malformed whole reply,
+    ``TruncatedStreamError`` (``partial=True``) for a stream cut before
+    ``[DONE]`` or ended without a ``finish_reason``, ``ProviderConnectionError``
+    (``partial=True``) for a malformed stream event, ``ServerError`` for a malformed whole reply,
     and either of the last two for a reply with neither content nor a finish
     reason (``[DONE]`` alone, ``{}``).
     """
@@ -137,7 +139,6 @@ class OpenAICompatibleModel:
         self._stream = stream
         self._late_system: Literal["system", "user"] = late_system
         self._key_missing = not key and self.own_host
-        self._secret = key.encode() if key else b""
         all_headers = dict(headers or {})
         if key:
             all_headers["authorization"] = f"Bearer {key}"
@@ -260,9 +261,7 @@ class OpenAICompatibleModel:
         return openai_error(self.vendor, status, headers, body)
 
     def _map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
-        if self._secret:
-            body = body.replace(self._secret, b"***")
-        return self.map_error(status, headers, body)
+        return self.map_error(status, headers, body)  # the key is masked by ProviderError
 
     def payload_error(self, payload: Mapping[str, Any]) -> ProviderError | None:
         """The error a 200 payload or stream event carries, if any."""
@@ -294,7 +293,7 @@ class OpenAICompatibleModel:
                 guard.end()
                 return
             guard = ReplyGuard(self.vendor, stream=True)
-            done = received = False
+            done = received = finished = False
             async for event in iter_sse(response):
                 if event.data.strip() == "[DONE]":
                     done = True
@@ -304,14 +303,23 @@ class OpenAICompatibleModel:
                 payload = guard.load(event.data)
                 received = True
                 for chunk in guard.fold(lambda p: self.read_payload(parser, p, guard), payload):
+                    finished = finished or chunk.type == "finish"
                     yield chunk
                 done = done or parser.terminal
             for chunk in guard.fold(lambda _: parser.close(), None):
                 yield chunk
             if not done:
-                raise ProviderConnectionError(
+                if not received:
+                    raise ProviderConnectionError(
+                        "the stream ended before its terminal marker ([DONE]); the reply is "
+                        "incomplete", vendor=self.vendor)
+                raise TruncatedStreamError(
                     "the stream ended before its terminal marker ([DONE]); the reply is "
-                    "incomplete", partial=received, vendor=self.vendor)
+                    "incomplete", vendor=self.vendor)
+            if received and not finished:
+                raise TruncatedStreamError(
+                    "the stream ended ([DONE]) without a finish_reason; the reply is "
+                    "incomplete", vendor=self.vendor)
             guard.end()
 
     def read_payload(

@@ -36,8 +36,8 @@ import aiohttp
 import orjson
 
 from agentflow.errors import (
-    ProviderConnectionError,
     ProviderError,
+    TruncatedStreamError,
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
@@ -87,15 +87,27 @@ _THINKING = _BASE.with_(supports_thinking=True)
 _NATIVE = _THINKING.with_(native_output="json_schema")
 
 PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("claude-*-4-[5-9]*", _NATIVE, "output_config json_schema (4.5+)"),
-    ProfileRule("claude-opus-4-1*", _NATIVE, "output_config json_schema"),
-    ProfileRule("claude-*-4*", _THINKING, "extended thinking; no native output"),
-    ProfileRule("claude-3-7-*", _THINKING, "extended thinking; no native output"),
-    ProfileRule("claude-3*", _BASE, "no thinking, no native output"),
+    ProfileRule("claude-*-4-[5-9]*", _NATIVE.with_(
+        context_window=200_000, max_output_tokens=64_000),
+                "output_config json_schema (4.5+)"),
+    ProfileRule("claude-opus-4-1*", _NATIVE.with_(context_window=200_000, max_output_tokens=32_000),
+                "output_config json_schema"),
+    ProfileRule("claude-*-4*", _THINKING.with_(context_window=200_000, max_output_tokens=32_000),
+                "extended thinking; no native output"),
+    ProfileRule("claude-3-7-*", _THINKING.with_(context_window=200_000, max_output_tokens=64_000),
+                "extended thinking; no native output"),
+    ProfileRule("claude-3*", _BASE.with_(context_window=200_000, max_output_tokens=4_096),
+                "no thinking, no native output"),
 )
 """Model-name globs -> profile. Native output (``output_config``) only on the
 models the structured-outputs doc lists (Sonnet/Opus/Haiku 4.5+, Opus 4.1);
-thinking on 3.7 and 4.x; unknown names get the thinking profile without native output."""
+thinking on 3.7 and 4.x; unknown names get the thinking profile without native output.
+
+Context window 200,000 tokens for every row; output caps from
+docs.anthropic.com/en/docs/about-claude/models/overview: 64,000 for the 4.5
+models and Claude 3.7 Sonnet, 32,000 for Opus 4/4.1 (Sonnet 4's 64,000 shares
+Opus 4's pattern, so the lower figure), 4,096 for the Claude 3 family's
+smallest (Claude 3 Haiku/Opus)."""
 DEFAULT_PROFILE = _THINKING
 """The profile of model names no pattern matches: thinking, no native output."""
 
@@ -192,26 +204,33 @@ class AnthropicChatModel(HttpChatModel):
         Raises:
             ProviderError: an ``event: error`` (529 ``overloaded_error`` ->
                 ``OverloadedError``...).
-            ProviderConnectionError: the stream ended before ``message_stop``,
-                an event is malformed, or the reply had neither content nor a
-                ``stop_reason`` (``message_stop`` alone).
+            TruncatedStreamError: the stream ended before ``message_stop``, or
+                reached it without a ``stop_reason`` (``partial=True``).
+            ProviderConnectionError: an event is malformed, or the reply had
+                neither content nor a ``stop_reason`` (``message_stop`` alone).
         """
         guard = ReplyGuard(VENDOR, stream=True)
         reader = _StreamReader()
+        finished = False
         async for event in iter_sse(response):
             if not event.data:
                 continue
             for chunk in guard.fold(reader.feed, guard.load(event.data)):
+                finished = finished or chunk.type == "finish"
                 yield chunk
             if reader.done:
                 guard.end()
+                if not finished:
+                    raise TruncatedStreamError("the stream reached message_stop without a "
+                                               "stop_reason; the reply is incomplete",
+                                               vendor=VENDOR)
                 return
-        raise ProviderConnectionError("the stream ended before message_stop", partial=True,
-                                      vendor=VENDOR)
+        raise TruncatedStreamError("the stream ended before message_stop", vendor=VENDOR)
 
     def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
         """Chunks of a whole ``message`` object."""
         reader = _StreamReader()
+        reader.message = dict(data)
         yield UsageChunk(_usage(data.get("usage") or {}))
         for index, block in enumerate(data.get("content") or []):
             yield from reader.block(index, block)
@@ -249,6 +268,8 @@ class _StreamReader:
         self.usage: dict[str, Any] = {}
         self.blocks: dict[int, dict[str, Any]] = {}
         self.thinking: list[dict[str, Any]] = []
+        self.message: dict[str, Any] = {}
+        """The ``message`` of ``message_start`` (its ``model`` and ``id``)."""
 
     def feed(self, data: Mapping[str, Any]) -> Iterable[ModelChunk]:
         """Chunks of one stream event (``ping`` and unknown events give none).
@@ -258,7 +279,8 @@ class _StreamReader:
         """
         kind = data.get("type")
         if kind == "message_start":
-            self.usage = dict(data.get("message", {}).get("usage") or {})
+            self.message = dict(data.get("message") or {})
+            self.usage = dict(self.message.get("usage") or {})
             yield UsageChunk(_usage(self.usage))
         elif kind == "content_block_start":
             index, block = data["index"], dict(data["content_block"])
@@ -317,7 +339,10 @@ class _StreamReader:
     def finish(self, stop_reason: str | None) -> Iterable[ModelChunk]:
         """The normalized finish chunk for ``stop_reason``."""
         if stop_reason:
-            yield FinishChunk(_STOP.get(stop_reason, "other"), stop_reason)
+            model, reply_id = self.message.get("model"), self.message.get("id")
+            yield FinishChunk(_STOP.get(stop_reason, "other"), stop_reason,
+                              model if isinstance(model, str) else None,
+                              reply_id if isinstance(reply_id, str) else None)
 
 
 # ----------------------------------------------------------------------------- errors

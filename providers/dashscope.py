@@ -50,22 +50,40 @@ _THINKS = _HYBRID.with_(thinking_default=True)
 _NO_THINKING = _HYBRID.with_(supports_thinking=False)
 
 PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("qwq*", _THINKS, "thinking-only"),
-    ProfileRule("qvq*", _THINKS, "thinking-only"),
+    ProfileRule("qwq*", _THINKS.with_(context_window=131_072, max_output_tokens=8_192),
+                "thinking-only"),
+    ProfileRule("qvq*", _THINKS.with_(context_window=131_072, max_output_tokens=8_192),
+                "thinking-only"),
     ProfileRule("*-thinking*", _THINKS, "thinking-only"),
     ProfileRule("*-instruct*", _NO_THINKING, "non-thinking variant"),
-    ProfileRule("qwen3-coder*", _NO_THINKING, "non-thinking"),
-    ProfileRule("qwen3-max*", _HYBRID, "hybrid, thinking off by default"),
-    ProfileRule("qwen-plus*", _HYBRID, "hybrid, thinking off by default"),
-    ProfileRule("qwen-flash*", _HYBRID, "hybrid, thinking off by default"),
-    ProfileRule("qwen-turbo*", _HYBRID, "hybrid, thinking off by default"),
-    ProfileRule("qwen3*", _THINKS, "open-source Qwen3 (and 3.5+): thinking on by default"),
-    ProfileRule("qwen-max*", _NO_THINKING, "no thinking"),
-    ProfileRule("qwen-long*", _NO_THINKING, "no thinking"),
-    ProfileRule("qwen2*", _NO_THINKING, "no thinking"),
+    ProfileRule("qwen3-coder*", _NO_THINKING.with_(
+        context_window=262_144, max_output_tokens=65_536),
+                "non-thinking"),
+    ProfileRule("qwen3-max*", _HYBRID.with_(context_window=262_144, max_output_tokens=65_536),
+                "hybrid, thinking off by default"),
+    ProfileRule("qwen-plus*", _HYBRID.with_(context_window=131_072, max_output_tokens=8_192),
+                "hybrid, thinking off by default"),
+    ProfileRule("qwen-flash*", _HYBRID.with_(context_window=1_000_000, max_output_tokens=32_768),
+                "hybrid, thinking off by default"),
+    ProfileRule("qwen-turbo*", _HYBRID.with_(context_window=131_072, max_output_tokens=8_192),
+                "hybrid, thinking off by default"),
+    ProfileRule("qwen3*", _THINKS.with_(context_window=131_072, max_output_tokens=16_384),
+                "open-source Qwen3 (and 3.5+): thinking on by default"),
+    ProfileRule("qwen-max*", _NO_THINKING.with_(context_window=32_768, max_output_tokens=8_192),
+                "no thinking"),
+    ProfileRule("qwen-long*", _NO_THINKING.with_(
+        context_window=10_000_000, max_output_tokens=8_192),
+                "no thinking"),
+    ProfileRule("qwen2*", _NO_THINKING.with_(context_window=131_072, max_output_tokens=8_192),
+                "no thinking"),
 )
 DEFAULT_PROFILE = _HYBRID
-"""The profile of model names no pattern matches (hybrid, thinking off by default)."""
+"""The profile of model names no pattern matches (hybrid, thinking off by default).
+
+Windows and output caps (tokens) from help.aliyun.com/zh/model-studio/models,
+the smallest of a family's dated versions where they differ (qwen-plus and
+qwen-turbo: 131,072 / 8,192, newer snapshots have 1,000,000); ``*-instruct``
+and ``*-thinking`` names span families: unknown (the conservative default)."""
 
 
 class DashScopeChatModel(OpenAICompatibleModel):

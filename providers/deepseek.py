@@ -47,14 +47,25 @@ _THINKING = ModelProfile(
 _NON_THINKING = _THINKING.with_(thinking_default=False)
 
 PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("deepseek-chat", _NON_THINKING, "V4-Flash alias, thinking off"),
-    ProfileRule("deepseek-reasoner", _THINKING, "V4-Flash alias, thinking on"),
-    ProfileRule("deepseek-v4*", _THINKING, "thinking on by default"),
-    ProfileRule("deepseek-flash*", _THINKING, "thinking on by default"),
-    ProfileRule("deepseek-pro*", _THINKING, "thinking on by default"),
+    ProfileRule("deepseek-chat", _NON_THINKING.with_(
+        context_window=128_000, max_output_tokens=8_000),
+                "V4-Flash alias, thinking off"),
+    ProfileRule("deepseek-reasoner", _THINKING.with_(
+        context_window=128_000, max_output_tokens=64_000),
+                "V4-Flash alias, thinking on"),
+    ProfileRule("deepseek-v4*", _THINKING.with_(context_window=128_000, max_output_tokens=64_000),
+                "thinking on by default"),
+    ProfileRule("deepseek-flash*", _THINKING.with_(
+        context_window=128_000, max_output_tokens=64_000),
+                "thinking on by default"),
+    ProfileRule("deepseek-pro*", _THINKING.with_(context_window=128_000, max_output_tokens=64_000),
+                "thinking on by default"),
 )
 DEFAULT_PROFILE = _THINKING
-"""The profile of model names no pattern matches (thinking on by default (V4))."""
+"""The profile of model names no pattern matches (thinking on by default (V4)).
+
+Windows and output caps: api-docs.deepseek.com/quick_start/pricing ("context
+length 128K"; maximum output 8K in non-thinking mode, 64K in thinking mode)."""
 
 
 class DeepSeekChatModel(OpenAICompatibleModel):

@@ -37,9 +37,9 @@ import orjson
 
 from agentflow.errors import (
     AuthenticationError,
-    ProviderConnectionError,
     ProviderError,
     RateLimitedError,
+    TruncatedStreamError,
     UnsupportedFeatureError,
 )
 from agentflow.messages import Msg
@@ -88,13 +88,20 @@ _PRE3 = ModelProfile(native_output="json_schema", native_output_with_tools=False
 _THINKING = _PRE3.with_(supports_thinking=True, thinking_default=True)
 
 PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("gemini-[3-9]*", _THINKING.with_(native_output_with_tools=True),
+    ProfileRule("gemini-[3-9]*", _THINKING.with_(native_output_with_tools=True,
+                                                 context_window=1_048_576,
+                                                 max_output_tokens=65_536),
                 "responseSchema together with function calling"),
-    ProfileRule("gemini-2.5*", _THINKING, "thinking on by default"),
-    ProfileRule("gemini-*", _PRE3, "responseSchema never with function calling"),
+    ProfileRule("gemini-2.5*", _THINKING.with_(
+        context_window=1_048_576, max_output_tokens=65_536), "thinking on by default"),
+    ProfileRule("gemini-*", _PRE3.with_(context_window=1_048_576, max_output_tokens=8_192),
+                "responseSchema never with function calling"),
 )
 """Model-name globs -> profile: native output everywhere, combined with tools
-from Gemini 3 on; thinking (on by default) from 2.5."""
+from Gemini 3 on; thinking (on by default) from 2.5. Windows and output caps
+(tokens) from ai.google.dev/gemini-api/docs/models: 1,048,576 input for every
+family (1.5 Pro's 2,097,152 shares the ``gemini-*`` row, so the lower
+figure); 65,536 output from 2.5 on, 8,192 before."""
 DEFAULT_PROFILE = _PRE3
 """The profile of model names no pattern matches: native output never with tools."""
 
@@ -114,6 +121,8 @@ class GeminiChatModel(HttpChatModel):
     """
 
     vendor = VENDOR
+    otel_provider = "gcp.gemini"
+    """``gen_ai.provider.name`` of the Gemini API (OpenTelemetry GenAI conventions)."""
 
     def __init__(
         self,
@@ -189,7 +198,8 @@ class GeminiChatModel(HttpChatModel):
 
         Raises:
             ProviderError: an error object inside the stream.
-            ProviderConnectionError: the stream ended without a ``finishReason``,
+            TruncatedStreamError / ProviderConnectionError: the stream ended
+                without a ``finishReason`` (``partial=True``),
                 or an event is malformed.
         """
         guard = ReplyGuard(VENDOR, stream=True)
@@ -244,6 +254,8 @@ class _Reader:
     def __init__(self) -> None:
         self.calls = 0
         self.finish: str | None = None
+        self.model: str | None = None
+        self.reply_id: str | None = None
 
     def feed(self, data: Any) -> Iterable[ModelChunk]:
         if isinstance(data, list):  # an error (or reply) wrapped in a one-element list
@@ -251,6 +263,10 @@ class _Reader:
         if "error" in data:
             code = data["error"].get("code") if isinstance(data["error"], Mapping) else None
             raise map_error(code if isinstance(code, int) else 500, {}, orjson.dumps(data))
+        if isinstance(data.get("modelVersion"), str):  # for tracing
+            self.model = data["modelVersion"]
+        if isinstance(data.get("responseId"), str):
+            self.reply_id = data["responseId"]
         if data.get("usageMetadata"):
             yield UsageChunk(_usage(data["usageMetadata"]))
         candidates = data.get("candidates") or []
@@ -287,19 +303,20 @@ class _Reader:
         ``STOP``, with ``raw=""``: the vendor gave no reason).
 
         Raises:
-            ProviderConnectionError: a stream ended without ``finishReason``
+            TruncatedStreamError: a stream ended without ``finishReason``
                 (nor a block reason): it was cut.
         """
         if self.finish is None and cut_if_unfinished:
-            raise ProviderConnectionError("the stream ended without a finishReason",
-                                          partial=True, vendor=VENDOR)
+            raise TruncatedStreamError("the stream ended without a finishReason; the reply "
+                                       "is incomplete", vendor=VENDOR)
         raw = self.finish or ""
         if raw.startswith("BLOCKED:"):
-            yield FinishChunk("content_filter", raw)
+            reason: FinishReason = "content_filter"
         elif raw in ("STOP", "") and self.calls:
-            yield FinishChunk("tool_calls", raw)
+            reason = "tool_calls"
         else:
-            yield FinishChunk(_FINISH.get(raw or "STOP", "other"), raw)
+            reason = _FINISH.get(raw or "STOP", "other")
+        yield FinishChunk(reason, raw, self.model, self.reply_id)
 
 
 # ----------------------------------------------------------------------------- errors

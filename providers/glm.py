@@ -51,16 +51,25 @@ _GLM = ModelProfile(
 )
 
 PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("glm-z1*", _GLM, "reasoning model"),
-    ProfileRule("glm-4.5*", _GLM, "dynamic thinking, on by default"),
-    ProfileRule("glm-4.6*", _GLM, "thinking on by default"),
-    ProfileRule("glm-4.7*", _GLM, "thinking on by default"),
+    ProfileRule("glm-z1*", _GLM.with_(context_window=32_000, max_output_tokens=None),
+                "reasoning model"),
+    ProfileRule("glm-4.5*", _GLM.with_(context_window=128_000, max_output_tokens=96_000),
+                "dynamic thinking, on by default"),
+    ProfileRule("glm-4.6*", _GLM.with_(context_window=200_000, max_output_tokens=128_000),
+                "thinking on by default"),
+    ProfileRule("glm-4.7*", _GLM.with_(context_window=200_000, max_output_tokens=128_000),
+                "thinking on by default"),
     ProfileRule("glm-5*", _GLM, "thinking on by default"),
-    ProfileRule("glm-4*", _GLM.with_(supports_thinking=False, thinking_default=False),
+    ProfileRule("glm-4*", _GLM.with_(supports_thinking=False, thinking_default=False,
+                                     context_window=128_000, max_output_tokens=4_096),
                 "GLM-4 (plus/air/flash): no thinking"),
 )
 DEFAULT_PROFILE = _GLM
-"""The profile of model names no pattern matches (thinking on by default)."""
+"""The profile of model names no pattern matches (thinking on by default).
+
+Windows and output caps (tokens) from docs.bigmodel.cn (model overview):
+GLM-4.5 128K / 96K, GLM-4.6 and 4.7 200K / 128K, GLM-4-Plus/Air 128K / 4K,
+GLM-Z1 32K; GLM-5 is not listed there yet (unknown: the conservative default)."""
 
 _QUOTA = frozenset({"1113", "1304"})
 _RATE = frozenset({"1302", "1303", "1305"})

@@ -94,7 +94,9 @@ class LocalModel(OpenAICompatibleModel):
         model: ``"gemma3-270m"`` (the bundled weights) or a path to a ``.gguf`` file.
         threads: CPU threads for generation and prompt processing (default 1;
             measured ~40 tokens/s at 1 thread, erratic at 2 on a 2-core machine).
-        context: context window in tokens, shared by ``parallel`` slots.
+        context: context window in tokens, shared by ``parallel`` slots (the
+            profile's ``context_window`` is one slot's share; its
+            ``max_output_tokens`` is ``max_tokens``).
         parallel: requests decoded at once (default 1: others queue).
         max_tokens: reply cap when a request sets none (tokens).
         chat_template: jinja chat template (default ``PLAIN_TEMPLATE``); ``""``
@@ -136,6 +138,9 @@ class LocalModel(OpenAICompatibleModel):
                          settings=settings, stream=stream)
         self.threads, self.context, self.parallel = threads, context, parallel
         self.default_max_tokens, self.default_temperature = max_tokens, temperature
+        if profile is None:  # what the server is started with: each slot's share of n_ctx
+            self._profile = self._profile.with_(context_window=context // max(1, parallel),
+                                                max_output_tokens=max_tokens)
         self.chat_template = chat_template
         self._server: Any = None
         self._grammars: dict[bytes, str] = {}
@@ -193,6 +198,20 @@ class LocalModel(OpenAICompatibleModel):
         self._ensure_server()
         async for chunk in super().stream(messages, tools, options):
             yield chunk
+
+    async def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` by the model's own tokenizer: llama.cpp server's
+        ``POST /tokenize`` (``{"content": text}`` -> ``{"tokens": [...]}``),
+        starting the server if needed.
+
+        Raises:
+            ProviderError: the server refused or failed the request.
+        """
+        self._ensure_server()
+        url = f"{self._server.listening_address.rstrip('/')}/tokenize"
+        async with self._http.open(url, {"content": text, "add_special": False}) as response:
+            reply = orjson.loads(await response.read())
+        return len(reply["tokens"])
 
     def build_body(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions

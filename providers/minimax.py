@@ -73,14 +73,21 @@ _M = ModelProfile(
 )
 
 PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("minimax-text-01*", _M.with_(supports_thinking=False, thinking_default=False),
+    ProfileRule("minimax-text-01*", _M.with_(supports_thinking=False, thinking_default=False,
+                                            context_window=1_000_192),
                 "no reasoning; json_schema only on the native endpoint"),
-    ProfileRule("minimax-m1*", _M, "reasoning_content"),
-    ProfileRule("minimax-m2*", _M, "always thinks, inline <think>"),
+    ProfileRule("minimax-m1*", _M.with_(context_window=1_000_000, max_output_tokens=80_000),
+                "reasoning_content"),
+    ProfileRule("minimax-m2*", _M.with_(context_window=204_800, max_output_tokens=128_000),
+                "always thinks, inline <think>"),
     ProfileRule("minimax-m3*", _M, "adaptive thinking"),
 )
 DEFAULT_PROFILE = _M
-"""The profile of model names no pattern matches (always thinks)."""
+"""The profile of model names no pattern matches (always thinks).
+
+Windows and output caps (tokens) from platform.minimax.io/docs (models):
+MiniMax-Text-01 1,000,192; MiniMax-M1 1,000,000 / 80,000; MiniMax-M2
+204,800 / 128,000; M3 unknown (the conservative default)."""
 
 
 def base_resp_error(vendor: str, data: Any) -> ProviderError | None:

@@ -34,9 +34,9 @@ from typing import Any
 import aiohttp
 
 from agentflow.errors import (
-    ProviderConnectionError,
     ProviderError,
     ServerError,
+    TruncatedStreamError,
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
@@ -84,7 +84,11 @@ FORCE_TOOL = ("You must now call the `{name}` tool, the only tool available, exa
 FORCE_ANY = "You must now call one of the available tools. Reply with tool calls only, no text."
 
 _DEFAULT = ModelProfile(tool_choice_modes=frozenset({"auto", "none", "specific"}),
-                        native_output="json_schema", native_output_with_tools=True)
+                        native_output="json_schema", native_output_with_tools=True,
+                        context_window=4096)
+"""Ollama's window is the server's ``num_ctx``, 4096 tokens unless set
+(docs.ollama.com/faq, "How can I specify the context window size?"); with a
+larger ``num_ctx``, pass ``profile=`` with its ``context_window``."""
 _THINKING = _DEFAULT.with_(supports_thinking=True, thinking_default=True)
 _NO_TOOLS = _DEFAULT.with_(supports_tools=False, tool_choice_modes={"auto", "none"})
 
@@ -179,7 +183,8 @@ class OllamaChatModel(HttpChatModel):
 
         Raises:
             ProviderError: an ``{"error": ...}`` line.
-            ProviderConnectionError: the stream ended before the ``done`` line,
+            TruncatedStreamError / ProviderConnectionError: the stream ended
+                before the ``done`` line (``partial=True``),
                 a line is malformed, or the reply had neither content nor a
                 ``done_reason`` (a ``done`` line alone).
         """
@@ -191,8 +196,7 @@ class OllamaChatModel(HttpChatModel):
             if reader.done:
                 guard.end()
                 return
-        raise ProviderConnectionError("the stream ended before the done line", partial=True,
-                                      vendor=VENDOR)
+        raise TruncatedStreamError("the stream ended before the done line", vendor=VENDOR)
 
     def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
         """Chunks of a whole reply (one object with ``done: true``)."""
@@ -292,7 +296,9 @@ class _Reader:
                                    output_tokens=int(data.get("eval_count") or 0)))
             raw = data.get("done_reason") or ""  # "": none given (older servers)
             reason = _DONE.get(raw or "stop", "other")
-            yield FinishChunk("tool_calls" if reason == "stop" and self.calls else reason, raw)
+            model = data.get("model")
+            yield FinishChunk("tool_calls" if reason == "stop" and self.calls else reason, raw,
+                              model if isinstance(model, str) and model else None)
 
 
 # ----------------------------------------------------------------------------- errors

@@ -12,9 +12,11 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from agentflow.extraction.budget import estimate_tokens
 from agentflow.model import ModelProfile, ToolChoiceMode
 from agentflow.providers._openai_compat import (
     GENERIC_PROFILE,
@@ -51,21 +53,36 @@ _REASONING = OPENAI_DEFAULT.with_(supports_thinking=True, thinking_default=True,
 _LEGACY = OPENAI_DEFAULT.with_(native_output=None)
 
 PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("o1-mini*", _REASONING.with_(supports_tools=False, native_output=None),
+    ProfileRule("o1-mini*", _REASONING.with_(supports_tools=False, native_output=None,
+                                             context_window=128_000, max_output_tokens=65_536),
                 "no tools, no response_format"),
-    ProfileRule("o1-preview*", _REASONING.with_(supports_tools=False, native_output=None),
+    ProfileRule("o1-preview*", _REASONING.with_(supports_tools=False, native_output=None,
+                                                context_window=128_000, max_output_tokens=32_768),
                 "no tools, no response_format"),
-    ProfileRule("gpt-4o-2024-05-13", _LEGACY, "json_schema came with gpt-4o-2024-08-06"),
-    ProfileRule("o[1-9]*", _REASONING, "reasoning; no parallel_tool_calls flag"),
-    ProfileRule("gpt-5*", _REASONING.with_(parallel_tool_calls_flag=True), "reasoning"),
-    ProfileRule("gpt-4o*", OPENAI_DEFAULT),
-    ProfileRule("gpt-4.1*", OPENAI_DEFAULT),
-    ProfileRule("gpt-4.5*", OPENAI_DEFAULT),
-    ProfileRule("gpt-4*", _LEGACY, "no json_schema response_format: tool path"),
-    ProfileRule("gpt-3.5*", _LEGACY, "no json_schema response_format: tool path"),
+    ProfileRule("gpt-4o-2024-05-13", _LEGACY.with_(context_window=128_000, max_output_tokens=4_096),
+                "json_schema came with gpt-4o-2024-08-06"),
+    ProfileRule("o[1-9]*", _REASONING.with_(context_window=200_000, max_output_tokens=100_000),
+                "reasoning; no parallel_tool_calls flag"),
+    ProfileRule("gpt-5*", _REASONING.with_(parallel_tool_calls_flag=True, context_window=400_000,
+                                           max_output_tokens=128_000), "reasoning"),
+    ProfileRule("gpt-4o*", OPENAI_DEFAULT.with_(context_window=128_000, max_output_tokens=16_384)),
+    ProfileRule("gpt-4.1*", OPENAI_DEFAULT.with_(
+        context_window=1_047_576, max_output_tokens=32_768)),
+    ProfileRule("gpt-4.5*", OPENAI_DEFAULT.with_(context_window=128_000, max_output_tokens=16_384)),
+    ProfileRule("gpt-4-turbo*", _LEGACY.with_(context_window=128_000, max_output_tokens=4_096),
+                "no json_schema response_format: tool path"),
+    ProfileRule("gpt-4*", _LEGACY.with_(context_window=8_192, max_output_tokens=8_192),
+                "no json_schema response_format: tool path"),
+    ProfileRule("gpt-3.5*", _LEGACY.with_(context_window=16_385, max_output_tokens=4_096),
+                "no json_schema response_format: tool path"),
 )
 DEFAULT_PROFILE = OPENAI_DEFAULT
-"""The profile of OpenAI model names no pattern matches."""
+"""The profile of OpenAI model names no pattern matches (window unknown).
+
+Context windows and output caps (tokens) per row are the model pages of
+platform.openai.com/docs/models (gpt-4o: 128,000 / 16,384; gpt-4.1:
+1,047,576 / 32,768; gpt-5: 400,000 / 128,000; o1/o3/o4-mini: 200,000 /
+100,000; gpt-4: 8,192 / 8,192; gpt-3.5-turbo: 16,385 / 4,096)."""
 
 
 class OpenAIChatModel(OpenAICompatibleModel):
@@ -103,10 +120,33 @@ class OpenAIChatModel(OpenAICompatibleModel):
         self.max_tokens_field = max_tokens_field or (
             "max_completion_tokens" if self.own_host else "max_tokens")
 
+    async def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` by OpenAI's tokenizer, ``tiktoken`` (the ``tokens``
+        extra), when it knows the model name and its data loads; else the
+        conservative ``agentflow.extraction.budget.estimate_tokens``."""
+        encoding = _encoding(self.model_name)
+        if encoding is None:
+            return estimate_tokens(text)
+        return len(encoding.encode(text, disallowed_special=()))
+
     def lookup_profile(self, model: str) -> ModelProfile:
         """OpenAI's table; an unknown model on another host gets ``GENERIC_PROFILE``."""
         default = OPENAI_DEFAULT if self.own_host else GENERIC_PROFILE
         return match_profile(self.profile_rules, model, default)
+
+
+@functools.cache
+def _encoding(model: str) -> Any:
+    """tiktoken's encoding for an OpenAI model name, or ``None`` (tiktoken not
+    installed, a name it does not know, or its data file cannot be loaded)."""
+    try:
+        import tiktoken
+    except ImportError:
+        return None
+    try:
+        return tiktoken.encoding_for_model(model)
+    except Exception:  # unknown model name (KeyError), or the BPE file is not cached (offline)
+        return None
 
 
 def create(model_name: str, **kwargs: Any) -> OpenAIChatModel:

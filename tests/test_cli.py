@@ -110,3 +110,45 @@ def test_models_and_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert info.value.code == 0
     assert __version__ in capsys.readouterr().out
+
+
+HISTORY_SCHEMA = '''
+from typing import Annotated
+from pydantic import BaseModel
+from agentflow.extraction.merge import Merge
+
+class Entry(BaseModel):
+    version: str
+
+class History(BaseModel):
+    entries: Annotated[list[Entry], Merge.by_key("version")]
+'''
+
+
+def history_reply(body: Any) -> FakeReply:
+    doc = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    versions = [line.split()[1] for line in doc.splitlines() if line.startswith("version ")]
+    return FakeReply(text=json.dumps({"entries": [{"version": v} for v in versions]}))
+
+
+async def test_long_documents_are_chunked_and_a_cap_is_recorded(tmp_path: Path) -> None:
+    (tmp_path / "hist.py").write_text(HISTORY_SCHEMA)
+    doc = tmp_path / "long.txt"
+    doc.write_text("".join(f"version {i}.0\n  some change text here\n\n" for i in range(50)))
+    out = tmp_path / "out.jsonl"
+    async with OpenAIFake() as server:
+        server.default = history_reply
+        base = ["extract", "--schema", f"{tmp_path / 'hist.py'}:History", "--input", str(doc),
+                "--model", "openai:gpt-4o-mini", "--base-url", server.url, "--api-key", "k"]
+        assert await run_cli(*base, "--chunk-chars", "300", "--out", str(out)) == 0
+        assert await run_cli(*base, "--max-chars", "200", "--no-chunking",
+                             "--out", str(tmp_path / "cut.jsonl")) == 0
+    (record,) = [orjson.loads(x) for x in out.read_bytes().splitlines()]
+    assert [e["version"] for e in record["output"]["entries"]] == [f"{i}.0" for i in range(50)]
+    assert record["chunks"]["total"] > 5 and record["chunks"]["failed"] == 0
+    assert record["truncated"] is False
+    (cut,) = [orjson.loads(x) for x in (tmp_path / "cut.jsonl").read_bytes().splitlines()]
+    assert cut["truncated"] == {"kept_chars": cut["truncated"]["kept_chars"],
+                                "total_chars": len(doc.read_text())}
+    assert 0 < cut["truncated"]["kept_chars"] <= 200 and "chunks" not in cut
+    assert len(cut["output"]["entries"]) < 50

@@ -45,10 +45,10 @@ def test_files_globs_directories_gz_and_jsonl(tmp_path: Path) -> None:
     assert docs[1].id == str(sub / "b.txt.gz")
 
 
-def test_prepare_and_max_chars(tmp_path: Path) -> None:
-    (tmp_path / "x.txt").write_text("abcdefgh")
-    docs = list(iter_documents([str(tmp_path / "x.txt")], prepare=str.upper, max_chars=3))
-    assert docs[0].text == "ABC"
+def test_prepare_and_never_a_cut(tmp_path: Path) -> None:
+    (tmp_path / "x.txt").write_text("abcdefgh" * 10_000)
+    docs = list(iter_documents([str(tmp_path / "x.txt")], prepare=str.upper))
+    assert docs[0].text == "ABCDEFGH" * 10_000  # a cap is extract_many's, and recorded
 
 
 def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -39,7 +39,9 @@ ENTRY = """hello (2.10-3) unstable; urgency=medium
 def test_profile_and_registry() -> None:
     model = get_model("local")
     assert isinstance(model, LocalModel) and model.model_name == "gemma3-270m"
-    assert model.profile == DEFAULT_PROFILE
+    assert model.profile == DEFAULT_PROFILE.with_(context_window=4096, max_output_tokens=1024)
+    two_slots = LocalModel(context=8192, parallel=2, max_tokens=512).profile
+    assert (two_slots.context_window, two_slots.max_output_tokens) == (4096, 512)
     assert not model.profile.supports_tools and model.profile.native_output == "json_schema"
     assert isinstance(get_model("local:/models/x.gguf"), LocalModel)
     with pytest.raises(InvalidModelError, match="gguf"):

@@ -10,7 +10,9 @@
   validated (lax, with schema-aware normalisation), user validators run,
   invalid output answered with an error listing each failing field, bounded
   by ``output_retries`` for the whole call; several output calls in one reply
-  handled by ``on_multiple``.
+  handled by ``on_multiple``; a valid output that comes with other tool
+  calls follows ``end_strategy`` (``safe``: accepted only if none of them
+  failed; ``early``; ``exhaustive``).
 * **reminders** – entering tool mode on a state whose ``so_tool_active`` is
   false appends one persistent ENTER reminder and sets the flag; a call
   without output on a flagged state appends one EXIT reminder and clears it.
@@ -27,6 +29,16 @@
 * **degradation** – a vendor's ``UnsupportedFeatureError`` steps the call
   down (native -> tool -> prompt; forced tool choice -> prompt reminder) and
   the model's effective profile remembers it.
+* **grounding** – a call whose output type marks fields ``Grounded()`` (or
+  that grounds every string: ``ground=``) checks, after validation, that each
+  grounded value is a verbatim span of the call's user text and that no
+  value is degenerate (``agentflow.extraction.grounding`` / ``.degenerate``);
+  a failure is answered like a validation error, within the same
+  ``output_retries`` budget, and ends as ``GroundingError`` /
+  ``DegenerateOutputError``; the spans of an accepted output go to
+  ``ex.spans``. Where the profile has ``substring_grammar``, the native
+  response format also carries the source, so the grammar makes other
+  values impossible.
 * **truncation** – finish reason ``length`` ends the call with
   ``OutputTruncatedError``; truncated text is never sent back for repair; a
   filtered or refused reply ends the call too.
@@ -43,14 +55,18 @@ holding the output JSON (``STRUCTURED_OUTPUT=True``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import orjson
 from pydantic import ValidationError
 
+from agentflow._lru import LRU
 from agentflow.errors import (
+    DegenerateOutputError,
+    GroundingError,
     ModelRetry,
     MultipleStructuredOutputsError,
     OutputTruncatedError,
@@ -61,8 +77,16 @@ from agentflow.errors import (
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
-from agentflow.events import Event, OutputPartial, OutputRetry
+from agentflow.events import AttemptDiscarded, Event, OutputPartial, OutputRetry
 from agentflow.execution import CallExecution
+from agentflow.extraction.degenerate import check_degenerate
+from agentflow.extraction.grounding import (
+    Grounded,
+    check_grounding,
+    grounded_values,
+    grounding_plan,
+    mark_all_strings,
+)
 from agentflow.messages import (
     STRUCTURED_OUTPUT,
     STRUCTURED_OUTPUT_ATTEMPT,
@@ -84,8 +108,8 @@ from agentflow.model import (
     ToolSpec,
 )
 from agentflow.output.config import OutputConfig
-from agentflow.output.parsing import NoJSONFound, parse_output
-from agentflow.output.partial import PartialOutput, json_start
+from agentflow.output.parsing import NoJSONFound, parse_output, visible_text
+from agentflow.output.partial import PartialOutput, last_value_start
 from agentflow.output.reminders import (
     TOOL_NAME,
     force_reminder,
@@ -113,6 +137,9 @@ __all__ = [
 ]
 
 
+_NO_OUTPUT: Any = object()
+
+
 @dataclass(eq=False, slots=True)
 class _Run:
     """What the engine keeps for one call (in ``ex.extra``)."""
@@ -123,9 +150,18 @@ class _Run:
     partial: PartialOutput
     strip_tools: bool = False
     give_up: bool = False
+    ground: Grounded | None = None
+    grounded: bool = False
+    start: int = 0
+    source: str | None = None
+    discards: int = 0
+    pending: Any = _NO_OUTPUT
+    """A valid output waiting for the reply's other tool calls (end strategy ``safe``)."""
 
 
 _KEY = "structured_output"
+STRATEGY_CACHE_SIZE = 1024
+"""Entries of the per-middleware strategy cache (one per model and has-tools)."""
 
 
 def _run_of(ex: CallExecution) -> _Run | None:
@@ -135,6 +171,21 @@ def _run_of(ex: CallExecution) -> _Run | None:
 
 def _model_key(model: ChatModel) -> tuple[str, str, int]:
     return (type(model).__qualname__, model.model_name, id(model))
+
+
+@functools.lru_cache(maxsize=256)
+def _has_markers(output_type: Any) -> bool:
+    """``grounding_plan`` cached per type (raises ``SchemaError`` on a bad marker)."""
+    return grounding_plan(output_type)
+
+
+def _as_marker(ground: bool | Grounded | None) -> Grounded | None:
+    if isinstance(ground, Grounded):
+        return ground
+    return Grounded() if ground else None
+
+
+_REJECTED = (ValidationError, ModelRetry, NoJSONFound, GroundingError, DegenerateOutputError)
 
 
 def _mark_attempt(ex: CallExecution, reply: Msg) -> None:
@@ -148,13 +199,14 @@ class StructuredOutputMiddleware(Middleware):
 
     Shared by every call of an agent; per-call data lives in the
     ``CallExecution``. The only shared mutable data are caches: the strategy
-    per (model, type, has-tools, refused features) and the features each
-    model refused at run time.
+    per (model, has-tools, refused features) — bounded (``STRATEGY_CACHE_SIZE``)
+    and never keyed by the output type, so fresh types are not kept alive —
+    and the features each model refused at run time.
     """
 
     def __init__(self, config: OutputConfig | None = None) -> None:
         self.config = config or OutputConfig()
-        self._strategies: dict[tuple[Any, ...], StrategyKind] = {}
+        self._strategies: LRU[tuple[Any, ...], StrategyKind] = LRU(STRATEGY_CACHE_SIZE)
         self._refused: dict[tuple[str, str, int], frozenset[str]] = {}
 
     # ------------------------------------------------------------ strategy binding
@@ -181,20 +233,14 @@ class StructuredOutputMiddleware(Middleware):
         strategy: OutputStrategy | None = None,
     ) -> StrategyKind:
         """The strategy a call binds to: an explicit one, else the cached
-        ``choose_strategy`` decision for this model, type and has-tools."""
+        ``choose_strategy`` decision for this model and has-tools (the choice
+        does not depend on ``output_type``)."""
         chosen = strategy or self.config.strategy
         if not isinstance(chosen, AutoStrategy):
             return chosen.kind
-        key = (
-            _model_key(model),
-            output_type,
-            has_tools,
-            self._refused.get(_model_key(model), frozenset()),
-        )
-        kind = self._strategies.get(key)
-        if kind is None:
-            kind = self._strategies[key] = choose_strategy(self.effective_profile(model), has_tools)
-        return kind
+        key = (_model_key(model), has_tools, self._refused.get(_model_key(model), frozenset()))
+        return self._strategies.get_or_make(
+            key, lambda: choose_strategy(self.effective_profile(model), has_tools))
 
     def prepare(
         self,
@@ -206,8 +252,13 @@ class StructuredOutputMiddleware(Middleware):
         """Check, before any request, that ``output_type`` can be asked of ``model``.
 
         Raises:
-            SchemaError: the type cannot be expressed in the vendor's dialect.
+            SchemaError: the type cannot be expressed in the vendor's dialect,
+                or it carries a ``Grounded()`` marker on a non-string field.
         """
+        try:
+            _has_markers(output_type)
+        except TypeError:  # an unhashable type: check without the cache
+            grounding_plan(output_type)
         spec = OutputSpec.of(output_type)
         kind = self.strategy_for(model, output_type, has_tools, strategy)
         if kind != "prompt":
@@ -226,6 +277,13 @@ class StructuredOutputMiddleware(Middleware):
         has_tools = ex.extra.get("has_tools", True)
         kind = self.strategy_for(ex.model, ex.output_type, has_tools, ex.extra.get("strategy"))
         run = ex.extra[_KEY] = _Run(spec, kind, has_tools, PartialOutput(spec.wrapped))
+        run.ground = _as_marker(ex.extra.get("ground", self.config.ground))
+        try:
+            markers = _has_markers(ex.output_type)
+        except TypeError:
+            markers = grounding_plan(ex.output_type)
+        run.grounded = run.ground is not None or markers
+        run.start = len(ex.memory)  # the call's input messages follow
         self._bind(ex, run, kind)
 
     def _bind(self, ex: CallExecution, run: _Run, kind: StrategyKind) -> None:
@@ -267,7 +325,7 @@ class StructuredOutputMiddleware(Middleware):
                 options = options.with_(parallel_tool_calls=False)
         else:
             if ex.response_format is not None:
-                options = options.with_(response_format=ex.response_format)
+                options = options.with_(response_format=self._grounded_format(ex, run))
             if run.kind == "prompt" or (ex.response_format and ex.response_format.schema is None):
                 schema = orjson.dumps(run.spec.plain_schema).decode()
                 at = next(
@@ -277,12 +335,26 @@ class StructuredOutputMiddleware(Middleware):
                 request.messages.insert(at, prompt_instruction(schema))
         request.options = options
 
+    def _grounded_format(self, ex: CallExecution, run: _Run) -> ResponseFormat:
+        """The call's response format; with the source attached (and every
+        string marked, under a ``ground`` default) when the profile's grammar
+        can hold grounded strings to it."""
+        rf = ex.response_format
+        assert rf is not None
+        if not (run.grounded and rf.schema is not None and ex.model.profile.substring_grammar):
+            return rf
+        schema = mark_all_strings(rf.schema) if run.ground is not None else rf.schema
+        return replace(rf, schema=schema, source=_source(ex, run))
+
     # ------------------------------------------------------------ streaming
 
     def on_chunk(self, ex: CallExecution, chunk: ModelChunk, reply: ReplyBuilder) -> Event | None:
         run = _run_of(ex)
         if run is None or ex.completed:
             return None
+        if run.discards != ex.discarded:  # the attempt was announced void: start again
+            run.discards = ex.discarded
+            run.partial.reset()
         data = None
         if isinstance(chunk, ToolCallDelta):
             if run.kind == "tool" and reply.tools.name(chunk.index) == TOOL_NAME:
@@ -291,8 +363,23 @@ class StructuredOutputMiddleware(Middleware):
                 else:
                     data = run.partial.from_text(reply.tools.arguments_text(chunk.index))
         elif isinstance(chunk, TextDelta) and run.kind != "tool":
-            text = json_start(reply.text)
-            data = run.partial.from_text(text) if text is not None else None
+            text = visible_text(reply.text)  # drafts inside reasoning never count
+            if text is None:
+                return None
+            start = last_value_start(text, "[{" if run.spec.wrapped else "{")
+            if start is None:
+                return None
+            if run.partial.start != start:
+                superseded = run.partial.last is not None
+                run.partial.reset()
+                run.partial.start = start
+                if superseded:
+                    ex.discarded += 1
+                    run.discards = ex.discarded
+                    return AttemptDiscarded(ex.iteration, "superseded",
+                                            "a later JSON value in the reply replaces the "
+                                            "partial output so far")
+            data = run.partial.from_text(text[start:])
         return OutputPartial(data) if data is not None else None
 
     # ------------------------------------------------------------ runtime degradation
@@ -366,7 +453,7 @@ class StructuredOutputMiddleware(Middleware):
                 }
             )
         if len(outputs) == 1:
-            return Act({outputs[0].id: self._check(ex, run, outputs[0])})
+            return self._end(ex, run, reply, {outputs[0].id: self._check(ex, run, outputs[0])})
         policy = self.config.on_multiple
         if policy == "raise":
             raise MultipleStructuredOutputsError(
@@ -379,7 +466,7 @@ class StructuredOutputMiddleware(Middleware):
         if chosen is not None:
             results = {c.id: self._error(c, "Ignored: only one output is used.") for c in outputs}
             results[chosen.id] = self._check(ex, run, chosen)
-            return Act(results)
+            return self._end(ex, run, reply, results)
         message = (
             f"You called {TOOL_NAME} {len(outputs)} times in one reply. Call it exactly once, "
             "with the complete output (all items in one call)."
@@ -393,6 +480,34 @@ class StructuredOutputMiddleware(Middleware):
             )
         return Act({c.id: self._error(c, message) for c in outputs})
 
+    def _end(
+        self, ex: CallExecution, run: _Run, reply: Msg, results: dict[str, ToolResultBlock]
+    ) -> Act:
+        """The end strategy (``OutputConfig.end_strategy``) for a reply whose
+        output call was just checked, when it also calls other tools."""
+        others = [c for c in reply.tool_uses if c.name != TOOL_NAME]
+        if not others or not ex.completed:
+            return Act(results)
+        strategy = self.config.end_strategy
+        if strategy == "early":
+            for c in others:
+                results[c.id] = ToolResultBlock(
+                    c.id, "Not executed: the final output was accepted first.",
+                    is_error=True, name=c.name)
+        elif strategy == "safe":
+            run.pending = ex.output  # accepted after acting, if no other call failed
+            ex.output, ex.completed = None, False
+            for call_id, block in results.items():
+                if block.name == TOOL_NAME and not block.is_error:
+                    results[call_id] = ToolResultBlock(
+                        call_id,
+                        "The output is valid. It is accepted only if every other tool call of "
+                        f"this reply succeeded; if one failed, fix it and call {TOOL_NAME} "
+                        "again.",
+                        name=TOOL_NAME,
+                    )
+        return Act(results)
+
     def _check(self, ex: CallExecution, run: _Run, call: ToolUseBlock) -> ToolResultBlock:
         """Validate one output call; accept it or answer with the errors."""
         data: Any = dict(call.input)
@@ -401,17 +516,26 @@ class StructuredOutputMiddleware(Middleware):
                 value = parse_output(data["__raw_arguments__"], run.spec)
             else:
                 value = run.spec.validate(data)
-            value = self._validated(value)
-        except (ValidationError, ModelRetry, NoJSONFound) as exc:
+            value = self._accepted(ex, run, value)
+        except _REJECTED as exc:
             return self._reject(ex, run, call, exc)
         ex.output, ex.completed = value, True
         return ToolResultBlock(call.id, "Structured output accepted.", name=TOOL_NAME)
 
-    def _validated(self, value: Any) -> Any:
+    def _accepted(self, ex: CallExecution, run: _Run, value: Any) -> Any:
+        """Run the user's validators, then the grounding and degeneracy checks;
+        the (possibly replaced) value, its spans recorded in ``ex.spans``.
+
+        Raises:
+            ModelRetry: from a validator.
+            GroundingError / DegenerateOutputError: the checks failed.
+        """
         for validator in self.config.validators:
             replaced = validator(value)
             if replaced is not None:
                 value = replaced
+        if run.grounded:
+            ex.spans = _trusted(ex, run, value)
         return value
 
     def _reject(
@@ -419,19 +543,19 @@ class StructuredOutputMiddleware(Middleware):
         ex: CallExecution,
         run: _Run,
         call: ToolUseBlock,
-        exc: ValidationError | ModelRetry | NoJSONFound,
+        exc: Exception,
     ) -> ToolResultBlock:
         detail = _detail(exc)
         policy = self.config.on_invalid
         raw = orjson.dumps(dict(call.input)).decode()
         if policy == "raise":
-            raise StructuredOutputValidationError(
+            raise _final(exc, ex, raw) or StructuredOutputValidationError(
                 f"the output failed validation (on_invalid='raise'):\n{detail}",
                 errors=_errors(exc),
                 raw_text=raw,
                 attempts=ex.usage.requests,
             )
-        if callable(policy) and not isinstance(exc, NoJSONFound):
+        if callable(policy) and isinstance(exc, ValidationError | ModelRetry):
             message = policy(exc)
         else:
             message = (
@@ -439,7 +563,7 @@ class StructuredOutputMiddleware(Middleware):
                 f"Call {TOOL_NAME} again with every listed field fixed."
             )
         if not self._spend_retry(ex, run, "validation", detail):
-            ex.output_error = StructuredOutputValidationError(
+            ex.output_error = _final(exc, ex, raw) or StructuredOutputValidationError(
                 f"the output failed validation after {ex.validation_retries} retries:\n{detail}",
                 errors=_errors(exc),
                 raw_text=raw,
@@ -461,6 +585,7 @@ class StructuredOutputMiddleware(Middleware):
             return False
         ex.validation_retries += 1
         ex.emit(OutputRetry(reason, ex.validation_retries, detail))
+        run.partial.reset()  # the next attempt's partials start from nothing
         return True
 
     @staticmethod
@@ -475,8 +600,10 @@ class StructuredOutputMiddleware(Middleware):
             return Finish("output_failed")
         if reply.text.strip():
             try:
-                value = self._validated(parse_output(reply.text, run.spec))
-            except (ValidationError, ModelRetry, NoJSONFound):
+                value = self._accepted(ex, run, parse_output(reply.text, run.spec))
+            except (GroundingError, DegenerateOutputError) as exc:
+                return self._reject_text(ex, run, reply, exc)  # an output, but a wrong one
+            except _REJECTED:
                 pass
             else:
                 return self._accept_text(ex, reply, value)
@@ -514,34 +641,38 @@ class StructuredOutputMiddleware(Middleware):
             self._truncated(ex, run, reply.text)
             return Finish("output_failed")
         try:
-            value = self._validated(parse_output(reply.text, run.spec))
-        except (ValidationError, ModelRetry, NoJSONFound) as exc:
-            detail = _detail(exc)
-            if self.config.on_invalid == "raise":
-                raise StructuredOutputValidationError(
-                    f"the output failed validation (on_invalid='raise'):\n{detail}",
-                    errors=_errors(exc),
-                    raw_text=reply.text,
-                    attempts=ex.usage.requests,
-                ) from None
-            if not self._spend_retry(ex, run, "validation", detail):
-                ex.output_error = StructuredOutputValidationError(
-                    f"no valid output after {ex.validation_retries} retries:\n{detail}",
-                    errors=_errors(exc),
-                    raw_text=reply.text,
-                    attempts=ex.usage.requests,
-                )
-                return Finish("output_failed")
-            _mark_attempt(ex, reply)
-            policy = self.config.on_invalid
-            message = (
-                policy(exc)
-                if callable(policy) and not isinstance(exc, NoJSONFound)
-                else f"Your reply is not a valid output:\n{detail}\n"
-                "Reply again with only the corrected JSON."
-            )
-            return ReasonAgain((transient(message, role="user"),))
+            value = self._accepted(ex, run, parse_output(reply.text, run.spec))
+        except _REJECTED as exc:
+            return self._reject_text(ex, run, reply, exc)
         return self._accept_text(ex, reply, value)
+
+    def _reject_text(self, ex: CallExecution, run: _Run, reply: Msg, exc: Exception) -> Decision:
+        """A text output that failed: ask again with the errors, or give up."""
+        detail = _detail(exc)
+        if self.config.on_invalid == "raise":
+            raise _final(exc, ex, reply.text) or StructuredOutputValidationError(
+                f"the output failed validation (on_invalid='raise'):\n{detail}",
+                errors=_errors(exc),
+                raw_text=reply.text,
+                attempts=ex.usage.requests,
+            ) from None
+        if not self._spend_retry(ex, run, "validation", detail):
+            ex.output_error = _final(exc, ex, reply.text) or StructuredOutputValidationError(
+                f"no valid output after {ex.validation_retries} retries:\n{detail}",
+                errors=_errors(exc),
+                raw_text=reply.text,
+                attempts=ex.usage.requests,
+            )
+            return Finish("output_failed")
+        _mark_attempt(ex, reply)
+        policy = self.config.on_invalid
+        message = (
+            policy(exc)
+            if callable(policy) and isinstance(exc, ValidationError | ModelRetry)
+            else f"Your reply is not a valid output:\n{detail}\n"
+            "Reply again with only the corrected JSON."
+        )
+        return ReasonAgain((transient(message, role="user"),))
 
     @staticmethod
     def _accept_text(ex: CallExecution, reply: Msg, value: Any) -> Finish:
@@ -586,6 +717,17 @@ class StructuredOutputMiddleware(Middleware):
         run = _run_of(ex)
         if run is None:
             return False
+        if run.pending is not _NO_OUTPUT:
+            value, run.pending = run.pending, _NO_OUTPUT
+            failed = [b.name for b in results.tool_results if b.name != TOOL_NAME and b.is_error]
+            if failed:
+                run.partial.reset()
+                ex.emit(OutputRetry(
+                    "tools_failed", 1,
+                    f"the output came with failing tool calls ({', '.join(failed)}); "
+                    "it was not accepted (end_strategy='safe')"))
+            else:
+                ex.output, ex.completed = value, True
         if ex.completed:
             ex.stop_reason = "structured_output"
             return True
@@ -596,7 +738,62 @@ class StructuredOutputMiddleware(Middleware):
 
 
 def _detail(exc: Exception) -> str:
+    if isinstance(exc, GroundingError | DegenerateOutputError):
+        return exc.detail
     return describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
+
+
+def _final(exc: Exception, ex: CallExecution, raw: str) -> StructuredOutputError | None:
+    """A grounding or degeneracy failure as the call's final error (with the
+    raw text and attempt count); ``None`` for other failures."""
+    if isinstance(exc, GroundingError | DegenerateOutputError):
+        exc.raw_text, exc.attempts = raw, ex.usage.requests
+        return exc
+    return None
+
+
+def _source(ex: CallExecution, run: _Run) -> str:
+    """The text grounded values must come from: the call's user input messages
+    (joined by a blank line), else the latest user message in memory."""
+    if run.source is None:
+        texts = []
+        for m in ex.memory[run.start:]:
+            if m.role != "user":
+                break
+            texts.append(m.text)
+        if not texts:
+            last = next((m for m in reversed(ex.memory) if m.role == "user"), None)
+            texts = [last.text] if last is not None else []
+        run.source = "\n\n".join(texts)
+    return run.source
+
+
+def _trusted(ex: CallExecution, run: _Run, value: Any) -> dict[str, list[tuple[int, int]]]:
+    """The spans of ``value``'s grounded values in the call's source.
+
+    Raises:
+        GroundingError: a grounded value is not in the source, or is empty.
+        DegenerateOutputError: a repetition loop or a repeated list item.
+    """
+    source = _source(ex, run)
+    check = check_grounding(grounded_values(value, run.spec.output_type, run.ground), source)
+    if not check.ok:
+        detail = check.message()
+        raise GroundingError(
+            f"grounded values are not in the document:\n{detail}",
+            output=value,
+            unfound=check.unfound,
+            empty=[p for p, _ in check.empty],
+            detail=detail,
+        )
+    problems = check_degenerate(value, source)
+    if problems:
+        detail = "\n".join(f"- {p}: {why}" for p, why in problems)
+        raise DegenerateOutputError(
+            f"the output is degenerate:\n{detail}", output=value, problems=problems,
+            detail=detail,
+        )
+    return check.spans
 
 
 def _errors(exc: Exception) -> list[dict[str, Any]]:

@@ -3,7 +3,8 @@
 ``transform_schema(schema, dialect)`` rewrites a plain JSON Schema (pydantic's,
 titles dropped) for:
 
-* ``plain`` – unchanged;
+* ``plain`` – unchanged (but for the ``x-grounded`` marks, which only the
+  ``local`` dialect keeps, for its grammar);
 * ``openai_strict`` – every object closed (``additionalProperties: false``)
   with every property required, optional ones nullable, defaults and other
   unsupported keywords stripped, ``oneOf`` rewritten to ``anyOf`` without
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentflow.errors import SchemaError
-from agentflow.model import SchemaDialect
+from agentflow.model import SchemaDialect, ToolSpec
 
 __all__ = [
     "LOCAL_MAX_ITEMS",
@@ -33,6 +34,7 @@ __all__ = [
     "DialectSchema",
     "resolve_ref",
     "schema_types",
+    "tool_spec_for",
     "transform_schema",
 ]
 
@@ -117,8 +119,23 @@ def schema_types(node: Mapping[str, Any]) -> set[str]:
 # --------------------------------------------------------------------------- dialects
 
 
+_GROUNDED_KEY = "x-grounded"  # agentflow.extraction.grounding.GROUNDED_KEY
+
+
+def _unmarked(node: Any) -> Any:
+    """``node`` without ``x-grounded`` marks (copied only where there are some)."""
+    if isinstance(node, list):
+        items = [_unmarked(n) for n in node]
+        return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+    if not isinstance(node, dict):
+        return node
+    out = {k: _unmarked(v) for k, v in node.items() if k != _GROUNDED_KEY}
+    same = len(out) == len(node) and all(out[k] is node[k] for k in out)
+    return node if same else out
+
+
 def _plain(schema: dict[str, Any]) -> DialectSchema:
-    return DialectSchema(schema, strict=False)
+    return DialectSchema(_unmarked(schema), strict=False)
 
 
 class _NotStrict(Exception):
@@ -318,3 +335,21 @@ _TRANSFORMS = {
     "gemini": _gemini,
     "local": _local,
 }
+
+
+def tool_spec_for(spec: ToolSpec, dialect: SchemaDialect) -> ToolSpec:
+    """A function tool's spec with its parameters in ``dialect``: the same
+    transform as the output schema gets (enums as strings for Gemini, closed
+    objects for OpenAI strict, with ``strict`` set when the schema satisfies
+    it). Replies are converted back by ``agentflow.output.decoding.normalize``
+    against the tool's plain schema. A schema the dialect cannot express
+    (true recursion for Gemini) is kept as it is: the adapter then sends it in
+    the vendor's JSON Schema field."""
+    if dialect == "plain" or not spec.parameters.get("properties"):
+        return spec
+    try:
+        converted = transform_schema(copy.deepcopy(dict(spec.parameters)), dialect)
+    except SchemaError:
+        return spec
+    return ToolSpec(spec.name, spec.description, converted.schema, converted.strict)
+

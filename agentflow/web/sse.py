@@ -22,6 +22,7 @@ message, an invalid input) is answered ``400`` with ``{"error": {"type",
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
@@ -30,6 +31,7 @@ from typing import Any, Literal
 import anyio
 import orjson
 from anyio.abc import ObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 from starlette.background import BackgroundTask
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -143,41 +145,50 @@ class EventStreamResponse(Response):
                 scope.cancel()
                 return
 
-    async def _write(self, frames: AsyncIterable[Any], send: Send) -> None:
+    async def _write(self, frames: MemoryObjectReceiveStream[Any], send: Send) -> None:
+        """Send the queued frames; what is already queued goes out in one write
+        (frames are never held back waiting for more)."""
         event_id = 0
         started = False
-        iterator = aiter(frames)
-        while True:
-            item: Any = None
+        ended = False
+        while not ended:
+            first: Any = None
             with anyio.move_on_after(self.ping_interval if started else None):
-                item = await anext(iterator)
-            if item is None:  # silence: keep the connection alive
+                first = await frames.receive()
+            if first is None:  # silence: keep the connection alive
                 await send({"type": "http.response.body", "body": PING_FRAME, "more_body": True})
                 continue
-            if item is _END:
-                break
-            if isinstance(item, BaseException):
-                self.error = item
-                self.outcome = "failed"
-                if not started and isinstance(item, UsageError):
-                    await self._refuse(send, item)
-                    return
-                if not isinstance(item, AgentflowError):
-                    _log.error("web.stream_failed", error_type=type(item).__name__,
-                               exc_info=item)
-                item = error_to_dict(item)
+            batch = [first]
+            with contextlib.suppress(anyio.WouldBlock):
+                while batch[-1] is not _END and not isinstance(batch[-1], BaseException):
+                    batch.append(frames.receive_nowait())
+            body: list[bytes] = []
+            for item in batch:
+                if item is _END:
+                    ended = True
+                    break
+                data = item
+                if isinstance(item, BaseException):
+                    self.error = item
+                    self.outcome = "failed"
+                    if not started and not body and isinstance(item, UsageError):
+                        await self._refuse(send, item)
+                        return
+                    if not isinstance(item, AgentflowError):
+                        _log.error("web.stream_failed", error_type=type(item).__name__,
+                                   exc_info=item)
+                    data = error_to_dict(item)
+                elif item["type"] == "complete":
+                    self.outcome = "completed"
+                event_id += 1
+                body.append(sse_frame(event_id, data))
             if not started:
                 await send({"type": "http.response.start", "status": self.status_code,
                             "headers": self.raw_headers})
                 started = True
-            event_id += 1
-            await send({"type": "http.response.body", "body": sse_frame(event_id, item),
-                        "more_body": True})
-            if item["type"] == "complete":
-                self.outcome = "completed"
-        if not started:
-            await send({"type": "http.response.start", "status": self.status_code,
-                        "headers": self.raw_headers})
+            if body:
+                await send({"type": "http.response.body", "body": b"".join(body),
+                            "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _refuse(self, send: Send, error: UsageError) -> None:

@@ -16,7 +16,8 @@ with ``temperature`` or a budget >= ``max_tokens``, thinking blocks sent back
 altered (bad signature) or missing before a tool loop's calls, and
 ``output_config`` on a model without native output or with an open object.
 
-``FakeReply.extra`` keys: ``redacted`` (add a redacted_thinking block),
+``FakeReply.extra`` keys: ``no_finish`` (message_delta without stop_reason),
+``redacted`` (add a redacted_thinking block),
 ``stop_reason``, ``error`` (an error object sent as ``event: error`` after
 ``error_after`` events), ``cache_read`` (tokens reported read from cache).
 """
@@ -71,6 +72,10 @@ class AnthropicFake(FakeServer):
         self._ids = itertools.count(1)
 
     # -- refusals ------------------------------------------------------------
+    def key_error(self, key: str) -> FakeError:
+        return anthropic_error(401, "authentication_error",
+                               f"invalid x-api-key {key} (starts {key[:12]})")
+
     def check(self, request: web.Request, body: Any) -> FakeError | None:
         if not request.headers.get("x-api-key"):
             return anthropic_error(401, "authentication_error", "x-api-key header is required")
@@ -220,8 +225,9 @@ class AnthropicFake(FakeServer):
         yield sse({"type": "ping"}, "ping")
         for index, block in enumerate(self._content(reply, body)):
             yield from self._block_events(index, block, reply.chunk_size)
+        stop = None if reply.extra.get("no_finish") else self._stop_reason(reply)
         yield sse({"type": "message_delta",
-                   "delta": {"stop_reason": self._stop_reason(reply), "stop_sequence": None},
+                   "delta": {"stop_reason": stop, "stop_sequence": None},
                    "usage": {"output_tokens": usage["output_tokens"]}}, "message_delta")
         yield sse({"type": "message_stop"}, "message_stop")
 

@@ -108,6 +108,9 @@ class FakeServer:
         """Record requests in ``requests`` (a long-running server turns it off)."""
         self.streams_aborted = 0
         """Streams the client abandoned before their end (its connection closed)."""
+        self.echo_key = False
+        """Refuse every request with the vendor's wrong-key error quoting the
+        credential it carried, whole and as a prefix (as servers that echo keys do)."""
 
     # -- script -------------------------------------------------------------
     def add(self, *items: Script) -> None:
@@ -153,6 +156,10 @@ class FakeServer:
         """Refuse what the real vendor refuses (return the error), else ``None``."""
         return None
 
+    def key_error(self, key: str) -> FakeError:
+        """The vendor's wrong-key error, quoting ``key`` (see ``echo_key``)."""
+        return FakeError(401, {"error": {"message": f"invalid api key {key} ({key[:12]}...)"}})
+
     def render_json(self, reply: FakeReply, body: Any) -> Any:
         """The whole (non-streamed) reply as JSON."""
         raise NotImplementedError
@@ -182,6 +189,8 @@ class FakeServer:
             body = raw
         if self.record:
             self.requests.append(Recorded(request.path, dict(request.headers), body))
+        if self.echo_key:
+            return self.render_error(self.key_error(credential(request)))
         refused = self.check(request, body)
         if refused is not None:
             return self.render_error(refused)
@@ -222,6 +231,18 @@ class FakeServer:
             self.streams_aborted += 1  # the client went away mid-stream
             raise
         return response
+
+
+def credential(request: web.Request) -> str:
+    """The credential a request carries (``Authorization: Bearer``, ``x-api-key``,
+    ``x-goog-api-key`` or ``api-key``), or ``""``."""
+    auth = request.headers.get("Authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:]
+    for name in ("x-api-key", "x-goog-api-key", "api-key"):
+        if request.headers.get(name):
+            return request.headers[name]
+    return auth
 
 
 def _dumps(obj: Any) -> str:

@@ -16,7 +16,8 @@ fields at once, ``allowedFunctionNames`` naming an undeclared function, a
 non-object ``functionResponse.response``, and on Gemini 3 a function call
 sent back without the ``thoughtSignature`` it came with.
 
-``FakeReply.extra`` keys: ``block_reason`` (no candidates, prompt blocked),
+``FakeReply.extra`` keys: ``no_finish`` (no finishReason), ``block_reason``
+(no candidates, prompt blocked),
 ``error`` (an error object sent as a stream event after ``error_after``
 events), ``finish`` (the raw finishReason), ``wrap_list`` (errors only: see
 ``gemini_error``).
@@ -87,6 +88,12 @@ class GeminiFake(FakeServer):
         return request_path.rsplit("/", 1)[-1].split(":", 1)[0]
 
     # -- refusals ------------------------------------------------------------
+    def key_error(self, key: str) -> FakeError:
+        return gemini_error(400, f"API key not valid: {key} ({key[:12]}...). Please pass a "
+                            "valid API key.", [{
+                                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                                "reason": "API_KEY_INVALID", "domain": "googleapis.com"}])
+
     def check(self, request: web.Request, body: Any) -> FakeError | None:
         key = request.headers.get("x-goog-api-key")
         if not key:
@@ -170,6 +177,8 @@ class GeminiFake(FakeServer):
                 "totalTokenCount": sum(reply.usage)}
 
     def _finish(self, reply: FakeReply) -> str:
+        if reply.extra.get("no_finish"):  # a stream that ends without its finishReason
+            return ""
         return str(reply.extra.get("finish") or reply.finish_reason or "STOP")
 
     def _thoughts(self, reply: FakeReply, body: Any) -> bool:

@@ -57,6 +57,10 @@ class MiniMaxFake(OpenAIStyleFake):
     def bad(self, message: str, param: str | None = None, code: str | None = None) -> FakeError:
         return base_error(2013, f"invalid params, {message}")
 
+    def key_error(self, key: str) -> FakeError:
+        return base_error(1004, f"login fail: Please carry the API secret key in the "
+                          f"'Authorization' field of the request header ({key}, {key[:12]})")
+
     def unauthorized(self) -> FakeError:
         return base_error(1004, "login fail: Please carry the API secret key in the "
                                 "'Authorization' field of the request header")
@@ -108,7 +112,10 @@ class MiniMaxFake(OpenAIStyleFake):
         zero = {"total_tokens": 0, "prompt_tokens": 0, "completion_tokens": 0}
         final = self.render_json(reply, body)
         final["choices"][0].pop("logprobs", None)
-        return [self.chunk(body, {"role": ""}, self.finish_of(reply), usage=zero), final]
+        finish = None if reply.extra.get("no_finish") else self.finish_of(reply)
+        if finish is None:
+            final["choices"][0]["finish_reason"] = None
+        return [self.chunk(body, {"role": ""}, finish, usage=zero), final]
 
     def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
         frames = super().render_events(reply, body)

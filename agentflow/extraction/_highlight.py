@@ -1,0 +1,179 @@
+"""Spans drawn into a source text: escaping, checking spans against the record,
+and the markup sweep that nests or splits overlapping spans (see ``report``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from agentflow.extraction._report_assets import PALETTE_SIZE
+
+__all__ = ["MISSING", "Span", "escape_attr", "escape_text", "find_spans", "markup", "value_at"]
+
+# --------------------------------------------------------------------------- escaping
+
+_TEXT = {ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;", ord("\r"): "&#13;",
+         0: "\ufffd", **{c: "\ufffd" for c in range(0xD800, 0xE000)}}
+_ATTR = {**_TEXT, ord('"'): "&quot;", ord("'"): "&#39;", ord("\n"): "&#10;",
+         ord("\t"): "&#9;"}
+
+
+def escape_text(text: str) -> str:
+    """``text`` as HTML text content (one character in, one character rendered)."""
+    return text.translate(_TEXT)
+
+
+def escape_attr(text: str) -> str:
+    """``text`` as a double-quoted attribute value."""
+    return text.translate(_ATTR)
+
+
+_PATH_TOKEN = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
+MISSING = object()
+
+
+def value_at(output: Any, path: str) -> Any:
+    """The value at a field path (``changes[2]``, ``entries[3].version``), or ``MISSING``."""
+    node = output
+    for match in _PATH_TOKEN.finditer(path):
+        index, name = match.groups()
+        if index is not None and isinstance(node, list) and int(index) < len(node):
+            node = node[int(index)]
+        elif name is not None and isinstance(node, Mapping) and name in node:
+            node = node[name]
+        else:
+            return MISSING
+    return node
+
+
+def _collapsed(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+# --------------------------------------------------------------------------- spans
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One span to draw: ``[start, end)`` in the shown text, ``raw`` as in the record."""
+
+    key: int
+    path: str
+    start: int  # in the shown text
+    end: int
+    raw: tuple[int, int]  # as in the record
+    colour: int = 0
+    differs: bool = False
+    missing: bool = False  # a chunk range that was not extracted, not a field span
+
+
+def _colour(path: str, colours: dict[str, int]) -> int:
+    field_name = re.sub(r"\[\d+\]", "[]", path)
+    return colours.setdefault(field_name, len(colours) % PALETTE_SIZE)
+
+
+def _pair(item: Any) -> tuple[int, int] | None:
+    if isinstance(item, list | tuple) and len(item) == 2 and all(
+            isinstance(x, int) and not isinstance(x, bool) for x in item):
+        return item[0], item[1]
+    return None
+
+
+def find_spans(record: Mapping[str, Any], text: str | None, shift: int, colours: dict[str, int]
+               ) -> tuple[list[Span], list[tuple[str, str]]]:
+    """The drawable spans of a record over ``text`` (``None``: listed, not drawable), each
+    shifted by ``shift``, and ``(path, why)`` for each span that is not a valid pair or
+    does not fit in ``text``.
+
+    Also the record's ``chunks.missing`` ranges, as ``missing`` spans. ``colours``
+    (field name -> colour index) grows as new fields are met.
+    """
+    output = record.get("output")
+    spans: list[Span] = []
+    invalid: list[tuple[str, str]] = []
+    raw_spans = record.get("spans")
+    entries = raw_spans.items() if isinstance(raw_spans, Mapping) else ()
+    chunks = record.get("chunks")
+    gaps = chunks.get("missing") if isinstance(chunks, Mapping) else None
+    candidates: list[tuple[str, Any, bool]] = [
+        (str(path), item, False) for path, items in entries
+        for item in (items if isinstance(items, list) else [items])]
+    candidates += [("", item, True) for item in (gaps if isinstance(gaps, list) else ())]
+    for path, item, missing in candidates:
+        pair = _pair(item)
+        if pair is None or not 0 <= pair[0] <= pair[1]:
+            if not missing:
+                invalid.append((path, f"not a [start, end] pair: {orjson.dumps(item).decode()}"))
+            continue
+        start, end = pair[0] + shift, pair[1] + shift
+        if text is None:  # listed with its offsets, not drawn or checked
+            if not missing:
+                spans.append(Span(len(spans), path, start, end, pair, _colour(path, colours)))
+            continue
+        if end > len(text):
+            if not missing:
+                invalid.append((path, f"[{pair[0]}, {pair[1]}) is past the end of the text "
+                                      f"({len(text) - shift} characters)"))
+            continue
+        value = value_at(output, path) if not missing else MISSING
+        differs = isinstance(value, str) and _collapsed(text[start:end]) != _collapsed(value)
+        spans.append(Span(len(spans), path, start, end, pair,
+                           _colour(path, colours) if not missing else 0, differs, missing))
+    return spans, invalid
+
+
+def _open(span: Span, doc: int, first: bool) -> str:
+    if span.missing:
+        return (f'<span class="missing" title="not extracted: [{span.raw[0]}, {span.raw[1]}) '
+                'is in a chunk that failed">')
+    classes = f"hl c{span.colour}" + (" first" if first else "") + (
+        " differs" if span.differs else "")
+    anchor = f' id="s{doc}-{span.key}"' if first else ""
+    where = f"{escape_attr(span.path)} [{span.raw[0]}, {span.raw[1]})"
+    return (f'<mark class="{classes}"{anchor} data-span="{doc}-{span.key}" '
+            f'data-field="{escape_attr(span.path)}" title="{where}">')
+
+
+def _close(span: Span) -> str:
+    return "</span>" if span.missing else "</mark>"
+
+
+def markup(text: str, spans: Sequence[Span], doc: int) -> Iterator[str]:
+    """``text`` escaped, with ``spans`` as (possibly nested or split) elements.
+
+    A sweep over the span boundaries: at each boundary the spans ending there
+    close (with any opened inside them that go on, which reopen as fragments,
+    longest first), then the spans starting there open, longest first, so
+    nested spans nest and only crossing spans split.
+    """
+    order = sorted(spans, key=lambda s: (s.start, -s.end, s.key))
+    points = sorted({s.start for s in spans} | {s.end for s in spans})
+    stack: list[Span] = []
+    nxt = pos = 0
+    for point in points:
+        if point > pos:
+            yield escape_text(text[pos:point])
+            pos = point
+        first_ending = next((i for i, s in enumerate(stack) if s.end == point), None)
+        if first_ending is not None:
+            closing = stack[first_ending:]
+            del stack[first_ending:]
+            yield "".join(_close(s) for s in reversed(closing))
+            for span in sorted((s for s in closing if s.end != point), key=lambda s: -s.end):
+                yield _open(span, doc, first=False)
+                stack.append(span)
+        while nxt < len(order) and order[nxt].start == point:
+            span = order[nxt]
+            nxt += 1
+            yield _open(span, doc, first=True)
+            if span.end == point:
+                yield _close(span)
+            else:
+                stack.append(span)
+    yield escape_text(text[pos:])
+
+

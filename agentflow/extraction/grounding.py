@@ -1,0 +1,446 @@
+"""Grounding: extracted values that must be verbatim spans of the source text.
+
+**Declaring.** One marker, ``Grounded()``, as ``Annotated`` metadata::
+
+    class Contact(BaseModel):
+        name: Annotated[str, Grounded()]                  # a str field
+        phone: Annotated[str | None, Grounded()] = None   # null when the text has none
+        tags: list[Annotated[str, Grounded()]]            # each item
+        notes: Annotated[list[str], Grounded()]           # the same: each item
+        city: Annotated[str, Grounded(case_sensitive=False)]
+
+at any depth (nested models, lists of models, dataclasses, TypedDicts). A
+marker on anything but ``str``, ``str | None`` or a list/tuple/set of them
+raises ``SchemaError`` naming the field when the call (or ``grounding_plan``)
+checks the type. Instead of marking fields one by one, a default grounds
+every *free-text* string leaf (a value declared ``str``; never enums,
+``Literal`` values, numbers or booleans): ``OutputConfig(ground=True)`` per
+agent, ``agent.call(..., ground=True)`` per call, ``extract_many(...,
+ground=True)`` per batch; ``ground=Grounded(case_sensitive=False)`` sets the
+rules the default applies. An absent value is ``null`` on an optional field:
+an empty grounded string is refused ("empty text").
+
+**Verbatim** (the one definition, ``locate``): a value is found in the source
+when it occurs there exactly; failing that, when it occurs with every run of
+whitespace (spaces, tabs, newlines) in the value matching any non-empty run
+of whitespace in the source, the value's leading and trailing whitespace
+ignored; letter case matters unless the marker says
+``case_sensitive=False``. The span is where it occurs in the source.
+
+**Spans.** ``[start, end)`` character offsets (Python ``str`` indices) into
+the source: the text of the call's user message(s), joined by a blank line
+when there are several. Keyed by field path: python field names, dotted,
+``[i]`` for list items (``maintainer``, ``changes[2]``,
+``entries[3].version``); ``{"path": [(start, end)]}``.
+
+**Occurrence rule.** Values are placed in schema order (fields in
+declaration order, list items in order). Each takes the first occurrence
+that starts at or after the start of the previous value's span and is not
+already taken by an earlier value with the same span; failing that, the
+first occurrence anywhere not taken; failing that, its first occurrence.
+Repeated list items therefore map to successive occurrences (a value that
+repeats more often than the document holds it reuses the first one, and
+``degenerate.check_degenerate`` refuses a list that repeats it 3 times or
+more); items that overlap in the source simply have overlapping spans.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from typing_extensions import is_typeddict
+
+from agentflow.errors import SchemaError
+
+__all__ = [
+    "GROUNDED_KEY",
+    "Grounded",
+    "GroundedValue",
+    "GroundingCheck",
+    "check_grounding",
+    "grounded_values",
+    "grounding_plan",
+    "locate",
+    "mark_all_strings",
+]
+
+GROUNDED_KEY = "x-grounded"
+"""JSON Schema keyword ``Grounded()`` adds to a grounded string's schema
+(``true``). Kept by the ``local`` dialect (its grammar reads it), dropped by
+every other dialect, so vendors never see it."""
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Grounded:
+    """Marks a string (or the items of a list of strings) as a verbatim span of
+    the source text. Use as ``Annotated[str, Grounded()]``.
+
+    Attributes:
+        case_sensitive: letter case must match (default); ``False`` finds the
+            value whatever its case.
+    """
+
+    case_sensitive: bool = True
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
+        schema = handler(core_schema)
+        _mark(handler.resolve_ref_schema(schema) if "$ref" in schema else schema)
+        return schema
+
+
+def _mark(node: Any) -> None:
+    if not isinstance(node, dict):
+        return
+    kinds = node.get("type")
+    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    if "string" in kinds and "enum" not in node and "const" not in node:
+        node[GROUNDED_KEY] = True
+    if "array" in kinds and isinstance(node.get("items"), dict):
+        _mark(node["items"])
+    for branch in node.get("anyOf", ()) or node.get("oneOf", ()):
+        _mark(branch)
+
+
+def mark_all_strings(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``schema`` with every free-text string node (``type: string``
+    without ``enum``/``const``) marked ``GROUNDED_KEY`` (the default that
+    grounds every string leaf, for grammars)."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: walk(v) for k, v in node.items()}
+        kinds = out.get("type")
+        kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+        if "string" in kinds and "enum" not in out and "const" not in out:
+            out[GROUNDED_KEY] = True
+        return out
+
+    result: dict[str, Any] = walk(dict(schema))
+    return result
+
+
+# ----------------------------------------------------------------------------- types
+
+
+_NONE = type(None)
+_SEQUENCES = (list, tuple, set, frozenset, Sequence, typing.Sequence)
+
+
+def _unwrap(tp: Any) -> tuple[Any, list[Grounded]]:
+    """``tp`` without ``Annotated``, and the ``Grounded`` markers it carried."""
+    markers: list[Grounded] = []
+    while get_origin(tp) is typing.Annotated:
+        args = get_args(tp)
+        markers += [m for m in args[1:] if isinstance(m, Grounded)]
+        tp = args[0]
+    return tp, markers
+
+
+def _is_union(tp: Any) -> bool:
+    return get_origin(tp) in (Union, types.UnionType)
+
+
+def _is_text(tp: Any) -> bool:
+    """A free-text string type: ``str`` or a subclass, never an enum."""
+    return isinstance(tp, type) and issubclass(tp, str) and not issubclass(tp, Enum)
+
+
+def _sequence_item(tp: Any) -> Any | None:
+    """The item type of a list/tuple/set type, else ``None``."""
+    origin = get_origin(tp)
+    if origin is None:
+        return Any if tp in (list, tuple, set, frozenset) else None
+    if origin not in _SEQUENCES and not (
+        isinstance(origin, type) and issubclass(origin, (list, tuple, set, frozenset))
+    ):
+        return None
+    args = get_args(tp)
+    if not args:
+        return Any
+    if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+        return None  # fixed-length tuples: not a list
+    return args[0]
+
+
+def _fields(tp: Any) -> list[tuple[str, Any, list[Grounded]]] | None:
+    """``(name, annotation, markers)`` of an object type's fields, in order."""
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        out = []
+        for name, info in tp.model_fields.items():
+            ann, marks = _unwrap(info.annotation)
+            out.append((name, ann, marks + _field_markers(info)))
+        return out
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        return [(f.name, *_unwrap(hints.get(f.name, Any))) for f in dataclasses.fields(tp)]
+    if is_typeddict(tp):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        return [(name, *_unwrap(ann)) for name, ann in hints.items()]
+    return None
+
+
+def _field_markers(info: FieldInfo) -> list[Grounded]:
+    return [m for m in info.metadata if isinstance(m, Grounded)]
+
+
+def _allows_marker(tp: Any) -> bool:
+    """A marker may sit on ``str``, ``str | None`` and sequences of those."""
+    tp, _ = _unwrap(tp)
+    if _is_union(tp):
+        args = [a for a in get_args(tp) if a is not _NONE]
+        return bool(args) and all(_allows_marker(a) for a in args)
+    if _is_text(tp):
+        return True
+    item = _sequence_item(tp)
+    return item is not None and item is not Any and _allows_marker(item)
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp)
+
+
+def grounding_plan(output_type: Any) -> bool:
+    """Check every ``Grounded()`` marker of ``output_type``; whether it has any.
+
+    Raises:
+        SchemaError: a marker on a field that is not ``str``, ``str | None``
+            or a list of them (names the field, e.g. ``"Invoice.total"``).
+    """
+    found = False
+    seen: set[int] = set()
+
+    def visit(tp: Any, where: str, marks: list[Grounded]) -> None:
+        nonlocal found
+        if marks:
+            if not _allows_marker(tp):
+                raise SchemaError(
+                    where,
+                    f"Grounded() applies to str fields and the items of list[str], not to "
+                    f"{_type_name(tp)}; remove the marker or change the field's type",
+                )
+            found = True
+        tp, inner = _unwrap(tp)
+        if inner:
+            visit(tp, where, inner)
+            return
+        if _is_union(tp):
+            for arg in get_args(tp):
+                visit(arg, where, [])
+            return
+        item = _sequence_item(tp)
+        if item is not None:
+            visit(item, where, [])
+            return
+        if get_origin(tp) in (dict, Mapping, typing.Mapping) and len(get_args(tp)) == 2:
+            visit(get_args(tp)[1], where, [])
+            return
+        fields = _fields(tp)
+        if fields is None or id(tp) in seen:
+            return
+        seen.add(id(tp))
+        for name, ann, field_marks in fields:
+            visit(ann, f"{_type_name(tp)}.{name}", field_marks)
+
+    visit(output_type, _type_name(output_type), [])
+    return found
+
+
+# ----------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True, slots=True)
+class GroundedValue:
+    """One grounded string of an output: its field path, value and rules.
+
+    ``optional``: ``None`` was allowed where this value stands.
+    """
+
+    path: str
+    value: str
+    marker: Grounded
+    optional: bool = False
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _matches(value: Any, tp: Any) -> bool:
+    """Whether a validated ``value`` is of the union branch ``tp``."""
+    tp, _ = _unwrap(tp)
+    origin = get_origin(tp) or tp
+    if origin is Literal:
+        return value in get_args(tp)
+    if tp is Any:
+        return True
+    return isinstance(origin, type) and isinstance(value, origin)
+
+
+def grounded_values(
+    value: Any, output_type: Any, default: Grounded | None = None
+) -> list[GroundedValue]:
+    """The grounded strings of a validated output, in schema order.
+
+    Args:
+        value: the validated output (an instance of ``output_type``).
+        output_type: the type it was validated as.
+        default: the marker applied to every free-text string leaf not
+            marked itself (``None``: only marked fields are grounded).
+    """
+    out: list[GroundedValue] = []
+
+    def walk(v: Any, tp: Any, path: str, marker: Grounded | None, optional: bool) -> None:
+        tp, marks = _unwrap(tp)
+        marker = marks[-1] if marks else marker
+        if v is None:
+            return
+        if _is_union(tp):
+            args = get_args(tp)
+            nullable = _NONE in args
+            for arg in args:
+                if arg is not _NONE and _matches(v, arg):
+                    walk(v, arg, path, marker, optional or nullable)
+                    return
+            return
+        if isinstance(v, str):
+            chosen = marker or default
+            if chosen is not None and _is_text(tp) and not isinstance(v, Enum):
+                out.append(GroundedValue(path or "result", v, chosen, optional))
+            return
+        if isinstance(v, list | tuple | set | frozenset):
+            item = _sequence_item(tp) or Any
+            for i, x in enumerate(v):
+                walk(x, item, f"{path}[{i}]", marker, False)
+            return
+        if isinstance(v, dict):
+            args = get_args(tp)
+            vt = args[1] if len(args) == 2 else Any
+            for k, x in v.items():
+                walk(x, vt, _join(path, str(k)), None, False)
+            return
+        fields = _fields(type(v)) if not is_typeddict(tp) else _fields(tp)
+        if fields is None:
+            return
+        for name, ann, field_marks in fields:
+            child = v.get(name) if isinstance(v, dict) else getattr(v, name, None)
+            walk(child, ann, _join(path, name), field_marks[-1] if field_marks else None,
+                 False)
+
+    walk(value, output_type, "", None, False)
+    return out
+
+
+# ----------------------------------------------------------------------------- location
+
+_WS = re.compile(r"\s+")
+
+
+def _pattern(value: str, case_sensitive: bool) -> re.Pattern[str] | None:
+    """The whitespace-normalised pattern of ``value`` (``None`` for blank text)."""
+    words = value.split()
+    if not words:
+        return None
+    return re.compile(r"\s+".join(re.escape(w) for w in words),
+                      0 if case_sensitive else re.IGNORECASE)
+
+
+def _occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
+    """Every (possibly overlapping) occurrence of ``value`` in ``source``: the
+    exact ones if there are any, else the whitespace-normalised ones."""
+    spans: list[Span] = []
+    if case_sensitive:
+        i = source.find(value)
+        while i >= 0:
+            spans.append((i, i + len(value)))
+            i = source.find(value, i + 1)
+        if spans:
+            return spans
+    pattern = _pattern(value, case_sensitive)
+    if pattern is None:
+        return spans
+    pos = 0
+    while (m := pattern.search(source, pos)) is not None:
+        spans.append((m.start(), m.end()))
+        pos = m.start() + 1
+    return spans
+
+
+def locate(
+    value: str, source: str, *, start: int = 0, case_sensitive: bool = True
+) -> Span | None:
+    """Where ``value`` occurs verbatim in ``source`` at or after ``start``
+    (see the module docstring for "verbatim"); ``None`` if it does not.
+    Blank values are never found."""
+    if not value.strip():
+        return None
+    return next((s for s in _occurrences(value, source, case_sensitive) if s[0] >= start),
+                None)
+
+
+@dataclass(frozen=True, slots=True)
+class GroundingCheck:
+    """The result of checking an output's grounded values against a source.
+
+    Attributes:
+        spans: field path -> ``[(start, end)]`` for every value found.
+        unfound: ``(path, value)`` of every value not found in the source.
+        empty: ``(path, optional)`` of grounded values that are empty (or
+            whitespace); ``optional``: the field allows null.
+    """
+
+    spans: dict[str, list[Span]] = field(default_factory=dict)
+    unfound: list[tuple[str, str]] = field(default_factory=list)
+    empty: list[tuple[str, bool]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Every grounded value was found."""
+        return not self.unfound and not self.empty
+
+    def message(self) -> str:
+        """A message listing each failing field (for the model and for errors)."""
+        lines = [f"- {p}: {v!r} is not found in the document; copy the text exactly as "
+                 f"it is written there" for p, v in self.unfound]
+        lines += [f"- {p}: empty text; copy it from the document"
+                  + (", or use null if the document does not say" if optional else "")
+                  for p, optional in self.empty]
+        return "\n".join(lines)
+
+
+def check_grounding(values: Sequence[GroundedValue], source: str) -> GroundingCheck:
+    """Locate each grounded value in ``source`` by the occurrence rule.
+
+    Returns a ``GroundingCheck`` with a span per found value, the values not
+    found and the empty ones (never raises).
+    """
+    result = GroundingCheck()
+    taken: set[Span] = set()
+    cursor = 0
+    for gv in values:
+        if not gv.value.strip():
+            result.empty.append((gv.path, gv.optional))
+            continue
+        every = _occurrences(gv.value, source, gv.marker.case_sensitive)
+        if not every:
+            result.unfound.append((gv.path, gv.value))
+            continue
+        span = next((s for s in every if s[0] >= cursor and s not in taken), None)
+        span = span or next((s for s in every if s not in taken), every[0])
+        taken.add(span)
+        cursor = span[0]
+        result.spans[gv.path] = [span]
+    return result

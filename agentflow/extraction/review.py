@@ -1,0 +1,207 @@
+"""A results file back into a review page: the records, and their sources re-read.
+
+    stats = write_review(Path("out.jsonl"), Path("out.html"), prepare=module.prepare)
+
+The ``agentflow report`` command is this function. Records are read from the
+JSONL file ``agentflow extract`` wrote; each record's source is re-read the
+way ``extract`` read it (``agentflow._inputs``: the file, gunzipped by suffix,
+decoded as UTF-8; or the line of a JSONL input, for ids ``path#id``), then put
+through the schema module's ``prepare`` and cut to the characters the model
+saw, so the record's spans line up with the text shown. Without ``prepare``
+the whole decoded file is shown and the spans are shifted by the record's
+``source_offset``. Relative paths are resolved against the current directory,
+as ``extract`` did: run ``report`` from the same directory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentflow._inputs import Document, InputError, iter_documents
+from agentflow.errors import InvalidRecordError
+from agentflow.extraction.report import ReportStats, Source, write_report
+
+__all__ = ["SourceReader", "read_records", "write_review"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordsFile:
+    """The records of a results file, in file order, and notes on lines skipped."""
+
+    records: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+
+
+def _torn(line: bytes) -> bool:
+    """Whether ``line`` is the cut-off beginning of a JSON object (an interrupted write)."""
+    if not line.lstrip().startswith(b"{"):
+        return False
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.reason == "unexpected end of data"
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        return exc.pos >= len(text)
+    return False
+
+
+def read_records(path: Path) -> RecordsFile:
+    """Every record of a JSONL results file, line by line.
+
+    A line that is the cut-off beginning of a record (a write interrupted by a
+    crash or Ctrl-C; ``extract`` resumes after it on a new line) is skipped
+    with a note. Blank lines are ignored.
+
+    Raises:
+        InvalidRecordError: a line that is not JSON, or not a record (a JSON
+            object with a string ``id`` and a boolean ``ok``), naming file and line.
+        OSError: the file cannot be read.
+    """
+    records: list[dict[str, Any]] = []
+    notes: list[str] = []
+    with path.open("rb") as lines:
+        for number, raw in enumerate(lines, start=1):
+            line = raw.rstrip(b"\r\n")
+            if not line.strip():
+                continue
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                if _torn(line):
+                    notes.append(f"{path}:{number}: skipped a cut-off record (an interrupted "
+                                 "write)")
+                    continue
+                raise InvalidRecordError(f"{path}:{number}: not JSON ({exc})") from None
+            if not isinstance(record, dict) or not isinstance(record.get("id"), str) or (
+                    not isinstance(record.get("ok"), bool)):
+                raise InvalidRecordError(
+                    f"{path}:{number}: not an extraction record (needs a string 'id' and a "
+                    "boolean 'ok')")
+            records.append(record)
+    return RecordsFile(records, notes)
+
+
+class SourceReader:
+    """``record -> Source``: re-reads a record's input the way ``extract`` read it.
+
+    Ids: a file path (the file's text); ``path#id`` or ``path#line`` (a record of
+    a JSONL input, read with ``text_field``/``id_field``; each JSONL input is
+    read once and only the texts of ``wanted`` ids are kept); ``-#hash``
+    (standard input: cannot be re-read). Anything that cannot be read (gone,
+    unreadable, corrupt, binary, empty, ``prepare`` raising) is a ``Source``
+    with its ``problem`` set, never an exception.
+
+    Args:
+        prepare: the schema module's ``prepare`` (``None``: the whole file is
+            shown and spans are shifted by the record's ``source_offset``).
+        max_chars: the cut applied after ``prepare`` (a record's
+            ``truncated.kept_chars`` takes precedence).
+        wanted: the ids to keep texts of when reading a JSONL input (default: all).
+    """
+
+    def __init__(self, *, prepare: Callable[[str], str] | None = None,
+                 max_chars: int | None = None, text_field: str = "text",
+                 id_field: str = "id", wanted: set[str] | None = None) -> None:
+        self._prepare = prepare
+        self._max_chars = max_chars
+        self._fields = (text_field, id_field)
+        self._wanted = wanted
+        self._jsonl: dict[str, dict[str, Document] | str] = {}
+
+    def __call__(self, record: Mapping[str, Any]) -> Source:
+        rid: str = record["id"]
+        if rid.startswith("-#"):
+            return Source(None, problem="read from standard input; it cannot be read again")
+        base, sep, _ = rid.rpartition("#")
+        if Path(rid).is_file():
+            doc = self._one(iter_documents([rid], fmt="text"))
+        elif sep and Path(base).is_file():
+            doc = self._from_jsonl(base, rid)
+        else:
+            return Source(None, problem=f"no file {rid!r} (moved or deleted since extraction?"
+                                        " or run from another directory)")
+        if doc.problem:
+            return Source(None, problem=doc.problem)
+        return self._shown(doc.text, record)
+
+    @staticmethod
+    def _one(docs: Iterator[Document]) -> Document:
+        try:
+            return next(docs)
+        except InputError as exc:
+            return Document("", "", problem=str(exc))
+
+    def _from_jsonl(self, base: str, rid: str) -> Document:
+        table = self._jsonl.get(base)
+        if table is None:
+            text_field, id_field = self._fields
+            try:
+                table = {doc.id: doc for doc in iter_documents(
+                    [base], fmt="jsonl", text_field=text_field, id_field=id_field)
+                    if self._wanted is None or doc.id in self._wanted}
+            except (InputError, OSError) as exc:
+                table = str(exc)
+            self._jsonl[base] = table
+        if isinstance(table, str):
+            return Document(rid, "", problem=table)
+        return table.get(rid) or Document(rid, "", problem=f"{base} holds no record for {rid!r}")
+
+    def _shown(self, text: str, record: Mapping[str, Any]) -> Source:
+        if self._prepare is None:
+            offset = record.get("source_offset", 0)
+            offset = offset if isinstance(offset, int) and offset >= 0 else 0
+            note = (f"the whole file; the model saw the text from character {offset}"
+                    if offset else None)
+            return Source(text, offset=offset, note=note)
+        try:
+            text = self._prepare(text)
+        except Exception as exc:  # a user's prepare: report it, keep going
+            return Source(None, problem=f"prepare() raised {type(exc).__name__}: {exc}")
+        if not isinstance(text, str):
+            return Source(None, problem=f"prepare() returned {type(text).__name__}, not str")
+        truncated = record.get("truncated")
+        kept = truncated.get("kept_chars") if isinstance(truncated, Mapping) else None
+        cut = kept if isinstance(kept, int) and kept >= 0 else self._max_chars
+        if cut is not None and len(text) > cut:
+            text = text[:cut]
+        return Source(text, note="the text the model saw (re-read through prepare)")
+
+
+def write_review(results: Path, out: Path | None, *, prepare: Callable[[str], str] | None = None,
+                 max_chars: int | None = None, text_field: str = "text", id_field: str = "id",
+                 title: str | None = None, stdout: Callable[[str], object] | None = None
+                 ) -> ReportStats:
+    """Write the review page of ``results`` to ``out`` (``None``: through ``stdout``).
+
+    The page is written to ``out`` plus ``.tmp`` and renamed when complete, so a
+    failure never leaves half a page.
+
+    Raises:
+        InvalidRecordError: a line of ``results`` that is not a record.
+        OSError: ``results`` cannot be read or ``out`` written.
+    """
+    loaded = read_records(results)
+    reader = SourceReader(prepare=prepare, max_chars=max_chars, text_field=text_field,
+                          id_field=id_field, wanted={r["id"] for r in loaded.records})
+    page_title = title or f"agentflow review: {results.name}"
+    if out is None:
+        if stdout is None:
+            raise ValueError("write_review needs out or stdout")
+        return write_report(loaded.records, reader, stdout, title=page_title, notes=loaded.notes)
+    partial = out.with_name(out.name + ".tmp")
+    try:
+        with partial.open("w", encoding="utf-8", errors="replace", newline="\n") as sink:
+            stats = write_report(loaded.records, reader, sink.write, title=page_title,
+                                 notes=loaded.notes)
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
+    return stats

@@ -1,0 +1,189 @@
+"""agentflow.extraction.grounding: markers, grounded values, span location
+(Unicode, escapes, whitespace, case, repeated values), the occurrence rule."""
+
+from __future__ import annotations
+
+import dataclasses
+from enum import StrEnum
+from typing import Annotated, Literal
+
+import pytest
+from pydantic import BaseModel
+
+from agentflow.errors import SchemaError
+from agentflow.extraction.grounding import (
+    GROUNDED_KEY,
+    Grounded,
+    check_grounding,
+    grounded_values,
+    grounding_plan,
+    locate,
+    mark_all_strings,
+)
+from agentflow.output.schema import OutputSpec
+
+G = Grounded()
+
+
+class Color(StrEnum):
+    RED = "red"
+
+
+class Line(BaseModel):
+    text: Annotated[str, G]
+    qty: int
+
+
+class Doc(BaseModel):
+    title: Annotated[str, G]
+    tags: list[Annotated[str, G]]
+    notes: Annotated[list[str], G]
+    city: Annotated[str | None, Grounded(case_sensitive=False)] = None
+    lines: list[Line] = []
+    kind: Literal["a", "b"] = "a"
+    color: Color = Color.RED
+    free: str = "x"
+
+
+# ----------------------------------------------------------------------------- markers
+
+
+def test_markers_at_any_depth_give_python_field_paths_in_schema_order() -> None:
+    doc = Doc(title="T", tags=["a", "b"], notes=["n"], city="Paris",
+              lines=[Line(text="one", qty=1), Line(text="two", qty=2)])
+    values = grounded_values(doc, Doc)
+    assert [v.path for v in values] == [
+        "title", "tags[0]", "tags[1]", "notes[0]", "city", "lines[0].text", "lines[1].text"]
+    assert values[4].marker.case_sensitive is False and values[4].optional
+
+
+def test_the_default_grounds_free_text_only_never_enums_literals_or_numbers() -> None:
+    doc = Doc(title="T", tags=[], notes=[], free="f")
+    paths = [v.path for v in grounded_values(doc, Doc, default=Grounded())]
+    assert paths == ["title", "free"]  # not kind (Literal), color (enum), qty (int)
+
+
+def test_dataclass_outputs_and_wrapped_types() -> None:
+    @dataclasses.dataclass
+    class Person:
+        name: Annotated[str, G]
+        age: int
+
+    assert [v.path for v in grounded_values(Person("Ann", 3), Person)] == ["name"]
+    items = grounded_values(["x", "y"], list[Annotated[str, G]])
+    assert [v.path for v in items] == ["[0]", "[1]"]
+
+
+def test_marker_on_a_non_string_field_is_a_schema_error_naming_the_field() -> None:
+    class Bad(BaseModel):
+        ok: Annotated[str, G]
+        total: Annotated[int, G]
+
+    with pytest.raises(SchemaError) as info:
+        grounding_plan(Bad)
+    assert info.value.path == "Bad.total" and "int" in str(info.value)
+
+    class Inner(BaseModel):
+        flags: Annotated[list[bool], G]
+
+    class Outer(BaseModel):
+        inner: list[Inner]
+
+    with pytest.raises(SchemaError, match=r"Inner\.flags"):
+        grounding_plan(Outer)
+
+    class OnModel(BaseModel):
+        line: Annotated[Line, G]
+
+    with pytest.raises(SchemaError, match=r"OnModel\.line"):
+        grounding_plan(OnModel)
+
+
+def test_plan_reports_markers_and_survives_recursion() -> None:
+    class Node(BaseModel):
+        name: Annotated[str, G]
+        children: list[Node] = []
+
+    assert grounding_plan(Node) is True
+    assert grounding_plan(Line) is True
+
+    class Plain(BaseModel):
+        a: str
+
+    assert grounding_plan(Plain) is False
+
+
+def test_schema_marks_reach_only_the_local_dialect() -> None:
+    spec = OutputSpec.of(Doc)
+    local = spec.schema_for("local").schema
+    assert local["properties"]["title"][GROUNDED_KEY] is True
+    assert local["properties"]["tags"]["items"][GROUNDED_KEY] is True
+    assert local["properties"]["notes"]["items"][GROUNDED_KEY] is True
+    for dialect in ("plain", "openai_strict", "gemini"):
+        assert GROUNDED_KEY not in str(spec.schema_for(dialect).schema), dialect  # type: ignore[arg-type]
+    assert GROUNDED_KEY not in str(spec.plain_schema)
+    marked = mark_all_strings({"type": "object", "properties": {
+        "a": {"type": "string"}, "b": {"type": "string", "enum": ["x"]}}})
+    assert marked["properties"]["a"][GROUNDED_KEY] and GROUNDED_KEY not in marked["properties"]["b"]
+
+
+# ----------------------------------------------------------------------------- location
+
+
+def test_locate_exact_unicode_offsets_are_python_str_indices() -> None:
+    source = "Zoë Ünal — naïve café 東京 <zoe@example.org>"
+    span = locate("café 東京", source)
+    assert span is not None and source[span[0]:span[1]] == "café 東京"
+    assert locate("Cafe", source) is None
+
+
+@pytest.mark.parametrize("value", ['say "hi"', "C:\\path\\x", "a\tb", "bell\x07", "é\u0301"])
+def test_locate_escapes_and_control_characters(value: str) -> None:
+    source = f"before {value} after"
+    span = locate(value, source)
+    assert span is not None and source[span[0]:span[1]] == value
+
+
+def test_whitespace_runs_are_normalised_but_never_invented() -> None:
+    source = "Fix the\n    build   on arm64."
+    span = locate("the build on", source)
+    assert span is not None and source[span[0]:span[1]] == "the\n    build   on"
+    assert locate("  the build on ", source) == span  # outer whitespace ignored
+    assert locate("thebuild", source) is None
+    assert locate("   ", source) is None and locate("", source) is None
+
+
+def test_case_insensitive_only_when_asked() -> None:
+    assert locate("PARIS", "in Paris today") is None
+    span = locate("PARIS", "in Paris today", case_sensitive=False)
+    assert span == (3, 8)
+
+
+def test_occurrence_rule_follows_schema_order_and_repeated_values_take_successive_spans() -> None:
+    source = "bar foo bar foo bar"
+    doc = Doc(title="foo", tags=["bar", "bar", "bar", "bar"], notes=[])
+    check = check_grounding(grounded_values(doc, Doc), source)
+    assert check.ok
+    assert check.spans["title"] == [(4, 7)]
+    # after the title's span first, then the occurrences not yet taken, then reuse
+    assert [check.spans[f"tags[{i}]"][0] for i in range(4)] == [(8, 11), (16, 19), (0, 3),
+                                                               (0, 3)]
+
+
+def test_overlapping_items_get_overlapping_spans() -> None:
+    source = "New upstream release 2.0"
+    doc = Doc(title="upstream release", tags=["New upstream", "release 2.0"], notes=[])
+    check = check_grounding(grounded_values(doc, Doc), source)
+    assert check.spans == {"title": [(4, 20)], "tags[0]": [(0, 12)], "tags[1]": [(13, 24)]}
+
+
+def test_check_lists_unfound_and_empty_values_with_paths() -> None:
+    doc = Doc(title="Invented", tags=["real"], notes=[""], city="   ")
+    check = check_grounding(grounded_values(doc, Doc), "a real document")
+    assert not check.ok
+    assert check.unfound == [("title", "Invented")]
+    assert check.empty == [("notes[0]", False), ("city", True)]
+    message = check.message()
+    assert "title: 'Invented' is not found in the document" in message
+    assert "notes[0]: empty text" in message and "use null" in message
+    assert check.spans == {"tags[0]": [(2, 6)]}

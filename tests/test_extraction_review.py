@@ -1,0 +1,303 @@
+"""`agentflow report`: a results file and its sources -> the review page, checked in
+headless Chromium; reading results files and re-reading sources."""
+
+from __future__ import annotations
+
+import gzip
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from agentflow.cli import main
+from agentflow.errors import InvalidRecordError
+from agentflow.extraction.review import SourceReader, read_records
+from tests.headless_chromium import chromium
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+import debian_changelog
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SCHEMA = f"{EXAMPLES / 'debian_changelog.py'}:ChangelogEntry"
+
+CHANGELOG = """
+hello (2.10-3) unstable; urgency=medium
+
+  * Fix <stdio.h> & "quotes" in the 😀 banner.
+  * Build with 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 flags.
+
+ -- Santiago Vila <sanvila@debian.org>  Sun, 11 Dec 2022 12:00:00 +0100
+
+hello (2.10-2) unstable; urgency=low
+
+  * Older change.
+
+ -- Santiago Vila <sanvila@debian.org>  Sat, 10 Dec 2022 12:00:00 +0100
+"""
+
+NOTE = ("\n\nInvoice from ACME <billing@acme.example> 😀\r\n\tTotal: 1 234,50 € — paid\r\n"
+        + "x" * 3000 + "\nend 'single' \"double\" café e\u0301 <script>alert(1)</script>")
+
+
+def find(text: str, needle: str, after: int = 0) -> list[int]:
+    start = text.index(needle, after)
+    return [start, start + len(needle)]
+
+
+def line(record: dict[str, Any]) -> bytes:
+    return orjson.dumps(record) + b"\n"
+
+
+Shown = dict[str, tuple[str, int]]  # id -> (text on the page, offset of the model's text in it)
+Spans = dict[str, dict[str, list[list[int]]]]
+
+
+def write_corpus(root: Path) -> tuple[Shown, Shown, Spans]:
+    """Sources and a results file under ``root``; returns what each document should
+    show with ``--schema`` and without it, and the spans each ok record holds (by id)."""
+    (root / "pkgs" / "hello").mkdir(parents=True)
+    (root / "notes").mkdir()
+    gz = root / "pkgs" / "hello" / "changelog.Debian.gz"
+    gz.write_bytes(gzip.compress(CHANGELOG.encode()))
+    (root / "notes" / "invoice.txt").write_bytes(NOTE.encode())
+    (root / "notes" / "loop.txt").write_text("package d/d/d/d/d/d/d/d")
+    (root / "inputs.jsonl").write_text(
+        '{"id": "r1", "text": "Ship to: Zoë Ω-Street 7"}\n{"id": "r2", "text": "other"}\n')
+
+    entry = debian_changelog.prepare(CHANGELOG)
+    hello, invoice, jsonl = "pkgs/hello/changelog.Debian.gz", "notes/invoice.txt", \
+        "inputs.jsonl#r1"
+    hello_spans = {
+        "package": [find(entry, "hello")], "version": [find(entry, "2.10-3")],
+        "distribution": [find(entry, "unstable")],
+        "maintainer": [find(entry, "Santiago Vila <sanvila@debian.org>")],
+        "date": [find(entry, "Sun, 11 Dec 2022 12:00:00 +0100")],
+        "changes[0]": [find(entry, 'Fix <stdio.h> & "quotes" in the 😀 banner.')],
+        "changes[1]": [find(entry, "Build with 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 flags.")],
+    }
+    hello_output = {"package": "hello", "version": "2.10-3", "distribution": "unstable",
+                    "urgency": "medium", "maintainer": "Santiago Vila <sanvila@debian.org>",
+                    "date": "Sun, 11 Dec 2022 12:00:00 +0100",
+                    "changes": ['Fix <stdio.h> & "quotes" in the 😀 banner.',
+                                "Build with 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 flags."]}
+    shown_invoice = debian_changelog.prepare(NOTE)[:debian_changelog.MAX_CHARS]
+    invoice_spans = {
+        "vendor": [find(shown_invoice, "ACME <billing@acme.example>")],       # nested in "from"
+        "vendor_name": [find(shown_invoice, "ACME")],                          # nested twice
+        "from": [find(shown_invoice, "from ACME <billing@acme.example> 😀")],
+        "total": [find(shown_invoice, "1 234,50 € — paid")],
+        "status": [find(shown_invoice, "€ — paid\r\nxxxx")],                  # crosses "total"
+        "items[0].ref": [find(shown_invoice, "x" * 40)],
+        "note": [[len(shown_invoice), len(shown_invoice)]],                     # empty, at the end
+    }
+    invoice_output = {"vendor": "ACME <billing@acme.example>", "vendor_name": "ACME",
+                      "from": "from ACME <billing@acme.example> 😀", "total": "1 234,50 € — paid",
+                      "status": "€ — paid xxxx", "items": [{"ref": "x" * 40, "qty": 1}],
+                      "note": "", "paid": True}
+    jsonl_text = "Ship to: Zoë Ω-Street 7"
+    jsonl_spans = {"street": [find(jsonl_text, "Ω-Street 7")]}
+    records = [
+        {"id": invoice, "ok": True, "output": {"old": "x"}, "spans": {"old": [[0, 7]]}},
+        {"id": hello, "ok": True, "output": hello_output, "spans": hello_spans,
+         "usage": {"total_tokens": 812}, "attempts": 1, "duration_s": 2.5, "truncated": False,
+         "source_offset": 1},
+        {"id": "notes/loop.txt", "ok": False, "attempts": 3,
+         "error": {"type": "DegenerateOutputError", "message": "output rejected",
+                   "reason": "repetition loop in version: d/d/d/d…"}},
+        {"id": "notes/gone.txt", "ok": False, "attempts": 3,
+         "error": {"type": "StructuredOutputValidationError",
+                   "message": "version: Field required"}},
+        {"id": "notes/deleted.txt", "ok": True, "output": {"a": "b"}, "spans": {"a": [[0, 1]]}},
+        {"id": invoice, "ok": True, "output": invoice_output, "spans": invoice_spans,
+         "source_offset": 2, "truncated": {"kept_chars": len(shown_invoice),
+                                           "total_chars": len(NOTE.strip())}},
+        {"id": jsonl, "ok": True, "output": {"street": "Ω-Street 7"}, "spans": jsonl_spans},
+    ]
+    (root / "out.jsonl").write_bytes(b"".join(line(r) for r in records) + b'{"id": "notes/x')
+    loop = "package d/d/d/d/d/d/d/d"
+    prepared = {hello: (entry, 0), invoice: (shown_invoice, 0), jsonl: (jsonl_text, 0),
+                "notes/loop.txt": (loop, 0)}
+    whole = {hello: (CHANGELOG, 1), invoice: (NOTE, 2), jsonl: (jsonl_text, 0),
+             "notes/loop.txt": (loop, 0)}
+    return prepared, whole, {hello: hello_spans, invoice: invoice_spans, jsonl: jsonl_spans}
+
+
+COLLECT = """
+const out = {};
+for (const a of document.querySelectorAll('article.doc')) {
+  const pre = a.querySelector('pre.source-text');
+  const spans = {};
+  for (const m of a.querySelectorAll('mark.hl')) {
+    const key = m.getAttribute('data-span');
+    const s = spans[key] || (spans[key] = {field: m.getAttribute('data-field'), text: '',
+                                           pieces: 0, labels: []});
+    s.pieces += 1;
+    s.text += m.textContent;
+    if (m.classList.contains('first')) {
+      const label = getComputedStyle(m, '::before');
+      s.labels.push([label.content, label.display, m.getBoundingClientRect().width > 0]);
+    }
+  }
+  const error = a.querySelector('.error');
+  const missing = a.querySelector('.source-missing');
+  out[a.getAttribute('data-id')] = {
+    text: pre ? pre.textContent : null, spans: spans, classes: a.className,
+    error: error ? error.textContent : null, missing: missing ? missing.textContent : null,
+    fields: Array.from(a.querySelectorAll('table.fields tr[data-field]'),
+                       r => r.getAttribute('data-field'))};
+}
+return out;
+"""
+
+
+def check_documents(docs: dict[str, Any], shown: Shown, spans: Spans) -> None:
+    """Every source rendered intact, every span exactly one labelled highlight of its text."""
+    assert set(docs) == {*shown, "notes/gone.txt", "notes/deleted.txt"}
+    for doc_id, (text, _) in shown.items():
+        assert docs[doc_id]["text"] == text, doc_id  # the text outside spans is intact
+    for doc_id, expected in spans.items():
+        text, offset = shown[doc_id]
+        drawn = docs[doc_id]["spans"]
+        assert len(drawn) == sum(map(len, expected.values())), doc_id  # one per span
+        for span in drawn.values():
+            ((start, end),) = expected[span["field"]]
+            assert span["text"] == text[start + offset:end + offset], span
+            label, display, has_box = span["labels"][0]
+            assert len(span["labels"]) == 1 and label == f'"{span["field"]}"'
+            assert display != "none" and has_box
+
+
+def test_review_page_in_headless_chromium(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    monkeypatch.chdir(tmp_path)
+    prepared, whole, spans = write_corpus(tmp_path)
+    assert main(["report", "out.jsonl", "--schema", SCHEMA, "-o", "review.html"]) == 0
+    err = capsys.readouterr().err
+    assert "6 documents: 4 ok, 2 failed (1 suspect)" in err
+    assert "source not available for notes/deleted.txt" in err
+    assert main(["report", "out.jsonl", "-o", "whole.html"]) == 0  # no schema: whole files
+    with chromium() as browser:
+        browser.get((tmp_path / "whole.html").as_uri())
+        check_documents(browser.execute_script(COLLECT), whole, spans)
+
+        browser.get((tmp_path / "review.html").as_uri())
+        docs = browser.execute_script(COLLECT)
+        check_documents(docs, prepared, spans)
+        by_field = {s["field"]: s for s in docs["notes/invoice.txt"]["spans"].values()}
+        assert by_field["status"]["pieces"] == 2  # it crosses "total": split, one label
+        assert by_field["vendor_name"]["pieces"] == 1
+        assert "old" not in by_field  # the newer record of that id won
+        assert docs["notes/invoice.txt"]["fields"][:3] == ["vendor", "vendor_name", "from"]
+        assert "items[0].qty" in docs["notes/invoice.txt"]["fields"]
+
+        loop, gone = docs["notes/loop.txt"], docs["notes/gone.txt"]
+        assert "is-suspect" in loop["classes"] and "is-failed" in gone["classes"]
+        assert loop["error"].startswith("DegenerateOutputError: repetition loop in version")
+        assert gone["error"] == "StructuredOutputValidationError: version: Field required"
+        assert "no file 'notes/gone.txt'" in gone["missing"]
+        assert "no file 'notes/deleted.txt'" in docs["notes/deleted.txt"]["missing"]
+        rows = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "tr.failed-record")]
+        assert rows == ["notes/loop.txt DegenerateOutputError repetition loop in version: "
+                        "d/d/d/d… 3",
+                        "notes/gone.txt StructuredOutputValidationError version: Field "
+                        "required 3"]
+        notes = browser.find_element(By.CSS_SELECTOR, "#summary .notes").text
+        assert "out.jsonl:8: skipped a cut-off record" in notes
+
+        # the controls: filter by status and by id, labels off, a field row lights its span
+        articles = {a.get_attribute("data-id"): a
+                    for a in browser.find_elements(By.CSS_SELECTOR, "article.doc")}
+        browser.find_element(By.CSS_SELECTOR, 'button[data-filter="failed"]').click()
+        assert {k for k, a in articles.items() if a.is_displayed()} == {
+            "notes/loop.txt", "notes/gone.txt"}
+        browser.find_element(By.CSS_SELECTOR, 'button[data-filter="all"]').click()
+        browser.find_element(By.ID, "search").send_keys("INVOICE")
+        assert {k for k, a in articles.items() if a.is_displayed()} == {"notes/invoice.txt"}
+        row = articles["notes/invoice.txt"].find_element(
+            By.CSS_SELECTOR, 'tr[data-field="total"]')
+        ActionChains(browser).move_to_element(row).perform()
+        mark = articles["notes/invoice.txt"].find_element(
+            By.CSS_SELECTOR, 'mark.first[data-field="total"]')
+        assert "lit" in mark.get_attribute("class").split()
+        browser.find_element(By.ID, "labels").click()
+        assert browser.execute_script(
+            "return getComputedStyle(arguments[0], '::before').display", mark) == "none"
+
+
+def test_report_cli_defaults_stdout_and_setup_errors(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_corpus(tmp_path)
+    assert main(["report", "out.jsonl"]) == 0  # no schema: whole decoded files
+    page = (tmp_path / "out.html").read_text()
+    assert "agentflow review: out.jsonl" in page and not (tmp_path / "out.html.tmp").exists()
+    capsys.readouterr()
+    assert main(["report", "out.jsonl", "-o", "-", "--title", "T<1>"]) == 0
+    assert "<title>T&lt;1&gt;</title>" in capsys.readouterr().out
+
+    (tmp_path / "bad.jsonl").write_text('{"id": "a", "ok": true}\nnot json\n{"id": "b", "ok": 1}\n')
+    (tmp_path / "shape.jsonl").write_text('{"id": "a", "ok": true}\n[1, 2]\n')
+    for argv, message in [
+        (["report", "missing.jsonl"], "results file 'missing.jsonl' does not exist"),
+        (["report", "bad.jsonl"], "bad.jsonl:2: not JSON"),
+        (["report", "shape.jsonl"], "shape.jsonl:2: not an extraction record"),
+        (["report", "out.jsonl", "--schema", "nope.py:X"], "schema file 'nope.py' does not exist"),
+        (["report", "out.jsonl", "--max-chars", "0"], "--max-chars must be >= 1"),
+        (["report", "out.jsonl", "-o", "no/such/dir/x.html"], "No such file or directory"),
+    ]:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_read_records_skips_cut_off_lines_anywhere(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    # an interrupted run leaves a cut-off line; `extract` resumes on a new line after it
+    path.write_bytes(b'{"id": "a", "ok": true}\n{"id": "b", "o\n\n{"id": "b", "ok": false}\n'
+                     b'{"id": "c", "ok": true, "output": {"n": "Zo\xc3')
+    loaded = read_records(path)
+    assert [r["id"] for r in loaded.records] == ["a", "b"]
+    assert loaded.notes == [f"{path}:2: skipped a cut-off record (an interrupted write)",
+                            f"{path}:5: skipped a cut-off record (an interrupted write)"]
+    path.write_bytes(b'{"id": "a", "ok": true}\n{"id": "b", "ok": true} trailing\n')
+    with pytest.raises(InvalidRecordError, match=r"out.jsonl:2: not JSON"):
+        read_records(path)
+
+
+def test_source_reader_rereads_like_extract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_corpus(tmp_path)
+    (tmp_path / "bin.dat").write_bytes(b"\0\1\2")
+    (tmp_path / "bad.gz").write_bytes(b"not gzip")
+    (tmp_path / "blank.txt").write_text("  \n")
+    (tmp_path / "prefix.txt").write_text("HEADER\nbody Ann")
+    read = SourceReader()
+    assert read({"id": "prefix.txt", "source_offset": 7}).offset == 7
+    assert read({"id": "prefix.txt"}).text == "HEADER\nbody Ann"
+    assert read({"id": "inputs.jsonl#r2"}).text == "other"
+    for rid, problem in [("-#abc", "standard input"), ("bin.dat", "binary file"),
+                         ("bad.gz", "cannot read"), ("blank.txt", "empty document"),
+                         ("inputs.jsonl#r9", "holds no record for 'inputs.jsonl#r9'"),
+                         ("nowhere/x.txt", "no file 'nowhere/x.txt'")]:
+        source = read({"id": rid})
+        assert source.text is None and problem in (source.problem or ""), (rid, source)
+
+    def upper(text: str) -> str:
+        if "boom" in text:
+            raise ValueError("boom")
+        return text.upper()
+
+    prepared = SourceReader(prepare=upper, max_chars=5)
+    assert prepared({"id": "prefix.txt"}).text == "HEADE"
+    assert prepared({"id": "prefix.txt", "truncated": {"kept_chars": 9, "total_chars": 15}
+                     }).text == "HEADER\nBO"
+    assert prepared({"id": "prefix.txt", "source_offset": 7}).offset == 0  # prepared text
+    (tmp_path / "boom.txt").write_text("boom")
+    assert "prepare() raised ValueError: boom" in (prepared({"id": "boom.txt"}).problem or "")
