@@ -248,6 +248,7 @@ class AnthropicChatModel(HttpChatModel):
     def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
         """Chunks of a whole ``message`` object."""
         reader = _StreamReader()
+        reader.message = dict(data)
         yield UsageChunk(_usage(data.get("usage") or {}))
         for index, block in enumerate(data.get("content") or []):
             yield from reader.block(index, block)
@@ -285,6 +286,8 @@ class _StreamReader:
         self.usage: dict[str, Any] = {}
         self.blocks: dict[int, dict[str, Any]] = {}
         self.thinking: list[dict[str, Any]] = []
+        self.message: dict[str, Any] = {}
+        """The ``message`` of ``message_start`` (its ``model`` and ``id``)."""
 
     def feed(self, data: Mapping[str, Any]) -> Iterable[ModelChunk]:
         """Chunks of one stream event (``ping`` and unknown events give none).
@@ -294,7 +297,8 @@ class _StreamReader:
         """
         kind = data.get("type")
         if kind == "message_start":
-            self.usage = dict(data.get("message", {}).get("usage") or {})
+            self.message = dict(data.get("message") or {})
+            self.usage = dict(self.message.get("usage") or {})
             yield UsageChunk(_usage(self.usage))
         elif kind == "content_block_start":
             index, block = data["index"], dict(data["content_block"])
@@ -353,7 +357,10 @@ class _StreamReader:
     def finish(self, stop_reason: str | None) -> Iterable[ModelChunk]:
         """The normalized finish chunk for ``stop_reason``."""
         if stop_reason:
-            yield FinishChunk(_STOP.get(stop_reason, "other"), stop_reason)
+            model, reply_id = self.message.get("model"), self.message.get("id")
+            yield FinishChunk(_STOP.get(stop_reason, "other"), stop_reason,
+                              model if isinstance(model, str) else None,
+                              reply_id if isinstance(reply_id, str) else None)
 
 
 # ----------------------------------------------------------------------------- errors

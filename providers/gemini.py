@@ -123,6 +123,8 @@ class GeminiChatModel(HttpChatModel):
     """
 
     vendor = VENDOR
+    otel_provider = "gcp.gemini"
+    """``gen_ai.provider.name`` of the Gemini API (OpenTelemetry GenAI conventions)."""
 
     def __init__(
         self,
@@ -254,6 +256,8 @@ class _Reader:
     def __init__(self) -> None:
         self.calls = 0
         self.finish: str | None = None
+        self.model: str | None = None
+        self.reply_id: str | None = None
 
     def feed(self, data: Any) -> Iterable[ModelChunk]:
         if isinstance(data, list):  # an error (or reply) wrapped in a one-element list
@@ -261,6 +265,10 @@ class _Reader:
         if "error" in data:
             code = data["error"].get("code") if isinstance(data["error"], Mapping) else None
             raise map_error(code if isinstance(code, int) else 500, {}, orjson.dumps(data))
+        if isinstance(data.get("modelVersion"), str):  # for tracing
+            self.model = data["modelVersion"]
+        if isinstance(data.get("responseId"), str):
+            self.reply_id = data["responseId"]
         if data.get("usageMetadata"):
             yield UsageChunk(_usage(data["usageMetadata"]))
         candidates = data.get("candidates") or []
@@ -305,11 +313,12 @@ class _Reader:
                                        "is incomplete", vendor=VENDOR)
         raw = self.finish or ""
         if raw.startswith("BLOCKED:"):
-            yield FinishChunk("content_filter", raw)
+            reason: FinishReason = "content_filter"
         elif raw in ("STOP", "") and self.calls:
-            yield FinishChunk("tool_calls", raw)
+            reason = "tool_calls"
         else:
-            yield FinishChunk(_FINISH.get(raw or "STOP", "other"), raw)
+            reason = _FINISH.get(raw or "STOP", "other")
+        yield FinishChunk(reason, raw, self.model, self.reply_id)
 
 
 # ----------------------------------------------------------------------------- errors

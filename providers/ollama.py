@@ -308,7 +308,9 @@ class _Reader:
                                    output_tokens=int(data.get("eval_count") or 0)))
             raw = data.get("done_reason") or ""  # "": none given (older servers)
             reason = _DONE.get(raw or "stop", "other")
-            yield FinishChunk("tool_calls" if reason == "stop" and self.calls else reason, raw)
+            model = data.get("model")
+            yield FinishChunk("tool_calls" if reason == "stop" and self.calls else reason, raw,
+                              model if isinstance(model, str) and model else None)
 
 
 # ----------------------------------------------------------------------------- errors

@@ -109,6 +109,8 @@ class FakeServer:
         self.hold: asyncio.Event | None = None
         """When set, each request waits for this event before being answered
         (a test holds a client mid-request, deterministically)."""
+        self.streams_aborted = 0
+        """Streams the client abandoned before their end (its connection closed)."""
         self.echo_key = False
         """Refuse every request with the vendor's wrong-key error quoting the
         credential it carried, whole and as a prefix (as servers that echo keys do)."""
@@ -226,16 +228,20 @@ class FakeServer:
         response = web.StreamResponse(status=200)
         response.content_type = self.stream_content_type()
         await response.prepare(request)
-        for i, frame in enumerate(self.render_events(reply, body)):
-            if reply.cut_after is not None and i >= reply.cut_after:
-                # drop the connection without the terminal marker
-                if request.transport is not None:
-                    request.transport.close()
-                return response
-            await response.write(frame)
-            if reply.event_delay:
-                await asyncio.sleep(reply.event_delay)
-        await response.write_eof()
+        try:
+            for i, frame in enumerate(self.render_events(reply, body)):
+                if reply.cut_after is not None and i >= reply.cut_after:
+                    # drop the connection without the terminal marker
+                    if request.transport is not None:
+                        request.transport.close()
+                    return response
+                await response.write(frame)
+                if reply.event_delay:
+                    await asyncio.sleep(reply.event_delay)
+            await response.write_eof()
+        except (ConnectionError, asyncio.CancelledError):
+            self.streams_aborted += 1  # the client went away mid-stream
+            raise
         return response
 
 
