@@ -238,13 +238,10 @@ def _report(args: argparse.Namespace) -> int:
     results = Path(args.results)
     if not results.is_file():
         raise CliError(f"results file {args.results!r} does not exist")
-    if args.max_chars is not None and args.max_chars < 1:
-        raise CliError("--max-chars must be >= 1")
     module = load_schema(args.schema)[1] if args.schema else None
-    max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
     out = None if args.out == "-" else Path(args.out or results.with_suffix(".html"))
     stats = write_review(results, out, prepare=getattr(module, "prepare", None),
-                         max_chars=max_chars, text_field=args.text_field,
+                         text_field=args.text_field,
                          id_field=args.id_field, title=args.title, stdout=sys.stdout.write)
     for _, rid, why in stats.unavailable[:5]:
         print(f"agentflow: source not available for {rid}: {why}", file=sys.stderr)
@@ -359,15 +356,14 @@ def _parser() -> argparse.ArgumentParser:
             "highlighted and labelled by field, the output beside it, failed records with their\n"
             "reasons, and a summary. The last record of each id wins. Sources are re-read from\n"
             "the paths in the ids (run from the directory 'extract' ran in); with --schema,\n"
-            "through the module's prepare() and MAX_CHARS, as 'extract' read them.\n\n"
+            "through the module's prepare(), as 'extract' read them.\n\n"
             "Exit status: 0 page written, 2 bad usage or unreadable results file."
         ),
     )
     rp.add_argument("results", help="JSONL results file written by 'agentflow extract'")
     rp.add_argument("-o", "--out", help="HTML file to write (default: RESULTS with .html; - for"
                                         " stdout)")
-    rp.add_argument("--schema", help="the --schema given to extract (for prepare and MAX_CHARS)")
-    rp.add_argument("--max-chars", type=int, help="the --max-chars given to extract")
+    rp.add_argument("--schema", help="the --schema given to extract (for its prepare())")
     rp.add_argument("--text-field", default="text", help="JSONL inputs: field holding the text")
     rp.add_argument("--id-field", default="id", help="JSONL inputs: field holding the id")
     rp.add_argument("--title", help="page title (default: from the results file name)")

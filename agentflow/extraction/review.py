@@ -6,8 +6,9 @@ The ``agentflow report`` command is this function. Records are read from the
 JSONL file ``agentflow extract`` wrote; each record's source is re-read the
 way ``extract`` read it (``agentflow._inputs``: the file, gunzipped by suffix,
 decoded as UTF-8; or the line of a JSONL input, for ids ``path#id``), then put
-through the schema module's ``prepare`` and cut to the characters the model
-saw, so the record's spans line up with the text shown. Without ``prepare``
+through the schema module's ``prepare``, so the record's spans line up with
+the text shown. Nothing is cut: when the record's ``truncated`` says the
+model read only the first ``kept_chars``, the page shades the rest. Without ``prepare``
 the whole decoded file is shown and the spans are shifted by the record's
 ``source_offset``. Relative paths are resolved against the current directory,
 as ``extract`` did: run ``report`` from the same directory.
@@ -102,16 +103,13 @@ class SourceReader:
     Args:
         prepare: the schema module's ``prepare`` (``None``: the whole file is
             shown and spans are shifted by the record's ``source_offset``).
-        max_chars: the cut applied after ``prepare`` (a record's
-            ``truncated.kept_chars`` takes precedence).
         wanted: the ids to keep texts of when reading a JSONL input (default: all).
     """
 
     def __init__(self, *, prepare: Callable[[str], str] | None = None,
-                 max_chars: int | None = None, text_field: str = "text",
+                 text_field: str = "text",
                  id_field: str = "id", wanted: set[str] | None = None) -> None:
         self._prepare = prepare
-        self._max_chars = max_chars
         self._fields = (text_field, id_field)
         self._wanted = wanted
         self._jsonl: dict[str, dict[str, Document] | str] = {}
@@ -167,16 +165,11 @@ class SourceReader:
             return Source(None, problem=f"prepare() raised {type(exc).__name__}: {exc}")
         if not isinstance(text, str):
             return Source(None, problem=f"prepare() returned {type(text).__name__}, not str")
-        truncated = record.get("truncated")
-        kept = truncated.get("kept_chars") if isinstance(truncated, Mapping) else None
-        cut = kept if isinstance(kept, int) and kept >= 0 else self._max_chars
-        if cut is not None and len(text) > cut:
-            text = text[:cut]
         return Source(text, note="the text the model saw (re-read through prepare)")
 
 
 def write_review(results: Path, out: Path | None, *, prepare: Callable[[str], str] | None = None,
-                 max_chars: int | None = None, text_field: str = "text", id_field: str = "id",
+                 text_field: str = "text", id_field: str = "id",
                  title: str | None = None, stdout: Callable[[str], object] | None = None
                  ) -> ReportStats:
     """Write the review page of ``results`` to ``out`` (``None``: through ``stdout``).
@@ -189,7 +182,7 @@ def write_review(results: Path, out: Path | None, *, prepare: Callable[[str], st
         OSError: ``results`` cannot be read or ``out`` written.
     """
     loaded = read_records(results)
-    reader = SourceReader(prepare=prepare, max_chars=max_chars, text_field=text_field,
+    reader = SourceReader(prepare=prepare, text_field=text_field,
                           id_field=id_field, wanted={r["id"] for r in loaded.records})
     page_title = title or f"agentflow review: {results.name}"
     if out is None:
