@@ -29,6 +29,10 @@ Everything special about DashScope compatible mode (shared/providers.md section 
   </function></tool_call>`` (``QWEN_XML_MARKUP``) into the text; both become
   tool calls. On by default here; any OpenAI-compatible adapter takes them
   with ``tool_markups=["hermes", "qwen-xml"]``.
+
+Vendor extensions sent (outside the openai SDK's request types, which
+DashScope documents for compatible mode; checked by tests/test_sdk_conformance.py):
+``enable_thinking`` (alibabacloud.com/help/en/model-studio/deep-thinking).
 """
 
 from __future__ import annotations
@@ -70,6 +74,11 @@ PROFILES: tuple[ProfileRule, ...] = (
     ProfileRule("qwen3-coder*", _NO_THINKING.with_(
         context_window=262_144, max_output_tokens=65_536),
                 "non-thinking"),
+    ProfileRule("qwen-v1", _NO_THINKING, "deprecated (dashscope SDK Generation.Models)"),
+    ProfileRule("qwen-plus-v1", _NO_THINKING, "deprecated (dashscope SDK Generation.Models)"),
+    ProfileRule("bailian-v1", _NO_THINKING, "deprecated (dashscope SDK Generation.Models)"),
+    ProfileRule("dolly-*", _NO_THINKING.with_(supports_tools=False),
+                "open model served by DashScope (dashscope SDK Generation.Models)"),
     ProfileRule("qwen3-max*", _HYBRID.with_(context_window=262_144, max_output_tokens=65_536),
                 "hybrid, thinking off by default"),
     ProfileRule("qwen-plus*", _HYBRID.with_(context_window=131_072, max_output_tokens=8_192),
@@ -138,6 +147,9 @@ def parse_qwen_xml_call(body: str) -> list[MarkupCall] | None:
 QWEN_XML_MARKUP = register_markup(
     ToolMarkup("qwen-xml", "<tool_call>", "</tool_call>", parse_qwen_xml_call))
 """Qwen3-Coder's XML in-band tool-call format."""
+
+API_KEY_VARIABLES = ("DASHSCOPE_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
 
 class DashScopeChatModel(OpenAICompatibleModel):

@@ -28,6 +28,10 @@ Everything special about DeepSeek (shared/providers.md section 2):
   OpenAI-compatible adapter takes it with ``tool_markups=["deepseek"]``.
 * ``strict`` tools are honoured only on the beta base URL
   (``https://api.deepseek.com/beta``); elsewhere the flag is not sent.
+
+Vendor extensions sent (outside the openai SDK's request types; checked by
+tests/test_sdk_conformance.py): ``thinking`` and ``messages[].reasoning_content``
+(api-docs.deepseek.com/guides/thinking_mode).
 """
 
 from __future__ import annotations
@@ -109,6 +113,9 @@ def parse_deepseek_calls(body: str) -> list[MarkupCall] | None:
 DEEPSEEK_MARKUP = register_markup(ToolMarkup(
     "deepseek", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", parse_deepseek_calls))
 """DeepSeek V3/R1's in-band tool-call tokens."""
+
+API_KEY_VARIABLES = ("DEEPSEEK_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
 
 class DeepSeekChatModel(OpenAICompatibleModel):

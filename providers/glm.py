@@ -10,6 +10,8 @@ Everything special about GLM (shared/providers.md section 7):
   engine's prompt reminder.
 * **Tool calls may arrive whole** in one stream delta (without
   ``tool_stream``); the shared parser handles whole and fragmented calls.
+* ``temperature`` is clamped into the open interval (0, 1) as zai-sdk does:
+  <= 0 becomes 0.01 with ``do_sample: false``, >= 1 becomes 0.99.
 * Not sent: ``stream_options`` (usage is on the final chunk anyway) and
   ``strict`` on tools. ``max_tokens`` (not ``max_completion_tokens``).
 * **Thinking:** ``thinking: {"type": "enabled"|"disabled"}`` follows
@@ -25,6 +27,9 @@ Everything special about GLM (shared/providers.md section 7):
   into the text; ``GLM_MARKUP`` turns it into tool calls (values typed from
   the tool's schema). On by default here; any OpenAI-compatible adapter
   takes it with ``tool_markups=["glm"]``.
+
+Vendor extensions sent: none; ``thinking`` and ``do_sample`` are keywords of
+zai-sdk's ``chat.completions.create`` (checked by tests/test_sdk_conformance.py).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from agentflow.errors import (
     QuotaExceededError,
     RateLimitedError,
 )
+from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelProfile, ToolSpec
 from agentflow.providers._http import error_message, parse_retry_after
 from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
@@ -106,6 +112,10 @@ _RATE = frozenset({"1302", "1303", "1305"})
 _AUTH = frozenset({"1000", "1001", "1002", "1003", "1004"})
 
 
+API_KEY_VARIABLES = ("ZHIPUAI_API_KEY", "ZAI_API_KEY")
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
+
+
 class GLMChatModel(OpenAICompatibleModel):
     """GLM (``ZHIPUAI_API_KEY`` or ``ZAI_API_KEY``; China host by default, pass
     ``base_url="https://api.z.ai/api/paas/v4"`` for the international one).
@@ -136,6 +146,21 @@ class GLMChatModel(OpenAICompatibleModel):
         """``thinking: {"type": "enabled"|"disabled"}`` when ``options.thinking`` is set."""
         if options.thinking is not None and self.profile.supports_thinking:
             body["thinking"] = {"type": "enabled" if options.thinking else "disabled"}
+
+    def build_body(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> dict[str, Any]:
+        """As the base, with ``temperature`` moved into the open interval
+        (0, 1) the API accepts, as zai-sdk's ``chat.completions.create``
+        does: <= 0 -> 0.01 with ``do_sample: false`` (greedy), >= 1 -> 0.99."""
+        body = super().build_body(messages, tools, options)
+        temperature = body.get("temperature")
+        if isinstance(temperature, int | float):
+            if temperature <= 0:
+                body["temperature"], body["do_sample"] = 0.01, False
+            elif temperature >= 1:
+                body["temperature"] = 0.99
+        return body
 
     def map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
         """GLM's numeric string codes first, then the OpenAI-style mapping."""

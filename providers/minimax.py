@@ -29,6 +29,11 @@ Everything special about MiniMax (shared/providers.md section 8):
   OpenAI-compatible adapter takes it with ``tool_markups=["minimax"]``.
 * ``temperature`` must lie in (0, 1]: it is clamped. ``max_completion_tokens``;
   no ``response_format``, ``stream_options`` or ``strict``.
+
+Vendor extensions sent (outside the openai SDK's request types, which MiniMax
+documents for this endpoint; checked by tests/test_sdk_conformance.py):
+``thinking`` (platform.minimax.io/docs/api-reference/text-openai-api; M2.x
+ignore it).
 """
 
 from __future__ import annotations
@@ -228,6 +233,10 @@ class MiniMaxParser(ChunkParser):
             held, self._held = self._held, ""
             self._emit(held, out)
         return out
+
+
+API_KEY_VARIABLES = ("MINIMAX_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
 
 class MiniMaxChatModel(OpenAICompatibleModel):
