@@ -88,7 +88,7 @@ def test_body_sends_a_per_document_grammar_for_grounded_fields() -> None:
     rf = ResponseFormat("json_schema", schema, source=SPECIAL)
     body = model.build_body([Msg.user(SPECIAL)], (), GenerateOptions(response_format=rf))
     assert "substring_chunks" in body["grammar"] and "Zürich" in body["grammar"]
-    assert model._grammars == {}  # per-document grammars are never cached
+    assert len(model._grammars) == 0  # per-document grammars are never cached
     big = ResponseFormat("json_schema", schema, source="x" * (grammar.MAX_SOURCE_CHARS + 1))
     body = model.build_body([Msg.user("x")], (), GenerateOptions(response_format=big))
     assert "substring_chunks" not in body["grammar"]  # falls back to verification
