@@ -26,6 +26,7 @@ is left as it was — and is re-raised.
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import Future
@@ -61,6 +62,18 @@ def _worker() -> BlockingPortal:
             _loop_thread = portal.call(threading.current_thread)
             _portal, _portal_cm = portal, cm
         return _portal
+
+
+@atexit.register
+def _stop_worker() -> None:
+    """Stop the worker loop at interpreter exit, while its thread can still run:
+    left to garbage collection during finalization, the portal's exit waits for
+    a daemon thread that no longer runs, and the process never exits."""
+    global _portal, _portal_cm, _loop_thread
+    with _lock:
+        cm, _portal, _portal_cm, _loop_thread = _portal_cm, None, None, None
+    if cm is not None:
+        cm.__exit__(None, None, None)
 
 
 def _wait(future: Future[T]) -> T:
