@@ -196,6 +196,8 @@ async def _extract_into(
                 allow_partial=args.allow_partial, max_chars=max_chars,
                 ground=True if args.ground else None, on_progress=progress.chunk,
             ):
+                if isinstance(result.error, errors.UsageError):  # the same for every input
+                    raise SetupError(f"{type(result.error).__name__}: {result.error}")
                 record = _record(result, offsets.get(result.id, 0))
                 sink.write(record)
                 progress.add(record)
@@ -206,7 +208,11 @@ async def _extract_into(
     finally:
         progress.close()
     if sink.out is not None and sink.out.superseded:
-        sink.out.compact()  # one record per id: the retried ones replace their failures
+        try:  # one record per id: the retried ones replace their failures
+            sink.out.compact()
+        except OSError as exc:
+            print(f"agentflow: {sink.out.path} not compacted ({exc.strerror}); when it is "
+                  "read, the newest record of each id wins", file=sys.stderr)
     elapsed = time.perf_counter() - start
     counts = progress.counts
     before = [i for i in outcomes if i in skip]
@@ -300,7 +306,8 @@ def _parser() -> argparse.ArgumentParser:
             "how many were read and failed. Nothing is cut unless --max-chars (or the\n"
             "schema module's MAX_CHARS) asks, and then 'truncated' says how much was kept.\n\n"
             "Exit status: 0 all ok; 1 some input failed; 2 bad usage or set-up (schema,\n"
-            "missing API key, --out), before any model request; 130 interrupted (the\n"
+            "missing API key, --out), before any model request, or misuse the first call\n"
+            "reveals (a model file that does not exist...); 130 interrupted (the\n"
             "records saved so far stay; run the same command again to resume)."
         ),
     )
