@@ -140,6 +140,10 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     prepare = getattr(module, "prepare", None)
     max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
     check_api_key(args.model, api_key=args.api_key, base_url=args.base_url)
+    if args.engine == "ray":  # the same flags on a Ray cluster (agentflow/_ray_cli.py)
+        from agentflow import _ray_cli
+
+        return await asyncio.to_thread(_ray_cli.run, args, module, instructions, max_chars)
     model = _model(args)
     try:
         if args.out and args.out != "-":
@@ -338,6 +342,11 @@ def _parser() -> argparse.ArgumentParser:
                          "lists the missing ranges)")
     ex.add_argument("--no-chunking", action="store_true",
                     help="send every document whole, whatever its size")
+    ex.add_argument("--engine", choices=["local", "ray"], default="local",
+                    help="local: this process; ray: a Ray cluster (RAY_ADDRESS, else a local "
+                         "one; --out is then a directory; needs the 'ray' extra)")
+    ex.add_argument("--actors", type=int, default=2,
+                    help="--engine ray: actors sharing --concurrency (default 2)")
     ex.add_argument("--ground", action="store_true",
                     help="ground every free-text string field in the document (fields marked "
                          "Grounded() are grounded either way)")

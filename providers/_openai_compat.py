@@ -34,7 +34,14 @@ from agentflow.errors import (
 )
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
-from agentflow.providers._http import HttpClient, HttpSettings, api_key_from, iter_sse
+from agentflow.providers._http import (
+    HttpClient,
+    HttpSettings,
+    RateHeaders,
+    api_key_from,
+    iter_sse,
+    shared_governor,
+)
 from agentflow.providers._markup import (
     MarkupFilter,
     ToolMarkup,
@@ -56,6 +63,7 @@ from agentflow.providers._openai_wire import (
 )
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.ratelimit import model_family
 
 __all__ = [
     "GENERIC_PROFILE",
@@ -122,6 +130,8 @@ class OpenAICompatibleModel:
     reasoning_history: ClassVar[ReasoningHistory] = "drop"
     parser_class: ClassVar[type[ChunkParser]] = ChunkParser
     default_markups: ClassVar[tuple[str, ...]] = ()
+    rate_headers: ClassVar[RateHeaders | None] = None
+    """The vendor's rate-limit header reader (``None``: only 429s teach the governor)."""
 
     def __init__(
         self,
@@ -159,7 +169,10 @@ class OpenAICompatibleModel:
         overridden = type(self).ok_body_error is not OpenAICompatibleModel.ok_body_error
         self._http = HttpClient(url, headers=all_headers, vendor=self.vendor,
                                 error_mapper=self._map_error, settings=settings,
-                                body_error=self.ok_body_error if overridden else None)
+                                body_error=self.ok_body_error if overridden else None,
+                                governor=shared_governor(self.vendor, url, key,
+                                                         self.rate_family(model), settings),
+                                rate_headers=type(self).rate_headers)
         self._profile = profile or self.lookup_profile(model)
         if tool_markups is None:
             tool_markups = (*self.default_markups,
@@ -167,6 +180,10 @@ class OpenAICompatibleModel:
         self._markups = resolve_markups(tool_markups)
 
     # -- identity -------------------------------------------------------------
+    def rate_family(self, model: str) -> str:
+        """The model family sharing one rate limit (default: the name without a date suffix)."""
+        return model_family(model)
+
     def lookup_profile(self, model: str) -> ModelProfile:
         """The profile of ``model`` from this vendor's table."""
         return match_profile(self.profile_rules, model, self.default_profile)

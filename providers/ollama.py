@@ -76,9 +76,11 @@ from agentflow.providers._http import (
     error_message,
     iter_ndjson,
     own_host,
+    shared_governor,
 )
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.ratelimit import model_family
 
 __all__ = ["DEFAULT_PROFILE", "PROFILES", "OllamaChatModel", "create", "map_error"]
 
@@ -149,7 +151,9 @@ class OllamaChatModel(HttpChatModel):
     ) -> None:
         key = api_key_from(api_key, "OLLAMA_API_KEY" if own_host(base_url, CLOUD_URL) else "")
         client = HttpClient(base_url, headers={"authorization": f"Bearer {key}"} if key else {},
-                            vendor=VENDOR, error_mapper=map_error, settings=settings)
+                            vendor=VENDOR, error_mapper=map_error, settings=settings,
+                            governor=shared_governor(VENDOR, base_url, key, model_family(model),
+                                                     settings))
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)
         super().__init__(model, client=client, profile=resolved, stream=stream)
         self.keep_alive = keep_alive

@@ -13,12 +13,13 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any, ClassVar
 
 from agentflow.extraction.budget import estimate_tokens
 from agentflow.model import GenerateOptions, ModelProfile, ToolChoiceMode
+from agentflow.providers._http import RateHeaders, parse_retry_after
 from agentflow.providers._openai_compat import (
     GENERIC_PROFILE,
     OpenAICompatibleModel,
@@ -27,6 +28,7 @@ from agentflow.providers._openai_compat import (
     unsupported_feature,
 )
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.ratelimit import RateLimitSnapshot, parse_duration
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -39,6 +41,7 @@ __all__ = [
     "lowest_reasoning_effort",
     "openai_error",
     "payload_error",
+    "rate_limit_headers",
     "unsupported_feature",
 ]
 
@@ -109,6 +112,35 @@ API_KEY_VARIABLES = ("OPENAI_API_KEY",)
 """Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
 
+def _number(headers: Mapping[str, str], name: str) -> float | None:
+    value = headers.get(name)
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
+    """OpenAI's rate-limit headers (platform.openai.com/docs/guides/rate-limits,
+    "Rate limits in headers"; shared/providers.md §1): ``x-ratelimit-limit-requests``,
+    ``x-ratelimit-remaining-requests``, ``x-ratelimit-reset-requests`` (a duration:
+    ``1s``, ``6m0s``, ``12ms``), the same three for ``-tokens``, and ``retry-after-ms``
+    / ``retry-after`` on 429. ``None`` when none is present (compatible servers
+    that send none). OpenAI-compatible servers (vLLM, OpenRouter, Groq) use the same names.
+    """
+    def get(kind: str, dim: str) -> float | None:
+        name = f"x-ratelimit-{kind}-{dim}"
+        return parse_duration(headers.get(name)) if kind == "reset" else _number(headers, name)
+
+    snap = RateLimitSnapshot(
+        requests_limit=get("limit", "requests"), requests_remaining=get("remaining", "requests"),
+        requests_reset=get("reset", "requests"), tokens_limit=get("limit", "tokens"),
+        tokens_remaining=get("remaining", "tokens"), tokens_reset=get("reset", "tokens"),
+        retry_after=parse_retry_after(headers),
+    )
+    return None if snap == RateLimitSnapshot() else snap
+
+
 class OpenAIChatModel(OpenAICompatibleModel):
     """OpenAI chat completions (``OPENAI_API_KEY``); with a ``base_url`` on
     another host, the generic OpenAI-compatible adapter (profile
@@ -125,6 +157,7 @@ class OpenAIChatModel(OpenAICompatibleModel):
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     profile_rules: ClassVar[Sequence[ProfileRule]] = PROFILES
     default_profile: ClassVar[ModelProfile] = OPENAI_DEFAULT
+    rate_headers: ClassVar[RateHeaders | None] = rate_limit_headers
 
     def __init__(
         self,

@@ -26,14 +26,17 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import re
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 from aiohttp import web
 
 from .base import FakeError, FakeReply, FakeServer, pieces, sse
+from .limits import LimitState
 
 __all__ = ["FORCED_WITH_THINKING", "NO_PREFILL", "AnthropicFake", "anthropic_error"]
 
@@ -291,6 +294,25 @@ class AnthropicFake(FakeServer):
     def has_native_output(body: Any) -> bool:
         """Whether the request asks for native structured output."""
         return "output_config" in body
+
+    def limit_headers(self, state: LimitState) -> dict[str, str]:
+        """``anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}`` (resets
+        as RFC 3339 times)."""
+        now = datetime.now(UTC)
+        headers: dict[str, str] = {}
+        for dim, limit, remaining, reset in (
+                ("requests", state.requests_limit, state.requests_remaining, state.requests_reset),
+                ("tokens", state.tokens_limit, state.tokens_remaining, state.tokens_reset)):
+            if limit is not None:
+                when = (now + timedelta(seconds=reset)).isoformat(timespec="seconds")
+                headers[f"anthropic-ratelimit-{dim}-limit"] = str(limit)
+                headers[f"anthropic-ratelimit-{dim}-remaining"] = str(remaining)
+                headers[f"anthropic-ratelimit-{dim}-reset"] = when.replace("+00:00", "Z")
+        return headers
+
+    def rate_limit_error(self, state: LimitState) -> FakeError:
+        """Anthropic's 429 ``rate_limit_error`` with ``retry-after`` (whole seconds)."""
+        return self.rate_limited(math.ceil(state.retry_after))
 
     @staticmethod
     def rate_limited(retry_after: float = 0) -> FakeError:

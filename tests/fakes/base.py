@@ -16,6 +16,7 @@ scripted HTTP errors with headers, latency, chunk pacing and stream cuts.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+
+from .limits import FakeLimits, LimitState
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,8 @@ class FakeServer:
         self.echo_key = False
         """Refuse every request with the vendor's wrong-key error quoting the
         credential it carried, whole and as a prefix (as servers that echo keys do)."""
+        self.limits: FakeLimits | None = None
+        """Requests/tokens per minute to enforce with 429s and the vendor's headers."""
 
     # -- script -------------------------------------------------------------
     def add(self, *items: Script) -> None:
@@ -181,6 +186,15 @@ class FakeServer:
         """Content type of a streamed reply."""
         return "text/event-stream"
 
+    def limit_headers(self, state: LimitState) -> dict[str, str]:
+        """The vendor's rate-limit headers for ``state`` (default: none)."""
+        return {}
+
+    def rate_limit_error(self, state: LimitState) -> FakeError:
+        """The vendor's 429 for a request over the limits (``Retry-After`` in seconds)."""
+        return FakeError(429, {"error": {"message": "rate limit exceeded"}},
+                         {"retry-after": str(math.ceil(state.retry_after))})
+
     def render_error(self, error: FakeError) -> web.Response:
         """An HTTP error response."""
         data = error.body if isinstance(error.body, bytes) else orjson.dumps(error.body)
@@ -212,20 +226,33 @@ class FakeServer:
             item = self.default
         else:
             return self.render_error(FakeError(500, {"error": {"message": "fake: script empty"}}))
+        scripted = item
         if callable(item) and not isinstance(item, FakeReply | FakeError):
             item = item(body)
         if isinstance(item, FakeError):
             return self.render_error(item)
+        headers: dict[str, str] = {}
+        if self.limits is not None:
+            ok, state = self.limits.take(sum(item.usage))
+            if not ok:
+                if scripted is not self.default:  # the script item is still owed
+                    self.script.appendleft(scripted)
+                refusal = self.rate_limit_error(state)
+                return self.render_error(FakeError(
+                    refusal.status, refusal.body,
+                    {**self.limit_headers(state), **refusal.headers}))
+            headers = self.limit_headers(state)
         if item.latency:
             await asyncio.sleep(item.latency)
         if not self.is_stream(request, body):
-            return web.json_response(self.render_json(item, body), dumps=_dumps)
-        return await self._stream(request, item, body)
+            return web.json_response(self.render_json(item, body), dumps=_dumps, headers=headers)
+        return await self._stream(request, item, body, headers)
 
     async def _stream(
-        self, request: web.Request, reply: FakeReply, body: Any
+        self, request: web.Request, reply: FakeReply, body: Any,
+        headers: Mapping[str, str] | None = None,
     ) -> web.StreamResponse:
-        response = web.StreamResponse(status=200)
+        response = web.StreamResponse(status=200, headers=headers)
         response.content_type = self.stream_content_type()
         await response.prepare(request)
         try:
