@@ -1,7 +1,7 @@
 # Every target sets itself up: a fresh machine needs only python3 (>= 3.11) and make.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,local
+EXTRAS ?= dev,local,ray
 LIMIT ?= 20
 
 .PHONY: extract review demo web-demo test lint bench clean system-deps

@@ -87,6 +87,7 @@ from agentflow.model import (
     Usage,
 )
 from agentflow.output.config import OutputConfig
+from agentflow.output.json_schema import json_schema_output
 from agentflow.output.strategies import (
     AutoStrategy,
     NativeStrategy,
@@ -190,5 +191,6 @@ __all__ = [
     "__version__",
     "extract_many_sync",
     "generate",
+    "json_schema_output",
     "tool",
 ]

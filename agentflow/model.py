@@ -251,6 +251,10 @@ class ModelProfile:
         forced_tool_choice_with_thinking: ``required``/``specific`` is allowed
             while thinking (DeepSeek, Anthropic and DashScope refuse it).
         parallel_tool_calls_flag: the API accepts ``parallel_tool_calls``.
+        concurrent_requests: requests the server decodes at once, when it is
+            known to be small (the embedded llama.cpp model: 1, others queue);
+            ``None``: a vendor API that serves many. Batch callers default
+            their concurrency to it.
         substring_grammar: the provider turns a json_schema response format
             with a ``source`` into a grammar that lets grounded strings be
             only substrings of it (llama.cpp with llguidance).
@@ -271,6 +275,7 @@ class ModelProfile:
     thinking_default: bool = False
     forced_tool_choice_with_thinking: bool = True
     parallel_tool_calls_flag: bool = False
+    concurrent_requests: int | None = None
     substring_grammar: bool = False
     context_window: int | None = None
     max_output_tokens: int | None = None

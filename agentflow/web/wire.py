@@ -30,8 +30,8 @@ optional; ``null`` where there is no value):
     ``{"type", "data": object}`` — the structured output parsed so far; keys
     seen never disappear from later partials; values may still grow.
 ``output_retry``
-    ``{"type", "reason": "forcing"|"validation"|"multiple"|"degradation",
-    "attempt": int, "message": str}``.
+    ``{"type", "reason": "forcing"|"validation"|"multiple"|"degradation"|
+    "tools_failed", "attempt": int, "message": str}``.
 ``attempt_discarded``
     ``{"type", "iteration": int, "reason": "stream_error"|"degradation"|"superseded",
     "message": str}`` — what streamed so far in that reasoning step is void:
