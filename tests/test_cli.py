@@ -376,7 +376,8 @@ async def test_reruns_keep_one_outcome_per_id(fake: OpenAIFake, tmp_path: Path) 
     status, _, err = await agentflow(*args)  # nothing new: the failure is an outcome too
     assert status == 0 and len(fake.requests) == asked
     assert "2 already done (1 of them failed: --retry-failed" in err
-    fake.default = lambda body: FakeReply(text=json.dumps({"name": "Nobody"}))
+    # the contact's name is grounded: a name that is in the text this time
+    fake.default = lambda body: FakeReply(text=json.dumps({"name": "nobody"}))
     assert (await agentflow(*args, "--retry-failed"))[0] == 0
     lines = records(out)
     assert sorted(r["id"].split("#")[1] for r in lines) == ["1", "2"]  # compacted
