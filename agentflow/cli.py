@@ -242,7 +242,7 @@ def _model(args: argparse.Namespace) -> Any:
 
 def _report(args: argparse.Namespace) -> int:
     results = Path(args.results)
-    if not results.is_file():
+    if not results.exists():
         raise CliError(f"results file {args.results!r} does not exist")
     module = load_schema(args.schema)[1] if args.schema else None
     out = None if args.out == "-" else Path(args.out or results.with_suffix(".html"))
@@ -252,8 +252,9 @@ def _report(args: argparse.Namespace) -> int:
     for _, rid, why in stats.unavailable[:5]:
         print(f"agentflow: source not available for {rid}: {why}", file=sys.stderr)
     missing = f", {len(stats.unavailable)} sources not available" if stats.unavailable else ""
-    print(f"{stats.records} documents: {stats.ok} ok, {stats.failed} failed ({stats.suspect} "
-          f"suspect); {stats.spans} spans{missing}{f' -> {out}' if out else ''}", file=sys.stderr)
+    docs = f"{stats.records} document{'s' * (stats.records != 1)}"
+    print(f"{docs}: {stats.ok} ok, {stats.failed} failed ({stats.suspect} suspect); "
+          f"{stats.spans} spans{missing}{f' -> {out}' if out else ''}", file=sys.stderr)
     return 0
 
 
@@ -367,7 +368,8 @@ def _parser() -> argparse.ArgumentParser:
             "Exit status: 0 page written, 2 bad usage or unreadable results file."
         ),
     )
-    rp.add_argument("results", help="JSONL results file written by 'agentflow extract'")
+    rp.add_argument("results", help="JSONL results file written by 'agentflow extract' (or the"
+                                    " directory of *.jsonl files of --engine ray)")
     rp.add_argument("-o", "--out", help="HTML file to write (default: RESULTS with .html; - for"
                                         " stdout)")
     rp.add_argument("--schema", help="the --schema given to extract (for its prepare())")

@@ -378,3 +378,30 @@ async def test_extract_then_report_end_to_end(tmp_path: Path, monkeypatch: pytes
             checks = browser.execute_script(
                 "return document.querySelector('[data-count=differing] b').textContent")
             assert checks == "0"
+
+
+def test_a_directory_of_results_files_is_read_oldest_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`extract --engine ray` writes a directory of *.jsonl files: all are read, and a
+    record in a newer file wins."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text("Ann")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "z_old.jsonl").write_bytes(line({"id": "a.txt", "ok": False,
+                                            "error": {"type": "ProviderTimeoutError"}}))
+    (out / "a_new.jsonl").write_bytes(line({"id": "a.txt", "ok": True, "output": {"n": "Ann"},
+                                            "spans": {"n": [[0, 3]]}}))
+    (out / "notes.txt").write_text("not read")
+    os.utime(out / "z_old.jsonl", (1_000_000, 1_000_000))
+    loaded = read_records(out)
+    assert [r["ok"] for r in loaded.records] == [False, True]
+    assert main(["report", "out"]) == 0
+    assert "1 document: 1 ok, 0 failed (0 suspect); 1 spans -> out.html" in (
+        capsys.readouterr().err)
+    (tmp_path / "empty").mkdir()
+    assert main(["report", "empty"]) == 2
+    assert "empty: a directory without *.jsonl results files" in capsys.readouterr().err

@@ -55,7 +55,9 @@ def _torn(line: bytes) -> bool:
 
 
 def read_records(path: Path) -> RecordsFile:
-    """Every record of a JSONL results file, line by line.
+    """Every record of a JSONL results file, line by line; for a directory (what
+    ``extract --engine ray`` writes), of every ``*.jsonl`` file in it, oldest
+    file first (by modification time, then name), so newer records come later.
 
     A line that is the cut-off beginning of a record (a write interrupted by a
     crash or Ctrl-C; ``extract`` resumes after it on a new line) is skipped
@@ -63,11 +65,24 @@ def read_records(path: Path) -> RecordsFile:
 
     Raises:
         InvalidRecordError: a line that is not JSON, or not a record (a JSON
-            object with a string ``id`` and a boolean ``ok``), naming file and line.
-        OSError: the file cannot be read.
+            object with a string ``id`` and a boolean ``ok``), naming file and line;
+            a directory without ``*.jsonl`` files.
+        OSError: a file cannot be read.
     """
     records: list[dict[str, Any]] = []
     notes: list[str] = []
+    if path.is_dir():
+        files = sorted(path.glob("*.jsonl"), key=lambda f: (f.stat().st_mtime, f.name))
+        if not files:
+            raise InvalidRecordError(f"{path}: a directory without *.jsonl results files")
+    else:
+        files = [path]
+    for file in files:
+        _read_lines(file, records, notes)
+    return RecordsFile(records, notes)
+
+
+def _read_lines(path: Path, records: list[dict[str, Any]], notes: list[str]) -> None:
     with path.open("rb") as lines:
         for number, raw in enumerate(lines, start=1):
             line = raw.rstrip(b"\r\n")
@@ -87,7 +102,6 @@ def read_records(path: Path) -> RecordsFile:
                     f"{path}:{number}: not an extraction record (needs a string 'id' and a "
                     "boolean 'ok')")
             records.append(record)
-    return RecordsFile(records, notes)
 
 
 class SourceReader:
