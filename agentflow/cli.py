@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import importlib
 import itertools
+import stat
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -246,6 +247,8 @@ def _report(args: argparse.Namespace) -> int:
         raise CliError(f"results file {args.results!r} does not exist")
     module = load_schema(args.schema)[1] if args.schema else None
     out = None if args.out == "-" else Path(args.out or results.with_suffix(".html"))
+    if out is not None:
+        _check_page_target(out)
     stats = write_review(results, out, prepare=getattr(module, "prepare", None),
                          text_field=args.text_field,
                          id_field=args.id_field, title=args.title, stdout=sys.stdout.write)
@@ -256,6 +259,25 @@ def _report(args: argparse.Namespace) -> int:
     print(f"{docs}: {stats.ok} ok, {stats.failed} failed ({stats.suspect} suspect); "
           f"{stats.spans} spans{missing}{f' -> {out}' if out else ''}", file=sys.stderr)
     return 0
+
+
+def _check_page_target(out: Path) -> None:
+    """Refuse a review-page target that is not a regular file (or a new file in an
+    existing directory): the page is written beside it and renamed over it, which
+    would replace a device, a pipe or a directory.
+
+    Raises:
+        CliError: the target exists and is not a regular file, or its directory is missing.
+    """
+    try:
+        mode = out.stat().st_mode
+    except FileNotFoundError:
+        if not out.parent.is_dir():
+            raise CliError(f"-o {str(out)!r}: directory does not exist") from None
+        return
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise CliError(f"-o {str(out)!r} is {kind}: give a file path for the page")
 
 
 def _models() -> int:

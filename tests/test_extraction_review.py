@@ -4,6 +4,8 @@ headless Chromium; reading results files and re-reading sources."""
 from __future__ import annotations
 
 import gzip
+import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -405,3 +407,22 @@ def test_a_directory_of_results_files_is_read_oldest_first(
     (tmp_path / "empty").mkdir()
     assert main(["report", "empty"]) == 2
     assert "empty: a directory without *.jsonl results files" in capsys.readouterr().err
+
+
+def test_report_never_replaces_what_is_not_a_regular_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out.jsonl").write_bytes(line({"id": "a.txt", "ok": True, "output": {"n": 1}}))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "pages").mkdir()
+    for target, says in [(str(fifo), "not a regular file"), ("pages", "a directory"),
+                         ("/dev/null", "not a regular file"),
+                         ("missing/page.html", "directory does not exist")]:
+        assert main(["report", "out.jsonl", "-o", target]) == 2
+        err = capsys.readouterr().err
+        assert says in err and "Traceback" not in err, err
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and (tmp_path / "pages").is_dir()
+    assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)
+    assert main(["report", "out.jsonl", "-o", "page.html"]) == 0  # a new file is fine
