@@ -7,11 +7,12 @@ turns data into text a person or a file may see masks through
 an HTTP body, a stream event or a transport failure), log records, the
 CLI's JSONL records and its error line.
 
-What is masked: each registered secret, and any run of text that is a
-prefix of one of at least ``MIN_PREFIX`` characters (servers echo a key's
-first characters: ``invalid x-api-key sk-ant-api03-AbC…``). A masked run
-becomes ``***``. Values shorter than ``MIN_SECRET`` characters are not
-registered: no vendor issues such keys, and masking them would garble
+What is masked: each registered secret, and any run of text of at least
+``MIN_PREFIX`` characters that appears anywhere in one, letter case ignored
+(servers echo a key's first characters — ``invalid x-api-key sk-ant-api03-AbC…``
+—, its last ones — ``Incorrect API key provided: ****…Xyz0`` —, a middle part,
+or the key upper-cased). A masked run becomes ``***``. Values shorter than
+``MIN_SECRET`` characters are not registered: no vendor issues such keys, and masking them would garble
 ordinary words.
 
 The registry holds the strings of the keys this process was given (it
@@ -35,8 +36,9 @@ MIN_PREFIX = 8
 """Shortest echoed prefix of a secret that is masked, in characters."""
 
 _lock = threading.Lock()
-_secrets: dict[str, None] = {}  # insertion-ordered set; longest-first order in _ordered
-_ordered: tuple[str, ...] = ()
+_secrets: dict[str, None] = {}  # insertion-ordered set
+_grams: frozenset[str] = frozenset()
+"""Every run of ``MIN_PREFIX`` characters of every secret, lower-cased."""
 
 
 def register_secret(value: str | None) -> None:
@@ -45,7 +47,7 @@ def register_secret(value: str | None) -> None:
     A ``"Bearer <key>"`` header value registers ``<key>``. ``None``, empty and
     short values (< ``MIN_SECRET`` characters) are ignored.
     """
-    global _ordered
+    global _grams
     if not value:
         return
     scheme, _, rest = value.partition(" ")
@@ -53,35 +55,39 @@ def register_secret(value: str | None) -> None:
         value = rest.strip()
     if len(value) < MIN_SECRET or value in _secrets:
         return
+    folded = value.lower()
     with _lock:
         _secrets[value] = None
-        _ordered = tuple(sorted(_secrets, key=len, reverse=True))
+        _grams = _grams | {folded[i:i + MIN_PREFIX]
+                           for i in range(len(folded) - MIN_PREFIX + 1)}
 
 
 def mask_secrets(text: str) -> str:
-    """``text`` with every registered secret, and every echoed prefix of one
-    (at least ``MIN_PREFIX`` characters), replaced by ``***``."""
-    for secret in _ordered:
-        text = _mask_one(text, secret)
-    return text
-
-
-def _mask_one(text: str, secret: str) -> str:
-    head = secret[:MIN_PREFIX]
-    start = text.find(head)
-    if start < 0:
+    """``text`` with every run of at least ``MIN_PREFIX`` characters that
+    appears in a registered secret (letter case ignored) replaced by ``***``:
+    the whole secret, an echoed prefix, suffix or middle part of one."""
+    grams = _grams
+    if not grams or len(text) < MIN_PREFIX:
+        return text
+    folded = text.lower()
+    if len(folded) != len(text):  # a character that lower-cases to two ('İ'): keep offsets
+        folded = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    k = MIN_PREFIX
+    spans: list[list[int]] = []
+    for i in range(len(folded) - k + 1):
+        if folded[i:i + k] in grams:
+            if spans and i <= spans[-1][1]:
+                spans[-1][1] = i + k
+            else:
+                spans.append([i, i + k])
+    if not spans:
         return text
     parts: list[str] = []
     done = 0
-    while start >= 0:
-        end = start + len(head)
-        limit = min(len(text), start + len(secret))
-        while end < limit and text[end] == secret[end - start]:
-            end += 1
+    for start, end in spans:
         parts.append(text[done:start])
         parts.append(MASK)
         done = end
-        start = text.find(head, end)
     parts.append(text[done:])
     return "".join(parts)
 

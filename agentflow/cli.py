@@ -45,7 +45,7 @@ from agentflow import __version__, errors
 from agentflow._inputs import Document, InputError, iter_documents
 from agentflow._outfile import OutFile, open_out, waiting_notice
 from agentflow._progress import Progress
-from agentflow._secrets import mask_secrets
+from agentflow._secrets import mask_secrets, mask_value
 from agentflow._setup import SetupError, check_api_key, load_schema
 from agentflow.batch import ExtractInput, ExtractResult, extract_many
 from agentflow.errors import AgentflowError
@@ -101,8 +101,8 @@ def _record(result: ExtractResult, source_offset: int = 0) -> dict[str, Any]:
     record: dict[str, Any] = {"id": result.id, "ok": result.ok}
     if result.ok:
         output = result.output
-        record["output"] = output.model_dump(mode="json") if isinstance(output, BaseModel) else (
-            output)
+        record["output"] = mask_value(output.model_dump(mode="json") if isinstance(
+            output, BaseModel) else output)
     else:
         record["error"] = {"type": type(result.error).__name__,
                            "message": mask_secrets(str(result.error))}

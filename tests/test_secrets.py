@@ -30,9 +30,27 @@ def test_mask_hides_the_secret_and_echoed_prefixes() -> None:
     register_secret(key)
     assert mask_secrets(f"invalid x-api-key {key}.") == "invalid x-api-key ***."
     assert mask_secrets(f"key {key[:14]}... is wrong") == "key ***... is wrong"
-    assert mask_secrets(f"{key}{key}") == "******"
+    assert mask_secrets(f"{key}{key}") == "***"  # one run of key characters, one mask
     assert mask_secrets("sk-test") == "sk-test"  # shorter than MIN_PREFIX: ordinary text
     assert mask_value({"a": [f"x{key}"], "b": (key, 3)}) == {"a": ["x***"], "b": ("***", 3)}
+
+
+@pytest.mark.parametrize("echo", [
+    "Incorrect API key provided: ****{tail}",          # the key's last characters
+    "bad key ...{middle}...",                          # a middle part
+    "INVALID KEY {upper}",                             # the key upper-cased
+    "key={whole}; again {whole}",                      # twice
+])
+def test_mask_hides_any_run_of_a_key_in_any_case(echo: str) -> None:
+    key = "sk-proj-SECRETabcdef0123456789XYZ"
+    register_secret(key)
+    text = echo.format(tail=key[-12:], middle=key[5:22], upper=key.upper(), whole=key)
+    masked = mask_secrets(text)
+    assert "***" in masked
+    for i in range(len(key) - 7):  # no 8 characters of the key survive, in any case
+        assert key[i:i + 8].lower() not in masked.lower(), masked
+    assert mask_secrets("İstanbul " + key) == "İstanbul ***"  # offsets kept past 'İ'
+    assert mask_secrets("an ordinary sentence") == "an ordinary sentence"
 
 
 def test_bearer_values_register_the_key_and_short_values_are_ignored() -> None:
