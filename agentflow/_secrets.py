@@ -12,8 +12,8 @@ What is masked: each registered secret, and any run of text of at least
 (servers echo a key's first characters — ``invalid x-api-key sk-ant-api03-AbC…``
 —, its last ones — ``Incorrect API key provided: ****…Xyz0`` —, a middle part,
 or the key upper-cased). A masked run becomes ``***``. Values shorter than
-``MIN_SECRET`` characters are not registered: no vendor issues such keys, and masking them would garble
-ordinary words.
+``MIN_SECRET`` characters are not registered: no vendor issues such keys,
+and masking them would garble ordinary words.
 
 The registry holds the strings of the keys this process was given (it
 grows by one entry per distinct key, never per request).
