@@ -158,8 +158,12 @@ class OutFile:
         self.outcomes[record["id"]] = _outcome(record)
 
     def compact(self) -> int:
-        """Rewrite the file with only the newest record of each id; returns
-        how many records were dropped."""
+        """Rewrite the file with only the newest record of each id (torn and
+        foreign lines go too); returns how many lines were dropped.
+
+        Raises:
+            OSError: the directory is not writable (the file is left as it was).
+        """
         newest: dict[str, int] = {}
         for offset, record in read_records(self.path):
             newest[record["id"]] = offset
@@ -168,10 +172,10 @@ class OutFile:
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
         try:
             with os.fdopen(fd, "wb") as out:
-                for offset, record in read_records(self.path):
+                for offset, line in iter_lines(self.path):
                     if offset in keep:
-                        out.write(orjson.dumps(record) + b"\n")
-                    else:
+                        out.write(line + b"\n")  # the line as it was written
+                    elif line.strip():
                         dropped += 1
                 out.flush()
                 os.fsync(out.fileno())

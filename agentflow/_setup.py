@@ -47,15 +47,19 @@ def _load_module(ref: str) -> ModuleType:
         path = Path(ref)
         if not path.is_file():
             raise SetupError(f"schema file {ref!r} does not exist")
-        spec = importlib.util.spec_from_file_location(path.stem, path)
+        name = path.stem
+        loaded = getattr(sys.modules.get(name), "__file__", None)
+        if loaded is not None and Path(loaded).resolve() != path.resolve():
+            name = f"agentflow_schema_{name}"  # never shadow an imported module (json.py...)
+        spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
             raise SetupError(f"cannot import {ref!r}")
         module = importlib.util.module_from_spec(spec)
-        sys.modules[path.stem] = module
+        sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
         except (Exception, SystemExit) as exc:  # the user's code: any failure is set-up
-            sys.modules.pop(path.stem, None)
+            sys.modules.pop(name, None)
             raise _import_failure(ref, exc) from None
         return module
     try:

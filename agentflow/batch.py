@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
@@ -218,7 +219,8 @@ async def _extract_input(
 
     outcome: DocumentOutcome = await extract_chunks(
         item.id, text, output, budget, call, calls, passes=settings.passes,
-        allow_partial=settings.allow_partial, on_progress=settings.on_progress)
+        allow_partial=settings.allow_partial, on_progress=settings.on_progress,
+        count=functools.partial(count_tokens, agent.model))
     return ExtractResult(
         index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
         time.perf_counter() - start, outcome.spans, outcome.chunks, truncated, outcome.conflicts)

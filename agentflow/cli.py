@@ -196,6 +196,8 @@ async def _extract_into(
                 allow_partial=args.allow_partial, max_chars=max_chars,
                 ground=True if args.ground else None, on_progress=progress.chunk,
             ):
+                if isinstance(result.error, errors.UsageError):  # the same for every input
+                    raise SetupError(f"{type(result.error).__name__}: {result.error}")
                 record = _record(result, offsets.get(result.id, 0))
                 sink.write(record)
                 progress.add(record)
@@ -206,7 +208,11 @@ async def _extract_into(
     finally:
         progress.close()
     if sink.out is not None and sink.out.superseded:
-        sink.out.compact()  # one record per id: the retried ones replace their failures
+        try:  # one record per id: the retried ones replace their failures
+            sink.out.compact()
+        except OSError as exc:
+            print(f"agentflow: {sink.out.path} not compacted ({exc.strerror}); when it is "
+                  "read, the newest record of each id wins", file=sys.stderr)
     elapsed = time.perf_counter() - start
     counts = progress.counts
     before = [i for i in outcomes if i in skip]
@@ -236,21 +242,19 @@ def _model(args: argparse.Namespace) -> Any:
 
 def _report(args: argparse.Namespace) -> int:
     results = Path(args.results)
-    if not results.is_file():
+    if not results.exists():
         raise CliError(f"results file {args.results!r} does not exist")
-    if args.max_chars is not None and args.max_chars < 1:
-        raise CliError("--max-chars must be >= 1")
     module = load_schema(args.schema)[1] if args.schema else None
-    max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
     out = None if args.out == "-" else Path(args.out or results.with_suffix(".html"))
     stats = write_review(results, out, prepare=getattr(module, "prepare", None),
-                         max_chars=max_chars, text_field=args.text_field,
+                         text_field=args.text_field,
                          id_field=args.id_field, title=args.title, stdout=sys.stdout.write)
     for _, rid, why in stats.unavailable[:5]:
         print(f"agentflow: source not available for {rid}: {why}", file=sys.stderr)
     missing = f", {len(stats.unavailable)} sources not available" if stats.unavailable else ""
-    print(f"{stats.records} documents: {stats.ok} ok, {stats.failed} failed ({stats.suspect} "
-          f"suspect); {stats.spans} spans{missing}{f' -> {out}' if out else ''}", file=sys.stderr)
+    docs = f"{stats.records} document{'s' * (stats.records != 1)}"
+    print(f"{docs}: {stats.ok} ok, {stats.failed} failed ({stats.suspect} suspect); "
+          f"{stats.spans} spans{missing}{f' -> {out}' if out else ''}", file=sys.stderr)
     return 0
 
 
@@ -303,7 +307,8 @@ def _parser() -> argparse.ArgumentParser:
             "how many were read and failed. Nothing is cut unless --max-chars (or the\n"
             "schema module's MAX_CHARS) asks, and then 'truncated' says how much was kept.\n\n"
             "Exit status: 0 all ok; 1 some input failed; 2 bad usage or set-up (schema,\n"
-            "missing API key, --out), before any model request; 130 interrupted (the\n"
+            "missing API key, --out), before any model request, or misuse the first call\n"
+            "reveals (a model file that does not exist...); 130 interrupted (the\n"
             "records saved so far stay; run the same command again to resume)."
         ),
     )
@@ -359,15 +364,15 @@ def _parser() -> argparse.ArgumentParser:
             "highlighted and labelled by field, the output beside it, failed records with their\n"
             "reasons, and a summary. The last record of each id wins. Sources are re-read from\n"
             "the paths in the ids (run from the directory 'extract' ran in); with --schema,\n"
-            "through the module's prepare() and MAX_CHARS, as 'extract' read them.\n\n"
+            "through the module's prepare(), as 'extract' read them.\n\n"
             "Exit status: 0 page written, 2 bad usage or unreadable results file."
         ),
     )
-    rp.add_argument("results", help="JSONL results file written by 'agentflow extract'")
+    rp.add_argument("results", help="JSONL results file written by 'agentflow extract' (or the"
+                                    " directory of *.jsonl files of --engine ray)")
     rp.add_argument("-o", "--out", help="HTML file to write (default: RESULTS with .html; - for"
                                         " stdout)")
-    rp.add_argument("--schema", help="the --schema given to extract (for prepare and MAX_CHARS)")
-    rp.add_argument("--max-chars", type=int, help="the --max-chars given to extract")
+    rp.add_argument("--schema", help="the --schema given to extract (for its prepare())")
     rp.add_argument("--text-field", default="text", help="JSONL inputs: field holding the text")
     rp.add_argument("--id-field", default="id", help="JSONL inputs: field holding the id")
     rp.add_argument("--title", help="page title (default: from the results file name)")

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
+
 from agentflow.messages import (
     Msg,
     TextBlock,
@@ -68,8 +70,10 @@ class ToolCallAssembler:
     ``(index, id)``: a fragment with a new non-null id at an index already
     holding a call with another id starts a new call (servers that send
     parallel calls all at index 0); a fragment without id (or with the same
-    id) continues the latest call at its index. Two calls' arguments are
-    never concatenated. Argument fragments may be str or bytes split at any
+    id) continues the latest call at its index, unless it opens a call of
+    its own (a name or whole arguments) while that call is already complete
+    (its arguments a whole JSON value): servers without ids. Two calls'
+    arguments are never concatenated. Argument fragments may be str or bytes split at any
     byte (inside an escape sequence or a multi-byte UTF-8 character); bytes
     are decoded incrementally per call.
     """
@@ -83,7 +87,7 @@ class ToolCallAssembler:
     def add(self, delta: ToolCallDelta) -> None:
         """Fold one fragment in."""
         call = self._latest.get(delta.index)
-        if call is None or (delta.id and call.id and delta.id != call.id):
+        if call is None or _starts_new(call, delta):
             call = self._latest[delta.index] = _PendingCall(delta.index)
             self._calls.append(call)
         if delta.id and not call.id:
@@ -139,6 +143,24 @@ class ToolCallAssembler:
 
     def __bool__(self) -> bool:
         return bool(self._calls)
+
+
+def _starts_new(call: _PendingCall, delta: ToolCallDelta) -> bool:
+    """Whether ``delta`` begins another call at the index ``call`` holds."""
+    if delta.id:
+        return bool(call.id) and delta.id != call.id
+    if not (delta.name or delta.arguments_obj is not None) or not (call.name or call.id):
+        return False
+    if call.obj is not None:
+        return True
+    text = "".join(call.parts).strip()
+    if not text or call.decoder is not None:
+        return False
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 class _PendingCall:

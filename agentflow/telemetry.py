@@ -2,8 +2,9 @@
 (https://opentelemetry.io/docs/specs/semconv/gen-ai/, status Development).
 
 Through ``opentelemetry-api`` only (extra ``otel``); without it, or with
-``Telemetry(enabled=False)``, every hook is a no-op. Configure an SDK
-``TracerProvider`` as usual (globally, or ``Telemetry(tracer_provider=...)``).
+``Telemetry(enabled=False)``, every hook is a no-op; so it is, at the cost
+of one check per call, while no global tracer provider is set. Configure an
+SDK ``TracerProvider`` as usual (globally, or ``Telemetry(tracer_provider=...)``).
 
 Spans of one call::
 
@@ -130,6 +131,7 @@ class Telemetry:
             record_content = os.environ.get(CONTENT_ENV, "").strip().lower() == "true"
         self.record_content = record_content
         self.enabled = enabled and _otel is not None
+        self._global = tracer_provider is None
         self._tracer: Any = None
         if self.enabled:
             from agentflow import __version__
@@ -144,8 +146,8 @@ class Telemetry:
 
     def call(self, agent_name: str, agent_id: str, ex: CallExecution) -> Any:
         """A context manager around one agent call (``invoke_agent``)."""
-        if not self.enabled:
-            return nullcontext()
+        if not self.enabled or (self._global and _no_sdk()):
+            return nullcontext()  # nothing would record: skip the spans entirely
         return self._call(agent_name, agent_id, ex)
 
     @contextmanager
@@ -294,6 +296,12 @@ def note_events(ex: CallExecution, events: Sequence[Event]) -> None:
             if telemetry.record_content:
                 attributes["agentflow.retry.message"] = event.message
             span.add_event("agentflow.output_retry", attributes)
+
+
+def _no_sdk() -> bool:
+    """No tracer provider was set globally (spans would not record)."""
+    provider = _otel.get_tracer_provider()
+    return isinstance(provider, _otel.ProxyTracerProvider | _otel.NoOpTracerProvider)
 
 
 def _ignore(block: ToolResultBlock) -> None:

@@ -115,8 +115,7 @@ def main() -> None:
             floor(results, root / "floor.html")
             floor_s = time.perf_counter() - start
             start = time.perf_counter()
-            stats = write_review(results, root / "page.html", prepare=debian_changelog.prepare,
-                                 max_chars=debian_changelog.MAX_CHARS)
+            stats = write_review(results, root / "page.html", prepare=debian_changelog.prepare)
             page_s = time.perf_counter() - start
             assert stats.records == size and stats.spans > 0 and not stats.unavailable
             tracemalloc.start()

@@ -180,7 +180,7 @@ async def tracing(calls: int, rounds: int) -> None:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     setups = [("off (`Telemetry(enabled=False)`)", Telemetry(enabled=False)),
-              ("default, no SDK configured (non-recording spans)", Telemetry()),
+              ("default, no tracer provider set (spans skipped)", Telemetry()),
               ("SDK, in-memory exporter (2 spans recorded per call)",
                Telemetry(tracer_provider=provider))]
     print(f"\nTracing cost, one-turn text call on ScriptedModel, CPU µs per call "

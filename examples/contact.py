@@ -1,12 +1,20 @@
 """Contact extraction (e-mail signatures, web pages).
 
+Name, phone, company and title are ``Grounded()``: a phone number the model
+invents is sent back ("not found in the document") and never reaches a record;
+e-mail is normalised to lower case, so it is not grounded.
+
     agentflow extract --schema examples/contact.py:Contact \\
         --input examples/data/contacts.jsonl --model openai:gpt-4o-mini
 """
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, Field
+
+from agentflow.extraction.grounding import Grounded
 
 INSTRUCTIONS = "Extract the contact details of the person the text is about."
 
@@ -14,8 +22,8 @@ INSTRUCTIONS = "Extract the contact details of the person the text is about."
 class Contact(BaseModel):
     """A person's contact card."""
 
-    name: str
+    name: Annotated[str, Grounded()]
     email: str | None = Field(None, description="lower-case e-mail address")
-    phone: str | None = Field(None, description="phone number as written")
-    company: str | None = None
-    title: str | None = Field(None, description="job title")
+    phone: Annotated[str | None, Grounded()] = Field(None, description="phone number as written")
+    company: Annotated[str | None, Grounded()] = None
+    title: Annotated[str | None, Grounded()] = Field(None, description="job title")

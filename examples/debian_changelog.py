@@ -6,40 +6,99 @@
 ``prepare`` keeps only the latest entry of each file (what the schema
 describes); ``parse_entry`` is an independent, rule-based parser of the same
 text, used by benchmarks/bench_extract.py to score the model's fields.
+
+Every free-text field is ``Grounded()``: its value must be copied verbatim
+from the entry (on the embedded model the grammar allows nothing else; on a
+vendor model an invented value is sent back and, if it persists, the record
+fails with ``GroundingError``), and each record says where each value is
+(``spans``).
 """
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-INSTRUCTIONS = (
-    "You read one entry of a Debian package changelog and return its fields as JSON. "
-    "The first line reads: package (version) distribution; urgency=level. "
-    "package is the first word of that line, version is the text inside the parentheses, "
-    "distribution is the word after the closing parenthesis, urgency follows 'urgency='. "
-    "The last line reads: -- maintainer name <email>  date. "
-    "maintainer is the name and <email> after the two dashes, date is the rest of that line. "
-    "changes are the lines that start with '*'."
+from agentflow.extraction.grounding import Grounded
+
+Verbatim = Annotated[str, Grounded()]
+"""Text copied from the entry as written."""
+
+_EXAMPLES = (
+    ("""\
+barbaz (1:0.9~rc2-1+deb12u1) bookworm-security; urgency=high
+
+  * Non-maintainer upload by the Security Team.
+  * Fix a heap overflow in the option parser (CVE-2099-0001).
+    Backported from upstream.
+
+ -- Zoë Example-Maintainer <zoe@example.org>  Tue, 02 Jan 2024 10:20:30 +0100""",
+     {"package": "barbaz", "version": "1:0.9~rc2-1+deb12u1",
+      "distribution": "bookworm-security", "urgency": "high",
+      "maintainer": "Zoë Example-Maintainer <zoe@example.org>",
+      "date": "Tue, 02 Jan 2024 10:20:30 +0100",
+      "changes": ["Non-maintainer upload by the Security Team.",
+                  "Fix a heap overflow in the option parser (CVE-2099-0001).\n"
+                  "    Backported from upstream."]}),
+    ("""\
+quuxutils (4.12-2) unstable; urgency=medium
+
+  [ Jane Q. Hacker ]
+  * New upstream release.
+  * d/control: Bump Standards-Version to 4.6.2.
+  * d/patches: Drop the build fix, applied upstream.
+    (Closes: #999001)
+  * d/rules: Enable all hardening flags.
+
+ -- Jane Q. Hacker <jqh@example.net>  Mon, 05 Feb 2024 18:02:11 +0000""",
+     {"package": "quuxutils", "version": "4.12-2", "distribution": "unstable",
+      "urgency": "medium", "maintainer": "Jane Q. Hacker <jqh@example.net>",
+      "date": "Mon, 05 Feb 2024 18:02:11 +0000",
+      "changes": ["New upstream release.", "d/control: Bump Standards-Version to 4.6.2.",
+                  "d/patches: Drop the build fix, applied upstream.\n    (Closes: #999001)",
+                  "d/rules: Enable all hardening flags."]}),
 )
-"""Where each field is, in words (the bundled base model never sees the schema's
-descriptions). No worked example: the 270M model copies an example's values."""
+
+
+def _shot(entry: str, fields: dict[str, object]) -> str:
+    return f"{entry}\n\nJSON:\n{json.dumps(fields, ensure_ascii=False)}"
+
+
+INSTRUCTIONS = (
+    "Copy the fields of a Debian changelog entry into JSON, exactly as they are written. "
+    "The first line reads: package (version) distribution; urgency=level. "
+    "The last line reads: -- maintainer name <email>  date. "
+    "changes are the lines that start with '*', without the '*', each once.\n\n"
+    + "\n\n".join(_shot(entry, fields) for entry, fields in _EXAMPLES)
+)
+"""Where each field is, in words, then two worked examples in the form the
+bundled base model completes (entry, ``JSON:``, the object, written as the
+grammar writes JSON). The examples' values are invented and not in the
+documents, so grounding forbids copying them: the model can only learn the
+pattern."""
 MAX_CHARS = 2500
 
 
 class ChangelogEntry(BaseModel):
     """The latest entry of a Debian changelog."""
 
-    package: str = Field(description="source package name, the first word of the entry")
-    version: str = Field(description="the version inside the parentheses")
-    distribution: str = Field(description="the word after the version, e.g. unstable")
+    package: Verbatim = Field(description="source package name, the first word of the entry",
+                              pattern=r"^[a-z0-9][a-z0-9+.-]+$")
+    version: Verbatim = Field(description="the version inside the parentheses",
+                              pattern=r"^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$")
+    distribution: Verbatim = Field(description="the word after the version, e.g. unstable",
+                                   pattern=r"^[A-Za-z][A-Za-z0-9-]*$")
     urgency: Literal["low", "medium", "high", "emergency", "critical"]
-    maintainer: str = Field(description="name and e-mail after the two dashes")
-    date: str = Field(description="the date at the end of the last line")
-    changes: list[str] = Field(description="the change lines, without the leading '*'",
-                               max_length=8)
+    maintainer: Verbatim = Field(description="name and <e-mail> after the two dashes, as "
+                                             "written")
+    date: Verbatim = Field(description="the date at the end of the last line, as written",
+                           pattern=r"^[A-Z][a-z]{2}, +[0-9]{1,2} [A-Z][a-z]{2} [0-9]{4} "
+                                   r"[0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{4}$")
+    changes: list[Annotated[Verbatim, Field(pattern=r"^[^*\[]")]] = Field(
+        description="the change lines, without the leading '*'", max_length=8)
 
 
 _HEADER = re.compile(r"^(\S+) \(([^)]+)\) ([^;]+); .*?urgency=(\w+)", re.MULTILINE)
@@ -68,7 +127,7 @@ def parse_entry(text: str) -> ChangelogEntry | None:
     urgency = header.group(4).lower()
     if urgency not in ("low", "medium", "high", "emergency", "critical"):
         return None
-    return ChangelogEntry(
+    return ChangelogEntry.model_construct(  # the reference, as written: not validated
         package=header.group(1), version=header.group(2), distribution=header.group(3).strip(),
         urgency=urgency,  # type: ignore[arg-type]
         maintainer=trailer.group(1).strip(), date=trailer.group(2).strip(), changes=changes[:8],

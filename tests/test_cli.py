@@ -376,7 +376,8 @@ async def test_reruns_keep_one_outcome_per_id(fake: OpenAIFake, tmp_path: Path) 
     status, _, err = await agentflow(*args)  # nothing new: the failure is an outcome too
     assert status == 0 and len(fake.requests) == asked
     assert "2 already done (1 of them failed: --retry-failed" in err
-    fake.default = lambda body: FakeReply(text=json.dumps({"name": "Nobody"}))
+    # the contact's name is grounded: a name that is in the text this time
+    fake.default = lambda body: FakeReply(text=json.dumps({"name": "nobody"}))
     assert (await agentflow(*args, "--retry-failed"))[0] == 0
     lines = records(out)
     assert sorted(r["id"].split("#")[1] for r in lines) == ["1", "2"]  # compacted
@@ -441,3 +442,17 @@ async def test_on_a_terminal_the_progress_line_is_redrawn_in_place(fake: OpenAIF
     text = screen.decode()
     assert "\r\x1b[K3/3 (100%)" in text and "docs/s" in text and "ok 3 · failed 0" in text
     assert "\r\x1b[K3 ok, 0 failed" in text  # the line is erased before the summary
+
+
+async def test_misuse_found_at_the_first_call_stops_the_run_with_exit_2(tmp_path: Path) -> None:
+    for name in ("Ann", "Bob"):
+        (tmp_path / f"{name}.txt").write_text(f"{name}: a person")
+    out = tmp_path / "out.jsonl"
+    status, _, err = await agentflow("extract", "--schema", f"{SCHEMA}:Contact", "--input",
+                                     str(tmp_path / "Ann.txt"), str(tmp_path / "Bob.txt"),
+                                     "--model", f"local:{tmp_path / 'missing.gguf'}",
+                                     "--out", str(out))
+    assert status == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("agentflow: error: InvalidModelError: local "
+                                                   "model file")
+    assert out.read_bytes() == b""  # not one failed record per input

@@ -298,3 +298,33 @@ async def test_a_line_longer_than_a_chunk_is_hard_cut_and_noted() -> None:
     for cut in result.chunks.hard_cuts:
         assert text[cut - 1] == "x" and text[cut] == "x"  # inside the run, nowhere natural
     assert result.ok and len(result.output.entries) == 10
+
+
+class DenseCounter(FunctionModel):
+    """FunctionModel with a tokenizer: 1 token per 4 ASCII characters, 1 per digit run
+    character past the sample (dense text the ratio does not foresee)."""
+
+    async def count_tokens(self, text: str) -> int:
+        digits = sum(ch.isdigit() for ch in text)
+        return (len(text) - digits) // 4 + digits
+
+
+async def test_chunks_denser_than_the_sample_are_counted_and_split_again() -> None:
+    prose = "".join(f"Line {w} of plain prose words here.\n" for w in "abcdefghij" * 60)
+    dense = "".join(f"{n:012d} {n * 7:012d}\n" for n in range(2000))
+    text = prose[:20_000] + "\n" + dense
+    seen: list[str] = []
+
+    async def reply(request: RecordedRequest) -> Reply:
+        seen.append(next(m.text for m in request.messages if m.role == "user"))
+        return Reply(tool_calls=[Call(GR, {"project": "p", "entries": []})])
+
+    model = DenseCounter(reply, profile=ModelProfile(context_window=2000,
+                                                     max_output_tokens=200))
+    (result,) = await run(model, [text], chunking=Chunking(overlap=0))
+    budget_tokens = 2000 - 200 - 64  # less the prompt overhead: an upper bound
+    assert result.ok and result.chunks is not None and len(seen) == result.chunks.total
+    assert all([await model.count_tokens(s) <= budget_tokens for s in seen])
+    assert "".join(seen) == text  # no overlap: the chunks tile the document
+    sizes = [len(s) for s in seen]
+    assert max(sizes[-5:]) < min(sizes[:3])  # the dense part got smaller chunks

@@ -280,12 +280,14 @@ def test_chunk_gaps_and_cuts_are_shown() -> None:
     text = "alpha beta gamma delta"
     record = {"id": "d", "ok": True, "output": {"a": "alpha"}, "spans": {"a": [[0, 5]]},
               "chunks": {"total": 3, "failed": 1, "missing": [[6, 16]]},
-              "truncated": {"kept_chars": 22, "total_chars": 90}}
+              "truncated": {"kept_chars": 17, "total_chars": 22}}
     html = render_report([record], {"d": text})
     page = Page(html)
     assert page.sources["d"] == text and len(page.spans) == 1  # a gap is not a highlight
-    assert re.search(r'<span class="missing"[^>]*>beta gamma</span>', html)
-    assert "3 chunks, 1 failed" in html and "the model saw 22 of 90 characters" in html
+    assert re.search(r'<span class="missing" title="not extracted[^>]*>beta gamma</span>', html)
+    assert re.search(r'<span class="missing" title="not read by the model[^>]*>delta</span>',
+                     html)
+    assert "3 chunks, 1 failed" in html and "the model saw 17 of 22 characters" in html
 
 
 json_values = st.recursive(

@@ -117,7 +117,7 @@ def write_corpus(root: Path) -> tuple[Shown, Shown, Spans]:
     ]
     (root / "out.jsonl").write_bytes(b"".join(line(r) for r in records) + b'{"id": "notes/x')
     loop = "package d/d/d/d/d/d/d/d"
-    prepared = {hello: (entry, 0), invoice: (shown_invoice, 0), jsonl: (jsonl_text, 0),
+    prepared = {hello: (entry, 0), invoice: (NOTE.strip(), 0), jsonl: (jsonl_text, 0),
                 "notes/loop.txt": (loop, 0)}
     whole = {hello: (CHANGELOG, 1), invoice: (NOTE, 2), jsonl: (jsonl_text, 0),
              "notes/loop.txt": (loop, 0)}
@@ -140,10 +140,11 @@ for (const a of document.querySelectorAll('article.doc')) {
       s.labels.push([label.content, label.display, m.getBoundingClientRect().width > 0]);
     }
   }
+  const gaps = Array.from(a.querySelectorAll('span.missing'), g => g.textContent);
   const error = a.querySelector('.error');
   const missing = a.querySelector('.source-missing');
   out[a.getAttribute('data-id')] = {
-    text: pre ? pre.textContent : null, spans: spans, classes: a.className,
+    text: pre ? pre.textContent : null, spans: spans, classes: a.className, gaps: gaps,
     error: error ? error.textContent : null, missing: missing ? missing.textContent : null,
     fields: Array.from(a.querySelectorAll('table.fields tr[data-field]'),
                        r => r.getAttribute('data-field'))};
@@ -193,6 +194,9 @@ def test_review_page_in_headless_chromium(tmp_path: Path, monkeypatch: pytest.Mo
         assert by_field["vendor_name"]["pieces"] == 1
         assert "old" not in by_field  # the newer record of that id won
         assert docs["notes/invoice.txt"]["fields"][:3] == ["vendor", "vendor_name", "from"]
+        # the model read the first MAX_CHARS: the rest is shown, shaded, not cut away
+        kept = debian_changelog.MAX_CHARS
+        assert docs["notes/invoice.txt"]["gaps"] == [NOTE.strip()[kept:]]
         assert "items[0].qty" in docs["notes/invoice.txt"]["fields"]
 
         loop, gone = docs["notes/loop.txt"], docs["notes/gone.txt"]
@@ -248,7 +252,6 @@ def test_report_cli_defaults_stdout_and_setup_errors(
         (["report", "bad.jsonl"], "bad.jsonl:2: not JSON"),
         (["report", "shape.jsonl"], "shape.jsonl:2: not an extraction record"),
         (["report", "out.jsonl", "--schema", "nope.py:X"], "schema file 'nope.py' does not exist"),
-        (["report", "out.jsonl", "--max-chars", "0"], "--max-chars must be >= 1"),
         (["report", "out.jsonl", "-o", "no/such/dir/x.html"], "No such file or directory"),
     ]:
         assert main(argv) == 2, argv
@@ -294,10 +297,11 @@ def test_source_reader_rereads_like_extract(tmp_path: Path, monkeypatch: pytest.
             raise ValueError("boom")
         return text.upper()
 
-    prepared = SourceReader(prepare=upper, max_chars=5)
-    assert prepared({"id": "prefix.txt"}).text == "HEADE"
+    prepared = SourceReader(prepare=upper)
+    assert prepared({"id": "prefix.txt"}).text == "HEADER\nBODY ANN"
+    # never cut: a record's truncated.kept_chars is shaded on the page, not cut away
     assert prepared({"id": "prefix.txt", "truncated": {"kept_chars": 9, "total_chars": 15}
-                     }).text == "HEADER\nBO"
+                     }).text == "HEADER\nBODY ANN"
     assert prepared({"id": "prefix.txt", "source_offset": 7}).offset == 0  # prepared text
     (tmp_path / "boom.txt").write_text("boom")
     assert "prepare() raised ValueError: boom" in (prepared({"id": "boom.txt"}).problem or "")
@@ -374,3 +378,30 @@ async def test_extract_then_report_end_to_end(tmp_path: Path, monkeypatch: pytes
             checks = browser.execute_script(
                 "return document.querySelector('[data-count=differing] b').textContent")
             assert checks == "0"
+
+
+def test_a_directory_of_results_files_is_read_oldest_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`extract --engine ray` writes a directory of *.jsonl files: all are read, and a
+    record in a newer file wins."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text("Ann")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "z_old.jsonl").write_bytes(line({"id": "a.txt", "ok": False,
+                                            "error": {"type": "ProviderTimeoutError"}}))
+    (out / "a_new.jsonl").write_bytes(line({"id": "a.txt", "ok": True, "output": {"n": "Ann"},
+                                            "spans": {"n": [[0, 3]]}}))
+    (out / "notes.txt").write_text("not read")
+    os.utime(out / "z_old.jsonl", (1_000_000, 1_000_000))
+    loaded = read_records(out)
+    assert [r["ok"] for r in loaded.records] == [False, True]
+    assert main(["report", "out"]) == 0
+    assert "1 document: 1 ok, 0 failed (0 suspect); 1 spans -> out.html" in (
+        capsys.readouterr().err)
+    (tmp_path / "empty").mkdir()
+    assert main(["report", "empty"]) == 2
+    assert "empty: a directory without *.jsonl results files" in capsys.readouterr().err

@@ -31,7 +31,7 @@ def test_newest_record_wins_and_compaction_keeps_one_per_id(tmp_path: Path) -> N
         assert out.outcomes == {"a": None, "b": None} and out.superseded == 1
         out.write({"id": "b", "ok": False, "error": {"type": "StructuredOutputError"}})
         assert out.outcomes["b"] == "StructuredOutputError"
-        assert out.compact() == 2  # the old a and the old b
+        assert out.compact() == 3  # the old a, the old b and the torn line
     finally:
         out.close()
     kept = [orjson.loads(line) for line in path.read_bytes().splitlines()]
@@ -65,3 +65,16 @@ def test_only_regular_files(tmp_path: Path) -> None:
         open_out("/dev/null")
     with pytest.raises(SetupError, match="a directory"):
         open_out(str(tmp_path))
+
+
+def test_compaction_keeps_lines_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(b'{"id": "a", "ok": true, "output": {"x": 1.10}}\n'
+                     b'{"id":"b","ok":false}\n{"id":"b","ok":true}\n')
+    out = open_out(str(path))
+    try:
+        assert out.compact() == 1
+    finally:
+        out.close()
+    assert path.read_bytes() == (b'{"id": "a", "ok": true, "output": {"x": 1.10}}\n'
+                                 b'{"id":"b","ok":true}\n')

@@ -290,3 +290,20 @@ async def test_gemini_enums_come_back_on_both_paths(stream: bool, level: str, ti
                                   tier=Level(int(tier)), tags=["t"])
     params = next(d for d in declared if d["name"] == "rate")
     assert params["parameters"]["properties"]["level"]["enum"] == ["1", "2", "3"]
+
+
+class Mixed(BaseModel):
+    either: list[int] | dict[str, int]
+    maybe: list[str] | None = None
+    note: str | None = None
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    ({"either": "[1, 2]", "maybe": "None", "note": "None"},
+     Mixed(either=[1, 2], maybe=None, note="None")),
+    ({"either": "{'a': 1}", "maybe": "['x']", "note": "[1]"},
+     Mixed(either={"a": 1}, maybe=["x"], note="[1]")),
+])
+def test_unions_of_containers_are_decoded_and_strings_never(data: dict[str, Any],
+                                                           expected: Mixed) -> None:
+    assert OutputSpec.of(Mixed).validate(data) == expected

@@ -61,7 +61,8 @@ def test_grammar_spells_grounded_parts_and_inlines_the_rest() -> None:
     assert text is not None
     lines = text.splitlines()
     assert lines[0] == "%llguidance {}" and lines[1].startswith("start: ")
-    assert 'GROUNDED: "\\"" SOURCE "\\""' in lines
+    assert 'GROUNDED: "\\"" (SOURCE & TRIMMED) "\\""' in lines  # never empty or padded
+    assert "TRIMMED: /[^ ]|[^ ].*[^ ]/" in lines
     source_line = next(x for x in lines if x.startswith("SOURCE: %regex "))
     assert json.loads(source_line.removeprefix("SOURCE: %regex ")) == {
         "substring_chunks": ["Order", " ", "7", " ", '\\"', "rush", '\\"']}
@@ -94,3 +95,16 @@ def test_recursive_models_become_recursive_rules() -> None:
     d0 = next(x for x in text.splitlines() if x.startswith("d0: "))
     assert d0.startswith("d0: n")
     assert "d0" in text.split("d0: ", 1)[1]  # the rule refers to itself through its list
+
+
+def test_a_pattern_on_a_grounded_string_is_intersected_with_the_substring() -> None:
+    from pydantic import Field
+
+    class Signed(BaseModel):
+        who: Annotated[str, G] = Field(pattern=r"^[^<>]+ <[^<>/]+>$")
+        code: Annotated[str, G] = Field(pattern=r"\d+")
+
+    text = substring_grammar(local(Signed), "Ann <a@b.c> 42", SEP)
+    assert text is not None
+    assert 'GROUNDED_0: "\\"" (SOURCE & TRIMMED & /(?:[^<>]+ <[^<>\\/]+>)/) "\\""' in text
+    assert 'GROUNDED_1: "\\"" (SOURCE & TRIMMED & /(?:.*\\d+.*)/) "\\""' in text

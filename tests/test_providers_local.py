@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel
 
-from agentflow import AgentState, Grounded, InvalidModelError, ReActAgent
+from agentflow import AgentState, DegenerateOutputError, Grounded, InvalidModelError, ReActAgent
 from agentflow.batch import extract_many
 from agentflow.events import Complete
 from agentflow.messages import Msg
@@ -116,13 +116,19 @@ async def test_end_to_end_extraction_on_the_embedded_model(local_model: LocalMod
     results = [r async for r in extract_many(agent, docs, debian_changelog.ChangelogEntry,
                                              concurrency=2)]
     assert len(results) == len(docs)
-    for result in results:
-        assert result.ok, result.error  # grammar-constrained and bounded: always valid
+    for doc, result in zip(docs, results, strict=True):
+        assert result.usage.output_tokens > 0
+        if not result.ok:  # grammar-bounded, so the only failures are typed loops
+            assert isinstance(result.error, DegenerateOutputError), result.error
+            continue
         entry = result.output
         assert isinstance(entry, debian_changelog.ChangelogEntry)
         assert entry.urgency in ("low", "medium", "high", "emergency", "critical")
         assert len(entry.changes) <= 8
-        assert result.usage.requests == 1 and result.usage.output_tokens > 0
+        for path, [(start, end)] in result.spans.items():  # every value from the entry
+            field, _, index = path.partition("[")
+            value = getattr(entry, field)
+            assert doc[start:end] == (value[int(index[:-1])] if index else value)
     reply = await agent.call(ENTRY, debian_changelog.ChangelogEntry, state=AgentState())
     assert isinstance(reply.output, debian_changelog.ChangelogEntry)
 

@@ -285,3 +285,24 @@ def test_every_event_type_crosses_the_web_wire() -> None:
     data = event_to_dict(AttemptDiscarded(2, "stream_error", "the stream broke"))
     assert data == {"type": "attempt_discarded", "iteration": 2, "reason": "stream_error",
                     "message": "the stream broke"}
+
+
+@pytest.mark.parametrize("deltas", [
+    # whole calls at one index, without ids (servers that omit them)
+    [ToolCallDelta(0, name="lookup", arguments='{"q": "x"}'),
+     ToolCallDelta(0, name="lookup", arguments='{"q": "y"}')],
+    [ToolCallDelta(0, name="lookup", arguments_obj={"q": "x"}),
+     ToolCallDelta(0, name="other", arguments_obj={"q": "y"})],
+])
+def test_calls_without_ids_at_one_index_stay_apart(deltas: list[ToolCallDelta]) -> None:
+    asm = ToolCallAssembler()
+    for delta in deltas:
+        asm.add(delta)
+    assert [dict(c.input) for c in asm.finish()] == [{"q": "x"}, {"q": "y"}]
+
+
+def test_a_name_repeated_on_every_fragment_continues_the_call() -> None:
+    asm = ToolCallAssembler()
+    for piece in ('{"q"', ': "x', '"}'):
+        asm.add(ToolCallDelta(0, name="lookup", arguments=piece))
+    assert [(c.name, dict(c.input)) for c in asm.finish()] == [("lookup", {"q": "x"})]

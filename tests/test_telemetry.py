@@ -224,3 +224,32 @@ def _adapter(vendor: str) -> tuple[Any, Any]:
                                                            api_key="k")),
         "ollama": (OllamaFake, lambda url: OllamaChatModel("qwen3", base_url=url)),
     }[vendor]
+
+
+def test_default_telemetry_uses_the_global_provider_set_later() -> None:
+    # in a subprocess: a global tracer provider can be set once per process
+    import subprocess
+    import sys
+
+    script = """
+import asyncio
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from agentflow import ReActAgent
+from agentflow.testing import ScriptedModel
+
+agent = ReActAgent("a", ScriptedModel(["one", "two"]))   # made before any provider
+asyncio.run(agent.call("x"))                             # nothing records: no spans made
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(provider)
+asyncio.run(agent.call("y"))
+print(sorted(s.name for s in exporter.get_finished_spans()))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['chat scripted', 'invoke_agent a']"

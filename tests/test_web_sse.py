@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -117,13 +118,29 @@ async def test_event_shapes_are_documented_one_per_type() -> None:
     from agentflow.web import wire
 
     doc = wire.__doc__ or ""
-    for name in ("call_started", "thinking_chunk", "reasoning_chunk", "tool_use", "tool_result",
-                 "output_partial", "output_retry", "complete", "error"):
-        assert f"``{name}" in doc
+    import typing
+
+    from agentflow.events import Event
+
+    names = [cls.__dataclass_fields__["type"].default for cls in typing.get_args(Event)]
+    assert len(names) >= 9
+    for name in [*names, "error"]:  # every event type of the union has a documented shape
+        assert f"``{name}``" in doc, name
     # every event the agent yields has a shape
     events = [e async for e in ReActAgent("t", contact_model()).stream("x", Contact)]
     assert {event_to_dict(e)["type"] for e in events} >= {"call_started", "output_partial",
                                                           "complete"}
+    from agentflow.events import AttemptDiscarded
+
+    assert event_to_dict(AttemptDiscarded(2, "stream_error", "cut")) == {
+        "type": "attempt_discarded", "iteration": 2, "reason": "stream_error", "message": "cut"}
+
+    @dataclass(frozen=True)
+    class Future:
+        value: int
+        type: str = "future_event"
+
+    assert event_to_dict(Future(3)) == {"type": "future_event", "value": 3}  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="not an agentflow event"):
         event_to_dict(object())  # type: ignore[arg-type]
 

@@ -68,7 +68,7 @@ class Span:
     raw: tuple[int, int]  # as in the record
     colour: int = 0
     differs: bool = False
-    missing: bool = False  # a chunk range that was not extracted, not a field span
+    gap: str = ""  # not a field span: a range the model did not read, and why
 
 
 def _colour(path: str, colours: dict[str, int]) -> int:
@@ -89,8 +89,10 @@ def find_spans(record: Mapping[str, Any], text: str | None, shift: int, colours:
     shifted by ``shift``, and ``(path, why)`` for each span that is not a valid pair or
     does not fit in ``text``.
 
-    Also the record's ``chunks.missing`` ranges, as ``missing`` spans. ``colours``
-    (field name -> colour index) grows as new fields are met.
+    Also the ranges the model did not read, as ``gap`` spans: the record's
+    ``chunks.missing`` (chunks that failed) and, when ``truncated`` says the
+    document was cut, the rest after ``kept_chars``. ``colours`` (field name ->
+    colour index) grows as new fields are met.
     """
     output = record.get("output")
     spans: list[Span] = []
@@ -99,37 +101,48 @@ def find_spans(record: Mapping[str, Any], text: str | None, shift: int, colours:
     entries = raw_spans.items() if isinstance(raw_spans, Mapping) else ()
     chunks = record.get("chunks")
     gaps = chunks.get("missing") if isinstance(chunks, Mapping) else None
-    candidates: list[tuple[str, Any, bool]] = [
-        (str(path), item, False) for path, items in entries
+    candidates: list[tuple[str, Any, str]] = [
+        (str(path), item, "") for path, items in entries
         for item in (items if isinstance(items, list) else [items])]
-    candidates += [("", item, True) for item in (gaps if isinstance(gaps, list) else ())]
-    for path, item, missing in candidates:
+    candidates += [("", item, "not extracted: in a chunk that failed")
+                   for item in (gaps if isinstance(gaps, list) else ())]
+    truncated = record.get("truncated")
+    if isinstance(truncated, Mapping):
+        cut = [truncated.get("kept_chars"), truncated.get("total_chars")]
+        candidates.append(("", cut, "not read by the model: the document was cut here"))
+    for path, item, gap in candidates:
         pair = _pair(item)
         if pair is None or not 0 <= pair[0] <= pair[1]:
-            if not missing:
+            if not gap:
                 invalid.append((path, f"not a [start, end] pair: {orjson.dumps(item).decode()}"))
             continue
         start, end = pair[0] + shift, pair[1] + shift
         if text is None:  # listed with its offsets, not drawn or checked
-            if not missing:
+            if not gap:
                 spans.append(Span(len(spans), path, start, end, pair, _colour(path, colours)))
             continue
         if end > len(text):
-            if not missing:
-                invalid.append((path, f"[{pair[0]}, {pair[1]}) is past the end of the text "
-                                      f"({len(text) - shift} characters)"))
+            if gap and start < len(text):
+                end = len(text)  # the source is shorter than recorded: shade what is there
+            else:
+                if not gap:
+                    invalid.append((path, f"[{pair[0]}, {pair[1]}) is past the end of the text "
+                                          f"({len(text) - shift} characters)"))
+                continue
+        if gap:
+            if start < end:
+                spans.append(Span(len(spans), path, start, end, pair, gap=gap))
             continue
-        value = value_at(output, path) if not missing else MISSING
+        value = value_at(output, path)
         differs = isinstance(value, str) and _collapsed(text[start:end]) != _collapsed(value)
-        spans.append(Span(len(spans), path, start, end, pair,
-                           _colour(path, colours) if not missing else 0, differs, missing))
+        spans.append(Span(len(spans), path, start, end, pair, _colour(path, colours), differs))
     return spans, invalid
 
 
 def _open(span: Span, doc: int, first: bool) -> str:
-    if span.missing:
-        return (f'<span class="missing" title="not extracted: [{span.raw[0]}, {span.raw[1]}) '
-                'is in a chunk that failed">')
+    if span.gap:
+        return (f'<span class="missing" title="{escape_attr(span.gap)} '
+                f'[{span.raw[0]}, {span.raw[1]})">')
     classes = f"hl c{span.colour}" + (" first" if first else "") + (
         " differs" if span.differs else "")
     anchor = f' id="s{doc}-{span.key}"' if first else ""
@@ -139,7 +152,7 @@ def _open(span: Span, doc: int, first: bool) -> str:
 
 
 def _close(span: Span) -> str:
-    return "</span>" if span.missing else "</mark>"
+    return "</span>" if span.gap else "</mark>"
 
 
 def markup(text: str, spans: Sequence[Span], doc: int) -> Iterator[str]:

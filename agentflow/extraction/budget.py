@@ -33,6 +33,7 @@ __all__ = [
     "ASSUMED_CONTEXT_WINDOW",
     "ASSUMED_MAX_OUTPUT_TOKENS",
     "DEFAULT_CHUNKING",
+    "SAFETY",
     "Budget",
     "Chunking",
     "TokenCounter",
@@ -49,7 +50,9 @@ ASSUMED_MAX_OUTPUT_TOKENS = 2048
 MARGIN_TOKENS = 64
 """Tokens left for the chat template's role markers and the like."""
 SAMPLE_CHARS = 20_000
+"""Characters of the document's start on which characters per token are measured."""
 SAFETY = 0.9
+"""The share of the measured size a chunk keeps."""
 
 _log = get_logger("agentflow.extraction")
 

@@ -10,6 +10,11 @@ outputs are merged by the schema's rules (``merge``), spans are shifted to
 document offsets, and the merged value is validated against the real output
 type: a required field no chunk found is a ``MergeError`` naming it.
 
+Token-aware: chunk sizes come from a characters-per-token ratio measured on
+a sample of the document, and each planned chunk is then counted with the
+model's own count; a chunk over the budget (text denser than the sample) is
+split again before it is sent.
+
 Memory: the plan is a list of offsets; a chunk's text is sliced only while
 its call runs, so at most ``concurrency`` chunk copies exist at once.
 
@@ -20,6 +25,7 @@ boundaries are seen whole by another; later passes only add items.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +38,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from agentflow.errors import ChunkFailedError, MergeConflictError, MergeError
-from agentflow.extraction.budget import Budget
+from agentflow.extraction.budget import SAFETY, Budget
 from agentflow.extraction.chunking import Chunk, iter_chunks
 from agentflow.extraction.merge import (
     ChunkOutput,
@@ -49,6 +55,7 @@ __all__ = [
     "DocumentOutcome",
     "Truncation",
     "extract_chunks",
+    "fit_chunk",
     "partial_model",
 ]
 
@@ -72,6 +79,8 @@ class CallResult(Protocol):
 
 ChunkCall = Callable[[str, Any], Awaitable[CallResult]]
 """``(text, output_type) -> result``: one ordinary engine call."""
+TokenCount = Callable[[str], Awaitable[int]]
+"""``text -> tokens`` for the model at hand."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +205,29 @@ def _missing(failed: Sequence[Chunk], done: Sequence[Chunk]) -> tuple[tuple[int,
     return tuple(gaps)
 
 
+async def fit_chunk(text: str, chunk: Chunk, budget: Budget, count: TokenCount) -> list[Chunk]:
+    """``chunk`` if its text counts at most ``budget.chunk_tokens`` tokens, else
+    its range split again into pieces that do (text denser than the sample the
+    budget measured: digits, code, another script), recursively.
+
+    Raises:
+        whatever ``count`` raises (``count_tokens`` never does: it falls back).
+    """
+    size = chunk.end - chunk.start
+    tokens = await count(chunk.text(text))
+    if tokens <= budget.chunk_tokens or size <= 1:
+        return [chunk]
+    smaller = max(1, min(size - 1, int(size * budget.chunk_tokens / tokens * SAFETY)))
+    part = text[chunk.start : chunk.end]
+    overlap = min(budget.overlap, smaller - 1)
+    fitted: list[Chunk] = []
+    for sub in iter_chunks(part, smaller, overlap):
+        moved = Chunk(0, chunk.start + sub.start, chunk.start + sub.end,
+                      sub.hard_cut or (sub.end == len(part) and chunk.hard_cut))
+        fitted += await fit_chunk(text, moved, budget, count)
+    return fitted
+
+
 def _shift(spans: Spans, by: int) -> Spans:
     return {path: [(s + by, e + by) for s, e in ranges] for path, ranges in spans.items()}
 
@@ -211,6 +243,7 @@ async def extract_chunks(
     passes: int = 1,
     allow_partial: bool = False,
     on_progress: Callable[[ChunkProgress], None] | None = None,
+    count: TokenCount | None = None,
 ) -> DocumentOutcome:
     """Extract ``output`` from ``text`` chunk by chunk and merge.
 
@@ -224,6 +257,8 @@ async def extract_chunks(
         passes: extraction passes (>= 1).
         allow_partial: keep the other chunks' output when a chunk fails.
         on_progress: called after each chunk call.
+        count: the model's token count; each planned chunk is counted and one
+            over ``budget.chunk_tokens`` is split again (``fit_chunk``).
 
     Returns:
         The merged outcome; failures are in ``error`` (``ChunkFailedError``,
@@ -243,8 +278,10 @@ async def extract_chunks(
     plan: list[tuple[int, Chunk]] = []
     for p in range(passes):
         shift = budget.chunk_chars * p // passes
-        plan += [(p, c) for c in iter_chunks(text, budget.chunk_chars, budget.overlap,
-                                             offset=shift)]
+        for chunk in iter_chunks(text, budget.chunk_chars, budget.overlap, offset=shift):
+            pieces = [chunk] if count is None else await fit_chunk(text, chunk, budget, count)
+            at = sum(1 for q, _ in plan if q == p)
+            plan += [(p, dataclasses.replace(c, index=at + i)) for i, c in enumerate(pieces)]
     outputs: list[ChunkOutput] = []
     failures: list[tuple[Chunk, Exception]] = []
     usage, attempts, done = Usage(), 0, 0

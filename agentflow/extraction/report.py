@@ -289,7 +289,8 @@ def _summary(stats: ReportStats, notes: Sequence[str]) -> str:
         '<p class="source-note">Each grounded span is highlighted in its source and labelled '
         "by its field path; a span nested in another is drawn inside it, a span crossing "
         "another is split (same colour, label on its first piece). Dashed red outline: the "
-        "text differs from the output value. Hatched: a range no chunk extracted.</p>"
+        "text differs from the output value. Hatched: text the model did not read (a "
+        "chunk that failed, or cut by a cap).</p>"
         "</section>\n")
     return "".join(parts)
 
@@ -349,7 +350,7 @@ def _fields(record: Record, spans: Sequence[Span], invalid: Sequence[tuple[str, 
             doc: int, drawn: bool) -> str:
     by_path: dict[str, list[Span]] = {}
     for span in spans:
-        if not span.missing:
+        if not span.gap:
             by_path.setdefault(span.path, []).append(span)
     bad: dict[str, list[str]] = {}
     for path, why in invalid:
@@ -383,7 +384,7 @@ def _document(number: int, record: Record, source: Source, colours: dict[str, in
               stats: ReportStats) -> str:
     status = _status(record)
     spans, invalid = find_spans(record, source.text, source.offset, colours)
-    stats.spans += sum(not s.missing for s in spans) if source.text is not None else 0
+    stats.spans += sum(not s.gap for s in spans) if source.text is not None else 0
     stats.differing += sum(s.differs for s in spans)
     stats.invalid_spans += len(invalid)
     parts = [f'<article class="doc is-{status}{" is-failed" * (status == "suspect")}" '

@@ -6,8 +6,9 @@ The ``agentflow report`` command is this function. Records are read from the
 JSONL file ``agentflow extract`` wrote; each record's source is re-read the
 way ``extract`` read it (``agentflow._inputs``: the file, gunzipped by suffix,
 decoded as UTF-8; or the line of a JSONL input, for ids ``path#id``), then put
-through the schema module's ``prepare`` and cut to the characters the model
-saw, so the record's spans line up with the text shown. Without ``prepare``
+through the schema module's ``prepare``, so the record's spans line up with
+the text shown. Nothing is cut: when the record's ``truncated`` says the
+model read only the first ``kept_chars``, the page shades the rest. Without ``prepare``
 the whole decoded file is shown and the spans are shifted by the record's
 ``source_offset``. Relative paths are resolved against the current directory,
 as ``extract`` did: run ``report`` from the same directory.
@@ -54,7 +55,9 @@ def _torn(line: bytes) -> bool:
 
 
 def read_records(path: Path) -> RecordsFile:
-    """Every record of a JSONL results file, line by line.
+    """Every record of a JSONL results file, line by line; for a directory (what
+    ``extract --engine ray`` writes), of every ``*.jsonl`` file in it, oldest
+    file first (by modification time, then name), so newer records come later.
 
     A line that is the cut-off beginning of a record (a write interrupted by a
     crash or Ctrl-C; ``extract`` resumes after it on a new line) is skipped
@@ -62,11 +65,24 @@ def read_records(path: Path) -> RecordsFile:
 
     Raises:
         InvalidRecordError: a line that is not JSON, or not a record (a JSON
-            object with a string ``id`` and a boolean ``ok``), naming file and line.
-        OSError: the file cannot be read.
+            object with a string ``id`` and a boolean ``ok``), naming file and line;
+            a directory without ``*.jsonl`` files.
+        OSError: a file cannot be read.
     """
     records: list[dict[str, Any]] = []
     notes: list[str] = []
+    if path.is_dir():
+        files = sorted(path.glob("*.jsonl"), key=lambda f: (f.stat().st_mtime, f.name))
+        if not files:
+            raise InvalidRecordError(f"{path}: a directory without *.jsonl results files")
+    else:
+        files = [path]
+    for file in files:
+        _read_lines(file, records, notes)
+    return RecordsFile(records, notes)
+
+
+def _read_lines(path: Path, records: list[dict[str, Any]], notes: list[str]) -> None:
     with path.open("rb") as lines:
         for number, raw in enumerate(lines, start=1):
             line = raw.rstrip(b"\r\n")
@@ -86,7 +102,6 @@ def read_records(path: Path) -> RecordsFile:
                     f"{path}:{number}: not an extraction record (needs a string 'id' and a "
                     "boolean 'ok')")
             records.append(record)
-    return RecordsFile(records, notes)
 
 
 class SourceReader:
@@ -102,16 +117,13 @@ class SourceReader:
     Args:
         prepare: the schema module's ``prepare`` (``None``: the whole file is
             shown and spans are shifted by the record's ``source_offset``).
-        max_chars: the cut applied after ``prepare`` (a record's
-            ``truncated.kept_chars`` takes precedence).
         wanted: the ids to keep texts of when reading a JSONL input (default: all).
     """
 
     def __init__(self, *, prepare: Callable[[str], str] | None = None,
-                 max_chars: int | None = None, text_field: str = "text",
+                 text_field: str = "text",
                  id_field: str = "id", wanted: set[str] | None = None) -> None:
         self._prepare = prepare
-        self._max_chars = max_chars
         self._fields = (text_field, id_field)
         self._wanted = wanted
         self._jsonl: dict[str, dict[str, Document] | str] = {}
@@ -167,16 +179,11 @@ class SourceReader:
             return Source(None, problem=f"prepare() raised {type(exc).__name__}: {exc}")
         if not isinstance(text, str):
             return Source(None, problem=f"prepare() returned {type(text).__name__}, not str")
-        truncated = record.get("truncated")
-        kept = truncated.get("kept_chars") if isinstance(truncated, Mapping) else None
-        cut = kept if isinstance(kept, int) and kept >= 0 else self._max_chars
-        if cut is not None and len(text) > cut:
-            text = text[:cut]
         return Source(text, note="the text the model saw (re-read through prepare)")
 
 
 def write_review(results: Path, out: Path | None, *, prepare: Callable[[str], str] | None = None,
-                 max_chars: int | None = None, text_field: str = "text", id_field: str = "id",
+                 text_field: str = "text", id_field: str = "id",
                  title: str | None = None, stdout: Callable[[str], object] | None = None
                  ) -> ReportStats:
     """Write the review page of ``results`` to ``out`` (``None``: through ``stdout``).
@@ -189,7 +196,7 @@ def write_review(results: Path, out: Path | None, *, prepare: Callable[[str], st
         OSError: ``results`` cannot be read or ``out`` written.
     """
     loaded = read_records(results)
-    reader = SourceReader(prepare=prepare, max_chars=max_chars, text_field=text_field,
+    reader = SourceReader(prepare=prepare, text_field=text_field,
                           id_field=id_field, wanted={r["id"] for r in loaded.records})
     page_title = title or f"agentflow review: {results.name}"
     if out is None:

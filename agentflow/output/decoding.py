@@ -268,6 +268,8 @@ def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> A
     node = resolve_ref(node, root)
     types = schema_types(node)
     if isinstance(data, str) and types & {"array", "object"} and "string" not in types:
+        if data.strip() in ("None", "null") and "null" in types:
+            return None
         decoded = _decode_container(data)
         if decoded is _MISSING:
             return data
@@ -300,8 +302,18 @@ def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> A
     if branches and isinstance(data, dict | list | str):
         objects = [b for b in branches if schema_types(resolve_ref(b, root)) & {"object", "array"}]
         strings = [b for b in branches if "string" in schema_types(resolve_ref(b, root))]
-        if len(objects) == 1 and not (isinstance(data, str) and strings):
-            return _normalize(data, objects[0], root)
+        if isinstance(data, str) and objects and not strings:
+            if data.strip() in ("None", "null") and _allows_null(node, root):
+                return None
+            decoded = _decode_container(data)
+            if decoded is _MISSING:
+                return data
+            data = decoded
+        if isinstance(data, dict | list):
+            kind = "object" if isinstance(data, dict) else "array"
+            fitting = [b for b in objects if kind in schema_types(resolve_ref(b, root))]
+            if len(fitting) == 1:
+                return _normalize(data, fitting[0], root)
     return data
 
 

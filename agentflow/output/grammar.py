@@ -12,6 +12,14 @@ string nodes carry ``"x-grounded": true`` (``agentflow.extraction.grounding``):
   value therefore starts and ends at a word boundary, and decodes (JSON) to
   exactly the span it copied: quotes, backslashes, tabs, control characters
   and non-ASCII text included;
+* a grounded string is never empty and never starts or ends with a space;
+  its ``pattern``, if any, is intersected with the substring (llguidance
+  ``&``), applied to the JSON-escaped text (the same text unless the value
+  holds quotes, backslashes or control characters; validation checks the
+  decoded value either way). Keep such patterns to simple character classes:
+  one like ``[^<>]+ <[^<>]+>`` over a 2,000-character document exceeded
+  llguidance's lexer limit ("too many expressions constructed"), and llama.cpp
+  then fails the request (a typed ``ProviderError`` in the result);
 * ``enum``/``const`` nodes are the alternatives of their JSON literals;
 * objects and arrays that hold grounded strings are spelled out (keys in
   schema order, ``minItems``/``maxItems`` kept, ``null`` where allowed);
@@ -86,6 +94,7 @@ class _Builder:
         self.item_sep = separators.get("item_separator", ", ")
         self.rules: dict[str, str] = {}
         self.refs: dict[str, str] = {}
+        self.patterns: dict[str, str] = {}
         self.options = {"whitespace_flexible": False, **separators}
 
     def rule(self, body: str) -> str:
@@ -123,7 +132,7 @@ class _Builder:
         kinds = set(kinds) if isinstance(kinds, list) else {kinds}
         nullable = "null" in kinds
         if node.get(_GROUNDED) is True:
-            body = "GROUNDED"
+            body = self.grounded(node.get("pattern"))
         elif "anyOf" in node or "oneOf" in node:
             branches = node.get("anyOf") or node.get("oneOf") or []
             body = " | ".join(self.node(b) for b in branches)
@@ -134,6 +143,24 @@ class _Builder:
         else:
             return self.json(node)
         return self.rule(f"{body} | {_NULL}" if nullable else body)
+
+    def grounded(self, pattern: Any) -> str:
+        """The terminal of a grounded string, with its ``pattern`` if any."""
+        if not isinstance(pattern, str) or not pattern:
+            return "GROUNDED"
+        name = self.patterns.get(pattern)
+        if name is None:
+            name = self.patterns[pattern] = f"GROUNDED_{len(self.patterns)}"
+        return name
+
+    def terminals(self) -> list[str]:
+        lines = []
+        for pattern, name in self.patterns.items():
+            full = pattern[1:] if pattern.startswith("^") else ".*" + pattern
+            full = full[:-1] if full.endswith("$") and not full.endswith("\\$") else full + ".*"
+            regex = f"(?:{full})".replace("/", "\\/")
+            lines.append(f'{name}: "\\"" (SOURCE & TRIMMED & /{regex}/) "\\""')
+        return lines
 
     def object(self, node: Mapping[str, Any]) -> str:
         parts = []
@@ -171,7 +198,9 @@ def substring_grammar(
     start = builder.node(schema)
     lines = ["%llguidance {}", f"start: {start}"]
     lines += [f"{name}: {body}" for name, body in builder.rules.items()]
-    lines.append('GROUNDED: "\\"" SOURCE "\\""')
+    lines.append('GROUNDED: "\\"" (SOURCE & TRIMMED) "\\""')
+    lines += builder.terminals()
+    lines.append("TRIMMED: /[^ ]|[^ ].*[^ ]/")
     lines.append("SOURCE: %regex " + json.dumps({"substring_chunks": chunks(source)},
                                                   ensure_ascii=False))
     return "\n".join(lines) + "\n"

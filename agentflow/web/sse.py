@@ -50,7 +50,6 @@ _log = get_logger()
 Outcome = Literal["pending", "completed", "failed", "disconnected"]
 
 
-
 class _ClientGone(Exception):
     """A write failed: the client went away."""
 
@@ -68,7 +67,8 @@ class EventStreamResponse(Response):
 
     Attributes:
         outcome: ``"pending"`` until the stream is over, then
-            ``"completed"`` (the last frame was ``complete``), ``"failed"``
+            ``"completed"`` (the call ended with ``complete``, even if the
+            client left before reading it), ``"failed"``
             (an ``error`` frame or a 400 was sent) or ``"disconnected"``
             (the client went away; the call was cancelled).
         error: the exception of a failed call, if any.
@@ -135,9 +135,9 @@ class EventStreamResponse(Response):
             async with aclosing(self.events) as events:  # type: ignore[type-var]
                 async for event in events:
                     event_id += 1
-                    await self._write(sse_frame(event_id, event_to_dict(event)))
-                    if event.type == "complete":
+                    if event.type == "complete":  # the call ended (and was saved)
                         self.outcome = "completed"
+                    await self._write(sse_frame(event_id, event_to_dict(event)))
         except _ClientGone:
             raise
         except Exception as exc:

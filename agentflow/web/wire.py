@@ -33,9 +33,11 @@ optional; ``null`` where there is no value):
     ``{"type", "reason": "forcing"|"validation"|"multiple"|"degradation"|
     "tools_failed", "attempt": int, "message": str}``.
 ``attempt_discarded``
-    ``{"type", "iteration": int, "reason": "stream_error"|"degradation"|
-    "superseded", "message": str}`` — what streamed so far in that step is
-    void (``superseded``: only the partial output); partials start again.
+    ``{"type", "iteration": int, "reason": "stream_error"|"degradation"|"superseded",
+    "message": str}`` — what streamed so far in that reasoning step is void:
+    for ``stream_error`` and ``degradation`` its text, thinking and partial
+    output (the request is sent again); for ``superseded`` the partial output
+    only. Partial output starts again from nothing after it.
 ``complete``
     ``{"type", "output": any, "text": str, "stop_reason": str,
     "usage": {"input_tokens", "output_tokens", "cached_tokens",
@@ -58,7 +60,7 @@ Stop reasons: ``completed``, ``structured_output``, ``max_iters``,
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, is_dataclass
 from typing import Any
 
 import orjson
@@ -90,6 +92,7 @@ def _jsonable(value: Any) -> Any:
 
 def event_to_dict(event: Event) -> dict[str, Any]:
     """The event's JSON shape (see the module docstring), ready for ``orjson``.
+    An event type this table does not know yet is sent with its fields.
 
     Raises:
         TypeError: ``event`` is not one of ``agentflow.events``' types.
@@ -127,6 +130,10 @@ def event_to_dict(event: Event) -> dict[str, Any]:
             "error": None if failure is None else {"type": type(failure).__name__,
                                                    "message": str(failure)},
         }
+    if is_dataclass(event) and isinstance(getattr(event, "type", None), str):
+        # an event type newer than this table: its fields, as JSON
+        data = _jsonable(event)
+        return {"type": data.pop("type"), **data}
     raise TypeError(f"not an agentflow event: {type(event).__name__}")
 
 

@@ -21,11 +21,11 @@ import ssl
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentflow.messages import Msg, TextBlock, ToolResultBlock, ToolUseBlock
+from agentflow.messages import Msg, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 
 from .scenarios import Result, Scenario
 
-__all__ = ["KEY", "TLS", "Witness", "in_thread", "results", "text", "uses"]
+__all__ = ["KEY", "TLS", "Witness", "in_thread", "results", "text", "thoughts", "uses"]
 
 KEY = "test-key"
 TLS = ssl.create_default_context()
@@ -39,6 +39,10 @@ def text(msg: Msg) -> str:
 
 def uses(msg: Msg) -> list[ToolUseBlock]:
     return [b for b in msg.content if isinstance(b, ToolUseBlock)]
+
+
+def thoughts(msg: Msg) -> list[ThinkingBlock]:
+    return [b for b in msg.content if isinstance(b, ThinkingBlock)]
 
 
 def results(msg: Msg) -> list[ToolResultBlock]:

@@ -231,9 +231,10 @@ KITS = [
     Kit("gemini-3", "gemini", "gemini-3-pro-preview", _fake("tests.fakes.gemini:GeminiFake"),
         _gemini_types, kwargs={"include_thoughts": True}, sdk_only=GEMINI_SDK_ONLY,
         canonical=_gemini_canonical,
-        skip={"multi-turn": "Gemini 3 refuses function calls sent back without the "
-                            "thoughtSignature it issued; the scenario's history has none "
-                            "(signatures are covered in test_providers_gemini)"}),
+        skip=dict.fromkeys(("multi-turn", "multi-turn-thinking"),
+                           "Gemini 3 refuses function calls sent back without the "
+                           "thoughtSignature it issued; the scenario's history has none "
+                           "(signatures are covered in test_providers_gemini)")),
     Kit("ollama", "ollama", "qwen3:8b", _fake("tests.fakes.ollama:OllamaFake"), _ollama_types,
         OLLAMA_EXT, sdk_drops={
             "additionalProperties": "not in ollama's Tool.Function.Parameters",

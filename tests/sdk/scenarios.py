@@ -18,7 +18,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel
 
-from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
+from agentflow.messages import Msg, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentflow.model import (
     ChatModel,
     FinishChunk,
@@ -33,6 +33,7 @@ from agentflow.model import (
     UsageChunk,
 )
 from agentflow.output.schema import OutputSpec
+from tests.fakes.anthropic import signature_of
 from tests.fakes.base import FakeCall, FakeReply
 
 __all__ = ["REPLIES", "SCENARIOS", "Result", "Scenario", "read_ours", "read_scenario",
@@ -71,6 +72,17 @@ HISTORY = (
     Msg("tool", [ToolResultBlock("call_1", "Ann: ann@example.org", name="lookup"),
                  ToolResultBlock("call_2", "no such person", is_error=True, name="lookup")]),
 )
+
+
+THOUGHT = "Two lookups: Ann, then Bob."
+HISTORY_THINKING = (
+    HISTORY[0], HISTORY[1],
+    Msg("assistant", [ThinkingBlock(THOUGHT, signature=signature_of(THOUGHT)),
+                      *HISTORY[2].content]),
+    HISTORY[3],
+)
+"""The tool loop with the assistant's reasoning in it (signed the way the
+Anthropic fake signs, so it verifies; other vendors ignore the signature)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +131,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("native", (Msg.system(SYSTEM), Msg.user("Extract: Ann, ann@example.org")),
              needs="native", native=True),
     Scenario("multi-turn", HISTORY, TOOLS),
+    Scenario("multi-turn-thinking", HISTORY_THINKING, TOOLS, GenerateOptions(thinking=True),
+             needs="thinking"),
     Scenario("thinking-on", _ASK, TOOLS, GenerateOptions(thinking=True), needs="thinking"),
     Scenario("thinking-off", _ASK, TOOLS, GenerateOptions(thinking=False)),
 )

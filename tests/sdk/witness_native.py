@@ -10,7 +10,7 @@ from typing import Any
 from agentflow.messages import Msg
 from agentflow.model import ToolChoice
 
-from ._witness import KEY, TLS, Witness, results, text, uses
+from ._witness import KEY, TLS, Witness, results, text, thoughts, uses
 from .scenarios import Contact, Result, Scenario
 
 __all__ = ["AnthropicWitness", "GeminiWitness", "OllamaWitness"]
@@ -18,9 +18,11 @@ __all__ = ["AnthropicWitness", "GeminiWitness", "OllamaWitness"]
 # ----------------------------------------------------------------------------- Anthropic
 
 
-def anthropic_messages(messages: tuple[Msg, ...]) -> tuple[list[dict[str, Any]],
-                                                           list[dict[str, Any]]]:
-    """``(system blocks, messages)`` as the Messages API docs write them."""
+def anthropic_messages(messages: tuple[Msg, ...], thinking: bool = False
+                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(system blocks, messages)`` as the Messages API docs write them; with
+    ``thinking`` on, an assistant turn's signed thinking blocks go back first
+    (docs.anthropic.com/en/docs/build-with-claude/extended-thinking)."""
     system: list[dict[str, Any]] = []
     out: list[dict[str, Any]] = []
     for msg in messages:
@@ -28,7 +30,9 @@ def anthropic_messages(messages: tuple[Msg, ...]) -> tuple[list[dict[str, Any]],
             system.append({"type": "text", "text": text(msg)})
             continue
         role = "assistant" if msg.role == "assistant" else "user"
-        blocks: list[dict[str, Any]] = []
+        blocks: list[dict[str, Any]] = [
+            {"type": "thinking", "thinking": b.thinking, "signature": b.signature}
+            for b in thoughts(msg) if thinking and b.signature]
         for r in results(msg):
             block: dict[str, Any] = {"type": "tool_result", "tool_use_id": r.tool_use_id,
                                      "content": r.output}
@@ -65,7 +69,8 @@ class AnthropicWitness(Witness):
     async def request(self, scenario: Scenario, ours: Mapping[str, Any], url: str,
                       model: str, stream: bool) -> None:
         from anthropic.lib._parse._transform import to_json_output_format
-        system, messages = anthropic_messages(scenario.messages)
+        system, messages = anthropic_messages(scenario.messages,
+                                              (ours.get("thinking") or {}).get("type") == "enabled")
         kwargs: dict[str, Any] = {"messages": messages}
         if system:
             kwargs["system"] = system
@@ -219,7 +224,9 @@ class OllamaWitness(Witness):
         messages: list[dict[str, Any]] = []
         for msg in scenario.messages:
             if msg.role == "assistant":
-                messages.append({"role": "assistant", "content": text(msg), "tool_calls": [
+                said = "".join(b.thinking for b in thoughts(msg))
+                messages.append({"role": "assistant", "content": text(msg),
+                                 **({"thinking": said} if said else {}), "tool_calls": [
                     {"id": u.id, "function": {"index": i, "name": u.name,
                                               "arguments": dict(u.input)}}
                     for i, u in enumerate(uses(msg))]})

@@ -13,7 +13,7 @@ from typing import Any
 from agentflow.messages import Msg
 from agentflow.model import ToolChoice, ToolSpec
 
-from ._witness import KEY, TLS, Witness, in_thread, results, text, uses
+from ._witness import KEY, TLS, Witness, in_thread, results, text, thoughts, uses
 from .scenarios import Contact, Result, Scenario
 
 __all__ = ["DeepSeekWitness", "GLMWitness", "MiniMaxWitness", "OpenAIWitness"]
@@ -165,6 +165,20 @@ class MiniMaxWitness(OpenAIWitness):
     none_drops_tools = True
     sends_tool_choice = False
 
+    def logical(self, scenario: Scenario) -> dict[str, Any]:
+        """An assistant turn goes back whole, its ``<think>`` block inline
+        (platform.minimax.io/docs/guides/text-m2-function-call: "the complete
+        model response must be appended to the history")."""
+        kwargs = super().logical(scenario)
+        turns = iter([m for m in scenario.messages if m.role == "assistant"])
+        for message in kwargs["messages"]:
+            if message["role"] != "assistant":
+                continue
+            thought = "".join(b.thinking for b in thoughts(next(turns)))
+            if thought:
+                message["content"] = f"<think>\n{thought}\n</think>\n\n{message['content'] or ''}"
+        return kwargs
+
     def check(self, payload: Any) -> None:
         """MiniMax reports errors in HTTP 200 bodies: ``base_resp.status_code``
         (platform.minimax.io/docs/api-reference/text-openai-api, error codes)."""
@@ -207,9 +221,13 @@ class DeepSeekWitness(OpenAIWitness):
 
     def logical(self, scenario: Scenario) -> dict[str, Any]:
         kwargs = super().logical(scenario)
+        turns = iter([m for m in scenario.messages if m.role == "assistant"])
         for message in kwargs["messages"]:
-            if message["role"] == "assistant" and message.get("tool_calls"):
-                message["reasoning_content"] = ""
+            if message["role"] != "assistant":
+                continue
+            thought = "".join(b.thinking for b in thoughts(next(turns)))
+            if message.get("tool_calls"):
+                message["reasoning_content"] = thought
         return kwargs
 
 

@@ -1,0 +1,56 @@
+"""The extract command's set-up checks (the command itself: tests/test_cli.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentflow._setup import SetupError, check_api_key, check_output_type, load_schema
+
+
+def test_schema_modules_that_fail_to_import_are_set_up_errors(tmp_path: Path) -> None:
+    (tmp_path / "syntax.py").write_text("x = (\n")
+    (tmp_path / "boom.py").write_text("import nosuchmodule_xyz\n")
+    with pytest.raises(SetupError, match=r"SyntaxError: .*line 1"):
+        load_schema(f"{tmp_path / 'syntax.py'}:X")
+    with pytest.raises(SetupError, match="ModuleNotFoundError: No module named 'nosuchmodule_xyz'"):
+        load_schema(f"{tmp_path / 'boom.py'}:X")
+    with pytest.raises(SetupError, match="ModuleNotFoundError"):
+        load_schema("nosuchmodule_xyz:X")
+
+
+def test_only_types_are_output_types() -> None:
+    check_output_type(list[int], "m:T")  # a generic alias is a type
+    with pytest.raises(SetupError, match="'C' is a int value, not a type"):
+        check_output_type(42, "m.py:C")
+    with pytest.raises(SetupError, match="is a str value"):
+        check_output_type("Contact", "m.py:C")
+
+
+def test_a_missing_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    with pytest.raises(SetupError, match="set DEEPSEEK_API_KEY, or pass --api-key"):
+        check_api_key("deepseek:deepseek-chat", api_key=None, base_url=None)
+    check_api_key("deepseek:deepseek-chat", api_key="sk-x", base_url=None)
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-env")
+    check_api_key("deepseek:deepseek-chat", api_key=None, base_url=None)
+
+
+def test_json_schema_files(tmp_path: Path) -> None:
+    (tmp_path / "bad.json").write_text('{"type": "object", "properties": {"a": {"type": 3}}}')
+    with pytest.raises(SetupError, match="not a valid JSON Schema"):
+        load_schema(str(tmp_path / "bad.json"))
+    with pytest.raises(SetupError, match="does not exist"):
+        load_schema(str(tmp_path / "none.json"))
+
+
+def test_a_schema_file_never_shadows_an_imported_module(tmp_path: Path) -> None:
+    import json
+    import sys
+
+    (tmp_path / "json.py").write_text("from pydantic import BaseModel\nclass T(BaseModel):\n"
+                                      "    a: int\n")
+    output_type, module = load_schema(f"{tmp_path / 'json.py'}:T")
+    assert sys.modules["json"] is json and output_type.__name__ == "T"
+    assert module is not None and module.__name__ == "agentflow_schema_json"
