@@ -95,6 +95,7 @@ from agentflow.output.strategies import (
     StructuredOutputReminder,
     ToolStrategy,
 )
+from agentflow.ratelimit import RateGovernor, RateLimitSnapshot, request_priority
 from agentflow.reply import generate
 from agentflow.state import AgentState
 from agentflow.sync import extract_many_sync
@@ -155,6 +156,8 @@ __all__ = [
     "ProviderError",
     "ProviderTimeoutError",
     "QuotaExceededError",
+    "RateGovernor",
+    "RateLimitSnapshot",
     "RateLimitedError",
     "ReActAgent",
     "ReasonAgain",
@@ -192,5 +195,6 @@ __all__ = [
     "extract_many_sync",
     "generate",
     "json_schema_output",
+    "request_priority",
     "tool",
 ]

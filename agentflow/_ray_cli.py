@@ -26,13 +26,15 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     """Run ``extract`` on Ray; the exit status (0 all ok, 1 some failed).
 
     Raises:
-        CliError: no ``--out`` directory, ``--out`` is a file, bad ``--actors``,
-            or Ray Data is not installed.
+        CliError: no ``--out`` directory, ``--out`` is a file, stdin as an input,
+            bad ``--actors``, or Ray Data is not installed.
     """
     from agentflow.cli import CliError
 
     if not args.out or args.out == "-":
         raise CliError("--engine ray writes files: --out must name a directory")
+    if "-" in args.input:
+        raise CliError("--engine ray reads files in Ray workers: stdin (-) is not an input there")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--engine ray: --out {args.out!r} is a file; it must be a directory")

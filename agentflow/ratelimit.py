@@ -49,18 +49,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import email.utils
 import hashlib
 import heapq
 import itertools
 import math
-import re
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Literal
+
+from agentflow._rate_formats import (
+    RateLimitSnapshot,
+    estimate_request_tokens,
+    model_family,
+    parse_duration,
+    seconds_until,
+)
 
 __all__ = [
     "Priority",
@@ -107,85 +112,6 @@ def request_priority(priority: Priority) -> Iterator[None]:
 def current_priority() -> Priority:
     """The priority of requests made now (``live`` unless set)."""
     return _PRIORITY.get()
-
-
-@dataclass(frozen=True, slots=True)
-class RateLimitSnapshot:
-    """What one reply's headers said about the account's limits.
-
-    Attributes:
-        requests_limit / tokens_limit: the limits per window.
-        requests_remaining / tokens_remaining: left in the window after this request.
-        requests_reset / tokens_reset: seconds until that bucket is full again.
-        retry_after: seconds the server asked to wait (429), if given.
-    Any field may be ``None`` (not sent).
-    """
-
-    requests_limit: float | None = None
-    requests_remaining: float | None = None
-    requests_reset: float | None = None
-    tokens_limit: float | None = None
-    tokens_remaining: float | None = None
-    tokens_reset: float | None = None
-    retry_after: float | None = None
-
-
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
-_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-
-
-def parse_duration(value: str | None) -> float | None:
-    """Seconds from a duration such as ``"6m0s"``, ``"1.5s"``, ``"12ms"`` (Go's
-    ``time.Duration`` format) or a bare number of seconds; ``None`` if unreadable."""
-    if not value:
-        return None
-    text = value.strip()
-    try:
-        return max(0.0, float(text))
-    except ValueError:
-        pass
-    parts = _DURATION.findall(text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        return None
-    return sum(float(n) * _UNIT_S[u] for n, u in parts)
-
-
-def seconds_until(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds from ``now`` (epoch seconds) until an RFC 3339 / ISO 8601 time or
-    an HTTP date; ``None`` if unreadable. A time in the past gives 0."""
-    if not value:
-        return None
-    text = value.strip()
-    when: datetime | None
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError):
-            return None
-    if when.tzinfo is None:
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-_DATED = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{4}|-latest|-preview)+$")
-
-
-def model_family(model: str) -> str:
-    """The model name without its snapshot suffix (``-2024-08-06``, ``-20250929``,
-    ``-0613``, ``-latest``): snapshots of one model share its rate limits."""
-    return _DATED.sub("", model) or model
-
-
-def estimate_request_tokens(
-    request_chars: int, max_output: int | None, typical_output: int
-) -> int:
-    """Tokens one request is expected to count against a tokens-per-minute limit:
-    ``ceil(request_chars / 4)`` plus ``min(max_output, typical_output)``
-    (``typical_output`` when the request sets no reply cap)."""
-    output = typical_output if max_output is None else min(max_output, typical_output)
-    return math.ceil(max(0, request_chars) / 4) + max(0, output)
 
 
 @dataclass(slots=True)
@@ -453,6 +379,17 @@ class RateGovernor:
         bucket.level = min(bucket.capacity, remaining * share - since)
         return bucket
 
+    def _reshare(self, share: float) -> None:
+        with self._lock:
+            now = time.monotonic()
+            for bucket in (self._req, self._tok):
+                if bucket is not None:
+                    bucket.refill(now)
+                    bucket.capacity *= share / self._share
+                    bucket.level = min(bucket.capacity, bucket.level * share / self._share)
+            self._share = share
+            self._wake_head()
+
     def _throttled(self, retry_after: float | None) -> None:
         with self._lock:
             now = time.monotonic()
@@ -488,8 +425,9 @@ def governor_for(vendor: str, *, base_url: str, api_key: str | None, family: str
 
 
 def set_process_share(share: float) -> None:
-    """Make governors created from now on in this process use ``share`` (0..1]
-    of every limit (the Ray engine sets ``1 / actors`` in each actor).
+    """Make every governor of this process use ``share`` (0..1] of every limit,
+    those that exist and those created later (the Ray engine sets
+    ``1 / actors`` in each actor).
 
     Raises:
         ValueError: ``share`` outside (0, 1].
@@ -498,3 +436,6 @@ def set_process_share(share: float) -> None:
     if not 0.0 < share <= 1.0:
         raise ValueError(f"share must be in (0, 1], got {share}")
     _process_share = share
+    with _registry_lock:
+        for governor in _registry.values():  # a reused worker process: rescale what exists
+            governor._reshare(share)

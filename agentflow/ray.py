@@ -139,17 +139,20 @@ def read_documents(
         InputError: a spec matches no file.
     """
     rt = _ray()
-    paths = [str(p) for spec in ([specs] if isinstance(specs, str) else specs)
-             for p in _expand(spec)]
+    files = [{"path": str(path), "problem": problem}
+             for spec in ([specs] if isinstance(specs, str) else specs)
+             for path, problem in _expand(spec)]
     prep = absolute_ref(prepare) if isinstance(prepare, str) else prepare
 
     def read(row: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        fn = _resolve(prep)
+        if row["problem"]:  # found while listing (a directory entry that cannot be read)
+            yield _doc_row(Document(row["path"], "", problem=row["problem"]))
+            return
         for doc in iter_documents([row["path"]], fmt=fmt, text_field=text_field,
-                                  id_field=id_field, prepare=fn):
+                                  id_field=id_field, prepare=_resolve(prep)):
             yield _doc_row(doc)
 
-    items = rt.data.from_items([{"path": p} for p in paths])
+    items = rt.data.from_items(files)
     dataset: ray.data.Dataset = items.flat_map(read)
     return dataset
 
@@ -307,8 +310,9 @@ def extract_dataset(
         output=absolute_ref(output) if isinstance(output, str) else output, model=model,
         model_kwargs=kwargs, instructions=instructions, concurrency=per_actor, actors=actors,
         options=options)
+    pool = _ray().data.ActorPoolStrategy(size=actors)
     return ds.map_batches(
-        _Extractor, fn_constructor_kwargs={"spec": spec}, concurrency=actors,
+        _Extractor, fn_constructor_kwargs={"spec": spec}, compute=pool,
         batch_size=batch_size or 4 * per_actor, batch_format="numpy", num_cpus=num_cpus,
     )  # Ray Data's actor pools restart actors and retry their batches (max_restarts=-1,
     # max_task_retries=-1 by default): that is the fault tolerance

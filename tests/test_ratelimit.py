@@ -23,6 +23,7 @@ from agentflow.providers.openai import OpenAIChatModel
 from agentflow.providers.openai import rate_limit_headers as openai_headers
 from agentflow.ratelimit import (
     RateGovernor,
+    RateLease,
     RateLimitSnapshot,
     current_priority,
     estimate_request_tokens,
@@ -268,12 +269,17 @@ def test_governor_refuses_bad_settings() -> None:
         set_process_share(0)
 
 
-def test_share_splits_limits() -> None:
+def test_share_splits_limits_of_new_and_existing_governors() -> None:
+    existing = governor_for("share", base_url="http://127.0.0.1:9", api_key="k", family="f")
+    RateLease(existing, 0).observe(RateLimitSnapshot(requests_limit=100, tokens_limit=1000),
+                                   ok=True)  # limits learned from a reply
     try:
         set_process_share(0.25)
         assert RateGovernor(rpm=100, tpm=1000).limits == (25, 250)
+        assert existing.limits == (25, 250)
     finally:
         set_process_share(1.0)
+    assert existing.limits == (100, 1000)
 
 
 def test_one_governor_per_account_and_family() -> None:

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 import pytest
@@ -153,17 +154,32 @@ def test_read_jsonl_and_parquet(cluster: None, tmp_path: Path) -> None:
     assert sorted((r["id"], r["text"]) for r in rows) == [("a", "x"), ("b", "y")]
 
 
-def _kill_one_actor() -> int | None:
-    """SIGKILL one Ray Data map actor running ``_Extractor`` (found by the process
-    title Ray gives it, ``ray::MapWorker(MapBatches(_Extractor))``); its pid."""
+def _sockets_to(port: int) -> set[str]:
+    """Inodes of the established TCP connections whose remote end is 127.0.0.1:``port``."""
+    inodes = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[2].endswith(f":{port:04X}") and fields[3] == "01":
+            inodes.add(fields[9])
+    return inodes
+
+
+def _kill_actor_talking_to(port: int) -> int | None:
+    """SIGKILL the Ray Data map actor running ``_Extractor`` (process title
+    ``ray::MapWorker(MapBatches(_Extractor))``) that holds a connection to the
+    fake on ``port`` (an actor of this run, not an idle one left by another); its pid."""
+    wanted = {f"socket:[{inode}]" for inode in _sockets_to(port)}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            if not re.match(r"ray::\w*MapWorker\(.*_Extractor", title):
+                continue
+            links = {os.readlink(fd) for fd in (entry / "fd").iterdir()}
         except OSError:
             continue
-        if re.match(r"ray::\w*MapWorker\(.*_Extractor", title):
+        if links & wanted:
             os.kill(int(entry.name), signal.SIGKILL)
             return int(entry.name)
     return None
@@ -176,7 +192,7 @@ def test_an_actor_killed_mid_run_loses_and_duplicates_nothing(
     with ThreadedFake(latency=0.1) as fake:
         def on_request(n: int) -> None:
             if n == 12 and not killed:
-                killed.append(_kill_one_actor())
+                killed.append(_kill_actor_talking_to(urlsplit(fake.url).port or 0))
         fake.on_request = on_request
         results = engine.extract_dataset(
             engine.read_documents(str(root)), schema, model="openai:gpt-4o-mini",
@@ -221,6 +237,9 @@ def test_cli_engine_ray_needs_an_out_directory(schema: str, tmp_path: Path,
     assert main(["extract", "--engine", "ray", "--schema", schema, "--input",
                  str(tmp_path / "a.txt"), "--out", str(tmp_path / "file")]) == 2
     assert "must be a directory" in capsys.readouterr().err
+    assert main(["extract", "--engine", "ray", "--schema", schema, "--input", "-",
+                 "--out", str(tmp_path / "out")]) == 2
+    assert "stdin" in capsys.readouterr().err
 
 
 def test_extract_dataset_refuses_bad_pool_sizes(cluster: None) -> None:
