@@ -64,6 +64,7 @@ from agentflow.output.dialects import tool_spec_for
 from agentflow.output.strategies import OutputStrategy
 from agentflow.reply import ReplyBuilder
 from agentflow.state import AgentState
+from agentflow.telemetry import Telemetry, default_telemetry, note_events
 from agentflow.tools import Toolkit, ToolLike
 
 __all__ = ["ReActAgent"]
@@ -147,6 +148,8 @@ class ReActAgent:
         options: base request options (max tokens, temperature, thinking...).
         output: structured-output settings (strategy, retries, policies).
         state: the default ``AgentState`` for calls that pass none.
+        telemetry: OpenTelemetry settings (``agentflow.telemetry.Telemetry``;
+            default: spans through the global tracer provider, no content).
 
     Raises:
         InvalidModelError: ``model`` is not a ChatModel or a known string.
@@ -168,6 +171,7 @@ class ReActAgent:
         options: GenerateOptions | None = None,
         output: OutputConfig | None = None,
         state: AgentState | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         if max_iters < 1:
             raise ValueError(f"max_iters must be >= 1, got {max_iters}")
@@ -187,6 +191,7 @@ class ReActAgent:
         self.options = options or GenerateOptions()
         self.output_config = output or OutputConfig()
         self.state = state if state is not None else AgentState()
+        self.telemetry = telemetry if telemetry is not None else default_telemetry()
         self.structured_output = StructuredOutputMiddleware(self.output_config)
         self.middleware: list[Middleware] = [
             self.structured_output,
@@ -265,6 +270,7 @@ class ReActAgent:
         *,
         state: AgentState | None = None,
         strategy: OutputStrategy | None = None,
+        ground: bool | Grounded | None = None,
     ) -> Msg:
         """The sync twin of ``call``: same arguments, same reply, blocking.
 
@@ -273,11 +279,13 @@ class ReActAgent:
         way but blocks that loop until the call ends. Ctrl-C cancels the call.
 
         Raises: as ``call``; ``UsageError`` when called from the worker loop's
-        own thread (a sync tool of a sync call), where it would deadlock.
+        own thread (an async tool of a sync call), where it would deadlock.
         """
         from agentflow.sync import run_sync
 
-        return run_sync(lambda: self.call(msg, output, state=state, strategy=strategy))
+        return run_sync(
+            lambda: self.call(msg, output, state=state, strategy=strategy, ground=ground)
+        )
 
     async def stream(
         self,
@@ -308,21 +316,23 @@ class ReActAgent:
             ex = self._execution(state, output, strategy)
             if ground is not None:
                 ex.extra["ground"] = ground
-            yield CallStarted(ex.call_id, self.name, self.id)
-            for m in self.middleware:
-                await m.on_call_start(ex)
-            for event in self._drain(ex):
-                yield event
-            ex.memory.extend(inputs)
+            with self.telemetry.call(self.name, self.id, ex):
+                yield CallStarted(ex.call_id, self.name, self.id)
+                for m in self.middleware:
+                    await m.on_call_start(ex)
+                for event in self._drain(ex):
+                    yield event
+                ex.memory.extend(inputs)
 
-            async for event in self._loop(ex):
-                yield event
+                async for event in self._loop(ex):
+                    yield event
 
-            for m in self.middleware:
-                await m.on_call_end(ex)
-            for event in self._drain(ex):
-                yield event
-            yield self._commit(ex)
+                for m in self.middleware:
+                    await m.on_call_end(ex)
+                for event in self._drain(ex):
+                    yield event
+                complete = self._commit(ex)
+            yield complete
 
     def _execution(
         self, state: AgentState, output: Any, strategy: OutputStrategy | None
@@ -396,7 +406,7 @@ class ReActAgent:
                 return
 
             supplied = decision.results if isinstance(decision, Act) else {}
-            results = Msg("tool", await self._act(reply.tool_uses, supplied))
+            results = Msg("tool", await self._act(ex, reply.tool_uses, supplied))
             ex.memory.append(results)
             for block in results.tool_results:
                 yield ToolResult(block.tool_use_id, block.name, block.output, block.is_error)
@@ -422,41 +432,44 @@ class ReActAgent:
             for event in self._drain(ex):
                 yield event
             builder = ReplyBuilder()
-            chunks = ex.model.stream(request.messages, request.tools, request.options)
-            received = False
-            try:
-                async for chunk in chunks:
-                    received = True
-                    builder.add(chunk)
-                    if isinstance(chunk, TextDelta):
-                        yield ReasoningChunk(chunk.text, ex.iteration)
-                    elif isinstance(chunk, ThinkingDelta) and chunk.text:
-                        yield ThinkingChunk(chunk.text, ex.iteration)
-                    for m in self._chunk_hooks:
-                        partial = m.on_chunk(ex, chunk, builder)
-                        if partial is not None:
-                            yield partial
-            except ProviderError as error:
-                retry = False
-                why: DiscardReason = "degradation"
-                for m in self.middleware:
-                    if await m.on_model_error(ex, request, error):
-                        retry = True
-                        break
-                if not retry and self._stream_retry(ex, error):
-                    retry, why = True, "stream_error"
-                if retry and received:  # what streamed so far is void: say so first
-                    ex.discarded += 1
-                    yield AttemptDiscarded(ex.iteration, why, f"attempt abandoned: {error}")
-                for event in self._drain(ex):
-                    yield event
-                if not retry:
-                    raise
-                continue
-            finally:
-                aclose = getattr(chunks, "aclose", None)
-                if aclose is not None:
-                    await aclose()
+            with self.telemetry.model_request(ex, request) as trace:
+                chunks = ex.model.stream(request.messages, request.tools, request.options)
+                received = False
+                try:
+                    async for chunk in chunks:
+                        received = True
+                        builder.add(chunk)
+                        if isinstance(chunk, TextDelta):
+                            yield ReasoningChunk(chunk.text, ex.iteration)
+                        elif isinstance(chunk, ThinkingDelta) and chunk.text:
+                            yield ThinkingChunk(chunk.text, ex.iteration)
+                        for m in self._chunk_hooks:
+                            partial = m.on_chunk(ex, chunk, builder)
+                            if partial is not None:
+                                yield partial
+                except ProviderError as error:
+                    trace.fail(error)
+                    retry = False
+                    why: DiscardReason = "degradation"
+                    for m in self.middleware:
+                        if await m.on_model_error(ex, request, error):
+                            retry = True
+                            break
+                    if not retry and self._stream_retry(ex, error):
+                        retry, why = True, "stream_error"
+                    if retry and received:  # what streamed so far is void: say so first
+                        ex.discarded += 1
+                        yield AttemptDiscarded(ex.iteration, why, f"attempt abandoned: {error}")
+                    for event in self._drain(ex):
+                        yield event
+                    if not retry:
+                        raise
+                    continue
+                finally:
+                    aclose = getattr(chunks, "aclose", None)
+                    if aclose is not None:
+                        await aclose()
+                trace.finish(builder)
             ex.usage = ex.usage + replace(builder.usage, requests=1)
             ex.last_finish_reason = builder.finish_reason
             ex.memory.append(builder.build())
@@ -520,6 +533,7 @@ class ReActAgent:
 
     async def _act(
         self,
+        ex: CallExecution,
         calls: list[ToolUseBlock],
         supplied: Mapping[str, ToolResultBlock],
     ) -> list[ToolResultBlock]:
@@ -532,16 +546,19 @@ class ReActAgent:
 
         async def run(position: int, call: ToolUseBlock) -> None:
             tool = self.toolkit.get(call.name)
-            if tool is None:
-                available = ", ".join(self.toolkit.names) or "none"
-                results[position] = ToolResultBlock(
-                    call.id,
-                    f"Tool {call.name!r} not found. Available tools: {available}.",
-                    is_error=True,
-                    name=call.name,
-                )
-            else:
-                results[position] = await tool.run(call)
+            with self.telemetry.tool(ex, call, tool) as traced:
+                if tool is None:
+                    available = ", ".join(self.toolkit.names) or "none"
+                    result = ToolResultBlock(
+                        call.id,
+                        f"Tool {call.name!r} not found. Available tools: {available}.",
+                        is_error=True,
+                        name=call.name,
+                    )
+                else:
+                    result = await tool.run(call)
+                traced(result)
+            results[position] = result
 
         pending = [(i, c) for i, c in enumerate(calls) if results[i] is None]
         if len(pending) == 1:
@@ -568,6 +585,8 @@ class ReActAgent:
     @staticmethod
     def _drain(ex: CallExecution) -> list[Event]:
         events, ex.pending_events = ex.pending_events, []
+        if events:
+            note_events(ex, events)  # retries become events of the call's span
         return events
 
     @staticmethod

@@ -54,6 +54,7 @@ from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Conflict
 from agentflow.messages import Msg
 from agentflow.model import ChatModel, Usage
+from agentflow.ratelimit import request_priority
 from agentflow.state import AgentState
 
 __all__ = ["ExtractInput", "ExtractResult", "extract_many"]
@@ -315,7 +316,9 @@ async def extract_many(
         overhead: int, results: ObjectSendStream[ExtractResult | BaseException],
     ) -> None:
         try:
-            result = await _extract_input(agent, index, item, output, calls, overhead, settings)
+            with request_priority("batch"):  # live calls go first at the rate governor
+                result = await _extract_input(agent, index, item, output, calls, overhead,
+                                              settings)
         finally:
             limiter.release()
         await results.send(result)

@@ -140,6 +140,10 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     prepare = getattr(module, "prepare", None)
     max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
     check_api_key(args.model, api_key=args.api_key, base_url=args.base_url)
+    if args.engine == "ray":  # the same flags on a Ray cluster (agentflow/_ray_cli.py)
+        from agentflow import _ray_cli
+
+        return await asyncio.to_thread(_ray_cli.run, args, module, instructions, max_chars)
     model = _model(args)
     try:
         if args.out and args.out != "-":
@@ -260,14 +264,17 @@ def _models() -> int:
     registry = importlib.import_module("agentflow.providers.registry")
     rows = registry.list_profiles()
     print(f"{'vendor':10} {'model pattern':28} {'tools':6} {'tool_choice':28} {'native':12} "
-          f"{'dialect':14} thinking")
+          f"{'dialect':14} {'context':>9} {'output':>7} thinking")
     for vendor, pattern, p in rows:
         modes = ",".join(sorted(p.tool_choice_modes)) if p.supports_tools else "-"
         thinking = ("on" if p.thinking_default else "opt-in") if p.supports_thinking else "-"
         if p.supports_thinking and not p.forced_tool_choice_with_thinking:
             thinking += " (no forcing)"
+        window = f"{p.context_window:,}" if p.context_window else "?"
+        output = f"{p.max_output_tokens:,}" if p.max_output_tokens else "?"
         print(f"{vendor:10} {pattern:28} {'yes' if p.supports_tools else 'no':6} {modes:28} "
-              f"{p.native_output or '-':12} {p.schema_dialect:14} {thinking}")
+              f"{p.native_output or '-':12} {p.schema_dialect:14} {window:>9} {output:>7} "
+              f"{thinking}")
     print(f"\n{'vendor':10} API key from (first set wins; --api-key overrides)")
     for vendor in dict.fromkeys(vendor for vendor, _, _ in rows):
         names = registry.api_key_variables(vendor)
@@ -342,6 +349,11 @@ def _parser() -> argparse.ArgumentParser:
                          "lists the missing ranges)")
     ex.add_argument("--no-chunking", action="store_true",
                     help="send every document whole, whatever its size")
+    ex.add_argument("--engine", choices=["local", "ray"], default="local",
+                    help="local: this process; ray: a Ray cluster (RAY_ADDRESS, else a local "
+                         "one; --out is then a directory; needs the 'ray' extra)")
+    ex.add_argument("--actors", type=int, default=2,
+                    help="--engine ray: actors sharing --concurrency (default 2)")
     ex.add_argument("--ground", action="store_true",
                     help="ground every free-text string field in the document (fields marked "
                          "Grounded() are grounded either way)")

@@ -216,10 +216,14 @@ class UsageChunk:
 
 @dataclass(frozen=True, slots=True)
 class FinishChunk:
-    """Why the model stopped: a normalized ``reason`` and the vendor's ``raw`` value."""
+    """Why the model stopped: a normalized ``reason`` and the vendor's ``raw``
+    value; ``response_model`` / ``response_id``: the model that answered and
+    the reply's id, where the vendor says (for tracing)."""
 
     reason: FinishReason
     raw: str = ""
+    response_model: str | None = None
+    response_id: str | None = None
     type: Literal["finish"] = "finish"
 
 

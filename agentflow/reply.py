@@ -164,6 +164,8 @@ class ReplyBuilder:
         "_thinking",
         "_thinking_data",
         "finish_reason",
+        "response_id",
+        "response_model",
         "tools",
         "usage",
     )
@@ -175,6 +177,8 @@ class ReplyBuilder:
         self._thinking_data: dict[str, Any] = {}
         self.tools = ToolCallAssembler()
         self.finish_reason: FinishReason = "stop"
+        self.response_model: str | None = None
+        self.response_id: str | None = None
         self.usage = Usage()
 
     def add(self, chunk: ModelChunk) -> None:
@@ -194,6 +198,8 @@ class ReplyBuilder:
             self.usage = chunk.usage
         elif isinstance(chunk, FinishChunk):
             self.finish_reason = chunk.reason
+            self.response_model = chunk.response_model or self.response_model
+            self.response_id = chunk.response_id or self.response_id
 
     @property
     def text(self) -> str:

@@ -17,8 +17,10 @@ Inside a running event loop (a notebook cell, an ``async def``) the same
 worker-thread path is taken: the call works, but it blocks the calling
 loop for its whole duration — in async code ``await agent.call(...)``
 instead. The one place a sync call cannot work is the worker thread itself
-(a sync tool or callback that runs on that loop calling ``call_sync``): it
-would wait for itself forever, so it raises ``UsageError`` at once.
+(an async tool or middleware of a sync call calling ``call_sync``): it
+would wait for itself forever, so it raises ``UsageError`` at once. (Sync
+tools run in threads of their own, so they may call ``call_sync``.) The
+thread is a daemon: it never keeps a script from exiting.
 
 ``KeyboardInterrupt`` (Ctrl-C) while waiting cancels the call — the state
 is left as it was — and is re-raised.
@@ -26,14 +28,11 @@ is left as it was — and is re-raised.
 
 from __future__ import annotations
 
-import atexit
+import asyncio
 import threading
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterable, Awaitable, Callable, Coroutine, Iterable, Iterator
 from concurrent.futures import Future
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
-
-from anyio.from_thread import BlockingPortal, start_blocking_portal
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentflow.errors import UsageError
 
@@ -47,33 +46,22 @@ __all__ = ["extract_many_sync", "run_sync"]
 T = TypeVar("T")
 
 _lock = threading.Lock()
-_portal: BlockingPortal | None = None
-_portal_cm: AbstractContextManager[BlockingPortal] | None = None
+_loop: asyncio.AbstractEventLoop | None = None
 _loop_thread: threading.Thread | None = None
 
 
-def _worker() -> BlockingPortal:
-    """The shared worker loop's portal (started on first use)."""
-    global _portal, _portal_cm, _loop_thread
+def _worker() -> asyncio.AbstractEventLoop:
+    """The shared worker loop, running in a daemon thread (started on first
+    use; a daemon, so it never keeps the interpreter from exiting)."""
+    global _loop, _loop_thread
     with _lock:
-        if _portal is None:
-            cm = start_blocking_portal("asyncio")
-            portal = cm.__enter__()
-            _loop_thread = portal.call(threading.current_thread)
-            _portal, _portal_cm = portal, cm
-        return _portal
-
-
-@atexit.register
-def _stop_worker() -> None:
-    """Stop the worker loop at interpreter exit, while its thread can still run:
-    left to garbage collection during finalization, the portal's exit waits for
-    a daemon thread that no longer runs, and the process never exits."""
-    global _portal, _portal_cm, _loop_thread
-    with _lock:
-        cm, _portal, _portal_cm, _loop_thread = _portal_cm, None, None, None
-    if cm is not None:
-        cm.__exit__(None, None, None)
+        if _loop is None:
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="agentflow-sync",
+                                      daemon=True)
+            thread.start()
+            _loop, _loop_thread = loop, thread
+        return _loop
 
 
 def _wait(future: Future[T]) -> T:
@@ -93,43 +81,41 @@ def run_sync(func: Callable[[], Awaitable[T]]) -> T:
             deadlock).
         whatever ``func()`` raises.
     """
-    portal = _worker()
+    loop = _worker()
     if threading.current_thread() is _loop_thread:
         raise UsageError(
             "a sync agentflow call was made from agentflow's own worker loop (for example "
-            "inside a sync tool of a call_sync call); it would wait for itself: use "
+            "inside an async tool of a call_sync call); it would wait for itself: use "
             "'await agent.call(...)' there instead"
         )
 
     async def run() -> T:
         return await func()
 
-    return _wait(portal.start_task_soon(run))
+    coroutine: Coroutine[Any, Any, T] = run()
+    return _wait(asyncio.run_coroutine_threadsafe(coroutine, loop))
 
 
 def extract_many_sync(
     agent_or_model: ReActAgent | ChatModel | str,
     inputs: Iterable[InputLike] | AsyncIterable[InputLike],
     output: Any,
-    *,
-    concurrency: int = 8,
-    order: Literal["input", "completed"] = "input",
-    instructions: str | None = None,
+    **options: Any,
 ) -> Iterator[ExtractResult]:
-    """The sync twin of ``extract_many``: same arguments, same results, as a
-    plain iterator (lazy: results come as the calls finish, in ``order``).
+    """The sync twin of ``extract_many``: same arguments (``options`` are its
+    keywords: ``concurrency``, ``order``, ``instructions``, ``ground``,
+    ``chunking``...), same results, as a plain iterator (lazy: results come
+    as the calls finish, in ``order``).
 
     Closing the iterator early (``break``) cancels the calls still running.
 
     Raises: as ``extract_many`` (``ValueError`` for bad ``concurrency`` or
-    ``order`` on the first ``next``), and ``UsageError`` from the worker thread.
+    ``order``, ``TypeError`` for an unknown keyword, on the first ``next``),
+    and ``UsageError`` from the worker thread.
     """
     from agentflow.batch import extract_many
 
-    results = extract_many(
-        agent_or_model, inputs, output,
-        concurrency=concurrency, order=order, instructions=instructions,
-    )
+    results = extract_many(agent_or_model, inputs, output, **options)
     try:
         while True:
             try:

@@ -68,6 +68,13 @@ from agentflow.errors import (
 )
 from agentflow.providers._payload import dump_json
 from agentflow.providers._streams import SSEEvent, iter_ndjson, iter_sse
+from agentflow.ratelimit import (
+    RateGovernor,
+    RateLease,
+    RateLimitSnapshot,
+    estimate_request_tokens,
+    governor_for,
+)
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -75,6 +82,7 @@ __all__ = [
     "ErrorMapper",
     "HttpClient",
     "HttpSettings",
+    "RateHeaders",
     "SSEEvent",
     "api_key_from",
     "default_error",
@@ -84,6 +92,7 @@ __all__ = [
     "own_host",
     "parse_retry_after",
     "read_json",
+    "shared_governor",
 ]
 
 _log = get_logger("agentflow.http")
@@ -102,6 +111,9 @@ ErrorMapper = Callable[[int, Mapping[str, str], bytes], ProviderError]
 BodyErrorCheck = Callable[[Mapping[str, str], bytes], "ProviderError | None"]
 """``(headers, body) -> ProviderError | None``: finds an error a vendor reports
 inside a 2xx JSON body (MiniMax: HTTP 200 + ``base_resp.status_code``)."""
+
+RateHeaders = Callable[[Mapping[str, str]], "RateLimitSnapshot | None"]
+"""``headers -> RateLimitSnapshot | None``: a vendor's rate-limit header reader."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +134,8 @@ class HttpSettings:
             reading every byte of the reply (default 600; ``None``: no limit).
             ``read_timeout`` alone cannot stop a server that keeps sending
             keep-alive comments; this can (``DeadlineExceededError``).
+        rate_governor: admit requests through the process's shared
+            ``RateGovernor`` of the account and model family (``shared_governor``).
     """
 
     connect_timeout: float = 10.0
@@ -134,6 +148,7 @@ class HttpSettings:
     force_close: bool = False
     deadline: float | None = 600.0
     extra_headers: Mapping[str, str] = field(default_factory=dict)
+    rate_governor: bool = True
 
 
 def api_key_from(explicit: str | None, env_var: str) -> str | None:
@@ -141,6 +156,16 @@ def api_key_from(explicit: str | None, env_var: str) -> str | None:
     if explicit:
         return explicit
     return (os.environ.get(env_var) or None) if env_var else None
+
+
+def shared_governor(
+    vendor: str, base_url: str, api_key: str | None, family: str, settings: HttpSettings | None,
+) -> RateGovernor | None:
+    """The process's governor for (vendor, API root, key, model family), or ``None``
+    when ``settings.rate_governor`` is off."""
+    if settings is not None and not settings.rate_governor:
+        return None
+    return governor_for(vendor, base_url=base_url, api_key=api_key, family=family)
 
 
 def own_host(base_url: str, vendor_url: str) -> bool:
@@ -271,6 +296,9 @@ class HttpClient:
         body_error: a vendor's ``BodyErrorCheck`` for 2xx replies that are not
             event streams; an error it finds is raised (and retried) like an
             HTTP error. The body stays readable afterwards (aiohttp caches it).
+        governor: the account's ``RateGovernor`` (``agentflow.ratelimit``):
+            each attempt waits for its admission; ``None`` sends at once.
+        rate_headers: the vendor's reader of rate-limit headers, fed to the governor.
     """
 
     def __init__(
@@ -282,8 +310,12 @@ class HttpClient:
         error_mapper: ErrorMapper | None = None,
         settings: HttpSettings | None = None,
         body_error: BodyErrorCheck | None = None,
+        governor: RateGovernor | None = None,
+        rate_headers: RateHeaders | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.governor = governor
+        self._rate_headers = rate_headers
         self.vendor = vendor
         self.settings = settings or HttpSettings()
         self._headers = {"content-type": "application/json", **(headers or {}),
@@ -374,12 +406,19 @@ class HttpClient:
         all_headers = {**self._headers, **(headers or {})}
         if headers:
             _register_credentials(headers)
-        try:  # the common case pays nothing for the retry machinery
-            response = await self._send(method, url, payload, all_headers)
-        except ProviderError as exc:
-            if not _retryable(exc) or self.settings.max_retries < 1:
-                raise
-            response = await self._send_with_retries(method, url, payload, all_headers, exc)
+        lease = await self._admit(body, payload)
+        try:
+            try:  # the common case pays nothing for the retry machinery
+                response = await self._send(method, url, payload, all_headers, lease)
+            except ProviderError as exc:
+                if not _retryable(exc) or self.settings.max_retries < 1:
+                    raise
+                response = await self._send_with_retries(method, url, payload, all_headers, exc,
+                                                         lease)
+        except BaseException:
+            if lease is not None:
+                lease.release()
+            raise
         assert response is not None
         try:
             yield response
@@ -395,10 +434,28 @@ class HttpClient:
             ) from exc
         finally:
             response.release()
+            if lease is not None:
+                lease.release()
+
+    async def _admit(self, body: Mapping[str, Any], payload: bytes) -> RateLease | None:
+        """The governor's admission for this request (``None`` without a governor)."""
+        if self.governor is None:
+            return None
+        cap = body.get("max_tokens", body.get("max_completion_tokens"))
+        tokens = estimate_request_tokens(
+            len(payload), cap if isinstance(cap, int) else None,
+            self.governor.typical_output_tokens)
+        return await self.governor.admit(tokens)
+
+    def _observe(self, lease: RateLease | None, response: aiohttp.ClientResponse) -> None:
+        """Tell the governor what the reply's rate-limit headers said."""
+        if lease is not None:
+            snapshot = self._rate_headers(response.headers) if self._rate_headers else None
+            lease.observe(snapshot, ok=response.status < 400)
 
     async def _send_with_retries(
         self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
-        first_error: ProviderError,
+        first_error: ProviderError, lease: RateLease | None = None,
     ) -> aiohttp.ClientResponse:
         """Retry after ``first_error`` (the first attempt's), with backoff."""
         pending: ProviderError | None = first_error
@@ -418,12 +475,15 @@ class HttpClient:
                 if pending is not None:  # replay the first attempt's failure
                     error, pending = pending, None
                     raise error
-                response = await self._send(method, url, payload, headers)
+                if lease is not None:
+                    await lease.readmit()
+                response = await self._send(method, url, payload, headers, lease)
         assert response is not None
         return response
 
     async def _send(
-        self, method: str, url: str, payload: bytes, headers: Mapping[str, str]
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        lease: RateLease | None = None,
     ) -> aiohttp.ClientResponse:
         session = self._session_now()
         try:
@@ -437,6 +497,7 @@ class HttpClient:
             raise ProviderConnectionError(
                 f"cannot reach {self.vendor}: {type(exc).__name__}", vendor=self.vendor
             ) from exc
+        self._observe(lease, response)
         if 300 <= response.status < 400:
             response.release()
             raise _redirect_error(self.vendor, response.status, url,
@@ -448,7 +509,11 @@ class HttpClient:
                 body = b""
             finally:
                 response.release()
-            raise self._map_error(response.status, response.headers, body)
+            error = self._map_error(response.status, response.headers, body)
+            if lease is not None and isinstance(error, RateLimitedError):
+                hint = error.retry_after
+                lease.throttled(None if hint is None else min(hint, self.settings.max_retry_after))
+            raise error
         if self._body_error is not None and response.content_type != "text/event-stream":
             try:
                 body = await response.read()

@@ -74,9 +74,11 @@ from agentflow.providers._http import (
     iter_sse,
     own_host,
     parse_retry_after,
+    shared_governor,
 )
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.ratelimit import model_family
 
 __all__ = ["DEFAULT_PROFILE", "PROFILES", "GeminiChatModel", "create", "map_error"]
 
@@ -123,6 +125,8 @@ class GeminiChatModel(HttpChatModel):
     """
 
     vendor = VENDOR
+    otel_provider = "gcp.gemini"
+    """``gen_ai.provider.name`` of the Gemini API (OpenTelemetry GenAI conventions)."""
 
     def __init__(
         self,
@@ -140,7 +144,9 @@ class GeminiChatModel(HttpChatModel):
         key = api_key_from(api_key, "GEMINI_API_KEY" if own else "") or api_key_from(
             None, "GOOGLE_API_KEY" if own else "")
         client = HttpClient(base_url, headers={"x-goog-api-key": key} if key else {},
-                            vendor=VENDOR, error_mapper=map_error, settings=settings)
+                            vendor=VENDOR, error_mapper=map_error, settings=settings,
+                            governor=shared_governor(VENDOR, base_url, key, model_family(model),
+                                                     settings))
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)
         super().__init__(model, client=client, profile=resolved, stream=stream)
         self.thinking_budget = thinking_budget
@@ -254,6 +260,8 @@ class _Reader:
     def __init__(self) -> None:
         self.calls = 0
         self.finish: str | None = None
+        self.model: str | None = None
+        self.reply_id: str | None = None
 
     def feed(self, data: Any) -> Iterable[ModelChunk]:
         if isinstance(data, list):  # an error (or reply) wrapped in a one-element list
@@ -261,6 +269,10 @@ class _Reader:
         if "error" in data:
             code = data["error"].get("code") if isinstance(data["error"], Mapping) else None
             raise map_error(code if isinstance(code, int) else 500, {}, orjson.dumps(data))
+        if isinstance(data.get("modelVersion"), str):  # for tracing
+            self.model = data["modelVersion"]
+        if isinstance(data.get("responseId"), str):
+            self.reply_id = data["responseId"]
         if data.get("usageMetadata"):
             yield UsageChunk(_usage(data["usageMetadata"]))
         candidates = data.get("candidates") or []
@@ -305,11 +317,12 @@ class _Reader:
                                        "is incomplete", vendor=VENDOR)
         raw = self.finish or ""
         if raw.startswith("BLOCKED:"):
-            yield FinishChunk("content_filter", raw)
+            reason: FinishReason = "content_filter"
         elif raw in ("STOP", "") and self.calls:
-            yield FinishChunk("tool_calls", raw)
+            reason = "tool_calls"
         else:
-            yield FinishChunk(_FINISH.get(raw or "STOP", "other"), raw)
+            reason = _FINISH.get(raw or "STOP", "other")
+        yield FinishChunk(reason, raw, self.model, self.reply_id)
 
 
 # ----------------------------------------------------------------------------- errors
@@ -326,11 +339,20 @@ def _retry_delay(details: Iterable[Any]) -> float | None:
     return None
 
 
+def _refuses_response_schema(message: str) -> bool:
+    """Whether a 400 refuses the native-output schema ("Invalid JSON payload
+    received. Unknown name "x" at 'generation_config.response_schema'", "...
+    response_schema.properties: should be non-empty for OBJECT type"): the
+    engine then takes the tool path."""
+    return any(name in message for name in ("response_schema", "responseschema",
+                                            "response_json_schema", "responsejsonschema"))
+
+
 def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
     """A Google RPC error (``{"error":{code,message,status,details}}``, maybe
     in a one-element list) as a ``ProviderError``: 400 ``API_KEY_INVALID`` ->
     ``AuthenticationError``; 400 "Function calling with a response mime type"
-    -> ``UnsupportedFeatureError("native_output")``; 429 ->
+    or a refused response schema -> ``UnsupportedFeatureError("native_output")``; 429 ->
     ``RateLimitedError`` with ``RetryInfo.retryDelay`` (else ``Retry-After``);
     other statuses as usual (503 -> ``OverloadedError``)."""
     message, _, data = error_message(body)
@@ -345,6 +367,8 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
         return AuthenticationError(message, **kw)
     lowered = message.lower()
     if status == 400 and "function calling with a response mime type" in lowered:
+        return UnsupportedFeatureError(message, feature="native_output", **kw)
+    if status == 400 and _refuses_response_schema(lowered):
         return UnsupportedFeatureError(message, feature="native_output", **kw)
     if status == 400 and "function calling is not enabled" in lowered:
         return UnsupportedFeatureError(message, feature="tools", **kw)

@@ -25,6 +25,14 @@ false`` gives bounded JSON (5x fewer tokens here), so that is what is sent,
 with one space after ``:`` and ``,`` (``JSON_SEPARATORS``): the form
 ``json.dumps`` writes and a base model has seen most; fully compact JSON
 costs the bundled model field accuracy (benchmarks/RESULTS.md, extract).
+
+Grounding: the profile declares ``substring_grammar``, so a response format
+that carries a ``source`` (a call with grounded fields) is sent as a Lark
+grammar built for that document (``agentflow.output.grammar``): grounded
+strings can only be substrings of the source, enums only their values.
+Those grammars are never cached (each holds its document); a source over
+``grammar.MAX_SOURCE_CHARS`` gets the plain schema grammar, and the engine's
+verification checks the values.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from agentflow._lru import LRU
 from agentflow.errors import InvalidModelError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
+from agentflow.output.grammar import substring_grammar
 from agentflow.providers._http import HttpSettings
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._profiles import ProfileRule
@@ -61,10 +70,15 @@ DEFAULT_PROFILE = ModelProfile(
     tool_choice_modes=frozenset(),
     native_output="json_schema",
     schema_dialect="local",
+    substring_grammar=True,
+    context_window=4096,
+    max_output_tokens=1024,
     concurrent_requests=1,
 )
 """Grammar-constrained JSON output, no tools; the ``local`` dialect bounds
-strings and arrays so a small model always finishes a document."""
+strings and arrays so a small model always finishes a document; grounded
+strings are held to the source by the grammar (llguidance). The window and
+reply cap are ``LocalModel``'s defaults; each model reports its own."""
 
 PROFILES: tuple[ProfileRule, ...] = ()
 """Every GGUF gets ``DEFAULT_PROFILE`` (the registry lists it as ``*``)."""
@@ -102,7 +116,8 @@ class LocalModel(OpenAICompatibleModel):
         threads: CPU threads for generation and prompt processing (default 1;
             measured ~40 tokens/s at 1 thread, erratic at 2 on a 2-core machine).
         context: context window in tokens, shared by ``parallel`` slots (the
-            profile's ``context_window`` is one slot's share; its
+            profile's ``context_window`` is one slot's share, unknown for 0,
+            which llama.cpp reads as the model's trained length; its
             ``max_output_tokens`` is ``max_tokens``).
         parallel: requests decoded at once (default 1: others queue); the
             profile's ``concurrent_requests``.
@@ -147,9 +162,10 @@ class LocalModel(OpenAICompatibleModel):
         self.threads, self.context, self.parallel = threads, context, parallel
         self.default_max_tokens, self.default_temperature = max_tokens, temperature
         if profile is None:  # what the server is started with: each slot's share of n_ctx
-            self._profile = self._profile.with_(context_window=context // max(1, parallel),
-                                                max_output_tokens=max_tokens,
-                                                concurrent_requests=parallel)
+            self._profile = self._profile.with_(
+                context_window=context // max(1, parallel) if context > 0 else None,
+                max_output_tokens=max_tokens,
+                concurrent_requests=parallel)
         self.chat_template = chat_template
         self._server: Any = None
         self._grammars: LRU[bytes, str] = LRU(GRAMMAR_CACHE_SIZE)
@@ -235,11 +251,15 @@ class LocalModel(OpenAICompatibleModel):
     def apply_response_format(
         self, body: dict[str, Any], rf: ResponseFormat, options: GenerateOptions
     ) -> None:
-        """json_schema as an llguidance grammar (no free whitespace); JSON mode as is."""
+        """json_schema as an llguidance grammar (no free whitespace; grounded
+        strings held to ``rf.source`` when it is set); JSON mode as is."""
         if rf.type != "json_schema" or rf.schema is None:
             body["response_format"] = {"type": "json_object"}
             return
-        body["grammar"] = self._grammar(rf.schema)
+        grounded = None
+        if rf.source is not None:
+            grounded = substring_grammar(rf.schema, rf.source, JSON_SEPARATORS)
+        body["grammar"] = grounded if grounded is not None else self._grammar(rf.schema)
 
     def _grammar(self, schema: Any) -> str:
         key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)

@@ -5,7 +5,8 @@ api/types.go, server/routes.go):
 
 * No auth locally (cloud: ``Authorization: Bearer``). Roles system / user /
   assistant / tool, system messages anywhere. Tool results are one
-  ``{"role":"tool","content","tool_name","tool_call_id"}`` message each.
+  ``{"role":"tool","content","tool_name","tool_call_id"}`` message each
+  (the wire has no error flag: an error result's text starts ``Error: ``).
 * Tool-call ``arguments`` are JSON **objects** both ways (a string sent back
   is refused); ``id`` is optional and often absent, so ids are synthesised
   (by ``ToolCallAssembler``) when missing.
@@ -24,6 +25,12 @@ api/types.go, server/routes.go):
 * A model without the tools capability: 400 ``"... does not support tools"``
   -> ``UnsupportedFeatureError("tools")``, so the structured-output engine
   falls back to the prompt strategy.
+
+Vendor extensions sent (outside the ollama SDK's ``ChatRequest``/``Message``;
+checked by tests/test_sdk_conformance.py): ``messages[].tool_call_id``,
+``tool_calls[].id`` and ``tool_calls[].function.index`` (api/types.go; older
+servers ignore them), and ``additionalProperties`` inside tool parameters
+(ignored by the server's ``ToolFunctionParameters``).
 """
 
 from __future__ import annotations
@@ -69,9 +76,11 @@ from agentflow.providers._http import (
     error_message,
     iter_ndjson,
     own_host,
+    shared_governor,
 )
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.ratelimit import model_family
 
 __all__ = ["DEFAULT_PROFILE", "PROFILES", "OllamaChatModel", "create", "map_error"]
 
@@ -142,7 +151,9 @@ class OllamaChatModel(HttpChatModel):
     ) -> None:
         key = api_key_from(api_key, "OLLAMA_API_KEY" if own_host(base_url, CLOUD_URL) else "")
         client = HttpClient(base_url, headers={"authorization": f"Bearer {key}"} if key else {},
-                            vendor=VENDOR, error_mapper=map_error, settings=settings)
+                            vendor=VENDOR, error_mapper=map_error, settings=settings,
+                            governor=shared_governor(VENDOR, base_url, key, model_family(model),
+                                                     settings))
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)
         super().__init__(model, client=client, profile=resolved, stream=stream)
         self.keep_alive = keep_alive
@@ -244,7 +255,8 @@ def _messages(messages: Sequence[Msg]) -> list[dict[str, Any]]:
     for msg in messages:
         results = [b for b in msg.content if isinstance(b, ToolResultBlock)]
         for block in results:
-            wire.append({"role": "tool", "content": block.output,
+            output = f"Error: {block.output}" if block.is_error else block.output  # no flag
+            wire.append({"role": "tool", "content": output,
                          "tool_name": result_name(block, calls), "tool_call_id": block.tool_use_id})
         if results and not msg.text:
             continue
@@ -300,7 +312,9 @@ class _Reader:
                                    output_tokens=int(data.get("eval_count") or 0)))
             raw = data.get("done_reason") or ""  # "": none given (older servers)
             reason = _DONE.get(raw or "stop", "other")
-            yield FinishChunk("tool_calls" if reason == "stop" and self.calls else reason, raw)
+            model = data.get("model")
+            yield FinishChunk("tool_calls" if reason == "stop" and self.calls else reason, raw,
+                              model if isinstance(model, str) and model else None)
 
 
 # ----------------------------------------------------------------------------- errors

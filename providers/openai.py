@@ -13,11 +13,13 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from fnmatch import fnmatchcase
 from typing import Any, ClassVar
 
 from agentflow.extraction.budget import estimate_tokens
-from agentflow.model import ModelProfile, ToolChoiceMode
+from agentflow.model import GenerateOptions, ModelProfile, ToolChoiceMode
+from agentflow.providers._http import RateHeaders, parse_retry_after
 from agentflow.providers._openai_compat import (
     GENERIC_PROFILE,
     OpenAICompatibleModel,
@@ -26,6 +28,7 @@ from agentflow.providers._openai_compat import (
     unsupported_feature,
 )
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.ratelimit import RateLimitSnapshot, parse_duration
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -35,8 +38,10 @@ __all__ = [
     "OpenAIChatModel",
     "OpenAICompatibleModel",
     "create",
+    "lowest_reasoning_effort",
     "openai_error",
     "payload_error",
+    "rate_limit_headers",
     "unsupported_feature",
 ]
 
@@ -63,8 +68,26 @@ PROFILES: tuple[ProfileRule, ...] = (
                 "json_schema came with gpt-4o-2024-08-06"),
     ProfileRule("o[1-9]*", _REASONING.with_(context_window=200_000, max_output_tokens=100_000),
                 "reasoning; no parallel_tool_calls flag"),
+    ProfileRule("codex-mini*", _REASONING.with_(context_window=200_000, max_output_tokens=100_000),
+                "o4-mini based reasoning model"),
+    ProfileRule("gpt-5*chat*", OPENAI_DEFAULT.with_(context_window=128_000,
+                                                    max_output_tokens=16_384),
+                "the ChatGPT snapshot: not a reasoning model"),
     ProfileRule("gpt-5*", _REASONING.with_(parallel_tool_calls_flag=True, context_window=400_000,
                                            max_output_tokens=128_000), "reasoning"),
+    ProfileRule("gpt-[6-9]*", _REASONING.with_(parallel_tool_calls_flag=True,
+                                               context_window=400_000, max_output_tokens=128_000),
+                "reasoning (GPT-6 families, openai SDK ChatModel literal)"),
+    ProfileRule("chatgpt-4o*", _LEGACY.with_(supports_tools=False, context_window=128_000,
+                                             max_output_tokens=16_384),
+                "the ChatGPT snapshot: no function calling"),
+    ProfileRule("gpt-4o*search*", OPENAI_DEFAULT.with_(supports_tools=False,
+                                                       context_window=128_000,
+                                                       max_output_tokens=16_384),
+                "web-search models: no function tools"),
+    ProfileRule("gpt-audio*", OPENAI_DEFAULT.with_(context_window=128_000,
+                                                   max_output_tokens=16_384),
+                "audio in/out; chat features as gpt-4o"),
     ProfileRule("gpt-4o*", OPENAI_DEFAULT.with_(context_window=128_000, max_output_tokens=16_384)),
     ProfileRule("gpt-4.1*", OPENAI_DEFAULT.with_(
         context_window=1_047_576, max_output_tokens=32_768)),
@@ -89,6 +112,35 @@ API_KEY_VARIABLES = ("OPENAI_API_KEY",)
 """Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
 
+def _number(headers: Mapping[str, str], name: str) -> float | None:
+    value = headers.get(name)
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
+    """OpenAI's rate-limit headers (platform.openai.com/docs/guides/rate-limits,
+    "Rate limits in headers"; shared/providers.md §1): ``x-ratelimit-limit-requests``,
+    ``x-ratelimit-remaining-requests``, ``x-ratelimit-reset-requests`` (a duration:
+    ``1s``, ``6m0s``, ``12ms``), the same three for ``-tokens``, and ``retry-after-ms``
+    / ``retry-after`` on 429. ``None`` when none is present (compatible servers
+    that send none). OpenAI-compatible servers (vLLM, OpenRouter, Groq) use the same names.
+    """
+    def get(kind: str, dim: str) -> float | None:
+        name = f"x-ratelimit-{kind}-{dim}"
+        return parse_duration(headers.get(name)) if kind == "reset" else _number(headers, name)
+
+    snap = RateLimitSnapshot(
+        requests_limit=get("limit", "requests"), requests_remaining=get("remaining", "requests"),
+        requests_reset=get("reset", "requests"), tokens_limit=get("limit", "tokens"),
+        tokens_remaining=get("remaining", "tokens"), tokens_reset=get("reset", "tokens"),
+        retry_after=parse_retry_after(headers),
+    )
+    return None if snap == RateLimitSnapshot() else snap
+
+
 class OpenAIChatModel(OpenAICompatibleModel):
     """OpenAI chat completions (``OPENAI_API_KEY``); with a ``base_url`` on
     another host, the generic OpenAI-compatible adapter (profile
@@ -105,6 +157,7 @@ class OpenAIChatModel(OpenAICompatibleModel):
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     profile_rules: ClassVar[Sequence[ProfileRule]] = PROFILES
     default_profile: ClassVar[ModelProfile] = OPENAI_DEFAULT
+    rate_headers: ClassVar[RateHeaders | None] = rate_limit_headers
 
     def __init__(
         self,
@@ -124,6 +177,17 @@ class OpenAIChatModel(OpenAICompatibleModel):
         self.max_tokens_field = max_tokens_field or (
             "max_completion_tokens" if self.own_host else "max_tokens")
 
+    def apply_thinking(self, body: dict[str, Any], options: GenerateOptions) -> None:
+        """``thinking=False`` on a reasoning model: the lowest ``reasoning_effort``
+        it takes (``none`` from GPT-5.1 on, ``minimal`` on GPT-5; the o-series
+        cannot stop reasoning, so nothing is sent). Values from the SDK's
+        ``ReasoningEffort`` literal and platform.openai.com/docs/guides/reasoning."""
+        if options.thinking is not False or not self.profile.supports_thinking:
+            return
+        effort = lowest_reasoning_effort(self.model_name)
+        if effort is not None:
+            body["reasoning_effort"] = effort
+
     async def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` by OpenAI's tokenizer, ``tiktoken`` (the ``tokens``
         extra), when it knows the model name and its data loads; else the
@@ -137,6 +201,22 @@ class OpenAIChatModel(OpenAICompatibleModel):
         """OpenAI's table; an unknown model on another host gets ``GENERIC_PROFILE``."""
         default = OPENAI_DEFAULT if self.own_host else GENERIC_PROFILE
         return match_profile(self.profile_rules, model, default)
+
+
+_NO_REASONING: tuple[tuple[str, str], ...] = (
+    ("gpt-5-*", "minimal"), ("gpt-5", "minimal"), ("gpt-5.*", "none"), ("gpt-[6-9]*", "none"),
+)
+
+
+def lowest_reasoning_effort(model: str) -> str | None:
+    """The ``reasoning_effort`` that turns reasoning off (or lowest) for
+    ``model``, or ``None`` where there is none to send (o-series, non-reasoning
+    models). ``gpt-5-chat*`` are not reasoning models and never get here."""
+    name = model.lower().rsplit("/", 1)[-1]
+    for pattern, effort in _NO_REASONING:
+        if fnmatchcase(name, pattern):
+            return effort
+    return None
 
 
 @functools.cache

@@ -132,6 +132,8 @@ def test_models_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     for vendor in ("openai", "deepseek", "glm", "minimax", "anthropic", "gemini", "ollama",
                    "local"):
         assert vendor in table
+    gpt4o = next(line for line in table.splitlines() if "gpt-4o*" in line)
+    assert "128,000" in gpt4o and "16,384" in gpt4o  # context window, max output tokens
     with pytest.raises(SystemExit) as info:
         main(["--version"])
     assert info.value.code == 0
@@ -179,6 +181,19 @@ async def test_long_documents_are_chunked_and_a_cap_is_recorded(tmp_path: Path) 
     assert 0 < cut["truncated"]["kept_chars"] <= 200 and "chunks" not in cut
     assert len(cut["output"]["entries"]) < 50
 
+
+def test_chunk_progress_joins_the_progress_line() -> None:
+    import io
+
+    from agentflow._progress import Progress
+    from agentflow.extraction.chunked import ChunkProgress
+
+    progress = Progress(2, io.StringIO())
+    assert "chunks" not in progress.line()
+    progress.chunk(ChunkProgress("a", 1, 4))
+    progress.chunk(ChunkProgress("b", 2, 3))
+    progress.chunk(ChunkProgress("a", 4, 4))
+    assert progress.line().endswith("· chunks 6/7")
 
 # ----------------------------------------------------------------------------- the real command
 

@@ -138,3 +138,11 @@ def test_properties(text: str, size: int, overlap: int) -> None:
             before, after = text[c.end - 1], text[c.end]
             assert before.isspace() or before in ".。" or not (after.isalnum() and
                                                               before.isalnum())
+
+
+def test_a_new_top_level_block_beats_a_blank_line_inside_an_indented_block() -> None:
+    entry = ("pkg (1.{i}) unstable; urgency=low\n\n  * change one\n\n  * change two\n\n"
+             " -- Me  now\n\n")
+    text = "".join(entry.format(i=i) for i in range(20))
+    for c in chunks(text, 200)[:-1]:
+        assert text[c.end:].startswith("pkg (")  # chunks end between entries, not inside

@@ -246,3 +246,47 @@ async def test_every_adapter_decodes_nested_fields(vendor: tuple[Kit, FakeServer
     reply = await agent.call("find")
     assert reply.text == "done"
     assert seen == [("x", FILTERS, 5)]
+
+
+OPENAI_STYLE = {"openai", "deepseek", "dashscope", "glm", "minimax"}
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize("arguments", [
+    "{'query': 'x', 'filters': [{'field': 'year', 'values': (2020, 2021)}], 'limit': None}",
+    json.dumps(json.dumps({"query": "x", "filters": FILTERS})),
+])
+async def test_string_argument_wires_decode_literals_and_double_encoding(
+        vendor: tuple[Kit, FakeServer], stream: bool, arguments: str) -> None:
+    kit, fake = vendor
+    if kit.vendor not in OPENAI_STYLE:
+        pytest.skip("arguments travel as an object on this wire")
+    seen.clear()
+    fake.add(FakeReply(tool_calls=[FakeCall("search", arguments)]), FakeReply(text="done"))
+    agent = ReActAgent("t", tracked(kit.build(fake, stream)), tools=[search])
+    assert (await agent.call("find")).text == "done"
+    assert seen == [("x", FILTERS, 5)]
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize(("level", "tier"), [("2", "1"), ("3", "2")])
+async def test_gemini_enums_come_back_on_both_paths(stream: bool, level: str, tier: str) -> None:
+    from tests.fakes.gemini import GeminiFake
+
+    seen.clear()
+    rating = {"level": level, "ratio": "0.5", "strict": "true", "mixed": "7", "tier": tier,
+              "tags": ["t"]}
+    async with GeminiFake() as fake:
+        kit = next(p.values[0] for p in KITS if p.id == "gemini")
+        fake.add(FakeReply(tool_calls=[FakeCall("rate", {k: v for k, v in rating.items()
+                                                         if k != "tags"})]),
+                 FakeReply(tool_calls=[FakeCall("generate_response", rating)]))
+        model = tracked(kit.build(fake, stream))
+        reply = await ReActAgent("g", model, tools=[rate]).call("rate", Rating)
+        declared = fake.bodies[0]["tools"][0]["functionDeclarations"]
+        await close_models()
+    assert seen == [(int(level), 0.5, True, 7, Level(int(tier)))]
+    assert reply.output == Rating(level=int(level), ratio=0.5, strict=True, mixed=7,
+                                  tier=Level(int(tier)), tags=["t"])
+    params = next(d for d in declared if d["name"] == "rate")
+    assert params["parameters"]["properties"]["level"]["enum"] == ["1", "2", "3"]

@@ -390,3 +390,17 @@ async def test_malformed_or_empty_whole_reply_is_a_server_error(body: Any) -> No
 async def test_whole_reply_without_finish_reason_is_still_an_answer() -> None:
     chunks = await raw_reply(False, json={"candidates": [{"content": {"parts": [{"text": "hi"}]}}]})
     assert chunks == [TextDelta("hi"), FinishChunk("stop", "")]
+
+
+def test_refused_response_schema_is_unsupported_native_output() -> None:
+    import orjson
+
+    from agentflow.errors import UnsupportedFeatureError
+    from agentflow.providers.gemini import map_error
+
+    body = orjson.dumps({"error": {"code": 400, "status": "INVALID_ARGUMENT", "message":
+                        "Invalid JSON payload received. Unknown name \"const\" at "
+                        "'generation_config.response_schema.properties[0].value': Cannot find "
+                        "field."}})
+    error = map_error(400, {}, body)
+    assert isinstance(error, UnsupportedFeatureError) and error.feature == "native_output"

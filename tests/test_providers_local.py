@@ -11,14 +11,17 @@ import gzip
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
+from pydantic import BaseModel
 
-from agentflow import AgentState, InvalidModelError, ReActAgent
+from agentflow import AgentState, Grounded, InvalidModelError, ReActAgent
 from agentflow.batch import extract_many
+from agentflow.events import Complete
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ResponseFormat
+from agentflow.output import grammar
 from agentflow.output.schema import OutputSpec
 from agentflow.providers.local import DEFAULT_PROFILE, LocalModel
 from agentflow.providers.registry import get_model
@@ -65,6 +68,33 @@ def test_body_sends_a_compact_grammar_and_no_tools() -> None:
     assert body["max_tokens"] == 1024 and body["temperature"] == 0.0
 
 
+class Quote(BaseModel):
+    """Who said what."""
+
+    speaker: Annotated[str, Grounded()]
+    words: Annotated[str, Grounded()]
+    place: Annotated[str | None, Grounded()]
+
+
+SPECIAL = ('Speaker: Zoë "Z" Ünal\nWords:\t"C:\\temp\\x" \x01 — naïve café\n'
+           "Places: 東京, Zürich")
+
+
+def test_body_sends_a_per_document_grammar_for_grounded_fields() -> None:
+    if not HAVE_LOCAL:
+        pytest.skip("the 'local' extra is not installed")
+    model = LocalModel()
+    schema = OutputSpec.of(Quote).schema_for("local").schema
+    rf = ResponseFormat("json_schema", schema, source=SPECIAL)
+    body = model.build_body([Msg.user(SPECIAL)], (), GenerateOptions(response_format=rf))
+    assert "substring_chunks" in body["grammar"] and "Zürich" in body["grammar"]
+    assert len(model._grammars) == 0  # per-document grammars are never cached
+    big = ResponseFormat("json_schema", schema, source="x" * (grammar.MAX_SOURCE_CHARS + 1))
+    body = model.build_body([Msg.user("x")], (), GenerateOptions(response_format=big))
+    assert "substring_chunks" not in body["grammar"]  # falls back to verification
+    assert body["grammar"].startswith("%llguidance {}\nstart: %json")
+
+
 @pytest.fixture(scope="module")
 def local_model() -> Any:
     if not HAVE_LOCAL:
@@ -95,5 +125,15 @@ async def test_end_to_end_extraction_on_the_embedded_model(local_model: LocalMod
         assert result.usage.requests == 1 and result.usage.output_tokens > 0
     reply = await agent.call(ENTRY, debian_changelog.ChangelogEntry, state=AgentState())
     assert isinstance(reply.output, debian_changelog.ChangelogEntry)
+
+    # grounded fields: llama.cpp runs the substring grammar; whatever the model
+    # picks is a verbatim span (escapes and non-ASCII intact) on the first try
+    agent = ReActAgent("local", local_model, sys_prompt="Extract who said what, as JSON.")
+    events = [e async for e in agent.stream(SPECIAL, Quote, state=AgentState())]
+    complete = events[-1]
+    assert isinstance(complete, Complete) and isinstance(complete.output, Quote)
+    assert complete.spans and complete.validation_retries == 0  # no retry was needed
+    for path, [(start, end)] in complete.spans.items():
+        assert SPECIAL[start:end] == getattr(complete.output, path)
     await local_model.aclose()
     assert local_model._server is None

@@ -273,3 +273,15 @@ async def test_the_deadline_stops_a_trickling_server(vendor: tuple[Kit, FakeServ
 def test_the_deadline_has_a_documented_default() -> None:
     assert HttpSettings().deadline == 600.0
     assert "deadline" in (HttpSettings.__doc__ or "")
+
+
+def test_every_event_type_crosses_the_web_wire() -> None:
+    import typing
+
+    from agentflow.events import Event
+    from agentflow.web.wire import event_to_dict
+
+    assert AttemptDiscarded in typing.get_args(Event)
+    data = event_to_dict(AttemptDiscarded(2, "stream_error", "the stream broke"))
+    assert data == {"type": "attempt_discarded", "iteration": 2, "reason": "stream_error",
+                    "message": "the stream broke"}

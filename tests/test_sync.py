@@ -172,3 +172,20 @@ def test_extract_many_sync_breaking_out_cancels_the_rest() -> None:
 def test_extract_many_sync_bad_arguments() -> None:
     with pytest.raises(ValueError, match="concurrency"):
         next(extract_many_sync(ReActAgent("t", word_model()), ["a"], Word, concurrency=0))
+
+
+def test_a_script_using_call_sync_exits() -> None:
+    # the worker thread must never keep the interpreter alive
+    import subprocess
+    import sys
+
+    script = (
+        "from agentflow import ReActAgent\n"
+        "from agentflow.testing import ScriptedModel\n"
+        "agent = ReActAgent('t', ScriptedModel(['hello']))\n"
+        "print(agent.call_sync('hi').text)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "hello"

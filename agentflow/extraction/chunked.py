@@ -162,11 +162,13 @@ def _leaves(value: Any, path: str) -> list[tuple[str, str]]:
     return []
 
 
-def _anchors(data: Mapping[str, Any], text: str, start: int) -> Spans:
-    """Where list items' strings (3+ characters) occur verbatim in the chunk, in
-    document offsets (the first occurrence), to tell repeats from duplicates."""
+def _anchors(data: Mapping[str, Any], text: str, start: int, fields: Sequence[str]) -> Spans:
+    """Where the strings (3+ characters) of the items of list ``fields`` occur
+    verbatim in the chunk, in document offsets (the first occurrence), to tell
+    repeats from duplicates (only ``span``-rule lists need it)."""
     found: Spans = {}
-    for name, value in data.items():
+    for name in fields:
+        value = data.get(name)
         if not isinstance(value, list):
             continue
         for path, string in _leaves(value, name):
@@ -237,6 +239,7 @@ async def extract_chunks(
     except ValueError as exc:
         return DocumentOutcome(None, MergeError(str(exc)), Usage(), 0)
     chunk_type = partial_model(output)
+    by_span = [name for name, rule in rules.items() if rule.rule == "span"]
     plan: list[tuple[int, Chunk]] = []
     for p in range(passes):
         shift = budget.chunk_chars * p // passes
@@ -265,7 +268,8 @@ async def extract_chunks(
             data = result.output.model_dump()
             outputs.append(ChunkOutput(chunk.start, chunk.end, data,
                                        _shift(result.spans, chunk.start),
-                                       _anchors(data, piece, chunk.start), chunk.index, pass_no))
+                                       _anchors(data, piece, chunk.start, by_span),
+                                       chunk.index, pass_no))
         if on_progress is not None:
             on_progress(ChunkProgress(doc_id, done, len(plan)))
 

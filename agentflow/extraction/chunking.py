@@ -8,12 +8,14 @@ chunks one at a time, in document order.
 Where a chunk ends, in order of preference (the first kind found in the
 second half of the window wins, so chunks stay near ``max_chars``):
 
-1. after a blank line (a paragraph break);
-2. after a line end;
-3. after a sentence end (``.``, ``!``, ``?`` and closing quotes/brackets,
+1. after a blank line followed by an unindented line (a new top-level block:
+   a heading, a changelog entry, a paragraph of prose);
+2. after any blank line (also one followed by indented text);
+3. after a line end;
+4. after a sentence end (``.``, ``!``, ``?`` and closing quotes/brackets,
    then whitespace; or the CJK full stops ``。！？``);
-4. after any whitespace anywhere in the window (never inside a word);
-5. nowhere natural (one run of non-space text longer than a chunk): a
+5. after any whitespace anywhere in the window (never inside a word);
+6. nowhere natural (one run of non-space text longer than a chunk): a
    *hard cut* at the window's end, moved back so that it never splits a
    character — a code point and the combining marks, variation selectors or
    zero-width joiner that belong to it, nor ``\\r\\n``. The chunk says so
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 __all__ = ["Chunk", "iter_chunks", "safe_cut"]
 
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
+_BLOCK_START = re.compile(r"\n[ \t\r\f\v]*\n(?=[^\s])")
 _SENTENCE = re.compile(r"[.!?][)\]\"'»”’]*\s+|[。！？]")
 _SPACE = re.compile(r"\s+")
 _LINE_START = re.compile(r"(?<=\n)")
@@ -119,6 +122,7 @@ def _boundary(text: str, pos: int, limit: int) -> tuple[int, bool]:
     ``(cut, hard_cut)``."""
     half = pos + max(1, (limit - pos) // 2)
     for cut in (
+        _last_end(_BLOCK_START, text, half - 1, limit),
         _last_end(_BLANK_LINE, text, half - 1, limit),
         _line_end(text, half - 1, limit),
         _last_end(_SENTENCE, text, half, limit),

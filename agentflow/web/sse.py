@@ -29,7 +29,6 @@ from typing import Any, Literal
 
 import anyio
 import orjson
-from anyio.abc import ObjectSendStream
 from starlette.background import BackgroundTask
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -50,7 +49,10 @@ _log = get_logger()
 
 Outcome = Literal["pending", "completed", "failed", "disconnected"]
 
-_END = object()
+
+
+class _ClientGone(Exception):
+    """A write failed: the client went away."""
 
 
 class EventStreamResponse(Response):
@@ -103,18 +105,21 @@ class EventStreamResponse(Response):
         })
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        send_frames, frames = anyio.create_memory_object_stream[Any](max_buffer_size=16)
+        self._send = send
+        self._lock = anyio.Lock(fast_acquire=True)  # the pinger and the events share `send`
+        self._started = False
+        self._last_write = anyio.current_time()
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._produce, send_frames)
                 tg.start_soon(self._watch, receive, tg.cancel_scope)
+                tg.start_soon(self._ping)
                 try:
-                    await self._write(frames, send)
-                except OSError:  # the server could not write: the client is gone
-                    self.outcome = "disconnected"
+                    await self._stream()
+                except _ClientGone:
+                    if self.outcome == "pending":
+                        self.outcome = "disconnected"
                 tg.cancel_scope.cancel()
         finally:
-            frames.close()
             if self.outcome == "pending":
                 self.outcome = "disconnected"
             if self.on_close is not None:
@@ -122,62 +127,64 @@ class EventStreamResponse(Response):
         if self.background is not None and self.outcome != "disconnected":
             await self.background()
 
-    async def _produce(self, out: ObjectSendStream[Any]) -> None:
-        """Iterate the events (in this task only) and queue encoded frames;
-        an exception is queued as itself, then the end."""
-        async with out:
+    async def _stream(self) -> None:
+        """Iterate the events (the response owns and closes the iterator) and
+        send one frame each; a failure becomes the last frame (or a 400)."""
+        event_id = 0
+        try:
+            async with aclosing(self.events) as events:  # type: ignore[type-var]
+                async for event in events:
+                    event_id += 1
+                    await self._write(sse_frame(event_id, event_to_dict(event)))
+                    if event.type == "complete":
+                        self.outcome = "completed"
+        except _ClientGone:
+            raise
+        except Exception as exc:
+            self.error = exc
+            self.outcome = "failed"
+            if not self._started and isinstance(exc, UsageError):
+                await self._refuse(self._send, exc)
+                return
+            if not isinstance(exc, AgentflowError):
+                _log.error("web.stream_failed", error_type=type(exc).__name__, exc_info=exc)
+            await self._write(sse_frame(event_id + 1, error_to_dict(exc)))
+        await self._write(b"", more=False)
+
+    async def _write(self, body: bytes, *, more: bool = True) -> None:
+        async with self._lock:
             try:
-                async with aclosing(self.events) as events:  # type: ignore[type-var]
-                    async for event in events:
-                        await out.send(event_to_dict(event))
-            except Exception as exc:
-                await out.send(exc)
-            await out.send(_END)
+                if not self._started:
+                    await self._send({"type": "http.response.start", "status": self.status_code,
+                                      "headers": self.raw_headers})
+                    self._started = True
+                await self._send({"type": "http.response.body", "body": body,
+                                  "more_body": more})
+            except OSError as exc:  # the server could not write: the client is gone
+                raise _ClientGone from exc
+            self._last_write = anyio.current_time()
+
+    async def _ping(self) -> None:
+        """A comment frame whenever the stream was silent for ``ping_interval``
+        (none before the first event)."""
+        while True:
+            wait = self._last_write + self.ping_interval - anyio.current_time()
+            if wait > 0:
+                await anyio.sleep(wait)
+                continue
+            if self._started:
+                await self._write(PING_FRAME)
+            else:
+                self._last_write = anyio.current_time()
 
     async def _watch(self, receive: Receive, scope: anyio.CancelScope) -> None:
         while True:
             message = await receive()
-            if message["type"] == "http.disconnect":
-                self.outcome = "disconnected"
+            if message["type"] == "http.disconnect":  # servers also say so after the end
+                if self.outcome == "pending":
+                    self.outcome = "disconnected"
                 scope.cancel()
                 return
-
-    async def _write(self, frames: AsyncIterable[Any], send: Send) -> None:
-        event_id = 0
-        started = False
-        iterator = aiter(frames)
-        while True:
-            item: Any = None
-            with anyio.move_on_after(self.ping_interval if started else None):
-                item = await anext(iterator)
-            if item is None:  # silence: keep the connection alive
-                await send({"type": "http.response.body", "body": PING_FRAME, "more_body": True})
-                continue
-            if item is _END:
-                break
-            if isinstance(item, BaseException):
-                self.error = item
-                self.outcome = "failed"
-                if not started and isinstance(item, UsageError):
-                    await self._refuse(send, item)
-                    return
-                if not isinstance(item, AgentflowError):
-                    _log.error("web.stream_failed", error_type=type(item).__name__,
-                               exc_info=item)
-                item = error_to_dict(item)
-            if not started:
-                await send({"type": "http.response.start", "status": self.status_code,
-                            "headers": self.raw_headers})
-                started = True
-            event_id += 1
-            await send({"type": "http.response.body", "body": sse_frame(event_id, item),
-                        "more_body": True})
-            if item["type"] == "complete":
-                self.outcome = "completed"
-        if not started:
-            await send({"type": "http.response.start", "status": self.status_code,
-                        "headers": self.raw_headers})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _refuse(self, send: Send, error: UsageError) -> None:
         body = orjson.dumps({"error": error_to_dict(error)["error"]})

@@ -30,8 +30,12 @@ optional; ``null`` where there is no value):
     ``{"type", "data": object}`` — the structured output parsed so far; keys
     seen never disappear from later partials; values may still grow.
 ``output_retry``
-    ``{"type", "reason": "forcing"|"validation"|"multiple"|"degradation",
-    "attempt": int, "message": str}``.
+    ``{"type", "reason": "forcing"|"validation"|"multiple"|"degradation"|
+    "tools_failed", "attempt": int, "message": str}``.
+``attempt_discarded``
+    ``{"type", "iteration": int, "reason": "stream_error"|"degradation"|
+    "superseded", "message": str}`` — what streamed so far in that step is
+    void (``superseded``: only the partial output); partials start again.
 ``complete``
     ``{"type", "output": any, "text": str, "stop_reason": str,
     "usage": {"input_tokens", "output_tokens", "cached_tokens",
@@ -62,6 +66,7 @@ from pydantic_core import to_jsonable_python
 
 from agentflow.errors import AgentflowError
 from agentflow.events import (
+    AttemptDiscarded,
     CallStarted,
     Complete,
     Event,
@@ -104,6 +109,9 @@ def event_to_dict(event: Event) -> dict[str, Any]:
                 "is_error": event.is_error}
     if isinstance(event, OutputRetry):
         return {"type": event.type, "reason": event.reason, "attempt": event.attempt,
+                "message": event.message}
+    if isinstance(event, AttemptDiscarded):
+        return {"type": event.type, "iteration": event.iteration, "reason": event.reason,
                 "message": event.message}
     if isinstance(event, Complete):
         result = event.message.result

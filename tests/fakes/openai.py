@@ -33,6 +33,7 @@ carries no ``finish_reason``; ``[DONE]`` still comes).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -41,6 +42,7 @@ import orjson
 from aiohttp import web
 
 from .base import FakeCall, FakeError, FakeReply, FakeServer, pieces
+from .limits import LimitState, go_duration
 
 __all__ = ["OpenAIFake", "OpenAIStyleFake", "openai_error", "strict_schema_problem"]
 
@@ -107,6 +109,25 @@ class OpenAIStyleFake(FakeServer):
     def bad(self, message: str, param: str | None = None, code: str | None = None) -> FakeError:
         """A 400 in this vendor's envelope."""
         return openai_error(400, message, param=param, code=code)
+
+    def limit_headers(self, state: LimitState) -> dict[str, str]:
+        """``x-ratelimit-{limit,remaining,reset}-{requests,tokens}`` (resets as Go durations)."""
+        headers: dict[str, str] = {}
+        for dim, limit, remaining, reset in (
+                ("requests", state.requests_limit, state.requests_remaining, state.requests_reset),
+                ("tokens", state.tokens_limit, state.tokens_remaining, state.tokens_reset)):
+            if limit is not None:
+                headers[f"x-ratelimit-limit-{dim}"] = str(limit)
+                headers[f"x-ratelimit-remaining-{dim}"] = str(remaining)
+                headers[f"x-ratelimit-reset-{dim}"] = go_duration(reset)
+        return headers
+
+    def rate_limit_error(self, state: LimitState) -> FakeError:
+        """OpenAI's 429 ``rate_limit_exceeded`` with ``retry-after`` (whole seconds)."""
+        return openai_error(
+            429, f"Rate limit reached for requests. Please try again in "
+            f"{go_duration(state.retry_after)}.", "requests", code="rate_limit_exceeded",
+            headers={"retry-after": str(math.ceil(state.retry_after))})
 
     def unauthorized(self) -> FakeError:
         """The vendor's answer to a wrong key."""

@@ -1,0 +1,177 @@
+"""JSON Schema + source text -> an llguidance Lark grammar whose grounded
+strings can only be substrings of the source.
+
+``substring_grammar(schema, source)`` compiles a schema in the ``local``
+dialect (objects closed, every property required, in order) whose grounded
+string nodes carry ``"x-grounded": true`` (``agentflow.extraction.grounding``):
+
+* a grounded string is ``"`` + a contiguous run of the source's chunks +
+  ``"``, where the chunks are the source split into words, single
+  whitespace characters and single other characters, each JSON-escaped
+  (``substring_chunks``, llguidance docs/syntax.md, "Structured %regex"). A
+  value therefore starts and ends at a word boundary, and decodes (JSON) to
+  exactly the span it copied: quotes, backslashes, tabs, control characters
+  and non-ASCII text included;
+* ``enum``/``const`` nodes are the alternatives of their JSON literals;
+* objects and arrays that hold grounded strings are spelled out (keys in
+  schema order, ``minItems``/``maxItems`` kept, ``null`` where allowed);
+  ``$ref`` becomes a named rule (recursion works);
+* every other subtree is inlined as ``%json {...}`` and keeps all of its
+  JSON Schema (bounds, patterns, formats).
+
+JSON is written with ``separators`` (llguidance's ``key_separator`` /
+``item_separator``) and no other whitespace. A source longer than
+``MAX_SOURCE_CHARS`` is not constrained (``None`` is returned): the caller
+sends the plain schema grammar and the engine's verification still checks
+every value. Nothing is cached: a grammar holds its document, and is built
+per request (well under a millisecond per kilobyte).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["MAX_SOURCE_CHARS", "has_grounded", "substring_grammar"]
+
+MAX_SOURCE_CHARS = 200_000
+"""Longest source held as a substring constraint (characters). Larger ones
+fall back to verification after decoding (see the module docstring)."""
+
+_GROUNDED = "x-grounded"
+_CHUNK = re.compile(r"\w+|\s|[^\w\s]")
+_NULL = '"null"'
+
+
+def has_grounded(schema: Any, root: Any = None, _seen: frozenset[str] = frozenset()) -> bool:
+    """Whether any node of ``schema`` is marked grounded (``$ref`` followed
+    into ``root["$defs"]``; ``root`` defaults to ``schema``)."""
+    root = schema if root is None else root
+    if isinstance(schema, dict):
+        if schema.get(_GROUNDED) is True:
+            return True
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref not in _seen:
+            defs = root.get("$defs", {}) if isinstance(root, dict) else {}
+            if has_grounded(defs.get(ref.split("/")[-1]), root, _seen | {ref}):
+                return True
+        return any(has_grounded(v, root, _seen) for k, v in schema.items() if k != "$defs")
+    if isinstance(schema, list):
+        return any(has_grounded(v, root, _seen) for v in schema)
+    return False
+
+
+def _literal(text: str) -> str:
+    """A Lark string literal matching ``text`` exactly."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _json_literal(value: Any) -> str:
+    """A Lark string literal matching ``value`` written as JSON."""
+    return _literal(json.dumps(value, ensure_ascii=False))
+
+
+def chunks(source: str) -> list[str]:
+    """``source`` as JSON-escaped chunks (words, single whitespace characters,
+    single other characters) whose concatenation is its JSON string body."""
+    return [json.dumps(c, ensure_ascii=False)[1:-1] for c in _CHUNK.findall(source)]
+
+
+class _Builder:
+    def __init__(self, root: Mapping[str, Any], separators: Mapping[str, str]) -> None:
+        self.root = root
+        self.key_sep = separators.get("key_separator", ": ")
+        self.item_sep = separators.get("item_separator", ", ")
+        self.rules: dict[str, str] = {}
+        self.refs: dict[str, str] = {}
+        self.options = {"whitespace_flexible": False, **separators}
+
+    def rule(self, body: str) -> str:
+        name = f"n{len(self.rules)}"
+        self.rules[name] = body
+        return name
+
+    def json(self, node: Mapping[str, Any]) -> str:
+        schema = dict(node)
+        if "$defs" in self.root and "$ref" in json.dumps(schema):
+            schema["$defs"] = self.root["$defs"]
+        schema["x-guidance"] = self.options
+        return self.rule("%json " + json.dumps(schema, ensure_ascii=False))
+
+    def node(self, node: Mapping[str, Any]) -> str:
+        """The name of a rule matching ``node``."""
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            key = ref.split("/")[-1]
+            if key not in self.refs:
+                if not has_grounded(node, self.root):
+                    return self.json(node)
+                self.refs[key] = name = f"d{len(self.refs)}"
+                self.rules[name] = ""  # reserved: recursion refers to it
+                self.rules[name] = self.node(self.root["$defs"][key])
+            return self.refs[key]
+        if not has_grounded(node, self.root):
+            if node.get("type") == "null":
+                return self.rule(_NULL)
+            if "enum" in node or "const" in node:
+                values = node["enum"] if "enum" in node else [node["const"]]
+                return self.rule(" | ".join(_json_literal(v) for v in values))
+            return self.json(node)
+        kinds = node.get("type")
+        kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+        nullable = "null" in kinds
+        if node.get(_GROUNDED) is True:
+            body = "GROUNDED"
+        elif "anyOf" in node or "oneOf" in node:
+            branches = node.get("anyOf") or node.get("oneOf") or []
+            body = " | ".join(self.node(b) for b in branches)
+        elif "properties" in node:
+            body = self.object(node)
+        elif "items" in node:
+            body = self.array(node)
+        else:
+            return self.json(node)
+        return self.rule(f"{body} | {_NULL}" if nullable else body)
+
+    def object(self, node: Mapping[str, Any]) -> str:
+        parts = []
+        for i, (key, prop) in enumerate(node["properties"].items()):
+            sep = _literal(self.item_sep) + " " if i else ""
+            parts.append(f"{sep}{_json_literal(key)} {_literal(self.key_sep)} {self.node(prop)}")
+        return '"{" ' + " ".join(parts) + ' "}"'
+
+    def array(self, node: Mapping[str, Any]) -> str:
+        item = self.node(node["items"])
+        low, high = int(node.get("minItems", 0)), node.get("maxItems")
+        rest = f"{{{max(low - 1, 0)},{int(high) - 1 if high is not None else ''}}}"
+        if high is not None and int(high) == 0:
+            return '"[" "]"'
+        more = f"({_literal(self.item_sep)} {item}){rest}"
+        inner = f"{item} {more}"
+        return f'"[" {inner} "]"' if low >= 1 else f'"[" ({inner})? "]"'
+
+
+def substring_grammar(
+    schema: Mapping[str, Any], source: str, separators: Mapping[str, str]
+) -> str | None:
+    """An llguidance Lark grammar for ``schema`` whose grounded strings are
+    substrings of ``source``; ``None`` when nothing is grounded or the source
+    is longer than ``MAX_SOURCE_CHARS`` (then use the plain schema grammar).
+
+    Args:
+        schema: a ``local``-dialect JSON Schema with ``x-grounded`` marks.
+        source: the text grounded strings are copied from.
+        separators: ``{"key_separator": ": ", "item_separator": ", "}``.
+    """
+    if len(source) > MAX_SOURCE_CHARS or not has_grounded(schema):
+        return None
+    builder = _Builder(schema, separators)
+    start = builder.node(schema)
+    lines = ["%llguidance {}", f"start: {start}"]
+    lines += [f"{name}: {body}" for name, body in builder.rules.items()]
+    lines.append('GROUNDED: "\\"" SOURCE "\\""')
+    lines.append("SOURCE: %regex " + json.dumps({"substring_chunks": chunks(source)},
+                                                  ensure_ascii=False))
+    return "\n".join(lines) + "\n"

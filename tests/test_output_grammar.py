@@ -1,0 +1,96 @@
+"""agentflow.output.grammar: the substring grammar's text, and exact escaping
+(any run of chunks decodes, as JSON, to exactly the source span it copies).
+The grammar is run by the real llama.cpp in tests/test_providers_local.py."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Literal
+
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from agentflow.extraction.grounding import Grounded
+from agentflow.output import grammar
+from agentflow.output.grammar import chunks, has_grounded, substring_grammar
+from agentflow.output.schema import OutputSpec
+
+SEP = {"key_separator": ": ", "item_separator": ", "}
+G = Grounded()
+
+
+class Line(BaseModel):
+    text: Annotated[str, G]
+    qty: int
+
+
+class Doc(BaseModel):
+    title: Annotated[str, G]
+    level: Literal["low", "high"]
+    tags: Annotated[list[str], G]
+    lines: list[Line]
+    phone: Annotated[str | None, G] = None
+    count: int = 0
+
+
+def local(tp: object) -> dict[str, object]:
+    return dict(OutputSpec.of(tp).schema_for("local").schema)
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=60), st.data())
+def test_every_run_of_chunks_decodes_to_exactly_its_source_span(source: str,
+                                                                data: st.DataObject) -> None:
+    parts = chunks(source)
+    raw = [c for c in grammar._CHUNK.findall(source)]
+    assert "".join(raw) == source  # the chunks cover the source
+    i = data.draw(st.integers(0, len(parts)))
+    j = data.draw(st.integers(i, len(parts)))
+    assert json.loads('"' + "".join(parts[i:j]) + '"') == "".join(raw[i:j])
+
+
+def test_escapes_of_quotes_backslashes_tabs_controls_and_unicode() -> None:
+    source = 'Zoë "Z"\tC:\\x\x01 東京'
+    parts = chunks(source)
+    assert parts == ["Zoë", " ", '\\"', "Z", '\\"', "\\t", "C", ":", "\\\\", "x", "\\u0001",
+                     " ", "東京"]
+
+
+def test_grammar_spells_grounded_parts_and_inlines_the_rest() -> None:
+    text = substring_grammar(local(Doc), "Order 7 \"rush\"", SEP)
+    assert text is not None
+    lines = text.splitlines()
+    assert lines[0] == "%llguidance {}" and lines[1].startswith("start: ")
+    assert 'GROUNDED: "\\"" SOURCE "\\""' in lines
+    source_line = next(x for x in lines if x.startswith("SOURCE: %regex "))
+    assert json.loads(source_line.removeprefix("SOURCE: %regex ")) == {
+        "substring_chunks": ["Order", " ", "7", " ", '\\"', "rush", '\\"']}
+    assert '"\\"low\\"" | "\\"high\\""' in text  # the Literal as its values
+    assert '%json {"type": "integer"' in text  # the rest keeps its schema
+    assert '"[" (' in text and "{0,11}" in text  # list bounds of the local dialect
+    assert ': "null"' in text  # optional grounded string: null allowed
+    assert '"\\"title\\"" ": "' in text  # keys in order, with the separators
+    # the nested model is a named rule, spelled out because it holds a grounded string
+    rules = dict(x.split(": ", 1) for x in lines[1:])
+    assert '"\\"text\\""' in rules[rules["d0"]]
+
+
+def test_no_grammar_without_grounding_or_for_a_too_large_source() -> None:
+    class Plain(BaseModel):
+        a: str
+
+    assert substring_grammar(local(Plain), "text", SEP) is None
+    assert substring_grammar(local(Doc), "x" * (grammar.MAX_SOURCE_CHARS + 1), SEP) is None
+    assert has_grounded(local(Doc)) and not has_grounded(local(Plain))
+
+
+def test_recursive_models_become_recursive_rules() -> None:
+    class Node(BaseModel):
+        name: Annotated[str, G]
+        children: list[Node] = []
+
+    text = substring_grammar(local(Node), "a b", SEP)
+    assert text is not None
+    d0 = next(x for x in text.splitlines() if x.startswith("d0: "))
+    assert d0.startswith("d0: n")
+    assert "d0" in text.split("d0: ", 1)[1]  # the rule refers to itself through its list
