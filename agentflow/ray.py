@@ -140,7 +140,7 @@ def read_documents(
     """
     rt = _ray()
     paths = [str(p) for spec in ([specs] if isinstance(specs, str) else specs)
-             for p in _expand(spec)]
+             for p, _ in _expand(spec)]  # (path, problem): a problem is reported by the read
     prep = absolute_ref(prepare) if isinstance(prepare, str) else prepare
 
     def read(row: dict[str, Any]) -> Iterator[dict[str, Any]]:
