@@ -230,7 +230,20 @@ def _digest(text: str) -> str:
 
 
 def _prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
-    text = prepare(doc.text) if prepare else doc.text
+    """``doc`` through the schema module's ``prepare``; a ``prepare`` that raises
+    or returns something other than text makes this document a failed one
+    (the others go on)."""
+    if prepare is None:
+        text = doc.text
+    else:
+        try:
+            text = prepare(doc.text)
+        except Exception as exc:  # the user's code: this document fails, not the run
+            return Document(doc.id, "", problem=(
+                f"{doc.id}: prepare() raised {type(exc).__name__}: {exc}"))
+        if not isinstance(text, str):
+            return Document(doc.id, "", problem=(
+                f"{doc.id}: prepare() returned {type(text).__name__}, not str"))
     if not text.strip():
         return Document(doc.id, text, problem=f"{doc.id}: empty document")
     offset = max(doc.text.find(text), 0) if text and not doc.text.startswith(text) else 0

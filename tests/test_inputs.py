@@ -51,6 +51,21 @@ def test_prepare_and_never_a_cut(tmp_path: Path) -> None:
     assert docs[0].text == "ABCDEFGH" * 10_000  # a cap is extract_many's, and recorded
 
 
+def test_a_prepare_that_fails_fails_only_its_document(tmp_path: Path) -> None:
+    for name in ("ok.txt", "boom.txt", "none.txt"):
+        (tmp_path / name).write_text(name)
+
+    def prepare(text: str) -> str:
+        if text == "boom.txt":
+            raise ValueError("no entry found")
+        return None if text == "none.txt" else text.upper()  # type: ignore[return-value]
+
+    docs = {Path(d.id).name: d for d in iter_documents([str(tmp_path)], prepare=prepare)}
+    assert docs["ok.txt"].text == "OK.TXT" and docs["ok.txt"].problem is None
+    assert "prepare() raised ValueError: no entry found" in str(docs["boom.txt"].problem)
+    assert "prepare() returned NoneType, not str" in str(docs["none.txt"].problem)
+
+
 def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO("from stdin"))
     assert [d.text for d in iter_documents(["-"])] == ["from stdin"]
