@@ -100,7 +100,9 @@ def _expand(spec: str) -> list[tuple[Path, str | None]]:
     path = Path(spec)
     if path.is_dir():
         return _walk(path)
-    if path.exists():
+    if path.exists():  # named directly: a pipe or device would block or never end
+        if not path.is_file():
+            return [(path, f"{path}: not a regular file; not read")]
         return [(path, None)]
     matches = sorted(Path(p) for p in glob.glob(spec, recursive=True))
     files = [p for p in matches if p.is_file()]

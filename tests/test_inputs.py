@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import gzip
 import io
+import os
 import sys
 from pathlib import Path
 
@@ -64,6 +65,13 @@ def test_a_prepare_that_fails_fails_only_its_document(tmp_path: Path) -> None:
     assert docs["ok.txt"].text == "OK.TXT" and docs["ok.txt"].problem is None
     assert "prepare() raised ValueError: no entry found" in str(docs["boom.txt"].problem)
     assert "prepare() returned NoneType, not str" in str(docs["none.txt"].problem)
+
+
+def test_a_fifo_named_directly_is_a_failed_document_not_a_hang(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (doc,) = iter_documents([str(fifo)])  # never opened: opening a FIFO blocks
+    assert doc.problem is not None and "not a regular file" in doc.problem
 
 
 def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
