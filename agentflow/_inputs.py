@@ -151,11 +151,14 @@ def _read(path: Path) -> str:
     Raises:
         _Unusable: unreadable, corrupt ``.gz``, too large, or binary.
     """
-    if str(path) == "-":
-        return sys.stdin.read()
     try:
-        with gzip.open(path) if path.suffix == ".gz" else path.open("rb") as f:
-            raw = f.read(MAX_INPUT_BYTES + 1)
+        if str(path) == "-":  # the same size and binary checks as a file
+            stdin = getattr(sys.stdin, "buffer", None)
+            raw = (stdin.read(MAX_INPUT_BYTES + 1) if stdin is not None
+                   else sys.stdin.read(MAX_INPUT_BYTES + 1).encode("utf-8", "surrogateescape"))
+        else:
+            with gzip.open(path) if path.suffix == ".gz" else path.open("rb") as f:
+                raw = f.read(MAX_INPUT_BYTES + 1)
     except (OSError, EOFError, zlib.error) as exc:
         raise _Unusable(f"{path}: cannot read: {exc}") from exc
     if len(raw) > MAX_INPUT_BYTES:

@@ -77,6 +77,15 @@ def test_a_fifo_named_directly_is_a_failed_document_not_a_hang(tmp_path: Path) -
 def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO("from stdin"))
     assert [d.text for d in iter_documents(["-"])] == ["from stdin"]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("from bytes ü".encode())))
+    assert [d.text for d in iter_documents(["-"])] == ["from bytes ü"]
+
+
+def test_binary_stdin_is_refused_like_a_binary_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    elf = b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 40
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(elf)))
+    (doc,) = iter_documents(["-"])
+    assert doc.problem is not None and "binary" in doc.problem
 
 
 def test_errors_name_the_problem(tmp_path: Path) -> None:
