@@ -11,6 +11,9 @@
 * Resuming reads the file line by line, each line bounded
   (``MAX_LINE`` bytes; longer ones are skipped): the newest record of an id
   wins.
+* A file holding a line that is not a record (someone's notes, another
+  program's output) is refused before any request: agentflow appends only
+  to its own results, and never drops a line it did not write.
 * ``compact()`` rewrites the file with only the newest record of each id
   (two streaming passes; the new file replaces the old atomically while the
   lock is held; a run waiting for the lock notices the swap and reopens).
@@ -93,6 +96,20 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield offset, record
 
 
+def _is_ours(line: bytes) -> bool:
+    """Whether ``line`` is blank, a record, or a record cut short by an
+    interrupted run (a torn JSON object): anything else is a foreign line
+    that agentflow never wrote."""
+    text = line.strip()
+    if not text:
+        return True
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text.startswith(b'{"id"')  # records start with their id
+    return isinstance(value, dict) and isinstance(value.get("id"), str)
+
+
 def _holder_pid(fd: int) -> int | None:
     """The pid holding a flock on ``fd``'s file, from ``/proc/locks`` (Linux), if known."""
     st = os.fstat(fd)
@@ -136,6 +153,12 @@ class OutFile:
         self.outcomes: dict[str, str | None] = {}
         self.superseded = 0
         self.saved = 0
+        self.foreign_line: int | None = None
+        """The number (from 1) of the first line that is not a record, if any."""
+        for number, (_, line) in enumerate(iter_lines(path), 1):
+            if not _is_ours(line):
+                self.foreign_line = number
+                return
         for _, record in read_records(path):
             if record["id"] in self.outcomes:
                 self.superseded += 1
@@ -158,8 +181,9 @@ class OutFile:
         self.outcomes[record["id"]] = _outcome(record)
 
     def compact(self) -> int:
-        """Rewrite the file with only the newest record of each id (torn and
-        foreign lines go too); returns how many lines were dropped.
+        """Rewrite the file with only the newest record of each id (torn
+        records go too; a line agentflow did not write stays); returns how
+        many lines were dropped.
 
         Raises:
             OSError: the directory is not writable (the file is left as it was).
@@ -173,7 +197,7 @@ class OutFile:
         try:
             with os.fdopen(fd, "wb") as out:
                 for offset, line in iter_lines(self.path):
-                    if offset in keep:
+                    if offset in keep or not _is_ours(line):
                         out.write(line + b"\n")  # the line as it was written
                     elif line.strip():
                         dropped += 1
@@ -247,7 +271,14 @@ def open_out(
         except FileNotFoundError:
             same = False
         if same:
-            return OutFile(path, fd)
+            out = OutFile(path, fd)
+            if out.foreign_line is not None:
+                out.close()
+                raise SetupError(
+                    f"--out {spec}: line {out.foreign_line} is not an agentflow record; "
+                    "--out appends records to a results file, so give a new file or one "
+                    "that extract wrote")
+            return out
         os.close(fd)  # compacted (replaced) while we waited: open the new file
     raise SetupError(f"--out {spec} keeps being replaced; is another program rewriting it?")
 

@@ -366,6 +366,18 @@ async def test_an_interrupted_run_says_how_many_records_were_saved(tmp_path: Pat
         await fake.__aexit__(None, None, None)
 
 
+async def test_an_out_file_with_foreign_lines_is_refused_and_kept(
+        fake: OpenAIFake, tmp_path: Path) -> None:
+    doc = tmp_path / "a.txt"
+    doc.write_text("Ann: a person")
+    notes = tmp_path / "notes.txt"
+    notes.write_text('my precious notes\n{"id": "x", "ok": true}\n')
+    status, _, err = await agentflow(*contact_args(fake, doc, out=notes))
+    assert status == 2 and "line 1 is not an agentflow record" in one_line(err)
+    assert notes.read_text() == 'my precious notes\n{"id": "x", "ok": true}\n'
+    assert fake.requests == []
+
+
 async def test_reruns_keep_one_outcome_per_id(fake: OpenAIFake, tmp_path: Path) -> None:
     (tmp_path / "a.jsonl").write_text(
         '{"id": "1", "text": "Cy: someone"}\n{"id": "2", "text": "nobody here"}\n')
