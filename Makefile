@@ -1,10 +1,10 @@
 # Every target sets itself up: a fresh machine needs only python3 (>= 3.11) and make.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,local
+EXTRAS ?= dev,local,ray
 LIMIT ?= 20
 
-.PHONY: extract review demo test lint bench clean system-deps
+.PHONY: extract review demo web-demo test lint bench clean system-deps
 
 $(VENV)/.installed-$(EXTRAS): pyproject.toml
 	python3 -m venv $(VENV)
@@ -26,6 +26,12 @@ review: $(VENV)/.installed-$(EXTRAS)
 
 demo: $(VENV)/.installed-$(EXTRAS)
 	$(PY) examples/quickstart.py
+
+# Live extraction into a form in the browser (examples/web), on the embedded
+# offline model: open http://127.0.0.1:8000 (MODEL=openai:gpt-4o-mini for a vendor).
+MODEL ?= local
+web-demo: $(VENV)/.installed-$(EXTRAS)
+	$(PY) examples/web/app.py --model $(MODEL)
 
 # System packages for the browser and database tests (Chromium, PostgreSQL).
 system-deps:

@@ -11,12 +11,17 @@ from agentflow.errors import (
     AgentflowError,
     AuthenticationError,
     BadRequestError,
+    ChunkFailedError,
+    DeadlineExceededError,
     DegenerateOutputError,
+    EmptyDocumentError,
     GroundingError,
     InvalidInputError,
     InvalidModelError,
     InvalidRecordError,
     InvalidStateError,
+    MergeConflictError,
+    MergeError,
     ModelRetry,
     MultipleStructuredOutputsError,
     NotFoundError,
@@ -28,17 +33,22 @@ from agentflow.errors import (
     ProviderTimeoutError,
     QuotaExceededError,
     RateLimitedError,
+    RedirectError,
     SchemaError,
     ServerError,
+    StateConflictError,
     StructuredOutputError,
     StructuredOutputValidationError,
     ToolDefinitionError,
     ToolError,
     ToolNameError,
+    ToolRetriesExceededError,
+    TruncatedStreamError,
     UnsupportedFeatureError,
     UsageError,
 )
 from agentflow.events import (
+    AttemptDiscarded,
     CallStarted,
     Complete,
     Event,
@@ -50,7 +60,9 @@ from agentflow.events import (
     ToolUse,
 )
 from agentflow.execution import CallExecution
+from agentflow.extraction.budget import Chunking
 from agentflow.extraction.grounding import Grounded
+from agentflow.extraction.merge import Merge
 from agentflow.messages import (
     CACHE_CONTROL,
     STRUCTURED_OUTPUT,
@@ -75,6 +87,7 @@ from agentflow.model import (
     Usage,
 )
 from agentflow.output.config import OutputConfig
+from agentflow.output.json_schema import json_schema_output
 from agentflow.output.strategies import (
     AutoStrategy,
     NativeStrategy,
@@ -84,6 +97,7 @@ from agentflow.output.strategies import (
 )
 from agentflow.reply import generate
 from agentflow.state import AgentState
+from agentflow.sync import extract_many_sync
 from agentflow.tools import Tool, Toolkit, tool
 
 __version__ = "0.1.0"
@@ -97,14 +111,19 @@ __all__ = [
     "Act",
     "AgentState",
     "AgentflowError",
+    "AttemptDiscarded",
     "AuthenticationError",
     "AutoStrategy",
     "BadRequestError",
     "CallExecution",
     "CallStarted",
     "ChatModel",
+    "ChunkFailedError",
+    "Chunking",
     "Complete",
+    "DeadlineExceededError",
     "DegenerateOutputError",
+    "EmptyDocumentError",
     "Event",
     "Finish",
     "GenerateOptions",
@@ -114,6 +133,9 @@ __all__ = [
     "InvalidModelError",
     "InvalidRecordError",
     "InvalidStateError",
+    "Merge",
+    "MergeConflictError",
+    "MergeError",
     "Middleware",
     "ModelProfile",
     "ModelRequest",
@@ -137,10 +159,12 @@ __all__ = [
     "ReActAgent",
     "ReasonAgain",
     "ReasoningChunk",
+    "RedirectError",
     "ReminderType",
     "ResponseFormat",
     "SchemaError",
     "ServerError",
+    "StateConflictError",
     "StructuredOutputError",
     "StructuredOutputReminder",
     "StructuredOutputValidationError",
@@ -154,15 +178,19 @@ __all__ = [
     "ToolNameError",
     "ToolResult",
     "ToolResultBlock",
+    "ToolRetriesExceededError",
     "ToolSpec",
     "ToolStrategy",
     "ToolUse",
     "ToolUseBlock",
     "Toolkit",
+    "TruncatedStreamError",
     "UnsupportedFeatureError",
     "Usage",
     "UsageError",
     "__version__",
+    "extract_many_sync",
     "generate",
+    "json_schema_output",
     "tool",
 ]

@@ -3,9 +3,17 @@ JSONL and stdin -> ``Document`` items, lazily.
 
 Ids are stable across runs (the path, plus ``#<line>`` or the record's id for
 JSONL; stdin: ``-#`` and a hash of the text), so an output file can be
-resumed. A document that cannot be used (unreadable, corrupt ``.gz``, binary,
-empty) comes out with its ``problem`` set, so the caller records it as
-failed without asking a model to invent an answer.
+resumed. A document that cannot be used (unreadable file or directory, a
+broken link or a pipe/device found in a directory, corrupt ``.gz``, binary,
+larger than ``MAX_INPUT_BYTES``, empty) comes out with its ``problem`` set,
+so the caller records it as failed without asking a model to invent an
+answer: nothing named is skipped silently.
+
+Binary detection looks at the share of non-text bytes, not only NULs:
+valid UTF-8 is text unless more than ``MAX_CONTROL_SHARE`` of its
+characters are control characters; anything else is handed to
+``charset-normalizer``, which finds legacy encodings (cp1251, latin-1...)
+and refuses what no encoding makes readable (random bytes).
 """
 
 from __future__ import annotations
@@ -14,6 +22,8 @@ import glob
 import gzip
 import hashlib
 import io
+import os
+import stat
 import sys
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -23,7 +33,16 @@ from typing import Any
 
 import orjson
 
-__all__ = ["Document", "InputError", "iter_documents"]
+__all__ = ["MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "InputError", "decode_text",
+           "iter_documents"]
+
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+"""Largest input read (after gunzip), in bytes; a larger one is a failed record."""
+
+MAX_CONTROL_SHARE = 0.05
+"""Largest share of control characters (other than whitespace and ESC) in text."""
+
+_TEXT_CONTROLS = frozenset("\t\n\r\f\v\b\x1b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,38 +65,103 @@ class _Unusable(InputError):
     """One document cannot be read as text (reported per document, not raised)."""
 
 
-def _expand(spec: str) -> list[Path]:
+def _walk(root: Path) -> list[tuple[Path, str | None]]:
+    """Every entry under directory ``root``: regular files, and a problem for
+    each directory that cannot be listed and each entry that is neither a
+    file nor a directory (broken link, pipe, device, socket)."""
+    found: list[tuple[Path, str | None]] = []
+
+    def unreadable(exc: OSError) -> None:
+        found.append((Path(exc.filename), f"{exc.filename}: cannot read directory: "
+                                          f"{exc.strerror}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
+        for name in dirnames:
+            path = Path(dirpath, name)
+            if path.is_symlink() and not path.exists():
+                found.append((path, f"{path}: broken link"))
+        for name in filenames:
+            path = Path(dirpath, name)
+            try:
+                mode = path.stat().st_mode
+            except OSError as exc:
+                found.append((path, f"{path}: cannot read: {exc.strerror}"))
+                continue
+            if stat.S_ISREG(mode):
+                found.append((path, None))
+            else:
+                found.append((path, f"{path}: not a regular file; not read"))
+    return sorted(found, key=lambda item: str(item[0]))
+
+
+def _expand(spec: str) -> list[tuple[Path, str | None]]:
     if spec == "-":
-        return [Path("-")]
+        return [(Path("-"), None)]
     path = Path(spec)
     if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.is_file())
+        return _walk(path)
     if path.exists():
-        return [path]
+        return [(path, None)]
     matches = sorted(Path(p) for p in glob.glob(spec, recursive=True))
     files = [p for p in matches if p.is_file()]
     if not files:
         raise InputError(f"input {spec!r} matches no file")
-    return files
+    return [(p, None) for p in files]
+
+
+def decode_text(raw: bytes) -> str | None:
+    """``raw`` as text, or ``None`` when it is binary (see the module docstring)."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf")):
+        for bom, codec in ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"),
+                           (b"\xfe\xff", "utf-16")):
+            if raw.startswith(bom):
+                try:
+                    return _texty(raw.decode(codec))
+                except UnicodeDecodeError:
+                    return None
+    if b"\0" in raw[:65536]:
+        return None
+    try:
+        return _texty(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(raw) - 3 and exc.reason == "unexpected end of data":
+            return _texty(raw.decode("utf-8", errors="replace"))  # a cut last character
+    try:
+        import charset_normalizer
+    except ImportError:  # without the detector: UTF-8 with few bad bytes, else binary
+        text = raw.decode("utf-8", errors="replace")
+        return _texty(text) if text.count("\ufffd") <= MAX_CONTROL_SHARE * len(text) else None
+    best = charset_normalizer.from_bytes(raw[:262144]).best()
+    if best is None or best.encoding is None:
+        return None
+    return _texty(raw.decode(best.encoding, errors="replace"))
+
+
+def _texty(text: str) -> str | None:
+    sample = text[:65536]
+    controls = sum(1 for c in sample if (c < " " and c not in _TEXT_CONTROLS) or c == "\x7f")
+    return None if controls > MAX_CONTROL_SHARE * max(1, len(sample)) else text
 
 
 def _read(path: Path) -> str:
     """The text of ``path`` (``-``: stdin), gunzipped by suffix.
 
     Raises:
-        _Unusable: unreadable, corrupt ``.gz``, or binary (holds NUL bytes).
+        _Unusable: unreadable, corrupt ``.gz``, too large, or binary.
     """
     if str(path) == "-":
         return sys.stdin.read()
     try:
-        raw = path.read_bytes()
-        if path.suffix == ".gz":
-            raw = gzip.decompress(raw)
+        with gzip.open(path) if path.suffix == ".gz" else path.open("rb") as f:
+            raw = f.read(MAX_INPUT_BYTES + 1)
     except (OSError, EOFError, zlib.error) as exc:
         raise _Unusable(f"{path}: cannot read: {exc}") from exc
-    if b"\0" in raw[:8192]:
+    if len(raw) > MAX_INPUT_BYTES:
+        raise _Unusable(f"{path}: larger than {MAX_INPUT_BYTES} bytes; not read")
+    text = decode_text(raw)
+    if text is None:
         raise _Unusable(f"{path}: binary file, not text")
-    return raw.decode("utf-8", errors="replace")
+    return text
 
 
 def _is_jsonl(path: Path, fmt: str) -> bool:
@@ -109,7 +193,6 @@ def iter_documents(
     text_field: str = "text",
     id_field: str = "id",
     prepare: Callable[[str], str] | None = None,
-    max_chars: int | None = None,
 ) -> Iterator[Document]:
     """Every document named by ``specs`` (files, globs, directories, ``-``).
 
@@ -117,14 +200,18 @@ def iter_documents(
         fmt: ``auto`` (JSONL by suffix), ``text`` or ``jsonl``.
         text_field / id_field: JSONL record fields.
         prepare: applied to each text (e.g. keep a changelog's latest entry).
-        max_chars: texts longer than this are cut (small local models).
+            Texts are never cut here: a cap is ``extract_many(max_chars=)``,
+            which records it.
 
     Raises:
         InputError: a spec matches nothing, or a JSONL line is malformed
             (unreadable, binary and empty documents come out with a ``problem``).
     """
     for spec in specs:
-        for path in _expand(spec):
+        for path, problem in _expand(spec):
+            if problem is not None:
+                yield Document(str(path), "", problem=problem)
+                continue
             try:
                 if _is_jsonl(path, fmt):
                     docs: Iterator[Document] = _jsonl_records(path, text_field, id_field)
@@ -133,7 +220,7 @@ def iter_documents(
                     doc_id = str(path) if str(path) != "-" else f"-#{_digest(text)}"
                     docs = iter([Document(doc_id, text)])
                 for doc in docs:
-                    yield _prepared(doc, prepare, max_chars)
+                    yield _prepared(doc, prepare)
             except _Unusable as exc:
                 yield Document(str(path), "", problem=str(exc))
 
@@ -142,12 +229,8 @@ def _digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]
 
 
-def _prepared(
-    doc: Document, prepare: Callable[[str], str] | None, max_chars: int | None
-) -> Document:
+def _prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
     text = prepare(doc.text) if prepare else doc.text
-    if max_chars is not None and len(text) > max_chars:
-        text = text[:max_chars]
     if not text.strip():
         return Document(doc.id, text, problem=f"{doc.id}: empty document")
     offset = max(doc.text.find(text), 0) if text and not doc.text.startswith(text) else 0

@@ -4,16 +4,26 @@ A library must not print on its own: records go to the stdlib logging tree,
 so the application's logging configuration decides (by default only
 warnings and above reach stderr). Each call's logger is bound to the agent
 name, agent id and call id. Nothing is logged per chunk at INFO, and no
-record ever holds an API key.
+record ever holds an API key: every value passes through the shared mask
+(``agentflow._secrets``) before rendering.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import MutableMapping
+from typing import Any
 
 import structlog
 
+from agentflow._secrets import mask_value
+
 __all__ = ["get_logger"]
+
+
+def _mask(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """structlog processor: credentials masked in every value."""
+    return {key: mask_value(value) for key, value in event.items()}
 
 
 def get_logger(name: str = "agentflow") -> structlog.stdlib.BoundLogger:
@@ -22,6 +32,7 @@ def get_logger(name: str = "agentflow") -> structlog.stdlib.BoundLogger:
         logging.getLogger(name),
         processors=[
             structlog.stdlib.filter_by_level,
+            _mask,
             structlog.processors.KeyValueRenderer(key_order=["event"], sort_keys=True),
         ],
         wrapper_class=structlog.stdlib.BoundLogger,

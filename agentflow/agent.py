@@ -29,10 +29,12 @@ from typing import Any
 import anyio
 
 from agentflow._logging import get_logger
-from agentflow.errors import InvalidInputError, ProviderError
+from agentflow.errors import InvalidInputError, ProviderError, ToolRetriesExceededError
 from agentflow.events import (
+    AttemptDiscarded,
     CallStarted,
     Complete,
+    DiscardReason,
     Event,
     ReasoningChunk,
     ThinkingChunk,
@@ -51,14 +53,18 @@ from agentflow.middleware.structured_output import (
 from agentflow.model import (
     ChatModel,
     GenerateOptions,
+    SchemaDialect,
     TextDelta,
     ThinkingDelta,
+    ToolSpec,
     resolve_model,
 )
 from agentflow.output.config import OutputConfig
+from agentflow.output.dialects import tool_spec_for
 from agentflow.output.strategies import OutputStrategy
 from agentflow.reply import ReplyBuilder
 from agentflow.state import AgentState
+from agentflow.telemetry import Telemetry, default_telemetry, note_events
 from agentflow.tools import Toolkit, ToolLike
 
 __all__ = ["ReActAgent"]
@@ -131,9 +137,19 @@ class ReActAgent:
         middleware: user middleware, run after the stock structured-output ones.
         max_iters: reasoning steps per call before the call ends with
             ``stop_reason="max_iters"``.
+        tool_retries: failed calls allowed per tool and call, cumulatively
+            (bad arguments, exceptions, unknown tool), before the call raises
+            ``ToolRetriesExceededError``; a tool's own ``max_retries`` wins.
+            Default 3.
+        stream_retries: times per call a request is sent again after its
+            stream broke mid-way (a typed ``ProviderError`` with
+            ``partial=True``); default 0: the error is raised. Each retry is
+            announced by ``AttemptDiscarded`` before the new attempt streams.
         options: base request options (max tokens, temperature, thinking...).
         output: structured-output settings (strategy, retries, policies).
         state: the default ``AgentState`` for calls that pass none.
+        telemetry: OpenTelemetry settings (``agentflow.telemetry.Telemetry``;
+            default: spans through the global tracer provider, no content).
 
     Raises:
         InvalidModelError: ``model`` is not a ChatModel or a known string.
@@ -150,12 +166,19 @@ class ReActAgent:
         sys_prompt: str | None = None,
         middleware: Iterable[Middleware] = (),
         max_iters: int = 10,
+        tool_retries: int = 3,
+        stream_retries: int = 0,
         options: GenerateOptions | None = None,
         output: OutputConfig | None = None,
         state: AgentState | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         if max_iters < 1:
             raise ValueError(f"max_iters must be >= 1, got {max_iters}")
+        if tool_retries < 0:
+            raise ValueError(f"tool_retries must be >= 0, got {tool_retries}")
+        if stream_retries < 0:
+            raise ValueError(f"stream_retries must be >= 0, got {stream_retries}")
         self.name = name
         self.id = uuid.uuid4().hex[:12]
         self.model = resolve_model(model)
@@ -163,15 +186,19 @@ class ReActAgent:
         check_tool_names(self.toolkit.names)
         self.sys_prompt = sys_prompt
         self.max_iters = max_iters
+        self.stream_retries = stream_retries
+        self.tool_retries = tool_retries
         self.options = options or GenerateOptions()
         self.output_config = output or OutputConfig()
         self.state = state if state is not None else AgentState()
+        self.telemetry = telemetry if telemetry is not None else default_telemetry()
         self.structured_output = StructuredOutputMiddleware(self.output_config)
         self.middleware: list[Middleware] = [
             self.structured_output,
             StructuredOutputCompression(),
             *middleware,
         ]
+        self._specs: dict[tuple[str, tuple[str, ...]], list[ToolSpec]] = {}
         self._chunk_hooks = [
             m for m in self.middleware if type(m).on_chunk is not Middleware.on_chunk
         ]
@@ -184,6 +211,13 @@ class ReActAgent:
         aclose = getattr(self.model, "aclose", None)
         if aclose is not None:
             await aclose()
+
+    def close(self) -> None:
+        """The sync twin of ``aclose`` (runs on the sync worker loop, see
+        ``agentflow.sync``)."""
+        from agentflow.sync import run_sync
+
+        run_sync(self.aclose)
 
     async def __aenter__(self) -> ReActAgent:
         return self
@@ -216,6 +250,7 @@ class ReActAgent:
             ProviderError: the model request failed after retries.
             StructuredOutputValidationError / MultipleStructuredOutputsError:
                 only under the ``"raise"`` policies.
+            ToolRetriesExceededError: a tool kept failing past its retry budget.
         """
         complete: Complete | None = None
         extra = {"ground": ground} if ground is not None else {}  # subclasses may lack it
@@ -227,6 +262,30 @@ class ReActAgent:
                     complete = event
         assert complete is not None  # stream always ends with Complete or raises
         return complete.message
+
+    def call_sync(
+        self,
+        msg: str | Msg | Sequence[str | Msg] | None,
+        output: Any = None,
+        *,
+        state: AgentState | None = None,
+        strategy: OutputStrategy | None = None,
+        ground: bool | Grounded | None = None,
+    ) -> Msg:
+        """The sync twin of ``call``: same arguments, same reply, blocking.
+
+        Runs on agentflow's sync worker loop (one worker thread, see
+        ``agentflow.sync``); inside a running event loop it works the same
+        way but blocks that loop until the call ends. Ctrl-C cancels the call.
+
+        Raises: as ``call``; ``UsageError`` when called from the worker loop's
+        own thread (an async tool of a sync call), where it would deadlock.
+        """
+        from agentflow.sync import run_sync
+
+        return run_sync(
+            lambda: self.call(msg, output, state=state, strategy=strategy, ground=ground)
+        )
 
     async def stream(
         self,
@@ -257,21 +316,23 @@ class ReActAgent:
             ex = self._execution(state, output, strategy)
             if ground is not None:
                 ex.extra["ground"] = ground
-            yield CallStarted(ex.call_id, self.name, self.id)
-            for m in self.middleware:
-                await m.on_call_start(ex)
-            for event in self._drain(ex):
-                yield event
-            ex.memory.extend(inputs)
+            with self.telemetry.call(self.name, self.id, ex):
+                yield CallStarted(ex.call_id, self.name, self.id)
+                for m in self.middleware:
+                    await m.on_call_start(ex)
+                for event in self._drain(ex):
+                    yield event
+                ex.memory.extend(inputs)
 
-            async for event in self._loop(ex):
-                yield event
+                async for event in self._loop(ex):
+                    yield event
 
-            for m in self.middleware:
-                await m.on_call_end(ex)
-            for event in self._drain(ex):
-                yield event
-            yield self._commit(ex)
+                for m in self.middleware:
+                    await m.on_call_end(ex)
+                for event in self._drain(ex):
+                    yield event
+                complete = self._commit(ex)
+            yield complete
 
     def _execution(
         self, state: AgentState, output: Any, strategy: OutputStrategy | None
@@ -345,10 +406,11 @@ class ReActAgent:
                 return
 
             supplied = decision.results if isinstance(decision, Act) else {}
-            results = Msg("tool", await self._act(reply.tool_uses, supplied))
+            results = Msg("tool", await self._act(ex, reply.tool_uses, supplied))
             ex.memory.append(results)
             for block in results.tool_results:
                 yield ToolResult(block.tool_use_id, block.name, block.output, block.is_error)
+            self._count_failures(ex, reply.tool_uses, results, supplied)
 
             stop = False
             for m in self.middleware:
@@ -370,43 +432,90 @@ class ReActAgent:
             for event in self._drain(ex):
                 yield event
             builder = ReplyBuilder()
-            chunks = ex.model.stream(request.messages, request.tools, request.options)
-            try:
-                async for chunk in chunks:
-                    builder.add(chunk)
-                    if isinstance(chunk, TextDelta):
-                        yield ReasoningChunk(chunk.text, ex.iteration)
-                    elif isinstance(chunk, ThinkingDelta) and chunk.text:
-                        yield ThinkingChunk(chunk.text, ex.iteration)
-                    for m in self._chunk_hooks:
-                        partial = m.on_chunk(ex, chunk, builder)
-                        if partial is not None:
-                            yield partial
-            except ProviderError as error:
-                retry = False
-                for m in self.middleware:
-                    if await m.on_model_error(ex, request, error):
-                        retry = True
-                        break
-                for event in self._drain(ex):
-                    yield event
-                if not retry:
-                    raise
-                continue
-            finally:
-                aclose = getattr(chunks, "aclose", None)
-                if aclose is not None:
-                    await aclose()
+            with self.telemetry.model_request(ex, request) as trace:
+                chunks = ex.model.stream(request.messages, request.tools, request.options)
+                received = False
+                try:
+                    async for chunk in chunks:
+                        received = True
+                        builder.add(chunk)
+                        if isinstance(chunk, TextDelta):
+                            yield ReasoningChunk(chunk.text, ex.iteration)
+                        elif isinstance(chunk, ThinkingDelta) and chunk.text:
+                            yield ThinkingChunk(chunk.text, ex.iteration)
+                        for m in self._chunk_hooks:
+                            partial = m.on_chunk(ex, chunk, builder)
+                            if partial is not None:
+                                yield partial
+                except ProviderError as error:
+                    trace.fail(error)
+                    retry = False
+                    why: DiscardReason = "degradation"
+                    for m in self.middleware:
+                        if await m.on_model_error(ex, request, error):
+                            retry = True
+                            break
+                    if not retry and self._stream_retry(ex, error):
+                        retry, why = True, "stream_error"
+                    if retry and received:  # what streamed so far is void: say so first
+                        ex.discarded += 1
+                        yield AttemptDiscarded(ex.iteration, why, f"attempt abandoned: {error}")
+                    for event in self._drain(ex):
+                        yield event
+                    if not retry:
+                        raise
+                    continue
+                finally:
+                    aclose = getattr(chunks, "aclose", None)
+                    if aclose is not None:
+                        await aclose()
+                trace.finish(builder)
             ex.usage = ex.usage + replace(builder.usage, requests=1)
             ex.last_finish_reason = builder.finish_reason
             ex.memory.append(builder.build())
             return
 
+    def _count_failures(
+        self,
+        ex: CallExecution,
+        calls: list[ToolUseBlock],
+        results: Msg,
+        supplied: Mapping[str, ToolResultBlock],
+    ) -> None:
+        """The per-tool retry budget: failed calls of each tool (run by the
+        agent, not answered by middleware) add up over the call.
+
+        Raises:
+            ToolRetriesExceededError: a tool failed more often than its
+                ``max_retries`` (else ``tool_retries``) allows.
+        """
+        names = {c.id: c.name for c in calls}
+        for block in results.tool_results:
+            if not block.is_error or block.tool_use_id in supplied:
+                continue
+            name = names.get(block.tool_use_id, block.name)
+            failures = ex.tool_failures[name] = ex.tool_failures.get(name, 0) + 1
+            tool = self.toolkit.get(name)
+            budget = tool.max_retries if tool and tool.max_retries is not None else (
+                self.tool_retries)
+            if failures > budget:
+                ex.log.warning("call.tool_retries_exceeded", tool=name, failures=failures)
+                raise ToolRetriesExceededError(name, failures=failures, last_error=block.output)
+
+    def _stream_retry(self, ex: CallExecution, error: ProviderError) -> bool:
+        """Whether to send the request again after ``error``: a stream that
+        broke mid-way (``partial``, retryable), within ``stream_retries`` per call."""
+        if not (error.partial and error.retryable) or ex.stream_retries >= self.stream_retries:
+            return False
+        ex.stream_retries += 1
+        ex.log.info("call.stream_retry", attempt=ex.stream_retries, error=type(error).__name__)
+        return True
+
     def _snapshot(self, ex: CallExecution) -> ModelRequest:
         messages = list(ex.memory)
         if self.sys_prompt:
             messages.insert(0, Msg.system(self.sys_prompt))
-        tools = self.toolkit.specs()
+        tools = self._tool_specs(ex.model.profile.schema_dialect)
         tools.extend(ex.call_tools.values())
         options = ex.options
         if ex.tool_choice is not None:
@@ -414,8 +523,17 @@ class ReActAgent:
             ex.tool_choice = None
         return ModelRequest(messages, tools, options)
 
+    def _tool_specs(self, dialect: SchemaDialect) -> list[ToolSpec]:
+        """The toolkit's specs in the model's schema dialect (cached)."""
+        key = (dialect, tuple(self.toolkit.names))
+        specs = self._specs.get(key)
+        if specs is None:
+            specs = self._specs[key] = [tool_spec_for(s, dialect) for s in self.toolkit.specs()]
+        return list(specs)
+
     async def _act(
         self,
+        ex: CallExecution,
         calls: list[ToolUseBlock],
         supplied: Mapping[str, ToolResultBlock],
     ) -> list[ToolResultBlock]:
@@ -428,16 +546,19 @@ class ReActAgent:
 
         async def run(position: int, call: ToolUseBlock) -> None:
             tool = self.toolkit.get(call.name)
-            if tool is None:
-                available = ", ".join(self.toolkit.names) or "none"
-                results[position] = ToolResultBlock(
-                    call.id,
-                    f"Tool {call.name!r} not found. Available tools: {available}.",
-                    is_error=True,
-                    name=call.name,
-                )
-            else:
-                results[position] = await tool.run(call)
+            with self.telemetry.tool(ex, call, tool) as traced:
+                if tool is None:
+                    available = ", ".join(self.toolkit.names) or "none"
+                    result = ToolResultBlock(
+                        call.id,
+                        f"Tool {call.name!r} not found. Available tools: {available}.",
+                        is_error=True,
+                        name=call.name,
+                    )
+                else:
+                    result = await tool.run(call)
+                traced(result)
+            results[position] = result
 
         pending = [(i, c) for i, c in enumerate(calls) if results[i] is None]
         if len(pending) == 1:
@@ -464,6 +585,8 @@ class ReActAgent:
     @staticmethod
     def _drain(ex: CallExecution) -> list[Event]:
         events, ex.pending_events = ex.pending_events, []
+        if events:
+            note_events(ex, events)  # retries become events of the call's span
         return events
 
     @staticmethod

@@ -14,25 +14,47 @@ A failing input never stops the others and never disappears::
 Results come in input order (default) or as they complete. Breaking out of
 the iteration, or cancelling the consuming task, cancels the calls still
 running and returns once they have stopped.
+
+Long documents are never cut silently: one that does not fit the model's
+context window is split into chunks, extracted chunk by chunk (each an
+ordinary call, all inside the same ``concurrency`` bound) and merged by the
+rules declared on the schema (``agentflow.extraction``: ``chunked``,
+``chunking``, ``merge``, ``budget``). A user cap (``max_chars``) still cuts,
+and the result says so (``truncated``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
+import orjson
 from anyio.abc import ObjectSendStream
+from pydantic import BaseModel
 
 from agentflow.agent import ReActAgent
+from agentflow.errors import EmptyDocumentError
 from agentflow.events import Complete
+from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking, count_tokens, plan_budget
+from agentflow.extraction.chunked import (
+    ChunkProgress,
+    ChunkReport,
+    DocumentOutcome,
+    Truncation,
+    extract_chunks,
+)
+from agentflow.extraction.chunking import iter_chunks
 from agentflow.extraction.grounding import Grounded
+from agentflow.extraction.merge import Conflict
 from agentflow.messages import Msg
 from agentflow.model import ChatModel, Usage
+from agentflow.ratelimit import request_priority
 from agentflow.state import AgentState
 
 __all__ = ["ExtractInput", "ExtractResult", "extract_many"]
@@ -61,6 +83,9 @@ class ExtractResult:
         duration: wall-clock seconds from start to end of this input's call.
         spans: field path -> ``[(start, end)]`` character offsets of each
             grounded value in the input text (``agentflow.extraction.grounding``).
+        chunks: how a long document was read (``None``: in one request).
+        truncated: set when ``max_chars`` cut the document.
+        conflicts: fields on which a long document's chunks disagreed.
     """
 
     index: int
@@ -71,6 +96,9 @@ class ExtractResult:
     attempts: int
     duration: float
     spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    chunks: ChunkReport | None = None
+    truncated: Truncation | None = None
+    conflicts: tuple[Conflict, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -131,6 +159,71 @@ async def _extract_one(
     )
 
 
+def _cap(text: str, max_chars: int | None) -> tuple[str, Truncation | None]:
+    """``text`` cut to ``max_chars`` at the last natural boundary (never inside
+    a word or a character when avoidable), and what was cut."""
+    if max_chars is None or len(text) <= max_chars:
+        return text, None
+    first = next(iter_chunks(text, max_chars))
+    return text[: first.end], Truncation(first.end, len(text))
+
+
+async def _prompt_overhead(agent: ReActAgent, output: Any) -> int:
+    """Tokens of what goes with every chunk: the system prompt and the output schema."""
+    schema = output.model_json_schema() if isinstance(output, type) and issubclass(
+        output, BaseModel) else {}
+    return await count_tokens(agent.model, (agent.sys_prompt or "") + "\n" +
+                              orjson.dumps(schema).decode())
+
+
+@dataclass(frozen=True, slots=True)
+class _LongDocs:
+    """The long-document settings of one ``extract_many`` run."""
+
+    chunking: Chunking | None
+    passes: int
+    allow_partial: bool
+    max_chars: int | None
+    on_progress: Callable[[ChunkProgress], None] | None
+    ground: bool | Grounded | None = None
+
+
+async def _extract_input(
+    agent: ReActAgent, index: int, item: ExtractInput, output: Any, calls: anyio.Semaphore,
+    overhead: int, settings: _LongDocs,
+) -> ExtractResult:
+    """One input's result: one call when the text fits, else chunks merged."""
+    start = time.perf_counter()
+    text, truncated = _cap(item.text, settings.max_chars)
+    if not text.strip():
+        return ExtractResult(index, item.id, None, EmptyDocumentError(
+            f"input {item.id!r} is empty{' after the cut' if truncated else ''}: "
+            "nothing to extract (no model call made)"), Usage(), 0, 0.0, truncated=truncated)
+    budget = None
+    if settings.chunking is not None:
+        try:
+            budget = await plan_budget(agent.model, text, overhead, settings.chunking)
+        except Exception as exc:  # no room for text in the window: this input fails
+            return ExtractResult(index, item.id, None, exc, Usage(), 0,
+                                 time.perf_counter() - start, truncated=truncated)
+    if budget is None or budget.fits:
+        async with calls:
+            result = await _extract_one(agent, index, ExtractInput(item.id, text), output,
+                                        settings.ground)
+        return dataclasses.replace(result, truncated=truncated) if truncated else result
+
+    async def call(piece: str, chunk_output: Any) -> ExtractResult:
+        return await _extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
+                                  settings.ground)
+
+    outcome: DocumentOutcome = await extract_chunks(
+        item.id, text, output, budget, call, calls, passes=settings.passes,
+        allow_partial=settings.allow_partial, on_progress=settings.on_progress)
+    return ExtractResult(
+        index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
+        time.perf_counter() - start, outcome.spans, outcome.chunks, truncated, outcome.conflicts)
+
+
 async def extract_many(
     agent_or_model: ReActAgent | ChatModel | str,
     inputs: Iterable[InputLike] | AsyncIterable[InputLike],
@@ -140,6 +233,11 @@ async def extract_many(
     order: Literal["input", "completed"] = "input",
     instructions: str | None = None,
     ground: bool | Grounded | None = None,
+    chunking: Chunking | None = DEFAULT_CHUNKING,
+    passes: int = 1,
+    allow_partial: bool = False,
+    max_chars: int | None = None,
+    on_progress: Callable[[ChunkProgress], None] | None = None,
 ) -> AsyncIterator[ExtractResult]:
     """Extract ``output`` from every input, concurrently.
 
@@ -156,18 +254,35 @@ async def extract_many(
             (``True`` or a ``Grounded``); ``None`` keeps the agent's setting.
             Fields marked ``Grounded()`` are grounded either way; each
             result's ``spans`` says where the grounded values are.
+        chunking: how a document that does not fit the model's context window
+            is split (``Chunking()``: by the model's profile); ``None`` sends
+            every document whole, whatever its size.
+        passes: extraction passes over a chunked document (>= 1); later
+            passes, cut elsewhere, only add items (recall).
+        allow_partial: a chunked document whose chunk failed still yields the
+            other chunks' merged output, with the missing ranges in ``chunks``.
+        max_chars: cut each document to this many characters (at a natural
+            boundary); the result's ``truncated`` says so.
+        on_progress: called after each chunk call of a chunked document.
 
     Yields:
-        One ``ExtractResult`` per input.
+        One ``ExtractResult`` per input. An empty document yields an
+        ``EmptyDocumentError`` result without a model call.
 
     Raises:
-        ValueError: ``concurrency`` < 1 or unknown ``order``.
+        ValueError: ``concurrency`` < 1, ``passes`` < 1, ``max_chars`` < 1 or
+            unknown ``order``.
         TypeError: an input of an unsupported type (raised when it is reached).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     if order not in ("input", "completed"):
         raise ValueError(f"order must be 'input' or 'completed', got {order!r}")
+    if passes < 1:
+        raise ValueError(f"passes must be >= 1, got {passes}")
+    if max_chars is not None and max_chars < 1:
+        raise ValueError(f"max_chars must be >= 1, got {max_chars}")
+    settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress, ground)
     agent = (
         agent_or_model
         if isinstance(agent_or_model, ReActAgent)
@@ -180,14 +295,16 @@ async def extract_many(
     async def supervise(results: ObjectSendStream[ExtractResult | BaseException]) -> None:
         async with results:
             failure: Exception | None = None
-            limiter = anyio.Semaphore(concurrency)
+            limiter = anyio.Semaphore(concurrency)  # inputs in flight
+            calls = anyio.Semaphore(concurrency)  # model calls in flight (chunks included)
+            overhead = await _prompt_overhead(agent, output) if chunking is not None else 0
             async with anyio.create_task_group() as tg:
                 index = 0
                 try:
                     async for raw in _aiter(inputs):
                         item = _as_input(index, raw)
                         await limiter.acquire()
-                        tg.start_soon(run, index, item, limiter, results)
+                        tg.start_soon(run, index, item, limiter, calls, overhead, results)
                         index += 1
                 except Exception as exc:  # a bad input or a failing input iterator
                     failure = exc  # the inputs already started still finish first
@@ -195,11 +312,13 @@ async def extract_many(
                 await results.send(failure)
 
     async def run(
-        index: int, item: ExtractInput, limiter: anyio.Semaphore,
-        results: ObjectSendStream[ExtractResult | BaseException],
+        index: int, item: ExtractInput, limiter: anyio.Semaphore, calls: anyio.Semaphore,
+        overhead: int, results: ObjectSendStream[ExtractResult | BaseException],
     ) -> None:
         try:
-            result = await _extract_one(agent, index, item, output, ground)
+            with request_priority("batch"):  # live calls go first at the rate governor
+                result = await _extract_input(agent, index, item, output, calls, overhead,
+                                              settings)
         finally:
             limiter.release()
         await results.send(result)

@@ -29,8 +29,13 @@ The tree::
     │   ├── OverloadedError               503 / 529
     │   ├── ServerError                   other 5xx
     │   ├── ProviderTimeoutError          connect/read timeout
-    │   └── ProviderConnectionError       connection refused/reset, stream cut mid-way
+    │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
+    │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
+    │   │   └── TruncatedStreamError      a stream ended without its finish reason / final frame
+    │   └── RedirectError                 3xx: never followed (credentials stay at their origin)
+    ├── StateConflictError                a state save lost a race: the stored version moved on
     ├── ToolError                         raised by a tool to return an error result on purpose
+    ├── ToolRetriesExceededError          a tool kept failing past its retry budget (.tool)
     ├── ModelRetry                        signal: an output validator asks the model to retry
     └── StructuredOutputError             no valid output (.raw_text, .attempts)
         ├── StructuredOutputValidationError   on_invalid="raise": the output failed the schema
@@ -39,13 +44,22 @@ The tree::
         ├── GroundingError                    grounded values not found in the source (.unfound)
         └── DegenerateOutputError             a repetition loop or repeated items (.problems)
 
+    AgentflowError (long documents, agentflow.extraction)
+    ├── EmptyDocumentError                a document with no text: no model call was made
+    ├── ChunkFailedError                  one chunk's call failed (.start, .end; cause chained)
+    └── MergeError                        chunk outputs do not merge into the schema (.field)
+        └── MergeConflictError            must-agree field on which chunks disagree (.conflicts)
+
 Messages say what was wrong and how to fix it. No error message or repr ever
-holds an API key.
+holds an API key: ``ProviderError`` masks every registered credential and any
+echoed prefix of one (``agentflow._secrets``) when it is built.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
+
+from agentflow._secrets import mask_secrets
 
 if TYPE_CHECKING:
     from agentflow.model import Usage
@@ -54,12 +68,17 @@ __all__ = [
     "AgentflowError",
     "AuthenticationError",
     "BadRequestError",
+    "ChunkFailedError",
+    "DeadlineExceededError",
     "DegenerateOutputError",
+    "EmptyDocumentError",
     "GroundingError",
     "InvalidInputError",
     "InvalidModelError",
     "InvalidRecordError",
     "InvalidStateError",
+    "MergeConflictError",
+    "MergeError",
     "ModelRetry",
     "MultipleStructuredOutputsError",
     "NotFoundError",
@@ -71,13 +90,17 @@ __all__ = [
     "ProviderTimeoutError",
     "QuotaExceededError",
     "RateLimitedError",
+    "RedirectError",
     "SchemaError",
     "ServerError",
+    "StateConflictError",
     "StructuredOutputError",
     "StructuredOutputValidationError",
     "ToolDefinitionError",
     "ToolError",
     "ToolNameError",
+    "ToolRetriesExceededError",
+    "TruncatedStreamError",
     "UnsupportedFeature",
     "UnsupportedFeatureError",
     "UsageError",
@@ -150,16 +173,21 @@ class ProviderError(AgentflowError):
     """A vendor API refused or failed a request.
 
     Attributes:
-        message: the vendor's message (never holds the API key).
+        message: the vendor's message, with credentials masked (a key, or a
+            prefix of one, the server echoed becomes ``***``).
         status: the HTTP status, or ``None`` for transport failures.
         code: the vendor's error code/type (``"invalid_request_error"``, ``"1214"``...).
         vendor: the provider name (``"openai"``, ``"glm"``...).
         retryable: whether a retry with backoff may succeed.
         retry_after: seconds the vendor asked to wait before a retry, or ``None``.
+        partial: ``True`` when part of the reply had already arrived (a stream
+            cut mid-way or ended without its finish reason): the reply is
+            incomplete and was never taken for an answer.
     """
 
     retryable: bool = False
     retry_after: float | None = None
+    partial: bool = False
 
     def __init__(
         self,
@@ -169,6 +197,7 @@ class ProviderError(AgentflowError):
         code: str | None = None,
         vendor: str = "",
     ) -> None:
+        message = mask_secrets(message)
         self.message = message
         self.status = status
         self.code = code
@@ -285,12 +314,105 @@ class ProviderConnectionError(ProviderError):
         super().__init__(message, status=status, code=code, vendor=vendor)
 
 
+class TruncatedStreamError(ProviderConnectionError):
+    """A stream ended (the vendor's terminal marker such as ``[DONE]`` or
+    ``message_stop``, or end of file) before its finish reason or final
+    frame: the reply is incomplete. Always ``partial=True``; never retried by
+    the HTTP layer (``ReActAgent(stream_retries=n)`` may send the request again)."""
+
+    def __init__(self, message: str, *, vendor: str = "") -> None:
+        super().__init__(message, partial=True, vendor=vendor)
+
+
+class DeadlineExceededError(ProviderTimeoutError):
+    """The request's total deadline (``HttpSettings.deadline``, seconds for
+    the whole request: connection, retries and every byte of the reply)
+    passed, e.g. a server that trickles keep-alive comments forever. Never
+    retried.
+
+    Attributes:
+        deadline: the deadline in seconds.
+    """
+
+    retryable = False
+
+    def __init__(self, message: str, *, deadline: float, partial: bool = False,
+                 vendor: str = "") -> None:
+        self.deadline = deadline
+        self.partial = partial
+        super().__init__(message, vendor=vendor)
+class RedirectError(ProviderError):
+    """The API answered with a redirect (3xx). Never followed: a request carries
+    credentials (``Authorization``, ``x-api-key``...) that must not reach
+    another origin, and no vendor API redirects its endpoints. Not retried.
+
+    Attributes:
+        location: the redirect target (``Location`` header), or ``""``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        location: str = "",
+        status: int | None = None,
+        code: str | None = None,
+        vendor: str = "",
+    ) -> None:
+        self.location = mask_secrets(location)
+        super().__init__(message, status=status, code=code, vendor=vendor)
+
+
 # --------------------------------------------------------------------------- tools
+
+
+class StateConflictError(AgentflowError):
+    """A ``StateStore.save`` found another version than the one the caller
+    loaded: another request changed (or created) the conversation meanwhile.
+    Nothing was written; reload and run the call again.
+
+    Attributes:
+        key: the conversation key.
+        expected_version: the version the caller loaded (0: none).
+        actual_version: the version stored now (0: none).
+    """
+
+    def __init__(self, key: str, expected_version: int, actual_version: int) -> None:
+        super().__init__(
+            f"conversation {key!r} was changed by another request: expected version "
+            f"{expected_version}, found {actual_version}; nothing was saved (reload and retry)"
+        )
+        self.key = key
+        self.expected_version = expected_version
+        self.actual_version = actual_version
 
 
 class ToolError(AgentflowError):
     """Raise inside a tool to hand the model an error result with this message
     (any other exception does the same, with its type name prefixed)."""
+
+
+class ToolRetriesExceededError(AgentflowError):
+    """A tool's calls failed (bad arguments, an exception, ``ToolError``) more
+    often in one call than its retry budget allows (``Tool.max_retries``, else
+    ``ReActAgent(tool_retries=...)``): the model keeps misusing it, so the
+    call stops instead of spending ``max_iters``.
+
+    Attributes:
+        tool: the tool's name.
+        failures: failed calls of it in this agent call.
+        last_error: the last error result the model was given.
+    """
+
+    def __init__(self, tool: str, *, failures: int, last_error: str) -> None:
+        self.tool = tool
+        self.failures = failures
+        self.last_error = last_error
+        super().__init__(
+            f"tool {tool!r} failed {failures} times in one call, past its retry budget; "
+            f"last error: {last_error[:300]}. Raise the budget (Tool max_retries / "
+            "ReActAgent tool_retries) or fix the tool's description"
+        )
 
 
 class ModelRetry(AgentflowError):
@@ -422,3 +544,59 @@ class DegenerateOutputError(StructuredOutputError):
         self.problems = list(problems or [])
         self.detail = detail
         super().__init__(message, raw_text=raw_text, attempts=attempts, reason="degenerate")
+# --------------------------------------------------------------------------- long documents
+
+
+class EmptyDocumentError(AgentflowError):
+    """The document holds no text (empty or whitespace only); no model call was made."""
+
+    reason = "empty_document"
+
+
+class ChunkFailedError(AgentflowError):
+    """A chunk of a long document could not be extracted (the cause is chained
+    as ``__cause__``), so the document's record fails; allow partial results
+    to keep the other chunks' output instead.
+
+    Attributes:
+        start / end: the chunk's ``[start, end)`` character offsets in the document.
+        reason: ``"chunk_failed"``.
+    """
+
+    reason = "chunk_failed"
+
+    def __init__(self, message: str, *, start: int, end: int) -> None:
+        self.start, self.end = start, end
+        super().__init__(message)
+
+
+class MergeError(AgentflowError):
+    """The chunks' outputs do not merge into a valid output: a required field
+    that every chunk left null, a merged value the schema refuses, or an
+    output type that is not a pydantic model.
+
+    Attributes:
+        field: the field path at fault (``""`` when it is the whole output).
+        reason: ``"unmergeable"``.
+    """
+
+    reason = "unmergeable"
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        self.field = field
+        super().__init__(message)
+
+
+class MergeConflictError(MergeError):
+    """Chunks disagree on a field declared ``Merge.must_agree()``.
+
+    Attributes:
+        conflicts: the ``agentflow.extraction.merge.Conflict`` items (values per chunk).
+        reason: ``"conflict"``.
+    """
+
+    reason = "conflict"
+
+    def __init__(self, message: str, *, field: str, conflicts: tuple[Any, ...]) -> None:
+        self.conflicts = conflicts
+        super().__init__(message, field=field)

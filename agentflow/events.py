@@ -13,7 +13,9 @@ Order within one call: ``CallStarted`` first, ``Complete`` last, and between
 them, per reasoning step, the step's ``ThinkingChunk``/``ReasoningChunk``/
 ``OutputPartial`` events as chunks arrive, then one ``ToolUse`` per tool call,
 then one ``ToolResult`` per call in call order. ``OutputRetry`` precedes the
-step it causes.
+step it causes. ``AttemptDiscarded`` says the chunks streamed so far in the
+current step are void (the request is sent again, or a later JSON value
+replaces the partial output); ``OutputPartial`` restarts only after it.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from agentflow.messages import Msg
 from agentflow.model import Usage
 
 __all__ = [
+    "AttemptDiscarded",
     "CallStarted",
     "Complete",
+    "DiscardReason",
     "Event",
     "OutputPartial",
     "OutputRetry",
@@ -42,7 +46,10 @@ __all__ = [
 StopReason: TypeAlias = Literal[
     "completed", "structured_output", "max_iters", "stopped", "output_failed"
 ]
-RetryReason: TypeAlias = Literal["forcing", "validation", "multiple", "degradation"]
+RetryReason: TypeAlias = Literal[
+    "forcing", "validation", "multiple", "degradation", "tools_failed"
+]
+DiscardReason: TypeAlias = Literal["stream_error", "degradation", "superseded"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +117,8 @@ class OutputRetry:
 
     ``reason``: ``forcing`` (the model answered without the output),
     ``validation`` (the output failed the schema), ``multiple`` (several
-    outputs at once) or ``degradation`` (the vendor refused a feature; the
+    outputs at once), ``tools_failed`` (a valid output came with other tool
+    calls that failed: end strategy ``safe``) or ``degradation`` (the vendor refused a feature; the
     engine stepped down a strategy). ``attempt`` counts retries of that
     reason from 1; ``message`` says what happened.
     """
@@ -119,6 +127,27 @@ class OutputRetry:
     attempt: int
     message: str
     type: Literal["output_retry"] = "output_retry"
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptDiscarded:
+    """What streamed so far in reasoning step ``iteration`` is void.
+
+    ``reason``: ``stream_error`` (the stream broke mid-way and the request is
+    sent again), ``degradation`` (the vendor refused a feature after the
+    stream began; the request is sent again without it) or ``superseded``
+    (a later JSON value in the reply text replaces the one the partials
+    showed). Every ``ReasoningChunk``/``ThinkingChunk``/``OutputPartial`` of
+    the attempt before this event is void for ``stream_error`` and
+    ``degradation``; for ``superseded`` only the partial output is.
+    ``OutputPartial`` starts again from nothing after it. ``message`` says
+    what happened.
+    """
+
+    iteration: int
+    reason: DiscardReason
+    message: str
+    type: Literal["attempt_discarded"] = "attempt_discarded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,5 +180,6 @@ Event: TypeAlias = (
     | ToolResult
     | OutputPartial
     | OutputRetry
+    | AttemptDiscarded
     | Complete
 )

@@ -49,6 +49,9 @@ class CallExecution:
         reply: the message ``Complete`` and ``call()`` return.
         force_count: forcing retries spent; validation_retries: output retries spent.
         spans: field path -> ``[(start, end)]`` of the output's grounded values.
+        discarded: attempts abandoned mid-stream (each announced by ``AttemptDiscarded``).
+        stream_retries: requests sent again after a stream broke mid-way.
+        tool_failures: error results per tool name (the per-tool retry budget).
         last_finish_reason: finish reason of the latest model reply.
         extra: room for middleware's own per-call data, keyed by middleware.
     """
@@ -76,6 +79,9 @@ class CallExecution:
     force_count: int = 0
     validation_retries: int = 0
     spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    discarded: int = 0
+    stream_retries: int = 0
+    tool_failures: dict[str, int] = field(default_factory=dict)
     last_finish_reason: str = "stop"
     pending_events: list[Event] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)

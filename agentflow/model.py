@@ -216,10 +216,14 @@ class UsageChunk:
 
 @dataclass(frozen=True, slots=True)
 class FinishChunk:
-    """Why the model stopped: a normalized ``reason`` and the vendor's ``raw`` value."""
+    """Why the model stopped: a normalized ``reason`` and the vendor's ``raw``
+    value; ``response_model`` / ``response_id``: the model that answered and
+    the reply's id, where the vendor says (for tracing)."""
 
     reason: FinishReason
     raw: str = ""
+    response_model: str | None = None
+    response_id: str | None = None
     type: Literal["finish"] = "finish"
 
 
@@ -247,9 +251,17 @@ class ModelProfile:
         forced_tool_choice_with_thinking: ``required``/``specific`` is allowed
             while thinking (DeepSeek, Anthropic and DashScope refuse it).
         parallel_tool_calls_flag: the API accepts ``parallel_tool_calls``.
+        concurrent_requests: requests the server decodes at once, when it is
+            known to be small (the embedded llama.cpp model: 1, others queue);
+            ``None``: a vendor API that serves many. Batch callers default
+            their concurrency to it.
         substring_grammar: the provider turns a json_schema response format
             with a ``source`` into a grammar that lets grounded strings be
             only substrings of it (llama.cpp with llguidance).
+        context_window: tokens a request may hold, prompt and reply together
+            (``None``: unknown; long documents then assume a conservative
+            default, see ``agentflow.extraction.budget``).
+        max_output_tokens: the most tokens one reply may have (``None``: unknown).
     """
 
     supports_tools: bool = True
@@ -263,7 +275,10 @@ class ModelProfile:
     thinking_default: bool = False
     forced_tool_choice_with_thinking: bool = True
     parallel_tool_calls_flag: bool = False
+    concurrent_requests: int | None = None
     substring_grammar: bool = False
+    context_window: int | None = None
+    max_output_tokens: int | None = None
 
     def with_(self, **changes: Any) -> ModelProfile:
         """A copy with ``changes`` applied (``tool_choice_modes`` may be any iterable)."""

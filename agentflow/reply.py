@@ -13,14 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import orjson
-
 from agentflow.messages import (
     Msg,
     TextBlock,
     ThinkingBlock,
     ToolUseBlock,
-    clean_data,
     clean_text,
     new_id,
 )
@@ -37,6 +34,7 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
+from agentflow.output.decoding import decode_arguments
 
 __all__ = ["ModelResponse", "ReplyBuilder", "ToolCallAssembler", "generate", "parse_arguments"]
 
@@ -51,61 +49,44 @@ class ModelResponse:
 
 
 def parse_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
-    """Tool-call arguments as a dict.
+    """Tool-call arguments as a dict: ``agentflow.output.decoding.decode_arguments``.
 
-    Accepts an object, a JSON string, a double-encoded JSON string, or an
-    empty/whitespace/``null`` value (-> ``{}``). Text that is not JSON, or JSON
-    that is not an object, is returned as ``{"__raw_arguments__": text}`` so
-    that validation reports it to the model instead of crashing the call.
+    Accepts an object, a JSON string (also encoded two or three times),
+    Python-literal syntax (read safely, never evaluated), or an
+    empty/whitespace/``null`` value (-> ``{}``). Anything else (text that is
+    not JSON, JSON that is not an object, a Python set or bytes literal) is
+    returned as ``{"__raw_arguments__": text}`` so that validation reports it
+    to the model instead of crashing the call.
     """
-    if raw is None:
-        return {}
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    if isinstance(raw, bytes):
-        try:
-            text = raw.decode()
-        except UnicodeDecodeError:
-            return {"__raw_arguments__": raw.decode(errors="replace")}
-    else:
-        text = raw
-    if not text.strip():
-        return {}
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return {"__raw_arguments__": clean_text(text)}
-    if "\\u" in text:  # escapes may decode to lone surrogates
-        value = clean_data(value)
-    if isinstance(value, str):  # double-encoded
-        return parse_arguments(value)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        return {"__raw_arguments__": text}
-    return value
+    return decode_arguments(raw)
 
 
 class ToolCallAssembler:
     """Builds complete tool calls from ``ToolCallDelta`` fragments.
 
-    Fragments of several calls may interleave; each is keyed by ``index``.
-    Argument fragments may be str or bytes split at any byte (inside an escape
-    sequence or a multi-byte UTF-8 character); bytes are decoded
-    incrementally per call.
+    Fragments of several calls may interleave. A call is keyed by
+    ``(index, id)``: a fragment with a new non-null id at an index already
+    holding a call with another id starts a new call (servers that send
+    parallel calls all at index 0); a fragment without id (or with the same
+    id) continues the latest call at its index. Two calls' arguments are
+    never concatenated. Argument fragments may be str or bytes split at any
+    byte (inside an escape sequence or a multi-byte UTF-8 character); bytes
+    are decoded incrementally per call.
     """
 
-    __slots__ = ("_calls",)
+    __slots__ = ("_calls", "_latest")
 
     def __init__(self) -> None:
-        self._calls: dict[int, _PendingCall] = {}
+        self._calls: list[_PendingCall] = []
+        self._latest: dict[int, _PendingCall] = {}
 
     def add(self, delta: ToolCallDelta) -> None:
         """Fold one fragment in."""
-        call = self._calls.get(delta.index)
-        if call is None:
-            call = self._calls[delta.index] = _PendingCall()
-        if delta.id:
+        call = self._latest.get(delta.index)
+        if call is None or (delta.id and call.id and delta.id != call.id):
+            call = self._latest[delta.index] = _PendingCall(delta.index)
+            self._calls.append(call)
+        if delta.id and not call.id:
             call.id = delta.id
         if delta.name and not call.name:
             call.name = delta.name
@@ -122,27 +103,29 @@ class ToolCallAssembler:
             call.provider_data.update(delta.provider_data)
 
     def arguments_text(self, index: int) -> str:
-        """The argument text received so far for the call at ``index``."""
-        call = self._calls.get(index)
+        """The argument text received so far for the latest call at ``index``."""
+        call = self._latest.get(index)
         return "".join(call.parts) if call else ""
 
     def name(self, index: int) -> str | None:
-        """The tool name of the call at ``index``, once known."""
-        call = self._calls.get(index)
+        """The tool name of the latest call at ``index``, once known."""
+        call = self._latest.get(index)
         return call.name if call else None
 
     def finish(self) -> list[ToolUseBlock]:
-        """The complete calls, ordered by index. Missing or repeated ids are
+        """The complete calls, ordered by index (calls sharing an index in order
+        of arrival). Missing or repeated ids are
         synthesised (``call_<index>_<hex>``), so ids are unique within a reply;
         arguments are parsed by ``parse_arguments``."""
         blocks: list[ToolUseBlock] = []
         seen: set[str] = set()
-        for index in sorted(self._calls):
-            call = self._calls[index]
+        for call in sorted(self._calls, key=lambda c: c.index):
             if call.decoder is not None:
                 call.parts.append(call.decoder.decode(b"", final=True))
+                call.decoder = None
             args = call.obj if call.obj is not None else parse_arguments("".join(call.parts))
-            call_id = call.id if call.id and call.id not in seen else f"call_{index}_{new_id()}"
+            call_id = (call.id if call.id and call.id not in seen
+                       else f"call_{call.index}_{new_id()}")
             seen.add(call_id)
             blocks.append(
                 ToolUseBlock(
@@ -159,9 +142,10 @@ class ToolCallAssembler:
 
 
 class _PendingCall:
-    __slots__ = ("decoder", "id", "name", "obj", "parts", "provider_data")
+    __slots__ = ("decoder", "id", "index", "name", "obj", "parts", "provider_data")
 
-    def __init__(self) -> None:
+    def __init__(self, index: int) -> None:
+        self.index = index
         self.id: str | None = None
         self.name: str | None = None
         self.parts: list[str] = []
@@ -180,6 +164,8 @@ class ReplyBuilder:
         "_thinking",
         "_thinking_data",
         "finish_reason",
+        "response_id",
+        "response_model",
         "tools",
         "usage",
     )
@@ -191,6 +177,8 @@ class ReplyBuilder:
         self._thinking_data: dict[str, Any] = {}
         self.tools = ToolCallAssembler()
         self.finish_reason: FinishReason = "stop"
+        self.response_model: str | None = None
+        self.response_id: str | None = None
         self.usage = Usage()
 
     def add(self, chunk: ModelChunk) -> None:
@@ -210,6 +198,8 @@ class ReplyBuilder:
             self.usage = chunk.usage
         elif isinstance(chunk, FinishChunk):
             self.finish_reason = chunk.reason
+            self.response_model = chunk.response_model or self.response_model
+            self.response_id = chunk.response_id or self.response_id
 
     @property
     def text(self) -> str:

@@ -28,6 +28,7 @@ from pydantic.fields import FieldInfo
 from agentflow.errors import ToolDefinitionError, ToolError, ToolNameError
 from agentflow.messages import ToolResultBlock, ToolUseBlock, clean_text
 from agentflow.model import ToolSpec
+from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw, normalize
 
 __all__ = [
     "TOOL_NAME_PATTERN",
@@ -141,6 +142,10 @@ class Tool:
         parameters: JSON Schema (object) of the arguments.
         function: the sync or async callable.
         args_model: pydantic model validating the arguments.
+        max_retries: failed calls of this tool allowed in one agent call
+            (bad arguments, exceptions, ``ToolError``) before the call stops
+            with ``ToolRetriesExceededError``; ``None``: the agent's
+            ``tool_retries``.
     """
 
     name: str
@@ -149,6 +154,7 @@ class Tool:
     function: Callable[..., Any]
     args_model: type[BaseModel]
     is_async: bool = field(default=False, repr=False)
+    max_retries: int | None = None
 
     @classmethod
     def from_function(
@@ -157,6 +163,7 @@ class Tool:
         *,
         name: str | None = None,
         description: str | None = None,
+        max_retries: int | None = None,
     ) -> Tool:
         """Build a tool from ``function``'s signature and docstring.
 
@@ -167,7 +174,10 @@ class Tool:
             ToolDefinitionError: ``function`` is not callable, or a parameter is
                 positional-only or ``*args``/``**kwargs``.
             ToolNameError: ``name`` is invalid.
+            ValueError: ``max_retries`` < 0.
         """
+        if max_retries is not None and max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if not callable(function):
             raise ToolDefinitionError(
                 f"a tool must be a callable, got {type(function).__name__}: {function!r}"
@@ -233,6 +243,7 @@ class Tool:
             function=function,
             args_model=args_model,
             is_async=is_async,
+            max_retries=max_retries,
         )
 
     @property
@@ -243,11 +254,25 @@ class Tool:
     async def run(self, call: ToolUseBlock) -> ToolResultBlock:
         """Validate ``call.input`` and run the function.
 
+        The arguments go through the tolerant decoder first
+        (``agentflow.output.decoding``): JSON or Python-literal strings where
+        the schema expects an array or object are decoded, stringified enum
+        members converted back; a field typed ``str`` is never decoded.
+
         Never raises for a bad call: validation errors and exceptions become a
         ``ToolResultBlock`` with ``is_error=True`` (cancellation propagates).
         """
+        data = dict(call.input)
+        if set(data) == {RAW_ARGUMENTS}:
+            return ToolResultBlock(
+                call.id,
+                f"Invalid arguments for tool {self.name!r}:\n- {RAW_ARGUMENTS}: "
+                f"{explain_raw(str(data[RAW_ARGUMENTS]))} (got {str(data[RAW_ARGUMENTS])[:200]!r})",
+                is_error=True,
+                name=self.name,
+            )
         try:
-            args = self.args_model.model_validate(dict(call.input))
+            args = self.args_model.model_validate(normalize(data, self.parameters))
         except ValidationError as exc:
             return ToolResultBlock(
                 call.id,
@@ -280,11 +305,14 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    max_retries: int | None = None,
 ) -> Any:
-    """Decorator form of ``Tool.from_function``: ``@tool`` or ``@tool(name=...)``."""
+    """Decorator form of ``Tool.from_function``: ``@tool`` or
+    ``@tool(name=..., max_retries=...)``."""
 
     def wrap(fn: Callable[..., Any]) -> Tool:
-        return Tool.from_function(fn, name=name, description=description)
+        return Tool.from_function(fn, name=name, description=description,
+                                  max_retries=max_retries)
 
     return wrap(function) if function is not None else wrap
 

@@ -10,7 +10,8 @@ Facts followed (shared/providers.md §3; docs.anthropic.com/en/api/messages,
 * a conversation ends on a user turn (Claude 4.6+ refuse assistant prefill);
 * thinking / redacted_thinking blocks are sent back unchanged (signed);
 * ``cache_control`` on at most 4 blocks; thinking blocks cannot carry it;
-* ``output_config.format`` schemas must close every object.
+* ``output_config.format`` schemas must close every object (a map cannot be
+  closed: ``UnsupportedFeatureError``, the engine takes the tool path).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from agentflow.errors import UnsupportedFeatureError
 from agentflow.messages import (
     CACHE_CONTROL,
     Msg,
@@ -157,7 +159,17 @@ def closed_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """``schema`` as ``output_config.format`` accepts it: every object closed
     (``additionalProperties: false``), ``oneOf`` as ``anyOf``, and the
     constraints the API does not support (min/max, lengths, ``minItems`` > 1,
-    defaults...) moved into the description, as Anthropic's SDK does."""
+    defaults...) moved into the description, as Anthropic's SDK does
+    (``anthropic.lib._parse._transform.transform_schema``).
+
+    Raises:
+        UnsupportedFeatureError: (feature ``native_output``) an object whose
+            ``additionalProperties`` is a schema or ``true`` — a map such as
+            ``dict[str, str]``. The API requires ``false`` on every object;
+            the SDK forces it, which lets the model answer only ``{}`` there.
+            Refusing instead steps the engine down to the tool path, whose
+            ``input_schema`` takes maps.
+    """
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
@@ -165,6 +177,12 @@ def closed_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(node, Mapping):
             return node
         node = dict(node)
+        if node.get("additionalProperties") not in (None, False):
+            raise UnsupportedFeatureError(
+                "Anthropic structured output requires 'additionalProperties': false on every "
+                f"object; this schema has a map ({node.get('additionalProperties')!r} values), "
+                "which output_config cannot express", feature="native_output", status=None,
+                vendor="anthropic")
         if "oneOf" in node:
             node["anyOf"] = node.pop("oneOf")
         out: dict[str, Any] = {}

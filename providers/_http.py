@@ -16,7 +16,14 @@ NDJSON readers, vendor error mapping, and retries with backoff.
   character split between two TCP reads survives).
 
 API keys live in request headers only; they never reach logs, reprs or error
-messages.
+messages: every credential header value (``CREDENTIAL_HEADERS``) is
+registered with ``agentflow._secrets``, whose mask every ``ProviderError``
+applies to its message (a key, or a prefix of one, a server echoes).
+
+Redirects are never followed: a 3xx reply raises ``RedirectError`` naming
+the target. aiohttp would follow a cross-origin 307/308 carrying every
+header but ``Authorization`` (so ``x-api-key``, ``x-goog-api-key``... would
+leave their origin); no vendor API redirects its endpoints.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 import orjson
@@ -43,9 +50,11 @@ from tenacity import (
 )
 
 from agentflow._logging import get_logger
+from agentflow._secrets import register_secret
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
+    DeadlineExceededError,
     NotFoundError,
     OverloadedError,
     PermissionDeniedError,
@@ -54,16 +63,26 @@ from agentflow.errors import (
     ProviderTimeoutError,
     QuotaExceededError,
     RateLimitedError,
+    RedirectError,
     ServerError,
 )
 from agentflow.providers._payload import dump_json
 from agentflow.providers._streams import SSEEvent, iter_ndjson, iter_sse
+from agentflow.ratelimit import (
+    RateGovernor,
+    RateLease,
+    RateLimitSnapshot,
+    estimate_request_tokens,
+    governor_for,
+)
 
 __all__ = [
+    "CREDENTIAL_HEADERS",
     "BodyErrorCheck",
     "ErrorMapper",
     "HttpClient",
     "HttpSettings",
+    "RateHeaders",
     "SSEEvent",
     "api_key_from",
     "default_error",
@@ -73,9 +92,18 @@ __all__ = [
     "own_host",
     "parse_retry_after",
     "read_json",
+    "shared_governor",
 ]
 
 _log = get_logger("agentflow.http")
+
+CREDENTIAL_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key",
+})
+"""Header names (lower case) whose values are credentials: registered for
+masking by every ``HttpClient`` (the header names vendors use: OpenAI-style
+``Authorization: Bearer``, Anthropic ``x-api-key``, Gemini ``x-goog-api-key``,
+Azure-style ``api-key``)."""
 
 ErrorMapper = Callable[[int, Mapping[str, str], bytes], ProviderError]
 """``(status, headers, body) -> ProviderError``: a vendor's error mapping."""
@@ -83,6 +111,9 @@ ErrorMapper = Callable[[int, Mapping[str, str], bytes], ProviderError]
 BodyErrorCheck = Callable[[Mapping[str, str], bytes], "ProviderError | None"]
 """``(headers, body) -> ProviderError | None``: finds an error a vendor reports
 inside a 2xx JSON body (MiniMax: HTTP 200 + ``base_resp.status_code``)."""
+
+RateHeaders = Callable[[Mapping[str, str]], "RateLimitSnapshot | None"]
+"""``headers -> RateLimitSnapshot | None``: a vendor's rate-limit header reader."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +130,12 @@ class HttpSettings:
         connection_limit: concurrent connections of the session's connector.
         force_close: open a new connection per request (for servers that close
             connections they advertise as keep-alive, like llama.cpp's after a stream).
+        deadline: seconds for one whole request: connecting, retries and
+            reading every byte of the reply (default 600; ``None``: no limit).
+            ``read_timeout`` alone cannot stop a server that keeps sending
+            keep-alive comments; this can (``DeadlineExceededError``).
+        rate_governor: admit requests through the process's shared
+            ``RateGovernor`` of the account and model family (``shared_governor``).
     """
 
     connect_timeout: float = 10.0
@@ -109,7 +146,9 @@ class HttpSettings:
     max_retry_after: float = 120.0
     connection_limit: int = 128
     force_close: bool = False
+    deadline: float | None = 600.0
     extra_headers: Mapping[str, str] = field(default_factory=dict)
+    rate_governor: bool = True
 
 
 def api_key_from(explicit: str | None, env_var: str) -> str | None:
@@ -117,6 +156,16 @@ def api_key_from(explicit: str | None, env_var: str) -> str | None:
     if explicit:
         return explicit
     return (os.environ.get(env_var) or None) if env_var else None
+
+
+def shared_governor(
+    vendor: str, base_url: str, api_key: str | None, family: str, settings: HttpSettings | None,
+) -> RateGovernor | None:
+    """The process's governor for (vendor, API root, key, model family), or ``None``
+    when ``settings.rate_governor`` is off."""
+    if settings is not None and not settings.rate_governor:
+        return None
+    return governor_for(vendor, base_url=base_url, api_key=api_key, family=family)
 
 
 def own_host(base_url: str, vendor_url: str) -> bool:
@@ -247,6 +296,9 @@ class HttpClient:
         body_error: a vendor's ``BodyErrorCheck`` for 2xx replies that are not
             event streams; an error it finds is raised (and retried) like an
             HTTP error. The body stays readable afterwards (aiohttp caches it).
+        governor: the account's ``RateGovernor`` (``agentflow.ratelimit``):
+            each attempt waits for its admission; ``None`` sends at once.
+        rate_headers: the vendor's reader of rate-limit headers, fed to the governor.
     """
 
     def __init__(
@@ -258,12 +310,17 @@ class HttpClient:
         error_mapper: ErrorMapper | None = None,
         settings: HttpSettings | None = None,
         body_error: BodyErrorCheck | None = None,
+        governor: RateGovernor | None = None,
+        rate_headers: RateHeaders | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.governor = governor
+        self._rate_headers = rate_headers
         self.vendor = vendor
         self.settings = settings or HttpSettings()
         self._headers = {"content-type": "application/json", **(headers or {}),
                          **self.settings.extra_headers}
+        _register_credentials(self._headers)
         self._map_error = error_mapper or (lambda s, h, b: default_error(vendor, s, h, b))
         self._body_error = body_error
         self._session: aiohttp.ClientSession | None = None
@@ -301,6 +358,39 @@ class HttpClient:
         headers: Mapping[str, str] | None = None,
         method: str = "POST",
     ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """POST ``body`` as JSON to ``path`` and yield the 2xx response, all of
+        it (connection, retries, reading the reply inside the ``async with``)
+        within ``settings.deadline`` seconds.
+
+        Raises:
+            DeadlineExceededError: the deadline passed (a server trickling
+                keep-alive comments, retries that add up); never retried.
+            ProviderError: as ``_open``.
+        """
+        scope = asyncio.timeout(self.settings.deadline)
+        started = False
+        try:
+            async with scope, self._open(path, body, headers=headers, method=method) as response:
+                started = True
+                yield response
+        except TimeoutError as exc:
+            if not scope.expired():
+                raise
+            raise DeadlineExceededError(
+                f"the request to {self.vendor} did not finish within its deadline of "
+                f"{self.settings.deadline:g}s (HttpSettings.deadline)",
+                deadline=self.settings.deadline or 0.0, partial=started, vendor=self.vendor,
+            ) from exc
+
+    @asynccontextmanager
+    async def _open(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        headers: Mapping[str, str] | None = None,
+        method: str = "POST",
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
         """POST ``body`` as JSON to ``path`` and yield the 2xx response.
 
         Raises:
@@ -314,12 +404,21 @@ class HttpClient:
             raise BadRequestError(f"the request body is not JSON: {exc}", status=None,
                                   vendor=self.vendor) from exc
         all_headers = {**self._headers, **(headers or {})}
-        try:  # the common case pays nothing for the retry machinery
-            response = await self._send(method, url, payload, all_headers)
-        except ProviderError as exc:
-            if not _retryable(exc) or self.settings.max_retries < 1:
-                raise
-            response = await self._send_with_retries(method, url, payload, all_headers, exc)
+        if headers:
+            _register_credentials(headers)
+        lease = await self._admit(body, payload)
+        try:
+            try:  # the common case pays nothing for the retry machinery
+                response = await self._send(method, url, payload, all_headers, lease)
+            except ProviderError as exc:
+                if not _retryable(exc) or self.settings.max_retries < 1:
+                    raise
+                response = await self._send_with_retries(method, url, payload, all_headers, exc,
+                                                         lease)
+        except BaseException:
+            if lease is not None:
+                lease.release()
+            raise
         assert response is not None
         try:
             yield response
@@ -335,10 +434,28 @@ class HttpClient:
             ) from exc
         finally:
             response.release()
+            if lease is not None:
+                lease.release()
+
+    async def _admit(self, body: Mapping[str, Any], payload: bytes) -> RateLease | None:
+        """The governor's admission for this request (``None`` without a governor)."""
+        if self.governor is None:
+            return None
+        cap = body.get("max_tokens", body.get("max_completion_tokens"))
+        tokens = estimate_request_tokens(
+            len(payload), cap if isinstance(cap, int) else None,
+            self.governor.typical_output_tokens)
+        return await self.governor.admit(tokens)
+
+    def _observe(self, lease: RateLease | None, response: aiohttp.ClientResponse) -> None:
+        """Tell the governor what the reply's rate-limit headers said."""
+        if lease is not None:
+            snapshot = self._rate_headers(response.headers) if self._rate_headers else None
+            lease.observe(snapshot, ok=response.status < 400)
 
     async def _send_with_retries(
         self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
-        first_error: ProviderError,
+        first_error: ProviderError, lease: RateLease | None = None,
     ) -> aiohttp.ClientResponse:
         """Retry after ``first_error`` (the first attempt's), with backoff."""
         pending: ProviderError | None = first_error
@@ -358,16 +475,20 @@ class HttpClient:
                 if pending is not None:  # replay the first attempt's failure
                     error, pending = pending, None
                     raise error
-                response = await self._send(method, url, payload, headers)
+                if lease is not None:
+                    await lease.readmit()
+                response = await self._send(method, url, payload, headers, lease)
         assert response is not None
         return response
 
     async def _send(
-        self, method: str, url: str, payload: bytes, headers: Mapping[str, str]
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        lease: RateLease | None = None,
     ) -> aiohttp.ClientResponse:
         session = self._session_now()
         try:
-            response = await session.request(method, url, data=payload, headers=headers)
+            response = await session.request(
+                method, url, data=payload, headers=headers, allow_redirects=False)
         except TimeoutError as exc:
             raise ProviderTimeoutError(
                 f"connecting to {self.vendor} timed out", vendor=self.vendor
@@ -376,6 +497,11 @@ class HttpClient:
             raise ProviderConnectionError(
                 f"cannot reach {self.vendor}: {type(exc).__name__}", vendor=self.vendor
             ) from exc
+        self._observe(lease, response)
+        if 300 <= response.status < 400:
+            response.release()
+            raise _redirect_error(self.vendor, response.status, url,
+                                  response.headers.get("Location", ""))
         if response.status >= 400:
             try:
                 body = await response.read()
@@ -383,7 +509,11 @@ class HttpClient:
                 body = b""
             finally:
                 response.release()
-            raise self._map_error(response.status, response.headers, body)
+            error = self._map_error(response.status, response.headers, body)
+            if lease is not None and isinstance(error, RateLimitedError):
+                hint = error.retry_after
+                lease.throttled(None if hint is None else min(hint, self.settings.max_retry_after))
+            raise error
         if self._body_error is not None and response.content_type != "text/event-stream":
             try:
                 body = await response.read()
@@ -398,6 +528,21 @@ class HttpClient:
                 response.release()
                 raise error
         return response
+
+
+def _register_credentials(headers: Mapping[str, str]) -> None:
+    for name, value in headers.items():
+        if name.lower() in CREDENTIAL_HEADERS:
+            register_secret(value)
+
+
+def _redirect_error(vendor: str, status: int, url: str, location: str) -> RedirectError:
+    """The error for a 3xx reply to ``url`` pointing at ``location``."""
+    target = urljoin(url, location) if location else "(no Location header)"
+    return RedirectError(
+        f"{url} answered {status} redirecting to {target}; redirects are not followed "
+        f"(the request's credentials must not reach another origin): set base_url to the "
+        f"target if you trust it", location=target, status=status, vendor=vendor)
 
 
 async def read_json(response: aiohttp.ClientResponse) -> Any:

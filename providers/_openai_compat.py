@@ -29,11 +29,25 @@ from agentflow.errors import (
     ProviderConnectionError,
     ProviderError,
     ServerError,
+    TruncatedStreamError,
     UnsupportedFeatureError,
 )
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
-from agentflow.providers._http import HttpClient, HttpSettings, api_key_from, iter_sse
+from agentflow.providers._http import (
+    HttpClient,
+    HttpSettings,
+    RateHeaders,
+    api_key_from,
+    iter_sse,
+    shared_governor,
+)
+from agentflow.providers._markup import (
+    MarkupFilter,
+    ToolMarkup,
+    markups_for_model,
+    resolve_markups,
+)
 from agentflow.providers._openai_errors import openai_error, payload_error, unsupported_feature
 from agentflow.providers._openai_wire import (
     JSON_INSTRUCTION,
@@ -49,6 +63,7 @@ from agentflow.providers._openai_wire import (
 )
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.ratelimit import model_family
 
 __all__ = [
     "GENERIC_PROFILE",
@@ -84,12 +99,19 @@ class OpenAICompatibleModel:
         headers: extra request headers.
         late_system: ``"user"`` sends system messages after the first turn as
             user messages (for servers whose chat template refuses them).
+        tool_markups: in-band tool-call formats to read out of reply text
+            (names registered in ``_markup`` such as ``"minimax"``, ``"hermes"``,
+            ``"qwen-xml"``, ``"deepseek"``, ``"glm"``, or ``ToolMarkup``s);
+            default: the vendor's own (``default_markups``), plus, on a host
+            that is not the vendor's, those ``MODEL_MARKUPS`` gives the model
+            name; ``()`` turns them off.
 
     ``stream()`` raises ``ProviderError`` subclasses: ``AuthenticationError``
     without a key for the vendor's host, the mapped HTTP errors after retries,
     a typed error for a mid-stream ``{"error": ...}`` line or ``event: error``,
-    ``ProviderConnectionError(partial=True)`` for a stream cut before ``[DONE]``
-    or a malformed stream event, ``ServerError`` for a malformed whole reply,
+    ``TruncatedStreamError`` (``partial=True``) for a stream cut before
+    ``[DONE]`` or ended without a ``finish_reason``, ``ProviderConnectionError``
+    (``partial=True``) for a malformed stream event, ``ServerError`` for a malformed whole reply,
     and either of the last two for a reply with neither content nor a finish
     reason (``[DONE]`` alone, ``{}``).
     """
@@ -107,6 +129,9 @@ class OpenAICompatibleModel:
     send_stream_options: ClassVar[bool] = True
     reasoning_history: ClassVar[ReasoningHistory] = "drop"
     parser_class: ClassVar[type[ChunkParser]] = ChunkParser
+    default_markups: ClassVar[tuple[str, ...]] = ()
+    rate_headers: ClassVar[RateHeaders | None] = None
+    """The vendor's rate-limit header reader (``None``: only 429s teach the governor)."""
 
     def __init__(
         self,
@@ -119,6 +144,7 @@ class OpenAICompatibleModel:
         stream: bool = True,
         headers: Mapping[str, str] | None = None,
         late_system: Literal["system", "user"] = "system",
+        tool_markups: Sequence[str | ToolMarkup] | None = None,
     ) -> None:
         if not model or not isinstance(model, str):
             raise InvalidModelError(f"{self.vendor}: the model name must be a non-empty string")
@@ -137,17 +163,27 @@ class OpenAICompatibleModel:
         self._stream = stream
         self._late_system: Literal["system", "user"] = late_system
         self._key_missing = not key and self.own_host
-        self._secret = key.encode() if key else b""
         all_headers = dict(headers or {})
         if key:
             all_headers["authorization"] = f"Bearer {key}"
         overridden = type(self).ok_body_error is not OpenAICompatibleModel.ok_body_error
         self._http = HttpClient(url, headers=all_headers, vendor=self.vendor,
                                 error_mapper=self._map_error, settings=settings,
-                                body_error=self.ok_body_error if overridden else None)
+                                body_error=self.ok_body_error if overridden else None,
+                                governor=shared_governor(self.vendor, url, key,
+                                                         self.rate_family(model), settings),
+                                rate_headers=type(self).rate_headers)
         self._profile = profile or self.lookup_profile(model)
+        if tool_markups is None:
+            tool_markups = (*self.default_markups,
+                            *(() if self.own_host else markups_for_model(model)))
+        self._markups = resolve_markups(tool_markups)
 
     # -- identity -------------------------------------------------------------
+    def rate_family(self, model: str) -> str:
+        """The model family sharing one rate limit (default: the name without a date suffix)."""
+        return model_family(model)
+
     def lookup_profile(self, model: str) -> ModelProfile:
         """The profile of ``model`` from this vendor's table."""
         return match_profile(self.profile_rules, model, self.default_profile)
@@ -260,9 +296,7 @@ class OpenAICompatibleModel:
         return openai_error(self.vendor, status, headers, body)
 
     def _map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
-        if self._secret:
-            body = body.replace(self._secret, b"***")
-        return self.map_error(status, headers, body)
+        return self.map_error(status, headers, body)  # the key is masked by ProviderError
 
     def payload_error(self, payload: Mapping[str, Any]) -> ProviderError | None:
         """The error a 200 payload or stream event carries, if any."""
@@ -282,19 +316,23 @@ class OpenAICompatibleModel:
         if self._key_missing:
             raise AuthenticationError(
                 f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
+        markup = MarkupFilter(self._markups, tools)
         async with self._http.open(self.chat_path, body) as response:
             parser = self.parser_class()
             if not self._stream or "json" in response.content_type:
                 guard = ReplyGuard(self.vendor, stream=False)
                 data = guard.load(await response.read())
-                for chunk in guard.fold(lambda d: self.read_payload(parser, d, guard), data):
+                for chunk in markup.feed(
+                        guard.fold(lambda d: self.read_payload(parser, d, guard), data)):
                     yield chunk
-                for chunk in guard.fold(lambda _: parser.close(), None):
+                for chunk in markup.feed(guard.fold(lambda _: parser.close(), None)):
+                    yield chunk
+                for chunk in markup.close():
                     yield chunk
                 guard.end()
                 return
             guard = ReplyGuard(self.vendor, stream=True)
-            done = received = False
+            done = received = finished = False
             async for event in iter_sse(response):
                 if event.data.strip() == "[DONE]":
                     done = True
@@ -303,15 +341,27 @@ class OpenAICompatibleModel:
                     raise self.event_error(event.data)
                 payload = guard.load(event.data)
                 received = True
-                for chunk in guard.fold(lambda p: self.read_payload(parser, p, guard), payload):
+                for chunk in markup.feed(
+                        guard.fold(lambda p: self.read_payload(parser, p, guard), payload)):
+                    finished = finished or chunk.type == "finish"
                     yield chunk
                 done = done or parser.terminal
-            for chunk in guard.fold(lambda _: parser.close(), None):
+            for chunk in markup.feed(guard.fold(lambda _: parser.close(), None)):
+                yield chunk
+            for chunk in markup.close():
                 yield chunk
             if not done:
-                raise ProviderConnectionError(
+                if not received:
+                    raise ProviderConnectionError(
+                        "the stream ended before its terminal marker ([DONE]); the reply is "
+                        "incomplete", vendor=self.vendor)
+                raise TruncatedStreamError(
                     "the stream ended before its terminal marker ([DONE]); the reply is "
-                    "incomplete", partial=received, vendor=self.vendor)
+                    "incomplete", vendor=self.vendor)
+            if received and not finished:
+                raise TruncatedStreamError(
+                    "the stream ended ([DONE]) without a finish_reason; the reply is "
+                    "incomplete", vendor=self.vendor)
             guard.end()
 
     def read_payload(

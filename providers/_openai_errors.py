@@ -43,6 +43,11 @@ _FEATURE_WORDS: tuple[tuple[UnsupportedFeature, re.Pattern[str]], ...] = (
     ("tools", re.compile(r"function[_ ]call|tool use|\btools\b|\btool\b", re.I)),
     ("thinking", re.compile(r"thinking|reasoning", re.I)),
 )
+_SCHEMA_REFUSAL = re.compile(r"invalid schema for response_format", re.I)
+"""A schema the native path refuses ("Invalid schema for response_format 'X':
+In context=(), 'additionalProperties' is required to be supplied and to be
+false."; platform.openai.com/docs/guides/structured-outputs): the tool path
+takes it, so it is an unsupported native output, not a bad request."""
 _PARAM_FEATURE: dict[str, UnsupportedFeature] = {
     "tool_choice": "tool_choice", "response_format": "native_output", "tools": "tools",
 }
@@ -58,8 +63,11 @@ def unsupported_feature(message: str, param: Any = None) -> UnsupportedFeature |
     response format before tools: a refused combination of the two (Gemini:
     "Function calling with a response mime type: 'application/json' is
     unsupported") is ``native_output``, even with ``param="tools"``, so the
-    engine drops the response format and keeps the caller's tools.
+    engine drops the response format and keeps the caller's tools. A
+    response-format schema refused as invalid is ``native_output`` too.
     """
+    if _SCHEMA_REFUSAL.search(message):
+        return "native_output"
     if not _REFUSAL.search(message):
         return None
     named = _PARAM_FEATURE.get(param) if isinstance(param, str) else None

@@ -257,7 +257,8 @@ class ChunkParser:
     ``ReplyGuard.fold`` turns into a typed ``ProviderError``.
     """
 
-    __slots__ = ("_ids", "_last", "_next", "_refused", "_tools_seen", "_usage", "terminal")
+    __slots__ = ("_ids", "_last", "_model", "_next", "_refused", "_reply_id", "_tools_seen",
+                 "_usage", "terminal")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
@@ -266,6 +267,8 @@ class ChunkParser:
         self._refused = False
         self._tools_seen = False
         self._usage: Usage | None = None
+        self._model: str | None = None
+        self._reply_id: str | None = None
         self.terminal = False
         """Set when a payload itself ends the reply (no ``[DONE]`` needed)."""
 
@@ -273,6 +276,10 @@ class ChunkParser:
         """The chunks of one payload."""
         out: list[ModelChunk] = []
         raw_finish = None
+        if self._model is None:  # the answering model and reply id, for tracing
+            model, reply_id = payload.get("model"), payload.get("id")
+            self._model = model if isinstance(model, str) and model else None
+            self._reply_id = reply_id if isinstance(reply_id, str) and reply_id else None
         choices = payload.get("choices")
         if choices:
             choice = choices[0]
@@ -343,7 +350,7 @@ class ChunkParser:
             reason = "refusal"
         elif reason == "stop" and self._tools_seen:
             reason = "tool_calls"
-        return FinishChunk(reason, raw)
+        return FinishChunk(reason, raw, self._model, self._reply_id)
 
     def close(self) -> list[ModelChunk]:
         """Chunks held back until the reply ends (none here)."""

@@ -25,10 +25,21 @@ Wire facts (shared/providers.md §3; docs.anthropic.com/en/api/messages,
   block, never on a block of a message whose metadata has ``CACHE_CONTROL=False``.
 * Native structured output: ``output_config.format`` ``json_schema`` (every
   object closed with ``additionalProperties: false``), on for the 4.5+ models.
+  A schema with a map (``dict[str, X]``) is refused before sending, and a
+  400 refusing a schema feature of ``output_config`` is an
+  ``UnsupportedFeatureError``: either way the engine takes the tool path.
+
+Vendor extensions sent (outside the anthropic SDK's request types; checked by
+tests/test_sdk_conformance.py): ``temperature``, only when the caller sets it
+(the SDK dropped it in 1.0; the API still takes it on models with sampling
+options, platform.claude.com/docs/en/about-claude/model-deprecations). The
+SDK's own auth (``Authorization: Bearer``) and newer ``anthropic-version``
+dates are accepted too; we keep ``x-api-key`` and ``2023-06-01``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -36,8 +47,8 @@ import aiohttp
 import orjson
 
 from agentflow.errors import (
-    ProviderConnectionError,
     ProviderError,
+    TruncatedStreamError,
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
@@ -72,32 +83,107 @@ from agentflow.providers._http import (
     error_message,
     iter_sse,
     own_host,
+    parse_retry_after,
+    shared_governor,
 )
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.ratelimit import RateLimitSnapshot, model_family, seconds_until
 
-__all__ = ["DEFAULT_PROFILE", "PROFILES", "AnthropicChatModel", "create", "map_error"]
+__all__ = [
+    "DEFAULT_PROFILE",
+    "PROFILES",
+    "AnthropicChatModel",
+    "create",
+    "map_error",
+    "rate_family",
+    "rate_limit_headers",
+]
 
 VENDOR = "anthropic"
 API_VERSION = "2023-06-01"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_KEY_VARIABLES = ("ANTHROPIC_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
 _BASE = ModelProfile(forced_tool_choice_with_thinking=False)
 _THINKING = _BASE.with_(supports_thinking=True)
 _NATIVE = _THINKING.with_(native_output="json_schema")
 
 PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("claude-*-4-[5-9]*", _NATIVE, "output_config json_schema (4.5+)"),
-    ProfileRule("claude-opus-4-1*", _NATIVE, "output_config json_schema"),
-    ProfileRule("claude-*-4*", _THINKING, "extended thinking; no native output"),
-    ProfileRule("claude-3-7-*", _THINKING, "extended thinking; no native output"),
-    ProfileRule("claude-3*", _BASE, "no thinking, no native output"),
+    ProfileRule("claude-*-4-[5-9]*", _NATIVE.with_(
+        context_window=200_000, max_output_tokens=64_000),
+                "output_config json_schema (4.5+)"),
+    ProfileRule("claude-opus-4-1*", _NATIVE.with_(context_window=200_000, max_output_tokens=32_000),
+                "output_config json_schema"),
+    ProfileRule("claude-*-4*", _THINKING.with_(context_window=200_000, max_output_tokens=32_000),
+                "extended thinking; no native output"),
+    ProfileRule("claude-3-7-*", _THINKING.with_(context_window=200_000, max_output_tokens=64_000),
+                "extended thinking; no native output"),
+    ProfileRule("claude-3*", _BASE.with_(context_window=200_000, max_output_tokens=4_096),
+                "no thinking, no native output"),
+    ProfileRule("claude-*-[5-9]*", _NATIVE.with_(context_window=200_000, max_output_tokens=64_000),
+                "Claude 5 families (fable, mythos, haiku, sonnet, opus; SDK Model literal)"),
+    ProfileRule("claude-*-[5-9]", _NATIVE.with_(context_window=200_000, max_output_tokens=64_000),
+                "Claude 5 families"),
+    ProfileRule("claude-mythos*", _NATIVE.with_(context_window=200_000, max_output_tokens=64_000),
+                "Claude Mythos (preview)"),
 )
 """Model-name globs -> profile. Native output (``output_config``) only on the
 models the structured-outputs doc lists (Sonnet/Opus/Haiku 4.5+, Opus 4.1);
-thinking on 3.7 and 4.x; unknown names get the thinking profile without native output."""
+thinking on 3.7 and 4.x; unknown names get the thinking profile without native output.
+
+Context window 200,000 tokens for every row; output caps from
+docs.anthropic.com/en/docs/about-claude/models/overview: 64,000 for the 4.5
+models and Claude 3.7 Sonnet, 32,000 for Opus 4/4.1 (Sonnet 4's 64,000 shares
+Opus 4's pattern, so the lower figure), 4,096 for the Claude 3 family's
+smallest (Claude 3 Haiku/Opus)."""
 DEFAULT_PROFILE = _THINKING
 """The profile of model names no pattern matches: thinking, no native output."""
+
+
+def _number(headers: Mapping[str, str], name: str) -> float | None:
+    value = headers.get(name)
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
+    """Anthropic's rate-limit headers (docs.anthropic.com/en/api/rate-limits;
+    shared/providers.md §3): ``anthropic-ratelimit-requests-{limit,remaining,reset}``
+    and ``anthropic-ratelimit-tokens-*`` (the most restrictive token limit in
+    force), else ``anthropic-ratelimit-input-tokens-*``; resets are RFC 3339
+    times; ``retry-after`` (seconds) on 429. ``None`` when none is present.
+    """
+    prefix = "anthropic-ratelimit-"
+    dim = "tokens" if f"{prefix}tokens-remaining" in headers else "input-tokens"
+    snap = RateLimitSnapshot(
+        requests_limit=_number(headers, f"{prefix}requests-limit"),
+        requests_remaining=_number(headers, f"{prefix}requests-remaining"),
+        requests_reset=seconds_until(headers.get(f"{prefix}requests-reset")),
+        tokens_limit=_number(headers, f"{prefix}{dim}-limit"),
+        tokens_remaining=_number(headers, f"{prefix}{dim}-remaining"),
+        tokens_reset=seconds_until(headers.get(f"{prefix}{dim}-reset")),
+        retry_after=parse_retry_after(headers),
+    )
+    return None if snap == RateLimitSnapshot() else snap
+
+
+_TIER = re.compile(r"claude-(?:(opus|sonnet|haiku)-(\d+)|(\d+)(?:-\d+)?-(opus|sonnet|haiku))")
+
+
+def rate_family(model: str) -> str:
+    """The model class Anthropic's limits apply to: ``claude-sonnet-4-5-20250929``
+    and ``claude-sonnet-4-0`` -> ``claude-sonnet-4``; ``claude-3-5-haiku-latest`` ->
+    ``claude-haiku-3`` (limits are per model class, docs.anthropic.com/en/api/rate-limits)."""
+    match = _TIER.match(model)
+    if match is None:
+        return model_family(model)
+    tier = match.group(1) or match.group(4)
+    major = match.group(2) or match.group(3)
+    return f"claude-{tier}-{major}"
 
 
 class AnthropicChatModel(HttpChatModel):
@@ -135,7 +221,9 @@ class AnthropicChatModel(HttpChatModel):
         key = api_key_from(api_key, env)
         headers = {"anthropic-version": API_VERSION, **({"x-api-key": key} if key else {})}
         client = HttpClient(base_url, headers=headers, vendor=VENDOR, error_mapper=map_error,
-                            settings=settings)
+                            settings=settings, rate_headers=rate_limit_headers,
+                            governor=shared_governor(VENDOR, base_url, key, rate_family(model),
+                                                     settings))
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)
         if thinking_budget is not None:
             resolved = resolved.with_(supports_thinking=True, thinking_default=True)
@@ -192,26 +280,33 @@ class AnthropicChatModel(HttpChatModel):
         Raises:
             ProviderError: an ``event: error`` (529 ``overloaded_error`` ->
                 ``OverloadedError``...).
-            ProviderConnectionError: the stream ended before ``message_stop``,
-                an event is malformed, or the reply had neither content nor a
-                ``stop_reason`` (``message_stop`` alone).
+            TruncatedStreamError: the stream ended before ``message_stop``, or
+                reached it without a ``stop_reason`` (``partial=True``).
+            ProviderConnectionError: an event is malformed, or the reply had
+                neither content nor a ``stop_reason`` (``message_stop`` alone).
         """
         guard = ReplyGuard(VENDOR, stream=True)
         reader = _StreamReader()
+        finished = False
         async for event in iter_sse(response):
             if not event.data:
                 continue
             for chunk in guard.fold(reader.feed, guard.load(event.data)):
+                finished = finished or chunk.type == "finish"
                 yield chunk
             if reader.done:
                 guard.end()
+                if not finished:
+                    raise TruncatedStreamError("the stream reached message_stop without a "
+                                               "stop_reason; the reply is incomplete",
+                                               vendor=VENDOR)
                 return
-        raise ProviderConnectionError("the stream ended before message_stop", partial=True,
-                                      vendor=VENDOR)
+        raise TruncatedStreamError("the stream ended before message_stop", vendor=VENDOR)
 
     def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
         """Chunks of a whole ``message`` object."""
         reader = _StreamReader()
+        reader.message = dict(data)
         yield UsageChunk(_usage(data.get("usage") or {}))
         for index, block in enumerate(data.get("content") or []):
             yield from reader.block(index, block)
@@ -249,6 +344,8 @@ class _StreamReader:
         self.usage: dict[str, Any] = {}
         self.blocks: dict[int, dict[str, Any]] = {}
         self.thinking: list[dict[str, Any]] = []
+        self.message: dict[str, Any] = {}
+        """The ``message`` of ``message_start`` (its ``model`` and ``id``)."""
 
     def feed(self, data: Mapping[str, Any]) -> Iterable[ModelChunk]:
         """Chunks of one stream event (``ping`` and unknown events give none).
@@ -258,7 +355,8 @@ class _StreamReader:
         """
         kind = data.get("type")
         if kind == "message_start":
-            self.usage = dict(data.get("message", {}).get("usage") or {})
+            self.message = dict(data.get("message") or {})
+            self.usage = dict(self.message.get("usage") or {})
             yield UsageChunk(_usage(self.usage))
         elif kind == "content_block_start":
             index, block = data["index"], dict(data["content_block"])
@@ -317,7 +415,10 @@ class _StreamReader:
     def finish(self, stop_reason: str | None) -> Iterable[ModelChunk]:
         """The normalized finish chunk for ``stop_reason``."""
         if stop_reason:
-            yield FinishChunk(_STOP.get(stop_reason, "other"), stop_reason)
+            model, reply_id = self.message.get("model"), self.message.get("id")
+            yield FinishChunk(_STOP.get(stop_reason, "other"), stop_reason,
+                              model if isinstance(model, str) else None,
+                              reply_id if isinstance(reply_id, str) else None)
 
 
 # ----------------------------------------------------------------------------- errors
@@ -336,6 +437,7 @@ def _unsupported(message: str) -> UnsupportedFeature | None:
         return "tool_choice"
     if ("output_config" in text or "output_format" in text or "structured output" in text) and (
         "not support" in text or "unsupported" in text or "not available" in text
+        or "schema" in text  # a schema feature refused ("...format.schema: For 'object'...")
     ):
         return "native_output"
     if "thinking" in text and ("not support" in text or "unsupported" in text):

@@ -22,20 +22,35 @@ Everything special about DashScope compatible mode (shared/providers.md section 
   sends ``enable_thinking: false`` unless the caller asked for thinking.
 * ``parallel_tool_calls`` is accepted; errors carry ``request_id``; an
   account in arrears (``Arrearage``) maps to ``QuotaExceededError``.
+* **In-band tool calls:** Qwen served without a tool parser writes the
+  Hermes format ``<tool_call>{"name": …, "arguments": {…}}</tool_call>``
+  (``HERMES_MARKUP``; Qwen2.5/3, and Hermes/NousResearch models) or, for
+  Qwen3-Coder, ``<tool_call><function=name><parameter=k>v</parameter>
+  </function></tool_call>`` (``QWEN_XML_MARKUP``) into the text; both become
+  tool calls. On by default here; any OpenAI-compatible adapter takes them
+  with ``tool_markups=["hermes", "qwen-xml"]``.
+
+Vendor extensions sent (outside the openai SDK's request types, which
+DashScope documents for compatible mode; checked by tests/test_sdk_conformance.py):
+``enable_thinking`` (alibabacloud.com/help/en/model-studio/deep-thinking).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from agentflow.errors import ProviderError, QuotaExceededError, UnsupportedFeatureError
 from agentflow.model import GenerateOptions, ModelProfile, ResponseFormat
+from agentflow.output.decoding import decode_value
 from agentflow.providers._http import error_message
+from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._profiles import ProfileRule
 
-__all__ = ["DEFAULT_PROFILE", "PROFILES", "DashScopeChatModel", "create"]
+__all__ = ["DEFAULT_PROFILE", "HERMES_MARKUP", "PROFILES", "QWEN_XML_MARKUP",
+           "DashScopeChatModel", "create", "parse_hermes_call", "parse_qwen_xml_call"]
 
 _HYBRID = ModelProfile(
     tool_choice_modes=frozenset({"auto", "none", "specific"}),
@@ -50,22 +65,91 @@ _THINKS = _HYBRID.with_(thinking_default=True)
 _NO_THINKING = _HYBRID.with_(supports_thinking=False)
 
 PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("qwq*", _THINKS, "thinking-only"),
-    ProfileRule("qvq*", _THINKS, "thinking-only"),
+    ProfileRule("qwq*", _THINKS.with_(context_window=131_072, max_output_tokens=8_192),
+                "thinking-only"),
+    ProfileRule("qvq*", _THINKS.with_(context_window=131_072, max_output_tokens=8_192),
+                "thinking-only"),
     ProfileRule("*-thinking*", _THINKS, "thinking-only"),
     ProfileRule("*-instruct*", _NO_THINKING, "non-thinking variant"),
-    ProfileRule("qwen3-coder*", _NO_THINKING, "non-thinking"),
-    ProfileRule("qwen3-max*", _HYBRID, "hybrid, thinking off by default"),
-    ProfileRule("qwen-plus*", _HYBRID, "hybrid, thinking off by default"),
-    ProfileRule("qwen-flash*", _HYBRID, "hybrid, thinking off by default"),
-    ProfileRule("qwen-turbo*", _HYBRID, "hybrid, thinking off by default"),
-    ProfileRule("qwen3*", _THINKS, "open-source Qwen3 (and 3.5+): thinking on by default"),
-    ProfileRule("qwen-max*", _NO_THINKING, "no thinking"),
-    ProfileRule("qwen-long*", _NO_THINKING, "no thinking"),
-    ProfileRule("qwen2*", _NO_THINKING, "no thinking"),
+    ProfileRule("qwen3-coder*", _NO_THINKING.with_(
+        context_window=262_144, max_output_tokens=65_536),
+                "non-thinking"),
+    ProfileRule("qwen-v1", _NO_THINKING, "deprecated (dashscope SDK Generation.Models)"),
+    ProfileRule("qwen-plus-v1", _NO_THINKING, "deprecated (dashscope SDK Generation.Models)"),
+    ProfileRule("bailian-v1", _NO_THINKING, "deprecated (dashscope SDK Generation.Models)"),
+    ProfileRule("dolly-*", _NO_THINKING.with_(supports_tools=False),
+                "open model served by DashScope (dashscope SDK Generation.Models)"),
+    ProfileRule("qwen3-max*", _HYBRID.with_(context_window=262_144, max_output_tokens=65_536),
+                "hybrid, thinking off by default"),
+    ProfileRule("qwen-plus*", _HYBRID.with_(context_window=131_072, max_output_tokens=8_192),
+                "hybrid, thinking off by default"),
+    ProfileRule("qwen-flash*", _HYBRID.with_(context_window=1_000_000, max_output_tokens=32_768),
+                "hybrid, thinking off by default"),
+    ProfileRule("qwen-turbo*", _HYBRID.with_(context_window=131_072, max_output_tokens=8_192),
+                "hybrid, thinking off by default"),
+    ProfileRule("qwen3*", _THINKS.with_(context_window=131_072, max_output_tokens=16_384),
+                "open-source Qwen3 (and 3.5+): thinking on by default"),
+    ProfileRule("qwen-max*", _NO_THINKING.with_(context_window=32_768, max_output_tokens=8_192),
+                "no thinking"),
+    ProfileRule("qwen-long*", _NO_THINKING.with_(
+        context_window=10_000_000, max_output_tokens=8_192),
+                "no thinking"),
+    ProfileRule("qwen2*", _NO_THINKING.with_(context_window=131_072, max_output_tokens=8_192),
+                "no thinking"),
 )
 DEFAULT_PROFILE = _HYBRID
-"""The profile of model names no pattern matches (hybrid, thinking off by default)."""
+"""The profile of model names no pattern matches (hybrid, thinking off by default).
+
+Windows and output caps (tokens) from help.aliyun.com/zh/model-studio/models,
+the smallest of a family's dated versions where they differ (qwen-plus and
+qwen-turbo: 131,072 / 8,192, newer snapshots have 1,000,000); ``*-instruct``
+and ``*-thinking`` names span families: unknown (the conservative default)."""
+
+
+def parse_hermes_call(body: str) -> list[MarkupCall] | None:
+    """The call of one Hermes ``<tool_call>`` block: a JSON (or Python-literal)
+    object ``{"name": str, "arguments": object | JSON string}`` (``parameters``
+    is read too). ``None`` when the block is not this format."""
+    try:
+        data = decode_value(body.strip())
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        return None
+    args = data.get("arguments", data.get("parameters", {}))
+    if isinstance(args, str):
+        args = decode_value(args) if args.strip() else {}
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        return None
+    return [MarkupCall(data["name"], args)]
+
+
+HERMES_MARKUP = register_markup(
+    ToolMarkup("hermes", "<tool_call>", "</tool_call>", parse_hermes_call), "qwen")
+"""The Hermes/Qwen in-band tool-call format (``<tool_call>{json}</tool_call>``)."""
+
+_FUNCTION = re.compile(r"<function=([^>\s]+)>(.*?)</function>", re.DOTALL)
+_XML_PARAMETER = re.compile(r"<parameter=([^>\s]+)>(.*?)</parameter>", re.DOTALL)
+
+
+def parse_qwen_xml_call(body: str) -> list[MarkupCall] | None:
+    """The calls of one Qwen3-Coder ``<tool_call>`` block:
+    ``<function=name><parameter=key>value</parameter></function>`` (values
+    are text, typed later from the tool's schema)."""
+    calls = [MarkupCall(name, {k: v.strip("\n") for k, v in _XML_PARAMETER.findall(inner)},
+                        raw_values=True)
+             for name, inner in _FUNCTION.findall(body)]
+    return calls or None
+
+
+QWEN_XML_MARKUP = register_markup(
+    ToolMarkup("qwen-xml", "<tool_call>", "</tool_call>", parse_qwen_xml_call))
+"""Qwen3-Coder's XML in-band tool-call format."""
+
+API_KEY_VARIABLES = ("DASHSCOPE_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
 
 class DashScopeChatModel(OpenAICompatibleModel):
@@ -80,6 +164,7 @@ class DashScopeChatModel(OpenAICompatibleModel):
     own_hosts: ClassVar[tuple[str, ...]] = ("dashscope-intl.aliyuncs.com",)
     profile_rules: ClassVar[Sequence[ProfileRule]] = PROFILES
     default_profile: ClassVar[ModelProfile] = DEFAULT_PROFILE
+    default_markups: ClassVar[tuple[str, ...]] = ("hermes", "qwen-xml")
 
     def thinking_on(self, options: GenerateOptions) -> bool:
         """Whether the request will run with thinking (after the non-streaming rule)."""

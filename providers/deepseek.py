@@ -20,21 +20,35 @@ Everything special about DeepSeek (shared/providers.md section 2):
 * Usage rides on the last content chunk; ``: keep-alive`` comments arrive
   while queued (the SSE reader ignores them); error bodies may be
   ``application/octet-stream`` (parsed as JSON anyway).
+* **In-band tool calls:** V3/R1 served without a tool parser write their
+  special tokens into the text: ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>
+  function<｜tool▁sep｜>name`` and a fenced JSON block (V3), or
+  ``name<｜tool▁sep｜>{json}`` (V3.1+), ``<｜tool▁call▁end｜><｜tool▁calls▁end｜>``;
+  ``DEEPSEEK_MARKUP`` turns them into tool calls. On by default here; any
+  OpenAI-compatible adapter takes it with ``tool_markups=["deepseek"]``.
 * ``strict`` tools are honoured only on the beta base URL
   (``https://api.deepseek.com/beta``); elsewhere the flag is not sent.
+
+Vendor extensions sent (outside the openai SDK's request types; checked by
+tests/test_sdk_conformance.py): ``thinking`` and ``messages[].reasoning_content``
+(api-docs.deepseek.com/guides/thinking_mode).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from agentflow.model import GenerateOptions, ModelProfile
+from agentflow.output.decoding import decode_value
+from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._openai_wire import ReasoningHistory
 from agentflow.providers._profiles import ProfileRule
 
-__all__ = ["DEFAULT_PROFILE", "PROFILES", "DeepSeekChatModel", "create"]
+__all__ = ["DEEPSEEK_MARKUP", "DEFAULT_PROFILE", "PROFILES", "DeepSeekChatModel", "create",
+           "parse_deepseek_calls"]
 
 _THINKING = ModelProfile(
     tool_choice_modes=frozenset({"auto", "none", "required", "specific"}),
@@ -47,14 +61,61 @@ _THINKING = ModelProfile(
 _NON_THINKING = _THINKING.with_(thinking_default=False)
 
 PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("deepseek-chat", _NON_THINKING, "V4-Flash alias, thinking off"),
-    ProfileRule("deepseek-reasoner", _THINKING, "V4-Flash alias, thinking on"),
-    ProfileRule("deepseek-v4*", _THINKING, "thinking on by default"),
-    ProfileRule("deepseek-flash*", _THINKING, "thinking on by default"),
-    ProfileRule("deepseek-pro*", _THINKING, "thinking on by default"),
+    ProfileRule("deepseek-chat", _NON_THINKING.with_(
+        context_window=128_000, max_output_tokens=8_000),
+                "V4-Flash alias, thinking off"),
+    ProfileRule("deepseek-reasoner", _THINKING.with_(
+        context_window=128_000, max_output_tokens=64_000),
+                "V4-Flash alias, thinking on"),
+    ProfileRule("deepseek-v4*", _THINKING.with_(context_window=128_000, max_output_tokens=64_000),
+                "thinking on by default"),
+    ProfileRule("deepseek-flash*", _THINKING.with_(
+        context_window=128_000, max_output_tokens=64_000),
+                "thinking on by default"),
+    ProfileRule("deepseek-pro*", _THINKING.with_(context_window=128_000, max_output_tokens=64_000),
+                "thinking on by default"),
 )
 DEFAULT_PROFILE = _THINKING
-"""The profile of model names no pattern matches (thinking on by default (V4))."""
+"""The profile of model names no pattern matches (thinking on by default (V4)).
+
+Windows and output caps: api-docs.deepseek.com/quick_start/pricing ("context
+length 128K"; maximum output 8K in non-thinking mode, 64K in thinking mode)."""
+
+
+CALL_BEGIN, CALL_END, SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
+_CALL = re.compile(re.escape(CALL_BEGIN) + "(.*?)" + re.escape(CALL_END), re.DOTALL)
+_FENCED = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
+
+
+def parse_deepseek_calls(body: str) -> list[MarkupCall] | None:
+    """The calls between ``<｜tool▁calls▁begin｜>`` and ``<｜tool▁calls▁end｜>``:
+    each ``<｜tool▁call▁begin｜>type<｜tool▁sep｜>name`` + a fenced JSON block
+    (V3), or ``name<｜tool▁sep｜>{json}`` (V3.1+). ``None`` when a call cannot
+    be read."""
+    calls: list[MarkupCall] = []
+    for inner in _CALL.findall(body):
+        left, sep, right = inner.partition(SEP)
+        if not sep:
+            return None
+        if left.strip() == "function":
+            name, _, rest = right.strip().partition("\n")
+            fenced = _FENCED.search(rest)
+            args_text = fenced.group(1) if fenced else rest
+        else:
+            name, args_text = left, right
+        args = decode_value(args_text.strip()) if args_text.strip() else {}
+        if not isinstance(args, dict) or not name.strip():
+            return None
+        calls.append(MarkupCall(name.strip(), args))
+    return calls or None
+
+
+DEEPSEEK_MARKUP = register_markup(ToolMarkup(
+    "deepseek", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", parse_deepseek_calls))
+"""DeepSeek V3/R1's in-band tool-call tokens."""
+
+API_KEY_VARIABLES = ("DEEPSEEK_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
 
 class DeepSeekChatModel(OpenAICompatibleModel):
@@ -70,6 +131,7 @@ class DeepSeekChatModel(OpenAICompatibleModel):
     profile_rules: ClassVar[Sequence[ProfileRule]] = PROFILES
     default_profile: ClassVar[ModelProfile] = DEFAULT_PROFILE
     reasoning_history: ClassVar[ReasoningHistory] = "field"
+    default_markups: ClassVar[tuple[str, ...]] = ("deepseek",)
 
     def __init__(self, model: str, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)

@@ -37,9 +37,9 @@ import orjson
 
 from agentflow.errors import (
     AuthenticationError,
-    ProviderConnectionError,
     ProviderError,
     RateLimitedError,
+    TruncatedStreamError,
     UnsupportedFeatureError,
 )
 from agentflow.messages import Msg
@@ -74,27 +74,38 @@ from agentflow.providers._http import (
     iter_sse,
     own_host,
     parse_retry_after,
+    shared_governor,
 )
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.ratelimit import model_family
 
 __all__ = ["DEFAULT_PROFILE", "PROFILES", "GeminiChatModel", "create", "map_error"]
 
 VENDOR = "gemini"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+API_KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
 _PRE3 = ModelProfile(native_output="json_schema", native_output_with_tools=False,
                      schema_dialect="gemini")
 _THINKING = _PRE3.with_(supports_thinking=True, thinking_default=True)
 
 PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("gemini-[3-9]*", _THINKING.with_(native_output_with_tools=True),
+    ProfileRule("gemini-[3-9]*", _THINKING.with_(native_output_with_tools=True,
+                                                 context_window=1_048_576,
+                                                 max_output_tokens=65_536),
                 "responseSchema together with function calling"),
-    ProfileRule("gemini-2.5*", _THINKING, "thinking on by default"),
-    ProfileRule("gemini-*", _PRE3, "responseSchema never with function calling"),
+    ProfileRule("gemini-2.5*", _THINKING.with_(
+        context_window=1_048_576, max_output_tokens=65_536), "thinking on by default"),
+    ProfileRule("gemini-*", _PRE3.with_(context_window=1_048_576, max_output_tokens=8_192),
+                "responseSchema never with function calling"),
 )
 """Model-name globs -> profile: native output everywhere, combined with tools
-from Gemini 3 on; thinking (on by default) from 2.5."""
+from Gemini 3 on; thinking (on by default) from 2.5. Windows and output caps
+(tokens) from ai.google.dev/gemini-api/docs/models: 1,048,576 input for every
+family (1.5 Pro's 2,097,152 shares the ``gemini-*`` row, so the lower
+figure); 65,536 output from 2.5 on, 8,192 before."""
 DEFAULT_PROFILE = _PRE3
 """The profile of model names no pattern matches: native output never with tools."""
 
@@ -114,6 +125,8 @@ class GeminiChatModel(HttpChatModel):
     """
 
     vendor = VENDOR
+    otel_provider = "gcp.gemini"
+    """``gen_ai.provider.name`` of the Gemini API (OpenTelemetry GenAI conventions)."""
 
     def __init__(
         self,
@@ -131,7 +144,9 @@ class GeminiChatModel(HttpChatModel):
         key = api_key_from(api_key, "GEMINI_API_KEY" if own else "") or api_key_from(
             None, "GOOGLE_API_KEY" if own else "")
         client = HttpClient(base_url, headers={"x-goog-api-key": key} if key else {},
-                            vendor=VENDOR, error_mapper=map_error, settings=settings)
+                            vendor=VENDOR, error_mapper=map_error, settings=settings,
+                            governor=shared_governor(VENDOR, base_url, key, model_family(model),
+                                                     settings))
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)
         super().__init__(model, client=client, profile=resolved, stream=stream)
         self.thinking_budget = thinking_budget
@@ -189,7 +204,8 @@ class GeminiChatModel(HttpChatModel):
 
         Raises:
             ProviderError: an error object inside the stream.
-            ProviderConnectionError: the stream ended without a ``finishReason``,
+            TruncatedStreamError / ProviderConnectionError: the stream ended
+                without a ``finishReason`` (``partial=True``),
                 or an event is malformed.
         """
         guard = ReplyGuard(VENDOR, stream=True)
@@ -244,6 +260,8 @@ class _Reader:
     def __init__(self) -> None:
         self.calls = 0
         self.finish: str | None = None
+        self.model: str | None = None
+        self.reply_id: str | None = None
 
     def feed(self, data: Any) -> Iterable[ModelChunk]:
         if isinstance(data, list):  # an error (or reply) wrapped in a one-element list
@@ -251,6 +269,10 @@ class _Reader:
         if "error" in data:
             code = data["error"].get("code") if isinstance(data["error"], Mapping) else None
             raise map_error(code if isinstance(code, int) else 500, {}, orjson.dumps(data))
+        if isinstance(data.get("modelVersion"), str):  # for tracing
+            self.model = data["modelVersion"]
+        if isinstance(data.get("responseId"), str):
+            self.reply_id = data["responseId"]
         if data.get("usageMetadata"):
             yield UsageChunk(_usage(data["usageMetadata"]))
         candidates = data.get("candidates") or []
@@ -287,19 +309,20 @@ class _Reader:
         ``STOP``, with ``raw=""``: the vendor gave no reason).
 
         Raises:
-            ProviderConnectionError: a stream ended without ``finishReason``
+            TruncatedStreamError: a stream ended without ``finishReason``
                 (nor a block reason): it was cut.
         """
         if self.finish is None and cut_if_unfinished:
-            raise ProviderConnectionError("the stream ended without a finishReason",
-                                          partial=True, vendor=VENDOR)
+            raise TruncatedStreamError("the stream ended without a finishReason; the reply "
+                                       "is incomplete", vendor=VENDOR)
         raw = self.finish or ""
         if raw.startswith("BLOCKED:"):
-            yield FinishChunk("content_filter", raw)
+            reason: FinishReason = "content_filter"
         elif raw in ("STOP", "") and self.calls:
-            yield FinishChunk("tool_calls", raw)
+            reason = "tool_calls"
         else:
-            yield FinishChunk(_FINISH.get(raw or "STOP", "other"), raw)
+            reason = _FINISH.get(raw or "STOP", "other")
+        yield FinishChunk(reason, raw, self.model, self.reply_id)
 
 
 # ----------------------------------------------------------------------------- errors
@@ -316,11 +339,20 @@ def _retry_delay(details: Iterable[Any]) -> float | None:
     return None
 
 
+def _refuses_response_schema(message: str) -> bool:
+    """Whether a 400 refuses the native-output schema ("Invalid JSON payload
+    received. Unknown name "x" at 'generation_config.response_schema'", "...
+    response_schema.properties: should be non-empty for OBJECT type"): the
+    engine then takes the tool path."""
+    return any(name in message for name in ("response_schema", "responseschema",
+                                            "response_json_schema", "responsejsonschema"))
+
+
 def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
     """A Google RPC error (``{"error":{code,message,status,details}}``, maybe
     in a one-element list) as a ``ProviderError``: 400 ``API_KEY_INVALID`` ->
     ``AuthenticationError``; 400 "Function calling with a response mime type"
-    -> ``UnsupportedFeatureError("native_output")``; 429 ->
+    or a refused response schema -> ``UnsupportedFeatureError("native_output")``; 429 ->
     ``RateLimitedError`` with ``RetryInfo.retryDelay`` (else ``Retry-After``);
     other statuses as usual (503 -> ``OverloadedError``)."""
     message, _, data = error_message(body)
@@ -335,6 +367,8 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
         return AuthenticationError(message, **kw)
     lowered = message.lower()
     if status == 400 and "function calling with a response mime type" in lowered:
+        return UnsupportedFeatureError(message, feature="native_output", **kw)
+    if status == 400 and _refuses_response_schema(lowered):
         return UnsupportedFeatureError(message, feature="native_output", **kw)
     if status == 400 and "function calling is not enabled" in lowered:
         return UnsupportedFeatureError(message, feature="tools", **kw)

@@ -10,6 +10,8 @@ Everything special about GLM (shared/providers.md section 7):
   engine's prompt reminder.
 * **Tool calls may arrive whole** in one stream delta (without
   ``tool_stream``); the shared parser handles whole and fragmented calls.
+* ``temperature`` is clamped into the open interval (0, 1) as zai-sdk does:
+  <= 0 becomes 0.01 with ``do_sample: false``, >= 1 becomes 0.99.
 * Not sent: ``stream_options`` (usage is on the final chunk anyway) and
   ``strict`` on tools. ``max_tokens`` (not ``max_completion_tokens``).
 * **Thinking:** ``thinking: {"type": "enabled"|"disabled"}`` follows
@@ -20,10 +22,19 @@ Everything special about GLM (shared/providers.md section 7):
   retried, although HTTP 429), 1302/1303/1305 -> ``RateLimitedError``, 1211
   model not found, 1301 unsafe content -> ``BadRequestError``. Finish reason
   ``sensitive`` -> ``content_filter``.
+* **In-band tool calls:** GLM-4.5+ served without a tool parser write
+  ``<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>``
+  into the text; ``GLM_MARKUP`` turns it into tool calls (values typed from
+  the tool's schema). On by default here; any OpenAI-compatible adapter
+  takes it with ``tool_markups=["glm"]``.
+
+Vendor extensions sent: none; ``thinking`` and ``do_sample`` are keywords of
+zai-sdk's ``chat.completions.create`` (checked by tests/test_sdk_conformance.py).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -35,12 +46,15 @@ from agentflow.errors import (
     QuotaExceededError,
     RateLimitedError,
 )
+from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelProfile, ToolSpec
 from agentflow.providers._http import error_message, parse_retry_after
+from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._profiles import ProfileRule
 
-__all__ = ["DEFAULT_PROFILE", "PROFILES", "GLMChatModel", "create"]
+__all__ = ["DEFAULT_PROFILE", "GLM_MARKUP", "PROFILES", "GLMChatModel", "create",
+           "parse_glm_call"]
 
 _GLM = ModelProfile(
     tool_choice_modes=frozenset({"auto", "none"}),
@@ -51,20 +65,55 @@ _GLM = ModelProfile(
 )
 
 PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("glm-z1*", _GLM, "reasoning model"),
-    ProfileRule("glm-4.5*", _GLM, "dynamic thinking, on by default"),
-    ProfileRule("glm-4.6*", _GLM, "thinking on by default"),
-    ProfileRule("glm-4.7*", _GLM, "thinking on by default"),
+    ProfileRule("glm-z1*", _GLM.with_(context_window=32_000, max_output_tokens=None),
+                "reasoning model"),
+    ProfileRule("glm-4.5*", _GLM.with_(context_window=128_000, max_output_tokens=96_000),
+                "dynamic thinking, on by default"),
+    ProfileRule("glm-4.6*", _GLM.with_(context_window=200_000, max_output_tokens=128_000),
+                "thinking on by default"),
+    ProfileRule("glm-4.7*", _GLM.with_(context_window=200_000, max_output_tokens=128_000),
+                "thinking on by default"),
     ProfileRule("glm-5*", _GLM, "thinking on by default"),
-    ProfileRule("glm-4*", _GLM.with_(supports_thinking=False, thinking_default=False),
+    ProfileRule("glm-4*", _GLM.with_(supports_thinking=False, thinking_default=False,
+                                     context_window=128_000, max_output_tokens=4_096),
                 "GLM-4 (plus/air/flash): no thinking"),
 )
 DEFAULT_PROFILE = _GLM
-"""The profile of model names no pattern matches (thinking on by default)."""
+"""The profile of model names no pattern matches (thinking on by default).
+
+Windows and output caps (tokens) from docs.bigmodel.cn (model overview):
+GLM-4.5 128K / 96K, GLM-4.6 and 4.7 200K / 128K, GLM-4-Plus/Air 128K / 4K,
+GLM-Z1 32K; GLM-5 is not listed there yet (unknown: the conservative default)."""
+
+_ARG = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def parse_glm_call(body: str) -> list[MarkupCall] | None:
+    """The call of one GLM ``<tool_call>`` block: the tool name, then
+    ``<arg_key>``/``<arg_value>`` pairs (values are text, typed later from the
+    tool's schema). ``None`` when the block is not this format (a JSON body
+    is Hermes's)."""
+    head, _, rest = body.partition("<arg_key>")
+    name = head.strip()
+    if not _NAME.fullmatch(name):
+        return None
+    pairs = _ARG.findall("<arg_key>" + rest) if rest else []
+    if rest and not pairs:
+        return None
+    return [MarkupCall(name, {k.strip(): v for k, v in pairs}, raw_values=True)]
+
+
+GLM_MARKUP = register_markup(ToolMarkup("glm", "<tool_call>", "</tool_call>", parse_glm_call))
+"""GLM-4.5+'s in-band tool-call format (its chat template's ``<arg_key>`` pairs)."""
 
 _QUOTA = frozenset({"1113", "1304"})
 _RATE = frozenset({"1302", "1303", "1305"})
 _AUTH = frozenset({"1000", "1001", "1002", "1003", "1004"})
+
+
+API_KEY_VARIABLES = ("ZHIPUAI_API_KEY", "ZAI_API_KEY")
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
 
 class GLMChatModel(OpenAICompatibleModel):
@@ -81,6 +130,7 @@ class GLMChatModel(OpenAICompatibleModel):
     default_profile: ClassVar[ModelProfile] = DEFAULT_PROFILE
     send_strict = False
     send_stream_options: ClassVar[bool] = False
+    default_markups: ClassVar[tuple[str, ...]] = ("glm",)
 
     def apply_tools(
         self, body: dict[str, Any], tools: Sequence[ToolSpec], options: GenerateOptions
@@ -96,6 +146,21 @@ class GLMChatModel(OpenAICompatibleModel):
         """``thinking: {"type": "enabled"|"disabled"}`` when ``options.thinking`` is set."""
         if options.thinking is not None and self.profile.supports_thinking:
             body["thinking"] = {"type": "enabled" if options.thinking else "disabled"}
+
+    def build_body(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> dict[str, Any]:
+        """As the base, with ``temperature`` moved into the open interval
+        (0, 1) the API accepts, as zai-sdk's ``chat.completions.create``
+        does: <= 0 -> 0.01 with ``do_sample: false`` (greedy), >= 1 -> 0.99."""
+        body = super().build_body(messages, tools, options)
+        temperature = body.get("temperature")
+        if isinstance(temperature, int | float):
+            if temperature <= 0:
+                body["temperature"], body["do_sample"] = 0.01, False
+            elif temperature >= 1:
+                body["temperature"] = 0.99
+        return body
 
     def map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
         """GLM's numeric string codes first, then the OpenAI-style mapping."""

@@ -45,6 +45,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from agentflow._lru import LRU
 from agentflow.errors import InvalidModelError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
@@ -56,8 +57,13 @@ from agentflow.providers._profiles import ProfileRule
 __all__ = ["DEFAULT_MODEL", "DEFAULT_PROFILE", "JSON_SEPARATORS", "PLAIN_TEMPLATE", "PROFILES",
            "LocalModel", "create"]
 
+GRAMMAR_CACHE_SIZE = 64
+"""Compiled grammars kept per model (one per output schema, least recently used evicted)."""
+
 DEFAULT_MODEL = "gemma3-270m"
 """The bundled model (``"local"`` alone means this)."""
+API_KEY_VARIABLES: tuple[str, ...] = ()
+"""Environment variables an API key is read from: none, the embedded model needs no key."""
 
 DEFAULT_PROFILE = ModelProfile(
     supports_tools=False,
@@ -65,10 +71,14 @@ DEFAULT_PROFILE = ModelProfile(
     native_output="json_schema",
     schema_dialect="local",
     substring_grammar=True,
+    context_window=4096,
+    max_output_tokens=1024,
+    concurrent_requests=1,
 )
 """Grammar-constrained JSON output, no tools; the ``local`` dialect bounds
 strings and arrays so a small model always finishes a document; grounded
-strings are held to the source by the grammar (llguidance)."""
+strings are held to the source by the grammar (llguidance). The window and
+reply cap are ``LocalModel``'s defaults; each model reports its own."""
 
 PROFILES: tuple[ProfileRule, ...] = ()
 """Every GGUF gets ``DEFAULT_PROFILE`` (the registry lists it as ``*``)."""
@@ -105,8 +115,12 @@ class LocalModel(OpenAICompatibleModel):
         model: ``"gemma3-270m"`` (the bundled weights) or a path to a ``.gguf`` file.
         threads: CPU threads for generation and prompt processing (default 1;
             measured ~40 tokens/s at 1 thread, erratic at 2 on a 2-core machine).
-        context: context window in tokens, shared by ``parallel`` slots.
-        parallel: requests decoded at once (default 1: others queue).
+        context: context window in tokens, shared by ``parallel`` slots (the
+            profile's ``context_window`` is one slot's share, unknown for 0,
+            which llama.cpp reads as the model's trained length; its
+            ``max_output_tokens`` is ``max_tokens``).
+        parallel: requests decoded at once (default 1: others queue); the
+            profile's ``concurrent_requests``.
         max_tokens: reply cap when a request sets none (tokens).
         chat_template: jinja chat template (default ``PLAIN_TEMPLATE``); ``""``
             uses the GGUF's own.
@@ -147,9 +161,14 @@ class LocalModel(OpenAICompatibleModel):
                          settings=settings, stream=stream)
         self.threads, self.context, self.parallel = threads, context, parallel
         self.default_max_tokens, self.default_temperature = max_tokens, temperature
+        if profile is None:  # what the server is started with: each slot's share of n_ctx
+            self._profile = self._profile.with_(
+                context_window=context // max(1, parallel) if context > 0 else None,
+                max_output_tokens=max_tokens,
+                concurrent_requests=parallel)
         self.chat_template = chat_template
         self._server: Any = None
-        self._grammars: dict[bytes, str] = {}
+        self._grammars: LRU[bytes, str] = LRU(GRAMMAR_CACHE_SIZE)
         _LIVE.add(self)
 
     # -- server lifecycle ------------------------------------------------------
@@ -205,6 +224,20 @@ class LocalModel(OpenAICompatibleModel):
         async for chunk in super().stream(messages, tools, options):
             yield chunk
 
+    async def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` by the model's own tokenizer: llama.cpp server's
+        ``POST /tokenize`` (``{"content": text}`` -> ``{"tokens": [...]}``),
+        starting the server if needed.
+
+        Raises:
+            ProviderError: the server refused or failed the request.
+        """
+        self._ensure_server()
+        url = f"{self._server.listening_address.rstrip('/')}/tokenize"
+        async with self._http.open(url, {"content": text, "add_special": False}) as response:
+            reply = orjson.loads(await response.read())
+        return len(reply["tokens"])
+
     def build_body(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
     ) -> dict[str, Any]:
@@ -235,7 +268,7 @@ class LocalModel(OpenAICompatibleModel):
             import xllamacpp
 
             bounded = {**schema, "x-guidance": {"whitespace_flexible": False, **JSON_SEPARATORS}}
-            grammar = self._grammars[key] = xllamacpp.json_schema_to_grammar(bounded)
+            grammar = self._grammars.put(key, xllamacpp.json_schema_to_grammar(bounded))
         return grammar
 
 

@@ -21,12 +21,24 @@ Everything special about MiniMax (shared/providers.md section 8):
   (skipped); the last frame is a whole ``chat.completion`` whose message
   repeats the streamed content: only its usage and finish reason are kept,
   and it ends the reply even without ``[DONE]``.
+* **In-band tool calls:** served without a tool parser (vLLM, llama.cpp,
+  some gateways), M2 models write ``<minimax:tool_call><invoke name="…">
+  <parameter name="…">value</parameter></invoke></minimax:tool_call>`` into
+  the text; ``MINIMAX_MARKUP`` turns it into tool calls (values typed from
+  the tool's schema), streamed and whole. On by default here; any
+  OpenAI-compatible adapter takes it with ``tool_markups=["minimax"]``.
 * ``temperature`` must lie in (0, 1]: it is clamped. ``max_completion_tokens``;
   no ``response_format``, ``stream_options`` or ``strict``.
+
+Vendor extensions sent (outside the openai SDK's request types, which MiniMax
+documents for this endpoint; checked by tests/test_sdk_conformance.py):
+``thinking`` (platform.minimax.io/docs/api-reference/text-openai-api; M2.x
+ignore it).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -51,12 +63,14 @@ from agentflow.model import (
     ThinkingDelta,
     ToolSpec,
 )
+from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
 from agentflow.providers._openai_compat import OpenAICompatibleModel, unsupported_feature
 from agentflow.providers._openai_wire import ChunkParser, ReasoningHistory
 from agentflow.providers._profiles import ProfileRule
 
 __all__ = [
     "DEFAULT_PROFILE",
+    "MINIMAX_MARKUP",
     "PROFILES",
     "MiniMaxChatModel",
     "MiniMaxParser",
@@ -73,14 +87,21 @@ _M = ModelProfile(
 )
 
 PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("minimax-text-01*", _M.with_(supports_thinking=False, thinking_default=False),
+    ProfileRule("minimax-text-01*", _M.with_(supports_thinking=False, thinking_default=False,
+                                            context_window=1_000_192),
                 "no reasoning; json_schema only on the native endpoint"),
-    ProfileRule("minimax-m1*", _M, "reasoning_content"),
-    ProfileRule("minimax-m2*", _M, "always thinks, inline <think>"),
+    ProfileRule("minimax-m1*", _M.with_(context_window=1_000_000, max_output_tokens=80_000),
+                "reasoning_content"),
+    ProfileRule("minimax-m2*", _M.with_(context_window=204_800, max_output_tokens=128_000),
+                "always thinks, inline <think>"),
     ProfileRule("minimax-m3*", _M, "adaptive thinking"),
 )
 DEFAULT_PROFILE = _M
-"""The profile of model names no pattern matches (always thinks)."""
+"""The profile of model names no pattern matches (always thinks).
+
+Windows and output caps (tokens) from platform.minimax.io/docs (models):
+MiniMax-Text-01 1,000,192; MiniMax-M1 1,000,000 / 80,000; MiniMax-M2
+204,800 / 128,000; M3 unknown (the conservative default)."""
 
 
 def base_resp_error(vendor: str, data: Any) -> ProviderError | None:
@@ -111,6 +132,25 @@ def base_resp_error(vendor: str, data: Any) -> ProviderError | None:
     if code == 1001:
         return ProviderTimeoutError(message, **kw)
     return ServerError(message, status=500, **kw)
+
+
+_INVOKE = re.compile(r'<invoke\s+name\s*=\s*"([^"]+)"\s*>(.*?)</invoke>', re.DOTALL)
+_PARAMETER = re.compile(r'<parameter\s+name\s*=\s*"([^"]+)"\s*>(.*?)</parameter>', re.DOTALL)
+
+
+def parse_minimax_calls(body: str) -> list[MarkupCall] | None:
+    """The calls of one ``<minimax:tool_call>`` block: ``<invoke name="tool">``
+    elements holding ``<parameter name="key">value</parameter>`` (values are
+    text, typed later from the tool's schema). ``None`` when there is none."""
+    calls = [MarkupCall(name.strip(), {k.strip(): v for k, v in _PARAMETER.findall(inner)},
+                        raw_values=True)
+             for name, inner in _INVOKE.findall(body)]
+    return calls or None
+
+
+MINIMAX_MARKUP = register_markup(ToolMarkup(
+    "minimax", "<minimax:tool_call>", "</minimax:tool_call>", parse_minimax_calls))
+"""MiniMax M2's in-band tool-call format (its chat template's ``<minimax:tool_call>``)."""
 
 
 def _partial_tag(text: str, tag: str) -> int:
@@ -195,6 +235,10 @@ class MiniMaxParser(ChunkParser):
         return out
 
 
+API_KEY_VARIABLES = ("MINIMAX_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
+
+
 class MiniMaxChatModel(OpenAICompatibleModel):
     """MiniMax (``MINIMAX_API_KEY``, ``https://api.minimax.io/v1``; China:
     ``https://api.minimaxi.com/v1``). Takes ``OpenAICompatibleModel``'s arguments."""
@@ -210,6 +254,7 @@ class MiniMaxChatModel(OpenAICompatibleModel):
     send_stream_options: ClassVar[bool] = False
     reasoning_history: ClassVar[ReasoningHistory] = "tags"
     parser_class: ClassVar[type[ChunkParser]] = MiniMaxParser
+    default_markups: ClassVar[tuple[str, ...]] = ("minimax",)
 
     def apply_tools(
         self, body: dict[str, Any], tools: Sequence[ToolSpec], options: GenerateOptions

@@ -5,7 +5,8 @@ api/types.go, server/routes.go):
 
 * No auth locally (cloud: ``Authorization: Bearer``). Roles system / user /
   assistant / tool, system messages anywhere. Tool results are one
-  ``{"role":"tool","content","tool_name","tool_call_id"}`` message each.
+  ``{"role":"tool","content","tool_name","tool_call_id"}`` message each
+  (the wire has no error flag: an error result's text starts ``Error: ``).
 * Tool-call ``arguments`` are JSON **objects** both ways (a string sent back
   is refused); ``id`` is optional and often absent, so ids are synthesised
   (by ``ToolCallAssembler``) when missing.
@@ -24,6 +25,12 @@ api/types.go, server/routes.go):
 * A model without the tools capability: 400 ``"... does not support tools"``
   -> ``UnsupportedFeatureError("tools")``, so the structured-output engine
   falls back to the prompt strategy.
+
+Vendor extensions sent (outside the ollama SDK's ``ChatRequest``/``Message``;
+checked by tests/test_sdk_conformance.py): ``messages[].tool_call_id``,
+``tool_calls[].id`` and ``tool_calls[].function.index`` (api/types.go; older
+servers ignore them), and ``additionalProperties`` inside tool parameters
+(ignored by the server's ``ToolFunctionParameters``).
 """
 
 from __future__ import annotations
@@ -34,9 +41,9 @@ from typing import Any
 import aiohttp
 
 from agentflow.errors import (
-    ProviderConnectionError,
     ProviderError,
     ServerError,
+    TruncatedStreamError,
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
@@ -69,9 +76,11 @@ from agentflow.providers._http import (
     error_message,
     iter_ndjson,
     own_host,
+    shared_governor,
 )
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.ratelimit import model_family
 
 __all__ = ["DEFAULT_PROFILE", "PROFILES", "OllamaChatModel", "create", "map_error"]
 
@@ -79,12 +88,20 @@ VENDOR = "ollama"
 DEFAULT_BASE_URL = "http://localhost:11434"
 CLOUD_URL = "https://ollama.com"
 """Ollama cloud: the only host that receives ``$OLLAMA_API_KEY`` unasked."""
+API_KEY_VARIABLES = ("OLLAMA_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them).
+Only Ollama cloud needs one: a local server takes none."""
+API_KEY_REQUIRED = False
 FORCE_TOOL = ("You must now call the `{name}` tool, the only tool available, exactly once. "
               "Reply with the tool call only, no text.")
 FORCE_ANY = "You must now call one of the available tools. Reply with tool calls only, no text."
 
 _DEFAULT = ModelProfile(tool_choice_modes=frozenset({"auto", "none", "specific"}),
-                        native_output="json_schema", native_output_with_tools=True)
+                        native_output="json_schema", native_output_with_tools=True,
+                        context_window=4096)
+"""Ollama's window is the server's ``num_ctx``, 4096 tokens unless set
+(docs.ollama.com/faq, "How can I specify the context window size?"); with a
+larger ``num_ctx``, pass ``profile=`` with its ``context_window``."""
 _THINKING = _DEFAULT.with_(supports_thinking=True, thinking_default=True)
 _NO_TOOLS = _DEFAULT.with_(supports_tools=False, tool_choice_modes={"auto", "none"})
 
@@ -134,7 +151,9 @@ class OllamaChatModel(HttpChatModel):
     ) -> None:
         key = api_key_from(api_key, "OLLAMA_API_KEY" if own_host(base_url, CLOUD_URL) else "")
         client = HttpClient(base_url, headers={"authorization": f"Bearer {key}"} if key else {},
-                            vendor=VENDOR, error_mapper=map_error, settings=settings)
+                            vendor=VENDOR, error_mapper=map_error, settings=settings,
+                            governor=shared_governor(VENDOR, base_url, key, model_family(model),
+                                                     settings))
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)
         super().__init__(model, client=client, profile=resolved, stream=stream)
         self.keep_alive = keep_alive
@@ -179,7 +198,8 @@ class OllamaChatModel(HttpChatModel):
 
         Raises:
             ProviderError: an ``{"error": ...}`` line.
-            ProviderConnectionError: the stream ended before the ``done`` line,
+            TruncatedStreamError / ProviderConnectionError: the stream ended
+                before the ``done`` line (``partial=True``),
                 a line is malformed, or the reply had neither content nor a
                 ``done_reason`` (a ``done`` line alone).
         """
@@ -191,8 +211,7 @@ class OllamaChatModel(HttpChatModel):
             if reader.done:
                 guard.end()
                 return
-        raise ProviderConnectionError("the stream ended before the done line", partial=True,
-                                      vendor=VENDOR)
+        raise TruncatedStreamError("the stream ended before the done line", vendor=VENDOR)
 
     def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
         """Chunks of a whole reply (one object with ``done: true``)."""
@@ -236,7 +255,8 @@ def _messages(messages: Sequence[Msg]) -> list[dict[str, Any]]:
     for msg in messages:
         results = [b for b in msg.content if isinstance(b, ToolResultBlock)]
         for block in results:
-            wire.append({"role": "tool", "content": block.output,
+            output = f"Error: {block.output}" if block.is_error else block.output  # no flag
+            wire.append({"role": "tool", "content": output,
                          "tool_name": result_name(block, calls), "tool_call_id": block.tool_use_id})
         if results and not msg.text:
             continue
@@ -292,7 +312,9 @@ class _Reader:
                                    output_tokens=int(data.get("eval_count") or 0)))
             raw = data.get("done_reason") or ""  # "": none given (older servers)
             reason = _DONE.get(raw or "stop", "other")
-            yield FinishChunk("tool_calls" if reason == "stop" and self.calls else reason, raw)
+            model = data.get("model")
+            yield FinishChunk("tool_calls" if reason == "stop" and self.calls else reason, raw,
+                              model if isinstance(model, str) and model else None)
 
 
 # ----------------------------------------------------------------------------- errors

@@ -12,10 +12,14 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Mapping, Sequence
+from fnmatch import fnmatchcase
 from typing import Any, ClassVar
 
-from agentflow.model import ModelProfile, ToolChoiceMode
+from agentflow.extraction.budget import estimate_tokens
+from agentflow.model import GenerateOptions, ModelProfile, ToolChoiceMode
+from agentflow.providers._http import RateHeaders, parse_retry_after
 from agentflow.providers._openai_compat import (
     GENERIC_PROFILE,
     OpenAICompatibleModel,
@@ -24,6 +28,7 @@ from agentflow.providers._openai_compat import (
     unsupported_feature,
 )
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.ratelimit import RateLimitSnapshot, parse_duration
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -33,8 +38,10 @@ __all__ = [
     "OpenAIChatModel",
     "OpenAICompatibleModel",
     "create",
+    "lowest_reasoning_effort",
     "openai_error",
     "payload_error",
+    "rate_limit_headers",
     "unsupported_feature",
 ]
 
@@ -51,21 +58,87 @@ _REASONING = OPENAI_DEFAULT.with_(supports_thinking=True, thinking_default=True,
 _LEGACY = OPENAI_DEFAULT.with_(native_output=None)
 
 PROFILES: tuple[ProfileRule, ...] = (
-    ProfileRule("o1-mini*", _REASONING.with_(supports_tools=False, native_output=None),
+    ProfileRule("o1-mini*", _REASONING.with_(supports_tools=False, native_output=None,
+                                             context_window=128_000, max_output_tokens=65_536),
                 "no tools, no response_format"),
-    ProfileRule("o1-preview*", _REASONING.with_(supports_tools=False, native_output=None),
+    ProfileRule("o1-preview*", _REASONING.with_(supports_tools=False, native_output=None,
+                                                context_window=128_000, max_output_tokens=32_768),
                 "no tools, no response_format"),
-    ProfileRule("gpt-4o-2024-05-13", _LEGACY, "json_schema came with gpt-4o-2024-08-06"),
-    ProfileRule("o[1-9]*", _REASONING, "reasoning; no parallel_tool_calls flag"),
-    ProfileRule("gpt-5*", _REASONING.with_(parallel_tool_calls_flag=True), "reasoning"),
-    ProfileRule("gpt-4o*", OPENAI_DEFAULT),
-    ProfileRule("gpt-4.1*", OPENAI_DEFAULT),
-    ProfileRule("gpt-4.5*", OPENAI_DEFAULT),
-    ProfileRule("gpt-4*", _LEGACY, "no json_schema response_format: tool path"),
-    ProfileRule("gpt-3.5*", _LEGACY, "no json_schema response_format: tool path"),
+    ProfileRule("gpt-4o-2024-05-13", _LEGACY.with_(context_window=128_000, max_output_tokens=4_096),
+                "json_schema came with gpt-4o-2024-08-06"),
+    ProfileRule("o[1-9]*", _REASONING.with_(context_window=200_000, max_output_tokens=100_000),
+                "reasoning; no parallel_tool_calls flag"),
+    ProfileRule("codex-mini*", _REASONING.with_(context_window=200_000, max_output_tokens=100_000),
+                "o4-mini based reasoning model"),
+    ProfileRule("gpt-5*chat*", OPENAI_DEFAULT.with_(context_window=128_000,
+                                                    max_output_tokens=16_384),
+                "the ChatGPT snapshot: not a reasoning model"),
+    ProfileRule("gpt-5*", _REASONING.with_(parallel_tool_calls_flag=True, context_window=400_000,
+                                           max_output_tokens=128_000), "reasoning"),
+    ProfileRule("gpt-[6-9]*", _REASONING.with_(parallel_tool_calls_flag=True,
+                                               context_window=400_000, max_output_tokens=128_000),
+                "reasoning (GPT-6 families, openai SDK ChatModel literal)"),
+    ProfileRule("chatgpt-4o*", _LEGACY.with_(supports_tools=False, context_window=128_000,
+                                             max_output_tokens=16_384),
+                "the ChatGPT snapshot: no function calling"),
+    ProfileRule("gpt-4o*search*", OPENAI_DEFAULT.with_(supports_tools=False,
+                                                       context_window=128_000,
+                                                       max_output_tokens=16_384),
+                "web-search models: no function tools"),
+    ProfileRule("gpt-audio*", OPENAI_DEFAULT.with_(context_window=128_000,
+                                                   max_output_tokens=16_384),
+                "audio in/out; chat features as gpt-4o"),
+    ProfileRule("gpt-4o*", OPENAI_DEFAULT.with_(context_window=128_000, max_output_tokens=16_384)),
+    ProfileRule("gpt-4.1*", OPENAI_DEFAULT.with_(
+        context_window=1_047_576, max_output_tokens=32_768)),
+    ProfileRule("gpt-4.5*", OPENAI_DEFAULT.with_(context_window=128_000, max_output_tokens=16_384)),
+    ProfileRule("gpt-4-turbo*", _LEGACY.with_(context_window=128_000, max_output_tokens=4_096),
+                "no json_schema response_format: tool path"),
+    ProfileRule("gpt-4*", _LEGACY.with_(context_window=8_192, max_output_tokens=8_192),
+                "no json_schema response_format: tool path"),
+    ProfileRule("gpt-3.5*", _LEGACY.with_(context_window=16_385, max_output_tokens=4_096),
+                "no json_schema response_format: tool path"),
 )
 DEFAULT_PROFILE = OPENAI_DEFAULT
-"""The profile of OpenAI model names no pattern matches."""
+"""The profile of OpenAI model names no pattern matches (window unknown).
+
+Context windows and output caps (tokens) per row are the model pages of
+platform.openai.com/docs/models (gpt-4o: 128,000 / 16,384; gpt-4.1:
+1,047,576 / 32,768; gpt-5: 400,000 / 128,000; o1/o3/o4-mini: 200,000 /
+100,000; gpt-4: 8,192 / 8,192; gpt-3.5-turbo: 16,385 / 4,096)."""
+
+
+API_KEY_VARIABLES = ("OPENAI_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
+
+
+def _number(headers: Mapping[str, str], name: str) -> float | None:
+    value = headers.get(name)
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
+    """OpenAI's rate-limit headers (platform.openai.com/docs/guides/rate-limits,
+    "Rate limits in headers"; shared/providers.md §1): ``x-ratelimit-limit-requests``,
+    ``x-ratelimit-remaining-requests``, ``x-ratelimit-reset-requests`` (a duration:
+    ``1s``, ``6m0s``, ``12ms``), the same three for ``-tokens``, and ``retry-after-ms``
+    / ``retry-after`` on 429. ``None`` when none is present (compatible servers
+    that send none). OpenAI-compatible servers (vLLM, OpenRouter, Groq) use the same names.
+    """
+    def get(kind: str, dim: str) -> float | None:
+        name = f"x-ratelimit-{kind}-{dim}"
+        return parse_duration(headers.get(name)) if kind == "reset" else _number(headers, name)
+
+    snap = RateLimitSnapshot(
+        requests_limit=get("limit", "requests"), requests_remaining=get("remaining", "requests"),
+        requests_reset=get("reset", "requests"), tokens_limit=get("limit", "tokens"),
+        tokens_remaining=get("remaining", "tokens"), tokens_reset=get("reset", "tokens"),
+        retry_after=parse_retry_after(headers),
+    )
+    return None if snap == RateLimitSnapshot() else snap
 
 
 class OpenAIChatModel(OpenAICompatibleModel):
@@ -84,6 +157,7 @@ class OpenAIChatModel(OpenAICompatibleModel):
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     profile_rules: ClassVar[Sequence[ProfileRule]] = PROFILES
     default_profile: ClassVar[ModelProfile] = OPENAI_DEFAULT
+    rate_headers: ClassVar[RateHeaders | None] = rate_limit_headers
 
     def __init__(
         self,
@@ -103,10 +177,60 @@ class OpenAIChatModel(OpenAICompatibleModel):
         self.max_tokens_field = max_tokens_field or (
             "max_completion_tokens" if self.own_host else "max_tokens")
 
+    def apply_thinking(self, body: dict[str, Any], options: GenerateOptions) -> None:
+        """``thinking=False`` on a reasoning model: the lowest ``reasoning_effort``
+        it takes (``none`` from GPT-5.1 on, ``minimal`` on GPT-5; the o-series
+        cannot stop reasoning, so nothing is sent). Values from the SDK's
+        ``ReasoningEffort`` literal and platform.openai.com/docs/guides/reasoning."""
+        if options.thinking is not False or not self.profile.supports_thinking:
+            return
+        effort = lowest_reasoning_effort(self.model_name)
+        if effort is not None:
+            body["reasoning_effort"] = effort
+
+    async def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` by OpenAI's tokenizer, ``tiktoken`` (the ``tokens``
+        extra), when it knows the model name and its data loads; else the
+        conservative ``agentflow.extraction.budget.estimate_tokens``."""
+        encoding = _encoding(self.model_name)
+        if encoding is None:
+            return estimate_tokens(text)
+        return len(encoding.encode(text, disallowed_special=()))
+
     def lookup_profile(self, model: str) -> ModelProfile:
         """OpenAI's table; an unknown model on another host gets ``GENERIC_PROFILE``."""
         default = OPENAI_DEFAULT if self.own_host else GENERIC_PROFILE
         return match_profile(self.profile_rules, model, default)
+
+
+_NO_REASONING: tuple[tuple[str, str], ...] = (
+    ("gpt-5-*", "minimal"), ("gpt-5", "minimal"), ("gpt-5.*", "none"), ("gpt-[6-9]*", "none"),
+)
+
+
+def lowest_reasoning_effort(model: str) -> str | None:
+    """The ``reasoning_effort`` that turns reasoning off (or lowest) for
+    ``model``, or ``None`` where there is none to send (o-series, non-reasoning
+    models). ``gpt-5-chat*`` are not reasoning models and never get here."""
+    name = model.lower().rsplit("/", 1)[-1]
+    for pattern, effort in _NO_REASONING:
+        if fnmatchcase(name, pattern):
+            return effort
+    return None
+
+
+@functools.cache
+def _encoding(model: str) -> Any:
+    """tiktoken's encoding for an OpenAI model name, or ``None`` (tiktoken not
+    installed, a name it does not know, or its data file cannot be loaded)."""
+    try:
+        import tiktoken
+    except ImportError:
+        return None
+    try:
+        return tiktoken.encoding_for_model(model)
+    except Exception:  # unknown model name (KeyError), or the BPE file is not cached (offline)
+        return None
 
 
 def create(model_name: str, **kwargs: Any) -> OpenAIChatModel:

@@ -11,12 +11,15 @@ missing costs nothing until asked for, and then fails with a clear
 **kwargs)``. Each vendor module exposes ``PROFILES`` (``ProfileRule``s or
 ``(pattern, profile)`` pairs, first match wins) and may expose
 ``DEFAULT_PROFILE`` (the profile of names no pattern matches) and
-``DEFAULT_MODEL`` (the model a bare ``"vendor"`` string means).
+``DEFAULT_MODEL`` (the model a bare ``"vendor"`` string means),
+``API_KEY_VARIABLES`` (the environment variables its key is read from) and
+``API_KEY_REQUIRED`` (default: true when it names variables).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -24,7 +27,16 @@ from typing import Any
 from agentflow.errors import InvalidModelError
 from agentflow.model import ChatModel, ModelProfile
 
-__all__ = ["ALIASES", "VENDORS", "get_model", "list_profiles", "register_vendor"]
+__all__ = [
+    "ALIASES",
+    "VENDORS",
+    "api_key_variables",
+    "get_model",
+    "list_profiles",
+    "missing_api_key",
+    "register_vendor",
+    "vendor_of",
+]
 
 VENDORS: dict[str, str] = {
     "openai": "agentflow.providers.openai:create",
@@ -122,6 +134,57 @@ def get_model(spec: str, **kwargs: Any) -> ChatModel:
             raise InvalidModelError(f"no model name in {spec!r}: write '{vendor}:<model>'")
         model_name = default
     return _factory(vendor)(model_name, **kwargs)
+
+
+def vendor_of(spec: str) -> str:
+    """The registered vendor name of a ``"vendor:model"`` string (aliases resolved).
+
+    Raises:
+        InvalidModelError: not a string, or an unknown vendor.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise InvalidModelError(f"model strings look like 'vendor:model', got {spec!r}")
+    vendor = spec.partition(":")[0].strip().lower()
+    vendor = ALIASES.get(vendor, vendor)
+    if vendor not in VENDORS:
+        raise InvalidModelError(f"unknown vendor {vendor!r} in {spec!r}; known vendors: {_known()}")
+    return vendor
+
+
+def api_key_variables(vendor: str) -> tuple[str, ...]:
+    """The environment variables ``vendor``'s API key is read from, in order
+    (its module's ``API_KEY_VARIABLES``; ``()`` when it needs no key or its
+    module cannot be imported)."""
+    try:
+        module = _module(vendor)
+    except InvalidModelError:
+        return ()
+    return tuple(getattr(module, "API_KEY_VARIABLES", ()))
+
+
+def missing_api_key(
+    spec: str, *, api_key: str | None = None, base_url: str | None = None
+) -> str | None:
+    """Why a request to ``spec`` would fail for want of a key, or ``None``.
+
+    A key is missing when the vendor requires one (``API_KEY_REQUIRED``), none
+    is given, ``base_url`` is not overridden (on another host the adapters
+    send no key from the environment, and that server may want none), and
+    none of ``api_key_variables`` is set. Lets a caller refuse before any
+    request, naming the variable to set.
+
+    Raises:
+        InvalidModelError: an unknown vendor.
+    """
+    vendor = vendor_of(spec)
+    names = api_key_variables(vendor)
+    if api_key or base_url or not names:
+        return None
+    if not getattr(_module(vendor), "API_KEY_REQUIRED", True):
+        return None
+    if any(os.environ.get(name) for name in names):
+        return None
+    return f"no API key for {vendor}: set {' or '.join(names)}"
 
 
 def list_profiles() -> list[tuple[str, str, ModelProfile]]:

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
+import os
+import re
+import signal
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import orjson
 import pytest
+from pydantic import ValidationError
 
 from agentflow import __version__
 from agentflow.cli import main
@@ -16,6 +24,13 @@ from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
 
 SCHEMA = Path(__file__).resolve().parent.parent / "examples" / "contact.py"
+AGENTFLOW = Path(sys.executable).parent / "agentflow"  # the installed console script
+TICKET_SCHEMA = {
+    "title": "Ticket", "type": "object", "additionalProperties": False,
+    "properties": {"status": {"type": "string", "enum": ["open", "closed"]},
+                   "lines": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+                   "email": {"type": "string", "format": "email"}},
+    "required": ["status", "lines"]}
 
 
 def reply_for(body: Any) -> FakeReply:
@@ -90,14 +105,25 @@ async def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "unknown vendor" in capsys.readouterr().err
 
 
-def test_json_schema_file(tmp_path: Path) -> None:
+def test_json_schema_file_is_used_as_given(tmp_path: Path) -> None:
     from agentflow.cli import load_schema
+    from agentflow.output.schema import OutputSpec
 
     path = tmp_path / "s.json"
-    path.write_text('{"title": "Thing", "type": "object", "properties": {"a": {"type": '
-                    '"integer"}, "b": {"type": "string"}}, "required": ["a"]}')
+    path.write_bytes(orjson.dumps(TICKET_SCHEMA))
     model, _ = load_schema(str(path))
-    assert model(a="1").a == 1 and model(a=1).b is None
+    spec = OutputSpec.of(model)
+    sent = spec.schema_for("openai_strict").schema
+    assert sent["properties"]["status"]["enum"] == ["open", "closed"]
+    assert sent["properties"]["lines"]["items"] == {"type": "integer", "minimum": 0}
+    assert spec.validate({"status": "open", "lines": [1, 2]}).model_dump() == {
+        "status": "open", "lines": [1, 2]}
+    for bad, field in (({"status": "whatever", "lines": []}, "status"),
+                       ({"status": "open", "lines": [1, "x"]}, "lines[1]"),
+                       ({"status": "open", "lines": [-1]}, "lines[0]"),
+                       ({"status": "open", "lines": [], "email": "nope"}, "email")):
+        with pytest.raises(ValidationError, match=re.escape(field) + ":"):
+            spec.validate(bad)
 
 
 def test_models_and_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -106,7 +132,312 @@ def test_models_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     for vendor in ("openai", "deepseek", "glm", "minimax", "anthropic", "gemini", "ollama",
                    "local"):
         assert vendor in table
+    gpt4o = next(line for line in table.splitlines() if "gpt-4o*" in line)
+    assert "128,000" in gpt4o and "16,384" in gpt4o  # context window, max output tokens
     with pytest.raises(SystemExit) as info:
         main(["--version"])
     assert info.value.code == 0
     assert __version__ in capsys.readouterr().out
+
+
+HISTORY_SCHEMA = '''
+from typing import Annotated
+from pydantic import BaseModel
+from agentflow.extraction.merge import Merge
+
+class Entry(BaseModel):
+    version: str
+
+class History(BaseModel):
+    entries: Annotated[list[Entry], Merge.by_key("version")]
+'''
+
+
+def history_reply(body: Any) -> FakeReply:
+    doc = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    versions = [line.split()[1] for line in doc.splitlines() if line.startswith("version ")]
+    return FakeReply(text=json.dumps({"entries": [{"version": v} for v in versions]}))
+
+
+async def test_long_documents_are_chunked_and_a_cap_is_recorded(tmp_path: Path) -> None:
+    (tmp_path / "hist.py").write_text(HISTORY_SCHEMA)
+    doc = tmp_path / "long.txt"
+    doc.write_text("".join(f"version {i}.0\n  some change text here\n\n" for i in range(50)))
+    out = tmp_path / "out.jsonl"
+    async with OpenAIFake() as server:
+        server.default = history_reply
+        base = ["extract", "--schema", f"{tmp_path / 'hist.py'}:History", "--input", str(doc),
+                "--model", "openai:gpt-4o-mini", "--base-url", server.url, "--api-key", "k"]
+        assert await run_cli(*base, "--chunk-chars", "300", "--out", str(out)) == 0
+        assert await run_cli(*base, "--max-chars", "200", "--no-chunking",
+                             "--out", str(tmp_path / "cut.jsonl")) == 0
+    (record,) = [orjson.loads(x) for x in out.read_bytes().splitlines()]
+    assert [e["version"] for e in record["output"]["entries"]] == [f"{i}.0" for i in range(50)]
+    assert record["chunks"]["total"] > 5 and record["chunks"]["failed"] == 0
+    assert record["truncated"] is False
+    (cut,) = [orjson.loads(x) for x in (tmp_path / "cut.jsonl").read_bytes().splitlines()]
+    assert cut["truncated"] == {"kept_chars": cut["truncated"]["kept_chars"],
+                                "total_chars": len(doc.read_text())}
+    assert 0 < cut["truncated"]["kept_chars"] <= 200 and "chunks" not in cut
+    assert len(cut["output"]["entries"]) < 50
+
+
+def test_chunk_progress_joins_the_progress_line() -> None:
+    import io
+
+    from agentflow._progress import Progress
+    from agentflow.extraction.chunked import ChunkProgress
+
+    progress = Progress(2, io.StringIO())
+    assert "chunks" not in progress.line()
+    progress.chunk(ChunkProgress("a", 1, 4))
+    progress.chunk(ChunkProgress("b", 2, 3))
+    progress.chunk(ChunkProgress("a", 4, 4))
+    assert progress.line().endswith("· chunks 6/7")
+
+# ----------------------------------------------------------------------------- the real command
+
+
+async def agentflow(*argv: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """Run the installed ``agentflow`` command; ``(status, stdout, stderr)``."""
+    done = await anyio.run_process([str(AGENTFLOW), *argv], check=False,
+                                   env={**os.environ, **(env or {})})
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines()]
+
+
+def contact_args(fake: OpenAIFake, *inputs: Path, out: Path | None = None) -> list[str]:
+    args = ["extract", "--schema", f"{SCHEMA}:Contact", "--input", *map(str, inputs),
+            "--model", "openai:gpt-4o-mini", "--base-url", fake.url, "--api-key", "k"]
+    return [*args, "--out", str(out)] if out else args
+
+
+def one_line(stderr: str) -> str:
+    assert "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+async def test_set_up_errors_exit_2_with_one_line_before_any_request(
+        fake: OpenAIFake, tmp_path: Path) -> None:
+    doc = tmp_path / "a.txt"
+    doc.write_text("Ann: a person")
+    broken = tmp_path / "broken.py"
+    broken.write_text("class C(:\n")
+    failing = tmp_path / "failing.py"
+    failing.write_text("raise RuntimeError('cannot load the schema')\n")
+    value = tmp_path / "value.py"
+    value.write_text("C = 42\n")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    cases = [
+        (["--schema", f"{broken}:C"], "SyntaxError"),
+        (["--schema", f"{failing}:C"], "RuntimeError: cannot load the schema"),
+        (["--schema", f"{value}:C"], "not a type"),
+        (["--out", "/dev/full"], "character device"),
+        (["--out", str(fifo)], "a pipe"),
+        (["--out", str(tmp_path)], "a directory"),
+        (["--out", str(tmp_path / "missing" / "out.jsonl")], "directory does not exist"),
+    ]
+    for extra, expected in cases:
+        args = contact_args(fake, doc)
+        if extra[0] == "--schema":
+            args[args.index("--schema") + 1] = extra[1]
+        else:
+            args += extra
+        status, out, err = await agentflow(*args)
+        assert status == 2, (extra, err)
+        assert expected in one_line(err), err
+        assert out == ""
+    env = {k: "" for k in ("ANTHROPIC_API_KEY",)}
+    status, _, err = await agentflow("extract", "--schema", f"{SCHEMA}:Contact", "--input",
+                                     str(doc), "--model", "anthropic:claude-sonnet-4-5", env=env)
+    assert status == 2 and "ANTHROPIC_API_KEY" in one_line(err)
+    assert fake.requests == []  # none of them reached a model
+
+
+async def test_an_echoed_key_stays_out_of_records_and_stderr(fake: OpenAIFake,
+                                                             tmp_path: Path) -> None:
+    key = "sk-proj-cli-9Hd7Kq2mXv5Lw8Pz"
+    doc = tmp_path / "a.txt"
+    doc.write_text("Ann: a person")
+    out = tmp_path / "out.jsonl"
+    fake.echo_key = True
+    args = contact_args(fake, doc, out=out)
+    args[args.index("--api-key") + 1] = key
+    status, _, err = await agentflow(*args)
+    assert status == 1
+    assert key in str(fake.requests[0].headers)
+    text = out.read_text() + err
+    assert key[:12] not in text and "***" in records(out)[0]["error"]["message"]
+
+
+async def test_progress_line_and_models_key_variables(fake: OpenAIFake, tmp_path: Path) -> None:
+    for name in ("Ann", "Bob"):
+        (tmp_path / f"{name}.txt").write_text(f"{name}: a person")
+    status, out, err = await agentflow(*contact_args(fake, tmp_path))
+    assert status == 0 and len(out.splitlines()) == 2
+    assert re.search(r"2/2 \(100%\) · [\d.]+ docs/s · ETA - · ok 2 · failed 0 · suspect 0", err)
+    status, out, _ = await agentflow("models")
+    assert status == 0
+    assert "ANTHROPIC_API_KEY" in out and "ZHIPUAI_API_KEY or ZAI_API_KEY" in out
+    assert re.search(r"local\s+- \(no key needed\)", out)
+
+
+def test_default_concurrency_follows_the_model() -> None:
+    from agentflow.providers.local import LocalModel
+
+    assert LocalModel().profile.concurrent_requests == 1  # one request decoded at a time
+    assert LocalModel(parallel=3).profile.concurrent_requests == 3
+
+
+async def until(check: Callable[[], bool]) -> None:
+    """Poll ``check`` until it holds (a file another process writes), 30 s at most."""
+    with anyio.fail_after(30):
+        for _ in itertools.count():
+            if check():
+                return
+            await anyio.sleep(0.05)
+
+
+async def slow_fake() -> OpenAIFake:
+    server = OpenAIFake()
+    await server.__aenter__()
+
+    def slow(body: Any) -> FakeReply:
+        reply = reply_for(body)
+        return FakeReply(text=reply.text, latency=1.0)
+
+    server.default = slow
+    return server
+
+
+async def test_a_second_run_on_one_out_refuses_or_waits_and_nothing_is_done_twice(
+        fake: OpenAIFake, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(4):
+        (docs / f"p{i}.txt").write_text(f"P{i}: a person")
+    out = tmp_path / "out.jsonl"
+    args = [*contact_args(fake, docs, out=out), "--concurrency", "1"]
+    fake.hold = asyncio.Event()  # the first run holds the lock, stuck in its first request
+    first = await anyio.open_process([str(AGENTFLOW), *args])
+    try:
+        await until(lambda: len(fake.requests) == 1)
+        status, _, err = await agentflow(*args)
+        assert status == 2 and f"pid {first.pid}" in one_line(err)
+        second = await anyio.open_process([str(AGENTFLOW), *args, "--wait"])
+        assert second.stderr is not None
+        waiting = await second.stderr.receive()
+        assert b"waiting for the run holding" in waiting and str(first.pid).encode() in waiting
+        fake.hold.set()
+        assert await first.wait() == 0
+        assert await second.wait() == 0  # it resumed after the first: nothing left to do
+        rest = b"".join([chunk async for chunk in second.stderr]).decode()
+        assert "0 ok, 0 failed, 4 already done" in rest
+    finally:
+        fake.hold.set()
+    ids = [r["id"] for r in records(out)]
+    assert len(ids) == 4 == len(set(ids)) == len(fake.requests)
+
+
+async def test_an_interrupted_run_says_how_many_records_were_saved(tmp_path: Path) -> None:
+    fake = await slow_fake()
+    try:
+        docs = tmp_path / "docs"
+        docs.mkdir()
+        for i in range(20):
+            (docs / f"p{i:02}.txt").write_text(f"P{i}: a person")
+        out = tmp_path / "out.jsonl"
+        args = [*contact_args(fake, docs, out=out), "--concurrency", "1"]
+        process = await anyio.open_process([str(AGENTFLOW), *args])
+        await until(lambda: out.exists() and len(out.read_bytes().splitlines()) >= 2)
+        process.send_signal(signal.SIGINT)
+        assert await process.wait() == 130
+        assert process.stderr is not None
+        err = (await process.stderr.receive(65536)).decode()
+        saved = len(records(out))
+        assert f"interrupted; {saved} records saved to {out}" in err
+    finally:
+        await fake.__aexit__(None, None, None)
+
+
+async def test_reruns_keep_one_outcome_per_id(fake: OpenAIFake, tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_text(
+        '{"id": "1", "text": "Cy: someone"}\n{"id": "2", "text": "nobody here"}\n')
+    out = tmp_path / "out.jsonl"
+    args = contact_args(fake, tmp_path / "a.jsonl", out=out)
+    assert (await agentflow(*args))[0] == 1
+    asked = len(fake.requests)
+    status, _, err = await agentflow(*args)  # nothing new: the failure is an outcome too
+    assert status == 0 and len(fake.requests) == asked
+    assert "2 already done (1 of them failed: --retry-failed" in err
+    fake.default = lambda body: FakeReply(text=json.dumps({"name": "Nobody"}))
+    assert (await agentflow(*args, "--retry-failed"))[0] == 0
+    lines = records(out)
+    assert sorted(r["id"].split("#")[1] for r in lines) == ["1", "2"]  # compacted
+    assert all(r["ok"] for r in lines)
+
+
+async def test_json_schema_output_through_the_command(fake: OpenAIFake, tmp_path: Path) -> None:
+    schema = tmp_path / "ticket.json"
+    schema.write_bytes(orjson.dumps(TICKET_SCHEMA))
+    doc = tmp_path / "t.txt"
+    doc.write_text("ticket")
+    fake.default = lambda body: FakeReply(text='{"status": "whatever", "lines": [1, "x"]}')
+    status, out, _ = await agentflow("extract", "--schema", str(schema), "--input", str(doc),
+                                     "--model", "openai:gpt-4o-mini", "--base-url", fake.url,
+                                     "--api-key", "k")
+    assert status == 1
+    message = orjson.loads(out)["error"]["message"]
+    assert "status: 'whatever' is not one of" in message and "lines[1]: 'x'" in message
+    sent = fake.requests[0].body["response_format"]["json_schema"]["schema"]
+    assert sent["properties"]["status"]["enum"] == ["open", "closed"]
+
+
+async def test_an_out_file_that_is_not_writable_exits_2(fake: OpenAIFake, tmp_path: Path) -> None:
+    doc = tmp_path / "a.txt"
+    doc.write_text("Ann: a person")
+    out = tmp_path / "read-only.jsonl"
+    out.write_text("")
+    out.chmod(0o444)
+    command = [str(AGENTFLOW), *contact_args(fake, doc, out=out)]
+    if os.getuid() == 0:  # root writes anywhere: drop the capabilities that let it
+        os.chown(out, 65534, 65534)
+        caps = "-dac_override,-dac_read_search"
+        command = ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *command]
+    done = await anyio.run_process(command, check=False)
+    assert done.returncode == 2
+    assert "not writable: Permission denied" in one_line(done.stderr.decode())
+    assert fake.requests == []
+
+
+async def test_on_a_terminal_the_progress_line_is_redrawn_in_place(fake: OpenAIFake,
+                                                                    tmp_path: Path) -> None:
+    for name in ("Ann", "Bob", "Cy"):
+        (tmp_path / f"{name}.txt").write_text(f"{name}: a person")
+    leader, follower = os.openpty()  # stderr is a terminal
+    try:
+        done = await anyio.run_process([str(AGENTFLOW), *contact_args(fake, tmp_path)],
+                                       check=False, stderr=follower)
+        assert done.returncode == 0
+        os.set_blocking(leader, False)  # the command has exited: read what it left
+        screen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except BlockingIOError:
+                break
+            screen += chunk
+            if b"3 ok, 0 failed" in screen:
+                break
+    finally:
+        os.close(follower)
+        os.close(leader)
+    text = screen.decode()
+    assert "\r\x1b[K3/3 (100%)" in text and "docs/s" in text and "ok 3 · failed 0" in text
+    assert "\r\x1b[K3 ok, 0 failed" in text  # the line is erased before the summary

@@ -7,6 +7,7 @@ import pytest
 
 import agentflow.events as events_module
 from agentflow.events import (
+    AttemptDiscarded,
     CallStarted,
     Complete,
     Event,
@@ -22,7 +23,7 @@ from agentflow.messages import Msg
 from agentflow.model import Usage
 
 ALL = [CallStarted, ReasoningChunk, ThinkingChunk, ToolUse, ToolResult, OutputPartial,
-       OutputRetry, Complete]
+       OutputRetry, AttemptDiscarded, Complete]
 
 
 def _examples():
@@ -34,6 +35,7 @@ def _examples():
         ToolResult("t1", "add", "2", False),
         OutputPartial({"name": "A"}),
         OutputRetry("forcing", 1, "no output"),
+        AttemptDiscarded(1, "stream_error", "the stream broke"),
         Complete(Msg.assistant("done"), None, Usage(1, 2, requests=1), "completed"),
     ]
 
@@ -50,7 +52,8 @@ def test_union_holds_exactly_the_design_events():
 def test_type_discriminators_are_unique_literals():
     types = [e.type for e in _examples()]
     assert types == ["call_started", "reasoning_chunk", "thinking_chunk", "tool_use",
-                     "tool_result", "output_partial", "output_retry", "complete"]
+                     "tool_result", "output_partial", "output_retry", "attempt_discarded",
+                     "complete"]
     for cls in ALL:
         hint = typing.get_type_hints(cls)["type"]
         assert typing.get_origin(hint) is typing.Literal

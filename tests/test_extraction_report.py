@@ -274,3 +274,39 @@ def test_cr_nul_and_lone_surrogates_are_one_character_each() -> None:
 def test_module_exports() -> None:
     for name in report_module.__all__:
         assert getattr(report_module, name).__doc__
+
+
+def test_chunk_gaps_and_cuts_are_shown() -> None:
+    text = "alpha beta gamma delta"
+    record = {"id": "d", "ok": True, "output": {"a": "alpha"}, "spans": {"a": [[0, 5]]},
+              "chunks": {"total": 3, "failed": 1, "missing": [[6, 16]]},
+              "truncated": {"kept_chars": 22, "total_chars": 90}}
+    html = render_report([record], {"d": text})
+    page = Page(html)
+    assert page.sources["d"] == text and len(page.spans) == 1  # a gap is not a highlight
+    assert re.search(r'<span class="missing"[^>]*>beta gamma</span>', html)
+    assert "3 chunks, 1 failed" in html and "the model saw 22 of 90 characters" in html
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 50) | st.floats(allow_nan=False)
+    | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=12)
+
+
+def carried(text: str) -> str:
+    """``text`` as the page carries it: NUL and lone surrogates are U+FFFD."""
+    return "".join("\ufffd" if c == "\0" or "\ud800" <= c <= "\udfff" else c for c in text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.fixed_dictionaries({"id": st.text(max_size=6), "ok": st.booleans()},
+                             optional={k: json_values for k in (
+                                 "output", "error", "spans", "chunks", "truncated", "usage",
+                                 "attempts", "duration_s", "source_offset")}),
+       st.text(max_size=30))
+def test_any_json_record_renders(record: dict[str, Any], text: str) -> None:
+    page = Page(render_report([record], {record["id"]: text}))
+    assert page.sources[carried(record["id"])] == carried(text)

@@ -301,3 +301,76 @@ def test_source_reader_rereads_like_extract(tmp_path: Path, monkeypatch: pytest.
     assert prepared({"id": "prefix.txt", "source_offset": 7}).offset == 0  # prepared text
     (tmp_path / "boom.txt").write_text("boom")
     assert "prepare() raised ValueError: boom" in (prepared({"id": "boom.txt"}).problem or "")
+
+
+CARD_MODULE = '''
+from pydantic import BaseModel
+
+INSTRUCTIONS = "Extract the card."
+
+
+class Card(BaseModel):
+    name: str
+    email: str | None = None
+    tags: list[str] = []
+
+
+def prepare(text: str) -> str:
+    """Drop the header: everything up to the '---' line."""
+    return text.split("---\\n", 1)[-1]
+'''
+
+
+async def test_extract_then_report_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The records `extract --ground` writes (spans, source_offset, a GroundingError with its
+    reason) make a page whose highlights are exactly the extracted values."""
+    import json
+
+    import anyio
+
+    from tests.fakes.base import FakeReply
+    from tests.fakes.openai import OpenAIFake
+
+    def reply_for(body: Any) -> FakeReply:
+        doc = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        if "Nobody" in doc:  # an invented name, every time: not grounded
+            return FakeReply(text=json.dumps({"name": "Zed Invented", "email": None,
+                                              "tags": []}))
+        return FakeReply(text=json.dumps({"name": "Ann Lee", "email": "ann@x.io",
+                                          "tags": ["<b>", "😀 fan"]}))
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "card.py").write_text(CARD_MODULE)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "ann.txt").write_text(
+        "HEADER 😀 not for the model\n---\nAnn Lee <ann@x.io>, a 😀 fan, writes <b> & more\n")
+    (tmp_path / "docs" / "nobody.txt").write_text("---\nNobody is named here.\n")
+    async with OpenAIFake() as fake:
+        fake.default = reply_for
+        status = await anyio.to_thread.run_sync(main, [
+            "extract", "--schema", "card.py:Card", "--input", "docs", "--ground",
+            "--model", "openai:gpt-4o-mini", "--base-url", fake.url, "--api-key", "k",
+            "--out", "out.jsonl"])
+    assert status == 1  # one input failed
+    records = {r["id"]: r for r in map(orjson.loads, (tmp_path / "out.jsonl").read_bytes()
+                                       .splitlines())}
+    ann, nobody = records["docs/ann.txt"], records["docs/nobody.txt"]
+    assert ann["ok"] and ann["source_offset"] == len("HEADER 😀 not for the model\n---\n")
+    assert nobody["error"]["type"] == "GroundingError" and "Zed Invented" in (
+        nobody["error"]["reason"])
+    assert main(["report", "out.jsonl", "--schema", "card.py:Card", "-o", "prepared.html"]) == 0
+    assert main(["report", "out.jsonl", "-o", "whole.html"]) == 0
+    assert "2 documents: 1 ok, 1 failed (1 suspect)" in capsys.readouterr().err
+    values = {"name": "Ann Lee", "email": "ann@x.io", "tags[0]": "<b>", "tags[1]": "😀 fan"}
+    with chromium() as browser:
+        for page in ("prepared.html", "whole.html"):
+            browser.get((tmp_path / page).as_uri())
+            docs = browser.execute_script(COLLECT)
+            drawn = {s["field"]: s["text"] for s in docs["docs/ann.txt"]["spans"].values()}
+            assert drawn == {p: v for p, v in values.items() if p in ann["spans"]}, page
+            assert set(ann["spans"]) >= {"name", "tags[0]", "tags[1]"}
+            assert docs["docs/nobody.txt"]["error"].startswith("GroundingError: ")
+            checks = browser.execute_script(
+                "return document.querySelector('[data-count=differing] b').textContent")
+            assert checks == "0"

@@ -3,10 +3,18 @@ decisions, vendor profiles, reminders, pacing and counters."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import aiohttp
 import orjson
+import pytest
+from pydantic import BaseModel
+
+from agentflow import AgentflowError, AgentState, ReActAgent
+from agentflow.providers._http import HttpSettings
+from agentflow.providers.minimax import DEFAULT_PROFILE as MINIMAX_PROFILE
+from agentflow.providers.registry import get_model
 
 from .fakes.chaos import ChaosFake, ChaosSettings, split
 from .fakes.chaos_model import BEHAVIOURS, Decision, decide, render
@@ -87,3 +95,72 @@ async def test_stream_carries_the_output_in_n_fragments() -> None:
         content = [p for p in pieces if p]
         assert len(content) == 5
         assert orjson.loads("".join(content)) == RECORD
+
+
+# --------------------------------------------------------------- misbehaviours of issue 12
+
+NEW = ("markup", "same_index", "reasoning", "literal", "cut")
+
+
+def test_new_misbehaviours_render_their_kind() -> None:
+    markup = render(RECORD, Decision("markup"), tool_mode=True, tool_name="Contact",
+                    markup="minimax")
+    assert markup.calls == () and '<invoke name="Contact">' in markup.text
+    glm = render(RECORD, Decision("markup"), tool_mode=True, tool_name="Contact", markup="glm")
+    assert "<arg_key>email</arg_key>" in glm.text
+    same = render(RECORD, Decision("same_index"), tool_mode=True)
+    assert same.same_index and len(same.calls) == 2
+    think = render(RECORD, Decision("reasoning"), tool_mode=False).text
+    assert think.startswith("<think>") and '"draft"' in think and think.endswith(
+        orjson.dumps(RECORD).decode())
+    assert "True" in render({"ok": True}, Decision("literal", "python"), tool_mode=True).calls[0]
+    double = render(RECORD, Decision("literal", "double_encoded"), tool_mode=True).calls[0]
+    assert orjson.loads(orjson.loads(double)) == RECORD
+    assert render(RECORD, Decision("cut", "", 0.5), tool_mode=True).cut == 0.5
+
+
+class Contact(BaseModel):
+    name: str
+    email: str
+    age: int
+    tags: list[str]
+
+
+@pytest.mark.parametrize("profile", ["openai", "glm", "minimax"])
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+async def test_agentflow_is_valid_or_typed_under_the_new_misbehaviours(profile: str,
+                                                                       stream: bool) -> None:
+    weights = {b: (1.0 if b in NEW else 0.0) for b in BEHAVIOURS}
+    settings = ChaosSettings(profile=profile, seed=3, misbehave=0.8, misbehave_reminded=0.5,
+                             weights=weights, chunks=6)
+    outcomes: Counter[str] = Counter()
+    errors: set[str] = set()
+    async with ChaosFake(settings) as fake:
+        kw: dict[str, Any] = {"api_key": "k", "stream": stream,
+                              "settings": HttpSettings(max_retries=0)}
+        if profile == "glm":
+            model = get_model("glm:glm-4.6", base_url=fake.url + "/api/paas/v4", **kw)
+        elif profile == "minimax":
+            model = get_model("openai:MiniMax-M2", base_url=fake.url + "/v1",
+                              profile=MINIMAX_PROFILE, **kw)
+        else:
+            model = get_model("openai:gpt-4o-mini", base_url=fake.url + "/v1", **kw)
+        async with ReActAgent("chaos", model) as agent:
+            for i in range(24):
+                record = {"name": f"P{i}", "email": f"p{i}@example.org", "age": 20 + i,
+                          "tags": ["a", f"t{i}"]}
+                prompt = f"Extract the contact (ticket {i}): {orjson.dumps(record).decode()}"
+                try:
+                    reply = await agent.call(prompt, Contact, state=AgentState())
+                    value = reply.output
+                except AgentflowError as exc:
+                    outcomes["typed"] += 1
+                    errors.add(type(exc).__name__)
+                    continue
+                outcomes["valid" if value == Contact(**record) else "wrong"] += 1
+        behaviours = {k for k, v in fake.stats.items() if k.startswith("behaviour.") and v}
+    assert outcomes["wrong"] == 0 and outcomes["valid"] + outcomes["typed"] == 24
+    assert outcomes["valid"] >= 12
+    # only cut replies end in an error: every other new misbehaviour is recovered
+    assert errors <= {"TruncatedStreamError", "ServerError"}
+    assert len(behaviours & {f"behaviour.{b}" for b in NEW}) >= 3

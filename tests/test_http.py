@@ -335,3 +335,67 @@ def test_env_keys_only_for_the_vendors_own_host(monkeypatch: pytest.MonkeyPatch)
         assert "sk-secret-env" in str(model._client._headers.values())  # type: ignore[attr-defined]
     for model in other:
         assert "sk-secret-env" not in str(model._client._headers.values())  # type: ignore[attr-defined]
+
+
+@asynccontextmanager
+async def header_recorder() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
+    """A second origin that records the headers of every request it gets."""
+    seen: list[dict[str, str]] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        seen.append(dict(request.headers))
+        return web.json_response({"ok": True})
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handle)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}", seen
+    finally:
+        await runner.cleanup()
+
+
+@pytest.mark.parametrize("status", [307, 308, 302])
+async def test_redirects_are_refused_and_credentials_never_reach_another_origin(
+    status: int,
+) -> None:
+    from agentflow.errors import RedirectError
+
+    credentials = {"authorization": "Bearer sk-redirect-0123456789", "x-api-key": "sk-ant-x1y2z3w4",
+                   "x-goog-api-key": "AIzaRedirect123456", "api-key": "azure-key-987654321"}
+    async with header_recorder() as (other, seen):
+        target = f"{other}/v1/steal"
+        async with raw_server(*[Raw(status=status, headers={"Location": target})] * 3) as (
+                url, _):
+            client = HttpClient(url, headers=credentials, vendor="x", settings=FAST)
+            try:
+                with pytest.raises(RedirectError) as info:
+                    async with client.open("/v1/chat", {"a": 1}):
+                        pass
+            finally:
+                await client.aclose()
+    assert seen == []  # the other origin got nothing, not even a header-less request
+    error = info.value
+    assert error.status == status and error.location == target and target in str(error)
+    assert not error.retryable
+
+
+async def test_an_adapter_refuses_a_redirect_too() -> None:
+    from agentflow import ReActAgent
+    from agentflow.errors import RedirectError
+    from agentflow.providers.anthropic import AnthropicChatModel
+
+    async with header_recorder() as (other, seen), raw_server(
+            Raw(status=307, headers={"Location": f"{other}/v1/messages"})) as (url, _):
+        model = AnthropicChatModel("claude-sonnet-4-5", base_url=url,
+                                   api_key="sk-ant-redirect-5678")
+        try:
+            with pytest.raises(RedirectError):
+                await ReActAgent("a", model).call("hi")
+        finally:
+            await model.aclose()
+    assert seen == []

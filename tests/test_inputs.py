@@ -45,10 +45,10 @@ def test_files_globs_directories_gz_and_jsonl(tmp_path: Path) -> None:
     assert docs[1].id == str(sub / "b.txt.gz")
 
 
-def test_prepare_and_max_chars(tmp_path: Path) -> None:
-    (tmp_path / "x.txt").write_text("abcdefgh")
-    docs = list(iter_documents([str(tmp_path / "x.txt")], prepare=str.upper, max_chars=3))
-    assert docs[0].text == "ABC"
+def test_prepare_and_never_a_cut(tmp_path: Path) -> None:
+    (tmp_path / "x.txt").write_text("abcdefgh" * 10_000)
+    docs = list(iter_documents([str(tmp_path / "x.txt")], prepare=str.upper))
+    assert docs[0].text == "ABCDEFGH" * 10_000  # a cap is extract_many's, and recorded
 
 
 def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,3 +83,62 @@ def test_parser_reads_this_machines_changelogs() -> None:
     parsed = [debian_changelog.parse_entry(gzip.decompress(Path(f).read_bytes()).decode(
         "utf-8", "replace")) for f in files]
     assert sum(p is not None for p in parsed) >= 0.9 * len(files)
+
+
+def test_nothing_in_a_directory_is_skipped_silently(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "ok.txt").write_text("fine text")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    os.mkfifo(tmp_path / "pipe")  # never opened: reading it would block
+    docs = {Path(d.id).name: d for d in iter_documents([str(tmp_path)])}
+    assert docs["ok.txt"].problem is None
+    assert "cannot read" in (docs["dangling"].problem or "")
+    assert "not a regular file" in (docs["pipe"].problem or "")
+
+
+def test_binary_detection_looks_at_the_share_of_non_text_bytes(tmp_path: Path) -> None:
+    import random
+
+    from agentflow._inputs import decode_text
+
+    rng = random.Random(7)
+    noise = bytes(rng.randrange(1, 256) for _ in range(20_000))  # no NUL at all
+    assert decode_text(noise) is None
+    russian = "Привет, это обычный русский текст для проверки кодировки. " * 40
+    assert decode_text(russian.encode("cp1251")) == russian  # a legacy encoding is text
+    assert decode_text("naïve café ☕\n".encode()) == "naïve café ☕\n"
+    assert decode_text(b"text\x01\x02\x03\x04\x05\x06" * 100) is None  # mostly control bytes
+    (tmp_path / "noise.txt").write_bytes(noise)
+    [doc] = iter_documents([str(tmp_path / "noise.txt")])
+    assert "binary" in (doc.problem or "")
+
+
+def test_an_unreadable_subdirectory_is_a_failed_record(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="agentflow-unreadable-"))
+    try:
+        os.chmod(root, 0o755)
+        (root / "ok.txt").write_text("fine")
+        (root / "secret").mkdir(mode=0o700)
+        (root / "secret" / "x.txt").write_text("hidden")
+        script = ("import sys; from agentflow._inputs import iter_documents\n"
+                  "for d in iter_documents([sys.argv[1]]): print(d.id, '|', d.problem)")
+        command = [sys.executable, "-c", script, str(root)]
+        if os.getuid() == 0:  # root reads every directory: drop the capabilities that let it
+            os.chown(root / "secret", 65534, 65534)
+            caps = "-dac_override,-dac_read_search"
+            command = ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *command]
+        done = subprocess.run(command, capture_output=True, text=True,
+                              cwd=Path(__file__).parent.parent, check=True)
+        lines = dict(line.split(" | ") for line in done.stdout.splitlines())
+        assert lines[str(root / "ok.txt")] == "None"
+        assert "cannot read directory" in lines[str(root / "secret")]
+    finally:
+        import shutil
+
+        shutil.rmtree(root)

@@ -90,3 +90,60 @@ def test_cut_off_json_is_never_completed_by_repair(text: str) -> None:
 
 def test_closed_syntax_errors_are_still_repaired() -> None:
     assert parse_output("{'label': \"it's\", 'reason': 'b',}", SPEC).label == "it's"
+
+
+# ----------------------------------------------------------------------------- reasoning
+
+ANSWER = LabelOutput(label="billing", reason="dup charge")
+FINAL = '{"label": "billing", "reason": "dup charge"}'
+DRAFT = '{"label": "draft", "reason": "not yet"}'
+
+
+@pytest.mark.parametrize("text", [
+    f"<think>{DRAFT}</think>{FINAL}",
+    f"<THINK>{DRAFT}</THINK>\n{FINAL}",
+    f'<thinking budget="3">maybe {DRAFT}</thinking> {FINAL}',
+    f"<Reasoning>\n{DRAFT}\n</Reasoning>\nAnswer: {FINAL}",
+    f"<reflection>{DRAFT}</reflection>```json\n{FINAL}\n```",
+    f"{DRAFT} was my first idea</think>{FINAL}",  # the template opened the block
+    f"<think>I should answer now.\n{FINAL}",  # unclosed tag: the JSON after it is kept
+    f"<reasoning type='x'>let me see\n\n{FINAL}",
+])
+def test_reasoning_drafts_never_count(text: str) -> None:
+    assert parse_output(text, SPEC) == ANSWER
+
+
+@pytest.mark.parametrize("text", [
+    f"<think>{FINAL}</think>",
+    f"<reflection>{FINAL}</reflection> I cannot answer.",
+])
+def test_json_only_inside_reasoning_is_no_answer(text: str) -> None:
+    with pytest.raises(NoJSONFound):
+        parse_output(text, SPEC)
+
+
+@pytest.mark.parametrize(("text", "label"), [
+    (f'First draft: {DRAFT}. Final: {FINAL}', "billing"),
+    (f'First draft: {FINAL}. Final: {DRAFT}', "draft"),
+    (f'```json\n{DRAFT}\n```\nCorrected:\n```json\n{FINAL}\n```', "billing"),
+    (f'```json\n{FINAL}\n```\nCorrected:\n```json\n{DRAFT}\n```', "draft"),
+])
+def test_several_values_the_last_that_validates_wins(text: str, label: str) -> None:
+    assert parse_output(text, SPEC).label == label
+
+
+@pytest.mark.parametrize("text", [
+    f'Answer: {FINAL}. For example {{"a": 1}} would be wrong.',
+    f'Example: {{"a": 1}}. Answer: {FINAL}',
+])
+def test_last_valid_value_skips_later_invalid_examples(text: str) -> None:
+    assert parse_output(text, SPEC) == ANSWER
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("{'label': 'x', 'reason': {'a', 'b'}}", "set"),
+    ("{'label': b'x', 'reason': 'r'}", "bytes"),
+])
+def test_non_json_literals_are_refused_not_repaired(text: str, named: str) -> None:
+    with pytest.raises(NoJSONFound, match=named):
+        parse_output(text, SPEC)

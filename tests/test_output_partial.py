@@ -25,3 +25,61 @@ def test_json_start_skips_prose() -> None:
     assert json_start('Sure: {"a": 1}') == '{"a": 1}'
     assert json_start("[1]") == "[1]"
     assert json_start("no json") is None
+
+
+# --------------------------------------------------------------- through the agent (rules 4, 9)
+
+import itertools  # noqa: E402
+
+import pytest  # noqa: E402
+from pydantic import BaseModel  # noqa: E402
+
+from agentflow import AttemptDiscarded, OutputPartial, PromptStrategy, ReActAgent  # noqa: E402
+from agentflow.testing import Reply, ScriptedModel  # noqa: E402
+
+
+class Label(BaseModel):
+    label: str
+    reason: str
+
+
+DRAFT = '{"label": "draft", "reason": "not yet"}'
+FINAL = '{"label": "billing", "reason": "dup charge"}'
+
+
+async def _events(text: str) -> list[object]:
+    model = ScriptedModel([Reply(text=text, chunk_size=3)])
+    agent = ReActAgent("t", model)
+    return [e async for e in agent.stream("label it", Label, strategy=PromptStrategy())]
+
+
+@pytest.mark.parametrize("text", [
+    f"<think>{DRAFT}</think>{FINAL}",
+    f"<Thinking mode='x'>\n{DRAFT}\n</Thinking>\n{FINAL}",
+    f"<reflection>{DRAFT}</reflection> {FINAL}",
+])
+async def test_partials_never_show_reasoning_drafts(text: str) -> None:
+    events = await _events(text)
+    partials = [e.data for e in events if isinstance(e, OutputPartial)]
+    assert partials and all(p.get("label") != "draft" for p in partials)
+    assert "draft" not in str(partials)
+    assert partials[-1] == {"label": "billing", "reason": "dup charge"}
+    assert not any(isinstance(e, AttemptDiscarded) for e in events)
+
+
+@pytest.mark.parametrize(("text", "final"), [
+    (f"Draft: {DRAFT}\nFinal: {FINAL}", "billing"),
+    (f"Draft: {FINAL}\nFinal: {DRAFT}", "draft"),
+])
+async def test_a_later_value_is_announced_before_partials_restart(text: str, final: str) -> None:
+    events = await _events(text)
+    kinds = [type(e).__name__ for e in events
+             if isinstance(e, OutputPartial | AttemptDiscarded)]
+    at = kinds.index("AttemptDiscarded")
+    assert "OutputPartial" in kinds[:at] and "OutputPartial" in kinds[at + 1:]
+    discarded = next(e for e in events if isinstance(e, AttemptDiscarded))
+    assert discarded.reason == "superseded"
+    after = [e.data for e in events[events.index(discarded):] if isinstance(e, OutputPartial)]
+    for before, later in itertools.pairwise(after):
+        assert before.keys() <= later.keys()  # no regression after the restart
+    assert events[-1].output.label == final  # type: ignore[attr-defined]

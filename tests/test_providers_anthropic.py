@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
 import pytest
 from pydantic import BaseModel
 
@@ -396,3 +397,37 @@ async def test_empty_text_with_a_stop_reason_is_an_answer() -> None:
     assert chunks[-1] == FinishChunk("stop", "end_turn")
     chunks = await raw_reply(False, json={"content": [], "stop_reason": "end_turn"})
     assert chunks[-1] == FinishChunk("stop", "end_turn")
+
+
+# ------------------------------------------------------------------------ maps in native output
+
+
+class Labels(BaseModel):
+    name: str
+    labels: dict[str, str]
+
+
+def test_closed_schema_refuses_a_map() -> None:
+    schema = {"type": "object", "properties": {"labels": {
+        "type": "object", "additionalProperties": {"type": "string"}}}}
+    with pytest.raises(UnsupportedFeatureError) as info:
+        closed_schema(schema)
+    assert info.value.feature == "native_output"
+
+
+def test_schema_refusal_of_output_config_is_unsupported_native_output() -> None:
+    refused = anthropic_error(400, "invalid_request_error",
+                              "output_config.format.schema: For 'object' type, "
+                              "'additionalProperties' must be explicitly set to false")
+    error = map_error(400, {}, orjson.dumps(refused.body))
+    assert isinstance(error, UnsupportedFeatureError) and error.feature == "native_output"
+
+
+async def test_map_field_steps_down_to_the_tool_path(fake: AnthropicFake, stream: bool) -> None:
+    data = {"name": "Ann", "labels": {"team": "core"}}
+    fake.add(FakeReply(tool_calls=[FakeCall("generate_response", data)]))
+    agent = ReActAgent("a", model(fake, "claude-sonnet-4-6", stream=stream))
+    reply = await agent.call("Extract Ann (team core)", Labels)
+    assert reply.output == Labels(**data)
+    assert len(fake.requests) == 1 and "output_config" not in fake.bodies[0]
+    assert [t["name"] for t in fake.bodies[0]["tools"]] == ["generate_response"]

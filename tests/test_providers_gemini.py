@@ -233,15 +233,34 @@ async def test_c16_recursive_output_fails_before_sending(fake: GeminiFake) -> No
     assert fake.requests == []
 
 
-async def test_c16_tool_arguments_outside_the_subset_use_json_schema(fake: GeminiFake) -> None:
+async def test_c16_tool_arguments_get_the_gemini_dialect(fake: GeminiFake) -> None:
+    """Function tools get the output schema's dialect transform: shared
+    sub-models are inlined, so the declaration fits the OpenAPI subset."""
     fake.add(FakeReply(tool_calls=[FakeCall("plot", {"chart": {"x_axis": {"label": "t"},
                                                                "y_axis": {"label": "v"}}})]),
              FakeReply(text="drawn"))
     reply = await ReActAgent("g", model(fake), tools=[plot]).call("Plot")
     assert reply.text == "drawn"
     declaration = fake.bodies[0]["tools"][0]["functionDeclarations"][0]
-    assert "parameters" not in declaration and "$defs" in declaration["parametersJsonSchema"]
+    assert "parametersJsonSchema" not in declaration
+    assert "$ref" not in str(declaration) and "$defs" not in str(declaration)
     assert "drew t/v" in GeminiFake.request_text(fake.bodies[1])
+
+
+def grow(tree: Node) -> str:
+    """Grow a tree."""
+    return f"grew {tree.name}"
+
+
+async def test_c16_recursive_tool_arguments_use_json_schema(fake: GeminiFake) -> None:
+    """A tool the dialect cannot express (true recursion) keeps its JSON Schema."""
+    fake.add(FakeReply(tool_calls=[FakeCall("grow", {"tree": {"name": "root"}})]),
+             FakeReply(text="grown"))
+    reply = await ReActAgent("g", model(fake), tools=[grow]).call("Grow")
+    assert reply.text == "grown"
+    declaration = fake.bodies[0]["tools"][0]["functionDeclarations"][0]
+    assert "parameters" not in declaration and "$defs" in declaration["parametersJsonSchema"]
+    assert "grew root" in GeminiFake.request_text(fake.bodies[1])
 
 
 # ----------------------------------------------------------------------------- thinking
@@ -371,3 +390,17 @@ async def test_malformed_or_empty_whole_reply_is_a_server_error(body: Any) -> No
 async def test_whole_reply_without_finish_reason_is_still_an_answer() -> None:
     chunks = await raw_reply(False, json={"candidates": [{"content": {"parts": [{"text": "hi"}]}}]})
     assert chunks == [TextDelta("hi"), FinishChunk("stop", "")]
+
+
+def test_refused_response_schema_is_unsupported_native_output() -> None:
+    import orjson
+
+    from agentflow.errors import UnsupportedFeatureError
+    from agentflow.providers.gemini import map_error
+
+    body = orjson.dumps({"error": {"code": 400, "status": "INVALID_ARGUMENT", "message":
+                        "Invalid JSON payload received. Unknown name \"const\" at "
+                        "'generation_config.response_schema.properties[0].value': Cannot find "
+                        "field."}})
+    error = map_error(400, {}, body)
+    assert isinstance(error, UnsupportedFeatureError) and error.feature == "native_output"

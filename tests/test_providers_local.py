@@ -42,7 +42,9 @@ ENTRY = """hello (2.10-3) unstable; urgency=medium
 def test_profile_and_registry() -> None:
     model = get_model("local")
     assert isinstance(model, LocalModel) and model.model_name == "gemma3-270m"
-    assert model.profile == DEFAULT_PROFILE
+    assert model.profile == DEFAULT_PROFILE.with_(context_window=4096, max_output_tokens=1024)
+    two_slots = LocalModel(context=8192, parallel=2, max_tokens=512).profile
+    assert (two_slots.context_window, two_slots.max_output_tokens) == (4096, 512)
     assert not model.profile.supports_tools and model.profile.native_output == "json_schema"
     assert isinstance(get_model("local:/models/x.gguf"), LocalModel)
     with pytest.raises(InvalidModelError, match="gguf"):
@@ -86,7 +88,7 @@ def test_body_sends_a_per_document_grammar_for_grounded_fields() -> None:
     rf = ResponseFormat("json_schema", schema, source=SPECIAL)
     body = model.build_body([Msg.user(SPECIAL)], (), GenerateOptions(response_format=rf))
     assert "substring_chunks" in body["grammar"] and "Zürich" in body["grammar"]
-    assert model._grammars == {}  # per-document grammars are never cached
+    assert len(model._grammars) == 0  # per-document grammars are never cached
     big = ResponseFormat("json_schema", schema, source="x" * (grammar.MAX_SOURCE_CHARS + 1))
     body = model.build_body([Msg.user("x")], (), GenerateOptions(response_format=big))
     assert "substring_chunks" not in body["grammar"]  # falls back to verification

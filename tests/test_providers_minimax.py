@@ -97,8 +97,15 @@ async def test_tool_choice_forms(fake: MiniMaxFake) -> None:
 
 @STREAMS
 @pytest.mark.parametrize("size", [1, 2, 3, 7, 200])
-async def test_think_tags_split_and_final_frame_deduped(fake: MiniMaxFake, stream: bool,
-                                                        size: int) -> None:
+@pytest.mark.parametrize("final_message", [True, False], ids=["final-message", "usage-chunk"])
+async def test_think_tags_split_and_final_frame_deduped(stream: bool, size: int,
+                                                        final_message: bool) -> None:
+    async with MiniMaxFake(api_key=KEY, final_message=final_message) as fake:
+        await _think_tags_split(fake, stream, size)
+    await close_models()
+
+
+async def _think_tags_split(fake: MiniMaxFake, stream: bool, size: int) -> None:
     fake.add(FakeReply(thinking="Weigh <b>options</b>.", text="Hello, <world>!", chunk_size=size,
                        usage=(42, 38)))
     model = model_for(fake, stream)
@@ -133,7 +140,7 @@ async def test_thinking_goes_back_inline(fake: MiniMaxFake) -> None:
 
 
 async def test_stream_ends_on_final_frame_without_done() -> None:
-    async with MiniMaxFake(send_done=False, fragment_tool_args=True) as fake:
+    async with MiniMaxFake(send_done=False, fragment_tool_args=True, final_message=True) as fake:
         fake.add(FakeReply(text="ok", tool_calls=[FakeCall("get_weather", {"city": "Rome"})],
                            chunk_size=3))
         reply = await generate(model_for(fake), [Msg.user("hi")], [TOOL])

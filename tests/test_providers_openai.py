@@ -378,3 +378,31 @@ async def test_named_error_event_is_typed() -> None:
         with pytest.raises(OverloadedError):
             await generate(model_for(fake, api_key=None), [Msg.user("hi")])
         await close_models()
+
+
+def test_thinking_off_sends_the_lowest_reasoning_effort() -> None:
+    from agentflow.model import GenerateOptions
+    from agentflow.providers.openai import OpenAIChatModel, lowest_reasoning_effort
+
+    assert lowest_reasoning_effort("gpt-5.1") == "none"
+    assert lowest_reasoning_effort("gpt-6-sol") == "none"
+    assert lowest_reasoning_effort("gpt-5-mini") == "minimal"
+    assert lowest_reasoning_effort("o3") is None
+    off = GenerateOptions(thinking=False)
+    body = OpenAIChatModel("gpt-5.2", api_key="k").build_body([], [], off)
+    assert body["reasoning_effort"] == "none"
+    assert "reasoning_effort" not in OpenAIChatModel("gpt-4o", api_key="k").build_body([], [], off)
+
+
+def test_refused_response_format_schema_is_unsupported_native_output() -> None:
+    import orjson
+
+    from agentflow.errors import UnsupportedFeatureError
+    from agentflow.providers.openai import openai_error
+
+    body = orjson.dumps({"error": {
+        "message": "Invalid schema for response_format 'Labels': In context=('properties', "
+                   "'labels'), 'additionalProperties' is required to be supplied and to be false.",
+        "type": "invalid_request_error", "param": "response_format", "code": None}})
+    error = openai_error("openai", 400, {}, body)
+    assert isinstance(error, UnsupportedFeatureError) and error.feature == "native_output"

@@ -110,3 +110,26 @@ def test_core_resolves_strings_through_the_registry(monkeypatch: pytest.MonkeyPa
     assert isinstance(agent.model, GLMChatModel)
     with pytest.raises(InvalidModelError):
         ReActAgent("a", model="nope:x")
+
+
+def test_api_key_variables_match_the_adapters_and_missing_keys_are_named(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    from agentflow.providers.registry import api_key_variables, missing_api_key
+
+    for vendor in ("openai", "deepseek", "dashscope", "glm", "minimax"):
+        module = importlib.import_module(f"agentflow.providers.{vendor}")
+        model = module.create("m")
+        assert api_key_variables(vendor) == (model.env_var, *model.env_aliases)
+    assert api_key_variables("local") == ()
+    for name in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OLLAMA_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    assert "set ANTHROPIC_API_KEY" in (missing_api_key("anthropic:claude-x") or "")
+    assert "GEMINI_API_KEY or GOOGLE_API_KEY" in (missing_api_key("gemini:gemini-2.5-flash") or "")
+    assert missing_api_key("anthropic:claude-x", api_key="sk") is None
+    assert missing_api_key("anthropic:claude-x", base_url="http://127.0.0.1:1") is None
+    assert missing_api_key("ollama:qwen3:8b") is None  # a local server needs no key
+    assert missing_api_key("local") is None
+    monkeypatch.setenv("GOOGLE_API_KEY", "g")
+    assert missing_api_key("gemini:gemini-2.5-flash") is None

@@ -649,3 +649,29 @@ async def test_schema_error_before_any_request() -> None:
     with pytest.raises(SchemaError, match="children"):
         await ReActAgent("a", model).call("x", Tree)
     assert model.requests == []
+
+
+async def test_fresh_output_types_are_not_kept_alive_by_caches() -> None:
+    """Thousands of calls, each with a fresh ``create_model`` type: the caches
+    keyed by type or schema stay bounded and the types can be collected."""
+    import gc
+    import weakref
+
+    from pydantic import create_model
+
+    from agentflow.output.schema import SPEC_CACHE_SIZE
+    from agentflow.testing import FunctionModel
+
+    model = FunctionModel(lambda request: '{"a": 1}')
+    agent = ReActAgent("t", model)
+    alive: list[weakref.ref[type]] = []
+    for i in range(2000):
+        fresh = create_model(f"Fresh{i}", a=(int, ...))
+        reply = await agent.call("x", fresh)
+        assert reply.output.a == 1
+        alive.append(weakref.ref(fresh))
+        del fresh, reply
+        model.requests.clear()
+    gc.collect()
+    still = sum(ref() is not None for ref in alive)
+    assert still <= SPEC_CACHE_SIZE + 1, still

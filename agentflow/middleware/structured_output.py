@@ -10,7 +10,9 @@
   validated (lax, with schema-aware normalisation), user validators run,
   invalid output answered with an error listing each failing field, bounded
   by ``output_retries`` for the whole call; several output calls in one reply
-  handled by ``on_multiple``.
+  handled by ``on_multiple``; a valid output that comes with other tool
+  calls follows ``end_strategy`` (``safe``: accepted only if none of them
+  failed; ``early``; ``exhaustive``).
 * **reminders** – entering tool mode on a state whose ``so_tool_active`` is
   false appends one persistent ENTER reminder and sets the flag; a call
   without output on a flagged state appends one EXIT reminder and clears it.
@@ -61,6 +63,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import ValidationError
 
+from agentflow._lru import LRU
 from agentflow.errors import (
     DegenerateOutputError,
     GroundingError,
@@ -74,7 +77,7 @@ from agentflow.errors import (
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
-from agentflow.events import Event, OutputPartial, OutputRetry
+from agentflow.events import AttemptDiscarded, Event, OutputPartial, OutputRetry
 from agentflow.execution import CallExecution
 from agentflow.extraction.degenerate import check_degenerate
 from agentflow.extraction.grounding import (
@@ -105,8 +108,8 @@ from agentflow.model import (
     ToolSpec,
 )
 from agentflow.output.config import OutputConfig
-from agentflow.output.parsing import NoJSONFound, parse_output
-from agentflow.output.partial import PartialOutput, json_start
+from agentflow.output.parsing import NoJSONFound, parse_output, visible_text
+from agentflow.output.partial import PartialOutput, last_value_start
 from agentflow.output.reminders import (
     TOOL_NAME,
     force_reminder,
@@ -134,6 +137,9 @@ __all__ = [
 ]
 
 
+_NO_OUTPUT: Any = object()
+
+
 @dataclass(eq=False, slots=True)
 class _Run:
     """What the engine keeps for one call (in ``ex.extra``)."""
@@ -148,9 +154,14 @@ class _Run:
     grounded: bool = False
     start: int = 0
     source: str | None = None
+    discards: int = 0
+    pending: Any = _NO_OUTPUT
+    """A valid output waiting for the reply's other tool calls (end strategy ``safe``)."""
 
 
 _KEY = "structured_output"
+STRATEGY_CACHE_SIZE = 1024
+"""Entries of the per-middleware strategy cache (one per model and has-tools)."""
 
 
 def _run_of(ex: CallExecution) -> _Run | None:
@@ -188,13 +199,14 @@ class StructuredOutputMiddleware(Middleware):
 
     Shared by every call of an agent; per-call data lives in the
     ``CallExecution``. The only shared mutable data are caches: the strategy
-    per (model, type, has-tools, refused features) and the features each
-    model refused at run time.
+    per (model, has-tools, refused features) — bounded (``STRATEGY_CACHE_SIZE``)
+    and never keyed by the output type, so fresh types are not kept alive —
+    and the features each model refused at run time.
     """
 
     def __init__(self, config: OutputConfig | None = None) -> None:
         self.config = config or OutputConfig()
-        self._strategies: dict[tuple[Any, ...], StrategyKind] = {}
+        self._strategies: LRU[tuple[Any, ...], StrategyKind] = LRU(STRATEGY_CACHE_SIZE)
         self._refused: dict[tuple[str, str, int], frozenset[str]] = {}
 
     # ------------------------------------------------------------ strategy binding
@@ -221,20 +233,14 @@ class StructuredOutputMiddleware(Middleware):
         strategy: OutputStrategy | None = None,
     ) -> StrategyKind:
         """The strategy a call binds to: an explicit one, else the cached
-        ``choose_strategy`` decision for this model, type and has-tools."""
+        ``choose_strategy`` decision for this model and has-tools (the choice
+        does not depend on ``output_type``)."""
         chosen = strategy or self.config.strategy
         if not isinstance(chosen, AutoStrategy):
             return chosen.kind
-        key = (
-            _model_key(model),
-            output_type,
-            has_tools,
-            self._refused.get(_model_key(model), frozenset()),
-        )
-        kind = self._strategies.get(key)
-        if kind is None:
-            kind = self._strategies[key] = choose_strategy(self.effective_profile(model), has_tools)
-        return kind
+        key = (_model_key(model), has_tools, self._refused.get(_model_key(model), frozenset()))
+        return self._strategies.get_or_make(
+            key, lambda: choose_strategy(self.effective_profile(model), has_tools))
 
     def prepare(
         self,
@@ -346,6 +352,9 @@ class StructuredOutputMiddleware(Middleware):
         run = _run_of(ex)
         if run is None or ex.completed:
             return None
+        if run.discards != ex.discarded:  # the attempt was announced void: start again
+            run.discards = ex.discarded
+            run.partial.reset()
         data = None
         if isinstance(chunk, ToolCallDelta):
             if run.kind == "tool" and reply.tools.name(chunk.index) == TOOL_NAME:
@@ -354,8 +363,23 @@ class StructuredOutputMiddleware(Middleware):
                 else:
                     data = run.partial.from_text(reply.tools.arguments_text(chunk.index))
         elif isinstance(chunk, TextDelta) and run.kind != "tool":
-            text = json_start(reply.text)
-            data = run.partial.from_text(text) if text is not None else None
+            text = visible_text(reply.text)  # drafts inside reasoning never count
+            if text is None:
+                return None
+            start = last_value_start(text, "[{" if run.spec.wrapped else "{")
+            if start is None:
+                return None
+            if run.partial.start != start:
+                superseded = run.partial.last is not None
+                run.partial.reset()
+                run.partial.start = start
+                if superseded:
+                    ex.discarded += 1
+                    run.discards = ex.discarded
+                    return AttemptDiscarded(ex.iteration, "superseded",
+                                            "a later JSON value in the reply replaces the "
+                                            "partial output so far")
+            data = run.partial.from_text(text[start:])
         return OutputPartial(data) if data is not None else None
 
     # ------------------------------------------------------------ runtime degradation
@@ -429,7 +453,7 @@ class StructuredOutputMiddleware(Middleware):
                 }
             )
         if len(outputs) == 1:
-            return Act({outputs[0].id: self._check(ex, run, outputs[0])})
+            return self._end(ex, run, reply, {outputs[0].id: self._check(ex, run, outputs[0])})
         policy = self.config.on_multiple
         if policy == "raise":
             raise MultipleStructuredOutputsError(
@@ -442,7 +466,7 @@ class StructuredOutputMiddleware(Middleware):
         if chosen is not None:
             results = {c.id: self._error(c, "Ignored: only one output is used.") for c in outputs}
             results[chosen.id] = self._check(ex, run, chosen)
-            return Act(results)
+            return self._end(ex, run, reply, results)
         message = (
             f"You called {TOOL_NAME} {len(outputs)} times in one reply. Call it exactly once, "
             "with the complete output (all items in one call)."
@@ -455,6 +479,34 @@ class StructuredOutputMiddleware(Middleware):
                 reason="multiple",
             )
         return Act({c.id: self._error(c, message) for c in outputs})
+
+    def _end(
+        self, ex: CallExecution, run: _Run, reply: Msg, results: dict[str, ToolResultBlock]
+    ) -> Act:
+        """The end strategy (``OutputConfig.end_strategy``) for a reply whose
+        output call was just checked, when it also calls other tools."""
+        others = [c for c in reply.tool_uses if c.name != TOOL_NAME]
+        if not others or not ex.completed:
+            return Act(results)
+        strategy = self.config.end_strategy
+        if strategy == "early":
+            for c in others:
+                results[c.id] = ToolResultBlock(
+                    c.id, "Not executed: the final output was accepted first.",
+                    is_error=True, name=c.name)
+        elif strategy == "safe":
+            run.pending = ex.output  # accepted after acting, if no other call failed
+            ex.output, ex.completed = None, False
+            for call_id, block in results.items():
+                if block.name == TOOL_NAME and not block.is_error:
+                    results[call_id] = ToolResultBlock(
+                        call_id,
+                        "The output is valid. It is accepted only if every other tool call of "
+                        f"this reply succeeded; if one failed, fix it and call {TOOL_NAME} "
+                        "again.",
+                        name=TOOL_NAME,
+                    )
+        return Act(results)
 
     def _check(self, ex: CallExecution, run: _Run, call: ToolUseBlock) -> ToolResultBlock:
         """Validate one output call; accept it or answer with the errors."""
@@ -533,6 +585,7 @@ class StructuredOutputMiddleware(Middleware):
             return False
         ex.validation_retries += 1
         ex.emit(OutputRetry(reason, ex.validation_retries, detail))
+        run.partial.reset()  # the next attempt's partials start from nothing
         return True
 
     @staticmethod
@@ -664,6 +717,17 @@ class StructuredOutputMiddleware(Middleware):
         run = _run_of(ex)
         if run is None:
             return False
+        if run.pending is not _NO_OUTPUT:
+            value, run.pending = run.pending, _NO_OUTPUT
+            failed = [b.name for b in results.tool_results if b.name != TOOL_NAME and b.is_error]
+            if failed:
+                run.partial.reset()
+                ex.emit(OutputRetry(
+                    "tools_failed", 1,
+                    f"the output came with failing tool calls ({', '.join(failed)}); "
+                    "it was not accepted (end_strategy='safe')"))
+            else:
+                ex.output, ex.completed = value, True
         if ex.completed:
             ex.stop_reason = "structured_output"
             return True

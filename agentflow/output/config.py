@@ -13,7 +13,7 @@ from agentflow.extraction.grounding import Grounded
 from agentflow.messages import ToolUseBlock
 from agentflow.output.strategies import AutoStrategy, OutputStrategy, StructuredOutputReminder
 
-__all__ = ["InvalidPolicy", "MultiplePolicy", "OutputConfig", "OutputValidator"]
+__all__ = ["EndStrategy", "InvalidPolicy", "MultiplePolicy", "OutputConfig", "OutputValidator"]
 
 InvalidPolicy: TypeAlias = (
     Literal["retry", "raise"] | Callable[[ValidationError | ModelRetry], str]
@@ -28,6 +28,23 @@ MultiplePolicy: TypeAlias = (
 """What to do with several output calls in one reply: answer each with an
 error asking for exactly one, raise ``MultipleStructuredOutputsError``, or
 use the call the callable picks (``None``: retry)."""
+
+EndStrategy: TypeAlias = Literal["safe", "early", "exhaustive"]
+"""What a valid output-tool call means when the same reply calls other tools
+too (after Pydantic AI's ``end_strategy``):
+
+============  ===================================================================
+strategy      decision
+============  ===================================================================
+``safe``      (default) run the other calls; accept the output only if none of
+              them failed, else the model reads the failures and answers again
+``early``     accept the output at once; the other calls are answered "Not
+              executed" and never run
+``exhaustive`` run the other calls and accept the output whatever they returned
+============  ===================================================================
+
+Every call keeps its result in memory. An invalid output is never accepted:
+the other calls run and the model is asked again, whatever the strategy."""
 
 OutputValidator: TypeAlias = Callable[[Any], Any]
 """Runs on a validated output; returns a replacement (or ``None`` to keep it),
@@ -50,6 +67,7 @@ class OutputConfig:
             or a ``Grounded`` giving the rules; see
             ``agentflow.extraction.grounding``); fields marked ``Grounded()``
             are grounded either way. A call's ``ground=`` overrides it.
+        end_strategy: an ``EndStrategy`` (default ``"safe"``).
 
     Raises:
         ValueError: a negative retry count.
@@ -63,10 +81,15 @@ class OutputConfig:
     on_multiple: MultiplePolicy = "retry"
     validators: tuple[OutputValidator, ...] = ()
     ground: bool | Grounded = False
+    end_strategy: EndStrategy = "safe"
 
     def __post_init__(self) -> None:
         if self.max_forcing < 0 or self.output_retries < 0:
             raise ValueError(
                 f"max_forcing and output_retries must be >= 0, got {self.max_forcing} and "
                 f"{self.output_retries}"
+            )
+        if self.end_strategy not in ("safe", "early", "exhaustive"):
+            raise ValueError(
+                f"end_strategy must be 'safe', 'early' or 'exhaustive', got {self.end_strategy!r}"
             )

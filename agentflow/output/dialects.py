@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentflow.errors import SchemaError
-from agentflow.model import SchemaDialect
+from agentflow.model import SchemaDialect, ToolSpec
 
 __all__ = [
     "LOCAL_MAX_ITEMS",
@@ -34,6 +34,7 @@ __all__ = [
     "DialectSchema",
     "resolve_ref",
     "schema_types",
+    "tool_spec_for",
     "transform_schema",
 ]
 
@@ -334,3 +335,21 @@ _TRANSFORMS = {
     "gemini": _gemini,
     "local": _local,
 }
+
+
+def tool_spec_for(spec: ToolSpec, dialect: SchemaDialect) -> ToolSpec:
+    """A function tool's spec with its parameters in ``dialect``: the same
+    transform as the output schema gets (enums as strings for Gemini, closed
+    objects for OpenAI strict, with ``strict`` set when the schema satisfies
+    it). Replies are converted back by ``agentflow.output.decoding.normalize``
+    against the tool's plain schema. A schema the dialect cannot express
+    (true recursion for Gemini) is kept as it is: the adapter then sends it in
+    the vendor's JSON Schema field."""
+    if dialect == "plain" or not spec.parameters.get("properties"):
+        return spec
+    try:
+        converted = transform_schema(copy.deepcopy(dict(spec.parameters)), dialect)
+    except SchemaError:
+        return spec
+    return ToolSpec(spec.name, spec.description, converted.schema, converted.strict)
+

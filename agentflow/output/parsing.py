@@ -1,21 +1,29 @@
 """Free text -> structured data, tolerantly. One function used everywhere free
-text must become data (prompt strategy, native replies, a prose final turn).
+text must become data (prompt strategy, native replies, a prose final turn,
+output-tool arguments that are no JSON object).
 
-``parse_output(text, spec)`` tries, in order, until a value validates:
+``parse_output(text, spec)`` reads the text in this order:
 
-1. the text with ``<think>…</think>`` removed, as JSON;
-2. the body of a fence enclosing the whole text (backticks inside string
-   values stay), then each balanced ``{…}`` / ``[…]`` span (string-aware);
-3. the body of each fenced block (```` ```json ````, ```` ```JSON ````, bare
-   ```` ``` ````, ``~~~``) and the spans inside it;
-4. only when none of those is valid JSON as written: each repaired by
-   ``json_repair`` (trailing commas, single quotes, unquoted keys, Python
-   literals; never ``eval``). A candidate whose brackets or strings are not
-   closed (cut off) is never repaired: completing it would invent data.
+1. reasoning is removed (``strip_thinking``): ``<think>``, ``<thinking>``,
+   ``<reasoning>`` and ``<reflection>`` blocks, any case, with attributes;
+   text before an orphan closing tag (templates that open the block
+   themselves); an unclosed opening tag drops the prose after it up to the
+   first JSON value, which is kept. Drafts inside reasoning never count;
+2. the candidates: the whole text, the body of a fence enclosing it
+   (backticks inside string values stay), each balanced ``{…}``/``[…]``
+   span (string-aware), the body of each fenced block (```` ```json ````,
+   ```` ```JSON ````, bare ```` ``` ````, ``~~~``) and the spans inside it;
+3. each candidate is decoded as exact JSON; only when none validates, as a
+   Python literal (``True``/``None``, single quotes; sets, bytes and complex
+   numbers refused, never coerced); only then repaired by ``json_repair``
+   (trailing commas, unquoted keys...). A candidate whose brackets or
+   strings are not closed (cut off) is never repaired: completing it would
+   invent data.
 
-It returns the first value that validates as the spec, or raises the most
-useful failure: ``OutputTruncatedError`` when the finish reason was
-``length``, the first ``ValidationError`` seen, or ``NoJSONFound``.
+**Several JSON values in prose: the last one that validates wins** (a final
+answer follows drafts and examples), within the first decoding pass that
+finds one. It raises the most useful failure: the ``ValidationError`` of the
+last value, or ``NoJSONFound`` (naming a refused literal, if any).
 """
 
 from __future__ import annotations
@@ -29,11 +37,26 @@ import orjson
 from pydantic import ValidationError
 
 from agentflow.messages import clean_data
+from agentflow.output.decoding import RejectedLiteral, literal_value
 from agentflow.output.schema import OutputSpec
 
-__all__ = ["NoJSONFound", "json_candidates", "parse_output", "strip_thinking"]
+__all__ = [
+    "REASONING_TAGS",
+    "NoJSONFound",
+    "RejectedLiteral",
+    "json_candidates",
+    "parse_output",
+    "strip_thinking",
+    "visible_text",
+]
 
-_THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
+REASONING_TAGS = ("think", "thinking", "reasoning", "reflection")
+"""Tag names whose blocks hold reasoning, never the answer."""
+
+_TAGS = "|".join(REASONING_TAGS)
+_BLOCK = re.compile(rf"<({_TAGS})(?:\s[^<>]*)?>.*?</\1\s*>", re.DOTALL | re.IGNORECASE)
+_OPEN = re.compile(rf"<({_TAGS})(?:\s[^<>]*)?>", re.IGNORECASE)
+_CLOSE = re.compile(rf"</({_TAGS})\s*>", re.IGNORECASE)
 _FENCE = re.compile(r"(?:```|~~~)[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:\r?\n)?(?:```|~~~)",
                     re.DOTALL)
 _MISSING = object()
@@ -43,9 +66,40 @@ class NoJSONFound(ValueError):
     """The text holds no JSON value at all."""
 
 
+def visible_text(text: str) -> str | None:
+    """``text`` without its reasoning, for reading an answer as it streams:
+    closed blocks and text before an orphan closing tag removed; ``None``
+    while a reasoning block is still open (what follows is a draft until the
+    block closes)."""
+    if "<" not in text:
+        return text
+    body = _BLOCK.sub("", text)
+    close = _CLOSE.search(body)
+    if close is not None and not _OPEN.search(body, 0, close.start()):
+        body = body[close.end():]  # the template opened the block itself
+    if _OPEN.search(body):
+        return None
+    return body
+
+
 def strip_thinking(text: str) -> str:
-    """``text`` without ``<think>…</think>`` sections (an unclosed one runs to the end)."""
-    return _THINK.sub("", text).strip() if "<think" in text.lower() else text.strip()
+    """``text`` without reasoning (see the module docstring), stripped.
+
+    An unclosed opening tag keeps what follows from its first ``{``/``[``
+    (a model that forgot to close the block before answering), or nothing.
+    """
+    if "<" not in text:
+        return text.strip()
+    body = _BLOCK.sub("", text)
+    close = _CLOSE.search(body)
+    if close is not None and not _OPEN.search(body, 0, close.start()):
+        body = body[close.end():]
+    opened = _OPEN.search(body)
+    if opened is not None:
+        rest = body[opened.end():]
+        starts = [p for p in (rest.find("{"), rest.find("[")) if p >= 0]
+        body = body[: opened.start()] + (rest[min(starts):] if starts else "")
+    return body.strip()
 
 
 def _scan(text: str, start: int) -> tuple[int, bool]:
@@ -73,16 +127,16 @@ def _scan(text: str, start: int) -> tuple[int, bool]:
     return len(text) - 1, False
 
 
-def _balanced_spans(text: str) -> Iterator[str]:
-    """Each outermost ``{…}``/``[…]`` span, in order of appearance; an unclosed
-    last span is yielded to the end of the text."""
+def _balanced_spans(text: str, offset: int = 0) -> Iterator[tuple[int, str]]:
+    """``(end position, span)`` of each outermost ``{…}``/``[…]`` span, in
+    order of appearance; an unclosed last span is yielded to the end of the text."""
     i = 0
     while i < len(text):
         start = min((p for p in (text.find("{", i), text.find("[", i)) if p >= 0), default=-1)
         if start < 0:
             return
         end, _ = _scan(text, start)
-        yield text[start : end + 1]
+        yield offset + end + 1, text[start : end + 1]
         i = end + 1
 
 
@@ -100,19 +154,21 @@ def _enclosing_fence(text: str) -> str | None:
 
 
 def json_candidates(text: str) -> Iterator[str]:
-    """Candidate JSON texts in ``text``, most likely first (no duplicates)."""
+    """Candidate JSON texts in ``text``, in the order they are tried: the
+    whole (reasoning-free) text, the body of an enclosing fence, then the
+    values in it from the last to the first (no duplicates)."""
     seen: set[str] = set()
     body = strip_thinking(text).lstrip("\ufeff")
-    pool = [body]
+    pool: list[tuple[int, str]] = []
     enclosed = _enclosing_fence(body)
-    if enclosed is not None:
-        pool.append(enclosed)
     pool.extend(_balanced_spans(enclosed if enclosed is not None else body))
-    fenced = [m.group(2).strip() for m in _FENCE.finditer(body)]
-    pool.extend(fenced)
-    for chunk in fenced:
-        pool.extend(_balanced_spans(chunk))
-    for cand in pool:
+    for m in _FENCE.finditer(body):
+        chunk = m.group(2).strip()
+        pool.append((m.end(), chunk))
+        pool.extend((m.end(), span) for _, span in _balanced_spans(chunk))
+    pool.sort(key=lambda item: item[0], reverse=True)  # stable: fence body before its spans
+    first = [body] if enclosed is None else [body, enclosed]
+    for cand in [*first, *(c for _, c in pool)]:
         if cand and cand not in seen:
             seen.add(cand)
             yield cand
@@ -132,6 +188,19 @@ def _closed(candidate: str) -> bool:
     return _scan(candidate, 0)[1]
 
 
+def _literal(candidate: str) -> Any:
+    """A Python-literal object or array (``RejectedLiteral`` propagates)."""
+    if candidate[:1] not in ("{", "[", "("):
+        return _MISSING
+    try:
+        value = literal_value(candidate)
+    except RejectedLiteral:
+        raise
+    except ValueError:
+        return _MISSING
+    return clean_data(value) if isinstance(value, dict | list) else _MISSING
+
+
 def _repaired(candidate: str) -> Any:
     if candidate[:1] not in ("{", "[") or not _closed(candidate):
         return _MISSING
@@ -143,30 +212,45 @@ def _repaired(candidate: str) -> Any:
 
 
 def parse_output(text: str, spec: OutputSpec) -> Any:
-    """The first JSON value in ``text`` that validates as ``spec``: every
-    candidate is tried as exact JSON before any is repaired, so a repair never
-    wins over JSON that was right as written.
+    """The last JSON value in ``text`` that validates as ``spec`` (see the
+    module docstring): every candidate is tried as exact JSON before any is
+    read as a Python literal, and as a literal before any is repaired, so a
+    repair never wins over a value that was right as written.
 
     Raises:
-        ValidationError: JSON was found but none of it validates (the first error).
-        NoJSONFound: no JSON value in the text.
+        ValidationError: JSON was found but none of it validates (the error
+            of the last value).
+        NoJSONFound: no JSON value in the text, or only values with no JSON
+            meaning (a set, bytes...; the message says which, the cause is
+            the ``RejectedLiteral``).
     """
-    first_error: ValidationError | None = None
+    last_error: ValidationError | None = None
+    rejected: RejectedLiteral | None = None
+    refused: set[str] = set()
     candidates = list(json_candidates(text))
-    for decode in (_strict, _repaired):
+    for decode in (_strict, _literal, _repaired):
         for candidate in candidates:
-            value = decode(candidate)
+            if candidate in refused:
+                continue
+            try:
+                value = decode(candidate)
+            except RejectedLiteral as exc:  # never repaired into something else
+                rejected = rejected or exc
+                refused.add(candidate)
+                continue
             if value is _MISSING:
                 continue
             try:
                 return spec.validate(value)
             except ValidationError as exc:
-                first_error = first_error or exc
+                last_error = last_error or exc
                 if spec.wrapped and not (isinstance(value, dict) and "result" in value):
                     try:  # the model gave the bare value instead of {"result": ...}
                         return spec.validate({"result": value})
                     except ValidationError:
                         pass
-    if first_error is not None:
-        raise first_error
+    if last_error is not None:
+        raise last_error
+    if rejected is not None:
+        raise NoJSONFound(f"no JSON value: {rejected}") from rejected
     raise NoJSONFound("no JSON value found in the reply text")

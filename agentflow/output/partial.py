@@ -12,15 +12,36 @@ from typing import Any
 
 import pydantic_core
 
+from agentflow.output.parsing import _scan
 from agentflow.output.schema import WRAP_FIELD
 
-__all__ = ["PartialOutput", "json_start"]
+__all__ = ["PartialOutput", "json_start", "last_value_start"]
 
 
 def json_start(text: str) -> str | None:
     """``text`` from its first ``{`` or ``[`` (prose before JSON skipped), or ``None``."""
     start = min((p for p in (text.find("{"), text.find("[")) if p >= 0), default=-1)
     return text[start:] if start >= 0 else None
+
+
+def last_value_start(text: str, opening: str = "{[") -> int | None:
+    """Where the latest top-level JSON value of ``text`` starts (the one still
+    streaming, or the last closed one), considering values that open with a
+    character of ``opening``; ``None`` when there is none. Several values in
+    prose: the last one is the answer (``agentflow.output.parsing``)."""
+    found: int | None = None
+    i = 0
+    while i < len(text):
+        starts = [p for p in (text.find(ch, i) for ch in opening) if p >= 0]
+        if not starts:
+            break
+        start = min(starts)
+        end, closed = _scan(text, start)
+        found = start
+        if not closed:
+            break
+        i = end + 1
+    return found
 
 
 class PartialOutput:
@@ -30,11 +51,19 @@ class PartialOutput:
         wrapped: the output travels as ``{"result": ...}`` (unwrap it).
     """
 
-    __slots__ = ("last", "wrapped")
+    __slots__ = ("last", "start", "wrapped")
 
     def __init__(self, wrapped: bool) -> None:
         self.wrapped = wrapped
         self.last: Any = None
+        self.start: int | None = None
+        """Where in the reply text the value followed so far starts (text outputs)."""
+
+    def reset(self) -> None:
+        """Forget the value so far: the next partial starts from nothing (after
+        an ``AttemptDiscarded`` or an output retry)."""
+        self.last = None
+        self.start = None
 
     def from_text(self, text: str) -> Any | None:
         """The new partial value of JSON ``text`` (incomplete), or ``None``."""

@@ -1,6 +1,8 @@
 """Output types -> JSON Schema, per vendor dialect, and back.
 
-``OutputSpec.of(T)`` describes an output type once (cached per type): a
+``OutputSpec.of(T)`` describes an output type once (cached per type, for
+the ``SPEC_CACHE_SIZE`` most recently used types: a bounded cache, so fresh
+types made per request, e.g. by ``create_model``, are not kept alive): a
 pydantic model, dataclass or TypedDict is an object schema as it is; any
 other type (``list[Model]``, a ``Literal``, an enum, a scalar, a union or a
 ``dict``) is wrapped in an object under one field, ``result``, for the tool
@@ -10,9 +12,10 @@ and native paths, and unwrapped on return.
 the dialects live in ``agentflow.output.dialects``).
 
 ``spec.validate(data)`` validates against the user's original type, after a
-schema-aware normalisation that undoes what the dialects changed (``null``
-for a defaulted field -> the default; ``"2"`` for an integer enum -> ``2``)
-and decodes a JSON string where an array/object was expected.
+schema-aware normalisation (``agentflow.output.decoding.normalize``) that
+undoes what the dialects changed (``null`` for a defaulted field -> the
+default; ``"2"`` for an integer enum -> ``2``) and decodes a JSON or
+Python-literal string where an array/object was expected.
 """
 
 from __future__ import annotations
@@ -23,18 +26,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 from pydantic_core import PydanticCustomError
 from typing_extensions import is_typeddict
 
 from agentflow.errors import SchemaError
 from agentflow.model import SchemaDialect
-from agentflow.output.dialects import DialectSchema, resolve_ref, schema_types, transform_schema
+from agentflow.output.decoding import normalize
+from agentflow.output.dialects import DialectSchema, transform_schema
 
 __all__ = ["OutputSpec"]
 
 WRAP_FIELD = "result"
+
+SPEC_CACHE_SIZE = 256
+"""Output types whose ``OutputSpec`` stays cached (least recently used evicted)."""
 
 _EMPTY_OUTPUT = "the output is empty: give its fields ({fields}), even those with defaults"
 
@@ -70,9 +76,9 @@ class OutputSpec:
     _adapters: dict[str, TypeAdapter[Any]] = field(default_factory=dict, repr=False)
 
     @staticmethod
-    @functools.lru_cache(maxsize=256)
+    @functools.lru_cache(maxsize=SPEC_CACHE_SIZE)
     def of(output_type: Any) -> OutputSpec:
-        """The spec of ``output_type`` (cached per type).
+        """The spec of ``output_type`` (cached per type, bounded: ``SPEC_CACHE_SIZE``).
 
         Raises:
             SchemaError: pydantic cannot build a JSON Schema for the type.
@@ -132,7 +138,7 @@ class OutputSpec:
         empty = data in (None, {}) and bool(self._plain.get("properties"))
         if empty:
             data = {}  # report the missing fields, as for any other object
-        data = _normalize(data, self._plain, self._plain)
+        data = normalize(data, self._plain)
         value = self._adapter.validate_python(data)
         if empty:  # valid only through defaults: an empty answer is no answer (C02)
             fields = ", ".join(self._plain["properties"])
@@ -193,54 +199,3 @@ def _strip_titles(node: Any) -> None:
     elif isinstance(node, list):
         for item in node:
             _strip_titles(item)
-
-
-def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
-    """Undo dialect changes and common model slips, guided by the plain schema."""
-    node = resolve_ref(node, root)
-    types = schema_types(node)
-    if isinstance(data, str) and types & {"array", "object"} and "string" not in types:
-        stripped = data.strip()
-        if stripped[:1] in ("[", "{"):
-            try:
-                data = orjson.loads(stripped)
-            except orjson.JSONDecodeError:
-                return data
-    if (
-        isinstance(data, str)
-        and "enum" in node
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in node["enum"])
-    ):
-        try:
-            return int(data)
-        except ValueError:
-            return data
-    branches = node.get("anyOf") or node.get("oneOf")
-    if isinstance(data, dict) and "properties" in node:
-        props: Mapping[str, Any] = node["properties"]
-        required = set(node.get("required", ()))
-        out: dict[str, Any] = {}
-        for key, value in data.items():
-            prop = props.get(key)
-            if prop is None:
-                out[key] = value
-                continue
-            if value is None and key not in required and not _allows_null(prop, root):
-                continue  # strict dialects send null for "absent": let the default apply
-            out[key] = _normalize(value, prop, root)
-        return out
-    if isinstance(data, list) and isinstance(node.get("items"), Mapping):
-        return [_normalize(v, node["items"], root) for v in data]
-    if branches and isinstance(data, dict | list | str):
-        objects = [b for b in branches if schema_types(resolve_ref(b, root)) & {"object", "array"}]
-        if len(objects) == 1:
-            return _normalize(data, objects[0], root)
-    return data
-
-
-def _allows_null(node: Mapping[str, Any], root: Mapping[str, Any]) -> bool:
-    node = resolve_ref(node, root)
-    if "null" in schema_types(node):
-        return True
-    return any(_allows_null(b, root) for b in node.get("anyOf", ()) or node.get("oneOf", ()))
-

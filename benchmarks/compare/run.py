@@ -112,7 +112,7 @@ class Bench:
         settings = self.server.configure(**self.settings(scenario, profile))
         self.server.stats(reset=True)
         cpu0 = self.server.cpu_seconds()
-        python = _venv.python_of(VENV_OF.get(framework, "main"))
+        python = _python(VENV_OF.get(framework, "main"))
         cmd = [str(python), "-m", "benchmarks.compare.worker", "--framework", framework,
                "--scenario", scenario, "--url", self.server.url, "--profile", profile,
                "--n", str(n), "--concurrency", str(c)]
@@ -184,6 +184,13 @@ class Bench:
                         self.run_one(framework, scenario, repeat=-1, trace=(tool, out))
 
 
+def _python(venv: str) -> Path:
+    """The interpreter of ``venv``, or ``--python``'s (``BENCH_PYTHON``, kept
+    across the network-namespace re-exec)."""
+    given = os.environ.get("BENCH_PYTHON")
+    return Path(given) if given else _venv.python_of(venv)
+
+
 def _git_state() -> str:
     """``<short HEAD>`` plus ``+ uncommitted changes`` when agentflow/ or providers/ differ."""
     def git(*args: str) -> str:
@@ -221,6 +228,10 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--repeats", type=int)
     p.add_argument("--chaos-n", type=int)
     p.add_argument("--no-netns", action="store_true", help="do not isolate the network")
+    p.add_argument("--python", help="run the server and every worker with this interpreter "
+                   "instead of the benchmark venvs (no set-up; agentflow-only runs)")
+    p.add_argument("--no-write", action="store_true",
+                   help="print the report only; RESULTS.md and results.jsonl stay as they are")
     p.add_argument("--in-netns", action="store_true", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
@@ -235,7 +246,9 @@ def main(argv: list[str] | None = None) -> int:
         report.write_section(markdown)
         print(markdown)
         return 0
-    if not ns.in_netns:
+    if ns.python:
+        os.environ["BENCH_PYTHON"] = str(Path(ns.python).absolute())
+    if not ns.in_netns and not ns.python:
         for name in _venv.VENVS:
             _venv.ensure(name, force=ns.rebuild)
         if ns.setup:
@@ -258,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     pinned = (os.cpu_count() or 1) >= 2
     if pinned:
         os.sched_setaffinity(0, {1})  # this process and every worker: core 1
-    server = ChaosServer(_venv.python_of("main"), _venv.REPO, 0 if pinned else None)
+    server = ChaosServer(_python("main"), _venv.REPO, 0 if pinned else None)
     command = "python3 benchmarks/compare/run.py " + " ".join(
         a for a in args_list if a != "--in-netns")
     header = {"kind": "run", "command": command.strip(), "plan": asdict(plan),
@@ -286,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
           f"of {footer['machine_busy_cpu_s']} busy", flush=True)
     markdown = report.render(records)
     print(markdown)
-    if not ns.quick or ns.write:
+    if (not ns.quick or ns.write) and not ns.no_write:
         with RESULTS_JSONL.open("w") as f:
             for record in records:
                 f.write(json.dumps(record) + "\n")

@@ -16,7 +16,8 @@ with ``temperature`` or a budget >= ``max_tokens``, thinking blocks sent back
 altered (bad signature) or missing before a tool loop's calls, and
 ``output_config`` on a model without native output or with an open object.
 
-``FakeReply.extra`` keys: ``redacted`` (add a redacted_thinking block),
+``FakeReply.extra`` keys: ``no_finish`` (message_delta without stop_reason),
+``redacted`` (add a redacted_thinking block),
 ``stop_reason``, ``error`` (an error object sent as ``event: error`` after
 ``error_after`` events), ``cache_read`` (tokens reported read from cache).
 """
@@ -25,13 +26,17 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
+import re
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 from aiohttp import web
 
 from .base import FakeError, FakeReply, FakeServer, pieces, sse
+from .limits import LimitState
 
 __all__ = ["FORCED_WITH_THINKING", "NO_PREFILL", "AnthropicFake", "anthropic_error"]
 
@@ -45,6 +50,9 @@ def anthropic_error(status: int, kind: str, message: str,
     """A scripted error in Anthropic's envelope."""
     body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_1"}
     return FakeError(status, body, headers or {})
+
+
+_VERSION = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _bad(message: str) -> FakeError:
@@ -71,11 +79,17 @@ class AnthropicFake(FakeServer):
         self._ids = itertools.count(1)
 
     # -- refusals ------------------------------------------------------------
+    def key_error(self, key: str) -> FakeError:
+        return anthropic_error(401, "authentication_error",
+                               f"invalid x-api-key {key} (starts {key[:12]})")
+
     def check(self, request: web.Request, body: Any) -> FakeError | None:
-        if not request.headers.get("x-api-key"):
+        bearer = request.headers.get("authorization", "").startswith("Bearer ")
+        if not request.headers.get("x-api-key") and not bearer:  # the SDK sends a Bearer key
             return anthropic_error(401, "authentication_error", "x-api-key header is required")
-        if request.headers.get("anthropic-version") != "2023-06-01":
-            return _bad("anthropic-version header is required")
+        version = request.headers.get("anthropic-version", "")
+        if not _VERSION.fullmatch(version) or version < "2023-06-01":
+            return _bad("anthropic-version header is required (a date, 2023-06-01 or later)")
         if not isinstance(body, dict) or not {"model", "max_tokens", "messages"} <= body.keys():
             return _bad("model, max_tokens and messages are required")
         return (self._check_tools(body) or self._check_thinking(body)
@@ -220,8 +234,9 @@ class AnthropicFake(FakeServer):
         yield sse({"type": "ping"}, "ping")
         for index, block in enumerate(self._content(reply, body)):
             yield from self._block_events(index, block, reply.chunk_size)
+        stop = None if reply.extra.get("no_finish") else self._stop_reason(reply)
         yield sse({"type": "message_delta",
-                   "delta": {"stop_reason": self._stop_reason(reply), "stop_sequence": None},
+                   "delta": {"stop_reason": stop, "stop_sequence": None},
                    "usage": {"output_tokens": usage["output_tokens"]}}, "message_delta")
         yield sse({"type": "message_stop"}, "message_stop")
 
@@ -279,6 +294,25 @@ class AnthropicFake(FakeServer):
     def has_native_output(body: Any) -> bool:
         """Whether the request asks for native structured output."""
         return "output_config" in body
+
+    def limit_headers(self, state: LimitState) -> dict[str, str]:
+        """``anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}`` (resets
+        as RFC 3339 times)."""
+        now = datetime.now(UTC)
+        headers: dict[str, str] = {}
+        for dim, limit, remaining, reset in (
+                ("requests", state.requests_limit, state.requests_remaining, state.requests_reset),
+                ("tokens", state.tokens_limit, state.tokens_remaining, state.tokens_reset)):
+            if limit is not None:
+                when = (now + timedelta(seconds=reset)).isoformat(timespec="seconds")
+                headers[f"anthropic-ratelimit-{dim}-limit"] = str(limit)
+                headers[f"anthropic-ratelimit-{dim}-remaining"] = str(remaining)
+                headers[f"anthropic-ratelimit-{dim}-reset"] = when.replace("+00:00", "Z")
+        return headers
+
+    def rate_limit_error(self, state: LimitState) -> FakeError:
+        """Anthropic's 429 ``rate_limit_error`` with ``retry-after`` (whole seconds)."""
+        return self.rate_limited(math.ceil(state.retry_after))
 
     @staticmethod
     def rate_limited(retry_after: float = 0) -> FakeError:

@@ -16,6 +16,7 @@ scripted HTTP errors with headers, latency, chunk pacing and stream cuts.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+
+from .limits import FakeLimits, LimitState
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,16 @@ class FakeServer:
         """The port to listen on (0: a free one, the default)."""
         self.record = True
         """Record requests in ``requests`` (a long-running server turns it off)."""
+        self.hold: asyncio.Event | None = None
+        """When set, each request waits for this event before being answered
+        (a test holds a client mid-request, deterministically)."""
+        self.streams_aborted = 0
+        """Streams the client abandoned before their end (its connection closed)."""
+        self.echo_key = False
+        """Refuse every request with the vendor's wrong-key error quoting the
+        credential it carried, whole and as a prefix (as servers that echo keys do)."""
+        self.limits: FakeLimits | None = None
+        """Requests/tokens per minute to enforce with 429s and the vendor's headers."""
 
     # -- script -------------------------------------------------------------
     def add(self, *items: Script) -> None:
@@ -147,9 +160,19 @@ class FakeServer:
         """Whether the request asks for a stream."""
         return bool(isinstance(body, dict) and body.get("stream"))
 
+    def canonical(self, body: Any) -> Any:
+        """The body as the vendor reads it, before ``check`` and rendering
+        (``requests`` keep it as sent): e.g. Gemini's proto JSON takes both
+        ``includeThoughts`` and ``include_thoughts``."""
+        return body
+
     def check(self, request: web.Request, body: Any) -> FakeError | None:
         """Refuse what the real vendor refuses (return the error), else ``None``."""
         return None
+
+    def key_error(self, key: str) -> FakeError:
+        """The vendor's wrong-key error, quoting ``key`` (see ``echo_key``)."""
+        return FakeError(401, {"error": {"message": f"invalid api key {key} ({key[:12]}...)"}})
 
     def render_json(self, reply: FakeReply, body: Any) -> Any:
         """The whole (non-streamed) reply as JSON."""
@@ -162,6 +185,15 @@ class FakeServer:
     def stream_content_type(self) -> str:
         """Content type of a streamed reply."""
         return "text/event-stream"
+
+    def limit_headers(self, state: LimitState) -> dict[str, str]:
+        """The vendor's rate-limit headers for ``state`` (default: none)."""
+        return {}
+
+    def rate_limit_error(self, state: LimitState) -> FakeError:
+        """The vendor's 429 for a request over the limits (``Retry-After`` in seconds)."""
+        return FakeError(429, {"error": {"message": "rate limit exceeded"}},
+                         {"retry-after": str(math.ceil(state.retry_after))})
 
     def render_error(self, error: FakeError) -> web.Response:
         """An HTTP error response."""
@@ -180,6 +212,11 @@ class FakeServer:
             body = raw
         if self.record:
             self.requests.append(Recorded(request.path, dict(request.headers), body))
+        if self.hold is not None:
+            await self.hold.wait()
+        if self.echo_key:
+            return self.render_error(self.key_error(credential(request)))
+        body = self.canonical(body)
         refused = self.check(request, body)
         if refused is not None:
             return self.render_error(refused)
@@ -189,33 +226,62 @@ class FakeServer:
             item = self.default
         else:
             return self.render_error(FakeError(500, {"error": {"message": "fake: script empty"}}))
+        scripted = item
         if callable(item) and not isinstance(item, FakeReply | FakeError):
             item = item(body)
         if isinstance(item, FakeError):
             return self.render_error(item)
+        headers: dict[str, str] = {}
+        if self.limits is not None:
+            ok, state = self.limits.take(sum(item.usage))
+            if not ok:
+                if scripted is not self.default:  # the script item is still owed
+                    self.script.appendleft(scripted)
+                refusal = self.rate_limit_error(state)
+                return self.render_error(FakeError(
+                    refusal.status, refusal.body,
+                    {**self.limit_headers(state), **refusal.headers}))
+            headers = self.limit_headers(state)
         if item.latency:
             await asyncio.sleep(item.latency)
         if not self.is_stream(request, body):
-            return web.json_response(self.render_json(item, body), dumps=_dumps)
-        return await self._stream(request, item, body)
+            return web.json_response(self.render_json(item, body), dumps=_dumps, headers=headers)
+        return await self._stream(request, item, body, headers)
 
     async def _stream(
-        self, request: web.Request, reply: FakeReply, body: Any
+        self, request: web.Request, reply: FakeReply, body: Any,
+        headers: Mapping[str, str] | None = None,
     ) -> web.StreamResponse:
-        response = web.StreamResponse(status=200)
+        response = web.StreamResponse(status=200, headers=headers)
         response.content_type = self.stream_content_type()
         await response.prepare(request)
-        for i, frame in enumerate(self.render_events(reply, body)):
-            if reply.cut_after is not None and i >= reply.cut_after:
-                # drop the connection without the terminal marker
-                if request.transport is not None:
-                    request.transport.close()
-                return response
-            await response.write(frame)
-            if reply.event_delay:
-                await asyncio.sleep(reply.event_delay)
-        await response.write_eof()
+        try:
+            for i, frame in enumerate(self.render_events(reply, body)):
+                if reply.cut_after is not None and i >= reply.cut_after:
+                    # drop the connection without the terminal marker
+                    if request.transport is not None:
+                        request.transport.close()
+                    return response
+                await response.write(frame)
+                if reply.event_delay:
+                    await asyncio.sleep(reply.event_delay)
+            await response.write_eof()
+        except (ConnectionError, asyncio.CancelledError):
+            self.streams_aborted += 1  # the client went away mid-stream
+            raise
         return response
+
+
+def credential(request: web.Request) -> str:
+    """The credential a request carries (``Authorization: Bearer``, ``x-api-key``,
+    ``x-goog-api-key`` or ``api-key``), or ``""``."""
+    auth = request.headers.get("Authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:]
+    for name in ("x-api-key", "x-goog-api-key", "api-key"):
+        if request.headers.get(name):
+            return request.headers[name]
+    return auth
 
 
 def _dumps(obj: Any) -> str:

@@ -60,6 +60,8 @@ class ChaosProfile:
     """How the vendor treats ``tool_choice`` and how it streams."""
 
     tool_choice: Literal["enforce", "reject", "ignore"]
+    markup: str = "hermes"
+    """The in-band tool-call format the model writes (``chaos_model.MARKUP_STYLES``)."""
     usage_on_finish: bool = False
     whole_tool_calls: bool = False
     envelope: Literal["openai", "glm"] = "openai"
@@ -67,8 +69,9 @@ class ChaosProfile:
 
 PROFILES: dict[str, ChaosProfile] = {
     "openai": ChaosProfile("enforce"),
-    "glm": ChaosProfile("reject", usage_on_finish=True, whole_tool_calls=True, envelope="glm"),
-    "minimax": ChaosProfile("ignore", whole_tool_calls=True),
+    "glm": ChaosProfile("reject", "glm", usage_on_finish=True, whole_tool_calls=True,
+                        envelope="glm"),
+    "minimax": ChaosProfile("ignore", "minimax", whole_tool_calls=True),
 }
 
 
@@ -252,14 +255,16 @@ class ChaosFake(OpenAIStyleFake):
             reminded=is_reminded(messages, found[0], tools),
         )
         self.stats[f"behaviour.{decision.behaviour}"] += 1
-        output = render(record, decision, tool_mode=bool(tools) and choice != "none")
         name = (choice.get("function") or {}).get("name") if isinstance(choice, dict) else None
         name = name or (tools[0] if tools else "")
+        output = render(record, decision, tool_mode=bool(tools) and choice != "none",
+                        tool_name=name, markup=self.profile.markup)
         tag = f"{zlib.crc32(key.encode()):08x}_{attempt}"
         calls = [FakeCall(name, args, id=f"call_{tag}_{i}") for i, args in enumerate(output.calls)]
         completion = max(1, (len(output.text) + sum(map(len, output.calls))) // 4)
         self.stats["completion_tokens"] += completion
-        reply = FakeReply(text=output.text, tool_calls=calls, usage=(prompt_tokens, completion))
+        reply = FakeReply(text=output.text, tool_calls=calls, usage=(prompt_tokens, completion),
+                          extra={"same_index": output.same_index, "cut": output.cut})
         return await self._respond(request, reply, body)
 
     async def _respond(self, request: web.Request, reply: FakeReply,
@@ -267,10 +272,16 @@ class ChaosFake(OpenAIStyleFake):
         s = self.settings
         if s.latency:
             await asyncio.sleep(s.latency)
+        cut = float(reply.extra.get("cut") or 0.0)
         if not self.is_stream(request, body):
-            return web.Response(body=orjson.dumps(self.render_json(reply, body)),
-                                content_type="application/json")
+            data = orjson.dumps(self.render_json(reply, body))
+            if cut:  # a whole reply cut mid-body
+                data = data[: max(1, int(len(data) * cut))]
+            return web.Response(body=data, content_type="application/json")
         head, outs, tail = self.stream_frames(reply, body)
+        if cut:  # half the output, then [DONE] without a finish reason
+            outs = outs[: max(1, int(len(outs) * cut))]
+            tail = [b"data: [DONE]\n\n"]
         response = web.StreamResponse(status=200)
         response.content_type = self.stream_content_type()
         await response.prepare(request)
@@ -295,13 +306,14 @@ class ChaosFake(OpenAIStyleFake):
             outs += [_frame(self.chunk(body, {"content": p})) for p in split(reply.text, n)]
         for i, call in enumerate(reply.tool_calls):
             whole = self.tool_json(i, call, reply)
+            at = 0 if reply.extra.get("same_index") else i
             if self.whole_calls(body):
-                outs.append(_frame(self.chunk(body, {"tool_calls": [{"index": i, **whole}]})))
+                outs.append(_frame(self.chunk(body, {"tool_calls": [{**whole, "index": at}]})))
                 continue
-            first = {"index": i, **whole, "function": {"name": call.name, "arguments": ""}}
+            first = {**whole, "index": at, "function": {"name": call.name, "arguments": ""}}
             (outs if outs else head).append(_frame(self.chunk(body, {"tool_calls": [first]})))
             outs += [_frame(self.chunk(body, {"tool_calls": [
-                {"index": i, "function": {"arguments": p}}]}))
+                {"index": at, "function": {"arguments": p}}]}))
                 for p in split(whole["function"]["arguments"], n)]
         tail = [_frame(f) for f in self.tail_frames(reply, body)] + [b"data: [DONE]\n\n"]
         return head, outs, tail

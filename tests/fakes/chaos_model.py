@@ -20,6 +20,19 @@ broken          invalid JSON (trailing comma | single quotes | truncated, finish
 coerce          valid JSON with wrong but coercible types (numbers and booleans
                 as strings)
 double          two output calls at once (text mode: two JSON objects)
+markup          the output call written into the text as the vendor's in-band
+                markup (Hermes ``<tool_call>`` for OpenAI-like, GLM
+                ``<arg_key>`` pairs, MiniMax ``<minimax:tool_call>``), no
+                structured call (text mode: the JSON, so it complies)
+same_index      two output calls streamed at the same index, told apart only by
+                their ids (a reader keyed by index alone glues their arguments)
+reasoning       a ``<think>`` block holding a wrong draft of the JSON, then the
+                answer (a call, or the JSON as text)
+literal         the arguments (or the text) as a Python literal (``True``,
+                ``None``, single quotes), or JSON encoded twice, or with a list
+                field encoded as a string
+cut             the stream ends without its finish reason (``[DONE]`` after
+                half the output); a whole reply is cut mid-body
 ==============  ==================================================================
 
 A forced tool choice that the vendor honours turns prose/fenced/wrapped into
@@ -48,12 +61,16 @@ __all__ = [
     "render",
 ]
 
-BEHAVIOURS = ("prose", "fenced", "wrapped", "broken", "coerce", "double")
+BEHAVIOURS = ("prose", "fenced", "wrapped", "broken", "coerce", "double", "markup",
+              "same_index", "reasoning", "literal", "cut")
 DEFAULT_WEIGHTS: Mapping[str, float] = {
     "prose": 0.25, "fenced": 0.15, "wrapped": 0.10, "broken": 0.20, "coerce": 0.20, "double": 0.10,
+    "markup": 0.10, "same_index": 0.05, "reasoning": 0.10, "literal": 0.10, "cut": 0.05,
 }
 """Relative weights of the misbehaviours (normalised when drawn)."""
 BROKEN_VARIANTS = ("trailing_comma", "single_quotes", "truncated")
+LITERAL_VARIANTS = ("python", "double_encoded", "field_encoded")
+MARKUP_STYLES = ("hermes", "glm", "minimax")
 _TEXT_ONLY = frozenset({"prose", "fenced", "wrapped"})
 
 
@@ -74,10 +91,15 @@ class Decision:
 
 @dataclass(frozen=True, slots=True)
 class Output:
-    """A rendered reply: text and/or raw tool-call argument strings."""
+    """A rendered reply: text and/or raw tool-call argument strings.
+
+    ``same_index``: stream every call at index 0; ``cut``: the share of the
+    reply to send before ending it without a finish reason (0: whole)."""
 
     text: str = ""
     calls: Sequence[str] = field(default_factory=tuple)
+    same_index: bool = False
+    cut: float = 0.0
 
 
 def _uniforms(seed: int, key: str, attempt: int) -> tuple[float, float, float, float]:
@@ -118,6 +140,10 @@ def decide(
     if behaviour == "broken":
         variant = BROKEN_VARIANTS[min(int(u_variant * 3), 2)]
         return Decision(behaviour, variant, 0.5 + 0.4 * u_cut)
+    if behaviour == "literal":
+        return Decision(behaviour, LITERAL_VARIANTS[min(int(u_variant * 3), 2)])
+    if behaviour == "cut":
+        return Decision(behaviour, "", 0.3 + 0.4 * u_cut)
     return Decision(behaviour)
 
 
@@ -152,11 +178,66 @@ def _broken(text: str, decision: Decision) -> str:
     return text[: max(1, int(len(text) * decision.cut))]
 
 
-def render(answer: Mapping[str, Any], decision: Decision, tool_mode: bool) -> Output:
+def _python(value: Any) -> str:
+    """``value`` written as a Python literal (``True``, ``None``, single quotes)."""
+    return repr(value)
+
+
+def _literal(answer: Mapping[str, Any], variant: str) -> str:
+    if variant == "python":
+        return _python(dict(answer))
+    if variant == "double_encoded":
+        return orjson.dumps(orjson.dumps(dict(answer)).decode()).decode()
+    encoded = {k: orjson.dumps(v).decode() if isinstance(v, list) else v
+               for k, v in answer.items()}
+    return orjson.dumps(encoded).decode()
+
+
+def _markup(name: str, answer: Mapping[str, Any], style: str) -> str:
+    def text(v: Any) -> str:
+        return v if isinstance(v, str) else orjson.dumps(v).decode()
+
+    if style == "glm":
+        pairs = "".join(f"<arg_key>{k}</arg_key><arg_value>{text(v)}</arg_value>"
+                        for k, v in answer.items())
+        return f"<tool_call>{name}\n{pairs}</tool_call>"
+    if style == "minimax":
+        params = "".join(f'<parameter name="{k}">{text(v)}</parameter>\n'
+                         for k, v in answer.items())
+        return (f'<minimax:tool_call>\n<invoke name="{name}">\n{params}</invoke>\n'
+                "</minimax:tool_call>")
+    call = orjson.dumps({"name": name, "arguments": dict(answer)}).decode()
+    return f"<tool_call>\n{call}\n</tool_call>"
+
+
+def _draft(answer: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: ("draft" if isinstance(v, str) else v) for k, v in answer.items()}
+
+
+def render(answer: Mapping[str, Any], decision: Decision, tool_mode: bool,
+           tool_name: str = "generate_response", markup: str = "hermes") -> Output:
     """The reply for ``decision``: tool-call arguments in tool mode (when the
-    behaviour calls the tool), else text."""
+    behaviour calls the tool), else text. ``markup``: the in-band format
+    (``MARKUP_STYLES``) the ``markup`` behaviour writes."""
     compact = orjson.dumps(dict(answer)).decode()
     b = decision.behaviour
+    if b == "markup":
+        return Output(text=f"Calling the tool.\n{_markup(tool_name, answer, markup)}"
+                      if tool_mode else compact)
+    if b == "same_index":
+        return Output(calls=(compact, compact), same_index=True) if tool_mode else Output(
+            text=compact)
+    if b == "reasoning":
+        think = f"<think>A first draft: {orjson.dumps(_draft(answer)).decode()}</think>\n"
+        return Output(text=think, calls=(compact,)) if tool_mode else Output(
+            text=think + compact)
+    if b == "literal":
+        payload = _literal(answer, decision.variant)
+        return Output(calls=(payload,)) if tool_mode else Output(
+            text=_python(dict(answer)) if decision.variant == "python" else compact)
+    if b == "cut":
+        return Output(calls=(compact,), cut=decision.cut) if tool_mode else Output(
+            text=compact, cut=decision.cut)
     if b == "prose":
         return Output(text=_prose(answer))
     if b == "fenced":

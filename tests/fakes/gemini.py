@@ -16,7 +16,8 @@ fields at once, ``allowedFunctionNames`` naming an undeclared function, a
 non-object ``functionResponse.response``, and on Gemini 3 a function call
 sent back without the ``thoughtSignature`` it came with.
 
-``FakeReply.extra`` keys: ``block_reason`` (no candidates, prompt blocked),
+``FakeReply.extra`` keys: ``no_finish`` (no finishReason), ``block_reason``
+(no candidates, prompt blocked),
 ``error`` (an error object sent as a stream event after ``error_after``
 events), ``finish`` (the raw finishReason), ``wrap_list`` (errors only: see
 ``gemini_error``).
@@ -86,7 +87,19 @@ class GeminiFake(FakeServer):
     def _model(request_path: str) -> str:
         return request_path.rsplit("/", 1)[-1].split(":", 1)[0]
 
+    def canonical(self, body: Any) -> Any:
+        """Field names in lowerCamelCase: the API parses proto3 JSON, which
+        accepts both spellings, and google-genai sends some fields snake_case
+        (``thinkingConfig.include_thoughts``, ``property_ordering``...)."""
+        return camel_keys(body)
+
     # -- refusals ------------------------------------------------------------
+    def key_error(self, key: str) -> FakeError:
+        return gemini_error(400, f"API key not valid: {key} ({key[:12]}...). Please pass a "
+                            "valid API key.", [{
+                                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                                "reason": "API_KEY_INVALID", "domain": "googleapis.com"}])
+
     def check(self, request: web.Request, body: Any) -> FakeError | None:
         key = request.headers.get("x-goog-api-key")
         if not key:
@@ -170,6 +183,8 @@ class GeminiFake(FakeServer):
                 "totalTokenCount": sum(reply.usage)}
 
     def _finish(self, reply: FakeReply) -> str:
+        if reply.extra.get("no_finish"):  # a stream that ends without its finishReason
+            return ""
         return str(reply.extra.get("finish") or reply.finish_reason or "STOP")
 
     def _thoughts(self, reply: FakeReply, body: Any) -> bool:
@@ -271,6 +286,36 @@ class GeminiFake(FakeServer):
                                  "violations": [{"quotaMetric": "generate_content_requests"}]},
                                 {"@type": "type.googleapis.com/google.rpc.RetryInfo",
                                  "retryDelay": f"{retry_after:g}s"}])
+
+
+_OPAQUE = frozenset({"args", "response", "parametersJsonSchema", "responseJsonSchema",
+                     "example", "default", "enum"})
+"""Fields whose value is user data or JSON Schema, not proto messages."""
+
+
+def camel_keys(value: Any) -> Any:
+    """``value`` with proto field names in lowerCamelCase (``include_thoughts``
+    -> ``includeThoughts``), leaving user data (function args and responses,
+    JSON Schemas, property names) as it is."""
+    if isinstance(value, list):
+        return [camel_keys(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        name = _camel(key)
+        if name in _OPAQUE:
+            out[name] = item
+        elif name == "properties" and isinstance(item, dict):
+            out[name] = {k: camel_keys(v) for k, v in item.items()}
+        else:
+            out[name] = camel_keys(item)
+    return out
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest) if rest else key
 
 
 def _schema_refusal(schema: Any, where: str) -> FakeError | None:

@@ -5,10 +5,14 @@ Speaks shared/providers.md §8 on top of the OpenAI-style fake:
 
 * reasoning inline in ``content`` as ``<think>\\n...\\n</think>\\n\\n`` (the
   tags fall wherever the chunking cuts them);
-* stream deltas with ``"role": ""`` after the first, zero ``usage``
-  placeholders on intermediate chunks, and a **final ``chat.completion``
-  frame** repeating the whole message with the real usage, then ``[DONE]``
-  (``send_done=False`` drops it, as the native endpoint may);
+* stream deltas with ``"role": "assistant"`` on the first, zero ``usage``
+  placeholders on intermediate chunks, and a last ``chat.completion.chunk``
+  with the finish reason and the real usage, then ``[DONE]`` (``send_done=False``
+  drops it, as the native endpoint may). ``final_message=True`` gives the
+  tail third parties report instead (shared/providers.md §8): ``"role": ""``
+  on later deltas and a **final ``chat.completion`` frame** repeating the
+  whole message with the usage, which the openai SDK's stream helper drops
+  (its usage reads 0/0 there); the adapter reads both;
 * tool calls whole in one delta (``fragment_tool_args=True`` streams pieces;
   which one MiniMax does is unconfirmed);
 * ``tool_choice`` is ignored (recorded, never refused);
@@ -42,10 +46,15 @@ class MiniMaxFake(OpenAIStyleFake):
     vendor = "minimax"
 
     def __init__(self, *, api_key: str | None = None, send_done: bool = True,
-                 fragment_tool_args: bool = False) -> None:
+                 fragment_tool_args: bool = False, final_message: bool = False) -> None:
         super().__init__(api_key=api_key)
         self.send_done = send_done
         self.fragment_tool_args = fragment_tool_args
+        self.final_message = final_message
+        """The third-party-reported stream tail (``delta.role: ""`` and a final
+        ``chat.completion`` frame repeating the message with the usage); off,
+        the tail is what the openai SDK's stream helper reads: a
+        ``chat.completion.chunk`` with the finish reason and the usage."""
 
     def base_url(self, root: str) -> str:
         return root + "/v1"
@@ -56,6 +65,10 @@ class MiniMaxFake(OpenAIStyleFake):
 
     def bad(self, message: str, param: str | None = None, code: str | None = None) -> FakeError:
         return base_error(2013, f"invalid params, {message}")
+
+    def key_error(self, key: str) -> FakeError:
+        return base_error(1004, f"login fail: Please carry the API secret key in the "
+                          f"'Authorization' field of the request header ({key}, {key[:12]})")
 
     def unauthorized(self) -> FakeError:
         return base_error(1004, "login fail: Please carry the API secret key in the "
@@ -95,8 +108,8 @@ class MiniMaxFake(OpenAIStyleFake):
         zero = {"total_tokens": 0, "prompt_tokens": 0, "completion_tokens": 0}
         frames = []
         for i, piece in enumerate(pieces(self.content_of(reply), reply.chunk_size)):
-            frames.append(self.chunk(body, {"role": "assistant" if i == 0 else "",
-                                            "content": piece}, usage=zero))
+            role = {"role": "assistant"} if i == 0 else {"role": ""} if self.final_message else {}
+            frames.append(self.chunk(body, {**role, "content": piece}, usage=zero))
         calls = super().delta_frames(FakeReply(tool_calls=reply.tool_calls,
                                                chunk_size=reply.chunk_size, extra=reply.extra),
                                      body)[1:]
@@ -106,9 +119,15 @@ class MiniMaxFake(OpenAIStyleFake):
 
     def tail_frames(self, reply: FakeReply, body: Any) -> list[dict[str, Any]]:
         zero = {"total_tokens": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        finish = None if reply.extra.get("no_finish") else self.finish_of(reply)
+        if not self.final_message:
+            usage = self.render_json(reply, body)["usage"]
+            return [self.chunk(body, {}, finish, usage=usage)]
         final = self.render_json(reply, body)
         final["choices"][0].pop("logprobs", None)
-        return [self.chunk(body, {"role": ""}, self.finish_of(reply), usage=zero), final]
+        if finish is None:
+            final["choices"][0]["finish_reason"] = None
+        return [self.chunk(body, {"role": ""}, finish, usage=zero), final]
 
     def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
         frames = super().render_events(reply, body)

@@ -57,6 +57,9 @@ class OllamaFake(FakeServer):
         self.thinking = thinking
         self.known = known
 
+    def key_error(self, key: str) -> FakeError:
+        return ollama_error(401, f"unauthorized: invalid key {key} ({key[:12]}...)")
+
     def is_stream(self, request: web.Request, body: Any) -> bool:
         return bool(body.get("stream", True)) if isinstance(body, dict) else True
 

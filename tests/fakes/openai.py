@@ -25,11 +25,15 @@ arguments as JSON objects, as some compatible servers send),
 ``omit_tool_ids`` (no ``id``/``type``), ``stream_error`` (an error object sent
 as a data line after ``error_after`` frames, then the connection ends),
 ``cached_tokens``, ``reasoning_tokens``, ``crlf`` (CRLF line endings),
-``split_writes`` (each frame written in two halves, cutting UTF-8 characters).
+``split_writes`` (each frame written in two halves, cutting UTF-8 characters),
+``same_index`` (every streamed tool call at index 0, told apart by its id, as
+vLLM/GLM-style servers send parallel calls), ``no_finish`` (the finish chunk
+carries no ``finish_reason``; ``[DONE]`` still comes).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -38,6 +42,7 @@ import orjson
 from aiohttp import web
 
 from .base import FakeCall, FakeError, FakeReply, FakeServer, pieces
+from .limits import LimitState, go_duration
 
 __all__ = ["OpenAIFake", "OpenAIStyleFake", "openai_error", "strict_schema_problem"]
 
@@ -105,11 +110,34 @@ class OpenAIStyleFake(FakeServer):
         """A 400 in this vendor's envelope."""
         return openai_error(400, message, param=param, code=code)
 
+    def limit_headers(self, state: LimitState) -> dict[str, str]:
+        """``x-ratelimit-{limit,remaining,reset}-{requests,tokens}`` (resets as Go durations)."""
+        headers: dict[str, str] = {}
+        for dim, limit, remaining, reset in (
+                ("requests", state.requests_limit, state.requests_remaining, state.requests_reset),
+                ("tokens", state.tokens_limit, state.tokens_remaining, state.tokens_reset)):
+            if limit is not None:
+                headers[f"x-ratelimit-limit-{dim}"] = str(limit)
+                headers[f"x-ratelimit-remaining-{dim}"] = str(remaining)
+                headers[f"x-ratelimit-reset-{dim}"] = go_duration(reset)
+        return headers
+
+    def rate_limit_error(self, state: LimitState) -> FakeError:
+        """OpenAI's 429 ``rate_limit_exceeded`` with ``retry-after`` (whole seconds)."""
+        return openai_error(
+            429, f"Rate limit reached for requests. Please try again in "
+            f"{go_duration(state.retry_after)}.", "requests", code="rate_limit_exceeded",
+            headers={"retry-after": str(math.ceil(state.retry_after))})
+
     def unauthorized(self) -> FakeError:
         """The vendor's answer to a wrong key."""
         return openai_error(401, "Incorrect API key provided: sk-***. You can find your API key "
                             "at https://platform.openai.com/account/api-keys.",
                             code="invalid_api_key")
+
+    def key_error(self, key: str) -> FakeError:
+        return openai_error(401, f"Incorrect API key provided: {key}. Keys start with "
+                            f"{key[:12]}...", code="invalid_api_key")
 
     # -- checks ------------------------------------------------------------------
     def check(self, request: web.Request, body: Any) -> FakeError | None:
@@ -295,21 +323,23 @@ class OpenAIStyleFake(FakeServer):
         for i, call in enumerate(reply.tool_calls):
             whole = self.tool_json(i, call, reply)
             args = whole["function"]["arguments"]
+            at = 0 if reply.extra.get("same_index") else i
             if self.whole_calls(body) or not isinstance(args, str):
-                frames.append(self.chunk(body, {"tool_calls": [{"index": i, **whole}]}))
+                frames.append(self.chunk(body, {"tool_calls": [{**whole, "index": at}]}))
                 continue
-            first = {"index": i, **whole, "function": {"name": call.name, "arguments": ""}}
+            first = {**whole, "index": at, "function": {"name": call.name, "arguments": ""}}
             frames.append(self.chunk(body, {"tool_calls": [first]}))
-            frames += [self.chunk(body, {"tool_calls": [{"index": i, "function": {
+            frames += [self.chunk(body, {"tool_calls": [{"index": at, "function": {
                 "arguments": p}}]}) for p in pieces(args, size) if p]
         return frames
 
     def tail_frames(self, reply: FakeReply, body: Any) -> list[dict[str, Any]]:
         """The finish chunk and the usage chunk."""
         usage = self.usage_json(reply)
+        finish = None if reply.extra.get("no_finish") else self.finish_of(reply)
         if self.usage_on_finish:
-            return [self.chunk(body, {}, self.finish_of(reply), usage=usage)]
-        frames = [self.chunk(body, {}, self.finish_of(reply))]
+            return [self.chunk(body, {}, finish, usage=usage)]
+        frames = [self.chunk(body, {}, finish)]
         if (body.get("stream_options") or {}).get("include_usage"):
             frames.append(self.chunk(body, None, usage=usage, choices=False))
         return frames

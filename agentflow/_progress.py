@@ -1,0 +1,119 @@
+"""The ``extract`` command's progress line.
+
+    37/300 (12%) · 1.9 docs/s · ETA 2m18s · ok 33 · failed 3 · suspect 1 · chunks 12/40
+
+On a terminal the line is redrawn in place (at most 10 times a second); on
+anything else (a log file, a CI job) a full line is printed at the first
+result, then every ``interval`` seconds, and once at the end. ``suspect``
+counts failed records whose error names a suspect output
+(``SUSPECT_ERRORS``: degenerate or ungrounded values), apart from the other
+failures. ``chunks`` (shown once a long document is split) counts the chunks
+of long documents done so far (``chunk``, an ``extract_many`` ``on_progress``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+if TYPE_CHECKING:
+    from agentflow.extraction.chunked import ChunkProgress
+
+__all__ = ["SUSPECT_ERRORS", "Progress", "format_duration", "outcome"]
+
+SUSPECT_ERRORS = frozenset({"DegenerateOutputError", "GroundingError"})
+"""Error types of records counted as suspect rather than failed."""
+
+Outcome = Literal["ok", "failed", "suspect"]
+
+
+def outcome(record: dict[str, Any]) -> Outcome:
+    """``ok``, ``suspect`` (an error in ``SUSPECT_ERRORS``) or ``failed``."""
+    if record.get("ok") is True:
+        return "ok"
+    error = record.get("error")
+    kind = error.get("type") if isinstance(error, dict) else None
+    return "suspect" if kind in SUSPECT_ERRORS else "failed"
+
+
+def format_duration(seconds: float) -> str:
+    """``42s``, ``2m18s``, ``3h05m``."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+class Progress:
+    """Counts results and shows the progress line on ``stream``.
+
+    Args:
+        total: inputs this run will process.
+        stream: where the line goes (stderr).
+        interval: seconds between lines when ``stream`` is not a terminal.
+    """
+
+    def __init__(self, total: int, stream: TextIO, *, interval: float = 5.0) -> None:
+        self.total = total
+        self.stream = stream
+        self.interval = interval
+        self.counts: dict[Outcome, int] = {"ok": 0, "failed": 0, "suspect": 0}
+        self.tty = stream.isatty()
+        self._start = time.monotonic()
+        self._shown = float("-inf")
+        self._drawn = False
+        self._chunks: dict[str, tuple[int, int]] = {}
+
+    @property
+    def done(self) -> int:
+        """Results counted so far."""
+        return sum(self.counts.values())
+
+    def add(self, record: dict[str, Any]) -> None:
+        """Count ``record`` and show the line when due."""
+        self.counts[outcome(record)] += 1
+        now = time.monotonic()
+        due = 0.1 if self.tty else self.interval
+        if now - self._shown >= due or self.done == self.total:
+            self._show(now)
+
+    def chunk(self, event: ChunkProgress) -> None:
+        """Note a long document's chunk progress (``done`` of ``total`` chunks)."""
+        self._chunks[event.id] = (event.done, event.total)
+        if self.tty:
+            now = time.monotonic()
+            if now - self._shown >= 0.1:
+                self._show(now)
+
+    def line(self, now: float | None = None) -> str:
+        """The progress line."""
+        elapsed = (now if now is not None else time.monotonic()) - self._start
+        done = self.done
+        rate = done / elapsed if elapsed > 0 else 0.0
+        pct = f" ({100 * done // self.total}%)" if self.total else ""
+        eta = (format_duration((self.total - done) / rate) if rate > 0 and done < self.total
+               else "-")
+        c = self.counts
+        chunks = ""
+        if self._chunks:
+            chunks = (f" · chunks {sum(d for d, _ in self._chunks.values())}/"
+                      f"{sum(t for _, t in self._chunks.values())}")
+        return (f"{done}/{self.total}{pct} · {rate:.2f} docs/s · ETA {eta} · ok {c['ok']} · "
+                f"failed {c['failed']} · suspect {c['suspect']}{chunks}")
+
+    def _show(self, now: float) -> None:
+        self._shown = now
+        if self.tty:
+            self.stream.write("\r\x1b[K" + self.line(now))
+            self._drawn = True
+        else:
+            self.stream.write(self.line(now) + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the line (a terminal's is erased: the summary follows)."""
+        if self.tty and self._drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()

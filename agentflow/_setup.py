@@ -1,0 +1,142 @@
+"""The ``extract`` command's set-up checks: everything that can be known to be
+wrong before the first model request, each refused with one line.
+
+* ``load_schema``: the output type a ``--schema`` names (``module:Class``,
+  ``path.py:Class`` or a JSON Schema file); a module that fails to import
+  (syntax or runtime error) or a name that is not a type is refused;
+* ``check_output_type``: the type can be described as JSON Schema;
+* ``check_api_key``: the chosen vendor's key is at hand (names the variable).
+
+Each raises ``SetupError``, which the command prints as
+``agentflow: error: <message>`` and exits 2 on.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import typing
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import orjson
+
+from agentflow.errors import SchemaError
+
+__all__ = ["SetupError", "check_api_key", "check_output_type", "load_schema"]
+
+MAX_SCHEMA_FILE = 8 * 1024 * 1024
+"""Largest JSON Schema file read, in bytes."""
+
+
+class SetupError(Exception):
+    """Bad usage or set-up: printed as one line without a traceback, exit status 2."""
+
+
+def _import_failure(ref: str, exc: BaseException) -> SetupError:
+    if isinstance(exc, SyntaxError):
+        where = f"{exc.filename or ref}, line {exc.lineno}" if exc.lineno else ref
+        return SetupError(f"cannot import schema module {ref!r}: SyntaxError: {exc.msg} ({where})")
+    return SetupError(f"cannot import schema module {ref!r}: {type(exc).__name__}: {exc}")
+
+
+def _load_module(ref: str) -> ModuleType:
+    if ref.endswith(".py") or "/" in ref:
+        path = Path(ref)
+        if not path.is_file():
+            raise SetupError(f"schema file {ref!r} does not exist")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise SetupError(f"cannot import {ref!r}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        try:
+            spec.loader.exec_module(module)
+        except (Exception, SystemExit) as exc:  # the user's code: any failure is set-up
+            sys.modules.pop(path.stem, None)
+            raise _import_failure(ref, exc) from None
+        return module
+    try:
+        return importlib.import_module(ref)
+    except (Exception, SystemExit) as exc:
+        raise _import_failure(ref, exc) from None
+
+
+def _from_json_schema(path: Path) -> Any:
+    from agentflow.output.json_schema import json_schema_output
+
+    if not path.is_file():
+        raise SetupError(f"schema file {str(path)!r} does not exist or is not a file")
+    if path.stat().st_size > MAX_SCHEMA_FILE:
+        raise SetupError(f"{path}: larger than {MAX_SCHEMA_FILE} bytes; not a schema")
+    try:
+        schema = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise SetupError(f"{path}: not JSON: {exc}") from None
+    try:
+        return json_schema_output(schema, name=schema.get("title") if isinstance(
+            schema, dict) else None)
+    except SchemaError as exc:
+        raise SetupError(f"{path}: {exc}") from None
+
+
+def load_schema(ref: str) -> tuple[Any, ModuleType | None]:
+    """The output type named by ``module:Class``, ``path.py:Class`` or
+    ``schema.json``, and the module it came from (``None`` for JSON).
+
+    A JSON Schema file is used as given (``json_schema_output``): sent to the
+    vendor in its dialect and validated with ``jsonschema``.
+
+    Raises:
+        SetupError: the reference cannot be resolved, the module fails to
+            import, or the name is not a type.
+    """
+    if ref.endswith(".json"):
+        return _from_json_schema(Path(ref)), None
+    module_ref, sep, name = ref.rpartition(":")
+    if not sep or not module_ref or not name:
+        raise SetupError(
+            f"--schema must be module:Class, path.py:Class or a .json file, got {ref!r}")
+    module = _load_module(module_ref)
+    try:
+        found = getattr(module, name)
+    except AttributeError:
+        raise SetupError(f"{module_ref!r} has no attribute {name!r}") from None
+    check_output_type(found, ref)
+    return found, module
+
+
+def check_output_type(output_type: Any, ref: str) -> None:
+    """Refuse what is not a type, or a type no JSON Schema describes.
+
+    Raises:
+        SetupError: ``output_type`` is a value (``C = 42``), or pydantic cannot
+            describe it.
+    """
+    from agentflow.output.schema import OutputSpec
+
+    if not (isinstance(output_type, type) or typing.get_origin(output_type) is not None):
+        raise SetupError(
+            f"--schema {ref}: {ref.rpartition(':')[2]!r} is a {type(output_type).__name__} "
+            "value, not a type (name a pydantic model, dataclass or TypedDict class)")
+    try:
+        OutputSpec.of(output_type)
+    except (SchemaError, TypeError) as exc:
+        raise SetupError(f"--schema {ref}: {exc}") from None
+
+
+def check_api_key(model: str, *, api_key: str | None, base_url: str | None) -> None:
+    """Refuse a vendor that needs a key none of its variables holds.
+
+    Raises:
+        SetupError: the key is missing (the message names the variables).
+    """
+    registry = importlib.import_module("agentflow.providers.registry")
+    try:
+        problem = registry.missing_api_key(model, api_key=api_key, base_url=base_url)
+    except Exception as exc:  # unknown vendor: the model lookup reports it
+        raise SetupError(str(exc)) from None
+    if problem:
+        raise SetupError(f"{problem}, or pass --api-key")

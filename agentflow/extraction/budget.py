@@ -1,0 +1,180 @@
+"""How much of a document fits one request: token counting and the chunk budget.
+
+Token counts come from the best source the model offers: a model object with
+an ``async count_tokens(text) -> int`` method (the embedded llama.cpp server
+asks its own tokenizer; the OpenAI adapter uses ``tiktoken`` when installed)
+is asked; otherwise, or when that fails, ``estimate_tokens`` gives a
+conservative figure. The core never asks which vendor it talks to.
+
+A chunk's text budget, in tokens::
+
+    context_window - reserved_output - prompt_overhead - MARGIN_TOKENS
+
+where ``context_window`` and ``reserved_output`` (``max_output_tokens``,
+at most half the window) come from the model's ``ModelProfile``
+(``ASSUMED_CONTEXT_WINDOW`` / ``ASSUMED_MAX_OUTPUT_TOKENS`` when the profile
+does not know), and ``prompt_overhead`` counts the instructions and the
+output's JSON Schema. Characters per token are measured on a sample of the
+document (its first ``SAMPLE_CHARS`` characters), so a chunk is made of
+characters (``chunk_chars``) without tokenizing the whole document; chunks
+keep ``SAFETY`` (90%) of the measured size, for text denser than the sample.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from agentflow._logging import get_logger
+from agentflow.errors import UsageError
+
+__all__ = [
+    "ASSUMED_CONTEXT_WINDOW",
+    "ASSUMED_MAX_OUTPUT_TOKENS",
+    "DEFAULT_CHUNKING",
+    "Budget",
+    "Chunking",
+    "TokenCounter",
+    "count_tokens",
+    "estimate_tokens",
+    "plan_budget",
+]
+
+ASSUMED_CONTEXT_WINDOW = 8192
+"""Tokens assumed when the profile does not know the window (most current
+models have far more; an 8K window is the floor of mainstream ones)."""
+ASSUMED_MAX_OUTPUT_TOKENS = 2048
+"""Reply tokens reserved when the profile does not know the model's cap."""
+MARGIN_TOKENS = 64
+"""Tokens left for the chat template's role markers and the like."""
+SAMPLE_CHARS = 20_000
+SAFETY = 0.9
+
+_log = get_logger("agentflow.extraction")
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """A model that can count tokens of text as it would bill them."""
+
+    async def count_tokens(self, text: str) -> int: ...
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative token count: one token per 3 ASCII characters (rounded
+    up) plus one per other code point.
+
+    Byte-pair tokenizers of current models average about 4 characters of
+    English (3 of code or numbers) per token and 1-2 CJK characters per token,
+    so this overestimates ordinary text and leaves room rather than overflow.
+    """
+    non_ascii = sum(1 for ch in text if ord(ch) > 127) if not text.isascii() else 0
+    return math.ceil((len(text) - non_ascii) / 3) + non_ascii
+
+
+async def count_tokens(model: Any, text: str) -> int:
+    """Tokens of ``text`` for ``model``: its own ``count_tokens`` when it has
+    one and it works, else ``estimate_tokens`` (a failure is logged, never raised)."""
+    if isinstance(model, TokenCounter):
+        try:
+            return int(await model.count_tokens(text))
+        except Exception as exc:  # a tokenizer endpoint down, a library without data...
+            _log.warning("token_count_fallback", error=f"{type(exc).__name__}: {exc}")
+    return estimate_tokens(text)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunking:
+    """How long documents are split (``extract_many(chunking=...)``).
+
+    Attributes:
+        max_tokens: text tokens per chunk at most (``None``: what fits the
+            model's context window; smaller chunks help small models' recall).
+        max_chars: characters per chunk at most (``None``: no extra cap).
+        overlap: characters each chunk repeats from the previous one
+            (``None``: a tenth of the chunk), so items cut at a boundary are
+            seen whole once.
+    """
+
+    max_tokens: int | None = None
+    max_chars: int | None = None
+    overlap: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_tokens", "max_chars"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"Chunking.{name} must be >= 1, got {value}")
+        if self.overlap is not None and self.overlap < 0:
+            raise ValueError(f"Chunking.overlap must be >= 0, got {self.overlap}")
+
+
+DEFAULT_CHUNKING = Chunking()
+"""Chunks sized by the model's profile, a tenth of a chunk overlapping."""
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """What ``plan_budget`` decided for one document.
+
+    Attributes:
+        fits: the whole document fits one request (no chunking).
+        chunk_tokens: text tokens per chunk.
+        chunk_chars: characters per chunk.
+        overlap: characters of overlap between chunks.
+        chars_per_token: measured on the document's sample.
+    """
+
+    fits: bool
+    chunk_tokens: int
+    chunk_chars: int
+    overlap: int
+    chars_per_token: float
+
+
+async def plan_budget(
+    model: Any, text: str, overhead_tokens: int, chunking: Chunking = DEFAULT_CHUNKING
+) -> Budget:
+    """The chunk budget of ``text`` for ``model`` (see the module docstring).
+
+    Args:
+        model: the ``ChatModel`` (its ``profile`` and, if any, ``count_tokens``).
+        text: the document.
+        overhead_tokens: tokens of the prompt besides the text (instructions, schema).
+        chunking: the caller's limits.
+
+    Raises:
+        UsageError: the instructions and schema leave no room for text in the
+            model's context window.
+    """
+    profile = getattr(model, "profile", None)
+    window = getattr(profile, "context_window", None) or ASSUMED_CONTEXT_WINDOW
+    reserve = getattr(profile, "max_output_tokens", None) or ASSUMED_MAX_OUTPUT_TOKENS
+    reserve = min(reserve, window // 2)
+    room = window - reserve - overhead_tokens - MARGIN_TOKENS
+    if room < 16:
+        raise UsageError(
+            f"the instructions and output schema take {overhead_tokens} tokens of a "
+            f"{window}-token context window ({reserve} reserved for the reply): no room for "
+            f"text; shorten them or use a model with a larger window")
+    chunk_tokens = min(room, chunking.max_tokens or room)
+    if chunking.max_chars is None or len(text) <= chunking.max_chars:
+        estimate = estimate_tokens(text) if len(text) <= 4 * chunk_tokens else None
+        if estimate is not None and estimate <= chunk_tokens:  # surely fits: nothing to count
+            chars = max(1, int(chunk_tokens * 3 * SAFETY))
+            chars = min(chars, chunking.max_chars or chars)
+            overlap = chunking.overlap if chunking.overlap is not None else chars // 10
+            return Budget(True, chunk_tokens, chars, min(overlap, chars - 1), 3.0)
+    sample = text[:SAMPLE_CHARS]
+    sample_tokens = max(1, await count_tokens(model, sample))
+    ratio = max(len(sample), 1) / sample_tokens
+    total = sample_tokens if len(text) <= SAMPLE_CHARS else math.ceil(len(text) / ratio)
+    chunk_chars = max(1, int(chunk_tokens * ratio * SAFETY))
+    if chunking.max_chars is not None:
+        chunk_chars = min(chunk_chars, chunking.max_chars)
+    fits = total <= chunk_tokens and len(text) <= chunk_chars / SAFETY
+    if chunking.max_chars is not None:
+        fits = fits and len(text) <= chunking.max_chars
+    overlap = chunking.overlap if chunking.overlap is not None else chunk_chars // 10
+    return Budget(fits, chunk_tokens, chunk_chars, min(overlap, chunk_chars - 1), ratio)

@@ -1,0 +1,321 @@
+"""Extraction of one long document: plan, split, extract chunks concurrently, merge.
+
+``extract_document`` is what ``extract_many`` runs per input. A document
+that fits the model's budget (``budget.plan_budget``) is one ordinary call.
+One that does not is split (``chunking.iter_chunks``) and each chunk is an
+ordinary call of the engine for a *partial* form of the output type (every
+top-level field optional: a chunk in the middle of a report has no title),
+at most as many at once as the batch's call limiter admits. The chunks'
+outputs are merged by the schema's rules (``merge``), spans are shifted to
+document offsets, and the merged value is validated against the real output
+type: a required field no chunk found is a ``MergeError`` naming it.
+
+Memory: the plan is a list of offsets; a chunk's text is sliced only while
+its call runs, so at most ``concurrency`` chunk copies exist at once.
+
+Extra passes (``passes=N``) extract the document again with the chunk
+boundaries shifted by ``k/N`` of a chunk, so items cut by one pass's
+boundaries are seen whole by another; later passes only add items.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+from annotated_types import MinLen
+from pydantic import BaseModel, ValidationError, create_model
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+from agentflow.errors import ChunkFailedError, MergeConflictError, MergeError
+from agentflow.extraction.budget import Budget
+from agentflow.extraction.chunking import Chunk, iter_chunks
+from agentflow.extraction.merge import (
+    ChunkOutput,
+    Conflict,
+    is_list_type,
+    merge_outputs,
+    rules_of,
+)
+from agentflow.model import Usage
+
+__all__ = [
+    "ChunkProgress",
+    "ChunkReport",
+    "DocumentOutcome",
+    "Truncation",
+    "extract_chunks",
+    "partial_model",
+]
+
+Spans = dict[str, list[tuple[int, int]]]
+
+
+class CallResult(Protocol):
+    """What one engine call gives back (an ``ExtractResult`` is one)."""
+
+    @property
+    def output(self) -> Any: ...
+    @property
+    def error(self) -> Exception | None: ...
+    @property
+    def usage(self) -> Usage: ...
+    @property
+    def attempts(self) -> int: ...
+    @property
+    def spans(self) -> Spans: ...
+
+
+ChunkCall = Callable[[str, Any], Awaitable[CallResult]]
+"""``(text, output_type) -> result``: one ordinary engine call."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkProgress:
+    """Progress of one document's chunks: ``done`` of ``total`` calls finished."""
+
+    id: str
+    done: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkReport:
+    """How a long document was read (the record's ``chunks``).
+
+    Attributes:
+        total: chunk calls made (all passes).
+        failed: chunk calls that failed.
+        missing: ``[start, end)`` ranges no successful chunk covered (partial results).
+        hard_cuts: offsets where a chunk ended with no natural boundary (a
+            line longer than a chunk, split at a character boundary).
+        passes: extraction passes over the document.
+    """
+
+    total: int
+    failed: int
+    missing: tuple[tuple[int, int], ...] = ()
+    hard_cuts: tuple[int, ...] = ()
+    passes: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Truncation:
+    """A user cap cut the document (the record's ``truncated``): ``kept_chars``
+    of ``total_chars`` characters were read."""
+
+    kept_chars: int
+    total_chars: int
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentOutcome:
+    """The merged result of a chunked document (``extract_many`` makes it a record)."""
+
+    output: Any
+    error: Exception | None
+    usage: Usage
+    attempts: int
+    spans: Spans = field(default_factory=dict)
+    chunks: ChunkReport | None = None
+    conflicts: tuple[Conflict, ...] = ()
+
+
+@functools.cache
+def partial_model(output: type[BaseModel]) -> type[BaseModel]:
+    """``output`` with every top-level field optional (required scalars become
+    nullable with default ``None``, lists default to ``[]`` and lose their
+    ``min_length``); nested
+    models, descriptions and constraints stay. Chunks are extracted into this
+    and merged into ``output``."""
+    fields: dict[str, Any] = {}
+    for name, info in output.model_fields.items():
+        copy = FieldInfo.merge_field_infos(info)
+        annotation: Any = info.annotation
+        if is_list_type(annotation):  # a chunk may hold none of the items
+            copy.metadata = [m for m in copy.metadata if not isinstance(m, MinLen)]
+        if info.is_required() and is_list_type(annotation):
+            copy.default = PydanticUndefined
+            copy.default_factory = list
+        elif info.is_required():
+            copy.default = None
+            copy.default_factory = None
+            annotation = annotation | None
+        fields[name] = (annotation, copy)
+    model: type[BaseModel] = create_model(
+        output.__name__, __doc__=output.__doc__, __config__=output.model_config, **fields)
+    return model
+
+
+def _leaves(value: Any, path: str) -> list[tuple[str, str]]:
+    """``(path, string)`` of every string inside ``value``."""
+    if isinstance(value, str):
+        return [(path, value)]
+    if isinstance(value, Mapping):
+        return [x for k, v in value.items() for x in _leaves(v, f"{path}.{k}")]
+    if isinstance(value, list | tuple):
+        return [x for i, v in enumerate(value) for x in _leaves(v, f"{path}[{i}]")]
+    return []
+
+
+def _anchors(data: Mapping[str, Any], text: str, start: int, fields: Sequence[str]) -> Spans:
+    """Where the strings (3+ characters) of the items of list ``fields`` occur
+    verbatim in the chunk, in document offsets (the first occurrence), to tell
+    repeats from duplicates (only ``span``-rule lists need it)."""
+    found: Spans = {}
+    for name in fields:
+        value = data.get(name)
+        if not isinstance(value, list):
+            continue
+        for path, string in _leaves(value, name):
+            needle = string.strip()
+            at = text.find(needle) if len(needle) >= 3 else -1
+            if at >= 0:
+                found[path] = [(start + at, start + at + len(needle))]
+    return found
+
+
+def _missing(failed: Sequence[Chunk], done: Sequence[Chunk]) -> tuple[tuple[int, int], ...]:
+    """Parts of failed chunks that no successful chunk covered, merged."""
+    covered = sorted((c.start, c.end) for c in done)
+    gaps: list[tuple[int, int]] = []
+    for chunk in sorted(failed, key=lambda c: c.start):
+        parts = [(chunk.start, chunk.end)]
+        for s, e in covered:
+            parts = [piece for a, b in parts
+                     for piece in ((a, min(b, s)), (max(a, e), b)) if piece[0] < piece[1]]
+        for a, b in parts:
+            if gaps and a <= gaps[-1][1]:
+                gaps[-1] = (gaps[-1][0], max(gaps[-1][1], b))
+            else:
+                gaps.append((a, b))
+    return tuple(gaps)
+
+
+def _shift(spans: Spans, by: int) -> Spans:
+    return {path: [(s + by, e + by) for s, e in ranges] for path, ranges in spans.items()}
+
+
+async def extract_chunks(
+    doc_id: str,
+    text: str,
+    output: Any,
+    budget: Budget,
+    call: ChunkCall,
+    limiter: anyio.Semaphore,
+    *,
+    passes: int = 1,
+    allow_partial: bool = False,
+    on_progress: Callable[[ChunkProgress], None] | None = None,
+) -> DocumentOutcome:
+    """Extract ``output`` from ``text`` chunk by chunk and merge.
+
+    Args:
+        doc_id: the document's id (for progress).
+        text: the document (already known not to fit one request).
+        output: a pydantic model class (others cannot be merged: ``MergeError``).
+        budget: the chunk size and overlap (``plan_budget``).
+        call: one engine call.
+        limiter: bounds the calls in flight across the whole batch.
+        passes: extraction passes (>= 1).
+        allow_partial: keep the other chunks' output when a chunk fails.
+        on_progress: called after each chunk call.
+
+    Returns:
+        The merged outcome; failures are in ``error`` (``ChunkFailedError``,
+        ``MergeError``, ``MergeConflictError``), never raised.
+    """
+    if not (isinstance(output, type) and issubclass(output, BaseModel)):
+        return DocumentOutcome(None, MergeError(
+            f"the document needs {max(2, len(text) // budget.chunk_chars)}+ chunks but the "
+            f"output type {output!r} is not a pydantic model, so chunk outputs cannot be "
+            f"merged; use a model class or a larger chunk budget"), Usage(), 0)
+    try:
+        rules = rules_of(output)
+    except ValueError as exc:
+        return DocumentOutcome(None, MergeError(str(exc)), Usage(), 0)
+    chunk_type = partial_model(output)
+    by_span = [name for name, rule in rules.items() if rule.rule == "span"]
+    plan: list[tuple[int, Chunk]] = []
+    for p in range(passes):
+        shift = budget.chunk_chars * p // passes
+        plan += [(p, c) for c in iter_chunks(text, budget.chunk_chars, budget.overlap,
+                                             offset=shift)]
+    outputs: list[ChunkOutput] = []
+    failures: list[tuple[Chunk, Exception]] = []
+    usage, attempts, done = Usage(), 0, 0
+
+    async def run(pass_no: int, chunk: Chunk) -> None:
+        nonlocal usage, attempts, done
+        result: CallResult | None = None
+        try:
+            piece = chunk.text(text)
+            result = await call(piece, chunk_type)
+        except Exception as exc:  # the call itself broke: this chunk failed
+            failures.append((chunk, exc))
+        finally:
+            limiter.release()
+        done += 1
+        if result is not None:
+            usage, attempts = usage + result.usage, attempts + result.attempts
+        if result is not None and result.error is not None:
+            failures.append((chunk, result.error))
+        elif result is not None:
+            data = result.output.model_dump()
+            outputs.append(ChunkOutput(chunk.start, chunk.end, data,
+                                       _shift(result.spans, chunk.start),
+                                       _anchors(data, piece, chunk.start, by_span),
+                                       chunk.index, pass_no))
+        if on_progress is not None:
+            on_progress(ChunkProgress(doc_id, done, len(plan)))
+
+    async with anyio.create_task_group() as tg:
+        for pass_no, chunk in plan:
+            await limiter.acquire()
+            tg.start_soon(run, pass_no, chunk)
+
+    report = ChunkReport(
+        len(plan), len(failures),
+        _missing([c for c, _ in failures], [c for _, c in plan if (c.start, c.end) in {
+            (o.start, o.end) for o in outputs}]) if failures else (),
+        tuple(sorted({c.end for _, c in plan if c.hard_cut})), passes)
+    if failures and (not allow_partial or not outputs):
+        first, cause = min(failures, key=lambda f: f[0].start)
+        failed = ChunkFailedError(
+            f"chunk [{first.start}, {first.end}) of {len(text)} characters failed "
+            f"({len(failures)} of {len(plan)} chunks): {type(cause).__name__}: {cause}",
+            start=first.start, end=first.end)
+        failed.__cause__ = cause
+        return DocumentOutcome(None, failed, usage, attempts, chunks=report)
+    merged = merge_outputs(outputs, rules)
+    error, value = _finish(output, merged.data, merged.conflicts)
+    return DocumentOutcome(value, error, usage, attempts, merged.spans if error is None else {},
+                           report, merged.conflicts)
+
+
+def _finish(output: type[BaseModel], data: dict[str, Any],
+            conflicts: tuple[Conflict, ...]) -> tuple[MergeError | None, Any]:
+    """The merged data validated as ``output``, or the typed error why not."""
+    for conflict in conflicts:
+        if conflict.rule == "must_agree":
+            values = ", ".join(f"{v!r} in [{s}, {e})" for v, s, e in conflict.values)
+            return MergeConflictError(
+                f"chunks disagree on {conflict.path!r}, declared must-agree: {values}",
+                field=conflict.path, conflicts=conflicts), None
+    for name, info in output.model_fields.items():
+        if info.is_required() and data.get(name) is None:
+            return MergeError(
+                f"required field {name!r} was left null by every chunk of the document",
+                field=name), None
+    try:
+        return None, output.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+        path = path.lstrip(".")
+        return MergeError(f"the merged output is not a valid {output.__name__}: {path}: "
+                          f"{first['msg']}", field=path), None

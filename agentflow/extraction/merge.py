@@ -1,0 +1,335 @@
+"""Merging the outputs of a document's chunks into one, by rules declared on
+the schema.
+
+Declare a rule with ``Annotated`` metadata on a top-level field of the output
+model (it changes neither validation nor the JSON Schema sent to the model)::
+
+    class History(BaseModel):
+        source: Annotated[str, Merge.must_agree()]       # every chunk that saw it agrees
+        title: str | None = None                         # default: first non-null
+        urgency: Annotated[str, Merge.majority()]
+        entries: Annotated[list[Entry], Merge.by_key("version")]
+        notes: list[str] = []                            # default: by span
+
+The rules (``Merge.rule``):
+
+* ``first`` (the scalar default; any non-list field): the first non-null
+  value in document order.
+* ``majority`` (scalar): the most frequent non-null value, a tie going to
+  the earliest; the disagreement is reported as a ``Conflict``.
+* ``must_agree`` (scalar): all non-null values are equal, else a
+  ``Conflict`` and the record fails (``MergeConflictError``).
+* ``key`` (list): items concatenated in document order; items with equal key
+  fields (strings compared with spacing collapsed) are one item: the most
+  complete one (most non-empty values) is kept, at the place of the first.
+  An item missing a key field is never merged.
+* ``span`` (the list default): items from *different* chunks at overlapping
+  source spans are one item (the most complete kept); equal items at
+  different spans all stay (legitimate repeats); items of one chunk are
+  never merged with each other.
+
+Where an item's source span is not known (no grounded spans and no string
+value found verbatim in its chunk), ``span`` falls back to equality between
+items of *overlapping* chunks (the overlap is the same text seen twice);
+equal items of chunks that do not overlap stay apart.
+
+Extra passes (``passes=N``) only add: a list item from a later pass is kept
+when no item of the earlier passes has its key (``key``), overlaps its span
+(``span``), or equals it in an overlapping chunk (no span known); scalars of later passes count only
+where earlier passes found nothing (``first``) or as votes (``majority``,
+``must_agree``).
+
+Field paths and spans follow the record contract: ``entries[3].version`` ->
+``[(start, end), ...]``; spans given to ``merge_outputs`` are already in
+document offsets, and the merged spans are re-indexed to the merged lists.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args, get_origin
+
+from pydantic import BaseModel
+
+__all__ = [
+    "ChunkOutput", "Conflict", "Merge", "MergeResult", "is_list_type", "merge_outputs",
+    "rules_of",
+]
+
+MergeRuleName = Literal["first", "majority", "must_agree", "key", "span"]
+Spans = dict[str, list[tuple[int, int]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Merge:
+    """A merge rule, declared as ``Annotated[type, Merge....]`` on a field.
+
+    Build with ``Merge.first()``, ``Merge.majority()``, ``Merge.must_agree()``
+    (scalars), ``Merge.by_key("field", ...)`` or ``Merge.by_span()`` (lists).
+    """
+
+    rule: MergeRuleName
+    key: tuple[str, ...] = ()
+
+    @staticmethod
+    def first() -> Merge:
+        """Scalar: the first non-null value in document order (the default)."""
+        return Merge("first")
+
+    @staticmethod
+    def majority() -> Merge:
+        """Scalar: the most frequent non-null value (ties: the earliest)."""
+        return Merge("majority")
+
+    @staticmethod
+    def must_agree() -> Merge:
+        """Scalar: all non-null values must be equal, else the record fails."""
+        return Merge("must_agree")
+
+    @staticmethod
+    def by_key(*fields: str) -> Merge:
+        """List of objects: items with equal ``fields`` are one item.
+
+        Raises:
+            ValueError: no field named.
+        """
+        if not fields:
+            raise ValueError("Merge.by_key needs at least one item field name")
+        return Merge("key", tuple(fields))
+
+    @staticmethod
+    def by_span() -> Merge:
+        """List: items at the same source span are one item (the list default)."""
+        return Merge("span")
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """Chunks that disagree on a scalar field.
+
+    Attributes:
+        path: the field path (``title``).
+        rule: the field's rule (``majority`` or ``must_agree``).
+        values: ``(value, start, end)`` per disagreeing chunk, in document
+            order: the value and the ``[start, end)`` range of the chunk that gave it.
+        chosen: the value kept (``None`` for ``must_agree``: none is).
+    """
+
+    path: str
+    rule: MergeRuleName
+    values: tuple[tuple[Any, int, int], ...]
+    chosen: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkOutput:
+    """One chunk's validated output, ready to merge.
+
+    Attributes:
+        start / end: the chunk's ``[start, end)`` in the document.
+        data: the output as plain data (``model_dump()``), a dict of top-level fields.
+        spans: grounded spans, field path -> ranges, in document offsets.
+        anchors: where values were found verbatim in the chunk (same shape as
+            ``spans``, document offsets); used only to tell repeats apart.
+        index: the chunk's position in its pass; ``pass_no``: its pass (from 0).
+    """
+
+    start: int
+    end: int
+    data: Mapping[str, Any]
+    spans: Spans = field(default_factory=dict)
+    anchors: Spans = field(default_factory=dict)
+    index: int = 0
+    pass_no: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    """The merged output (plain data), its spans, and the conflicts found."""
+
+    data: dict[str, Any]
+    spans: Spans
+    conflicts: tuple[Conflict, ...]
+
+
+def is_list_type(annotation: Any) -> bool:
+    """Whether ``annotation`` is a list/tuple/set type (or an optional one)."""
+    origin = get_origin(annotation)
+    if origin in (list, tuple, set, frozenset):
+        return True
+    if origin is None:
+        return False
+    return any(is_list_type(a) for a in get_args(annotation) if a is not type(None))
+
+
+def rules_of(model: type[BaseModel]) -> dict[str, Merge]:
+    """Each top-level field's rule: declared ``Merge`` metadata, else ``span``
+    for list fields and ``first`` for the rest.
+
+    Raises:
+        ValueError: a list rule on a scalar field or a scalar rule on a list field,
+            naming the field.
+    """
+    rules: dict[str, Merge] = {}
+    for name, info in model.model_fields.items():
+        declared = [m for m in info.metadata if isinstance(m, Merge)]
+        is_list = is_list_type(info.annotation)
+        rule = declared[-1] if declared else (Merge.by_span() if is_list else Merge.first())
+        if is_list != (rule.rule in ("key", "span")):
+            kind = "list" if is_list else "scalar"
+            raise ValueError(f"{model.__name__}.{name}: merge rule {rule.rule!r} does not fit a "
+                             f"{kind} field")
+        rules[name] = rule
+    return rules
+
+
+# ----------------------------------------------------------------------------- helpers
+
+_WS = re.compile(r"\s+")
+
+
+def _norm(value: Any) -> Any:
+    """A hashable, comparison-ready form: strings with spacing collapsed."""
+    if isinstance(value, str):
+        return _WS.sub(" ", value).strip()
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _norm(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_norm(v) for v in value)
+    return value
+
+
+def _filled(value: Any) -> int:
+    """How many non-empty values ``value`` holds (the completeness of an item)."""
+    if value is None or value == "" or value == [] or value == {}:
+        return 0
+    if isinstance(value, Mapping):
+        return sum(_filled(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return sum(_filled(v) for v in value)
+    return 1
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith((prefix + ".", prefix + "["))
+
+
+def _subspans(spans: Spans, prefix: str) -> list[tuple[str, list[tuple[int, int]]]]:
+    return [(p, s) for p, s in spans.items() if _under(p, prefix)]
+
+
+def _extent(out: ChunkOutput, prefix: str) -> tuple[int, int] | None:
+    """The source range of the value at ``prefix``: from grounded spans, else anchors."""
+    for source in (out.spans, out.anchors):
+        ranges = [r for _, rs in _subspans(source, prefix) for r in rs]
+        if ranges:
+            return min(r[0] for r in ranges), max(r[1] for r in ranges)
+    return None
+
+
+@dataclass
+class _Item:
+    value: Any
+    out: ChunkOutput
+    local: int
+    extent: tuple[int, int] | None
+
+
+def _key(item: _Item, rule: Merge) -> Any:
+    """The dedup key of a ``key``-rule item (``None``: the item has no full key)."""
+    if not isinstance(item.value, Mapping):
+        return ("value", _norm(item.value))
+    key = tuple(_norm(item.value.get(k)) for k in rule.key)
+    return None if None in key else key
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _same_sighting(a: _Item, b: _Item) -> bool:
+    """``span`` rule: whether two items of different chunks are one item."""
+    if a.extent is not None and b.extent is not None:
+        return _overlap(a.extent, b.extent)
+    return bool(_norm(a.value) == _norm(b.value))  # overlapping chunks: one text seen twice
+
+
+def _merge_list(name: str, rule: Merge, outputs: Sequence[ChunkOutput], spans: Spans) -> list[Any]:
+    kept: list[_Item] = []
+    by_key: dict[Any, int] = {}
+    by_chunk: list[tuple[ChunkOutput, list[int]]] = []
+    for out in outputs:
+        mine: list[int] = []
+        here = (out.start, out.end)
+        earlier = [(o, idx) for o, idx in by_chunk if _overlap((o.start, o.end), here)]
+        for local, value in enumerate(out.data.get(name) or []):
+            item = _Item(value, out, local, _extent(out, f"{name}[{local}]"))
+            same: int | None = None
+            if rule.rule == "key":
+                key = _key(item, rule)
+                same = by_key.get(key) if key is not None else None
+                if key is not None and same is None:
+                    by_key[key] = len(kept)
+            else:
+                same = next((i for _, idx in earlier for i in idx
+                             if _same_sighting(kept[i], item)), None)
+            if same is None:
+                mine.append(len(kept))
+                kept.append(item)
+            elif out.pass_no == kept[same].out.pass_no and _filled(value) > _filled(
+                    kept[same].value):
+                kept[same] = item  # the more complete sighting, at the first one's place
+        by_chunk.append((out, mine))
+    for merged, item in enumerate(kept):
+        old = f"{name}[{item.local}]"
+        for path, ranges in _subspans(item.out.spans, old):
+            spans[f"{name}[{merged}]{path[len(old):]}"] = list(ranges)
+    return [item.value for item in kept]
+
+
+def _merge_scalar(name: str, rule: Merge, outputs: Sequence[ChunkOutput], spans: Spans,
+                  conflicts: list[Conflict]) -> Any:
+    seen = [(out, out.data.get(name)) for out in outputs if out.data.get(name) is not None]
+    if not seen:
+        return None
+    chosen_out, chosen = seen[0]
+    if rule.rule in ("majority", "must_agree"):
+        counts: dict[Any, int] = {}
+        for _, value in seen:
+            counts[_norm(value)] = counts.get(_norm(value), 0) + 1
+        if len(counts) > 1:
+            best = max(counts.values())
+            winner = next(_norm(v) for _, v in seen if counts[_norm(v)] == best)
+            chosen_out, chosen = next((o, v) for o, v in seen if _norm(v) == winner)
+            agree = rule.rule == "majority"
+            conflicts.append(Conflict(
+                name, rule.rule, tuple((v, o.start, o.end) for o, v in seen),
+                chosen if agree else None))
+    for path, ranges in _subspans(chosen_out.spans, name):
+        spans[path] = list(ranges)
+    return chosen
+
+
+def merge_outputs(
+    outputs: Sequence[ChunkOutput], rules: Mapping[str, Merge]
+) -> MergeResult:
+    """Merge chunk outputs (in document order within each pass, earlier passes
+    first) field by field with ``rules`` (see the module docstring).
+
+    Returns:
+        The merged data (every field of ``rules``; a scalar no chunk gave is
+        ``None``, a list no chunk gave is ``[]``), spans re-indexed to it, and
+        the conflicts (``must_agree`` ones mean the record must fail).
+    """
+    ordered = sorted(outputs, key=lambda o: (o.pass_no, o.start, o.index))
+    data: dict[str, Any] = {}
+    spans: Spans = {}
+    conflicts: list[Conflict] = []
+    for name, rule in rules.items():
+        if rule.rule in ("key", "span"):
+            data[name] = _merge_list(name, rule, ordered, spans)
+        else:
+            data[name] = _merge_scalar(name, rule, ordered, spans, conflicts)
+    return MergeResult(data, spans, tuple(conflicts))

@@ -1,0 +1,335 @@
+"""The one tolerant decoder every tool call goes through (function tools and
+the output tool alike), before validation.
+
+Two stages:
+
+1. ``decode_arguments(raw)`` turns the wire's arguments into a dict: an
+   object as is; a JSON string, also when it is encoded two or three times
+   (``MAX_DEPTH``); Python-literal syntax (``{'a': True, 'b': None}``)
+   through ``literal_value``, a safe literal parser (``ast`` restricted to
+   literal nodes, never ``eval``); empty, blank or ``null`` arguments as
+   ``{}``. Anything else is kept as ``{RAW_ARGUMENTS: text}`` so validation
+   reports it to the model (``explain_raw`` says what is wrong) instead of
+   crashing the call.
+2. ``normalize(data, schema)`` walks the value beside its plain JSON Schema:
+   a string where the schema expects an array or object (and no string) is
+   decoded the same way, at most ``MAX_DEPTH`` times, nested fields and list
+   items included; a field that accepts a string is never decoded. Enum and
+   ``Literal`` values that a schema dialect sent as strings (Gemini) are
+   converted back to the schema's value (``"2"`` -> ``2``, ``"true"`` ->
+   ``True``, ``"1.5"`` -> ``1.5``), and a number or boolean given for a
+   string enum becomes that string. ``null`` for an optional field that does
+   not allow it is dropped, so the default applies (strict dialects send
+   ``null`` for "absent").
+
+Python literals that have no JSON meaning are refused, never coerced: a set
+does not become a list, ``b'a'`` does not become the text ``"b'a'"``, a
+complex number is not a number (``RejectedLiteral``).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from agentflow.messages import clean_data, clean_text
+from agentflow.output.dialects import resolve_ref, schema_types
+
+__all__ = [
+    "MAX_DEPTH",
+    "RAW_ARGUMENTS",
+    "RejectedLiteral",
+    "decode_arguments",
+    "decode_value",
+    "explain_raw",
+    "literal_value",
+    "normalize",
+]
+
+MAX_DEPTH = 3
+"""How many times a value may be encoded as a string inside a string."""
+
+RAW_ARGUMENTS = "__raw_arguments__"
+"""The key under which arguments that are no object are kept for validation to report."""
+
+_MISSING: Any = object()
+
+
+class RejectedLiteral(ValueError):
+    """Python-literal text holding a value JSON cannot express (a set, bytes,
+    a complex number, ``...``); the message says which and what to send."""
+
+
+_REJECTED = {
+    ast.Set: "a Python set ({...} without keys) is not JSON: send a JSON array [...]",
+    ast.SetComp: "a Python set is not JSON: send a JSON array [...]",
+}
+
+
+def _literal(node: ast.AST) -> Any:
+    """The value of a literal-only AST node (see ``literal_value``)."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, bytes):
+            raise RejectedLiteral(
+                f"the bytes literal {ast.unparse(node)} is not JSON text: send a JSON string"
+            )
+        if isinstance(value, complex):
+            raise RejectedLiteral(
+                f"the complex number {ast.unparse(node)} is not a JSON number"
+            )
+        if value is Ellipsis:
+            raise RejectedLiteral("'...' is not a JSON value")
+        return value
+    if isinstance(node, ast.Dict):
+        out: dict[str, Any] = {}
+        for key_node, value_node in zip(node.keys, node.values, strict=True):
+            if key_node is None:
+                raise ValueError("'**' unpacking is not a literal")
+            key = _literal(key_node)
+            if isinstance(key, bool) or key is None or not isinstance(key, str | int | float):
+                raise RejectedLiteral(f"the key {ast.unparse(key_node)} is not a JSON object key")
+            out[str(key)] = _literal(value_node)
+        return out
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_literal(e) for e in node.elts]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _literal(node.operand)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError("a sign applies to numbers only")
+        return -value if isinstance(node.op, ast.USub) else value
+    if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub)
+            and isinstance(node.right, ast.Constant) and isinstance(node.right.value, complex)):
+            raise RejectedLiteral(f"the complex number {ast.unparse(node)} is not a JSON number")
+    for kind, reason in _REJECTED.items():
+        if isinstance(node, kind):
+            raise RejectedLiteral(reason)
+    raise ValueError(f"{type(node).__name__} is not a literal")
+
+
+def literal_value(text: str) -> Any:
+    """The value of Python-literal ``text`` (``{'a': True, 'b': None, 'c': (1, 2)}``).
+
+    Only literal nodes are read (strings, numbers, ``True``/``False``/``None``,
+    dicts, lists, tuples as lists); nothing is evaluated.
+
+    Raises:
+        RejectedLiteral: a set, bytes, a complex number or ``...`` (no JSON meaning).
+        ValueError: ``text`` is not a Python literal.
+    """
+    if len(text) > 1_000_000:
+        raise ValueError("too long for a literal")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, MemoryError, RecursionError) as exc:
+        raise ValueError(f"not a Python literal: {exc}") from exc
+    try:
+        return _literal(tree.body)
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
+
+
+def decode_value(text: str) -> Any:
+    """``text`` decoded as JSON, else as a Python literal.
+
+    Raises:
+        RejectedLiteral: a Python literal with no JSON meaning.
+        ValueError: neither JSON nor a Python literal.
+    """
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        stripped = text.strip()
+        if not stripped or stripped[0] not in "{[('\"-+.0123456789TFNb":
+            raise ValueError("not JSON") from None
+        value = literal_value(stripped)
+        return clean_data(value) if isinstance(value, dict | list | str) else value
+    if "\\u" in text:  # escapes may decode to lone surrogates
+        value = clean_data(value)
+    return value
+
+
+def decode_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Tool-call arguments as a dict (see the module docstring).
+
+    Never raises: text that is no object (after up to ``MAX_DEPTH``
+    decodings) comes back as ``{RAW_ARGUMENTS: text}``.
+    """
+    if raw is None:
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError:
+            return {RAW_ARGUMENTS: raw.decode(errors="replace")}
+    else:
+        text = raw
+    original = text
+    for _ in range(MAX_DEPTH + 1):
+        if not text.strip():
+            return {}
+        try:
+            value = decode_value(text)
+        except ValueError:
+            return {RAW_ARGUMENTS: clean_text(original)}
+        if value is None:
+            return {}
+        if isinstance(value, dict):
+            return value
+        if not isinstance(value, str):
+            break
+        text = value  # encoded once more
+    return {RAW_ARGUMENTS: clean_text(original)}
+
+
+def explain_raw(text: str) -> str:
+    """Why arguments ``text`` could not be read, for the model to fix."""
+    try:
+        value = decode_value(text)
+    except RejectedLiteral as exc:
+        return f"the arguments are not JSON: {exc}"
+    except ValueError:
+        return "the arguments are not valid JSON: send one JSON object"
+    return (f"the arguments must be a JSON object, got a JSON {type(value).__name__}"
+            if not isinstance(value, str) else
+            f"the arguments are a string encoded more than {MAX_DEPTH} times")
+
+
+# --------------------------------------------------------------------------- normalize
+
+
+def normalize(data: Any, schema: Mapping[str, Any], root: Mapping[str, Any] | None = None) -> Any:
+    """``data`` with the slips the module docstring lists undone, guided by the
+    plain JSON Schema ``schema`` (``root`` holds its ``$defs``; default: ``schema``).
+
+    Never raises; what cannot be fixed is left for validation to report.
+    """
+    return _normalize(data, schema, schema if root is None else root)
+
+
+def _decode_container(data: str) -> Any:
+    """A string holding an array/object (JSON or Python literal), decoded up to
+    ``MAX_DEPTH`` times, or ``_MISSING``."""
+    text = data
+    for _ in range(MAX_DEPTH):
+        stripped = text.strip()
+        if stripped[:1] not in ("[", "{", "(", '"', "'"):
+            return _MISSING
+        try:
+            value = decode_value(stripped)
+        except ValueError:
+            return _MISSING
+        if isinstance(value, dict | list):
+            return value
+        if not isinstance(value, str):
+            return _MISSING
+        text = value
+    return _MISSING
+
+
+def _enum_value(data: Any, choices: list[Any]) -> Any:
+    """The enum member ``data`` stands for, when a dialect stringified it (or
+    the model gave a scalar for a string member); else ``data``."""
+    if any(data == c and type(data) is type(c) for c in choices):
+        return data
+    if isinstance(data, str):
+        text = data.strip()
+        for choice in choices:
+            if isinstance(choice, str):
+                continue
+            forms = {str(choice)}
+            with contextlib.suppress(TypeError):
+                forms.add(orjson.dumps(choice).decode())
+            if text in forms or text.lower() in forms:
+                return choice
+            if isinstance(choice, int | float) and not isinstance(choice, bool):
+                try:
+                    number = float(text)
+                except ValueError:
+                    continue
+                if number == choice:
+                    return choice
+        return data
+    if isinstance(data, bool | int | float) and data is not None:
+        forms = {str(data), orjson.dumps(data).decode()}
+        for choice in choices:
+            if isinstance(choice, str) and choice in forms:
+                return choice
+    return data
+
+
+def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
+    node = resolve_ref(node, root)
+    types = schema_types(node)
+    if isinstance(data, str) and types & {"array", "object"} and "string" not in types:
+        decoded = _decode_container(data)
+        if decoded is _MISSING:
+            return data
+        data = decoded
+    choices = node.get("enum")
+    if choices is None and "const" in node:
+        choices = [node["const"]]
+    if isinstance(choices, list) and not isinstance(data, dict | list):
+        return _enum_value(data, choices)
+    branches = node.get("anyOf") or node.get("oneOf")
+    if isinstance(data, dict) and "properties" in node:
+        props: Mapping[str, Any] = node["properties"]
+        required = set(node.get("required", ()))
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            prop = props.get(key)
+            if prop is None:
+                out[key] = value
+                continue
+            if value is None and key not in required and not _allows_null(prop, root):
+                continue  # strict dialects send null for "absent": let the default apply
+            out[key] = _normalize(value, prop, root)
+        return out
+    if isinstance(data, list) and isinstance(node.get("items"), Mapping):
+        return [_normalize(v, node["items"], root) for v in data]
+    if branches and not isinstance(data, dict | list) and not _accepts_as_is(data, branches, root):
+        scalars = [c for b in branches for c in _enum_of(b, root)]
+        if scalars:
+            data = _enum_value(data, scalars)
+    if branches and isinstance(data, dict | list | str):
+        objects = [b for b in branches if schema_types(resolve_ref(b, root)) & {"object", "array"}]
+        strings = [b for b in branches if "string" in schema_types(resolve_ref(b, root))]
+        if len(objects) == 1 and not (isinstance(data, str) and strings):
+            return _normalize(data, objects[0], root)
+    return data
+
+
+def _enum_of(node: Mapping[str, Any], root: Mapping[str, Any]) -> list[Any]:
+    node = resolve_ref(node, root)
+    if isinstance(node.get("enum"), list):
+        return list(node["enum"])
+    if "const" in node:
+        return [node["const"]]
+    return []
+
+
+def _accepts_as_is(data: Any, branches: list[Any], root: Mapping[str, Any]) -> bool:
+    """Whether a branch without enum takes ``data``'s JSON type as is (then it
+    is not an enum member in disguise)."""
+    kind = {str: "string", bool: "boolean", int: "integer", float: "number"}.get(type(data))
+    for branch in branches:
+        b = resolve_ref(branch, root)
+        if "enum" in b or "const" in b:
+            continue
+        t = schema_types(b)
+        if kind in t or (kind == "integer" and "number" in t):
+            return True
+    return False
+
+
+def _allows_null(node: Mapping[str, Any], root: Mapping[str, Any]) -> bool:
+    node = resolve_ref(node, root)
+    if "null" in schema_types(node):
+        return True
+    return any(_allows_null(b, root) for b in node.get("anyOf", ()) or node.get("oneOf", ()))

@@ -1,0 +1,500 @@
+"""Rate governor: admission control that keeps a process near a vendor's rate
+limits without 429 storms.
+
+One ``RateGovernor`` exists per (vendor, API root, key, model family) in a
+process (``governor_for``), shared by every agent, batch and model object
+that talks to that account, so two batches and a web handler in one process
+see one budget. The HTTP layer asks it before each request attempt
+(``admit``), tells it what the reply's rate-limit headers said
+(``Lease.observe``) and when the vendor answered 429 (``Lease.throttled``).
+
+How admission works:
+
+* **Two token buckets**, requests and tokens. Capacity is the vendor's limit
+  (from the ``*-limit`` headers, or set by the caller), refilled continuously
+  at ``limit / 60`` per second: the vendors document per-minute limits
+  (RPM, TPM) replenished continuously (OpenAI: "rate limits in headers",
+  platform.openai.com/docs/guides/rate-limits; Anthropic: token bucket,
+  docs.anthropic.com/en/api/rate-limits). A request is admitted when one
+  request and its estimated tokens are in both buckets.
+* **Headers correct the model.** Each reply's ``*-remaining`` value is the
+  server's own level after that request; the local level becomes that value
+  minus what this process admitted since (requests the server may not have
+  counted yet). Estimation errors therefore never accumulate.
+* **429 / Retry-After** pauses every admission of the governor for the
+  server's wait (capped by the HTTP settings), and the concurrency cap is
+  halved (multiplicative decrease); each success adds ``1/cap`` (additive
+  increase). Before any limit is known, one request at a time goes out
+  (slow start) until a reply tells what the limits are.
+* **Priority.** Waiters are served retries first (they already hold a
+  slot), then live, then batch, each in arrival order. ``extract_many`` runs
+  its calls with ``request_priority("batch")``; everything else is live by
+  default, so a web request overtakes a queued batch. ``live_reserve`` keeps
+  a fraction of each bucket for live calls.
+* **Share.** ``set_process_share(1 / n)`` makes every governor of the process
+  use ``1/n`` of each limit (and of each ``remaining`` value): the Ray engine
+  runs ``n`` actors, each its own process, and splits the budget evenly
+  between them, so no cross-process round trip sits in front of a request.
+
+Per-request token estimate (``estimate_request_tokens``): the request's
+characters divided by 4 (OpenAI's rule of thumb for English text) plus the reply budget
+(the request's ``max_tokens`` capped at ``typical_output_tokens``).
+
+The governor is thread-safe and not tied to one event loop: every waiter
+sleeps on an ``asyncio.Event`` of its own loop and is woken thread-safely.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import email.utils
+import hashlib
+import heapq
+import itertools
+import math
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+__all__ = [
+    "Priority",
+    "RateGovernor",
+    "RateLease",
+    "RateLimitSnapshot",
+    "current_priority",
+    "estimate_request_tokens",
+    "governor_for",
+    "model_family",
+    "parse_duration",
+    "request_priority",
+    "seconds_until",
+    "set_process_share",
+]
+
+Priority = Literal["live", "batch"]
+"""``live``: someone waits for this call (a web request); ``batch``: background work."""
+
+_RANK: dict[str, int] = {"live": 0, "batch": 1}
+_PRIORITY: contextvars.ContextVar[Priority] = contextvars.ContextVar(
+    "agentflow_rate_priority", default="live")
+
+WINDOW_S = 60.0
+"""The window of the vendors' limits (requests and tokens per minute), seconds."""
+
+
+@contextlib.contextmanager
+def request_priority(priority: Priority) -> Iterator[None]:
+    """Run the model requests made inside the block at ``priority``.
+
+    Raises:
+        ValueError: an unknown priority.
+    """
+    if priority not in _RANK:
+        raise ValueError(f"priority must be 'live' or 'batch', got {priority!r}")
+    token = _PRIORITY.set(priority)
+    try:
+        yield
+    finally:
+        _PRIORITY.reset(token)
+
+
+def current_priority() -> Priority:
+    """The priority of requests made now (``live`` unless set)."""
+    return _PRIORITY.get()
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitSnapshot:
+    """What one reply's headers said about the account's limits.
+
+    Attributes:
+        requests_limit / tokens_limit: the limits per window.
+        requests_remaining / tokens_remaining: left in the window after this request.
+        requests_reset / tokens_reset: seconds until that bucket is full again.
+        retry_after: seconds the server asked to wait (429), if given.
+    Any field may be ``None`` (not sent).
+    """
+
+    requests_limit: float | None = None
+    requests_remaining: float | None = None
+    requests_reset: float | None = None
+    tokens_limit: float | None = None
+    tokens_remaining: float | None = None
+    tokens_reset: float | None = None
+    retry_after: float | None = None
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
+_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def parse_duration(value: str | None) -> float | None:
+    """Seconds from a duration such as ``"6m0s"``, ``"1.5s"``, ``"12ms"`` (Go's
+    ``time.Duration`` format) or a bare number of seconds; ``None`` if unreadable."""
+    if not value:
+        return None
+    text = value.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(float(n) * _UNIT_S[u] for n, u in parts)
+
+
+def seconds_until(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds from ``now`` (epoch seconds) until an RFC 3339 / ISO 8601 time or
+    an HTTP date; ``None`` if unreadable. A time in the past gives 0."""
+    if not value:
+        return None
+    text = value.strip()
+    when: datetime | None
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+_DATED = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{4}|-latest|-preview)+$")
+
+
+def model_family(model: str) -> str:
+    """The model name without its snapshot suffix (``-2024-08-06``, ``-20250929``,
+    ``-0613``, ``-latest``): snapshots of one model share its rate limits."""
+    return _DATED.sub("", model) or model
+
+
+def estimate_request_tokens(
+    request_chars: int, max_output: int | None, typical_output: int
+) -> int:
+    """Tokens one request is expected to count against a tokens-per-minute limit:
+    ``ceil(request_chars / 4)`` plus ``min(max_output, typical_output)``
+    (``typical_output`` when the request sets no reply cap)."""
+    output = typical_output if max_output is None else min(max_output, typical_output)
+    return math.ceil(max(0, request_chars) / 4) + max(0, output)
+
+
+@dataclass(slots=True)
+class _Bucket:
+    """A continuously refilled bucket (capacity = limit * share)."""
+
+    capacity: float
+    level: float
+    stamp: float
+
+    @property
+    def rate(self) -> float:
+        return self.capacity / WINDOW_S
+
+    def refill(self, now: float) -> None:
+        if now > self.stamp:
+            self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+            self.stamp = now
+
+    def delay(self, need: float, now: float) -> float:
+        """Seconds until ``need`` (capped at the capacity) is in the bucket."""
+        self.refill(now)
+        need = min(need, self.capacity)
+        return 0.0 if self.level >= need else (need - self.level) / self.rate
+
+
+@dataclass(eq=False, slots=True)
+class _Waiter:
+    rank: int
+    seq: int
+    tokens: float
+    loop: asyncio.AbstractEventLoop
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def wake(self) -> None:
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+            self.loop.call_soon_threadsafe(self.event.set)
+
+
+class RateLease:
+    """One admitted request (held from admission to the end of its reply).
+
+    The HTTP layer calls ``observe`` with each reply's headers, ``throttled``
+    on a 429, ``readmit`` before a retry and ``release`` when done.
+    """
+
+    __slots__ = ("_governor", "_released", "_req_mark", "_tok_mark", "tokens")
+
+    def __init__(self, governor: RateGovernor, tokens: float) -> None:
+        self._governor = governor
+        self.tokens = tokens
+        self._req_mark = 0.0
+        self._tok_mark = 0.0
+        self._released = False
+
+    def observe(self, snapshot: RateLimitSnapshot | None, *, ok: bool) -> None:
+        """Correct the governor with a reply's headers (``ok``: a 2xx reply)."""
+        self._governor._observe(self, snapshot, ok=ok)
+
+    def throttled(self, retry_after: float | None) -> None:
+        """The vendor answered 429: pause admissions, halve the concurrency cap."""
+        self._governor._throttled(retry_after)
+
+    async def readmit(self) -> None:
+        """Wait for admission again (a retry is a new request to the vendor)."""
+        await self._governor._acquire(self, new=False)
+
+    def release(self) -> None:
+        """The request is over (idempotent)."""
+        if not self._released:
+            self._released = True
+            self._governor._release()
+
+
+class RateGovernor:
+    """Admission control for one account's limits on one model family.
+
+    Args:
+        name: shown in ``repr`` and logs (never holds a key).
+        rpm / tpm: known limits (requests / tokens per minute); headers fill
+            in the ones not given, and never raise a given one.
+        typical_output_tokens: the reply part of a request's token estimate.
+        live_reserve: fraction (0..1) of each bucket batch requests leave to live ones.
+        slow_start: before any limit is known, one request at a time.
+
+    Raises:
+        ValueError: a negative limit or a reserve outside [0, 1).
+    """
+
+    def __init__(
+        self,
+        name: str = "",
+        *,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        typical_output_tokens: int = 256,
+        live_reserve: float = 0.0,
+        slow_start: bool = True,
+    ) -> None:
+        if (rpm is not None and rpm <= 0) or (tpm is not None and tpm <= 0):
+            raise ValueError("rpm and tpm must be > 0 when given")
+        if not 0.0 <= live_reserve < 1.0:
+            raise ValueError(f"live_reserve must be in [0, 1), got {live_reserve}")
+        self.name = name
+        self.typical_output_tokens = typical_output_tokens
+        self.live_reserve = live_reserve
+        self._lock = threading.Lock()
+        self._rpm, self._tpm = rpm, tpm
+        self._share = _process_share
+        now = time.monotonic()
+        self._req = _Bucket(rpm * self._share, rpm * self._share, now) if rpm else None
+        self._tok = _Bucket(tpm * self._share, tpm * self._share, now) if tpm else None
+        self._known = not slow_start or bool(rpm or tpm)
+        self._pause_until = 0.0
+        self._cap: float | None = None
+        self._in_flight = 0
+        self._req_debited = 0.0
+        self._tok_debited = 0.0
+        self._queue: list[tuple[int, int, _Waiter]] = []
+        self._seq = itertools.count()
+        self.admitted = 0
+        """Requests admitted (retries included)."""
+        self.throttles = 0
+        """429 replies seen."""
+        self.waited_s = 0.0
+        """Seconds requests spent waiting for admission, summed."""
+
+    def __repr__(self) -> str:
+        return (f"RateGovernor({self.name!r}, rpm={self.limits[0]}, tpm={self.limits[1]}, "
+                f"in_flight={self._in_flight})")
+
+    @property
+    def limits(self) -> tuple[float | None, float | None]:
+        """``(requests, tokens)`` per minute this governor works with (after its share)."""
+        return (self._req.capacity if self._req else None,
+                self._tok.capacity if self._tok else None)
+
+    @property
+    def concurrency_cap(self) -> float | None:
+        """The current cap on requests in flight (``None``: none, until a 429)."""
+        return self._cap
+
+    # -- admission -----------------------------------------------------------
+    async def admit(self, tokens: float) -> RateLease:
+        """Wait until a request of ``tokens`` estimated tokens may go out.
+
+        Returns:
+            The lease; the caller must ``release`` it when the reply is over.
+        """
+        lease = RateLease(self, max(0.0, tokens))
+        await self._acquire(lease, new=True)
+        return lease
+
+    async def _acquire(self, lease: RateLease, *, new: bool) -> None:
+        # a retry already holds a concurrency slot: it goes before every new request
+        rank = _RANK[current_priority()] if new else -1
+        waiter = _Waiter(rank, next(self._seq), lease.tokens, asyncio.get_running_loop())
+        start = time.monotonic()
+        with self._lock:
+            heapq.heappush(self._queue, (waiter.rank, waiter.seq, waiter))
+            if self._queue[0][2] is waiter:
+                waiter.event.set()
+        try:
+            while True:
+                waiter.event.clear()
+                with self._lock:
+                    delay = self._try_take(waiter, new=new)
+                    if delay == 0.0:
+                        lease._req_mark, lease._tok_mark = self._req_debited, self._tok_debited
+                        self.waited_s += time.monotonic() - start
+                        return
+                if math.isinf(delay):
+                    await waiter.event.wait()
+                else:
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(delay):
+                            await waiter.event.wait()
+        except BaseException:
+            with self._lock:
+                self._remove(waiter)
+            raise
+
+    def _try_take(self, waiter: _Waiter, *, new: bool) -> float:
+        """0 and the request taken, or seconds to wait (``inf``: until woken)."""
+        if self._queue[0][2] is not waiter:
+            return math.inf
+        now = time.monotonic()
+        if now < self._pause_until:
+            return self._pause_until - now
+        if new and ((not self._known and self._in_flight >= 1)
+                    or (self._cap is not None and self._in_flight >= self._cap)):
+            return math.inf
+        reserve = self.live_reserve if waiter.rank == _RANK["batch"] else 0.0
+        delay = 0.0
+        for bucket, need in ((self._req, 1.0), (self._tok, waiter.tokens)):
+            if bucket is not None:
+                delay = max(delay, bucket.delay(need + reserve * bucket.capacity, now))
+        if delay > 0.0:
+            return delay
+        if self._req is not None:
+            self._req.level -= 1.0
+        if self._tok is not None:
+            self._tok.level -= waiter.tokens
+        self._req_debited += 1.0
+        self._tok_debited += waiter.tokens
+        self.admitted += 1
+        if new:
+            self._in_flight += 1
+        self._remove(waiter)
+        return 0.0
+
+    def _remove(self, waiter: _Waiter) -> None:
+        """Drop ``waiter`` from the queue and wake the new head (lock held)."""
+        was_head = bool(self._queue) and self._queue[0][2] is waiter
+        self._queue = [item for item in self._queue if item[2] is not waiter]
+        heapq.heapify(self._queue)
+        if was_head and self._queue:
+            self._queue[0][2].wake()
+
+    def _wake_head(self) -> None:
+        if self._queue:
+            self._queue[0][2].wake()
+
+    # -- feedback -----------------------------------------------------------
+    def _release(self) -> None:
+        with self._lock:
+            self._in_flight = max(0, self._in_flight - 1)
+            self._wake_head()
+
+    def _observe(self, lease: RateLease, snap: RateLimitSnapshot | None, *, ok: bool) -> None:
+        with self._lock:
+            now = time.monotonic()
+            if ok and self._cap is not None:
+                self._cap += 1.0 / self._cap
+            if snap is not None:
+                self._req = self._correct(self._req, self._rpm, snap.requests_limit,
+                                          snap.requests_remaining, snap.requests_reset,
+                                          self._req_debited - lease._req_mark, now)
+                self._tok = self._correct(self._tok, self._tpm, snap.tokens_limit,
+                                          snap.tokens_remaining, snap.tokens_reset,
+                                          self._tok_debited - lease._tok_mark, now)
+            self._known = True
+            self._wake_head()
+
+    def _correct(
+        self, bucket: _Bucket | None, given: float | None, limit: float | None,
+        remaining: float | None, reset: float | None, since: float, now: float,
+    ) -> _Bucket | None:
+        """The bucket after a reply said ``limit`` / ``remaining`` / ``reset``."""
+        share = self._share
+        if limit is not None and limit > 0:
+            capacity = min(limit, given) * share if given else limit * share
+            if bucket is None:
+                bucket = _Bucket(capacity, capacity, now)
+            else:
+                bucket.refill(now)
+                bucket.capacity = capacity
+        if remaining is None:
+            return bucket
+        if bucket is None:  # no limit known: an empty bucket only pauses until its reset
+            if remaining <= 0 and reset:
+                self._pause_until = max(self._pause_until, now + reset)
+            return None
+        bucket.refill(now)
+        bucket.level = min(bucket.capacity, remaining * share - since)
+        return bucket
+
+    def _throttled(self, retry_after: float | None) -> None:
+        with self._lock:
+            now = time.monotonic()
+            self.throttles += 1
+            self._pause_until = max(self._pause_until,
+                                    now + (1.0 if retry_after is None else retry_after))
+            self._cap = max(1.0, (self._in_flight or 1) / 2)
+            for bucket in (self._req, self._tok):
+                if bucket is not None:
+                    bucket.refill(now)
+                    bucket.level = min(bucket.level, 0.0)
+            self._known = True
+            self._wake_head()
+
+
+_registry: dict[tuple[str, str, str, str], RateGovernor] = {}
+_registry_lock = threading.Lock()
+_process_share = 1.0
+
+
+def governor_for(vendor: str, *, base_url: str, api_key: str | None, family: str) -> RateGovernor:
+    """The process's governor for this account and model family (created on first use).
+
+    The key is kept only as a short SHA-256 digest.
+    """
+    digest = hashlib.sha256((api_key or "").encode()).hexdigest()[:16]
+    key = (vendor, base_url.rstrip("/"), digest, family)
+    with _registry_lock:
+        governor = _registry.get(key)
+        if governor is None:
+            governor = _registry[key] = RateGovernor(f"{vendor}:{family}")
+        return governor
+
+
+def set_process_share(share: float) -> None:
+    """Make governors created from now on in this process use ``share`` (0..1]
+    of every limit (the Ray engine sets ``1 / actors`` in each actor).
+
+    Raises:
+        ValueError: ``share`` outside (0, 1].
+    """
+    global _process_share
+    if not 0.0 < share <= 1.0:
+        raise ValueError(f"share must be in (0, 1], got {share}")
+    _process_share = share

@@ -1,0 +1,358 @@
+"""Extraction on a Ray cluster: a Ray Data pipeline (optional extra ``ray``).
+
+    import ray
+    from agentflow.ray import extract_dataset, read_documents, write_jsonl
+
+    ray.init()                       # local; with RAY_ADDRESS set, that cluster
+    docs = read_documents(["/data/contracts/*.txt"])       # columns id, text
+    results = extract_dataset(docs, "schema.py:Contract", model="openai:gpt-4o-mini",
+                              actors=8, concurrency=128)
+    write_jsonl(results, "/data/out/")    # one CLI record per input, as JSON lines
+
+Inputs: a ``ray.data.Dataset`` with an ``id`` and a ``text`` column (and,
+optionally, ``problem``: why a document cannot be used, and ``source_offset``).
+``read_documents`` builds one from paths, globs, directories, ``.gz`` and
+JSONL files (read in Ray tasks, with the CLI's ids and decoding),
+``read_jsonl`` / ``read_parquet`` from record files.
+
+``extract_dataset`` is ``map_batches`` over an actor pool: each actor owns one
+event loop, one model (so one HTTP session and one rate governor) and runs
+``extract_many`` on each batch with its share of the concurrency, so validation,
+grounding and chunking are the same as in one process. The output has columns
+``id``, ``ok`` and ``record``: the JSON text of the CLI's record for that input
+(``id, ok, output | error, spans, usage, attempts, duration_s, chunks,
+truncated, source_offset``). ``write_jsonl`` writes the records as JSON lines
+through Ray Data's file datasink; ``write_parquet`` is Ray Data's Parquet writer.
+
+Fault tolerance is Ray's: actors are restarted and a batch whose actor died
+is run again elsewhere (Ray Data's defaults for actor pools:
+``max_restarts=-1``, ``max_task_retries=-1``); a batch's
+output exists only once it has completed, so the written output holds one
+record per input. Nothing here schedules, queues or retries on its own.
+
+Rate limits across actors: every actor calls ``set_process_share(1 / actors)``,
+so its governor uses an even share of each limit (and of each ``remaining``
+header). A central Ray actor granting tokens would be exact, but it puts a
+cross-process round trip in front of every request, is a single point of
+failure for the whole job, and has to be kept alive through Ray's own
+restarts; an even split needs no coordination, keeps each actor's admission
+local, and since every actor runs the same kind of batch its share is what
+it would be granted anyway. The price: a share left idle by a slow actor is
+not lent to the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import math
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from agentflow._inputs import Document, _expand, iter_documents
+from agentflow.batch import ExtractInput, extract_many
+from agentflow.ratelimit import set_process_share
+
+if TYPE_CHECKING:
+    import ray.data
+
+__all__ = [
+    "ExtractionSpec",
+    "done_ids",
+    "extract_dataset",
+    "read_documents",
+    "read_jsonl",
+    "read_parquet",
+    "write_jsonl",
+    "write_parquet",
+]
+
+ModelFactory = Callable[[], Any]
+"""A zero-argument callable returning a ``ChatModel`` (called once per actor)."""
+
+
+def _ray() -> Any:
+    try:
+        import ray
+        import ray.data
+    except ImportError as exc:  # pragma: no cover - the extra is installed in tests
+        raise ImportError("agentflow.ray needs Ray Data: pip install 'agentflow[ray]'") from exc
+    return ray
+
+
+def _resolve(ref: Any) -> Any:
+    """``ref`` itself, or the object a ``module:name`` / ``path.py:name`` string names."""
+    if not isinstance(ref, str):
+        return ref
+    from agentflow.cli import load_schema
+
+    return load_schema(ref)[0]
+
+
+def absolute_ref(ref: str) -> str:
+    """``path.py:name`` with an absolute path (workers do not share the driver's cwd)."""
+    module, sep, name = ref.rpartition(":")
+    if sep and (module.endswith(".py") or "/" in module):
+        return f"{Path(module).resolve()}:{name}"
+    if ref.endswith(".json"):
+        return str(Path(ref).resolve())
+    return ref
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def _doc_row(doc: Document) -> dict[str, Any]:
+    return {"id": doc.id, "text": doc.text, "problem": doc.problem, "source_offset": doc.offset}
+
+
+def read_documents(
+    specs: str | Sequence[str],
+    *,
+    fmt: str = "auto",
+    text_field: str = "text",
+    id_field: str = "id",
+    prepare: Callable[[str], str] | str | None = None,
+) -> ray.data.Dataset:
+    """A Dataset of the documents ``specs`` name (files, globs, directories,
+    ``.gz``, JSONL), as the ``extract`` command reads them.
+
+    Globs are expanded here (file names only); the files are read and decoded
+    in Ray tasks, so the paths must be visible to the workers (a local
+    cluster, a shared file system).
+
+    Args:
+        fmt / text_field / id_field: as ``iter_documents``.
+        prepare: applied to each text; a function, or a ``module:name`` /
+            ``path.py:name`` reference (resolved in the workers).
+
+    Returns:
+        Columns ``id``, ``text``, ``problem`` (``None``, or why the document
+        cannot be used), ``source_offset``.
+
+    Raises:
+        InputError: a spec matches no file.
+    """
+    rt = _ray()
+    paths = [str(p) for spec in ([specs] if isinstance(specs, str) else specs)
+             for p in _expand(spec)]
+    prep = absolute_ref(prepare) if isinstance(prepare, str) else prepare
+
+    def read(row: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        fn = _resolve(prep)
+        for doc in iter_documents([row["path"]], fmt=fmt, text_field=text_field,
+                                  id_field=id_field, prepare=fn):
+            yield _doc_row(doc)
+
+    items = rt.data.from_items([{"path": p} for p in paths])
+    dataset: ray.data.Dataset = items.flat_map(read)
+    return dataset
+
+
+def _records_to_docs(text_field: str, id_field: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def convert(row: dict[str, Any]) -> dict[str, Any]:
+        text, rid = row.get(text_field), row.get(id_field)
+        problem = None if isinstance(text, str) and text.strip() else (
+            f"{rid}: no text in field {text_field!r}")
+        return {"id": str(rid), "text": text if isinstance(text, str) else "",
+                "problem": problem, "source_offset": 0}
+    return convert
+
+
+def read_jsonl(paths: str | Sequence[str], *, text_field: str = "text",
+               id_field: str = "id") -> ray.data.Dataset:
+    """A Dataset of JSONL records (Ray Data's JSON reader): columns ``id`` (the
+    record's ``id_field`` as text), ``text``, ``problem``, ``source_offset``."""
+    rt = _ray()
+    dataset: ray.data.Dataset = rt.data.read_json(paths, lines=True).map(
+        _records_to_docs(text_field, id_field))
+    return dataset
+
+
+def read_parquet(paths: str | Sequence[str], *, text_field: str = "text",
+                 id_field: str = "id") -> ray.data.Dataset:
+    """A Dataset of Parquet rows (Ray Data's Parquet reader, only the two columns
+    read): columns ``id``, ``text``, ``problem``, ``source_offset``."""
+    rt = _ray()
+    dataset: ray.data.Dataset = rt.data.read_parquet(paths, columns=[id_field, text_field]).map(
+        _records_to_docs(text_field, id_field))
+    return dataset
+
+
+# ----------------------------------------------------------------------------- extraction
+
+
+@dataclass(frozen=True)
+class ExtractionSpec:
+    """What each actor needs (pickled to the actors once).
+
+    Attributes:
+        output: the output type, or a ``module:Class`` / ``path.py:Class`` /
+            ``schema.json`` reference resolved in the actor.
+        model: ``"vendor:model"`` or a ``ModelFactory``.
+        model_kwargs: given to the registry with a ``"vendor:model"`` (``base_url``,
+            ``api_key``: never in a repr).
+        instructions: the system prompt.
+        concurrency: calls in flight per actor.
+        actors: actors in the pool (each governor's share is ``1 / actors``).
+        options: further ``extract_many`` keywords (``ground``, ``chunking``,
+            ``passes``, ``allow_partial``, ``max_chars``).
+    """
+
+    output: Any
+    model: str | ModelFactory
+    model_kwargs: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    instructions: str | None = None
+    concurrency: int = 8
+    actors: int = 2
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+class _Extractor:
+    """One actor: one event loop, one model, ``extract_many`` per batch."""
+
+    def __init__(self, spec: ExtractionSpec) -> None:
+        set_process_share(1.0 / spec.actors)
+        self.spec = spec
+        self.loop = asyncio.new_event_loop()
+        self.output = _resolve(spec.output)
+        if isinstance(spec.model, str):
+            from agentflow.model import resolve_model
+
+            registry = importlib.import_module("agentflow.providers.registry")
+            self.model = (registry.get_model(spec.model, **spec.model_kwargs)
+                          if spec.model_kwargs else resolve_model(spec.model))
+        else:
+            self.model = spec.model()
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
+        return self.loop.run_until_complete(self._run(batch))
+
+    async def _run(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
+        from agentflow.cli import _record
+
+        ids = [str(x) for x in batch["id"]]
+        texts = [str(x) for x in batch["text"]]
+        problems = list(batch["problem"]) if "problem" in batch else [None] * len(ids)
+        offsets = [int(x) for x in batch["source_offset"]] if "source_offset" in batch else (
+            [0] * len(ids))
+        ordered: list[dict[str, Any]] = [{} for _ in ids]
+        usable: list[ExtractInput] = []
+        rows: list[int] = []  # the batch row of each usable input
+        for row, (rid, text, problem) in enumerate(zip(ids, texts, problems, strict=True)):
+            if isinstance(problem, str) and problem:
+                ordered[row] = {"id": rid, "ok": False, "attempts": 0,
+                                "error": {"type": "InputError", "message": problem}}
+            else:
+                usable.append(ExtractInput(rid, text))
+                rows.append(row)
+        async for result in extract_many(
+            self.model, usable, self.output, concurrency=self.spec.concurrency,
+            order="completed", instructions=self.spec.instructions, **self.spec.options,
+        ):
+            row = rows[result.index]
+            ordered[row] = _record(result, offsets[row])
+        return {"id": ids, "ok": [bool(r["ok"]) for r in ordered],
+                "record": [orjson.dumps(r).decode() for r in ordered]}
+
+
+def extract_dataset(
+    ds: ray.data.Dataset,
+    output: Any,
+    *,
+    model: str | ModelFactory = "local",
+    api_key: str | None = None,
+    base_url: str | None = None,
+    instructions: str | None = None,
+    actors: int = 2,
+    concurrency: int = 16,
+    batch_size: int | None = None,
+    num_cpus: float = 0.5,
+    **options: Any,
+) -> ray.data.Dataset:
+    """Extract ``output`` from every row of ``ds`` on an actor pool (lazy: runs
+    when the result is consumed or written).
+
+    Args:
+        ds: columns ``id`` and ``text`` (optional ``problem``, ``source_offset``).
+        output: the output type, or a reference string (see ``ExtractionSpec``).
+        model: ``"vendor:model"`` or a zero-argument factory called in each actor.
+        api_key / base_url: for a ``"vendor:model"`` (default: the vendor's).
+        actors: actors in the pool (>= 1).
+        concurrency: calls in flight in all actors together (>= actors); each
+            actor runs ``ceil(concurrency / actors)``.
+        batch_size: rows per batch (default: 4 x the per-actor concurrency).
+        num_cpus: CPUs each actor reserves (default 0.5: an actor mostly waits
+            on the network, and the read tasks upstream need CPUs too).
+        options: ``extract_many`` keywords (``ground``, ``chunking``, ...).
+
+    Returns:
+        A Dataset with columns ``id``, ``ok`` and ``record`` (the CLI record's JSON).
+
+    Raises:
+        ValueError: ``actors`` < 1 or ``concurrency`` < ``actors``.
+    """
+    if actors < 1:
+        raise ValueError(f"actors must be >= 1, got {actors}")
+    if concurrency < actors:
+        raise ValueError(f"concurrency ({concurrency}) must be >= actors ({actors})")
+    per_actor = math.ceil(concurrency / actors)
+    kwargs = {k: v for k, v in (("api_key", api_key), ("base_url", base_url)) if v}
+    spec = ExtractionSpec(
+        output=absolute_ref(output) if isinstance(output, str) else output, model=model,
+        model_kwargs=kwargs, instructions=instructions, concurrency=per_actor, actors=actors,
+        options=options)
+    return ds.map_batches(
+        _Extractor, fn_constructor_kwargs={"spec": spec}, concurrency=actors,
+        batch_size=batch_size or 4 * per_actor, batch_format="numpy", num_cpus=num_cpus,
+    )  # Ray Data's actor pools restart actors and retry their batches (max_restarts=-1,
+    # max_task_retries=-1 by default): that is the fault tolerance
+
+
+# ----------------------------------------------------------------------------- outputs
+
+
+def _jsonl_datasink(path: str) -> Any:
+    from ray.data.datasource import BlockBasedFileDatasink
+
+    class JsonlRecordsDatasink(BlockBasedFileDatasink):
+        """Writes the ``record`` column, one JSON line per row."""
+
+        def __init__(self, path: str) -> None:
+            super().__init__(path, file_format="jsonl")
+
+        def write_block_to_file(self, block: Any, file: Any) -> None:
+            column = block.to_arrow().column("record").to_pylist()
+            file.write("".join(f"{line}\n" for line in column).encode())
+
+    return JsonlRecordsDatasink(path)
+
+
+def write_jsonl(ds: ray.data.Dataset, path: str | os.PathLike[str]) -> None:
+    """Write ``extract_dataset``'s records as JSON lines (``*.jsonl`` files under
+    the directory ``path``), through Ray Data's file datasink: one file per
+    output block, named by the write, so a rerun adds files and never overwrites."""
+    ds.write_datasink(_jsonl_datasink(str(path)))
+
+
+def write_parquet(ds: ray.data.Dataset, path: str | os.PathLike[str]) -> None:
+    """Write ``extract_dataset``'s output (``id``, ``ok``, ``record``) as Parquet
+    files under the directory ``path`` (Ray Data's Parquet writer)."""
+    ds.write_parquet(str(path))
+
+
+def done_ids(path: str | os.PathLike[str]) -> set[str]:
+    """Ids of the inputs with an ok record in any ``*.jsonl`` file under the
+    directory ``path`` (a torn line is skipped; failed inputs are not done).
+    Ray names its files at random, so file order says nothing of which run
+    came last: one ok record is enough."""
+    from agentflow._outfile import read_records
+
+    root = Path(path)
+    return {record["id"] for file in (sorted(root.glob("*.jsonl")) if root.is_dir() else ())
+            for _, record in read_records(file) if record.get("ok") is True}

@@ -1,0 +1,35 @@
+"""agentflow in a web backend (extra ``web``; ``postgres`` for the
+PostgreSQL store).
+
+* ``sse_response(agent, msg, Schema)`` — a Starlette/FastAPI response that
+  streams the call as Server-Sent Events of typed JSON events with ids
+  (wire format: ``agentflow.web.wire``); a client that goes away cancels
+  the call and leaves its state as it was.
+* ``StateStore`` — conversations between requests, with optimistic
+  concurrency (``StateConflictError``): ``SQLiteStateStore`` (embedded
+  default) and ``PostgresStateStore``; ``stream_with_store`` /
+  ``call_with_store`` run load -> stream -> save, and save only a call that
+  completed.
+"""
+
+from agentflow.errors import StateConflictError
+from agentflow.web.postgres import PostgresStateStore
+from agentflow.web.sqlite import SQLiteStateStore
+from agentflow.web.sse import EventStreamResponse, Outcome, sse_response
+from agentflow.web.store import StateStore, StoredState, call_with_store, stream_with_store
+from agentflow.web.wire import event_to_dict, sse_frame
+
+__all__ = [
+    "EventStreamResponse",
+    "Outcome",
+    "PostgresStateStore",
+    "SQLiteStateStore",
+    "StateConflictError",
+    "StateStore",
+    "StoredState",
+    "call_with_store",
+    "event_to_dict",
+    "sse_frame",
+    "sse_response",
+    "stream_with_store",
+]

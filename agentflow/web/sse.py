@@ -1,0 +1,231 @@
+"""A Starlette response that streams an agent call as Server-Sent Events.
+
+Works in Starlette and FastAPI (a FastAPI route may return any Starlette
+``Response``)::
+
+    @app.post("/extract")
+    async def extract(request: Request) -> EventStreamResponse:
+        body = await request.json()
+        return sse_response(agent, body["text"], Contact)
+
+The frames follow ``agentflow.web.wire`` (one typed JSON event per frame,
+with ids). While the call runs, the response listens for the client going
+away (``http.disconnect``, or a failed write): the call is then cancelled at
+once — its model request is aborted and its ``AgentState`` left exactly as
+it was (and, with a store, nothing is saved). ``outcome`` tells afterwards
+what happened, and ``on_close`` is awaited with it.
+
+A bad request that fails before the call starts (``UsageError``: no
+message, an invalid input) is answered ``400`` with ``{"error": {"type",
+"message"}}`` instead of a stream.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing
+from typing import Any, Literal
+
+import anyio
+import orjson
+from starlette.background import BackgroundTask
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from agentflow._logging import get_logger
+from agentflow.agent import ReActAgent
+from agentflow.errors import AgentflowError, UsageError
+from agentflow.events import Event
+from agentflow.messages import Msg
+from agentflow.output.strategies import OutputStrategy
+from agentflow.state import AgentState
+from agentflow.web.store import StateStore, stream_with_store
+from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict, sse_frame
+
+__all__ = ["EventStreamResponse", "Outcome", "sse_response"]
+
+_log = get_logger()
+
+Outcome = Literal["pending", "completed", "failed", "disconnected"]
+
+
+
+class _ClientGone(Exception):
+    """A write failed: the client went away."""
+
+
+class EventStreamResponse(Response):
+    """Streams ``events`` (an ``agent.stream(...)``) as SSE frames.
+
+    Args:
+        events: the events; the response owns the iterator (closes it).
+        ping_interval: seconds of silence before a ``: ping`` comment (> 0).
+        headers: extra response headers.
+        on_close: awaited once with the ``outcome`` when the stream is over
+            (also after a disconnect).
+        background: a Starlette background task, run after the response.
+
+    Attributes:
+        outcome: ``"pending"`` until the stream is over, then
+            ``"completed"`` (the last frame was ``complete``), ``"failed"``
+            (an ``error`` frame or a 400 was sent) or ``"disconnected"``
+            (the client went away; the call was cancelled).
+        error: the exception of a failed call, if any.
+
+    Raises:
+        ValueError: ``ping_interval`` <= 0.
+    """
+
+    media_type = "text/event-stream"
+
+    def __init__(
+        self,
+        events: AsyncIterable[Event],
+        *,
+        ping_interval: float = 15.0,
+        headers: Mapping[str, str] | None = None,
+        on_close: Callable[[Outcome], Awaitable[None]] | None = None,
+        background: BackgroundTask | None = None,
+    ) -> None:
+        if not ping_interval > 0 or math.isinf(ping_interval):
+            raise ValueError(f"ping_interval must be a positive number of seconds, "
+                             f"got {ping_interval!r}")
+        self.events = events
+        self.ping_interval = ping_interval
+        self.on_close = on_close
+        self.background = background
+        self.status_code = 200
+        self.outcome: Outcome = "pending"
+        self.error: BaseException | None = None
+        self.init_headers({
+            "cache-control": "no-cache",
+            "x-accel-buffering": "no",  # proxies (nginx) must not buffer the stream
+            **(headers or {}),
+        })
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self._send = send
+        self._lock = anyio.Lock(fast_acquire=True)  # the pinger and the events share `send`
+        self._started = False
+        self._last_write = anyio.current_time()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._watch, receive, tg.cancel_scope)
+                tg.start_soon(self._ping)
+                try:
+                    await self._stream()
+                except _ClientGone:
+                    if self.outcome == "pending":
+                        self.outcome = "disconnected"
+                tg.cancel_scope.cancel()
+        finally:
+            if self.outcome == "pending":
+                self.outcome = "disconnected"
+            if self.on_close is not None:
+                await self.on_close(self.outcome)
+        if self.background is not None and self.outcome != "disconnected":
+            await self.background()
+
+    async def _stream(self) -> None:
+        """Iterate the events (the response owns and closes the iterator) and
+        send one frame each; a failure becomes the last frame (or a 400)."""
+        event_id = 0
+        try:
+            async with aclosing(self.events) as events:  # type: ignore[type-var]
+                async for event in events:
+                    event_id += 1
+                    await self._write(sse_frame(event_id, event_to_dict(event)))
+                    if event.type == "complete":
+                        self.outcome = "completed"
+        except _ClientGone:
+            raise
+        except Exception as exc:
+            self.error = exc
+            self.outcome = "failed"
+            if not self._started and isinstance(exc, UsageError):
+                await self._refuse(self._send, exc)
+                return
+            if not isinstance(exc, AgentflowError):
+                _log.error("web.stream_failed", error_type=type(exc).__name__, exc_info=exc)
+            await self._write(sse_frame(event_id + 1, error_to_dict(exc)))
+        await self._write(b"", more=False)
+
+    async def _write(self, body: bytes, *, more: bool = True) -> None:
+        async with self._lock:
+            try:
+                if not self._started:
+                    await self._send({"type": "http.response.start", "status": self.status_code,
+                                      "headers": self.raw_headers})
+                    self._started = True
+                await self._send({"type": "http.response.body", "body": body,
+                                  "more_body": more})
+            except OSError as exc:  # the server could not write: the client is gone
+                raise _ClientGone from exc
+            self._last_write = anyio.current_time()
+
+    async def _ping(self) -> None:
+        """A comment frame whenever the stream was silent for ``ping_interval``
+        (none before the first event)."""
+        while True:
+            wait = self._last_write + self.ping_interval - anyio.current_time()
+            if wait > 0:
+                await anyio.sleep(wait)
+                continue
+            if self._started:
+                await self._write(PING_FRAME)
+            else:
+                self._last_write = anyio.current_time()
+
+    async def _watch(self, receive: Receive, scope: anyio.CancelScope) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":  # servers also say so after the end
+                if self.outcome == "pending":
+                    self.outcome = "disconnected"
+                scope.cancel()
+                return
+
+    async def _refuse(self, send: Send, error: UsageError) -> None:
+        body = orjson.dumps({"error": error_to_dict(error)["error"]})
+        await send({"type": "http.response.start", "status": 400,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def sse_response(
+    agent: ReActAgent,
+    msg: str | Msg | Sequence[str | Msg] | None,
+    output: Any = None,
+    *,
+    state: AgentState | None = None,
+    strategy: OutputStrategy | None = None,
+    store: StateStore | None = None,
+    key: str | None = None,
+    ping_interval: float = 15.0,
+    headers: Mapping[str, str] | None = None,
+    on_close: Callable[[Outcome], Awaitable[None]] | None = None,
+) -> EventStreamResponse:
+    """``agent.stream(msg, output, ...)`` as an ``EventStreamResponse``.
+
+    With ``store`` and ``key`` the call runs on the conversation stored under
+    ``key`` and saves it when the call completes (``stream_with_store``: a
+    concurrent update ends the stream with a ``StateConflictError`` event;
+    a failed or cancelled call saves nothing). Otherwise it runs on
+    ``state`` (default: the agent's own).
+
+    Raises:
+        ValueError: ``store`` without ``key`` (or the reverse), or with ``state``.
+    """
+    if (store is None) != (key is None):
+        raise ValueError("pass store and key together (the conversation's key in the store)")
+    if store is not None and state is not None:
+        raise ValueError("pass either state or store/key: the store provides the state")
+    events: AsyncIterable[Event]
+    if store is not None and key is not None:
+        events = stream_with_store(agent, store, key, msg, output, strategy=strategy)
+    else:
+        events = agent.stream(msg, output, state=state, strategy=strategy)
+    return EventStreamResponse(events, ping_interval=ping_interval, headers=headers,
+                               on_close=on_close)

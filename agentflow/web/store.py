@@ -1,0 +1,143 @@
+"""Conversation state between requests: the ``StateStore`` protocol and the
+load -> stream -> save helpers.
+
+A store keeps one ``AgentState`` per conversation key, with a version
+(optimistic concurrency)::
+
+    loaded = await store.load("conv-42")           # StoredState(state, version)
+    reply = await agent.call("next question", state=loaded.state)
+    await store.save("conv-42", loaded.state, version=loaded.version)
+
+``save`` writes only if the stored version is still ``version`` (0: the key
+does not exist yet) and returns the new version (``version + 1``); when
+another request saved first, it raises ``StateConflictError`` and writes
+nothing, so two requests on one conversation never silently overwrite each
+other. ``stream_with_store`` / ``call_with_store`` do the three steps for
+you, and save only a call that completed: a call that fails or is cancelled
+(a client that went away) saves nothing.
+
+Stores: ``SQLiteStateStore`` (embedded default, one file, aiosqlite) and
+``PostgresStateStore`` (asyncpg). Both keep the ``AgentState.to_json()``
+document, so any store is a few lines over another database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from agentflow.errors import InvalidInputError
+from agentflow.events import Complete, Event
+from agentflow.messages import Msg
+from agentflow.output.strategies import OutputStrategy
+from agentflow.state import AgentState
+
+if TYPE_CHECKING:
+    from agentflow.agent import ReActAgent
+
+__all__ = ["StateStore", "StoredState", "call_with_store", "check_key", "stream_with_store"]
+
+MAX_KEY_LENGTH = 512
+
+
+@dataclass(frozen=True, slots=True)
+class StoredState:
+    """A loaded conversation: its state and the version it was stored at
+    (0 when the key has never been saved; ``state`` is then empty)."""
+
+    state: AgentState
+    version: int
+
+
+@runtime_checkable
+class StateStore(Protocol):
+    """Where conversations live between requests.
+
+    ``load(key)`` returns the stored state and its version (an empty state at
+    version 0 for an unknown key). ``save(key, state, version=v)`` writes
+    ``state`` only if the stored version is ``v`` and returns ``v + 1``.
+
+    Raises (both methods): ``InvalidInputError`` for a key that is not a
+    non-empty string of at most 512 characters; ``InvalidStateError`` from
+    ``load`` when the stored document is malformed; ``save`` raises
+    ``StateConflictError`` when the stored version is not ``version``.
+    """
+
+    async def load(self, key: str) -> StoredState: ...
+
+    async def save(self, key: str, state: AgentState, *, version: int) -> int: ...
+
+    async def delete(self, key: str) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+def check_key(key: object, version: object = 0) -> str:
+    """``key`` when it is a valid conversation key (and ``version`` an int >= 0).
+
+    Raises:
+        InvalidInputError: naming what is wrong.
+    """
+    if not isinstance(key, str) or not key or len(key) > MAX_KEY_LENGTH:
+        raise InvalidInputError(
+            f"a conversation key must be a non-empty string of at most {MAX_KEY_LENGTH} "
+            f"characters, got {type(key).__name__}"
+            + (f" of length {len(key)}" if isinstance(key, str) else "")
+        )
+    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+        raise InvalidInputError(f"a state version must be an int >= 0, got {version!r}")
+    return key
+
+
+async def stream_with_store(
+    agent: ReActAgent,
+    store: StateStore,
+    key: str,
+    msg: str | Msg | Sequence[str | Msg] | None,
+    output: Any = None,
+    *,
+    strategy: OutputStrategy | None = None,
+) -> AsyncGenerator[Event, None]:
+    """Load the conversation ``key``, run ``agent.stream`` on it, save it.
+
+    Yields the call's events; the final ``Complete`` is yielded only once the
+    state is saved. A call that raises or is cancelled (the consumer stops
+    iterating) saves nothing, and the stored conversation stays as it was.
+
+    Raises:
+        StateConflictError: another request saved ``key`` while this call
+            ran (instead of ``Complete``; nothing was written).
+        as ``agent.stream`` and the store.
+    """
+    loaded = await store.load(key)
+    async with aclosing(agent.stream(msg, output, state=loaded.state,
+                                     strategy=strategy)) as events:
+        async for event in events:
+            if isinstance(event, Complete):
+                await store.save(key, loaded.state, version=loaded.version)
+            yield event
+
+
+async def call_with_store(
+    agent: ReActAgent,
+    store: StateStore,
+    key: str,
+    msg: str | Msg | Sequence[str | Msg] | None,
+    output: Any = None,
+    *,
+    strategy: OutputStrategy | None = None,
+) -> Msg:
+    """``stream_with_store`` drained: the reply, with the conversation saved.
+
+    Raises: as ``stream_with_store``.
+    """
+    reply: Msg | None = None
+    async with aclosing(stream_with_store(agent, store, key, msg, output,
+                                          strategy=strategy)) as events:
+        async for event in events:
+            if isinstance(event, Complete):
+                reply = event.message
+    assert reply is not None  # the stream ends with Complete or raises
+    return reply

@@ -1,0 +1,148 @@
+"""The Server-Sent Events wire format of ``agent.stream(...)``.
+
+One SSE frame per event, UTF-8, fields in this order::
+
+    id: 7
+    event: output_partial
+    data: {"type":"output_partial","data":{"name":"Ada"}}
+
+``id`` counts the frames of one response from 1 (an ``error`` frame gets the
+next id too); ``event`` repeats the JSON's ``type``, so a browser
+``EventSource`` can ``addEventListener("output_partial", ...)``; ``data`` is
+one line of JSON. Idle streams get a comment line ``: ping`` (every
+``ping_interval`` seconds, 15 by default), which parsers ignore. The stream
+ends after ``complete`` or ``error``; a call cannot be resumed, so a
+reconnecting ``EventSource`` should be ``close()``d on either.
+
+The JSON shapes, one per ``type`` (every key always present unless marked
+optional; ``null`` where there is no value):
+
+``call_started``
+    ``{"type", "call_id": str, "agent_name": str, "agent_id": str}`` — first.
+``thinking_chunk`` / ``reasoning_chunk``
+    ``{"type", "text": str, "iteration": int}`` — a piece of the model's
+    thinking / reply text; ``iteration`` counts reasoning steps from 1.
+``tool_use``
+    ``{"type", "id": str, "name": str, "input": object}`` — a complete tool call.
+``tool_result``
+    ``{"type", "id": str, "name": str|null, "output": str, "is_error": bool}``.
+``output_partial``
+    ``{"type", "data": object}`` — the structured output parsed so far; keys
+    seen never disappear from later partials; values may still grow.
+``output_retry``
+    ``{"type", "reason": "forcing"|"validation"|"multiple"|"degradation"|
+    "tools_failed", "attempt": int, "message": str}``.
+``attempt_discarded``
+    ``{"type", "iteration": int, "reason": "stream_error"|"degradation"|
+    "superseded", "message": str}`` — what streamed so far in that step is
+    void (``superseded``: only the partial output); partials start again.
+``complete``
+    ``{"type", "output": any, "text": str, "stop_reason": str,
+    "usage": {"input_tokens", "output_tokens", "cached_tokens",
+    "reasoning_tokens", "requests"}, "forced_retries": int,
+    "validation_retries": int, "error": null|{"type", "message"}}`` — last.
+    ``output`` is the validated output as JSON (``null`` if none); ``error``
+    says why an output that was asked for is missing
+    (``StructuredOutputError`` and kin).
+``error``
+    ``{"type", "error": {"type": str, "message": str}}`` — the call failed
+    (``error.type`` is the exception's class name, e.g. ``RateLimitedError``,
+    ``StateConflictError``); last. Only agentflow's own errors carry their
+    message (which never holds a secret); any other exception is reported as
+    ``{"type": "InternalError", "message": "internal error"}`` and logged on
+    the server.
+
+Stop reasons: ``completed``, ``structured_output``, ``max_iters``,
+``stopped``, ``output_failed`` (``agentflow.events.StopReason``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import orjson
+from pydantic_core import to_jsonable_python
+
+from agentflow.errors import AgentflowError
+from agentflow.events import (
+    AttemptDiscarded,
+    CallStarted,
+    Complete,
+    Event,
+    OutputPartial,
+    OutputRetry,
+    ReasoningChunk,
+    ThinkingChunk,
+    ToolResult,
+    ToolUse,
+)
+
+__all__ = ["PING_FRAME", "error_to_dict", "event_to_dict", "sse_frame"]
+
+PING_FRAME = b": ping\n\n"
+"""The keep-alive comment sent while a stream is idle."""
+
+
+def _jsonable(value: Any) -> Any:
+    return to_jsonable_python(value, fallback=str)
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """The event's JSON shape (see the module docstring), ready for ``orjson``.
+
+    Raises:
+        TypeError: ``event`` is not one of ``agentflow.events``' types.
+    """
+    if isinstance(event, ReasoningChunk | ThinkingChunk):
+        return {"type": event.type, "text": event.text, "iteration": event.iteration}
+    if isinstance(event, OutputPartial):
+        return {"type": event.type, "data": _jsonable(event.data)}
+    if isinstance(event, CallStarted):
+        return {"type": event.type, "call_id": event.call_id, "agent_name": event.agent_name,
+                "agent_id": event.agent_id}
+    if isinstance(event, ToolUse):
+        return {"type": event.type, "id": event.id, "name": event.name,
+                "input": _jsonable(dict(event.input))}
+    if isinstance(event, ToolResult):
+        return {"type": event.type, "id": event.id, "name": event.name, "output": event.output,
+                "is_error": event.is_error}
+    if isinstance(event, OutputRetry):
+        return {"type": event.type, "reason": event.reason, "attempt": event.attempt,
+                "message": event.message}
+    if isinstance(event, AttemptDiscarded):
+        return {"type": event.type, "iteration": event.iteration, "reason": event.reason,
+                "message": event.message}
+    if isinstance(event, Complete):
+        result = event.message.result
+        failure = result.error if result is not None else None
+        return {
+            "type": event.type,
+            "output": _jsonable(event.output),
+            "text": event.message.text,
+            "stop_reason": event.stop_reason,
+            "usage": asdict(event.usage),
+            "forced_retries": event.forced_retries,
+            "validation_retries": event.validation_retries,
+            "error": None if failure is None else {"type": type(failure).__name__,
+                                                   "message": str(failure)},
+        }
+    raise TypeError(f"not an agentflow event: {type(event).__name__}")
+
+
+def error_to_dict(error: BaseException) -> dict[str, Any]:
+    """The ``error`` event for a failed call: agentflow's own errors with
+    their class name and message, anything else as ``InternalError`` (its
+    text may hold internals, so it stays in the server's log)."""
+    if isinstance(error, AgentflowError):
+        detail = {"type": type(error).__name__, "message": str(error)}
+    else:
+        detail = {"type": "InternalError", "message": "internal error"}
+    return {"type": "error", "error": detail}
+
+
+def sse_frame(event_id: int, data: dict[str, Any]) -> bytes:
+    """One SSE frame: ``id``, ``event`` (= ``data["type"]``) and one-line JSON ``data``."""
+    return b"id: %d\nevent: %s\ndata: %s\n\n" % (
+        event_id, data["type"].encode(), orjson.dumps(data)
+    )

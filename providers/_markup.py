@@ -1,0 +1,293 @@
+"""In-band tool-call markup: tool calls a model wrote into its reply *text*
+(open-weight chat templates served without a tool parser), turned into real
+tool calls, streamed and whole.
+
+A ``ToolMarkup`` is one format: its opening and closing tokens and a
+``parse`` function from the text between them to calls. Each format lives in
+its vendor's module (``minimax``: ``<minimax:tool_call>``, ``dashscope``:
+Qwen/Hermes ``<tool_call>{json}</tool_call>``, ``deepseek``:
+``<｜tool▁calls▁begin｜>``, ``glm``: ``<tool_call>name<arg_key>…``) and is
+registered by name here; an OpenAI-compatible adapter is given the names to
+look for (``tool_markups=``; each vendor adapter defaults to its own, and a
+generic server's model name picks them through ``MODEL_MARKUPS``).
+
+``MarkupFilter`` runs over one reply's chunks: text before a block passes on
+at once, a block's text is held until its closing token, then becomes
+``ToolCallDelta``s and leaves the text. A block that no format can parse,
+one never closed, or markup after real (structured) tool calls stays text.
+Values of formats that carry strings only (MiniMax, GLM) are typed from the
+tool's JSON Schema: a parameter that accepts a string keeps the text, others
+are decoded as JSON or a Python literal when they are one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from typing import Any
+
+import orjson
+
+from agentflow.messages import new_id
+from agentflow.model import FinishChunk, ModelChunk, TextDelta, ToolCallDelta, ToolSpec
+from agentflow.output.decoding import decode_value
+from agentflow.output.dialects import resolve_ref, schema_types
+
+__all__ = [
+    "MODEL_MARKUPS",
+    "MarkupCall",
+    "MarkupFilter",
+    "ToolMarkup",
+    "markups_for_model",
+    "register_markup",
+    "resolve_markups",
+    "typed_value",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class MarkupCall:
+    """One call read from markup: the tool name and its arguments (a dict,
+    or a mapping of parameter name to raw text for string-only formats)."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    raw_values: bool = False
+    """``arguments`` values are raw text to be typed from the tool's schema."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMarkup:
+    """One in-band tool-call format.
+
+    Attributes:
+        name: the registry name (``"minimax"``, ``"hermes"``...).
+        start / end: the tokens that open and close a block.
+        parse: the calls in the text between them, or ``None`` when it is
+            not this format (the block then stays text, or another format
+            with the same tokens is tried).
+    """
+
+    name: str
+    start: str
+    end: str
+    parse: Callable[[str], list[MarkupCall] | None]
+
+
+_REGISTRY: dict[str, ToolMarkup] = {}
+_HOMES = {
+    "minimax": "agentflow.providers.minimax",
+    "hermes": "agentflow.providers.dashscope",
+    "qwen": "agentflow.providers.dashscope",
+    "qwen-xml": "agentflow.providers.dashscope",
+    "deepseek": "agentflow.providers.deepseek",
+    "glm": "agentflow.providers.glm",
+}
+"""Which vendor module defines each built-in markup (imported on first use)."""
+
+MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("*minimax*", ("minimax",)),
+    ("*qwen*", ("hermes", "qwen-xml")),
+    ("*hermes*", ("hermes",)),
+    ("*deepseek*", ("deepseek",)),
+    ("*glm*", ("glm",)),
+)
+"""Model-name globs (lower case) -> the markups a generic OpenAI-compatible
+server (llama.cpp, vLLM, LM Studio) hosting that model may leave in text."""
+
+
+def register_markup(markup: ToolMarkup, *aliases: str) -> ToolMarkup:
+    """Register ``markup`` under its name (and ``aliases``); returns it."""
+    for name in (markup.name, *aliases):
+        _REGISTRY[name] = markup
+    return markup
+
+
+def resolve_markups(names: Iterable[str | ToolMarkup]) -> tuple[ToolMarkup, ...]:
+    """The markups for ``names`` (registered names or ``ToolMarkup``s).
+
+    Raises:
+        ValueError: an unknown markup name.
+    """
+    out: list[ToolMarkup] = []
+    for item in names:
+        if isinstance(item, ToolMarkup):
+            out.append(item)
+            continue
+        if item not in _REGISTRY and item in _HOMES:
+            importlib.import_module(_HOMES[item])
+        if item not in _REGISTRY:
+            known = ", ".join(sorted({*_REGISTRY, *_HOMES}))
+            raise ValueError(f"unknown tool-call markup {item!r}; known: {known}")
+        if _REGISTRY[item] not in out:
+            out.append(_REGISTRY[item])
+    return tuple(out)
+
+
+def markups_for_model(model: str) -> tuple[str, ...]:
+    """The markup names ``MODEL_MARKUPS`` gives ``model`` (may be empty)."""
+    lowered = model.lower()
+    names: list[str] = []
+    for pattern, found in MODEL_MARKUPS:
+        if fnmatch(lowered, pattern):
+            names.extend(n for n in found if n not in names)
+    return tuple(names)
+
+
+def typed_value(raw: str, schema: Mapping[str, Any] | None,
+                root: Mapping[str, Any] | None = None) -> Any:
+    """A parameter's raw markup text as a value: kept as text when the
+    parameter accepts a string (``null`` for a nullable one), else decoded as
+    JSON or a Python literal when it is one (text otherwise, for validation
+    to report)."""
+    text = raw.strip("\n")
+    types: set[str] = set()
+    if schema is not None:
+        top = root or schema
+        node = resolve_ref(schema, top)
+        types = schema_types(node)
+        for branch in node.get("anyOf", ()) or node.get("oneOf", ()):
+            if isinstance(branch, Mapping):
+                types |= schema_types(resolve_ref(branch, top))
+    if "string" in types:
+        return None if text == "null" and "null" in types else text
+    try:
+        return decode_value(text.strip())
+    except ValueError:
+        return text
+
+
+class MarkupFilter:
+    """Turns markup in one reply's text chunks into tool calls (see the
+    module docstring). ``feed`` each chunk's output, then ``close``.
+
+    Args:
+        markups: the formats to look for.
+        tools: the request's tools, for typing string-only formats' values.
+    """
+
+    _BASE_INDEX = 1000
+    """Indices of markup calls start here, clear of the vendor's own."""
+
+    def __init__(self, markups: Sequence[ToolMarkup], tools: Sequence[ToolSpec] = ()) -> None:
+        self._markups = tuple(markups)
+        self._starts = tuple(dict.fromkeys(m.start for m in self._markups))
+        self._schemas = {t.name: t.parameters for t in tools}
+        self._held = ""
+        self._block: str | None = None
+        self._start = ""
+        self._calls = 0
+        self._structured = False
+
+    @property
+    def active(self) -> bool:
+        """Whether there is anything to look for."""
+        return bool(self._markups)
+
+    def feed(self, chunks: Iterable[ModelChunk]) -> list[ModelChunk]:
+        """The chunks to pass on for ``chunks``."""
+        out: list[ModelChunk] = []
+        for chunk in chunks:
+            if isinstance(chunk, TextDelta) and not self._structured:
+                self._text(chunk.text, out)
+            elif isinstance(chunk, FinishChunk):
+                self._flush(out)
+                if self._calls and chunk.reason == "stop":
+                    chunk = FinishChunk("tool_calls", chunk.raw)
+                out.append(chunk)
+            else:
+                if isinstance(chunk, ToolCallDelta) and chunk.index < self._BASE_INDEX:
+                    self._structured = True  # real tool calls: markup after them stays text
+                out.append(chunk)
+        return out
+
+    def close(self) -> list[ModelChunk]:
+        """What is still held at the end of the reply (as text)."""
+        out: list[ModelChunk] = []
+        self._flush(out)
+        return out
+
+    # -- internals --------------------------------------------------------
+    def _flush(self, out: list[ModelChunk]) -> None:
+        rest = (self._start + self._block if self._block is not None else "") + self._held
+        self._block, self._start, self._held = None, "", ""
+        if rest:
+            out.append(TextDelta(rest))  # broken or unclosed markup stays text
+
+    def _text(self, piece: str, out: list[ModelChunk]) -> None:
+        text = self._held + piece
+        self._held = ""
+        while text:
+            if self._block is None:
+                at, start = self._find_start(text)
+                if start is None:
+                    keep = self._partial_start(text)
+                    if len(text) > keep:
+                        out.append(TextDelta(text[: len(text) - keep]))
+                    self._held = text[len(text) - keep:]
+                    return
+                if at:
+                    out.append(TextDelta(text[:at]))
+                self._block, self._start = "", start
+                text = text[at + len(start):]
+                continue
+            ends = {m.end for m in self._markups if m.start == self._start}
+            buffer = self._block + text
+            found = min(((buffer.find(e), e) for e in ends if e in buffer), default=None)
+            if found is None:
+                self._block = buffer
+                return
+            at, end = found
+            body, text = buffer[:at], buffer[at + len(end):]
+            calls = self._parse(self._start, body)
+            if calls is None:
+                out.append(TextDelta(self._start + body + end))
+            else:
+                out.extend(self._deltas(calls))
+            self._block, self._start = None, ""
+
+    def _find_start(self, text: str) -> tuple[int, str | None]:
+        best: tuple[int, str | None] = (-1, None)
+        for start in self._starts:
+            at = text.find(start)
+            if at >= 0 and (best[1] is None or at < best[0]):
+                best = (at, start)
+        return best
+
+    def _partial_start(self, text: str) -> int:
+        """Length of the longest end of ``text`` that may begin a start token."""
+        longest = 0
+        for start in self._starts:
+            for k in range(min(len(start) - 1, len(text)), longest, -1):
+                if text.endswith(start[:k]):
+                    longest = k
+                    break
+        return longest
+
+    def _parse(self, start: str, body: str) -> list[MarkupCall] | None:
+        for markup in self._markups:
+            if markup.start != start:
+                continue
+            try:
+                calls = markup.parse(body)
+            except (ValueError, TypeError, KeyError, IndexError):
+                calls = None
+            if calls:
+                return calls
+        return None
+
+    def _deltas(self, calls: list[MarkupCall]) -> list[ModelChunk]:
+        out: list[ModelChunk] = []
+        for call in calls:
+            args: Mapping[str, Any] = call.arguments
+            if call.raw_values:
+                schema = self._schemas.get(call.name) or {}
+                props = schema.get("properties") or {}
+                args = {k: typed_value(str(v), props.get(k), schema) for k, v in args.items()}
+            index = self._BASE_INDEX + self._calls
+            self._calls += 1
+            out.append(ToolCallDelta(index, id=f"call_{new_id()}", name=call.name,
+                                     arguments=orjson.dumps(dict(args)).decode()))
+        return out

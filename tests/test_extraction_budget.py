@@ -1,0 +1,106 @@
+"""Token counting and the chunk budget."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import pytest
+
+from agentflow import ModelProfile
+from agentflow.errors import UsageError
+from agentflow.extraction.budget import (
+    ASSUMED_CONTEXT_WINDOW,
+    Chunking,
+    TokenCounter,
+    count_tokens,
+    estimate_tokens,
+    plan_budget,
+)
+from agentflow.providers.openai import OpenAIChatModel
+from agentflow.testing import FunctionModel, Reply
+
+
+class Counted:
+    """A model whose tokenizer says every character is a token."""
+
+    def __init__(self, profile: ModelProfile, fail: bool = False) -> None:
+        self.profile, self.fail, self.calls = profile, fail, 0
+
+    async def count_tokens(self, text: str) -> int:
+        self.calls += 1
+        if self.fail:
+            raise ConnectionError("tokenizer down")
+        return len(text)
+
+
+def test_estimate_is_conservative() -> None:
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("abcdef") == 2
+    assert estimate_tokens("abcd") == 2  # rounded up
+    assert estimate_tokens("日本語") == 3  # one per non-ASCII code point
+    english = "The quick brown fox jumps over the lazy dog. " * 20
+    assert estimate_tokens(english) >= len(english) / 4  # above the usual 4 chars a token
+
+
+async def test_count_tokens_asks_the_model_and_falls_back() -> None:
+    model = Counted(ModelProfile())
+    assert isinstance(model, TokenCounter)
+    assert await count_tokens(model, "hello") == 5
+    assert await count_tokens(Counted(ModelProfile(), fail=True), "hello world!") == 4
+    assert await count_tokens(object(), "abcdef") == 2
+
+
+async def test_openai_counts_with_tiktoken_or_the_estimate() -> None:
+    model = OpenAIChatModel("gpt-4o-mini", api_key="k")
+    n = await model.count_tokens("hello world, hello tokens")
+    if importlib.util.find_spec("tiktoken") is None:
+        assert n == estimate_tokens("hello world, hello tokens")
+    else:
+        assert 0 < n <= estimate_tokens("hello world, hello tokens")
+    await model.aclose()
+
+
+async def test_a_document_that_fits() -> None:
+    model = Counted(ModelProfile(context_window=1000, max_output_tokens=200))
+    budget = await plan_budget(model, "short text", overhead_tokens=100)
+    assert budget.fits and model.calls == 0  # surely fits by the estimate: nothing counted
+    assert budget.chunk_tokens == 1000 - 200 - 100 - 64
+
+
+async def test_a_document_that_does_not_fit_gets_chunk_chars_from_the_measured_ratio() -> None:
+    model = Counted(ModelProfile(context_window=1000, max_output_tokens=200))
+    budget = await plan_budget(model, "x" * 5000, overhead_tokens=100)
+    assert not budget.fits and model.calls == 1
+    assert budget.chars_per_token == 1.0
+    assert budget.chunk_chars == int(636 * 0.9)
+    assert budget.overlap == budget.chunk_chars // 10
+
+
+async def test_reply_reserve_is_at_most_half_the_window_and_unknown_windows_are_assumed() -> None:
+    budget = await plan_budget(Counted(ModelProfile(context_window=1000,
+                                                    max_output_tokens=1000)), "x" * 5000, 0)
+    assert budget.chunk_tokens == 1000 - 500 - 64
+    unknown = await plan_budget(Counted(ModelProfile()), "x" * 50_000, 0)
+    assert unknown.chunk_tokens == ASSUMED_CONTEXT_WINDOW - 2048 - 64
+
+
+async def test_caller_limits() -> None:
+    model = Counted(ModelProfile(context_window=100_000, max_output_tokens=1000))
+    by_tokens = await plan_budget(model, "y" * 5000, 0, Chunking(max_tokens=1000, overlap=7))
+    assert not by_tokens.fits and by_tokens.chunk_tokens == 1000 and by_tokens.overlap == 7
+    by_chars = await plan_budget(model, "y" * 5000, 0, Chunking(max_chars=300))
+    assert not by_chars.fits and by_chars.chunk_chars == 300
+
+
+async def test_no_room_for_text_is_a_usage_error() -> None:
+    model = FunctionModel(lambda r: Reply(text="x"),
+                          profile=ModelProfile(context_window=500, max_output_tokens=200))
+    with pytest.raises(UsageError, match="no room for text"):
+        await plan_budget(model, "text", overhead_tokens=400)
+
+
+@pytest.mark.parametrize("bad", [{"max_tokens": 0}, {"max_chars": 0}, {"overlap": -1}])
+def test_bad_chunking(bad: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        Chunking(**bad)

@@ -1,0 +1,216 @@
+"""In-band tool-call markup (providers/_markup.py and each vendor's format;
+issue 12, rule 2): tool calls written into the reply text become real tool
+calls, streamed and whole, on the vendor's adapter and on the generic
+OpenAI-compatible one; broken or unknown markup stays text."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+import pytest
+from pydantic import BaseModel
+
+from agentflow import ReActAgent, Tool
+from agentflow.messages import Msg
+from agentflow.model import TextDelta
+from agentflow.providers._http import HttpSettings
+from agentflow.providers._markup import MarkupFilter, resolve_markups
+from agentflow.providers.registry import get_model
+from agentflow.reply import generate
+from tests.fakes.base import FakeCall, FakeReply
+from tests.fakes.dashscope import DashScopeFake
+from tests.fakes.deepseek import DeepSeekFake
+from tests.fakes.glm import GLMFake
+from tests.fakes.minimax import MiniMaxFake
+from tests.fakes.openai import OpenAIFake
+from tests.provider_scenarios import close_models, tracked
+
+FAST = HttpSettings(backoff_initial=0.01, max_retries=1, read_timeout=5)
+calls: list[tuple[str, int, list[str], bool | None]] = []
+
+
+def book(city: str, nights: int, guests: list[str], pets: bool | None = None) -> str:
+    """Book a hotel.
+
+    Args:
+        city: where.
+        nights: how many nights.
+        guests: guest names.
+        pets: pets allowed.
+    """
+    calls.append((city, nights, guests, pets))
+    return f"booked {city}"
+
+
+def text_of(value: Any) -> str:
+    return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
+def minimax(name: str, args: dict[str, Any]) -> str:
+    params = "".join(f'<parameter name="{k}">{text_of(v)}</parameter>\n'
+                     for k, v in args.items())
+    return f'<minimax:tool_call>\n<invoke name="{name}">\n{params}</invoke>\n</minimax:tool_call>'
+
+
+def hermes(name: str, args: dict[str, Any]) -> str:
+    return f"<tool_call>\n{orjson.dumps({'name': name, 'arguments': args}).decode()}\n</tool_call>"
+
+
+def qwen_xml(name: str, args: dict[str, Any]) -> str:
+    params = "".join(f"<parameter={k}>\n{v if isinstance(v, str) else orjson.dumps(v).decode()}"
+                     f"\n</parameter>\n" for k, v in args.items())
+    return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
+
+
+def glm(name: str, args: dict[str, Any]) -> str:
+    pairs = "".join(f"<arg_key>{k}</arg_key>\n<arg_value>"
+                    f"{v if isinstance(v, str) else orjson.dumps(v).decode()}</arg_value>\n"
+                    for k, v in args.items())
+    return f"<tool_call>{name}\n{pairs}</tool_call>"
+
+
+def deepseek_v3(name: str, args: dict[str, Any]) -> str:
+    return ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>"
+            f"{name}\n```json\n{orjson.dumps(args).decode()}\n```<｜tool▁call▁end｜>"
+            "<｜tool▁calls▁end｜>")
+
+
+def deepseek_v31(name: str, args: dict[str, Any]) -> str:
+    return ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>"
+            f"{name}<｜tool▁sep｜>{orjson.dumps(args).decode()}<｜tool▁call▁end｜>"
+            "<｜tool▁calls▁end｜>")
+
+
+WRITERS = {"minimax": minimax, "hermes": hermes, "qwen-xml": qwen_xml, "glm": glm,
+           "deepseek-v3": deepseek_v3, "deepseek-v3.1": deepseek_v31}
+VENDORS = {  # format -> (vendor, model, fake)
+    "minimax": ("minimax", "MiniMax-M2", MiniMaxFake),
+    "hermes": ("dashscope", "qwen-plus", DashScopeFake),
+    "qwen-xml": ("dashscope", "qwen3-coder-plus", DashScopeFake),
+    "glm": ("glm", "glm-4.5", GLMFake),
+    "deepseek-v3": ("deepseek", "deepseek-chat", DeepSeekFake),
+    "deepseek-v3.1": ("deepseek", "deepseek-chat", DeepSeekFake),
+}
+GENERIC_MODELS = {"minimax": "MiniMax-M2-GGUF", "hermes": "Qwen2.5-7B-Instruct",
+                  "qwen-xml": "Qwen3-Coder-30B", "glm": "GLM-4.5-Air",
+                  "deepseek-v3": "DeepSeek-V3", "deepseek-v3.1": "deepseek-v3.1"}
+ARGS = [
+    ({"city": "Paris", "nights": 2, "guests": ["Ann", "Bo"]}, ("Paris", 2, ["Ann", "Bo"], None)),
+    ({"city": "42", "nights": "3", "guests": ["x"], "pets": True}, ("42", 3, ["x"], True)),
+]
+
+
+@pytest.fixture
+async def cleanup() -> AsyncIterator[None]:
+    yield
+    await close_models()
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize(("args", "expected"), ARGS)
+@pytest.mark.parametrize("fmt", list(WRITERS))
+async def test_vendor_adapter_reads_its_markup(fmt: str, args: dict[str, Any], expected: Any,
+                                               stream: bool, cleanup: None) -> None:
+    vendor, model_name, fake_class = VENDORS[fmt]
+    text = f"I will book it now.\n{WRITERS[fmt](name='book', args=args)}"
+    calls.clear()
+    async with fake_class() as fake:
+        fake.add(FakeReply(text=text, chunk_size=5), FakeReply(text="Booked."))
+        model = tracked(get_model(f"{vendor}:{model_name}", api_key="k", base_url=fake.url,
+                                  settings=FAST, stream=stream))
+        reply = await ReActAgent("t", model, tools=[book]).call("book a hotel")
+    assert reply.text == "Booked."
+    assert calls == [expected]
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize("fmt", list(WRITERS))
+async def test_generic_server_picks_markups_from_the_model_name(fmt: str, stream: bool,
+                                                                cleanup: None) -> None:
+    args, expected = ARGS[0]
+    calls.clear()
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=WRITERS[fmt]("book", args), chunk_size=3), FakeReply(text="ok"))
+        model = tracked(get_model(f"openai:{GENERIC_MODELS[fmt]}", api_key="k",
+                                  base_url=fake.url, settings=FAST, stream=stream))
+        reply = await ReActAgent("t", model, tools=[book]).call("book")
+    assert reply.text == "ok" and calls == [expected]
+
+
+async def test_markups_are_offered_explicitly_and_the_text_is_cleaned(cleanup: None) -> None:
+    args, _ = ARGS[1]
+    async with OpenAIFake() as fake:
+        text = f"Sure.{minimax('book', args)} Done soon."
+        fake.add(FakeReply(text=text, chunk_size=4))
+        model = tracked(get_model("openai:my-finetune", api_key="k", base_url=fake.url,
+                                  settings=FAST, tool_markups=["minimax"]))
+        reply = await generate(model, [Msg.user("book")], [Tool.from_function(book).spec])
+    assert reply.message.text == "Sure. Done soon."
+    assert [(c.name, dict(c.input)) for c in reply.message.tool_uses] == [
+        ("book", {"city": "42", "nights": 3, "guests": ["x"], "pets": True})]
+    assert reply.finish_reason == "tool_calls"
+
+
+class Hotel(BaseModel):
+    city: str
+    nights: int
+
+
+@pytest.mark.parametrize("fmt", ["minimax", "glm", "hermes"])
+async def test_the_output_tool_arrives_as_markup(fmt: str, cleanup: None) -> None:
+    vendor, model_name, fake_class = VENDORS[fmt]
+    async with fake_class() as fake:
+        fake.add(FakeReply(text=WRITERS[fmt]("generate_response", {"city": "Oslo", "nights": 4}),
+                           chunk_size=6))
+        model = tracked(get_model(f"{vendor}:{model_name}", api_key="k", base_url=fake.url,
+                                  settings=FAST))
+        reply = await ReActAgent("t", model).call("extract", Hotel)
+    assert reply.output == Hotel(city="Oslo", nights=4)
+
+
+@pytest.mark.parametrize("text", [
+    '<tool_call>{"name": "book", "arguments": {"city": "Paris"',              # never closed
+    "<tool_call>this is not a call at all!</tool_call> then prose",          # unknown body
+    "<function_call>book(city='Paris')</function_call>",                     # unknown markup
+    "<minimax:tool_call><invoke nam='book'></invoke></minimax:tool_call>",   # broken invoke
+    "Use <tool_call>...</tool_call> tags to call tools.",                    # prose about tags
+])
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+async def test_broken_or_unknown_markup_stays_text(text: str, stream: bool,
+                                                   cleanup: None) -> None:
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=text, chunk_size=3))
+        model = tracked(get_model("openai:any-model", api_key="k", base_url=fake.url,
+                                  settings=FAST, stream=stream,
+                                  tool_markups=["hermes", "minimax", "glm"]))
+        reply = await generate(model, [Msg.user("x")])
+    assert reply.message.text == text and not reply.message.tool_uses
+
+
+async def test_markup_after_real_tool_calls_stays_text(cleanup: None) -> None:
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(tool_calls=[FakeCall("book", {"city": "A", "nights": 1,
+                                                         "guests": []})]))
+        model = tracked(get_model("openai:qwen3-8b", api_key="k", base_url=fake.url,
+                                  settings=FAST))
+        reply = await generate(model, [Msg.user("x")])
+    assert [c.name for c in reply.message.tool_uses] == ["book"]
+
+
+def test_a_start_token_split_across_chunks() -> None:
+    text = "ok " + hermes("book", {"city": "Rome"}) + " bye"
+    for size in (1, 2, 7):
+        f = MarkupFilter(resolve_markups(["hermes"]))
+        out = []
+        for i in range(0, len(text), size):
+            out += f.feed([TextDelta(text[i:i + size])])
+        out += f.close()
+        assert "".join(c.text for c in out if isinstance(c, TextDelta)) == "ok  bye"
+        assert [c.name for c in out if c.type == "tool_call"] == ["book"]
+
+
+def test_unknown_markup_names_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown tool-call markup"):
+        resolve_markups(["nope"])

@@ -1,0 +1,67 @@
+"""The --out file: bounded reading back, newest record per id, compaction, the lock."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+
+from agentflow._outfile import iter_lines, open_out, read_records
+from agentflow._setup import SetupError
+
+
+def test_reading_back_is_bounded_per_line(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(b'{"id": "a", "ok": true}\n' + b"x" * 5000 + b'\n{"id": "b", "ok": false}\n')
+    lines = [line for _, line in iter_lines(path, max_line=1000)]
+    assert lines == [b'{"id": "a", "ok": true}', b'{"id": "b", "ok": false}']
+    assert [r["id"] for _, r in read_records(path)] == ["a", "b"]
+
+
+def test_newest_record_wins_and_compaction_keeps_one_per_id(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    rows = [{"id": "a", "ok": False, "error": {"type": "RateLimitedError"}},
+            {"id": "b", "ok": True}, {"id": "a", "ok": True, "output": {"n": 2}}]
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows) + b'{"id": "c", "ok"')
+    out = open_out(str(path))
+    try:
+        assert out.outcomes == {"a": None, "b": None} and out.superseded == 1
+        out.write({"id": "b", "ok": False, "error": {"type": "StructuredOutputError"}})
+        assert out.outcomes["b"] == "StructuredOutputError"
+        assert out.compact() == 2  # the old a and the old b
+    finally:
+        out.close()
+    kept = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    assert kept == [rows[2], {"id": "b", "ok": False, "error": {"type": "StructuredOutputError"}}]
+
+
+def test_a_torn_last_line_is_closed_before_appending(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(b'{"id": "a", "ok": true}\n{"id": "b", "o')
+    out = open_out(str(path))
+    out.write({"id": "c", "ok": True})
+    out.close()
+    assert path.read_bytes().splitlines()[-1] == b'{"id":"c","ok":true}'
+
+
+def test_the_lock_is_held_until_close(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    out = open_out(str(path))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with pytest.raises(BlockingIOError):  # another open file description is refused
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        out.close()
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
+
+
+def test_only_regular_files(tmp_path: Path) -> None:
+    with pytest.raises(SetupError, match="character device"):
+        open_out("/dev/null")
+    with pytest.raises(SetupError, match="a directory"):
+        open_out(str(tmp_path))

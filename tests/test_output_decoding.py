@@ -1,0 +1,292 @@
+"""The one tolerant decoder (agentflow.output.decoding), through the public
+API: function tools and the output tool get the same treatment, on scripted
+models and on every vendor's fake (rules 1 and 5 of issue 12)."""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel
+
+from agentflow import ReActAgent
+from agentflow.events import Complete, ToolResult
+from agentflow.model import ModelProfile
+from agentflow.output.decoding import (
+    RAW_ARGUMENTS,
+    RejectedLiteral,
+    decode_arguments,
+    literal_value,
+    normalize,
+)
+from agentflow.output.schema import OutputSpec
+from agentflow.testing import Call, Reply, ScriptedModel
+from tests.fakes.base import FakeCall, FakeReply, FakeServer
+from tests.provider_scenarios import close_models, tracked
+from tests.test_conformance import KITS, Kit
+
+# ----------------------------------------------------------------------------- decoder
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ("{'city': 'Paris', 'days': 3, 'metric': True, 'note': None}",
+     {"city": "Paris", "days": 3, "metric": True, "note": None}),
+    ("{'tags': ('a', 'b'), 'n': -2.5}", {"tags": ["a", "b"], "n": -2.5}),
+    (json.dumps(json.dumps({"a": [1, 2]})), {"a": [1, 2]}),
+    (json.dumps(json.dumps(json.dumps({"a": {"b": 1}}))), {"a": {"b": 1}}),
+    (json.dumps("{'a': False}"), {"a": False}),
+    ("null", {}), ("  ", {}), (None, {}), ("None", {}),
+])
+def test_decode_arguments(raw: Any, expected: dict[str, Any]) -> None:
+    assert decode_arguments(raw) == expected
+
+
+@pytest.mark.parametrize("raw", [
+    "{'tags': {'a', 'b'}}",          # a set never becomes a list
+    "{'name': b'abc'}",              # bytes never become the text "b'abc'"
+    "{'z': 1+2j}", "{'z': 3j}",      # complex is no number
+    "{'f': __import__('os')}",       # nothing is evaluated
+    "[1, 2]",                        # not an object
+    json.dumps(json.dumps(json.dumps(json.dumps(json.dumps({"a": 1}))))),  # too deep
+])
+def test_undecodable_arguments_stay_raw(raw: str) -> None:
+    assert decode_arguments(raw) == {RAW_ARGUMENTS: raw}
+
+
+@pytest.mark.parametrize("text", ["{1, 2}", "b'x'", "2j", "[1, {'a'}]"])
+def test_rejected_literals_name_the_kind(text: str) -> None:
+    with pytest.raises(RejectedLiteral):
+        literal_value(text)
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+class Shape(BaseModel):
+    name: str
+    points: list[tuple[int, int]]
+    meta: dict[str, int]
+
+
+def test_normalize_never_decodes_a_string_field() -> None:
+    schema = OutputSpec.of(Shape).plain_schema
+    data = {"name": '["not", "a", "list"]', "points": "[[1, 2]]", "meta": "{'a': 1}"}
+    assert normalize(data, schema) == {"name": '["not", "a", "list"]', "points": [[1, 2]],
+                                       "meta": {"a": 1}}
+
+
+# ----------------------------------------------------------------------------- function tools
+
+seen: list[Any] = []
+
+
+class Filter(BaseModel):
+    field: str
+    values: list[int]
+
+
+def search(query: str, filters: list[Filter], limit: int = 5) -> str:
+    """Search records.
+
+    Args:
+        query: free text.
+        filters: conditions.
+        limit: max hits.
+    """
+    seen.append((query, [f.model_dump() for f in filters], limit))
+    return "3 hits"
+
+
+def rate(level: Literal[1, 2, 3], ratio: Literal[0.5, 1.5], strict: Literal[True],
+         mixed: Literal["a", 7, False], tier: Level) -> str:
+    """Rate something."""
+    seen.append((level, ratio, strict, mixed, tier))
+    return "rated"
+
+
+FILTERS = [{"field": "year", "values": [2020, 2021]}]
+
+
+@pytest.mark.parametrize("arguments", [
+    # Python-literal syntax for the whole arguments
+    "{'query': 'x', 'filters': [{'field': 'year', 'values': [2020, 2021]}], 'limit': 5}",
+    # a nested field encoded once, then twice
+    {"query": "x", "filters": json.dumps(FILTERS)},
+    {"query": "x", "filters": json.dumps(json.dumps(FILTERS))},
+    # list items that hold encoded objects, Python-literal style
+    {"query": "x", "filters": ["{'field': 'year', 'values': '[2020, 2021]'}"]},
+    # the whole arguments encoded twice, then three times
+    json.dumps(json.dumps({"query": "x", "filters": FILTERS})),
+    json.dumps(json.dumps(json.dumps({"query": "x", "filters": FILTERS}))),
+])
+async def test_function_tool_arguments_are_decoded(arguments: Any) -> None:
+    seen.clear()
+    model = ScriptedModel([Reply(tool_calls=[Call("search", arguments)]), "done"])
+    reply = await ReActAgent("t", model, tools=[search]).call("find")
+    assert reply.text == "done"
+    assert seen == [("x", FILTERS, 5)]
+
+
+async def test_a_string_field_keeps_json_text() -> None:
+    seen.clear()
+    query = '{"looks": ["like", "json"]}'
+    model = ScriptedModel([Reply(tool_calls=[Call("search", {"query": query, "filters": []})]),
+                           "done"])
+    await ReActAgent("t", model, tools=[search]).call("find")
+    assert seen == [(query, [], 5)]
+
+
+@pytest.mark.parametrize(("arguments", "named"), [
+    ("{'query': 'x', 'filters': [{'field': 'y', 'values': {1, 2}}]}", "set"),
+    ("{'query': b'x', 'filters': []}", "bytes"),
+    ("{'query': 'x', 'filters': [], 'limit': 1+1j}", "complex"),
+])
+async def test_function_tool_refuses_non_json_literals(arguments: str, named: str) -> None:
+    seen.clear()
+    model = ScriptedModel([Reply(tool_calls=[Call("search", arguments)]), "gave up"])
+    events = [e async for e in ReActAgent("t", model, tools=[search]).stream("find")]
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert result.is_error and named in result.output
+    assert seen == []  # the tool never ran with a coerced value
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ({"level": "2", "ratio": "1.5", "strict": "True", "mixed": "7", "tier": "2"},
+     (2, 1.5, True, 7, Level.HIGH)),
+    ({"level": "3", "ratio": "0.5", "strict": "true", "mixed": "false", "tier": "1"},
+     (3, 0.5, True, False, Level.LOW)),
+    ({"level": 1, "ratio": 1.5, "strict": True, "mixed": "a", "tier": 2},
+     (1, 1.5, True, "a", Level.HIGH)),
+])
+async def test_stringified_literals_come_back_on_function_tools(
+        arguments: Any, expected: tuple[Any, ...]) -> None:
+    seen.clear()
+    model = ScriptedModel([Reply(tool_calls=[Call("rate", arguments)]), "ok"],
+                          profile=ModelProfile(schema_dialect="gemini"))
+    await ReActAgent("t", model, tools=[rate]).call("rate it")
+    assert seen == [expected]
+    assert [type(v) for v in seen[0]] == [type(v) for v in expected]
+    sent = model.requests[0].tools[0].parameters  # the same dialect as the output schema
+    assert sent["properties"]["level"]["enum"] == ["1", "2", "3"]
+
+
+# ----------------------------------------------------------------------------- output tool
+
+
+class Rating(BaseModel):
+    level: Literal[1, 2, 3]
+    ratio: Literal[0.5, 1.5]
+    strict: Literal[True]
+    mixed: Literal["a", 7, False]
+    tier: Level
+    tags: list[str]
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ({"level": "2", "ratio": "0.5", "strict": "True", "mixed": "7", "tier": "2",
+      "tags": "['x', 'y']"},
+     Rating(level=2, ratio=0.5, strict=True, mixed=7, tier=Level.HIGH, tags=["x", "y"])),
+    ({"level": "1", "ratio": "1.5", "strict": "true", "mixed": "False", "tier": "1",
+      "tags": json.dumps(json.dumps(["z"]))},
+     Rating(level=1, ratio=1.5, strict=True, mixed=False, tier=Level.LOW, tags=["z"])),
+    ("{'level': 3, 'ratio': 0.5, 'strict': True, 'mixed': 'a', 'tier': 2, 'tags': []}",
+     Rating(level=3, ratio=0.5, strict=True, mixed="a", tier=Level.HIGH, tags=[])),
+])
+async def test_output_tool_gets_the_same_decoder(arguments: Any, expected: Rating) -> None:
+    model = ScriptedModel([Reply(tool_calls=[Call("generate_response", arguments)])],
+                          profile=ModelProfile(schema_dialect="gemini"))
+    reply = await ReActAgent("t", model).call("rate", Rating)
+    assert reply.output == expected
+    assert type(reply.output.mixed) is type(expected.mixed)
+
+
+async def test_output_tool_refuses_a_set_and_asks_again() -> None:
+    model = ScriptedModel([
+        Reply(tool_calls=[Call("generate_response", "{'name': 'a', 'points': [], "
+                                                    "'meta': {'k': 1}, 'extra': {1}}")]),
+        Reply(tool_calls=[Call("generate_response",
+                               {"name": "a", "points": [[1, 2]], "meta": {"k": 1}})]),
+    ])
+    events = [e async for e in ReActAgent("t", model).stream("draw", Shape)]
+    done = events[-1]
+    assert isinstance(done, Complete) and done.output == Shape(name="a", points=[(1, 2)],
+                                                                meta={"k": 1})
+    assert done.validation_retries == 1
+    assert "set" in model.requests[1].messages[-1].tool_results[0].output
+
+
+# ----------------------------------------------------------------------------- every vendor
+
+
+@pytest.fixture(params=KITS)
+async def vendor(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Kit, FakeServer]]:
+    kit: Kit = request.param
+    async with kit.fake() as server:
+        yield kit, server
+    await close_models()
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize("filters", [
+    json.dumps(FILTERS),
+    "[{'field': 'year', 'values': '[2020, 2021]'}]",
+])
+async def test_every_adapter_decodes_nested_fields(vendor: tuple[Kit, FakeServer],
+                                                   stream: bool, filters: str) -> None:
+    kit, fake = vendor
+    seen.clear()
+    fake.add(FakeReply(tool_calls=[FakeCall("search", {"query": "x", "filters": filters})]),
+             FakeReply(text="done"))
+    agent = ReActAgent("t", tracked(kit.build(fake, stream)), tools=[search])
+    reply = await agent.call("find")
+    assert reply.text == "done"
+    assert seen == [("x", FILTERS, 5)]
+
+
+OPENAI_STYLE = {"openai", "deepseek", "dashscope", "glm", "minimax"}
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize("arguments", [
+    "{'query': 'x', 'filters': [{'field': 'year', 'values': (2020, 2021)}], 'limit': None}",
+    json.dumps(json.dumps({"query": "x", "filters": FILTERS})),
+])
+async def test_string_argument_wires_decode_literals_and_double_encoding(
+        vendor: tuple[Kit, FakeServer], stream: bool, arguments: str) -> None:
+    kit, fake = vendor
+    if kit.vendor not in OPENAI_STYLE:
+        pytest.skip("arguments travel as an object on this wire")
+    seen.clear()
+    fake.add(FakeReply(tool_calls=[FakeCall("search", arguments)]), FakeReply(text="done"))
+    agent = ReActAgent("t", tracked(kit.build(fake, stream)), tools=[search])
+    assert (await agent.call("find")).text == "done"
+    assert seen == [("x", FILTERS, 5)]
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize(("level", "tier"), [("2", "1"), ("3", "2")])
+async def test_gemini_enums_come_back_on_both_paths(stream: bool, level: str, tier: str) -> None:
+    from tests.fakes.gemini import GeminiFake
+
+    seen.clear()
+    rating = {"level": level, "ratio": "0.5", "strict": "true", "mixed": "7", "tier": tier,
+              "tags": ["t"]}
+    async with GeminiFake() as fake:
+        kit = next(p.values[0] for p in KITS if p.id == "gemini")
+        fake.add(FakeReply(tool_calls=[FakeCall("rate", {k: v for k, v in rating.items()
+                                                         if k != "tags"})]),
+                 FakeReply(tool_calls=[FakeCall("generate_response", rating)]))
+        model = tracked(kit.build(fake, stream))
+        reply = await ReActAgent("g", model, tools=[rate]).call("rate", Rating)
+        declared = fake.bodies[0]["tools"][0]["functionDeclarations"]
+        await close_models()
+    assert seen == [(int(level), 0.5, True, 7, Level(int(tier)))]
+    assert reply.output == Rating(level=int(level), ratio=0.5, strict=True, mixed=7,
+                                  tier=Level(int(tier)), tags=["t"])
+    params = next(d for d in declared if d["name"] == "rate")
+    assert params["parameters"]["properties"]["level"]["enum"] == ["1", "2", "3"]

@@ -1,0 +1,50 @@
+"""Output types from JSON Schema documents, used as given."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentflow import ReActAgent
+from agentflow.errors import SchemaError
+from agentflow.output.json_schema import field_path, json_schema_output
+from agentflow.testing import Call, Reply, ScriptedModel
+
+SCHEMA = {
+    "title": "Order", "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["new", "paid"]},
+        "lines": {"type": "array", "items": {"type": "object", "properties": {
+            "sku": {"type": "string", "pattern": "^[A-Z]{3}-\\d+$"},
+            "qty": {"type": "integer", "minimum": 1}}, "required": ["sku", "qty"]}},
+    },
+    "required": ["status", "lines"],
+}
+
+
+def test_field_paths() -> None:
+    assert field_path(["lines", 2, "qty"]) == "lines[2].qty"
+    assert field_path([]) == ""
+
+
+def test_invalid_schemas_are_refused() -> None:
+    with pytest.raises(SchemaError, match="not a valid JSON Schema"):
+        json_schema_output({"type": "object", "properties": {"a": {"type": "strin"}}})
+    with pytest.raises(SchemaError, match="must describe an object"):
+        json_schema_output({"type": "array"})
+
+
+async def test_the_model_is_asked_again_with_the_failing_fields_named() -> None:
+    order = json_schema_output(SCHEMA)
+    model = ScriptedModel([
+        Reply(tool_calls=[Call("generate_response", {
+            "status": "whatever", "lines": [{"sku": "ABC-1", "qty": 0}]})]),
+        Reply(tool_calls=[Call("generate_response", {
+            "status": "paid", "lines": [{"sku": "ABC-1", "qty": 2}]})]),
+    ])
+    reply = await ReActAgent("t", model).call("order", order)
+    assert reply.output.model_dump() == {"status": "paid",
+                                         "lines": [{"sku": "ABC-1", "qty": 2}]}
+    retry = str(model.requests[1].messages)
+    assert "status: 'whatever' is not one of" in retry and "lines[0].qty" in retry
+    [tool] = [t for t in model.requests[0].tools if t.name == "generate_response"]
+    assert tool.parameters["properties"]["lines"]["items"]["properties"]["sku"]["pattern"]

@@ -1,0 +1,32 @@
+"""The extract command's progress line."""
+
+from __future__ import annotations
+
+import io
+
+from agentflow._progress import Progress, format_duration, outcome
+
+
+def test_outcomes() -> None:
+    assert outcome({"ok": True}) == "ok"
+    assert outcome({"ok": False, "error": {"type": "GroundingError"}}) == "suspect"
+    assert outcome({"ok": False, "error": {"type": "ProviderError"}}) == "failed"
+
+
+def test_durations() -> None:
+    assert [format_duration(s) for s in (4.4, 138, 11100)] == ["4s", "2m18s", "3h05m"]
+
+
+def test_line_shows_rate_eta_and_counts_and_is_throttled_off_a_terminal() -> None:
+    stream = io.StringIO()
+    progress = Progress(4, stream, interval=3600)
+    progress.add({"ok": True})
+    progress.add({"ok": False, "error": {"type": "DegenerateOutputError"}})  # throttled
+    line = progress.line(progress._start + 2.0)
+    assert line == "2/4 (50%) · 1.00 docs/s · ETA 2s · ok 1 · failed 0 · suspect 1"
+    progress.add({"ok": False})
+    progress.add({"ok": True})  # the last result is always shown
+    shown = stream.getvalue().splitlines()
+    assert len(shown) == 2 and shown[0].startswith("1/4 (25%)")
+    assert shown[1].startswith("4/4 (100%)") and shown[1].endswith(
+        "ETA - · ok 2 · failed 1 · suspect 1")

@@ -1,0 +1,231 @@
+"""The Ray Data engine (agentflow/ray.py) and ``extract --engine ray`` on a local
+Ray cluster (2 CPUs, one per module) against a fake OpenAI server on 127.0.0.1
+running in a thread of this process: records, writers, resume, and an actor
+killed mid-run."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import os
+import re
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("ray.data")
+
+import pyarrow.parquet as pq  # noqa: E402
+
+from agentflow import ray as engine  # noqa: E402
+from agentflow.cli import main  # noqa: E402
+from tests.fakes.base import FakeReply  # noqa: E402
+from tests.fakes.openai import OpenAIFake  # noqa: E402
+
+SCHEMA = '''
+from pydantic import BaseModel
+
+
+class Item(BaseModel):
+    name: str
+
+
+INSTRUCTIONS = "Extract the name."
+'''
+
+
+class ThreadedFake:
+    """An ``OpenAIFake`` served from its own event loop in a thread, so that
+    blocking Ray calls can run in the test. Each reply names the document it
+    was asked about (``name`` = the first word of the user message) after
+    ``latency`` seconds; ``on_request(n)`` runs with the request count."""
+
+    def __init__(self, latency: float = 0.05) -> None:
+        self.latency = latency
+        self.count = 0
+        self.on_request: Any = None
+        self.loop = asyncio.new_event_loop()
+        self.fake = OpenAIFake()
+        self.fake.record = False
+        self.fake.default = self._reply
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def _reply(self, body: Any) -> FakeReply:
+        self.count += 1
+        if self.on_request is not None:
+            self.on_request(self.count)
+        user = next(m for m in body["messages"] if m["role"] == "user")
+        text = user["content"] if isinstance(user["content"], str) else user["content"][0]["text"]
+        name = text.split()[0] if text.split() else "?"
+        return FakeReply(text=orjson.dumps({"name": name}).decode(), latency=self.latency)
+
+    def __enter__(self) -> ThreadedFake:
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.fake.__aenter__(), self.loop).result(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.fake.__aexit__(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+    @property
+    def url(self) -> str:
+        return self.fake.url
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+             configure_logging=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture
+def schema(tmp_path: Path) -> str:
+    path = tmp_path / "schema.py"
+    path.write_text(SCHEMA)
+    return f"{path}:Item"
+
+
+def _docs(root: Path, n: int) -> Path:
+    root.mkdir()
+    for i in range(n):
+        (root / f"doc{i:03}.txt").write_text(f"doc{i:03} is a document.\n")
+    return root
+
+
+def _records(out: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for f in sorted(out.glob("*.jsonl"))
+            for line in f.read_bytes().splitlines() if line.strip()]
+
+
+def test_extract_dataset_writes_one_cli_record_per_input(
+        cluster: None, schema: str, tmp_path: Path) -> None:
+    root = _docs(tmp_path / "in", 6)
+    (root / "zipped.txt.gz").write_bytes(gzip.compress(b"zipped is compressed.\n"))
+    (root / "empty.txt").write_text("   \n")
+    with ThreadedFake() as fake:
+        ds = engine.read_documents([str(root)])
+        results = engine.extract_dataset(
+            ds, schema, model="openai:gpt-4o-mini", base_url=fake.url, api_key="k",
+            actors=2, concurrency=4)
+        engine.write_jsonl(results, tmp_path / "out")
+        engine.write_parquet(results, tmp_path / "parquet")
+    records = _records(tmp_path / "out")
+    by_id = {r["id"]: r for r in records}
+    assert len(records) == len(by_id) == 8
+    for i in range(6):
+        record = by_id[str(root / f"doc{i:03}.txt")]
+        assert record["ok"] is True and record["output"] == {"name": f"doc{i:03}"}
+        assert {"usage", "attempts", "duration_s", "truncated"} <= record.keys()
+    assert by_id[str(root / "zipped.txt.gz")]["output"] == {"name": "zipped"}
+    empty = by_id[str(root / "empty.txt")]
+    assert empty["ok"] is False and empty["error"]["type"] == "InputError"
+    table = pq.read_table(tmp_path / "parquet")
+    assert sorted(table.column("id").to_pylist()) == sorted(by_id)
+    assert {orjson.loads(r)["id"] for r in table.column("record").to_pylist()} == set(by_id)
+
+
+def test_read_jsonl_and_parquet(cluster: None, tmp_path: Path) -> None:
+    lines = [{"key": f"r{i}", "body": f"text {i}"} for i in range(3)] + [{"key": "r3", "body": ""}]
+    (tmp_path / "in.jsonl").write_bytes(b"\n".join(orjson.dumps(x) for x in lines))
+    rows = sorted(engine.read_jsonl(str(tmp_path / "in.jsonl"), text_field="body",
+                                    id_field="key").take_all(), key=lambda r: r["id"])
+    assert [(r["id"], r["text"]) for r in rows][:3] == [(f"r{i}", f"text {i}") for i in range(3)]
+    assert rows[3]["problem"] and not rows[0]["problem"]
+    import pyarrow as pa
+
+    pq.write_table(pa.table({"key": ["a", "b"], "body": ["x", "y"], "other": [1, 2]}),
+                   tmp_path / "in.parquet")
+    rows = engine.read_parquet(str(tmp_path / "in.parquet"), text_field="body",
+                               id_field="key").take_all()
+    assert sorted((r["id"], r["text"]) for r in rows) == [("a", "x"), ("b", "y")]
+
+
+def _kill_one_actor() -> int | None:
+    """SIGKILL one Ray Data map actor running ``_Extractor`` (found by the process
+    title Ray gives it, ``ray::MapWorker(MapBatches(_Extractor))``); its pid."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if re.match(r"ray::\w*MapWorker\(.*_Extractor", title):
+            os.kill(int(entry.name), signal.SIGKILL)
+            return int(entry.name)
+    return None
+
+
+def test_an_actor_killed_mid_run_loses_and_duplicates_nothing(
+        cluster: None, schema: str, tmp_path: Path) -> None:
+    root = _docs(tmp_path / "in", 40)
+    killed: list[int | None] = []
+    with ThreadedFake(latency=0.1) as fake:
+        def on_request(n: int) -> None:
+            if n == 12 and not killed:
+                killed.append(_kill_one_actor())
+        fake.on_request = on_request
+        results = engine.extract_dataset(
+            engine.read_documents(str(root)), schema, model="openai:gpt-4o-mini",
+            base_url=fake.url, api_key="k", actors=2, concurrency=4, batch_size=5)
+        engine.write_jsonl(results, tmp_path / "out")
+        sent = fake.count
+    assert killed and killed[0] is not None, "no actor process was found to kill"
+    records = _records(tmp_path / "out")
+    ids = [r["id"] for r in records]
+    assert len(ids) == len(set(ids)) == 40
+    assert all(r["ok"] for r in records)
+    assert {r["output"]["name"] for r in records} == {f"doc{i:03}" for i in range(40)}
+    assert sent > 40  # the killed actor's batch was run again
+
+
+def test_cli_engine_ray_writes_a_directory_and_resumes(
+        cluster: None, schema: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _docs(tmp_path / "in", 5)
+    out = tmp_path / "out"
+    with ThreadedFake() as fake:
+        args = ["extract", "--engine", "ray", "--actors", "2", "--concurrency", "4",
+                "--schema", schema, "--input", str(root), "--model", "openai:gpt-4o-mini",
+                "--base-url", fake.url, "--api-key", "k", "--out", str(out)]
+        assert main([*args, "--limit", "3"]) == 0
+        assert len(_records(out)) == 3
+        assert main(args) == 0
+        first = fake.count
+        assert main(args) == 0  # everything done: nothing sent
+        assert fake.count == first
+    records = _records(out)
+    assert sorted(r["id"] for r in records) == sorted(str(p) for p in root.iterdir())
+    assert "already done" in capsys.readouterr().err
+
+
+def test_cli_engine_ray_needs_an_out_directory(schema: str, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.txt").write_text("a")
+    assert main(["extract", "--engine", "ray", "--schema", schema,
+                 "--input", str(tmp_path / "a.txt")]) == 2
+    assert "--out must name a directory" in capsys.readouterr().err
+    (tmp_path / "file").write_text("")
+    assert main(["extract", "--engine", "ray", "--schema", schema, "--input",
+                 str(tmp_path / "a.txt"), "--out", str(tmp_path / "file")]) == 2
+    assert "must be a directory" in capsys.readouterr().err
+
+
+def test_extract_dataset_refuses_bad_pool_sizes(cluster: None) -> None:
+    ds = ray.data.from_items([{"id": "a", "text": "a"}])
+    with pytest.raises(ValueError, match="actors"):
+        engine.extract_dataset(ds, dict, actors=0)
+    with pytest.raises(ValueError, match="concurrency"):
+        engine.extract_dataset(ds, dict, actors=4, concurrency=2)
