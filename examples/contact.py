@@ -22,7 +22,7 @@ INSTRUCTIONS = "Extract the contact details of the person the text is about."
 class Contact(BaseModel):
     """A person's contact card."""
 
-    name: Annotated[str, Grounded()]
+    name: Annotated[str, Grounded(case_sensitive=False)]
     email: str | None = Field(None, description="lower-case e-mail address")
     phone: Annotated[str | None, Grounded()] = Field(None, description="phone number as written")
     company: Annotated[str | None, Grounded()] = None
