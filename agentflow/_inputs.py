@@ -178,6 +178,7 @@ def _is_jsonl(path: Path, fmt: str) -> bool:
 
 def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[Document]:
     content = _read(path)
+    seen: dict[str, int] = {}
     for number, line in enumerate(io.StringIO(content), start=1):
         if not line.strip():
             continue
@@ -188,7 +189,12 @@ def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[Docum
         if not isinstance(record, dict) or not isinstance(record.get(text_field), str):
             raise InputError(f"{path}:{number}: no string field {text_field!r}")
         rid = record.get(id_field)
-        yield Document(f"{path}#{rid if rid is not None else number}", record[text_field])
+        doc_id = f"{path}#{rid if rid is not None else number}"
+        if doc_id in seen:  # ids key the results: a repeat would lose one document
+            raise InputError(f"{path}:{number}: id {rid!r} already used on line "
+                             f"{seen[doc_id]}; ids must be unique within a file")
+        seen[doc_id] = number
+        yield Document(doc_id, record[text_field])
 
 
 def iter_documents(

@@ -74,6 +74,12 @@ def test_a_fifo_named_directly_is_a_failed_document_not_a_hang(tmp_path: Path) -
     assert doc.problem is not None and "not a regular file" in doc.problem
 
 
+def test_a_repeated_jsonl_id_is_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "dup.jsonl").write_text('{"id": 1, "text": "Ada"}\n{"id": 1, "text": "Bob"}\n')
+    with pytest.raises(InputError, match=r"dup.jsonl:2: id 1 already used on line 1"):
+        list(iter_documents([str(tmp_path / "dup.jsonl")]))
+
+
 def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO("from stdin"))
     assert [d.text for d in iter_documents(["-"])] == ["from stdin"]
