@@ -65,6 +65,10 @@ DEFAULT_INSTRUCTIONS = (
 )
 
 
+_SAME_FOR_EVERY_INPUT = (errors.UsageError, errors.AuthenticationError, errors.NotFoundError)
+"""Errors the first call reveals that every other input would meet too (misuse, a
+wrong API key, a model the vendor does not have): the run stops with exit 2."""
+
 CliError = SetupError
 """Bad usage: printed without a traceback, exit status 2 (an alias of ``SetupError``)."""
 
@@ -197,7 +201,7 @@ async def _extract_into(
                 allow_partial=args.allow_partial, max_chars=max_chars,
                 ground=True if args.ground else None, on_progress=progress.chunk,
             ):
-                if isinstance(result.error, errors.UsageError):  # the same for every input
+                if isinstance(result.error, _SAME_FOR_EVERY_INPUT):  # stop: nothing else works
                     raise SetupError(f"{type(result.error).__name__}: {result.error}")
                 record = _record(result, offsets.get(result.id, 0))
                 sink.write(record)
