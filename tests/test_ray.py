@@ -205,7 +205,10 @@ def test_an_actor_killed_mid_run_loses_and_duplicates_nothing(
     assert len(ids) == len(set(ids)) == 40
     assert all(r["ok"] for r in records)
     assert {r["output"]["name"] for r in records} == {f"doc{i:03}" for i in range(40)}
-    assert sent > 40  # the killed actor's batch was run again
+    # Every input was asked at least once; when the killed actor had a request in
+    # flight its batch ran again (more than 40), but under load the actor found
+    # holding a connection may be between batches, so no count above 40 is promised.
+    assert sent >= 40
 
 
 def test_cli_engine_ray_writes_a_directory_and_resumes(
