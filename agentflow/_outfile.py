@@ -11,9 +11,9 @@
 * Resuming reads the file line by line, each line bounded
   (``MAX_LINE`` bytes; longer ones are skipped): the newest record of an id
   wins.
-* A file holding a line that is not a record (someone's notes, another
-  program's output) is refused before any request: agentflow appends only
-  to its own results, and never drops a line it did not write.
+* A line that is not a record (someone's notes, another program's output)
+  is skipped when resuming and kept as written by compaction: agentflow
+  never drops a line it did not write.
 * ``compact()`` rewrites the file with only the newest record of each id
   (two streaming passes; the new file replaces the old atomically while the
   lock is held; a run waiting for the lock notices the swap and reopens).
@@ -153,12 +153,6 @@ class OutFile:
         self.outcomes: dict[str, str | None] = {}
         self.superseded = 0
         self.saved = 0
-        self.foreign_line: int | None = None
-        """The number (from 1) of the first line that is not a record, if any."""
-        for number, (_, line) in enumerate(iter_lines(path), 1):
-            if not _is_ours(line):
-                self.foreign_line = number
-                return
         for _, record in read_records(path):
             if record["id"] in self.outcomes:
                 self.superseded += 1
@@ -271,14 +265,7 @@ def open_out(
         except FileNotFoundError:
             same = False
         if same:
-            out = OutFile(path, fd)
-            if out.foreign_line is not None:
-                out.close()
-                raise SetupError(
-                    f"--out {spec}: line {out.foreign_line} is not an agentflow record; "
-                    "--out appends records to a results file, so give a new file or one "
-                    "that extract wrote")
-            return out
+            return OutFile(path, fd)
         os.close(fd)  # compacted (replaced) while we waited: open the new file
     raise SetupError(f"--out {spec} keeps being replaced; is another program rewriting it?")
 

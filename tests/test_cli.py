@@ -367,16 +367,20 @@ async def test_an_interrupted_run_says_how_many_records_were_saved(tmp_path: Pat
         await fake.__aexit__(None, None, None)
 
 
-async def test_an_out_file_with_foreign_lines_is_refused_and_kept(
+async def test_compaction_keeps_the_lines_agentflow_did_not_write(
         fake: OpenAIFake, tmp_path: Path) -> None:
     doc = tmp_path / "a.txt"
     doc.write_text("Ann: a person")
     notes = tmp_path / "notes.txt"
-    notes.write_text('my precious notes\n{"id": "x", "ok": true}\n')
-    status, _, err = await agentflow(*contact_args(fake, doc, out=notes))
-    assert status == 2 and "line 1 is not an agentflow record" in one_line(err)
-    assert notes.read_text() == 'my precious notes\n{"id": "x", "ok": true}\n'
-    assert fake.requests == []
+    notes.write_text("my precious notes\nline2\n")
+    args = contact_args(fake, doc, out=notes)
+    fake.default = lambda body: FakeReply(text=json.dumps({"name": "Zed Invented"}))
+    assert (await agentflow(*args))[0] == 1  # not grounded: a failed record
+    fake.default = lambda body: FakeReply(text=json.dumps({"name": "Ann"}))
+    assert (await agentflow(*args, "--retry-failed"))[0] == 0  # superseded: compacted
+    lines = notes.read_text().splitlines()
+    assert lines[:2] == ["my precious notes", "line2"]
+    assert [orjson.loads(x)["ok"] for x in lines[2:]] == [True]
 
 
 async def test_reruns_keep_one_outcome_per_id(fake: OpenAIFake, tmp_path: Path) -> None:

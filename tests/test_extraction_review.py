@@ -254,7 +254,7 @@ def test_report_cli_defaults_stdout_and_setup_errors(
         (["report", "bad.jsonl"], "bad.jsonl:2: not JSON"),
         (["report", "shape.jsonl"], "shape.jsonl:2: not an extraction record"),
         (["report", "out.jsonl", "--schema", "nope.py:X"], "schema file 'nope.py' does not exist"),
-        (["report", "out.jsonl", "-o", "no/such/dir/x.html"], "No such file or directory"),
+        (["report", "out.jsonl", "-o", "no/such/dir/x.html"], "directory does not exist"),
     ]:
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
