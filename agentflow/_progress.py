@@ -5,8 +5,9 @@
 On a terminal the line is redrawn in place (at most 10 times a second); on
 anything else (a log file, a CI job) a full line is printed at the first
 result, then every ``interval`` seconds, and once at the end. ``suspect``
-counts failed records whose error names a suspect output
-(``SUSPECT_ERRORS``: degenerate or ungrounded values), apart from the other
+counts failed records whose error names a suspect output (degenerate or
+ungrounded values: ``agentflow.extraction.report.is_suspect``, the rule the
+review page counts by), apart from the other
 failures. ``chunks`` (shown once a long document is split) counts the chunks
 of long documents done so far (``chunk``, an ``extract_many`` ``on_progress``).
 """
@@ -16,24 +17,26 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from agentflow.extraction.report import is_suspect
+
 if TYPE_CHECKING:
     from agentflow.extraction.chunked import ChunkProgress
 
-__all__ = ["SUSPECT_ERRORS", "Progress", "format_duration", "outcome"]
+__all__ = ["SUSPECT_LABELS", "Progress", "format_duration", "outcome"]
 
-SUSPECT_ERRORS = frozenset({"DegenerateOutputError", "GroundingError"})
-"""Error types of records counted as suspect rather than failed."""
+SUSPECT_LABELS = {"GroundingError": "not grounded", "DegenerateOutputError": "degenerate"}
+"""How the summary names the suspect failures the engine raises."""
 
 Outcome = Literal["ok", "failed", "suspect"]
 
 
 def outcome(record: dict[str, Any]) -> Outcome:
-    """``ok``, ``suspect`` (an error in ``SUSPECT_ERRORS``) or ``failed``."""
+    """``ok``, ``suspect`` (``is_suspect`` of the error type) or ``failed``."""
     if record.get("ok") is True:
         return "ok"
     error = record.get("error")
     kind = error.get("type") if isinstance(error, dict) else None
-    return "suspect" if kind in SUSPECT_ERRORS else "failed"
+    return "suspect" if isinstance(kind, str) and is_suspect(kind) else "failed"
 
 
 def format_duration(seconds: float) -> str:

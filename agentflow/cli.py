@@ -44,7 +44,7 @@ from pydantic import BaseModel
 from agentflow import __version__, errors
 from agentflow._inputs import Document, InputError, iter_documents
 from agentflow._outfile import OutFile, open_out, waiting_notice
-from agentflow._progress import Progress
+from agentflow._progress import SUSPECT_LABELS, Progress
 from agentflow._secrets import mask_secrets, mask_value
 from agentflow._setup import SetupError, check_api_key, load_schema
 from agentflow.batch import ExtractInput, ExtractResult, extract_many
@@ -206,7 +206,7 @@ async def _extract_into(
                 record = _record(result, offsets.get(result.id, 0))
                 sink.write(record)
                 progress.add(record)
-                kind = _FAULTS.get(type(result.error).__name__) if result.error else None
+                kind = SUSPECT_LABELS.get(type(result.error).__name__) if result.error else None
                 if kind:
                     faults[kind] = faults.get(kind, 0) + 1
                 tokens += result.usage.total_tokens
@@ -231,10 +231,6 @@ async def _extract_into(
           f"{tokens} tokens; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
           file=sys.stderr)
     return 1 if failed else 0
-
-
-_FAULTS = {"GroundingError": "not grounded", "DegenerateOutputError": "degenerate"}
-"""Failures the summary counts apart: records that were valid but not right."""
 
 
 def _model(args: argparse.Namespace) -> Any:
