@@ -17,6 +17,7 @@ The tree::
     │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
     │   ├── InvalidStateError             AgentState JSON that is malformed or inconsistent
     │   ├── InvalidRecordError            an extraction record / results file that cannot be read
+    │   ├── BatchUnavailableError         mode="batch" on a model without a vendor batch API
     │   ├── ToolDefinitionError           a tool that cannot be declared
     │   │   └── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
     │   └── SchemaError                   an output type the target dialect cannot express
@@ -34,6 +35,7 @@ The tree::
     │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
     │   │   └── TruncatedStreamError      a stream ended without its finish reason / final frame
+    │   ├── BatchRequestError             one request of a vendor batch has no reply (.kind)
     │   └── RedirectError                 3xx: never followed (credentials stay at their origin)
     ├── StateConflictError                a state save lost a race: the stored version moved on
     ├── ToolError                         raised by a tool to return an error result on purpose
@@ -70,6 +72,8 @@ __all__ = [
     "AgentflowError",
     "AuthenticationError",
     "BadRequestError",
+    "BatchRequestError",
+    "BatchUnavailableError",
     "ChunkFailedError",
     "DeadlineExceededError",
     "DegenerateOutputError",
@@ -171,6 +175,11 @@ class InvalidRecordError(UsageError, ValueError):
     """An extraction record that does not have the record shape (a JSON object
     with a string ``id`` and a boolean ``ok``), or a results file line that is
     not JSON. The message names the file and line, or the record's position."""
+
+
+class BatchUnavailableError(UsageError, ValueError):
+    """``mode="batch"`` on a model whose vendor has no batch API (the model is
+    not ``agentflow.batch_api.BatchCapable``); raised before any request."""
 
 
 class ToolDefinitionError(UsageError, ValueError):
@@ -317,6 +326,23 @@ class ServerError(ProviderError):
     """Other HTTP 5xx (and 408/409). Retried with backoff."""
 
     retryable = True
+
+
+class BatchRequestError(ProviderError):
+    """One request of a vendor batch has no reply: the vendor answered it with
+    an error, or it never ran (the batch expired, was cancelled or was
+    rejected), and it was not (or no longer) resubmitted.
+
+    Attributes:
+        kind: ``"error"``, ``"expired"`` or ``"cancelled"`` (``BatchItemError.kind``).
+        batch_id: the vendor's id of the batch that held the request.
+    """
+
+    def __init__(self, message: str, *, kind: str, batch_id: str, status: int | None = None,
+                 code: str | None = None, vendor: str = "") -> None:
+        super().__init__(message, status=status, code=code, vendor=vendor)
+        self.kind = kind
+        self.batch_id = batch_id
 
 
 class ProviderTimeoutError(ProviderError):

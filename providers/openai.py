@@ -13,13 +13,17 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any, ClassVar
 
+from agentflow.batch_api.protocol import BatchRequest
 from agentflow.extraction.budget import estimate_tokens
-from agentflow.model import GenerateOptions, ModelProfile, ToolChoiceMode
+from agentflow.messages import Msg
+from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoiceMode, ToolSpec
 from agentflow.providers._http import RateHeaders, parse_retry_after
+from agentflow.providers._markup import MarkupFilter
+from agentflow.providers._openai_batch import OpenAIBatchAPI
 from agentflow.providers._openai_compat import (
     GENERIC_PROFILE,
     OpenAICompatibleModel,
@@ -27,6 +31,7 @@ from agentflow.providers._openai_compat import (
     payload_error,
     unsupported_feature,
 )
+from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 from agentflow.ratelimit import RateLimitSnapshot, parse_duration
 
@@ -222,6 +227,42 @@ class OpenAIChatModel(OpenAICompatibleModel):
         """OpenAI's table; an unknown model on another host gets ``GENERIC_PROFILE``."""
         default = OPENAI_DEFAULT if self.own_host else GENERIC_PROFILE
         return match_profile(self.profile_rules, model, default)
+
+    # -- the Batch API (agentflow.batch_api.BatchCapable) -----------------------
+    def batch_api(self) -> OpenAIBatchAPI:
+        """OpenAI's Batch API (``_openai_batch``) on this model's base URL and
+        key, outside the live rate governor (batch requests have their own queue)."""
+        return OpenAIBatchAPI(self._http.sibling())
+
+    def batch_request(
+        self, custom_id: str, messages: Sequence[Msg], tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+    ) -> BatchRequest:
+        """The body ``stream()`` would send, without streaming, as a batch item
+        for ``/chat/completions``.
+
+        Raises:
+            UnsupportedFeatureError: as ``build_body``.
+        """
+        body = self.build_body(messages, tools, options)
+        body.pop("stream", None)
+        body.pop("stream_options", None)
+        return BatchRequest(custom_id, self.chat_path, body)
+
+    def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
+        """The chunks of one batch reply (a whole ``chat.completion``), read as
+        ``stream()`` reads a whole reply.
+
+        Raises:
+            ProviderError: a malformed reply or one carrying an error.
+        """
+        parser = self.parser_class()
+        guard = ReplyGuard(self.vendor, stream=False)
+        markup = MarkupFilter(self._markups, ())
+        chunks = [*markup.feed(guard.fold(lambda d: self.read_payload(parser, d, guard), reply)),
+                  *markup.feed(guard.fold(lambda _: parser.close(), None)), *markup.close()]
+        guard.end()
+        return chunks
 
 
 _NO_REASONING: tuple[tuple[str, str], ...] = (

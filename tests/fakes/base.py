@@ -143,6 +143,7 @@ class FakeServer:
         app = web.Application(client_max_size=MAX_BODY)
         for route in self.routes:
             app.router.add_post(route, self._handle)
+        self.add_routes(app)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -154,6 +155,9 @@ class FakeServer:
     async def __aexit__(self, *exc: object) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
+
+    def add_routes(self, app: web.Application) -> None:
+        """Routes beyond ``routes`` (e.g. a vendor's batch API); default none."""
 
     def base_url(self, root: str) -> str:
         """The base URL an adapter is given (vendors add path prefixes)."""

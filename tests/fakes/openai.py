@@ -47,6 +47,7 @@ from aiohttp import web
 from . import media
 from .base import FakeCall, FakeError, FakeReply, FakeServer, pieces
 from .limits import LimitState, go_duration
+from .openai_batch import BatchFakeMixin
 
 __all__ = ["OpenAIFake", "OpenAIStyleFake", "openai_error", "strict_schema_problem"]
 
@@ -467,16 +468,25 @@ class OpenAIStyleFake(FakeServer):
         return frames
 
 
-class OpenAIFake(OpenAIStyleFake):
+class OpenAIFake(BatchFakeMixin, OpenAIStyleFake):
     """OpenAI itself. Options: ``json_schema`` (models with structured
     outputs; ``False`` answers 400 to json_schema), ``tools`` (``False``
-    answers 400 to tools), ``api_key``."""
+    answers 400 to tools), ``api_key``. Has the Batch API (``openai_batch``)."""
 
     def __init__(self, *, api_key: str | None = None, json_schema: bool = True,
                  tools: bool = True) -> None:
         super().__init__(api_key=api_key)
         self.json_schema = json_schema
         self.tools = tools
+        self.init_batches()
+
+    def check_body(self, body: Any) -> FakeError | None:
+        """The checks of one batch request's body (the batch carries the key)."""
+        if not isinstance(body, dict):
+            return self.bad("We could not parse the JSON body of your request.")
+        if body.get("stream"):
+            return self.bad("Streaming is not supported in the Batch API.", "stream")
+        return self.validate(self.canonical(body))
 
     def base_url(self, root: str) -> str:
         return root + "/v1"
