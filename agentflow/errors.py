@@ -12,9 +12,12 @@ The tree::
     AgentflowError
     ├── UsageError                        misuse (also a TypeError/ValueError where fitting)
     │   ├── InvalidInputError             bad message input to call()/stream()
+    │   │   ├── MediaTypeError            image/document bytes of an unknown or mismatched type
+    │   │   └── UnsupportedInputError     a block the model's profile refuses (.model, .modality)
     │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
     │   ├── InvalidStateError             AgentState JSON that is malformed or inconsistent
     │   ├── InvalidRecordError            an extraction record / results file that cannot be read
+    │   ├── BatchUnavailableError         mode="batch" on a model without a vendor batch API
     │   ├── ToolDefinitionError           a tool that cannot be declared
     │   │   └── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
     │   └── SchemaError                   an output type the target dialect cannot express
@@ -32,6 +35,7 @@ The tree::
     │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
     │   │   └── TruncatedStreamError      a stream ended without its finish reason / final frame
+    │   ├── BatchRequestError             one request of a vendor batch has no reply (.kind)
     │   └── RedirectError                 3xx: never followed (credentials stay at their origin)
     ├── StateConflictError                a state save lost a race: the stored version moved on
     ├── ToolError                         raised by a tool to return an error result on purpose
@@ -74,6 +78,8 @@ __all__ = [
     "AgentflowError",
     "AuthenticationError",
     "BadRequestError",
+    "BatchRequestError",
+    "BatchUnavailableError",
     "ChunkFailedError",
     "CorruptDocumentError",
     "DeadlineExceededError",
@@ -86,6 +92,7 @@ __all__ = [
     "InvalidModelError",
     "InvalidRecordError",
     "InvalidStateError",
+    "MediaTypeError",
     "MergeConflictError",
     "MergeError",
     "ModelRetry",
@@ -113,6 +120,7 @@ __all__ = [
     "TruncatedStreamError",
     "UnsupportedFeature",
     "UnsupportedFeatureError",
+    "UnsupportedInputError",
     "UsageError",
 ]
 
@@ -133,6 +141,36 @@ class InvalidInputError(UsageError, TypeError):
     non-empty sequence of them."""
 
 
+class MediaTypeError(InvalidInputError):
+    """Image or document bytes whose magic bytes match no known media type, a
+    media type that does not match the bytes, or one the block kind does not
+    hold (``agentflow.content``).
+
+    Attributes:
+        media_type: the media type given or found, when there is one.
+    """
+
+    def __init__(self, message: str, *, media_type: str | None = None) -> None:
+        super().__init__(message)
+        self.media_type = media_type
+
+
+class UnsupportedInputError(InvalidInputError):
+    """An image or document block the model does not accept, by its profile
+    (``ModelProfile.input_modalities`` and the limits beside it). Raised before
+    any request.
+
+    Attributes:
+        model: the model's name.
+        modality: ``"image"`` or ``"pdf"``.
+    """
+
+    def __init__(self, message: str, *, model: str, modality: str) -> None:
+        super().__init__(message)
+        self.model = model
+        self.modality = modality
+
+
 class InvalidModelError(UsageError, TypeError):
     """The model given to an agent is neither a ``ChatModel`` nor a known
     ``"vendor:model"`` string."""
@@ -147,6 +185,11 @@ class InvalidRecordError(UsageError, ValueError):
     """An extraction record that does not have the record shape (a JSON object
     with a string ``id`` and a boolean ``ok``), or a results file line that is
     not JSON. The message names the file and line, or the record's position."""
+
+
+class BatchUnavailableError(UsageError, ValueError):
+    """``mode="batch"`` on a model whose vendor has no batch API (the model is
+    not ``agentflow.batch_api.BatchCapable``); raised before any request."""
 
 
 class ToolDefinitionError(UsageError, ValueError):
@@ -293,6 +336,23 @@ class ServerError(ProviderError):
     """Other HTTP 5xx (and 408/409). Retried with backoff."""
 
     retryable = True
+
+
+class BatchRequestError(ProviderError):
+    """One request of a vendor batch has no reply: the vendor answered it with
+    an error, or it never ran (the batch expired, was cancelled or was
+    rejected), and it was not (or no longer) resubmitted.
+
+    Attributes:
+        kind: ``"error"``, ``"expired"`` or ``"cancelled"`` (``BatchItemError.kind``).
+        batch_id: the vendor's id of the batch that held the request.
+    """
+
+    def __init__(self, message: str, *, kind: str, batch_id: str, status: int | None = None,
+                 code: str | None = None, vendor: str = "") -> None:
+        super().__init__(message, status=status, code=code, vendor=vendor)
+        self.kind = kind
+        self.batch_id = batch_id
 
 
 class ProviderTimeoutError(ProviderError):
