@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 
 from agentflow._logging import get_logger
+from agentflow.content import check_inputs
 from agentflow.errors import InvalidInputError, ProviderError, ToolRetriesExceededError
 from agentflow.events import (
     AttemptDiscarded,
@@ -246,7 +247,9 @@ class ReActAgent:
         (``agentflow.extraction.grounding``).
 
         Raises:
-            InvalidInputError: bad ``msg``, before any model request.
+            InvalidInputError: bad ``msg``, before any model request;
+                ``UnsupportedInputError`` for an image or document the model's
+                profile does not accept.
             ProviderError: the model request failed after retries.
             StructuredOutputValidationError / MultipleStructuredOutputsError:
                 only under the ``"raise"`` policies.
@@ -310,6 +313,7 @@ class ReActAgent:
         state = self.state if state is None else state
         if not inputs and not state.memory:
             raise InvalidInputError("no message: pass a message, or a state whose memory holds one")
+        check_inputs([*state.memory, *inputs], self.model.profile, self.model.model_name)
         if output is not None:
             self.structured_output.prepare(self.model, output, bool(len(self.toolkit)), strategy)
         async with state.lock:

@@ -12,6 +12,8 @@ The tree::
     AgentflowError
     ├── UsageError                        misuse (also a TypeError/ValueError where fitting)
     │   ├── InvalidInputError             bad message input to call()/stream()
+    │   │   ├── MediaTypeError            image/document bytes of an unknown or mismatched type
+    │   │   └── UnsupportedInputError     a block the model's profile refuses (.model, .modality)
     │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
     │   ├── InvalidStateError             AgentState JSON that is malformed or inconsistent
     │   ├── InvalidRecordError            an extraction record / results file that cannot be read
@@ -81,6 +83,7 @@ __all__ = [
     "InvalidModelError",
     "InvalidRecordError",
     "InvalidStateError",
+    "MediaTypeError",
     "MergeConflictError",
     "MergeError",
     "ModelRetry",
@@ -107,6 +110,7 @@ __all__ = [
     "TruncatedStreamError",
     "UnsupportedFeature",
     "UnsupportedFeatureError",
+    "UnsupportedInputError",
     "UsageError",
 ]
 
@@ -125,6 +129,36 @@ class UsageError(AgentflowError):
 class InvalidInputError(UsageError, TypeError):
     """The message input of ``call()``/``stream()`` is not a str, a ``Msg`` or a
     non-empty sequence of them."""
+
+
+class MediaTypeError(InvalidInputError):
+    """Image or document bytes whose magic bytes match no known media type, a
+    media type that does not match the bytes, or one the block kind does not
+    hold (``agentflow.content``).
+
+    Attributes:
+        media_type: the media type given or found, when there is one.
+    """
+
+    def __init__(self, message: str, *, media_type: str | None = None) -> None:
+        super().__init__(message)
+        self.media_type = media_type
+
+
+class UnsupportedInputError(InvalidInputError):
+    """An image or document block the model does not accept, by its profile
+    (``ModelProfile.input_modalities`` and the limits beside it). Raised before
+    any request.
+
+    Attributes:
+        model: the model's name.
+        modality: ``"image"`` or ``"pdf"``.
+    """
+
+    def __init__(self, message: str, *, model: str, modality: str) -> None:
+        super().__init__(message)
+        self.model = model
+        self.modality = modality
 
 
 class InvalidModelError(UsageError, TypeError):

@@ -27,6 +27,10 @@ from aiohttp import web
 
 from .limits import FakeLimits, LimitState
 
+MAX_BODY = 256 * 1024 * 1024
+"""The largest request body a fake reads (aiohttp's default, 1 MiB, is below
+every vendor's limit: each fake checks its vendor's own)."""
+
 
 @dataclass(frozen=True)
 class FakeCall:
@@ -136,7 +140,7 @@ class FakeServer:
 
     # -- lifecycle ----------------------------------------------------------
     async def __aenter__(self) -> FakeServer:
-        app = web.Application()
+        app = web.Application(client_max_size=MAX_BODY)
         for route in self.routes:
             app.router.add_post(route, self._handle)
         self.add_routes(app)
