@@ -9,7 +9,8 @@
 
 ``extract`` writes one JSON line per input (``id``, ``ok``, ``output`` or
 ``error`` ``{type, message, reason?}``, ``spans`` of grounded values,
-``source_offset`` when ``prepare`` cut a prefix, ``usage``, ``attempts``,
+``source_offset`` when ``prepare`` cut a prefix, ``pages`` and ``span_pages`` for a
+PDF (``agentflow.documents.pages``), ``usage``, ``attempts``,
 ``duration_s``, ``chunks`` for a long document, ``truncated``), appends to
 ``--out`` (locked; ``_outfile``) and skips inputs already there, shows a
 progress line (``_progress``: documents, and chunks of long ones), prints a
@@ -47,7 +48,7 @@ import orjson
 from pydantic import BaseModel
 
 from agentflow import __version__, errors
-from agentflow._inputs import Document, InputError, iter_documents
+from agentflow._inputs import FORMATS, Document, InputError, iter_documents
 from agentflow._outfile import OutFile, open_out, waiting_notice
 from agentflow._progress import SUSPECT_LABELS, Progress
 from agentflow._secrets import mask_secrets, mask_value
@@ -56,6 +57,7 @@ from agentflow.batch import ExtractInput, ExtractResult, extract_many
 from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
 from agentflow.batch_api.runner import BatchSettings
+from agentflow.documents.pages import span_pages
 from agentflow.errors import AgentflowError
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
 from agentflow.extraction.review import write_review
@@ -105,11 +107,14 @@ def _transient(error_type: str) -> bool:
 
 
 def _problem_record(doc: Document) -> dict[str, Any]:
-    return {"id": doc.id, "ok": False, "error": {"type": "InputError", "message": doc.problem},
-            "attempts": 0}
+    error = {"type": doc.problem_type or "InputError", "message": doc.problem}
+    if doc.reason:
+        error["reason"] = doc.reason
+    return {"id": doc.id, "ok": False, "error": error, "attempts": 0}
 
 
-def _record(result: ExtractResult, source_offset: int = 0) -> dict[str, Any]:
+def _record(result: ExtractResult, source_offset: int = 0,
+            pages: Sequence[tuple[int, int]] | None = None) -> dict[str, Any]:
     record: dict[str, Any] = {"id": result.id, "ok": result.ok}
     if result.ok:
         output = result.output
@@ -125,6 +130,10 @@ def _record(result: ExtractResult, source_offset: int = 0) -> dict[str, Any]:
         record["spans"] = {path: [list(s) for s in spans] for path, spans in result.spans.items()}
     if source_offset:
         record["source_offset"] = source_offset
+    if pages is not None:  # a PDF: page n is pages[n - 1]; agentflow.documents.pages
+        record["pages"] = [list(p) for p in pages]
+        if result.spans:
+            record["span_pages"] = span_pages(result.spans, pages)
     record["usage"] = {f.name: getattr(result.usage, f.name) for f in fields(result.usage)}
     record["attempts"] = result.attempts
     record["duration_s"] = round(result.duration, 3)
@@ -191,6 +200,7 @@ async def _extract_into(
     unusable = [d for d in selected if d.problem]
     batch = [ExtractInput(d.id, d.text) for d in selected if not d.problem]
     offsets = {d.id: d.offset for d in selected if d.offset}
+    pages = {d.id: d.pages for d in selected if d.pages is not None}
     concurrency = args.concurrency or model.profile.concurrent_requests or DEFAULT_CONCURRENCY
     progress = Progress(len(selected), sys.stderr)
     start = time.perf_counter()
@@ -214,7 +224,7 @@ async def _extract_into(
             ):
                 if isinstance(result.error, _SAME_FOR_EVERY_INPUT):  # stop: nothing else works
                     raise SetupError(f"{type(result.error).__name__}: {result.error}")
-                record = _record(result, offsets.get(result.id, 0))
+                record = _record(result, offsets.get(result.id, 0), pages.get(result.id))
                 sink.write(record)
                 progress.add(record)
                 kind = SUSPECT_LABELS.get(type(result.error).__name__) if result.error else None
@@ -275,8 +285,8 @@ def _report(args: argparse.Namespace) -> int:
     if out is not None:
         _check_page_target(out)
     stats = write_review(results, out, prepare=getattr(module, "prepare", None),
-                         text_field=args.text_field,
-                         id_field=args.id_field, title=args.title, stdout=sys.stdout.write)
+                         text_field=args.text_field, id_field=args.id_field, title=args.title,
+                         stdout=sys.stdout.write, fmt=args.format)
     for _, rid, why in stats.unavailable[:5]:
         print(f"agentflow: source not available for {rid}: {why}", file=sys.stderr)
     missing = f", {len(stats.unavailable)} sources not available" if stats.unavailable else ""
@@ -343,6 +353,11 @@ def _parser() -> argparse.ArgumentParser:
             "spans, source_offset, usage, attempts, duration_s, chunks?, truncated}; spans\n"
             "maps each grounded field path to [[start, end]] offsets in the text the model\n"
             "saw, which starts at source_offset in the file.\n\n"
+            "Inputs: plain text (any encoding), PDF (its text layer, page by page; the record\n"
+            "adds pages: [[start, end]] of page n at index n-1, and span_pages: the page of\n"
+            "each span) and HTML (its text as a browser shows it), told apart by their first\n"
+            "bytes and suffix; .gz of any of them; JSONL records. A scanned PDF (no text\n"
+            "layer), an encrypted or a corrupt one is a failed record saying so.\n\n"
             "With --out (a regular file), lines are appended under a\n"
             "lock (a second run on the file refuses, or waits with --wait) and inputs that\n"
             "already have a record are skipped, except transient failures (rate limit,\n"
@@ -362,7 +377,8 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--schema", required=True,
                     help="output type: module:Class, path/to/file.py:Class, or schema.json")
     ex.add_argument("--input", nargs="+", required=True,
-                    help="files, globs, directories, .gz, .jsonl, or - for stdin")
+                    help="files (text, PDF, HTML), globs, directories, .gz, .jsonl, or - for "
+                         "stdin")
     ex.add_argument("--model", default="local", help="'vendor:model' (default: local)")
     ex.add_argument("--base-url", help="API root for the vendor (an OpenAI-compatible server...)")
     ex.add_argument("--api-key", help="API key (default: the vendor's environment variable)")
@@ -378,8 +394,10 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--retry-failed", action="store_true",
                     help="try every input whose newest record failed again (transient "
                          "failures are retried without it)")
-    ex.add_argument("--format", choices=["auto", "text", "jsonl"], default="auto",
-                    help="how to read inputs: auto (.jsonl/.ndjson as JSONL), text or jsonl")
+    ex.add_argument("--format", choices=FORMATS, default="auto",
+                    help="how to read inputs: auto (.jsonl/.ndjson as JSONL; PDF and HTML by "
+                         "their first bytes and suffix; else text), or force text, jsonl, pdf "
+                         "or html")
     ex.add_argument("--text-field", default="text", help="JSONL field holding the text")
     ex.add_argument("--id-field", default="id", help="JSONL field holding the id")
     ex.add_argument("--max-chars", type=int,
@@ -428,6 +446,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("-o", "--out", help="HTML file to write (default: RESULTS with .html; - for"
                                         " stdout)")
     rp.add_argument("--schema", help="the --schema given to extract (for its prepare())")
+    rp.add_argument("--format", choices=FORMATS, default="auto",
+                    help="the --format given to extract (how sources are re-read)")
     rp.add_argument("--text-field", default="text", help="JSONL inputs: field holding the text")
     rp.add_argument("--id-field", default="id", help="JSONL inputs: field holding the id")
     rp.add_argument("--title", help="page title (default: from the results file name)")
