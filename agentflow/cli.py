@@ -284,7 +284,7 @@ def _models() -> int:
     registry = importlib.import_module("agentflow.providers.registry")
     rows = registry.list_profiles()
     print(f"{'vendor':10} {'model pattern':28} {'tools':6} {'tool_choice':28} {'native':12} "
-          f"{'dialect':14} {'context':>9} {'output':>7} thinking")
+          f"{'dialect':14} {'context':>9} {'output':>7} {'inputs':15} thinking")
     for vendor, pattern, p in rows:
         modes = ",".join(sorted(p.tool_choice_modes)) if p.supports_tools else "-"
         thinking = ("on" if p.thinking_default else "opt-in") if p.supports_thinking else "-"
@@ -292,9 +292,10 @@ def _models() -> int:
             thinking += " (no forcing)"
         window = f"{p.context_window:,}" if p.context_window else "?"
         output = f"{p.max_output_tokens:,}" if p.max_output_tokens else "?"
+        inputs = ",".join(m for m in ("text", "image", "pdf") if m in p.input_modalities)
         print(f"{vendor:10} {pattern:28} {'yes' if p.supports_tools else 'no':6} {modes:28} "
               f"{p.native_output or '-':12} {p.schema_dialect:14} {window:>9} {output:>7} "
-              f"{thinking}")
+              f"{inputs:15} {thinking}")
     print(f"\n{'vendor':10} API key from (first set wins; --api-key overrides)")
     for vendor in dict.fromkeys(vendor for vendor, _, _ in rows):
         names = registry.api_key_variables(vendor)

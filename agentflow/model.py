@@ -275,6 +275,9 @@ class ModelProfile:
         max_document_bytes: the largest PDF (raw bytes) the vendor accepts.
         max_inline_bytes: the most base64 text of images and documents one request
             may carry, all blocks together.
+        max_document_pages: the most PDF pages one request may carry (the vendor
+            counts them and refuses more; the core cannot count pages without a
+            PDF library, so callers that read the PDF, such as ``extract``, check it).
     """
 
     supports_tools: bool = True
@@ -300,6 +303,7 @@ class ModelProfile:
     max_image_bytes: int | None = None
     max_document_bytes: int | None = None
     max_inline_bytes: int | None = None
+    max_document_pages: int | None = None
 
     def with_(self, **changes: Any) -> ModelProfile:
         """A copy with ``changes`` applied (the set fields may be any iterable)."""

@@ -114,6 +114,7 @@ _BASE = ModelProfile(
     max_image_bytes=3_932_160,  # 5 MiB of base64, the text the API measures
     max_document_bytes=32_000_000,
     max_inline_bytes=32_000_000,
+    max_document_pages=100,
 )
 """Every Claude 3+ model: images (JPEG, PNG, GIF, WebP; "maximum allowed size of 5MB per
 image" on the API: docs.anthropic.com/en/docs/build-with-claude/vision; the API

@@ -26,7 +26,7 @@ from agentflow.providers.openai import OpenAICompatibleModel
 from agentflow.providers.registry import get_model
 from agentflow.reply import generate
 from tests import media
-from tests.fakes.anthropic import AnthropicFake
+from tests.fakes.anthropic import MAX_PDF_PAGES, AnthropicFake
 from tests.fakes.base import FakeReply, FakeServer
 from tests.fakes.dashscope import DashScopeFake
 from tests.fakes.deepseek import DeepSeekFake
@@ -118,9 +118,13 @@ async def test_openai_text_only_models_refuse_images(name: str) -> None:
 
 
 async def test_openai_fake_refuses_a_pdf_over_100_pages() -> None:
-    async with served(OpenAIFake(), "openai", "gpt-4o") as (_fake, model):
+    async with served(OpenAIFake(), "openai", "gpt-4o") as (fake, model):
+        limit = model.profile.max_document_pages
+        assert limit == fake.max_pdf_pages == 100  # type: ignore[attr-defined]
+        fake.add(FakeReply(text="ok"))
+        assert await ask(model, DocumentBlock.from_bytes(media.pdf(pages=limit))) == "ok"
         with pytest.raises(BadRequestError, match="at most 100 pages"):
-            await ask(model, DocumentBlock.from_bytes(media.pdf(pages=101)))
+            await ask(model, DocumentBlock.from_bytes(media.pdf(pages=limit + 1)))
 
 
 async def test_openai_fake_refuses_an_unsupported_image_format() -> None:
@@ -285,6 +289,7 @@ async def test_anthropic_image_limit_matches_the_api() -> None:
 
 async def test_anthropic_fake_counts_pdf_pages() -> None:
     async with served(AnthropicFake(), "anthropic", "claude-sonnet-4-6") as (fake, model):
+        assert model.profile.max_document_pages == MAX_PDF_PAGES == 100
         fake.add(FakeReply(text="ok"))
         assert await ask(model, DocumentBlock.from_bytes(media.pdf(pages=100))) == "ok"
         with pytest.raises(BadRequestError, match="maximum of 100 PDF pages"):
@@ -390,3 +395,31 @@ def test_local_model_is_text_only_without_a_projector(tmp_path: Any) -> None:
     vision = LocalModel(str(tmp_path / "m.gguf"), mmproj=tmp_path / "mmproj.gguf")
     assert vision.profile.input_modalities == frozenset({"text", "image"})
     assert "image/webp" not in vision.profile.image_media_types  # stb_image cannot decode it
+
+
+# ----------------------------------------------------------------------------- encoding once
+
+
+async def test_bytes_are_encoded_once_across_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block sent in many requests (a conversation's history, retries) is
+    base64-encoded once: the adapters use the block's cached encoding."""
+    import agentflow.content as content
+
+    calls: list[int] = []
+    real = content.base64.b64encode
+
+    def counting(data: bytes, *args: Any) -> bytes:
+        calls.append(len(data))
+        return real(data, *args)
+
+    monkeypatch.setattr(content.base64, "b64encode", counting)
+    doc = DocumentBlock.from_bytes(media.pdf(pages=5))
+    image = ImageBlock.from_bytes(media.png(pad=50_000))
+    for fake, vendor, name in ((AnthropicFake(), "anthropic", "claude-sonnet-4-6"),
+                               (OpenAIFake(), "openai", "gpt-4o"),
+                               (GeminiFake(), "gemini", "gemini-2.5-flash")):
+        async with served(fake, vendor, name) as (server, model):
+            for _ in range(3):
+                server.add(FakeReply(text="ok"))
+                assert await ask(model, image, doc) == "ok"
+    assert sorted(calls) == sorted([len(doc.data or b""), len(image.data or b"")])
