@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import orjson
 import pytest
 
 from agentflow.content import DocumentBlock, ImageBlock
@@ -27,7 +28,7 @@ from agentflow.providers.registry import get_model
 from agentflow.reply import generate
 from tests import media
 from tests.fakes.anthropic import MAX_PDF_PAGES, AnthropicFake
-from tests.fakes.base import FakeReply, FakeServer
+from tests.fakes.base import FakeCall, FakeReply, FakeServer
 from tests.fakes.dashscope import DashScopeFake
 from tests.fakes.deepseek import DeepSeekFake
 from tests.fakes.gemini import GeminiFake
@@ -423,3 +424,44 @@ async def test_bytes_are_encoded_once_across_requests(monkeypatch: pytest.Monkey
                 server.add(FakeReply(text="ok"))
                 assert await ask(model, image, doc) == "ok"
     assert sorted(calls) == sorted([len(doc.data or b""), len(image.data or b"")])
+
+
+# ----------------------------------------------------------------------------- through the agent
+
+
+@pytest.mark.parametrize(("make", "vendor", "name"), [
+    (AnthropicFake, "anthropic", "claude-sonnet-4-5"),
+    (OpenAIFake, "openai", "gpt-4o-mini"),
+    (GeminiFake, "gemini", "gemini-2.5-flash"),
+])
+async def test_structured_output_from_a_pdf_and_a_follow_up_call(
+        make: Callable[[], FakeServer], vendor: str, name: str) -> None:
+    """An extraction from a PDF through the agent (structured output on the
+    vendor's path), the state stored as JSON and read back, and a second call
+    that sends the document again, unchanged, from the restored state."""
+    from pydantic import BaseModel
+
+    from agentflow.agent import ReActAgent
+    from agentflow.state import AgentState
+
+    class Invoice(BaseModel):
+        number: str
+        total: float
+
+    async with served(make(), vendor, name) as (fake, model):
+        agent = ReActAgent("reader", model)
+        answer = {"number": "INV-7", "total": 12.5}
+        if model.profile.native_output == "json_schema":
+            fake.add(FakeReply(text='{"number": "INV-7", "total": 12.5}'))
+        else:
+            fake.add(FakeReply(tool_calls=[FakeCall("generate_response", answer, id="c1")]))
+        state = AgentState()
+        reply = await agent.call(Msg.user(["Read the invoice.", DOC]), Invoice, state=state)
+        assert reply.output == Invoice(number="INV-7", total=12.5)
+        restored = AgentState.from_json(state.to_json())
+        assert restored.memory[0].content[1] == DOC
+        fake.add(FakeReply(text="It is INV-7."))
+        again = await agent.call("Which invoice was it?", state=restored)
+        assert again.text == "It is INV-7."
+    first, second = (orjson.dumps(b) for b in fake.bodies)
+    assert first.count(PDF64.encode()) == 1 and second.count(PDF64.encode()) == 1
