@@ -21,6 +21,11 @@ Documents longer than the model's context window are split into chunks and
 merged, never cut; a cap (``--max-chars`` or the schema module's
 ``MAX_CHARS``) still cuts, and the record says so in ``truncated``.
 
+``--mode batch`` (or ``auto``) sends first requests through the vendor's batch
+API at about half price (``agentflow.batch_api``), journalled in
+``OUT.batches.json`` so a rerun resumes the same batches; the summary adds the
+batch tokens and, with ``genai-prices``, the estimated cost.
+
 A schema module may define ``INSTRUCTIONS`` (the system prompt),
 ``prepare(text) -> text`` (applied to each document) and ``MAX_CHARS``.
 """
@@ -48,8 +53,11 @@ from agentflow._inputs import FORMATS, Document, InputError, iter_documents
 from agentflow._outfile import OutFile, open_out, waiting_notice
 from agentflow._progress import SUSPECT_LABELS, Progress
 from agentflow._secrets import mask_secrets, mask_value
-from agentflow._setup import SetupError, check_api_key, load_schema
+from agentflow._setup import SetupError, check_api_key, check_batch_mode, load_schema
 from agentflow.batch import ExtractInput, ExtractResult, extract_many
+from agentflow.batch_api.cost import usage_summary
+from agentflow.batch_api.journal import journal_path
+from agentflow.batch_api.runner import BatchSettings
 from agentflow.content import DocumentBlock
 from agentflow.documents.pages import span_pages
 from agentflow.documents.routing import PDF_MODES, pdf_delivery
@@ -57,7 +65,7 @@ from agentflow.errors import AgentflowError
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
 from agentflow.extraction.grounding import grounding_plan
 from agentflow.extraction.review import write_review
-from agentflow.model import resolve_model
+from agentflow.model import Usage, resolve_model
 
 __all__ = ["DEFAULT_CONCURRENCY", "load_schema", "main"]
 
@@ -158,12 +166,14 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     prepare = getattr(module, "prepare", None)
     max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
     check_api_key(args.model, api_key=args.api_key, base_url=args.base_url)
+    check_batch_mode(None, args.mode, args.engine)
     if args.engine == "ray":  # the same flags on a Ray cluster (agentflow/_ray_cli.py)
         from agentflow import _ray_cli
 
         return await asyncio.to_thread(_ray_cli.run, args, module, instructions, max_chars)
     model = _model(args)
     try:
+        check_batch_mode(model, args.mode)
         if args.out and args.out != "-":
             sink.out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
         return await _extract_into(args, sink, model, output_type, instructions, prepare,
@@ -211,7 +221,7 @@ async def _extract_into(
     concurrency = args.concurrency or model.profile.concurrent_requests or DEFAULT_CONCURRENCY
     progress = Progress(len(selected), sys.stderr)
     start = time.perf_counter()
-    tokens = 0
+    usage, batch_usage = Usage(), [Usage()]
     faults: dict[str, int] = {}
     chunking = (None if args.no_chunking else Chunking(max_chars=args.chunk_chars)
                 if args.chunk_chars else DEFAULT_CHUNKING)
@@ -227,6 +237,7 @@ async def _extract_into(
                 instructions=instructions, chunking=chunking, passes=args.passes,
                 allow_partial=args.allow_partial, max_chars=max_chars,
                 ground=True if args.ground else None, on_progress=progress.chunk,
+                mode=args.mode, batch=_batch_settings(args, batch_usage),
             ):
                 if isinstance(result.error, _SAME_FOR_EVERY_INPUT) and not isinstance(
                         result.error, errors.UnsupportedInputError):  # stop: nothing else works
@@ -239,7 +250,7 @@ async def _extract_into(
                 kind = SUSPECT_LABELS.get(type(result.error).__name__) if result.error else None
                 if kind:
                     faults[kind] = faults.get(kind, 0) + 1
-                tokens += result.usage.total_tokens
+                usage = usage + result.usage
     finally:
         progress.close()
     if sink.out is not None and sink.out.superseded:
@@ -257,8 +268,9 @@ async def _extract_into(
         skipped += f" ({failed_before} of them failed: --retry-failed tries them again)"
     failed = counts["failed"] + counts["suspect"]
     apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
+    tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
     print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}; "
-          f"{tokens} tokens; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
+          f"{tokens}; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
           file=sys.stderr)
     return 1 if failed else 0
 
@@ -290,6 +302,19 @@ def _media(doc: Document) -> tuple[DocumentBlock, ...]:
         return ()
     name = "document.pdf" if doc.id.startswith("-#") else Path(doc.id).name
     return (DocumentBlock.from_bytes(doc.data, "application/pdf", filename=name),)
+
+
+def _batch_settings(args: argparse.Namespace, batch_usage: list[Usage]) -> BatchSettings:
+    """The batch mode's settings: the journal beside ``--out``, progress lines on
+    stderr, the batch replies' usage summed into ``batch_usage[0]``."""
+    journal = str(journal_path(args.out)) if args.out and args.out != "-" else None
+
+    def add(u: Usage) -> None:
+        batch_usage[0] = batch_usage[0] + u
+
+    return BatchSettings(batch_only=args.batch_only, journal=journal, on_usage=add,
+                         poll_initial=args.batch_poll, poll_max=max(args.batch_poll, 300.0),
+                         on_progress=lambda p: print(f"agentflow: {p.line()}", file=sys.stderr))
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -448,6 +473,14 @@ def _parser() -> argparse.ArgumentParser:
                          "one; --out is then a directory; needs the 'ray' extra)")
     ex.add_argument("--actors", type=int, default=2,
                     help="--engine ray: actors sharing --concurrency (default 2)")
+    ex.add_argument("--mode", choices=["live", "batch", "auto"], default="live",
+                    help="live requests (default), the vendor's batch API at about half price "
+                         "(re-asks live; resumable: batch ids are kept in OUT.batches.json), "
+                         "or auto (batch for 100 inputs or more where the vendor has one)")
+    ex.add_argument("--batch-only", action="store_true",
+                    help="with --mode batch/auto: re-asks go in follow-up batches too")
+    ex.add_argument("--batch-poll", type=float, default=5.0, metavar="SECONDS",
+                    help="first interval between polls of a batch (grows to 300 s; default 5)")
     ex.add_argument("--ground", action="store_true",
                     help="ground every free-text string field in the document (fields marked "
                          "Grounded() are grounded either way)")

@@ -46,6 +46,7 @@ from typing import Any
 import aiohttp
 import orjson
 
+from agentflow.batch_api.protocol import BatchRequest
 from agentflow.errors import (
     ProviderError,
     TruncatedStreamError,
@@ -67,6 +68,7 @@ from agentflow.model import (
     UsageChunk,
 )
 from agentflow.providers._adapter import HttpChatModel
+from agentflow.providers._anthropic_batch import STATUS_OF_ERROR_TYPE, AnthropicBatchAPI
 from agentflow.providers._anthropic_request import (
     THINKING_BLOCKS,
     UNCACHEABLE,
@@ -75,6 +77,7 @@ from agentflow.providers._anthropic_request import (
     set_breakpoints,
     tool_choice,
 )
+from agentflow.providers._batch_wire import whole_reply
 from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
@@ -331,6 +334,32 @@ class AnthropicChatModel(HttpChatModel):
             yield from reader.block(index, block)
         yield from reader.finish(data.get("stop_reason"))
 
+    # -- batch (agentflow.batch_api.BatchCapable) ---------------------------------
+    def batch_api(self) -> AnthropicBatchAPI:
+        """The Message Batches API on this model's base URL and key
+        (``_anthropic_batch``), outside the live rate governor."""
+        return AnthropicBatchAPI(self._client)
+
+    def batch_request(
+        self,
+        custom_id: str,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+    ) -> BatchRequest:
+        """The live non-streaming ``/v1/messages`` body as one batch request
+        (its ``params``)."""
+        path, body = self.build_request(messages, tools, options, stream=False)
+        return BatchRequest(custom_id, path, body)
+
+    def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
+        """The chunks of a succeeded result's ``message``, as of a whole live reply.
+
+        Raises:
+            ServerError: the message is malformed or empty (as live).
+        """
+        return whole_reply(VENDOR, self.parse_reply, reply)
+
 
 def create(model_name: str, **kwargs: Any) -> AnthropicChatModel:
     """Registry factory: ``AnthropicChatModel(model_name, **kwargs)``."""
@@ -442,13 +471,6 @@ class _StreamReader:
 
 # ----------------------------------------------------------------------------- errors
 
-_STATUS_OF_TYPE = {
-    "invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
-    "permission_error": 403, "not_found_error": 404, "request_too_large": 413,
-    "rate_limit_error": 429, "api_error": 500, "timeout_error": 504, "overloaded_error": 529,
-}
-
-
 def _unsupported(message: str) -> UnsupportedFeature | None:
     """The feature a 400 message says the model refuses, or ``None``."""
     text = message.lower()
@@ -481,4 +503,4 @@ def _stream_error(data: Mapping[str, Any]) -> ProviderError:
     """A mid-stream ``event: error`` mapped as if it were the HTTP error."""
     error = data.get("error")
     kind = error.get("type") if isinstance(error, Mapping) else None
-    return map_error(_STATUS_OF_TYPE.get(str(kind), 500), {}, orjson.dumps(data))
+    return map_error(STATUS_OF_ERROR_TYPE.get(str(kind), 500), {}, orjson.dumps(data))
