@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import importlib
 import itertools
 import stat
@@ -57,9 +58,12 @@ from agentflow.batch import ExtractInput, ExtractResult, extract_many
 from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
 from agentflow.batch_api.runner import BatchSettings
+from agentflow.content import DocumentBlock
 from agentflow.documents.pages import span_pages
+from agentflow.documents.routing import PDF_MODES, pdf_delivery
 from agentflow.errors import AgentflowError
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
+from agentflow.extraction.grounding import grounding_plan
 from agentflow.extraction.review import write_review
 from agentflow.model import Usage, resolve_model
 
@@ -189,16 +193,29 @@ async def _extract_into(
     outcomes = sink.out.outcomes if sink.out is not None else {}
     skip = {i for i, error in outcomes.items()
             if error is None or not (args.retry_failed or _transient(error))}
+    reads_pdf = "pdf" in model.profile.input_modalities
+
+    def deliver(has_text: bool) -> str:
+        return pdf_delivery(args.pdf, model_reads_pdf=reads_pdf, has_text=has_text)
+
+    if deliver(True) == "unsupported":
+        raise SetupError(f"--pdf document: model {args.model!r} does not read PDF documents "
+                         "(see 'agentflow models'); use --pdf auto or --pdf text")
     docs: Iterator[Document] = (
         d for d in iter_documents(args.input, fmt=args.format, text_field=args.text_field,
-                                  id_field=args.id_field, prepare=prepare)
+                                  id_field=args.id_field, prepare=prepare, deliver=deliver)
         if d.id not in skip
     )
     if args.limit is not None:
         docs = itertools.islice(docs, args.limit)
     selected = list(docs)  # materialized: the progress line needs the total
+    if _grounds(output_type, args.ground):  # a scan sent as a PDF has no text to point into
+        selected = [_ungroundable(d) if d.data is not None and not d.text.strip() else d
+                    for d in selected]
     unusable = [d for d in selected if d.problem]
-    batch = [ExtractInput(d.id, d.text) for d in selected if not d.problem]
+    batch = [ExtractInput(d.id, d.text, _media(d)) for d in selected if not d.problem]
+    sent_as = {d.id: "document+text" if d.text.strip() else "document" for d in selected
+               if d.data is not None and not d.problem}
     offsets = {d.id: d.offset for d in selected if d.offset}
     pages = {d.id: d.pages for d in selected if d.pages is not None}
     concurrency = args.concurrency or model.profile.concurrent_requests or DEFAULT_CONCURRENCY
@@ -222,9 +239,12 @@ async def _extract_into(
                 ground=True if args.ground else None, on_progress=progress.chunk,
                 mode=args.mode, batch=_batch_settings(args, batch_usage),
             ):
-                if isinstance(result.error, _SAME_FOR_EVERY_INPUT):  # stop: nothing else works
+                if isinstance(result.error, _SAME_FOR_EVERY_INPUT) and not isinstance(
+                        result.error, errors.UnsupportedInputError):  # stop: nothing else works
                     raise SetupError(f"{type(result.error).__name__}: {result.error}")
                 record = _record(result, offsets.get(result.id, 0), pages.get(result.id))
+                if result.id in sent_as:  # the model read the PDF itself
+                    record["sent_as"] = sent_as[result.id]
                 sink.write(record)
                 progress.add(record)
                 kind = SUSPECT_LABELS.get(type(result.error).__name__) if result.error else None
@@ -253,6 +273,35 @@ async def _extract_into(
           f"{tokens}; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
           file=sys.stderr)
     return 1 if failed else 0
+
+
+def _grounds(output_type: Any, ground: bool) -> bool:
+    """Whether extraction grounds values in the text (``--ground``, or a ``Grounded()``
+    field); a schema whose markers are wrong fails later, at its first call."""
+    if ground:
+        return True
+    try:
+        return grounding_plan(output_type)
+    except Exception:
+        return False
+
+
+def _ungroundable(doc: Document) -> Document:
+    """A scanned PDF for a grounded schema: a failed record, before any request."""
+    return dataclasses.replace(
+        doc, data=None, problem=f"{doc.id}: PDF without a text layer; grounded fields need one",
+        problem_type="NoTextLayerError",
+        reason="the model could read the scanned pages, but a grounded value must be found in "
+               "the document's text and this PDF has none; run OCR on it first (e.g. "
+               "ocrmypdf), or extract with a schema without Grounded() fields and no --ground")
+
+
+def _media(doc: Document) -> tuple[DocumentBlock, ...]:
+    """The PDF itself as a document block, when it goes to the model that way."""
+    if doc.data is None:
+        return ()
+    name = "document.pdf" if doc.id.startswith("-#") else Path(doc.id).name
+    return (DocumentBlock.from_bytes(doc.data, "application/pdf", filename=name),)
 
 
 def _batch_settings(args: argparse.Namespace, batch_usage: list[Usage]) -> BatchSettings:
@@ -358,7 +407,9 @@ def _parser() -> argparse.ArgumentParser:
             "adds pages: [[start, end]] of page n at index n-1, and span_pages: the page of\n"
             "each span) and HTML (its text as a browser shows it), told apart by their first\n"
             "bytes and suffix; .gz of any of them; JSONL records. A scanned PDF (no text\n"
-            "layer), an encrypted or a corrupt one is a failed record saying so.\n\n"
+            "layer), an encrypted or a corrupt one is a failed record saying so; a scan\n"
+            "goes to a model that reads PDFs as the PDF itself (--pdf; the record says\n"
+            "sent_as).\n\n"
             "With --out (a regular file), lines are appended under a\n"
             "lock (a second run on the file refuses, or waits with --wait) and inputs that\n"
             "already have a record are skipped, except transient failures (rate limit,\n"
@@ -399,6 +450,11 @@ def _parser() -> argparse.ArgumentParser:
                     help="how to read inputs: auto (.jsonl/.ndjson as JSONL; PDF and HTML by "
                          "their first bytes and suffix; else text), or force text, jsonl, pdf "
                          "or html")
+    ex.add_argument("--pdf", choices=PDF_MODES, default="auto",
+                    help="how PDFs reach the model: auto (the text layer; a scan without one "
+                         "as the PDF itself when the model reads PDFs), text (the text layer "
+                         "only), document (the PDF itself, with its text layer beside it for "
+                         "spans; needs a model that reads PDFs)")
     ex.add_argument("--text-field", default="text", help="JSONL field holding the text")
     ex.add_argument("--id-field", default="id", help="JSONL field holding the id")
     ex.add_argument("--max-chars", type=int,
