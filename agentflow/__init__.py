@@ -16,6 +16,7 @@ from agentflow.errors import (
     DegenerateOutputError,
     EmptyDocumentError,
     GroundingError,
+    InvalidExampleError,
     InvalidInputError,
     InvalidModelError,
     InvalidRecordError,
@@ -61,6 +62,7 @@ from agentflow.events import (
 )
 from agentflow.execution import CallExecution
 from agentflow.extraction.budget import Chunking
+from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Merge
 from agentflow.messages import (
@@ -126,10 +128,12 @@ __all__ = [
     "DegenerateOutputError",
     "EmptyDocumentError",
     "Event",
+    "Example",
     "Finish",
     "GenerateOptions",
     "Grounded",
     "GroundingError",
+    "InvalidExampleError",
     "InvalidInputError",
     "InvalidModelError",
     "InvalidRecordError",

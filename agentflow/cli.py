@@ -21,7 +21,9 @@ merged, never cut; a cap (``--max-chars`` or the schema module's
 ``MAX_CHARS``) still cuts, and the record says so in ``truncated``.
 
 A schema module may define ``INSTRUCTIONS`` (the system prompt),
-``prepare(text) -> text`` (applied to each document) and ``MAX_CHARS``.
+``prepare(text) -> text`` (applied to each document), ``MAX_CHARS`` and
+``EXAMPLES`` (few-shot ``Example``s, ``agentflow.extraction.examples``;
+checked against the schema before any request).
 """
 
 from __future__ import annotations
@@ -48,8 +50,10 @@ from agentflow._progress import SUSPECT_LABELS, Progress
 from agentflow._secrets import mask_secrets, mask_value
 from agentflow._setup import SetupError, check_api_key, load_schema
 from agentflow.batch import ExtractInput, ExtractResult, extract_many
-from agentflow.errors import AgentflowError
+from agentflow.errors import AgentflowError, InvalidExampleError
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
+from agentflow.extraction.examples import check_examples
+from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.review import write_review
 from agentflow.model import resolve_model
 
@@ -144,6 +148,12 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     instructions = args.instructions or getattr(module, "INSTRUCTIONS", DEFAULT_INSTRUCTIONS)
     prepare = getattr(module, "prepare", None)
     max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
+    examples = getattr(module, "EXAMPLES", None)
+    if examples is not None:
+        try:
+            check_examples(examples, output_type, Grounded() if args.ground else None)
+        except InvalidExampleError as exc:
+            raise SetupError(f"{args.schema}: EXAMPLES: {exc}") from None
     check_api_key(args.model, api_key=args.api_key, base_url=args.base_url)
     if args.engine == "ray":  # the same flags on a Ray cluster (agentflow/_ray_cli.py)
         from agentflow import _ray_cli
@@ -154,7 +164,7 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
         if args.out and args.out != "-":
             sink.out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
         return await _extract_into(args, sink, model, output_type, instructions, prepare,
-                                   max_chars)
+                                   max_chars, examples)
     finally:
         if sink.out is not None:
             sink.out.close()
@@ -165,7 +175,7 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
 
 async def _extract_into(
     args: argparse.Namespace, sink: _Sink, model: Any, output_type: Any, instructions: str,
-    prepare: Any, max_chars: int | None,
+    prepare: Any, max_chars: int | None, examples: Any = None,
 ) -> int:
     outcomes = sink.out.outcomes if sink.out is not None else {}
     skip = {i for i, error in outcomes.items()
@@ -200,6 +210,7 @@ async def _extract_into(
                 instructions=instructions, chunking=chunking, passes=args.passes,
                 allow_partial=args.allow_partial, max_chars=max_chars,
                 ground=True if args.ground else None, on_progress=progress.chunk,
+                examples=examples,
             ):
                 if isinstance(result.error, _SAME_FOR_EVERY_INPUT):  # stop: nothing else works
                     raise SetupError(f"{type(result.error).__name__}: {result.error}")

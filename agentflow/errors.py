@@ -15,6 +15,7 @@ The tree::
     │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
     │   ├── InvalidStateError             AgentState JSON that is malformed or inconsistent
     │   ├── InvalidRecordError            an extraction record / results file that cannot be read
+    │   ├── InvalidExampleError           a few-shot example that does not fit the output type
     │   ├── ToolDefinitionError           a tool that cannot be declared
     │   │   └── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
     │   └── SchemaError                   an output type the target dialect cannot express
@@ -73,6 +74,7 @@ __all__ = [
     "DegenerateOutputError",
     "EmptyDocumentError",
     "GroundingError",
+    "InvalidExampleError",
     "InvalidInputError",
     "InvalidModelError",
     "InvalidRecordError",
@@ -137,6 +139,13 @@ class InvalidRecordError(UsageError, ValueError):
     """An extraction record that does not have the record shape (a JSON object
     with a string ``id`` and a boolean ``ok``), or a results file line that is
     not JSON. The message names the file and line, or the record's position."""
+
+
+class InvalidExampleError(UsageError, ValueError):
+    """A few-shot example (``agentflow.extraction.examples.Example``) whose
+    output does not validate as the output type, or whose grounded values are
+    not spans of its own text. The message names the example
+    (``examples[i]``) and each failing field."""
 
 
 class ToolDefinitionError(UsageError, ValueError):

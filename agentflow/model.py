@@ -262,6 +262,11 @@ class ModelProfile:
             (``None``: unknown; long documents then assume a conservative
             default, see ``agentflow.extraction.budget``).
         max_output_tokens: the most tokens one reply may have (``None``: unknown).
+        sampling: ``(name, value)`` sampler settings the adapter sends with
+            every request that does not set them itself, for a server whose
+            decoding we control (llama.cpp's ``repeat_penalty``,
+            ``dry_multiplier``...: its server README, "POST /completion");
+            ``()``: the vendor's defaults.
     """
 
     supports_tools: bool = True
@@ -279,6 +284,7 @@ class ModelProfile:
     substring_grammar: bool = False
     context_window: int | None = None
     max_output_tokens: int | None = None
+    sampling: tuple[tuple[str, Any], ...] = ()
 
     def with_(self, **changes: Any) -> ModelProfile:
         """A copy with ``changes`` applied (``tool_choice_modes`` may be any iterable)."""
