@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 
 from agentflow._logging import get_logger
+from agentflow.content import check_inputs
 from agentflow.errors import InvalidInputError, ProviderError, ToolRetriesExceededError
 from agentflow.events import (
     AttemptDiscarded,
@@ -250,7 +251,9 @@ class ReActAgent:
         call's input, overriding ``OutputConfig.examples``.
 
         Raises:
-            InvalidInputError: bad ``msg``, before any model request.
+            InvalidInputError: bad ``msg``, before any model request;
+                ``UnsupportedInputError`` for an image or document the model's
+                profile does not accept.
             InvalidExampleError: an example does not fit ``output``, before
                 any model request.
             ProviderError: the model request failed after retries.
@@ -321,6 +324,7 @@ class ReActAgent:
         state = self.state if state is None else state
         if not inputs and not state.memory:
             raise InvalidInputError("no message: pass a message, or a state whose memory holds one")
+        check_inputs([*state.memory, *inputs], self.model.profile, self.model.model_name)
         if output is not None:
             self.structured_output.prepare(self.model, output, bool(len(self.toolkit)), strategy)
         async with state.lock:

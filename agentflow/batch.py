@@ -40,6 +40,8 @@ from anyio.abc import ObjectSendStream
 from pydantic import BaseModel
 
 from agentflow.agent import ReActAgent
+from agentflow.batch_api.mode import Mode, start_batch_mode
+from agentflow.batch_api.runner import BatchSettings, input_scope
 from agentflow.errors import EmptyDocumentError
 from agentflow.events import Complete
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking, count_tokens, plan_budget
@@ -245,6 +247,8 @@ async def extract_many(
     max_chars: int | None = None,
     on_progress: Callable[[ChunkProgress], None] | None = None,
     examples: Sequence[Example] | None = None,
+    mode: Mode = "live",
+    batch: BatchSettings | None = None,
 ) -> AsyncIterator[ExtractResult]:
     """Extract ``output`` from every input, concurrently.
 
@@ -275,6 +279,14 @@ async def extract_many(
             chunk), ``agentflow.extraction.examples``; ``None`` keeps the
             agent's ``OutputConfig.examples``. Counted in the long-document
             token budget.
+        mode: ``"live"`` (requests now), ``"batch"`` (every first turn through
+            the vendor's batch API at about half price; re-asks live) or
+            ``"auto"`` (batch for 100 inputs or more on a vendor with a batch
+            API); see ``agentflow.batch_api.mode``. In batch mode up to
+            ``batch.max_inflight`` inputs wait for replies at once and
+            ``concurrency`` bounds the live re-asks.
+        batch: the batch mode's settings (journal, polling, ``batch_only``,
+            progress callback).
 
     Yields:
         One ``ExtractResult`` per input. An empty document yields an
@@ -286,6 +298,8 @@ async def extract_many(
         TypeError: an input of an unsupported type (raised when it is reached).
         InvalidExampleError: an example does not fit ``output`` (before any
             input is read).
+        BatchUnavailableError: ``mode="batch"`` on a model without a batch API
+            (before any request).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
@@ -306,6 +320,9 @@ async def extract_many(
     checked = check_examples(shown, output, marker)  # a bad example fails the run, not each input
     settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress, ground,
                          None if examples is None else tuple(examples))
+    batch_run, inputs = await start_batch_mode(agent, inputs, mode, batch, concurrency)
+    if batch_run is not None:  # first turns wait in vendor batches: keep many inputs in flight
+        agent, concurrency = batch_run.agent, batch_run.concurrency
     send, receive = anyio.create_memory_object_stream[ExtractResult | BaseException](
         max_buffer_size=concurrency
     )
@@ -335,7 +352,8 @@ async def extract_many(
         overhead: int, results: ObjectSendStream[ExtractResult | BaseException],
     ) -> None:
         try:
-            with request_priority("batch"):  # live calls go first at the rate governor
+            # live calls go first at the rate governor; batch requests know their input
+            with request_priority("batch"), input_scope(item.id):
                 result = await _extract_input(agent, index, item, output, calls, overhead,
                                               settings)
         finally:
@@ -365,3 +383,5 @@ async def extract_many(
             supervisor.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await supervisor
+        if batch_run is not None:
+            await batch_run.aclose()

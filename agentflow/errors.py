@@ -12,10 +12,13 @@ The tree::
     AgentflowError
     ├── UsageError                        misuse (also a TypeError/ValueError where fitting)
     │   ├── InvalidInputError             bad message input to call()/stream()
+    │   │   ├── MediaTypeError            image/document bytes of an unknown or mismatched type
+    │   │   └── UnsupportedInputError     a block the model's profile refuses (.model, .modality)
     │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
     │   ├── InvalidStateError             AgentState JSON that is malformed or inconsistent
     │   ├── InvalidRecordError            an extraction record / results file that cannot be read
     │   ├── InvalidExampleError           a few-shot example that does not fit the output type
+    │   ├── BatchUnavailableError         mode="batch" on a model without a vendor batch API
     │   ├── ToolDefinitionError           a tool that cannot be declared
     │   │   └── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
     │   └── SchemaError                   an output type the target dialect cannot express
@@ -33,6 +36,7 @@ The tree::
     │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
     │   │   └── TruncatedStreamError      a stream ended without its finish reason / final frame
+    │   ├── BatchRequestError             one request of a vendor batch has no reply (.kind)
     │   └── RedirectError                 3xx: never followed (credentials stay at their origin)
     ├── StateConflictError                a state save lost a race: the stored version moved on
     ├── ToolError                         raised by a tool to return an error result on purpose
@@ -69,6 +73,8 @@ __all__ = [
     "AgentflowError",
     "AuthenticationError",
     "BadRequestError",
+    "BatchRequestError",
+    "BatchUnavailableError",
     "ChunkFailedError",
     "DeadlineExceededError",
     "DegenerateOutputError",
@@ -79,6 +85,7 @@ __all__ = [
     "InvalidModelError",
     "InvalidRecordError",
     "InvalidStateError",
+    "MediaTypeError",
     "MergeConflictError",
     "MergeError",
     "ModelRetry",
@@ -105,6 +112,7 @@ __all__ = [
     "TruncatedStreamError",
     "UnsupportedFeature",
     "UnsupportedFeatureError",
+    "UnsupportedInputError",
     "UsageError",
 ]
 
@@ -123,6 +131,36 @@ class UsageError(AgentflowError):
 class InvalidInputError(UsageError, TypeError):
     """The message input of ``call()``/``stream()`` is not a str, a ``Msg`` or a
     non-empty sequence of them."""
+
+
+class MediaTypeError(InvalidInputError):
+    """Image or document bytes whose magic bytes match no known media type, a
+    media type that does not match the bytes, or one the block kind does not
+    hold (``agentflow.content``).
+
+    Attributes:
+        media_type: the media type given or found, when there is one.
+    """
+
+    def __init__(self, message: str, *, media_type: str | None = None) -> None:
+        super().__init__(message)
+        self.media_type = media_type
+
+
+class UnsupportedInputError(InvalidInputError):
+    """An image or document block the model does not accept, by its profile
+    (``ModelProfile.input_modalities`` and the limits beside it). Raised before
+    any request.
+
+    Attributes:
+        model: the model's name.
+        modality: ``"image"`` or ``"pdf"``.
+    """
+
+    def __init__(self, message: str, *, model: str, modality: str) -> None:
+        super().__init__(message)
+        self.model = model
+        self.modality = modality
 
 
 class InvalidModelError(UsageError, TypeError):
@@ -146,6 +184,9 @@ class InvalidExampleError(UsageError, ValueError):
     output does not validate as the output type, or whose grounded values are
     not spans of its own text. The message names the example
     (``examples[i]``) and each failing field."""
+class BatchUnavailableError(UsageError, ValueError):
+    """``mode="batch"`` on a model whose vendor has no batch API (the model is
+    not ``agentflow.batch_api.BatchCapable``); raised before any request."""
 
 
 class ToolDefinitionError(UsageError, ValueError):
@@ -292,6 +333,23 @@ class ServerError(ProviderError):
     """Other HTTP 5xx (and 408/409). Retried with backoff."""
 
     retryable = True
+
+
+class BatchRequestError(ProviderError):
+    """One request of a vendor batch has no reply: the vendor answered it with
+    an error, or it never ran (the batch expired, was cancelled or was
+    rejected), and it was not (or no longer) resubmitted.
+
+    Attributes:
+        kind: ``"error"``, ``"expired"`` or ``"cancelled"`` (``BatchItemError.kind``).
+        batch_id: the vendor's id of the batch that held the request.
+    """
+
+    def __init__(self, message: str, *, kind: str, batch_id: str, status: int | None = None,
+                 code: str | None = None, vendor: str = "") -> None:
+        super().__init__(message, status=status, code=code, vendor=vendor)
+        self.kind = kind
+        self.batch_id = batch_id
 
 
 class ProviderTimeoutError(ProviderError):

@@ -5,6 +5,9 @@ optional ``name`` and a ``metadata`` mapping. Blocks carry a literal ``type``
 discriminator, so a conversation round-trips exactly through JSON
 (``msg_to_dict`` / ``msg_from_dict``, used by ``AgentState``).
 
+Images and PDF documents are ``ImageBlock`` / ``DocumentBlock``
+(``agentflow.content``, re-exported here); the JSON holds their bytes as base64.
+
 Roles: ``system``, ``user``, ``assistant`` and ``tool`` (a message holding
 ``ToolResultBlock``s answering the previous assistant message's tool calls).
 Each provider module maps these to its wire protocol.
@@ -17,10 +20,11 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias, cast
 
-from pydantic import Field, TypeAdapter
+from pydantic import Discriminator, Tag, TypeAdapter
 
+from agentflow.content import DocumentBlock, ImageBlock
 from agentflow.errors import InvalidInputError, StructuredOutputError
 
 __all__ = [
@@ -30,6 +34,8 @@ __all__ = [
     "STRUCTURED_OUTPUT_REMINDER",
     "STRUCTURED_OUTPUT_REMINDER_TYPE",
     "Block",
+    "DocumentBlock",
+    "ImageBlock",
     "Msg",
     "ReminderType",
     "Role",
@@ -127,13 +133,25 @@ class ToolResultBlock:
     type: Literal["tool_result"] = "tool_result"
 
 
+def _block_tag(value: Any) -> Any:
+    return value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+
+
 Block: TypeAlias = Annotated[
-    TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")
+    Annotated[TextBlock, Tag("text")]
+    | Annotated[ThinkingBlock, Tag("thinking")]
+    | Annotated[ToolUseBlock, Tag("tool_use")]
+    | Annotated[ToolResultBlock, Tag("tool_result")]
+    | Annotated[ImageBlock, Tag("image")]
+    | Annotated[DocumentBlock, Tag("document")],
+    Discriminator(_block_tag),
 ]
+"""Any content block; the ``type`` field tells which."""
 
 
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
-_BLOCK_TYPES = (TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock)
+_BLOCK_TYPES = (TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ImageBlock,
+                DocumentBlock)
 _BLOCK_TYPESET = frozenset(_BLOCK_TYPES)
 
 
@@ -144,7 +162,7 @@ def _block(index: int, item: Any) -> Block:
         return TextBlock(item)
     raise InvalidInputError(
         f"content item {index} is a {type(item).__name__}: expected a str or a block "
-        "(TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock)"
+        "(TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ImageBlock, DocumentBlock)"
     )
 
 
@@ -213,7 +231,7 @@ class Msg:
     def __init__(
         self,
         role: Role,
-        content: str | Iterable[Block],
+        content: str | Iterable[Block | str],
         name: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         id: str | None = None,
@@ -226,9 +244,11 @@ class Msg:
         if isinstance(content, str):
             blocks: tuple[Block, ...] = (TextBlock(content),)
         else:
-            blocks = tuple(content)
-            if not all(type(item) in _BLOCK_TYPESET for item in blocks):
-                blocks = tuple(_block(i, item) for i, item in enumerate(blocks))
+            items = tuple(content)
+            if all(type(item) in _BLOCK_TYPESET for item in items):
+                blocks = cast("tuple[Block, ...]", items)
+            else:
+                blocks = tuple(_block(i, item) for i, item in enumerate(items))
         object.__setattr__(self, "role", role)
         object.__setattr__(self, "content", blocks)
         object.__setattr__(self, "name", name)
@@ -238,9 +258,10 @@ class Msg:
 
     # convenience constructors
     @classmethod
-    def user(cls, text: str, **kw: Any) -> Msg:
-        """A user message holding ``text``."""
-        return cls("user", text, **kw)
+    def user(cls, content: str | Iterable[Block | str], **kw: Any) -> Msg:
+        """A user message holding ``content``: text, or text and blocks
+        (``Msg.user(["Describe it.", ImageBlock.from_path("cat.png")])``)."""
+        return cls("user", content, **kw)
 
     @classmethod
     def system(cls, text: str, **kw: Any) -> Msg:
@@ -257,6 +278,11 @@ class Msg:
     def text(self) -> str:
         """All text blocks joined (thinking excluded)."""
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def media(self) -> list[ImageBlock | DocumentBlock]:
+        """The image and document blocks of this message, in order."""
+        return [b for b in self.content if isinstance(b, ImageBlock | DocumentBlock)]
 
     @property
     def tool_uses(self) -> list[ToolUseBlock]:

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
 
+from agentflow.content import Modality
 from agentflow.errors import InvalidModelError
 from agentflow.messages import Msg
 
@@ -267,6 +268,18 @@ class ModelProfile:
             decoding we control (llama.cpp's ``repeat_penalty``,
             ``dry_multiplier``...: its server README, "POST /completion");
             ``()``: the vendor's defaults.
+        input_modalities: what a user turn may hold: ``"text"``, ``"image"``
+            (``ImageBlock``), ``"pdf"`` (``DocumentBlock``). Text only unless
+            the vendor documents more for the model; ``agentflow.content.check_inputs``
+            refuses other blocks before any request.
+        url_input_modalities: the modalities the vendor fetches from a URL
+            (others must be sent as bytes).
+        image_media_types: the image media types the vendor accepts.
+        max_image_bytes: the largest image (raw bytes) the vendor accepts (``None``: no
+            documented limit).
+        max_document_bytes: the largest PDF (raw bytes) the vendor accepts.
+        max_inline_bytes: the most base64 text of images and documents one request
+            may carry, all blocks together.
     """
 
     supports_tools: bool = True
@@ -285,11 +298,21 @@ class ModelProfile:
     context_window: int | None = None
     max_output_tokens: int | None = None
     sampling: tuple[tuple[str, Any], ...] = ()
+    input_modalities: frozenset[Modality] = frozenset({"text"})
+    url_input_modalities: frozenset[Modality] = frozenset()
+    image_media_types: frozenset[str] = frozenset(
+        {"image/png", "image/jpeg", "image/gif", "image/webp"}
+    )
+    max_image_bytes: int | None = None
+    max_document_bytes: int | None = None
+    max_inline_bytes: int | None = None
 
     def with_(self, **changes: Any) -> ModelProfile:
-        """A copy with ``changes`` applied (``tool_choice_modes`` may be any iterable)."""
-        if "tool_choice_modes" in changes:
-            changes["tool_choice_modes"] = frozenset(changes["tool_choice_modes"])
+        """A copy with ``changes`` applied (the set fields may be any iterable)."""
+        for name in ("tool_choice_modes", "input_modalities", "url_input_modalities",
+                     "image_media_types"):
+            if name in changes:
+                changes[name] = frozenset(changes[name])
         return replace(self, **changes)
 
     def thinking_active(self, options: GenerateOptions) -> bool:

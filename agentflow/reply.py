@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from agentflow.content import check_inputs
 from agentflow.messages import (
     Msg,
     TextBlock,
@@ -253,8 +254,11 @@ async def generate(
     """One non-streaming request, derived from ``model.stream``.
 
     Raises:
+        UnsupportedInputError: an image or document block the model's profile
+            does not accept (before the request).
         ProviderError: as ``model.stream`` does.
     """
+    check_inputs(messages, model.profile, model.model_name)
     builder = ReplyBuilder()
     async for chunk in model.stream(messages, tools, options or GenerateOptions()):
         builder.add(chunk)

@@ -24,6 +24,8 @@ import orjson
 from agentflow.errors import UnsupportedFeatureError
 from agentflow.messages import (
     CACHE_CONTROL,
+    DocumentBlock,
+    ImageBlock,
     Msg,
     TextBlock,
     ThinkingBlock,
@@ -32,6 +34,7 @@ from agentflow.messages import (
 )
 from agentflow.model import ToolChoice
 from agentflow.providers._adapter import continuation, system_reminder
+from agentflow.providers._media import anthropic_block
 
 __all__ = [
     "THINKING_BLOCKS",
@@ -100,6 +103,8 @@ def _blocks(msg: Msg, thinking: bool) -> list[dict[str, Any]]:
             out.append(result)
         elif isinstance(b, ThinkingBlock) and thinking and msg.role == "assistant":
             out.extend(_thinking_blocks(b))
+        elif isinstance(b, ImageBlock | DocumentBlock):
+            out.append(anthropic_block(b))
     return out
 
 

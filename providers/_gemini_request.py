@@ -20,7 +20,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentflow.messages import Msg, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentflow.messages import (
+    DocumentBlock,
+    ImageBlock,
+    Msg,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from agentflow.model import ResponseFormat, ToolChoice, ToolSpec
 from agentflow.providers._adapter import (
     continuation,
@@ -28,6 +36,7 @@ from agentflow.providers._adapter import (
     system_reminder,
     tool_calls_by_id,
 )
+from agentflow.providers._media import gemini_part
 
 __all__ = [
     "CALL_ID",
@@ -94,6 +103,8 @@ def _parts(msg: Msg, calls: Mapping[str, ToolUseBlock]) -> list[dict[str, Any]]:
             parts.append(part)
         elif isinstance(b, ToolResultBlock):
             parts.append({"functionResponse": _function_response(b, calls)})
+        elif isinstance(b, ImageBlock | DocumentBlock):
+            parts.append(gemini_part(b))
     texts = [p for p in parts if "text" in p]
     if signature and texts:  # a text reply's signature rides on its last text part
         texts[-1]["thoughtSignature"] = signature

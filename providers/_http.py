@@ -343,6 +343,17 @@ class HttpClient:
             self._loop = loop
         return self._session
 
+    def sibling(self, *, governor: RateGovernor | None = None) -> HttpClient:
+        """A client to the same API root with the same headers, error mapping and
+        settings, its own session, and ``governor`` (default: none). For
+        traffic the live rate limits do not count (vendor batch APIs: file
+        uploads and polls must not be admitted as model requests)."""
+        clone = HttpClient(self.base_url, headers=self._headers, vendor=self.vendor,
+                           error_mapper=self._map_error, settings=self.settings,
+                           body_error=self._body_error, governor=governor,
+                           rate_headers=self._rate_headers)
+        return clone
+
     async def aclose(self) -> None:
         """Close the session (idempotent)."""
         if self._session is not None and not self._session.closed:
@@ -357,10 +368,13 @@ class HttpClient:
         *,
         headers: Mapping[str, str] | None = None,
         method: str = "POST",
+        raw: bytes | None = None,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         """POST ``body`` as JSON to ``path`` and yield the 2xx response, all of
         it (connection, retries, reading the reply inside the ``async with``)
-        within ``settings.deadline`` seconds.
+        within ``settings.deadline`` seconds. ``raw``: send these bytes instead
+        of ``body`` (a multipart upload, with its ``content-type`` in
+        ``headers``; ``b""`` for a GET without a body).
 
         Raises:
             DeadlineExceededError: the deadline passed (a server trickling
@@ -370,7 +384,8 @@ class HttpClient:
         scope = asyncio.timeout(self.settings.deadline)
         started = False
         try:
-            async with scope, self._open(path, body, headers=headers, method=method) as response:
+            async with scope, self._open(path, body, headers=headers, method=method,
+                                         raw=raw) as response:
                 started = True
                 yield response
         except TimeoutError as exc:
@@ -390,16 +405,17 @@ class HttpClient:
         *,
         headers: Mapping[str, str] | None = None,
         method: str = "POST",
+        raw: bytes | None = None,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """POST ``body`` as JSON to ``path`` and yield the 2xx response.
+        """POST ``body`` as JSON (or ``raw`` bytes) to ``path`` and yield the 2xx response.
 
         Raises:
             ProviderError: the mapped error, after retries where allowed;
                 ``BadRequestError`` (never sent) for a body JSON cannot carry.
         """
         url = path if path.startswith("http") else f"{self.base_url}/{path.lstrip('/')}"
-        try:
-            payload = dump_json(body)  # lone surrogates (os.fsdecode...) become U+FFFD
+        try:  # lone surrogates (os.fsdecode...) become U+FFFD
+            payload = dump_json(body) if raw is None else raw
         except TypeError as exc:
             raise BadRequestError(f"the request body is not JSON: {exc}", status=None,
                                   vendor=self.vendor) from exc

@@ -48,6 +48,7 @@ from agentflow.providers._markup import (
     markups_for_model,
     resolve_markups,
 )
+from agentflow.providers._media import ImageUrlStyle
 from agentflow.providers._openai_errors import openai_error, payload_error, unsupported_feature
 from agentflow.providers._openai_wire import (
     JSON_INSTRUCTION,
@@ -128,6 +129,8 @@ class OpenAICompatibleModel:
     send_strict: bool = True
     send_stream_options: ClassVar[bool] = True
     reasoning_history: ClassVar[ReasoningHistory] = "drop"
+    image_urls: ClassVar[ImageUrlStyle] = "data_url"
+    """How inline image bytes go in ``image_url.url`` (``providers._media``)."""
     parser_class: ClassVar[type[ChunkParser]] = ChunkParser
     default_markups: ClassVar[tuple[str, ...]] = ()
     rate_headers: ClassVar[RateHeaders | None] = None
@@ -222,7 +225,7 @@ class OpenAICompatibleModel:
                 vendor refuses (never sent), or a vendor hook's refusal.
         """
         wire = format_messages(messages, reasoning=self.reasoning_history,
-                               late_system=self._late_system)
+                               late_system=self._late_system, images=self.image_urls)
         body: dict[str, Any] = {"model": self._model, "messages": wire}
         if self._stream:
             body["stream"] = True

@@ -20,7 +20,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
-from agentflow.messages import Msg, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentflow.messages import (
+    DocumentBlock,
+    ImageBlock,
+    Msg,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from agentflow.model import (
     FinishChunk,
     FinishReason,
@@ -34,6 +42,7 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
+from agentflow.providers._media import ImageUrlStyle, openai_part
 from agentflow.providers._payload import dump_json
 
 __all__ = [
@@ -71,6 +80,7 @@ def format_messages(
     *,
     reasoning: ReasoningHistory = "drop",
     late_system: Literal["system", "user"] = "system",
+    images: ImageUrlStyle = "data_url",
 ) -> list[dict[str, Any]]:
     """``Msg``s as chat-completions messages.
 
@@ -78,7 +88,9 @@ def format_messages(
     the first non-system message into user messages (for chat templates that
     accept a system prompt only at the start). A ``tool`` message becomes one
     ``role: "tool"`` message per result; an error result is prefixed
-    ``"Error: "`` (the wire has no error flag).
+    ``"Error: "`` (the wire has no error flag). A user turn with images or
+    documents has a list of content parts, in block order (``images``: how
+    inline image bytes are written, see ``providers._media``).
     """
     out: list[dict[str, Any]] = []
     started = False
@@ -94,9 +106,22 @@ def format_messages(
             continue
         results = msg.tool_results
         out.extend(_tool_result(block) for block in results)
-        if role == "user" and (msg.text or not results):
-            out.append({"role": "user", "content": msg.text})
+        media = msg.media
+        if role == "user" and (msg.text or not results or media):
+            out.append({"role": "user",
+                        "content": _parts(msg, images) if media else msg.text})
     return out
+
+
+def _parts(msg: Msg, images: ImageUrlStyle) -> list[dict[str, Any]]:
+    """A user turn's text, image and document blocks as content parts."""
+    parts: list[dict[str, Any]] = []
+    for block in msg.content:
+        if isinstance(block, TextBlock) and block.text:
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock | DocumentBlock):
+            parts.append(openai_part(block, images))
+    return parts
 
 
 def _assistant(msg: Msg, reasoning: ReasoningHistory) -> dict[str, Any]:

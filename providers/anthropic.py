@@ -106,7 +106,22 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_KEY_VARIABLES = ("ANTHROPIC_API_KEY",)
 """Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
-_BASE = ModelProfile(forced_tool_choice_with_thinking=False)
+_BASE = ModelProfile(
+    forced_tool_choice_with_thinking=False,
+    input_modalities=frozenset({"text", "image", "pdf"}),
+    url_input_modalities=frozenset({"image", "pdf"}),
+    image_media_types=frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"}),
+    max_image_bytes=3_932_160,  # 5 MiB of base64, the text the API measures
+    max_document_bytes=32_000_000,
+    max_inline_bytes=32_000_000,
+)
+"""Every Claude 3+ model: images (JPEG, PNG, GIF, WebP; "maximum allowed size of 5MB per
+image" on the API: docs.anthropic.com/en/docs/build-with-claude/vision; the API
+measures the base64 text: "image exceeds 5 MB maximum: N bytes > 5242880 bytes",
+so 3,932,160 raw bytes) and PDFs
+("Maximum request size: 32MB", "Maximum pages per request: 100"; base64 or URL
+sources: docs.anthropic.com/en/docs/build-with-claude/pdf-support; 32 MB is also the
+Messages API's request size limit: docs.anthropic.com/en/api/overview)."""
 _THINKING = _BASE.with_(supports_thinking=True)
 _NATIVE = _THINKING.with_(native_output="json_schema")
 
@@ -120,6 +135,10 @@ PROFILES: tuple[ProfileRule, ...] = (
                 "extended thinking; no native output"),
     ProfileRule("claude-3-7-*", _THINKING.with_(context_window=200_000, max_output_tokens=64_000),
                 "extended thinking; no native output"),
+    ProfileRule("claude-3-[a-z]*", _BASE.with_(context_window=200_000, max_output_tokens=4_096,
+                                               input_modalities={"text", "image"},
+                                               url_input_modalities={"image"}),
+                "Claude 3 (Haiku, Sonnet, Opus): images but no PDF support"),
     ProfileRule("claude-3*", _BASE.with_(context_window=200_000, max_output_tokens=4_096),
                 "no thinking, no native output"),
     ProfileRule("claude-*-[5-9]*", _NATIVE.with_(context_window=200_000, max_output_tokens=64_000),

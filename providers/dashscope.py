@@ -63,12 +63,30 @@ _HYBRID = ModelProfile(
 )
 _THINKS = _HYBRID.with_(thinking_default=True)
 _NO_THINKING = _HYBRID.with_(supports_thinking=False)
+_IMAGES = {
+    "input_modalities": {"text", "image"}, "url_input_modalities": {"image"},
+    "image_media_types": {"image/bmp", "image/jpeg", "image/png", "image/tiff", "image/webp",
+                          "image/heic"},
+    "max_image_bytes": 10_000_000,
+}
+"""Vision models (Qwen-VL, QVQ, Qwen3-VL, Qwen3.5+): ``image_url`` parts with an
+http(s) or ``data:`` URL; BMP, JPEG, PNG, TIFF, WEBP, HEIC up to 10 MB an image
+(alibabacloud.com/help/en/model-studio/vision, "Image limits";
+docs.qwencloud.com/developer-guides/multimodal/vision). No PDF input in chat."""
 
 PROFILES: tuple[ProfileRule, ...] = (
     ProfileRule("qwq*", _THINKS.with_(context_window=131_072, max_output_tokens=8_192),
                 "thinking-only"),
-    ProfileRule("qvq*", _THINKS.with_(context_window=131_072, max_output_tokens=8_192),
-                "thinking-only"),
+    ProfileRule("qvq*", _THINKS.with_(context_window=131_072, max_output_tokens=8_192,
+                                      **_IMAGES),
+                "thinking-only; vision"),
+    ProfileRule("qwen3-vl*-thinking*", _THINKS.with_(**_IMAGES), "thinking-only; vision"),
+    ProfileRule("qwen3-vl*", _HYBRID.with_(**_IMAGES), "hybrid; vision"),
+    ProfileRule("qwen2.5-vl*", _NO_THINKING.with_(**_IMAGES), "vision"),
+    ProfileRule("qwen-vl*", _NO_THINKING.with_(**_IMAGES), "vision"),
+    ProfileRule("qwen3.[5-9]*", _THINKS.with_(context_window=131_072, max_output_tokens=16_384,
+                                              **_IMAGES),
+                "Qwen3.5+: natively multimodal, thinking on by default"),
     ProfileRule("*-thinking*", _THINKS, "thinking-only"),
     ProfileRule("*-instruct*", _NO_THINKING, "non-thinking variant"),
     ProfileRule("qwen3-coder*", _NO_THINKING.with_(

@@ -79,7 +79,9 @@ DEFAULT_PROFILE = _THINKING
 """The profile of model names no pattern matches (thinking on by default (V4)).
 
 Windows and output caps: api-docs.deepseek.com/quick_start/pricing ("context
-length 128K"; maximum output 8K in non-thinking mode, 64K in thinking mode)."""
+length 128K"; maximum output 8K in non-thinking mode, 64K in thinking mode).
+Input: text only (``ModelProfile`` default): the DeepSeek API's messages take
+string content only (api-docs.deepseek.com, "Create Chat Completion")."""
 
 
 CALL_BEGIN, CALL_END, SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"

@@ -88,7 +88,16 @@ API_KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 """Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
 _PRE3 = ModelProfile(native_output="json_schema", native_output_with_tools=False,
-                     schema_dialect="gemini")
+                     schema_dialect="gemini",
+                     input_modalities=frozenset({"text", "image", "pdf"}),
+                     url_input_modalities=frozenset({"image", "pdf"}),
+                     image_media_types=frozenset({"image/png", "image/jpeg", "image/webp",
+                                                  "image/heic", "image/heif"}),
+                     max_inline_bytes=20_000_000)
+"""Every Gemini model takes images (PNG, JPEG, WEBP, HEIC, HEIF) and PDFs, inline
+("when the total request size is less than 20MB") or as ``fileData`` URIs (Files
+API, ``gs://``, public URLs): ai.google.dev/gemini-api/docs/image-understanding,
+ai.google.dev/gemini-api/docs/document-processing (up to 1000 pages)."""
 _THINKING = _PRE3.with_(supports_thinking=True, thinking_default=True)
 
 PROFILES: tuple[ProfileRule, ...] = (

@@ -12,6 +12,9 @@ Everything special about GLM (shared/providers.md section 7):
   ``tool_stream``); the shared parser handles whole and fragmented calls.
 * ``temperature`` is clamped into the open interval (0, 1) as zai-sdk does:
   <= 0 becomes 0.01 with ``do_sample: false``, >= 1 becomes 0.99.
+* **Images** (vision models): ``image_url.url`` holds an http(s) URL or the
+  bare base64 text, no ``data:`` prefix (zai-sdk strips it before sending:
+  ``zai.core._utils.drop_prefix_image_data``).
 * Not sent: ``stream_options`` (usage is on the final chunk anyway) and
   ``strict`` on tools. ``max_tokens`` (not ``max_completion_tokens``).
 * **Thinking:** ``thinking: {"type": "enabled"|"disabled"}`` follows
@@ -50,6 +53,7 @@ from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelProfile, ToolSpec
 from agentflow.providers._http import error_message, parse_retry_after
 from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
+from agentflow.providers._media import ImageUrlStyle
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._profiles import ProfileRule
 
@@ -64,7 +68,18 @@ _GLM = ModelProfile(
     thinking_default=True,
 )
 
+_IMAGES = {"input_modalities": {"text", "image"}, "url_input_modalities": {"image"},
+           "image_media_types": {"image/jpeg", "image/png"}, "max_image_bytes": 5_000_000}
+"""Vision models (GLM-4V, GLM-4.1V/4.5V/4.6V): ``image_url`` with an http(s) URL or the
+bare base64 text; JPG/PNG "under 5M per image" (docs.bigmodel.cn, GLM-4V API and
+z.ai vision model guides). No PDF input in chat completions."""
+
 PROFILES: tuple[ProfileRule, ...] = (
+    ProfileRule("glm-4v*", _GLM.with_(supports_thinking=False, thinking_default=False,
+                                      **_IMAGES),
+                "GLM-4V: vision, no thinking"),
+    ProfileRule("glm-4.[1-9]v*", _GLM.with_(**_IMAGES),
+                "GLM-4.1V/4.5V/4.6V: vision with thinking"),
     ProfileRule("glm-z1*", _GLM.with_(context_window=32_000, max_output_tokens=None),
                 "reasoning model"),
     ProfileRule("glm-4.5*", _GLM.with_(context_window=128_000, max_output_tokens=96_000),
@@ -130,6 +145,7 @@ class GLMChatModel(OpenAICompatibleModel):
     default_profile: ClassVar[ModelProfile] = DEFAULT_PROFILE
     send_strict = False
     send_stream_options: ClassVar[bool] = False
+    image_urls: ClassVar[ImageUrlStyle] = "base64"
     default_markups: ClassVar[tuple[str, ...]] = ("glm",)
 
     def apply_tools(

@@ -38,6 +38,7 @@ verification checks the values.
 from __future__ import annotations
 
 import atexit
+import os
 import weakref
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -139,6 +140,11 @@ class LocalModel(OpenAICompatibleModel):
         chat_template: jinja chat template (default ``PLAIN_TEMPLATE``); ``""``
             uses the GGUF's own.
         temperature: default sampling temperature (0: greedy).
+        mmproj: path to the model's multimodal projector GGUF (llama.cpp's
+            ``--mmproj``); with it the server reads images from ``image_url``
+            data URLs and the profile lists ``"image"`` (PNG, JPEG, GIF, BMP:
+            what llama.cpp's stb_image decodes). Without one the model is
+            text only (the bundled Gemma 3 270M has no vision tower).
 
     Raises (at the first request):
         InvalidModelError: the ``local`` extra is missing, or the GGUF file does
@@ -162,6 +168,7 @@ class LocalModel(OpenAICompatibleModel):
         profile: ModelProfile | None = None,
         settings: HttpSettings | None = None,
         stream: bool = True,
+        mmproj: str | os.PathLike[str] | None = None,
     ) -> None:
         if model != DEFAULT_MODEL and not model.endswith(".gguf"):
             raise InvalidModelError(
@@ -180,6 +187,12 @@ class LocalModel(OpenAICompatibleModel):
                 context_window=context // max(1, parallel) if context > 0 else None,
                 max_output_tokens=max_tokens,
                 concurrent_requests=parallel)
+            if mmproj is not None:
+                self._profile = self._profile.with_(
+                    input_modalities={"text", "image"},
+                    image_media_types={"image/png", "image/jpeg", "image/gif",
+                                       "image/bmp"})
+        self.mmproj = None if mmproj is None else Path(mmproj).expanduser()
         self.chat_template = chat_template
         self._server: Any = None
         self._grammars: LRU[bytes, str] = LRU(GRAMMAR_CACHE_SIZE)
@@ -215,6 +228,10 @@ class LocalModel(OpenAICompatibleModel):
         params.verbosity = 1  # llama.cpp logs go to fd 2 otherwise
         params.sse_ping_interval = 1  # bounds a shutdown that races a stream
         params.chat_template = self.chat_template
+        if self.mmproj is not None:
+            if not self.mmproj.is_file():
+                raise InvalidModelError(f"multimodal projector {str(self.mmproj)!r} does not exist")
+            params.mmproj.path = str(self.mmproj)
         try:
             self._server = xllamacpp.Server(params)  # blocks until loaded and listening
         except RuntimeError as exc:

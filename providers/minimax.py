@@ -101,7 +101,10 @@ DEFAULT_PROFILE = _M
 
 Windows and output caps (tokens) from platform.minimax.io/docs (models):
 MiniMax-Text-01 1,000,192; MiniMax-M1 1,000,000 / 80,000; MiniMax-M2
-204,800 / 128,000; M3 unknown (the conservative default)."""
+204,800 / 128,000; M3 unknown (the conservative default).
+
+Input: text only (``ModelProfile`` default): the text models' chat completion
+API documents no image or document content parts."""
 
 
 def base_resp_error(vendor: str, data: Any) -> ProviderError | None:

@@ -78,6 +78,7 @@ from agentflow.providers._http import (
     own_host,
     shared_governor,
 )
+from agentflow.providers._media import ollama_image
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 from agentflow.ratelimit import model_family
@@ -104,8 +105,24 @@ _DEFAULT = ModelProfile(tool_choice_modes=frozenset({"auto", "none", "specific"}
 larger ``num_ctx``, pass ``profile=`` with its ``context_window``."""
 _THINKING = _DEFAULT.with_(supports_thinking=True, thinking_default=True)
 _NO_TOOLS = _DEFAULT.with_(supports_tools=False, tool_choice_modes={"auto", "none"})
+_IMAGES = {"input_modalities": {"text", "image"}, "image_media_types": {"image/png", "image/jpeg"}}
+"""Vision models ("vision" on ollama.com/library): images as base64 in the message's
+``images`` (docs/api.md "Chat request (with images)"); no URLs, no documents."""
+_VISION = _DEFAULT.with_(**_IMAGES)
 
 PROFILES: tuple[ProfileRule, ...] = (
+    ProfileRule("qwen3-vl*", _THINKING.with_(**_IMAGES), "vision; thinks unless think=false"),
+    ProfileRule("qwen2.5vl*", _VISION, "vision"),
+    ProfileRule("llama3.2-vision*", _NO_TOOLS.with_(**_IMAGES), "vision; no tools capability"),
+    ProfileRule("llama4*", _VISION, "vision"),
+    ProfileRule("mistral-small3.[1-9]*", _VISION, "vision"),
+    ProfileRule("granite3.2-vision*", _VISION, "vision"),
+    ProfileRule("minicpm-v*", _NO_TOOLS.with_(**_IMAGES), "vision; no tools capability"),
+    ProfileRule("*llava*", _NO_TOOLS.with_(**_IMAGES), "vision; no tools capability"),
+    ProfileRule("moondream*", _NO_TOOLS.with_(**_IMAGES), "vision; no tools capability"),
+    ProfileRule("gemma3:270m*", _NO_TOOLS, "no tools capability; text only"),
+    ProfileRule("gemma3:1b*", _NO_TOOLS, "no tools capability; text only"),
+    ProfileRule("gemma3*", _NO_TOOLS.with_(**_IMAGES), "vision (4b and up); no tools capability"),
     ProfileRule("qwen3*", _THINKING, "thinks unless think=false"),
     ProfileRule("deepseek-r1*", _THINKING, "thinks"),
     ProfileRule("gpt-oss*", _THINKING, "thinks (levels only)"),
@@ -258,10 +275,13 @@ def _messages(messages: Sequence[Msg]) -> list[dict[str, Any]]:
             output = f"Error: {block.output}" if block.is_error else block.output  # no flag
             wire.append({"role": "tool", "content": output,
                          "tool_name": result_name(block, calls), "tool_call_id": block.tool_use_id})
-        if results and not msg.text:
+        media = msg.media
+        if results and not msg.text and not media:
             continue
         item: dict[str, Any] = {"role": "user" if msg.role == "tool" else msg.role,
                                 "content": msg.text}
+        if media:
+            item["images"] = [ollama_image(b) for b in media]
         thinking = "".join(b.thinking for b in msg.content if isinstance(b, ThinkingBlock))
         if thinking and msg.role == "assistant":
             item["thinking"] = thinking
@@ -270,7 +290,7 @@ def _messages(messages: Sequence[Msg]) -> list[dict[str, Any]]:
             item["tool_calls"] = [{"id": b.id, "function": {"index": i, "name": b.name,
                                                             "arguments": dict(b.input)}}
                                   for i, b in enumerate(uses)]
-        if item["content"] or uses:
+        if item["content"] or uses or media:
             wire.append(item)
     return wire
 

@@ -13,13 +13,17 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any, ClassVar
 
+from agentflow.batch_api.protocol import BatchRequest
 from agentflow.extraction.budget import estimate_tokens
-from agentflow.model import GenerateOptions, ModelProfile, ToolChoiceMode
+from agentflow.messages import Msg
+from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoiceMode, ToolSpec
 from agentflow.providers._http import RateHeaders, parse_retry_after
+from agentflow.providers._markup import MarkupFilter
+from agentflow.providers._openai_batch import OpenAIBatchAPI
 from agentflow.providers._openai_compat import (
     GENERIC_PROFILE,
     OpenAICompatibleModel,
@@ -27,6 +31,7 @@ from agentflow.providers._openai_compat import (
     payload_error,
     unsupported_feature,
 )
+from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 from agentflow.ratelimit import RateLimitSnapshot, parse_duration
 
@@ -51,25 +56,44 @@ _ALL_MODES: frozenset[ToolChoiceMode] = frozenset({"auto", "none", "required", "
 OPENAI_DEFAULT = ModelProfile(
     tool_choice_modes=_ALL_MODES, native_output="json_schema", schema_dialect="openai_strict",
     parallel_tool_calls_flag=True,
+    input_modalities=frozenset({"text", "image", "pdf"}),
+    url_input_modalities=frozenset({"image"}),
+    image_media_types=frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"}),
+    max_document_bytes=32_000_000,
+    max_inline_bytes=50_000_000,
 )
-"""Current OpenAI models: json_schema output with tools, strict schemas, every tool_choice."""
+"""Current OpenAI models: json_schema output with tools, strict schemas, every
+tool_choice; images (PNG, JPEG, WEBP, non-animated GIF; https or data URLs,
+"up to 50 MB total payload size per request":
+platform.openai.com/docs/guides/images-vision) and PDFs (inline file data,
+"up to 100 pages and 32MB of total content in a single request": "models that
+support both text and image inputs ... can accept PDF files":
+platform.openai.com/docs/guides/pdf-files)."""
+_TEXT_ONLY = {"input_modalities": {"text"}, "url_input_modalities": ()}
+"""Models without image (hence PDF) input (their model pages list text input only)."""
 _REASONING = OPENAI_DEFAULT.with_(supports_thinking=True, thinking_default=True,
                                   parallel_tool_calls_flag=False)
 _LEGACY = OPENAI_DEFAULT.with_(native_output=None)
 
 PROFILES: tuple[ProfileRule, ...] = (
     ProfileRule("o1-mini*", _REASONING.with_(supports_tools=False, native_output=None,
-                                             context_window=128_000, max_output_tokens=65_536),
-                "no tools, no response_format"),
+                                             context_window=128_000, max_output_tokens=65_536,
+                                             **_TEXT_ONLY),
+                "no tools, no response_format, no images"),
     ProfileRule("o1-preview*", _REASONING.with_(supports_tools=False, native_output=None,
-                                                context_window=128_000, max_output_tokens=32_768),
-                "no tools, no response_format"),
+                                                context_window=128_000, max_output_tokens=32_768,
+                                                **_TEXT_ONLY),
+                "no tools, no response_format, no images"),
+    ProfileRule("o3-mini*", _REASONING.with_(context_window=200_000, max_output_tokens=100_000,
+                                             **_TEXT_ONLY),
+                "reasoning; text input only"),
     ProfileRule("gpt-4o-2024-05-13", _LEGACY.with_(context_window=128_000, max_output_tokens=4_096),
                 "json_schema came with gpt-4o-2024-08-06"),
     ProfileRule("o[1-9]*", _REASONING.with_(context_window=200_000, max_output_tokens=100_000),
                 "reasoning; no parallel_tool_calls flag"),
-    ProfileRule("codex-mini*", _REASONING.with_(context_window=200_000, max_output_tokens=100_000),
-                "o4-mini based reasoning model"),
+    ProfileRule("codex-mini*", _REASONING.with_(context_window=200_000, max_output_tokens=100_000,
+                                                **_TEXT_ONLY),
+                "o4-mini based reasoning model (text in the Chat Completions API)"),
     ProfileRule("gpt-5*chat*", OPENAI_DEFAULT.with_(context_window=128_000,
                                                     max_output_tokens=16_384),
                 "the ChatGPT snapshot: not a reasoning model"),
@@ -83,21 +107,23 @@ PROFILES: tuple[ProfileRule, ...] = (
                 "the ChatGPT snapshot: no function calling"),
     ProfileRule("gpt-4o*search*", OPENAI_DEFAULT.with_(supports_tools=False,
                                                        context_window=128_000,
-                                                       max_output_tokens=16_384),
+                                                       max_output_tokens=16_384, **_TEXT_ONLY),
                 "web-search models: no function tools"),
     ProfileRule("gpt-audio*", OPENAI_DEFAULT.with_(context_window=128_000,
-                                                   max_output_tokens=16_384),
-                "audio in/out; chat features as gpt-4o"),
+                                                   max_output_tokens=16_384, **_TEXT_ONLY),
+                "audio in/out (no images); chat features as gpt-4o"),
     ProfileRule("gpt-4o*", OPENAI_DEFAULT.with_(context_window=128_000, max_output_tokens=16_384)),
     ProfileRule("gpt-4.1*", OPENAI_DEFAULT.with_(
         context_window=1_047_576, max_output_tokens=32_768)),
     ProfileRule("gpt-4.5*", OPENAI_DEFAULT.with_(context_window=128_000, max_output_tokens=16_384)),
     ProfileRule("gpt-4-turbo*", _LEGACY.with_(context_window=128_000, max_output_tokens=4_096),
                 "no json_schema response_format: tool path"),
-    ProfileRule("gpt-4*", _LEGACY.with_(context_window=8_192, max_output_tokens=8_192),
-                "no json_schema response_format: tool path"),
-    ProfileRule("gpt-3.5*", _LEGACY.with_(context_window=16_385, max_output_tokens=4_096),
-                "no json_schema response_format: tool path"),
+    ProfileRule("gpt-4*", _LEGACY.with_(context_window=8_192, max_output_tokens=8_192,
+                                        **_TEXT_ONLY),
+                "no json_schema response_format: tool path; text only"),
+    ProfileRule("gpt-3.5*", _LEGACY.with_(context_window=16_385, max_output_tokens=4_096,
+                                          **_TEXT_ONLY),
+                "no json_schema response_format: tool path; text only"),
 )
 DEFAULT_PROFILE = OPENAI_DEFAULT
 """The profile of OpenAI model names no pattern matches (window unknown).
@@ -201,6 +227,42 @@ class OpenAIChatModel(OpenAICompatibleModel):
         """OpenAI's table; an unknown model on another host gets ``GENERIC_PROFILE``."""
         default = OPENAI_DEFAULT if self.own_host else GENERIC_PROFILE
         return match_profile(self.profile_rules, model, default)
+
+    # -- the Batch API (agentflow.batch_api.BatchCapable) -----------------------
+    def batch_api(self) -> OpenAIBatchAPI:
+        """OpenAI's Batch API (``_openai_batch``) on this model's base URL and
+        key, outside the live rate governor (batch requests have their own queue)."""
+        return OpenAIBatchAPI(self._http.sibling())
+
+    def batch_request(
+        self, custom_id: str, messages: Sequence[Msg], tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+    ) -> BatchRequest:
+        """The body ``stream()`` would send, without streaming, as a batch item
+        for ``/chat/completions``.
+
+        Raises:
+            UnsupportedFeatureError: as ``build_body``.
+        """
+        body = self.build_body(messages, tools, options)
+        body.pop("stream", None)
+        body.pop("stream_options", None)
+        return BatchRequest(custom_id, self.chat_path, body)
+
+    def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
+        """The chunks of one batch reply (a whole ``chat.completion``), read as
+        ``stream()`` reads a whole reply.
+
+        Raises:
+            ProviderError: a malformed reply or one carrying an error.
+        """
+        parser = self.parser_class()
+        guard = ReplyGuard(self.vendor, stream=False)
+        markup = MarkupFilter(self._markups, ())
+        chunks = [*markup.feed(guard.fold(lambda d: self.read_payload(parser, d, guard), reply)),
+                  *markup.feed(guard.fold(lambda _: parser.close(), None)), *markup.close()]
+        guard.end()
+        return chunks
 
 
 _NO_REASONING: tuple[tuple[str, str], ...] = (

@@ -28,6 +28,7 @@ from agentflow.model import GenerateOptions, ModelChunk, ToolSpec
 __all__ = [
     "BatchAPI",
     "BatchCapable",
+    "BatchFinder",
     "BatchItemError",
     "BatchLimits",
     "BatchRequest",
@@ -200,4 +201,25 @@ class BatchCapable(Protocol):
 
     def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
         """The chunks of one batch reply (same as a whole live reply)."""
+        ...
+
+
+@runtime_checkable
+class BatchFinder(Protocol):
+    """Optional capability of a ``BatchAPI``: tag a submission and find the
+    batch by its tag later (OpenAI: batch ``metadata`` and ``GET /batches``).
+
+    The runner journals a submission's tag *before* submitting; after a crash
+    between the vendor accepting a batch and the journal recording its id, a
+    restart finds the batch by tag instead of paying for it twice. Without
+    this capability that window (one HTTP round trip) is the only one in which
+    a restart may resubmit.
+    """
+
+    async def submit(self, requests: Sequence[BatchRequest], *, tag: str | None = None) -> str:
+        """As ``BatchAPI.submit``, recording ``tag`` with the batch."""
+        ...
+
+    async def find(self, tag: str) -> str | None:
+        """The id of the batch submitted with ``tag``, or ``None``."""
         ...

@@ -13,8 +13,11 @@ not support assistant message prefill..."; older models: trailing whitespace),
 more than 4 ``cache_control`` blocks, a forced ``tool_choice`` while thinking
 ("Thinking may not be enabled when tool_choice forces tool use."), thinking
 with ``temperature`` or a budget >= ``max_tokens``, thinking blocks sent back
-altered (bad signature) or missing before a tool loop's calls, and
-``output_config`` on a model without native output or with an open object.
+altered (bad signature) or missing before a tool loop's calls,
+``output_config`` on a model without native output or with an open object,
+and image/document blocks off the vision and PDF docs (source type, media
+type, bytes not of that type, an image over 5 MB of base64, over 100 PDF
+pages; a body over 32 MB is a 413 ``request_too_large``).
 
 ``FakeReply.extra`` keys: ``no_finish`` (message_delta without stop_reason),
 ``redacted`` (add a redacted_thinking block),
@@ -35,6 +38,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from . import media
 from .base import FakeError, FakeReply, FakeServer, pieces, sse
 from .limits import LimitState
 
@@ -53,6 +57,11 @@ def anthropic_error(status: int, kind: str, message: str,
 
 
 _VERSION = re.compile(r"\d{4}-\d{2}-\d{2}")
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+MAX_IMAGE_BASE64 = 5 * 1024 * 1024
+"""The API's per-image limit, measured on the base64 text."""
+MAX_PDF_PAGES = 100
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
 
 
 def _bad(message: str) -> FakeError:
@@ -93,8 +102,54 @@ class AnthropicFake(FakeServer):
         if not isinstance(body, dict) or not {"model", "max_tokens", "messages"} <= body.keys():
             return _bad("model, max_tokens and messages are required")
         return (self._check_tools(body) or self._check_thinking(body)
-                or self._check_messages(body) or self._check_cache(body)
-                or self._check_output(body))
+                or self._check_messages(body) or self._check_media(body)
+                or self._check_cache(body) or self._check_output(body))
+
+    def _check_media(self, body: dict[str, Any]) -> FakeError | None:
+        """Image and document blocks as the vision and PDF-support docs state:
+        base64 or url sources; JPEG/PNG/GIF/WebP images of at most 5 MB of
+        base64 each, matching their ``media_type``; PDFs of at most 100 pages in
+        all; a request of at most 32 MB (413 ``request_too_large``)."""
+        if len(orjson.dumps(body)) > MAX_REQUEST_BYTES:
+            return anthropic_error(413, "request_too_large",
+                                   "Request exceeds the maximum allowed number of bytes.")
+        pages = 0
+        for i, message in enumerate(body["messages"]):
+            content = message["content"]
+            for j, block in enumerate(content if isinstance(content, list) else ()):
+                if block["type"] not in ("image", "document"):
+                    continue
+                where = f"messages.{i}.content.{j}.{block['type']}.source"
+                if message["role"] != "user":
+                    return _bad(f"messages.{i}.content.{j}: {block['type']} blocks are only "
+                                "allowed in user messages")
+                source = block.get("source") or {}
+                if source.get("type") == "url":
+                    if not str(source.get("url", "")).startswith(("http://", "https://")):
+                        return _bad(f"{where}.url: Input should be a valid URL")
+                    continue
+                if source.get("type") != "base64":
+                    return _bad(f"{where}: Input tag '{source.get('type')}' found using 'type' "
+                                "does not match any of the expected tags: 'base64', 'url', ...")
+                allowed = IMAGE_TYPES if block["type"] == "image" else ("application/pdf",)
+                if source.get("media_type") not in allowed:
+                    return _bad(f"{where}.base64.media_type: Input should be "
+                                + ", ".join(repr(t) for t in allowed))
+                data = media.decode(source.get("data"))
+                if data is None:
+                    return _bad(f"{where}.base64.data: invalid base64 data")
+                if block["type"] == "image" and len(source["data"]) > MAX_IMAGE_BASE64:
+                    return _bad(f"{where}.base64: image exceeds 5 MB maximum: "
+                                f"{len(source['data'])} bytes > {MAX_IMAGE_BASE64} bytes")
+                if media.kind_of(data) != source["media_type"]:
+                    return _bad(f"{where}.base64: The {block['type']} was specified using the "
+                                f"{source['media_type']} media type, but it does not appear to "
+                                "be a valid file of that type")
+                if block["type"] == "document":
+                    pages += media.pdf_pages(data)
+        if pages > MAX_PDF_PAGES:
+            return _bad(f"A maximum of {MAX_PDF_PAGES} PDF pages may be provided.")
+        return None
 
     def _check_tools(self, body: dict[str, Any]) -> FakeError | None:
         names = [t["name"] for t in body.get("tools", [])]

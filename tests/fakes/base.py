@@ -27,6 +27,10 @@ from aiohttp import web
 
 from .limits import FakeLimits, LimitState
 
+MAX_BODY = 256 * 1024 * 1024
+"""The largest request body a fake reads (aiohttp's default, 1 MiB, is below
+every vendor's limit: each fake checks its vendor's own)."""
+
 
 @dataclass(frozen=True)
 class FakeCall:
@@ -136,9 +140,10 @@ class FakeServer:
 
     # -- lifecycle ----------------------------------------------------------
     async def __aenter__(self) -> FakeServer:
-        app = web.Application()
+        app = web.Application(client_max_size=MAX_BODY)
         for route in self.routes:
             app.router.add_post(route, self._handle)
+        self.add_routes(app)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -150,6 +155,9 @@ class FakeServer:
     async def __aexit__(self, *exc: object) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
+
+    def add_routes(self, app: web.Application) -> None:
+        """Routes beyond ``routes`` (e.g. a vendor's batch API); default none."""
 
     def base_url(self, root: str) -> str:
         """The base URL an adapter is given (vendors add path prefixes)."""

@@ -12,8 +12,9 @@ Thinking: ``enable_thinking`` when sent, else the model's default (open-source
 exact 400), ``required`` at all unless ``accept_required`` (older docs list
 only auto/none/object; unconfirmed), ``response_format`` in thinking mode,
 JSON mode without "json", ``json_schema`` on models not in
-``json_schema_models``, and a non-streaming call to a thinking open-source
-Qwen3. ``ignore_response_format=True`` reproduces case C04: the request is
+``json_schema_models``, a non-streaming call to a thinking open-source
+Qwen3, and images off the Qwen-VL image limits or ``file`` parts.
+``ignore_response_format=True`` reproduces case C04: the request is
 accepted and the scripted (prose) reply comes back regardless.
 Invented wordings (unconfirmed) are marked below.
 """
@@ -47,6 +48,12 @@ class DashScopeFake(OpenAIStyleFake):
 
     routes = ("/compatible-mode/v1/chat/completions",)
     vendor = "dashscope"
+    # Qwen-VL "Image limits": BMP, JPEG, PNG, TIFF, WEBP, HEIC, 10 MB an image; no file parts
+    image_types = ("image/bmp", "image/jpeg", "image/png", "image/tiff", "image/webp",
+                   "image/heic")
+    max_image_bytes = 10 * 1024 * 1024
+    file_parts = False
+    max_request_bytes = None
 
     def __init__(self, *, api_key: str | None = None, accept_required: bool = False,
                  json_schema_models: frozenset[str] = frozenset({"qwen-plus"}),

@@ -40,6 +40,7 @@ class DeepSeekFake(OpenAIStyleFake):
     routes = ("/chat/completions", "/v1/chat/completions", "/beta/chat/completions")
     vendor = "deepseek"
     usage_on_finish = True
+    content_parts = False  # string content only: a list with image_url fails to deserialize
 
     def __init__(self, *, api_key: str | None = None, keep_alives: int = 2) -> None:
         super().__init__(api_key=api_key)

@@ -13,8 +13,10 @@ roles other than user/model, unknown fields in ``parameters`` or
 OBJECT without properties, ``responseMimeType: application/json`` together
 with function declarations on models before Gemini 3, both response schema
 fields at once, ``allowedFunctionNames`` naming an undeclared function, a
-non-object ``functionResponse.response``, and on Gemini 3 a function call
-sent back without the ``thoughtSignature`` it came with.
+non-object ``functionResponse.response``, on Gemini 3 a function call
+sent back without the ``thoughtSignature`` it came with, and ``inlineData``
+of an unsupported MIME type, not base64 or not of that type, or a request over
+20 MB ("Request payload size exceeds the limit").
 
 ``FakeReply.extra`` keys: ``no_finish`` (no finishReason), ``block_reason``
 (no candidates, prompt blocked),
@@ -29,8 +31,10 @@ import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import orjson
 from aiohttp import web
 
+from . import media
 from .base import FakeError, FakeReply, FakeServer, pieces, sse
 
 __all__ = ["MIME_WITH_TOOLS", "MODEL_TURN_LAST", "GeminiFake", "gemini_error"]
@@ -64,6 +68,12 @@ def gemini_error(code: int, message: str, details: list[dict[str, Any]] | None =
 
 def _bad(message: str) -> FakeError:
     return gemini_error(400, message)
+
+
+MEDIA_TYPES = ("image/png", "image/jpeg", "image/webp", "image/heic", "image/heif",
+               "application/pdf")
+"""The image and document MIME types the fake takes inline."""
+MAX_REQUEST_BYTES = 20 * 1024 * 1024
 
 
 class GeminiFake(FakeServer):
@@ -111,8 +121,37 @@ class GeminiFake(FakeServer):
                 "@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
                 "domain": "googleapis.com"}])
         gemini3 = self._model(request.path).startswith("gemini-3")
-        return (self._check_contents(body, gemini3) or self._check_tools(body)
-                or self._check_output(body, gemini3))
+        return (self._check_contents(body, gemini3) or self._check_media(body)
+                or self._check_tools(body) or self._check_output(body, gemini3))
+
+    def _check_media(self, body: dict[str, Any]) -> FakeError | None:
+        """``inlineData`` / ``fileData`` parts as the image-understanding and
+        document-processing docs state: supported MIME types, base64 bytes the
+        API can read, a request of at most 20 MB (inline data), ``fileData``
+        with both ``mimeType`` and ``fileUri``."""
+        if len(orjson.dumps(body)) > MAX_REQUEST_BYTES:
+            return _bad(f"Request payload size exceeds the limit: {MAX_REQUEST_BYTES} bytes.")
+        for i, content in enumerate(body["contents"]):
+            for j, part in enumerate(content.get("parts", [])):
+                where = f"contents[{i}].parts[{j}]"
+                inline, file = part.get("inlineData"), part.get("fileData")
+                if file is not None and not (file.get("mimeType") and file.get("fileUri")):
+                    return _bad(f"* GenerateContentRequest.{where}.file_data: mime_type and "
+                                "file_uri are required")
+                if inline is None:
+                    continue
+                mime = inline.get("mimeType")
+                if mime not in MEDIA_TYPES:
+                    return _bad(f"Unsupported MIME type: {mime}")
+                data = media.decode(inline.get("data"), urlsafe=True)  # proto3 JSON bytes
+                if data is None:
+                    return _bad(f"Invalid value at '{where}.inline_data.data' (TYPE_BYTES), "
+                                "Base64 decoding failed")
+                if media.kind_of(data) != mime:
+                    kind = "document" if mime == "application/pdf" else "image"
+                    return _bad(f"Unable to process input {kind}. Please retry or report in "
+                                "https://developers.generativeai.google/guide/troubleshooting")
+        return None
 
     def _check_contents(self, body: Any, gemini3: bool) -> FakeError | None:
         if not isinstance(body, dict) or not body.get("contents"):

@@ -10,7 +10,9 @@ Refuses: any ``tool_choice`` but ``"auto"`` (400 "Tool choice must be auto",
 as reported through OpenRouter; the native body's code is unconfirmed, 1214
 here), and, with ``strict_params`` (default), the parameters GLM does not
 support (``stream_options``, ``strict`` on tools, ``max_completion_tokens``;
-whether the real API refuses or ignores them is unconfirmed: 1210 here).
+whether the real API refuses or ignores them is unconfirmed: 1210 here);
+images as a ``data:`` URL (the official SDK sends the bare base64 text), not
+JPG/PNG, or over 5 MB, and ``file`` parts (1210 here; wordings unconfirmed).
 """
 
 from __future__ import annotations
@@ -37,6 +39,13 @@ class GLMFake(OpenAIStyleFake):
     routes = ("/api/paas/v4/chat/completions",)
     vendor = "glm"
     usage_on_finish = True
+    # vision models: an http(s) URL or the bare base64 text (zai-sdk strips data: prefixes),
+    # JPG/PNG under 5 MB; no file parts
+    image_url_forms = ("base64", "http")
+    image_types = ("image/jpeg", "image/png")
+    max_image_bytes = 5 * 1024 * 1024
+    file_parts = False
+    max_request_bytes = None
 
     def __init__(self, *, api_key: str | None = None, strict_params: bool = True) -> None:
         super().__init__(api_key=api_key)
@@ -47,6 +56,10 @@ class GLMFake(OpenAIStyleFake):
 
     def bad(self, message: str, param: str | None = None, code: str | None = None) -> FakeError:
         return glm_error(400, code or "1214", message)
+
+    def media_error(self, message: str, param: str | None = None,
+                    code: str | None = None) -> FakeError:
+        return glm_error(400, "1210", f"API 调用参数有误，请检查文档。{message}")
 
     def unauthorized(self) -> FakeError:
         return glm_error(401, "1000", "身份验证失败。")

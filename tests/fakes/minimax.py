@@ -44,6 +44,7 @@ class MiniMaxFake(OpenAIStyleFake):
 
     routes = ("/v1/chat/completions", "/v1/text/chatcompletion_v2")
     vendor = "minimax"
+    file_parts = False  # text models: no documented image or file parts
 
     def __init__(self, *, api_key: str | None = None, send_done: bool = True,
                  fragment_tool_args: bool = False, final_message: bool = False) -> None:

@@ -12,7 +12,10 @@ Refuses what the real server refuses: ``tools`` for a model without the
 tools capability (400 "registry.ollama.ai/library/<model> does not support
 tools"), ``think: true`` for a model that cannot think, tool-call arguments
 sent back as a string (C10: 400 "Value looks like object, but can't find
-closing '}' symbol"), and an unknown model (404).
+closing '}' symbol"), an unknown model (404), and a message's ``images``
+that are not base64 ("illegal base64 data at input byte N", Go's decoder),
+not PNG/JPEG ("image: unknown format"), or sent to a model without vision
+("this model is missing data required for image input").
 
 ``FakeReply.extra`` keys: ``done_reason``, ``error`` (a message sent as an
 error line after ``error_after`` lines), ``with_ids`` (give tool calls ids),
@@ -27,6 +30,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from . import media
 from .base import FakeError, FakeReply, FakeServer, pieces
 
 __all__ = ["OllamaFake", "ollama_error"]
@@ -44,6 +48,7 @@ class OllamaFake(FakeServer):
         no_tools: models without the tools capability.
         thinking: models that can think.
         known: if given, the only models installed (others get 404).
+        vision: models that take images.
     """
 
     routes = ("/api/chat",)
@@ -51,8 +56,11 @@ class OllamaFake(FakeServer):
 
     def __init__(self, *, no_tools: frozenset[str] = frozenset({"gemma3:1b"}),
                  thinking: frozenset[str] = frozenset({"qwen3:8b"}),
-                 known: frozenset[str] | None = None) -> None:
+                 known: frozenset[str] | None = None,
+                 vision: frozenset[str] = frozenset({"llava:7b", "gemma3:4b", "qwen2.5vl:7b"})
+                 ) -> None:
         super().__init__()
+        self.vision = vision
         self.no_tools = no_tools
         self.thinking = thinking
         self.known = known
@@ -83,6 +91,17 @@ class OllamaFake(FakeServer):
                 if not isinstance((call.get("function") or {}).get("arguments"), dict):
                     return ollama_error(400, "Value looks like object, but can't find closing "
                                         "'}' symbol")
+            for image in message.get("images") or []:
+                data = media.decode(image)
+                if data is None:
+                    bad = next((i for i, c in enumerate(str(image)) if not (
+                        c.isalnum() or c in "+/=")), 0)
+                    return ollama_error(400, f"illegal base64 data at input byte {bad}")
+                if media.kind_of(data) not in ("image/png", "image/jpeg"):
+                    return ollama_error(400, "image: unknown format")
+                if model not in self.vision:
+                    return ollama_error(500, "this model is missing data required for image "
+                                        "input")
         return None
 
     # -- replies -------------------------------------------------------------

@@ -17,7 +17,10 @@ arguments, tool names off ``^[a-zA-Z0-9_-]{1,64}$``, ``tool_choice`` or
 function, JSON mode without the word "json" in the messages, a
 ``json_schema`` name off the pattern, a ``strict`` schema that is not
 strict (root object, ``additionalProperties: false``, every property
-required). Options make it refuse json_schema (models without structured
+required), and image/file content parts off the vendor's rules (class
+attributes: ``image_url_forms``, ``image_types``, ``max_image_bytes``,
+``file_parts``, PDF size and pages, request size; ``content_parts=False``
+takes string content only). Options make it refuse json_schema (models without structured
 outputs) or tools, and check the API key (401).
 
 ``FakeReply.extra`` keys: ``refusal`` (text), ``arguments_as_object`` (tool
@@ -41,8 +44,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from . import media
 from .base import FakeCall, FakeError, FakeReply, FakeServer, pieces
 from .limits import LimitState, go_duration
+from .openai_batch import BatchFakeMixin
 
 __all__ = ["OpenAIFake", "OpenAIStyleFake", "openai_error", "strict_schema_problem"]
 
@@ -153,6 +158,105 @@ class OpenAIStyleFake(FakeServer):
         return (self.check_messages(body) or self.check_tools(body)
                 or self.check_tool_choice(body) or self.check_response_format(body))
 
+    # what a vendor takes in content parts (OpenAI's: images-vision and pdf-files guides)
+    content_parts = True
+    """``False``: string content only (DeepSeek)."""
+    image_url_forms: tuple[str, ...] = ("data_url", "http")
+    """How an image may be given in ``image_url.url`` (GLM: ``"base64"``, the bare text)."""
+    image_types: tuple[str, ...] = ("image/png", "image/jpeg", "image/gif", "image/webp")
+    max_image_bytes: int | None = None
+    file_parts = True
+    """Whether ``{"type": "file"}`` parts (PDFs as ``file_data``) are taken."""
+    max_file_bytes = 32 * 1024 * 1024
+    max_pdf_pages = 100
+    max_request_bytes: int | None = 50 * 1024 * 1024
+
+    def media_error(self, message: str, param: str | None = None,
+                    code: str | None = "invalid_value") -> FakeError:
+        """The refusal of an image or file part (a 400 in this vendor's envelope)."""
+        return self.bad(message, param, code)
+
+    def check_media(self, body: dict[str, Any]) -> FakeError | None:
+        """Image and file content parts: their shapes, media types, sizes."""
+        if self.max_request_bytes is not None and len(
+                orjson.dumps(body)) > self.max_request_bytes:
+            return self.media_error(f"Request too large: the total payload size exceeds "
+                                    f"{self.max_request_bytes} bytes.", None, "request_too_large")
+        pages = 0
+        for i, m in enumerate(body["messages"]):
+            content = m.get("content")
+            for j, part in enumerate(content if isinstance(content, list) else ()):
+                kind = part.get("type") if isinstance(part, dict) else None
+                where = f"messages[{i}].content[{j}]"
+                if kind != "text" and not self.content_parts:
+                    return self.media_error(
+                        f"Failed to deserialize the JSON body into the target type: {where}: "
+                        f"unknown variant `{kind}`, expected `text`", None, None)
+                if kind == "image_url":
+                    if m.get("role") != "user":
+                        return self.media_error(f"Invalid '{where}.type': image content parts "
+                                                "are only allowed in user messages.", where)
+                    problem = self._image_problem((part.get("image_url") or {}).get("url"),
+                                                  f"{where}.image_url.url")
+                    if problem:
+                        return problem
+                elif kind == "file":
+                    problem, n = self._file_problem(part.get("file") or {}, f"{where}.file")
+                    if problem:
+                        return problem
+                    pages += n
+                elif kind != "text":
+                    return self.media_error(f"Invalid value: '{kind}'. Supported values are: "
+                                            "'text', 'image_url', 'input_audio', 'refusal', "
+                                            "'audio', and 'file'.", f"{where}.type")
+        if pages > self.max_pdf_pages:
+            return self.media_error(f"Invalid input: the PDF files hold {pages} pages; at most "
+                                    f"{self.max_pdf_pages} pages may be provided.", None)
+        return None
+
+    def _image_problem(self, url: Any, param: str) -> FakeError | None:
+        if not isinstance(url, str) or not url:
+            return self.media_error(f"Missing required parameter: '{param}'.", param)
+        if url.startswith(("http://", "https://")) and "http" in self.image_url_forms:
+            return None
+        parsed = media.parse_data_url(url)
+        if parsed is not None and "data_url" in self.image_url_forms:
+            declared, data = parsed
+        elif "base64" in self.image_url_forms and (data := media.decode(url)) is not None:
+            declared = media.kind_of(data) or "unknown"
+        else:
+            forms = " or ".join(self.image_url_forms)
+            return self.media_error(f"Invalid image URL: '{param}'. Expected {forms}, got "
+                                    f"{url[:30]!r}.", param)
+        if declared not in self.image_types or media.kind_of(data) != declared:
+            names = [t.split("/")[1] for t in self.image_types]
+            return self.media_error("You uploaded an unsupported image. Please make sure your "
+                                    f"image has of one the following formats: {names}.", None,
+                                    "invalid_image_format")
+        if self.max_image_bytes is not None and len(data) > self.max_image_bytes:
+            return self.media_error(f"Exceeded limit on max bytes per data-uri item : "
+                                    f"{self.max_image_bytes}", param, "image_too_large")
+        return None
+
+    def _file_problem(self, file: dict[str, Any], param: str) -> tuple[FakeError | None, int]:
+        if not self.file_parts:
+            return self.media_error("Invalid value: 'file'. Supported values are: 'text' and "
+                                    "'image_url'.", param.rsplit(".", 1)[0] + ".type"), 0
+        if "file_data" in file and not file.get("filename"):
+            return self.media_error(f"Missing required parameter: '{param}.filename'.",
+                                    f"{param}.filename"), 0
+        parsed = media.parse_data_url(file.get("file_data"))
+        if parsed is None or parsed[0] != "application/pdf" or media.kind_of(
+                parsed[1]) != "application/pdf":
+            return self.media_error(
+                f"Invalid file data: '{param}.file_data'. Expected a base64-encoded data URL with "
+                "an application/pdf MIME type (e.g. 'data:application/pdf;base64,SGVsbG8='), "
+                f"but got {str(file.get('file_data'))[:30]!r}.", f"{param}.file_data"), 0
+        if len(parsed[1]) > self.max_file_bytes:
+            return self.media_error(f"Invalid file data: '{param}.file_data'. The file exceeds "
+                                    f"{self.max_file_bytes} bytes.", f"{param}.file_data"), 0
+        return None, media.pdf_pages(parsed[1])
+
     def check_messages(self, body: dict[str, Any]) -> FakeError | None:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
@@ -188,7 +292,7 @@ class OpenAIStyleFake(FakeServer):
         if pending:
             return self.bad("An assistant message with 'tool_calls' must be followed by tool "
                             "messages responding to each 'tool_call_id'.", "messages")
-        return None
+        return self.check_media(body)
 
     def check_tools(self, body: dict[str, Any]) -> FakeError | None:
         tools = body.get("tools")
@@ -364,16 +468,25 @@ class OpenAIStyleFake(FakeServer):
         return frames
 
 
-class OpenAIFake(OpenAIStyleFake):
+class OpenAIFake(BatchFakeMixin, OpenAIStyleFake):
     """OpenAI itself. Options: ``json_schema`` (models with structured
     outputs; ``False`` answers 400 to json_schema), ``tools`` (``False``
-    answers 400 to tools), ``api_key``."""
+    answers 400 to tools), ``api_key``. Has the Batch API (``openai_batch``)."""
 
     def __init__(self, *, api_key: str | None = None, json_schema: bool = True,
                  tools: bool = True) -> None:
         super().__init__(api_key=api_key)
         self.json_schema = json_schema
         self.tools = tools
+        self.init_batches()
+
+    def check_body(self, body: Any) -> FakeError | None:
+        """The checks of one batch request's body (the batch carries the key)."""
+        if not isinstance(body, dict):
+            return self.bad("We could not parse the JSON body of your request.")
+        if body.get("stream"):
+            return self.bad("Streaming is not supported in the Batch API.", "stream")
+        return self.validate(self.canonical(body))
 
     def base_url(self, root: str) -> str:
         return root + "/v1"

@@ -21,16 +21,21 @@ import ssl
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from agentflow.content import DocumentBlock, ImageBlock
 from agentflow.messages import Msg, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 
 from .scenarios import Result, Scenario
 
-__all__ = ["KEY", "TLS", "Witness", "in_thread", "results", "text", "thoughts", "uses"]
+__all__ = ["KEY", "TLS", "Witness", "in_thread", "media", "results", "text", "thoughts", "uses"]
 
 KEY = "test-key"
 TLS = ssl.create_default_context()
 """One TLS context for every SDK client (each would load the CA bundle again,
 ~70 ms; the fakes speak plain HTTP anyway)."""
+
+
+def media(msg: Msg) -> list[ImageBlock | DocumentBlock]:
+    return [b for b in msg.content if isinstance(b, ImageBlock | DocumentBlock)]
 
 
 def text(msg: Msg) -> str:

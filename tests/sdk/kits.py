@@ -165,15 +165,18 @@ OLLAMA_EXT = {
 }
 def _gemini_canonical(body: Any) -> Any:
     """A Gemini body as the API reads it: proto JSON names in lowerCamelCase
-    (the SDK sends some snake_case), and a schema in ``parameters`` (OpenAPI
-    subset, no ``additionalProperties``) or ``parametersJsonSchema`` (JSON
-    Schema) read as one schema: the comparison is of its shape."""
+    (the SDK sends some snake_case), bytes in either base64 alphabet, and a
+    schema in ``parameters`` (OpenAPI subset, no ``additionalProperties``) or
+    ``parametersJsonSchema`` (JSON Schema) read as one schema: the comparison
+    is of its shape."""
     def walk(node: Any) -> Any:
         if isinstance(node, list):
             return [walk(n) for n in node]
         if not isinstance(node, dict):
             return node
         out = {}
+        if isinstance(node.get("data"), str) and "mimeType" in node:  # inlineData bytes:
+            node = {**node, "data": _standard_base64(node["data"])}  # either alphabet
         for key, value in node.items():
             key = {"parametersJsonSchema": "parameters",
                    "responseJsonSchema": "responseSchema"}.get(key, key)
@@ -182,6 +185,15 @@ def _gemini_canonical(body: Any) -> Any:
             out[key] = walk(value) if key not in ("parameters", "responseSchema") else value
         return out
     return walk(camel_keys(body))
+
+
+def _standard_base64(text: str) -> str:
+    """Base64 ``text`` in the standard alphabet (proto3 JSON reads bytes in the
+    standard or the URL-safe one; google-genai writes the latter)."""
+    import base64
+    data = base64.urlsafe_b64decode(text.replace("+", "-").replace("/", "_")
+                                    + "=" * (-len(text) % 4))
+    return base64.b64encode(data).decode()
 
 
 def _open_shape(schema: Any) -> Any:
@@ -204,6 +216,14 @@ MINIMAX_EXT = {
                 "M2.x ignore it)",
 }
 
+def _media_only(kit_id: str) -> dict[str, str]:
+    """``Kit.skip`` for a kit of a vendor's vision model: only the media scenarios
+    run there (the others run on the vendor's text kit, ``kit_id``)."""
+    from .scenarios import MEDIA_SCENARIOS, SCENARIOS
+    return {s.id: f"a text scenario: run on the {kit_id} kit" for s in SCENARIOS
+            if s.id not in MEDIA_SCENARIOS}
+
+
 KITS = [
     Kit("openai", "openai", "gpt-4o-mini", _fake("tests.fakes.openai:OpenAIFake"),
         _openai_types),
@@ -219,7 +239,11 @@ KITS = [
                             "stream request; the openai SDK's stream reader never looks at a "
                             "JSON body, so it cannot witness that case (our adapter reads it: "
                             "test_providers_minimax)"}),
+    Kit("dashscope-vl", "dashscope", "qwen-vl-max", _fake("tests.fakes.dashscope:DashScopeFake"),
+        _openai_types, DASHSCOPE_EXT, skip=_media_only("dashscope")),
     Kit("glm", "glm", "glm-4.6", _fake("tests.fakes.glm:GLMFake"), _zai_types, GLM_EXT),
+    Kit("glm-vision", "glm", "glm-4.6v", _fake("tests.fakes.glm:GLMFake"), _zai_types, GLM_EXT,
+        skip=_media_only("glm")),
     Kit("anthropic", "anthropic", "claude-sonnet-4-6", _fake("tests.fakes.anthropic:AnthropicFake"),
         _anthropic_types, ANTHROPIC_EXT, ours_only=ANTHROPIC_OURS),
     Kit("anthropic-3", "anthropic", "claude-3-5-haiku-latest",
@@ -243,6 +267,8 @@ KITS = [
         no_compare={"choice-specific": "/api/chat has no tool_choice; forcing one tool is our "
                                        "emulation (that tool only + a reminder), tested in "
                                        "test_providers_ollama"}),
+    Kit("ollama-vision", "ollama", "qwen2.5vl:7b", _fake("tests.fakes.ollama:OllamaFake"),
+        _ollama_types, OLLAMA_EXT, skip=_media_only("ollama")),
 ]
 
 

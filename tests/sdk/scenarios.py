@@ -18,6 +18,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel
 
+from agentflow.content import DocumentBlock, ImageBlock
 from agentflow.messages import Msg, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentflow.model import (
     ChatModel,
@@ -33,10 +34,12 @@ from agentflow.model import (
     UsageChunk,
 )
 from agentflow.output.schema import OutputSpec
+from tests import media
 from tests.fakes.anthropic import signature_of
 from tests.fakes.base import FakeCall, FakeReply
 
-__all__ = ["REPLIES", "SCENARIOS", "Result", "Scenario", "read_ours", "read_scenario",
+__all__ = ["MEDIA_SCENARIOS", "REPLIES", "SCENARIOS", "Result", "Scenario", "read_ours",
+           "read_scenario",
            "scenario_applies"]
 
 
@@ -88,7 +91,7 @@ Anthropic fake signs, so it verifies; other vendors ignore the signature)."""
 @dataclass(frozen=True)
 class Scenario:
     """One logical request: ``needs`` names the profile capability it needs
-    (``"native"``, ``"thinking"``, a tool-choice mode) or ``""``."""
+    (``"native"``, ``"thinking"``, a tool-choice mode, an input modality) or ``""``."""
 
     id: str
     messages: tuple[Msg, ...]
@@ -135,13 +138,22 @@ SCENARIOS: tuple[Scenario, ...] = (
              needs="thinking"),
     Scenario("thinking-on", _ASK, TOOLS, GenerateOptions(thinking=True), needs="thinking"),
     Scenario("thinking-off", _ASK, TOOLS, GenerateOptions(thinking=False)),
+    Scenario("image", (Msg.system(SYSTEM), Msg.user(
+        ["What is in this picture?", ImageBlock.from_bytes(media.png(4, 3)),
+         ImageBlock.from_bytes(media.JPEG)])), needs="image"),
+    Scenario("pdf", (Msg.system(SYSTEM), Msg.user(
+        ["Summarize this document.",
+         DocumentBlock.from_bytes(media.pdf(pages=2), filename="report.pdf")])), needs="pdf"),
 )
+MEDIA_SCENARIOS = ("image", "pdf")
 
 
 def scenario_applies(scenario: Scenario, profile: ModelProfile) -> bool:
     """Whether the profile can run ``scenario`` (other ones are refused by
     the adapter before sending, tested elsewhere)."""
     need = scenario.needs
+    if need in ("image", "pdf"):
+        return need in profile.input_modalities
     if need == "native":
         return profile.native_output == "json_schema"
     if need == "thinking":

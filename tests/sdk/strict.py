@@ -16,7 +16,8 @@ vendor extension; the value names the document). Union members are tried in
 turn; the problems of the closest one are reported.
 
 What the types leave open (``object``, ``Any``, ``Dict[str, object]`` — JSON
-Schemas, tool arguments) is not looked into.
+Schemas, tool arguments) is not looked into; a pydantic model with its own
+model serializer (ollama's ``Image``, sent as its base64 text) takes a string.
 """
 
 from __future__ import annotations
@@ -145,6 +146,8 @@ class _Checker:
         return problems
 
     def model(self, value: Any, tp: type[pydantic.BaseModel], path: str) -> list[str]:
+        if tp.__pydantic_decorators__.model_serializers and isinstance(value, str):
+            return []  # the model writes itself as text (ollama's Image: its base64)
         if not isinstance(value, dict):
             return [f"{path}: expected an object ({tp.__name__}), got {type(value).__name__}"]
         fields: dict[str, Any] = {}

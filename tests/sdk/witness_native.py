@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import base64
 import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from agentflow.messages import Msg
+from agentflow.content import DocumentBlock, ImageBlock
+from agentflow.messages import Msg, TextBlock
 from agentflow.model import ToolChoice
 
-from ._witness import KEY, TLS, Witness, results, text, thoughts, uses
+from ._witness import KEY, TLS, Witness, media, results, text, thoughts, uses
 from .scenarios import Contact, Result, Scenario
 
 __all__ = ["AnthropicWitness", "GeminiWitness", "OllamaWitness"]
@@ -39,12 +41,29 @@ def anthropic_messages(messages: tuple[Msg, ...], thinking: bool = False
             if r.is_error:
                 block["is_error"] = True
             blocks.append(block)
-        if text(msg):
+        if media(msg):  # in the order given (docs.anthropic.com .../vision, .../pdf-support)
+            blocks += [anthropic_media(b) for b in msg.content
+                       if isinstance(b, ImageBlock | DocumentBlock)
+                       or (isinstance(b, TextBlock) and b.text)]
+        elif text(msg):
             blocks.append({"type": "text", "text": text(msg)})
         blocks += [{"type": "tool_use", "id": u.id, "name": u.name, "input": dict(u.input)}
                    for u in uses(msg)]
         out.append({"role": role, "content": blocks})
     return system, out
+
+
+def anthropic_media(block: Any) -> dict[str, Any]:
+    """A text, image or document block with a base64 source, as the vision and
+    PDF-support docs write them."""
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    source = {"type": "base64", "media_type": block.media_type,
+              "data": base64.standard_b64encode(block.data).decode()}
+    out: dict[str, Any] = {"type": block.type, "source": source}
+    if isinstance(block, DocumentBlock) and block.filename:
+        out["title"] = block.filename
+    return out
 
 
 def anthropic_tool_choice(choice: ToolChoice) -> dict[str, Any]:
@@ -139,7 +158,11 @@ class GeminiWitness(Witness):
             parts = [types.Part(function_response=types.FunctionResponse(
                 name=r.name, response={"error" if r.is_error else "result": r.output}))
                 for r in results(msg)]
-            if text(msg):
+            if media(msg):  # ai.google.dev/gemini-api/docs/image-understanding: bytes parts
+                parts += [types.Part.from_bytes(data=b.data, mime_type=b.media_type)
+                          if isinstance(b, ImageBlock | DocumentBlock) else types.Part(text=b.text)
+                          for b in msg.content if not isinstance(b, TextBlock) or b.text]
+            elif text(msg):
                 parts.append(types.Part(text=text(msg)))
             parts += [types.Part(function_call=types.FunctionCall(name=u.name,
                                                                   args=dict(u.input)))
@@ -234,6 +257,10 @@ class OllamaWitness(Witness):
                 messages += [{"role": "tool", "tool_name": r.name, "tool_call_id": r.tool_use_id,
                               "content": ("Error: " if r.is_error else "") + r.output}
                              for r in results(msg)]
+            elif media(msg):  # docs/api.md "Chat request (with images)"; the SDK encodes bytes
+                import ollama
+                messages.append({"role": msg.role, "content": text(msg), "images": [
+                    ollama.Image(value=b.data) for b in media(msg)]})
             else:
                 messages.append({"role": msg.role, "content": text(msg)})
         kwargs: dict[str, Any] = {k: v for k, v in ours.items()

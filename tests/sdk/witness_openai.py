@@ -4,16 +4,18 @@ mode and MiniMax document) and ``zai-sdk`` (GLM) as witnesses (see
 
 from __future__ import annotations
 
+import base64
 import inspect
 import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from agentflow.messages import Msg
+from agentflow.content import ImageBlock
+from agentflow.messages import Msg, TextBlock
 from agentflow.model import ToolChoice, ToolSpec
 
-from ._witness import KEY, TLS, Witness, in_thread, results, text, thoughts, uses
+from ._witness import KEY, TLS, Witness, in_thread, media, results, text, thoughts, uses
 from .scenarios import Contact, Result, Scenario
 
 __all__ = ["DeepSeekWitness", "GLMWitness", "MiniMaxWitness", "OpenAIWitness"]
@@ -26,7 +28,10 @@ def openai_messages(messages: tuple[Msg, ...]) -> list[dict[str, Any]]:
     result is marked in its text: the wire has no error flag)."""
     out: list[dict[str, Any]] = []
     for msg in messages:
-        if msg.role in ("system", "user") and not results(msg):
+        if msg.role == "user" and media(msg):
+            out.append({"role": "user", "content": [openai_part(b) for b in msg.content
+                                                    if not isinstance(b, TextBlock) or b.text]})
+        elif msg.role in ("system", "user") and not results(msg):
             out.append({"role": msg.role, "content": text(msg)})
         elif msg.role == "assistant":
             calls = [{"id": u.id, "type": "function",
@@ -41,6 +46,18 @@ def openai_messages(messages: tuple[Msg, ...]) -> list[dict[str, Any]]:
                         "content": ("Error: " if r.is_error else "") + r.output}
                        for r in results(msg))
     return out
+
+
+def openai_part(block: Any) -> dict[str, Any]:
+    """A content part as platform.openai.com/docs/guides/images-vision ("Passing a
+    Base64 encoded image") and /docs/guides/pdf-files ("Base64-encoded files") write it."""
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    encoded = base64.b64encode(block.data).decode()
+    url = f"data:{block.media_type};base64,{encoded}"
+    if isinstance(block, ImageBlock):
+        return {"type": "image_url", "image_url": {"url": url}}
+    return {"type": "file", "file": {"filename": block.filename, "file_data": url}}
 
 
 def openai_tools(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
