@@ -43,6 +43,7 @@ from agentflow.events import (
     ToolUse,
 )
 from agentflow.execution import CallExecution
+from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import Act, Finish, Middleware, ModelRequest, ReasonAgain
@@ -236,6 +237,7 @@ class ReActAgent:
         state: AgentState | None = None,
         strategy: OutputStrategy | None = None,
         ground: bool | Grounded | None = None,
+        examples: Sequence[Example] | None = None,
     ) -> Msg:
         """Run one call to the end and return the reply (``stream`` drained).
 
@@ -244,19 +246,25 @@ class ReActAgent:
         ``ground`` (``True`` or a ``Grounded``) grounds every free-text string
         of the output in the call's text, overriding ``OutputConfig.ground``;
         ``reply.spans`` says where each grounded value is
-        (``agentflow.extraction.grounding``).
+        (``agentflow.extraction.grounding``). ``examples`` (few-shot
+        ``Example``s, ``agentflow.extraction.examples``) are shown before the
+        call's input, overriding ``OutputConfig.examples``.
 
         Raises:
             InvalidInputError: bad ``msg``, before any model request;
                 ``UnsupportedInputError`` for an image or document the model's
                 profile does not accept.
+            InvalidExampleError: an example does not fit ``output``, before
+                any model request.
             ProviderError: the model request failed after retries.
             StructuredOutputValidationError / MultipleStructuredOutputsError:
                 only under the ``"raise"`` policies.
             ToolRetriesExceededError: a tool kept failing past its retry budget.
         """
         complete: Complete | None = None
-        extra = {"ground": ground} if ground is not None else {}  # subclasses may lack it
+        extra: dict[str, Any] = {"ground": ground} if ground is not None else {}
+        if examples is not None:  # subclasses may lack these keywords
+            extra["examples"] = examples
         async with aclosing(
             self.stream(msg, output, state=state, strategy=strategy, **extra)
         ) as events:
@@ -274,6 +282,7 @@ class ReActAgent:
         state: AgentState | None = None,
         strategy: OutputStrategy | None = None,
         ground: bool | Grounded | None = None,
+        examples: Sequence[Example] | None = None,
     ) -> Msg:
         """The sync twin of ``call``: same arguments, same reply, blocking.
 
@@ -287,7 +296,8 @@ class ReActAgent:
         from agentflow.sync import run_sync
 
         return run_sync(
-            lambda: self.call(msg, output, state=state, strategy=strategy, ground=ground)
+            lambda: self.call(msg, output, state=state, strategy=strategy, ground=ground,
+                              examples=examples)
         )
 
     async def stream(
@@ -298,6 +308,7 @@ class ReActAgent:
         state: AgentState | None = None,
         strategy: OutputStrategy | None = None,
         ground: bool | Grounded | None = None,
+        examples: Sequence[Example] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run one call, yielding its events; the last is ``Complete``.
 
@@ -320,6 +331,8 @@ class ReActAgent:
             ex = self._execution(state, output, strategy)
             if ground is not None:
                 ex.extra["ground"] = ground
+            if examples is not None:
+                ex.extra["examples"] = examples
             with self.telemetry.call(self.name, self.id, ex):
                 yield CallStarted(ex.call_id, self.name, self.id)
                 for m in self.middleware:

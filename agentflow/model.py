@@ -263,6 +263,11 @@ class ModelProfile:
             (``None``: unknown; long documents then assume a conservative
             default, see ``agentflow.extraction.budget``).
         max_output_tokens: the most tokens one reply may have (``None``: unknown).
+        sampling: ``(name, value)`` sampler settings the adapter sends with
+            every request that does not set them itself, for a server whose
+            decoding we control (llama.cpp's ``repeat_penalty``,
+            ``dry_multiplier``...: its server README, "POST /completion");
+            ``()``: the vendor's defaults.
         input_modalities: what a user turn may hold: ``"text"``, ``"image"``
             (``ImageBlock``), ``"pdf"`` (``DocumentBlock``). Text only unless
             the vendor documents more for the model; ``agentflow.content.check_inputs``
@@ -295,6 +300,7 @@ class ModelProfile:
     substring_grammar: bool = False
     context_window: int | None = None
     max_output_tokens: int | None = None
+    sampling: tuple[tuple[str, Any], ...] = ()
     input_modalities: frozenset[Modality] = frozenset({"text"})
     url_input_modalities: frozenset[Modality] = frozenset()
     image_media_types: frozenset[str] = frozenset(
