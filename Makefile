@@ -1,7 +1,7 @@
 # Every target sets itself up: a fresh machine needs only python3 (>= 3.11) and make.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,local,ray
+EXTRAS ?= dev,local,ray,pdf,html
 LIMIT ?= 20
 
 .PHONY: extract review demo web-demo test lint bench clean system-deps

@@ -1,6 +1,13 @@
 """Documents for the ``extract`` command: paths, globs, directories, ``.gz``,
 JSONL and stdin -> ``Document`` items, lazily.
 
+Each file is read by its kind (``agentflow.documents``: magic bytes, then
+suffix; ``--format`` forces one): a PDF gives its text layer with its page
+map (``Document.pages``), an HTML page its text, anything else is decoded
+as plain text. A PDF or HTML page that cannot be read (corrupt, encrypted,
+scanned without a text layer, its reader not installed) is a ``Document``
+whose ``problem_type`` names the ``DocumentError`` subclass at fault.
+
 Ids are stable across runs (the path, plus ``#<line>`` or the record's id for
 JSONL; stdin: ``-#`` and a hash of the text), so an output file can be
 resumed. A document that cannot be used (unreadable file or directory, a
@@ -27,14 +34,19 @@ import stat
 import sys
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-__all__ = ["MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "InputError", "decode_text",
-           "iter_documents"]
+from agentflow.documents.kinds import DocumentKind, sniff_kind
+from agentflow.documents.loading import load_document
+from agentflow.documents.pages import PageMap, shift_pages
+from agentflow.errors import DocumentError
+
+__all__ = ["FORMATS", "MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "InputError",
+           "decode_text", "iter_documents", "read_document"]
 
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 """Largest input read (after gunzip), in bytes; a larger one is a failed record."""
@@ -45,16 +57,40 @@ MAX_CONTROL_SHARE = 0.05
 _TEXT_CONTROLS = frozenset("\t\n\r\f\v\b\x1b")
 
 
+FORMATS = ("auto", "text", "jsonl", "pdf", "html")
+"""``iter_documents(fmt=)``: ``auto`` tells each file's kind (``.jsonl``/``.ndjson``
+by suffix, then ``agentflow.documents.kinds.sniff_kind``); the others force one."""
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
-    """One input document; ``problem`` says why it cannot be used, if so;
-    ``offset``: where ``text`` starts in the decoded file when ``prepare``
-    cut a prefix (0 otherwise, or when ``prepare`` rewrote the text)."""
+    """One input document.
+
+    Attributes:
+        id: stable across runs (see the module docstring).
+        text: what the model reads (a PDF's text layer, an HTML page's text).
+        problem: why it cannot be used, if so (the record's ``error.message``).
+        offset: where ``text`` starts in the file's text when ``prepare`` cut a
+            prefix (0 otherwise, or when ``prepare`` rewrote the text).
+        kind: ``"text"``, ``"pdf"`` or ``"html"``.
+        pages: a PDF's page map into ``text`` (``agentflow.documents.pages``;
+            ``None`` for other kinds, or when ``prepare`` rewrote the text).
+        problem_type: the error type behind ``problem`` (``None``: ``InputError``).
+        reason: what to do about ``problem``, in words (the record's ``error.reason``).
+        data: the PDF's bytes when it goes to the model as a document block
+            (``iter_documents(deliver=)``); ``text`` is then its text layer, sent
+            beside it, or empty (a scan).
+    """
 
     id: str
     text: str
     problem: str | None = None
     offset: int = 0
+    kind: str = "text"
+    pages: PageMap | None = None
+    problem_type: str | None = None
+    reason: str | None = None
+    data: bytes | None = field(default=None, repr=False)
 
 
 class InputError(ValueError):
@@ -146,10 +182,22 @@ def _texty(text: str) -> str | None:
 
 
 def _read(path: Path) -> str:
-    """The text of ``path`` (``-``: stdin), gunzipped by suffix.
+    """The text of ``path`` (``-``: stdin), gunzipped by suffix, as plain text.
 
     Raises:
         _Unusable: unreadable, corrupt ``.gz``, too large, or binary.
+    """
+    text = decode_text(_read_bytes(path))
+    if text is None:
+        raise _Unusable(f"{path}: binary file, not text")
+    return text
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The bytes of ``path`` (``-``: stdin), gunzipped by suffix.
+
+    Raises:
+        _Unusable: unreadable, corrupt ``.gz``, or too large.
     """
     try:
         if str(path) == "-":  # the same size and binary checks as a file
@@ -163,10 +211,55 @@ def _read(path: Path) -> str:
         raise _Unusable(f"{path}: cannot read: {exc}") from exc
     if len(raw) > MAX_INPUT_BYTES:
         raise _Unusable(f"{path}: larger than {MAX_INPUT_BYTES} bytes; not read")
-    text = decode_text(raw)
-    if text is None:
-        raise _Unusable(f"{path}: binary file, not text")
-    return text
+    return raw
+
+
+def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None = None
+                   ) -> Document:
+    """``path`` read by its kind (``fmt``: ``auto`` sniffs, else forced); a PDF
+    goes as ``deliver(has_text)`` says (see ``iter_documents``).
+
+    Raises:
+        _Unusable: unreadable, corrupt ``.gz``, too large, or binary plain text.
+    """
+    raw = _read_bytes(path)
+    name = "" if str(path) == "-" else str(path)
+    kind: DocumentKind = (sniff_kind(raw[:1024], name) if fmt == "auto" else
+                          "pdf" if fmt == "pdf" else "html" if fmt == "html" else "text")
+    if kind == "text":
+        text = decode_text(raw)
+        if text is None:
+            raise _Unusable(f"{path}: binary file, not text")
+        doc_id = name or f"-#{_digest(text)}"
+        return Document(doc_id, text)
+    doc_id = name or f"-#{hashlib.sha1(raw).hexdigest()[:12]}"
+    try:
+        if kind == "pdf" and deliver is not None:
+            return _pdf_document(doc_id, raw, str(path), deliver)
+        loaded = load_document(raw, name=str(path), kind=kind)
+    except DocumentError as exc:
+        return Document(doc_id, "", problem=str(exc), kind=kind,
+                        problem_type=type(exc).__name__, reason=exc.reason or None)
+    return Document(doc_id, loaded.text, kind=loaded.kind, pages=loaded.pages)
+
+
+def _pdf_document(doc_id: str, raw: bytes, name: str, deliver: Callable[[bool], str]
+                  ) -> Document:
+    """A PDF as ``deliver`` (``agentflow.documents.routing.pdf_delivery``, bound to the
+    mode and model) says: its text layer, its bytes for a document block, or both.
+
+    Raises:
+        DocumentError: unreadable, or (delivery ``no_text``) without a text layer.
+    """
+    loaded = load_document(raw, name=name, kind="pdf", allow_no_text=True)
+    has_text = bool(loaded.text.strip())
+    delivery = deliver(has_text)
+    if delivery not in ("document", "document+text"):
+        if not has_text:  # raises the NoTextLayerError that says why
+            load_document(raw, name=name, kind="pdf")
+        return Document(doc_id, loaded.text, kind="pdf", pages=loaded.pages)
+    return Document(doc_id, loaded.text if has_text else "", kind="pdf",
+                    pages=loaded.pages if has_text else None, data=raw)
 
 
 def _is_jsonl(path: Path, fmt: str) -> bool:
@@ -204,15 +297,22 @@ def iter_documents(
     text_field: str = "text",
     id_field: str = "id",
     prepare: Callable[[str], str] | None = None,
+    deliver: Callable[[bool], str] | None = None,
 ) -> Iterator[Document]:
     """Every document named by ``specs`` (files, globs, directories, ``-``).
 
     Args:
-        fmt: ``auto`` (JSONL by suffix), ``text`` or ``jsonl``.
+        fmt: one of ``FORMATS``: ``auto`` (JSONL by suffix, then each file's
+            kind by its bytes and name), ``text``, ``jsonl``, ``pdf`` or ``html``.
         text_field / id_field: JSONL record fields.
         prepare: applied to each text (e.g. keep a changelog's latest entry).
             Texts are never cut here: a cap is ``extract_many(max_chars=)``,
             which records it.
+        deliver: how each PDF reaches the model, from whether it has a text layer
+            (``agentflow.documents.routing.pdf_delivery`` with the mode and model
+            bound): ``document`` / ``document+text`` keep its bytes in
+            ``Document.data`` (a scan then has empty text, not a problem);
+            ``None``: the text layer only.
 
     Raises:
         InputError: a spec matches nothing, or a JSONL line is malformed
@@ -227,13 +327,25 @@ def iter_documents(
                 if _is_jsonl(path, fmt):
                     docs: Iterator[Document] = _jsonl_records(path, text_field, id_field)
                 else:
-                    text = _read(path)
-                    doc_id = str(path) if str(path) != "-" else f"-#{_digest(text)}"
-                    docs = iter([Document(doc_id, text)])
+                    docs = iter([_file_document(path, fmt, deliver)])
                 for doc in docs:
-                    yield _prepared(doc, prepare)
+                    yield doc if doc.problem else _prepared(doc, prepare)
             except _Unusable as exc:
                 yield Document(str(path), "", problem=str(exc))
+
+
+def read_document(path: str | Path, *, fmt: str = "auto",
+                  prepare: Callable[[str], str] | None = None) -> Document:
+    """One file, read as ``iter_documents`` reads a file that is not JSONL: by its
+    kind (``fmt``: ``auto`` sniffs; ``text``, ``pdf`` or ``html`` force one),
+    then through ``prepare``. A file that cannot be used comes back with its
+    ``problem`` set (never raised): what ``agentflow report`` re-reads sources with."""
+    path = Path(path)
+    try:
+        doc = _file_document(path, "auto" if fmt == "jsonl" else fmt)
+    except _Unusable as exc:
+        return Document(str(path), "", problem=str(exc))
+    return doc if doc.problem else _prepared(doc, prepare)
 
 
 def _digest(text: str) -> str:
@@ -244,6 +356,8 @@ def _prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
     """``doc`` through the schema module's ``prepare``; a ``prepare`` that raises
     or returns something other than text makes this document a failed one
     (the others go on)."""
+    if doc.data is not None and not doc.text.strip():
+        return doc  # a scan sent as a document block: no text to prepare
     if prepare is None:
         text = doc.text
     else:
@@ -256,6 +370,10 @@ def _prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
             return Document(doc.id, "", problem=(
                 f"{doc.id}: prepare() returned {type(text).__name__}, not str"))
     if not text.strip():
-        return Document(doc.id, text, problem=f"{doc.id}: empty document")
-    offset = max(doc.text.find(text), 0) if text and not doc.text.startswith(text) else 0
-    return Document(doc.id, text, offset=offset)
+        return Document(doc.id, text, problem=f"{doc.id}: empty document", kind=doc.kind)
+    found = 0 if doc.text.startswith(text) else doc.text.find(text)
+    offset = max(found, 0)
+    pages = doc.pages
+    if pages is not None and text is not doc.text:  # page ranges follow a cut, not a rewrite
+        pages = shift_pages(pages, found, len(text)) if found >= 0 else None
+    return Document(doc.id, text, offset=offset, kind=doc.kind, pages=pages, data=doc.data)

@@ -38,6 +38,9 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--engine ray: --out {args.out!r} is a file; it must be a directory")
+    if getattr(args, "pdf", "auto") == "document":
+        raise CliError("--engine ray sends PDFs as their text layers: --pdf document is for "
+                       "--engine local")
     if args.actors < 1 or args.concurrency < args.actors:
         raise CliError("--engine ray: need --actors >= 1 and --concurrency >= --actors")
     from agentflow import ray as engine

@@ -5,7 +5,8 @@ wrong before the first model request, each refused with one line.
   ``path.py:Class`` or a JSON Schema file); a module that fails to import
   (syntax or runtime error) or a name that is not a type is refused;
 * ``check_output_type``: the type can be described as JSON Schema;
-* ``check_api_key``: the chosen vendor's key is at hand (names the variable).
+* ``check_api_key``: the chosen vendor's key is at hand (names the variable);
+* ``check_batch_mode``: ``--mode batch`` on a vendor with a batch API.
 
 Each raises ``SetupError``, which the command prints as
 ``agentflow: error: <message>`` and exits 2 on.
@@ -25,7 +26,7 @@ import orjson
 
 from agentflow.errors import SchemaError
 
-__all__ = ["SetupError", "check_api_key", "check_output_type", "load_schema"]
+__all__ = ["SetupError", "check_api_key", "check_batch_mode", "check_output_type", "load_schema"]
 
 MAX_SCHEMA_FILE = 8 * 1024 * 1024
 """Largest JSON Schema file read, in bytes."""
@@ -144,3 +145,22 @@ def check_api_key(model: str, *, api_key: str | None, base_url: str | None) -> N
         raise SetupError(str(exc)) from None
     if problem:
         raise SetupError(f"{problem}, or pass --api-key")
+
+
+def check_batch_mode(model: Any, mode: str, engine: str = "local") -> None:
+    """Refuse batch modes on the Ray engine (its actors run live requests),
+    and ``--mode batch`` on a model (when given) whose vendor has no batch API.
+
+    Raises:
+        SetupError: the message names the vendor and the way out.
+    """
+    from agentflow.batch_api.protocol import BatchCapable
+
+    if mode == "live":
+        return
+    if engine != "local":
+        raise SetupError(f"--mode {mode} runs on --engine local only (the vendor runs the batch)")
+    if model is not None and mode == "batch" and not isinstance(model, BatchCapable):
+        vendor = getattr(model, "vendor", None) or type(model).__name__
+        raise SetupError(f"--mode batch: {vendor} ({getattr(model, 'model_name', '?')}) has no "
+                         "batch API; use --mode live or --mode auto")

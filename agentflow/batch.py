@@ -66,10 +66,14 @@ __all__ = ["ExtractInput", "ExtractResult", "extract_many"]
 
 @dataclass(frozen=True, slots=True)
 class ExtractInput:
-    """One input: an id (unique within the batch) and its text."""
+    """One input: an id (unique within the batch), its text, and ``media``: image
+    or document blocks (``agentflow.content``) sent before the text in the same
+    user message (a PDF the model reads itself). An input with media is sent
+    whole, never chunked; its text may then be empty."""
 
     id: str
     text: str
+    media: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +140,13 @@ async def _aiter(inputs: Iterable[InputLike] | AsyncIterable[InputLike]) -> Asyn
             yield item
 
 
+def _message(item: ExtractInput) -> Msg:
+    """The user message of ``item``: its media, then its text (when it has any)."""
+    if not item.media:
+        return Msg.user(item.text)
+    return Msg.user([*item.media, item.text] if item.text.strip() else list(item.media))
+
+
 async def _extract_one(
     agent: ReActAgent, index: int, item: ExtractInput, output: Any,
     ground: bool | Grounded | None = None, examples: tuple[Example, ...] | None = None,
@@ -146,7 +157,7 @@ async def _extract_one(
     try:
         complete: Complete | None = None
         async with contextlib.aclosing(
-            agent.stream(Msg.user(item.text), output, state=AgentState(), ground=ground,
+            agent.stream(_message(item), output, state=AgentState(), ground=ground,
                          examples=examples)
         ) as events:
             async for event in events:
@@ -202,6 +213,11 @@ async def _extract_input(
     """One input's result: one call when the text fits, else chunks merged."""
     start = time.perf_counter()
     text, truncated = _cap(item.text, settings.max_chars)
+    if item.media:  # the model reads the blocks whole: one call, no chunks
+        async with calls:
+            result = await _extract_one(agent, index, ExtractInput(item.id, text, item.media),
+                                        output, settings.ground)
+        return dataclasses.replace(result, truncated=truncated) if truncated else result
     if not text.strip():
         return ExtractResult(index, item.id, None, EmptyDocumentError(
             f"input {item.id!r} is empty{' after the cut' if truncated else ''}: "

@@ -9,7 +9,8 @@
 
 ``extract`` writes one JSON line per input (``id``, ``ok``, ``output`` or
 ``error`` ``{type, message, reason?}``, ``spans`` of grounded values,
-``source_offset`` when ``prepare`` cut a prefix, ``usage``, ``attempts``,
+``source_offset`` when ``prepare`` cut a prefix, ``pages`` and ``span_pages`` for a
+PDF (``agentflow.documents.pages``), ``usage``, ``attempts``,
 ``duration_s``, ``chunks`` for a long document, ``truncated``), appends to
 ``--out`` (locked; ``_outfile``) and skips inputs already there, shows a
 progress line (``_progress``: documents, and chunks of long ones), prints a
@@ -19,6 +20,11 @@ key, ``--out``) exits 2 before any request.
 Documents longer than the model's context window are split into chunks and
 merged, never cut; a cap (``--max-chars`` or the schema module's
 ``MAX_CHARS``) still cuts, and the record says so in ``truncated``.
+
+``--mode batch`` (or ``auto``) sends first requests through the vendor's batch
+API at about half price (``agentflow.batch_api``), journalled in
+``OUT.batches.json`` so a rerun resumes the same batches; the summary adds the
+batch tokens and, with ``genai-prices``, the estimated cost.
 
 A schema module may define ``INSTRUCTIONS`` (the system prompt),
 ``prepare(text) -> text`` (applied to each document), ``MAX_CHARS`` and
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import importlib
 import itertools
 import stat
@@ -44,18 +51,24 @@ import orjson
 from pydantic import BaseModel
 
 from agentflow import __version__, errors
-from agentflow._inputs import Document, InputError, iter_documents
+from agentflow._inputs import FORMATS, Document, InputError, iter_documents
 from agentflow._outfile import OutFile, open_out, waiting_notice
 from agentflow._progress import SUSPECT_LABELS, Progress
 from agentflow._secrets import mask_secrets, mask_value
-from agentflow._setup import SetupError, check_api_key, load_schema
+from agentflow._setup import SetupError, check_api_key, check_batch_mode, load_schema
 from agentflow.batch import ExtractInput, ExtractResult, extract_many
+from agentflow.batch_api.cost import usage_summary
+from agentflow.batch_api.journal import journal_path
+from agentflow.batch_api.runner import BatchSettings
+from agentflow.content import DocumentBlock
+from agentflow.documents.pages import span_pages
+from agentflow.documents.routing import PDF_MODES, pdf_delivery
 from agentflow.errors import AgentflowError, InvalidExampleError
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
 from agentflow.extraction.examples import check_examples
-from agentflow.extraction.grounding import Grounded
+from agentflow.extraction.grounding import Grounded, grounding_plan
 from agentflow.extraction.review import write_review
-from agentflow.model import resolve_model
+from agentflow.model import Usage, resolve_model
 
 __all__ = ["DEFAULT_CONCURRENCY", "load_schema", "main"]
 
@@ -101,11 +114,14 @@ def _transient(error_type: str) -> bool:
 
 
 def _problem_record(doc: Document) -> dict[str, Any]:
-    return {"id": doc.id, "ok": False, "error": {"type": "InputError", "message": doc.problem},
-            "attempts": 0}
+    error = {"type": doc.problem_type or "InputError", "message": doc.problem}
+    if doc.reason:
+        error["reason"] = doc.reason
+    return {"id": doc.id, "ok": False, "error": error, "attempts": 0}
 
 
-def _record(result: ExtractResult, source_offset: int = 0) -> dict[str, Any]:
+def _record(result: ExtractResult, source_offset: int = 0,
+            pages: Sequence[tuple[int, int]] | None = None) -> dict[str, Any]:
     record: dict[str, Any] = {"id": result.id, "ok": result.ok}
     if result.ok:
         output = result.output
@@ -121,6 +137,10 @@ def _record(result: ExtractResult, source_offset: int = 0) -> dict[str, Any]:
         record["spans"] = {path: [list(s) for s in spans] for path, spans in result.spans.items()}
     if source_offset:
         record["source_offset"] = source_offset
+    if pages is not None:  # a PDF: page n is pages[n - 1]; agentflow.documents.pages
+        record["pages"] = [list(p) for p in pages]
+        if result.spans:
+            record["span_pages"] = span_pages(result.spans, pages)
     record["usage"] = {f.name: getattr(result.usage, f.name) for f in fields(result.usage)}
     record["attempts"] = result.attempts
     record["duration_s"] = round(result.duration, 3)
@@ -155,12 +175,14 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
         except InvalidExampleError as exc:
             raise SetupError(f"{args.schema}: EXAMPLES: {exc}") from None
     check_api_key(args.model, api_key=args.api_key, base_url=args.base_url)
+    check_batch_mode(None, args.mode, args.engine)
     if args.engine == "ray":  # the same flags on a Ray cluster (agentflow/_ray_cli.py)
         from agentflow import _ray_cli
 
         return await asyncio.to_thread(_ray_cli.run, args, module, instructions, max_chars)
     model = _model(args)
     try:
+        check_batch_mode(model, args.mode)
         if args.out and args.out != "-":
             sink.out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
         return await _extract_into(args, sink, model, output_type, instructions, prepare,
@@ -180,21 +202,35 @@ async def _extract_into(
     outcomes = sink.out.outcomes if sink.out is not None else {}
     skip = {i for i, error in outcomes.items()
             if error is None or not (args.retry_failed or _transient(error))}
+    reads_pdf = "pdf" in model.profile.input_modalities
+
+    def deliver(has_text: bool) -> str:
+        return pdf_delivery(args.pdf, model_reads_pdf=reads_pdf, has_text=has_text)
+
+    if deliver(True) == "unsupported":
+        raise SetupError(f"--pdf document: model {args.model!r} does not read PDF documents "
+                         "(see 'agentflow models'); use --pdf auto or --pdf text")
     docs: Iterator[Document] = (
         d for d in iter_documents(args.input, fmt=args.format, text_field=args.text_field,
-                                  id_field=args.id_field, prepare=prepare)
+                                  id_field=args.id_field, prepare=prepare, deliver=deliver)
         if d.id not in skip
     )
     if args.limit is not None:
         docs = itertools.islice(docs, args.limit)
     selected = list(docs)  # materialized: the progress line needs the total
+    if _grounds(output_type, args.ground):  # a scan sent as a PDF has no text to point into
+        selected = [_ungroundable(d) if d.data is not None and not d.text.strip() else d
+                    for d in selected]
     unusable = [d for d in selected if d.problem]
-    batch = [ExtractInput(d.id, d.text) for d in selected if not d.problem]
+    batch = [ExtractInput(d.id, d.text, _media(d)) for d in selected if not d.problem]
+    sent_as = {d.id: "document+text" if d.text.strip() else "document" for d in selected
+               if d.data is not None and not d.problem}
     offsets = {d.id: d.offset for d in selected if d.offset}
+    pages = {d.id: d.pages for d in selected if d.pages is not None}
     concurrency = args.concurrency or model.profile.concurrent_requests or DEFAULT_CONCURRENCY
     progress = Progress(len(selected), sys.stderr)
     start = time.perf_counter()
-    tokens = 0
+    usage, batch_usage = Usage(), [Usage()]
     faults: dict[str, int] = {}
     chunking = (None if args.no_chunking else Chunking(max_chars=args.chunk_chars)
                 if args.chunk_chars else DEFAULT_CHUNKING)
@@ -210,17 +246,21 @@ async def _extract_into(
                 instructions=instructions, chunking=chunking, passes=args.passes,
                 allow_partial=args.allow_partial, max_chars=max_chars,
                 ground=True if args.ground else None, on_progress=progress.chunk,
+                mode=args.mode, batch=_batch_settings(args, batch_usage),
                 examples=examples,
             ):
-                if isinstance(result.error, _SAME_FOR_EVERY_INPUT):  # stop: nothing else works
+                if isinstance(result.error, _SAME_FOR_EVERY_INPUT) and not isinstance(
+                        result.error, errors.UnsupportedInputError):  # stop: nothing else works
                     raise SetupError(f"{type(result.error).__name__}: {result.error}")
-                record = _record(result, offsets.get(result.id, 0))
+                record = _record(result, offsets.get(result.id, 0), pages.get(result.id))
+                if result.id in sent_as:  # the model read the PDF itself
+                    record["sent_as"] = sent_as[result.id]
                 sink.write(record)
                 progress.add(record)
                 kind = SUSPECT_LABELS.get(type(result.error).__name__) if result.error else None
                 if kind:
                     faults[kind] = faults.get(kind, 0) + 1
-                tokens += result.usage.total_tokens
+                usage = usage + result.usage
     finally:
         progress.close()
     if sink.out is not None and sink.out.superseded:
@@ -238,10 +278,53 @@ async def _extract_into(
         skipped += f" ({failed_before} of them failed: --retry-failed tries them again)"
     failed = counts["failed"] + counts["suspect"]
     apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
+    tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
     print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}; "
-          f"{tokens} tokens; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
+          f"{tokens}; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
           file=sys.stderr)
     return 1 if failed else 0
+
+
+def _grounds(output_type: Any, ground: bool) -> bool:
+    """Whether extraction grounds values in the text (``--ground``, or a ``Grounded()``
+    field); a schema whose markers are wrong fails later, at its first call."""
+    if ground:
+        return True
+    try:
+        return grounding_plan(output_type)
+    except Exception:
+        return False
+
+
+def _ungroundable(doc: Document) -> Document:
+    """A scanned PDF for a grounded schema: a failed record, before any request."""
+    return dataclasses.replace(
+        doc, data=None, problem=f"{doc.id}: PDF without a text layer; grounded fields need one",
+        problem_type="NoTextLayerError",
+        reason="the model could read the scanned pages, but a grounded value must be found in "
+               "the document's text and this PDF has none; run OCR on it first (e.g. "
+               "ocrmypdf), or extract with a schema without Grounded() fields and no --ground")
+
+
+def _media(doc: Document) -> tuple[DocumentBlock, ...]:
+    """The PDF itself as a document block, when it goes to the model that way."""
+    if doc.data is None:
+        return ()
+    name = "document.pdf" if doc.id.startswith("-#") else Path(doc.id).name
+    return (DocumentBlock.from_bytes(doc.data, "application/pdf", filename=name),)
+
+
+def _batch_settings(args: argparse.Namespace, batch_usage: list[Usage]) -> BatchSettings:
+    """The batch mode's settings: the journal beside ``--out``, progress lines on
+    stderr, the batch replies' usage summed into ``batch_usage[0]``."""
+    journal = str(journal_path(args.out)) if args.out and args.out != "-" else None
+
+    def add(u: Usage) -> None:
+        batch_usage[0] = batch_usage[0] + u
+
+    return BatchSettings(batch_only=args.batch_only, journal=journal, on_usage=add,
+                         poll_initial=args.batch_poll, poll_max=max(args.batch_poll, 300.0),
+                         on_progress=lambda p: print(f"agentflow: {p.line()}", file=sys.stderr))
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -261,8 +344,8 @@ def _report(args: argparse.Namespace) -> int:
     if out is not None:
         _check_page_target(out)
     stats = write_review(results, out, prepare=getattr(module, "prepare", None),
-                         text_field=args.text_field,
-                         id_field=args.id_field, title=args.title, stdout=sys.stdout.write)
+                         text_field=args.text_field, id_field=args.id_field, title=args.title,
+                         stdout=sys.stdout.write, fmt=args.format)
     for _, rid, why in stats.unavailable[:5]:
         print(f"agentflow: source not available for {rid}: {why}", file=sys.stderr)
     missing = f", {len(stats.unavailable)} sources not available" if stats.unavailable else ""
@@ -295,7 +378,7 @@ def _models() -> int:
     registry = importlib.import_module("agentflow.providers.registry")
     rows = registry.list_profiles()
     print(f"{'vendor':10} {'model pattern':28} {'tools':6} {'tool_choice':28} {'native':12} "
-          f"{'dialect':14} {'context':>9} {'output':>7} thinking")
+          f"{'dialect':14} {'context':>9} {'output':>7} {'inputs':15} thinking")
     for vendor, pattern, p in rows:
         modes = ",".join(sorted(p.tool_choice_modes)) if p.supports_tools else "-"
         thinking = ("on" if p.thinking_default else "opt-in") if p.supports_thinking else "-"
@@ -303,9 +386,10 @@ def _models() -> int:
             thinking += " (no forcing)"
         window = f"{p.context_window:,}" if p.context_window else "?"
         output = f"{p.max_output_tokens:,}" if p.max_output_tokens else "?"
+        inputs = ",".join(m for m in ("text", "image", "pdf") if m in p.input_modalities)
         print(f"{vendor:10} {pattern:28} {'yes' if p.supports_tools else 'no':6} {modes:28} "
               f"{p.native_output or '-':12} {p.schema_dialect:14} {window:>9} {output:>7} "
-              f"{thinking}")
+              f"{inputs:15} {thinking}")
     print(f"\n{'vendor':10} API key from (first set wins; --api-key overrides)")
     for vendor in dict.fromkeys(vendor for vendor, _, _ in rows):
         names = registry.api_key_variables(vendor)
@@ -329,6 +413,13 @@ def _parser() -> argparse.ArgumentParser:
             "spans, source_offset, usage, attempts, duration_s, chunks?, truncated}; spans\n"
             "maps each grounded field path to [[start, end]] offsets in the text the model\n"
             "saw, which starts at source_offset in the file.\n\n"
+            "Inputs: plain text (any encoding), PDF (its text layer, page by page; the record\n"
+            "adds pages: [[start, end]] of page n at index n-1, and span_pages: the page of\n"
+            "each span) and HTML (its text as a browser shows it), told apart by their first\n"
+            "bytes and suffix; .gz of any of them; JSONL records. A scanned PDF (no text\n"
+            "layer), an encrypted or a corrupt one is a failed record saying so; a scan\n"
+            "goes to a model that reads PDFs as the PDF itself (--pdf; the record says\n"
+            "sent_as).\n\n"
             "With --out (a regular file), lines are appended under a\n"
             "lock (a second run on the file refuses, or waits with --wait) and inputs that\n"
             "already have a record are skipped, except transient failures (rate limit,\n"
@@ -348,7 +439,8 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--schema", required=True,
                     help="output type: module:Class, path/to/file.py:Class, or schema.json")
     ex.add_argument("--input", nargs="+", required=True,
-                    help="files, globs, directories, .gz, .jsonl, or - for stdin")
+                    help="files (text, PDF, HTML), globs, directories, .gz, .jsonl, or - for "
+                         "stdin")
     ex.add_argument("--model", default="local", help="'vendor:model' (default: local)")
     ex.add_argument("--base-url", help="API root for the vendor (an OpenAI-compatible server...)")
     ex.add_argument("--api-key", help="API key (default: the vendor's environment variable)")
@@ -364,8 +456,15 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--retry-failed", action="store_true",
                     help="try every input whose newest record failed again (transient "
                          "failures are retried without it)")
-    ex.add_argument("--format", choices=["auto", "text", "jsonl"], default="auto",
-                    help="how to read inputs: auto (.jsonl/.ndjson as JSONL), text or jsonl")
+    ex.add_argument("--format", choices=FORMATS, default="auto",
+                    help="how to read inputs: auto (.jsonl/.ndjson as JSONL; PDF and HTML by "
+                         "their first bytes and suffix; else text), or force text, jsonl, pdf "
+                         "or html")
+    ex.add_argument("--pdf", choices=PDF_MODES, default="auto",
+                    help="how PDFs reach the model: auto (the text layer; a scan without one "
+                         "as the PDF itself when the model reads PDFs), text (the text layer "
+                         "only), document (the PDF itself, with its text layer beside it for "
+                         "spans; needs a model that reads PDFs)")
     ex.add_argument("--text-field", default="text", help="JSONL field holding the text")
     ex.add_argument("--id-field", default="id", help="JSONL field holding the id")
     ex.add_argument("--max-chars", type=int,
@@ -385,6 +484,14 @@ def _parser() -> argparse.ArgumentParser:
                          "one; --out is then a directory; needs the 'ray' extra)")
     ex.add_argument("--actors", type=int, default=2,
                     help="--engine ray: actors sharing --concurrency (default 2)")
+    ex.add_argument("--mode", choices=["live", "batch", "auto"], default="live",
+                    help="live requests (default), the vendor's batch API at about half price "
+                         "(re-asks live; resumable: batch ids are kept in OUT.batches.json), "
+                         "or auto (batch for 100 inputs or more where the vendor has one)")
+    ex.add_argument("--batch-only", action="store_true",
+                    help="with --mode batch/auto: re-asks go in follow-up batches too")
+    ex.add_argument("--batch-poll", type=float, default=5.0, metavar="SECONDS",
+                    help="first interval between polls of a batch (grows to 300 s; default 5)")
     ex.add_argument("--ground", action="store_true",
                     help="ground every free-text string field in the document (fields marked "
                          "Grounded() are grounded either way)")
@@ -406,6 +513,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("-o", "--out", help="HTML file to write (default: RESULTS with .html; - for"
                                         " stdout)")
     rp.add_argument("--schema", help="the --schema given to extract (for its prepare())")
+    rp.add_argument("--format", choices=FORMATS, default="auto",
+                    help="the --format given to extract (how sources are re-read)")
     rp.add_argument("--text-field", default="text", help="JSONL inputs: field holding the text")
     rp.add_argument("--id-field", default="id", help="JSONL inputs: field holding the id")
     rp.add_argument("--title", help="page title (default: from the results file name)")

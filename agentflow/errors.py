@@ -49,6 +49,12 @@ The tree::
         ├── GroundingError                    grounded values not found in the source (.unfound)
         └── DegenerateOutputError             a repetition loop or repeated items (.problems)
 
+    AgentflowError (input documents, agentflow.documents)
+    └── DocumentError                     a file that cannot be turned into text (.path, .reason)
+        ├── CorruptDocumentError          its reader cannot parse it (a damaged or mislabelled PDF)
+        ├── EncryptedDocumentError        a PDF that needs a password to open
+        └── NoTextLayerError              a PDF with no text to extract (scanned pages: images)
+
     AgentflowError (long documents, agentflow.extraction)
     ├── EmptyDocumentError                a document with no text: no model call was made
     ├── ChunkFailedError                  one chunk's call failed (.start, .end; cause chained)
@@ -76,9 +82,12 @@ __all__ = [
     "BatchRequestError",
     "BatchUnavailableError",
     "ChunkFailedError",
+    "CorruptDocumentError",
     "DeadlineExceededError",
     "DegenerateOutputError",
+    "DocumentError",
     "EmptyDocumentError",
+    "EncryptedDocumentError",
     "GroundingError",
     "InvalidExampleError",
     "InvalidInputError",
@@ -90,6 +99,7 @@ __all__ = [
     "MergeError",
     "ModelRetry",
     "MultipleStructuredOutputsError",
+    "NoTextLayerError",
     "NotFoundError",
     "OutputTruncatedError",
     "OverloadedError",
@@ -611,6 +621,48 @@ class DegenerateOutputError(StructuredOutputError):
         self.problems = list(problems or [])
         self.detail = detail
         super().__init__(message, raw_text=raw_text, attempts=attempts, reason="degenerate")
+# --------------------------------------------------------------------------- input documents
+
+
+class DocumentError(AgentflowError, ValueError):
+    """An input file that cannot be turned into the text a model reads (also the
+    error when the reader it needs is not installed).
+
+    Attributes:
+        path: the file (or ``""`` for bytes without a name).
+        reason: what was wrong and what to do about it, in words (the record's
+            ``error.reason``).
+    """
+
+    def __init__(self, message: str, *, path: str = "", reason: str = "") -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(message)
+
+
+class CorruptDocumentError(DocumentError):
+    """The file's reader cannot parse it: a damaged PDF (broken cross-reference
+    table, truncated stream...) or a file named ``.pdf`` that is not one."""
+
+
+class EncryptedDocumentError(DocumentError):
+    """A PDF encrypted with a user password: it cannot be read without it (a PDF
+    encrypted only with an owner password, the common case, opens and is read)."""
+
+
+class NoTextLayerError(DocumentError):
+    """A PDF whose pages hold no extractable text (scanned pages are images), given
+    to a model that cannot read PDF documents itself: there is nothing to send.
+
+    Attributes:
+        pages: the PDF's page count.
+    """
+
+    def __init__(self, message: str, *, path: str = "", reason: str = "", pages: int = 0) -> None:
+        self.pages = pages
+        super().__init__(message, path=path, reason=reason)
+
+
 # --------------------------------------------------------------------------- long documents
 
 

@@ -10,9 +10,11 @@
     write_jsonl(results, "/data/out/")    # one CLI record per input, as JSON lines
 
 Inputs: a ``ray.data.Dataset`` with an ``id`` and a ``text`` column (and,
-optionally, ``problem``: why a document cannot be used, and ``source_offset``).
-``read_documents`` builds one from paths, globs, directories, ``.gz`` and
-JSONL files (read in Ray tasks, with the CLI's ids and decoding),
+optionally, ``problem``: why a document cannot be used, ``problem_type`` and
+``reason`` (its error type and what to do), ``source_offset``, and ``pages``:
+a PDF's page map as JSON text). ``read_documents`` builds one from paths,
+globs, directories, ``.gz``, PDF, HTML and JSONL files (read in Ray tasks,
+with the CLI's ids and decoding),
 ``read_jsonl`` / ``read_parquet`` from record files.
 
 ``extract_dataset`` is ``map_batches`` over an actor pool: each actor owns one
@@ -21,7 +23,7 @@ event loop, one model (so one HTTP session and one rate governor) and runs
 grounding and chunking are the same as in one process. The output has columns
 ``id``, ``ok`` and ``record``: the JSON text of the CLI's record for that input
 (``id, ok, output | error, spans, usage, attempts, duration_s, chunks,
-truncated, source_offset``). ``write_jsonl`` writes the records as JSON lines
+truncated, source_offset, pages, span_pages``). ``write_jsonl`` writes the records as JSON lines
 through Ray Data's file datasink; ``write_parquet`` is Ray Data's Parquet writer.
 
 Fault tolerance is Ray's: actors are restarted and a batch whose actor died
@@ -116,7 +118,9 @@ def absolute_ref(ref: str) -> str:
 
 
 def _doc_row(doc: Document) -> dict[str, Any]:
-    return {"id": doc.id, "text": doc.text, "problem": doc.problem, "source_offset": doc.offset}
+    return {"id": doc.id, "text": doc.text, "problem": doc.problem, "source_offset": doc.offset,
+            "problem_type": doc.problem_type or "", "reason": doc.reason or "",
+            "pages": orjson.dumps(doc.pages).decode() if doc.pages is not None else ""}
 
 
 def read_documents(
@@ -141,7 +145,8 @@ def read_documents(
 
     Returns:
         Columns ``id``, ``text``, ``problem`` (``None``, or why the document
-        cannot be used), ``source_offset``.
+        cannot be used), ``problem_type`` and ``reason`` (``""`` when none),
+        ``source_offset``, ``pages`` (a PDF's page map as JSON text, else ``""``).
 
     Raises:
         InputError: a spec matches no file.
@@ -250,20 +255,26 @@ class _Extractor:
         return self.loop.run_until_complete(self._run(batch))
 
     async def _run(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
-        from agentflow.cli import _record
+        from agentflow.cli import _problem_record, _record
 
         ids = [str(x) for x in batch["id"]]
         texts = [str(x) for x in batch["text"]]
         problems = list(batch["problem"]) if "problem" in batch else [None] * len(ids)
         offsets = [int(x) for x in batch["source_offset"]] if "source_offset" in batch else (
             [0] * len(ids))
+        def column(name: str) -> list[str]:
+            return [str(x or "") for x in batch[name]] if name in batch else [""] * len(ids)
+
+        problem_types, reasons, page_maps = column("problem_type"), column("reason"), [
+            [tuple(p) for p in orjson.loads(x)] if x else None for x in column("pages")]
         ordered: list[dict[str, Any]] = [{} for _ in ids]
         usable: list[ExtractInput] = []
         rows: list[int] = []  # the batch row of each usable input
         for row, (rid, text, problem) in enumerate(zip(ids, texts, problems, strict=True)):
             if isinstance(problem, str) and problem:
-                ordered[row] = {"id": rid, "ok": False, "attempts": 0,
-                                "error": {"type": "InputError", "message": problem}}
+                ordered[row] = _problem_record(Document(
+                    rid, "", problem=problem, problem_type=problem_types[row] or None,
+                    reason=reasons[row] or None))
             else:
                 usable.append(ExtractInput(rid, text))
                 rows.append(row)
@@ -272,7 +283,7 @@ class _Extractor:
             order="completed", instructions=self.spec.instructions, **self.options,
         ):
             row = rows[result.index]
-            ordered[row] = _record(result, offsets[row])
+            ordered[row] = _record(result, offsets[row], page_maps[row])
         return {"id": ids, "ok": [bool(r["ok"]) for r in ordered],
                 "record": [orjson.dumps(r).decode() for r in ordered]}
 
@@ -295,7 +306,8 @@ def extract_dataset(
     when the result is consumed or written).
 
     Args:
-        ds: columns ``id`` and ``text`` (optional ``problem``, ``source_offset``).
+        ds: columns ``id`` and ``text`` (optional ``problem``, ``problem_type``,
+            ``reason``, ``source_offset``, ``pages``).
         output: the output type, or a reference string (see ``ExtractionSpec``).
         model: ``"vendor:model"`` or a zero-argument factory called in each actor.
         api_key / base_url: for a ``"vendor:model"`` (default: the vendor's).

@@ -16,7 +16,7 @@ import orjson
 
 from agentflow.errors import ProviderConnectionError
 
-__all__ = ["SSEEvent", "iter_ndjson", "iter_sse"]
+__all__ = ["SSEEvent", "iter_lines", "iter_ndjson", "iter_sse"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,12 @@ async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
     buffer += decoder.decode(b"", final=True)
     if buffer:
         yield buffer.replace("\r", "")
+
+
+def iter_lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
+    """Decoded lines of a streamed body (without line endings), for line
+    formats whose lines a reader takes one by one (a batch API's JSONL results)."""
+    return _lines(response)
 
 
 async def iter_sse(response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:

@@ -46,6 +46,7 @@ from typing import Any
 import aiohttp
 import orjson
 
+from agentflow.batch_api.protocol import BatchRequest
 from agentflow.errors import (
     ProviderError,
     TruncatedStreamError,
@@ -67,6 +68,7 @@ from agentflow.model import (
     UsageChunk,
 )
 from agentflow.providers._adapter import HttpChatModel
+from agentflow.providers._anthropic_batch import STATUS_OF_ERROR_TYPE, AnthropicBatchAPI
 from agentflow.providers._anthropic_request import (
     THINKING_BLOCKS,
     UNCACHEABLE,
@@ -75,6 +77,7 @@ from agentflow.providers._anthropic_request import (
     set_breakpoints,
     tool_choice,
 )
+from agentflow.providers._batch_wire import whole_reply
 from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
@@ -114,6 +117,7 @@ _BASE = ModelProfile(
     max_image_bytes=3_932_160,  # 5 MiB of base64, the text the API measures
     max_document_bytes=32_000_000,
     max_inline_bytes=32_000_000,
+    max_document_pages=100,
 )
 """Every Claude 3+ model: images (JPEG, PNG, GIF, WebP; "maximum allowed size of 5MB per
 image" on the API: docs.anthropic.com/en/docs/build-with-claude/vision; the API
@@ -205,6 +209,10 @@ def rate_family(model: str) -> str:
     return f"claude-{tier}-{major}"
 
 
+WHOLE_REPLY_MAX_TOKENS = 128_000 * 600 // 3600
+"""The largest ``max_tokens`` Anthropic's SDK sends without streaming (21,333)."""
+
+
 class AnthropicChatModel(HttpChatModel):
     """A Claude model over the Messages API.
 
@@ -250,6 +258,21 @@ class AnthropicChatModel(HttpChatModel):
         self.max_tokens = max_tokens
         self.thinking_budget = thinking_budget or 2048
         self.cache = cache
+
+    def streams(self, options: GenerateOptions) -> bool:
+        """As the base, but a reply that may take long keeps streaming when the
+        request only hints that nobody reads the deltas: the official SDK
+        refuses a non-streaming request whose ``max_tokens`` (thinking budget
+        included) makes it expect over 10 minutes (3,600 s per 128,000 tokens,
+        i.e. over ``WHOLE_REPLY_MAX_TOKENS``; anthropic-sdk-python
+        ``_calculate_nonstreaming_timeout``, "Streaming is required for
+        operations that may take longer than 10 minutes")."""
+        if options.stream is not False:
+            return super().streams(options)
+        max_tokens = options.max_tokens or self.max_tokens
+        if self.profile.thinking_active(options) and self.thinking_budget >= max_tokens:
+            max_tokens += self.thinking_budget  # as build_request sends it
+        return max_tokens > WHOLE_REPLY_MAX_TOKENS
 
     def build_request(
         self,
@@ -330,6 +353,32 @@ class AnthropicChatModel(HttpChatModel):
         for index, block in enumerate(data.get("content") or []):
             yield from reader.block(index, block)
         yield from reader.finish(data.get("stop_reason"))
+
+    # -- batch (agentflow.batch_api.BatchCapable) ---------------------------------
+    def batch_api(self) -> AnthropicBatchAPI:
+        """The Message Batches API on this model's base URL and key
+        (``_anthropic_batch``), outside the live rate governor."""
+        return AnthropicBatchAPI(self._client)
+
+    def batch_request(
+        self,
+        custom_id: str,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+    ) -> BatchRequest:
+        """The live non-streaming ``/v1/messages`` body as one batch request
+        (its ``params``)."""
+        path, body = self.build_request(messages, tools, options, stream=False)
+        return BatchRequest(custom_id, path, body)
+
+    def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
+        """The chunks of a succeeded result's ``message``, as of a whole live reply.
+
+        Raises:
+            ServerError: the message is malformed or empty (as live).
+        """
+        return whole_reply(VENDOR, self.parse_reply, reply)
 
 
 def create(model_name: str, **kwargs: Any) -> AnthropicChatModel:
@@ -442,13 +491,6 @@ class _StreamReader:
 
 # ----------------------------------------------------------------------------- errors
 
-_STATUS_OF_TYPE = {
-    "invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
-    "permission_error": 403, "not_found_error": 404, "request_too_large": 413,
-    "rate_limit_error": 429, "api_error": 500, "timeout_error": 504, "overloaded_error": 529,
-}
-
-
 def _unsupported(message: str) -> UnsupportedFeature | None:
     """The feature a 400 message says the model refuses, or ``None``."""
     text = message.lower()
@@ -481,4 +523,4 @@ def _stream_error(data: Mapping[str, Any]) -> ProviderError:
     """A mid-stream ``event: error`` mapped as if it were the HTTP error."""
     error = data.get("error")
     kind = error.get("type") if isinstance(error, Mapping) else None
-    return map_error(_STATUS_OF_TYPE.get(str(kind), 500), {}, orjson.dumps(data))
+    return map_error(STATUS_OF_ERROR_TYPE.get(str(kind), 500), {}, orjson.dumps(data))

@@ -35,6 +35,7 @@ from typing import Any
 import aiohttp
 import orjson
 
+from agentflow.batch_api.protocol import BatchRequest
 from agentflow.errors import (
     AuthenticationError,
     ProviderError,
@@ -57,6 +58,8 @@ from agentflow.model import (
     UsageChunk,
 )
 from agentflow.providers._adapter import HttpChatModel
+from agentflow.providers._batch_wire import whole_reply
+from agentflow.providers._gemini_batch import GeminiBatchAPI
 from agentflow.providers._gemini_request import (
     CALL_ID,
     SIGNATURE,
@@ -93,7 +96,7 @@ _PRE3 = ModelProfile(native_output="json_schema", native_output_with_tools=False
                      url_input_modalities=frozenset({"image", "pdf"}),
                      image_media_types=frozenset({"image/png", "image/jpeg", "image/webp",
                                                   "image/heic", "image/heif"}),
-                     max_inline_bytes=20_000_000)
+                     max_inline_bytes=20_000_000, max_document_pages=1000)
 """Every Gemini model takes images (PNG, JPEG, WEBP, HEIC, HEIF) and PDFs, inline
 ("when the total request size is less than 20MB") or as ``fileData`` URIs (Files
 API, ``gs://``, public URLs): ai.google.dev/gemini-api/docs/image-understanding,
@@ -232,6 +235,33 @@ class GeminiChatModel(HttpChatModel):
         reader = _Reader()
         yield from reader.feed(data)
         yield from reader.end(cut_if_unfinished=False)
+
+    # -- batch (agentflow.batch_api.BatchCapable) ---------------------------------
+    def batch_api(self) -> GeminiBatchAPI:
+        """Gemini batch mode on this model's base URL and key (``_gemini_batch``),
+        outside the live rate governor."""
+        return GeminiBatchAPI(self._client)
+
+    def batch_request(
+        self,
+        custom_id: str,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+    ) -> BatchRequest:
+        """The live ``generateContent`` body as one batch request (its
+        ``request``; ``custom_id`` travels as its ``metadata.key``)."""
+        path, body = self.build_request(messages, tools, options, stream=False)
+        return BatchRequest(custom_id, path, body)
+
+    def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
+        """The chunks of one ``GenerateContentResponse`` of a batch, as of a
+        whole live reply.
+
+        Raises:
+            ServerError: the response is malformed or empty (as live).
+        """
+        return whole_reply(VENDOR, self.parse_reply, reply)
 
 
 def create(model_name: str, **kwargs: Any) -> GeminiChatModel:

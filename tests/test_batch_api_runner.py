@@ -208,3 +208,14 @@ def test_mode_table() -> None:
         resolve_mode("batch", False, 1)
     with pytest.raises(ValueError):
         resolve_mode("bulk", True, 1)
+
+
+async def test_a_refused_submission_is_each_inputs_typed_error(fake: OpenAIFake) -> None:
+    from agentflow.errors import AuthenticationError
+
+    model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="sk-wrong-0000000000",
+                            settings=FAST)
+    results = await run(model, docs("Ada", "Bob"))
+    await model.aclose()
+    assert all(isinstance(r.error, AuthenticationError) for r in results.values())
+    assert not fake.batches and not fake.requests

@@ -8,6 +8,7 @@ import io
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -180,3 +181,76 @@ def test_an_unreadable_subdirectory_is_a_failed_record(tmp_path: Path) -> None:
         import shutil
 
         shutil.rmtree(root)
+
+
+def test_files_are_read_by_kind_pdf_html_and_text(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.pdfs import REPORT_PAGES, report_html_bytes, text_pdf
+
+    (tmp_path / "a.pdf").write_bytes(text_pdf())
+    (tmp_path / "b.html.gz").write_bytes(gzip.compress(report_html_bytes()))
+    (tmp_path / "c.txt").write_bytes(b"<p>markup quoted in a note</p>")
+    docs = {Path(d.id).name: d for d in iter_documents([str(tmp_path)])}
+    assert docs["a.pdf"].kind == "pdf" and docs["a.pdf"].text.startswith(REPORT_PAGES[0])
+    assert docs["a.pdf"].pages is not None and len(docs["a.pdf"].pages) == 3
+    assert docs["b.html.gz"].kind == "html" and "Renée Façade" in docs["b.html.gz"].text
+    assert docs["c.txt"].kind == "text" and docs["c.txt"].text.startswith("<p>")
+    forced = next(iter_documents([str(tmp_path / "c.txt")], fmt="html"))
+    assert (forced.kind, forced.text) == ("html", "markup quoted in a note")
+    markup = next(iter_documents([str(tmp_path / "b.html.gz")], fmt="text"))
+    assert markup.kind == "text" and "<table>" in markup.text  # asked for the markup
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text_pdf())))
+    (piped,) = iter_documents(["-"])
+    assert piped.kind == "pdf" and piped.id.startswith("-#") and piped.pages is not None
+
+
+def test_unreadable_pdfs_are_failed_documents_with_their_error_type(tmp_path: Path) -> None:
+    from tests.pdfs import scanned_pdf, text_pdf
+
+    (tmp_path / "scan.pdf").write_bytes(scanned_pdf(1))
+    (tmp_path / "locked.pdf").write_bytes(text_pdf(owner_password="o", user_password="u"))
+    (tmp_path / "zip.pdf").write_bytes(b"PK\x03\x04" + bytes(200))
+    docs = {Path(d.id).name: d for d in iter_documents([str(tmp_path)])}
+    assert {name: d.problem_type for name, d in docs.items()} == {
+        "scan.pdf": "NoTextLayerError", "locked.pdf": "EncryptedDocumentError",
+        "zip.pdf": "CorruptDocumentError"}
+    assert all(d.problem and d.reason and not d.text for d in docs.values())
+    assert "its one page has no text" in str(docs["scan.pdf"].reason)
+
+
+def test_prepare_on_a_pdf_keeps_pages_for_a_cut_and_drops_them_for_a_rewrite(
+        tmp_path: Path) -> None:
+    from tests.pdfs import text_pdf
+
+    (tmp_path / "a.pdf").write_bytes(text_pdf())
+    whole = next(iter_documents([str(tmp_path / "a.pdf")]))
+    cut = next(iter_documents([str(tmp_path / "a.pdf")],
+                              prepare=lambda t: t[t.index("Costs"):]))
+    assert whole.pages is not None and cut.pages is not None
+    assert cut.offset == whole.pages[2][0] and cut.pages[2] == (0, len(cut.text))
+    assert cut.pages[0] == cut.pages[1] == (0, 0)
+    rewritten = next(iter_documents([str(tmp_path / "a.pdf")], prepare=str.upper))
+    assert rewritten.pages is None  # ranges of the original would point at other text
+
+
+def test_deliver_keeps_the_bytes_of_pdfs_sent_as_document_blocks(tmp_path: Path) -> None:
+    from agentflow.documents.routing import pdf_delivery
+    from tests.pdfs import scanned_pdf, text_pdf
+
+    (tmp_path / "a.pdf").write_bytes(text_pdf())
+    (tmp_path / "scan.pdf").write_bytes(scanned_pdf(1))
+
+    def read(mode: str) -> dict[str, Any]:
+        def deliver(has_text: bool) -> str:
+            return pdf_delivery(mode, model_reads_pdf=True, has_text=has_text)  # type: ignore[arg-type]
+        return {Path(d.id).name: d for d in iter_documents([str(tmp_path)], prepare=str.strip,
+                                                           deliver=deliver)}
+
+    auto = read("auto")
+    assert auto["a.pdf"].data is None and auto["a.pdf"].pages is not None  # the text layer
+    assert auto["scan.pdf"].data == scanned_pdf(1) and auto["scan.pdf"].text == ""
+    assert auto["scan.pdf"].problem is None  # not "empty": the model reads the PDF itself
+    both = read("document")
+    assert both["a.pdf"].data == text_pdf() and both["a.pdf"].text.startswith("Quarterly")
+    assert both["a.pdf"].pages is not None and len(both["a.pdf"].pages) == 3
+    assert read("text")["scan.pdf"].problem_type == "NoTextLayerError"

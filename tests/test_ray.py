@@ -28,6 +28,7 @@ from agentflow import ray as engine  # noqa: E402
 from agentflow.cli import main  # noqa: E402
 from tests.fakes.base import FakeReply  # noqa: E402
 from tests.fakes.openai import OpenAIFake  # noqa: E402
+from tests.pdfs import scanned_pdf, text_pdf  # noqa: E402
 
 SCHEMA = '''
 from pydantic import BaseModel
@@ -116,6 +117,8 @@ def test_extract_dataset_writes_one_cli_record_per_input(
     root = _docs(tmp_path / "in", 6)
     (root / "zipped.txt.gz").write_bytes(gzip.compress(b"zipped is compressed.\n"))
     (root / "empty.txt").write_text("   \n")
+    (root / "report.pdf").write_bytes(text_pdf())
+    (root / "scan.pdf").write_bytes(scanned_pdf(1))
     with ThreadedFake() as fake:
         ds = engine.read_documents([str(root)])
         results = engine.extract_dataset(
@@ -125,7 +128,7 @@ def test_extract_dataset_writes_one_cli_record_per_input(
         engine.write_parquet(results, tmp_path / "parquet")
     records = _records(tmp_path / "out")
     by_id = {r["id"]: r for r in records}
-    assert len(records) == len(by_id) == 8
+    assert len(records) == len(by_id) == 10
     for i in range(6):
         record = by_id[str(root / f"doc{i:03}.txt")]
         assert record["ok"] is True and record["output"] == {"name": f"doc{i:03}"}
@@ -133,6 +136,10 @@ def test_extract_dataset_writes_one_cli_record_per_input(
     assert by_id[str(root / "zipped.txt.gz")]["output"] == {"name": "zipped"}
     empty = by_id[str(root / "empty.txt")]
     assert empty["ok"] is False and empty["error"]["type"] == "InputError"
+    pdf = by_id[str(root / "report.pdf")]  # the text layer, with its page map
+    assert pdf["output"] == {"name": "Quarterly"} and len(pdf["pages"]) == 3
+    scan = by_id[str(root / "scan.pdf")]["error"]
+    assert scan["type"] == "NoTextLayerError" and "scanned" in scan["reason"]
     table = pq.read_table(tmp_path / "parquet")
     assert sorted(table.column("id").to_pylist()) == sorted(by_id)
     assert {orjson.loads(r)["id"] for r in table.column("record").to_pylist()} == set(by_id)

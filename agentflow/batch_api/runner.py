@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import contextvars
 import hashlib
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,6 +95,14 @@ class BatchProgress:
     failed: int
     batches: int
 
+    def line(self) -> str:
+        """One progress line, e.g. ``batch: 4 submitted, 2 in progress, 1 completed,
+        1 failed (1 batch)``."""
+        plural = "" if self.batches == 1 else "es"
+        return (f"batch: {self.submitted} submitted, {self.in_progress} in progress, "
+                f"{self.completed} completed, {self.failed} failed "
+                f"({self.batches} batch{plural})")
+
 
 @dataclass(frozen=True, slots=True)
 class BatchSettings:
@@ -111,6 +120,8 @@ class BatchSettings:
         max_inflight: inputs awaiting a batch reply at once (bounds memory;
             also the largest group, with the vendor's ``max_requests``).
         on_progress: called with a ``BatchProgress`` on every change.
+        on_usage: called with the ``Usage`` of each reply that came from a
+            batch (billed at the batch price; ``agentflow.batch_api.cost``).
     """
 
     batch_only: bool = False
@@ -122,6 +133,7 @@ class BatchSettings:
     journal: str | None = None
     max_inflight: int = 10_000
     on_progress: Callable[[BatchProgress], None] | None = field(default=None, compare=False)
+    on_usage: Callable[[Usage], None] | None = field(default=None, compare=False)
 
 
 def custom_id_for(input_id: str, request_path: str, body: Any) -> str:
@@ -160,7 +172,7 @@ class BatchRunner:
         self.batch_usage = Usage()
         """Tokens of the replies that came from batches (billed at the batch price)."""
         self._pending: dict[str, _Pending] = {}
-        self._queue: list[str] = []
+        self._queue: deque[str] = deque()
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._batch_of: dict[str, list[str]] = {}  # custom_id -> batch ids (oldest first)
@@ -170,6 +182,7 @@ class BatchRunner:
         self._counts = {"submitted": 0, "completed": 0, "failed": 0}
         self._flusher: asyncio.Task[None] | None = None
         self._resumed = False
+        self._resume_lock = asyncio.Lock()
 
     async def __aenter__(self) -> BatchRunner:
         return self
@@ -193,11 +206,9 @@ class BatchRunner:
     # -- progress -------------------------------------------------------------------
     def progress(self) -> BatchProgress:
         """The current ``BatchProgress``."""
-        done = self._counts["completed"] + self._counts["failed"]
         running = sum(len(self._batches[b]) for b in self._polling)
-        return BatchProgress(self._counts["submitted"], max(0, running),
-                             self._counts["completed"], self._counts["failed"],
-                             len(self._batches) if done >= 0 else 0)
+        return BatchProgress(self._counts["submitted"], running, self._counts["completed"],
+                             self._counts["failed"], len(self._batches))
 
     def _report(self) -> None:
         if self.settings.on_progress is not None:
@@ -206,9 +217,12 @@ class BatchRunner:
     # -- resume -------------------------------------------------------------------
     async def _resume(self) -> None:
         """Adopt the journal's batches (rule 3 of ``journal``) before the first request."""
-        if self._resumed:
-            return
-        self._resumed = True
+        async with self._resume_lock:  # every request waits until the journal is adopted
+            if not self._resumed:
+                await self._adopt_journal()
+                self._resumed = True
+
+    async def _adopt_journal(self) -> None:
         for sub in self.journal.submissions:
             batch_id = sub.batch_id
             if batch_id is None and isinstance(self.api, BatchFinder):
@@ -248,7 +262,10 @@ class BatchRunner:
             pending = _Pending(request, input_id, loop.create_future())
             self._pending[cid] = pending
             known = self._batch_of.get(cid)
-            if known:  # resumed: poll the batch already paid for
+            if cid in self._results:  # its batch was read already (a resumed one)
+                pending.submissions = len(known or ())
+                self._settle(self._results.pop(cid))
+            elif known:  # resumed: poll the batch already paid for
                 pending.submissions = len(known)
                 self._poll_soon(known[-1])
             else:
@@ -275,17 +292,23 @@ class BatchRunner:
     async def _flush_loop(self) -> None:
         """Submit queued requests in groups within the limits."""
         while self._queue:
+            full = min(self.api.limits.max_requests, self.settings.max_inflight)
             while True:  # wait for a quiet spell, or a full group
                 self._wake.clear()
-                if len(self._queue) >= self.api.limits.max_requests:
+                if len(self._queue) >= full:
                     break
                 with anyio.move_on_after(self.settings.flush_after) as scope:
                     await self._wake.wait()
                 if scope.cancelled_caught:
                     break
             group = self._take_group()
-            if group:
+            if not group:
+                continue
+            try:
                 await self._submit(group)
+            except Exception as exc:  # e.g. the journal cannot be written: nobody waits forever
+                for cid in group:
+                    self._fail(cid, exc)
 
     def _take_group(self) -> list[str]:
         limits = self.api.limits
@@ -297,7 +320,7 @@ class BatchRunner:
             line = len(orjson.dumps(dict(item.body))) + len(cid) + 128
             if group and size + line > limits.max_bytes:
                 break
-            self._queue.pop(0)
+            self._queue.popleft()
             group.append(cid)
             size += line
         return group
@@ -364,7 +387,7 @@ class BatchRunner:
                 await anyio.sleep(delay)
                 delay = min(self.settings.poll_max, delay * self.settings.poll_factor)
             await self._collect(batch_id, status)
-        except ProviderError as exc:  # reading the results failed for good
+        except Exception as exc:  # reading the results failed for good: nobody waits forever
             for cid in self._batches[batch_id]:
                 self._fail(cid, exc)
         finally:
@@ -394,9 +417,11 @@ class BatchRunner:
             _log.info("batch.resubmit", custom_id=cid, kind=result.error.kind)
             self._enqueue(cid)
             return
-        self._results[cid] = result
-        if pending is None or pending.future.done():
-            return  # a resumed batch's request no input asked for (its record is written)
+        if pending is None:  # a resumed batch's request no input asked for (yet)
+            self._results[cid] = result
+            return
+        if pending.future.done():
+            return
         self._counts["completed" if result.error is None else "failed"] += 1
         pending.future.set_result(result)
 
@@ -472,6 +497,8 @@ class BatchModel:
             usages = [c.usage for c in chunks if isinstance(c, UsageChunk)]
             if usages:  # a later usage chunk replaces an earlier one
                 self.runner.batch_usage = self.runner.batch_usage + usages[-1]
+                if self.runner.settings.on_usage is not None:
+                    self.runner.settings.on_usage(usages[-1])
             for chunk in chunks:
                 yield chunk
             return

@@ -5,7 +5,8 @@
 The ``agentflow report`` command is this function. Records are read from the
 JSONL file ``agentflow extract`` wrote; each record's source is re-read the
 way ``extract`` read it (``agentflow._inputs``: the file, gunzipped by suffix,
-decoded as UTF-8; or the line of a JSONL input, for ids ``path#id``), then put
+read by its kind, so a PDF shows its text layer and an HTML page its text; or
+the line of a JSONL input, for ids ``path#id``), then put
 through the schema module's ``prepare``, so the record's spans line up with
 the text shown. Nothing is cut: when the record's ``truncated`` says the
 model read only the first ``kept_chars``, the page shades the rest. Without ``prepare``
@@ -17,14 +18,14 @@ as ``extract`` did: run ``report`` from the same directory.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from agentflow._inputs import Document, InputError, iter_documents
+from agentflow._inputs import Document, InputError, iter_documents, read_document
 from agentflow.errors import InvalidRecordError
 from agentflow.extraction.report import ReportStats, Source, write_report
 
@@ -107,7 +108,9 @@ def _read_lines(path: Path, records: list[dict[str, Any]], notes: list[str]) -> 
 class SourceReader:
     """``record -> Source``: re-reads a record's input the way ``extract`` read it.
 
-    Ids: a file path (the file's text); ``path#id`` or ``path#line`` (a record of
+    Ids: a file path (the file's text, read by its kind as ``extract`` read it:
+    a PDF's text layer, an HTML page's text; ``fmt`` forces a kind as
+    ``extract --format`` did); ``path#id`` or ``path#line`` (a record of
     a JSONL input, read with ``text_field``/``id_field``; each JSONL input is
     read once and only the texts of ``wanted`` ids are kept); ``-#hash``
     (standard input: cannot be re-read). Anything that cannot be read (gone,
@@ -122,8 +125,10 @@ class SourceReader:
 
     def __init__(self, *, prepare: Callable[[str], str] | None = None,
                  text_field: str = "text",
-                 id_field: str = "id", wanted: set[str] | None = None) -> None:
+                 id_field: str = "id", wanted: set[str] | None = None,
+                 fmt: str = "auto") -> None:
         self._prepare = prepare
+        self._fmt = fmt
         self._fields = (text_field, id_field)
         self._wanted = wanted
         self._jsonl: dict[str, dict[str, Document] | str] = {}
@@ -133,8 +138,8 @@ class SourceReader:
         if rid.startswith("-#"):
             return Source(None, problem="read from standard input; it cannot be read again")
         base, sep, _ = rid.rpartition("#")
-        if Path(rid).is_file():
-            doc = self._one(iter_documents([rid], fmt="text"))
+        if Path(rid).is_file():  # read by its kind: a PDF's text layer, an HTML page's text
+            doc = read_document(rid, fmt=self._fmt)
         elif sep and Path(base).is_file():
             doc = self._from_jsonl(base, rid)
         else:
@@ -143,13 +148,6 @@ class SourceReader:
         if doc.problem:
             return Source(None, problem=doc.problem)
         return self._shown(doc.text, record)
-
-    @staticmethod
-    def _one(docs: Iterator[Document]) -> Document:
-        try:
-            return next(docs)
-        except InputError as exc:
-            return Document("", "", problem=str(exc))
 
     def _from_jsonl(self, base: str, rid: str) -> Document:
         table = self._jsonl.get(base)
@@ -184,8 +182,8 @@ class SourceReader:
 
 def write_review(results: Path, out: Path | None, *, prepare: Callable[[str], str] | None = None,
                  text_field: str = "text", id_field: str = "id",
-                 title: str | None = None, stdout: Callable[[str], object] | None = None
-                 ) -> ReportStats:
+                 title: str | None = None, stdout: Callable[[str], object] | None = None,
+                 fmt: str = "auto") -> ReportStats:
     """Write the review page of ``results`` to ``out`` (``None``: through ``stdout``).
 
     The page is written to ``out`` plus ``.tmp`` and renamed when complete, so a
@@ -196,8 +194,8 @@ def write_review(results: Path, out: Path | None, *, prepare: Callable[[str], st
         OSError: ``results`` cannot be read or ``out`` written.
     """
     loaded = read_records(results)
-    reader = SourceReader(prepare=prepare, text_field=text_field,
-                          id_field=id_field, wanted={r["id"] for r in loaded.records})
+    reader = SourceReader(prepare=prepare, text_field=text_field, id_field=id_field,
+                          wanted={r["id"] for r in loaded.records}, fmt=fmt)
     page_title = title or f"agentflow review: {results.name}"
     if out is None:
         if stdout is None:

@@ -360,6 +360,8 @@ class StructuredOutputMiddleware(Middleware):
     # ------------------------------------------------------------ streaming
 
     def on_chunk(self, ex: CallExecution, chunk: ModelChunk, reply: ReplyBuilder) -> Event | None:
+        if not ex.deltas_read:  # call(): nobody reads partial outputs
+            return None
         run = _run_of(ex)
         if run is None or ex.completed:
             return None

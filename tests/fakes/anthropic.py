@@ -39,6 +39,7 @@ import orjson
 from aiohttp import web
 
 from . import media
+from .anthropic_batches import AnthropicBatches
 from .base import FakeError, FakeReply, FakeServer, pieces, sse
 from .limits import LimitState
 
@@ -73,10 +74,12 @@ def signature_of(thinking: str) -> str:
     return "sig_" + hashlib.sha256(thinking.encode()).hexdigest()[:24]
 
 
-class AnthropicFake(FakeServer):
+class AnthropicFake(AnthropicBatches, FakeServer):
     """The fake. ``native_output``: whether ``output_config`` is accepted;
     ``prefill``: whether a conversation may end on an assistant turn (models
-    before Claude 4.6; trailing whitespace is refused then)."""
+    before Claude 4.6; trailing whitespace is refused then). The Message
+    Batches endpoints: ``AnthropicBatches`` (``batches.script`` steers them,
+    ``batches.submitted`` counts submissions per ``custom_id``)."""
 
     routes = ("/v1/messages",)
     vendor = "anthropic"
@@ -86,6 +89,7 @@ class AnthropicFake(FakeServer):
         self.native_output = native_output
         self.prefill = prefill
         self._ids = itertools.count(1)
+        self._init_batches()
 
     # -- refusals ------------------------------------------------------------
     def key_error(self, key: str) -> FakeError:

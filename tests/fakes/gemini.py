@@ -36,6 +36,7 @@ from aiohttp import web
 
 from . import media
 from .base import FakeError, FakeReply, FakeServer, pieces, sse
+from .gemini_batches import GeminiBatches
 
 __all__ = ["MIME_WITH_TOOLS", "MODEL_TURN_LAST", "GeminiFake", "gemini_error"]
 
@@ -76,16 +77,19 @@ MEDIA_TYPES = ("image/png", "image/jpeg", "image/webp", "image/heic", "image/hei
 MAX_REQUEST_BYTES = 20 * 1024 * 1024
 
 
-class GeminiFake(FakeServer):
-    """The fake; the model name comes from the request path."""
+class GeminiFake(GeminiBatches, FakeServer):
+    """The fake; the model name comes from the request path. Batch mode:
+    ``GeminiBatches`` (``batches.script`` steers it, ``batches.submitted``
+    counts submissions per key)."""
 
-    routes = ("/v1beta/models/{tail:.+}",)
+    routes = ("/v1beta/models/{tail:.+(?<!:batchGenerateContent)}",)  # batches: GeminiBatches
     vendor = "gemini"
 
     def __init__(self) -> None:
         super().__init__()
         self._ids = itertools.count(1)
         self.signatures: set[str] = set()
+        self._init_batches()
 
     def base_url(self, root: str) -> str:
         return f"{root}/v1beta"
@@ -282,7 +286,7 @@ class GeminiFake(FakeServer):
     @property
     def _current_model(self) -> str:
         """The model of the request being answered."""
-        return self._model(self.requests[-1].path)
+        return self.rendering_model or self._model(self.requests[-1].path)
 
     # -- request inspectors (for tests) --------------------------------------
     @staticmethod
