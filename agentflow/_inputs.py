@@ -34,7 +34,7 @@ import stat
 import sys
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,9 @@ class Document:
             ``None`` for other kinds, or when ``prepare`` rewrote the text).
         problem_type: the error type behind ``problem`` (``None``: ``InputError``).
         reason: what to do about ``problem``, in words (the record's ``error.reason``).
+        data: the PDF's bytes when it goes to the model as a document block
+            (``iter_documents(deliver=)``); ``text`` is then its text layer, sent
+            beside it, or empty (a scan).
     """
 
     id: str
@@ -87,6 +90,7 @@ class Document:
     pages: PageMap | None = None
     problem_type: str | None = None
     reason: str | None = None
+    data: bytes | None = field(default=None, repr=False)
 
 
 class InputError(ValueError):
@@ -210,8 +214,10 @@ def _read_bytes(path: Path) -> bytes:
     return raw
 
 
-def _file_document(path: Path, fmt: str) -> Document:
-    """``path`` read by its kind (``fmt``: ``auto`` sniffs, else forced).
+def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None = None
+                   ) -> Document:
+    """``path`` read by its kind (``fmt``: ``auto`` sniffs, else forced); a PDF
+    goes as ``deliver(has_text)`` says (see ``iter_documents``).
 
     Raises:
         _Unusable: unreadable, corrupt ``.gz``, too large, or binary plain text.
@@ -228,11 +234,32 @@ def _file_document(path: Path, fmt: str) -> Document:
         return Document(doc_id, text)
     doc_id = name or f"-#{hashlib.sha1(raw).hexdigest()[:12]}"
     try:
+        if kind == "pdf" and deliver is not None:
+            return _pdf_document(doc_id, raw, str(path), deliver)
         loaded = load_document(raw, name=str(path), kind=kind)
     except DocumentError as exc:
         return Document(doc_id, "", problem=str(exc), kind=kind,
                         problem_type=type(exc).__name__, reason=exc.reason or None)
     return Document(doc_id, loaded.text, kind=loaded.kind, pages=loaded.pages)
+
+
+def _pdf_document(doc_id: str, raw: bytes, name: str, deliver: Callable[[bool], str]
+                  ) -> Document:
+    """A PDF as ``deliver`` (``agentflow.documents.routing.pdf_delivery``, bound to the
+    mode and model) says: its text layer, its bytes for a document block, or both.
+
+    Raises:
+        DocumentError: unreadable, or (delivery ``no_text``) without a text layer.
+    """
+    loaded = load_document(raw, name=name, kind="pdf", allow_no_text=True)
+    has_text = bool(loaded.text.strip())
+    delivery = deliver(has_text)
+    if delivery not in ("document", "document+text"):
+        if not has_text:  # raises the NoTextLayerError that says why
+            load_document(raw, name=name, kind="pdf")
+        return Document(doc_id, loaded.text, kind="pdf", pages=loaded.pages)
+    return Document(doc_id, loaded.text if has_text else "", kind="pdf",
+                    pages=loaded.pages if has_text else None, data=raw)
 
 
 def _is_jsonl(path: Path, fmt: str) -> bool:
@@ -270,6 +297,7 @@ def iter_documents(
     text_field: str = "text",
     id_field: str = "id",
     prepare: Callable[[str], str] | None = None,
+    deliver: Callable[[bool], str] | None = None,
 ) -> Iterator[Document]:
     """Every document named by ``specs`` (files, globs, directories, ``-``).
 
@@ -280,6 +308,11 @@ def iter_documents(
         prepare: applied to each text (e.g. keep a changelog's latest entry).
             Texts are never cut here: a cap is ``extract_many(max_chars=)``,
             which records it.
+        deliver: how each PDF reaches the model, from whether it has a text layer
+            (``agentflow.documents.routing.pdf_delivery`` with the mode and model
+            bound): ``document`` / ``document+text`` keep its bytes in
+            ``Document.data`` (a scan then has empty text, not a problem);
+            ``None``: the text layer only.
 
     Raises:
         InputError: a spec matches nothing, or a JSONL line is malformed
@@ -294,7 +327,7 @@ def iter_documents(
                 if _is_jsonl(path, fmt):
                     docs: Iterator[Document] = _jsonl_records(path, text_field, id_field)
                 else:
-                    docs = iter([_file_document(path, fmt)])
+                    docs = iter([_file_document(path, fmt, deliver)])
                 for doc in docs:
                     yield doc if doc.problem else _prepared(doc, prepare)
             except _Unusable as exc:
@@ -323,6 +356,8 @@ def _prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
     """``doc`` through the schema module's ``prepare``; a ``prepare`` that raises
     or returns something other than text makes this document a failed one
     (the others go on)."""
+    if doc.data is not None and not doc.text.strip():
+        return doc  # a scan sent as a document block: no text to prepare
     if prepare is None:
         text = doc.text
     else:
@@ -341,4 +376,4 @@ def _prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
     pages = doc.pages
     if pages is not None and text is not doc.text:  # page ranges follow a cut, not a rewrite
         pages = shift_pages(pages, found, len(text)) if found >= 0 else None
-    return Document(doc.id, text, offset=offset, kind=doc.kind, pages=pages)
+    return Document(doc.id, text, offset=offset, kind=doc.kind, pages=pages, data=doc.data)

@@ -38,6 +38,9 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--engine ray: --out {args.out!r} is a file; it must be a directory")
+    if getattr(args, "pdf", "auto") == "document":
+        raise CliError("--engine ray sends PDFs as their text layers: --pdf document is for "
+                       "--engine local")
     if args.actors < 1 or args.concurrency < args.actors:
         raise CliError("--engine ray: need --actors >= 1 and --concurrency >= --actors")
     from agentflow import ray as engine
@@ -64,6 +67,8 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     options: dict[str, Any] = {"chunking": chunking, "passes": args.passes,
                                "allow_partial": args.allow_partial, "max_chars": max_chars,
                                "ground": True if args.ground else None}
+    if module is not None and hasattr(module, "EXAMPLES"):  # resolved in each actor
+        options["examples"] = engine.absolute_ref(f"{module_ref}:EXAMPLES")
     results = engine.extract_dataset(
         ds, args.schema, model=args.model, api_key=args.api_key, base_url=args.base_url,
         instructions=instructions, actors=args.actors, concurrency=args.concurrency, **options,

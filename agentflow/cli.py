@@ -27,13 +27,16 @@ API at about half price (``agentflow.batch_api``), journalled in
 batch tokens and, with ``genai-prices``, the estimated cost.
 
 A schema module may define ``INSTRUCTIONS`` (the system prompt),
-``prepare(text) -> text`` (applied to each document) and ``MAX_CHARS``.
+``prepare(text) -> text`` (applied to each document), ``MAX_CHARS`` and
+``EXAMPLES`` (few-shot ``Example``s, ``agentflow.extraction.examples``;
+checked against the schema before any request).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import importlib
 import itertools
 import stat
@@ -57,9 +60,13 @@ from agentflow.batch import ExtractInput, ExtractResult, extract_many
 from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
 from agentflow.batch_api.runner import BatchSettings
+from agentflow.content import DocumentBlock
 from agentflow.documents.pages import span_pages
-from agentflow.errors import AgentflowError
+from agentflow.documents.routing import PDF_MODES, pdf_delivery
+from agentflow.errors import AgentflowError, InvalidExampleError
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
+from agentflow.extraction.examples import check_examples
+from agentflow.extraction.grounding import Grounded, grounding_plan
 from agentflow.extraction.review import write_review
 from agentflow.model import Usage, resolve_model
 
@@ -161,6 +168,12 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     instructions = args.instructions or getattr(module, "INSTRUCTIONS", DEFAULT_INSTRUCTIONS)
     prepare = getattr(module, "prepare", None)
     max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
+    examples = getattr(module, "EXAMPLES", None)
+    if examples is not None:
+        try:
+            check_examples(examples, output_type, Grounded() if args.ground else None)
+        except InvalidExampleError as exc:
+            raise SetupError(f"{args.schema}: EXAMPLES: {exc}") from None
     check_api_key(args.model, api_key=args.api_key, base_url=args.base_url)
     check_batch_mode(None, args.mode, args.engine)
     if args.engine == "ray":  # the same flags on a Ray cluster (agentflow/_ray_cli.py)
@@ -173,7 +186,7 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
         if args.out and args.out != "-":
             sink.out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
         return await _extract_into(args, sink, model, output_type, instructions, prepare,
-                                   max_chars)
+                                   max_chars, examples)
     finally:
         if sink.out is not None:
             sink.out.close()
@@ -184,21 +197,34 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
 
 async def _extract_into(
     args: argparse.Namespace, sink: _Sink, model: Any, output_type: Any, instructions: str,
-    prepare: Any, max_chars: int | None,
+    prepare: Any, max_chars: int | None, examples: Any = None,
 ) -> int:
     outcomes = sink.out.outcomes if sink.out is not None else {}
     skip = {i for i, error in outcomes.items()
             if error is None or not (args.retry_failed or _transient(error))}
+    reads_pdf = "pdf" in model.profile.input_modalities
+
+    def deliver(has_text: bool) -> str:
+        return pdf_delivery(args.pdf, model_reads_pdf=reads_pdf, has_text=has_text)
+
+    if deliver(True) == "unsupported":
+        raise SetupError(f"--pdf document: model {args.model!r} does not read PDF documents "
+                         "(see 'agentflow models'); use --pdf auto or --pdf text")
     docs: Iterator[Document] = (
         d for d in iter_documents(args.input, fmt=args.format, text_field=args.text_field,
-                                  id_field=args.id_field, prepare=prepare)
+                                  id_field=args.id_field, prepare=prepare, deliver=deliver)
         if d.id not in skip
     )
     if args.limit is not None:
         docs = itertools.islice(docs, args.limit)
     selected = list(docs)  # materialized: the progress line needs the total
+    if _grounds(output_type, args.ground):  # a scan sent as a PDF has no text to point into
+        selected = [_ungroundable(d) if d.data is not None and not d.text.strip() else d
+                    for d in selected]
     unusable = [d for d in selected if d.problem]
-    batch = [ExtractInput(d.id, d.text) for d in selected if not d.problem]
+    batch = [ExtractInput(d.id, d.text, _media(d)) for d in selected if not d.problem]
+    sent_as = {d.id: "document+text" if d.text.strip() else "document" for d in selected
+               if d.data is not None and not d.problem}
     offsets = {d.id: d.offset for d in selected if d.offset}
     pages = {d.id: d.pages for d in selected if d.pages is not None}
     concurrency = args.concurrency or model.profile.concurrent_requests or DEFAULT_CONCURRENCY
@@ -221,10 +247,14 @@ async def _extract_into(
                 allow_partial=args.allow_partial, max_chars=max_chars,
                 ground=True if args.ground else None, on_progress=progress.chunk,
                 mode=args.mode, batch=_batch_settings(args, batch_usage),
+                examples=examples,
             ):
-                if isinstance(result.error, _SAME_FOR_EVERY_INPUT):  # stop: nothing else works
+                if isinstance(result.error, _SAME_FOR_EVERY_INPUT) and not isinstance(
+                        result.error, errors.UnsupportedInputError):  # stop: nothing else works
                     raise SetupError(f"{type(result.error).__name__}: {result.error}")
                 record = _record(result, offsets.get(result.id, 0), pages.get(result.id))
+                if result.id in sent_as:  # the model read the PDF itself
+                    record["sent_as"] = sent_as[result.id]
                 sink.write(record)
                 progress.add(record)
                 kind = SUSPECT_LABELS.get(type(result.error).__name__) if result.error else None
@@ -253,6 +283,35 @@ async def _extract_into(
           f"{tokens}; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
           file=sys.stderr)
     return 1 if failed else 0
+
+
+def _grounds(output_type: Any, ground: bool) -> bool:
+    """Whether extraction grounds values in the text (``--ground``, or a ``Grounded()``
+    field); a schema whose markers are wrong fails later, at its first call."""
+    if ground:
+        return True
+    try:
+        return grounding_plan(output_type)
+    except Exception:
+        return False
+
+
+def _ungroundable(doc: Document) -> Document:
+    """A scanned PDF for a grounded schema: a failed record, before any request."""
+    return dataclasses.replace(
+        doc, data=None, problem=f"{doc.id}: PDF without a text layer; grounded fields need one",
+        problem_type="NoTextLayerError",
+        reason="the model could read the scanned pages, but a grounded value must be found in "
+               "the document's text and this PDF has none; run OCR on it first (e.g. "
+               "ocrmypdf), or extract with a schema without Grounded() fields and no --ground")
+
+
+def _media(doc: Document) -> tuple[DocumentBlock, ...]:
+    """The PDF itself as a document block, when it goes to the model that way."""
+    if doc.data is None:
+        return ()
+    name = "document.pdf" if doc.id.startswith("-#") else Path(doc.id).name
+    return (DocumentBlock.from_bytes(doc.data, "application/pdf", filename=name),)
 
 
 def _batch_settings(args: argparse.Namespace, batch_usage: list[Usage]) -> BatchSettings:
@@ -319,7 +378,7 @@ def _models() -> int:
     registry = importlib.import_module("agentflow.providers.registry")
     rows = registry.list_profiles()
     print(f"{'vendor':10} {'model pattern':28} {'tools':6} {'tool_choice':28} {'native':12} "
-          f"{'dialect':14} {'context':>9} {'output':>7} thinking")
+          f"{'dialect':14} {'context':>9} {'output':>7} {'inputs':15} thinking")
     for vendor, pattern, p in rows:
         modes = ",".join(sorted(p.tool_choice_modes)) if p.supports_tools else "-"
         thinking = ("on" if p.thinking_default else "opt-in") if p.supports_thinking else "-"
@@ -327,9 +386,10 @@ def _models() -> int:
             thinking += " (no forcing)"
         window = f"{p.context_window:,}" if p.context_window else "?"
         output = f"{p.max_output_tokens:,}" if p.max_output_tokens else "?"
+        inputs = ",".join(m for m in ("text", "image", "pdf") if m in p.input_modalities)
         print(f"{vendor:10} {pattern:28} {'yes' if p.supports_tools else 'no':6} {modes:28} "
               f"{p.native_output or '-':12} {p.schema_dialect:14} {window:>9} {output:>7} "
-              f"{thinking}")
+              f"{inputs:15} {thinking}")
     print(f"\n{'vendor':10} API key from (first set wins; --api-key overrides)")
     for vendor in dict.fromkeys(vendor for vendor, _, _ in rows):
         names = registry.api_key_variables(vendor)
@@ -357,7 +417,9 @@ def _parser() -> argparse.ArgumentParser:
             "adds pages: [[start, end]] of page n at index n-1, and span_pages: the page of\n"
             "each span) and HTML (its text as a browser shows it), told apart by their first\n"
             "bytes and suffix; .gz of any of them; JSONL records. A scanned PDF (no text\n"
-            "layer), an encrypted or a corrupt one is a failed record saying so.\n\n"
+            "layer), an encrypted or a corrupt one is a failed record saying so; a scan\n"
+            "goes to a model that reads PDFs as the PDF itself (--pdf; the record says\n"
+            "sent_as).\n\n"
             "With --out (a regular file), lines are appended under a\n"
             "lock (a second run on the file refuses, or waits with --wait) and inputs that\n"
             "already have a record are skipped, except transient failures (rate limit,\n"
@@ -398,6 +460,11 @@ def _parser() -> argparse.ArgumentParser:
                     help="how to read inputs: auto (.jsonl/.ndjson as JSONL; PDF and HTML by "
                          "their first bytes and suffix; else text), or force text, jsonl, pdf "
                          "or html")
+    ex.add_argument("--pdf", choices=PDF_MODES, default="auto",
+                    help="how PDFs reach the model: auto (the text layer; a scan without one "
+                         "as the PDF itself when the model reads PDFs), text (the text layer "
+                         "only), document (the PDF itself, with its text layer beside it for "
+                         "spans; needs a model that reads PDFs)")
     ex.add_argument("--text-field", default="text", help="JSONL field holding the text")
     ex.add_argument("--id-field", default="id", help="JSONL field holding the id")
     ex.add_argument("--max-chars", type=int,

@@ -99,3 +99,27 @@ async def test_bad_arguments() -> None:
         await collect(agent_or_model=model, inputs=["a"], output=Record, concurrency=0)
     with pytest.raises(TypeError, match="input 1"):
         await collect(agent_or_model=model, inputs=["a", 42], output=Record)
+
+
+async def test_an_input_with_media_is_sent_whole_with_its_blocks() -> None:
+    from agentflow.content import DocumentBlock
+    from agentflow.extraction.budget import Chunking
+    from tests.pdfs import scanned_pdf
+
+    seen: list[RecordedRequest] = []
+
+    def answer(request: RecordedRequest) -> Reply:
+        seen.append(request)
+        return Reply(text='{"word": "scan", "length": 4}')
+
+    model = FunctionModel(answer, profile=ModelProfile(input_modalities=frozenset(
+        {"text", "pdf"}), context_window=2048))
+    block = DocumentBlock.from_bytes(scanned_pdf(1), "application/pdf", filename="scan.pdf")
+    inputs = [ExtractInput("scan", "", (block,)),  # no text: the PDF alone, not "empty"
+              ExtractInput("both", "word " * 5000, (block,))]  # long text: not chunked
+    results = {r.id: r async for r in extract_many(model, inputs, Record,
+                                                  chunking=Chunking(max_chars=1000))}
+    assert all(r.ok and r.attempts == 1 and r.chunks is None for r in results.values())
+    users = [next(m for m in request.messages if m.role == "user") for request in seen]
+    assert sorted(len(m.content) for m in users) == [1, 2]  # [PDF] and [PDF, text]
+    assert all(m.media == [block] for m in users)

@@ -8,6 +8,7 @@ re-read here through ``agentflow.documents``) and name the right page.
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 import re
@@ -48,8 +49,25 @@ ANSWERS = {  # what a good model answers, by a phrase of the document
 }
 
 
+def user_text(body: Any) -> str:
+    """The text parts of the request's user message (content blocks aside)."""
+    content = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if part.get("type") == "text")
+
+
+def user_files(body: Any) -> list[bytes]:
+    """The PDFs sent as ``file`` parts of the user message (decoded)."""
+    content = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    if isinstance(content, str):
+        return []
+    return [base64.b64decode(part["file"]["file_data"].partition(",")[2])
+            for part in content if part.get("type") == "file"]
+
+
 def answer(body: Any) -> FakeReply:
-    text = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    text = user_text(body)
     for phrase, output in ANSWERS.items():
         if phrase in text:
             return FakeReply(text=json.dumps(output, ensure_ascii=False))
@@ -118,10 +136,10 @@ async def test_pdfs_and_html_through_extract_on_a_fake_vendor(tmp_path: Path) ->
     assert set(html["spans"]) == {"person", "site", "amount"}
     check_spans(html, folder / "incident.html")
 
-    scan = records["scan.pdf"]["error"]
-    assert scan["type"] == "NoTextLayerError" and "without a text layer (2 pages" in scan[
-        "message"]
-    assert "scanned PDF" in scan["reason"] and records["scan.pdf"]["attempts"] == 0
+    scan = records["scan.pdf"]["error"]  # the model reads PDFs, but grounding needs text
+    assert scan["type"] == "NoTextLayerError" and "without a text layer" in scan["message"]
+    assert "grounded" in scan["reason"] and "OCR" in scan["reason"]
+    assert records["scan.pdf"]["attempts"] == 0
     locked = records["locked.pdf"]["error"]
     assert locked["type"] == "EncryptedDocumentError" and "password" in locked["reason"]
     broken = records["broken.pdf"]["error"]
@@ -134,7 +152,7 @@ async def test_pdfs_and_html_through_extract_on_a_fake_vendor(tmp_path: Path) ->
     for value in ("Dana Whitfield", "2,100.00 EUR", "Renée Façade", "Hochwaldstraße 12"):
         assert re.search(rf"<mark[^>]*>{re.escape(value)}", shown), value
     assert "%PDF" not in shown and "differ" not in shown.lower().split("summary")[0]
-    assert "NoTextLayerError" in shown and "scanned PDF" in shown
+    assert "NoTextLayerError" in shown and "grounded fields need one" in shown
 
 
 async def test_a_pdf_by_its_bytes_and_a_cut_prefix_moves_the_pages(tmp_path: Path) -> None:
@@ -158,6 +176,80 @@ async def test_a_pdf_by_its_bytes_and_a_cut_prefix_moves_the_pages(tmp_path: Pat
     (start, end), = record["spans"]["person"]
     assert seen.text[offset + start:offset + end] == "Ines Okafor"
     assert "Quarterly" not in json.dumps(first)  # the model saw the text prepare() kept
+
+
+PLAIN_SCHEMA = '''
+from pydantic import BaseModel, Field
+
+class Report(BaseModel):
+    person: str = Field(max_length=40)
+    amount: str | None = Field(None, max_length=30)
+'''
+
+
+async def test_pdfs_as_document_blocks_to_a_model_that_reads_them(tmp_path: Path) -> None:
+    (tmp_path / "report.pdf").write_bytes(text_pdf())
+    (tmp_path / "scan.pdf").write_bytes(scanned_pdf(2))
+    (tmp_path / "plain.py").write_text(PLAIN_SCHEMA)
+    (tmp_path / "grounded.py").write_text(SCHEMA)
+    reply = {"person": "Dana Whitfield", "amount": "2,100.00 EUR"}
+
+    async def extract(*args: str, schema: str = "plain.py") -> tuple[int, list[Any]]:
+        out = tmp_path / "out.jsonl"
+        out.unlink(missing_ok=True)
+        async with OpenAIFake() as fake:
+            fake.default = lambda body: FakeReply(text=json.dumps(reply))
+            status = await run_cli(
+                "extract", "--schema", f"{tmp_path / schema}:Report", "--model",
+                "openai:gpt-4o-mini", "--base-url", fake.url, "--api-key", "k", "--out",
+                str(out), *args)
+            bodies = [r.body for r in fake.requests]
+        records = list(read_records(out).values()) if out.exists() else []
+        return status, [*records, bodies]
+
+    # auto: a scan (no text layer) goes as the PDF itself; the model's answer is kept
+    status, (record, bodies) = await extract("--input", str(tmp_path / "scan.pdf"))
+    assert status == 0 and record["ok"] and record["sent_as"] == "document"
+    assert user_files(bodies[0]) == [scanned_pdf(2)] and user_text(bodies[0]) == ""
+    assert "spans" not in record and "pages" not in record
+
+    # --pdf document: the PDF and its text layer beside it; spans and pages from the text
+    status, (record, bodies) = await extract("--input", str(tmp_path / "report.pdf"),
+                                             "--pdf", "document", schema="grounded.py")
+    assert status == 0 and record["sent_as"] == "document+text"
+    assert user_files(bodies[0]) == [text_pdf()] and "Valve V-17" in user_text(bodies[0])
+    assert record["span_pages"] == {"person": [1], "amount": [3]}
+    check_spans(record, tmp_path / "report.pdf")
+
+    # --pdf text: the text layer only; the scan is a NoTextLayerError that says what to do
+    status, (record, bodies) = await extract("--input", str(tmp_path / "scan.pdf"),
+                                             "--pdf", "text")
+    assert status == 1 and bodies == [] and record["error"]["type"] == "NoTextLayerError"
+    assert "model that reads PDF documents" in record["error"]["reason"]
+
+    # --pdf document on a model without PDF input: refused before any request (exit 2)
+    async with OpenAIFake() as fake:
+        status = await run_cli(
+            "extract", "--schema", f"{tmp_path / 'plain.py'}:Report", "--model",
+            "openai:o3-mini", "--base-url", fake.url, "--api-key", "k", "--input",
+            str(tmp_path / "scan.pdf"), "--pdf", "document")
+        assert status == 2 and fake.requests == []
+
+
+async def test_a_scan_for_a_model_without_document_input_is_a_no_text_layer_record(
+        tmp_path: Path) -> None:
+    (tmp_path / "scan.pdf").write_bytes(scanned_pdf(1))
+    (tmp_path / "plain.py").write_text(PLAIN_SCHEMA)
+    out = tmp_path / "out.jsonl"
+    async with OpenAIFake() as fake:  # o3-mini takes text only (its profile)
+        status = await run_cli(
+            "extract", "--schema", f"{tmp_path / 'plain.py'}:Report", "--model",
+            "openai:o3-mini", "--base-url", fake.url, "--api-key", "k", "--input",
+            str(tmp_path / "scan.pdf"), "--out", str(out))
+        assert fake.requests == []
+    (record,) = read_records(out).values()
+    assert status == 1 and record["error"]["type"] == "NoTextLayerError"
+    assert "its one page has no text" in record["error"]["reason"]
 
 
 @pytest.mark.skipif(not HAVE_LOCAL, reason="the 'local' extra is not installed")

@@ -8,6 +8,7 @@ import io
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -230,3 +231,26 @@ def test_prepare_on_a_pdf_keeps_pages_for_a_cut_and_drops_them_for_a_rewrite(
     assert cut.pages[0] == cut.pages[1] == (0, 0)
     rewritten = next(iter_documents([str(tmp_path / "a.pdf")], prepare=str.upper))
     assert rewritten.pages is None  # ranges of the original would point at other text
+
+
+def test_deliver_keeps_the_bytes_of_pdfs_sent_as_document_blocks(tmp_path: Path) -> None:
+    from agentflow.documents.routing import pdf_delivery
+    from tests.pdfs import scanned_pdf, text_pdf
+
+    (tmp_path / "a.pdf").write_bytes(text_pdf())
+    (tmp_path / "scan.pdf").write_bytes(scanned_pdf(1))
+
+    def read(mode: str) -> dict[str, Any]:
+        def deliver(has_text: bool) -> str:
+            return pdf_delivery(mode, model_reads_pdf=True, has_text=has_text)  # type: ignore[arg-type]
+        return {Path(d.id).name: d for d in iter_documents([str(tmp_path)], prepare=str.strip,
+                                                           deliver=deliver)}
+
+    auto = read("auto")
+    assert auto["a.pdf"].data is None and auto["a.pdf"].pages is not None  # the text layer
+    assert auto["scan.pdf"].data == scanned_pdf(1) and auto["scan.pdf"].text == ""
+    assert auto["scan.pdf"].problem is None  # not "empty": the model reads the PDF itself
+    both = read("document")
+    assert both["a.pdf"].data == text_pdf() and both["a.pdf"].text.startswith("Quarterly")
+    assert both["a.pdf"].pages is not None and len(both["a.pdf"].pages) == 3
+    assert read("text")["scan.pdf"].problem_type == "NoTextLayerError"

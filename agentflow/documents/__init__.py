@@ -8,7 +8,8 @@ ranges kept, so spans can name a page), HTML reduced to its text, plain text.
 
 Rooms: ``kinds`` (what a file is), ``pdf`` (pypdf, the ``pdf`` extra), ``html``
 (Lexbor via selectolax, the ``html`` extra), ``pages`` (page maps), ``loading``
-(the dispatch). Errors are ``agentflow.errors.DocumentError`` and its subclasses.
+(the dispatch), ``routing`` (a PDF as text, as a document block, or both).
+Errors are ``agentflow.errors.DocumentError`` and its subclasses.
 """
 
 from agentflow.documents.html import html_to_text
@@ -16,17 +17,22 @@ from agentflow.documents.kinds import DocumentKind, sniff_kind
 from agentflow.documents.loading import DocumentText, load_document
 from agentflow.documents.pages import PAGE_SEPARATOR, PageMap, page_of, shift_pages, span_pages
 from agentflow.documents.pdf import PdfText, iter_page_texts, read_pdf
+from agentflow.documents.routing import PDF_MODES, Delivery, PdfMode, pdf_delivery
 
 __all__ = [
     "PAGE_SEPARATOR",
+    "PDF_MODES",
+    "Delivery",
     "DocumentKind",
     "DocumentText",
     "PageMap",
+    "PdfMode",
     "PdfText",
     "html_to_text",
     "iter_page_texts",
     "load_document",
     "page_of",
+    "pdf_delivery",
     "read_pdf",
     "shift_pages",
     "sniff_kind",

@@ -50,7 +50,7 @@ def _unreadable_share(text: str) -> float:
 
 
 def load_document(raw: bytes, *, name: str = "", kind: DocumentKind | None = None,
-                  password: str | None = None) -> DocumentText:
+                  password: str | None = None, allow_no_text: bool = False) -> DocumentText:
     """The text of the document ``raw`` (a file's bytes, gunzipped).
 
     Args:
@@ -59,6 +59,9 @@ def load_document(raw: bytes, *, name: str = "", kind: DocumentKind | None = Non
         kind: ``"pdf"``, ``"html"`` or ``"text"``; ``None``: told by
             ``agentflow.documents.kinds.sniff_kind`` (magic bytes, then suffix).
         password: a PDF's user password.
+        allow_no_text: a PDF without a usable text layer comes back with empty
+            text (and empty page ranges) instead of raising: for a model that
+            reads the PDF itself.
 
     Raises:
         NoTextLayerError: a PDF without text (scanned pages) or whose text layer
@@ -71,6 +74,8 @@ def load_document(raw: bytes, *, name: str = "", kind: DocumentKind | None = Non
     if kind == "pdf":
         pdf = read_pdf(raw, name=name, password=password)
         count = len(pdf.pages)
+        if allow_no_text and (not pdf.has_text or _unreadable_share(pdf.text) > MAX_CONTROL_SHARE):
+            return DocumentText("", "pdf", tuple((0, 0) for _ in pdf.pages))
         if not pdf.has_text:
             pages_have_no = f"none of its {count} pages has" if count != 1 else (
                 "its one page has no")
