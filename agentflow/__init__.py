@@ -21,6 +21,7 @@ from agentflow.errors import (
     EmptyDocumentError,
     EncryptedDocumentError,
     GroundingError,
+    InvalidExampleError,
     InvalidInputError,
     InvalidModelError,
     InvalidRecordError,
@@ -69,6 +70,7 @@ from agentflow.events import (
 )
 from agentflow.execution import CallExecution
 from agentflow.extraction.budget import Chunking
+from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Merge
 from agentflow.messages import (
@@ -142,11 +144,13 @@ __all__ = [
     "EmptyDocumentError",
     "EncryptedDocumentError",
     "Event",
+    "Example",
     "Finish",
     "GenerateOptions",
     "Grounded",
     "GroundingError",
     "ImageBlock",
+    "InvalidExampleError",
     "InvalidInputError",
     "InvalidModelError",
     "InvalidRecordError",

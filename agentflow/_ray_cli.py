@@ -67,6 +67,8 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     options: dict[str, Any] = {"chunking": chunking, "passes": args.passes,
                                "allow_partial": args.allow_partial, "max_chars": max_chars,
                                "ground": True if args.ground else None}
+    if module is not None and hasattr(module, "EXAMPLES"):  # resolved in each actor
+        options["examples"] = engine.absolute_ref(f"{module_ref}:EXAMPLES")
     results = engine.extract_dataset(
         ds, args.schema, model=args.model, api_key=args.api_key, base_url=args.base_url,
         instructions=instructions, actors=args.actors, concurrency=args.concurrency, **options,

@@ -12,9 +12,12 @@ One call, top to bottom::
     on_call_end, commit memory to the state, emit Complete
 
 ``stream()`` is that loop as an async generator of events; ``call()`` drains
-it. A call works on a copy of the state's memory and commits it only when
-the loop ends: an exception or a cancellation (including a consumer that
-stops iterating) leaves the ``AgentState`` exactly as it was before the call.
+it, telling the model that nobody reads the deltas (``GenerateOptions.stream
+= False``: an HTTP adapter then fetches whole replies and yields them as the
+same chunks). One code path, two transports. A call works on a copy of the
+state's memory and commits it only when the loop ends: an exception or a
+cancellation (including a consumer that stops iterating) leaves the
+``AgentState`` exactly as it was before the call.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ import logging
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -43,6 +45,7 @@ from agentflow.events import (
     ToolUse,
 )
 from agentflow.execution import CallExecution
+from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import Act, Finish, Middleware, ModelRequest, ReasonAgain
@@ -58,6 +61,7 @@ from agentflow.model import (
     TextDelta,
     ThinkingDelta,
     ToolSpec,
+    Usage,
     resolve_model,
 )
 from agentflow.output.config import OutputConfig
@@ -73,8 +77,11 @@ __all__ = ["ReActAgent"]
 _log = get_logger()
 
 
+_ROOT_LOGGER = logging.getLogger("agentflow")
+
+
 def _debug_enabled() -> bool:
-    return logging.getLogger("agentflow").isEnabledFor(logging.DEBUG)
+    return _ROOT_LOGGER.isEnabledFor(logging.DEBUG)
 
 
 def _coerce_input(msg: str | Msg | Sequence[str | Msg] | None) -> list[Msg]:
@@ -200,6 +207,7 @@ class ReActAgent:
             *middleware,
         ]
         self._specs: dict[tuple[str, tuple[str, ...]], list[ToolSpec]] = {}
+        self._whole: tuple[GenerateOptions, GenerateOptions] | None = None
         self._chunk_hooks = [
             m for m in self.middleware if type(m).on_chunk is not Middleware.on_chunk
         ]
@@ -236,6 +244,7 @@ class ReActAgent:
         state: AgentState | None = None,
         strategy: OutputStrategy | None = None,
         ground: bool | Grounded | None = None,
+        examples: Sequence[Example] | None = None,
     ) -> Msg:
         """Run one call to the end and return the reply (``stream`` drained).
 
@@ -244,22 +253,30 @@ class ReActAgent:
         ``ground`` (``True`` or a ``Grounded``) grounds every free-text string
         of the output in the call's text, overriding ``OutputConfig.ground``;
         ``reply.spans`` says where each grounded value is
-        (``agentflow.extraction.grounding``).
+        (``agentflow.extraction.grounding``). ``examples`` (few-shot
+        ``Example``s, ``agentflow.extraction.examples``) are shown before the
+        call's input, overriding ``OutputConfig.examples``.
 
         Raises:
             InvalidInputError: bad ``msg``, before any model request;
                 ``UnsupportedInputError`` for an image or document the model's
                 profile does not accept.
+            InvalidExampleError: an example does not fit ``output``, before
+                any model request.
             ProviderError: the model request failed after retries.
             StructuredOutputValidationError / MultipleStructuredOutputsError:
                 only under the ``"raise"`` policies.
             ToolRetriesExceededError: a tool kept failing past its retry budget.
         """
         complete: Complete | None = None
-        extra = {"ground": ground} if ground is not None else {}  # subclasses may lack it
-        async with aclosing(
-            self.stream(msg, output, state=state, strategy=strategy, **extra)
-        ) as events:
+        if type(self).stream is ReActAgent.stream:  # the loop itself, nobody reading deltas
+            events = self._events(msg, output, state, strategy, ground, examples, deltas=False)
+        else:  # a subclass's stream decides what call returns
+            extra: dict[str, Any] = {"ground": ground} if ground is not None else {}
+            if examples is not None:  # subclasses may lack these keywords
+                extra["examples"] = examples
+            events = self.stream(msg, output, state=state, strategy=strategy, **extra)
+        async with aclosing(events):
             async for event in events:
                 if isinstance(event, Complete):
                     complete = event
@@ -274,6 +291,7 @@ class ReActAgent:
         state: AgentState | None = None,
         strategy: OutputStrategy | None = None,
         ground: bool | Grounded | None = None,
+        examples: Sequence[Example] | None = None,
     ) -> Msg:
         """The sync twin of ``call``: same arguments, same reply, blocking.
 
@@ -287,10 +305,11 @@ class ReActAgent:
         from agentflow.sync import run_sync
 
         return run_sync(
-            lambda: self.call(msg, output, state=state, strategy=strategy, ground=ground)
+            lambda: self.call(msg, output, state=state, strategy=strategy, ground=ground,
+                              examples=examples)
         )
 
-    async def stream(
+    def stream(
         self,
         msg: str | Msg | Sequence[str | Msg] | None,
         output: Any = None,
@@ -298,6 +317,7 @@ class ReActAgent:
         state: AgentState | None = None,
         strategy: OutputStrategy | None = None,
         ground: bool | Grounded | None = None,
+        examples: Sequence[Example] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run one call, yielding its events; the last is ``Complete``.
 
@@ -307,8 +327,23 @@ class ReActAgent:
         you may break out early, so the next call on that state need not wait
         for garbage collection.
 
-        Raises: as ``call``.
+        Raises (when iterated): as ``call``.
         """
+        return self._events(msg, output, state, strategy, ground, examples, deltas=True)
+
+    async def _events(
+        self,
+        msg: str | Msg | Sequence[str | Msg] | None,
+        output: Any,
+        state: AgentState | None,
+        strategy: OutputStrategy | None,
+        ground: bool | Grounded | None,
+        examples: Sequence[Example] | None,
+        *,
+        deltas: bool,
+    ) -> AsyncGenerator[Event, None]:
+        """The call's events (``stream``'s body); ``deltas=False``: nobody reads
+        the deltas (``call``), so the requests say so (``GenerateOptions.stream``)."""
         inputs = _coerce_input(msg)
         state = self.state if state is None else state
         if not inputs and not state.memory:
@@ -316,10 +351,13 @@ class ReActAgent:
         check_inputs([*state.memory, *inputs], self.model.profile, self.model.model_name)
         if output is not None:
             self.structured_output.prepare(self.model, output, bool(len(self.toolkit)), strategy)
-        async with state.lock:
-            ex = self._execution(state, output, strategy)
+        await state.acquire()
+        try:
+            ex = self._execution(state, output, strategy, deltas)
             if ground is not None:
                 ex.extra["ground"] = ground
+            if examples is not None:
+                ex.extra["examples"] = examples
             with self.telemetry.call(self.name, self.id, ex):
                 yield CallStarted(ex.call_id, self.name, self.id)
                 for m in self.middleware:
@@ -337,9 +375,11 @@ class ReActAgent:
                     yield event
                 complete = self._commit(ex)
             yield complete
+        finally:
+            state.release()
 
     def _execution(
-        self, state: AgentState, output: Any, strategy: OutputStrategy | None
+        self, state: AgentState, output: Any, strategy: OutputStrategy | None, deltas: bool
     ) -> CallExecution:
         """A fresh per-call execution over a working copy of ``state``."""
         ex = CallExecution(
@@ -348,10 +388,11 @@ class ReActAgent:
             agent_name=self.name,
             agent_id=self.id,
             base_log=_log,
-            options=self.options,
+            options=self.options if deltas else self._whole_options(),
             output_type=output,
             memory=_answer_open_calls(state.memory),
             so_tool_active=state.so_tool_active,
+            deltas_read=deltas,
         )
         ex.extra["has_tools"] = bool(len(self.toolkit))
         if strategy is not None:
@@ -359,6 +400,17 @@ class ReActAgent:
         if _debug_enabled():
             ex.log.debug("call.start", output=getattr(output, "__name__", output))
         return ex
+
+    def _whole_options(self) -> GenerateOptions:
+        """The agent's options for a call nobody reads deltas of: ``stream=False``
+        unless the options choose a transport (cached per options object)."""
+        options = self.options
+        if options.stream is not None:
+            return options
+        cached = self._whole
+        if cached is None or cached[0] is not options:
+            cached = self._whole = (options, options.with_(stream=False))
+        return cached[1]
 
     @staticmethod
     def _commit(ex: CallExecution) -> Complete:
@@ -474,7 +526,9 @@ class ReActAgent:
                     if aclose is not None:
                         await aclose()
                 trace.finish(builder)
-            ex.usage = ex.usage + replace(builder.usage, requests=1)
+            used = builder.usage
+            ex.usage = ex.usage + Usage(used.input_tokens, used.output_tokens,
+                                        used.cached_tokens, used.reasoning_tokens, 1)
             ex.last_finish_reason = builder.finish_reason
             ex.memory.append(builder.build())
             return

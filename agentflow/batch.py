@@ -30,7 +30,7 @@ import contextlib
 import dataclasses
 import functools
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -53,6 +53,7 @@ from agentflow.extraction.chunked import (
     extract_chunks,
 )
 from agentflow.extraction.chunking import iter_chunks
+from agentflow.extraction.examples import Example, check_examples, examples_text
 from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Conflict
 from agentflow.messages import Msg
@@ -148,7 +149,7 @@ def _message(item: ExtractInput) -> Msg:
 
 async def _extract_one(
     agent: ReActAgent, index: int, item: ExtractInput, output: Any,
-    ground: bool | Grounded | None = None,
+    ground: bool | Grounded | None = None, examples: tuple[Example, ...] | None = None,
 ) -> ExtractResult:
     start = time.perf_counter()
     usage = Usage()
@@ -156,7 +157,8 @@ async def _extract_one(
     try:
         complete: Complete | None = None
         async with contextlib.aclosing(
-            agent.stream(_message(item), output, state=AgentState(), ground=ground)
+            agent.stream(_message(item), output, state=AgentState(), ground=ground,
+                         examples=examples)
         ) as events:
             async for event in events:
                 if isinstance(event, Complete):
@@ -182,12 +184,13 @@ def _cap(text: str, max_chars: int | None) -> tuple[str, Truncation | None]:
     return text[: first.end], Truncation(first.end, len(text))
 
 
-async def _prompt_overhead(agent: ReActAgent, output: Any) -> int:
-    """Tokens of what goes with every chunk: the system prompt and the output schema."""
+async def _prompt_overhead(agent: ReActAgent, output: Any, shown: str = "") -> int:
+    """Tokens of what goes with every chunk: the system prompt, the output
+    schema and the rendered few-shot examples (``shown``)."""
     schema = output.model_json_schema() if isinstance(output, type) and issubclass(
         output, BaseModel) else {}
     return await count_tokens(agent.model, (agent.sys_prompt or "") + "\n" +
-                              orjson.dumps(schema).decode())
+                              orjson.dumps(schema).decode() + "\n" + shown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +203,7 @@ class _LongDocs:
     max_chars: int | None
     on_progress: Callable[[ChunkProgress], None] | None
     ground: bool | Grounded | None = None
+    examples: tuple[Example, ...] | None = None
 
 
 async def _extract_input(
@@ -212,7 +216,7 @@ async def _extract_input(
     if item.media:  # the model reads the blocks whole: one call, no chunks
         async with calls:
             result = await _extract_one(agent, index, ExtractInput(item.id, text, item.media),
-                                        output, settings.ground)
+                                        output, settings.ground, settings.examples)
         return dataclasses.replace(result, truncated=truncated) if truncated else result
     if not text.strip():
         return ExtractResult(index, item.id, None, EmptyDocumentError(
@@ -228,12 +232,12 @@ async def _extract_input(
     if budget is None or budget.fits:
         async with calls:
             result = await _extract_one(agent, index, ExtractInput(item.id, text), output,
-                                        settings.ground)
+                                        settings.ground, settings.examples)
         return dataclasses.replace(result, truncated=truncated) if truncated else result
 
     async def call(piece: str, chunk_output: Any) -> ExtractResult:
         return await _extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
-                                  settings.ground)
+                                  settings.ground, settings.examples)
 
     outcome: DocumentOutcome = await extract_chunks(
         item.id, text, output, budget, call, calls, passes=settings.passes,
@@ -258,6 +262,7 @@ async def extract_many(
     allow_partial: bool = False,
     max_chars: int | None = None,
     on_progress: Callable[[ChunkProgress], None] | None = None,
+    examples: Sequence[Example] | None = None,
     mode: Mode = "live",
     batch: BatchSettings | None = None,
 ) -> AsyncIterator[ExtractResult]:
@@ -286,6 +291,10 @@ async def extract_many(
         max_chars: cut each document to this many characters (at a natural
             boundary); the result's ``truncated`` says so.
         on_progress: called after each chunk call of a chunked document.
+        examples: few-shot ``Example``s shown before each input (and each
+            chunk), ``agentflow.extraction.examples``; ``None`` keeps the
+            agent's ``OutputConfig.examples``. Counted in the long-document
+            token budget.
         mode: ``"live"`` (requests now), ``"batch"`` (every first turn through
             the vendor's batch API at about half price; re-asks live) or
             ``"auto"`` (batch for 100 inputs or more on a vendor with a batch
@@ -303,6 +312,8 @@ async def extract_many(
         ValueError: ``concurrency`` < 1, ``passes`` < 1, ``max_chars`` < 1 or
             unknown ``order``.
         TypeError: an input of an unsupported type (raised when it is reached).
+        InvalidExampleError: an example does not fit ``output`` (before any
+            input is read).
         BatchUnavailableError: ``mode="batch"`` on a model without a batch API
             (before any request).
     """
@@ -314,12 +325,17 @@ async def extract_many(
         raise ValueError(f"passes must be >= 1, got {passes}")
     if max_chars is not None and max_chars < 1:
         raise ValueError(f"max_chars must be >= 1, got {max_chars}")
-    settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress, ground)
     agent = (
         agent_or_model
         if isinstance(agent_or_model, ReActAgent)
         else ReActAgent("extract", agent_or_model, sys_prompt=instructions)
     )
+    shown = agent.structured_output.config.examples if examples is None else tuple(examples)
+    rule = agent.structured_output.config.ground if ground is None else ground
+    marker = rule if isinstance(rule, Grounded) else Grounded() if rule else None
+    checked = check_examples(shown, output, marker)  # a bad example fails the run, not each input
+    settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress, ground,
+                         None if examples is None else tuple(examples))
     batch_run, inputs = await start_batch_mode(agent, inputs, mode, batch, concurrency)
     if batch_run is not None:  # first turns wait in vendor batches: keep many inputs in flight
         agent, concurrency = batch_run.agent, batch_run.concurrency
@@ -332,7 +348,8 @@ async def extract_many(
             failure: Exception | None = None
             limiter = anyio.Semaphore(concurrency)  # inputs in flight
             calls = anyio.Semaphore(concurrency)  # model calls in flight (chunks included)
-            overhead = await _prompt_overhead(agent, output) if chunking is not None else 0
+            overhead = (await _prompt_overhead(agent, output, examples_text(checked, output))
+                        if chunking is not None else 0)
             async with anyio.create_task_group() as tg:
                 index = 0
                 try:

@@ -27,7 +27,9 @@ API at about half price (``agentflow.batch_api``), journalled in
 batch tokens and, with ``genai-prices``, the estimated cost.
 
 A schema module may define ``INSTRUCTIONS`` (the system prompt),
-``prepare(text) -> text`` (applied to each document) and ``MAX_CHARS``.
+``prepare(text) -> text`` (applied to each document), ``MAX_CHARS`` and
+``EXAMPLES`` (few-shot ``Example``s, ``agentflow.extraction.examples``;
+checked against the schema before any request).
 """
 
 from __future__ import annotations
@@ -61,9 +63,10 @@ from agentflow.batch_api.runner import BatchSettings
 from agentflow.content import DocumentBlock
 from agentflow.documents.pages import span_pages
 from agentflow.documents.routing import PDF_MODES, pdf_delivery
-from agentflow.errors import AgentflowError
+from agentflow.errors import AgentflowError, InvalidExampleError
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
-from agentflow.extraction.grounding import grounding_plan
+from agentflow.extraction.examples import check_examples
+from agentflow.extraction.grounding import Grounded, grounding_plan
 from agentflow.extraction.review import write_review
 from agentflow.model import Usage, resolve_model
 
@@ -165,6 +168,12 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     instructions = args.instructions or getattr(module, "INSTRUCTIONS", DEFAULT_INSTRUCTIONS)
     prepare = getattr(module, "prepare", None)
     max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
+    examples = getattr(module, "EXAMPLES", None)
+    if examples is not None:
+        try:
+            check_examples(examples, output_type, Grounded() if args.ground else None)
+        except InvalidExampleError as exc:
+            raise SetupError(f"{args.schema}: EXAMPLES: {exc}") from None
     check_api_key(args.model, api_key=args.api_key, base_url=args.base_url)
     check_batch_mode(None, args.mode, args.engine)
     if args.engine == "ray":  # the same flags on a Ray cluster (agentflow/_ray_cli.py)
@@ -177,7 +186,7 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
         if args.out and args.out != "-":
             sink.out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
         return await _extract_into(args, sink, model, output_type, instructions, prepare,
-                                   max_chars)
+                                   max_chars, examples)
     finally:
         if sink.out is not None:
             sink.out.close()
@@ -188,7 +197,7 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
 
 async def _extract_into(
     args: argparse.Namespace, sink: _Sink, model: Any, output_type: Any, instructions: str,
-    prepare: Any, max_chars: int | None,
+    prepare: Any, max_chars: int | None, examples: Any = None,
 ) -> int:
     outcomes = sink.out.outcomes if sink.out is not None else {}
     skip = {i for i, error in outcomes.items()
@@ -238,6 +247,7 @@ async def _extract_into(
                 allow_partial=args.allow_partial, max_chars=max_chars,
                 ground=True if args.ground else None, on_progress=progress.chunk,
                 mode=args.mode, batch=_batch_settings(args, batch_usage),
+                examples=examples,
             ):
                 if isinstance(result.error, _SAME_FOR_EVERY_INPUT) and not isinstance(
                         result.error, errors.UnsupportedInputError):  # stop: nothing else works
@@ -368,7 +378,7 @@ def _models() -> int:
     registry = importlib.import_module("agentflow.providers.registry")
     rows = registry.list_profiles()
     print(f"{'vendor':10} {'model pattern':28} {'tools':6} {'tool_choice':28} {'native':12} "
-          f"{'dialect':14} {'context':>9} {'output':>7} thinking")
+          f"{'dialect':14} {'context':>9} {'output':>7} {'inputs':15} thinking")
     for vendor, pattern, p in rows:
         modes = ",".join(sorted(p.tool_choice_modes)) if p.supports_tools else "-"
         thinking = ("on" if p.thinking_default else "opt-in") if p.supports_thinking else "-"
@@ -376,9 +386,10 @@ def _models() -> int:
             thinking += " (no forcing)"
         window = f"{p.context_window:,}" if p.context_window else "?"
         output = f"{p.max_output_tokens:,}" if p.max_output_tokens else "?"
+        inputs = ",".join(m for m in ("text", "image", "pdf") if m in p.input_modalities)
         print(f"{vendor:10} {pattern:28} {'yes' if p.supports_tools else 'no':6} {modes:28} "
               f"{p.native_output or '-':12} {p.schema_dialect:14} {window:>9} {output:>7} "
-              f"{thinking}")
+              f"{inputs:15} {thinking}")
     print(f"\n{'vendor':10} API key from (first set wins; --api-key overrides)")
     for vendor in dict.fromkeys(vendor for vendor, _, _ in rows):
         names = registry.api_key_variables(vendor)

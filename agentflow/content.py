@@ -167,7 +167,14 @@ def _url_media_type(kind: str, allowed: frozenset[str], url: str,
     return value
 
 
+def _compact(text: str) -> str:
+    """Base64 text without the line breaks MIME encoders insert."""
+    return "".join(text.split()) if any(c.isspace() for c in text[:80]) else text
+
+
 def _decode_base64(kind: str, text: str) -> bytes:
+    if not isinstance(text, str):
+        raise InvalidInputError(f"{kind}: base64 text must be a str, got {type(text).__name__}")
     try:
         return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError) as exc:
@@ -243,11 +250,15 @@ class ImageBlock:
 
     @classmethod
     def from_base64(cls, text: str, media_type: str | None = None) -> ImageBlock:
-        """An image from base64 ``text`` (kept as the cached encoding).
+        """An image from base64 ``text`` (line breaks ignored; a ``data:`` URL is
+        read as ``from_url`` does), kept as the cached encoding.
 
         Raises:
             InvalidInputError: ``text`` is not base64.
         """
+        if text.startswith("data:"):
+            return cls.from_url(text, media_type)
+        text = _compact(text)
         return _with_base64(cls(media_type or "", data=_decode_base64("image", text)), text)
 
     @classmethod
@@ -316,11 +327,15 @@ class DocumentBlock:
     @classmethod
     def from_base64(cls, text: str, media_type: str | None = None, *,
                     filename: str | None = None) -> DocumentBlock:
-        """A document from base64 ``text`` (kept as the cached encoding).
+        """A document from base64 ``text`` (line breaks ignored; a ``data:`` URL
+        is read as ``from_url`` does), kept as the cached encoding.
 
         Raises:
             InvalidInputError: ``text`` is not base64.
         """
+        if text.startswith("data:"):
+            return cls.from_url(text, media_type, filename=filename)
+        text = _compact(text)
         data = _decode_base64("document", text)
         return _with_base64(cls(media_type or "", data=data, filename=filename), text)
 

@@ -17,6 +17,7 @@ The tree::
     │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
     │   ├── InvalidStateError             AgentState JSON that is malformed or inconsistent
     │   ├── InvalidRecordError            an extraction record / results file that cannot be read
+    │   ├── InvalidExampleError           a few-shot example that does not fit the output type
     │   ├── BatchUnavailableError         mode="batch" on a model without a vendor batch API
     │   ├── ToolDefinitionError           a tool that cannot be declared
     │   │   └── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
@@ -88,6 +89,7 @@ __all__ = [
     "EmptyDocumentError",
     "EncryptedDocumentError",
     "GroundingError",
+    "InvalidExampleError",
     "InvalidInputError",
     "InvalidModelError",
     "InvalidRecordError",
@@ -187,6 +189,11 @@ class InvalidRecordError(UsageError, ValueError):
     not JSON. The message names the file and line, or the record's position."""
 
 
+class InvalidExampleError(UsageError, ValueError):
+    """A few-shot example (``agentflow.extraction.examples.Example``) whose
+    output does not validate as the output type, or whose grounded values are
+    not spans of its own text. The message names the example
+    (``examples[i]``) and each failing field."""
 class BatchUnavailableError(UsageError, ValueError):
     """``mode="batch"`` on a model whose vendor has no batch API (the model is
     not ``agentflow.batch_api.BatchCapable``); raised before any request."""

@@ -151,6 +151,15 @@ class GenerateOptions:
     ``max_tokens`` (tokens) caps the reply; ``thinking`` turns a hybrid
     model's reasoning on or off; ``extra`` is merged into the request body by
     the provider, last (vendor-specific fields).
+
+    ``stream`` is the request's transport, not its content: ``None`` leaves
+    the model's own setting (its ``stream=`` argument); ``True`` streams;
+    ``False`` says nobody reads the deltas, so the model may fetch the whole
+    reply in one response and yield it as the same kind of chunks
+    (``ReActAgent.call`` sets it when the agent's options leave it ``None``).
+    An adapter keeps streaming where a whole reply would differ or fail (a
+    vendor that thinks only while streaming, a reply too long to wait for);
+    a model without a second transport (``ScriptedModel``) ignores it.
     """
 
     tool_choice: ToolChoice | None = None
@@ -160,6 +169,7 @@ class GenerateOptions:
     parallel_tool_calls: bool | None = None
     thinking: bool | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    stream: bool | None = None
 
     def with_(self, **changes: Any) -> GenerateOptions:
         """A copy with ``changes`` applied."""
@@ -263,6 +273,11 @@ class ModelProfile:
             (``None``: unknown; long documents then assume a conservative
             default, see ``agentflow.extraction.budget``).
         max_output_tokens: the most tokens one reply may have (``None``: unknown).
+        sampling: ``(name, value)`` sampler settings the adapter sends with
+            every request that does not set them itself, for a server whose
+            decoding we control (llama.cpp's ``repeat_penalty``,
+            ``dry_multiplier``...: its server README, "POST /completion");
+            ``()``: the vendor's defaults.
         input_modalities: what a user turn may hold: ``"text"``, ``"image"``
             (``ImageBlock``), ``"pdf"`` (``DocumentBlock``). Text only unless
             the vendor documents more for the model; ``agentflow.content.check_inputs``
@@ -275,6 +290,9 @@ class ModelProfile:
         max_document_bytes: the largest PDF (raw bytes) the vendor accepts.
         max_inline_bytes: the most base64 text of images and documents one request
             may carry, all blocks together.
+        max_document_pages: the most PDF pages one request may carry (the vendor
+            counts them and refuses more; the core cannot count pages without a
+            PDF library, so callers that read the PDF, such as ``extract``, check it).
     """
 
     supports_tools: bool = True
@@ -292,6 +310,7 @@ class ModelProfile:
     substring_grammar: bool = False
     context_window: int | None = None
     max_output_tokens: int | None = None
+    sampling: tuple[tuple[str, Any], ...] = ()
     input_modalities: frozenset[Modality] = frozenset({"text"})
     url_input_modalities: frozenset[Modality] = frozenset()
     image_media_types: frozenset[str] = frozenset(
@@ -300,6 +319,7 @@ class ModelProfile:
     max_image_bytes: int | None = None
     max_document_bytes: int | None = None
     max_inline_bytes: int | None = None
+    max_document_pages: int | None = None
 
     def with_(self, **changes: Any) -> ModelProfile:
         """A copy with ``changes`` applied (the set fields may be any iterable)."""

@@ -96,6 +96,14 @@ def _resolve(ref: Any) -> Any:
     return load_schema(ref)[0]
 
 
+def _resolve_value(ref: str) -> Any:
+    """The value a ``module:name`` / ``path.py:name`` string names (any value)."""
+    from agentflow._setup import _load_module
+
+    module_ref, _, name = ref.rpartition(":")
+    return getattr(_load_module(module_ref), name)
+
+
 def absolute_ref(ref: str) -> str:
     """``path.py:name`` with an absolute path (workers do not share the driver's cwd)."""
     module, sep, name = ref.rpartition(":")
@@ -209,7 +217,9 @@ class ExtractionSpec:
         concurrency: calls in flight per actor.
         actors: actors in the pool (each governor's share is ``1 / actors``).
         options: further ``extract_many`` keywords (``ground``, ``chunking``,
-            ``passes``, ``allow_partial``, ``max_chars``).
+            ``passes``, ``allow_partial``, ``max_chars``, ``examples``: a
+            list, or a ``module:name`` / ``path.py:name`` reference resolved
+            in the actor).
     """
 
     output: Any
@@ -229,6 +239,9 @@ class _Extractor:
         self.spec = spec
         self.loop = asyncio.new_event_loop()
         self.output = _resolve(spec.output)
+        self.options = dict(spec.options)
+        if isinstance(self.options.get("examples"), str):  # a reference, resolved here
+            self.options["examples"] = _resolve_value(self.options["examples"])
         if isinstance(spec.model, str):
             from agentflow.model import resolve_model
 
@@ -267,7 +280,7 @@ class _Extractor:
                 rows.append(row)
         async for result in extract_many(
             self.model, usable, self.output, concurrency=self.spec.concurrency,
-            order="completed", instructions=self.spec.instructions, **self.spec.options,
+            order="completed", instructions=self.spec.instructions, **self.options,
         ):
             row = rows[result.index]
             ordered[row] = _record(result, offsets[row], page_maps[row])

@@ -37,24 +37,51 @@ class AgentState:
             tool mode (an enter reminder is in memory, no exit reminder yet).
     """
 
-    __slots__ = ("_lock", "memory", "so_tool_active")
+    __slots__ = ("_busy", "_lock", "memory", "so_tool_active")
 
     def __init__(self, memory: Iterable[Msg] = (), *, so_tool_active: bool = False) -> None:
         self.memory: list[Msg] = list(memory)
         self.so_tool_active = so_tool_active
         self._lock: anyio.Semaphore | None = None
+        self._busy = False
 
     @property
     def lock(self) -> anyio.Semaphore:
-        """The lock a call holds while it runs on this state (created on first use).
+        """The lock a call holds while it runs on this state (created on first use,
+        already taken when a call holds the state).
 
         A one-slot semaphore rather than a task-owned lock: a stream abandoned
         without ``aclose`` is finalized in another task, which must be able to
         release it.
         """
         if self._lock is None:
-            self._lock = anyio.Semaphore(1)
+            self._lock = anyio.Semaphore(0 if self._busy else 1)
         return self._lock
+
+    async def acquire(self) -> None:
+        """Take the state for one call, waiting while another call holds it.
+
+        Uncontended (the common case: a fresh state per call), it neither
+        creates the lock nor waits a loop iteration; only a second call on a
+        held state creates ``lock`` and waits on it.
+        """
+        if self._lock is None:
+            if not self._busy:
+                self._busy = True
+                return
+        else:
+            try:
+                self._lock.acquire_nowait()
+                return
+            except anyio.WouldBlock:
+                pass
+        await self.lock.acquire()
+
+    def release(self) -> None:
+        """Give the state back (``acquire``'s pair; wakes a waiting call)."""
+        self._busy = False
+        if self._lock is not None:
+            self._lock.release()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""

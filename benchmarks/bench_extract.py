@@ -2,7 +2,7 @@
 
 Runs what ``agentflow extract --schema examples/debian_changelog.py:ChangelogEntry
 --input '/usr/share/doc/*/changelog.Debian.gz'`` runs (``prepare``, ``MAX_CHARS``,
-``INSTRUCTIONS``, ``extract_many`` on ``LocalModel()``, grounded fields) on a
+``INSTRUCTIONS``, ``EXAMPLES``, ``extract_many`` on ``LocalModel()``, grounded fields) on a
 sample of the files, then scores every output against ``parse_entry`` (the
 independent rule-based parser in examples/debian_changelog.py) applied to the
 uncut entry.
@@ -35,7 +35,7 @@ old ``--offset``/``--stride`` selection. Prints:
   document: must be 0).
 
     python benchmarks/bench_extract.py [--sample tune|report|range] [--seed 10] [--n 40]
-        [--offset 0] [--stride 1] [--concurrency 1] [--show]
+        [--offset 0] [--stride 1] [--concurrency 1] [--show] [--sampling NAME=VALUE ...]
 """
 
 from __future__ import annotations
@@ -188,13 +188,25 @@ def documents(n: int, offset: int, stride: int = 1, name: str = "range", seed: i
     return batch, refs, cut, module
 
 
-async def extract(batch: list[Any], module: Any, concurrency: int) -> tuple[list[Any], float,
-                                                                           float]:
-    """Run the batch on ``LocalModel()``; results, load seconds, batch wall seconds."""
+def sampling_arg(text: str) -> tuple[str, Any]:
+    """``name=value`` (a number, or JSON) as a sampler setting."""
+    import json
+
+    name, _, value = text.partition("=")
+    return name, json.loads(value)
+
+
+async def extract(batch: list[Any], module: Any, concurrency: int,
+                  sampling: list[tuple[str, Any]] | None = None,
+                  ) -> tuple[list[Any], float, float]:
+    """Run the batch on ``LocalModel()`` (its profile's ``sampling`` replaced
+    when ``sampling`` is given); results, load seconds, batch wall seconds."""
     from agentflow.batch import extract_many
     from agentflow.providers.local import LocalModel
 
     model = LocalModel()
+    if sampling is not None:
+        model = LocalModel(profile=model.profile.with_(sampling=tuple(sampling)))
     try:
         start = time.perf_counter()
         model._ensure_server()  # load the model before the clock starts
@@ -202,7 +214,7 @@ async def extract(batch: list[Any], module: Any, concurrency: int) -> tuple[list
         start = time.perf_counter()
         results = [r async for r in extract_many(
             model, batch, module.ChangelogEntry, concurrency=concurrency,
-            instructions=module.INSTRUCTIONS)]
+            instructions=module.INSTRUCTIONS, examples=getattr(module, "EXAMPLES", None))]
         return results, load, time.perf_counter() - start
     finally:
         await model.aclose()
@@ -292,6 +304,9 @@ def main() -> None:
     p.add_argument("--concurrency", type=int, default=1,
                    help="calls in flight (the server decodes one at a time)")
     p.add_argument("--show", action="store_true", help="print each document's wrong fields")
+    p.add_argument("--sampling", type=sampling_arg, action="append", metavar="NAME=VALUE",
+                   help="sampler setting instead of the profile's (repeatable; "
+                        "--sampling none=0 sends none)")
     ns = p.parse_args()
     print("$", shlex.join([Path(sys.executable).name, *sys.argv]))
     print("machine:", machine_facts())
@@ -301,8 +316,10 @@ def main() -> None:
     print(f"{len(batch)} documents ({INPUT}, {where}); {cut} cut at "
           f"MAX_CHARS={module.MAX_CHARS}; {sum(r is None for r in refs.values())} the reference "
           "parser does not understand")
-    results, load, wall = asyncio.run(extract(batch, module, ns.concurrency))
-    print(f"model load {load:.1f}s (not in the figures below); concurrency {ns.concurrency}")
+    sampling = None if ns.sampling is None else [s for s in ns.sampling if s[0] != "none"]
+    results, load, wall = asyncio.run(extract(batch, module, ns.concurrency, sampling))
+    print(f"model load {load:.1f}s (not in the figures below); concurrency {ns.concurrency}; "
+          f"sampling {'profile' if sampling is None else dict(sampling)}")
     report(results, refs, wall, ns.show, {d.id: d.text for d in batch})
 
 

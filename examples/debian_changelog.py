@@ -16,69 +16,24 @@ fails with ``GroundingError``), and each record says where each value is
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 
 Verbatim = Annotated[str, Grounded()]
 """Text copied from the entry as written."""
 
-_EXAMPLES = (
-    ("""\
-barbaz (1:0.9~rc2-1+deb12u1) bookworm-security; urgency=high
-
-  * Non-maintainer upload by the Security Team.
-  * Fix a heap overflow in the option parser (CVE-2099-0001).
-    Backported from upstream.
-
- -- Zoë Example-Maintainer <zoe@example.org>  Tue, 02 Jan 2024 10:20:30 +0100""",
-     {"package": "barbaz", "version": "1:0.9~rc2-1+deb12u1",
-      "distribution": "bookworm-security", "urgency": "high",
-      "maintainer": "Zoë Example-Maintainer <zoe@example.org>",
-      "date": "Tue, 02 Jan 2024 10:20:30 +0100",
-      "changes": ["Non-maintainer upload by the Security Team.",
-                  "Fix a heap overflow in the option parser (CVE-2099-0001).\n"
-                  "    Backported from upstream."]}),
-    ("""\
-quuxutils (4.12-2) unstable; urgency=medium
-
-  [ Jane Q. Hacker ]
-  * New upstream release.
-  * d/control: Bump Standards-Version to 4.6.2.
-  * d/patches: Drop the build fix, applied upstream.
-    (Closes: #999001)
-  * d/rules: Enable all hardening flags.
-
- -- Jane Q. Hacker <jqh@example.net>  Mon, 05 Feb 2024 18:02:11 +0000""",
-     {"package": "quuxutils", "version": "4.12-2", "distribution": "unstable",
-      "urgency": "medium", "maintainer": "Jane Q. Hacker <jqh@example.net>",
-      "date": "Mon, 05 Feb 2024 18:02:11 +0000",
-      "changes": ["New upstream release.", "d/control: Bump Standards-Version to 4.6.2.",
-                  "d/patches: Drop the build fix, applied upstream.\n    (Closes: #999001)",
-                  "d/rules: Enable all hardening flags."]}),
-)
-
-
-def _shot(entry: str, fields: dict[str, object]) -> str:
-    return f"{entry}\n\nJSON:\n{json.dumps(fields, ensure_ascii=False)}"
-
-
 INSTRUCTIONS = (
     "Copy the fields of a Debian changelog entry into JSON, exactly as they are written. "
     "The first line reads: package (version) distribution; urgency=level. "
     "The last line reads: -- maintainer name <email>  date. "
-    "changes are the lines that start with '*', without the '*', each once.\n\n"
-    + "\n\n".join(_shot(entry, fields) for entry, fields in _EXAMPLES)
+    "changes are the lines that start with '*', without the '*', each once."
 )
-"""Where each field is, in words, then two worked examples in the form the
-bundled base model completes (entry, ``JSON:``, the object, written as the
-grammar writes JSON). The examples' values are invented and not in the
-documents, so grounding forbids copying them: the model can only learn the
-pattern."""
+"""Where each field is, in words. The worked examples follow it (``EXAMPLES``)."""
 MAX_CHARS = 2500
 
 
@@ -99,6 +54,49 @@ class ChangelogEntry(BaseModel):
                                    r"[0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{4}$")
     changes: list[Annotated[Verbatim, Field(pattern=r"^[^*\[]")]] = Field(
         description="the change lines, without the leading '*'", max_length=8)
+
+
+EXAMPLES = [
+    Example("""\
+barbaz (1:0.9~rc2-1+deb12u1) bookworm-security; urgency=high
+
+  * Non-maintainer upload by the Security Team.
+  * Fix a heap overflow in the option parser (CVE-2099-0001).
+    Backported from upstream.
+
+ -- Zoë Example-Maintainer <zoe@example.org>  Tue, 02 Jan 2024 10:20:30 +0100""",
+            ChangelogEntry(
+                package="barbaz", version="1:0.9~rc2-1+deb12u1", distribution="bookworm-security",
+                urgency="high", maintainer="Zoë Example-Maintainer <zoe@example.org>",
+                date="Tue, 02 Jan 2024 10:20:30 +0100",
+                changes=["Non-maintainer upload by the Security Team.",
+                         "Fix a heap overflow in the option parser (CVE-2099-0001).\n"
+                         "    Backported from upstream."])),
+    Example("""\
+quuxutils (4.12-2) unstable; urgency=medium
+
+  [ Jane Q. Hacker ]
+  * New upstream release.
+  * d/control: Bump Standards-Version to 4.6.2.
+  * d/patches: Drop the build fix, applied upstream.
+    (Closes: #999001)
+  * d/rules: Enable all hardening flags.
+
+ -- Jane Q. Hacker <jqh@example.net>  Mon, 05 Feb 2024 18:02:11 +0000""",
+            ChangelogEntry(
+                package="quuxutils", version="4.12-2", distribution="unstable", urgency="medium",
+                maintainer="Jane Q. Hacker <jqh@example.net>",
+                date="Mon, 05 Feb 2024 18:02:11 +0000",
+                changes=["New upstream release.", "d/control: Bump Standards-Version to 4.6.2.",
+                         "d/patches: Drop the build fix, applied upstream.\n"
+                         "    (Closes: #999001)",
+                         "d/rules: Enable all hardening flags."])),
+]
+"""Two worked examples, written by hand (in no changelog on any machine): the
+CLI and the benchmark show them before each entry (``agentflow.extraction.
+examples``), which the bundled base model reads as "entry, ``JSON:``, object"
+pairs. Their values are not in the documents, so grounding forbids copying
+them: the model can only learn the pattern."""
 
 
 _HEADER = re.compile(r"^(\S+) \(([^)]+)\) ([^;]+); .*?urgency=(\w+)", re.MULTILINE)

@@ -3,8 +3,10 @@
 ``HttpChatModel`` is a ``ChatModel`` over one ``HttpClient``: a subclass
 says how to build a request (``build_request``) and how to read a streamed
 reply (``parse_stream``) or a whole one (``parse_reply``); the base sends it,
-streaming or not (``stream=`` at construction), and yields ``ModelChunk``s
-either way, so the agent sees one shape whatever the transport. Payloads are
+streaming or not (``stream=`` at construction, overridden per request by
+``GenerateOptions.stream``: ``ReActAgent.call`` asks for whole replies since
+nobody reads its deltas), and yields ``ModelChunk``s either way, so the agent
+sees one shape whatever the transport. Payloads are
 read under a ``ReplyGuard`` (a whole reply here, stream events in each
 ``parse_stream``): a payload of the wrong shape is a typed ``ProviderError``,
 and a reply with neither content nor a finish reason is refused.
@@ -81,7 +83,8 @@ class HttpChatModel(ABC):
         client: the model's ``HttpClient`` (owns the aiohttp session).
         profile: the model's capabilities.
         stream: stream replies (``True``) or ask for whole ones; the chunks
-            yielded are the same.
+            yielded are the same. A request's ``GenerateOptions.stream``
+            overrides it (``streams``).
     """
 
     vendor: ClassVar[str] = ""
@@ -124,9 +127,11 @@ class HttpChatModel(ABC):
                 whole reply; either for a reply with neither content nor a
                 finish reason.
         """
-        path, body = self.build_request(messages, tools, options, stream=self._streaming)
-        async with self._client.open(path, body) as response:
-            if self._streaming:
+        streaming = self.streams(options)
+        path, body = self.build_request(messages, tools, options, stream=streaming)
+        async with self._client.open(path, body, whole=not streaming) as response:
+            del body  # sent: not kept alive while the reply is read
+            if streaming:
                 async for chunk in self.parse_stream(response):
                     yield chunk
             else:
@@ -134,6 +139,13 @@ class HttpChatModel(ABC):
                 for chunk in guard.fold(self.parse_reply, guard.load(await response.read())):
                     yield chunk
                 guard.end()
+
+    def streams(self, options: GenerateOptions) -> bool:
+        """Whether this request streams: ``options.stream`` when set, else the
+        model's ``stream=``. Vendors override it to keep streaming where a
+        whole reply would differ or fail (``options.stream=False`` is a
+        "nobody reads the deltas" hint, ``GenerateOptions``)."""
+        return self._streaming if options.stream is None else options.stream
 
     @abstractmethod
     def build_request(

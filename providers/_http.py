@@ -123,7 +123,10 @@ class HttpSettings:
     Attributes:
         connect_timeout: seconds to establish a connection.
         read_timeout: seconds between two reads of the reply (a stream that
-            stalls longer fails with ``ProviderTimeoutError``).
+            stalls longer fails with ``ProviderTimeoutError``). A whole
+            (non-streamed) reply sends nothing until the model is done, so
+            its wait is bounded by ``deadline`` instead (by ``read_timeout``
+            when there is no deadline).
         max_retries: retries after the first attempt (0 disables them).
         backoff_initial / backoff_max: seconds, for exponential backoff with jitter.
         max_retry_after: longest server-requested wait honoured, in seconds.
@@ -325,6 +328,9 @@ class HttpClient:
         self._body_error = body_error
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        s = self.settings
+        self._whole_timeout = None if s.deadline is None else aiohttp.ClientTimeout(
+            total=None, connect=s.connect_timeout, sock_read=None)
 
     def __repr__(self) -> str:
         return f"HttpClient(base_url={self.base_url!r}, vendor={self.vendor!r})"
@@ -369,12 +375,15 @@ class HttpClient:
         headers: Mapping[str, str] | None = None,
         method: str = "POST",
         raw: bytes | None = None,
+        whole: bool = False,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         """POST ``body`` as JSON to ``path`` and yield the 2xx response, all of
         it (connection, retries, reading the reply inside the ``async with``)
         within ``settings.deadline`` seconds. ``raw``: send these bytes instead
         of ``body`` (a multipart upload, with its ``content-type`` in
-        ``headers``; ``b""`` for a GET without a body).
+        ``headers``; ``b""`` for a GET without a body). ``whole``: the reply
+        comes in one piece once the model is done (not streamed), so no read
+        timeout applies before it, only the deadline.
 
         Raises:
             DeadlineExceededError: the deadline passed (a server trickling
@@ -385,7 +394,7 @@ class HttpClient:
         started = False
         try:
             async with scope, self._open(path, body, headers=headers, method=method,
-                                         raw=raw) as response:
+                                         raw=raw, whole=whole) as response:
                 started = True
                 yield response
         except TimeoutError as exc:
@@ -406,8 +415,10 @@ class HttpClient:
         headers: Mapping[str, str] | None = None,
         method: str = "POST",
         raw: bytes | None = None,
+        whole: bool = False,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """POST ``body`` as JSON (or ``raw`` bytes) to ``path`` and yield the 2xx response.
+        """POST ``body`` as JSON (or ``raw`` bytes) to ``path`` and yield the 2xx
+        response; the encoded body is dropped once sent.
 
         Raises:
             ProviderError: the mapped error, after retries where allowed;
@@ -423,18 +434,22 @@ class HttpClient:
         if headers:
             _register_credentials(headers)
         lease = await self._admit(body, payload)
+        del body
+        client_timeout = self._whole_timeout if whole else None
         try:
             try:  # the common case pays nothing for the retry machinery
-                response = await self._send(method, url, payload, all_headers, lease)
+                response = await self._send(method, url, payload, all_headers, lease,
+                                            client_timeout)
             except ProviderError as exc:
                 if not _retryable(exc) or self.settings.max_retries < 1:
                     raise
                 response = await self._send_with_retries(method, url, payload, all_headers, exc,
-                                                         lease)
+                                                         lease, client_timeout)
         except BaseException:
             if lease is not None:
                 lease.release()
             raise
+        del payload, all_headers  # sent: not kept alive while the reply is read
         assert response is not None
         try:
             yield response
@@ -472,6 +487,7 @@ class HttpClient:
     async def _send_with_retries(
         self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
         first_error: ProviderError, lease: RateLease | None = None,
+        client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> aiohttp.ClientResponse:
         """Retry after ``first_error`` (the first attempt's), with backoff."""
         pending: ProviderError | None = first_error
@@ -493,18 +509,23 @@ class HttpClient:
                     raise error
                 if lease is not None:
                     await lease.readmit()
-                response = await self._send(method, url, payload, headers, lease)
+                response = await self._send(method, url, payload, headers, lease, client_timeout)
         assert response is not None
         return response
 
     async def _send(
         self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
-        lease: RateLease | None = None,
+        lease: RateLease | None = None, client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> aiohttp.ClientResponse:
         session = self._session_now()
         try:
-            response = await session.request(
-                method, url, data=payload, headers=headers, allow_redirects=False)
+            if client_timeout is None:
+                response = await session.request(
+                    method, url, data=payload, headers=headers, allow_redirects=False)
+            else:
+                response = await session.request(
+                    method, url, data=payload, headers=headers, allow_redirects=False,
+                    timeout=client_timeout)
         except TimeoutError as exc:
             raise ProviderTimeoutError(
                 f"connecting to {self.vendor} timed out", vendor=self.vendor

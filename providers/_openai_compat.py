@@ -96,7 +96,8 @@ class OpenAICompatibleModel:
         base_url: API root (default: the vendor's).
         profile: overrides the profile looked up from the model name.
         settings: timeouts, retries, connection limit.
-        stream: stream replies (SSE) or ask for whole replies.
+        stream: stream replies (SSE) or ask for whole replies; a request's
+            ``GenerateOptions.stream`` overrides it (``streams``).
         headers: extra request headers.
         late_system: ``"user"`` sends system messages after the first turn as
             user messages (for servers whose chat template refuses them).
@@ -227,7 +228,7 @@ class OpenAICompatibleModel:
         wire = format_messages(messages, reasoning=self.reasoning_history,
                                late_system=self._late_system, images=self.image_urls)
         body: dict[str, Any] = {"model": self._model, "messages": wire}
-        if self._stream:
+        if self.streams(options):
             body["stream"] = True
             if self.send_stream_options:
                 body["stream_options"] = {"include_usage": True}
@@ -242,6 +243,13 @@ class OpenAICompatibleModel:
         if options.extra:
             body.update(options.extra)
         return body
+
+    def streams(self, options: GenerateOptions) -> bool:
+        """Whether this request streams: ``options.stream`` when set, else the
+        model's ``stream=``. Vendors override it to keep streaming where a
+        whole reply would differ (``options.stream=False`` is a "nobody reads
+        the deltas" hint, ``GenerateOptions``)."""
+        return self._stream if options.stream is None else options.stream
 
     def apply_tools(
         self, body: dict[str, Any], tools: Sequence[ToolSpec], options: GenerateOptions
@@ -320,9 +328,11 @@ class OpenAICompatibleModel:
             raise AuthenticationError(
                 f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
         markup = MarkupFilter(self._markups, tools)
-        async with self._http.open(self.chat_path, body) as response:
+        streaming = body.get("stream") is True
+        async with self._http.open(self.chat_path, body, whole=not streaming) as response:
+            del body  # sent: not kept alive while the reply is read
             parser = self.parser_class()
-            if not self._stream or "json" in response.content_type:
+            if not streaming or "json" in response.content_type:
                 guard = ReplyGuard(self.vendor, stream=False)
                 data = guard.load(await response.read())
                 for chunk in markup.feed(

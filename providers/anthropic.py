@@ -117,6 +117,7 @@ _BASE = ModelProfile(
     max_image_bytes=3_932_160,  # 5 MiB of base64, the text the API measures
     max_document_bytes=32_000_000,
     max_inline_bytes=32_000_000,
+    max_document_pages=100,
 )
 """Every Claude 3+ model: images (JPEG, PNG, GIF, WebP; "maximum allowed size of 5MB per
 image" on the API: docs.anthropic.com/en/docs/build-with-claude/vision; the API
@@ -208,6 +209,10 @@ def rate_family(model: str) -> str:
     return f"claude-{tier}-{major}"
 
 
+WHOLE_REPLY_MAX_TOKENS = 128_000 * 600 // 3600
+"""The largest ``max_tokens`` Anthropic's SDK sends without streaming (21,333)."""
+
+
 class AnthropicChatModel(HttpChatModel):
     """A Claude model over the Messages API.
 
@@ -253,6 +258,21 @@ class AnthropicChatModel(HttpChatModel):
         self.max_tokens = max_tokens
         self.thinking_budget = thinking_budget or 2048
         self.cache = cache
+
+    def streams(self, options: GenerateOptions) -> bool:
+        """As the base, but a reply that may take long keeps streaming when the
+        request only hints that nobody reads the deltas: the official SDK
+        refuses a non-streaming request whose ``max_tokens`` (thinking budget
+        included) makes it expect over 10 minutes (3,600 s per 128,000 tokens,
+        i.e. over ``WHOLE_REPLY_MAX_TOKENS``; anthropic-sdk-python
+        ``_calculate_nonstreaming_timeout``, "Streaming is required for
+        operations that may take longer than 10 minutes")."""
+        if options.stream is not False:
+            return super().streams(options)
+        max_tokens = options.max_tokens or self.max_tokens
+        if self.profile.thinking_active(options) and self.thinking_budget >= max_tokens:
+            max_tokens += self.thinking_budget  # as build_request sends it
+        return max_tokens > WHOLE_REPLY_MAX_TOKENS
 
     def build_request(
         self,

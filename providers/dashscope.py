@@ -184,13 +184,23 @@ class DashScopeChatModel(OpenAICompatibleModel):
     default_profile: ClassVar[ModelProfile] = DEFAULT_PROFILE
     default_markups: ClassVar[tuple[str, ...]] = ("hermes", "qwen-xml")
 
+    def streams(self, options: GenerateOptions) -> bool:
+        """As the base, but a request that would think keeps streaming when it
+        only hints that nobody reads the deltas (``options.stream=False``):
+        open-source Qwen3 refuses to think without streaming, and turning
+        thinking off would change the reply."""
+        if options.stream is False and self.profile.supports_thinking and (
+                options.thinking or (options.thinking is None and self.profile.thinking_default)):
+            return True
+        return super().streams(options)
+
     def thinking_on(self, options: GenerateOptions) -> bool:
         """Whether the request will run with thinking (after the non-streaming rule)."""
         if not self.profile.supports_thinking:
             return False
         if options.thinking is not None:
             return options.thinking
-        return self.profile.thinking_default and self._stream
+        return self.profile.thinking_default and self.streams(options)
 
     def apply_thinking(self, body: dict[str, Any], options: GenerateOptions) -> None:
         """``enable_thinking`` per ``options.thinking``; ``false`` for a
@@ -199,7 +209,7 @@ class DashScopeChatModel(OpenAICompatibleModel):
             return
         if options.thinking is not None:
             body["enable_thinking"] = options.thinking
-        elif self.profile.thinking_default and not self._stream:
+        elif self.profile.thinking_default and not self.streams(options):
             body["enable_thinking"] = False
 
     def apply_response_format(

@@ -96,7 +96,7 @@ _PRE3 = ModelProfile(native_output="json_schema", native_output_with_tools=False
                      url_input_modalities=frozenset({"image", "pdf"}),
                      image_media_types=frozenset({"image/png", "image/jpeg", "image/webp",
                                                   "image/heic", "image/heif"}),
-                     max_inline_bytes=20_000_000)
+                     max_inline_bytes=20_000_000, max_document_pages=1000)
 """Every Gemini model takes images (PNG, JPEG, WEBP, HEIC, HEIF) and PDFs, inline
 ("when the total request size is less than 20MB") or as ``fileData`` URIs (Files
 API, ``gs://``, public URLs): ai.google.dev/gemini-api/docs/image-understanding,

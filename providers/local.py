@@ -56,7 +56,7 @@ from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._profiles import ProfileRule
 
 __all__ = ["DEFAULT_MODEL", "DEFAULT_PROFILE", "JSON_SEPARATORS", "PLAIN_TEMPLATE", "PROFILES",
-           "LocalModel", "create"]
+           "SAMPLING", "LocalModel", "create"]
 
 GRAMMAR_CACHE_SIZE = 64
 """Compiled grammars kept per model (one per output schema, least recently used evicted)."""
@@ -65,6 +65,14 @@ DEFAULT_MODEL = "gemma3-270m"
 """The bundled model (``"local"`` alone means this)."""
 API_KEY_VARIABLES: tuple[str, ...] = ()
 """Environment variables an API key is read from: none, the embedded model needs no key."""
+
+SAMPLING: tuple[tuple[str, Any], ...] = (("repeat_penalty", 1.1),)
+"""Anti-repetition for greedy decoding (llama.cpp server's ``repeat_penalty``
+over its default ``repeat_last_n`` of 64 tokens; README of
+tools/server, "POST /completion"): a greedy small model held to the
+document's words by the grammar otherwise fills a list with one token
+(``"debian", "debian", ...``) until the record is refused as degenerate.
+Measured on the main job's tune sample (benchmarks/RESULTS.md, #10)."""
 
 DEFAULT_PROFILE = ModelProfile(
     supports_tools=False,
@@ -75,22 +83,28 @@ DEFAULT_PROFILE = ModelProfile(
     context_window=4096,
     max_output_tokens=1024,
     concurrent_requests=1,
+    sampling=SAMPLING,
 )
 """Grammar-constrained JSON output, no tools; the ``local`` dialect bounds
 strings and arrays so a small model always finishes a document; grounded
 strings are held to the source by the grammar (llguidance). The window and
-reply cap are ``LocalModel``'s defaults; each model reports its own."""
+reply cap are ``LocalModel``'s defaults; each model reports its own. Every
+request carries ``SAMPLING`` unless it sets those fields itself."""
 
 PROFILES: tuple[ProfileRule, ...] = ()
 """Every GGUF gets ``DEFAULT_PROFILE`` (the registry lists it as ``*``)."""
 
 PLAIN_TEMPLATE = (
-    "{%- for m in messages -%}{{ m['content'] | trim }}{{ '\\n\\n' }}{%- endfor -%}"
+    "{%- for m in messages -%}"
+    "{%- if m['role'] == 'assistant' -%}{{ 'JSON:\\n' }}{%- endif -%}"
+    "{{ m['content'] | trim }}{{ '\\n\\n' }}{%- endfor -%}"
     "{%- if add_generation_prompt -%}{{ 'JSON:\\n' }}{%- endif -%}"
 )
-"""A completion-style chat template for base models: the messages' text, then
-``JSON:``. (The bundled GGUF carries no template; the server's ChatML
-fallback confuses a base model.)"""
+"""A completion-style chat template for base models: each message's text,
+an assistant's (a few-shot example's answer, an earlier attempt) after
+``JSON:``, then ``JSON:`` for the reply: "document, ``JSON:``, object"
+pairs that the model continues. (The bundled GGUF carries no template; the
+server's ChatML fallback confuses a base model.)"""
 
 JSON_SEPARATORS = {"key_separator": ": ", "item_separator": ", "}
 """Separators of the grammar's JSON (llguidance options): ``{"a": 1, "b": 2}``."""
@@ -259,10 +273,13 @@ class LocalModel(OpenAICompatibleModel):
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
     ) -> dict[str, Any]:
         """The OpenAI body without tools (the profile declares none), with
-        default ``max_tokens`` and ``temperature``."""
+        default ``max_tokens`` and ``temperature``, and the profile's
+        ``sampling`` settings where the request sets none."""
         body = super().build_body(messages, (), options.with_(tool_choice=None))
         body.setdefault(self.max_tokens_field, self.default_max_tokens)
         body.setdefault("temperature", self.default_temperature)
+        for name, value in self.profile.sampling:
+            body.setdefault(name, value)
         return body
 
     def apply_response_format(

@@ -120,6 +120,7 @@ PROFILES: tuple[ProfileRule, ...] = (
     ProfileRule("minicpm-v*", _NO_TOOLS.with_(**_IMAGES), "vision; no tools capability"),
     ProfileRule("*llava*", _NO_TOOLS.with_(**_IMAGES), "vision; no tools capability"),
     ProfileRule("moondream*", _NO_TOOLS.with_(**_IMAGES), "vision; no tools capability"),
+    ProfileRule("gemma3n*", _NO_TOOLS, "no tools capability; text only in Ollama"),
     ProfileRule("gemma3:270m*", _NO_TOOLS, "no tools capability; text only"),
     ProfileRule("gemma3:1b*", _NO_TOOLS, "no tools capability; text only"),
     ProfileRule("gemma3*", _NO_TOOLS.with_(**_IMAGES), "vision (4b and up); no tools capability"),

@@ -61,6 +61,7 @@ OPENAI_DEFAULT = ModelProfile(
     image_media_types=frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"}),
     max_document_bytes=32_000_000,
     max_inline_bytes=50_000_000,
+    max_document_pages=100,
 )
 """Current OpenAI models: json_schema output with tools, strict schemas, every
 tool_choice; images (PNG, JPEG, WEBP, non-animated GIF; https or data URLs,

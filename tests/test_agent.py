@@ -86,7 +86,7 @@ async def test_text_only_call():
     (request,) = model.requests
     assert [(m.role, m.text) for m in request.messages] == [("user", "hi")]
     assert request.tools == ()
-    assert request.options == GenerateOptions()
+    assert request.options == GenerateOptions(stream=False)  # call(): nobody reads deltas
 
 
 async def test_sys_prompt_is_sent_but_not_stored_and_options_are_used():
@@ -97,7 +97,7 @@ async def test_sys_prompt_is_sent_but_not_stored_and_options_are_used():
     messages = model.requests[0].messages
     assert (messages[0].role, messages[0].text) == ("system", "be brief")
     assert [m.role for m in agent.state.memory] == ["user", "assistant"]
-    assert model.requests[0].options == options
+    assert model.requests[0].options == options.with_(stream=False)
 
 
 async def test_input_forms():
@@ -933,3 +933,21 @@ async def test_output_missing_after_max_iters_says_so():
     reply = await ReActAgent("a", model, max_iters=2).call("x", dict[str, int])
     with pytest.raises(StructuredOutputError, match="max_iters"):
         _ = reply.output
+
+
+async def test_call_says_nobody_reads_deltas_and_stream_leaves_the_transport():
+    model = ScriptedModel(["one", "two", "three"])
+    seen: list[bool] = []
+
+    class Watch(Middleware):
+        async def on_call_start(self, ex: CallExecution) -> None:
+            seen.append(ex.deltas_read)
+
+    agent = ReActAgent("a", model, middleware=[Watch()])
+    await agent.call("hi", state=AgentState())
+    await collect(agent.stream("hi", state=AgentState()))
+    agent.options = GenerateOptions(stream=True)  # the options choose: call() keeps it
+    await agent.call("hi", state=AgentState())
+    assert [r.options.stream for r in model.requests] == [False, None, True]
+    assert seen == [False, True, False]
+

@@ -134,6 +134,8 @@ def test_models_and_version(capsys: pytest.CaptureFixture[str]) -> None:
         assert vendor in table
     gpt4o = next(line for line in table.splitlines() if "gpt-4o*" in line)
     assert "128,000" in gpt4o and "16,384" in gpt4o  # context window, max output tokens
+    assert "text,image,pdf" in gpt4o  # input modalities
+    assert " text " in next(line for line in table.splitlines() if "gpt-3.5*" in line)
     with pytest.raises(SystemExit) as info:
         main(["--version"])
     assert info.value.code == 0

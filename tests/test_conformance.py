@@ -24,8 +24,10 @@ from pydantic import BaseModel
 from agentflow import ReActAgent
 from agentflow.errors import ProviderConnectionError
 from agentflow.events import Complete
+from agentflow.execution import CallExecution
 from agentflow.messages import Msg
-from agentflow.model import ChatModel, GenerateOptions, ToolChoice
+from agentflow.middleware.base import Middleware
+from agentflow.model import ChatModel, GenerateOptions, ToolChoice, Usage
 from agentflow.output.strategies import ToolStrategy, choose_strategy
 from agentflow.providers.registry import get_model
 from agentflow.state import AgentState
@@ -277,8 +279,90 @@ async def test_stream_cut_leaves_state_unchanged(kit: Kit, fake: FakeServer,
     snapshot = state.to_json()
     fake.add(FakeReply(text="A long reply that will never arrive whole.", chunk_size=4,
                        cut_after=2))
-    agent = ReActAgent("c", build(True), options=GenerateOptions())
+    # call() asks for whole replies unless the options choose streaming
+    agent = ReActAgent("c", build(True), options=GenerateOptions(stream=True))
     with pytest.raises(ProviderConnectionError) as info:
         await agent.call("hi", Contact, state=state)
     assert info.value.partial
     assert state.to_json() == snapshot
+
+
+# ----------------------------------------------------------------------------- transports
+
+
+class _Usage(Middleware):
+    """Keeps the usage of every call it sees (``call()`` returns only the message)."""
+
+    def __init__(self) -> None:
+        self.usage: list[Usage] = []
+
+    async def on_call_end(self, ex: CallExecution) -> None:
+        self.usage.append(ex.usage)
+
+
+def _conversations(kind: str) -> dict[str, list[FakeReply]]:
+    """Scripted conversations, streamed in small fragments when streamed."""
+    def out(data: Mapping[str, Any]) -> FakeReply:
+        reply = answer(kind, data)
+        return FakeReply(text=reply.text, tool_calls=reply.tool_calls, chunk_size=3,
+                         usage=(40, 9))
+    return {
+        "text": [FakeReply(text="Hello from the fake, in many small pieces.", chunk_size=3,
+                           usage=(12, 7))],
+        "tool_round": [FakeReply(tool_calls=[FakeCall("lookup", {"query": "Ann"}, id="c1")],
+                                 chunk_size=4, usage=(20, 5)),
+                       FakeReply(text="Ann's email is ann@example.org.", chunk_size=3,
+                                 usage=(30, 8))],
+        "structured": [out(CONTACT)],
+        "validation_retry": [out({"name": "Ann"}), out(CONTACT)],
+    }
+
+
+def _shape(messages: Any) -> list[Any]:
+    """Messages without the ids a vendor or the adapter invents per reply."""
+    return [(m.role, [(type(b).__name__, getattr(b, "text", None), getattr(b, "name", None),
+                       dict(getattr(b, "input", {}) or {}), getattr(b, "output", None),
+                       getattr(b, "is_error", None)) for b in m.content])
+            for m in messages]
+
+
+@pytest.mark.parametrize("conversation", ["text", "tool_round", "structured",
+                                          "validation_retry"])
+async def test_call_fetches_whole_replies_and_stream_streams(
+        kit: Kit, fake: FakeServer, build: Build, conversation: str) -> None:
+    """call() tells the model nobody reads deltas: one whole reply per request,
+    and the same final message, memory and usage as stream() over SSE."""
+    model = build(True)
+    kind = choose_strategy(model.profile, has_tools=True)
+    output = Contact if conversation in ("structured", "validation_retry") else None
+    script = _conversations(kind)[conversation]
+    results = {}
+    for transport in ("stream", "whole"):
+        fake.add(*script)
+        sent = len(fake.transports)
+        usage = _Usage()
+        agent = ReActAgent("c", model, tools=[lookup], middleware=[usage])
+        state = AgentState()
+        if transport == "stream":
+            done = await run(agent, "Find Ann", output, state=state)
+            reply, total = done.message, done.usage
+            assert total == usage.usage[0]
+        else:
+            reply = await agent.call("Find Ann", output, state=state)
+            total = usage.usage[0]
+        assert fake.transports[sent:] == [transport] * len(script)
+        results[transport] = (_shape([reply]), _shape(state.memory), total,
+                              reply.output if output else None)
+    assert results["whole"] == results["stream"]
+    streamed_output = results["stream"][3]
+    assert output is None or streamed_output == Contact(**CONTACT)
+    assert results["whole"][2].requests == len(script)
+
+
+async def test_call_streams_when_the_options_say_so(kit: Kit, fake: FakeServer,
+                                                    build: Build) -> None:
+    """An agent whose options choose a transport keeps it under call()."""
+    fake.add(FakeReply(text="streamed anyway"))
+    agent = ReActAgent("c", build(False), options=GenerateOptions(stream=True))
+    assert (await agent.call("hi")).text == "streamed anyway"
+    assert fake.transports == ["stream"]

@@ -107,6 +107,17 @@ def test_from_base64_keeps_the_text_as_its_encoding() -> None:
     assert block.base64 is text  # no re-encoding
 
 
+def test_from_base64_takes_mime_line_breaks_and_data_urls() -> None:
+    wrapped = base64.encodebytes(media.png(pad=200)).decode()  # a newline every 76 chars
+    assert "\n" in wrapped
+    block = ImageBlock.from_base64(wrapped)
+    assert block.data == media.png(pad=200)
+    assert block.base64 == base64.b64encode(media.png(pad=200)).decode()
+    text = base64.b64encode(media.pdf()).decode()
+    doc = DocumentBlock.from_base64(f"data:application/pdf;base64,{text}", filename="a.pdf")
+    assert (doc.data, doc.filename) == (media.pdf(), "a.pdf")
+
+
 def test_from_base64_malformed() -> None:
     with pytest.raises(InvalidInputError, match="base64"):
         ImageBlock.from_base64("not base64!!")

@@ -54,6 +54,7 @@ class Raw:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     pause: float = 0.005  # between pieces, so they arrive as separate reads
+    latency: float = 0.0  # before the status line (a model working on a whole reply)
 
 
 @asynccontextmanager
@@ -65,6 +66,7 @@ async def raw_server(*responses: Raw) -> AsyncIterator[tuple[str, list[bytes]]]:
     async def handle(request: web.Request) -> web.StreamResponse:
         seen.append(await request.read())
         raw = queue.popleft()
+        await asyncio.sleep(raw.latency)
         response = web.StreamResponse(status=raw.status, headers=raw.headers)
         await response.prepare(request)
         for piece in raw.pieces:
@@ -296,6 +298,21 @@ async def test_read_timeout_mid_stream() -> None:
         with pytest.raises(ProviderTimeoutError):
             async with client.open("x", {}) as response:
                 _ = [e async for e in iter_sse(response)]
+        await client.aclose()
+
+
+async def test_a_whole_reply_waits_past_the_read_timeout_within_the_deadline() -> None:
+    """A whole reply sends nothing until the model is done: the deadline bounds
+    the wait, not the read timeout (which still bounds a stream's silences)."""
+    settings = HttpSettings(read_timeout=0.2, max_retries=0, deadline=5)
+    slow = Raw([b'{"v": 1}'], headers={"content-type": "application/json"}, latency=0.6)
+    async with raw_server(slow, slow) as (url, _):
+        client = HttpClient(url, vendor="t", settings=settings)
+        async with client.open("x", {}, whole=True) as response:
+            assert orjson.loads(await response.read()) == {"v": 1}
+        with pytest.raises(ProviderTimeoutError):
+            async with client.open("x", {}) as response:
+                await response.read()
         await client.aclose()
 
 

@@ -39,6 +39,10 @@ class Contact(BaseModel):
 
 CONTACT = {"name": "Ann", "email": "ann@example.org"}
 
+STREAMED = GenerateOptions(stream=True)
+"""Options of an agent whose call() streams (stream faults need a stream;
+call() asks for whole replies otherwise)."""
+
 
 def lookup(query: str) -> str:
     """Look a person up."""
@@ -301,7 +305,7 @@ async def test_mid_stream_overloaded_error_keeps_state(fake: AnthropicFake) -> N
     fake.add(FakeReply(text="partial answer", chunk_size=3, extra={
         "error": {"type": "overloaded_error", "message": "Overloaded"}, "error_after": 4}))
     with pytest.raises(OverloadedError):
-        await ReActAgent("a", model(fake)).call("hi", Contact, state=state)
+        await ReActAgent("a", model(fake), options=STREAMED).call("hi", Contact, state=state)
     assert state.to_json() == snapshot
 
 
@@ -311,9 +315,25 @@ async def test_stream_cut_leaves_state_unchanged(fake: AnthropicFake) -> None:
     fake.add(FakeReply(tool_calls=[FakeCall("generate_response", CONTACT)], chunk_size=4,
                        cut_after=5))
     with pytest.raises(ProviderConnectionError) as info:
-        await ReActAgent("a", model(fake)).call("hi", Contact, state=state)
+        await ReActAgent("a", model(fake), options=STREAMED).call("hi", Contact, state=state)
     assert info.value.partial and state.to_json() == snapshot
     assert len(fake.requests) == 1  # a cut stream is never retried
+
+
+@pytest.mark.parametrize(("max_tokens", "budget", "transport"), [
+    (4096, None, "whole"), (21_333, None, "whole"), (21_334, None, "stream"),
+    (1024, 21_000, "stream"),  # a budget above max_tokens is added to it
+    (21_000, 2048, "whole"),
+])
+async def test_call_fetches_whole_replies_unless_the_reply_may_take_long(
+        fake: AnthropicFake, max_tokens: int, budget: int | None, transport: str) -> None:
+    """The official SDK refuses a non-streaming request expected over 10 minutes
+    (max_tokens sent > 21,333): such a call keeps streaming."""
+    fake.add(FakeReply(text="ok"))
+    agent = ReActAgent("a", model(fake, THINKING if budget else PLAIN, thinking_budget=budget),
+                       options=GenerateOptions(max_tokens=max_tokens))
+    assert (await agent.call("hi")).text == "ok"
+    assert fake.transports == [transport]
 
 
 # ----------------------------------------------------------------------------- C08
@@ -332,7 +352,7 @@ async def test_c08_max_tokens_on_native_path_is_truncation(fake: AnthropicFake,
 async def test_c08_max_tokens_on_tool_path_is_truncation(fake: AnthropicFake) -> None:
     fake.add(FakeReply(tool_calls=[FakeCall("generate_response", '{"name": "Ann", "em')],
                        extra={"stop_reason": "max_tokens"}))
-    reply = await ReActAgent("a", model(fake)).call("Extract", Contact)
+    reply = await ReActAgent("a", model(fake), options=STREAMED).call("Extract", Contact)
     with pytest.raises(OutputTruncatedError):
         _ = reply.output
     assert len(fake.requests) == 1  # truncated arguments are never sent back for repair

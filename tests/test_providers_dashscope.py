@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from agentflow.agent import ReActAgent
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
@@ -63,6 +64,23 @@ async def fake() -> Any:
 def profile(name: str, **changes: Any) -> Any:
     """The profile of ``name`` with ``changes`` (a user override)."""
     return DashScopeChatModel(name, api_key="k").profile.with_(**changes)
+
+
+@pytest.mark.parametrize(("name", "thinking", "transport", "enable_thinking"), [
+    ("qwen-plus", None, "whole", None),  # thinking off by default: whole is the same reply
+    ("qwen3-32b", None, "stream", None),  # thinks by default, which needs a stream
+    ("qwen-plus", True, "stream", True),
+    ("qwen3-32b", False, "whole", False),
+])
+async def test_call_fetches_whole_replies_unless_thinking_needs_a_stream(
+        fake: DashScopeFake, name: str, thinking: bool | None, transport: str,
+        enable_thinking: bool | None) -> None:
+    fake.add(FakeReply(text="ok"))
+    agent = ReActAgent("d", model_for(fake, name=name),
+                       options=GenerateOptions(thinking=thinking))
+    assert (await agent.call("hi")).text == "ok"
+    assert fake.transports == [transport]
+    assert fake.bodies[0].get("enable_thinking") == enable_thinking
 
 
 def model_for(fake: DashScopeFake, stream: bool = True, name: str = "qwen-plus",

@@ -61,6 +61,10 @@ class Node(BaseModel):
 CONTACT = {"name": "Ann", "email": "ann@example.org"}
 CONTACT_JSON = orjson.dumps(CONTACT).decode()
 
+STREAMED = GenerateOptions(stream=True)
+"""Options of an agent whose call() streams (stream faults need a stream;
+call() asks for whole replies otherwise)."""
+
 
 def lookup(query: str) -> str:
     """Look a person up."""
@@ -322,7 +326,7 @@ async def test_mid_stream_error_is_typed(fake: GeminiFake) -> None:
         "error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"},
         "error_after": 2}))
     with pytest.raises(OverloadedError):
-        await ReActAgent("g", model(fake)).call("hi")
+        await ReActAgent("g", model(fake), options=STREAMED).call("hi")
 
 
 async def test_stream_cut_leaves_state_unchanged(fake: GeminiFake) -> None:
@@ -330,7 +334,7 @@ async def test_stream_cut_leaves_state_unchanged(fake: GeminiFake) -> None:
     snapshot = state.to_json()
     fake.add(FakeReply(text=CONTACT_JSON, chunk_size=5, cut_after=3))
     with pytest.raises(ProviderConnectionError) as info:
-        await ReActAgent("g", model(fake)).call("Extract", Contact, state=state)
+        await ReActAgent("g", model(fake), options=STREAMED).call("Extract", Contact, state=state)
     assert info.value.partial and state.to_json() == snapshot
 
 

@@ -68,6 +68,19 @@ def test_body_sends_a_compact_grammar_and_no_tools() -> None:
     assert body["max_tokens"] == 1024 and body["temperature"] == 0.0
 
 
+def test_body_sends_the_profiles_sampling_unless_the_request_sets_it() -> None:
+    profile = DEFAULT_PROFILE.with_(sampling=(("repeat_penalty", 1.1), ("dry_multiplier", 0.5)))
+    model = LocalModel(profile=profile)
+    body = model.build_body([Msg.user("x")], (), GenerateOptions())
+    assert (body["repeat_penalty"], body["dry_multiplier"]) == (1.1, 0.5)
+    body = model.build_body([Msg.user("x")], (), GenerateOptions(extra={"repeat_penalty": 1.0}))
+    assert (body["repeat_penalty"], body["dry_multiplier"]) == (1.0, 0.5)
+    default = LocalModel().build_body([Msg.user("x")], (), GenerateOptions())
+    assert DEFAULT_PROFILE.sampling and dict(DEFAULT_PROFILE.sampling).items() <= default.items()
+    plain = LocalModel(profile=DEFAULT_PROFILE.with_(sampling=()))
+    assert "repeat_penalty" not in plain.build_body([Msg.user("x")], (), GenerateOptions())
+
+
 class Quote(BaseModel):
     """Who said what."""
 
@@ -114,7 +127,7 @@ async def test_end_to_end_extraction_on_the_embedded_model(local_model: LocalMod
     docs = changelogs(2)
     agent = ReActAgent("local", local_model, sys_prompt=debian_changelog.INSTRUCTIONS)
     results = [r async for r in extract_many(agent, docs, debian_changelog.ChangelogEntry,
-                                             concurrency=2)]
+                                             concurrency=2, examples=debian_changelog.EXAMPLES)]
     assert len(results) == len(docs)
     for doc, result in zip(docs, results, strict=True):
         assert result.usage.output_tokens > 0
@@ -129,7 +142,8 @@ async def test_end_to_end_extraction_on_the_embedded_model(local_model: LocalMod
             field, _, index = path.partition("[")
             value = getattr(entry, field)
             assert doc[start:end] == (value[int(index[:-1])] if index else value)
-    reply = await agent.call(ENTRY, debian_changelog.ChangelogEntry, state=AgentState())
+    reply = await agent.call(ENTRY, debian_changelog.ChangelogEntry, state=AgentState(),
+                             examples=debian_changelog.EXAMPLES)
     assert isinstance(reply.output, debian_changelog.ChangelogEntry)
 
     # grounded fields: llama.cpp runs the substring grammar; whatever the model
@@ -143,3 +157,18 @@ async def test_end_to_end_extraction_on_the_embedded_model(local_model: LocalMod
         assert SPECIAL[start:end] == getattr(complete.output, path)
     await local_model.aclose()
     assert local_model._server is None
+
+
+async def test_the_template_shows_examples_as_document_json_pairs(local_model: LocalModel) -> None:
+    """llama.cpp's own rendering (``POST /apply-template``) of a request with a
+    few-shot pair: each answer after ``JSON:``, and ``JSON:`` to continue."""
+    import orjson
+
+    local_model._ensure_server()
+    url = f"{local_model._server.listening_address.rstrip('/')}/apply-template"
+    messages = [{"role": "system", "content": "Copy it."},
+                {"role": "user", "content": "a (1) x"}, {"role": "assistant", "content": "{}"},
+                {"role": "user", "content": " b (2) y\n"}]
+    async with local_model._http.open(url, {"messages": messages}) as response:
+        prompt = orjson.loads(await response.read())["prompt"]
+    assert prompt == "Copy it.\n\na (1) x\n\nJSON:\n{}\n\nb (2) y\n\nJSON:\n"

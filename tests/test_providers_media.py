@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import orjson
 import pytest
 
 from agentflow.content import DocumentBlock, ImageBlock
@@ -26,8 +27,8 @@ from agentflow.providers.openai import OpenAICompatibleModel
 from agentflow.providers.registry import get_model
 from agentflow.reply import generate
 from tests import media
-from tests.fakes.anthropic import AnthropicFake
-from tests.fakes.base import FakeReply, FakeServer
+from tests.fakes.anthropic import MAX_PDF_PAGES, AnthropicFake
+from tests.fakes.base import FakeCall, FakeReply, FakeServer
 from tests.fakes.dashscope import DashScopeFake
 from tests.fakes.deepseek import DeepSeekFake
 from tests.fakes.gemini import GeminiFake
@@ -118,9 +119,13 @@ async def test_openai_text_only_models_refuse_images(name: str) -> None:
 
 
 async def test_openai_fake_refuses_a_pdf_over_100_pages() -> None:
-    async with served(OpenAIFake(), "openai", "gpt-4o") as (_fake, model):
+    async with served(OpenAIFake(), "openai", "gpt-4o") as (fake, model):
+        limit = model.profile.max_document_pages
+        assert limit == fake.max_pdf_pages == 100  # type: ignore[attr-defined]
+        fake.add(FakeReply(text="ok"))
+        assert await ask(model, DocumentBlock.from_bytes(media.pdf(pages=limit))) == "ok"
         with pytest.raises(BadRequestError, match="at most 100 pages"):
-            await ask(model, DocumentBlock.from_bytes(media.pdf(pages=101)))
+            await ask(model, DocumentBlock.from_bytes(media.pdf(pages=limit + 1)))
 
 
 async def test_openai_fake_refuses_an_unsupported_image_format() -> None:
@@ -285,6 +290,7 @@ async def test_anthropic_image_limit_matches_the_api() -> None:
 
 async def test_anthropic_fake_counts_pdf_pages() -> None:
     async with served(AnthropicFake(), "anthropic", "claude-sonnet-4-6") as (fake, model):
+        assert model.profile.max_document_pages == MAX_PDF_PAGES == 100
         fake.add(FakeReply(text="ok"))
         assert await ask(model, DocumentBlock.from_bytes(media.pdf(pages=100))) == "ok"
         with pytest.raises(BadRequestError, match="maximum of 100 PDF pages"):
@@ -390,3 +396,72 @@ def test_local_model_is_text_only_without_a_projector(tmp_path: Any) -> None:
     vision = LocalModel(str(tmp_path / "m.gguf"), mmproj=tmp_path / "mmproj.gguf")
     assert vision.profile.input_modalities == frozenset({"text", "image"})
     assert "image/webp" not in vision.profile.image_media_types  # stb_image cannot decode it
+
+
+# ----------------------------------------------------------------------------- encoding once
+
+
+async def test_bytes_are_encoded_once_across_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block sent in many requests (a conversation's history, retries) is
+    base64-encoded once: the adapters use the block's cached encoding."""
+    import agentflow.content as content
+
+    calls: list[int] = []
+    real = content.base64.b64encode
+
+    def counting(data: bytes, *args: Any) -> bytes:
+        calls.append(len(data))
+        return real(data, *args)
+
+    monkeypatch.setattr(content.base64, "b64encode", counting)
+    doc = DocumentBlock.from_bytes(media.pdf(pages=5))
+    image = ImageBlock.from_bytes(media.png(pad=50_000))
+    for fake, vendor, name in ((AnthropicFake(), "anthropic", "claude-sonnet-4-6"),
+                               (OpenAIFake(), "openai", "gpt-4o"),
+                               (GeminiFake(), "gemini", "gemini-2.5-flash")):
+        async with served(fake, vendor, name) as (server, model):
+            for _ in range(3):
+                server.add(FakeReply(text="ok"))
+                assert await ask(model, image, doc) == "ok"
+    assert sorted(calls) == sorted([len(doc.data or b""), len(image.data or b"")])
+
+
+# ----------------------------------------------------------------------------- through the agent
+
+
+@pytest.mark.parametrize(("make", "vendor", "name"), [
+    (AnthropicFake, "anthropic", "claude-sonnet-4-5"),
+    (OpenAIFake, "openai", "gpt-4o-mini"),
+    (GeminiFake, "gemini", "gemini-2.5-flash"),
+])
+async def test_structured_output_from_a_pdf_and_a_follow_up_call(
+        make: Callable[[], FakeServer], vendor: str, name: str) -> None:
+    """An extraction from a PDF through the agent (structured output on the
+    vendor's path), the state stored as JSON and read back, and a second call
+    that sends the document again, unchanged, from the restored state."""
+    from pydantic import BaseModel
+
+    from agentflow.agent import ReActAgent
+    from agentflow.state import AgentState
+
+    class Invoice(BaseModel):
+        number: str
+        total: float
+
+    async with served(make(), vendor, name) as (fake, model):
+        agent = ReActAgent("reader", model)
+        answer = {"number": "INV-7", "total": 12.5}
+        if model.profile.native_output == "json_schema":
+            fake.add(FakeReply(text='{"number": "INV-7", "total": 12.5}'))
+        else:
+            fake.add(FakeReply(tool_calls=[FakeCall("generate_response", answer, id="c1")]))
+        state = AgentState()
+        reply = await agent.call(Msg.user(["Read the invoice.", DOC]), Invoice, state=state)
+        assert reply.output == Invoice(number="INV-7", total=12.5)
+        restored = AgentState.from_json(state.to_json())
+        assert restored.memory[0].content[1] == DOC
+        fake.add(FakeReply(text="It is INV-7."))
+        again = await agent.call("Which invoice was it?", state=restored)
+        assert again.text == "It is INV-7."
+    first, second = (orjson.dumps(b) for b in fake.bodies)
+    assert first.count(PDF64.encode()) == 1 and second.count(PDF64.encode()) == 1

@@ -50,6 +50,10 @@ class Contact(BaseModel):
 CONTACT = {"name": "Ann", "email": "ann@example.org"}
 CONTACT_JSON = orjson.dumps(CONTACT).decode()
 
+STREAMED = GenerateOptions(stream=True)
+"""Options of an agent whose call() streams (stream faults need a stream;
+call() asks for whole replies otherwise)."""
+
 
 def lookup(query: str) -> str:
     """Look a person up."""
@@ -231,7 +235,7 @@ async def test_mid_stream_error_line_is_typed(fake: OllamaFake) -> None:
     fake.add(FakeReply(text="partial", chunk_size=2, extra={"error": "llama runner crashed",
                                                            "error_after": 2}))
     with pytest.raises(ServerError, match="runner crashed"):
-        await ReActAgent("o", model(fake)).call("hi")
+        await ReActAgent("o", model(fake), options=STREAMED).call("hi")
 
 
 async def test_stream_cut_leaves_state_unchanged(fake: OllamaFake) -> None:
@@ -239,7 +243,7 @@ async def test_stream_cut_leaves_state_unchanged(fake: OllamaFake) -> None:
     snapshot = state.to_json()
     fake.add(FakeReply(text=CONTACT_JSON, chunk_size=5, cut_after=3))
     with pytest.raises(ProviderConnectionError) as info:
-        await ReActAgent("o", model(fake)).call("Extract", Contact, state=state)
+        await ReActAgent("o", model(fake), options=STREAMED).call("Extract", Contact, state=state)
     assert info.value.partial and state.to_json() == snapshot
 
 

@@ -47,6 +47,7 @@ from agentflow import (
     ToolUseBlock,
 )
 from agentflow import cli as af_cli
+from agentflow.model import GenerateOptions
 from agentflow.output.parsing import parse_output
 from agentflow.output.schema import OutputSpec
 from agentflow.providers._http import HttpSettings
@@ -806,7 +807,8 @@ async def test_stream_cut_mid_tool_call_keeps_state(openai_raw: RawOpenAIFake) -
     before = state.to_json()
     try:
         with pytest.raises(ProviderConnectionError):
-            await ReActAgent("a", model, tools=[lookup]).call("q", Contact, state=state)
+            await ReActAgent("a", model, tools=[lookup], options=GenerateOptions(stream=True)
+                             ).call("q", Contact, state=state)  # whole replies otherwise
     finally:
         await model.aclose()
     assert state.to_json() == before

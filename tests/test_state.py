@@ -191,3 +191,42 @@ async def test_state_stored_between_calls_continues_the_conversation():
     assert model.requests[2].messages[:4] == tuple(state.memory)
     assert [m.role for m in restored.memory] == ["user", "assistant", "tool", "assistant",
                                                  "user", "assistant"]
+
+
+async def test_an_uncontended_call_takes_the_state_without_a_lock():
+    s = AgentState()
+    await s.acquire()
+    assert s._lock is None  # a fresh state per call creates nothing
+    s.release()
+    await s.acquire()  # and can be taken again
+    s.release()
+
+
+async def test_the_lock_read_while_a_call_holds_the_state_is_taken():
+    s = AgentState()
+    await s.acquire()
+    with pytest.raises(anyio.WouldBlock):
+        s.lock.acquire_nowait()
+    s.release()
+    s.lock.acquire_nowait()  # free again
+    s.lock.release()
+
+
+async def test_a_second_call_waits_for_the_first_to_release():
+    s = AgentState()
+    order: list[str] = []
+    await s.acquire()
+
+    async def second() -> None:
+        await s.acquire()
+        order.append("second")
+        s.release()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(second)
+        await anyio.sleep(0.01)
+        order.append("first")
+        s.release()
+    assert order == ["first", "second"]
+    await s.acquire()  # the state is free after both
+    s.release()

@@ -25,7 +25,7 @@ from agentflow.errors import (
 )
 from agentflow.events import AttemptDiscarded, Complete, OutputPartial, ReasoningChunk
 from agentflow.messages import Msg
-from agentflow.model import ModelProfile, ToolCallDelta
+from agentflow.model import GenerateOptions, ModelProfile, ToolCallDelta
 from agentflow.output.strategies import choose_strategy
 from agentflow.providers._http import HttpSettings
 from agentflow.providers.registry import get_model
@@ -136,8 +136,10 @@ async def test_a_truncated_stream_never_completes_a_call(vendor: tuple[Kit, Fake
                        tool_calls=[FakeCall("generate_response", {"name": "Ann",
                                                                   "email": "ann@example.org"})],
                        extra={"no_finish": True}))
+    streaming = GenerateOptions(stream=True)  # call() asks for whole replies otherwise
     with pytest.raises(TruncatedStreamError):
-        await ReActAgent("t", tracked(kit.build(fake, True))).call("extract", Contact)
+        await ReActAgent("t", tracked(kit.build(fake, True)), options=streaming).call(
+            "extract", Contact)
 
 
 # ----------------------------------------------------------------------------- rule 9

@@ -675,3 +675,29 @@ async def test_fresh_output_types_are_not_kept_alive_by_caches() -> None:
     gc.collect()
     still = sum(ref() is not None for ref in alive)
     assert still <= SPEC_CACHE_SIZE + 1, still
+
+
+@pytest.mark.parametrize("deltas_read", [True, False])
+async def test_partial_outputs_only_when_someone_reads_deltas(deltas_read: bool) -> None:
+    """stream() works out partial outputs; call() (nobody reads deltas) does not."""
+    from agentflow._logging import get_logger
+    from agentflow.execution import CallExecution
+    from agentflow.middleware.structured_output import StructuredOutputMiddleware
+    from agentflow.model import TextDelta, ToolCallDelta
+    from agentflow.reply import ReplyBuilder
+
+    middleware = StructuredOutputMiddleware()
+    for profile, chunk in ((SPECIFIC, ToolCallDelta(0, "c1", GR, '{"name": "Ann", "em')),
+                           (NATIVE, TextDelta('{"name": "Ann", "em'))):
+        ex = CallExecution(model=ScriptedModel(profile=profile), state=AgentState(),
+                           agent_name="a", agent_id="i", base_log=get_logger(),
+                           output_type=Contact, deltas_read=deltas_read)
+        ex.extra["has_tools"] = False
+        await middleware.on_call_start(ex)
+        reply = ReplyBuilder()
+        reply.add(chunk)
+        event = middleware.on_chunk(ex, chunk, reply)
+        if deltas_read:
+            assert isinstance(event, OutputPartial) and event.data == {"name": "Ann"}
+        else:
+            assert event is None

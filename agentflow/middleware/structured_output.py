@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import orjson
@@ -80,6 +80,7 @@ from agentflow.errors import (
 from agentflow.events import AttemptDiscarded, Event, OutputPartial, OutputRetry
 from agentflow.execution import CallExecution
 from agentflow.extraction.degenerate import check_degenerate
+from agentflow.extraction.examples import check_examples, example_messages
 from agentflow.extraction.grounding import (
     Grounded,
     check_grounding,
@@ -155,6 +156,8 @@ class _Run:
     start: int = 0
     source: str | None = None
     discards: int = 0
+    examples: list[Msg] = field(default_factory=list)
+    """The few-shot example messages put before the call's input in each request."""
     pending: Any = _NO_OUTPUT
     """A valid output waiting for the reply's other tool calls (end strategy ``safe``)."""
 
@@ -284,6 +287,10 @@ class StructuredOutputMiddleware(Middleware):
             markers = grounding_plan(ex.output_type)
         run.grounded = run.ground is not None or markers
         run.start = len(ex.memory)  # the call's input messages follow
+        examples = ex.extra.get("examples", self.config.examples)
+        if examples:  # raises InvalidExampleError before any request
+            run.examples = example_messages(
+                check_examples(examples, ex.output_type, run.ground), ex.output_type)
         self._bind(ex, run, kind)
 
     def _bind(self, ex: CallExecution, run: _Run, kind: StrategyKind) -> None:
@@ -333,6 +340,10 @@ class StructuredOutputMiddleware(Middleware):
                     len(request.messages),
                 )
                 request.messages.insert(at, prompt_instruction(schema))
+        if run.examples:  # after the instructions, before the call's own messages
+            at = next((i for i, m in enumerate(request.messages) if m.role != "system"),
+                      len(request.messages))
+            request.messages[at:at] = run.examples
         request.options = options
 
     def _grounded_format(self, ex: CallExecution, run: _Run) -> ResponseFormat:
@@ -349,6 +360,8 @@ class StructuredOutputMiddleware(Middleware):
     # ------------------------------------------------------------ streaming
 
     def on_chunk(self, ex: CallExecution, chunk: ModelChunk, reply: ReplyBuilder) -> Event | None:
+        if not ex.deltas_read:  # call(): nobody reads partial outputs
+            return None
         run = _run_of(ex)
         if run is None or ex.completed:
             return None

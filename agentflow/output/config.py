@@ -9,6 +9,7 @@ from typing import Any, Literal, TypeAlias
 from pydantic import ValidationError
 
 from agentflow.errors import ModelRetry
+from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 from agentflow.messages import ToolUseBlock
 from agentflow.output.strategies import AutoStrategy, OutputStrategy, StructuredOutputReminder
@@ -68,6 +69,10 @@ class OutputConfig:
             ``agentflow.extraction.grounding``); fields marked ``Grounded()``
             are grounded either way. A call's ``ground=`` overrides it.
         end_strategy: an ``EndStrategy`` (default ``"safe"``).
+        examples: few-shot ``Example``s shown before every call's input
+            (``agentflow.extraction.examples``); a call's ``examples=``
+            overrides them. Checked against each call's output type before
+            its first request (``InvalidExampleError``).
 
     Raises:
         ValueError: a negative retry count.
@@ -82,6 +87,7 @@ class OutputConfig:
     validators: tuple[OutputValidator, ...] = ()
     ground: bool | Grounded = False
     end_strategy: EndStrategy = "safe"
+    examples: tuple[Example, ...] = ()
 
     def __post_init__(self) -> None:
         if self.max_forcing < 0 or self.output_retries < 0:

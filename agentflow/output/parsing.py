@@ -224,6 +224,13 @@ def parse_output(text: str, spec: OutputSpec) -> Any:
             meaning (a set, bytes...; the message says which, the cause is
             the ``RejectedLiteral``).
     """
+    body = strip_thinking(text).lstrip("\ufeff")
+    whole = _strict(body) if body else _MISSING
+    if whole is not _MISSING:  # the first candidate, as exact JSON: the common answer
+        try:
+            return spec.validate(whole)
+        except ValidationError:
+            pass  # the search below tries it again, then the rest, and reports the error
     last_error: ValidationError | None = None
     rejected: RejectedLiteral | None = None
     refused: set[str] = set()

@@ -35,8 +35,10 @@ from benchmarks.compare._server import ChaosServer
 from benchmarks.compare.offline import apply_offline_env
 
 ALL = ("agentflow", "pydantic-ai", "langchain", "instructor", "openai-agents", "openai-sdk", "raw",
-       "agentflow-nostream")
-DIAGNOSTIC_SCENARIOS = ("cpu", "throughput", "memory")
+       "agentflow-stream", "raw-stream")
+DIAGNOSTIC_SCENARIOS = {"agentflow-nostream": ("cpu", "throughput", "memory"),
+                        "agentflow-stream": ("cpu",), "raw-stream": ("cpu",)}
+"""The scenarios of the variants that run only some (the rest run every one)."""
 VENV_OF = {"instructor": "instructor"}
 STREAMING = ("agentflow", "pydantic-ai", "instructor", "openai-sdk", "raw")
 RESULTS_JSONL = _venv.HERE / "results.jsonl"
@@ -163,7 +165,7 @@ class Bench:
                     continue
                 print(f"[repeat {repeat + 1}/{p.repeats}] {scenario}", flush=True)
                 for framework in order:
-                    if framework == "agentflow-nostream" and scenario not in DIAGNOSTIC_SCENARIOS:
+                    if scenario not in DIAGNOSTIC_SCENARIOS.get(framework, (scenario,)):
                         continue
                     if scenario != "stream" or framework in STREAMING:
                         self.run_one(framework, scenario, repeat=repeat)
@@ -171,7 +173,7 @@ class Bench:
             for profile in p.chaos_profiles:
                 print(f"[chaos] profile {profile}", flush=True)
                 for framework in p.frameworks:
-                    if framework != "agentflow-nostream":
+                    if framework not in DIAGNOSTIC_SCENARIOS:
                         self.run_one(framework, "chaos", profile=profile)
         if "profile" in p.scenarios:
             PROFILES_DIR.mkdir(exist_ok=True)

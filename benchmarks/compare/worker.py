@@ -27,6 +27,8 @@ __all__ = ["main"]
 DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "agentflow": ("agentflow", "aiohttp"),
     "agentflow-nostream": ("agentflow", "aiohttp"),
+    "agentflow-stream": ("agentflow", "aiohttp"),
+    "raw-stream": ("aiohttp", "orjson"),
     "pydantic-ai": ("pydantic-ai-slim", "openai", "httpx"),
     "langchain": ("langchain", "langchain-openai", "langgraph", "openai"),
     "instructor": ("instructor", "openai"),

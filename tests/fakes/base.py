@@ -116,6 +116,8 @@ class FakeServer:
         self.hold: asyncio.Event | None = None
         """When set, each request waits for this event before being answered
         (a test holds a client mid-request, deterministically)."""
+        self.transports: list[str] = []
+        """``"stream"`` or ``"whole"`` per reply sent (recorded with ``requests``)."""
         self.streams_aborted = 0
         """Streams the client abandoned before their end (its connection closed)."""
         self.echo_key = False
@@ -252,7 +254,10 @@ class FakeServer:
             headers = self.limit_headers(state)
         if item.latency:
             await asyncio.sleep(item.latency)
-        if not self.is_stream(request, body):
+        streamed = self.is_stream(request, body)
+        if self.record:
+            self.transports.append("stream" if streamed else "whole")
+        if not streamed:
             return web.json_response(self.render_json(item, body), dumps=_dumps, headers=headers)
         return await self._stream(request, item, body, headers)
 

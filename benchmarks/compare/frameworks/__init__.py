@@ -65,11 +65,16 @@ class Framework:
     floor: bool = False
     builder: str = "build"
     diagnostic: bool = False
-    """A variant shown for attribution only (not a peer, not judged)."""
+    """A variant shown for attribution only (not a peer)."""
+    against: str = "raw"
+    """The floor its ratios are taken against (same repeat)."""
 
 
 FRAMEWORKS: dict[str, Framework] = {
     "agentflow": Framework("fw_agentflow", "main", True, "agentflow"),
+    "agentflow-stream": Framework("fw_agentflow", "main", False,
+                                  "agentflow `stream()` drained (× the raw streaming floor)",
+                                  builder="build_stream", diagnostic=True, against="raw-stream"),
     "agentflow-nostream": Framework("fw_agentflow", "main", False,
                                     "agentflow, `stream=False` (diagnostic)",
                                     builder="build_nostream", diagnostic=True),
@@ -81,6 +86,9 @@ FRAMEWORKS: dict[str, Framework] = {
                             floor=True, builder="build_openai_sdk"),
     "raw": Framework("fw_floors", "main", True, "floor: aiohttp + orjson + pydantic", floor=True,
                      builder="build_raw"),
+    "raw-stream": Framework("fw_floors", "main", False,
+                            "floor, streamed: aiohttp + SSE + orjson per chunk + pydantic",
+                            floor=True, builder="build_raw_stream", against="raw-stream"),
 }
 """Every benchmarked framework, by the name used on the command line."""
 

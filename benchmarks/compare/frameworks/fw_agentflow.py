@@ -6,6 +6,9 @@ strategy). GLM-like: the GLM adapter ``glm:glm-4.6`` (tool strategy, forcing
 by prompt reminder since GLM only takes ``tool_choice="auto"``). MiniMax-like:
 the OpenAI adapter with agentflow's MiniMax profile (tool_choice ignored).
 Each call gets a fresh ``AgentState`` (separate states run in parallel).
+``call()`` tells the model nobody reads deltas, so it fetches whole replies;
+the ``agentflow-stream`` variant drains ``agent.stream()`` instead (SSE, partial
+objects), to be judged against the raw streaming floor.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from agentflow.providers.registry import get_model
 from ..common import Contact
 from . import StreamItem, Target
 
-__all__ = ["build", "build_nostream"]
+__all__ = ["build", "build_nostream", "build_stream"]
 
 
 class AgentflowAdapter:
@@ -68,6 +71,24 @@ async def build(target: Target, **extra: Any) -> AgentflowAdapter:
     else:
         model = get_model(f"openai:{target.model}", base_url=target.openai_url, **kw)
     return AgentflowAdapter(model)
+
+
+class AgentflowStreamAdapter(AgentflowAdapter):
+    """``extract`` drains ``agent.stream()`` (every event read) for the output."""
+
+    async def extract(self, prompt: str) -> Any:
+        output = None
+        async with aclosing(self.agent.stream(prompt, Contact, state=AgentState())) as events:
+            async for event in events:
+                if isinstance(event, Complete):
+                    output = event.message.output
+        return output
+
+
+async def build_stream(target: Target) -> AgentflowStreamAdapter:
+    """The adapter whose ``extract`` streams (``agent.stream()`` drained)."""
+    adapter = await build(target)
+    return AgentflowStreamAdapter(adapter.model)
 
 
 async def build_nostream(target: Target) -> AgentflowAdapter:

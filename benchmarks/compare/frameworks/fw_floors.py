@@ -7,6 +7,10 @@
 * ``raw``: one ``aiohttp`` session, ``orjson`` bodies, ``model_validate_json``;
   streaming parses SSE lines by hand and the partial object with
   ``pydantic_core.from_json(allow_partial=...)``.
+* ``raw-stream``: the raw floor's ``extract`` over a stream: aiohttp, SSE
+  lines split by hand, ``orjson`` per chunk, one ``model_validate_json`` at
+  the end (no partial objects): the like work ``agent.stream()`` is judged
+  against.
 
 Neither retries or repairs anything: their chaos figures are the model's own
 compliance.
@@ -25,7 +29,7 @@ from openai import AsyncOpenAI
 from ..common import CONTACT_SCHEMA, Contact
 from . import StreamItem, Target
 
-__all__ = ["RawHTTPError", "build_openai_sdk", "build_raw"]
+__all__ = ["RawHTTPError", "build_openai_sdk", "build_raw", "build_raw_stream"]
 
 RESPONSE_FORMAT = {
     "type": "json_schema",
@@ -116,6 +120,24 @@ class RawAdapter:
         await self.session.close()
 
 
+class RawStreamAdapter(RawAdapter):
+    """The raw floor, streamed: ``extract`` reads the SSE reply chunk by chunk."""
+
+    async def extract(self, prompt: str) -> Any:
+        pieces: list[str] = []
+        async with self.session.post(self.url, data=self._body(prompt, True)) as response:
+            if response.status != 200:
+                raise RawHTTPError(f"HTTP {response.status}")
+            async for line in response.content:
+                if not line.startswith(b"data: ") or line.startswith(b"data: [DONE]"):
+                    continue
+                choices = orjson.loads(line[6:]).get("choices") or ()
+                piece = choices[0]["delta"].get("content") if choices else None
+                if piece:
+                    pieces.append(piece)
+        return Contact.model_validate_json("".join(pieces))
+
+
 async def build_openai_sdk(target: Target) -> OpenAISDKAdapter:
     """The openai-SDK floor for ``target``."""
     return OpenAISDKAdapter(target)
@@ -124,3 +146,8 @@ async def build_openai_sdk(target: Target) -> OpenAISDKAdapter:
 async def build_raw(target: Target) -> RawAdapter:
     """The raw floor for ``target``."""
     return RawAdapter(target)
+
+
+async def build_raw_stream(target: Target) -> RawStreamAdapter:
+    """The raw streaming floor for ``target``."""
+    return RawStreamAdapter(target)
