@@ -216,7 +216,7 @@ async def _extract_input(
     if item.media:  # the model reads the blocks whole: one call, no chunks
         async with calls:
             result = await _extract_one(agent, index, ExtractInput(item.id, text, item.media),
-                                        output, settings.ground)
+                                        output, settings.ground, settings.examples)
         return dataclasses.replace(result, truncated=truncated) if truncated else result
     if not text.strip():
         return ExtractResult(index, item.id, None, EmptyDocumentError(

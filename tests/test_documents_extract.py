@@ -210,14 +210,16 @@ async def test_pdfs_as_document_blocks_to_a_model_that_reads_them(tmp_path: Path
     # auto: a scan (no text layer) goes as the PDF itself; the model's answer is kept
     status, (record, bodies) = await extract("--input", str(tmp_path / "scan.pdf"))
     assert status == 0 and record["ok"] and record["sent_as"] == "document"
-    assert user_files(bodies[0]) == [scanned_pdf(2)] and user_text(bodies[0]) == ""
+    assert user_files(bodies[0]) == [(tmp_path / "scan.pdf").read_bytes()]
+    assert user_text(bodies[0]) == ""
     assert "spans" not in record and "pages" not in record
 
     # --pdf document: the PDF and its text layer beside it; spans and pages from the text
     status, (record, bodies) = await extract("--input", str(tmp_path / "report.pdf"),
                                              "--pdf", "document", schema="grounded.py")
     assert status == 0 and record["sent_as"] == "document+text"
-    assert user_files(bodies[0]) == [text_pdf()] and "Valve V-17" in user_text(bodies[0])
+    assert user_files(bodies[0]) == [(tmp_path / "report.pdf").read_bytes()]
+    assert "Valve V-17" in user_text(bodies[0])
     assert record["span_pages"] == {"person": [1], "amount": [3]}
     check_spans(record, tmp_path / "report.pdf")
 
