@@ -16,8 +16,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
-
 __all__ = ["run"]
 
 
@@ -62,8 +60,9 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
         ds = ds.filter(lambda row: row["id"] not in done)
     if args.limit is not None:
         ds = ds.limit(args.limit)
-    chunking = (None if args.no_chunking else Chunking(max_chars=args.chunk_chars)
-                if args.chunk_chars else DEFAULT_CHUNKING)
+    from agentflow.cli import chunking_for
+
+    chunking = chunking_for(args, module)
     options: dict[str, Any] = {"chunking": chunking, "passes": args.passes,
                                "allow_partial": args.allow_partial, "max_chars": max_chars,
                                "ground": True if args.ground else None}

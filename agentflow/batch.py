@@ -50,6 +50,7 @@ from agentflow.extraction.chunked import (
     ChunkReport,
     DocumentOutcome,
     Truncation,
+    check_items,
     extract_chunks,
 )
 from agentflow.extraction.chunking import iter_chunks
@@ -242,7 +243,9 @@ async def _extract_input(
     outcome: DocumentOutcome = await extract_chunks(
         item.id, text, output, budget, call, calls, passes=settings.passes,
         allow_partial=settings.allow_partial, on_progress=settings.on_progress,
-        count=functools.partial(count_tokens, agent.model))
+        count=functools.partial(count_tokens, agent.model),
+        items=settings.chunking.items if settings.chunking else None,
+        item_unit=settings.chunking.item_unit if settings.chunking else "block")
     return ExtractResult(
         index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
         time.perf_counter() - start, outcome.spans, outcome.chunks, truncated, outcome.conflicts)
@@ -311,6 +314,7 @@ async def extract_many(
     Raises:
         ValueError: ``concurrency`` < 1, ``passes`` < 1, ``max_chars`` < 1 or
             unknown ``order``.
+        UsageError: ``chunking.items`` names no top-level list field of ``output``.
         TypeError: an input of an unsupported type (raised when it is reached).
         InvalidExampleError: an example does not fit ``output`` (before any
             input is read).
@@ -325,6 +329,7 @@ async def extract_many(
         raise ValueError(f"passes must be >= 1, got {passes}")
     if max_chars is not None and max_chars < 1:
         raise ValueError(f"max_chars must be >= 1, got {max_chars}")
+    check_items(output, chunking.items if chunking is not None else None)
     agent = (
         agent_or_model
         if isinstance(agent_or_model, ReActAgent)

@@ -27,9 +27,11 @@ API at about half price (``agentflow.batch_api``), journalled in
 batch tokens and, with ``genai-prices``, the estimated cost.
 
 A schema module may define ``INSTRUCTIONS`` (the system prompt),
-``prepare(text) -> text`` (applied to each document), ``MAX_CHARS`` and
+``prepare(text) -> text`` (applied to each document), ``MAX_CHARS``,
 ``EXAMPLES`` (few-shot ``Example``s, ``agentflow.extraction.examples``;
-checked against the schema before any request).
+checked against the schema before any request) and
+``CHUNKING`` (a ``Chunking``: e.g. ``Chunking(items="entries")`` reads a long
+document item by item; ``--items FIELD`` does the same from the command line).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ from agentflow.documents.pages import span_pages
 from agentflow.documents.routing import PDF_MODES, pdf_delivery
 from agentflow.errors import AgentflowError, InvalidExampleError
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
+from agentflow.extraction.chunked import check_items
 from agentflow.extraction.examples import check_examples
 from agentflow.extraction.grounding import Grounded, grounding_plan
 from agentflow.extraction.review import write_review
@@ -163,6 +166,27 @@ def _record(result: ExtractResult, source_offset: int = 0,
     return record
 
 
+def chunking_for(args: argparse.Namespace, module: Any) -> Chunking | None:
+    """How the run splits long documents: ``None`` with ``--no-chunking``, else
+    the schema module's ``CHUNKING`` (default ``Chunking()``) with
+    ``--chunk-chars`` and ``--items`` applied.
+
+    Raises:
+        CliError: the module's ``CHUNKING`` is not a ``Chunking``.
+    """
+    if args.no_chunking:
+        return None
+    base = getattr(module, "CHUNKING", DEFAULT_CHUNKING)
+    if not isinstance(base, Chunking):
+        raise CliError(f"the schema module's CHUNKING must be an agentflow Chunking, got "
+                       f"{type(base).__name__}")
+    if args.chunk_chars:
+        base = dataclasses.replace(base, max_chars=args.chunk_chars)
+    if getattr(args, "items", None):
+        base = dataclasses.replace(base, items=args.items)
+    return base
+
+
 async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     output_type, module = load_schema(args.schema)  # set-up first: nothing is asked before
     instructions = args.instructions or getattr(module, "INSTRUCTIONS", DEFAULT_INSTRUCTIONS)
@@ -174,6 +198,11 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
             check_examples(examples, output_type, Grounded() if args.ground else None)
         except InvalidExampleError as exc:
             raise SetupError(f"{args.schema}: EXAMPLES: {exc}") from None
+    chunking = chunking_for(args, module)
+    try:
+        check_items(output_type, chunking.items if chunking is not None else None)
+    except errors.UsageError as exc:
+        raise CliError(f"--items / CHUNKING: {exc}") from None
     check_api_key(args.model, api_key=args.api_key, base_url=args.base_url)
     check_batch_mode(None, args.mode, args.engine)
     if args.engine == "ray":  # the same flags on a Ray cluster (agentflow/_ray_cli.py)
@@ -186,7 +215,7 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
         if args.out and args.out != "-":
             sink.out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
         return await _extract_into(args, sink, model, output_type, instructions, prepare,
-                                   max_chars, examples)
+                                   max_chars, examples, chunking)
     finally:
         if sink.out is not None:
             sink.out.close()
@@ -197,7 +226,7 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
 
 async def _extract_into(
     args: argparse.Namespace, sink: _Sink, model: Any, output_type: Any, instructions: str,
-    prepare: Any, max_chars: int | None, examples: Any = None,
+    prepare: Any, max_chars: int | None, examples: Any = None, chunking: Chunking | None = None,
 ) -> int:
     outcomes = sink.out.outcomes if sink.out is not None else {}
     skip = {i for i, error in outcomes.items()
@@ -232,8 +261,6 @@ async def _extract_into(
     start = time.perf_counter()
     usage, batch_usage = Usage(), [Usage()]
     faults: dict[str, int] = {}
-    chunking = (None if args.no_chunking else Chunking(max_chars=args.chunk_chars)
-                if args.chunk_chars else DEFAULT_CHUNKING)
     try:
         for doc in unusable:
             print(f"agentflow: skipped {doc.problem}", file=sys.stderr)
@@ -477,6 +504,10 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--allow-partial", action="store_true",
                     help="keep a long document's output when some chunks fail (the record "
                          "lists the missing ranges)")
+    ex.add_argument("--items", metavar="FIELD",
+                    help="read long documents item by item: FIELD is the schema's list field "
+                         "whose items the document is a run of (chunks of whole blocks, as "
+                         "many as the model reads well; default: the schema module's CHUNKING)")
     ex.add_argument("--no-chunking", action="store_true",
                     help="send every document whole, whatever its size")
     ex.add_argument("--engine", choices=["local", "ray"], default="local",

@@ -293,6 +293,10 @@ class ModelProfile:
         max_document_pages: the most PDF pages one request may carry (the vendor
             counts them and refuses more; the core cannot count pages without a
             PDF library, so callers that read the PDF, such as ``extract``, check it).
+        items_per_chunk: list items per chunk this model extracts reliably
+            when a long document is read item by item (``Chunking(items=...)``):
+            1 for a weak model, which extracts one item far better than
+            thirty; ``None``: as many as the window holds.
     """
 
     supports_tools: bool = True
@@ -320,6 +324,7 @@ class ModelProfile:
     max_document_bytes: int | None = None
     max_inline_bytes: int | None = None
     max_document_pages: int | None = None
+    items_per_chunk: int | None = None
 
     def with_(self, **changes: Any) -> ModelProfile:
         """A copy with ``changes`` applied (the set fields may be any iterable)."""

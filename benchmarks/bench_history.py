@@ -3,9 +3,12 @@
 Two figures, each against an independent reference:
 
 ``changelogs``: the full history of N changelogs from this machine
-(``/usr/share/doc/*/changelog.Debian.gz`` with 30-150 entries, identical
-files counted once, N spread evenly over that range by entry count), run
-through ``extract_many`` with chunking, exactly as ``agentflow extract
+(``/usr/share/doc/*/changelog.Debian.gz`` with 30-150 entries, one per source
+package and per content; ``--sample spread``: N spread evenly by entry
+count; ``tune``: the packages the instructions were tuned on; ``report``: N
+others by a seeded shuffle, see ``pick_changelogs``), run through
+``extract_many`` with the example module's ``CHUNKING`` (map over entries;
+``--no-items``: chunks sized by the window), exactly as ``agentflow extract
 --schema examples/debian_changelog_history.py:ChangelogHistory`` runs them.
 Scored against ``parse_history`` (the rule parser in the example): entry
 recall and precision (an entry is found when its version is; a version
@@ -24,7 +27,8 @@ entry recall/precision, wall time, and the peak of Python allocations
 what the result still holds (the extracted entries) and what was transient
 (chunks in flight, request and reply bodies, chunk outputs before the merge).
 
-    python benchmarks/bench_history.py changelogs [--n 5] [--model local|oracle|vendor:model]
+    python benchmarks/bench_history.py changelogs [--n 5] [--sample spread|tune|report]
+        [--model local|oracle|vendor:model] [--no-items] [--items-per-chunk N]
         [--chunk-chars N] [--overlap N] [--max-tokens 400] [--passes 1] [--show]
     python benchmarks/bench_history.py fake [--mb 1] [--chunk-chars 20000] [--concurrency 8]
 """
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import glob
 import gzip
 import hashlib
@@ -59,20 +64,50 @@ FIELDS = ("distribution", "urgency", "maintainer", "date")
 _HEADER = re.compile(r"^\S+ \([^)]+\) [^;]+; .*?urgency=\w+", re.MULTILINE)
 
 
-def pick_changelogs(n: int, low: int = 30, high: int = 150) -> list[tuple[str, str]]:
-    """``n`` distinct changelogs with ``low``-``high`` entries, spread evenly by size."""
+TUNE_PACKAGES = ("tmux", "cmake")
+"""Source packages whose changelogs were looked at while tuning the embedded
+model's instructions and chunking; ``--sample report`` never picks them."""
+REPORT_SEED = 11
+REPORT_MAX_ENTRIES = 45
+"""``--sample report`` takes changelogs of 30 to this many entries, so five of
+them run on the embedded model (one chunk call per entry) in well under an
+hour on two shared cores."""
+
+
+def _candidates(low: int, high: int) -> list[tuple[int, str, str, str]]:
+    """``(entries, path, text, source package)`` of every changelog with
+    ``low``-``high`` entries, one per source package and per content."""
     seen: set[str] = set()
-    found: list[tuple[int, str, str]] = []
+    found = []
     for path in sorted(glob.glob(INPUT)):
         text = gzip.decompress(Path(path).read_bytes()).decode("utf-8", errors="replace")
         digest = hashlib.sha1(text.encode()).hexdigest()
         count = len(_HEADER.findall(text))
-        if low <= count <= high and digest not in seen:
-            seen.add(digest)
-            found.append((count, path, text))
-    found.sort()
+        source = text.split(" ", 1)[0]
+        if low <= count <= high and digest not in seen and source not in seen:
+            seen.update((digest, source))
+            found.append((count, path, text, source))
+    return found
+
+
+def pick_changelogs(n: int, low: int = 30, high: int = 150,
+                    sample: str = "spread") -> list[tuple[str, str]]:
+    """``n`` distinct changelogs with ``low``-``high`` entries.
+
+    ``spread``: spread evenly by entry count. ``tune``: those of
+    ``TUNE_PACKAGES``. ``report``: a seeded shuffle (``REPORT_SEED``) of the
+    others with at most ``REPORT_MAX_ENTRIES`` entries, the first ``n``.
+    """
+    found = sorted(_candidates(low, high))
+    if sample == "tune":
+        return [(p, t) for _, p, t, src in found if src in TUNE_PACKAGES][:n]
+    if sample == "report":
+        pool = [(p, t) for c, p, t, src in found
+                if src not in TUNE_PACKAGES and c <= REPORT_MAX_ENTRIES]
+        random.Random(REPORT_SEED).shuffle(pool)
+        return pool[:n]
     if len(found) <= n:
-        return [(p, t) for _, p, t in found]
+        return [(p, t) for _, p, t, _ in found]
     step = (len(found) - 1) / (n - 1) if n > 1 else 0
     return [(found[round(i * step)][1], found[round(i * step)][2]) for i in range(n)]
 
@@ -113,7 +148,7 @@ def score(result: ExtractResult, ref: Any, text: str) -> dict[str, float]:
 
 async def run_changelogs(ns: argparse.Namespace) -> None:
     """The ``changelogs`` figure."""
-    docs = pick_changelogs(ns.n)
+    docs = pick_changelogs(ns.n, sample=ns.sample)
     refs = {p: history.parse_history(t) for p, t in docs}
     for path, _ in docs:
         print(f"  {path}: {len(refs[path].entries)} entries, "
@@ -123,13 +158,16 @@ async def run_changelogs(ns: argparse.Namespace) -> None:
     elif ns.model == "local":
         from agentflow.providers.local import LocalModel
 
-        model = LocalModel(max_tokens=ns.max_tokens)
+        model = LocalModel(max_tokens=ns.max_tokens, threads=ns.threads, parallel=ns.parallel,
+                           context=4096 * ns.parallel)
         model._ensure_server()  # load before the clock starts
     else:
         from agentflow.model import resolve_model
 
         model = resolve_model(ns.model)
-    chunking = Chunking(max_chars=ns.chunk_chars, overlap=ns.overlap)
+    chunking = (dataclasses.replace(history.CHUNKING, max_chars=ns.chunk_chars,
+                                    overlap=ns.overlap, items_per_chunk=ns.items_per_chunk)
+                if ns.items else Chunking(max_chars=ns.chunk_chars, overlap=ns.overlap))
     start = time.perf_counter()
     totals: dict[str, float] = {}
     calls = failed = 0
@@ -256,6 +294,14 @@ def main() -> None:
     sub = p.add_subparsers(dest="figure", required=True)
     c = sub.add_parser("changelogs")
     c.add_argument("--n", type=int, default=5)
+    c.add_argument("--sample", choices=("spread", "tune", "report"), default="spread",
+                   help="spread by size over the machine, the tuning set, or the seeded "
+                        "held-out report set")
+    c.add_argument("--no-items", dest="items", action="store_false",
+                   help="chunk by the window instead of the schema module's CHUNKING "
+                        "(map over entries)")
+    c.add_argument("--items-per-chunk", type=int, default=None,
+                   help="entries per chunk (default: the model profile's)")
     c.add_argument("--model", default="local", help="local, oracle or vendor:model")
     c.add_argument("--chunk-chars", type=int, default=None,
                    help="characters per chunk at most (default: what fits the model)")
@@ -263,6 +309,10 @@ def main() -> None:
     c.add_argument("--max-tokens", type=int, default=400, help="reply cap (local)")
     c.add_argument("--passes", type=int, default=1)
     c.add_argument("--concurrency", type=int, default=1)
+    c.add_argument("--threads", type=int, default=1, help="llama.cpp threads (local)")
+    c.add_argument("--parallel", type=int, default=1,
+                   help="requests the local server decodes at once, each with a 4096-token "
+                        "window (local; use with --concurrency)")
     c.add_argument("--show", action="store_true")
     f = sub.add_parser("fake")
     f.add_argument("--mb", type=float, default=1.0)

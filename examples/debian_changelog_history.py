@@ -4,10 +4,10 @@
         --input /usr/share/doc/tmux/changelog.Debian.gz --out history.jsonl
 
 A changelog with dozens of entries does not fit a small model's context, so
-``extract`` splits it into chunks, extracts each, and merges them by the rules
-declared here: ``entries`` are deduplicated by ``version`` (an entry seen
-twice in the overlap of two chunks is one entry), and ``package`` is the
-value most chunks agree on. The text fields are grounded: each must be a
+``extract`` reads it entry by entry (``CHUNKING``: map over items), extracts
+each chunk, and merges them by the rules declared here: ``entries`` are
+deduplicated by ``version`` (an entry seen twice is one entry), and
+``package`` is the value most chunks agree on. The text fields are grounded: each must be a
 verbatim span of its chunk (a value not found goes back to the model as a
 validation error), and the record's ``spans`` give their places in the whole
 file. ``parse_history`` is an independent, rule-based parser of the same
@@ -16,13 +16,39 @@ text, used by benchmarks/bench_history.py to score the model's entries.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from agentflow import Merge
+from agentflow import Chunking, Merge
 from agentflow.extraction.grounding import Grounded
+
+_EXAMPLES = (
+    ("""\
+frobnitz (2.4.1-3) experimental; urgency=low
+
+  * Cherry-pick commit 5e0c1d2f from upstream 2.5 to fix the build.
+  * d/watch: Track the new upstream tarball names (version 4).
+
+ -- Pat Q. Sample <pat@example.invalid>  Wed, 14 Aug 2019 08:15:42 +0200""",
+     {"package": "frobnitz", "entries": [
+         {"version": "2.4.1-3", "distribution": "experimental", "urgency": "low",
+          "maintainer": "Pat Q. Sample <pat@example.invalid>",
+          "date": "Wed, 14 Aug 2019 08:15:42 +0200"}]}),
+    ("""\
+zorblib (1:0.17+dfsg-2) sid; urgency=high
+
+  [ Lee Example ]
+  * Fix a crash on empty input (Closes: #1234567)
+
+ -- Lee Example <lee@example.invalid>  Fri, 01 Mar 2013 23:59:01 -0500""",
+     {"package": "zorblib", "entries": [
+         {"version": "1:0.17+dfsg-2", "distribution": "sid", "urgency": "high",
+          "maintainer": "Lee Example <lee@example.invalid>",
+          "date": "Fri, 01 Mar 2013 23:59:01 -0500"}]}),
+)
 
 INSTRUCTIONS = (
     "You read part of a Debian package changelog and list every entry in it as JSON. "
@@ -32,10 +58,22 @@ INSTRUCTIONS = (
     "An entry ends with a line: -- maintainer name <email>  date. "
     "maintainer is the name and <email> after the two dashes, date is the rest of that line. "
     "List the entries in the order they appear; skip an entry whose first line is not in "
-    "the text."
+    "the text.\n\n"
+    + "\n\n".join(f"{text}\n\nJSON:\n{json.dumps(fields, ensure_ascii=False)}"
+                   for text, fields in _EXAMPLES)
 )
-"""Where each field is, in words (the bundled base model never sees the schema's
-descriptions)."""
+"""Where each field is, in words, then two worked examples in the form the
+bundled base model completes (text, ``JSON:``, the object). Their values are
+invented and occur in no document, so grounding forbids copying them; the
+first one's change lines mention a commit and another version, as real
+entries do, and the version is still the one in parentheses."""
+
+CHUNKING = Chunking(items="entries")
+"""Read the changelog entry by entry (map over items): each chunk is whole
+top-level blocks (an entry starts at an unindented line after a blank line),
+as many per chunk as the model reads well (one on the embedded model), and
+the entries of all chunks are merged by ``version``. ``agentflow extract``
+uses this for this schema."""
 
 Urgency = Literal["low", "medium", "high", "emergency", "critical"]
 

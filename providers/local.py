@@ -96,12 +96,17 @@ DEFAULT_PROFILE = ModelProfile(
     max_output_tokens=1024,
     concurrent_requests=1,
     sampling=SAMPLING,
+    items_per_chunk=1,
 )
 """Grammar-constrained JSON output, no tools; the ``local`` dialect bounds
 strings and arrays so a small model always finishes a document; grounded
 strings are held to the source by the grammar (llguidance). The window and
 reply cap are ``LocalModel``'s defaults; each model reports its own. Every
-request carries ``SAMPLING`` unless it sets those fields itself."""
+request carries ``SAMPLING`` unless it sets those fields itself. A long
+document read item by item (``Chunking(items=...)``) gives the small model
+one item per chunk (``items_per_chunk``): it copies one entry of a changelog
+well and loses or repeats entries among several (benchmarks/RESULTS.md,
+long documents)."""
 
 PROFILES: tuple[ProfileRule, ...] = ()
 """Every GGUF gets ``DEFAULT_PROFILE`` (the registry lists it as ``*``)."""

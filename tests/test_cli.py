@@ -184,6 +184,30 @@ async def test_long_documents_are_chunked_and_a_cap_is_recorded(tmp_path: Path) 
     assert len(cut["output"]["entries"]) < 50
 
 
+async def test_a_schema_modules_chunking_reads_items_and_a_bad_items_field_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "hist.py").write_text(
+        HISTORY_SCHEMA + "\nfrom agentflow import Chunking\n"
+        "CHUNKING = Chunking(items='entries', items_per_chunk=5)\n")
+    doc = tmp_path / "long.txt"
+    doc.write_text("".join(f"version {i}.0\n  some change text here\n\n" for i in range(50)))
+    out = tmp_path / "out.jsonl"
+    async with OpenAIFake() as server:
+        server.default = history_reply
+        base = ["extract", "--schema", f"{tmp_path / 'hist.py'}:History", "--input", str(doc),
+                "--model", "openai:gpt-4o-mini", "--base-url", server.url, "--api-key", "k"]
+        assert await run_cli(*base, "--out", str(out)) == 0
+        sent = len(server.requests)
+        assert await run_cli(*base, "--items", "nope", "--out", str(tmp_path / "x.jsonl")) == 2
+        assert len(server.requests) == sent  # refused before any request
+        bounds = {b["response_format"]["json_schema"]["schema"]["properties"]["entries"]
+                  .get("maxItems") for b in server.bodies}
+    (record,) = [orjson.loads(x) for x in out.read_bytes().splitlines()]
+    assert [e["version"] for e in record["output"]["entries"]] == [f"{i}.0" for i in range(50)]
+    assert record["chunks"]["total"] == 10 and bounds == {5}  # five whole blocks per chunk
+    assert "no top-level list field 'nope'" in capsys.readouterr().err
+
+
 def test_chunk_progress_joins_the_progress_line() -> None:
     import io
 

@@ -100,7 +100,22 @@ async def test_no_room_for_text_is_a_usage_error() -> None:
         await plan_budget(model, "text", overhead_tokens=400)
 
 
-@pytest.mark.parametrize("bad", [{"max_tokens": 0}, {"max_chars": 0}, {"overlap": -1}])
+async def test_map_over_items_takes_the_units_per_chunk_from_the_profile_or_the_caller() -> None:
+    weak = Counted(ModelProfile(context_window=1000, max_output_tokens=200, items_per_chunk=1))
+    items = await plan_budget(weak, "short text", 100, Chunking(items="entries"))
+    assert not items.fits and items.units_per_chunk == 1  # read item by item even when it fits
+    whole = await plan_budget(weak, "short text", 100)
+    assert whole.fits and whole.units_per_chunk is None  # not asked: the profile's cap is unused
+    mine = await plan_budget(weak, "x" * 5000, 100, Chunking(items="entries", items_per_chunk=3))
+    assert mine.units_per_chunk == 3
+    strong = Counted(ModelProfile(context_window=1000, max_output_tokens=200))
+    free = await plan_budget(strong, "short text", 100, Chunking(items="entries"))
+    assert free.fits and free.units_per_chunk is None
+
+
+@pytest.mark.parametrize("bad", [{"max_tokens": 0}, {"max_chars": 0}, {"overlap": -1},
+                                 {"items_per_chunk": 0}, {"items": "not a name"},
+                                 {"item_unit": "page"}])
 def test_bad_chunking(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=next(iter(bad))):
-        Chunking(**bad)
+        Chunking(**bad)  # type: ignore[arg-type]

@@ -11,11 +11,17 @@ from typing import Annotated, Any, Literal
 import orjson
 import pytest
 from aiohttp import web
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agentflow import ModelProfile
 from agentflow.batch import ExtractResult, extract_many
-from agentflow.errors import ChunkFailedError, EmptyDocumentError, MergeConflictError, MergeError
+from agentflow.errors import (
+    ChunkFailedError,
+    EmptyDocumentError,
+    MergeConflictError,
+    MergeError,
+    UsageError,
+)
 from agentflow.extraction.budget import Chunking, estimate_tokens
 from agentflow.extraction.chunked import ChunkProgress, partial_model
 from agentflow.extraction.grounding import Grounded
@@ -328,3 +334,88 @@ async def test_chunks_denser_than_the_sample_are_counted_and_split_again() -> No
     assert "".join(seen) == text  # no overlap: the chunks tile the document
     sizes = [len(s) for s in seen]
     assert max(sizes[-5:]) < min(sizes[:3])  # the dense part got smaller chunks
+
+
+def entries_bound(request: RecordedRequest) -> Any:
+    """The ``maxItems`` of ``entries`` in the request's output tool schema."""
+    (tool,) = [t for t in request.tools if t.name == GR]
+    return tool.parameters["properties"]["entries"].get("maxItems")
+
+
+async def test_map_over_items_reads_a_weak_model_one_item_per_chunk() -> None:
+    text = history(12)  # fits the window: read item by item all the same
+    bounds: list[Any] = []
+
+    def reply(request: RecordedRequest) -> Reply:
+        bounds.append(entries_bound(request))
+        chunk = next(m.text for m in request.messages if m.role == "user")
+        return Reply(tool_calls=[Call(GR, parse(chunk))])
+
+    weak = FunctionModel(reply, profile=ModelProfile(context_window=100_000,
+                                                     max_output_tokens=1000,
+                                                     items_per_chunk=1))
+    (result,) = await run(weak, [("h", text)], chunking=Chunking(items="entries"))
+    assert result.ok, result.error
+    assert [e.version for e in result.output.entries] == [f"{i}.0" for i in range(12, 0, -1)]
+    assert result.output.project == "demo"
+    assert result.chunks is not None and result.chunks.total == 13  # the header block + 12
+    assert bounds == [1] * 13  # each chunk's list holds as many items as it has blocks
+    two = FunctionModel(reply, profile=weak.profile)
+    bounds.clear()
+    (paired,) = await run(two, [("h", text)],
+                          chunking=Chunking(items="entries", items_per_chunk=2))
+    assert paired.ok and len(paired.output.entries) == 12
+    assert paired.chunks is not None and paired.chunks.total == 7 and set(bounds) == {2, 1}
+
+
+async def test_map_over_items_needs_a_list_field_of_the_output() -> None:
+    model, seen = function_model()
+    for items, output in (("project", History), ("changes", History), ("entries", str)):
+        with pytest.raises(UsageError, match="items"):
+            await run(model, [history(3)], output=output, chunking=Chunking(items=items))
+    assert seen == []  # refused before any call
+
+
+def test_partial_model_bounds_the_mapped_list() -> None:
+    bounded = partial_model(History, "entries", 2)
+    assert bounded.model_json_schema()["properties"]["entries"]["maxItems"] == 2
+    assert "maxItems" not in partial_model(History).model_json_schema()["properties"]["entries"]
+    assert partial_model(History, "entries", 2) is bounded  # cached per bound
+
+    class Short(BaseModel):
+        entries: Annotated[list[Entry], Merge.by_key("version")] = Field(max_length=1)
+
+    assert partial_model(Short, "entries", 3).model_json_schema()["properties"]["entries"][
+        "maxItems"] == 1  # the schema's own lower bound stays
+
+
+LOCAL_CHANGELOG = "".join(
+    f"demo ({v}) unstable; urgency=medium\n\n  * Fix bug number {n}.\n\n"
+    f" -- Dee Veloper <dee@example.org>  Mon, 0{n} Jan 2024 12:00:00 +0000\n\n"
+    for n, v in ((3, "3.1-1"), (2, "2.0-2"), (1, "1.0-1")))
+
+
+@pytest.mark.skipif(not HAVE_LOCAL, reason="the 'local' extra is not installed")
+async def test_map_over_items_on_the_embedded_model() -> None:
+    class Item(BaseModel):
+        version: Annotated[str, Grounded()]
+        date: Annotated[str, Grounded()]
+
+    class Log(BaseModel):
+        entries: Annotated[list[Item], Merge.by_key("version")]
+
+    model = LocalModel(max_tokens=200)
+    try:
+        (result,) = await run(model, [LOCAL_CHANGELOG], output=Log,
+                              chunking=Chunking(items="entries"),
+                              instructions="List the entries of the changelog as JSON.")
+    finally:
+        await model.aclose()
+    # one entry per chunk (the profile's items_per_chunk), each list bounded to one item by
+    # the grammar: no chunk can loop on an entry until its reply is cut
+    assert result.chunks is not None and result.chunks.total == 3
+    assert result.ok, result.error
+    assert 1 <= len(result.output.entries) <= 3
+    for i, entry in enumerate(result.output.entries):
+        (start, end), = result.spans[f"entries[{i}].version"]
+        assert LOCAL_CHANGELOG[start:end] == entry.version

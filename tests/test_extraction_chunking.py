@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentflow.extraction.chunking import Chunk, iter_chunks, safe_cut
+from agentflow.extraction.chunking import Chunk, iter_chunks, iter_item_chunks, safe_cut
 
 
 def chunks(text: str, size: int, overlap: int = 0, **kw: int) -> list[Chunk]:
@@ -146,3 +146,46 @@ def test_a_new_top_level_block_beats_a_blank_line_inside_an_indented_block() -> 
     text = "".join(entry.format(i=i) for i in range(20))
     for c in chunks(text, 200)[:-1]:
         assert text[c.end:].startswith("pkg (")  # chunks end between entries, not inside
+
+
+CHANGELOG = ("pkg (2.0) unstable; urgency=low\n\n  * two\n\n -- A <a@b>  Mon\n\n"
+             "pkg (1.0) unstable; urgency=low\n\n  * one\n  * more\n\n -- A <a@b>  Sun\n")
+
+
+def test_item_chunks_are_whole_blocks_and_count_them() -> None:
+    one = list(iter_item_chunks(CHANGELOG, 1000, max_units=1))
+    assert [c.text(CHANGELOG).split(" (")[1][:3] for c in one] == ["2.0", "1.0"]
+    assert [c.units for c in one] == [1, 1] and one[0].end == one[1].start
+    assert one[-1].end == len(CHANGELOG)
+    both = list(iter_item_chunks(CHANGELOG, 1000))
+    assert [(c.start, c.end, c.units) for c in both] == [(0, len(CHANGELOG), 2)]
+    by_size = list(iter_item_chunks(CHANGELOG, 80))  # each block alone fits 80, two do not
+    assert [c.units for c in by_size] == [1, 1]
+
+
+def test_item_chunks_by_line_and_blank_units_do_not_count() -> None:
+    text = "alpha 1\nbeta 2\n\n\ngamma 3\n"
+    chunks = list(iter_item_chunks(text, 1000, "line", max_units=2))
+    assert [c.text(text) for c in chunks] == ["alpha 1\nbeta 2\n\n\n", "gamma 3\n"]
+    assert [c.units for c in chunks] == [2, 1]
+
+
+def test_a_unit_longer_than_a_chunk_is_split_into_pieces_of_one_unit() -> None:
+    text = "head\n\n" + "word " * 40 + "\n\ntail\n"
+    chunks = list(iter_item_chunks(text, 50, overlap=10))
+    assert chunks[0].text(text) == "head\n\n"
+    middle = chunks[1:-1]
+    assert len(middle) >= 4 and all(c.units == 1 and c.end - c.start <= 50 for c in middle)
+    assert any(b.start < a.end for a, b in itertools.pairwise(middle))  # pieces overlap
+    assert chunks[-1].text(text) == "tail\n"
+    covered = {i for c in chunks for i in range(c.start, c.end)}
+    assert covered == set(range(len(text)))
+
+
+def test_item_chunks_bad_arguments() -> None:
+    for kwargs, word in (({"max_chars": 0}, "max_chars"), ({"overlap": 10}, "overlap"),
+                         ({"max_units": 0}, "max_units"), ({"unit": "page"}, "unit")):
+        args: dict = {"max_chars": 10, **kwargs}
+        with pytest.raises(ValueError, match=word):
+            list(iter_item_chunks("text", **args))
+    assert list(iter_item_chunks("", 10)) == []

@@ -108,3 +108,19 @@ def test_a_pattern_on_a_grounded_string_is_intersected_with_the_substring() -> N
     assert text is not None
     assert 'GROUNDED_0: "\\"" (SOURCE & TRIMMED & /(?:[^<>]+ <[^<>\\/]+>)/) "\\""' in text
     assert 'GROUNDED_1: "\\"" (SOURCE & TRIMMED & /(?:.*\\d+.*)/) "\\""' in text
+
+
+def test_list_bounds_are_spelled_without_an_empty_repeat() -> None:
+    from pydantic import Field
+
+    class Bounded(BaseModel):
+        one: Annotated[list[str], G] = Field(max_length=1)
+        exactly_one: Annotated[list[str], G] = Field(min_length=1, max_length=1)
+        three: Annotated[list[str], G] = Field(max_length=3)
+
+    text = substring_grammar(local(Bounded), "a b c", SEP)
+    assert text is not None
+    assert "{0,0}" not in text  # llguidance refuses an empty range: one item is the item alone
+    lines = text.splitlines()
+    assert 'n1: "[" (n0)? "]"' in lines and 'n3: "[" n2 "]"' in lines
+    assert 'n5: "[" (n4 (", " n4){0,2})? "]"' in lines

@@ -18,6 +18,11 @@ output's JSON Schema. Characters per token are measured on a sample of the
 document (its first ``SAMPLE_CHARS`` characters), so a chunk is made of
 characters (``chunk_chars``) without tokenizing the whole document; chunks
 keep ``SAFETY`` (90%) of the measured size, for text denser than the sample.
+
+Map over items (``Chunking(items="entries")``): chunks are also capped at
+``items_per_chunk`` units (the ``Chunking``'s, else the profile's: a weak
+model reads one item far better than many), and a document is then always
+read chunk by chunk, even one that would fit the window.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from agentflow._logging import get_logger
 from agentflow.errors import UsageError
+from agentflow.extraction.chunking import ITEM_UNITS, ItemUnit
 
 __all__ = [
     "ASSUMED_CONTEXT_WINDOW",
@@ -97,20 +103,44 @@ class Chunking:
         max_chars: characters per chunk at most (``None``: no extra cap).
         overlap: characters each chunk repeats from the previous one
             (``None``: a tenth of the chunk), so items cut at a boundary are
-            seen whole once.
+            seen whole once. With ``items`` only a unit longer than a chunk
+            is split with overlap; whole units never overlap.
+        items: map over items: the name of the output model's top-level list
+            field whose items this document is a run of (``"entries"`` of a
+            changelog history). Chunks are then made of whole units where an
+            item may begin (``item_unit``), at most ``items_per_chunk`` of
+            them, and each chunk's list may hold at most as many items as
+            the chunk holds units (a small model cannot loop on one item
+            until its reply is cut); the chunks' items are merged by the
+            field's declared rule (``Merge.by_key``). ``None``: chunks are
+            sized by the window and split at natural boundaries.
+        item_unit: with ``items``: ``"block"`` (an item begins at a top-level
+            block: an unindented line after a blank line) or ``"line"`` (an
+            item may begin on any line: one record per line).
+        items_per_chunk: with ``items``: units per chunk at most (``None``:
+            the model profile's ``items_per_chunk``, else what fits).
     """
 
     max_tokens: int | None = None
     max_chars: int | None = None
     overlap: int | None = None
+    items: str | None = None
+    item_unit: ItemUnit = "block"
+    items_per_chunk: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_tokens", "max_chars"):
+        for name in ("max_tokens", "max_chars", "items_per_chunk"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"Chunking.{name} must be >= 1, got {value}")
         if self.overlap is not None and self.overlap < 0:
             raise ValueError(f"Chunking.overlap must be >= 0, got {self.overlap}")
+        if self.items is not None and not self.items.isidentifier():
+            raise ValueError(f"Chunking.items must name a top-level list field, got "
+                             f"{self.items!r}")
+        if self.item_unit not in ITEM_UNITS:
+            raise ValueError(f"Chunking.item_unit must be one of {ITEM_UNITS}, got "
+                             f"{self.item_unit!r}")
 
 
 DEFAULT_CHUNKING = Chunking()
@@ -127,6 +157,7 @@ class Budget:
         chunk_chars: characters per chunk.
         overlap: characters of overlap between chunks.
         chars_per_token: measured on the document's sample.
+        units_per_chunk: map over items: units per chunk at most (``None``: no cap).
     """
 
     fits: bool
@@ -134,6 +165,7 @@ class Budget:
     chunk_chars: int
     overlap: int
     chars_per_token: float
+    units_per_chunk: int | None = None
 
 
 async def plan_budget(
@@ -162,13 +194,17 @@ async def plan_budget(
             f"{window}-token context window ({reserve} reserved for the reply): no room for "
             f"text; shorten them or use a model with a larger window")
     chunk_tokens = min(room, chunking.max_tokens or room)
+    units = None
+    if chunking.items is not None:
+        units = chunking.items_per_chunk or getattr(profile, "items_per_chunk", None)
     if chunking.max_chars is None or len(text) <= chunking.max_chars:
         estimate = estimate_tokens(text) if len(text) <= 4 * chunk_tokens else None
         if estimate is not None and estimate <= chunk_tokens:  # surely fits: nothing to count
             chars = max(1, int(chunk_tokens * 3 * SAFETY))
             chars = min(chars, chunking.max_chars or chars)
             overlap = chunking.overlap if chunking.overlap is not None else chars // 10
-            return Budget(True, chunk_tokens, chars, min(overlap, chars - 1), 3.0)
+            return Budget(units is None, chunk_tokens, chars, min(overlap, chars - 1), 3.0,
+                          units)
     sample = text[:SAMPLE_CHARS]
     sample_tokens = max(1, await count_tokens(model, sample))
     ratio = max(len(sample), 1) / sample_tokens
@@ -180,4 +216,5 @@ async def plan_budget(
     if chunking.max_chars is not None:
         fits = fits and len(text) <= chunking.max_chars
     overlap = chunking.overlap if chunking.overlap is not None else chunk_chars // 10
-    return Budget(fits, chunk_tokens, chunk_chars, min(overlap, chunk_chars - 1), ratio)
+    return Budget(fits and units is None, chunk_tokens, chunk_chars,
+                  min(overlap, chunk_chars - 1), ratio, units)

@@ -21,6 +21,12 @@ its call runs, so at most ``concurrency`` chunk copies exist at once.
 Extra passes (``passes=N``) extract the document again with the chunk
 boundaries shifted by ``k/N`` of a chunk, so items cut by one pass's
 boundaries are seen whole by another; later passes only add items.
+
+Map over items (``Chunking(items="entries")``): chunks are whole units
+(``chunking.iter_item_chunks``), and each chunk's partial output bounds the
+list field to as many items as the chunk holds units (``maxItems``, which
+the grammar of a constrained model enforces): a weak model that would copy
+one item until its reply is cut writes it once and stops.
 """
 
 from __future__ import annotations
@@ -32,14 +38,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
-from annotated_types import MinLen
+from annotated_types import MaxLen, MinLen
 from pydantic import BaseModel, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from agentflow.errors import ChunkFailedError, MergeConflictError, MergeError
+from agentflow.errors import ChunkFailedError, MergeConflictError, MergeError, UsageError
 from agentflow.extraction.budget import SAFETY, Budget
-from agentflow.extraction.chunking import Chunk, iter_chunks
+from agentflow.extraction.chunking import Chunk, ItemUnit, iter_chunks, iter_item_chunks
 from agentflow.extraction.merge import (
     ChunkOutput,
     Conflict,
@@ -54,6 +60,7 @@ __all__ = [
     "ChunkReport",
     "DocumentOutcome",
     "Truncation",
+    "check_items",
     "extract_chunks",
     "fit_chunk",
     "partial_model",
@@ -134,19 +141,44 @@ class DocumentOutcome:
     conflicts: tuple[Conflict, ...] = ()
 
 
+def check_items(output: Any, items: str | None) -> None:
+    """Check that ``items`` (``Chunking.items``) names a top-level list field
+    of the output model ``output``.
+
+    Raises:
+        UsageError: ``output`` is not a pydantic model, or has no list field
+            of that name (the message lists its list fields).
+    """
+    if items is None:
+        return
+    if not (isinstance(output, type) and issubclass(output, BaseModel)):
+        raise UsageError(f"Chunking(items={items!r}) needs a pydantic model output type, "
+                         f"got {output!r}")
+    lists = [n for n, i in output.model_fields.items() if is_list_type(i.annotation)]
+    if items not in lists:
+        raise UsageError(f"Chunking(items={items!r}): {output.__name__} has no top-level list "
+                         f"field {items!r} (its list fields: {', '.join(lists) or 'none'})")
+
+
 @functools.cache
-def partial_model(output: type[BaseModel]) -> type[BaseModel]:
+def partial_model(output: type[BaseModel], items: str | None = None,
+                  max_items: int | None = None) -> type[BaseModel]:
     """``output`` with every top-level field optional (required scalars become
     nullable with default ``None``, lists default to ``[]`` and lose their
     ``min_length``); nested
     models, descriptions and constraints stay. Chunks are extracted into this
-    and merged into ``output``."""
+    and merged into ``output``. With ``items`` and ``max_items``, that list
+    field holds at most ``max_items`` items (a map-over-items chunk)."""
     fields: dict[str, Any] = {}
     for name, info in output.model_fields.items():
         copy = FieldInfo.merge_field_infos(info)
         annotation: Any = info.annotation
         if is_list_type(annotation):  # a chunk may hold none of the items
             copy.metadata = [m for m in copy.metadata if not isinstance(m, MinLen)]
+        if name == items and max_items is not None:  # the schema's own bound, if lower, stays
+            declared = [m.max_length for m in copy.metadata if isinstance(m, MaxLen)]
+            copy.metadata = [*(m for m in copy.metadata if not isinstance(m, MaxLen)),
+                             MaxLen(min([max_items, *declared]))]
         if info.is_required() and is_list_type(annotation):
             copy.default = PydanticUndefined
             copy.default_factory = list
@@ -223,7 +255,7 @@ async def fit_chunk(text: str, chunk: Chunk, budget: Budget, count: TokenCount) 
     fitted: list[Chunk] = []
     for sub in iter_chunks(part, smaller, overlap):
         moved = Chunk(0, chunk.start + sub.start, chunk.start + sub.end,
-                      sub.hard_cut or (sub.end == len(part) and chunk.hard_cut))
+                      sub.hard_cut or (sub.end == len(part) and chunk.hard_cut), chunk.units)
         fitted += await fit_chunk(text, moved, budget, count)
     return fitted
 
@@ -244,6 +276,8 @@ async def extract_chunks(
     allow_partial: bool = False,
     on_progress: Callable[[ChunkProgress], None] | None = None,
     count: TokenCount | None = None,
+    items: str | None = None,
+    item_unit: ItemUnit = "block",
 ) -> DocumentOutcome:
     """Extract ``output`` from ``text`` chunk by chunk and merge.
 
@@ -259,6 +293,10 @@ async def extract_chunks(
         on_progress: called after each chunk call.
         count: the model's token count; each planned chunk is counted and one
             over ``budget.chunk_tokens`` is split again (``fit_chunk``).
+        items: map over items: the list field whose items the document is a
+            run of (``Chunking.items``); chunks are whole ``item_unit`` units
+            and each chunk's list is bounded by its unit count.
+        item_unit: ``"block"`` or ``"line"`` (``Chunking.item_unit``).
 
     Returns:
         The merged outcome; failures are in ``error`` (``ChunkFailedError``,
@@ -271,14 +309,18 @@ async def extract_chunks(
             f"merged; use a model class or a larger chunk budget"), Usage(), 0)
     try:
         rules = rules_of(output)
-    except ValueError as exc:
+        check_items(output, items)
+    except (ValueError, UsageError) as exc:
         return DocumentOutcome(None, MergeError(str(exc)), Usage(), 0)
-    chunk_type = partial_model(output)
     by_span = [name for name, rule in rules.items() if rule.rule == "span"]
     plan: list[tuple[int, Chunk]] = []
     for p in range(passes):
         shift = budget.chunk_chars * p // passes
-        for chunk in iter_chunks(text, budget.chunk_chars, budget.overlap, offset=shift):
+        planned = (iter_chunks(text, budget.chunk_chars, budget.overlap, offset=shift)
+                   if items is None else
+                   iter_item_chunks(text, budget.chunk_chars, item_unit, budget.overlap,
+                                    offset=shift, max_units=budget.units_per_chunk))
+        for chunk in planned:
             pieces = [chunk] if count is None else await fit_chunk(text, chunk, budget, count)
             at = sum(1 for q, _ in plan if q == p)
             plan += [(p, dataclasses.replace(c, index=at + i)) for i, c in enumerate(pieces)]
@@ -291,7 +333,8 @@ async def extract_chunks(
         result: CallResult | None = None
         try:
             piece = chunk.text(text)
-            result = await call(piece, chunk_type)
+            bound = chunk.units if items is not None else None
+            result = await call(piece, partial_model(output, items, bound))
         except Exception as exc:  # the call itself broke: this chunk failed
             failures.append((chunk, exc))
         finally:

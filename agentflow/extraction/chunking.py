@@ -27,6 +27,16 @@ an item cut by the boundary is seen whole by the next chunk; a stretch with
 neither gives no overlap. ``offset``
 shifts the first boundary (extra passes use it to see the document cut in
 other places).
+
+Item chunks (``iter_item_chunks``, the map-over-items mode of
+``Chunking(items=...)``): the document is read as a run of *units* where a
+list item may begin — top-level blocks (``"block"``: a blank line followed
+by an unindented line starts one) or lines (``"line"``) — and each chunk is
+as many whole units as fit (at most ``max_units``), so no item is cut and
+no overlap is needed. A
+chunk says how many non-blank units it holds (``Chunk.units``): at most that
+many items begin in it. A unit longer than a chunk is split by
+``iter_chunks`` (with overlap) and each piece counts as one unit.
 """
 
 from __future__ import annotations
@@ -35,8 +45,9 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Literal, get_args
 
-__all__ = ["Chunk", "iter_chunks", "safe_cut"]
+__all__ = ["ITEM_UNITS", "Chunk", "ItemUnit", "iter_chunks", "iter_item_chunks", "safe_cut"]
 
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
 _BLOCK_START = re.compile(r"\n[ \t\r\f\v]*\n(?=[^\s])")
@@ -44,6 +55,11 @@ _SENTENCE = re.compile(r"[.!?][)\]\"'»”’]*\s+|[。！？]")
 _SPACE = re.compile(r"\s+")
 _LINE_START = re.compile(r"(?<=\n)")
 _WORD_START = re.compile(r"(?<=\s)\S")
+_LINE = re.compile(r"\n")
+
+ItemUnit = Literal["block", "line"]
+"""Where a list item may begin: a top-level block, or any line."""
+ITEM_UNITS: tuple[str, ...] = get_args(ItemUnit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +71,16 @@ class Chunk:
         start / end: ``[start, end)`` character offsets into the document.
         hard_cut: the chunk ends inside a run of text with no natural
             boundary (split at a character boundary instead).
+        units: item chunks only: the non-blank units (blocks or lines) the
+            chunk holds, so at most this many list items begin in it
+            (0: not counted).
     """
 
     index: int
     start: int
     end: int
     hard_cut: bool = False
+    units: int = 0
 
     def text(self, document: str) -> str:
         """This chunk's text (a new ``str`` of ``end - start`` characters)."""
@@ -187,3 +207,77 @@ def iter_chunks(
         start = _next_start(text, pos, cut, overlap)
         pos = start if start > pos else cut
         index += 1
+
+
+def _unit_starts(text: str, unit: ItemUnit) -> Iterator[int]:
+    """Offsets where units begin (0 first), lazily."""
+    yield 0
+    pattern = _BLOCK_START if unit == "block" else _LINE
+    for match in pattern.finditer(text):
+        if match.end() < len(text):
+            yield match.end()
+
+
+def iter_item_chunks(
+    text: str, max_chars: int, unit: ItemUnit = "block", overlap: int = 0, *, offset: int = 0,
+    max_units: int | None = None,
+) -> Iterator[Chunk]:
+    """Chunks of whole units (see the module docstring), each at most
+    ``max_chars`` characters unless one unit alone is longer (then that unit
+    is split by ``iter_chunks`` with ``overlap``, each piece one unit).
+
+    Args:
+        text: the document.
+        max_chars: characters per chunk (>= 1).
+        unit: ``"block"`` or ``"line"``: where an item may begin.
+        overlap: characters of overlap between the pieces of a unit that is
+            split (``< max_chars``); whole units never overlap.
+        offset: the first chunk is at most this long (when > 0), shifting
+            later boundaries (extra passes).
+        max_units: non-blank units per chunk at most (``None``: no cap).
+
+    Yields:
+        ``Chunk`` items covering ``text`` in order, ``units`` set; an empty
+        text yields none.
+
+    Raises:
+        ValueError: ``max_chars`` < 1, ``overlap`` outside ``[0, max_chars)``,
+            ``max_units`` < 1 or an unknown ``unit``.
+    """
+    if unit not in ITEM_UNITS:
+        raise ValueError(f"unit must be one of {ITEM_UNITS}, got {unit!r}")
+    if max_units is not None and max_units < 1:
+        raise ValueError(f"max_units must be >= 1, got {max_units}")
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be >= 1, got {max_chars}")
+    if not 0 <= overlap < max_chars:
+        raise ValueError(f"overlap must be >= 0 and < max_chars ({max_chars}), got {overlap}")
+    n, index = len(text), 0
+    start, units = 0, 0
+    starts = _unit_starts(text, unit)
+    begin = next(starts, None)
+    while begin is not None and begin < n:
+        after = next(starts, None)
+        end = n if after is None else after
+        limit = offset if index == 0 and 0 < offset < max_chars else max_chars
+        blank = not text[begin:end].strip()
+        full = max_units is not None and units >= max_units and not blank
+        if end - start <= limit and not full:  # the unit joins the chunk
+            units += 0 if blank else 1
+        else:
+            if begin > start:  # close the chunk before this unit
+                yield Chunk(index, start, begin, units=units)
+                index += 1
+                start, units = begin, 0
+                limit = max_chars
+            if end - start <= limit:
+                units = 0 if blank else 1
+            else:  # one unit longer than a chunk: its pieces
+                piece = text[start:end]
+                for sub in iter_chunks(piece, limit, min(overlap, limit - 1)):
+                    yield Chunk(index, start + sub.start, start + sub.end, sub.hard_cut, 1)
+                    index += 1
+                start, units = end, 0
+        begin = after
+    if start < n:
+        yield Chunk(index, start, n, units=units)

@@ -178,7 +178,8 @@ class _Builder:
         if high is not None and int(high) == 0:
             return '"[" "]"'
         more = f"({_literal(self.item_sep)} {item}){rest}"
-        inner = f"{item} {more}"
+        # llguidance rejects the range {0,0}: one item at most is the item alone
+        inner = item if high is not None and int(high) == 1 else f"{item} {more}"
         return f'"[" {inner} "]"' if low >= 1 else f'"[" ({inner})? "]"'
 
 
