@@ -48,7 +48,7 @@ class ChangelogEntry(BaseModel):
                                    pattern=r"^[A-Za-z][A-Za-z0-9-]*$")
     urgency: Literal["low", "medium", "high", "emergency", "critical"]
     maintainer: Verbatim = Field(description="name and <e-mail> after the two dashes, as "
-                                             "written")
+                                             "written", pattern=r">$")
     date: Verbatim = Field(description="the date at the end of the last line, as written",
                            pattern=r"^[A-Z][a-z]{2}, +[0-9]{1,2} [A-Z][a-z]{2} [0-9]{4} "
                                    r"[0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{4}$")

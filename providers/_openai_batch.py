@@ -49,6 +49,7 @@ from agentflow.batch_api.protocol import (
     BatchStatus,
 )
 from agentflow.errors import ServerError
+from agentflow.providers._batch_wire import BatchHttp
 from agentflow.providers._http import HttpClient
 
 __all__ = ["OPENAI_BATCH_LIMITS", "OpenAIBatchAPI", "batch_line", "parse_output_line"]
@@ -137,6 +138,7 @@ class OpenAIBatchAPI:
 
     def __init__(self, http: HttpClient, *, limits: BatchLimits = OPENAI_BATCH_LIMITS) -> None:
         self._http = http
+        self._wire = BatchHttp(http)  # for the one call that must not run twice
         self._limits = limits
         self._root_path = urlsplit(http.base_url).path
         self._outputs: dict[str, tuple[str | None, str | None]] = {}
@@ -150,8 +152,9 @@ class OpenAIBatchAPI:
         return self._limits
 
     async def aclose(self) -> None:
-        """Close the HTTP session (idempotent)."""
+        """Close the HTTP sessions (idempotent)."""
         await self._http.aclose()
+        await self._wire.aclose()
 
     async def _json(self, path: str, body: Mapping[str, Any] | None = None) -> Any:
         method = "GET" if body is None else "POST"
@@ -166,6 +169,9 @@ class OpenAIBatchAPI:
     async def submit(self, requests: Sequence[BatchRequest], *, tag: str | None = None) -> str:
         """Upload ``requests`` as a JSONL file and create a batch on it; return
         the batch id. ``tag`` goes into the batch's ``metadata`` (``find``).
+        The upload is retried as usual (a file costs nothing); the creation
+        only after a refusal (``BatchHttp.create``), never after a failure that
+        may have created the batch.
 
         Raises:
             ValueError: no requests, or more than ``limits`` allow.
@@ -191,7 +197,11 @@ class OpenAIBatchAPI:
                                   "completion_window": "24h"}
         if tag:
             create["metadata"] = {TAG_KEY: tag}
-        batch = await self._json("batches", create)
+        # retried only after a refusal (429, overloaded): after a 5xx or a broken
+        # connection the batch may exist, and the runner looks for it by tag
+        batch = await self._wire.create("batches", create)
+        if not isinstance(batch, dict):
+            batch = {}
         batch_id = batch.get("id")
         if not isinstance(batch_id, str):
             raise ServerError(f"the batch creation returned no id: {str(batch)[:200]}",

@@ -66,13 +66,25 @@ DEFAULT_MODEL = "gemma3-270m"
 API_KEY_VARIABLES: tuple[str, ...] = ()
 """Environment variables an API key is read from: none, the embedded model needs no key."""
 
-SAMPLING: tuple[tuple[str, Any], ...] = (("repeat_penalty", 1.1),)
-"""Anti-repetition for greedy decoding (llama.cpp server's ``repeat_penalty``
-over its default ``repeat_last_n`` of 64 tokens; README of
-tools/server, "POST /completion"): a greedy small model held to the
+SAMPLING: tuple[tuple[str, Any], ...] = (
+    ("repeat_penalty", 1.1),
+    ("dry_multiplier", 0.8),
+    ("dry_base", 1.75),
+    ("dry_allowed_length", 2),
+    ("dry_penalty_last_n", 32),
+    ("dry_sequence_breakers", ["\n"]),
+)
+"""Anti-repetition for greedy decoding (llama.cpp server's sampler fields,
+tools/server README, "POST /completion"): a greedy small model held to the
 document's words by the grammar otherwise fills a list with one token
 (``"debian", "debian", ...``) until the record is refused as degenerate.
-Measured on the main job's tune sample (benchmarks/RESULTS.md, #10)."""
+``repeat_penalty`` over the default ``repeat_last_n`` (64 tokens) lowers
+tokens just written; DRY penalises extending a sequence that repeats one in
+the last 32 tokens. The window is that short on purpose: the document sits
+in the context, and copying it (what grounding asks) must not count as
+repetition; only the newline breaks a sequence, so a repeated list item
+(``", "debian``) is one sequence however short the item. Measured on the
+main job's tune sample (benchmarks/RESULTS.md, #10)."""
 
 DEFAULT_PROFILE = ModelProfile(
     supports_tools=False,

@@ -189,3 +189,36 @@ async def test_official_sdk_reads_the_fake_batch_api(fake: OpenAIFake, model: An
     cancelled = await client.batches.cancel(other.id)
     assert cancelled.status == "cancelling"
     await client.close()
+
+
+async def test_creation_is_not_retried_after_a_failure_that_may_have_created_it(
+        fake: OpenAIFake, model: Any) -> None:
+    """A 500 on POST /batches may come after the batch exists: never retried
+    (the runner finds it by tag); a 429 before creation is a refusal: retried."""
+    from agentflow.errors import ServerError
+
+    api = model.batch_api()
+    fake.create_errors.append(openai_error(500, "The server had an error", "server_error"))
+    with pytest.raises(ServerError):
+        await api.submit(requests(model, 1), tag="t-x")
+    assert len(fake.batches) == 1 and sum(fake.submitted.values()) == 1
+    assert await api.find("t-x") == next(iter(fake.batches))
+    await api.aclose()
+
+
+async def test_runner_adopts_a_batch_whose_creation_reply_was_lost(
+        fake: OpenAIFake, model: Any) -> None:
+    from pydantic import BaseModel
+
+    from agentflow.batch import extract_many
+    from agentflow.batch_api.runner import BatchSettings
+
+    class Person(BaseModel):
+        name: str
+
+    fake.default = FakeReply(text='{"name": "Ada"}')
+    fake.create_errors.append(openai_error(502, "Bad gateway", "server_error"))
+    results = [r async for r in extract_many(
+        model, ["name: Ada"], Person, mode="batch", chunking=None,
+        batch=BatchSettings(flush_after=0.01, poll_initial=0.01, poll_max=0.01))]
+    assert results[0].ok and len(fake.batches) == 1 and sum(fake.submitted.values()) == 1

@@ -18,8 +18,10 @@ string nodes carry ``"x-grounded": true`` (``agentflow.extraction.grounding``):
   holds quotes, backslashes or control characters; validation checks the
   decoded value either way). Keep such patterns to simple character classes:
   one like ``[^<>]+ <[^<>]+>`` over a 2,000-character document exceeded
-  llguidance's lexer limit ("too many expressions constructed"), and llama.cpp
-  then fails the request (a typed ``ProviderError`` in the result);
+  llguidance's lexer limit ("too many expressions constructed"), and even
+  ``>$`` (ends with ``>``) does on some such documents; llguidance then stops
+  the reply, which fails as a typed error in the result (``ProviderError``,
+  or ``OutputTruncatedError`` when the cut reply ends as ``length``);
 * ``enum``/``const`` nodes are the alternatives of their JSON literals;
 * objects and arrays that hold grounded strings are spelled out (keys in
   schema order, ``minItems``/``maxItems`` kept, ``null`` where allowed);

@@ -18,7 +18,8 @@ batch expired or was cancelled (the rest get ``batch_expired`` /
 JSONL, duplicate ``custom_id``, wrong ``url``) fails the batch at
 validation, as OpenAI does. Output lines come in reverse order
 (``out_of_order``); ``garbled_ids`` adds a line with an unknown
-``custom_id``; ``poll_errors`` are served (429/5xx) before polls are answered.
+``custom_id``; ``poll_errors`` are served (429/5xx) before polls are answered;
+``create_errors`` answer creations after the batch exists.
 ``submitted`` counts each ``custom_id`` per batch created, ``executed`` per
 request run: the no-double-spend tests read both. ``hold_create`` holds the
 creation reply after the batch exists (a client killed there never learns
@@ -97,6 +98,9 @@ class BatchFakeMixin:
         self.out_of_order = True
         self.garbled_ids = False
         self.poll_errors: deque[FakeError] = deque()
+        self.create_errors: deque[FakeError] = deque()
+        """Errors answered to batch creations *after* the batch was created (a
+        5xx or a lost reply: the client cannot know the batch exists)."""
         self.submitted: Counter[str] = Counter()
         self.executed: Counter[str] = Counter()
         self.hold_create: asyncio.Event | None = None
@@ -178,6 +182,9 @@ class BatchFakeMixin:
         self.created.set()
         if self.hold_create is not None:
             await self.hold_create.wait()
+        if self.create_errors:
+            error = self.create_errors.popleft()
+            return web.json_response(error.body, status=error.status, headers=error.headers)
         return web.json_response(batch.json())
 
     def _read_file(self, content: bytes, endpoint: str) -> tuple[list[dict[str, Any]],
