@@ -21,10 +21,14 @@ grows by one entry per distinct key, never per request).
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
-__all__ = ["MASK", "MIN_PREFIX", "MIN_SECRET", "mask_secrets", "mask_value", "register_secret"]
+__all__ = [
+    "MASK", "MIN_PREFIX", "MIN_SECRET", "mask_secrets", "mask_value", "redact_urls",
+    "register_secret",
+]
 
 MASK = "***"
 """What a masked run becomes."""
@@ -62,10 +66,33 @@ def register_secret(value: str | None) -> None:
                            for i in range(len(folded) - MIN_PREFIX + 1)}
 
 
+_URL = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)(?:[^\s/?#@\"'<>]*@)?([^\s?#\"'<>]*)"
+                  r"([?#][^\s\"'<>]*?)?(?=[.,;:!)\]]*(?:[\s\"'<>]|$))")
+"""A URL in free text: scheme, userinfo (dropped), host and path, query and fragment."""
+
+
+def _redact_url(match: re.Match[str]) -> str:
+    tail = "?\u2026" if match.group(3) and len(match.group(3)) > 1 else (match.group(3) or "")
+    return f"{match.group(1)}{match.group(2)}{tail}"
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with every URL's query, fragment and ``user:password@`` part
+    cut (``https://h/p?X-Amz-Signature=...`` -> ``https://h/p?\u2026``): a
+    presigned URL carries its credentials there, and vendors echo the URL of
+    an image or document they could not fetch in their error message (OpenAI:
+    ``"Error while downloading https://..."``)."""
+    if "://" not in text:
+        return text
+    return _URL.sub(_redact_url, text)
+
+
 def mask_secrets(text: str) -> str:
     """``text`` with every run of at least ``MIN_PREFIX`` characters that
     appears in a registered secret (letter case ignored) replaced by ``***``:
-    the whole secret, an echoed prefix, suffix or middle part of one."""
+    the whole secret, an echoed prefix, suffix or middle part of one; and
+    URLs' queries, fragments and user info cut (``redact_urls``)."""
+    text = redact_urls(text)
     grams = _grams
     if not grams or len(text) < MIN_PREFIX:
         return text

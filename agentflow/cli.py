@@ -582,6 +582,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CliError("--chunk-chars must be >= 2")
         if args.passes < 1:
             raise CliError("--passes must be >= 1")
+        if not args.batch_poll > 0 or args.batch_poll == float("inf"):  # NaN too
+            raise CliError(f"--batch-poll must be a number of seconds > 0, got {args.batch_poll}")
         return asyncio.run(_extract(args, sink))
     except (CliError, InputError, AgentflowError, OSError) as exc:
         print(f"agentflow: error: {mask_secrets(str(exc))}", file=sys.stderr)

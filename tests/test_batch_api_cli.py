@@ -112,3 +112,15 @@ async def test_batch_mode_on_the_ray_engine_exits_2(
                                "--engine", "ray"))
     assert code == 2 and not fake.requests and not fake.batch_calls
     assert "--engine local only" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+async def test_batch_poll_must_be_positive(
+        fake: OpenAIFake, tmp_path: Path, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = people(tmp_path, "Ann")
+    args_ = args(fake, docs, tmp_path / "out.jsonl", "--mode", "batch")
+    args_[args_.index("--batch-poll") + 1] = value
+    assert await run_cli(*args_) == 2
+    assert not fake.requests and not fake.batch_calls
+    err = capsys.readouterr().err
+    assert "--batch-poll must be" in err and "Traceback" not in err

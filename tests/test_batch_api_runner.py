@@ -219,3 +219,16 @@ async def test_a_refused_submission_is_each_inputs_typed_error(fake: OpenAIFake)
     await model.aclose()
     assert all(isinstance(r.error, AuthenticationError) for r in results.values())
     assert not fake.batches and not fake.requests
+
+
+@pytest.mark.parametrize(("setting", "value"), [
+    ("poll_initial", 0.0), ("poll_initial", -1.0), ("poll_initial", float("nan")),
+    ("poll_initial", float("inf")), ("poll_max", 1.0), ("poll_max", float("nan")),
+    ("poll_factor", 0.5), ("flush_after", -1.0), ("max_resubmits", -1), ("max_inflight", 0),
+])
+def test_settings_that_would_hammer_the_vendor_are_refused(setting: str, value: Any) -> None:
+    # poll_initial=0 (or a factor < 1) polls the batch status endpoint in a
+    # tight loop for hours: refused when the settings are built.
+    with pytest.raises(ValueError, match=f"BatchSettings.{setting} must be"):
+        BatchSettings(**{setting: value})
+    BatchSettings(poll_initial=0.01, poll_max=float("inf"), flush_after=0, max_resubmits=0)

@@ -465,3 +465,22 @@ async def test_structured_output_from_a_pdf_and_a_follow_up_call(
         assert again.text == "It is INV-7."
     first, second = (orjson.dumps(b) for b in fake.bodies)
     assert first.count(PDF64.encode()) == 1 and second.count(PDF64.encode()) == 1
+
+
+async def test_vendor_echo_of_a_presigned_url_loses_its_query() -> None:
+    # OpenAI's reply to an image it cannot fetch names the URL, query and all:
+    # {"message": "Error while downloading https://...", "code": "invalid_image_url"}.
+    # A presigned URL's query is its credential: no error text may carry it.
+    url = ("https://bucket.s3.amazonaws.com/cat.png?X-Amz-Credential=AKIAEXAMPLE0001"
+           "&X-Amz-Signature=5f2b9c0d7e1a4b3c")
+    async with served(OpenAIFake(), "openai", "gpt-4o") as (fake, model):
+        fake.add_error(400, {"error": {"message": f"Error while downloading {url}.",
+                                       "type": "invalid_request_error", "param": None,
+                                       "code": "invalid_image_url"}})
+        with pytest.raises(BadRequestError) as info:
+            await ask(model, ImageBlock.from_url(url))
+    error = info.value
+    for text in (str(error), error.message, repr(error), repr(error.args)):
+        assert "X-Amz" not in text and "AKIAEXAMPLE" not in text and "5f2b9c0d" not in text
+    assert "https://bucket.s3.amazonaws.com/cat.png?\u2026" in error.message
+    assert error.code == "invalid_image_url"

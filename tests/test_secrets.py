@@ -102,3 +102,28 @@ async def test_an_echoed_key_never_reaches_errors_reprs_or_logs(
     for text in seen:  # ...but nothing a person or a file sees holds it, whole or in part
         assert key not in text and key[:12] not in text, text
     assert "***" in error.message
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("Error while downloading https://h.example/a.png?X-Amz-Signature=abc123&b=2.",
+     "Error while downloading https://h.example/a.png?\u2026."),
+    ("fetch 'https://user:pa55word@h.example/x#token=abc' failed",
+     "fetch 'https://h.example/x?\u2026' failed"),
+    ("gs://bucket/doc.pdf?sig=abc and HTTP://H.EXAMPLE/P?k=v",
+     "gs://bucket/doc.pdf?\u2026 and HTTP://H.EXAMPLE/P?\u2026"),
+    ("see https://docs.example/errors/invalid_image_url",
+     "see https://docs.example/errors/invalid_image_url"),
+    ("no URL here: a?b=c", "no URL here: a?b=c"),
+])
+def test_mask_cuts_url_queries_and_user_info(text: str, shown: str) -> None:
+    # Presigned URLs (S3, GCS, Azure SAS) carry their credential in the query,
+    # and vendors echo a URL they could not fetch: the mask cuts it everywhere.
+    assert mask_secrets(text) == shown
+    assert mask_value({"e": [text]}) == {"e": [shown]}
+
+
+def test_logged_url_loses_its_query(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="agentflow.test"):
+        get_logger("agentflow.test").warning("fetch.failed",
+                                             url="https://h.example/a.pdf?sig=s3cr3tvalue")
+    assert "s3cr3tvalue" not in caplog.text and "https://h.example/a.pdf?\u2026" in caplog.text

@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import contextvars
 import hashlib
+import math
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -134,6 +135,26 @@ class BatchSettings:
     max_inflight: int = 10_000
     on_progress: Callable[[BatchProgress], None] | None = field(default=None, compare=False)
     on_usage: Callable[[Usage], None] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        """Refuse settings that would poll the vendor in a tight loop (a zero,
+        negative or NaN interval, a shrinking factor) or never submit.
+
+        Raises:
+            ValueError: naming the setting and the value given.
+        """
+        checks = (
+            ("poll_initial", self.poll_initial, self.poll_initial > 0, "> 0 seconds"),
+            ("poll_max", self.poll_max, self.poll_max >= self.poll_initial,
+             ">= poll_initial seconds"),
+            ("poll_factor", self.poll_factor, self.poll_factor >= 1, ">= 1"),
+            ("flush_after", self.flush_after, self.flush_after >= 0, ">= 0 seconds"),
+            ("max_resubmits", self.max_resubmits, self.max_resubmits >= 0, ">= 0"),
+            ("max_inflight", self.max_inflight, self.max_inflight >= 1, ">= 1"),
+        )
+        for name, value, ok, rule in checks:  # NaN fails every comparison
+            if not ok or (name != "poll_max" and not math.isfinite(value)):
+                raise ValueError(f"BatchSettings.{name} must be {rule}, got {value!r}")
 
 
 def custom_id_for(input_id: str, request_path: str, body: Any) -> str:
