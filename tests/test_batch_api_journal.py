@@ -120,7 +120,12 @@ async def test_killed_before_the_vendor_accepted_submits_once(
         fake: OpenAIFake, tmp_path: Path) -> None:
     journal = tmp_path / "out.jsonl.batches.json"
     inputs = docs("Ada", "Bob")
-    await kill_when(fake, inputs, journal, lambda: journalled(journal) == [None])
+    fake.hold_upload = hold = asyncio.Event()  # the intent is journalled; the vendor has nothing
+    await kill_when(fake, inputs, journal,
+                    lambda: fake.uploading.is_set() and journalled(journal) == [None])
+    assert not fake.batches
+    fake.hold_upload = None
+    hold.set()  # the killed client's upload ends into a closed connection
     results = await collect(fake, inputs, journal)
     assert all(r.ok for r in results.values())
     assert sorted(fake.submitted.values()) == [1, 1]

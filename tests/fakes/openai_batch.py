@@ -23,7 +23,8 @@ validation, as OpenAI does. Output lines come in reverse order
 ``submitted`` counts each ``custom_id`` per batch created, ``executed`` per
 request run: the no-double-spend tests read both. ``hold_create`` holds the
 creation reply after the batch exists (a client killed there never learns
-its id).
+its id); ``hold_upload`` holds the input file's upload before the vendor has
+anything (``uploading`` is set when one arrives).
 """
 
 from __future__ import annotations
@@ -104,6 +105,9 @@ class BatchFakeMixin:
         self.submitted: Counter[str] = Counter()
         self.executed: Counter[str] = Counter()
         self.hold_create: asyncio.Event | None = None
+        self.hold_upload: asyncio.Event | None = None
+        self.uploading = asyncio.Event()
+        """Set once an upload arrived (before it is stored or answered)."""
         self.created = asyncio.Event()
         """Set once a batch exists (before its creation is answered)."""
         self.batch_calls: list[tuple[str, str]] = []
@@ -135,6 +139,9 @@ class BatchFakeMixin:
             return refused
         if not request.content_type.startswith("multipart/form-data"):
             return self._err(400, "Expected multipart/form-data")
+        self.uploading.set()
+        if self.hold_upload is not None:
+            await self.hold_upload.wait()
         form = await request.post()
         upload = form.get("file")
         if form.get("purpose") != "batch" or not isinstance(upload, web.FileField):
