@@ -345,6 +345,10 @@ def _batch_settings(args: argparse.Namespace, batch_usage: list[Usage]) -> Batch
     """The batch mode's settings: the journal beside ``--out``, progress lines on
     stderr, the batch replies' usage summed into ``batch_usage[0]``."""
     journal = str(journal_path(args.out)) if args.out and args.out != "-" else None
+    if journal is None and args.mode != "live":
+        print(f"agentflow: warning: --mode {args.mode} without --out FILE keeps no batch journal: "
+              "batches of an interrupted run cannot be resumed, and a rerun pays for them again",
+              file=sys.stderr)
 
     def add(u: Usage) -> None:
         batch_usage[0] = batch_usage[0] + u

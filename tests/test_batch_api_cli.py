@@ -62,6 +62,19 @@ async def test_batch_mode_writes_records_and_progress(
     assert "batch: 3 submitted, 0 in progress, 3 completed, 0 failed (1 batch)" in err
 
 
+async def test_batch_mode_without_out_warns_that_nothing_can_be_resumed(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = people(tmp_path, "Ann")
+    argv = args(fake, docs, tmp_path / "x.jsonl", "--mode", "batch")
+    del argv[argv.index("--out"):argv.index("--out") + 2]
+    assert await run_cli(*argv) == 0
+    captured = capsys.readouterr()
+    assert "without --out FILE keeps no batch journal" in captured.err
+    assert "\"ann@x.io\"" in captured.out
+    code = await run_cli(*args(fake, docs, tmp_path / "y.jsonl", "--mode", "batch"))
+    assert code == 0 and "keeps no batch journal" not in capsys.readouterr().err
+
+
 async def test_batch_mode_without_a_batch_api_exits_2_before_any_request(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tests.fakes.ollama import OllamaFake
