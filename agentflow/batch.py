@@ -41,7 +41,8 @@ from pydantic import BaseModel
 
 from agentflow.agent import ReActAgent
 from agentflow.batch_api.mode import Mode, start_batch_mode
-from agentflow.batch_api.runner import BatchSettings, input_scope
+from agentflow.batch_api.model import input_scope
+from agentflow.batch_api.runner import BatchSettings
 from agentflow.errors import EmptyDocumentError
 from agentflow.events import Complete
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking, count_tokens, plan_budget

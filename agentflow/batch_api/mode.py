@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from agentflow.agent import ReActAgent
+from agentflow.batch_api.model import BatchModel
 from agentflow.batch_api.protocol import BatchCapable
-from agentflow.batch_api.runner import BatchModel, BatchRunner, BatchSettings
+from agentflow.batch_api.runner import BatchRunner, BatchSettings
 from agentflow.errors import BatchUnavailableError
 
 __all__ = ["AUTO_MIN_INPUTS", "BatchRun", "Mode", "resolve_mode", "start_batch_mode"]

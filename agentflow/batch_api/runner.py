@@ -1,7 +1,8 @@
 """The batch runner: first attempts go to the vendor's batch API, the engine
 stays as it is.
 
-``BatchModel`` wraps a ``BatchCapable`` model. Its ``stream()`` for the first
+``BatchModel`` (``agentflow.batch_api.model``) wraps a ``BatchCapable``
+model. Its ``stream()`` for the first
 turn of a conversation (no assistant message yet) does not call the live
 endpoint: it hands ``batch_request(...)`` to the ``BatchRunner`` and awaits
 that request's ``BatchResult``, then yields ``parse_batch_reply(reply)`` as
@@ -27,11 +28,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import hashlib
 import math
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +42,6 @@ from agentflow._logging import get_logger
 from agentflow.batch_api.journal import Journal
 from agentflow.batch_api.protocol import (
     BatchAPI,
-    BatchCapable,
     BatchFinder,
     BatchItemError,
     BatchRequest,
@@ -51,35 +50,13 @@ from agentflow.batch_api.protocol import (
     BatchStatus,
 )
 from agentflow.errors import BatchRequestError, ProviderError
-from agentflow.messages import Msg
 from agentflow.model import (
-    ChatModel,
-    GenerateOptions,
-    ModelChunk,
-    ModelProfile,
-    ToolSpec,
     Usage,
-    UsageChunk,
 )
 
-__all__ = ["BatchModel", "BatchProgress", "BatchRunner", "BatchSettings", "input_scope"]
+__all__ = ["BatchProgress", "BatchRunner", "BatchSettings"]
 
 _log = get_logger("agentflow.batch_api")
-
-_current_input: contextvars.ContextVar[str] = contextvars.ContextVar(
-    "agentflow_batch_input", default="")
-
-
-@contextlib.contextmanager
-def input_scope(input_id: str) -> Iterator[None]:
-    """Mark the requests made inside as belonging to input ``input_id`` (the
-    journal maps them back to it; ``extract_many`` sets it per input)."""
-    token = _current_input.set(input_id)
-    try:
-        yield
-    finally:
-        _current_input.reset(token)
-
 
 @dataclass(frozen=True, slots=True)
 class BatchProgress:
@@ -457,73 +434,3 @@ def _missing(status: BatchStatus) -> BatchItemError:
         return BatchItemError("error", f"the vendor rejected the batch: "
                                        f"{status.message or 'no reason given'}")
     return BatchItemError("error", "the batch returned no result for this request")
-
-
-def _first_turn(messages: Sequence[Msg]) -> bool:
-    return not any(m.role == "assistant" for m in messages)
-
-
-class BatchModel:
-    """A ``ChatModel`` sending first turns through a ``BatchRunner`` (see the
-    module docstring); everything else is the wrapped model's.
-
-    Args:
-        inner: a ``BatchCapable`` chat model.
-        runner: the run's ``BatchRunner``.
-        live_calls: at most this many live requests (re-asks) at once.
-    """
-
-    def __init__(self, inner: ChatModel, runner: BatchRunner, *, live_calls: int = 8) -> None:
-        if not isinstance(inner, BatchCapable):
-            raise TypeError(f"{type(inner).__name__} has no batch API")
-        self.inner = inner
-        self.runner = runner
-        self._batch: BatchCapable = inner
-        self._live = anyio.Semaphore(live_calls)
-
-    @property
-    def profile(self) -> ModelProfile:
-        """The wrapped model's profile."""
-        return self.inner.profile
-
-    @property
-    def model_name(self) -> str:
-        """The wrapped model's name."""
-        return self.inner.model_name
-
-    def __repr__(self) -> str:
-        return f"BatchModel({self.inner!r})"
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)  # count_tokens, aclose...
-
-    async def stream(
-        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
-    ) -> AsyncIterator[ModelChunk]:
-        """A first turn (or any turn with ``batch_only``): the batch reply's
-        chunks; else the live reply's.
-
-        Raises:
-            BatchRequestError: the batch request has no reply.
-            ProviderError: as the wrapped model's ``stream``, or a batch that
-                could not be submitted or polled.
-        """
-        if self.runner.settings.batch_only or _first_turn(messages):
-            input_id = _current_input.get()
-            probe = self._batch.batch_request("-", messages, tools, options)
-            cid = custom_id_for(input_id, probe.path, probe.body)
-            request = BatchRequest(cid, probe.path, probe.body)
-            reply = await self.runner.request(request, input_id)
-            chunks = list(self._batch.parse_batch_reply(reply))
-            usages = [c.usage for c in chunks if isinstance(c, UsageChunk)]
-            if usages:  # a later usage chunk replaces an earlier one
-                self.runner.batch_usage = self.runner.batch_usage + usages[-1]
-                if self.runner.settings.on_usage is not None:
-                    self.runner.settings.on_usage(usages[-1])
-            for chunk in chunks:
-                yield chunk
-            return
-        async with self._live:
-            async for chunk in self.inner.stream(messages, tools, options):
-                yield chunk
-
