@@ -45,6 +45,7 @@ from urllib.parse import unquote_to_bytes, urlsplit
 
 from pydantic_core import core_schema
 
+from agentflow._secrets import redact_urls
 from agentflow.errors import InvalidInputError, MediaTypeError, UnsupportedInputError
 
 if TYPE_CHECKING:
@@ -123,11 +124,9 @@ def _normalize(media_type: str) -> str:
 def redact_url(url: str) -> str:
     """``url`` without its query and fragment (where presigned URLs keep
     credentials), for reprs and error messages."""
-    parts = urlsplit(url)
-    if parts.scheme == "data":
+    if urlsplit(url).scheme == "data":
         return f"data:{url[5:].split(',', 1)[0]},<{len(url)} chars>"
-    tail = "?…" if parts.query or parts.fragment else ""
-    return f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}{parts.path}{tail}"
+    return redact_urls(url)
 
 
 def _checked_bytes(kind: str, allowed: frozenset[str], data: bytes, media_type: str | None,
