@@ -17,7 +17,7 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
@@ -318,6 +318,21 @@ class OpenAICompatibleModel:
         layer then retries such errors like HTTP ones (before any byte streams)."""
         return None
 
+    def whole_chunks(self, guard: ReplyGuard, data: Any, markup: MarkupFilter
+                    ) -> Iterator[ModelChunk]:
+        """The chunks of a whole (non-streamed) reply ``data``, read under
+        ``guard`` and through ``markup``: the live whole-reply path and batch
+        replies (``parse_batch_reply``) share it.
+
+        Raises:
+            ProviderError: a malformed reply or one carrying an error (``guard``).
+        """
+        parser = self.parser_class()
+        yield from markup.feed(guard.fold(lambda d: self.read_payload(parser, d, guard), data))
+        yield from markup.feed(guard.fold(lambda _: parser.close(), None))
+        yield from markup.close()
+        guard.end()
+
     # -- the request ----------------------------------------------------------
     async def stream(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
@@ -331,19 +346,12 @@ class OpenAICompatibleModel:
         streaming = body.get("stream") is True
         async with self._http.open(self.chat_path, body, whole=not streaming) as response:
             del body  # sent: not kept alive while the reply is read
-            parser = self.parser_class()
             if not streaming or "json" in response.content_type:
                 guard = ReplyGuard(self.vendor, stream=False)
-                data = guard.load(await response.read())
-                for chunk in markup.feed(
-                        guard.fold(lambda d: self.read_payload(parser, d, guard), data)):
+                for chunk in self.whole_chunks(guard, guard.load(await response.read()), markup):
                     yield chunk
-                for chunk in markup.feed(guard.fold(lambda _: parser.close(), None)):
-                    yield chunk
-                for chunk in markup.close():
-                    yield chunk
-                guard.end()
                 return
+            parser = self.parser_class()
             guard = ReplyGuard(self.vendor, stream=True)
             done = received = finished = False
             async for event in iter_sse(response):

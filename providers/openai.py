@@ -257,13 +257,8 @@ class OpenAIChatModel(OpenAICompatibleModel):
         Raises:
             ProviderError: a malformed reply or one carrying an error.
         """
-        parser = self.parser_class()
-        guard = ReplyGuard(self.vendor, stream=False)
-        markup = MarkupFilter(self._markups, ())
-        chunks = [*markup.feed(guard.fold(lambda d: self.read_payload(parser, d, guard), reply)),
-                  *markup.feed(guard.fold(lambda _: parser.close(), None)), *markup.close()]
-        guard.end()
-        return chunks
+        return list(self.whole_chunks(ReplyGuard(self.vendor, stream=False), reply,
+                                      MarkupFilter(self._markups, ())))
 
 
 _NO_REASONING: tuple[tuple[str, str], ...] = (
