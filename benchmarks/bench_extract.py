@@ -198,15 +198,21 @@ def sampling_arg(text: str) -> tuple[str, Any]:
 
 async def extract(batch: list[Any], module: Any, concurrency: int,
                   sampling: list[tuple[str, Any]] | None = None,
+                  gguf: str | None = None, template: str | None = None,
                   ) -> tuple[list[Any], float, float]:
-    """Run the batch on ``LocalModel()`` (its profile's ``sampling`` replaced
-    when ``sampling`` is given); results, load seconds, batch wall seconds."""
+    """Run the batch on ``LocalModel()`` (or the GGUF file ``gguf``; its own
+    chat template when ``template`` is ``"gguf"``; its profile's ``sampling``
+    replaced when ``sampling`` is given); results, load seconds, batch wall
+    seconds."""
     from agentflow.batch import extract_many
-    from agentflow.providers.local import LocalModel
+    from agentflow.providers.local import DEFAULT_MODEL, PLAIN_TEMPLATE, LocalModel
 
-    model = LocalModel()
+    name = gguf or DEFAULT_MODEL
+    chat_template = "" if template == "gguf" else PLAIN_TEMPLATE
+    model = LocalModel(name, chat_template=chat_template)
     if sampling is not None:
-        model = LocalModel(profile=model.profile.with_(sampling=tuple(sampling)))
+        model = LocalModel(name, chat_template=chat_template,
+                           profile=model.profile.with_(sampling=tuple(sampling)))
     try:
         start = time.perf_counter()
         model._ensure_server()  # load the model before the clock starts
@@ -307,6 +313,9 @@ def main() -> None:
     p.add_argument("--sampling", type=sampling_arg, action="append", metavar="NAME=VALUE",
                    help="sampler setting instead of the profile's (repeatable; "
                         "--sampling none=0 sends none)")
+    p.add_argument("--model", metavar="GGUF", help="a .gguf file instead of the bundled model")
+    p.add_argument("--template", choices=["plain", "gguf"], default="plain",
+                   help="chat template: the completion-style PLAIN_TEMPLATE or the GGUF's own")
     ns = p.parse_args()
     print("$", shlex.join([Path(sys.executable).name, *sys.argv]))
     print("machine:", machine_facts())
@@ -317,7 +326,8 @@ def main() -> None:
           f"MAX_CHARS={module.MAX_CHARS}; {sum(r is None for r in refs.values())} the reference "
           "parser does not understand")
     sampling = None if ns.sampling is None else [s for s in ns.sampling if s[0] != "none"]
-    results, load, wall = asyncio.run(extract(batch, module, ns.concurrency, sampling))
+    results, load, wall = asyncio.run(extract(batch, module, ns.concurrency, sampling,
+                                                  ns.model, ns.template))
     print(f"model load {load:.1f}s (not in the figures below); concurrency {ns.concurrency}; "
           f"sampling {'profile' if sampling is None else dict(sampling)}")
     report(results, refs, wall, ns.show, {d.id: d.text for d in batch})
