@@ -372,8 +372,10 @@ class AnthropicChatModel(HttpChatModel):
         path, body = self.build_request(messages, tools, options, stream=False)
         return BatchRequest(custom_id, path, body)
 
-    def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
-        """The chunks of a succeeded result's ``message``, as of a whole live reply.
+    def parse_batch_reply(self, reply: Any, tools: Sequence[ToolSpec] = ()
+                          ) -> Iterable[ModelChunk]:
+        """The chunks of a succeeded result's ``message``, as of a whole live
+        reply (``tools`` unused: Anthropic tool calls are content blocks).
 
         Raises:
             ServerError: the message is malformed or empty (as live).

@@ -254,9 +254,10 @@ class GeminiChatModel(HttpChatModel):
         path, body = self.build_request(messages, tools, options, stream=False)
         return BatchRequest(custom_id, path, body)
 
-    def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
+    def parse_batch_reply(self, reply: Any, tools: Sequence[ToolSpec] = ()
+                          ) -> Iterable[ModelChunk]:
         """The chunks of one ``GenerateContentResponse`` of a batch, as of a
-        whole live reply.
+        whole live reply (``tools`` unused: Gemini tool calls are parts).
 
         Raises:
             ServerError: the response is malformed or empty (as live).

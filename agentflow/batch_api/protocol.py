@@ -202,8 +202,12 @@ class BatchCapable(Protocol):
         """The request the live (non-streaming) call would send, as a batch item."""
         ...
 
-    def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
-        """The chunks of one batch reply (same as a whole live reply)."""
+    def parse_batch_reply(
+        self, reply: Any, tools: Sequence[ToolSpec] = ()
+    ) -> Iterable[ModelChunk]:
+        """The chunks of one batch reply, read as the whole live reply to the
+        same request would be: ``tools`` are that request's tools (in-band
+        tool-call markup in the reply text is read against them, as live)."""
         ...
 
 

@@ -5,7 +5,7 @@ stays as it is.
 model. Its ``stream()`` for the first
 turn of a conversation (no assistant message yet) does not call the live
 endpoint: it hands ``batch_request(...)`` to the ``BatchRunner`` and awaits
-that request's ``BatchResult``, then yields ``parse_batch_reply(reply)`` as
+that request's ``BatchResult``, then yields ``parse_batch_reply(reply, tools)`` as
 chunks. Later turns of the same conversation (re-asks after invalid,
 ungrounded or prose output) go live, or into a follow-up batch with
 ``batch_only``. So validation, grounding, forcing and budgets are the
