@@ -56,17 +56,18 @@ from agentflow.batch_api.protocol import (
 )
 from agentflow.errors import BadRequestError, ProviderError
 from agentflow.providers._batch_wire import (
-    BatchHttp,
+    BatchWire,
+    WireBatchAPI,
     check_batch,
     check_size,
     malformed_line,
+    read_status,
     require_mapping,
 )
-from agentflow.providers._http import HttpClient
 from agentflow.providers._payload import dump_json
 from agentflow.providers._streams import iter_lines
 
-__all__ = ["HTTP_OF_GRPC", "LIMITS", "GeminiBatchAPI", "batch_state", "batch_status"]
+__all__ = ["HTTP_OF_GRPC", "LIMITS", "WIRE", "GeminiBatchAPI", "batch_state", "batch_status"]
 
 _log = get_logger("agentflow.batch.gemini")
 
@@ -178,30 +179,20 @@ def _name(batch_id: str) -> str:
     return batch_id if batch_id.startswith("batches/") else f"batches/{batch_id}"
 
 
-class GeminiBatchAPI:
-    """Gemini batch mode over siblings of one model's ``HttpClient`` (its base
-    URL with the API version, key and error mapping; outside its rate
-    governor). Close with ``aclose``.
+WIRE = BatchWire(
+    "gemini", LIMITS, resource=_name, cancel=lambda batch_id: f"{_name(batch_id)}:cancel",
+    id_field="name", kind="batch operation", status_of=batch_status)
+"""The batch resource: ``GET batches/{id}`` (an Operation), ``POST batches/{id}:cancel``."""
 
-    Every method raises the client's ``ProviderError`` family; ``submit`` is
-    sent once (only refusals are retried: a failure after it may have
-    created the batch; ``BatchHttp.create``).
+
+class GeminiBatchAPI(WireBatchAPI):
+    """Gemini batch mode (``WireBatchAPI`` over ``WIRE``): ``submit`` is sent
+    once (only refusals are retried: a failure after it may have created the
+    batch; ``BatchHttp.create``). A request's ``custom_id`` travels as its
+    ``metadata.key``.
     """
 
-    def __init__(self, client: HttpClient) -> None:
-        self._http = BatchHttp(client)
-
-    def __repr__(self) -> str:
-        return f"GeminiBatchAPI(base_url={self._http.base_url!r})"
-
-    @property
-    def limits(self) -> BatchLimits:
-        """``LIMITS``."""
-        return LIMITS
-
-    async def aclose(self) -> None:
-        """Close the HTTP sessions (idempotent)."""
-        await self._http.aclose()
+    wire = WIRE
 
     async def submit(self, requests: Sequence[BatchRequest], *, tag: str | None = None) -> str:
         """Create a batch of inline ``requests``; return its name (``batches/...``).
@@ -227,12 +218,7 @@ class GeminiBatchAPI:
         }}
         check_size("gemini", len(dump_json(body)), LIMITS)
         target = path.removesuffix(":generateContent") + ":batchGenerateContent"
-        data = await self._http.create(target, body)
-        name = data.get("name") if isinstance(data, Mapping) else None
-        if not isinstance(name, str) or not name:
-            raise ProviderError(f"the batch was created but its reply has no name: "
-                                f"{str(data)[:200]}", vendor="gemini")
-        return name
+        return await self.create(target, body)
 
     async def find(self, tag: str, *, max_pages: int = 20) -> str | None:
         """The name of the batch submitted with ``tag``, among the newest
@@ -256,24 +242,6 @@ class GeminiBatchAPI:
                 return None
         return None
 
-    async def _operation(self, batch_id: str) -> Mapping[str, Any]:
-        data = await self._http.json(_name(batch_id))
-        return require_mapping("gemini", data, "batch operation")
-
-    async def status(self, batch_id: str) -> BatchStatus:
-        """Poll a batch (``GET batches/{id}``).
-
-        Raises:
-            ProviderError: as the client's; ``ProviderError`` for a reply that
-                is not a batch operation (or names an unknown state).
-        """
-        data = await self._operation(batch_id)
-        try:
-            return batch_status(data)
-        except (LookupError, TypeError, ValueError) as exc:
-            raise ProviderError(f"malformed batch operation ({exc}): {str(data)[:200]}",
-                                vendor="gemini") from exc
-
     async def results(self, batch_id: str) -> AsyncIterator[BatchResult]:
         """The results of a terminal batch: its inlined responses, or the lines
         of its responses file. A failed batch has none; an expired or
@@ -283,12 +251,8 @@ class GeminiBatchAPI:
             BadRequestError: the batch is not terminal.
             ProviderError: as the client's.
         """
-        data = await self._operation(batch_id)
-        try:
-            state = batch_status(data).state
-        except (LookupError, TypeError, ValueError) as exc:
-            raise ProviderError(f"malformed batch operation ({exc}): {str(data)[:200]}",
-                                vendor="gemini") from exc
+        data = await self.resource(batch_id)
+        state = read_status(WIRE, data).state
         if not state.terminal:
             raise BadRequestError(f"batch {batch_id} has no results yet (state {state})",
                                   status=None, vendor="gemini")
@@ -305,19 +269,3 @@ class GeminiBatchAPI:
                 async for line in iter_lines(response):
                     if line.strip():
                         yield _line(line)
-
-    async def cancel(self, batch_id: str) -> None:
-        """Ask for the batch to be cancelled (``POST batches/{id}:cancel``); a
-        batch already terminal is left as it is.
-
-        Raises:
-            ProviderError: as the client's.
-        """
-        try:
-            await self._http.json(f"{_name(batch_id)}:cancel", {})
-        except BadRequestError:
-            status = await self.status(batch_id)
-            if not (status.state.terminal or status.state is BatchState.CANCELLING):
-                raise
-            _log.info("batch.cancel.already", vendor="gemini", batch_id=batch_id,
-                      state=str(status.state))
