@@ -9,10 +9,12 @@ google-genai ``batches.py`` (``_CreateBatchJobParameters_to_mldev``,
 * Create: ``POST models/{model}:batchGenerateContent`` ``{"batch":
   {"displayName", "inputConfig": {"requests": {"requests": [{"request":
   <GenerateContentRequest>, "metadata": {"key": <custom_id>}}]}}}}``. Inline
-  requests total at most 20 MB (larger batches go through an uploaded JSONL
-  file, up to 2 GB: not used here, the runner splits into 20 MB batches).
-  Returns an Operation ``{"name": "batches/{id}", "metadata": {"state",
-  "batchStats", ...}}``; the batch id is that ``name``.
+  requests total at most 20 MB; a larger batch goes as a JSONL file of
+  ``{"key", "request"}`` lines (at most 2 GB) uploaded through the Files API
+  (``_gemini_files``) and named as ``"inputConfig": {"fileName": "files/..."}``;
+  its results then come as a responses file. Returns an Operation
+  ``{"name": "batches/{id}", "metadata": {"state", "batchStats", ...}}``; the
+  batch id is that ``name``.
 * Poll: ``GET batches/{id}`` -> the Operation: ``metadata.state``
   ``BATCH_STATE_PENDING|RUNNING|SUCCEEDED|FAILED|CANCELLED|EXPIRED`` on the
   wire (the SDK renames them ``JOB_STATE_*``, which are accepted too, with
@@ -64,17 +66,23 @@ from agentflow.providers._batch_wire import (
     read_status,
     require_mapping,
 )
+from agentflow.providers._gemini_files import CHUNK_BYTES, MAX_FILE_BYTES, upload_file
+from agentflow.providers._http import HttpClient
 from agentflow.providers._payload import dump_json
 from agentflow.providers._streams import iter_lines
 
-__all__ = ["HTTP_OF_GRPC", "LIMITS", "WIRE", "GeminiBatchAPI", "batch_state", "batch_status"]
+__all__ = ["HTTP_OF_GRPC", "INLINE_MAX_BYTES", "LIMITS", "WIRE", "GeminiBatchAPI", "batch_state",
+           "batch_status"]
 
 _log = get_logger("agentflow.batch.gemini")
 
-LIMITS = BatchLimits(max_requests=100_000, max_bytes=20 * 1024 * 1024)
-"""Inline requests total at most 20 MB (ai.google.dev/gemini-api/docs/batch-mode);
-the docs give no count limit, so the count is capped like Anthropic's (the
-byte limit binds first for real requests)."""
+INLINE_MAX_BYTES = 20 * 1024 * 1024
+"""Inline requests total at most 20 MB (ai.google.dev/gemini-api/docs/batch-mode,
+checked 2026-12); a larger batch is uploaded as an input file."""
+
+LIMITS = BatchLimits(max_requests=100_000, max_bytes=MAX_FILE_BYTES)
+"""An input file holds at most 2 GB (the Files API's limit); the docs give no
+count limit, so the count is capped like Anthropic's."""
 
 _KEY = re.compile(r"\S(?:.{0,126}\S)?", re.S)
 """A ``metadata.key``: any non-blank string (bounded, so ids stay short)."""
@@ -189,10 +197,19 @@ class GeminiBatchAPI(WireBatchAPI):
     """Gemini batch mode (``WireBatchAPI`` over ``WIRE``): ``submit`` is sent
     once (only refusals are retried: a failure after it may have created the
     batch; ``BatchHttp.create``). A request's ``custom_id`` travels as its
-    ``metadata.key``.
+    ``metadata.key``. A batch over ``inline_max_bytes`` inline is uploaded
+    as a JSONL input file (``_gemini_files``) and named by the batch.
     """
 
     wire = WIRE
+
+    def __init__(self, client: HttpClient, *, inline_max_bytes: int = INLINE_MAX_BYTES,
+                 chunk_bytes: int = CHUNK_BYTES) -> None:
+        super().__init__(client)
+        self.inline_max_bytes = inline_max_bytes
+        """A batch whose inline body is larger is uploaded as a file."""
+        self.chunk_bytes = chunk_bytes
+        """Bytes per upload request of an input file."""
 
     async def submit(self, requests: Sequence[BatchRequest], *, tag: str | None = None) -> str:
         """Create a batch of inline ``requests``; return its name (``batches/...``).
@@ -200,9 +217,10 @@ class GeminiBatchAPI(WireBatchAPI):
 
         Raises:
             BadRequestError: (never sent) see ``check_batch``; requests for
-                different models, or not ``generateContent`` requests; or the
-                API refused it.
-            ProviderError: as the client's.
+                different models, or not ``generateContent`` requests; an
+                input file over 2 GB (``LIMITS``, naming it); or the API
+                refused it.
+            ProviderError: as the client's (the upload's too: ``upload_file``).
         """
         check_batch("gemini", requests, LIMITS, id_pattern=_KEY)
         paths = {r.path for r in requests}
@@ -211,12 +229,18 @@ class GeminiBatchAPI(WireBatchAPI):
             raise BadRequestError(
                 f"a Gemini batch takes generateContent requests of one model; got "
                 f"{sorted({path, *paths})[:3]}", status=None, vendor="gemini")
-        body = {"batch": {
-            "displayName": tag or f"agentflow-{requests[0].custom_id}-{len(requests)}",
-            "inputConfig": {"requests": {"requests": [
-                {"request": dict(r.body), "metadata": {"key": r.custom_id}} for r in requests]}},
-        }}
-        check_size("gemini", len(dump_json(body)), LIMITS)
+        name = tag or f"agentflow-{requests[0].custom_id}-{len(requests)}"
+        body = {"batch": {"displayName": name, "inputConfig": {"requests": {"requests": [
+            {"request": dict(r.body), "metadata": {"key": r.custom_id}} for r in requests]}}}}
+        if len(dump_json(body)) > self.inline_max_bytes:  # too large inline: as a file
+            content = b"".join(orjson.dumps({"key": r.custom_id, "request": dict(r.body)})
+                               + b"\n" for r in requests)
+            check_size("gemini", len(content), LIMITS)
+            file_name = await upload_file(self._http, content, media_type="application/jsonl",
+                                          display_name=name, chunk_bytes=self.chunk_bytes)
+            _log.info("batch.input_file", vendor="gemini", file=file_name, bytes=len(content),
+                      requests=len(requests))
+            body = {"batch": {"displayName": name, "inputConfig": {"fileName": file_name}}}
         target = path.removesuffix(":generateContent") + ":batchGenerateContent"
         return await self.create(target, body)
 
