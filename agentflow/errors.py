@@ -53,7 +53,8 @@ The tree::
     └── DocumentError                     a file that cannot be turned into text (.path, .reason)
         ├── CorruptDocumentError          its reader cannot parse it (a damaged or mislabelled PDF)
         ├── EncryptedDocumentError        a PDF that needs a password to open
-        └── NoTextLayerError              a PDF with no text to extract (scanned pages: images)
+        ├── NoTextLayerError              a PDF with no text to extract (scanned pages: images)
+        └── DocumentTooComplexError       HTML nested too deep to parse in bounded time (.depth)
 
     AgentflowError (long documents, agentflow.extraction)
     ├── EmptyDocumentError                a document with no text: no model call was made
@@ -86,6 +87,7 @@ __all__ = [
     "DeadlineExceededError",
     "DegenerateOutputError",
     "DocumentError",
+    "DocumentTooComplexError",
     "EmptyDocumentError",
     "EncryptedDocumentError",
     "GroundingError",
@@ -660,6 +662,20 @@ class NoTextLayerError(DocumentError):
 
     def __init__(self, message: str, *, path: str = "", reason: str = "", pages: int = 0) -> None:
         self.pages = pages
+        super().__init__(message, path=path, reason=reason)
+
+
+class DocumentTooComplexError(DocumentError):
+    """An HTML page nested deeper than ``agentflow.documents.nesting.MAX_HTML_DEPTH``:
+    its parse would take time growing with the square of the depth (minutes for
+    100,000 levels), so it is refused before parsing.
+
+    Attributes:
+        depth: the nesting depth the scan found (at least the cap plus one).
+    """
+
+    def __init__(self, message: str, *, path: str = "", reason: str = "", depth: int = 0) -> None:
+        self.depth = depth
         super().__init__(message, path=path, reason=reason)
 
 

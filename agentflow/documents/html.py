@@ -23,6 +23,10 @@ what a reader copies off the page:
   trailing spaces, except inside ``<pre>``, ``<textarea>`` and ``<listing>``,
   whose text is kept as written; a no-break space is a space.
 
+Depth: a page nested deeper than ``MAX_HTML_DEPTH`` (1024) elements is refused
+with a ``DocumentTooComplexError`` before Lexbor parses it (its parse time grows
+with the square of the depth: ``agentflow.documents.nesting``).
+
 Encoding (bytes in): a byte-order mark, else a ``<meta charset>`` or
 ``<meta http-equiv="Content-Type" content="...; charset=...">`` in the first
 1024 bytes (the HTML Standard's prescan, done by Lexbor), else UTF-8 when
@@ -44,6 +48,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from agentflow.documents.nesting import check_html_depth
 from agentflow.errors import DocumentError
 
 __all__ = ["html_to_text"]
@@ -228,12 +233,24 @@ def _declares_charset(raw: bytes, parser: Any) -> bool:
     return False
 
 
-def _parse(html: str | bytes) -> Any:
+def _markup(html: str | bytes) -> str:
+    """``html`` as a string good enough to scan for tags: bytes in UTF-16 (by
+    their BOM) decoded, any other bytes read as Latin-1 (markup is ASCII in
+    every encoding a page may declare, except UTF-16)."""
+    if isinstance(html, str):
+        return html
+    if html.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return html.decode("utf-16", errors="replace")
+    return html.decode("latin-1")
+
+
+def _parse(html: str | bytes, name: str = "") -> Any:
     try:
         from selectolax.lexbor import LexborHTMLParser
     except ImportError:
         raise DocumentError("reading HTML needs selectolax",
                             reason=f"selectolax is not installed; {_INSTALL}") from None
+    check_html_depth(_markup(html), name=name)
     if isinstance(html, str):
         return LexborHTMLParser(html, scripting=True)
     if html.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or _declares_charset(
@@ -248,14 +265,18 @@ def _parse(html: str | bytes) -> Any:
     return LexborHTMLParser(text, scripting=True)
 
 
-def html_to_text(html: str | bytes) -> str:
+def html_to_text(html: str | bytes, *, name: str = "") -> str:
     """The text of the HTML page ``html`` (``bytes``: decoded as the module
-    docstring says), as a reader sees it: see the module docstring.
+    docstring says), as a reader sees it: see the module docstring. ``name``
+    (the file's) names it in errors.
 
     Raises:
+        DocumentTooComplexError: the page nests deeper than
+            ``agentflow.documents.nesting.MAX_HTML_DEPTH`` (refused before parsing:
+            Lexbor's parse time grows with the square of the depth).
         DocumentError: selectolax (the ``html`` extra) is not installed.
     """
-    tree = _parse(html)
+    tree = _parse(html, name)
     out = _Text()
     head = tree.head
     title = head.css_first("title") if head is not None else None

@@ -67,6 +67,7 @@ def load_document(raw: bytes, *, name: str = "", kind: DocumentKind | None = Non
         NoTextLayerError: a PDF without text (scanned pages) or whose text layer
             is unreadable (glyph ids: fonts without a Unicode mapping).
         EncryptedDocumentError / CorruptDocumentError: see ``agentflow.documents.pdf``.
+        DocumentTooComplexError: HTML nested too deep (``agentflow.documents.nesting``).
         DocumentError: plain "text" that is binary; the reader a kind needs
             (the ``pdf`` or ``html`` extra) is not installed.
     """
@@ -93,7 +94,7 @@ def load_document(raw: bytes, *, name: str = "", kind: DocumentKind | None = Non
                        "documents itself")
         return DocumentText(pdf.text, "pdf", pdf.pages)
     if kind == "html":
-        return DocumentText(html_to_text(raw), "html")
+        return DocumentText(html_to_text(raw, name=name), "html")
     from agentflow._inputs import decode_text  # the plain-text decoder (legacy encodings too)
 
     text = decode_text(raw)
