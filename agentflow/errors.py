@@ -54,7 +54,8 @@ The tree::
         ├── CorruptDocumentError          its reader cannot parse it (a damaged or mislabelled PDF)
         ├── EncryptedDocumentError        a PDF that needs a password to open
         ├── NoTextLayerError              a PDF with no text to extract (scanned pages: images)
-        └── DocumentTooComplexError       HTML nested too deep to parse in bounded time (.depth)
+        ├── DocumentTooComplexError       HTML nested too deep to parse in bounded time (.depth)
+        └── DocumentEncodingError         bytes no encoding in the documented order decodes
 
     AgentflowError (long documents, agentflow.extraction)
     ├── EmptyDocumentError                a document with no text: no model call was made
@@ -86,6 +87,7 @@ __all__ = [
     "CorruptDocumentError",
     "DeadlineExceededError",
     "DegenerateOutputError",
+    "DocumentEncodingError",
     "DocumentError",
     "DocumentTooComplexError",
     "EmptyDocumentError",
@@ -676,6 +678,22 @@ class DocumentTooComplexError(DocumentError):
 
     def __init__(self, message: str, *, path: str = "", reason: str = "", depth: int = 0) -> None:
         self.depth = depth
+        super().__init__(message, path=path, reason=reason)
+
+
+class DocumentEncodingError(DocumentError):
+    """A text or HTML file whose bytes do not decode: its byte-order mark or
+    declared encoding is contradicted by its bytes and no other encoding in the
+    documented order (``agentflow.documents.encoding``) reads them. Raised
+    instead of replacing the bad bytes with U+FFFD (silent mojibake).
+
+    Attributes:
+        encoding: the last encoding tried (Python's codec name).
+    """
+
+    def __init__(self, message: str, *, path: str = "", reason: str = "",
+                 encoding: str = "") -> None:
+        self.encoding = encoding
         super().__init__(message, path=path, reason=reason)
 
 

@@ -8,11 +8,13 @@ ranges kept, so spans can name a page), HTML reduced to its text, plain text.
 
 Rooms: ``kinds`` (what a file is), ``pdf`` (pypdf, the ``pdf`` extra), ``html``
 (Lexbor via selectolax, the ``html`` extra), ``nesting`` (the depth cap before
-parsing HTML), ``pages`` (page maps), ``loading`` (the dispatch), ``routing`` (a
-PDF as text, as a document block, or both).
+parsing HTML), ``encoding`` (bytes -> text, by a documented order), ``pages``
+(page maps), ``loading`` (the dispatch), ``routing`` (a PDF as text, as a
+document block, or both).
 Errors are ``agentflow.errors.DocumentError`` and its subclasses.
 """
 
+from agentflow.documents.encoding import Decoded, decode_bytes
 from agentflow.documents.html import html_to_text
 from agentflow.documents.kinds import DocumentKind, sniff_kind
 from agentflow.documents.loading import DocumentText, load_document
@@ -25,6 +27,7 @@ __all__ = [
     "MAX_HTML_DEPTH",
     "PAGE_SEPARATOR",
     "PDF_MODES",
+    "Decoded",
     "Delivery",
     "DocumentKind",
     "DocumentText",
@@ -32,6 +35,7 @@ __all__ = [
     "PdfMode",
     "PdfText",
     "check_html_depth",
+    "decode_bytes",
     "html_depth",
     "html_to_text",
     "iter_page_texts",

@@ -29,9 +29,11 @@ with the square of the depth: ``agentflow.documents.nesting``).
 
 Encoding (bytes in): a byte-order mark, else a ``<meta charset>`` or
 ``<meta http-equiv="Content-Type" content="...; charset=...">`` in the first
-1024 bytes (the HTML Standard's prescan, done by Lexbor), else UTF-8 when
-the bytes are valid UTF-8, else what ``charset-normalizer`` finds (legacy
-pages without a declaration).
+1024 bytes (the HTML Standard's prescan), else UTF-8 when the bytes are valid
+UTF-8, else what ``charset-normalizer`` finds (legacy pages without a
+declaration); every step strict, an unknown or lying declaration overruled
+and logged, bytes nothing reads a ``DocumentEncodingError``: the order of
+``agentflow.documents.encoding``, never replacement characters.
 
 Why Lexbor (selectolax) rather than lxml or BeautifulSoup with html5lib:
 lxml parses with libxml2's HTML 4 parser, whose trees differ from a
@@ -48,6 +50,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from agentflow.documents.encoding import decode_bytes
 from agentflow.documents.nesting import check_html_depth
 from agentflow.errors import DocumentError
 
@@ -219,18 +222,24 @@ def _walk(root: Any, out: _Text, hidden: frozenset[int]) -> None:
         stack.append(node.iter(include_text=True))
 
 
-def _declares_charset(raw: bytes, parser: Any) -> bool:
-    """Whether the first 1024 bytes declare an encoding in a ``<meta>`` (read by
-    the parser, on the bytes as Latin-1, which keeps ASCII markup intact)."""
+_CHARSET = re.compile(r"charset\s*=\s*[\"']?\s*([^\"';\s]+)", re.I)
+
+
+def _declared_charset(raw: bytes, parser: Any) -> str | None:
+    """The encoding label a ``<meta charset>`` or ``<meta http-equiv="Content-Type"
+    content="...; charset=...">`` in the first 1024 bytes declares (read by the
+    parser on the bytes as Latin-1, which keeps ASCII markup intact), or ``None``."""
     head = parser(raw[:1024].decode("latin-1"), scripting=True)
     for meta in head.css("meta"):
         attrs = meta.attributes
-        if attrs.get("charset"):
-            return True
-        if str(attrs.get("http-equiv") or "").lower() == "content-type" and "charset" in str(
-                attrs.get("content") or "").lower():
-            return True
-    return False
+        charset = attrs.get("charset")
+        if charset:
+            return str(charset)
+        if str(attrs.get("http-equiv") or "").lower() == "content-type":
+            found = _CHARSET.search(str(attrs.get("content") or ""))
+            if found:
+                return found.group(1)
+    return None
 
 
 def _markup(html: str | bytes) -> str:
@@ -253,15 +262,9 @@ def _parse(html: str | bytes, name: str = "") -> Any:
     check_html_depth(_markup(html), name=name)
     if isinstance(html, str):
         return LexborHTMLParser(html, scripting=True)
-    if html.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or _declares_charset(
-            html, LexborHTMLParser):
-        return LexborHTMLParser(html, encoding=True, scripting=True)
-    try:
-        text = html.decode("utf-8")
-    except UnicodeDecodeError:
-        from agentflow._inputs import decode_text  # charset-normalizer, as for plain text
-
-        text = decode_text(html) or html.decode("utf-8", errors="replace")
+    declared = None if html.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) else (
+        _declared_charset(html, LexborHTMLParser))
+    text = decode_bytes(html, name=name, declared=declared).text
     return LexborHTMLParser(text, scripting=True)
 
 
@@ -274,6 +277,8 @@ def html_to_text(html: str | bytes, *, name: str = "") -> str:
         DocumentTooComplexError: the page nests deeper than
             ``agentflow.documents.nesting.MAX_HTML_DEPTH`` (refused before parsing:
             Lexbor's parse time grows with the square of the depth).
+        DocumentEncodingError: bytes that no encoding in the documented order
+            decodes (``agentflow.documents.encoding``).
         DocumentError: selectolax (the ``html`` extra) is not installed.
     """
     tree = _parse(html, name)
