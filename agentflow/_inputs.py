@@ -16,11 +16,13 @@ larger than ``MAX_INPUT_BYTES``, empty) comes out with its ``problem`` set,
 so the caller records it as failed without asking a model to invent an
 answer: nothing named is skipped silently.
 
-Binary detection looks at the share of non-text bytes, not only NULs:
-valid UTF-8 is text unless more than ``MAX_CONTROL_SHARE`` of its
-characters are control characters; anything else is handed to
-``charset-normalizer``, which finds legacy encodings (cp1251, latin-1...)
-and refuses what no encoding makes readable (random bytes).
+Plain text is decoded by the documented order of
+``agentflow.documents.encoding`` (BOM, UTF-8, then ``charset-normalizer``'s
+detection, each strict): text whose bytes no encoding reads is a
+``DocumentEncodingError`` record, never decoded with replacement characters.
+Binary detection looks at the share of non-text bytes, not only NULs: valid
+text is binary when more than ``MAX_CONTROL_SHARE`` of its characters are
+control characters, and bytes mostly invalid in every encoding are binary.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from typing import Any
 
 import orjson
 
+from agentflow.documents.encoding import MAX_CONTROL_SHARE, decode_text
 from agentflow.documents.kinds import DocumentKind, sniff_kind
 from agentflow.documents.loading import load_document
 from agentflow.documents.pages import PageMap, shift_pages
@@ -51,10 +54,6 @@ __all__ = ["FORMATS", "MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "Input
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 """Largest input read (after gunzip), in bytes; a larger one is a failed record."""
 
-MAX_CONTROL_SHARE = 0.05
-"""Largest share of control characters (other than whitespace and ESC) in text."""
-
-_TEXT_CONTROLS = frozenset("\t\n\r\f\v\b\x1b")
 
 
 FORMATS = ("auto", "text", "jsonl", "pdf", "html")
@@ -147,47 +146,16 @@ def _expand(spec: str) -> list[tuple[Path, str | None]]:
     return [(p, None) for p in files]
 
 
-def decode_text(raw: bytes) -> str | None:
-    """``raw`` as text, or ``None`` when it is binary (see the module docstring)."""
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf")):
-        for bom, codec in ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"),
-                           (b"\xfe\xff", "utf-16")):
-            if raw.startswith(bom):
-                try:
-                    return _texty(raw.decode(codec))
-                except UnicodeDecodeError:
-                    return None
-    if b"\0" in raw[:65536]:
-        return None
-    try:
-        return _texty(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        if exc.start >= len(raw) - 3 and exc.reason == "unexpected end of data":
-            return _texty(raw.decode("utf-8", errors="replace"))  # a cut last character
-    try:
-        import charset_normalizer
-    except ImportError:  # without the detector: UTF-8 with few bad bytes, else binary
-        text = raw.decode("utf-8", errors="replace")
-        return _texty(text) if text.count("\ufffd") <= MAX_CONTROL_SHARE * len(text) else None
-    best = charset_normalizer.from_bytes(raw[:262144]).best()
-    if best is None or best.encoding is None:
-        return None
-    return _texty(raw.decode(best.encoding, errors="replace"))
-
-
-def _texty(text: str) -> str | None:
-    sample = text[:65536]
-    controls = sum(1 for c in sample if (c < " " and c not in _TEXT_CONTROLS) or c == "\x7f")
-    return None if controls > MAX_CONTROL_SHARE * max(1, len(sample)) else text
-
-
 def _read(path: Path) -> str:
     """The text of ``path`` (``-``: stdin), gunzipped by suffix, as plain text.
 
     Raises:
         _Unusable: unreadable, corrupt ``.gz``, too large, or binary.
     """
-    text = decode_text(_read_bytes(path))
+    try:
+        text = decode_text(_read_bytes(path), name=str(path))
+    except DocumentError as exc:
+        raise _Unusable(f"{exc} ({exc.reason})") from None
     if text is None:
         raise _Unusable(f"{path}: binary file, not text")
     return text
@@ -220,20 +188,21 @@ def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None =
     goes as ``deliver(has_text)`` says (see ``iter_documents``).
 
     Raises:
-        _Unusable: unreadable, corrupt ``.gz``, too large, or binary plain text.
+        _Unusable: unreadable, corrupt ``.gz``, too large, or binary plain text
+            (a text file whose bytes do not decode is a ``Document`` with
+            ``problem_type`` ``DocumentEncodingError``).
     """
     raw = _read_bytes(path)
     name = "" if str(path) == "-" else str(path)
     kind: DocumentKind = (sniff_kind(raw[:1024], name) if fmt == "auto" else
                           "pdf" if fmt == "pdf" else "html" if fmt == "html" else "text")
-    if kind == "text":
-        text = decode_text(raw)
-        if text is None:
-            raise _Unusable(f"{path}: binary file, not text")
-        doc_id = name or f"-#{_digest(text)}"
-        return Document(doc_id, text)
     doc_id = name or f"-#{hashlib.sha1(raw).hexdigest()[:12]}"
     try:
+        if kind == "text":
+            text = decode_text(raw, name=name)
+            if text is None:
+                raise _Unusable(f"{path}: binary file, not text")
+            return Document(name or f"-#{_digest(text)}", text)
         if kind == "pdf" and deliver is not None:
             return _pdf_document(doc_id, raw, str(path), deliver)
         loaded = load_document(raw, name=str(path), kind=kind)
