@@ -46,7 +46,7 @@ from agentflow.documents.encoding import MAX_CONTROL_SHARE, decode_text
 from agentflow.documents.kinds import DocumentKind, sniff_kind
 from agentflow.documents.loading import load_document
 from agentflow.documents.pages import PageMap, shift_pages
-from agentflow.errors import DocumentError
+from agentflow.errors import DocumentError, EmptyDocumentError, UnreadableDocumentError
 
 __all__ = ["FORMATS", "MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "InputError",
            "decode_text", "iter_documents", "read_document"]
@@ -97,7 +97,24 @@ class InputError(ValueError):
 
 
 class _Unusable(InputError):
-    """One document cannot be read as text (reported per document, not raised)."""
+    """One document cannot be read as text (reported per document, not raised).
+
+    Attributes:
+        problem_type: the public error type the record names
+            (``UnreadableDocumentError`` unless a reader raised another
+            ``DocumentError``).
+        reason: the record's ``error.reason``.
+    """
+
+    def __init__(self, message: str, problem_type: str = "UnreadableDocumentError",
+                 reason: str = UnreadableDocumentError.default_reason) -> None:
+        super().__init__(message)
+        self.problem_type, self.reason = problem_type, reason
+
+    def document(self, doc_id: str) -> Document:
+        """The failed document this problem makes."""
+        return Document(doc_id, "", problem=str(self), problem_type=self.problem_type,
+                        reason=self.reason or None)
 
 
 def _walk(root: Path) -> list[tuple[Path, str | None]]:
@@ -155,7 +172,7 @@ def _read(path: Path) -> str:
     try:
         text = decode_text(_read_bytes(path), name=str(path))
     except DocumentError as exc:
-        raise _Unusable(f"{exc} ({exc.reason})") from None
+        raise _Unusable(str(exc), type(exc).__name__, exc.reason) from None
     if text is None:
         raise _Unusable(f"{path}: binary file, not text")
     return text
@@ -290,7 +307,7 @@ def iter_documents(
     for spec in specs:
         for path, problem in _expand(spec):
             if problem is not None:
-                yield Document(str(path), "", problem=problem)
+                yield _Unusable(problem).document(str(path))
                 continue
             try:
                 if _is_jsonl(path, fmt):
@@ -300,7 +317,7 @@ def iter_documents(
                 for doc in docs:
                     yield doc if doc.problem else _prepared(doc, prepare)
             except _Unusable as exc:
-                yield Document(str(path), "", problem=str(exc))
+                yield exc.document(str(path))
 
 
 def read_document(path: str | Path, *, fmt: str = "auto",
@@ -313,7 +330,7 @@ def read_document(path: str | Path, *, fmt: str = "auto",
     try:
         doc = _file_document(path, "auto" if fmt == "jsonl" else fmt)
     except _Unusable as exc:
-        return Document(str(path), "", problem=str(exc))
+        return exc.document(str(path))
     return doc if doc.problem else _prepared(doc, prepare)
 
 
@@ -339,7 +356,9 @@ def _prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
             return Document(doc.id, "", problem=(
                 f"{doc.id}: prepare() returned {type(text).__name__}, not str"))
     if not text.strip():
-        return Document(doc.id, text, problem=f"{doc.id}: empty document", kind=doc.kind)
+        return Document(doc.id, text, problem=f"{doc.id}: empty document", kind=doc.kind,
+                        problem_type=EmptyDocumentError.__name__,
+                        reason=EmptyDocumentError.reason)
     found = 0 if doc.text.startswith(text) else doc.text.find(text)
     offset = max(found, 0)
     pages = doc.pages

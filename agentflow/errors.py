@@ -720,6 +720,15 @@ class DocumentEncodingError(DocumentError):
         super().__init__(message, path=path, reason=reason)
 
 
+class UnreadableDocumentError(DocumentError):
+    """An input that cannot be read as a document at all: a file or directory
+    that cannot be read (permissions, I/O, a broken link, a pipe), a corrupt
+    ``.gz``, a file over the CLI's size cap, or binary data that is none of
+    text, PDF or HTML. Reported as a failed record; the other inputs go on."""
+
+    default_reason = "the input cannot be read as a text, PDF or HTML document"
+
+
 # --------------------------------------------------------------------------- long documents
 
 

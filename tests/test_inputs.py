@@ -136,6 +136,24 @@ def test_nothing_in_a_directory_is_skipped_silently(tmp_path: Path) -> None:
     assert "not a regular file" in (docs["pipe"].problem or "")
 
 
+def test_failed_documents_name_a_public_error_type(tmp_path: Path) -> None:
+    """Every per-document problem names an error class ``agentflow`` exports,
+    the same the Python API raises (never the CLI's private ``InputError``)."""
+    import agentflow
+
+    (tmp_path / "empty.txt").write_text("  \n")
+    (tmp_path / "bin.dat").write_bytes(bytes(range(256)) * 40)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "big.txt.gz").write_bytes(b"not gzip at all")
+    docs = {Path(d.id).name: d for d in iter_documents([str(tmp_path)])}
+    assert docs["empty.txt"].problem_type == "EmptyDocumentError"
+    assert docs["empty.txt"].reason == agentflow.EmptyDocumentError.reason
+    for name in ("bin.dat", "dangling", "big.txt.gz"):
+        assert docs[name].problem_type == "UnreadableDocumentError", name
+        assert docs[name].reason
+    assert all(hasattr(agentflow, d.problem_type or "") for d in docs.values() if d.problem)
+
+
 def test_binary_detection_looks_at_the_share_of_non_text_bytes(tmp_path: Path) -> None:
     import random
 
