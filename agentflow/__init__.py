@@ -7,6 +7,7 @@ is structured output that works on every LLM provider.
 """
 
 from agentflow.agent import ReActAgent
+from agentflow.deferred import DeferredDocument
 from agentflow.errors import (
     AgentflowError,
     AuthenticationError,
@@ -140,6 +141,7 @@ __all__ = [
     "Complete",
     "CorruptDocumentError",
     "DeadlineExceededError",
+    "DeferredDocument",
     "DegenerateOutputError",
     "DocumentBlock",
     "DocumentEncodingError",
