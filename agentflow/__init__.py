@@ -76,6 +76,7 @@ from agentflow.extraction.budget import Chunking
 from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Merge
+from agentflow.media_tokens import AreaImages, GridImages, MediaTokens, TiledImages
 from agentflow.messages import (
     CACHE_CONTROL,
     STRUCTURED_OUTPUT,
@@ -127,6 +128,7 @@ __all__ = [
     "Act",
     "AgentState",
     "AgentflowError",
+    "AreaImages",
     "AttemptDiscarded",
     "AuthenticationError",
     "AutoStrategy",
@@ -153,6 +155,7 @@ __all__ = [
     "Example",
     "Finish",
     "GenerateOptions",
+    "GridImages",
     "Grounded",
     "GroundingError",
     "ImageBlock",
@@ -161,6 +164,7 @@ __all__ = [
     "InvalidModelError",
     "InvalidRecordError",
     "InvalidStateError",
+    "MediaTokens",
     "MediaTypeError",
     "Merge",
     "MergeConflictError",
@@ -203,6 +207,7 @@ __all__ = [
     "TextBlock",
     "ThinkingBlock",
     "ThinkingChunk",
+    "TiledImages",
     "Tool",
     "ToolChoice",
     "ToolDefinitionError",
