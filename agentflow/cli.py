@@ -86,10 +86,6 @@ DEFAULT_INSTRUCTIONS = (
 )
 
 
-_SAME_FOR_EVERY_INPUT = (errors.UsageError, errors.AuthenticationError, errors.NotFoundError)
-"""Errors the first call reveals that every other input would meet too (misuse, a
-wrong API key, a model the vendor does not have): the run stops with exit 2."""
-
 CliError = SetupError
 """Bad usage: printed without a traceback, exit status 2 (an alias of ``SetupError``)."""
 
@@ -277,8 +273,7 @@ async def _extract_into(
                 mode=args.mode, batch=_batch_settings(args, batch_usage),
                 examples=examples,
             ):
-                if isinstance(result.error, _SAME_FOR_EVERY_INPUT) and not isinstance(
-                        result.error, errors.UnsupportedInputError):  # stop: nothing else works
+                if getattr(result.error, "same_for_every_input", False):  # nothing else works
                     raise SetupError(f"{type(result.error).__name__}: {result.error}")
                 record = _record(result, offsets.get(result.id, 0), pages.get(result.id))
                 if result.id in sent_as:  # the model read the PDF itself

@@ -70,7 +70,7 @@ echoed prefix of one (``agentflow._secrets``) when it is built.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from agentflow._secrets import mask_secrets
 
@@ -132,7 +132,20 @@ __all__ = [
 
 
 class AgentflowError(Exception):
-    """Base class of every agentflow exception."""
+    """Base class of every agentflow exception.
+
+    Attributes:
+        same_for_every_input: (class data) the fault lies in the run's set-up,
+            not in one input, so every other input of a run would meet it too:
+            misuse (``UsageError``), a wrong key (``AuthenticationError``), a
+            model the vendor does not have (``NotFoundError``). A bulk run
+            (``agentflow extract``) stops at the first such error instead of
+            failing every record the same way. Faults of one input's content
+            (``MediaTypeError``, ``UnsupportedInputError``: raised before any
+            request, like misuse, but about that input's bytes) say ``False``.
+    """
+
+    same_for_every_input: ClassVar[bool] = False
 
 
 # --------------------------------------------------------------------------- misuse
@@ -140,6 +153,8 @@ class AgentflowError(Exception):
 
 class UsageError(AgentflowError):
     """The caller used the API wrongly. Raised before any model request."""
+
+    same_for_every_input = True
 
 
 class InvalidInputError(UsageError, TypeError):
@@ -156,6 +171,8 @@ class MediaTypeError(InvalidInputError):
         media_type: the media type given or found, when there is one.
     """
 
+    same_for_every_input = False  # about one input's bytes
+
     def __init__(self, message: str, *, media_type: str | None = None) -> None:
         super().__init__(message)
         self.media_type = media_type
@@ -170,6 +187,8 @@ class UnsupportedInputError(InvalidInputError):
         model: the model's name.
         modality: ``"image"`` or ``"pdf"``.
     """
+
+    same_for_every_input = False  # about one input's bytes
 
     def __init__(self, message: str, *, model: str, modality: str) -> None:
         super().__init__(message)
@@ -302,6 +321,8 @@ class UnsupportedFeatureError(BadRequestError):
 class AuthenticationError(ProviderError):
     """HTTP 401 (or a vendor's equivalent): the API key is missing or wrong."""
 
+    same_for_every_input = True
+
 
 class PermissionDeniedError(ProviderError):
     """HTTP 403: the key may not use this model or region."""
@@ -309,6 +330,8 @@ class PermissionDeniedError(ProviderError):
 
 class NotFoundError(ProviderError):
     """HTTP 404: unknown model or endpoint."""
+
+    same_for_every_input = True
 
 
 class QuotaExceededError(ProviderError):

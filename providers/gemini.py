@@ -35,7 +35,6 @@ from typing import Any
 import aiohttp
 import orjson
 
-from agentflow.batch_api.protocol import BatchRequest
 from agentflow.errors import (
     AuthenticationError,
     ProviderError,
@@ -58,8 +57,7 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
-from agentflow.providers._adapter import HttpChatModel
-from agentflow.providers._batch_wire import whole_reply
+from agentflow.providers._batch_wire import WholeReplyBatches
 from agentflow.providers._gemini_batch import GeminiBatchAPI
 from agentflow.providers._gemini_request import (
     CALL_ID,
@@ -128,7 +126,7 @@ DEFAULT_PROFILE = _PRE3
 """The profile of model names no pattern matches: native output never with tools."""
 
 
-class GeminiChatModel(HttpChatModel):
+class GeminiChatModel(WholeReplyBatches):
     """A Gemini model over the Gemini API.
 
     Args:
@@ -141,6 +139,9 @@ class GeminiChatModel(HttpChatModel):
         include_thoughts: ask for thought summaries (``ThinkingDelta`` chunks).
         stream: stream replies (SSE) or ask for whole ones.
     """
+
+    batch_api_type = GeminiBatchAPI
+    """Batches (``BatchCapable``) go through ``GeminiBatchAPI``."""
 
     vendor = VENDOR
     otel_provider = "gcp.gemini"
@@ -241,33 +242,6 @@ class GeminiChatModel(HttpChatModel):
         reader = _Reader()
         yield from reader.feed(data)
         yield from reader.end(cut_if_unfinished=False)
-
-    # -- batch (agentflow.batch_api.BatchCapable) ---------------------------------
-    def batch_api(self) -> GeminiBatchAPI:
-        """Gemini batch mode on this model's base URL and key (``_gemini_batch``),
-        outside the live rate governor."""
-        return GeminiBatchAPI(self._client)
-
-    def batch_request(
-        self,
-        custom_id: str,
-        messages: Sequence[Msg],
-        tools: Sequence[ToolSpec],
-        options: GenerateOptions,
-    ) -> BatchRequest:
-        """The live ``generateContent`` body as one batch request (its
-        ``request``; ``custom_id`` travels as its ``metadata.key``)."""
-        path, body = self.build_request(messages, tools, options, stream=False)
-        return BatchRequest(custom_id, path, body)
-
-    def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
-        """The chunks of one ``GenerateContentResponse`` of a batch, as of a
-        whole live reply.
-
-        Raises:
-            ServerError: the response is malformed or empty (as live).
-        """
-        return whole_reply(VENDOR, self.parse_reply, reply)
 
 
 def create(model_name: str, **kwargs: Any) -> GeminiChatModel:

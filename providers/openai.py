@@ -256,15 +256,18 @@ class OpenAIChatModel(OpenAICompatibleModel):
         body.pop("stream_options", None)
         return BatchRequest(custom_id, self.chat_path, body)
 
-    def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
+    def parse_batch_reply(self, reply: Any, tools: Sequence[ToolSpec] = ()
+                          ) -> Iterable[ModelChunk]:
         """The chunks of one batch reply (a whole ``chat.completion``), read as
-        ``stream()`` reads a whole reply.
+        ``stream()`` reads a whole reply to the same request: in-band tool-call
+        markup in its text is read against ``tools`` (the request's), so
+        string-only formats' values are typed from their schemas.
 
         Raises:
             ProviderError: a malformed reply or one carrying an error.
         """
         return list(self.whole_chunks(ReplyGuard(self.vendor, stream=False), reply,
-                                      MarkupFilter(self._markups, ())))
+                                      MarkupFilter(self._markups, tools)))
 
 
 _NO_REASONING: tuple[tuple[str, str], ...] = (
