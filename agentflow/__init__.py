@@ -7,6 +7,7 @@ is structured output that works on every LLM provider.
 """
 
 from agentflow.agent import ReActAgent
+from agentflow.deferred import DeferredDocument
 from agentflow.errors import (
     AgentflowError,
     AuthenticationError,
@@ -76,6 +77,7 @@ from agentflow.extraction.budget import Chunking
 from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Merge
+from agentflow.media_tokens import AreaImages, GridImages, MediaTokens, TiledImages
 from agentflow.messages import (
     CACHE_CONTROL,
     STRUCTURED_OUTPUT,
@@ -127,6 +129,7 @@ __all__ = [
     "Act",
     "AgentState",
     "AgentflowError",
+    "AreaImages",
     "AttemptDiscarded",
     "AuthenticationError",
     "AutoStrategy",
@@ -141,6 +144,7 @@ __all__ = [
     "Complete",
     "CorruptDocumentError",
     "DeadlineExceededError",
+    "DeferredDocument",
     "DegenerateOutputError",
     "DocumentBlock",
     "DocumentEncodingError",
@@ -152,6 +156,7 @@ __all__ = [
     "Example",
     "Finish",
     "GenerateOptions",
+    "GridImages",
     "Grounded",
     "GroundingError",
     "ImageBlock",
@@ -160,6 +165,7 @@ __all__ = [
     "InvalidModelError",
     "InvalidRecordError",
     "InvalidStateError",
+    "MediaTokens",
     "MediaTypeError",
     "Merge",
     "MergeConflictError",
@@ -202,6 +208,7 @@ __all__ = [
     "TextBlock",
     "ThinkingBlock",
     "ThinkingChunk",
+    "TiledImages",
     "Tool",
     "ToolChoice",
     "ToolDefinitionError",

@@ -42,6 +42,7 @@ from typing import Any
 
 import orjson
 
+from agentflow.deferred import DeferredDocument
 from agentflow.documents.encoding import MAX_CONTROL_SHARE, decode_text
 from agentflow.documents.kinds import DocumentKind, sniff_kind
 from agentflow.documents.loading import load_document
@@ -76,9 +77,11 @@ class Document:
             ``None`` for other kinds, or when ``prepare`` rewrote the text).
         problem_type: the error type behind ``problem`` (``None``: ``InputError``).
         reason: what to do about ``problem``, in words (the record's ``error.reason``).
-        data: the PDF's bytes when it goes to the model as a document block
-            (``iter_documents(deliver=)``); ``text`` is then its text layer, sent
-            beside it, or empty (a scan).
+        data: the PDF when it goes to the model as a document block
+            (``iter_documents(deliver=)``): a ``DeferredDocument`` that reads the
+            file when its input is sent (the bytes themselves for stdin, which
+            cannot be read twice); ``text`` is then its text layer, sent beside
+            it, or empty (a scan).
     """
 
     id: str
@@ -89,7 +92,7 @@ class Document:
     pages: PageMap | None = None
     problem_type: str | None = None
     reason: str | None = None
-    data: bytes | None = field(default=None, repr=False)
+    data: bytes | DeferredDocument | None = field(default=None, repr=False)
 
 
 class InputError(ValueError):
@@ -232,7 +235,8 @@ def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None =
 def _pdf_document(doc_id: str, raw: bytes, name: str, deliver: Callable[[bool], str]
                   ) -> Document:
     """A PDF as ``deliver`` (``agentflow.documents.routing.pdf_delivery``, bound to the
-    mode and model) says: its text layer, its bytes for a document block, or both.
+    mode and model) says: its text layer, the file for a document block (read
+    again when its input is sent: ``agentflow.deferred``), or both.
 
     Raises:
         DocumentError: unreadable, or (delivery ``no_text``) without a text layer.
@@ -244,8 +248,10 @@ def _pdf_document(doc_id: str, raw: bytes, name: str, deliver: Callable[[bool], 
         if not has_text:  # raises the NoTextLayerError that says why
             load_document(raw, name=name, kind="pdf")
         return Document(doc_id, loaded.text, kind="pdf", pages=loaded.pages)
+    # stdin cannot be read twice: its bytes are kept; a file is read when it is sent
+    data = raw if name in ("", "-") else DeferredDocument(name)
     return Document(doc_id, loaded.text if has_text else "", kind="pdf",
-                    pages=loaded.pages if has_text else None, data=raw)
+                    pages=loaded.pages if has_text else None, data=data)
 
 
 def _is_jsonl(path: Path, fmt: str) -> bool:

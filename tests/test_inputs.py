@@ -251,6 +251,14 @@ def test_prepare_on_a_pdf_keeps_pages_for_a_cut_and_drops_them_for_a_rewrite(
     assert rewritten.pages is None  # ranges of the original would point at other text
 
 
+def sent_bytes(data: object) -> bytes | None:
+    """The bytes a document block would carry: a file is read when its input is sent."""
+    from agentflow.deferred import DeferredDocument
+
+    assert isinstance(data, DeferredDocument), data  # never the bytes held from the listing
+    return data.load().data
+
+
 def test_deliver_keeps_the_bytes_of_pdfs_sent_as_document_blocks(tmp_path: Path) -> None:
     from agentflow.documents.routing import pdf_delivery
     from tests.pdfs import scanned_pdf, text_pdf
@@ -266,11 +274,11 @@ def test_deliver_keeps_the_bytes_of_pdfs_sent_as_document_blocks(tmp_path: Path)
 
     auto = read("auto")
     assert auto["a.pdf"].data is None and auto["a.pdf"].pages is not None  # the text layer
-    assert auto["scan.pdf"].data == (tmp_path / "scan.pdf").read_bytes()
+    assert sent_bytes(auto["scan.pdf"].data) == (tmp_path / "scan.pdf").read_bytes()
     assert auto["scan.pdf"].text == ""
     assert auto["scan.pdf"].problem is None  # not "empty": the model reads the PDF itself
     both = read("document")
-    assert both["a.pdf"].data == (tmp_path / "a.pdf").read_bytes()
+    assert sent_bytes(both["a.pdf"].data) == (tmp_path / "a.pdf").read_bytes()
     assert both["a.pdf"].text.startswith("Quarterly")
     assert both["a.pdf"].pages is not None and len(both["a.pdf"].pages) == 3
     assert read("text")["scan.pdf"].problem_type == "NoTextLayerError"
