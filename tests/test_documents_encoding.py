@@ -90,3 +90,27 @@ def test_legacy_text_without_declaration_is_detected(caplog: pytest.LogCaptureFi
     with caplog.at_level(logging.INFO, logger="agentflow.documents"):
         assert decode_text((RUSSIAN * 5).encode("cp1251"), name="old.txt") == RUSSIAN * 5
     assert "encoding_detected" in caplog.text and "cp1251" in caplog.text
+
+
+@pytest.mark.parametrize("text", [
+    "François Müller, Société Générale\n",
+    "Name: Grâce Müller\nCompany: Société Générale, Paris\n",
+    "Ärger über Öl und Straße.\n",
+])
+def test_short_western_text_is_read_as_windows_1252_not_a_rarer_code_page(
+        text: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Short Latin-1 text reads without a flaw in several single-byte code pages
+    (cp1250, cp1257, cp775); the tie goes to windows-1252, the WHATWG default,
+    and the guess is logged as a warning naming the file and the encoding."""
+    raw = text.encode("latin-1")
+    with caplog.at_level(logging.WARNING, logger="agentflow.documents"):
+        assert decode_text(raw, name="latin1.txt") == text
+    assert "encoding_detected" in caplog.text and "cp1252" in caplog.text
+    page = ("<meta charset='foo-bogus-9'><p>" + text + "</p>").encode("latin-1")
+    assert html_to_text(page, name="bad.html").split() == text.split()
+
+
+def test_a_non_western_single_byte_text_keeps_its_own_code_page() -> None:
+    assert decode_text((RUSSIAN * 3).encode("cp1251")) == RUSSIAN * 3
+    greek = "Ελληνικά κείμενα εδώ, και άλλα πολλά.\n" * 3
+    assert decode_text(greek.encode("cp1253")) == greek

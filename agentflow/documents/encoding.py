@@ -20,7 +20,9 @@ valid UTF-8                            UTF-8 (a last character cut mid-sequence,
                                        truncated file, becomes U+FFFD, logged)
 anything else                          the encoding ``charset-normalizer`` detects
                                        (UTF-16/32 and UTF-7 are never guessed
-                                       without a BOM), strictly over the whole file,
+                                       without a BOM; windows-1252 when it reads
+                                       the bytes as cleanly as a single-byte
+                                       guess), strictly over the whole file,
                                        logged with the name of the encoding
 none of these                          ``DocumentEncodingError`` naming the file,
                                        the encodings tried and the first bad byte
@@ -92,6 +94,21 @@ picks UTF-16 for bytes that are nothing of the kind."""
 
 _DETECT_SAMPLE = 262_144
 """Bytes ``charset-normalizer`` looks at (it decodes the whole file after)."""
+
+_WESTERN = "cp1252"
+"""windows-1252: the encoding browsers assume for unlabelled legacy text (WHATWG
+HTML Standard, "determining the character encoding", its locale default for
+most locales). When detection finds several single-byte encodings that read a
+file equally cleanly (short Western text such as ``François Müller`` reads
+without a flaw as cp1250, cp1257, cp775...), it is the one taken."""
+
+
+def _single_byte(codec: str) -> bool:
+    """Whether ``codec`` maps each byte to one character (cp125x, iso8859_x, koi8...)."""
+    try:
+        return len(bytes(range(128, 256)).decode(codec, errors="replace")) == 128
+    except LookupError:
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,15 +212,19 @@ def decode_bytes(raw: bytes, *, name: str = "", declared: str | None = None) -> 
         return Decoded(utf8, "utf-8", "utf-8")
     import charset_normalizer
 
-    best = charset_normalizer.from_bytes(raw[:_DETECT_SAMPLE], cp_exclusion=_NEVER_GUESSED
-                                         ).best()
+    sample = raw[:_DETECT_SAMPLE]
+    best = charset_normalizer.from_bytes(sample, cp_exclusion=_NEVER_GUESSED).best()
     detected = best.encoding if best is not None else None
+    if detected is not None and detected != _WESTERN and _single_byte(detected):
+        western = charset_normalizer.from_bytes(sample, cp_isolation=[_WESTERN]).best()
+        if western is not None and best is not None and western.chaos <= best.chaos:
+            detected = _WESTERN  # a tie among single-byte guesses: the WHATWG default
     if detected is None:  # strict UTF-8 fails (it did above): the error names the bad byte
         text = _strict(raw, "utf-8", name, "UTF-8, and no other encoding reads it "
                        "(charset-normalizer found none)")
         return Decoded(text, "utf-8", "utf-8")
     text = _strict(raw, detected, name, f"{detected} (detected: the file declares no encoding)")
-    _log.info("encoding_detected", file=_label(name), encoding=detected)
+    _log.warning("encoding_detected", file=_label(name), encoding=detected)
     return Decoded(text, detected, "detected")
 
 
