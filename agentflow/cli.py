@@ -469,9 +469,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     ex.add_argument("--schema", required=True,
                     help="output type: module:Class, path/to/file.py:Class, or schema.json")
-    ex.add_argument("--input", nargs="+", required=True,
+    ex.add_argument("--input", nargs="+", action="extend", required=True,
                     help="files (text, PDF, HTML), globs, directories, .gz, .jsonl, or - for "
-                         "stdin")
+                         "stdin (repeatable: every --input is read)")
     ex.add_argument("--model", default="local", help="'vendor:model' (default: local)")
     ex.add_argument("--base-url", help="API root for the vendor (an OpenAI-compatible server...)")
     ex.add_argument("--api-key", help="API key (default: the vendor's environment variable)")
