@@ -280,6 +280,8 @@ async def extract_many(
     Args:
         agent_or_model: an agent, or a model (object or ``"vendor:model"``) for
             which a tool-less agent is built with ``instructions`` as system prompt.
+            A model given by name is closed when the iteration ends; an agent
+            or model object stays open (its owner closes it).
         inputs: str (id = index), ``(id, text)`` or ``ExtractInput`` items;
             a sync or async iterable, consumed lazily.
         output: the output type.
@@ -341,6 +343,7 @@ async def extract_many(
         if isinstance(agent_or_model, ReActAgent)
         else ReActAgent("extract", agent_or_model, sys_prompt=instructions)
     )
+    owner = agent
     shown = agent.structured_output.config.examples if examples is None else tuple(examples)
     rule = agent.structured_output.config.ground if ground is None else ground
     marker = rule if isinstance(rule, Grounded) else Grounded() if rule else None
@@ -412,3 +415,5 @@ async def extract_many(
                 await supervisor
         if batch_run is not None:
             await batch_run.aclose()
+        if isinstance(agent_or_model, str):  # the model is ours: built from its name here
+            await owner.aclose()
