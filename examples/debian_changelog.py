@@ -7,10 +7,12 @@
 describes); ``parse_entry`` is an independent, rule-based parser of the same
 text, used by benchmarks/bench_extract.py to score the model's fields.
 
-Every free-text field is ``Grounded()``: its value must be copied verbatim
-from the entry (on the embedded model the grammar allows nothing else; on a
-vendor model an invented value is sent back and, if it persists, the record
-fails with ``GroundingError``), and each record says where each value is
+Every free-text field is ``Grounded(whole_tokens=True)``: its value must be
+copied verbatim from the entry, beginning and ending at token boundaries (never
+``1.5.2-1`` out of ``2:1.5.2-1`` nor ``debian`` out of ``jelmer@debian.org``).
+On the embedded model the grammar allows nothing else; on a vendor model an
+invented or token-cutting value is sent back and, if it persists, the record
+fails with ``GroundingError``. Each record says where each value is
 (``spans``).
 """
 
@@ -24,8 +26,8 @@ from pydantic import BaseModel, Field
 from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 
-Verbatim = Annotated[str, Grounded()]
-"""Text copied from the entry as written."""
+Verbatim = Annotated[str, Grounded(whole_tokens=True)]
+"""Text copied from the entry as written, whole tokens only."""
 
 INSTRUCTIONS = (
     "Copy the fields of a Debian changelog entry into JSON, exactly as they are written. "

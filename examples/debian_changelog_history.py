@@ -7,10 +7,11 @@ A changelog with dozens of entries does not fit a small model's context, so
 ``extract`` reads it entry by entry (``CHUNKING``: map over items), extracts
 each chunk, and merges them by the rules declared here: ``entries`` are
 deduplicated by ``version`` (an entry seen twice is one entry), and
-``package`` is the value most chunks agree on. The text fields are grounded: each must be a
-verbatim span of its chunk (a value not found goes back to the model as a
-validation error), and the record's ``spans`` give their places in the whole
-file. ``parse_history`` is an independent, rule-based parser of the same
+``package`` is the value most chunks agree on. The text fields are grounded as
+whole tokens (``Grounded(whole_tokens=True)``): each must be a verbatim span of
+its chunk that cuts no token (a value not found, or cutting a token, goes back to
+the model as a validation error), and the record's ``spans`` give their places
+in the whole file. ``parse_history`` is an independent, rule-based parser of the same
 text, used by benchmarks/bench_history.py to score the model's entries.
 """
 
@@ -75,27 +76,31 @@ as many per chunk as the model reads well (one on the embedded model), and
 the entries of all chunks are merged by ``version``. ``agentflow extract``
 uses this for this schema."""
 
+Token = Grounded(whole_tokens=True)
+"""Copied from the chunk as whole tokens: never ``1.5.2-1`` out of ``2:1.5.2-1``
+nor ``debian`` out of an e-mail address."""
+
 Urgency = Literal["low", "medium", "high", "emergency", "critical"]
 
 
 class Entry(BaseModel):
     """One entry of the changelog."""
 
-    version: Annotated[str, Grounded()] = Field(
+    version: Annotated[str, Token] = Field(
         description="the version inside the parentheses")
-    distribution: Annotated[str, Grounded()] = Field(
+    distribution: Annotated[str, Token] = Field(
         description="the word after the version, e.g. unstable")
     urgency: Urgency
-    maintainer: Annotated[str, Grounded()] = Field(
+    maintainer: Annotated[str, Token] = Field(
         description="name and e-mail after the two dashes")
-    date: Annotated[str, Grounded()] = Field(
+    date: Annotated[str, Token] = Field(
         description="the date at the end of the entry's last line")
 
 
 class ChangelogHistory(BaseModel):
     """Every entry of a Debian changelog, newest first."""
 
-    package: Annotated[str, Merge.majority(), Grounded()] = Field(
+    package: Annotated[str, Merge.majority(), Grounded(whole_tokens=True)] = Field(
         description="source package name, the first word of each entry")
     entries: Annotated[list[Entry], Merge.by_key("version")] = Field(
         description="every entry, in the order of the file")

@@ -187,3 +187,111 @@ def test_check_lists_unfound_and_empty_values_with_paths() -> None:
     assert "title: 'Invented' is not found in the document" in message
     assert "notes[0]: empty text" in message and "use null" in message
     assert check.spans == {"tags[0]": [(2, 6)]}
+
+
+# ----------------------------------------------------------------------------- whole tokens
+
+W = Grounded(whole_tokens=True)
+ENTRY = ("libxrandr (2:1.5.2-1) unstable; urgency=medium\n\n"
+         "  * d/salsa-ci.yml: Run the \"Zoë\\x\" tests.\n\n"
+         " -- Jelmer Vernooĳ <jelmer@debian.org>  Tue, 02 Jan 2024 10:20:30 +0100")
+
+
+class Header(BaseModel):
+    package: Annotated[str, W]
+    version: Annotated[str, W]
+    distribution: Annotated[str, W]
+    maintainer: Annotated[str, W]
+    changes: list[Annotated[str, W]]
+
+
+def check_header(**fields: object) -> object:
+    good: dict[str, object] = {
+        "package": "libxrandr", "version": "2:1.5.2-1", "distribution": "unstable",
+        "maintainer": "Jelmer Vernooĳ <jelmer@debian.org>",
+        "changes": ['d/salsa-ci.yml: Run the "Zoë\\x" tests.']}
+    value = Header(**{**good, **fields})  # type: ignore[arg-type]
+    return check_grounding(grounded_values(value, Header), ENTRY)
+
+
+def test_whole_token_values_are_found_with_their_spans() -> None:
+    check = check_header()
+    assert check.ok and not check.cut
+    assert ENTRY[slice(*check.spans["version"][0])] == "2:1.5.2-1"
+    assert ENTRY[slice(*check.spans["package"][0])] == "libxrandr"  # the document's start
+    assert ENTRY[slice(*check.spans["changes[0]"][0])] == 'd/salsa-ci.yml: Run the "Zoë\\x" tests.'
+    # a value ending before a delimiter or a sentence end is whole
+    assert check_header(distribution="unstable;", changes=["Run the"]).ok
+    assert check_header(changes=['"Zoë\\x"', "tests", "Zoë\\x", "d/salsa-ci.yml"]).ok
+    # the document's last token
+    assert locate("+0100", ENTRY, whole_tokens=True) == (len(ENTRY) - 5, len(ENTRY))
+
+
+@pytest.mark.parametrize(("field", "value", "token"), [
+    ("version", "1.5.2-1", "2:1.5.2-1"),  # the epoch dropped
+    ("distribution", "debian", "jelmer@debian.org"),
+    ("maintainer", "Jelmer Vernooĳ <jelmer", "jelmer@debian.org"),
+    ("package", "libx", "libxrandr"),  # at the document's start
+    ("distribution", "0100", "+0100"),  # at its end
+    ("distribution", "salsa", "d/salsa-ci.yml"),
+    ("distribution", "oë\\", 'Zoë\\x'),  # non-ASCII and a backslash inside the token
+])
+def test_a_value_cutting_a_token_is_refused_naming_the_token(field: str, value: str,
+                                                              token: str) -> None:
+    check = check_header(**{field: value})
+    assert not check.ok
+    assert check.unfound == [(field, value)] and check.cut == [(field, value, token)]
+    assert f"{value!r} cuts through the token {token!r}" in check.message()
+    assert locate(value, ENTRY, whole_tokens=True) is None
+    assert locate(value, ENTRY) is not None  # found as a substring without the rule
+
+
+def test_a_whole_occurrence_is_chosen_over_an_earlier_cut_one() -> None:
+    source = "2:1.5 then 1.5 alone"
+    assert locate("1.5", source) == (2, 5)
+    assert locate("1.5", source, whole_tokens=True) == (11, 14)
+
+
+def test_whole_tokens_keep_whitespace_normalisation_and_case_rules() -> None:
+    source = "Jelmer\n   Vernooĳ <JELMER@debian.org>"
+    assert locate("Jelmer Vernooĳ", source, whole_tokens=True) == (0, 17)
+    assert locate("Jelmer Vern", source, whole_tokens=True) is None
+    loose = Grounded(case_sensitive=False, whole_tokens=True)
+    assert locate("jelmer@DEBIAN.org", source, case_sensitive=False, whole_tokens=True) == (
+        19, 36)
+
+    class M(BaseModel):
+        mail: Annotated[str, loose]
+
+    assert check_grounding(grounded_values(M(mail="jelmer@DEBIAN.ORG"), M), source).ok
+    cut = check_grounding(grounded_values(M(mail="debian"), M), source)
+    assert cut.cut == [("mail", "debian", "JELMER@debian.org")]
+
+
+def test_the_marker_s_schema_mark_and_the_default_s() -> None:
+    schema = dict(OutputSpec.of(Header).schema_for("local").schema)
+    assert schema["properties"]["version"][GROUNDED_KEY] == "whole_tokens"
+    assert schema["properties"]["changes"]["items"][GROUNDED_KEY] == "whole_tokens"
+
+    class Mixed(BaseModel):
+        a: Annotated[str, G]
+        b: str
+
+    plain = dict(OutputSpec.of(Mixed).schema_for("local").schema)
+    marked = mark_all_strings(plain, W)  # the default marks only what is not marked
+    assert marked["properties"]["a"][GROUNDED_KEY] is True
+    assert marked["properties"]["b"][GROUNDED_KEY] == "whole_tokens"
+    assert mark_all_strings(plain)["properties"]["b"][GROUNDED_KEY] is True
+
+
+def test_the_ground_true_default_allows_part_of_a_token() -> None:
+    """``ground=True`` is ``Grounded()``: sub-token values pass (a domain out of
+    an e-mail address); ``Grounded(whole_tokens=True)`` as the default refuses."""
+
+    class Free(BaseModel):
+        domain: str
+
+    value = Free(domain="debian.org")
+    assert check_grounding(grounded_values(value, Free, Grounded()), ENTRY).ok
+    strict = check_grounding(grounded_values(value, Free, W), ENTRY)
+    assert strict.cut == [("domain", "debian.org", "jelmer@debian.org")]

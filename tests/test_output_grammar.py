@@ -124,3 +124,59 @@ def test_list_bounds_are_spelled_without_an_empty_repeat() -> None:
     lines = text.splitlines()
     assert 'n1: "[" (n0)? "]"' in lines and 'n3: "[" n2 "]"' in lines
     assert 'n5: "[" (n4 (", " n4){0,2})? "]"' in lines
+
+
+W = Grounded(whole_tokens=True)
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=60), st.data())
+def test_every_run_of_whole_token_chunks_decodes_to_exactly_its_source_span(
+        source: str, data: st.DataObject) -> None:
+    from agentflow.extraction.tokens import cuts_token, piece_spans
+
+    parts, spans = chunks(source, whole_tokens=True), list(piece_spans(source))
+    assert len(parts) == len(spans)
+    i = data.draw(st.integers(0, len(parts)))
+    j = data.draw(st.integers(i, len(parts)))
+    start = spans[i][0] if i < len(spans) else len(source)
+    end = spans[j - 1][1] if j > i else start
+    assert json.loads('"' + "".join(parts[i:j]) + '"') == source[start:end]
+    assert not cuts_token(source, start, end)  # a run of chunks never cuts a token
+
+
+def test_whole_token_chunks_escape_and_keep_tokens_whole() -> None:
+    source = 'pkg (2:1.5.2-1) unstable; -- Zoë "Z" <z@x.org>\tC:\\x\x01 東京.'
+    assert chunks(source, whole_tokens=True) == [
+        "pkg", " ", "(", "2:1.5.2-1", ")", " ", "unstable", ";", " ", "--", " ", "Zoë", " ",
+        '\\"', "Z", '\\"', " ", "<", "z@x.org", ">", "\\t", "C:\\\\x\\u0001", " ", "東京", "."]
+
+
+def test_one_source_terminal_per_granularity_in_use() -> None:
+    from pydantic import Field
+
+    class Mixed(BaseModel):
+        word: Annotated[str, G]
+        token: Annotated[str, W]
+        dated: Annotated[str, W] = Field(pattern=r"\d+")
+        loose: Annotated[str, G] = Field(pattern=r"\d+")
+
+    source = "v 2:1.5 on 2024"
+    text = substring_grammar(local(Mixed), source, SEP)
+    assert text is not None
+    lines = text.splitlines()
+    rules = dict(x.split(": ", 1) for x in lines[1:])
+    assert rules["GROUNDED"] == '"\\"" (SOURCE & TRIMMED) "\\""'
+    assert rules["GROUNDED_TOKENS"] == '"\\"" (SOURCE_TOKENS & TRIMMED) "\\""'
+    assert rules["GROUNDED_0"] == '"\\"" (SOURCE_TOKENS & TRIMMED & /(?:.*\\d+.*)/) "\\""'
+    assert rules["GROUNDED_1"] == '"\\"" (SOURCE & TRIMMED & /(?:.*\\d+.*)/) "\\""'
+    assert json.loads(rules["SOURCE"].removeprefix("%regex ")) == {
+        "substring_chunks": ["v", " ", "2", ":", "1", ".", "5", " ", "on", " ", "2024"]}
+    assert json.loads(rules["SOURCE_TOKENS"].removeprefix("%regex ")) == {
+        "substring_chunks": ["v", " ", "2:1.5", " ", "on", " ", "2024"]}
+
+    class OnlyTokens(BaseModel):
+        token: Annotated[str, W]
+
+    only = substring_grammar(local(OnlyTokens), source, SEP)
+    assert only is not None and "SOURCE_TOKENS: %regex" in only
+    assert "\nSOURCE: " not in only and "\nGROUNDED: " not in only  # the document once

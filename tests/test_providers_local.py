@@ -214,3 +214,32 @@ async def test_the_templates_show_examples_as_turns(local_model: LocalModel) -> 
     finally:
         await plain.aclose()
     assert prompt == "Copy it.\n\na (1) x\n\nJSON:\n{}\n\nb (2) y\n\nJSON:\n"
+
+
+class Tokens(BaseModel):
+    """Whole-token values of a changelog line."""
+
+    version: Annotated[str, Grounded(whole_tokens=True)]
+    email: Annotated[str, Grounded(whole_tokens=True)]
+    words: list[Annotated[str, Grounded(whole_tokens=True)]]
+
+
+CUTTABLE = ("libfoo (2:1.5.2-1~deb12u2) bookworm-security; urgency=medium\n"
+            "  * d/salsa-ci.yml: Zoë's \"fix\" (Closes: #1).\n"
+            " -- Jelmer Vernooĳ <jelmer@debian.org>  Tue, 02 Jan 2024 10:20:30 +0100")
+
+
+async def test_whole_token_grammar_on_the_embedded_model(local_model: LocalModel) -> None:
+    """The grammar's whole-token chunks hold on llama.cpp: whatever the model
+    picks is whole tokens of the document, accepted on the first try."""
+    from agentflow.extraction.tokens import cuts_token
+
+    agent = ReActAgent("local", local_model,
+                       sys_prompt="Copy the version, the e-mail address and up to 3 words.")
+    events = [e async for e in agent.stream(CUTTABLE, Tokens, state=AgentState())]
+    complete = events[-1]
+    assert isinstance(complete, Complete) and isinstance(complete.output, Tokens)
+    assert complete.validation_retries == 0  # the grammar allowed only whole tokens
+    assert complete.spans
+    for path, [(start, end)] in complete.spans.items():
+        assert not cuts_token(CUTTABLE, start, end), (path, CUTTABLE[start:end])

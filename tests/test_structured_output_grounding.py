@@ -274,3 +274,62 @@ async def test_cli_records_spans_source_offset_and_counts_grounding_failures(
     assert "city: 'Paris' is not found in the document" in b["error"]["reason"]
     assert "source_offset" not in b and "spans" not in b
     assert "1 ok, 1 failed (1 not grounded)" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- whole tokens
+
+
+class Mail(BaseModel):
+    """An e-mail address and the office."""
+
+    email: Annotated[str, Grounded(whole_tokens=True)]
+    office: Annotated[str, Grounded(whole_tokens=True)]
+
+
+async def check_cut_token_is_retried(fake: FakeServer, agent: ReActAgent,
+                                     cut: FakeReply, good: FakeReply) -> None:
+    fake.add(cut, good)
+    events = await run(agent, Mail)
+    complete = events[-1]
+    assert isinstance(complete, Complete)
+    assert complete.output == Mail(email="zoe@example.org", office="Room 4\\B")
+    [retry] = [e for e in events if isinstance(e, OutputRetry)]
+    assert "email: 'example.org' cuts through the token 'zoe@example.org'" in retry.message
+    assert "office: 'Room 4\\\\' cuts through the token '4\\\\B'" in retry.message
+    assert "cuts through the token" in tool_results(fake.bodies[1])  # told the model
+    start = DOC.index("zoe@")
+    assert complete.spans["email"] == [(start, start + len("zoe@example.org"))]
+    assert DOC[slice(*complete.spans["office"][0])] == "Room 4\\B"
+
+
+async def test_openai_refuses_and_retries_a_value_that_cuts_a_token() -> None:
+    async with OpenAIFake() as fake:
+        model = tracked(OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="k",
+                                        settings=FAST))
+        await check_cut_token_is_retried(
+            fake, ReActAgent("x", model),
+            FakeReply(text=orjson.dumps({"email": "example.org", "office": "Room 4\\"}).decode()),
+            FakeReply(text=orjson.dumps({"email": "zoe@example.org",
+                                         "office": "Room 4\\B"}).decode()))
+        assert "whole_tokens" not in tool_results(fake.bodies[0])  # never sent to a vendor
+
+
+async def test_anthropic_refuses_and_retries_a_value_that_cuts_a_token() -> None:
+    async with AnthropicFake() as fake:
+        model = tracked(AnthropicChatModel("claude-3-5-haiku-latest", base_url=fake.url,
+                                           api_key="k", settings=FAST))
+        await check_cut_token_is_retried(
+            fake, ReActAgent("x", model),
+            FakeReply(tool_calls=[FakeCall("generate_response",
+                                           {"email": "example.org", "office": "Room 4\\"})]),
+            FakeReply(tool_calls=[FakeCall("generate_response",
+                                           {"email": "zoe@example.org", "office": "Room 4\\B"})]))
+
+
+async def test_a_cut_token_that_persists_fails_as_a_grounding_error() -> None:
+    model = ScriptedModel(['{"email": "example.org", "office": "Room"}'] * 2)
+    agent = ReActAgent("x", model, output=OutputConfig(output_retries=1))
+    [result] = [r async for r in extract_many(agent, [("doc", DOC)], Mail)]
+    assert not result.ok and isinstance(result.error, GroundingError)
+    assert result.error.unfound == [("email", "example.org")]
+    assert "cuts through the token 'zoe@example.org'" in str(result.error)

@@ -128,7 +128,10 @@ def check_examples(
             ) from None
         check = check_grounding(grounded_values(value, output_type, ground), example.text)
         if not check.ok:
-            problems = [f"{p}={v!r} is not in the example's text" for p, v in check.unfound]
+            cut = {(p, v): t for p, v, t in check.cut}
+            problems = [f"{p}={v!r} cuts through {cut[p, v]!r} in the example's text"
+                        if (p, v) in cut else f"{p}={v!r} is not in the example's text"
+                        for p, v in check.unfound]
             problems += [f"{p} is empty" for p, _ in check.empty]
             raise InvalidExampleError(
                 f"{where}: grounded values must be copied from the example's own text: "

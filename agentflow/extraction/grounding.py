@@ -8,6 +8,7 @@
         tags: list[Annotated[str, Grounded()]]            # each item
         notes: Annotated[list[str], Grounded()]           # the same: each item
         city: Annotated[str, Grounded(case_sensitive=False)]
+        version: Annotated[str, Grounded(whole_tokens=True)]  # never part of a token
 
 at any depth (nested models, lists of models, dataclasses, TypedDicts). A
 marker on anything but ``str``, ``str | None`` or a list/tuple/set of them
@@ -27,6 +28,26 @@ of whitespace in the source, the value's leading and trailing whitespace
 ignored; letter case matters unless the marker says
 ``case_sensitive=False``. The span is where it occurs in the source.
 
+**Whole tokens** (``Grounded(whole_tokens=True)``): the value must also begin
+and end at token boundaries of the source, so it is one or more whole tokens
+with what lies between them. A token is a maximal run of characters that are
+neither whitespace nor delimiters (brackets, quotes, ``,`` and ``;``), less a
+trailing run of ``. : ! ?`` (``agentflow.extraction.tokens`` defines it once):
+``2:1.5.2-1``, ``jelmer@debian.org``, ``urgency=medium`` and
+``d/salsa-ci.yml`` are one token each, so ``1.5.2-1``, ``debian`` or ``d`` are
+refused there ("cuts through the token ..."), while ``unstable`` out of
+``unstable;`` and ``Paris`` out of ``Paris.`` are whole. An occurrence that
+cuts a token does not count: the span is the first whole-token occurrence by
+the occurrence rule below. The grammar of a model that takes one allows only
+such values. Use it for fields whose values are whole words of the text
+(identifiers, versions, names, addresses, dates, whole lines).
+
+The ``ground=True`` default applies ``Grounded()`` (sub-token values allowed):
+it grounds every string leaf of schemas not written for grounding, where a
+value may rightly be part of a token (a surname out of ``Smith-Jones``, a
+domain out of an e-mail address); ``ground=Grounded(whole_tokens=True)`` makes
+the default whole-token.
+
 **Spans.** ``[start, end)`` character offsets (Python ``str`` indices) into
 the source: the text of the call's user message(s), joined by a blank line
 when there are several. Keyed by field path: python field names, dotted,
@@ -38,6 +59,7 @@ declaration order, list items in order). Each takes the first occurrence
 that starts at or after the start of the previous value's span and is not
 already taken by an earlier value with the same span; failing that, the
 first occurrence anywhere not taken; failing that, its first occurrence.
+Under ``whole_tokens`` only whole-token occurrences are candidates.
 Repeated list items therefore map to successive occurrences (a value that
 repeats more often than the document holds it reuses the first one, and
 ``degenerate.check_degenerate`` refuses a list that repeats it 3 times or
@@ -60,9 +82,11 @@ from pydantic.fields import FieldInfo
 from typing_extensions import is_typeddict
 
 from agentflow.errors import SchemaError
+from agentflow.extraction.tokens import cuts_token, token_at
 
 __all__ = [
     "GROUNDED_KEY",
+    "WHOLE_TOKENS",
     "Grounded",
     "GroundedValue",
     "GroundingCheck",
@@ -75,8 +99,11 @@ __all__ = [
 
 GROUNDED_KEY = "x-grounded"
 """JSON Schema keyword ``Grounded()`` adds to a grounded string's schema
-(``true``). Kept by the ``local`` dialect (its grammar reads it), dropped by
-every other dialect, so vendors never see it."""
+(``true``, or ``WHOLE_TOKENS``). Kept by the ``local`` dialect (its grammar
+reads it), dropped by every other dialect, so vendors never see it."""
+
+WHOLE_TOKENS = "whole_tokens"
+"""The value of ``GROUNDED_KEY`` for ``Grounded(whole_tokens=True)``."""
 
 Span = tuple[int, int]
 
@@ -89,33 +116,47 @@ class Grounded:
     Attributes:
         case_sensitive: letter case must match (default); ``False`` finds the
             value whatever its case.
+        whole_tokens: the value must begin and end at token boundaries of the
+            source (``agentflow.extraction.tokens``): never part of a word
+            such as the ``1.5.2-1`` of ``2:1.5.2-1``. Default ``False``.
     """
 
     case_sensitive: bool = True
+    whole_tokens: bool = False
 
     def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
         schema = handler(core_schema)
-        _mark(handler.resolve_ref_schema(schema) if "$ref" in schema else schema)
+        _mark(handler.resolve_ref_schema(schema) if "$ref" in schema else schema,
+              self.schema_mark)
         return schema
 
+    @property
+    def schema_mark(self) -> bool | str:
+        """The value of ``GROUNDED_KEY`` for this marker: ``true``, or
+        ``WHOLE_TOKENS`` under ``whole_tokens=True``."""
+        return WHOLE_TOKENS if self.whole_tokens else True
 
-def _mark(node: Any) -> None:
+
+def _mark(node: Any, mark: bool | str) -> None:
     if not isinstance(node, dict):
         return
     kinds = node.get("type")
     kinds = set(kinds) if isinstance(kinds, list) else {kinds}
     if "string" in kinds and "enum" not in node and "const" not in node:
-        node[GROUNDED_KEY] = True
+        node[GROUNDED_KEY] = mark
     if "array" in kinds and isinstance(node.get("items"), dict):
-        _mark(node["items"])
+        _mark(node["items"], mark)
     for branch in node.get("anyOf", ()) or node.get("oneOf", ()):
-        _mark(branch)
+        _mark(branch, mark)
 
 
-def mark_all_strings(schema: Mapping[str, Any]) -> dict[str, Any]:
+def mark_all_strings(schema: Mapping[str, Any], marker: Grounded | None = None) -> dict[str, Any]:
     """A copy of ``schema`` with every free-text string node (``type: string``
     without ``enum``/``const``) marked ``GROUNDED_KEY`` (the default that
-    grounds every string leaf, for grammars)."""
+    grounds every string leaf, for grammars). Nodes a field's own marker
+    already marked keep their mark; the others get ``marker``'s
+    (``Grounded()`` when ``None``)."""
+    mark = (marker or Grounded()).schema_mark
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
@@ -126,7 +167,7 @@ def mark_all_strings(schema: Mapping[str, Any]) -> dict[str, Any]:
         kinds = out.get("type")
         kinds = set(kinds) if isinstance(kinds, list) else {kinds}
         if "string" in kinds and "enum" not in out and "const" not in out:
-            out[GROUNDED_KEY] = True
+            out.setdefault(GROUNDED_KEY, mark)
         return out
 
     result: dict[str, Any] = walk(dict(schema))
@@ -379,16 +420,25 @@ def _occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
     return spans
 
 
+def _whole(spans: list[Span], source: str) -> list[Span]:
+    """The spans that cut no token of ``source``."""
+    return [s for s in spans if not cuts_token(source, *s)]
+
+
 def locate(
-    value: str, source: str, *, start: int = 0, case_sensitive: bool = True
+    value: str, source: str, *, start: int = 0, case_sensitive: bool = True,
+    whole_tokens: bool = False,
 ) -> Span | None:
     """Where ``value`` occurs verbatim in ``source`` at or after ``start``
-    (see the module docstring for "verbatim"); ``None`` if it does not.
-    Blank values are never found."""
+    (see the module docstring for "verbatim"; ``whole_tokens``: only
+    occurrences that cut no token); ``None`` if it does not. Blank values are
+    never found."""
     if not value.strip():
         return None
-    return next((s for s in _occurrences(value, source, case_sensitive) if s[0] >= start),
-                None)
+    every = _occurrences(value, source, case_sensitive)
+    if whole_tokens:
+        every = _whole(every, source)
+    return next((s for s in every if s[0] >= start), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,11 +450,15 @@ class GroundingCheck:
         unfound: ``(path, value)`` of every value not found in the source.
         empty: ``(path, optional)`` of grounded values that are empty (or
             whitespace); ``optional``: the field allows null.
+        cut: ``(path, value, token)`` of whole-token values found only
+            inside a longer token (``token``: the first such, e.g.
+            ``("version", "1.5.2-1", "2:1.5.2-1")``); also in ``unfound``.
     """
 
     spans: dict[str, list[Span]] = field(default_factory=dict)
     unfound: list[tuple[str, str]] = field(default_factory=list)
     empty: list[tuple[str, bool]] = field(default_factory=list)
+    cut: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -413,7 +467,11 @@ class GroundingCheck:
 
     def message(self) -> str:
         """A message listing each failing field (for the model and for errors)."""
-        lines = [f"- {p}: {v!r} is not found in the document; copy the text exactly as "
+        cut = {(p, v): token for p, v, token in self.cut}
+        lines = [f"- {p}: {v!r} cuts through the token {cut[p, v]!r} of the document; "
+                 f"copy whole tokens (here {cut[p, v]!r}) exactly as written"
+                 if (p, v) in cut else
+                 f"- {p}: {v!r} is not found in the document; copy the text exactly as "
                  f"it is written there" for p, v in self.unfound]
         lines += [f"- {p}: empty text; copy it from the document"
                   + (", or use null if the document does not say" if optional else "")
@@ -435,6 +493,11 @@ def check_grounding(values: Sequence[GroundedValue], source: str) -> GroundingCh
             result.empty.append((gv.path, gv.optional))
             continue
         every = _occurrences(gv.value, source, gv.marker.case_sensitive)
+        if every and gv.marker.whole_tokens:
+            whole = _whole(every, source)
+            if not whole:
+                result.cut.append((gv.path, gv.value, token_at(source, *every[0])))
+            every = whole
         if not every:
             result.unfound.append((gv.path, gv.value))
             continue

@@ -354,7 +354,7 @@ class StructuredOutputMiddleware(Middleware):
         assert rf is not None
         if not (run.grounded and rf.schema is not None and ex.model.profile.substring_grammar):
             return rf
-        schema = mark_all_strings(rf.schema) if run.ground is not None else rf.schema
+        schema = mark_all_strings(rf.schema, run.ground) if run.ground is not None else rf.schema
         return replace(rf, schema=schema, source=_source(ex, run))
 
     # ------------------------------------------------------------ streaming

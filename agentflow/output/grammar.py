@@ -12,6 +12,13 @@ string nodes carry ``"x-grounded": true`` (``agentflow.extraction.grounding``):
   value therefore starts and ends at a word boundary, and decodes (JSON) to
   exactly the span it copied: quotes, backslashes, tabs, control characters
   and non-ASCII text included;
+* a string marked ``"x-grounded": "whole_tokens"`` (``Grounded(whole_tokens=
+  True)``) is the same over the source's *pieces* (``agentflow.extraction.
+  tokens``: whole tokens, their trailing ``.:!?`` runs, single whitespace
+  characters, single delimiters), so it can only begin and end at token
+  boundaries: ``2:1.5.2-1`` whole, never ``1.5.2-1``. One ``SOURCE`` terminal
+  per granularity in use (``SOURCE``, ``SOURCE_TOKENS``), each holding the
+  document once;
 * a grounded string is never empty and never starts or ends with a space;
   its ``pattern``, if any, is intersected with the substring (llguidance
   ``&``), applied to the JSON-escaped text (the same text unless the value
@@ -44,6 +51,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from agentflow.extraction.tokens import pieces
+
 __all__ = ["MAX_SOURCE_CHARS", "has_grounded", "substring_grammar"]
 
 MAX_SOURCE_CHARS = 200_000
@@ -51,6 +60,9 @@ MAX_SOURCE_CHARS = 200_000
 fall back to verification after decoding (see the module docstring)."""
 
 _GROUNDED = "x-grounded"
+_WHOLE_TOKENS = "whole_tokens"  # agentflow.extraction.grounding.WHOLE_TOKENS
+_SOURCE = {True: "SOURCE", _WHOLE_TOKENS: "SOURCE_TOKENS"}
+_PLAIN = {"SOURCE": "GROUNDED", "SOURCE_TOKENS": "GROUNDED_TOKENS"}  # without a pattern
 _CHUNK = re.compile(r"\w+|\s|[^\w\s]")
 _NULL = '"null"'
 
@@ -60,7 +72,7 @@ def has_grounded(schema: Any, root: Any = None, _seen: frozenset[str] = frozense
     into ``root["$defs"]``; ``root`` defaults to ``schema``)."""
     root = schema if root is None else root
     if isinstance(schema, dict):
-        if schema.get(_GROUNDED) is True:
+        if schema.get(_GROUNDED) in _SOURCE:
             return True
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/") and ref not in _seen:
@@ -83,10 +95,13 @@ def _json_literal(value: Any) -> str:
     return _literal(json.dumps(value, ensure_ascii=False))
 
 
-def chunks(source: str) -> list[str]:
-    """``source`` as JSON-escaped chunks (words, single whitespace characters,
-    single other characters) whose concatenation is its JSON string body."""
-    return [json.dumps(c, ensure_ascii=False)[1:-1] for c in _CHUNK.findall(source)]
+def chunks(source: str, whole_tokens: bool = False) -> list[str]:
+    """``source`` as JSON-escaped chunks whose concatenation is its JSON
+    string body: words, single whitespace characters and single other
+    characters; with ``whole_tokens``, the pieces of
+    ``agentflow.extraction.tokens.pieces``."""
+    split = pieces(source) if whole_tokens else _CHUNK.findall(source)
+    return [json.dumps(c, ensure_ascii=False)[1:-1] for c in split]
 
 
 class _Builder:
@@ -96,7 +111,8 @@ class _Builder:
         self.item_sep = separators.get("item_separator", ", ")
         self.rules: dict[str, str] = {}
         self.refs: dict[str, str] = {}
-        self.patterns: dict[str, str] = {}
+        self.patterns: dict[tuple[str, str], str] = {}
+        self.sources: set[str] = set()
         self.options = {"whitespace_flexible": False, **separators}
 
     def rule(self, body: str) -> str:
@@ -133,8 +149,9 @@ class _Builder:
         kinds = node.get("type")
         kinds = set(kinds) if isinstance(kinds, list) else {kinds}
         nullable = "null" in kinds
-        if node.get(_GROUNDED) is True:
-            body = self.grounded(node.get("pattern"))
+        mark = node.get(_GROUNDED)
+        if mark in _SOURCE:
+            body = self.grounded(_SOURCE[mark], node.get("pattern"))
         elif "anyOf" in node or "oneOf" in node:
             branches = node.get("anyOf") or node.get("oneOf") or []
             body = " | ".join(self.node(b) for b in branches)
@@ -146,22 +163,31 @@ class _Builder:
             return self.json(node)
         return self.rule(f"{body} | {_NULL}" if nullable else body)
 
-    def grounded(self, pattern: Any) -> str:
-        """The terminal of a grounded string, with its ``pattern`` if any."""
+    def grounded(self, source: str, pattern: Any) -> str:
+        """The terminal of a grounded string over the ``source`` terminal
+        (``SOURCE`` or ``SOURCE_TOKENS``), with its ``pattern`` if any."""
+        self.sources.add(source)
         if not isinstance(pattern, str) or not pattern:
-            return "GROUNDED"
-        name = self.patterns.get(pattern)
+            return _PLAIN[source]
+        name = self.patterns.get((source, pattern))
         if name is None:
-            name = self.patterns[pattern] = f"GROUNDED_{len(self.patterns)}"
+            name = self.patterns[source, pattern] = f"GROUNDED_{len(self.patterns)}"
         return name
 
-    def terminals(self) -> list[str]:
+    def terminals(self, source_text: str) -> list[str]:
         lines = []
-        for pattern, name in self.patterns.items():
+        for source in sorted(self.sources):
+            lines.append(f'{_PLAIN[source]}: "\\"" ({source} & TRIMMED) "\\""')
+        for (source, pattern), name in self.patterns.items():
             full = pattern[1:] if pattern.startswith("^") else ".*" + pattern
             full = full[:-1] if full.endswith("$") and not full.endswith("\\$") else full + ".*"
             regex = f"(?:{full})".replace("/", "\\/")
-            lines.append(f'{name}: "\\"" (SOURCE & TRIMMED & /{regex}/) "\\""')
+            lines.append(f'{name}: "\\"" ({source} & TRIMMED & /{regex}/) "\\""')
+        lines.append("TRIMMED: /[^ ]|[^ ].*[^ ]/")
+        for source in sorted(self.sources):
+            split = chunks(source_text, whole_tokens=source != "SOURCE")
+            lines.append(f"{source}: %regex "
+                         + json.dumps({"substring_chunks": split}, ensure_ascii=False))
         return lines
 
     def object(self, node: Mapping[str, Any]) -> str:
@@ -201,9 +227,5 @@ def substring_grammar(
     start = builder.node(schema)
     lines = ["%llguidance {}", f"start: {start}"]
     lines += [f"{name}: {body}" for name, body in builder.rules.items()]
-    lines.append('GROUNDED: "\\"" (SOURCE & TRIMMED) "\\""')
-    lines += builder.terminals()
-    lines.append("TRIMMED: /[^ ]|[^ ].*[^ ]/")
-    lines.append("SOURCE: %regex " + json.dumps({"substring_chunks": chunks(source)},
-                                                  ensure_ascii=False))
+    lines += builder.terminals(source)
     return "\n".join(lines) + "\n"
