@@ -63,6 +63,7 @@ from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
 from agentflow.batch_api.runner import BatchSettings
 from agentflow.content import DocumentBlock
+from agentflow.deferred import DeferredDocument
 from agentflow.documents.pages import span_pages
 from agentflow.documents.routing import PDF_MODES, pdf_delivery
 from agentflow.errors import AgentflowError, InvalidExampleError
@@ -328,10 +329,13 @@ def _ungroundable(doc: Document) -> Document:
                "ocrmypdf), or extract with a schema without Grounded() fields and no --ground")
 
 
-def _media(doc: Document) -> tuple[DocumentBlock, ...]:
-    """The PDF itself as a document block, when it goes to the model that way."""
+def _media(doc: Document) -> tuple[DocumentBlock | DeferredDocument, ...]:
+    """The PDF itself as a document block, when it goes to the model that way (a
+    file: read when its input is sent, ``agentflow.deferred``)."""
     if doc.data is None:
         return ()
+    if isinstance(doc.data, DeferredDocument):
+        return (doc.data,)
     name = "document.pdf" if doc.id.startswith("-#") else Path(doc.id).name
     return (DocumentBlock.from_bytes(doc.data, "application/pdf", filename=name),)
 

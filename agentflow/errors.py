@@ -53,7 +53,9 @@ The tree::
     └── DocumentError                     a file that cannot be turned into text (.path, .reason)
         ├── CorruptDocumentError          its reader cannot parse it (a damaged or mislabelled PDF)
         ├── EncryptedDocumentError        a PDF that needs a password to open
-        └── NoTextLayerError              a PDF with no text to extract (scanned pages: images)
+        ├── NoTextLayerError              a PDF with no text to extract (scanned pages: images)
+        ├── DocumentTooComplexError       HTML nested too deep to parse in bounded time (.depth)
+        └── DocumentEncodingError         bytes no encoding in the documented order decodes
 
     AgentflowError (long documents, agentflow.extraction)
     ├── EmptyDocumentError                a document with no text: no model call was made
@@ -85,7 +87,9 @@ __all__ = [
     "CorruptDocumentError",
     "DeadlineExceededError",
     "DegenerateOutputError",
+    "DocumentEncodingError",
     "DocumentError",
+    "DocumentTooComplexError",
     "EmptyDocumentError",
     "EncryptedDocumentError",
     "GroundingError",
@@ -684,6 +688,45 @@ class NoTextLayerError(DocumentError):
     def __init__(self, message: str, *, path: str = "", reason: str = "", pages: int = 0) -> None:
         self.pages = pages
         super().__init__(message, path=path, reason=reason)
+
+
+class DocumentTooComplexError(DocumentError):
+    """An HTML page nested deeper than ``agentflow.documents.nesting.MAX_HTML_DEPTH``:
+    its parse would take time growing with the square of the depth (minutes for
+    100,000 levels), so it is refused before parsing.
+
+    Attributes:
+        depth: the nesting depth the scan found (at least the cap plus one).
+    """
+
+    def __init__(self, message: str, *, path: str = "", reason: str = "", depth: int = 0) -> None:
+        self.depth = depth
+        super().__init__(message, path=path, reason=reason)
+
+
+class DocumentEncodingError(DocumentError):
+    """A text or HTML file whose bytes do not decode: its byte-order mark or
+    declared encoding is contradicted by its bytes and no other encoding in the
+    documented order (``agentflow.documents.encoding``) reads them. Raised
+    instead of replacing the bad bytes with U+FFFD (silent mojibake).
+
+    Attributes:
+        encoding: the last encoding tried (Python's codec name).
+    """
+
+    def __init__(self, message: str, *, path: str = "", reason: str = "",
+                 encoding: str = "") -> None:
+        self.encoding = encoding
+        super().__init__(message, path=path, reason=reason)
+
+
+class UnreadableDocumentError(DocumentError):
+    """An input that cannot be read as a document at all: a file or directory
+    that cannot be read (permissions, I/O, a broken link, a pipe), a corrupt
+    ``.gz``, a file over the CLI's size cap, or binary data that is none of
+    text, PDF or HTML. Reported as a failed record; the other inputs go on."""
+
+    default_reason = "the input cannot be read as a text, PDF or HTML document"
 
 
 # --------------------------------------------------------------------------- long documents

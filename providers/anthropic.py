@@ -52,6 +52,7 @@ from agentflow.errors import (
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
+from agentflow.media_tokens import AreaImages, MediaTokens
 from agentflow.messages import Msg
 from agentflow.model import (
     FinishChunk,
@@ -116,6 +117,7 @@ _BASE = ModelProfile(
     max_document_bytes=32_000_000,
     max_inline_bytes=32_000_000,
     max_document_pages=100,
+    media_tokens=MediaTokens(AreaImages(), pdf_page=3_000),
 )
 """Every Claude 3+ model: images (JPEG, PNG, GIF, WebP; "maximum allowed size of 5MB per
 image" on the API: docs.anthropic.com/en/docs/build-with-claude/vision; the API
@@ -123,7 +125,11 @@ measures the base64 text: "image exceeds 5 MB maximum: N bytes > 5242880 bytes",
 so 3,932,160 raw bytes) and PDFs
 ("Maximum request size: 32MB", "Maximum pages per request: 100"; base64 or URL
 sources: docs.anthropic.com/en/docs/build-with-claude/pdf-support; 32 MB is also the
-Messages API's request size limit: docs.anthropic.com/en/api/overview)."""
+Messages API's request size limit: docs.anthropic.com/en/api/overview). Tokens: an
+image is "tokens = (width px * height px)/750" after its long edge is scaled to at most
+1568 px (docs.anthropic.com/en/docs/build-with-claude/vision, "Evaluate image size"); a
+PDF page is its text plus an image of the page, "1,500-3,000 tokens per page"
+(docs.anthropic.com/en/docs/build-with-claude/pdf-support), taken at 3,000."""
 _THINKING = _BASE.with_(supports_thinking=True)
 _NATIVE = _THINKING.with_(native_output="json_schema")
 

@@ -42,6 +42,7 @@ from agentflow.errors import (
     TruncatedStreamError,
     UnsupportedFeatureError,
 )
+from agentflow.media_tokens import GridImages, MediaTokens
 from agentflow.messages import Msg
 from agentflow.model import (
     FinishChunk,
@@ -94,11 +95,16 @@ _PRE3 = ModelProfile(native_output="json_schema", native_output_with_tools=False
                      url_input_modalities=frozenset({"image", "pdf"}),
                      image_media_types=frozenset({"image/png", "image/jpeg", "image/webp",
                                                   "image/heic", "image/heif"}),
-                     max_inline_bytes=20_000_000, max_document_pages=1000)
+                     max_inline_bytes=20_000_000, max_document_pages=1000,
+                     media_tokens=MediaTokens(GridImages(), pdf_page=258))
 """Every Gemini model takes images (PNG, JPEG, WEBP, HEIC, HEIF) and PDFs, inline
 ("when the total request size is less than 20MB") or as ``fileData`` URIs (Files
 API, ``gs://``, public URLs): ai.google.dev/gemini-api/docs/image-understanding,
-ai.google.dev/gemini-api/docs/document-processing (up to 1000 pages)."""
+ai.google.dev/gemini-api/docs/document-processing (up to 1000 pages). Tokens: "images
+with both dimensions <= 384 pixels are counted as 258 tokens; larger images are
+cropped and scaled as needed into tiles of 768x768 pixels, each counted as 258
+tokens" (ai.google.dev/gemini-api/docs/tokens); "each document page is equivalent to
+258 tokens" (ai.google.dev/gemini-api/docs/document-processing)."""
 _THINKING = _PRE3.with_(supports_thinking=True, thinking_default=True)
 
 PROFILES: tuple[ProfileRule, ...] = (
