@@ -48,7 +48,14 @@ from agentflow.execution import CallExecution
 from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
-from agentflow.middleware.base import Act, Finish, Middleware, ModelRequest, ReasonAgain
+from agentflow.middleware.base import (
+    Act,
+    Decision,
+    Finish,
+    Middleware,
+    ModelRequest,
+    ReasonAgain,
+)
 from agentflow.middleware.structured_output import (
     StructuredOutputCompression,
     StructuredOutputMiddleware,
@@ -366,8 +373,43 @@ class ReActAgent:
                     yield event
                 ex.memory.extend(inputs)
 
-                async for event in self._loop(ex):
-                    yield event
+                # the loop: reason, act, repeat (inline: one generator layer fewer per event)
+                while ex.iteration < self.max_iters:
+                    ex.iteration += 1
+                    async for event in self._reason(ex):
+                        yield event
+                    reply = ex.memory[-1]
+                    for call in reply.tool_uses:
+                        yield ToolUse(call.id, call.name, dict(call.input))
+                    decision = None
+                    for m in self.middleware:
+                        decision = await m.post_reasoning(ex, reply)
+                        if decision is not None:
+                            break
+                    for event in self._drain(ex):
+                        yield event
+                    if self._stops(ex, reply, decision):
+                        break
+                    if isinstance(decision, ReasonAgain):
+                        continue
+                    supplied = decision.results if isinstance(decision, Act) else {}
+                    results = Msg("tool", await self._act(ex, reply.tool_uses, supplied))
+                    ex.memory.append(results)
+                    for block in results.tool_results:
+                        yield ToolResult(block.tool_use_id, block.name, block.output,
+                                         block.is_error)
+                    self._count_failures(ex, reply.tool_uses, results, supplied)
+                    stop = False
+                    for m in self.middleware:
+                        stop = await m.post_acting(ex, results) or stop
+                    for event in self._drain(ex):
+                        yield event
+                    if stop:
+                        ex.stop_reason = ex.stop_reason or "stopped"
+                        break
+                else:
+                    ex.stop_reason = "max_iters"
+                    ex.log.info("call.max_iters", max_iters=self.max_iters)
 
                 for m in self.middleware:
                     await m.on_call_end(ex)
@@ -432,52 +474,22 @@ class ReActAgent:
 
     # ------------------------------------------------------------------ the loop
 
-    async def _loop(self, ex: CallExecution) -> AsyncIterator[Event]:
-        """Reason, act, repeat."""
-        while ex.iteration < self.max_iters:
-            ex.iteration += 1
-            async for event in self._reason(ex):
-                yield event
-            reply = ex.memory[-1]
-            for call in reply.tool_uses:
-                yield ToolUse(call.id, call.name, dict(call.input))
-
-            decision = None
-            for m in self.middleware:
-                decision = await m.post_reasoning(ex, reply)
-                if decision is not None:
-                    break
-            for event in self._drain(ex):
-                yield event
-            if isinstance(decision, Finish | ReasonAgain) and reply.tool_uses:
-                ex.memory.append(self._not_executed(reply.tool_uses))
-            if isinstance(decision, Finish):
-                ex.stop_reason = ex.stop_reason or decision.stop_reason
-                return
-            if isinstance(decision, ReasonAgain):
-                ex.memory.extend(decision.messages)
-                continue
-            if not reply.tool_uses:
-                ex.stop_reason = ex.stop_reason or "completed"
-                return
-
-            supplied = decision.results if isinstance(decision, Act) else {}
-            results = Msg("tool", await self._act(ex, reply.tool_uses, supplied))
-            ex.memory.append(results)
-            for block in results.tool_results:
-                yield ToolResult(block.tool_use_id, block.name, block.output, block.is_error)
-            self._count_failures(ex, reply.tool_uses, results, supplied)
-
-            stop = False
-            for m in self.middleware:
-                stop = await m.post_acting(ex, results) or stop
-            for event in self._drain(ex):
-                yield event
-            if stop:
-                ex.stop_reason = ex.stop_reason or "stopped"
-                return
-        ex.stop_reason = "max_iters"
-        ex.log.info("call.max_iters", max_iters=self.max_iters)
+    @staticmethod
+    def _stops(ex: CallExecution, reply: Msg, decision: Decision | None) -> bool:
+        """Apply a ``Finish`` / ``ReasonAgain`` decision (or a reply without tool
+        calls) to ``ex``; whether the loop ends here."""
+        if isinstance(decision, Finish | ReasonAgain) and reply.tool_uses:
+            ex.memory.append(ReActAgent._not_executed(reply.tool_uses))
+        if isinstance(decision, Finish):
+            ex.stop_reason = ex.stop_reason or decision.stop_reason
+            return True
+        if isinstance(decision, ReasonAgain):
+            ex.memory.extend(decision.messages)
+            return False
+        if not reply.tool_uses:
+            ex.stop_reason = ex.stop_reason or "completed"
+            return True
+        return False
 
     async def _reason(self, ex: CallExecution) -> AsyncIterator[Event]:
         """One model request: snapshot, pre_reasoning, stream; appends the reply."""
