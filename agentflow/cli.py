@@ -420,6 +420,12 @@ def _models() -> int:
         print(f"{vendor:10} {pattern:28} {'yes' if p.supports_tools else 'no':6} {modes:28} "
               f"{p.native_output or '-':12} {p.schema_dialect:14} {window:>9} {output:>7} "
               f"{inputs:15} {thinking}")
+    bundled = registry.bundled_models()
+    if bundled:
+        print(f"\n{'model':34} {'licence':20} weights")
+        for vendor, name, licence, installed, default in bundled:
+            spec = f"{vendor}:{name}" + (f" (= {vendor})" if default else "")
+            print(f"{spec:34} {licence:20} {'installed' if installed else 'not installed'}")
     print(f"\n{'vendor':10} API key from (first set wins; --api-key overrides)")
     for vendor in dict.fromkeys(vendor for vendor, _, _ in rows):
         names = registry.api_key_variables(vendor)

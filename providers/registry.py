@@ -187,6 +187,27 @@ def missing_api_key(
     return f"no API key for {vendor}: set {' or '.join(names)}"
 
 
+def bundled_models() -> list[tuple[str, str, str, bool, bool]]:
+    """``(vendor, name, licence, installed, default)`` of every model whose
+    weights ship in a package, from each importable vendor module's
+    ``BUNDLED`` table (``BundledModel``-like rows) and ``bundled_available``."""
+    rows: list[tuple[str, str, str, bool, bool]] = []
+    for vendor in VENDORS:
+        try:
+            module = _module(vendor)
+        except InvalidModelError:
+            continue
+        table = getattr(module, "BUNDLED", None)
+        available = getattr(module, "bundled_available", None)
+        if not isinstance(table, dict) or available is None:
+            continue
+        default = getattr(module, "DEFAULT_MODEL", None)
+        for name, row in table.items():
+            rows.append((vendor, name, str(getattr(row, "licence", "")), bool(available(name)),
+                         name == default))
+    return rows
+
+
 def list_profiles() -> list[tuple[str, str, ModelProfile]]:
     """``(vendor, pattern, profile)`` rows of every importable vendor, in match
     order; a vendor's ``DEFAULT_PROFILE`` comes last with pattern ``"*"``."""

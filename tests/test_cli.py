@@ -136,6 +136,9 @@ def test_models_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert "128,000" in gpt4o and "16,384" in gpt4o  # context window, max output tokens
     assert "text,image,pdf" in gpt4o  # input modalities
     assert " text " in next(line for line in table.splitlines() if "gpt-3.5*" in line)
+    bundled = next(line for line in table.splitlines() if line.startswith("local:gemma3-270m"))
+    assert "(= local)" in bundled and "Gemma Terms of Use" in bundled  # the default, named
+    assert "local:smollm2-135m-instruct" in table
     with pytest.raises(SystemExit) as info:
         main(["--version"])
     assert info.value.code == 0
