@@ -51,6 +51,16 @@ async def test_count_tokens_asks_the_model_and_falls_back() -> None:
     assert await count_tokens(object(), "abcdef") == 2
 
 
+async def test_a_model_that_cannot_be_used_is_not_a_tokenizer_fallback() -> None:
+    """A missing weights file is the set-up error it is, raised by the count,
+    not logged as a fallback and raised again by the first request."""
+    from agentflow.errors import InvalidModelError
+    from agentflow.providers.local import LocalModel
+
+    with pytest.raises(InvalidModelError, match="does not exist"):
+        await count_tokens(LocalModel("/nonexistent/model.gguf"), "hello")
+
+
 async def test_openai_counts_with_tiktoken_or_the_estimate() -> None:
     model = OpenAIChatModel("gpt-4o-mini", api_key="k")
     n = await model.count_tokens("hello world, hello tokens")

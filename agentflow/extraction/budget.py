@@ -84,10 +84,18 @@ def estimate_tokens(text: str) -> int:
 
 async def count_tokens(model: Any, text: str) -> int:
     """Tokens of ``text`` for ``model``: its own ``count_tokens`` when it has
-    one and it works, else ``estimate_tokens`` (a failure is logged, never raised)."""
+    one and it works, else ``estimate_tokens`` (a failure is logged, never raised).
+
+    Raises:
+        UsageError: the model itself cannot be used (``InvalidModelError``: a
+            missing weights file, a missing extra): the same error its first
+            request would raise, without a fallback warning before it.
+    """
     if isinstance(model, TokenCounter):
         try:
             return int(await model.count_tokens(text))
+        except UsageError:
+            raise
         except Exception as exc:  # a tokenizer endpoint down, a library without data...
             _log.warning("token_count_fallback", error=f"{type(exc).__name__}: {exc}")
     return estimate_tokens(text)
