@@ -49,6 +49,9 @@ def format_duration(seconds: float) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
+MIN_RATE_SECONDS = 1.0
+"""Elapsed time before the progress line shows a rate (``-`` until then)."""
+
 class Progress:
     """Counts results and shows the progress line on ``stream``.
 
@@ -103,7 +106,9 @@ class Progress:
         if self._chunks:
             chunks = (f" · chunks {sum(d for d, _ in self._chunks.values())}/"
                       f"{sum(t for _, t in self._chunks.values())}")
-        return (f"{done}/{self.total}{pct} · {rate:.2f} docs/s · ETA {eta} · ok {c['ok']} · "
+        # under a second a rate says nothing (inputs failed before any model call)
+        shown = f"{rate:.2f}" if elapsed >= MIN_RATE_SECONDS else "-"
+        return (f"{done}/{self.total}{pct} · {shown} docs/s · ETA {eta} · ok {c['ok']} · "
                 f"failed {c['failed']} · suspect {c['suspect']}{chunks}")
 
     def _show(self, now: float) -> None:

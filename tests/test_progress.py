@@ -24,6 +24,8 @@ def test_line_shows_rate_eta_and_counts_and_is_throttled_off_a_terminal() -> Non
     progress.add({"ok": False, "error": {"type": "DegenerateOutputError"}})  # throttled
     line = progress.line(progress._start + 2.0)
     assert line == "2/4 (50%) · 1.00 docs/s · ETA 2s · ok 1 · failed 0 · suspect 1"
+    # inputs that fail before any model call finish in microseconds: no rate yet
+    assert progress.line(progress._start + 0.001).startswith("2/4 (50%) · - docs/s · ")
     progress.add({"ok": False})
     progress.add({"ok": True})  # the last result is always shown
     shown = stream.getvalue().splitlines()
