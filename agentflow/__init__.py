@@ -7,6 +7,7 @@ is structured output that works on every LLM provider.
 """
 
 from agentflow.agent import ReActAgent
+from agentflow.deferred import DeferredDocument
 from agentflow.errors import (
     AgentflowError,
     AuthenticationError,
@@ -17,7 +18,9 @@ from agentflow.errors import (
     CorruptDocumentError,
     DeadlineExceededError,
     DegenerateOutputError,
+    DocumentEncodingError,
     DocumentError,
+    DocumentTooComplexError,
     EmptyDocumentError,
     EncryptedDocumentError,
     GroundingError,
@@ -52,6 +55,7 @@ from agentflow.errors import (
     ToolNameError,
     ToolRetriesExceededError,
     TruncatedStreamError,
+    UnreadableDocumentError,
     UnsupportedFeatureError,
     UnsupportedInputError,
     UsageError,
@@ -73,6 +77,7 @@ from agentflow.extraction.budget import Chunking
 from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Merge
+from agentflow.media_tokens import AreaImages, GridImages, MediaTokens, TiledImages
 from agentflow.messages import (
     CACHE_CONTROL,
     STRUCTURED_OUTPUT,
@@ -124,6 +129,7 @@ __all__ = [
     "Act",
     "AgentState",
     "AgentflowError",
+    "AreaImages",
     "AttemptDiscarded",
     "AuthenticationError",
     "AutoStrategy",
@@ -138,15 +144,19 @@ __all__ = [
     "Complete",
     "CorruptDocumentError",
     "DeadlineExceededError",
+    "DeferredDocument",
     "DegenerateOutputError",
     "DocumentBlock",
+    "DocumentEncodingError",
     "DocumentError",
+    "DocumentTooComplexError",
     "EmptyDocumentError",
     "EncryptedDocumentError",
     "Event",
     "Example",
     "Finish",
     "GenerateOptions",
+    "GridImages",
     "Grounded",
     "GroundingError",
     "ImageBlock",
@@ -155,6 +165,7 @@ __all__ = [
     "InvalidModelError",
     "InvalidRecordError",
     "InvalidStateError",
+    "MediaTokens",
     "MediaTypeError",
     "Merge",
     "MergeConflictError",
@@ -197,6 +208,7 @@ __all__ = [
     "TextBlock",
     "ThinkingBlock",
     "ThinkingChunk",
+    "TiledImages",
     "Tool",
     "ToolChoice",
     "ToolDefinitionError",
@@ -211,6 +223,7 @@ __all__ = [
     "ToolUseBlock",
     "Toolkit",
     "TruncatedStreamError",
+    "UnreadableDocumentError",
     "UnsupportedFeatureError",
     "UnsupportedInputError",
     "Usage",

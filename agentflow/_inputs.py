@@ -16,11 +16,13 @@ larger than ``MAX_INPUT_BYTES``, empty) comes out with its ``problem`` set,
 so the caller records it as failed without asking a model to invent an
 answer: nothing named is skipped silently.
 
-Binary detection looks at the share of non-text bytes, not only NULs:
-valid UTF-8 is text unless more than ``MAX_CONTROL_SHARE`` of its
-characters are control characters; anything else is handed to
-``charset-normalizer``, which finds legacy encodings (cp1251, latin-1...)
-and refuses what no encoding makes readable (random bytes).
+Plain text is decoded by the documented order of
+``agentflow.documents.encoding`` (BOM, UTF-8, then ``charset-normalizer``'s
+detection, each strict): text whose bytes no encoding reads is a
+``DocumentEncodingError`` record, never decoded with replacement characters.
+Binary detection looks at the share of non-text bytes, not only NULs: valid
+text is binary when more than ``MAX_CONTROL_SHARE`` of its characters are
+control characters, and bytes mostly invalid in every encoding are binary.
 """
 
 from __future__ import annotations
@@ -40,10 +42,12 @@ from typing import Any
 
 import orjson
 
+from agentflow.deferred import DeferredDocument
+from agentflow.documents.encoding import MAX_CONTROL_SHARE, decode_text
 from agentflow.documents.kinds import DocumentKind, sniff_kind
 from agentflow.documents.loading import load_document
 from agentflow.documents.pages import PageMap, shift_pages
-from agentflow.errors import DocumentError
+from agentflow.errors import DocumentError, EmptyDocumentError, UnreadableDocumentError
 
 __all__ = ["FORMATS", "MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "InputError",
            "decode_text", "iter_documents", "read_document"]
@@ -51,10 +55,6 @@ __all__ = ["FORMATS", "MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "Input
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 """Largest input read (after gunzip), in bytes; a larger one is a failed record."""
 
-MAX_CONTROL_SHARE = 0.05
-"""Largest share of control characters (other than whitespace and ESC) in text."""
-
-_TEXT_CONTROLS = frozenset("\t\n\r\f\v\b\x1b")
 
 
 FORMATS = ("auto", "text", "jsonl", "pdf", "html")
@@ -77,9 +77,11 @@ class Document:
             ``None`` for other kinds, or when ``prepare`` rewrote the text).
         problem_type: the error type behind ``problem`` (``None``: ``InputError``).
         reason: what to do about ``problem``, in words (the record's ``error.reason``).
-        data: the PDF's bytes when it goes to the model as a document block
-            (``iter_documents(deliver=)``); ``text`` is then its text layer, sent
-            beside it, or empty (a scan).
+        data: the PDF when it goes to the model as a document block
+            (``iter_documents(deliver=)``): a ``DeferredDocument`` that reads the
+            file when its input is sent (the bytes themselves for stdin, which
+            cannot be read twice); ``text`` is then its text layer, sent beside
+            it, or empty (a scan).
     """
 
     id: str
@@ -90,7 +92,7 @@ class Document:
     pages: PageMap | None = None
     problem_type: str | None = None
     reason: str | None = None
-    data: bytes | None = field(default=None, repr=False)
+    data: bytes | DeferredDocument | None = field(default=None, repr=False)
 
 
 class InputError(ValueError):
@@ -98,7 +100,24 @@ class InputError(ValueError):
 
 
 class _Unusable(InputError):
-    """One document cannot be read as text (reported per document, not raised)."""
+    """One document cannot be read as text (reported per document, not raised).
+
+    Attributes:
+        problem_type: the public error type the record names
+            (``UnreadableDocumentError`` unless a reader raised another
+            ``DocumentError``).
+        reason: the record's ``error.reason``.
+    """
+
+    def __init__(self, message: str, problem_type: str = "UnreadableDocumentError",
+                 reason: str = UnreadableDocumentError.default_reason) -> None:
+        super().__init__(message)
+        self.problem_type, self.reason = problem_type, reason
+
+    def document(self, doc_id: str) -> Document:
+        """The failed document this problem makes."""
+        return Document(doc_id, "", problem=str(self), problem_type=self.problem_type,
+                        reason=self.reason or None)
 
 
 def _walk(root: Path) -> list[tuple[Path, str | None]]:
@@ -147,47 +166,16 @@ def _expand(spec: str) -> list[tuple[Path, str | None]]:
     return [(p, None) for p in files]
 
 
-def decode_text(raw: bytes) -> str | None:
-    """``raw`` as text, or ``None`` when it is binary (see the module docstring)."""
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf")):
-        for bom, codec in ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"),
-                           (b"\xfe\xff", "utf-16")):
-            if raw.startswith(bom):
-                try:
-                    return _texty(raw.decode(codec))
-                except UnicodeDecodeError:
-                    return None
-    if b"\0" in raw[:65536]:
-        return None
-    try:
-        return _texty(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        if exc.start >= len(raw) - 3 and exc.reason == "unexpected end of data":
-            return _texty(raw.decode("utf-8", errors="replace"))  # a cut last character
-    try:
-        import charset_normalizer
-    except ImportError:  # without the detector: UTF-8 with few bad bytes, else binary
-        text = raw.decode("utf-8", errors="replace")
-        return _texty(text) if text.count("\ufffd") <= MAX_CONTROL_SHARE * len(text) else None
-    best = charset_normalizer.from_bytes(raw[:262144]).best()
-    if best is None or best.encoding is None:
-        return None
-    return _texty(raw.decode(best.encoding, errors="replace"))
-
-
-def _texty(text: str) -> str | None:
-    sample = text[:65536]
-    controls = sum(1 for c in sample if (c < " " and c not in _TEXT_CONTROLS) or c == "\x7f")
-    return None if controls > MAX_CONTROL_SHARE * max(1, len(sample)) else text
-
-
 def _read(path: Path) -> str:
     """The text of ``path`` (``-``: stdin), gunzipped by suffix, as plain text.
 
     Raises:
         _Unusable: unreadable, corrupt ``.gz``, too large, or binary.
     """
-    text = decode_text(_read_bytes(path))
+    try:
+        text = decode_text(_read_bytes(path), name=str(path))
+    except DocumentError as exc:
+        raise _Unusable(str(exc), type(exc).__name__, exc.reason) from None
     if text is None:
         raise _Unusable(f"{path}: binary file, not text")
     return text
@@ -220,20 +208,21 @@ def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None =
     goes as ``deliver(has_text)`` says (see ``iter_documents``).
 
     Raises:
-        _Unusable: unreadable, corrupt ``.gz``, too large, or binary plain text.
+        _Unusable: unreadable, corrupt ``.gz``, too large, or binary plain text
+            (a text file whose bytes do not decode is a ``Document`` with
+            ``problem_type`` ``DocumentEncodingError``).
     """
     raw = _read_bytes(path)
     name = "" if str(path) == "-" else str(path)
     kind: DocumentKind = (sniff_kind(raw[:1024], name) if fmt == "auto" else
                           "pdf" if fmt == "pdf" else "html" if fmt == "html" else "text")
-    if kind == "text":
-        text = decode_text(raw)
-        if text is None:
-            raise _Unusable(f"{path}: binary file, not text")
-        doc_id = name or f"-#{_digest(text)}"
-        return Document(doc_id, text)
     doc_id = name or f"-#{hashlib.sha1(raw).hexdigest()[:12]}"
     try:
+        if kind == "text":
+            text = decode_text(raw, name=name)
+            if text is None:
+                raise _Unusable(f"{path}: binary file, not text")
+            return Document(name or f"-#{_digest(text)}", text)
         if kind == "pdf" and deliver is not None:
             return _pdf_document(doc_id, raw, str(path), deliver)
         loaded = load_document(raw, name=str(path), kind=kind)
@@ -246,7 +235,8 @@ def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None =
 def _pdf_document(doc_id: str, raw: bytes, name: str, deliver: Callable[[bool], str]
                   ) -> Document:
     """A PDF as ``deliver`` (``agentflow.documents.routing.pdf_delivery``, bound to the
-    mode and model) says: its text layer, its bytes for a document block, or both.
+    mode and model) says: its text layer, the file for a document block (read
+    again when its input is sent: ``agentflow.deferred``), or both.
 
     Raises:
         DocumentError: unreadable, or (delivery ``no_text``) without a text layer.
@@ -258,8 +248,10 @@ def _pdf_document(doc_id: str, raw: bytes, name: str, deliver: Callable[[bool], 
         if not has_text:  # raises the NoTextLayerError that says why
             load_document(raw, name=name, kind="pdf")
         return Document(doc_id, loaded.text, kind="pdf", pages=loaded.pages)
+    # stdin cannot be read twice: its bytes are kept; a file is read when it is sent
+    data = raw if name in ("", "-") else DeferredDocument(name)
     return Document(doc_id, loaded.text if has_text else "", kind="pdf",
-                    pages=loaded.pages if has_text else None, data=raw)
+                    pages=loaded.pages if has_text else None, data=data)
 
 
 def _is_jsonl(path: Path, fmt: str) -> bool:
@@ -321,7 +313,7 @@ def iter_documents(
     for spec in specs:
         for path, problem in _expand(spec):
             if problem is not None:
-                yield Document(str(path), "", problem=problem)
+                yield _Unusable(problem).document(str(path))
                 continue
             try:
                 if _is_jsonl(path, fmt):
@@ -331,7 +323,7 @@ def iter_documents(
                 for doc in docs:
                     yield doc if doc.problem else _prepared(doc, prepare)
             except _Unusable as exc:
-                yield Document(str(path), "", problem=str(exc))
+                yield exc.document(str(path))
 
 
 def read_document(path: str | Path, *, fmt: str = "auto",
@@ -344,7 +336,7 @@ def read_document(path: str | Path, *, fmt: str = "auto",
     try:
         doc = _file_document(path, "auto" if fmt == "jsonl" else fmt)
     except _Unusable as exc:
-        return Document(str(path), "", problem=str(exc))
+        return exc.document(str(path))
     return doc if doc.problem else _prepared(doc, prepare)
 
 
@@ -370,7 +362,9 @@ def _prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
             return Document(doc.id, "", problem=(
                 f"{doc.id}: prepare() returned {type(text).__name__}, not str"))
     if not text.strip():
-        return Document(doc.id, text, problem=f"{doc.id}: empty document", kind=doc.kind)
+        return Document(doc.id, text, problem=f"{doc.id}: empty document", kind=doc.kind,
+                        problem_type=EmptyDocumentError.__name__,
+                        reason=EmptyDocumentError.reason)
     found = 0 if doc.text.startswith(text) else doc.text.find(text)
     offset = max(found, 0)
     pages = doc.pages

@@ -94,10 +94,13 @@ def model_family(model: str) -> str:
 
 
 def estimate_request_tokens(
-    request_chars: int, max_output: int | None, typical_output: int
+    request_chars: int, max_output: int | None, typical_output: int, *, media_tokens: int = 0
 ) -> int:
     """Tokens one request is expected to count against a tokens-per-minute limit:
-    ``ceil(request_chars / 4)`` plus ``min(max_output, typical_output)``
-    (``typical_output`` when the request sets no reply cap)."""
+    ``ceil(request_chars / 4)`` plus ``media_tokens`` plus ``min(max_output,
+    typical_output)`` (``typical_output`` when the request sets no reply cap).
+    ``request_chars`` leaves out the base64 of image and document blocks, which
+    count as ``media_tokens`` (``agentflow.media_tokens``: the vendor's rule
+    from the profile), never as text."""
     output = typical_output if max_output is None else min(max_output, typical_output)
-    return math.ceil(max(0, request_chars) / 4) + max(0, output)
+    return math.ceil(max(0, request_chars) / 4) + max(0, media_tokens) + max(0, output)

@@ -30,8 +30,8 @@ from typing import Any
 
 import anyio
 
+from agentflow._input_checks import check_call_inputs
 from agentflow._logging import get_logger
-from agentflow.content import check_inputs
 from agentflow.errors import InvalidInputError, ProviderError, ToolRetriesExceededError
 from agentflow.events import (
     AttemptDiscarded,
@@ -348,7 +348,8 @@ class ReActAgent:
         state = self.state if state is None else state
         if not inputs and not state.memory:
             raise InvalidInputError("no message: pass a message, or a state whose memory holds one")
-        check_inputs([*state.memory, *inputs], self.model.profile, self.model.model_name)
+        state.inputs_checked = check_call_inputs(  # only what the last call did not check
+            state.memory, inputs, self.model.profile, self.model.model_name, state.inputs_checked)
         if output is not None:
             self.structured_output.prepare(self.model, output, bool(len(self.toolkit)), strategy)
         await state.acquire()

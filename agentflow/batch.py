@@ -43,6 +43,7 @@ from agentflow.agent import ReActAgent
 from agentflow.batch_api.mode import Mode, start_batch_mode
 from agentflow.batch_api.model import input_scope
 from agentflow.batch_api.runner import BatchSettings
+from agentflow.deferred import resolve_media
 from agentflow.errors import EmptyDocumentError
 from agentflow.events import Complete
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking, count_tokens, plan_budget
@@ -71,7 +72,9 @@ class ExtractInput:
     """One input: an id (unique within the batch), its text, and ``media``: image
     or document blocks (``agentflow.content``) sent before the text in the same
     user message (a PDF the model reads itself). An input with media is sent
-    whole, never chunked; its text may then be empty."""
+    whole, never chunked; its text may then be empty. A
+    ``agentflow.deferred.DeferredDocument`` among the media is read from disk
+    only when this input is sent."""
 
     id: str
     text: str
@@ -143,10 +146,12 @@ async def _aiter(inputs: Iterable[InputLike] | AsyncIterable[InputLike]) -> Asyn
 
 
 def _message(item: ExtractInput) -> Msg:
-    """The user message of ``item``: its media, then its text (when it has any)."""
+    """The user message of ``item``: its media (deferred ones read now), then its
+    text (when it has any)."""
     if not item.media:
         return Msg.user(item.text)
-    return Msg.user([*item.media, item.text] if item.text.strip() else list(item.media))
+    media = resolve_media(item.media)
+    return Msg.user([*media, item.text] if item.text.strip() else media)
 
 
 async def _extract_one(
@@ -275,6 +280,8 @@ async def extract_many(
     Args:
         agent_or_model: an agent, or a model (object or ``"vendor:model"``) for
             which a tool-less agent is built with ``instructions`` as system prompt.
+            A model given by name is closed when the iteration ends; an agent
+            or model object stays open (its owner closes it).
         inputs: str (id = index), ``(id, text)`` or ``ExtractInput`` items;
             a sync or async iterable, consumed lazily.
         output: the output type.
@@ -336,6 +343,7 @@ async def extract_many(
         if isinstance(agent_or_model, ReActAgent)
         else ReActAgent("extract", agent_or_model, sys_prompt=instructions)
     )
+    owner = agent
     shown = agent.structured_output.config.examples if examples is None else tuple(examples)
     rule = agent.structured_output.config.ground if ground is None else ground
     marker = rule if isinstance(rule, Grounded) else Grounded() if rule else None
@@ -407,3 +415,5 @@ async def extract_many(
                 await supervisor
         if batch_run is not None:
             await batch_run.aclose()
+        if isinstance(agent_or_model, str):  # the model is ours: built from its name here
+            await owner.aclose()

@@ -63,6 +63,7 @@ from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
 from agentflow.batch_api.runner import BatchSettings
 from agentflow.content import DocumentBlock
+from agentflow.deferred import DeferredDocument
 from agentflow.documents.pages import span_pages
 from agentflow.documents.routing import PDF_MODES, pdf_delivery
 from agentflow.errors import AgentflowError, InvalidExampleError
@@ -84,10 +85,6 @@ DEFAULT_INSTRUCTIONS = (
     "the document."
 )
 
-
-_SAME_FOR_EVERY_INPUT = (errors.UsageError, errors.AuthenticationError, errors.NotFoundError)
-"""Errors the first call reveals that every other input would meet too (misuse, a
-wrong API key, a model the vendor does not have): the run stops with exit 2."""
 
 CliError = SetupError
 """Bad usage: printed without a traceback, exit status 2 (an alias of ``SetupError``)."""
@@ -276,8 +273,7 @@ async def _extract_into(
                 mode=args.mode, batch=_batch_settings(args, batch_usage),
                 examples=examples,
             ):
-                if isinstance(result.error, _SAME_FOR_EVERY_INPUT) and not isinstance(
-                        result.error, errors.UnsupportedInputError):  # stop: nothing else works
+                if getattr(result.error, "same_for_every_input", False):  # nothing else works
                     raise SetupError(f"{type(result.error).__name__}: {result.error}")
                 record = _record(result, offsets.get(result.id, 0), pages.get(result.id))
                 if result.id in sent_as:  # the model read the PDF itself
@@ -333,10 +329,13 @@ def _ungroundable(doc: Document) -> Document:
                "ocrmypdf), or extract with a schema without Grounded() fields and no --ground")
 
 
-def _media(doc: Document) -> tuple[DocumentBlock, ...]:
-    """The PDF itself as a document block, when it goes to the model that way."""
+def _media(doc: Document) -> tuple[DocumentBlock | DeferredDocument, ...]:
+    """The PDF itself as a document block, when it goes to the model that way (a
+    file: read when its input is sent, ``agentflow.deferred``)."""
     if doc.data is None:
         return ()
+    if isinstance(doc.data, DeferredDocument):
+        return (doc.data,)
     name = "document.pdf" if doc.id.startswith("-#") else Path(doc.id).name
     return (DocumentBlock.from_bytes(doc.data, "application/pdf", filename=name),)
 
@@ -470,9 +469,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     ex.add_argument("--schema", required=True,
                     help="output type: module:Class, path/to/file.py:Class, or schema.json")
-    ex.add_argument("--input", nargs="+", required=True,
+    ex.add_argument("--input", nargs="+", action="extend", required=True,
                     help="files (text, PDF, HTML), globs, directories, .gz, .jsonl, or - for "
-                         "stdin")
+                         "stdin (repeatable: every --input is read)")
     ex.add_argument("--model", default="local", help="'vendor:model' (default: local)")
     ex.add_argument("--base-url", help="API root for the vendor (an OpenAI-compatible server...)")
     ex.add_argument("--api-key", help="API key (default: the vendor's environment variable)")

@@ -467,8 +467,13 @@ def _mb(n: int) -> str:
     return f"{n / 1_000_000:.1f} MB" if n >= 100_000 else f"{n} bytes"
 
 
-def check_inputs(messages: Iterable[Msg], profile: ModelProfile, model_name: str) -> None:
-    """Refuse, before any request, a block the model does not take.
+def check_inputs(messages: Iterable[Msg], profile: ModelProfile, model_name: str, *,
+                 first_index: int = 0, inline: int = 0) -> int:
+    """Refuse, before any request, a block the model does not take; return the
+    base64 bytes of the inline blocks so far (``inline`` plus those of
+    ``messages``), so a caller can check a conversation a part at a time
+    (``agentflow._input_checks``): ``first_index`` is the index of the first of
+    ``messages`` in the conversation (errors name it).
 
     Decision table, per image/document block (profile data only):
 
@@ -485,8 +490,7 @@ def check_inputs(messages: Iterable[Msg], profile: ModelProfile, model_name: str
         UnsupportedInputError: naming the model, the modality, the block and the limit.
         InvalidInputError: an image or document outside a user message.
     """
-    inline = 0
-    for index, msg in enumerate(messages):
+    for index, msg in enumerate(messages, start=first_index):
         for block in msg.content:
             if not isinstance(block, ImageBlock | DocumentBlock):
                 continue
@@ -528,3 +532,4 @@ def check_inputs(messages: Iterable[Msg], profile: ModelProfile, model_name: str
                     f"images and documents comes to {_mb(inline)} > {_mb(profile.max_inline_bytes)}"
                     f" per request (at {where}); send fewer or smaller files, or URLs",
                     model=model_name, modality=kind)
+    return inline

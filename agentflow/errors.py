@@ -53,7 +53,9 @@ The tree::
     └── DocumentError                     a file that cannot be turned into text (.path, .reason)
         ├── CorruptDocumentError          its reader cannot parse it (a damaged or mislabelled PDF)
         ├── EncryptedDocumentError        a PDF that needs a password to open
-        └── NoTextLayerError              a PDF with no text to extract (scanned pages: images)
+        ├── NoTextLayerError              a PDF with no text to extract (scanned pages: images)
+        ├── DocumentTooComplexError       HTML nested too deep to parse in bounded time (.depth)
+        └── DocumentEncodingError         bytes no encoding in the documented order decodes
 
     AgentflowError (long documents, agentflow.extraction)
     ├── EmptyDocumentError                a document with no text: no model call was made
@@ -68,7 +70,7 @@ echoed prefix of one (``agentflow._secrets``) when it is built.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from agentflow._secrets import mask_secrets
 
@@ -85,7 +87,9 @@ __all__ = [
     "CorruptDocumentError",
     "DeadlineExceededError",
     "DegenerateOutputError",
+    "DocumentEncodingError",
     "DocumentError",
+    "DocumentTooComplexError",
     "EmptyDocumentError",
     "EncryptedDocumentError",
     "GroundingError",
@@ -128,7 +132,20 @@ __all__ = [
 
 
 class AgentflowError(Exception):
-    """Base class of every agentflow exception."""
+    """Base class of every agentflow exception.
+
+    Attributes:
+        same_for_every_input: (class data) the fault lies in the run's set-up,
+            not in one input, so every other input of a run would meet it too:
+            misuse (``UsageError``), a wrong key (``AuthenticationError``), a
+            model the vendor does not have (``NotFoundError``). A bulk run
+            (``agentflow extract``) stops at the first such error instead of
+            failing every record the same way. Faults of one input's content
+            (``MediaTypeError``, ``UnsupportedInputError``: raised before any
+            request, like misuse, but about that input's bytes) say ``False``.
+    """
+
+    same_for_every_input: ClassVar[bool] = False
 
 
 # --------------------------------------------------------------------------- misuse
@@ -136,6 +153,8 @@ class AgentflowError(Exception):
 
 class UsageError(AgentflowError):
     """The caller used the API wrongly. Raised before any model request."""
+
+    same_for_every_input = True
 
 
 class InvalidInputError(UsageError, TypeError):
@@ -152,6 +171,8 @@ class MediaTypeError(InvalidInputError):
         media_type: the media type given or found, when there is one.
     """
 
+    same_for_every_input = False  # about one input's bytes
+
     def __init__(self, message: str, *, media_type: str | None = None) -> None:
         super().__init__(message)
         self.media_type = media_type
@@ -166,6 +187,8 @@ class UnsupportedInputError(InvalidInputError):
         model: the model's name.
         modality: ``"image"`` or ``"pdf"``.
     """
+
+    same_for_every_input = False  # about one input's bytes
 
     def __init__(self, message: str, *, model: str, modality: str) -> None:
         super().__init__(message)
@@ -298,6 +321,8 @@ class UnsupportedFeatureError(BadRequestError):
 class AuthenticationError(ProviderError):
     """HTTP 401 (or a vendor's equivalent): the API key is missing or wrong."""
 
+    same_for_every_input = True
+
 
 class PermissionDeniedError(ProviderError):
     """HTTP 403: the key may not use this model or region."""
@@ -305,6 +330,8 @@ class PermissionDeniedError(ProviderError):
 
 class NotFoundError(ProviderError):
     """HTTP 404: unknown model or endpoint."""
+
+    same_for_every_input = True
 
 
 class QuotaExceededError(ProviderError):
@@ -661,6 +688,45 @@ class NoTextLayerError(DocumentError):
     def __init__(self, message: str, *, path: str = "", reason: str = "", pages: int = 0) -> None:
         self.pages = pages
         super().__init__(message, path=path, reason=reason)
+
+
+class DocumentTooComplexError(DocumentError):
+    """An HTML page nested deeper than ``agentflow.documents.nesting.MAX_HTML_DEPTH``:
+    its parse would take time growing with the square of the depth (minutes for
+    100,000 levels), so it is refused before parsing.
+
+    Attributes:
+        depth: the nesting depth the scan found (at least the cap plus one).
+    """
+
+    def __init__(self, message: str, *, path: str = "", reason: str = "", depth: int = 0) -> None:
+        self.depth = depth
+        super().__init__(message, path=path, reason=reason)
+
+
+class DocumentEncodingError(DocumentError):
+    """A text or HTML file whose bytes do not decode: its byte-order mark or
+    declared encoding is contradicted by its bytes and no other encoding in the
+    documented order (``agentflow.documents.encoding``) reads them. Raised
+    instead of replacing the bad bytes with U+FFFD (silent mojibake).
+
+    Attributes:
+        encoding: the last encoding tried (Python's codec name).
+    """
+
+    def __init__(self, message: str, *, path: str = "", reason: str = "",
+                 encoding: str = "") -> None:
+        self.encoding = encoding
+        super().__init__(message, path=path, reason=reason)
+
+
+class UnreadableDocumentError(DocumentError):
+    """An input that cannot be read as a document at all: a file or directory
+    that cannot be read (permissions, I/O, a broken link, a pipe), a corrupt
+    ``.gz``, a file over the CLI's size cap, or binary data that is none of
+    text, PDF or HTML. Reported as a failed record; the other inputs go on."""
+
+    default_reason = "the input cannot be read as a text, PDF or HTML document"
 
 
 # --------------------------------------------------------------------------- long documents

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkabl
 
 from agentflow.content import Modality
 from agentflow.errors import InvalidModelError
+from agentflow.media_tokens import MediaTokens
 from agentflow.messages import Msg
 
 __all__ = [
@@ -293,6 +294,9 @@ class ModelProfile:
         max_document_pages: the most PDF pages one request may carry (the vendor
             counts them and refuses more; the core cannot count pages without a
             PDF library, so callers that read the PDF, such as ``extract``, check it).
+        media_tokens: how the vendor counts an image's and a PDF page's tokens
+            (``agentflow.media_tokens``: its documented rule), for the rate
+            governor's estimate; the default counts conservative constants.
         items_per_chunk: list items per chunk this model extracts reliably
             when a long document is read item by item (``Chunking(items=...)``):
             1 for a weak model, which extracts one item far better than
@@ -325,6 +329,7 @@ class ModelProfile:
     max_inline_bytes: int | None = None
     max_document_pages: int | None = None
     items_per_chunk: int | None = None
+    media_tokens: MediaTokens = field(default_factory=MediaTokens)
 
     def with_(self, **changes: Any) -> ModelProfile:
         """A copy with ``changes`` applied (the set fields may be any iterable)."""

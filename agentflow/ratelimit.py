@@ -37,8 +37,11 @@ How admission works:
   between them, so no cross-process round trip sits in front of a request.
 
 Per-request token estimate (``estimate_request_tokens``): the request's
-characters divided by 4 (OpenAI's rule of thumb for English text) plus the reply budget
-(the request's ``max_tokens`` capped at ``typical_output_tokens``).
+characters divided by 4 (OpenAI's rule of thumb for English text), leaving out
+the base64 of image and document blocks, which count by the vendor's rule
+(``agentflow.media_tokens``, profile data: OpenAI's tiles, Anthropic's area / 750,
+Gemini's 258 per tile and per PDF page), plus the reply budget (the request's
+``max_tokens`` capped at ``typical_output_tokens``).
 
 The governor is thread-safe and not tied to one event loop: every waiter
 sleeps on an ``asyncio.Event`` of its own loop and is woken thread-safely.

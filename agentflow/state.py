@@ -14,13 +14,16 @@ its whole run); calls with separate states run fully in parallel.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import orjson
 
 from agentflow.errors import InvalidStateError
 from agentflow.messages import Msg, msg_from_dict, msg_to_dict
+
+if TYPE_CHECKING:
+    from agentflow._input_checks import CheckedPrefix
 
 __all__ = ["AgentState"]
 
@@ -35,15 +38,18 @@ class AgentState:
         memory: the messages, oldest first.
         so_tool_active: the last call that asked for structured output ran in
             tool mode (an enter reminder is in memory, no exit reminder yet).
+        inputs_checked: how much of ``memory`` the input check has passed
+            (``agentflow._input_checks``; not persisted).
     """
 
-    __slots__ = ("_busy", "_lock", "memory", "so_tool_active")
+    __slots__ = ("_busy", "_lock", "inputs_checked", "memory", "so_tool_active")
 
     def __init__(self, memory: Iterable[Msg] = (), *, so_tool_active: bool = False) -> None:
         self.memory: list[Msg] = list(memory)
         self.so_tool_active = so_tool_active
         self._lock: anyio.Semaphore | None = None
         self._busy = False
+        self.inputs_checked: CheckedPrefix | None = None
 
     @property
     def lock(self) -> anyio.Semaphore:

@@ -19,6 +19,15 @@ and entities, a table, a list, a script and a style to drop), parsed
 * by ``agentflow.documents.html_to_text`` (parse, the charset prescan for bytes,
   and the innerText rules: blocks, cells, hidden and script content).
 
+Hostile HTML: a page of ``--nested`` nested ``<div>`` (100,000 by default),
+which Lexbor alone takes minutes to parse (its work per block element grows
+with the depth), against ``html_to_text``, which refuses it with a
+``DocumentTooComplexError`` after its linear depth scan; and a page of blocks
+nested right at the cap (``MAX_HTML_DEPTH``), repeated to about 1 MB, which is
+read: the worst a page that passes the cap costs, beside Lexbor on a flat page
+of the same size (the floor). Lexbor on the hostile page itself is timed only
+with ``--nested-floor`` (slow: about 170 s at 100,000).
+
 Each figure is the median of ``--repeat`` runs, in CPU seconds of this process
 (``time.process_time``: on a machine shared with other jobs, wall time mostly
 measures them), the readers interleaved run by run so that drifting load hits
@@ -27,6 +36,7 @@ extracted texts are checked against the floor's, so speed is never bought
 with lost text.
 
     python benchmarks/bench_documents.py [--pages 100] [--sections 400] [--repeat 5]
+        [--nested 100000] [--nested-floor]
 """
 
 from __future__ import annotations
@@ -45,7 +55,8 @@ from pypdf import PdfReader
 from selectolax.lexbor import LexborHTMLParser
 
 from agentflow._inputs import iter_documents
-from agentflow.documents import PAGE_SEPARATOR, html_to_text, read_pdf
+from agentflow.documents import MAX_HTML_DEPTH, PAGE_SEPARATOR, html_to_text, read_pdf
+from agentflow.errors import DocumentTooComplexError
 
 LINE = ("Item {n}: valve inspection at station {s}, flange torque {t} Nm, "
         "status nominal; cost {c}.00 EUR.")
@@ -97,6 +108,8 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=100)
     parser.add_argument("--sections", type=int, default=400)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--nested", type=int, default=100_000)
+    parser.add_argument("--nested-floor", action="store_true")
     args = parser.parse_args()
 
     raw = make_pdf(args.pages)
@@ -139,6 +152,39 @@ def main() -> None:
     for name, seconds in hrows:
         print(f"| {name} | {seconds:.3f} | {len(html) / seconds / 1e6:.1f} | "
               f"{seconds / hrows[0][1]:.2f} |")
+    sys.stdout.flush()
+    hostile_html(args.nested, args.repeat, args.nested_floor)
+
+
+def refused(page: bytes) -> None:
+    try:
+        html_to_text(page)
+    except DocumentTooComplexError:
+        return
+    raise AssertionError("the hostile page was not refused")
+
+
+def hostile_html(nested: int, repeat: int, with_floor: bool) -> None:
+    hostile = ("<div>" * nested + "x" + "</div>" * nested).encode()
+    block = "<div>" * MAX_HTML_DEPTH + "x" + "</div>" * MAX_HTML_DEPTH
+    at_cap = (block * max(1, 1_000_000 // len(block))).encode()
+    flat = ("<div>x</div>" * (len(at_cap) // 12)).encode()
+    assert html_to_text(at_cap).count("x") == at_cap.count(b"x")
+    names = [f"html_to_text, {nested:,} nested (refused)",
+             "floor: Lexbor parse, flat page of the at-cap page's size",
+             f"html_to_text, {MAX_HTML_DEPTH} deep blocks (read)"]
+    works: list[Callable[[], object]] = [
+        lambda: refused(hostile), lambda: LexborHTMLParser(flat), lambda: html_to_text(at_cap)]
+    rows = list(zip(names, median_seconds(works, repeat), strict=True))
+    if with_floor:
+        start = time.process_time()
+        LexborHTMLParser(hostile)
+        rows.append((f"Lexbor parse alone, {nested:,} nested (once)", time.process_time() - start))
+    print(f"\nHostile HTML: {len(hostile):,} bytes nested {nested:,} deep; at-cap page "
+          f"{len(at_cap):,} bytes; median of {repeat}, CPU seconds")
+    print("| page | s |\n|--|--:|")
+    for name, seconds in rows:
+        print(f"| {name} | {seconds:.3f} |")
     sys.stdout.flush()
 
 

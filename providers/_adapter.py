@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import aiohttp
 
+from agentflow.media_tokens import media_cost
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoice, ToolSpec
 from agentflow.providers._http import HttpClient
@@ -129,7 +130,8 @@ class HttpChatModel(ABC):
         """
         streaming = self.streams(options)
         path, body = self.build_request(messages, tools, options, stream=streaming)
-        async with self._client.open(path, body, whole=not streaming) as response:
+        media = media_cost((b for m in messages for b in m.content), self._profile.media_tokens)
+        async with self._client.open(path, body, whole=not streaming, media=media) as response:
             del body  # sent: not kept alive while the reply is read
             if streaming:
                 async for chunk in self.parse_stream(response):

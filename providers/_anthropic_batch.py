@@ -39,19 +39,18 @@ from agentflow.batch_api.protocol import (
     BatchState,
     BatchStatus,
 )
-from agentflow.errors import BadRequestError, ProviderError, RedirectError
+from agentflow.errors import BadRequestError, RedirectError
 from agentflow.providers._batch_wire import (
-    BatchHttp,
+    BatchWire,
+    WireBatchAPI,
     check_batch,
     malformed_line,
-    require_mapping,
     same_origin,
 )
-from agentflow.providers._http import HttpClient
 from agentflow.providers._payload import dump_json
 from agentflow.providers._streams import iter_lines
 
-__all__ = ["CUSTOM_ID", "LIMITS", "STATUS_OF_ERROR_TYPE", "AnthropicBatchAPI"]
+__all__ = ["CUSTOM_ID", "LIMITS", "STATUS_OF_ERROR_TYPE", "WIRE", "AnthropicBatchAPI"]
 
 _log = get_logger("agentflow.batch.anthropic")
 
@@ -104,6 +103,13 @@ def batch_status(data: Mapping[str, Any]) -> BatchStatus:
                        failed=n["errored"] + n["canceled"] + n["expired"], message=message)
 
 
+WIRE = BatchWire(
+    "anthropic", LIMITS, resource=lambda batch_id: f"{_PATH}/{batch_id}",
+    cancel=lambda batch_id: f"{_PATH}/{batch_id}/cancel", id_field="id",
+    kind="message_batch", status_of=batch_status)
+"""The Message Batches resource: ``GET .../{id}``, ``POST .../{id}/cancel``."""
+
+
 def result_of(line: str) -> BatchResult:
     """One line of a results ``.jsonl`` as a ``BatchResult`` (a line that is
     not the documented shape: ``malformed_line``, no id)."""
@@ -140,30 +146,13 @@ def _item_error(result: Mapping[str, Any]) -> BatchItemError:
                           status=STATUS_OF_ERROR_TYPE.get(code or "") if code else None)
 
 
-class AnthropicBatchAPI:
-    """The Message Batches API over siblings of one model's ``HttpClient`` (its
-    base URL, key and error mapping; outside its rate governor: batches have
-    limits of their own). Close with ``aclose``.
-
-    Every method raises the client's ``ProviderError`` family; ``submit``
+class AnthropicBatchAPI(WireBatchAPI):
+    """The Message Batches API (``WireBatchAPI`` over ``WIRE``): ``submit``
     is sent once (a 5xx or broken connection after it may have created the
     batch, so only refusals are retried: ``BatchHttp.create``).
     """
 
-    def __init__(self, client: HttpClient) -> None:
-        self._http = BatchHttp(client)
-
-    def __repr__(self) -> str:
-        return f"AnthropicBatchAPI(base_url={self._http.base_url!r})"
-
-    @property
-    def limits(self) -> BatchLimits:
-        """``LIMITS``."""
-        return LIMITS
-
-    async def aclose(self) -> None:
-        """Close the HTTP sessions (idempotent)."""
-        await self._http.aclose()
+    wire = WIRE
 
     async def submit(self, requests: Sequence[BatchRequest]) -> str:
         """Create a batch of ``requests``; return its id (``msgbatch_...``).
@@ -176,30 +165,7 @@ class AnthropicBatchAPI:
                              for r in requests]}
         check_batch("anthropic", requests, LIMITS, id_pattern=CUSTOM_ID,
                     size=len(dump_json(body)))
-        data = await self._http.create(_PATH, body)
-        batch_id = data.get("id") if isinstance(data, Mapping) else None
-        if not isinstance(batch_id, str):
-            raise ProviderError(f"the batch was created but its reply has no id: "
-                                f"{str(data)[:200]}", vendor="anthropic")
-        return batch_id
-
-    async def _batch(self, batch_id: str) -> Mapping[str, Any]:
-        data = await self._http.json(f"{_PATH}/{batch_id}")
-        return require_mapping("anthropic", data, "message_batch")
-
-    async def status(self, batch_id: str) -> BatchStatus:
-        """Poll a batch (``GET /v1/messages/batches/{id}``).
-
-        Raises:
-            ProviderError: as the client's (``NotFoundError`` for an unknown id);
-                ``ProviderError`` for a reply that is not a ``message_batch``.
-        """
-        data = await self._batch(batch_id)
-        try:
-            return batch_status(data)
-        except (LookupError, TypeError, ValueError) as exc:
-            raise ProviderError(f"malformed message_batch ({exc}): {str(data)[:200]}",
-                                vendor="anthropic") from exc
+        return await self.create(_PATH, body)
 
     async def results(self, batch_id: str) -> AsyncIterator[BatchResult]:
         """The results of an ended batch, read line by line from its ``results_url``.
@@ -210,7 +176,7 @@ class AnthropicBatchAPI:
                 base URL (the key is never sent elsewhere).
             ProviderError: as the client's.
         """
-        data = await self._batch(batch_id)
+        data = await self.resource(batch_id)
         url = data.get("results_url")
         if not isinstance(url, str) or not url:
             raise BadRequestError(
@@ -226,19 +192,3 @@ class AnthropicBatchAPI:
             async for line in iter_lines(response):
                 if line.strip():
                     yield result_of(line)
-
-    async def cancel(self, batch_id: str) -> None:
-        """Ask for the batch to be cancelled (``POST .../{id}/cancel``); a batch
-        already cancelling or ended is left as it is.
-
-        Raises:
-            ProviderError: as the client's.
-        """
-        try:
-            await self._http.json(f"{_PATH}/{batch_id}/cancel", {})
-        except BadRequestError:
-            status = await self.status(batch_id)
-            if not (status.state.terminal or status.state is BatchState.CANCELLING):
-                raise
-            _log.info("batch.cancel.already", vendor="anthropic", batch_id=batch_id,
-                      state=str(status.state))

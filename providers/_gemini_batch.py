@@ -9,10 +9,12 @@ google-genai ``batches.py`` (``_CreateBatchJobParameters_to_mldev``,
 * Create: ``POST models/{model}:batchGenerateContent`` ``{"batch":
   {"displayName", "inputConfig": {"requests": {"requests": [{"request":
   <GenerateContentRequest>, "metadata": {"key": <custom_id>}}]}}}}``. Inline
-  requests total at most 20 MB (larger batches go through an uploaded JSONL
-  file, up to 2 GB: not used here, the runner splits into 20 MB batches).
-  Returns an Operation ``{"name": "batches/{id}", "metadata": {"state",
-  "batchStats", ...}}``; the batch id is that ``name``.
+  requests total at most 20 MB; a larger batch goes as a JSONL file of
+  ``{"key", "request"}`` lines (at most 2 GB) uploaded through the Files API
+  (``_gemini_files``) and named as ``"inputConfig": {"fileName": "files/..."}``;
+  its results then come as a responses file. Returns an Operation
+  ``{"name": "batches/{id}", "metadata": {"state", "batchStats", ...}}``; the
+  batch id is that ``name``.
 * Poll: ``GET batches/{id}`` -> the Operation: ``metadata.state``
   ``BATCH_STATE_PENDING|RUNNING|SUCCEEDED|FAILED|CANCELLED|EXPIRED`` on the
   wire (the SDK renames them ``JOB_STATE_*``, which are accepted too, with
@@ -56,24 +58,31 @@ from agentflow.batch_api.protocol import (
 )
 from agentflow.errors import BadRequestError, ProviderError
 from agentflow.providers._batch_wire import (
-    BatchHttp,
+    BatchWire,
+    WireBatchAPI,
     check_batch,
     check_size,
     malformed_line,
+    read_status,
     require_mapping,
 )
+from agentflow.providers._gemini_files import CHUNK_BYTES, MAX_FILE_BYTES, upload_file
 from agentflow.providers._http import HttpClient
 from agentflow.providers._payload import dump_json
 from agentflow.providers._streams import iter_lines
 
-__all__ = ["HTTP_OF_GRPC", "LIMITS", "GeminiBatchAPI", "batch_state", "batch_status"]
+__all__ = ["HTTP_OF_GRPC", "INLINE_MAX_BYTES", "LIMITS", "WIRE", "GeminiBatchAPI", "batch_state",
+           "batch_status"]
 
 _log = get_logger("agentflow.batch.gemini")
 
-LIMITS = BatchLimits(max_requests=100_000, max_bytes=20 * 1024 * 1024)
-"""Inline requests total at most 20 MB (ai.google.dev/gemini-api/docs/batch-mode);
-the docs give no count limit, so the count is capped like Anthropic's (the
-byte limit binds first for real requests)."""
+INLINE_MAX_BYTES = 20 * 1024 * 1024
+"""Inline requests total at most 20 MB (ai.google.dev/gemini-api/docs/batch-mode,
+checked 2026-12); a larger batch is uploaded as an input file."""
+
+LIMITS = BatchLimits(max_requests=100_000, max_bytes=MAX_FILE_BYTES)
+"""An input file holds at most 2 GB (the Files API's limit); the docs give no
+count limit, so the count is capped like Anthropic's."""
 
 _KEY = re.compile(r"\S(?:.{0,126}\S)?", re.S)
 """A ``metadata.key``: any non-blank string (bounded, so ids stay short)."""
@@ -178,30 +187,29 @@ def _name(batch_id: str) -> str:
     return batch_id if batch_id.startswith("batches/") else f"batches/{batch_id}"
 
 
-class GeminiBatchAPI:
-    """Gemini batch mode over siblings of one model's ``HttpClient`` (its base
-    URL with the API version, key and error mapping; outside its rate
-    governor). Close with ``aclose``.
+WIRE = BatchWire(
+    "gemini", LIMITS, resource=_name, cancel=lambda batch_id: f"{_name(batch_id)}:cancel",
+    id_field="name", kind="batch operation", status_of=batch_status)
+"""The batch resource: ``GET batches/{id}`` (an Operation), ``POST batches/{id}:cancel``."""
 
-    Every method raises the client's ``ProviderError`` family; ``submit`` is
-    sent once (only refusals are retried: a failure after it may have
-    created the batch; ``BatchHttp.create``).
+
+class GeminiBatchAPI(WireBatchAPI):
+    """Gemini batch mode (``WireBatchAPI`` over ``WIRE``): ``submit`` is sent
+    once (only refusals are retried: a failure after it may have created the
+    batch; ``BatchHttp.create``). A request's ``custom_id`` travels as its
+    ``metadata.key``. A batch over ``inline_max_bytes`` inline is uploaded
+    as a JSONL input file (``_gemini_files``) and named by the batch.
     """
 
-    def __init__(self, client: HttpClient) -> None:
-        self._http = BatchHttp(client)
+    wire = WIRE
 
-    def __repr__(self) -> str:
-        return f"GeminiBatchAPI(base_url={self._http.base_url!r})"
-
-    @property
-    def limits(self) -> BatchLimits:
-        """``LIMITS``."""
-        return LIMITS
-
-    async def aclose(self) -> None:
-        """Close the HTTP sessions (idempotent)."""
-        await self._http.aclose()
+    def __init__(self, client: HttpClient, *, inline_max_bytes: int = INLINE_MAX_BYTES,
+                 chunk_bytes: int = CHUNK_BYTES) -> None:
+        super().__init__(client)
+        self.inline_max_bytes = inline_max_bytes
+        """A batch whose inline body is larger is uploaded as a file."""
+        self.chunk_bytes = chunk_bytes
+        """Bytes per upload request of an input file."""
 
     async def submit(self, requests: Sequence[BatchRequest], *, tag: str | None = None) -> str:
         """Create a batch of inline ``requests``; return its name (``batches/...``).
@@ -209,9 +217,10 @@ class GeminiBatchAPI:
 
         Raises:
             BadRequestError: (never sent) see ``check_batch``; requests for
-                different models, or not ``generateContent`` requests; or the
-                API refused it.
-            ProviderError: as the client's.
+                different models, or not ``generateContent`` requests; an
+                input file over 2 GB (``LIMITS``, naming it); or the API
+                refused it.
+            ProviderError: as the client's (the upload's too: ``upload_file``).
         """
         check_batch("gemini", requests, LIMITS, id_pattern=_KEY)
         paths = {r.path for r in requests}
@@ -220,19 +229,20 @@ class GeminiBatchAPI:
             raise BadRequestError(
                 f"a Gemini batch takes generateContent requests of one model; got "
                 f"{sorted({path, *paths})[:3]}", status=None, vendor="gemini")
-        body = {"batch": {
-            "displayName": tag or f"agentflow-{requests[0].custom_id}-{len(requests)}",
-            "inputConfig": {"requests": {"requests": [
-                {"request": dict(r.body), "metadata": {"key": r.custom_id}} for r in requests]}},
-        }}
-        check_size("gemini", len(dump_json(body)), LIMITS)
+        name = tag or f"agentflow-{requests[0].custom_id}-{len(requests)}"
+        body = {"batch": {"displayName": name, "inputConfig": {"requests": {"requests": [
+            {"request": dict(r.body), "metadata": {"key": r.custom_id}} for r in requests]}}}}
+        if len(dump_json(body)) > self.inline_max_bytes:  # too large inline: as a file
+            content = b"".join(orjson.dumps({"key": r.custom_id, "request": dict(r.body)})
+                               + b"\n" for r in requests)
+            check_size("gemini", len(content), LIMITS)
+            file_name = await upload_file(self._http, content, media_type="application/jsonl",
+                                          display_name=name, chunk_bytes=self.chunk_bytes)
+            _log.info("batch.input_file", vendor="gemini", file=file_name, bytes=len(content),
+                      requests=len(requests))
+            body = {"batch": {"displayName": name, "inputConfig": {"fileName": file_name}}}
         target = path.removesuffix(":generateContent") + ":batchGenerateContent"
-        data = await self._http.create(target, body)
-        name = data.get("name") if isinstance(data, Mapping) else None
-        if not isinstance(name, str) or not name:
-            raise ProviderError(f"the batch was created but its reply has no name: "
-                                f"{str(data)[:200]}", vendor="gemini")
-        return name
+        return await self.create(target, body)
 
     async def find(self, tag: str, *, max_pages: int = 20) -> str | None:
         """The name of the batch submitted with ``tag``, among the newest
@@ -256,24 +266,6 @@ class GeminiBatchAPI:
                 return None
         return None
 
-    async def _operation(self, batch_id: str) -> Mapping[str, Any]:
-        data = await self._http.json(_name(batch_id))
-        return require_mapping("gemini", data, "batch operation")
-
-    async def status(self, batch_id: str) -> BatchStatus:
-        """Poll a batch (``GET batches/{id}``).
-
-        Raises:
-            ProviderError: as the client's; ``ProviderError`` for a reply that
-                is not a batch operation (or names an unknown state).
-        """
-        data = await self._operation(batch_id)
-        try:
-            return batch_status(data)
-        except (LookupError, TypeError, ValueError) as exc:
-            raise ProviderError(f"malformed batch operation ({exc}): {str(data)[:200]}",
-                                vendor="gemini") from exc
-
     async def results(self, batch_id: str) -> AsyncIterator[BatchResult]:
         """The results of a terminal batch: its inlined responses, or the lines
         of its responses file. A failed batch has none; an expired or
@@ -283,12 +275,8 @@ class GeminiBatchAPI:
             BadRequestError: the batch is not terminal.
             ProviderError: as the client's.
         """
-        data = await self._operation(batch_id)
-        try:
-            state = batch_status(data).state
-        except (LookupError, TypeError, ValueError) as exc:
-            raise ProviderError(f"malformed batch operation ({exc}): {str(data)[:200]}",
-                                vendor="gemini") from exc
+        data = await self.resource(batch_id)
+        state = read_status(WIRE, data).state
         if not state.terminal:
             raise BadRequestError(f"batch {batch_id} has no results yet (state {state})",
                                   status=None, vendor="gemini")
@@ -305,19 +293,3 @@ class GeminiBatchAPI:
                 async for line in iter_lines(response):
                     if line.strip():
                         yield _line(line)
-
-    async def cancel(self, batch_id: str) -> None:
-        """Ask for the batch to be cancelled (``POST batches/{id}:cancel``); a
-        batch already terminal is left as it is.
-
-        Raises:
-            ProviderError: as the client's.
-        """
-        try:
-            await self._http.json(f"{_name(batch_id)}:cancel", {})
-        except BadRequestError:
-            status = await self.status(batch_id)
-            if not (status.state.terminal or status.state is BatchState.CANCELLING):
-                raise
-            _log.info("batch.cancel.already", vendor="gemini", batch_id=batch_id,
-                      state=str(status.state))

@@ -376,6 +376,7 @@ class HttpClient:
         method: str = "POST",
         raw: bytes | None = None,
         whole: bool = False,
+        media: tuple[int, int] = (0, 0),
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         """POST ``body`` as JSON to ``path`` and yield the 2xx response, all of
         it (connection, retries, reading the reply inside the ``async with``)
@@ -383,7 +384,10 @@ class HttpClient:
         of ``body`` (a multipart upload, with its ``content-type`` in
         ``headers``; ``b""`` for a GET without a body). ``whole``: the reply
         comes in one piece once the model is done (not streamed), so no read
-        timeout applies before it, only the deadline.
+        timeout applies before it, only the deadline. ``media``: ``(tokens,
+        chars)`` of the request's image and document blocks
+        (``agentflow.media_tokens.media_cost``): the rate governor counts their
+        tokens by the profile's rule instead of their base64 as text.
 
         Raises:
             DeadlineExceededError: the deadline passed (a server trickling
@@ -394,7 +398,7 @@ class HttpClient:
         started = False
         try:
             async with scope, self._open(path, body, headers=headers, method=method,
-                                         raw=raw, whole=whole) as response:
+                                         raw=raw, whole=whole, media=media) as response:
                 started = True
                 yield response
         except TimeoutError as exc:
@@ -416,6 +420,7 @@ class HttpClient:
         method: str = "POST",
         raw: bytes | None = None,
         whole: bool = False,
+        media: tuple[int, int] = (0, 0),
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         """POST ``body`` as JSON (or ``raw`` bytes) to ``path`` and yield the 2xx
         response; the encoded body is dropped once sent.
@@ -433,7 +438,7 @@ class HttpClient:
         all_headers = {**self._headers, **(headers or {})}
         if headers:
             _register_credentials(headers)
-        lease = await self._admit(body, payload)
+        lease = await self._admit(body, payload, media)
         del body
         client_timeout = self._whole_timeout if whole else None
         try:
@@ -468,14 +473,18 @@ class HttpClient:
             if lease is not None:
                 lease.release()
 
-    async def _admit(self, body: Mapping[str, Any], payload: bytes) -> RateLease | None:
-        """The governor's admission for this request (``None`` without a governor)."""
+    async def _admit(self, body: Mapping[str, Any], payload: bytes,
+                     media: tuple[int, int] = (0, 0)) -> RateLease | None:
+        """The governor's admission for this request (``None`` without a governor):
+        the payload's characters less the media blocks' base64, as text, plus the
+        media's own tokens (``media``, see ``open``)."""
         if self.governor is None:
             return None
         cap = body.get("max_tokens", body.get("max_completion_tokens"))
+        media_tokens, media_chars = media
         tokens = estimate_request_tokens(
-            len(payload), cap if isinstance(cap, int) else None,
-            self.governor.typical_output_tokens)
+            len(payload) - media_chars, cap if isinstance(cap, int) else None,
+            self.governor.typical_output_tokens, media_tokens=media_tokens)
         return await self.governor.admit(tokens)
 
     def _observe(self, lease: RateLease | None, response: aiohttp.ClientResponse) -> None:

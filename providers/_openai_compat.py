@@ -32,6 +32,7 @@ from agentflow.errors import (
     TruncatedStreamError,
     UnsupportedFeatureError,
 )
+from agentflow.media_tokens import media_cost
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.providers._http import (
@@ -344,7 +345,9 @@ class OpenAICompatibleModel:
                 f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
         markup = MarkupFilter(self._markups, tools)
         streaming = body.get("stream") is True
-        async with self._http.open(self.chat_path, body, whole=not streaming) as response:
+        media = media_cost((b for m in messages for b in m.content), self.profile.media_tokens)
+        async with self._http.open(self.chat_path, body, whole=not streaming,
+                                   media=media) as response:
             del body  # sent: not kept alive while the reply is read
             if not streaming or "json" in response.content_type:
                 guard = ReplyGuard(self.vendor, stream=False)

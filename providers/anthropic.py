@@ -46,13 +46,13 @@ from typing import Any
 import aiohttp
 import orjson
 
-from agentflow.batch_api.protocol import BatchRequest
 from agentflow.errors import (
     ProviderError,
     TruncatedStreamError,
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
+from agentflow.media_tokens import AreaImages, MediaTokens
 from agentflow.messages import Msg
 from agentflow.model import (
     FinishChunk,
@@ -67,7 +67,6 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
-from agentflow.providers._adapter import HttpChatModel
 from agentflow.providers._anthropic_batch import STATUS_OF_ERROR_TYPE, AnthropicBatchAPI
 from agentflow.providers._anthropic_request import (
     THINKING_BLOCKS,
@@ -77,7 +76,7 @@ from agentflow.providers._anthropic_request import (
     set_breakpoints,
     tool_choice,
 )
-from agentflow.providers._batch_wire import whole_reply
+from agentflow.providers._batch_wire import WholeReplyBatches
 from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
@@ -118,6 +117,7 @@ _BASE = ModelProfile(
     max_document_bytes=32_000_000,
     max_inline_bytes=32_000_000,
     max_document_pages=100,
+    media_tokens=MediaTokens(AreaImages(), pdf_page=3_000),
 )
 """Every Claude 3+ model: images (JPEG, PNG, GIF, WebP; "maximum allowed size of 5MB per
 image" on the API: docs.anthropic.com/en/docs/build-with-claude/vision; the API
@@ -125,7 +125,11 @@ measures the base64 text: "image exceeds 5 MB maximum: N bytes > 5242880 bytes",
 so 3,932,160 raw bytes) and PDFs
 ("Maximum request size: 32MB", "Maximum pages per request: 100"; base64 or URL
 sources: docs.anthropic.com/en/docs/build-with-claude/pdf-support; 32 MB is also the
-Messages API's request size limit: docs.anthropic.com/en/api/overview)."""
+Messages API's request size limit: docs.anthropic.com/en/api/overview). Tokens: an
+image is "tokens = (width px * height px)/750" after its long edge is scaled to at most
+1568 px (docs.anthropic.com/en/docs/build-with-claude/vision, "Evaluate image size"); a
+PDF page is its text plus an image of the page, "1,500-3,000 tokens per page"
+(docs.anthropic.com/en/docs/build-with-claude/pdf-support), taken at 3,000."""
 _THINKING = _BASE.with_(supports_thinking=True)
 _NATIVE = _THINKING.with_(native_output="json_schema")
 
@@ -213,7 +217,7 @@ WHOLE_REPLY_MAX_TOKENS = 128_000 * 600 // 3600
 """The largest ``max_tokens`` Anthropic's SDK sends without streaming (21,333)."""
 
 
-class AnthropicChatModel(HttpChatModel):
+class AnthropicChatModel(WholeReplyBatches):
     """A Claude model over the Messages API.
 
     Args:
@@ -228,6 +232,9 @@ class AnthropicChatModel(HttpChatModel):
         stream: stream replies (SSE) or ask for whole ones.
         cache: set prompt-cache breakpoints.
     """
+
+    batch_api_type = AnthropicBatchAPI
+    """Batches (``BatchCapable``) go through ``AnthropicBatchAPI``."""
 
     vendor = VENDOR
 
@@ -353,32 +360,6 @@ class AnthropicChatModel(HttpChatModel):
         for index, block in enumerate(data.get("content") or []):
             yield from reader.block(index, block)
         yield from reader.finish(data.get("stop_reason"))
-
-    # -- batch (agentflow.batch_api.BatchCapable) ---------------------------------
-    def batch_api(self) -> AnthropicBatchAPI:
-        """The Message Batches API on this model's base URL and key
-        (``_anthropic_batch``), outside the live rate governor."""
-        return AnthropicBatchAPI(self._client)
-
-    def batch_request(
-        self,
-        custom_id: str,
-        messages: Sequence[Msg],
-        tools: Sequence[ToolSpec],
-        options: GenerateOptions,
-    ) -> BatchRequest:
-        """The live non-streaming ``/v1/messages`` body as one batch request
-        (its ``params``)."""
-        path, body = self.build_request(messages, tools, options, stream=False)
-        return BatchRequest(custom_id, path, body)
-
-    def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
-        """The chunks of a succeeded result's ``message``, as of a whole live reply.
-
-        Raises:
-            ServerError: the message is malformed or empty (as live).
-        """
-        return whole_reply(VENDOR, self.parse_reply, reply)
 
 
 def create(model_name: str, **kwargs: Any) -> AnthropicChatModel:

@@ -35,7 +35,6 @@ from typing import Any
 import aiohttp
 import orjson
 
-from agentflow.batch_api.protocol import BatchRequest
 from agentflow.errors import (
     AuthenticationError,
     ProviderError,
@@ -43,6 +42,7 @@ from agentflow.errors import (
     TruncatedStreamError,
     UnsupportedFeatureError,
 )
+from agentflow.media_tokens import GridImages, MediaTokens
 from agentflow.messages import Msg
 from agentflow.model import (
     FinishChunk,
@@ -57,8 +57,7 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
-from agentflow.providers._adapter import HttpChatModel
-from agentflow.providers._batch_wire import whole_reply
+from agentflow.providers._batch_wire import WholeReplyBatches
 from agentflow.providers._gemini_batch import GeminiBatchAPI
 from agentflow.providers._gemini_request import (
     CALL_ID,
@@ -96,11 +95,16 @@ _PRE3 = ModelProfile(native_output="json_schema", native_output_with_tools=False
                      url_input_modalities=frozenset({"image", "pdf"}),
                      image_media_types=frozenset({"image/png", "image/jpeg", "image/webp",
                                                   "image/heic", "image/heif"}),
-                     max_inline_bytes=20_000_000, max_document_pages=1000)
+                     max_inline_bytes=20_000_000, max_document_pages=1000,
+                     media_tokens=MediaTokens(GridImages(), pdf_page=258))
 """Every Gemini model takes images (PNG, JPEG, WEBP, HEIC, HEIF) and PDFs, inline
 ("when the total request size is less than 20MB") or as ``fileData`` URIs (Files
 API, ``gs://``, public URLs): ai.google.dev/gemini-api/docs/image-understanding,
-ai.google.dev/gemini-api/docs/document-processing (up to 1000 pages)."""
+ai.google.dev/gemini-api/docs/document-processing (up to 1000 pages). Tokens: "images
+with both dimensions <= 384 pixels are counted as 258 tokens; larger images are
+cropped and scaled as needed into tiles of 768x768 pixels, each counted as 258
+tokens" (ai.google.dev/gemini-api/docs/tokens); "each document page is equivalent to
+258 tokens" (ai.google.dev/gemini-api/docs/document-processing)."""
 _THINKING = _PRE3.with_(supports_thinking=True, thinking_default=True)
 
 PROFILES: tuple[ProfileRule, ...] = (
@@ -122,7 +126,7 @@ DEFAULT_PROFILE = _PRE3
 """The profile of model names no pattern matches: native output never with tools."""
 
 
-class GeminiChatModel(HttpChatModel):
+class GeminiChatModel(WholeReplyBatches):
     """A Gemini model over the Gemini API.
 
     Args:
@@ -135,6 +139,9 @@ class GeminiChatModel(HttpChatModel):
         include_thoughts: ask for thought summaries (``ThinkingDelta`` chunks).
         stream: stream replies (SSE) or ask for whole ones.
     """
+
+    batch_api_type = GeminiBatchAPI
+    """Batches (``BatchCapable``) go through ``GeminiBatchAPI``."""
 
     vendor = VENDOR
     otel_provider = "gcp.gemini"
@@ -235,33 +242,6 @@ class GeminiChatModel(HttpChatModel):
         reader = _Reader()
         yield from reader.feed(data)
         yield from reader.end(cut_if_unfinished=False)
-
-    # -- batch (agentflow.batch_api.BatchCapable) ---------------------------------
-    def batch_api(self) -> GeminiBatchAPI:
-        """Gemini batch mode on this model's base URL and key (``_gemini_batch``),
-        outside the live rate governor."""
-        return GeminiBatchAPI(self._client)
-
-    def batch_request(
-        self,
-        custom_id: str,
-        messages: Sequence[Msg],
-        tools: Sequence[ToolSpec],
-        options: GenerateOptions,
-    ) -> BatchRequest:
-        """The live ``generateContent`` body as one batch request (its
-        ``request``; ``custom_id`` travels as its ``metadata.key``)."""
-        path, body = self.build_request(messages, tools, options, stream=False)
-        return BatchRequest(custom_id, path, body)
-
-    def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
-        """The chunks of one ``GenerateContentResponse`` of a batch, as of a
-        whole live reply.
-
-        Raises:
-            ServerError: the response is malformed or empty (as live).
-        """
-        return whole_reply(VENDOR, self.parse_reply, reply)
 
 
 def create(model_name: str, **kwargs: Any) -> GeminiChatModel:

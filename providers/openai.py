@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from agentflow.batch_api.protocol import BatchRequest
 from agentflow.extraction.budget import estimate_tokens
+from agentflow.media_tokens import MediaTokens, TiledImages
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoiceMode, ToolSpec
 from agentflow.providers._http import RateHeaders, parse_retry_after
@@ -62,6 +63,7 @@ OPENAI_DEFAULT = ModelProfile(
     max_document_bytes=32_000_000,
     max_inline_bytes=50_000_000,
     max_document_pages=100,
+    media_tokens=MediaTokens(TiledImages()),
 )
 """Current OpenAI models: json_schema output with tools, strict schemas, every
 tool_choice; images (PNG, JPEG, WEBP, non-animated GIF; https or data URLs,
@@ -69,7 +71,11 @@ tool_choice; images (PNG, JPEG, WEBP, non-animated GIF; https or data URLs,
 platform.openai.com/docs/guides/images-vision) and PDFs (inline file data,
 "up to 100 pages and 32MB of total content in a single request": "models that
 support both text and image inputs ... can accept PDF files":
-platform.openai.com/docs/guides/pdf-files)."""
+platform.openai.com/docs/guides/pdf-files). Image tokens: scaled to fit 2048 x 2048,
+then the shortest side to 768, "85 base tokens" plus "170 tokens" per 512 px tile
+(platform.openai.com/docs/guides/images-vision#calculating-costs, GPT-4o / GPT-4.1);
+PDF pages (text plus an image of each page, no published figure) count the
+conservative default."""
 _TEXT_ONLY = {"input_modalities": {"text"}, "url_input_modalities": ()}
 """Models without image (hence PDF) input (their model pages list text input only)."""
 _REASONING = OPENAI_DEFAULT.with_(supports_thinking=True, thinking_default=True,
@@ -250,15 +256,18 @@ class OpenAIChatModel(OpenAICompatibleModel):
         body.pop("stream_options", None)
         return BatchRequest(custom_id, self.chat_path, body)
 
-    def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
+    def parse_batch_reply(self, reply: Any, tools: Sequence[ToolSpec] = ()
+                          ) -> Iterable[ModelChunk]:
         """The chunks of one batch reply (a whole ``chat.completion``), read as
-        ``stream()`` reads a whole reply.
+        ``stream()`` reads a whole reply to the same request: in-band tool-call
+        markup in its text is read against ``tools`` (the request's), so
+        string-only formats' values are typed from their schemas.
 
         Raises:
             ProviderError: a malformed reply or one carrying an error.
         """
         return list(self.whole_chunks(ReplyGuard(self.vendor, stream=False), reply,
-                                      MarkupFilter(self._markups, ())))
+                                      MarkupFilter(self._markups, tools)))
 
 
 _NO_REASONING: tuple[tuple[str, str], ...] = (

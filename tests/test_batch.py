@@ -123,3 +123,29 @@ async def test_an_input_with_media_is_sent_whole_with_its_blocks() -> None:
     users = [next(m for m in request.messages if m.role == "user") for request in seen]
     assert sorted(len(m.content) for m in users) == [1, 2]  # [PDF] and [PDF, text]
     assert all(m.media == [block] for m in users)
+
+
+async def test_a_model_given_by_name_is_closed_an_object_stays_open(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``extract_many("vendor:model", ...)`` builds the model, so it closes it
+    (no unclosed HTTP session left behind); a model object is the caller's."""
+    from agentflow.providers import registry
+
+    closed: list[str] = []
+
+    class Closing(FunctionModel):
+        async def aclose(self) -> None:
+            closed.append(self.model_name)
+
+    def factory(name: str, **_: object) -> Closing:
+        model, _peak = make_model()
+        return Closing(model.function, profile=ModelProfile(), name=name)
+
+    monkeypatch.setattr(registry, "VENDORS", dict(registry.VENDORS))
+    monkeypatch.setattr(registry, "_FACTORIES", {})
+    registry.register_vendor("closing", factory)
+    results = await collect(agent_or_model="closing:m1", inputs=["ab"], output=Record)
+    assert results[0].ok and closed == ["m1"]
+    mine = factory("m2")
+    await collect(agent_or_model=mine, inputs=["ab"], output=Record)
+    assert closed == ["m1"]  # not closed: the caller owns it

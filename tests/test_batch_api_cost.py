@@ -68,3 +68,33 @@ def test_summary_shows_tokens_and_cost() -> None:
     assert text.startswith("1200 tokens (1000 in batches); est. $")
     assert "at the table's batch price, saved $" in text
     assert usage_summary(model, Usage()) == "0 tokens"
+
+
+def _imports_table(code: str) -> bool:
+    """Whether running ``code`` in a fresh interpreter imports genai_prices."""
+    import subprocess
+
+    probe = code + "\nimport sys\nprint('genai_prices' in sys.modules)\n"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, check=True)
+    return done.stdout.strip().splitlines()[-1] == "True"
+
+
+def test_the_price_table_is_imported_only_when_a_cost_is_printed() -> None:
+    """genai-prices takes seconds to import: the CLI, a summary without a
+    price key (a compatible server, the embedded model) and one without
+    tokens never import it; a summary that prints a cost does."""
+    pytest.importorskip("genai_prices")
+    setup = ("import agentflow, agentflow.cli\n"
+             "from agentflow.batch_api.cost import usage_summary\n"
+             "from agentflow.model import Usage\n"
+             "from agentflow.providers.openai import OpenAIChatModel\n")
+    assert not _imports_table(
+        setup
+        + "usage_summary(OpenAIChatModel('gpt-4o-mini', api_key='k',"
+          " base_url='http://127.0.0.1:9/v1'), Usage(10, 10))\n"  # no price key
+        + "usage_summary(OpenAIChatModel('gpt-4o-mini', api_key='k'), Usage())\n"
+        + "from agentflow.batch_api.cost import estimate_cost\n"
+        + "assert estimate_cost('gpt-4o-mini', Usage()) is None\n")  # no tokens
+    assert _imports_table(setup + "assert 'est. $' in usage_summary(OpenAIChatModel("
+                          "'gpt-4o-mini', api_key='k'), Usage(10, 10))")

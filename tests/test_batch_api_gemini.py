@@ -64,7 +64,9 @@ async def _results(api: GeminiBatchAPI, batch_id: str) -> dict[str, BatchResult]
 def test_the_model_is_batch_capable() -> None:
     model = GeminiChatModel(MODEL, api_key="k")
     assert isinstance(model, BatchCapable)
-    assert model.batch_api().limits.max_bytes == 20 * 1024 * 1024
+    api = model.batch_api()
+    assert api.limits.max_bytes == 2 * 1024 ** 3  # an input file; inline up to 20 MB
+    assert isinstance(api, GeminiBatchAPI) and api.inline_max_bytes == 20 * 1024 * 1024
 
 
 @pytest.mark.parametrize(("name", "state"), [
@@ -279,8 +281,6 @@ async def test_a_batch_the_api_would_refuse_is_refused_before_sending() -> None:
             ([one, one], "appears twice"),
             ([one, other.batch_request("b", [Msg.user("x")], [], GenerateOptions())],
              "one model"),
-            ([BatchRequest("big", one.path, {"contents": [{"role": "user", "parts": [
-                {"text": "x" * (21 * 1024 * 1024)}]}]})], "over gemini's limit"),
             ([BatchRequest(" ", one.path, one.body)], "does not match"),
         ]
         for requests, needle in cases:
@@ -466,4 +466,122 @@ async def test_killed_while_polling_a_rerun_polls_the_same_batch(tmp_path: Any) 
         assert {r.output.name for r in results.values()} == {"Ada", "Bob"}
         assert fake.batches.creations == 1 and sorted(fake.batches.submitted.values()) == [1, 1]
         assert sorted(fake.batches.executed.values()) == [1, 1]
+        await model.aclose()
+
+
+# ----------------------------------------------------------------------------- input files
+
+async def test_a_batch_too_large_inline_is_uploaded_as_a_file_and_named() -> None:
+    """Over the inline limit (20 MB; here a small one) the requests go as a
+    JSONL input file through the Files API's resumable upload, in chunks,
+    and the batch names it; results come back from the responses file."""
+    async with GeminiFake() as fake:
+        fake.batch_max_bytes = 4_000  # the fake refuses such a body inline, as Gemini does
+        fake.default = FakeReply(tool_calls=[FakeCall("record", {"name": "Ada"})])
+        model = _model(fake)
+        api = GeminiBatchAPI(model._client, inline_max_bytes=4_000, chunk_bytes=1_500)
+        requests = _requests(model, 20)
+        assert sum(len(orjson.dumps(dict(r.body))) for r in requests) > 4_000
+        batch_id = await api.submit(requests)
+        job = fake.batches.jobs[batch_id]
+        (file_name,) = fake.uploads
+        assert job.raw["batch"]["inputConfig"] == {"fileName": file_name}
+        lines = [orjson.loads(line) for line in fake.uploads[file_name].splitlines()]
+        assert [line["key"] for line in lines] == [r.custom_id for r in requests]
+        assert [line["request"] for line in lines] == [dict(r.body) for r in requests]
+        commands = [c for c, _, _ in fake.upload_calls]
+        assert commands[0] == "start" and commands[-1] == "upload, finalize"
+        assert len(commands) > 3 and set(commands[1:-1]) == {"upload"}  # chunked
+        offsets = [o for _, o, _ in fake.upload_calls[1:]]
+        sizes = [n for _, _, n in fake.upload_calls[1:]]
+        assert offsets == [sum(sizes[:i]) for i in range(len(sizes))]
+        assert fake.batches.submitted == {r.custom_id: 1 for r in requests}
+        await _finish(api, batch_id)
+        results = await _results(api, batch_id)
+        assert sorted(results) == sorted(r.custom_id for r in requests)
+        for result in results.values():
+            chunks = list(model.parse_batch_reply(result.reply))
+            assert any(c.type == "tool_call" and c.name == "record" for c in chunks)
+        await api.aclose()
+        await model.aclose()
+
+
+async def test_a_small_batch_stays_inline() -> None:
+    async with GeminiFake() as fake:
+        model = _model(fake)
+        api = model.batch_api()
+        batch_id = await api.submit(_requests(model, 2))
+        assert "requests" in fake.batches.jobs[batch_id].raw["batch"]["inputConfig"]
+        assert not fake.uploads and not fake.upload_calls
+        await api.aclose()
+        await model.aclose()
+
+
+async def test_extract_many_runs_a_batch_too_large_inline_through_an_input_file() -> None:
+    from pydantic import BaseModel
+
+    from agentflow.batch import extract_many
+
+    class Person(BaseModel):
+        name: str
+
+    class Small(GeminiChatModel):
+        def batch_api(self) -> GeminiBatchAPI:
+            return GeminiBatchAPI(self._client, inline_max_bytes=2_000, chunk_bytes=1_000)
+
+    async with GeminiFake() as fake:
+        fake.batch_max_bytes = 2_000
+        fake.default = FakeReply(text='{"name": "Ada"}')
+        model = Small(MODEL, api_key="AIza-test-key", base_url=fake.url, settings=FAST)
+        settings = BatchSettings(flush_after=0.05, poll_initial=0.01, poll_max=0.02)
+        docs = [(f"d{i}", f"Document {i}: Ada wrote it. " * 10) for i in range(6)]
+        results = [r async for r in extract_many(model, docs, Person, mode="batch",
+                                                 batch=settings, chunking=None)]
+        await model.aclose()
+        assert len(results) == 6 and all(r.ok and r.output.name == "Ada" for r in results)
+        assert len(fake.uploads) == 1 and len(fake.batches.jobs) == 1
+
+
+async def test_an_input_file_over_the_file_limit_is_refused_before_any_upload(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentflow.batch_api.protocol import BatchLimits
+    from agentflow.providers import _gemini_batch
+
+    monkeypatch.setattr(_gemini_batch, "LIMITS", BatchLimits(100_000, 3_000))
+    async with GeminiFake() as fake:
+        model = _model(fake)
+        api = GeminiBatchAPI(model._client, inline_max_bytes=1_000)
+        with pytest.raises(BadRequestError, match="over gemini's limit of 3,000"):
+            await api.submit(_requests(model, 10))
+        assert not fake.upload_calls and not fake.batches.jobs
+        await api.aclose()
+        await model.aclose()
+
+
+async def test_the_sdk_uploads_to_the_fake_and_runs_a_batch_from_the_file() -> None:
+    """google-genai's own resumable upload (files.upload) and batch creation
+    from a file (src="files/...") against the fake: the fake speaks the
+    protocol our client speaks."""
+    import io
+
+    async with GeminiFake() as fake:
+        fake.default = FakeReply(text="Ada")
+        sdk = _sdk(fake)
+        content = b"".join(orjson.dumps({"key": f"k{i}", "request": {"contents": [
+            {"role": "user", "parts": [{"text": f"Name {i}?"}]}]}}) + b"\n" for i in range(3))
+        uploaded = await sdk.aio.files.upload(file=io.BytesIO(content), config={
+            "mime_type": "application/jsonl", "display_name": "by-sdk"})
+        assert uploaded.name in fake.uploads and fake.uploads[uploaded.name] == content
+        job = await sdk.aio.batches.create(model=MODEL, src=uploaded.name)
+        assert job.name in fake.batches.jobs and fake.batches.submitted == {
+            "k0": 1, "k1": 1, "k2": 1}
+        model = _model(fake)
+        api = model.batch_api()
+        assert job.name is not None
+        await _finish(api, job.name)
+        read = await sdk.aio.batches.get(name=job.name)
+        assert read.dest is not None and read.dest.file_name
+        results = await _results(api, job.name)
+        assert sorted(results) == ["k0", "k1", "k2"]
+        await api.aclose()
         await model.aclose()

@@ -5,6 +5,7 @@ for an input (the fake counts submissions and executions per custom_id)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -206,3 +207,58 @@ async def test_without_tag_lookup_an_unrecorded_batch_is_submitted_again(
     results = await go()
     assert results["id0"].ok
     assert len(fake.batches) == 2 and fake.submitted == {next(iter(fake.submitted)): 2}
+
+
+async def test_a_journalled_batch_the_vendor_no_longer_has_is_resubmitted_once(
+        fake: OpenAIFake, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A rerun whose journalled batch answers 404 (purged after its retention,
+    or made under another project) resubmits its inputs once, says so with the
+    batch id, and forgets the gone batch instead of failing on every rerun."""
+    journal = tmp_path / "out.jsonl.batches.json"
+    fake.batch_plans.append(list(LONG))
+    inputs = docs("Ada", "Bob")
+    await kill_when(fake, inputs, journal,
+                    lambda: journalled(journal) == ["batch_2"] and fake.batch_calls[-1][0] == "GET")
+    del fake.batches["batch_2"]  # the vendor purged it
+    caplog.set_level(logging.INFO, logger="agentflow")
+    results = await collect(fake, inputs, journal)
+    assert {r.output.name for r in results.values() if r.ok} == {"Ada", "Bob"}
+    assert sorted(fake.submitted.values()) == [2, 2]  # once more, never twice more
+    gone = [r.getMessage() for r in caplog.records if "batch.gone" in r.getMessage()]
+    assert len(gone) == 1 and "batch_2" in gone[0]
+    assert "batch_2" not in journalled(journal)
+    again = await collect(fake, inputs, journal)  # a third run: nothing is gone any more
+    assert all(r.ok for r in again.values()) and sorted(fake.submitted.values()) == [2, 2]
+
+
+async def test_a_gone_batch_resubmits_only_inputs_without_a_result(
+        fake: OpenAIFake, tmp_path: Path) -> None:
+    journal = tmp_path / "out.jsonl.batches.json"
+    inputs = docs("Ada", "Bob", "Cy", "Dee")
+    model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key=KEY, settings=FAST)
+    taken = []
+    async for result in extract_many(model, inputs, Person, mode="batch",
+                                     batch=settings(journal), chunking=None):
+        taken.append(result.id)
+        if len(taken) == 2:
+            break  # two records written, then the caller died
+    await model.aclose()
+    (batch_id,) = fake.batches
+    fake.batches.clear()  # then the vendor purged the batch, output file and all
+    rest = [d for d in inputs if d[0] not in taken]
+    results = await collect(fake, rest, journal)
+    assert sorted(results) == sorted(d[0] for d in rest) and all(r.ok for r in results.values())
+    resent = list(fake.batches.values())
+    assert len(resent) == 1 and len(resent[0].lines) == 2  # only the two without a record
+    assert sorted(fake.submitted.values()) == [1, 1, 2, 2]
+    assert batch_id not in journalled(journal)
+
+
+async def test_a_purged_output_file_is_a_gone_batch(fake: OpenAIFake, tmp_path: Path) -> None:
+    """The batch still answers, but its output file is gone (404): its
+    requests are resubmitted once rather than failed."""
+    journal = tmp_path / "out.jsonl.batches.json"
+    fake.purge_files = 1
+    results = await collect(fake, docs("Ada", "Bob"), journal)
+    assert all(r.ok for r in results.values())
+    assert sorted(fake.submitted.values()) == [2, 2] and len(fake.batches) == 2

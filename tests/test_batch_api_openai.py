@@ -222,3 +222,58 @@ async def test_runner_adopts_a_batch_whose_creation_reply_was_lost(
         model, ["name: Ada"], Person, mode="batch", chunking=None,
         batch=BatchSettings(flush_after=0.01, poll_initial=0.01, poll_max=0.01))]
     assert results[0].ok and len(fake.batches) == 1 and sum(fake.submitted.values()) == 1
+
+
+MARKUP = ('<minimax:tool_call><invoke name="generate_response">'
+          '<parameter name="name">1984</parameter></invoke></minimax:tool_call>')
+
+
+def _completion(text: str) -> dict[str, Any]:
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}}
+
+
+async def test_batch_reply_markup_is_typed_from_the_requests_tools(fake: OpenAIFake) -> None:
+    """In-band tool-call markup (MiniMax: string values only) in a batch reply
+    is read against the request's tools, as the live path reads it: a string
+    parameter keeps "1984" as text instead of becoming the number 1984."""
+    from agentflow.model import ToolSpec
+
+    model = OpenAIChatModel("MiniMax-M2", base_url=fake.url, api_key=KEY, settings=FAST,
+                            tool_markups=["minimax"])
+    tool = ToolSpec("generate_response", "the answer", {
+        "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
+    chunks = list(model.parse_batch_reply(_completion(MARKUP), [tool]))
+    calls = [c for c in chunks if c.type == "tool_call"]
+    assert [orjson.loads(c.arguments) for c in calls] == [{"name": "1984"}]
+    assert [c.reason for c in chunks if c.type == "finish"] == ["tool_calls"]
+    await model.aclose()
+
+
+async def test_batch_mode_reads_markup_as_live_does(fake: OpenAIFake) -> None:
+    """End to end: a batch reply whose structured output arrives as in-band
+    markup validates on the first (batch) attempt; no live re-ask."""
+    import dataclasses
+
+    from pydantic import BaseModel
+
+    from agentflow.batch import extract_many
+    from agentflow.batch_api.runner import BatchSettings
+    from agentflow.providers._openai_compat import GENERIC_PROFILE
+
+    class Book(BaseModel):
+        name: str
+
+    fake.default = FakeReply(text=MARKUP)
+    tools_only = dataclasses.replace(GENERIC_PROFILE, native_output=None)
+    model = OpenAIChatModel("MiniMax-M2", base_url=fake.url, api_key=KEY, settings=FAST,
+                            tool_markups=["minimax"], profile=tools_only)
+    settings = BatchSettings(flush_after=0.05, poll_initial=0.01, poll_max=0.02)
+    results = [r async for r in extract_many(model, [("b1", "The book: 1984.")], Book,
+                                             mode="batch", batch=settings, chunking=None)]
+    await model.aclose()
+    assert results[0].ok, results[0].error
+    assert results[0].output.name == "1984" and results[0].attempts == 1
+    assert not [r for r in fake.requests if r.path == "/v1/chat/completions"]  # no live re-ask

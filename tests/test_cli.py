@@ -499,3 +499,11 @@ async def test_misuse_found_at_the_first_call_stops_the_run_with_exit_2(tmp_path
     assert err.strip().splitlines()[-1].startswith("agentflow: error: InvalidModelError: local "
                                                    "model file")
     assert out.read_bytes() == b""  # not one failed record per input
+
+
+def test_every_input_flag_is_read_not_only_the_last() -> None:
+    from agentflow.cli import _parser
+
+    args = _parser().parse_args(["extract", "--schema", "s.py:S", "--input", "a.txt", "b.txt",
+                                 "--input", "c.txt", "--input", "d/*.txt"])
+    assert args.input == ["a.txt", "b.txt", "c.txt", "d/*.txt"]

@@ -136,6 +136,24 @@ def test_nothing_in_a_directory_is_skipped_silently(tmp_path: Path) -> None:
     assert "not a regular file" in (docs["pipe"].problem or "")
 
 
+def test_failed_documents_name_a_public_error_type(tmp_path: Path) -> None:
+    """Every per-document problem names an error class ``agentflow`` exports,
+    the same the Python API raises (never the CLI's private ``InputError``)."""
+    import agentflow
+
+    (tmp_path / "empty.txt").write_text("  \n")
+    (tmp_path / "bin.dat").write_bytes(bytes(range(256)) * 40)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "big.txt.gz").write_bytes(b"not gzip at all")
+    docs = {Path(d.id).name: d for d in iter_documents([str(tmp_path)])}
+    assert docs["empty.txt"].problem_type == "EmptyDocumentError"
+    assert docs["empty.txt"].reason == agentflow.EmptyDocumentError.reason
+    for name in ("bin.dat", "dangling", "big.txt.gz"):
+        assert docs[name].problem_type == "UnreadableDocumentError", name
+        assert docs[name].reason
+    assert all(hasattr(agentflow, d.problem_type or "") for d in docs.values() if d.problem)
+
+
 def test_binary_detection_looks_at_the_share_of_non_text_bytes(tmp_path: Path) -> None:
     import random
 
@@ -233,6 +251,14 @@ def test_prepare_on_a_pdf_keeps_pages_for_a_cut_and_drops_them_for_a_rewrite(
     assert rewritten.pages is None  # ranges of the original would point at other text
 
 
+def sent_bytes(data: object) -> bytes | None:
+    """The bytes a document block would carry: a file is read when its input is sent."""
+    from agentflow.deferred import DeferredDocument
+
+    assert isinstance(data, DeferredDocument), data  # never the bytes held from the listing
+    return data.load().data
+
+
 def test_deliver_keeps_the_bytes_of_pdfs_sent_as_document_blocks(tmp_path: Path) -> None:
     from agentflow.documents.routing import pdf_delivery
     from tests.pdfs import scanned_pdf, text_pdf
@@ -248,11 +274,11 @@ def test_deliver_keeps_the_bytes_of_pdfs_sent_as_document_blocks(tmp_path: Path)
 
     auto = read("auto")
     assert auto["a.pdf"].data is None and auto["a.pdf"].pages is not None  # the text layer
-    assert auto["scan.pdf"].data == (tmp_path / "scan.pdf").read_bytes()
+    assert sent_bytes(auto["scan.pdf"].data) == (tmp_path / "scan.pdf").read_bytes()
     assert auto["scan.pdf"].text == ""
     assert auto["scan.pdf"].problem is None  # not "empty": the model reads the PDF itself
     both = read("document")
-    assert both["a.pdf"].data == (tmp_path / "a.pdf").read_bytes()
+    assert sent_bytes(both["a.pdf"].data) == (tmp_path / "a.pdf").read_bytes()
     assert both["a.pdf"].text.startswith("Quarterly")
     assert both["a.pdf"].pages is not None and len(both["a.pdf"].pages) == 3
     assert read("text")["scan.pdf"].problem_type == "NoTextLayerError"

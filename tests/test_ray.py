@@ -135,7 +135,7 @@ def test_extract_dataset_writes_one_cli_record_per_input(
         assert {"usage", "attempts", "duration_s", "truncated"} <= record.keys()
     assert by_id[str(root / "zipped.txt.gz")]["output"] == {"name": "zipped"}
     empty = by_id[str(root / "empty.txt")]
-    assert empty["ok"] is False and empty["error"]["type"] == "InputError"
+    assert empty["ok"] is False and empty["error"]["type"] == "EmptyDocumentError"
     pdf = by_id[str(root / "report.pdf")]  # the text layer, with its page map
     assert pdf["output"] == {"name": "Quarterly"} and len(pdf["pages"]) == 3
     scan = by_id[str(root / "scan.pdf")]["error"]

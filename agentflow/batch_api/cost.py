@@ -63,6 +63,9 @@ class CostEstimate:
 
 
 def _table() -> Any:
+    """The price table module, imported here and only here: it takes seconds
+    to import (0.6 s warm, 2.6 s with a cold cache on a loaded machine;
+    benchmarks/RESULTS.md), so only a summary that prints a cost pays it."""
     try:
         import genai_prices
     except ImportError:
@@ -87,15 +90,21 @@ def estimate_cost(model: str, live: Usage, batch: Usage = _NONE, *,
     """The cost of ``live`` tokens at the live price and ``batch`` tokens at
     the batch price for ``model`` (the vendor's model id) at ``provider``
     (the table's provider id; ``None``: the table's best match for the
-    model), or ``None`` without ``genai-prices`` or when its table does not
-    know the pair. Never raises."""
+    model), or ``None`` without ``genai-prices``, when its table does not
+    know the pair, or when there are no tokens (then the table is not
+    imported). Never raises."""
+    if not (live.total_tokens or batch.total_tokens):
+        return None  # nothing to price: the table is not even imported
     table = _table()
     if table is None:
         return None
     try:
         live_usd, _ = _price(table, live, model, provider, batch=False)
-        batch_live, _ = _price(table, batch, model, provider, batch=False)
-        batch_usd, has_batch = _price(table, batch, model, provider, batch=True)
+        batch_live = batch_usd = Decimal(0)
+        has_batch = False
+        if batch.total_tokens:
+            batch_live, _ = _price(table, batch, model, provider, batch=False)
+            batch_usd, has_batch = _price(table, batch, model, provider, batch=True)
     except Exception:  # an unknown model (LookupError) or a table that changed shape
         return None
     if not has_batch:

@@ -13,6 +13,9 @@ The rule (no double spend):
    and adopted when found. Only when the vendor cannot look tags up, or the
    tag is not found (the process died before the vendor accepted the
    batch), are its requests submitted again.
+4. A journalled batch the vendor no longer has (404: purged after its
+   retention, or made under another project or key) is forgotten (``gone``);
+   its requests that still have no result are submitted again, once.
 
 Each write replaces the file atomically (a temporary file in the same
 directory, flushed and ``fsync``ed, then ``os.replace``): a crash leaves the
@@ -96,6 +99,11 @@ class Journal:
     def abandon(self, tag: str) -> None:
         """Forget a submission the vendor refused or that never reached it."""
         self._subs = [s for s in self._subs if s.tag != tag]
+        self._save()
+
+    def gone(self, batch_id: str) -> None:
+        """Forget the submissions of ``batch_id``: the vendor no longer has it (rule 4)."""
+        self._subs = [s for s in self._subs if s.batch_id != batch_id]
         self._save()
 
     def _save(self) -> None:

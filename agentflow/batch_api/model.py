@@ -97,7 +97,7 @@ class BatchModel:
             cid = custom_id_for(input_id, probe.path, probe.body)
             request = BatchRequest(cid, probe.path, probe.body)
             reply = await self.runner.request(request, input_id)
-            chunks = list(self._batch.parse_batch_reply(reply))
+            chunks = list(self._batch.parse_batch_reply(reply, tools))
             usages = [c.usage for c in chunks if isinstance(c, UsageChunk)]
             if usages:  # a later usage chunk replaces an earlier one
                 self.runner.batch_usage = self.runner.batch_usage + usages[-1]

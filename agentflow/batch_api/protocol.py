@@ -119,7 +119,9 @@ class BatchItemError:
     ``kind``: ``"error"`` (the vendor answered with an error: ``status`` is its
     HTTP status when given, ``code``/``message`` its error), ``"expired"`` or
     ``"cancelled"`` (the request never ran: it may be resubmitted without
-    paying twice).
+    paying twice), ``"gone"`` (its batch no longer exists at the vendor, which
+    answers 404 for it: purged after its retention, or created under another
+    project or key; whatever it ran cannot be read, so it is submitted again).
     """
 
     kind: str
@@ -129,9 +131,10 @@ class BatchItemError:
 
     @property
     def retryable(self) -> bool:
-        """The request never ran or failed transiently (429, 5xx, expired,
-        cancelled), so submitting it again is neither wrong nor double spend."""
-        return self.kind in ("expired", "cancelled") or (
+        """The request never ran, failed transiently (429, 5xx, expired,
+        cancelled), or its batch is gone with its results, so submitting it
+        again is the only way to a reply (and, but for ``gone``, no double spend)."""
+        return self.kind in ("expired", "cancelled", "gone") or (
             self.status is not None and (self.status == 429 or self.status >= 500)
         )
 
@@ -199,8 +202,12 @@ class BatchCapable(Protocol):
         """The request the live (non-streaming) call would send, as a batch item."""
         ...
 
-    def parse_batch_reply(self, reply: Any) -> Iterable[ModelChunk]:
-        """The chunks of one batch reply (same as a whole live reply)."""
+    def parse_batch_reply(
+        self, reply: Any, tools: Sequence[ToolSpec] = ()
+    ) -> Iterable[ModelChunk]:
+        """The chunks of one batch reply, read as the whole live reply to the
+        same request would be: ``tools`` are that request's tools (in-band
+        tool-call markup in the reply text is read against them, as live)."""
         ...
 
 

@@ -5,7 +5,7 @@ stays as it is.
 model. Its ``stream()`` for the first
 turn of a conversation (no assistant message yet) does not call the live
 endpoint: it hands ``batch_request(...)`` to the ``BatchRunner`` and awaits
-that request's ``BatchResult``, then yields ``parse_batch_reply(reply)`` as
+that request's ``BatchResult``, then yields ``parse_batch_reply(reply, tools)`` as
 chunks. Later turns of the same conversation (re-asks after invalid,
 ungrounded or prose output) go live, or into a follow-up batch with
 ``batch_only``. So validation, grounding, forcing and budgets are the
@@ -18,7 +18,10 @@ each batch with backoff (429/5xx on a poll are waited out), and resolves
 requests by ``custom_id`` only (an unknown id is logged and ignored).
 A request whose item failed retryably (expired, cancelled, 429, 5xx) is
 resubmitted once in a follow-up batch, never twice; any other failure is a
-``BatchRequestError`` for that input.
+``BatchRequestError`` for that input. A batch the vendor answers 404 for
+(purged, or made under another project or key: a journalled one on rerun) is
+*gone*: it is logged with its id, forgotten by the journal, and its requests
+without a result are resubmitted the same way (once).
 
 ``custom_id``\\ s are a hash of the input id and the request body, so a
 restarted run asks for the same ids and finds them in the journal.
@@ -49,7 +52,7 @@ from agentflow.batch_api.protocol import (
     BatchState,
     BatchStatus,
 )
-from agentflow.errors import BatchRequestError, ProviderError
+from agentflow.errors import BatchRequestError, NotFoundError, ProviderError
 from agentflow.model import (
     Usage,
 )
@@ -373,6 +376,9 @@ class BatchRunner:
             while True:
                 try:
                     status = await self.api.status(batch_id)
+                except NotFoundError as exc:
+                    self._gone(batch_id, exc, set())
+                    return
                 except ProviderError as exc:
                     if not exc.retryable:
                         for cid in self._batches[batch_id]:
@@ -396,15 +402,30 @@ class BatchRunner:
         members = set(self._batches[batch_id])
         seen: set[str] = set()
         if status.state is not BatchState.FAILED:
-            async for result in self.api.results(batch_id):
-                if result.custom_id not in members:
-                    _log.warning("batch.unknown_custom_id", batch_id=batch_id,
-                                 custom_id=result.custom_id[:80])
-                    continue
-                seen.add(result.custom_id)
-                self._settle(result)
+            try:
+                async for result in self.api.results(batch_id):
+                    if result.custom_id not in members:
+                        _log.warning("batch.unknown_custom_id", batch_id=batch_id,
+                                     custom_id=result.custom_id[:80])
+                        continue
+                    seen.add(result.custom_id)
+                    self._settle(result)
+            except NotFoundError as exc:  # the results were purged with (or before) the batch
+                self._gone(batch_id, exc, seen)
+                return
         for cid in sorted(members - seen):
             self._settle(BatchResult(cid, error=_missing(status)))
+
+    def _gone(self, batch_id: str, exc: NotFoundError, seen: set[str]) -> None:
+        """The vendor no longer has ``batch_id`` (or its results): forget it and
+        settle its requests without a result as ``gone`` (resubmitted once)."""
+        rest = sorted(set(self._batches[batch_id]) - seen)
+        _log.warning("batch.gone", batch_id=batch_id, requests=len(rest), error=str(exc))
+        self.journal.gone(batch_id)
+        error = BatchItemError("gone", f"batch {batch_id} no longer exists at the vendor "
+                                       f"({exc}); its results cannot be read", status=404)
+        for cid in rest:
+            self._settle(BatchResult(cid, error=error))
 
     def _settle(self, result: BatchResult) -> None:
         cid = result.custom_id

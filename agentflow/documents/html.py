@@ -23,11 +23,17 @@ what a reader copies off the page:
   trailing spaces, except inside ``<pre>``, ``<textarea>`` and ``<listing>``,
   whose text is kept as written; a no-break space is a space.
 
+Depth: a page nested deeper than ``MAX_HTML_DEPTH`` (1024) elements is refused
+with a ``DocumentTooComplexError`` before Lexbor parses it (its parse time grows
+with the square of the depth: ``agentflow.documents.nesting``).
+
 Encoding (bytes in): a byte-order mark, else a ``<meta charset>`` or
 ``<meta http-equiv="Content-Type" content="...; charset=...">`` in the first
-1024 bytes (the HTML Standard's prescan, done by Lexbor), else UTF-8 when
-the bytes are valid UTF-8, else what ``charset-normalizer`` finds (legacy
-pages without a declaration).
+1024 bytes (the HTML Standard's prescan), else UTF-8 when the bytes are valid
+UTF-8, else what ``charset-normalizer`` finds (legacy pages without a
+declaration); every step strict, an unknown or lying declaration overruled
+and logged, bytes nothing reads a ``DocumentEncodingError``: the order of
+``agentflow.documents.encoding``, never replacement characters.
 
 Why Lexbor (selectolax) rather than lxml or BeautifulSoup with html5lib:
 lxml parses with libxml2's HTML 4 parser, whose trees differ from a
@@ -44,6 +50,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from agentflow.documents.encoding import decode_bytes
+from agentflow.documents.nesting import check_html_depth
 from agentflow.errors import DocumentError
 
 __all__ = ["html_to_text"]
@@ -214,48 +222,66 @@ def _walk(root: Any, out: _Text, hidden: frozenset[int]) -> None:
         stack.append(node.iter(include_text=True))
 
 
-def _declares_charset(raw: bytes, parser: Any) -> bool:
-    """Whether the first 1024 bytes declare an encoding in a ``<meta>`` (read by
-    the parser, on the bytes as Latin-1, which keeps ASCII markup intact)."""
+_CHARSET = re.compile(r"charset\s*=\s*[\"']?\s*([^\"';\s]+)", re.I)
+
+
+def _declared_charset(raw: bytes, parser: Any) -> str | None:
+    """The encoding label a ``<meta charset>`` or ``<meta http-equiv="Content-Type"
+    content="...; charset=...">`` in the first 1024 bytes declares (read by the
+    parser on the bytes as Latin-1, which keeps ASCII markup intact), or ``None``."""
     head = parser(raw[:1024].decode("latin-1"), scripting=True)
     for meta in head.css("meta"):
         attrs = meta.attributes
-        if attrs.get("charset"):
-            return True
-        if str(attrs.get("http-equiv") or "").lower() == "content-type" and "charset" in str(
-                attrs.get("content") or "").lower():
-            return True
-    return False
+        charset = attrs.get("charset")
+        if charset:
+            return str(charset)
+        if str(attrs.get("http-equiv") or "").lower() == "content-type":
+            found = _CHARSET.search(str(attrs.get("content") or ""))
+            if found:
+                return found.group(1)
+    return None
 
 
-def _parse(html: str | bytes) -> Any:
+def _markup(html: str | bytes) -> str:
+    """``html`` as a string good enough to scan for tags: bytes in UTF-16 (by
+    their BOM) decoded, any other bytes read as Latin-1 (markup is ASCII in
+    every encoding a page may declare, except UTF-16)."""
+    if isinstance(html, str):
+        return html
+    if html.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return html.decode("utf-16", errors="replace")
+    return html.decode("latin-1")
+
+
+def _parse(html: str | bytes, name: str = "") -> Any:
     try:
         from selectolax.lexbor import LexborHTMLParser
     except ImportError:
         raise DocumentError("reading HTML needs selectolax",
                             reason=f"selectolax is not installed; {_INSTALL}") from None
+    check_html_depth(_markup(html), name=name)
     if isinstance(html, str):
         return LexborHTMLParser(html, scripting=True)
-    if html.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or _declares_charset(
-            html, LexborHTMLParser):
-        return LexborHTMLParser(html, encoding=True, scripting=True)
-    try:
-        text = html.decode("utf-8")
-    except UnicodeDecodeError:
-        from agentflow._inputs import decode_text  # charset-normalizer, as for plain text
-
-        text = decode_text(html) or html.decode("utf-8", errors="replace")
+    declared = None if html.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) else (
+        _declared_charset(html, LexborHTMLParser))
+    text = decode_bytes(html, name=name, declared=declared).text
     return LexborHTMLParser(text, scripting=True)
 
 
-def html_to_text(html: str | bytes) -> str:
+def html_to_text(html: str | bytes, *, name: str = "") -> str:
     """The text of the HTML page ``html`` (``bytes``: decoded as the module
-    docstring says), as a reader sees it: see the module docstring.
+    docstring says), as a reader sees it: see the module docstring. ``name``
+    (the file's) names it in errors.
 
     Raises:
+        DocumentTooComplexError: the page nests deeper than
+            ``agentflow.documents.nesting.MAX_HTML_DEPTH`` (refused before parsing:
+            Lexbor's parse time grows with the square of the depth).
+        DocumentEncodingError: bytes that no encoding in the documented order
+            decodes (``agentflow.documents.encoding``).
         DocumentError: selectolax (the ``html`` extra) is not installed.
     """
-    tree = _parse(html)
+    tree = _parse(html, name)
     out = _Text()
     head = tree.head
     title = head.css_first("title") if head is not None else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agentflow.documents.encoding import decode_text
 from agentflow.documents.html import html_to_text
 from agentflow.documents.kinds import DocumentKind, sniff_kind
 from agentflow.documents.pages import PageMap
@@ -67,6 +68,9 @@ def load_document(raw: bytes, *, name: str = "", kind: DocumentKind | None = Non
         NoTextLayerError: a PDF without text (scanned pages) or whose text layer
             is unreadable (glyph ids: fonts without a Unicode mapping).
         EncryptedDocumentError / CorruptDocumentError: see ``agentflow.documents.pdf``.
+        DocumentTooComplexError: HTML nested too deep (``agentflow.documents.nesting``).
+        DocumentEncodingError: text or HTML whose bytes do not decode
+            (``agentflow.documents.encoding``).
         DocumentError: plain "text" that is binary; the reader a kind needs
             (the ``pdf`` or ``html`` extra) is not installed.
     """
@@ -93,10 +97,8 @@ def load_document(raw: bytes, *, name: str = "", kind: DocumentKind | None = Non
                        "documents itself")
         return DocumentText(pdf.text, "pdf", pdf.pages)
     if kind == "html":
-        return DocumentText(html_to_text(raw), "html")
-    from agentflow._inputs import decode_text  # the plain-text decoder (legacy encodings too)
-
-    text = decode_text(raw)
+        return DocumentText(html_to_text(raw, name=name), "html")
+    text = decode_text(raw, name=name)
     if text is None:
         raise DocumentError(f"{name}: binary file, not text", path=name,
                             reason="not a PDF or HTML, and no text encoding reads it")

@@ -14,6 +14,11 @@ never held as 1000 parsed pages. A PDF encrypted with an owner password only
 viewer does; one that needs a user password is an ``EncryptedDocumentError``.
 AES-encrypted files need the ``cryptography`` package (part of the extra).
 
+pypdf's warnings about a malformed file it reads anyway ("incorrect startxref
+pointer"...) go to agentflow's log (``agentflow.documents``, event
+``pdf_reader_warning``, INFO, the file named), never to stderr
+(``agentflow.documents._pdf_warnings``).
+
 A scanned PDF has pages but no text layer (each page is an image): its
 ``PdfText.text`` is empty (or whitespace) and ``has_text`` is false; whether
 that is an error depends on the model (one that reads PDF documents itself
@@ -27,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from agentflow.documents._pdf_warnings import pdf_scope
 from agentflow.documents.kinds import PDF_MAGIC
 from agentflow.documents.pages import PAGE_SEPARATOR, PageMap
 from agentflow.errors import CorruptDocumentError, DocumentError, EncryptedDocumentError
@@ -70,9 +76,11 @@ def _reader(raw: bytes, name: str, password: str | None) -> Any:
         raise DocumentError(f"{name}: reading PDFs needs pypdf", path=name,
                             reason=f"pypdf is not installed; {_INSTALL}") from None
     try:
-        reader = pypdf.PdfReader(io.BytesIO(raw), password=password)
-        if reader.is_encrypted and password is None and (
-                reader.decrypt("") == pypdf.PasswordType.NOT_DECRYPTED):
+        with pdf_scope(name):
+            reader = pypdf.PdfReader(io.BytesIO(raw), password=password)
+            locked = reader.is_encrypted and password is None and (
+                reader.decrypt("") == pypdf.PasswordType.NOT_DECRYPTED)
+        if locked:
             raise EncryptedDocumentError(
                 f"{name}: encrypted PDF; it needs a password to open", path=name,
                 reason="the PDF is encrypted with a user password; decrypt it first (e.g. "
@@ -119,12 +127,14 @@ def iter_page_texts(raw: bytes, *, name: str = "", password: str | None = None
     """
     reader = _reader(raw, name, password)
     try:
-        count = len(reader.pages)
+        with pdf_scope(name):
+            count = len(reader.pages)
     except Exception as exc:  # a broken page tree
         raise _corrupt(name, exc, raw) from None
     for index in range(count):
         try:
-            text = reader.pages[index].extract_text()
+            with pdf_scope(name):  # not across the yield: the caller's context is its own
+                text = reader.pages[index].extract_text()
         except Exception as exc:  # a broken content stream, font or resource
             raise _corrupt(name, exc, raw, page=index + 1) from None
         yield text if isinstance(text, str) else ""

@@ -22,6 +22,19 @@ Speaks the wire protocol of ai.google.dev/api/batch-api and google-genai's
 * ``GET /v1beta/batches?pageSize=&pageToken=``: the batches, newest first,
   ``pageSize`` (at most ``batch_page_max``) per page, ``nextPageToken``
   while more remain.
+* The Files API's resumable upload (google-genai ``files.upload``):
+  ``POST /upload/v1beta/files`` with ``X-Goog-Upload-Protocol: resumable``,
+  ``X-Goog-Upload-Command: start`` and ``X-Goog-Upload-Header-Content-Length``
+  -> ``X-Goog-Upload-URL`` (``?upload_id=``) and status ``active``; chunks
+  POSTed there with ``X-Goog-Upload-Command: upload`` (``upload, finalize``
+  last) and ``X-Goog-Upload-Offset`` (400 on an offset that is not the bytes
+  received so far, or a final size other than declared) -> ``active``, then
+  ``final`` with ``{"file": {"name": "files/...", ...}}``. A batch naming an
+  uploaded JSONL of ``{"key", "request"}`` lines (``inputConfig.fileName``)
+  runs those requests and answers with a responses file. ``upload_calls``
+  records ``(command, offset, bytes)`` of each upload request. As at Google,
+  the start needs the key and the upload id authorizes the chunks (the SDK
+  sends them without it).
 
 Each request runs through the live path (``check`` refusals, the script,
 ``render_json``); a request whose outcome is ``"expired"``/``"canceled"`` has
@@ -73,6 +86,10 @@ class GeminiBatches:
         self.batch_state_prefix = "BATCH_STATE_"
         self.rendering_model: str | None = None
         """The model ``render_json`` renders for (set while a batch's requests run)."""
+        self.uploads: dict[str, bytes] = {}
+        """Uploaded files by name (``files/...``)."""
+        self.upload_calls: list[tuple[str, int, int]] = []
+        self._open_uploads: dict[str, tuple[int, bytearray, str]] = {}
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1beta/models/{model}:batchGenerateContent", self._create_batch)
@@ -80,6 +97,7 @@ class GeminiBatches:
         app.router.add_get("/v1beta/batches/{id}", self._get_batch)
         app.router.add_post("/v1beta/batches/{id}:cancel", self._cancel_batch)
         app.router.add_get("/v1beta/files/{id}:download", self._download)
+        app.router.add_post("/upload/v1beta/files", self._upload)
 
     def _auth(self, request: web.Request) -> FakeError | None:
         if not request.headers.get("x-goog-api-key"):
@@ -94,7 +112,7 @@ class GeminiBatches:
             refused = _error(400, f"Request payload size exceeds the limit: "
                              f"{self.batch_max_bytes} bytes.", "INVALID_ARGUMENT")
         body = orjson.loads(raw) if refused is None else None
-        requests = refused or _requests(body)
+        requests = refused or self._batch_input(body)
         if isinstance(requests, FakeError):
             return self.render_error(requests)
         scripted, created = creation_error(self.batches)
@@ -160,6 +178,76 @@ class GeminiBatches:
                           b'{"key": "cut-off", "respo']
         return web.Response(body=b"\n".join(lines) + b"\n", content_type="application/jsonl")
 
+    async def _upload(self, request: web.Request) -> web.Response:
+        command = request.headers.get("X-Goog-Upload-Command", "")
+        upload_id = request.query.get("upload_id")
+        if upload_id is None:  # the start needs the key; the upload id authorizes the chunks
+            refused = self._auth(request)
+            if refused is not None:
+                return self.render_error(refused)
+            return await self._start_upload(request, command)
+        declared, received, display = self._open_uploads.get(upload_id, (0, bytearray(), ""))
+        chunk = await request.read()
+        offset = request.headers.get("X-Goog-Upload-Offset", "")
+        self.upload_calls.append((command, int(offset or -1), len(chunk)))
+        if upload_id not in self._open_uploads:
+            return self.render_error(_error(404, "Upload not found.", "NOT_FOUND"))
+        if command not in ("upload", "upload, finalize") or offset != str(len(received)):
+            return self.render_error(_error(
+                400, f"Invalid upload command {command!r} at offset {offset!r} (expected "
+                f"{len(received)})", "INVALID_ARGUMENT"))
+        received.extend(chunk)
+        if command == "upload":
+            return web.Response(headers={"X-Goog-Upload-Status": "active"})
+        del self._open_uploads[upload_id]
+        if len(received) != declared:
+            return self.render_error(_error(400, f"Upload size {len(received)} does not match "
+                                            f"the declared {declared}.", "INVALID_ARGUMENT"))
+        name = f"files/{upload_id}"
+        self.uploads[name] = bytes(received)
+        file = {"name": name, "displayName": display, "mimeType": "application/jsonl",
+                "sizeBytes": str(declared), "createTime": "2026-01-01T00:00:00Z",
+                "updateTime": "2026-01-01T00:00:00Z",
+                "expirationTime": "2026-01-03T00:00:00Z", "sha256Hash": "",
+                "uri": f"{request.url.origin()}/v1beta/{name}", "state": "ACTIVE",
+                "source": "UPLOADED"}
+        return web.json_response({"file": file}, headers={"X-Goog-Upload-Status": "final"})
+
+    async def _start_upload(self, request: web.Request, command: str) -> web.Response:
+        size = request.headers.get("X-Goog-Upload-Header-Content-Length", "")
+        body = await request.json()
+        self.upload_calls.append((command, 0, 0))
+        if (request.headers.get("X-Goog-Upload-Protocol") != "resumable" or command != "start"
+                or not size.isdigit() or not int(size) or not isinstance(body, dict)):
+            return self.render_error(_error(400, "A resumable upload starts with protocol "
+                                            "'resumable', command 'start' and a content "
+                                            "length.", "INVALID_ARGUMENT"))
+        upload_id = f"up{len(self.upload_calls):04d}"
+        display = str((body.get("file") or {}).get("displayName") or "")
+        self._open_uploads[upload_id] = (int(size), bytearray(), display)
+        url = f"{request.url.origin()}/upload/v1beta/files?upload_id={upload_id}" \
+              "&upload_protocol=resumable"
+        return web.Response(headers={"X-Goog-Upload-URL": url, "X-Goog-Upload-Status": "active"})
+
+    def _batch_input(self, body: Any) -> list[tuple[str, Any]] | FakeError:
+        """The requests of a batch: inline, or the lines of its uploaded input file."""
+        try:
+            file_name = body["batch"]["inputConfig"].get("fileName")
+        except (KeyError, TypeError, AttributeError):
+            file_name = None
+        if file_name is None:
+            return _requests(body)
+        content = self.uploads.get(file_name)
+        if content is None:
+            return _error(404, f"File {file_name} not found.", "NOT_FOUND")
+        try:
+            lines = [orjson.loads(line) for line in content.splitlines() if line.strip()]
+        except orjson.JSONDecodeError:
+            return _error(400, "* the input file is not JSON lines", "INVALID_ARGUMENT")
+        return _requests({"batch": {"inputConfig": {"requests": {"requests": [
+            {"request": line.get("request"), "metadata": {"key": line.get("key")}}
+            if isinstance(line, dict) else line for line in lines]}}}})
+
     # -- rendering -----------------------------------------------------------
     def _operation(self, job: FakeBatch) -> dict[str, Any]:
         items = _items(job) if job.ended else []
@@ -186,7 +274,8 @@ class GeminiBatches:
             operation["error"] = {"code": 3, "message": self.batches.script.fail}
             return operation
         output: dict[str, Any]
-        if self.batch_responses_file:
+        from_file = "fileName" in (job.raw["batch"].get("inputConfig") or {})
+        if self.batch_responses_file or from_file:
             output = {"responsesFile": f"files/out-{name.removeprefix('batches/')}"}
         else:
             inlined = [{"metadata": {"key": key}, **item} for key, item in _items(job)]

@@ -24,7 +24,10 @@ validation, as OpenAI does. Output lines come in reverse order
 request run: the no-double-spend tests read both. ``hold_create`` holds the
 creation reply after the batch exists (a client killed there never learns
 its id); ``hold_upload`` holds the input file's upload before the vendor has
-anything (``uploading`` is set when one arrives).
+anything (``uploading`` is set when one arrives). ``purge_files`` batches (the
+next ones to end) have their output and error files deleted at once, as
+after the vendor's retention; deleting a batch from ``batches`` purges it:
+both then answer 404.
 """
 
 from __future__ import annotations
@@ -111,6 +114,8 @@ class BatchFakeMixin:
         self.created = asyncio.Event()
         """Set once a batch exists (before its creation is answered)."""
         self.batch_calls: list[tuple[str, str]] = []
+        self.purge_files = 0
+        """The next this many batches to end lose their output and error files."""
         self._ids = itertools.count(1)
 
     # -- routes ------------------------------------------------------------------
@@ -318,3 +323,7 @@ class BatchFakeMixin:
             batch.error_file_id = f"file-{next(self._ids)}"
             self.files[batch.error_file_id] = b"".join(
                 orjson.dumps(f) + b"\n" for f in batch.failures)
+        if self.purge_files > 0:
+            self.purge_files -= 1
+            for file_id in (batch.output_file_id, batch.error_file_id):
+                self.files.pop(file_id or "", None)
