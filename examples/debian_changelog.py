@@ -32,21 +32,15 @@ Verbatim = Annotated[str, Grounded(whole_tokens=True)]
 INSTRUCTIONS = (
     "Copy the fields of a Debian changelog entry into JSON, exactly as they are written. "
     "The first line reads: package (version) distribution; urgency=level. "
-    "changes are the lines that start with '*', without the '*', each once, in order. "
-    "The last line reads: -- maintainer name <email>  date."
+    "The last line reads: -- maintainer name <email>  date. "
+    "changes are the lines that start with '*', without the '*', each once."
 )
 """Where each field is, in words. The worked examples follow it (``EXAMPLES``)."""
 MAX_CHARS = 2500
 
 
 class ChangelogEntry(BaseModel):
-    """The latest entry of a Debian changelog.
-
-    Fields are declared in the order the entry writes them (header line, change
-    lines, trailer line): the model fills them in schema order, and copying
-    along the text in order is what a small model does best (on the tune
-    sample: exact 0.79 -> 0.88 against changes declared last;
-    benchmarks/RESULTS.md)."""
+    """The latest entry of a Debian changelog."""
 
     package: Verbatim = Field(description="source package name, the first word of the entry",
                               pattern=r"^[a-z0-9][a-z0-9+.-]+$")
@@ -55,13 +49,13 @@ class ChangelogEntry(BaseModel):
     distribution: Verbatim = Field(description="the word after the version, e.g. unstable",
                                    pattern=r"^[A-Za-z][A-Za-z0-9-]*$")
     urgency: Literal["low", "medium", "high", "emergency", "critical"]
-    changes: list[Annotated[Verbatim, Field(pattern=r"^[^*\[]")]] = Field(
-        description="the change lines, without the leading '*'", max_length=8)
     maintainer: Verbatim = Field(description="name and <e-mail> after the two dashes, as "
                                              "written", pattern=r">$")
     date: Verbatim = Field(description="the date at the end of the last line, as written",
                            pattern=r"^[A-Z][a-z]{2}, +[0-9]{1,2} [A-Z][a-z]{2} [0-9]{4} "
                                    r"[0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{4}$")
+    changes: list[Annotated[Verbatim, Field(pattern=r"^[^*\[]")]] = Field(
+        description="the change lines, without the leading '*'", max_length=8)
 
 
 EXAMPLES = [
