@@ -18,6 +18,9 @@ same chunks). One code path, two transports. A call works on a copy of the
 state's memory and commits it only when the loop ends: an exception or a
 cancellation (including a consumer that stops iterating) leaves the
 ``AgentState`` exactly as it was before the call.
+
+Tool execution and the per-tool retry budget live in ``agentflow.acting``;
+the call's input and working memory in ``agentflow.call_input``.
 """
 
 from __future__ import annotations
@@ -28,11 +31,12 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Se
 from contextlib import aclosing
 from typing import Any
 
-import anyio
-
 from agentflow._input_checks import check_call_inputs
 from agentflow._logging import get_logger
-from agentflow.errors import InvalidInputError, ProviderError, ToolRetriesExceededError
+from agentflow.acting import count_failures, not_executed, run_tool_calls
+from agentflow.call_input import answer_open_calls as _answer_open_calls
+from agentflow.call_input import coerce_input as _coerce_input
+from agentflow.errors import InvalidInputError, ProviderError
 from agentflow.events import (
     AttemptDiscarded,
     CallStarted,
@@ -48,7 +52,14 @@ from agentflow.execution import CallExecution
 from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
-from agentflow.middleware.base import Act, Finish, Middleware, ModelRequest, ReasonAgain
+from agentflow.middleware.base import (
+    Act,
+    Decision,
+    Finish,
+    Middleware,
+    ModelRequest,
+    ReasonAgain,
+)
 from agentflow.middleware.structured_output import (
     StructuredOutputCompression,
     StructuredOutputMiddleware,
@@ -82,56 +93,6 @@ _ROOT_LOGGER = logging.getLogger("agentflow")
 
 def _debug_enabled() -> bool:
     return _ROOT_LOGGER.isEnabledFor(logging.DEBUG)
-
-
-def _coerce_input(msg: str | Msg | Sequence[str | Msg] | None) -> list[Msg]:
-    """The call's input as user messages.
-
-    Raises:
-        InvalidInputError: not a str, a Msg, or a non-empty sequence of them.
-    """
-    if msg is None:
-        return []
-    if isinstance(msg, str):
-        return [Msg.user(msg)]
-    if isinstance(msg, Msg):
-        return [msg]
-    if isinstance(msg, Sequence) and not isinstance(msg, bytes | bytearray):
-        if not msg:
-            raise InvalidInputError("the message list is empty: pass at least one message")
-        out: list[Msg] = []
-        for i, item in enumerate(msg):
-            if isinstance(item, str):
-                out.append(Msg.user(item))
-            elif isinstance(item, Msg):
-                out.append(item)
-            else:
-                raise InvalidInputError(
-                    f"message {i} is a {type(item).__name__}; expected str or Msg"
-                )
-        return out
-    raise InvalidInputError(
-        f"the message must be a str, a Msg or a list of them, got {type(msg).__name__}"
-    )
-
-
-def _answer_open_calls(memory: Sequence[Msg]) -> list[Msg]:
-    """A working copy of ``memory`` in which every tool call has a result.
-
-    Memory the agent wrote always does; memory built or edited by hand (or
-    restored from tampered JSON) may not, and vendors refuse a conversation
-    with an unanswered tool call. Missing results are added as errors.
-    """
-    out: list[Msg] = []
-    for i, msg in enumerate(memory):
-        out.append(msg)
-        if msg.role != "assistant" or not msg.tool_uses:
-            continue
-        answered = {r.tool_use_id for m in memory[i + 1 : i + 2] for r in m.tool_results}
-        missing = [c for c in msg.tool_uses if c.id not in answered]
-        if missing:
-            out.append(ReActAgent._not_executed(missing))
-    return out
 
 
 class ReActAgent:
@@ -367,8 +328,43 @@ class ReActAgent:
                     yield event
                 ex.memory.extend(inputs)
 
-                async for event in self._loop(ex):
-                    yield event
+                # the loop: reason, act, repeat (inline: one generator layer fewer per event)
+                while ex.iteration < self.max_iters:
+                    ex.iteration += 1
+                    async for event in self._reason(ex):
+                        yield event
+                    reply = ex.memory[-1]
+                    for call in reply.tool_uses:
+                        yield ToolUse(call.id, call.name, dict(call.input))
+                    decision = None
+                    for m in self.middleware:
+                        decision = await m.post_reasoning(ex, reply)
+                        if decision is not None:
+                            break
+                    for event in self._drain(ex):
+                        yield event
+                    if self._stops(ex, reply, decision):
+                        break
+                    if isinstance(decision, ReasonAgain):
+                        continue
+                    supplied = decision.results if isinstance(decision, Act) else {}
+                    results = Msg("tool", await self._act(ex, reply.tool_uses, supplied))
+                    ex.memory.append(results)
+                    for block in results.tool_results:
+                        yield ToolResult(block.tool_use_id, block.name, block.output,
+                                         block.is_error)
+                    self._count_failures(ex, reply.tool_uses, results, supplied)
+                    stop = False
+                    for m in self.middleware:
+                        stop = await m.post_acting(ex, results) or stop
+                    for event in self._drain(ex):
+                        yield event
+                    if stop:
+                        ex.stop_reason = ex.stop_reason or "stopped"
+                        break
+                else:
+                    ex.stop_reason = "max_iters"
+                    ex.log.info("call.max_iters", max_iters=self.max_iters)
 
                 for m in self.middleware:
                     await m.on_call_end(ex)
@@ -433,52 +429,22 @@ class ReActAgent:
 
     # ------------------------------------------------------------------ the loop
 
-    async def _loop(self, ex: CallExecution) -> AsyncIterator[Event]:
-        """Reason, act, repeat."""
-        while ex.iteration < self.max_iters:
-            ex.iteration += 1
-            async for event in self._reason(ex):
-                yield event
-            reply = ex.memory[-1]
-            for call in reply.tool_uses:
-                yield ToolUse(call.id, call.name, dict(call.input))
-
-            decision = None
-            for m in self.middleware:
-                decision = await m.post_reasoning(ex, reply)
-                if decision is not None:
-                    break
-            for event in self._drain(ex):
-                yield event
-            if isinstance(decision, Finish | ReasonAgain) and reply.tool_uses:
-                ex.memory.append(self._not_executed(reply.tool_uses))
-            if isinstance(decision, Finish):
-                ex.stop_reason = ex.stop_reason or decision.stop_reason
-                return
-            if isinstance(decision, ReasonAgain):
-                ex.memory.extend(decision.messages)
-                continue
-            if not reply.tool_uses:
-                ex.stop_reason = ex.stop_reason or "completed"
-                return
-
-            supplied = decision.results if isinstance(decision, Act) else {}
-            results = Msg("tool", await self._act(ex, reply.tool_uses, supplied))
-            ex.memory.append(results)
-            for block in results.tool_results:
-                yield ToolResult(block.tool_use_id, block.name, block.output, block.is_error)
-            self._count_failures(ex, reply.tool_uses, results, supplied)
-
-            stop = False
-            for m in self.middleware:
-                stop = await m.post_acting(ex, results) or stop
-            for event in self._drain(ex):
-                yield event
-            if stop:
-                ex.stop_reason = ex.stop_reason or "stopped"
-                return
-        ex.stop_reason = "max_iters"
-        ex.log.info("call.max_iters", max_iters=self.max_iters)
+    @staticmethod
+    def _stops(ex: CallExecution, reply: Msg, decision: Decision | None) -> bool:
+        """Apply a ``Finish`` / ``ReasonAgain`` decision (or a reply without tool
+        calls) to ``ex``; whether the loop ends here."""
+        if isinstance(decision, Finish | ReasonAgain) and reply.tool_uses:
+            ex.memory.append(ReActAgent._not_executed(reply.tool_uses))
+        if isinstance(decision, Finish):
+            ex.stop_reason = ex.stop_reason or decision.stop_reason
+            return True
+        if isinstance(decision, ReasonAgain):
+            ex.memory.extend(decision.messages)
+            return False
+        if not reply.tool_uses:
+            ex.stop_reason = ex.stop_reason or "completed"
+            return True
+        return False
 
     async def _reason(self, ex: CallExecution) -> AsyncIterator[Event]:
         """One model request: snapshot, pre_reasoning, stream; appends the reply."""
@@ -541,25 +507,8 @@ class ReActAgent:
         results: Msg,
         supplied: Mapping[str, ToolResultBlock],
     ) -> None:
-        """The per-tool retry budget: failed calls of each tool (run by the
-        agent, not answered by middleware) add up over the call.
-
-        Raises:
-            ToolRetriesExceededError: a tool failed more often than its
-                ``max_retries`` (else ``tool_retries``) allows.
-        """
-        names = {c.id: c.name for c in calls}
-        for block in results.tool_results:
-            if not block.is_error or block.tool_use_id in supplied:
-                continue
-            name = names.get(block.tool_use_id, block.name)
-            failures = ex.tool_failures[name] = ex.tool_failures.get(name, 0) + 1
-            tool = self.toolkit.get(name)
-            budget = tool.max_retries if tool and tool.max_retries is not None else (
-                self.tool_retries)
-            if failures > budget:
-                ex.log.warning("call.tool_retries_exceeded", tool=name, failures=failures)
-                raise ToolRetriesExceededError(name, failures=failures, last_error=block.output)
+        """``count_failures`` against this agent's toolkit and ``tool_retries``."""
+        count_failures(ex, self.toolkit, self.tool_retries, calls, results, supplied)
 
     def _stream_retry(self, ex: CallExecution, error: ProviderError) -> bool:
         """Whether to send the request again after ``error``: a stream that
@@ -596,50 +545,13 @@ class ReActAgent:
         calls: list[ToolUseBlock],
         supplied: Mapping[str, ToolResultBlock],
     ) -> list[ToolResultBlock]:
-        """Run the tool calls concurrently; one result per call, in call order.
-
-        Calls answered by middleware (``supplied``) are not run; a call to an
-        unknown tool gets an error result naming the available tools.
-        """
-        results: list[ToolResultBlock | None] = [supplied.get(c.id) for c in calls]
-
-        async def run(position: int, call: ToolUseBlock) -> None:
-            tool = self.toolkit.get(call.name)
-            with self.telemetry.tool(ex, call, tool) as traced:
-                if tool is None:
-                    available = ", ".join(self.toolkit.names) or "none"
-                    result = ToolResultBlock(
-                        call.id,
-                        f"Tool {call.name!r} not found. Available tools: {available}.",
-                        is_error=True,
-                        name=call.name,
-                    )
-                else:
-                    result = await tool.run(call)
-                traced(result)
-            results[position] = result
-
-        pending = [(i, c) for i, c in enumerate(calls) if results[i] is None]
-        if len(pending) == 1:
-            await run(*pending[0])
-        elif pending:
-            async with anyio.create_task_group() as tg:
-                for position, call in pending:
-                    tg.start_soon(run, position, call)
-        return [r for r in results if r is not None]
+        """``run_tool_calls`` on this agent's toolkit and telemetry."""
+        return await run_tool_calls(ex, self.toolkit, self.telemetry, calls, supplied)
 
     @staticmethod
     def _not_executed(calls: list[ToolUseBlock]) -> Msg:
-        """Results for calls a middleware decided not to run, so that every
-        tool call in memory keeps its result."""
-        return Msg(
-            "tool",
-            [
-                ToolResultBlock(c.id, "Not executed: the agent did not run this call.",
-                                is_error=True, name=c.name)
-                for c in calls
-            ],
-        )
+        """Results for calls the agent did not run (``not_executed``)."""
+        return not_executed(calls)
 
     @staticmethod
     def _drain(ex: CallExecution) -> list[Event]:

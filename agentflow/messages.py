@@ -343,6 +343,16 @@ class Msg:
 
     def replace(self, **changes: Any) -> Msg:
         """A copy with ``changes`` applied (same id unless given)."""
+        if changes.keys() <= _TRUSTED_CHANGES:  # role and blocks already checked: copy them
+            new = object.__new__(Msg)
+            object.__setattr__(new, "role", self.role)
+            object.__setattr__(new, "content", self.content)
+            object.__setattr__(new, "name", self.name)
+            metadata = changes.get("metadata", self.metadata)
+            object.__setattr__(new, "metadata", dict(metadata) if metadata else {})
+            object.__setattr__(new, "id", self.id)
+            object.__setattr__(new, "result", changes.get("result", self.result))
+            return new
         return Msg(
             role=changes.get("role", self.role),
             content=changes.get("content", self.content),
@@ -351,6 +361,10 @@ class Msg:
             id=changes.get("id", self.id),
             result=changes.get("result", self.result),
         )
+
+
+_TRUSTED_CHANGES = frozenset({"metadata", "result"})
+"""``Msg.replace`` changes that need no check of the role or the blocks."""
 
 
 # Persistence ----------------------------------------------------------------

@@ -271,6 +271,9 @@ class RateGovernor:
     async def _acquire(self, lease: RateLease, *, new: bool) -> None:
         # a retry already holds a concurrency slot: it goes before every new request
         rank = _RANK[current_priority()] if new else -1
+        with self._lock:  # nobody queued and room now: no waiter, no event, no heap
+            if not self._queue and self._take(lease, rank, new=new) == 0.0:
+                return
         waiter = _Waiter(rank, next(self._seq), lease.tokens, asyncio.get_running_loop())
         start = time.monotonic()
         with self._lock:
@@ -281,9 +284,8 @@ class RateGovernor:
             while True:
                 waiter.event.clear()
                 with self._lock:
-                    delay = self._try_take(waiter, new=new)
+                    delay = self._try_take(waiter, lease, new=new)
                     if delay == 0.0:
-                        lease._req_mark, lease._tok_mark = self._req_debited, self._tok_debited
                         self.waited_s += time.monotonic() - start
                         return
                 if math.isinf(delay):
@@ -297,19 +299,28 @@ class RateGovernor:
                 self._remove(waiter)
             raise
 
-    def _try_take(self, waiter: _Waiter, *, new: bool) -> float:
-        """0 and the request taken, or seconds to wait (``inf``: until woken)."""
+    def _try_take(self, waiter: _Waiter, lease: RateLease, *, new: bool) -> float:
+        """0 and the request taken (``waiter`` leaves the queue), or seconds to
+        wait (``inf``: until woken); lock held."""
         if self._queue[0][2] is not waiter:
             return math.inf
+        delay = self._take(lease, waiter.rank, new=new)
+        if delay == 0.0:
+            self._remove(waiter)
+        return delay
+
+    def _take(self, lease: RateLease, rank: int, *, new: bool) -> float:
+        """0 and ``lease``'s request taken, or seconds to wait (``inf``: until
+        woken); the caller is first in line; lock held."""
         now = time.monotonic()
         if now < self._pause_until:
             return self._pause_until - now
         if new and ((not self._known and self._in_flight >= 1)
                     or (self._cap is not None and self._in_flight >= self._cap)):
             return math.inf
-        reserve = self.live_reserve if waiter.rank == _RANK["batch"] else 0.0
+        reserve = self.live_reserve if rank == _RANK["batch"] else 0.0
         delay = 0.0
-        for bucket, need in ((self._req, 1.0), (self._tok, waiter.tokens)):
+        for bucket, need in ((self._req, 1.0), (self._tok, lease.tokens)):
             if bucket is not None:
                 delay = max(delay, bucket.delay(need + reserve * bucket.capacity, now))
         if delay > 0.0:
@@ -317,13 +328,13 @@ class RateGovernor:
         if self._req is not None:
             self._req.level -= 1.0
         if self._tok is not None:
-            self._tok.level -= waiter.tokens
+            self._tok.level -= lease.tokens
         self._req_debited += 1.0
-        self._tok_debited += waiter.tokens
+        self._tok_debited += lease.tokens
+        lease._req_mark, lease._tok_mark = self._req_debited, self._tok_debited
         self.admitted += 1
         if new:
             self._in_flight += 1
-        self._remove(waiter)
         return 0.0
 
     def _remove(self, waiter: _Waiter) -> None:

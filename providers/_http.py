@@ -392,15 +392,32 @@ class HttpClient:
         Raises:
             DeadlineExceededError: the deadline passed (a server trickling
                 keep-alive comments, retries that add up); never retried.
-            ProviderError: as ``_open``.
+            ProviderError: as ``_start``.
         """
         scope = asyncio.timeout(self.settings.deadline)
         started = False
         try:
-            async with scope, self._open(path, body, headers=headers, method=method,
-                                         raw=raw, whole=whole, media=media) as response:
+            async with scope:  # one context manager for deadline, retries and lease
+                response, lease = await self._start(path, body, headers=headers, method=method,
+                                                    raw=raw, whole=whole, media=media)
+                del body, raw  # sent: not kept alive while the reply is read
                 started = True
-                yield response
+                try:
+                    yield response
+                except TimeoutError as exc:  # first: a ServerTimeoutError is both
+                    raise ProviderTimeoutError(
+                        f"no data for {self.settings.read_timeout}s while reading the reply",
+                        vendor=self.vendor,
+                    ) from exc
+                except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
+                    raise ProviderConnectionError(
+                        f"the reply stream broke: {type(exc).__name__}: {exc}", partial=True,
+                        vendor=self.vendor,
+                    ) from exc
+                finally:
+                    response.release()
+                    if lease is not None:
+                        lease.release()
         except TimeoutError as exc:
             if not scope.expired():
                 raise
@@ -410,8 +427,7 @@ class HttpClient:
                 deadline=self.settings.deadline or 0.0, partial=started, vendor=self.vendor,
             ) from exc
 
-    @asynccontextmanager
-    async def _open(
+    async def _start(
         self,
         path: str,
         body: Mapping[str, Any],
@@ -421,9 +437,10 @@ class HttpClient:
         raw: bytes | None = None,
         whole: bool = False,
         media: tuple[int, int] = (0, 0),
-    ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """POST ``body`` as JSON (or ``raw`` bytes) to ``path`` and yield the 2xx
-        response; the encoded body is dropped once sent.
+    ) -> tuple[aiohttp.ClientResponse, RateLease | None]:
+        """POST ``body`` as JSON (or ``raw`` bytes) to ``path``: the 2xx response
+        and the governor's lease, both for the caller to release; the encoded
+        body is not kept once sent. ``media``: as ``open``.
 
         Raises:
             ProviderError: the mapped error, after retries where allowed;
@@ -435,7 +452,7 @@ class HttpClient:
         except TypeError as exc:
             raise BadRequestError(f"the request body is not JSON: {exc}", status=None,
                                   vendor=self.vendor) from exc
-        all_headers = {**self._headers, **(headers or {})}
+        all_headers = {**self._headers, **headers} if headers else self._headers
         if headers:
             _register_credentials(headers)
         lease = await self._admit(body, payload, media)
@@ -454,24 +471,7 @@ class HttpClient:
             if lease is not None:
                 lease.release()
             raise
-        del payload, all_headers  # sent: not kept alive while the reply is read
-        assert response is not None
-        try:
-            yield response
-        except TimeoutError as exc:  # before ClientConnectionError: ServerTimeoutError is both
-            raise ProviderTimeoutError(
-                f"no data for {self.settings.read_timeout}s while reading the reply",
-                vendor=self.vendor,
-            ) from exc
-        except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
-            raise ProviderConnectionError(
-                f"the reply stream broke: {type(exc).__name__}: {exc}", partial=True,
-                vendor=self.vendor,
-            ) from exc
-        finally:
-            response.release()
-            if lease is not None:
-                lease.release()
+        return response, lease
 
     async def _admit(self, body: Mapping[str, Any], payload: bytes,
                      media: tuple[int, int] = (0, 0)) -> RateLease | None:

@@ -153,6 +153,13 @@ def _number(headers: Mapping[str, str], name: str) -> float | None:
         return None
 
 
+_RATE_HEADER_NAMES = (
+    *(f"x-ratelimit-{kind}-{dim}" for kind in ("limit", "remaining", "reset")
+      for dim in ("requests", "tokens")),
+    "retry-after-ms", "Retry-After-Ms", "retry-after", "Retry-After",
+)
+
+
 def rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
     """OpenAI's rate-limit headers (platform.openai.com/docs/guides/rate-limits,
     "Rate limits in headers"; shared/providers.md §1): ``x-ratelimit-limit-requests``,
@@ -161,6 +168,12 @@ def rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
     / ``retry-after`` on 429. ``None`` when none is present (compatible servers
     that send none). OpenAI-compatible servers (vLLM, OpenRouter, Groq) use the same names.
     """
+    for name in _RATE_HEADER_NAMES:
+        if name in headers:
+            break
+    else:
+        return None  # most compatible servers send none: no snapshot to build
+
     def get(kind: str, dim: str) -> float | None:
         name = f"x-ratelimit-{kind}-{dim}"
         return parse_duration(headers.get(name)) if kind == "reset" else _number(headers, name)

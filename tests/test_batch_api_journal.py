@@ -85,6 +85,20 @@ async def kill_when(fake: OpenAIFake, inputs: Any, journal: Path, ready: Any) ->
         await task
 
 
+async def take_then_die(fake: OpenAIFake, inputs: Any, journal: Path, n: int) -> list[str]:
+    """Run until ``n`` results were taken (the caller wrote them), then stop
+    as a caller that died; the ids taken."""
+    model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key=KEY, settings=FAST)
+    taken: list[str] = []
+    async for result in extract_many(model, inputs, Person, mode="batch",
+                                     batch=settings(journal), chunking=None):
+        taken.append(result.id)
+        if len(taken) == n:
+            break
+    await model.aclose()
+    return taken
+
+
 def journalled(journal: Path) -> list[Any]:
     if not journal.exists():
         return []
@@ -135,14 +149,7 @@ async def test_killed_before_the_vendor_accepted_submits_once(
 async def test_killed_after_some_results_were_taken(fake: OpenAIFake, tmp_path: Path) -> None:
     journal = tmp_path / "out.jsonl.batches.json"
     inputs = docs("Ada", "Bob", "Cy", "Dee")
-    model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key=KEY, settings=FAST)
-    taken = []
-    async for result in extract_many(model, inputs, Person, mode="batch",
-                                     batch=settings(journal), chunking=None):
-        taken.append(result.id)
-        if len(taken) == 2:
-            break  # the caller wrote two records, then died
-    await model.aclose()
+    taken = await take_then_die(fake, inputs, journal, 2)
     rest = [d for d in inputs if d[0] not in taken]  # --out resume skips finished inputs
     results = await collect(fake, rest, journal)
     assert sorted(results) == sorted(d[0] for d in rest) and all(r.ok for r in results.values())
@@ -235,14 +242,7 @@ async def test_a_gone_batch_resubmits_only_inputs_without_a_result(
         fake: OpenAIFake, tmp_path: Path) -> None:
     journal = tmp_path / "out.jsonl.batches.json"
     inputs = docs("Ada", "Bob", "Cy", "Dee")
-    model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key=KEY, settings=FAST)
-    taken = []
-    async for result in extract_many(model, inputs, Person, mode="batch",
-                                     batch=settings(journal), chunking=None):
-        taken.append(result.id)
-        if len(taken) == 2:
-            break  # two records written, then the caller died
-    await model.aclose()
+    taken = await take_then_die(fake, inputs, journal, 2)
     (batch_id,) = fake.batches
     fake.batches.clear()  # then the vendor purged the batch, output file and all
     rest = [d for d in inputs if d[0] not in taken]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentflow.messages as messages_module
-from agentflow.errors import StructuredOutputError
+from agentflow.errors import InvalidInputError, StructuredOutputError
 from agentflow.messages import (
     CACHE_CONTROL,
     STRUCTURED_OUTPUT,
@@ -164,6 +164,19 @@ def test_replace_keeps_id_unless_given():
     assert r.metadata == {"a": 1}
     assert m.text == "x"
     assert m.replace(id="new").id == "new"
+
+
+def test_replace_of_metadata_or_result_copies_the_checked_message():
+    m = Msg.assistant("x", metadata={"a": 1}, name="bot")
+    r = m.replace(metadata={"b": 2})
+    assert (r.role, r.content, r.name, r.id) == (m.role, m.content, m.name, m.id)
+    assert r.metadata == {"b": 2} and m.metadata == {"a": 1}
+    meta = {"c": 3}
+    assert m.replace(metadata=meta).metadata is not meta  # a copy, as the constructor makes
+    assert m.replace(metadata={}).metadata == {}
+    assert m.replace(result=None) == m
+    with pytest.raises(InvalidInputError):
+        m.replace(role="robot")  # other changes are still checked
 
 
 # ----------------------------------------------------------------------------- output

@@ -48,3 +48,20 @@ async def test_the_model_is_asked_again_with_the_failing_fields_named() -> None:
     assert "status: 'whatever' is not one of" in retry and "lines[0].qty" in retry
     [tool] = [t for t in model.requests[0].tools if t.name == "generate_response"]
     assert tool.parameters["properties"]["lines"]["items"]["properties"]["sku"]["pattern"]
+
+
+def test_local_refs_are_inlined_so_the_schema_builds() -> None:
+    """A schema with ``$defs`` and ``$ref`` (what most generators write) builds
+    and validates; the schema sent has the definitions inlined."""
+    from agentflow.output.schema import OutputSpec
+
+    schema = {"type": "object", "required": ["lines"], "properties": {
+        "lines": {"type": "array", "items": {"$ref": "#/$defs/line"}}},
+        "$defs": {"line": {"type": "object", "required": ["qty"],
+                           "properties": {"qty": {"type": "integer", "minimum": 1}}}}}
+    Order = json_schema_output(schema)
+    sent = OutputSpec.of(Order).schema_for("plain").schema
+    assert "$ref" not in str(sent) and sent["properties"]["lines"]["items"]["required"] == ["qty"]
+    assert Order.model_validate({"lines": [{"qty": 2}]}).model_dump() == {"lines": [{"qty": 2}]}
+    with pytest.raises(ValueError, match=r"lines\[0\]\.qty"):
+        Order.model_validate({"lines": [{"qty": 0}]})

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from datetime import date
 from typing import Annotated, Any, Literal
 
+import orjson
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 from typing_extensions import TypedDict
@@ -265,3 +267,47 @@ def test_unbuildable_type_raises_schema_error_naming_it() -> None:
 def test_dump_json_is_the_users_type() -> None:
     spec = OutputSpec.of(list[Axis])
     assert spec.dump_json([Axis(label="x")]) == '[{"label":"x"}]'
+
+
+class _Event(BaseModel):
+    title: str
+    when: date
+    size: Literal[1, 2, 3] = 1
+    tags: list[str] = Field(default_factory=list)
+    note: str = "none"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"title": "launch", "when": "2026-12-01", "size": 2, "tags": ["a"]}',  # exact
+        '{"title": "launch", "when": "2026-12-01", "size": "2"}',  # stringified enum
+        '{"title": "launch", "when": "2026-12-01", "note": null}',  # null for a default
+        '{"title": "launch", "when": "2026-12-01", "tags": "[\\"a\\", \\"b\\"]"}',  # encoded list
+        '{"title": 5, "when": "2026-12-01"}',  # lax-only coercion: refused as before
+        '{"title": "launch"}',  # missing field
+        "{}",  # empty: never an output
+    ],
+)
+def test_exact_json_text_validates_as_the_decoded_value_does(text: str) -> None:
+    """``validate(data, text)`` (strict on the exact text first) gives what the
+    normalising lax path gives, or the same error."""
+    spec = OutputSpec.of(_Event)
+    data = orjson.loads(text)
+    try:
+        expected: Any = spec.validate(data)
+    except ValidationError as exc:
+        expected = [(e["type"], e["loc"]) for e in exc.errors()]
+    try:
+        got: Any = spec.validate(data, text)
+    except ValidationError as exc:
+        got = [(e["type"], e["loc"]) for e in exc.errors()]
+    assert got == expected
+    if text.startswith('{"title": "launch"') and "when" in text:
+        assert isinstance(got, _Event) and got.when == date(2026, 12, 1)
+
+
+def test_exact_json_text_of_a_wrapped_type_unwraps() -> None:
+    spec = OutputSpec.of(list[int])
+    assert spec.validate({"result": [1, 2]}, '{"result": [1, 2]}') == [1, 2]
+    assert spec.validate({"result": ["1", 2]}, '{"result": ["1", 2]}') == [1, 2]

@@ -163,6 +163,38 @@ async def test_ground_default_per_call_grounds_every_free_text_string() -> None:
     assert complete.output == Entry(version="1.0", note="x") and complete.spans == {}
 
 
+async def test_json_schema_outputs_are_grounded_by_their_schema() -> None:
+    """A ``json_schema_output`` type has no python fields: grounding walks its
+    schema. ``ground=True`` grounds every free-text string (never an enum);
+    ``"x-grounded"`` in the schema grounds a field without it; both give spans
+    and refuse an invented value with a retry."""
+    from agentflow.extraction.grounding import grounding_plan
+    from agentflow.output.json_schema import json_schema_output
+
+    schema = {"type": "object", "required": ["room", "city", "kind"], "properties": {
+        "room": {"type": "string"}, "kind": {"type": "string", "enum": ["office", "home"]},
+        "city": {"type": "string", "x-grounded": True},
+        "people": {"type": "array", "items": {"$ref": "#/$defs/person"}}},
+        "$defs": {"person": {"type": "object", "properties": {
+            "name": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}}}
+    Place = json_schema_output(schema)
+    assert grounding_plan(Place) is True
+    assert grounding_plan(json_schema_output({"type": "object", "properties": {
+        "a": {"type": "string"}}})) is False
+    good = '{"room": "Room 4", "kind": "office", "city": "Zürich", "people": [{"name": "Zoë"}]}'
+    model = ScriptedModel([good.replace("Zürich", "Zurich"), good])
+    complete = (await run(ReActAgent("x", model), Place))[-1]  # only "city" is marked
+    zurich = DOC.index("Zürich")
+    assert complete.spans == {"city": [(zurich, zurich + 6)]} and len(model.requests) == 2
+    model = ScriptedModel([good.replace("Zoë", "Zoey"), good])
+    complete = (await run(ReActAgent("x", model), Place, ground=True))[-1]
+    room, zoe = DOC.index("Room 4"), DOC.index("Zoë", zurich)  # the occurrence rule
+    assert complete.spans == {"room": [(room, room + 6)], "city": [(zurich, zurich + 6)],
+                              "people[0].name": [(zoe, zoe + 3)]}  # never the enum "kind"
+    assert complete.output.model_dump()["people"] == [{"name": "Zoë"}]
+    assert len(model.requests) == 2  # "Zoey" was refused and asked again
+
+
 async def test_ground_default_per_agent_and_case_rules() -> None:
     model = ScriptedModel(['{"version": "ROOM 4", "note": "zürich"}'])
     agent = ReActAgent("x", model, output=OutputConfig(ground=Grounded(case_sensitive=False)))

@@ -83,6 +83,7 @@ from typing_extensions import is_typeddict
 
 from agentflow.errors import SchemaError
 from agentflow.extraction.tokens import cuts_token, token_at
+from agentflow.output.json_schema import SCHEMA_ATTRIBUTE
 
 __all__ = [
     "GROUNDED_KEY",
@@ -261,6 +262,9 @@ def grounding_plan(output_type: Any) -> bool:
         SchemaError: a marker on a field that is not ``str``, ``str | None``
             or a list of them (names the field, e.g. ``"Invoice.total"``).
     """
+    given = getattr(output_type, SCHEMA_ATTRIBUTE, None)
+    if isinstance(given, Mapping):  # a json_schema_output type: "x-grounded" in its schema
+        return _schema_marks(given)
     found = False
     seen: set[int] = set()
 
@@ -373,6 +377,10 @@ def grounded_values(
             for k, x in v.items():
                 walk(x, vt, _join(path, str(k)), None, False)
             return
+        given = getattr(type(v), SCHEMA_ATTRIBUTE, None)
+        if isinstance(v, BaseModel) and isinstance(given, Mapping):
+            out.extend(_schema_values(v.model_extra or {}, given, path, default))
+            return
         fields = _fields(type(v)) if not is_typeddict(tp) else _fields(tp)
         if fields is None:
             return
@@ -382,6 +390,76 @@ def grounded_values(
                  False)
 
     walk(value, output_type, "", None, False)
+    return out
+
+
+def _schema_marks(node: Any) -> bool:
+    """Whether a JSON Schema marks any node ``"x-grounded"``."""
+    if isinstance(node, Mapping):
+        return node.get(GROUNDED_KEY) in (True, WHOLE_TOKENS) or any(
+            _schema_marks(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_schema_marks(v) for v in node)
+    return False
+
+
+def _schema_marker(node: Mapping[str, Any], inherited: Grounded | None) -> Grounded | None:
+    mark = node.get(GROUNDED_KEY)
+    if mark is True or mark == WHOLE_TOKENS:
+        return Grounded(whole_tokens=mark == WHOLE_TOKENS)
+    return inherited
+
+
+def _schema_values(value: Any, root: Mapping[str, Any], path: str,
+                   default: Grounded | None) -> list[GroundedValue]:
+    """The grounded strings of an output validated against the JSON Schema
+    ``root`` (a ``json_schema_output`` type): each string whose schema node
+    says ``"x-grounded"`` (``true`` or ``"whole_tokens"``), and under
+    ``default`` every free-text string (not ``enum``/``const``); ``$ref`` to
+    ``#/$defs`` or ``#/definitions`` and ``anyOf``/``oneOf`` are followed."""
+    out: list[GroundedValue] = []
+
+    def resolve(node: Any, depth: int = 0) -> Mapping[str, Any]:
+        while isinstance(node, Mapping) and isinstance(node.get("$ref"), str) and depth < 32:
+            ref = node["$ref"]
+            target: Any = root
+            for part in ref.removeprefix("#/").split("/") if ref.startswith("#/") else ():
+                target = target.get(part, {}) if isinstance(target, Mapping) else {}
+            node, depth = target if ref.startswith("#/") else {}, depth + 1
+        return node if isinstance(node, Mapping) else {}
+
+    def kind_of(v: Any) -> str:
+        return ("null" if v is None else "string" if isinstance(v, str) else
+                "array" if isinstance(v, list) else "object" if isinstance(v, dict) else "")
+
+    def walk(v: Any, node: Any, where: str, optional: bool) -> None:
+        node = resolve(node)
+        branches = node.get("anyOf") or node.get("oneOf")
+        if isinstance(branches, list):
+            nullable = any(resolve(b).get("type") == "null" for b in branches)
+            for branch in map(resolve, branches):
+                kinds = branch.get("type")
+                kinds = kinds if isinstance(kinds, list) else [kinds]
+                if kind_of(v) in kinds or (None in kinds and v is not None):
+                    walk(v, branch, where, optional or nullable)
+                    return
+            return
+        if isinstance(v, str):
+            marker = _schema_marker(node, default)
+            if marker is not None and "enum" not in node and "const" not in node:
+                out.append(GroundedValue(where or "result", v, marker, optional))
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, node.get("items", {}), f"{where}[{i}]", False)
+        elif isinstance(v, dict):
+            props = node.get("properties", {})
+            extra = node.get("additionalProperties", {})
+            required = set(node.get("required", ()))
+            for k, x in v.items():
+                walk(x, props.get(k, extra if isinstance(extra, Mapping) else {}),
+                     _join(where, str(k)), k not in required)
+
+    walk(value, root, path, False)
     return out
 
 

@@ -45,7 +45,10 @@
 
 Texts of the added messages live in ``agentflow.output.reminders``, the
 settings in ``agentflow.output.config``, partial parsing in
-``agentflow.output.partial``.
+``agentflow.output.partial``; strategy choice, refusals and binding in
+``agentflow.middleware.output_strategy``; the grounding and degeneracy check
+in ``agentflow.extraction.output_checks``; the compression below in
+``agentflow.middleware.output_compression`` (re-exported here).
 
 ``StructuredOutputCompression`` runs at call end, on success and give-up
 alike: transient reminders and failed attempts leave memory, and the
@@ -57,13 +60,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Literal
 
 import orjson
 from pydantic import ValidationError
 
-from agentflow._lru import LRU
 from agentflow.errors import (
     DegenerateOutputError,
     GroundingError,
@@ -79,26 +81,23 @@ from agentflow.errors import (
 )
 from agentflow.events import AttemptDiscarded, Event, OutputPartial, OutputRetry
 from agentflow.execution import CallExecution
-from agentflow.extraction.degenerate import check_degenerate
 from agentflow.extraction.examples import check_examples, example_messages
-from agentflow.extraction.grounding import (
-    Grounded,
-    check_grounding,
-    grounded_values,
-    grounding_plan,
-    mark_all_strings,
-)
+from agentflow.extraction.grounding import Grounded, grounding_plan, mark_all_strings
+from agentflow.extraction.output_checks import call_source, check_output
 from agentflow.messages import (
-    STRUCTURED_OUTPUT,
     STRUCTURED_OUTPUT_ATTEMPT,
-    STRUCTURED_OUTPUT_REMINDER_TYPE,
     Msg,
     ReminderType,
-    TextBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
+from agentflow.middleware._output_run import KEY as _KEY
+from agentflow.middleware._output_run import NO_OUTPUT as _NO_OUTPUT
+from agentflow.middleware._output_run import OutputRun as _Run
+from agentflow.middleware._output_run import run_of as _run_of
 from agentflow.middleware.base import Act, Decision, Finish, Middleware, ModelRequest, ReasonAgain
+from agentflow.middleware.output_compression import StructuredOutputCompression
+from agentflow.middleware.output_strategy import STRATEGY_CACHE_SIZE, StrategyBook, bind
 from agentflow.model import (
     ChatModel,
     ModelChunk,
@@ -106,7 +105,6 @@ from agentflow.model import (
     ResponseFormat,
     TextDelta,
     ToolCallDelta,
-    ToolSpec,
 )
 from agentflow.output.config import OutputConfig
 from agentflow.output.parsing import NoJSONFound, parse_output, visible_text
@@ -121,10 +119,8 @@ from agentflow.output.reminders import (
 )
 from agentflow.output.schema import OutputSpec
 from agentflow.output.strategies import (
-    AutoStrategy,
     OutputStrategy,
     StrategyKind,
-    choose_strategy,
     degrade,
     forcing_choice,
 )
@@ -132,48 +128,11 @@ from agentflow.reply import ReplyBuilder
 from agentflow.tools import describe_validation_error
 
 __all__ = [
+    "STRATEGY_CACHE_SIZE",
     "OutputConfig",
     "StructuredOutputCompression",
     "StructuredOutputMiddleware",
 ]
-
-
-_NO_OUTPUT: Any = object()
-
-
-@dataclass(eq=False, slots=True)
-class _Run:
-    """What the engine keeps for one call (in ``ex.extra``)."""
-
-    spec: OutputSpec
-    kind: StrategyKind
-    has_tools: bool
-    partial: PartialOutput
-    strip_tools: bool = False
-    give_up: bool = False
-    ground: Grounded | None = None
-    grounded: bool = False
-    start: int = 0
-    source: str | None = None
-    discards: int = 0
-    examples: list[Msg] = field(default_factory=list)
-    """The few-shot example messages put before the call's input in each request."""
-    pending: Any = _NO_OUTPUT
-    """A valid output waiting for the reply's other tool calls (end strategy ``safe``)."""
-
-
-_KEY = "structured_output"
-STRATEGY_CACHE_SIZE = 1024
-"""Entries of the per-middleware strategy cache (one per model and has-tools)."""
-
-
-def _run_of(ex: CallExecution) -> _Run | None:
-    run: _Run | None = ex.extra.get(_KEY)
-    return run
-
-
-def _model_key(model: ChatModel) -> tuple[str, str, int]:
-    return (type(model).__qualname__, model.model_name, id(model))
 
 
 @functools.lru_cache(maxsize=256)
@@ -209,24 +168,13 @@ class StructuredOutputMiddleware(Middleware):
 
     def __init__(self, config: OutputConfig | None = None) -> None:
         self.config = config or OutputConfig()
-        self._strategies: LRU[tuple[Any, ...], StrategyKind] = LRU(STRATEGY_CACHE_SIZE)
-        self._refused: dict[tuple[str, str, int], frozenset[str]] = {}
+        self._book = StrategyBook()
 
     # ------------------------------------------------------------ strategy binding
 
     def effective_profile(self, model: ChatModel) -> ModelProfile:
         """``model.profile`` minus the features the vendor refused at run time."""
-        profile = model.profile
-        refused = self._refused.get(_model_key(model), frozenset())
-        if "native_output" in refused:
-            profile = profile.with_(native_output=None)
-        if "tools" in refused:
-            profile = profile.with_(supports_tools=False)
-        if "tool_choice" in refused:
-            profile = profile.with_(
-                tool_choice_modes=profile.tool_choice_modes - {"required", "specific"}
-            )
-        return profile
+        return self._book.effective_profile(model)
 
     def strategy_for(
         self,
@@ -238,12 +186,7 @@ class StructuredOutputMiddleware(Middleware):
         """The strategy a call binds to: an explicit one, else the cached
         ``choose_strategy`` decision for this model and has-tools (the choice
         does not depend on ``output_type``)."""
-        chosen = strategy or self.config.strategy
-        if not isinstance(chosen, AutoStrategy):
-            return chosen.kind
-        key = (_model_key(model), has_tools, self._refused.get(_model_key(model), frozenset()))
-        return self._strategies.get_or_make(
-            key, lambda: choose_strategy(self.effective_profile(model), has_tools))
+        return self._book.strategy_for(model, has_tools, strategy or self.config.strategy)
 
     def prepare(
         self,
@@ -294,29 +237,8 @@ class StructuredOutputMiddleware(Middleware):
         self._bind(ex, run, kind)
 
     def _bind(self, ex: CallExecution, run: _Run, kind: StrategyKind) -> None:
-        """Set the call up for ``kind``."""
-        run.kind = kind
-        ex.call_tools.pop(TOOL_NAME, None)
-        ex.response_format = None
-        profile = self.effective_profile(ex.model)
-        if kind == "tool":
-            schema = run.spec.schema_for(profile.schema_dialect)
-            description = "Give the final answer of the task as this tool's arguments."
-            if run.spec.description:
-                description += f" The answer is: {run.spec.description}"
-            ex.call_tools[TOOL_NAME] = ToolSpec(
-                TOOL_NAME, description, schema.schema, schema.strict
-            )
-            if not ex.so_tool_active:
-                ex.memory.append(persistent_reminder(ReminderType.ENTER))
-                ex.so_tool_active = True
-        elif kind == "native" and profile.native_output == "json_schema":
-            schema = run.spec.schema_for(profile.schema_dialect)
-            ex.response_format = ResponseFormat(
-                "json_schema", schema.schema, run.spec.name, schema.strict, run.spec.description
-            )
-        elif kind == "native":
-            ex.response_format = ResponseFormat("json_object")
+        """Set the call up for ``kind`` (``bind`` on the effective profile)."""
+        bind(ex, run, kind, self.effective_profile(ex.model))
 
     # ------------------------------------------------------------ request
 
@@ -432,8 +354,7 @@ class StructuredOutputMiddleware(Middleware):
         return True
 
     def _refuse(self, model: ChatModel, feature: UnsupportedFeature) -> None:
-        key = _model_key(model)
-        self._refused[key] = self._refused.get(key, frozenset()) | {feature}
+        self._book.refuse(model, feature)
 
     # ------------------------------------------------------------ after a reply
 
@@ -766,112 +687,21 @@ def _final(exc: Exception, ex: CallExecution, raw: str) -> StructuredOutputError
 
 
 def _source(ex: CallExecution, run: _Run) -> str:
-    """The text grounded values must come from: the call's user input messages
-    (joined by a blank line), else the latest user message in memory."""
+    """The call's source text (``call_source``), worked out once per call."""
     if run.source is None:
-        texts = []
-        for m in ex.memory[run.start:]:
-            if m.role != "user":
-                break
-            texts.append(m.text)
-        if not texts:
-            last = next((m for m in reversed(ex.memory) if m.role == "user"), None)
-            texts = [last.text] if last is not None else []
-        run.source = "\n\n".join(texts)
+        run.source = call_source(ex.memory, run.start)
     return run.source
 
 
 def _trusted(ex: CallExecution, run: _Run, value: Any) -> dict[str, list[tuple[int, int]]]:
-    """The spans of ``value``'s grounded values in the call's source.
-
-    Raises:
-        GroundingError: a grounded value is not in the source, or is empty.
-        DegenerateOutputError: a repetition loop or a repeated list item.
-    """
-    source = _source(ex, run)
-    check = check_grounding(grounded_values(value, run.spec.output_type, run.ground), source)
-    if not check.ok:
-        detail = check.message()
-        raise GroundingError(
-            f"grounded values are not in the document:\n{detail}",
-            output=value,
-            unfound=check.unfound,
-            empty=[p for p, _ in check.empty],
-            detail=detail,
-        )
-    problems = check_degenerate(value, source)
-    if problems:
-        detail = "\n".join(f"- {p}: {why}" for p, why in problems)
-        raise DegenerateOutputError(
-            f"the output is degenerate:\n{detail}", output=value, problems=problems,
-            detail=detail,
-        )
-    return check.spans
+    """``check_output`` of ``value`` against the call's source."""
+    return check_output(value, run.spec.output_type, run.ground, _source(ex, run))
 
 
 def _errors(exc: Exception) -> list[dict[str, Any]]:
     if isinstance(exc, ValidationError):
         return [dict(e) for e in exc.errors(include_url=False)]
     return [{"loc": (), "msg": str(exc), "type": type(exc).__name__}]
-
-
-class StructuredOutputCompression(Middleware):
-    """Stock middleware: tidy memory at call end (success and give-up alike).
-
-    * transient PROMPT reminders and failed attempts are removed (the last
-      attempt of a call that gave up stays, as its answer);
-    * ``generate_response`` calls and their results are removed, and on
-      success one assistant message with the output JSON
-      (``STRUCTURED_OUTPUT=True``) is appended and becomes the reply.
-
-    ENTER/EXIT reminders stay. Memory thus never holds a call to a tool
-    that later requests will not declare.
-    """
-
-    async def on_call_end(self, ex: CallExecution) -> None:
-        run = _run_of(ex)
-        if run is None:
-            return
-        last_attempt = None
-        if not ex.completed:
-            last_attempt = next((m for m in reversed(ex.memory) if m.role == "assistant"), None)
-        output_ids = {c.id for m in ex.memory for c in m.tool_uses if c.name == TOOL_NAME}
-        kept: list[Msg] = []
-        for m in ex.memory:
-            meta = m.metadata
-            if meta.get(STRUCTURED_OUTPUT_REMINDER_TYPE) == ReminderType.PROMPT.value:
-                continue
-            if meta.get(STRUCTURED_OUTPUT_ATTEMPT) and m is not last_attempt:
-                continue
-            if output_ids and m.role in ("assistant", "tool"):
-                trimmed = _without_output_blocks(m, output_ids)
-                if trimmed is None:
-                    continue
-                m = trimmed
-            kept.append(m)
-        if ex.completed:
-            final = Msg.assistant(run.spec.dump_json(ex.output), metadata={STRUCTURED_OUTPUT: True})
-            kept.append(final)
-            ex.reply = final
-        elif last_attempt is not None:
-            ex.reply = last_attempt
-        ex.memory = kept
-
-
-def _without_output_blocks(m: Msg, output_ids: set[str]) -> Msg | None:
-    blocks = [
-        b
-        for b in m.content
-        if not (isinstance(b, ToolUseBlock) and b.name == TOOL_NAME)
-        and not (
-            isinstance(b, ToolResultBlock) and b.name == TOOL_NAME and b.tool_use_id in output_ids
-        )
-    ]
-    if len(blocks) == len(m.content):
-        return m
-    if not any(isinstance(b, TextBlock | ToolUseBlock | ToolResultBlock) for b in blocks):
-        return None
-    return m.replace(content=blocks)
 
 
 def check_tool_names(names: Sequence[str]) -> None:

@@ -26,7 +26,11 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from agentflow.errors import SchemaError
 
-__all__ = ["JsonSchemaOutput", "json_schema_output"]
+__all__ = ["SCHEMA_ATTRIBUTE", "JsonSchemaOutput", "json_schema_output"]
+
+SCHEMA_ATTRIBUTE = "__agentflow_json_schema__"
+"""Class attribute of a ``json_schema_output`` type holding the schema as given
+(what grounding walks to find the free-text strings of its outputs)."""
 
 _NOT_SENT = ("$schema", "$id")
 """Keywords kept for validation but not sent (vendors refuse them in a tool or format)."""
@@ -45,6 +49,39 @@ def field_path(path: Iterable[Any]) -> str:
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
+
+
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each local ``$ref`` (``#/$defs/...``, ``#/definitions/...``)
+    replaced by a copy of its target, and the definitions dropped: pydantic
+    resolves a ``$ref`` against its own definitions, not the schema's, so a
+    schema sent with them fails to build. A recursive ``$ref`` is kept as is
+    (then ``SchemaError`` when the schema is built)."""
+    def target(ref: str) -> Any:
+        node: Any = schema
+        for part in ref.removeprefix("#/").split("/"):
+            node = node.get(part) if isinstance(node, dict) else None
+        return node
+
+    def walk(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [walk(x, seen) for x in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/") and ref not in seen:
+            found = target(ref)
+            if isinstance(found, dict):
+                rest = {k: v for k, v in node.items() if k != "$ref"}
+                return walk({**found, **rest}, (*seen, ref))
+        return {k: walk(v, seen) for k, v in node.items()}
+
+    if not any(k in schema for k in ("$defs", "definitions")):
+        return schema
+    inlined = walk({k: v for k, v in schema.items() if k not in ("$defs", "definitions")}, ())
+    if "$ref" in str(inlined):  # recursive: keep the definitions it points into
+        inlined.update({k: schema[k] for k in ("$defs", "definitions") if k in schema})
+    return dict(inlined)
 
 
 def json_schema_output(schema: Mapping[str, Any], *, name: str | None = None) -> type[BaseModel]:
@@ -73,7 +110,7 @@ def json_schema_output(schema: Mapping[str, Any], *, name: str | None = None) ->
         raise SchemaError("", "the JSON Schema must describe an object (\"type\": \"object\") "
                               "at its root")
     validator = cls(given, format_checker=cls.FORMAT_CHECKER)
-    sent = {k: v for k, v in given.items() if k not in _NOT_SENT}
+    sent = _inline_refs({k: v for k, v in given.items() if k not in _NOT_SENT})
 
     def check(data: Any) -> Any:
         errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.path])
@@ -93,4 +130,5 @@ def json_schema_output(schema: Mapping[str, Any], *, name: str | None = None) ->
         "__get_pydantic_json_schema__": classmethod(json_schema),
     }
     model: type[BaseModel] = type(str(title), (JsonSchemaOutput,), namespace)
+    type.__setattr__(model, SCHEMA_ATTRIBUTE, copy.deepcopy(given))
     return model

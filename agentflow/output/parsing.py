@@ -228,7 +228,7 @@ def parse_output(text: str, spec: OutputSpec) -> Any:
     whole = _strict(body) if body else _MISSING
     if whole is not _MISSING:  # the first candidate, as exact JSON: the common answer
         try:
-            return spec.validate(whole)
+            return spec.validate(whole, body)  # exact JSON: strict first, no normalising
         except ValidationError:
             pass  # the search below tries it again, then the rest, and reports the error
     last_error: ValidationError | None = None

@@ -126,11 +126,15 @@ class OutputSpec:
             cached = self._cache[dialect] = transform_schema(self._plain, dialect)
         return cached
 
-    def validate(self, data: Any) -> Any:
+    def validate(self, data: Any, text: str | None = None) -> Any:
         """Validate decoded JSON as the user's type (lax mode), unwrapping.
 
         An empty object (or ``null``) is never a valid output, even when every
-        field has a default.
+        field has a default. ``text``: the standard JSON text ``data`` was
+        decoded from; when given, it is first validated as is in strict mode
+        (JSON that already has the schema's exact types needs no
+        normalisation, and strict validation accepts only what the lax path
+        would read the same way); anything strict refuses takes the full path.
 
         Raises:
             pydantic.ValidationError: listing each failing field.
@@ -138,6 +142,13 @@ class OutputSpec:
         empty = data in (None, {}) and bool(self._plain.get("properties"))
         if empty:
             data = {}  # report the missing fields, as for any other object
+        elif text is not None:
+            try:
+                exact = self._adapter.validate_json(text, strict=True)
+            except ValidationError:
+                pass  # not exact: normalise, then validate lax (and report from there)
+            else:
+                return getattr(exact, WRAP_FIELD) if self.wrapped else exact
         data = normalize(data, self._plain)
         value = self._adapter.validate_python(data)
         if empty:  # valid only through defaults: an empty answer is no answer (C02)

@@ -1,0 +1,97 @@
+"""Acting: running the tool calls of a reply, concurrently, and the per-tool
+retry budget of a call (the *act* step of ``ReActAgent``'s loop)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import anyio
+
+from agentflow.errors import ToolRetriesExceededError
+from agentflow.execution import CallExecution
+from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
+from agentflow.telemetry import Telemetry
+from agentflow.tools import Toolkit
+
+__all__ = ["count_failures", "not_executed", "run_tool_calls"]
+
+
+async def run_tool_calls(
+    ex: CallExecution,
+    toolkit: Toolkit,
+    telemetry: Telemetry,
+    calls: list[ToolUseBlock],
+    supplied: Mapping[str, ToolResultBlock],
+) -> list[ToolResultBlock]:
+    """Run the tool calls concurrently; one result per call, in call order.
+
+    Calls answered by middleware (``supplied``) are not run; a call to an
+    unknown tool gets an error result naming the available tools.
+    """
+    results: list[ToolResultBlock | None] = [supplied.get(c.id) for c in calls]
+
+    async def run(position: int, call: ToolUseBlock) -> None:
+        tool = toolkit.get(call.name)
+        with telemetry.tool(ex, call, tool) as traced:
+            if tool is None:
+                available = ", ".join(toolkit.names) or "none"
+                result = ToolResultBlock(
+                    call.id,
+                    f"Tool {call.name!r} not found. Available tools: {available}.",
+                    is_error=True,
+                    name=call.name,
+                )
+            else:
+                result = await tool.run(call)
+            traced(result)
+        results[position] = result
+
+    pending = [(i, c) for i, c in enumerate(calls) if results[i] is None]
+    if len(pending) == 1:
+        await run(*pending[0])
+    elif pending:
+        async with anyio.create_task_group() as tg:
+            for position, call in pending:
+                tg.start_soon(run, position, call)
+    return [r for r in results if r is not None]
+
+
+def count_failures(
+    ex: CallExecution,
+    toolkit: Toolkit,
+    tool_retries: int,
+    calls: list[ToolUseBlock],
+    results: Msg,
+    supplied: Mapping[str, ToolResultBlock],
+) -> None:
+    """The per-tool retry budget: failed calls of each tool (run by the
+    agent, not answered by middleware) add up over the call.
+
+    Raises:
+        ToolRetriesExceededError: a tool failed more often than its
+            ``max_retries`` (else ``tool_retries``) allows.
+    """
+    names = {c.id: c.name for c in calls}
+    for block in results.tool_results:
+        if not block.is_error or block.tool_use_id in supplied:
+            continue
+        name = names.get(block.tool_use_id, block.name)
+        failures = ex.tool_failures[name] = ex.tool_failures.get(name, 0) + 1
+        tool = toolkit.get(name)
+        budget = tool.max_retries if tool and tool.max_retries is not None else tool_retries
+        if failures > budget:
+            ex.log.warning("call.tool_retries_exceeded", tool=name, failures=failures)
+            raise ToolRetriesExceededError(name, failures=failures, last_error=block.output)
+
+
+def not_executed(calls: list[ToolUseBlock]) -> Msg:
+    """Results for calls a middleware decided not to run, so that every tool
+    call in memory keeps its result."""
+    return Msg(
+        "tool",
+        [
+            ToolResultBlock(c.id, "Not executed: the agent did not run this call.",
+                            is_error=True, name=c.name)
+            for c in calls
+        ],
+    )

@@ -1,0 +1,89 @@
+"""How a batch-mode run is set up (``BatchSettings``) and where it is
+(``BatchProgress``): the plain data the runner (``agentflow.batch_api.runner``)
+reads and reports."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from agentflow.model import Usage
+
+__all__ = ["BatchProgress", "BatchSettings"]
+
+
+@dataclass(frozen=True, slots=True)
+class BatchProgress:
+    """Where the batch part of a run is. Units: requests (``batches``: batches).
+
+    ``submitted``: handed to the vendor (resumed ones included);
+    ``in_progress``: in batches not finished yet; ``completed``: with a reply;
+    ``failed``: with an error (resubmitted ones count once more when they end).
+    """
+
+    submitted: int
+    in_progress: int
+    completed: int
+    failed: int
+    batches: int
+
+    def line(self) -> str:
+        """One progress line, e.g. ``batch: 4 submitted, 2 in progress, 1 completed,
+        1 failed (1 batch)``."""
+        plural = "" if self.batches == 1 else "es"
+        return (f"batch: {self.submitted} submitted, {self.in_progress} in progress, "
+                f"{self.completed} completed, {self.failed} failed "
+                f"({self.batches} batch{plural})")
+
+
+@dataclass(frozen=True, slots=True)
+class BatchSettings:
+    """How the batch mode runs.
+
+    Attributes:
+        batch_only: re-asks go into follow-up batches too (else live).
+        flush_after: seconds without a new request before a partial group is
+            submitted.
+        poll_initial / poll_max / poll_factor: seconds between polls of a
+            batch, growing by ``poll_factor`` up to ``poll_max``.
+        max_resubmits: follow-up submissions of a request whose item failed
+            retryably (1: once, never twice).
+        journal: the journal file (``None``: in memory; nothing survives a restart).
+        max_inflight: inputs awaiting a batch reply at once (bounds memory;
+            also the largest group, with the vendor's ``max_requests``).
+        on_progress: called with a ``BatchProgress`` on every change.
+        on_usage: called with the ``Usage`` of each reply that came from a
+            batch (billed at the batch price; ``agentflow.batch_api.cost``).
+    """
+
+    batch_only: bool = False
+    flush_after: float = 2.0
+    poll_initial: float = 5.0
+    poll_max: float = 300.0
+    poll_factor: float = 1.5
+    max_resubmits: int = 1
+    journal: str | None = None
+    max_inflight: int = 10_000
+    on_progress: Callable[[BatchProgress], None] | None = field(default=None, compare=False)
+    on_usage: Callable[[Usage], None] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        """Refuse settings that would poll the vendor in a tight loop (a zero,
+        negative or NaN interval, a shrinking factor) or never submit.
+
+        Raises:
+            ValueError: naming the setting and the value given.
+        """
+        checks = (
+            ("poll_initial", self.poll_initial, self.poll_initial > 0, "> 0 seconds"),
+            ("poll_max", self.poll_max, self.poll_max >= self.poll_initial,
+             ">= poll_initial seconds"),
+            ("poll_factor", self.poll_factor, self.poll_factor >= 1, ">= 1"),
+            ("flush_after", self.flush_after, self.flush_after >= 0, ">= 0 seconds"),
+            ("max_resubmits", self.max_resubmits, self.max_resubmits >= 0, ">= 0"),
+            ("max_inflight", self.max_inflight, self.max_inflight >= 1, ">= 1"),
+        )
+        for name, value, ok, rule in checks:  # NaN fails every comparison
+            if not ok or (name != "poll_max" and not math.isfinite(value)):
+                raise ValueError(f"BatchSettings.{name} must be {rule}, got {value!r}")

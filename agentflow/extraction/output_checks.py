@@ -1,0 +1,63 @@
+"""The grounding and degeneracy checks of a validated structured output (the
+engine's *grounding* rule, DESIGN.md §3; the engine is
+``agentflow.middleware.structured_output``): which text of the call grounded
+values must come from, and whether they do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agentflow.errors import DegenerateOutputError, GroundingError
+from agentflow.extraction.degenerate import check_degenerate
+from agentflow.extraction.grounding import Grounded, check_grounding, grounded_values
+from agentflow.messages import Msg
+
+__all__ = ["call_source", "check_output"]
+
+
+def call_source(memory: Sequence[Msg], start: int) -> str:
+    """The text grounded values must come from: the call's user input messages
+    (``memory[start:]`` up to the first message of another role, joined by a
+    blank line), else the latest user message in ``memory``; ``""`` without one."""
+    texts = []
+    for m in memory[start:]:
+        if m.role != "user":
+            break
+        texts.append(m.text)
+    if not texts:
+        last = next((m for m in reversed(memory) if m.role == "user"), None)
+        texts = [last.text] if last is not None else []
+    return "\n\n".join(texts)
+
+
+def check_output(
+    value: Any, output_type: Any, ground: Grounded | None, source: str
+) -> dict[str, list[tuple[int, int]]]:
+    """The spans (field path -> ``[start, end)`` offsets into ``source``) of
+    ``value``'s grounded values: the fields ``output_type`` marks
+    ``Grounded()``, or every free-text string under ``ground``.
+
+    Raises:
+        GroundingError: a grounded value is not in the source, or is empty.
+        DegenerateOutputError: a repetition loop or a repeated list item.
+    """
+    check = check_grounding(grounded_values(value, output_type, ground), source)
+    if not check.ok:
+        detail = check.message()
+        raise GroundingError(
+            f"grounded values are not in the document:\n{detail}",
+            output=value,
+            unfound=check.unfound,
+            empty=[p for p, _ in check.empty],
+            detail=detail,
+        )
+    problems = check_degenerate(value, source)
+    if problems:
+        detail = "\n".join(f"- {p}: {why}" for p, why in problems)
+        raise DegenerateOutputError(
+            f"the output is degenerate:\n{detail}", output=value, problems=problems,
+            detail=detail,
+        )
+    return check.spans

@@ -1,0 +1,50 @@
+"""What the structured-output engine keeps for one call (``ex.extra``), shared
+by the engine (``structured_output``) and the compression at call end
+(``output_compression``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentflow.execution import CallExecution
+from agentflow.extraction.grounding import Grounded
+from agentflow.messages import Msg
+from agentflow.output.partial import PartialOutput
+from agentflow.output.schema import OutputSpec
+from agentflow.output.strategies import StrategyKind
+
+__all__ = ["KEY", "NO_OUTPUT", "OutputRun", "run_of"]
+
+NO_OUTPUT: Any = object()
+"""``OutputRun.pending`` when no output waits."""
+
+KEY = "structured_output"
+"""The ``ex.extra`` key of a call's ``OutputRun``."""
+
+
+@dataclass(eq=False, slots=True)
+class OutputRun:
+    """What the engine keeps for one call (in ``ex.extra``)."""
+
+    spec: OutputSpec
+    kind: StrategyKind
+    has_tools: bool
+    partial: PartialOutput
+    strip_tools: bool = False
+    give_up: bool = False
+    ground: Grounded | None = None
+    grounded: bool = False
+    start: int = 0
+    source: str | None = None
+    discards: int = 0
+    examples: list[Msg] = field(default_factory=list)
+    """The few-shot example messages put before the call's input in each request."""
+    pending: Any = NO_OUTPUT
+    """A valid output waiting for the reply's other tool calls (end strategy ``safe``)."""
+
+
+def run_of(ex: CallExecution) -> OutputRun | None:
+    """The call's ``OutputRun`` (``None``: the call asks no output)."""
+    run: OutputRun | None = ex.extra.get(KEY)
+    return run

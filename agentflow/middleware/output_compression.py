@@ -1,0 +1,80 @@
+"""``StructuredOutputCompression``: the structured-output engine's tidy-up of
+memory at call end (DESIGN.md §3)."""
+
+from __future__ import annotations
+
+from agentflow.execution import CallExecution
+from agentflow.messages import (
+    STRUCTURED_OUTPUT,
+    STRUCTURED_OUTPUT_ATTEMPT,
+    STRUCTURED_OUTPUT_REMINDER_TYPE,
+    Msg,
+    ReminderType,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from agentflow.middleware._output_run import run_of
+from agentflow.middleware.base import Middleware
+from agentflow.output.reminders import TOOL_NAME
+
+__all__ = ["StructuredOutputCompression"]
+
+
+class StructuredOutputCompression(Middleware):
+    """Stock middleware: tidy memory at call end (success and give-up alike).
+
+    * transient PROMPT reminders and failed attempts are removed (the last
+      attempt of a call that gave up stays, as its answer);
+    * ``generate_response`` calls and their results are removed, and on
+      success one assistant message with the output JSON
+      (``STRUCTURED_OUTPUT=True``) is appended and becomes the reply.
+
+    ENTER/EXIT reminders stay. Memory thus never holds a call to a tool
+    that later requests will not declare.
+    """
+
+    async def on_call_end(self, ex: CallExecution) -> None:
+        run = run_of(ex)
+        if run is None:
+            return
+        last_attempt = None
+        if not ex.completed:
+            last_attempt = next((m for m in reversed(ex.memory) if m.role == "assistant"), None)
+        output_ids = {c.id for m in ex.memory for c in m.tool_uses if c.name == TOOL_NAME}
+        kept: list[Msg] = []
+        for m in ex.memory:
+            meta = m.metadata
+            if meta.get(STRUCTURED_OUTPUT_REMINDER_TYPE) == ReminderType.PROMPT.value:
+                continue
+            if meta.get(STRUCTURED_OUTPUT_ATTEMPT) and m is not last_attempt:
+                continue
+            if output_ids and m.role in ("assistant", "tool"):
+                trimmed = _without_output_blocks(m, output_ids)
+                if trimmed is None:
+                    continue
+                m = trimmed
+            kept.append(m)
+        if ex.completed:
+            final = Msg.assistant(run.spec.dump_json(ex.output), metadata={STRUCTURED_OUTPUT: True})
+            kept.append(final)
+            ex.reply = final
+        elif last_attempt is not None:
+            ex.reply = last_attempt
+        ex.memory = kept
+
+
+def _without_output_blocks(m: Msg, output_ids: set[str]) -> Msg | None:
+    blocks = [
+        b
+        for b in m.content
+        if not (isinstance(b, ToolUseBlock) and b.name == TOOL_NAME)
+        and not (
+            isinstance(b, ToolResultBlock) and b.name == TOOL_NAME and b.tool_use_id in output_ids
+        )
+    ]
+    if len(blocks) == len(m.content):
+        return m
+    if not any(isinstance(b, TextBlock | ToolUseBlock | ToolResultBlock) for b in blocks):
+        return None
+    return m.replace(content=blocks)

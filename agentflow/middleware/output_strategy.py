@@ -1,0 +1,101 @@
+"""Strategy binding for the structured-output engine (DESIGN.md §3,
+*strategy* and *degradation*): which strategy a call binds to, per model and
+has-tools, on the model's *effective* profile (its profile minus what the
+vendor refused at run time), and what binding a strategy sets up on the call
+(the ``generate_response`` tool, or a response format).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentflow._lru import LRU
+from agentflow.errors import UnsupportedFeature
+from agentflow.execution import CallExecution
+from agentflow.messages import ReminderType
+from agentflow.middleware._output_run import OutputRun
+from agentflow.model import ChatModel, ModelProfile, ResponseFormat, ToolSpec
+from agentflow.output.reminders import TOOL_NAME, persistent_reminder
+from agentflow.output.strategies import (
+    AutoStrategy,
+    OutputStrategy,
+    StrategyKind,
+    choose_strategy,
+)
+
+__all__ = ["STRATEGY_CACHE_SIZE", "StrategyBook", "bind", "model_key"]
+
+STRATEGY_CACHE_SIZE = 1024
+"""Entries of the per-middleware strategy cache (one per model and has-tools)."""
+
+
+def model_key(model: ChatModel) -> tuple[str, str, int]:
+    """The key a model's refusals and strategies are kept under (this object)."""
+    return (type(model).__qualname__, model.model_name, id(model))
+
+
+class StrategyBook:
+    """The strategy decisions of one engine and the features each model
+    refused at run time. The strategy cache is bounded
+    (``STRATEGY_CACHE_SIZE``) and never keyed by the output type, so fresh
+    types are not kept alive."""
+
+    def __init__(self) -> None:
+        self._strategies: LRU[tuple[Any, ...], StrategyKind] = LRU(STRATEGY_CACHE_SIZE)
+        self._refused: dict[tuple[str, str, int], frozenset[str]] = {}
+
+    def effective_profile(self, model: ChatModel) -> ModelProfile:
+        """``model.profile`` minus the features the vendor refused at run time."""
+        profile = model.profile
+        refused = self._refused.get(model_key(model), frozenset())
+        if "native_output" in refused:
+            profile = profile.with_(native_output=None)
+        if "tools" in refused:
+            profile = profile.with_(supports_tools=False)
+        if "tool_choice" in refused:
+            profile = profile.with_(
+                tool_choice_modes=profile.tool_choice_modes - {"required", "specific"}
+            )
+        return profile
+
+    def strategy_for(
+        self, model: ChatModel, has_tools: bool, chosen: OutputStrategy
+    ) -> StrategyKind:
+        """``chosen``'s kind, or for ``AutoStrategy`` the cached
+        ``choose_strategy`` decision for this model, has-tools and refusals."""
+        if not isinstance(chosen, AutoStrategy):
+            return chosen.kind
+        key = model_key(model)
+        return self._strategies.get_or_make(
+            (key, has_tools, self._refused.get(key, frozenset())),
+            lambda: choose_strategy(self.effective_profile(model), has_tools))
+
+    def refuse(self, model: ChatModel, feature: UnsupportedFeature) -> None:
+        """Remember that ``model``'s vendor refused ``feature``."""
+        key = model_key(model)
+        self._refused[key] = self._refused.get(key, frozenset()) | {feature}
+
+
+def bind(ex: CallExecution, run: OutputRun, kind: StrategyKind, profile: ModelProfile) -> None:
+    """Set the call up for ``kind`` on ``profile`` (the effective one): the
+    call-only ``generate_response`` tool (and the ENTER reminder when the
+    state enters tool mode), a json_schema response format, or JSON mode."""
+    run.kind = kind
+    ex.call_tools.pop(TOOL_NAME, None)
+    ex.response_format = None
+    if kind == "tool":
+        schema = run.spec.schema_for(profile.schema_dialect)
+        description = "Give the final answer of the task as this tool's arguments."
+        if run.spec.description:
+            description += f" The answer is: {run.spec.description}"
+        ex.call_tools[TOOL_NAME] = ToolSpec(TOOL_NAME, description, schema.schema, schema.strict)
+        if not ex.so_tool_active:
+            ex.memory.append(persistent_reminder(ReminderType.ENTER))
+            ex.so_tool_active = True
+    elif kind == "native" and profile.native_output == "json_schema":
+        schema = run.spec.schema_for(profile.schema_dialect)
+        ex.response_format = ResponseFormat(
+            "json_schema", schema.schema, run.spec.name, schema.strict, run.spec.description
+        )
+    elif kind == "native":
+        ex.response_format = ResponseFormat("json_object")

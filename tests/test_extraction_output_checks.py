@@ -1,0 +1,60 @@
+"""The grounding and degeneracy checks of a validated output
+(``agentflow.extraction.output_checks``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import pytest
+from pydantic import BaseModel
+
+from agentflow.errors import DegenerateOutputError, GroundingError
+from agentflow.extraction.grounding import Grounded
+from agentflow.extraction.output_checks import call_source, check_output
+from agentflow.messages import Msg
+
+
+class Entry(BaseModel):
+    maintainer: Annotated[str, Grounded()]
+    note: str = ""
+
+
+def test_call_source_joins_the_calls_user_messages_up_to_another_role() -> None:
+    memory = [Msg.user("old"), Msg.assistant("ok"), Msg.user("first"), Msg.user("second"),
+              Msg.assistant("reply"), Msg.user("later")]
+    assert call_source(memory, 2) == "first\n\nsecond"
+
+
+def test_call_source_falls_back_to_the_latest_user_message_or_nothing() -> None:
+    memory = [Msg.user("doc"), Msg.assistant("reply")]
+    assert call_source(memory, 1) == "doc"
+    assert call_source([Msg.assistant("only")], 0) == ""
+
+
+def test_check_output_gives_the_spans_of_grounded_values() -> None:
+    source = "Maintainer: Ann Lee <ann@x.io>"
+    spans = check_output(Entry(maintainer="Ann Lee"), Entry, None, source)
+    assert spans == {"maintainer": [(12, 19)]}
+    assert source[12:19] == "Ann Lee"
+
+
+def test_check_output_refuses_a_value_not_in_the_source() -> None:
+    with pytest.raises(GroundingError) as info:
+        check_output(Entry(maintainer="Bob Stone"), Entry, None, "Maintainer: Ann Lee")
+    assert "maintainer" in info.value.detail
+
+
+def test_check_output_under_ground_checks_every_string() -> None:
+    value = Entry(maintainer="Ann Lee", note="invented")
+    assert check_output(value, Entry, None, "Ann Lee")  # the note is not marked
+    with pytest.raises(GroundingError):
+        check_output(value, Entry, Grounded(), "Ann Lee")
+
+
+def test_check_output_refuses_a_repetition_loop() -> None:
+    class Notes(BaseModel):
+        text: str
+
+    looped = Notes(text="abc " * 200)
+    with pytest.raises(DegenerateOutputError):
+        check_output(looped, Notes, None, "abc")
