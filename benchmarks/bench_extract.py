@@ -200,15 +200,16 @@ async def extract(batch: list[Any], module: Any, concurrency: int,
                   sampling: list[tuple[str, Any]] | None = None,
                   gguf: str | None = None, template: str | None = None,
                   ) -> tuple[list[Any], float, float]:
-    """Run the batch on ``LocalModel()`` (or the GGUF file ``gguf``; its own
-    chat template when ``template`` is ``"gguf"``; its profile's ``sampling``
+    """Run the batch on ``LocalModel()`` (or ``gguf``: a bundled model's name or
+    a GGUF file; its own chat template when ``template`` is ``"gguf"``,
+    ``PLAIN_TEMPLATE`` for ``"plain"``, else the model's default; its profile's ``sampling``
     replaced when ``sampling`` is given); results, load seconds, batch wall
     seconds."""
     from agentflow.batch import extract_many
     from agentflow.providers.local import DEFAULT_MODEL, PLAIN_TEMPLATE, LocalModel
 
     name = gguf or DEFAULT_MODEL
-    chat_template = "" if template == "gguf" else PLAIN_TEMPLATE
+    chat_template = {"gguf": "", "plain": PLAIN_TEMPLATE}.get(template or "")
     model = LocalModel(name, chat_template=chat_template)
     if sampling is not None:
         model = LocalModel(name, chat_template=chat_template,
@@ -313,9 +314,11 @@ def main() -> None:
     p.add_argument("--sampling", type=sampling_arg, action="append", metavar="NAME=VALUE",
                    help="sampler setting instead of the profile's (repeatable; "
                         "--sampling none=0 sends none)")
-    p.add_argument("--model", metavar="GGUF", help="a .gguf file instead of the bundled model")
-    p.add_argument("--template", choices=["plain", "gguf"], default="plain",
-                   help="chat template: the completion-style PLAIN_TEMPLATE or the GGUF's own")
+    p.add_argument("--model", metavar="NAME|GGUF",
+                   help="another bundled model (smollm2-135m-instruct) or a .gguf file")
+    p.add_argument("--template", choices=["plain", "gguf"], default=None,
+                   help="chat template: the completion-style PLAIN_TEMPLATE or the GGUF's own "
+                        "(default: a bundled model's own; PLAIN_TEMPLATE for a file)")
     ns = p.parse_args()
     print("$", shlex.join([Path(sys.executable).name, *sys.argv]))
     print("machine:", machine_facts())
