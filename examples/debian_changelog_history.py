@@ -80,6 +80,13 @@ Token = Grounded(whole_tokens=True)
 """Copied from the chunk as whole tokens: never ``1.5.2-1`` out of ``2:1.5.2-1``
 nor ``debian`` out of an e-mail address."""
 
+VERSION_PATTERN = r"^([0-9]+:)?[0-9][A-Za-z0-9+~]*([.-][A-Za-z0-9+~]+)+$"
+"""A Debian version as written: an optional epoch, then parts joined by ``.`` or
+``-``, at least two of them (``2:1.5.2-1``, ``3.3a-3``, ``1.9-0.2``). The grammar
+holds the version to tokens of the chunk that look like one (never a time of day
+such as ``10:49:58``, a year, or a bare number), and a chunk with none of them (a
+trailing note) can only give an empty list."""
+
 Urgency = Literal["low", "medium", "high", "emergency", "critical"]
 
 
@@ -87,7 +94,8 @@ class Entry(BaseModel):
     """One entry of the changelog."""
 
     version: Annotated[str, Token] = Field(
-        description="the version inside the parentheses")
+        description="the version inside the parentheses",
+        pattern=VERSION_PATTERN)
     distribution: Annotated[str, Token] = Field(
         description="the word after the version, e.g. unstable")
     urgency: Urgency

@@ -5,11 +5,12 @@ The grammar is run by the real llama.cpp in tests/test_providers_local.py."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Literal
 
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agentflow.extraction.grounding import Grounded
 from agentflow.output import grammar
@@ -180,3 +181,32 @@ def test_one_source_terminal_per_granularity_in_use() -> None:
     only = substring_grammar(local(OnlyTokens), source, SEP)
     assert only is not None and "SOURCE_TOKENS: %regex" in only
     assert "\nSOURCE: " not in only and "\nGROUNDED: " not in only  # the document once
+
+
+class Version(BaseModel):
+    version: Annotated[str, Grounded(whole_tokens=True)] = Field(pattern=r"^[0-9][0-9.]*-[0-9]+$")
+    note: Annotated[str, Grounded()]
+
+
+class Versions(BaseModel):
+    versions: list[Version]
+    first: Version | None = None
+
+
+def test_a_pattern_nothing_in_the_source_matches_leaves_its_branch_out() -> None:
+    """No value can be finished for a grounded field whose pattern matches
+    nothing in the document, so the grammar never lets the model start one:
+    a list of such items is ``[]``, an optional one ``null``; and with no
+    possible output at all there is no substring grammar (verification decides)."""
+    with_one = substring_grammar(local(Versions), "Release 1.2-3 notes", SEP)
+    assert with_one is not None and "GROUNDED_0" in with_one
+    footer = "# Older entries have been removed from this changelog."
+    none = substring_grammar(local(Versions), footer, SEP)
+    assert none is not None
+    rules = dict(line.split(": ", 1) for line in none.splitlines()[1:] if ": " in line)
+    root = rules[rules["start"]]
+    versions, first = re.findall(r"\bn\d+\b", root)
+    assert rules[versions] == '"[" "]"' and rules.get(rules[first], rules[first]) == '"null"'
+    assert "GROUNDED_" not in none  # only [] and null are left
+    assert substring_grammar(local(Version), footer, SEP) is None
+    assert substring_grammar(local(Version), "see 4.5-1 here", SEP) is not None

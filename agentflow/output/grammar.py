@@ -104,9 +104,25 @@ def chunks(source: str, whole_tokens: bool = False) -> list[str]:
     return [json.dumps(c, ensure_ascii=False)[1:-1] for c in split]
 
 
+def _never_matches(pattern: str, source: str) -> bool:
+    """Whether no text of ``source`` (raw or JSON-escaped) matches ``pattern``
+    anywhere, so a grounded string with that pattern has no legal value.
+    ``False`` when Python cannot read the pattern (then nothing is assumed)."""
+    core = pattern[1:] if pattern.startswith("^") else pattern
+    core = core[:-1] if core.endswith("$") and not core.endswith("\\$") else core
+    try:
+        regex = re.compile(core)
+    except re.error:
+        return False
+    escaped = json.dumps(source, ensure_ascii=False)[1:-1]
+    return regex.search(source) is None and regex.search(escaped) is None
+
+
 class _Builder:
-    def __init__(self, root: Mapping[str, Any], separators: Mapping[str, str]) -> None:
+    def __init__(self, root: Mapping[str, Any], separators: Mapping[str, str],
+                 source: str = "") -> None:
         self.root = root
+        self.source = source
         self.key_sep = separators.get("key_separator", ": ")
         self.item_sep = separators.get("item_separator", ", ")
         self.rules: dict[str, str] = {}
@@ -127,8 +143,13 @@ class _Builder:
         schema["x-guidance"] = self.options
         return self.rule("%json " + json.dumps(schema, ensure_ascii=False))
 
-    def node(self, node: Mapping[str, Any]) -> str:
-        """The name of a rule matching ``node``."""
+    def node(self, node: Mapping[str, Any]) -> str | None:
+        """The name of a rule matching ``node``; ``None`` when no value can
+        match it in this source (a required grounded string whose ``pattern``
+        matches nothing in the document, or an object/list that needs one):
+        the grammar then leaves that branch out (an empty list, ``null``, the
+        other ``anyOf`` branches) instead of letting the model start a value
+        it cannot finish."""
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
             key = ref.split("/")[-1]
@@ -137,8 +158,13 @@ class _Builder:
                     return self.json(node)
                 self.refs[key] = name = f"d{len(self.refs)}"
                 self.rules[name] = ""  # reserved: recursion refers to it
-                self.rules[name] = self.node(self.root["$defs"][key])
-            return self.refs[key]
+                target = self.node(self.root["$defs"][key])
+                if target is None:
+                    del self.rules[name]
+                    self.refs[key] = ""
+                    return None
+                self.rules[name] = target
+            return self.refs[key] or None
         if not has_grounded(node, self.root):
             if node.get("type") == "null":
                 return self.rule(_NULL)
@@ -150,25 +176,33 @@ class _Builder:
         kinds = set(kinds) if isinstance(kinds, list) else {kinds}
         nullable = "null" in kinds
         mark = node.get(_GROUNDED)
+        body: str | None
         if mark in _SOURCE:
             body = self.grounded(_SOURCE[mark], node.get("pattern"))
         elif "anyOf" in node or "oneOf" in node:
-            branches = node.get("anyOf") or node.get("oneOf") or []
-            body = " | ".join(self.node(b) for b in branches)
+            branches = [self.node(b) for b in node.get("anyOf") or node.get("oneOf") or []]
+            possible = [b for b in branches if b is not None]
+            body = " | ".join(possible) if possible else None
         elif "properties" in node:
             body = self.object(node)
         elif "items" in node:
             body = self.array(node)
         else:
             return self.json(node)
+        if body is None:
+            return self.rule(_NULL) if nullable else None
         return self.rule(f"{body} | {_NULL}" if nullable else body)
 
-    def grounded(self, source: str, pattern: Any) -> str:
+    def grounded(self, source: str, pattern: Any) -> str | None:
         """The terminal of a grounded string over the ``source`` terminal
-        (``SOURCE`` or ``SOURCE_TOKENS``), with its ``pattern`` if any."""
-        self.sources.add(source)
+        (``SOURCE`` or ``SOURCE_TOKENS``), with its ``pattern`` if any;
+        ``None`` when the pattern matches nothing in the document."""
         if not isinstance(pattern, str) or not pattern:
+            self.sources.add(source)
             return _PLAIN[source]
+        if _never_matches(pattern, self.source):
+            return None
+        self.sources.add(source)
         name = self.patterns.get((source, pattern))
         if name is None:
             name = self.patterns[source, pattern] = f"GROUNDED_{len(self.patterns)}"
@@ -190,16 +224,21 @@ class _Builder:
                          + json.dumps({"substring_chunks": split}, ensure_ascii=False))
         return lines
 
-    def object(self, node: Mapping[str, Any]) -> str:
+    def object(self, node: Mapping[str, Any]) -> str | None:
         parts = []
         for i, (key, prop) in enumerate(node["properties"].items()):
             sep = _literal(self.item_sep) + " " if i else ""
-            parts.append(f"{sep}{_json_literal(key)} {_literal(self.key_sep)} {self.node(prop)}")
+            value = self.node(prop)
+            if value is None:  # every property is required in this dialect
+                return None
+            parts.append(f"{sep}{_json_literal(key)} {_literal(self.key_sep)} {value}")
         return '"{" ' + " ".join(parts) + ' "}"'
 
-    def array(self, node: Mapping[str, Any]) -> str:
+    def array(self, node: Mapping[str, Any]) -> str | None:
         item = self.node(node["items"])
         low, high = int(node.get("minItems", 0)), node.get("maxItems")
+        if item is None:
+            return None if low >= 1 else '"[" "]"'
         rest = f"{{{max(low - 1, 0)},{int(high) - 1 if high is not None else ''}}}"
         if high is not None and int(high) == 0:
             return '"[" "]"'
@@ -214,7 +253,9 @@ def substring_grammar(
 ) -> str | None:
     """An llguidance Lark grammar for ``schema`` whose grounded strings are
     substrings of ``source``; ``None`` when nothing is grounded or the source
-    is longer than ``MAX_SOURCE_CHARS`` (then use the plain schema grammar).
+    is longer than ``MAX_SOURCE_CHARS``, or when no output can be built from
+    this source (a required grounded field whose ``pattern`` matches nothing
+    in it): then use the plain schema grammar, and verification decides.
 
     Args:
         schema: a ``local``-dialect JSON Schema with ``x-grounded`` marks.
@@ -223,8 +264,10 @@ def substring_grammar(
     """
     if len(source) > MAX_SOURCE_CHARS or not has_grounded(schema):
         return None
-    builder = _Builder(schema, separators)
+    builder = _Builder(schema, separators, source)
     start = builder.node(schema)
+    if start is None:
+        return None
     lines = ["%llguidance {}", f"start: {start}"]
     lines += [f"{name}: {body}" for name, body in builder.rules.items()]
     lines += builder.terminals(source)
