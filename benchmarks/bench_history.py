@@ -91,12 +91,12 @@ def _candidates(low: int, high: int) -> list[tuple[int, str, str, str]]:
 
 
 def pick_changelogs(n: int, low: int = 30, high: int = 150,
-                    sample: str = "spread") -> list[tuple[str, str]]:
+                    sample: str = "spread", offset: int = 0) -> list[tuple[str, str]]:
     """``n`` distinct changelogs with ``low``-``high`` entries.
 
     ``spread``: spread evenly by entry count. ``tune``: those of
     ``TUNE_PACKAGES``. ``report``: a seeded shuffle (``REPORT_SEED``) of the
-    others with at most ``REPORT_MAX_ENTRIES`` entries, the first ``n``.
+    others with at most ``REPORT_MAX_ENTRIES`` entries, ``n`` from ``offset``.
     """
     found = sorted(_candidates(low, high))
     if sample == "tune":
@@ -105,7 +105,7 @@ def pick_changelogs(n: int, low: int = 30, high: int = 150,
         pool = [(p, t) for c, p, t, src in found
                 if src not in TUNE_PACKAGES and c <= REPORT_MAX_ENTRIES]
         random.Random(REPORT_SEED).shuffle(pool)
-        return pool[:n]
+        return pool[offset:offset + n]
     if len(found) <= n:
         return [(p, t) for _, p, t, _ in found]
     step = (len(found) - 1) / (n - 1) if n > 1 else 0
@@ -148,7 +148,7 @@ def score(result: ExtractResult, ref: Any, text: str) -> dict[str, float]:
 
 async def run_changelogs(ns: argparse.Namespace) -> None:
     """The ``changelogs`` figure."""
-    docs = pick_changelogs(ns.n, sample=ns.sample)
+    docs = pick_changelogs(ns.n, sample=ns.sample, offset=ns.offset)
     refs = {p: history.parse_history(t) for p, t in docs}
     for path, _ in docs:
         print(f"  {path}: {len(refs[path].entries)} entries, "
@@ -295,6 +295,9 @@ def main() -> None:
     sub = p.add_subparsers(dest="figure", required=True)
     c = sub.add_parser("changelogs")
     c.add_argument("--n", type=int, default=5)
+    c.add_argument("--offset", type=int, default=0,
+                   help="--sample report: skip this many of the shuffled pool first (a set "
+                        "disjoint from one already looked at)")
     c.add_argument("--sample", choices=("spread", "tune", "report"), default="spread",
                    help="spread by size over the machine, the tuning set, or the seeded "
                         "held-out report set")
