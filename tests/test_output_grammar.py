@@ -210,3 +210,14 @@ def test_a_pattern_nothing_in_the_source_matches_leaves_its_branch_out() -> None
     assert "GROUNDED_" not in none  # only [] and null are left
     assert substring_grammar(local(Version), footer, SEP) is None
     assert substring_grammar(local(Version), "see 4.5-1 here", SEP) is not None
+
+
+def test_a_pattern_matching_only_inside_a_token_counts_as_matching_nothing() -> None:
+    """For whole-token fields only spans between token boundaries count:
+    ``5.36`` inside ``perl5.36`` is no version a whole-token value can take."""
+    inside = "Rebuild against perl5.36 for the transition."
+    grammar = substring_grammar(local(Versions), inside, SEP)
+    assert grammar is not None and "GROUNDED_" not in grammar
+    assert substring_grammar(local(Versions), inside + " Now 5.36-1.", SEP) is not None
+    assert "GROUNDED_" in (substring_grammar(local(Versions), inside + " Now 5.36-1.", SEP)
+                           or "")

@@ -104,10 +104,19 @@ def chunks(source: str, whole_tokens: bool = False) -> list[str]:
     return [json.dumps(c, ensure_ascii=False)[1:-1] for c in split]
 
 
-def _never_matches(pattern: str, source: str) -> bool:
-    """Whether no text of ``source`` (raw or JSON-escaped) matches ``pattern``
-    anywhere, so a grounded string with that pattern has no legal value.
-    ``False`` when Python cannot read the pattern (then nothing is assumed)."""
+_SPAN_CHECK_CHARS = 20_000
+"""Sources up to this long get the exact check of whole-token spans in
+``_never_matches`` (values up to ``_SPAN_CHECK_VALUE`` characters); longer ones
+only the search for any match (a sound, weaker check)."""
+_SPAN_CHECK_VALUE = 200
+
+
+def _never_matches(pattern: str, source: str, whole_tokens: bool = False) -> bool:
+    """Whether no text of ``source`` (raw or JSON-escaped) that a grounded
+    string may take matches ``pattern``, so such a string has no legal
+    value. With ``whole_tokens`` (and a source up to ``_SPAN_CHECK_CHARS``)
+    only spans between piece boundaries count. ``False`` when Python cannot
+    read the pattern (then nothing is assumed)."""
     core = pattern[1:] if pattern.startswith("^") else pattern
     core = core[:-1] if core.endswith("$") and not core.endswith("\\$") else core
     try:
@@ -115,7 +124,22 @@ def _never_matches(pattern: str, source: str) -> bool:
     except re.error:
         return False
     escaped = json.dumps(source, ensure_ascii=False)[1:-1]
-    return regex.search(source) is None and regex.search(escaped) is None
+    if regex.search(source) is None and regex.search(escaped) is None:
+        return True
+    if not whole_tokens or len(source) > _SPAN_CHECK_CHARS or escaped != source:
+        return False
+    cuts = [0]
+    for piece in pieces(source):
+        cuts.append(cuts[-1] + len(piece))
+    for i, start in enumerate(cuts):
+        if source[start:start + 1].isspace():
+            continue
+        for end in cuts[i + 1:]:
+            if end - start > _SPAN_CHECK_VALUE:
+                break
+            if regex.fullmatch(source, start, end):
+                return False
+    return True
 
 
 class _Builder:
@@ -200,7 +224,7 @@ class _Builder:
         if not isinstance(pattern, str) or not pattern:
             self.sources.add(source)
             return _PLAIN[source]
-        if _never_matches(pattern, self.source):
+        if _never_matches(pattern, self.source, whole_tokens=source != "SOURCE"):
             return None
         self.sources.add(source)
         name = self.patterns.get((source, pattern))
