@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentflow.extraction.tokens import pieces
@@ -111,30 +111,29 @@ only the search for any match (a sound, weaker check)."""
 _SPAN_CHECK_VALUE = 200
 
 
-def _never_matches(pattern: str, source: str, whole_tokens: bool = False) -> bool:
-    """Whether no text of ``source`` (raw or JSON-escaped) that a grounded
-    string may take matches ``pattern``, so such a string has no legal
-    value. With ``whole_tokens`` (and a source up to ``_SPAN_CHECK_CHARS``)
-    only spans between piece boundaries count. ``False`` when Python cannot
-    read the pattern (then nothing is assumed)."""
+def _never_matches(pattern: str, source: str, escaped: str,
+                   cuts: Callable[[], list[int]] | None = None) -> bool:
+    """Whether no text of ``source`` (raw, or ``escaped``: its JSON string
+    body) that a grounded string may take matches ``pattern``, so such a
+    string has no legal value. With ``cuts`` (whole-token fields: the piece
+    boundaries of ``source``, asked for only when needed) and a source up to
+    ``_SPAN_CHECK_CHARS``, only spans between those boundaries count.
+    ``False`` when Python cannot read the pattern (then nothing is assumed)."""
     core = pattern[1:] if pattern.startswith("^") else pattern
     core = core[:-1] if core.endswith("$") and not core.endswith("\\$") else core
     try:
         regex = re.compile(core)
     except re.error:
         return False
-    escaped = json.dumps(source, ensure_ascii=False)[1:-1]
     if regex.search(source) is None and regex.search(escaped) is None:
         return True
-    if not whole_tokens or len(source) > _SPAN_CHECK_CHARS or escaped != source:
+    if cuts is None or len(source) > _SPAN_CHECK_CHARS or escaped != source:
         return False
-    cuts = [0]
-    for piece in pieces(source):
-        cuts.append(cuts[-1] + len(piece))
-    for i, start in enumerate(cuts):
+    bounds = cuts()
+    for i, start in enumerate(bounds):
         if source[start:start + 1].isspace():
             continue
-        for end in cuts[i + 1:]:
+        for end in bounds[i + 1:]:
             if end - start > _SPAN_CHECK_VALUE:
                 break
             if regex.fullmatch(source, start, end):
@@ -147,6 +146,8 @@ class _Builder:
                  source: str = "") -> None:
         self.root = root
         self.source = source
+        self.escaped = json.dumps(source, ensure_ascii=False)[1:-1]
+        self._cuts: list[int] | None = None
         self.key_sep = separators.get("key_separator", ": ")
         self.item_sep = separators.get("item_separator", ", ")
         self.rules: dict[str, str] = {}
@@ -154,6 +155,14 @@ class _Builder:
         self.patterns: dict[tuple[str, str], str] = {}
         self.sources: set[str] = set()
         self.options = {"whitespace_flexible": False, **separators}
+
+    def cuts(self) -> list[int]:
+        """Offsets where the source's whole-token pieces begin and end (computed once)."""
+        if self._cuts is None:
+            self._cuts = [0]
+            for piece in pieces(self.source):
+                self._cuts.append(self._cuts[-1] + len(piece))
+        return self._cuts
 
     def rule(self, body: str) -> str:
         name = f"n{len(self.rules)}"
@@ -224,7 +233,8 @@ class _Builder:
         if not isinstance(pattern, str) or not pattern:
             self.sources.add(source)
             return _PLAIN[source]
-        if _never_matches(pattern, self.source, whole_tokens=source != "SOURCE"):
+        whole = source != "SOURCE"
+        if _never_matches(pattern, self.source, self.escaped, self.cuts if whole else None):
             return None
         self.sources.add(source)
         name = self.patterns.get((source, pattern))
