@@ -63,6 +63,8 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
             node = node.get(part) if isinstance(node, dict) else None
         return node
 
+    kept: list[str] = []  # references left in place (recursive or unresolvable)
+
     def walk(node: Any, seen: tuple[str, ...]) -> Any:
         if isinstance(node, list):
             return [walk(x, seen) for x in node]
@@ -74,12 +76,14 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
             if isinstance(found, dict):
                 rest = {k: v for k, v in node.items() if k != "$ref"}
                 return walk({**found, **rest}, (*seen, ref))
+        if isinstance(ref, str):
+            kept.append(ref)
         return {k: walk(v, seen) for k, v in node.items()}
 
     if not any(k in schema for k in ("$defs", "definitions")):
         return schema
     inlined = walk({k: v for k, v in schema.items() if k not in ("$defs", "definitions")}, ())
-    if "$ref" in str(inlined):  # recursive: keep the definitions it points into
+    if kept:  # recursive: keep the definitions they point into
         inlined.update({k: schema[k] for k in ("$defs", "definitions") if k in schema})
     return dict(inlined)
 
