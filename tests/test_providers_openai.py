@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
+from agentflow.agent import ReActAgent
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
@@ -309,6 +311,27 @@ async def test_agent_native_path(fake: OpenAIFake, stream: bool) -> None:
     assert first["response_format"]["json_schema"]["strict"] is True
     assert [t["function"]["name"] for t in first["tools"]] == ["get_weather"]
     assert not any(isinstance(e, OutputRetry) for e in events)
+
+
+class Reading(BaseModel):
+    """A reading whose schema strict mode cannot hold (a typeless field, a tuple)."""
+
+    raw: Any
+    at: tuple[int, int]
+
+
+@STREAMS
+async def test_agent_sends_a_schema_it_cannot_close_non_strict(fake: OpenAIFake,
+                                                                stream: bool) -> None:
+    # C13 kind: "schema must have a 'type' key" / prefixItems are 400s under
+    # strict: true; the first request must already be acceptable.
+    fake.add(FakeReply(text='{"raw": {"v": 1}, "at": [3, 4]}'))
+    agent = ReActAgent("r", model_for(fake, stream, name="gpt-4o"))
+    reply = await agent.call("read it", Reading)
+    assert reply.output == Reading(raw={"v": 1}, at=(3, 4))
+    assert len(fake.bodies) == 1
+    sent = fake.bodies[0]["response_format"]["json_schema"]
+    assert sent["strict"] is False and "prefixItems" in str(sent["schema"])
 
 
 @STREAMS
