@@ -245,3 +245,33 @@ async def test_whole_token_grammar_on_the_embedded_model(local_model: LocalModel
     assert complete.spans
     for path, [(start, end)] in complete.spans.items():
         assert not cuts_token(CUTTABLE, start, end), (path, CUTTABLE[start:end])
+
+
+class Bullets(BaseModel):
+    """Whole lines of a bulleted list."""
+
+    title: Annotated[str, Grounded(whole_lines=True)]
+    items: list[Annotated[str, Grounded(whole_lines=True)]]
+
+
+LISTED = ("Release notes: \"stable\" 2.0\n\n"
+          "  * Fix the parser for tab\tseparated files.\n"
+          "    Thanks to Zoë.\n"
+          "  * Drop the old C:\\build script.\n"
+          "  1. Update the watch file.\n")
+
+
+async def test_whole_line_grammar_on_the_embedded_model(local_model: LocalModel) -> None:
+    """The grammar's line chunks hold on llama.cpp: every value is whole lines
+    of the document (never a line cut short, never a marker or indentation at
+    its edges), escapes included, accepted on the first try."""
+    from agentflow.extraction.lines import cuts_line
+
+    agent = ReActAgent("local", local_model, sys_prompt="Copy the title and the list items.")
+    events = [e async for e in agent.stream(LISTED, Bullets, state=AgentState())]
+    complete = events[-1]
+    assert isinstance(complete, Complete) and isinstance(complete.output, Bullets)
+    assert complete.validation_retries == 0  # the grammar allowed only whole lines
+    assert complete.spans and "title" in complete.spans
+    for path, [(start, end)] in complete.spans.items():
+        assert not cuts_line(LISTED, start, end), (path, LISTED[start:end])

@@ -9,6 +9,7 @@
         notes: Annotated[list[str], Grounded()]           # the same: each item
         city: Annotated[str, Grounded(case_sensitive=False)]
         version: Annotated[str, Grounded(whole_tokens=True)]  # never part of a token
+        items: list[Annotated[str, Grounded(whole_lines=True)]]  # whole lines, each
 
 at any depth (nested models, lists of models, dataclasses, TypedDicts). A
 marker on anything but ``str``, ``str | None`` or a list/tuple/set of them
@@ -42,6 +43,16 @@ the occurrence rule below. The grammar of a model that takes one allows only
 such values. Use it for fields whose values are whole words of the text
 (identifiers, versions, names, addresses, dates, whole lines).
 
+**Whole lines** (``Grounded(whole_lines=True)``): the value must begin where
+a line's content begins and end where a line's content ends (the same line's
+or a later one's); a line's content is the line less its indentation, a list
+marker (``*``, ``-``, ``+``, ``•``, ``1.``, ``2)`` ... followed by whitespace)
+and trailing whitespace (``agentflow.extraction.lines`` defines it once).
+Use it for the items of a bulleted or numbered list, the lines of an address,
+a paragraph: an item copied from such a list can no longer stop in the middle
+of its line ("is only part of the line ..."). Under ``whole_lines`` only
+whole-line occurrences are candidates.
+
 The ``ground=True`` default applies ``Grounded()`` (sub-token values allowed):
 it grounds every string leaf of schemas not written for grounding, where a
 value may rightly be part of a token (a surname out of ``Smith-Jones``, a
@@ -69,11 +80,10 @@ more); items that overlap in the source simply have overlapping spans.
 from __future__ import annotations
 
 import dataclasses
-import re
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -82,11 +92,12 @@ from pydantic.fields import FieldInfo
 from typing_extensions import is_typeddict
 
 from agentflow.errors import SchemaError
-from agentflow.extraction.tokens import cuts_token, token_at
+from agentflow.extraction.locate import GroundingCheck, check_grounding, locate
 from agentflow.output.json_schema import SCHEMA_ATTRIBUTE
 
 __all__ = [
     "GROUNDED_KEY",
+    "WHOLE_LINES",
     "WHOLE_TOKENS",
     "Grounded",
     "GroundedValue",
@@ -100,13 +111,16 @@ __all__ = [
 
 GROUNDED_KEY = "x-grounded"
 """JSON Schema keyword ``Grounded()`` adds to a grounded string's schema
-(``true``, or ``WHOLE_TOKENS``). Kept by the ``local`` dialect (its grammar
+(``true``, ``WHOLE_TOKENS`` or ``WHOLE_LINES``). Kept by the ``local`` dialect (its grammar
 reads it), dropped by every other dialect, so vendors never see it."""
 
 WHOLE_TOKENS = "whole_tokens"
 """The value of ``GROUNDED_KEY`` for ``Grounded(whole_tokens=True)``."""
 
-Span = tuple[int, int]
+WHOLE_LINES = "whole_lines"
+"""The value of ``GROUNDED_KEY`` for ``Grounded(whole_lines=True)``."""
+
+_MARKS = (True, WHOLE_TOKENS, WHOLE_LINES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,10 +134,16 @@ class Grounded:
         whole_tokens: the value must begin and end at token boundaries of the
             source (``agentflow.extraction.tokens``): never part of a word
             such as the ``1.5.2-1`` of ``2:1.5.2-1``. Default ``False``.
+        whole_lines: the value must begin where a line's content begins and
+            end where a line's content ends (``agentflow.extraction.lines``:
+            indentation, a list marker such as ``*`` or ``1.`` and trailing
+            whitespace are not content): one or more whole lines, never a
+            line cut short. Implies whole tokens. Default ``False``.
     """
 
     case_sensitive: bool = True
     whole_tokens: bool = False
+    whole_lines: bool = False
 
     def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
         schema = handler(core_schema)
@@ -133,9 +153,10 @@ class Grounded:
 
     @property
     def schema_mark(self) -> bool | str:
-        """The value of ``GROUNDED_KEY`` for this marker: ``true``, or
-        ``WHOLE_TOKENS`` under ``whole_tokens=True``."""
-        return WHOLE_TOKENS if self.whole_tokens else True
+        """The value of ``GROUNDED_KEY`` for this marker: ``true``,
+        ``WHOLE_TOKENS`` under ``whole_tokens=True``, ``WHOLE_LINES`` under
+        ``whole_lines=True``."""
+        return WHOLE_LINES if self.whole_lines else WHOLE_TOKENS if self.whole_tokens else True
 
 
 def _mark(node: Any, mark: bool | str) -> None:
@@ -396,7 +417,7 @@ def grounded_values(
 def _schema_marks(node: Any) -> bool:
     """Whether a JSON Schema marks any node ``"x-grounded"``."""
     if isinstance(node, Mapping):
-        return node.get(GROUNDED_KEY) in (True, WHOLE_TOKENS) or any(
+        return node.get(GROUNDED_KEY) in _MARKS or any(
             _schema_marks(v) for v in node.values())
     if isinstance(node, list):
         return any(_schema_marks(v) for v in node)
@@ -405,8 +426,8 @@ def _schema_marks(node: Any) -> bool:
 
 def _schema_marker(node: Mapping[str, Any], inherited: Grounded | None) -> Grounded | None:
     mark = node.get(GROUNDED_KEY)
-    if mark is True or mark == WHOLE_TOKENS:
-        return Grounded(whole_tokens=mark == WHOLE_TOKENS)
+    if mark in _MARKS:
+        return Grounded(whole_tokens=mark == WHOLE_TOKENS, whole_lines=mark == WHOLE_LINES)
     return inherited
 
 
@@ -414,7 +435,7 @@ def _schema_values(value: Any, root: Mapping[str, Any], path: str,
                    default: Grounded | None) -> list[GroundedValue]:
     """The grounded strings of an output validated against the JSON Schema
     ``root`` (a ``json_schema_output`` type): each string whose schema node
-    says ``"x-grounded"`` (``true`` or ``"whole_tokens"``), and under
+    says ``"x-grounded"`` (``true``, ``"whole_tokens"`` or ``"whole_lines"``), and under
     ``default`` every free-text string (not ``enum``/``const``); ``$ref`` to
     ``#/$defs`` or ``#/definitions`` and ``anyOf``/``oneOf`` are followed."""
     out: list[GroundedValue] = []
@@ -461,127 +482,3 @@ def _schema_values(value: Any, root: Mapping[str, Any], path: str,
 
     walk(value, root, path, False)
     return out
-
-
-# ----------------------------------------------------------------------------- location
-
-_WS = re.compile(r"\s+")
-
-
-def _pattern(value: str, case_sensitive: bool) -> re.Pattern[str] | None:
-    """The whitespace-normalised pattern of ``value`` (``None`` for blank text)."""
-    words = value.split()
-    if not words:
-        return None
-    return re.compile(r"\s+".join(re.escape(w) for w in words),
-                      0 if case_sensitive else re.IGNORECASE)
-
-
-def _occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
-    """Every (possibly overlapping) occurrence of ``value`` in ``source``: the
-    exact ones if there are any, else the whitespace-normalised ones."""
-    spans: list[Span] = []
-    if case_sensitive:
-        i = source.find(value)
-        while i >= 0:
-            spans.append((i, i + len(value)))
-            i = source.find(value, i + 1)
-        if spans:
-            return spans
-    pattern = _pattern(value, case_sensitive)
-    if pattern is None:
-        return spans
-    pos = 0
-    while (m := pattern.search(source, pos)) is not None:
-        spans.append((m.start(), m.end()))
-        pos = m.start() + 1
-    return spans
-
-
-def _whole(spans: list[Span], source: str) -> list[Span]:
-    """The spans that cut no token of ``source``."""
-    return [s for s in spans if not cuts_token(source, *s)]
-
-
-def locate(
-    value: str, source: str, *, start: int = 0, case_sensitive: bool = True,
-    whole_tokens: bool = False,
-) -> Span | None:
-    """Where ``value`` occurs verbatim in ``source`` at or after ``start``
-    (see the module docstring for "verbatim"; ``whole_tokens``: only
-    occurrences that cut no token); ``None`` if it does not. Blank values are
-    never found."""
-    if not value.strip():
-        return None
-    every = _occurrences(value, source, case_sensitive)
-    if whole_tokens:
-        every = _whole(every, source)
-    return next((s for s in every if s[0] >= start), None)
-
-
-@dataclass(frozen=True, slots=True)
-class GroundingCheck:
-    """The result of checking an output's grounded values against a source.
-
-    Attributes:
-        spans: field path -> ``[(start, end)]`` for every value found.
-        unfound: ``(path, value)`` of every value not found in the source.
-        empty: ``(path, optional)`` of grounded values that are empty (or
-            whitespace); ``optional``: the field allows null.
-        cut: ``(path, value, token)`` of whole-token values found only
-            inside a longer token (``token``: the first such, e.g.
-            ``("version", "1.5.2-1", "2:1.5.2-1")``); also in ``unfound``.
-    """
-
-    spans: dict[str, list[Span]] = field(default_factory=dict)
-    unfound: list[tuple[str, str]] = field(default_factory=list)
-    empty: list[tuple[str, bool]] = field(default_factory=list)
-    cut: list[tuple[str, str, str]] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """Every grounded value was found."""
-        return not self.unfound and not self.empty
-
-    def message(self) -> str:
-        """A message listing each failing field (for the model and for errors)."""
-        cut = {(p, v): token for p, v, token in self.cut}
-        lines = [f"- {p}: {v!r} cuts through the token {cut[p, v]!r} of the document; "
-                 f"copy whole tokens (here {cut[p, v]!r}) exactly as written"
-                 if (p, v) in cut else
-                 f"- {p}: {v!r} is not found in the document; copy the text exactly as "
-                 f"it is written there" for p, v in self.unfound]
-        lines += [f"- {p}: empty text; copy it from the document"
-                  + (", or use null if the document does not say" if optional else "")
-                  for p, optional in self.empty]
-        return "\n".join(lines)
-
-
-def check_grounding(values: Sequence[GroundedValue], source: str) -> GroundingCheck:
-    """Locate each grounded value in ``source`` by the occurrence rule.
-
-    Returns a ``GroundingCheck`` with a span per found value, the values not
-    found and the empty ones (never raises).
-    """
-    result = GroundingCheck()
-    taken: set[Span] = set()
-    cursor = 0
-    for gv in values:
-        if not gv.value.strip():
-            result.empty.append((gv.path, gv.optional))
-            continue
-        every = _occurrences(gv.value, source, gv.marker.case_sensitive)
-        if every and gv.marker.whole_tokens:
-            whole = _whole(every, source)
-            if not whole:
-                result.cut.append((gv.path, gv.value, token_at(source, *every[0])))
-            every = whole
-        if not every:
-            result.unfound.append((gv.path, gv.value))
-            continue
-        span = next((s for s in every if s[0] >= cursor and s not in taken), None)
-        span = span or next((s for s in every if s not in taken), every[0])
-        taken.add(span)
-        cursor = span[0]
-        result.spans[gv.path] = [span]
-    return result

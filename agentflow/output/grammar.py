@@ -20,15 +20,18 @@ string nodes carry ``"x-grounded": true`` (``agentflow.extraction.grounding``):
   per granularity in use (``SOURCE``, ``SOURCE_TOKENS``), each holding the
   document once;
 * a grounded string is never empty and never starts or ends with a space;
-  its ``pattern``, if any, is intersected with the substring (llguidance
-  ``&``), applied to the JSON-escaped text (the same text unless the value
-  holds quotes, backslashes or control characters; validation checks the
-  decoded value either way). Keep such patterns to simple character classes:
-  one like ``[^<>]+ <[^<>]+>`` over a 2,000-character document exceeded
-  llguidance's lexer limit ("too many expressions constructed"), and even
-  ``>$`` (ends with ``>``) does on some such documents; llguidance then stops
-  the reply, which fails as a typed error in the result (``ProviderError``,
-  or ``OutputTruncatedError`` when the cut reply ends as ``length``);
+  its ``pattern``, if any, narrows it: in a source up to ``_SPAN_CHECK_CHARS``
+  (20,000) characters the grammar lists every value the pattern allows
+  (trimmed spans between chunk boundaries, up to 200 characters, that the
+  pattern searches as JSON Schema does; ``_candidates``), so any pattern
+  works, however its shape; a longer source, or one with more than 1,000
+  such values, gets the pattern intersected with the substring (llguidance
+  ``&``) on the JSON-escaped text. Keep patterns of such fields to simple
+  character classes: one like ``[^<>]+ <[^<>]+>`` intersected with a
+  2,000-character document exceeded llguidance's lexer limit ("too many
+  expressions constructed"), which stops the reply as a typed error
+  (``ProviderError``, or ``OutputTruncatedError`` when the cut reply ends as
+  ``length``);
 * ``enum``/``const`` nodes are the alternatives of their JSON literals;
 * objects and arrays that hold grounded strings are spelled out (keys in
   schema order, ``minItems``/``maxItems`` kept, ``null`` where allowed);
@@ -48,9 +51,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from agentflow.extraction.lines import line_pieces
 from agentflow.extraction.tokens import pieces
 
 __all__ = ["MAX_SOURCE_CHARS", "has_grounded", "substring_grammar"]
@@ -61,8 +65,17 @@ fall back to verification after decoding (see the module docstring)."""
 
 _GROUNDED = "x-grounded"
 _WHOLE_TOKENS = "whole_tokens"  # agentflow.extraction.grounding.WHOLE_TOKENS
-_SOURCE = {True: "SOURCE", _WHOLE_TOKENS: "SOURCE_TOKENS"}
-_PLAIN = {"SOURCE": "GROUNDED", "SOURCE_TOKENS": "GROUNDED_TOKENS"}  # without a pattern
+_WHOLE_LINES = "whole_lines"  # agentflow.extraction.grounding.WHOLE_LINES
+_SOURCE = {True: "SOURCE", _WHOLE_TOKENS: "SOURCE_TOKENS", _WHOLE_LINES: "SOURCE_LINES"}
+_PLAIN = {"SOURCE": "GROUNDED", "SOURCE_TOKENS": "GROUNDED_TOKENS",
+          "SOURCE_LINES": "GROUNDED_LINES"}  # without a pattern
+_EDGES = {"SOURCE": "TRIMMED", "SOURCE_TOKENS": "TRIMMED", "SOURCE_LINES": "LINE_EDGES"}
+_S = r'[^\s"\\]|\\["\\\/]'  # one JSON string unit that is not whitespace
+_U = r'[^"\\]|\\["\\\/bfnrt]|\\u[0-9a-fA-F]{4}'  # any JSON string unit
+_LINE_EDGES = f"LINE_EDGES: /(?:{_S})(?:(?:{_U})*(?:{_S}))?/"
+"""A JSON string body that neither begins nor ends with whitespace (read
+unit by unit, so the ``n`` of an escaped newline is never taken for text):
+with ``SOURCE_LINES`` a value then starts and ends on a line's content."""
 _CHUNK = re.compile(r"\w+|\s|[^\w\s]")
 _NULL = '"null"'
 
@@ -95,50 +108,83 @@ def _json_literal(value: Any) -> str:
     return _literal(json.dumps(value, ensure_ascii=False))
 
 
-def chunks(source: str, whole_tokens: bool = False) -> list[str]:
+def chunks(source: str, whole_tokens: bool = False, whole_lines: bool = False) -> list[str]:
     """``source`` as JSON-escaped chunks whose concatenation is its JSON
     string body: words, single whitespace characters and single other
     characters; with ``whole_tokens``, the pieces of
     ``agentflow.extraction.tokens.pieces``."""
-    split = pieces(source) if whole_tokens else _CHUNK.findall(source)
+    split = ([p for p, _ in line_pieces(source)] if whole_lines else
+             pieces(source) if whole_tokens else _CHUNK.findall(source))
     return [json.dumps(c, ensure_ascii=False)[1:-1] for c in split]
 
 
 _SPAN_CHECK_CHARS = 20_000
-"""Sources up to this long get the exact check of whole-token spans in
-``_never_matches`` (values up to ``_SPAN_CHECK_VALUE`` characters); longer ones
-only the search for any match (a sound, weaker check)."""
+"""Sources up to this long get the exact treatment of patterned grounded
+strings: every value the pattern allows is listed (``_candidates``). Longer
+ones get the pattern intersected with the substring, and only the search for
+any match decides whether a value is possible (a sound, weaker check)."""
 _SPAN_CHECK_VALUE = 200
+"""Longest listed value of a patterned grounded string (characters): a
+longer span that matches is not offered (see the module docstring)."""
+_MAX_CANDIDATES = 1_000
+_MAX_CANDIDATE_CHARS = 50_000
+"""Beyond this many listed values (or characters in all), the pattern is
+intersected with the substring instead of listing them."""
 
 
-def _never_matches(pattern: str, source: str, escaped: str,
-                   cuts: Callable[[], list[int]] | None = None) -> bool:
+def _candidates(pattern: str, source: str, cuts: list[int]) -> list[str] | None:
+    """Every distinct span of ``source`` a grounded string may take that
+    matches ``pattern`` (JSON Schema semantics: a search), in order of first
+    occurrence: spans from one offset of ``cuts`` to a later one, at most
+    ``_SPAN_CHECK_VALUE`` characters, neither starting nor ending with
+    whitespace. ``[]``: no value is possible. ``None`` when the list cannot
+    stand in for the pattern: Python cannot read it, the source is longer
+    than ``_SPAN_CHECK_CHARS``, or there are too many values."""
+    if len(source) > _SPAN_CHECK_CHARS:
+        return None
+    try:
+        regex = re.compile(pattern)
+    except re.error:
+        return None
+    if _never_matches(pattern, source, source):
+        return []  # no span holds what the whole text does not
+    found: dict[str, None] = {}
+    size = 0
+    for i, start in enumerate(cuts):
+        if start >= len(source) or source[start].isspace():
+            continue
+        for end in cuts[i + 1:]:
+            if end - start > _SPAN_CHECK_VALUE:
+                break
+            if source[end - 1].isspace():
+                continue
+            value = source[start:end]
+            if value in found or regex.search(value) is None:
+                continue
+            found[value] = None
+            size += len(value)
+            if len(found) > _MAX_CANDIDATES or size > _MAX_CANDIDATE_CHARS:
+                return None
+    return list(found)
+
+
+def _never_matches(pattern: str, source: str, escaped: str) -> bool:
     """Whether no text of ``source`` (raw, or ``escaped``: its JSON string
-    body) that a grounded string may take matches ``pattern``, so such a
-    string has no legal value. With ``cuts`` (whole-token fields: the piece
-    boundaries of ``source``, asked for only when needed) and a source up to
-    ``_SPAN_CHECK_CHARS``, only spans between those boundaries count.
+    body) matches ``pattern`` at all, so a grounded string under it has no
+    legal value (the weaker check for sources ``_candidates`` does not list).
     ``False`` when Python cannot read the pattern (then nothing is assumed)."""
     core = pattern[1:] if pattern.startswith("^") else pattern
     core = core[:-1] if core.endswith("$") and not core.endswith("\\$") else core
+    if _CONTEXT.search(core.replace("[^", "[")):
+        return False  # anchors or lookarounds inside: a span may match where the text does not
     try:
         regex = re.compile(core)
     except re.error:
         return False
-    if regex.search(source) is None and regex.search(escaped) is None:
-        return True
-    if cuts is None or len(source) > _SPAN_CHECK_CHARS or escaped != source:
-        return False
-    bounds = cuts()
-    for i, start in enumerate(bounds):
-        if source[start:start + 1].isspace():
-            continue
-        for end in bounds[i + 1:]:
-            if end - start > _SPAN_CHECK_VALUE:
-                break
-            if regex.fullmatch(source, start, end):
-                return False
-    return True
+    return regex.search(source) is None and regex.search(escaped) is None
+
+
+_CONTEXT = re.compile(r"[$^]|\\[bBAZz]|\(\?[=!<]")
 
 
 class _Builder:
@@ -147,22 +193,27 @@ class _Builder:
         self.root = root
         self.source = source
         self.escaped = json.dumps(source, ensure_ascii=False)[1:-1]
-        self._cuts: list[int] | None = None
+        self._cuts: dict[bool, list[int]] = {}
         self.key_sep = separators.get("key_separator", ": ")
         self.item_sep = separators.get("item_separator", ", ")
         self.rules: dict[str, str] = {}
         self.refs: dict[str, str] = {}
-        self.patterns: dict[tuple[str, str], str] = {}
+        self.patterns: dict[tuple[str, str], str] = {}  # "" when no value is possible
+        self.intersections: dict[str, tuple[str, str]] = {}
+        self.listed: dict[str, list[str]] = {}
         self.sources: set[str] = set()
         self.options = {"whitespace_flexible": False, **separators}
 
-    def cuts(self) -> list[int]:
-        """Offsets where the source's whole-token pieces begin and end (computed once)."""
-        if self._cuts is None:
-            self._cuts = [0]
-            for piece in pieces(self.source):
-                self._cuts.append(self._cuts[-1] + len(piece))
-        return self._cuts
+    def cuts(self, whole_tokens: bool) -> list[int]:
+        """Offsets where the source's chunks (``whole_tokens``: pieces) begin
+        and end (computed once each)."""
+        if whole_tokens not in self._cuts:
+            split = pieces(self.source) if whole_tokens else _CHUNK.findall(self.source)
+            offsets = [0]
+            for part in split:
+                offsets.append(offsets[-1] + len(part))
+            self._cuts[whole_tokens] = offsets
+        return self._cuts[whole_tokens]
 
     def rule(self, body: str) -> str:
         name = f"n{len(self.rules)}"
@@ -233,27 +284,40 @@ class _Builder:
         if not isinstance(pattern, str) or not pattern:
             self.sources.add(source)
             return _PLAIN[source]
-        whole = source != "SOURCE"
-        if _never_matches(pattern, self.source, self.escaped, self.cuts if whole else None):
-            return None
-        self.sources.add(source)
         name = self.patterns.get((source, pattern))
-        if name is None:
-            name = self.patterns[source, pattern] = f"GROUNDED_{len(self.patterns)}"
+        if name is not None:
+            return name or None
+        values = (None if source == "SOURCE_LINES" else
+                  _candidates(pattern, self.source, self.cuts(source != "SOURCE")))
+        if values == [] or (values is None and _never_matches(pattern, self.source, self.escaped)):
+            self.patterns[source, pattern] = ""
+            return None
+        name = self.patterns[source, pattern] = f"GROUNDED_{len(self.patterns)}"
+        if values is None:
+            self.sources.add(source)
+            self.intersections[name] = (source, pattern)
+        else:
+            self.listed[name] = values
         return name
 
     def terminals(self, source_text: str) -> list[str]:
         lines = []
         for source in sorted(self.sources):
-            lines.append(f'{_PLAIN[source]}: "\\"" ({source} & TRIMMED) "\\""')
-        for (source, pattern), name in self.patterns.items():
+            lines.append(f'{_PLAIN[source]}: "\\"" ({source} & {_EDGES[source]}) "\\""')
+        for name, (source, pattern) in self.intersections.items():
             full = pattern[1:] if pattern.startswith("^") else ".*" + pattern
             full = full[:-1] if full.endswith("$") and not full.endswith("\\$") else full + ".*"
             regex = f"(?:{full})".replace("/", "\\/")
-            lines.append(f'{name}: "\\"" ({source} & TRIMMED & /{regex}/) "\\""')
+            lines.append(f'{name}: "\\"" ({source} & {_EDGES[source]} & /{regex}/) "\\""')
+        for name, values in self.listed.items():
+            spelled = " | ".join(_literal(json.dumps(v, ensure_ascii=False)[1:-1]) for v in values)
+            lines.append(f'{name}: "\\"" ({spelled}) "\\""')
         lines.append("TRIMMED: /[^ ]|[^ ].*[^ ]/")
+        if "SOURCE_LINES" in self.sources:
+            lines.append(_LINE_EDGES)
         for source in sorted(self.sources):
-            split = chunks(source_text, whole_tokens=source != "SOURCE")
+            split = chunks(source_text, whole_tokens=source == "SOURCE_TOKENS",
+                           whole_lines=source == "SOURCE_LINES")
             lines.append(f"{source}: %regex "
                          + json.dumps({"substring_chunks": split}, ensure_ascii=False))
         return lines

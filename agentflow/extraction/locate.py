@@ -1,0 +1,164 @@
+"""Locating grounded values in the source: the one definition of "verbatim"
+(``agentflow.extraction.grounding`` documents it, with the occurrence rule),
+whole tokens and whole lines, and the check of an output's grounded values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from agentflow.extraction.lines import line_at, line_spans
+from agentflow.extraction.tokens import cuts_token, token_at
+
+if TYPE_CHECKING:
+    from agentflow.extraction.grounding import GroundedValue
+
+__all__ = ["GroundingCheck", "Span", "check_grounding", "locate"]
+
+Span = tuple[int, int]
+
+
+
+def _pattern(value: str, case_sensitive: bool) -> re.Pattern[str] | None:
+    """The whitespace-normalised pattern of ``value`` (``None`` for blank text)."""
+    words = value.split()
+    if not words:
+        return None
+    return re.compile(r"\s+".join(re.escape(w) for w in words),
+                      0 if case_sensitive else re.IGNORECASE)
+
+
+def _occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
+    """Every (possibly overlapping) occurrence of ``value`` in ``source``: the
+    exact ones if there are any, else the whitespace-normalised ones."""
+    spans: list[Span] = []
+    if case_sensitive:
+        i = source.find(value)
+        while i >= 0:
+            spans.append((i, i + len(value)))
+            i = source.find(value, i + 1)
+        if spans:
+            return spans
+    pattern = _pattern(value, case_sensitive)
+    if pattern is None:
+        return spans
+    pos = 0
+    while (m := pattern.search(source, pos)) is not None:
+        spans.append((m.start(), m.end()))
+        pos = m.start() + 1
+    return spans
+
+
+def _whole(spans: list[Span], source: str) -> list[Span]:
+    """The spans that cut no token of ``source``."""
+    return [s for s in spans if not cuts_token(source, *s)]
+
+
+def _whole_lines(spans: list[Span], source: str) -> list[Span]:
+    """The spans that begin and end at line contents of ``source``."""
+    lines = line_spans(source)
+    starts, ends = {s for s, _ in lines}, {e for _, e in lines}
+    return [s for s in spans if s[0] in starts and s[1] in ends]
+
+
+def locate(
+    value: str, source: str, *, start: int = 0, case_sensitive: bool = True,
+    whole_tokens: bool = False, whole_lines: bool = False,
+) -> Span | None:
+    """Where ``value`` occurs verbatim in ``source`` at or after ``start``
+    (see ``agentflow.extraction.grounding`` for "verbatim"; ``whole_tokens``:
+    only occurrences that cut no token; ``whole_lines``: only occurrences
+    made of whole lines); ``None`` if it does not. Blank values are never
+    found."""
+    if not value.strip():
+        return None
+    every = _occurrences(value, source, case_sensitive)
+    if whole_tokens:
+        every = _whole(every, source)
+    if whole_lines:
+        every = _whole_lines(every, source)
+    return next((s for s in every if s[0] >= start), None)
+
+
+@dataclass(frozen=True, slots=True)
+class GroundingCheck:
+    """The result of checking an output's grounded values against a source.
+
+    Attributes:
+        spans: field path -> ``[(start, end)]`` for every value found.
+        unfound: ``(path, value)`` of every value not found in the source.
+        empty: ``(path, optional)`` of grounded values that are empty (or
+            whitespace); ``optional``: the field allows null.
+        cut: ``(path, value, token)`` of whole-token values found only
+            inside a longer token (``token``: the first such, e.g.
+            ``("version", "1.5.2-1", "2:1.5.2-1")``); also in ``unfound``.
+        cut_lines: ``(path, value, line)`` of whole-line values found only
+            as part of a line (``line``: the content of the first such
+            line); also in ``unfound``.
+    """
+
+    spans: dict[str, list[Span]] = field(default_factory=dict)
+    unfound: list[tuple[str, str]] = field(default_factory=list)
+    empty: list[tuple[str, bool]] = field(default_factory=list)
+    cut: list[tuple[str, str, str]] = field(default_factory=list)
+    cut_lines: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Every grounded value was found."""
+        return not self.unfound and not self.empty
+
+    def message(self) -> str:
+        """A message listing each failing field (for the model and for errors)."""
+        cut = {(p, v): token for p, v, token in self.cut}
+        cut_lines = {(p, v): line for p, v, line in self.cut_lines}
+        lines = [f"- {p}: {v!r} cuts through the token {cut[p, v]!r} of the document; "
+                 f"copy whole tokens (here {cut[p, v]!r}) exactly as written"
+                 if (p, v) in cut else
+                 f"- {p}: {v!r} is only part of the line {cut_lines[p, v]!r} of the "
+                 f"document; copy whole lines exactly as written"
+                 if (p, v) in cut_lines else
+                 f"- {p}: {v!r} is not found in the document; copy the text exactly as "
+                 f"it is written there" for p, v in self.unfound]
+        lines += [f"- {p}: empty text; copy it from the document"
+                  + (", or use null if the document does not say" if optional else "")
+                  for p, optional in self.empty]
+        return "\n".join(lines)
+
+
+def check_grounding(values: Sequence[GroundedValue], source: str) -> GroundingCheck:
+    """Locate each grounded value in ``source`` by the occurrence rule.
+
+    Returns a ``GroundingCheck`` with a span per found value, the values not
+    found and the empty ones (never raises).
+    """
+    result = GroundingCheck()
+    taken: set[Span] = set()
+    cursor = 0
+    for gv in values:
+        if not gv.value.strip():
+            result.empty.append((gv.path, gv.optional))
+            continue
+        every = _occurrences(gv.value, source, gv.marker.case_sensitive)
+        if every and gv.marker.whole_tokens:
+            whole = _whole(every, source)
+            if not whole:
+                result.cut.append((gv.path, gv.value, token_at(source, *every[0])))
+            every = whole
+        if every and gv.marker.whole_lines:
+            whole = _whole_lines(every, source)
+            if not whole:
+                result.cut_lines.append((gv.path, gv.value, line_at(source, *every[0])))
+            every = whole
+        if not every:
+            result.unfound.append((gv.path, gv.value))
+            continue
+        span = next((s for s in every if s[0] >= cursor and s not in taken), None)
+        span = span or next((s for s in every if s not in taken), every[0])
+        taken.add(span)
+        cursor = span[0]
+        result.spans[gv.path] = [span]
+    return result
