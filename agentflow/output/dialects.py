@@ -11,8 +11,9 @@ titles dropped) for:
   ``discriminator`` (OpenAI structured outputs rules). A schema that cannot be
   made strict (a free-form ``dict``) is returned with ``strict=False``;
 * ``gemini`` – Gemini's OpenAPI subset: ``$ref`` inlined, unsupported keywords
-  dropped, ``anyOf [T, null]`` as ``nullable``, enums as strings; true
-  recursion raises ``SchemaError`` naming the field;
+  dropped, ``anyOf [T, null]`` as ``nullable``, enums as strings, a tuple's
+  ``prefixItems`` as one ``items`` schema; true recursion raises
+  ``SchemaError`` naming the field;
 * ``local`` – for grammar-constrained small local models: objects closed,
   every property required, and strings/arrays bounded (``maxLength``/
   ``maxItems``) so that a reply always ends.
@@ -269,6 +270,8 @@ def _geminify(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...], path: 
         node = {**node["allOf"][0], **{k: v for k, v in node.items() if k != "allOf"}}
     if "const" in node and "enum" not in node:
         node = {**node, "enum": [node["const"]]}
+    if isinstance(node.get("prefixItems"), list) and "items" not in node:
+        node = {**node, "items": _tuple_items(node["prefixItems"])}
     out: dict[str, Any] = {}
     anyof = node.get("anyOf")
     if isinstance(anyof, list):
@@ -310,6 +313,21 @@ def _geminify(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...], path: 
         out.setdefault("type", "object")
         out["propertyOrdering"] = list(out["properties"])
     return out
+
+
+def _tuple_items(positions: list[Any]) -> dict[str, Any]:
+    """One ``items`` schema for a tuple's positions (Gemini has no
+    ``prefixItems`` and refuses an array without ``items``): the position
+    schema when all agree, else ``anyOf`` of the distinct ones. The length
+    stays in ``minItems``/``maxItems``; validation checks each position."""
+    distinct: list[Any] = []
+    for schema in positions:
+        if schema not in distinct:
+            distinct.append(schema)
+    if len(distinct) == 1:
+        only: dict[str, Any] = distinct[0]
+        return only
+    return {"anyOf": distinct}
 
 
 LOCAL_MAX_STRING = 200

@@ -369,9 +369,31 @@ def _schema_refusal(schema: Any, where: str) -> FakeError | None:
     if unknown:
         return _bad("\n".join(f"Invalid JSON payload received. Unknown name \"{name}\" at "
                               f"'{where}': Cannot find field." for name in unknown))
-    if str(schema.get("type", "")).upper() == "OBJECT" and not schema.get("properties"):
-        return _bad(f"* GenerateContentRequest.{where}.properties: should be non-empty for "
-                    "OBJECT type")
+    problem = _subset_problem(schema, where)
+    return _bad(problem) if problem else None
+
+
+def _subset_problem(node: Any, where: str) -> str | None:
+    """The first node, at any depth, that the ``Schema`` proto refuses: an
+    OBJECT without properties, an ARRAY without ``items`` (both worded as the
+    API words them, e.g. litellm#25718), a node without a type (the Schema's
+    ``type`` is required; wording unconfirmed)."""
+    if not isinstance(node, dict):
+        return None
+    kind = str(node.get("type", "")).upper()
+    if not kind and "anyOf" not in node:
+        return f"* GenerateContentRequest.{where}.type: must be specified"
+    if kind == "OBJECT" and not node.get("properties"):
+        return f"* GenerateContentRequest.{where}.properties: should be non-empty for OBJECT type"
+    if kind == "ARRAY" and not node.get("items"):
+        return f"* GenerateContentRequest.{where}.items: missing field."
+    subs = [(f"{where}.properties[{k}]", v) for k, v in (node.get("properties") or {}).items()]
+    subs += [(f"{where}.any_of[{i}]", v) for i, v in enumerate(node.get("anyOf") or [])]
+    if "items" in node:
+        subs.append((f"{where}.items", node["items"]))
+    for path, sub in subs:
+        if problem := _subset_problem(sub, path):
+            return problem
     return None
 
 
