@@ -30,6 +30,7 @@ from agentflow.providers._gemini_request import response_config
 from agentflow.providers.gemini import GeminiChatModel, map_error
 from agentflow.reply import generate
 from agentflow.state import AgentState
+from agentflow.tools import Tool
 from tests.fakes.base import FakeCall, FakeReply, collect, sse
 from tests.fakes.gemini import MIME_WITH_TOOLS, GeminiFake, gemini_error
 from tests.provider_scenarios import FAST, close_models, tracked
@@ -309,6 +310,19 @@ def test_c16_tuple_alone_stays_in_the_subset() -> None:
     sent = response_config(ResponseFormat(
         "json_schema", OutputSpec.of(Span).schema_for("gemini").schema))
     assert sent["responseSchema"]["properties"]["at"]["items"] == {"type": "INTEGER"}
+
+
+async def test_c19_a_derived_name_gemini_would_refuse_is_sanitized(fake: GeminiFake) -> None:
+    def check(code: str) -> str:
+        """Check a one-time code."""
+        return f"{code} ok"
+
+    check.__name__ = "2fa_check"  # a name from elsewhere (a registry, a server)
+    fake.add(FakeReply(tool_calls=[FakeCall(Tool.from_function(check).name, {"code": "7"})]),
+             FakeReply(text="checked"))
+    reply = await ReActAgent("g", model(fake), tools=[check]).call("Check 7")
+    assert reply.text == "checked"
+    assert "7 ok" in GeminiFake.request_text(fake.bodies[1])
 
 
 # ----------------------------------------------------------------------------- thinking

@@ -28,6 +28,7 @@ events), ``finish`` (the raw finishReason), ``wrap_list`` (errors only: see
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -65,6 +66,12 @@ def gemini_error(code: int, message: str, details: list[dict[str, Any]] | None =
     body: Any = {"error": {"code": code, "message": message, "status": _STATUS.get(code, "UNKNOWN"),
                            "details": details or []}}
     return FakeError(code, [body] if wrap_list else body, headers or {})
+
+
+FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,127}")
+"""``FunctionDeclaration.name``: "Must start with a letter or an underscore. Must be
+a-z, A-Z, 0-9, or contain underscores, dots, colons and dashes, with a maximum
+length of 128" (google-genai ``types.FunctionDeclaration``)."""
 
 
 def _bad(message: str) -> FakeError:
@@ -181,6 +188,12 @@ class GeminiFake(GeminiBatches, FakeServer):
         for t, tool in enumerate(body.get("tools", [])):
             for d, decl in enumerate(tool.get("functionDeclarations", [])):
                 names.append(decl["name"])
+                if not FUNCTION_NAME.fullmatch(str(decl["name"])):
+                    return _bad(f"* GenerateContentRequest.tools[{t}].function_declarations[{d}]"
+                                ".name: Invalid function name. Must start with a letter or an "
+                                "underscore. Must be alphameric (a-z, A-Z, 0-9), underscores "
+                                "(_), dots (.), colons (:) or dashes (-), with a maximum length "
+                                "of 128.")
                 where = f"tools[{t}].function_declarations[{d}].parameters"
                 refused = _schema_refusal(decl.get("parameters"), where)
                 if refused:
