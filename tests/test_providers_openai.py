@@ -334,6 +334,23 @@ async def test_agent_sends_a_schema_it_cannot_close_non_strict(fake: OpenAIFake,
     assert sent["strict"] is False and "prefixItems" in str(sent["schema"])
 
 
+async def test_c20_refusal_wrapped_by_a_gateway_still_degrades(fake: OpenAIFake) -> None:
+    # DeepSeek's thinking-mode refusal of a forced tool_choice, as OpenRouter
+    # relays it: "Provider returned error" with the vendor's body in metadata.raw.
+    raw = '{"error":{"message":"Thinking mode does not support this tool_choice"}}'
+    model = model_for(fake, name="deepseek/deepseek-v4-flash",
+                      profile=OpenAIChatModel("gpt-4-turbo", api_key="k").profile)
+    fake.add(FakeReply(text=PROSE))
+    fake.add_error(400, {"error": {"message": "Provider returned error", "code": 400,
+                                   "metadata": {"provider_name": "DeepSeek", "raw": raw}}})
+    fake.add(output_call())
+    events, complete = await run(agent_for(model))
+    assert complete.output == Weather(**WEATHER)
+    assert [e.reason for e in events if isinstance(e, OutputRetry)] == [
+        "forcing", "degradation"]
+    assert "tool_choice" not in fake.bodies[-1]
+
+
 @STREAMS
 async def test_agent_degrades_when_json_schema_is_refused(stream: bool) -> None:
     async with OpenAIFake(json_schema=False) as fake:
