@@ -136,7 +136,7 @@ def coerce_scalars(data: Any, schema: Mapping[str, Any]) -> Any:
         props = schema.get("properties")
         props = props if isinstance(props, Mapping) else {}
         extra = schema.get("additionalProperties")
-        return {k: coerce_scalars(v, props[k] if k in props else extra or {})
+        return {k: coerce_scalars(v, props.get(k, extra or {}))
                 for k, v in data.items()}
     if isinstance(data, list) and isinstance(schema.get("items"), Mapping):
         return [coerce_scalars(v, schema["items"]) for v in data]
