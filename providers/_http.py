@@ -50,7 +50,7 @@ from tenacity import (
 )
 
 from agentflow._logging import get_logger
-from agentflow._secrets import register_secret
+from agentflow._secrets import redact_urls, register_secret
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
@@ -346,7 +346,7 @@ class HttpClient:
             total=None, connect=s.connect_timeout, sock_read=None)
 
     def __repr__(self) -> str:
-        return f"HttpClient(base_url={self.base_url!r}, vendor={self.vendor!r})"
+        return f"HttpClient(base_url={redact_urls(self.base_url)!r}, vendor={self.vendor!r})"
 
     def _session_now(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
