@@ -142,6 +142,6 @@ async def test_a_credential_in_base_url_never_reaches_a_repr(vendor: str, url: s
     try:
         for text in (repr(model), repr(getattr(model, "_client", None)),
                      repr(getattr(model, "_http", None))):
-            assert "0123456789abcdef" not in text and "127.0.0.1:9" in text or text == "None"
+            assert ("0123456789abcdef" not in text and "127.0.0.1:9" in text) or text == "None"
     finally:
         await model.aclose()
