@@ -110,6 +110,7 @@ API_KEY_VARIABLES = ("ANTHROPIC_API_KEY",)
 
 _BASE = ModelProfile(
     forced_tool_choice_with_thinking=False,
+    parallel_tool_calls_flag=True,
     input_modalities=frozenset({"text", "image", "pdf"}),
     url_input_modalities=frozenset({"image", "pdf"}),
     image_media_types=frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"}),
@@ -129,7 +130,12 @@ Messages API's request size limit: docs.anthropic.com/en/api/overview). Tokens: 
 image is "tokens = (width px * height px)/750" after its long edge is scaled to at most
 1568 px (docs.anthropic.com/en/docs/build-with-claude/vision, "Evaluate image size"); a
 PDF page is its text plus an image of the page, "1,500-3,000 tokens per page"
-(docs.anthropic.com/en/docs/build-with-claude/pdf-support), taken at 3,000."""
+(docs.anthropic.com/en/docs/build-with-claude/pdf-support), taken at 3,000.
+Parallel tool use can be turned off: ``tool_choice`` ``auto``/``any``/``tool`` take
+``disable_parallel_tool_use`` (shared/providers.md §3; anthropic SDK
+``ToolChoiceAutoParam``), sent for ``parallel_tool_calls=False``, which the
+structured-output engine sets on the tool path (C02: one output call, not one per
+item)."""
 _THINKING = _BASE.with_(supports_thinking=True)
 _NATIVE = _THINKING.with_(native_output="json_schema")
 

@@ -148,8 +148,10 @@ async def test_tool_path_forces_generate_response(fake: AnthropicFake, stream: b
     agent = ReActAgent("a", model(fake, stream=stream))
     events_ = await events(agent, "Extract", Contact, state=state)
     assert events_[-1].output == Contact(**CONTACT)
-    assert "tool_choice" not in fake.bodies[0]
-    assert fake.bodies[1]["tool_choice"] == {"type": "tool", "name": "generate_response"}
+    # C02: one output call with every item, never one per item
+    assert fake.bodies[0]["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
+    assert fake.bodies[1]["tool_choice"] == {"type": "tool", "name": "generate_response",
+                                             "disable_parallel_tool_use": True}
     assert fake.bodies[1]["messages"][-1] == {"role": "user", "content": [{  # never a prefill
         "type": "text",
         "text": "Now call the `generate_response` tool with your final answer."}]}
@@ -236,13 +238,14 @@ async def test_c20_forced_choice_refused_while_thinking_degrades_once(fake: Anth
     agent = ReActAgent("a", wrong)
     events_ = await events(agent, "Extract", Contact)
     assert events_[-1].output == Contact(**CONTACT)
-    assert fake.bodies[1]["tool_choice"] == {"type": "tool", "name": "generate_response"}
-    assert "tool_choice" not in fake.bodies[2]
+    one = {"disable_parallel_tool_use": True}
+    assert fake.bodies[1]["tool_choice"] == {"type": "tool", "name": "generate_response", **one}
+    assert fake.bodies[2]["tool_choice"] == {"type": "auto", **one}
     assert "<system-reminder>" in fake.bodies[2]["messages"][-1]["content"][-1]["text"]
     assert any(isinstance(e, OutputRetry) and e.reason == "degradation" for e in events_)
     fake.add(FakeReply(text="prose again"), output_call())
     assert (await agent.call("Again", Contact)).output == Contact(**CONTACT)
-    assert all("tool_choice" not in b for b in fake.bodies[3:])
+    assert all(b["tool_choice"] == {"type": "auto", **one} for b in fake.bodies[3:])
 
 
 def test_map_error_table() -> None:
