@@ -144,6 +144,22 @@ def test_locate_escapes_and_control_characters(value: str) -> None:
     assert span is not None and source[span[0]:span[1]] == value
 
 
+@pytest.mark.parametrize(("source", "value", "shown"), [
+    ("Name: Jose\u0301 Mu\u0308ller.", "José Müller", "Jose\u0301 Mu\u0308ller"),  # NFD text
+    ("Name: José Müller.", "Jose\u0301 Mu\u0308ller", "José Müller"),              # NFD value
+    ("the \ufb01nal o\ufb03ce", "final office", "\ufb01nal o\ufb03ce"),        # PDF ligatures
+    ("ID: \uff21\uff22\uff11\uff12 ok", "AB12", "\uff21\uff22\uff11\uff12"),  # full width
+    ("Zoe\u0308   U\u0308nal", "zoë ünal", "Zoe\u0308   U\u0308nal"),        # + whitespace, case
+])
+def test_one_text_in_another_unicode_form_is_found(source: str, value: str, shown: str) -> None:
+    # What the model reads and what it writes back can be the same text in two
+    # encodings (a PDF text layer's decomposed accents and ligatures, a model that
+    # writes NFC): refusing it would send the model round in retries it cannot win.
+    span = locate(value, source, case_sensitive=False)
+    assert span is not None and source[span[0]:span[1]] == shown
+    assert locate("Jose Muller", "Name: Jose\u0301 Mu\u0308ller.") is None  # accents matter
+
+
 def test_whitespace_runs_are_normalised_but_never_invented() -> None:
     source = "Fix the\n    build   on arm64."
     span = locate("the build on", source)

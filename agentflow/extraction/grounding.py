@@ -26,7 +26,10 @@ an empty grounded string is refused ("empty text").
 when it occurs there exactly; failing that, when it occurs with every run of
 whitespace (spaces, tabs, newlines) in the value matching any non-empty run
 of whitespace in the source, the value's leading and trailing whitespace
-ignored; letter case matters unless the marker says
+ignored; failing that, when value and source are equal in Unicode
+compatibility form (NFKC: ``é`` composed or decomposed, ``ﬁ`` and ``fi``,
+full-width letters — one text in two encodings, as PDF text layers write
+it); letter case matters unless the marker says
 ``case_sensitive=False``. The span is where it occurs in the source.
 
 **Whole tokens** (``Grounded(whole_tokens=True)``): the value must also begin

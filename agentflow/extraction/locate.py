@@ -5,7 +5,9 @@ whole tokens and whole lines, and the check of an output's grounded values.
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -33,7 +35,49 @@ def _pattern(value: str, case_sensitive: bool) -> re.Pattern[str] | None:
 
 def _occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
     """Every (possibly overlapping) occurrence of ``value`` in ``source``: the
-    exact ones if there are any, else the whitespace-normalised ones."""
+    exact ones if there are any, else the whitespace-normalised ones, else
+    those of the Unicode-compatibility forms of both (``_folded_occurrences``)."""
+    spans = _plain_occurrences(value, source, case_sensitive)
+    if spans or (value.isascii() and source.isascii()):
+        return spans
+    return _folded_occurrences(value, source, case_sensitive)
+
+
+@functools.lru_cache(maxsize=4)
+def _fold(source: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    """``source`` in NFKC, with the source span each folded character comes
+    from: normalised per segment (a character and the combining marks after
+    it), so every folded character maps back to whole source characters."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i, n = 0, len(source)
+    while i < n:
+        j = i + 1
+        while j < n and unicodedata.combining(source[j]):
+            j += 1
+        folded = unicodedata.normalize("NFKC", source[i:j])
+        out.append(folded)
+        starts.extend([i] * len(folded))
+        ends.extend([j] * len(folded))
+        i = j
+    return "".join(out), tuple(starts), tuple(ends)
+
+
+def _folded_occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
+    """Occurrences of ``value`` where the source holds the same text in another
+    Unicode form: composed or decomposed accents (``é`` as one character or as
+    ``e`` + U+0301, as PDF text layers and macOS write it), ligatures (``ﬁ``),
+    full-width or other compatibility characters (NFKC of both sides). Spans
+    are in ``source``'s own offsets."""
+    folded, starts, ends = _fold(source)
+    target = unicodedata.normalize("NFKC", value)
+    return [(starts[a], ends[b - 1])
+            for a, b in _plain_occurrences(target, folded, case_sensitive) if b > a]
+
+
+def _plain_occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
+    """The exact occurrences if there are any, else the whitespace-normalised ones."""
     spans: list[Span] = []
     if case_sensitive:
         i = source.find(value)
