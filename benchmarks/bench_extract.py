@@ -36,6 +36,7 @@ old ``--offset``/``--stride`` selection. Prints:
 
     python benchmarks/bench_extract.py [--sample tune|report|range] [--seed 10] [--n 40]
         [--offset 0] [--stride 1] [--concurrency 1] [--show] [--sampling NAME=VALUE ...]
+        [--schema FILE.py:ChangelogEntry]
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ def sample(paths: list[str], name: str, n: int, seed: int, offset: int = 0,
 
 
 def documents(n: int, offset: int, stride: int = 1, name: str = "range", seed: int = 10,
-              ) -> tuple[list[Any], dict[str, Any], int, Any]:
+              schema: str = SCHEMA_REF) -> tuple[list[Any], dict[str, Any], int, Any]:
     """The batch as the CLI builds it (gunzipped, ``prepare``, cut at ``MAX_CHARS``)
     for the sample ``name``, the references (parsed from the uncut entry), how
     many were cut, and the schema module."""
@@ -176,7 +177,7 @@ def documents(n: int, offset: int, stride: int = 1, name: str = "range", seed: i
     from agentflow.batch import ExtractInput
     from agentflow.cli import load_schema
 
-    _, module = load_schema(SCHEMA_REF)
+    _, module = load_schema(schema)
     assert module is not None
     batch, refs, cut = [], {}, 0
     for path in sample(glob.glob(INPUT), name, n, seed, offset, stride):
@@ -311,6 +312,9 @@ def main() -> None:
     p.add_argument("--concurrency", type=int, default=1,
                    help="calls in flight (the server decodes one at a time)")
     p.add_argument("--show", action="store_true", help="print each document's wrong fields")
+    p.add_argument("--schema", default=SCHEMA_REF, metavar="FILE.py:ChangelogEntry",
+                   help="another schema module of the same shape (a variant to compare; "
+                        "default: examples/debian_changelog.py)")
     p.add_argument("--sampling", type=sampling_arg, action="append", metavar="NAME=VALUE",
                    help="sampler setting instead of the profile's (repeatable; "
                         "--sampling none=0 sends none)")
@@ -322,7 +326,8 @@ def main() -> None:
     ns = p.parse_args()
     print("$", shlex.join([Path(sys.executable).name, *sys.argv]))
     print("machine:", machine_facts())
-    batch, refs, cut, module = documents(ns.n, ns.offset, ns.stride, ns.sample, ns.seed)
+    batch, refs, cut, module = documents(ns.n, ns.offset, ns.stride, ns.sample, ns.seed,
+                                         ns.schema)
     where = (f"sorted, from #{ns.offset}, every {ns.stride}" if ns.sample == "range"
              else f"sample {ns.sample!r}, seed {ns.seed}")
     print(f"{len(batch)} documents ({INPUT}, {where}); {cut} cut at "

@@ -58,7 +58,7 @@ class ChangelogEntry(BaseModel):
     changes: list[Annotated[Verbatim, Field(pattern=r"^[^*\[]")]] = Field(
         description="the change lines, without the leading '*'", max_length=8)
     maintainer: Verbatim = Field(description="name and <e-mail> after the two dashes, as "
-                                             "written", pattern=r">$")
+                                             "written", pattern=r"^[^\s<>][^<>\n]* <[^<>\s]+>$")
     date: Verbatim = Field(description="the date at the end of the last line, as written",
                            pattern=r"^[A-Z][a-z]{2}, +[0-9]{1,2} [A-Z][a-z]{2} [0-9]{4} "
                                    r"[0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{4}$")
