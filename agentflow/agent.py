@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -328,13 +328,48 @@ class ReActAgent:
                     yield event
                 ex.memory.extend(inputs)
 
-                # the loop: reason, act, repeat (inline: one generator layer fewer per event)
+                # the loop: reason, act, repeat (inline: no generator layer re-yields the events)
                 while ex.iteration < self.max_iters:
                     ex.iteration += 1
-                    async for event in self._reason(ex):
-                        yield event
-                    reply = ex.memory[-1]
-                    for call in reply.tool_uses:
+                    while True:  # reason: one model request, sent again after a recovered error
+                        request = await self._request(ex)
+                        for event in self._drain(ex):
+                            yield event
+                        builder = ReplyBuilder()
+                        with self.telemetry.model_request(ex, request) as trace:
+                            chunks = ex.model.stream(request.messages, request.tools,
+                                                     request.options)
+                            received = False
+                            try:
+                                async for chunk in chunks:
+                                    received = True
+                                    builder.add(chunk)
+                                    if deltas:  # nobody reads them under call(): not made
+                                        if isinstance(chunk, TextDelta):
+                                            yield ReasoningChunk(chunk.text, ex.iteration)
+                                        elif isinstance(chunk, ThinkingDelta) and chunk.text:
+                                            yield ThinkingChunk(chunk.text, ex.iteration)
+                                    for m in self._chunk_hooks:
+                                        partial = m.on_chunk(ex, chunk, builder)
+                                        if partial is not None:
+                                            yield partial
+                            except ProviderError as error:
+                                trace.fail(error)
+                                retry = await self._recover(ex, request, error, received)
+                                for event in self._drain(ex):
+                                    yield event
+                                if not retry:
+                                    raise
+                                continue
+                            finally:
+                                aclose = getattr(chunks, "aclose", None)
+                                if aclose is not None:
+                                    await aclose()
+                            trace.finish(builder)
+                        break
+                    reply = self._received(ex, builder)
+                    calls = reply.tool_uses
+                    for call in calls:
                         yield ToolUse(call.id, call.name, dict(call.input))
                     decision = None
                     for m in self.middleware:
@@ -343,17 +378,17 @@ class ReActAgent:
                             break
                     for event in self._drain(ex):
                         yield event
-                    if self._stops(ex, reply, decision):
+                    if self._stops(ex, calls, decision):
                         break
                     if isinstance(decision, ReasonAgain):
                         continue
                     supplied = decision.results if isinstance(decision, Act) else {}
-                    results = Msg("tool", await self._act(ex, reply.tool_uses, supplied))
+                    results = Msg("tool", await self._act(ex, calls, supplied))
                     ex.memory.append(results)
                     for block in results.tool_results:
                         yield ToolResult(block.tool_use_id, block.name, block.output,
                                          block.is_error)
-                    self._count_failures(ex, reply.tool_uses, results, supplied)
+                    self._count_failures(ex, calls, results, supplied)
                     stop = False
                     for m in self.middleware:
                         stop = await m.post_acting(ex, results) or stop
@@ -430,75 +465,59 @@ class ReActAgent:
     # ------------------------------------------------------------------ the loop
 
     @staticmethod
-    def _stops(ex: CallExecution, reply: Msg, decision: Decision | None) -> bool:
+    def _stops(ex: CallExecution, calls: list[ToolUseBlock], decision: Decision | None) -> bool:
         """Apply a ``Finish`` / ``ReasonAgain`` decision (or a reply without tool
-        calls) to ``ex``; whether the loop ends here."""
-        if isinstance(decision, Finish | ReasonAgain) and reply.tool_uses:
-            ex.memory.append(ReActAgent._not_executed(reply.tool_uses))
+        calls: ``calls``, the reply's) to ``ex``; whether the loop ends here."""
+        if isinstance(decision, Finish | ReasonAgain) and calls:
+            ex.memory.append(ReActAgent._not_executed(calls))
         if isinstance(decision, Finish):
             ex.stop_reason = ex.stop_reason or decision.stop_reason
             return True
         if isinstance(decision, ReasonAgain):
             ex.memory.extend(decision.messages)
             return False
-        if not reply.tool_uses:
+        if not calls:
             ex.stop_reason = ex.stop_reason or "completed"
             return True
         return False
 
-    async def _reason(self, ex: CallExecution) -> AsyncIterator[Event]:
-        """One model request: snapshot, pre_reasoning, stream; appends the reply."""
-        while True:
-            request = self._snapshot(ex)
-            for m in self.middleware:
-                await m.pre_reasoning(ex, request)
-            for event in self._drain(ex):
-                yield event
-            builder = ReplyBuilder()
-            with self.telemetry.model_request(ex, request) as trace:
-                chunks = ex.model.stream(request.messages, request.tools, request.options)
-                received = False
-                try:
-                    async for chunk in chunks:
-                        received = True
-                        builder.add(chunk)
-                        if isinstance(chunk, TextDelta):
-                            yield ReasoningChunk(chunk.text, ex.iteration)
-                        elif isinstance(chunk, ThinkingDelta) and chunk.text:
-                            yield ThinkingChunk(chunk.text, ex.iteration)
-                        for m in self._chunk_hooks:
-                            partial = m.on_chunk(ex, chunk, builder)
-                            if partial is not None:
-                                yield partial
-                except ProviderError as error:
-                    trace.fail(error)
-                    retry = False
-                    why: DiscardReason = "degradation"
-                    for m in self.middleware:
-                        if await m.on_model_error(ex, request, error):
-                            retry = True
-                            break
-                    if not retry and self._stream_retry(ex, error):
-                        retry, why = True, "stream_error"
-                    if retry and received:  # what streamed so far is void: say so first
-                        ex.discarded += 1
-                        yield AttemptDiscarded(ex.iteration, why, f"attempt abandoned: {error}")
-                    for event in self._drain(ex):
-                        yield event
-                    if not retry:
-                        raise
-                    continue
-                finally:
-                    aclose = getattr(chunks, "aclose", None)
-                    if aclose is not None:
-                        await aclose()
-                trace.finish(builder)
-            used = builder.usage
-            ex.usage = ex.usage + Usage(used.input_tokens, used.output_tokens,
-                                        used.cached_tokens, used.reasoning_tokens, 1)
-            ex.last_finish_reason = builder.finish_reason
-            ex.memory.append(builder.build())
-            return
+    async def _request(self, ex: CallExecution) -> ModelRequest:
+        """The next model request: the snapshot, after ``pre_reasoning``."""
+        request = self._snapshot(ex)
+        for m in self.middleware:
+            await m.pre_reasoning(ex, request)
+        return request
+
+    async def _recover(
+        self, ex: CallExecution, request: ModelRequest, error: ProviderError, received: bool
+    ) -> bool:
+        """Whether to send ``request`` again after ``error``: a middleware
+        recovered (degradation) or a broken stream may be retried. When the
+        attempt had streamed chunks, ``AttemptDiscarded`` is queued first."""
+        retry = False
+        why: DiscardReason = "degradation"
+        for m in self.middleware:
+            if await m.on_model_error(ex, request, error):
+                retry = True
+                break
+        if not retry and self._stream_retry(ex, error):
+            retry, why = True, "stream_error"
+        if retry and received:  # what streamed so far is void: say so first
+            ex.discarded += 1
+            ex.pending_events.insert(
+                0, AttemptDiscarded(ex.iteration, why, f"attempt abandoned: {error}"))
+        return retry
+
+    @staticmethod
+    def _received(ex: CallExecution, builder: ReplyBuilder) -> Msg:
+        """Fold a finished reply into ``ex`` (usage, finish reason, memory); the reply."""
+        used = builder.usage
+        ex.usage = ex.usage + Usage(used.input_tokens, used.output_tokens,
+                                    used.cached_tokens, used.reasoning_tokens, 1)
+        ex.last_finish_reason = builder.finish_reason
+        reply = builder.build()
+        ex.memory.append(reply)
+        return reply
 
     def _count_failures(
         self,

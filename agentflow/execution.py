@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["CallExecution"]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class CallExecution:
     """Per-call mutable state.
 

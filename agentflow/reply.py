@@ -260,7 +260,10 @@ class ReplyBuilder:
     @property
     def text(self) -> str:
         """The reply text so far."""
-        return "".join(self._text)
+        parts = self._text
+        if len(parts) > 1:  # read once per chunk while streaming: keep it joined
+            parts[:] = ["".join(parts)]
+        return parts[0] if parts else ""
 
     def build(self) -> Msg:
         """The assistant message: thinking, then text, then tool calls."""

@@ -133,8 +133,9 @@ class HttpChatModel(ABC):
         streaming = self.streams(options)
         path, body = self.build_request(messages, tools, options, stream=streaming)
         media = media_cost((b for m in messages for b in m.content), self._profile.media_tokens)
-        async with self._client.open(path, body, whole=not streaming, media=media) as response:
-            del body  # sent: not kept alive while the reply is read
+        exchange = self._client.open(path, body, whole=not streaming, media=media)
+        del body  # the exchange drops it once sent: not kept alive while the reply comes
+        async with exchange as response:
             if streaming:
                 async for chunk in self.parse_stream(response):
                     yield chunk

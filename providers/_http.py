@@ -33,8 +33,7 @@ import email.utils
 import inspect
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -54,7 +53,6 @@ from agentflow._secrets import redact_urls, register_secret
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
-    DeadlineExceededError,
     NotFoundError,
     OverloadedError,
     PermissionDeniedError,
@@ -66,6 +64,7 @@ from agentflow.errors import (
     RedirectError,
     ServerError,
 )
+from agentflow.providers._exchange import Exchange
 from agentflow.providers._payload import dump_json
 from agentflow.providers._streams import SSEEvent, iter_ndjson, iter_sse
 from agentflow.ratelimit import (
@@ -379,8 +378,7 @@ class HttpClient:
             await self._session.close()
         self._session = None
 
-    @asynccontextmanager
-    async def open(
+    def open(
         self,
         path: str,
         body: Mapping[str, Any],
@@ -390,7 +388,7 @@ class HttpClient:
         raw: bytes | None = None,
         whole: bool = False,
         media: tuple[int, int] = (0, 0),
-    ) -> AsyncIterator[aiohttp.ClientResponse]:
+    ) -> Exchange:
         """POST ``body`` as JSON to ``path`` and yield the 2xx response, all of
         it (connection, retries, reading the reply inside the ``async with``)
         within ``settings.deadline`` seconds. ``raw``: send these bytes instead
@@ -402,43 +400,15 @@ class HttpClient:
         (``agentflow.media_tokens.media_cost``): the rate governor counts their
         tokens by the profile's rule instead of their base64 as text.
 
+        The body is dropped once sent (``Exchange``).
+
         Raises:
             DeadlineExceededError: the deadline passed (a server trickling
                 keep-alive comments, retries that add up); never retried.
             ProviderError: as ``_start``.
         """
-        scope = asyncio.timeout(self.settings.deadline)
-        started = False
-        try:
-            async with scope:  # one context manager for deadline, retries and lease
-                response, lease = await self._start(path, body, headers=headers, method=method,
-                                                    raw=raw, whole=whole, media=media)
-                del body, raw  # sent: not kept alive while the reply is read
-                started = True
-                try:
-                    yield response
-                except TimeoutError as exc:  # first: a ServerTimeoutError is both
-                    raise ProviderTimeoutError(
-                        f"no data for {self.settings.read_timeout}s while reading the reply",
-                        vendor=self.vendor,
-                    ) from exc
-                except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
-                    raise ProviderConnectionError(
-                        f"the reply stream broke: {type(exc).__name__}: {exc}", partial=True,
-                        vendor=self.vendor,
-                    ) from exc
-                finally:
-                    response.release()
-                    if lease is not None:
-                        lease.release()
-        except TimeoutError as exc:
-            if not scope.expired():
-                raise
-            raise DeadlineExceededError(
-                f"the request to {self.vendor} did not finish within its deadline of "
-                f"{self.settings.deadline:g}s (HttpSettings.deadline)",
-                deadline=self.settings.deadline or 0.0, partial=started, vendor=self.vendor,
-            ) from exc
+        return Exchange(self, path, body, {"headers": headers, "method": method, "raw": raw,
+                                           "whole": whole, "media": media})
 
     async def _start(
         self,

@@ -174,7 +174,7 @@ class MarkupFilter:
     def __init__(self, markups: Sequence[ToolMarkup], tools: Sequence[ToolSpec] = ()) -> None:
         self._markups = tuple(markups)
         self._starts = tuple(dict.fromkeys(m.start for m in self._markups))
-        self._schemas = {t.name: t.parameters for t in tools}
+        self._schemas = {t.name: t.parameters for t in tools} if self._markups else {}
         self._held = ""
         self._block: str | None = None
         self._start = ""
@@ -187,7 +187,10 @@ class MarkupFilter:
         return bool(self._markups)
 
     def feed(self, chunks: Iterable[ModelChunk]) -> list[ModelChunk]:
-        """The chunks to pass on for ``chunks``."""
+        """The chunks to pass on for ``chunks`` (``chunks`` itself, when it is
+        a list and there is nothing to look for)."""
+        if not self._markups:
+            return chunks if isinstance(chunks, list) else list(chunks)
         out: list[ModelChunk] = []
         for chunk in chunks:
             if isinstance(chunk, TextDelta) and not self._structured:

@@ -348,9 +348,9 @@ class OpenAICompatibleModel:
         markup = MarkupFilter(self._markups, tools)
         streaming = body.get("stream") is True
         media = media_cost((b for m in messages for b in m.content), self.profile.media_tokens)
-        async with self._http.open(self.chat_path, body, whole=not streaming,
-                                   media=media) as response:
-            del body  # sent: not kept alive while the reply is read
+        exchange = self._http.open(self.chat_path, body, whole=not streaming, media=media)
+        del body  # the exchange drops it once sent: not kept alive while the reply comes
+        async with exchange as response:
             if not streaming or "json" in response.content_type:
                 guard = ReplyGuard(self.vendor, stream=False)
                 for chunk in self.whole_chunks(guard, guard.load(await response.read()), markup):

@@ -253,7 +253,7 @@ def parse_usage(data: Any) -> Usage | None:
         ValueError, TypeError, AttributeError: counts that are not numbers, or
             details that are not objects (``ReplyGuard`` makes them typed).
     """
-    if not isinstance(data, Mapping):
+    if data is None or not isinstance(data, Mapping):  # None first: no ABC check per chunk
         return None
     prompt = data.get("prompt_tokens") or data.get("input_tokens") or 0
     completion = data.get("completion_tokens") or data.get("output_tokens") or 0

@@ -29,24 +29,45 @@ class SSEEvent:
     id: str = ""
 
 
-async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
-    """Decoded lines (without line endings: LF, CRLF or CR) of a streamed body."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    buffer = ""
-    async for raw in response.content.iter_any():
-        buffer += decoder.decode(raw)
+class _LineSplitter:
+    """Decoded lines (without line endings: LF, CRLF or CR) of a body fed in
+    network chunks: ``feed`` each read, then ``close``. A plain object, so a
+    reader loops over the lines of a read inline instead of resuming one more
+    async generator per line."""
+
+    __slots__ = ("_buffer", "_decoder")
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._buffer = ""
+
+    def feed(self, raw: bytes) -> list[str]:
+        """The lines ``raw`` completes."""
+        buffer = self._buffer + self._decoder.decode(raw)
         held = buffer.endswith("\r")  # maybe half of a CRLF: decide with the next read
         if held:
             buffer = buffer[:-1]
-        buffer = buffer.replace("\r\n", "\n").replace("\r", "\n")
+        if "\r" in buffer:
+            buffer = buffer.replace("\r\n", "\n").replace("\r", "\n")
         *complete, buffer = buffer.split("\n")
-        if held:
-            buffer += "\r"
-        for line in complete:
+        self._buffer = buffer + "\r" if held else buffer
+        return complete
+
+    def close(self) -> list[str]:
+        """The last line, when the body did not end with a line ending."""
+        buffer = self._buffer + self._decoder.decode(b"", final=True)
+        self._buffer = ""
+        return [buffer.replace("\r", "")] if buffer else []
+
+
+async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
+    """Decoded lines (without line endings: LF, CRLF or CR) of a streamed body."""
+    splitter = _LineSplitter()
+    async for raw in response.content.iter_any():
+        for line in splitter.feed(raw):
             yield line
-    buffer += decoder.decode(b"", final=True)
-    if buffer:
-        yield buffer.replace("\r", "")
+    for line in splitter.close():
+        yield line
 
 
 def iter_lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
@@ -57,26 +78,34 @@ def iter_lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
 
 async def iter_sse(response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:
     """Server-sent events of ``response`` (WHATWG framing: comments ignored,
-    ``data:`` lines joined, an event dispatched on a blank line or at the end)."""
+    ``data:`` lines joined, an event dispatched on a blank line or at the end).
+    One async generator: the lines of each network read are split inline."""
     event, ev_id = "", ""
     data: list[str] = []
-    async for line in _lines(response):
-        if not line:
-            if data:
-                yield SSEEvent(event, "\n".join(data), ev_id)
-            event, data = "", []
-            continue
-        if line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            data.append(value)
-        elif name == "event":
-            event = value
-        elif name == "id":
-            ev_id = value
+    splitter = _LineSplitter()
+    reads = response.content.iter_any()
+    while True:
+        raw = await anext(reads, None)
+        lines = splitter.feed(raw) if raw is not None else splitter.close()
+        for line in lines:
+            if not line:
+                if data:
+                    yield SSEEvent(event, "\n".join(data), ev_id)
+                event, data = "", []
+                continue
+            if line.startswith(":"):
+                continue
+            name, _, value = line.partition(":")
+            if value.startswith(" "):
+                value = value[1:]
+            if name == "data":
+                data.append(value)
+            elif name == "event":
+                event = value
+            elif name == "id":
+                ev_id = value
+        if raw is None:
+            break
     if data:
         yield SSEEvent(event, "\n".join(data), ev_id)
 
@@ -87,12 +116,18 @@ async def iter_ndjson(response: aiohttp.ClientResponse) -> AsyncIterator[Any]:
     Raises:
         ProviderConnectionError: a line is not JSON (a cut or garbled stream).
     """
-    async for line in _lines(response):
-        if not line.strip():
-            continue
-        try:
-            yield orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise ProviderConnectionError(
-                f"malformed NDJSON line: {line[:200]!r}", partial=True
-            ) from exc
+    splitter = _LineSplitter()
+    reads = response.content.iter_any()
+    while True:
+        raw = await anext(reads, None)
+        for line in splitter.feed(raw) if raw is not None else splitter.close():
+            if not line.strip():
+                continue
+            try:
+                yield orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise ProviderConnectionError(
+                    f"malformed NDJSON line: {line[:200]!r}", partial=True
+                ) from exc
+        if raw is None:
+            break

@@ -607,6 +607,7 @@ async def test_on_call_start_runs_before_input_is_in_memory_and_sees_the_call():
     assert isinstance(seen["ex"], CallExecution)
     assert seen["ex"].call_id == events[0].call_id
     assert (seen["ex"].agent_name, seen["ex"].agent_id) == ("a", agent.id)
+    assert not hasattr(seen["ex"], "__dict__")  # slots: no per-call attribute dict in flight
 
 
 async def test_on_chunk_sees_every_chunk_and_may_emit():

@@ -5,8 +5,10 @@ across writes, error mapping, retries with Retry-After, timeouts."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import socket
 import time
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -20,6 +22,7 @@ from aiohttp import web
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
+    DeadlineExceededError,
     NotFoundError,
     OverloadedError,
     PermissionDeniedError,
@@ -426,3 +429,52 @@ async def test_an_adapter_refuses_a_redirect_too() -> None:
         finally:
             await model.aclose()
     assert seen == []
+
+
+# ----------------------------------------------------------------------------- the exchange
+
+
+class _Body(dict[str, Any]):
+    """A request body a test can hold a weak reference to."""
+
+
+async def test_the_request_body_is_dropped_once_sent() -> None:
+    """Nothing of the exchange keeps the body alive while the reply is read
+    (a generator context manager kept its arguments until the end)."""
+    async with raw_server(Raw([b"{}"], headers={"content-type": "application/json"})) as (url, _):
+        client = HttpClient(url, vendor="t", settings=FAST)
+        body = _Body(q="x" * 1000)
+        alive = weakref.ref(body)
+        exchange = client.open("x", body)
+        del body
+        async with exchange as response:
+            gc.collect()
+            assert alive() is None
+            assert await read_json(response) == {}
+        await client.aclose()
+
+
+@pytest.mark.parametrize("latency, partial", [(1.0, False), (0.0, True)],
+                         ids=["before-the-reply", "while-reading"])
+async def test_the_deadline_bounds_the_whole_exchange(latency: float, partial: bool) -> None:
+    settings = HttpSettings(read_timeout=30, max_retries=0, deadline=0.3)
+    slow = Raw([b"data: 1\n\n"] * 40, latency=latency, pause=0.05)
+    async with raw_server(slow) as (url, _):
+        client = HttpClient(url, vendor="t", settings=settings)
+        with pytest.raises(DeadlineExceededError) as info:
+            async with client.open("x", {}) as response:
+                _ = [e async for e in iter_sse(response)]
+        await client.aclose()
+    assert info.value.partial is partial and info.value.deadline == 0.3
+    assert isinstance(info.value.__cause__, TimeoutError)
+
+
+async def test_an_error_of_the_reader_passes_through_and_releases_the_reply() -> None:
+    async with raw_server(Raw([b"{}"] * 3)) as (url, _):
+        client = HttpClient(url, vendor="t", settings=FAST)
+        error = ValueError("the reader's own")
+        with pytest.raises(ValueError) as info:
+            async with client.open("x", {}) as response:
+                raise error
+        assert info.value is error and response.closed
+        await client.aclose()

@@ -214,3 +214,17 @@ def test_a_start_token_split_across_chunks() -> None:
 def test_unknown_markup_names_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown tool-call markup"):
         resolve_markups(["nope"])
+
+
+def test_a_filter_with_nothing_to_look_for_passes_chunks_through_untouched() -> None:
+    """No markup formats (OpenAI's own host, Anthropic...): the reply's chunk
+    list is passed on as it is, with no per-chunk work."""
+    from agentflow.model import FinishChunk
+
+    chunks = [TextDelta('<tool_call>{"name": "x"}</tool_call>'), FinishChunk("stop", "stop")]
+    idle = MarkupFilter(())
+    assert not idle.active
+    assert idle.feed(chunks) is chunks and idle.close() == []
+    assert idle.feed(iter(chunks)) == chunks
+    looking = MarkupFilter(resolve_markups(["hermes"]))
+    assert [c.type for c in looking.feed(chunks) + looking.close()] == ["tool_call", "finish"]

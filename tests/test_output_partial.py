@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from agentflow.output.partial import PartialOutput, json_start
+import random
+
+from agentflow.output.partial import PartialOutput, ValueStarts, json_start, last_value_start
 
 
 def test_grows_and_never_regresses() -> None:
@@ -83,3 +85,29 @@ async def test_a_later_value_is_announced_before_partials_restart(text: str, fin
     for before, later in itertools.pairwise(after):
         assert before.keys() <= later.keys()  # no regression after the restart
     assert events[-1].output.label == final  # type: ignore[attr-defined]
+
+
+def test_value_starts_matches_last_value_start_on_every_prefix() -> None:
+    """The incremental scanner gives ``last_value_start``'s answer for each
+    prefix of a growing text, and for texts that do not extend the last one."""
+    rng = random.Random(19)
+    alphabet = ['{', '}', '[', ']', '"', "'", "\\", "a", " ", ":", ",", "<", "1"]
+    for opening in ("{", "[{"):
+        for _ in range(300):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+            starts = ValueStarts(opening)
+            cut = 0
+            while cut < len(text):
+                cut = min(len(text), cut + rng.randint(1, 5))
+                assert starts(text[:cut]) == last_value_start(text[:cut], opening), text[:cut]
+            other = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 20)))
+            assert starts(other) == last_value_start(other, opening), other
+
+
+def test_value_starts_follows_a_streamed_reply() -> None:
+    starts = ValueStarts("{")
+    assert starts("Sure: ") is None
+    assert starts('Sure: {"a": "}') == 6
+    assert starts('Sure: {"a": "}"} then {"b"') == 22
+    assert starts('Sure: {"a": "}"} then {"b": 2} done') == 22
+    assert starts('{"c": 1}') == 0  # a new attempt: scanned afresh

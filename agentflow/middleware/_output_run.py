@@ -10,7 +10,7 @@ from typing import Any
 from agentflow.execution import CallExecution
 from agentflow.extraction.grounding import Grounded
 from agentflow.messages import Msg
-from agentflow.output.partial import PartialOutput
+from agentflow.output.partial import PartialOutput, ValueStarts
 from agentflow.output.schema import OutputSpec
 from agentflow.output.strategies import StrategyKind
 
@@ -41,6 +41,12 @@ class OutputRun:
     examples: list[Msg] = field(default_factory=list)
     """The few-shot example messages put before the call's input in each request."""
     pending: Any = NO_OUTPUT
+    value_starts: ValueStarts | None = None
+    """Where the latest JSON value of the streamed reply text starts (native
+    and prompt paths under ``stream()``; made on first use)."""
+    accepted: Msg | None = None
+    """The reply whose text was accepted as the output: compression removes it
+    like a failed attempt (no tagged copy is made for a reply that ends the call)."""
     """A valid output waiting for the reply's other tool calls (end strategy ``safe``)."""
 
 

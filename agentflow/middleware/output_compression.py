@@ -47,7 +47,7 @@ class StructuredOutputCompression(Middleware):
             meta = m.metadata
             if meta.get(STRUCTURED_OUTPUT_REMINDER_TYPE) == ReminderType.PROMPT.value:
                 continue
-            if meta.get(STRUCTURED_OUTPUT_ATTEMPT) and m is not last_attempt:
+            if m is run.accepted or (meta.get(STRUCTURED_OUTPUT_ATTEMPT) and m is not last_attempt):
                 continue
             if output_ids and m.role in ("assistant", "tool"):
                 trimmed = _without_output_blocks(m, output_ids)

@@ -108,7 +108,7 @@ from agentflow.model import (
 )
 from agentflow.output.config import OutputConfig
 from agentflow.output.parsing import NoJSONFound, parse_output, visible_text
-from agentflow.output.partial import PartialOutput, last_value_start
+from agentflow.output.partial import PartialOutput, ValueStarts
 from agentflow.output.reminders import (
     TOOL_NAME,
     force_reminder,
@@ -301,7 +301,10 @@ class StructuredOutputMiddleware(Middleware):
             text = visible_text(reply.text)  # drafts inside reasoning never count
             if text is None:
                 return None
-            start = last_value_start(text, "[{" if run.spec.wrapped else "{")
+            starts = run.value_starts
+            if starts is None:
+                starts = run.value_starts = ValueStarts("[{" if run.spec.wrapped else "{")
+            start = starts(text)
             if start is None:
                 return None
             if run.partial.start != start:
@@ -540,7 +543,7 @@ class StructuredOutputMiddleware(Middleware):
             except _REJECTED:
                 pass
             else:
-                return self._accept_text(ex, reply, value)
+                return self._accept_text(ex, run, reply, value)
         if ex.force_count >= self.config.max_forcing:
             self._warn_give_up(ex, "forcing")
             ex.output_error = StructuredOutputError(
@@ -578,7 +581,7 @@ class StructuredOutputMiddleware(Middleware):
             value = self._accepted(ex, run, parse_output(reply.text, run.spec))
         except _REJECTED as exc:
             return self._reject_text(ex, run, reply, exc)
-        return self._accept_text(ex, reply, value)
+        return self._accept_text(ex, run, reply, value)
 
     def _reject_text(self, ex: CallExecution, run: _Run, reply: Msg, exc: Exception) -> Decision:
         """A text output that failed: ask again with the errors, or give up."""
@@ -609,8 +612,9 @@ class StructuredOutputMiddleware(Middleware):
         return ReasonAgain((transient(message, role="user"),))
 
     @staticmethod
-    def _accept_text(ex: CallExecution, reply: Msg, value: Any) -> Finish:
-        _mark_attempt(ex, reply)  # compression replaces it by the canonical JSON
+    def _accept_text(ex: CallExecution, run: _Run, reply: Msg, value: Any) -> Finish:
+        if ex.memory and ex.memory[-1] is reply:
+            run.accepted = reply  # compression replaces it by the canonical JSON
         ex.output, ex.completed = value, True
         return Finish("structured_output")
 

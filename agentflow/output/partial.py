@@ -15,7 +15,7 @@ import pydantic_core
 from agentflow.output.parsing import _scan
 from agentflow.output.schema import WRAP_FIELD
 
-__all__ = ["PartialOutput", "json_start", "last_value_start"]
+__all__ = ["PartialOutput", "ValueStarts", "json_start", "last_value_start"]
 
 
 def json_start(text: str) -> str | None:
@@ -42,6 +42,70 @@ def last_value_start(text: str, opening: str = "{[") -> int | None:
             break
         i = end + 1
     return found
+
+
+class ValueStarts:
+    """``last_value_start`` over a text that grows (a reply as it streams),
+    scanning each character once: calling it with the text so far costs the
+    new characters, not the whole text again. A text that does not extend
+    the one seen last (a new attempt, reasoning removed) is scanned afresh,
+    so the answer is always ``last_value_start(text, opening)``.
+
+    Args:
+        opening: the characters a value may open with (``"{"``, ``"[{"``).
+    """
+
+    __slots__ = ("_depth", "_esc", "_found", "_inside", "_opening", "_pos", "_quote", "_seen")
+
+    def __init__(self, opening: str = "{[") -> None:
+        self._opening = opening
+        self._restart()
+
+    def _restart(self) -> None:
+        self._seen = ""
+        self._found: int | None = None
+        self._pos = 0
+        self._inside = False
+        self._depth, self._quote, self._esc = 0, "", False
+
+    def __call__(self, text: str) -> int | None:
+        """Where the latest top-level value of ``text`` starts, or ``None``."""
+        if not text.startswith(self._seen):
+            self._restart()
+        n, i = len(text), self._pos
+        depth, quote, esc = self._depth, self._quote, self._esc
+        while i < n:
+            if not self._inside:
+                starts = [p for p in (text.find(ch, i) for ch in self._opening) if p >= 0]
+                if not starts:
+                    i = n
+                    break
+                i = self._found = min(starts)
+                self._inside, depth, quote, esc = True, 0, "", False
+            for j in range(i, n):  # _scan, resumable
+                ch = text[j]
+                if quote:
+                    if esc:
+                        esc = False
+                    elif ch == "\\":
+                        esc = True
+                    elif ch == quote:
+                        quote = ""
+                elif ch in "\"'":
+                    quote = ch
+                elif ch in "{[":
+                    depth += 1
+                elif ch in "}]":
+                    depth -= 1
+                    if depth == 0:
+                        self._inside = False
+                        i = j + 1
+                        break
+            else:
+                i = n
+        self._pos, self._seen = i, text
+        self._depth, self._quote, self._esc = depth, quote, esc
+        return self._found
 
 
 class PartialOutput:

@@ -1,0 +1,132 @@
+"""``Exchange``: one HTTP request and its reply, as the async context manager
+``HttpClient.open`` returns.
+
+A plain class rather than an ``@asynccontextmanager`` generator: the request
+body is dropped as soon as it is sent (a generator context manager keeps its
+arguments, the body among them, until the reply has been read), and a call
+pays for no generator, no generator-finaliser registration and no
+``contextlib`` layer. What it does is ``open``'s contract: the whole exchange
+(connection, retries, reading the reply inside the ``async with``) within
+``settings.deadline``; read timeouts and broken streams while the reply is
+read become typed errors; the response and the rate governor's lease are
+released on the way out, whatever happens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+
+from agentflow.errors import (
+    DeadlineExceededError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+)
+from agentflow.ratelimit import RateLease
+
+if TYPE_CHECKING:
+    from agentflow.providers._http import HttpClient
+
+__all__ = ["Exchange"]
+
+
+class Exchange:
+    """``async with client.open(...) as response``: see ``HttpClient.open``.
+
+    Raises (on entry or exit):
+        DeadlineExceededError: the deadline passed (``partial=True`` once the
+            reply had started); never retried.
+        ProviderTimeoutError: no data for ``read_timeout`` seconds while the
+            reply was read.
+        ProviderConnectionError: the reply stream broke (``partial=True``).
+        ProviderError: as ``HttpClient._start``.
+    """
+
+    __slots__ = ("_client", "_lease", "_request", "_response", "_scope")
+
+    def __init__(self, client: HttpClient, path: str, body: Mapping[str, Any],
+                 options: dict[str, Any]) -> None:
+        self._client = client
+        self._request: tuple[str, Mapping[str, Any], dict[str, Any]] | None = (
+            path, body, options)
+        self._scope: asyncio.Timeout | None = None
+        self._response: aiohttp.ClientResponse | None = None
+        self._lease: RateLease | None = None
+
+    async def __aenter__(self) -> aiohttp.ClientResponse:
+        request, self._request = self._request, None  # sent: the body is not kept
+        if request is None:
+            raise RuntimeError("an Exchange is entered once")
+        scope = self._scope = asyncio.timeout(self._client.settings.deadline)
+        await scope.__aenter__()
+        try:
+            start = self._client._start(request[0], request[1], **request[2])
+            del request  # only the request's own frame holds the body now
+            self._response, self._lease = await start
+        except BaseException as exc:
+            await self._leave(exc, started=False)
+            raise
+        return self._response
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        response, lease = self._response, self._lease
+        self._response = self._lease = None
+        error = exc
+        try:
+            if isinstance(exc, TimeoutError):  # first: a ServerTimeoutError is both
+                raise ProviderTimeoutError(
+                    f"no data for {self._client.settings.read_timeout}s while reading the reply",
+                    vendor=self._client.vendor,
+                ) from exc
+            if isinstance(exc, aiohttp.ClientPayloadError | aiohttp.ClientConnectionError):
+                raise ProviderConnectionError(
+                    f"the reply stream broke: {type(exc).__name__}: {exc}", partial=True,
+                    vendor=self._client.vendor,
+                ) from exc
+        except ProviderError as mapped:
+            error = mapped
+        finally:
+            if response is not None:
+                response.release()
+            if lease is not None:
+                lease.release()
+        await self._leave(error, started=True)
+        if error is not exc:
+            assert error is not None
+            raise error
+        return False
+
+    async def _leave(self, exc: BaseException | None, *, started: bool) -> None:
+        """Leave the deadline scope with ``exc`` in flight, as ``async with``
+        would; a deadline that passed raises ``DeadlineExceededError``."""
+        scope = self._scope
+        assert scope is not None
+        try:
+            if exc is None:
+                await scope.__aexit__(None, None, None)
+            else:
+                await scope.__aexit__(type(exc), exc, exc.__traceback__)
+        except TimeoutError as timeout:  # the scope turned its cancellation into this
+            if not scope.expired():
+                raise
+            raise self._deadline(started) from timeout
+        if isinstance(exc, TimeoutError) and scope.expired():
+            raise self._deadline(started) from exc
+
+    def _deadline(self, started: bool) -> DeadlineExceededError:
+        deadline = self._client.settings.deadline
+        return DeadlineExceededError(
+            f"the request to {self._client.vendor} did not finish within its deadline of "
+            f"{deadline:g}s (HttpSettings.deadline)",
+            deadline=deadline or 0.0, partial=started, vendor=self._client.vendor,
+        )
