@@ -17,6 +17,7 @@ Facts followed (shared/providers.md §4; ai.google.dev/gemini-api/docs/
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -129,6 +130,13 @@ _SUBSET = frozenset({
 _DROPPABLE = frozenset({"additionalProperties", "$schema", "discriminator", "examples"})
 
 
+_PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+"""Property names the subset takes: "Parameter names must start with a letter or an
+underscore and must only contain chars a-z, A-Z, 0-9, or underscores with a maximum
+length of 64" (google-genai ``FunctionDeclaration.parameters``). An alias such as
+``full-name`` or a JSON Schema key such as ``first name`` goes as JSON Schema."""
+
+
 def _openapi(node: Any) -> Any:
     """``node`` in Gemini's OpenAPI ``Schema`` subset (upper-case types,
     harmless extras dropped), or ``None`` if it needs JSON Schema
@@ -136,7 +144,8 @@ def _openapi(node: Any) -> Any:
     would refuse it: a node without a type (an ``Any`` field: "schema didn't
     specify the schema type field"), an ARRAY without ``items`` ("items:
     missing field"), a nested OBJECT without properties (a free-form ``dict``:
-    "properties: should be non-empty for OBJECT type")."""
+    "properties: should be non-empty for OBJECT type"), a property name off
+    ``_PARAMETER_NAME``."""
     if not isinstance(node, Mapping):
         return None
     kind = node.get("type")
@@ -158,6 +167,8 @@ def _openapi(node: Any) -> Any:
                 return None
             value = value.upper()
         elif key == "properties":
+            if not all(_PARAMETER_NAME.fullmatch(k) for k in value):
+                return None
             value = {k: _openapi(v) for k, v in value.items()}
             if None in value.values():
                 return None

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agentflow import ReActAgent
 from agentflow.errors import (
@@ -323,6 +323,24 @@ async def test_c19_a_derived_name_gemini_would_refuse_is_sanitized(fake: GeminiF
     reply = await ReActAgent("g", model(fake), tools=[check]).call("Check 7")
     assert reply.text == "checked"
     assert "7 ok" in GeminiFake.request_text(fake.bodies[1])
+
+
+class Person(BaseModel):
+    full_name: str = Field(alias="full-name")
+
+
+async def test_c16_property_names_the_subset_refuses_go_as_json_schema(
+        fake: GeminiFake) -> None:
+    """Function parameter names must match [A-Za-z_][A-Za-z0-9_]*: an alias such as
+    ``full-name`` (or a JSON Schema key such as ``first name``) goes in
+    ``parametersJsonSchema``, on the tool path's output tool too."""
+    fake.add(FakeReply(tool_calls=[FakeCall("lookup", {"query": "Ann"})]),
+             output_call({"full-name": "Ann Lee"}))
+    reply = await ReActAgent("g", model(fake), tools=[lookup]).call("Who?", Person)
+    assert reply.output == Person(**{"full-name": "Ann Lee"})
+    declared = {d["name"]: d for d in fake.bodies[0]["tools"][0]["functionDeclarations"]}
+    assert "parameters" in declared["lookup"]
+    assert "full-name" in declared["generate_response"]["parametersJsonSchema"]["properties"]
 
 
 # ----------------------------------------------------------------------------- thinking

@@ -74,6 +74,13 @@ a-z, A-Z, 0-9, or contain underscores, dots, colons and dashes, with a maximum
 length of 128" (google-genai ``types.FunctionDeclaration``)."""
 
 
+PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+"""Property names of a ``Schema`` (google-genai ``FunctionDeclaration.parameters``:
+"Parameter names must start with a letter or an underscore and must only contain
+chars a-z, A-Z, 0-9, or underscores with a maximum length of 64"; wording of the
+error unconfirmed)."""
+
+
 def _bad(message: str) -> FakeError:
     return gemini_error(400, message)
 
@@ -195,7 +202,7 @@ class GeminiFake(GeminiBatches, FakeServer):
                                 "(_), dots (.), colons (:) or dashes (-), with a maximum length "
                                 "of 128.")
                 where = f"tools[{t}].function_declarations[{d}].parameters"
-                refused = _schema_refusal(decl.get("parameters"), where)
+                refused = _schema_refusal(decl.get("parameters"), where, names=True)
                 if refused:
                     return refused
         config = (body.get("toolConfig") or {}).get("functionCallingConfig") or {}
@@ -374,7 +381,7 @@ def _camel(key: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest) if rest else key
 
 
-def _schema_refusal(schema: Any, where: str) -> FakeError | None:
+def _schema_refusal(schema: Any, where: str, names: bool = False) -> FakeError | None:
     """The 400 the API gives for a ``Schema`` with unknown fields or an empty OBJECT."""
     if schema is None:
         return None
@@ -382,20 +389,26 @@ def _schema_refusal(schema: Any, where: str) -> FakeError | None:
     if unknown:
         return _bad("\n".join(f"Invalid JSON payload received. Unknown name \"{name}\" at "
                               f"'{where}': Cannot find field." for name in unknown))
-    problem = _subset_problem(schema, where)
+    problem = _subset_problem(schema, where, names)
     return _bad(problem) if problem else None
 
 
-def _subset_problem(node: Any, where: str) -> str | None:
+def _subset_problem(node: Any, where: str, names: bool) -> str | None:
     """The first node, at any depth, that the ``Schema`` proto refuses: an
     OBJECT without properties, an ARRAY without ``items`` (both worded as the
     API words them, e.g. litellm#25718), a node without a type (the Schema's
-    ``type`` is required; wording unconfirmed)."""
+    ``type`` is required; wording unconfirmed), and with ``names`` (function
+    parameters) a property name off ``PARAMETER_NAME``."""
     if not isinstance(node, dict):
         return None
     kind = str(node.get("type", "")).upper()
     if not kind and "anyOf" not in node:
         return f"* GenerateContentRequest.{where}.type: must be specified"
+    for name in node.get("properties") or {} if names else ():
+        if not PARAMETER_NAME.fullmatch(name):
+            return (f"* GenerateContentRequest.{where}.properties[{name}]: Invalid parameter "
+                    "name. Must start with a letter or an underscore and contain only a-z, "
+                    "A-Z, 0-9 or underscores, with a maximum length of 64.")
     if kind == "OBJECT" and not node.get("properties"):
         return f"* GenerateContentRequest.{where}.properties: should be non-empty for OBJECT type"
     if kind == "ARRAY" and not node.get("items"):
@@ -405,7 +418,7 @@ def _subset_problem(node: Any, where: str) -> str | None:
     if "items" in node:
         subs.append((f"{where}.items", node["items"]))
     for path, sub in subs:
-        if problem := _subset_problem(sub, path):
+        if problem := _subset_problem(sub, path, names):
             return problem
     return None
 
