@@ -36,6 +36,7 @@ from agentflow.errors import (
 from agentflow.media_tokens import media_cost
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
+from agentflow.providers._adapter import system_reminder
 from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
@@ -69,12 +70,17 @@ from agentflow.providers._profiles import ProfileRule, match_profile
 from agentflow.ratelimit import model_family
 
 __all__ = [
+    "FORCE_NAMED_TOOL",
     "GENERIC_PROFILE",
     "OpenAICompatibleModel",
     "openai_error",
     "payload_error",
     "unsupported_feature",
 ]
+
+FORCE_NAMED_TOOL = ("You must now call the `{name}` tool, the only tool available, exactly "
+                    "once. Reply with the tool call only, no text.")
+"""The reminder that goes with an emulated ``specific`` tool choice (``offer_named_tool``)."""
 
 GENERIC_PROFILE = ModelProfile(
     tool_choice_modes=frozenset({"auto", "none", "required"}), native_output="json_schema",
@@ -275,6 +281,25 @@ class OpenAICompatibleModel:
             body["tool_choice"] = format_tool_choice(choice)
         if options.parallel_tool_calls is not None and self._profile.parallel_tool_calls_flag:
             body["parallel_tool_calls"] = options.parallel_tool_calls
+
+    def offer_named_tool(
+        self, body: dict[str, Any], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> tuple[Sequence[ToolSpec], GenerateOptions]:
+        """Emulate ``specific`` for a vendor that enforces no named ``tool_choice``
+        (GLM answers "Tool choice must be auto", MiniMax ignores it): only the
+        named tool is offered, no ``tool_choice`` is sent (the API's ``auto``),
+        and a closing system reminder asks for that tool — the forced turn of
+        the structured-output engine can then only call ``generate_response``
+        or answer in text (C21; the same emulation as ``providers.ollama``).
+        Other choices pass unchanged."""
+        choice = options.tool_choice
+        if choice is None or choice.mode != "specific" or not tools:
+            return tools, options
+        named = [t for t in tools if t.name == choice.name] or list(tools)
+        role = "user" if self._late_system == "user" else "system"
+        body["messages"].append({"role": role, "content": system_reminder(
+            FORCE_NAMED_TOOL.format(name=choice.name))})
+        return named, options.with_(tool_choice=None)
 
     def apply_response_format(
         self, body: dict[str, Any], rf: ResponseFormat, options: GenerateOptions

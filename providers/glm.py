@@ -5,9 +5,11 @@ Everything special about GLM (shared/providers.md section 7):
 * **tool_choice: only ``"auto"`` is ever sent.** The API documents auto only
   and answers 400 "Tool choice must be auto" to ``required`` or a named
   function (mapped to ``UnsupportedFeatureError(feature="tool_choice")``).
-  The profile lists ``auto`` and ``none``; ``none`` is emulated by leaving
-  the tools out of the request. Forcing the output tool therefore uses the
-  engine's prompt reminder.
+  The profile lists ``auto``, ``none`` and ``specific``, the last two
+  emulated: ``none`` leaves the tools out of the request; ``specific`` offers
+  only the named tool with a closing system reminder to call it
+  (``offer_named_tool``, C21: the forced turn of the output tool sees no other
+  tool), and no ``tool_choice`` is sent.
 * **Tool calls may arrive whole** in one stream delta (without
   ``tool_stream``); the shared parser handles whole and fragmented calls.
 * ``temperature`` is clamped into the open interval (0, 1) as zai-sdk does:
@@ -61,7 +63,7 @@ __all__ = ["DEFAULT_PROFILE", "GLM_MARKUP", "PROFILES", "GLMChatModel", "create"
            "parse_glm_call"]
 
 _GLM = ModelProfile(
-    tool_choice_modes=frozenset({"auto", "none"}),
+    tool_choice_modes=frozenset({"auto", "none", "specific"}),
     native_output=None,
     schema_dialect="plain",
     supports_thinking=True,
@@ -151,11 +153,13 @@ class GLMChatModel(OpenAICompatibleModel):
     def apply_tools(
         self, body: dict[str, Any], tools: Sequence[ToolSpec], options: GenerateOptions
     ) -> None:
-        """``none`` leaves the tools out; anything else is checked against the
-        profile (only ``auto`` passes by default) and sent as the base does."""
+        """``none`` leaves the tools out; ``specific`` is emulated
+        (``offer_named_tool``); anything else is checked against the profile
+        and sent as the base does (only ``auto`` reaches the wire)."""
         choice = options.tool_choice
         if choice is not None and choice.mode == "none":
             return
+        tools, options = self.offer_named_tool(body, tools, options)
         super().apply_tools(body, tools, options)
 
     def apply_thinking(self, body: dict[str, Any], options: GenerateOptions) -> None:

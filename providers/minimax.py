@@ -3,8 +3,9 @@
 Everything special about MiniMax (shared/providers.md section 8):
 
 * **tool_choice is never sent** (undocumented on this endpoint; ignored or
-  refused). The profile lists ``auto`` and ``none``; ``none`` is emulated by
-  leaving the tools out. Forcing uses the engine's prompt reminder.
+  refused). The profile lists ``auto``, ``none`` and ``specific``, the last
+  two emulated: ``none`` leaves the tools out; ``specific`` offers only the
+  named tool with a closing system reminder (``offer_named_tool``, C21).
 * **Errors arrive as HTTP 200** with ``base_resp.status_code != 0``:
   1002/1039 -> ``RateLimitedError`` (retried), 1004 ->
   ``AuthenticationError``, 1008 -> ``QuotaExceededError`` (never retried),
@@ -79,7 +80,7 @@ __all__ = [
 ]
 
 _M = ModelProfile(
-    tool_choice_modes=frozenset({"auto", "none"}),
+    tool_choice_modes=frozenset({"auto", "none", "specific"}),
     native_output=None,
     schema_dialect="plain",
     supports_thinking=True,
@@ -263,10 +264,12 @@ class MiniMaxChatModel(OpenAICompatibleModel):
         self, body: dict[str, Any], tools: Sequence[ToolSpec], options: GenerateOptions
     ) -> None:
         """Tools without ``tool_choice`` (checked against the profile, never
-        sent); ``none`` leaves the tools out."""
+        sent); ``none`` leaves the tools out; ``specific`` offers only the named
+        tool (``offer_named_tool``)."""
         choice = options.tool_choice
         if choice is not None and choice.mode == "none":
             return
+        tools, options = self.offer_named_tool(body, tools, options)
         super().apply_tools(body, tools, options)
         body.pop("tool_choice", None)
 

@@ -130,12 +130,16 @@ async def check_prompt_reminder_path(fake: FakeServer, make: Factory, stream: bo
     and no forced tool_choice ever sent."""
     fake.add(lookup(), FakeReply(text=PROSE), output_call())
     state = AgentState()
-    events, complete = await run(agent_for(make(stream)), state=state)
+    model = make(stream)
+    events, complete = await run(agent_for(model), state=state)
     assert complete.output == Weather(**WEATHER)
     assert forced_choices(fake) == []
     assert not any("<system-reminder>" in t for t in system_texts(fake.bodies[1]))
     assert any("<system-reminder>" in t and "generate_response" in t
                for t in system_texts(fake.bodies[2]))
+    if "specific" in model.profile.tool_choice_modes:  # emulated: the tool alone (C21)
+        assert [t["function"]["name"] for t in fake.bodies[2]["tools"]] == [
+            "generate_response"]
     assert not any("<system-reminder>" in m.text for m in state.memory)  # transient
     assert [e.reason for e in events if isinstance(e, OutputRetry)] == ["forcing"]
 

@@ -65,7 +65,15 @@ class OpenAIWire:
         choice = body.get("tool_choice")
         if isinstance(choice, dict):
             return str(choice["function"]["name"])
-        return "*" if choice == "required" else None
+        if choice == "required":
+            return "*"
+        # emulated (GLM, MiniMax): one tool offered, a closing system message naming it
+        names = [t["function"]["name"] for t in body.get("tools") or []]
+        last = (body.get("messages") or [{}])[-1]
+        if choice is None and len(names) == 1 and last.get("role") == "system" and (
+                f"`{names[0]}`" in str(last.get("content"))):
+            return str(names[0])
+        return None
 
     @staticmethod
     def request_text(body: Any) -> str:

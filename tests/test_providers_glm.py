@@ -64,7 +64,7 @@ def model_for(fake: GLMFake, stream: bool = True, name: str = "glm-4.6", **kw: A
 
 def test_profiles_and_body() -> None:
     model = GLMChatModel("glm-4.6", api_key="k")
-    assert model.profile.tool_choice_modes == {"auto", "none"}
+    assert model.profile.tool_choice_modes == {"auto", "none", "specific"}  # two emulated
     assert model.profile.thinking_default and model.profile.native_output is None
     assert not GLMChatModel("glm-4-plus", api_key="k").profile.supports_thinking
     body = model.build_body([Msg.user("hi")], [TOOL], GenerateOptions(
@@ -79,33 +79,42 @@ async def test_agent_prompt_reminder_path(fake: GLMFake, stream: bool) -> None:
     await check_prompt_reminder_path(fake, lambda s: model_for(fake, s), stream)
 
 
-async def test_none_is_emulated_and_forced_choices_never_sent(fake: GLMFake) -> None:
-    fake.add(FakeReply(text="no tools"))
+async def test_none_and_specific_are_emulated_and_forced_choices_never_sent(
+        fake: GLMFake) -> None:
+    fake.add(FakeReply(text="no tools"), FakeReply(text="named"))
     await generate(model_for(fake), [Msg.user("hi")], [TOOL],
                    GenerateOptions(tool_choice=ToolChoice.NONE))
     assert "tools" not in fake.bodies[0] and "tool_choice" not in fake.bodies[0]
-    for choice in (ToolChoice.REQUIRED, ToolChoice.specific("get_weather")):
-        error = await expect_error(model_for(fake), UnsupportedFeatureError, [TOOL],
-                                   GenerateOptions(tool_choice=choice))
-        assert error.feature == "tool_choice"
-    assert len(fake.bodies) == 1
+    other = ToolSpec("get_time", "The time.", {"type": "object", "properties": {}})
+    await generate(model_for(fake), [Msg.user("hi")], [other, TOOL],
+                   GenerateOptions(tool_choice=ToolChoice.specific(TOOL.name)))
+    named = fake.bodies[1]
+    assert [t["function"]["name"] for t in named["tools"]] == [TOOL.name]
+    assert "tool_choice" not in named
+    assert named["messages"][-1]["role"] == "system"
+    assert f"`{TOOL.name}`" in named["messages"][-1]["content"]
+    error = await expect_error(model_for(fake), UnsupportedFeatureError, [TOOL],
+                               GenerateOptions(tool_choice=ToolChoice.REQUIRED))
+    assert error.feature == "tool_choice" and len(fake.bodies) == 2
 
 
 @STREAMS
 async def test_c21_tool_choice_must_be_auto(fake: GLMFake, stream: bool) -> None:
-    """C21: a profile that wrongly allows a named tool_choice: GLM's 400 "Tool
-    choice must be auto" degrades the call to a reminder, once, and the
-    refusal is remembered."""
-    wrong = GLMChatModel("glm-4.6", api_key="k").profile.with_(
-        tool_choice_modes={"auto", "none", "specific"})
-    agent = agent_for(model_for(fake, stream, profile=wrong))
+    """C21: GLM answers a named or required tool_choice "Tool choice must be
+    auto". The forced turn sends none: it offers generate_response alone, with a
+    reminder; no 400, no degradation, and the next call does the same."""
+    agent = agent_for(model_for(fake, stream))
     fake.add(FakeReply(text=PROSE), output_call(), FakeReply(text=PROSE), output_call())
     events, complete = await run(agent)
     assert complete.output == Weather(**WEATHER)
-    assert [e.reason for e in events if isinstance(e, OutputRetry)] == ["forcing", "degradation"]
+    assert [e.reason for e in events if isinstance(e, OutputRetry)] == ["forcing"]
     _, complete = await run(agent)
     assert complete.output == Weather(**WEATHER)
-    assert len(forced_choices(fake)) == 1
+    assert forced_choices(fake) == []
+    first, forced = fake.bodies[0], fake.bodies[1]
+    assert [t["function"]["name"] for t in first["tools"]] == ["get_weather",
+                                                                 "generate_response"]
+    assert [t["function"]["name"] for t in forced["tools"]] == ["generate_response"]
 
 
 async def test_tool_calls_arrive_whole_or_streamed(fake: GLMFake) -> None:

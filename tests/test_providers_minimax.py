@@ -65,7 +65,7 @@ def model_for(fake: MiniMaxFake, stream: bool = True, name: str = "MiniMax-M2.7"
 
 def test_profiles_and_body() -> None:
     model = MiniMaxChatModel("MiniMax-M2.7", api_key="k")
-    assert model.profile.tool_choice_modes == {"auto", "none"}
+    assert model.profile.tool_choice_modes == {"auto", "none", "specific"}  # two emulated
     assert model.profile.thinking_default and model.profile.native_output is None
     assert not MiniMaxChatModel("MiniMax-Text-01", api_key="k").profile.supports_thinking
     body = model.build_body([Msg.user("hi")], [TOOL], GenerateOptions(

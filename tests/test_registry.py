@@ -100,7 +100,8 @@ def test_list_profiles_rows() -> None:
     assert all(isinstance(p, ModelProfile) and isinstance(pattern, str)
                for _, pattern, p in rows)
     glm = [(pattern, p) for vendor, pattern, p in rows if vendor == "glm"]
-    assert glm[-1][0] == "*" and all(p.tool_choice_modes == {"auto", "none"} for _, p in glm)
+    assert glm[-1][0] == "*" and all(p.tool_choice_modes == {"auto", "none", "specific"}
+                                     for _, p in glm)  # none and specific emulated (C21)
 
 
 def test_core_resolves_strings_through_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:

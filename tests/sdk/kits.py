@@ -224,6 +224,11 @@ def _media_only(kit_id: str) -> dict[str, str]:
             if s.id not in MEDIA_SCENARIOS}
 
 
+_EMULATED_SPECIFIC = ("no named tool_choice is ever sent (GLM: \"Tool choice must be auto\"; "
+                      "MiniMax ignores it): forcing one tool is our emulation (that tool "
+                      "only + a reminder, providers._openai_compat.offer_named_tool), tested "
+                      "in test_providers_glm / test_providers_minimax")
+
 KITS = [
     Kit("openai", "openai", "gpt-4o-mini", _fake("tests.fakes.openai:OpenAIFake"),
         _openai_types),
@@ -238,10 +243,12 @@ KITS = [
             "error-stream": "MiniMax answers an error as HTTP 200 JSON (base_resp) even to a "
                             "stream request; the openai SDK's stream reader never looks at a "
                             "JSON body, so it cannot witness that case (our adapter reads it: "
-                            "test_providers_minimax)"}),
+                            "test_providers_minimax)"},
+        no_compare={"choice-specific": _EMULATED_SPECIFIC}),
     Kit("dashscope-vl", "dashscope", "qwen-vl-max", _fake("tests.fakes.dashscope:DashScopeFake"),
         _openai_types, DASHSCOPE_EXT, skip=_media_only("dashscope")),
-    Kit("glm", "glm", "glm-4.6", _fake("tests.fakes.glm:GLMFake"), _zai_types, GLM_EXT),
+    Kit("glm", "glm", "glm-4.6", _fake("tests.fakes.glm:GLMFake"), _zai_types, GLM_EXT,
+        no_compare={"choice-specific": _EMULATED_SPECIFIC}),
     Kit("glm-vision", "glm", "glm-4.6v", _fake("tests.fakes.glm:GLMFake"), _zai_types, GLM_EXT,
         skip=_media_only("glm")),
     Kit("anthropic", "anthropic", "claude-sonnet-4-6", _fake("tests.fakes.anthropic:AnthropicFake"),
