@@ -423,7 +423,9 @@ class _StreamReader:
         elif kind == "content_block_delta":
             yield from self._delta(data["index"], data["delta"])
         elif kind == "content_block_stop":
-            yield from self._stop(self.blocks.get(data["index"], {}))
+            block = self.blocks.get(data["index"], {})
+            yield from self._start_input(data["index"], block)
+            yield from self._stop(block)
         elif kind == "message_delta":
             self.usage.update(data.get("usage") or {})
             yield UsageChunk(_usage(self.usage))
@@ -439,6 +441,7 @@ class _StreamReader:
         if kind == "text_delta":
             yield TextDelta(delta["text"])
         elif kind == "input_json_delta":
+            block["streamed"] = True
             if delta.get("partial_json"):
                 yield ToolCallDelta(index, arguments=delta["partial_json"])
         elif kind == "thinking_delta":
@@ -446,6 +449,17 @@ class _StreamReader:
             yield ThinkingDelta(delta["thinking"])
         elif kind == "signature_delta":
             block["signature"] = delta["signature"]
+
+    @staticmethod
+    def _start_input(index: int, block: Mapping[str, Any]) -> Iterable[ModelChunk]:
+        """At a streamed tool_use's end: the ``input`` that came whole in its
+        ``content_block_start`` when no ``input_json_delta`` followed.
+        Anthropic sends ``{}`` there, then deltas; some Anthropic-compatible
+        servers send it all at the start, which was read as ``{}``."""
+        given = block.get("input")
+        if (block.get("type") == "tool_use" and not block.get("streamed")
+                and isinstance(given, Mapping) and given):
+            yield ToolCallDelta(index, arguments_obj=given)
 
     def _stop(self, block: Mapping[str, Any]) -> Iterable[ModelChunk]:
         """At a block's end: keep thinking blocks whole for the next request."""

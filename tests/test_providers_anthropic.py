@@ -174,6 +174,23 @@ async def test_parallel_tool_calls_answered_in_one_user_turn(fake: AnthropicFake
     assert results[1]["content"] == "Bob: ann@example.org"
 
 
+async def test_tool_input_given_whole_at_block_start_is_kept(fake: AnthropicFake) -> None:
+    """C09/C10 kind: an Anthropic-compatible server that streams a tool_use with
+    its whole ``input`` in ``content_block_start`` and no ``input_json_delta``;
+    the arguments were read as ``{}`` (a business tool run without them)."""
+    fake.add(FakeReply(tool_calls=[FakeCall("lookup", {"query": "Ann"})],
+                       extra={"input_in_start": True}),
+             FakeReply(tool_calls=[FakeCall("generate_response", CONTACT)],
+                       extra={"input_in_start": True}))
+    agent = ReActAgent("a", model(fake, stream=True), tools=[lookup], options=STREAMED)
+    reply = await agent.call("Find Ann", Contact)
+    assert reply.output == Contact(**CONTACT)
+    assert fake.transports == ["stream", "stream"]
+    result = fake.bodies[1]["messages"][2]["content"][0]
+    assert result["type"] == "tool_result" and result["content"] == "Ann: ann@example.org"
+    assert fake.bodies[1]["messages"][1]["content"][0]["input"] == {"query": "Ann"}
+
+
 async def test_mid_conversation_system_message_becomes_user_reminder(fake: AnthropicFake) -> None:
     state = AgentState([Msg.user("earlier"), Msg.assistant("ok"),
                         Msg.system("Answer in French from now on.")])

@@ -22,7 +22,10 @@ pages; a body over 32 MB is a 413 ``request_too_large``).
 ``FakeReply.extra`` keys: ``no_finish`` (message_delta without stop_reason),
 ``redacted`` (add a redacted_thinking block),
 ``stop_reason``, ``error`` (an error object sent as ``event: error`` after
-``error_after`` events), ``cache_read`` (tokens reported read from cache).
+``error_after`` events), ``cache_read`` (tokens reported read from cache),
+``input_in_start`` (a streamed tool_use carries its whole ``input`` in
+``content_block_start`` and no ``input_json_delta``, as some
+Anthropic-compatible servers send it).
 """
 
 from __future__ import annotations
@@ -292,20 +295,22 @@ class AnthropicFake(AnthropicBatches, FakeServer):
         }}, "message_start")
         yield sse({"type": "ping"}, "ping")
         for index, block in enumerate(self._content(reply, body)):
-            yield from self._block_events(index, block, reply.chunk_size)
+            yield from self._block_events(index, block, reply.chunk_size,
+                                          bool(reply.extra.get("input_in_start")))
         stop = None if reply.extra.get("no_finish") else self._stop_reason(reply)
         yield sse({"type": "message_delta",
                    "delta": {"stop_reason": stop, "stop_sequence": None},
                    "usage": {"output_tokens": usage["output_tokens"]}}, "message_delta")
         yield sse({"type": "message_stop"}, "message_stop")
 
-    def _block_events(self, index: int, block: dict[str, Any], size: int | None
-                      ) -> Iterator[bytes]:
+    def _block_events(self, index: int, block: dict[str, Any], size: int | None,
+                      input_in_start: bool = False) -> Iterator[bytes]:
         kind = block["type"]
+        whole = input_in_start and isinstance(block.get("input"), dict)
         start: dict[str, Any] = {
             "text": {"type": "text", "text": ""},
             "thinking": {"type": "thinking", "thinking": "", "signature": ""},
-            "tool_use": {**block, "input": {}},
+            "tool_use": {**block, "input": block["input"] if whole else {}},
             "redacted_thinking": block,
         }[kind]
         yield sse({"type": "content_block_start", "index": index, "content_block": start},
@@ -317,7 +322,7 @@ class AnthropicFake(AnthropicBatches, FakeServer):
             deltas = [{"type": "thinking_delta", "thinking": p}
                       for p in pieces(block["thinking"], size)]
             deltas.append({"type": "signature_delta", "signature": block["signature"]})
-        elif kind == "tool_use":
+        elif kind == "tool_use" and not whole:
             raw = block["input"]
             text = raw if isinstance(raw, str) else orjson.dumps(raw).decode()
             deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces(text, size)]
