@@ -160,7 +160,9 @@ def _concatenated_objects(text: str) -> list[dict[str, Any]] | None:
     """The objects of argument text that is two or more JSON objects glued
     together (``{"a": 1}{"a": 2}``: servers that fold parallel calls of one
     tool into one call's arguments), or ``None``. Each is a call of its own,
-    so two outputs are never read as one (the last) and two tool calls both run."""
+    so two outputs are never read as one (the last) and two tool calls both run.
+    The same object repeated is one call sent twice (servers that re-send the
+    whole arguments in a stream's last delta): it is read once."""
     decoder = json.JSONDecoder()
     objects: list[dict[str, Any]] = []
     at, end = 0, len(text)
@@ -176,7 +178,9 @@ def _concatenated_objects(text: str) -> list[dict[str, Any]] | None:
         if not isinstance(value, dict):
             return None
         objects.append(value)
-    return objects if len(objects) > 1 else None
+    if all(o == objects[0] for o in objects[1:]):
+        return objects[:1] if len(objects) > 1 else None
+    return objects
 
 
 def _starts_new(call: _PendingCall, delta: ToolCallDelta) -> bool:
