@@ -53,6 +53,7 @@ from agentflow._secrets import redact_urls, register_secret
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
+    InvalidModelError,
     NotFoundError,
     OverloadedError,
     PermissionDeniedError,
@@ -314,6 +315,11 @@ class HttpClient:
         governor: the account's ``RateGovernor`` (``agentflow.ratelimit``):
             each attempt waits for its admission; ``None`` sends at once.
         rate_headers: the vendor's reader of rate-limit headers, fed to the governor.
+
+    Raises:
+        InvalidModelError: ``base_url`` holds ``user:password@`` and ``headers``
+            an ``Authorization`` (aiohttp refuses to send both, at the first
+            request, as a bare ``ValueError``).
     """
 
     def __init__(
@@ -335,6 +341,13 @@ class HttpClient:
         self.settings = settings or HttpSettings()
         self._headers = {"content-type": "application/json", **(headers or {}),
                          **self.settings.extra_headers}
+        url = urlsplit(self.base_url)
+        if (url.username or url.password) and any(
+                k.lower() == "authorization" for k in self._headers):
+            raise InvalidModelError(
+                f"{vendor}: base_url {redact_urls(self.base_url)!r} carries user:password@ "
+                "credentials and the model also sends an API key (an Authorization header); "
+                "only one can be sent: drop the user info from the URL, or give no API key")
         _register_credentials(self._headers)
         self._map_error = error_mapper or (lambda s, h, b: default_error(vendor, s, h, b))
         self._body_error = body_error

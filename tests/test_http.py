@@ -478,3 +478,24 @@ async def test_an_error_of_the_reader_passes_through_and_releases_the_reply() ->
                 raise error
         assert info.value is error and response.closed
         await client.aclose()
+
+
+@pytest.mark.parametrize("vendor", ["openai", "deepseek", "ollama", "glm", "minimax"])
+def test_user_info_in_base_url_with_an_api_key_is_a_typed_error(vendor: str) -> None:
+    # aiohttp refuses credentials in the URL beside an Authorization header with a
+    # bare ValueError at the first request; say so at construction, URL redacted.
+    # (Anthropic's x-api-key and Gemini's x-goog-api-key go beside them fine.)
+    from agentflow.errors import InvalidModelError
+    from agentflow.providers.registry import get_model
+
+    with pytest.raises(InvalidModelError) as info:
+        get_model(f"{vendor}:m", base_url="http://gw:pw-0123456789abcdef@127.0.0.1:9/v1",
+                  api_key="k-0123456789abcdef")
+    assert "0123456789abcdef" not in str(info.value) and "user:password@" in str(info.value)
+
+
+async def test_user_info_in_base_url_without_a_key_is_basic_auth() -> None:
+    from agentflow.providers.registry import get_model
+
+    model = get_model("ollama:m", base_url="http://gw:pw-0123456789abcdef@127.0.0.1:9")
+    await model.aclose()
