@@ -17,15 +17,18 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 import orjson
 
+from agentflow._logging import get_logger
 from agentflow._secrets import redact_urls
 from agentflow.errors import (
     AuthenticationError,
+    BadRequestError,
     InvalidModelError,
     ProviderConnectionError,
     ProviderError,
@@ -77,6 +80,8 @@ __all__ = [
     "payload_error",
     "unsupported_feature",
 ]
+
+_log = get_logger("agentflow.providers")
 
 FORCE_NAMED_TOOL = ("You must now call the `{name}` tool, the only tool available, exactly "
                     "once. Reply with the tool call only, no text.")
@@ -365,8 +370,39 @@ class OpenAICompatibleModel:
     async def stream(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
     ) -> AsyncIterator[ModelChunk]:
-        """Send one request and yield its chunks (see the class docstring for errors)."""
+        """Send one request and yield its chunks (see the class docstring for errors).
+
+        A strict tool the vendor refuses ("Invalid schema for function 'x': ...",
+        code ``invalid_function_parameters``: a schema our strict transform kept
+        but the vendor's limits refuse — nesting depth, a ``pattern`` it cannot
+        compile) is sent again once without ``strict``, and this model sends no
+        ``strict`` from then on (C13 kind: never a 400 for a schema that can go
+        non-strict). Nothing was yielded before such a refusal.
+        """
         body = self.build_body(messages, tools, options)
+        strict = any((t.get("function") or {}).get("strict") for t in body.get("tools") or ())
+        sender = self._send(messages, tools, body)
+        del body  # the exchange drops it once sent: not kept alive while the reply comes
+        try:
+            first = await anext(sender)
+        except StopAsyncIteration:
+            return
+        except BadRequestError as exc:
+            if not (strict and _strict_refused(exc)):
+                raise
+            self.send_strict = False  # this instance only; the class default stays
+            _log.warning("openai_compat.strict_refused", vendor=self.vendor,
+                         model=self._model, error=str(exc)[:200])
+            sender = self._send(messages, tools, self.build_body(messages, tools, options))
+            first = await anext(sender)
+        yield first
+        async for chunk in sender:
+            yield chunk
+
+    async def _send(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], body: dict[str, Any]
+    ) -> AsyncIterator[ModelChunk]:
+        """Send ``body`` and yield the reply's chunks."""
         if self._key_missing:
             raise AuthenticationError(
                 f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
@@ -374,7 +410,7 @@ class OpenAICompatibleModel:
         streaming = body.get("stream") is True
         media = media_cost((b for m in messages for b in m.content), self.profile.media_tokens)
         exchange = self._http.open(self.chat_path, body, whole=not streaming, media=media)
-        del body  # the exchange drops it once sent: not kept alive while the reply comes
+        del body
         async with exchange as response:
             if not streaming or "json" in response.content_type:
                 guard = ReplyGuard(self.vendor, stream=False)
@@ -435,3 +471,13 @@ class OpenAICompatibleModel:
         if not isinstance(payload, dict) or "error" not in payload:
             payload = {"error": payload}
         return self.payload_error(payload) or ServerError(data[:500], vendor=self.vendor)
+
+
+_STRICT_REFUSAL = re.compile(r"invalid schema for function", re.I)
+
+
+def _strict_refused(error: BadRequestError) -> bool:
+    """Whether a 400 refuses a strict function schema (OpenAI: "Invalid schema
+    for function 'X': In context=(...), ...", code ``invalid_function_parameters``)."""
+    return error.code == "invalid_function_parameters" or bool(
+        _STRICT_REFUSAL.search(str(error)))

@@ -352,6 +352,27 @@ async def test_c20_refusal_wrapped_by_a_gateway_still_degrades(fake: OpenAIFake)
 
 
 @STREAMS
+async def test_c14_strict_function_schema_refused_is_sent_again_non_strict(
+        fake: OpenAIFake, stream: bool) -> None:
+    # A strict schema the vendor still refuses (C14's own 400; or a nesting depth, a
+    # pattern it cannot compile): resent once without strict, and never strict again
+    # from this model, instead of failing the call.
+    fake.add_error(400, {"error": {
+        "message": "Invalid schema for function 'generate_response': In context=("
+                   "'properties', 'city'), 'default' is not permitted.",
+        "type": "invalid_request_error", "param": "tools[1].function.parameters",
+        "code": "invalid_function_parameters"}})
+    fake.add(output_call(), output_call())
+    agent = agent_for(model_for(fake, stream, name="gpt-4-turbo"))
+    _, complete = await run(agent)
+    assert complete.output == Weather(**WEATHER)
+    _, complete = await run(agent)
+    assert complete.output == Weather(**WEATHER)
+    strict = [[bool(t["function"].get("strict")) for t in b["tools"]] for b in fake.bodies]
+    assert strict == [[True, True], [False, False], [False, False]]
+
+
+@STREAMS
 async def test_agent_degrades_when_json_schema_is_refused(stream: bool) -> None:
     async with OpenAIFake(json_schema=False) as fake:
         fake.add(lookup(), output_call())

@@ -324,7 +324,7 @@ class OpenAIStyleFake(FakeServer):
                                 "'^[a-zA-Z0-9_-]+$'.", f"tools[{i}].function.name")
             if fn.get("strict") and (problem := strict_schema_problem(fn.get("parameters"))):
                 return self.bad(f"Invalid schema for function '{fn['name']}': {problem}",
-                                f"tools[{i}].function.parameters")
+                                f"tools[{i}].function.parameters", "invalid_function_parameters")
         return None
 
     def check_tool_choice(self, body: dict[str, Any]) -> FakeError | None:
