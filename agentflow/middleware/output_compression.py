@@ -20,6 +20,8 @@ from agentflow.output.reminders import TOOL_NAME
 
 __all__ = ["StructuredOutputCompression"]
 
+_PROMPT = ReminderType.PROMPT.value
+
 
 class StructuredOutputCompression(Middleware):
     """Stock middleware: tidy memory at call end (success and give-up alike).
@@ -45,7 +47,7 @@ class StructuredOutputCompression(Middleware):
         kept: list[Msg] = []
         for m in ex.memory:
             meta = m.metadata
-            if meta.get(STRUCTURED_OUTPUT_REMINDER_TYPE) == ReminderType.PROMPT.value:
+            if meta.get(STRUCTURED_OUTPUT_REMINDER_TYPE) == _PROMPT:
                 continue
             if m is run.accepted or (meta.get(STRUCTURED_OUTPUT_ATTEMPT) and m is not last_attempt):
                 continue

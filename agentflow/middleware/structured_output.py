@@ -284,7 +284,7 @@ class StructuredOutputMiddleware(Middleware):
     def on_chunk(self, ex: CallExecution, chunk: ModelChunk, reply: ReplyBuilder) -> Event | None:
         if not ex.deltas_read:  # call(): nobody reads partial outputs
             return None
-        run = _run_of(ex)
+        run: _Run | None = ex.extra.get(_KEY)  # run_of, inline: once per chunk
         if run is None or ex.completed:
             return None
         if run.discards != ex.discarded:  # the attempt was announced void: start again
