@@ -9,6 +9,7 @@ and split at any byte, become whole ``ToolUseBlock``s in ``ToolCallAssembler``.
 from __future__ import annotations
 
 import codecs
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -37,7 +38,7 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
-from agentflow.output.decoding import decode_arguments
+from agentflow.output.decoding import RAW_ARGUMENTS, decode_arguments
 
 __all__ = ["ModelResponse", "ReplyBuilder", "ToolCallAssembler", "generate", "parse_arguments"]
 
@@ -121,29 +122,61 @@ class ToolCallAssembler:
         """The complete calls, ordered by index (calls sharing an index in order
         of arrival). Missing or repeated ids are
         synthesised (``call_<index>_<hex>``), so ids are unique within a reply;
-        arguments are parsed by ``parse_arguments``."""
+        arguments are parsed by ``parse_arguments``. Arguments that are several
+        JSON objects glued together become one call each (same name; ids after
+        the first synthesised)."""
         blocks: list[ToolUseBlock] = []
         seen: set[str] = set()
         for call in sorted(self._calls, key=lambda c: c.index):
             if call.decoder is not None:
                 call.parts.append(call.decoder.decode(b"", final=True))
                 call.decoder = None
-            args = call.obj if call.obj is not None else parse_arguments("".join(call.parts))
-            call_id = (call.id if call.id and call.id not in seen
-                       else f"call_{call.index}_{new_id()}")
-            seen.add(call_id)
-            blocks.append(
-                ToolUseBlock(
-                    id=call_id,
-                    name=call.name or "",
-                    input=args,
-                    provider_data=call.provider_data,
+            if call.obj is not None:
+                inputs = [call.obj]
+            else:
+                text = "".join(call.parts)
+                args = parse_arguments(text)
+                inputs = (_concatenated_objects(text) or [args]) if RAW_ARGUMENTS in args \
+                    else [args]
+            for n, args in enumerate(inputs):
+                call_id = (call.id if n == 0 and call.id and call.id not in seen
+                           else f"call_{call.index}_{new_id()}")
+                seen.add(call_id)
+                blocks.append(
+                    ToolUseBlock(
+                        id=call_id,
+                        name=call.name or "",
+                        input=args,
+                        provider_data=call.provider_data,
+                    )
                 )
-            )
         return blocks
 
     def __bool__(self) -> bool:
         return bool(self._calls)
+
+
+def _concatenated_objects(text: str) -> list[dict[str, Any]] | None:
+    """The objects of argument text that is two or more JSON objects glued
+    together (``{"a": 1}{"a": 2}``: servers that fold parallel calls of one
+    tool into one call's arguments), or ``None``. Each is a call of its own,
+    so two outputs are never read as one (the last) and two tool calls both run."""
+    decoder = json.JSONDecoder()
+    objects: list[dict[str, Any]] = []
+    at, end = 0, len(text)
+    while True:
+        while at < end and text[at].isspace():
+            at += 1
+        if at == end:
+            break
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except ValueError:
+            return None
+        if not isinstance(value, dict):
+            return None
+        objects.append(value)
+    return objects if len(objects) > 1 else None
 
 
 def _starts_new(call: _PendingCall, delta: ToolCallDelta) -> bool:

@@ -40,9 +40,10 @@ __all__ = [
     "validate_tool_name",
 ]
 
-TOOL_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+TOOL_NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 """The tool-name rule every vendor accepts (OpenAI, DeepSeek, DashScope: 64
-chars of ``[a-zA-Z0-9_-]``); use with ``fullmatch``."""
+chars of ``[a-zA-Z0-9_-]``; Gemini: "Must start with a letter or an
+underscore", google-genai ``FunctionDeclaration.name``); use with ``fullmatch``."""
 
 
 def validate_tool_name(name: str) -> str:
@@ -53,8 +54,8 @@ def validate_tool_name(name: str) -> str:
     """
     if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
         raise ToolNameError(
-            f"invalid tool name {name!r}: names must match ^[A-Za-z0-9_-]{{1,64}}$ "
-            "(ASCII letters, digits, '_' and '-', 1 to 64 characters)"
+            f"invalid tool name {name!r}: names must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$ "
+            "(1 to 64 ASCII letters, digits, '_' and '-', starting with a letter or '_')"
         )
     return name
 
@@ -66,8 +67,10 @@ def sanitize_tool_name(derived: str) -> str:
     if TOOL_NAME_PATTERN.fullmatch(derived):
         return derived
     digest = hashlib.sha1(derived.encode()).hexdigest()[:8]
-    cleaned = re.sub(r"[^A-Za-z0-9_-]+", "_", derived).strip("_")[:55] or "tool"
-    return f"{cleaned}_{digest}"
+    cleaned = re.sub(r"[^A-Za-z0-9_-]+", "_", derived).strip("_") or "tool"
+    if not re.match(r"[A-Za-z_]", cleaned):  # a digit or '-' first: Gemini refuses it
+        cleaned = f"_{cleaned}"
+    return f"{cleaned[:55]}_{digest}"
 
 
 def describe_validation_error(exc: ValidationError) -> str:

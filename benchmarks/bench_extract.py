@@ -12,8 +12,9 @@ Samples (``--sample``): the sorted file list is shuffled with ``--seed``
 positions of that order, ``report`` the first ``--n`` at odd positions, so
 the two are disjoint, spread over the whole list, and the same on every run
 of the same machine. Instructions and few-shot examples are chosen on
-``tune``; figures are reported on ``report``. ``--sample range`` keeps the
-old ``--offset``/``--stride`` selection. Prints:
+``tune``; figures are reported on ``report``; ``--offset K`` skips the first K
+files of the half (``--sample report --offset 40``: the next 40, a set not seen
+before). ``--sample range`` keeps the old ``--offset``/``--stride`` selection. Prints:
 
 * documents per minute and tokens/s (output tokens, and prompt + output, per
   wall second of the batch; the server is started before the clock starts);
@@ -163,7 +164,7 @@ def sample(paths: list[str], name: str, n: int, seed: int, offset: int = 0,
     order = paths[:]
     random.Random(seed).shuffle(order)
     half = order[0::2] if name == "tune" else order[1::2]
-    return half[:n]
+    return half[offset:offset + n]
 
 
 def documents(n: int, offset: int, stride: int = 1, name: str = "range", seed: int = 10,

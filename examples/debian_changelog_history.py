@@ -87,6 +87,16 @@ holds the version to tokens of the chunk that look like one (never a time of day
 such as ``10:49:58``, a year, or a bare number), and a chunk with none of them (a
 trailing note) can only give an empty list."""
 
+DISTRIBUTION_PATTERN = r"^[A-Za-z][A-Za-z0-9-]*$"
+"""A distribution name as written (``unstable``, ``bookworm-security``): one word,
+never a version, a number or text with punctuation. (Entries of the 1990s that
+name several, ``frozen unstable``, can only give the first.)"""
+
+MAINTAINER_PATTERN = r"^[^\s<>][^<>\n]* <[^<>\s]+>$"
+"""``Name <e-mail>`` as written on the trailer line: the grammar lists the spans of
+the chunk that have this shape, so the model can no longer stop at the name or
+begin at the e-mail address."""
+
 Urgency = Literal["low", "medium", "high", "emergency", "critical"]
 
 
@@ -97,10 +107,12 @@ class Entry(BaseModel):
         description="the version inside the parentheses",
         pattern=VERSION_PATTERN)
     distribution: Annotated[str, Token] = Field(
-        description="the word after the version, e.g. unstable")
+        description="the word after the version, e.g. unstable",
+        pattern=DISTRIBUTION_PATTERN)
     urgency: Urgency
     maintainer: Annotated[str, Token] = Field(
-        description="name and e-mail after the two dashes")
+        description="name and e-mail after the two dashes",
+        pattern=MAINTAINER_PATTERN)
     date: Annotated[str, Token] = Field(
         description="the date at the end of the entry's last line")
 

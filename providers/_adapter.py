@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import aiohttp
 
+from agentflow._secrets import redact_urls
 from agentflow.media_tokens import media_cost
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoice, ToolSpec
@@ -109,7 +110,8 @@ class HttpChatModel(ABC):
         return self._model
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self._model!r}, base_url={self._client.base_url!r})"
+        return (f"{type(self).__name__}(model={self._model!r}, "
+                f"base_url={redact_urls(self._client.base_url)!r})")
 
     async def aclose(self) -> None:
         """Close the HTTP session (idempotent)."""

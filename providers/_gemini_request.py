@@ -132,8 +132,20 @@ _DROPPABLE = frozenset({"additionalProperties", "$schema", "discriminator", "exa
 def _openapi(node: Any) -> Any:
     """``node`` in Gemini's OpenAPI ``Schema`` subset (upper-case types,
     harmless extras dropped), or ``None`` if it needs JSON Schema
-    (``$ref``, ``const``, type lists, non-string enums...)."""
+    (``$ref``, ``const``, type lists, non-string enums...), or if the subset
+    would refuse it: a node without a type (an ``Any`` field: "schema didn't
+    specify the schema type field"), an ARRAY without ``items`` ("items:
+    missing field"), a nested OBJECT without properties (a free-form ``dict``:
+    "properties: should be non-empty for OBJECT type")."""
     if not isinstance(node, Mapping):
+        return None
+    kind = node.get("type")
+    if not isinstance(kind, str) and "anyOf" not in node:
+        return None
+    if isinstance(kind, str) and (
+        (kind.lower() == "array" and not node.get("items"))
+        or (kind.lower() == "object" and not node.get("properties"))
+    ):
         return None
     out: dict[str, Any] = {}
     for key, value in node.items():

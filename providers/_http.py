@@ -49,7 +49,7 @@ from tenacity import (
 )
 
 from agentflow._logging import get_logger
-from agentflow._secrets import register_secret
+from agentflow._secrets import redact_urls, register_secret
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
@@ -199,11 +199,17 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def error_message(body: bytes) -> tuple[str, str | None, Any]:
+def error_message(body: bytes, *, _nested: bool = False) -> tuple[str, str | None, Any]:
     """``(message, code, parsed_json)`` from an error body of any common shape:
     ``{"error":{"message","code"|"type"}}``, ``{"error":"..."}``,
     ``{"message","code"}``, or a one-element list of those. The body is parsed
-    as JSON whatever its content type (DeepSeek sends octet-stream)."""
+    as JSON whatever its content type (DeepSeek sends octet-stream).
+
+    A gateway's wrapped upstream error (OpenRouter: ``"Provider returned
+    error"`` with the vendor's own body in ``error.metadata.raw``, per its
+    API errors reference) reads ``"<message>: <upstream message>"``, so the
+    vendor's words ("Thinking mode does not support this tool_choice") still
+    classify the error."""
     if not body.strip():
         return "(empty body)", None, None
     try:
@@ -218,6 +224,13 @@ def error_message(body: bytes) -> tuple[str, str | None, Any]:
         if isinstance(err, dict):
             message = str(err.get("message") or err.get("msg") or err)
             code = err.get("code") or err.get("type") or err.get("status")
+            meta = err.get("metadata")
+            raw = meta.get("raw") if isinstance(meta, dict) and not _nested else None
+            if raw:
+                inner = raw if isinstance(raw, str) else orjson.dumps(raw).decode()
+                upstream = error_message(inner.encode(errors="replace"), _nested=True)[0]
+                if upstream and upstream != "(empty body)" and upstream not in message:
+                    message = f"{message}: {upstream}"
             return message, str(code) if code is not None else None, data
     return str(data)[:500], None, data
 
@@ -332,7 +345,7 @@ class HttpClient:
             total=None, connect=s.connect_timeout, sock_read=None)
 
     def __repr__(self) -> str:
-        return f"HttpClient(base_url={self.base_url!r}, vendor={self.vendor!r})"
+        return f"HttpClient(base_url={redact_urls(self.base_url)!r}, vendor={self.vendor!r})"
 
     def _session_now(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()

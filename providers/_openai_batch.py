@@ -40,6 +40,7 @@ from urllib.parse import quote, urlsplit
 import orjson
 
 from agentflow._logging import get_logger
+from agentflow._secrets import redact_urls
 from agentflow.batch_api.protocol import (
     BatchItemError,
     BatchLimits,
@@ -144,7 +145,7 @@ class OpenAIBatchAPI:
         self._outputs: dict[str, tuple[str | None, str | None]] = {}
 
     def __repr__(self) -> str:
-        return f"OpenAIBatchAPI(base_url={self._http.base_url!r})"
+        return f"OpenAIBatchAPI(base_url={redact_urls(self._http.base_url)!r})"
 
     @property
     def limits(self) -> BatchLimits:

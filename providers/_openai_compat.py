@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from agentflow._secrets import redact_urls
 from agentflow.errors import (
     AuthenticationError,
     InvalidModelError,
@@ -205,7 +206,8 @@ class OpenAICompatibleModel:
         return self._model
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self._model!r}, base_url={self._http.base_url!r})"
+        return (f"{type(self).__name__}(model={self._model!r}, "
+                f"base_url={redact_urls(self._http.base_url)!r})")
 
     async def aclose(self) -> None:
         """Close the HTTP session (idempotent)."""

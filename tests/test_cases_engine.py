@@ -107,6 +107,37 @@ async def test_c02_output_tool_called_per_item_is_retried_as_one_call() -> None:
     assert model.requests[0].options.parallel_tool_calls is False
 
 
+@pytest.mark.parametrize("sep", ["", "\n", " "], ids=["glued", "newline", "space"])
+async def test_c02_outputs_glued_into_one_call_are_not_read_as_the_last(sep: str) -> None:
+    # The same fault in one call: a server folds the per-item calls into one
+    # arguments string. Taking the last object would silently drop item A.
+    scores = schema_of("C02")["Scores"]
+    raw = CASES["C02"]["raw_output"].split("\n")[0].removeprefix("tool_calls=")
+    glued = sep.join(c["function"]["arguments"] for c in json.loads(raw))
+    whole = {"scores": [{"name": "A", "score": 7}, {"name": "B", "score": 4}]}
+    model = ScriptedModel([Reply(tool_calls=[Call(GR, glued, "call_1")], chunk_size=5),
+                           Reply(tool_calls=[Call(GR, whole)])], profile=SPECIFIC)
+    reply = await ReActAgent("c02", model).call("score them", scores)
+    assert [s.name for s in reply.output.scores] == ["A", "B"]
+    answered = model.requests[1].messages[-1].tool_results
+    assert len(answered) == 2 and answered[0].tool_use_id == "call_1"
+    assert all(r.is_error and "exactly once" in r.output for r in answered)
+
+
+async def test_c02_glued_calls_of_a_business_tool_both_run() -> None:
+    seen: list[str] = []
+
+    def lookup(q: str) -> str:
+        seen.append(q)
+        return q.upper()
+
+    model = ScriptedModel([Reply(tool_calls=[Call("lookup", '{"q": "a"}{"q": "b"}')]), "done"])
+    reply = await ReActAgent("c02", model, tools=[lookup]).call("look both up")
+    assert reply.text == "done" and sorted(seen) == ["a", "b"]
+    results = model.requests[1].messages[-1].tool_results
+    assert sorted(r.output for r in results) == ["A", "B"]
+
+
 async def test_c02_empty_output_object_is_a_validation_error() -> None:
     scores = schema_of("C02")["Scores"]
     model = ScriptedModel([Reply(tool_calls=[Call(GR, {}, "toolu_1")]),

@@ -203,6 +203,16 @@ def test_parse_retry_after_http_date() -> None:
     (b'[{"error": {"code": 400, "message": "m", "status": "INVALID_ARGUMENT"}}]', "m", "400"),
     (b"<html>bad gateway</html>", "<html>bad gateway</html>", None),
     (b"", "(empty body)", None),
+    # OpenRouter wraps the vendor's error: its words must still reach the classifier
+    (b'{"error": {"message": "Provider returned error", "code": 400, "metadata": '
+     b'{"provider_name": "DeepSeek", "raw": "{\\"error\\": {\\"message\\": \\"Thinking mode '
+     b'does not support this tool_choice\\"}}"}}}',
+     "Provider returned error: Thinking mode does not support this tool_choice", "400"),
+    (b'{"error": {"message": "Provider returned error", "code": 400, "metadata": '
+     b'{"raw": {"error": {"code": 400, "message": "Tool choice must be auto"}}}}}',
+     "Provider returned error: Tool choice must be auto", "400"),
+    (b'{"error": {"message": "Provider returned error", "code": 502, "metadata": '
+     b'{"raw": "upstream timed out"}}}', "Provider returned error: upstream timed out", "502"),
 ])
 def test_error_message_shapes(body: bytes, message: str, code: str | None) -> None:
     assert error_message(body)[:2] == (message, code)

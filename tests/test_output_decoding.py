@@ -39,6 +39,13 @@ from tests.test_conformance import KITS, Kit
     (json.dumps(json.dumps(json.dumps({"a": {"b": 1}}))), {"a": {"b": 1}}),
     (json.dumps("{'a': False}"), {"a": False}),
     ("null", {}), ("  ", {}), (None, {}), ("None", {}),
+    # C05 kind on tool arguments: one enclosing fence, a byte-order mark
+    ('```json\n{"city": "Paris"}\n```', {"city": "Paris"}),
+    ('```JSON\r\n{"city": "Paris"}\r\n```\n', {"city": "Paris"}),
+    ('```{"city": "Paris"}```', {"city": "Paris"}),
+    ('~~~\n{"note": "a ```b``` c"}\n~~~', {"note": "a ```b``` c"}),
+    ('\ufeff{"city": "Paris"}', {"city": "Paris"}),
+    ('{"note": "```json"}', {"note": "```json"}),
 ])
 def test_decode_arguments(raw: Any, expected: dict[str, Any]) -> None:
     assert decode_arguments(raw) == expected
@@ -51,6 +58,7 @@ def test_decode_arguments(raw: Any, expected: dict[str, Any]) -> None:
     "{'f': __import__('os')}",       # nothing is evaluated
     "[1, 2]",                        # not an object
     json.dumps(json.dumps(json.dumps(json.dumps(json.dumps({"a": 1}))))),  # too deep
+    'see ```json\n{"a": 1}\n```',  # prose around a fence is no argument text
 ])
 def test_undecodable_arguments_stay_raw(raw: str) -> None:
     assert decode_arguments(raw) == {RAW_ARGUMENTS: raw}

@@ -65,3 +65,28 @@ def test_local_refs_are_inlined_so_the_schema_builds() -> None:
     assert Order.model_validate({"lines": [{"qty": 2}]}).model_dump() == {"lines": [{"qty": 2}]}
     with pytest.raises(ValueError, match=r"lines\[0\]\.qty"):
         Order.model_validate({"lines": [{"qty": 0}]})
+
+
+async def test_c27_numbers_given_as_strings_are_read_without_a_retry() -> None:
+    """C27 kind on a JSON Schema output: "30" for an integer is 30 (as a pydantic
+    model's field reads it), in nested objects and list items too; only a value
+    that means no number ("thirty") costs a retry, and a string field stays a string."""
+    schema = {"type": "object", "required": ["a", "b", "flag", "parts", "note"], "properties": {
+        "a": {"type": "integer"}, "b": {"type": ["number", "null"]},
+        "flag": {"type": "boolean"}, "note": {"type": "string"},
+        "parts": {"type": "array", "items": {"$ref": "#/$defs/part"}}},
+        "$defs": {"part": {"type": "object", "properties": {"qty": {"type": "integer"}}}}}
+    sums = json_schema_output(schema)
+    model = ScriptedModel([
+        Reply(tool_calls=[Call("generate_response", {
+            "a": "30", "b": " 1.5", "flag": "True", "parts": [{"qty": "+2"}], "note": "12"})]),
+    ])
+    reply = await ReActAgent("t", model).call("add", sums)
+    assert reply.output.model_dump() == {"a": 30, "b": 1.5, "flag": True,
+                                         "parts": [{"qty": 2}], "note": "12"}
+    assert len(model.requests) == 1
+    for bad, path in (({"a": "thirty"}, "a"), ({"a": "1.5"}, "a"), ({"flag": "maybe"}, "flag"),
+                      ({"parts": [{"qty": "two"}]}, r"parts\[0\]\.qty")):
+        with pytest.raises(ValueError, match=path + ":"):
+            sums.model_validate({"a": 1, "b": None, "flag": False, "parts": [], "note": "",
+                                 **bad})

@@ -181,6 +181,55 @@ def test_openai_strict_falls_back_to_non_strict_for_free_form_dicts() -> None:
     assert ds.strict is False
 
 
+class Loose(BaseModel):
+    anything: Any
+
+
+class Bare(BaseModel):
+    items: list = []  # type: ignore[type-arg]
+
+
+class Pair(BaseModel):
+    span: tuple[int, str]
+
+
+@pytest.mark.parametrize("tp", [Loose, Bare, Pair], ids=["any", "bare-list", "tuple"])
+def test_openai_strict_sends_what_it_cannot_express_non_strict_and_whole(tp: Any) -> None:
+    # C13 kind: strict mode needs a type on every schema ("schema must have a 'type'
+    # key") and has no tuples; stripping prefixItems or sending {} strict is a 400 or
+    # another type. Such a schema goes non-strict, as written.
+    spec = OutputSpec.of(tp)
+    ds = spec.schema_for("openai_strict")
+    assert ds.strict is False
+    assert ds.schema == spec.schema_for("plain").schema
+
+
+class Described(BaseModel):
+    home: Address = Field(description="where they live")
+    work: Address | None = Field(None, description="office")
+    boss: Described | None = None
+    mentor: Described = Field(None, description="a mentor")  # type: ignore[assignment]
+
+
+def test_openai_strict_inlines_a_ref_that_has_sibling_keywords() -> None:
+    # The openai SDK's strict schemas never hold a $ref with siblings (it inlines
+    # them: "we can't use `$ref`s if there are also other properties defined"); the
+    # field's description survives, a recursive one stops at its own ref.
+    ds = OutputSpec.of(Described).schema_for("openai_strict")
+    assert ds.strict
+    for node in walk(ds.schema):
+        if "$ref" in node:
+            assert set(node) == {"$ref"}, node
+    props = ds.schema["properties"]
+    assert props["home"]["description"] == "where they live"
+    assert props["home"]["properties"]["city"]["description"] == "city name"
+    assert props["home"]["additionalProperties"] is False
+    assert props["work"]["description"] == "office"
+    assert props["mentor"]["description"] == "a mentor"
+    assert props["mentor"]["properties"]["mentor"] == {"anyOf": [
+        {"$ref": "#/$defs/Described"}, {"type": "null"}]}
+
+
 def test_recursive_model_works_in_strict_and_plain_but_not_gemini() -> None:
     spec = OutputSpec.of(Node)
     assert spec.schema_for("openai_strict").strict

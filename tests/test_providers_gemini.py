@@ -24,10 +24,13 @@ from agentflow.errors import (
 )
 from agentflow.events import OutputRetry, ThinkingChunk
 from agentflow.messages import Msg
-from agentflow.model import FinishChunk, GenerateOptions, TextDelta
+from agentflow.model import FinishChunk, GenerateOptions, ResponseFormat, TextDelta
+from agentflow.output.schema import OutputSpec
+from agentflow.providers._gemini_request import response_config
 from agentflow.providers.gemini import GeminiChatModel, map_error
 from agentflow.reply import generate
 from agentflow.state import AgentState
+from agentflow.tools import Tool
 from tests.fakes.base import FakeCall, FakeReply, collect, sse
 from tests.fakes.gemini import MIME_WITH_TOOLS, GeminiFake, gemini_error
 from tests.provider_scenarios import FAST, close_models, tracked
@@ -267,6 +270,62 @@ async def test_c16_recursive_tool_arguments_use_json_schema(fake: GeminiFake) ->
     assert "grew root" in GeminiFake.request_text(fake.bodies[1])
 
 
+class Reading(BaseModel):
+    """Fields the OpenAPI subset cannot say as written."""
+
+    at: tuple[int, str]
+    raw: Any = None
+    counts: dict[str, int] = {}
+
+
+def record(reading: Reading) -> str:
+    """Record a reading."""
+    return f"recorded {reading.at[1]}"
+
+
+async def test_c16_subset_refusals_never_reach_the_wire(fake: GeminiFake) -> None:
+    """C16 kind, beyond $ref: a tuple (no ``prefixItems``; an ARRAY needs
+    ``items``), a typeless ``Any`` and a free-form ``dict`` (an OBJECT needs
+    properties) are refused by the subset at any depth. The tuple's item types
+    survive as ``items``; what the subset cannot say goes as JSON Schema."""
+    data = {"at": [3, "m"], "raw": {"v": 1}, "counts": {"a": 1}}
+    fake.add(FakeReply(tool_calls=[FakeCall("record", {"reading": data})]),
+             FakeReply(text=orjson.dumps(data).decode()))
+    reply = await ReActAgent("g", model(fake, "gemini-3-flash"), tools=[record]).call(
+        "Read", Reading)
+    assert reply.output == Reading(at=(3, "m"), raw={"v": 1}, counts={"a": 1})
+    assert len(fake.bodies) == 2  # nothing refused, nothing retried
+    assert "recorded m" in GeminiFake.request_text(fake.bodies[1])
+    config = fake.bodies[0]["generationConfig"]
+    sent = config.get("responseSchema") or config["responseJsonSchema"]
+    at = sent["properties"]["at"]
+    assert at["items"] == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+    assert (at["minItems"], at["maxItems"]) == (2, 2)
+
+
+def test_c16_tuple_alone_stays_in_the_subset() -> None:
+    class Span(BaseModel):
+        at: tuple[int, int]
+
+    sent = response_config(ResponseFormat(
+        "json_schema", OutputSpec.of(Span).schema_for("gemini").schema))
+    assert sent["responseSchema"]["properties"]["at"]["items"] == {"type": "INTEGER"}
+
+
+async def test_c19_a_derived_name_gemini_would_refuse_is_sanitized(fake: GeminiFake) -> None:
+    def check(code: str) -> str:
+        """Check a one-time code."""
+        return f"{code} ok"
+
+    check.__name__ = "2fa_check"  # a name from elsewhere (a registry, a server)
+    fake.add(FakeReply(tool_calls=[FakeCall(Tool.from_function(check).name, {"code": "7"})]),
+             FakeReply(text="checked"))
+    reply = await ReActAgent("g", model(fake), tools=[check]).call("Check 7")
+    assert reply.text == "checked"
+    assert "7 ok" in GeminiFake.request_text(fake.bodies[1])
+
+
+# ----------------------------------------------------------------------------- thinking
 # ----------------------------------------------------------------------------- thinking
 
 

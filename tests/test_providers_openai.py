@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
+from agentflow.agent import ReActAgent
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
@@ -309,6 +311,44 @@ async def test_agent_native_path(fake: OpenAIFake, stream: bool) -> None:
     assert first["response_format"]["json_schema"]["strict"] is True
     assert [t["function"]["name"] for t in first["tools"]] == ["get_weather"]
     assert not any(isinstance(e, OutputRetry) for e in events)
+
+
+class Reading(BaseModel):
+    """A reading whose schema strict mode cannot hold (a typeless field, a tuple)."""
+
+    raw: Any
+    at: tuple[int, int]
+
+
+@STREAMS
+async def test_agent_sends_a_schema_it_cannot_close_non_strict(fake: OpenAIFake,
+                                                                stream: bool) -> None:
+    # C13 kind: "schema must have a 'type' key" / prefixItems are 400s under
+    # strict: true; the first request must already be acceptable.
+    fake.add(FakeReply(text='{"raw": {"v": 1}, "at": [3, 4]}'))
+    agent = ReActAgent("r", model_for(fake, stream, name="gpt-4o"))
+    reply = await agent.call("read it", Reading)
+    assert reply.output == Reading(raw={"v": 1}, at=(3, 4))
+    assert len(fake.bodies) == 1
+    sent = fake.bodies[0]["response_format"]["json_schema"]
+    assert sent["strict"] is False and "prefixItems" in str(sent["schema"])
+
+
+async def test_c20_refusal_wrapped_by_a_gateway_still_degrades(fake: OpenAIFake) -> None:
+    # DeepSeek's thinking-mode refusal of a forced tool_choice, as OpenRouter
+    # relays it: "Provider returned error" with the vendor's body in metadata.raw.
+    raw = '{"error":{"message":"Thinking mode does not support this tool_choice"}}'
+    model = model_for(fake, name="deepseek/deepseek-v4-flash",
+                      profile=OpenAIChatModel("gpt-4-turbo", api_key="k").profile)
+    fake.add(FakeReply(text=PROSE))
+    fake.add_error(400, {"error": {"message": "Provider returned error", "code": 400,
+                                   "metadata": {"provider_name": "DeepSeek", "raw": raw}}})
+    fake.add(output_call())
+    events, complete = await run(agent_for(model))
+    assert complete.output == Weather(**WEATHER)
+    assert [e.reason for e in events if isinstance(e, OutputRetry)] == [
+        "forcing", "degradation"]
+    assert "tool_choice" not in fake.bodies[-1]
 
 
 @STREAMS

@@ -103,6 +103,24 @@ def test_assembler_synthesises_missing_ids_and_keeps_first_name():
     assert b.input == {}
 
 
+@pytest.mark.parametrize(("text", "count"), [
+    ('{"a": 1}{"a": 2}', 2), ('{"a": 1}\n{"b": [1, "}{"]}\n', 2), ('{}{}{}', 3),
+    ('{"a": 1}', 1), ('{"a": 1}[2]', 1), ('{"a": 1}{"a": ', 1), ('{"a": 1} tail', 1),
+])
+def test_assembler_splits_objects_glued_into_one_call(text, count):
+    asm = ToolCallAssembler()
+    for i in range(0, len(text), 3):
+        asm.add(ToolCallDelta(0, "call_x" if i == 0 else None, "f" if i == 0 else None,
+                              text[i:i + 3]))
+    blocks = asm.finish()
+    assert len(blocks) == count
+    assert blocks[0].id == "call_x" and {b.name for b in blocks} == {"f"}
+    assert len({b.id for b in blocks}) == count
+    if count > 1:
+        assert dict(blocks[0].input) == json.JSONDecoder().raw_decode(text)[0]
+        assert all("__raw_arguments__" not in b.input for b in blocks)
+
+
 def test_assembler_whole_call_object_and_provider_data():
     asm = ToolCallAssembler()
     asm.add(ToolCallDelta(0, id="g", name="geo", arguments_obj={"lat": 1.5},

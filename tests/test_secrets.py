@@ -127,3 +127,21 @@ def test_logged_url_loses_its_query(caplog: pytest.LogCaptureFixture) -> None:
         get_logger("agentflow.test").warning("fetch.failed",
                                              url="https://h.example/a.pdf?sig=s3cr3tvalue")
     assert "s3cr3tvalue" not in caplog.text and "https://h.example/a.pdf?\u2026" in caplog.text
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic", "gemini", "ollama", "deepseek",
+                                    "dashscope", "glm", "minimax"])
+@pytest.mark.parametrize("url", [
+    "http://gateway-user:pw-0123456789abcdef@127.0.0.1:9/v1",
+    "http://127.0.0.1:9/v1?key=q-0123456789abcdef",
+])
+async def test_a_credential_in_base_url_never_reaches_a_repr(vendor: str, url: str) -> None:
+    # Gemini takes ?key=, gateways take user:password@: neither is registered as a
+    # key, so the repr must cut them as the error messages do.
+    model = get_model(f"{vendor}:m", base_url=url, api_key="k-0123456789abcdef")
+    try:
+        for text in (repr(model), repr(getattr(model, "_client", None)),
+                     repr(getattr(model, "_http", None))):
+            assert ("0123456789abcdef" not in text and "127.0.0.1:9" in text) or text == "None"
+    finally:
+        await model.aclose()

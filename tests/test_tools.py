@@ -190,13 +190,14 @@ def test_parameter_named_model_config_is_not_silently_dropped():
 # ----------------------------------------------------------------------------- names
 
 
-@pytest.mark.parametrize("name", ["a", "get_weather", "A-b_9", "x" * 64])
+@pytest.mark.parametrize("name", ["a", "get_weather", "A-b_9", "x" * 64, "_x", "_1"])
 def test_valid_names(name):
     assert validate_tool_name(name) == name
     assert Tool.from_function(add, name=name).name == name
 
 
-@pytest.mark.parametrize("name", ["my tool!", "x" * 65, "café", "加法", "", "a.b", "a b"])
+@pytest.mark.parametrize("name", ["my tool!", "x" * 65, "café", "加法", "", "a.b", "a b",
+                                  "1st", "-x", "9"])
 def test_invalid_explicit_names_raise(name):
     with pytest.raises(ToolNameError) as info:
         Tool.from_function(add, name=name)
@@ -233,6 +234,14 @@ def test_sanitized_names_stay_distinct():
     assert a.name != b.name
     assert all(TOOL_NAME_PATTERN.fullmatch(n) for n in (a.name, b.name))
     assert Toolkit([one, two]).names == [a.name, b.name]
+
+
+@pytest.mark.parametrize("derived", ["2fa_check", "-dash", "３d", "9" * 70])
+def test_derived_names_start_with_a_letter_or_underscore(derived):
+    # C19: Gemini refuses a function name that starts with a digit or '-'.
+    name = sanitize_tool_name(derived)
+    assert TOOL_NAME_PATTERN.fullmatch(name) and not name[0].isdigit() and name[0] != "-"
+    assert sanitize_tool_name(derived) == name
 
 
 def test_sanitize_long_and_lambda_names():

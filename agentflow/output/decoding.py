@@ -7,8 +7,9 @@ Two stages:
    object as is; a JSON string, also when it is encoded two or three times
    (``MAX_DEPTH``); Python-literal syntax (``{'a': True, 'b': None}``)
    through ``literal_value``, a safe literal parser (``ast`` restricted to
-   literal nodes, never ``eval``); empty, blank or ``null`` arguments as
-   ``{}``. Anything else is kept as ``{RAW_ARGUMENTS: text}`` so validation
+   literal nodes, never ``eval``); one markdown fence around the whole text
+   and a byte-order mark are dropped first; empty, blank or ``null``
+   arguments as ``{}``. Anything else is kept as ``{RAW_ARGUMENTS: text}`` so validation
    reports it to the model (``explain_raw`` says what is wrong) instead of
    crashing the call.
 2. ``normalize(data, schema)`` walks the value beside its plain JSON Schema:
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -153,6 +155,18 @@ def decode_value(text: str) -> Any:
     return value
 
 
+_FENCED = re.compile(r"\s*(```|~~~)[ \t]*[A-Za-z0-9_+-]*[ \t]*\r?\n?(.*?)\s*\1\s*",
+                    re.DOTALL)
+
+
+def _unfenced(text: str) -> str:
+    """The body of one markdown fence enclosing the whole text (```` ```json ````,
+    ```` ``` ````, ``~~~``), else ``text``: arguments a model wrote as it
+    writes answers (C05 kind)."""
+    match = _FENCED.fullmatch(text)
+    return match.group(2) if match else text
+
+
 def decode_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
     """Tool-call arguments as a dict (see the module docstring).
 
@@ -171,6 +185,7 @@ def decode_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, A
     else:
         text = raw
     original = text
+    text = _unfenced(text.lstrip("\ufeff"))
     for _ in range(MAX_DEPTH + 1):
         if not text.strip():
             return {}

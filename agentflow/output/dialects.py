@@ -11,8 +11,9 @@ titles dropped) for:
   ``discriminator`` (OpenAI structured outputs rules). A schema that cannot be
   made strict (a free-form ``dict``) is returned with ``strict=False``;
 * ``gemini`` – Gemini's OpenAPI subset: ``$ref`` inlined, unsupported keywords
-  dropped, ``anyOf [T, null]`` as ``nullable``, enums as strings; true
-  recursion raises ``SchemaError`` naming the field;
+  dropped, ``anyOf [T, null]`` as ``nullable``, enums as strings, a tuple's
+  ``prefixItems`` as one ``items`` schema; true recursion raises
+  ``SchemaError`` naming the field;
 * ``local`` – for grammar-constrained small local models: objects closed,
   every property required, and strings/arrays bounded (``maxLength``/
   ``maxItems``) so that a reply always ends.
@@ -142,19 +143,34 @@ class _NotStrict(Exception):
     pass
 
 
+_UNSTRICT_KEYWORDS = frozenset(
+    {"prefixItems", "allOf", "not", "if", "then", "else", "patternProperties",
+     "dependentSchemas", "contains", "additionalItems"}
+)
+"""Keywords strict mode lacks whose loss would change what a value may be
+(a tuple's item types, an intersection, a negation...): a schema holding one
+is sent non-strict, as written, rather than stripped into another type."""
+
+
 def _openai_strict(schema: dict[str, Any]) -> DialectSchema:
     """OpenAI structured-outputs strict rules (platform.openai.com/docs/guides/
-    structured-outputs#supported-schemas)."""
+    structured-outputs#supported-schemas). A schema that cannot follow them —
+    a free-form mapping, a node without a type (``Any``: "schema must have a
+    'type' key"), a keyword of ``_UNSTRICT_KEYWORDS`` — is returned as it is,
+    with ``strict=False``. A ``$ref`` with sibling keywords (a field's
+    description) is inlined, as the openai SDK does
+    (``openai.lib._pydantic._ensure_strict_json_schema``: "we can't use
+    `$ref`s if there are also other properties defined")."""
     try:
-        out = _strictify(copy.deepcopy(schema))
+        out = _strictify(copy.deepcopy(schema), schema, ())
     except _NotStrict:
         return DialectSchema(schema, strict=False)
     return DialectSchema(out, strict=True)
 
 
-def _strictify(node: Any) -> Any:
+def _strictify(node: Any, root: Mapping[str, Any], inlining: tuple[str, ...]) -> Any:
     if isinstance(node, list):
-        return [_strictify(n) for n in node]
+        return [_strictify(n, root, inlining) for n in node]
     if not isinstance(node, dict):
         return node
     if "oneOf" in node:
@@ -163,10 +179,23 @@ def _strictify(node: Any) -> Any:
     if "allOf" in node and len(node["allOf"]) == 1:
         only = node.pop("allOf")[0]
         node = {**only, **node}
+    if _UNSTRICT_KEYWORDS.intersection(node):
+        raise _NotStrict
     if "$ref" in node:
-        return {"$ref": node["$ref"]} | (
-            {"description": node["description"]} if "description" in node else {}
-        )
+        ref = node["$ref"]
+        siblings = {k: v for k, v in node.items()
+                    if k != "$ref" and k in _STRICT_KEYWORDS and k != "$defs"}
+        if not siblings:
+            return {"$ref": ref}
+        if ref in inlining or not isinstance(ref, str):  # a field of its own type: keep the ref
+            return {"$ref": ref}
+        target = resolve_ref(node, root)
+        if target is node or not target:
+            raise _NotStrict  # a reference strict mode cannot follow
+        merged = {**copy.deepcopy(dict(target)), **siblings}
+        return _strictify(merged, root, (*inlining, ref))
+    if not ({"type", "anyOf", "enum", "const"} & node.keys()):
+        raise _NotStrict  # Any: strict mode needs a type on every schema
     if node.get("format") not in _STRICT_FORMATS:
         node.pop("format", None)
     out: dict[str, Any] = {}
@@ -174,9 +203,9 @@ def _strictify(node: Any) -> Any:
         if key not in _STRICT_KEYWORDS:
             continue
         if key == "properties" or key == "$defs":
-            out[key] = {k: _strictify(v) for k, v in value.items()}
+            out[key] = {k: _strictify(v, root, inlining) for k, v in value.items()}
         elif key in ("items", "anyOf", "additionalProperties"):
-            out[key] = _strictify(value)
+            out[key] = _strictify(value, root, inlining)
         else:
             out[key] = value
     if "object" in schema_types(out) or "properties" in out:
@@ -241,6 +270,8 @@ def _geminify(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...], path: 
         node = {**node["allOf"][0], **{k: v for k, v in node.items() if k != "allOf"}}
     if "const" in node and "enum" not in node:
         node = {**node, "enum": [node["const"]]}
+    if isinstance(node.get("prefixItems"), list) and "items" not in node:
+        node = {**node, "items": _tuple_items(node["prefixItems"])}
     out: dict[str, Any] = {}
     anyof = node.get("anyOf")
     if isinstance(anyof, list):
@@ -282,6 +313,21 @@ def _geminify(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...], path: 
         out.setdefault("type", "object")
         out["propertyOrdering"] = list(out["properties"])
     return out
+
+
+def _tuple_items(positions: list[Any]) -> dict[str, Any]:
+    """One ``items`` schema for a tuple's positions (Gemini has no
+    ``prefixItems`` and refuses an array without ``items``): the position
+    schema when all agree, else ``anyOf`` of the distinct ones. The length
+    stays in ``minItems``/``maxItems``; validation checks each position."""
+    distinct: list[Any] = []
+    for schema in positions:
+        if schema not in distinct:
+            distinct.append(schema)
+    if len(distinct) == 1:
+        only: dict[str, Any] = distinct[0]
+        return only
+    return {"anyOf": distinct}
 
 
 LOCAL_MAX_STRING = 200

@@ -8,7 +8,9 @@ The schema itself is what the vendor is sent (in its dialect, like any
 output type's schema), so enums, nested ``items``, ``format`` and
 constraints (``minimum``, ``pattern``, ``maxItems``...) reach the model; and
 every output is validated with the ``jsonschema`` library against the
-schema as given (formats checked where ``jsonschema`` knows them). An
+schema as given (formats checked where ``jsonschema`` knows them), after
+the lax reading a pydantic model gets (``coerce_scalars``: ``"30"`` for an
+integer is 30). An
 invalid output is a validation error naming each failing field path
 (``status``, ``lines[1]``), which the structured-output engine feeds back
 to the model like any other.
@@ -19,6 +21,8 @@ Needs the ``jsonschema`` package (a core dependency).
 from __future__ import annotations
 
 import copy
+import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -26,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from agentflow.errors import SchemaError
 
-__all__ = ["SCHEMA_ATTRIBUTE", "JsonSchemaOutput", "json_schema_output"]
+__all__ = ["SCHEMA_ATTRIBUTE", "JsonSchemaOutput", "coerce_scalars", "json_schema_output"]
 
 SCHEMA_ATTRIBUTE = "__agentflow_json_schema__"
 """Class attribute of a ``json_schema_output`` type holding the schema as given
@@ -88,6 +92,57 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return dict(inlined)
 
 
+_INTEGER = re.compile(r"[+-]?\d+")
+_BOOLEANS = {**dict.fromkeys(("true", "t", "yes", "y", "on", "1"), True),
+             **dict.fromkeys(("false", "f", "no", "n", "off", "0"), False)}
+"""The strings pydantic's lax mode reads as booleans."""
+
+
+def _scalar(text: str, types: set[str]) -> Any:
+    """The number or boolean a string stands for, when the schema wants one and
+    no string; else ``text``."""
+    value = text.strip()
+    if "integer" in types and _INTEGER.fullmatch(value):
+        return int(value)
+    if "number" in types:
+        try:
+            number = float(value)
+        except ValueError:
+            pass
+        else:
+            if math.isfinite(number):
+                return int(number) if _INTEGER.fullmatch(value) else number
+    if "boolean" in types and value.lower() in _BOOLEANS:
+        return _BOOLEANS[value.lower()]
+    return text
+
+
+def coerce_scalars(data: Any, schema: Mapping[str, Any]) -> Any:
+    """``data`` with numbers and booleans given as strings (``"30"``, ``"1.5"``,
+    ``"true"``) converted where ``schema`` wants an integer, number or boolean
+    and no string, through properties, ``items`` and
+    ``additionalProperties`` — the lax reading pydantic gives a model's fields
+    (C27: a model that sends ``"30"`` for an integer is not asked again; one
+    that sends ``"thirty"`` is). Other values are left for validation."""
+    if not isinstance(schema, Mapping):
+        return data
+    kind = schema.get("type")
+    types = {kind} if isinstance(kind, str) else set(kind) if isinstance(kind, list) else set()
+    if isinstance(data, str):
+        if types & {"integer", "number", "boolean"} and "string" not in types:
+            return _scalar(data, types)
+        return data
+    if isinstance(data, dict):
+        props = schema.get("properties")
+        props = props if isinstance(props, Mapping) else {}
+        extra = schema.get("additionalProperties")
+        return {k: coerce_scalars(v, props.get(k, extra or {}))
+                for k, v in data.items()}
+    if isinstance(data, list) and isinstance(schema.get("items"), Mapping):
+        return [coerce_scalars(v, schema["items"]) for v in data]
+    return data
+
+
 def json_schema_output(schema: Mapping[str, Any], *, name: str | None = None) -> type[BaseModel]:
     """An output type for ``schema`` (a JSON Schema object, any draft ``jsonschema`` knows).
 
@@ -117,6 +172,7 @@ def json_schema_output(schema: Mapping[str, Any], *, name: str | None = None) ->
     sent = _inline_refs({k: v for k, v in given.items() if k not in _NOT_SENT})
 
     def check(data: Any) -> Any:
+        data = coerce_scalars(data, sent)
         errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.path])
         if errors:
             raise ValueError("; ".join(

@@ -28,6 +28,7 @@ events), ``finish`` (the raw finishReason), ``wrap_list`` (errors only: see
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -65,6 +66,12 @@ def gemini_error(code: int, message: str, details: list[dict[str, Any]] | None =
     body: Any = {"error": {"code": code, "message": message, "status": _STATUS.get(code, "UNKNOWN"),
                            "details": details or []}}
     return FakeError(code, [body] if wrap_list else body, headers or {})
+
+
+FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,127}")
+"""``FunctionDeclaration.name``: "Must start with a letter or an underscore. Must be
+a-z, A-Z, 0-9, or contain underscores, dots, colons and dashes, with a maximum
+length of 128" (google-genai ``types.FunctionDeclaration``)."""
 
 
 def _bad(message: str) -> FakeError:
@@ -181,6 +188,12 @@ class GeminiFake(GeminiBatches, FakeServer):
         for t, tool in enumerate(body.get("tools", [])):
             for d, decl in enumerate(tool.get("functionDeclarations", [])):
                 names.append(decl["name"])
+                if not FUNCTION_NAME.fullmatch(str(decl["name"])):
+                    return _bad(f"* GenerateContentRequest.tools[{t}].function_declarations[{d}]"
+                                ".name: Invalid function name. Must start with a letter or an "
+                                "underscore. Must be alphameric (a-z, A-Z, 0-9), underscores "
+                                "(_), dots (.), colons (:) or dashes (-), with a maximum length "
+                                "of 128.")
                 where = f"tools[{t}].function_declarations[{d}].parameters"
                 refused = _schema_refusal(decl.get("parameters"), where)
                 if refused:
@@ -369,9 +382,31 @@ def _schema_refusal(schema: Any, where: str) -> FakeError | None:
     if unknown:
         return _bad("\n".join(f"Invalid JSON payload received. Unknown name \"{name}\" at "
                               f"'{where}': Cannot find field." for name in unknown))
-    if str(schema.get("type", "")).upper() == "OBJECT" and not schema.get("properties"):
-        return _bad(f"* GenerateContentRequest.{where}.properties: should be non-empty for "
-                    "OBJECT type")
+    problem = _subset_problem(schema, where)
+    return _bad(problem) if problem else None
+
+
+def _subset_problem(node: Any, where: str) -> str | None:
+    """The first node, at any depth, that the ``Schema`` proto refuses: an
+    OBJECT without properties, an ARRAY without ``items`` (both worded as the
+    API words them, e.g. litellm#25718), a node without a type (the Schema's
+    ``type`` is required; wording unconfirmed)."""
+    if not isinstance(node, dict):
+        return None
+    kind = str(node.get("type", "")).upper()
+    if not kind and "anyOf" not in node:
+        return f"* GenerateContentRequest.{where}.type: must be specified"
+    if kind == "OBJECT" and not node.get("properties"):
+        return f"* GenerateContentRequest.{where}.properties: should be non-empty for OBJECT type"
+    if kind == "ARRAY" and not node.get("items"):
+        return f"* GenerateContentRequest.{where}.items: missing field."
+    subs = [(f"{where}.properties[{k}]", v) for k, v in (node.get("properties") or {}).items()]
+    subs += [(f"{where}.any_of[{i}]", v) for i, v in enumerate(node.get("anyOf") or [])]
+    if "items" in node:
+        subs.append((f"{where}.items", node["items"]))
+    for path, sub in subs:
+        if problem := _subset_problem(sub, path):
+            return problem
     return None
 
 

@@ -17,7 +17,8 @@ arguments, tool names off ``^[a-zA-Z0-9_-]{1,64}$``, ``tool_choice`` or
 function, JSON mode without the word "json" in the messages, a
 ``json_schema`` name off the pattern, a ``strict`` schema that is not
 strict (root object, ``additionalProperties: false``, every property
-required), and image/file content parts off the vendor's rules (class
+required, a type on every schema, no keyword strict mode forbids such as
+``oneOf``), and image/file content parts off the vendor's rules (class
 attributes: ``image_url_forms``, ``image_types``, ``max_image_bytes``,
 ``file_parts``, PDF size and pages, request size; ``content_parts=False``
 takes string content only). Options make it refuse json_schema (models without structured
@@ -67,12 +68,25 @@ def openai_error(status: int, message: str, kind: str = "invalid_request_error",
     return FakeError(status, body, headers or {})
 
 
+_NOT_PERMITTED = ("oneOf", "not", "if", "then", "else", "prefixItems", "patternProperties",
+                  "discriminator")
+"""Keywords a strict schema may not hold (C15 'oneOf'; the rest per
+platform.openai.com/docs/guides/structured-outputs#supported-schemas). A
+``default`` (C14) is left alone: Azure refuses it, OpenAI today accepts it
+(openai/openai-agents-python#4390), and the SDK's own strict schemas keep it."""
+
+
 def strict_schema_problem(schema: Any, path: str = "()") -> str | None:
     """Why ``schema`` breaks OpenAI's strict rules, or ``None``."""
     if not isinstance(schema, dict):
         return None
     if path == "()" and schema.get("type") != "object":
         return "In context=(), schema must be a JSON Schema of 'type: \"object\"'"
+    for word in _NOT_PERMITTED:
+        if word in schema:
+            return f"In context={path}, '{word}' is not permitted."
+    if path != "()" and not ({"type", "anyOf", "enum", "const", "$ref"} & schema.keys()):
+        return f"In context={path}, schema must have a 'type' key."
     if schema.get("type") == "object" or "properties" in schema:
         if schema.get("additionalProperties") is not False:
             return (f"In context={path}, 'additionalProperties' is required to be supplied and "
