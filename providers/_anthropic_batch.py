@@ -39,7 +39,7 @@ from agentflow.batch_api.protocol import (
     BatchState,
     BatchStatus,
 )
-from agentflow.errors import BadRequestError, RedirectError
+from agentflow.errors import BadRequestError, NotFoundError, RedirectError
 from agentflow.providers._batch_wire import (
     BatchWire,
     WireBatchAPI,
@@ -171,6 +171,8 @@ class AnthropicBatchAPI(WireBatchAPI):
         """The results of an ended batch, read line by line from its ``results_url``.
 
         Raises:
+            NotFoundError: the batch was archived (``archived_at``): its results
+                are gone (the runner resubmits its requests once).
             BadRequestError: the batch has not ended (no ``results_url`` yet).
             RedirectError: the ``results_url`` is on another origin than the
                 base URL (the key is never sent elsewhere).
@@ -178,6 +180,10 @@ class AnthropicBatchAPI(WireBatchAPI):
         """
         data = await self.resource(batch_id)
         url = data.get("results_url")
+        if data.get("archived_at"):
+            raise NotFoundError(
+                f"batch {batch_id} was archived at {data['archived_at']}: its results are no "
+                f"longer available", status=None, vendor="anthropic")
         if not isinstance(url, str) or not url:
             raise BadRequestError(
                 f"batch {batch_id} has no results yet (processing_status "

@@ -405,6 +405,21 @@ async def test_expired_requests_are_resubmitted_once_and_never_paid_twice() -> N
         await model.aclose()
 
 
+async def test_an_archived_batch_is_gone_and_its_requests_resubmitted_once() -> None:
+    """A batch archived before its results were read (``archived_at`` set,
+    no ``results_url``: Anthropic's "results no longer available") is gone,
+    like one the vendor answers 404 for: its requests go again once."""
+    async with AnthropicFake() as fake:
+        fake.default = echo
+        fake.archive_batches = 1
+        model = _model(fake)
+        results = await _run(model, _docs("Ada", "Bob"))
+        assert {r.output.name for r in results.values() if r.ok} == {"Ada", "Bob"}
+        assert len(fake.batches.jobs) == 2 and len(fake.archived) == 1
+        assert sorted(fake.batches.submitted.values()) == [2, 2]
+        await model.aclose()
+
+
 async def test_killed_while_polling_a_rerun_polls_the_same_batch(tmp_path: Any) -> None:
     journal = str(tmp_path / "batches.json")
     async with AnthropicFake() as fake:

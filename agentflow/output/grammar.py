@@ -19,6 +19,12 @@ string nodes carry ``"x-grounded": true`` (``agentflow.extraction.grounding``):
   boundaries: ``2:1.5.2-1`` whole, never ``1.5.2-1``. One ``SOURCE`` terminal
   per granularity in use (``SOURCE``, ``SOURCE_TOKENS``), each holding the
   document once;
+* a string marked ``"x-grounded": "whole_lines"`` (``Grounded(whole_lines=
+  True)``) is the same over the source split into line contents and the gaps
+  between them (``agentflow.extraction.lines.line_pieces``), intersected with
+  ``LINE_EDGES`` (a JSON string body that begins and ends with no whitespace,
+  read unit by unit), so it begins and ends on a line's content: one or more
+  whole lines (``SOURCE_LINES``);
 * a grounded string is never empty and never starts or ends with a space;
   its ``pattern``, if any, narrows it: in a source up to ``_SPAN_CHECK_CHARS``
   (20,000) characters the grammar lists every value the pattern allows

@@ -57,6 +57,11 @@ class AnthropicBatches:
         self.batches = BatchJobs(self._run_batch_request)
         self.batch_results_origin: str | None = None
         """Origin of the ``results_url`` (default: the fake's own)."""
+        self.archive_batches = 0
+        """This many batches, the first to end, are archived when they end:
+        ``archived_at`` set, no ``results_url``, and their results answer 404
+        (the API's "results no longer available")."""
+        self.archived: set[str] = set()
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/messages/batches", self._create_batch)
@@ -116,7 +121,7 @@ class AnthropicBatches:
     async def _batch_results(self, request: web.Request) -> web.Response:
         refused = self._auth(request)
         job = self.batches.jobs.get(request.match_info["id"])
-        if refused is None and (job is None or not job.ended):
+        if refused is None and (job is None or not job.ended or job.id in self.archived):
             refused = _not_found(request)
         if refused is not None or job is None:
             return self.render_error(refused)
@@ -141,6 +146,10 @@ class AnthropicBatches:
         status = {"ended": "ended", "expired": "ended", "cancelled": "ended",
                   "cancelling": "canceling"}.get(job.state, "in_progress")
         origin = self.batch_results_origin or str(request.url.origin())
+        if job.ended and job.id not in self.archived and self.archive_batches > 0:
+            self.archive_batches -= 1
+            self.archived.add(job.id)
+        archived = job.id in self.archived
         return {
             "id": job.id, "type": "message_batch", "processing_status": status,
             "request_counts": counts,
@@ -149,9 +158,9 @@ class AnthropicBatches:
             "ended_at": created.isoformat().replace("+00:00", "Z") if job.ended else None,
             "cancel_initiated_at": (created.isoformat().replace("+00:00", "Z")
                                     if job.cancel_requested else None),
-            "archived_at": None,
+            "archived_at": created.isoformat().replace("+00:00", "Z") if archived else None,
             "results_url": (f"{origin}/v1/messages/batches/{job.id}/results"
-                            if job.ended else None),
+                            if job.ended and not archived else None),
         }
 
     def _run_batch_request(self, body: Any, context: Any) -> Ran:
