@@ -56,10 +56,10 @@ from typing import Any, ClassVar
 import orjson
 
 from agentflow._lru import LRU
-from agentflow.errors import InvalidModelError
+from agentflow.errors import GroundingError, InvalidModelError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
-from agentflow.output.grammar import substring_grammar
+from agentflow.output.grammar import NoGroundedValueError, substring_grammar
 from agentflow.providers._http import HttpSettings
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._profiles import ProfileRule
@@ -379,13 +379,27 @@ class LocalModel(OpenAICompatibleModel):
         self, body: dict[str, Any], rf: ResponseFormat, options: GenerateOptions
     ) -> None:
         """json_schema as an llguidance grammar (no free whitespace; grounded
-        strings held to ``rf.source`` when it is set); JSON mode as is."""
+        strings held to ``rf.source`` when it is set); JSON mode as is.
+
+        Raises:
+            GroundingError: a required grounded field has a ``pattern`` that
+                nothing in ``rf.source`` matches (``unfound`` names it with an
+                empty value): no output could be right, so no request is made.
+        """
         if rf.type != "json_schema" or rf.schema is None:
             body["response_format"] = {"type": "json_object"}
             return
         grounded = None
         if rf.source is not None:
-            grounded = substring_grammar(rf.schema, rf.source, JSON_SEPARATORS)
+            try:
+                grounded = substring_grammar(rf.schema, rf.source, JSON_SEPARATORS)
+            except NoGroundedValueError as exc:
+                # no output could be right: say which field, before any decoding
+                raise GroundingError(
+                    f"{exc}; the document may have been cut before them",
+                    unfound=[(name, "") for name in exc.fields],
+                    detail="\n".join(f"- {name}: nothing in the document matches its pattern"
+                                      for name in exc.fields)) from None
         body["grammar"] = grounded if grounded is not None else self._grammar(rf.schema)
 
     def _grammar(self, schema: Any) -> str:

@@ -8,6 +8,7 @@ import json
 import re
 from typing import Annotated, Literal
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
@@ -234,7 +235,9 @@ def test_a_pattern_nothing_in_the_source_matches_leaves_its_branch_out() -> None
     versions, first = re.findall(r"\bn\d+\b", root)
     assert rules[versions] == '"[" "]"' and rules.get(rules[first], rules[first]) == '"null"'
     assert "GROUNDED_" not in none  # only [] and null are left
-    assert substring_grammar(local(Version), footer, SEP) is None
+    with pytest.raises(grammar.NoGroundedValueError) as raised:
+        substring_grammar(local(Version), footer, SEP)
+    assert raised.value.fields == ["version"] and "version" in str(raised.value)
     assert substring_grammar(local(Version), "see 4.5-1 here", SEP) is not None
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agentflow import AgentState, DegenerateOutputError, Grounded, InvalidModelError, ReActAgent
 from agentflow.batch import extract_many
@@ -275,3 +275,27 @@ async def test_whole_line_grammar_on_the_embedded_model(local_model: LocalModel)
     assert complete.spans and "title" in complete.spans
     for path, [(start, end)] in complete.spans.items():
         assert not cuts_line(LISTED, start, end), (path, LISTED[start:end])
+
+
+class Signed(BaseModel):
+    """A signature: a name, and a date the document may lack."""
+
+    name: Annotated[str, Grounded(whole_tokens=True)]
+    date: Annotated[str, Grounded(whole_tokens=True)] = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+
+
+async def test_a_required_field_no_text_can_fill_fails_before_decoding(
+        local_model: LocalModel) -> None:
+    """A document cut before its date: no output could be right, so the record
+    fails at once naming the field, instead of the model inventing every field
+    under a plain grammar and failing after all its retries."""
+    from agentflow.errors import GroundingError
+
+    [cut] = [r async for r in extract_many(
+        local_model, [("cut", "Signed by Ada Lovelace on the")], Signed)]
+    assert not cut.ok and isinstance(cut.error, GroundingError)
+    assert cut.error.unfound == [("date", "")] and "date" in str(cut.error)
+    assert cut.usage.output_tokens == 0  # nothing was decoded
+    [whole] = [r async for r in extract_many(
+        local_model, [("whole", "Signed by Ada Lovelace on 1843-07-10.")], Signed)]
+    assert whole.ok and whole.output.date == "1843-07-10"

@@ -63,7 +63,7 @@ from typing import Any
 from agentflow.extraction.lines import line_pieces
 from agentflow.extraction.tokens import pieces
 
-__all__ = ["MAX_SOURCE_CHARS", "has_grounded", "substring_grammar"]
+__all__ = ["MAX_SOURCE_CHARS", "NoGroundedValueError", "has_grounded", "substring_grammar"]
 
 MAX_SOURCE_CHARS = 200_000
 """Longest source held as a substring constraint (characters). Larger ones
@@ -84,6 +84,17 @@ unit by unit, so the ``n`` of an escaped newline is never taken for text):
 with ``SOURCE_LINES`` a value then starts and ends on a line's content."""
 _CHUNK = re.compile(r"\w+|\s|[^\w\s]")
 _NULL = '"null"'
+
+
+class NoGroundedValueError(ValueError):
+    """No output of the schema can be built from the source: the required
+    grounded fields in ``fields`` (dotted paths, ``[]`` for list items) have
+    a ``pattern`` that no span of the source matches."""
+
+    def __init__(self, fields: list[str]) -> None:
+        self.fields = list(dict.fromkeys(fields))
+        super().__init__("no text of the document can be the value of "
+                         + ", ".join(self.fields) + " (nothing in it matches the field's pattern)")
 
 
 def has_grounded(schema: Any, root: Any = None, _seen: frozenset[str] = frozenset()) -> bool:
@@ -203,10 +214,13 @@ class _Builder:
         self.key_sep = separators.get("key_separator", ": ")
         self.item_sep = separators.get("item_separator", ", ")
         self.rules: dict[str, str] = {}
+        self.count = 0
         self.refs: dict[str, str] = {}
         self.patterns: dict[tuple[str, str], str] = {}  # "" when no value is possible
         self.intersections: dict[str, tuple[str, str]] = {}
         self.listed: dict[str, list[str]] = {}
+        self.path: list[str] = []  # field names down to the node being built
+        self.missing: list[str] = []  # fields no value of this source can fill
         self.sources: set[str] = set()
         self.options = {"whitespace_flexible": False, **separators}
 
@@ -222,7 +236,8 @@ class _Builder:
         return self._cuts[whole_tokens]
 
     def rule(self, body: str) -> str:
-        name = f"n{len(self.rules)}"
+        name = f"n{self.count}"  # a counter: reserved rules may be dropped from ``rules``
+        self.count += 1
         self.rules[name] = body
         return name
 
@@ -330,16 +345,22 @@ class _Builder:
 
     def object(self, node: Mapping[str, Any]) -> str | None:
         parts = []
+        possible = True
         for i, (key, prop) in enumerate(node["properties"].items()):
             sep = _literal(self.item_sep) + " " if i else ""
+            self.path.append(key)
             value = self.node(prop)
             if value is None:  # every property is required in this dialect
-                return None
+                self.missing.append(".".join(self.path).replace(".[]", "[]"))
+                possible = False
+            self.path.pop()
             parts.append(f"{sep}{_json_literal(key)} {_literal(self.key_sep)} {value}")
-        return '"{" ' + " ".join(parts) + ' "}"'
+        return '"{" ' + " ".join(parts) + ' "}"' if possible else None
 
     def array(self, node: Mapping[str, Any]) -> str | None:
+        self.path.append("[]")
         item = self.node(node["items"])
+        self.path.pop()
         low, high = int(node.get("minItems", 0)), node.get("maxItems")
         if item is None:
             return None if low >= 1 else '"[" "]"'
@@ -357,21 +378,27 @@ def substring_grammar(
 ) -> str | None:
     """An llguidance Lark grammar for ``schema`` whose grounded strings are
     substrings of ``source``; ``None`` when nothing is grounded or the source
-    is longer than ``MAX_SOURCE_CHARS``, or when no output can be built from
-    this source (a required grounded field whose ``pattern`` matches nothing
-    in it): then use the plain schema grammar, and verification decides.
+    is longer than ``MAX_SOURCE_CHARS``: then use the plain schema grammar,
+    and verification decides.
 
     Args:
         schema: a ``local``-dialect JSON Schema with ``x-grounded`` marks.
         source: the text grounded strings are copied from.
         separators: ``{"key_separator": ": ", "item_separator": ", "}``.
+
+    Raises:
+        NoGroundedValueError: no output can be built from this source: a
+            required grounded field (at any depth, where nothing optional
+            or empty stands in) has a ``pattern`` that no span of the source
+            matches, e.g. a date or a signature in a document cut before
+            them. Its ``fields`` name them (``entries[].version``).
     """
     if len(source) > MAX_SOURCE_CHARS or not has_grounded(schema):
         return None
     builder = _Builder(schema, separators, source)
     start = builder.node(schema)
     if start is None:
-        return None
+        raise NoGroundedValueError(builder.missing)
     lines = ["%llguidance {}", f"start: {start}"]
     lines += [f"{name}: {body}" for name, body in builder.rules.items()]
     lines += builder.terminals(source)
