@@ -43,7 +43,8 @@ class StructuredOutputCompression(Middleware):
         last_attempt = None
         if not ex.completed:
             last_attempt = next((m for m in reversed(ex.memory) if m.role == "assistant"), None)
-        output_ids = {c.id for m in ex.memory for c in m.tool_uses if c.name == TOOL_NAME}
+        output_ids = {b.id for m in ex.memory for b in m.content  # no list per message
+                      if isinstance(b, ToolUseBlock) and b.name == TOOL_NAME}
         kept: list[Msg] = []
         for m in ex.memory:
             meta = m.metadata

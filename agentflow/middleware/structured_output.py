@@ -321,16 +321,17 @@ class StructuredOutputMiddleware(Middleware):
         run = _run_of(ex)
         if run is None or ex.completed:
             return None
-        if ex.last_finish_reason in ("content_filter", "refusal") and not reply.tool_uses:
+        calls = reply.tool_uses
+        if ex.last_finish_reason in ("content_filter", "refusal") and not calls:
             return filtered(ex, run, reply)
         if run.kind == "tool":
-            outputs = [c for c in reply.tool_uses if c.name == TOOL_NAME]
+            outputs = [c for c in calls if c.name == TOOL_NAME]
             if outputs:
                 return answer_outputs(self.config, ex, run, reply, outputs)
-            if reply.tool_uses:
+            if calls:
                 return None  # the model is still working: act
             return self._missed(ex, run, reply)
-        if reply.tool_uses:
+        if calls:
             return None
         return text_reply(self.config, ex, run, reply)
 
