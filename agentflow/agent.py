@@ -20,28 +20,28 @@ cancellation (including a consumer that stops iterating) leaves the
 ``AgentState`` exactly as it was before the call.
 
 Tool execution and the per-tool retry budget live in ``agentflow.acting``;
-the call's input and working memory in ``agentflow.call_input``.
+the call's input, working memory and execution in ``agentflow.call_input``;
+the request snapshot, error recovery and reply folding of the *reason* step
+in ``agentflow.reasoning``; applying a decision and committing the call in
+``agentflow.call_outcome``.
 """
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
 from agentflow._input_checks import check_call_inputs
-from agentflow._logging import get_logger
-from agentflow.acting import count_failures, not_executed, run_tool_calls
-from agentflow.call_input import answer_open_calls as _answer_open_calls
+from agentflow.acting import count_failures, run_tool_calls
 from agentflow.call_input import coerce_input as _coerce_input
+from agentflow.call_input import start_execution
+from agentflow.call_outcome import commit, stops
 from agentflow.errors import InvalidInputError, ProviderError
 from agentflow.events import (
-    AttemptDiscarded,
     CallStarted,
     Complete,
-    DiscardReason,
     Event,
     ReasoningChunk,
     ThinkingChunk,
@@ -52,14 +52,7 @@ from agentflow.execution import CallExecution
 from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
-from agentflow.middleware.base import (
-    Act,
-    Decision,
-    Finish,
-    Middleware,
-    ModelRequest,
-    ReasonAgain,
-)
+from agentflow.middleware.base import Act, Middleware, ModelRequest, ReasonAgain
 from agentflow.middleware.structured_output import (
     StructuredOutputCompression,
     StructuredOutputMiddleware,
@@ -72,12 +65,12 @@ from agentflow.model import (
     TextDelta,
     ThinkingDelta,
     ToolSpec,
-    Usage,
     resolve_model,
 )
 from agentflow.output.config import OutputConfig
 from agentflow.output.dialects import tool_spec_for
 from agentflow.output.strategies import OutputStrategy
+from agentflow.reasoning import recover, snapshot, take_reply
 from agentflow.reply import ReplyBuilder
 from agentflow.state import AgentState
 from agentflow.telemetry import Telemetry, default_telemetry, note_events
@@ -85,14 +78,6 @@ from agentflow.tools import Toolkit, ToolLike
 
 __all__ = ["ReActAgent"]
 
-_log = get_logger()
-
-
-_ROOT_LOGGER = logging.getLogger("agentflow")
-
-
-def _debug_enabled() -> bool:
-    return _ROOT_LOGGER.isEnabledFor(logging.DEBUG)
 
 
 class ReActAgent:
@@ -315,7 +300,10 @@ class ReActAgent:
             self.structured_output.prepare(self.model, output, bool(len(self.toolkit)), strategy)
         await state.acquire()
         try:
-            ex = self._execution(state, output, strategy, deltas)
+            ex = start_execution(
+                self.model, state, (self.name, self.id),
+                self.options if deltas else self._whole_options(), output,
+                strategy=strategy, deltas=deltas, has_tools=bool(len(self.toolkit)))
             if ground is not None:
                 ex.extra["ground"] = ground
             if examples is not None:
@@ -355,7 +343,8 @@ class ReActAgent:
                                             yield partial
                             except ProviderError as error:
                                 trace.fail(error)
-                                retry = await self._recover(ex, request, error, received)
+                                retry = await recover(ex, self.middleware, request, error, received,
+                                                      self.stream_retries)
                                 for event in self._drain(ex):
                                     yield event
                                 if not retry:
@@ -367,7 +356,7 @@ class ReActAgent:
                                     await aclose()
                             trace.finish(builder)
                         break
-                    reply = self._received(ex, builder)
+                    reply = take_reply(ex, builder)
                     calls = reply.tool_uses
                     for call in calls:
                         yield ToolUse(call.id, call.name, dict(call.input))
@@ -378,7 +367,7 @@ class ReActAgent:
                             break
                     for event in self._drain(ex):
                         yield event
-                    if self._stops(ex, calls, decision):
+                    if stops(ex, calls, decision):
                         break
                     if isinstance(decision, ReasonAgain):
                         continue
@@ -405,33 +394,10 @@ class ReActAgent:
                     await m.on_call_end(ex)
                 for event in self._drain(ex):
                     yield event
-                complete = self._commit(ex)
+                complete = commit(ex)
             yield complete
         finally:
             state.release()
-
-    def _execution(
-        self, state: AgentState, output: Any, strategy: OutputStrategy | None, deltas: bool
-    ) -> CallExecution:
-        """A fresh per-call execution over a working copy of ``state``."""
-        ex = CallExecution(
-            model=self.model,
-            state=state,
-            agent_name=self.name,
-            agent_id=self.id,
-            base_log=_log,
-            options=self.options if deltas else self._whole_options(),
-            output_type=output,
-            memory=_answer_open_calls(state.memory),
-            so_tool_active=state.so_tool_active,
-            deltas_read=deltas,
-        )
-        ex.extra["has_tools"] = bool(len(self.toolkit))
-        if strategy is not None:
-            ex.extra["strategy"] = strategy
-        if _debug_enabled():
-            ex.log.debug("call.start", output=getattr(output, "__name__", output))
-        return ex
 
     def _whole_options(self) -> GenerateOptions:
         """The agent's options for a call nobody reads deltas of: ``stream=False``
@@ -444,80 +410,14 @@ class ReActAgent:
             cached = self._whole = (options, options.with_(stream=False))
         return cached[1]
 
-    @staticmethod
-    def _commit(ex: CallExecution) -> Complete:
-        """Write the call's memory and flag to its state; the ``Complete`` event."""
-        reply = (ex.reply or ReActAgent._last_reply(ex)).replace(result=ex.structured_result())
-        ex.state.memory = ex.memory
-        ex.state.so_tool_active = ex.so_tool_active
-        if _debug_enabled():
-            ex.log.debug("call.end", stop_reason=ex.stop_reason, requests=ex.usage.requests)
-        return Complete(
-            message=reply,
-            output=ex.output if ex.completed else None,
-            usage=ex.usage,
-            stop_reason=ex.stop_reason or "completed",
-            forced_retries=ex.force_count,
-            validation_retries=ex.validation_retries,
-            spans=ex.spans if ex.completed else {},
-        )
-
     # ------------------------------------------------------------------ the loop
-
-    @staticmethod
-    def _stops(ex: CallExecution, calls: list[ToolUseBlock], decision: Decision | None) -> bool:
-        """Apply a ``Finish`` / ``ReasonAgain`` decision (or a reply without tool
-        calls: ``calls``, the reply's) to ``ex``; whether the loop ends here."""
-        if isinstance(decision, Finish | ReasonAgain) and calls:
-            ex.memory.append(ReActAgent._not_executed(calls))
-        if isinstance(decision, Finish):
-            ex.stop_reason = ex.stop_reason or decision.stop_reason
-            return True
-        if isinstance(decision, ReasonAgain):
-            ex.memory.extend(decision.messages)
-            return False
-        if not calls:
-            ex.stop_reason = ex.stop_reason or "completed"
-            return True
-        return False
 
     async def _request(self, ex: CallExecution) -> ModelRequest:
         """The next model request: the snapshot, after ``pre_reasoning``."""
-        request = self._snapshot(ex)
+        request = snapshot(ex, self.sys_prompt, self._tool_specs(ex.model.profile.schema_dialect))
         for m in self.middleware:
             await m.pre_reasoning(ex, request)
         return request
-
-    async def _recover(
-        self, ex: CallExecution, request: ModelRequest, error: ProviderError, received: bool
-    ) -> bool:
-        """Whether to send ``request`` again after ``error``: a middleware
-        recovered (degradation) or a broken stream may be retried. When the
-        attempt had streamed chunks, ``AttemptDiscarded`` is queued first."""
-        retry = False
-        why: DiscardReason = "degradation"
-        for m in self.middleware:
-            if await m.on_model_error(ex, request, error):
-                retry = True
-                break
-        if not retry and self._stream_retry(ex, error):
-            retry, why = True, "stream_error"
-        if retry and received:  # what streamed so far is void: say so first
-            ex.discarded += 1
-            ex.pending_events.insert(
-                0, AttemptDiscarded(ex.iteration, why, f"attempt abandoned: {error}"))
-        return retry
-
-    @staticmethod
-    def _received(ex: CallExecution, builder: ReplyBuilder) -> Msg:
-        """Fold a finished reply into ``ex`` (usage, finish reason, memory); the reply."""
-        used = builder.usage
-        ex.usage = ex.usage + Usage(used.input_tokens, used.output_tokens,
-                                    used.cached_tokens, used.reasoning_tokens, 1)
-        ex.last_finish_reason = builder.finish_reason
-        reply = builder.build()
-        ex.memory.append(reply)
-        return reply
 
     def _count_failures(
         self,
@@ -528,27 +428,6 @@ class ReActAgent:
     ) -> None:
         """``count_failures`` against this agent's toolkit and ``tool_retries``."""
         count_failures(ex, self.toolkit, self.tool_retries, calls, results, supplied)
-
-    def _stream_retry(self, ex: CallExecution, error: ProviderError) -> bool:
-        """Whether to send the request again after ``error``: a stream that
-        broke mid-way (``partial``, retryable), within ``stream_retries`` per call."""
-        if not (error.partial and error.retryable) or ex.stream_retries >= self.stream_retries:
-            return False
-        ex.stream_retries += 1
-        ex.log.info("call.stream_retry", attempt=ex.stream_retries, error=type(error).__name__)
-        return True
-
-    def _snapshot(self, ex: CallExecution) -> ModelRequest:
-        messages = list(ex.memory)
-        if self.sys_prompt:
-            messages.insert(0, Msg.system(self.sys_prompt))
-        tools = self._tool_specs(ex.model.profile.schema_dialect)
-        tools.extend(ex.call_tools.values())
-        options = ex.options
-        if ex.tool_choice is not None:
-            options = options.with_(tool_choice=ex.tool_choice)
-            ex.tool_choice = None
-        return ModelRequest(messages, tools, options)
 
     def _tool_specs(self, dialect: SchemaDialect) -> list[ToolSpec]:
         """The toolkit's specs in the model's schema dialect (cached)."""
@@ -568,20 +447,8 @@ class ReActAgent:
         return await run_tool_calls(ex, self.toolkit, self.telemetry, calls, supplied)
 
     @staticmethod
-    def _not_executed(calls: list[ToolUseBlock]) -> Msg:
-        """Results for calls the agent did not run (``not_executed``)."""
-        return not_executed(calls)
-
-    @staticmethod
     def _drain(ex: CallExecution) -> list[Event]:
         events, ex.pending_events = ex.pending_events, []
         if events:
             note_events(ex, events)  # retries become events of the call's span
         return events
-
-    @staticmethod
-    def _last_reply(ex: CallExecution) -> Msg:
-        for m in reversed(ex.memory):
-            if m.role == "assistant":
-                return m
-        return Msg.assistant("")

@@ -1,15 +1,27 @@
 """A call's input: what ``ReActAgent.call`` / ``stream`` accept as the message,
-and the working copy of a state's memory a call starts from."""
+the working copy of a state's memory a call starts from, and the call's
+``CallExecution`` over it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+from agentflow._logging import get_logger
 from agentflow.acting import not_executed
+from agentflow.call_outcome import debug_enabled
 from agentflow.errors import InvalidInputError
+from agentflow.execution import CallExecution
 from agentflow.messages import Msg
+from agentflow.model import ChatModel, GenerateOptions
+from agentflow.output.strategies import OutputStrategy
 
-__all__ = ["answer_open_calls", "coerce_input"]
+if TYPE_CHECKING:
+    from agentflow.state import AgentState
+
+__all__ = ["answer_open_calls", "coerce_input", "start_execution"]
+
+_log = get_logger()
 
 
 def coerce_input(msg: str | Msg | Sequence[str | Msg] | None) -> list[Msg]:
@@ -60,3 +72,38 @@ def answer_open_calls(memory: Sequence[Msg]) -> list[Msg]:
         if missing:
             out.append(not_executed(missing))
     return out
+
+
+def start_execution(
+    model: ChatModel,
+    state: AgentState,
+    agent: tuple[str, str],
+    options: GenerateOptions,
+    output: Any,
+    *,
+    strategy: OutputStrategy | None,
+    deltas: bool,
+    has_tools: bool,
+) -> CallExecution:
+    """A fresh per-call execution over a working copy of ``state``
+    (``answer_open_calls``) for the agent ``(name, id)``: ``options`` are the
+    call's base request options, ``deltas`` whether anyone reads the deltas
+    (``stream()``), ``has_tools`` whether the agent has tools of its own."""
+    ex = CallExecution(
+        model=model,
+        state=state,
+        agent_name=agent[0],
+        agent_id=agent[1],
+        base_log=_log,
+        options=options,
+        output_type=output,
+        memory=answer_open_calls(state.memory),
+        so_tool_active=state.so_tool_active,
+        deltas_read=deltas,
+    )
+    ex.extra["has_tools"] = has_tools
+    if strategy is not None:
+        ex.extra["strategy"] = strategy
+    if debug_enabled():
+        ex.log.debug("call.start", output=getattr(output, "__name__", output))
+    return ex

@@ -110,6 +110,9 @@ class TraceHandle:
 
 
 _NO_HANDLE = TraceHandle(None, None)
+_NULL: Any = nullcontext()
+_NULL_REQUEST: Any = nullcontext(_NO_HANDLE)
+"""Shared no-op context managers (``nullcontext`` keeps no state between uses)."""
 
 
 class Telemetry:
@@ -147,7 +150,7 @@ class Telemetry:
     def call(self, agent_name: str, agent_id: str, ex: CallExecution) -> Any:
         """A context manager around one agent call (``invoke_agent``)."""
         if not self.enabled or (self._global and _no_sdk()):
-            return nullcontext()  # nothing would record: skip the spans entirely
+            return _NULL  # nothing would record: skip the spans entirely
         return self._call(agent_name, agent_id, ex)
 
     @contextmanager
@@ -186,7 +189,7 @@ class Telemetry:
         ``TraceHandle`` to ``finish`` with the reply."""
         parent = ex.extra.get(_SPAN_KEY)
         if parent is None:
-            return nullcontext(_NO_HANDLE)
+            return _NULL_REQUEST
         return self._model_request(ex, request, parent)
 
     @contextmanager

@@ -44,7 +44,8 @@ class Exchange:
         ProviderTimeoutError: no data for ``read_timeout`` seconds while the
             reply was read.
         ProviderConnectionError: the reply stream broke (``partial=True``).
-        ProviderError: as ``HttpClient._start``.
+        ProviderError: the mapped error, after retries where allowed;
+            ``BadRequestError`` (never sent) for a body JSON cannot carry.
     """
 
     __slots__ = ("_client", "_lease", "_request", "_response", "_scope")
@@ -64,14 +65,30 @@ class Exchange:
             raise RuntimeError("an Exchange is entered once")
         scope = self._scope = asyncio.timeout(self._client.settings.deadline)
         await scope.__aenter__()
-        try:
-            start = self._client._start(request[0], request[1], **request[2])
-            del request  # only the request's own frame holds the body now
-            self._response, self._lease = await start
+        client = self._client
+        try:  # inline, not a coroutine of the client's: one frame fewer per request in flight
+            path, body, options = request
+            del request
+            url, payload, headers = client._prepare(path, body, options["headers"], options["raw"])
+            lease = await client._admit(body, payload, options["media"])
+            del body  # sent from here on as ``payload``: the body is not kept
+            method = options["method"]
+            timeout = client._whole_timeout if options["whole"] else None
+            try:
+                try:
+                    response = await client._send(method, url, payload, headers, lease, timeout)
+                except ProviderError as exc:  # retried, or raised again, there
+                    response = await client._send_with_retries(
+                        method, url, payload, headers, exc, lease, timeout)
+            except BaseException:
+                if lease is not None:
+                    lease.release()
+                raise
         except BaseException as exc:
             await self._leave(exc, started=False)
             raise
-        return self._response
+        self._response, self._lease = response, lease
+        return response
 
     async def __aexit__(
         self,

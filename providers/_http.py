@@ -418,29 +418,21 @@ class HttpClient:
         Raises:
             DeadlineExceededError: the deadline passed (a server trickling
                 keep-alive comments, retries that add up); never retried.
-            ProviderError: as ``_start``.
+            ProviderError: the mapped error, after retries where allowed;
+                ``BadRequestError`` (never sent) for a body JSON cannot carry.
         """
         return Exchange(self, path, body, {"headers": headers, "method": method, "raw": raw,
                                            "whole": whole, "media": media})
 
-    async def _start(
-        self,
-        path: str,
-        body: Mapping[str, Any],
-        *,
-        headers: Mapping[str, str] | None = None,
-        method: str = "POST",
-        raw: bytes | None = None,
-        whole: bool = False,
-        media: tuple[int, int] = (0, 0),
-    ) -> tuple[aiohttp.ClientResponse, RateLease | None]:
-        """POST ``body`` as JSON (or ``raw`` bytes) to ``path``: the 2xx response
-        and the governor's lease, both for the caller to release; the encoded
-        body is not kept once sent. ``media``: as ``open``.
+    def _prepare(
+        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None,
+        raw: bytes | None,
+    ) -> tuple[str, bytes, Mapping[str, str]]:
+        """The URL, the payload (``body`` as JSON, or ``raw`` bytes) and the
+        headers of a request to ``path`` (``Exchange`` sends it).
 
         Raises:
-            ProviderError: the mapped error, after retries where allowed;
-                ``BadRequestError`` (never sent) for a body JSON cannot carry.
+            BadRequestError: (never sent) a body JSON cannot carry.
         """
         url = path if path.startswith("http") else f"{self.base_url}/{path.lstrip('/')}"
         try:  # lone surrogates (os.fsdecode...) become U+FFFD
@@ -451,23 +443,7 @@ class HttpClient:
         all_headers = {**self._headers, **headers} if headers else self._headers
         if headers:
             _register_credentials(headers)
-        lease = await self._admit(body, payload, media)
-        del body
-        client_timeout = self._whole_timeout if whole else None
-        try:
-            try:  # the common case pays nothing for the retry machinery
-                response = await self._send(method, url, payload, all_headers, lease,
-                                            client_timeout)
-            except ProviderError as exc:
-                if not _retryable(exc) or self.settings.max_retries < 1:
-                    raise
-                response = await self._send_with_retries(method, url, payload, all_headers, exc,
-                                                         lease, client_timeout)
-        except BaseException:
-            if lease is not None:
-                lease.release()
-            raise
-        return response, lease
+        return url, payload, all_headers
 
     async def _admit(self, body: Mapping[str, Any], payload: bytes,
                      media: tuple[int, int] = (0, 0)) -> RateLease | None:
@@ -494,7 +470,12 @@ class HttpClient:
         first_error: ProviderError, lease: RateLease | None = None,
         client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> aiohttp.ClientResponse:
-        """Retry after ``first_error`` (the first attempt's), with backoff."""
+        """Retry after ``first_error`` (the first attempt's), with backoff;
+        ``first_error`` itself when it may not be retried (or retries are off).
+        The common case never comes here: a first attempt that succeeds pays
+        nothing for the retry machinery."""
+        if not _retryable(first_error) or self.settings.max_retries < 1:
+            raise first_error
         pending: ProviderError | None = first_error
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.settings.max_retries + 1),

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
@@ -361,7 +362,7 @@ class OpenAICompatibleModel:
             ProviderError: a malformed reply or one carrying an error (``guard``).
         """
         parser = self.parser_class()
-        yield from markup.feed(guard.fold(lambda d: self.read_payload(parser, d, guard), data))
+        yield from markup.feed(guard.fold(partial(self.read_payload, parser, guard=guard), data))
         yield from markup.feed(guard.fold(lambda _: parser.close(), None))
         yield from markup.close()
         guard.end()
@@ -420,6 +421,7 @@ class OpenAICompatibleModel:
             parser = self.parser_class()
             guard = ReplyGuard(self.vendor, stream=True)
             done = received = finished = False
+            read = partial(self.read_payload, parser, guard=guard)  # no Python frame per event
             async for event in iter_sse(response):
                 if event.data.strip() == "[DONE]":
                     done = True
@@ -428,8 +430,7 @@ class OpenAICompatibleModel:
                     raise self.event_error(event.data)
                 payload = guard.load(event.data)
                 received = True
-                for chunk in markup.feed(
-                        guard.fold(lambda p: self.read_payload(parser, p, guard), payload)):
+                for chunk in markup.feed(guard.fold(read, payload)):
                     finished = finished or chunk.type == "finish"
                     yield chunk
                 done = done or parser.terminal

@@ -71,14 +71,6 @@ _FIELDS: dict[type, tuple[tuple[str, tuple[type, ...]], ...]] = {
 """The field types a chunk must have (payload values end up in these fields)."""
 
 
-def _check(chunk: ModelChunk) -> None:
-    for name, types in _FIELDS.get(type(chunk), ()):
-        value = getattr(chunk, name)
-        if not isinstance(value, types):
-            raise TypeError(f"{type(chunk).__name__}.{name} would be of type "
-                            f"{type(value).__name__}")
-
-
 def _answers(chunk: ModelChunk) -> bool:
     """Content, or a finish reason the vendor gave (``raw``)."""
     return chunk.type != "usage" and (chunk.type != "finish" or bool(chunk.raw))
@@ -145,8 +137,12 @@ class ReplyGuard:
         """
         try:
             chunks = list(read(payload))
-            for chunk in chunks:
-                _check(chunk)
+            for chunk in chunks:  # the field types (inline: once per stream event)
+                for name, types in _FIELDS.get(type(chunk), ()):
+                    value = getattr(chunk, name)
+                    if not isinstance(value, types):
+                        raise TypeError(f"{type(chunk).__name__}.{name} would be of type "
+                                        f"{type(value).__name__}")
         except AgentflowError:
             raise
         except _SHAPE_ERRORS as exc:

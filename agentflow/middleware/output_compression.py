@@ -20,6 +20,8 @@ from agentflow.output.reminders import TOOL_NAME
 
 __all__ = ["StructuredOutputCompression"]
 
+_PROMPT = ReminderType.PROMPT.value
+
 
 class StructuredOutputCompression(Middleware):
     """Stock middleware: tidy memory at call end (success and give-up alike).
@@ -41,11 +43,12 @@ class StructuredOutputCompression(Middleware):
         last_attempt = None
         if not ex.completed:
             last_attempt = next((m for m in reversed(ex.memory) if m.role == "assistant"), None)
-        output_ids = {c.id for m in ex.memory for c in m.tool_uses if c.name == TOOL_NAME}
+        output_ids = {b.id for m in ex.memory for b in m.content  # no list per message
+                      if isinstance(b, ToolUseBlock) and b.name == TOOL_NAME}
         kept: list[Msg] = []
         for m in ex.memory:
             meta = m.metadata
-            if meta.get(STRUCTURED_OUTPUT_REMINDER_TYPE) == ReminderType.PROMPT.value:
+            if meta.get(STRUCTURED_OUTPUT_REMINDER_TYPE) == _PROMPT:
                 continue
             if m is run.accepted or (meta.get(STRUCTURED_OUTPUT_ATTEMPT) and m is not last_attempt):
                 continue

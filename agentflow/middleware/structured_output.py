@@ -45,7 +45,10 @@
 
 Texts of the added messages live in ``agentflow.output.reminders``, the
 settings in ``agentflow.output.config``, partial parsing in
-``agentflow.output.partial``; strategy choice, refusals and binding in
+``agentflow.output.partial`` and the partial events of a streamed call in
+``agentflow.middleware.output_partials``; checking an output and answering
+it (validation, retries, end strategy, truncation, refusal) in
+``agentflow.middleware.output_answers``; strategy choice, refusals and binding in
 ``agentflow.middleware.output_strategy``; the grounding and degeneracy check
 in ``agentflow.extraction.output_checks``; the compression below in
 ``agentflow.middleware.output_compression`` (re-exported here).
@@ -61,61 +64,55 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 import orjson
-from pydantic import ValidationError
 
 from agentflow.errors import (
     DegenerateOutputError,
     GroundingError,
-    ModelRetry,
-    MultipleStructuredOutputsError,
-    OutputTruncatedError,
     ProviderError,
     StructuredOutputError,
-    StructuredOutputValidationError,
     ToolNameError,
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
-from agentflow.events import AttemptDiscarded, Event, OutputPartial, OutputRetry
+from agentflow.events import Event, OutputRetry
 from agentflow.execution import CallExecution
 from agentflow.extraction.examples import check_examples, example_messages
 from agentflow.extraction.grounding import Grounded, grounding_plan, mark_all_strings
-from agentflow.extraction.output_checks import call_source, check_output
-from agentflow.messages import (
-    STRUCTURED_OUTPUT_ATTEMPT,
-    Msg,
-    ReminderType,
-    ToolResultBlock,
-    ToolUseBlock,
-)
+from agentflow.messages import Msg, ReminderType
 from agentflow.middleware._output_run import KEY as _KEY
 from agentflow.middleware._output_run import NO_OUTPUT as _NO_OUTPUT
 from agentflow.middleware._output_run import OutputRun as _Run
 from agentflow.middleware._output_run import run_of as _run_of
-from agentflow.middleware.base import Act, Decision, Finish, Middleware, ModelRequest, ReasonAgain
-from agentflow.middleware.output_compression import StructuredOutputCompression
-from agentflow.middleware.output_strategy import STRATEGY_CACHE_SIZE, StrategyBook, bind
-from agentflow.model import (
-    ChatModel,
-    ModelChunk,
-    ModelProfile,
-    ResponseFormat,
-    TextDelta,
-    ToolCallDelta,
+from agentflow.middleware.base import Decision, Finish, Middleware, ModelRequest, ReasonAgain
+from agentflow.middleware.output_answers import (
+    REJECTED,
+    accept_text,
+    accepted,
+    answer_outputs,
+    filtered,
+    mark_attempt,
+    reject_text,
+    source_of,
+    text_reply,
+    truncated,
+    warn_give_up,
 )
+from agentflow.middleware.output_compression import StructuredOutputCompression
+from agentflow.middleware.output_partials import partial_event
+from agentflow.middleware.output_strategy import STRATEGY_CACHE_SIZE, StrategyBook, bind
+from agentflow.model import ChatModel, ModelChunk, ModelProfile, ResponseFormat
 from agentflow.output.config import OutputConfig
-from agentflow.output.parsing import NoJSONFound, parse_output, visible_text
-from agentflow.output.partial import PartialOutput, ValueStarts
+from agentflow.output.parsing import parse_output
+from agentflow.output.partial import PartialOutput
 from agentflow.output.reminders import (
     TOOL_NAME,
     force_reminder,
     nudge,
     persistent_reminder,
     prompt_instruction,
-    transient,
 )
 from agentflow.output.schema import OutputSpec
 from agentflow.output.strategies import (
@@ -125,7 +122,6 @@ from agentflow.output.strategies import (
     forcing_choice,
 )
 from agentflow.reply import ReplyBuilder
-from agentflow.tools import describe_validation_error
 
 __all__ = [
     "STRATEGY_CACHE_SIZE",
@@ -145,15 +141,6 @@ def _as_marker(ground: bool | Grounded | None) -> Grounded | None:
     if isinstance(ground, Grounded):
         return ground
     return Grounded() if ground else None
-
-
-_REJECTED = (ValidationError, ModelRetry, NoJSONFound, GroundingError, DegenerateOutputError)
-
-
-def _mark_attempt(ex: CallExecution, reply: Msg) -> None:
-    """Tag the latest reply as a failed attempt (removed at call end)."""
-    if ex.memory and ex.memory[-1] is reply:
-        ex.memory[-1] = reply.replace(metadata={**reply.metadata, STRUCTURED_OUTPUT_ATTEMPT: True})
 
 
 class StructuredOutputMiddleware(Middleware):
@@ -277,48 +264,17 @@ class StructuredOutputMiddleware(Middleware):
         if not (run.grounded and rf.schema is not None and ex.model.profile.substring_grammar):
             return rf
         schema = mark_all_strings(rf.schema, run.ground) if run.ground is not None else rf.schema
-        return replace(rf, schema=schema, source=_source(ex, run))
+        return replace(rf, schema=schema, source=source_of(ex, run))
 
     # ------------------------------------------------------------ streaming
 
     def on_chunk(self, ex: CallExecution, chunk: ModelChunk, reply: ReplyBuilder) -> Event | None:
         if not ex.deltas_read:  # call(): nobody reads partial outputs
             return None
-        run = _run_of(ex)
+        run: _Run | None = ex.extra.get(_KEY)  # run_of, inline: once per chunk
         if run is None or ex.completed:
             return None
-        if run.discards != ex.discarded:  # the attempt was announced void: start again
-            run.discards = ex.discarded
-            run.partial.reset()
-        data = None
-        if isinstance(chunk, ToolCallDelta):
-            if run.kind == "tool" and reply.tools.name(chunk.index) == TOOL_NAME:
-                if chunk.arguments_obj is not None:
-                    data = run.partial.update(dict(chunk.arguments_obj))
-                else:
-                    data = run.partial.from_text(reply.tools.arguments_text(chunk.index))
-        elif isinstance(chunk, TextDelta) and run.kind != "tool":
-            text = visible_text(reply.text)  # drafts inside reasoning never count
-            if text is None:
-                return None
-            starts = run.value_starts
-            if starts is None:
-                starts = run.value_starts = ValueStarts("[{" if run.spec.wrapped else "{")
-            start = starts(text)
-            if start is None:
-                return None
-            if run.partial.start != start:
-                superseded = run.partial.last is not None
-                run.partial.reset()
-                run.partial.start = start
-                if superseded:
-                    ex.discarded += 1
-                    run.discards = ex.discarded
-                    return AttemptDiscarded(ex.iteration, "superseded",
-                                            "a later JSON value in the reply replaces the "
-                                            "partial output so far")
-            data = run.partial.from_text(text[start:])
-        return OutputPartial(data) if data is not None else None
+        return partial_event(ex, run, chunk, reply)
 
     # ------------------------------------------------------------ runtime degradation
 
@@ -365,187 +321,37 @@ class StructuredOutputMiddleware(Middleware):
         run = _run_of(ex)
         if run is None or ex.completed:
             return None
-        if ex.last_finish_reason in ("content_filter", "refusal") and not reply.tool_uses:
-            return self._filtered(ex, run, reply)
+        calls = reply.tool_uses
+        if ex.last_finish_reason in ("content_filter", "refusal") and not calls:
+            return filtered(ex, run, reply)
         if run.kind == "tool":
-            outputs = [c for c in reply.tool_uses if c.name == TOOL_NAME]
+            outputs = [c for c in calls if c.name == TOOL_NAME]
             if outputs:
-                return self._answer_outputs(ex, run, reply, outputs)
-            if reply.tool_uses:
+                return answer_outputs(self.config, ex, run, reply, outputs)
+            if calls:
                 return None  # the model is still working: act
             return self._missed(ex, run, reply)
-        if reply.tool_uses:
+        if calls:
             return None
-        return self._text_reply(ex, run, reply)
-
-    def _answer_outputs(
-        self, ex: CallExecution, run: _Run, reply: Msg, outputs: list[ToolUseBlock]
-    ) -> Act:
-        if ex.last_finish_reason == "length":
-            self._truncated(ex, run, orjson.dumps(dict(outputs[-1].input)).decode())
-            return Act(
-                {
-                    c.id: self._error(c, "The output was cut off at the token limit.")
-                    for c in outputs
-                }
-            )
-        if len(outputs) == 1:
-            return self._end(ex, run, reply, {outputs[0].id: self._check(ex, run, outputs[0])})
-        policy = self.config.on_multiple
-        if policy == "raise":
-            raise MultipleStructuredOutputsError(
-                f"the model called {TOOL_NAME} {len(outputs)} times in one reply "
-                "(on_multiple='raise')",
-                count=len(outputs),
-                attempts=ex.usage.requests,
-            )
-        chosen = policy(outputs) if callable(policy) else None
-        if chosen is not None:
-            results = {c.id: self._error(c, "Ignored: only one output is used.") for c in outputs}
-            results[chosen.id] = self._check(ex, run, chosen)
-            return self._end(ex, run, reply, results)
-        message = (
-            f"You called {TOOL_NAME} {len(outputs)} times in one reply. Call it exactly once, "
-            "with the complete output (all items in one call)."
-        )
-        if not self._spend_retry(ex, run, "multiple", message):
-            ex.output_error = StructuredOutputError(
-                f"the model kept calling {TOOL_NAME} several times at once",
-                raw_text=reply.text,
-                attempts=ex.usage.requests,
-                reason="multiple",
-            )
-        return Act({c.id: self._error(c, message) for c in outputs})
-
-    def _end(
-        self, ex: CallExecution, run: _Run, reply: Msg, results: dict[str, ToolResultBlock]
-    ) -> Act:
-        """The end strategy (``OutputConfig.end_strategy``) for a reply whose
-        output call was just checked, when it also calls other tools."""
-        others = [c for c in reply.tool_uses if c.name != TOOL_NAME]
-        if not others or not ex.completed:
-            return Act(results)
-        strategy = self.config.end_strategy
-        if strategy == "early":
-            for c in others:
-                results[c.id] = ToolResultBlock(
-                    c.id, "Not executed: the final output was accepted first.",
-                    is_error=True, name=c.name)
-        elif strategy == "safe":
-            run.pending = ex.output  # accepted after acting, if no other call failed
-            ex.output, ex.completed = None, False
-            for call_id, block in results.items():
-                if block.name == TOOL_NAME and not block.is_error:
-                    results[call_id] = ToolResultBlock(
-                        call_id,
-                        "The output is valid. It is accepted only if every other tool call of "
-                        f"this reply succeeded; if one failed, fix it and call {TOOL_NAME} "
-                        "again.",
-                        name=TOOL_NAME,
-                    )
-        return Act(results)
-
-    def _check(self, ex: CallExecution, run: _Run, call: ToolUseBlock) -> ToolResultBlock:
-        """Validate one output call; accept it or answer with the errors."""
-        data: Any = dict(call.input)
-        try:
-            if set(data) == {"__raw_arguments__"}:
-                value = parse_output(data["__raw_arguments__"], run.spec)
-            else:
-                value = run.spec.validate(data)
-            value = self._accepted(ex, run, value)
-        except _REJECTED as exc:
-            return self._reject(ex, run, call, exc)
-        ex.output, ex.completed = value, True
-        return ToolResultBlock(call.id, "Structured output accepted.", name=TOOL_NAME)
-
-    def _accepted(self, ex: CallExecution, run: _Run, value: Any) -> Any:
-        """Run the user's validators, then the grounding and degeneracy checks;
-        the (possibly replaced) value, its spans recorded in ``ex.spans``.
-
-        Raises:
-            ModelRetry: from a validator.
-            GroundingError / DegenerateOutputError: the checks failed.
-        """
-        for validator in self.config.validators:
-            replaced = validator(value)
-            if replaced is not None:
-                value = replaced
-        if run.grounded:
-            ex.spans = _trusted(ex, run, value)
-        return value
-
-    def _reject(
-        self,
-        ex: CallExecution,
-        run: _Run,
-        call: ToolUseBlock,
-        exc: Exception,
-    ) -> ToolResultBlock:
-        detail = _detail(exc)
-        policy = self.config.on_invalid
-        raw = orjson.dumps(dict(call.input)).decode()
-        if policy == "raise":
-            raise _final(exc, ex, raw) or StructuredOutputValidationError(
-                f"the output failed validation (on_invalid='raise'):\n{detail}",
-                errors=_errors(exc),
-                raw_text=raw,
-                attempts=ex.usage.requests,
-            )
-        if callable(policy) and isinstance(exc, ValidationError | ModelRetry):
-            message = policy(exc)
-        else:
-            message = (
-                f"Invalid output for {TOOL_NAME}:\n{detail}\n"
-                f"Call {TOOL_NAME} again with every listed field fixed."
-            )
-        if not self._spend_retry(ex, run, "validation", detail):
-            ex.output_error = _final(exc, ex, raw) or StructuredOutputValidationError(
-                f"the output failed validation after {ex.validation_retries} retries:\n{detail}",
-                errors=_errors(exc),
-                raw_text=raw,
-                attempts=ex.usage.requests,
-            )
-        return self._error(call, message)
-
-    def _spend_retry(
-        self,
-        ex: CallExecution,
-        run: _Run,
-        reason: Literal["validation", "multiple"],
-        detail: str,
-    ) -> bool:
-        """Spend one output retry; ``False`` (and give up) when the budget is gone."""
-        if ex.validation_retries >= self.config.output_retries:
-            run.give_up = True
-            self._warn_give_up(ex, reason)
-            return False
-        ex.validation_retries += 1
-        ex.emit(OutputRetry(reason, ex.validation_retries, detail))
-        run.partial.reset()  # the next attempt's partials start from nothing
-        return True
-
-    @staticmethod
-    def _error(call: ToolUseBlock, message: str) -> ToolResultBlock:
-        return ToolResultBlock(call.id, message, is_error=True, name=TOOL_NAME)
+        return text_reply(self.config, ex, run, reply)
 
     def _missed(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision:
         """A final turn without the output tool: accept its text if it is the
         output, else force, else give up."""
         if ex.last_finish_reason == "length":  # cut text is never accepted, nor repaired
-            self._truncated(ex, run, reply.text)
+            truncated(ex, run, reply.text)
             return Finish("output_failed")
         if reply.text.strip():
             try:
-                value = self._accepted(ex, run, parse_output(reply.text, run.spec))
+                value = accepted(self.config, ex, run, parse_output(reply.text, run.spec))
             except (GroundingError, DegenerateOutputError) as exc:
-                return self._reject_text(ex, run, reply, exc)  # an output, but a wrong one
-            except _REJECTED:
+                return reject_text(self.config, ex, run, reply, exc)  # an output, but a wrong one
+            except REJECTED:
                 pass
             else:
-                return self._accept_text(ex, run, reply, value)
+                return accept_text(ex, run, reply, value)
         if ex.force_count >= self.config.max_forcing:
-            self._warn_give_up(ex, "forcing")
+            warn_give_up(ex, "forcing")
             ex.output_error = StructuredOutputError(
                 f"the model did not call {TOOL_NAME} after {ex.force_count} forced retries",
                 raw_text=reply.text,
@@ -553,7 +359,7 @@ class StructuredOutputMiddleware(Middleware):
             )
             return Finish("output_failed")
         ex.force_count += 1
-        _mark_attempt(ex, reply)
+        mark_attempt(ex, reply)
         choice = forcing_choice(
             self.effective_profile(ex.model), ex.options, TOOL_NAME, self.config.reminder
         )
@@ -571,85 +377,6 @@ class StructuredOutputMiddleware(Middleware):
             ex.tool_choice = choice
             return ReasonAgain((nudge(),))
         return ReasonAgain((force_reminder(),))
-
-    def _text_reply(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision:
-        """Native and prompt paths: the reply text is the output."""
-        if ex.last_finish_reason == "length":
-            self._truncated(ex, run, reply.text)
-            return Finish("output_failed")
-        try:
-            value = self._accepted(ex, run, parse_output(reply.text, run.spec))
-        except _REJECTED as exc:
-            return self._reject_text(ex, run, reply, exc)
-        return self._accept_text(ex, run, reply, value)
-
-    def _reject_text(self, ex: CallExecution, run: _Run, reply: Msg, exc: Exception) -> Decision:
-        """A text output that failed: ask again with the errors, or give up."""
-        detail = _detail(exc)
-        if self.config.on_invalid == "raise":
-            raise _final(exc, ex, reply.text) or StructuredOutputValidationError(
-                f"the output failed validation (on_invalid='raise'):\n{detail}",
-                errors=_errors(exc),
-                raw_text=reply.text,
-                attempts=ex.usage.requests,
-            ) from None
-        if not self._spend_retry(ex, run, "validation", detail):
-            ex.output_error = _final(exc, ex, reply.text) or StructuredOutputValidationError(
-                f"no valid output after {ex.validation_retries} retries:\n{detail}",
-                errors=_errors(exc),
-                raw_text=reply.text,
-                attempts=ex.usage.requests,
-            )
-            return Finish("output_failed")
-        _mark_attempt(ex, reply)
-        policy = self.config.on_invalid
-        message = (
-            policy(exc)
-            if callable(policy) and isinstance(exc, ValidationError | ModelRetry)
-            else f"Your reply is not a valid output:\n{detail}\n"
-            "Reply again with only the corrected JSON."
-        )
-        return ReasonAgain((transient(message, role="user"),))
-
-    @staticmethod
-    def _accept_text(ex: CallExecution, run: _Run, reply: Msg, value: Any) -> Finish:
-        if ex.memory and ex.memory[-1] is reply:
-            run.accepted = reply  # compression replaces it by the canonical JSON
-        ex.output, ex.completed = value, True
-        return Finish("structured_output")
-
-    def _filtered(self, ex: CallExecution, run: _Run, reply: Msg) -> Finish:
-        """The vendor filtered or the model refused: asking again will not help."""
-        run.give_up = True
-        ex.output_error = StructuredOutputError(
-            f"the model refused or the vendor filtered the reply (finish reason "
-            f"{ex.last_finish_reason!r}); no output",
-            raw_text=reply.text, attempts=ex.usage.requests, reason="refused",
-        )
-        self._warn_give_up(ex, ex.last_finish_reason)
-        return Finish("output_failed")
-
-    def _truncated(self, ex: CallExecution, run: _Run, raw: str) -> None:
-        run.give_up = True
-        ex.output_error = OutputTruncatedError(
-            "the output was cut off at the token limit (finish reason 'length'); raise "
-            "max_tokens or ask for less",
-            raw_text=raw,
-            attempts=ex.usage.requests,
-            usage=ex.usage,
-        )
-        ex.log.warning("structured_output.truncated", agent=ex.agent_name, agent_id=ex.agent_id)
-
-    def _warn_give_up(self, ex: CallExecution, reason: str) -> None:
-        retries = ex.force_count if reason == "forcing" else ex.validation_retries
-        ex.log.warning(
-            "structured_output.gave_up",
-            tool=TOOL_NAME,
-            reason=reason,
-            retries=retries,
-            agent=ex.agent_name,
-            agent_id=ex.agent_id,
-        )
 
     async def post_acting(self, ex: CallExecution, results: Msg) -> bool:
         run = _run_of(ex)
@@ -673,39 +400,6 @@ class StructuredOutputMiddleware(Middleware):
             ex.stop_reason = "output_failed"
             return True
         return False
-
-
-def _detail(exc: Exception) -> str:
-    if isinstance(exc, GroundingError | DegenerateOutputError):
-        return exc.detail
-    return describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
-
-
-def _final(exc: Exception, ex: CallExecution, raw: str) -> StructuredOutputError | None:
-    """A grounding or degeneracy failure as the call's final error (with the
-    raw text and attempt count); ``None`` for other failures."""
-    if isinstance(exc, GroundingError | DegenerateOutputError):
-        exc.raw_text, exc.attempts = raw, ex.usage.requests
-        return exc
-    return None
-
-
-def _source(ex: CallExecution, run: _Run) -> str:
-    """The call's source text (``call_source``), worked out once per call."""
-    if run.source is None:
-        run.source = call_source(ex.memory, run.start)
-    return run.source
-
-
-def _trusted(ex: CallExecution, run: _Run, value: Any) -> dict[str, list[tuple[int, int]]]:
-    """``check_output`` of ``value`` against the call's source."""
-    return check_output(value, run.spec.output_type, run.ground, _source(ex, run))
-
-
-def _errors(exc: Exception) -> list[dict[str, Any]]:
-    if isinstance(exc, ValidationError):
-        return [dict(e) for e in exc.errors(include_url=False)]
-    return [{"loc": (), "msg": str(exc), "type": type(exc).__name__}]
 
 
 def check_tool_names(names: Sequence[str]) -> None:

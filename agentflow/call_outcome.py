@@ -1,0 +1,70 @@
+"""How a call's loop ends and what the call returns: applying a middleware
+decision to the loop (``stops``), and committing the call to its state
+(``commit``: the state's memory and flag, the ``Complete`` event)."""
+
+from __future__ import annotations
+
+import logging
+
+from agentflow.acting import not_executed
+from agentflow.events import Complete
+from agentflow.execution import CallExecution
+from agentflow.messages import Msg, ToolUseBlock
+from agentflow.middleware.base import Decision, Finish, ReasonAgain
+
+__all__ = ["commit", "debug_enabled", "last_reply", "stops"]
+
+_ROOT_LOGGER = logging.getLogger("agentflow")
+
+
+def debug_enabled() -> bool:
+    """Whether agentflow logs at DEBUG (checked before building debug lines)."""
+    return _ROOT_LOGGER.isEnabledFor(logging.DEBUG)
+
+
+def stops(ex: CallExecution, calls: list[ToolUseBlock], decision: Decision | None) -> bool:
+    """Apply a ``Finish`` / ``ReasonAgain`` decision (or a reply without tool
+    calls: ``calls``, the reply's) to ``ex``; whether the loop ends here.
+
+    Tool calls a decision leaves unrun are answered ``not_executed``, so the
+    memory never holds a call without its result."""
+    if isinstance(decision, Finish | ReasonAgain) and calls:
+        ex.memory.append(not_executed(calls))
+    if isinstance(decision, Finish):
+        ex.stop_reason = ex.stop_reason or decision.stop_reason
+        return True
+    if isinstance(decision, ReasonAgain):
+        ex.memory.extend(decision.messages)
+        return False
+    if not calls:
+        ex.stop_reason = ex.stop_reason or "completed"
+        return True
+    return False
+
+
+def commit(ex: CallExecution) -> Complete:
+    """Write the call's memory and flag to its state; the ``Complete`` event
+    (its message: the call's reply, or the last assistant message, carrying
+    the structured result)."""
+    reply = (ex.reply or last_reply(ex)).replace(result=ex.structured_result())
+    ex.state.memory = ex.memory
+    ex.state.so_tool_active = ex.so_tool_active
+    if debug_enabled():
+        ex.log.debug("call.end", stop_reason=ex.stop_reason, requests=ex.usage.requests)
+    return Complete(
+        message=reply,
+        output=ex.output if ex.completed else None,
+        usage=ex.usage,
+        stop_reason=ex.stop_reason or "completed",
+        forced_retries=ex.force_count,
+        validation_retries=ex.validation_retries,
+        spans=ex.spans if ex.completed else {},
+    )
+
+
+def last_reply(ex: CallExecution) -> Msg:
+    """The call's last assistant message (an empty one when there is none)."""
+    for m in reversed(ex.memory):
+        if m.role == "assistant":
+            return m
+    return Msg.assistant("")
