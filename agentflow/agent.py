@@ -69,7 +69,7 @@ from agentflow.model import (
 )
 from agentflow.output.config import OutputConfig
 from agentflow.output.dialects import tool_spec_for
-from agentflow.output.strategies import OutputStrategy
+from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.reasoning import recover, snapshot, take_reply
 from agentflow.reply import ReplyBuilder
 from agentflow.state import AgentState
@@ -188,7 +188,7 @@ class ReActAgent:
         output: Any = None,
         *,
         state: AgentState | None = None,
-        strategy: OutputStrategy | None = None,
+        strategy: OutputStrategy | StrategyName | None = None,
         ground: bool | Grounded | None = None,
         examples: Sequence[Example] | None = None,
     ) -> Msg:
@@ -235,7 +235,7 @@ class ReActAgent:
         output: Any = None,
         *,
         state: AgentState | None = None,
-        strategy: OutputStrategy | None = None,
+        strategy: OutputStrategy | StrategyName | None = None,
         ground: bool | Grounded | None = None,
         examples: Sequence[Example] | None = None,
     ) -> Msg:
@@ -261,7 +261,7 @@ class ReActAgent:
         output: Any = None,
         *,
         state: AgentState | None = None,
-        strategy: OutputStrategy | None = None,
+        strategy: OutputStrategy | StrategyName | None = None,
         ground: bool | Grounded | None = None,
         examples: Sequence[Example] | None = None,
     ) -> AsyncGenerator[Event, None]:
@@ -282,7 +282,7 @@ class ReActAgent:
         msg: str | Msg | Sequence[str | Msg] | None,
         output: Any,
         state: AgentState | None,
-        strategy: OutputStrategy | None,
+        strategy: OutputStrategy | StrategyName | None,
         ground: bool | Grounded | None,
         examples: Sequence[Example] | None,
         *,

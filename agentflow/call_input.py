@@ -14,7 +14,7 @@ from agentflow.errors import InvalidInputError
 from agentflow.execution import CallExecution
 from agentflow.messages import Msg
 from agentflow.model import ChatModel, GenerateOptions
-from agentflow.output.strategies import OutputStrategy
+from agentflow.output.strategies import OutputStrategy, StrategyName
 
 if TYPE_CHECKING:
     from agentflow.state import AgentState
@@ -81,7 +81,7 @@ def start_execution(
     options: GenerateOptions,
     output: Any,
     *,
-    strategy: OutputStrategy | None,
+    strategy: OutputStrategy | StrategyName | None,
     deltas: bool,
     has_tools: bool,
 ) -> CallExecution:

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from agentflow._secrets import redact_urls
 from agentflow._logging import get_logger
 from agentflow.batch_api.protocol import (
     BatchLimits,
@@ -146,7 +147,7 @@ class WireBatchAPI:
         self._http = BatchHttp(client)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={self._http.base_url!r})"
+        return f"{type(self).__name__}(base_url={redact_urls(self._http.base_url)!r})"
 
     @property
     def limits(self) -> BatchLimits:

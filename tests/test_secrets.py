@@ -141,8 +141,10 @@ async def test_a_credential_in_base_url_never_reaches_a_repr(vendor: str, url: s
     key = None if "@" in url else "k-0123456789abcdef"  # both: refused (test_http)
     model = get_model(f"{vendor}:m", base_url=url, api_key=key)
     try:
+        batch_api = getattr(model, "batch_api", None)
+        batches = batch_api() if callable(batch_api) else None
         for text in (repr(model), repr(getattr(model, "_client", None)),
-                     repr(getattr(model, "_http", None))):
+                     repr(getattr(model, "_http", None)), repr(batches)):
             assert ("0123456789abcdef" not in text and "127.0.0.1:9" in text) or text == "None"
     finally:
         await model.aclose()

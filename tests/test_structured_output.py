@@ -515,6 +515,24 @@ async def test_strategy_override_per_call(strategy: Any) -> None:
     assert (GR in model.requests[0].tool_names) == (strategy.kind == "tool")
 
 
+@pytest.mark.parametrize("name", ["tool", "native", "prompt", "auto"])
+async def test_strategy_by_name(name: str) -> None:
+    text = '{"name":"Ann","email":"ann@x.io"}'
+    model = ScriptedModel([gr() if name == "tool" else text], profile=NATIVE)
+    reply, _ = await run(ReActAgent("a", model), strategy=name)
+    assert reply.output == Contact(**OK)
+    assert (GR in model.requests[0].tool_names) == (name == "tool")
+
+
+async def test_an_unknown_strategy_is_a_usage_error_before_any_request() -> None:
+    from agentflow import UsageError
+
+    model = ScriptedModel([gr()], profile=NATIVE)
+    with pytest.raises(UsageError, match="strategy='tools' is not an output strategy"):
+        await ReActAgent("a", model).call("go", Contact, strategy="tools")  # type: ignore
+    assert model.requests == []
+
+
 # ----------------------------------------------------------------------------- degradation
 
 

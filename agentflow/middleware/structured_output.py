@@ -118,6 +118,8 @@ from agentflow.output.schema import OutputSpec
 from agentflow.output.strategies import (
     OutputStrategy,
     StrategyKind,
+    StrategyName,
+    as_strategy,
     degrade,
     forcing_choice,
 )
@@ -168,19 +170,20 @@ class StructuredOutputMiddleware(Middleware):
         model: ChatModel,
         output_type: Any,
         has_tools: bool,
-        strategy: OutputStrategy | None = None,
+        strategy: OutputStrategy | StrategyName | None = None,
     ) -> StrategyKind:
         """The strategy a call binds to: an explicit one, else the cached
         ``choose_strategy`` decision for this model and has-tools (the choice
         does not depend on ``output_type``)."""
-        return self._book.strategy_for(model, has_tools, strategy or self.config.strategy)
+        return self._book.strategy_for(model, has_tools,
+                                       as_strategy(strategy or self.config.strategy))
 
     def prepare(
         self,
         model: ChatModel,
         output_type: Any,
         has_tools: bool,
-        strategy: OutputStrategy | None = None,
+        strategy: OutputStrategy | StrategyName | None = None,
     ) -> OutputSpec:
         """Check, before any request, that ``output_type`` can be asked of ``model``.
 

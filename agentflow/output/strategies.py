@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
-from agentflow.errors import UnsupportedFeature
+from agentflow.errors import UnsupportedFeature, UsageError
 from agentflow.model import GenerateOptions, ModelProfile, ToolChoice
 
 __all__ = [
@@ -19,8 +19,10 @@ __all__ = [
     "OutputStrategy",
     "PromptStrategy",
     "StrategyKind",
+    "StrategyName",
     "StructuredOutputReminder",
     "ToolStrategy",
+    "as_strategy",
     "choose_strategy",
     "degrade",
     "forcing_choice",
@@ -58,6 +60,28 @@ class AutoStrategy:
 
 
 OutputStrategy: TypeAlias = NativeStrategy | ToolStrategy | PromptStrategy | AutoStrategy
+StrategyName: TypeAlias = Literal["native", "tool", "prompt", "auto"]
+"""An output strategy by name (``strategy="tool"``), read by ``as_strategy``."""
+
+_BY_NAME: dict[str, OutputStrategy] = {
+    "native": NativeStrategy(), "tool": ToolStrategy(), "prompt": PromptStrategy(),
+    "auto": AutoStrategy()}
+
+
+def as_strategy(value: Any) -> OutputStrategy:
+    """``value`` as an ``OutputStrategy``: an instance as is, or its name
+    (``"native"``, ``"tool"``, ``"prompt"``, ``"auto"``).
+
+    Raises:
+        UsageError: anything else, naming the value and the four choices.
+    """
+    if isinstance(value, (NativeStrategy, ToolStrategy, PromptStrategy, AutoStrategy)):
+        return value
+    if isinstance(value, str) and value in _BY_NAME:
+        return _BY_NAME[value]
+    raise UsageError(f"strategy={value!r} is not an output strategy; use one of "
+                     f"{', '.join(map(repr, _BY_NAME))} or NativeStrategy(), ToolStrategy(), "
+                     f"PromptStrategy(), AutoStrategy()")
 
 
 class StructuredOutputReminder(StrEnum):

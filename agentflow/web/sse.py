@@ -38,7 +38,7 @@ from agentflow.agent import ReActAgent
 from agentflow.errors import AgentflowError, UsageError
 from agentflow.events import Event
 from agentflow.messages import Msg
-from agentflow.output.strategies import OutputStrategy
+from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.state import AgentState
 from agentflow.web.store import StateStore, stream_with_store
 from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict, sse_frame
@@ -200,7 +200,7 @@ def sse_response(
     output: Any = None,
     *,
     state: AgentState | None = None,
-    strategy: OutputStrategy | None = None,
+    strategy: OutputStrategy | StrategyName | None = None,
     store: StateStore | None = None,
     key: str | None = None,
     ping_interval: float = 15.0,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from agentflow.errors import InvalidInputError
 from agentflow.events import Complete, Event
 from agentflow.messages import Msg
-from agentflow.output.strategies import OutputStrategy
+from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.state import AgentState
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ async def stream_with_store(
     msg: str | Msg | Sequence[str | Msg] | None,
     output: Any = None,
     *,
-    strategy: OutputStrategy | None = None,
+    strategy: OutputStrategy | StrategyName | None = None,
 ) -> AsyncGenerator[Event, None]:
     """Load the conversation ``key``, run ``agent.stream`` on it, save it.
 
@@ -127,7 +127,7 @@ async def call_with_store(
     msg: str | Msg | Sequence[str | Msg] | None,
     output: Any = None,
     *,
-    strategy: OutputStrategy | None = None,
+    strategy: OutputStrategy | StrategyName | None = None,
 ) -> Msg:
     """``stream_with_store`` drained: the reply, with the conversation saved.
 
