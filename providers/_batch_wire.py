@@ -32,8 +32,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from agentflow._secrets import redact_urls
 from agentflow._logging import get_logger
+from agentflow._secrets import redact_urls
 from agentflow.batch_api.protocol import (
     BatchLimits,
     BatchRequest,
