@@ -102,11 +102,21 @@ def strip_thinking(text: str) -> str:
     return body.strip()
 
 
-def _scan(text: str, start: int) -> tuple[int, bool]:
-    """From the bracket at ``start``: the index of its matching close bracket
-    and ``True``, or the last index and ``False`` when it is never closed.
-    String-aware for ``"`` and ``'`` strings (with escapes)."""
-    depth, quote, esc = 0, "", False
+ScanState = tuple[int, str, bool]
+"""Where a bracket scan stands between calls: nesting depth, the open quote
+(``""`` outside strings), and whether the last character was an escape."""
+
+_FRESH: ScanState = (0, "", False)
+
+
+def scan_brackets(text: str, start: int, state: ScanState = _FRESH,
+                  ) -> tuple[int, bool, ScanState]:
+    """From ``start``, in the scan ``state`` (a fresh one: at the value's
+    opening bracket): the index of the bracket that closes the value and
+    ``True``; or ``len(text)`` and ``False`` when ``text`` ends first, with
+    the state to resume from when it grows. String-aware for ``"`` and ``'``
+    strings (with escapes)."""
+    depth, quote, esc = state
     for j in range(start, len(text)):
         ch = text[j]
         if quote:
@@ -123,8 +133,15 @@ def _scan(text: str, start: int) -> tuple[int, bool]:
         elif ch in "}]":
             depth -= 1
             if depth == 0:
-                return j, True
-    return len(text) - 1, False
+                return j, True, _FRESH
+    return len(text), False, (depth, quote, esc)
+
+
+def _scan(text: str, start: int) -> tuple[int, bool]:
+    """From the bracket at ``start``: the index of its matching close bracket
+    and ``True``, or the last index and ``False`` when it is never closed."""
+    end, closed, _ = scan_brackets(text, start)
+    return (end, True) if closed else (len(text) - 1, False)
 
 
 def _balanced_spans(text: str, offset: int = 0) -> Iterator[tuple[int, str]]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pydantic_core
 
-from agentflow.output.parsing import _scan
+from agentflow.output.parsing import ScanState, _scan, scan_brackets
 from agentflow.output.schema import WRAP_FIELD
 
 __all__ = ["PartialOutput", "ValueStarts", "json_start", "last_value_start"]
@@ -55,7 +55,7 @@ class ValueStarts:
         opening: the characters a value may open with (``"{"``, ``"[{"``).
     """
 
-    __slots__ = ("_depth", "_esc", "_found", "_inside", "_opening", "_pos", "_quote", "_seen")
+    __slots__ = ("_found", "_inside", "_opening", "_pos", "_seen", "_state")
 
     def __init__(self, opening: str = "{[") -> None:
         self._opening = opening
@@ -66,14 +66,14 @@ class ValueStarts:
         self._found: int | None = None
         self._pos = 0
         self._inside = False
-        self._depth, self._quote, self._esc = 0, "", False
+        self._state: ScanState = (0, "", False)
 
     def __call__(self, text: str) -> int | None:
         """Where the latest top-level value of ``text`` starts, or ``None``."""
         if not text.startswith(self._seen):
             self._restart()
         n, i = len(text), self._pos
-        depth, quote, esc = self._depth, self._quote, self._esc
+        state = self._state
         while i < n:
             if not self._inside:
                 starts = [p for p in (text.find(ch, i) for ch in self._opening) if p >= 0]
@@ -81,30 +81,13 @@ class ValueStarts:
                     i = n
                     break
                 i = self._found = min(starts)
-                self._inside, depth, quote, esc = True, 0, "", False
-            for j in range(i, n):  # _scan, resumable
-                ch = text[j]
-                if quote:
-                    if esc:
-                        esc = False
-                    elif ch == "\\":
-                        esc = True
-                    elif ch == quote:
-                        quote = ""
-                elif ch in "\"'":
-                    quote = ch
-                elif ch in "{[":
-                    depth += 1
-                elif ch in "}]":
-                    depth -= 1
-                    if depth == 0:
-                        self._inside = False
-                        i = j + 1
-                        break
-            else:
-                i = n
+                self._inside, state = True, (0, "", False)
+            end, closed, state = scan_brackets(text, i, state)
+            if closed:
+                self._inside = False
+            i = end + 1 if closed else n
         self._pos, self._seen = i, text
-        self._depth, self._quote, self._esc = depth, quote, esc
+        self._state = state
         return self._found
 
 
