@@ -101,10 +101,15 @@ def _whole(spans: list[Span], source: str) -> list[Span]:
     return [s for s in spans if not cuts_token(source, *s)]
 
 
-def _whole_lines(spans: list[Span], source: str) -> list[Span]:
-    """The spans that begin and end at line contents of ``source``."""
+def _line_bounds(source: str) -> tuple[set[int], set[int]]:
+    """Where the line contents of ``source`` start, and where they end."""
     lines = line_spans(source)
-    starts, ends = {s for s, _ in lines}, {e for _, e in lines}
+    return {s for s, _ in lines}, {e for _, e in lines}
+
+
+def _whole_lines(spans: list[Span], bounds: tuple[set[int], set[int]]) -> list[Span]:
+    """The spans that begin and end at line contents (``bounds``: ``_line_bounds``)."""
+    starts, ends = bounds
     return [s for s in spans if s[0] in starts and s[1] in ends]
 
 
@@ -123,7 +128,7 @@ def locate(
     if whole_tokens:
         every = _whole(every, source)
     if whole_lines:
-        every = _whole_lines(every, source)
+        every = _whole_lines(every, _line_bounds(source))
     return next((s for s in every if s[0] >= start), None)
 
 
@@ -182,6 +187,7 @@ def check_grounding(values: Sequence[GroundedValue], source: str) -> GroundingCh
     result = GroundingCheck()
     taken: set[Span] = set()
     cursor = 0
+    bounds: tuple[set[int], set[int]] | None = None  # of the lines, computed once if needed
     for gv in values:
         if not gv.value.strip():
             result.empty.append((gv.path, gv.optional))
@@ -193,7 +199,8 @@ def check_grounding(values: Sequence[GroundedValue], source: str) -> GroundingCh
                 result.cut.append((gv.path, gv.value, token_at(source, *every[0])))
             every = whole
         if every and gv.marker.whole_lines:
-            whole = _whole_lines(every, source)
+            bounds = bounds or _line_bounds(source)
+            whole = _whole_lines(every, bounds)
             if not whole:
                 result.cut_lines.append((gv.path, gv.value, line_at(source, *every[0])))
             every = whole
