@@ -262,40 +262,17 @@ def _is_jsonl(path: Path, fmt: str) -> bool:
 
 
 def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[Document]:
-    """One document per record of a JSONL file.
-
-    The first record decides the set-up: if it is not JSON or has no string
-    ``text_field``, the file is refused (``InputError``: the wrong file or
-    ``--text-field``). A later record that is not JSON or has no such field
-    is a failed document of its own (id ``path#line``, ``UnreadableDocumentError``)
-    and the other records go on: one bad line of a million does not stop a run.
-
-    Raises:
-        InputError: as above, or an id used twice in the file.
-    """
     content = _read(path)
     seen: dict[str, int] = {}
-    first = True
     for number, line in enumerate(io.StringIO(content), start=1):
         if not line.strip():
             continue
-        problem = None
         try:
             record: Any = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            record, problem = None, f"{path}:{number}: not JSON ({exc})"
-        if problem is None and (not isinstance(record, dict)
-                                or not isinstance(record.get(text_field), str)):
-            problem = f"{path}:{number}: no string field {text_field!r}"
-        if problem is not None:
-            if first:
-                raise InputError(problem)
-            seen[f"{path}#{number}"] = number
-            yield Document(f"{path}#{number}", "", problem=problem,
-                           problem_type="UnreadableDocumentError",
-                           reason="fix or remove this line; the other records were read")
-            continue
-        first = False
+            raise InputError(f"{path}:{number}: not JSON ({exc})") from exc
+        if not isinstance(record, dict) or not isinstance(record.get(text_field), str):
+            raise InputError(f"{path}:{number}: no string field {text_field!r}")
         rid = record.get(id_field)
         doc_id = f"{path}#{rid if rid is not None else number}"
         if doc_id in seen:  # ids key the results: a repeat would lose one document

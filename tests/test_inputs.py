@@ -282,17 +282,3 @@ def test_deliver_keeps_the_bytes_of_pdfs_sent_as_document_blocks(tmp_path: Path)
     assert both["a.pdf"].text.startswith("Quarterly")
     assert both["a.pdf"].pages is not None and len(both["a.pdf"].pages) == 3
     assert read("text")["scan.pdf"].problem_type == "NoTextLayerError"
-
-
-def test_a_bad_jsonl_line_after_the_first_is_a_failed_document_and_the_rest_go_on(
-        tmp_path: Path) -> None:
-    path = tmp_path / "many.jsonl"
-    path.write_text('{"id": 1, "text": "one"}\n{"id": 2, "text": \n{"id": 3}\n'
-                    '{"id": 4, "text": "four"}\n')
-    docs = list(iter_documents([str(path)]))
-    assert [d.id.rsplit("#", 1)[1] for d in docs] == ["1", "2", "3", "4"]
-    assert [d.text for d in docs] == ["one", "", "", "four"]
-    assert docs[1].problem is not None and f"{path}:2: not JSON" in docs[1].problem
-    assert docs[2].problem == f"{path}:3: no string field 'text'"
-    assert {d.problem_type for d in docs[1:3]} == {"UnreadableDocumentError"}
-    assert docs[0].problem is None and docs[3].problem is None
