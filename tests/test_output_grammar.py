@@ -241,6 +241,20 @@ def test_a_pattern_nothing_in_the_source_matches_leaves_its_branch_out() -> None
     assert substring_grammar(local(Version), "see 4.5-1 here", SEP) is not None
 
 
+class Signed(BaseModel):
+    versions: list[Version]
+    who: Annotated[str, Grounded(whole_tokens=True)] = Field(pattern=r"^[^<>]+ <[^<>]+>$")
+    when: Annotated[str, Grounded(whole_tokens=True)] = Field(pattern=r"^[0-9]{4}-[0-9]{2}$")
+
+
+def test_an_impossible_output_names_every_field_at_fault_and_only_those() -> None:
+    """The error names each required field no text can fill; a list left
+    empty for want of a version is a possible value, so it is not named."""
+    with pytest.raises(grammar.NoGroundedValueError) as raised:
+        substring_grammar(local(Signed), "A note, unsigned and undated.", SEP)
+    assert raised.value.fields == ["who", "when"]
+
+
 def test_a_pattern_matching_only_inside_a_token_counts_as_matching_nothing() -> None:
     """For whole-token fields only spans between token boundaries count:
     ``5.36`` inside ``perl5.36`` is no version a whole-token value can take."""

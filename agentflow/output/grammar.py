@@ -254,7 +254,16 @@ class _Builder:
         matches nothing in the document, or an object/list that needs one):
         the grammar then leaves that branch out (an empty list, ``null``, the
         other ``anyOf`` branches) instead of letting the model start a value
-        it cannot finish."""
+        it cannot finish. ``missing`` keeps only the fields of impossible
+        values: what a possible value passed over (an empty list, ``null``)
+        is dropped from it."""
+        mark = len(self.missing)
+        name = self._node(node)
+        if name is not None:
+            del self.missing[mark:]
+        return name
+
+    def _node(self, node: Mapping[str, Any]) -> str | None:
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
             key = ref.split("/")[-1]
@@ -346,6 +355,7 @@ class _Builder:
     def object(self, node: Mapping[str, Any]) -> str | None:
         parts = []
         possible = True
+        top = not self.path  # the output itself: name every field that cannot be filled
         for i, (key, prop) in enumerate(node["properties"].items()):
             sep = _literal(self.item_sep) + " " if i else ""
             self.path.append(key)
@@ -354,6 +364,10 @@ class _Builder:
                 self.missing.append(".".join(self.path).replace(".[]", "[]"))
                 possible = False
             self.path.pop()
+            if not possible:
+                if not top:
+                    return None  # a nested object: its branch is left out, build no more
+                continue
             parts.append(f"{sep}{_json_literal(key)} {_literal(self.key_sep)} {value}")
         return '"{" ' + " ".join(parts) + ' "}"' if possible else None
 
