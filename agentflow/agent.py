@@ -52,7 +52,7 @@ from agentflow.execution import CallExecution
 from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
-from agentflow.middleware.base import Act, Middleware, ModelRequest, ReasonAgain
+from agentflow.middleware.base import Act, Hooks, Middleware, ModelRequest, ReasonAgain, hooks_for
 from agentflow.middleware.structured_output import (
     StructuredOutputCompression,
     StructuredOutputMiddleware,
@@ -154,9 +154,7 @@ class ReActAgent:
         ]
         self._specs: dict[tuple[str, tuple[str, ...]], list[ToolSpec]] = {}
         self._whole: tuple[GenerateOptions, GenerateOptions] | None = None
-        self._chunk_hooks = [
-            m for m in self.middleware if type(m).on_chunk is not Middleware.on_chunk
-        ]
+        self._hooks: Hooks = hooks_for(self.middleware)
 
     def __repr__(self) -> str:
         return f"ReActAgent(name={self.name!r}, model={self.model.model_name!r})"
@@ -308,9 +306,11 @@ class ReActAgent:
                 ex.extra["ground"] = ground
             if examples is not None:
                 ex.extra["examples"] = examples
+            # the middleware that override each stage (``self.middleware`` as it is now)
+            hooks = self._hooks = hooks_for(self.middleware, self._hooks)
             with self.telemetry.call(self.name, self.id, ex):
                 yield CallStarted(ex.call_id, self.name, self.id)
-                for m in self.middleware:
+                for m in hooks.on_call_start:
                     await m.on_call_start(ex)
                 for event in self._drain(ex):
                     yield event
@@ -320,7 +320,7 @@ class ReActAgent:
                 while ex.iteration < self.max_iters:
                     ex.iteration += 1
                     while True:  # reason: one model request, sent again after a recovered error
-                        request = await self._request(ex)
+                        request = await self._request(ex, hooks)
                         for event in self._drain(ex):
                             yield event
                         builder = ReplyBuilder()
@@ -337,7 +337,7 @@ class ReActAgent:
                                             yield ReasoningChunk(chunk.text, ex.iteration)
                                         elif isinstance(chunk, ThinkingDelta) and chunk.text:
                                             yield ThinkingChunk(chunk.text, ex.iteration)
-                                    for m in self._chunk_hooks:
+                                    for m in hooks.on_chunk:
                                         partial = m.on_chunk(ex, chunk, builder)
                                         if partial is not None:
                                             yield partial
@@ -361,7 +361,7 @@ class ReActAgent:
                     for call in calls:
                         yield ToolUse(call.id, call.name, dict(call.input))
                     decision = None
-                    for m in self.middleware:
+                    for m in hooks.post_reasoning:
                         decision = await m.post_reasoning(ex, reply)
                         if decision is not None:
                             break
@@ -379,7 +379,7 @@ class ReActAgent:
                                          block.is_error)
                     self._count_failures(ex, calls, results, supplied)
                     stop = False
-                    for m in self.middleware:
+                    for m in hooks.post_acting:
                         stop = await m.post_acting(ex, results) or stop
                     for event in self._drain(ex):
                         yield event
@@ -390,7 +390,7 @@ class ReActAgent:
                     ex.stop_reason = "max_iters"
                     ex.log.info("call.max_iters", max_iters=self.max_iters)
 
-                for m in self.middleware:
+                for m in hooks.on_call_end:
                     await m.on_call_end(ex)
                 for event in self._drain(ex):
                     yield event
@@ -412,10 +412,10 @@ class ReActAgent:
 
     # ------------------------------------------------------------------ the loop
 
-    async def _request(self, ex: CallExecution) -> ModelRequest:
+    async def _request(self, ex: CallExecution, hooks: Hooks) -> ModelRequest:
         """The next model request: the snapshot, after ``pre_reasoning``."""
         request = snapshot(ex, self.sys_prompt, self._tool_specs(ex.model.profile.schema_dialect))
-        for m in self.middleware:
+        for m in hooks.pre_reasoning:
             await m.pre_reasoning(ex, request)
         return request
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentflow.errors import StructuredOutputError
 from agentflow.events import Event, StopReason
 from agentflow.messages import Msg, StructuredResult, new_id
 from agentflow.model import ChatModel, GenerateOptions, ResponseFormat, ToolChoice, ToolSpec, Usage
@@ -109,8 +110,6 @@ class CallExecution:
         """The result to attach to the reply, or ``None`` when no output was asked."""
         if self.output_type is None:
             return None
-        from agentflow.errors import StructuredOutputError
-
         if self.completed:
             return StructuredResult(value=self.output, spans=self.spans)
         error = self.output_error

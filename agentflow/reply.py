@@ -27,16 +27,12 @@ from agentflow.messages import (
 )
 from agentflow.model import (
     ChatModel,
-    FinishChunk,
     FinishReason,
     GenerateOptions,
     ModelChunk,
-    TextDelta,
-    ThinkingDelta,
     ToolCallDelta,
     ToolSpec,
     Usage,
-    UsageChunk,
 )
 from agentflow.output.decoding import RAW_ARGUMENTS, decode_arguments
 
@@ -242,21 +238,22 @@ class ReplyBuilder:
         self.usage = Usage()
 
     def add(self, chunk: ModelChunk) -> None:
-        """Fold one chunk in."""
-        if isinstance(chunk, TextDelta):
+        """Fold one chunk in (dispatched on its ``type`` tag: no ``isinstance``
+        chain per chunk)."""
+        if chunk.type == "text":
             self._text.append(chunk.text)
-        elif isinstance(chunk, ToolCallDelta):
+        elif chunk.type == "tool_call":
             self.tools.add(chunk)
-        elif isinstance(chunk, ThinkingDelta):
+        elif chunk.type == "thinking":
             if chunk.text:
                 self._thinking.append(chunk.text)
             if chunk.signature:
                 self._signature = chunk.signature
             if chunk.provider_data:
                 self._thinking_data.update(chunk.provider_data)
-        elif isinstance(chunk, UsageChunk):
+        elif chunk.type == "usage":
             self.usage = chunk.usage
-        elif isinstance(chunk, FinishChunk):
+        elif chunk.type == "finish":
             self.finish_reason = chunk.reason
             self.response_model = chunk.response_model or self.response_model
             self.response_id = chunk.response_id or self.response_id

@@ -60,6 +60,18 @@ class Exchange:
         self._lease: RateLease | None = None
 
     async def __aenter__(self) -> aiohttp.ClientResponse:
+        if self._response is not None:  # ``start`` sent it already
+            return self._response
+        return await self.start()
+
+    async def start(self) -> aiohttp.ClientResponse:
+        """Send the request and return the 2xx response, as entering does; the
+        ``async with`` that follows gets the same response and releases it.
+        A caller that must look at a refusal before it holds the exchange
+        (``BadRequestError`` here, nothing to release) starts it first.
+
+        Raises: as the class says for entry.
+        """
         request, self._request = self._request, None  # sent: the body is not kept
         if request is None:
             raise RuntimeError("an Exchange is entered once")

@@ -18,7 +18,7 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
@@ -353,22 +353,28 @@ class OpenAICompatibleModel:
         return None
 
     def whole_chunks(self, guard: ReplyGuard, data: Any, markup: MarkupFilter
-                    ) -> Iterator[ModelChunk]:
+                    ) -> list[ModelChunk]:
         """The chunks of a whole (non-streamed) reply ``data``, read under
         ``guard`` and through ``markup``: the live whole-reply path and batch
-        replies (``parse_batch_reply``) share it.
+        replies (``parse_batch_reply``) share it. A list, made at once (no
+        generator per reply): nothing of a reply the guard refuses is passed on.
 
         Raises:
             ProviderError: a malformed reply or one carrying an error (``guard``).
         """
         parser = self.parser_class()
-        yield from markup.feed(guard.fold(partial(self.read_payload, parser, guard=guard), data))
-        yield from markup.feed(guard.fold(lambda _: parser.close(), None))
-        yield from markup.close()
+        chunks = markup.feed(guard.fold(partial(self.read_payload, parser, guard=guard), data))
+        held = guard.fold(_close, parser)
+        if held:
+            chunks = chunks + markup.feed(held)
+        rest = markup.close()
+        if rest:
+            chunks = chunks + rest
         guard.end()
+        return chunks
 
     # -- the request ----------------------------------------------------------
-    async def stream(
+    def stream(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
     ) -> AsyncIterator[ModelChunk]:
         """Send one request and yield its chunks (see the class docstring for errors).
@@ -379,39 +385,37 @@ class OpenAICompatibleModel:
         compile) is sent again once without ``strict``, and this model sends no
         ``strict`` from then on (C13 kind: never a 400 for a schema that can go
         non-strict). Nothing was yielded before such a refusal.
+
+        One async generator per request (``_send``): nothing is built or sent
+        before the first iteration.
         """
+        return self._send(messages, tools, options)
+
+    async def _send(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> AsyncIterator[ModelChunk]:
+        """Build the body, send it and yield the reply's chunks (``stream``)."""
         body = self.build_body(messages, tools, options)
+        if self._key_missing:
+            raise AuthenticationError(
+                f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
         strict = any((t.get("function") or {}).get("strict") for t in body.get("tools") or ())
-        sender = self._send(messages, tools, body)
+        markup = MarkupFilter(self._markups, tools)
+        streaming = body.get("stream") is True
+        media = media_cost((b for m in messages for b in m.content), self.profile.media_tokens)
+        exchange = self._http.open(self.chat_path, body, whole=not streaming, media=media)
         del body  # the exchange drops it once sent: not kept alive while the reply comes
         try:
-            first = await anext(sender)
-        except StopAsyncIteration:
-            return
+            await exchange.start()
         except BadRequestError as exc:
             if not (strict and _strict_refused(exc)):
                 raise
             self.send_strict = False  # this instance only; the class default stays
             _log.warning("openai_compat.strict_refused", vendor=self.vendor,
                          model=self._model, error=str(exc)[:200])
-            sender = self._send(messages, tools, self.build_body(messages, tools, options))
-            first = await anext(sender)
-        yield first
-        async for chunk in sender:
-            yield chunk
-
-    async def _send(
-        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], body: dict[str, Any]
-    ) -> AsyncIterator[ModelChunk]:
-        """Send ``body`` and yield the reply's chunks."""
-        if self._key_missing:
-            raise AuthenticationError(
-                f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
-        markup = MarkupFilter(self._markups, tools)
-        streaming = body.get("stream") is True
-        media = media_cost((b for m in messages for b in m.content), self.profile.media_tokens)
-        exchange = self._http.open(self.chat_path, body, whole=not streaming, media=media)
-        del body
+            exchange = self._http.open(self.chat_path, self.build_body(messages, tools, options),
+                                       whole=not streaming, media=media)
+            await exchange.start()
         async with exchange as response:
             if not streaming or "json" in response.content_type:
                 guard = ReplyGuard(self.vendor, stream=False)
@@ -434,7 +438,7 @@ class OpenAICompatibleModel:
                     finished = finished or chunk.type == "finish"
                     yield chunk
                 done = done or parser.terminal
-            for chunk in markup.feed(guard.fold(lambda _: parser.close(), None)):
+            for chunk in markup.feed(guard.fold(_close, parser)):
                 yield chunk
             for chunk in markup.close():
                 yield chunk
@@ -472,6 +476,11 @@ class OpenAICompatibleModel:
         if not isinstance(payload, dict) or "error" not in payload:
             payload = {"error": payload}
         return self.payload_error(payload) or ServerError(data[:500], vendor=self.vendor)
+
+
+def _close(parser: ChunkParser) -> list[ModelChunk]:
+    """What ``parser`` still holds at the end of a reply (``ReplyGuard.fold``'s reader)."""
+    return parser.close()
 
 
 _STRICT_REFUSAL = re.compile(r"invalid schema for function", re.I)

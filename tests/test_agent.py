@@ -952,3 +952,20 @@ async def test_call_says_nobody_reads_deltas_and_stream_leaves_the_transport():
     assert [r.options.stream for r in model.requests] == [False, None, True]
     assert seen == [False, True, False]
 
+
+
+async def test_middleware_added_to_the_list_after_the_agent_was_made_runs_every_stage():
+    log: list = []
+
+    class Chunks(Recorder):
+        def on_chunk(self, ex, chunk, reply):
+            if isinstance(chunk, TextDelta):
+                log.append((self.tag, "on_chunk"))
+            return None
+
+    agent = ReActAgent("a", ScriptedModel(["one", "two"]))
+    await agent.call("first")  # the hook table of the original list is built and used
+    agent.middleware.append(Chunks("L", log))
+    await agent.call("second")
+    assert log == [("L", "on_call_start"), ("L", "pre_reasoning"), ("L", "on_chunk"),
+                   ("L", "post_reasoning"), ("L", "on_call_end")]

@@ -236,6 +236,29 @@ def test_insufficient_quota_429_is_quota() -> None:
     assert isinstance(default_error("v", 429, {}, body), QuotaExceededError)
 
 
+async def test_a_started_exchange_is_entered_with_its_response_and_released_on_exit() -> None:
+    async with raw_server(Raw([b'{"ok": 1}']), Raw([b"{}"], 400), Raw([b'{"ok": 2}'])) as (
+            url, seen):
+        client = HttpClient(url, vendor="t", settings=FAST)
+        exchange = client.open("x", {"q": 1})
+        response = await exchange.start()
+        assert response.status == 200 and len(seen) == 1  # sent by start, not by entering
+        async with exchange as entered:
+            assert entered is response
+            assert await read_json(entered) == {"ok": 1}
+        assert response.closed
+        assert len(seen) == 1
+        with pytest.raises(RuntimeError, match="entered once"):
+            async with exchange:
+                pass
+        refused = client.open("x", {})
+        with pytest.raises(BadRequestError):  # nothing held: no exit to run
+            await refused.start()
+        async with client.open("x", {}) as response:
+            assert await read_json(response) == {"ok": 2}
+        await client.aclose()
+
+
 # ----------------------------------------------------------------------------- retries
 
 

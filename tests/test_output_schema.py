@@ -101,6 +101,18 @@ def test_spec_is_cached_per_type_and_dialect() -> None:
     assert spec.schema_for("openai_strict") is spec.schema_for("openai_strict")
 
 
+def test_response_format_is_one_object_per_dialect() -> None:
+    spec = OutputSpec.of(Person)
+    rf = spec.response_format("openai_strict")
+    assert spec.response_format("openai_strict") is rf
+    strict = spec.schema_for("openai_strict")
+    assert (rf.type, rf.schema, rf.name, rf.strict) == ("json_schema", strict.schema, spec.name,
+                                                        strict.strict)
+    assert rf.description == spec.description
+    assert spec.response_format("plain") is not rf
+    assert spec.response_format("plain").schema == spec.plain_schema
+
+
 def test_alias_and_description_survive_every_dialect() -> None:
     spec = OutputSpec.of(Person)
     for dialect in ("plain", "openai_strict", "gemini", "local"):

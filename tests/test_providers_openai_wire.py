@@ -22,7 +22,10 @@ from agentflow.model import (
     ToolCallDelta,
     ToolChoice,
     ToolSpec,
+    Usage,
+    UsageChunk,
 )
+from agentflow.providers._markup import MarkupFilter, resolve_markups
 from agentflow.providers._openai_errors import unsupported_feature
 from agentflow.providers._openai_wire import ChunkParser, format_messages, sanitize_schema_name
 from agentflow.providers._payload import ReplyGuard
@@ -254,6 +257,31 @@ async def test_whole_reply_malformed_or_empty_is_a_server_error(raw: RawOpenAIFa
                                                                 body: Any) -> None:
     with pytest.raises(ServerError, match="reply from openai"):
         await reply_of(raw, stream=False, json=body)
+
+
+async def test_whole_reply_refused_passes_on_no_chunk_first(raw: RawOpenAIFake) -> None:
+    # usage but neither content nor a finish reason: refused before any chunk
+    # of it (a usage chunk) reaches the caller
+    raw.add(FakeReply(extra={"json": USAGE}))
+    model = OpenAIChatModel("gpt-4o-mini", base_url=raw.url, api_key="k", settings=FAST,
+                            stream=False)
+    seen: list[Any] = []
+    try:
+        with pytest.raises(ServerError, match="empty reply from openai"):
+            async for item in model.stream([Msg.user("hi")], [], GenerateOptions()):
+                seen.append(item)
+    finally:
+        await model.aclose()
+    assert seen == []
+
+
+def test_whole_chunks_is_the_reply_as_one_list() -> None:
+    model = OpenAIChatModel("gpt-4o-mini", api_key="k")
+    body = {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}], "usage": {
+        "prompt_tokens": 3, "completion_tokens": 1}}
+    chunks = model.whole_chunks(ReplyGuard("openai", stream=False), body,
+                                MarkupFilter(resolve_markups(("hermes",))))
+    assert chunks == [TextDelta("hi"), UsageChunk(Usage(3, 1)), FinishChunk("stop", "stop")]
 
 
 async def test_whole_reply_with_empty_text_and_finish_reason_is_an_answer(

@@ -472,6 +472,20 @@ async def test_native_strategy_sends_response_format_in_dialect() -> None:
     assert GR not in model.requests[0].tool_names
 
 
+async def test_native_requests_of_one_agent_share_one_options_copy() -> None:
+    # the response format is one object per type and dialect, so the options
+    # carrying it are copied once, not per call
+    model = ScriptedModel(['{"name": "Ann", "email": "ann@x.io"}'] * 3, profile=NATIVE)
+    agent = ReActAgent("a", model)
+    for _ in range(3):
+        reply, _ = await run(agent)
+        assert reply.output == Contact(**OK)
+    first = model.requests[0].options
+    assert first.response_format is not None and first.response_format.name == "Contact"
+    assert all(r.options is first for r in model.requests)
+    assert agent.options.response_format is None  # the agent's own options are untouched
+
+
 async def test_native_validation_retry_uses_a_transient_user_message() -> None:
     model = ScriptedModel(['{"name": "Ann"}', '{"name": "Ann", "email": "ann@x.io"}'],
                           profile=NATIVE)

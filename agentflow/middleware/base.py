@@ -37,9 +37,11 @@ __all__ = [
     "Act",
     "Decision",
     "Finish",
+    "Hooks",
     "Middleware",
     "ModelRequest",
     "ReasonAgain",
+    "hooks_for",
 ]
 
 
@@ -110,3 +112,41 @@ class Middleware:
 
     async def on_call_end(self, ex: CallExecution) -> None:
         """The loop ended normally (not on error); may rewrite ``ex.memory``/``ex.reply``."""
+
+
+_STAGES = ("on_call_start", "pre_reasoning", "on_chunk", "post_reasoning", "post_acting",
+           "on_call_end")
+
+
+@dataclass(frozen=True, slots=True)
+class Hooks:
+    """The middleware of an agent that override each stage, in list order.
+
+    A stage a middleware leaves as ``Middleware``'s no-op is not called for
+    it (each call of an async no-op creates and runs a coroutine). Built by
+    ``hooks_for``; ``source`` is the middleware list it was built from.
+    ``on_model_error`` is not listed: it runs only on errors.
+    """
+
+    source: list[Middleware]
+    on_call_start: tuple[Middleware, ...]
+    pre_reasoning: tuple[Middleware, ...]
+    on_chunk: tuple[Middleware, ...]
+    post_reasoning: tuple[Middleware, ...]
+    post_acting: tuple[Middleware, ...]
+    on_call_end: tuple[Middleware, ...]
+
+
+def _overrides(m: object, stage: str) -> bool:
+    """Whether ``m`` has its own ``stage`` (not ``Middleware``'s no-op)."""
+    return getattr(type(m), stage, None) is not getattr(Middleware, stage)
+
+
+def hooks_for(middleware: list[Middleware], cached: Hooks | None = None) -> Hooks:
+    """The ``Hooks`` of ``middleware``: ``cached`` when it was built from the
+    same middleware (compared element by element, so a list edited after the
+    agent was made is seen on its next call), else a new table."""
+    if cached is not None and cached.source == middleware:  # a private copy: no call here
+        return cached
+    source = list(middleware)
+    return Hooks(source, *(tuple(m for m in source if _overrides(m, stage)) for stage in _STAGES))

@@ -28,6 +28,9 @@ __all__ = ["STRATEGY_CACHE_SIZE", "StrategyBook", "bind", "model_key"]
 STRATEGY_CACHE_SIZE = 1024
 """Entries of the per-middleware strategy cache (one per model and has-tools)."""
 
+_NONE: frozenset[str] = frozenset()
+_JSON_OBJECT = ResponseFormat("json_object")
+
 
 def model_key(model: ChatModel) -> tuple[str, str, int]:
     """The key a model's refusals and strategies are kept under (this object)."""
@@ -47,7 +50,7 @@ class StrategyBook:
     def effective_profile(self, model: ChatModel) -> ModelProfile:
         """``model.profile`` minus the features the vendor refused at run time."""
         profile = model.profile
-        refused = self._refused.get(model_key(model), frozenset())
+        refused = self._refused.get(model_key(model), _NONE)
         if "native_output" in refused:
             profile = profile.with_(native_output=None)
         if "tools" in refused:
@@ -66,14 +69,17 @@ class StrategyBook:
         if not isinstance(chosen, AutoStrategy):
             return chosen.kind
         key = model_key(model)
-        return self._strategies.get_or_make(
-            (key, has_tools, self._refused.get(key, frozenset())),
-            lambda: choose_strategy(self.effective_profile(model), has_tools))
+        entry = (key, has_tools, self._refused.get(key, _NONE))
+        kind = self._strategies.get(entry)  # no closure per call for get_or_make
+        if kind is None:
+            kind = self._strategies.put(entry, choose_strategy(self.effective_profile(model),
+                                                               has_tools))
+        return kind
 
     def refuse(self, model: ChatModel, feature: UnsupportedFeature) -> None:
         """Remember that ``model``'s vendor refused ``feature``."""
         key = model_key(model)
-        self._refused[key] = self._refused.get(key, frozenset()) | {feature}
+        self._refused[key] = self._refused.get(key, _NONE) | {feature}
 
 
 def bind(ex: CallExecution, run: OutputRun, kind: StrategyKind, profile: ModelProfile) -> None:
@@ -93,9 +99,6 @@ def bind(ex: CallExecution, run: OutputRun, kind: StrategyKind, profile: ModelPr
             ex.memory.append(persistent_reminder(ReminderType.ENTER))
             ex.so_tool_active = True
     elif kind == "native" and profile.native_output == "json_schema":
-        schema = run.spec.schema_for(profile.schema_dialect)
-        ex.response_format = ResponseFormat(
-            "json_schema", schema.schema, run.spec.name, schema.strict, run.spec.description
-        )
+        ex.response_format = run.spec.response_format(profile.schema_dialect)
     elif kind == "native":
-        ex.response_format = ResponseFormat("json_object")
+        ex.response_format = _JSON_OBJECT

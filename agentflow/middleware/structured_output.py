@@ -103,7 +103,7 @@ from agentflow.middleware.output_answers import (
 from agentflow.middleware.output_compression import StructuredOutputCompression
 from agentflow.middleware.output_partials import partial_event
 from agentflow.middleware.output_strategy import STRATEGY_CACHE_SIZE, StrategyBook, bind
-from agentflow.model import ChatModel, ModelChunk, ModelProfile, ResponseFormat
+from agentflow.model import ChatModel, GenerateOptions, ModelChunk, ModelProfile, ResponseFormat
 from agentflow.output.config import OutputConfig
 from agentflow.output.parsing import parse_output
 from agentflow.output.partial import PartialOutput
@@ -158,6 +158,7 @@ class StructuredOutputMiddleware(Middleware):
     def __init__(self, config: OutputConfig | None = None) -> None:
         self.config = config or OutputConfig()
         self._book = StrategyBook()
+        self._formats: tuple[GenerateOptions, ResponseFormat, GenerateOptions] | None = None
 
     # ------------------------------------------------------------ strategy binding
 
@@ -244,7 +245,7 @@ class StructuredOutputMiddleware(Middleware):
                 options = options.with_(parallel_tool_calls=False)
         else:
             if ex.response_format is not None:
-                options = options.with_(response_format=self._grounded_format(ex, run))
+                options = self._with_format(options, self._grounded_format(ex, run))
             if run.kind == "prompt" or (ex.response_format and ex.response_format.schema is None):
                 schema = orjson.dumps(run.spec.plain_schema).decode()
                 at = next(
@@ -257,6 +258,17 @@ class StructuredOutputMiddleware(Middleware):
                       len(request.messages))
             request.messages[at:at] = run.examples
         request.options = options
+
+    def _with_format(self, options: GenerateOptions, rf: ResponseFormat) -> GenerateOptions:
+        """``options`` with ``rf``; the last such copy is kept, so calls with the
+        same options and format (``OutputSpec.response_format`` gives one
+        object per type) share it instead of copying the options each time."""
+        cached = self._formats
+        if cached is not None and cached[0] is options and cached[1] is rf:
+            return cached[2]
+        out = options.with_(response_format=rf)
+        self._formats = (options, rf, out)
+        return out
 
     def _grounded_format(self, ex: CallExecution, run: _Run) -> ResponseFormat:
         """The call's response format; with the source attached (and every

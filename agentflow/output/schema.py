@@ -31,7 +31,7 @@ from pydantic_core import PydanticCustomError
 from typing_extensions import is_typeddict
 
 from agentflow.errors import SchemaError
-from agentflow.model import SchemaDialect
+from agentflow.model import ResponseFormat, SchemaDialect
 from agentflow.output.decoding import normalize
 from agentflow.output.dialects import DialectSchema, transform_schema
 
@@ -74,6 +74,7 @@ class OutputSpec:
     _plain: dict[str, Any] = field(repr=False)
     _cache: dict[str, DialectSchema] = field(default_factory=dict, repr=False)
     _adapters: dict[str, TypeAdapter[Any]] = field(default_factory=dict, repr=False)
+    _formats: dict[str, ResponseFormat] = field(default_factory=dict, repr=False)
 
     @staticmethod
     @functools.lru_cache(maxsize=SPEC_CACHE_SIZE)
@@ -124,6 +125,21 @@ class OutputSpec:
         cached = self._cache.get(dialect)
         if cached is None:
             cached = self._cache[dialect] = transform_schema(self._plain, dialect)
+        return cached
+
+    def response_format(self, dialect: SchemaDialect) -> ResponseFormat:
+        """The ``json_schema`` response format asking for this type in
+        ``dialect`` (cached: the same object for every call, so requests
+        built from it can be cached too).
+
+        Raises:
+            SchemaError: as ``schema_for``.
+        """
+        cached = self._formats.get(dialect)
+        if cached is None:
+            schema = self.schema_for(dialect)
+            cached = self._formats[dialect] = ResponseFormat(
+                "json_schema", schema.schema, self.name, schema.strict, self.description)
         return cached
 
     def validate(self, data: Any, text: str | None = None) -> Any:
