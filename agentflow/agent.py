@@ -294,26 +294,29 @@ class ReActAgent:
             raise InvalidInputError("no message: pass a message, or a state whose memory holds one")
         state.inputs_checked = check_call_inputs(  # only what the last call did not check
             state.memory, inputs, self.model.profile, self.model.model_name, state.inputs_checked)
+        has_tools = bool(len(self.toolkit))
         if output is not None:
-            self.structured_output.prepare(self.model, output, bool(len(self.toolkit)), strategy)
+            self.structured_output.prepare(self.model, output, has_tools, strategy)
         await state.acquire()
         try:
             ex = start_execution(
                 self.model, state, (self.name, self.id),
                 self.options if deltas else self._whole_options(), output,
-                strategy=strategy, deltas=deltas, has_tools=bool(len(self.toolkit)))
+                strategy=strategy, deltas=deltas, has_tools=has_tools)
             if ground is not None:
                 ex.extra["ground"] = ground
             if examples is not None:
                 ex.extra["examples"] = examples
             # the middleware that override each stage (``self.middleware`` as it is now)
             hooks = self._hooks = hooks_for(self.middleware, self._hooks)
+            chunk_hooks = hooks.on_chunk if deltas else hooks.on_chunk_unread
             with self.telemetry.call(self.name, self.id, ex):
                 yield CallStarted(ex.call_id, self.name, self.id)
                 for m in hooks.on_call_start:
                     await m.on_call_start(ex)
-                for event in self._drain(ex):
-                    yield event
+                if ex.pending_events:
+                    for event in self._drain(ex):
+                        yield event
                 ex.memory.extend(inputs)
 
                 # the loop: reason, act, repeat (inline: no generator layer re-yields the events)
@@ -321,8 +324,9 @@ class ReActAgent:
                     ex.iteration += 1
                     while True:  # reason: one model request, sent again after a recovered error
                         request = await self._request(ex, hooks)
-                        for event in self._drain(ex):
-                            yield event
+                        if ex.pending_events:
+                            for event in self._drain(ex):
+                                yield event
                         builder = ReplyBuilder()
                         with self.telemetry.model_request(ex, request) as trace:
                             chunks = ex.model.stream(request.messages, request.tools,
@@ -337,7 +341,7 @@ class ReActAgent:
                                             yield ReasoningChunk(chunk.text, ex.iteration)
                                         elif isinstance(chunk, ThinkingDelta) and chunk.text:
                                             yield ThinkingChunk(chunk.text, ex.iteration)
-                                    for m in hooks.on_chunk:
+                                    for m in chunk_hooks:
                                         partial = m.on_chunk(ex, chunk, builder)
                                         if partial is not None:
                                             yield partial
@@ -345,8 +349,9 @@ class ReActAgent:
                                 trace.fail(error)
                                 retry = await recover(ex, self.middleware, request, error, received,
                                                       self.stream_retries)
-                                for event in self._drain(ex):
-                                    yield event
+                                if ex.pending_events:
+                                    for event in self._drain(ex):
+                                        yield event
                                 if not retry:
                                     raise
                                 continue
@@ -365,8 +370,9 @@ class ReActAgent:
                         decision = await m.post_reasoning(ex, reply)
                         if decision is not None:
                             break
-                    for event in self._drain(ex):
-                        yield event
+                    if ex.pending_events:
+                        for event in self._drain(ex):
+                            yield event
                     if stops(ex, calls, decision):
                         break
                     if isinstance(decision, ReasonAgain):
@@ -381,8 +387,9 @@ class ReActAgent:
                     stop = False
                     for m in hooks.post_acting:
                         stop = await m.post_acting(ex, results) or stop
-                    for event in self._drain(ex):
-                        yield event
+                    if ex.pending_events:
+                        for event in self._drain(ex):
+                            yield event
                     if stop:
                         ex.stop_reason = ex.stop_reason or "stopped"
                         break
@@ -392,8 +399,9 @@ class ReActAgent:
 
                 for m in hooks.on_call_end:
                     await m.on_call_end(ex)
-                for event in self._drain(ex):
-                    yield event
+                if ex.pending_events:
+                    for event in self._drain(ex):
+                        yield event
                 complete = commit(ex)
             yield complete
         finally:

@@ -277,7 +277,10 @@ class Msg:
     @property
     def text(self) -> str:
         """All text blocks joined (thinking excluded)."""
-        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+        content = self.content
+        if len(content) == 1 and type(content[0]) is TextBlock:  # the common message
+            return content[0].text
+        return "".join(b.text for b in content if isinstance(b, TextBlock))
 
     @property
     def media(self) -> list[ImageBlock | DocumentBlock]:

@@ -270,7 +270,7 @@ class RateGovernor:
 
     async def _acquire(self, lease: RateLease, *, new: bool) -> None:
         # a retry already holds a concurrency slot: it goes before every new request
-        rank = _RANK[current_priority()] if new else -1
+        rank = _RANK[_PRIORITY.get()] if new else -1  # current_priority(), inline
         with self._lock:  # nobody queued and room now: no waiter, no event, no heap
             if not self._queue and self._take(lease, rank, new=new) == 0.0:
                 return
@@ -353,14 +353,15 @@ class RateGovernor:
     def _release(self) -> None:
         with self._lock:
             self._in_flight = max(0, self._in_flight - 1)
-            self._wake_head()
+            if self._queue:  # _wake_head, inline: nobody waits in the common case
+                self._queue[0][2].wake()
 
     def _observe(self, lease: RateLease, snap: RateLimitSnapshot | None, *, ok: bool) -> None:
         with self._lock:
-            now = time.monotonic()
             if ok and self._cap is not None:
                 self._cap += 1.0 / self._cap
             if snap is not None:
+                now = time.monotonic()
                 self._req = self._correct(self._req, self._rpm, snap.requests_limit,
                                           snap.requests_remaining, snap.requests_reset,
                                           self._req_debited - lease._req_mark, now)
@@ -368,7 +369,8 @@ class RateGovernor:
                                           snap.tokens_remaining, snap.tokens_reset,
                                           self._tok_debited - lease._tok_mark, now)
             self._known = True
-            self._wake_head()
+            if self._queue:  # _wake_head, inline
+                self._queue[0][2].wake()
 
     def _correct(
         self, bucket: _Bucket | None, given: float | None, limit: float | None,

@@ -112,12 +112,14 @@ class Exchange:
         self._response = self._lease = None
         error = exc
         try:
-            if isinstance(exc, TimeoutError):  # first: a ServerTimeoutError is both
+            if exc is None:
+                pass
+            elif isinstance(exc, TimeoutError):  # first: a ServerTimeoutError is both
                 raise ProviderTimeoutError(
                     f"no data for {self._client.settings.read_timeout}s while reading the reply",
                     vendor=self._client.vendor,
                 ) from exc
-            if isinstance(exc, aiohttp.ClientPayloadError | aiohttp.ClientConnectionError):
+            elif isinstance(exc, aiohttp.ClientPayloadError | aiohttp.ClientConnectionError):
                 raise ProviderConnectionError(
                     f"the reply stream broke: {type(exc).__name__}: {exc}", partial=True,
                     vendor=self._client.vendor,

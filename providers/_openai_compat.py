@@ -399,7 +399,8 @@ class OpenAICompatibleModel:
         if self._key_missing:
             raise AuthenticationError(
                 f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
-        strict = any((t.get("function") or {}).get("strict") for t in body.get("tools") or ())
+        offered = body.get("tools")
+        strict = bool(offered) and any((t.get("function") or {}).get("strict") for t in offered)
         markup = MarkupFilter(self._markups, tools)
         streaming = body.get("stream") is True
         media = media_cost((b for m in messages for b in m.content), self.profile.media_tokens)

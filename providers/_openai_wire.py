@@ -315,7 +315,8 @@ class ChunkParser:
                 self.delta(delta, out)
             raw_finish = choice.get("finish_reason")
         usage = parse_usage(payload.get("usage"))
-        if usage is not None and usage.total_tokens and usage != self._usage:
+        if usage is not None and usage.total_tokens and (self._usage is None
+                                                         or usage != self._usage):
             self._usage = usage
             out.append(UsageChunk(usage))
         if raw_finish and raw_finish != "null":

@@ -147,7 +147,8 @@ class ReplyGuard:
             raise
         except _SHAPE_ERRORS as exc:
             raise self.error(f"{type(exc).__name__}: {exc}", payload) from exc
-        self.answered = self.answered or any(_answers(c) for c in chunks)
+        if not self.answered:
+            self.answered = any(_answers(c) for c in chunks)
         return chunks
 
     def end(self) -> None:

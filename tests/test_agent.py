@@ -969,3 +969,27 @@ async def test_middleware_added_to_the_list_after_the_agent_was_made_runs_every_
     await agent.call("second")
     assert log == [("L", "on_call_start"), ("L", "pre_reasoning"), ("L", "on_chunk"),
                    ("L", "post_reasoning"), ("L", "on_call_end")]
+
+
+async def test_a_chunk_hook_for_deltas_only_runs_under_stream_not_call():
+    seen: list = []
+
+    class Partials(Middleware):
+        chunks_for_deltas_only = True
+
+        def on_chunk(self, ex, chunk, reply):
+            seen.append(("partials", ex.deltas_read))
+            return None
+
+    class Every(Middleware):
+        def on_chunk(self, ex, chunk, reply):
+            seen.append(("every", ex.deltas_read))
+            return None
+
+    model = ScriptedModel([Reply(text="ab", chunk_size=1)] * 2)
+    agent = ReActAgent("a", model, middleware=[Partials(), Every()])
+    await agent.call("go")
+    assert seen and set(seen) == {("every", False)}  # user hooks still see every chunk
+    seen.clear()
+    await collect(agent.stream("go"))
+    assert ("partials", True) in seen and ("every", True) in seen

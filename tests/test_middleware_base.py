@@ -41,3 +41,17 @@ def test_the_table_is_reused_while_the_list_holds_the_same_middleware() -> None:
     assert again.on_call_end == (added,)
     middleware[0] = Chunk()  # replaced in place, same length
     assert hooks_for(middleware, again).on_call_start == (added,)
+
+
+class Partials(Middleware):
+    chunks_for_deltas_only = True
+
+    def on_chunk(self, ex, chunk, reply):
+        return None
+
+
+def test_chunk_hooks_for_deltas_only_are_left_out_when_nobody_reads_deltas() -> None:
+    chunk, partials = Chunk(), Partials()
+    hooks = hooks_for([partials, chunk])
+    assert hooks.on_chunk == (partials, chunk)
+    assert hooks.on_chunk_unread == (chunk,)

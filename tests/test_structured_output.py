@@ -683,6 +683,22 @@ async def test_schema_error_before_any_request() -> None:
     assert model.requests == []
 
 
+async def test_an_output_type_is_checked_again_for_another_model_or_profile() -> None:
+    # prepare remembers the type it passed for the agent's last call: another
+    # profile (or model) is a new question, a bad type is refused every time
+    from agentflow import SchemaError
+
+    model = ScriptedModel([gr({"name": "a"}), gr({"name": "a"})], profile=SPECIFIC)
+    agent = ReActAgent("a", model)
+    assert (await agent.call("x", Tree)).output == Tree(name="a")
+    assert (await agent.call("x", Tree)).output == Tree(name="a")
+    model._profile = ModelProfile(schema_dialect="gemini")
+    for _ in range(2):
+        with pytest.raises(SchemaError, match="children"):
+            await agent.call("x", Tree)
+    assert len(model.requests) == 2
+
+
 async def test_fresh_output_types_are_not_kept_alive_by_caches() -> None:
     """Thousands of calls, each with a fresh ``create_model`` type: the caches
     keyed by type or schema stay bounded and the types can be collected."""

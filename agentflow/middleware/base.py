@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from agentflow.errors import ProviderError
 from agentflow.events import Event, StopReason
@@ -86,6 +87,11 @@ Decision = Act | ReasonAgain | Finish
 class Middleware:
     """Base class with no-op hooks; override the stages you need."""
 
+    chunks_for_deltas_only: ClassVar[bool] = False
+    """``True``: ``on_chunk`` only makes events for readers of the deltas
+    (partial outputs), so the agent skips it for a call nobody reads the
+    deltas of (``call()``); other hooks run either way."""
+
     async def on_call_start(self, ex: CallExecution) -> None:
         """The call begins (input messages are not yet in ``ex.memory``)."""
 
@@ -135,6 +141,9 @@ class Hooks:
     post_reasoning: tuple[Middleware, ...]
     post_acting: tuple[Middleware, ...]
     on_call_end: tuple[Middleware, ...]
+    on_chunk_unread: tuple[Middleware, ...]
+    """``on_chunk`` for a call nobody reads the deltas of (``call()``):
+    without the middleware whose ``chunks_for_deltas_only`` is set."""
 
 
 def _overrides(m: object, stage: str) -> bool:
@@ -149,4 +158,7 @@ def hooks_for(middleware: list[Middleware], cached: Hooks | None = None) -> Hook
     if cached is not None and cached.source == middleware:  # a private copy: no call here
         return cached
     source = list(middleware)
-    return Hooks(source, *(tuple(m for m in source if _overrides(m, stage)) for stage in _STAGES))
+    start, pre, chunk, post, acting, end = (
+        tuple(m for m in source if _overrides(m, stage)) for stage in _STAGES)
+    unread = tuple(m for m in chunk if not getattr(m, "chunks_for_deltas_only", False))
+    return Hooks(source, start, pre, chunk, post, acting, end, unread)

@@ -46,10 +46,17 @@ class StrategyBook:
     def __init__(self) -> None:
         self._strategies: LRU[tuple[Any, ...], StrategyKind] = LRU(STRATEGY_CACHE_SIZE)
         self._refused: dict[tuple[str, str, int], frozenset[str]] = {}
+        self._refusals = 0  # refusals so far: a decision made before one is stale
+        self._last: tuple[ChatModel, bool, int, StrategyKind] | None = None
+        """The last decision (model, has-tools, refusals, kind): the next call
+        of the same agent asks the same question, answered without the cache's
+        key and lock."""
 
     def effective_profile(self, model: ChatModel) -> ModelProfile:
         """``model.profile`` minus the features the vendor refused at run time."""
         profile = model.profile
+        if not self._refused:  # nothing refused by any model yet: the common case
+            return profile
         refused = self._refused.get(model_key(model), _NONE)
         if "native_output" in refused:
             profile = profile.with_(native_output=None)
@@ -68,18 +75,24 @@ class StrategyBook:
         ``choose_strategy`` decision for this model, has-tools and refusals."""
         if not isinstance(chosen, AutoStrategy):
             return chosen.kind
+        last = self._last
+        if (last is not None and last[0] is model and last[1] == has_tools
+                and last[2] == self._refusals):
+            return last[3]
         key = model_key(model)
-        entry = (key, has_tools, self._refused.get(key, _NONE))
+        entry = (key, has_tools, self._refused.get(key, _NONE) if self._refused else _NONE)
         kind = self._strategies.get(entry)  # no closure per call for get_or_make
         if kind is None:
             kind = self._strategies.put(entry, choose_strategy(self.effective_profile(model),
                                                                has_tools))
+        self._last = (model, has_tools, self._refusals, kind)
         return kind
 
     def refuse(self, model: ChatModel, feature: UnsupportedFeature) -> None:
         """Remember that ``model``'s vendor refused ``feature``."""
         key = model_key(model)
         self._refused[key] = self._refused.get(key, _NONE) | {feature}
+        self._refusals += 1
 
 
 def bind(ex: CallExecution, run: OutputRun, kind: StrategyKind, profile: ModelProfile) -> None:

@@ -155,10 +155,14 @@ class StructuredOutputMiddleware(Middleware):
     and the features each model refused at run time.
     """
 
+    chunks_for_deltas_only = True  # on_chunk makes partial outputs only
+
     def __init__(self, config: OutputConfig | None = None) -> None:
         self.config = config or OutputConfig()
         self._book = StrategyBook()
         self._formats: tuple[GenerateOptions, ResponseFormat, GenerateOptions] | None = None
+        # the last type ``prepare`` passed: (model, type, has_tools, strategy, profile, spec)
+        self._prepared: tuple[ChatModel, Any, bool, Any, ModelProfile, OutputSpec] | None = None
 
     # ------------------------------------------------------------ strategy binding
 
@@ -192,6 +196,11 @@ class StructuredOutputMiddleware(Middleware):
             SchemaError: the type cannot be expressed in the vendor's dialect,
                 or it carries a ``Grounded()`` marker on a non-string field.
         """
+        profile = model.profile
+        last = self._prepared
+        if (last is not None and last[0] is model and last[1] is output_type
+                and last[2] == has_tools and last[3] is strategy and last[4] is profile):
+            return last[5]  # checked for this agent's previous call
         try:
             _has_markers(output_type)
         except TypeError:  # an unhashable type: check without the cache
@@ -199,7 +208,8 @@ class StructuredOutputMiddleware(Middleware):
         spec = OutputSpec.of(output_type)
         kind = self.strategy_for(model, output_type, has_tools, strategy)
         if kind != "prompt":
-            spec.schema_for(model.profile.schema_dialect)
+            spec.schema_for(profile.schema_dialect)
+        self._prepared = (model, output_type, has_tools, strategy, profile, spec)
         return spec
 
     # ------------------------------------------------------------ call start
