@@ -277,6 +277,29 @@ async def test_whole_line_grammar_on_the_embedded_model(local_model: LocalModel)
         assert not cuts_line(LISTED, start, end), (path, LISTED[start:end])
 
 
+class Changes(BaseModel):
+    """The items of a bulleted list, each one whole item."""
+
+    changes: list[Annotated[str, Grounded(whole_items=True)]]
+
+
+async def test_whole_item_grammar_on_the_embedded_model(local_model: LocalModel) -> None:
+    """The grammar's listed items hold on llama.cpp: every value is one whole
+    item of the list (its continuation line included), in document order, no
+    item twice, escapes included, accepted on the first try."""
+    from agentflow.extraction.items import item_spans
+
+    agent = ReActAgent("local", local_model, sys_prompt="Copy the list items.")
+    events = [e async for e in agent.stream(LISTED, Changes, state=AgentState())]
+    complete = events[-1]
+    assert isinstance(complete, Complete) and isinstance(complete.output, Changes)
+    assert complete.validation_retries == 0  # the grammar allowed only whole items
+    whole = item_spans(LISTED)
+    spans = [complete.spans[f"changes[{i}]"][0] for i in range(len(complete.output.changes))]
+    assert spans and all(span in whole for span in spans)
+    assert spans == sorted(set(spans))  # document order, each item once
+
+
 class Signed(BaseModel):
     """A signature: a name, and a date the document may lack."""
 

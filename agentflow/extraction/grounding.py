@@ -10,6 +10,7 @@
         city: Annotated[str, Grounded(case_sensitive=False)]
         version: Annotated[str, Grounded(whole_tokens=True)]  # never part of a token
         items: list[Annotated[str, Grounded(whole_lines=True)]]  # whole lines, each
+        changes: list[Annotated[str, Grounded(whole_items=True)]]  # list items, each
 
 at any depth (nested models, lists of models, dataclasses, TypedDicts). A
 marker on anything but ``str``, ``str | None`` or a list/tuple/set of them
@@ -56,6 +57,17 @@ a paragraph: an item copied from such a list can no longer stop in the middle
 of its line ("is only part of the line ..."). Under ``whole_lines`` only
 whole-line occurrences are candidates.
 
+**Whole items** (``Grounded(whole_items=True)``): the value must be exactly
+one item of a bulleted or numbered list of the source: the text after the
+item's marker with its continuation lines (the lines after it indented
+deeper than the marker, nested items included; ``agentflow.extraction.
+items`` defines it once). Use it for the items of such a list when an item
+may run over several lines: a copy can no longer stop at the end of the
+item's first line, nor run into the next item ("is not one whole item of a
+list ..."). The grammar of a model that takes one lists the document's
+items as the only values. Under ``whole_items`` only occurrences that are
+exactly an item are candidates.
+
 The ``ground=True`` default applies ``Grounded()`` (sub-token values allowed):
 it grounds every string leaf of schemas not written for grounding, where a
 value may rightly be part of a token (a surname out of ``Smith-Jones``, a
@@ -100,6 +112,7 @@ from agentflow.output.json_schema import SCHEMA_ATTRIBUTE
 
 __all__ = [
     "GROUNDED_KEY",
+    "WHOLE_ITEMS",
     "WHOLE_LINES",
     "WHOLE_TOKENS",
     "Grounded",
@@ -123,7 +136,10 @@ WHOLE_TOKENS = "whole_tokens"
 WHOLE_LINES = "whole_lines"
 """The value of ``GROUNDED_KEY`` for ``Grounded(whole_lines=True)``."""
 
-_MARKS = (True, WHOLE_TOKENS, WHOLE_LINES)
+WHOLE_ITEMS = "whole_items"
+"""The value of ``GROUNDED_KEY`` for ``Grounded(whole_items=True)``."""
+
+_MARKS = (True, WHOLE_TOKENS, WHOLE_LINES, WHOLE_ITEMS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,11 +158,16 @@ class Grounded:
             indentation, a list marker such as ``*`` or ``1.`` and trailing
             whitespace are not content): one or more whole lines, never a
             line cut short. Implies whole tokens. Default ``False``.
+        whole_items: the value must be exactly one item of a bulleted or
+            numbered list of the source, with its continuation lines
+            (``agentflow.extraction.items``): never an item's first line
+            alone, never two items. Default ``False``.
     """
 
     case_sensitive: bool = True
     whole_tokens: bool = False
     whole_lines: bool = False
+    whole_items: bool = False
 
     def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
         schema = handler(core_schema)
@@ -158,8 +179,10 @@ class Grounded:
     def schema_mark(self) -> bool | str:
         """The value of ``GROUNDED_KEY`` for this marker: ``true``,
         ``WHOLE_TOKENS`` under ``whole_tokens=True``, ``WHOLE_LINES`` under
-        ``whole_lines=True``."""
-        return WHOLE_LINES if self.whole_lines else WHOLE_TOKENS if self.whole_tokens else True
+        ``whole_lines=True``, ``WHOLE_ITEMS`` under ``whole_items=True`` (items
+        over lines over tokens when several are set)."""
+        return (WHOLE_ITEMS if self.whole_items else WHOLE_LINES if self.whole_lines else
+                WHOLE_TOKENS if self.whole_tokens else True)
 
 
 def _mark(node: Any, mark: bool | str) -> None:
@@ -430,7 +453,8 @@ def _schema_marks(node: Any) -> bool:
 def _schema_marker(node: Mapping[str, Any], inherited: Grounded | None) -> Grounded | None:
     mark = node.get(GROUNDED_KEY)
     if mark in _MARKS:
-        return Grounded(whole_tokens=mark == WHOLE_TOKENS, whole_lines=mark == WHOLE_LINES)
+        return Grounded(whole_tokens=mark == WHOLE_TOKENS, whole_lines=mark == WHOLE_LINES,
+                        whole_items=mark == WHOLE_ITEMS)
     return inherited
 
 
@@ -438,7 +462,8 @@ def _schema_values(value: Any, root: Mapping[str, Any], path: str,
                    default: Grounded | None) -> list[GroundedValue]:
     """The grounded strings of an output validated against the JSON Schema
     ``root`` (a ``json_schema_output`` type): each string whose schema node
-    says ``"x-grounded"`` (``true``, ``"whole_tokens"`` or ``"whole_lines"``), and under
+    says ``"x-grounded"`` (``true``, ``"whole_tokens"``, ``"whole_lines"`` or
+    ``"whole_items"``), and under
     ``default`` every free-text string (not ``enum``/``const``); ``$ref`` to
     ``#/$defs`` or ``#/definitions`` and ``anyOf``/``oneOf`` are followed."""
     out: list[GroundedValue] = []

@@ -1,6 +1,7 @@
 """Locating grounded values in the source: the one definition of "verbatim"
 (``agentflow.extraction.grounding`` documents it, with the occurrence rule),
-whole tokens and whole lines, and the check of an output's grounded values.
+whole tokens, whole lines and whole items, and the check of an output's
+grounded values.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from agentflow.extraction.items import item_at, item_spans
 from agentflow.extraction.lines import line_at, line_spans
 from agentflow.extraction.tokens import cuts_token, token_at
 
@@ -21,7 +23,6 @@ if TYPE_CHECKING:
 __all__ = ["GroundingCheck", "Span", "check_grounding", "locate"]
 
 Span = tuple[int, int]
-
 
 
 def _pattern(value: str, case_sensitive: bool) -> re.Pattern[str] | None:
@@ -115,13 +116,13 @@ def _whole_lines(spans: list[Span], bounds: tuple[set[int], set[int]]) -> list[S
 
 def locate(
     value: str, source: str, *, start: int = 0, case_sensitive: bool = True,
-    whole_tokens: bool = False, whole_lines: bool = False,
+    whole_tokens: bool = False, whole_lines: bool = False, whole_items: bool = False,
 ) -> Span | None:
     """Where ``value`` occurs verbatim in ``source`` at or after ``start``
     (see ``agentflow.extraction.grounding`` for "verbatim"; ``whole_tokens``:
     only occurrences that cut no token; ``whole_lines``: only occurrences
-    made of whole lines); ``None`` if it does not. Blank values are never
-    found."""
+    made of whole lines; ``whole_items``: only occurrences that are exactly
+    one list item); ``None`` if it does not. Blank values are never found."""
     if not value.strip():
         return None
     every = _occurrences(value, source, case_sensitive)
@@ -129,6 +130,9 @@ def locate(
         every = _whole(every, source)
     if whole_lines:
         every = _whole_lines(every, _line_bounds(source))
+    if whole_items:
+        items = set(item_spans(source))
+        every = [s for s in every if s in items]
     return next((s for s in every if s[0] >= start), None)
 
 
@@ -147,6 +151,10 @@ class GroundingCheck:
         cut_lines: ``(path, value, line)`` of whole-line values found only
             as part of a line (``line``: the content of the first such
             line); also in ``unfound``.
+        cut_items: ``(path, value, item)`` of whole-item values found in the
+            document but never as exactly one list item (``item``: the first
+            item the first occurrence overlaps, ``""`` when it overlaps
+            none); also in ``unfound``.
     """
 
     spans: dict[str, list[Span]] = field(default_factory=dict)
@@ -154,6 +162,7 @@ class GroundingCheck:
     empty: list[tuple[str, bool]] = field(default_factory=list)
     cut: list[tuple[str, str, str]] = field(default_factory=list)
     cut_lines: list[tuple[str, str, str]] = field(default_factory=list)
+    cut_items: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -164,12 +173,18 @@ class GroundingCheck:
         """A message listing each failing field (for the model and for errors)."""
         cut = {(p, v): token for p, v, token in self.cut}
         cut_lines = {(p, v): line for p, v, line in self.cut_lines}
+        cut_items = {(p, v): item for p, v, item in self.cut_items}
         lines = [f"- {p}: {v!r} cuts through the token {cut[p, v]!r} of the document; "
                  f"copy whole tokens (here {cut[p, v]!r}) exactly as written"
                  if (p, v) in cut else
                  f"- {p}: {v!r} is only part of the line {cut_lines[p, v]!r} of the "
                  f"document; copy whole lines exactly as written"
                  if (p, v) in cut_lines else
+                 f"- {p}: {v!r} is not one whole item of a list in the document"
+                 + (f" (the item is {cut_items[p, v]!r})" if cut_items[p, v] else
+                    " (it is in no list item)")
+                 + "; copy one whole item, with its continuation lines, exactly as written"
+                 if (p, v) in cut_items else
                  f"- {p}: {v!r} is not found in the document; copy the text exactly as "
                  f"it is written there" for p, v in self.unfound]
         lines += [f"- {p}: empty text; copy it from the document"
@@ -188,6 +203,7 @@ def check_grounding(values: Sequence[GroundedValue], source: str) -> GroundingCh
     taken: set[Span] = set()
     cursor = 0
     bounds: tuple[set[int], set[int]] | None = None  # of the lines, computed once if needed
+    items: set[Span] | None = None  # of the list items, computed once if needed
     for gv in values:
         if not gv.value.strip():
             result.empty.append((gv.path, gv.optional))
@@ -203,6 +219,12 @@ def check_grounding(values: Sequence[GroundedValue], source: str) -> GroundingCh
             whole = _whole_lines(every, bounds)
             if not whole:
                 result.cut_lines.append((gv.path, gv.value, line_at(source, *every[0])))
+            every = whole
+        if every and gv.marker.whole_items:
+            items = set(item_spans(source)) if items is None else items
+            whole = [s for s in every if s in items]
+            if not whole:
+                result.cut_items.append((gv.path, gv.value, item_at(source, *every[0]) or ""))
             every = whole
         if not every:
             result.unfound.append((gv.path, gv.value))
