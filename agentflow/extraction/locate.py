@@ -20,7 +20,7 @@ from agentflow.extraction.tokens import cuts_token, token_at
 if TYPE_CHECKING:
     from agentflow.extraction.grounding import GroundedValue
 
-__all__ = ["GroundingCheck", "Span", "check_grounding", "locate"]
+__all__ = ["GroundingCheck", "Span", "check_grounding", "locate", "on_line"]
 
 Span = tuple[int, int]
 
@@ -114,15 +114,36 @@ def _whole_lines(spans: list[Span], bounds: tuple[set[int], set[int]]) -> list[S
     return [s for s in spans if s[0] in starts and s[1] in ends]
 
 
+def on_line(span: Span, source: str, line: re.Pattern[str]) -> bool:
+    """Whether ``span`` lies within one line of ``source`` (a whole item:
+    begins on one) that ``line`` searches."""
+    start = span[0]
+    first = source.find("\n", start)
+    first = len(source) if first < 0 else first
+    # the line alone: ``^`` and ``$`` of the expression are its start and end
+    return line.search(source[source.rfind("\n", 0, start) + 1:first]) is not None
+
+
+def _on_lines(spans: list[Span], source: str, line: str, item: bool) -> list[Span]:
+    """The spans on a line ``line`` matches (one line each, unless ``item``:
+    a whole item may run over several, its first line decides)."""
+    regex = re.compile(line)
+    return [s for s in spans
+            if (item or "\n" not in source[s[0]:s[1]]) and on_line(s, source, regex)]
+
+
 def locate(
     value: str, source: str, *, start: int = 0, case_sensitive: bool = True,
     whole_tokens: bool = False, whole_lines: bool = False, whole_items: bool = False,
+    line: str | None = None,
 ) -> Span | None:
     """Where ``value`` occurs verbatim in ``source`` at or after ``start``
     (see ``agentflow.extraction.grounding`` for "verbatim"; ``whole_tokens``:
     only occurrences that cut no token; ``whole_lines``: only occurrences
     made of whole lines; ``whole_items``: only occurrences that are exactly
-    one list item); ``None`` if it does not. Blank values are never found."""
+    one list item; ``line``: only occurrences on a line this regular
+    expression searches); ``None`` if it does not. Blank values are never
+    found."""
     if not value.strip():
         return None
     every = _occurrences(value, source, case_sensitive)
@@ -133,6 +154,8 @@ def locate(
     if whole_items:
         items = set(item_spans(source))
         every = [s for s in every if s in items]
+    if line is not None:
+        every = _on_lines(every, source, line, whole_items)
     return next((s for s in every if s[0] >= start), None)
 
 
@@ -155,6 +178,9 @@ class GroundingCheck:
             document but never as exactly one list item (``item``: the first
             item the first occurrence overlaps, ``""`` when it overlaps
             none); also in ``unfound``.
+        off_line: ``(path, value, line)`` of values found in the document
+            but on no line their marker's ``line`` expression matches
+            (``line``: that expression); also in ``unfound``.
     """
 
     spans: dict[str, list[Span]] = field(default_factory=dict)
@@ -163,6 +189,7 @@ class GroundingCheck:
     cut: list[tuple[str, str, str]] = field(default_factory=list)
     cut_lines: list[tuple[str, str, str]] = field(default_factory=list)
     cut_items: list[tuple[str, str, str]] = field(default_factory=list)
+    off_line: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -174,6 +201,7 @@ class GroundingCheck:
         cut = {(p, v): token for p, v, token in self.cut}
         cut_lines = {(p, v): line for p, v, line in self.cut_lines}
         cut_items = {(p, v): item for p, v, item in self.cut_items}
+        off_line = {(p, v): line for p, v, line in self.off_line}
         lines = [f"- {p}: {v!r} cuts through the token {cut[p, v]!r} of the document; "
                  f"copy whole tokens (here {cut[p, v]!r}) exactly as written"
                  if (p, v) in cut else
@@ -185,6 +213,9 @@ class GroundingCheck:
                     " (it is in no list item)")
                  + "; copy one whole item, with its continuation lines, exactly as written"
                  if (p, v) in cut_items else
+                 f"- {p}: {v!r} is not on a line of the document that matches "
+                 f"{off_line[p, v]!r} (where this field is written); copy it from such a line"
+                 if (p, v) in off_line else
                  f"- {p}: {v!r} is not found in the document; copy the text exactly as "
                  f"it is written there" for p, v in self.unfound]
         lines += [f"- {p}: empty text; copy it from the document"
@@ -226,6 +257,11 @@ def check_grounding(values: Sequence[GroundedValue], source: str) -> GroundingCh
             if not whole:
                 result.cut_items.append((gv.path, gv.value, item_at(source, *every[0]) or ""))
             every = whole
+        if every and gv.marker.line is not None:
+            placed = _on_lines(every, source, gv.marker.line, gv.marker.whole_items)
+            if not placed:
+                result.off_line.append((gv.path, gv.value, gv.marker.line))
+            every = placed
         if not every:
             result.unfound.append((gv.path, gv.value))
             continue

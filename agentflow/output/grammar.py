@@ -31,6 +31,12 @@ string nodes carry ``"x-grounded": true`` (``agentflow.extraction.grounding``):
   a source with more than 1,000 such items (or more characters in them than
   ``MAX_SOURCE_CHARS``) gets the whole-line terminal instead, and
   verification decides;
+* a grounded string that also carries ``"x-grounded-line": REGEX``
+  (``Grounded(line=...)``) lists its values: the spans between its chunk
+  boundaries (up to 200 characters; whole lines: each line's content; whole
+  items: the items that begin there) within the lines of the source that
+  ``REGEX`` searches, that its ``pattern`` allows; too many to list (over
+  1,000, or 50,000 characters), and the line rule is left to verification;
 * a grounded string is never empty and never starts or ends with a space;
   its ``pattern``, if any, narrows it: in a source up to ``grammar_values.SPAN_CHECK_CHARS``
   (20,000) characters the grammar lists every value the pattern allows
@@ -73,6 +79,7 @@ from agentflow.output.grammar_values import (
     candidates,
     item_chain,
     item_values,
+    line_values,
     never_matches,
 )
 
@@ -86,6 +93,7 @@ _GROUNDED = "x-grounded"
 _WHOLE_TOKENS = "whole_tokens"  # agentflow.extraction.grounding.WHOLE_TOKENS
 _WHOLE_LINES = "whole_lines"  # agentflow.extraction.grounding.WHOLE_LINES
 _WHOLE_ITEMS = "whole_items"  # agentflow.extraction.grounding.WHOLE_ITEMS
+_LINE = "x-grounded-line"  # agentflow.extraction.grounding.LINE_KEY
 _SOURCE = {True: "SOURCE", _WHOLE_TOKENS: "SOURCE_TOKENS", _WHOLE_LINES: "SOURCE_LINES"}
 _PLAIN = {"SOURCE": "GROUNDED", "SOURCE_TOKENS": "GROUNDED_TOKENS",
           "SOURCE_LINES": "GROUNDED_LINES"}  # without a pattern
@@ -161,7 +169,7 @@ class _Builder:
         self.rules: dict[str, str] = {}
         self.count = 0
         self.refs: dict[str, str] = {}
-        self.patterns: dict[tuple[str, Any], str] = {}  # "" when no value is possible
+        self.patterns: dict[tuple[Any, ...], str] = {}  # "" when no value is possible
         self.intersections: dict[str, tuple[str, str]] = {}
         self.listed: dict[str, list[str]] = {}
         self.path: list[str] = []  # field names down to the node being built
@@ -236,8 +244,11 @@ class _Builder:
         nullable = "null" in kinds
         mark = node.get(_GROUNDED)
         body: str | None
+        line = node.get(_LINE) if isinstance(node.get(_LINE), str) else None
         if mark == _WHOLE_ITEMS:
-            body = self.whole_items(node.get("pattern"))
+            body = self.whole_items(node.get("pattern"), line)
+        elif mark in _SOURCE and line is not None:
+            body = self.on_lines(_SOURCE[mark], node.get("pattern"), line)
         elif mark in _SOURCE:
             body = self.grounded(_SOURCE[mark], node.get("pattern"))
         elif "anyOf" in node or "oneOf" in node:
@@ -277,15 +288,36 @@ class _Builder:
             self.listed[name] = values
         return name
 
-    def whole_items(self, pattern: Any) -> str | None:
-        """The terminal of a whole-item grounded string: the source's list
-        items its ``pattern`` allows, listed; ``None`` when there are none;
-        the whole-line terminal when there are too many to list."""
-        key = ("ITEMS", pattern if isinstance(pattern, str) else "")
+    def on_lines(self, source: str, pattern: Any, line: str) -> str | None:
+        """The terminal of a grounded string held to the lines ``line``
+        matches: its values listed (``grammar_values.line_values``); ``None``
+        when there are none; without the line rule (verification decides)
+        when there are too many to list."""
+        key = (source, pattern if isinstance(pattern, str) else "", line)
         name = self.patterns.get(key)
         if name is not None:
             return name or None
-        values = list(dict.fromkeys(item_values(self.source, pattern)))
+        values = line_values(self.source, line, pattern, self.cuts(source != "SOURCE"),
+                             whole_lines=source == "SOURCE_LINES")
+        if values is None:
+            return self.grounded(source, pattern)
+        if not values:
+            self.patterns[key] = ""
+            return None
+        name = self.patterns[key] = f"GROUNDED_{len(self.patterns)}"
+        self.listed[name] = values
+        return name
+
+    def whole_items(self, pattern: Any, line: str | None = None) -> str | None:
+        """The terminal of a whole-item grounded string: the source's list
+        items its ``pattern`` (and ``line``) allows, listed; ``None`` when
+        there are none; the whole-line terminal when there are too many to
+        list."""
+        key = ("ITEMS", pattern if isinstance(pattern, str) else "", line)
+        name = self.patterns.get(key)
+        if name is not None:
+            return name or None
+        values = list(dict.fromkeys(item_values(self.source, pattern, line)))
         if not values:
             self.patterns[key] = ""
             return None
@@ -305,7 +337,8 @@ class _Builder:
                 and item.get("type") == "string" and "anyOf" not in item):
             return None
         low, high = int(node.get("minItems", 0)), node.get("maxItems")
-        chain = item_chain(item_values(self.source, item.get("pattern")), low,
+        line = item.get(_LINE) if isinstance(item.get(_LINE), str) else None
+        chain = item_chain(item_values(self.source, item.get("pattern"), line), low,
                            None if high is None else int(high), _literal(self.item_sep),
                            f"n{self.count}")
         if chain is None:

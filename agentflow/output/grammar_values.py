@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import re
 
-from agentflow.extraction.items import items
+from agentflow.extraction.items import item_spans, items
+from agentflow.extraction.lines import line_spans
+from agentflow.extraction.locate import on_line
 
 __all__ = ["ITEM_CHAIN_RULES", "MAX_CANDIDATES", "MAX_CANDIDATE_CHARS", "SPAN_CHECK_CHARS",
-           "SPAN_CHECK_VALUE", "candidates", "item_chain", "item_values", "never_matches"]
+           "SPAN_CHECK_VALUE", "candidates", "item_chain", "item_values", "line_values",
+           "never_matches"]
 
 ITEM_CHAIN_RULES = 20_000
 """Most grammar rules a list of whole items in document order may take (two
@@ -92,12 +95,70 @@ def never_matches(pattern: str, source: str, escaped: str) -> bool:
 _CONTEXT = re.compile(r"[$^]|\\[bBAZz]|\(\?[=!<]")
 
 
-def item_values(source: str, pattern: object = None) -> list[str]:
+def _matching_lines(source: str, line: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of each line of ``source`` (newline excluded) that the
+    regular expression ``line`` searches."""
+    regex = re.compile(line)
+    out = []
+    start = 0
+    while start <= len(source):
+        end = source.find("\n", start)
+        end = len(source) if end < 0 else end
+        if regex.search(source[start:end]) is not None:  # the line alone: ^ and $ are its edges
+            out.append((start, end))
+        start = end + 1
+    return out
+
+
+def line_values(source: str, line: str, pattern: object, cuts: list[int],
+                whole_lines: bool = False) -> list[str] | None:
+    """Every distinct value a grounded string held to the lines ``line``
+    matches may take, in order of first occurrence: spans from one offset of
+    ``cuts`` to a later one within one such line, at most
+    ``SPAN_CHECK_VALUE`` characters, neither starting nor ending with
+    whitespace (``whole_lines``: each such line's content), that ``pattern``
+    (if any) searches. ``[]``: none. ``None``: more than ``MAX_CANDIDATES``
+    values (or ``MAX_CANDIDATE_CHARS`` characters), or a pattern Python
+    cannot read: the caller leaves the line rule to verification."""
+    regex = None
+    if isinstance(pattern, str) and pattern:
+        try:
+            regex = re.compile(pattern)
+        except re.error:
+            return None
+    found: dict[str, None] = {}
+    size = 0
+    for start, end in _matching_lines(source, line):
+        if whole_lines:
+            spans = [(start + s, start + e) for s, e in line_spans(source[start:end])]
+        else:
+            inside = [c for c in cuts if start <= c <= end]
+            spans = [(a, b) for i, a in enumerate(inside) for b in inside[i + 1:]
+                     if b - a <= SPAN_CHECK_VALUE]
+        for a, b in spans:
+            if source[a].isspace() or source[b - 1].isspace():
+                continue
+            value = source[a:b]
+            if value in found or (regex is not None and regex.search(value) is None):
+                continue
+            found[value] = None
+            size += len(value)
+            if len(found) > MAX_CANDIDATES or size > MAX_CANDIDATE_CHARS:
+                return None
+    return list(found)
+
+
+def item_values(source: str, pattern: object = None, line: str | None = None) -> list[str]:
     """The text of each list item of ``source`` (``agentflow.extraction.
     items``; in order, repeats kept) that ``pattern`` (a JSON Schema
-    ``pattern``: a search) allows; all of them when there is none or Python
-    cannot read it (verification then decides)."""
-    values = items(source)
+    ``pattern``: a search) allows, and whose first line ``line`` (if any)
+    searches; every item when there is no pattern or Python cannot read it
+    (verification then decides)."""
+    if line is not None:
+        regex = re.compile(line)
+        values = [source[s:e] for s, e in item_spans(source) if on_line((s, e), source, regex)]
+    else:
+        values = items(source)
     if isinstance(pattern, str) and pattern:
         try:
             regex = re.compile(pattern)
