@@ -66,7 +66,9 @@ def check_call_inputs(memory: Sequence[Msg], inputs: Sequence[Msg], profile: Mod
     """
     start, inline = (prefix.count, prefix.inline) if prefix is not None and _extends(
         memory, prefix, profile, model_name) else (0, 0)
-    inline = check_inputs(memory[start:], profile, model_name, first_index=start, inline=inline)
+    if start < len(memory):  # a fresh state or an unchanged memory has nothing new
+        inline = check_inputs(memory[start:], profile, model_name, first_index=start,
+                              inline=inline)
     check_inputs(inputs, profile, model_name, first_index=len(memory), inline=inline)
     return CheckedPrefix(len(memory), memory[-1] if memory else None, inline, profile,
                          model_name)

@@ -245,7 +245,7 @@ class Msg:
             blocks: tuple[Block, ...] = (TextBlock(content),)
         else:
             items = tuple(content)
-            if all(type(item) in _BLOCK_TYPESET for item in items):
+            if _BLOCK_TYPESET.issuperset(map(type, items)):  # no Python frame per block
                 blocks = cast("tuple[Block, ...]", items)
             else:
                 blocks = tuple(_block(i, item) for i, item in enumerate(items))
@@ -290,7 +290,10 @@ class Msg:
     @property
     def tool_uses(self) -> list[ToolUseBlock]:
         """The tool calls this message makes, in order."""
-        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+        content = self.content
+        if len(content) == 1 and type(content[0]) is TextBlock:  # the common message
+            return []
+        return [b for b in content if isinstance(b, ToolUseBlock)]
 
     @property
     def tool_results(self) -> list[ToolResultBlock]:

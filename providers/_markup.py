@@ -173,7 +173,7 @@ class MarkupFilter:
 
     def __init__(self, markups: Sequence[ToolMarkup], tools: Sequence[ToolSpec] = ()) -> None:
         self._markups = tuple(markups)
-        self._starts = tuple(dict.fromkeys(m.start for m in self._markups))
+        self._starts = tuple(dict.fromkeys(m.start for m in self._markups)) if markups else ()
         self._schemas = {t.name: t.parameters for t in tools} if self._markups else {}
         self._held = ""
         self._block: str | None = None
@@ -209,7 +209,8 @@ class MarkupFilter:
     def close(self) -> list[ModelChunk]:
         """What is still held at the end of the reply (as text)."""
         out: list[ModelChunk] = []
-        self._flush(out)
+        if self._markups:  # nothing is ever held without markups to look for
+            self._flush(out)
         return out
 
     # -- internals --------------------------------------------------------

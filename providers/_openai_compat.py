@@ -403,7 +403,7 @@ class OpenAICompatibleModel:
         strict = bool(offered) and any((t.get("function") or {}).get("strict") for t in offered)
         markup = MarkupFilter(self._markups, tools)
         streaming = body.get("stream") is True
-        media = media_cost((b for m in messages for b in m.content), self.profile.media_tokens)
+        media = media_cost([b for m in messages for b in m.content], self.profile.media_tokens)
         exchange = self._http.open(self.chat_path, body, whole=not streaming, media=media)
         del body  # the exchange drops it once sent: not kept alive while the reply comes
         try:

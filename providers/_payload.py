@@ -71,11 +71,6 @@ _FIELDS: dict[type, tuple[tuple[str, tuple[type, ...]], ...]] = {
 """The field types a chunk must have (payload values end up in these fields)."""
 
 
-def _answers(chunk: ModelChunk) -> bool:
-    """Content, or a finish reason the vendor gave (``raw``)."""
-    return chunk.type != "usage" and (chunk.type != "finish" or bool(chunk.raw))
-
-
 _NO_PAYLOAD: Any = object()
 
 
@@ -148,7 +143,10 @@ class ReplyGuard:
         except _SHAPE_ERRORS as exc:
             raise self.error(f"{type(exc).__name__}: {exc}", payload) from exc
         if not self.answered:
-            self.answered = any(_answers(c) for c in chunks)
+            for chunk in chunks:  # content, or a finish reason the vendor gave (``raw``)
+                if chunk.type != "usage" and (chunk.type != "finish" or chunk.raw):
+                    self.answered = True
+                    break
         return chunks
 
     def end(self) -> None:
