@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
-from contextlib import aclosing
 from typing import Any
 
 from agentflow._input_checks import check_call_inputs
@@ -220,10 +219,12 @@ class ReActAgent:
             if examples is not None:  # subclasses may lack these keywords
                 extra["examples"] = examples
             events = self.stream(msg, output, state=state, strategy=strategy, **extra)
-        async with aclosing(events):
+        try:  # aclosing(events), without its context-manager frames
             async for event in events:
                 if isinstance(event, Complete):
                     complete = event
+        finally:
+            await events.aclose()
         assert complete is not None  # stream always ends with Complete or raises
         return complete.message
 
