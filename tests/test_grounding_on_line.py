@@ -1,12 +1,14 @@
 """``Grounded(line=...)``: a grounded value held to the lines of the source a
 regular expression matches, in verification (``agentflow.extraction.
 locate``), in the grammar (``agentflow.output.grammar_values.line_values``)
-and in JSON Schema outputs (``"x-grounded-line"``)."""
+and in JSON Schema outputs (``"x-grounded-line"``); and grounded choices (a
+marker on a ``Literal`` or ``str`` enum: the label must occur)."""
 
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from enum import StrEnum
+from typing import Annotated, Literal
 
 import pytest
 from pydantic import BaseModel, Field
@@ -18,6 +20,7 @@ from agentflow.extraction.grounding import (
     Grounded,
     check_grounding,
     grounded_values,
+    grounding_plan,
     locate,
 )
 from agentflow.output.grammar import NoGroundedValueError, substring_grammar
@@ -33,6 +36,10 @@ HEADER = r"urgency="
 TRAILER = r"^ -- "
 VERSION = r"^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$"
 SEPARATORS = {"key_separator": ": ", "item_separator": ", "}
+
+
+class Color(StrEnum):
+    RED = "red"
 
 
 class Header(BaseModel):
@@ -135,3 +142,41 @@ def test_a_json_schema_output_reads_the_line_rule() -> None:
     value = Out.model_validate({"version": "9.0.1499"})
     check = check_grounding(grounded_values(value, Out), ENTRY)
     assert check.off_line == [("version", "9.0.1499", HEADER)]
+
+
+class Urgent(BaseModel):
+    urgency: Annotated[Literal["low", "medium", "high"], Grounded(line=HEADER)]
+    color: Annotated[Color | None, Grounded()] = None
+    kind: Literal["a", "b"] = "a"  # no marker: a plain choice
+
+
+def test_a_marked_choice_must_occur_in_the_document_letter_case_ignored() -> None:
+    assert grounding_plan(Urgent)
+    check = check_grounding(grounded_values(Urgent(urgency="medium", color=Color.RED), Urgent),
+                            ENTRY.replace("urgency=medium", "urgency=MEDIUM") + "\nRed.")
+    assert check.ok and list(check.spans) == ["urgency", "color"]  # kind: not grounded
+    check = check_grounding(grounded_values(Urgent(urgency="high"), Urgent), ENTRY)
+    assert check.unfound == [("urgency", "high")]
+    # "medium" on a change line only: not on the header line
+    moved = ENTRY.replace("urgency=medium", "urgency=low") + "\n  * medium"
+    assert check_grounding(grounded_values(Urgent(urgency="medium"), Urgent), moved).off_line
+
+
+def test_the_grammar_offers_only_the_labels_the_document_says() -> None:
+    schema = dict(OutputSpec.of(Urgent).schema_for("local").schema)
+    grammar = substring_grammar(schema, ENTRY.replace("medium", "High"), SEPARATORS)
+    assert grammar is not None
+    rules = dict(x.split(": ", 1) for x in grammar.splitlines()[1:])
+    assert '"\\"high\\""' in rules.values()  # the one label on the header line
+    assert not any('"\\"low\\""' in body for body in rules.values())
+    with pytest.raises(NoGroundedValueError) as raised:
+        substring_grammar(schema, "no header here", SEPARATORS)
+    assert raised.value.fields == ["urgency"]
+
+
+def test_a_marker_on_a_choice_of_numbers_is_still_a_schema_error() -> None:
+    class Bad(BaseModel):
+        level: Annotated[Literal[1, 2], Grounded()]
+
+    with pytest.raises(SchemaError, match=r"Bad\.level"):
+        grounding_plan(Bad)

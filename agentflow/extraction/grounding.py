@@ -23,6 +23,16 @@ ground=True)`` per batch; ``ground=Grounded(case_sensitive=False)`` sets the
 rules the default applies. An absent value is ``null`` on an optional field:
 an empty grounded string is refused ("empty text").
 
+**Choices.** A marker on a ``Literal`` of strings or a ``str`` enum (never
+the default) grounds the choice: its label must occur in the source, letter
+case ignored (``urgency=HIGH`` holds ``"high"``), under the marker's other
+rules (``whole_tokens``, ``line``)::
+
+    urgency: Annotated[Literal["low", "medium", "high"], Grounded(line=r"urgency=")]
+
+so a model can no longer pick a label the document does not say; the
+grammar offers only the labels that occur.
+
 **Verbatim** (the one definition, ``locate``): a value is found in the source
 when it occurs there exactly; failing that, when it occurs with every run of
 whitespace (spaces, tabs, newlines) in the value matching any non-empty run
@@ -221,11 +231,14 @@ class Grounded:
 
 
 def _mark(node: Any, mark: bool | str, line: str | None = None) -> None:
+    """Mark a string node (an ``enum``/``const`` of strings too: a marker on a
+    ``Literal`` or enum field), the items of an array node, every branch."""
     if not isinstance(node, dict):
         return
     kinds = node.get("type")
     kinds = set(kinds) if isinstance(kinds, list) else {kinds}
-    if "string" in kinds and "enum" not in node and "const" not in node:
+    choices = node.get("enum", [node["const"]] if "const" in node else None)
+    if "string" in kinds or (choices and all(isinstance(c, str) for c in choices)):
         node[GROUNDED_KEY] = mark
         if line is not None:
             node[LINE_KEY] = line
@@ -288,6 +301,14 @@ def _is_text(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, str) and not issubclass(tp, Enum)
 
 
+def _is_choice(tp: Any) -> bool:
+    """A choice of strings: a ``Literal`` of strings or a ``str`` enum (a field
+    a marker may ground, the default never does)."""
+    if get_origin(tp) is Literal:
+        return all(isinstance(a, str) for a in get_args(tp))
+    return isinstance(tp, type) and issubclass(tp, Enum) and issubclass(tp, str)
+
+
 def _sequence_item(tp: Any) -> Any | None:
     """The item type of a list/tuple/set type, else ``None``."""
     origin = get_origin(tp)
@@ -327,12 +348,13 @@ def _field_markers(info: FieldInfo) -> list[Grounded]:
 
 
 def _allows_marker(tp: Any) -> bool:
-    """A marker may sit on ``str``, ``str | None`` and sequences of those."""
+    """A marker may sit on ``str``, a choice of strings (``Literal``, ``str``
+    enum), their ``| None`` and sequences of those."""
     tp, _ = _unwrap(tp)
     if _is_union(tp):
         args = [a for a in get_args(tp) if a is not _NONE]
         return bool(args) and all(_allows_marker(a) for a in args)
-    if _is_text(tp):
+    if _is_text(tp) or _is_choice(tp):
         return True
     item = _sequence_item(tp)
     return item is not None and item is not Any and _allows_marker(item)
@@ -361,7 +383,8 @@ def grounding_plan(output_type: Any) -> bool:
             if not _allows_marker(tp):
                 raise SchemaError(
                     where,
-                    f"Grounded() applies to str fields and the items of list[str], not to "
+                    f"Grounded() applies to str fields (or a Literal/enum of strings) and the "
+                    f"items of list[str], not to "
                     f"{_type_name(tp)}; remove the marker or change the field's type",
                 )
             found = True
@@ -452,6 +475,11 @@ def grounded_values(
             chosen = marker or default
             if chosen is not None and _is_text(tp) and not isinstance(v, Enum):
                 out.append(GroundedValue(path or "result", v, chosen, optional))
+            elif marker is not None and _is_choice(tp):  # only a marker grounds a choice
+                label = v.value if isinstance(v, Enum) else v
+                out.append(GroundedValue(path or "result", label,
+                                         dataclasses.replace(marker, case_sensitive=False),
+                                         optional))
             return
         if isinstance(v, list | tuple | set | frozenset):
             item = _sequence_item(tp) or Any
@@ -539,6 +567,10 @@ def _schema_values(value: Any, root: Mapping[str, Any], path: str,
             marker = _schema_marker(node, default)
             if marker is not None and "enum" not in node and "const" not in node:
                 out.append(GroundedValue(where or "result", v, marker, optional))
+            elif node.get(GROUNDED_KEY) in _MARKS and marker is not None:  # a marked choice
+                out.append(GroundedValue(where or "result", v,
+                                         dataclasses.replace(marker, case_sensitive=False),
+                                         optional))
         elif isinstance(v, list):
             for i, x in enumerate(v):
                 walk(x, node.get("items", {}), f"{where}[{i}]", False)

@@ -50,7 +50,10 @@ string nodes carry ``"x-grounded": true`` (``agentflow.extraction.grounding``):
   expressions constructed"), which stops the reply as a typed error
   (``ProviderError``, or ``OutputTruncatedError`` when the cut reply ends as
   ``length``);
-* ``enum``/``const`` nodes are the alternatives of their JSON literals;
+* ``enum``/``const`` nodes are the alternatives of their JSON literals; a
+  marked one (``Grounded()`` on a ``Literal`` or enum field) only of the
+  labels that occur in the source (letter case ignored; as whole tokens, on
+  a ``line``, when its marks say so), and none when no label does;
 * objects and arrays that hold grounded strings are spelled out (keys in
   schema order, ``minItems``/``maxItems`` kept, ``null`` where allowed);
   ``$ref`` becomes a named rule (recursion works);
@@ -73,6 +76,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentflow.extraction.lines import line_pieces
+from agentflow.extraction.locate import locate
 from agentflow.extraction.tokens import pieces
 from agentflow.output.grammar_values import (
     MAX_CANDIDATES,
@@ -245,7 +249,9 @@ class _Builder:
         mark = node.get(_GROUNDED)
         body: str | None
         line = node.get(_LINE) if isinstance(node.get(_LINE), str) else None
-        if mark == _WHOLE_ITEMS:
+        if mark is not None and ("enum" in node or "const" in node):
+            body = self.choices(node["enum"] if "enum" in node else [node["const"]], mark, line)
+        elif mark == _WHOLE_ITEMS:
             body = self.whole_items(node.get("pattern"), line)
         elif mark in _SOURCE and line is not None:
             body = self.on_lines(_SOURCE[mark], node.get("pattern"), line)
@@ -287,6 +293,17 @@ class _Builder:
         else:
             self.listed[name] = values
         return name
+
+    def choices(self, values: list[Any], mark: Any, line: str | None) -> str | None:
+        """The alternatives of a grounded choice (a ``Literal``/enum marked
+        ``Grounded``): the labels that occur in the source, letter case
+        ignored (as whole tokens, on a ``line``, when the mark says so);
+        ``None`` when none does."""
+        found = [v for v in values if isinstance(v, str) and locate(
+            v, self.source, case_sensitive=False, whole_tokens=mark == _WHOLE_TOKENS,
+            whole_lines=mark == _WHOLE_LINES, whole_items=mark == _WHOLE_ITEMS,
+            line=line) is not None]
+        return " | ".join(_json_literal(v) for v in found) if found else None
 
     def on_lines(self, source: str, pattern: Any, line: str) -> str | None:
         """The terminal of a grounded string held to the lines ``line``
