@@ -546,10 +546,10 @@ class HttpClient:
                     f"the reply from {self.vendor} broke: {type(exc).__name__}",
                     vendor=self.vendor,
                 ) from exc
-            error = self._body_error(response.headers, body)
-            if error is not None:
+            in_body = self._body_error(response.headers, body)
+            if in_body is not None:
                 response.release()
-                raise error
+                raise in_body
         return response
 
 
