@@ -35,6 +35,7 @@ from agentflow.errors import (
     ProviderError,
     ServerError,
     TruncatedStreamError,
+    UnsupportedFeature,
     UnsupportedFeatureError,
 )
 from agentflow.media_tokens import media_cost
@@ -56,7 +57,13 @@ from agentflow.providers._markup import (
     resolve_markups,
 )
 from agentflow.providers._media import ImageUrlStyle
-from agentflow.providers._openai_errors import openai_error, payload_error, unsupported_feature
+from agentflow.providers._openai_errors import (
+    engine_refused,
+    openai_error,
+    payload_error,
+    schema_carrier,
+    unsupported_feature,
+)
 from agentflow.providers._openai_wire import (
     JSON_INSTRUCTION,
     SCHEMA_INSTRUCTION,
@@ -379,9 +386,16 @@ class OpenAICompatibleModel:
         compile) is sent again once without ``strict``, and this model sends no
         ``strict`` from then on (C13 kind: never a 400 for a schema that can go
         non-strict). Nothing was yielded before such a refusal.
+
+        A self-hosted server's constrained-decoding engine refusing a schema
+        (llama.cpp, vLLM: ``engine_refused``) is about the part of this request
+        that carried one (``schema_carrier``): strict tools are sent again
+        without ``strict`` as above; otherwise the ``UnsupportedFeatureError``
+        names the response format, the forced ``tool_choice`` or the tools, so
+        the engine drops that one (Native -> Tool -> Prompt, forcing by reminder).
         """
         body = self.build_body(messages, tools, options)
-        strict = any((t.get("function") or {}).get("strict") for t in body.get("tools") or ())
+        carrier = schema_carrier(body)
         sender = self._send(messages, tools, body)
         del body  # the exchange drops it once sent: not kept alive while the reply comes
         try:
@@ -389,13 +403,25 @@ class OpenAICompatibleModel:
         except StopAsyncIteration:
             return
         except BadRequestError as exc:
-            if not (strict and _strict_refused(exc)):
-                raise
+            if carrier != "strict" or not (_strict_refused(exc) or engine_refused(str(exc))):
+                refused = _refused_part(exc, carrier)
+                if refused is exc:
+                    raise
+                raise refused from exc
             self.send_strict = False  # this instance only; the class default stays
             _log.warning("openai_compat.strict_refused", vendor=self.vendor,
                          model=self._model, error=str(exc)[:200])
-            sender = self._send(messages, tools, self.build_body(messages, tools, options))
-            first = await anext(sender)
+            body = self.build_body(messages, tools, options)
+            carrier = schema_carrier(body)
+            sender = self._send(messages, tools, body)
+            del body
+            try:
+                first = await anext(sender)
+            except BadRequestError as again:
+                refused = _refused_part(again, carrier)
+                if refused is again:
+                    raise
+                raise refused from again
         yield first
         async for chunk in sender:
             yield chunk
@@ -472,6 +498,20 @@ class OpenAICompatibleModel:
         if not isinstance(payload, dict) or "error" not in payload:
             payload = {"error": payload}
         return self.payload_error(payload) or ServerError(data[:500], vendor=self.vendor)
+
+
+def _refused_part(
+    error: BadRequestError, carrier: UnsupportedFeature | Literal["strict"] | None
+) -> BadRequestError:
+    """``error``, or, for a constrained-decoding engine's refusal
+    (``engine_refused``) of a request whose schema came in ``carrier``, the
+    ``UnsupportedFeatureError`` naming that part."""
+    if carrier is None or carrier == "strict" or not engine_refused(str(error)):
+        return error
+    if isinstance(error, UnsupportedFeatureError) and error.feature == carrier:
+        return error
+    return UnsupportedFeatureError(error.message, feature=carrier, status=error.status,
+                                   code=error.code, vendor=error.vendor)
 
 
 _STRICT_REFUSAL = re.compile(r"invalid schema for function", re.I)
