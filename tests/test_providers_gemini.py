@@ -18,7 +18,6 @@ from agentflow.errors import (
     OverloadedError,
     ProviderConnectionError,
     RateLimitedError,
-    SchemaError,
     ServerError,
     UnsupportedFeatureError,
 )
@@ -234,10 +233,33 @@ async def test_c16_shared_submodel_is_not_recursion(fake: GeminiFake) -> None:
     assert "$ref" not in str(declared) and "$defs" not in str(declared)
 
 
-async def test_c16_recursive_output_fails_before_sending(fake: GeminiFake) -> None:
-    with pytest.raises(SchemaError, match="children"):
-        await ReActAgent("g", model(fake), tools=[lookup]).call("Tree", Node)
-    assert fake.requests == []
+TREE = {"name": "root", "children": [{"name": "a", "children": [{"name": "a1"}]},
+                                     {"name": "b"}]}
+
+
+async def test_c16_recursive_output_goes_as_json_schema_on_the_tool_path(
+        fake: GeminiFake) -> None:
+    # A tree cannot be inlined into the OpenAPI subset: the output tool's parameters go
+    # in parametersJsonSchema with $defs/$ref (the subset's "Unknown name $defs" 400
+    # never happens) and the reply is validated as the tree.
+    fake.add(output_call(TREE))
+    reply = await ReActAgent("g", model(fake), tools=[lookup]).call("Tree", Node)
+    assert reply.output == Node(**TREE)
+    declared = fake.bodies[0]["tools"][0]["functionDeclarations"][1]
+    assert declared["name"] == "generate_response" and "parameters" not in declared
+    assert declared["parametersJsonSchema"]["$defs"]["Node"]["properties"]["children"][
+        "items"] == {"$ref": "#/$defs/Node"}
+
+
+async def test_c16_recursive_output_goes_as_json_schema_natively(
+        fake: GeminiFake, stream: bool) -> None:
+    fake.add(FakeReply(text=orjson.dumps(TREE).decode()))
+    reply = await ReActAgent("g", model(fake, stream=stream)).call("Tree", Node)
+    assert reply.output == Node(**TREE)
+    config = fake.bodies[0]["generationConfig"]
+    assert "responseSchema" not in config
+    assert config["responseJsonSchema"]["properties"]["children"]["items"] == {
+        "$ref": "#/$defs/Node"}
 
 
 async def test_c16_tool_arguments_get_the_gemini_dialect(fake: GeminiFake) -> None:
