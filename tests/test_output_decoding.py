@@ -163,6 +163,44 @@ async def test_tool_arguments_with_raw_newlines_run_the_tool() -> None:
     assert reply.text == "done" and seen == [("line one\nline two", [], 5)]
 
 
+SEARCH = {"query": "x", "filters": FILTERS, "limit": 5}
+
+
+@pytest.mark.parametrize("arguments", [
+    {"name": "search", "arguments": SEARCH},                   # Qwen through Ollama
+    {"name": "search", "parameters": SEARCH},                  # Llama 3.x
+    {"arguments": json.dumps(SEARCH)},                         # DeepSeek DSML through vLLM
+    json.dumps({"name": "search", "arguments": json.dumps(SEARCH)}),
+])
+async def test_a_repeated_tool_call_envelope_is_unwrapped(arguments: Any) -> None:
+    seen.clear()
+    model = ScriptedModel([Reply(tool_calls=[Call("search", arguments)]), "done"])
+    reply = await ReActAgent("t", model, tools=[search]).call("find")
+    assert reply.text == "done" and seen == [("x", FILTERS, 5)]
+
+
+class Person(BaseModel):
+    name: str
+    age: int
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    ({"name": "generate_response", "arguments": {"name": "Ann", "age": 3}},
+     {"name": "Ann", "age": 3}),
+    # a declared `name` with no envelope inside: kept as it is
+    ({"name": "Ann", "arguments": {"age": 3}}, {"name": "Ann", "arguments": {"age": 3}}),
+    # inner keys the schema does not declare: no envelope
+    ({"arguments": {"zip": 1}}, {"arguments": {"zip": 1}}),
+    ({"name": "Ann", "age": 3}, {"name": "Ann", "age": 3}),
+])
+def test_envelope_only_when_the_schema_cannot_mean_it(data: Any, expected: Any) -> None:
+    assert normalize(data, OutputSpec.of(Person).plain_schema) == expected
+    declared = {"type": "object", "properties": {"name": {"type": "string"},
+                                                 "arguments": {"type": "object"}}}
+    kept = {"name": "f", "arguments": {"name": "x"}}
+    assert normalize(kept, declared) == kept  # a tool that declares both keys
+
+
 async def test_a_string_field_keeps_json_text() -> None:
     seen.clear()
     query = '{"looks": ["like", "json"]}'

@@ -263,7 +263,41 @@ def normalize(data: Any, schema: Mapping[str, Any], root: Mapping[str, Any] | No
 
     Never raises; what cannot be fixed is left for validation to report.
     """
+    if root is None:
+        data = _unwrapped(data, schema)
     return _normalize(data, schema, schema if root is None else root)
+
+
+_ENVELOPE_KEYS = ("arguments", "parameters")
+
+
+def _unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
+    """The arguments inside a tool-call envelope a model repeated inside its
+    arguments: ``{"name": "f", "arguments": {...}}`` (Qwen through Ollama,
+    ollama/ollama#11805), ``{"name": "f", "parameters": {...}}`` (Llama 3.x), or
+    a lone ``{"arguments": {...}}`` (DeepSeek DSML through vLLM,
+    vllm-project/vllm#40959). Only when the schema declares no such key, the
+    inner object uses only declared properties and, if the schema declares
+    ``name`` itself, holds every required one; else ``data`` as it is."""
+    if not isinstance(data, dict) or not 1 <= len(data) <= 2:
+        return data
+    props = schema.get("properties")
+    if not isinstance(props, Mapping) or not props:
+        return data
+    for key in _ENVELOPE_KEYS:
+        if key not in data or key in props or set(data) - {key, "name"}:
+            continue
+        inner = data[key]
+        if isinstance(inner, str):
+            decoded = _decode_container(inner)
+            inner = decoded if decoded is not _MISSING else inner
+        if not isinstance(inner, dict) or set(inner) - set(props):
+            return data
+        required = schema.get("required") or ()
+        if "name" in data and "name" in props and any(r not in inner for r in required):
+            return data
+        return inner
+    return data
 
 
 def _decode_container(data: str) -> Any:
