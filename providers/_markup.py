@@ -83,6 +83,10 @@ _HOMES = {
     "qwen": "agentflow.providers.dashscope",
     "qwen-xml": "agentflow.providers.dashscope",
     "deepseek": "agentflow.providers.deepseek",
+    "deepseek-dsml": "agentflow.providers.deepseek",
+    "deepseek-dsml-v4": "agentflow.providers.deepseek",
+    "deepseek-dsml-ascii": "agentflow.providers.deepseek",
+    "deepseek-dsml-v4-ascii": "agentflow.providers.deepseek",
     "glm": "agentflow.providers.glm",
 }
 """Which vendor module defines each built-in markup (imported on first use)."""
@@ -91,7 +95,8 @@ MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("*minimax*", ("minimax",)),
     ("*qwen*", ("hermes", "qwen-xml")),
     ("*hermes*", ("hermes",)),
-    ("*deepseek*", ("deepseek",)),
+    ("*deepseek*", ("deepseek", "deepseek-dsml", "deepseek-dsml-v4", "deepseek-dsml-ascii",
+                    "deepseek-dsml-v4-ascii")),
     ("*glm*", ("glm",)),
 )
 """Model-name globs (lower case) -> the markups a generic OpenAI-compatible

@@ -83,8 +83,28 @@ def deepseek_v31(name: str, args: dict[str, Any]) -> str:
             "<｜tool▁calls▁end｜>")
 
 
+def dsml(name: str, args: dict[str, Any], wrapper: str = "function_calls",
+         bar: str = "｜") -> str:
+    """DeepSeek V3.2's DSML (V4: ``tool_calls``), as its encoding_dsv32.py writes it."""
+    params = "".join(
+        f'<{bar}DSML{bar}parameter name="{k}" string="{str(isinstance(v, str)).lower()}">'
+        f"{text_of(v)}</{bar}DSML{bar}parameter>\n" for k, v in args.items())
+    return (f"<{bar}DSML{bar}{wrapper}>\n<{bar}DSML{bar}invoke name=\"{name}\">\n{params}"
+            f"</{bar}DSML{bar}invoke>\n</{bar}DSML{bar}{wrapper}>")
+
+
+def dsml_v4(name: str, args: dict[str, Any]) -> str:
+    return dsml(name, args, "tool_calls")
+
+
+def dsml_ascii(name: str, args: dict[str, Any]) -> str:
+    return dsml(name, args, bar="|")
+
+
 WRITERS = {"minimax": minimax, "hermes": hermes, "qwen-xml": qwen_xml, "glm": glm,
-           "deepseek-v3": deepseek_v3, "deepseek-v3.1": deepseek_v31}
+           "deepseek-v3": deepseek_v3, "deepseek-v3.1": deepseek_v31,
+           "deepseek-v3.2-dsml": dsml, "deepseek-v4-dsml": dsml_v4,
+           "deepseek-dsml-ascii": dsml_ascii}
 VENDORS = {  # format -> (vendor, model, fake)
     "minimax": ("minimax", "MiniMax-M2", MiniMaxFake),
     "hermes": ("dashscope", "qwen-plus", DashScopeFake),
@@ -92,10 +112,15 @@ VENDORS = {  # format -> (vendor, model, fake)
     "glm": ("glm", "glm-4.5", GLMFake),
     "deepseek-v3": ("deepseek", "deepseek-chat", DeepSeekFake),
     "deepseek-v3.1": ("deepseek", "deepseek-chat", DeepSeekFake),
+    "deepseek-v3.2-dsml": ("deepseek", "deepseek-chat", DeepSeekFake),
+    "deepseek-v4-dsml": ("deepseek", "deepseek-v4-flash", DeepSeekFake),
+    "deepseek-dsml-ascii": ("deepseek", "deepseek-reasoner", DeepSeekFake),
 }
 GENERIC_MODELS = {"minimax": "MiniMax-M2-GGUF", "hermes": "Qwen2.5-7B-Instruct",
                   "qwen-xml": "Qwen3-Coder-30B", "glm": "GLM-4.5-Air",
-                  "deepseek-v3": "DeepSeek-V3", "deepseek-v3.1": "deepseek-v3.1"}
+                  "deepseek-v3": "DeepSeek-V3", "deepseek-v3.1": "deepseek-v3.1",
+                  "deepseek-v3.2-dsml": "deepseek-ai/DeepSeek-V3.2",
+                  "deepseek-v4-dsml": "DeepSeek-V4-Flash", "deepseek-dsml-ascii": "deepseek-v3.2"}
 ARGS = [
     ({"city": "Paris", "nights": 2, "guests": ["Ann", "Bo"]}, ("Paris", 2, ["Ann", "Bo"], None)),
     ({"city": "42", "nights": "3", "guests": ["x"], "pets": True}, ("42", 3, ["x"], True)),
@@ -158,7 +183,7 @@ class Hotel(BaseModel):
     nights: int
 
 
-@pytest.mark.parametrize("fmt", ["minimax", "glm", "hermes"])
+@pytest.mark.parametrize("fmt", ["minimax", "glm", "hermes", "deepseek-v4-dsml"])
 async def test_the_output_tool_arrives_as_markup(fmt: str, cleanup: None) -> None:
     vendor, model_name, fake_class = VENDORS[fmt]
     async with fake_class() as fake:
@@ -176,6 +201,9 @@ async def test_the_output_tool_arrives_as_markup(fmt: str, cleanup: None) -> Non
     "<function_call>book(city='Paris')</function_call>",                     # unknown markup
     "<minimax:tool_call><invoke nam='book'></invoke></minimax:tool_call>",   # broken invoke
     "Use <tool_call>...</tool_call> tags to call tools.",                    # prose about tags
+    "<｜DSML｜function_calls>call book with Paris</｜DSML｜function_calls>",   # no invoke
+    '<｜DSML｜function_calls><｜DSML｜invoke name="book"><｜DSML｜parameter name="n" '
+    'string="false">{bad</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>',
 ])
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 async def test_broken_or_unknown_markup_stays_text(text: str, stream: bool,
@@ -184,7 +212,7 @@ async def test_broken_or_unknown_markup_stays_text(text: str, stream: bool,
         fake.add(FakeReply(text=text, chunk_size=3))
         model = tracked(get_model("openai:any-model", api_key="k", base_url=fake.url,
                                   settings=FAST, stream=stream,
-                                  tool_markups=["hermes", "minimax", "glm"]))
+                                  tool_markups=["hermes", "minimax", "glm", "deepseek-dsml"]))
         reply = await generate(model, [Msg.user("x")])
     assert reply.message.text == text and not reply.message.tool_uses
 
