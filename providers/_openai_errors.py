@@ -53,7 +53,8 @@ _ENGINE_REFUSAL = re.compile(
     r"json schema conversion failed|unable to generate parser for this template|"
     r"not supported by (?:xgrammar|outlines|guidance|llguidance)|"
     r"failed to transform json schema|grammar error|invalid grammar specification|"
-    r"unsupported feature for structured output|failed to parse grammar", re.I)
+    r"unsupported feature for structured output|failed to parse grammar|"
+    r"compiled grammar is too large|too many optional parameters|schema is too complex", re.I)
 """A self-hosted OpenAI-compatible server's constrained-decoding engine refusing a
 schema it cannot compile. llama.cpp's server wraps every ``json_schema_to_grammar``
 failure as "JSON schema conversion failed:\n<reason>" (a response format, 400 or, in
@@ -62,7 +63,10 @@ generation failed: ..." (the tools of a request); vLLM answers 400 "The provided
 schema contains features not supported by xgrammar.", "Failed to transform json
 schema into a grammar: ...", "Grammar error: ..." (guidance), "Regex uses unsupported
 feature for structured outputs" (its validation of ``response_format`` and of the
-tools of a ``required``/named ``tool_choice``). Which part of the request the refused
+tools of a ``required``/named ``tool_choice``); Anthropic's grammar limits relayed by
+an OpenAI-compatible gateway ("The compiled grammar is too large, which would cause
+performance issues", "Schemas contains too many optional parameters"; TanStack/ai#682)
+are the same kind. Which part of the request the refused
 schema came from is read from the request (``schema_carrier``)."""
 _FORMAT_TYPE_REFUSAL = re.compile(
     r"response[_ ]?format\W{0,3}\.?\W{0,3}type\W{0,3}\s*must be", re.I)

@@ -79,6 +79,10 @@ def model_for(fake: OpenAIFake, stream: bool = True,
     ("Regex uses unsupported feature for structured outputs: lookaround.", "native_output"),
     (LLAMA_SCHEMA, "native_output"),
     (LLAMA_TOOLS, "native_output"),  # the adapter names the tools (schema_carrier)
+    ("output_config.format.schema: Invalid schema: The compiled grammar is too large, which "
+     "would cause performance issues.", "native_output"),  # Anthropic behind a gateway
+    ("Schemas contains too many optional parameters (30), which would cause the grammar to "
+     "be too large.", "native_output"),
     ("'response_format.type' must be 'json_schema' or 'text'", "native_output"),  # LM Studio
     ("'response_format.type' must be 'json_schema'", "native_output"),
     ('response_format type must be one of "text" or "json_object", but got: json_schema',
