@@ -32,6 +32,7 @@ import asyncio
 import email.utils
 import inspect
 import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -203,8 +204,10 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
 def error_message(body: bytes, *, _nested: bool = False) -> tuple[str, str | None, Any]:
     """``(message, code, parsed_json)`` from an error body of any common shape:
     ``{"error":{"message","code"|"type"}}``, ``{"error":"..."}``,
-    ``{"message","code"}``, or a one-element list of those. The body is parsed
-    as JSON whatever its content type (DeepSeek sends octet-stream).
+    ``{"message","code"}``, FastAPI's ``{"detail": ...}`` (``_detail``), or a
+    one-element list of those; an HTML error page (a proxy's 413 or 502) by its
+    ``<title>``. The body is parsed as JSON whatever its content type (DeepSeek
+    sends octet-stream).
 
     A gateway's wrapped upstream error (OpenRouter: ``"Provider returned
     error"`` with the vendor's own body in ``error.metadata.raw``, per its
@@ -216,8 +219,16 @@ def error_message(body: bytes, *, _nested: bool = False) -> tuple[str, str | Non
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return body.decode(errors="replace")[:500] or "(empty body)", None, None
+        text = body.decode(errors="replace")
+        title = _HTML_TITLE.search(text[:4000])
+        if title and title.group(1).strip():  # a proxy's or gateway's error page
+            return f"{' '.join(title.group(1).split())} (an HTML error page)", None, None
+        return text[:500] or "(empty body)", None, None
+    if data is None:
+        return "(null body)", None, None
     node = data[0] if isinstance(data, list) and data else data
+    if isinstance(node, dict) and "detail" in node and not {"error", "message"} & set(node):
+        return _detail(node["detail"]), None, data
     if isinstance(node, dict):
         err = node.get("error", node)
         if isinstance(err, str):
@@ -234,6 +245,27 @@ def error_message(body: bytes, *, _nested: bool = False) -> tuple[str, str | Non
                     message = f"{message}: {upstream}"
             return message, str(code) if code is not None else None, data
     return str(data)[:500], None, data
+
+
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+
+
+def _detail(detail: Any) -> str:
+    """The message of a FastAPI-style ``{"detail": ...}`` body (llama-cpp-python,
+    proxies built on FastAPI): the text, or each validation error as
+    ``loc: msg`` (``{"loc": ["body", "messages"], "msg": "field required"}``)."""
+    if isinstance(detail, str):
+        return detail or "(empty detail)"
+    if isinstance(detail, list):
+        parts = []
+        for item in detail[:10]:
+            if isinstance(item, dict) and "msg" in item:
+                loc = ".".join(str(x) for x in item.get("loc") or ())
+                parts.append(f"{loc}: {item['msg']}" if loc else str(item["msg"]))
+            else:
+                parts.append(str(item))
+        return "; ".join(parts)[:500] or "(empty detail)"
+    return str(detail)[:500]
 
 
 def default_error(

@@ -201,6 +201,17 @@ def test_parse_retry_after_http_date() -> None:
     (b'{"message": "m", "code": "InvalidApiKey"}', "m", "InvalidApiKey"),
     (b'[{"error": {"code": 400, "message": "m", "status": "INVALID_ARGUMENT"}}]', "m", "400"),
     (b"<html>bad gateway</html>", "<html>bad gateway</html>", None),
+    (b"<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>"
+     b"<center><h1>413 Request Entity Too Large</h1></center><hr><center>nginx</center>"
+     b"</body></html>", "413 Request Entity Too Large (an HTML error page)", None),
+    (b'<!DOCTYPE html><html><head><TITLE>\n 502 Bad\n Gateway </TITLE></head></html>',
+     "502 Bad Gateway (an HTML error page)", None),
+    # FastAPI-based servers (llama-cpp-python, proxies)
+    (b'{"detail": "Unauthorized"}', "Unauthorized", None),
+    (b'{"detail": [{"loc": ["body", "messages", 0, "role"], "msg": "field required", '
+     b'"type": "value_error.missing"}, {"loc": ["body", "model"], "msg": "str type expected"}]}',
+     "body.messages.0.role: field required; body.model: str type expected", None),
+    (b"null", "(null body)", None),
     (b"", "(empty body)", None),
     # OpenRouter wraps the vendor's error: its words must still reach the classifier
     (b'{"error": {"message": "Provider returned error", "code": 400, "metadata": '
