@@ -79,6 +79,7 @@ class ToolMarkup:
 _REGISTRY: dict[str, ToolMarkup] = {}
 _HOMES = {
     "minimax": "agentflow.providers.minimax",
+    "minimax-m1": "agentflow.providers.minimax",
     "hermes": "agentflow.providers.dashscope",
     "qwen": "agentflow.providers.dashscope",
     "qwen-xml": "agentflow.providers.dashscope",
@@ -92,7 +93,7 @@ _HOMES = {
 """Which vendor module defines each built-in markup (imported on first use)."""
 
 MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("*minimax*", ("minimax",)),
+    ("*minimax*", ("minimax", "minimax-m1")),
     ("*qwen*", ("hermes", "qwen-xml")),
     ("*hermes*", ("hermes",)),
     ("*deepseek*", ("deepseek", "deepseek-dsml", "deepseek-dsml-v4", "deepseek-dsml-ascii",

@@ -54,6 +54,17 @@ def minimax(name: str, args: dict[str, Any]) -> str:
     return f'<minimax:tool_call>\n<invoke name="{name}">\n{params}</invoke>\n</minimax:tool_call>'
 
 
+def minimax_unquoted(name: str, args: dict[str, Any]) -> str:
+    params = "".join(f"<parameter name={k}>{text_of(v)}</parameter>\n" for k, v in args.items())
+    return f"<minimax:tool_call>\n<invoke name='{name}'>\n{params}</invoke>\n</minimax:tool_call>"
+
+
+def minimax_m1(name: str, args: dict[str, Any]) -> str:
+    """MiniMax-M1: JSON lines in ``<tool_calls>`` (vLLM's minimax tool parser)."""
+    line = orjson.dumps({"name": name, "arguments": args}).decode()
+    return f"<tool_calls>\n{line}\n</tool_calls>"
+
+
 def hermes(name: str, args: dict[str, Any]) -> str:
     return f"<tool_call>\n{orjson.dumps({'name': name, 'arguments': args}).decode()}\n</tool_call>"
 
@@ -101,12 +112,15 @@ def dsml_ascii(name: str, args: dict[str, Any]) -> str:
     return dsml(name, args, bar="|")
 
 
-WRITERS = {"minimax": minimax, "hermes": hermes, "qwen-xml": qwen_xml, "glm": glm,
+WRITERS = {"minimax": minimax, "minimax-unquoted": minimax_unquoted, "minimax-m1": minimax_m1,
+           "hermes": hermes, "qwen-xml": qwen_xml, "glm": glm,
            "deepseek-v3": deepseek_v3, "deepseek-v3.1": deepseek_v31,
            "deepseek-v3.2-dsml": dsml, "deepseek-v4-dsml": dsml_v4,
            "deepseek-dsml-ascii": dsml_ascii}
 VENDORS = {  # format -> (vendor, model, fake)
     "minimax": ("minimax", "MiniMax-M2", MiniMaxFake),
+    "minimax-unquoted": ("minimax", "MiniMax-M2.5", MiniMaxFake),
+    "minimax-m1": ("minimax", "MiniMax-M1", MiniMaxFake),
     "hermes": ("dashscope", "qwen-plus", DashScopeFake),
     "qwen-xml": ("dashscope", "qwen3-coder-plus", DashScopeFake),
     "glm": ("glm", "glm-4.5", GLMFake),
@@ -116,7 +130,8 @@ VENDORS = {  # format -> (vendor, model, fake)
     "deepseek-v4-dsml": ("deepseek", "deepseek-v4-flash", DeepSeekFake),
     "deepseek-dsml-ascii": ("deepseek", "deepseek-reasoner", DeepSeekFake),
 }
-GENERIC_MODELS = {"minimax": "MiniMax-M2-GGUF", "hermes": "Qwen2.5-7B-Instruct",
+GENERIC_MODELS = {"minimax": "MiniMax-M2-GGUF", "minimax-unquoted": "MiniMax-M2.5",
+                  "minimax-m1": "MiniMaxAI/MiniMax-M1-80k", "hermes": "Qwen2.5-7B-Instruct",
                   "qwen-xml": "Qwen3-Coder-30B", "glm": "GLM-4.5-Air",
                   "deepseek-v3": "DeepSeek-V3", "deepseek-v3.1": "deepseek-v3.1",
                   "deepseek-v3.2-dsml": "deepseek-ai/DeepSeek-V3.2",
@@ -183,7 +198,7 @@ class Hotel(BaseModel):
     nights: int
 
 
-@pytest.mark.parametrize("fmt", ["minimax", "glm", "hermes", "deepseek-v4-dsml"])
+@pytest.mark.parametrize("fmt", ["minimax", "glm", "hermes", "deepseek-v4-dsml", "minimax-m1"])
 async def test_the_output_tool_arrives_as_markup(fmt: str, cleanup: None) -> None:
     vendor, model_name, fake_class = VENDORS[fmt]
     async with fake_class() as fake:
@@ -202,6 +217,7 @@ async def test_the_output_tool_arrives_as_markup(fmt: str, cleanup: None) -> Non
     "<minimax:tool_call><invoke nam='book'></invoke></minimax:tool_call>",   # broken invoke
     "Use <tool_call>...</tool_call> tags to call tools.",                    # prose about tags
     "<｜DSML｜function_calls>call book with Paris</｜DSML｜function_calls>",   # no invoke
+    '<tool_calls>{"name": "book", "arguments": {}} and then</tool_calls>',  # not JSON lines
     '<｜DSML｜function_calls><｜DSML｜invoke name="book"><｜DSML｜parameter name="n" '
     'string="false">{bad</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>',
 ])
@@ -212,7 +228,8 @@ async def test_broken_or_unknown_markup_stays_text(text: str, stream: bool,
         fake.add(FakeReply(text=text, chunk_size=3))
         model = tracked(get_model("openai:any-model", api_key="k", base_url=fake.url,
                                   settings=FAST, stream=stream,
-                                  tool_markups=["hermes", "minimax", "glm", "deepseek-dsml"]))
+                                  tool_markups=["hermes", "minimax", "glm", "deepseek-dsml",
+                                                "minimax-m1"]))
         reply = await generate(model, [Msg.user("x")])
     assert reply.message.text == text and not reply.message.tool_uses
 
