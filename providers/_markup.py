@@ -83,6 +83,7 @@ _HOMES = {
     "hermes": "agentflow.providers.dashscope",
     "qwen": "agentflow.providers.dashscope",
     "qwen-xml": "agentflow.providers.dashscope",
+    "qwen-function": "agentflow.providers.dashscope",
     "deepseek": "agentflow.providers.deepseek",
     "deepseek-dsml": "agentflow.providers.deepseek",
     "deepseek-dsml-v4": "agentflow.providers.deepseek",
@@ -94,7 +95,8 @@ _HOMES = {
 
 MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("*minimax*", ("minimax", "minimax-m1")),
-    ("*qwen*", ("hermes", "qwen-xml")),
+    ("*qwen*", ("hermes", "qwen-xml", "qwen-function")),
+    ("*llama*", ("qwen-function",)),
     ("*hermes*", ("hermes",)),
     ("*deepseek*", ("deepseek", "deepseek-dsml", "deepseek-dsml-v4", "deepseek-dsml-ascii",
                     "deepseek-dsml-v4-ascii")),

@@ -75,6 +75,16 @@ def qwen_xml(name: str, args: dict[str, Any]) -> str:
     return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
 
 
+def qwen_bare(name: str, args: dict[str, Any]) -> str:
+    """Qwen3-Coder without its ``<tool_call>`` wrapper."""
+    return qwen_xml(name, args).removeprefix("<tool_call>\n").removesuffix("\n</tool_call>")
+
+
+def llama_function(name: str, args: dict[str, Any]) -> str:
+    """Llama 3.1's custom tool-call form."""
+    return f"<function={name}>{orjson.dumps(args).decode()}</function>"
+
+
 def glm(name: str, args: dict[str, Any]) -> str:
     pairs = "".join(f"<arg_key>{k}</arg_key>\n<arg_value>"
                     f"{v if isinstance(v, str) else orjson.dumps(v).decode()}</arg_value>\n"
@@ -113,7 +123,8 @@ def dsml_ascii(name: str, args: dict[str, Any]) -> str:
 
 
 WRITERS = {"minimax": minimax, "minimax-unquoted": minimax_unquoted, "minimax-m1": minimax_m1,
-           "hermes": hermes, "qwen-xml": qwen_xml, "glm": glm,
+           "hermes": hermes, "qwen-bare": qwen_bare, "llama-function": llama_function,
+           "qwen-xml": qwen_xml, "glm": glm,
            "deepseek-v3": deepseek_v3, "deepseek-v3.1": deepseek_v31,
            "deepseek-v3.2-dsml": dsml, "deepseek-v4-dsml": dsml_v4,
            "deepseek-dsml-ascii": dsml_ascii}
@@ -123,6 +134,8 @@ VENDORS = {  # format -> (vendor, model, fake)
     "minimax-m1": ("minimax", "MiniMax-M1", MiniMaxFake),
     "hermes": ("dashscope", "qwen-plus", DashScopeFake),
     "qwen-xml": ("dashscope", "qwen3-coder-plus", DashScopeFake),
+    "qwen-bare": ("dashscope", "qwen3-coder-plus", DashScopeFake),
+    "llama-function": ("dashscope", "qwen-plus", DashScopeFake),
     "glm": ("glm", "glm-4.5", GLMFake),
     "deepseek-v3": ("deepseek", "deepseek-chat", DeepSeekFake),
     "deepseek-v3.1": ("deepseek", "deepseek-chat", DeepSeekFake),
@@ -131,7 +144,8 @@ VENDORS = {  # format -> (vendor, model, fake)
     "deepseek-dsml-ascii": ("deepseek", "deepseek-reasoner", DeepSeekFake),
 }
 GENERIC_MODELS = {"minimax": "MiniMax-M2-GGUF", "minimax-unquoted": "MiniMax-M2.5",
-                  "minimax-m1": "MiniMaxAI/MiniMax-M1-80k", "hermes": "Qwen2.5-7B-Instruct",
+                  "minimax-m1": "MiniMaxAI/MiniMax-M1-80k", "qwen-bare": "Qwen3-Coder-30B-A3B",
+                  "llama-function": "Meta-Llama-3.1-8B-Instruct", "hermes": "Qwen2.5-7B-Instruct",
                   "qwen-xml": "Qwen3-Coder-30B", "glm": "GLM-4.5-Air",
                   "deepseek-v3": "DeepSeek-V3", "deepseek-v3.1": "deepseek-v3.1",
                   "deepseek-v3.2-dsml": "deepseek-ai/DeepSeek-V3.2",
@@ -218,6 +232,7 @@ async def test_the_output_tool_arrives_as_markup(fmt: str, cleanup: None) -> Non
     "Use <tool_call>...</tool_call> tags to call tools.",                    # prose about tags
     "<｜DSML｜function_calls>call book with Paris</｜DSML｜function_calls>",   # no invoke
     '<tool_calls>{"name": "book", "arguments": {}} and then</tool_calls>',  # not JSON lines
+    "Call <function=book>with Paris please</function> now.",                # prose inside
     '<｜DSML｜function_calls><｜DSML｜invoke name="book"><｜DSML｜parameter name="n" '
     'string="false">{bad</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>',
 ])
@@ -229,7 +244,7 @@ async def test_broken_or_unknown_markup_stays_text(text: str, stream: bool,
         model = tracked(get_model("openai:any-model", api_key="k", base_url=fake.url,
                                   settings=FAST, stream=stream,
                                   tool_markups=["hermes", "minimax", "glm", "deepseek-dsml",
-                                                "minimax-m1"]))
+                                                "minimax-m1", "qwen-function"]))
         reply = await generate(model, [Msg.user("x")])
     assert reply.message.text == text and not reply.message.tool_uses
 
