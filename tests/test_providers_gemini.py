@@ -25,7 +25,7 @@ from agentflow.events import OutputRetry, ThinkingChunk
 from agentflow.messages import Msg
 from agentflow.model import FinishChunk, GenerateOptions, ResponseFormat, TextDelta
 from agentflow.output.schema import OutputSpec
-from agentflow.providers._gemini_request import response_config
+from agentflow.providers._gemini_request import FOREIGN_SIGNATURE, response_config
 from agentflow.providers.gemini import GeminiChatModel, map_error
 from agentflow.reply import generate
 from agentflow.state import AgentState
@@ -202,6 +202,25 @@ async def test_parallel_calls_and_signatures_sent_back(fake: GeminiFake, stream:
         {"name": "lookup", "id": first["id"], "response": {"result": "Ann: ann@example.org"}},
         {"name": "lookup", "id": second["id"], "response": {"result": "Bob: ann@example.org"}},
     ]
+
+
+async def test_calls_gemini3_did_not_make_go_with_the_documented_bypass(
+        fake: GeminiFake, stream: bool) -> None:
+    # A conversation begun on another model (here Gemini 2.0, no signatures; another
+    # vendor alike) and continued on Gemini 3: its old calls carry Google's dummy
+    # signature instead of a 400 "Function call is missing a thought_signature".
+    fake.add(FakeReply(tool_calls=[FakeCall("lookup", {"query": "Ann"})]), FakeReply(text="ok"),
+             FakeReply(tool_calls=[FakeCall("lookup", {"query": "Bob"})]), FakeReply(text="done"))
+    state = AgentState()
+    await ReActAgent("g", model(fake, stream=stream), tools=[lookup]).call("Find", state=state)
+    agent = ReActAgent("g", model(fake, GEMINI3, stream=stream), tools=[lookup])
+    assert (await agent.call("And Bob?", state=state)).text == "done"
+    old, new = (t for t in fake.bodies[3]["contents"] if t["role"] == "model"
+                and any("functionCall" in p for p in t["parts"]))
+    assert old["parts"][0]["thoughtSignature"] == FOREIGN_SIGNATURE
+    assert new["parts"][0]["thoughtSignature"] in fake.signatures  # its own, untouched
+    assert all("thoughtSignature" not in p for t in fake.bodies[1]["contents"]
+               for p in t["parts"])  # never sent to a model that does not check them
 
 
 async def test_pre3_calls_without_ids_get_synthesised_ids(fake: GeminiFake) -> None:
