@@ -395,6 +395,7 @@ class OpenAICompatibleModel:
         the engine drops that one (Native -> Tool -> Prompt, forcing by reminder).
         """
         body = self.build_body(messages, tools, options)
+        strict = any((t.get("function") or {}).get("strict") for t in body.get("tools") or ())
         carrier = schema_carrier(body)
         sender = self._send(messages, tools, body)
         del body  # the exchange drops it once sent: not kept alive while the reply comes
@@ -403,7 +404,8 @@ class OpenAICompatibleModel:
         except StopAsyncIteration:
             return
         except BadRequestError as exc:
-            if carrier != "strict" or not (_strict_refused(exc) or engine_refused(str(exc))):
+            if not strict or not (_strict_refused(exc) or (
+                    carrier == "strict" and engine_refused(str(exc)))):
                 refused = _refused_part(exc, carrier)
                 if refused is exc:
                     raise

@@ -219,3 +219,31 @@ async def test_tools_refused_take_the_prompt_path(
     assert "tools" not in fake.bodies[1]
     assert len(fake.bodies) == 2
     assert [e.reason for e in events if isinstance(e, OutputRetry)] == ["degradation"]
+
+
+async def test_a_vendor_strict_refusal_beside_a_response_format_still_drops_strict(
+        fake: OpenAIFake) -> None:
+    # OpenAI's own wording for a strict function schema it refuses is about the tools
+    # even when the request also carries a response format (the carrier rule is for
+    # the engines' wording, which does not say which schema it means).
+    from agentflow.messages import Msg
+    from agentflow.model import GenerateOptions, ResponseFormat, ToolSpec
+    from agentflow.reply import generate
+
+    fake.add_error(400, {"error": {
+        "message": "Invalid schema for function 'f': In context=(), 'default' is not permitted.",
+        "type": "invalid_request_error", "param": "tools[0].function.parameters",
+        "code": "invalid_function_parameters"}})
+    fake.add(FakeReply(text='{"city": "Paris"}'))
+    profile = GENERIC_PROFILE.with_(schema_dialect="openai_strict")
+    tool = ToolSpec("f", "f.", {"type": "object", "properties": {"a": {"type": "string"}},
+                                "required": ["a"], "additionalProperties": False}, strict=True)
+    schema = {"type": "object", "properties": {"city": {"type": "string"}},
+              "required": ["city"], "additionalProperties": False}
+    reply = await generate(model_for(fake, False, profile), [Msg.user("x")], [tool],
+                           GenerateOptions(response_format=ResponseFormat(
+                               "json_schema", schema, "w", strict=True)))
+    assert reply.message.text == '{"city": "Paris"}'
+    assert fake.bodies[0]["tools"][0]["function"]["strict"] is True
+    assert "strict" not in fake.bodies[1]["tools"][0]["function"]
+    assert fake.bodies[1]["response_format"]["type"] == "json_schema"
