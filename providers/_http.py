@@ -29,8 +29,10 @@ leave their origin); no vendor API redirects its endpoints.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import inspect
+import math
 import os
 import re
 import time
@@ -180,20 +182,21 @@ def own_host(base_url: str, vendor_url: str) -> bool:
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an
-    HTTP date), or ``None``."""
+    HTTP date), or ``None`` (unreadable, ``nan`` or ``inf`` included)."""
     ms = headers.get("retry-after-ms") or headers.get("Retry-After-Ms")
     if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
+        with contextlib.suppress(ValueError):
+            if math.isfinite(millis := float(ms)):
+                return max(0.0, millis / 1000)
     value = headers.get("retry-after") or headers.get("Retry-After")
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
+    else:  # "nan"/"inf" are no delay: the default backoff, never a storm or an endless wait
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

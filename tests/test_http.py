@@ -183,6 +183,10 @@ async def test_a_body_json_cannot_carry_is_a_bad_request_never_sent() -> None:
 @pytest.mark.parametrize(("headers", "seconds"), [
     ({"retry-after-ms": "250"}, 0.25), ({"Retry-After": "3"}, 3.0),
     ({"retry-after": "-2"}, 0.0), ({"Retry-After": "soon"}, None), ({}, None),
+    # garbage numbers are no delay: the default backoff, never a storm or an endless wait
+    ({"retry-after": "nan"}, None), ({"retry-after": "inf"}, None),
+    ({"retry-after": "1e999"}, None), ({"retry-after-ms": "NaN", "retry-after": "2"}, 2.0),
+    ({"retry-after-ms": "Infinity"}, None),
 ])
 def test_parse_retry_after(headers: dict[str, str], seconds: float | None) -> None:
     assert parse_retry_after(headers) == seconds
