@@ -387,7 +387,8 @@ def _merge_usage(usage: dict[str, Any], delta: Mapping[str, Any]) -> None:
     cumulative (docs.anthropic.com, "Streaming Messages": "The token counts
     shown in the usage field of the message_delta event are cumulative"), so a
     count never goes down: an Anthropic-compatible server that sends
-    ``input_tokens: 0`` (or ``null``) in ``message_delta`` keeps the count of
+    ``input_tokens: 0`` (or ``null``, which the anthropic SDK's
+    ``accumulate_event`` skips too) in ``message_delta`` keeps the count of
     ``message_start`` (envoyproxy/ai-gateway#1631), and one that sent 0 in
     ``message_start`` takes the later count (sgl-project/sglang#20678)."""
     for key, value in delta.items():
