@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from agentflow.extraction.grounding import Grounded
-from agentflow.output import grammar
+from agentflow.output import grammar, grammar_values
 from agentflow.output.grammar import chunks, has_grounded, substring_grammar
 from agentflow.output.schema import OutputSpec
 
@@ -106,7 +106,7 @@ def test_a_pattern_on_a_grounded_string_is_intersected_with_the_substring() -> N
         who: Annotated[str, G] = Field(pattern=r"^[^<>]+ <[^<>/]+>$")
         code: Annotated[str, G] = Field(pattern=r"\d+")
 
-    long = "Ann <a@b.c> 42 " + "x " * grammar._SPAN_CHECK_CHARS
+    long = "Ann <a@b.c> 42 " + "x " * grammar_values.SPAN_CHECK_CHARS
     text = substring_grammar(local(Signed), long, SEP)
     assert text is not None
     assert 'GROUNDED_0: "\\"" (SOURCE & TRIMMED & /(?:[^<>]+ <[^<>\\/]+>)/) "\\""' in text
@@ -114,7 +114,7 @@ def test_a_pattern_on_a_grounded_string_is_intersected_with_the_substring() -> N
 
 
 def test_a_pattern_on_a_grounded_string_in_a_short_source_lists_its_values() -> None:
-    """Up to ``_SPAN_CHECK_CHARS`` the values a pattern allows are listed
+    """Up to ``SPAN_CHECK_CHARS`` the values a pattern allows are listed
     (llguidance's lexer cannot intersect some patterns with a document):
     exactly the trimmed spans between chunk boundaries that the pattern
     searches, JSON-escaped, each once."""

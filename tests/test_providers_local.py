@@ -277,6 +277,56 @@ async def test_whole_line_grammar_on_the_embedded_model(local_model: LocalModel)
         assert not cuts_line(LISTED, start, end), (path, LISTED[start:end])
 
 
+class Changes(BaseModel):
+    """The items of a bulleted list, each one whole item."""
+
+    changes: list[Annotated[str, Grounded(whole_items=True)]]
+
+
+async def test_whole_item_grammar_on_the_embedded_model(local_model: LocalModel) -> None:
+    """The grammar's listed items hold on llama.cpp: every value is one whole
+    item of the list (its continuation line included), in document order, no
+    item twice, escapes included, accepted on the first try."""
+    from agentflow.extraction.items import item_spans
+
+    agent = ReActAgent("local", local_model, sys_prompt="Copy the list items.")
+    events = [e async for e in agent.stream(LISTED, Changes, state=AgentState())]
+    complete = events[-1]
+    assert isinstance(complete, Complete) and isinstance(complete.output, Changes)
+    assert complete.validation_retries == 0  # the grammar allowed only whole items
+    whole = item_spans(LISTED)
+    spans = [complete.spans[f"changes[{i}]"][0] for i in range(len(complete.output.changes))]
+    assert spans and all(span in whole for span in spans)
+    assert spans == sorted(set(spans))  # document order, each item once
+
+
+class Release(BaseModel):
+    """A version and the person who signed it, each held to its line."""
+
+    version: Annotated[str, Grounded(whole_tokens=True, line=r"urgency=")] = Field(
+        pattern=r"^[0-9][A-Za-z0-9.:+~-]*$")
+    signed_by: Annotated[str, Grounded(line=r"^ -- ")]
+
+
+RELEASE = ("vim (2:9.0.1378-1) unstable; urgency=medium\n\n"
+           "  * Merge upstream patch 9.0.1499 and \"9.0.1500\".\n\n"
+           " -- Zoë Maintainer <zoe@example.org>  Mon, 05 Feb 2024 18:02:11 +0000")
+
+
+async def test_line_rule_grammar_on_the_embedded_model(local_model: LocalModel) -> None:
+    """Values held to their lines on llama.cpp: the version comes from the
+    header line (never a patch level of a change line), the signer from the
+    trailer line, accepted on the first try."""
+    agent = ReActAgent("local", local_model, sys_prompt="Copy the version and the signer.")
+    events = [e async for e in agent.stream(RELEASE, Release, state=AgentState())]
+    complete = events[-1]
+    assert isinstance(complete, Complete) and isinstance(complete.output, Release)
+    assert complete.validation_retries == 0
+    assert complete.output.version == "2:9.0.1378-1"
+    start = complete.spans["signed_by"][0][0]
+    assert RELEASE.rfind("\n", 0, start) == RELEASE.index("\n -- ")  # on the trailer line
+
+
 class Signed(BaseModel):
     """A signature: a name, and a date the document may lack."""
 

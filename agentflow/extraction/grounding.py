@@ -10,6 +10,7 @@
         city: Annotated[str, Grounded(case_sensitive=False)]
         version: Annotated[str, Grounded(whole_tokens=True)]  # never part of a token
         items: list[Annotated[str, Grounded(whole_lines=True)]]  # whole lines, each
+        changes: list[Annotated[str, Grounded(whole_items=True)]]  # list items, each
 
 at any depth (nested models, lists of models, dataclasses, TypedDicts). A
 marker on anything but ``str``, ``str | None`` or a list/tuple/set of them
@@ -60,6 +61,27 @@ a paragraph: an item copied from such a list can no longer stop in the middle
 of its line ("is only part of the line ..."). Under ``whole_lines`` only
 whole-line occurrences are candidates.
 
+**Whole items** (``Grounded(whole_items=True)``): the value must be exactly
+one item of a bulleted or numbered list of the source: the text after the
+item's marker with its continuation lines (the lines after it indented
+deeper than the marker, nested items included; ``agentflow.extraction.
+items`` defines it once). Use it for the items of such a list when an item
+may run over several lines: a copy can no longer stop at the end of the
+item's first line, nor run into the next item ("is not one whole item of a
+list ..."). The grammar of a model that takes one lists the document's
+items as the only values. Under ``whole_items`` only occurrences that are
+exactly an item are candidates.
+
+**On a line** (``Grounded(line=r"urgency=")``): the value must lie within one
+line of the source that the regular expression searches (a whole item: its
+first line). It says where a field is written, as a ``pattern`` says what it
+looks like: a version on the header line, never a version named in a change
+line; a total on the line that starts with ``Total``. Only occurrences on
+such lines are candidates; elsewhere the value goes back as "is not on a
+line that matches ...". The grammar of a model that takes one offers only
+spans of those lines. In a JSON Schema: ``"x-grounded-line": "urgency="``
+beside ``"x-grounded"``.
+
 The ``ground=True`` default applies ``Grounded()`` (sub-token values allowed):
 it grounds every string leaf of schemas not written for grounding, where a
 value may rightly be part of a token (a surname out of ``Smith-Jones``, a
@@ -87,6 +109,7 @@ more); items that overlap in the source simply have overlapping spans.
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -104,6 +127,8 @@ from agentflow.output.json_schema import SCHEMA_ATTRIBUTE
 
 __all__ = [
     "GROUNDED_KEY",
+    "LINE_KEY",
+    "WHOLE_ITEMS",
     "WHOLE_LINES",
     "WHOLE_TOKENS",
     "Grounded",
@@ -127,7 +152,15 @@ WHOLE_TOKENS = "whole_tokens"
 WHOLE_LINES = "whole_lines"
 """The value of ``GROUNDED_KEY`` for ``Grounded(whole_lines=True)``."""
 
-_MARKS = (True, WHOLE_TOKENS, WHOLE_LINES)
+WHOLE_ITEMS = "whole_items"
+"""The value of ``GROUNDED_KEY`` for ``Grounded(whole_items=True)``."""
+
+LINE_KEY = "x-grounded-line"
+"""JSON Schema keyword ``Grounded(line=...)`` adds beside ``GROUNDED_KEY``: the
+regular expression a line must match for the value to be taken from it. Kept
+by the ``local`` dialect, dropped by every other."""
+
+_MARKS = (True, WHOLE_TOKENS, WHOLE_LINES, WHOLE_ITEMS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,37 +179,64 @@ class Grounded:
             indentation, a list marker such as ``*`` or ``1.`` and trailing
             whitespace are not content): one or more whole lines, never a
             line cut short. Implies whole tokens. Default ``False``.
+        whole_items: the value must be exactly one item of a bulleted or
+            numbered list of the source, with its continuation lines
+            (``agentflow.extraction.items``): never an item's first line
+            alone, never two items. Default ``False``.
+        line: a regular expression (Python ``re``, searched): the value must
+            lie within one line of the source that it matches (for a whole
+            item: the item's first line), e.g. ``r"urgency="`` for the fields
+            of a changelog entry's header line, ``r"^Total"`` for a total.
+            It says *where* a field is written, as ``pattern`` says what it
+            looks like. Default ``None`` (anywhere).
+
+    Raises:
+        SchemaError: ``line`` is not a regular expression Python can read.
     """
 
     case_sensitive: bool = True
     whole_tokens: bool = False
     whole_lines: bool = False
+    whole_items: bool = False
+    line: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.line is not None:
+            try:
+                re.compile(self.line)
+            except (re.error, TypeError) as exc:
+                raise SchemaError("Grounded.line",
+                                  f"{self.line!r} is not a regular expression: {exc}") from None
 
     def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
         schema = handler(core_schema)
         _mark(handler.resolve_ref_schema(schema) if "$ref" in schema else schema,
-              self.schema_mark)
+              self.schema_mark, self.line)
         return schema
 
     @property
     def schema_mark(self) -> bool | str:
         """The value of ``GROUNDED_KEY`` for this marker: ``true``,
         ``WHOLE_TOKENS`` under ``whole_tokens=True``, ``WHOLE_LINES`` under
-        ``whole_lines=True``."""
-        return WHOLE_LINES if self.whole_lines else WHOLE_TOKENS if self.whole_tokens else True
+        ``whole_lines=True``, ``WHOLE_ITEMS`` under ``whole_items=True`` (items
+        over lines over tokens when several are set)."""
+        return (WHOLE_ITEMS if self.whole_items else WHOLE_LINES if self.whole_lines else
+                WHOLE_TOKENS if self.whole_tokens else True)
 
 
-def _mark(node: Any, mark: bool | str) -> None:
+def _mark(node: Any, mark: bool | str, line: str | None = None) -> None:
     if not isinstance(node, dict):
         return
     kinds = node.get("type")
     kinds = set(kinds) if isinstance(kinds, list) else {kinds}
     if "string" in kinds and "enum" not in node and "const" not in node:
         node[GROUNDED_KEY] = mark
+        if line is not None:
+            node[LINE_KEY] = line
     if "array" in kinds and isinstance(node.get("items"), dict):
-        _mark(node["items"], mark)
+        _mark(node["items"], mark, line)
     for branch in node.get("anyOf", ()) or node.get("oneOf", ()):
-        _mark(branch, mark)
+        _mark(branch, mark, line)
 
 
 def mark_all_strings(schema: Mapping[str, Any], marker: Grounded | None = None) -> dict[str, Any]:
@@ -186,6 +246,7 @@ def mark_all_strings(schema: Mapping[str, Any], marker: Grounded | None = None) 
     already marked keep their mark; the others get ``marker``'s
     (``Grounded()`` when ``None``)."""
     mark = (marker or Grounded()).schema_mark
+    line = (marker or Grounded()).line
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
@@ -196,6 +257,8 @@ def mark_all_strings(schema: Mapping[str, Any], marker: Grounded | None = None) 
         kinds = out.get("type")
         kinds = set(kinds) if isinstance(kinds, list) else {kinds}
         if "string" in kinds and "enum" not in out and "const" not in out:
+            if GROUNDED_KEY not in out and line is not None:
+                out[LINE_KEY] = line
             out.setdefault(GROUNDED_KEY, mark)
         return out
 
@@ -434,7 +497,10 @@ def _schema_marks(node: Any) -> bool:
 def _schema_marker(node: Mapping[str, Any], inherited: Grounded | None) -> Grounded | None:
     mark = node.get(GROUNDED_KEY)
     if mark in _MARKS:
-        return Grounded(whole_tokens=mark == WHOLE_TOKENS, whole_lines=mark == WHOLE_LINES)
+        line = node.get(LINE_KEY)
+        return Grounded(whole_tokens=mark == WHOLE_TOKENS, whole_lines=mark == WHOLE_LINES,
+                        whole_items=mark == WHOLE_ITEMS,
+                        line=line if isinstance(line, str) else None)
     return inherited
 
 
@@ -442,7 +508,8 @@ def _schema_values(value: Any, root: Mapping[str, Any], path: str,
                    default: Grounded | None) -> list[GroundedValue]:
     """The grounded strings of an output validated against the JSON Schema
     ``root`` (a ``json_schema_output`` type): each string whose schema node
-    says ``"x-grounded"`` (``true``, ``"whole_tokens"`` or ``"whole_lines"``), and under
+    says ``"x-grounded"`` (``true``, ``"whole_tokens"``, ``"whole_lines"`` or
+    ``"whole_items"``), and under
     ``default`` every free-text string (not ``enum``/``const``); ``$ref`` to
     ``#/$defs`` or ``#/definitions`` and ``anyOf``/``oneOf`` are followed."""
     out: list[GroundedValue] = []

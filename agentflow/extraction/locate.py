@@ -1,6 +1,7 @@
 """Locating grounded values in the source: the one definition of "verbatim"
 (``agentflow.extraction.grounding`` documents it, with the occurrence rule),
-whole tokens and whole lines, and the check of an output's grounded values.
+whole tokens, whole lines and whole items, and the check of an output's
+grounded values.
 """
 
 from __future__ import annotations
@@ -12,16 +13,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from agentflow.extraction.items import item_at, item_spans
 from agentflow.extraction.lines import line_at, line_spans
 from agentflow.extraction.tokens import cuts_token, token_at
 
 if TYPE_CHECKING:
     from agentflow.extraction.grounding import GroundedValue
 
-__all__ = ["TYPOGRAPHIC", "GroundingCheck", "Span", "check_grounding", "locate"]
+__all__ = ["TYPOGRAPHIC", "GroundingCheck", "Span", "check_grounding", "locate", "on_line"]
 
 Span = tuple[int, int]
-
 
 
 def _pattern(value: str, case_sensitive: bool) -> re.Pattern[str] | None:
@@ -134,14 +135,35 @@ def _whole_lines(spans: list[Span], bounds: tuple[set[int], set[int]]) -> list[S
     return [s for s in spans if s[0] in starts and s[1] in ends]
 
 
+def on_line(span: Span, source: str, line: re.Pattern[str]) -> bool:
+    """Whether ``span`` lies within one line of ``source`` (a whole item:
+    begins on one) that ``line`` searches."""
+    start = span[0]
+    first = source.find("\n", start)
+    first = len(source) if first < 0 else first
+    # the line alone: ``^`` and ``$`` of the expression are its start and end
+    return line.search(source[source.rfind("\n", 0, start) + 1:first]) is not None
+
+
+def _on_lines(spans: list[Span], source: str, line: str, item: bool) -> list[Span]:
+    """The spans on a line ``line`` matches (one line each, unless ``item``:
+    a whole item may run over several, its first line decides)."""
+    regex = re.compile(line)
+    return [s for s in spans
+            if (item or "\n" not in source[s[0]:s[1]]) and on_line(s, source, regex)]
+
+
 def locate(
     value: str, source: str, *, start: int = 0, case_sensitive: bool = True,
-    whole_tokens: bool = False, whole_lines: bool = False,
+    whole_tokens: bool = False, whole_lines: bool = False, whole_items: bool = False,
+    line: str | None = None,
 ) -> Span | None:
     """Where ``value`` occurs verbatim in ``source`` at or after ``start``
     (see ``agentflow.extraction.grounding`` for "verbatim"; ``whole_tokens``:
     only occurrences that cut no token; ``whole_lines``: only occurrences
-    made of whole lines); ``None`` if it does not. Blank values are never
+    made of whole lines; ``whole_items``: only occurrences that are exactly
+    one list item; ``line``: only occurrences on a line this regular
+    expression searches); ``None`` if it does not. Blank values are never
     found."""
     if not value.strip():
         return None
@@ -150,6 +172,11 @@ def locate(
         every = _whole(every, source)
     if whole_lines:
         every = _whole_lines(every, _line_bounds(source))
+    if whole_items:
+        items = set(item_spans(source))
+        every = [s for s in every if s in items]
+    if line is not None:
+        every = _on_lines(every, source, line, whole_items)
     return next((s for s in every if s[0] >= start), None)
 
 
@@ -168,6 +195,13 @@ class GroundingCheck:
         cut_lines: ``(path, value, line)`` of whole-line values found only
             as part of a line (``line``: the content of the first such
             line); also in ``unfound``.
+        cut_items: ``(path, value, item)`` of whole-item values found in the
+            document but never as exactly one list item (``item``: the first
+            item the first occurrence overlaps, ``""`` when it overlaps
+            none); also in ``unfound``.
+        off_line: ``(path, value, line)`` of values found in the document
+            but on no line their marker's ``line`` expression matches
+            (``line``: that expression); also in ``unfound``.
     """
 
     spans: dict[str, list[Span]] = field(default_factory=dict)
@@ -175,6 +209,8 @@ class GroundingCheck:
     empty: list[tuple[str, bool]] = field(default_factory=list)
     cut: list[tuple[str, str, str]] = field(default_factory=list)
     cut_lines: list[tuple[str, str, str]] = field(default_factory=list)
+    cut_items: list[tuple[str, str, str]] = field(default_factory=list)
+    off_line: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -185,12 +221,22 @@ class GroundingCheck:
         """A message listing each failing field (for the model and for errors)."""
         cut = {(p, v): token for p, v, token in self.cut}
         cut_lines = {(p, v): line for p, v, line in self.cut_lines}
+        cut_items = {(p, v): item for p, v, item in self.cut_items}
+        off_line = {(p, v): line for p, v, line in self.off_line}
         lines = [f"- {p}: {v!r} cuts through the token {cut[p, v]!r} of the document; "
                  f"copy whole tokens (here {cut[p, v]!r}) exactly as written"
                  if (p, v) in cut else
                  f"- {p}: {v!r} is only part of the line {cut_lines[p, v]!r} of the "
                  f"document; copy whole lines exactly as written"
                  if (p, v) in cut_lines else
+                 f"- {p}: {v!r} is not one whole item of a list in the document"
+                 + (f" (the item is {cut_items[p, v]!r})" if cut_items[p, v] else
+                    " (it is in no list item)")
+                 + "; copy one whole item, with its continuation lines, exactly as written"
+                 if (p, v) in cut_items else
+                 f"- {p}: {v!r} is not on a line of the document that matches "
+                 f"{off_line[p, v]!r} (where this field is written); copy it from such a line"
+                 if (p, v) in off_line else
                  f"- {p}: {v!r} is not found in the document; copy the text exactly as "
                  f"it is written there" for p, v in self.unfound]
         lines += [f"- {p}: empty text; copy it from the document"
@@ -209,6 +255,7 @@ def check_grounding(values: Sequence[GroundedValue], source: str) -> GroundingCh
     taken: set[Span] = set()
     cursor = 0
     bounds: tuple[set[int], set[int]] | None = None  # of the lines, computed once if needed
+    items: set[Span] | None = None  # of the list items, computed once if needed
     for gv in values:
         if not gv.value.strip():
             result.empty.append((gv.path, gv.optional))
@@ -225,6 +272,17 @@ def check_grounding(values: Sequence[GroundedValue], source: str) -> GroundingCh
             if not whole:
                 result.cut_lines.append((gv.path, gv.value, line_at(source, *every[0])))
             every = whole
+        if every and gv.marker.whole_items:
+            items = set(item_spans(source)) if items is None else items
+            whole = [s for s in every if s in items]
+            if not whole:
+                result.cut_items.append((gv.path, gv.value, item_at(source, *every[0]) or ""))
+            every = whole
+        if every and gv.marker.line is not None:
+            placed = _on_lines(every, source, gv.marker.line, gv.marker.whole_items)
+            if not placed:
+                result.off_line.append((gv.path, gv.value, gv.marker.line))
+            every = placed
         if not every:
             result.unfound.append((gv.path, gv.value))
             continue

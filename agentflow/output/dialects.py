@@ -122,16 +122,18 @@ def schema_types(node: Mapping[str, Any]) -> set[str]:
 
 
 _GROUNDED_KEY = "x-grounded"  # agentflow.extraction.grounding.GROUNDED_KEY
+_MARK_KEYS = (_GROUNDED_KEY, "x-grounded-line")  # and grounding.LINE_KEY
 
 
 def _unmarked(node: Any) -> Any:
-    """``node`` without ``x-grounded`` marks (copied only where there are some)."""
+    """``node`` without ``x-grounded`` marks (nor ``x-grounded-line``; copied
+    only where there are some)."""
     if isinstance(node, list):
         items = [_unmarked(n) for n in node]
         return node if all(a is b for a, b in zip(items, node, strict=True)) else items
     if not isinstance(node, dict):
         return node
-    out = {k: _unmarked(v) for k, v in node.items() if k != _GROUNDED_KEY}
+    out = {k: _unmarked(v) for k, v in node.items() if k not in _MARK_KEYS}
     same = len(out) == len(node) and all(out[k] is node[k] for k in out)
     return node if same else out
 

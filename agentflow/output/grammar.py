@@ -25,11 +25,23 @@ string nodes carry ``"x-grounded": true`` (``agentflow.extraction.grounding``):
   ``LINE_EDGES`` (a JSON string body that begins and ends with no whitespace,
   read unit by unit), so it begins and ends on a line's content: one or more
   whole lines (``SOURCE_LINES``);
+* a string marked ``"x-grounded": "whole_items"`` (``Grounded(whole_items=
+  True)``) lists the source's list items (``agentflow.extraction.items``)
+  that its ``pattern`` (if any) allows, each one whole, as its only values;
+  a source with more than 1,000 such items (or more characters in them than
+  ``MAX_SOURCE_CHARS``) gets the whole-line terminal instead, and
+  verification decides;
+* a grounded string that also carries ``"x-grounded-line": REGEX``
+  (``Grounded(line=...)``) lists its values: the spans between its chunk
+  boundaries (up to 200 characters; whole lines: each line's content; whole
+  items: the items that begin there) within the lines of the source that
+  ``REGEX`` searches, that its ``pattern`` allows; too many to list (over
+  1,000, or 50,000 characters), and the line rule is left to verification;
 * a grounded string is never empty and never starts or ends with a space;
-  its ``pattern``, if any, narrows it: in a source up to ``_SPAN_CHECK_CHARS``
+  its ``pattern``, if any, narrows it: in a source up to ``grammar_values.SPAN_CHECK_CHARS``
   (20,000) characters the grammar lists every value the pattern allows
   (trimmed spans between chunk boundaries, up to 200 characters, that the
-  pattern searches as JSON Schema does; ``_candidates``), so any pattern
+  pattern searches as JSON Schema does; ``grammar_values.candidates``), so any pattern
   works, however its shape; a longer source, or one with more than 1,000
   such values, gets the pattern intersected with the substring (llguidance
   ``&``) on the JSON-escaped text. Keep patterns of such fields to simple
@@ -62,6 +74,14 @@ from typing import Any
 
 from agentflow.extraction.lines import line_pieces
 from agentflow.extraction.tokens import pieces
+from agentflow.output.grammar_values import (
+    MAX_CANDIDATES,
+    candidates,
+    item_chain,
+    item_values,
+    line_values,
+    never_matches,
+)
 
 __all__ = ["MAX_SOURCE_CHARS", "NoGroundedValueError", "has_grounded", "substring_grammar"]
 
@@ -72,6 +92,8 @@ fall back to verification after decoding (see the module docstring)."""
 _GROUNDED = "x-grounded"
 _WHOLE_TOKENS = "whole_tokens"  # agentflow.extraction.grounding.WHOLE_TOKENS
 _WHOLE_LINES = "whole_lines"  # agentflow.extraction.grounding.WHOLE_LINES
+_WHOLE_ITEMS = "whole_items"  # agentflow.extraction.grounding.WHOLE_ITEMS
+_LINE = "x-grounded-line"  # agentflow.extraction.grounding.LINE_KEY
 _SOURCE = {True: "SOURCE", _WHOLE_TOKENS: "SOURCE_TOKENS", _WHOLE_LINES: "SOURCE_LINES"}
 _PLAIN = {"SOURCE": "GROUNDED", "SOURCE_TOKENS": "GROUNDED_TOKENS",
           "SOURCE_LINES": "GROUNDED_LINES"}  # without a pattern
@@ -102,7 +124,7 @@ def has_grounded(schema: Any, root: Any = None, _seen: frozenset[str] = frozense
     into ``root["$defs"]``; ``root`` defaults to ``schema``)."""
     root = schema if root is None else root
     if isinstance(schema, dict):
-        if schema.get(_GROUNDED) in _SOURCE:
+        if schema.get(_GROUNDED) in _SOURCE or schema.get(_GROUNDED) == _WHOLE_ITEMS:
             return True
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/") and ref not in _seen:
@@ -135,75 +157,6 @@ def chunks(source: str, whole_tokens: bool = False, whole_lines: bool = False) -
     return [json.dumps(c, ensure_ascii=False)[1:-1] for c in split]
 
 
-_SPAN_CHECK_CHARS = 20_000
-"""Sources up to this long get the exact treatment of patterned grounded
-strings: every value the pattern allows is listed (``_candidates``). Longer
-ones get the pattern intersected with the substring, and only the search for
-any match decides whether a value is possible (a sound, weaker check)."""
-_SPAN_CHECK_VALUE = 200
-"""Longest listed value of a patterned grounded string (characters): a
-longer span that matches is not offered (see the module docstring)."""
-_MAX_CANDIDATES = 1_000
-_MAX_CANDIDATE_CHARS = 50_000
-"""Beyond this many listed values (or characters in all), the pattern is
-intersected with the substring instead of listing them."""
-
-
-def _candidates(pattern: str, source: str, cuts: list[int]) -> list[str] | None:
-    """Every distinct span of ``source`` a grounded string may take that
-    matches ``pattern`` (JSON Schema semantics: a search), in order of first
-    occurrence: spans from one offset of ``cuts`` to a later one, at most
-    ``_SPAN_CHECK_VALUE`` characters, neither starting nor ending with
-    whitespace. ``[]``: no value is possible. ``None`` when the list cannot
-    stand in for the pattern: Python cannot read it, the source is longer
-    than ``_SPAN_CHECK_CHARS``, or there are too many values."""
-    if len(source) > _SPAN_CHECK_CHARS:
-        return None
-    try:
-        regex = re.compile(pattern)
-    except re.error:
-        return None
-    if _never_matches(pattern, source, source):
-        return []  # no span holds what the whole text does not
-    found: dict[str, None] = {}
-    size = 0
-    for i, start in enumerate(cuts):
-        if start >= len(source) or source[start].isspace():
-            continue
-        for end in cuts[i + 1:]:
-            if end - start > _SPAN_CHECK_VALUE:
-                break
-            if source[end - 1].isspace():
-                continue
-            value = source[start:end]
-            if value in found or regex.search(value) is None:
-                continue
-            found[value] = None
-            size += len(value)
-            if len(found) > _MAX_CANDIDATES or size > _MAX_CANDIDATE_CHARS:
-                return None
-    return list(found)
-
-
-def _never_matches(pattern: str, source: str, escaped: str) -> bool:
-    """Whether no text of ``source`` (raw, or ``escaped``: its JSON string
-    body) matches ``pattern`` at all, so a grounded string under it has no
-    legal value (the weaker check for sources ``_candidates`` does not list).
-    ``False`` when Python cannot read the pattern (then nothing is assumed)."""
-    core = pattern[1:] if pattern.startswith("^") else pattern
-    core = core[:-1] if core.endswith("$") and not core.endswith("\\$") else core
-    if _CONTEXT.search(core.replace("[^", "[")):
-        return False  # anchors or lookarounds inside: a span may match where the text does not
-    try:
-        regex = re.compile(core)
-    except re.error:
-        return False
-    return regex.search(source) is None and regex.search(escaped) is None
-
-
-_CONTEXT = re.compile(r"[$^]|\\[bBAZz]|\(\?[=!<]")
-
-
 class _Builder:
     def __init__(self, root: Mapping[str, Any], separators: Mapping[str, str],
                  source: str = "") -> None:
@@ -216,7 +169,7 @@ class _Builder:
         self.rules: dict[str, str] = {}
         self.count = 0
         self.refs: dict[str, str] = {}
-        self.patterns: dict[tuple[str, str], str] = {}  # "" when no value is possible
+        self.patterns: dict[tuple[Any, ...], str] = {}  # "" when no value is possible
         self.intersections: dict[str, tuple[str, str]] = {}
         self.listed: dict[str, list[str]] = {}
         self.path: list[str] = []  # field names down to the node being built
@@ -291,7 +244,12 @@ class _Builder:
         nullable = "null" in kinds
         mark = node.get(_GROUNDED)
         body: str | None
-        if mark in _SOURCE:
+        line = node.get(_LINE) if isinstance(node.get(_LINE), str) else None
+        if mark == _WHOLE_ITEMS:
+            body = self.whole_items(node.get("pattern"), line)
+        elif mark in _SOURCE and line is not None:
+            body = self.on_lines(_SOURCE[mark], node.get("pattern"), line)
+        elif mark in _SOURCE:
             body = self.grounded(_SOURCE[mark], node.get("pattern"))
         elif "anyOf" in node or "oneOf" in node:
             branches = [self.node(b) for b in node.get("anyOf") or node.get("oneOf") or []]
@@ -318,8 +276,8 @@ class _Builder:
         if name is not None:
             return name or None
         values = (None if source == "SOURCE_LINES" else
-                  _candidates(pattern, self.source, self.cuts(source != "SOURCE")))
-        if values == [] or (values is None and _never_matches(pattern, self.source, self.escaped)):
+                  candidates(pattern, self.source, self.cuts(source != "SOURCE")))
+        if values == [] or (values is None and never_matches(pattern, self.source, self.escaped)):
             self.patterns[source, pattern] = ""
             return None
         name = self.patterns[source, pattern] = f"GROUNDED_{len(self.patterns)}"
@@ -329,6 +287,67 @@ class _Builder:
         else:
             self.listed[name] = values
         return name
+
+    def on_lines(self, source: str, pattern: Any, line: str) -> str | None:
+        """The terminal of a grounded string held to the lines ``line``
+        matches: its values listed (``grammar_values.line_values``); ``None``
+        when there are none; without the line rule (verification decides)
+        when there are too many to list."""
+        key = (source, pattern if isinstance(pattern, str) else "", line)
+        name = self.patterns.get(key)
+        if name is not None:
+            return name or None
+        values = line_values(self.source, line, pattern, self.cuts(source != "SOURCE"),
+                             whole_lines=source == "SOURCE_LINES")
+        if values is None:
+            return self.grounded(source, pattern)
+        if not values:
+            self.patterns[key] = ""
+            return None
+        name = self.patterns[key] = f"GROUNDED_{len(self.patterns)}"
+        self.listed[name] = values
+        return name
+
+    def whole_items(self, pattern: Any, line: str | None = None) -> str | None:
+        """The terminal of a whole-item grounded string: the source's list
+        items its ``pattern`` (and ``line``) allows, listed; ``None`` when
+        there are none; the whole-line terminal when there are too many to
+        list."""
+        key = ("ITEMS", pattern if isinstance(pattern, str) else "", line)
+        name = self.patterns.get(key)
+        if name is not None:
+            return name or None
+        values = list(dict.fromkeys(item_values(self.source, pattern, line)))
+        if not values:
+            self.patterns[key] = ""
+            return None
+        if len(values) > MAX_CANDIDATES or sum(map(len, values)) > MAX_SOURCE_CHARS:
+            return self.grounded("SOURCE_LINES", pattern)
+        name = self.patterns[key] = f"GROUNDED_{len(self.patterns)}"
+        self.listed[name] = values
+        return name
+
+    def item_chain(self, node: Mapping[str, Any]) -> str | None:
+        """A list of whole items in document order, each item of the source
+        at most once (``grammar_values.item_chain``), or ``None`` when
+        ``node`` is not a plain list of whole-item strings or the chain would
+        be too large: then ``array`` builds the list as any other."""
+        item = node.get("items")
+        if not (isinstance(item, Mapping) and item.get(_GROUNDED) == _WHOLE_ITEMS
+                and item.get("type") == "string" and "anyOf" not in item):
+            return None
+        low, high = int(node.get("minItems", 0)), node.get("maxItems")
+        line = item.get(_LINE) if isinstance(item.get(_LINE), str) else None
+        chain = item_chain(item_values(self.source, item.get("pattern"), line), low,
+                           None if high is None else int(high), _literal(self.item_sep),
+                           f"n{self.count}")
+        if chain is None:
+            return None
+        self.count += 1
+        rules, first = chain
+        self.rules.update(rules)
+        body = f'"[" {first} "]"'
+        return body if low == 1 else f'{body} | "[" "]"'
 
     def terminals(self, source_text: str) -> list[str]:
         lines = []
@@ -372,6 +391,9 @@ class _Builder:
         return '"{" ' + " ".join(parts) + ' "}"' if possible else None
 
     def array(self, node: Mapping[str, Any]) -> str | None:
+        chain = self.item_chain(node)
+        if chain is not None:
+            return chain
         self.path.append("[]")
         item = self.node(node["items"])
         self.path.pop()

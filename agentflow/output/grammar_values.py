@@ -1,0 +1,213 @@
+"""Values a grounded string of a grammar may take, listed: the spans a
+``pattern`` allows (``candidates``), the list items of the source
+(``item_values``), and the rules of a list of whole items in document order
+(``item_chain``). ``agentflow.output.grammar`` spells them into a grammar;
+this module decides which values there are. Pure functions of the source.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from agentflow.extraction.items import item_spans, items
+from agentflow.extraction.lines import line_spans
+from agentflow.extraction.locate import on_line
+
+__all__ = ["ITEM_CHAIN_RULES", "MAX_CANDIDATES", "MAX_CANDIDATE_CHARS", "SPAN_CHECK_CHARS",
+           "SPAN_CHECK_VALUE", "candidates", "item_chain", "item_values", "line_values",
+           "never_matches"]
+
+ITEM_CHAIN_RULES = 20_000
+"""Most grammar rules a list of whole items in document order may take (two
+per item of the source and place in the list); a larger list is built as
+any other (any items, in any order)."""
+MAX_ITEM_CHARS = 200_000
+"""Most characters in all the items of a chain (the longest source a grammar
+holds, ``grammar.MAX_SOURCE_CHARS``)."""
+
+SPAN_CHECK_CHARS = 20_000
+"""Sources up to this long get the exact treatment of patterned grounded
+strings: every value the pattern allows is listed (``candidates``). Longer
+ones get the pattern intersected with the substring, and only the search for
+any match decides whether a value is possible (a sound, weaker check)."""
+SPAN_CHECK_VALUE = 200
+"""Longest listed value of a patterned grounded string (characters): a
+longer span that matches is not offered (see the module docstring)."""
+MAX_CANDIDATES = 1_000
+MAX_CANDIDATE_CHARS = 50_000
+"""Beyond this many listed values (or characters in all), the pattern is
+intersected with the substring instead of listing them."""
+
+
+def candidates(pattern: str, source: str, cuts: list[int]) -> list[str] | None:
+    """Every distinct span of ``source`` a grounded string may take that
+    matches ``pattern`` (JSON Schema semantics: a search), in order of first
+    occurrence: spans from one offset of ``cuts`` to a later one, at most
+    ``SPAN_CHECK_VALUE`` characters, neither starting nor ending with
+    whitespace. ``[]``: no value is possible. ``None`` when the list cannot
+    stand in for the pattern: Python cannot read it, the source is longer
+    than ``SPAN_CHECK_CHARS``, or there are too many values."""
+    if len(source) > SPAN_CHECK_CHARS:
+        return None
+    try:
+        regex = re.compile(pattern)
+    except re.error:
+        return None
+    if never_matches(pattern, source, source):
+        return []  # no span holds what the whole text does not
+    found: dict[str, None] = {}
+    size = 0
+    for i, start in enumerate(cuts):
+        if start >= len(source) or source[start].isspace():
+            continue
+        for end in cuts[i + 1:]:
+            if end - start > SPAN_CHECK_VALUE:
+                break
+            if source[end - 1].isspace():
+                continue
+            value = source[start:end]
+            if value in found or regex.search(value) is None:
+                continue
+            found[value] = None
+            size += len(value)
+            if len(found) > MAX_CANDIDATES or size > MAX_CANDIDATE_CHARS:
+                return None
+    return list(found)
+
+
+def never_matches(pattern: str, source: str, escaped: str) -> bool:
+    """Whether no text of ``source`` (raw, or ``escaped``: its JSON string
+    body) matches ``pattern`` at all, so a grounded string under it has no
+    legal value (the weaker check for sources ``candidates`` does not list).
+    ``False`` when Python cannot read the pattern (then nothing is assumed)."""
+    core = pattern[1:] if pattern.startswith("^") else pattern
+    core = core[:-1] if core.endswith("$") and not core.endswith("\\$") else core
+    if _CONTEXT.search(core.replace("[^", "[")):
+        return False  # anchors or lookarounds inside: a span may match where the text does not
+    try:
+        regex = re.compile(core)
+    except re.error:
+        return False
+    return regex.search(source) is None and regex.search(escaped) is None
+
+
+_CONTEXT = re.compile(r"[$^]|\\[bBAZz]|\(\?[=!<]")
+
+
+def _matching_lines(source: str, line: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of each line of ``source`` (newline excluded) that the
+    regular expression ``line`` searches."""
+    regex = re.compile(line)
+    out = []
+    start = 0
+    while start <= len(source):
+        end = source.find("\n", start)
+        end = len(source) if end < 0 else end
+        if regex.search(source[start:end]) is not None:  # the line alone: ^ and $ are its edges
+            out.append((start, end))
+        start = end + 1
+    return out
+
+
+def line_values(source: str, line: str, pattern: object, cuts: list[int],
+                whole_lines: bool = False) -> list[str] | None:
+    """Every distinct value a grounded string held to the lines ``line``
+    matches may take, in order of first occurrence: spans from one offset of
+    ``cuts`` to a later one within one such line, at most
+    ``SPAN_CHECK_VALUE`` characters, neither starting nor ending with
+    whitespace (``whole_lines``: each such line's content), that ``pattern``
+    (if any) searches. ``[]``: none. ``None``: more than ``MAX_CANDIDATES``
+    values (or ``MAX_CANDIDATE_CHARS`` characters), or a pattern Python
+    cannot read: the caller leaves the line rule to verification."""
+    regex = None
+    if isinstance(pattern, str) and pattern:
+        try:
+            regex = re.compile(pattern)
+        except re.error:
+            return None
+    found: dict[str, None] = {}
+    size = 0
+    for start, end in _matching_lines(source, line):
+        if whole_lines:
+            spans = [(start + s, start + e) for s, e in line_spans(source[start:end])]
+        else:
+            inside = [c for c in cuts if start <= c <= end]
+            spans = [(a, b) for i, a in enumerate(inside) for b in inside[i + 1:]
+                     if b - a <= SPAN_CHECK_VALUE]
+        for a, b in spans:
+            if source[a].isspace() or source[b - 1].isspace():
+                continue
+            value = source[a:b]
+            if value in found or (regex is not None and regex.search(value) is None):
+                continue
+            found[value] = None
+            size += len(value)
+            if len(found) > MAX_CANDIDATES or size > MAX_CANDIDATE_CHARS:
+                return None
+    return list(found)
+
+
+def item_values(source: str, pattern: object = None, line: str | None = None) -> list[str]:
+    """The text of each list item of ``source`` (``agentflow.extraction.
+    items``; in order, repeats kept) that ``pattern`` (a JSON Schema
+    ``pattern``: a search) allows, and whose first line ``line`` (if any)
+    searches; every item when there is no pattern or Python cannot read it
+    (verification then decides)."""
+    if line is not None:
+        regex = re.compile(line)
+        values = [source[s:e] for s, e in item_spans(source) if on_line((s, e), source, regex)]
+    else:
+        values = items(source)
+    if isinstance(pattern, str) and pattern:
+        try:
+            regex = re.compile(pattern)
+        except re.error:
+            return values
+        values = [v for v in values if regex.search(v) is not None]
+    return values
+
+
+def item_chain(values: list[str], low: int, high: int | None, separator: str,
+               prefix: str) -> tuple[dict[str, str], str] | None:
+    """Lark rules for the items of a list of whole items in document order,
+    each item (each place in ``values``) taken at most once: after item
+    ``i`` the list either ends or goes on with an item after ``i``.
+
+    Args:
+        values: the items, in document order (``item_values``).
+        low, high: the list's ``minItems`` / ``maxItems`` (``None``: no
+            bound); ``high`` is kept by counting places (rules per item and
+            place), ``low`` only when it is 0 or 1.
+        separator: the Lark literal of the item separator (``", "``).
+        prefix: a rule name prefix no other rule uses.
+
+    Returns:
+        ``(rules, first)``: the rules by name, and the rule for the list's
+        items (the caller writes ``"[" first "]"``, and the empty list when
+        ``low`` is 0); ``None`` when no chain applies: no values, ``low``
+        over 1, ``high`` under 1, or more than ``ITEM_CHAIN_RULES`` rules.
+    """
+    if not values or low > 1 or (high is not None and high < 1):
+        return None
+    cap = high if high is not None else 1  # without maxItems no count is kept
+    if len(values) * cap * 2 > ITEM_CHAIN_RULES or sum(map(len, values)) > MAX_ITEM_CHARS:
+        return None
+    lits = [json.dumps(json.dumps(v, ensure_ascii=False), ensure_ascii=False) for v in values]
+    m = len(values)
+
+    def take(i: int, c: int) -> str:  # item i is the c-th of the list, maybe a later one next
+        return f"{prefix}_{i}_{c}"
+
+    def pick(i: int, c: int) -> str:  # the c-th item is item i or a later one
+        return f"{prefix}_{i}_{c}_"
+
+    rules: dict[str, str] = {}
+    for i in range(m - 1, -1, -1):
+        for c in range(1, min(cap, i + 1) + 1):  # item i is at most the (i+1)-th
+            alts = [lits[i]]
+            if i + 1 < m and (high is None or c < cap):
+                alts.append(f"{lits[i]} {separator} {pick(i + 1, 1 if high is None else c + 1)}")
+            rules[take(i, c)] = " | ".join(alts)
+            rules[pick(i, c)] = take(i, c) if i + 1 == m else f"{take(i, c)} | {pick(i + 1, c)}"
+    return rules, pick(0, 1)
