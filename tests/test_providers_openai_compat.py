@@ -247,3 +247,59 @@ async def test_a_vendor_strict_refusal_beside_a_response_format_still_drops_stri
     assert fake.bodies[0]["tools"][0]["function"]["strict"] is True
     assert "strict" not in fake.bodies[1]["tools"][0]["function"]
     assert fake.bodies[1]["response_format"]["type"] == "json_schema"
+
+
+# ----------------------------------------------------------------------------- optional fields
+
+
+@pytest.mark.parametrize("body", [
+    # vLLM before extra fields were allowed (vllm-project/vllm#10463)
+    vllm("[{'type': 'extra_forbidden', 'loc': ('body', 'stream_options'), 'msg': 'Extra "
+         "inputs are not permitted', 'input': {'include_usage': True}}]"),
+    # older Azure OpenAI api-versions
+    {"error": {"message": "Unrecognized request argument supplied: stream_options",
+               "type": "invalid_request_error", "param": "", "code": None}},
+    # FastAPI-style servers
+    {"detail": [{"type": "extra_forbidden", "loc": ["body", "stream_options"],
+                 "msg": "Extra inputs are not permitted"}]},
+], ids=["vllm", "azure", "fastapi"])
+async def test_a_refused_stream_options_is_dropped_for_good(fake: OpenAIFake,
+                                                            body: dict[str, Any]) -> None:
+    fake.add_error(400, body)
+    fake.add(FakeReply(text='{"city": "Paris", "temperature_c": 18.5, "condition": "sunny"}'),
+             FakeReply(text='{"city": "Paris", "temperature_c": 18.5, "condition": "sunny"}'))
+    agent = agent_for(model_for(fake, True, GENERIC_PROFILE.with_(native_output="json_object")))
+    for _ in range(2):
+        _, complete = await run(agent)
+        assert complete.output == Weather(**WEATHER)
+    assert "stream_options" in fake.bodies[0]
+    assert ["stream_options" in b for b in fake.bodies[1:]] == [False, False]
+    assert all(b["stream"] is True for b in fake.bodies)
+
+
+async def test_a_refused_parallel_tool_calls_is_dropped(fake: OpenAIFake) -> None:
+    fake.add_error(400, {"error": {"message": "Extra inputs are not permitted, field: "
+                                              "'parallel_tool_calls'", "code": 400}})
+    fake.add(output_call())
+    profile = GENERIC_PROFILE.with_(native_output=None, parallel_tool_calls_flag=True)
+    _, complete = await run(agent_for(model_for(fake, False, profile)))
+    assert complete.output == Weather(**WEATHER)
+    assert fake.bodies[0]["parallel_tool_calls"] is False
+    assert "parallel_tool_calls" not in fake.bodies[1]
+
+
+@pytest.mark.parametrize("message", [
+    "Extra inputs are not permitted, field: 'temperature'",   # not an optional field
+    "stream_options.include_usage must be a boolean",          # named, but not refused as unknown
+])
+async def test_other_field_errors_stay_bad_requests(fake: OpenAIFake, message: str) -> None:
+    from agentflow.errors import BadRequestError
+    from agentflow.messages import Msg
+    from agentflow.model import GenerateOptions
+    from agentflow.reply import generate
+
+    fake.add_error(400, {"error": {"message": message}})
+    with pytest.raises(BadRequestError):
+        await generate(model_for(fake, True), [Msg.user("x")], options=GenerateOptions(
+            temperature=0.5))
+    assert len(fake.bodies) == 1
