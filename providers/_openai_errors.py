@@ -33,7 +33,14 @@ __all__ = ["engine_refused", "openai_error", "payload_error", "schema_carrier",
 
 _REFUSAL = re.compile(
     r"not support|unsupported|unavailable|not available|not allowed|must be auto|"
-    r"isn't supported|is not enabled|must be set to false", re.I)
+    r"isn't supported|is not enabled|must be set to false|may not be enabled|"
+    r"cannot be used|can't be used|(?:should|must) be '?auto'?\b|"
+    r"\bonly\b[^.\d]{0,80}\b(?:is|are) (?:supported|allowed|accepted)", re.I)
+"""Words saying a thing is refused as unsupported. "may not be enabled" is
+Anthropic's ("Thinking may not be enabled when tool_choice forces tool use.",
+relayed by OpenAI-compatible gateways: C20); "only ... are supported" a server
+listing what it takes ("only 'text' and 'json_object' response_format types are
+supported"), but not a count ("Only 128 tools are allowed": a limit, not a refusal)."""
 _NATIVE_WORDS = re.compile(
     r"response[_ ]?format|response[_ ]?mime[_ ]?type|response[_ ]?schema|json[_ ]schema|"
     r"json[_ ]object|json output|json mode|structured output", re.I)

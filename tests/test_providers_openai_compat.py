@@ -91,6 +91,14 @@ def model_for(fake: OpenAIFake, stream: bool = True,
     ('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
      "tools"),
     ("Unsupported param: tool_choice", "tool_choice"),
+    # Anthropic's forced-tool refusal while thinking, relayed by a gateway (C20)
+    ("Provider returned error: Thinking may not be enabled when tool_choice forces tool use.",
+     "tool_choice"),
+    ("Invalid parameter: only 'text' and 'json_object' response_format types are supported",
+     "native_output"),
+    ("tool_choice should be 'auto' for this model", "tool_choice"),
+    ("Only one of max_tokens and max_completion_tokens may be set.", None),
+    ("Only 128 tools are allowed per request.", None),  # no feature is refused as such
     ("max_tokens must be at least 1, got 0.", None),
     ("This model's maximum context length is 4096 tokens.", None),
 ])
