@@ -7,6 +7,7 @@ this module decides which values there are. Pure functions of the source.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 
@@ -132,7 +133,7 @@ def line_values(source: str, line: str, pattern: object, cuts: list[int],
         if whole_lines:
             spans = [(start + s, start + e) for s, e in line_spans(source[start:end])]
         else:
-            inside = [c for c in cuts if start <= c <= end]
+            inside = cuts[bisect.bisect_left(cuts, start):bisect.bisect_right(cuts, end)]
             spans = [(a, b) for i, a in enumerate(inside) for b in inside[i + 1:]
                      if b - a <= SPAN_CHECK_VALUE]
         for a, b in spans:
