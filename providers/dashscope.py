@@ -48,7 +48,7 @@ from agentflow.errors import ProviderError, QuotaExceededError, UnsupportedFeatu
 from agentflow.model import GenerateOptions, ModelProfile, ResponseFormat
 from agentflow.output.decoding import decode_value
 from agentflow.providers._http import error_message
-from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
+from agentflow.providers._markup import MarkupCall, ToolMarkup, json_calls, register_markup
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._profiles import ProfileRule
 
@@ -129,9 +129,15 @@ and ``*-thinking`` names span families: unknown (the conservative default)."""
 
 
 def parse_hermes_call(body: str) -> list[MarkupCall] | None:
-    """The call of one Hermes ``<tool_call>`` block: a JSON (or Python-literal)
-    object ``{"name": str, "arguments": object | JSON string}`` (``parameters``
-    is read too). ``None`` when the block is not this format."""
+    """The calls of one Hermes ``<tool_call>`` block: a JSON object
+    ``{"name": str, "arguments": object | JSON string}`` (``parameters`` is
+    read too), or several glued or a line each (``json_calls``: a model putting
+    parallel calls in one block), or one Python-literal object. ``None`` when
+    the block is not this format."""
+    try:
+        return json_calls(body)
+    except ValueError:
+        pass
     try:
         data = decode_value(body.strip())
     except ValueError:

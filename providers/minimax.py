@@ -43,7 +43,6 @@ ignore it).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -69,8 +68,7 @@ from agentflow.model import (
     ThinkingDelta,
     ToolSpec,
 )
-from agentflow.output.decoding import decode_value
-from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
+from agentflow.providers._markup import MarkupCall, ToolMarkup, json_calls, register_markup
 from agentflow.providers._openai_compat import OpenAICompatibleModel, unsupported_feature
 from agentflow.providers._openai_wire import ChunkParser, ReasoningHistory
 from agentflow.providers._profiles import ProfileRule
@@ -170,25 +168,8 @@ MINIMAX_MARKUP = register_markup(ToolMarkup(
 def parse_minimax_m1_calls(body: str) -> list[MarkupCall] | None:
     """The calls of one MiniMax-M1 ``<tool_calls>`` block: JSON objects
     ``{"name": str, "arguments": object | JSON string}``, one per line (or
-    glued). ``None`` when anything else is in the block."""
-    decoder = json.JSONDecoder(strict=False)
-    calls: list[MarkupCall] = []
-    pos = 0
-    while True:
-        while pos < len(body) and body[pos].isspace():
-            pos += 1
-        if pos >= len(body):
-            break
-        data, pos = decoder.raw_decode(body, pos)  # ValueError: not this format
-        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
-            return None
-        args = data.get("arguments", data.get("parameters", {}))
-        if isinstance(args, str):
-            args = decode_value(args) if args.strip() else {}
-        if not isinstance(args, dict):
-            return None
-        calls.append(MarkupCall(data["name"], args))
-    return calls or None
+    glued; ``json_calls``). ``None`` when anything else is in the block."""
+    return json_calls(body)
 
 
 MINIMAX_M1_MARKUP = register_markup(ToolMarkup(

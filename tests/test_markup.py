@@ -288,3 +288,21 @@ def test_a_filter_with_nothing_to_look_for_passes_chunks_through_untouched() -> 
     assert idle.feed(iter(chunks)) == chunks
     looking = MarkupFilter(resolve_markups(["hermes"]))
     assert [c.type for c in looking.feed(chunks) + looking.close()] == ["tool_call", "finish"]
+
+
+@pytest.mark.parametrize("separator", ["\n", "", " "], ids=["lines", "glued", "space"])
+async def test_several_hermes_calls_in_one_block(separator: str, cleanup: None) -> None:
+    # Qwen models sometimes put parallel calls in one <tool_call> block.
+    first = orjson.dumps({"name": "book", "arguments": {"city": "A", "nights": 1,
+                                                        "guests": []}}).decode()
+    second = orjson.dumps({"name": "book", "arguments": orjson.dumps(
+        {"city": "B", "nights": 2, "guests": ["x"]}).decode()}).decode()
+    calls.clear()
+    async with DashScopeFake() as fake:
+        fake.add(FakeReply(text=f"<tool_call>\n{first}{separator}{second}\n</tool_call>",
+                           chunk_size=7), FakeReply(text="Booked both."))
+        model = tracked(get_model("dashscope:qwen-plus", api_key="k", base_url=fake.url,
+                                  settings=FAST))
+        reply = await ReActAgent("t", model, tools=[book]).call("book two")
+    assert reply.text == "Booked both."
+    assert sorted(calls) == [("A", 1, [], None), ("B", 2, ["x"], None)]
