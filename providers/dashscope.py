@@ -159,13 +159,17 @@ HERMES_MARKUP = register_markup(
 """The Hermes/Qwen in-band tool-call format (``<tool_call>{json}</tool_call>``)."""
 
 _FUNCTION = re.compile(r"<function=([^>\s]+)>(.*?)</function>", re.DOTALL)
-_XML_PARAMETER = re.compile(r"<parameter=([^>\s]+)>(.*?)</parameter>", re.DOTALL)
+_XML_PARAMETER = re.compile(
+    r"<parameter=([^>\s]+)>(.*?)(?:</parameter>|(?=\s*<parameter=)|\s*$)", re.DOTALL)
+"""One ``<parameter=key>value</parameter>``; a missing ``</parameter>`` (a known
+Qwen3-Coder slip, which vLLM's qwen3_coder parser tolerates too) ends the value
+at the next ``<parameter=`` or at the end of the function."""
 
 
 def parse_qwen_xml_call(body: str) -> list[MarkupCall] | None:
     """The calls of one Qwen3-Coder ``<tool_call>`` block:
     ``<function=name><parameter=key>value</parameter></function>`` (values
-    are text, typed later from the tool's schema)."""
+    are text, typed later from the tool's schema; ``_XML_PARAMETER``)."""
     calls = [MarkupCall(name, {k: v.strip("\n") for k, v in _XML_PARAMETER.findall(inner)},
                         raw_values=True)
              for name, inner in _FUNCTION.findall(body)]

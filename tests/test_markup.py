@@ -80,6 +80,11 @@ def qwen_bare(name: str, args: dict[str, Any]) -> str:
     return qwen_xml(name, args).removeprefix("<tool_call>\n").removesuffix("\n</tool_call>")
 
 
+def qwen_unclosed(name: str, args: dict[str, Any]) -> str:
+    """Qwen3-Coder leaving out ``</parameter>`` (vLLM's qwen3_coder parser tolerates it)."""
+    return qwen_xml(name, args).replace("\n</parameter>", "")
+
+
 def llama_function(name: str, args: dict[str, Any]) -> str:
     """Llama 3.1's custom tool-call form."""
     return f"<function={name}>{orjson.dumps(args).decode()}</function>"
@@ -124,6 +129,7 @@ def dsml_ascii(name: str, args: dict[str, Any]) -> str:
 
 WRITERS = {"minimax": minimax, "minimax-unquoted": minimax_unquoted, "minimax-m1": minimax_m1,
            "hermes": hermes, "qwen-bare": qwen_bare, "llama-function": llama_function,
+           "qwen-unclosed": qwen_unclosed,
            "qwen-xml": qwen_xml, "glm": glm,
            "deepseek-v3": deepseek_v3, "deepseek-v3.1": deepseek_v31,
            "deepseek-v3.2-dsml": dsml, "deepseek-v4-dsml": dsml_v4,
@@ -135,6 +141,7 @@ VENDORS = {  # format -> (vendor, model, fake)
     "hermes": ("dashscope", "qwen-plus", DashScopeFake),
     "qwen-xml": ("dashscope", "qwen3-coder-plus", DashScopeFake),
     "qwen-bare": ("dashscope", "qwen3-coder-plus", DashScopeFake),
+    "qwen-unclosed": ("dashscope", "qwen3-coder-flash", DashScopeFake),
     "llama-function": ("dashscope", "qwen-plus", DashScopeFake),
     "glm": ("glm", "glm-4.5", GLMFake),
     "deepseek-v3": ("deepseek", "deepseek-chat", DeepSeekFake),
@@ -145,7 +152,9 @@ VENDORS = {  # format -> (vendor, model, fake)
 }
 GENERIC_MODELS = {"minimax": "MiniMax-M2-GGUF", "minimax-unquoted": "MiniMax-M2.5",
                   "minimax-m1": "MiniMaxAI/MiniMax-M1-80k", "qwen-bare": "Qwen3-Coder-30B-A3B",
-                  "llama-function": "Meta-Llama-3.1-8B-Instruct", "hermes": "Qwen2.5-7B-Instruct",
+                  "llama-function": "Meta-Llama-3.1-8B-Instruct",
+                  "qwen-unclosed": "Qwen/Qwen3-Coder-480B-A35B-Instruct",
+                  "hermes": "Qwen2.5-7B-Instruct",
                   "qwen-xml": "Qwen3-Coder-30B", "glm": "GLM-4.5-Air",
                   "deepseek-v3": "DeepSeek-V3", "deepseek-v3.1": "deepseek-v3.1",
                   "deepseek-v3.2-dsml": "deepseek-ai/DeepSeek-V3.2",
