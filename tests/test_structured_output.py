@@ -660,13 +660,22 @@ async def test_output_types(output: Any, args: Any, expected: Any) -> None:
 
 
 async def test_schema_error_before_any_request() -> None:
+    from collections.abc import Callable
+
     from agentflow import SchemaError
+
+    class Hooked(BaseModel):
+        hook: Callable[[], int]  # no JSON Schema for a callable
 
     gemini = ModelProfile(schema_dialect="gemini")
     model = ScriptedModel([gr()], profile=gemini)
-    with pytest.raises(SchemaError, match="children"):
-        await ReActAgent("a", model).call("x", Tree)
+    with pytest.raises(SchemaError, match="Hooked"):
+        await ReActAgent("a", model).call("x", Hooked)
     assert model.requests == []
+    # a tree is no schema error on Gemini: it goes as JSON Schema ($defs/$ref)
+    model = ScriptedModel([gr({"name": "r", "children": [{"name": "c"}]})], profile=gemini)
+    reply = await ReActAgent("a", model).call("x", Tree)
+    assert reply.output == Tree(name="r", children=[Tree(name="c")])
 
 
 async def test_fresh_output_types_are_not_kept_alive_by_caches() -> None:
