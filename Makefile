@@ -49,8 +49,8 @@ test: $(VENV)/.installed-$(EXTRAS) system-deps
 	$(PY) -m pytest -q
 
 lint: $(VENV)/.installed-$(EXTRAS)
-	$(VENV)/bin/ruff check agentflow providers tests benchmarks examples
-	$(VENV)/bin/mypy --strict agentflow
+	$(VENV)/bin/ruff check agentflow providers tests benchmarks examples scripts
+	$(PY) scripts/typecheck.py
 
 bench: $(VENV)/.installed-$(EXTRAS)
 	$(PY) benchmarks/bench_overhead.py

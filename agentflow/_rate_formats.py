@@ -51,14 +51,17 @@ _UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6
 
 def parse_duration(value: str | None) -> float | None:
     """Seconds from a duration such as ``"6m0s"``, ``"1.5s"``, ``"12ms"`` (Go's
-    ``time.Duration`` format) or a bare number of seconds; ``None`` if unreadable."""
+    ``time.Duration`` format) or a bare number of seconds; ``None`` if unreadable
+    (``"nan"``, ``"inf"`` and numbers past ``float`` included)."""
     if not value:
         return None
     text = value.strip()
     try:
-        return max(0.0, float(text))
+        number = float(text)
     except ValueError:
         pass
+    else:  # "nan"/"inf" (or an overflow) are no duration: never an endless pause
+        return max(0.0, number) if math.isfinite(number) else None
     parts = _DURATION.findall(text)
     if not parts or "".join(n + u for n, u in parts) != text:
         return None

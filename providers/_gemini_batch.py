@@ -123,7 +123,8 @@ def batch_status(data: Mapping[str, Any]) -> BatchStatus:
     Raises:
         LookupError / TypeError / ValueError: not of that shape.
     """
-    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else data
+    meta: Mapping[str, Any] = (data["metadata"] if isinstance(data.get("metadata"), Mapping)
+                               else data)
     state = batch_state(str(meta["state"]))
     stats = meta.get("batchStats") or {}
     error = data.get("error") or meta.get("error")
@@ -280,7 +281,8 @@ class GeminiBatchAPI(WireBatchAPI):
         if not state.terminal:
             raise BadRequestError(f"batch {batch_id} has no results yet (state {state})",
                                   status=None, vendor="gemini")
-        meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+        meta: Mapping[str, Any] = (data["metadata"]
+                                   if isinstance(data.get("metadata"), Mapping) else {})
         output = data.get("response") or meta.get("output") or {}
         if not isinstance(output, Mapping):
             raise ProviderError(f"malformed batch output: {str(output)[:200]}", vendor="gemini")

@@ -41,6 +41,7 @@ from agentflow.providers._media import gemini_part
 
 __all__ = [
     "CALL_ID",
+    "FOREIGN_SIGNATURE",
     "SIGNATURE",
     "calling_config",
     "contents",
@@ -54,12 +55,23 @@ CALL_ID = "gemini_call_id"
 """``ToolUseBlock.provider_data`` key: the call id the vendor gave (echoed back)."""
 
 
+FOREIGN_SIGNATURE = "skip_thought_signature_validator"
+"""The ``thoughtSignature`` Google documents for function calls the model did not
+make itself (another vendor's turns, a model switched mid-conversation, a
+hand-built history): Gemini 3 refuses a step whose first ``functionCall`` has no
+signature (400 "Function call is missing a thought_signature in functionCall
+parts"; ai.google.dev/gemini-api/docs/thought-signatures, "FAQs")."""
+
+
 def contents(
-    messages: Sequence[Msg], choice: ToolChoice | None = None
+    messages: Sequence[Msg], choice: ToolChoice | None = None, *, sign_foreign: bool = False
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``(systemInstruction parts, contents)``: same-role turns merged,
     function responses first in their turn, and never ending on a model turn
-    (refused by newer models): a ``continuation`` nudge for ``choice`` closes it."""
+    (refused by newer models): a ``continuation`` nudge for ``choice`` closes it.
+    ``sign_foreign`` (models that validate signatures, Gemini 3+): a model
+    turn whose first ``functionCall`` came without a signature gets
+    ``FOREIGN_SIGNATURE``."""
     calls = tool_calls_by_id(messages)
     system: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
@@ -79,6 +91,10 @@ def contents(
     for turn in turns:
         if turn["role"] == "user":
             turn["parts"].sort(key=lambda p: "functionResponse" not in p)  # stable
+        elif sign_foreign:
+            first = next((p for p in turn["parts"] if "functionCall" in p), None)
+            if first is not None and not first.get("thoughtSignature"):
+                first["thoughtSignature"] = FOREIGN_SIGNATURE
     if turns and turns[-1]["role"] == "model":
         turns.append({"role": "user", "parts": [{"text": continuation(choice)}]})
     return system, turns

@@ -29,9 +29,12 @@ leave their origin); no vendor API redirects its endpoints.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import inspect
+import math
 import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -179,20 +182,21 @@ def own_host(base_url: str, vendor_url: str) -> bool:
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an
-    HTTP date), or ``None``."""
+    HTTP date), or ``None`` (unreadable, ``nan`` or ``inf`` included)."""
     ms = headers.get("retry-after-ms") or headers.get("Retry-After-Ms")
     if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
+        with contextlib.suppress(ValueError):
+            if math.isfinite(millis := float(ms)):
+                return max(0.0, millis / 1000)
     value = headers.get("retry-after") or headers.get("Retry-After")
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
+    else:  # "nan"/"inf" are no delay: the default backoff, never a storm or an endless wait
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -203,8 +207,10 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
 def error_message(body: bytes, *, _nested: bool = False) -> tuple[str, str | None, Any]:
     """``(message, code, parsed_json)`` from an error body of any common shape:
     ``{"error":{"message","code"|"type"}}``, ``{"error":"..."}``,
-    ``{"message","code"}``, or a one-element list of those. The body is parsed
-    as JSON whatever its content type (DeepSeek sends octet-stream).
+    ``{"message","code"}``, FastAPI's ``{"detail": ...}`` (``_detail``), or a
+    one-element list of those; an HTML error page (a proxy's 413 or 502) by its
+    ``<title>``. The body is parsed as JSON whatever its content type (DeepSeek
+    sends octet-stream).
 
     A gateway's wrapped upstream error (OpenRouter: ``"Provider returned
     error"`` with the vendor's own body in ``error.metadata.raw``, per its
@@ -216,8 +222,16 @@ def error_message(body: bytes, *, _nested: bool = False) -> tuple[str, str | Non
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return body.decode(errors="replace")[:500] or "(empty body)", None, None
+        text = body.decode(errors="replace")
+        title = _HTML_TITLE.search(text[:4000])
+        if title and title.group(1).strip():  # a proxy's or gateway's error page
+            return f"{' '.join(title.group(1).split())} (an HTML error page)", None, None
+        return text[:500] or "(empty body)", None, None
+    if data is None:
+        return "(null body)", None, None
     node = data[0] if isinstance(data, list) and data else data
+    if isinstance(node, dict) and "detail" in node and not {"error", "message"} & set(node):
+        return _detail(node["detail"]), None, data
     if isinstance(node, dict):
         err = node.get("error", node)
         if isinstance(err, str):
@@ -234,6 +248,27 @@ def error_message(body: bytes, *, _nested: bool = False) -> tuple[str, str | Non
                     message = f"{message}: {upstream}"
             return message, str(code) if code is not None else None, data
     return str(data)[:500], None, data
+
+
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+
+
+def _detail(detail: Any) -> str:
+    """The message of a FastAPI-style ``{"detail": ...}`` body (llama-cpp-python,
+    proxies built on FastAPI): the text, or each validation error as
+    ``loc: msg`` (``{"loc": ["body", "messages"], "msg": "field required"}``)."""
+    if isinstance(detail, str):
+        return detail or "(empty detail)"
+    if isinstance(detail, list):
+        parts = []
+        for item in detail[:10]:
+            if isinstance(item, dict) and "msg" in item:
+                loc = ".".join(str(x) for x in item.get("loc") or ())
+                parts.append(f"{loc}: {item['msg']}" if loc else str(item["msg"]))
+            else:
+                parts.append(str(item))
+        return "; ".join(parts)[:500] or "(empty detail)"
+    return str(detail)[:500]
 
 
 def default_error(
@@ -546,10 +581,10 @@ class HttpClient:
                     f"the reply from {self.vendor} broke: {type(exc).__name__}",
                     vendor=self.vendor,
                 ) from exc
-            error = self._body_error(response.headers, body)
-            if error is not None:
+            in_body = self._body_error(response.headers, body)
+            if in_body is not None:
                 response.release()
-                raise error
+                raise in_body
         return response
 
 

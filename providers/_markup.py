@@ -23,6 +23,7 @@ are decoded as JSON or a Python literal when they are one.
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatch
@@ -40,6 +41,7 @@ __all__ = [
     "MarkupCall",
     "MarkupFilter",
     "ToolMarkup",
+    "json_calls",
     "markups_for_model",
     "register_markup",
     "resolve_markups",
@@ -79,19 +81,27 @@ class ToolMarkup:
 _REGISTRY: dict[str, ToolMarkup] = {}
 _HOMES = {
     "minimax": "agentflow.providers.minimax",
+    "minimax-m1": "agentflow.providers.minimax",
     "hermes": "agentflow.providers.dashscope",
     "qwen": "agentflow.providers.dashscope",
     "qwen-xml": "agentflow.providers.dashscope",
+    "qwen-function": "agentflow.providers.dashscope",
     "deepseek": "agentflow.providers.deepseek",
+    "deepseek-dsml": "agentflow.providers.deepseek",
+    "deepseek-dsml-v4": "agentflow.providers.deepseek",
+    "deepseek-dsml-ascii": "agentflow.providers.deepseek",
+    "deepseek-dsml-v4-ascii": "agentflow.providers.deepseek",
     "glm": "agentflow.providers.glm",
 }
 """Which vendor module defines each built-in markup (imported on first use)."""
 
 MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("*minimax*", ("minimax",)),
-    ("*qwen*", ("hermes", "qwen-xml")),
+    ("*minimax*", ("minimax", "minimax-m1")),
+    ("*qwen*", ("hermes", "qwen-xml", "qwen-function")),
+    ("*llama*", ("qwen-function",)),
     ("*hermes*", ("hermes",)),
-    ("*deepseek*", ("deepseek",)),
+    ("*deepseek*", ("deepseek", "deepseek-dsml", "deepseek-dsml-v4", "deepseek-dsml-ascii",
+                    "deepseek-dsml-v4-ascii")),
     ("*glm*", ("glm",)),
 )
 """Model-name globs (lower case) -> the markups a generic OpenAI-compatible
@@ -134,6 +144,37 @@ def markups_for_model(model: str) -> tuple[str, ...]:
         if fnmatch(lowered, pattern):
             names.extend(n for n in found if n not in names)
     return tuple(names)
+
+
+def json_calls(body: str) -> list[MarkupCall] | None:
+    """The calls of a block holding ``{"name": str, "arguments": object | JSON
+    string}`` objects (``parameters`` read too), one or several (a line each, or
+    glued): the shape of Hermes/Qwen ``<tool_call>`` and MiniMax-M1
+    ``<tool_calls>`` blocks. ``None`` when anything else is in the block.
+
+    Raises:
+        ValueError: text that is not JSON (the block is then not this format).
+    """
+    decoder = json.JSONDecoder(strict=False)
+    calls: list[MarkupCall] = []
+    pos, end = 0, len(body)
+    while True:
+        while pos < end and body[pos].isspace():
+            pos += 1
+        if pos >= end:
+            break
+        data, pos = decoder.raw_decode(body, pos)
+        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+            return None
+        args = data.get("arguments", data.get("parameters", {}))
+        if isinstance(args, str):
+            args = decode_value(args) if args.strip() else {}
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            return None
+        calls.append(MarkupCall(data["name"], args))
+    return calls or None
 
 
 def typed_value(raw: str, schema: Mapping[str, Any] | None,

@@ -35,6 +35,7 @@ from agentflow.errors import (
     ProviderError,
     ServerError,
     TruncatedStreamError,
+    UnsupportedFeature,
     UnsupportedFeatureError,
 )
 from agentflow.media_tokens import media_cost
@@ -56,7 +57,13 @@ from agentflow.providers._markup import (
     resolve_markups,
 )
 from agentflow.providers._media import ImageUrlStyle
-from agentflow.providers._openai_errors import openai_error, payload_error, unsupported_feature
+from agentflow.providers._openai_errors import (
+    engine_refused,
+    openai_error,
+    payload_error,
+    schema_carrier,
+    unsupported_feature,
+)
 from agentflow.providers._openai_wire import (
     JSON_INSTRUCTION,
     SCHEMA_INSTRUCTION,
@@ -76,9 +83,11 @@ from agentflow.ratelimit import model_family
 __all__ = [
     "FORCE_NAMED_TOOL",
     "GENERIC_PROFILE",
+    "OPTIONAL_FIELDS",
     "OpenAICompatibleModel",
     "openai_error",
     "payload_error",
+    "refused_optional_fields",
     "unsupported_feature",
 ]
 
@@ -142,6 +151,8 @@ class OpenAICompatibleModel:
     default_profile: ClassVar[ModelProfile] = GENERIC_PROFILE
     max_tokens_field: str = "max_tokens"
     send_strict: bool = True
+    _dropped_fields: frozenset[str] = frozenset()
+    """``OPTIONAL_FIELDS`` this model's server refused (set per instance on a refusal)."""
     send_stream_options: ClassVar[bool] = True
     reasoning_history: ClassVar[ReasoningHistory] = "drop"
     image_urls: ClassVar[ImageUrlStyle] = "data_url"
@@ -386,6 +397,19 @@ class OpenAICompatibleModel:
         ``strict`` from then on (C13 kind: never a 400 for a schema that can go
         non-strict). Nothing was yielded before such a refusal.
 
+        A self-hosted server's constrained-decoding engine refusing a schema
+        (llama.cpp, vLLM: ``engine_refused``) is about the part of this request
+        that carried one (``schema_carrier``): strict tools are sent again
+        without ``strict`` as above; otherwise the ``UnsupportedFeatureError``
+        names the response format, the forced ``tool_choice`` or the tools, so
+        the engine drops that one (Native -> Tool -> Prompt, forcing by reminder).
+
+        An optional field a server refuses as unknown (``OPTIONAL_FIELDS``:
+        ``stream_options``, ``parallel_tool_calls``; "Unrecognized request
+        argument supplied: stream_options", "Extra inputs are not permitted")
+        is sent no more by this model and the request goes again. At most
+        ``_MAX_REMEDIES`` such resends per request.
+
         One async generator per request (``_send``): nothing is built or sent
         before the first iteration.
         """
@@ -394,29 +418,46 @@ class OpenAICompatibleModel:
     async def _send(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
     ) -> AsyncIterator[ModelChunk]:
-        """Build the body, send it and yield the reply's chunks (``stream``)."""
-        body = self.build_body(messages, tools, options)
-        if self._key_missing:
-            raise AuthenticationError(
-                f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
-        offered = body.get("tools")
-        strict = bool(offered) and any((t.get("function") or {}).get("strict") for t in offered)
+        """Build the body, send it (again after a remedied refusal, see
+        ``stream``) and yield the reply's chunks."""
         markup = MarkupFilter(self._markups, tools)
-        streaming = body.get("stream") is True
         media = media_cost([b for m in messages for b in m.content], self.profile.media_tokens)
-        exchange = self._http.open(self.chat_path, body, whole=not streaming, media=media)
-        del body  # the exchange drops it once sent: not kept alive while the reply comes
-        try:
-            await exchange.start()
-        except BadRequestError as exc:
-            if not (strict and _strict_refused(exc)):
-                raise
-            self.send_strict = False  # this instance only; the class default stays
-            _log.warning("openai_compat.strict_refused", vendor=self.vendor,
-                         model=self._model, error=str(exc)[:200])
-            exchange = self._http.open(self.chat_path, self.build_body(messages, tools, options),
-                                       whole=not streaming, media=media)
-            await exchange.start()
+        for remedies in range(_MAX_REMEDIES + 1):
+            body = self.build_body(messages, tools, options)
+            for name in self._dropped_fields:
+                body.pop(name, None)
+            if self._key_missing:
+                raise AuthenticationError(
+                    f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
+            offered = body.get("tools")
+            strict = any((t.get("function") or {}).get("strict")
+                         for t in offered) if offered else False
+            carrier = schema_carrier(body)
+            optional = [name for name in OPTIONAL_FIELDS if name in body]
+            streaming = body.get("stream") is True
+            exchange = self._http.open(self.chat_path, body, whole=not streaming, media=media)
+            del body  # the exchange drops it once sent: not kept alive while the reply comes
+            try:
+                await exchange.start()
+                break
+            except BadRequestError as exc:
+                if remedies < _MAX_REMEDIES and strict and (_strict_refused(exc) or (
+                        carrier == "strict" and engine_refused(str(exc)))):
+                    self.send_strict = False  # this instance only; the class default stays
+                    _log.warning("openai_compat.strict_refused", vendor=self.vendor,
+                                 model=self._model, error=str(exc)[:200])
+                    continue
+                refused_fields = refused_optional_fields(str(exc), optional)
+                if remedies < _MAX_REMEDIES and refused_fields:
+                    self._dropped_fields |= refused_fields  # this instance only
+                    _log.warning("openai_compat.field_refused", vendor=self.vendor,
+                                 model=self._model, fields=sorted(refused_fields),
+                                 error=str(exc)[:200])
+                    continue
+                refused = _refused_part(exc, carrier)
+                if refused is exc:
+                    raise
+                raise refused from exc
         async with exchange as response:
             if not streaming or "json" in response.content_type:
                 guard = ReplyGuard(self.vendor, stream=False)
@@ -482,6 +523,42 @@ class OpenAICompatibleModel:
 def _close(parser: ChunkParser) -> list[ModelChunk]:
     """What ``parser`` still holds at the end of a reply (``ReplyGuard.fold``'s reader)."""
     return parser.close()
+
+
+OPTIONAL_FIELDS = ("stream_options", "parallel_tool_calls")
+"""Request fields that only refine a request (usage in the stream's last chunk,
+one tool call at a time): a server that refuses one as unknown gets the request
+without it (vLLM before 0.6.5 and Fireworks answer "Extra inputs are not
+permitted" for ``stream_options``, older Azure OpenAI "Unrecognized request
+argument supplied: stream_options"; vllm-project/vllm#10463)."""
+_MAX_REMEDIES = 3
+_FIELD_REFUSAL = re.compile(
+    r"unrecognized|extra inputs|extra_forbidden|not permitted|unknown (?:parameter|field|"
+    r"argument|name)|unexpected (?:parameter|field|keyword|argument)|not supported|"
+    r"unsupported|not allowed|invalid (?:parameter|field|argument)", re.I)
+
+
+def refused_optional_fields(message: str, sent: Sequence[str]) -> frozenset[str]:
+    """The fields of ``sent`` (``OPTIONAL_FIELDS`` the request carried) that an
+    error ``message`` refuses: it names them and says they are unknown or
+    not allowed. Empty for any other error."""
+    if not _FIELD_REFUSAL.search(message):
+        return frozenset()
+    return frozenset(name for name in sent if re.search(rf"\b{name}\b", message))
+
+
+def _refused_part(
+    error: BadRequestError, carrier: UnsupportedFeature | Literal["strict"] | None
+) -> BadRequestError:
+    """``error``, or, for a constrained-decoding engine's refusal
+    (``engine_refused``) of a request whose schema came in ``carrier``, the
+    ``UnsupportedFeatureError`` naming that part."""
+    if carrier is None or carrier == "strict" or not engine_refused(str(error)):
+        return error
+    if isinstance(error, UnsupportedFeatureError) and error.feature == carrier:
+        return error
+    return UnsupportedFeatureError(error.message, feature=carrier, status=error.status,
+                                   code=error.code, vendor=error.vendor)
 
 
 _STRICT_REFUSAL = re.compile(r"invalid schema for function", re.I)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -28,11 +28,19 @@ from agentflow.errors import (
 )
 from agentflow.providers._http import default_error, error_message
 
-__all__ = ["openai_error", "payload_error", "unsupported_feature"]
+__all__ = ["engine_refused", "openai_error", "payload_error", "schema_carrier",
+           "unsupported_feature"]
 
 _REFUSAL = re.compile(
     r"not support|unsupported|unavailable|not available|not allowed|must be auto|"
-    r"isn't supported|is not enabled|must be set to false", re.I)
+    r"isn't supported|is not enabled|must be set to false|may not be enabled|"
+    r"cannot be used|can't be used|(?:should|must) be '?auto'?\b|"
+    r"\bonly\b[^.\d]{0,80}\b(?:is|are) (?:supported|allowed|accepted)", re.I)
+"""Words saying a thing is refused as unsupported. "may not be enabled" is
+Anthropic's ("Thinking may not be enabled when tool_choice forces tool use.",
+relayed by OpenAI-compatible gateways: C20); "only ... are supported" a server
+listing what it takes ("only 'text' and 'json_object' response_format types are
+supported"), but not a count ("Only 128 tools are allowed": a limit, not a refusal)."""
 _NATIVE_WORDS = re.compile(
     r"response[_ ]?format|response[_ ]?mime[_ ]?type|response[_ ]?schema|json[_ ]schema|"
     r"json[_ ]object|json output|json mode|structured output", re.I)
@@ -48,6 +56,35 @@ _SCHEMA_REFUSAL = re.compile(r"invalid schema for response_format", re.I)
 In context=(), 'additionalProperties' is required to be supplied and to be
 false."; platform.openai.com/docs/guides/structured-outputs): the tool path
 takes it, so it is an unsupported native output, not a bad request."""
+_ENGINE_REFUSAL = re.compile(
+    r"json schema conversion failed|unable to generate parser for this template|"
+    r"not supported by (?:xgrammar|outlines|guidance|llguidance)|"
+    r"failed to transform json schema|grammar error|invalid grammar specification|"
+    r"unsupported feature for structured output|failed to parse grammar|"
+    r"compiled grammar is too large|too many optional parameters|schema is too complex", re.I)
+"""A self-hosted OpenAI-compatible server's constrained-decoding engine refusing a
+schema it cannot compile. llama.cpp's server wraps every ``json_schema_to_grammar``
+failure as "JSON schema conversion failed:\n<reason>" (a response format, 400 or, in
+older builds, 500) or "Unable to generate parser for this template. Automatic parser
+generation failed: ..." (the tools of a request); vLLM answers 400 "The provided JSON
+schema contains features not supported by xgrammar.", "Failed to transform json
+schema into a grammar: ...", "Grammar error: ..." (guidance), "Regex uses unsupported
+feature for structured outputs" (its validation of ``response_format`` and of the
+tools of a ``required``/named ``tool_choice``); Anthropic's grammar limits relayed by
+an OpenAI-compatible gateway ("The compiled grammar is too large, which would cause
+performance issues", "Schemas contains too many optional parameters"; TanStack/ai#682)
+are the same kind. Which part of the request the refused
+schema came from is read from the request (``schema_carrier``)."""
+_FORMAT_TYPE_REFUSAL = re.compile(
+    r"response[_ ]?format\W{0,3}\.?\W{0,3}type\W{0,3}\s*must be", re.I)
+"""A server that takes only some ``response_format`` types: LM Studio 400
+"'response_format.type' must be 'json_schema' or 'text'" (no JSON mode), older
+llama.cpp 500 "response_format type must be one of \"text\" or \"json_object\", but
+got: json_schema"."""
+_SERVER_FLAG_REFUSAL = re.compile(r"\btools? (?:param|choice) requires --", re.I)
+"""A server started without tool calling: llama.cpp "tools param requires --jinja
+flag" (500 in many builds), vLLM "\"auto\" tool choice requires
+--enable-auto-tool-choice and --tool-call-parser to be set" (400)."""
 _PARAM_FEATURE: dict[str, UnsupportedFeature] = {
     "tool_choice": "tool_choice", "response_format": "native_output", "tools": "tools",
 }
@@ -64,10 +101,19 @@ def unsupported_feature(message: str, param: Any = None) -> UnsupportedFeature |
     "Function calling with a response mime type: 'application/json' is
     unsupported") is ``native_output``, even with ``param="tools"``, so the
     engine drops the response format and keeps the caller's tools. A
-    response-format schema refused as invalid is ``native_output`` too.
+    response-format schema refused as invalid is ``native_output`` too, and so
+    is a response format type a server does not take (LM Studio: no JSON mode).
+    A self-hosted server started without tool calling is ``tools``. A schema
+    its constrained-decoding engine cannot compile (``engine_refused``) is
+    ``native_output`` here; the adapter, which knows the request, names the
+    part that carried the schema (``schema_carrier``).
     """
-    if _SCHEMA_REFUSAL.search(message):
+    if _SCHEMA_REFUSAL.search(message) or _FORMAT_TYPE_REFUSAL.search(message):
         return "native_output"
+    if _SERVER_FLAG_REFUSAL.search(message):
+        return "tools"
+    if _ENGINE_REFUSAL.search(message):
+        return "native_output"  # the usual carrier; ``schema_carrier`` tells the real one
     if not _REFUSAL.search(message):
         return None
     named = _PARAM_FEATURE.get(param) if isinstance(param, str) else None
@@ -81,6 +127,37 @@ def unsupported_feature(message: str, param: Any = None) -> UnsupportedFeature |
     return None
 
 
+def engine_refused(message: str) -> bool:
+    """Whether an error message is a self-hosted server's constrained-decoding
+    engine refusing a schema it cannot compile (see ``_ENGINE_REFUSAL``)."""
+    return bool(_ENGINE_REFUSAL.search(message))
+
+
+_LOCAL_SERVER_WORDING = (_ENGINE_REFUSAL, _FORMAT_TYPE_REFUSAL, _SERVER_FLAG_REFUSAL)
+
+
+def schema_carrier(body: Mapping[str, Any]) -> UnsupportedFeature | Literal["strict"] | None:
+    """The part of request ``body`` whose schema a constrained-decoding engine
+    compiles, i.e. what to drop when it refuses one (``engine_refused``):
+    ``native_output`` for a json_schema ``response_format``; ``strict`` for
+    strict function tools (sent again without ``strict``); ``tool_choice`` for a
+    ``required`` or named choice (vLLM compiles the tools' schemas into a
+    grammar for those only); ``tools`` for other tools (llama.cpp builds a
+    grammar for its tool-call parser from every tool); ``None`` without any."""
+    rf = body.get("response_format")
+    if isinstance(rf, Mapping) and rf.get("type") == "json_schema":
+        return "native_output"
+    tools = body.get("tools") or ()
+    if not tools:
+        return None
+    if any(isinstance(t, Mapping) and (t.get("function") or {}).get("strict") for t in tools):
+        return "strict"
+    choice = body.get("tool_choice")
+    if choice == "required" or isinstance(choice, Mapping):
+        return "tool_choice"
+    return "tools"
+
+
 def _param(data: Any) -> str | None:
     err = data.get("error") if isinstance(data, dict) else None
     param = err.get("param") if isinstance(err, dict) else None
@@ -92,7 +169,19 @@ def openai_error(
 ) -> ProviderError:
     """Map an OpenAI-style HTTP error: ``UnsupportedFeatureError`` for a 400/422
     that refuses a feature (``unsupported_feature``), else by status
-    (``default_error``: 429 ``insufficient_quota`` -> ``QuotaExceededError``)."""
+    (``default_error``: 429 ``insufficient_quota`` -> ``QuotaExceededError``).
+
+    A 500 in a self-hosted server's own wording for a refused feature (llama.cpp
+    answers a schema it cannot convert, a response format type it does not take
+    and tools without ``--jinja`` with 500 ``server_error`` in many builds) is an
+    ``UnsupportedFeatureError`` too, never retried as a server fault."""
+    if status == 500:
+        message, code, data = error_message(body)
+        if any(p.search(message) for p in _LOCAL_SERVER_WORDING):
+            feature = unsupported_feature(message, _param(data))
+            if feature is not None:
+                return UnsupportedFeatureError(message, feature=feature, status=status,
+                                               code=code, vendor=vendor)
     if status in (400, 422):
         message, code, data = error_message(body)
         feature = unsupported_feature(message, _param(data))

@@ -273,7 +273,9 @@ class ChunkParser:
     without id/name continues the last). Arguments given as an object (some
     compatible servers) become ``arguments_obj``. A refusal is streamed as text
     and the finish reason becomes ``refusal``; ``stop`` with tool calls becomes
-    ``tool_calls``. All-zero usage (MiniMax placeholders) is skipped.
+    ``tool_calls``. The deprecated ``function_call`` (one call, finish reason
+    ``function_call``) older compatible servers answer with is read as call 0.
+    All-zero usage (MiniMax placeholders) is skipped.
     Subclasses override ``text`` (content handling) and ``close`` (flush).
 
     Payloads are read as the wire format shapes them: one of another shape
@@ -341,6 +343,10 @@ class ChunkParser:
         if calls:
             for call in calls:
                 out.append(self.tool_call(call))
+        elif isinstance(legacy := delta.get("function_call"), Mapping) and legacy:
+            # the deprecated single ``function_call`` (finish reason ``function_call``)
+            # that older OpenAI-compatible servers still answer with: call 0
+            out.append(self.tool_call({"index": 0, "function": legacy}))
 
     def text(self, content: str, out: list[ModelChunk]) -> None:
         """Handle reply text (MiniMax splits ``<think>`` tags out here)."""

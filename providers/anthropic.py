@@ -382,6 +382,23 @@ _STOP: dict[str, FinishReason] = {
 }
 
 
+def _merge_usage(usage: dict[str, Any], delta: Mapping[str, Any]) -> None:
+    """Fold ``message_delta``'s usage into ``message_start``'s. The counts are
+    cumulative (docs.anthropic.com, "Streaming Messages": "The token counts
+    shown in the usage field of the message_delta event are cumulative"), so a
+    count never goes down: an Anthropic-compatible server that sends
+    ``input_tokens: 0`` (or ``null``, which the anthropic SDK's
+    ``accumulate_event`` skips too) in ``message_delta`` keeps the count of
+    ``message_start`` (envoyproxy/ai-gateway#1631), and one that sent 0 in
+    ``message_start`` takes the later count (sgl-project/sglang#20678)."""
+    for key, value in delta.items():
+        old = usage.get(key)
+        if value is None or (isinstance(value, int | float) and isinstance(old, int | float)
+                             and value < old):
+            continue
+        usage[key] = value
+
+
 def _usage(raw: Mapping[str, Any]) -> Usage:
     """Anthropic counts cache reads/writes apart from ``input_tokens``; ours
     include them."""
@@ -427,7 +444,7 @@ class _StreamReader:
             yield from self._start_input(data["index"], block)
             yield from self._stop(block)
         elif kind == "message_delta":
-            self.usage.update(data.get("usage") or {})
+            _merge_usage(self.usage, data.get("usage") or {})
             yield UsageChunk(_usage(self.usage))
             yield from self.finish((data.get("delta") or {}).get("stop_reason"))
         elif kind == "message_stop":

@@ -27,8 +27,11 @@ Everything special about DashScope compatible mode (shared/providers.md section 
   (``HERMES_MARKUP``; Qwen2.5/3, and Hermes/NousResearch models) or, for
   Qwen3-Coder, ``<tool_call><function=name><parameter=k>v</parameter>
   </function></tool_call>`` (``QWEN_XML_MARKUP``) into the text; both become
-  tool calls. On by default here; any OpenAI-compatible adapter takes them
-  with ``tool_markups=["hermes", "qwen-xml"]``.
+  tool calls. Qwen3-Coder also drops the ``<tool_call>`` wrapper, leaving a
+  bare ``<function=name>…</function>`` (``QWEN_FUNCTION_MARKUP``, which also
+  reads a JSON body there, Llama 3.1's custom tool-call form). On by default
+  here; any OpenAI-compatible adapter takes them with
+  ``tool_markups=["hermes", "qwen-xml", "qwen-function"]``.
 
 Vendor extensions sent (outside the openai SDK's request types, which
 DashScope documents for compatible mode; checked by tests/test_sdk_conformance.py):
@@ -45,12 +48,13 @@ from agentflow.errors import ProviderError, QuotaExceededError, UnsupportedFeatu
 from agentflow.model import GenerateOptions, ModelProfile, ResponseFormat
 from agentflow.output.decoding import decode_value
 from agentflow.providers._http import error_message
-from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
+from agentflow.providers._markup import MarkupCall, ToolMarkup, json_calls, register_markup
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._profiles import ProfileRule
 
-__all__ = ["DEFAULT_PROFILE", "HERMES_MARKUP", "PROFILES", "QWEN_XML_MARKUP",
-           "DashScopeChatModel", "create", "parse_hermes_call", "parse_qwen_xml_call"]
+__all__ = ["DEFAULT_PROFILE", "HERMES_MARKUP", "PROFILES", "QWEN_FUNCTION_MARKUP",
+           "QWEN_XML_MARKUP", "DashScopeChatModel", "create", "parse_bare_function_call",
+           "parse_hermes_call", "parse_qwen_xml_call"]
 
 _HYBRID = ModelProfile(
     tool_choice_modes=frozenset({"auto", "none", "specific"}),
@@ -125,9 +129,15 @@ and ``*-thinking`` names span families: unknown (the conservative default)."""
 
 
 def parse_hermes_call(body: str) -> list[MarkupCall] | None:
-    """The call of one Hermes ``<tool_call>`` block: a JSON (or Python-literal)
-    object ``{"name": str, "arguments": object | JSON string}`` (``parameters``
-    is read too). ``None`` when the block is not this format."""
+    """The calls of one Hermes ``<tool_call>`` block: a JSON object
+    ``{"name": str, "arguments": object | JSON string}`` (``parameters`` is
+    read too), or several glued or a line each (``json_calls``: a model putting
+    parallel calls in one block), or one Python-literal object. ``None`` when
+    the block is not this format."""
+    try:
+        return json_calls(body)
+    except ValueError:
+        pass
     try:
         data = decode_value(body.strip())
     except ValueError:
@@ -149,13 +159,17 @@ HERMES_MARKUP = register_markup(
 """The Hermes/Qwen in-band tool-call format (``<tool_call>{json}</tool_call>``)."""
 
 _FUNCTION = re.compile(r"<function=([^>\s]+)>(.*?)</function>", re.DOTALL)
-_XML_PARAMETER = re.compile(r"<parameter=([^>\s]+)>(.*?)</parameter>", re.DOTALL)
+_XML_PARAMETER = re.compile(
+    r"<parameter=([^>\s]+)>(.*?)(?:</parameter>|(?=\s*<parameter=)|\s*$)", re.DOTALL)
+"""One ``<parameter=key>value</parameter>``; a missing ``</parameter>`` (a known
+Qwen3-Coder slip, which vLLM's qwen3_coder parser tolerates too) ends the value
+at the next ``<parameter=`` or at the end of the function."""
 
 
 def parse_qwen_xml_call(body: str) -> list[MarkupCall] | None:
     """The calls of one Qwen3-Coder ``<tool_call>`` block:
     ``<function=name><parameter=key>value</parameter></function>`` (values
-    are text, typed later from the tool's schema)."""
+    are text, typed later from the tool's schema; ``_XML_PARAMETER``)."""
     calls = [MarkupCall(name, {k: v.strip("\n") for k, v in _XML_PARAMETER.findall(inner)},
                         raw_values=True)
              for name, inner in _FUNCTION.findall(body)]
@@ -165,6 +179,35 @@ def parse_qwen_xml_call(body: str) -> list[MarkupCall] | None:
 QWEN_XML_MARKUP = register_markup(
     ToolMarkup("qwen-xml", "<tool_call>", "</tool_call>", parse_qwen_xml_call))
 """Qwen3-Coder's XML in-band tool-call format."""
+
+
+def parse_bare_function_call(body: str) -> list[MarkupCall] | None:
+    """The call of one bare ``<function=name>…</function>`` block (``body``:
+    what follows ``<function=``): Qwen3-Coder's ``<parameter=k>v</parameter>``
+    elements without their ``<tool_call>`` wrapper, or a JSON object (Llama
+    3.1's ``<function=name>{json}</function>``), or nothing. ``None`` when
+    the block is not one of those."""
+    name, sep, inner = body.partition(">")
+    if not sep or not _BARE_NAME.fullmatch(name):
+        return None
+    if "<parameter=" in inner:
+        params = _XML_PARAMETER.findall(inner)
+        rest = _XML_PARAMETER.sub("", inner)
+        if not params or rest.strip():
+            return None
+        return [MarkupCall(name, {k: v.strip("\n") for k, v in params}, raw_values=True)]
+    text = inner.strip()
+    if not text:
+        return [MarkupCall(name, {})]
+    args = decode_value(text)  # ValueError: not this format
+    return [MarkupCall(name, args)] if isinstance(args, dict) else None
+
+
+_BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,127}")
+QWEN_FUNCTION_MARKUP = register_markup(
+    ToolMarkup("qwen-function", "<function=", "</function>", parse_bare_function_call))
+"""A bare ``<function=name>…</function>`` block (Qwen3-Coder without its
+``<tool_call>`` wrapper; Llama 3.1's custom tool-call form)."""
 
 API_KEY_VARIABLES = ("DASHSCOPE_API_KEY",)
 """Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
@@ -182,7 +225,7 @@ class DashScopeChatModel(OpenAICompatibleModel):
     own_hosts: ClassVar[tuple[str, ...]] = ("dashscope-intl.aliyuncs.com",)
     profile_rules: ClassVar[Sequence[ProfileRule]] = PROFILES
     default_profile: ClassVar[ModelProfile] = DEFAULT_PROFILE
-    default_markups: ClassVar[tuple[str, ...]] = ("hermes", "qwen-xml")
+    default_markups: ClassVar[tuple[str, ...]] = ("hermes", "qwen-xml", "qwen-function")
 
     def streams(self, options: GenerateOptions) -> bool:
         """As the base, but a request that would think keeps streaming when it

@@ -24,8 +24,13 @@ Everything special about DeepSeek (shared/providers.md section 2):
   special tokens into the text: ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>
   function<｜tool▁sep｜>name`` and a fenced JSON block (V3), or
   ``name<｜tool▁sep｜>{json}`` (V3.1+), ``<｜tool▁call▁end｜><｜tool▁calls▁end｜>``;
-  ``DEEPSEEK_MARKUP`` turns them into tool calls. On by default here; any
-  OpenAI-compatible adapter takes it with ``tool_markups=["deepseek"]``.
+  ``DEEPSEEK_MARKUP`` turns them into tool calls. V3.2 and V4 write DSML
+  instead: ``<｜DSML｜function_calls>`` (V4: ``<｜DSML｜tool_calls>``) around
+  ``<｜DSML｜invoke name="f">`` blocks of ``<｜DSML｜parameter name="k"
+  string="true|false">v</｜DSML｜parameter>`` (``string="true"``: the text
+  itself, else a JSON value), also with ASCII ``|`` (``DSML_MARKUPS``). On by
+  default here; any OpenAI-compatible adapter takes them with
+  ``tool_markups=["deepseek", "deepseek-dsml", ...]``.
 * ``strict`` tools are honoured only on the beta base URL
   (``https://api.deepseek.com/beta``); elsewhere the flag is not sent.
 
@@ -40,6 +45,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import orjson
+
 from agentflow.model import GenerateOptions, ModelProfile
 from agentflow.output.decoding import decode_value
 from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
@@ -47,8 +54,8 @@ from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._openai_wire import ReasoningHistory
 from agentflow.providers._profiles import ProfileRule
 
-__all__ = ["DEEPSEEK_MARKUP", "DEFAULT_PROFILE", "PROFILES", "DeepSeekChatModel", "create",
-           "parse_deepseek_calls"]
+__all__ = ["DEEPSEEK_MARKUP", "DEFAULT_PROFILE", "DSML_MARKUPS", "PROFILES", "DeepSeekChatModel",
+           "create", "parse_deepseek_calls", "parse_dsml_calls"]
 
 _THINKING = ModelProfile(
     tool_choice_modes=frozenset({"auto", "none", "required", "specific"}),
@@ -116,6 +123,57 @@ DEEPSEEK_MARKUP = register_markup(ToolMarkup(
     "deepseek", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", parse_deepseek_calls))
 """DeepSeek V3/R1's in-band tool-call tokens."""
 
+_BAR = "[｜|]"
+_INVOKE = re.compile(rf'<{_BAR}DSML{_BAR}invoke\s+name="([^"]+)"\s*>(.*?)</{_BAR}DSML{_BAR}invoke>',
+                     re.DOTALL)
+_PARAMETER = re.compile(
+    rf'<{_BAR}DSML{_BAR}parameter\s+name="([^"]+)"(?:\s+string="(true|false)")?\s*>(.*?)'
+    rf"</{_BAR}DSML{_BAR}parameter>", re.DOTALL)
+_BLANK_OUTSIDE = re.compile(r"\s*")
+
+
+def parse_dsml_calls(body: str) -> list[MarkupCall] | None:
+    """The calls of a DSML block (DeepSeek V3.2 / V4, between
+    ``<｜DSML｜function_calls>`` or ``<｜DSML｜tool_calls>`` and their closing
+    tags): each ``<｜DSML｜invoke name="f">`` with its ``<｜DSML｜parameter
+    name="k" string="true|false">v</｜DSML｜parameter>`` (DeepSeek-V3.2's
+    encoding_dsv32.py: ``string="true"`` marks the raw text of a string, else
+    the value is JSON). Values without the attribute are typed from the tool's
+    schema. ``None`` when anything but invokes is in the block or one is broken."""
+    calls: list[MarkupCall] = []
+    end = 0
+    for match in _INVOKE.finditer(body):
+        if not _BLANK_OUTSIDE.fullmatch(body, end, match.start()):
+            return None
+        end = match.end()
+        args: dict[str, Any] = {}
+        for key, string, value in _PARAMETER.findall(match.group(2)):
+            value = value.strip("\n")
+            if string == "false":
+                try:
+                    value = decode_value(value.strip())
+                except ValueError:
+                    return None
+                if not isinstance(value, str):
+                    value = orjson.dumps(value).decode()  # typed again from the schema
+            args[key] = value
+        calls.append(MarkupCall(match.group(1).strip(), args, raw_values=True))
+    if not calls or not _BLANK_OUTSIDE.fullmatch(body, end):
+        return None
+    return calls
+
+
+DSML_MARKUPS = tuple(
+    register_markup(ToolMarkup(name, f"<{bar}DSML{bar}{tag}>", f"</{bar}DSML{bar}{tag}>",
+                               parse_dsml_calls))
+    for name, bar, tag in (("deepseek-dsml", "｜", "function_calls"),
+                           ("deepseek-dsml-v4", "｜", "tool_calls"),
+                           ("deepseek-dsml-ascii", "|", "function_calls"),
+                           ("deepseek-dsml-v4-ascii", "|", "tool_calls")))
+"""DeepSeek V3.2's and V4's DSML in-band tool-call blocks (fullwidth bars, as the
+tokenizer writes them, and the ASCII look-alikes servers and gateways pass on)."""
+DSML_NAMES = tuple(m.name for m in DSML_MARKUPS)
+
 API_KEY_VARIABLES = ("DEEPSEEK_API_KEY",)
 """Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
@@ -133,7 +191,7 @@ class DeepSeekChatModel(OpenAICompatibleModel):
     profile_rules: ClassVar[Sequence[ProfileRule]] = PROFILES
     default_profile: ClassVar[ModelProfile] = DEFAULT_PROFILE
     reasoning_history: ClassVar[ReasoningHistory] = "field"
-    default_markups: ClassVar[tuple[str, ...]] = ("deepseek",)
+    default_markups: ClassVar[tuple[str, ...]] = ("deepseek", *DSML_NAMES)
 
     def __init__(self, model: str, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)

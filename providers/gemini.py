@@ -19,7 +19,9 @@ Wire facts (shared/providers.md §4; ai.google.dev/gemini-api/docs/
   function calling (400 "Function calling with a response mime type...").
 * Replies: function calls arrive whole (args objects) and end with ``STOP``:
   detected by ``functionCall`` parts. ``thoughtSignature`` on parts is kept
-  (``provider_data``) and sent back; Gemini 3 requires it on calls. A
+  (``provider_data``) and sent back; Gemini 3 requires it on calls, so a call
+  in history that no Gemini 3 made (another vendor's, a switched model's) is
+  sent with Google's documented ``skip_thought_signature_validator``. A
   blocked prompt has no candidates, only ``promptFeedback.blockReason``.
   Streams have no terminal marker: the last event carries ``finishReason``,
   so a stream that ends without one was cut.
@@ -29,6 +31,7 @@ Wire facts (shared/providers.md §4; ai.google.dev/gemini-api/docs/
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -82,7 +85,8 @@ from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 from agentflow.ratelimit import model_family
 
-__all__ = ["DEFAULT_PROFILE", "PROFILES", "GeminiChatModel", "create", "map_error"]
+__all__ = ["DEFAULT_PROFILE", "PROFILES", "GeminiChatModel", "create", "map_error",
+           "validates_signatures"]
 
 VENDOR = "gemini"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
@@ -180,7 +184,8 @@ class GeminiChatModel(WholeReplyBatches):
         stream: bool,
     ) -> tuple[str, dict[str, Any]]:
         """The ``generateContent`` body and path."""
-        system, turns = contents(messages, options.tool_choice)
+        system, turns = contents(messages, options.tool_choice,
+                                 sign_foreign=validates_signatures(self.model_name))
         body: dict[str, Any] = {"contents": turns}
         if system:
             body["systemInstruction"] = {"parts": system}
@@ -258,6 +263,16 @@ _FINISH: dict[str, FinishReason] = {
     "IMAGE_SAFETY": "content_filter", "MALFORMED_FUNCTION_CALL": "error",
     "UNEXPECTED_TOOL_CALL": "error", "TOO_MANY_TOOL_CALLS": "error",
 }
+
+
+_GENERATION = re.compile(r"gemini-(\d+)")
+
+
+def validates_signatures(model: str) -> bool:
+    """Whether ``model`` refuses function calls in history without a thought
+    signature (Gemini 3 and later; ai.google.dev/gemini-api/docs/thought-signatures)."""
+    match = _GENERATION.search(model.lower())
+    return match is not None and int(match.group(1)) >= 3
 
 
 def _usage(raw: Mapping[str, Any]) -> Usage:

@@ -305,7 +305,7 @@ class LocalModel(OpenAICompatibleModel):
         if self._server is not None:
             return
         try:
-            import xllamacpp
+            import xllamacpp  # type: ignore[import-untyped]  # no py.typed
         except ImportError as exc:
             raise InvalidModelError(
                 f"the embedded model needs the 'local' extra ({_INSTALL_HINT}): {exc}"

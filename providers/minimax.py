@@ -26,8 +26,12 @@ Everything special about MiniMax (shared/providers.md section 8):
   some gateways), M2 models write ``<minimax:tool_call><invoke name="…">
   <parameter name="…">value</parameter></invoke></minimax:tool_call>`` into
   the text; ``MINIMAX_MARKUP`` turns it into tool calls (values typed from
-  the tool's schema), streamed and whole. On by default here; any
-  OpenAI-compatible adapter takes it with ``tool_markups=["minimax"]``.
+  the tool's schema), streamed and whole; the name may be unquoted or in
+  single quotes (``<invoke name=get_weather>``). M1 writes
+  ``<tool_calls>`` around one ``{"name": …, "arguments": …}`` JSON object per
+  line (``MINIMAX_M1_MARKUP``; vLLM's ``minimax`` tool parser). On by default
+  here; any OpenAI-compatible adapter takes them with
+  ``tool_markups=["minimax", "minimax-m1"]``.
 * ``temperature`` must lie in (0, 1]: it is clamped. ``max_completion_tokens``;
   no ``response_format``, ``stream_options`` or ``strict``.
 
@@ -64,13 +68,14 @@ from agentflow.model import (
     ThinkingDelta,
     ToolSpec,
 )
-from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
+from agentflow.providers._markup import MarkupCall, ToolMarkup, json_calls, register_markup
 from agentflow.providers._openai_compat import OpenAICompatibleModel, unsupported_feature
 from agentflow.providers._openai_wire import ChunkParser, ReasoningHistory
 from agentflow.providers._profiles import ProfileRule
 
 __all__ = [
     "DEFAULT_PROFILE",
+    "MINIMAX_M1_MARKUP",
     "MINIMAX_MARKUP",
     "PROFILES",
     "MiniMaxChatModel",
@@ -138,23 +143,38 @@ def base_resp_error(vendor: str, data: Any) -> ProviderError | None:
     return ServerError(message, status=500, **kw)
 
 
-_INVOKE = re.compile(r'<invoke\s+name\s*=\s*"([^"]+)"\s*>(.*?)</invoke>', re.DOTALL)
-_PARAMETER = re.compile(r'<parameter\s+name\s*=\s*"([^"]+)"\s*>(.*?)</parameter>', re.DOTALL)
+_NAME_ATTR = r"""name\s*=\s*(?:"([^"]+)"|'([^']+)'|([^\s"'>]+))\s*"""
+_INVOKE = re.compile(rf"<invoke\s+{_NAME_ATTR}>(.*?)</invoke>", re.DOTALL)
+_PARAMETER = re.compile(rf"<parameter\s+{_NAME_ATTR}>(.*?)</parameter>", re.DOTALL)
 
 
 def parse_minimax_calls(body: str) -> list[MarkupCall] | None:
     """The calls of one ``<minimax:tool_call>`` block: ``<invoke name="tool">``
     elements holding ``<parameter name="key">value</parameter>`` (values are
     text, typed later from the tool's schema). ``None`` when there is none."""
-    calls = [MarkupCall(name.strip(), {k.strip(): v for k, v in _PARAMETER.findall(inner)},
+    calls = [MarkupCall((q2 or q1 or bare).strip(),
+                        {(k2 or k1 or kb).strip(): v
+                         for k2, k1, kb, v in _PARAMETER.findall(inner)},
                         raw_values=True)
-             for name, inner in _INVOKE.findall(body)]
+             for q2, q1, bare, inner in _INVOKE.findall(body)]
     return calls or None
 
 
 MINIMAX_MARKUP = register_markup(ToolMarkup(
     "minimax", "<minimax:tool_call>", "</minimax:tool_call>", parse_minimax_calls))
 """MiniMax M2's in-band tool-call format (its chat template's ``<minimax:tool_call>``)."""
+
+
+def parse_minimax_m1_calls(body: str) -> list[MarkupCall] | None:
+    """The calls of one MiniMax-M1 ``<tool_calls>`` block: JSON objects
+    ``{"name": str, "arguments": object | JSON string}``, one per line (or
+    glued; ``json_calls``). ``None`` when anything else is in the block."""
+    return json_calls(body)
+
+
+MINIMAX_M1_MARKUP = register_markup(ToolMarkup(
+    "minimax-m1", "<tool_calls>", "</tool_calls>", parse_minimax_m1_calls))
+"""MiniMax-M1's in-band tool-call format (``<tool_calls>`` of JSON lines)."""
 
 
 def _partial_tag(text: str, tag: str) -> int:
@@ -258,7 +278,7 @@ class MiniMaxChatModel(OpenAICompatibleModel):
     send_stream_options: ClassVar[bool] = False
     reasoning_history: ClassVar[ReasoningHistory] = "tags"
     parser_class: ClassVar[type[ChunkParser]] = MiniMaxParser
-    default_markups: ClassVar[tuple[str, ...]] = ("minimax",)
+    default_markups: ClassVar[tuple[str, ...]] = ("minimax", "minimax-m1")
 
     def apply_tools(
         self, body: dict[str, Any], tools: Sequence[ToolSpec], options: GenerateOptions

@@ -160,6 +160,37 @@ def test_one_text_in_another_unicode_form_is_found(source: str, value: str, show
     assert locate("Jose Muller", "Name: Jose\u0301 Mu\u0308ller.") is None  # accents matter
 
 
+@pytest.mark.parametrize(("source", "value", "shown"), [
+    ("Maintainer\u2019s note: don\u2019t ship", "don't ship", "don\u2019t ship"),
+    ("It said \u201cship it\u201d today", '"ship it"', "\u201cship it\u201d"),
+    ("covers 1990\u20132004 only", "1990-2004", "1990\u20132004"),
+    ("Paris \u2014 the capital", "Paris - the capital", "Paris \u2014 the capital"),
+    ("temp \u22125 \u00b0C", "-5 °C", "\u22125 \u00b0C"),                  # minus sign
+    ("Dr.\u00a0Ann O\u2019Neil wrote", "Dr. Ann O'Neil", "Dr.\u00a0Ann O\u2019Neil"),
+    ("wait\u2026 then go", "wait... then go", "wait\u2026 then go"),         # ellipsis
+    ("the value was 'ok' - fine", "\u2018ok\u2019 \u2013 fine", "'ok' - fine"),  # reverse
+    ("Jos\u00e9\u2019s caf\u00e9", "Jose\u0301's", "Jos\u00e9\u2019s"),  # + NFD value
+])
+def test_typographic_punctuation_matches_its_ascii_form(source: str, value: str,
+                                                        shown: str) -> None:
+    # A vendor model writes straight quotes and hyphens where the document has curly
+    # quotes and dashes (or the reverse): the same text, found, with the span in the
+    # source's own offsets and characters.
+    span = locate(value, source)
+    assert span is not None and source[span[0]:span[1]] == shown
+
+
+def test_typographic_fold_never_folds_case_or_letters() -> None:
+    source = "Don\u2019t \u2013 Paris"
+    assert locate("don't", source) is None  # case still matters
+    assert locate("don't", source, case_sensitive=False) == (0, 5)
+    assert locate("Don`t", source) is None and locate("Don t", source) is None
+    assert locate("Dont", source) is None and locate("Paris", source) == (8, 13)
+    check = check_grounding(grounded_values(
+        Doc(title="Don't - Paris", tags=[], notes=[]), Doc), source)
+    assert check.ok and check.spans["title"] == [(0, 13)]
+
+
 def test_whitespace_runs_are_normalised_but_never_invented() -> None:
     source = "Fix the\n    build   on arm64."
     span = locate("the build on", source)

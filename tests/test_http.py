@@ -183,6 +183,10 @@ async def test_a_body_json_cannot_carry_is_a_bad_request_never_sent() -> None:
 @pytest.mark.parametrize(("headers", "seconds"), [
     ({"retry-after-ms": "250"}, 0.25), ({"Retry-After": "3"}, 3.0),
     ({"retry-after": "-2"}, 0.0), ({"Retry-After": "soon"}, None), ({}, None),
+    # garbage numbers are no delay: the default backoff, never a storm or an endless wait
+    ({"retry-after": "nan"}, None), ({"retry-after": "inf"}, None),
+    ({"retry-after": "1e999"}, None), ({"retry-after-ms": "NaN", "retry-after": "2"}, 2.0),
+    ({"retry-after-ms": "Infinity"}, None),
 ])
 def test_parse_retry_after(headers: dict[str, str], seconds: float | None) -> None:
     assert parse_retry_after(headers) == seconds
@@ -201,6 +205,17 @@ def test_parse_retry_after_http_date() -> None:
     (b'{"message": "m", "code": "InvalidApiKey"}', "m", "InvalidApiKey"),
     (b'[{"error": {"code": 400, "message": "m", "status": "INVALID_ARGUMENT"}}]', "m", "400"),
     (b"<html>bad gateway</html>", "<html>bad gateway</html>", None),
+    (b"<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>"
+     b"<center><h1>413 Request Entity Too Large</h1></center><hr><center>nginx</center>"
+     b"</body></html>", "413 Request Entity Too Large (an HTML error page)", None),
+    (b'<!DOCTYPE html><html><head><TITLE>\n 502 Bad\n Gateway </TITLE></head></html>',
+     "502 Bad Gateway (an HTML error page)", None),
+    # FastAPI-based servers (llama-cpp-python, proxies)
+    (b'{"detail": "Unauthorized"}', "Unauthorized", None),
+    (b'{"detail": [{"loc": ["body", "messages", 0, "role"], "msg": "field required", '
+     b'"type": "value_error.missing"}, {"loc": ["body", "model"], "msg": "str type expected"}]}',
+     "body.messages.0.role: field required; body.model: str type expected", None),
+    (b"null", "(null body)", None),
     (b"", "(empty body)", None),
     # OpenRouter wraps the vendor's error: its words must still reach the classifier
     (b'{"error": {"message": "Provider returned error", "code": 400, "metadata": '

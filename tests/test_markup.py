@@ -54,6 +54,17 @@ def minimax(name: str, args: dict[str, Any]) -> str:
     return f'<minimax:tool_call>\n<invoke name="{name}">\n{params}</invoke>\n</minimax:tool_call>'
 
 
+def minimax_unquoted(name: str, args: dict[str, Any]) -> str:
+    params = "".join(f"<parameter name={k}>{text_of(v)}</parameter>\n" for k, v in args.items())
+    return f"<minimax:tool_call>\n<invoke name='{name}'>\n{params}</invoke>\n</minimax:tool_call>"
+
+
+def minimax_m1(name: str, args: dict[str, Any]) -> str:
+    """MiniMax-M1: JSON lines in ``<tool_calls>`` (vLLM's minimax tool parser)."""
+    line = orjson.dumps({"name": name, "arguments": args}).decode()
+    return f"<tool_calls>\n{line}\n</tool_calls>"
+
+
 def hermes(name: str, args: dict[str, Any]) -> str:
     return f"<tool_call>\n{orjson.dumps({'name': name, 'arguments': args}).decode()}\n</tool_call>"
 
@@ -62,6 +73,21 @@ def qwen_xml(name: str, args: dict[str, Any]) -> str:
     params = "".join(f"<parameter={k}>\n{v if isinstance(v, str) else orjson.dumps(v).decode()}"
                      f"\n</parameter>\n" for k, v in args.items())
     return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
+
+
+def qwen_bare(name: str, args: dict[str, Any]) -> str:
+    """Qwen3-Coder without its ``<tool_call>`` wrapper."""
+    return qwen_xml(name, args).removeprefix("<tool_call>\n").removesuffix("\n</tool_call>")
+
+
+def qwen_unclosed(name: str, args: dict[str, Any]) -> str:
+    """Qwen3-Coder leaving out ``</parameter>`` (vLLM's qwen3_coder parser tolerates it)."""
+    return qwen_xml(name, args).replace("\n</parameter>", "")
+
+
+def llama_function(name: str, args: dict[str, Any]) -> str:
+    """Llama 3.1's custom tool-call form."""
+    return f"<function={name}>{orjson.dumps(args).decode()}</function>"
 
 
 def glm(name: str, args: dict[str, Any]) -> str:
@@ -83,19 +109,56 @@ def deepseek_v31(name: str, args: dict[str, Any]) -> str:
             "<｜tool▁calls▁end｜>")
 
 
-WRITERS = {"minimax": minimax, "hermes": hermes, "qwen-xml": qwen_xml, "glm": glm,
-           "deepseek-v3": deepseek_v3, "deepseek-v3.1": deepseek_v31}
+def dsml(name: str, args: dict[str, Any], wrapper: str = "function_calls",
+         bar: str = "｜") -> str:
+    """DeepSeek V3.2's DSML (V4: ``tool_calls``), as its encoding_dsv32.py writes it."""
+    params = "".join(
+        f'<{bar}DSML{bar}parameter name="{k}" string="{str(isinstance(v, str)).lower()}">'
+        f"{text_of(v)}</{bar}DSML{bar}parameter>\n" for k, v in args.items())
+    return (f"<{bar}DSML{bar}{wrapper}>\n<{bar}DSML{bar}invoke name=\"{name}\">\n{params}"
+            f"</{bar}DSML{bar}invoke>\n</{bar}DSML{bar}{wrapper}>")
+
+
+def dsml_v4(name: str, args: dict[str, Any]) -> str:
+    return dsml(name, args, "tool_calls")
+
+
+def dsml_ascii(name: str, args: dict[str, Any]) -> str:
+    return dsml(name, args, bar="|")
+
+
+WRITERS = {"minimax": minimax, "minimax-unquoted": minimax_unquoted, "minimax-m1": minimax_m1,
+           "hermes": hermes, "qwen-bare": qwen_bare, "llama-function": llama_function,
+           "qwen-unclosed": qwen_unclosed,
+           "qwen-xml": qwen_xml, "glm": glm,
+           "deepseek-v3": deepseek_v3, "deepseek-v3.1": deepseek_v31,
+           "deepseek-v3.2-dsml": dsml, "deepseek-v4-dsml": dsml_v4,
+           "deepseek-dsml-ascii": dsml_ascii}
 VENDORS = {  # format -> (vendor, model, fake)
     "minimax": ("minimax", "MiniMax-M2", MiniMaxFake),
+    "minimax-unquoted": ("minimax", "MiniMax-M2.5", MiniMaxFake),
+    "minimax-m1": ("minimax", "MiniMax-M1", MiniMaxFake),
     "hermes": ("dashscope", "qwen-plus", DashScopeFake),
     "qwen-xml": ("dashscope", "qwen3-coder-plus", DashScopeFake),
+    "qwen-bare": ("dashscope", "qwen3-coder-plus", DashScopeFake),
+    "qwen-unclosed": ("dashscope", "qwen3-coder-flash", DashScopeFake),
+    "llama-function": ("dashscope", "qwen-plus", DashScopeFake),
     "glm": ("glm", "glm-4.5", GLMFake),
     "deepseek-v3": ("deepseek", "deepseek-chat", DeepSeekFake),
     "deepseek-v3.1": ("deepseek", "deepseek-chat", DeepSeekFake),
+    "deepseek-v3.2-dsml": ("deepseek", "deepseek-chat", DeepSeekFake),
+    "deepseek-v4-dsml": ("deepseek", "deepseek-v4-flash", DeepSeekFake),
+    "deepseek-dsml-ascii": ("deepseek", "deepseek-reasoner", DeepSeekFake),
 }
-GENERIC_MODELS = {"minimax": "MiniMax-M2-GGUF", "hermes": "Qwen2.5-7B-Instruct",
+GENERIC_MODELS = {"minimax": "MiniMax-M2-GGUF", "minimax-unquoted": "MiniMax-M2.5",
+                  "minimax-m1": "MiniMaxAI/MiniMax-M1-80k", "qwen-bare": "Qwen3-Coder-30B-A3B",
+                  "llama-function": "Meta-Llama-3.1-8B-Instruct",
+                  "qwen-unclosed": "Qwen/Qwen3-Coder-480B-A35B-Instruct",
+                  "hermes": "Qwen2.5-7B-Instruct",
                   "qwen-xml": "Qwen3-Coder-30B", "glm": "GLM-4.5-Air",
-                  "deepseek-v3": "DeepSeek-V3", "deepseek-v3.1": "deepseek-v3.1"}
+                  "deepseek-v3": "DeepSeek-V3", "deepseek-v3.1": "deepseek-v3.1",
+                  "deepseek-v3.2-dsml": "deepseek-ai/DeepSeek-V3.2",
+                  "deepseek-v4-dsml": "DeepSeek-V4-Flash", "deepseek-dsml-ascii": "deepseek-v3.2"}
 ARGS = [
     ({"city": "Paris", "nights": 2, "guests": ["Ann", "Bo"]}, ("Paris", 2, ["Ann", "Bo"], None)),
     ({"city": "42", "nights": "3", "guests": ["x"], "pets": True}, ("42", 3, ["x"], True)),
@@ -158,7 +221,7 @@ class Hotel(BaseModel):
     nights: int
 
 
-@pytest.mark.parametrize("fmt", ["minimax", "glm", "hermes"])
+@pytest.mark.parametrize("fmt", ["minimax", "glm", "hermes", "deepseek-v4-dsml", "minimax-m1"])
 async def test_the_output_tool_arrives_as_markup(fmt: str, cleanup: None) -> None:
     vendor, model_name, fake_class = VENDORS[fmt]
     async with fake_class() as fake:
@@ -176,6 +239,11 @@ async def test_the_output_tool_arrives_as_markup(fmt: str, cleanup: None) -> Non
     "<function_call>book(city='Paris')</function_call>",                     # unknown markup
     "<minimax:tool_call><invoke nam='book'></invoke></minimax:tool_call>",   # broken invoke
     "Use <tool_call>...</tool_call> tags to call tools.",                    # prose about tags
+    "<｜DSML｜function_calls>call book with Paris</｜DSML｜function_calls>",   # no invoke
+    '<tool_calls>{"name": "book", "arguments": {}} and then</tool_calls>',  # not JSON lines
+    "Call <function=book>with Paris please</function> now.",                # prose inside
+    '<｜DSML｜function_calls><｜DSML｜invoke name="book"><｜DSML｜parameter name="n" '
+    'string="false">{bad</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>',
 ])
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 async def test_broken_or_unknown_markup_stays_text(text: str, stream: bool,
@@ -184,7 +252,8 @@ async def test_broken_or_unknown_markup_stays_text(text: str, stream: bool,
         fake.add(FakeReply(text=text, chunk_size=3))
         model = tracked(get_model("openai:any-model", api_key="k", base_url=fake.url,
                                   settings=FAST, stream=stream,
-                                  tool_markups=["hermes", "minimax", "glm"]))
+                                  tool_markups=["hermes", "minimax", "glm", "deepseek-dsml",
+                                                "minimax-m1", "qwen-function"]))
         reply = await generate(model, [Msg.user("x")])
     assert reply.message.text == text and not reply.message.tool_uses
 
@@ -228,3 +297,21 @@ def test_a_filter_with_nothing_to_look_for_passes_chunks_through_untouched() -> 
     assert idle.feed(iter(chunks)) == chunks
     looking = MarkupFilter(resolve_markups(["hermes"]))
     assert [c.type for c in looking.feed(chunks) + looking.close()] == ["tool_call", "finish"]
+
+
+@pytest.mark.parametrize("separator", ["\n", "", " "], ids=["lines", "glued", "space"])
+async def test_several_hermes_calls_in_one_block(separator: str, cleanup: None) -> None:
+    # Qwen models sometimes put parallel calls in one <tool_call> block.
+    first = orjson.dumps({"name": "book", "arguments": {"city": "A", "nights": 1,
+                                                        "guests": []}}).decode()
+    second = orjson.dumps({"name": "book", "arguments": orjson.dumps(
+        {"city": "B", "nights": 2, "guests": ["x"]}).decode()}).decode()
+    calls.clear()
+    async with DashScopeFake() as fake:
+        fake.add(FakeReply(text=f"<tool_call>\n{first}{separator}{second}\n</tool_call>",
+                           chunk_size=7), FakeReply(text="Booked both."))
+        model = tracked(get_model("dashscope:qwen-plus", api_key="k", base_url=fake.url,
+                                  settings=FAST))
+        reply = await ReActAgent("t", model, tools=[book]).call("book two")
+    assert reply.text == "Booked both."
+    assert sorted(calls) == [("A", 1, [], None), ("B", 2, ["x"], None)]

@@ -46,6 +46,16 @@ from tests.test_conformance import KITS, Kit
     ('~~~\n{"note": "a ```b``` c"}\n~~~', {"note": "a ```b``` c"}),
     ('\ufeff{"city": "Paris"}', {"city": "Paris"}),
     ('{"note": "```json"}', {"note": "```json"}),
+    # raw control characters inside strings (Gemini and local models writing long text)
+    ('{"note": "line one\nline two\tend"}', {"note": "line one\nline two\tend"}),
+    (json.dumps('{"note": "a\nb"}'), {"note": "a\nb"}),
+    # special tokens or tags a server left around the one object
+    ('{"city": "Paris"}<|im_end|>', {"city": "Paris"}),
+    ('{"city": "Paris"}<|eot_id|>\n', {"city": "Paris"}),
+    ('<tool_call>\n{"city": "Paris"}\n</tool_call>', {"city": "Paris"}),
+    ('{"city": "<b>Paris</b>"}</function>', {"city": "<b>Paris</b>"}),
+    ('{"city": "Paris"}<\uff5ctool\u2581call\u2581end\uff5c>', {"city": "Paris"}),
+    ('{"note": "x\ny"}<|im_end|>', {"note": "x\ny"}),
 ])
 def test_decode_arguments(raw: Any, expected: dict[str, Any]) -> None:
     assert decode_arguments(raw) == expected
@@ -59,6 +69,9 @@ def test_decode_arguments(raw: Any, expected: dict[str, Any]) -> None:
     "[1, 2]",                        # not an object
     json.dumps(json.dumps(json.dumps(json.dumps(json.dumps({"a": 1}))))),  # too deep
     'see ```json\n{"a": 1}\n```',  # prose around a fence is no argument text
+    '{"a": 1} and more',             # text after the object is no markup
+    'x{"a": 1}', '{"a": 1}<b>bold</b>', '{"a": 1}}', '{"a": 1',
+    '{"a": NaN}', '{"a": 1}<|im_end|>{"b": 2}',
 ])
 def test_undecodable_arguments_stay_raw(raw: str) -> None:
     assert decode_arguments(raw) == {RAW_ARGUMENTS: raw}
@@ -138,6 +151,54 @@ async def test_function_tool_arguments_are_decoded(arguments: Any) -> None:
     reply = await ReActAgent("t", model, tools=[search]).call("find")
     assert reply.text == "done"
     assert seen == [("x", FILTERS, 5)]
+
+
+async def test_tool_arguments_with_raw_newlines_run_the_tool() -> None:
+    # Gemini and local models write a long text value with raw newlines inside the
+    # JSON string: the tool runs on the first attempt instead of "not valid JSON".
+    seen.clear()
+    arguments = '{"query": "line one\nline two", "filters": [], "limit": 5}<|im_end|>'
+    model = ScriptedModel([Reply(tool_calls=[Call("search", arguments)]), "done"])
+    reply = await ReActAgent("t", model, tools=[search]).call("find")
+    assert reply.text == "done" and seen == [("line one\nline two", [], 5)]
+
+
+SEARCH = {"query": "x", "filters": FILTERS, "limit": 5}
+
+
+@pytest.mark.parametrize("arguments", [
+    {"name": "search", "arguments": SEARCH},                   # Qwen through Ollama
+    {"name": "search", "parameters": SEARCH},                  # Llama 3.x
+    {"arguments": json.dumps(SEARCH)},                         # DeepSeek DSML through vLLM
+    json.dumps({"name": "search", "arguments": json.dumps(SEARCH)}),
+])
+async def test_a_repeated_tool_call_envelope_is_unwrapped(arguments: Any) -> None:
+    seen.clear()
+    model = ScriptedModel([Reply(tool_calls=[Call("search", arguments)]), "done"])
+    reply = await ReActAgent("t", model, tools=[search]).call("find")
+    assert reply.text == "done" and seen == [("x", FILTERS, 5)]
+
+
+class Person(BaseModel):
+    name: str
+    age: int
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    ({"name": "generate_response", "arguments": {"name": "Ann", "age": 3}},
+     {"name": "Ann", "age": 3}),
+    # a declared `name` with no envelope inside: kept as it is
+    ({"name": "Ann", "arguments": {"age": 3}}, {"name": "Ann", "arguments": {"age": 3}}),
+    # inner keys the schema does not declare: no envelope
+    ({"arguments": {"zip": 1}}, {"arguments": {"zip": 1}}),
+    ({"name": "Ann", "age": 3}, {"name": "Ann", "age": 3}),
+])
+def test_envelope_only_when_the_schema_cannot_mean_it(data: Any, expected: Any) -> None:
+    assert normalize(data, OutputSpec.of(Person).plain_schema) == expected
+    declared = {"type": "object", "properties": {"name": {"type": "string"},
+                                                 "arguments": {"type": "object"}}}
+    kept = {"name": "f", "arguments": {"name": "x"}}
+    assert normalize(kept, declared) == kept  # a tool that declares both keys
 
 
 async def test_a_string_field_keeps_json_text() -> None:

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import enum
+from typing import Literal
+
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from agentflow import ReActAgent
+from agentflow.model import ModelProfile
 from agentflow.output.parsing import NoJSONFound, json_candidates, parse_output, strip_thinking
 from agentflow.output.schema import OutputSpec
+from agentflow.testing import ScriptedModel
 
 
 class LabelOutput(BaseModel):
@@ -59,6 +65,38 @@ def test_bare_value_for_wrapped_type() -> None:
     assert parse_output("[1, 2, 3]", OutputSpec.of(list[int])) == [1, 2, 3]
     assert parse_output('{"result": [1]}', OutputSpec.of(list[int])) == [1]
     assert parse_output("42", OutputSpec.of(int)) == 42
+
+
+class Mood(enum.Enum):
+    POSITIVE = "positive"
+    NEGATIVE = "negative"
+
+
+@pytest.mark.parametrize(("output", "text", "expected"), [
+    (Literal["yes", "no"], "yes", "yes"),
+    (Literal["yes", "no"], '  "no".\n', "no"),
+    (Literal["yes", "no"], "**yes**", "yes"),
+    (Literal["yes", "no"], "`no`", "no"),
+    (Literal["yes", "no"], "<think>yes, or no?</think>\nno", "no"),
+    (Mood, "negative", Mood.NEGATIVE),
+    (Mood, "\u201cpositive\u201d", Mood.POSITIVE),
+])
+def test_a_bare_choice_of_strings_is_read(output: object, text: str, expected: object) -> None:
+    # A classifier answering the label as bare text, with no JSON at all.
+    assert parse_output(text, OutputSpec.of(output)) == expected
+
+
+@pytest.mark.parametrize(("output", "text"), [
+    (Literal["yes", "no"], "maybe"),
+    (Literal["yes", "no"], "Yes"),            # letter case is the model's to get right
+    (Literal["yes", "no"], "yes, I think so"),
+    (Mood, "The mood is negative."),
+    (str, "Let me look that up first."),      # any prose would pass as a str
+    (int, "forty"),
+])
+def test_bare_text_is_never_read_as_anything_else(output: object, text: str) -> None:
+    with pytest.raises(NoJSONFound):
+        parse_output(text, OutputSpec.of(output))
 
 
 def test_prose_only_is_no_json_found() -> None:
@@ -147,3 +185,12 @@ def test_last_valid_value_skips_later_invalid_examples(text: str) -> None:
 def test_non_json_literals_are_refused_not_repaired(text: str, named: str) -> None:
     with pytest.raises(NoJSONFound, match=named):
         parse_output(text, SPEC)
+
+
+@pytest.mark.parametrize("profile", [
+    ModelProfile(), ModelProfile(supports_tools=False), ModelProfile(native_output="json_schema"),
+], ids=["tool", "prompt", "native"])
+async def test_every_path_takes_a_bare_label(profile: ModelProfile) -> None:
+    model = ScriptedModel(["negative."], profile=profile)
+    reply = await ReActAgent("a", model).call("Mood of: 'awful day'", Mood)
+    assert reply.output is Mood.NEGATIVE and len(model.requests) == 1  # no retry spent

@@ -242,15 +242,37 @@ def test_openai_strict_inlines_a_ref_that_has_sibling_keywords() -> None:
         {"$ref": "#/$defs/Described"}, {"type": "null"}]}
 
 
-def test_recursive_model_works_in_strict_and_plain_but_not_gemini() -> None:
+def test_recursive_model_works_in_strict_plain_and_gemini() -> None:
     spec = OutputSpec.of(Node)
     assert spec.schema_for("openai_strict").strict
     assert "$defs" in spec.schema_for("plain").schema
-    with pytest.raises(SchemaError) as info:
-        spec.schema_for("gemini")
-    assert "children" in str(info.value) and "recursive" in str(info.value)
+    # Gemini: no inlining a tree; JSON Schema with $defs/$ref for its JSON Schema fields
+    gemini = spec.schema_for("gemini").schema
+    assert gemini["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
+    assert gemini["$defs"]["Node"]["properties"]["children"]["items"] == {
+        "$ref": "#/$defs/Node"}
     tree = spec.validate({"name": "a", "children": [{"name": "b", "children": []}]})
     assert tree.children[0].name == "b"
+
+
+def test_gemini_recursion_is_never_required_but_entries_into_a_tree_are() -> None:
+    # Gemini takes a recursive reference only where it is not required: the recursive
+    # properties leave `required`; a field that only holds a tree keeps it.
+    class Tree(BaseModel):
+        label: str
+        kids: list[Tree]
+        parent: Tree | None
+
+    class Garden(BaseModel):
+        name: str
+        tree: Tree
+        spare: Tree | None
+
+    schema = OutputSpec.of(Garden).schema_for("gemini").schema
+    assert schema["required"] == ["name", "tree", "spare"]
+    assert schema["$defs"]["Tree"]["required"] == ["label"]
+    assert OutputSpec.of(Tree).schema_for("gemini").schema["required"] == ["label"]
+    assert "x-grounded" not in str(schema)
 
 
 def test_gemini_inlines_refs_and_same_def_twice_is_not_recursion() -> None:

@@ -84,6 +84,21 @@ def output_call(data: dict[str, Any] = CONTACT) -> FakeReply:
 # ----------------------------------------------------------------------------- wire shape
 
 
+@pytest.mark.parametrize(("start", "delta"), [
+    ({}, {"input_tokens": 0, "output_tokens": 4}),                    # 0 in message_delta
+    ({}, {"input_tokens": None, "output_tokens": 4, "cache_read_input_tokens": None}),
+    ({"input_tokens": 0}, {"input_tokens": 30, "output_tokens": 4}),  # 0 in message_start
+], ids=["delta-zero", "delta-null", "start-zero"])
+async def test_streamed_usage_counts_never_go_down(fake: AnthropicFake, start: dict[str, Any],
+                                                   delta: dict[str, Any]) -> None:
+    # Anthropic-compatible servers put input_tokens: 0 in one event or the other;
+    # the counts are cumulative, so the real input count stays.
+    fake.add(FakeReply(text="Hello.", usage=(30, 4),
+                       extra={"start_usage": start, "delta_usage": delta}))
+    events_ = await events(ReActAgent("a", model(fake, stream=True)), "hi")
+    assert events_[-1].usage.input_tokens == 30 and events_[-1].usage.output_tokens == 4
+
+
 async def test_text_reply_system_top_level_and_headers(fake: AnthropicFake, stream: bool) -> None:
     fake.add(FakeReply(text="Hello there.", usage=(30, 4)))
     agent = ReActAgent("a", model(fake, stream=stream), sys_prompt="Be brief.")

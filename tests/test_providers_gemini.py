@@ -18,7 +18,6 @@ from agentflow.errors import (
     OverloadedError,
     ProviderConnectionError,
     RateLimitedError,
-    SchemaError,
     ServerError,
     UnsupportedFeatureError,
 )
@@ -26,7 +25,7 @@ from agentflow.events import OutputRetry, ThinkingChunk
 from agentflow.messages import Msg
 from agentflow.model import FinishChunk, GenerateOptions, ResponseFormat, TextDelta
 from agentflow.output.schema import OutputSpec
-from agentflow.providers._gemini_request import response_config
+from agentflow.providers._gemini_request import FOREIGN_SIGNATURE, response_config
 from agentflow.providers.gemini import GeminiChatModel, map_error
 from agentflow.reply import generate
 from agentflow.state import AgentState
@@ -205,6 +204,25 @@ async def test_parallel_calls_and_signatures_sent_back(fake: GeminiFake, stream:
     ]
 
 
+async def test_calls_gemini3_did_not_make_go_with_the_documented_bypass(
+        fake: GeminiFake, stream: bool) -> None:
+    # A conversation begun on another model (here Gemini 2.0, no signatures; another
+    # vendor alike) and continued on Gemini 3: its old calls carry Google's dummy
+    # signature instead of a 400 "Function call is missing a thought_signature".
+    fake.add(FakeReply(tool_calls=[FakeCall("lookup", {"query": "Ann"})]), FakeReply(text="ok"),
+             FakeReply(tool_calls=[FakeCall("lookup", {"query": "Bob"})]), FakeReply(text="done"))
+    state = AgentState()
+    await ReActAgent("g", model(fake, stream=stream), tools=[lookup]).call("Find", state=state)
+    agent = ReActAgent("g", model(fake, GEMINI3, stream=stream), tools=[lookup])
+    assert (await agent.call("And Bob?", state=state)).text == "done"
+    old, new = (t for t in fake.bodies[3]["contents"] if t["role"] == "model"
+                and any("functionCall" in p for p in t["parts"]))
+    assert old["parts"][0]["thoughtSignature"] == FOREIGN_SIGNATURE
+    assert new["parts"][0]["thoughtSignature"] in fake.signatures  # its own, untouched
+    assert all("thoughtSignature" not in p for t in fake.bodies[1]["contents"]
+               for p in t["parts"])  # never sent to a model that does not check them
+
+
 async def test_pre3_calls_without_ids_get_synthesised_ids(fake: GeminiFake) -> None:
     fake.add(FakeReply(tool_calls=[FakeCall("lookup", {"query": "Ann"})]), FakeReply(text="done"))
     state = AgentState()
@@ -234,10 +252,33 @@ async def test_c16_shared_submodel_is_not_recursion(fake: GeminiFake) -> None:
     assert "$ref" not in str(declared) and "$defs" not in str(declared)
 
 
-async def test_c16_recursive_output_fails_before_sending(fake: GeminiFake) -> None:
-    with pytest.raises(SchemaError, match="children"):
-        await ReActAgent("g", model(fake), tools=[lookup]).call("Tree", Node)
-    assert fake.requests == []
+TREE = {"name": "root", "children": [{"name": "a", "children": [{"name": "a1"}]},
+                                     {"name": "b"}]}
+
+
+async def test_c16_recursive_output_goes_as_json_schema_on_the_tool_path(
+        fake: GeminiFake) -> None:
+    # A tree cannot be inlined into the OpenAPI subset: the output tool's parameters go
+    # in parametersJsonSchema with $defs/$ref (the subset's "Unknown name $defs" 400
+    # never happens) and the reply is validated as the tree.
+    fake.add(output_call(TREE))
+    reply = await ReActAgent("g", model(fake), tools=[lookup]).call("Tree", Node)
+    assert reply.output == Node(**TREE)
+    declared = fake.bodies[0]["tools"][0]["functionDeclarations"][1]
+    assert declared["name"] == "generate_response" and "parameters" not in declared
+    assert declared["parametersJsonSchema"]["$defs"]["Node"]["properties"]["children"][
+        "items"] == {"$ref": "#/$defs/Node"}
+
+
+async def test_c16_recursive_output_goes_as_json_schema_natively(
+        fake: GeminiFake, stream: bool) -> None:
+    fake.add(FakeReply(text=orjson.dumps(TREE).decode()))
+    reply = await ReActAgent("g", model(fake, stream=stream)).call("Tree", Node)
+    assert reply.output == Node(**TREE)
+    config = fake.bodies[0]["generationConfig"]
+    assert "responseSchema" not in config
+    assert config["responseJsonSchema"]["properties"]["children"]["items"] == {
+        "$ref": "#/$defs/Node"}
 
 
 async def test_c16_tool_arguments_get_the_gemini_dialect(fake: GeminiFake) -> None:

@@ -349,3 +349,30 @@ async def test_a_required_field_no_text_can_fill_fails_before_decoding(
     [whole] = [r async for r in extract_many(
         local_model, [("whole", "Signed by Ada Lovelace on 1843-07-10.")], Signed)]
     assert whole.ok and whole.output.date == "1843-07-10"
+
+
+async def test_llama_cpp_refusing_a_schema_is_an_unsupported_feature(
+        local_model: LocalModel) -> None:
+    # The real llama.cpp server, spoken to as any self-hosted OpenAI-compatible server:
+    # a response format schema its converter refuses ("Unable to generate parser for
+    # this template...") or type it does not take is a refused native output, so the
+    # engine takes the tool path (the other servers' wordings: test_providers_openai_compat).
+    from agentflow.errors import UnsupportedFeatureError
+    from agentflow.providers._openai_compat import OpenAICompatibleModel
+    from agentflow.reply import generate
+
+    local_model._ensure_server()
+    model = OpenAICompatibleModel("gemma", base_url=local_model._http.base_url, stream=False)
+    unresolvable = {"type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}}
+    try:
+        with pytest.raises(UnsupportedFeatureError) as refused:
+            await generate(model, [Msg.user("hi")], options=GenerateOptions(
+                max_tokens=2, response_format=ResponseFormat("json_schema", unresolvable, "x")))
+        assert refused.value.feature == "native_output" and refused.value.status == 400
+        with pytest.raises(UnsupportedFeatureError) as refused:  # no such response format
+            await generate(model, [Msg.user("hi")], options=GenerateOptions(
+                max_tokens=2, response_format=ResponseFormat("json_object"),
+                extra={"response_format": {"type": "json"}}))
+        assert refused.value.feature == "native_output"
+    finally:
+        await model.aclose()

@@ -134,6 +134,28 @@ def test_interleaved_tool_call_fragments() -> None:
         ("a", "f", {"x": 1}), ("b", "g", {"y": 2})]
 
 
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+async def test_legacy_function_call_is_a_tool_call(raw: RawOpenAIFake, stream: bool) -> None:
+    # The deprecated single `function_call` some older compatible servers still answer
+    # with (finish reason "function_call"): read as the tool call it is, not an empty reply.
+    frames = [sse(chunk({"role": "assistant", "function_call": {"name": "get_weather",
+                                                                 "arguments": ""}})),
+              sse(chunk({"function_call": {"arguments": '{"city": '}})),
+              sse(chunk({"function_call": {"arguments": '"Paris"}'}})),
+              sse(chunk({}, "function_call")), DONE]
+    body = {"choices": [{"message": {"role": "assistant", "content": None, "function_call": {
+        "name": "get_weather", "arguments": '{"city": "Paris"}'}},
+        "finish_reason": "function_call"}]}
+    chunks = await reply_of(raw, stream=stream, frames=frames, json=body)
+    assembler = ToolCallAssembler()
+    for c in chunks:
+        if isinstance(c, ToolCallDelta):
+            assembler.add(c)
+    assert [(b.name, dict(b.input)) for b in assembler.finish()] == [
+        ("get_weather", {"city": "Paris"})]
+    assert next(c for c in chunks if isinstance(c, FinishChunk)).reason == "tool_calls"
+
+
 def test_parser_skips_zero_usage_and_null_finish() -> None:
     parser = ChunkParser()
     out = parser.feed({"choices": [{"delta": {"content": "a"}, "finish_reason": "null"}],

@@ -55,6 +55,7 @@ class Item(BaseModel):
 @pytest.mark.parametrize(("text", "seconds"), [
     ("1s", 1.0), ("6m0s", 360.0), ("12ms", 0.012), ("1m30.5s", 90.5), ("1h2m", 3720.0),
     ("2.5", 2.5), ("", None), ("soon", None), ("5x", None), (None, None),
+    ("nan", None), ("inf", None), ("-inf", None), ("1e999", None),  # never an endless pause
 ])
 def test_parse_duration(text: str | None, seconds: float | None) -> None:
     assert parse_duration(text) == (pytest.approx(seconds) if seconds is not None else None)

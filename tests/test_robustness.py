@@ -882,16 +882,18 @@ async def test_c13_c16_schemas_accepted_by_strict_fakes(vendor: str, tp: Any, se
     assert reply.output == expected
 
 
-async def test_c16_true_recursion_is_a_schema_error_before_sending_to_gemini() -> None:
+async def test_c16_true_recursion_goes_to_gemini_as_json_schema() -> None:
     async with GeminiFake() as fake:
+        fake.add(FakeReply(text='{"name":"r","children":[{"name":"c","children":[]}]}'))
         model = GeminiChatModel("gemini-2.5-flash", base_url=fake.url, api_key="k",
                                 settings=FAST)
         try:
-            with pytest.raises(SchemaError, match="children"):
-                await ReActAgent("a", model).call("x", Node)
+            reply = await ReActAgent("a", model).call("x", Node)
         finally:
             await model.aclose()
-        assert fake.bodies == []
+        assert reply.output.children[0].name == "c"
+        config = fake.bodies[0]["generationConfig"]
+        assert "$defs" in config["responseJsonSchema"] and "responseSchema" not in config
 
 
 async def test_c13_recursive_root_model_is_not_sent_as_an_invalid_strict_schema() -> None:

@@ -674,28 +674,41 @@ async def test_output_types(output: Any, args: Any, expected: Any) -> None:
 
 
 async def test_schema_error_before_any_request() -> None:
+    from collections.abc import Callable
+
     from agentflow import SchemaError
+
+    class Hooked(BaseModel):
+        hook: Callable[[], int]  # no JSON Schema for a callable
 
     gemini = ModelProfile(schema_dialect="gemini")
     model = ScriptedModel([gr()], profile=gemini)
-    with pytest.raises(SchemaError, match="children"):
-        await ReActAgent("a", model).call("x", Tree)
+    with pytest.raises(SchemaError, match="Hooked"):
+        await ReActAgent("a", model).call("x", Hooked)
     assert model.requests == []
+    # a tree is no schema error on Gemini: it goes as JSON Schema ($defs/$ref)
+    model = ScriptedModel([gr({"name": "r", "children": [{"name": "c"}]})], profile=gemini)
+    reply = await ReActAgent("a", model).call("x", Tree)
+    assert reply.output == Tree(name="r", children=[Tree(name="c")])
 
 
-async def test_an_output_type_is_checked_again_for_another_model_or_profile() -> None:
-    # prepare remembers the type it passed for the agent's last call: another
-    # profile (or model) is a new question, a bad type is refused every time
-    from agentflow import SchemaError
+async def test_prepare_remembers_only_a_type_that_passed() -> None:
+    # prepare remembers the type it passed for the agent's last call: a bad
+    # type is refused on every call, before any request, and a good one after it
+    from typing import Annotated
 
-    model = ScriptedModel([gr({"name": "a"}), gr({"name": "a"})], profile=SPECIFIC)
+    from agentflow import Grounded, SchemaError
+
+    class Bad(BaseModel):
+        n: Annotated[int, Grounded()]  # a marker on a non-string field
+
+    model = ScriptedModel([gr(), gr()], profile=SPECIFIC)
     agent = ReActAgent("a", model)
-    assert (await agent.call("x", Tree)).output == Tree(name="a")
-    assert (await agent.call("x", Tree)).output == Tree(name="a")
-    model._profile = ModelProfile(schema_dialect="gemini")
+    assert (await agent.call("x", Contact)).output == Contact(**OK)
     for _ in range(2):
-        with pytest.raises(SchemaError, match="children"):
-            await agent.call("x", Tree)
+        with pytest.raises(SchemaError):
+            await agent.call("x", Bad)
+    assert (await agent.call("x", Contact)).output == Contact(**OK)
     assert len(model.requests) == 2
 
 

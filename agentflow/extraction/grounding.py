@@ -40,7 +40,11 @@ of whitespace in the source, the value's leading and trailing whitespace
 ignored; failing that, when value and source are equal in Unicode
 compatibility form (NFKC: ``é`` composed or decomposed, ``ﬁ`` and ``fi``,
 full-width letters — one text in two encodings, as PDF text layers write
-it); letter case matters unless the marker says
+it; a non-breaking space and a space, ``…`` and ``...``), or equal once
+typographic punctuation is read as plain ASCII (curly quotes and ``'``/``"``,
+en/em dashes and the minus sign and ``-``, either side: a model writes
+``don't`` where the document has ``don’t``, ``1990-1995`` for ``1990–1995``);
+letter case matters unless the marker says
 ``case_sensitive=False``. The span is where it occurs in the source.
 
 **Whole tokens** (``Grounded(whole_tokens=True)``): the value must also begin

@@ -20,7 +20,7 @@ from agentflow.extraction.tokens import cuts_token, token_at
 if TYPE_CHECKING:
     from agentflow.extraction.grounding import GroundedValue
 
-__all__ = ["GroundingCheck", "Span", "check_grounding", "locate", "on_line"]
+__all__ = ["TYPOGRAPHIC", "GroundingCheck", "Span", "check_grounding", "locate", "on_line"]
 
 Span = tuple[int, int]
 
@@ -44,11 +44,29 @@ def _occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
     return _folded_occurrences(value, source, case_sensitive)
 
 
+TYPOGRAPHIC = str.maketrans({
+    **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u02bc", "'"),
+    **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63", "-"),
+})
+"""Typographic punctuation read as its plain ASCII form when folding (after
+NFKC, which already makes a non-breaking or narrow space a space and ``…``
+``...``): curly single quotes, apostrophes and primes as ``'``; curly double
+quotes and double primes as ``"``; hyphens, figure/en/em dashes, the minus
+sign as ``-``. One character for one, so folded offsets map back to the source."""
+
+
+def _fold_text(text: str) -> str:
+    """``text`` in the folded form: NFKC, then ``TYPOGRAPHIC``."""
+    return unicodedata.normalize("NFKC", text).translate(TYPOGRAPHIC)
+
+
 @functools.lru_cache(maxsize=4)
 def _fold(source: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
-    """``source`` in NFKC, with the source span each folded character comes
-    from: normalised per segment (a character and the combining marks after
-    it), so every folded character maps back to whole source characters."""
+    """``source`` folded (``_fold_text``: NFKC, typographic punctuation as
+    ASCII), with the source span each folded character comes from: normalised
+    per segment (a character and the combining marks after it), so every
+    folded character maps back to whole source characters."""
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -57,7 +75,7 @@ def _fold(source: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
         j = i + 1
         while j < n and unicodedata.combining(source[j]):
             j += 1
-        folded = unicodedata.normalize("NFKC", source[i:j])
+        folded = _fold_text(source[i:j])
         out.append(folded)
         starts.extend([i] * len(folded))
         ends.extend([j] * len(folded))
@@ -69,10 +87,13 @@ def _folded_occurrences(value: str, source: str, case_sensitive: bool) -> list[S
     """Occurrences of ``value`` where the source holds the same text in another
     Unicode form: composed or decomposed accents (``é`` as one character or as
     ``e`` + U+0301, as PDF text layers and macOS write it), ligatures (``ﬁ``),
-    full-width or other compatibility characters (NFKC of both sides). Spans
-    are in ``source``'s own offsets."""
+    full-width or other compatibility characters (NFKC of both sides), or
+    typographic punctuation where the other side has plain ASCII (``’`` and
+    ``'``, ``“”`` and ``"``, ``–``/``—`` and ``-``: ``TYPOGRAPHIC``, either
+    direction). Letter case is never folded here. Spans are in ``source``'s
+    own offsets."""
     folded, starts, ends = _fold(source)
-    target = unicodedata.normalize("NFKC", value)
+    target = _fold_text(value)
     return [(starts[a], ends[b - 1])
             for a, b in _plain_occurrences(target, folded, case_sensitive) if b > a]
 

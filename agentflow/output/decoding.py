@@ -7,11 +7,15 @@ Two stages:
    object as is; a JSON string, also when it is encoded two or three times
    (``MAX_DEPTH``); Python-literal syntax (``{'a': True, 'b': None}``)
    through ``literal_value``, a safe literal parser (``ast`` restricted to
-   literal nodes, never ``eval``); one markdown fence around the whole text
-   and a byte-order mark are dropped first; empty, blank or ``null``
-   arguments as ``{}``. Anything else is kept as ``{RAW_ARGUMENTS: text}`` so validation
-   reports it to the model (``explain_raw`` says what is wrong) instead of
-   crashing the call.
+   literal nodes, never ``eval``); JSON with raw control characters (a
+   newline, a tab) inside its strings, as Gemini and local models write long
+   text values, read as ``json.loads(strict=False)`` reads it; one markdown
+   fence around the whole text and a byte-order mark are dropped first, and
+   special tokens or tags around one whole JSON object (``<|im_end|>``,
+   ``<|eot_id|>``, ``</tool_call>``: ``_MARKUP_AROUND``) are left out; empty,
+   blank or ``null`` arguments as ``{}``. Anything else is kept as
+   ``{RAW_ARGUMENTS: text}`` so validation reports it to the model
+   (``explain_raw`` says what is wrong) instead of crashing the call.
 2. ``normalize(data, schema)`` walks the value beside its plain JSON Schema:
    a string where the schema expects an array or object (and no string) is
    decoded the same way, at most ``MAX_DEPTH`` times, nested fields and list
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -135,6 +140,10 @@ def literal_value(text: str) -> Any:
         raise ValueError("nested too deeply") from exc
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def decode_value(text: str) -> Any:
     """``text`` decoded as JSON, else as a Python literal.
 
@@ -145,6 +154,8 @@ def decode_value(text: str) -> Any:
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
+        with contextlib.suppress(ValueError):  # raw newlines/tabs inside strings
+            return clean_data(json.loads(text, strict=False, parse_constant=_no_constant))
         stripped = text.strip()
         if not stripped or stripped[0] not in "{[('\"-+.0123456789TFNb":
             raise ValueError("not JSON") from None
@@ -165,6 +176,30 @@ def _unfenced(text: str) -> str:
     writes answers (C05 kind)."""
     match = _FENCED.fullmatch(text)
     return match.group(2) if match else text
+
+
+_MARKUP = r"(?:<\|[^|<>\s]{1,40}\|>|<\uff5c[^\uff5c<>]{1,60}\uff5c>|</?[A-Za-z_][\w:.-]{0,40}>)"
+_MARKUP_AROUND = re.compile(rf"\s*(?:{_MARKUP}\s*)*")
+"""Special tokens and tags a server leaves around a tool call's arguments (the
+chat template's ``<|im_end|>``, ``<|eot_id|>``, DeepSeek's ``<｜tool▁call▁end｜>``,
+``<tool_call>``/``</tool_call>``, ``</function>``): only whole tokens, only
+around one whole JSON object."""
+
+
+def _inside_markup(text: str) -> str | None:
+    """The one JSON object ``text`` holds between special tokens or tags, or ``None``."""
+    lead = _MARKUP_AROUND.match(text)
+    start = lead.end() if lead else 0
+    if start >= len(text) or text[start] != "{":
+        return None
+    try:
+        _, end = json.JSONDecoder(strict=False, parse_constant=_no_constant).raw_decode(
+            text, start)
+    except ValueError:
+        return None
+    if (start == 0 and end == len(text)) or not _MARKUP_AROUND.fullmatch(text, end):
+        return None
+    return text[start:end]
 
 
 def decode_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -192,7 +227,10 @@ def decode_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, A
         try:
             value = decode_value(text)
         except ValueError:
-            return {RAW_ARGUMENTS: clean_text(original)}
+            inner = _inside_markup(text)
+            if inner is None:
+                return {RAW_ARGUMENTS: clean_text(original)}
+            value = decode_value(inner)
         if value is None:
             return {}
         if isinstance(value, dict):
@@ -225,7 +263,41 @@ def normalize(data: Any, schema: Mapping[str, Any], root: Mapping[str, Any] | No
 
     Never raises; what cannot be fixed is left for validation to report.
     """
+    if root is None:
+        data = _unwrapped(data, schema)
     return _normalize(data, schema, schema if root is None else root)
+
+
+_ENVELOPE_KEYS = ("arguments", "parameters")
+
+
+def _unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
+    """The arguments inside a tool-call envelope a model repeated inside its
+    arguments: ``{"name": "f", "arguments": {...}}`` (Qwen through Ollama,
+    ollama/ollama#11805), ``{"name": "f", "parameters": {...}}`` (Llama 3.x), or
+    a lone ``{"arguments": {...}}`` (DeepSeek DSML through vLLM,
+    vllm-project/vllm#40959). Only when the schema declares no such key, the
+    inner object uses only declared properties and, if the schema declares
+    ``name`` itself, holds every required one; else ``data`` as it is."""
+    if not isinstance(data, dict) or not 1 <= len(data) <= 2:
+        return data
+    props = schema.get("properties")
+    if not isinstance(props, Mapping) or not props:
+        return data
+    for key in _ENVELOPE_KEYS:
+        if key not in data or key in props or set(data) - {key, "name"}:
+            continue
+        inner = data[key]
+        if isinstance(inner, str):
+            decoded = _decode_container(inner)
+            inner = decoded if decoded is not _MISSING else inner
+        if not isinstance(inner, dict) or set(inner) - set(props):
+            return data
+        required = schema.get("required") or ()
+        if "name" in data and "name" in props and any(r not in inner for r in required):
+            return data
+        return inner
+    return data
 
 
 def _decode_container(data: str) -> Any:

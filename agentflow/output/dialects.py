@@ -12,8 +12,9 @@ titles dropped) for:
   made strict (a free-form ``dict``) is returned with ``strict=False``;
 * ``gemini`` – Gemini's OpenAPI subset: ``$ref`` inlined, unsupported keywords
   dropped, ``anyOf [T, null]`` as ``nullable``, enums as strings, a tuple's
-  ``prefixItems`` as one ``items`` schema; true recursion raises
-  ``SchemaError`` naming the field;
+  ``prefixItems`` as one ``items`` schema; a truly recursive schema (a tree)
+  stays JSON Schema with its ``$defs``/``$ref`` (``_gemini_recursive``: the
+  adapter sends it in ``responseJsonSchema``/``parametersJsonSchema``);
 * ``local`` – for grammar-constrained small local models: objects closed,
   every property required, and strings/arrays bounded (``maxLength``/
   ``maxItems``) so that a reply always ends.
@@ -246,9 +247,73 @@ def _gemini(schema: dict[str, Any]) -> DialectSchema:
     """Gemini ``responseSchema``/function ``parameters`` subset (ai.google.dev/
     gemini-api/docs/structured-output): no ``$ref``/``$defs``, no
     ``additionalProperties``, string-only enums, ``nullable`` instead of null
-    unions."""
+    unions. A truly recursive schema cannot be inlined: it is kept as JSON
+    Schema (``_gemini_recursive``)."""
     defs = schema.get("$defs", {})
-    return DialectSchema(_geminify(schema, defs, (), ""), strict=False)
+    try:
+        return DialectSchema(_geminify(schema, defs, (), ""), strict=False)
+    except _Recursive:
+        return DialectSchema(_gemini_recursive(_unmarked(schema)), strict=False)
+
+
+class _Recursive(Exception):
+    """A ``$ref`` back into a definition being inlined (true recursion)."""
+
+
+def _gemini_recursive(schema: dict[str, Any]) -> dict[str, Any]:
+    """A recursive schema (a tree: ``children: list[Node]``) for Gemini's JSON
+    Schema fields, which take ``$defs``/``$ref`` and recursion, unlike the
+    OpenAPI subset ("Unknown name \"$defs\"", C16). A property that leads back
+    into its recursion is taken out of ``required``: Gemini takes a recursive
+    reference only where it is not required (it unrolls the recursion to a
+    finite depth). The reply is still validated against the full type, so a
+    field pydantic requires and the model left out is sent back as missing."""
+    out = copy.deepcopy(schema)
+    defs = out.get("$defs", {})
+    cyclic = {name for name in defs if name in _refs_from(defs[name], defs, set())}
+
+    def relax(node: Any, looping: bool) -> None:
+        """Un-require, in a definition on a cycle (``looping``), the properties
+        that lead into a cycle; an entry into a tree (``root: Node``) stays required."""
+        if isinstance(node, list):
+            for item in node:
+                relax(item, looping)
+            return
+        if not isinstance(node, dict):
+            return
+        props = node.get("properties")
+        if looping and isinstance(props, dict) and isinstance(node.get("required"), list):
+            node["required"] = [k for k in node["required"]
+                                if not (_refs_from(props.get(k), defs, set()) & cyclic)]
+        for key, value in node.items():
+            if key != "$defs":
+                relax(value, looping)
+
+    root = {k: v for k, v in out.items() if k != "$defs"}
+    relax(out, any(root == defs[name] for name in cyclic))  # a recursive root model
+    for name, definition in defs.items():
+        relax(definition, name in cyclic)
+    return out
+
+
+def _refs_from(node: Any, defs: Mapping[str, Any], seen: set[str]) -> set[str]:
+    """Every definition name reachable from ``node`` through ``$ref``s."""
+    if isinstance(node, list):
+        return set().union(*(_refs_from(n, defs, seen) for n in node)) if node else set()
+    if not isinstance(node, dict):
+        return set()
+    found: set[str] = set()
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        name = ref.split("/")[-1]
+        found.add(name)
+        if name not in seen:
+            seen.add(name)
+            found |= _refs_from(defs.get(name), defs, seen)
+    for key, value in node.items():
+        if key != "$defs":
+            found |= _refs_from(value, defs, seen)
+    return found
 
 
 def _geminify(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...], path: str) -> Any:
@@ -257,11 +322,7 @@ def _geminify(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...], path: 
     if "$ref" in node:
         ref = node["$ref"].split("/")[-1]
         if ref in stack:
-            raise SchemaError(
-                path or ref,
-                f"recursive $ref to {ref!r} is unsupported for Gemini function declarations "
-                "and response schemas; use a non-recursive type",
-            )
+            raise _Recursive(path or ref)
         target = dict(defs.get(ref, {}))
         if "description" in node:
             target["description"] = node["description"]
@@ -372,7 +433,7 @@ def transform_schema(schema: Mapping[str, Any], dialect: SchemaDialect) -> Diale
     """Any JSON Schema (a tool's parameters, say) in ``dialect``.
 
     Raises:
-        SchemaError: the dialect cannot express it (true recursion for Gemini).
+        SchemaError: the dialect cannot express it.
     """
     return _TRANSFORMS[dialect](dict(schema))
 

@@ -22,8 +22,13 @@ output-tool arguments that are no JSON object).
 
 **Several JSON values in prose: the last one that validates wins** (a final
 answer follows drafts and examples), within the first decoding pass that
-finds one. It raises the most useful failure: the ``ValidationError`` of the
-last value, or ``NoJSONFound`` (naming a refused literal, if any).
+finds one. When nothing validates and the output is a choice of strings (a
+``Literal``/``Enum`` of strings), the reply as bare text is tried last
+(``_bare_text``: a classifier answering ``positive`` or ``"positive".`` for
+``Literal["positive", "negative"]``, with no JSON at all; only an exact member
+validates, so prose never does). It raises the
+most useful failure: the ``ValidationError`` of the last value, or
+``NoJSONFound`` (naming a refused literal, if any).
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ from pydantic import ValidationError
 
 from agentflow.messages import clean_data
 from agentflow.output.decoding import RejectedLiteral, literal_value
-from agentflow.output.schema import OutputSpec
+from agentflow.output.dialects import resolve_ref
+from agentflow.output.schema import WRAP_FIELD, OutputSpec
 
 __all__ = [
     "REASONING_TAGS",
@@ -273,8 +279,50 @@ def parse_output(text: str, spec: OutputSpec) -> Any:
                         return spec.validate({"result": value})
                     except ValidationError:
                         pass
+    bare = _bare_text(body, spec)
+    if bare is not _MISSING:
+        return bare
     if last_error is not None:
         raise last_error
     if rejected is not None:
         raise NoJSONFound(f"no JSON value: {rejected}") from rejected
     raise NoJSONFound("no JSON value found in the reply text")
+
+
+def _bare_text(body: str, spec: OutputSpec) -> Any:
+    """The reply as the bare value of a wrapped choice of strings (a
+    ``Literal``/``Enum`` of strings), or ``_MISSING``: the text stripped of
+    surrounding whitespace, then of one pair of quotes, backticks or bold
+    marks and a final ``.``, validated as the output. Never for other types:
+    any prose would validate as a ``str``."""
+    if not spec.wrapped:
+        return _MISSING
+    node = spec.plain_schema.get("properties", {}).get(WRAP_FIELD, {})
+    if not _string_choice(node, spec.plain_schema):
+        return _MISSING
+    text = body.strip()
+    tries = [text]
+    unquoted = text.rstrip(".").strip()
+    for left, right in (('"', '"'), ("'", "'"), ("`", "`"), ("**", "**"), ("“", "”")):
+        if len(unquoted) > len(left) + len(right) and unquoted.startswith(left) \
+                and unquoted.endswith(right):
+            unquoted = unquoted[len(left):-len(right)].strip()
+    tries.append(unquoted)
+    for value in dict.fromkeys(t for t in tries if t):
+        try:
+            return spec.validate({WRAP_FIELD: value})
+        except ValidationError:
+            continue
+    return _MISSING
+
+
+def _string_choice(node: Any, root: Any) -> bool:
+    """Whether a plain schema node is a choice of strings only (``enum``/``const``)."""
+    if not isinstance(node, dict):
+        return False
+    node = resolve_ref(node, root)
+    if "enum" in node:
+        return bool(node["enum"]) and all(isinstance(v, str) for v in node["enum"])
+    if "const" in node:
+        return isinstance(node["const"], str)
+    return False

@@ -25,7 +25,9 @@ pages; a body over 32 MB is a 413 ``request_too_large``).
 ``error_after`` events), ``cache_read`` (tokens reported read from cache),
 ``input_in_start`` (a streamed tool_use carries its whole ``input`` in
 ``content_block_start`` and no ``input_json_delta``, as some
-Anthropic-compatible servers send it).
+Anthropic-compatible servers send it), ``start_usage`` / ``delta_usage``
+(override the usage of ``message_start`` / ``message_delta``: Anthropic-compatible
+servers send ``input_tokens: 0`` in one or the other).
 """
 
 from __future__ import annotations
@@ -288,7 +290,7 @@ class AnthropicFake(AnthropicBatches, FakeServer):
 
     def _events(self, reply: FakeReply, body: Any) -> Iterator[bytes]:
         usage = self._usage(reply)
-        start = {**usage, "output_tokens": 1}
+        start = {**usage, "output_tokens": 1, **reply.extra.get("start_usage", {})}
         yield sse({"type": "message_start", "message": {
             "id": "msg_01", "type": "message", "role": "assistant", "model": body["model"],
             "content": [], "stop_reason": None, "stop_sequence": None, "usage": start,
@@ -300,7 +302,9 @@ class AnthropicFake(AnthropicBatches, FakeServer):
         stop = None if reply.extra.get("no_finish") else self._stop_reason(reply)
         yield sse({"type": "message_delta",
                    "delta": {"stop_reason": stop, "stop_sequence": None},
-                   "usage": {"output_tokens": usage["output_tokens"]}}, "message_delta")
+                   "usage": reply.extra.get("delta_usage",
+                                            {"output_tokens": usage["output_tokens"]})},
+                  "message_delta")
         yield sse({"type": "message_stop"}, "message_stop")
 
     def _block_events(self, index: int, block: dict[str, Any], size: int | None,

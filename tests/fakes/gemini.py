@@ -44,6 +44,8 @@ __all__ = ["MIME_WITH_TOOLS", "MODEL_TURN_LAST", "GeminiFake", "gemini_error"]
 MIME_WITH_TOOLS = "Function calling with a response mime type: 'application/json' is unsupported"
 MODEL_TURN_LAST = ("Requests ending with a model turn are not supported unless the last part is "
                    "a function response.")
+BYPASSES = ("skip_thought_signature_validator", "context_engineering_is_the_way_to_go")
+"""The dummy signatures Google documents for history the model did not produce."""
 MISSING_SIGNATURE = (
     "Function call is missing a thought_signature in functionCall parts. This is required for "
     "tools to work correctly, and missing thought_signature may lead to degraded model "
@@ -184,7 +186,8 @@ class GeminiFake(GeminiBatches, FakeServer):
                     return _bad(f"Invalid value at 'contents[{i}].parts[0].function_response."
                                 "response' (type.googleapis.com/google.protobuf.Struct)")
             calls = [p for p in parts if "functionCall" in p]
-            if gemini3 and calls and calls[0].get("thoughtSignature") not in self.signatures:
+            signed = calls and calls[0].get("thoughtSignature")
+            if gemini3 and calls and signed not in self.signatures and signed not in BYPASSES:
                 return _bad(MISSING_SIGNATURE)  # the first call of a step carries it
         if body["contents"][-1].get("role") == "model":
             return _bad(MODEL_TURN_LAST)
