@@ -7,11 +7,15 @@
 describes); ``parse_entry`` is an independent, rule-based parser of the same
 text, used by benchmarks/bench_extract.py to score the model's fields.
 
-Every free-text field is ``Grounded(whole_tokens=True)``: its value must be
-copied verbatim from the entry, beginning and ending at token boundaries (never
-``1.5.2-1`` out of ``2:1.5.2-1`` nor ``debian`` out of ``jelmer@debian.org``).
-On the embedded model the grammar allows nothing else; on a vendor model an
-invented or token-cutting value is sent back and, if it persists, the record
+Every field is grounded: its value must be copied verbatim from the entry.
+The header fields (package, version, distribution, urgency) come from the
+header line and the trailer fields (maintainer, date) from the trailer line
+(``Grounded(line=...)``), as whole tokens (never ``1.5.2-1`` out of
+``2:1.5.2-1`` nor ``debian`` out of ``jelmer@debian.org``); each change is one
+whole item of the entry's bulleted list with its continuation lines
+(``Grounded(whole_items=True)``), the items in the order of the entry. On the
+embedded model the grammar allows nothing else; on a vendor model an invented,
+token-cutting or misplaced value is sent back and, if it persists, the record
 fails with ``GroundingError``. Each record says where each value is
 (``spans``).
 """
@@ -26,8 +30,18 @@ from pydantic import BaseModel, Field
 from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
 
-Verbatim = Annotated[str, Grounded(whole_tokens=True)]
-"""Text copied from the entry as written, whole tokens only."""
+HEADER_LINE = r"; *urgency="
+"""The entry's first line (``package (version) distribution; urgency=level``)."""
+TRAILER_LINE = r"^ -- "
+"""The entry's last line (`` -- maintainer <e-mail>  date``)."""
+
+OnHeader = Annotated[str, Grounded(whole_tokens=True, line=HEADER_LINE)]
+"""Copied from the header line as written, whole tokens only."""
+OnTrailer = Annotated[str, Grounded(whole_tokens=True, line=TRAILER_LINE)]
+"""Copied from the trailer line as written, whole tokens only."""
+Change = Annotated[str, Grounded(whole_items=True)]
+"""One whole item of the entry's bulleted list, with its continuation lines."""
+Urgency = Literal["low", "medium", "high", "emergency", "critical"]
 
 INSTRUCTIONS = (
     "Copy the fields of a Debian changelog entry into JSON, exactly as they are written. "
@@ -48,18 +62,18 @@ class ChangelogEntry(BaseModel):
     sample: exact 0.79 -> 0.88 against changes declared last;
     benchmarks/RESULTS.md)."""
 
-    package: Verbatim = Field(description="source package name, the first word of the entry",
+    package: OnHeader = Field(description="source package name, the first word of the entry",
                               pattern=r"^[a-z0-9][a-z0-9+.-]+$")
-    version: Verbatim = Field(description="the version inside the parentheses",
+    version: OnHeader = Field(description="the version inside the parentheses",
                               pattern=r"^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$")
-    distribution: Verbatim = Field(description="the word after the version, e.g. unstable",
+    distribution: OnHeader = Field(description="the word after the version, e.g. unstable",
                                    pattern=r"^[A-Za-z][A-Za-z0-9-]*$")
-    urgency: Literal["low", "medium", "high", "emergency", "critical"]
-    changes: list[Annotated[Verbatim, Field(pattern=r"^[^*\[]")]] = Field(
+    urgency: Annotated[Urgency, Grounded(line=HEADER_LINE)]
+    changes: list[Change] = Field(
         description="the change lines, without the leading '*'", max_length=8)
-    maintainer: Verbatim = Field(description="name and <e-mail> after the two dashes, as "
+    maintainer: OnTrailer = Field(description="name and <e-mail> after the two dashes, as "
                                              "written", pattern=r"^[^\s<>][^<>\n]* <[^<>\s]+>$")
-    date: Verbatim = Field(description="the date at the end of the last line, as written",
+    date: OnTrailer = Field(description="the date at the end of the last line, as written",
                            pattern=r"^[A-Z][a-z]{2}, +[0-9]{1,2} [A-Z][a-z]{2} [0-9]{4} "
                                    r"[0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{4}$")
 
