@@ -80,6 +80,19 @@ Token = Grounded(whole_tokens=True)
 """Copied from the chunk as whole tokens: never ``1.5.2-1`` out of ``2:1.5.2-1``
 nor ``debian`` out of an e-mail address."""
 
+HEADER_LINE = r"; *urgency="
+"""The line an entry starts with (``package (version) distribution; urgency=
+level``): ``version`` and ``distribution`` are copied from such a line, never
+from a change line that names another version (an upstream patch level) or a
+distribution."""
+
+TRAILER_LINE = r"^ -- "
+"""The line an entry ends with (`` -- name <e-mail>  date``): ``maintainer``
+and ``date`` are copied from such a line."""
+
+OnHeader = Grounded(whole_tokens=True, line=HEADER_LINE)
+OnTrailer = Grounded(whole_tokens=True, line=TRAILER_LINE)
+
 VERSION_PATTERN = r"^([0-9]+:)?[0-9][A-Za-z0-9+~]*([.-][A-Za-z0-9+~]+)+$"
 """A Debian version as written: an optional epoch, then parts joined by ``.`` or
 ``-``, at least two of them (``2:1.5.2-1``, ``3.3a-3``, ``1.9-0.2``). The grammar
@@ -103,17 +116,17 @@ Urgency = Literal["low", "medium", "high", "emergency", "critical"]
 class Entry(BaseModel):
     """One entry of the changelog."""
 
-    version: Annotated[str, Token] = Field(
+    version: Annotated[str, OnHeader] = Field(
         description="the version inside the parentheses",
         pattern=VERSION_PATTERN)
-    distribution: Annotated[str, Token] = Field(
+    distribution: Annotated[str, OnHeader] = Field(
         description="the word after the version, e.g. unstable",
         pattern=DISTRIBUTION_PATTERN)
     urgency: Urgency
-    maintainer: Annotated[str, Token] = Field(
+    maintainer: Annotated[str, OnTrailer] = Field(
         description="name and e-mail after the two dashes",
         pattern=MAINTAINER_PATTERN)
-    date: Annotated[str, Token] = Field(
+    date: Annotated[str, OnTrailer] = Field(
         description="the date at the end of the entry's last line")
 
 
