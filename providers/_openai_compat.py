@@ -17,7 +17,6 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, Literal
@@ -35,7 +34,6 @@ from agentflow.errors import (
     ProviderError,
     ServerError,
     TruncatedStreamError,
-    UnsupportedFeature,
     UnsupportedFeatureError,
 )
 from agentflow.media_tokens import media_cost
@@ -63,6 +61,13 @@ from agentflow.providers._openai_errors import (
     payload_error,
     schema_carrier,
     unsupported_feature,
+)
+from agentflow.providers._openai_remedies import (
+    MAX_REMEDIES,
+    OPTIONAL_FIELDS,
+    refused_optional_fields,
+    refused_part,
+    strict_refused,
 )
 from agentflow.providers._openai_wire import (
     JSON_INSTRUCTION,
@@ -408,7 +413,7 @@ class OpenAICompatibleModel:
         ``stream_options``, ``parallel_tool_calls``; "Unrecognized request
         argument supplied: stream_options", "Extra inputs are not permitted")
         is sent no more by this model and the request goes again. At most
-        ``_MAX_REMEDIES`` such resends per request.
+        ``MAX_REMEDIES`` such resends per request.
 
         One async generator per request (``_send``): nothing is built or sent
         before the first iteration.
@@ -422,7 +427,7 @@ class OpenAICompatibleModel:
         ``stream``) and yield the reply's chunks."""
         markup = MarkupFilter(self._markups, tools)
         media = media_cost([b for m in messages for b in m.content], self.profile.media_tokens)
-        for remedies in range(_MAX_REMEDIES + 1):
+        for remedies in range(MAX_REMEDIES + 1):
             body = self.build_body(messages, tools, options)
             for name in self._dropped_fields:
                 body.pop(name, None)
@@ -441,20 +446,20 @@ class OpenAICompatibleModel:
                 await exchange.start()
                 break
             except BadRequestError as exc:
-                if remedies < _MAX_REMEDIES and strict and (_strict_refused(exc) or (
+                if remedies < MAX_REMEDIES and strict and (strict_refused(exc) or (
                         carrier == "strict" and engine_refused(str(exc)))):
                     self.send_strict = False  # this instance only; the class default stays
                     _log.warning("openai_compat.strict_refused", vendor=self.vendor,
                                  model=self._model, error=str(exc)[:200])
                     continue
                 refused_fields = refused_optional_fields(str(exc), optional)
-                if remedies < _MAX_REMEDIES and refused_fields:
+                if remedies < MAX_REMEDIES and refused_fields:
                     self._dropped_fields |= refused_fields  # this instance only
                     _log.warning("openai_compat.field_refused", vendor=self.vendor,
                                  model=self._model, fields=sorted(refused_fields),
                                  error=str(exc)[:200])
                     continue
-                refused = _refused_part(exc, carrier)
+                refused = refused_part(exc, carrier)
                 if refused is exc:
                     raise
                 raise refused from exc
@@ -523,49 +528,3 @@ class OpenAICompatibleModel:
 def _close(parser: ChunkParser) -> list[ModelChunk]:
     """What ``parser`` still holds at the end of a reply (``ReplyGuard.fold``'s reader)."""
     return parser.close()
-
-
-OPTIONAL_FIELDS = ("stream_options", "parallel_tool_calls")
-"""Request fields that only refine a request (usage in the stream's last chunk,
-one tool call at a time): a server that refuses one as unknown gets the request
-without it (vLLM before 0.6.5 and Fireworks answer "Extra inputs are not
-permitted" for ``stream_options``, older Azure OpenAI "Unrecognized request
-argument supplied: stream_options"; vllm-project/vllm#10463)."""
-_MAX_REMEDIES = 3
-_FIELD_REFUSAL = re.compile(
-    r"unrecognized|extra inputs|extra_forbidden|not permitted|unknown (?:parameter|field|"
-    r"argument|name)|unexpected (?:parameter|field|keyword|argument)|not supported|"
-    r"unsupported|not allowed|invalid (?:parameter|field|argument)", re.I)
-
-
-def refused_optional_fields(message: str, sent: Sequence[str]) -> frozenset[str]:
-    """The fields of ``sent`` (``OPTIONAL_FIELDS`` the request carried) that an
-    error ``message`` refuses: it names them and says they are unknown or
-    not allowed. Empty for any other error."""
-    if not _FIELD_REFUSAL.search(message):
-        return frozenset()
-    return frozenset(name for name in sent if re.search(rf"\b{name}\b", message))
-
-
-def _refused_part(
-    error: BadRequestError, carrier: UnsupportedFeature | Literal["strict"] | None
-) -> BadRequestError:
-    """``error``, or, for a constrained-decoding engine's refusal
-    (``engine_refused``) of a request whose schema came in ``carrier``, the
-    ``UnsupportedFeatureError`` naming that part."""
-    if carrier is None or carrier == "strict" or not engine_refused(str(error)):
-        return error
-    if isinstance(error, UnsupportedFeatureError) and error.feature == carrier:
-        return error
-    return UnsupportedFeatureError(error.message, feature=carrier, status=error.status,
-                                   code=error.code, vendor=error.vendor)
-
-
-_STRICT_REFUSAL = re.compile(r"invalid schema for function", re.I)
-
-
-def _strict_refused(error: BadRequestError) -> bool:
-    """Whether a 400 refuses a strict function schema (OpenAI: "Invalid schema
-    for function 'X': In context=(...), ...", code ``invalid_function_parameters``)."""
-    return error.code == "invalid_function_parameters" or bool(
-        _STRICT_REFUSAL.search(str(error)))
