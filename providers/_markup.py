@@ -164,17 +164,29 @@ def json_calls(body: str) -> list[MarkupCall] | None:
         if pos >= end:
             break
         data, pos = decoder.raw_decode(body, pos)
-        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        call = call_object(data)
+        if call is None:
             return None
-        args = data.get("arguments", data.get("parameters", {}))
-        if isinstance(args, str):
-            args = decode_value(args) if args.strip() else {}
-        if args is None:
-            args = {}
-        if not isinstance(args, dict):
-            return None
-        calls.append(MarkupCall(data["name"], args))
+        calls.append(call)
     return calls or None
+
+
+def call_object(data: Any) -> MarkupCall | None:
+    """The call a decoded ``{"name": str, "arguments": object | JSON string}``
+    object names (``parameters`` read for ``arguments``; absent, null or an
+    empty string: no arguments); ``None`` for any other value.
+
+    Raises:
+        ValueError: ``arguments`` is a string that is not JSON.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        return None
+    args = data.get("arguments", data.get("parameters", {}))
+    if isinstance(args, str):
+        args = decode_value(args) if args.strip() else {}
+    if args is None:
+        args = {}
+    return MarkupCall(data["name"], args) if isinstance(args, dict) else None
 
 
 def typed_value(raw: str, schema: Mapping[str, Any] | None,

@@ -48,7 +48,13 @@ from agentflow.errors import ProviderError, QuotaExceededError, UnsupportedFeatu
 from agentflow.model import GenerateOptions, ModelProfile, ResponseFormat
 from agentflow.output.decoding import decode_value
 from agentflow.providers._http import error_message
-from agentflow.providers._markup import MarkupCall, ToolMarkup, json_calls, register_markup
+from agentflow.providers._markup import (
+    MarkupCall,
+    ToolMarkup,
+    call_object,
+    json_calls,
+    register_markup,
+)
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._profiles import ProfileRule
 
@@ -142,16 +148,8 @@ def parse_hermes_call(body: str) -> list[MarkupCall] | None:
         data = decode_value(body.strip())
     except ValueError:
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
-        return None
-    args = data.get("arguments", data.get("parameters", {}))
-    if isinstance(args, str):
-        args = decode_value(args) if args.strip() else {}
-    if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        return None
-    return [MarkupCall(data["name"], args)]
+    call = call_object(data)
+    return None if call is None else [call]
 
 
 HERMES_MARKUP = register_markup(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Iterable, Iterator
 
 from agentflow.extraction.items import item_spans, items
 from agentflow.extraction.lines import line_spans
@@ -57,23 +58,40 @@ def candidates(pattern: str, source: str, cuts: list[int]) -> list[str] | None:
         return None
     if never_matches(pattern, source, source):
         return []  # no span holds what the whole text does not
-    found: dict[str, None] = {}
-    size = 0
+    return _collect(_spans_between(cuts, source), source, regex)
+
+
+def _spans_between(cuts: list[int], source: str) -> Iterator[tuple[int, int]]:
+    """Every span of ``source`` from one offset of ``cuts`` to a later one, at
+    most ``SPAN_CHECK_VALUE`` characters long, that does not start with
+    whitespace."""
     for i, start in enumerate(cuts):
         if start >= len(source) or source[start].isspace():
             continue
         for end in cuts[i + 1:]:
             if end - start > SPAN_CHECK_VALUE:
                 break
-            if source[end - 1].isspace():
-                continue
-            value = source[start:end]
-            if value in found or regex.search(value) is None:
-                continue
-            found[value] = None
-            size += len(value)
-            if len(found) > MAX_CANDIDATES or size > MAX_CANDIDATE_CHARS:
-                return None
+            yield start, end
+
+
+def _collect(spans: Iterable[tuple[int, int]], source: str,
+             regex: re.Pattern[str] | None) -> list[str] | None:
+    """The distinct texts of ``spans`` (in order of first occurrence) that
+    neither start nor end with whitespace and that ``regex`` (if any)
+    searches; ``None`` past ``MAX_CANDIDATES`` values or
+    ``MAX_CANDIDATE_CHARS`` characters."""
+    found: dict[str, None] = {}
+    size = 0
+    for start, end in spans:
+        if start >= end or source[start].isspace() or source[end - 1].isspace():
+            continue
+        value = source[start:end]
+        if value in found or (regex is not None and regex.search(value) is None):
+            continue
+        found[value] = None
+        size += len(value)
+        if len(found) > MAX_CANDIDATES or size > MAX_CANDIDATE_CHARS:
+            return None
     return list(found)
 
 
@@ -127,26 +145,15 @@ def line_values(source: str, line: str, pattern: object, cuts: list[int],
             regex = re.compile(pattern)
         except re.error:
             return None
-    found: dict[str, None] = {}
-    size = 0
-    for start, end in _matching_lines(source, line):
-        if whole_lines:
-            spans = [(start + s, start + e) for s, e in line_spans(source[start:end])]
-        else:
-            inside = cuts[bisect.bisect_left(cuts, start):bisect.bisect_right(cuts, end)]
-            spans = [(a, b) for i, a in enumerate(inside) for b in inside[i + 1:]
-                     if b - a <= SPAN_CHECK_VALUE]
-        for a, b in spans:
-            if source[a].isspace() or source[b - 1].isspace():
-                continue
-            value = source[a:b]
-            if value in found or (regex is not None and regex.search(value) is None):
-                continue
-            found[value] = None
-            size += len(value)
-            if len(found) > MAX_CANDIDATES or size > MAX_CANDIDATE_CHARS:
-                return None
-    return list(found)
+    def spans() -> Iterator[tuple[int, int]]:
+        for start, end in _matching_lines(source, line):
+            if whole_lines:
+                yield from ((start + s, start + e) for s, e in line_spans(source[start:end]))
+            else:
+                yield from _spans_between(
+                    cuts[bisect.bisect_left(cuts, start):bisect.bisect_right(cuts, end)], source)
+
+    return _collect(spans(), source, regex)
 
 
 def item_values(source: str, pattern: object = None, line: str | None = None) -> list[str]:
