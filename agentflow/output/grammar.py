@@ -99,6 +99,7 @@ _WHOLE_LINES = "whole_lines"  # agentflow.extraction.grounding.WHOLE_LINES
 _WHOLE_ITEMS = "whole_items"  # agentflow.extraction.grounding.WHOLE_ITEMS
 _LINE = "x-grounded-line"  # agentflow.extraction.grounding.LINE_KEY
 _SOURCE = {True: "SOURCE", _WHOLE_TOKENS: "SOURCE_TOKENS", _WHOLE_LINES: "SOURCE_LINES"}
+_MARKS = (*_SOURCE, _WHOLE_ITEMS)  # every value of "x-grounded"
 _PLAIN = {"SOURCE": "GROUNDED", "SOURCE_TOKENS": "GROUNDED_TOKENS",
           "SOURCE_LINES": "GROUNDED_LINES"}  # without a pattern
 _EDGES = {"SOURCE": "TRIMMED", "SOURCE_TOKENS": "TRIMMED", "SOURCE_LINES": "LINE_EDGES"}
@@ -128,7 +129,7 @@ def has_grounded(schema: Any, root: Any = None, _seen: frozenset[str] = frozense
     into ``root["$defs"]``; ``root`` defaults to ``schema``)."""
     root = schema if root is None else root
     if isinstance(schema, dict):
-        if schema.get(_GROUNDED) in _SOURCE or schema.get(_GROUNDED) == _WHOLE_ITEMS:
+        if schema.get(_GROUNDED) in _MARKS:
             return True
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/") and ref not in _seen:
@@ -318,12 +319,7 @@ class _Builder:
                              whole_lines=source == "SOURCE_LINES")
         if values is None:
             return self.grounded(source, pattern)
-        if not values:
-            self.patterns[key] = ""
-            return None
-        name = self.patterns[key] = f"GROUNDED_{len(self.patterns)}"
-        self.listed[name] = values
-        return name
+        return self.list_values(key, values)
 
     def whole_items(self, pattern: Any, line: str | None = None) -> str | None:
         """The terminal of a whole-item grounded string: the source's list
@@ -335,11 +331,16 @@ class _Builder:
         if name is not None:
             return name or None
         values = list(dict.fromkeys(item_values(self.source, pattern, line)))
+        if len(values) > MAX_CANDIDATES or sum(map(len, values)) > MAX_SOURCE_CHARS:
+            return self.grounded("SOURCE_LINES", pattern)
+        return self.list_values(key, values)
+
+    def list_values(self, key: tuple[Any, ...], values: list[str]) -> str | None:
+        """A new terminal listing ``values`` (its name, kept under ``key``);
+        ``None`` (kept as ``""``) when there are none."""
         if not values:
             self.patterns[key] = ""
             return None
-        if len(values) > MAX_CANDIDATES or sum(map(len, values)) > MAX_SOURCE_CHARS:
-            return self.grounded("SOURCE_LINES", pattern)
         name = self.patterns[key] = f"GROUNDED_{len(self.patterns)}"
         self.listed[name] = values
         return name
