@@ -38,6 +38,8 @@ from agentflow.output.decoding import RAW_ARGUMENTS, decode_arguments
 
 __all__ = ["ModelResponse", "ReplyBuilder", "ToolCallAssembler", "generate", "parse_arguments"]
 
+_NO_USAGE = Usage()
+
 
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
@@ -235,7 +237,7 @@ class ReplyBuilder:
         self.finish_reason: FinishReason = "stop"
         self.response_model: str | None = None
         self.response_id: str | None = None
-        self.usage = Usage()
+        self.usage = _NO_USAGE  # immutable: shared until a usage chunk comes
 
     def add(self, chunk: ModelChunk) -> None:
         """Fold one chunk in (dispatched on its ``type`` tag: no ``isinstance``
