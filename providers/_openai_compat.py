@@ -35,7 +35,6 @@ from agentflow.errors import (
     ProviderError,
     ServerError,
     TruncatedStreamError,
-    UnsupportedFeature,
 )
 from agentflow.media_tokens import media_cost
 from agentflow.messages import Msg
@@ -56,24 +55,18 @@ from agentflow.providers._markup import (
 )
 from agentflow.providers._media import ImageUrlStyle
 from agentflow.providers._openai_errors import (
-    engine_refused,
     openai_error,
     payload_error,
-    schema_carrier,
     unsupported_feature,
 )
 from agentflow.providers._openai_remedies import (
     MAX_REMEDIES,
     OPTIONAL_FIELDS,
     refused_optional_fields,
-    refused_part,
-    strict_refused,
+    remedy_for,
 )
 from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestHooks
-from agentflow.providers._openai_wire import (
-    ChunkParser,
-    ReasoningHistory,
-)
+from agentflow.providers._openai_wire import ChunkParser, ReasoningHistory
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 from agentflow.ratelimit import model_family
@@ -328,26 +321,23 @@ class OpenAICompatibleModel(OpenAIRequestHooks):
                 await exchange.start()
                 break
             except BadRequestError as exc:
-                # what the refused request carried, read only now (the same body
+                # what the refused request carried is read only now (the same body
                 # again): a request that is not refused pays nothing for it
-                strict, carrier, optional = _remedy_facts(self._body(messages, tools, options))
-                if remedies < MAX_REMEDIES and strict and (strict_refused(exc) or (
-                        carrier == "strict" and engine_refused(str(exc)))):
+                remedy = remedy_for(exc, self._body(messages, tools, options),
+                                    remedies < MAX_REMEDIES)
+                if remedy == "strict":
                     self.send_strict = False  # this instance only; the class default stays
                     _log.warning("openai_compat.strict_refused", vendor=self.vendor,
                                  model=self._model, error=str(exc)[:200])
                     continue
-                refused_fields = refused_optional_fields(str(exc), optional)
-                if remedies < MAX_REMEDIES and refused_fields:
-                    self._dropped_fields |= refused_fields  # this instance only
+                if isinstance(remedy, frozenset):
+                    self._dropped_fields |= remedy  # this instance only
                     _log.warning("openai_compat.field_refused", vendor=self.vendor,
-                                 model=self._model, fields=sorted(refused_fields),
-                                 error=str(exc)[:200])
+                                 model=self._model, fields=sorted(remedy), error=str(exc)[:200])
                     continue
-                refused = refused_part(exc, carrier)
-                if refused is exc:
+                if remedy is exc:
                     raise
-                raise refused from exc
+                raise remedy from exc
         async with exchange as response:
             if not streaming or "json" in response.content_type:
                 guard = ReplyGuard(self.vendor, stream=False)
@@ -415,16 +405,6 @@ class OpenAICompatibleModel(OpenAIRequestHooks):
 
 
 _STOCK_PAYLOAD_ERROR = OpenAICompatibleModel.payload_error
-
-
-def _remedy_facts(
-    body: Mapping[str, Any],
-) -> tuple[bool, UnsupportedFeature | Literal["strict"] | None, list[str]]:
-    """What a refused request ``body`` carried, for its remedies: whether it
-    sent a strict tool, its ``schema_carrier``, and the ``OPTIONAL_FIELDS`` in it."""
-    offered = body.get("tools")
-    strict = any((t.get("function") or {}).get("strict") for t in offered) if offered else False
-    return strict, schema_carrier(body), [name for name in OPTIONAL_FIELDS if name in body]
 
 
 def _close(parser: ChunkParser) -> list[ModelChunk]:
