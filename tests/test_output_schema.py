@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import sys
 from datetime import date
 from typing import Annotated, Any, Literal
 
@@ -394,3 +395,67 @@ def test_exact_json_text_of_a_wrapped_type_unwraps() -> None:
     spec = OutputSpec.of(list[int])
     assert spec.validate({"result": [1, 2]}, '{"result": [1, 2]}') == [1, 2]
     assert spec.validate({"result": ["1", 2]}, '{"result": ["1", 2]}') == [1, 2]
+
+
+class _Reading(BaseModel):
+    value: float | None = None
+    label: str = ""
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"title": "launch", "when": "2026-12-01", "size": 2, "tags": ["a"]},
+        {"title": "launch", "when": "2026-12-01", "size": "2"},
+        {"title": "launch", "when": "2026-12-01", "note": None},
+        {"title": "launch", "when": "2026-12-01", "tags": '["a", "b"]'},
+        {"title": "launch", "when": "2026-12-01", "tags": ("a", "b")},  # a tuple: tolerant path
+        {"title": 5, "when": "2026-12-01"},
+        {"title": "launch"},
+        {},
+    ],
+)
+def test_validate_object_gives_what_validate_gives(data: dict[str, Any]) -> None:
+    """Tool-call arguments (a decoded object) validate as ``validate`` does them."""
+    spec = OutputSpec.of(_Event)
+
+    def outcome(check: Any) -> Any:
+        try:
+            return check(data)
+        except ValidationError as exc:
+            return [(e["type"], e["loc"]) for e in exc.errors()]
+
+    assert outcome(spec.validate_object) == outcome(spec.validate)
+
+
+def test_validate_object_keeps_values_json_text_cannot_carry() -> None:
+    """NaN/Infinity (``json.loads`` and Python literals read them) would
+    become ``null`` in JSON text: never validated from that text."""
+    spec = OutputSpec.of(_Reading)
+    nan = spec.validate_object({"value": float("nan")})
+    assert nan.value is not None and nan.value != nan.value
+    assert spec.validate_object({"value": float("inf")}).value == float("inf")
+    assert spec.validate_object({"value": 1.5, "label": "x"}) == _Reading(value=1.5, label="x")
+
+
+def test_validate_object_with_exact_types_takes_no_normalising_walk() -> None:
+    """Arguments that already have the schema's exact types are validated
+    strictly from their JSON text in one pass (the tool path's hot path);
+    others are still normalised."""
+    spec = OutputSpec.of(_Event)
+    entered: list[str] = []
+
+    def watch(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename.endswith("decoding.py"):
+            entered.append(frame.f_code.co_name)
+
+    sys.setprofile(watch)
+    try:
+        exact = spec.validate_object({"title": "launch", "when": "2026-12-01", "size": 2})
+        exact_calls = list(entered)
+        loose = spec.validate_object({"title": "launch", "when": "2026-12-01", "size": "2"})
+    finally:
+        sys.setprofile(None)
+    assert exact.size == 2 and loose.size == 2
+    assert exact_calls == []
+    assert "normalize" in entered

@@ -166,7 +166,7 @@ def check_call(
         if set(data) == {"__raw_arguments__"}:
             value = parse_output(data["__raw_arguments__"], run.spec)
         else:
-            value = run.spec.validate(data)
+            value = run.spec.validate_object(data)  # strict from its JSON text first
         value = accepted(config, ex, run, value)
     except REJECTED as exc:
         return reject_call(config, ex, run, call, exc)

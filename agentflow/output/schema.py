@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 from pydantic_core import PydanticCustomError
 from typing_extensions import is_typeddict
@@ -142,7 +143,28 @@ class OutputSpec:
                 "json_schema", schema.schema, self.name, schema.strict, self.description)
         return cached
 
-    def validate(self, data: Any, text: str | None = None) -> Any:
+    def validate_object(self, data: Mapping[str, Any]) -> Any:
+        """Validate a decoded JSON object (a tool call's arguments) as the
+        user's type: as ``validate(data, text)`` with ``text`` the object's
+        standard JSON text (``orjson``), so arguments that already have the
+        schema's exact types are validated strictly in one pass, with no
+        normalising walk; the rest take ``validate``'s tolerant path.
+
+        The strict pass is used only when the text reads back as ``data``
+        (no NaN/Infinity turned into ``null``, no tuple into a list, no
+        non-string key): what it accepts is what the tolerant path would
+        read the same way.
+
+        Raises:
+            pydantic.ValidationError: as ``validate``.
+        """
+        try:
+            text = orjson.dumps(data)
+        except orjson.JSONEncodeError:  # a value JSON has no form for: the tolerant path
+            return self.validate(data)
+        return self.validate(data, text if orjson.loads(text) == data else None)
+
+    def validate(self, data: Any, text: str | bytes | None = None) -> Any:
         """Validate decoded JSON as the user's type (lax mode), unwrapping.
 
         An empty object (or ``null``) is never a valid output, even when every
