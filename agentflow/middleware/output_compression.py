@@ -45,14 +45,17 @@ class StructuredOutputCompression(Middleware):
         last_attempt = None
         if not ex.completed:
             last_attempt = next((m for m in reversed(ex.memory) if m.role == "assistant"), None)
-        output_ids = {b.id for m in ex.memory for b in m.content  # no list per message
-                      if isinstance(b, ToolUseBlock) and b.name == TOOL_NAME}
+        # block types compared by their ``type`` tag: no call per block
+        output_ids = {b.id for m in ex.memory for b in m.content
+                      if b.type == "tool_use" and b.name == TOOL_NAME}
+        accepted = run.accepted
         kept: list[Msg] = []
         for m in ex.memory:
-            meta = m.metadata
-            if meta.get(STRUCTURED_OUTPUT_REMINDER_TYPE) == _PROMPT:
+            if m is accepted:
                 continue
-            if m is run.accepted or (meta.get(STRUCTURED_OUTPUT_ATTEMPT) and m is not last_attempt):
+            meta = m.metadata
+            if meta and (meta.get(STRUCTURED_OUTPUT_REMINDER_TYPE) == _PROMPT
+                         or (meta.get(STRUCTURED_OUTPUT_ATTEMPT) and m is not last_attempt)):
                 continue
             if output_ids and m.role in ("assistant", "tool"):
                 trimmed = _without_output_blocks(m, output_ids)
@@ -70,14 +73,16 @@ class StructuredOutputCompression(Middleware):
 
 
 def _without_output_blocks(m: Msg, output_ids: set[str]) -> Msg | None:
+    """``m`` without its output-tool calls and their results; ``None`` when
+    nothing a request carries (text, a tool call or result) is left."""
     blocks = [
         b
         for b in m.content
-        if not (isinstance(b, ToolUseBlock) and b.name == TOOL_NAME)
-        and not (
-            isinstance(b, ToolResultBlock) and b.name == TOOL_NAME and b.tool_use_id in output_ids
-        )
+        if not (b.type == "tool_use" and b.name == TOOL_NAME)
+        and not (b.type == "tool_result" and b.name == TOOL_NAME and b.tool_use_id in output_ids)
     ]
+    if not blocks:
+        return None
     if len(blocks) == len(m.content):
         return m
     if not any(isinstance(b, TextBlock | ToolUseBlock | ToolResultBlock) for b in blocks):
