@@ -264,7 +264,7 @@ class RateGovernor:
         Returns:
             The lease; the caller must ``release`` it when the reply is over.
         """
-        lease = RateLease(self, max(0.0, tokens))
+        lease = RateLease(self, tokens if tokens > 0.0 else 0.0)  # NaN -> 0.0, as max gave
         await self._acquire(lease, new=True)
         return lease
 
@@ -352,7 +352,8 @@ class RateGovernor:
     # -- feedback -----------------------------------------------------------
     def _release(self) -> None:
         with self._lock:
-            self._in_flight = max(0, self._in_flight - 1)
+            n = self._in_flight
+            self._in_flight = n - 1 if n > 0 else 0
             if self._queue:  # _wake_head, inline: nobody waits in the common case
                 self._queue[0][2].wake()
 

@@ -91,6 +91,9 @@ def test_estimate_tokens() -> None:
     assert estimate_request_tokens(400, None, 256) == 100 + 256
     assert estimate_request_tokens(401, 50, 256) == 101 + 50
     assert estimate_request_tokens(0, 4096, 256) == 256
+    # a negative count (a caller's bad arithmetic) counts as none, never against the total
+    assert estimate_request_tokens(-40, 0, 256, media_tokens=-5) == 0
+    assert estimate_request_tokens(-40, -3, 256, media_tokens=7) == 7
 
 
 # -- vendor header readers -----------------------------------------------------
