@@ -587,6 +587,74 @@ async def test_runtime_refusal_of_forced_tool_choice_falls_back_to_reminder() ->
     assert model.requests[4].options.tool_choice is None
 
 
+PROSE = "The weather in Paris is sunny, about 21 degrees."
+
+
+async def test_native_prose_reply_degrades_to_the_tool_strategy_for_that_call() -> None:
+    # case C04: a vendor (or gateway) ignored the response format and the
+    # model answered in prose: the call steps down to the tool strategy once,
+    # visible as an OutputRetry, within output_retries; not remembered
+    model = ScriptedModel([PROSE, gr(), '{"name":"Ann","email":"ann@x.io"}'],
+                          profile=NATIVE.with_(tool_choice_modes=frozenset({"auto", "specific"})))
+    agent = ReActAgent("a", model)
+    reply, events = await run(agent)
+    assert reply.output == Contact(**OK)
+    retries = of_type(events, OutputRetry)
+    assert [(e.reason, e.attempt) for e in retries] == [("degradation", 1)]
+    assert "no JSON" in retries[0].message
+    second = model.requests[1]
+    assert second.options.response_format is None and GR in second.tool_names
+    assert second.options.tool_choice == ToolChoice.specific(GR)
+    assert second.messages[-1].role == "user"  # never ends on the assistant's turn
+    assert all(PROSE not in m.text for m in agent.state.memory)  # the failed attempt is gone
+    await run(agent, state=AgentState())  # the next call tries the native format again
+    assert model.requests[2].options.response_format is not None
+    assert GR not in model.requests[2].tool_names
+
+
+async def test_native_prose_fallback_uses_a_reminder_where_tool_choice_is_not_enforced() -> None:
+    model = ScriptedModel([PROSE, gr()],
+                          profile=NATIVE.with_(tool_choice_modes=frozenset({"auto"})))
+    reply, _ = await run(ReActAgent("a", model))
+    assert reply.output == Contact(**OK)
+    assert model.requests[1].options.tool_choice is None
+    assert reminders(model.requests[1].messages, "prompt")
+
+
+async def test_native_prose_fallback_happens_once_and_spends_the_output_budget() -> None:
+    model = ScriptedModel([PROSE, PROSE, PROSE, PROSE, PROSE], profile=NATIVE)
+    agent = ReActAgent("a", model, output=OutputConfig(output_retries=1, max_forcing=1))
+    reply, events = await run(agent)
+    with pytest.raises(StructuredOutputError):
+        _ = reply.output
+    assert [e.reason for e in of_type(events, OutputRetry)] == ["degradation", "forcing"]
+    assert len(model.requests) == 3
+
+
+async def test_native_prose_without_budget_or_tools_is_an_invalid_output() -> None:
+    model = ScriptedModel([PROSE], profile=NATIVE)
+    agent = ReActAgent("a", model, output=OutputConfig(output_retries=0))
+    reply, events = await run(agent)
+    with pytest.raises(StructuredOutputError):
+        _ = reply.output
+    assert of_type(events, OutputRetry) == [] and len(model.requests) == 1
+    no_tools = NATIVE.with_(supports_tools=False)
+    model = ScriptedModel([PROSE, '{"name":"Ann","email":"ann@x.io"}'], profile=no_tools)
+    reply, events = await run(ReActAgent("a", model))
+    assert reply.output == Contact(**OK)
+    assert [e.reason for e in of_type(events, OutputRetry)] == ["validation"]
+    assert model.requests[1].options.response_format is not None
+
+
+async def test_native_reply_with_invalid_json_is_not_degraded() -> None:
+    model = ScriptedModel(['{"name": "Ann"}', '{"name":"Ann","email":"ann@x.io"}'],
+                          profile=NATIVE)
+    reply, events = await run(ReActAgent("a", model))
+    assert reply.output == Contact(**OK)
+    assert [e.reason for e in of_type(events, OutputRetry)] == ["validation"]
+    assert GR not in model.requests[1].tool_names
+
+
 async def test_content_filter_ends_the_call_without_retries() -> None:
     model = ScriptedModel([Reply(text="", finish_reason="content_filter")], profile=SPECIFIC)
     reply, events = await run(ReActAgent("a", model))

@@ -28,7 +28,12 @@
   retried with the error as a user message, bounded like the tool path.
 * **degradation** – a vendor's ``UnsupportedFeatureError`` steps the call
   down (native -> tool -> prompt; forced tool choice -> prompt reminder) and
-  the model's effective profile remembers it.
+  the model's effective profile remembers it. A native reply that holds no
+  JSON value at all (prose: the vendor or a gateway ignored the response
+  format, case C04) steps the call down to the tool strategy once, for the
+  rest of that call only (an ``OutputRetry("degradation")`` that spends one
+  of the call's ``output_retries``); where the model has no tools it is
+  answered like any invalid output.
 * **grounding** – a call whose output type marks fields ``Grounded()`` (or
   that grounds every string: ``ground=``) checks, after validation, that each
   grounded value is a verbatim span of the call's user text and that no
@@ -96,6 +101,7 @@ from agentflow.middleware.output_answers import (
     mark_attempt,
     reject_text,
     source_of,
+    spend_retry,
     text_reply,
     truncated,
     warn_give_up,
@@ -358,7 +364,35 @@ class StructuredOutputMiddleware(Middleware):
             return self._missed(ex, run, reply)
         if calls:
             return None
-        return text_reply(self.config, ex, run, reply)
+        return text_reply(self.config, ex, run, reply, self._prose_on_native)
+
+    def _prose_on_native(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision | None:
+        """A native reply with no JSON value at all: once per call, bind the
+        tool strategy for the rest of the call and ask again (forcing the
+        output tool where the vendor enforces it), within the call's
+        ``output_retries``; ``None`` (answer it as invalid output) otherwise.
+        Not remembered: the next call tries the native format again."""
+        if run.kind != "native" or run.prose_fallback:
+            return None
+        profile = self.effective_profile(ex.model)
+        if not profile.supports_tools or run.strip_tools:
+            return None
+        if ex.validation_retries >= self.config.output_retries:
+            return None  # no budget left: the invalid-output answer gives up
+        run.prose_fallback = True
+        if not spend_retry(self.config, ex, run, "degradation",
+                           "the reply held no JSON value (the response format was ignored); "
+                           f"using the tool strategy: call {TOOL_NAME}"):
+            return None
+        mark_attempt(ex, reply)
+        self._bind(ex, run, "tool")
+        ex.log.info("structured_output.degraded", feature="native_output", strategy="tool",
+                    reason="prose")
+        choice = forcing_choice(profile, ex.options, TOOL_NAME, self.config.reminder)
+        if choice is not None:
+            ex.tool_choice = choice
+            return ReasonAgain((nudge(),))
+        return ReasonAgain((force_reminder(),))
 
     def _missed(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision:
         """A final turn without the output tool: accept its text if it is the
