@@ -622,13 +622,15 @@ async def test_native_prose_fallback_uses_a_reminder_where_tool_choice_is_not_en
 
 
 async def test_native_prose_fallback_happens_once_and_spends_the_output_budget() -> None:
-    model = ScriptedModel([PROSE, PROSE, PROSE, PROSE, PROSE], profile=NATIVE)
-    agent = ReActAgent("a", model, output=OutputConfig(output_retries=1, max_forcing=1))
+    model = ScriptedModel([PROSE] * 6, profile=NATIVE)
+    agent = ReActAgent("a", model, output=OutputConfig(output_retries=2, max_forcing=3))
     reply, events = await run(agent)
     with pytest.raises(StructuredOutputError):
         _ = reply.output
+    # the fallback and the forcing after it share output_retries: no extra requests
     assert [e.reason for e in of_type(events, OutputRetry)] == ["degradation", "forcing"]
     assert len(model.requests) == 3
+    assert model.requests[2].options.response_format is None  # never back to native
 
 
 async def test_native_prose_without_budget_or_tools_is_an_invalid_output() -> None:

@@ -32,7 +32,8 @@
   JSON value at all (prose: the vendor or a gateway ignored the response
   format, case C04) steps the call down to the tool strategy once, for the
   rest of that call only (an ``OutputRetry("degradation")`` that spends one
-  of the call's ``output_retries``); where the model has no tools it is
+  of the call's ``output_retries``, as does each forcing after it, so the
+  fallback never buys extra requests); where the model has no tools it is
   answered like any invalid output.
 * **grounding** – a call whose output type marks fields ``Grounded()`` (or
   that grounds every string: ``ground=``) checks, after validation, that each
@@ -409,7 +410,11 @@ class StructuredOutputMiddleware(Middleware):
                 pass
             else:
                 return accept_text(ex, run, reply, value)
-        if ex.force_count >= self.config.max_forcing:
+        # after a prose fallback (``_prose_on_native``) forcing spends the
+        # call's output budget too: the fallback never buys extra requests
+        fallback = run.prose_fallback
+        if ex.force_count >= self.config.max_forcing or (
+                fallback and ex.validation_retries >= self.config.output_retries):
             warn_give_up(ex, "forcing")
             ex.output_error = StructuredOutputError(
                 f"the model did not call {TOOL_NAME} after {ex.force_count} forced retries",
@@ -418,6 +423,8 @@ class StructuredOutputMiddleware(Middleware):
             )
             return Finish("output_failed")
         ex.force_count += 1
+        if fallback:
+            ex.validation_retries += 1
         mark_attempt(ex, reply)
         choice = forcing_choice(
             self.effective_profile(ex.model), ex.options, TOOL_NAME, self.config.reminder
