@@ -10,8 +10,9 @@
       {"city": "Paris"}<|tool_call_end|>
       <|tool_calls_section_end|>
 
-  (one line per call in the template; wrapped here). Each call's id is ``functions.NAME:INDEX`` (the template's form; ``NAME:INDEX``
-  and a bare ``NAME`` are read too) and its arguments a JSON object. Some
+  (one line per call in the template; wrapped here). Each call's id is
+  ``functions.NAME:INDEX`` (the template's form; ``NAME:INDEX`` and a bare
+  ``NAME`` are read too) and its arguments a JSON object. Some
   builds write ``<|tool_call_section_begin|>`` (singular). Sources: the
   model's chat template and tool-calling guide
   (huggingface.co/moonshotai/Kimi-K2-Instruct, docs/tool_call_guidance.md)
