@@ -55,7 +55,8 @@ The tree::
         ├── EncryptedDocumentError        a PDF that needs a password to open
         ├── NoTextLayerError              a PDF with no text to extract (scanned pages: images)
         ├── DocumentTooComplexError       HTML nested too deep to parse in bounded time (.depth)
-        └── DocumentEncodingError         bytes no encoding in the documented order decodes
+        ├── DocumentEncodingError         bytes no encoding in the documented order decodes
+        └── InvalidInputLineError         a JSONL input line that is not a document (one record)
 
     AgentflowError (long documents, agentflow.extraction)
     ├── EmptyDocumentError                a document with no text: no model call was made
@@ -95,6 +96,7 @@ __all__ = [
     "GroundingError",
     "InvalidExampleError",
     "InvalidInputError",
+    "InvalidInputLineError",
     "InvalidModelError",
     "InvalidRecordError",
     "InvalidStateError",
@@ -727,6 +729,13 @@ class UnreadableDocumentError(DocumentError):
     text, PDF or HTML. Reported as a failed record; the other inputs go on."""
 
     default_reason = "the input cannot be read as a text, PDF or HTML document"
+
+
+class InvalidInputLineError(DocumentError):
+    """One line of a JSONL input that is not a document: not JSON, not a JSON
+    object, without a string text field, or repeating an earlier line's id.
+    Reported as that line's failed record (id ``FILE:LINE``); the other lines
+    go on."""
 
 
 # --------------------------------------------------------------------------- long documents

@@ -416,8 +416,10 @@ class StructuredOutputMiddleware(Middleware):
         if ex.force_count >= self.config.max_forcing or (
                 fallback and ex.validation_retries >= self.config.output_retries):
             warn_give_up(ex, "forcing")
+            before = ("the model answered with no JSON on the native format, then "
+                      if fallback else "the model ")
             ex.output_error = StructuredOutputError(
-                f"the model did not call {TOOL_NAME} after {ex.force_count} forced retries",
+                f"{before}did not call {TOOL_NAME} after {ex.force_count} forced retries",
                 raw_text=reply.text,
                 attempts=ex.usage.requests,
             )
