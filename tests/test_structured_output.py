@@ -612,8 +612,11 @@ async def test_native_prose_reply_degrades_to_the_tool_strategy_for_that_call() 
     assert GR not in model.requests[2].tool_names
 
 
-async def test_native_prose_fallback_uses_a_reminder_where_tool_choice_is_not_enforced() -> None:
-    model = ScriptedModel([PROSE, gr()],
+@pytest.mark.parametrize("prose", [PROSE, "It is {sunny} in Paris.", "",
+                                   "<think>The user wants JSON.</think>Paris: sunny."])
+async def test_native_prose_fallback_uses_a_reminder_where_tool_choice_is_not_enforced(
+        prose: str) -> None:
+    model = ScriptedModel([prose, gr()],
                           profile=NATIVE.with_(tool_choice_modes=frozenset({"auto"})))
     reply, _ = await run(ReActAgent("a", model))
     assert reply.output == Contact(**OK)

@@ -271,8 +271,7 @@ def text_reply(
     try:
         value = accepted(config, ex, run, parse_output(reply.text, run.spec))
     except NoJSONFound as exc:
-        prose = on_prose is not None and exc.__cause__ is None  # not a rejected literal
-        decision = on_prose(ex, run, reply) if prose and on_prose is not None else None
+        decision = on_prose(ex, run, reply) if on_prose is not None else None
         return decision if decision is not None else reject_text(config, ex, run, reply, exc)
     except REJECTED as exc:
         return reject_text(config, ex, run, reply, exc)
