@@ -206,6 +206,8 @@ def test_envelope_only_when_the_schema_cannot_mean_it(data: Any, expected: Any) 
     {"generate_response": {"name": "Ann", "age": 3}},  # the tool's name
     {"properties": {"name": "Ann", "age": 3}},         # echoed from the schema (small models)
     {"input": '{"name": "Ann", "age": 3}'},            # a JSON string inside the wrapper
+    {"_": {"name": "Ann", "age": 3}},                  # pydantic/pydantic-ai#81
+    {"output": {"name": "Ann", "age": 3}},             # claude-agent-sdk-python#502
     [{"name": "Ann", "age": 3}],                       # a list of the one object
 ])
 def test_the_whole_object_under_one_undeclared_key_is_unwrapped(data: Any) -> None:

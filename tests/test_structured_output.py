@@ -459,6 +459,29 @@ async def test_truncated_native_text() -> None:
         _ = reply.output
 
 
+@pytest.mark.parametrize("text", [
+    '{"name": "Ann", "email": "ann@x.io"}' + "\n" * 400,   # GPT-4.1's newline padding
+    '```json\n{"name": "Ann", "email": "ann@x.io"}\n',      # the closing fence never came
+    '{"name": "Ann", "email": "ann@x.io"}',                   # the end token never came
+])
+@pytest.mark.parametrize("profile", [NATIVE, NO_TOOLS, SPECIFIC], ids=["native", "prompt", "tool"])
+async def test_a_value_closed_before_the_token_limit_is_whole(text: str,
+                                                               profile: ModelProfile) -> None:
+    model = ScriptedModel([Reply(text=text, finish_reason="length")], profile=profile)
+    reply, events = await run(ReActAgent("a", model))
+    assert reply.output == Contact(**OK) and len(model.requests) == 1
+    assert of_type(events, OutputRetry) == []
+
+
+@pytest.mark.parametrize("text", ['{"name": "Ann", "email": "ann@x', '{"name": "Ann"} and',
+                                  "12", '```json\n{"name": "Ann", "em'])
+async def test_text_cut_inside_its_value_is_still_a_truncation(text: str) -> None:
+    model = ScriptedModel([Reply(text=text, finish_reason="length")], profile=NATIVE)
+    reply, _ = await run(ReActAgent("a", model))
+    with pytest.raises(OutputTruncatedError):
+        _ = reply.output
+
+
 # ----------------------------------------------------------------------------- native & prompt
 
 

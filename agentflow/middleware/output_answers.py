@@ -42,7 +42,7 @@ from agentflow.messages import STRUCTURED_OUTPUT_ATTEMPT, Msg, ToolResultBlock, 
 from agentflow.middleware._output_run import OutputRun
 from agentflow.middleware.base import Act, Decision, Finish, ReasonAgain
 from agentflow.output.config import OutputConfig
-from agentflow.output.parsing import NoJSONFound, parse_output
+from agentflow.output.parsing import NoJSONFound, closed_json, parse_output
 from agentflow.output.reminders import TOOL_NAME, transient
 from agentflow.tools import describe_validation_error
 
@@ -264,8 +264,10 @@ def text_reply(
 ) -> Decision:
     """Native and prompt paths: the reply text is the output. ``on_prose``
     is asked first about a reply that holds no JSON value at all (its
-    decision wins; ``None``: answered like any invalid output)."""
-    if ex.last_finish_reason == "length":
+    decision wins; ``None``: answered like any invalid output). A reply cut
+    at the token limit is refused unless its value had closed (``closed_json``:
+    only padding or the end token was lost)."""
+    if ex.last_finish_reason == "length" and not closed_json(reply.text):
         truncated(ex, run, reply.text)
         return Finish("output_failed")
     try:

@@ -46,8 +46,10 @@
   response format also carries the source, so the grammar makes other
   values impossible.
 * **truncation** – finish reason ``length`` ends the call with
-  ``OutputTruncatedError``; truncated text is never sent back for repair; a
-  filtered or refused reply ends the call too.
+  ``OutputTruncatedError``; truncated text is never sent back for repair
+  (text whose JSON object closed before the cut — whitespace padding, an
+  unwritten closing fence — is whole, and read); a filtered or refused reply
+  ends the call too.
 
 Texts of the added messages live in ``agentflow.output.reminders``, the
 settings in ``agentflow.output.config``, partial parsing in
@@ -112,7 +114,7 @@ from agentflow.middleware.output_partials import partial_event
 from agentflow.middleware.output_strategy import STRATEGY_CACHE_SIZE, StrategyBook, bind
 from agentflow.model import ChatModel, GenerateOptions, ModelChunk, ModelProfile, ResponseFormat
 from agentflow.output.config import OutputConfig
-from agentflow.output.parsing import parse_output
+from agentflow.output.parsing import closed_json, parse_output
 from agentflow.output.partial import PartialOutput
 from agentflow.output.reminders import (
     TOOL_NAME,
@@ -398,7 +400,8 @@ class StructuredOutputMiddleware(Middleware):
     def _missed(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision:
         """A final turn without the output tool: accept its text if it is the
         output, else force, else give up."""
-        if ex.last_finish_reason == "length":  # cut text is never accepted, nor repaired
+        if ex.last_finish_reason == "length" and not closed_json(reply.text):
+            # cut text is never accepted, nor repaired (a value that closed before the cut is)
             truncated(ex, run, reply.text)
             return Finish("output_failed")
         if reply.text.strip():

@@ -282,7 +282,8 @@ def _unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
 
     Also the whole object under one undeclared key (``{"Contact": {...}}``:
     the type's or the tool's name, ``properties`` echoed from the schema,
-    ``input``/``output``/``data``) when the schema requires something (so the
+    ``input``/``output``/``data``, ``_``: pydantic/pydantic-ai#81,
+    anthropics/claude-agent-sdk-python#502) when the schema requires something (so the
     wrapper could never validate) and the inner object holds every required
     property and nothing undeclared; and the object given as a list of one."""
     props = schema.get("properties")
