@@ -630,6 +630,9 @@ async def test_native_prose_reply_degrades_to_the_tool_strategy_for_that_call() 
     assert second.options.tool_choice == ToolChoice.specific(GR)
     assert second.messages[-1].role == "user"  # never ends on the assistant's turn
     assert all(PROSE not in m.text for m in agent.state.memory)  # the failed attempt is gone
+    # nothing in the stored conversation names the output tool (C29): the next call is native
+    assert reminders(agent.state.memory, "enter") == [] and not agent.state.so_tool_active
+    assert [m.role for m in agent.state.memory] == ["user", "assistant"]
     await run(agent, state=AgentState())  # the next call tries the native format again
     assert model.requests[2].options.response_format is not None
     assert GR not in model.requests[2].tool_names

@@ -95,10 +95,13 @@ class StrategyBook:
         self._refusals += 1
 
 
-def bind(ex: CallExecution, run: OutputRun, kind: StrategyKind, profile: ModelProfile) -> None:
+def bind(ex: CallExecution, run: OutputRun, kind: StrategyKind, profile: ModelProfile,
+         *, enter: bool = True) -> None:
     """Set the call up for ``kind`` on ``profile`` (the effective one): the
     call-only ``generate_response`` tool (and the ENTER reminder when the
-    state enters tool mode), a json_schema response format, or JSON mode."""
+    state enters tool mode, unless ``enter`` is false: a step down for this
+    call only, whose next call is not in tool mode), a json_schema response
+    format, or JSON mode."""
     run.kind = kind
     ex.call_tools.pop(TOOL_NAME, None)
     ex.response_format = None
@@ -108,7 +111,7 @@ def bind(ex: CallExecution, run: OutputRun, kind: StrategyKind, profile: ModelPr
         if run.spec.description:
             description += f" The answer is: {run.spec.description}"
         ex.call_tools[TOOL_NAME] = ToolSpec(TOOL_NAME, description, schema.schema, schema.strict)
-        if not ex.so_tool_active:
+        if enter and not ex.so_tool_active:
             ex.memory.append(persistent_reminder(ReminderType.ENTER))
             ex.so_tool_active = True
     elif kind == "native" and profile.native_output == "json_schema":

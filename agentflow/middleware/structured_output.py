@@ -388,7 +388,9 @@ class StructuredOutputMiddleware(Middleware):
                            f"using the tool strategy: call {TOOL_NAME}"):
             return None
         mark_attempt(ex, reply)
-        self._bind(ex, run, "tool")
+        # no persistent ENTER reminder: the next call is native again, and a stored
+        # "finish by calling generate_response" would name a tool it does not declare
+        bind(ex, run, "tool", profile, enter=False)
         ex.log.info("structured_output.degraded", feature="native_output", strategy="tool",
                     reason="prose")
         choice = forcing_choice(profile, ex.options, TOOL_NAME, self.config.reminder)
