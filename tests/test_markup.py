@@ -378,14 +378,16 @@ def kimi(name: str, args: dict[str, Any], section: str = "tool_calls_section") -
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize("where", ["text", "thinking"])
 @pytest.mark.parametrize("section", ["tool_calls_section", "tool_call_section"])
 @pytest.mark.parametrize("model_name", ["Kimi-K2-Instruct", "moonshotai/Kimi-K2-Thinking"])
-async def test_kimi_k2_sections_on_a_generic_server(model_name: str, section: str, stream: bool,
-                                                    cleanup: None) -> None:
+async def test_kimi_k2_sections_on_a_generic_server(model_name: str, section: str, where: str,
+                                                    stream: bool, cleanup: None) -> None:
+    """Kimi-K2-Thinking writes the section in its reasoning as often as in the text."""
     args, expected = ARGS[1]
     calls.clear()
     async with OpenAIFake() as fake:
-        fake.add(FakeReply(text="Booking." + kimi("book", args, section), chunk_size=3),
+        fake.add(FakeReply(**{where: "Booking." + kimi("book", args, section)}, chunk_size=3),
                  FakeReply(text="ok"))
         model = tracked(get_model(f"openai:{model_name}", api_key="k", base_url=fake.url,
                                   settings=FAST, stream=stream))
