@@ -104,14 +104,18 @@ from agentflow.middleware.output_answers import (
     mark_attempt,
     reject_text,
     source_of,
-    spend_retry,
     text_reply,
     truncated,
     warn_give_up,
 )
 from agentflow.middleware.output_compression import StructuredOutputCompression
 from agentflow.middleware.output_partials import partial_event
-from agentflow.middleware.output_strategy import STRATEGY_CACHE_SIZE, StrategyBook, bind
+from agentflow.middleware.output_strategy import (
+    STRATEGY_CACHE_SIZE,
+    StrategyBook,
+    bind,
+    prose_fallback,
+)
 from agentflow.model import ChatModel, GenerateOptions, ModelChunk, ModelProfile, ResponseFormat
 from agentflow.output.config import OutputConfig
 from agentflow.output.parsing import closed_json, parse_output
@@ -370,34 +374,7 @@ class StructuredOutputMiddleware(Middleware):
         return text_reply(self.config, ex, run, reply, self._prose_on_native)
 
     def _prose_on_native(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision | None:
-        """A native reply with no JSON value at all: once per call, bind the
-        tool strategy for the rest of the call and ask again (forcing the
-        output tool where the vendor enforces it), within the call's
-        ``output_retries``; ``None`` (answer it as invalid output) otherwise.
-        Not remembered: the next call tries the native format again."""
-        if run.kind != "native" or run.prose_fallback:
-            return None
-        profile = self.effective_profile(ex.model)
-        if not profile.supports_tools or run.strip_tools:
-            return None
-        if ex.validation_retries >= self.config.output_retries:
-            return None  # no budget left: the invalid-output answer gives up
-        run.prose_fallback = True
-        if not spend_retry(self.config, ex, run, "degradation",
-                           "the reply held no JSON value (the response format was ignored); "
-                           f"using the tool strategy: call {TOOL_NAME}"):
-            return None
-        mark_attempt(ex, reply)
-        # no persistent ENTER reminder: the next call is native again, and a stored
-        # "finish by calling generate_response" would name a tool it does not declare
-        bind(ex, run, "tool", profile, enter=False)
-        ex.log.info("structured_output.degraded", feature="native_output", strategy="tool",
-                    reason="prose")
-        choice = forcing_choice(profile, ex.options, TOOL_NAME, self.config.reminder)
-        if choice is not None:
-            ex.tool_choice = choice
-            return ReasonAgain((nudge(),))
-        return ReasonAgain((force_reminder(),))
+        return prose_fallback(self.config, ex, run, reply, self.effective_profile(ex.model))
 
     def _missed(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision:
         """A final turn without the output tool: accept its text if it is the
