@@ -181,3 +181,27 @@ def test_unsupported_references_are_a_schema_error_naming_the_field() -> None:
     remote = {"type": "object", "properties": {"addr": {"$ref": "https://x.test/addr.json"}}}
     with pytest.raises(SchemaError, match=r"addr.*not local"):
         json_schema_output(remote)
+
+
+def test_c16_a_root_ref_into_defs_is_the_object_it_names() -> None:
+    """Case C16's schema (what pydantic's ``model_json_schema()`` writes for a
+    recursive model: ``{"$defs": {"Node": ...}, "$ref": "#/$defs/Node"}``, no
+    root ``type``) was refused as 'not an object'."""
+    import json
+    from pathlib import Path
+
+    from jsonschema import Draft202012Validator
+
+    from agentflow.output.schema import OutputSpec
+
+    cases = json.loads(Path(__file__).with_name("data").joinpath("cases.json").read_text())
+    schema = next(c for c in cases if c["id"] == "C16")["json_schema"]
+    node = json_schema_output(schema, name="Node")
+    tree = {"name": "a", "children": [{"name": "b", "children": [{"name": "c", "children": []}]}]}
+    assert node.model_validate(tree).model_dump() == tree
+    for dialect in ("plain", "openai_strict", "gemini", "local"):
+        sent = OutputSpec.of(node).schema_for(dialect).schema  # type: ignore[arg-type]
+        assert sent["type"] == "object" and "name" in sent["properties"]
+        Draft202012Validator(sent).validate(tree)
+    with pytest.raises(SchemaError, match="must describe an object"):
+        json_schema_output({"$defs": {"N": {"type": "array"}}, "$ref": "#/$defs/N"})

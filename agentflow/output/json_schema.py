@@ -174,7 +174,7 @@ def json_schema_output(schema: Mapping[str, Any], *, name: str | None = None) ->
     except exceptions.SchemaError as exc:
         where = field_path(exc.absolute_path)
         raise SchemaError(where, f"not a valid JSON Schema: {exc.message}") from None
-    if given.get("type") != "object":
+    if _root_target(given).get("type") != "object":
         raise SchemaError("", "the JSON Schema must describe an object (\"type\": \"object\") "
                               "at its root")
     validator = cls(given, format_checker=cls.FORMAT_CHECKER)
@@ -204,6 +204,21 @@ def json_schema_output(schema: Mapping[str, Any], *, name: str | None = None) ->
     type.__setattr__(model, SCHEMA_ATTRIBUTE, copy.deepcopy(given))
     type.__setattr__(model, _SENT_ATTRIBUTE, sent)
     return model
+
+
+def _root_target(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The root, or what a root ``$ref`` points at in ``$defs``/``definitions``
+    (pydantic's ``model_json_schema()`` of a recursive model is
+    ``{"$defs": {...}, "$ref": "#/$defs/Node"}``)."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and "type" not in schema:
+        for key in ("$defs", "definitions"):
+            prefix = f"#/{key}/"
+            target = (schema.get(key) or {}).get(ref.removeprefix(prefix)) if ref.startswith(
+                prefix) else None
+            if isinstance(target, Mapping):
+                return target
+    return schema
 
 
 def sent_schema(output_type: Any) -> dict[str, Any] | None:
