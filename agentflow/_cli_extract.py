@@ -76,6 +76,9 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     instructions = args.instructions or getattr(module, "INSTRUCTIONS", DEFAULT_INSTRUCTIONS)
     prepare = getattr(module, "prepare", None)
     max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
+    args.passes = args.passes if args.passes is not None else getattr(module, "PASSES", 1)
+    if not isinstance(args.passes, int) or isinstance(args.passes, bool) or args.passes < 1:
+        raise CliError(f"{args.schema}: PASSES must be an int >= 1, got {args.passes!r}")
     examples = getattr(module, "EXAMPLES", None)
     if examples is not None:
         try:

@@ -59,6 +59,7 @@ from agentflow.extraction.chunking import iter_chunks
 from agentflow.extraction.examples import Example, check_examples, examples_text
 from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Conflict
+from agentflow.extraction.recall import TAKEN_KEY, recall_passes
 from agentflow.messages import Msg
 from agentflow.model import ChatModel, Usage
 from agentflow.ratelimit import request_priority
@@ -145,18 +146,21 @@ async def _aiter(inputs: Iterable[InputLike] | AsyncIterable[InputLike]) -> Asyn
             yield item
 
 
-def _message(item: ExtractInput) -> Msg:
+def _message(item: ExtractInput, taken: frozenset[tuple[int, int]] = frozenset()) -> Msg:
     """The user message of ``item``: its media (deferred ones read now), then its
-    text (when it has any)."""
+    text (when it has any); ``taken``: spans an earlier pass took as list
+    items (``agentflow.extraction.recall``)."""
+    metadata = {TAKEN_KEY: sorted(taken)} if taken else None
     if not item.media:
-        return Msg.user(item.text)
+        return Msg.user(item.text, metadata=metadata)
     media = resolve_media(item.media)
-    return Msg.user([*media, item.text] if item.text.strip() else media)
+    return Msg.user([*media, item.text] if item.text.strip() else media, metadata=metadata)
 
 
 async def _extract_one(
     agent: ReActAgent, index: int, item: ExtractInput, output: Any,
     ground: bool | Grounded | None = None, examples: tuple[Example, ...] | None = None,
+    taken: frozenset[tuple[int, int]] = frozenset(),
 ) -> ExtractResult:
     start = time.perf_counter()
     usage = Usage()
@@ -164,7 +168,7 @@ async def _extract_one(
     try:
         complete: Complete | None = None
         async with contextlib.aclosing(
-            agent.stream(_message(item), output, state=AgentState(), ground=ground,
+            agent.stream(_message(item, taken), output, state=AgentState(), ground=ground,
                          examples=examples)
         ) as events:
             async for event in events:
@@ -240,6 +244,9 @@ async def _extract_input(
         async with calls:
             result = await _extract_one(agent, index, ExtractInput(item.id, text), output,
                                         settings.ground, settings.examples)
+        if settings.passes > 1 and result.ok:
+            result = await _recall(agent, index, ExtractInput(item.id, text), output, calls,
+                                   settings, result, start)
         return dataclasses.replace(result, truncated=truncated) if truncated else result
 
     async def call(piece: str, chunk_output: Any) -> ExtractResult:
@@ -255,6 +262,24 @@ async def _extract_input(
     return ExtractResult(
         index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
         time.perf_counter() - start, outcome.spans, outcome.chunks, truncated, outcome.conflicts)
+
+
+async def _recall(
+    agent: ReActAgent, index: int, item: ExtractInput, output: Any, calls: anyio.Semaphore,
+    settings: _LongDocs, first: ExtractResult, start: float,
+) -> ExtractResult:
+    """``first`` with the later passes over a document that fits one request
+    (``agentflow.extraction.recall``)."""
+
+    async def again(taken: frozenset[tuple[int, int]]) -> ExtractResult:
+        async with calls:
+            return await _extract_one(agent, index, item, output, settings.ground,
+                                      settings.examples, taken)
+
+    outcome = await recall_passes(first, item.text, output, settings.passes, again)
+    return ExtractResult(
+        index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
+        time.perf_counter() - start, outcome.spans, outcome.chunks)
 
 
 async def extract_many(
@@ -295,8 +320,11 @@ async def extract_many(
         chunking: how a document that does not fit the model's context window
             is split (``Chunking()``: by the model's profile); ``None`` sends
             every document whole, whatever its size.
-        passes: extraction passes over a chunked document (>= 1); later
-            passes, cut elsewhere, only add items (recall).
+        passes: extraction passes over each document (>= 1); later passes
+            only add list items (recall): a chunked document is cut
+            elsewhere, one that fits is read again with the items already
+            found excluded where the model takes a grammar
+            (``agentflow.extraction.recall``).
         allow_partial: a chunked document whose chunk failed still yields the
             other chunks' merged output, with the missing ranges in ``chunks``.
         max_chars: cut each document to this many characters (at a natural

@@ -31,7 +31,9 @@ A schema module may define ``INSTRUCTIONS`` (the system prompt),
 ``EXAMPLES`` (few-shot ``Example``s, ``agentflow.extraction.examples``;
 checked against the schema before any request) and
 ``CHUNKING`` (a ``Chunking``: e.g. ``Chunking(items="entries")`` reads a long
-document item by item; ``--items FIELD`` does the same from the command line).
+document item by item; ``--items FIELD`` does the same from the command line)
+and ``PASSES`` (extraction passes per document, ``--passes``;
+``agentflow.extraction.recall``).
 
 This module is the command line (its parser, ``report``, ``models``, ``main``);
 ``extract`` itself lives in ``agentflow._cli_extract`` and the records it
@@ -211,8 +213,9 @@ def _parser() -> argparse.ArgumentParser:
                          "the schema module's MAX_CHARS, else no cut")
     ex.add_argument("--chunk-chars", type=int,
                     help="characters per chunk at most (default: what fits the model)")
-    ex.add_argument("--passes", type=int, default=1,
-                    help="extraction passes over a chunked document (recall; default 1)")
+    ex.add_argument("--passes", type=int, default=None,
+                    help="extraction passes over each document: later ones only add list "
+                         "items (recall; default: the schema module's PASSES, else 1)")
     ex.add_argument("--allow-partial", action="store_true",
                     help="keep a long document's output when some chunks fail (the record "
                          "lists the missing ranges)")
@@ -292,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CliError("--max-chars must be >= 1")
         if args.chunk_chars is not None and args.chunk_chars < 2:
             raise CliError("--chunk-chars must be >= 2")
-        if args.passes < 1:
+        if args.passes is not None and args.passes < 1:
             raise CliError("--passes must be >= 1")
         if not args.batch_poll > 0 or args.batch_poll == float("inf"):  # NaN too
             raise CliError(f"--batch-poll must be a number of seconds > 0, got {args.batch_poll}")

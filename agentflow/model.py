@@ -135,6 +135,9 @@ class ResponseFormat:
     ``source``: set only for a model whose profile has ``substring_grammar``:
     the text that schema nodes marked ``"x-grounded": true`` must be
     substrings of (the engine verifies the values afterwards either way).
+    ``taken``: ``[start, end)`` spans of ``source`` that an earlier extraction
+    pass took as list items; the grammar does not offer them again as list
+    items (``agentflow.extraction.recall``).
     """
 
     type: NativeOutput
@@ -143,6 +146,7 @@ class ResponseFormat:
     strict: bool = True
     description: str | None = None
     source: str | None = field(default=None, repr=False)
+    taken: frozenset[tuple[int, int]] = field(default=frozenset(), repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -200,13 +200,14 @@ def sampling_arg(text: str) -> tuple[str, Any]:
 
 async def extract(batch: list[Any], module: Any, concurrency: int,
                   sampling: list[tuple[str, Any]] | None = None,
-                  gguf: str | None = None, template: str | None = None,
+                  gguf: str | None = None, template: str | None = None, passes: int = 1,
                   ) -> tuple[list[Any], float, float]:
     """Run the batch on ``LocalModel()`` (or ``gguf``: a bundled model's name or
     a GGUF file; its own chat template when ``template`` is ``"gguf"``,
     ``PLAIN_TEMPLATE`` for ``"plain"``, else the model's default; its profile's ``sampling``
-    replaced when ``sampling`` is given); results, load seconds, batch wall
-    seconds."""
+    replaced when ``sampling`` is given), ``passes`` extraction passes per
+    document (``agentflow.extraction.recall``); results, load seconds, batch
+    wall seconds."""
     from agentflow.batch import extract_many
     from agentflow.providers.local import DEFAULT_MODEL, PLAIN_TEMPLATE, LocalModel
 
@@ -223,7 +224,8 @@ async def extract(batch: list[Any], module: Any, concurrency: int,
         start = time.perf_counter()
         results = [r async for r in extract_many(
             model, batch, module.ChangelogEntry, concurrency=concurrency,
-            instructions=module.INSTRUCTIONS, examples=getattr(module, "EXAMPLES", None))]
+            instructions=module.INSTRUCTIONS, examples=getattr(module, "EXAMPLES", None),
+            passes=passes)]
         return results, load, time.perf_counter() - start
     finally:
         await model.aclose()
@@ -324,6 +326,9 @@ def main() -> None:
     p.add_argument("--template", choices=["plain", "gguf"], default=None,
                    help="chat template: the completion-style PLAIN_TEMPLATE or the GGUF's own "
                         "(default: a bundled model's own; PLAIN_TEMPLATE for a file)")
+    p.add_argument("--passes", type=int, default=None,
+                   help="extraction passes per document (default: the schema module's "
+                        "PASSES, else 1)")
     ns = p.parse_args()
     print("$", shlex.join([Path(sys.executable).name, *sys.argv]))
     print("machine:", machine_facts())
@@ -335,10 +340,11 @@ def main() -> None:
           f"MAX_CHARS={module.MAX_CHARS}; {sum(r is None for r in refs.values())} the reference "
           "parser does not understand")
     sampling = None if ns.sampling is None else [s for s in ns.sampling if s[0] != "none"]
+    passes = ns.passes or getattr(module, "PASSES", 1)
     results, load, wall = asyncio.run(extract(batch, module, ns.concurrency, sampling,
-                                                  ns.model, ns.template))
+                                              ns.model, ns.template, passes))
     print(f"model load {load:.1f}s (not in the figures below); concurrency {ns.concurrency}; "
-          f"sampling {'profile' if sampling is None else dict(sampling)}")
+          f"sampling {'profile' if sampling is None else dict(sampling)}; passes {passes}")
     report(results, refs, wall, ns.show, {d.id: d.text for d in batch})
 
 

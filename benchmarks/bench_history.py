@@ -146,6 +146,20 @@ def score(result: ExtractResult, ref: Any, text: str) -> dict[str, float]:
     return row
 
 
+def wrong_fields(result: ExtractResult, ref: Any) -> list[tuple[str, str, str, str]]:
+    """``(version, field, given, in the file)`` for each wrong field of the
+    found entries (``--show``: which kind of wrong answer is left)."""
+    want = {e.version: e for e in ref.entries}
+    out = []
+    for entry in result.output.entries:
+        good = want.get(entry.version.strip())
+        for f in FIELDS if good is not None else ():
+            given, right = str(getattr(entry, f)).strip(), str(getattr(good, f)).strip()
+            if given != right:
+                out.append((entry.version, f, given, right))
+    return out
+
+
 async def run_changelogs(ns: argparse.Namespace) -> None:
     """The ``changelogs`` figure."""
     docs = pick_changelogs(ns.n, sample=ns.sample, offset=ns.offset)
@@ -191,6 +205,8 @@ async def run_changelogs(ns: argparse.Namespace) -> None:
               f"{status}")
         if ns.show and r.ok:
             print("    given:", [e.version for e in r.output.entries][:15])
+            for version, field, given, want in wrong_fields(r, refs[r.id]):
+                print(f"    {version} {field}: {given!r} (the file: {want!r})")
         sys.stdout.flush()
     wall = time.perf_counter() - start
     aclose = getattr(model, "aclose", None)

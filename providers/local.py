@@ -392,7 +392,7 @@ class LocalModel(OpenAICompatibleModel):
         grounded = None
         if rf.source is not None:
             try:
-                grounded = substring_grammar(rf.schema, rf.source, JSON_SEPARATORS)
+                grounded = substring_grammar(rf.schema, rf.source, JSON_SEPARATORS, rf.taken)
             except NoGroundedValueError as exc:
                 # no output could be right: say which field, before any decoding
                 raise GroundingError(

@@ -300,6 +300,27 @@ async def test_whole_item_grammar_on_the_embedded_model(local_model: LocalModel)
     assert spans == sorted(set(spans))  # document order, each item once
 
 
+async def test_recall_passes_on_the_embedded_model(local_model: LocalModel) -> None:
+    """Later passes on llama.cpp: each later request's grammar leaves out the
+    items taken, so the passes together hold every item of the list (whole,
+    in document order, each once), and no pass is made once none is left."""
+    from agentflow.batch import extract_many
+    from agentflow.extraction.items import item_spans
+
+    agent = ReActAgent("local", local_model, sys_prompt="Copy the list items.")
+    whole = item_spans(LISTED)
+    (result,) = [r async for r in extract_many(agent, [("listed", LISTED)], Changes,
+                                               passes=len(whole) + 1)]
+    assert result.ok, result.error
+    spans = [result.spans[f"changes[{i}]"][0] for i in range(len(result.output.changes))]
+    assert spans == sorted(set(spans)) and set(spans) <= set(whole)  # whole, in order, once
+    assert result.chunks is not None
+    # each pass but the last added an item; the last one stopped the passes
+    # because it added nothing or none was left
+    assert result.chunks.total <= len(spans) + 1
+    assert len(spans) == len(whole) or result.chunks.total == len(spans) + 1
+
+
 class Release(BaseModel):
     """A version and the person who signed it, each held to its line."""
 

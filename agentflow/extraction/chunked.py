@@ -64,6 +64,7 @@ __all__ = [
     "extract_chunks",
     "fit_chunk",
     "partial_model",
+    "validate_merged",
 ]
 
 Spans = dict[str, list[tuple[int, int]]]
@@ -372,12 +373,12 @@ async def extract_chunks(
         failed.__cause__ = cause
         return DocumentOutcome(None, failed, usage, attempts, chunks=report)
     merged = merge_outputs(outputs, rules)
-    error, value = _finish(output, merged.data, merged.conflicts)
+    error, value = validate_merged(output, merged.data, merged.conflicts)
     return DocumentOutcome(value, error, usage, attempts, merged.spans if error is None else {},
                            report, merged.conflicts)
 
 
-def _finish(output: type[BaseModel], data: dict[str, Any],
+def validate_merged(output: type[BaseModel], data: dict[str, Any],
             conflicts: tuple[Conflict, ...]) -> tuple[MergeError | None, Any]:
     """The merged data validated as ``output``, or the typed error why not."""
     for conflict in conflicts:

@@ -14,22 +14,48 @@ from agentflow.extraction.degenerate import check_degenerate
 from agentflow.extraction.grounding import Grounded, check_grounding, grounded_values
 from agentflow.messages import Msg
 
-__all__ = ["call_source", "check_output"]
+__all__ = ["TAKEN_KEY", "call_source", "call_taken", "check_output"]
+
+
+TAKEN_KEY = "agentflow.taken"
+"""``Msg.metadata`` key of a user message: the ``[start, end)`` spans of its
+text that an earlier extraction pass took as list items (an iterable of
+pairs; ``agentflow.extraction.recall``). Where the model's profile has a
+substring grammar, those items are not offered again."""
+
+
+def _inputs(memory: Sequence[Msg], start: int) -> list[Msg]:
+    """The call's user input messages: ``memory[start:]`` up to the first
+    message of another role, else the latest user message in ``memory``."""
+    found = []
+    for m in memory[start:]:
+        if m.role != "user":
+            break
+        found.append(m)
+    if not found:
+        last = next((m for m in reversed(memory) if m.role == "user"), None)
+        found = [last] if last is not None else []
+    return found
 
 
 def call_source(memory: Sequence[Msg], start: int) -> str:
     """The text grounded values must come from: the call's user input messages
     (``memory[start:]`` up to the first message of another role, joined by a
     blank line), else the latest user message in ``memory``; ``""`` without one."""
-    texts = []
-    for m in memory[start:]:
-        if m.role != "user":
-            break
-        texts.append(m.text)
-    if not texts:
-        last = next((m for m in reversed(memory) if m.role == "user"), None)
-        texts = [last.text] if last is not None else []
-    return "\n\n".join(texts)
+    return "\n\n".join(m.text for m in _inputs(memory, start))
+
+
+def call_taken(memory: Sequence[Msg], start: int) -> frozenset[tuple[int, int]]:
+    """The spans of ``call_source`` that an earlier extraction pass took as list
+    items: each input message's ``metadata[TAKEN_KEY]``, shifted to its place
+    in the joined source; empty when no message carries any."""
+    taken: set[tuple[int, int]] = set()
+    offset = 0
+    for m in _inputs(memory, start):
+        for s, e in m.metadata.get(TAKEN_KEY, ()):
+            taken.add((offset + int(s), offset + int(e)))
+        offset += len(m.text) + 2
+    return frozenset(taken)
 
 
 def check_output(

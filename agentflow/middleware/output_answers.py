@@ -37,7 +37,7 @@ from agentflow.errors import (
 )
 from agentflow.events import OutputRetry
 from agentflow.execution import CallExecution
-from agentflow.extraction.output_checks import call_source, check_output
+from agentflow.extraction.output_checks import call_source, call_taken, check_output
 from agentflow.messages import STRUCTURED_OUTPUT_ATTEMPT, Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware._output_run import OutputRun
 from agentflow.middleware.base import Act, Decision, Finish, ReasonAgain
@@ -60,6 +60,7 @@ __all__ = [
     "reject_text",
     "source_of",
     "spend_retry",
+    "taken_of",
     "text_reply",
     "truncated",
     "warn_give_up",
@@ -380,6 +381,12 @@ def source_of(ex: CallExecution, run: OutputRun) -> str:
     if run.source is None:
         run.source = call_source(ex.memory, run.start)
     return run.source
+
+
+def taken_of(ex: CallExecution, run: OutputRun) -> frozenset[tuple[int, int]]:
+    """Spans of the call's source an earlier extraction pass took as list
+    items (``call_taken``; empty for any other call)."""
+    return call_taken(ex.memory, run.start)
 
 
 def _trusted(ex: CallExecution, run: OutputRun, value: Any) -> dict[str, list[tuple[int, int]]]:

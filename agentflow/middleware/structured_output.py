@@ -104,6 +104,7 @@ from agentflow.middleware.output_answers import (
     mark_attempt,
     reject_text,
     source_of,
+    taken_of,
     text_reply,
     truncated,
     warn_give_up,
@@ -302,7 +303,7 @@ class StructuredOutputMiddleware(Middleware):
         if not (run.grounded and rf.schema is not None and ex.model.profile.substring_grammar):
             return rf
         schema = mark_all_strings(rf.schema, run.ground) if run.ground is not None else rf.schema
-        return replace(rf, schema=schema, source=source_of(ex, run))
+        return replace(rf, schema=schema, source=source_of(ex, run), taken=taken_of(ex, run))
 
     # ------------------------------------------------------------ streaming
 

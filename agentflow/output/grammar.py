@@ -164,9 +164,10 @@ def chunks(source: str, whole_tokens: bool = False, whole_lines: bool = False) -
 
 class _Builder:
     def __init__(self, root: Mapping[str, Any], separators: Mapping[str, str],
-                 source: str = "") -> None:
+                 source: str = "", taken: frozenset[tuple[int, int]] = frozenset()) -> None:
         self.root = root
         self.source = source
+        self.taken = taken  # list items found by an earlier pass: not offered again
         self.escaped = json.dumps(source, ensure_ascii=False)[1:-1]
         self._cuts: dict[bool, list[int]] = {}
         self.key_sep = separators.get("key_separator", ": ")
@@ -326,11 +327,12 @@ class _Builder:
         items its ``pattern`` (and ``line``) allows, listed; ``None`` when
         there are none; the whole-line terminal when there are too many to
         list."""
-        key = ("ITEMS", pattern if isinstance(pattern, str) else "", line)
+        key = ("ITEMS", pattern if isinstance(pattern, str) else "", line, "[]" in self.path)
         name = self.patterns.get(key)
         if name is not None:
             return name or None
-        values = list(dict.fromkeys(item_values(self.source, pattern, line)))
+        taken = self.taken if "[]" in self.path else frozenset()  # list items only
+        values = list(dict.fromkeys(item_values(self.source, pattern, line, taken)))
         if len(values) > MAX_CANDIDATES or sum(map(len, values)) > MAX_SOURCE_CHARS:
             return self.grounded("SOURCE_LINES", pattern)
         return self.list_values(key, values)
@@ -356,7 +358,7 @@ class _Builder:
             return None
         low, high = int(node.get("minItems", 0)), node.get("maxItems")
         line = item.get(_LINE) if isinstance(item.get(_LINE), str) else None
-        chain = item_chain(item_values(self.source, item.get("pattern"), line), low,
+        chain = item_chain(item_values(self.source, item.get("pattern"), line, self.taken), low,
                            None if high is None else int(high), _literal(self.item_sep),
                            f"n{self.count}")
         if chain is None:
@@ -428,7 +430,8 @@ class _Builder:
 
 
 def substring_grammar(
-    schema: Mapping[str, Any], source: str, separators: Mapping[str, str]
+    schema: Mapping[str, Any], source: str, separators: Mapping[str, str],
+    taken: frozenset[tuple[int, int]] = frozenset(),
 ) -> str | None:
     """An llguidance Lark grammar for ``schema`` whose grounded strings are
     substrings of ``source``; ``None`` when nothing is grounded or the source
@@ -439,6 +442,10 @@ def substring_grammar(
         schema: a ``local``-dialect JSON Schema with ``x-grounded`` marks.
         source: the text grounded strings are copied from.
         separators: ``{"key_separator": ": ", "item_separator": ", "}``.
+        taken: ``[start, end)`` spans of ``source`` that an earlier
+            extraction pass took as list items (``agentflow.extraction.
+            recall``): whole items at those spans are not offered again as
+            list items (a list whose items are all taken can only be empty).
 
     Raises:
         NoGroundedValueError: no output can be built from this source: a
@@ -449,7 +456,7 @@ def substring_grammar(
     """
     if len(source) > MAX_SOURCE_CHARS or not has_grounded(schema):
         return None
-    builder = _Builder(schema, separators, source)
+    builder = _Builder(schema, separators, source, taken)
     start = builder.node(schema)
     if start is None:
         raise NoGroundedValueError(builder.missing)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 
 from agentflow.extraction.items import item_spans, items
 from agentflow.extraction.lines import line_spans
@@ -156,15 +156,19 @@ def line_values(source: str, line: str, pattern: object, cuts: list[int],
     return _collect(spans(), source, regex)
 
 
-def item_values(source: str, pattern: object = None, line: str | None = None) -> list[str]:
+def item_values(source: str, pattern: object = None, line: str | None = None,
+                taken: Collection[tuple[int, int]] = ()) -> list[str]:
     """The text of each list item of ``source`` (``agentflow.extraction.
     items``; in order, repeats kept) that ``pattern`` (a JSON Schema
-    ``pattern``: a search) allows, and whose first line ``line`` (if any)
-    searches; every item when there is no pattern or Python cannot read it
-    (verification then decides)."""
-    if line is not None:
-        regex = re.compile(line)
-        values = [source[s:e] for s, e in item_spans(source) if on_line((s, e), source, regex)]
+    ``pattern``: a search) allows, whose first line ``line`` (if any)
+    searches, and whose ``[start, end)`` is not in ``taken`` (items an
+    earlier extraction pass found: ``agentflow.extraction.recall``); every
+    such item when there is no pattern or Python cannot read it (verification
+    then decides)."""
+    if line is not None or taken:
+        regex = re.compile(line) if line is not None else None
+        values = [source[s:e] for s, e in item_spans(source) if (s, e) not in taken
+                  and (regex is None or on_line((s, e), source, regex))]
     else:
         values = items(source)
     if isinstance(pattern, str) and pattern:

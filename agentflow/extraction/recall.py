@@ -1,0 +1,190 @@
+"""Recall passes over a document read in one request (``passes=N``).
+
+A model that copies list items one by one often closes a list early: it
+takes the first change of five and stops. ``extract_many(..., passes=N)``
+then reads a document that fits one request again, up to ``N - 1`` times,
+as LangExtract's extraction passes and GraphRAG's "gleaning" do for recall:
+
+* each later pass is an ordinary engine call on the same text; its user
+  message carries the spans the earlier passes took as list items
+  (``Msg.metadata[TAKEN_KEY]``, ``agentflow.extraction.output_checks``).
+  Where the model's profile has a substring grammar, whole-item list items
+  at those spans are not offered again (``output.grammar.substring_grammar``
+  ``taken``), so a greedy model that stopped after item 2 now starts at
+  another item instead of repeating itself; elsewhere a later pass is an
+  independent sample, as in LangExtract;
+* the outputs are merged by the schema's rules (``agentflow.extraction.
+  merge``): later passes only add list items not already found (by span,
+  or key), scalars keep the first pass's values; list items found by
+  different passes are put back in document order (by span), and a list
+  over its ``max_length`` keeps its first items in document order;
+* a later pass is made only while it can add something: some top-level list
+  of the output has room under its ``max_length``, and, for a list of whole
+  items (``Grounded(whole_items=True)``), an item of the document not taken
+  yet; the passes stop at the first one that adds nothing;
+* a failed later pass loses nothing: the earlier passes' result stands
+  (the record counts the failed call in ``chunks.failed``).
+
+Documents too long for one request are chunked instead, and their later
+passes are cut at other places (``agentflow.extraction.chunked``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from agentflow.extraction.chunked import (
+    CallResult,
+    ChunkReport,
+    DocumentOutcome,
+    validate_merged,
+)
+from agentflow.extraction.merge import ChunkOutput, merge_outputs, rules_of
+from agentflow.extraction.output_checks import TAKEN_KEY
+from agentflow.model import Usage
+from agentflow.output.grammar_values import item_values
+
+__all__ = ["TAKEN_KEY", "PassCall", "recall_passes", "room_left", "taken_items"]
+
+Spans = dict[str, list[tuple[int, int]]]
+
+PassCall = Callable[[frozenset[tuple[int, int]]], Awaitable[CallResult]]
+"""``taken -> result``: one engine call on the whole document whose user
+message carries ``taken`` (spans earlier passes took as list items)."""
+
+
+def _index(path: str, name: str) -> int | None:
+    """``i`` of a path ``name[i]`` or ``name[i].more``; ``None`` otherwise."""
+    if not path.startswith(name + "["):
+        return None
+    head = path[len(name) + 1:].split("]", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def taken_items(spans: Mapping[str, list[tuple[int, int]]], lists: list[str]
+                ) -> frozenset[tuple[int, int]]:
+    """The spans of the items of the top-level list fields ``lists``
+    (``changes[2]`` -> its span; spans inside list items too, e.g.
+    ``entries[0].version``): what a later pass should not take again."""
+    return frozenset(r for path, ranges in spans.items()
+                     if any(_index(path, name) is not None for name in lists) for r in ranges)
+
+
+def _resolve(node: Any, root: Mapping[str, Any]) -> Any:
+    ref = node.get("$ref") if isinstance(node, Mapping) else None
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return root.get("$defs", {}).get(ref.split("/")[-1], node)
+    return node
+
+
+def room_left(output: type[BaseModel], data: Mapping[str, Any], source: str,
+              taken: frozenset[tuple[int, int]]) -> bool:
+    """Whether another pass could add a list item to ``data``: some top-level
+    list field is under its ``maxItems``, and is not a list of whole items
+    (``"x-grounded": "whole_items"``) whose every item in ``source`` (that
+    its ``pattern`` and ``x-grounded-line`` allow) is already ``taken``."""
+    schema = output.model_json_schema()
+    for name, node in schema.get("properties", {}).items():
+        node = _resolve(node, schema)
+        arrays = [n for n in [node, *node.get("anyOf", ())] if isinstance(n, Mapping)
+                  and n.get("type") == "array"]
+        if not arrays:
+            continue
+        array = arrays[0]
+        high = array.get("maxItems")
+        if high is not None and len(data.get(name) or ()) >= int(high):
+            continue
+        item = _resolve(array.get("items", {}), schema)
+        if isinstance(item, Mapping) and item.get("x-grounded") == "whole_items":
+            line = item.get("x-grounded-line")
+            if not item_values(source, item.get("pattern"),
+                               line if isinstance(line, str) else None, taken):
+                continue
+        return True
+    return False
+
+
+def _document_order(name: str, data: dict[str, Any], spans: Spans, high: int | None) -> None:
+    """Put the items of list ``name`` in the order of their spans (items
+    without one keep their place among the first), keep the first ``high``,
+    and re-index ``spans`` to match."""
+    values = list(data.get(name) or [])
+    starts: dict[int, int] = {}
+    for path, ranges in spans.items():
+        i = _index(path, name)
+        if i is not None and ranges:
+            starts[i] = min(starts.get(i, ranges[0][0]), *(s for s, _ in ranges))
+    order = sorted(range(len(values)), key=lambda i: (starts.get(i, -1), i))
+    if high is not None:
+        order = order[:high]
+    moved = {old: new for new, old in enumerate(order)}
+    mine = {p: r for p, r in spans.items() if _index(p, name) is not None}
+    for path in mine:
+        del spans[path]
+    for path, ranges in mine.items():
+        old = _index(path, name)
+        if old in moved:
+            rest = path[len(name) + 1:].split("]", 1)[1]
+            spans[f"{name}[{moved[old]}]{rest}"] = ranges
+    data[name] = [values[i] for i in order]
+
+
+async def recall_passes(first: CallResult, text: str, output: Any, passes: int,
+                        call: PassCall) -> DocumentOutcome:
+    """The outcome of ``first`` (pass 1 on ``text``) and up to ``passes - 1``
+    later passes (module docstring), merged.
+
+    Args:
+        first: the first pass's result (returned as is when it failed, or when
+            ``output`` is not a pydantic model with a list field).
+        text: the document (the text the model saw).
+        output: the output type.
+        passes: passes at most (>= 1).
+        call: one more engine call on ``text`` with the taken spans.
+
+    Returns:
+        The merged outcome: usage and attempts of every pass; ``chunks`` says
+        how many calls were made (``total``), how many later ones failed, and
+        ``passes``. Never raises for a failed later pass.
+    """
+    if (first.error is not None or passes < 2 or not isinstance(output, type)
+            or not issubclass(output, BaseModel)):
+        return DocumentOutcome(first.output, first.error, first.usage, first.attempts,
+                               dict(first.spans))
+    rules = rules_of(output)
+    lists = [name for name, rule in rules.items() if rule.rule in ("key", "span")]
+    outputs = [ChunkOutput(0, len(text), first.output.model_dump(), dict(first.spans))]
+    usage: Usage = first.usage
+    attempts, calls, failed = first.attempts, 1, 0
+    data: dict[str, Any] = dict(outputs[0].data)
+    spans: Spans = dict(first.spans)
+    taken = taken_items(spans, lists)
+    for pass_no in range(1, passes):
+        if not lists or not room_left(output, data, text, taken):
+            break
+        result = await call(taken)
+        calls += 1
+        usage, attempts = usage + result.usage, attempts + result.attempts
+        if result.error is not None:
+            failed += 1
+            break
+        outputs.append(ChunkOutput(0, len(text), result.output.model_dump(),
+                                   dict(result.spans), pass_no=pass_no))
+        merged = merge_outputs(outputs, rules)
+        more = taken_items(merged.spans, lists)
+        if more <= taken:  # this pass added nothing: the next would repeat it
+            break
+        data, spans, taken = merged.data, dict(merged.spans), more
+    if len(outputs) > 1:  # items of several passes: back in document order
+        schema = output.model_json_schema()
+        for name in lists:
+            node = _resolve(schema.get("properties", {}).get(name, {}), schema)
+            high = next((n.get("maxItems") for n in [node, *node.get("anyOf", ())]
+                         if isinstance(n, Mapping) and n.get("type") == "array"), None)
+            _document_order(name, data, spans, None if high is None else int(high))
+    error, value = validate_merged(output, data, ())
+    return DocumentOutcome(value, error, usage, attempts, spans if error is None else {},
+                           ChunkReport(calls, failed, passes=calls))
