@@ -41,6 +41,7 @@ import dataclasses
 import glob
 import gzip
 import hashlib
+import importlib.util
 import random
 import re
 import shlex
@@ -190,6 +191,7 @@ async def run_changelogs(ns: argparse.Namespace) -> None:
     async for r in extract_many(
             model, docs, history.ChangelogHistory, concurrency=ns.concurrency,
             instructions=history.INSTRUCTIONS, chunking=chunking, passes=ns.passes,
+            examples=getattr(history, "EXAMPLES", None),
             allow_partial=True, order="completed"):
         results.append(r)
         row = score(r, refs[r.id], dict(docs)[r.id])
@@ -335,6 +337,9 @@ def main() -> None:
                    help="requests the local server decodes at once, each with a 4096-token "
                         "window (local; use with --concurrency)")
     c.add_argument("--show", action="store_true")
+    c.add_argument("--schema", default=None, metavar="FILE.py",
+                   help="another schema module of the same shape (a variant to compare; "
+                        "default: examples/debian_changelog_history.py)")
     f = sub.add_parser("fake")
     f.add_argument("--mb", type=float, default=1.0)
     f.add_argument("--chunk-chars", type=int, default=20_000)
@@ -342,6 +347,13 @@ def main() -> None:
     f.add_argument("--latency", type=float, default=0.05)
     ns = p.parse_args()
     print("$", shlex.join([Path(sys.executable).name, *sys.argv]))
+    if getattr(ns, "schema", None):
+        global history
+        spec = importlib.util.spec_from_file_location("history_variant", ns.schema)
+        assert spec is not None and spec.loader is not None
+        history = importlib.util.module_from_spec(spec)
+        sys.modules["history_variant"] = history  # pydantic resolves its annotations there
+        spec.loader.exec_module(history)
     asyncio.run(run_changelogs(ns) if ns.figure == "changelogs" else run_fake(ns))
 
 

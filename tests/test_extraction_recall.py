@@ -186,6 +186,26 @@ async def test_merged_list_keeps_max_length_first_items_in_document_order() -> N
     assert outcome.spans["changes[0]"] == [sp[0]] and outcome.spans["changes[1]"] == [sp[3]]
 
 
+async def test_passes_that_disagree_on_a_must_agree_field_fail_the_record() -> None:
+    from agentflow.errors import MergeConflictError
+    from agentflow.extraction.merge import Merge
+
+    class Strict(BaseModel):
+        package: Annotated[str, Merge.must_agree()]
+        changes: list[Item] = Field(max_length=8)
+
+    def strict(package: str, indexes: list[int]) -> ExtractResult:
+        r = entry_result(indexes)
+        return result(Strict(package=package, changes=r.output.changes), r.spans)
+
+    async def again(taken: frozenset[tuple[int, int]]) -> ExtractResult:
+        return strict("gadget", [2])
+
+    outcome = await recall_passes(strict("widget", [0]), DOC, Strict, 2, again)
+    assert isinstance(outcome.error, MergeConflictError) and outcome.output is None
+    assert outcome.conflicts and outcome.conflicts[0].path == "package"
+
+
 async def test_failed_first_pass_is_returned_as_is() -> None:
     async def again(taken: frozenset[tuple[int, int]]) -> ExtractResult:
         raise AssertionError("no later pass after a failed first one")

@@ -379,7 +379,7 @@ async def extract_chunks(
 
 
 def validate_merged(output: type[BaseModel], data: dict[str, Any],
-            conflicts: tuple[Conflict, ...]) -> tuple[MergeError | None, Any]:
+                    conflicts: tuple[Conflict, ...]) -> tuple[MergeError | None, Any]:
     """The merged data validated as ``output``, or the typed error why not."""
     for conflict in conflicts:
         if conflict.rule == "must_agree":

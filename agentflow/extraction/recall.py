@@ -42,7 +42,7 @@ from agentflow.extraction.chunked import (
     DocumentOutcome,
     validate_merged,
 )
-from agentflow.extraction.merge import ChunkOutput, merge_outputs, rules_of
+from agentflow.extraction.merge import ChunkOutput, Conflict, merge_outputs, rules_of
 from agentflow.extraction.output_checks import TAKEN_KEY
 from agentflow.model import Usage
 from agentflow.output.grammar_values import item_values
@@ -159,11 +159,12 @@ async def recall_passes(first: CallResult, text: str, output: Any, passes: int,
     outputs = [ChunkOutput(0, len(text), first.output.model_dump(), dict(first.spans))]
     usage: Usage = first.usage
     attempts, calls, failed = first.attempts, 1, 0
-    data: dict[str, Any] = dict(outputs[0].data)
+    data: dict[str, Any] | None = None  # the merge, once a later pass added something
     spans: Spans = dict(first.spans)
     taken = taken_items(spans, lists)
+    conflicts: tuple[Conflict, ...] = ()
     for pass_no in range(1, passes):
-        if not lists or not room_left(output, data, text, taken):
+        if not lists or not room_left(output, data or outputs[0].data, text, taken):
             break
         result = await call(taken)
         calls += 1
@@ -178,13 +179,16 @@ async def recall_passes(first: CallResult, text: str, output: Any, passes: int,
         if more <= taken:  # this pass added nothing: the next would repeat it
             break
         data, spans, taken = merged.data, dict(merged.spans), more
-    if len(outputs) > 1:  # items of several passes: back in document order
-        schema = output.model_json_schema()
-        for name in lists:
-            node = _resolve(schema.get("properties", {}).get(name, {}), schema)
-            high = next((n.get("maxItems") for n in [node, *node.get("anyOf", ())]
-                         if isinstance(n, Mapping) and n.get("type") == "array"), None)
-            _document_order(name, data, spans, None if high is None else int(high))
-    error, value = validate_merged(output, data, ())
+        conflicts = merged.conflicts
+    report = ChunkReport(calls, failed, passes=calls)
+    if data is None:  # no later pass added anything: the first result stands
+        return DocumentOutcome(first.output, None, usage, attempts, dict(first.spans), report)
+    schema = output.model_json_schema()
+    for name in lists:  # items of several passes: back in document order
+        node = _resolve(schema.get("properties", {}).get(name, {}), schema)
+        high = next((n.get("maxItems") for n in [node, *node.get("anyOf", ())]
+                     if isinstance(n, Mapping) and n.get("type") == "array"), None)
+        _document_order(name, data, spans, None if high is None else int(high))
+    error, value = validate_merged(output, data, conflicts)
     return DocumentOutcome(value, error, usage, attempts, spans if error is None else {},
-                           ChunkReport(calls, failed, passes=calls))
+                           report, conflicts)
