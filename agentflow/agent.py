@@ -29,7 +29,7 @@ in ``agentflow.reasoning``; applying a decision and committing the call in
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import Any
 
 from agentflow._input_checks import check_call_inputs
@@ -47,11 +47,10 @@ from agentflow.events import (
     ToolResult,
     ToolUse,
 )
-from agentflow.execution import CallExecution
 from agentflow.extraction.examples import Example
 from agentflow.extraction.grounding import Grounded
-from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
-from agentflow.middleware.base import Act, Hooks, Middleware, ModelRequest, ReasonAgain, hooks_for
+from agentflow.messages import Msg
+from agentflow.middleware.base import Act, Hooks, Middleware, ReasonAgain, hooks_for
 from agentflow.middleware.structured_output import (
     StructuredOutputCompression,
     StructuredOutputMiddleware,
@@ -60,19 +59,17 @@ from agentflow.middleware.structured_output import (
 from agentflow.model import (
     ChatModel,
     GenerateOptions,
-    SchemaDialect,
     TextDelta,
     ThinkingDelta,
     ToolSpec,
     resolve_model,
 )
 from agentflow.output.config import OutputConfig
-from agentflow.output.dialects import tool_spec_for
 from agentflow.output.strategies import OutputStrategy, StrategyName
-from agentflow.reasoning import recover, snapshot, take_reply
+from agentflow.reasoning import drain, next_request, recover, take_reply, tool_specs, whole_options
 from agentflow.reply import ReplyBuilder
 from agentflow.state import AgentState
-from agentflow.telemetry import Telemetry, default_telemetry, note_events
+from agentflow.telemetry import Telemetry, default_telemetry
 from agentflow.tools import Toolkit, ToolLike
 
 __all__ = ["ReActAgent"]
@@ -293,15 +290,16 @@ class ReActAgent:
         state = self.state if state is None else state
         if not inputs and not state.memory:
             raise InvalidInputError("no message: pass a message, or a state whose memory holds one")
+        model = self.model
         state.inputs_checked = check_call_inputs(  # only what the last call did not check
-            state.memory, inputs, self.model.profile, self.model.model_name, state.inputs_checked)
+            state.memory, inputs, model.profile, model.model_name, state.inputs_checked)
         has_tools = bool(len(self.toolkit))
         if output is not None:
-            self.structured_output.prepare(self.model, output, has_tools, strategy)
+            self.structured_output.prepare(model, output, has_tools, strategy)
         await state.acquire()
         try:
             ex = start_execution(
-                self.model, state, (self.name, self.id),
+                model, state, (self.name, self.id),
                 self.options if deltas else self._whole_options(), output,
                 strategy=strategy, deltas=deltas, has_tools=has_tools)
             if ground is not None:
@@ -310,13 +308,15 @@ class ReActAgent:
                 ex.extra["examples"] = examples
             # the middleware that override each stage (``self.middleware`` as it is now)
             hooks = self._hooks = hooks_for(self.middleware, self._hooks)
+            if output is None and not state.so_tool_active and hooks.text is not None:
+                hooks = hooks.text  # a text call: no output-only middleware stages
             chunk_hooks = hooks.on_chunk if deltas else hooks.on_chunk_unread
             with self.telemetry.call(self.name, self.id, ex):
                 yield CallStarted(ex.call_id, self.name, self.id)
                 for m in hooks.on_call_start:
                     await m.on_call_start(ex)
                 if ex.pending_events:
-                    for event in self._drain(ex):
+                    for event in drain(ex):
                         yield event
                 ex.memory.extend(inputs)
 
@@ -324,9 +324,10 @@ class ReActAgent:
                 while ex.iteration < self.max_iters:
                     ex.iteration += 1
                     while True:  # reason: one model request, sent again after a recovered error
-                        request = await self._request(ex, hooks)
+                        request = await next_request(ex, hooks, self.sys_prompt, tool_specs(
+                            self._specs, self.toolkit, ex.model.profile.schema_dialect))
                         if ex.pending_events:
-                            for event in self._drain(ex):
+                            for event in drain(ex):
                                 yield event
                         builder = ReplyBuilder()
                         with self.telemetry.model_request(ex, request) as trace:
@@ -351,7 +352,7 @@ class ReActAgent:
                                 retry = await recover(ex, self.middleware, request, error, received,
                                                       self.stream_retries)
                                 if ex.pending_events:
-                                    for event in self._drain(ex):
+                                    for event in drain(ex):
                                         yield event
                                 if not retry:
                                     raise
@@ -372,24 +373,25 @@ class ReActAgent:
                         if decision is not None:
                             break
                     if ex.pending_events:
-                        for event in self._drain(ex):
+                        for event in drain(ex):
                             yield event
                     if stops(ex, calls, decision):
                         break
                     if isinstance(decision, ReasonAgain):
                         continue
                     supplied = decision.results if isinstance(decision, Act) else {}
-                    results = Msg("tool", await self._act(ex, calls, supplied))
+                    results = Msg("tool", await run_tool_calls(ex, self.toolkit, self.telemetry,
+                                                              calls, supplied))
                     ex.memory.append(results)
                     for block in results.tool_results:
                         yield ToolResult(block.tool_use_id, block.name, block.output,
                                          block.is_error)
-                    self._count_failures(ex, calls, results, supplied)
+                    count_failures(ex, self.toolkit, self.tool_retries, calls, results, supplied)
                     stop = False
                     for m in hooks.post_acting:
                         stop = await m.post_acting(ex, results) or stop
                     if ex.pending_events:
-                        for event in self._drain(ex):
+                        for event in drain(ex):
                             yield event
                     if stop:
                         ex.stop_reason = ex.stop_reason or "stopped"
@@ -401,7 +403,7 @@ class ReActAgent:
                 for m in hooks.on_call_end:
                     await m.on_call_end(ex)
                 if ex.pending_events:
-                    for event in self._drain(ex):
+                    for event in drain(ex):
                         yield event
                 complete = commit(ex)
             yield complete
@@ -409,55 +411,7 @@ class ReActAgent:
             state.release()
 
     def _whole_options(self) -> GenerateOptions:
-        """The agent's options for a call nobody reads deltas of: ``stream=False``
-        unless the options choose a transport (cached per options object)."""
-        options = self.options
-        if options.stream is not None:
-            return options
-        cached = self._whole
-        if cached is None or cached[0] is not options:
-            cached = self._whole = (options, options.with_(stream=False))
-        return cached[1]
-
-    # ------------------------------------------------------------------ the loop
-
-    async def _request(self, ex: CallExecution, hooks: Hooks) -> ModelRequest:
-        """The next model request: the snapshot, after ``pre_reasoning``."""
-        request = snapshot(ex, self.sys_prompt, self._tool_specs(ex.model.profile.schema_dialect))
-        for m in hooks.pre_reasoning:
-            await m.pre_reasoning(ex, request)
-        return request
-
-    def _count_failures(
-        self,
-        ex: CallExecution,
-        calls: list[ToolUseBlock],
-        results: Msg,
-        supplied: Mapping[str, ToolResultBlock],
-    ) -> None:
-        """``count_failures`` against this agent's toolkit and ``tool_retries``."""
-        count_failures(ex, self.toolkit, self.tool_retries, calls, results, supplied)
-
-    def _tool_specs(self, dialect: SchemaDialect) -> list[ToolSpec]:
-        """The toolkit's specs in the model's schema dialect (cached)."""
-        key = (dialect, tuple(self.toolkit.names))
-        specs = self._specs.get(key)
-        if specs is None:
-            specs = self._specs[key] = [tool_spec_for(s, dialect) for s in self.toolkit.specs()]
-        return list(specs)
-
-    async def _act(
-        self,
-        ex: CallExecution,
-        calls: list[ToolUseBlock],
-        supplied: Mapping[str, ToolResultBlock],
-    ) -> list[ToolResultBlock]:
-        """``run_tool_calls`` on this agent's toolkit and telemetry."""
-        return await run_tool_calls(ex, self.toolkit, self.telemetry, calls, supplied)
-
-    @staticmethod
-    def _drain(ex: CallExecution) -> list[Event]:
-        events, ex.pending_events = ex.pending_events, []
-        if events:
-            note_events(ex, events)  # retries become events of the call's span
-        return events
+        """The agent's options for a call nobody reads deltas of (``whole_options``,
+        cached per options object)."""
+        self._whole = whole_options(self.options, self._whole)
+        return self._whole[1]

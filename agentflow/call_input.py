@@ -5,11 +5,11 @@ the working copy of a state's memory a call starts from, and the call's
 from __future__ import annotations
 
 from collections.abc import Sequence
+from logging import DEBUG, getLogger
 from typing import TYPE_CHECKING, Any
 
 from agentflow._logging import get_logger
 from agentflow.acting import not_executed
-from agentflow.call_outcome import debug_enabled
 from agentflow.errors import InvalidInputError
 from agentflow.execution import CallExecution
 from agentflow.messages import Msg
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["answer_open_calls", "coerce_input", "start_execution"]
 
 _log = get_logger()
+_ROOT_LOGGER = getLogger("agentflow")  # debug_enabled's (call_outcome), read inline
 
 
 def coerce_input(msg: str | Msg | Sequence[str | Msg] | None) -> list[Msg]:
@@ -33,7 +34,7 @@ def coerce_input(msg: str | Msg | Sequence[str | Msg] | None) -> list[Msg]:
     if msg is None:
         return []
     if isinstance(msg, str):
-        return [Msg.user(msg)]
+        return [Msg("user", msg)]
     if isinstance(msg, Msg):
         return [msg]
     if isinstance(msg, Sequence) and not isinstance(msg, bytes | bytearray):
@@ -42,7 +43,7 @@ def coerce_input(msg: str | Msg | Sequence[str | Msg] | None) -> list[Msg]:
         out: list[Msg] = []
         for i, item in enumerate(msg):
             if isinstance(item, str):
-                out.append(Msg.user(item))
+                out.append(Msg("user", item))
             elif isinstance(item, Msg):
                 out.append(item)
             else:
@@ -104,6 +105,6 @@ def start_execution(
     ex.extra["has_tools"] = has_tools
     if strategy is not None:
         ex.extra["strategy"] = strategy
-    if debug_enabled():
+    if _ROOT_LOGGER.isEnabledFor(DEBUG):  # debug_enabled, inline
         ex.log.debug("call.start", output=getattr(output, "__name__", output))
     return ex

@@ -49,7 +49,7 @@ def commit(ex: CallExecution) -> Complete:
     reply = (ex.reply or last_reply(ex)).replace(result=ex.structured_result())
     ex.state.memory = ex.memory
     ex.state.so_tool_active = ex.so_tool_active
-    if debug_enabled():
+    if _ROOT_LOGGER.isEnabledFor(logging.DEBUG):  # debug_enabled, inline
         ex.log.debug("call.end", stop_reason=ex.stop_reason, requests=ex.usage.requests)
     return Complete(
         message=reply,

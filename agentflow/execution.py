@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CallExecution"]
 
+_NO_USAGE = Usage()
+
 
 @dataclass(eq=False, slots=True)
 class CallExecution:
@@ -70,7 +72,7 @@ class CallExecution:
     memory: list[Msg] = field(default_factory=list)
     so_tool_active: bool = False
     iteration: int = 0
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = _NO_USAGE  # immutable: a shared zero, replaced per request
     call_tools: dict[str, ToolSpec] = field(default_factory=dict)
     tool_choice: ToolChoice | None = None
     response_format: ResponseFormat | None = None

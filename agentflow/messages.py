@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, Literal, TypeAlias, cast
@@ -242,19 +242,19 @@ class Msg:
                 f"unknown message role {role!r}: expected one of {', '.join(sorted(_ROLES))}"
             )
         if isinstance(content, str):
-            blocks: tuple[Block, ...] = (TextBlock(content),)
+            blocks: tuple[Block, ...] = (_text_block(content),)
         else:
             items = tuple(content)
             if _BLOCK_TYPESET.issuperset(map(type, items)):  # no Python frame per block
                 blocks = cast("tuple[Block, ...]", items)
             else:
                 blocks = tuple(_block(i, item) for i, item in enumerate(items))
-        object.__setattr__(self, "role", role)
-        object.__setattr__(self, "content", blocks)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "metadata", dict(metadata) if metadata else {})
-        object.__setattr__(self, "id", id or new_id())
-        object.__setattr__(self, "result", result)
+        _SET_ROLE(self, role)  # the slots' own setters: no lookup by name per field
+        _SET_CONTENT(self, blocks)
+        _SET_NAME(self, name)
+        _SET_METADATA(self, dict(metadata) if metadata else {})
+        _SET_ID(self, id or new_id())
+        _SET_RESULT(self, result)
 
     # convenience constructors
     @classmethod
@@ -351,13 +351,13 @@ class Msg:
         """A copy with ``changes`` applied (same id unless given)."""
         if changes.keys() <= _TRUSTED_CHANGES:  # role and blocks already checked: copy them
             new = object.__new__(Msg)
-            object.__setattr__(new, "role", self.role)
-            object.__setattr__(new, "content", self.content)
-            object.__setattr__(new, "name", self.name)
+            _SET_ROLE(new, self.role)
+            _SET_CONTENT(new, self.content)
+            _SET_NAME(new, self.name)
             metadata = changes.get("metadata", self.metadata)
-            object.__setattr__(new, "metadata", dict(metadata) if metadata else {})
-            object.__setattr__(new, "id", self.id)
-            object.__setattr__(new, "result", changes.get("result", self.result))
+            _SET_METADATA(new, dict(metadata) if metadata else {})
+            _SET_ID(new, self.id)
+            _SET_RESULT(new, changes.get("result", self.result))
             return new
         return Msg(
             role=changes.get("role", self.role),
@@ -371,6 +371,31 @@ class Msg:
 
 _TRUSTED_CHANGES = frozenset({"metadata", "result"})
 """``Msg.replace`` changes that need no check of the role or the blocks."""
+
+# The slots' setters (a frozen dataclass's fields are set through them, bypassing
+# its ``__setattr__``, as ``object.__setattr__`` does after a lookup by name).
+def _setter(cls: type, name: str) -> Callable[[Any, Any], None]:
+    """The ``__set__`` of ``cls``'s slot ``name``."""
+    return cast("Callable[[Any, Any], None]", vars(cls)[name].__set__)
+
+
+_SET_ROLE = _setter(Msg, "role")
+_SET_CONTENT = _setter(Msg, "content")
+_SET_NAME = _setter(Msg, "name")
+_SET_METADATA = _setter(Msg, "metadata")
+_SET_ID = _setter(Msg, "id")
+_SET_RESULT = _setter(Msg, "result")
+_SET_TEXT = _setter(TextBlock, "text")
+_SET_TYPE = _setter(TextBlock, "type")
+
+
+def _text_block(text: str) -> TextBlock:
+    """``TextBlock(text)`` without the dataclass's per-field ``object.__setattr__``
+    (a ``Msg`` of plain text makes one)."""
+    block = object.__new__(TextBlock)
+    _SET_TEXT(block, text)
+    _SET_TYPE(block, "text")
+    return block
 
 
 # Persistence ----------------------------------------------------------------

@@ -1,7 +1,9 @@
 """Reasoning: the *reason* step of ``ReActAgent``'s loop around one model
-request: the request's snapshot of the call, what to do when the request
-fails (a middleware's degradation, a broken stream sent again), and folding
-the finished reply into the call. The streaming itself stays inline in the
+request: the request (``next_request``: the snapshot of the call, the
+toolkit's specs per dialect, the options of a call nobody reads deltas of),
+what to do when the request fails (a middleware's degradation, a broken
+stream sent again), the events middleware queued (``drain``), and folding the
+finished reply into the call. The streaming itself stays inline in the
 agent's event generator, so no generator layer re-yields each chunk's event.
 """
 
@@ -10,14 +12,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentflow.errors import ProviderError
-from agentflow.events import AttemptDiscarded, DiscardReason
+from agentflow.events import AttemptDiscarded, DiscardReason, Event
 from agentflow.execution import CallExecution
 from agentflow.messages import Msg
-from agentflow.middleware.base import Middleware, ModelRequest
-from agentflow.model import ToolSpec, Usage
+from agentflow.middleware.base import Hooks, Middleware, ModelRequest
+from agentflow.model import GenerateOptions, SchemaDialect, ToolSpec, Usage
+from agentflow.output.dialects import tool_spec_for
 from agentflow.reply import ReplyBuilder
+from agentflow.telemetry import note_events
+from agentflow.tools import Toolkit
 
-__all__ = ["recover", "snapshot", "stream_retry", "take_reply"]
+__all__ = [
+    "drain",
+    "next_request",
+    "recover",
+    "snapshot",
+    "stream_retry",
+    "take_reply",
+    "tool_specs",
+    "whole_options",
+]
 
 
 def snapshot(ex: CallExecution, sys_prompt: str | None, tools: list[ToolSpec]) -> ModelRequest:
@@ -34,6 +48,48 @@ def snapshot(ex: CallExecution, sys_prompt: str | None, tools: list[ToolSpec]) -
         options = options.with_(tool_choice=ex.tool_choice)
         ex.tool_choice = None
     return ModelRequest(messages, tools, options)
+
+
+async def next_request(ex: CallExecution, hooks: Hooks, sys_prompt: str | None,
+                       tools: list[ToolSpec]) -> ModelRequest:
+    """The next model request: the ``snapshot``, after ``pre_reasoning``."""
+    request = snapshot(ex, sys_prompt, tools)
+    for m in hooks.pre_reasoning:
+        await m.pre_reasoning(ex, request)
+    return request
+
+
+def tool_specs(cache: dict[tuple[str, tuple[str, ...]], list[ToolSpec]], toolkit: Toolkit,
+               dialect: SchemaDialect) -> list[ToolSpec]:
+    """``toolkit``'s specs in the model's schema ``dialect``: a fresh list (the
+    request's own), over specs kept in ``cache`` per dialect and tool names."""
+    key = (dialect, tuple(toolkit.names))
+    specs = cache.get(key)
+    if specs is None:
+        specs = cache[key] = [tool_spec_for(s, dialect) for s in toolkit.specs()]
+    return list(specs)
+
+
+def whole_options(
+    options: GenerateOptions, cached: tuple[GenerateOptions, GenerateOptions] | None
+) -> tuple[GenerateOptions, GenerateOptions]:
+    """``(options, the options of a call nobody reads deltas of)``: ``stream=False``
+    unless ``options`` choose a transport; ``cached`` when made from the same
+    ``options`` object (no copy per call)."""
+    if options.stream is not None:
+        return options, options
+    if cached is None or cached[0] is not options:
+        cached = (options, options.with_(stream=False))
+    return cached
+
+
+def drain(ex: CallExecution) -> list[Event]:
+    """The events queued on ``ex`` (emptied); retries among them become events
+    of the call's span."""
+    events, ex.pending_events = ex.pending_events, []
+    if events:
+        note_events(ex, events)
+    return events
 
 
 async def recover(
@@ -76,9 +132,11 @@ def stream_retry(ex: CallExecution, error: ProviderError, limit: int) -> bool:
 def take_reply(ex: CallExecution, builder: ReplyBuilder) -> Msg:
     """Fold a finished reply into ``ex`` (usage plus one request, finish
     reason, memory); the reply message."""
-    used = builder.usage
-    ex.usage = ex.usage + Usage(used.input_tokens, used.output_tokens,
-                                used.cached_tokens, used.reasoning_tokens, 1)
+    total, used = ex.usage, builder.usage  # one Usage: the sum, plus this request
+    ex.usage = Usage(total.input_tokens + used.input_tokens,
+                     total.output_tokens + used.output_tokens,
+                     total.cached_tokens + used.cached_tokens,
+                     total.reasoning_tokens + used.reasoning_tokens, total.requests + 1)
     ex.last_finish_reason = builder.finish_reason
     reply = builder.build()
     ex.memory.append(reply)

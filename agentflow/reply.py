@@ -38,6 +38,8 @@ from agentflow.output.decoding import RAW_ARGUMENTS, decode_arguments
 
 __all__ = ["ModelResponse", "ReplyBuilder", "ToolCallAssembler", "generate", "parse_arguments"]
 
+_NO_USAGE = Usage()
+
 
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
@@ -121,6 +123,8 @@ class ToolCallAssembler:
         arguments are parsed by ``parse_arguments``. Arguments that are several
         JSON objects glued together become one call each (same name; ids after
         the first synthesised)."""
+        if not self._calls:  # a reply without tool calls
+            return []
         blocks: list[ToolUseBlock] = []
         seen: set[str] = set()
         for call in sorted(self._calls, key=lambda c: c.index):
@@ -235,7 +239,7 @@ class ReplyBuilder:
         self.finish_reason: FinishReason = "stop"
         self.response_model: str | None = None
         self.response_id: str | None = None
-        self.usage = Usage()
+        self.usage = _NO_USAGE  # immutable: shared until a usage chunk comes
 
     def add(self, chunk: ModelChunk) -> None:
         """Fold one chunk in (dispatched on its ``type`` tag: no ``isinstance``
@@ -268,17 +272,21 @@ class ReplyBuilder:
 
     def build(self) -> Msg:
         """The assistant message: thinking, then text, then tool calls."""
+        text = clean_text(self.text)
+        calls = self.tools.finish()
+        thinking = self._thinking or self._signature or self._thinking_data
+        if not thinking and not calls:  # the common reply: its text only, if any
+            return Msg("assistant", text if text else ())
         blocks: list[Any] = []
-        if self._thinking or self._signature or self._thinking_data:
+        if thinking:
             blocks.append(
                 ThinkingBlock(
                     clean_text("".join(self._thinking)), self._signature, self._thinking_data
                 )
             )
-        text = clean_text(self.text)
         if text:
             blocks.append(TextBlock(text))
-        blocks.extend(self.tools.finish())
+        blocks.extend(calls)
         return Msg("assistant", blocks)
 
 

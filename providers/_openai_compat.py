@@ -1,5 +1,6 @@
 """The machinery every OpenAI-style adapter shares: ``OpenAICompatibleModel``
-(request building, streaming, errors). The error classification that makes
+(sending, streaming, errors; the request-building hooks are in
+``_openai_request``). The error classification that makes
 a vendor's "feature unsupported" 400 an ``UnsupportedFeatureError`` lives in
 ``_openai_errors`` (re-exported here).
 
@@ -34,12 +35,10 @@ from agentflow.errors import (
     ProviderError,
     ServerError,
     TruncatedStreamError,
-    UnsupportedFeatureError,
 )
 from agentflow.media_tokens import media_cost
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
-from agentflow.providers._adapter import system_reminder
 from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
@@ -56,31 +55,18 @@ from agentflow.providers._markup import (
 )
 from agentflow.providers._media import ImageUrlStyle
 from agentflow.providers._openai_errors import (
-    engine_refused,
     openai_error,
     payload_error,
-    schema_carrier,
     unsupported_feature,
 )
 from agentflow.providers._openai_remedies import (
     MAX_REMEDIES,
     OPTIONAL_FIELDS,
     refused_optional_fields,
-    refused_part,
-    strict_refused,
+    remedy_for,
 )
-from agentflow.providers._openai_wire import (
-    JSON_INSTRUCTION,
-    SCHEMA_INSTRUCTION,
-    ChunkParser,
-    ReasoningHistory,
-    format_messages,
-    format_response_format,
-    format_tool_choice,
-    format_tools,
-    insert_instruction,
-    mentions_json,
-)
+from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestHooks
+from agentflow.providers._openai_wire import ChunkParser, ReasoningHistory
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 from agentflow.ratelimit import model_family
@@ -98,10 +84,6 @@ __all__ = [
 
 _log = get_logger("agentflow.providers")
 
-FORCE_NAMED_TOOL = ("You must now call the `{name}` tool, the only tool available, exactly "
-                    "once. Reply with the tool call only, no text.")
-"""The reminder that goes with an emulated ``specific`` tool choice (``offer_named_tool``)."""
-
 GENERIC_PROFILE = ModelProfile(
     tool_choice_modes=frozenset({"auto", "none", "required"}), native_output="json_schema",
     schema_dialect="plain",
@@ -113,7 +95,7 @@ take a named ``tool_choice``; override with ``profile=`` (vLLM does)."""
 # ----------------------------------------------------------------------------- models
 
 
-class OpenAICompatibleModel:
+class OpenAICompatibleModel(OpenAIRequestHooks):
     """A ``ChatModel`` over ``POST {base_url}/chat/completions``.
 
     Args:
@@ -158,6 +140,8 @@ class OpenAICompatibleModel:
     send_strict: bool = True
     _dropped_fields: frozenset[str] = frozenset()
     """``OPTIONAL_FIELDS`` this model's server refused (set per instance on a refusal)."""
+    _last_format: tuple[ResponseFormat, dict[str, Any]] | None = None
+    """The last json_schema ``response_format`` sent and its wire form (set per instance)."""
     send_stream_options: ClassVar[bool] = True
     reasoning_history: ClassVar[ReasoningHistory] = "drop"
     image_urls: ClassVar[ImageUrlStyle] = "data_url"
@@ -246,111 +230,6 @@ class OpenAICompatibleModel:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    # -- request building (hooks) -------------------------------------------
-    def build_body(
-        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
-    ) -> dict[str, Any]:
-        """The JSON request body.
-
-        Raises:
-            UnsupportedFeatureError: a ``tool_choice`` the profile says the
-                vendor refuses (never sent), or a vendor hook's refusal.
-        """
-        wire = format_messages(messages, reasoning=self.reasoning_history,
-                               late_system=self._late_system, images=self.image_urls)
-        body: dict[str, Any] = {"model": self._model, "messages": wire}
-        if self.streams(options):
-            body["stream"] = True
-            if self.send_stream_options:
-                body["stream_options"] = {"include_usage": True}
-        self.apply_tools(body, tools, options)
-        if options.response_format is not None:
-            self.apply_response_format(body, options.response_format, options)
-        self.apply_thinking(body, options)
-        if options.max_tokens is not None:
-            body[self.max_tokens_field] = options.max_tokens
-        if options.temperature is not None:
-            body["temperature"] = self.temperature(options.temperature)
-        if options.extra:
-            body.update(options.extra)
-        return body
-
-    def streams(self, options: GenerateOptions) -> bool:
-        """Whether this request streams: ``options.stream`` when set, else the
-        model's ``stream=``. Vendors override it to keep streaming where a
-        whole reply would differ (``options.stream=False`` is a "nobody reads
-        the deltas" hint, ``GenerateOptions``)."""
-        return self._stream if options.stream is None else options.stream
-
-    def apply_tools(
-        self, body: dict[str, Any], tools: Sequence[ToolSpec], options: GenerateOptions
-    ) -> None:
-        """Set ``tools``, ``tool_choice`` (only modes the profile allows; dropped
-        without tools, which OpenAI refuses) and ``parallel_tool_calls``."""
-        choice = options.tool_choice
-        if not tools:
-            return
-        if choice is not None and not self._profile.allows_tool_choice(choice, options):
-            thinking = self._profile.thinking_active(options)
-            raise UnsupportedFeatureError(
-                f"{self._model} does not accept tool_choice={choice.mode!r}"
-                f"{' while thinking' if thinking else ''} (profile.tool_choice_modes="
-                f"{sorted(self._profile.tool_choice_modes)}); it was not sent",
-                feature="tool_choice", status=None, vendor=self.vendor,
-            )
-        body["tools"] = format_tools(tools, strict=self.send_strict)
-        if choice is not None:
-            body["tool_choice"] = format_tool_choice(choice)
-        if options.parallel_tool_calls is not None and self._profile.parallel_tool_calls_flag:
-            body["parallel_tool_calls"] = options.parallel_tool_calls
-
-    def offer_named_tool(
-        self, body: dict[str, Any], tools: Sequence[ToolSpec], options: GenerateOptions
-    ) -> tuple[Sequence[ToolSpec], GenerateOptions]:
-        """Emulate ``specific`` for a vendor that enforces no named ``tool_choice``
-        (GLM answers "Tool choice must be auto", MiniMax ignores it): only the
-        named tool is offered, no ``tool_choice`` is sent (the API's ``auto``),
-        and a closing system reminder asks for that tool — the forced turn of
-        the structured-output engine can then only call ``generate_response``
-        or answer in text (C21; the same emulation as ``providers.ollama``).
-        Other choices pass unchanged."""
-        choice = options.tool_choice
-        if choice is None or choice.mode != "specific" or not tools:
-            return tools, options
-        named = [t for t in tools if t.name == choice.name] or list(tools)
-        role = "user" if self._late_system == "user" else "system"
-        body["messages"].append({"role": role, "content": system_reminder(
-            FORCE_NAMED_TOOL.format(name=choice.name))})
-        return named, options.with_(tool_choice=None)
-
-    def apply_response_format(
-        self, body: dict[str, Any], rf: ResponseFormat, options: GenerateOptions
-    ) -> None:
-        """Set ``response_format``. json_schema is sent only when the profile
-        says the model has it; otherwise JSON mode with the schema in a system
-        instruction. JSON mode gets an instruction naming JSON when no message
-        does (vendors refuse JSON mode without the word)."""
-        if rf.type == "json_schema" and rf.schema is not None:
-            if self.json_schema_ok(options):
-                body["response_format"] = format_response_format(rf)
-                return
-            schema = orjson.dumps(dict(rf.schema)).decode()
-            insert_instruction(body["messages"], SCHEMA_INSTRUCTION.format(schema=schema))
-        elif not mentions_json(body["messages"]):
-            insert_instruction(body["messages"], JSON_INSTRUCTION)
-        body["response_format"] = {"type": "json_object"}
-
-    def json_schema_ok(self, options: GenerateOptions) -> bool:
-        """Whether ``response_format`` json_schema may be sent (the profile says so)."""
-        return self._profile.native_output == "json_schema"
-
-    def apply_thinking(self, body: dict[str, Any], options: GenerateOptions) -> None:
-        """Turn reasoning on/off per ``options.thinking`` (no standard field here)."""
-
-    def temperature(self, value: float) -> float:
-        """The temperature to send (vendors with a narrower range clamp it)."""
-        return value
-
     # -- errors (hooks) -----------------------------------------------------
     def map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
         """Map an HTTP error reply (``openai_error``)."""
@@ -379,13 +258,16 @@ class OpenAICompatibleModel:
             ProviderError: a malformed reply or one carrying an error (``guard``).
         """
         parser = self.parser_class()
-        chunks = markup.feed(guard.fold(partial(self.read_payload, parser, guard=guard), data))
-        held = guard.fold(_close, parser)
-        if held:
-            chunks = chunks + markup.feed(held)
-        rest = markup.close()
-        if rest:
-            chunks = chunks + rest
+        chunks = guard.fold(partial(self.read_payload, parser, guard=guard), data)
+        if type(parser).close is not ChunkParser.close:  # a parser that holds text back
+            held = guard.fold(_close, parser)
+            if held:
+                chunks = chunks + held
+        if markup.active:  # one feed of the whole reply, then what the filter still holds
+            chunks = markup.feed(chunks)
+            rest = markup.close()
+            if rest:
+                chunks = chunks + rest
         guard.end()
         return chunks
 
@@ -426,19 +308,12 @@ class OpenAICompatibleModel:
         """Build the body, send it (again after a remedied refusal, see
         ``stream``) and yield the reply's chunks."""
         markup = MarkupFilter(self._markups, tools)
-        media = media_cost([b for m in messages for b in m.content], self.profile.media_tokens)
+        media = media_cost([b for m in messages for b in m.content], self._profile.media_tokens)
         for remedies in range(MAX_REMEDIES + 1):
-            body = self.build_body(messages, tools, options)
-            for name in self._dropped_fields:
-                body.pop(name, None)
+            body = self._body(messages, tools, options)
             if self._key_missing:
                 raise AuthenticationError(
                     f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
-            offered = body.get("tools")
-            strict = any((t.get("function") or {}).get("strict")
-                         for t in offered) if offered else False
-            carrier = schema_carrier(body)
-            optional = [name for name in OPTIONAL_FIELDS if name in body]
             streaming = body.get("stream") is True
             exchange = self._http.open(self.chat_path, body, whole=not streaming, media=media)
             del body  # the exchange drops it once sent: not kept alive while the reply comes
@@ -446,23 +321,23 @@ class OpenAICompatibleModel:
                 await exchange.start()
                 break
             except BadRequestError as exc:
-                if remedies < MAX_REMEDIES and strict and (strict_refused(exc) or (
-                        carrier == "strict" and engine_refused(str(exc)))):
+                # what the refused request carried is read only now (the same body
+                # again): a request that is not refused pays nothing for it
+                remedy = remedy_for(exc, self._body(messages, tools, options),
+                                    remedies < MAX_REMEDIES)
+                if remedy == "strict":
                     self.send_strict = False  # this instance only; the class default stays
                     _log.warning("openai_compat.strict_refused", vendor=self.vendor,
                                  model=self._model, error=str(exc)[:200])
                     continue
-                refused_fields = refused_optional_fields(str(exc), optional)
-                if remedies < MAX_REMEDIES and refused_fields:
-                    self._dropped_fields |= refused_fields  # this instance only
+                if isinstance(remedy, frozenset):
+                    self._dropped_fields |= remedy  # this instance only
                     _log.warning("openai_compat.field_refused", vendor=self.vendor,
-                                 model=self._model, fields=sorted(refused_fields),
-                                 error=str(exc)[:200])
+                                 model=self._model, fields=sorted(remedy), error=str(exc)[:200])
                     continue
-                refused = refused_part(exc, carrier)
-                if refused is exc:
+                if remedy is exc:
                     raise
-                raise refused from exc
+                raise remedy from exc
         async with exchange as response:
             if not streaming or "json" in response.content_type:
                 guard = ReplyGuard(self.vendor, stream=False)
@@ -473,6 +348,7 @@ class OpenAICompatibleModel:
             guard = ReplyGuard(self.vendor, stream=True)
             done = received = finished = False
             read = partial(self.read_payload, parser, guard=guard)  # no Python frame per event
+            filtering = markup.active  # no filter call per event when it looks for nothing
             async for event in iter_sse(response):
                 if event.data.strip() == "[DONE]":
                     done = True
@@ -481,7 +357,8 @@ class OpenAICompatibleModel:
                     raise self.event_error(event.data)
                 payload = guard.load(event.data)
                 received = True
-                for chunk in markup.feed(guard.fold(read, payload)):
+                chunks = guard.fold(read, payload)
+                for chunk in markup.feed(chunks) if filtering else chunks:
                     finished = finished or chunk.type == "finish"
                     yield chunk
                 done = done or parser.terminal
@@ -510,7 +387,9 @@ class OpenAICompatibleModel:
         error it carries (``payload_error``); run under ``guard.fold``."""
         if not isinstance(payload, dict):
             raise guard.error("not a JSON object", payload)
-        if error := self.payload_error(payload):
+        # the stock check reads ``error`` only: a payload without one skips the call
+        if ("error" in payload or type(self).payload_error is not _STOCK_PAYLOAD_ERROR) and (
+                error := self.payload_error(payload)):
             raise error
         return parser.feed(payload)
 
@@ -523,6 +402,9 @@ class OpenAICompatibleModel:
         if not isinstance(payload, dict) or "error" not in payload:
             payload = {"error": payload}
         return self.payload_error(payload) or ServerError(data[:500], vendor=self.vendor)
+
+
+_STOCK_PAYLOAD_ERROR = OpenAICompatibleModel.payload_error
 
 
 def _close(parser: ChunkParser) -> list[ModelChunk]:

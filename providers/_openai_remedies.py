@@ -10,14 +10,14 @@ per request.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from agentflow.errors import BadRequestError, UnsupportedFeature, UnsupportedFeatureError
-from agentflow.providers._openai_errors import engine_refused
+from agentflow.providers._openai_errors import engine_refused, schema_carrier
 
 __all__ = ["MAX_REMEDIES", "OPTIONAL_FIELDS", "refused_optional_fields", "refused_part",
-           "strict_refused"]
+           "remedy_for", "strict_refused"]
 
 OPTIONAL_FIELDS = ("stream_options", "parallel_tool_calls")
 """Request fields that only refine a request (usage in the stream's last chunk,
@@ -64,3 +64,25 @@ def strict_refused(error: BadRequestError) -> bool:
     for function 'X': In context=(...), ...", code ``invalid_function_parameters``)."""
     return error.code == "invalid_function_parameters" or bool(
         _STRICT_REFUSAL.search(str(error)))
+
+
+def remedy_for(
+    error: BadRequestError, body: Mapping[str, Any], may_resend: bool
+) -> Literal["strict"] | frozenset[str] | BadRequestError:
+    """What to do about ``error``, the refusal of request ``body``: ``"strict"``
+    (send it again without ``strict``: its strict tools were refused), the
+    ``OPTIONAL_FIELDS`` to send it again without, or the error to raise
+    (``refused_part``: ``error`` itself, or the ``UnsupportedFeatureError``
+    naming the schema carrier). ``may_resend``: fewer than ``MAX_REMEDIES``
+    resends so far; without it, only the error."""
+    offered = body.get("tools")
+    strict = any((t.get("function") or {}).get("strict") for t in offered) if offered else False
+    carrier = schema_carrier(body)
+    message = str(error)
+    if may_resend and strict and (strict_refused(error) or (
+            carrier == "strict" and engine_refused(message))):
+        return "strict"
+    fields = refused_optional_fields(message, [f for f in OPTIONAL_FIELDS if f in body])
+    if may_resend and fields:
+        return fields
+    return refused_part(error, carrier)

@@ -316,7 +316,8 @@ class ChunkParser:
             if delta:
                 self.delta(delta, out)
             raw_finish = choice.get("finish_reason")
-        usage = parse_usage(payload.get("usage"))
+        raw_usage = payload.get("usage")  # most stream chunks carry none: no call for them
+        usage = parse_usage(raw_usage) if raw_usage is not None else None
         if usage is not None and usage.total_tokens and (self._usage is None
                                                          or usage != self._usage):
             self._usage = usage

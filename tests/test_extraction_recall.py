@@ -139,6 +139,7 @@ async def test_later_passes_add_items_in_document_order_and_stop_when_nothing_is
     for i, (s, e) in enumerate(sp):
         assert outcome.spans[f"changes[{i}]"] == [(s, e)]
     assert outcome.spans["package"] == [(0, 6)]
+    assert list(outcome.spans) == ["package", *(f"changes[{i}]" for i in range(4))]  # in order
     assert outcome.chunks is not None and (outcome.chunks.total, outcome.chunks.passes) == (3, 3)
     assert outcome.usage.requests == 3 and outcome.attempts == 3
 

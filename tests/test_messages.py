@@ -314,3 +314,25 @@ _msgs = st.builds(
 def test_round_trip_property(m):
     restored = msg_from_dict(orjson.loads(orjson.dumps(msg_to_dict(m))))
     assert restored == m
+
+
+# ----------------------------------------------------------------------------- construction
+
+
+def test_msg_fields_are_set_through_the_slots_and_stay_frozen() -> None:
+    """``Msg`` and its text block are built without the dataclass ``__init__``
+    (the slots' setters): the same values, equality, hash and immutability."""
+    msg = Msg.user("hi", name="n", metadata={"k": 1}, id="m1")
+    assert (msg.role, msg.name, msg.metadata, msg.id, msg.result) == ("user", "n", {"k": 1},
+                                                                      "m1", None)
+    assert msg.content == (TextBlock("hi"),)
+    assert hash(msg.content[0]) == hash(TextBlock("hi")) and msg.content[0].type == "text"
+    assert msg == Msg("user", [TextBlock("hi")], name="n", metadata={"k": 1}, id="m1")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        msg.role = "assistant"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        msg.content[0].text = "x"  # type: ignore[misc]
+    copy = msg.replace(metadata={"k": 2})
+    assert (copy.id, copy.content, copy.metadata, msg.metadata) == ("m1", msg.content,
+                                                                    {"k": 2}, {"k": 1})
+    assert Msg.user("a").id != Msg.user("a").id

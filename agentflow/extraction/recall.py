@@ -190,5 +190,6 @@ async def recall_passes(first: CallResult, text: str, output: Any, passes: int,
                      if isinstance(n, Mapping) and n.get("type") == "array"), None)
         _document_order(name, data, spans, None if high is None else int(high))
     error, value = validate_merged(output, data, conflicts)
+    spans = dict(sorted(spans.items(), key=lambda kv: min(kv[1], default=(-1, -1))))
     return DocumentOutcome(value, error, usage, attempts, spans if error is None else {},
                            report, conflicts)

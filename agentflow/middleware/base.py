@@ -92,6 +92,12 @@ class Middleware:
     (partial outputs), so the agent skips it for a call nobody reads the
     deltas of (``call()``); other hooks run either way."""
 
+    output_calls_only: ClassVar[bool] = False
+    """``True``: every stage is a no-op for a call that asks for no output type
+    on a state without an active structured-output tool (``so_tool_active``
+    unset), so the agent skips this middleware for such calls (plain text
+    calls); ``on_model_error`` runs either way."""
+
     async def on_call_start(self, ex: CallExecution) -> None:
         """The call begins (input messages are not yet in ``ex.memory``)."""
 
@@ -144,6 +150,10 @@ class Hooks:
     on_chunk_unread: tuple[Middleware, ...]
     """``on_chunk`` for a call nobody reads the deltas of (``call()``):
     without the middleware whose ``chunks_for_deltas_only`` is set."""
+    text: Hooks | None = None
+    """The table for a call that asks for no output on a state without an
+    active structured-output tool: without the middleware whose
+    ``output_calls_only`` is set (``None``: there are none, this table)."""
 
 
 def _overrides(m: object, stage: str) -> bool:
@@ -158,7 +168,12 @@ def hooks_for(middleware: list[Middleware], cached: Hooks | None = None) -> Hook
     if cached is not None and cached.source == middleware:  # a private copy: no call here
         return cached
     source = list(middleware)
+    plain = [m for m in source if not getattr(m, "output_calls_only", False)]
+    return _table(source, _table(plain) if len(plain) < len(source) else None)
+
+
+def _table(source: list[Middleware], text: Hooks | None = None) -> Hooks:
     start, pre, chunk, post, acting, end = (
         tuple(m for m in source if _overrides(m, stage)) for stage in _STAGES)
     unread = tuple(m for m in chunk if not getattr(m, "chunks_for_deltas_only", False))
-    return Hooks(source, start, pre, chunk, post, acting, end, unread)
+    return Hooks(source, start, pre, chunk, post, acting, end, unread, text)

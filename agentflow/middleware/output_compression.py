@@ -36,6 +36,8 @@ class StructuredOutputCompression(Middleware):
     that later requests will not declare.
     """
 
+    output_calls_only = True  # tidies the memory of calls that asked for an output only
+
     async def on_call_end(self, ex: CallExecution) -> None:
         run = run_of(ex)
         if run is None:

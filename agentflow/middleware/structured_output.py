@@ -170,6 +170,7 @@ class StructuredOutputMiddleware(Middleware):
     """
 
     chunks_for_deltas_only = True  # on_chunk makes partial outputs only
+    output_calls_only = True  # no run without an output type (on_call_start: so_tool_active)
 
     def __init__(self, config: OutputConfig | None = None) -> None:
         self.config = config or OutputConfig()
