@@ -262,6 +262,10 @@ def _is_jsonl(path: Path, fmt: str) -> bool:
 
 
 def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[Document]:
+    """One document per non-blank line of ``path``; a line that is not a
+    document (not JSON, not an object, no string ``text_field``, an id already
+    used) is one failed document (``InvalidInputLineError``, id
+    ``FILE:LINE``), and the lines after it go on."""
     content = _read(path)
     seen: dict[str, int] = {}
     for number, line in enumerate(io.StringIO(content), start=1):
@@ -270,16 +274,31 @@ def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[Docum
         try:
             record: Any = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: not JSON ({exc})") from exc
-        if not isinstance(record, dict) or not isinstance(record.get(text_field), str):
-            raise InputError(f"{path}:{number}: no string field {text_field!r}")
+            yield _bad_line(path, number, f"not JSON ({exc})")
+            continue
+        if not isinstance(record, dict):
+            yield _bad_line(path, number, f"a JSON {type(record).__name__}, not an object "
+                                          f"with a string field {text_field!r}")
+            continue
+        if not isinstance(record.get(text_field), str):
+            yield _bad_line(path, number, f"no string field {text_field!r} (fields: "
+                                          f"{', '.join(map(str, list(record)[:10])) or 'none'})")
+            continue
         rid = record.get(id_field)
         doc_id = f"{path}#{rid if rid is not None else number}"
         if doc_id in seen:  # ids key the results: a repeat would lose one document
-            raise InputError(f"{path}:{number}: id {rid!r} already used on line "
-                             f"{seen[doc_id]}; ids must be unique within a file")
+            yield _bad_line(path, number, f"id {rid!r} already used on line "
+                                          f"{seen[doc_id]}; ids must be unique within a file")
+            continue
         seen[doc_id] = number
         yield Document(doc_id, record[text_field])
+
+
+def _bad_line(path: Path, number: int, what: str) -> Document:
+    """The failed document of JSONL line ``number`` of ``path``."""
+    return _Unusable(f"{path}:{number}: {what}", "InvalidInputLineError",
+                     "the JSONL line is not a record with the text field; fix the line "
+                     "and run again (the other lines were read)").document(f"{path}:{number}")
 
 
 def iter_documents(
@@ -307,8 +326,8 @@ def iter_documents(
             ``None``: the text layer only.
 
     Raises:
-        InputError: a spec matches nothing, or a JSONL line is malformed
-            (unreadable, binary and empty documents come out with a ``problem``).
+        InputError: a spec matches nothing (unreadable, binary and empty
+            documents, and malformed JSONL lines, come out with a ``problem``).
     """
     for spec in specs:
         for path, problem in _expand(spec):

@@ -6,7 +6,8 @@ A ``ToolMarkup`` is one format: its opening and closing tokens and a
 ``parse`` function from the text between them to calls. Each format lives in
 its vendor's module (``minimax``: ``<minimax:tool_call>``, ``dashscope``:
 Qwen/Hermes ``<tool_call>{json}</tool_call>``, ``deepseek``:
-``<｜tool▁calls▁begin｜>``, ``glm``: ``<tool_call>name<arg_key>…``) and is
+``<｜tool▁calls▁begin｜>``, ``glm``: ``<tool_call>name<arg_key>…``,
+``moonshot``: Kimi K2's ``<|tool_calls_section_begin|>``) and is
 registered by name here; an OpenAI-compatible adapter is given the names to
 look for (``tool_markups=``; each vendor adapter defaults to its own, and a
 generic server's model name picks them through ``MODEL_MARKUPS``).
@@ -32,7 +33,14 @@ from typing import Any
 import orjson
 
 from agentflow.messages import new_id
-from agentflow.model import FinishChunk, ModelChunk, TextDelta, ToolCallDelta, ToolSpec
+from agentflow.model import (
+    FinishChunk,
+    ModelChunk,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolSpec,
+)
 from agentflow.output.decoding import decode_value
 from agentflow.output.dialects import resolve_ref, schema_types
 
@@ -92,6 +100,8 @@ _HOMES = {
     "deepseek-dsml-ascii": "agentflow.providers.deepseek",
     "deepseek-dsml-v4-ascii": "agentflow.providers.deepseek",
     "glm": "agentflow.providers.glm",
+    "kimi-k2": "agentflow.providers.moonshot",
+    "kimi-k2-singular": "agentflow.providers.moonshot",
 }
 """Which vendor module defines each built-in markup (imported on first use)."""
 
@@ -103,6 +113,7 @@ MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("*deepseek*", ("deepseek", "deepseek-dsml", "deepseek-dsml-v4", "deepseek-dsml-ascii",
                     "deepseek-dsml-v4-ascii")),
     ("*glm*", ("glm",)),
+    ("*kimi*", ("kimi-k2", "kimi-k2-singular")),
 )
 """Model-name globs (lower case) -> the markups a generic OpenAI-compatible
 server (llama.cpp, vLLM, LM Studio) hosting that model may leave in text."""
@@ -212,9 +223,33 @@ def typed_value(raw: str, schema: Mapping[str, Any] | None,
         return text
 
 
+class _Scan:
+    """The markup state of one channel of a reply (its text, or its reasoning)."""
+
+    __slots__ = ("block", "held", "start")
+
+    def __init__(self) -> None:
+        self.held = ""
+        self.block: str | None = None
+        self.start = ""
+
+    def rest(self) -> str:
+        """What is held (an unclosed block, a partial start token), emptied."""
+        rest = (self.start + self.block if self.block is not None else "") + self.held
+        self.block, self.start, self.held = None, "", ""
+        return rest
+
+
 class MarkupFilter:
     """Turns markup in one reply's text chunks into tool calls (see the
     module docstring). ``feed`` each chunk's output, then ``close``.
+
+    Markup in the reasoning (``ThinkingDelta`` text: DeepSeek's
+    ``reasoning_content``, a vLLM reasoning parser that kept a call inside
+    ``<think>``) is read too, for a model that wrote its call there and no
+    call in its answer: those calls are kept until the reply ends and used
+    only if the answer made no call (structured or markup); otherwise their
+    text goes back to the reasoning, as written.
 
     Args:
         markups: the formats to look for.
@@ -228,9 +263,9 @@ class MarkupFilter:
         self._markups = tuple(markups)
         self._starts = tuple(dict.fromkeys(m.start for m in self._markups)) if markups else ()
         self._schemas = {t.name: t.parameters for t in tools} if self._markups else {}
-        self._held = ""
-        self._block: str | None = None
-        self._start = ""
+        self._scan = _Scan()
+        self._thought: _Scan | None = None
+        self._thought_calls: list[tuple[str, list[MarkupCall]]] = []
         self._calls = 0
         self._structured = False
 
@@ -248,9 +283,12 @@ class MarkupFilter:
         for chunk in chunks:
             if isinstance(chunk, TextDelta) and not self._structured:
                 self._text(chunk.text, out)
+            elif (isinstance(chunk, ThinkingDelta) and chunk.text and chunk.signature is None
+                  and chunk.provider_data is None):
+                self._thinking(chunk.text, out)
             elif isinstance(chunk, FinishChunk):
                 self._flush(out)
-                if self._calls and chunk.reason == "stop":
+                if self._calls and chunk.reason in ("stop", "tool_calls"):
                     chunk = FinishChunk("tool_calls", chunk.raw)
                 out.append(chunk)
             else:
@@ -268,42 +306,68 @@ class MarkupFilter:
 
     # -- internals --------------------------------------------------------
     def _flush(self, out: list[ModelChunk]) -> None:
-        rest = (self._start + self._block if self._block is not None else "") + self._held
-        self._block, self._start, self._held = None, "", ""
+        if self._thought is not None:
+            rest = self._thought.rest()
+            if rest:
+                out.append(ThinkingDelta(rest))
+            if self._calls or self._structured:  # the answer made its own calls
+                out.extend(ThinkingDelta(raw) for raw, _ in self._thought_calls)
+            else:  # the calls were written in the reasoning only: they are the reply's
+                out.extend(d for _, calls in self._thought_calls for d in self._deltas(calls))
+            self._thought_calls.clear()
+        rest = self._scan.rest()
         if rest:
             out.append(TextDelta(rest))  # broken or unclosed markup stays text
 
+    def _thinking(self, piece: str, out: list[ModelChunk]) -> None:
+        if self._thought is None:
+            self._thought = _Scan()
+        for item in self._blocks(self._thought, piece):
+            if isinstance(item, str):
+                out.append(ThinkingDelta(item))
+            else:
+                self._thought_calls.append(item)
+
     def _text(self, piece: str, out: list[ModelChunk]) -> None:
-        text = self._held + piece
-        self._held = ""
+        for item in self._blocks(self._scan, piece):
+            if isinstance(item, str):
+                out.append(TextDelta(item))
+            else:
+                out.extend(self._deltas(item[1]))
+
+    def _blocks(self, scan: _Scan, piece: str) -> list[str | tuple[str, list[MarkupCall]]]:
+        """``piece`` read on from ``scan``'s state: plain text (a ``str``) and
+        the parsed blocks (their raw text and calls), in order."""
+        out: list[str | tuple[str, list[MarkupCall]]] = []
+        text = scan.held + piece
+        scan.held = ""
         while text:
-            if self._block is None:
+            if scan.block is None:
                 at, start = self._find_start(text)
                 if start is None:
                     keep = self._partial_start(text)
                     if len(text) > keep:
-                        out.append(TextDelta(text[: len(text) - keep]))
-                    self._held = text[len(text) - keep:]
-                    return
+                        out.append(text[: len(text) - keep])
+                    scan.held = text[len(text) - keep:]
+                    return out
                 if at:
-                    out.append(TextDelta(text[:at]))
-                self._block, self._start = "", start
+                    out.append(text[:at])
+                scan.block, scan.start = "", start
                 text = text[at + len(start):]
                 continue
-            ends = {m.end for m in self._markups if m.start == self._start}
-            buffer = self._block + text
+            ends = {m.end for m in self._markups if m.start == scan.start}
+            buffer = scan.block + text
             found = min(((buffer.find(e), e) for e in ends if e in buffer), default=None)
             if found is None:
-                self._block = buffer
-                return
+                scan.block = buffer
+                return out
             at, end = found
             body, text = buffer[:at], buffer[at + len(end):]
-            calls = self._parse(self._start, body)
-            if calls is None:
-                out.append(TextDelta(self._start + body + end))
-            else:
-                out.extend(self._deltas(calls))
-            self._block, self._start = None, ""
+            raw = scan.start + body + end
+            calls = self._parse(scan.start, body)
+            out.append(raw if calls is None else (raw, calls))
+            scan.block, scan.start = None, ""
+        return out
 
     def _find_start(self, text: str) -> tuple[int, str | None]:
         best: tuple[int, str | None] = (-1, None)

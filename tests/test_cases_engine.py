@@ -50,6 +50,27 @@ def schema_of(case_id: str) -> dict[str, Any]:
     return namespace
 
 
+# --------------------------------------------------------------------------- C04
+
+
+@pytest.mark.parametrize("native", ["json_object", "json_schema"])
+async def test_c04_prose_on_the_native_path_falls_back_to_the_tool_strategy(
+    native: Literal["json_object", "json_schema"],
+) -> None:
+    weather = schema_of("C04")["Weather"]
+    prose = json.loads(CASES["C04"]["raw_output"])["output"]["choices"][0]["message"]["content"]
+    answer = {"city": "Hangzhou", "temperature_c": 25, "condition": "sunny"}
+    model = ScriptedModel([prose, Reply(tool_calls=[Call(GR, answer)])],
+                          profile=ModelProfile(native_output=native))
+    agent = ReActAgent("c04", model)
+    events = [e async for e in agent.stream("Weather in Hangzhou?", weather)]
+    assert events[-1].output == weather(**answer)  # type: ignore[union-attr]
+    assert [e.reason for e in events if isinstance(e, OutputRetry)] == ["degradation"]
+    assert model.requests[0].options.response_format is not None
+    assert model.requests[1].options.response_format is None
+    assert GR in model.requests[1].tool_names
+
+
 # --------------------------------------------------------------------------- C01
 
 

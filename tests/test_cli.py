@@ -87,7 +87,10 @@ async def test_failures_are_lines_and_exit_status(fake: OpenAIFake, tmp_path: Pa
     assert status == 1
     records = {r["id"].split("#")[1]: r for r in map(orjson.loads, out.read_bytes().splitlines())}
     assert records["1"]["ok"] and not records["2"]["ok"]
-    assert records["2"]["error"]["type"] == "StructuredOutputValidationError"
+    # prose on the native format: one step down to the output tool, then forcing,
+    # all within output_retries=2
+    assert records["2"]["error"]["type"] == "StructuredOutputError"
+    assert "no JSON" in records["2"]["error"]["message"]
     assert records["2"]["attempts"] == 3  # the reply, then output_retries=2
     assert "1 ok, 1 failed" in capsys.readouterr().err
 
@@ -512,3 +515,25 @@ def test_every_input_flag_is_read_not_only_the_last() -> None:
     args = _parser().parse_args(["extract", "--schema", "s.py:S", "--input", "a.txt", "b.txt",
                                  "--input", "c.txt", "--input", "d/*.txt"])
     assert args.input == ["a.txt", "b.txt", "c.txt", "d/*.txt"]
+
+
+async def test_a_bad_jsonl_line_deep_in_the_file_is_one_failed_record(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = [f'{{"id": "{i}", "text": "P{i}: someone"}}' for i in range(6)]
+    lines[4:4] = ['{"id": "x", "text": "P9: cut', '{"id": "y", "body": "no text"}']
+    (tmp_path / "a.jsonl").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.jsonl"
+    argv = ("extract", "--schema", f"{SCHEMA}:Contact", "--input", str(tmp_path / "a.jsonl"),
+            "--model", "openai:gpt-4o-mini", "--base-url", fake.url, "--api-key", "k",
+            "--out", str(out))
+    assert await run_cli(*argv) == 1
+    records = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    assert sorted(r["id"].split("#")[1] for r in records if r["ok"]) == list("012345")
+    bad = sorted((r for r in records if not r["ok"]), key=lambda r: r["id"])
+    assert [r["id"].rsplit(":", 1)[1] for r in bad] == ["5", "6"]
+    assert {r["error"]["type"] for r in bad} == {"InvalidInputLineError"}
+    assert all(r["attempts"] == 0 and r["error"]["reason"] for r in bad)
+    assert "6 ok, 2 failed" in capsys.readouterr().err
+    requests = len(fake.requests)
+    assert await run_cli(*argv) == 0  # a rerun asks nothing again
+    assert len(out.read_bytes().splitlines()) == 8 and len(fake.requests) == requests

@@ -75,10 +75,28 @@ def test_a_fifo_named_directly_is_a_failed_document_not_a_hang(tmp_path: Path) -
     assert doc.problem is not None and "not a regular file" in doc.problem
 
 
-def test_a_repeated_jsonl_id_is_an_input_error(tmp_path: Path) -> None:
+def test_a_repeated_jsonl_id_is_a_failed_line_not_a_lost_document(tmp_path: Path) -> None:
     (tmp_path / "dup.jsonl").write_text('{"id": 1, "text": "Ada"}\n{"id": 1, "text": "Bob"}\n')
-    with pytest.raises(InputError, match=r"dup.jsonl:2: id 1 already used on line 1"):
-        list(iter_documents([str(tmp_path / "dup.jsonl")]))
+    first, second = iter_documents([str(tmp_path / "dup.jsonl")])
+    assert first.text == "Ada" and first.problem is None
+    assert second.problem_type == "InvalidInputLineError" and second.id.endswith("dup.jsonl:2")
+    assert second.problem is not None and "id 1 already used on line 1" in second.problem
+
+
+def test_bad_jsonl_lines_deep_in_a_file_are_failed_documents_and_the_rest_go_on(
+        tmp_path: Path) -> None:
+    good = [f'{{"id": "r{i}", "text": "doc {i}"}}' for i in range(500)]
+    lines = [*good[:300], '{"id": "broken", "text": "cut', '{"body": "no text field"}',
+             '["a", "list"]', '{"id": "n", "text": 7}', *good[300:]]
+    (tmp_path / "big.jsonl").write_text("\n".join(lines) + "\n")
+    docs = list(iter_documents([str(tmp_path / "big.jsonl")]))
+    assert [d.text for d in docs if d.problem is None] == [f"doc {i}" for i in range(500)]
+    bad = [d for d in docs if d.problem is not None]
+    assert [d.id.rsplit(":", 1)[1] for d in bad] == ["301", "302", "303", "304"]
+    assert {d.problem_type for d in bad} == {"InvalidInputLineError"}
+    assert "not JSON" in (bad[0].problem or "")
+    assert "no string field 'text'" in (bad[1].problem or "") and "body" in (bad[1].problem or "")
+    assert "not an object" in (bad[2].problem or "")
 
 
 def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,8 +117,8 @@ def test_errors_name_the_problem(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="matches no file"):
         list(iter_documents([str(tmp_path / "nothing*.txt")]))
     (tmp_path / "bad.jsonl").write_text('{"body": "x"}\n')
-    with pytest.raises(InputError, match="no string field 'text'"):
-        list(iter_documents([str(tmp_path / "bad.jsonl")]))
+    (doc,) = iter_documents([str(tmp_path / "bad.jsonl")])
+    assert doc.problem is not None and "no string field 'text'" in doc.problem
 
 
 def test_debian_prepare_keeps_the_latest_entry_and_parser_reads_it() -> None:

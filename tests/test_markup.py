@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from agentflow import ReActAgent, Tool
 from agentflow.messages import Msg
-from agentflow.model import TextDelta
+from agentflow.model import GenerateOptions, TextDelta
 from agentflow.providers._http import HttpSettings
 from agentflow.providers._markup import MarkupFilter, resolve_markups
 from agentflow.providers.registry import get_model
@@ -97,6 +97,14 @@ def glm(name: str, args: dict[str, Any]) -> str:
     return f"<tool_call>{name}\n{pairs}</tool_call>"
 
 
+def glm_compact(name: str, args: dict[str, Any]) -> str:
+    """GLM-4.7 / GLM-5's template: no newlines between the name and the pairs."""
+    pairs = "".join(f"<arg_key>{k}</arg_key><arg_value>"
+                    f"{v if isinstance(v, str) else orjson.dumps(v).decode()}</arg_value>"
+                    for k, v in args.items())
+    return f"<tool_call>{name}{pairs}</tool_call>"
+
+
 def deepseek_v3(name: str, args: dict[str, Any]) -> str:
     return ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>"
             f"{name}\n```json\n{orjson.dumps(args).decode()}\n```<｜tool▁call▁end｜>"
@@ -130,7 +138,7 @@ def dsml_ascii(name: str, args: dict[str, Any]) -> str:
 WRITERS = {"minimax": minimax, "minimax-unquoted": minimax_unquoted, "minimax-m1": minimax_m1,
            "hermes": hermes, "qwen-bare": qwen_bare, "llama-function": llama_function,
            "qwen-unclosed": qwen_unclosed,
-           "qwen-xml": qwen_xml, "glm": glm,
+           "qwen-xml": qwen_xml, "glm": glm, "glm-compact": glm_compact,
            "deepseek-v3": deepseek_v3, "deepseek-v3.1": deepseek_v31,
            "deepseek-v3.2-dsml": dsml, "deepseek-v4-dsml": dsml_v4,
            "deepseek-dsml-ascii": dsml_ascii}
@@ -144,6 +152,7 @@ VENDORS = {  # format -> (vendor, model, fake)
     "qwen-unclosed": ("dashscope", "qwen3-coder-flash", DashScopeFake),
     "llama-function": ("dashscope", "qwen-plus", DashScopeFake),
     "glm": ("glm", "glm-4.5", GLMFake),
+    "glm-compact": ("glm", "glm-4.7", GLMFake),
     "deepseek-v3": ("deepseek", "deepseek-chat", DeepSeekFake),
     "deepseek-v3.1": ("deepseek", "deepseek-chat", DeepSeekFake),
     "deepseek-v3.2-dsml": ("deepseek", "deepseek-chat", DeepSeekFake),
@@ -156,6 +165,7 @@ GENERIC_MODELS = {"minimax": "MiniMax-M2-GGUF", "minimax-unquoted": "MiniMax-M2.
                   "qwen-unclosed": "Qwen/Qwen3-Coder-480B-A35B-Instruct",
                   "hermes": "Qwen2.5-7B-Instruct",
                   "qwen-xml": "Qwen3-Coder-30B", "glm": "GLM-4.5-Air",
+                  "glm-compact": "GLM-4.7-Flash",
                   "deepseek-v3": "DeepSeek-V3", "deepseek-v3.1": "deepseek-v3.1",
                   "deepseek-v3.2-dsml": "deepseek-ai/DeepSeek-V3.2",
                   "deepseek-v4-dsml": "DeepSeek-V4-Flash", "deepseek-dsml-ascii": "deepseek-v3.2"}
@@ -214,6 +224,49 @@ async def test_markups_are_offered_explicitly_and_the_text_is_cleaned(cleanup: N
     assert [(c.name, dict(c.input)) for c in reply.message.tool_uses] == [
         ("book", {"city": "42", "nights": 3, "guests": ["x"], "pets": True})]
     assert reply.finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize("fmt", [f for f in WRITERS if not VENDORS[f][1].startswith("qwen3-coder")])
+async def test_a_call_written_in_the_reasoning_only_is_the_replys_call(
+        fmt: str, stream: bool, cleanup: None) -> None:
+    """Reasoning models (DeepSeek V3.2/V4 DSML, a vLLM reasoning parser that
+    kept the call inside <think>) write the call in reasoning_content and no
+    content: it is read as the tool call, not lost. (Qwen3-Coder, the
+    vendor model of the XML formats, has no thinking mode.)"""
+    vendor, model_name, fake_class = VENDORS[fmt]
+    args, expected = ARGS[0]
+    calls.clear()
+    async with fake_class() as fake:
+        fake.add(FakeReply(thinking=f"Book it.\n{WRITERS[fmt]('book', args)}", chunk_size=5),
+                 FakeReply(text="Booked."))
+        model = tracked(get_model(f"{vendor}:{model_name}", api_key="k", base_url=fake.url,
+                                  settings=FAST, stream=stream))
+        agent = ReActAgent("t", model, tools=[book], options=GenerateOptions(thinking=True))
+        reply = await agent.call("book a hotel")
+    assert reply.text == "Booked."
+    assert calls == [expected]
+
+
+async def test_reasoning_markup_is_not_a_second_call_when_the_answer_calls() -> None:
+    from agentflow.model import FinishChunk, ThinkingDelta, ToolCallDelta
+
+    block = dsml("book", {"city": "Paris"})
+    for answer in ([TextDelta(hermes("book", {"city": "Oslo"}))],
+                   [ToolCallDelta(0, id="c1", name="book", arguments='{"city": "Oslo"}')]):
+        markup = MarkupFilter(resolve_markups(["deepseek-dsml", "hermes"]))
+        out = markup.feed([ThinkingDelta("Plan: "), ThinkingDelta(block[:9]),
+                           ThinkingDelta(block[9:]), *answer, FinishChunk("stop")])
+        out += markup.close()
+        named = [c.arguments for c in out if isinstance(c, ToolCallDelta)]
+        assert named == ['{"city":"Oslo"}'] or named == ['{"city": "Oslo"}']
+        thought = "".join(c.text for c in out if isinstance(c, ThinkingDelta))
+        assert thought == "Plan: " + block  # given back to the reasoning, as written
+    markup = MarkupFilter(resolve_markups(["deepseek-dsml"]))
+    out = markup.feed([ThinkingDelta("Plan: " + block), FinishChunk("stop")])
+    assert [c.name for c in out if isinstance(c, ToolCallDelta)] == ["book"]
+    assert [c.reason for c in out if isinstance(c, FinishChunk)] == ["tool_calls"]
+    assert "".join(c.text for c in out if isinstance(c, ThinkingDelta)) == "Plan: "
 
 
 class Hotel(BaseModel):
@@ -315,3 +368,43 @@ async def test_several_hermes_calls_in_one_block(separator: str, cleanup: None) 
         reply = await ReActAgent("t", model, tools=[book]).call("book two")
     assert reply.text == "Booked both."
     assert sorted(calls) == [("A", 1, [], None), ("B", 2, ["x"], None)]
+
+
+def kimi(name: str, args: dict[str, Any], section: str = "tool_calls_section") -> str:
+    """Kimi K2's section, as its chat template writes it (functions.NAME:INDEX)."""
+    return (f"<|{section}_begin|>\n<|tool_call_begin|>functions.{name}:0"
+            f"<|tool_call_argument_begin|>{orjson.dumps(args).decode()}<|tool_call_end|>\n"
+            f"<|{section}_end|>")
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize("where", ["text", "thinking"])
+@pytest.mark.parametrize("section", ["tool_calls_section", "tool_call_section"])
+@pytest.mark.parametrize("model_name", ["Kimi-K2-Instruct", "moonshotai/Kimi-K2-Thinking"])
+async def test_kimi_k2_sections_on_a_generic_server(model_name: str, section: str, where: str,
+                                                    stream: bool, cleanup: None) -> None:
+    """Kimi-K2-Thinking writes the section in its reasoning as often as in the text."""
+    args, expected = ARGS[1]
+    calls.clear()
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(**{where: "Booking." + kimi("book", args, section)}, chunk_size=3),
+                 FakeReply(text="ok"))
+        model = tracked(get_model(f"openai:{model_name}", api_key="k", base_url=fake.url,
+                                  settings=FAST, stream=stream))
+        reply = await ReActAgent("t", model, tools=[book]).call("book")
+    assert reply.text == "ok" and calls == [expected]
+
+
+def test_kimi_k2_section_parsing() -> None:
+    from agentflow.providers.moonshot import parse_kimi_calls
+
+    two = ('<|tool_call_begin|>functions.book:0<|tool_call_argument_begin|>{"city": "A"}'
+           '<|tool_call_end|>\n<|tool_call_begin|> lookup:1 <|tool_call_argument_begin|>'
+           "<|tool_call_end|><|tool_call_begin|>get_time<|tool_call_argument_begin|>{}"
+           "<|tool_call_end|>")
+    assert [(c.name, dict(c.arguments)) for c in parse_kimi_calls(two) or []] == [
+        ("book", {"city": "A"}), ("lookup", {}), ("get_time", {})]
+    assert parse_kimi_calls("no calls at all") is None
+    assert parse_kimi_calls(two + " and some prose") is None
+    assert parse_kimi_calls('<|tool_call_begin|>functions.book:0<|tool_call_argument_begin|>'
+                            '["not", "an", "object"]<|tool_call_end|>') is None

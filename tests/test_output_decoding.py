@@ -201,6 +201,38 @@ def test_envelope_only_when_the_schema_cannot_mean_it(data: Any, expected: Any) 
     assert normalize(kept, declared) == kept  # a tool that declares both keys
 
 
+@pytest.mark.parametrize("data", [
+    {"Person": {"name": "Ann", "age": 3}},             # the type's name (Claude, Gemini)
+    {"generate_response": {"name": "Ann", "age": 3}},  # the tool's name
+    {"properties": {"name": "Ann", "age": 3}},         # echoed from the schema (small models)
+    {"input": '{"name": "Ann", "age": 3}'},            # a JSON string inside the wrapper
+    {"_": {"name": "Ann", "age": 3}},                  # pydantic/pydantic-ai#81
+    {"output": {"name": "Ann", "age": 3}},             # claude-agent-sdk-python#502
+    [{"name": "Ann", "age": 3}],                       # a list of the one object
+])
+def test_the_whole_object_under_one_undeclared_key_is_unwrapped(data: Any) -> None:
+    assert normalize(data, OutputSpec.of(Person).plain_schema) == {"name": "Ann", "age": 3}
+
+
+@pytest.mark.parametrize("data", [
+    {"Person": {"name": "Ann"}},                       # not every required field inside
+    {"Person": {"name": "Ann", "age": 3, "zip": 1}},   # an undeclared key inside
+    [{"name": "Ann", "age": 3}, {"name": "Bo", "age": 4}],  # several objects
+    {"name": {"name": "Ann", "age": 3}},               # the key is a declared field
+])
+def test_no_unwrapping_where_the_wrapper_could_mean_something(data: Any) -> None:
+    assert normalize(data, OutputSpec.of(Person).plain_schema) == data
+    optional = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    assert normalize({"meta": {"a": 1}}, optional) == {"meta": {"a": 1}}  # nothing required
+
+
+async def test_an_output_wrapped_in_its_type_name_needs_no_retry() -> None:
+    model = ScriptedModel([Reply(tool_calls=[Call("generate_response", {
+        "Person": {"name": "Ann", "age": 3}})])])
+    reply = await ReActAgent("t", model).call("who", Person)
+    assert reply.output == Person(name="Ann", age=3) and len(model.requests) == 1
+
+
 async def test_a_string_field_keeps_json_text() -> None:
     seen.clear()
     query = '{"looks": ["like", "json"]}'

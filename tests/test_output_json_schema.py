@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
 from agentflow import ReActAgent
@@ -90,3 +91,117 @@ async def test_c27_numbers_given_as_strings_are_read_without_a_retry() -> None:
         with pytest.raises(ValueError, match=path + ":"):
             sums.model_validate({"a": 1, "b": None, "flag": False, "parts": [], "note": "",
                                  **bad})
+
+
+TREE = {"type": "object", "title": "Node", "required": ["name", "children"], "properties": {
+    "name": {"type": "string"},
+    "children": {"type": "array", "items": {"$ref": "#"}}}}
+DEEP = {"name": "root", "children": [{"name": "a", "children": [
+    {"name": "b", "children": []}]}]}
+
+
+def _objects(node: object) -> list[dict[str, object]]:
+    if isinstance(node, dict):
+        own = [node] if node.get("type") == "object" else []
+        return own + [o for v in node.values() for o in _objects(v)]
+    if isinstance(node, list):
+        return [o for v in node for o in _objects(v)]
+    return []
+
+
+@pytest.mark.parametrize("dialect", ["plain", "openai_strict", "gemini", "local"])
+def test_a_root_recursive_schema_builds_in_every_dialect(dialect: str) -> None:
+    """``{"$ref": "#"}`` (a tree node whose children are nodes) used to fail
+    in pydantic's schema generator (``cannot build a JSON Schema: '#'``)."""
+    from jsonschema import Draft202012Validator
+
+    from agentflow.output.schema import OutputSpec
+
+    tree = json_schema_output(TREE)
+    sent = OutputSpec.of(tree).schema_for(dialect).schema  # type: ignore[arg-type]
+    assert '"#"' not in orjson.dumps(sent).decode()
+    assert all(str(ref).startswith("#/$defs/") for ref in _refs_of(sent))
+    Draft202012Validator.check_schema(sent)
+    Draft202012Validator(sent).validate(DEEP)  # the references resolve, at any depth
+    assert not Draft202012Validator(sent).is_valid(
+        {"name": "r", "children": [{"name": "a", "children": [{"name": 3, "children": []}]}]})
+    if dialect == "openai_strict":
+        assert all(o.get("additionalProperties") is False for o in _objects(sent))
+
+
+def _refs_of(node: object) -> list[object]:
+    if isinstance(node, dict):
+        return ([node["$ref"]] if "$ref" in node else []) + [
+            r for v in node.values() for r in _refs_of(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _refs_of(v)]
+    return []
+
+
+@pytest.mark.parametrize("profile", [
+    {}, {"native_output": "json_schema", "schema_dialect": "openai_strict"},
+    {"schema_dialect": "gemini"}, {"native_output": "json_schema", "schema_dialect": "gemini"},
+], ids=["tool", "openai-native", "gemini-tool", "gemini-native"])
+async def test_a_root_recursive_schema_is_asked_and_validated_at_depth(
+    profile: dict[str, str],
+) -> None:
+    from agentflow import ModelProfile
+
+    tree = json_schema_output(TREE)
+    bad = {"name": "root", "children": [{"name": "a", "children": [{"children": []}]}]}
+    native = "native_output" in profile
+    replies = [orjson.dumps(v).decode() if native else
+               Reply(tool_calls=[Call("generate_response", v)]) for v in (bad, DEEP)]
+    model = ScriptedModel(replies, profile=ModelProfile(**profile))  # type: ignore[arg-type]
+    reply = await ReActAgent("t", model).call("the tree: root > a > b", tree, ground=True)
+    assert reply.output.model_dump() == DEEP
+    assert "children[0].children[0]" in str(model.requests[1].messages)
+
+
+def test_draft7_definitions_recursion_builds() -> None:
+    from agentflow.output.schema import OutputSpec
+
+    schema = {"type": "object", "required": ["root"], "properties": {
+        "root": {"$ref": "#/definitions/node"}}, "definitions": {"node": {
+            "type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string"},
+                "kids": {"type": "array", "items": {"$ref": "#/definitions/node"}}}}}}
+    doc = json_schema_output(schema)
+    sent = OutputSpec.of(doc).schema_for("openai_strict").schema
+    assert "definitions" not in sent and set(map(str, _refs_of(sent))) == {"#/$defs/node"}
+    value = {"root": {"name": "a", "kids": [{"name": "b", "kids": []}]}}
+    assert doc.model_validate(value).model_dump() == value
+
+
+def test_unsupported_references_are_a_schema_error_naming_the_field() -> None:
+    through_a_pointer = {"type": "object", "properties": {"a": {
+        "type": "object", "properties": {"again": {"$ref": "#/properties/a"}}}}}
+    with pytest.raises(SchemaError, match=r"a\.again.*recursive.*\$defs"):
+        json_schema_output(through_a_pointer)
+    remote = {"type": "object", "properties": {"addr": {"$ref": "https://x.test/addr.json"}}}
+    with pytest.raises(SchemaError, match=r"addr.*not local"):
+        json_schema_output(remote)
+
+
+def test_c16_a_root_ref_into_defs_is_the_object_it_names() -> None:
+    """Case C16's schema (what pydantic's ``model_json_schema()`` writes for a
+    recursive model: ``{"$defs": {"Node": ...}, "$ref": "#/$defs/Node"}``, no
+    root ``type``) was refused as 'not an object'."""
+    import json
+    from pathlib import Path
+
+    from jsonschema import Draft202012Validator
+
+    from agentflow.output.schema import OutputSpec
+
+    cases = json.loads(Path(__file__).with_name("data").joinpath("cases.json").read_text())
+    schema = next(c for c in cases if c["id"] == "C16")["json_schema"]
+    node = json_schema_output(schema, name="Node")
+    tree = {"name": "a", "children": [{"name": "b", "children": [{"name": "c", "children": []}]}]}
+    assert node.model_validate(tree).model_dump() == tree
+    for dialect in ("plain", "openai_strict", "gemini", "local"):
+        sent = OutputSpec.of(node).schema_for(dialect).schema  # type: ignore[arg-type]
+        assert sent["type"] == "object" and "name" in sent["properties"]
+        Draft202012Validator(sent).validate(tree)
+    with pytest.raises(SchemaError, match="must describe an object"):
+        json_schema_output({"$defs": {"N": {"type": "array"}}, "$ref": "#/$defs/N"})

@@ -166,18 +166,33 @@ async def test_native_output_never_sent_while_thinking(fake: DashScopeFake, stre
 @STREAMS
 async def test_c04_native_output_ignored_is_never_silent(stream: bool) -> None:
     """C04: the server ignores response_format and answers prose: the engine
-    retries, and a call that never gets JSON ends with StructuredOutputError
-    carrying the raw text, not a reply without data."""
+    steps down to the tool strategy (once, within output_retries), and a call
+    that never gets an output ends with StructuredOutputError carrying the raw
+    text, not a reply without data."""
     async with DashScopeFake(ignore_response_format=True) as fake:
         fake.default = FakeReply(text="It is sunny in Hangzhou today, around 25°C.")
         model = model_for(fake, stream, profile=profile("qwen-plus", native_output="json_object"))
         events, complete = await run(agent_for(model))
         await close_models()
     assert complete.output is None and complete.stop_reason == "output_failed"
-    assert any(isinstance(e, OutputRetry) and e.reason == "validation" for e in events)
+    assert [e.reason for e in events if isinstance(e, OutputRetry)] == ["degradation", "forcing"]
+    assert "response_format" in fake.bodies[0]
+    assert "response_format" not in fake.bodies[1]
+    assert "generate_response" in [t["function"]["name"] for t in fake.bodies[1]["tools"]]
     with pytest.raises(StructuredOutputError) as info:
         _ = complete.message.output
     assert "Hangzhou" in info.value.raw_text
+
+
+@STREAMS
+async def test_c04_prose_on_json_mode_then_the_output_tool(stream: bool) -> None:
+    async with DashScopeFake(ignore_response_format=True) as fake:
+        fake.add(FakeReply(text="It is sunny in Paris today, around 18°C."), output_call())
+        model = model_for(fake, stream, profile=profile("qwen-plus", native_output="json_object"))
+        events, complete = await run(agent_for(model))
+        await close_models()
+    assert complete.output == Weather(**WEATHER)
+    assert [e.reason for e in events if isinstance(e, OutputRetry)] == ["degradation"]
 
 
 async def test_whole_reply_turns_default_thinking_off(fake: DashScopeFake) -> None:

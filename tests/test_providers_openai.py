@@ -390,7 +390,9 @@ async def test_agent_degrades_when_json_schema_is_refused(stream: bool) -> None:
 async def test_agent_json_mode_path_names_json(fake: OpenAIFake) -> None:
     model = model_for(fake, profile=OpenAIChatModel("gpt-4o", api_key="k").profile.with_(
         native_output="json_object"))
-    fake.add(lookup(), FakeReply(text=PROSE), FakeReply(text='{"city": "Paris", '
+    # an invalid JSON answer is retried on JSON mode (prose would step down to the
+    # output tool: test_structured_output), every request naming JSON
+    fake.add(lookup(), FakeReply(text='{"city": "Paris"}'), FakeReply(text='{"city": "Paris", '
                                                               '"temperature_c": 18.5, '
                                                               '"condition": "sunny"}'))
     _, complete = await run(agent_for(model))

@@ -1017,12 +1017,13 @@ def test_cli_usage_errors_exit_2(cli_fake: OpenAIFake, workdir: Path,
     assert extract(cli_fake, "--input", "missing.txt") == 2
     assert "missing.txt" in capsys.readouterr().err
     assert extract(cli_fake, "--input", "a.txt", "--concurrency", "0") == 2
-    (workdir / "bad.jsonl").write_text('{"text": "ok"}\nnot json\n')
-    assert extract(cli_fake, "--input", "bad.jsonl") == 2
-    assert "bad.jsonl:2" in capsys.readouterr().err
     assert extract(cli_fake, "--input", "a.txt", "--schema", "robust_contact.py:Nope",
                    schema="robust_contact.py:Nope") == 2
     assert cli_fake.requests == []
+    # a bad JSONL line is not a set-up error: that line fails, the others are extracted
+    (workdir / "bad.jsonl").write_text('{"text": "ok"}\nnot json\n')
+    assert extract(cli_fake, "--input", "bad.jsonl") == 1
+    assert "bad.jsonl:2" in capsys.readouterr().err and len(cli_fake.requests) == 1
 
 
 def test_cli_limit_zero_and_garbage_in_out_file(cli_fake: OpenAIFake, workdir: Path) -> None:

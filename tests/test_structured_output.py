@@ -459,6 +459,29 @@ async def test_truncated_native_text() -> None:
         _ = reply.output
 
 
+@pytest.mark.parametrize("text", [
+    '{"name": "Ann", "email": "ann@x.io"}' + "\n" * 400,   # GPT-4.1's newline padding
+    '```json\n{"name": "Ann", "email": "ann@x.io"}\n',      # the closing fence never came
+    '{"name": "Ann", "email": "ann@x.io"}',                   # the end token never came
+])
+@pytest.mark.parametrize("profile", [NATIVE, NO_TOOLS, SPECIFIC], ids=["native", "prompt", "tool"])
+async def test_a_value_closed_before_the_token_limit_is_whole(text: str,
+                                                               profile: ModelProfile) -> None:
+    model = ScriptedModel([Reply(text=text, finish_reason="length")], profile=profile)
+    reply, events = await run(ReActAgent("a", model))
+    assert reply.output == Contact(**OK) and len(model.requests) == 1
+    assert of_type(events, OutputRetry) == []
+
+
+@pytest.mark.parametrize("text", ['{"name": "Ann", "email": "ann@x', '{"name": "Ann"} and',
+                                  "12", '```json\n{"name": "Ann", "em'])
+async def test_text_cut_inside_its_value_is_still_a_truncation(text: str) -> None:
+    model = ScriptedModel([Reply(text=text, finish_reason="length")], profile=NATIVE)
+    reply, _ = await run(ReActAgent("a", model))
+    with pytest.raises(OutputTruncatedError):
+        _ = reply.output
+
+
 # ----------------------------------------------------------------------------- native & prompt
 
 
@@ -585,6 +608,82 @@ async def test_runtime_refusal_of_forced_tool_choice_falls_back_to_reminder() ->
     assert reminders(model.requests[2].messages, "prompt")
     await run(agent, state=AgentState())  # remembered for this model
     assert model.requests[4].options.tool_choice is None
+
+
+PROSE = "The weather in Paris is sunny, about 21 degrees."
+
+
+async def test_native_prose_reply_degrades_to_the_tool_strategy_for_that_call() -> None:
+    # case C04: a vendor (or gateway) ignored the response format and the
+    # model answered in prose: the call steps down to the tool strategy once,
+    # visible as an OutputRetry, within output_retries; not remembered
+    model = ScriptedModel([PROSE, gr(), '{"name":"Ann","email":"ann@x.io"}'],
+                          profile=NATIVE.with_(tool_choice_modes=frozenset({"auto", "specific"})))
+    agent = ReActAgent("a", model)
+    reply, events = await run(agent)
+    assert reply.output == Contact(**OK)
+    retries = of_type(events, OutputRetry)
+    assert [(e.reason, e.attempt) for e in retries] == [("degradation", 1)]
+    assert "no JSON" in retries[0].message
+    second = model.requests[1]
+    assert second.options.response_format is None and GR in second.tool_names
+    assert second.options.tool_choice == ToolChoice.specific(GR)
+    assert second.messages[-1].role == "user"  # never ends on the assistant's turn
+    assert all(PROSE not in m.text for m in agent.state.memory)  # the failed attempt is gone
+    # nothing in the stored conversation names the output tool (C29): the next call is native
+    assert reminders(agent.state.memory, "enter") == [] and not agent.state.so_tool_active
+    assert [m.role for m in agent.state.memory] == ["user", "assistant"]
+    await run(agent, state=AgentState())  # the next call tries the native format again
+    assert model.requests[2].options.response_format is not None
+    assert GR not in model.requests[2].tool_names
+
+
+@pytest.mark.parametrize("prose", [PROSE, "It is {sunny} in Paris.", "",
+                                   "<think>The user wants JSON.</think>Paris: sunny."])
+async def test_native_prose_fallback_uses_a_reminder_where_tool_choice_is_not_enforced(
+        prose: str) -> None:
+    model = ScriptedModel([prose, gr()],
+                          profile=NATIVE.with_(tool_choice_modes=frozenset({"auto"})))
+    reply, _ = await run(ReActAgent("a", model))
+    assert reply.output == Contact(**OK)
+    assert model.requests[1].options.tool_choice is None
+    assert reminders(model.requests[1].messages, "prompt")
+
+
+async def test_native_prose_fallback_happens_once_and_spends_the_output_budget() -> None:
+    model = ScriptedModel([PROSE] * 6, profile=NATIVE)
+    agent = ReActAgent("a", model, output=OutputConfig(output_retries=2, max_forcing=3))
+    reply, events = await run(agent)
+    with pytest.raises(StructuredOutputError):
+        _ = reply.output
+    # the fallback and the forcing after it share output_retries: no extra requests
+    assert [e.reason for e in of_type(events, OutputRetry)] == ["degradation", "forcing"]
+    assert len(model.requests) == 3
+    assert model.requests[2].options.response_format is None  # never back to native
+
+
+async def test_native_prose_without_budget_or_tools_is_an_invalid_output() -> None:
+    model = ScriptedModel([PROSE], profile=NATIVE)
+    agent = ReActAgent("a", model, output=OutputConfig(output_retries=0))
+    reply, events = await run(agent)
+    with pytest.raises(StructuredOutputError):
+        _ = reply.output
+    assert of_type(events, OutputRetry) == [] and len(model.requests) == 1
+    no_tools = NATIVE.with_(supports_tools=False)
+    model = ScriptedModel([PROSE, '{"name":"Ann","email":"ann@x.io"}'], profile=no_tools)
+    reply, events = await run(ReActAgent("a", model))
+    assert reply.output == Contact(**OK)
+    assert [e.reason for e in of_type(events, OutputRetry)] == ["validation"]
+    assert model.requests[1].options.response_format is not None
+
+
+async def test_native_reply_with_invalid_json_is_not_degraded() -> None:
+    model = ScriptedModel(['{"name": "Ann"}', '{"name":"Ann","email":"ann@x.io"}'],
+                          profile=NATIVE)
+    reply, events = await run(ReActAgent("a", model))
+    assert reply.output == Contact(**OK)
+    assert [e.reason for e in of_type(events, OutputRetry)] == ["validation"]
+    assert GR not in model.requests[1].tool_names
 
 
 async def test_content_filter_ends_the_call_without_retries() -> None:

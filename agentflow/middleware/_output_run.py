@@ -32,6 +32,8 @@ class OutputRun:
     has_tools: bool
     partial: PartialOutput
     strip_tools: bool = False
+    prose_fallback: bool = False
+    """The call stepped down from native to tool after a reply without JSON."""
     give_up: bool = False
     ground: Grounded | None = None
     grounded: bool = False

@@ -20,6 +20,7 @@ structured-output engine (``StructuredOutputMiddleware``, DESIGN.md §3 rules
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 import orjson
@@ -41,7 +42,7 @@ from agentflow.messages import STRUCTURED_OUTPUT_ATTEMPT, Msg, ToolResultBlock, 
 from agentflow.middleware._output_run import OutputRun
 from agentflow.middleware.base import Act, Decision, Finish, ReasonAgain
 from agentflow.output.config import OutputConfig
-from agentflow.output.parsing import NoJSONFound, parse_output
+from agentflow.output.parsing import NoJSONFound, closed_json, parse_output
 from agentflow.output.reminders import TOOL_NAME, transient
 from agentflow.tools import describe_validation_error
 
@@ -236,7 +237,7 @@ def spend_retry(
     config: OutputConfig,
     ex: CallExecution,
     run: OutputRun,
-    reason: Literal["validation", "multiple"],
+    reason: Literal["validation", "multiple", "degradation"],
     detail: str,
 ) -> bool:
     """Spend one output retry; ``False`` (and give up) when the budget is gone."""
@@ -255,13 +256,26 @@ def error_result(call: ToolUseBlock, message: str) -> ToolResultBlock:
     return ToolResultBlock(call.id, message, is_error=True, name=TOOL_NAME)
 
 
-def text_reply(config: OutputConfig, ex: CallExecution, run: OutputRun, reply: Msg) -> Decision:
-    """Native and prompt paths: the reply text is the output."""
-    if ex.last_finish_reason == "length":
+def text_reply(
+    config: OutputConfig,
+    ex: CallExecution,
+    run: OutputRun,
+    reply: Msg,
+    on_prose: Callable[[CallExecution, OutputRun, Msg], Decision | None] | None = None,
+) -> Decision:
+    """Native and prompt paths: the reply text is the output. ``on_prose``
+    is asked first about a reply that holds no JSON value at all (its
+    decision wins; ``None``: answered like any invalid output). A reply cut
+    at the token limit is refused unless its value had closed (``closed_json``:
+    only padding or the end token was lost)."""
+    if ex.last_finish_reason == "length" and not closed_json(reply.text):
         truncated(ex, run, reply.text)
         return Finish("output_failed")
     try:
         value = accepted(config, ex, run, parse_output(reply.text, run.spec))
+    except NoJSONFound as exc:
+        decision = on_prose(ex, run, reply) if on_prose is not None else None
+        return decision if decision is not None else reject_text(config, ex, run, reply, exc)
     except REJECTED as exc:
         return reject_text(config, ex, run, reply, exc)
     return accept_text(ex, run, reply, value)

@@ -1,8 +1,9 @@
 """Strategy binding for the structured-output engine (DESIGN.md §3,
 *strategy* and *degradation*): which strategy a call binds to, per model and
 has-tools, on the model's *effective* profile (its profile minus what the
-vendor refused at run time), and what binding a strategy sets up on the call
-(the ``generate_response`` tool, or a response format).
+vendor refused at run time), what binding a strategy sets up on the call
+(the ``generate_response`` tool, or a response format), and the step down
+of one call whose native reply held no JSON at all (``prose_fallback``).
 """
 
 from __future__ import annotations
@@ -12,18 +13,22 @@ from typing import Any
 from agentflow._lru import LRU
 from agentflow.errors import UnsupportedFeature
 from agentflow.execution import CallExecution
-from agentflow.messages import ReminderType
+from agentflow.messages import Msg, ReminderType
 from agentflow.middleware._output_run import OutputRun
+from agentflow.middleware.base import Decision, ReasonAgain
+from agentflow.middleware.output_answers import mark_attempt, spend_retry
 from agentflow.model import ChatModel, ModelProfile, ResponseFormat, ToolSpec
-from agentflow.output.reminders import TOOL_NAME, persistent_reminder
+from agentflow.output.config import OutputConfig
+from agentflow.output.reminders import TOOL_NAME, force_reminder, nudge, persistent_reminder
 from agentflow.output.strategies import (
     AutoStrategy,
     OutputStrategy,
     StrategyKind,
     choose_strategy,
+    forcing_choice,
 )
 
-__all__ = ["STRATEGY_CACHE_SIZE", "StrategyBook", "bind", "model_key"]
+__all__ = ["STRATEGY_CACHE_SIZE", "StrategyBook", "bind", "model_key", "prose_fallback"]
 
 STRATEGY_CACHE_SIZE = 1024
 """Entries of the per-middleware strategy cache (one per model and has-tools)."""
@@ -95,10 +100,13 @@ class StrategyBook:
         self._refusals += 1
 
 
-def bind(ex: CallExecution, run: OutputRun, kind: StrategyKind, profile: ModelProfile) -> None:
+def bind(ex: CallExecution, run: OutputRun, kind: StrategyKind, profile: ModelProfile,
+         *, enter: bool = True) -> None:
     """Set the call up for ``kind`` on ``profile`` (the effective one): the
     call-only ``generate_response`` tool (and the ENTER reminder when the
-    state enters tool mode), a json_schema response format, or JSON mode."""
+    state enters tool mode, unless ``enter`` is false: a step down for this
+    call only, whose next call is not in tool mode), a json_schema response
+    format, or JSON mode."""
     run.kind = kind
     ex.call_tools.pop(TOOL_NAME, None)
     ex.response_format = None
@@ -108,10 +116,40 @@ def bind(ex: CallExecution, run: OutputRun, kind: StrategyKind, profile: ModelPr
         if run.spec.description:
             description += f" The answer is: {run.spec.description}"
         ex.call_tools[TOOL_NAME] = ToolSpec(TOOL_NAME, description, schema.schema, schema.strict)
-        if not ex.so_tool_active:
+        if enter and not ex.so_tool_active:
             ex.memory.append(persistent_reminder(ReminderType.ENTER))
             ex.so_tool_active = True
     elif kind == "native" and profile.native_output == "json_schema":
         ex.response_format = run.spec.response_format(profile.schema_dialect)
     elif kind == "native":
         ex.response_format = _JSON_OBJECT
+
+
+def prose_fallback(config: OutputConfig, ex: CallExecution, run: OutputRun, reply: Msg,
+                   profile: ModelProfile) -> Decision | None:
+    """A native reply that holds no JSON value at all (the vendor or a gateway
+    ignored the response format: case C04): once per call, bind the tool
+    strategy for the rest of the call and ask again — forcing the output tool
+    where ``profile`` (the effective one) enforces it, else with a reminder —
+    as an ``OutputRetry("degradation")`` that spends one of the call's
+    ``output_retries``. Not remembered, and no persistent ENTER reminder: the
+    next call tries the native format again, and nothing stored names a tool
+    it does not declare. ``None`` (answer the reply as invalid output): not
+    the native strategy, done once already, no tools, or no budget left."""
+    if run.kind != "native" or run.prose_fallback or run.strip_tools:
+        return None
+    if not profile.supports_tools or ex.validation_retries >= config.output_retries:
+        return None
+    run.prose_fallback = True
+    spend_retry(config, ex, run, "degradation",
+                "the reply held no JSON value (the response format was ignored); using the "
+                f"tool strategy: call {TOOL_NAME}")
+    mark_attempt(ex, reply)
+    bind(ex, run, "tool", profile, enter=False)
+    ex.log.info("structured_output.degraded", feature="native_output", strategy="tool",
+                reason="prose")
+    choice = forcing_choice(profile, ex.options, TOOL_NAME, config.reminder)
+    if choice is not None:
+        ex.tool_choice = choice
+        return ReasonAgain((nudge(),))
+    return ReasonAgain((force_reminder(),))

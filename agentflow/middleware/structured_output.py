@@ -28,7 +28,13 @@
   retried with the error as a user message, bounded like the tool path.
 * **degradation** – a vendor's ``UnsupportedFeatureError`` steps the call
   down (native -> tool -> prompt; forced tool choice -> prompt reminder) and
-  the model's effective profile remembers it.
+  the model's effective profile remembers it. A native reply that holds no
+  JSON value at all (prose: the vendor or a gateway ignored the response
+  format, case C04) steps the call down to the tool strategy once, for the
+  rest of that call only (an ``OutputRetry("degradation")`` that spends one
+  of the call's ``output_retries``, as does each forcing after it, so the
+  fallback never buys extra requests); where the model has no tools it is
+  answered like any invalid output.
 * **grounding** – a call whose output type marks fields ``Grounded()`` (or
   that grounds every string: ``ground=``) checks, after validation, that each
   grounded value is a verbatim span of the call's user text and that no
@@ -40,8 +46,10 @@
   response format also carries the source, so the grammar makes other
   values impossible.
 * **truncation** – finish reason ``length`` ends the call with
-  ``OutputTruncatedError``; truncated text is never sent back for repair; a
-  filtered or refused reply ends the call too.
+  ``OutputTruncatedError``; truncated text is never sent back for repair
+  (text whose JSON object closed before the cut — whitespace padding, an
+  unwritten closing fence — is whole, and read); a filtered or refused reply
+  ends the call too.
 
 Texts of the added messages live in ``agentflow.output.reminders``, the
 settings in ``agentflow.output.config``, partial parsing in
@@ -103,10 +111,15 @@ from agentflow.middleware.output_answers import (
 )
 from agentflow.middleware.output_compression import StructuredOutputCompression
 from agentflow.middleware.output_partials import partial_event
-from agentflow.middleware.output_strategy import STRATEGY_CACHE_SIZE, StrategyBook, bind
+from agentflow.middleware.output_strategy import (
+    STRATEGY_CACHE_SIZE,
+    StrategyBook,
+    bind,
+    prose_fallback,
+)
 from agentflow.model import ChatModel, GenerateOptions, ModelChunk, ModelProfile, ResponseFormat
 from agentflow.output.config import OutputConfig
-from agentflow.output.parsing import parse_output
+from agentflow.output.parsing import closed_json, parse_output
 from agentflow.output.partial import PartialOutput
 from agentflow.output.reminders import (
     TOOL_NAME,
@@ -360,12 +373,16 @@ class StructuredOutputMiddleware(Middleware):
             return self._missed(ex, run, reply)
         if calls:
             return None
-        return text_reply(self.config, ex, run, reply)
+        return text_reply(self.config, ex, run, reply, self._prose_on_native)
+
+    def _prose_on_native(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision | None:
+        return prose_fallback(self.config, ex, run, reply, self.effective_profile(ex.model))
 
     def _missed(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision:
         """A final turn without the output tool: accept its text if it is the
         output, else force, else give up."""
-        if ex.last_finish_reason == "length":  # cut text is never accepted, nor repaired
+        if ex.last_finish_reason == "length" and not closed_json(reply.text):
+            # cut text is never accepted, nor repaired (a value that closed before the cut is)
             truncated(ex, run, reply.text)
             return Finish("output_failed")
         if reply.text.strip():
@@ -377,15 +394,23 @@ class StructuredOutputMiddleware(Middleware):
                 pass
             else:
                 return accept_text(ex, run, reply, value)
-        if ex.force_count >= self.config.max_forcing:
+        # after a prose fallback (``_prose_on_native``) forcing spends the
+        # call's output budget too: the fallback never buys extra requests
+        fallback = run.prose_fallback
+        if ex.force_count >= self.config.max_forcing or (
+                fallback and ex.validation_retries >= self.config.output_retries):
             warn_give_up(ex, "forcing")
+            before = ("the model answered with no JSON on the native format, then "
+                      if fallback else "the model ")
             ex.output_error = StructuredOutputError(
-                f"the model did not call {TOOL_NAME} after {ex.force_count} forced retries",
+                f"{before}did not call {TOOL_NAME} after {ex.force_count} forced retries",
                 raw_text=reply.text,
                 attempts=ex.usage.requests,
             )
             return Finish("output_failed")
         ex.force_count += 1
+        if fallback:
+            ex.validation_retries += 1
         mark_attempt(ex, reply)
         choice = forcing_choice(
             self.effective_profile(ex.model), ex.options, TOOL_NAME, self.config.reminder

@@ -278,12 +278,32 @@ def _unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
     a lone ``{"arguments": {...}}`` (DeepSeek DSML through vLLM,
     vllm-project/vllm#40959). Only when the schema declares no such key, the
     inner object uses only declared properties and, if the schema declares
-    ``name`` itself, holds every required one; else ``data`` as it is."""
-    if not isinstance(data, dict) or not 1 <= len(data) <= 2:
-        return data
+    ``name`` itself, holds every required one; else ``data`` as it is.
+
+    Also the whole object under one undeclared key (``{"Contact": {...}}``:
+    the type's or the tool's name, ``properties`` echoed from the schema,
+    ``input``/``output``/``data``, ``_``: pydantic/pydantic-ai#81,
+    anthropics/claude-agent-sdk-python#502) when the schema requires something (so the
+    wrapper could never validate) and the inner object holds every required
+    property and nothing undeclared; and the object given as a list of one."""
     props = schema.get("properties")
     if not isinstance(props, Mapping) or not props:
         return data
+    required = schema.get("required") or ()
+    if (isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict)
+            and not set(data[0]) - set(props) and all(r in data[0] for r in required)):
+        return data[0]  # the one object, given as a list of one
+    if not isinstance(data, dict) or not 1 <= len(data) <= 2:
+        return data
+    if len(data) == 1 and required:
+        [(key, inner)] = data.items()
+        if key not in props:  # {"Contact": {...}}, {"properties": {...}}, {"input": {...}}
+            if isinstance(inner, str):
+                decoded = _decode_container(inner)
+                inner = decoded if decoded is not _MISSING else inner
+            if (isinstance(inner, dict) and not set(inner) - set(props)
+                    and all(r in inner for r in required)):
+                return inner
     for key in _ENVELOPE_KEYS:
         if key not in data or key in props or set(data) - {key, "name"}:
             continue
@@ -293,7 +313,6 @@ def _unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
             inner = decoded if decoded is not _MISSING else inner
         if not isinstance(inner, dict) or set(inner) - set(props):
             return data
-        required = schema.get("required") or ()
         if "name" in data and "name" in props and any(r not in inner for r in required):
             return data
         return inner

@@ -23,18 +23,27 @@ from __future__ import annotations
 import copy
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from agentflow.errors import SchemaError
 
-__all__ = ["SCHEMA_ATTRIBUTE", "JsonSchemaOutput", "coerce_scalars", "json_schema_output"]
+__all__ = [
+    "SCHEMA_ATTRIBUTE",
+    "JsonSchemaOutput",
+    "coerce_scalars",
+    "json_schema_output",
+    "sent_schema",
+]
 
 SCHEMA_ATTRIBUTE = "__agentflow_json_schema__"
 """Class attribute of a ``json_schema_output`` type holding the schema as given
 (what grounding walks to find the free-text strings of its outputs)."""
+
+_SENT_ATTRIBUTE = "__agentflow_sent_schema__"
+"""Class attribute of a ``json_schema_output`` type holding the schema it sends."""
 
 _NOT_SENT = ("$schema", "$id")
 """Keywords kept for validation but not sent (vendors refuse them in a tool or format)."""
@@ -165,11 +174,13 @@ def json_schema_output(schema: Mapping[str, Any], *, name: str | None = None) ->
     except exceptions.SchemaError as exc:
         where = field_path(exc.absolute_path)
         raise SchemaError(where, f"not a valid JSON Schema: {exc.message}") from None
-    if given.get("type") != "object":
+    if _root_target(given).get("type") != "object":
         raise SchemaError("", "the JSON Schema must describe an object (\"type\": \"object\") "
                               "at its root")
     validator = cls(given, format_checker=cls.FORMAT_CHECKER)
-    sent = _inline_refs({k: v for k, v in given.items() if k not in _NOT_SENT})
+    sent = _local_refs(_inline_refs(_defs_form(
+        {k: v for k, v in given.items() if k not in _NOT_SENT}, str(name or given.get("title")
+                                                                   or "Output"))))
 
     def check(data: Any) -> Any:
         data = coerce_scalars(data, sent)
@@ -191,4 +202,107 @@ def json_schema_output(schema: Mapping[str, Any], *, name: str | None = None) ->
     }
     model: type[BaseModel] = type(str(title), (JsonSchemaOutput,), namespace)
     type.__setattr__(model, SCHEMA_ATTRIBUTE, copy.deepcopy(given))
+    type.__setattr__(model, _SENT_ATTRIBUTE, sent)
     return model
+
+
+def _root_target(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The root, or what a root ``$ref`` points at in ``$defs``/``definitions``
+    (pydantic's ``model_json_schema()`` of a recursive model is
+    ``{"$defs": {...}, "$ref": "#/$defs/Node"}``)."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and "type" not in schema:
+        for key in ("$defs", "definitions"):
+            prefix = f"#/{key}/"
+            target = (schema.get(key) or {}).get(ref.removeprefix(prefix)) if ref.startswith(
+                prefix) else None
+            if isinstance(target, Mapping):
+                return target
+    return schema
+
+
+def sent_schema(output_type: Any) -> dict[str, Any] | None:
+    """The schema a ``json_schema_output`` type sends (a copy; ``None`` for
+    any other type). Read directly rather than through pydantic's schema
+    generator, which cannot follow the references of a recursive schema."""
+    sent = getattr(output_type, _SENT_ATTRIBUTE, None) if isinstance(output_type, type) else None
+    return copy.deepcopy(sent) if isinstance(sent, dict) else None
+
+
+def _refs(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], str]]:
+    """Every ``$ref`` of ``node`` with the path of the node holding it."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            yield path, ref
+        for key, value in node.items():
+            yield from _refs(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _refs(value, (*path, i))
+
+
+def _rewrite_refs(node: Any, change: Mapping[str, str]) -> Any:
+    """``node`` with each ``$ref`` found in ``change`` replaced."""
+    if isinstance(node, list):
+        return [_rewrite_refs(x, change) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _rewrite_refs(v, change) for k, v in node.items()}
+    ref = out.get("$ref")
+    if isinstance(ref, str) and ref in change:
+        out["$ref"] = change[ref]
+    return out
+
+
+def _defs_form(schema: dict[str, Any], name: str) -> dict[str, Any]:
+    """``schema`` with its definitions under ``$defs`` (draft-7
+    ``definitions`` renamed, their references too) and a recursion into the
+    root itself (``{"$ref": "#"}``: a tree node's ``children``) made a
+    recursion into a definition: the root's body is copied to
+    ``$defs[name]`` and every ``"#"`` points there, the root staying the
+    object itself — the shape pydantic gives a recursive model, which every
+    dialect and the grammar take."""
+    defs = dict(schema.get("$defs") or {})
+    change: dict[str, str] = {}
+    for key, body in (schema.get("definitions") or {}).items():
+        target = key if key not in defs else f"{key}_{len(defs)}"
+        defs[target] = body
+        change[f"#/definitions/{key}"] = f"#/$defs/{target}"
+    body = {k: v for k, v in schema.items() if k not in ("$defs", "definitions")}
+    if any(ref in ("#", "#/") for _, ref in _refs(body)) or any(
+            ref in ("#", "#/") for _, ref in _refs(defs)):
+        root = re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "Output"
+        while root in defs:
+            root += "_"
+        change["#"] = change["#/"] = f"#/$defs/{root}"
+        defs[root] = body
+    if not change:
+        return schema
+    body = _rewrite_refs(body, change)
+    return {**body, "$defs": _rewrite_refs(defs, change)}
+
+
+def _local_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` if every ``$ref`` left in it points into ``$defs`` (what
+    vendors and the grammar follow).
+
+    Raises:
+        SchemaError: a remote reference (``other.json#/...``), or a recursion
+            through a pointer that is not a definition (``#/properties/a``),
+            naming the field that holds it and how to fix it.
+    """
+    defs = schema.get("$defs") or {}
+    for path, ref in _refs(schema):
+        key = ref.removeprefix("#/$defs/")
+        if ref.startswith("#/$defs/") and "/" not in key and key in defs:
+            continue
+        where = field_path(p for p in path if p not in ("properties", "items", "$defs"))
+        if not ref.startswith("#"):
+            raise SchemaError(where, f"the $ref {ref!r} is not local: only references into "
+                                     "the schema itself (#, #/$defs/...) can be sent; "
+                                     "inline the referenced schema")
+        raise SchemaError(where, f"the $ref {ref!r} is recursive or points to nothing: a "
+                                 "recursion is supported through #/$defs/<name> or # (the "
+                                 "root); move the target into $defs")
+    return schema

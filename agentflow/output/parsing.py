@@ -50,6 +50,7 @@ __all__ = [
     "REASONING_TAGS",
     "NoJSONFound",
     "RejectedLiteral",
+    "closed_json",
     "json_candidates",
     "parse_output",
     "strip_thinking",
@@ -232,6 +233,26 @@ def _repaired(candidate: str) -> Any:
     except Exception:  # json_repair raises assorted errors on hopeless input
         return _MISSING
     return clean_data(value) if isinstance(value, dict | list) else _MISSING
+
+
+def closed_json(text: str) -> bool:
+    """Whether ``text`` (reasoning removed, whitespace around it ignored) is
+    one whole JSON object or array, bare or in one fence: a reply cut at the
+    token limit *after* its value closed (trailing newline or whitespace
+    padding, a closing fence or the end token never written) lost nothing.
+    A cut scalar (``12`` of ``123``) can look whole, so only brackets count."""
+    body = strip_thinking(text).strip().lstrip("\ufeff")
+    fence = _FENCE.fullmatch(body)
+    if fence is not None:
+        body = fence.group(2).strip()
+    elif body.startswith(("```", "~~~")):  # a fence the cut left unclosed
+        body = body.partition("\n")[2].strip()
+    if body[:1] not in ("{", "[") or body[-1:] not in ("}", "]"):
+        return False
+    try:
+        return isinstance(orjson.loads(body), dict | list)
+    except orjson.JSONDecodeError:
+        return False
 
 
 def parse_output(text: str, spec: OutputSpec) -> Any:

@@ -35,6 +35,7 @@ from agentflow.errors import SchemaError
 from agentflow.model import ResponseFormat, SchemaDialect
 from agentflow.output.decoding import normalize
 from agentflow.output.dialects import DialectSchema, transform_schema
+from agentflow.output.json_schema import sent_schema
 
 __all__ = ["OutputSpec"]
 
@@ -93,7 +94,7 @@ class OutputSpec:
             if wrapped:
                 target = create_model("Output", **{WRAP_FIELD: (output_type, ...)})  # type: ignore[call-overload]
             adapter: TypeAdapter[Any] = TypeAdapter(target)
-            plain = adapter.json_schema()
+            plain = sent_schema(output_type) or adapter.json_schema()
         except Exception as exc:  # pydantic's PydanticSchemaGenerationError, TypeError...
             raise SchemaError(
                 _type_name(output_type), f"cannot build a JSON Schema: {exc}"

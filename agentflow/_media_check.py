@@ -1,0 +1,103 @@
+"""The check that a model takes a conversation's images and documents, from
+its profile, before any request (``agentflow.content`` re-exports it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from agentflow._media_blocks import DocumentBlock, ImageBlock
+from agentflow._media_types import Modality
+from agentflow.errors import InvalidInputError, UnsupportedInputError
+
+if TYPE_CHECKING:
+    from agentflow.messages import Msg
+    from agentflow.model import ModelProfile
+
+__all__ = [
+    "check_inputs",
+    "modality",
+]
+
+# ----------------------------------------------------------------------------- the check
+
+
+def modality(block: object) -> Modality:
+    """The input modality ``block`` needs: ``"image"``, ``"pdf"`` or ``"text"``."""
+    if isinstance(block, ImageBlock):
+        return "image"
+    if isinstance(block, DocumentBlock):
+        return "pdf"
+    return "text"
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1_000_000:.1f} MB" if n >= 100_000 else f"{n} bytes"
+
+
+def check_inputs(messages: Iterable[Msg], profile: ModelProfile, model_name: str, *,
+                 first_index: int = 0, inline: int = 0) -> int:
+    """Refuse, before any request, a block the model does not take; return the
+    base64 bytes of the inline blocks so far (``inline`` plus those of
+    ``messages``), so a caller can check a conversation a part at a time
+    (``agentflow._input_checks``): ``first_index`` is the index of the first of
+    ``messages`` in the conversation (errors name it).
+
+    Decision table, per image/document block (profile data only):
+
+    ======================================================  =====================
+    the block is in a message whose role is not ``user``      InvalidInputError
+    modality not in ``profile.input_modalities``              UnsupportedInputError
+    a URL source, modality not in ``url_input_modalities``    UnsupportedInputError
+    image media type not in ``profile.image_media_types``     UnsupportedInputError
+    bytes over ``max_image_bytes`` / ``max_document_bytes``   UnsupportedInputError
+    base64 of all blocks over ``max_inline_bytes``            UnsupportedInputError
+    ======================================================  =====================
+
+    Raises:
+        UnsupportedInputError: naming the model, the modality, the block and the limit.
+        InvalidInputError: an image or document outside a user message.
+    """
+    for index, msg in enumerate(messages, start=first_index):
+        for block in msg.content:
+            if not isinstance(block, ImageBlock | DocumentBlock):
+                continue
+            kind = modality(block)
+            where = f"message {index}: {block!r}"
+            if msg.role != "user":
+                raise InvalidInputError(
+                    f"images and documents go in user messages; {where} is in a {msg.role} "
+                    "message")
+            if kind not in profile.input_modalities:
+                accepted = ", ".join(sorted(profile.input_modalities))
+                raise UnsupportedInputError(
+                    f"model {model_name!r} does not accept {kind} input ({where}); it takes: "
+                    f"{accepted}. Use a model whose profile lists {kind!r} in input_modalities, "
+                    "or send the content as text", model=model_name, modality=kind)
+            if block.url is not None:
+                if kind not in profile.url_input_modalities:
+                    raise UnsupportedInputError(
+                        f"model {model_name!r} does not fetch {kind} input from a URL ({where}); "
+                        f"pass the bytes instead ({type(block).__name__}.from_path/from_bytes)",
+                        model=model_name, modality=kind)
+                continue
+            assert block.data is not None
+            if isinstance(block, ImageBlock) and block.media_type not in profile.image_media_types:
+                raise UnsupportedInputError(
+                    f"model {model_name!r} does not accept {block.media_type} images ({where}); "
+                    f"it takes {', '.join(sorted(profile.image_media_types))}",
+                    model=model_name, modality=kind)
+            limit = (profile.max_image_bytes if isinstance(block, ImageBlock)
+                     else profile.max_document_bytes)
+            if limit is not None and len(block.data) > limit:
+                raise UnsupportedInputError(
+                    f"{kind} too large for model {model_name!r}: {_mb(len(block.data))} > "
+                    f"{_mb(limit)} per {kind} ({where})", model=model_name, modality=kind)
+            inline += 4 * ((len(block.data) + 2) // 3)
+            if profile.max_inline_bytes is not None and inline > profile.max_inline_bytes:
+                raise UnsupportedInputError(
+                    f"inline content too large for model {model_name!r}: the base64 of the "
+                    f"images and documents comes to {_mb(inline)} > {_mb(profile.max_inline_bytes)}"
+                    f" per request (at {where}); send fewer or smaller files, or URLs",
+                    model=model_name, modality=kind)
+    return inline
