@@ -96,6 +96,9 @@ def test_call_taken_shifts_spans_to_the_joined_source() -> None:
     assert taken == {(0, 1), (6, 8)}
     assert call_source(memory, 1)[6:8] == "ef"
     assert call_taken([Msg.user("x")], 0) == frozenset()
+    junk = Msg.user("abc", metadata={TAKEN_KEY: [(0, 1), "ab", (1,), ("0", "1"), (True, 2)]})
+    assert call_taken([junk], 0) == {(0, 1)}
+    assert call_taken([Msg.user("abc", metadata={TAKEN_KEY: 5})], 0) == frozenset()
 
 
 # ------------------------------------------------------------------ the pass rules

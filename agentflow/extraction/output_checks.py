@@ -48,12 +48,17 @@ def call_source(memory: Sequence[Msg], start: int) -> str:
 def call_taken(memory: Sequence[Msg], start: int) -> frozenset[tuple[int, int]]:
     """The spans of ``call_source`` that an earlier extraction pass took as list
     items: each input message's ``metadata[TAKEN_KEY]``, shifted to its place
-    in the joined source; empty when no message carries any."""
+    in the joined source; empty when no message carries any. Entries that are
+    not ``[start, end]`` pairs of ints are ignored (metadata is the caller's:
+    a malformed hint costs recall, never the call)."""
     taken: set[tuple[int, int]] = set()
     offset = 0
     for m in _inputs(memory, start):
-        for s, e in m.metadata.get(TAKEN_KEY, ()):
-            taken.add((offset + int(s), offset + int(e)))
+        pairs = m.metadata.get(TAKEN_KEY, ())
+        for pair in pairs if isinstance(pairs, list | tuple | set | frozenset) else ():
+            if (isinstance(pair, list | tuple) and len(pair) == 2
+                    and all(isinstance(x, int) and not isinstance(x, bool) for x in pair)):
+                taken.add((offset + pair[0], offset + pair[1]))  # anything else: not a span
         offset += len(m.text) + 2
     return frozenset(taken)
 
