@@ -279,7 +279,7 @@ async def _recall(
     outcome = await recall_passes(first, item.text, output, settings.passes, again)
     return ExtractResult(
         index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
-        time.perf_counter() - start, outcome.spans, outcome.chunks)
+        time.perf_counter() - start, outcome.spans, outcome.chunks, conflicts=outcome.conflicts)
 
 
 async def extract_many(
@@ -348,7 +348,7 @@ async def extract_many(
         ``EmptyDocumentError`` result without a model call.
 
     Raises:
-        ValueError: ``concurrency`` < 1, ``passes`` < 1, ``max_chars`` < 1 or
+        ValueError: ``concurrency`` < 1, ``passes`` not an int >= 1, ``max_chars`` < 1 or
             unknown ``order``.
         UsageError: ``chunking.items`` names no top-level list field of ``output``.
         TypeError: an input of an unsupported type (raised when it is reached).
@@ -361,8 +361,8 @@ async def extract_many(
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     if order not in ("input", "completed"):
         raise ValueError(f"order must be 'input' or 'completed', got {order!r}")
-    if passes < 1:
-        raise ValueError(f"passes must be >= 1, got {passes}")
+    if not isinstance(passes, int) or isinstance(passes, bool) or passes < 1:
+        raise ValueError(f"passes must be an int >= 1, got {passes!r}")
     if max_chars is not None and max_chars < 1:
         raise ValueError(f"max_chars must be >= 1, got {max_chars}")
     check_items(output, chunking.items if chunking is not None else None)

@@ -20,7 +20,9 @@ its call runs, so at most ``concurrency`` chunk copies exist at once.
 
 Extra passes (``passes=N``) extract the document again with the chunk
 boundaries shifted by ``k/N`` of a chunk, so items cut by one pass's
-boundaries are seen whole by another; later passes only add items.
+boundaries are seen whole by another; later passes only add items, the
+merged lists are put back in document order (by span), and a list over its
+``max_length`` keeps its first items (as ``agentflow.extraction.recall`` does).
 
 Map over items (``Chunking(items="entries")``): chunks are whole units
 (``chunking.iter_item_chunks``), and each chunk's partial output bounds the
@@ -49,6 +51,7 @@ from agentflow.extraction.chunking import Chunk, ItemUnit, iter_chunks, iter_ite
 from agentflow.extraction.merge import (
     ChunkOutput,
     Conflict,
+    document_order,
     is_list_type,
     merge_outputs,
     rules_of,
@@ -373,8 +376,13 @@ async def extract_chunks(
         failed.__cause__ = cause
         return DocumentOutcome(None, failed, usage, attempts, chunks=report)
     merged = merge_outputs(outputs, rules)
+    spans = dict(merged.spans)
+    if passes > 1:  # items of several passes: back in document order, up to max_length
+        document_order(output, merged.data, spans,
+                       [n for n, rule in rules.items() if rule.rule in ("key", "span")])
+        spans = dict(sorted(spans.items(), key=lambda kv: min(kv[1], default=(-1, -1))))
     error, value = validate_merged(output, merged.data, merged.conflicts)
-    return DocumentOutcome(value, error, usage, attempts, merged.spans if error is None else {},
+    return DocumentOutcome(value, error, usage, attempts, spans if error is None else {},
                            report, merged.conflicts)
 
 

@@ -54,8 +54,8 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel
 
 __all__ = [
-    "ChunkOutput", "Conflict", "Merge", "MergeResult", "is_list_type", "merge_outputs",
-    "rules_of",
+    "ChunkOutput", "Conflict", "Merge", "MergeResult", "document_order", "is_list_type",
+    "list_index", "merge_outputs", "resolve_ref", "rules_of",
 ]
 
 MergeRuleName = Literal["first", "majority", "must_agree", "key", "span"]
@@ -333,3 +333,60 @@ def merge_outputs(
         else:
             data[name] = _merge_scalar(name, rule, ordered, spans, conflicts)
     return MergeResult(data, spans, tuple(conflicts))
+
+
+def list_index(path: str, name: str) -> int | None:
+    """``i`` of a path ``name[i]`` or ``name[i].more``; ``None`` otherwise."""
+    if not path.startswith(name + "["):
+        return None
+    head = path[len(name) + 1:].split("]", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def resolve_ref(node: Any, root: Mapping[str, Any]) -> Any:
+    """``node`` itself, or the ``$defs`` entry of ``root`` its ``$ref`` names."""
+    ref = node.get("$ref") if isinstance(node, Mapping) else None
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return root.get("$defs", {}).get(ref.split("/")[-1], node)
+    return node
+
+
+def _max_items(output: type[BaseModel], name: str) -> int | None:
+    """The ``maxItems`` of the top-level list field ``name`` of ``output``."""
+    schema = output.model_json_schema()
+    node = resolve_ref(schema.get("properties", {}).get(name, {}), schema)
+    high = next((n.get("maxItems") for n in [node, *node.get("anyOf", ())]
+                 if isinstance(n, Mapping) and n.get("type") == "array"), None)
+    return None if high is None else int(high)
+
+
+def document_order(output: type[BaseModel], data: dict[str, Any], spans: Spans,
+                   names: Sequence[str]) -> None:
+    """Put the items of each list field ``names`` of merged ``data`` (several
+    passes' items) in the order of their spans, in place: items without one
+    keep their place among the first; a list over its ``max_length`` keeps
+    its first items; ``spans`` are re-indexed to match. A list left ``None``
+    stays ``None``."""
+    for name in names:
+        if data.get(name) is None:
+            continue
+        values = list(data[name])
+        starts: dict[int, int] = {}
+        for path, ranges in spans.items():
+            i = list_index(path, name)
+            if i is not None and ranges:
+                starts[i] = min(starts.get(i, ranges[0][0]), *(s for s, _ in ranges))
+        order = sorted(range(len(values)), key=lambda i: (starts.get(i, -1), i))
+        high = _max_items(output, name)
+        if high is not None:
+            order = order[:high]
+        moved = {old: new for new, old in enumerate(order)}
+        mine = {p: r for p, r in spans.items() if list_index(p, name) is not None}
+        for path in mine:
+            del spans[path]
+        for path, ranges in mine.items():
+            old = list_index(path, name)
+            if old in moved:
+                rest = path[len(name) + 1:].split("]", 1)[1]
+                spans[f"{name}[{moved[old]}]{rest}"] = ranges
+        data[name] = [values[i] for i in order]

@@ -42,7 +42,15 @@ from agentflow.extraction.chunked import (
     DocumentOutcome,
     validate_merged,
 )
-from agentflow.extraction.merge import ChunkOutput, Conflict, merge_outputs, rules_of
+from agentflow.extraction.merge import (
+    ChunkOutput,
+    Conflict,
+    document_order,
+    list_index,
+    merge_outputs,
+    resolve_ref,
+    rules_of,
+)
 from agentflow.extraction.output_checks import TAKEN_KEY
 from agentflow.model import Usage
 from agentflow.output.grammar_values import item_values
@@ -56,28 +64,13 @@ PassCall = Callable[[frozenset[tuple[int, int]]], Awaitable[CallResult]]
 message carries ``taken`` (spans earlier passes took as list items)."""
 
 
-def _index(path: str, name: str) -> int | None:
-    """``i`` of a path ``name[i]`` or ``name[i].more``; ``None`` otherwise."""
-    if not path.startswith(name + "["):
-        return None
-    head = path[len(name) + 1:].split("]", 1)[0]
-    return int(head) if head.isdigit() else None
-
-
 def taken_items(spans: Mapping[str, list[tuple[int, int]]], lists: list[str]
                 ) -> frozenset[tuple[int, int]]:
     """The spans of the items of the top-level list fields ``lists``
     (``changes[2]`` -> its span; spans inside list items too, e.g.
     ``entries[0].version``): what a later pass should not take again."""
     return frozenset(r for path, ranges in spans.items()
-                     if any(_index(path, name) is not None for name in lists) for r in ranges)
-
-
-def _resolve(node: Any, root: Mapping[str, Any]) -> Any:
-    ref = node.get("$ref") if isinstance(node, Mapping) else None
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        return root.get("$defs", {}).get(ref.split("/")[-1], node)
-    return node
+                     if any(list_index(path, name) is not None for name in lists) for r in ranges)
 
 
 def room_left(output: type[BaseModel], data: Mapping[str, Any], source: str,
@@ -88,7 +81,7 @@ def room_left(output: type[BaseModel], data: Mapping[str, Any], source: str,
     its ``pattern`` and ``x-grounded-line`` allow) is already ``taken``."""
     schema = output.model_json_schema()
     for name, node in schema.get("properties", {}).items():
-        node = _resolve(node, schema)
+        node = resolve_ref(node, schema)
         arrays = [n for n in [node, *node.get("anyOf", ())] if isinstance(n, Mapping)
                   and n.get("type") == "array"]
         if not arrays:
@@ -97,7 +90,7 @@ def room_left(output: type[BaseModel], data: Mapping[str, Any], source: str,
         high = array.get("maxItems")
         if high is not None and len(data.get(name) or ()) >= int(high):
             continue
-        item = _resolve(array.get("items", {}), schema)
+        item = resolve_ref(array.get("items", {}), schema)
         if isinstance(item, Mapping) and item.get("x-grounded") == "whole_items":
             line = item.get("x-grounded-line")
             if not item_values(source, item.get("pattern"),
@@ -105,31 +98,6 @@ def room_left(output: type[BaseModel], data: Mapping[str, Any], source: str,
                 continue
         return True
     return False
-
-
-def _document_order(name: str, data: dict[str, Any], spans: Spans, high: int | None) -> None:
-    """Put the items of list ``name`` in the order of their spans (items
-    without one keep their place among the first), keep the first ``high``,
-    and re-index ``spans`` to match."""
-    values = list(data.get(name) or [])
-    starts: dict[int, int] = {}
-    for path, ranges in spans.items():
-        i = _index(path, name)
-        if i is not None and ranges:
-            starts[i] = min(starts.get(i, ranges[0][0]), *(s for s, _ in ranges))
-    order = sorted(range(len(values)), key=lambda i: (starts.get(i, -1), i))
-    if high is not None:
-        order = order[:high]
-    moved = {old: new for new, old in enumerate(order)}
-    mine = {p: r for p, r in spans.items() if _index(p, name) is not None}
-    for path in mine:
-        del spans[path]
-    for path, ranges in mine.items():
-        old = _index(path, name)
-        if old in moved:
-            rest = path[len(name) + 1:].split("]", 1)[1]
-            spans[f"{name}[{moved[old]}]{rest}"] = ranges
-    data[name] = [values[i] for i in order]
 
 
 async def recall_passes(first: CallResult, text: str, output: Any, passes: int,
@@ -176,19 +144,16 @@ async def recall_passes(first: CallResult, text: str, output: Any, passes: int,
                                    dict(result.spans), pass_no=pass_no))
         merged = merge_outputs(outputs, rules)
         more = taken_items(merged.spans, lists)
-        if more <= taken:  # this pass added nothing: the next would repeat it
+        before = data or outputs[0].data
+        grew = any(len(merged.data.get(n) or ()) > len(before.get(n) or ()) for n in lists)
+        if not grew and more <= taken:  # this pass added nothing: the next would repeat it
             break
         data, spans, taken = merged.data, dict(merged.spans), more
         conflicts = merged.conflicts
     report = ChunkReport(calls, failed, passes=calls)
     if data is None:  # no later pass added anything: the first result stands
         return DocumentOutcome(first.output, None, usage, attempts, dict(first.spans), report)
-    schema = output.model_json_schema()
-    for name in lists:  # items of several passes: back in document order
-        node = _resolve(schema.get("properties", {}).get(name, {}), schema)
-        high = next((n.get("maxItems") for n in [node, *node.get("anyOf", ())]
-                     if isinstance(n, Mapping) and n.get("type") == "array"), None)
-        _document_order(name, data, spans, None if high is None else int(high))
+    document_order(output, data, spans, lists)  # items of several passes: in document order
     error, value = validate_merged(output, data, conflicts)
     spans = dict(sorted(spans.items(), key=lambda kv: min(kv[1], default=(-1, -1))))
     return DocumentOutcome(value, error, usage, attempts, spans if error is None else {},

@@ -1,0 +1,127 @@
+"""Probes of recall passes (``passes=N``): odd outputs and inputs that lost
+data, dropped what the record should say, or crashed without a clear error."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+import orjson
+import pytest
+from pydantic import BaseModel, Field
+
+from agentflow.batch import extract_many
+from agentflow.extraction.grounding import Grounded
+from agentflow.extraction.merge import Merge
+from agentflow.model import ModelProfile
+from agentflow.testing import FunctionModel, RecordedRequest, Reply
+from tests.test_extraction_recall import DOC
+
+PLAIN = ModelProfile(supports_tools=False, native_output="json_schema")
+
+
+def answers(*outputs: dict[str, Any]) -> FunctionModel:
+    """A model that answers the passes with ``outputs`` in turn."""
+    replies = iter(outputs)
+    return FunctionModel(lambda request: Reply(text=orjson.dumps(next(replies)).decode()),
+                         profile=PLAIN)
+
+
+class Ungrounded(BaseModel):
+    changes: list[str]
+
+
+class Note(BaseModel):
+    text: str
+
+
+class Keyed(BaseModel):
+    notes: Annotated[list[Note], Merge.by_key("text")]
+
+
+async def test_items_of_a_later_pass_without_spans_are_kept() -> None:
+    # no grounded field: no spans; the second and third passes each add an item
+    model = answers({"changes": ["First change."]}, {"changes": ["Third change."]},
+                    {"changes": ["Fourth change."]}, {"changes": ["Fourth change."]})
+    (r,) = [r async for r in extract_many(model, [("d", DOC)], Ungrounded, passes=4)]
+    assert r.ok, r.error
+    assert r.output.changes == ["First change.", "Third change.", "Fourth change."]
+    assert len(model.requests) == 4  # the fourth added nothing: the passes end
+
+
+async def test_items_merged_by_key_without_spans_are_kept() -> None:
+    model = answers({"notes": [{"text": "a"}]}, {"notes": [{"text": "b"}]},
+                    {"notes": [{"text": "b"}]})
+    (r,) = [r async for r in extract_many(model, [("d", DOC)], Keyed, passes=3)]
+    assert r.ok, r.error
+    assert [n.text for n in r.output.notes] == ["a", "b"]
+
+
+class Voted(BaseModel):
+    package: Annotated[str, Merge.majority()]
+    changes: list[Annotated[str, Grounded(whole_items=True)]]
+
+
+async def test_conflicts_between_passes_reach_the_result() -> None:
+    model = answers({"package": "widget", "changes": ["First change."]},
+                    {"package": "gadget", "changes": ["Third change."]},
+                    {"package": "gadget", "changes": ["Third change."]})
+    (r,) = [r async for r in extract_many(model, [("d", DOC)], Voted, passes=3)]
+    assert r.ok, r.error
+    assert r.output.package == "widget"
+    assert [c.path for c in r.conflicts] == ["package"]
+
+
+@pytest.mark.parametrize("passes", [True, "2", 2.5, None])
+async def test_passes_that_are_not_an_int_are_a_value_error(passes: Any) -> None:
+    model = answers({"changes": ["First change."]})
+    with pytest.raises(ValueError, match="passes must be an int >= 1"):
+        [r async for r in extract_many(model, [("d", DOC)], Ungrounded, passes=passes)]
+    assert model.requests == []
+
+
+LONG = "\n\n".join(f"  * Change number {i} here." for i in range(60))
+Line = Annotated[str, Grounded()]
+
+
+class Capped(BaseModel):
+    changes: list[Line] = Field(max_length=10)
+
+
+class Uncapped(BaseModel):
+    changes: list[Line]
+
+
+def first_two(request: RecordedRequest) -> Reply:
+    """A model that copies the first two changes of its chunk."""
+    found = re.findall(r"Change number \d+ here\.", request.messages[-1].text)
+    return Reply(text=orjson.dumps({"changes": found[:2]}).decode())
+
+
+SMALL = ModelProfile(supports_tools=False, native_output="json_schema", context_window=600)
+
+
+async def test_chunked_passes_put_items_back_in_document_order() -> None:
+    model = FunctionModel(first_two, profile=SMALL)
+    (r,) = [r async for r in extract_many(model, [("d", LONG)], Uncapped, passes=2)]
+    assert r.ok, r.error
+    assert r.chunks is not None and r.chunks.passes == 2
+    starts = [r.spans[f"changes[{i}]"][0][0] for i in range(len(r.output.changes))]
+    assert starts == sorted(starts)
+    for i, value in enumerate(r.output.changes):
+        (s, e), = r.spans[f"changes[{i}]"]
+        assert LONG[s:e] == value
+
+
+async def test_chunked_passes_over_max_length_keep_the_first_items() -> None:
+    model = FunctionModel(first_two, profile=SMALL)
+    (one,) = [r async for r in extract_many(model, [("d", LONG)], Capped, passes=1)]
+    assert one.ok, one.error
+    (r,) = [r async for r in extract_many(model, [("d", LONG)], Capped, passes=2)]
+    assert r.ok, r.error  # a second pass must not fail a record the first one made
+    assert len(r.output.changes) == 10
+    starts = [r.spans[f"changes[{i}]"][0][0] for i in range(10)]
+    assert starts == sorted(starts) and len(r.spans) == 10
+    for i, value in enumerate(r.output.changes):
+        (s, e), = r.spans[f"changes[{i}]"]
+        assert LONG[s:e] == value
