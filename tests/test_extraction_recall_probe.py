@@ -125,3 +125,22 @@ async def test_chunked_passes_over_max_length_keep_the_first_items() -> None:
     for i, value in enumerate(r.output.changes):
         (s, e), = r.spans[f"changes[{i}]"]
         assert LONG[s:e] == value
+
+
+class Inner(BaseModel):
+    text: Annotated[str, Grounded(whole_items=True)] = Field(alias="Text")
+
+
+class Aliased(BaseModel):
+    changes: list[Inner] = Field(alias="Changes")
+
+
+async def test_passes_over_an_output_with_aliases() -> None:
+    # the passes' outputs are merged by field name (model_dump): the merge
+    # must still validate, else the record of a good first pass fails
+    model = answers({"Changes": [{"Text": "First change."}]},
+                    {"Changes": [{"Text": "Third change."}]},
+                    {"Changes": [{"Text": "Third change."}]})
+    (r,) = [r async for r in extract_many(model, [("d", DOC)], Aliased, passes=3)]
+    assert r.ok, r.error
+    assert [c.text for c in r.output.changes] == ["First change.", "Third change."]

@@ -43,6 +43,7 @@ import anyio
 from annotated_types import MaxLen, MinLen
 from pydantic import BaseModel, ValidationError, create_model
 from pydantic.fields import FieldInfo
+from pydantic.version import VERSION as PYDANTIC_VERSION
 from pydantic_core import PydanticUndefined
 
 from agentflow.errors import ChunkFailedError, MergeConflictError, MergeError, UsageError
@@ -386,6 +387,14 @@ async def extract_chunks(
                            report, merged.conflicts)
 
 
+_BY_NAME: dict[str, Any] = (
+    {"by_name": True} if tuple(int(x) for x in PYDANTIC_VERSION.split(".")[:2]) >= (2, 11)
+    else {})
+"""Merged data is keyed by field name (``model_dump``), never by alias: pydantic
+2.11+ validates it by name too (older ones only by alias, so a merge of an
+output with aliased fields fails there)."""
+
+
 def validate_merged(output: type[BaseModel], data: dict[str, Any],
                     conflicts: tuple[Conflict, ...]) -> tuple[MergeError | None, Any]:
     """The merged data validated as ``output``, or the typed error why not."""
@@ -401,7 +410,7 @@ def validate_merged(output: type[BaseModel], data: dict[str, Any],
                 f"required field {name!r} was left null by every chunk of the document",
                 field=name), None
     try:
-        return None, output.model_validate(data)
+        return None, output.model_validate(data, **_BY_NAME)
     except ValidationError as exc:
         first = exc.errors()[0]
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
