@@ -144,3 +144,32 @@ async def test_passes_over_an_output_with_aliases() -> None:
     (r,) = [r async for r in extract_many(model, [("d", DOC)], Aliased, passes=3)]
     assert r.ok, r.error
     assert [c.text for c in r.output.changes] == ["First change.", "Third change."]
+
+
+REPEATS = """\
+widget (1.2-1) unstable; urgency=medium
+
+  [ Ann ]
+  * Fix typo.
+  * Other thing.
+
+  [ Bob ]
+  * Fix typo.
+
+ -- Ann Example <ann@example.org>  Mon, 05 Feb 2024 18:02:11 +0000"""
+
+
+async def test_a_later_pass_grounds_a_repeated_item_at_an_untaken_occurrence() -> None:
+    from tests.test_extraction_recall import Entry, greedy_first_offered
+
+    profile = ModelProfile(supports_tools=False, native_output="json_schema",
+                           schema_dialect="local", substring_grammar=True)
+    model = FunctionModel(greedy_first_offered, profile=profile)
+    (r,) = [r async for r in extract_many(model, [("d", REPEATS)], Entry, passes=5)]
+    assert r.ok, r.error
+    # the third pass's grammar offered only Bob's "Fix typo.": it is that one
+    assert r.output.changes == ["Fix typo.", "Other thing.", "Fix typo."]
+    first, second = REPEATS.index("Fix typo."), REPEATS.rindex("Fix typo.")
+    assert r.spans["changes[0]"] == [(first, first + 9)]
+    assert r.spans["changes[2]"] == [(second, second + 9)]
+    assert len(model.requests) == 3  # every item taken: no fourth pass

@@ -245,14 +245,20 @@ class GroundingCheck:
         return "\n".join(lines)
 
 
-def check_grounding(values: Sequence[GroundedValue], source: str) -> GroundingCheck:
+def check_grounding(values: Sequence[GroundedValue], source: str,
+                    prior: frozenset[Span] = frozenset()) -> GroundingCheck:
     """Locate each grounded value in ``source`` by the occurrence rule.
+
+    ``prior``: spans an earlier extraction pass took (``agentflow.extraction.
+    recall``); like the spans of the values before it, a value takes one of
+    them only when it occurs nowhere else (a repeated list item a later pass
+    copied is its next occurrence, not the one already found).
 
     Returns a ``GroundingCheck`` with a span per found value, the values not
     found and the empty ones (never raises).
     """
     result = GroundingCheck()
-    taken: set[Span] = set()
+    taken: set[Span] = set(prior)
     cursor = 0
     bounds: tuple[set[int], set[int]] | None = None  # of the lines, computed once if needed
     items: set[Span] | None = None  # of the list items, computed once if needed

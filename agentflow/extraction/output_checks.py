@@ -64,17 +64,19 @@ def call_taken(memory: Sequence[Msg], start: int) -> frozenset[tuple[int, int]]:
 
 
 def check_output(
-    value: Any, output_type: Any, ground: Grounded | None, source: str
+    value: Any, output_type: Any, ground: Grounded | None, source: str,
+    taken: frozenset[tuple[int, int]] = frozenset(),
 ) -> dict[str, list[tuple[int, int]]]:
     """The spans (field path -> ``[start, end)`` offsets into ``source``) of
     ``value``'s grounded values: the fields ``output_type`` marks
-    ``Grounded()``, or every free-text string under ``ground``.
+    ``Grounded()``, or every free-text string under ``ground``. A value at a
+    span of ``taken`` (``call_taken``) moves to another occurrence when it has one.
 
     Raises:
         GroundingError: a grounded value is not in the source, or is empty.
         DegenerateOutputError: a repetition loop or a repeated list item.
     """
-    check = check_grounding(grounded_values(value, output_type, ground), source)
+    check = check_grounding(grounded_values(value, output_type, ground), source, taken)
     if not check.ok:
         detail = check.message()
         raise GroundingError(
