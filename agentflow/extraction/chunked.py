@@ -378,10 +378,9 @@ async def extract_chunks(
         return DocumentOutcome(None, failed, usage, attempts, chunks=report)
     merged = merge_outputs(outputs, rules)
     spans = dict(merged.spans)
-    if passes > 1:  # items of several passes: back in document order, up to max_length
+    if passes > 1:  # items of several passes: in document order, up to max_length
         document_order(output, merged.data, spans,
                        [n for n, rule in rules.items() if rule.rule in ("key", "span")])
-        spans = dict(sorted(spans.items(), key=lambda kv: min(kv[1], default=(-1, -1))))
     error, value = validate_merged(output, merged.data, merged.conflicts)
     return DocumentOutcome(value, error, usage, attempts, spans if error is None else {},
                            report, merged.conflicts)

@@ -51,6 +51,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args, get_origin
 
+from annotated_types import MaxLen
 from pydantic import BaseModel
 
 __all__ = [
@@ -352,12 +353,11 @@ def resolve_ref(node: Any, root: Mapping[str, Any]) -> Any:
 
 
 def _max_items(output: type[BaseModel], name: str) -> int | None:
-    """The ``maxItems`` of the top-level list field ``name`` of ``output``."""
-    schema = output.model_json_schema()
-    node = resolve_ref(schema.get("properties", {}).get(name, {}), schema)
-    high = next((n.get("maxItems") for n in [node, *node.get("anyOf", ())]
-                 if isinstance(n, Mapping) and n.get("type") == "array"), None)
-    return None if high is None else int(high)
+    """The ``max_length`` of the top-level list field ``name`` of ``output``
+    (its ``MaxLen`` metadata, as ``Field(max_length=...)`` declares it)."""
+    info = output.model_fields.get(name)
+    bounds = [m.max_length for m in (info.metadata if info else ()) if isinstance(m, MaxLen)]
+    return min(bounds) if bounds else None
 
 
 def document_order(output: type[BaseModel], data: dict[str, Any], spans: Spans,
@@ -365,8 +365,8 @@ def document_order(output: type[BaseModel], data: dict[str, Any], spans: Spans,
     """Put the items of each list field ``names`` of merged ``data`` (several
     passes' items) in the order of their spans, in place: items without one
     keep their place among the first; a list over its ``max_length`` keeps
-    its first items; ``spans`` are re-indexed to match. A list left ``None``
-    stays ``None``."""
+    its first items; ``spans`` are re-indexed to match and listed in document
+    order (by their first start). A list left ``None`` stays ``None``."""
     for name in names:
         if data.get(name) is None:
             continue
@@ -390,3 +390,6 @@ def document_order(output: type[BaseModel], data: dict[str, Any], spans: Spans,
                 rest = path[len(name) + 1:].split("]", 1)[1]
                 spans[f"{name}[{moved[old]}]{rest}"] = ranges
         data[name] = [values[i] for i in order]
+    ordered = sorted(spans.items(), key=lambda kv: min(kv[1], default=(-1, -1)))
+    spans.clear()
+    spans.update(ordered)

@@ -155,6 +155,5 @@ async def recall_passes(first: CallResult, text: str, output: Any, passes: int,
         return DocumentOutcome(first.output, None, usage, attempts, dict(first.spans), report)
     document_order(output, data, spans, lists)  # items of several passes: in document order
     error, value = validate_merged(output, data, conflicts)
-    spans = dict(sorted(spans.items(), key=lambda kv: min(kv[1], default=(-1, -1))))
     return DocumentOutcome(value, error, usage, attempts, spans if error is None else {},
                            report, conflicts)

@@ -39,6 +39,9 @@ class OutputRun:
     grounded: bool = False
     start: int = 0
     source: str | None = None
+    taken: frozenset[tuple[int, int]] | None = None
+    """Spans of ``source`` an earlier extraction pass took as list items
+    (``output_answers.taken_of``; worked out once per call)."""
     discards: int = 0
     examples: list[Msg] = field(default_factory=list)
     """The few-shot example messages put before the call's input in each request."""

@@ -385,8 +385,10 @@ def source_of(ex: CallExecution, run: OutputRun) -> str:
 
 def taken_of(ex: CallExecution, run: OutputRun) -> frozenset[tuple[int, int]]:
     """Spans of the call's source an earlier extraction pass took as list
-    items (``call_taken``; empty for any other call)."""
-    return call_taken(ex.memory, run.start)
+    items (``call_taken``, worked out once per call; empty for any other call)."""
+    if run.taken is None:
+        run.taken = call_taken(ex.memory, run.start)
+    return run.taken
 
 
 def _trusted(ex: CallExecution, run: OutputRun, value: Any) -> dict[str, list[tuple[int, int]]]:
