@@ -18,6 +18,7 @@ from pydantic.fields import FieldInfo
 from typing_extensions import is_typeddict
 
 from agentflow.extraction.grounding_marker import (
+    AFTER_KEY,
     GROUNDED_KEY,
     LINE_KEY,
     MARKS,
@@ -227,9 +228,11 @@ def _schema_marker(node: Mapping[str, Any], inherited: Grounded | None) -> Groun
     mark = node.get(GROUNDED_KEY)
     if mark in MARKS:
         line = node.get(LINE_KEY)
+        after = node.get(AFTER_KEY)
         return Grounded(whole_tokens=mark == WHOLE_TOKENS, whole_lines=mark == WHOLE_LINES,
                         whole_items=mark == WHOLE_ITEMS,
-                        line=line if isinstance(line, str) else None)
+                        line=line if isinstance(line, str) else None,
+                        after=after if isinstance(after, str) and after.isidentifier() else None)
     return inherited
 
 

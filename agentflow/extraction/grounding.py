@@ -168,7 +168,9 @@ def grounding_plan(output_type: Any) -> bool:
 
     Raises:
         SchemaError: a marker on a field that is not ``str``, ``str | None``
-            or a list of them (names the field, e.g. ``"Invoice.total"``).
+            or a list of them, or whose ``after`` names no field declared
+            before it in the same object (names the field, e.g.
+            ``"Invoice.total"``).
     """
     given = getattr(output_type, SCHEMA_ATTRIBUTE, None)
     if isinstance(given, Mapping):  # a json_schema_output type: "x-grounded" in its schema
@@ -176,7 +178,7 @@ def grounding_plan(output_type: Any) -> bool:
     found = False
     seen: set[int] = set()
 
-    def visit(tp: Any, where: str, marks: list[Grounded]) -> None:
+    def visit(tp: Any, where: str, marks: list[Grounded], earlier: tuple[str, ...] = ()) -> None:
         nonlocal found
         if marks:
             if not _allows_marker(tp):
@@ -186,18 +188,27 @@ def grounding_plan(output_type: Any) -> bool:
                     f"items of list[str], not to "
                     f"{_type_name(tp)}; remove the marker or change the field's type",
                 )
+            for marker in marks:
+                if marker.after is not None and marker.after not in earlier:
+                    raise SchemaError(
+                        where,
+                        f"Grounded(after={marker.after!r}) must name a field declared before "
+                        f"this one in the same object"
+                        + (f" (those are: {', '.join(earlier)})" if earlier else
+                           " (this is its first field)"),
+                    )
             found = True
         tp, inner = _unwrap(tp)
         if inner:
-            visit(tp, where, inner)
+            visit(tp, where, inner, earlier)
             return
         if _is_union(tp):
             for arg in get_args(tp):
-                visit(arg, where, [])
+                visit(arg, where, [], earlier)
             return
         item = _sequence_item(tp)
         if item is not None:
-            visit(item, where, [])
+            visit(item, where, [], earlier)
             return
         if get_origin(tp) in (dict, Mapping, typing.Mapping) and len(get_args(tp)) == 2:
             visit(get_args(tp)[1], where, [])
@@ -206,8 +217,9 @@ def grounding_plan(output_type: Any) -> bool:
         if fields is None or id(tp) in seen:
             return
         seen.add(id(tp))
-        for name, ann, field_marks in fields:
-            visit(ann, f"{_type_name(tp)}.{name}", field_marks)
+        names = tuple(name for name, _, _ in fields)
+        for i, (name, ann, field_marks) in enumerate(fields):
+            visit(ann, f"{_type_name(tp)}.{name}", field_marks, names[:i])
 
     visit(output_type, _type_name(output_type), [])
     return found

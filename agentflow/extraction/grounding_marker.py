@@ -12,6 +12,7 @@ from agentflow.errors import SchemaError
 
 __all__ = [
     "GROUNDED_KEY",
+    "AFTER_KEY",
     "LINE_KEY",
     "MARKS",
     "WHOLE_ITEMS",
@@ -39,6 +40,11 @@ LINE_KEY = "x-grounded-line"
 """JSON Schema keyword ``Grounded(line=...)`` adds beside ``GROUNDED_KEY``: the
 regular expression a line must match for the value to be taken from it. Kept
 by the ``local`` dialect, dropped by every other."""
+
+AFTER_KEY = "x-grounded-after"
+"""JSON Schema keyword ``Grounded(after=...)`` adds beside ``GROUNDED_KEY``: the
+name of the earlier field of the same object whose value this one follows in
+the source. Kept by the ``local`` dialect, dropped by every other."""
 
 MARKS = (True, WHOLE_TOKENS, WHOLE_LINES, WHOLE_ITEMS)
 """Every value of ``GROUNDED_KEY``."""
@@ -70,9 +76,21 @@ class Grounded:
             of a changelog entry's header line, ``r"^Total"`` for a total.
             It says *where* a field is written, as ``pattern`` says what it
             looks like. Default ``None`` (anywhere).
+        after: the name of an earlier field of the same object (a sibling
+            declared before this one, itself grounded): this value must
+            begin at or after the end of that field's value in the source,
+            as a header line writes ``package (version) distribution``:
+            ``version`` is ``after="package"``, ``distribution`` is
+            ``after="version"``. The peers' rule "extractions in order of
+            appearance" (LangExtract's prompt rules) made a declaration, one
+            pair at a time. When the named field is null (or not grounded),
+            the rule does not apply. Default ``None``.
 
     Raises:
-        SchemaError: ``line`` is not a regular expression Python can read.
+        SchemaError: ``line`` is not a regular expression Python can read,
+            or ``after`` is not a field name (a non-empty identifier).
+            ``grounding_plan`` raises it, naming the field, when ``after``
+            names no earlier field of the same object.
     """
 
     case_sensitive: bool = True
@@ -80,8 +98,14 @@ class Grounded:
     whole_lines: bool = False
     whole_items: bool = False
     line: str | None = None
+    after: str | None = None
 
     def __post_init__(self) -> None:
+        if self.after is not None and not (isinstance(self.after, str)
+                                           and self.after.isidentifier()):
+            raise SchemaError("Grounded.after",
+                              f"{self.after!r} is not a field name (the name of an earlier "
+                              f"field of the same object)")
         if self.line is not None:
             try:
                 re.compile(self.line)
@@ -92,7 +116,7 @@ class Grounded:
     def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
         schema = handler(core_schema)
         _mark(handler.resolve_ref_schema(schema) if "$ref" in schema else schema,
-              self.schema_mark, self.line)
+              self.schema_mark, self.line, self.after)
         return schema
 
     @property
@@ -105,7 +129,8 @@ class Grounded:
                 WHOLE_TOKENS if self.whole_tokens else True)
 
 
-def _mark(node: Any, mark: bool | str, line: str | None = None) -> None:
+def _mark(node: Any, mark: bool | str, line: str | None = None,
+          after: str | None = None) -> None:
     """Mark a string node (an ``enum``/``const`` of strings too: a marker on a
     ``Literal`` or enum field), the items of an array node, every branch."""
     if not isinstance(node, dict):
@@ -117,10 +142,12 @@ def _mark(node: Any, mark: bool | str, line: str | None = None) -> None:
         node[GROUNDED_KEY] = mark
         if line is not None:
             node[LINE_KEY] = line
+        if after is not None:
+            node[AFTER_KEY] = after
     if "array" in kinds and isinstance(node.get("items"), dict):
-        _mark(node["items"], mark, line)
+        _mark(node["items"], mark, line, after)
     for branch in node.get("anyOf", ()) or node.get("oneOf", ()):
-        _mark(branch, mark, line)
+        _mark(branch, mark, line, after)
 
 
 def mark_all_strings(schema: Mapping[str, Any], marker: Grounded | None = None) -> dict[str, Any]:
