@@ -77,6 +77,7 @@ from typing import Any
 
 from agentflow.extraction.lines import line_pieces
 from agentflow.extraction.locate import locate
+from agentflow.extraction.longest import maximal
 from agentflow.extraction.tokens import pieces
 from agentflow.output.grammar_order import Slot, ordered_fields
 from agentflow.output.grammar_values import (
@@ -102,6 +103,7 @@ _WHOLE_LINES = "whole_lines"  # agentflow.extraction.grounding.WHOLE_LINES
 _WHOLE_ITEMS = "whole_items"  # agentflow.extraction.grounding.WHOLE_ITEMS
 _LINE = "x-grounded-line"  # agentflow.extraction.grounding.LINE_KEY
 _AFTER = "x-grounded-after"  # agentflow.extraction.grounding_marker.AFTER_KEY
+_LONGEST = "x-grounded-longest"  # agentflow.extraction.grounding_marker.LONGEST_KEY
 _SOURCE = {True: "SOURCE", _WHOLE_TOKENS: "SOURCE_TOKENS", _WHOLE_LINES: "SOURCE_LINES"}
 _MARKS = (*_SOURCE, _WHOLE_ITEMS)  # every value of "x-grounded"
 _PLAIN = {"SOURCE": "GROUNDED", "SOURCE_TOKENS": "GROUNDED_TOKENS",
@@ -259,6 +261,9 @@ class _Builder:
             body = self.choices(node["enum"] if "enum" in node else [node["const"]], mark, line)
         elif mark == _WHOLE_ITEMS:
             body = self.whole_items(node.get("pattern"), line)
+        elif mark in _SOURCE and node.get(_LONGEST) is True and (
+                longest := self.longest(node)) is not None:
+            body = longest or None
         elif mark in _SOURCE and line is not None:
             body = self.on_lines(_SOURCE[mark], node.get("pattern"), line)
         elif mark in _SOURCE:
@@ -466,13 +471,27 @@ class _Builder:
 
     def places(self, leaf: Mapping[str, Any]) -> list[Place] | None:
         """Where a grounded string leaf's values may be copied from
-        (``grammar_values.places``), ``None`` when they cannot be listed."""
+        (``grammar_values.places``; under ``longest``, only the maximal
+        ones), ``None`` when they cannot be listed."""
         mark = leaf.get(_GROUNDED)
         if mark not in _SOURCE:
             return None
         line = leaf.get(_LINE) if isinstance(leaf.get(_LINE), str) else None
-        return places(self.source, self.cuts(mark is not True), leaf.get("pattern"), line,
-                      whole_lines=mark == _WHOLE_LINES)
+        found = places(self.source, self.cuts(mark is not True), leaf.get("pattern"), line,
+                       whole_lines=mark == _WHOLE_LINES)
+        return maximal(found) if found is not None and leaf.get(_LONGEST) is True else found
+
+    def longest(self, leaf: Mapping[str, Any]) -> str | None:
+        """The terminal of a ``longest`` grounded string: the maximal spans
+        its rules and pattern allow, listed (``""`` when there are none);
+        ``None`` when they cannot be listed (then it is built as without
+        ``longest``, and verification decides)."""
+        found = self.places(leaf)
+        if found is None:
+            return None
+        values = list(dict.fromkeys(v for v, _, _ in found))
+        return self.patterns.get(("LONGEST", *values)) or self.list_values(
+            ("LONGEST", *values), values) or ""
 
     def order_terminal(self, values: list[str]) -> str:
         """A terminal listing ``values`` (reused for the same list)."""
