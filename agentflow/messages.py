@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, TypeAlias, cast
 
 from pydantic import Discriminator, Tag, TypeAdapter
 
+from agentflow._slots_init import slot_init
 from agentflow.content import DocumentBlock, ImageBlock
 from agentflow.errors import InvalidInputError, StructuredOutputError
 
@@ -90,6 +91,7 @@ Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 # Blocks ---------------------------------------------------------------------
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class TextBlock:
     """Plain text."""
@@ -98,6 +100,7 @@ class TextBlock:
     type: Literal["text"] = "text"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ThinkingBlock:
     """Model reasoning. ``signature`` and ``provider_data`` hold what a vendor
@@ -110,6 +113,7 @@ class ThinkingBlock:
     type: Literal["thinking"] = "thinking"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolUseBlock:
     """A tool call made by the model. ``input`` is always a parsed JSON object;
@@ -122,6 +126,7 @@ class ToolUseBlock:
     type: Literal["tool_use"] = "tool_use"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolResultBlock:
     """The result of one tool call, as text for the model to read."""
@@ -166,6 +171,7 @@ def _block(index: int, item: Any) -> Block:
     )
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class StructuredResult:
     """What a call produced for its output type: the validated value, or the

@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 import orjson
 
+from agentflow._slots_init import slot_init
 from agentflow.messages import Msg, new_id
 from agentflow.model import (
     FinishChunk,
@@ -80,6 +81,7 @@ class Reply:
 ReplyLike = Reply | str
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class RecordedRequest:
     """A request a test model received."""
