@@ -124,17 +124,20 @@ def _chunks(reply: Reply) -> list[ModelChunk]:
     return chunks
 
 
-async def _play(reply: Reply) -> AsyncIterator[ModelChunk]:
+def _script(reply: Reply) -> list[ModelChunk | BaseException]:
+    """What streaming ``reply`` does, in order: its chunks, with its error
+    (raised instead of replying, after ``error_after`` chunks, or after the
+    last one when ``error_after`` is at or past it)."""
     if reply.error is not None and reply.error_after is None:
-        raise reply.error
-    for i, chunk in enumerate(_chunks(reply)):
-        if reply.error is not None and i == reply.error_after:
-            raise reply.error
-        if reply.delay:
-            await anyio.sleep(reply.delay)
-        yield chunk
-    if reply.error is not None:  # error_after at or past the last chunk
-        raise reply.error
+        return [reply.error]
+    steps: list[ModelChunk | BaseException] = list(_chunks(reply))
+    if reply.error is not None:
+        at = reply.error_after
+        assert at is not None
+        if 0 <= at < len(steps):
+            del steps[at:]
+        steps.append(reply.error)
+    return steps
 
 
 class _Recorder:
@@ -190,8 +193,13 @@ class ScriptedModel(_Recorder):
                 f"ScriptedModel got request {index + 1} but only {len(self.replies)} "
                 "replies were scripted"
             )
-        async for chunk in _play(self.replies[index]):
-            yield chunk
+        reply = self.replies[index]
+        for step in _script(reply):  # no generator layer that only forwards chunks
+            if isinstance(step, BaseException):
+                raise step
+            if reply.delay:
+                await anyio.sleep(reply.delay)
+            yield step
 
 
 ReplyFunction = Callable[[RecordedRequest], ReplyLike | Awaitable[ReplyLike]]
@@ -220,5 +228,9 @@ class FunctionModel(_Recorder):
         if inspect.isawaitable(result):
             result = await result
         reply = Reply(text=result) if isinstance(result, str) else result
-        async for chunk in _play(reply):
-            yield chunk
+        for step in _script(reply):  # no generator layer that only forwards chunks
+            if isinstance(step, BaseException):
+                raise step
+            if reply.delay:
+                await anyio.sleep(reply.delay)
+            yield step
