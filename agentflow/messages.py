@@ -252,7 +252,7 @@ class Msg:
         else:
             items = tuple(content)
             if _BLOCK_TYPESET.issuperset(map(type, items)):  # no Python frame per block
-                blocks = cast("tuple[Block, ...]", items)
+                blocks = items  # type: ignore[assignment]  # all blocks: no cast() call
             else:
                 blocks = tuple(_block(i, item) for i, item in enumerate(items))
         _SET_ROLE(self, role)  # the slots' own setters: no lookup by name per field
