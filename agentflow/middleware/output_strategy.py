@@ -17,7 +17,7 @@ from agentflow.messages import Msg, ReminderType
 from agentflow.middleware._output_run import OutputRun
 from agentflow.middleware.base import Decision, ReasonAgain
 from agentflow.middleware.output_answers import mark_attempt, spend_retry
-from agentflow.model import ChatModel, ModelProfile, ResponseFormat, ToolSpec
+from agentflow.model import ChatModel, ModelProfile, ResponseFormat
 from agentflow.output.config import OutputConfig
 from agentflow.output.reminders import TOOL_NAME, force_reminder, nudge, persistent_reminder
 from agentflow.output.strategies import (
@@ -35,6 +35,8 @@ STRATEGY_CACHE_SIZE = 1024
 
 _NONE: frozenset[str] = frozenset()
 _JSON_OBJECT = ResponseFormat("json_object")
+_LEAD = "Give the final answer of the task as this tool's arguments."
+"""The output tool's description (the type's docstring follows, if any)."""
 
 
 def model_key(model: ChatModel) -> tuple[str, str, int]:
@@ -111,11 +113,7 @@ def bind(ex: CallExecution, run: OutputRun, kind: StrategyKind, profile: ModelPr
     ex.call_tools.pop(TOOL_NAME, None)
     ex.response_format = None
     if kind == "tool":
-        schema = run.spec.schema_for(profile.schema_dialect)
-        description = "Give the final answer of the task as this tool's arguments."
-        if run.spec.description:
-            description += f" The answer is: {run.spec.description}"
-        ex.call_tools[TOOL_NAME] = ToolSpec(TOOL_NAME, description, schema.schema, schema.strict)
+        ex.call_tools[TOOL_NAME] = run.spec.tool_spec(TOOL_NAME, profile.schema_dialect, _LEAD)
         if enter and not ex.so_tool_active:
             ex.memory.append(persistent_reminder(ReminderType.ENTER))
             ex.so_tool_active = True
