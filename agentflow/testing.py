@@ -102,12 +102,20 @@ def _pieces(text: str, size: int | None) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
+_DEFAULT_USAGE = Usage(10, 5)  # immutable: one object for every reply that gives none
+
+
 def _chunks(reply: Reply) -> list[ModelChunk]:
     chunks: list[ModelChunk] = []
+    size = reply.chunk_size
     if reply.thinking:
-        chunks.extend(ThinkingDelta(p) for p in _pieces(reply.thinking, reply.chunk_size))
+        chunks.extend([ThinkingDelta(p) for p in _pieces(reply.thinking, size)])
     if reply.text:
-        chunks.extend(TextDelta(p) for p in _pieces(reply.text, reply.chunk_size))
+        text = reply.text
+        if not size or len(text) <= size:  # one piece: no list of pieces
+            chunks.append(TextDelta(text))
+        else:
+            chunks.extend([TextDelta(p) for p in _pieces(text, size)])
     for index, call in enumerate(reply.tool_calls):
         args = (
             call.arguments
@@ -118,7 +126,7 @@ def _chunks(reply: Reply) -> list[ModelChunk]:
         call_id = call.id or f"call_{new_id()}"
         chunks.append(ToolCallDelta(index, call_id, call.name, pieces[0]))
         chunks.extend(ToolCallDelta(index, arguments=p) for p in pieces[1:])
-    chunks.append(UsageChunk(reply.usage or Usage(10, 5)))
+    chunks.append(UsageChunk(reply.usage or _DEFAULT_USAGE))
     reason = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
     chunks.append(FinishChunk(reason, reason))
     return chunks
