@@ -186,7 +186,9 @@ class StructuredResult:
 
 
 _ID_PREFIX = os.urandom(4).hex()
-_ID_COUNTER = itertools.count()
+_NEXT_ID: Callable[[], str] = map((_ID_PREFIX + "%010x").__mod__, itertools.count()).__next__
+"""The next id (``new_id``): the prefix and a 10-digit hex counter, formatted in C
+(no Python frame per id)."""
 
 
 def clean_text(text: str) -> str:
@@ -215,7 +217,7 @@ def clean_data(value: Any) -> Any:
 def new_id() -> str:
     """A process-unique id: a random per-process prefix and a counter (cheaper
     than uuid4 on the per-message hot path)."""
-    return f"{_ID_PREFIX}{next(_ID_COUNTER):010x}"
+    return _NEXT_ID()
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +261,7 @@ class Msg:
         _SET_CONTENT(self, blocks)
         _SET_NAME(self, name)
         _SET_METADATA(self, dict(metadata) if metadata else {})
-        _SET_ID(self, id or new_id())
+        _SET_ID(self, id or _NEXT_ID())  # new_id, without its frame
         _SET_RESULT(self, result)
 
     # convenience constructors
