@@ -301,12 +301,34 @@ def note_events(ex: CallExecution, events: Sequence[Event]) -> None:
             span.add_event("agentflow.output_retry", attributes)
 
 
-_NO_SDK_PROVIDERS = (_otel.ProxyTracerProvider, _otel.NoOpTracerProvider)
+_PROXY: Any = None if _otel is None else _otel.ProxyTracerProvider()
+_NO_SDK_TRACERS: tuple[type, ...] = (  # a tuple made once
+    () if _otel is None else (_otel.ProxyTracer, _otel.NoOpTracer))
+_sdk_seen = False
 
 
 def _no_sdk() -> bool:
-    """No tracer provider was set globally (spans would not record)."""
-    return isinstance(_otel.get_tracer_provider(), _NO_SDK_PROVIDERS)  # a tuple made once
+    """No tracer provider was set globally (spans would not record).
+
+    Asked of a ``ProxyTracerProvider`` of our own, through opentelemetry's
+    public API: it hands out a ``ProxyTracer`` while no global provider is set
+    (``trace.set_tracer_provider``, or ``OTEL_PYTHON_TRACER_PROVIDER``, which
+    opentelemetry loads when a tracer is first asked for: ``Telemetry()``
+    does), and the real provider's tracer once one is, so a provider set after
+    the agent was built is honoured on the next call, as every
+    instrumentation's ``ProxyTracer`` honours it. Cheaper than
+    ``trace.get_tracer_provider()``, which looks the environment variable up
+    (a ``KeyError`` raised and caught in ``os.environ``) on every call while
+    none is set. A global provider is set once per process and never
+    replaced, so once one is seen the answer is kept.
+    """
+    global _sdk_seen
+    if _sdk_seen:
+        return False
+    if isinstance(_PROXY.get_tracer("agentflow"), _NO_SDK_TRACERS):
+        return True
+    _sdk_seen = True
+    return False
 
 
 def _ignore(block: ToolResultBlock) -> None:

@@ -253,3 +253,61 @@ print(sorted(s.name for s in exporter.get_finished_spans()))
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['chat scripted', 'invoke_agent a']"
+
+
+def _run_script(script: str, env: dict[str, str] | None = None) -> str:
+    import os
+    import subprocess
+    import sys
+
+    environ = {k: v for k, v in os.environ.items() if k != "OTEL_PYTHON_TRACER_PROVIDER"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, env={**environ, **(env or {})})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_no_span_is_started_while_no_sdk_provider_is_set() -> None:
+    # no provider, then opentelemetry's own no-op provider set globally: no span
+    # is asked for at all (not even a non-recording one)
+    script = """
+import asyncio
+from opentelemetry import trace
+from agentflow import ReActAgent
+from agentflow.testing import ScriptedModel
+
+started = []
+for cls in (trace.ProxyTracer, trace.NoOpTracer):
+    original = cls.start_span
+    def counting(self, *a, _original=original, **k):
+        started.append(a[0] if a else k.get("name"))
+        return _original(self, *a, **k)
+    cls.start_span = counting
+agent = ReActAgent("a", ScriptedModel(["one", "two"]))
+asyncio.run(agent.call("x"))
+trace.set_tracer_provider(trace.NoOpTracerProvider())
+asyncio.run(agent.call("y"))
+print(len(started))
+"""
+    assert _run_script(script) == "0"
+
+
+def test_default_telemetry_uses_the_provider_named_by_the_environment() -> None:
+    # OTEL_PYTHON_TRACER_PROVIDER: opentelemetry loads the provider it names
+    # when a tracer is first asked for; the agent's spans go to it
+    script = """
+import asyncio
+from opentelemetry import trace
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from agentflow import ReActAgent
+from agentflow.testing import ScriptedModel
+
+agent = ReActAgent("a", ScriptedModel(["one"]))
+exporter = InMemorySpanExporter()
+trace.get_tracer_provider().add_span_processor(SimpleSpanProcessor(exporter))
+asyncio.run(agent.call("x"))
+print(sorted(s.name for s in exporter.get_finished_spans()))
+"""
+    out = _run_script(script, {"OTEL_PYTHON_TRACER_PROVIDER": "sdk_tracer_provider"})
+    assert out == "['chat scripted', 'invoke_agent a']"
