@@ -299,14 +299,23 @@ class Msg:
     def tool_uses(self) -> list[ToolUseBlock]:
         """The tool calls this message makes, in order."""
         content = self.content
-        if len(content) == 1 and type(content[0]) is TextBlock:  # the common message
-            return []
+        if len(content) == 1:  # the common messages: no comprehension frame
+            block = content[0]
+            if type(block) is TextBlock:
+                return []
+            if type(block) is ToolUseBlock:
+                return [block]
         return [b for b in content if isinstance(b, ToolUseBlock)]
 
     @property
     def tool_results(self) -> list[ToolResultBlock]:
         """The tool results this message holds, in order."""
-        return [b for b in self.content if isinstance(b, ToolResultBlock)]
+        content = self.content
+        if len(content) == 1:  # the common message: no comprehension frame
+            block = content[0]
+            if type(block) is ToolResultBlock:
+                return [block]
+        return [b for b in content if isinstance(b, ToolResultBlock)]
 
     @property
     def output(self) -> Any:

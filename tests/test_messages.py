@@ -148,6 +148,19 @@ def test_tool_uses_and_tool_results_in_order():
     assert Msg.user("no tools").tool_uses == []
 
 
+def test_tool_uses_and_tool_results_of_one_block_messages():
+    # the one-block fast paths answer as the general one: a new list each time
+    u, r = ToolUseBlock("1", "a", {"x": 1}), ToolResultBlock("1", "one")
+    call, result = Msg("assistant", [u]), Msg("tool", [r])
+    assert call.tool_uses == [u] and call.tool_results == []
+    assert result.tool_results == [r] and result.tool_uses == []
+    assert Msg("assistant", [ThinkingBlock("t")]).tool_uses == []
+    call.tool_uses.clear()
+    result.tool_results.clear()
+    assert call.tool_uses == [u] and result.tool_results == [r]
+    assert call.tool_uses is not call.tool_uses
+
+
 def test_equality_compares_content_and_id_but_not_result():
     a = Msg.user("x", id="same")
     b = Msg.user("x", id="same", result=StructuredResult(value=1))
