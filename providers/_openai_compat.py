@@ -48,8 +48,8 @@ from agentflow.providers._http import (
     shared_governor,
 )
 from agentflow.providers._markup import (
+    AnyMarkup,
     MarkupFilter,
-    ToolMarkup,
     markups_for_model,
     resolve_markups,
 )
@@ -113,7 +113,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks):
             user messages (for servers whose chat template refuses them).
         tool_markups: in-band tool-call formats to read out of reply text
             (names registered in ``_markup`` such as ``"minimax"``, ``"hermes"``,
-            ``"qwen-xml"``, ``"deepseek"``, ``"glm"``, or ``ToolMarkup``s);
+            ``"qwen-xml"``, ``"deepseek"``, ``"glm"``, or ``ToolMarkup``/``ReplyMarkup``s);
             default: the vendor's own (``default_markups``), plus, on a host
             that is not the vendor's, those ``MODEL_MARKUPS`` gives the model
             name; ``()`` turns them off.
@@ -162,7 +162,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks):
         stream: bool = True,
         headers: Mapping[str, str] | None = None,
         late_system: Literal["system", "user"] = "system",
-        tool_markups: Sequence[str | ToolMarkup] | None = None,
+        tool_markups: Sequence[str | AnyMarkup] | None = None,
     ) -> None:
         if not model or not isinstance(model, str):
             raise InvalidModelError(f"{self.vendor}: the model name must be a non-empty string")
