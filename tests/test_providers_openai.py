@@ -153,6 +153,29 @@ async def test_finish_reasons_normalized(fake: OpenAIFake, stream: bool, raw: st
 
 
 @STREAMS
+async def test_output_call_padded_to_the_token_limit_is_whole(fake: OpenAIFake,
+                                                               stream: bool) -> None:
+    """GPT-4.1 writes newlines after a tool call's closed object until max_tokens
+    (finish reason ``length``): the call lost nothing and is the output."""
+    from contextlib import aclosing
+
+    import orjson
+
+    from agentflow.events import Complete
+
+    padded = orjson.dumps(WEATHER).decode() + "\n" * 300
+    fake.add(FakeReply(tool_calls=[FakeCall("generate_response", padded, id="call_1")],
+                       finish_reason="length", chunk_size=40))
+    agent = agent_for(model_for(fake, stream, name="gpt-4.1-mini"))
+    async with aclosing(agent.stream("Weather in Paris?", Weather, strategy="tool")) as events_:
+        events = [e async for e in events_]
+    complete = events[-1]
+    assert isinstance(complete, Complete)
+    assert complete.output == Weather(**WEATHER) and len(fake.bodies) == 1
+    assert not [e for e in events if isinstance(e, OutputRetry)]
+
+
+@STREAMS
 async def test_c09_empty_arguments_string(fake: OpenAIFake, stream: bool) -> None:
     """C09: arguments "" parse as {}, the no-arg tool runs, history replays "{}";
     an empty output call gets a validation error listing the missing fields."""
