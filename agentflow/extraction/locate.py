@@ -202,6 +202,10 @@ class GroundingCheck:
         off_line: ``(path, value, line)`` of values found in the document
             but on no line their marker's ``line`` expression matches
             (``line``: that expression); also in ``unfound``.
+        misordered: ``(path, value, after)`` of values found in the
+            document but nowhere after the value of the field their
+            marker's ``after`` names (``after``: that field's name); also in
+            ``unfound``.
     """
 
     spans: dict[str, list[Span]] = field(default_factory=dict)
@@ -211,6 +215,7 @@ class GroundingCheck:
     cut_lines: list[tuple[str, str, str]] = field(default_factory=list)
     cut_items: list[tuple[str, str, str]] = field(default_factory=list)
     off_line: list[tuple[str, str, str]] = field(default_factory=list)
+    misordered: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -223,6 +228,7 @@ class GroundingCheck:
         cut_lines = {(p, v): line for p, v, line in self.cut_lines}
         cut_items = {(p, v): item for p, v, item in self.cut_items}
         off_line = {(p, v): line for p, v, line in self.off_line}
+        misordered = {(p, v): after for p, v, after in self.misordered}
         lines = [f"- {p}: {v!r} cuts through the token {cut[p, v]!r} of the document; "
                  f"copy whole tokens (here {cut[p, v]!r}) exactly as written"
                  if (p, v) in cut else
@@ -237,6 +243,10 @@ class GroundingCheck:
                  f"- {p}: {v!r} is not on a line of the document that matches "
                  f"{off_line[p, v]!r} (where this field is written); copy it from such a line"
                  if (p, v) in off_line else
+                 f"- {p}: {v!r} is not after the value of {misordered[p, v]!r} in the "
+                 f"document (this field is written after it); copy it from the text that "
+                 f"follows that value"
+                 if (p, v) in misordered else
                  f"- {p}: {v!r} is not found in the document; copy the text exactly as "
                  f"it is written there" for p, v in self.unfound]
         lines += [f"- {p}: empty text; copy it from the document"
@@ -254,10 +264,17 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
     them only when it occurs nowhere else (a repeated list item a later pass
     copied is its next occurrence, not the one already found).
 
+    A value whose marker says ``after="field"`` must begin at or after the
+    end of that sibling field's value (its earliest end among the places its
+    own rules allow); when it does, the sibling's span is moved, if needed,
+    to a place that ends before this value begins. A null or unfound
+    sibling sets no bound.
+
     Returns a ``GroundingCheck`` with a span per found value, the values not
     found and the empty ones (never raises).
     """
     result = GroundingCheck()
+    options: dict[str, list[Span]] = {}  # where each placed value could be, for ``after``
     taken: set[Span] = set(prior)
     cursor = 0
     bounds: tuple[set[int], set[int]] | None = None  # of the lines, computed once if needed
@@ -289,12 +306,33 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
             if not placed:
                 result.off_line.append((gv.path, gv.value, gv.marker.line))
             every = placed
+        sibling = _sibling(gv.path, gv.marker.after) if gv.marker.after else None
+        bound = options.get(sibling) if sibling is not None else None
+        if every and bound:
+            after = [s for s in every if s[0] >= min(e for _, e in bound)]
+            if not after:
+                result.misordered.append((gv.path, gv.value, str(gv.marker.after)))
+            every = after
         if not every:
             result.unfound.append((gv.path, gv.value))
             continue
         span = next((s for s in every if s[0] >= cursor and s not in taken), None)
         span = span or next((s for s in every if s not in taken), every[0])
+        if sibling is not None and bound and result.spans[sibling][0][1] > span[0]:
+            before = [s for s in bound if s[1] <= span[0]]  # not empty: the bound allowed span
+            taken.discard(result.spans[sibling][0])
+            result.spans[sibling] = [before[-1]]
+            taken.add(before[-1])
         taken.add(span)
         cursor = span[0]
+        options[gv.path] = every
         result.spans[gv.path] = [span]
     return result
+
+
+def _sibling(path: str, name: str) -> str:
+    """The path of field ``name`` in the object that holds ``path``
+    (``entries[3].distribution``, ``version`` -> ``entries[3].version``;
+    a list item ``a.tags[2]`` -> ``a.name``)."""
+    parent = path.rpartition(".")[0]
+    return f"{parent}.{name}" if parent else name

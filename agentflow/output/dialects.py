@@ -122,7 +122,7 @@ def schema_types(node: Mapping[str, Any]) -> set[str]:
 
 
 _GROUNDED_KEY = "x-grounded"  # agentflow.extraction.grounding.GROUNDED_KEY
-_MARK_KEYS = (_GROUNDED_KEY, "x-grounded-line")  # and grounding.LINE_KEY
+_MARK_KEYS = (_GROUNDED_KEY, "x-grounded-line", "x-grounded-after")  # LINE_KEY, AFTER_KEY
 
 
 def _unmarked(node: Any) -> Any:

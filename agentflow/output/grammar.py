@@ -78,13 +78,16 @@ from typing import Any
 from agentflow.extraction.lines import line_pieces
 from agentflow.extraction.locate import locate
 from agentflow.extraction.tokens import pieces
+from agentflow.output.grammar_order import Slot, ordered_fields
 from agentflow.output.grammar_values import (
     MAX_CANDIDATES,
+    Place,
     candidates,
     item_chain,
     item_values,
     line_values,
     never_matches,
+    places,
 )
 
 __all__ = ["MAX_SOURCE_CHARS", "NoGroundedValueError", "has_grounded", "substring_grammar"]
@@ -98,6 +101,7 @@ _WHOLE_TOKENS = "whole_tokens"  # agentflow.extraction.grounding.WHOLE_TOKENS
 _WHOLE_LINES = "whole_lines"  # agentflow.extraction.grounding.WHOLE_LINES
 _WHOLE_ITEMS = "whole_items"  # agentflow.extraction.grounding.WHOLE_ITEMS
 _LINE = "x-grounded-line"  # agentflow.extraction.grounding.LINE_KEY
+_AFTER = "x-grounded-after"  # agentflow.extraction.grounding_marker.AFTER_KEY
 _SOURCE = {True: "SOURCE", _WHOLE_TOKENS: "SOURCE_TOKENS", _WHOLE_LINES: "SOURCE_LINES"}
 _MARKS = (*_SOURCE, _WHOLE_ITEMS)  # every value of "x-grounded"
 _PLAIN = {"SOURCE": "GROUNDED", "SOURCE_TOKENS": "GROUNDED_TOKENS",
@@ -392,6 +396,9 @@ class _Builder:
         return lines
 
     def object(self, node: Mapping[str, Any]) -> str | None:
+        ordered = self.ordered_object(node)
+        if ordered is not None:
+            return ordered or None
         parts = []
         possible = True
         top = not self.path  # the output itself: name every field that cannot be filled
@@ -410,6 +417,68 @@ class _Builder:
             parts.append(f"{sep}{_json_literal(key)} {_literal(self.key_sep)} {value}")
         return '"{" ' + " ".join(parts) + ' "}"' if possible else None
 
+    def ordered_object(self, node: Mapping[str, Any]) -> str | None:
+        """The body of an object some of whose fields say ``after`` (see
+        ``agentflow.output.grammar_order``), ``""`` when no value of it is
+        possible; ``None`` when no bound applies (no field says ``after``,
+        or neither of a pair's places can be listed, or too many rules):
+        ``object`` then builds it as any other."""
+        props = list(node["properties"].items())
+        keys = [k for k, _ in props]
+        leaves = [_leaf(prop) for _, prop in props]
+        follows: dict[int, int] = {}  # field -> the earlier field it follows
+        for k, leaf in enumerate(leaves):
+            after = leaf[0].get(_AFTER) if leaf is not None else None
+            if isinstance(after, str) and after in keys[:k]:
+                follows[k] = keys.index(after)
+        listed = {k: self.places(leaf[0]) for k, leaf in enumerate(leaves)
+                  if leaf is not None and (k in follows or k in follows.values())}
+        follows = {k: j for k, j in follows.items()
+                   if listed[k] is not None and listed[j] is not None}
+        if not follows:
+            return None
+        slots = []
+        for i, (key, prop) in enumerate(props):
+            head = (_literal(self.item_sep) + " " if i else "") + \
+                f"{_json_literal(key)} {_literal(self.key_sep)}"
+            found, leaf = listed.get(i), leaves[i]
+            if found is not None and leaf is not None and (i in follows
+                                                           or i in follows.values()):
+                slots.append(Slot(head, None, tuple(found), leaf[1], follows.get(i)))
+                continue
+            self.path.append(key)
+            value = self.node(prop)
+            if value is None:
+                self.missing.append(".".join(self.path).replace(".[]", "[]"))
+            self.path.pop()
+            slots.append(Slot(head, value, None, False, None))
+        rules, count = dict(self.rules), self.count
+        try:
+            body = ordered_fields(slots, self.order_terminal, self.rule)
+        except OverflowError:
+            self.rules, self.count = rules, count
+            return None
+        if body is None:
+            self.missing += [".".join([*self.path, keys[k]]).replace(".[]", "[]")
+                             for k in follows]
+            return ""
+        return f'"{{" {body} "}}"'
+
+    def places(self, leaf: Mapping[str, Any]) -> list[Place] | None:
+        """Where a grounded string leaf's values may be copied from
+        (``grammar_values.places``), ``None`` when they cannot be listed."""
+        mark = leaf.get(_GROUNDED)
+        if mark not in _SOURCE:
+            return None
+        line = leaf.get(_LINE) if isinstance(leaf.get(_LINE), str) else None
+        return places(self.source, self.cuts(mark is not True), leaf.get("pattern"), line,
+                      whole_lines=mark == _WHOLE_LINES)
+
+    def order_terminal(self, values: list[str]) -> str:
+        """A terminal listing ``values`` (reused for the same list)."""
+        key = ("ORDER", *values)
+        return self.patterns.get(key) or self.list_values(key, values) or _NULL
+
     def array(self, node: Mapping[str, Any]) -> str | None:
         chain = self.item_chain(node)
         if chain is not None:
@@ -427,6 +496,24 @@ class _Builder:
         # llguidance rejects the range {0,0}: one item at most is the item alone
         inner = item if high is not None and int(high) == 1 else f"{item} {more}"
         return f'"[" {inner} "]"' if low >= 1 else f'"[" ({inner})? "]"'
+
+
+def _leaf(prop: Mapping[str, Any]) -> tuple[Mapping[str, Any], bool] | None:
+    """The grounded string node of a field (``str`` or ``str | None``) and
+    whether it allows ``null``; ``None`` for any other field."""
+    kinds = prop.get("type")
+    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    if prop.get(_GROUNDED) in _SOURCE and "enum" not in prop and "const" not in prop \
+            and "string" in kinds and kinds <= {"string", "null"}:
+        return prop, "null" in kinds
+    branches = prop.get("anyOf") or prop.get("oneOf")
+    if isinstance(branches, list) and len(branches) == 2:
+        strings = [b for b in branches if isinstance(b, Mapping) and b.get("type") != "null"]
+        if len(strings) == 1 and any(isinstance(b, Mapping) and b.get("type") == "null"
+                                     for b in branches):
+            inner = _leaf(strings[0])
+            return (inner[0], True) if inner is not None else None
+    return None
 
 
 def substring_grammar(

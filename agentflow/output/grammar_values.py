@@ -17,8 +17,11 @@ from agentflow.extraction.lines import line_spans
 from agentflow.extraction.locate import on_line
 
 __all__ = ["ITEM_CHAIN_RULES", "MAX_CANDIDATES", "MAX_CANDIDATE_CHARS", "SPAN_CHECK_CHARS",
-           "SPAN_CHECK_VALUE", "candidates", "item_chain", "item_values", "line_values",
-           "never_matches"]
+           "SPAN_CHECK_VALUE", "Place", "candidates", "item_chain", "item_values", "line_values",
+           "never_matches", "places"]
+
+Place = tuple[str, int, int]
+"""A value a grounded string may take and where it is: ``(text, start, end)``."""
 
 ITEM_CHAIN_RULES = 20_000
 """Most grammar rules a list of whole items in document order may take (two
@@ -145,15 +148,53 @@ def line_values(source: str, line: str, pattern: object, cuts: list[int],
             regex = re.compile(pattern)
         except re.error:
             return None
-    def spans() -> Iterator[tuple[int, int]]:
-        for start, end in _matching_lines(source, line):
-            if whole_lines:
-                yield from ((start + s, start + e) for s, e in line_spans(source[start:end]))
-            else:
-                yield from _spans_between(
-                    cuts[bisect.bisect_left(cuts, start):bisect.bisect_right(cuts, end)], source)
+    return _collect(_on_lines(source, line, cuts, whole_lines), source, regex)
 
-    return _collect(spans(), source, regex)
+
+def _on_lines(source: str, line: str, cuts: list[int],
+              whole_lines: bool) -> Iterator[tuple[int, int]]:
+    """The spans between ``cuts`` within each line ``line`` matches, at most
+    ``SPAN_CHECK_VALUE`` characters (``whole_lines``: each such line's content)."""
+    for start, end in _matching_lines(source, line):
+        if whole_lines:
+            yield from ((start + s, start + e) for s, e in line_spans(source[start:end]))
+        else:
+            yield from _spans_between(
+                cuts[bisect.bisect_left(cuts, start):bisect.bisect_right(cuts, end)], source)
+
+
+def places(source: str, cuts: list[int], pattern: object, line: str | None,
+           whole_lines: bool = False) -> list[Place] | None:
+    """Every place a grounded string may be copied from, as ``(text, start,
+    end)`` in document order (the same spans ``line_values`` and
+    ``candidates`` list, each occurrence kept): within the lines ``line``
+    matches when it is given (``whole_lines``: each such line's content),
+    else anywhere in a source up to ``SPAN_CHECK_CHARS`` characters when
+    ``pattern`` is given. ``None`` when they cannot be listed: no line and
+    no pattern (any span), a longer source without a line, a pattern Python
+    cannot read, whole lines without a line, or more than
+    ``MAX_CANDIDATES`` places."""
+    regex = None
+    if isinstance(pattern, str) and pattern:
+        try:
+            regex = re.compile(pattern)
+        except re.error:
+            return None
+    if line is None and (regex is None or whole_lines or len(source) > SPAN_CHECK_CHARS):
+        return None
+
+    spans = (_spans_between(cuts, source) if line is None else
+             _on_lines(source, line, cuts, whole_lines))
+    out: list[Place] = []
+    for start, end in spans:
+        if start >= end or source[start].isspace() or source[end - 1].isspace():
+            continue
+        value = source[start:end]
+        if regex is None or regex.search(value) is not None:
+            out.append((value, start, end))
+            if len(out) > MAX_CANDIDATES:
+                return None
+    return out
 
 
 def item_values(source: str, pattern: object = None, line: str | None = None,

@@ -1,0 +1,282 @@
+"""``Grounded(after=...)``: a grounded value held to come after the value of an
+earlier sibling field, in the plan check (``grounding_plan``), in verification
+(``agentflow.extraction.locate.check_grounding``), in the grammar
+(``agentflow.output.grammar_order``), in JSON Schema outputs
+(``"x-grounded-after"``) and against a vendor fake (the model is told)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Annotated, Any
+
+import orjson
+import pytest
+from pydantic import BaseModel, Field
+
+from agentflow import ReActAgent
+from agentflow.errors import SchemaError
+from agentflow.events import Complete, OutputRetry
+from agentflow.extraction.grounding import (
+    Grounded,
+    check_grounding,
+    grounded_values,
+    grounding_plan,
+)
+from agentflow.extraction.grounding_marker import AFTER_KEY
+from agentflow.output import grammar_order
+from agentflow.output.grammar import NoGroundedValueError, substring_grammar
+from agentflow.output.json_schema import json_schema_output
+from agentflow.output.schema import OutputSpec
+from agentflow.providers.openai import OpenAIChatModel
+from tests.fakes.base import FakeReply
+from tests.fakes.openai import OpenAIFake
+from tests.provider_scenarios import FAST, close_models, tracked
+
+HEADER = r"; *urgency="
+WORD = r"^[A-Za-z][A-Za-z0-9-]*$"
+VERSION = r"^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$"
+SEPARATORS = {"key_separator": ": ", "item_separator": ", "}
+ENTRY = ("avahi (0.8-10+deb12u1) bookworm; urgency=medium\n\n"
+         "  * Backport fix from 0.8-11 for sid.\n\n"
+         " -- Jane Doe <jane@example.org>  Mon, 05 Feb 2024 18:02:11 +0000")
+
+
+def on_header(after: str | None = None) -> Grounded:
+    return Grounded(whole_tokens=True, line=HEADER, after=after)
+
+
+class Header(BaseModel):
+    package: Annotated[str, on_header()] = Field(pattern=r"^[a-z0-9][a-z0-9+.-]+$")
+    version: Annotated[str, on_header("package")] = Field(pattern=VERSION)
+    distribution: Annotated[str, on_header("version")] = Field(pattern=WORD)
+
+
+def local(tp: object) -> dict[str, Any]:
+    return dict(OutputSpec.of(tp).schema_for("local").schema)
+
+
+def listed(grammar: str | None) -> dict[str, list[str]]:
+    """The listed values of each ``GROUNDED_n`` terminal of a grammar."""
+    assert grammar is not None
+    out = {}
+    for row in grammar.splitlines():
+        name, _, body = row.partition(": ")
+        if name.startswith("GROUNDED_") and body.startswith('"\\"" ('):
+            out[name] = [json.loads('"' + json.loads(v) + '"') for v in body[6:-6].split(" | ")]
+    return out
+
+
+def field_values(grammar: str | None, key: str) -> set[str]:
+    """Every value the grammar offers for ``key`` (over all its branches)."""
+    assert grammar is not None
+    terms = listed(grammar)
+    found: set[str] = set()
+    for row in grammar.splitlines():
+        head = json.dumps(json.dumps(key))
+        if head in row:
+            for part in row.split(" | "):
+                if head in part:
+                    after = [t for t in part.split(head, 1)[1].split() if t.startswith("GROUNDED_")]
+                    found.update(terms.get(after[0], []) if after else [])
+    return found
+
+
+# ----------------------------------------------------------------------------- declaring
+
+
+def test_after_must_be_a_field_name() -> None:
+    for bad in ("", "2x", "a.b", 3):
+        with pytest.raises(SchemaError) as raised:
+            Grounded(after=bad)  # type: ignore[arg-type]
+        assert raised.value.path == "Grounded.after"
+
+
+def test_the_plan_refuses_an_after_that_names_no_earlier_field() -> None:
+    class Later(BaseModel):
+        version: Annotated[str, Grounded(after="distribution")]
+        distribution: str
+
+    with pytest.raises(SchemaError) as raised:
+        grounding_plan(Later)
+    assert raised.value.path == "Later.version"
+    assert "'distribution'" in str(raised.value) and "first field" in str(raised.value)
+
+    class Unknown(BaseModel):
+        package: str
+        version: Annotated[str | None, Grounded(after="pkg")] = None
+
+    with pytest.raises(SchemaError, match=r"\(those are: package\)"):
+        grounding_plan(Unknown)
+    assert grounding_plan(Header) is True
+
+
+def test_the_after_rule_reaches_the_local_dialect_only() -> None:
+    assert local(Header)["properties"]["distribution"][AFTER_KEY] == "version"
+    for dialect in ("plain", "openai_strict", "gemini"):
+        vendor = json.dumps(OutputSpec.of(Header).schema_for(dialect).schema)
+        assert AFTER_KEY not in vendor, dialect
+
+
+# ----------------------------------------------------------------------------- verification
+
+
+def test_verification_refuses_a_value_that_comes_before_the_named_field() -> None:
+    swapped = Header.model_construct(package="bookworm", version="0.8-10+deb12u1",
+                                     distribution="avahi")
+    check = check_grounding(grounded_values(swapped, Header), ENTRY)
+    # the version is refused; the distribution then has no bound (its field has no span)
+    assert check.misordered == [("version", "0.8-10+deb12u1", "package")]
+    assert not check.ok
+    assert ("- version: '0.8-10+deb12u1' is not after the value of 'package' in the document "
+            "(this field is written after it)") in check.message()
+    good = Header(package="avahi", version="0.8-10+deb12u1", distribution="bookworm")
+    check = check_grounding(grounded_values(good, Header), ENTRY)
+    assert check.ok and check.misordered == []
+    for path, [(start, end)] in check.spans.items():
+        assert ENTRY[start:end] == getattr(good, path)
+
+
+def test_a_repeated_value_is_placed_after_the_named_field_and_the_field_before_it() -> None:
+    class Pair(BaseModel):
+        first: Annotated[str, Grounded(whole_tokens=True)]
+        second: Annotated[str, Grounded(whole_tokens=True, after="first")]
+
+    text = "b x a y b"
+    check = check_grounding(grounded_values(Pair(first="a", second="b"), Pair), text)
+    assert check.ok and check.spans == {"first": [(4, 5)], "second": [(8, 9)]}
+    # the named field repeats: its span moves to an occurrence before the later value
+    text = "a b a"
+    check = check_grounding(grounded_values(Pair(first="a", second="b"), Pair), text)
+    assert check.ok and check.spans == {"first": [(0, 1)], "second": [(2, 3)]}
+    check = check_grounding(grounded_values(Pair(first="b", second="a"), Pair), "a b")
+    assert check.misordered == [("second", "a", "first")]
+
+
+def test_a_null_named_field_sets_no_bound() -> None:
+    class Maybe(BaseModel):
+        first: Annotated[str | None, Grounded()] = None
+        second: Annotated[str, Grounded(after="first")]
+
+    check = check_grounding(grounded_values(Maybe(first=None, second="a"), Maybe), "a b")
+    assert check.ok and check.spans == {"second": [(0, 1)]}
+
+
+def test_list_items_in_nested_objects_follow_their_own_siblings() -> None:
+    class Entry(BaseModel):
+        version: Annotated[str, Grounded(whole_tokens=True)]
+        distribution: Annotated[str, Grounded(whole_tokens=True, after="version")]
+
+    class History(BaseModel):
+        entries: list[Entry]
+
+    text = "x (1.0) sid\ny (2.0) buster"
+    value = History(entries=[Entry(version="1.0", distribution="sid"),
+                             Entry(version="2.0", distribution="sid")])
+    check = check_grounding(grounded_values(value, History), text)
+    assert check.misordered == [("entries[1].distribution", "sid", "version")]
+
+
+def test_a_json_schema_output_reads_the_after_rule() -> None:
+    Out = json_schema_output({
+        "type": "object", "required": ["a", "b"],
+        "properties": {"a": {"type": "string", "x-grounded": True},
+                       "b": {"type": "string", "x-grounded": True, AFTER_KEY: "a"}}}, name="Out")
+    value = Out.model_validate({"a": "y", "b": "x"})
+    check = check_grounding(grounded_values(value, Out), "x y")
+    assert check.misordered == [("b", "x", "a")]
+
+
+# ----------------------------------------------------------------------------- grammar
+
+
+def test_the_grammar_offers_a_later_field_only_values_after_the_named_one() -> None:
+    grammar = substring_grammar(local(Header), ENTRY, SEPARATORS)
+    # bookworm and the version are packages by the pattern, but no version follows them
+    assert field_values(grammar, "package") == {"avahi"}
+    assert field_values(grammar, "version") == {"0.8-10+deb12u1"}
+    assert field_values(grammar, "distribution") == {"bookworm"}
+
+
+def test_without_the_rule_the_grammar_offers_every_value_of_the_line() -> None:
+    class Loose(BaseModel):
+        package: Annotated[str, on_header()] = Field(pattern=r"^[a-z0-9][a-z0-9+.-]+$")
+        distribution: Annotated[str, on_header()] = Field(pattern=WORD)
+
+    values = listed(substring_grammar(local(Loose), ENTRY, SEPARATORS))
+    assert ["avahi", "0.8-10+deb12u1", "bookworm"] in values.values()
+    assert ["avahi", "bookworm"] in values.values()
+
+
+def test_values_of_the_named_field_that_end_together_share_a_branch() -> None:
+    class Pair(BaseModel):
+        first: Annotated[str, Grounded(whole_tokens=True, line=r".")] = Field(pattern=r"^\w+")
+        second: Annotated[str, Grounded(whole_tokens=True, line=r".", after="first")] = Field(
+            pattern=r"^\w+$")
+
+    grammar = substring_grammar(local(Pair), "aa bb cc", SEPARATORS)
+    assert grammar is not None
+    # "aa bb" and "bb" end together: one branch; "aa", "bb", "cc" ... one per end
+    first_rows = [r for r in grammar.splitlines() if '"\\"first\\""' in r]
+    assert len(first_rows) == 1 and first_rows[0].count(" | ") == 1  # ends at 2 and at 5
+    assert field_values(grammar, "second") == {"bb", "cc"}
+
+
+def test_a_nullable_named_field_keeps_null_and_leaves_the_later_one_free() -> None:
+    class Maybe(BaseModel):
+        first: Annotated[str | None, Grounded(line=r".")] = Field(None, pattern=r"^\w+$")
+        second: Annotated[str, Grounded(line=r".", after="first")] = Field(pattern=r"^\w+$")
+
+    grammar = substring_grammar(local(Maybe), "aa bb", SEPARATORS)
+    assert grammar is not None and '"null"' in grammar
+    assert field_values(grammar, "second") == {"aa", "bb"}  # after null: any, after aa: bb
+
+
+def test_an_object_no_order_can_fill_is_impossible() -> None:
+    text = "9.1 sid; urgency=low"  # a version, then a word: no package before the version
+    with pytest.raises(NoGroundedValueError) as raised:
+        substring_grammar(local(Header), text, SEPARATORS)
+    assert "version" in raised.value.fields or "package" in raised.value.fields
+
+
+def test_fields_whose_places_cannot_be_listed_are_left_to_verification() -> None:
+    class Free(BaseModel):
+        first: Annotated[str, Grounded()]
+        second: Annotated[str, Grounded(after="first")]
+
+    grammar = substring_grammar(local(Free), "a b", SEPARATORS)
+    assert grammar is not None and "GROUNDED " in grammar.replace("GROUNDED:", "GROUNDED ")
+
+
+def test_too_many_bounds_fall_back_to_the_plain_object(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grammar_order, "MAX_ORDER_RULES", 0)
+    values = listed(substring_grammar(local(Header), ENTRY, SEPARATORS))
+    assert ["avahi", "0.8-10+deb12u1", "bookworm"] in values.values()
+
+
+# ----------------------------------------------------------------------------- a vendor
+
+
+@pytest.fixture(autouse=True)
+async def _close() -> AsyncIterator[None]:
+    yield
+    await close_models()
+
+
+async def test_a_vendor_model_is_told_when_a_value_comes_before_its_field() -> None:
+    swapped = {"package": "bookworm", "version": "0.8-10+deb12u1", "distribution": "avahi"}
+    good = {"package": "avahi", "version": "0.8-10+deb12u1", "distribution": "bookworm"}
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=orjson.dumps(swapped).decode()),
+                 FakeReply(text=orjson.dumps(good).decode()))
+        model = tracked(OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="k",
+                                        settings=FAST))
+        async with aclosing(ReActAgent("x", model).stream(ENTRY, Header)) as stream:
+            events = [e async for e in stream]
+    complete = events[-1]
+    assert isinstance(complete, Complete) and complete.output == Header(**good)
+    [retry] = [e for e in events if isinstance(e, OutputRetry)]
+    assert "is not after the value of 'package'" in retry.message
+    assert "is not after the value of 'package'" in orjson.dumps(fake.bodies[1]).decode()
+    assert AFTER_KEY not in orjson.dumps(fake.bodies[0]).decode()
