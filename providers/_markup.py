@@ -44,6 +44,7 @@ from agentflow.model import (
     ToolCallDelta,
     ToolSpec,
 )
+from agentflow.output.brackets import rebalanced, trailing_closers
 from agentflow.output.decoding import decode_value
 from agentflow.output.dialects import resolve_ref, schema_types
 from agentflow.providers._reply_markup import LeadHold, ReplyMarkup
@@ -173,6 +174,9 @@ def json_calls(body: str) -> list[MarkupCall] | None:
     string}`` objects (``parameters`` read too), one or several (a line each, or
     glued): the shape of Hermes/Qwen ``<tool_call>`` and MiniMax-M1
     ``<tool_calls>`` blocks. ``None`` when anything else is in the block.
+    One object with closing brackets lost or doubled (Qwen models write one
+    ``}`` too many or too few; the block's end token says the call ended) is
+    read with them set right (``agentflow.output.brackets``).
 
     Raises:
         ValueError: text that is not JSON (the block is then not this format).
@@ -183,9 +187,15 @@ def json_calls(body: str) -> list[MarkupCall] | None:
     while True:
         while pos < end and body[pos].isspace():
             pos += 1
-        if pos >= end:
+        if pos >= end or (calls and trailing_closers(body[pos:])):
             break
-        data, pos = decoder.raw_decode(body, pos)
+        try:
+            data, pos = decoder.raw_decode(body, pos)
+        except ValueError:
+            fixed = rebalanced(body[pos:], add=True) if not calls else None
+            if fixed is None:
+                raise
+            data, pos = decoder.decode(fixed), end
         call = call_object(data)
         if call is None:
             return None

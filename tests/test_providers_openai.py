@@ -176,6 +176,34 @@ async def test_output_call_padded_to_the_token_limit_is_whole(fake: OpenAIFake,
 
 
 @STREAMS
+@pytest.mark.parametrize("arguments", ['{"city": "Paris", "days": 3',
+                                       '{"city": "Paris", "days": 3}}'])
+async def test_arguments_with_a_closing_brace_lost_or_doubled(fake: OpenAIFake, stream: bool,
+                                                              arguments: str) -> None:
+    """vLLM's Hermes parser drops the final brace of arguments ending in a number
+    (vllm-project/vllm#32152) and Qwen models write one too many: the tool runs
+    with the arguments the model meant, no retry."""
+    seen: list[tuple[str, int]] = []
+
+    def forecast(city: str, days: int) -> str:
+        """The forecast.
+
+        Args:
+            city: the city.
+            days: how many days.
+        """
+        seen.append((city, days))
+        return "sunny"
+
+    fake.add(FakeReply(tool_calls=[FakeCall("forecast", arguments, id="call_1")], chunk_size=6),
+             FakeReply(text="Sunny."))
+    agent = ReActAgent("t", model_for(fake, stream, name="Qwen/Qwen3-32B"), tools=[forecast])
+    reply = await agent.call("forecast for Paris")
+    assert reply.text == "Sunny." and seen == [("Paris", 3)]
+    assert fake.bodies[1]["messages"][-1]["content"] == "sunny"
+
+
+@STREAMS
 async def test_c09_empty_arguments_string(fake: OpenAIFake, stream: bool) -> None:
     """C09: arguments "" parse as {}, the no-arg tool runs, history replays "{}";
     an empty output call gets a validation error listing the missing fields."""

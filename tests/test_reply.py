@@ -282,6 +282,23 @@ def test_reply_builder_names_the_calls_that_closed_before_a_length_cut():
     assert CLOSED_TOOL_CALLS not in rb.build().metadata
 
 
+@pytest.mark.parametrize(("text", "reason", "expected"), [
+    ('{"id": 42', "tool_calls", {"id": 42}),          # vLLM's Hermes parser lost the brace
+    ('{"a": [1, {"b": 2', "stop", {"a": [1, {"b": 2}]}),
+    ('{"a": 1}}', "tool_calls", {"a": 1}),            # Qwen's extra brace
+    ('{"a": 1}}', "length", {"a": 1}),
+    ('{"id": 42', "length", {"__raw_arguments__": '{"id": 42'}),  # cut: never completed
+    ('{"id": 42', "content_filter", {"__raw_arguments__": '{"id": 42'}),
+    ('{"a": "unterminated', "tool_calls", {"__raw_arguments__": '{"a": "unterminated'}),
+])
+def test_reply_builder_sets_closing_brackets_right_when_the_reply_ended(text, reason, expected):
+    rb = ReplyBuilder()
+    for chunk in [ToolCallDelta(0, id="c", name="t", arguments=text[:5]),
+                  ToolCallDelta(0, arguments=text[5:]), FinishChunk(reason, reason)]:
+        rb.add(chunk)
+    assert dict(rb.build().tool_uses[0].input) == expected
+
+
 def test_reply_builder_empty_reply():
     rb = ReplyBuilder()
     msg = rb.build()
