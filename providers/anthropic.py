@@ -474,9 +474,8 @@ class _StreamReader:
         Anthropic sends ``{}`` there, then deltas; some Anthropic-compatible
         servers send it all at the start, which was read as ``{}``."""
         given = block.get("input")
-        if (block.get("type") == "tool_use" and not block.get("streamed")
-                and isinstance(given, Mapping) and given):
-            yield ToolCallDelta(index, arguments_obj=given)
+        if block.get("type") == "tool_use" and not block.get("streamed") and given:
+            yield _input_delta(index, given)
 
     def _stop(self, block: Mapping[str, Any]) -> Iterable[ModelChunk]:
         """At a block's end: keep thinking blocks whole for the next request."""
@@ -492,8 +491,7 @@ class _StreamReader:
         if kind == "text" and block.get("text"):
             yield TextDelta(block["text"])
         elif kind == "tool_use":
-            yield ToolCallDelta(index, id=block["id"], name=block["name"],
-                                arguments_obj=block.get("input") or {})
+            yield _input_delta(index, block.get("input"), block["id"], block["name"])
         elif kind == "thinking" and block.get("thinking"):
             yield ThinkingDelta(block["thinking"])
         yield from self._stop(block)
@@ -505,6 +503,22 @@ class _StreamReader:
             yield FinishChunk(_STOP.get(stop_reason, "other"), stop_reason,
                               model if isinstance(model, str) else None,
                               reply_id if isinstance(reply_id, str) else None)
+
+
+def _input_delta(index: int, given: Any, call_id: str | None = None,
+                 name: str | None = None) -> ToolCallDelta:
+    """A tool_use's ``input`` as a tool-call delta: an object as it is; a
+    string as argument *text* for the tolerant decoder (the API returns the
+    model's raw text there when it was not valid JSON, e.g. with Python
+    triple quotes: anthropics/anthropic-sdk-python#804), so a bad one is sent
+    back to the model as invalid instead of failing the reply; absent or
+    ``null`` as ``{}``; anything else as its JSON text (refused by validation)."""
+    if isinstance(given, Mapping):
+        return ToolCallDelta(index, call_id, name, arguments_obj=given)
+    if given is None:
+        return ToolCallDelta(index, call_id, name, arguments_obj={})
+    text = given if isinstance(given, str) else orjson.dumps(given).decode()
+    return ToolCallDelta(index, call_id, name, arguments=text)
 
 
 # ----------------------------------------------------------------------------- errors

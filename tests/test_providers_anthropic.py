@@ -206,6 +206,33 @@ async def test_tool_input_given_whole_at_block_start_is_kept(fake: AnthropicFake
     assert fake.bodies[1]["messages"][1]["content"][0]["input"] == {"query": "Ann"}
 
 
+@pytest.mark.parametrize("given", [orjson.dumps(CONTACT).decode(),
+                                   orjson.dumps(orjson.dumps(CONTACT).decode()).decode()])
+async def test_tool_input_given_as_a_string_is_read(fake: AnthropicFake, given: str) -> None:
+    """C10 kind on the Anthropic wire: ``tool_use.input`` as a JSON string
+    (anthropics/anthropic-sdk-python#804) failed the reply as malformed."""
+    fake.add(FakeReply(tool_calls=[FakeCall("generate_response", given)]))
+    reply = await ReActAgent("a", model(fake)).call("Find Ann", Contact, strategy="tool")
+    assert reply.output == Contact(**CONTACT) and len(fake.bodies) == 1
+
+
+async def test_tool_input_that_is_no_json_is_sent_back_as_invalid(fake: AnthropicFake) -> None:
+    """The API hands the model's raw text over as a string when it was not JSON:
+    the model is told and retries; the history replays the failed call with an
+    object ``input``, as the API requires. (Python triple quotes, the SDK
+    report's case, are read as the literal they are.)"""
+    raw = "Ann <ann@example.org>"
+    fake.add(FakeReply(tool_calls=[FakeCall("generate_response", raw)]), output_call())
+    agent = ReActAgent("a", model(fake, stream=False))
+    events_ = await events(agent, "Find Ann", Contact, strategy="tool")
+    assert events_[-1].output == Contact(**CONTACT)
+    assert [e.reason for e in events_ if isinstance(e, OutputRetry)] == ["validation"]
+    replayed = fake.bodies[1]["messages"][1]["content"][0]
+    assert replayed["type"] == "tool_use" and isinstance(replayed["input"], dict)
+    result = fake.bodies[1]["messages"][2]["content"][0]
+    assert result["is_error"] and "JSON" in str(result["content"])
+
+
 async def test_mid_conversation_system_message_becomes_user_reminder(fake: AnthropicFake) -> None:
     state = AgentState([Msg.user("earlier"), Msg.assistant("ok"),
                         Msg.system("Answer in French from now on.")])

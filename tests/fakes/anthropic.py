@@ -213,6 +213,10 @@ class AnthropicFake(AnthropicBatches, FakeServer):
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
             if any(b["type"] == "text" and not b.get("text") for b in blocks):
                 return _bad(f"messages.{i}: text content blocks must be non-empty")
+            for j, b in enumerate(blocks):
+                if b["type"] == "tool_use" and not isinstance(b.get("input"), dict):
+                    return _bad(f"messages.{i}.content.{j}.tool_use.input: Input should be a "
+                                "valid dictionary")
             answered = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
             kinds = [b["type"] for b in blocks]
             if answered and kinds[: len(answered)] != ["tool_result"] * len(answered):
