@@ -39,6 +39,15 @@ OnHeader = Annotated[str, Grounded(whole_tokens=True, line=HEADER_LINE)]
 """Copied from the header line as written, whole tokens only."""
 OnTrailer = Annotated[str, Grounded(whole_tokens=True, line=TRAILER_LINE)]
 """Copied from the trailer line as written, whole tokens only."""
+
+
+def copied(line: str, after: str) -> Grounded:
+    """Copied from a line ``line`` matches as written (whole tokens), after the
+    value of field ``after``: the header line writes package, version and
+    distribution in this order, the trailer line maintainer then date."""
+    return Grounded(whole_tokens=True, line=line, after=after)
+
+
 Change = Annotated[str, Grounded(whole_items=True)]
 """One whole item of the entry's bulleted list, with its continuation lines."""
 Urgency = Literal["low", "medium", "high", "emergency", "critical"]
@@ -71,18 +80,21 @@ class ChangelogEntry(BaseModel):
 
     package: OnHeader = Field(description="source package name, the first word of the entry",
                               pattern=r"^[a-z0-9][a-z0-9+.-]+$")
-    version: OnHeader = Field(description="the version inside the parentheses",
-                              pattern=r"^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$")
-    distribution: OnHeader = Field(description="the word after the version, e.g. unstable",
-                                   pattern=r"^[A-Za-z][A-Za-z0-9-]*$")
+    version: Annotated[str, copied(HEADER_LINE, after="package")] = Field(
+        description="the version inside the parentheses",
+        pattern=r"^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$")
+    distribution: Annotated[str, copied(HEADER_LINE, after="version")] = Field(
+        description="the word after the version, e.g. unstable",
+        pattern=r"^[A-Za-z][A-Za-z0-9-]*$")
     urgency: Annotated[Urgency, Grounded(line=HEADER_LINE)]
     changes: list[Change] = Field(
         description="the change lines, without the leading '*'", max_length=8)
     maintainer: OnTrailer = Field(description="name and <e-mail> after the two dashes, as "
                                              "written", pattern=r"^[^\s<>][^<>\n]* <[^<>\s]+>$")
-    date: OnTrailer = Field(description="the date at the end of the last line, as written",
-                           pattern=r"^[A-Z][a-z]{2}, +[0-9]{1,2} [A-Z][a-z]{2} [0-9]{4} "
-                                   r"[0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{4}$")
+    date: Annotated[str, copied(TRAILER_LINE, after="maintainer")] = Field(
+        description="the date at the end of the last line, as written",
+        pattern=r"^[A-Z][a-z]{2}, +[0-9]{1,2} [A-Z][a-z]{2} [0-9]{4} "
+                r"[0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{4}$")
 
 
 EXAMPLES = [

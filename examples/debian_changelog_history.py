@@ -92,6 +92,11 @@ and ``date`` are copied from such a line."""
 
 OnHeader = Grounded(whole_tokens=True, line=HEADER_LINE)
 OnTrailer = Grounded(whole_tokens=True, line=TRAILER_LINE)
+AfterVersion = Grounded(whole_tokens=True, line=HEADER_LINE, after="version")
+"""On the header line, after the version: never the package name that starts the
+line (``nvidia-settings (…) unstable``)."""
+AfterMaintainer = Grounded(whole_tokens=True, line=TRAILER_LINE, after="maintainer")
+"""On the trailer line, after the maintainer."""
 
 VERSION_PATTERN = r"^([0-9]+:)?[0-9][A-Za-z0-9+~]*([.-][A-Za-z0-9+~]+)+$"
 """A Debian version as written: an optional epoch, then parts joined by ``.`` or
@@ -119,14 +124,14 @@ class Entry(BaseModel):
     version: Annotated[str, OnHeader] = Field(
         description="the version inside the parentheses",
         pattern=VERSION_PATTERN)
-    distribution: Annotated[str, OnHeader] = Field(
+    distribution: Annotated[str, AfterVersion] = Field(
         description="the word after the version, e.g. unstable",
         pattern=DISTRIBUTION_PATTERN)
     urgency: Urgency
     maintainer: Annotated[str, OnTrailer] = Field(
         description="name and e-mail after the two dashes",
         pattern=MAINTAINER_PATTERN)
-    date: Annotated[str, OnTrailer] = Field(
+    date: Annotated[str, AfterMaintainer] = Field(
         description="the date at the end of the entry's last line")
 
 

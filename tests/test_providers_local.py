@@ -348,6 +348,31 @@ async def test_line_rule_grammar_on_the_embedded_model(local_model: LocalModel) 
     assert RELEASE.rfind("\n", 0, start) == RELEASE.index("\n -- ")  # on the trailer line
 
 
+class Header(BaseModel):
+    """A changelog header line's fields, in the order the line writes them."""
+
+    package: Annotated[str, Grounded(whole_tokens=True, line=r"urgency=")] = Field(
+        pattern=r"^[a-z0-9][a-z0-9+.-]+$")
+    version: Annotated[str, Grounded(whole_tokens=True, line=r"urgency=", after="package")] = (
+        Field(pattern=r"^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$"))
+    distribution: Annotated[str, Grounded(whole_tokens=True, line=r"urgency=",
+                                          after="version")] = Field(pattern=r"^[a-z][a-z-]*$")
+
+
+async def test_ordered_fields_grammar_on_the_embedded_model(local_model: LocalModel) -> None:
+    """Fields held to document order on llama.cpp: llguidance takes the ordered
+    object's rules, and each value follows the one before it on the line."""
+    agent = ReActAgent("local", local_model, sys_prompt="Copy the header line's fields.")
+    events = [e async for e in agent.stream(RELEASE, Header, state=AgentState())]
+    complete = events[-1]
+    assert isinstance(complete, Complete) and isinstance(complete.output, Header)
+    assert complete.validation_retries == 0
+    assert complete.output == Header(package="vim", version="2:9.0.1378-1",
+                                     distribution="unstable")
+    spans = [complete.spans[k][0] for k in ("package", "version", "distribution")]
+    assert spans == sorted(spans) and spans[-1][1] < RELEASE.index("\n")
+
+
 class Signed(BaseModel):
     """A signature: a name, and a date the document may lack."""
 

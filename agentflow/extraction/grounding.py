@@ -92,6 +92,19 @@ line that matches ...". The grammar of a model that takes one offers only
 spans of those lines. In a JSON Schema: ``"x-grounded-line": "urgency="``
 beside ``"x-grounded"``.
 
+**In order** (``Grounded(after="version")``): the value must begin at or
+after the end of the value of an earlier field of the same object (declared
+before it; ``grounding_plan`` checks), its earliest end among the places its
+own rules allow. It says in what order a line or a record writes its fields,
+as LangExtract's prompts ask for "extractions in order of appearance":
+``package (version) distribution`` is ``version: after="package"`` and
+``distribution: after="version"``. A null (or ungrounded) earlier field sets
+no bound. Elsewhere a value goes back as "is not after the value of
+'version' in the document". The grammar of a model that takes one offers the
+later field only values that follow (``agentflow.output.grammar_order``), so
+a value of the earlier field that no later value can follow is not offered
+either. In a JSON Schema: ``"x-grounded-after": "version"``.
+
 The ``ground=True`` default applies ``Grounded()`` (sub-token values allowed):
 it grounds every string leaf of schemas not written for grounding, where a
 value may rightly be part of a token (a surname out of ``Smith-Jones``, a
