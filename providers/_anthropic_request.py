@@ -7,6 +7,9 @@ Facts followed (shared/providers.md §3; docs.anthropic.com/en/api/messages,
 * only ``user``/``assistant`` turns; leading system messages are the top-level
   ``system``; later ones travel as ``<system-reminder>`` user text;
 * tool results go in the next user turn, before any other block;
+* text blocks must hold non-whitespace text (400 "messages: text content
+  blocks must contain non-whitespace text"): whitespace-only text — Claude's
+  ``"\n\n"`` before a tool call, a blank tool result — is left out;
 * a conversation ends on a user turn (Claude 4.6+ refuse assistant prefill);
 * thinking / redacted_thinking blocks are sent back unchanged (signed);
 * ``cache_control`` on at most 4 blocks; thinking blocks cannot carry it;
@@ -67,7 +70,7 @@ def conversation(
         cacheable = msg.metadata.get(CACHE_CONTROL) is not False
         if msg.role == "system" and not turns:
             system.extend(({"type": "text", "text": b.text}, cacheable)
-                          for b in msg.content if isinstance(b, TextBlock) and b.text)
+                          for b in msg.content if isinstance(b, TextBlock) and b.text.strip())
             continue
         role = "assistant" if msg.role == "assistant" else "user"
         blocks = [(b, cacheable) for b in _blocks(msg, thinking)]
@@ -90,13 +93,13 @@ def _blocks(msg: Msg, thinking: bool) -> list[dict[str, Any]]:
         return [{"type": "text", "text": system_reminder(msg.text)}] if msg.text.strip() else []
     out: list[dict[str, Any]] = []
     for b in msg.content:
-        if isinstance(b, TextBlock) and b.text:
+        if isinstance(b, TextBlock) and b.text.strip():  # the API refuses whitespace-only text
             out.append({"type": "text", "text": b.text})
         elif isinstance(b, ToolUseBlock):
             out.append({"type": "tool_use", "id": b.id, "name": b.name, "input": dict(b.input)})
         elif isinstance(b, ToolResultBlock):
             result: dict[str, Any] = {"type": "tool_result", "tool_use_id": b.tool_use_id}
-            if b.output:
+            if b.output.strip():
                 result["content"] = b.output
             if b.is_error:
                 result["is_error"] = True

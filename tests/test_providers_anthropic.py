@@ -233,6 +233,28 @@ async def test_tool_input_that_is_no_json_is_sent_back_as_invalid(fake: Anthropi
     assert result["is_error"] and "JSON" in str(result["content"])
 
 
+async def test_whitespace_only_text_is_never_sent_back(fake: AnthropicFake,
+                                                       stream: bool) -> None:
+    """Claude may write only "\n\n" before a tool call, and a tool may return a
+    blank result; the API refuses whitespace-only text blocks ("messages: text
+    content blocks must contain non-whitespace text"), which failed every
+    later request of the conversation."""
+    def blank(query: str) -> str:
+        """Look up nothing."""
+        return "  \n"
+
+    fake.add(FakeReply(text="\n\n", tool_calls=[FakeCall("blank", {"query": "Ann"})]),
+             output_call())
+    agent = ReActAgent("a", model(fake, stream=stream), tools=[blank],
+                       sys_prompt="Be brief.\n", options=STREAMED if stream else None)
+    reply = await agent.call("Find Ann", Contact)
+    assert reply.output == Contact(**CONTACT) and len(fake.bodies) == 2
+    sent = fake.bodies[1]["messages"]
+    assert sent[1]["content"] == [{"type": "tool_use", "id": sent[1]["content"][0]["id"],
+                                   "name": "blank", "input": {"query": "Ann"}}]
+    assert "content" not in sent[2]["content"][0]
+
+
 async def test_mid_conversation_system_message_becomes_user_reminder(fake: AnthropicFake) -> None:
     state = AgentState([Msg.user("earlier"), Msg.assistant("ok"),
                         Msg.system("Answer in French from now on.")])

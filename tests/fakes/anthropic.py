@@ -213,6 +213,8 @@ class AnthropicFake(AnthropicBatches, FakeServer):
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
             if any(b["type"] == "text" and not b.get("text") for b in blocks):
                 return _bad(f"messages.{i}: text content blocks must be non-empty")
+            if any(b["type"] == "text" and not b["text"].strip() for b in blocks):
+                return _bad("messages: text content blocks must contain non-whitespace text")
             for j, b in enumerate(blocks):
                 if b["type"] == "tool_use" and not isinstance(b.get("input"), dict):
                     return _bad(f"messages.{i}.content.{j}.tool_use.input: Input should be a "
