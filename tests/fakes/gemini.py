@@ -185,7 +185,22 @@ class GeminiFake(GeminiBatches, FakeServer):
                 if response is not None and not isinstance(response.get("response"), dict):
                     return _bad(f"Invalid value at 'contents[{i}].parts[0].function_response."
                                 "response' (type.googleapis.com/google.protobuf.Struct)")
+            if any(p.get("text") == "" and len(p) == 1 for p in parts):
+                return _bad("Unable to submit request because it has an empty text parameter. "
+                            "Add a value to the parameter and try again.")
             calls = [p for p in parts if "functionCall" in p]
+            responses = [p for p in parts if "functionResponse" in p]
+            before = body["contents"][i - 1] if i else None
+            called = [p for p in (before or {}).get("parts", []) if "functionCall" in p]
+            if responses and not called:
+                return _bad("Please ensure that function response turn comes immediately after "
+                            "a function call turn.")
+            if called and len(responses) != len(called):
+                return _bad("Please ensure that the number of function response parts is equal "
+                            "to the number of function call parts of the function call turn.")
+            if calls and before is not None and before.get("role") != "user":
+                return _bad("Please ensure that function call turn comes immediately after a "
+                            "user turn or after a function response turn.")
             signed = calls and calls[0].get("thoughtSignature")
             if gemini3 and calls and signed not in self.signatures and signed not in BYPASSES:
                 return _bad(MISSING_SIGNATURE)  # the first call of a step carries it
