@@ -121,8 +121,10 @@ class OpenAICompatibleModel(OpenAIRequestHooks):
     ``stream()`` raises ``ProviderError`` subclasses: ``AuthenticationError``
     without a key for the vendor's host, the mapped HTTP errors after retries,
     a typed error for a mid-stream ``{"error": ...}`` line or ``event: error``,
-    ``TruncatedStreamError`` (``partial=True``) for a stream cut before
-    ``[DONE]`` or ended without a ``finish_reason``, ``ProviderConnectionError``
+    ``TruncatedStreamError`` (``partial=True``) for a stream cut before its
+    ``finish_reason`` (one that ends cleanly after it, without ``[DONE]``, is
+    whole, as the openai SDK reads it: servers such as ik_llama.cpp and
+    text-generation-webui never send ``[DONE]``), ``ProviderConnectionError``
     (``partial=True``) for a malformed stream event, ``ServerError`` for a malformed whole reply,
     and either of the last two for a reply with neither content nor a finish
     reason (``[DONE]`` alone, ``{}``).
@@ -366,8 +368,8 @@ class OpenAICompatibleModel(OpenAIRequestHooks):
                 yield chunk
             for chunk in markup.close():
                 yield chunk
-            if not done:
-                if not received:
+            if not done and not finished:  # a finish_reason then EOF lost nothing (no [DONE]:
+                if not received:              # ik_llama.cpp, text-generation-webui, gateways)
                     raise ProviderConnectionError(
                         "the stream ended before its terminal marker ([DONE]); the reply is "
                         "incomplete", vendor=self.vendor)

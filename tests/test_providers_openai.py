@@ -19,6 +19,7 @@ from agentflow.errors import (
     QuotaExceededError,
     RateLimitedError,
     ServerError,
+    TruncatedStreamError,
     UnsupportedFeatureError,
 )
 from agentflow.events import OutputRetry, ToolResult
@@ -268,6 +269,22 @@ async def test_stream_without_done_is_a_partial_connection_error(fake: OpenAIFak
     fake.add(FakeReply(text="a long reply " * 5, chunk_size=4, cut_after=3))
     error = await expect_error(model_for(fake), ProviderConnectionError)
     assert error.partial and len(fake.bodies) == 1
+
+
+async def test_a_stream_that_ends_after_its_finish_reason_without_done_is_whole(
+        fake: OpenAIFake) -> None:
+    """ik_llama.cpp, text-generation-webui and some gateways end a complete
+    stream at EOF without ``data: [DONE]`` (ikawrakow/ik_llama.cpp#467); the
+    openai SDK reads it as whole, and so do we: every streamed call to such a
+    server failed as truncated. A stream cut before its finish_reason is still."""
+    fake.add(FakeReply(tool_calls=[FakeCall("get_weather", {"city": "Paris"})], chunk_size=4,
+                       extra={"no_done": True}), FakeReply(text="Sunny.", extra={"no_done": True}))
+    model = model_for(fake, name="llama-3-8b")
+    reply = await agent_for(model, options=GenerateOptions(stream=True)).call("Weather in Paris?")
+    assert reply.text == "Sunny." and len(fake.bodies) == 2
+    assert fake.transports == ["stream", "stream"]
+    fake.add(FakeReply(text="cut " * 20, chunk_size=4, extra={"no_done": True, "no_finish": True}))
+    await expect_error(model_for(fake), TruncatedStreamError)
 
 
 @STREAMS

@@ -469,7 +469,8 @@ class OpenAIStyleFake(FakeServer):
     def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
         frames = [b"data: " + orjson.dumps(f) + b"\n\n"
                   for f in self.delta_frames(reply, body) + self.tail_frames(reply, body)]
-        frames.append(b"data: [DONE]\n\n")
+        if not reply.extra.get("no_done"):  # ik_llama.cpp, text-generation-webui: no [DONE]
+            frames.append(b"data: [DONE]\n\n")
         if "stream_error" in reply.extra:
             at = int(reply.extra.get("error_after", 1))
             frames = [*frames[:at],
