@@ -7,6 +7,8 @@ Facts followed (shared/providers.md §3; docs.anthropic.com/en/api/messages,
 * only ``user``/``assistant`` turns; leading system messages are the top-level
   ``system``; later ones travel as ``<system-reminder>`` user text;
 * tool results go in the next user turn, before any other block;
+* tool_use ids match ``^[a-zA-Z0-9_-]+$``: another vendor's ids in the history
+  (Kimi K2's ``functions.f:0``) are mapped (``_call_ids.anthropic_call_id``);
 * text blocks must hold non-whitespace text (400 "messages: text content
   blocks must contain non-whitespace text"): whitespace-only text — Claude's
   ``"\n\n"`` before a tool call, a blank tool result — is left out;
@@ -37,6 +39,7 @@ from agentflow.messages import (
 )
 from agentflow.model import ToolChoice
 from agentflow.providers._adapter import continuation, system_reminder
+from agentflow.providers._call_ids import anthropic_call_id
 from agentflow.providers._media import anthropic_block
 
 __all__ = [
@@ -96,9 +99,11 @@ def _blocks(msg: Msg, thinking: bool) -> list[dict[str, Any]]:
         if isinstance(b, TextBlock) and b.text.strip():  # the API refuses whitespace-only text
             out.append({"type": "text", "text": b.text})
         elif isinstance(b, ToolUseBlock):
-            out.append({"type": "tool_use", "id": b.id, "name": b.name, "input": dict(b.input)})
+            out.append({"type": "tool_use", "id": anthropic_call_id(b.id), "name": b.name,
+                        "input": dict(b.input)})
         elif isinstance(b, ToolResultBlock):
-            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": b.tool_use_id}
+            result: dict[str, Any] = {"type": "tool_result",
+                                      "tool_use_id": anthropic_call_id(b.tool_use_id)}
             if b.output.strip():
                 result["content"] = b.output
             if b.is_error:

@@ -62,6 +62,8 @@ def anthropic_error(status: int, kind: str, message: str,
     return FakeError(status, body, headers or {})
 
 
+_CALL_ID = re.compile(r"[A-Za-z0-9_-]+")
+"""What the API takes as a tool_use id (400 "String should match pattern")."""
 _VERSION = re.compile(r"\d{4}-\d{2}-\d{2}")
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 MAX_IMAGE_BASE64 = 5 * 1024 * 1024
@@ -219,6 +221,11 @@ class AnthropicFake(AnthropicBatches, FakeServer):
                 if b["type"] == "tool_use" and not isinstance(b.get("input"), dict):
                     return _bad(f"messages.{i}.content.{j}.tool_use.input: Input should be a "
                                 "valid dictionary")
+                for key in ("id", "tool_use_id"):
+                    if b["type"] in ("tool_use", "tool_result") and key in b and not (
+                            _CALL_ID.fullmatch(str(b[key]))):
+                        return _bad(f"messages.{i}.content.{j}.{b['type']}.{key}: String should "
+                                    "match pattern '^[a-zA-Z0-9_-]+$'")
             answered = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
             kinds = [b["type"] for b in blocks]
             if answered and kinds[: len(answered)] != ["tool_result"] * len(answered):
