@@ -7,6 +7,8 @@ Facts followed (shared/providers.md §3; docs.anthropic.com/en/api/messages,
 * only ``user``/``assistant`` turns; leading system messages are the top-level
   ``system``; later ones travel as ``<system-reminder>`` user text;
 * tool results go in the next user turn, before any other block;
+* a request whose history holds tool_use/tool_result blocks must declare
+  tools (``history_tools``: the history's, with ``tool_choice: none``);
 * tool_use ids match ``^[a-zA-Z0-9_-]+$``: another vendor's ids in the history
   (Kimi K2's ``functions.f:0``) are mapped (``_call_ids.anthropic_call_id``);
 * text blocks must hold non-whitespace text (400 "messages: text content
@@ -48,6 +50,7 @@ __all__ = [
     "Blocks",
     "closed_schema",
     "conversation",
+    "history_tools",
     "set_breakpoints",
     "tool_choice",
 ]
@@ -125,6 +128,33 @@ def _thinking_blocks(block: ThinkingBlock) -> list[dict[str, Any]]:
     if block.signature:
         return [{"type": "thinking", "thinking": block.thinking, "signature": block.signature}]
     return []
+
+
+HISTORY_TOOL = "Not available in this turn."
+"""The description of a tool declared only because the history used it."""
+
+
+def history_tools(turns: list[tuple[str, Blocks]]) -> list[dict[str, Any]]:
+    """Tool declarations for a request that offers no tools but whose history
+    holds tool_use/tool_result blocks: one per tool the history names (the
+    API refuses such a request, 400 "Requests which include tool_use or
+    tool_result blocks must define tools", anthropics/anthropic-sdk-python#494;
+    Bedrock: "The toolConfig field must be defined when using toolUse and
+    toolResult content blocks"). Sent with ``tool_choice: none``, so none can
+    be called. Empty when the history has no tool blocks."""
+    names: dict[str, None] = {}
+    used = False
+    for _, blocks in turns:
+        for block, _cacheable in blocks:
+            if block["type"] == "tool_use":
+                names[block["name"]] = None
+                used = True
+            elif block["type"] == "tool_result":
+                used = True
+    if used and not names:
+        names["tool"] = None  # results whose calls were compressed away: any declaration does
+    return [{"name": name, "description": HISTORY_TOOL,
+             "input_schema": {"type": "object", "properties": {}}} for name in names]
 
 
 def tool_choice(choice: ToolChoice | None, parallel: bool | None) -> dict[str, Any] | None:

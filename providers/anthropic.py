@@ -55,6 +55,7 @@ from agentflow.providers._anthropic_reply import StreamReader, usage_of
 from agentflow.providers._anthropic_request import (
     closed_schema,
     conversation,
+    history_tools,
     set_breakpoints,
     tool_choice,
 )
@@ -289,6 +290,8 @@ class AnthropicChatModel(WholeReplyBatches):
             choice = tool_choice(options.tool_choice, options.parallel_tool_calls)
             if choice is not None:
                 body["tool_choice"] = choice
+        elif declared := history_tools(turns):  # the API refuses tool blocks without tools
+            body["tools"], body["tool_choice"] = declared, {"type": "none"}
         if thinking:
             if self.thinking_budget >= max_tokens:
                 body["max_tokens"] = max_tokens + self.thinking_budget

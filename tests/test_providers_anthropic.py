@@ -255,6 +255,27 @@ async def test_whitespace_only_text_is_never_sent_back(fake: AnthropicFake,
     assert "content" not in sent[2]["content"][0]
 
 
+@pytest.mark.parametrize("with_output", [False, True], ids=["text", "output"])
+async def test_a_tool_history_goes_on_with_an_agent_without_tools(
+        fake: AnthropicFake, stream: bool, with_output: bool) -> None:
+    """A conversation in which tools ran, continued by an agent that offers
+    none (a summarizer sharing the state): the API refuses tool blocks in a
+    request without tools (anthropics/anthropic-sdk-python#494), so the
+    history's tools are declared, with tool_choice none."""
+    fake.add(FakeReply(tool_calls=[FakeCall("lookup", {"query": "Ann"})]),
+             FakeReply(text="Found her."))
+    state = AgentState()
+    await ReActAgent("a", model(fake, stream=stream), tools=[lookup]).call("Find Ann", state=state)
+    fake.add(FakeReply(text=orjson.dumps(CONTACT).decode() if with_output else "Ann."))
+    summarizer = ReActAgent("s", model(fake, stream=stream))
+    reply = await summarizer.call("Summarize.", Contact if with_output else None, state=state,
+                                  strategy="native" if with_output else None)
+    assert (reply.output == Contact(**CONTACT)) if with_output else reply.text == "Ann."
+    body = fake.bodies[2]
+    assert [t["name"] for t in body["tools"]] == ["lookup"]
+    assert body["tool_choice"] == {"type": "none"}
+
+
 async def test_mid_conversation_system_message_becomes_user_reminder(fake: AnthropicFake) -> None:
     state = AgentState([Msg.user("earlier"), Msg.assistant("ok"),
                         Msg.system("Answer in French from now on.")])

@@ -205,6 +205,12 @@ class AnthropicFake(AnthropicBatches, FakeServer):
         messages = body["messages"]
         if not messages or messages[0]["role"] != "user":
             return _bad("messages: first message must use the \"user\" role")
+        if not body.get("tools") and any(
+                isinstance(m["content"], list) and any(
+                    b["type"] in ("tool_use", "tool_result") for b in m["content"])
+                for m in messages):
+            return _bad("Requests which include `tool_use` or `tool_result` blocks must define "
+                        "tools.")
         pending: set[str] = set()
         for i, message in enumerate(messages):
             role, content = message["role"], message["content"]
