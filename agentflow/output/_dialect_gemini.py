@@ -15,6 +15,15 @@ from agentflow.output._dialect_base import DialectSchema, schema_types, unmarked
 
 __all__ = ["gemini"]
 
+_FORMATS: dict[str, frozenset[str]] = {
+    "string": frozenset({"enum", "date-time"}),
+    "number": frozenset({"float", "double"}),
+    "integer": frozenset({"int32", "int64"}),
+}
+"""The ``format`` values the subset takes per type (ai.google.dev/api/caching#Schema:
+"for NUMBER type: float, double; for INTEGER type: int32, int64; for STRING type:
+enum, date-time"); any other is a 400, so it goes into the description."""
+
 _GEMINI_KEYWORDS = frozenset(
     {
         "type",
@@ -167,6 +176,11 @@ def _geminify(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...], path: 
     if "enum" in out:
         out["type"] = "string"
         out.pop("format", None)
+    elif "format" in out and out["format"] not in _FORMATS.get(str(out.get("type")), ()):
+        # the subset takes few formats (400 "format: only 'enum' and 'date-time' are
+        # supported for STRING type"): a date, uri, uuid, email... is said in words instead
+        hint = f"format: {out.pop('format')}"
+        out["description"] = f"{out['description']} ({hint})" if out.get("description") else hint
     if "properties" in out:
         out.setdefault("type", "object")
         out["propertyOrdering"] = list(out["properties"])

@@ -56,6 +56,10 @@ _SCHEMA_FIELDS = frozenset({
     "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern", "anyOf",
     "propertyOrdering", "title", "default", "example", "minProperties", "maxProperties",
 })
+_FORMATS = {"STRING": frozenset({"enum", "date-time"}), "NUMBER": frozenset({"float", "double"}),
+            "INTEGER": frozenset({"int32", "int64"})}
+"""The ``Schema.format`` values the API takes per type (ai.google.dev/api/caching#Schema);
+any other is a 400 "format: only 'enum' and 'date-time' are supported for STRING type"."""
 _STATUS = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
            429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE",
            504: "DEADLINE_EXCEEDED"}
@@ -427,6 +431,11 @@ def _subset_problem(node: Any, where: str, names: bool) -> str | None:
             return (f"* GenerateContentRequest.{where}.properties[{name}]: Invalid parameter "
                     "name. Must start with a letter or an underscore and contain only a-z, "
                     "A-Z, 0-9 or underscores, with a maximum length of 64.")
+    fmt = node.get("format")
+    if fmt is not None and kind in _FORMATS and fmt not in _FORMATS[kind]:
+        allowed = " and ".join(f"'{f}'" for f in sorted(_FORMATS[kind]))
+        return (f"* GenerateContentRequest.{where}.format: only {allowed} are supported for "
+                f"{kind} type")
     if kind == "OBJECT" and not node.get("properties"):
         return f"* GenerateContentRequest.{where}.properties: should be non-empty for OBJECT type"
     if kind == "ARRAY" and not node.get("items"):
