@@ -89,8 +89,11 @@ class ChangelogEntry(BaseModel):
     urgency: Annotated[Urgency, Grounded(line=HEADER_LINE)]
     changes: list[Change] = Field(
         description="the change lines, without the leading '*'", max_length=8)
-    maintainer: OnTrailer = Field(description="name and <e-mail> after the two dashes, as "
-                                             "written", pattern=r"^[^\s<>][^<>\n]* <[^<>\s]+>$")
+    maintainer: Annotated[str, Grounded(whole_tokens=True, line=TRAILER_LINE, longest=True)] = (
+        Field(description="name and <e-mail> after the two dashes, as written",
+              pattern=r"^[^\s<>-][^<>\n]* <[^<>\s]+>$"))
+    """The whole ``Name <e-mail>`` (``longest``): never the name less its first
+    names; the pattern's first character is no ``-``, so never ``-- Name``."""
     date: Annotated[str, copied(TRAILER_LINE, after="maintainer")] = Field(
         description="the date at the end of the last line, as written",
         pattern=r"^[A-Z][a-z]{2}, +[0-9]{1,2} [A-Z][a-z]{2} [0-9]{4} "

@@ -95,6 +95,9 @@ OnTrailer = Grounded(whole_tokens=True, line=TRAILER_LINE)
 AfterVersion = Grounded(whole_tokens=True, line=HEADER_LINE, after="version")
 """On the header line, after the version: never the package name that starts the
 line (``nvidia-settings (…) unstable``)."""
+WholeName = Grounded(whole_tokens=True, line=TRAILER_LINE, longest=True)
+"""On the trailer line, the whole ``Name <e-mail>`` the pattern allows: never
+the name less its first names (``Klose <doko@debian.org>``)."""
 AfterMaintainer = Grounded(whole_tokens=True, line=TRAILER_LINE, after="maintainer")
 """On the trailer line, after the maintainer."""
 
@@ -110,10 +113,11 @@ DISTRIBUTION_PATTERN = r"^[A-Za-z][A-Za-z0-9-]*$"
 never a version, a number or text with punctuation. (Entries of the 1990s that
 name several, ``frozen unstable``, can only give the first.)"""
 
-MAINTAINER_PATTERN = r"^[^\s<>][^<>\n]* <[^<>\s]+>$"
+MAINTAINER_PATTERN = r"^[^\s<>-][^<>\n]* <[^<>\s]+>$"
 """``Name <e-mail>`` as written on the trailer line: the grammar lists the spans of
 the chunk that have this shape, so the model can no longer stop at the name or
-begin at the e-mail address."""
+begin at the e-mail address; a name never begins with ``-`` (never ``-- Name``),
+and with ``longest`` it is the whole name, first names included."""
 
 Urgency = Literal["low", "medium", "high", "emergency", "critical"]
 
@@ -128,7 +132,7 @@ class Entry(BaseModel):
         description="the word after the version, e.g. unstable",
         pattern=DISTRIBUTION_PATTERN)
     urgency: Urgency
-    maintainer: Annotated[str, OnTrailer] = Field(
+    maintainer: Annotated[str, WholeName] = Field(
         description="name and e-mail after the two dashes",
         pattern=MAINTAINER_PATTERN)
     date: Annotated[str, AfterMaintainer] = Field(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, Union, get_args, get_origin
@@ -21,6 +21,7 @@ from agentflow.extraction.grounding_marker import (
     AFTER_KEY,
     GROUNDED_KEY,
     LINE_KEY,
+    LONGEST_KEY,
     MARKS,
     WHOLE_ITEMS,
     WHOLE_LINES,
@@ -128,12 +129,39 @@ class GroundedValue:
     """One grounded string of an output: its field path, value and rules.
 
     ``optional``: ``None`` was allowed where this value stands.
+    ``pattern``: the field's JSON Schema ``pattern`` (``Field(pattern=...)``,
+    ``StringConstraints``), read only when ``marker.longest`` needs it.
     """
 
     path: str
     value: str
     marker: Grounded
     optional: bool = False
+    pattern: str | None = None
+
+
+def _pattern_in(metadata: Iterable[Any]) -> str | None:
+    """The ``pattern`` among a field's metadata (``Field(pattern=...)``,
+    ``StringConstraints(pattern=...)``, a nested ``FieldInfo``)."""
+    for m in metadata:
+        if isinstance(m, FieldInfo):
+            found = _pattern_in(m.metadata)
+            if found is not None:
+                return found
+        elif isinstance(getattr(m, "pattern", None), str):
+            return str(m.pattern)
+    return None
+
+
+def _annotated_pattern(tp: Any) -> str | None:
+    """The ``pattern`` in ``tp``'s ``Annotated`` metadata, outermost first."""
+    while get_origin(tp) is typing.Annotated:
+        args = get_args(tp)
+        found = _pattern_in(args[1:])
+        if found is not None:
+            return found
+        tp = args[0]
+    return None
 
 
 def _join(path: str, name: str) -> str:
@@ -164,23 +192,27 @@ def grounded_values(
     """
     out: list[GroundedValue] = []
 
-    def walk(v: Any, tp: Any, path: str, marker: Grounded | None, optional: bool) -> None:
-        tp, marks = _unwrap(tp)
-        marker = marks[-1] if marks else marker
+    def walk(v: Any, tp: Any, path: str, marker: Grounded | None, optional: bool,
+             pattern: str | None = None) -> None:
         if v is None:
             return
+        if get_origin(tp) is typing.Annotated:
+            pattern = _annotated_pattern(tp) or pattern
+        tp, marks = _unwrap(tp)
+        marker = marks[-1] if marks else marker
         if _is_union(tp):
             args = get_args(tp)
             nullable = _NONE in args
             for arg in args:
                 if arg is not _NONE and _matches(v, arg):
-                    walk(v, arg, path, marker, optional or nullable)
+                    walk(v, arg, path, marker, optional or nullable, pattern)
                     return
             return
         if isinstance(v, str):
             chosen = marker or default
             if chosen is not None and _is_text(tp) and not isinstance(v, Enum):
-                out.append(GroundedValue(path or "result", v, chosen, optional))
+                out.append(GroundedValue(path or "result", v, chosen, optional,
+                                         pattern if chosen.longest else None))
             elif marker is not None and _is_choice(tp):  # only a marker grounds a choice
                 label = v.value if isinstance(v, Enum) else v
                 out.append(GroundedValue(path or "result", label,
@@ -205,10 +237,13 @@ def grounded_values(
         fields = _fields(type(v)) if not is_typeddict(tp) else _fields(tp)
         if fields is None:
             return
+        infos = type(v).model_fields if isinstance(v, BaseModel) else {}
         for name, ann, field_marks in fields:
             child = v.get(name) if isinstance(v, dict) else getattr(v, name, None)
-            walk(child, ann, _join(path, name), field_marks[-1] if field_marks else None,
-                 False)
+            own = field_marks[-1] if field_marks else None
+            walk(child, ann, _join(path, name), own, False,
+                 _pattern_in(infos[name].metadata) if own is not None and own.longest
+                 and name in infos else None)
 
     walk(value, output_type, "", None, False)
     return out
@@ -232,7 +267,8 @@ def _schema_marker(node: Mapping[str, Any], inherited: Grounded | None) -> Groun
         return Grounded(whole_tokens=mark == WHOLE_TOKENS, whole_lines=mark == WHOLE_LINES,
                         whole_items=mark == WHOLE_ITEMS,
                         line=line if isinstance(line, str) else None,
-                        after=after if isinstance(after, str) and after.isidentifier() else None)
+                        after=after if isinstance(after, str) and after.isidentifier() else None,
+                        longest=node.get(LONGEST_KEY) is True)
     return inherited
 
 
@@ -274,7 +310,9 @@ def _schema_values(value: Any, root: Mapping[str, Any], path: str,
         if isinstance(v, str):
             marker = _schema_marker(node, default)
             if marker is not None and "enum" not in node and "const" not in node:
-                out.append(GroundedValue(where or "result", v, marker, optional))
+                pattern = node.get("pattern")
+                out.append(GroundedValue(where or "result", v, marker, optional,
+                                         pattern if isinstance(pattern, str) else None))
             elif node.get(GROUNDED_KEY) in MARKS and marker is not None:  # a marked choice
                 out.append(GroundedValue(where or "result", v,
                                          dataclasses.replace(marker, case_sensitive=False),

@@ -105,6 +105,17 @@ later field only values that follow (``agentflow.output.grammar_order``), so
 a value of the earlier field that no later value can follow is not offered
 either. In a JSON Schema: ``"x-grounded-after": "version"``.
 
+**Longest** (``Grounded(longest=True)``, on a field with a ``pattern``): the
+value must not be a proper part of a longer span that the field's other
+rules and its pattern also allow (``agentflow.extraction.longest``): a name
+with all its first names, never ``Klose <doko@debian.org>`` out of ``Matthias
+Klose <doko@debian.org>``. Only occurrences that are such maximal spans are
+candidates; elsewhere the value goes back as "is only part of 'Matthias Klose
+<doko@debian.org>' in the document". The grammar of a model that takes one
+lists only the maximal spans. The pattern must describe a whole value (a
+name's pattern that let it start with ``--`` would make ``-- Matthias ...``
+the whole value). In a JSON Schema: ``"x-grounded-longest": true``.
+
 The ``ground=True`` default applies ``Grounded()`` (sub-token values allowed):
 it grounds every string leaf of schemas not written for grounding, where a
 value may rightly be part of a token (a surname out of ``Smith-Jones``, a
@@ -135,12 +146,16 @@ import typing
 from collections.abc import Mapping
 from typing import Any, get_args, get_origin
 
+from pydantic import BaseModel
+
 from agentflow.errors import SchemaError
 from agentflow.extraction.grounded_values import (
     GroundedValue,
     _allows_marker,
+    _annotated_pattern,
     _fields,
     _is_union,
+    _pattern_in,
     _schema_marks,
     _sequence_item,
     _type_name,
@@ -181,9 +196,9 @@ def grounding_plan(output_type: Any) -> bool:
 
     Raises:
         SchemaError: a marker on a field that is not ``str``, ``str | None``
-            or a list of them, or whose ``after`` names no field declared
-            before it in the same object (names the field, e.g.
-            ``"Invoice.total"``).
+            or a list of them, whose ``after`` names no field declared
+            before it in the same object, or ``longest`` on a field without
+            a ``pattern`` (names the field, e.g. ``"Invoice.total"``).
     """
     given = getattr(output_type, SCHEMA_ATTRIBUTE, None)
     if isinstance(given, Mapping):  # a json_schema_output type: "x-grounded" in its schema
@@ -191,8 +206,10 @@ def grounding_plan(output_type: Any) -> bool:
     found = False
     seen: set[int] = set()
 
-    def visit(tp: Any, where: str, marks: list[Grounded], earlier: tuple[str, ...] = ()) -> None:
+    def visit(tp: Any, where: str, marks: list[Grounded], earlier: tuple[str, ...] = (),
+              pattern: str | None = None) -> None:
         nonlocal found
+        pattern = _annotated_pattern(tp) or pattern
         if marks:
             if not _allows_marker(tp):
                 raise SchemaError(
@@ -210,10 +227,16 @@ def grounding_plan(output_type: Any) -> bool:
                         + (f" (those are: {', '.join(earlier)})" if earlier else
                            " (this is its first field)"),
                     )
+                if marker.longest and pattern is None:
+                    raise SchemaError(
+                        where,
+                        "Grounded(longest=True) needs a pattern on the field (Field(pattern=...)) "
+                        "that says what a whole value looks like",
+                    )
             found = True
         tp, inner = _unwrap(tp)
         if inner:
-            visit(tp, where, inner, earlier)
+            visit(tp, where, inner, earlier, pattern)
             return
         if _is_union(tp):
             for arg in get_args(tp):
@@ -231,8 +254,10 @@ def grounding_plan(output_type: Any) -> bool:
             return
         seen.add(id(tp))
         names = tuple(name for name, _, _ in fields)
+        infos = tp.model_fields if isinstance(tp, type) and issubclass(tp, BaseModel) else {}
         for i, (name, ann, field_marks) in enumerate(fields):
-            visit(ann, f"{_type_name(tp)}.{name}", field_marks, names[:i])
+            visit(ann, f"{_type_name(tp)}.{name}", field_marks, names[:i],
+                  _pattern_in(infos[name].metadata) if name in infos else None)
 
     visit(output_type, _type_name(output_type), [])
     return found

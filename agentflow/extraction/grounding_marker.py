@@ -11,9 +11,10 @@ from typing import Any
 from agentflow.errors import SchemaError
 
 __all__ = [
-    "GROUNDED_KEY",
     "AFTER_KEY",
+    "GROUNDED_KEY",
     "LINE_KEY",
+    "LONGEST_KEY",
     "MARKS",
     "WHOLE_ITEMS",
     "WHOLE_LINES",
@@ -45,6 +46,10 @@ AFTER_KEY = "x-grounded-after"
 """JSON Schema keyword ``Grounded(after=...)`` adds beside ``GROUNDED_KEY``: the
 name of the earlier field of the same object whose value this one follows in
 the source. Kept by the ``local`` dialect, dropped by every other."""
+
+LONGEST_KEY = "x-grounded-longest"
+"""JSON Schema keyword ``Grounded(longest=True)`` adds beside ``GROUNDED_KEY``
+(``true``). Kept by the ``local`` dialect, dropped by every other."""
 
 MARKS = (True, WHOLE_TOKENS, WHOLE_LINES, WHOLE_ITEMS)
 """Every value of ``GROUNDED_KEY``."""
@@ -85,12 +90,20 @@ class Grounded:
             appearance" (LangExtract's prompt rules) made a declaration, one
             pair at a time. When the named field is null (or not grounded),
             the rule does not apply. Default ``None``.
+        longest: the value must not be a proper part of a longer span that
+            the field's other rules and its ``pattern`` also allow
+            (``agentflow.extraction.longest``): a name is copied with all its
+            first names (never ``Klose <doko@debian.org>`` out of ``Matthias
+            Klose <doko@debian.org>``), an amount with all its digits. The
+            field needs a ``pattern`` saying what a whole value looks like.
+            Default ``False``.
 
     Raises:
         SchemaError: ``line`` is not a regular expression Python can read,
             or ``after`` is not a field name (a non-empty identifier).
             ``grounding_plan`` raises it, naming the field, when ``after``
-            names no earlier field of the same object.
+            names no earlier field of the same object, or when ``longest``
+            is on a field without a ``pattern``.
     """
 
     case_sensitive: bool = True
@@ -99,6 +112,7 @@ class Grounded:
     whole_items: bool = False
     line: str | None = None
     after: str | None = None
+    longest: bool = False
 
     def __post_init__(self) -> None:
         if self.after is not None and not (isinstance(self.after, str)
@@ -116,7 +130,7 @@ class Grounded:
     def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
         schema = handler(core_schema)
         _mark(handler.resolve_ref_schema(schema) if "$ref" in schema else schema,
-              self.schema_mark, self.line, self.after)
+              self.schema_mark, self.line, self.after, self.longest)
         return schema
 
     @property
@@ -130,7 +144,7 @@ class Grounded:
 
 
 def _mark(node: Any, mark: bool | str, line: str | None = None,
-          after: str | None = None) -> None:
+          after: str | None = None, longest: bool = False) -> None:
     """Mark a string node (an ``enum``/``const`` of strings too: a marker on a
     ``Literal`` or enum field), the items of an array node, every branch."""
     if not isinstance(node, dict):
@@ -144,10 +158,12 @@ def _mark(node: Any, mark: bool | str, line: str | None = None,
             node[LINE_KEY] = line
         if after is not None:
             node[AFTER_KEY] = after
+        if longest:
+            node[LONGEST_KEY] = True
     if "array" in kinds and isinstance(node.get("items"), dict):
-        _mark(node["items"], mark, line, after)
+        _mark(node["items"], mark, line, after, longest)
     for branch in node.get("anyOf", ()) or node.get("oneOf", ()):
-        _mark(branch, mark, line, after)
+        _mark(branch, mark, line, after, longest)
 
 
 def mark_all_strings(schema: Mapping[str, Any], marker: Grounded | None = None) -> dict[str, Any]:

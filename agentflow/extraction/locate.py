@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from agentflow.extraction.items import item_at, item_spans
 from agentflow.extraction.lines import line_at, line_spans
+from agentflow.extraction.longest import longer_span
 from agentflow.extraction.tokens import cuts_token, token_at
 
 if TYPE_CHECKING:
@@ -202,6 +203,11 @@ class GroundingCheck:
         off_line: ``(path, value, line)`` of values found in the document
             but on no line their marker's ``line`` expression matches
             (``line``: that expression); also in ``unfound``.
+        shortened: ``(path, value, longer)`` of values under
+            ``Grounded(longest=True)`` found in the document only as part of
+            a longer span the field's rules and pattern also allow
+            (``longer``: the longest such around the first occurrence); also
+            in ``unfound``.
         misordered: ``(path, value, after)`` of values found in the
             document but nowhere after the value of the field their
             marker's ``after`` names (``after``: that field's name); also in
@@ -215,6 +221,7 @@ class GroundingCheck:
     cut_lines: list[tuple[str, str, str]] = field(default_factory=list)
     cut_items: list[tuple[str, str, str]] = field(default_factory=list)
     off_line: list[tuple[str, str, str]] = field(default_factory=list)
+    shortened: list[tuple[str, str, str]] = field(default_factory=list)
     misordered: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
@@ -229,6 +236,7 @@ class GroundingCheck:
         cut_items = {(p, v): item for p, v, item in self.cut_items}
         off_line = {(p, v): line for p, v, line in self.off_line}
         misordered = {(p, v): after for p, v, after in self.misordered}
+        shortened = {(p, v): longer for p, v, longer in self.shortened}
         lines = [f"- {p}: {v!r} cuts through the token {cut[p, v]!r} of the document; "
                  f"copy whole tokens (here {cut[p, v]!r}) exactly as written"
                  if (p, v) in cut else
@@ -243,6 +251,9 @@ class GroundingCheck:
                  f"- {p}: {v!r} is not on a line of the document that matches "
                  f"{off_line[p, v]!r} (where this field is written); copy it from such a line"
                  if (p, v) in off_line else
+                 f"- {p}: {v!r} is only part of {shortened[p, v]!r} in the document, which "
+                 f"is a whole value of this field; copy the whole value as written"
+                 if (p, v) in shortened else
                  f"- {p}: {v!r} is not after the value of {misordered[p, v]!r} in the "
                  f"document (this field is written after it); copy it from the text that "
                  f"follows that value"
@@ -306,6 +317,16 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
             if not placed:
                 result.off_line.append((gv.path, gv.value, gv.marker.line))
             every = placed
+        if every and gv.marker.longest and gv.pattern is not None:
+            whole = [s for s in every if longer_span(
+                source, s, gv.pattern, whole_tokens=gv.marker.whole_tokens,
+                line=gv.marker.line) is None]
+            if not whole:
+                a, b = longer_span(source, every[0], gv.pattern,
+                                   whole_tokens=gv.marker.whole_tokens,
+                                   line=gv.marker.line) or every[0]
+                result.shortened.append((gv.path, gv.value, source[a:b]))
+            every = whole
         sibling = _sibling(gv.path, gv.marker.after) if gv.marker.after else None
         bound = options.get(sibling) if sibling is not None else None
         if every and bound:

@@ -1,0 +1,462 @@
+"""The rules of a substring grammar: ``RuleBuilder`` walks a ``local``-dialect
+JSON Schema and spells each node as Lark rules and terminals over the source
+(``agentflow.output.grammar`` documents what each grounded node becomes and
+assembles the grammar; ``grammar_values`` lists the values, ``grammar_order``
+spells fields held to document order)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from agentflow.extraction.lines import line_pieces
+from agentflow.extraction.locate import locate
+from agentflow.extraction.longest import maximal
+from agentflow.extraction.tokens import pieces
+from agentflow.output.grammar_order import Slot, ordered_fields
+from agentflow.output.grammar_values import (
+    MAX_CANDIDATES,
+    Place,
+    candidates,
+    item_chain,
+    item_values,
+    line_values,
+    never_matches,
+    places,
+)
+
+__all__ = ["MAX_SOURCE_CHARS", "RuleBuilder", "chunks", "has_grounded"]
+
+MAX_SOURCE_CHARS = 200_000
+"""Longest source held as a substring constraint (characters). Larger ones
+fall back to verification after decoding (see the module docstring)."""
+
+_GROUNDED = "x-grounded"
+_WHOLE_TOKENS = "whole_tokens"  # agentflow.extraction.grounding.WHOLE_TOKENS
+_WHOLE_LINES = "whole_lines"  # agentflow.extraction.grounding.WHOLE_LINES
+_WHOLE_ITEMS = "whole_items"  # agentflow.extraction.grounding.WHOLE_ITEMS
+_LINE = "x-grounded-line"  # agentflow.extraction.grounding.LINE_KEY
+_AFTER = "x-grounded-after"  # agentflow.extraction.grounding_marker.AFTER_KEY
+_LONGEST = "x-grounded-longest"  # agentflow.extraction.grounding_marker.LONGEST_KEY
+_SOURCE = {True: "SOURCE", _WHOLE_TOKENS: "SOURCE_TOKENS", _WHOLE_LINES: "SOURCE_LINES"}
+_MARKS = (*_SOURCE, _WHOLE_ITEMS)  # every value of "x-grounded"
+_PLAIN = {"SOURCE": "GROUNDED", "SOURCE_TOKENS": "GROUNDED_TOKENS",
+          "SOURCE_LINES": "GROUNDED_LINES"}  # without a pattern
+_EDGES = {"SOURCE": "TRIMMED", "SOURCE_TOKENS": "TRIMMED", "SOURCE_LINES": "LINE_EDGES"}
+_S = r'[^\s"\\]|\\["\\\/]'  # one JSON string unit that is not whitespace
+_U = r'[^"\\]|\\["\\\/bfnrt]|\\u[0-9a-fA-F]{4}'  # any JSON string unit
+_LINE_EDGES = f"LINE_EDGES: /(?:{_S})(?:(?:{_U})*(?:{_S}))?/"
+"""A JSON string body that neither begins nor ends with whitespace (read
+unit by unit, so the ``n`` of an escaped newline is never taken for text):
+with ``SOURCE_LINES`` a value then starts and ends on a line's content."""
+_CHUNK = re.compile(r"\w+|\s|[^\w\s]")
+_NULL = '"null"'
+
+
+def has_grounded(schema: Any, root: Any = None, _seen: frozenset[str] = frozenset()) -> bool:
+    """Whether any node of ``schema`` is marked grounded (``$ref`` followed
+    into ``root["$defs"]``; ``root`` defaults to ``schema``)."""
+    root = schema if root is None else root
+    if isinstance(schema, dict):
+        if schema.get(_GROUNDED) in _MARKS:
+            return True
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref not in _seen:
+            defs = root.get("$defs", {}) if isinstance(root, dict) else {}
+            if has_grounded(defs.get(ref.split("/")[-1]), root, _seen | {ref}):
+                return True
+        return any(has_grounded(v, root, _seen) for k, v in schema.items() if k != "$defs")
+    if isinstance(schema, list):
+        return any(has_grounded(v, root, _seen) for v in schema)
+    return False
+
+
+def _literal(text: str) -> str:
+    """A Lark string literal matching ``text`` exactly."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _json_literal(value: Any) -> str:
+    """A Lark string literal matching ``value`` written as JSON."""
+    return _literal(json.dumps(value, ensure_ascii=False))
+
+
+def chunks(source: str, whole_tokens: bool = False, whole_lines: bool = False) -> list[str]:
+    """``source`` as JSON-escaped chunks whose concatenation is its JSON
+    string body: words, single whitespace characters and single other
+    characters; with ``whole_tokens``, the pieces of
+    ``agentflow.extraction.tokens.pieces``."""
+    split = ([p for p, _ in line_pieces(source)] if whole_lines else
+             pieces(source) if whole_tokens else _CHUNK.findall(source))
+    return [json.dumps(c, ensure_ascii=False)[1:-1] for c in split]
+
+
+class RuleBuilder:
+    """Builds the rules of one substring grammar (one schema, one source)."""
+
+    def __init__(self, root: Mapping[str, Any], separators: Mapping[str, str],
+                 source: str = "", taken: frozenset[tuple[int, int]] = frozenset()) -> None:
+        self.root = root
+        self.source = source
+        self.taken = taken  # list items found by an earlier pass: not offered again
+        self.escaped = json.dumps(source, ensure_ascii=False)[1:-1]
+        self._cuts: dict[bool, list[int]] = {}
+        self.key_sep = separators.get("key_separator", ": ")
+        self.item_sep = separators.get("item_separator", ", ")
+        self.rules: dict[str, str] = {}
+        self.count = 0
+        self.refs: dict[str, str] = {}
+        self.patterns: dict[tuple[Any, ...], str] = {}  # "" when no value is possible
+        self.intersections: dict[str, tuple[str, str]] = {}
+        self.listed: dict[str, list[str]] = {}
+        self.path: list[str] = []  # field names down to the node being built
+        self.missing: list[str] = []  # fields no value of this source can fill
+        self.sources: set[str] = set()
+        self.options = {"whitespace_flexible": False, **separators}
+
+    def cuts(self, whole_tokens: bool) -> list[int]:
+        """Offsets where the source's chunks (``whole_tokens``: pieces) begin
+        and end (computed once each)."""
+        if whole_tokens not in self._cuts:
+            split = pieces(self.source) if whole_tokens else _CHUNK.findall(self.source)
+            offsets = [0]
+            for part in split:
+                offsets.append(offsets[-1] + len(part))
+            self._cuts[whole_tokens] = offsets
+        return self._cuts[whole_tokens]
+
+    def rule(self, body: str) -> str:
+        name = f"n{self.count}"  # a counter: reserved rules may be dropped from ``rules``
+        self.count += 1
+        self.rules[name] = body
+        return name
+
+    def json(self, node: Mapping[str, Any]) -> str:
+        schema = dict(node)
+        if "$defs" in self.root and "$ref" in json.dumps(schema):
+            schema["$defs"] = self.root["$defs"]
+        schema["x-guidance"] = self.options
+        return self.rule("%json " + json.dumps(schema, ensure_ascii=False))
+
+    def node(self, node: Mapping[str, Any]) -> str | None:
+        """The name of a rule matching ``node``; ``None`` when no value can
+        match it in this source (a required grounded string whose ``pattern``
+        matches nothing in the document, or an object/list that needs one):
+        the grammar then leaves that branch out (an empty list, ``null``, the
+        other ``anyOf`` branches) instead of letting the model start a value
+        it cannot finish. ``missing`` keeps only the fields of impossible
+        values: what a possible value passed over (an empty list, ``null``)
+        is dropped from it."""
+        mark = len(self.missing)
+        name = self._node(node)
+        if name is not None:
+            del self.missing[mark:]
+        return name
+
+    def _node(self, node: Mapping[str, Any]) -> str | None:
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            key = ref.split("/")[-1]
+            if key not in self.refs:
+                if not has_grounded(node, self.root):
+                    return self.json(node)
+                self.refs[key] = name = f"d{len(self.refs)}"
+                self.rules[name] = ""  # reserved: recursion refers to it
+                target = self.node(self.root["$defs"][key])
+                if target is None:
+                    del self.rules[name]
+                    self.refs[key] = ""
+                    return None
+                self.rules[name] = target
+            return self.refs[key] or None
+        if not has_grounded(node, self.root):
+            if node.get("type") == "null":
+                return self.rule(_NULL)
+            if "enum" in node or "const" in node:
+                values = node["enum"] if "enum" in node else [node["const"]]
+                return self.rule(" | ".join(_json_literal(v) for v in values))
+            return self.json(node)
+        kinds = node.get("type")
+        kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+        nullable = "null" in kinds
+        mark = node.get(_GROUNDED)
+        body: str | None
+        line = node.get(_LINE) if isinstance(node.get(_LINE), str) else None
+        if mark is not None and ("enum" in node or "const" in node):
+            body = self.choices(node["enum"] if "enum" in node else [node["const"]], mark, line)
+        elif mark == _WHOLE_ITEMS:
+            body = self.whole_items(node.get("pattern"), line)
+        elif mark in _SOURCE and node.get(_LONGEST) is True and (
+                longest := self.longest(node)) is not None:
+            body = longest or None
+        elif mark in _SOURCE and line is not None:
+            body = self.on_lines(_SOURCE[mark], node.get("pattern"), line)
+        elif mark in _SOURCE:
+            body = self.grounded(_SOURCE[mark], node.get("pattern"))
+        elif "anyOf" in node or "oneOf" in node:
+            branches = [self.node(b) for b in node.get("anyOf") or node.get("oneOf") or []]
+            possible = [b for b in branches if b is not None]
+            body = " | ".join(possible) if possible else None
+        elif "properties" in node:
+            body = self.object(node)
+        elif "items" in node:
+            body = self.array(node)
+        else:
+            return self.json(node)
+        if body is None:
+            return self.rule(_NULL) if nullable else None
+        return self.rule(f"{body} | {_NULL}" if nullable else body)
+
+    def grounded(self, source: str, pattern: Any) -> str | None:
+        """The terminal of a grounded string over the ``source`` terminal
+        (``SOURCE`` or ``SOURCE_TOKENS``), with its ``pattern`` if any;
+        ``None`` when the pattern matches nothing in the document."""
+        if not isinstance(pattern, str) or not pattern:
+            self.sources.add(source)
+            return _PLAIN[source]
+        name = self.patterns.get((source, pattern))
+        if name is not None:
+            return name or None
+        values = (None if source == "SOURCE_LINES" else
+                  candidates(pattern, self.source, self.cuts(source != "SOURCE")))
+        if values == [] or (values is None and never_matches(pattern, self.source, self.escaped)):
+            self.patterns[source, pattern] = ""
+            return None
+        name = self.patterns[source, pattern] = f"GROUNDED_{len(self.patterns)}"
+        if values is None:
+            self.sources.add(source)
+            self.intersections[name] = (source, pattern)
+        else:
+            self.listed[name] = values
+        return name
+
+    def choices(self, values: list[Any], mark: Any, line: str | None) -> str | None:
+        """The alternatives of a grounded choice (a ``Literal``/enum marked
+        ``Grounded``): the labels that occur in the source, letter case
+        ignored (as whole tokens, on a ``line``, when the mark says so);
+        ``None`` when none does."""
+        found = [v for v in values if isinstance(v, str) and locate(
+            v, self.source, case_sensitive=False, whole_tokens=mark == _WHOLE_TOKENS,
+            whole_lines=mark == _WHOLE_LINES, whole_items=mark == _WHOLE_ITEMS,
+            line=line) is not None]
+        return " | ".join(_json_literal(v) for v in found) if found else None
+
+    def on_lines(self, source: str, pattern: Any, line: str) -> str | None:
+        """The terminal of a grounded string held to the lines ``line``
+        matches: its values listed (``grammar_values.line_values``); ``None``
+        when there are none; without the line rule (verification decides)
+        when there are too many to list."""
+        key = (source, pattern if isinstance(pattern, str) else "", line)
+        name = self.patterns.get(key)
+        if name is not None:
+            return name or None
+        values = line_values(self.source, line, pattern, self.cuts(source != "SOURCE"),
+                             whole_lines=source == "SOURCE_LINES")
+        if values is None:
+            return self.grounded(source, pattern)
+        return self.list_values(key, values)
+
+    def whole_items(self, pattern: Any, line: str | None = None) -> str | None:
+        """The terminal of a whole-item grounded string: the source's list
+        items its ``pattern`` (and ``line``) allows, listed; ``None`` when
+        there are none; the whole-line terminal when there are too many to
+        list."""
+        key = ("ITEMS", pattern if isinstance(pattern, str) else "", line, "[]" in self.path)
+        name = self.patterns.get(key)
+        if name is not None:
+            return name or None
+        taken = self.taken if "[]" in self.path else frozenset()  # list items only
+        values = list(dict.fromkeys(item_values(self.source, pattern, line, taken)))
+        if len(values) > MAX_CANDIDATES or sum(map(len, values)) > MAX_SOURCE_CHARS:
+            return self.grounded("SOURCE_LINES", pattern)
+        return self.list_values(key, values)
+
+    def list_values(self, key: tuple[Any, ...], values: list[str]) -> str | None:
+        """A new terminal listing ``values`` (its name, kept under ``key``);
+        ``None`` (kept as ``""``) when there are none."""
+        if not values:
+            self.patterns[key] = ""
+            return None
+        name = self.patterns[key] = f"GROUNDED_{len(self.patterns)}"
+        self.listed[name] = values
+        return name
+
+    def item_chain(self, node: Mapping[str, Any]) -> str | None:
+        """A list of whole items in document order, each item of the source
+        at most once (``grammar_values.item_chain``), or ``None`` when
+        ``node`` is not a plain list of whole-item strings or the chain would
+        be too large: then ``array`` builds the list as any other."""
+        item = node.get("items")
+        if not (isinstance(item, Mapping) and item.get(_GROUNDED) == _WHOLE_ITEMS
+                and item.get("type") == "string" and "anyOf" not in item):
+            return None
+        low, high = int(node.get("minItems", 0)), node.get("maxItems")
+        line = item.get(_LINE) if isinstance(item.get(_LINE), str) else None
+        chain = item_chain(item_values(self.source, item.get("pattern"), line, self.taken), low,
+                           None if high is None else int(high), _literal(self.item_sep),
+                           f"n{self.count}")
+        if chain is None:
+            return None
+        self.count += 1
+        rules, first = chain
+        self.rules.update(rules)
+        body = f'"[" {first} "]"'
+        return body if low == 1 else f'{body} | "[" "]"'
+
+    def terminals(self, source_text: str) -> list[str]:
+        lines = []
+        for source in sorted(self.sources):
+            lines.append(f'{_PLAIN[source]}: "\\"" ({source} & {_EDGES[source]}) "\\""')
+        for name, (source, pattern) in self.intersections.items():
+            full = pattern[1:] if pattern.startswith("^") else ".*" + pattern
+            full = full[:-1] if full.endswith("$") and not full.endswith("\\$") else full + ".*"
+            regex = f"(?:{full})".replace("/", "\\/")
+            lines.append(f'{name}: "\\"" ({source} & {_EDGES[source]} & /{regex}/) "\\""')
+        for name, values in self.listed.items():
+            spelled = " | ".join(_literal(json.dumps(v, ensure_ascii=False)[1:-1]) for v in values)
+            lines.append(f'{name}: "\\"" ({spelled}) "\\""')
+        lines.append("TRIMMED: /[^ ]|[^ ].*[^ ]/")
+        if "SOURCE_LINES" in self.sources:
+            lines.append(_LINE_EDGES)
+        for source in sorted(self.sources):
+            split = chunks(source_text, whole_tokens=source == "SOURCE_TOKENS",
+                           whole_lines=source == "SOURCE_LINES")
+            lines.append(f"{source}: %regex "
+                         + json.dumps({"substring_chunks": split}, ensure_ascii=False))
+        return lines
+
+    def object(self, node: Mapping[str, Any]) -> str | None:
+        ordered = self.ordered_object(node)
+        if ordered is not None:
+            return ordered or None
+        parts = []
+        possible = True
+        top = not self.path  # the output itself: name every field that cannot be filled
+        for i, (key, prop) in enumerate(node["properties"].items()):
+            sep = _literal(self.item_sep) + " " if i else ""
+            self.path.append(key)
+            value = self.node(prop)
+            if value is None:  # every property is required in this dialect
+                self.missing.append(".".join(self.path).replace(".[]", "[]"))
+                possible = False
+            self.path.pop()
+            if not possible:
+                if not top:
+                    return None  # a nested object: its branch is left out, build no more
+                continue
+            parts.append(f"{sep}{_json_literal(key)} {_literal(self.key_sep)} {value}")
+        return '"{" ' + " ".join(parts) + ' "}"' if possible else None
+
+    def ordered_object(self, node: Mapping[str, Any]) -> str | None:
+        """The body of an object some of whose fields say ``after`` (see
+        ``agentflow.output.grammar_order``), ``""`` when no value of it is
+        possible; ``None`` when no bound applies (no field says ``after``,
+        or neither of a pair's places can be listed, or too many rules):
+        ``object`` then builds it as any other."""
+        props = list(node["properties"].items())
+        keys = [k for k, _ in props]
+        leaves = [_leaf(prop) for _, prop in props]
+        follows: dict[int, int] = {}  # field -> the earlier field it follows
+        for k, leaf in enumerate(leaves):
+            after = leaf[0].get(_AFTER) if leaf is not None else None
+            if isinstance(after, str) and after in keys[:k]:
+                follows[k] = keys.index(after)
+        listed = {k: self.places(leaf[0]) for k, leaf in enumerate(leaves)
+                  if leaf is not None and (k in follows or k in follows.values())}
+        follows = {k: j for k, j in follows.items()
+                   if listed[k] is not None and listed[j] is not None}
+        if not follows:
+            return None
+        slots = []
+        for i, (key, prop) in enumerate(props):
+            head = (_literal(self.item_sep) + " " if i else "") + \
+                f"{_json_literal(key)} {_literal(self.key_sep)}"
+            found, leaf = listed.get(i), leaves[i]
+            if found is not None and leaf is not None and (i in follows
+                                                           or i in follows.values()):
+                slots.append(Slot(head, None, tuple(found), leaf[1], follows.get(i)))
+                continue
+            self.path.append(key)
+            value = self.node(prop)
+            if value is None:
+                self.missing.append(".".join(self.path).replace(".[]", "[]"))
+            self.path.pop()
+            slots.append(Slot(head, value, None, False, None))
+        rules, count = dict(self.rules), self.count
+        try:
+            body = ordered_fields(slots, self.order_terminal, self.rule)
+        except OverflowError:
+            self.rules, self.count = rules, count
+            return None
+        if body is None:
+            self.missing += [".".join([*self.path, keys[k]]).replace(".[]", "[]")
+                             for k in follows]
+            return ""
+        return f'"{{" {body} "}}"'
+
+    def places(self, leaf: Mapping[str, Any]) -> list[Place] | None:
+        """Where a grounded string leaf's values may be copied from
+        (``grammar_values.places``; under ``longest``, only the maximal
+        ones), ``None`` when they cannot be listed."""
+        mark = leaf.get(_GROUNDED)
+        if mark not in _SOURCE:
+            return None
+        line = leaf.get(_LINE) if isinstance(leaf.get(_LINE), str) else None
+        found = places(self.source, self.cuts(mark is not True), leaf.get("pattern"), line,
+                       whole_lines=mark == _WHOLE_LINES)
+        return maximal(found) if found is not None and leaf.get(_LONGEST) is True else found
+
+    def longest(self, leaf: Mapping[str, Any]) -> str | None:
+        """The terminal of a ``longest`` grounded string: the maximal spans
+        its rules and pattern allow, listed (``""`` when there are none);
+        ``None`` when they cannot be listed (then it is built as without
+        ``longest``, and verification decides)."""
+        found = self.places(leaf)
+        if found is None:
+            return None
+        values = list(dict.fromkeys(v for v, _, _ in found))
+        return self.patterns.get(("LONGEST", *values)) or self.list_values(
+            ("LONGEST", *values), values) or ""
+
+    def order_terminal(self, values: list[str]) -> str:
+        """A terminal listing ``values`` (reused for the same list)."""
+        key = ("ORDER", *values)
+        return self.patterns.get(key) or self.list_values(key, values) or _NULL
+
+    def array(self, node: Mapping[str, Any]) -> str | None:
+        chain = self.item_chain(node)
+        if chain is not None:
+            return chain
+        self.path.append("[]")
+        item = self.node(node["items"])
+        self.path.pop()
+        low, high = int(node.get("minItems", 0)), node.get("maxItems")
+        if item is None:
+            return None if low >= 1 else '"[" "]"'
+        rest = f"{{{max(low - 1, 0)},{int(high) - 1 if high is not None else ''}}}"
+        if high is not None and int(high) == 0:
+            return '"[" "]"'
+        more = f"({_literal(self.item_sep)} {item}){rest}"
+        # llguidance rejects the range {0,0}: one item at most is the item alone
+        inner = item if high is not None and int(high) == 1 else f"{item} {more}"
+        return f'"[" {inner} "]"' if low >= 1 else f'"[" ({inner})? "]"'
+
+
+def _leaf(prop: Mapping[str, Any]) -> tuple[Mapping[str, Any], bool] | None:
+    """The grounded string node of a field (``str`` or ``str | None``) and
+    whether it allows ``null``; ``None`` for any other field."""
+    kinds = prop.get("type")
+    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    if prop.get(_GROUNDED) in _SOURCE and "enum" not in prop and "const" not in prop \
+            and "string" in kinds and kinds <= {"string", "null"}:
+        return prop, "null" in kinds
+    branches = prop.get("anyOf") or prop.get("oneOf")
+    if isinstance(branches, list) and len(branches) == 2:
+        strings = [b for b in branches if isinstance(b, Mapping) and b.get("type") != "null"]
+        if len(strings) == 1 and any(isinstance(b, Mapping) and b.get("type") == "null"
+                                     for b in branches):
+            inner = _leaf(strings[0])
+            return (inner[0], True) if inner is not None else None
+    return None

@@ -1,0 +1,195 @@
+"""``Grounded(longest=True)``: a grounded value that is never a proper part of
+a longer span its field's rules and pattern also allow, in the plan check,
+in verification (``agentflow.extraction.locate``), in the grammar, in JSON
+Schema outputs (``"x-grounded-longest"``) and against a vendor fake."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Annotated, Any
+
+import orjson
+import pytest
+from pydantic import BaseModel, Field, StringConstraints
+
+from agentflow import ReActAgent
+from agentflow.errors import SchemaError
+from agentflow.events import Complete, OutputRetry
+from agentflow.extraction.grounding import (
+    Grounded,
+    check_grounding,
+    grounded_values,
+    grounding_plan,
+)
+from agentflow.extraction.grounding_marker import LONGEST_KEY
+from agentflow.extraction.longest import longer_span, maximal
+from agentflow.output.grammar import substring_grammar
+from agentflow.output.json_schema import json_schema_output
+from agentflow.output.schema import OutputSpec
+from agentflow.providers.openai import OpenAIChatModel
+from tests.fakes.base import FakeReply
+from tests.fakes.openai import OpenAIFake
+from tests.provider_scenarios import FAST, close_models, tracked
+
+TRAILER = r"^ -- "
+NAME = r"^[^\s<>-][^<>\n]* <[^<>\s]+>$"
+SEPARATORS = {"key_separator": ": ", "item_separator": ", "}
+ENTRY = ("binutils (2.40-2) unstable; urgency=medium\n\n"
+         "  * Thanks to Klose <doko@debian.org> for the review.\n\n"
+         " -- Matthias Klose <doko@debian.org>  Mon, 05 Feb 2024 18:02:11 +0000")
+WHOLE = "Matthias Klose <doko@debian.org>"
+
+
+class Signed(BaseModel):
+    maintainer: Annotated[str, Grounded(whole_tokens=True, line=TRAILER, longest=True)] = Field(
+        pattern=NAME)
+
+
+def local(tp: object) -> dict[str, Any]:
+    return dict(OutputSpec.of(tp).schema_for("local").schema)
+
+
+def listed(grammar: str | None) -> list[list[str]]:
+    assert grammar is not None
+    out = []
+    for row in grammar.splitlines():
+        name, _, body = row.partition(": ")
+        if name.startswith("GROUNDED_") and body.startswith('"\\"" ('):
+            out.append([json.loads('"' + json.loads(v) + '"') for v in body[6:-6].split(" | ")])
+    return out
+
+
+# ----------------------------------------------------------------------------- declaring
+
+
+def test_longest_needs_a_pattern_on_the_field() -> None:
+    class Bare(BaseModel):
+        name: Annotated[str, Grounded(longest=True)]
+
+    with pytest.raises(SchemaError) as raised:
+        grounding_plan(Bare)
+    assert raised.value.path == "Bare.name" and "needs a pattern" in str(raised.value)
+
+    class Items(BaseModel):  # a pattern on the items, by StringConstraints
+        names: list[Annotated[str, StringConstraints(pattern=NAME), Grounded(longest=True)]]
+
+    assert grounding_plan(Signed) is True and grounding_plan(Items) is True
+
+
+def test_the_longest_rule_reaches_the_local_dialect_only() -> None:
+    assert local(Signed)["properties"]["maintainer"][LONGEST_KEY] is True
+    for dialect in ("plain", "openai_strict", "gemini"):
+        assert LONGEST_KEY not in json.dumps(OutputSpec.of(Signed).schema_for(dialect).schema)
+
+
+# ----------------------------------------------------------------------------- the spans
+
+
+def test_longer_span_finds_the_longest_allowed_span_around_a_value() -> None:
+    start = ENTRY.index("Klose <doko@debian.org>  Mon")
+    span = (start, start + len("Klose <doko@debian.org>"))
+    whole = longer_span(ENTRY, span, NAME, whole_tokens=True, line=TRAILER)
+    assert whole is not None and ENTRY[whole[0]:whole[1]] == WHOLE  # never "-- Matthias ..."
+    full = (ENTRY.index(WHOLE), ENTRY.index(WHOLE) + len(WHOLE))
+    assert longer_span(ENTRY, full, NAME, whole_tokens=True, line=TRAILER) is None
+    # a line the expression does not match, or a pattern Python cannot read: no longer span
+    inner = ENTRY.index("Klose <doko@debian.org> for")
+    assert longer_span(ENTRY, (inner, inner + 23), NAME, whole_tokens=True,
+                       line=TRAILER) is None
+    assert longer_span(ENTRY, span, "(", whole_tokens=True) is None
+    # without whole tokens a longer span may begin inside a word, as the rule allows there
+    assert longer_span("ab-1 2", (5, 6), r"^\d", whole_tokens=False) == (3, 6)
+    assert longer_span("ab-1 2", (5, 6), r"^\d", whole_tokens=True) is None
+
+
+def test_maximal_keeps_the_places_no_other_place_contains() -> None:
+    places = [("a b", 0, 3), ("b", 2, 3), ("b c", 2, 5), ("c", 4, 5), ("d", 7, 8), ("a", 0, 1)]
+    assert maximal(places) == [("a b", 0, 3), ("b c", 2, 5), ("d", 7, 8)]
+    assert maximal([("x", 1, 2), ("x", 1, 2)]) == [("x", 1, 2), ("x", 1, 2)]  # equal: kept
+
+
+# ----------------------------------------------------------------------------- verification
+
+
+def test_verification_refuses_a_value_cut_from_a_longer_whole_value() -> None:
+    cut = Signed(maintainer="Klose <doko@debian.org>")
+    check = check_grounding(grounded_values(cut, Signed), ENTRY)
+    assert not check.ok and check.shortened == [("maintainer", "Klose <doko@debian.org>", WHOLE)]
+    assert (f"- maintainer: 'Klose <doko@debian.org>' is only part of {WHOLE!r} in the "
+            "document, which is a whole value of this field") in check.message()
+    check = check_grounding(grounded_values(Signed(maintainer=WHOLE), Signed), ENTRY)
+    assert check.ok and check.spans == {"maintainer": [(ENTRY.index(WHOLE),
+                                                        ENTRY.index(WHOLE) + len(WHOLE))]}
+
+
+def test_a_value_that_is_whole_somewhere_takes_that_occurrence() -> None:
+    class Name(BaseModel):
+        name: Annotated[str, Grounded(whole_tokens=True, longest=True)] = Field(
+            pattern=r"^[A-Z][a-z]+( [A-Z][a-z]+)*$")
+
+    text = "Ada Lovelace met Lovelace, then Babbage"  # the second "Lovelace" stands alone
+    check = check_grounding(grounded_values(Name(name="Lovelace"), Name), text)
+    assert check.ok and check.spans == {"name": [(17, 25)]}
+
+
+def test_a_json_schema_output_reads_the_longest_rule_and_its_pattern() -> None:
+    Out = json_schema_output({
+        "type": "object", "required": ["maintainer"],
+        "properties": {"maintainer": {"type": "string", "x-grounded": "whole_tokens",
+                                      "x-grounded-line": TRAILER, LONGEST_KEY: True,
+                                      "pattern": NAME}}}, name="Out")
+    value = Out.model_validate({"maintainer": "Klose <doko@debian.org>"})
+    check = check_grounding(grounded_values(value, Out), ENTRY)
+    assert [p for p, _, _ in check.shortened] == ["maintainer"]
+
+
+# ----------------------------------------------------------------------------- grammar
+
+
+def test_the_grammar_offers_only_whole_values() -> None:
+    assert listed(substring_grammar(local(Signed), ENTRY, SEPARATORS)) == [[WHOLE]]
+
+    class Loose(BaseModel):
+        maintainer: Annotated[str, Grounded(whole_tokens=True, line=TRAILER)] = Field(
+            pattern=NAME)
+
+    [values] = listed(substring_grammar(local(Loose), ENTRY, SEPARATORS))
+    assert set(values) == {WHOLE, "Klose <doko@debian.org>"}
+
+
+def test_longest_and_after_together_in_the_grammar() -> None:
+    class Trailer(BaseModel):
+        maintainer: Annotated[str, Grounded(whole_tokens=True, line=TRAILER,
+                                            longest=True)] = Field(pattern=NAME)
+        date: Annotated[str, Grounded(whole_tokens=True, line=TRAILER,
+                                      after="maintainer")] = Field(pattern=r"^[A-Z][a-z]{2}, ")
+
+    values = listed(substring_grammar(local(Trailer), ENTRY, SEPARATORS))
+    assert [WHOLE] in values
+    assert all("Klose <doko@debian.org>" not in v for v in values)
+
+
+# ----------------------------------------------------------------------------- a vendor
+
+
+@pytest.fixture(autouse=True)
+async def _close() -> AsyncIterator[None]:
+    yield
+    await close_models()
+
+
+async def test_a_vendor_model_is_told_to_copy_the_whole_value() -> None:
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=orjson.dumps({"maintainer": "Klose <doko@debian.org>"}).decode()),
+                 FakeReply(text=orjson.dumps({"maintainer": WHOLE}).decode()))
+        model = tracked(OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="k",
+                                        settings=FAST))
+        async with aclosing(ReActAgent("x", model).stream(ENTRY, Signed)) as stream:
+            events = [e async for e in stream]
+    complete = events[-1]
+    assert isinstance(complete, Complete) and complete.output == Signed(maintainer=WHOLE)
+    [retry] = [e for e in events if isinstance(e, OutputRetry)]
+    assert f"is only part of {WHOLE!r}" in retry.message
+    assert LONGEST_KEY not in orjson.dumps(fake.bodies[0]).decode()
