@@ -329,6 +329,28 @@ async def test_string_formats_the_subset_refuses_are_said_in_words(fake: GeminiF
     assert props["made_at"]["format"] == "date-time"
 
 
+@pytest.mark.parametrize("path", ["native", "tool"])
+async def test_a_field_of_several_types_becomes_any_of(fake: GeminiFake, path: str) -> None:
+    """A hand-written JSON Schema's ``"type": ["string", "number"]`` (``--schema
+    x.json``): Gemini's Schema.type takes one type ("Proto field is not repeating,
+    cannot start list"), so such a field is an anyOf of one branch per type."""
+    from agentflow.output.json_schema import json_schema_output
+
+    Reading = json_schema_output({"type": "object", "properties": {
+        "value": {"type": ["string", "number"], "description": "the reading"},
+        "unit": {"type": ["string", "null"]}}, "required": ["value"]}, name="Reading")
+    data = {"value": 12.5, "unit": None}
+    fake.add(FakeReply(text=orjson.dumps(data).decode()) if path == "native" else
+             FakeReply(tool_calls=[FakeCall("generate_response", data)]))
+    reply = await ReActAgent("g", model(fake)).call("Read", Reading, strategy=path)
+    assert reply.output.model_dump() == data and len(fake.bodies) == 1
+    body = fake.bodies[0]
+    schema = (body["generationConfig"]["responseSchema"] if path == "native" else
+              body["tools"][0]["functionDeclarations"][0]["parameters"])
+    assert schema["properties"]["value"] == {
+        "description": "the reading", "anyOf": [{"type": "STRING"}, {"type": "NUMBER"}]}
+
+
 def grow(tree: Node) -> str:
     """Grow a tree."""
     return f"grew {tree.name}"

@@ -155,7 +155,10 @@ def _geminify(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...], path: 
         non_null_types = [t for t in types if t != "null"]
         if len(non_null_types) < len(types):
             out["nullable"] = True
-        node = {**node, "type": non_null_types[0] if len(non_null_types) == 1 else non_null_types}
+        if len(non_null_types) > 1:  # Schema.type is one type: a list is a 400
+            inner = _geminify(_type_branches(node, non_null_types), defs, stack, path)
+            return {**inner, **out}
+        node = {**node, "type": non_null_types[0] if non_null_types else "string"}
     for key, value in node.items():
         if key not in _GEMINI_KEYWORDS:
             continue
@@ -185,6 +188,27 @@ def _geminify(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...], path: 
         out.setdefault("type", "object")
         out["propertyOrdering"] = list(out["properties"])
     return out
+
+
+_TYPE_KEYWORDS: dict[str, frozenset[str]] = {
+    "string": frozenset({"format", "minLength", "maxLength", "pattern", "enum"}),
+    "number": frozenset({"format", "minimum", "maximum", "enum"}),
+    "integer": frozenset({"format", "minimum", "maximum", "enum"}),
+    "array": frozenset({"items", "prefixItems", "minItems", "maxItems"}),
+    "object": frozenset({"properties", "required"}),
+}
+"""The keywords of each JSON type, for splitting a node of several types."""
+
+
+def _type_branches(node: Mapping[str, Any], types: list[Any]) -> dict[str, Any]:
+    """A node of several types (``"type": ["string", "number"]``, as hand-written
+    JSON Schemas have; Gemini's ``Schema.type`` takes one: "Proto field is not
+    repeating, cannot start list") as an ``anyOf`` of one branch per type, each
+    with the keywords that apply to it; the description stays on the node."""
+    branches = [{"type": t, **{k: v for k, v in node.items()
+                               if k in _TYPE_KEYWORDS.get(str(t), ())}} for t in types]
+    shared = {k: v for k, v in node.items() if k == "description"}
+    return {**shared, "anyOf": branches}
 
 
 def _tuple_items(positions: list[Any]) -> dict[str, Any]:

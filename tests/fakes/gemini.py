@@ -423,6 +423,9 @@ def _subset_problem(node: Any, where: str, names: bool) -> str | None:
     parameters) a property name off ``PARAMETER_NAME``."""
     if not isinstance(node, dict):
         return None
+    if isinstance(node.get("type"), list):
+        return (f"Invalid JSON payload received. Unknown name \"type\" at '{where}': Proto "
+                "field is not repeating, cannot start list.")
     kind = str(node.get("type", "")).upper()
     if not kind and "anyOf" not in node:
         return f"* GenerateContentRequest.{where}.type: must be specified"
