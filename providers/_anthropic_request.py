@@ -196,13 +196,20 @@ _KEEP_KEYWORDS = frozenset({
     "type", "properties", "required", "additionalProperties", "items", "enum", "const",
     "anyOf", "allOf", "$ref", "$defs", "description", "format", "pattern",
 })
+STRING_FORMATS = frozenset({
+    "date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid",
+})
+"""The string ``format`` values ``output_config`` takes (the anthropic SDK's
+``SupportedStringFormats``, anthropic.lib._parse._transform); any other format, and a
+format on a non-string node, goes into the description, as the SDK does."""
 
 
 def closed_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """``schema`` as ``output_config.format`` accepts it: every object closed
     (``additionalProperties: false``), ``oneOf`` as ``anyOf``, and the
     constraints the API does not support (min/max, lengths, ``minItems`` > 1,
-    defaults...) moved into the description, as Anthropic's SDK does
+    defaults, string formats off ``STRING_FORMATS``...) moved into the
+    description, as Anthropic's SDK does
     (``anthropic.lib._parse._transform.transform_schema``).
 
     Raises:
@@ -235,6 +242,9 @@ def closed_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
                 out[key] = {k: walk(v) for k, v in value.items()}
             elif key in ("items", "anyOf", "allOf"):
                 out[key] = walk(value)
+            elif key == "format" and (value not in STRING_FORMATS
+                                      or node.get("type") != "string"):
+                moved.append(f"{key}: {orjson.dumps(value).decode()}")
             elif key in _KEEP_KEYWORDS or (key == "minItems" and value in (0, 1)):
                 out[key] = value
             elif key != "title":

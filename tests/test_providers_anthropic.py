@@ -532,6 +532,34 @@ class Labels(BaseModel):
     labels: dict[str, str]
 
 
+def test_closed_schema_keeps_the_string_formats_the_sdk_keeps() -> None:
+    """Wire fact witnessed by the anthropic SDK (``transform_schema``): only its
+    ``SupportedStringFormats`` stay ``format``; others (a SecretStr's
+    ``password``, bytes' ``binary``, ``uuid1``, a number's format) are moved into
+    the description instead of being sent as formats output_config refuses."""
+    import uuid
+
+    from anthropic.lib._parse._transform import transform_schema
+    from pydantic import UUID1, AnyUrl, Field, SecretStr
+
+    class Account(BaseModel):
+        site: AnyUrl
+        ref: uuid.UUID
+        legacy: UUID1
+        secret: SecretStr
+        blob: bytes
+        day: str = Field(json_schema_extra={"format": "date"})
+        ratio: float = Field(json_schema_extra={"format": "double"})
+
+    schema = Account.model_json_schema()
+    ours, theirs = closed_schema(schema), transform_schema(schema)
+    formats = {k: v.get("format") for k, v in ours["properties"].items()}
+    assert formats == {k: v.get("format") for k, v in theirs["properties"].items()}
+    assert formats == {"site": "uri", "ref": "uuid", "legacy": None, "secret": None,
+                       "blob": None, "day": "date", "ratio": None}
+    assert 'format: "password"' in ours["properties"]["secret"]["description"]
+
+
 def test_closed_schema_refuses_a_map() -> None:
     schema = {"type": "object", "properties": {"labels": {
         "type": "object", "additionalProperties": {"type": "string"}}}}
