@@ -131,7 +131,7 @@ class Entry(BaseModel):
     distribution: Annotated[str, AfterVersion] = Field(
         description="the word after the version, e.g. unstable",
         pattern=DISTRIBUTION_PATTERN)
-    urgency: Urgency
+    urgency: Annotated[Urgency, Grounded(line=HEADER_LINE)]
     maintainer: Annotated[str, WholeName] = Field(
         description="name and e-mail after the two dashes",
         pattern=MAINTAINER_PATTERN)
