@@ -154,6 +154,24 @@ def test_a_repeated_value_is_placed_after_the_named_field_and_the_field_before_i
     assert check.misordered == [("second", "a", "first")]
 
 
+def test_a_chain_keeps_every_span_before_the_next_when_a_middle_value_moves() -> None:
+    class Chain(BaseModel):
+        note: Annotated[str | None, Grounded(whole_tokens=True)] = None
+        a: Annotated[str, Grounded(whole_tokens=True)]
+        b: Annotated[str, Grounded(whole_tokens=True, after="a")]
+        c: Annotated[str, Grounded(whole_tokens=True, after="b")]
+
+    # the note pushes the cursor to 'r' at 6: a and b first land at 6 and 8, then c
+    # (only 8 follows b) pulls b back to 6, which must pull a back to 0
+    text = "r p q r r"
+    value = Chain(note="q", a="r", b="r", c="r")
+    check = check_grounding(grounded_values(value, Chain), text)
+    assert check.ok
+    spans = {path: span for path, [span] in check.spans.items()}
+    assert spans["a"][1] <= spans["b"][0] and spans["b"][1] <= spans["c"][0]
+    assert spans == {"note": (4, 5), "a": (0, 1), "b": (6, 7), "c": (8, 9)}
+
+
 def test_a_null_named_field_sets_no_bound() -> None:
     class Maybe(BaseModel):
         first: Annotated[str | None, Grounded()] = None

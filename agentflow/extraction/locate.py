@@ -278,14 +278,16 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
     A value whose marker says ``after="field"`` must begin at or after the
     end of that sibling field's value (its earliest end among the places its
     own rules allow); when it does, the sibling's span is moved, if needed,
-    to a place that ends before this value begins. A null or unfound
-    sibling sets no bound.
+    to a place that ends before this value begins, and so in turn the field
+    that sibling follows (a chain ``a -> b -> c``: every span ends before the
+    next one begins). A null or unfound sibling sets no bound.
 
     Returns a ``GroundingCheck`` with a span per found value, the values not
     found and the empty ones (never raises).
     """
     result = GroundingCheck()
     options: dict[str, list[Span]] = {}  # where each placed value could be, for ``after``
+    follows: dict[str, str] = {}  # path -> the path of the value it was placed after
     taken: set[Span] = set(prior)
     cursor = 0
     bounds: tuple[set[int], set[int]] | None = None  # of the lines, computed once if needed
@@ -339,16 +341,35 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
             continue
         span = next((s for s in every if s[0] >= cursor and s not in taken), None)
         span = span or next((s for s in every if s not in taken), every[0])
-        if sibling is not None and bound and result.spans[sibling][0][1] > span[0]:
-            before = [s for s in bound if s[1] <= span[0]]  # not empty: the bound allowed span
-            taken.discard(result.spans[sibling][0])
-            result.spans[sibling] = [before[-1]]
-            taken.add(before[-1])
+        if sibling is not None and bound:
+            follows[gv.path] = sibling
+            _pull_before(result.spans, options, follows, taken, sibling, span[0])
         taken.add(span)
         cursor = span[0]
         options[gv.path] = every
         result.spans[gv.path] = [span]
     return result
+
+
+def _pull_before(spans: dict[str, list[Span]], options: dict[str, list[Span]],
+                 follows: dict[str, str], taken: set[Span], path: str | None,
+                 limit: int) -> None:
+    """Move the span of ``path`` (and, in turn, of the values it follows) to
+    its last place that ends by ``limit``, while it ends after ``limit``.
+
+    Each move only makes a span end earlier, so the values placed after it
+    stay after it; the value it follows is pulled before its new start the
+    same way (a chain ``a -> b -> c`` whose ``b`` moved for ``c`` moves ``a``
+    for ``b``). A place always exists: each value's places begin at or after
+    the earliest end of the places of the value it follows."""
+    while path is not None and spans[path][0][1] > limit:
+        before = [s for s in options[path] if s[1] <= limit]
+        if not before:
+            return
+        taken.discard(spans[path][0])
+        spans[path] = [before[-1]]
+        taken.add(before[-1])
+        path, limit = follows.get(path), before[-1][0]
 
 
 def _sibling(path: str, name: str) -> str:
