@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import orjson
 import pytest
@@ -110,6 +110,44 @@ def test_the_plan_refuses_an_after_that_names_no_earlier_field() -> None:
     with pytest.raises(SchemaError, match=r"\(those are: package\)"):
         grounding_plan(Unknown)
     assert grounding_plan(Header) is True
+
+
+def test_the_plan_refuses_an_after_that_names_a_list_or_an_object() -> None:
+    class Address(BaseModel):
+        city: Annotated[str, Grounded()]
+
+    class AfterList(BaseModel):
+        tags: list[Annotated[str, Grounded()]]
+        name: Annotated[str, Grounded(after="tags")]
+
+    class AfterObject(BaseModel):
+        address: Address
+        phone: Annotated[str | None, Grounded(after="address")] = None
+
+    for tp, path in ((AfterList, "AfterList.name"), (AfterObject, "AfterObject.phone")):
+        with pytest.raises(SchemaError, match="holds a list or an object") as raised:
+            grounding_plan(tp)
+        assert raised.value.path == path
+
+    class AfterChoice(BaseModel):
+        level: Literal["low", "high"] | None = None
+        note: Annotated[str, Grounded(after="level")]
+
+    assert grounding_plan(AfterChoice) is True
+
+
+def test_a_json_schema_output_is_held_to_the_same_after_rules() -> None:
+    for after, why in (("zzz", "declared before"), ("b", "declared before"),
+                       ("tags", "holds a list or an object")):
+        Out = json_schema_output({
+            "type": "object", "required": ["tags", "a", "b"],
+            "properties": {"tags": {"type": "array", "items": {"type": "string"}},
+                           "a": {"type": "string", "x-grounded": True},
+                           "b": {"type": "string", "x-grounded": True, AFTER_KEY: after}}},
+            name="Out")
+        with pytest.raises(SchemaError, match=why) as raised:
+            grounding_plan(Out)
+        assert raised.value.path == "Out.b" and AFTER_KEY in str(raised.value)
 
 
 def test_the_after_rule_reaches_the_local_dialect_only() -> None:
