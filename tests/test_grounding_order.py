@@ -69,17 +69,30 @@ def listed(grammar: str | None) -> dict[str, list[str]]:
 
 
 def field_values(grammar: str | None, key: str) -> set[str]:
-    """Every value the grammar offers for ``key`` (over all its branches)."""
+    """Every value the grammar offers for ``key`` (over all its branches): the
+    listed terminal after the key, or the chain of rules of listed terminals
+    (``GROUNDED_3 | n4``) a later field's values from a bound on are."""
     assert grammar is not None
     terms = listed(grammar)
+    rules = dict(row.split(": ", 1) for row in grammar.splitlines() if row[:1] == "n")
+
+    def reach(token: str) -> set[str]:
+        if token.startswith("GROUNDED_"):
+            return set(terms.get(token, []))
+        alts = rules.get(token, "").split(" | ")
+        if not all(a.startswith(("GROUNDED_", "n")) and " " not in a for a in alts):
+            return set()  # a rule of fields, not a chain of values
+        return set().union(*(reach(a) for a in alts))
+
     found: set[str] = set()
     for row in grammar.splitlines():
         head = json.dumps(json.dumps(key))
         if head in row:
             for part in row.split(" | "):
                 if head in part:
-                    after = [t for t in part.split(head, 1)[1].split() if t.startswith("GROUNDED_")]
-                    found.update(terms.get(after[0], []) if after else [])
+                    after = [t for t in part.split(head, 1)[1].split()  # the value's name
+                             if t.startswith("GROUNDED_") or t[1:].isdigit()]
+                    found.update(reach(after[0]) if after else set())
     return found
 
 
@@ -309,6 +322,40 @@ def test_too_many_bounds_fall_back_to_the_plain_object(monkeypatch: pytest.Monke
     monkeypatch.setattr(grammar_order, "MAX_ORDER_RULES", 0)
     values = listed(substring_grammar(local(Header), ENTRY, SEPARATORS))
     assert ["avahi", "0.8-10+deb12u1", "bookworm"] in values.values()
+
+
+def test_a_later_field_on_a_long_line_grows_the_grammar_linearly() -> None:
+    class Two(BaseModel):
+        a: Annotated[str, Grounded(whole_tokens=True, line=r"^L ")]
+        b: Annotated[str, Grounded(whole_tokens=True, line=r"^L ", after="a")] = Field(
+            pattern=r"^[a-z]{20,}$")
+
+    def line(i: int) -> str:
+        return "L " + "".join("abcdefgh"[(i >> 3 * k) & 7] for k in range(4)) + "x" * 146
+
+    sizes = []
+    for n in (50, 100, 200):
+        text = "\n".join(line(i) for i in range(n))
+        grammar = substring_grammar(local(Two), text, SEPARATORS)
+        assert grammar is not None
+        sizes.append(len(grammar))
+        # each bound still offers exactly the values after it
+        assert field_values(grammar, "b") == {line(i)[2:] for i in range(n)}
+    # twice the lines, about twice the grammar (listing each bound's values: four times)
+    assert sizes[2] < 2.5 * sizes[1] < 6.25 * sizes[0]
+
+
+def test_an_ordered_object_over_its_size_budget_leaves_no_rule_or_value_behind(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grammar_order, "MAX_ORDER_CHARS", 10)
+    grammar = substring_grammar(local(Header), ENTRY, SEPARATORS)
+    assert grammar is not None
+    values = listed(grammar)
+    assert ["avahi", "0.8-10+deb12u1", "bookworm"] in values.values()  # the plain object
+    assert ["avahi"] not in values.values()  # no listing of the ordered attempt is kept
+    used = " ".join(body for row in grammar.splitlines() if not row.startswith("GROUNDED_")
+                    for body in [row.partition(": ")[2]])
+    assert all(name in used for name in values)  # every listed terminal is used
 
 
 # ----------------------------------------------------------------------------- a vendor
