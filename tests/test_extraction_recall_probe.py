@@ -68,8 +68,37 @@ async def test_conflicts_between_passes_reach_the_result() -> None:
                     {"package": "gadget", "changes": ["Third change."]})
     (r,) = [r async for r in extract_many(model, [("d", DOC)], Voted, passes=3)]
     assert r.ok, r.error
-    assert r.output.package == "widget"
+    # every pass that answered votes, the third too although it added no item
+    assert r.output.package == "gadget"
     assert [c.path for c in r.conflicts] == ["package"]
+    assert r.conflicts[0].chosen == "gadget"
+
+
+async def test_a_disagreement_from_a_pass_that_added_nothing_is_reported() -> None:
+    model = answers({"package": "widget", "changes": ["First change."]},
+                    {"package": "gadget", "changes": ["First change."]})
+    (r,) = [r async for r in extract_many(model, [("d", DOC)], Voted, passes=3)]
+    assert r.ok, r.error
+    assert r.output.package == "widget" and r.output.changes == ["First change."]
+    assert [c.path for c in r.conflicts] == ["package"]
+    assert len(model.requests) == 2  # the second pass added no item: the passes end
+
+
+class Agreed(BaseModel):
+    package: Annotated[str, Merge.must_agree()]
+    changes: list[Annotated[str, Grounded(whole_items=True)]]
+
+
+async def test_a_must_agree_conflict_fails_the_record_and_ends_the_passes() -> None:
+    from agentflow.errors import MergeConflictError
+
+    model = answers({"package": "widget", "changes": ["First change."]},
+                    {"package": "gadget", "changes": ["Third change."]},
+                    {"package": "widget", "changes": ["Fourth change."]})
+    (r,) = [r async for r in extract_many(model, [("d", DOC)], Agreed, passes=3)]
+    assert not r.ok and isinstance(r.error, MergeConflictError)
+    assert "'package'" in str(r.error) and "'widget'" in str(r.error)
+    assert len(model.requests) == 2  # a third pass could not undo the disagreement
 
 
 @pytest.mark.parametrize("passes", [True, "2", 2.5, None])

@@ -23,7 +23,11 @@ as LangExtract's extraction passes and GraphRAG's "gleaning" do for recall:
   items (``Grounded(whole_items=True)``), an item of the document not taken
   yet; the passes stop at the first one that adds nothing;
 * a failed later pass loses nothing: the earlier passes' result stands
-  (the record counts the failed call in ``chunks.failed``).
+  (the record counts the failed call in ``chunks.failed``);
+* passes that disagree on a scalar are reported as chunks are
+  (``ExtractResult.conflicts``), also from a pass that added no item; under
+  ``Merge.must_agree()`` the record fails with ``MergeConflictError`` and no
+  further pass is made.
 
 Documents too long for one request are chunked instead, and their later
 passes are cut at other places (``agentflow.extraction.chunked``).
@@ -146,12 +150,14 @@ async def recall_passes(first: CallResult, text: str, output: Any, passes: int,
         more = taken_items(merged.spans, lists)
         before = data or outputs[0].data
         grew = any(len(merged.data.get(n) or ()) > len(before.get(n) or ()) for n in lists)
-        if not grew and more <= taken:  # this pass added nothing: the next would repeat it
-            break
-        data, spans, taken = merged.data, dict(merged.spans), more
-        conflicts = merged.conflicts
+        added = grew or not more <= taken
+        if added or merged.conflicts:  # new items, or a disagreement the record must show
+            data, spans, taken = merged.data, dict(merged.spans), more
+            conflicts = merged.conflicts
+        if not added or any(c.rule == "must_agree" for c in conflicts):
+            break  # nothing added (the next pass would repeat it), or the record fails anyway
     report = ChunkReport(calls, failed, passes=calls)
-    if data is None:  # no later pass added anything: the first result stands
+    if data is None:  # no later pass added or disagreed: the first result stands
         return DocumentOutcome(first.output, None, usage, attempts, dict(first.spans), report)
     document_order(output, data, spans, lists)  # items of several passes: in document order
     error, value = validate_merged(output, data, conflicts)
