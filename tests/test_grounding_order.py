@@ -205,6 +205,20 @@ def test_a_repeated_value_is_placed_after_the_named_field_and_the_field_before_i
     assert check.misordered == [("second", "a", "first")]
 
 
+def test_the_message_names_the_value_a_misordered_one_must_follow() -> None:
+    class Totals(BaseModel):
+        subtotal: Annotated[str, Grounded(whole_tokens=True)]
+        tax: Annotated[str, Grounded(whole_tokens=True, after="subtotal")]
+
+    # the subtotal is the wrong value here, not the tax: the model must be able to tell
+    line = "Subtotal 10.00 Tax 2.00 Total 12.00"
+    check = check_grounding(grounded_values(Totals(subtotal="12.00", tax="2.00"), Totals), line)
+    assert check.misordered == [("tax", "2.00", "subtotal")]
+    assert check.preceding == {"tax": "12.00"}
+    assert ("copy it from the text that follows that value ('12.00'), or correct 'subtotal' if "
+            "that value is the wrong one") in check.message()
+
+
 def test_a_chain_keeps_every_span_before_the_next_when_a_middle_value_moves() -> None:
     class Chain(BaseModel):
         note: Annotated[str | None, Grounded(whole_tokens=True)] = None

@@ -212,6 +212,9 @@ class GroundingCheck:
             document but nowhere after the value of the field their
             marker's ``after`` names (``after``: that field's name); also in
             ``unfound``.
+        preceding: path of each ``misordered`` value -> the value of the
+            field it must follow, as the document writes it (the message
+            names it: that value may be the wrong one).
     """
 
     spans: dict[str, list[Span]] = field(default_factory=dict)
@@ -223,6 +226,7 @@ class GroundingCheck:
     off_line: list[tuple[str, str, str]] = field(default_factory=list)
     shortened: list[tuple[str, str, str]] = field(default_factory=list)
     misordered: list[tuple[str, str, str]] = field(default_factory=list)
+    preceding: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -257,6 +261,8 @@ class GroundingCheck:
                  f"- {p}: {v!r} is not after the value of {misordered[p, v]!r} in the "
                  f"document (this field is written after it); copy it from the text that "
                  f"follows that value"
+                 + (f" ({self.preceding[p]!r}), or correct {misordered[p, v]!r} if that "
+                    f"value is the wrong one" if p in self.preceding else "")
                  if (p, v) in misordered else
                  f"- {p}: {v!r} is not found in the document; copy the text exactly as "
                  f"it is written there" for p, v in self.unfound]
@@ -335,6 +341,9 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
             after = [s for s in every if s[0] >= min(e for _, e in bound)]
             if not after:
                 result.misordered.append((gv.path, gv.value, str(gv.marker.after)))
+                if sibling in result.spans:
+                    a, b = result.spans[sibling][0]
+                    result.preceding[gv.path] = source[a:b]
             every = after
         if not every:
             result.unfound.append((gv.path, gv.value))
