@@ -174,6 +174,18 @@ def test_a_value_that_is_whole_somewhere_takes_that_occurrence() -> None:
     assert check.ok and check.spans == {"name": [(17, 25)]}
 
 
+def test_a_longer_value_written_with_decomposed_accents_still_counts() -> None:
+    class Signer(BaseModel):
+        name: Annotated[str, Grounded(whole_tokens=True, longest=True)] = Field(
+            pattern=r"^\w+( \w+)*$")
+
+    text = "Signed: Rene\u0301 Dupont, Paris"  # a PDF text layer's e + combining acute
+    whole = check_grounding(grounded_values(Signer(name="René Dupont"), Signer), text)
+    assert whole.ok and whole.spans == {"name": [(8, 20)]}
+    cut = check_grounding(grounded_values(Signer(name="Dupont"), Signer), text)
+    assert cut.shortened == [("name", "Dupont", "Rene\u0301 Dupont")]
+
+
 def test_a_json_schema_output_reads_the_longest_rule_and_its_pattern() -> None:
     Out = json_schema_output({
         "type": "object", "required": ["maintainer"],

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from agentflow.extraction.folding import TYPOGRAPHIC, fold_text
 from agentflow.extraction.items import item_at, item_spans
 from agentflow.extraction.lines import line_at, line_spans
 from agentflow.extraction.longest import longer_span
@@ -45,23 +46,6 @@ def _occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
     return _folded_occurrences(value, source, case_sensitive)
 
 
-TYPOGRAPHIC = str.maketrans({
-    **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u02bc", "'"),
-    **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
-    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63", "-"),
-})
-"""Typographic punctuation read as its plain ASCII form when folding (after
-NFKC, which already makes a non-breaking or narrow space a space and ``…``
-``...``): curly single quotes, apostrophes and primes as ``'``; curly double
-quotes and double primes as ``"``; hyphens, figure/en/em dashes, the minus
-sign as ``-``. One character for one, so folded offsets map back to the source."""
-
-
-def _fold_text(text: str) -> str:
-    """``text`` in the folded form: NFKC, then ``TYPOGRAPHIC``."""
-    return unicodedata.normalize("NFKC", text).translate(TYPOGRAPHIC)
-
-
 @functools.lru_cache(maxsize=4)
 def _fold(source: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
     """``source`` folded (``_fold_text``: NFKC, typographic punctuation as
@@ -76,7 +60,7 @@ def _fold(source: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
         j = i + 1
         while j < n and unicodedata.combining(source[j]):
             j += 1
-        folded = _fold_text(source[i:j])
+        folded = fold_text(source[i:j])
         out.append(folded)
         starts.extend([i] * len(folded))
         ends.extend([j] * len(folded))
@@ -94,7 +78,7 @@ def _folded_occurrences(value: str, source: str, case_sensitive: bool) -> list[S
     direction). Letter case is never folded here. Spans are in ``source``'s
     own offsets."""
     folded, starts, ends = _fold(source)
-    target = _fold_text(value)
+    target = fold_text(value)
     return [(starts[a], ends[b - 1])
             for a, b in _plain_occurrences(target, folded, case_sensitive) if b > a]
 
