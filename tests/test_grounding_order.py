@@ -292,6 +292,26 @@ def test_without_the_rule_the_grammar_offers_every_value_of_the_line() -> None:
     assert ["avahi", "bookworm"] in values.values()
 
 
+def test_fields_with_aliases_keep_their_order_in_the_grammar() -> None:
+    class Aliased(BaseModel):
+        first_word: Annotated[str, Grounded(line=r".")] = Field(alias="First", pattern=r"^\w+$")
+        second: Annotated[str | None, Grounded(line=r".", after="first_word")] = Field(
+            None, alias="Second", pattern=r"^\w+$")
+
+    class Outer(BaseModel):
+        pairs: list[Aliased]
+
+    for tp in (Aliased, Outer):
+        schema = json.dumps(local(tp))
+        assert f'"{AFTER_KEY}": "First"' in schema, tp  # the key the grammar reads
+    grammar = substring_grammar(local(Aliased), "aa bb", SEPARATORS)
+    assert field_values(grammar, "Second") == {"bb"}  # after "aa" only; after "bb" nothing
+    assert field_values(grammar, "First") == {"aa", "bb"}  # "bb" with a null Second
+    check = check_grounding(grounded_values(
+        Aliased.model_validate({"First": "bb", "Second": "aa"}), Aliased), "aa bb")
+    assert check.misordered == [("second", "aa", "first_word")]  # paths: python names
+
+
 def test_values_of_the_named_field_that_end_together_share_a_branch() -> None:
     class Pair(BaseModel):
         first: Annotated[str, Grounded(whole_tokens=True, line=r".")] = Field(pattern=r"^\w+")
