@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agentflow._slots_init import slot_init
 from agentflow.content import check_inputs
 from agentflow.messages import Msg
 from agentflow.model import ModelProfile
@@ -30,6 +31,7 @@ from agentflow.model import ModelProfile
 __all__ = ["CheckedPrefix", "check_call_inputs"]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class CheckedPrefix:
     """How much of a memory the input check has passed.

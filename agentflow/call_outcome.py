@@ -45,8 +45,12 @@ def stops(ex: CallExecution, calls: list[ToolUseBlock], decision: Decision | Non
 def commit(ex: CallExecution) -> Complete:
     """Write the call's memory and flag to its state; the ``Complete`` event
     (its message: the call's reply, or the last assistant message, carrying
-    the structured result)."""
-    reply = (ex.reply or last_reply(ex)).replace(result=ex.structured_result())
+    the structured result; the message itself, not a copy, when there is no
+    result to attach: a text call)."""
+    reply = ex.reply or last_reply(ex)
+    result = ex.structured_result()
+    if result is not None or reply.result is not None:
+        reply = reply.replace(result=result)
     ex.state.memory = ex.memory
     ex.state.so_tool_active = ex.so_tool_active
     if _ROOT_LOGGER.isEnabledFor(logging.DEBUG):  # debug_enabled, inline

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from agentflow._slots_init import slot_init
 from agentflow.messages import Msg
 from agentflow.model import Usage
 
@@ -52,6 +53,7 @@ RetryReason: TypeAlias = Literal[
 DiscardReason: TypeAlias = Literal["stream_error", "degradation", "superseded"]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class CallStarted:
     """A call began. ``call_id`` is unique per call; it is bound into logs."""
@@ -62,6 +64,7 @@ class CallStarted:
     type: Literal["call_started"] = "call_started"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ReasoningChunk:
     """A piece of the model's reply text, as it streams. ``iteration`` counts
@@ -72,6 +75,7 @@ class ReasoningChunk:
     type: Literal["reasoning_chunk"] = "reasoning_chunk"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ThinkingChunk:
     """A piece of the model's reasoning (thinking) text."""
@@ -81,6 +85,7 @@ class ThinkingChunk:
     type: Literal["thinking_chunk"] = "thinking_chunk"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolUse:
     """The model called a tool (emitted once the call is complete)."""
@@ -91,6 +96,7 @@ class ToolUse:
     type: Literal["tool_use"] = "tool_use"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     """A tool call's result, as the model will read it."""
@@ -102,6 +108,7 @@ class ToolResult:
     type: Literal["tool_result"] = "tool_result"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class OutputPartial:
     """The structured output parsed so far while it streams (a dict; fields
@@ -111,6 +118,7 @@ class OutputPartial:
     type: Literal["output_partial"] = "output_partial"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class OutputRetry:
     """The structured-output engine asks the model again.
@@ -129,6 +137,7 @@ class OutputRetry:
     type: Literal["output_retry"] = "output_retry"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class AttemptDiscarded:
     """What streamed so far in reasoning step ``iteration`` is void.
@@ -150,6 +159,7 @@ class AttemptDiscarded:
     type: Literal["attempt_discarded"] = "attempt_discarded"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Complete:
     """The call ended.

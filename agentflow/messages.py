@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, TypeAlias, cast
 
 from pydantic import Discriminator, Tag, TypeAdapter
 
+from agentflow._slots_init import slot_init
 from agentflow.content import DocumentBlock, ImageBlock
 from agentflow.errors import InvalidInputError, StructuredOutputError
 
@@ -90,6 +91,7 @@ Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 # Blocks ---------------------------------------------------------------------
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class TextBlock:
     """Plain text."""
@@ -98,6 +100,7 @@ class TextBlock:
     type: Literal["text"] = "text"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ThinkingBlock:
     """Model reasoning. ``signature`` and ``provider_data`` hold what a vendor
@@ -110,6 +113,7 @@ class ThinkingBlock:
     type: Literal["thinking"] = "thinking"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolUseBlock:
     """A tool call made by the model. ``input`` is always a parsed JSON object;
@@ -122,6 +126,7 @@ class ToolUseBlock:
     type: Literal["tool_use"] = "tool_use"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolResultBlock:
     """The result of one tool call, as text for the model to read."""
@@ -166,6 +171,7 @@ def _block(index: int, item: Any) -> Block:
     )
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class StructuredResult:
     """What a call produced for its output type: the validated value, or the
@@ -180,7 +186,9 @@ class StructuredResult:
 
 
 _ID_PREFIX = os.urandom(4).hex()
-_ID_COUNTER = itertools.count()
+_NEXT_ID: Callable[[], str] = map((_ID_PREFIX + "%010x").__mod__, itertools.count()).__next__
+"""The next id (``new_id``): the prefix and a 10-digit hex counter, formatted in C
+(no Python frame per id)."""
 
 
 def clean_text(text: str) -> str:
@@ -209,7 +217,7 @@ def clean_data(value: Any) -> Any:
 def new_id() -> str:
     """A process-unique id: a random per-process prefix and a counter (cheaper
     than uuid4 on the per-message hot path)."""
-    return f"{_ID_PREFIX}{next(_ID_COUNTER):010x}"
+    return _NEXT_ID()
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,14 +254,14 @@ class Msg:
         else:
             items = tuple(content)
             if _BLOCK_TYPESET.issuperset(map(type, items)):  # no Python frame per block
-                blocks = cast("tuple[Block, ...]", items)
+                blocks = items  # type: ignore[assignment]  # all blocks: no cast() call
             else:
                 blocks = tuple(_block(i, item) for i, item in enumerate(items))
         _SET_ROLE(self, role)  # the slots' own setters: no lookup by name per field
         _SET_CONTENT(self, blocks)
         _SET_NAME(self, name)
         _SET_METADATA(self, dict(metadata) if metadata else {})
-        _SET_ID(self, id or new_id())
+        _SET_ID(self, id or _NEXT_ID())  # new_id, without its frame
         _SET_RESULT(self, result)
 
     # convenience constructors

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
 
+from agentflow._slots_init import slot_init
 from agentflow.content import Modality
 from agentflow.errors import InvalidModelError
 from agentflow.media_tokens import MediaTokens
@@ -51,6 +52,7 @@ FinishReason: TypeAlias = Literal[
 # ----------------------------------------------------------------------------- usage
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token usage of one or more requests. Units: tokens.
@@ -85,6 +87,7 @@ class Usage:
 # ----------------------------------------------------------------------------- request
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolChoice:
     """Whether and which tool the model must call.
@@ -113,6 +116,7 @@ ToolChoice.NONE = ToolChoice("none")
 ToolChoice.REQUIRED = ToolChoice("required")
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A tool as the model sees it: name, description and the JSON Schema of its
@@ -125,6 +129,7 @@ class ToolSpec:
     strict: bool = False
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ResponseFormat:
     """A native structured-output request.
@@ -149,6 +154,7 @@ class ResponseFormat:
     taken: frozenset[tuple[int, int]] = field(default=frozenset(), repr=False)
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class GenerateOptions:
     """Per-request options. ``None`` leaves the vendor default.
@@ -184,6 +190,7 @@ class GenerateOptions:
 # ----------------------------------------------------------------------------- chunks
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     """A piece of the reply's text."""
@@ -192,6 +199,7 @@ class TextDelta:
     type: Literal["text"] = "text"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ThinkingDelta:
     """A piece of reasoning text, or a signature / opaque data to send back."""
@@ -202,6 +210,7 @@ class ThinkingDelta:
     type: Literal["thinking"] = "thinking"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolCallDelta:
     """A fragment of a tool call, keyed by ``index`` (its position in the reply).
@@ -221,6 +230,7 @@ class ToolCallDelta:
     type: Literal["tool_call"] = "tool_call"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class UsageChunk:
     """Usage of this request. A later ``UsageChunk`` replaces an earlier one
@@ -230,6 +240,7 @@ class UsageChunk:
     type: Literal["usage"] = "usage"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class FinishChunk:
     """Why the model stopped: a normalized ``reason`` and the vendor's ``raw``

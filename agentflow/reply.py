@@ -127,7 +127,8 @@ class ToolCallAssembler:
             return []
         blocks: list[ToolUseBlock] = []
         seen: set[str] = set()
-        for call in sorted(self._calls, key=lambda c: c.index):
+        calls = self._calls
+        for call in calls if len(calls) == 1 else sorted(calls, key=lambda c: c.index):
             if call.decoder is not None:
                 call.parts.append(call.decoder.decode(b"", final=True))
                 call.decoder = None

@@ -301,10 +301,12 @@ def note_events(ex: CallExecution, events: Sequence[Event]) -> None:
             span.add_event("agentflow.output_retry", attributes)
 
 
+_NO_SDK_PROVIDERS = (_otel.ProxyTracerProvider, _otel.NoOpTracerProvider)
+
+
 def _no_sdk() -> bool:
     """No tracer provider was set globally (spans would not record)."""
-    provider = _otel.get_tracer_provider()
-    return isinstance(provider, _otel.ProxyTracerProvider | _otel.NoOpTracerProvider)
+    return isinstance(_otel.get_tracer_provider(), _NO_SDK_PROVIDERS)  # a tuple made once
 
 
 def _ignore(block: ToolResultBlock) -> None:

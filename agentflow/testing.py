@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 import orjson
 
+from agentflow._slots_init import slot_init
 from agentflow.messages import Msg, new_id
 from agentflow.model import (
     FinishChunk,
@@ -80,6 +81,7 @@ class Reply:
 ReplyLike = Reply | str
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class RecordedRequest:
     """A request a test model received."""
@@ -100,12 +102,20 @@ def _pieces(text: str, size: int | None) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
+_DEFAULT_USAGE = Usage(10, 5)  # immutable: one object for every reply that gives none
+
+
 def _chunks(reply: Reply) -> list[ModelChunk]:
     chunks: list[ModelChunk] = []
+    size = reply.chunk_size
     if reply.thinking:
-        chunks.extend(ThinkingDelta(p) for p in _pieces(reply.thinking, reply.chunk_size))
+        chunks.extend([ThinkingDelta(p) for p in _pieces(reply.thinking, size)])
     if reply.text:
-        chunks.extend(TextDelta(p) for p in _pieces(reply.text, reply.chunk_size))
+        text = reply.text
+        if not size or len(text) <= size:  # one piece: no list of pieces
+            chunks.append(TextDelta(text))
+        else:
+            chunks.extend([TextDelta(p) for p in _pieces(text, size)])
     for index, call in enumerate(reply.tool_calls):
         args = (
             call.arguments
@@ -116,23 +126,26 @@ def _chunks(reply: Reply) -> list[ModelChunk]:
         call_id = call.id or f"call_{new_id()}"
         chunks.append(ToolCallDelta(index, call_id, call.name, pieces[0]))
         chunks.extend(ToolCallDelta(index, arguments=p) for p in pieces[1:])
-    chunks.append(UsageChunk(reply.usage or Usage(10, 5)))
+    chunks.append(UsageChunk(reply.usage or _DEFAULT_USAGE))
     reason = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
     chunks.append(FinishChunk(reason, reason))
     return chunks
 
 
-async def _play(reply: Reply) -> AsyncIterator[ModelChunk]:
+def _script(reply: Reply) -> list[ModelChunk | BaseException]:
+    """What streaming ``reply`` does, in order: its chunks, with its error
+    (raised instead of replying, after ``error_after`` chunks, or after the
+    last one when ``error_after`` is at or past it)."""
     if reply.error is not None and reply.error_after is None:
-        raise reply.error
-    for i, chunk in enumerate(_chunks(reply)):
-        if reply.error is not None and i == reply.error_after:
-            raise reply.error
-        if reply.delay:
-            await anyio.sleep(reply.delay)
-        yield chunk
-    if reply.error is not None:  # error_after at or past the last chunk
-        raise reply.error
+        return [reply.error]
+    steps: list[ModelChunk | BaseException] = list(_chunks(reply))
+    if reply.error is not None:
+        at = reply.error_after
+        assert at is not None
+        if 0 <= at < len(steps):
+            del steps[at:]
+        steps.append(reply.error)
+    return steps
 
 
 class _Recorder:
@@ -188,8 +201,13 @@ class ScriptedModel(_Recorder):
                 f"ScriptedModel got request {index + 1} but only {len(self.replies)} "
                 "replies were scripted"
             )
-        async for chunk in _play(self.replies[index]):
-            yield chunk
+        reply = self.replies[index]
+        for step in _script(reply):  # no generator layer that only forwards chunks
+            if isinstance(step, BaseException):
+                raise step
+            if reply.delay:
+                await anyio.sleep(reply.delay)
+            yield step
 
 
 ReplyFunction = Callable[[RecordedRequest], ReplyLike | Awaitable[ReplyLike]]
@@ -218,5 +236,9 @@ class FunctionModel(_Recorder):
         if inspect.isawaitable(result):
             result = await result
         reply = Reply(text=result) if isinstance(result, str) else result
-        async for chunk in _play(reply):
-            yield chunk
+        for step in _script(reply):  # no generator layer that only forwards chunks
+            if isinstance(step, BaseException):
+                raise step
+            if reply.delay:
+                await anyio.sleep(reply.delay)
+            yield step

@@ -75,9 +75,11 @@ class Exchange:
         request, self._request = self._request, None  # sent: the body is not kept
         if request is None:
             raise RuntimeError("an Exchange is entered once")
-        scope = self._scope = asyncio.timeout(self._client.settings.deadline)
-        await scope.__aenter__()
         client = self._client
+        deadline = client.settings.deadline
+        if deadline is not None:  # no deadline: no scope (nor its timer) per request
+            scope = self._scope = asyncio.timeout(deadline)
+            await scope.__aenter__()
         try:  # inline, not a coroutine of the client's: one frame fewer per request in flight
             path, body, options = request
             del request
@@ -139,9 +141,11 @@ class Exchange:
 
     async def _leave(self, exc: BaseException | None, *, started: bool) -> None:
         """Leave the deadline scope with ``exc`` in flight, as ``async with``
-        would; a deadline that passed raises ``DeadlineExceededError``."""
+        would; a deadline that passed raises ``DeadlineExceededError``. Without a
+        deadline there is no scope: ``exc`` goes on as it is."""
         scope = self._scope
-        assert scope is not None
+        if scope is None:
+            return
         try:
             if exc is None:
                 await scope.__aexit__(None, None, None)

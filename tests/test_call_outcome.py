@@ -9,7 +9,7 @@ from agentflow import AgentState
 from agentflow._logging import get_logger
 from agentflow.call_outcome import commit, last_reply, stops
 from agentflow.execution import CallExecution
-from agentflow.messages import Msg, ToolUseBlock
+from agentflow.messages import Msg, StructuredResult, ToolUseBlock
 from agentflow.middleware.base import Act, Decision, Finish, ReasonAgain
 from agentflow.testing import ScriptedModel
 
@@ -50,3 +50,29 @@ def test_commit_writes_the_state_and_returns_the_last_reply_when_none_was_set() 
     assert done.message.text == "last" and done.stop_reason == "completed"
     assert done.output is None and done.spans == {}
     assert last_reply(_ex()).text == ""
+
+
+def test_commit_attaches_a_result_only_where_there_is_one() -> None:
+    """A text call's reply is the memory's own message (nothing to attach: no
+    copy); a reply that carries an earlier result is copied without it; a
+    structured call's reply is a copy carrying the result, memory untouched."""
+    ex = _ex()
+    ex.memory = [Msg.user("hi"), Msg.assistant("text")]
+    assert commit(ex).message is ex.memory[-1]
+
+    ex = _ex()
+    stale = Msg.assistant("old").replace(result=_result("v"))
+    ex.memory = [stale]
+    done = commit(ex)
+    assert done.message.result is None and done.message == stale
+
+    ex = _ex()
+    ex.output_type, ex.output, ex.completed = str, "v", True
+    ex.memory = [Msg.user("hi"), Msg.assistant('"v"')]
+    done = commit(ex)
+    assert done.message is not ex.memory[-1] and ex.memory[-1].result is None
+    assert done.message.result is not None and done.message.result.value == "v"
+
+
+def _result(value: object) -> StructuredResult:
+    return StructuredResult(value=value)

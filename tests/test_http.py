@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sys
 import time
 import weakref
 from collections import deque
@@ -32,6 +33,7 @@ from agentflow.errors import (
     RateLimitedError,
     ServerError,
 )
+from agentflow.providers import _exchange
 from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
@@ -503,6 +505,47 @@ async def test_the_deadline_bounds_the_whole_exchange(latency: float, partial: b
         await client.aclose()
     assert info.value.partial is partial and info.value.deadline == 0.3
     assert isinstance(info.value.__cause__, TimeoutError)
+
+
+async def test_without_a_deadline_no_scope_is_entered_and_errors_still_map(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``deadline=None``: no ``asyncio.timeout`` scope (nor its timer) per request,
+    and the exchange behaves as with one: the reply, a read timeout as a
+    ``ProviderTimeoutError``, a reader's own error passed through, the reply
+    released. With a deadline, one scope per request."""
+    scopes: list[float | None] = []
+    stock = asyncio.timeout
+
+    def counting(delay: float | None) -> asyncio.Timeout:
+        if sys._getframe(1).f_globals["__name__"] == _exchange.__name__:  # ours, not aiohttp's
+            scopes.append(delay)
+        return stock(delay)
+
+    monkeypatch.setattr(asyncio, "timeout", counting)
+    json_headers = {"content-type": "application/json"}
+    replies = [Raw([b'{"ok": 1}'], headers=json_headers),
+               Raw([b"data: 1\n\n", b"data: 2\n\n"], pause=0.6), Raw([b"{}"])]
+    async with raw_server(*replies) as (url, _):
+        client = HttpClient(url, vendor="t", settings=HttpSettings(
+            read_timeout=0.2, max_retries=0, deadline=None))
+        async with client.open("x", {}) as response:
+            assert await read_json(response) == {"ok": 1}
+        with pytest.raises(ProviderTimeoutError):
+            async with client.open("x", {}) as response:
+                _ = [e async for e in iter_sse(response)]
+        error = ValueError("the reader's own")
+        with pytest.raises(ValueError) as info:
+            async with client.open("x", {}) as response:
+                raise error
+        assert info.value is error and response.closed
+        await client.aclose()
+    assert scopes == []
+    async with raw_server(Raw([b"{}"], headers=json_headers)) as (url, _):
+        client = HttpClient(url, vendor="t", settings=HttpSettings(deadline=7.0))
+        async with client.open("x", {}) as response:
+            assert await read_json(response) == {}
+        await client.aclose()
+    assert scopes == [7.0]
 
 
 async def test_an_error_of_the_reader_passes_through_and_releases_the_reply() -> None:

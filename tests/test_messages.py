@@ -26,6 +26,7 @@ from agentflow.messages import (
     ToolUseBlock,
     msg_from_dict,
     msg_to_dict,
+    new_id,
 )
 
 SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -336,3 +337,15 @@ def test_msg_fields_are_set_through_the_slots_and_stay_frozen() -> None:
     assert (copy.id, copy.content, copy.metadata, msg.metadata) == ("m1", msg.content,
                                                                     {"k": 2}, {"k": 1})
     assert Msg.user("a").id != Msg.user("a").id
+
+
+def test_ids_are_a_process_prefix_and_one_counter_shared_by_messages() -> None:
+    first = new_id()
+    msg = Msg.user("x")
+    last = new_id()
+    ids = [first, msg.id, last]
+    assert len(set(ids)) == 3
+    assert all(len(i) == 18 and int(i, 16) >= 0 for i in ids)  # 8 hex + 10 hex digits
+    assert {i[:8] for i in ids} == {first[:8]}
+    assert [int(i[8:], 16) for i in ids] == [int(first[8:], 16) + k for k in range(3)]
+    assert Msg.user("y", id="given").id == "given"

@@ -114,6 +114,19 @@ def test_response_format_is_one_object_per_dialect() -> None:
     assert spec.response_format("plain").schema == spec.plain_schema
 
 
+def test_tool_spec_is_one_object_per_name_dialect_and_lead() -> None:
+    spec = OutputSpec.of(Person)
+    tool = spec.tool_spec("answer", "openai_strict", "Answer with this.")
+    assert spec.tool_spec("answer", "openai_strict", "Answer with this.") is tool
+    strict = spec.schema_for("openai_strict")
+    assert (tool.name, tool.parameters, tool.strict) == ("answer", strict.schema, strict.strict)
+    assert tool.description == "Answer with this. The answer is: A person."
+    assert spec.tool_spec("answer", "plain", "Answer with this.") is not tool
+    assert spec.tool_spec("answer", "plain", "Answer with this.").parameters == spec.plain_schema
+    assert spec.tool_spec("other", "openai_strict", "Answer with this.").name == "other"
+    assert OutputSpec.of(Address).tool_spec("a", "plain", "Lead.").description == "Lead."
+
+
 def test_alias_and_description_survive_every_dialect() -> None:
     spec = OutputSpec.of(Person)
     for dialect in ("plain", "openai_strict", "gemini", "local"):

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from agentflow._slots_init import slot_init
 from agentflow.errors import ProviderError
 from agentflow.events import Event, StopReason
 from agentflow.execution import CallExecution
@@ -59,6 +60,7 @@ class ModelRequest:
     options: GenerateOptions
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Act:
     """Run the reply's tool calls; ``results`` answers some calls without
@@ -67,6 +69,7 @@ class Act:
     results: Mapping[str, ToolResultBlock] = field(default_factory=dict)
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ReasonAgain:
     """Skip acting and reason again, after appending ``messages`` to memory."""
@@ -74,6 +77,7 @@ class ReasonAgain:
     messages: tuple[Msg, ...] = ()
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Finish:
     """End the call now with ``stop_reason``."""

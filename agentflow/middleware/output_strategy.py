@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from agentflow._lru import LRU
-from agentflow.errors import UnsupportedFeature
+from agentflow.errors import UnsupportedFeature, UnsupportedFeatureError
+from agentflow.events import OutputRetry
 from agentflow.execution import CallExecution
 from agentflow.messages import Msg, ReminderType
 from agentflow.middleware._output_run import OutputRun
 from agentflow.middleware.base import Decision, ReasonAgain
 from agentflow.middleware.output_answers import mark_attempt, spend_retry
-from agentflow.model import ChatModel, ModelProfile, ResponseFormat, ToolSpec
+from agentflow.model import ChatModel, ModelProfile, ResponseFormat, ToolChoice
 from agentflow.output.config import OutputConfig
 from agentflow.output.reminders import TOOL_NAME, force_reminder, nudge, persistent_reminder
 from agentflow.output.strategies import (
@@ -25,16 +26,20 @@ from agentflow.output.strategies import (
     OutputStrategy,
     StrategyKind,
     choose_strategy,
+    degrade,
     forcing_choice,
 )
 
-__all__ = ["STRATEGY_CACHE_SIZE", "StrategyBook", "bind", "model_key", "prose_fallback"]
+__all__ = ["STRATEGY_CACHE_SIZE", "StrategyBook", "bind", "model_key", "prose_fallback",
+           "step_down"]
 
 STRATEGY_CACHE_SIZE = 1024
 """Entries of the per-middleware strategy cache (one per model and has-tools)."""
 
 _NONE: frozenset[str] = frozenset()
 _JSON_OBJECT = ResponseFormat("json_object")
+_LEAD = "Give the final answer of the task as this tool's arguments."
+"""The output tool's description (the type's docstring follows, if any)."""
 
 
 def model_key(model: ChatModel) -> tuple[str, str, int]:
@@ -111,11 +116,7 @@ def bind(ex: CallExecution, run: OutputRun, kind: StrategyKind, profile: ModelPr
     ex.call_tools.pop(TOOL_NAME, None)
     ex.response_format = None
     if kind == "tool":
-        schema = run.spec.schema_for(profile.schema_dialect)
-        description = "Give the final answer of the task as this tool's arguments."
-        if run.spec.description:
-            description += f" The answer is: {run.spec.description}"
-        ex.call_tools[TOOL_NAME] = ToolSpec(TOOL_NAME, description, schema.schema, schema.strict)
+        ex.call_tools[TOOL_NAME] = run.spec.tool_spec(TOOL_NAME, profile.schema_dialect, _LEAD)
         if enter and not ex.so_tool_active:
             ex.memory.append(persistent_reminder(ReminderType.ENTER))
             ex.so_tool_active = True
@@ -153,3 +154,36 @@ def prose_fallback(config: OutputConfig, ex: CallExecution, run: OutputRun, repl
         ex.tool_choice = choice
         return ReasonAgain((nudge(),))
     return ReasonAgain((force_reminder(),))
+
+
+def step_down(ex: CallExecution, run: OutputRun, tool_choice: ToolChoice | None,
+              error: UnsupportedFeatureError, book: StrategyBook) -> bool:
+    """Degradation (DESIGN.md §3): the vendor refused ``error.feature`` for
+    this call's request (sent with ``tool_choice``). A refused forced tool
+    choice becomes a PROMPT reminder; a refused strategy feature steps the
+    call down (native -> tool -> prompt, ``degrade``) and rebinds it. The
+    refusal is remembered in ``book`` (the model's effective profile) and
+    announced as ``OutputRetry("degradation")``. Whether the request is to
+    be sent again (``False``: nothing to step down to)."""
+    feature = error.feature
+    if feature == "tool_choice" and tool_choice and tool_choice.mode in ("required", "specific"):
+        book.refuse(ex.model, feature)
+        ex.memory.append(force_reminder())
+        ex.emit(OutputRetry("degradation", 1, f"forced tool_choice refused: {error.message}"))
+        ex.log.info("structured_output.degraded", feature=feature)
+        return True
+    new = degrade(run.kind, feature, book.effective_profile(ex.model))
+    if new is None:
+        return False
+    book.refuse(ex.model, feature)
+    if feature == "tools":
+        run.strip_tools = True  # the agent's own tools cannot be offered either
+    if new != run.kind:
+        bind(ex, run, new, book.effective_profile(ex.model))
+    ex.emit(
+        OutputRetry(
+            "degradation", 1, f"{feature} refused, using the {new} strategy: {error.message}"
+        )
+    )
+    ex.log.info("structured_output.degraded", feature=feature, strategy=new)
+    return True

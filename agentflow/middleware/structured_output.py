@@ -56,9 +56,11 @@ settings in ``agentflow.output.config``, partial parsing in
 ``agentflow.output.partial`` and the partial events of a streamed call in
 ``agentflow.middleware.output_partials``; checking an output and answering
 it (validation, retries, end strategy, truncation, refusal) in
-``agentflow.middleware.output_answers``; strategy choice, refusals and binding in
-``agentflow.middleware.output_strategy``; the grounding and degeneracy check
-in ``agentflow.extraction.output_checks``; the compression below in
+``agentflow.middleware.output_answers``; strategy choice, refusals, binding and
+degradation in ``agentflow.middleware.output_strategy``; the forcing of a turn
+without the output tool in ``agentflow.middleware.output_forcing``; the
+grounding and degeneracy check in ``agentflow.extraction.output_checks``; the
+compression below in
 ``agentflow.middleware.output_compression`` (re-exported here).
 
 ``StructuredOutputCompression`` runs at call end, on success and give-up
@@ -77,12 +79,8 @@ from typing import Any
 import orjson
 
 from agentflow.errors import (
-    DegenerateOutputError,
-    GroundingError,
     ProviderError,
-    StructuredOutputError,
     ToolNameError,
-    UnsupportedFeature,
     UnsupportedFeatureError,
 )
 from agentflow.events import Event, OutputRetry
@@ -94,37 +92,29 @@ from agentflow.middleware._output_run import KEY as _KEY
 from agentflow.middleware._output_run import NO_OUTPUT as _NO_OUTPUT
 from agentflow.middleware._output_run import OutputRun as _Run
 from agentflow.middleware._output_run import run_of as _run_of
-from agentflow.middleware.base import Decision, Finish, Middleware, ModelRequest, ReasonAgain
+from agentflow.middleware.base import Decision, Middleware, ModelRequest
 from agentflow.middleware.output_answers import (
-    REJECTED,
-    accept_text,
-    accepted,
     answer_outputs,
     filtered,
-    mark_attempt,
-    reject_text,
     source_of,
     taken_of,
     text_reply,
-    truncated,
-    warn_give_up,
 )
 from agentflow.middleware.output_compression import StructuredOutputCompression
+from agentflow.middleware.output_forcing import missed_output
 from agentflow.middleware.output_partials import partial_event
 from agentflow.middleware.output_strategy import (
     STRATEGY_CACHE_SIZE,
     StrategyBook,
     bind,
     prose_fallback,
+    step_down,
 )
 from agentflow.model import ChatModel, GenerateOptions, ModelChunk, ModelProfile, ResponseFormat
 from agentflow.output.config import OutputConfig
-from agentflow.output.parsing import closed_json, parse_output
 from agentflow.output.partial import PartialOutput
 from agentflow.output.reminders import (
     TOOL_NAME,
-    force_reminder,
-    nudge,
     persistent_reminder,
     prompt_instruction,
 )
@@ -134,8 +124,6 @@ from agentflow.output.strategies import (
     StrategyKind,
     StrategyName,
     as_strategy,
-    degrade,
-    forcing_choice,
 )
 from agentflow.reply import ReplyBuilder
 
@@ -324,36 +312,7 @@ class StructuredOutputMiddleware(Middleware):
         run = _run_of(ex)
         if run is None or not isinstance(error, UnsupportedFeatureError):
             return False
-        feature = error.feature
-        tool_choice = request.options.tool_choice
-        if (
-            feature == "tool_choice"
-            and tool_choice
-            and tool_choice.mode in ("required", "specific")
-        ):
-            self._refuse(ex.model, feature)
-            ex.memory.append(force_reminder())
-            ex.emit(OutputRetry("degradation", 1, f"forced tool_choice refused: {error.message}"))
-            ex.log.info("structured_output.degraded", feature=feature)
-            return True
-        new = degrade(run.kind, feature, self.effective_profile(ex.model))
-        if new is None:
-            return False
-        self._refuse(ex.model, feature)
-        if feature == "tools":
-            run.strip_tools = True  # the agent's own tools cannot be offered either
-        if new != run.kind:
-            self._bind(ex, run, new)
-        ex.emit(
-            OutputRetry(
-                "degradation", 1, f"{feature} refused, using the {new} strategy: {error.message}"
-            )
-        )
-        ex.log.info("structured_output.degraded", feature=feature, strategy=new)
-        return True
-
-    def _refuse(self, model: ChatModel, feature: UnsupportedFeature) -> None:
-        self._book.refuse(model, feature)
+        return step_down(ex, run, request.options.tool_choice, error, self._book)
 
     # ------------------------------------------------------------ after a reply
 
@@ -370,65 +329,14 @@ class StructuredOutputMiddleware(Middleware):
                 return answer_outputs(self.config, ex, run, reply, outputs)
             if calls:
                 return None  # the model is still working: act
-            return self._missed(ex, run, reply)
+            return missed_output(self.config, ex, run, reply,
+                                 self.effective_profile(ex.model))
         if calls:
             return None
         return text_reply(self.config, ex, run, reply, self._prose_on_native)
 
     def _prose_on_native(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision | None:
         return prose_fallback(self.config, ex, run, reply, self.effective_profile(ex.model))
-
-    def _missed(self, ex: CallExecution, run: _Run, reply: Msg) -> Decision:
-        """A final turn without the output tool: accept its text if it is the
-        output, else force, else give up."""
-        if ex.last_finish_reason == "length" and not closed_json(reply.text):
-            # cut text is never accepted, nor repaired (a value that closed before the cut is)
-            truncated(ex, run, reply.text)
-            return Finish("output_failed")
-        if reply.text.strip():
-            try:
-                value = accepted(self.config, ex, run, parse_output(reply.text, run.spec))
-            except (GroundingError, DegenerateOutputError) as exc:
-                return reject_text(self.config, ex, run, reply, exc)  # an output, but a wrong one
-            except REJECTED:
-                pass
-            else:
-                return accept_text(ex, run, reply, value)
-        # after a prose fallback (``_prose_on_native``) forcing spends the
-        # call's output budget too: the fallback never buys extra requests
-        fallback = run.prose_fallback
-        if ex.force_count >= self.config.max_forcing or (
-                fallback and ex.validation_retries >= self.config.output_retries):
-            warn_give_up(ex, "forcing")
-            before = ("the model answered with no JSON on the native format, then "
-                      if fallback else "the model ")
-            ex.output_error = StructuredOutputError(
-                f"{before}did not call {TOOL_NAME} after {ex.force_count} forced retries",
-                raw_text=reply.text,
-                attempts=ex.usage.requests,
-            )
-            return Finish("output_failed")
-        ex.force_count += 1
-        if fallback:
-            ex.validation_retries += 1
-        mark_attempt(ex, reply)
-        choice = forcing_choice(
-            self.effective_profile(ex.model), ex.options, TOOL_NAME, self.config.reminder
-        )
-        how = f"tool_choice={choice.mode}" if choice else "prompt reminder"
-        ex.emit(
-            OutputRetry(
-                "forcing",
-                ex.force_count,
-                f"the reply did not call {TOOL_NAME}; retrying with {how}",
-            )
-        )
-        if choice is not None:
-            # the request must not end on the assistant's own turn: vendors read
-            # that as a prefill, which newer models refuse
-            ex.tool_choice = choice
-            return ReasonAgain((nudge(),))
-        return ReasonAgain((force_reminder(),))
 
     async def post_acting(self, ex: CallExecution, results: Msg) -> bool:
         run = _run_of(ex)

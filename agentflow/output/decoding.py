@@ -219,6 +219,14 @@ def decode_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, A
             return {RAW_ARGUMENTS: raw.decode(errors="replace")}
     else:
         text = raw
+    if text[:1] == "{" and "\\u" not in text:  # the common case: one plain JSON object
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass  # the full path below reads what it can
+        else:
+            if isinstance(value, dict):
+                return value
     original = text
     text = _unfenced(text.lstrip("\ufeff"))
     for _ in range(MAX_DEPTH + 1):

@@ -56,13 +56,18 @@ def transient(text: str, role: Literal["system", "user"] = "system") -> Msg:
     )
 
 
+# (text, reminder type) of the persistent reminders: formatted once, not per call
+_PERSISTENT = {
+    ReminderType.ENTER: (_ENTER.format(tool=TOOL_NAME), ReminderType.ENTER.value),
+    ReminderType.EXIT: (_EXIT.format(tool=TOOL_NAME), ReminderType.EXIT.value),
+}
+
+
 def persistent_reminder(kind: Literal[ReminderType.ENTER, ReminderType.EXIT]) -> Msg:
     """The ENTER or EXIT system reminder (kept in memory for good)."""
-    text = (_ENTER if kind is ReminderType.ENTER else _EXIT).format(tool=TOOL_NAME)
-    return Msg.system(
-        text,
-        metadata={STRUCTURED_OUTPUT_REMINDER: True, STRUCTURED_OUTPUT_REMINDER_TYPE: kind.value},
-    )
+    text, value = _PERSISTENT[kind]
+    return Msg("system", text, None,
+               {STRUCTURED_OUTPUT_REMINDER: True, STRUCTURED_OUTPUT_REMINDER_TYPE: value})
 
 
 def force_reminder() -> Msg:

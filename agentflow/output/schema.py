@@ -33,7 +33,7 @@ from typing_extensions import is_typeddict
 
 from agentflow.errors import SchemaError
 from agentflow.extraction.after_keys import after_by_key
-from agentflow.model import ResponseFormat, SchemaDialect
+from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
 from agentflow.output.decoding import normalize
 from agentflow.output.dialects import DialectSchema, transform_schema
 from agentflow.output.json_schema import sent_schema
@@ -78,6 +78,7 @@ class OutputSpec:
     _cache: dict[str, DialectSchema] = field(default_factory=dict, repr=False)
     _adapters: dict[str, TypeAdapter[Any]] = field(default_factory=dict, repr=False)
     _formats: dict[str, ResponseFormat] = field(default_factory=dict, repr=False)
+    _tools: dict[tuple[str, str, str], ToolSpec] = field(default_factory=dict, repr=False)
 
     @staticmethod
     @functools.lru_cache(maxsize=SPEC_CACHE_SIZE)
@@ -146,6 +147,24 @@ class OutputSpec:
             schema = self.schema_for(dialect)
             cached = self._formats[dialect] = ResponseFormat(
                 "json_schema", schema.schema, self.name, schema.strict, self.description)
+        return cached
+
+    def tool_spec(self, name: str, dialect: SchemaDialect, lead: str) -> ToolSpec:
+        """A tool ``name`` whose arguments are this type in ``dialect``; its
+        description is ``lead``, then ``The answer is: <the type's docstring>``
+        when the type has one. Cached per (name, dialect, lead): the same object
+        for every call, like ``response_format``.
+
+        Raises:
+            SchemaError: as ``schema_for``.
+        """
+        key = (name, dialect, lead)
+        cached = self._tools.get(key)
+        if cached is None:
+            schema = self.schema_for(dialect)
+            description = f"{lead} The answer is: {self.description}" if self.description \
+                else lead
+            cached = self._tools[key] = ToolSpec(name, description, schema.schema, schema.strict)
         return cached
 
     def validate_object(self, data: Mapping[str, Any]) -> Any:

@@ -1,0 +1,86 @@
+"""The forcing rule of the structured-output engine (DESIGN.md §3,
+*forcing*): a final turn that ends without the output tool on the tool
+path. Its text is tried as the output first; then the model is asked
+again, at most ``max_forcing`` times, with ``tool_choice`` forcing
+``generate_response`` where the vendor enforces it (plus a transient user
+nudge) or with a transient PROMPT reminder; past the budget the call gives
+up with ``StructuredOutputError``.
+"""
+
+from __future__ import annotations
+
+from agentflow.errors import DegenerateOutputError, GroundingError, StructuredOutputError
+from agentflow.events import OutputRetry
+from agentflow.execution import CallExecution
+from agentflow.messages import Msg
+from agentflow.middleware._output_run import OutputRun
+from agentflow.middleware.base import Decision, Finish, ReasonAgain
+from agentflow.middleware.output_answers import (
+    REJECTED,
+    accept_text,
+    accepted,
+    mark_attempt,
+    reject_text,
+    truncated,
+    warn_give_up,
+)
+from agentflow.model import ModelProfile
+from agentflow.output.config import OutputConfig
+from agentflow.output.parsing import closed_json, parse_output
+from agentflow.output.reminders import TOOL_NAME, force_reminder, nudge
+from agentflow.output.strategies import forcing_choice
+
+__all__ = ["missed_output"]
+
+
+def missed_output(config: OutputConfig, ex: CallExecution, run: OutputRun, reply: Msg,
+                  profile: ModelProfile) -> Decision:
+    """A final turn without the output tool: accept its text if it is the
+    output, else force (on ``profile``, the model's effective one), else give
+    up (``Finish("output_failed")`` with ``ex.output_error`` set)."""
+    if ex.last_finish_reason == "length" and not closed_json(reply.text):
+        # cut text is never accepted, nor repaired (a value that closed before the cut is)
+        truncated(ex, run, reply.text)
+        return Finish("output_failed")
+    if reply.text.strip():
+        try:
+            value = accepted(config, ex, run, parse_output(reply.text, run.spec))
+        except (GroundingError, DegenerateOutputError) as exc:
+            return reject_text(config, ex, run, reply, exc)  # an output, but a wrong one
+        except REJECTED:
+            pass
+        else:
+            return accept_text(ex, run, reply, value)
+    # after a prose fallback (``prose_fallback``) forcing spends the
+    # call's output budget too: the fallback never buys extra requests
+    fallback = run.prose_fallback
+    if ex.force_count >= config.max_forcing or (
+            fallback and ex.validation_retries >= config.output_retries):
+        warn_give_up(ex, "forcing")
+        before = ("the model answered with no JSON on the native format, then "
+                  if fallback else "the model ")
+        ex.output_error = StructuredOutputError(
+            f"{before}did not call {TOOL_NAME} after {ex.force_count} forced retries",
+            raw_text=reply.text,
+            attempts=ex.usage.requests,
+        )
+        return Finish("output_failed")
+    ex.force_count += 1
+    if fallback:
+        ex.validation_retries += 1
+    mark_attempt(ex, reply)
+    choice = forcing_choice(profile, ex.options, TOOL_NAME, config.reminder)
+    how = f"tool_choice={choice.mode}" if choice else "prompt reminder"
+    ex.emit(
+        OutputRetry(
+            "forcing",
+            ex.force_count,
+            f"the reply did not call {TOOL_NAME}; retrying with {how}",
+        )
+    )
+    if choice is not None:
+        # the request must not end on the assistant's own turn: vendors read
+        # that as a prefill, which newer models refuse
+        ex.tool_choice = choice
+        return ReasonAgain((nudge(),))
+    return ReasonAgain((force_reminder(),))

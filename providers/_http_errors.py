@@ -1,0 +1,181 @@
+"""Vendor errors over HTTP: the message, code and retry hint of an error
+reply of any common shape, mapped to the ``ProviderError`` tree
+(``default_error``), and the error for a refused redirect. Adapters with
+their own error shapes build on ``error_message`` and ``parse_retry_after``
+(``HttpClient`` takes a vendor's mapping as an ``ErrorMapper``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.utils
+import math
+import re
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urljoin
+
+import orjson
+
+from agentflow.errors import (
+    AuthenticationError,
+    BadRequestError,
+    NotFoundError,
+    OverloadedError,
+    PermissionDeniedError,
+    ProviderError,
+    QuotaExceededError,
+    RateLimitedError,
+    RedirectError,
+    ServerError,
+)
+
+__all__ = [
+    "BodyErrorCheck",
+    "ErrorMapper",
+    "default_error",
+    "error_message",
+    "parse_retry_after",
+    "redirect_error",
+]
+
+ErrorMapper = Callable[[int, Mapping[str, str], bytes], ProviderError]
+"""``(status, headers, body) -> ProviderError``: a vendor's error mapping."""
+
+BodyErrorCheck = Callable[[Mapping[str, str], bytes], "ProviderError | None"]
+"""``(headers, body) -> ProviderError | None``: finds an error a vendor reports
+inside a 2xx JSON body (MiniMax: HTTP 200 + ``base_resp.status_code``)."""
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an
+    HTTP date), or ``None`` (unreadable, ``nan`` or ``inf`` included)."""
+    ms = headers.get("retry-after-ms") or headers.get("Retry-After-Ms")
+    if ms:
+        with contextlib.suppress(ValueError):
+            if math.isfinite(millis := float(ms)):
+                return max(0.0, millis / 1000)
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        pass
+    else:  # "nan"/"inf" are no delay: the default backoff, never a storm or an endless wait
+        return max(0.0, seconds) if math.isfinite(seconds) else None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def error_message(body: bytes, *, _nested: bool = False) -> tuple[str, str | None, Any]:
+    """``(message, code, parsed_json)`` from an error body of any common shape:
+    ``{"error":{"message","code"|"type"}}``, ``{"error":"..."}``,
+    ``{"message","code"}``, FastAPI's ``{"detail": ...}`` (``_detail``), or a
+    one-element list of those; an HTML error page (a proxy's 413 or 502) by its
+    ``<title>``. The body is parsed as JSON whatever its content type (DeepSeek
+    sends octet-stream).
+
+    A gateway's wrapped upstream error (OpenRouter: ``"Provider returned
+    error"`` with the vendor's own body in ``error.metadata.raw``, per its
+    API errors reference) reads ``"<message>: <upstream message>"``, so the
+    vendor's words ("Thinking mode does not support this tool_choice") still
+    classify the error."""
+    if not body.strip():
+        return "(empty body)", None, None
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        text = body.decode(errors="replace")
+        title = _HTML_TITLE.search(text[:4000])
+        if title and title.group(1).strip():  # a proxy's or gateway's error page
+            return f"{' '.join(title.group(1).split())} (an HTML error page)", None, None
+        return text[:500] or "(empty body)", None, None
+    if data is None:
+        return "(null body)", None, None
+    node = data[0] if isinstance(data, list) and data else data
+    if isinstance(node, dict) and "detail" in node and not {"error", "message"} & set(node):
+        return _detail(node["detail"]), None, data
+    if isinstance(node, dict):
+        err = node.get("error", node)
+        if isinstance(err, str):
+            return err, None, data
+        if isinstance(err, dict):
+            message = str(err.get("message") or err.get("msg") or err)
+            code = err.get("code") or err.get("type") or err.get("status")
+            meta = err.get("metadata")
+            raw = meta.get("raw") if isinstance(meta, dict) and not _nested else None
+            if raw:
+                inner = raw if isinstance(raw, str) else orjson.dumps(raw).decode()
+                upstream = error_message(inner.encode(errors="replace"), _nested=True)[0]
+                if upstream and upstream != "(empty body)" and upstream not in message:
+                    message = f"{message}: {upstream}"
+            return message, str(code) if code is not None else None, data
+    return str(data)[:500], None, data
+
+
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+
+
+def _detail(detail: Any) -> str:
+    """The message of a FastAPI-style ``{"detail": ...}`` body (llama-cpp-python,
+    proxies built on FastAPI): the text, or each validation error as
+    ``loc: msg`` (``{"loc": ["body", "messages"], "msg": "field required"}``)."""
+    if isinstance(detail, str):
+        return detail or "(empty detail)"
+    if isinstance(detail, list):
+        parts = []
+        for item in detail[:10]:
+            if isinstance(item, dict) and "msg" in item:
+                loc = ".".join(str(x) for x in item.get("loc") or ())
+                parts.append(f"{loc}: {item['msg']}" if loc else str(item["msg"]))
+            else:
+                parts.append(str(item))
+        return "; ".join(parts)[:500] or "(empty detail)"
+    return str(detail)[:500]
+
+
+def default_error(
+    vendor: str, status: int, headers: Mapping[str, str], body: bytes
+) -> ProviderError:
+    """Map an HTTP error to the ``ProviderError`` tree by status."""
+    message, code, _ = error_message(body)
+    kw: dict[str, Any] = {"status": status, "code": code, "vendor": vendor}
+    if status == 429:
+        if code in ("insufficient_quota", "billing_error"):
+            return QuotaExceededError(message, **kw)
+        return RateLimitedError(message, retry_after=parse_retry_after(headers), **kw)
+    if status in (400, 422):
+        return BadRequestError(message, **kw)
+    if status == 401:
+        return AuthenticationError(message, **kw)
+    if status == 402:
+        return QuotaExceededError(message, **kw)
+    if status == 403:
+        return PermissionDeniedError(message, **kw)
+    if status == 404:
+        return NotFoundError(message, **kw)
+    error: ProviderError
+    if status in (503, 529):
+        error = OverloadedError(message, **kw)
+    elif status in (408, 409) or status >= 500:
+        error = ServerError(message, **kw)
+    else:
+        return BadRequestError(message, **kw)
+    hint = parse_retry_after(headers)
+    if hint is not None:  # honoured by the retry wait, as for 429
+        error.retry_after = hint
+    return error
+
+
+def redirect_error(vendor: str, status: int, url: str, location: str) -> RedirectError:
+    """The error for a 3xx reply to ``url`` pointing at ``location``."""
+    target = urljoin(url, location) if location else "(no Location header)"
+    return RedirectError(
+        f"{url} answered {status} redirecting to {target}; redirects are not followed "
+        f"(the request's credentials must not reach another origin): set base_url to the "
+        f"target if you trust it", location=target, status=status, vendor=vendor)

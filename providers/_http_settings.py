@@ -1,0 +1,105 @@
+"""What one model's HTTP transport is set up with: its ``HttpSettings``, its
+API key (``api_key_from``, only for the vendor's own host: ``own_host``), its
+rate governor (``shared_governor``), and the credential headers whose values
+are registered for masking (``register_credentials``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from agentflow._secrets import register_secret
+from agentflow.ratelimit import RateGovernor, RateLimitSnapshot, governor_for
+
+__all__ = [
+    "CREDENTIAL_HEADERS",
+    "HttpSettings",
+    "RateHeaders",
+    "api_key_from",
+    "own_host",
+    "register_credentials",
+    "shared_governor",
+]
+
+CREDENTIAL_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key",
+})
+"""Header names (lower case) whose values are credentials: registered for
+masking by every ``HttpClient`` (the header names vendors use: OpenAI-style
+``Authorization: Bearer``, Anthropic ``x-api-key``, Gemini ``x-goog-api-key``,
+Azure-style ``api-key``)."""
+
+RateHeaders = Callable[[Mapping[str, str]], "RateLimitSnapshot | None"]
+"""``headers -> RateLimitSnapshot | None``: a vendor's rate-limit header reader."""
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    """Transport settings of one model.
+
+    Attributes:
+        connect_timeout: seconds to establish a connection.
+        read_timeout: seconds between two reads of the reply (a stream that
+            stalls longer fails with ``ProviderTimeoutError``). A whole
+            (non-streamed) reply sends nothing until the model is done, so
+            its wait is bounded by ``deadline`` instead (by ``read_timeout``
+            when there is no deadline).
+        max_retries: retries after the first attempt (0 disables them).
+        backoff_initial / backoff_max: seconds, for exponential backoff with jitter.
+        max_retry_after: longest server-requested wait honoured, in seconds.
+        connection_limit: concurrent connections of the session's connector.
+        force_close: open a new connection per request (for servers that close
+            connections they advertise as keep-alive, like llama.cpp's after a stream).
+        deadline: seconds for one whole request: connecting, retries and
+            reading every byte of the reply (default 600; ``None``: no limit).
+            ``read_timeout`` alone cannot stop a server that keeps sending
+            keep-alive comments; this can (``DeadlineExceededError``).
+        rate_governor: admit requests through the process's shared
+            ``RateGovernor`` of the account and model family (``shared_governor``).
+    """
+
+    connect_timeout: float = 10.0
+    read_timeout: float = 300.0
+    max_retries: int = 3
+    backoff_initial: float = 0.5
+    backoff_max: float = 30.0
+    max_retry_after: float = 120.0
+    connection_limit: int = 128
+    force_close: bool = False
+    deadline: float | None = 600.0
+    extra_headers: Mapping[str, str] = field(default_factory=dict)
+    rate_governor: bool = True
+
+
+def api_key_from(explicit: str | None, env_var: str) -> str | None:
+    """``explicit`` or the vendor's usual environment variable (``""``: none)."""
+    if explicit:
+        return explicit
+    return (os.environ.get(env_var) or None) if env_var else None
+
+
+def shared_governor(
+    vendor: str, base_url: str, api_key: str | None, family: str, settings: HttpSettings | None,
+) -> RateGovernor | None:
+    """The process's governor for (vendor, API root, key, model family), or ``None``
+    when ``settings.rate_governor`` is off."""
+    if settings is not None and not settings.rate_governor:
+        return None
+    return governor_for(vendor, base_url=base_url, api_key=api_key, family=family)
+
+
+def own_host(base_url: str, vendor_url: str) -> bool:
+    """Whether ``base_url`` is on the vendor's own host: only then is a key
+    taken from the environment, so it never reaches a third-party server."""
+    return urlsplit(base_url).netloc == urlsplit(vendor_url).netloc
+
+
+def register_credentials(headers: Mapping[str, str]) -> None:
+    """Register the values of ``headers``' credential headers
+    (``CREDENTIAL_HEADERS``) for masking in every error, log and repr."""
+    for name, value in headers.items():
+        if name.lower() in CREDENTIAL_HEADERS:
+            register_secret(value)
