@@ -30,6 +30,7 @@ from agentflow.errors import InvalidInputError, StructuredOutputError
 
 __all__ = [
     "CACHE_CONTROL",
+    "CLOSED_TOOL_CALLS",
     "STRUCTURED_OUTPUT",
     "STRUCTURED_OUTPUT_ATTEMPT",
     "STRUCTURED_OUTPUT_REMINDER",
@@ -70,6 +71,12 @@ STRUCTURED_OUTPUT = "structured_output"
 STRUCTURED_OUTPUT_ATTEMPT = "structured_output_attempt"
 """``True`` on an intermediate reply that failed to give the output (prose
 instead of the output tool, invalid native JSON). Removed at call end."""
+
+CLOSED_TOOL_CALLS = "closed_tool_calls"
+"""On a reply cut at the token limit (finish reason ``length``): the ids of its
+tool calls whose argument text was one whole JSON object all the same (the cut
+took only padding after it: GPT-4.1's runaway newlines). Calls not listed may
+be cut."""
 
 
 class ReminderType(StrEnum):

@@ -18,6 +18,7 @@ import orjson
 
 from agentflow.content import check_inputs
 from agentflow.messages import (
+    CLOSED_TOOL_CALLS,
     Msg,
     TextBlock,
     ThinkingBlock,
@@ -34,7 +35,9 @@ from agentflow.model import (
     ToolSpec,
     Usage,
 )
+from agentflow.output.brackets import rebalanced
 from agentflow.output.decoding import RAW_ARGUMENTS, decode_arguments
+from agentflow.output.parsing import closed_json
 
 __all__ = ["ModelResponse", "ReplyBuilder", "ToolCallAssembler", "generate", "parse_arguments"]
 
@@ -116,13 +119,20 @@ class ToolCallAssembler:
         call = self._latest.get(index)
         return call.name if call else None
 
-    def finish(self) -> list[ToolUseBlock]:
+    def finish(self, closed: list[str] | None = None, ended: bool = True
+               ) -> list[ToolUseBlock]:
         """The complete calls, ordered by index (calls sharing an index in order
         of arrival). Missing or repeated ids are
         synthesised (``call_<index>_<hex>``), so ids are unique within a reply;
         arguments are parsed by ``parse_arguments``. Arguments that are several
         JSON objects glued together become one call each (same name; ids after
-        the first synthesised)."""
+        the first synthesised). Argument text that is an object with closing
+        brackets lost or doubled (``agentflow.output.brackets``) is read with
+        them set right; lost ones are added only when the reply ``ended``
+        normally (never after a cut at the token limit). ``closed``, when
+        given, receives the ids of the calls whose argument *text* was whole
+        JSON objects (never those given as objects: a cut there cannot be
+        seen)."""
         if not self._calls:  # a reply without tool calls
             return []
         blocks: list[ToolUseBlock] = []
@@ -132,17 +142,22 @@ class ToolCallAssembler:
             if call.decoder is not None:
                 call.parts.append(call.decoder.decode(b"", final=True))
                 call.decoder = None
+            whole = False
             if call.obj is not None:
                 inputs = [call.obj]
             else:
                 text = "".join(call.parts)
                 args = parse_arguments(text)
-                inputs = (_concatenated_objects(text) or [args]) if RAW_ARGUMENTS in args \
-                    else [args]
+                inputs = (_concatenated_objects(text) or [_rebalanced(text, args, ended)]) \
+                    if RAW_ARGUMENTS in args else [args]
+                if closed is not None:
+                    whole = RAW_ARGUMENTS not in inputs[0] and closed_json(text)
             for n, args in enumerate(inputs):
                 call_id = (call.id if n == 0 and call.id and call.id not in seen
                            else f"call_{call.index}_{new_id()}")
                 seen.add(call_id)
+                if whole and closed is not None:
+                    closed.append(call_id)
                 blocks.append(
                     ToolUseBlock(
                         id=call_id,
@@ -155,6 +170,16 @@ class ToolCallAssembler:
 
     def __bool__(self) -> bool:
         return bool(self._calls)
+
+
+def _rebalanced(text: str, args: dict[str, Any], ended: bool) -> dict[str, Any]:
+    """``args`` (unreadable) read again from ``text`` with its closing
+    brackets set right, when that is the only fault; else ``args``."""
+    fixed = rebalanced(text, add=ended)
+    if fixed is None:
+        return args
+    again = parse_arguments(fixed)
+    return args if RAW_ARGUMENTS in again else again
 
 
 def _concatenated_objects(text: str) -> list[dict[str, Any]] | None:
@@ -274,7 +299,9 @@ class ReplyBuilder:
     def build(self) -> Msg:
         """The assistant message: thinking, then text, then tool calls."""
         text = clean_text(self.text)
-        calls = self.tools.finish()
+        reason = self.finish_reason
+        closed: list[str] | None = [] if reason == "length" else None
+        calls = self.tools.finish(closed, reason == "tool_calls" or reason == "stop")
         thinking = self._thinking or self._signature or self._thinking_data
         if not thinking and not calls:  # the common reply: its text only, if any
             return Msg("assistant", text if text else ())
@@ -288,6 +315,8 @@ class ReplyBuilder:
         if text:
             blocks.append(TextBlock(text))
         blocks.extend(calls)
+        if closed:  # cut at the token limit, yet these calls' arguments had closed
+            return Msg("assistant", blocks, metadata={CLOSED_TOOL_CALLS: closed})
         return Msg("assistant", blocks)
 
 

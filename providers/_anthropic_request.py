@@ -7,6 +7,13 @@ Facts followed (shared/providers.md §3; docs.anthropic.com/en/api/messages,
 * only ``user``/``assistant`` turns; leading system messages are the top-level
   ``system``; later ones travel as ``<system-reminder>`` user text;
 * tool results go in the next user turn, before any other block;
+* a request whose history holds tool_use/tool_result blocks must declare
+  tools (``history_tools``: the history's, with ``tool_choice: none``);
+* tool_use ids match ``^[a-zA-Z0-9_-]+$``: another vendor's ids in the history
+  (Kimi K2's ``functions.f:0``) are mapped (``_call_ids.anthropic_call_id``);
+* text blocks must hold non-whitespace text (400 "messages: text content
+  blocks must contain non-whitespace text"): whitespace-only text — Claude's
+  ``"\n\n"`` before a tool call, a blank tool result — is left out;
 * a conversation ends on a user turn (Claude 4.6+ refuse assistant prefill);
 * thinking / redacted_thinking blocks are sent back unchanged (signed);
 * ``cache_control`` on at most 4 blocks; thinking blocks cannot carry it;
@@ -34,6 +41,7 @@ from agentflow.messages import (
 )
 from agentflow.model import ToolChoice
 from agentflow.providers._adapter import continuation, system_reminder
+from agentflow.providers._call_ids import anthropic_call_id
 from agentflow.providers._media import anthropic_block
 
 __all__ = [
@@ -42,6 +50,7 @@ __all__ = [
     "Blocks",
     "closed_schema",
     "conversation",
+    "history_tools",
     "set_breakpoints",
     "tool_choice",
 ]
@@ -67,7 +76,7 @@ def conversation(
         cacheable = msg.metadata.get(CACHE_CONTROL) is not False
         if msg.role == "system" and not turns:
             system.extend(({"type": "text", "text": b.text}, cacheable)
-                          for b in msg.content if isinstance(b, TextBlock) and b.text)
+                          for b in msg.content if isinstance(b, TextBlock) and b.text.strip())
             continue
         role = "assistant" if msg.role == "assistant" else "user"
         blocks = [(b, cacheable) for b in _blocks(msg, thinking)]
@@ -90,13 +99,15 @@ def _blocks(msg: Msg, thinking: bool) -> list[dict[str, Any]]:
         return [{"type": "text", "text": system_reminder(msg.text)}] if msg.text.strip() else []
     out: list[dict[str, Any]] = []
     for b in msg.content:
-        if isinstance(b, TextBlock) and b.text:
+        if isinstance(b, TextBlock) and b.text.strip():  # the API refuses whitespace-only text
             out.append({"type": "text", "text": b.text})
         elif isinstance(b, ToolUseBlock):
-            out.append({"type": "tool_use", "id": b.id, "name": b.name, "input": dict(b.input)})
+            out.append({"type": "tool_use", "id": anthropic_call_id(b.id), "name": b.name,
+                        "input": dict(b.input)})
         elif isinstance(b, ToolResultBlock):
-            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": b.tool_use_id}
-            if b.output:
+            result: dict[str, Any] = {"type": "tool_result",
+                                      "tool_use_id": anthropic_call_id(b.tool_use_id)}
+            if b.output.strip():
                 result["content"] = b.output
             if b.is_error:
                 result["is_error"] = True
@@ -117,6 +128,33 @@ def _thinking_blocks(block: ThinkingBlock) -> list[dict[str, Any]]:
     if block.signature:
         return [{"type": "thinking", "thinking": block.thinking, "signature": block.signature}]
     return []
+
+
+HISTORY_TOOL = "Not available in this turn."
+"""The description of a tool declared only because the history used it."""
+
+
+def history_tools(turns: list[tuple[str, Blocks]]) -> list[dict[str, Any]]:
+    """Tool declarations for a request that offers no tools but whose history
+    holds tool_use/tool_result blocks: one per tool the history names (the
+    API refuses such a request, 400 "Requests which include tool_use or
+    tool_result blocks must define tools", anthropics/anthropic-sdk-python#494;
+    Bedrock: "The toolConfig field must be defined when using toolUse and
+    toolResult content blocks"). Sent with ``tool_choice: none``, so none can
+    be called. Empty when the history has no tool blocks."""
+    names: dict[str, None] = {}
+    used = False
+    for _, blocks in turns:
+        for block, _cacheable in blocks:
+            if block["type"] == "tool_use":
+                names[block["name"]] = None
+                used = True
+            elif block["type"] == "tool_result":
+                used = True
+    if used and not names:
+        names["tool"] = None  # results whose calls were compressed away: any declaration does
+    return [{"name": name, "description": HISTORY_TOOL,
+             "input_schema": {"type": "object", "properties": {}}} for name in names]
 
 
 def tool_choice(choice: ToolChoice | None, parallel: bool | None) -> dict[str, Any] | None:
@@ -158,13 +196,20 @@ _KEEP_KEYWORDS = frozenset({
     "type", "properties", "required", "additionalProperties", "items", "enum", "const",
     "anyOf", "allOf", "$ref", "$defs", "description", "format", "pattern",
 })
+STRING_FORMATS = frozenset({
+    "date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid",
+})
+"""The string ``format`` values ``output_config`` takes (the anthropic SDK's
+``SupportedStringFormats``, anthropic.lib._parse._transform); any other format, and a
+format on a non-string node, goes into the description, as the SDK does."""
 
 
 def closed_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """``schema`` as ``output_config.format`` accepts it: every object closed
     (``additionalProperties: false``), ``oneOf`` as ``anyOf``, and the
     constraints the API does not support (min/max, lengths, ``minItems`` > 1,
-    defaults...) moved into the description, as Anthropic's SDK does
+    defaults, string formats off ``STRING_FORMATS``...) moved into the
+    description, as Anthropic's SDK does
     (``anthropic.lib._parse._transform.transform_schema``).
 
     Raises:
@@ -197,6 +242,9 @@ def closed_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
                 out[key] = {k: walk(v) for k, v in value.items()}
             elif key in ("items", "anyOf", "allOf"):
                 out[key] = walk(value)
+            elif key == "format" and (value not in STRING_FORMATS
+                                      or node.get("type") != "string"):
+                moved.append(f"{key}: {orjson.dumps(value).decode()}")
             elif key in _KEEP_KEYWORDS or (key == "minItems" and value in (0, 1)):
                 out[key] = value
             elif key != "title":

@@ -8,9 +8,12 @@ its vendor's module (``minimax``: ``<minimax:tool_call>``, ``dashscope``:
 Qwen/Hermes ``<tool_call>{json}</tool_call>``, ``deepseek``:
 ``<｜tool▁calls▁begin｜>``, ``glm``: ``<tool_call>name<arg_key>…``,
 ``moonshot``: Kimi K2's ``<|tool_calls_section_begin|>``) and is
-registered by name here; an OpenAI-compatible adapter is given the names to
-look for (``tool_markups=``; each vendor adapter defaults to its own, and a
-generic server's model name picks them through ``MODEL_MARKUPS``).
+registered by name here, as are forms with no tokens at all, where the whole
+reply is the call (``_reply_markup.ReplyMarkup``: GLM-4-0414's name line and
+JSON object, read only against the offered tools); an OpenAI-compatible
+adapter is given the names to look for (``tool_markups=``; each vendor
+adapter defaults to its own, and a generic server's model name picks them
+through ``MODEL_MARKUPS``).
 
 ``MarkupFilter`` runs over one reply's chunks: text before a block passes on
 at once, a block's text is held until its closing token, then becomes
@@ -28,7 +31,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatch
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -41,13 +44,17 @@ from agentflow.model import (
     ToolCallDelta,
     ToolSpec,
 )
+from agentflow.output.brackets import rebalanced, trailing_closers
 from agentflow.output.decoding import decode_value
 from agentflow.output.dialects import resolve_ref, schema_types
+from agentflow.providers._reply_markup import LeadHold, ReplyMarkup
 
 __all__ = [
     "MODEL_MARKUPS",
+    "AnyMarkup",
     "MarkupCall",
     "MarkupFilter",
+    "ReplyMarkup",
     "ToolMarkup",
     "json_calls",
     "markups_for_model",
@@ -86,7 +93,11 @@ class ToolMarkup:
     parse: Callable[[str], list[MarkupCall] | None]
 
 
-_REGISTRY: dict[str, ToolMarkup] = {}
+AnyMarkup = ToolMarkup | ReplyMarkup
+"""A token-delimited format or a whole-reply form."""
+_M = TypeVar("_M", ToolMarkup, ReplyMarkup)
+
+_REGISTRY: dict[str, AnyMarkup] = {}
 _HOMES = {
     "minimax": "agentflow.providers.minimax",
     "minimax-m1": "agentflow.providers.minimax",
@@ -100,6 +111,7 @@ _HOMES = {
     "deepseek-dsml-ascii": "agentflow.providers.deepseek",
     "deepseek-dsml-v4-ascii": "agentflow.providers.deepseek",
     "glm": "agentflow.providers.glm",
+    "glm-4-0414": "agentflow.providers.glm",
     "kimi-k2": "agentflow.providers.moonshot",
     "kimi-k2-singular": "agentflow.providers.moonshot",
 }
@@ -112,29 +124,29 @@ MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("*hermes*", ("hermes",)),
     ("*deepseek*", ("deepseek", "deepseek-dsml", "deepseek-dsml-v4", "deepseek-dsml-ascii",
                     "deepseek-dsml-v4-ascii")),
-    ("*glm*", ("glm",)),
+    ("*glm*", ("glm", "glm-4-0414")),
     ("*kimi*", ("kimi-k2", "kimi-k2-singular")),
 )
 """Model-name globs (lower case) -> the markups a generic OpenAI-compatible
 server (llama.cpp, vLLM, LM Studio) hosting that model may leave in text."""
 
 
-def register_markup(markup: ToolMarkup, *aliases: str) -> ToolMarkup:
+def register_markup(markup: _M, *aliases: str) -> _M:
     """Register ``markup`` under its name (and ``aliases``); returns it."""
     for name in (markup.name, *aliases):
         _REGISTRY[name] = markup
     return markup
 
 
-def resolve_markups(names: Iterable[str | ToolMarkup]) -> tuple[ToolMarkup, ...]:
-    """The markups for ``names`` (registered names or ``ToolMarkup``s).
+def resolve_markups(names: Iterable[str | AnyMarkup]) -> tuple[AnyMarkup, ...]:
+    """The markups for ``names`` (registered names, ``ToolMarkup``s or ``ReplyMarkup``s).
 
     Raises:
         ValueError: an unknown markup name.
     """
-    out: list[ToolMarkup] = []
+    out: list[AnyMarkup] = []
     for item in names:
-        if isinstance(item, ToolMarkup):
+        if isinstance(item, ToolMarkup | ReplyMarkup):
             out.append(item)
             continue
         if item not in _REGISTRY and item in _HOMES:
@@ -162,6 +174,9 @@ def json_calls(body: str) -> list[MarkupCall] | None:
     string}`` objects (``parameters`` read too), one or several (a line each, or
     glued): the shape of Hermes/Qwen ``<tool_call>`` and MiniMax-M1
     ``<tool_calls>`` blocks. ``None`` when anything else is in the block.
+    One object with closing brackets lost or doubled (Qwen models write one
+    ``}`` too many or too few; the block's end token says the call ended) is
+    read with them set right (``agentflow.output.brackets``).
 
     Raises:
         ValueError: text that is not JSON (the block is then not this format).
@@ -172,9 +187,15 @@ def json_calls(body: str) -> list[MarkupCall] | None:
     while True:
         while pos < end and body[pos].isspace():
             pos += 1
-        if pos >= end:
+        if pos >= end or (calls and trailing_closers(body[pos:])):
             break
-        data, pos = decoder.raw_decode(body, pos)
+        try:
+            data, pos = decoder.raw_decode(body, pos)
+        except ValueError:
+            fixed = rebalanced(body[pos:], add=True) if not calls else None
+            if fixed is None:
+                raise
+            data, pos = decoder.decode(fixed), end
         call = call_object(data)
         if call is None:
             return None
@@ -251,18 +272,27 @@ class MarkupFilter:
     only if the answer made no call (structured or markup); otherwise their
     text goes back to the reasoning, as written.
 
+    A whole-reply form (``ReplyMarkup``) is looked for only when ``tools``
+    are offered: the reply's head is held while it may be one (``LeadHold``),
+    and a real tool call or the reply's end settles it.
+
     Args:
         markups: the formats to look for.
-        tools: the request's tools, for typing string-only formats' values.
+        tools: the request's tools, for typing string-only formats' values
+            and naming the tools a whole-reply form may call.
     """
 
     _BASE_INDEX = 1000
     """Indices of markup calls start here, clear of the vendor's own."""
 
-    def __init__(self, markups: Sequence[ToolMarkup], tools: Sequence[ToolSpec] = ()) -> None:
-        self._markups = tuple(markups)
-        self._starts = tuple(dict.fromkeys(m.start for m in self._markups)) if markups else ()
-        self._schemas = {t.name: t.parameters for t in tools} if self._markups else {}
+    def __init__(self, markups: Sequence[AnyMarkup], tools: Sequence[ToolSpec] = ()) -> None:
+        self._markups = tuple(m for m in markups if isinstance(m, ToolMarkup))
+        forms = [m for m in markups if isinstance(m, ReplyMarkup)]
+        lead = LeadHold(forms, frozenset(t.name for t in tools)) if forms and tools else None
+        self._lead = lead
+        self._starts = tuple(dict.fromkeys(m.start for m in self._markups))
+        self._schemas = ({t.name: t.parameters for t in tools}
+                         if self._markups or lead is not None else {})
         self._scan = _Scan()
         self._thought: _Scan | None = None
         self._thought_calls: list[tuple[str, list[MarkupCall]]] = []
@@ -272,27 +302,35 @@ class MarkupFilter:
     @property
     def active(self) -> bool:
         """Whether there is anything to look for."""
-        return bool(self._markups)
+        return bool(self._markups) or self._lead is not None
 
     def feed(self, chunks: Iterable[ModelChunk]) -> list[ModelChunk]:
         """The chunks to pass on for ``chunks`` (``chunks`` itself, when it is
         a list and there is nothing to look for)."""
-        if not self._markups:
+        if not self._markups and self._lead is None:
             return chunks if isinstance(chunks, list) else list(chunks)
         out: list[ModelChunk] = []
         for chunk in chunks:
             if isinstance(chunk, TextDelta) and not self._structured:
+                lead = self._lead
+                if lead is not None and not lead.done:
+                    passed = lead.take(chunk.text)
+                    if passed:
+                        self._text(passed, out)
+                    continue
                 self._text(chunk.text, out)
             elif (isinstance(chunk, ThinkingDelta) and chunk.text and chunk.signature is None
                   and chunk.provider_data is None):
                 self._thinking(chunk.text, out)
             elif isinstance(chunk, FinishChunk):
+                self._settle(out)
                 self._flush(out)
                 if self._calls and chunk.reason in ("stop", "tool_calls"):
                     chunk = FinishChunk("tool_calls", chunk.raw)
                 out.append(chunk)
             else:
                 if isinstance(chunk, ToolCallDelta) and chunk.index < self._BASE_INDEX:
+                    self._settle(out, parse=False)  # a held head is text beside real calls
                     self._structured = True  # real tool calls: markup after them stays text
                 out.append(chunk)
         return out
@@ -300,11 +338,24 @@ class MarkupFilter:
     def close(self) -> list[ModelChunk]:
         """What is still held at the end of the reply (as text)."""
         out: list[ModelChunk] = []
-        if self._markups:  # nothing is ever held without markups to look for
+        if self._markups or self._lead is not None:  # nothing is held without them
+            self._settle(out)
             self._flush(out)
         return out
 
     # -- internals --------------------------------------------------------
+    def _settle(self, out: list[ModelChunk], parse: bool = True) -> None:
+        """End the hold of the reply's head: its calls (when ``parse`` and a
+        whole-reply form reads it), else its text, read for markup as usual."""
+        lead = self._lead
+        if lead is None or lead.done:
+            return
+        found = lead.settle() if parse else lead.release()
+        if isinstance(found, str):
+            if found:
+                self._text(found, out)
+        else:
+            out.extend(self._deltas(found))
     def _flush(self, out: list[ModelChunk]) -> None:
         if self._thought is not None:
             rest = self._thought.rest()

@@ -48,8 +48,8 @@ from agentflow.providers._http import (
     shared_governor,
 )
 from agentflow.providers._markup import (
+    AnyMarkup,
     MarkupFilter,
-    ToolMarkup,
     markups_for_model,
     resolve_markups,
 )
@@ -113,7 +113,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks):
             user messages (for servers whose chat template refuses them).
         tool_markups: in-band tool-call formats to read out of reply text
             (names registered in ``_markup`` such as ``"minimax"``, ``"hermes"``,
-            ``"qwen-xml"``, ``"deepseek"``, ``"glm"``, or ``ToolMarkup``s);
+            ``"qwen-xml"``, ``"deepseek"``, ``"glm"``, or ``ToolMarkup``/``ReplyMarkup``s);
             default: the vendor's own (``default_markups``), plus, on a host
             that is not the vendor's, those ``MODEL_MARKUPS`` gives the model
             name; ``()`` turns them off.
@@ -121,8 +121,10 @@ class OpenAICompatibleModel(OpenAIRequestHooks):
     ``stream()`` raises ``ProviderError`` subclasses: ``AuthenticationError``
     without a key for the vendor's host, the mapped HTTP errors after retries,
     a typed error for a mid-stream ``{"error": ...}`` line or ``event: error``,
-    ``TruncatedStreamError`` (``partial=True``) for a stream cut before
-    ``[DONE]`` or ended without a ``finish_reason``, ``ProviderConnectionError``
+    ``TruncatedStreamError`` (``partial=True``) for a stream cut before its
+    ``finish_reason`` (one that ends cleanly after it, without ``[DONE]``, is
+    whole, as the openai SDK reads it: servers such as ik_llama.cpp and
+    text-generation-webui never send ``[DONE]``), ``ProviderConnectionError``
     (``partial=True``) for a malformed stream event, ``ServerError`` for a malformed whole reply,
     and either of the last two for a reply with neither content nor a finish
     reason (``[DONE]`` alone, ``{}``).
@@ -162,7 +164,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks):
         stream: bool = True,
         headers: Mapping[str, str] | None = None,
         late_system: Literal["system", "user"] = "system",
-        tool_markups: Sequence[str | ToolMarkup] | None = None,
+        tool_markups: Sequence[str | AnyMarkup] | None = None,
     ) -> None:
         if not model or not isinstance(model, str):
             raise InvalidModelError(f"{self.vendor}: the model name must be a non-empty string")
@@ -366,8 +368,8 @@ class OpenAICompatibleModel(OpenAIRequestHooks):
                 yield chunk
             for chunk in markup.close():
                 yield chunk
-            if not done:
-                if not received:
+            if not done and not finished:  # a finish_reason then EOF lost nothing (no [DONE]:
+                if not received:              # ik_llama.cpp, text-generation-webui, gateways)
                     raise ProviderConnectionError(
                         "the stream ended before its terminal marker ([DONE]); the reply is "
                         "incomplete", vendor=self.vendor)

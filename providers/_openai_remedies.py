@@ -35,11 +35,14 @@ _FIELD_REFUSAL = re.compile(
 
 def refused_optional_fields(message: str, sent: Sequence[str]) -> frozenset[str]:
     """The fields of ``sent`` (``OPTIONAL_FIELDS`` the request carried) that an
-    error ``message`` refuses: it names them and says they are unknown or
-    not allowed. Empty for any other error."""
+    error ``message`` refuses: it names them (``parallel_tool_calls``, or in
+    words: "Parallel tool calls are not supported") and says they are unknown or
+    not allowed. Empty for any other error. (Read as words only, such a refusal
+    was taken for a refusal of the tools themselves, and the tools were dropped.)"""
     if not _FIELD_REFUSAL.search(message):
         return frozenset()
-    return frozenset(name for name in sent if re.search(rf"\b{name}\b", message))
+    return frozenset(name for name in sent
+                     if re.search(rf"\b{name.replace('_', '[_ ]')}\b", message, re.I))
 
 
 def refused_part(

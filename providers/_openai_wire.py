@@ -42,6 +42,7 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
+from agentflow.providers._call_ids import OPENAI_MAX_ID, openai_call_id
 from agentflow.providers._media import ImageUrlStyle, openai_part
 from agentflow.providers._payload import dump_json
 
@@ -135,7 +136,7 @@ def _assistant(msg: Msg, reasoning: ReasoningHistory) -> dict[str, Any]:
             thinking.append(block.thinking)
         elif isinstance(block, ToolUseBlock):
             calls.append({
-                "id": block.id,
+                "id": block.id if len(block.id) <= OPENAI_MAX_ID else openai_call_id(block.id),
                 "type": "function",
                 "function": {"name": block.name,
                              "arguments": dump_json(dict(block.input)).decode()},
@@ -155,7 +156,10 @@ def _tool_result(block: ToolResultBlock) -> dict[str, Any]:
     content = block.output
     if block.is_error and not content.lower().startswith("error"):
         content = f"Error: {content}"
-    return {"role": "tool", "tool_call_id": block.tool_use_id, "content": content}
+    call_id = block.tool_use_id
+    if len(call_id) > OPENAI_MAX_ID:  # another vendor's id (providers._call_ids)
+        call_id = openai_call_id(call_id)
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
 def format_tools(tools: Sequence[ToolSpec], *, strict: bool = True) -> list[dict[str, Any]]:

@@ -44,35 +44,18 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 import aiohttp
-import orjson
 
-from agentflow.errors import (
-    ProviderError,
-    TruncatedStreamError,
-    UnsupportedFeature,
-    UnsupportedFeatureError,
-)
+from agentflow.errors import TruncatedStreamError
 from agentflow.media_tokens import AreaImages, MediaTokens
 from agentflow.messages import Msg
-from agentflow.model import (
-    FinishChunk,
-    FinishReason,
-    GenerateOptions,
-    ModelChunk,
-    ModelProfile,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolSpec,
-    Usage,
-    UsageChunk,
-)
-from agentflow.providers._anthropic_batch import STATUS_OF_ERROR_TYPE, AnthropicBatchAPI
+from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolSpec, UsageChunk
+from agentflow.providers._anthropic_batch import AnthropicBatchAPI
+from agentflow.providers._anthropic_errors import VENDOR, map_error
+from agentflow.providers._anthropic_reply import StreamReader, usage_of
 from agentflow.providers._anthropic_request import (
-    THINKING_BLOCKS,
-    UNCACHEABLE,
     closed_schema,
     conversation,
+    history_tools,
     set_breakpoints,
     tool_choice,
 )
@@ -81,8 +64,6 @@ from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
     api_key_from,
-    default_error,
-    error_message,
     iter_sse,
     own_host,
     parse_retry_after,
@@ -102,7 +83,6 @@ __all__ = [
     "rate_limit_headers",
 ]
 
-VENDOR = "anthropic"
 API_VERSION = "2023-06-01"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_KEY_VARIABLES = ("ANTHROPIC_API_KEY",)
@@ -310,6 +290,8 @@ class AnthropicChatModel(WholeReplyBatches):
             choice = tool_choice(options.tool_choice, options.parallel_tool_calls)
             if choice is not None:
                 body["tool_choice"] = choice
+        elif declared := history_tools(turns):  # the API refuses tool blocks without tools
+            body["tools"], body["tool_choice"] = declared, {"type": "none"}
         if thinking:
             if self.thinking_budget >= max_tokens:
                 body["max_tokens"] = max_tokens + self.thinking_budget
@@ -341,7 +323,7 @@ class AnthropicChatModel(WholeReplyBatches):
                 neither content nor a ``stop_reason`` (``message_stop`` alone).
         """
         guard = ReplyGuard(VENDOR, stream=True)
-        reader = _StreamReader()
+        reader = StreamReader()
         finished = False
         async for event in iter_sse(response):
             if not event.data:
@@ -360,9 +342,9 @@ class AnthropicChatModel(WholeReplyBatches):
 
     def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
         """Chunks of a whole ``message`` object."""
-        reader = _StreamReader()
+        reader = StreamReader()
         reader.message = dict(data)
-        yield UsageChunk(_usage(data.get("usage") or {}))
+        yield UsageChunk(usage_of(data.get("usage") or {}))
         for index, block in enumerate(data.get("content") or []):
             yield from reader.block(index, block)
         yield from reader.finish(data.get("stop_reason"))
@@ -371,174 +353,3 @@ class AnthropicChatModel(WholeReplyBatches):
 def create(model_name: str, **kwargs: Any) -> AnthropicChatModel:
     """Registry factory: ``AnthropicChatModel(model_name, **kwargs)``."""
     return AnthropicChatModel(model_name, **kwargs)
-
-
-# ----------------------------------------------------------------------------- reply
-
-_STOP: dict[str, FinishReason] = {
-    "end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls",
-    "max_tokens": "length", "model_context_window_exceeded": "length",
-    "refusal": "refusal", "pause_turn": "other",
-}
-
-
-def _merge_usage(usage: dict[str, Any], delta: Mapping[str, Any]) -> None:
-    """Fold ``message_delta``'s usage into ``message_start``'s. The counts are
-    cumulative (docs.anthropic.com, "Streaming Messages": "The token counts
-    shown in the usage field of the message_delta event are cumulative"), so a
-    count never goes down: an Anthropic-compatible server that sends
-    ``input_tokens: 0`` (or ``null``, which the anthropic SDK's
-    ``accumulate_event`` skips too) in ``message_delta`` keeps the count of
-    ``message_start`` (envoyproxy/ai-gateway#1631), and one that sent 0 in
-    ``message_start`` takes the later count (sgl-project/sglang#20678)."""
-    for key, value in delta.items():
-        old = usage.get(key)
-        if value is None or (isinstance(value, int | float) and isinstance(old, int | float)
-                             and value < old):
-            continue
-        usage[key] = value
-
-
-def _usage(raw: Mapping[str, Any]) -> Usage:
-    """Anthropic counts cache reads/writes apart from ``input_tokens``; ours
-    include them."""
-    cached = int(raw.get("cache_read_input_tokens") or 0)
-    written = int(raw.get("cache_creation_input_tokens") or 0)
-    return Usage(input_tokens=int(raw.get("input_tokens") or 0) + cached + written,
-                 output_tokens=int(raw.get("output_tokens") or 0), cached_tokens=cached)
-
-
-class _StreamReader:
-    """Folds typed stream events (or a whole message's blocks) into chunks."""
-
-    def __init__(self) -> None:
-        self.done = False
-        self.usage: dict[str, Any] = {}
-        self.blocks: dict[int, dict[str, Any]] = {}
-        self.thinking: list[dict[str, Any]] = []
-        self.message: dict[str, Any] = {}
-        """The ``message`` of ``message_start`` (its ``model`` and ``id``)."""
-
-    def feed(self, data: Mapping[str, Any]) -> Iterable[ModelChunk]:
-        """Chunks of one stream event (``ping`` and unknown events give none).
-
-        Raises:
-            ProviderError: an ``error`` event.
-        """
-        kind = data.get("type")
-        if kind == "message_start":
-            self.message = dict(data.get("message") or {})
-            self.usage = dict(self.message.get("usage") or {})
-            yield UsageChunk(_usage(self.usage))
-        elif kind == "content_block_start":
-            index, block = data["index"], dict(data["content_block"])
-            self.blocks[index] = block
-            if block["type"] == "tool_use":
-                yield ToolCallDelta(index, id=block["id"], name=block["name"])
-            elif block["type"] == "text" and block.get("text"):
-                yield TextDelta(block["text"])
-        elif kind == "content_block_delta":
-            yield from self._delta(data["index"], data["delta"])
-        elif kind == "content_block_stop":
-            block = self.blocks.get(data["index"], {})
-            yield from self._start_input(data["index"], block)
-            yield from self._stop(block)
-        elif kind == "message_delta":
-            _merge_usage(self.usage, data.get("usage") or {})
-            yield UsageChunk(_usage(self.usage))
-            yield from self.finish((data.get("delta") or {}).get("stop_reason"))
-        elif kind == "message_stop":
-            self.done = True
-        elif kind == "error":
-            raise _stream_error(data)
-
-    def _delta(self, index: int, delta: Mapping[str, Any]) -> Iterable[ModelChunk]:
-        block = self.blocks.setdefault(index, {"type": "text"})
-        kind = delta.get("type")
-        if kind == "text_delta":
-            yield TextDelta(delta["text"])
-        elif kind == "input_json_delta":
-            block["streamed"] = True
-            if delta.get("partial_json"):
-                yield ToolCallDelta(index, arguments=delta["partial_json"])
-        elif kind == "thinking_delta":
-            block["thinking"] = block.get("thinking", "") + delta["thinking"]
-            yield ThinkingDelta(delta["thinking"])
-        elif kind == "signature_delta":
-            block["signature"] = delta["signature"]
-
-    @staticmethod
-    def _start_input(index: int, block: Mapping[str, Any]) -> Iterable[ModelChunk]:
-        """At a streamed tool_use's end: the ``input`` that came whole in its
-        ``content_block_start`` when no ``input_json_delta`` followed.
-        Anthropic sends ``{}`` there, then deltas; some Anthropic-compatible
-        servers send it all at the start, which was read as ``{}``."""
-        given = block.get("input")
-        if (block.get("type") == "tool_use" and not block.get("streamed")
-                and isinstance(given, Mapping) and given):
-            yield ToolCallDelta(index, arguments_obj=given)
-
-    def _stop(self, block: Mapping[str, Any]) -> Iterable[ModelChunk]:
-        """At a block's end: keep thinking blocks whole for the next request."""
-        if block.get("type") not in UNCACHEABLE:
-            return
-        self.thinking.append(dict(block))
-        yield ThinkingDelta(signature=block.get("signature") or None,
-                            provider_data={THINKING_BLOCKS: list(self.thinking)})
-
-    def block(self, index: int, block: Mapping[str, Any]) -> Iterable[ModelChunk]:
-        """Chunks of one block of a whole message."""
-        kind = block.get("type")
-        if kind == "text" and block.get("text"):
-            yield TextDelta(block["text"])
-        elif kind == "tool_use":
-            yield ToolCallDelta(index, id=block["id"], name=block["name"],
-                                arguments_obj=block.get("input") or {})
-        elif kind == "thinking" and block.get("thinking"):
-            yield ThinkingDelta(block["thinking"])
-        yield from self._stop(block)
-
-    def finish(self, stop_reason: str | None) -> Iterable[ModelChunk]:
-        """The normalized finish chunk for ``stop_reason``."""
-        if stop_reason:
-            model, reply_id = self.message.get("model"), self.message.get("id")
-            yield FinishChunk(_STOP.get(stop_reason, "other"), stop_reason,
-                              model if isinstance(model, str) else None,
-                              reply_id if isinstance(reply_id, str) else None)
-
-
-# ----------------------------------------------------------------------------- errors
-
-def _unsupported(message: str) -> UnsupportedFeature | None:
-    """The feature a 400 message says the model refuses, or ``None``."""
-    text = message.lower()
-    if "tool_choice forces tool use" in text:
-        return "tool_choice"
-    if ("output_config" in text or "output_format" in text or "structured output" in text) and (
-        "not support" in text or "unsupported" in text or "not available" in text
-        or "schema" in text  # a schema feature refused ("...format.schema: For 'object'...")
-    ):
-        return "native_output"
-    if "thinking" in text and ("not support" in text or "unsupported" in text):
-        return "thinking"
-    return None
-
-
-def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
-    """An Anthropic error (``{"type":"error","error":{"type","message"}}``) as a
-    ``ProviderError``: by status (529 -> ``OverloadedError``, 429 ->
-    ``RateLimitedError`` with ``retry-after``...), and a 400 naming a refused
-    feature -> ``UnsupportedFeatureError``."""
-    message, code, _ = error_message(body)
-    if status == 400:
-        feature = _unsupported(message)
-        if feature is not None:
-            return UnsupportedFeatureError(message, feature=feature, code=code, vendor=VENDOR)
-    return default_error(VENDOR, status, headers, body)
-
-
-def _stream_error(data: Mapping[str, Any]) -> ProviderError:
-    """A mid-stream ``event: error`` mapped as if it were the HTTP error."""
-    error = data.get("error")
-    kind = error.get("type") if isinstance(error, Mapping) else None
-    return map_error(STATUS_OF_ERROR_TYPE.get(str(kind), 500), {}, orjson.dumps(data))

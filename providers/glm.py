@@ -32,6 +32,20 @@ Everything special about GLM (shared/providers.md section 7):
   into the text; ``GLM_MARKUP`` turns it into tool calls (values typed from
   the tool's schema). On by default here; any OpenAI-compatible adapter
   takes it with ``tool_markups=["glm"]``.
+* **GLM-4-0414's tool calls have no tags**: its chat template renders a call
+  as ``<|assistant|>{name}\n{arguments JSON}`` (the name where a plain answer
+  has an empty line), parallel calls as further ``<|assistant|>`` turns, and
+  the model stops at ``<|observation|>`` (THUDM/GLM-4-32B-0414's template;
+  ms-swift's ``GLM4_0414AgentTemplate`` parses it so). Served without a tool
+  parser, the reply text is ``get_weather\n{"city": "Paris"}``.
+  ``GLM4_0414_MARKUP`` (``"glm-4-0414"``) reads it, only when tools are
+  offered, the name line is an offered tool's name and what follows is one
+  JSON object (or several such calls, the special tokens between them kept or
+  dropped), and nothing else is in the reply. Streamed, the reply's head is
+  held while it can still be such a call (a prefix of an offered name, then
+  the object) and parsed at the reply's end; anything else is passed on as
+  text, losing nothing (``_reply_markup``). On by default here and for
+  ``*glm*`` models on generic servers.
 
 Vendor extensions sent: none; ``thinking`` and ``do_sample`` are keywords of
 zai-sdk's ``chat.completions.create`` (checked by tests/test_sdk_conformance.py).
@@ -39,6 +53,7 @@ zai-sdk's ``chat.completions.create`` (checked by tests/test_sdk_conformance.py)
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -54,13 +69,19 @@ from agentflow.errors import (
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelProfile, ToolSpec
 from agentflow.providers._http import error_message, parse_retry_after
-from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
+from agentflow.providers._markup import (
+    MarkupCall,
+    ReplyMarkup,
+    ToolMarkup,
+    register_markup,
+)
 from agentflow.providers._media import ImageUrlStyle
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._profiles import ProfileRule
+from agentflow.providers._reply_markup import Lead
 
-__all__ = ["DEFAULT_PROFILE", "GLM_MARKUP", "PROFILES", "GLMChatModel", "create",
-           "parse_glm_call"]
+__all__ = ["DEFAULT_PROFILE", "GLM4_0414_MARKUP", "GLM_MARKUP", "PROFILES", "GLMChatModel",
+           "create", "glm4_0414_lead", "parse_glm4_0414_calls", "parse_glm_call"]
 
 _GLM = ModelProfile(
     tool_choice_modes=frozenset({"auto", "none", "specific"}),
@@ -124,6 +145,78 @@ def parse_glm_call(body: str) -> list[MarkupCall] | None:
 GLM_MARKUP = register_markup(ToolMarkup("glm", "<tool_call>", "</tool_call>", parse_glm_call))
 """GLM-4.5+'s in-band tool-call format (its chat template's ``<arg_key>`` pairs)."""
 
+_TURN_TOKENS = ("<|assistant|>", "<|observation|>")
+"""GLM-4's special tokens between and after calls, when a server leaves them in."""
+
+
+def glm4_0414_lead(text: str, names: frozenset[str]) -> Lead:
+    """What a reply beginning with ``text`` can be in GLM-4-0414's form:
+    ``"maybe"`` while its first line is a prefix of an offered tool name (or
+    that name with no object begun yet), ``"held"`` once that name's line is
+    followed by ``{``, else ``"no"``."""
+    body = text.lstrip()
+    if body and _TURN_TOKENS[0].startswith(body):
+        return "maybe"  # the turn token left in, not whole yet
+    body = body.removeprefix(_TURN_TOKENS[0]).lstrip(" ")
+    line, newline, rest = body.partition("\n")
+    line = line.strip()
+    if not newline:
+        return "maybe" if any(name.startswith(line) for name in names) else "no"
+    if line not in names:
+        return "no"
+    rest = rest.lstrip()
+    if not rest:
+        return "maybe"
+    return "held" if rest.startswith("{") else "no"
+
+
+def parse_glm4_0414_calls(text: str, names: frozenset[str]) -> list[MarkupCall] | None:
+    """The calls of a whole reply in GLM-4-0414's form: one or more of an
+    offered tool's name on its own line and one JSON object (raw control
+    characters inside strings tolerated), GLM-4's ``<|assistant|>`` /
+    ``<|observation|>`` tokens and whitespace between and around them;
+    ``None`` when anything else is in the reply.
+
+    Raises:
+        ValueError: an object that is not valid JSON (the reply is then text).
+    """
+    decoder = json.JSONDecoder(strict=False)
+    calls: list[MarkupCall] = []
+    pos, end = 0, len(text)
+    while True:
+        pos = _skip_turns(text, pos)
+        if pos >= end:
+            return calls or None
+        newline = text.find("\n", pos)
+        if newline < 0 or text[pos:newline].strip() not in names:
+            return None
+        name = text[pos:newline].strip()
+        pos = newline + 1
+        while pos < end and text[pos].isspace():
+            pos += 1
+        if not text.startswith("{", pos):
+            return None
+        arguments, pos = decoder.raw_decode(text, pos)
+        if not isinstance(arguments, dict):
+            return None
+        calls.append(MarkupCall(name, arguments))
+
+
+def _skip_turns(text: str, pos: int) -> int:
+    """``pos`` moved past whitespace and GLM-4's turn tokens."""
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        token = next((t for t in _TURN_TOKENS if text.startswith(t, pos)), None)
+        if token is None:
+            return pos
+        pos += len(token)
+
+
+GLM4_0414_MARKUP = register_markup(
+    ReplyMarkup("glm-4-0414", glm4_0414_lead, parse_glm4_0414_calls))
+"""GLM-4-0414's untagged tool-call form: the whole reply is ``name\n{JSON}``."""
+
 _QUOTA = frozenset({"1113", "1304"})
 _RATE = frozenset({"1302", "1303", "1305"})
 _AUTH = frozenset({"1000", "1001", "1002", "1003", "1004"})
@@ -148,7 +241,7 @@ class GLMChatModel(OpenAICompatibleModel):
     send_strict = False
     send_stream_options: ClassVar[bool] = False
     image_urls: ClassVar[ImageUrlStyle] = "base64"
-    default_markups: ClassVar[tuple[str, ...]] = ("glm",)
+    default_markups: ClassVar[tuple[str, ...]] = ("glm", "glm-4-0414")
 
     def apply_tools(
         self, body: dict[str, Any], tools: Sequence[ToolSpec], options: GenerateOptions

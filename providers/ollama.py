@@ -16,7 +16,13 @@ api/types.go, server/routes.go):
   sends no tools. Profiles list ``specific`` as a mode (emulated) but not
   ``required``.
 * Native output: ``format`` is a JSON Schema (grammar-constrained) or
-  ``"json"``; it may be combined with tools.
+  ``"json"``. The wire takes it beside ``tools``, but the grammar then holds
+  the reply to the schema, so the model can never call a tool (an empty
+  ``tool_calls``, ollama/ollama#8095): profiles say ``native_output_with_tools
+  =False`` and the engine takes the tool path when tools are offered. The
+  grammar only constrains sampling: the model never sees the schema, its field
+  descriptions included (ollama/ollama#8162; the docs advise putting the schema
+  in the prompt too), so a ``format`` schema also goes in a system instruction.
 * Streaming is NDJSON (``application/x-ndjson``), one object per line;
   tool calls arrive whole in one line; the last line has ``done: true``,
   ``done_reason`` (``stop`` for tool calls too) and the token counts. An
@@ -39,6 +45,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 import aiohttp
+import orjson
 
 from agentflow.errors import (
     ProviderError,
@@ -79,6 +86,7 @@ from agentflow.providers._http import (
     shared_governor,
 )
 from agentflow.providers._media import ollama_image
+from agentflow.providers._openai_wire import SCHEMA_INSTRUCTION, insert_instruction
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 from agentflow.ratelimit import model_family
@@ -98,7 +106,7 @@ FORCE_TOOL = ("You must now call the `{name}` tool, the only tool available, exa
 FORCE_ANY = "You must now call one of the available tools. Reply with tool calls only, no text."
 
 _DEFAULT = ModelProfile(tool_choice_modes=frozenset({"auto", "none", "specific"}),
-                        native_output="json_schema", native_output_with_tools=True,
+                        native_output="json_schema", native_output_with_tools=False,
                         context_window=4096)
 """Ollama's window is the server's ``num_ctx``, 4096 tokens unless set
 (docs.ollama.com/faq, "How can I specify the context window size?"); with a
@@ -134,11 +142,12 @@ PROFILES: tuple[ProfileRule, ...] = (
     ProfileRule("phi*", _NO_TOOLS, "no tools capability"),
 )
 """Model-name globs (the name without ``:tag`` handled by the glob's ``*``)
--> profile. Every model gets ``format`` output with tools and emulated
-``specific`` forcing; a model missing here that lacks tools is found at
-run time (400 "does not support tools")."""
+-> profile. Every model gets ``format`` output without tools (the tool path
+with them) and emulated ``specific`` forcing; a model missing here that lacks
+tools is found at run time (400 "does not support tools")."""
 DEFAULT_PROFILE = _DEFAULT
-"""The profile of model names no pattern matches: ``format`` output with tools, emulated forcing."""
+"""The profile of model names no pattern matches: ``format`` output without tools, emulated
+forcing."""
 
 
 class OllamaChatModel(HttpChatModel):
@@ -195,8 +204,12 @@ class OllamaChatModel(HttpChatModel):
         if reminder:
             wire.append({"role": "system", "content": system_reminder(reminder)})
         fmt = options.response_format
-        if fmt is not None:
-            body["format"] = dict(fmt.schema) if fmt.schema is not None else "json"
+        if fmt is not None and fmt.schema is not None:
+            body["format"] = dict(fmt.schema)
+            insert_instruction(wire, SCHEMA_INSTRUCTION.format(
+                schema=orjson.dumps(body["format"]).decode()))  # the grammar shows it to no one
+        elif fmt is not None:
+            body["format"] = "json"
         if options.thinking is not None:
             body["think"] = options.thinking
         settings: dict[str, Any] = {}

@@ -161,3 +161,28 @@ def test_fields_no_chunk_gave() -> None:
     merged = merge_outputs([out(0, 10, 0)], RULES)
     assert merged.data == {"title": None, "source": None, "kind": None, "entries": [],
                            "notes": []}
+
+
+def test_a_field_held_after_another_keeps_the_order_across_chunks() -> None:
+    from agentflow.extraction.grounding import Grounded
+
+    class Signed(BaseModel):
+        signer: Annotated[str | None, Grounded(whole_tokens=True)] = None
+        date: Annotated[str | None, Grounded(whole_tokens=True, after="signer")] = None
+        place: Annotated[str | None, Grounded(whole_tokens=True, after="date")] = None
+
+    assert rules_of(Signed)["date"] == Merge("first", after="signer")
+    # chunk 1 saw a date but no signer (so no bound held it); chunk 2 saw the signature
+    text = "drafted 2024-01-02 in Oslo ... signed: Ada 2024-03-04 Paris"
+    first = ChunkOutput(0, 30, {"signer": None, "date": "2024-01-02", "place": "Oslo"},
+                        {"date": [(8, 18)], "place": [(22, 26)]})
+    second = ChunkOutput(27, len(text), {"signer": "Ada", "date": "2024-03-04", "place": "Paris"},
+                         {"signer": [(39, 42)], "date": [(43, 53)], "place": [(54, 59)]})
+    merged = merge_outputs([first, second], rules_of(Signed))
+    assert merged.data == {"signer": "Ada", "date": "2024-03-04", "place": "Paris"}
+    assert merged.spans == {"signer": [(39, 42)], "date": [(43, 53)], "place": [(54, 59)]}
+    for path, [(start, end)] in merged.spans.items():
+        assert text[start:end] == merged.data[path]
+    # without a signer anywhere the first values stand (a null sets no bound)
+    alone = merge_outputs([first], rules_of(Signed))
+    assert alone.data == {"signer": None, "date": "2024-01-02", "place": "Oslo"}

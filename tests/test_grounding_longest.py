@@ -78,6 +78,46 @@ def test_longest_needs_a_pattern_on_the_field() -> None:
     assert grounding_plan(Signed) is True and grounding_plan(Items) is True
 
 
+def test_longest_needs_a_pattern_anchored_at_both_ends_that_python_reads() -> None:
+    for pattern, why in ((r"\d+", "anchored at both ends"), (r"^\d+", "anchored at both ends"),
+                         (r"\d+$", "anchored at both ends"), (r"x*", "anchored at both ends"),
+                         (r"^\d+\$", "anchored at both ends"), (r"^\p{L}+$", "re module")):
+        class Loose(BaseModel):
+            amount: Annotated[str, Grounded(longest=True)] = Field(pattern=pattern)
+
+        with pytest.raises(SchemaError, match=why) as raised:
+            grounding_plan(Loose)
+        assert raised.value.path == "Loose.amount"
+
+    class Whole(BaseModel):
+        amount: Annotated[str, Grounded(longest=True)] = Field(pattern=r"^\d+(\.\d+)?$")
+
+    assert grounding_plan(Whole) is True
+
+
+def test_a_marker_on_a_list_takes_its_items_pattern() -> None:
+    Name = Annotated[str, StringConstraints(pattern=r"^[A-Z]\w+( [A-Z]\w+)*$")]
+
+    class Names(BaseModel):
+        names: Annotated[list[Name], Grounded(longest=True)]
+
+    assert grounding_plan(Names) is True
+    check = check_grounding(grounded_values(Names(names=["Lovelace"]), Names), "Ada Lovelace")
+    assert check.shortened == [("names[0]", "Lovelace", "Ada Lovelace")]
+
+
+def test_a_json_schema_output_is_held_to_the_same_longest_rules() -> None:
+    for prop, why in (({"type": "string", "x-grounded": True, LONGEST_KEY: True},
+                       "needs a pattern"),
+                      ({"type": "string", "x-grounded": True, LONGEST_KEY: True,
+                        "pattern": "[0-9]+"}, "anchored at both ends")):
+        Out = json_schema_output({"type": "object", "required": ["a"], "properties": {"a": prop}},
+                                 name="Out")
+        with pytest.raises(SchemaError, match=why) as raised:
+            grounding_plan(Out)
+        assert raised.value.path == "Out.a" and LONGEST_KEY in str(raised.value)
+
+
 def test_the_longest_rule_reaches_the_local_dialect_only() -> None:
     assert local(Signed)["properties"]["maintainer"][LONGEST_KEY] is True
     for dialect in ("plain", "openai_strict", "gemini"):
@@ -132,6 +172,18 @@ def test_a_value_that_is_whole_somewhere_takes_that_occurrence() -> None:
     text = "Ada Lovelace met Lovelace, then Babbage"  # the second "Lovelace" stands alone
     check = check_grounding(grounded_values(Name(name="Lovelace"), Name), text)
     assert check.ok and check.spans == {"name": [(17, 25)]}
+
+
+def test_a_longer_value_written_with_decomposed_accents_still_counts() -> None:
+    class Signer(BaseModel):
+        name: Annotated[str, Grounded(whole_tokens=True, longest=True)] = Field(
+            pattern=r"^\w+( \w+)*$")
+
+    text = "Signed: Rene\u0301 Dupont, Paris"  # a PDF text layer's e + combining acute
+    whole = check_grounding(grounded_values(Signer(name="René Dupont"), Signer), text)
+    assert whole.ok and whole.spans == {"name": [(8, 20)]}
+    cut = check_grounding(grounded_values(Signer(name="Dupont"), Signer), text)
+    assert cut.shortened == [("name", "Dupont", "Rene\u0301 Dupont")]
 
 
 def test_a_json_schema_output_reads_the_longest_rule_and_its_pattern() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import orjson
 import pytest
@@ -69,17 +69,30 @@ def listed(grammar: str | None) -> dict[str, list[str]]:
 
 
 def field_values(grammar: str | None, key: str) -> set[str]:
-    """Every value the grammar offers for ``key`` (over all its branches)."""
+    """Every value the grammar offers for ``key`` (over all its branches): the
+    listed terminal after the key, or the chain of rules of listed terminals
+    (``GROUNDED_3 | n4``) a later field's values from a bound on are."""
     assert grammar is not None
     terms = listed(grammar)
+    rules = dict(row.split(": ", 1) for row in grammar.splitlines() if row[:1] == "n")
+
+    def reach(token: str) -> set[str]:
+        if token.startswith("GROUNDED_"):
+            return set(terms.get(token, []))
+        alts = rules.get(token, "").split(" | ")
+        if not all(a.startswith(("GROUNDED_", "n")) and " " not in a for a in alts):
+            return set()  # a rule of fields, not a chain of values
+        return set().union(*(reach(a) for a in alts))
+
     found: set[str] = set()
     for row in grammar.splitlines():
         head = json.dumps(json.dumps(key))
         if head in row:
             for part in row.split(" | "):
                 if head in part:
-                    after = [t for t in part.split(head, 1)[1].split() if t.startswith("GROUNDED_")]
-                    found.update(terms.get(after[0], []) if after else [])
+                    after = [t for t in part.split(head, 1)[1].split()  # the value's name
+                             if t.startswith("GROUNDED_") or t[1:].isdigit()]
+                    found.update(reach(after[0]) if after else set())
     return found
 
 
@@ -110,6 +123,44 @@ def test_the_plan_refuses_an_after_that_names_no_earlier_field() -> None:
     with pytest.raises(SchemaError, match=r"\(those are: package\)"):
         grounding_plan(Unknown)
     assert grounding_plan(Header) is True
+
+
+def test_the_plan_refuses_an_after_that_names_a_list_or_an_object() -> None:
+    class Address(BaseModel):
+        city: Annotated[str, Grounded()]
+
+    class AfterList(BaseModel):
+        tags: list[Annotated[str, Grounded()]]
+        name: Annotated[str, Grounded(after="tags")]
+
+    class AfterObject(BaseModel):
+        address: Address
+        phone: Annotated[str | None, Grounded(after="address")] = None
+
+    for tp, path in ((AfterList, "AfterList.name"), (AfterObject, "AfterObject.phone")):
+        with pytest.raises(SchemaError, match="holds a list or an object") as raised:
+            grounding_plan(tp)
+        assert raised.value.path == path
+
+    class AfterChoice(BaseModel):
+        level: Literal["low", "high"] | None = None
+        note: Annotated[str, Grounded(after="level")]
+
+    assert grounding_plan(AfterChoice) is True
+
+
+def test_a_json_schema_output_is_held_to_the_same_after_rules() -> None:
+    for after, why in (("zzz", "declared before"), ("b", "declared before"),
+                       ("tags", "holds a list or an object")):
+        Out = json_schema_output({
+            "type": "object", "required": ["tags", "a", "b"],
+            "properties": {"tags": {"type": "array", "items": {"type": "string"}},
+                           "a": {"type": "string", "x-grounded": True},
+                           "b": {"type": "string", "x-grounded": True, AFTER_KEY: after}}},
+            name="Out")
+        with pytest.raises(SchemaError, match=why) as raised:
+            grounding_plan(Out)
+        assert raised.value.path == "Out.b" and AFTER_KEY in str(raised.value)
 
 
 def test_the_after_rule_reaches_the_local_dialect_only() -> None:
@@ -152,6 +203,38 @@ def test_a_repeated_value_is_placed_after_the_named_field_and_the_field_before_i
     assert check.ok and check.spans == {"first": [(0, 1)], "second": [(2, 3)]}
     check = check_grounding(grounded_values(Pair(first="b", second="a"), Pair), "a b")
     assert check.misordered == [("second", "a", "first")]
+
+
+def test_the_message_names_the_value_a_misordered_one_must_follow() -> None:
+    class Totals(BaseModel):
+        subtotal: Annotated[str, Grounded(whole_tokens=True)]
+        tax: Annotated[str, Grounded(whole_tokens=True, after="subtotal")]
+
+    # the subtotal is the wrong value here, not the tax: the model must be able to tell
+    line = "Subtotal 10.00 Tax 2.00 Total 12.00"
+    check = check_grounding(grounded_values(Totals(subtotal="12.00", tax="2.00"), Totals), line)
+    assert check.misordered == [("tax", "2.00", "subtotal")]
+    assert check.preceding == {"tax": "12.00"}
+    assert ("copy it from the text that follows that value ('12.00'), or correct 'subtotal' if "
+            "that value is the wrong one") in check.message()
+
+
+def test_a_chain_keeps_every_span_before_the_next_when_a_middle_value_moves() -> None:
+    class Chain(BaseModel):
+        note: Annotated[str | None, Grounded(whole_tokens=True)] = None
+        a: Annotated[str, Grounded(whole_tokens=True)]
+        b: Annotated[str, Grounded(whole_tokens=True, after="a")]
+        c: Annotated[str, Grounded(whole_tokens=True, after="b")]
+
+    # the note pushes the cursor to 'r' at 6: a and b first land at 6 and 8, then c
+    # (only 8 follows b) pulls b back to 6, which must pull a back to 0
+    text = "r p q r r"
+    value = Chain(note="q", a="r", b="r", c="r")
+    check = check_grounding(grounded_values(value, Chain), text)
+    assert check.ok
+    spans = {path: span for path, [span] in check.spans.items()}
+    assert spans["a"][1] <= spans["b"][0] and spans["b"][1] <= spans["c"][0]
+    assert spans == {"note": (4, 5), "a": (0, 1), "b": (6, 7), "c": (8, 9)}
 
 
 def test_a_null_named_field_sets_no_bound() -> None:
@@ -209,6 +292,26 @@ def test_without_the_rule_the_grammar_offers_every_value_of_the_line() -> None:
     assert ["avahi", "bookworm"] in values.values()
 
 
+def test_fields_with_aliases_keep_their_order_in_the_grammar() -> None:
+    class Aliased(BaseModel):
+        first_word: Annotated[str, Grounded(line=r".")] = Field(alias="First", pattern=r"^\w+$")
+        second: Annotated[str | None, Grounded(line=r".", after="first_word")] = Field(
+            None, alias="Second", pattern=r"^\w+$")
+
+    class Outer(BaseModel):
+        pairs: list[Aliased]
+
+    for tp in (Aliased, Outer):
+        schema = json.dumps(local(tp))
+        assert f'"{AFTER_KEY}": "First"' in schema, tp  # the key the grammar reads
+    grammar = substring_grammar(local(Aliased), "aa bb", SEPARATORS)
+    assert field_values(grammar, "Second") == {"bb"}  # after "aa" only; after "bb" nothing
+    assert field_values(grammar, "First") == {"aa", "bb"}  # "bb" with a null Second
+    check = check_grounding(grounded_values(
+        Aliased.model_validate({"First": "bb", "Second": "aa"}), Aliased), "aa bb")
+    assert check.misordered == [("second", "aa", "first_word")]  # paths: python names
+
+
 def test_values_of_the_named_field_that_end_together_share_a_branch() -> None:
     class Pair(BaseModel):
         first: Annotated[str, Grounded(whole_tokens=True, line=r".")] = Field(pattern=r"^\w+")
@@ -253,6 +356,40 @@ def test_too_many_bounds_fall_back_to_the_plain_object(monkeypatch: pytest.Monke
     monkeypatch.setattr(grammar_order, "MAX_ORDER_RULES", 0)
     values = listed(substring_grammar(local(Header), ENTRY, SEPARATORS))
     assert ["avahi", "0.8-10+deb12u1", "bookworm"] in values.values()
+
+
+def test_a_later_field_on_a_long_line_grows_the_grammar_linearly() -> None:
+    class Two(BaseModel):
+        a: Annotated[str, Grounded(whole_tokens=True, line=r"^L ")]
+        b: Annotated[str, Grounded(whole_tokens=True, line=r"^L ", after="a")] = Field(
+            pattern=r"^[a-z]{20,}$")
+
+    def line(i: int) -> str:
+        return "L " + "".join("abcdefgh"[(i >> 3 * k) & 7] for k in range(4)) + "x" * 146
+
+    sizes = []
+    for n in (50, 100, 200):
+        text = "\n".join(line(i) for i in range(n))
+        grammar = substring_grammar(local(Two), text, SEPARATORS)
+        assert grammar is not None
+        sizes.append(len(grammar))
+        # each bound still offers exactly the values after it
+        assert field_values(grammar, "b") == {line(i)[2:] for i in range(n)}
+    # twice the lines, about twice the grammar (listing each bound's values: four times)
+    assert sizes[2] < 2.5 * sizes[1] < 6.25 * sizes[0]
+
+
+def test_an_ordered_object_over_its_size_budget_leaves_no_rule_or_value_behind(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grammar_order, "MAX_ORDER_CHARS", 10)
+    grammar = substring_grammar(local(Header), ENTRY, SEPARATORS)
+    assert grammar is not None
+    values = listed(grammar)
+    assert ["avahi", "0.8-10+deb12u1", "bookworm"] in values.values()  # the plain object
+    assert ["avahi"] not in values.values()  # no listing of the ordered attempt is kept
+    used = " ".join(body for row in grammar.splitlines() if not row.startswith("GROUNDED_")
+                    for body in [row.partition(": ")[2]])
+    assert all(name in used for name in values)  # every listed terminal is used
 
 
 # ----------------------------------------------------------------------------- a vendor

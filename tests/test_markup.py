@@ -370,6 +370,24 @@ async def test_several_hermes_calls_in_one_block(separator: str, cleanup: None) 
     assert sorted(calls) == [("A", 1, [], None), ("B", 2, ["x"], None)]
 
 
+@pytest.mark.parametrize("block", [
+    '<tool_call>\n{"name": "book", "arguments": {"city": "A", "nights": 1, "guests": []}}}\n'
+    "</tool_call>",                                                  # one brace too many
+    '<tool_call>\n{"name": "book", "arguments": {"city": "A", "nights": 1, "guests": []}\n'
+    "</tool_call>",                                                  # one brace too few
+])
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+async def test_a_hermes_block_with_a_brace_too_many_or_too_few(block: str, stream: bool,
+                                                               cleanup: None) -> None:
+    calls.clear()
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=block, chunk_size=4), FakeReply(text="ok"))
+        model = tracked(get_model("openai:Qwen2.5-72B-Instruct", api_key="k", base_url=fake.url,
+                                  settings=FAST, stream=stream))
+        reply = await ReActAgent("t", model, tools=[book]).call("book")
+    assert reply.text == "ok" and calls == [("A", 1, [], None)]
+
+
 def kimi(name: str, args: dict[str, Any], section: str = "tool_calls_section") -> str:
     """Kimi K2's section, as its chat template writes it (functions.NAME:INDEX)."""
     return (f"<|{section}_begin|>\n<|tool_call_begin|>functions.{name}:0"

@@ -206,6 +206,76 @@ async def test_tool_input_given_whole_at_block_start_is_kept(fake: AnthropicFake
     assert fake.bodies[1]["messages"][1]["content"][0]["input"] == {"query": "Ann"}
 
 
+@pytest.mark.parametrize("given", [orjson.dumps(CONTACT).decode(),
+                                   orjson.dumps(orjson.dumps(CONTACT).decode()).decode()])
+async def test_tool_input_given_as_a_string_is_read(fake: AnthropicFake, given: str) -> None:
+    """C10 kind on the Anthropic wire: ``tool_use.input`` as a JSON string
+    (anthropics/anthropic-sdk-python#804) failed the reply as malformed."""
+    fake.add(FakeReply(tool_calls=[FakeCall("generate_response", given)]))
+    reply = await ReActAgent("a", model(fake)).call("Find Ann", Contact, strategy="tool")
+    assert reply.output == Contact(**CONTACT) and len(fake.bodies) == 1
+
+
+async def test_tool_input_that_is_no_json_is_sent_back_as_invalid(fake: AnthropicFake) -> None:
+    """The API hands the model's raw text over as a string when it was not JSON:
+    the model is told and retries; the history replays the failed call with an
+    object ``input``, as the API requires. (Python triple quotes, the SDK
+    report's case, are read as the literal they are.)"""
+    raw = "Ann <ann@example.org>"
+    fake.add(FakeReply(tool_calls=[FakeCall("generate_response", raw)]), output_call())
+    agent = ReActAgent("a", model(fake, stream=False))
+    events_ = await events(agent, "Find Ann", Contact, strategy="tool")
+    assert events_[-1].output == Contact(**CONTACT)
+    assert [e.reason for e in events_ if isinstance(e, OutputRetry)] == ["validation"]
+    replayed = fake.bodies[1]["messages"][1]["content"][0]
+    assert replayed["type"] == "tool_use" and isinstance(replayed["input"], dict)
+    result = fake.bodies[1]["messages"][2]["content"][0]
+    assert result["is_error"] and "JSON" in str(result["content"])
+
+
+async def test_whitespace_only_text_is_never_sent_back(fake: AnthropicFake,
+                                                       stream: bool) -> None:
+    """Claude may write only "\n\n" before a tool call, and a tool may return a
+    blank result; the API refuses whitespace-only text blocks ("messages: text
+    content blocks must contain non-whitespace text"), which failed every
+    later request of the conversation."""
+    def blank(query: str) -> str:
+        """Look up nothing."""
+        return "  \n"
+
+    fake.add(FakeReply(text="\n\n", tool_calls=[FakeCall("blank", {"query": "Ann"})]),
+             output_call())
+    agent = ReActAgent("a", model(fake, stream=stream), tools=[blank],
+                       sys_prompt="Be brief.\n", options=STREAMED if stream else None)
+    reply = await agent.call("Find Ann", Contact)
+    assert reply.output == Contact(**CONTACT) and len(fake.bodies) == 2
+    sent = fake.bodies[1]["messages"]
+    assert sent[1]["content"] == [{"type": "tool_use", "id": sent[1]["content"][0]["id"],
+                                   "name": "blank", "input": {"query": "Ann"}}]
+    assert "content" not in sent[2]["content"][0]
+
+
+@pytest.mark.parametrize("with_output", [False, True], ids=["text", "output"])
+async def test_a_tool_history_goes_on_with_an_agent_without_tools(
+        fake: AnthropicFake, stream: bool, with_output: bool) -> None:
+    """A conversation in which tools ran, continued by an agent that offers
+    none (a summarizer sharing the state): the API refuses tool blocks in a
+    request without tools (anthropics/anthropic-sdk-python#494), so the
+    history's tools are declared, with tool_choice none."""
+    fake.add(FakeReply(tool_calls=[FakeCall("lookup", {"query": "Ann"})]),
+             FakeReply(text="Found her."))
+    state = AgentState()
+    await ReActAgent("a", model(fake, stream=stream), tools=[lookup]).call("Find Ann", state=state)
+    fake.add(FakeReply(text=orjson.dumps(CONTACT).decode() if with_output else "Ann."))
+    summarizer = ReActAgent("s", model(fake, stream=stream))
+    reply = await summarizer.call("Summarize.", Contact if with_output else None, state=state,
+                                  strategy="native" if with_output else None)
+    assert (reply.output == Contact(**CONTACT)) if with_output else reply.text == "Ann."
+    body = fake.bodies[2]
+    assert [t["name"] for t in body["tools"]] == ["lookup"]
+    assert body["tool_choice"] == {"type": "none"}
+
+
 async def test_mid_conversation_system_message_becomes_user_reminder(fake: AnthropicFake) -> None:
     state = AgentState([Msg.user("earlier"), Msg.assistant("ok"),
                         Msg.system("Answer in French from now on.")])
@@ -460,6 +530,34 @@ async def test_empty_text_with_a_stop_reason_is_an_answer() -> None:
 class Labels(BaseModel):
     name: str
     labels: dict[str, str]
+
+
+def test_closed_schema_keeps_the_string_formats_the_sdk_keeps() -> None:
+    """Wire fact witnessed by the anthropic SDK (``transform_schema``): only its
+    ``SupportedStringFormats`` stay ``format``; others (a SecretStr's
+    ``password``, bytes' ``binary``, ``uuid1``, a number's format) are moved into
+    the description instead of being sent as formats output_config refuses."""
+    import uuid
+
+    from anthropic.lib._parse._transform import transform_schema
+    from pydantic import UUID1, AnyUrl, Field, SecretStr
+
+    class Account(BaseModel):
+        site: AnyUrl
+        ref: uuid.UUID
+        legacy: UUID1
+        secret: SecretStr
+        blob: bytes
+        day: str = Field(json_schema_extra={"format": "date"})
+        ratio: float = Field(json_schema_extra={"format": "double"})
+
+    schema = Account.model_json_schema()
+    ours, theirs = closed_schema(schema), transform_schema(schema)
+    formats = {k: v.get("format") for k, v in ours["properties"].items()}
+    assert formats == {k: v.get("format") for k, v in theirs["properties"].items()}
+    assert formats == {"site": "uri", "ref": "uuid", "legacy": None, "secret": None,
+                       "blob": None, "day": "date", "ratio": None}
+    assert 'format: "password"' in ours["properties"]["secret"]["description"]
 
 
 def test_closed_schema_refuses_a_map() -> None:

@@ -4,12 +4,14 @@ thought signatures, errors and stream cuts."""
 
 from __future__ import annotations
 
+import datetime
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import AnyUrl, BaseModel, Field
 
 from agentflow import ReActAgent
 from agentflow.errors import (
@@ -293,6 +295,60 @@ async def test_c16_tool_arguments_get_the_gemini_dialect(fake: GeminiFake) -> No
     assert "parametersJsonSchema" not in declaration
     assert "$ref" not in str(declaration) and "$defs" not in str(declaration)
     assert "drew t/v" in GeminiFake.request_text(fake.bodies[1])
+
+
+class Booking(BaseModel):
+    page: AnyUrl = Field(description="the booking page")
+    ref: uuid.UUID
+    day: datetime.date
+    made_at: datetime.datetime
+    nights: int
+
+
+BOOKING = {"page": "https://example.org/b/1", "ref": "12345678-1234-5678-1234-567812345678",
+           "day": "2026-03-01", "made_at": "2026-01-02T10:00:00Z", "nights": 2}
+
+
+@pytest.mark.parametrize("path", ["native", "tool"])
+async def test_string_formats_the_subset_refuses_are_said_in_words(fake: GeminiFake,
+                                                                   path: str) -> None:
+    """Gemini's Schema takes only 'enum'/'date-time' string formats (400 "format:
+    only 'enum' and 'date-time' are supported for STRING type"): a URL, UUID or
+    date field failed every request, native and tool path alike."""
+    reply_ = (FakeReply(text=orjson.dumps(BOOKING).decode()) if path == "native" else
+              FakeReply(tool_calls=[FakeCall("generate_response", BOOKING)]))
+    fake.add(reply_)
+    reply = await ReActAgent("g", model(fake)).call("Book", Booking, strategy=path)
+    assert reply.output == Booking(**BOOKING) and len(fake.bodies) == 1
+    body = fake.bodies[0]
+    schema = (body["generationConfig"]["responseSchema"] if path == "native" else
+              body["tools"][0]["functionDeclarations"][0]["parameters"])
+    props = schema["properties"]
+    assert props["page"]["description"] == "the booking page (format: uri)"
+    assert "format" not in props["ref"] and "format: date" in props["day"]["description"]
+    assert props["made_at"]["format"] == "date-time"
+
+
+@pytest.mark.parametrize("path", ["native", "tool"])
+async def test_a_field_of_several_types_becomes_any_of(fake: GeminiFake, path: str) -> None:
+    """A hand-written JSON Schema's ``"type": ["string", "number"]`` (``--schema
+    x.json``): Gemini's Schema.type takes one type ("Proto field is not repeating,
+    cannot start list"), so such a field is an anyOf of one branch per type."""
+    from agentflow.output.json_schema import json_schema_output
+
+    Reading = json_schema_output({"type": "object", "properties": {
+        "value": {"type": ["string", "number"], "description": "the reading"},
+        "unit": {"type": ["string", "null"]}}, "required": ["value"]}, name="Reading")
+    data = {"value": 12.5, "unit": None}
+    fake.add(FakeReply(text=orjson.dumps(data).decode()) if path == "native" else
+             FakeReply(tool_calls=[FakeCall("generate_response", data)]))
+    reply = await ReActAgent("g", model(fake)).call("Read", Reading, strategy=path)
+    assert reply.output.model_dump() == data and len(fake.bodies) == 1
+    body = fake.bodies[0]
+    schema = (body["generationConfig"]["responseSchema"] if path == "native" else
+              body["tools"][0]["functionDeclarations"][0]["parameters"])
+    assert schema["properties"]["value"] == {
+        "description": "the reading", "anyOf": [{"type": "STRING"}, {"type": "NUMBER"}]}
 
 
 def grow(tree: Node) -> str:

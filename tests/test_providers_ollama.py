@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agentflow import ReActAgent
 from agentflow.errors import (
@@ -109,12 +109,36 @@ async def test_native_output_sends_format_schema(fake: OllamaFake, stream: bool)
     assert fake.bodies[0]["format"]["properties"]["email"] == {"type": "string"}
 
 
-async def test_native_output_travels_with_tools(fake: OllamaFake) -> None:
+class Described(BaseModel):
+    city: str = Field(description="the city, in English")
+
+
+async def test_the_format_schema_is_in_the_prompt_too(fake: OllamaFake) -> None:
+    """The grammar constrains sampling only: the model never sees the schema
+    or its field descriptions (ollama/ollama#8162), so a system instruction
+    holds it, after the caller's system prompt."""
+    fake.add(FakeReply(text='{"city": "Paris"}'))
+    agent = ReActAgent("o", model(fake), sys_prompt="Be brief.")
+    assert (await agent.call("Where?", Described)).output == Described(city="Paris")
+    messages = fake.bodies[0]["messages"]
+    assert [m["role"] for m in messages] == ["system", "system", "user"]
+    assert messages[0]["content"] == "Be brief."
+    assert "the city, in English" in messages[1]["content"] and "JSON" in messages[1]["content"]
+
+
+async def test_with_tools_the_output_takes_the_tool_path(fake: OllamaFake, stream: bool) -> None:
+    """A ``format`` schema leaves the model no way to call a tool (the server's
+    grammar: ollama/ollama#8095, an empty tool_calls; the fake does the same),
+    so with tools offered the output is the generate_response tool, never
+    ``format``: the business tool runs."""
     fake.add(FakeReply(tool_calls=[FakeCall("lookup", {"query": "Ann"})]),
-             FakeReply(text=CONTACT_JSON))
-    reply = await ReActAgent("o", model(fake), tools=[lookup]).call("Find Ann", Contact)
+             FakeReply(tool_calls=[FakeCall("generate_response", CONTACT)]))
+    agent = ReActAgent("o", model(fake, stream=stream), tools=[lookup])
+    reply = await agent.call("Find Ann", Contact)
     assert reply.output == Contact(**CONTACT)
-    assert all("format" in b and OllamaFake.tool_names(b) == ["lookup"] for b in fake.bodies)
+    assert all("format" not in b for b in fake.bodies)
+    assert OllamaFake.tool_names(fake.bodies[0]) == ["lookup", "generate_response"]
+    assert fake.bodies[1]["messages"][-1]["role"] == "tool"  # lookup ran
 
 
 # ----------------------------------------------------------------------------- tools

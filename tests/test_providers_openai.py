@@ -19,6 +19,7 @@ from agentflow.errors import (
     QuotaExceededError,
     RateLimitedError,
     ServerError,
+    TruncatedStreamError,
     UnsupportedFeatureError,
 )
 from agentflow.events import OutputRetry, ToolResult
@@ -153,6 +154,57 @@ async def test_finish_reasons_normalized(fake: OpenAIFake, stream: bool, raw: st
 
 
 @STREAMS
+async def test_output_call_padded_to_the_token_limit_is_whole(fake: OpenAIFake,
+                                                               stream: bool) -> None:
+    """GPT-4.1 writes newlines after a tool call's closed object until max_tokens
+    (finish reason ``length``): the call lost nothing and is the output."""
+    from contextlib import aclosing
+
+    import orjson
+
+    from agentflow.events import Complete
+
+    padded = orjson.dumps(WEATHER).decode() + "\n" * 300
+    fake.add(FakeReply(tool_calls=[FakeCall("generate_response", padded, id="call_1")],
+                       finish_reason="length", chunk_size=40))
+    agent = agent_for(model_for(fake, stream, name="gpt-4.1-mini"))
+    async with aclosing(agent.stream("Weather in Paris?", Weather, strategy="tool")) as events_:
+        events = [e async for e in events_]
+    complete = events[-1]
+    assert isinstance(complete, Complete)
+    assert complete.output == Weather(**WEATHER) and len(fake.bodies) == 1
+    assert not [e for e in events if isinstance(e, OutputRetry)]
+
+
+@STREAMS
+@pytest.mark.parametrize("arguments", ['{"city": "Paris", "days": 3',
+                                       '{"city": "Paris", "days": 3}}'])
+async def test_arguments_with_a_closing_brace_lost_or_doubled(fake: OpenAIFake, stream: bool,
+                                                              arguments: str) -> None:
+    """vLLM's Hermes parser drops the final brace of arguments ending in a number
+    (vllm-project/vllm#32152) and Qwen models write one too many: the tool runs
+    with the arguments the model meant, no retry."""
+    seen: list[tuple[str, int]] = []
+
+    def forecast(city: str, days: int) -> str:
+        """The forecast.
+
+        Args:
+            city: the city.
+            days: how many days.
+        """
+        seen.append((city, days))
+        return "sunny"
+
+    fake.add(FakeReply(tool_calls=[FakeCall("forecast", arguments, id="call_1")], chunk_size=6),
+             FakeReply(text="Sunny."))
+    agent = ReActAgent("t", model_for(fake, stream, name="Qwen/Qwen3-32B"), tools=[forecast])
+    reply = await agent.call("forecast for Paris")
+    assert reply.text == "Sunny." and seen == [("Paris", 3)]
+    assert fake.bodies[1]["messages"][-1]["content"] == "sunny"
+
+
+@STREAMS
 async def test_c09_empty_arguments_string(fake: OpenAIFake, stream: bool) -> None:
     """C09: arguments "" parse as {}, the no-arg tool runs, history replays "{}";
     an empty output call gets a validation error listing the missing fields."""
@@ -217,6 +269,22 @@ async def test_stream_without_done_is_a_partial_connection_error(fake: OpenAIFak
     fake.add(FakeReply(text="a long reply " * 5, chunk_size=4, cut_after=3))
     error = await expect_error(model_for(fake), ProviderConnectionError)
     assert error.partial and len(fake.bodies) == 1
+
+
+async def test_a_stream_that_ends_after_its_finish_reason_without_done_is_whole(
+        fake: OpenAIFake) -> None:
+    """ik_llama.cpp, text-generation-webui and some gateways end a complete
+    stream at EOF without ``data: [DONE]`` (ikawrakow/ik_llama.cpp#467); the
+    openai SDK reads it as whole, and so do we: every streamed call to such a
+    server failed as truncated. A stream cut before its finish_reason is still."""
+    fake.add(FakeReply(tool_calls=[FakeCall("get_weather", {"city": "Paris"})], chunk_size=4,
+                       extra={"no_done": True}), FakeReply(text="Sunny.", extra={"no_done": True}))
+    model = model_for(fake, name="llama-3-8b")
+    reply = await agent_for(model, options=GenerateOptions(stream=True)).call("Weather in Paris?")
+    assert reply.text == "Sunny." and len(fake.bodies) == 2
+    assert fake.transports == ["stream", "stream"]
+    fake.add(FakeReply(text="cut " * 20, chunk_size=4, extra={"no_done": True, "no_finish": True}))
+    await expect_error(model_for(fake), TruncatedStreamError)
 
 
 @STREAMS

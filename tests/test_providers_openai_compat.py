@@ -285,15 +285,20 @@ async def test_a_refused_stream_options_is_dropped_for_good(fake: OpenAIFake,
     assert all(b["stream"] is True for b in fake.bodies)
 
 
-async def test_a_refused_parallel_tool_calls_is_dropped(fake: OpenAIFake) -> None:
-    fake.add_error(400, {"error": {"message": "Extra inputs are not permitted, field: "
-                                              "'parallel_tool_calls'", "code": 400}})
+@pytest.mark.parametrize("message", [
+    "Extra inputs are not permitted, field: 'parallel_tool_calls'",
+    "Parallel tool calls are not supported for this model",  # in words: not the tools
+])
+async def test_a_refused_parallel_tool_calls_is_dropped(fake: OpenAIFake, message: str) -> None:
+    fake.add_error(400, {"error": {"message": message, "code": 400}})
     fake.add(output_call())
     profile = GENERIC_PROFILE.with_(native_output=None, parallel_tool_calls_flag=True)
     _, complete = await run(agent_for(model_for(fake, False, profile)))
     assert complete.output == Weather(**WEATHER)
     assert fake.bodies[0]["parallel_tool_calls"] is False
     assert "parallel_tool_calls" not in fake.bodies[1]
+    assert [t["function"]["name"] for t in fake.bodies[1]["tools"]] == [
+        "get_weather", "generate_response"]  # the tools themselves are kept
 
 
 @pytest.mark.parametrize("message", [

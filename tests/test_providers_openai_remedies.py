@@ -30,12 +30,18 @@ def _refusal(message: str, code: str | None = None) -> BadRequestError:
     ({**PLAIN_TOOLS, "parallel_tool_calls": False},
      "Extra inputs are not permitted: parallel_tool_calls", None,
      frozenset({"parallel_tool_calls"})),
+    ({**PLAIN_TOOLS, "parallel_tool_calls": False},
+     "Parallel tool calls are not supported for this model", None,
+     frozenset({"parallel_tool_calls"})),  # in words: not a refusal of the tools
+    ({**PLAIN_TOOLS, "stream_options": {}}, "Stream options is not supported", None,
+     frozenset({"stream_options"})),
     (PLAIN_TOOLS, "Unrecognized request argument supplied: stream_options", None,
      "error"),  # not sent: nothing to drop
     (NATIVE, XGRAMMAR, None, "native_output"),
     (PLAIN_TOOLS, "messages must not be empty", None, "error"),
 ], ids=["strict-wording", "strict-code", "strict-engine", "stream_options",
-        "parallel_tool_calls", "field-not-sent", "engine-native", "other"])
+        "parallel_tool_calls", "parallel-in-words", "stream-options-in-words",
+        "field-not-sent", "engine-native", "other"])
 def test_remedy_for_a_refused_body(body: dict[str, Any], message: str, code: str | None,
                                    expected: Any) -> None:
     error = _refusal(message, code)

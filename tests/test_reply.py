@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentflow.messages import Msg, TextBlock, ThinkingBlock, ToolUseBlock
+from agentflow.messages import CLOSED_TOOL_CALLS, Msg, TextBlock, ThinkingBlock, ToolUseBlock
 from agentflow.model import (
     FinishChunk,
     GenerateOptions,
@@ -258,6 +258,45 @@ def test_reply_builder_orders_blocks_and_keeps_last_usage():
         TextBlock("Hello"),
         ToolUseBlock("c", "t", {"a": 1}),
     )
+
+
+def test_reply_builder_names_the_calls_that_closed_before_a_length_cut():
+    """At finish reason ``length``, the reply says which calls' argument text
+    was whole all the same (padding cut, GPT-4.1); object-given calls and cut
+    ones are never listed, and nothing is said at any other finish reason."""
+    chunks = [
+        ToolCallDelta(0, id="padded", name="t", arguments='{"a": 1}' + "\n" * 30),
+        ToolCallDelta(1, id="given", name="t", arguments_obj={"a": 2}),
+        ToolCallDelta(2, id="empty", name="t", arguments=""),
+        ToolCallDelta(3, id="cut", name="t", arguments='{"a": 3, "b": "x'),
+    ]
+    rb = ReplyBuilder()
+    for chunk in [*chunks, FinishChunk("length", "length")]:
+        rb.add(chunk)
+    msg = rb.build()
+    assert msg.metadata[CLOSED_TOOL_CALLS] == ["padded"]
+    assert [c.id for c in msg.tool_uses] == ["padded", "given", "empty", "cut"]
+    rb = ReplyBuilder()
+    for chunk in [*chunks, FinishChunk("tool_calls", "tool_calls")]:
+        rb.add(chunk)
+    assert CLOSED_TOOL_CALLS not in rb.build().metadata
+
+
+@pytest.mark.parametrize(("text", "reason", "expected"), [
+    ('{"id": 42', "tool_calls", {"id": 42}),          # vLLM's Hermes parser lost the brace
+    ('{"a": [1, {"b": 2', "stop", {"a": [1, {"b": 2}]}),
+    ('{"a": 1}}', "tool_calls", {"a": 1}),            # Qwen's extra brace
+    ('{"a": 1}}', "length", {"a": 1}),
+    ('{"id": 42', "length", {"__raw_arguments__": '{"id": 42'}),  # cut: never completed
+    ('{"id": 42', "content_filter", {"__raw_arguments__": '{"id": 42'}),
+    ('{"a": "unterminated', "tool_calls", {"__raw_arguments__": '{"a": "unterminated'}),
+])
+def test_reply_builder_sets_closing_brackets_right_when_the_reply_ended(text, reason, expected):
+    rb = ReplyBuilder()
+    for chunk in [ToolCallDelta(0, id="c", name="t", arguments=text[:5]),
+                  ToolCallDelta(0, arguments=text[5:]), FinishChunk(reason, reason)]:
+        rb.add(chunk)
+    assert dict(rb.build().tool_uses[0].input) == expected
 
 
 def test_reply_builder_empty_reply():

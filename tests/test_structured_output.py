@@ -473,6 +473,31 @@ async def test_a_value_closed_before_the_token_limit_is_whole(text: str,
     assert of_type(events, OutputRetry) == []
 
 
+@pytest.mark.parametrize("padding", ["\n" * 400, " \n\t" * 100, ""])
+async def test_output_call_arguments_closed_before_the_token_limit_are_whole(
+        padding: str) -> None:
+    """GPT-4.1 pads tool-call arguments with newlines up to max_tokens after the
+    object closed: the call lost nothing and is the output (no retry)."""
+    call = Call(GR, '{"name": "Ann", "email": "ann@x.io"}' + padding)
+    model = ScriptedModel([Reply(tool_calls=[call], finish_reason="length", chunk_size=7)],
+                          profile=SPECIFIC)
+    reply, events = await run(ReActAgent("a", model))
+    assert reply.output == Contact(**OK) and len(model.requests) == 1
+    assert of_type(events, OutputRetry) == []
+
+
+@pytest.mark.parametrize("arguments", ['{"name": "Ann", "email": "ann@x', "",
+                                       '{"name": "Ann", "email": "ann@x.io"} {"na'])
+async def test_output_call_arguments_cut_inside_are_still_a_truncation(arguments: str) -> None:
+    ok = Call(GR, '{"name": "Ann", "email": "ann@x.io"}')
+    for calls in ([Call(GR, arguments)], [ok, Call(GR, arguments)]):
+        model = ScriptedModel([Reply(tool_calls=calls, finish_reason="length")],
+                              profile=SPECIFIC)
+        reply, _ = await run(ReActAgent("a", model))
+        with pytest.raises(OutputTruncatedError):
+            _ = reply.output
+
+
 @pytest.mark.parametrize("text", ['{"name": "Ann", "email": "ann@x', '{"name": "Ann"} and',
                                   "12", '```json\n{"name": "Ann", "em'])
 async def test_text_cut_inside_its_value_is_still_a_truncation(text: str) -> None:

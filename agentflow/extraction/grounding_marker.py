@@ -95,15 +95,17 @@ class Grounded:
             (``agentflow.extraction.longest``): a name is copied with all its
             first names (never ``Klose <doko@debian.org>`` out of ``Matthias
             Klose <doko@debian.org>``), an amount with all its digits. The
-            field needs a ``pattern`` saying what a whole value looks like.
-            Default ``False``.
+            field (or, on a list, its items) needs a ``pattern`` saying what
+            a whole value looks like, anchored at both ends (``^...$``) and
+            readable by Python's ``re``. Default ``False``.
 
     Raises:
         SchemaError: ``line`` is not a regular expression Python can read,
             or ``after`` is not a field name (a non-empty identifier).
             ``grounding_plan`` raises it, naming the field, when ``after``
-            names no earlier field of the same object, or when ``longest``
-            is on a field without a ``pattern``.
+            names no earlier field of the same object (or one holding a
+            list or an object), or when ``longest`` is on a field without
+            such a ``pattern``.
     """
 
     case_sensitive: bool = True

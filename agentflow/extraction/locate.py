@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from agentflow.extraction.folding import TYPOGRAPHIC, fold_text
 from agentflow.extraction.items import item_at, item_spans
 from agentflow.extraction.lines import line_at, line_spans
 from agentflow.extraction.longest import longer_span
@@ -45,23 +46,6 @@ def _occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
     return _folded_occurrences(value, source, case_sensitive)
 
 
-TYPOGRAPHIC = str.maketrans({
-    **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u02bc", "'"),
-    **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
-    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63", "-"),
-})
-"""Typographic punctuation read as its plain ASCII form when folding (after
-NFKC, which already makes a non-breaking or narrow space a space and ``…``
-``...``): curly single quotes, apostrophes and primes as ``'``; curly double
-quotes and double primes as ``"``; hyphens, figure/en/em dashes, the minus
-sign as ``-``. One character for one, so folded offsets map back to the source."""
-
-
-def _fold_text(text: str) -> str:
-    """``text`` in the folded form: NFKC, then ``TYPOGRAPHIC``."""
-    return unicodedata.normalize("NFKC", text).translate(TYPOGRAPHIC)
-
-
 @functools.lru_cache(maxsize=4)
 def _fold(source: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
     """``source`` folded (``_fold_text``: NFKC, typographic punctuation as
@@ -76,7 +60,7 @@ def _fold(source: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
         j = i + 1
         while j < n and unicodedata.combining(source[j]):
             j += 1
-        folded = _fold_text(source[i:j])
+        folded = fold_text(source[i:j])
         out.append(folded)
         starts.extend([i] * len(folded))
         ends.extend([j] * len(folded))
@@ -94,7 +78,7 @@ def _folded_occurrences(value: str, source: str, case_sensitive: bool) -> list[S
     direction). Letter case is never folded here. Spans are in ``source``'s
     own offsets."""
     folded, starts, ends = _fold(source)
-    target = _fold_text(value)
+    target = fold_text(value)
     return [(starts[a], ends[b - 1])
             for a, b in _plain_occurrences(target, folded, case_sensitive) if b > a]
 
@@ -212,6 +196,9 @@ class GroundingCheck:
             document but nowhere after the value of the field their
             marker's ``after`` names (``after``: that field's name); also in
             ``unfound``.
+        preceding: path of each ``misordered`` value -> the value of the
+            field it must follow, as the document writes it (the message
+            names it: that value may be the wrong one).
     """
 
     spans: dict[str, list[Span]] = field(default_factory=dict)
@@ -223,6 +210,7 @@ class GroundingCheck:
     off_line: list[tuple[str, str, str]] = field(default_factory=list)
     shortened: list[tuple[str, str, str]] = field(default_factory=list)
     misordered: list[tuple[str, str, str]] = field(default_factory=list)
+    preceding: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -257,6 +245,8 @@ class GroundingCheck:
                  f"- {p}: {v!r} is not after the value of {misordered[p, v]!r} in the "
                  f"document (this field is written after it); copy it from the text that "
                  f"follows that value"
+                 + (f" ({self.preceding[p]!r}), or correct {misordered[p, v]!r} if that "
+                    f"value is the wrong one" if p in self.preceding else "")
                  if (p, v) in misordered else
                  f"- {p}: {v!r} is not found in the document; copy the text exactly as "
                  f"it is written there" for p, v in self.unfound]
@@ -278,14 +268,16 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
     A value whose marker says ``after="field"`` must begin at or after the
     end of that sibling field's value (its earliest end among the places its
     own rules allow); when it does, the sibling's span is moved, if needed,
-    to a place that ends before this value begins. A null or unfound
-    sibling sets no bound.
+    to a place that ends before this value begins, and so in turn the field
+    that sibling follows (a chain ``a -> b -> c``: every span ends before the
+    next one begins). A null or unfound sibling sets no bound.
 
     Returns a ``GroundingCheck`` with a span per found value, the values not
     found and the empty ones (never raises).
     """
     result = GroundingCheck()
     options: dict[str, list[Span]] = {}  # where each placed value could be, for ``after``
+    follows: dict[str, str] = {}  # path -> the path of the value it was placed after
     taken: set[Span] = set(prior)
     cursor = 0
     bounds: tuple[set[int], set[int]] | None = None  # of the lines, computed once if needed
@@ -333,22 +325,44 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
             after = [s for s in every if s[0] >= min(e for _, e in bound)]
             if not after:
                 result.misordered.append((gv.path, gv.value, str(gv.marker.after)))
+                if sibling in result.spans:
+                    a, b = result.spans[sibling][0]
+                    result.preceding[gv.path] = source[a:b]
             every = after
         if not every:
             result.unfound.append((gv.path, gv.value))
             continue
         span = next((s for s in every if s[0] >= cursor and s not in taken), None)
         span = span or next((s for s in every if s not in taken), every[0])
-        if sibling is not None and bound and result.spans[sibling][0][1] > span[0]:
-            before = [s for s in bound if s[1] <= span[0]]  # not empty: the bound allowed span
-            taken.discard(result.spans[sibling][0])
-            result.spans[sibling] = [before[-1]]
-            taken.add(before[-1])
+        if sibling is not None and bound:
+            follows[gv.path] = sibling
+            _pull_before(result.spans, options, follows, taken, sibling, span[0])
         taken.add(span)
         cursor = span[0]
         options[gv.path] = every
         result.spans[gv.path] = [span]
     return result
+
+
+def _pull_before(spans: dict[str, list[Span]], options: dict[str, list[Span]],
+                 follows: dict[str, str], taken: set[Span], path: str | None,
+                 limit: int) -> None:
+    """Move the span of ``path`` (and, in turn, of the values it follows) to
+    its last place that ends by ``limit``, while it ends after ``limit``.
+
+    Each move only makes a span end earlier, so the values placed after it
+    stay after it; the value it follows is pulled before its new start the
+    same way (a chain ``a -> b -> c`` whose ``b`` moved for ``c`` moves ``a``
+    for ``b``). A place always exists: each value's places begin at or after
+    the earliest end of the places of the value it follows."""
+    while path is not None and spans[path][0][1] > limit:
+        before = [s for s in options[path] if s[1] <= limit]
+        if not before:
+            return
+        taken.discard(spans[path][0])
+        spans[path] = [before[-1]]
+        taken.add(before[-1])
+        path, limit = follows.get(path), before[-1][0]
 
 
 def _sibling(path: str, name: str) -> str:

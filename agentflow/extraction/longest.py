@@ -12,8 +12,9 @@ The spans considered are those the other rules allow: between the source's
 chunk boundaries (whole tokens: token boundaries), within one line that the
 ``line`` expression matches when there is one (else within
 ``SPAN_CHECK_VALUE`` characters), neither starting nor ending with whitespace,
-and that the pattern searches (JSON Schema semantics). Pure functions of the
-source.
+and that the pattern searches (JSON Schema semantics), as written or folded
+(``agentflow.extraction.folding``: the form verification matches values in).
+Pure functions of the source.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import bisect
 import re
 from collections.abc import Sequence
 
+from agentflow.extraction.folding import fold_text
 from agentflow.extraction.tokens import piece_spans
 
 __all__ = ["LONGEST_REACH", "longer_span", "maximal"]
@@ -89,9 +91,21 @@ def longer_span(source: str, span: tuple[int, int], pattern: str, *, whole_token
                 break
             if (a, b) == (start, end) or source[b - 1].isspace():
                 continue
-            if (best is None or b - a > best[1] - best[0]) and regex.search(source[a:b]):
+            if (best is None or b - a > best[1] - best[0]) and _allows(regex, source[a:b]):
                 best = (a, b)
     return best
+
+
+def _allows(regex: re.Pattern[str], text: str) -> bool:
+    """Whether the pattern searches ``text`` as written or folded (``folding``:
+    a name whose accents the source writes decomposed, ``e`` + U+0301, is the
+    value a model copies composed, and the one the pattern checks)."""
+    if regex.search(text) is not None:
+        return True
+    if text.isascii():
+        return False  # folding changes no ASCII text
+    folded = fold_text(text)
+    return folded != text and regex.search(folded) is not None
 
 
 def maximal(places: Sequence[tuple[str, int, int]]) -> list[tuple[str, int, int]]:

@@ -19,6 +19,10 @@ The rules (``Merge.rule``):
   the earliest; the disagreement is reported as a ``Conflict``.
 * ``must_agree`` (scalar): all non-null values are equal, else a
   ``Conflict`` and the record fails (``MergeConflictError``).
+* A scalar marked ``Grounded(after="field")`` keeps its order across chunks:
+  when its merged value begins before the merged value of ``field`` ends (the
+  two came from different chunks), the first chunk value that begins after it
+  is taken instead (``Merge.after``, set by ``rules_of``).
 * ``key`` (list): items concatenated in document order; items with equal key
   fields (strings compared with spacing collapsed) are one item: the most
   complete one (most non-empty values) is kept, at the place of the first.
@@ -46,6 +50,7 @@ document offsets, and the merged spans are re-indexed to the merged lists.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +58,8 @@ from typing import Any, Literal, get_args, get_origin
 
 from annotated_types import MaxLen
 from pydantic import BaseModel
+
+from agentflow.extraction.grounded_values import _field_markers, _unwrap
 
 __all__ = [
     "ChunkOutput", "Conflict", "Merge", "MergeResult", "document_order", "is_list_type",
@@ -73,6 +80,10 @@ class Merge:
 
     rule: MergeRuleName
     key: tuple[str, ...] = ()
+    after: str | None = None
+    """Set by ``rules_of`` from the field's ``Grounded(after=...)``: the
+    scalar field whose value this one follows in the document (the merged
+    value keeps that order; see ``merge_outputs``)."""
 
     @staticmethod
     def first() -> Merge:
@@ -182,7 +193,9 @@ def rules_of(model: type[BaseModel]) -> dict[str, Merge]:
             kind = "list" if is_list else "scalar"
             raise ValueError(f"{model.__name__}.{name}: merge rule {rule.rule!r} does not fit a "
                              f"{kind} field")
-        rules[name] = rule
+        marks = _field_markers(info) + _unwrap(info.annotation)[1]
+        after = marks[-1].after if marks and not is_list else None
+        rules[name] = dataclasses.replace(rule, after=after) if after else rule
     return rules
 
 
@@ -333,7 +346,32 @@ def merge_outputs(
             data[name] = _merge_list(name, rule, ordered, spans)
         else:
             data[name] = _merge_scalar(name, rule, ordered, spans, conflicts)
+    for name, rule in rules.items():  # declaration order: a chain a -> b -> c in turn
+        if rule.after is not None and rule.after in data:
+            _keep_order(name, rule.after, ordered, data, spans)
     return MergeResult(data, spans, tuple(conflicts))
+
+
+def _keep_order(name: str, before: str, outputs: Sequence[ChunkOutput], data: dict[str, Any],
+                spans: Spans) -> None:
+    """A scalar ``name`` held to begin after the merged value of ``before``
+    (``Grounded(after=...)``): each chunk kept the order, but the merge may
+    take the two values from different chunks (``before`` null in the chunk
+    whose ``name`` came first). When the merged span of ``name`` begins
+    before that of ``before`` ends, the first chunk value that begins after
+    it is taken instead; with none, the merged value stays."""
+    mine, theirs = spans.get(name), spans.get(before)
+    if data.get(name) is None or data.get(before) is None or not mine or not theirs:
+        return
+    bound = theirs[0][1]
+    if mine[0][0] >= bound:
+        return
+    for out in outputs:
+        value, found = out.data.get(name), out.spans.get(name)
+        if value is not None and found and found[0][0] >= bound:
+            data[name] = value
+            spans[name] = list(found)
+            return
 
 
 def list_index(path: str, name: str) -> int | None:

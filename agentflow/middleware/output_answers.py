@@ -38,7 +38,13 @@ from agentflow.errors import (
 from agentflow.events import OutputRetry
 from agentflow.execution import CallExecution
 from agentflow.extraction.output_checks import call_source, call_taken, check_output
-from agentflow.messages import STRUCTURED_OUTPUT_ATTEMPT, Msg, ToolResultBlock, ToolUseBlock
+from agentflow.messages import (
+    CLOSED_TOOL_CALLS,
+    STRUCTURED_OUTPUT_ATTEMPT,
+    Msg,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from agentflow.middleware._output_run import OutputRun
 from agentflow.middleware.base import Act, Decision, Finish, ReasonAgain
 from agentflow.output.config import OutputConfig
@@ -87,7 +93,7 @@ def answer_outputs(
     cut reply's calls refused, one call checked, several per ``on_multiple``
     (``"raise"`` raises ``MultipleStructuredOutputsError``; a callable picks
     one; ``"retry"`` asks for exactly one, within the retry budget)."""
-    if ex.last_finish_reason == "length":
+    if ex.last_finish_reason == "length" and not _all_closed(reply, outputs):
         truncated(ex, run, orjson.dumps(dict(outputs[-1].input)).decode())
         return Act(
             {
@@ -123,6 +129,14 @@ def answer_outputs(
             reason="multiple",
         )
     return Act({c.id: error_result(c, message) for c in outputs})
+
+
+def _all_closed(reply: Msg, outputs: list[ToolUseBlock]) -> bool:
+    """Whether every output call of a reply cut at the token limit had its
+    arguments closed before the cut (``CLOSED_TOOL_CALLS``: only padding was
+    lost, as in GPT-4.1's runaway newlines after the object)."""
+    closed = reply.metadata.get(CLOSED_TOOL_CALLS)
+    return isinstance(closed, list) and all(c.id in closed for c in outputs)
 
 
 def end_strategy(

@@ -23,17 +23,22 @@ as a vendor model is by the error it gets back.
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agentflow.output.grammar_values import Place
 
-__all__ = ["MAX_ORDER_RULES", "Slot", "ordered_fields"]
+__all__ = ["MAX_ORDER_CHARS", "MAX_ORDER_RULES", "Slot", "ordered_fields"]
 
 MAX_ORDER_RULES = 2_000
 """Most rules one ordered object may take (fields times distinct bounds);
 past it the object is built without the bounds and verification decides."""
+MAX_ORDER_CHARS = 400_000
+"""Most characters one ordered object's rules and listed values may take;
+past it the object is built without the bounds and verification decides (a
+grammar is sent with every request)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +79,53 @@ def ordered_fields(
             strings; returns its name.
         rule: adds a rule with this body; returns its name.
 
+    A later field's values from a bound on are a chain of rules, one per
+    place where its values begin (values beginning there, or the next
+    rule's), so every bound shares the chain's tail and the grammar grows
+    with the places, not with places times bounds.
+
     Raises:
-        OverflowError: more than ``MAX_ORDER_RULES`` rules would be needed
-            (the caller then builds the object without bounds).
+        OverflowError: more than ``MAX_ORDER_RULES`` rules, or more than
+            ``MAX_ORDER_CHARS`` characters, would be needed (the caller then
+            builds the object without bounds).
     """
+    size = 0
+
+    def spend(chars: int) -> None:
+        nonlocal size
+        size += chars
+        if size > MAX_ORDER_CHARS:
+            raise OverflowError("too large a grammar for an ordered object")
+
+    def listing(values: list[str]) -> str:
+        spend(sum(map(len, values)) + 4 * len(values))
+        return terminal(values)
+
+    def add(body: str) -> str:
+        spend(len(body))
+        return rule(body)
+
+    tails: dict[tuple[int, int], str] = {}  # (slot, index of a start) -> its chain rule
+    starts: dict[int, list[tuple[int, list[str]]]] = {}  # slot -> [(start, values)]
+
+    def values_from(k: int, low: int | None) -> str | None:
+        """The rule of slot ``k``'s values that begin at or after ``low``."""
+        if k not in starts:
+            by_start: dict[int, list[str]] = {}
+            for value, start, _ in slots[k].places or ():
+                by_start.setdefault(start, []).append(value)
+            starts[k] = sorted((a, list(dict.fromkeys(v))) for a, v in by_start.items())
+        groups = starts[k]
+        first = 0 if low is None else bisect.bisect_left(groups, low, key=lambda g: g[0])
+        if first == len(groups):
+            return None
+        for j in range(len(groups) - 1, first - 1, -1):  # from the end: no deep recursion
+            if (k, j) not in tails:
+                head = listing(groups[j][1])
+                tails[k, j] = add(f"{head} | {tails[k, j + 1]}" if (k, j + 1) in tails
+                                  else head)
+        return tails[k, first]
+
     n = len(slots)
     later = [{s.after for s in slots[k + 1:] if s.after is not None} for k in range(n)]
     memo: dict[tuple[int, tuple[tuple[int, int], ...]], str | None] = {}
@@ -115,12 +163,14 @@ def ordered_fields(
                 for value, end in ends.items():
                     by_end.setdefault(end, []).append(value)
                 for end, values in sorted(by_end.items()):
-                    alt(functools.partial(terminal, values), {k: end})
+                    alt(functools.partial(listing, values), {k: end})
             elif ok:
-                alt(lambda: terminal(list(dict.fromkeys(v for v, _, _ in ok))), {})
+                tail_rule = values_from(k, low)
+                if tail_rule is not None:
+                    alt(lambda: str(tail_rule), {})
             if slot.nullable:
                 alt(lambda: '"null"', {})
-        memo[key] = rule(" | ".join(alts)) if alts else None
+        memo[key] = add(" | ".join(alts)) if alts else None
         return memo[key]
 
     return rest(0, ())

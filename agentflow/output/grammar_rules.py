@@ -385,10 +385,12 @@ class RuleBuilder:
             self.path.pop()
             slots.append(Slot(head, value, None, False, None))
         rules, count = dict(self.rules), self.count
+        patterns, terms = dict(self.patterns), dict(self.listed)
         try:
             body = ordered_fields(slots, self.order_terminal, self.rule)
-        except OverflowError:
+        except OverflowError:  # none of its rules or listed values stays in the grammar
             self.rules, self.count = rules, count
+            self.patterns, self.listed = patterns, terms
             return None
         if body is None:
             self.missing += [".".join([*self.path, keys[k]]).replace(".[]", "[]")

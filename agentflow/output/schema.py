@@ -32,6 +32,7 @@ from pydantic_core import PydanticCustomError
 from typing_extensions import is_typeddict
 
 from agentflow.errors import SchemaError
+from agentflow.extraction.after_keys import after_by_key
 from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
 from agentflow.output.decoding import normalize
 from agentflow.output.dialects import DialectSchema, transform_schema
@@ -95,7 +96,10 @@ class OutputSpec:
             if wrapped:
                 target = create_model("Output", **{WRAP_FIELD: (output_type, ...)})  # type: ignore[call-overload]
             adapter: TypeAdapter[Any] = TypeAdapter(target)
-            plain = sent_schema(output_type) or adapter.json_schema()
+            given = sent_schema(output_type)
+            plain = given or adapter.json_schema()
+            if not given:
+                after_by_key(plain, target)  # Grounded(after=...) names aliased fields' keys
         except Exception as exc:  # pydantic's PydanticSchemaGenerationError, TypeError...
             raise SchemaError(
                 _type_name(output_type), f"cannot build a JSON Schema: {exc}"

@@ -62,6 +62,8 @@ def anthropic_error(status: int, kind: str, message: str,
     return FakeError(status, body, headers or {})
 
 
+_CALL_ID = re.compile(r"[A-Za-z0-9_-]+")
+"""What the API takes as a tool_use id (400 "String should match pattern")."""
 _VERSION = re.compile(r"\d{4}-\d{2}-\d{2}")
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 MAX_IMAGE_BASE64 = 5 * 1024 * 1024
@@ -203,6 +205,12 @@ class AnthropicFake(AnthropicBatches, FakeServer):
         messages = body["messages"]
         if not messages or messages[0]["role"] != "user":
             return _bad("messages: first message must use the \"user\" role")
+        if not body.get("tools") and any(
+                isinstance(m["content"], list) and any(
+                    b["type"] in ("tool_use", "tool_result") for b in m["content"])
+                for m in messages):
+            return _bad("Requests which include `tool_use` or `tool_result` blocks must define "
+                        "tools.")
         pending: set[str] = set()
         for i, message in enumerate(messages):
             role, content = message["role"], message["content"]
@@ -213,6 +221,17 @@ class AnthropicFake(AnthropicBatches, FakeServer):
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
             if any(b["type"] == "text" and not b.get("text") for b in blocks):
                 return _bad(f"messages.{i}: text content blocks must be non-empty")
+            if any(b["type"] == "text" and not b["text"].strip() for b in blocks):
+                return _bad("messages: text content blocks must contain non-whitespace text")
+            for j, b in enumerate(blocks):
+                if b["type"] == "tool_use" and not isinstance(b.get("input"), dict):
+                    return _bad(f"messages.{i}.content.{j}.tool_use.input: Input should be a "
+                                "valid dictionary")
+                for key in ("id", "tool_use_id"):
+                    if b["type"] in ("tool_use", "tool_result") and key in b and not (
+                            _CALL_ID.fullmatch(str(b[key]))):
+                        return _bad(f"messages.{i}.content.{j}.{b['type']}.{key}: String should "
+                                    "match pattern '^[a-zA-Z0-9_-]+$'")
             answered = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
             kinds = [b["type"] for b in blocks]
             if answered and kinds[: len(answered)] != ["tool_result"] * len(answered):

@@ -56,6 +56,10 @@ _SCHEMA_FIELDS = frozenset({
     "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern", "anyOf",
     "propertyOrdering", "title", "default", "example", "minProperties", "maxProperties",
 })
+_FORMATS = {"STRING": frozenset({"enum", "date-time"}), "NUMBER": frozenset({"float", "double"}),
+            "INTEGER": frozenset({"int32", "int64"})}
+"""The ``Schema.format`` values the API takes per type (ai.google.dev/api/caching#Schema);
+any other is a 400 "format: only 'enum' and 'date-time' are supported for STRING type"."""
 _STATUS = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
            429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE",
            504: "DEADLINE_EXCEEDED"}
@@ -185,7 +189,22 @@ class GeminiFake(GeminiBatches, FakeServer):
                 if response is not None and not isinstance(response.get("response"), dict):
                     return _bad(f"Invalid value at 'contents[{i}].parts[0].function_response."
                                 "response' (type.googleapis.com/google.protobuf.Struct)")
+            if any(p.get("text") == "" and len(p) == 1 for p in parts):
+                return _bad("Unable to submit request because it has an empty text parameter. "
+                            "Add a value to the parameter and try again.")
             calls = [p for p in parts if "functionCall" in p]
+            responses = [p for p in parts if "functionResponse" in p]
+            before = body["contents"][i - 1] if i else None
+            called = [p for p in (before or {}).get("parts", []) if "functionCall" in p]
+            if responses and not called:
+                return _bad("Please ensure that function response turn comes immediately after "
+                            "a function call turn.")
+            if called and len(responses) != len(called):
+                return _bad("Please ensure that the number of function response parts is equal "
+                            "to the number of function call parts of the function call turn.")
+            if calls and before is not None and before.get("role") != "user":
+                return _bad("Please ensure that function call turn comes immediately after a "
+                            "user turn or after a function response turn.")
             signed = calls and calls[0].get("thoughtSignature")
             if gemini3 and calls and signed not in self.signatures and signed not in BYPASSES:
                 return _bad(MISSING_SIGNATURE)  # the first call of a step carries it
@@ -404,6 +423,9 @@ def _subset_problem(node: Any, where: str, names: bool) -> str | None:
     parameters) a property name off ``PARAMETER_NAME``."""
     if not isinstance(node, dict):
         return None
+    if isinstance(node.get("type"), list):
+        return (f"Invalid JSON payload received. Unknown name \"type\" at '{where}': Proto "
+                "field is not repeating, cannot start list.")
     kind = str(node.get("type", "")).upper()
     if not kind and "anyOf" not in node:
         return f"* GenerateContentRequest.{where}.type: must be specified"
@@ -412,6 +434,11 @@ def _subset_problem(node: Any, where: str, names: bool) -> str | None:
             return (f"* GenerateContentRequest.{where}.properties[{name}]: Invalid parameter "
                     "name. Must start with a letter or an underscore and contain only a-z, "
                     "A-Z, 0-9 or underscores, with a maximum length of 64.")
+    fmt = node.get("format")
+    if fmt is not None and kind in _FORMATS and fmt not in _FORMATS[kind]:
+        allowed = " and ".join(f"'{f}'" for f in sorted(_FORMATS[kind]))
+        return (f"* GenerateContentRequest.{where}.format: only {allowed} are supported for "
+                f"{kind} type")
     if kind == "OBJECT" and not node.get("properties"):
         return f"* GenerateContentRequest.{where}.properties: should be non-empty for OBJECT type"
     if kind == "ARRAY" and not node.get("items"):

@@ -17,6 +17,11 @@ that are not base64 ("illegal base64 data at input byte N", Go's decoder),
 not PNG/JPEG ("image: unknown format"), or sent to a model without vision
 ("this model is missing data required for image input").
 
+A ``format`` schema holds the reply to it as the real server's grammar does:
+the model can call no tool then (ollama/ollama#8095: an empty ``tool_calls``),
+so a scripted reply's tool calls are dropped from a request carrying both
+``format`` and ``tools``.
+
 ``FakeReply.extra`` keys: ``done_reason``, ``error`` (a message sent as an
 error line after ``error_after`` lines), ``with_ids`` (give tool calls ids),
 ``string_arguments`` (send arguments as a JSON string, as some proxies do).
@@ -34,6 +39,11 @@ from . import media
 from .base import FakeError, FakeReply, FakeServer, pieces
 
 __all__ = ["OllamaFake", "ollama_error"]
+
+
+def _grammar_bound(body: Any) -> bool:
+    """Whether a ``format`` schema constrains the reply so that no tool call can be written."""
+    return isinstance(body.get("format"), dict)
 
 
 def ollama_error(status: int, message: str) -> FakeError:
@@ -131,7 +141,7 @@ class OllamaFake(FakeServer):
         message: dict[str, Any] = {"role": "assistant", "content": reply.text}
         if reply.thinking and body.get("think") is not False and body["model"] in self.thinking:
             message["thinking"] = reply.thinking
-        if reply.tool_calls:
+        if reply.tool_calls and not _grammar_bound(body):
             message["tool_calls"] = self._calls(reply)
         return {**final, "message": message}
 
@@ -153,7 +163,7 @@ class OllamaFake(FakeServer):
         if reply.text:
             for piece in pieces(reply.text, reply.chunk_size):
                 yield line(content=piece)
-        if reply.tool_calls:
+        if reply.tool_calls and not _grammar_bound(body):
             yield line(tool_calls=self._calls(reply))
         yield self._final(reply, body)
 

@@ -289,6 +289,9 @@ class OpenAIStyleFake(FakeServer):
                                 f"tool_call_ids did not have response messages: "
                                 f"{', '.join(sorted(pending))}", "messages")
             if role == "tool":
+                too_long = self.id_problem(m.get("tool_call_id"), f"messages[{i}].tool_call_id")
+                if too_long:
+                    return too_long
                 if m.get("tool_call_id") not in answerable:
                     return self.bad("Invalid parameter: messages with role 'tool' must be a "
                                     "response to a preceeding message with 'tool_calls'.",
@@ -301,12 +304,26 @@ class OpenAIStyleFake(FakeServer):
                     return self.bad(f"Invalid type for 'messages[{i}].tool_calls[{j}].function."
                                     "arguments': expected a string, but got an object instead.",
                                     f"messages[{i}].tool_calls[{j}].function.arguments")
+                too_long = self.id_problem(call.get("id"), f"messages[{i}].tool_calls[{j}].id")
+                if too_long:
+                    return too_long
                 answerable.add(call.get("id"))
             pending = set(answerable)
         if pending:
             return self.bad("An assistant message with 'tool_calls' must be followed by tool "
                             "messages responding to each 'tool_call_id'.", "messages")
         return self.check_media(body)
+
+    max_call_id = 40
+    """The longest tool-call id taken (OpenAI: 400 ``string_above_max_length``)."""
+
+    def id_problem(self, call_id: Any, param: str) -> FakeError | None:
+        """The 400 for a tool-call id over ``max_call_id`` characters, if it is."""
+        if isinstance(call_id, str) and len(call_id) > self.max_call_id:
+            return self.bad(f"Invalid '{param}': string too long. Expected a string with maximum "
+                            f"length {self.max_call_id}, but got a string with length "
+                            f"{len(call_id)} instead.", param, "string_above_max_length")
+        return None
 
     def check_tools(self, body: dict[str, Any]) -> FakeError | None:
         tools = body.get("tools")
@@ -469,7 +486,8 @@ class OpenAIStyleFake(FakeServer):
     def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
         frames = [b"data: " + orjson.dumps(f) + b"\n\n"
                   for f in self.delta_frames(reply, body) + self.tail_frames(reply, body)]
-        frames.append(b"data: [DONE]\n\n")
+        if not reply.extra.get("no_done"):  # ik_llama.cpp, text-generation-webui: no [DONE]
+            frames.append(b"data: [DONE]\n\n")
         if "stream_error" in reply.extra:
             at = int(reply.extra.get("error_after", 1))
             frames = [*frames[:at],

@@ -1,0 +1,55 @@
+"""Anthropic error classification (used by ``providers.anthropic`` and its
+stream reader): an HTTP error body ``{"type":"error","error":{"type","message"}}``
+or a mid-stream ``event: error`` as a ``ProviderError`` (shared/providers.md §3;
+docs.anthropic.com/en/api/errors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from agentflow.errors import ProviderError, UnsupportedFeature, UnsupportedFeatureError
+from agentflow.providers._anthropic_batch import STATUS_OF_ERROR_TYPE
+from agentflow.providers._http import default_error, error_message
+
+__all__ = ["VENDOR", "map_error", "stream_error"]
+
+VENDOR = "anthropic"
+
+
+def _unsupported(message: str) -> UnsupportedFeature | None:
+    """The feature a 400 message says the model refuses, or ``None``."""
+    text = message.lower()
+    if "tool_choice forces tool use" in text:
+        return "tool_choice"
+    if ("output_config" in text or "output_format" in text or "structured output" in text) and (
+        "not support" in text or "unsupported" in text or "not available" in text
+        or "schema" in text  # a schema feature refused ("...format.schema: For 'object'...")
+    ):
+        return "native_output"
+    if "thinking" in text and ("not support" in text or "unsupported" in text):
+        return "thinking"
+    return None
+
+
+def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+    """An Anthropic error (``{"type":"error","error":{"type","message"}}``) as a
+    ``ProviderError``: by status (529 -> ``OverloadedError``, 429 ->
+    ``RateLimitedError`` with ``retry-after``...), and a 400 naming a refused
+    feature -> ``UnsupportedFeatureError``."""
+    message, code, _ = error_message(body)
+    if status == 400:
+        feature = _unsupported(message)
+        if feature is not None:
+            return UnsupportedFeatureError(message, feature=feature, code=code, vendor=VENDOR)
+    return default_error(VENDOR, status, headers, body)
+
+
+def stream_error(data: Mapping[str, Any]) -> ProviderError:
+    """A mid-stream ``event: error`` mapped as if it were the HTTP error."""
+    error = data.get("error")
+    kind = error.get("type") if isinstance(error, Mapping) else None
+    return map_error(STATUS_OF_ERROR_TYPE.get(str(kind), 500), {}, orjson.dumps(data))

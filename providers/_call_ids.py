@@ -1,0 +1,54 @@
+"""Tool-call ids each wire takes, for a history whose calls another vendor (or
+a gateway) named.
+
+A conversation's tool calls keep the ids their vendor gave them, and those
+ids go back with the history. Vendors refuse each other's: Anthropic takes
+only ``^[a-zA-Z0-9_-]+$`` (400 "messages.1.content.0.tool_use.id: String
+should match pattern"), which Kimi K2's ``functions.get_weather:0`` and a
+gateway's ``call_x|fc_y`` break; OpenAI takes at most 40 characters (400
+"Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string
+with maximum length 40", code ``string_above_max_length``), which ids of the
+Responses API (``fc_`` + 50 hex) and of gateways break. A conversation begun
+on one vendor and continued on another then failed on every request.
+
+Each function leaves an id the wire takes as it is, and maps any other to one
+it takes, deterministically (a digest of the original), so a call and its
+result, mapped apart, still match, and two ids never become one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+__all__ = ["OPENAI_MAX_ID", "anthropic_call_id", "openai_call_id"]
+
+OPENAI_MAX_ID = 40
+"""The longest tool-call id OpenAI's chat completions take (``string_above_max_length``)."""
+
+_ANTHROPIC_ID = re.compile(r"[A-Za-z0-9_-]+")
+_ANTHROPIC_MAX_ID = 64  # for ids we make; valid ones keep their length
+_DIGEST = 10
+
+
+def anthropic_call_id(call_id: str) -> str:
+    """``call_id`` as Anthropic's ``tool_use.id`` / ``tool_use_id`` take it:
+    unchanged when it matches ``^[a-zA-Z0-9_-]+$``, else its other characters
+    as ``_`` with a digest of the original (at most 64 characters)."""
+    if _ANTHROPIC_ID.fullmatch(call_id):
+        return call_id
+    return _derived(re.sub(r"[^A-Za-z0-9_-]", "_", call_id), call_id, _ANTHROPIC_MAX_ID)
+
+
+def openai_call_id(call_id: str) -> str:
+    """``call_id`` as OpenAI-style ``tool_calls[].id`` / ``tool_call_id`` take
+    it: unchanged up to ``OPENAI_MAX_ID`` characters, else its start with a
+    digest of the whole (exactly ``OPENAI_MAX_ID`` characters)."""
+    if len(call_id) <= OPENAI_MAX_ID:
+        return call_id
+    return _derived(call_id, call_id, OPENAI_MAX_ID)
+
+
+def _derived(base: str, original: str, limit: int) -> str:
+    digest = hashlib.sha256(original.encode("utf-8", "surrogatepass")).hexdigest()[:_DIGEST]
+    return f"{base[: limit - _DIGEST - 1]}_{digest}"

@@ -1,0 +1,104 @@
+"""Tool-call forms without tokens of their own: the whole reply text is the
+call (GLM-4-0414's ``get_weather\\n{"city": "Paris"}``), read only against the
+request's offered tools.
+
+A token-delimited format (``_markup.ToolMarkup``) can be found anywhere in a
+reply; a form like this one is recognised only by its shape from the first
+character, so it has two functions instead of a start and an end token:
+
+* ``lead(text, names)``: what the text so far can still be — ``"no"`` (not
+  this form: the text is passed on), ``"maybe"`` (too short to tell: held)
+  or ``"held"`` (its head is this form's: the rest of the reply is held and
+  parsed when it ends);
+* ``parse(text, names)``: the calls the whole reply holds, or ``None`` (the
+  held text is then passed on as text, unchanged).
+
+Streaming: ``LeadHold`` holds a reply's text from its first chunk only while
+a form says ``maybe`` or ``held``, so prose is delayed by at most the length
+of a tool name's prefix, and a reply whose head is a call is parsed whole at
+its end (its arguments are never streamed as text, and a reply that turns out
+not to parse loses nothing: it is passed on as text then). Nothing is looked
+for when no tools are offered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from agentflow.providers._markup import MarkupCall
+
+__all__ = ["Lead", "LeadHold", "ReplyMarkup"]
+
+Lead: TypeAlias = Literal["no", "maybe", "held"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyMarkup:
+    """One tool-call form that is a whole reply (see the module docstring).
+
+    Attributes:
+        name: the registry name (``"glm-4-0414"``).
+        lead: what a reply beginning with the text can be, given the offered
+            tool names.
+        parse: the calls of a whole reply, given the offered tool names;
+            ``None`` when it is not this form (``ValueError`` and friends
+            count as ``None``).
+    """
+
+    name: str
+    lead: Callable[[str, frozenset[str]], Lead]
+    parse: Callable[[str, frozenset[str]], list[MarkupCall] | None]
+
+
+class LeadHold:
+    """The head of one reply's text, held while a ``ReplyMarkup`` may be it.
+
+    ``take`` each text piece: ``None`` while held, else the text to pass on
+    (everything held so far with the piece; the hold is over for good).
+    ``settle`` at the end of the reply (or before a structured tool call):
+    the calls the held text is, or the text to pass on.
+    """
+
+    __slots__ = ("_forms", "_held", "_names", "_text", "done")
+
+    def __init__(self, forms: Sequence[ReplyMarkup], names: frozenset[str]) -> None:
+        self._forms = tuple(forms)
+        self._names = names
+        self._text = ""
+        self._held = False  # a form said "held": no more checks, parse at the end
+        self.done = not self._forms or not names
+
+    def take(self, piece: str) -> str | None:
+        """``None`` while the reply's head is held; else the text to pass on."""
+        self._text += piece
+        if self._held:
+            return None
+        verdicts = [form.lead(self._text, self._names) for form in self._forms]
+        if "held" in verdicts:
+            self._held = True
+            return None
+        if "maybe" in verdicts:
+            return None
+        return self.release()
+
+    def settle(self) -> list[MarkupCall] | str:
+        """The calls of the held text (a form parses it whole), else the text
+        (possibly empty) to pass on. The hold is over for good."""
+        text = self.release()
+        if text.strip():
+            for form in self._forms:
+                try:
+                    calls = form.parse(text, self._names)
+                except (ValueError, TypeError, KeyError, IndexError):
+                    calls = None
+                if calls:
+                    return calls
+        return text
+
+    def release(self) -> str:
+        """The held text, to pass on as it is; the hold is over for good."""
+        text, self._text, self.done = self._text, "", True
+        return text

@@ -1,0 +1,100 @@
+"""Tool-call ids each wire takes (providers/_call_ids.py): a conversation whose
+calls another vendor named goes on on Anthropic and OpenAI instead of failing
+every request with a 400 about the ids."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from agentflow import AgentState, ReActAgent
+from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
+from agentflow.providers._call_ids import OPENAI_MAX_ID, anthropic_call_id, openai_call_id
+from agentflow.providers.registry import get_model
+from tests.fakes.anthropic import AnthropicFake
+from tests.fakes.base import FakeReply
+from tests.fakes.openai import OpenAIFake
+from tests.provider_scenarios import FAST, close_models, tracked
+
+KIMI = "functions.get_weather:0"                          # Kimi K2's ids
+GATEWAY = "call_Q1JuaH3v7ZNL4Gk8y0BJ5N9I|fc_0f0d91e0a300c49b016a990224e6ec87d1b1"
+RESPONSES = "fc_0f0e50a1476a6c35006912c58dc9f8819192c25864eb16f07f"  # 53 characters
+
+
+@pytest.fixture(autouse=True)
+async def _close() -> AsyncIterator[None]:
+    yield
+    await close_models()
+
+
+def test_ids_a_wire_takes_are_unchanged() -> None:
+    for call_id in ("toolu_01A09q90qw90lq917835lq9", "call_abc-12_x", "x" * 100):
+        assert anthropic_call_id(call_id) == call_id
+    for call_id in ("call_abc", "functions.get_weather:0", "y" * OPENAI_MAX_ID):
+        assert openai_call_id(call_id) == call_id
+
+
+@pytest.mark.parametrize("call_id", [KIMI, GATEWAY, "", "ünï côdé", "a b"])
+def test_anthropic_ids_are_mapped_deterministically(call_id: str) -> None:
+    mapped = anthropic_call_id(call_id)
+    assert mapped == anthropic_call_id(call_id) and len(mapped) <= 64
+    assert mapped.replace("_", "").replace("-", "").isascii()
+    assert all(c.isalnum() or c in "_-" for c in mapped)
+    assert anthropic_call_id(call_id + "!") != mapped  # distinct ids stay distinct
+
+
+@pytest.mark.parametrize("call_id", [RESPONSES, GATEWAY, "z" * 500])
+def test_openai_ids_are_shortened_deterministically(call_id: str) -> None:
+    mapped = openai_call_id(call_id)
+    assert len(mapped) == OPENAI_MAX_ID and mapped == openai_call_id(call_id)
+    assert openai_call_id(call_id + "x") != mapped
+
+
+def history(call_id: str) -> AgentState:
+    """A turn in which another vendor called a tool and got its result."""
+    return AgentState([
+        Msg.user("Weather in Paris?"),
+        Msg("assistant", [ToolUseBlock(call_id, "get_weather", {"city": "Paris"})]),
+        Msg("tool", [ToolResultBlock(call_id, "18C, sunny", name="get_weather")]),
+        Msg.assistant("It is 18C and sunny in Paris."),
+    ])
+
+
+def get_weather(city: str) -> str:
+    """The weather of a city.
+
+    Args:
+        city: the city.
+    """
+    return "18C"
+
+
+@pytest.mark.parametrize("call_id", [KIMI, GATEWAY])
+async def test_a_conversation_goes_on_on_anthropic(call_id: str) -> None:
+    async with AnthropicFake() as fake:
+        fake.add(FakeReply(text="Still sunny."))
+        model = tracked(get_model("anthropic:claude-sonnet-4-5", api_key="k",
+                                  base_url=fake.url, settings=FAST))
+        reply = await ReActAgent("t", model, tools=[get_weather]).call(
+            "And now?", state=history(call_id))
+        sent = fake.bodies[0]["messages"]
+    assert reply.text == "Still sunny."
+    use, result = sent[1]["content"][0], sent[2]["content"][0]
+    assert use["id"] == result["tool_use_id"] == anthropic_call_id(call_id)
+
+
+@pytest.mark.parametrize("call_id", [RESPONSES, GATEWAY])
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+async def test_a_conversation_goes_on_on_openai(call_id: str, stream: bool) -> None:
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text="Still sunny."))
+        model = tracked(get_model("openai:gpt-4o-mini", api_key="k", base_url=fake.url,
+                                  settings=FAST, stream=stream))
+        reply = await ReActAgent("t", model, tools=[get_weather]).call(
+            "And now?", state=history(call_id))
+        sent = fake.bodies[0]["messages"]
+    assert reply.text == "Still sunny."
+    call = next(m for m in sent if m.get("tool_calls"))["tool_calls"][0]
+    answer = next(m for m in sent if m.get("role") == "tool")
+    assert call["id"] == answer["tool_call_id"] == openai_call_id(call_id)
