@@ -11,6 +11,7 @@ import bisect
 import json
 import re
 from collections.abc import Collection, Iterable, Iterator
+from typing import Literal
 
 from agentflow.extraction.items import item_spans, items
 from agentflow.extraction.lines import line_spans
@@ -142,13 +143,21 @@ def line_values(source: str, line: str, pattern: object, cuts: list[int],
     (if any) searches. ``[]``: none. ``None``: more than ``MAX_CANDIDATES``
     values (or ``MAX_CANDIDATE_CHARS`` characters), or a pattern Python
     cannot read: the caller leaves the line rule to verification."""
-    regex = None
-    if isinstance(pattern, str) and pattern:
-        try:
-            regex = re.compile(pattern)
-        except re.error:
-            return None
+    regex = _compiled(pattern)
+    if regex is False:
+        return None
     return _collect(_on_lines(source, line, cuts, whole_lines), source, regex)
+
+
+def _compiled(pattern: object) -> re.Pattern[str] | Literal[False] | None:
+    """``pattern`` compiled; ``None`` when there is none (not a non-empty
+    str); ``False`` when Python cannot read it."""
+    if not (isinstance(pattern, str) and pattern):
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return False
 
 
 def _on_lines(source: str, line: str, cuts: list[int],
@@ -174,12 +183,9 @@ def places(source: str, cuts: list[int], pattern: object, line: str | None,
     no pattern (any span), a longer source without a line, a pattern Python
     cannot read, whole lines without a line, or more than
     ``MAX_CANDIDATES`` places."""
-    regex = None
-    if isinstance(pattern, str) and pattern:
-        try:
-            regex = re.compile(pattern)
-        except re.error:
-            return None
+    regex = _compiled(pattern)
+    if regex is False:
+        return None
     if line is None and (regex is None or whole_lines or len(source) > SPAN_CHECK_CHARS):
         return None
 
