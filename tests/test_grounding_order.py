@@ -170,6 +170,18 @@ def test_the_after_rule_reaches_the_local_dialect_only() -> None:
         assert AFTER_KEY not in vendor, dialect
 
 
+@pytest.mark.parametrize("marker", [Grounded(after="version"), Grounded(longest=True)])
+async def test_after_or_longest_as_the_default_marker_fails_before_any_request(
+        marker: Grounded) -> None:
+    from agentflow.testing import ScriptedModel
+
+    model = ScriptedModel([])
+    with pytest.raises(SchemaError) as raised:
+        await ReActAgent("x", model).call(ENTRY, Header, ground=marker)
+    assert raised.value.path == "ground" and "put it on the field's marker" in str(raised.value)
+    assert model.requests == []
+
+
 # ----------------------------------------------------------------------------- verification
 
 

@@ -80,6 +80,7 @@ import orjson
 
 from agentflow.errors import (
     ProviderError,
+    SchemaError,
     ToolNameError,
     UnsupportedFeatureError,
 )
@@ -142,7 +143,20 @@ def _has_markers(output_type: Any) -> bool:
 
 
 def _as_marker(ground: bool | Grounded | None) -> Grounded | None:
+    """The marker the ``ground=`` default applies to every free-text string.
+
+    Raises:
+        SchemaError: the marker says ``after`` or ``longest``: those name a
+            sibling field or need a field's own pattern, so they belong on a
+            field's marker, never on the default for every string.
+    """
     if isinstance(ground, Grounded):
+        if ground.after is not None or ground.longest:
+            rule = f"after={ground.after!r}" if ground.after is not None else "longest=True"
+            raise SchemaError(
+                "ground", f"Grounded({rule}) cannot be the default for every string: it names "
+                "a field's sibling or needs the field's own pattern; put it on the field's "
+                "marker (Annotated[str, Grounded(...)])")
         return ground
     return Grounded() if ground else None
 
