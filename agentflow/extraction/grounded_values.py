@@ -196,10 +196,10 @@ def grounded_values(
              pattern: str | None = None) -> None:
         if v is None:
             return
-        if get_origin(tp) is typing.Annotated:
-            pattern = _annotated_pattern(tp) or pattern
-        tp, marks = _unwrap(tp)
+        annotated, (tp, marks) = tp, _unwrap(tp)
         marker = marks[-1] if marks else marker
+        if marker is not None and marker.longest and annotated is not tp:
+            pattern = _annotated_pattern(annotated) or pattern  # read only when needed
         if _is_union(tp):
             args = get_args(tp)
             nullable = _NONE in args
