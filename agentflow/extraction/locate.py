@@ -9,14 +9,14 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agentflow.extraction.folding import TYPOGRAPHIC, fold_text
 from agentflow.extraction.items import item_at, item_spans
 from agentflow.extraction.lines import line_at, line_spans
-from agentflow.extraction.longest import longer_span
+from agentflow.extraction.longest import longer_span, maximal_test
 from agentflow.extraction.tokens import cuts_token, token_at
 
 if TYPE_CHECKING:
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["TYPOGRAPHIC", "GroundingCheck", "Span", "check_grounding", "locate", "on_line"]
 
 Span = tuple[int, int]
+_Places = tuple[list[Span], Callable[[Span], bool]]
+"""A placed value's candidate places, in document order, and the test of
+which of them it may take (``longest``: the maximal ones, tested lazily)."""
 
 
 def _pattern(value: str, case_sensitive: bool) -> re.Pattern[str] | None:
@@ -276,7 +279,7 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
     found and the empty ones (never raises).
     """
     result = GroundingCheck()
-    options: dict[str, list[Span]] = {}  # where each placed value could be, for ``after``
+    options: dict[str, _Places] = {}  # where each placed value could be, for ``after``
     follows: dict[str, str] = {}  # path -> the path of the value it was placed after
     taken: set[Span] = set(prior)
     cursor = 0
@@ -309,42 +312,56 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
             if not placed:
                 result.off_line.append((gv.path, gv.value, gv.marker.line))
             every = placed
+        keep: Callable[[Span], bool] = _always
         if every and gv.marker.longest and gv.pattern is not None:
-            whole = [s for s in every if longer_span(
-                source, s, gv.pattern, whole_tokens=gv.marker.whole_tokens,
-                line=gv.marker.line) is None]
-            if not whole:
+            # tested lazily, where a place is looked at: a value repeated
+            # thousands of times costs a test per place used, not per place
+            keep = maximal_test(source, gv.pattern, whole_tokens=gv.marker.whole_tokens,
+                                line=gv.marker.line)
+            if not any(map(keep, every)):
                 a, b = longer_span(source, every[0], gv.pattern,
                                    whole_tokens=gv.marker.whole_tokens,
                                    line=gv.marker.line) or every[0]
                 result.shortened.append((gv.path, gv.value, source[a:b]))
-            every = whole
+                every = []
         sibling = _sibling(gv.path, gv.marker.after) if gv.marker.after else None
         bound = options.get(sibling) if sibling is not None else None
         if every and bound:
-            after = [s for s in every if s[0] >= min(e for _, e in bound)]
-            if not after:
+            low = _earliest_end(*bound)
+            after = [s for s in every if s[0] >= low]
+            if not any(map(keep, after)):
                 result.misordered.append((gv.path, gv.value, str(gv.marker.after)))
                 if sibling in result.spans:
                     a, b = result.spans[sibling][0]
                     result.preceding[gv.path] = source[a:b]
+                after = []
             every = after
         if not every:
             result.unfound.append((gv.path, gv.value))
             continue
-        span = next((s for s in every if s[0] >= cursor and s not in taken), None)
-        span = span or next((s for s in every if s not in taken), every[0])
+        span = next((s for s in every if s[0] >= cursor and s not in taken and keep(s)), None)
+        span = span or next((s for s in every if s not in taken and keep(s)),
+                            None) or next(filter(keep, every))
         if sibling is not None and bound:
             follows[gv.path] = sibling
             _pull_before(result.spans, options, follows, taken, sibling, span[0])
         taken.add(span)
         cursor = span[0]
-        options[gv.path] = every
+        options[gv.path] = (every, keep)
         result.spans[gv.path] = [span]
     return result
 
 
-def _pull_before(spans: dict[str, list[Span]], options: dict[str, list[Span]],
+def _always(span: Span) -> bool:
+    return True
+
+
+def _earliest_end(places: list[Span], keep: Callable[[Span], bool]) -> int:
+    """The earliest end among ``places`` that ``keep`` allows (one exists)."""
+    return next(e for s, e in sorted(places, key=lambda se: se[1]) if keep((s, e)))
+
+
+def _pull_before(spans: dict[str, list[Span]], options: dict[str, _Places],
                  follows: dict[str, str], taken: set[Span], path: str | None,
                  limit: int) -> None:
     """Move the span of ``path`` (and, in turn, of the values it follows) to
@@ -356,13 +373,14 @@ def _pull_before(spans: dict[str, list[Span]], options: dict[str, list[Span]],
     for ``b``). A place always exists: each value's places begin at or after
     the earliest end of the places of the value it follows."""
     while path is not None and spans[path][0][1] > limit:
-        before = [s for s in options[path] if s[1] <= limit]
-        if not before:
+        places, keep = options[path]
+        last = next((s for s in reversed(places) if s[1] <= limit and keep(s)), None)
+        if last is None:
             return
         taken.discard(spans[path][0])
-        spans[path] = [before[-1]]
-        taken.add(before[-1])
-        path, limit = follows.get(path), before[-1][0]
+        spans[path] = [last]
+        taken.add(last)
+        path, limit = follows.get(path), last[0]
 
 
 def _sibling(path: str, name: str) -> str:
