@@ -220,40 +220,46 @@ class GroundingCheck:
         """Every grounded value was found."""
         return not self.unfound and not self.empty
 
-    def message(self) -> str:
-        """A message listing each failing field (for the model and for errors)."""
+    def message(self, name: Callable[[str], str] | None = None) -> str:
+        """A message listing each failing field (for the model and for errors).
+
+        ``name``: spells a field path in the message (default: as it is, python
+        field names); the engine passes ``field_keys.key_path`` so the model
+        reads the keys of the schema it was sent (its aliases)."""
+        show = name or _same
         cut = {(p, v): token for p, v, token in self.cut}
         cut_lines = {(p, v): line for p, v, line in self.cut_lines}
         cut_items = {(p, v): item for p, v, item in self.cut_items}
         off_line = {(p, v): line for p, v, line in self.off_line}
-        misordered = {(p, v): after for p, v, after in self.misordered}
+        misordered = {(p, v): _field_name(show(_sibling(p, after)))  # as the model named it
+                      for p, v, after in self.misordered}
         shortened = {(p, v): longer for p, v, longer in self.shortened}
-        lines = [f"- {p}: {v!r} cuts through the token {cut[p, v]!r} of the document; "
+        lines = [f"- {show(p)}: {v!r} cuts through the token {cut[p, v]!r} of the document; "
                  f"copy whole tokens (here {cut[p, v]!r}) exactly as written"
                  if (p, v) in cut else
-                 f"- {p}: {v!r} is only part of the line {cut_lines[p, v]!r} of the "
+                 f"- {show(p)}: {v!r} is only part of the line {cut_lines[p, v]!r} of the "
                  f"document; copy whole lines exactly as written"
                  if (p, v) in cut_lines else
-                 f"- {p}: {v!r} is not one whole item of a list in the document"
+                 f"- {show(p)}: {v!r} is not one whole item of a list in the document"
                  + (f" (the item is {cut_items[p, v]!r})" if cut_items[p, v] else
                     " (it is in no list item)")
                  + "; copy one whole item, with its continuation lines, exactly as written"
                  if (p, v) in cut_items else
-                 f"- {p}: {v!r} is not on a line of the document that matches "
+                 f"- {show(p)}: {v!r} is not on a line of the document that matches "
                  f"{off_line[p, v]!r} (where this field is written); copy it from such a line"
                  if (p, v) in off_line else
-                 f"- {p}: {v!r} is only part of {shortened[p, v]!r} in the document, which "
+                 f"- {show(p)}: {v!r} is only part of {shortened[p, v]!r} in the document, which "
                  f"is a whole value of this field; copy the whole value as written"
                  if (p, v) in shortened else
-                 f"- {p}: {v!r} is not after the value of {misordered[p, v]!r} in the "
+                 f"- {show(p)}: {v!r} is not after the value of {misordered[p, v]!r} in the "
                  f"document (this field is written after it); copy it from the text that "
                  f"follows that value"
                  + (f" ({self.preceding[p]!r}), or correct {misordered[p, v]!r} if that "
                     f"value is the wrong one" if p in self.preceding else "")
                  if (p, v) in misordered else
-                 f"- {p}: {v!r} is not found in the document; copy the text exactly as "
+                 f"- {show(p)}: {v!r} is not found in the document; copy the text exactly as "
                  f"it is written there" for p, v in self.unfound]
-        lines += [f"- {p}: empty text; copy it from the document"
+        lines += [f"- {show(p)}: empty text; copy it from the document"
                   + (", or use null if the document does not say" if optional else "")
                   for p, optional in self.empty]
         return "\n".join(lines)
@@ -350,6 +356,15 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
         options[gv.path] = (every, keep)
         result.spans[gv.path] = [span]
     return result
+
+
+def _same(path: str) -> str:
+    return path
+
+
+def _field_name(path: str) -> str:
+    """The last field name of ``path`` (``entries[3].version`` -> ``version``)."""
+    return path.rpartition(".")[2]
 
 
 def _always(span: Span) -> bool:
