@@ -22,7 +22,8 @@ from agentflow.extraction.tokens import cuts_token, token_at
 if TYPE_CHECKING:
     from agentflow.extraction.grounding import GroundedValue
 
-__all__ = ["TYPOGRAPHIC", "GroundingCheck", "Span", "check_grounding", "locate", "on_line"]
+__all__ = ["TYPOGRAPHIC", "GroundingCheck", "Span", "check_grounding", "locate", "occurrences",
+           "on_line"]
 
 Span = tuple[int, int]
 _Places = tuple[list[Span], Callable[[Span], bool]]
@@ -153,8 +154,20 @@ def locate(
     one list item; ``line``: only occurrences on a line this regular
     expression searches); ``None`` if it does not. Blank values are never
     found."""
+    every = occurrences(value, source, case_sensitive=case_sensitive,
+                        whole_tokens=whole_tokens, whole_lines=whole_lines,
+                        whole_items=whole_items, line=line)
+    return next((s for s in every if s[0] >= start), None)
+
+
+def occurrences(
+    value: str, source: str, *, case_sensitive: bool = True, whole_tokens: bool = False,
+    whole_lines: bool = False, whole_items: bool = False, line: str | None = None,
+) -> list[Span]:
+    """Every place ``value`` occurs verbatim in ``source`` under the rules
+    ``locate`` takes, in document order (``[]`` for a blank value)."""
     if not value.strip():
-        return None
+        return []
     every = _occurrences(value, source, case_sensitive)
     if whole_tokens:
         every = _whole(every, source)
@@ -165,7 +178,7 @@ def locate(
         every = [s for s in every if s in items]
     if line is not None:
         every = _on_lines(every, source, line, whole_items)
-    return next((s for s in every if s[0] >= start), None)
+    return every
 
 
 @dataclass(frozen=True, slots=True)
