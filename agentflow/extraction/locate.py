@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from agentflow.extraction.folding import TYPOGRAPHIC, fold_text
 from agentflow.extraction.items import item_at, item_spans
-from agentflow.extraction.lines import line_at, line_spans
+from agentflow.extraction.lines import line_around, line_at, line_spans
 from agentflow.extraction.longest import longer_span, maximal_test
 from agentflow.extraction.tokens import cuts_token, token_at
 
@@ -127,11 +127,9 @@ def _whole_lines(spans: list[Span], bounds: tuple[set[int], set[int]]) -> list[S
 def on_line(span: Span, source: str, line: re.Pattern[str]) -> bool:
     """Whether ``span`` lies within one line of ``source`` (a whole item:
     begins on one) that ``line`` searches."""
-    start = span[0]
-    first = source.find("\n", start)
-    first = len(source) if first < 0 else first
+    lo, hi = line_around(source, span[0])
     # the line alone: ``^`` and ``$`` of the expression are its start and end
-    return line.search(source[source.rfind("\n", 0, start) + 1:first]) is not None
+    return line.search(source[lo:hi]) is not None
 
 
 def _on_lines(spans: list[Span], source: str, line: str, item: bool) -> list[Span]:
@@ -215,6 +213,10 @@ class GroundingCheck:
         preceding: path of each ``misordered`` value -> the value of the
             field it must follow, as the document writes it (the message
             names it: that value may be the wrong one).
+        nullable: paths of ``unfound`` values whose field allows null (the
+            message offers it: a model that writes ``"null"``, ``"N/A"`` or a
+            guess for a field the document does not fill is told it may leave
+            it null).
     """
 
     spans: dict[str, list[Span]] = field(default_factory=dict)
@@ -227,6 +229,7 @@ class GroundingCheck:
     shortened: list[tuple[str, str, str]] = field(default_factory=list)
     misordered: list[tuple[str, str, str]] = field(default_factory=list)
     preceding: dict[str, str] = field(default_factory=dict)
+    nullable: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -240,6 +243,7 @@ class GroundingCheck:
         field names); the engine passes ``field_keys.key_path`` so the model
         reads the keys of the schema it was sent (its aliases)."""
         show = name or _same
+        nullable = set(self.nullable)
         cut = {(p, v): token for p, v, token in self.cut}
         cut_lines = {(p, v): line for p, v, line in self.cut_lines}
         cut_items = {(p, v): item for p, v, item in self.cut_items}
@@ -272,8 +276,11 @@ class GroundingCheck:
                  if (p, v) in misordered else
                  f"- {show(p)}: {v!r} is not found in the document; copy the text exactly as "
                  f"it is written there" for p, v in self.unfound]
+        lines = [line + (", or use null if the document does not say" if p in nullable else "")
+                 for line, (p, _) in zip(lines, self.unfound, strict=True)]
         lines += [f"- {show(p)}: empty text; copy it from the document"
-                  + (", or use null if the document does not say" if optional else "")
+                  + (", or use null if the document does not say" if optional else
+                     ", or leave the item out of the list" if p.endswith("]") else "")
                   for p, optional in self.empty]
         return "\n".join(lines)
 
@@ -357,6 +364,8 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
             every = after
         if not every:
             result.unfound.append((gv.path, gv.value))
+            if gv.optional:
+                result.nullable.append(gv.path)
             continue
         span = next((s for s in every if s[0] >= cursor and s not in taken and keep(s)), None)
         span = span or next((s for s in every if s not in taken and keep(s)),

@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 
 from agentflow.extraction.folding import fold_text
+from agentflow.extraction.lines import line_around
 from agentflow.extraction.tokens import piece_spans
 
 __all__ = ["LONGEST_REACH", "longer_span", "maximal", "maximal_test"]
@@ -101,9 +102,7 @@ def _region(source: str, start: int, end: int, line: re.Pattern[str] | None
     ``LONGEST_REACH`` characters either side."""
     if line is None:
         return max(0, end - LONGEST_REACH), min(len(source), start + LONGEST_REACH)
-    lo = source.rfind("\n", 0, start) + 1
-    hi = source.find("\n", start)
-    hi = len(source) if hi < 0 else hi
+    lo, hi = line_around(source, start)
     if end > hi or line.search(source[lo:hi]) is None:
         return None
     return lo, hi

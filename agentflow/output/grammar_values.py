@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Iterator
 from typing import Literal
 
 from agentflow.extraction.items import item_spans, items
-from agentflow.extraction.lines import line_spans
+from agentflow.extraction.lines import line_around, line_spans
 from agentflow.extraction.locate import on_line
 
 __all__ = ["ITEM_CHAIN_RULES", "MAX_CANDIDATES", "MAX_CANDIDATE_CHARS", "SPAN_CHECK_CHARS",
@@ -119,17 +119,17 @@ _CONTEXT = re.compile(r"[$^]|\\[bBAZz]|\(\?[=!<]")
 
 
 def _matching_lines(source: str, line: str) -> list[tuple[int, int]]:
-    """``[start, end)`` of each line of ``source`` (newline excluded) that the
-    regular expression ``line`` searches."""
+    """``[start, end)`` of each line of ``source`` (its line ending excluded:
+    ``lines.line_around``) that the regular expression ``line`` searches."""
     regex = re.compile(line)
     out = []
     start = 0
     while start <= len(source):
-        end = source.find("\n", start)
-        end = len(source) if end < 0 else end
-        if regex.search(source[start:end]) is not None:  # the line alone: ^ and $ are its edges
-            out.append((start, end))
-        start = end + 1
+        lo, end = line_around(source, start)
+        if regex.search(source[lo:end]) is not None:  # the line alone: ^ and $ are its edges
+            out.append((lo, end))
+        nl = source.find("\n", start)
+        start = len(source) + 1 if nl < 0 else nl + 1
     return out
 
 
