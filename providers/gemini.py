@@ -62,6 +62,7 @@ from agentflow.model import (
     UsageChunk,
 )
 from agentflow.providers._batch_wire import WholeReplyBatches
+from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._gemini_batch import GeminiBatchAPI
 from agentflow.providers._gemini_request import (
     CALL_ID,
@@ -405,7 +406,8 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     ``AuthenticationError``; 400 "Function calling with a response mime type"
     or a refused response schema -> ``UnsupportedFeatureError("native_output")``; 429 ->
     ``RateLimitedError`` with ``RetryInfo.retryDelay`` (else ``Retry-After``);
-    other statuses as usual (503 -> ``OverloadedError``)."""
+    400 "The input token count (N) exceeds the maximum number of tokens allowed
+    (M)" -> ``ContextLengthError``; other statuses as usual (503 -> ``OverloadedError``)."""
     message, _, data = error_message(body)
     node = data[0] if isinstance(data, list) and data else data
     error = node.get("error") if isinstance(node, Mapping) else None
@@ -416,6 +418,9 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     kw: dict[str, Any] = {"status": status, "code": code, "vendor": VENDOR}
     if "API_KEY_INVALID" in reasons or status == 401:
         return AuthenticationError(message, **kw)
+    too_long = context_length_error(VENDOR, status, message, code, data)
+    if too_long is not None:
+        return too_long
     lowered = message.lower()
     if status == 400 and "function calling with a response mime type" in lowered:
         return UnsupportedFeatureError(message, feature="native_output", **kw)

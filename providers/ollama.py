@@ -75,6 +75,7 @@ from agentflow.providers._adapter import (
     system_reminder,
     tool_calls_by_id,
 )
+from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
@@ -367,8 +368,12 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     """An Ollama error (``{"error": "..."}``) as a ``ProviderError``: a 400
     "does not support tools" / "does not support thinking" ->
     ``UnsupportedFeatureError``; otherwise by status (404 unknown model,
-    503 "server busy" -> ``OverloadedError``...)."""
-    message, _, _ = error_message(body)
+    503 "server busy" -> ``OverloadedError``...); an input over the context
+    length (when Ollama refuses it instead of truncating) -> ``ContextLengthError``."""
+    message, _, data = error_message(body)
+    too_long = context_length_error(VENDOR, status, message, None, data)
+    if too_long is not None:
+        return too_long
     feature = _unsupported(message) if status == 400 else None
     if feature is not None:
         return UnsupportedFeatureError(message, feature=feature, vendor=VENDOR)
@@ -377,6 +382,9 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
 
 def _payload_error(message: str) -> ProviderError:
     """An ``{"error": ...}`` line after the 200 status."""
+    too_long = context_length_error(VENDOR, None, message, None)
+    if too_long is not None:
+        return too_long
     feature = _unsupported(message)
     if feature is not None:
         return UnsupportedFeatureError(message, feature=feature, status=None, vendor=VENDOR)
