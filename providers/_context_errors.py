@@ -36,7 +36,7 @@ from typing import Any
 
 from agentflow.errors import ContextLengthError
 
-__all__ = ["CONTEXT_WORDS", "context_length_error"]
+__all__ = ["CONTEXT_WORDS", "context_length_error", "item_kind"]
 
 CONTEXT_WORDS = re.compile(
     r"context[_ ]length[_ ]exceeded|exceed_context_size|maximum context length|"
@@ -114,3 +114,12 @@ def context_length_error(
     limit, requested = _counts(message, error if isinstance(error, Mapping) else {})
     return ContextLengthError(message, limit=limit, requested=requested, status=status,
                               code=code, vendor=vendor)
+
+
+def item_kind(vendor: str, status: int | None, message: str, code: str | None) -> str:
+    """The ``BatchItemError.kind`` of a batch request the vendor answered with
+    an error: ``"context_length"`` when the error says the request is over the
+    context window (the batch runner raises ``ContextLengthError`` for it),
+    else ``"error"``."""
+    found = context_length_error(vendor, status if status is not None else 400, message, code)
+    return "context_length" if found is not None else "error"

@@ -197,3 +197,17 @@ async def test_an_extraction_record_names_it(tmp_path: Path) -> None:
             assert "--chunk-chars" in record["error"]["reason"]
     finally:
         await close_models()
+
+
+@pytest.mark.parametrize(("vendor", "status", "message", "code", "kind"), [
+    ("openai", 400, OPENAI_BODY["error"]["message"], "context_length_exceeded", "context_length"),
+    ("gemini", 400, "The input token count (1200000) exceeds the maximum number of tokens "
+                    "allowed (1048576).", "INVALID_ARGUMENT", "context_length"),
+    ("anthropic", None, "prompt is too long: 3 tokens > 2 maximum", "invalid_request_error",
+     "context_length"),
+    ("openai", 500, "Internal server error", "server_error", "error"),
+])
+def test_batch_item_errors_say_context_length(vendor: str, status: int | None, message: str,
+                                              code: str, kind: str) -> None:
+    from agentflow.providers._context_errors import item_kind
+    assert item_kind(vendor, status, message, code) == kind
