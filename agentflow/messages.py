@@ -226,10 +226,25 @@ class StructuredResult:
     spans: Mapping[str, list[tuple[int, int]]] = field(default_factory=dict)
 
 
-_ID_PREFIX = os.urandom(4).hex()
-_NEXT_ID: Callable[[], str] = map((_ID_PREFIX + "%010x").__mod__, itertools.count()).__next__
-"""The next id (``new_id``): the prefix and a 10-digit hex counter, formatted in C
-(no Python frame per id)."""
+def _id_source() -> Callable[[], str]:
+    """A fresh id source: a random 8-hex-digit prefix and a 10-digit hex counter,
+    formatted in C (no Python frame per id)."""
+    return map((os.urandom(4).hex() + "%010x").__mod__, itertools.count()).__next__
+
+
+_NEXT_ID: Callable[[], str] = _id_source()
+"""The next id (``new_id``). A process forked after import (multiprocessing's
+``fork`` start method, a pre-forking server) gets a new prefix in the child, so
+parent and child never hand out the same id."""
+
+
+def _reseed_ids() -> None:
+    global _NEXT_ID
+    _NEXT_ID = _id_source()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX only; Windows has no fork
+    os.register_at_fork(after_in_child=_reseed_ids)
 
 
 def clean_text(text: str) -> str:

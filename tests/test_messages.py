@@ -1,6 +1,7 @@
 """Tests for agentflow.messages: Msg, blocks, metadata keys, JSON round trip."""
 
 import dataclasses
+import os
 import re
 
 import orjson
@@ -380,3 +381,23 @@ def test_ids_are_a_process_prefix_and_one_counter_shared_by_messages() -> None:
     assert {i[:8] for i in ids} == {first[:8]}
     assert [int(i[8:], 16) for i in ids] == [int(first[8:], 16) + k for k in range(3)]
     assert Msg.user("y", id="given").id == "given"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX fork only")
+def test_a_process_forked_after_import_hands_out_ids_the_parent_never_will() -> None:
+    parent_before = new_id()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its next ids, then leave without pytest's teardown
+        os.close(read_end)
+        os.write(write_end, f"{new_id()} {Msg.user('x').id}".encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        child_ids = pipe.read().split()
+    os.waitpid(pid, 0)
+    parent_after = [new_id(), Msg.user("x").id]
+    assert len(child_ids) == 2
+    assert {i[:8] for i in child_ids} != {parent_before[:8]}
+    assert not set(child_ids) & {parent_before, *parent_after}
+    assert {i[:8] for i in parent_after} == {parent_before[:8]}
