@@ -34,7 +34,7 @@ from typing_extensions import is_typeddict
 from agentflow.errors import SchemaError
 from agentflow.extraction.after_keys import after_by_key
 from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
-from agentflow.output.decoding import normalize
+from agentflow.output.decoding import normalize, unwrapped
 from agentflow.output.dialects import DialectSchema, transform_schema
 from agentflow.output.json_schema import sent_schema
 
@@ -204,7 +204,12 @@ class OutputSpec:
         empty = data in (None, {}) and bool(self._plain.get("properties"))
         if empty:
             data = {}  # report the missing fields, as for any other object
-        elif text is not None:
+        elif text is not None and (not isinstance(data, dict) or len(data) > 2
+                                   or unwrapped(data, self._plain) is data):
+            # an envelope ({"name": "generate_response", "arguments": {...}}: two
+            # keys at most) may validate as is when the type has a ``name`` field
+            # (extra keys are ignored): strict reads only what the lax path
+            # reads the same way
             try:
                 exact = self._adapter.validate_json(text, strict=True)
             except ValidationError:
