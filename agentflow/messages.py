@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, Literal, TypeAlias, cast
 
-from pydantic import Discriminator, Tag, TypeAdapter
+from pydantic import Discriminator, Field, Tag, TypeAdapter
 
 from agentflow._slots_init import slot_init
 from agentflow.content import DocumentBlock, ImageBlock
@@ -124,13 +124,21 @@ class ThinkingBlock:
 @dataclass(frozen=True, slots=True)
 class ToolUseBlock:
     """A tool call made by the model. ``input`` is always a parsed JSON object;
-    ``provider_data`` keeps vendor fields to send back (Gemini thought signatures)."""
+    ``provider_data`` keeps vendor fields to send back (Gemini thought signatures).
+
+    ``arguments`` is the argument text the model sent, kept only when it was
+    one plain JSON object read as it is (``agentflow.output.decoding.exact_object``),
+    so the output check validates that text in one strict pass instead of
+    encoding ``input`` again; ``None`` otherwise. It is not persisted
+    (``msg_to_dict``), compared or shown in the repr."""
 
     id: str
     name: str
     input: Mapping[str, Any]
     provider_data: Mapping[str, Any] = field(default_factory=dict)
     type: Literal["tool_use"] = "tool_use"
+    arguments: Annotated[str | None, Field(exclude=True)] = field(
+        default=None, compare=False, repr=False)
 
 
 @slot_init
@@ -176,6 +184,40 @@ def _block(index: int, item: Any) -> Block:
         f"content item {index} is a {type(item).__name__}: expected a str or a block "
         "(TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ImageBlock, DocumentBlock)"
     )
+
+
+def _content_items(content: Any) -> tuple[Any, ...]:
+    """``content`` (not a str) as a tuple of its items.
+
+    Raises:
+        InvalidInputError: ``content`` is not iterable (``None``, a number...).
+    """
+    try:
+        return tuple(content)
+    except TypeError:
+        if hasattr(type(content), "__iter__"):
+            raise  # an iterable that failed inside: not ours to rename
+        raise InvalidInputError(
+            f"message content is a {type(content).__name__}: expected a str, or a list of "
+            "str and blocks") from None
+
+
+def _checked(content: Any, items: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``items``, unless ``content`` is a kind whose iteration is not its content:
+    a dict's keys (its values would be lost) or the byte values of ``bytes``.
+
+    Raises:
+        InvalidInputError: naming the kind and what to pass instead.
+    """
+    if isinstance(content, Mapping):
+        raise InvalidInputError(
+            "message content is a mapping: pass a str, or blocks such as "
+            "TextBlock(text=...) (a dict's keys are not its text)")
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        raise InvalidInputError(
+            f"message content is {type(content).__name__}: decode text to a str, or wrap a "
+            "file in DocumentBlock.from_bytes / ImageBlock.from_bytes")
+    return items
 
 
 @slot_init
@@ -274,11 +316,11 @@ class Msg:
         if isinstance(content, str):
             blocks: tuple[Block, ...] = (_text_block(content),)
         else:
-            items = tuple(content)
+            items = _content_items(content)
             if _BLOCK_TYPESET.issuperset(map(type, items)):  # no Python frame per block
-                blocks = items  # type: ignore[assignment]  # all blocks: no cast() call
+                blocks = items  # all blocks (Any items): no cast() call
             else:
-                blocks = tuple(_block(i, item) for i, item in enumerate(items))
+                blocks = tuple(_block(i, item) for i, item in enumerate(_checked(content, items)))
         _SET_ROLE(self, role)  # the slots' own setters: no lookup by name per field
         _SET_CONTENT(self, blocks)
         _SET_NAME(self, name)

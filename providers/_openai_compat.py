@@ -173,7 +173,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
             raise InvalidModelError(f"{self.vendor}: base_url is required")
         hosts = {urlsplit(self.default_base_url).netloc, *self.own_hosts} - {""}
         self.own_host = urlsplit(url).netloc in hosts
-        key = api_key
+        key = api_key_from(api_key, "")
         if not key and self.own_host:
             for var in (self.env_var, *self.env_aliases):
                 key = api_key_from(None, var) if var else None
