@@ -57,6 +57,7 @@ __all__ = [
     "explain_raw",
     "literal_value",
     "normalize",
+    "unwrapped",
 ]
 
 MAX_DEPTH = 3
@@ -184,14 +185,14 @@ def normalize(data: Any, schema: Mapping[str, Any], root: Mapping[str, Any] | No
     Never raises; what cannot be fixed is left for validation to report.
     """
     if root is None:
-        data = _unwrapped(data, schema)
+        data = unwrapped(data, schema)
     return _normalize(data, schema, schema if root is None else root)
 
 
 _ENVELOPE_KEYS = ("arguments", "parameters")
 
 
-def _unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
+def unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
     """The arguments inside a tool-call envelope a model repeated inside its
     arguments: ``{"name": "f", "arguments": {...}}`` (Qwen through Ollama,
     ollama/ollama#11805), ``{"name": "f", "parameters": {...}}`` (Llama 3.x), or
@@ -205,7 +206,10 @@ def _unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
     ``input``/``output``/``data``, ``_``: pydantic/pydantic-ai#81,
     anthropics/claude-agent-sdk-python#502) when the schema requires something (so the
     wrapper could never validate) and the inner object holds every required
-    property and nothing undeclared; and the object given as a list of one."""
+    property and nothing undeclared; and the object given as a list of one.
+
+    ``data`` itself (the same object) when there is nothing to unwrap: a
+    caller may test ``unwrapped(data, schema) is data``."""
     props = schema.get("properties")
     if not isinstance(props, Mapping) or not props:
         return data
