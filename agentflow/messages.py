@@ -279,8 +279,11 @@ class Msg:
             raise InvalidInputError(
                 f"unknown message role {role!r}: expected one of {', '.join(sorted(_ROLES))}"
             )
-        if isinstance(content, str):
-            blocks: tuple[Block, ...] = (_text_block(content),)
+        if isinstance(content, str):  # TextBlock(content), through its slots' setters
+            text = _NEW_BLOCK(TextBlock)
+            _SET_TEXT(text, content)
+            _SET_TYPE(text, "text")
+            blocks: tuple[Block, ...] = (text,)
         else:
             items = tuple(content)
             if _BLOCK_TYPESET.issuperset(map(type, items)):  # no Python frame per block
@@ -436,13 +439,8 @@ _SET_TEXT = _setter(TextBlock, "text")
 _SET_TYPE = _setter(TextBlock, "type")
 
 
-def _text_block(text: str) -> TextBlock:
-    """``TextBlock(text)`` without the dataclass's per-field ``object.__setattr__``
-    (a ``Msg`` of plain text makes one)."""
-    block = object.__new__(TextBlock)
-    _SET_TEXT(block, text)
-    _SET_TYPE(block, "text")
-    return block
+_NEW_BLOCK = object.__new__
+"""``object.__new__``: a ``TextBlock`` made without its ``__init__`` (``Msg`` of plain text)."""
 
 
 # Persistence ----------------------------------------------------------------

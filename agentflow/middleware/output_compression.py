@@ -64,7 +64,7 @@ class StructuredOutputCompression(Middleware):
                 m = trimmed
             kept.append(m)
         if ex.completed:
-            final = Msg.assistant(run.spec.dump_json(ex.output), metadata={STRUCTURED_OUTPUT: True})
+            final = Msg("assistant", run.spec.dump_json(ex.output), None, {STRUCTURED_OUTPUT: True})
             kept.append(final)
             ex.reply = final
         elif last_attempt is not None:
