@@ -186,6 +186,40 @@ def _block(index: int, item: Any) -> Block:
     )
 
 
+def _content_items(content: Any) -> tuple[Any, ...]:
+    """``content`` (not a str) as a tuple of its items.
+
+    Raises:
+        InvalidInputError: ``content`` is not iterable (``None``, a number...).
+    """
+    try:
+        return tuple(content)
+    except TypeError:
+        if hasattr(type(content), "__iter__"):
+            raise  # an iterable that failed inside: not ours to rename
+        raise InvalidInputError(
+            f"message content is a {type(content).__name__}: expected a str, or a list of "
+            "str and blocks") from None
+
+
+def _checked(content: Any, items: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``items``, unless ``content`` is a kind whose iteration is not its content:
+    a dict's keys (its values would be lost) or the byte values of ``bytes``.
+
+    Raises:
+        InvalidInputError: naming the kind and what to pass instead.
+    """
+    if isinstance(content, Mapping):
+        raise InvalidInputError(
+            "message content is a mapping: pass a str, or blocks such as "
+            "TextBlock(text=...) (a dict's keys are not its text)")
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        raise InvalidInputError(
+            f"message content is {type(content).__name__}: decode text to a str, or wrap a "
+            "file in DocumentBlock.from_bytes / ImageBlock.from_bytes")
+    return items
+
+
 @slot_init
 @dataclass(frozen=True, slots=True)
 class StructuredResult:
@@ -285,11 +319,11 @@ class Msg:
             _SET_TYPE(text, "text")
             blocks: tuple[Block, ...] = (text,)
         else:
-            items = tuple(content)
+            items = _content_items(content)
             if _BLOCK_TYPESET.issuperset(map(type, items)):  # no Python frame per block
-                blocks = items  # type: ignore[assignment]  # all blocks: no cast() call
+                blocks = items  # all blocks (Any items): no cast() call
             else:
-                blocks = tuple(_block(i, item) for i, item in enumerate(items))
+                blocks = tuple(_block(i, item) for i, item in enumerate(_checked(content, items)))
         _SET_ROLE(self, role)  # the slots' own setters: no lookup by name per field
         _SET_CONTENT(self, blocks)
         _SET_NAME(self, name)

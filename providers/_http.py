@@ -65,6 +65,7 @@ from agentflow.providers._http_settings import (
     HttpSettings,
     RateHeaders,
     api_key_from,
+    checked_headers,
     own_host,
     register_credentials,
     shared_governor,
@@ -115,7 +116,8 @@ class HttpClient:
     Raises:
         InvalidModelError: ``base_url`` holds ``user:password@`` and ``headers``
             an ``Authorization`` (aiohttp refuses to send both, at the first
-            request, as a bare ``ValueError``).
+            request, as a bare ``ValueError``), or a header holds a control
+            character (``checked_headers``; outer whitespace is dropped).
     """
 
     def __init__(
@@ -135,8 +137,9 @@ class HttpClient:
         self._rate_headers = rate_headers
         self.vendor = vendor
         self.settings = settings or HttpSettings()
-        self._headers = {"content-type": "application/json", **(headers or {}),
-                         **self.settings.extra_headers}
+        self._headers = checked_headers(vendor, {"content-type": "application/json",
+                                                 **(headers or {}),
+                                                 **self.settings.extra_headers})
         url = urlsplit(self.base_url)
         if (url.username or url.password) and any(
                 k.lower() == "authorization" for k in self._headers):

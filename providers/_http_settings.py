@@ -1,17 +1,20 @@
 """What one model's HTTP transport is set up with: its ``HttpSettings``, its
 API key (``api_key_from``, only for the vendor's own host: ``own_host``), its
-rate governor (``shared_governor``), and the credential headers whose values
-are registered for masking (``register_credentials``).
+rate governor (``shared_governor``), its headers' values as sent
+(``checked_headers``), and the credential headers whose values are registered
+for masking (``register_credentials``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from agentflow._secrets import register_secret
+from agentflow.errors import InvalidModelError
 from agentflow.ratelimit import RateGovernor, RateLimitSnapshot, governor_for
 
 __all__ = [
@@ -19,6 +22,7 @@ __all__ = [
     "HttpSettings",
     "RateHeaders",
     "api_key_from",
+    "checked_headers",
     "own_host",
     "register_credentials",
     "shared_governor",
@@ -31,6 +35,10 @@ CREDENTIAL_HEADERS = frozenset({
 masking by every ``HttpClient`` (the header names vendors use: OpenAI-style
 ``Authorization: Bearer``, Anthropic ``x-api-key``, Gemini ``x-goog-api-key``,
 Azure-style ``api-key``)."""
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+"""Characters no header name or value may hold (aiohttp refuses them, CR and LF
+first: header injection); a tab is allowed inside a value."""
 
 RateHeaders = Callable[[Mapping[str, str]], "RateLimitSnapshot | None"]
 """``headers -> RateLimitSnapshot | None``: a vendor's rate-limit header reader."""
@@ -75,10 +83,11 @@ class HttpSettings:
 
 
 def api_key_from(explicit: str | None, env_var: str) -> str | None:
-    """``explicit`` or the vendor's usual environment variable (``""``: none)."""
-    if explicit:
-        return explicit
-    return (os.environ.get(env_var) or None) if env_var else None
+    """``explicit`` or the vendor's usual environment variable (``""``: none),
+    without outer whitespace (a key pasted with a space, or read from a file or a
+    ``.env`` with CRLF line ends); ``None`` when neither holds a key."""
+    key = explicit or (os.environ.get(env_var) if env_var else None)
+    return key.strip() or None if key else None
 
 
 def shared_governor(
@@ -95,6 +104,30 @@ def own_host(base_url: str, vendor_url: str) -> bool:
     """Whether ``base_url`` is on the vendor's own host: only then is a key
     taken from the environment, so it never reaches a third-party server."""
     return urlsplit(base_url).netloc == urlsplit(vendor_url).netloc
+
+
+def checked_headers(vendor: str, headers: Mapping[str, str]) -> dict[str, str]:
+    """``headers`` as they are sent: each value without its outer whitespace (not
+    part of a field value, RFC 9110 section 5.5; a key read from a file or a
+    ``.env`` with CRLF line ends carries a trailing ``\\r`` or ``\\n``).
+
+    Raises:
+        InvalidModelError: a name or value holds a control character inside it
+            (aiohttp refuses it at the first request, as a bare ``ValueError``
+            naming no header); a credential header is named as the API key, and
+            its value is never shown.
+    """
+    sent: dict[str, str] = {}
+    for name, value in headers.items():
+        value = value.strip() if isinstance(value, str) else value
+        if _CONTROL.search(name) or (isinstance(value, str) and _CONTROL.search(value)):
+            what = ("the API key" if name.lower() in CREDENTIAL_HEADERS
+                    else f"the value of header {name!r}")
+            raise InvalidModelError(
+                f"{vendor}: {what} holds a control character (a line break or a NUL); "
+                "remove it")
+        sent[name] = value
+    return sent
 
 
 def register_credentials(headers: Mapping[str, str]) -> None:

@@ -5,6 +5,7 @@ across writes, error mapping, retries with Retry-After, timeouts."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import sys
 import time
@@ -33,6 +34,8 @@ from agentflow.errors import (
     RateLimitedError,
     ServerError,
 )
+from agentflow.messages import Msg
+from agentflow.model import GenerateOptions
 from agentflow.providers import _exchange
 from agentflow.providers._http import (
     HttpClient,
@@ -45,6 +48,7 @@ from agentflow.providers._http import (
     parse_retry_after,
     read_json,
 )
+from agentflow.providers._http_settings import CREDENTIAL_HEADERS
 from agentflow.providers._payload import dump_json
 
 FAST = HttpSettings(backoff_initial=0.01, backoff_max=0.02, max_retries=2, read_timeout=2)
@@ -578,3 +582,48 @@ async def test_user_info_in_base_url_without_a_key_is_basic_auth() -> None:
 
     model = get_model("ollama:m", base_url="http://gw:pw-0123456789abcdef@127.0.0.1:9")
     await model.aclose()
+
+
+VENDORS_WITH_KEYS = ["openai", "deepseek", "dashscope", "glm", "minimax", "anthropic",
+                     "gemini", "ollama"]
+
+
+@pytest.mark.parametrize("vendor", VENDORS_WITH_KEYS)
+@pytest.mark.parametrize("given", [" k-0123456789abcdef\n", "k-0123456789abcdef\r",
+                                   "\tk-0123456789abcdef  "])
+async def test_a_key_with_outer_whitespace_is_sent_without_it(vendor: str, given: str) -> None:
+    # a key read from a file, or a .env with CRLF line ends: aiohttp refused the
+    # trailing line break at every request with a bare ValueError
+    from agentflow.providers.registry import get_model
+
+    async with header_recorder() as (url, seen):
+        model = get_model(f"{vendor}:m", base_url=url, api_key=given)
+        try:
+            with contextlib.suppress(Exception):  # no vendor answers: only the headers count
+                async for _ in model.stream([Msg.user("hi")], [], GenerateOptions()):
+                    pass
+        finally:
+            await model.aclose()
+    sent = {k.lower(): v for k, v in seen[0].items()}
+    creds = [v for k, v in sent.items() if k in CREDENTIAL_HEADERS]
+    assert creds and set(creds) <= {"Bearer k-0123456789abcdef", "k-0123456789abcdef"}, sent
+
+
+@pytest.mark.parametrize("vendor", VENDORS_WITH_KEYS)
+def test_a_key_with_a_line_break_inside_is_a_typed_error_before_any_request(vendor: str) -> None:
+    from agentflow.errors import InvalidModelError
+    from agentflow.providers.registry import get_model
+
+    with pytest.raises(InvalidModelError, match="API key holds a control character") as info:
+        get_model(f"{vendor}:m", base_url="http://127.0.0.1:9",
+                  api_key="k-0123456789abcdef\r\nX-Injected: 1")
+    assert "0123456789abcdef" not in str(info.value)
+
+
+def test_a_header_with_a_control_character_is_named() -> None:
+    from agentflow.errors import InvalidModelError
+
+    with pytest.raises(InvalidModelError, match="'x-team'"):
+        HttpClient("http://h", headers={"x-team": "a\nb"}, vendor="t")
+    client = HttpClient("http://h", headers={"x-team": " a\tb \n"}, vendor="t")
+    assert client._headers["x-team"] == "a\tb"

@@ -194,6 +194,24 @@ def test_replace_of_metadata_or_result_copies_the_checked_message():
         m.replace(role="robot")  # other changes are still checked
 
 
+@pytest.mark.parametrize(("content", "named"), [
+    ({"text": "what is 2+2?"}, "mapping"),  # iterated, it was its keys: the text was lost
+    (b"what is 2+2?", "bytes"),              # iterated, it was ints: "item 0 is a int"
+    (bytearray(b"hi"), "bytearray"),
+    (None, "NoneType"),                      # was a bare "object is not iterable"
+    (42, "int"),
+])
+def test_content_that_is_not_text_or_blocks_is_refused_by_kind(content: object,
+                                                                named: str) -> None:
+    with pytest.raises(InvalidInputError, match=named):
+        Msg.user(content)  # type: ignore[arg-type]
+
+
+def test_content_iterables_of_text_and_blocks_are_still_taken() -> None:
+    assert Msg.user(iter(["a", TextBlock("b")])).content == (TextBlock("a"), TextBlock("b"))
+    assert Msg.user(("a",)).content == (TextBlock("a"),)
+
+
 # ----------------------------------------------------------------------------- output
 
 

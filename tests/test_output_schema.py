@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 import orjson
 import pytest
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, RootModel, ValidationError
 from typing_extensions import TypedDict
 
 from agentflow.errors import SchemaError
@@ -94,6 +94,33 @@ def test_wrapped_values_unwrap_on_validate() -> None:
     assert OutputSpec.of(int).validate({"result": "42"}) == 42
     assert OutputSpec.of(Literal["a", "b"]).validate({"result": "b"}) == "b"
     assert OutputSpec.of(Color).validate({"result": 2}) is Color.GREEN
+
+
+class Numbers(RootModel[list[int]]):
+    pass
+
+
+class PersonRoot(RootModel[Person]):
+    pass
+
+
+class Counts(RootModel[dict[str, int]]):
+    pass
+
+
+def test_a_root_model_is_wrapped_unless_its_root_is_an_object_type() -> None:
+    # every vendor wants an object at the root of tool arguments and strict response
+    # formats: an array-rooted RootModel sent as it is costs a 400 per strategy step
+    assert not OutputSpec.of(PersonRoot).wrapped
+    for tp, data, expected in ((Numbers, {"result": [1, "2"]}, Numbers([1, 2])),
+                               (Counts, {"result": {"a": 1}}, Counts({"a": 1}))):
+        spec = OutputSpec.of(tp)
+        assert spec.wrapped
+        for dialect in ("plain", "openai_strict", "gemini"):
+            assert spec.schema_for(dialect).schema["type"] == "object"
+        assert spec.validate(data) == expected
+        assert orjson.loads(spec.dump_json(expected)) == orjson.loads(
+            orjson.dumps(expected.model_dump()))
 
 
 def test_spec_is_cached_per_type_and_dialect() -> None:

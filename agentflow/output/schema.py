@@ -4,9 +4,9 @@
 the ``SPEC_CACHE_SIZE`` most recently used types: a bounded cache, so fresh
 types made per request, e.g. by ``create_model``, are not kept alive): a
 pydantic model, dataclass or TypedDict is an object schema as it is; any
-other type (``list[Model]``, a ``Literal``, an enum, a scalar, a union or a
-``dict``) is wrapped in an object under one field, ``result``, for the tool
-and native paths, and unwrapped on return.
+other type (``list[Model]``, a ``Literal``, an enum, a scalar, a union, a
+``dict``, or a ``RootModel`` of one of these) is wrapped in an object under
+one field, ``result``, for the tool and native paths, and unwrapped on return.
 
 ``spec.schema_for(dialect)`` gives the schema in a vendor's dialect (cached;
 the dialects live in ``agentflow.output.dialects``).
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, RootModel, TypeAdapter, ValidationError, create_model
 from pydantic_core import PydanticCustomError
 from typing_extensions import is_typeddict
 
@@ -49,6 +49,12 @@ _EMPTY_OUTPUT = "the output is empty: give its fields ({fields}), even those wit
 
 
 def _is_object_type(tp: Any) -> bool:
+    """Whether ``tp`` travels as a JSON object with named fields as it is: a
+    pydantic model, a dataclass or a TypedDict; a ``RootModel`` only when its root
+    is one (``RootModel[list[int]]`` is an array, which no vendor takes as a tool's
+    arguments or a strict response format's root)."""
+    if isinstance(tp, type) and issubclass(tp, RootModel):
+        return _is_object_type(tp.model_fields["root"].annotation)
     if isinstance(tp, type) and (issubclass(tp, BaseModel) or dataclasses.is_dataclass(tp)):
         return True
     return is_typeddict(tp)
