@@ -19,6 +19,8 @@ __all__ = [
     "modality",
 ]
 
+_MEDIA = (ImageBlock, DocumentBlock)
+
 # ----------------------------------------------------------------------------- the check
 
 
@@ -60,7 +62,7 @@ def check_inputs(messages: Iterable[Msg], profile: ModelProfile, model_name: str
     """
     for index, msg in enumerate(messages, start=first_index):
         for block in msg.content:
-            if not isinstance(block, ImageBlock | DocumentBlock):
+            if not isinstance(block, _MEDIA):  # a tuple made once, not a union per block
                 continue
             kind = modality(block)
             where = f"message {index}: {block!r}"

@@ -28,6 +28,8 @@ async def run_tool_calls(
     Calls answered by middleware (``supplied``) are not run; a call to an
     unknown tool gets an error result naming the available tools.
     """
+    if len(calls) == 1 and calls[0].id in supplied:  # the output call, answered: no task
+        return [supplied[calls[0].id]]
     results: list[ToolResultBlock | None] = [supplied.get(c.id) for c in calls]
 
     async def run(position: int, call: ToolUseBlock) -> None:
@@ -71,10 +73,12 @@ def count_failures(
         ToolRetriesExceededError: a tool failed more often than its
             ``max_retries`` (else ``tool_retries``) allows.
     """
-    names = {c.id: c.name for c in calls}
+    names: dict[str, str] | None = None  # made at the first failure only
     for block in results.tool_results:
         if not block.is_error or block.tool_use_id in supplied:
             continue
+        if names is None:
+            names = {c.id: c.name for c in calls}
         name = names.get(block.tool_use_id, block.name)
         failures = ex.tool_failures[name] = ex.tool_failures.get(name, 0) + 1
         tool = toolkit.get(name)

@@ -15,6 +15,8 @@ from agentflow.middleware.base import Decision, Finish, ReasonAgain
 __all__ = ["commit", "debug_enabled", "last_reply", "stops"]
 
 _ROOT_LOGGER = logging.getLogger("agentflow")
+_ENDS_TURN = (Finish, ReasonAgain)
+"""Decisions that leave the reply's tool calls unrun."""
 
 
 def debug_enabled() -> bool:
@@ -28,7 +30,7 @@ def stops(ex: CallExecution, calls: list[ToolUseBlock], decision: Decision | Non
 
     Tool calls a decision leaves unrun are answered ``not_executed``, so the
     memory never holds a call without its result."""
-    if isinstance(decision, Finish | ReasonAgain) and calls:
+    if isinstance(decision, _ENDS_TURN) and calls:  # a tuple made once, not a union per call
         ex.memory.append(not_executed(calls))
     if isinstance(decision, Finish):
         ex.stop_reason = ex.stop_reason or decision.stop_reason

@@ -20,10 +20,11 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Annotated, Any, Literal, TypeAlias, cast
+from typing import Any, Literal, TypeAlias, cast
 
-from pydantic import Discriminator, Field, Tag, TypeAdapter
+from pydantic import TypeAdapter
 
+from agentflow._blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentflow._slots_init import slot_init
 from agentflow.content import DocumentBlock, ImageBlock
 from agentflow.errors import InvalidInputError, StructuredOutputError
@@ -95,79 +96,7 @@ class ReminderType(StrEnum):
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 
 
-# Blocks ---------------------------------------------------------------------
-
-
-@slot_init
-@dataclass(frozen=True, slots=True)
-class TextBlock:
-    """Plain text."""
-
-    text: str
-    type: Literal["text"] = "text"
-
-
-@slot_init
-@dataclass(frozen=True, slots=True)
-class ThinkingBlock:
-    """Model reasoning. ``signature`` and ``provider_data`` hold what a vendor
-    requires back unchanged in later requests (Anthropic signatures, redacted
-    thinking)."""
-
-    thinking: str
-    signature: str | None = None
-    provider_data: Mapping[str, Any] = field(default_factory=dict)
-    type: Literal["thinking"] = "thinking"
-
-
-@slot_init
-@dataclass(frozen=True, slots=True)
-class ToolUseBlock:
-    """A tool call made by the model. ``input`` is always a parsed JSON object;
-    ``provider_data`` keeps vendor fields to send back (Gemini thought signatures).
-
-    ``arguments`` is the argument text the model sent, kept only when it was
-    one plain JSON object read as it is (``agentflow.output.decoding.exact_object``),
-    so the output check validates that text in one strict pass instead of
-    encoding ``input`` again; ``None`` otherwise. It is not persisted
-    (``msg_to_dict``), compared or shown in the repr."""
-
-    id: str
-    name: str
-    input: Mapping[str, Any]
-    provider_data: Mapping[str, Any] = field(default_factory=dict)
-    type: Literal["tool_use"] = "tool_use"
-    arguments: Annotated[str | None, Field(exclude=True)] = field(
-        default=None, compare=False, repr=False)
-
-
-@slot_init
-@dataclass(frozen=True, slots=True)
-class ToolResultBlock:
-    """The result of one tool call, as text for the model to read."""
-
-    tool_use_id: str
-    output: str
-    is_error: bool = False
-    name: str = ""
-    type: Literal["tool_result"] = "tool_result"
-
-
-def _block_tag(value: Any) -> Any:
-    return value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-
-
-Block: TypeAlias = Annotated[
-    Annotated[TextBlock, Tag("text")]
-    | Annotated[ThinkingBlock, Tag("thinking")]
-    | Annotated[ToolUseBlock, Tag("tool_use")]
-    | Annotated[ToolResultBlock, Tag("tool_result")]
-    | Annotated[ImageBlock, Tag("image")]
-    | Annotated[DocumentBlock, Tag("document")],
-    Discriminator(_block_tag),
-]
-"""Any content block; the ``type`` field tells which."""
-
+# Blocks: agentflow._blocks (re-exported) -------------------------------------
 
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 _BLOCK_TYPES = (TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ImageBlock,
@@ -313,8 +242,11 @@ class Msg:
             raise InvalidInputError(
                 f"unknown message role {role!r}: expected one of {', '.join(sorted(_ROLES))}"
             )
-        if isinstance(content, str):
-            blocks: tuple[Block, ...] = (_text_block(content),)
+        if isinstance(content, str):  # TextBlock(content), through its slots' setters
+            text = _NEW_BLOCK(TextBlock)
+            _SET_TEXT(text, content)
+            _SET_TYPE(text, "text")
+            blocks: tuple[Block, ...] = (text,)
         else:
             items = _content_items(content)
             if _BLOCK_TYPESET.issuperset(map(type, items)):  # no Python frame per block
@@ -470,13 +402,8 @@ _SET_TEXT = _setter(TextBlock, "text")
 _SET_TYPE = _setter(TextBlock, "type")
 
 
-def _text_block(text: str) -> TextBlock:
-    """``TextBlock(text)`` without the dataclass's per-field ``object.__setattr__``
-    (a ``Msg`` of plain text makes one)."""
-    block = object.__new__(TextBlock)
-    _SET_TEXT(block, text)
-    _SET_TYPE(block, "text")
-    return block
+_NEW_BLOCK = object.__new__
+"""``object.__new__``: a ``TextBlock`` made without its ``__init__`` (``Msg`` of plain text)."""
 
 
 # Persistence ----------------------------------------------------------------

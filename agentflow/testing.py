@@ -103,6 +103,9 @@ def _pieces(text: str, size: int | None) -> list[str]:
 
 
 _DEFAULT_USAGE = Usage(10, 5)  # immutable: one object for every reply that gives none
+_DEFAULT_USAGE_CHUNK = UsageChunk(_DEFAULT_USAGE)
+_FINISH = {reason: FinishChunk(reason, reason) for reason in ("stop", "tool_calls")}
+"""The chunks most replies end with (immutable: shared, not made per reply)."""
 
 
 def _chunks(reply: Reply) -> list[ModelChunk]:
@@ -122,29 +125,34 @@ def _chunks(reply: Reply) -> list[ModelChunk]:
             if isinstance(call.arguments, str)
             else orjson.dumps(dict(call.arguments)).decode()
         )
-        pieces = _pieces(args, reply.chunk_size)
         call_id = call.id or f"call_{new_id()}"
+        if not size or len(args) <= size:  # one piece: no list of pieces
+            chunks.append(ToolCallDelta(index, call_id, call.name, args))
+            continue
+        pieces = _pieces(args, size)
         chunks.append(ToolCallDelta(index, call_id, call.name, pieces[0]))
-        chunks.extend(ToolCallDelta(index, arguments=p) for p in pieces[1:])
-    chunks.append(UsageChunk(reply.usage or _DEFAULT_USAGE))
+        chunks.extend([ToolCallDelta(index, arguments=p) for p in pieces[1:]])
+    usage = reply.usage
+    chunks.append(UsageChunk(usage) if usage else _DEFAULT_USAGE_CHUNK)
     reason = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
-    chunks.append(FinishChunk(reason, reason))
+    finish = _FINISH.get(reason)
+    chunks.append(finish if finish is not None else FinishChunk(reason, reason))
     return chunks
 
 
-def _script(reply: Reply) -> list[ModelChunk | BaseException]:
+def _script(reply: Reply) -> Sequence[ModelChunk | BaseException]:
     """What streaming ``reply`` does, in order: its chunks, with its error
     (raised instead of replying, after ``error_after`` chunks, or after the
     last one when ``error_after`` is at or past it)."""
-    if reply.error is not None and reply.error_after is None:
+    if reply.error is None:
+        return _chunks(reply)  # no copy
+    if reply.error_after is None:
         return [reply.error]
     steps: list[ModelChunk | BaseException] = list(_chunks(reply))
-    if reply.error is not None:
-        at = reply.error_after
-        assert at is not None
-        if 0 <= at < len(steps):
-            del steps[at:]
-        steps.append(reply.error)
+    at = reply.error_after
+    if 0 <= at < len(steps):
+        del steps[at:]
+    steps.append(reply.error)
     return steps
 
 

@@ -14,7 +14,7 @@ from agentflow.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from agentflow.middleware._output_run import run_of
+from agentflow.middleware._output_run import KEY, OutputRun
 from agentflow.middleware.base import Middleware
 from agentflow.output.reminders import TOOL_NAME
 
@@ -39,7 +39,7 @@ class StructuredOutputCompression(Middleware):
     output_calls_only = True  # tidies the memory of calls that asked for an output only
 
     async def on_call_end(self, ex: CallExecution) -> None:
-        run = run_of(ex)
+        run: OutputRun | None = ex.extra.get(KEY)  # run_of, inline
         if run is None:
             return
         last_attempt = None
@@ -64,7 +64,7 @@ class StructuredOutputCompression(Middleware):
                 m = trimmed
             kept.append(m)
         if ex.completed:
-            final = Msg.assistant(run.spec.dump_json(ex.output), metadata={STRUCTURED_OUTPUT: True})
+            final = Msg("assistant", run.spec.dump_json(ex.output), None, {STRUCTURED_OUTPUT: True})
             kept.append(final)
             ex.reply = final
         elif last_attempt is not None:

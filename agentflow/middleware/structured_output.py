@@ -262,7 +262,7 @@ class StructuredOutputMiddleware(Middleware):
     # ------------------------------------------------------------ request
 
     async def pre_reasoning(self, ex: CallExecution, request: ModelRequest) -> None:
-        run = _run_of(ex)
+        run: _Run | None = ex.extra.get(_KEY)  # run_of, inline: once per stage
         if run is None:
             return
         if run.strip_tools:
@@ -335,7 +335,7 @@ class StructuredOutputMiddleware(Middleware):
     # ------------------------------------------------------------ after a reply
 
     async def post_reasoning(self, ex: CallExecution, reply: Msg) -> Decision | None:
-        run = _run_of(ex)
+        run: _Run | None = ex.extra.get(_KEY)  # run_of, inline: once per stage
         if run is None or ex.completed:
             return None
         calls = reply.tool_uses
@@ -357,7 +357,7 @@ class StructuredOutputMiddleware(Middleware):
         return prose_fallback(self.config, ex, run, reply, self.effective_profile(ex.model))
 
     async def post_acting(self, ex: CallExecution, results: Msg) -> bool:
-        run = _run_of(ex)
+        run: _Run | None = ex.extra.get(_KEY)  # run_of, inline: once per stage
         if run is None:
             return False
         if run.pending is not _NO_OUTPUT:

@@ -229,7 +229,8 @@ class OutputSpec:
             # (extra keys are ignored): strict reads only what the lax path
             # reads the same way
             try:
-                exact = self._adapter.validate_json(text, strict=True)
+                # the adapter's core validator, called as ``validate_json`` calls it
+                exact = self._adapter.validator.validate_json(text, strict=True)
             except ValidationError:
                 pass  # not exact: normalise, then validate lax (and report from there)
             else:
@@ -254,7 +255,8 @@ class OutputSpec:
     def dump_json(self, value: Any) -> str:
         """``value`` as JSON text of the user's type (not wrapped)."""
         adapter = self._adapter if not self.wrapped else self._output_adapter()
-        return adapter.dump_json(value, by_alias=True).decode()
+        # the adapter's core serializer, called as ``TypeAdapter.dump_json`` calls it
+        return adapter.serializer.to_json(value, by_alias=True).decode()
 
     def _output_adapter(self) -> TypeAdapter[Any]:
         adapter = self._adapters.get("output")

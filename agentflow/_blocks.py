@@ -1,0 +1,89 @@
+"""The text, thinking, tool-call and tool-result content blocks of a ``Msg``
+(``agentflow.messages`` re-exports them) and the ``Block`` union, whose literal
+``type`` tag tells each kind, images and documents (``agentflow.content``) among
+them, so a conversation round-trips exactly through JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import Discriminator, Field, Tag
+
+from agentflow._slots_init import slot_init
+from agentflow.content import DocumentBlock, ImageBlock
+
+__all__ = ["Block", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock"]
+
+
+
+@slot_init
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """Plain text."""
+
+    text: str
+    type: Literal["text"] = "text"
+
+
+@slot_init
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """Model reasoning. ``signature`` and ``provider_data`` hold what a vendor
+    requires back unchanged in later requests (Anthropic signatures, redacted
+    thinking)."""
+
+    thinking: str
+    signature: str | None = None
+    provider_data: Mapping[str, Any] = field(default_factory=dict)
+    type: Literal["thinking"] = "thinking"
+
+
+@slot_init
+@dataclass(frozen=True, slots=True)
+class ToolUseBlock:
+    """A tool call made by the model. ``input`` is always a parsed JSON object;
+    ``provider_data`` keeps vendor fields to send back (Gemini thought signatures).
+
+    ``arguments`` is the argument text the model sent, kept only when it was
+    one plain JSON object read as it is (``agentflow.output.decoding.exact_object``),
+    so the output check validates that text in one strict pass instead of
+    encoding ``input`` again; ``None`` otherwise. It is not persisted
+    (``msg_to_dict``), compared or shown in the repr."""
+
+    id: str
+    name: str
+    input: Mapping[str, Any]
+    provider_data: Mapping[str, Any] = field(default_factory=dict)
+    type: Literal["tool_use"] = "tool_use"
+    arguments: Annotated[str | None, Field(exclude=True)] = field(
+        default=None, compare=False, repr=False)
+
+
+@slot_init
+@dataclass(frozen=True, slots=True)
+class ToolResultBlock:
+    """The result of one tool call, as text for the model to read."""
+
+    tool_use_id: str
+    output: str
+    is_error: bool = False
+    name: str = ""
+    type: Literal["tool_result"] = "tool_result"
+
+
+def _block_tag(value: Any) -> Any:
+    return value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+
+
+Block: TypeAlias = Annotated[
+    Annotated[TextBlock, Tag("text")]
+    | Annotated[ThinkingBlock, Tag("thinking")]
+    | Annotated[ToolUseBlock, Tag("tool_use")]
+    | Annotated[ToolResultBlock, Tag("tool_result")]
+    | Annotated[ImageBlock, Tag("image")]
+    | Annotated[DocumentBlock, Tag("document")],
+    Discriminator(_block_tag),
+]
+"""Any content block; the ``type`` field tells which."""
