@@ -356,6 +356,25 @@ def test_an_object_no_order_can_fill_is_impossible() -> None:
     assert "version" in raised.value.fields or "package" in raised.value.fields
 
 
+def test_an_impossible_order_names_the_fields_with_no_value_not_the_whole_chain() -> None:
+    class Entry(BaseModel):
+        package: Annotated[str, on_header()] = Field(pattern=r"^[a-z0-9][a-z0-9+.-]+$")
+        version: Annotated[str, on_header("package")] = Field(pattern=VERSION)
+        maintainer: Annotated[str, Grounded(line=r"^ -- ")] = Field(pattern=r"^[A-Z][a-z]+$")
+        date: Annotated[str, Grounded(line=r"^ -- ", after="maintainer")] = Field(
+            pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+    cut = "avahi (0.8-10) bookworm; urgency=medium\n\n  * A change that goes on and on"
+    with pytest.raises(NoGroundedValueError) as raised:  # cut before its trailer line
+        substring_grammar(local(Entry), cut, SEPARATORS)
+    assert raised.value.fields == ["maintainer", "date"]
+    undated = cut + "\n\n -- Jane  "
+    with pytest.raises(NoGroundedValueError) as raised:
+        substring_grammar(local(Entry), undated, SEPARATORS)
+    assert raised.value.fields == ["date"]
+    assert substring_grammar(local(Entry), undated + "2024-02-05", SEPARATORS) is not None
+
+
 def test_fields_whose_places_cannot_be_listed_are_left_to_verification() -> None:
     class Free(BaseModel):
         first: Annotated[str, Grounded()]

@@ -358,9 +358,11 @@ class RuleBuilder:
             self.rules, self.count = rules, count
             self.patterns, self.listed = patterns, terms
             return None
-        if body is None:
+        if body is None:  # blame the fields with no place at all, else the ones held after
+            held = sorted({*follows, *follows.values()})
+            blamed = [k for k in held if not listed[k]] or sorted(follows)
             self.missing += [".".join([*self.path, keys[k]]).replace(".[]", "[]")
-                             for k in follows]
+                             for k in blamed]
             return ""
         return f'"{{" {body} "}}"'
 
