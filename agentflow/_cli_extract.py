@@ -19,7 +19,13 @@ from agentflow._cli_records import _problem_record, _record, _Sink, _transient
 from agentflow._inputs import Document, iter_documents
 from agentflow._outfile import open_out, waiting_notice
 from agentflow._progress import SUSPECT_LABELS, Progress
-from agentflow._setup import SetupError, check_api_key, check_batch_mode, load_schema
+from agentflow._setup import (
+    SetupError,
+    check_api_key,
+    check_batch_mode,
+    check_module_settings,
+    load_schema,
+)
 from agentflow.batch import ExtractInput, extract_many
 from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
@@ -73,6 +79,7 @@ def chunking_for(args: argparse.Namespace, module: Any) -> Chunking | None:
 
 async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     output_type, module = load_schema(args.schema)  # set-up first: nothing is asked before
+    check_module_settings(module, args.schema)
     instructions = args.instructions or getattr(module, "INSTRUCTIONS", DEFAULT_INSTRUCTIONS)
     prepare = getattr(module, "prepare", None)
     max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)

@@ -537,3 +537,15 @@ async def test_a_bad_jsonl_line_deep_in_the_file_is_one_failed_record(
     requests = len(fake.requests)
     assert await run_cli(*argv) == 0  # a rerun asks nothing again
     assert len(out.read_bytes().splitlines()) == 8 and len(fake.requests) == requests
+
+
+async def test_a_schema_module_setting_of_the_wrong_kind_exits_2_before_any_request(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "m.py").write_text(
+        "from pydantic import BaseModel\nclass C(BaseModel):\n    name: str\nMAX_CHARS = '9'\n")
+    (tmp_path / "doc.txt").write_text("Ann: a person")
+    assert await run_cli("extract", "--schema", f"{tmp_path / 'm.py'}:C", "--input",
+                         str(tmp_path / "doc.txt"), "--model", "openai:gpt-4o-mini",
+                         "--base-url", fake.url, "--api-key", "k") == 2
+    assert "MAX_CHARS must be an int >= 1" in capsys.readouterr().err
+    assert fake.requests == []
