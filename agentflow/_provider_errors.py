@@ -13,6 +13,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "BatchRequestError",
+    "ContextLengthError",
     "DeadlineExceededError",
     "NotFoundError",
     "OverloadedError",
@@ -75,6 +76,47 @@ class ProviderError(AgentflowError):
 
 class BadRequestError(ProviderError):
     """HTTP 400/422: the request itself is wrong. Not retried."""
+
+
+class ContextLengthError(BadRequestError):
+    """The request does not fit the model's context window (its input, or its
+    input with the output tokens asked for): a 400 (some self-hosted servers:
+    500) in the vendor's own words, recognised by the provider module (OpenAI
+    ``context_length_exceeded``, Anthropic "prompt is too long", Gemini "exceeds
+    the maximum number of tokens", llama.cpp ``exceed_context_size_error``, vLLM
+    "maximum context length"...). Never retried: the same request fails the
+    same way. The message says how to go on: split the input
+    (``extract_many(chunking=Chunking(max_tokens=...))``, CLI ``--chunk-chars``),
+    or give the model's profile its real ``context_window`` so long documents
+    are chunked to fit.
+
+    Attributes:
+        limit: the context window in tokens, when the vendor said it, else ``None``.
+        requested: the tokens the request needed, when the vendor said it, else ``None``.
+        reason: what to do about it (the record's ``error.reason``).
+    """
+
+    HINT = ("the request is longer than the model's context window: split long inputs "
+            "(extract_many(chunking=Chunking(max_tokens=...)), CLI --chunk-chars) "
+            "or set the model profile's context_window so documents are chunked to fit")
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit: int | None = None,
+        requested: int | None = None,
+        status: int | None = 400,
+        code: str | None = None,
+        vendor: str = "",
+    ) -> None:
+        self.limit = limit
+        self.requested = requested
+        self.reason = self.HINT
+        counts = (f" ({requested} tokens > {limit})" if limit and requested
+                  else f" ({limit} tokens)" if limit else "")
+        super().__init__(f"{message} -- {self.HINT}{counts}", status=status, code=code,
+                         vendor=vendor)
 
 
 class UnsupportedFeatureError(BadRequestError):

@@ -14,7 +14,8 @@ One call, top to bottom::
 ``stream()`` is that loop as an async generator of events; ``call()`` drains
 it, telling the model that nobody reads the deltas (``GenerateOptions.stream
 = False``: an HTTP adapter then fetches whole replies and yields them as the
-same chunks). One code path, two transports. A call works on a copy of the
+same chunks) and making no event that only a reader of the stream needs. One
+code path, two transports. A call works on a copy of the
 state's memory and commits it only when the loop ends: an exception or a
 cancellation (including a consumer that stops iterating) leaves the
 ``AgentState`` exactly as it was before the call.
@@ -285,7 +286,10 @@ class ReActAgent:
         deltas: bool,
     ) -> AsyncGenerator[Event, None]:
         """The call's events (``stream``'s body); ``deltas=False``: nobody reads
-        the deltas (``call``), so the requests say so (``GenerateOptions.stream``)."""
+        the deltas (``call``), so the requests say so (``GenerateOptions.stream``),
+        and the events only a reader of the stream needs (``CallStarted``,
+        deltas, ``ToolUse``, ``ToolResult``) are not made: ``call`` reads
+        ``Complete``. Middleware's queued events are yielded either way."""
         inputs = _coerce_input(msg)
         state = self.state if state is None else state
         if not inputs and not state.memory:
@@ -312,7 +316,8 @@ class ReActAgent:
                 hooks = hooks.text  # a text call: no output-only middleware stages
             chunk_hooks = hooks.on_chunk if deltas else hooks.on_chunk_unread
             with self.telemetry.call(self.name, self.id, ex):
-                yield CallStarted(ex.call_id, self.name, self.id)
+                if deltas:  # call() reads Complete only: no event made that nobody reads
+                    yield CallStarted(ex.call_id, self.name, self.id)
                 for m in hooks.on_call_start:
                     await m.on_call_start(ex)
                 if ex.pending_events:
@@ -365,8 +370,9 @@ class ReActAgent:
                         break
                     reply = take_reply(ex, builder)
                     calls = reply.tool_uses
-                    for call in calls:
-                        yield ToolUse(call.id, call.name, dict(call.input))
+                    if deltas:
+                        for call in calls:
+                            yield ToolUse(call.id, call.name, dict(call.input))
                     decision = None
                     for m in hooks.post_reasoning:
                         decision = await m.post_reasoning(ex, reply)
@@ -383,9 +389,10 @@ class ReActAgent:
                     results = Msg("tool", await run_tool_calls(ex, self.toolkit, self.telemetry,
                                                               calls, supplied))
                     ex.memory.append(results)
-                    for block in results.tool_results:
-                        yield ToolResult(block.tool_use_id, block.name, block.output,
-                                         block.is_error)
+                    if deltas:
+                        for block in results.tool_results:
+                            yield ToolResult(block.tool_use_id, block.name, block.output,
+                                             block.is_error)
                     count_failures(ex, self.toolkit, self.tool_retries, calls, results, supplied)
                     stop = False
                     for m in hooks.post_acting:

@@ -24,6 +24,7 @@ The tree::
     │   └── SchemaError                   an output type the target dialect cannot express
     ├── ProviderError                     status, code, vendor, message
     │   ├── BadRequestError               400/422
+    │   │   ├── ContextLengthError        over the model's context window (.limit, .requested)
     │   │   └── UnsupportedFeatureError   400 naming a feature the model lacks (.feature)
     │   ├── AuthenticationError           401 (and Gemini's 400 API_KEY_INVALID)
     │   ├── PermissionDeniedError         403
@@ -92,6 +93,7 @@ from agentflow._provider_errors import (
     AuthenticationError,
     BadRequestError,
     BatchRequestError,
+    ContextLengthError,
     DeadlineExceededError,
     NotFoundError,
     OverloadedError,
@@ -141,6 +143,7 @@ __all__ = [
     "BatchRequestError",
     "BatchUnavailableError",
     "ChunkFailedError",
+    "ContextLengthError",
     "CorruptDocumentError",
     "DeadlineExceededError",
     "DegenerateOutputError",

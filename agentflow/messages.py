@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, Literal, TypeAlias, cast
 
-from pydantic import Discriminator, Tag, TypeAdapter
+from pydantic import Discriminator, Field, Tag, TypeAdapter
 
 from agentflow._slots_init import slot_init
 from agentflow.content import DocumentBlock, ImageBlock
@@ -124,13 +124,21 @@ class ThinkingBlock:
 @dataclass(frozen=True, slots=True)
 class ToolUseBlock:
     """A tool call made by the model. ``input`` is always a parsed JSON object;
-    ``provider_data`` keeps vendor fields to send back (Gemini thought signatures)."""
+    ``provider_data`` keeps vendor fields to send back (Gemini thought signatures).
+
+    ``arguments`` is the argument text the model sent, kept only when it was
+    one plain JSON object read as it is (``agentflow.output.decoding.exact_object``),
+    so the output check validates that text in one strict pass instead of
+    encoding ``input`` again; ``None`` otherwise. It is not persisted
+    (``msg_to_dict``), compared or shown in the repr."""
 
     id: str
     name: str
     input: Mapping[str, Any]
     provider_data: Mapping[str, Any] = field(default_factory=dict)
     type: Literal["tool_use"] = "tool_use"
+    arguments: Annotated[str | None, Field(exclude=True)] = field(
+        default=None, compare=False, repr=False)
 
 
 @slot_init

@@ -282,6 +282,12 @@ class ModelProfile:
             known to be small (the embedded llama.cpp model: 1, others queue);
             ``None``: a vendor API that serves many. Batch callers default
             their concurrency to it.
+        native_schema_in_prompt: the server holds decoding to a json_schema
+            response format (a grammar) but never shows the schema to the
+            model, so field names and descriptions reach it only if the
+            request says them (llama.cpp, vLLM, LM Studio behind the generic
+            adapter; ollama/ollama#8162's kind): the adapter then also puts the
+            schema in a system instruction. OpenAI shows it itself: ``False``.
         substring_grammar: the provider turns a json_schema response format
             with a ``source`` into a grammar that lets grounded strings be
             only substrings of it (llama.cpp with llguidance).
@@ -331,6 +337,7 @@ class ModelProfile:
     parallel_tool_calls_flag: bool = False
     concurrent_requests: int | None = None
     substring_grammar: bool = False
+    native_schema_in_prompt: bool = False
     context_window: int | None = None
     max_output_tokens: int | None = None
     sampling: tuple[tuple[str, Any], ...] = ()

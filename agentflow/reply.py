@@ -36,7 +36,7 @@ from agentflow.model import (
     Usage,
 )
 from agentflow.output.brackets import rebalanced
-from agentflow.output.decoding import RAW_ARGUMENTS, decode_arguments
+from agentflow.output.decoding import RAW_ARGUMENTS, decode_arguments, exact_object
 from agentflow.output.parsing import closed_json
 
 __all__ = ["ModelResponse", "ReplyBuilder", "ToolCallAssembler", "generate", "parse_arguments"]
@@ -132,7 +132,8 @@ class ToolCallAssembler:
         normally (never after a cut at the token limit). ``closed``, when
         given, receives the ids of the calls whose argument *text* was whole
         JSON objects (never those given as objects: a cut there cannot be
-        seen)."""
+        seen). A call whose argument text is one plain JSON object keeps that
+        text (``ToolUseBlock.arguments``)."""
         if not self._calls:  # a reply without tool calls
             return []
         blocks: list[ToolUseBlock] = []
@@ -143,13 +144,18 @@ class ToolCallAssembler:
                 call.parts.append(call.decoder.decode(b"", final=True))
                 call.decoder = None
             whole = False
+            exact: str | None = None  # argument text that is one plain JSON object
             if call.obj is not None:
                 inputs = [call.obj]
             else:
                 text = "".join(call.parts)
-                args = parse_arguments(text)
-                inputs = (_concatenated_objects(text) or [_rebalanced(text, args, ended)]) \
-                    if RAW_ARGUMENTS in args else [args]
+                plain = exact_object(text)
+                if plain is not None:
+                    inputs, exact = [plain], text
+                else:
+                    args = parse_arguments(text)
+                    inputs = (_concatenated_objects(text) or [_rebalanced(text, args, ended)]) \
+                        if RAW_ARGUMENTS in args else [args]
                 if closed is not None:
                     whole = RAW_ARGUMENTS not in inputs[0] and closed_json(text)
             for n, args in enumerate(inputs):
@@ -164,6 +170,7 @@ class ToolCallAssembler:
                         name=call.name or "",
                         input=args,
                         provider_data=call.provider_data,
+                        arguments=exact,
                     )
                 )
         return blocks

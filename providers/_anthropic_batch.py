@@ -47,6 +47,7 @@ from agentflow.providers._batch_wire import (
     malformed_line,
     same_origin,
 )
+from agentflow.providers._context_errors import item_kind
 from agentflow.providers._payload import dump_json
 from agentflow.providers._streams import iter_lines
 
@@ -142,8 +143,9 @@ def _item_error(result: Mapping[str, Any]) -> BatchItemError:
     message = node.get("message")
     if not isinstance(message, str):
         message = f"result of type {result.get('type')!r} without a message"
-    return BatchItemError("error", message, code=code,
-                          status=STATUS_OF_ERROR_TYPE.get(code or "") if code else None)
+    status = STATUS_OF_ERROR_TYPE.get(code or "") if code else None
+    return BatchItemError(item_kind("anthropic", status, message, code), message, code=code,
+                          status=status)
 
 
 class AnthropicBatchAPI(WireBatchAPI):

@@ -13,6 +13,7 @@ import orjson
 
 from agentflow.errors import ProviderError, UnsupportedFeature, UnsupportedFeatureError
 from agentflow.providers._anthropic_batch import STATUS_OF_ERROR_TYPE
+from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_message
 
 __all__ = ["VENDOR", "map_error", "stream_error"]
@@ -39,8 +40,13 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     """An Anthropic error (``{"type":"error","error":{"type","message"}}``) as a
     ``ProviderError``: by status (529 -> ``OverloadedError``, 429 ->
     ``RateLimitedError`` with ``retry-after``...), and a 400 naming a refused
-    feature -> ``UnsupportedFeatureError``."""
-    message, code, _ = error_message(body)
+    feature -> ``UnsupportedFeatureError``; a 400/413 "prompt is too long: N tokens >
+    M maximum" (or "input length and `max_tokens` exceed context limit") ->
+    ``ContextLengthError``."""
+    message, code, data = error_message(body)
+    too_long = context_length_error(VENDOR, status, message, code, data)
+    if too_long is not None:
+        return too_long
     if status == 400:
         feature = _unsupported(message)
         if feature is not None:

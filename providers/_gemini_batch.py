@@ -66,6 +66,7 @@ from agentflow.providers._batch_wire import (
     read_status,
     require_mapping,
 )
+from agentflow.providers._context_errors import item_kind
 from agentflow.providers._gemini_files import CHUNK_BYTES, MAX_FILE_BYTES, upload_file
 from agentflow.providers._http import HttpClient
 from agentflow.providers._payload import dump_json
@@ -146,9 +147,10 @@ def _item_error(error: Any) -> BatchItemError:
         status = code if code >= 100 else HTTP_OF_GRPC.get(code)
     name = node.get("status")
     message = node.get("message")
-    return BatchItemError("error", message if isinstance(message, str) else str(error)[:200],
-                          code=name if isinstance(name, str) else
-                          (str(code) if code is not None else None), status=status)
+    text = message if isinstance(message, str) else str(error)[:200]
+    label = name if isinstance(name, str) else (str(code) if code is not None else None)
+    return BatchItemError(item_kind("gemini", status, text, label), text, code=label,
+                          status=status)
 
 
 def result_of(item: Any, key: Any) -> BatchResult:

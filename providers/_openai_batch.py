@@ -51,6 +51,7 @@ from agentflow.batch_api.protocol import (
 )
 from agentflow.errors import ServerError
 from agentflow.providers._batch_wire import BatchHttp
+from agentflow.providers._context_errors import item_kind
 from agentflow.providers._http import HttpClient
 
 __all__ = ["OPENAI_BATCH_LIMITS", "OpenAIBatchAPI", "batch_line", "parse_output_line"]
@@ -108,9 +109,10 @@ def parse_output_line(line: Any) -> BatchResult | None:
     if isinstance(detail, dict):
         message = str(detail.get("message") or "") or None
         code = str(detail.get("code") or detail.get("type") or "") or None
+    status = status if isinstance(status, int) else None
+    message = message or f"the request failed with HTTP {status}"
     return BatchResult(custom_id, error=BatchItemError(
-        "error", message or f"the request failed with HTTP {status}", code,
-        status if isinstance(status, int) else None))
+        item_kind("openai", status, message, code), message, code, status))
 
 
 def _multipart(fields: Mapping[str, str], filename: str, content: bytes) -> tuple[bytes, str]:

@@ -86,11 +86,14 @@ _log = get_logger("agentflow.providers")
 
 GENERIC_PROFILE = ModelProfile(
     tool_choice_modes=frozenset({"auto", "none", "required"}), native_output="json_schema",
-    schema_dialect="plain",
+    schema_dialect="plain", native_schema_in_prompt=True,
 )
 """An unknown model behind an OpenAI-compatible server: llama.cpp, vLLM and LM
 Studio take ``response_format`` json_schema and auto/none/required, but not all
-take a named ``tool_choice``; override with ``profile=`` (vLLM does)."""
+take a named ``tool_choice``; override with ``profile=`` (vLLM does). Their
+json_schema is a grammar over sampling only (llama.cpp's server README,
+vLLM's structured outputs docs): the schema also goes in a system instruction
+(``native_schema_in_prompt``)."""
 
 # ----------------------------------------------------------------------------- models
 

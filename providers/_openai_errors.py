@@ -26,6 +26,7 @@ from agentflow.errors import (
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
+from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_message
 
 __all__ = ["engine_refused", "openai_error", "payload_error", "schema_carrier",
@@ -174,7 +175,14 @@ def openai_error(
     A 500 in a self-hosted server's own wording for a refused feature (llama.cpp
     answers a schema it cannot convert, a response format type it does not take
     and tools without ``--jinja`` with 500 ``server_error`` in many builds) is an
-    ``UnsupportedFeatureError`` too, never retried as a server fault."""
+    ``UnsupportedFeatureError`` too, never retried as a server fault. A request
+    over the context window (400/413/422, or llama.cpp's 500) is a
+    ``ContextLengthError`` (``_context_errors``), never retried either."""
+    if status in (400, 413, 422, 500):
+        message, code, data = error_message(body)
+        too_long = context_length_error(vendor, status, message, code, data)
+        if too_long is not None:
+            return too_long
     if status == 500:
         message, code, data = error_message(body)
         if any(p.search(message) for p in _LOCAL_SERVER_WORDING):
@@ -206,6 +214,10 @@ def payload_error(vendor: str, payload: Mapping[str, Any]) -> ProviderError | No
     label = str(code or err.get("type") or "") or None
     kind = f"{err.get('type')} {code}".lower()
     kw: dict[str, Any] = {"code": label, "vendor": vendor}
+    too_long = context_length_error(vendor, None, message, str(err.get("type") or label or ""),
+                                    {"error": dict(err)})
+    if too_long is not None:
+        return too_long
     if "insufficient_quota" in kind:
         return QuotaExceededError(message, **kw)
     if "rate_limit" in kind:

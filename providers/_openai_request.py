@@ -138,13 +138,18 @@ class OpenAIRequestHooks:
         """Set ``response_format``. json_schema is sent only when the profile
         says the model has it; otherwise JSON mode with the schema in a system
         instruction. JSON mode gets an instruction naming JSON when no message
-        does (vendors refuse JSON mode without the word)."""
+        does (vendors refuse JSON mode without the word). A profile with
+        ``native_schema_in_prompt`` (a server whose json_schema only constrains
+        sampling) gets the schema in a system instruction beside it too."""
         if rf.type == "json_schema" and rf.schema is not None:
             if self.json_schema_ok(options):
                 last = self._last_format  # the engine sends one ResponseFormat per output type
                 if last is None or last[0] is not rf:
                     last = self._last_format = (rf, format_response_format(rf))
                 body["response_format"] = last[1]  # read-only: serialized, never edited
+                if self._profile.native_schema_in_prompt:  # the grammar shows it to no one
+                    insert_instruction(body["messages"], SCHEMA_INSTRUCTION.format(
+                        schema=orjson.dumps(dict(rf.schema)).decode()))
                 return
             schema = orjson.dumps(dict(rf.schema)).decode()
             insert_instruction(body["messages"], SCHEMA_INSTRUCTION.format(schema=schema))

@@ -13,6 +13,14 @@ character, so it has two functions instead of a start and an end token:
 * ``parse(text, names)``: the calls the whole reply holds, or ``None`` (the
   held text is then passed on as text, unchanged).
 
+Reasoning first: a reasoning model served without a reasoning parser
+writes its reasoning into the text before the call (GLM-Z1, the reasoning
+GLM-4-0414: ``<think>...</think>\nget_weather\n{...}``; or without the
+opening tag when the chat template put it into the prompt). The end of such
+a block (``</think>``) starts the head anew: the reasoning is passed on as
+text, as written (``output.parsing.strip_thinking`` reads past it), and what
+follows it is judged as a reply's head. This happens once per reply.
+
 Streaming: ``LeadHold`` holds a reply's text from its first chunk only while
 a form says ``maybe`` or ``held``, so prose is delayed by at most the length
 of a tool name's prefix, and a reply whose head is a call is parsed whole at
@@ -33,6 +41,9 @@ if TYPE_CHECKING:
 __all__ = ["Lead", "LeadHold", "ReplyMarkup"]
 
 Lead: TypeAlias = Literal["no", "maybe", "held"]
+
+REASONING_END = "</think>"
+"""The end of a reasoning block written into the text (see the module docstring)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,17 +73,21 @@ class LeadHold:
     the calls the held text is, or the text to pass on.
     """
 
-    __slots__ = ("_forms", "_held", "_names", "_text", "done")
+    __slots__ = ("_forms", "_held", "_names", "_tail", "_text", "_watch", "done")
 
     def __init__(self, forms: Sequence[ReplyMarkup], names: frozenset[str]) -> None:
         self._forms = tuple(forms)
         self._names = names
         self._text = ""
         self._held = False  # a form said "held": no more checks, parse at the end
+        self._watch: bool | None = None  # passing text on, looking for REASONING_END
+        self._tail = ""  # the end of the text passed on, for an end tag cut in two
         self.done = not self._forms or not names
 
     def take(self, piece: str) -> str | None:
         """``None`` while the reply's head is held; else the text to pass on."""
+        if self._watch:
+            return self._watching(piece)
         self._text += piece
         if self._held:
             return None
@@ -82,7 +97,24 @@ class LeadHold:
             return None
         if "maybe" in verdicts:
             return None
+        if self._watch is None:  # not yet restarted: reasoning may come first
+            self._watch = True
+            text, self._text = self._text, ""
+            return self._watching(text)
         return self.release()
+
+    def _watching(self, piece: str) -> str:
+        """``piece`` passed on up to a reasoning block's end; what follows the
+        end is judged as a reply's head (once)."""
+        seen = self._tail + piece
+        at = seen.find(REASONING_END)
+        if at < 0:
+            self._tail = seen[-(len(REASONING_END) - 1):]
+            return piece
+        cut = at + len(REASONING_END) - len(self._tail)
+        self._watch, self._tail = False, ""
+        rest = self.take(piece[cut:]) if piece[cut:] else None
+        return piece[:cut] + (rest or "")
 
     def settle(self) -> list[MarkupCall] | str:
         """The calls of the held text (a form parses it whole), else the text
@@ -100,5 +132,5 @@ class LeadHold:
 
     def release(self) -> str:
         """The held text, to pass on as it is; the hold is over for good."""
-        text, self._text, self.done = self._text, "", True
+        text, self._text, self.done, self._watch = self._text, "", True, False
         return text

@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 from agentflow.errors import ProviderError, QuotaExceededError, UnsupportedFeatureError
 from agentflow.model import GenerateOptions, ModelProfile, ResponseFormat
 from agentflow.output.decoding import decode_value
+from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import error_message
 from agentflow.providers._markup import (
     MarkupCall,
@@ -155,6 +156,10 @@ def parse_hermes_call(body: str) -> list[MarkupCall] | None:
 HERMES_MARKUP = register_markup(
     ToolMarkup("hermes", "<tool_call>", "</tool_call>", parse_hermes_call), "qwen")
 """The Hermes/Qwen in-band tool-call format (``<tool_call>{json}</tool_call>``)."""
+
+_TOO_LONG = re.compile(r"range of input length should be", re.I)
+"""DashScope's words for an input over the model's window ("Range of input length
+should be [1, 30720]", code ``InvalidParameter``)."""
 
 _FUNCTION = re.compile(r"<function=([^>\s]+)>(.*?)</function>", re.DOTALL)
 _XML_PARAMETER = re.compile(
@@ -269,10 +274,14 @@ class DashScopeChatModel(OpenAICompatibleModel):
         super().apply_response_format(body, rf, options)
 
     def map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
-        """``Arrearage`` -> ``QuotaExceededError``; otherwise OpenAI-style."""
+        """``Arrearage`` -> ``QuotaExceededError``; "Range of input length should be
+        [1, N]" -> ``ContextLengthError``; otherwise OpenAI-style."""
         message, code, _ = error_message(body)
         if code == "Arrearage" or message.startswith("Arrearage"):
             return QuotaExceededError(message, status=status, code=code, vendor=self.vendor)
+        too_long = context_length_error(self.vendor, status, message, code, extra=_TOO_LONG)
+        if too_long is not None:
+            return too_long
         return super().map_error(status, headers, body)
 
 

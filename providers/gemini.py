@@ -17,7 +17,8 @@ Wire facts (shared/providers.md §4; ai.google.dev/gemini-api/docs/
 * Native output: ``responseMimeType: application/json`` + ``responseSchema``
   (or ``responseJsonSchema``). Before Gemini 3 it cannot be combined with
   function calling (400 "Function calling with a response mime type...").
-* Replies: function calls arrive whole (args objects) and end with ``STOP``:
+* Replies: function calls arrive whole (args objects; a JSON string, as some
+  compatible gateways send, is decoded too) and end with ``STOP``:
   detected by ``functionCall`` parts. ``thoughtSignature`` on parts is kept
   (``provider_data``) and sent back; Gemini 3 requires it on calls, so a call
   in history that no Gemini 3 made (another vendor's, a switched model's) is
@@ -61,6 +62,7 @@ from agentflow.model import (
     UsageChunk,
 )
 from agentflow.providers._batch_wire import WholeReplyBatches
+from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._gemini_batch import GeminiBatchAPI
 from agentflow.providers._gemini_request import (
     CALL_ID,
@@ -287,6 +289,23 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
     )
 
 
+def _call_delta(index: int, call: Mapping[str, Any],
+                data: Mapping[str, Any] | None) -> ToolCallDelta:
+    """A ``functionCall`` as a tool-call delta. ``args`` is a ``Struct`` (an
+    object) on the wire, but Gemini-compatible gateways and proxies have
+    been seen to hand it over as a JSON *string* (the form OpenAI uses for
+    ``arguments``): a string is argument text for the tolerant decoder (a
+    bad one goes back to the model as invalid); absent or ``null`` is ``{}``;
+    anything else its JSON text, refused by validation."""
+    args = call.get("args")
+    if isinstance(args, Mapping) or args is None:
+        return ToolCallDelta(index, id=call.get("id"), name=call["name"],
+                             arguments_obj=args or {}, provider_data=data)
+    text = args if isinstance(args, str) else orjson.dumps(args).decode()
+    return ToolCallDelta(index, id=call.get("id"), name=call["name"], arguments=text,
+                         provider_data=data)
+
+
 class _Reader:
     """Folds ``GenerateContentResponse`` objects (stream events or a whole
     reply) into chunks."""
@@ -326,8 +345,7 @@ class _Reader:
         if "functionCall" in part:
             call = part["functionCall"]
             data = {k: v for k, v in ((SIGNATURE, signature), (CALL_ID, call.get("id"))) if v}
-            yield ToolCallDelta(self.calls, id=call.get("id"), name=call["name"],
-                                arguments_obj=call.get("args") or {}, provider_data=data or None)
+            yield _call_delta(self.calls, call, data or None)
             self.calls += 1
             return
         if part.get("thought"):
@@ -388,7 +406,8 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     ``AuthenticationError``; 400 "Function calling with a response mime type"
     or a refused response schema -> ``UnsupportedFeatureError("native_output")``; 429 ->
     ``RateLimitedError`` with ``RetryInfo.retryDelay`` (else ``Retry-After``);
-    other statuses as usual (503 -> ``OverloadedError``)."""
+    400 "The input token count (N) exceeds the maximum number of tokens allowed
+    (M)" -> ``ContextLengthError``; other statuses as usual (503 -> ``OverloadedError``)."""
     message, _, data = error_message(body)
     node = data[0] if isinstance(data, list) and data else data
     error = node.get("error") if isinstance(node, Mapping) else None
@@ -399,6 +418,9 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     kw: dict[str, Any] = {"status": status, "code": code, "vendor": VENDOR}
     if "API_KEY_INVALID" in reasons or status == 401:
         return AuthenticationError(message, **kw)
+    too_long = context_length_error(VENDOR, status, message, code, data)
+    if too_long is not None:
+        return too_long
     lowered = message.lower()
     if status == 400 and "function calling with a response mime type" in lowered:
         return UnsupportedFeatureError(message, feature="native_output", **kw)

@@ -68,6 +68,7 @@ from agentflow.errors import (
 )
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelProfile, ToolSpec
+from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import error_message, parse_retry_after
 from agentflow.providers._markup import (
     MarkupCall,
@@ -220,6 +221,8 @@ GLM4_0414_MARKUP = register_markup(
 _QUOTA = frozenset({"1113", "1304"})
 _RATE = frozenset({"1302", "1303", "1305"})
 _AUTH = frozenset({"1000", "1001", "1002", "1003", "1004"})
+_TOO_LONG = frozenset({"1261"})
+"""GLM's "Prompt 超长" (the prompt is over the model's context window; its error-code table)."""
 
 
 API_KEY_VARIABLES = ("ZHIPUAI_API_KEY", "ZAI_API_KEY")
@@ -289,6 +292,9 @@ class GLMChatModel(OpenAICompatibleModel):
             return NotFoundError(message, **kw)
         if code == "1301":
             return BadRequestError(message, **kw)
+        too_long = context_length_error(self.vendor, status, message, code, codes=_TOO_LONG)
+        if too_long is not None:
+            return too_long
         return super().map_error(status, headers, body)
 
 

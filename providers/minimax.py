@@ -68,6 +68,7 @@ from agentflow.model import (
     ThinkingDelta,
     ToolSpec,
 )
+from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._markup import MarkupCall, ToolMarkup, json_calls, register_markup
 from agentflow.providers._openai_compat import OpenAICompatibleModel, unsupported_feature
 from agentflow.providers._openai_wire import ChunkParser, ReasoningHistory
@@ -134,6 +135,9 @@ def base_resp_error(vendor: str, data: Any) -> ProviderError | None:
     if code == 1008:
         return QuotaExceededError(message, status=402, **kw)
     if code in (1026, 1027, 2013):
+        too_long = context_length_error(vendor, 400, message, str(code))
+        if too_long is not None:
+            return too_long
         feature = unsupported_feature(message)
         if feature is not None:
             return UnsupportedFeatureError(message, feature=feature, status=400, **kw)

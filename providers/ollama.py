@@ -75,6 +75,7 @@ from agentflow.providers._adapter import (
     system_reminder,
     tool_calls_by_id,
 )
+from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
@@ -109,8 +110,10 @@ _DEFAULT = ModelProfile(tool_choice_modes=frozenset({"auto", "none", "specific"}
                         native_output="json_schema", native_output_with_tools=False,
                         context_window=4096)
 """Ollama's window is the server's ``num_ctx``, 4096 tokens unless set
-(docs.ollama.com/faq, "How can I specify the context window size?"); with a
-larger ``num_ctx``, pass ``profile=`` with its ``context_window``."""
+(docs.ollama.com/faq, "How can I specify the context window size?"); for a
+larger window pass ``num_ctx=`` (or ``profile=`` with its ``context_window``):
+it is sent with every request, so the server's window is the one long
+documents are chunked for."""
 _THINKING = _DEFAULT.with_(supports_thinking=True, thinking_default=True)
 _NO_TOOLS = _DEFAULT.with_(supports_tools=False, tool_choice_modes={"auto", "none"})
 _IMAGES = {"input_modalities": {"text", "image"}, "image_media_types": {"image/png", "image/jpeg"}}
@@ -161,6 +164,14 @@ class OllamaChatModel(HttpChatModel):
         settings: HTTP timeouts and retries.
         keep_alive: how long the server keeps the model loaded (``"5m"``), if set.
         stream: stream replies (NDJSON) or ask for whole ones.
+        num_ctx: the context window (tokens) to ask the server for, sent as
+            ``options.num_ctx`` with every request; it becomes the profile's
+            ``context_window`` too. Default: the ``context_window`` of a
+            ``profile=`` you pass (the window long documents are chunked for is
+            then the one the server uses: Ollama silently cuts a prompt longer
+            than its ``num_ctx``, keeping its end, ollama/ollama#7043, #8099),
+            else none is sent (the server's own, ``OLLAMA_CONTEXT_LENGTH`` or
+            4096, which the default profile assumes).
     """
 
     vendor = VENDOR
@@ -175,6 +186,7 @@ class OllamaChatModel(HttpChatModel):
         settings: HttpSettings | None = None,
         keep_alive: str | None = None,
         stream: bool = True,
+        num_ctx: int | None = None,
     ) -> None:
         key = api_key_from(api_key, "OLLAMA_API_KEY" if own_host(base_url, CLOUD_URL) else "")
         client = HttpClient(base_url, headers={"authorization": f"Bearer {key}"} if key else {},
@@ -182,8 +194,13 @@ class OllamaChatModel(HttpChatModel):
                             governor=shared_governor(VENDOR, base_url, key, model_family(model),
                                                      settings))
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)
+        if num_ctx is None and profile is not None:
+            num_ctx = profile.context_window
+        if num_ctx is not None:
+            resolved = resolved.with_(context_window=num_ctx)
         super().__init__(model, client=client, profile=resolved, stream=stream)
         self.keep_alive = keep_alive
+        self.num_ctx = num_ctx
 
     def build_request(
         self,
@@ -217,6 +234,8 @@ class OllamaChatModel(HttpChatModel):
             settings["num_predict"] = options.max_tokens
         if options.temperature is not None:
             settings["temperature"] = options.temperature
+        if self.num_ctx is not None:
+            settings["num_ctx"] = self.num_ctx
         if settings:
             body["options"] = settings
         if self.keep_alive is not None:
@@ -367,8 +386,12 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     """An Ollama error (``{"error": "..."}``) as a ``ProviderError``: a 400
     "does not support tools" / "does not support thinking" ->
     ``UnsupportedFeatureError``; otherwise by status (404 unknown model,
-    503 "server busy" -> ``OverloadedError``...)."""
-    message, _, _ = error_message(body)
+    503 "server busy" -> ``OverloadedError``...); an input over the context
+    length (when Ollama refuses it instead of truncating) -> ``ContextLengthError``."""
+    message, _, data = error_message(body)
+    too_long = context_length_error(VENDOR, status, message, None, data)
+    if too_long is not None:
+        return too_long
     feature = _unsupported(message) if status == 400 else None
     if feature is not None:
         return UnsupportedFeatureError(message, feature=feature, vendor=VENDOR)
@@ -377,6 +400,9 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
 
 def _payload_error(message: str) -> ProviderError:
     """An ``{"error": ...}`` line after the 200 status."""
+    too_long = context_length_error(VENDOR, None, message, None)
+    if too_long is not None:
+        return too_long
     feature = _unsupported(message)
     if feature is not None:
         return UnsupportedFeatureError(message, feature=feature, status=None, vendor=VENDOR)

@@ -336,6 +336,23 @@ async def test_event_order():
     assert events[-1].output is None
 
 
+async def test_call_makes_no_event_nobody_reads():
+    """``call()`` drains the same loop with ``deltas=False``: it reads ``Complete``
+    only, so the loop makes no call-start, delta, tool-call or tool-result event
+    for it; ``stream()`` gets them all (``test_event_order``)."""
+    script = [Reply(text="efgh", chunk_size=2, tool_calls=[Call("add", {"a": 1, "b": 2}, id="t1")]),
+              Reply(text="done")]
+    agent = ReActAgent("drained", ScriptedModel(script), tools=[add])
+    events = await collect(agent._events("go", None, None, None, None, None, deltas=False))
+    assert [type(e).__name__ for e in events] == ["Complete"]
+    assert events[0].message.text == "done" and events[0].usage.requests == 2
+    streamed = ReActAgent("streamed", ScriptedModel(script), tools=[add])
+    kinds = [type(e).__name__ for e in await collect(streamed.stream("go"))]
+    assert kinds == ["CallStarted", "ReasoningChunk", "ReasoningChunk", "ToolUse",
+                     "ToolResult", "ReasoningChunk", "Complete"]
+    assert [m.content for m in agent.state.memory] == [m.content for m in streamed.state.memory]
+
+
 async def test_call_ids_are_unique_per_call():
     agent = ReActAgent("a", ScriptedModel(["1", "2"]))
     first = (await collect(agent.stream("x")))[0]

@@ -18,6 +18,8 @@ from agentflow.batch_api.protocol import BatchCapable, BatchRequest, BatchResult
 from agentflow.batch_api.runner import BatchSettings
 from agentflow.errors import (
     BadRequestError,
+    BatchRequestError,
+    ContextLengthError,
     RateLimitedError,
     RedirectError,
     ServerError,
@@ -387,6 +389,28 @@ async def test_extract_many_in_batch_mode_on_the_anthropic_fake() -> None:
         assert results["id1"].attempts == 2
         assert sorted(fake.batches.submitted.values()) == [1, 1, 1]
         assert results["id0"].usage.input_tokens == 100
+        await model.aclose()
+
+
+async def test_a_request_over_the_context_window_is_a_context_length_record() -> None:
+    """A batch request the vendor answers "prompt is too long" fails as it would
+    live (``ContextLengthError``, saying to chunk), never resubmitted; the
+    other requests of the batch are untouched."""
+    def reply(body: dict[str, Any]) -> Any:
+        if "LONG" in orjson.dumps(body["messages"]).decode():
+            return anthropic_error(400, "invalid_request_error",
+                                   "prompt is too long: 210000 tokens > 200000 maximum")
+        return echo(body)
+
+    async with AnthropicFake() as fake:
+        fake.default = reply
+        model = _model(fake)
+        results = await _run(model, _docs("Ada", "LONG"))
+        assert results["id0"].output.name == "Ada"
+        error = results["id1"].error
+        assert isinstance(error, ContextLengthError) and not isinstance(error, BatchRequestError)
+        assert "210000 tokens > 200000" in str(error) and "chunking=" in str(error)
+        assert sorted(fake.batches.submitted.values()) == [1, 1] and _live(fake) == 0
         await model.aclose()
 
 

@@ -236,6 +236,28 @@ def test_check_lists_unfound_and_empty_values_with_paths() -> None:
     assert check.spans == {"tags[0]": [(2, 6)]}
 
 
+def test_the_message_offers_null_and_leaving_an_item_out_where_the_schema_allows() -> None:
+    """What small models write for a field the document does not fill
+    (``"null"``, ``"N/A"``, an empty item): the message says what the schema
+    allows instead, null for a nullable field, dropping an item of a list;
+    never for a required field."""
+    class Card(BaseModel):
+        name: Annotated[str, Grounded()]
+        phone: Annotated[str | None, Grounded()] = None
+        tags: list[Annotated[str, Grounded()]] = []
+
+    check = check_grounding(grounded_values(
+        Card(name="N/A", phone="null", tags=["", "real"]), Card), "a real card")
+    assert check.nullable == ["phone"]
+    lines = check.message().splitlines()
+    assert lines[0] == ("- name: 'N/A' is not found in the document; copy the text exactly as "
+                        "it is written there")
+    assert lines[1].endswith("copy the text exactly as it is written there, or use null if "
+                             "the document does not say")
+    assert lines[2] == "- tags[0]: empty text; copy it from the document, or leave the item " \
+                       "out of the list"
+
+
 # ----------------------------------------------------------------------------- whole tokens
 
 W = Grounded(whole_tokens=True)

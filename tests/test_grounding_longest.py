@@ -150,6 +150,95 @@ def test_maximal_keeps_the_places_no_other_place_contains() -> None:
     assert maximal([("x", 1, 2), ("x", 1, 2)]) == [("x", 1, 2), ("x", 1, 2)]  # equal: kept
 
 
+def _brute_longer(text: str, span: tuple[int, int], pattern: str, whole_tokens: bool,
+                  line: str | None) -> tuple[int, int] | None:
+    """``longer_span`` by its definition: every pair of boundaries of the whole
+    text's split (chunks or pieces) within the region, the longest allowed
+    (the leftmost among equals)."""
+    import re
+
+    from agentflow.extraction.tokens import piece_spans
+
+    start, end = span
+    if line is not None:
+        lo = text.rfind("\n", 0, start) + 1
+        hi = text.find("\n", start)
+        hi = len(text) if hi < 0 else hi
+        if end > hi or re.search(line, text[lo:hi]) is None:
+            return None
+    else:
+        lo, hi = max(0, end - 200), min(len(text), start + 200)
+    ends = ([e for _, e in piece_spans(text)] if whole_tokens else
+            [m.end() for m in re.finditer(r"\w+|\s|[^\w\s]", text)])
+    cuts = sorted({lo, hi, *(c for c in ends if lo < c < hi)})
+    best = None
+    for a in cuts:
+        for b in cuts:
+            if a <= start and b >= end and (a, b) != span and b - a <= 200 and b > a \
+                    and not text[a].isspace() and not text[b - 1].isspace() \
+                    and re.search(pattern, text[a:b]) and (
+                        best is None or b - a > best[1] - best[0]):
+                best = (a, b)
+    return best
+
+
+def test_longer_span_and_maximal_test_agree_with_the_definition() -> None:
+    import random
+
+    from agentflow.extraction import longest
+
+    rng = random.Random(7)
+    words = ["Ada", "Lovelace", "Dr", "--", "<a@b.c>", "x.", "Bob", "\n", " ", " ", ", "]
+    for _ in range(400):
+        text = "".join(rng.choice(words) + rng.choice(["", " "]) for _ in range(rng.randint(1, 30)))
+        pattern = rng.choice([r"^[A-Z][a-z]+( [A-Z][a-z]+)*$", r"^[^\s<>-][^<>\n]* <[^<>\s]+>$",
+                              r"^\w+$"])
+        line = rng.choice([None, r"^--", r"[A-Z]"])
+        for whole_tokens in (True, False):
+            test = longest.maximal_test(text, pattern, whole_tokens=whole_tokens, line=line)
+            for _ in range(4):
+                start = rng.randint(0, len(text) - 1)
+                end = rng.randint(start + 1, min(len(text), start + 30))
+                expected = _brute_longer(text, (start, end), pattern, whole_tokens, line)
+                got = longer_span(text, (start, end), pattern, whole_tokens=whole_tokens,
+                                  line=line)
+                assert got == expected, (text, start, end, pattern, line, whole_tokens)
+                assert test((start, end)) is (expected is None)
+
+
+def test_maximal_is_the_definition_on_any_places() -> None:
+    import random
+
+    rng = random.Random(3)
+    for _ in range(300):
+        places = [("v", s, s + rng.randint(1, 6)) for s in
+                  (rng.randint(0, 20) for _ in range(rng.randint(0, 25)))]
+        expected = [p for p in places if not any(
+            a <= p[1] and p[2] <= b and (a, b) != (p[1], p[2]) for _, a, b in places)]
+        assert maximal(places) == expected
+
+
+def test_a_value_repeated_thousands_of_times_takes_its_whole_occurrences() -> None:
+    """Verification tests places lazily (``maximal_test``): the value is part
+    of a longer name on every line but the last few, which it takes; and the
+    field after it is placed after that occurrence."""
+    class Pair(BaseModel):
+        name: Annotated[str, Grounded(whole_tokens=True, longest=True)] = Field(pattern=NAME)
+        note: Annotated[str, Grounded(whole_tokens=True, after="name")]
+
+    lines = [f"Dr {WHOLE} #{i}" for i in range(3000)] + [f"-- {WHOLE} #x", "end"]
+    text = "\n".join(lines)
+    check = check_grounding(grounded_values(Pair(name=WHOLE, note="#x"), Pair), text)
+    at = text.index(f"-- {WHOLE}") + 3
+    assert check.ok and check.spans == {"name": [(at, at + len(WHOLE))],
+                                        "note": [(at + len(WHOLE) + 1, at + len(WHOLE) + 3)]}
+    cut = check_grounding(grounded_values(Pair(name=WHOLE, note="#1"), Pair), text)
+    assert [p for p, _, _ in cut.misordered] == ["note"]
+    only_part = text.replace(f"-- {WHOLE} #x", "")
+    refused = check_grounding(grounded_values(Pair(name=WHOLE, note="end"), Pair), only_part)
+    assert refused.shortened == [("name", WHOLE, f"Dr {WHOLE}")]
+
+
 # ----------------------------------------------------------------------------- verification
 
 

@@ -180,3 +180,29 @@ def test_a_marker_on_a_choice_of_numbers_is_still_a_schema_error() -> None:
 
     with pytest.raises(SchemaError, match=r"Bad\.level"):
         grounding_plan(Bad)
+
+
+def test_a_line_rule_reads_crlf_lines_without_their_line_ending() -> None:
+    """A document with Windows line endings (``\\r\\n``): the ``\\r`` is part of
+    the line ending, not of the line, so a rule anchored with ``$`` holds in
+    verification, in the grammar and for longest values as it does on ``\\n``."""
+    class Anchored(BaseModel):
+        distribution: Annotated[str, Grounded(whole_tokens=True, line=r"urgency=\w+$")] = Field(
+            pattern=r"^[a-z]+$")
+        maintainer: Annotated[str, Grounded(line=r"\+0000$", longest=True)] = Field(
+            pattern=r"^[^\s<>-][^<>\r\n]* <[^<>\s]+>$")
+
+    crlf = ENTRY.replace("\n", "\r\n")
+    assert locate("medium", crlf, line=r"urgency=\w+$") == (crlf.index("medium"),
+                                                           crlf.index("medium") + 6)
+    value = Anchored(distribution="unstable", maintainer="Zoë Maintainer <zoe@example.org>")
+    check = check_grounding(grounded_values(value, Anchored), crlf)
+    assert check.ok, check.message()
+    cut = Anchored(distribution="unstable", maintainer="Maintainer <zoe@example.org>")
+    check = check_grounding(grounded_values(cut, Anchored), crlf)
+    assert check.shortened == [("maintainer", "Maintainer <zoe@example.org>",
+                                "Zoë Maintainer <zoe@example.org>")]
+    values = _listed(substring_grammar(OutputSpec.of(Anchored).schema_for("local").schema,
+                                       crlf, SEPARATORS))
+    assert ["vim", "unstable"] in values.values()  # "urgency=medium" is one token
+    assert ["Zoë Maintainer <zoe@example.org>"] in values.values()

@@ -7,13 +7,14 @@ earlier sibling field, in the plan check (``grounding_plan``), in verification
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Annotated, Any, Literal
 
 import orjson
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
 from agentflow import ReActAgent
 from agentflow.errors import SchemaError
@@ -402,6 +403,104 @@ def test_an_ordered_object_over_its_size_budget_leaves_no_rule_or_value_behind(
     used = " ".join(body for row in grammar.splitlines() if not row.startswith("GROUNDED_")
                     for body in [row.partition(": ")[2]])
     assert all(name in used for name in values)  # every listed terminal is used
+
+
+HELD = ("Notes: urgency high was discussed.\n"
+        "  * An item before the release line.\n"
+        "Release 2.0 (low)\n"
+        "  * Fix the build.\n"
+        "    Thanks to Jane.\n"
+        "  * Update the watch file.\n")
+LATER_ITEMS = {"Fix the build.\n    Thanks to Jane.", "Update the watch file."}
+
+
+class Held(BaseModel):
+    release: Annotated[str, Grounded(whole_tokens=True, line=r"^Release")] = Field(
+        pattern=r"^[0-9.]+$")
+    urgency: Annotated[Literal["low", "medium", "high"],
+                       Grounded(whole_tokens=True, after="release")]
+    first: Annotated[str | None, Grounded(whole_items=True, after="release")] = None
+    changes: list[Annotated[str, Grounded(whole_items=True, after="release")]]
+    words: list[Annotated[str, StringConstraints(pattern=r"^[a-z]+$"),
+                          Grounded(whole_tokens=True, line=r"^  ", after="release")]] = Field(
+        max_length=2)
+
+
+def reachable(grammar: str | None, key: str) -> set[str]:
+    """Every string value the grammar can write for ``key``: the listed
+    terminals and inline JSON strings (a chain of whole items) reachable from
+    the rule after the key, through every rule it names."""
+    assert grammar is not None
+    terms = listed(grammar)
+    rules = dict(row.split(": ", 1) for row in grammar.splitlines()
+                 if row[:1] == "n" or row.startswith("d"))
+    literal = re.compile(r'"(?:[^"\\]|\\.)*"')
+    found: set[str] = set()
+    seen: set[str] = set()
+
+    def visit(token: str) -> None:
+        if token in seen:
+            return
+        seen.add(token)
+        if token.startswith("GROUNDED_"):
+            found.update(terms.get(token, []))
+            return
+        body = rules.get(token, "")
+        for lit in literal.findall(body):
+            text = json.loads(lit)
+            if text.startswith('"') and text.endswith('"') and len(text) > 1:
+                found.add(json.loads(text))
+        for name in re.findall(r"\b(?:GROUNDED_\d+|n\d+(?:_\d+)*_?|d\d+)\b",
+                               literal.sub(" ", body)):
+            visit(name)
+
+    head = json.dumps(json.dumps(key))
+    for row in grammar.splitlines():
+        for part in row.split(" | "):
+            if head in part:  # the key, its separator, then the value
+                tokens = re.findall(r'"(?:[^"\\]|\\.)*"|[\w]+', part.split(head, 1)[1])
+                if len(tokens) > 1 and not tokens[1].startswith('"'):
+                    visit(tokens[1])
+    return found
+
+
+def test_choices_whole_items_and_list_items_follow_the_named_field_in_the_grammar() -> None:
+    """``after`` on a grounded choice, a whole item and the items of lists:
+    the grammar offers each only what begins after the named field's value
+    ("high" and the first item come before the release line)."""
+    grammar = substring_grammar(local(Held), HELD, SEPARATORS)
+    assert reachable(grammar, "release") == {"2.0"}
+    assert reachable(grammar, "urgency") == {"low"}  # "high" is before it
+    assert reachable(grammar, "first") == LATER_ITEMS
+    assert reachable(grammar, "changes") == LATER_ITEMS  # a chain in document order
+    assert reachable(grammar, "words") == {"the", "build", "to", "watch", "file"}
+    # verification holds the same values to the same rule
+    good = Held(release="2.0", urgency="low", first="Update the watch file.",
+                changes=sorted(LATER_ITEMS), words=["watch"])
+    assert check_grounding(grounded_values(good, Held), HELD).ok
+    early = Held(release="2.0", urgency="high", first="An item before the release line.",
+                 changes=["An item before the release line."], words=["urgency"])
+    check = check_grounding(grounded_values(early, Held), HELD)
+    assert {p for p, _, _ in check.misordered} == {"urgency", "first", "changes[0]"}
+    assert [p for p, _ in check.unfound] == ["urgency", "first", "changes[0]", "words[0]"]
+
+
+def test_a_list_held_after_a_field_keeps_its_bounds_and_its_chain() -> None:
+    class Bounded(BaseModel):
+        release: Annotated[str, Grounded(whole_tokens=True, line=r"^Release")] = Field(
+            pattern=r"^[0-9.]+$")
+        changes: list[Annotated[str, Grounded(whole_items=True, after="release")]] = Field(
+            min_length=1)
+
+    grammar = substring_grammar(local(Bounded), HELD, SEPARATORS)
+    assert grammar is not None and reachable(grammar, "changes") == LATER_ITEMS
+    row = next(r for r in grammar.splitlines() if '"\\"changes\\""' in r)
+    value = row.split('": " ', 1)[1].split()[0]
+    body = dict(r.split(": ", 1) for r in grammar.splitlines() if ": " in r)[value]
+    assert body.startswith('"[" ') and '"[" "]"' not in body  # minItems 1: never empty
+    # no item after the bound and one required: no value at all
+    with pytest.raises(NoGroundedValueError):
+        substring_grammar(local(Bounded), "  * An item.\nRelease 2.0\n", SEPARATORS)
 
 
 # ----------------------------------------------------------------------------- a vendor

@@ -77,3 +77,21 @@ def test_give_up_errors_carry_the_raw_text() -> None:
     assert ex.output_error.raw_text == "no"
     result = error_result(ToolUseBlock("c1", "generate_response", {}), "bad")
     assert result.is_error and result.name == "generate_response" and result.tool_use_id == "c1"
+
+
+def test_an_output_call_is_validated_from_the_argument_text_the_model_sent() -> None:
+    from agentflow.middleware.output_answers import check_call
+    from agentflow.output.reminders import TOOL_NAME
+
+    ex, run = _call()
+    kept = ToolUseBlock("c1", TOOL_NAME, {"x": 1}, arguments='{"x": 2}')
+    assert not check_call(OutputConfig(), ex, run, kept).is_error
+    assert ex.output == Point(x=2)  # the text, read as it is, not ``input`` encoded again
+    ex, run = _call()
+    lax = ToolUseBlock("c2", TOOL_NAME, {"x": "5"}, arguments='{"x": "5"}')
+    assert not check_call(OutputConfig(), ex, run, lax).is_error  # strict refuses: lax path
+    assert ex.output == Point(x=5)
+    ex, run = _call()
+    bad = ToolUseBlock("c3", TOOL_NAME, {"x": "five"}, arguments='{"x": "five"}')
+    result = check_call(OutputConfig(), ex, run, bad)
+    assert result.is_error and "x" in result.output and not ex.completed

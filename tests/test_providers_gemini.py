@@ -225,6 +225,46 @@ async def test_calls_gemini3_did_not_make_go_with_the_documented_bypass(
                for p in t["parts"])  # never sent to a model that does not check them
 
 
+@pytest.mark.parametrize("given", [CONTACT_JSON, orjson.dumps(CONTACT_JSON).decode()],
+                         ids=["json-text", "double-encoded"])
+async def test_function_call_args_given_as_a_string_are_read(fake: GeminiFake, stream: bool,
+                                                             given: str) -> None:
+    """C10 kind on the Gemini wire: ``functionCall.args`` as a JSON string (as
+    some Gemini-compatible gateways send it) failed the reply as malformed."""
+    fake.add(FakeReply(tool_calls=[FakeCall("generate_response", given)]))
+    agent = ReActAgent("g", model(fake, stream=stream))
+    reply = await agent.call("Find Ann", Contact, strategy="tool")
+    assert reply.output == Contact(**CONTACT) and len(fake.bodies) == 1
+
+
+async def test_function_call_args_that_are_no_json_are_sent_back_as_invalid(
+        fake: GeminiFake, stream: bool) -> None:
+    """A string that is no JSON: the model is told and retries; the history
+    replays the failed call with an object ``args``, as the API requires."""
+    fake.add(FakeReply(tool_calls=[FakeCall("generate_response", "Ann <ann@example.org>")]),
+             output_call())
+    agent = ReActAgent("g", model(fake, stream=stream))
+    events_ = await events(agent, "Find Ann", Contact, strategy="tool")
+    assert events_[-1].output == Contact(**CONTACT)
+    assert [e.reason for e in events_ if isinstance(e, OutputRetry)] == ["validation"]
+    replayed = fake.bodies[1]["contents"][1]["parts"][0]["functionCall"]
+    assert isinstance(replayed["args"], dict)
+    answer = fake.bodies[1]["contents"][2]["parts"][0]["functionResponse"]
+    assert "JSON" in str(answer["response"])
+
+
+def test_batch_reply_function_call_args_given_as_a_string_are_argument_text() -> None:
+    """The batch reader is the whole-reply reader: a string ``args`` is the
+    call's argument text, not a malformed reply."""
+    reply = {"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": "generate_response", "args": CONTACT_JSON}}]},
+        "finishReason": "STOP"}]}
+    gemini = GeminiChatModel(PRE3, api_key="k")
+    calls = [c for c in gemini.parse_batch_reply(reply) if not isinstance(c, FinishChunk)]
+    assert len(calls) == 1 and calls[0].arguments == CONTACT_JSON  # type: ignore[union-attr]
+    assert calls[0].arguments_obj is None  # type: ignore[union-attr]
+
+
 async def test_pre3_calls_without_ids_get_synthesised_ids(fake: GeminiFake) -> None:
     fake.add(FakeReply(tool_calls=[FakeCall("lookup", {"query": "Ann"})]), FakeReply(text="done"))
     state = AgentState()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field
@@ -371,6 +371,45 @@ async def test_ordered_fields_grammar_on_the_embedded_model(local_model: LocalMo
                                      distribution="unstable")
     spans = [complete.spans[k][0] for k in ("package", "version", "distribution")]
     assert spans == sorted(spans) and spans[-1][1] < RELEASE.index("\n")
+
+
+class Held(BaseModel):
+    """A release line, then what follows it: a grounded choice and a list of
+    whole items, each held after the release (``Grounded(after=...)``)."""
+
+    release: Annotated[str, Grounded(whole_tokens=True, line=r"^Release")] = Field(
+        pattern=r"^[0-9.]+$")
+    urgency: Annotated[Literal["low", "medium", "high"],
+                       Grounded(whole_tokens=True, after="release")]
+    changes: list[Annotated[str, Grounded(whole_items=True, after="release")]] = Field(
+        min_length=1)
+
+
+HELD = ("Notes: urgency high was discussed.\n"
+        "  * An item before the release line.\n"
+        "Release 2.0 (low)\n"
+        "  * Fix the build.\n"
+        "    Thanks to Jane.\n"
+        "  * Update the watch file.\n")
+
+
+async def test_choices_and_list_items_held_in_order_on_the_embedded_model(
+        local_model: LocalModel) -> None:
+    """A choice and a list's items held after a field on llama.cpp: llguidance
+    takes the rules, the choice is the only label after the release ("high"
+    comes before it) and every item begins after it, on the first try."""
+    # the instructions point at what comes before the release: only the grammar says no
+    agent = ReActAgent("local", local_model, sys_prompt="Copy the release. Its urgency is "
+                       "high; its changes begin with 'An item before the release line.'")
+    events = [e async for e in agent.stream(HELD, Held, state=AgentState())]
+    complete = events[-1]
+    assert isinstance(complete, Complete) and isinstance(complete.output, Held)
+    assert complete.validation_retries == 0
+    assert complete.output.release == "2.0" and complete.output.urgency == "low"
+    end = complete.spans["release"][0][1]
+    starts = [complete.spans[f"changes[{i}]"][0][0]
+              for i in range(len(complete.output.changes))]
+    assert all(start >= end for start in starts) and starts == sorted(set(starts))
 
 
 class Signed(BaseModel):

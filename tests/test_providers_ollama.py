@@ -32,7 +32,7 @@ from agentflow.model import (
     UsageChunk,
 )
 from agentflow.output.strategies import ToolStrategy
-from agentflow.providers.ollama import OllamaChatModel, map_error
+from agentflow.providers.ollama import DEFAULT_PROFILE, OllamaChatModel, map_error
 from agentflow.reply import generate
 from agentflow.state import AgentState
 from tests.fakes.base import FakeCall, FakeReply, collect
@@ -331,3 +331,26 @@ async def test_empty_content_with_done_reason_and_old_servers_answer() -> None:
     old = [{"message": {"content": "hi"}, "done": False}, {"done": True, "eval_count": 1}]
     assert await raw_reply(True, lines=old) == [
         TextDelta("hi"), UsageChunk(Usage(0, 1)), FinishChunk("stop", "")]
+
+
+@pytest.mark.parametrize("how", ["num_ctx", "profile"])
+async def test_a_larger_window_is_asked_of_the_server(how: str) -> None:
+    """Ollama cuts a prompt longer than its ``num_ctx`` silently (keeping its
+    end): a window given to the model is sent, so a document chunked for it
+    reaches the model whole."""
+    document = "word " * 8000  # ~10,000 tokens: over the server's 4096
+    async with OllamaFake(num_ctx=4096) as fake:
+        fake.add(FakeReply(text="ok"))
+        kw: dict[str, Any] = ({"num_ctx": 32768} if how == "num_ctx"
+                              else {"profile": DEFAULT_PROFILE.with_(context_window=32768)})
+        built = model(fake, **kw)
+        assert built.profile.context_window == 32768
+        await generate(built, [Msg.user(document)])
+    assert fake.requests[0].body["options"]["num_ctx"] == 32768 and fake.cut_prompts == 0
+
+
+async def test_no_window_is_sent_unless_given(fake: OllamaFake) -> None:
+    """The server's own window (``OLLAMA_CONTEXT_LENGTH``) is left alone."""
+    fake.add(FakeReply(text="ok"))
+    await generate(model(fake), [Msg.user("hi")])
+    assert "num_ctx" not in (fake.requests[0].body.get("options") or {})

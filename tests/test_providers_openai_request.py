@@ -8,13 +8,19 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, Field
 
+from agentflow import ReActAgent
 from agentflow.errors import ProviderError, ServerError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ResponseFormat, TextDelta
 from agentflow.providers._markup import MarkupFilter
 from agentflow.providers._openai_compat import GENERIC_PROFILE, OpenAICompatibleModel
 from agentflow.providers._payload import ReplyGuard
+from agentflow.providers.openai import OpenAIChatModel
+from tests.fakes.base import FakeReply
+from tests.fakes.openai import OpenAIFake
+from tests.provider_scenarios import FAST, close_models, tracked
 
 MESSAGES = [Msg.user("hi")]
 
@@ -70,3 +76,33 @@ def test_a_vendor_payload_check_runs_for_payloads_without_an_error_key() -> None
     with pytest.raises(ServerError, match="vendor status"):
         _whole(_model(Vendor), {"base_resp": {"status_code": 1}, **REPLY})
     assert [c.type for c in _whole(_model(Vendor), REPLY)] == ["text", "finish"]
+
+
+class _Invoice(BaseModel):
+    total_cents: int = Field(description="the amount due, in cents, tax included")
+    due: str = Field(description="the due date, ISO 8601")
+
+
+@pytest.mark.parametrize(("model_name", "shown"), [
+    ("qwen2.5-7b-instruct", True),        # llama.cpp / vLLM: a grammar over sampling only
+    ("Meta-Llama-3.1-8B-Instruct", True),
+    ("gpt-4o-mini", False),                # OpenAI's own model: OpenAI shows it itself
+])
+async def test_a_server_whose_grammar_hides_the_schema_gets_it_in_an_instruction(
+        model_name: str, shown: bool) -> None:
+    """ollama#8162's kind on generic OpenAI-compatible servers: the response
+    format constrains decoding but the model never read the field names and
+    descriptions, so it filled them wrongly."""
+    try:
+        async with OpenAIFake() as fake:
+            fake.add(FakeReply(text='{"total_cents": 1250, "due": "2026-01-31"}'))
+            model = tracked(OpenAIChatModel(model_name, api_key="k", base_url=fake.url,
+                                            settings=FAST))
+            reply = await ReActAgent("a", model).call("Invoice: 12.50 due Jan 31", _Invoice)
+            body = fake.requests[0].body
+    finally:
+        await close_models()
+    assert reply.output == _Invoice(total_cents=1250, due="2026-01-31")
+    assert body["response_format"]["type"] == "json_schema"
+    said = " ".join(str(m.get("content")) for m in body["messages"] if m["role"] == "system")
+    assert ("in cents, tax included" in said and "total_cents" in said) is shown

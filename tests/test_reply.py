@@ -342,3 +342,31 @@ async def test_generate_default_options_and_error_propagates():
         await generate(model, [Msg.user("again")])
 
 
+
+
+# ----------------------------------------------------------------------------- argument text
+
+
+def test_a_call_keeps_its_argument_text_only_when_it_is_one_plain_json_object() -> None:
+    from agentflow.messages import msg_from_dict, msg_to_dict
+
+    def built(arguments: str) -> ToolUseBlock:
+        builder = ReplyBuilder()
+        builder.add(ToolCallDelta(0, "c1", "f", arguments))
+        [block] = builder.build().tool_uses
+        return block
+
+    plain = built('{"a": 1, "b": [2]}')
+    assert plain.arguments == '{"a": 1, "b": [2]}' and plain.input == {"a": 1, "b": [2]}
+    for other in ('```json\n{"a": 1}\n```', '"{\\"a\\": 1}"', "{'a': 1}", '{"a": "\\u00e9"}'):
+        block = built(other)
+        assert block.arguments is None and block.input == {"a": 1} | (
+            {"a": "é"} if "u00e9" in other else {})
+    given = ReplyBuilder()
+    given.add(ToolCallDelta(0, "c1", "f", arguments_obj={"a": 1}))
+    assert given.build().tool_uses[0].arguments is None  # sent as an object: no text
+    # not persisted, not compared, not shown
+    restored = msg_from_dict(msg_to_dict(Msg("assistant", [plain])))
+    assert "arguments" not in msg_to_dict(Msg("assistant", [plain]))["content"][0]
+    assert restored.content[0] == plain and restored.content[0].arguments is None  # type: ignore[union-attr]
+    assert "arguments" not in repr(plain)

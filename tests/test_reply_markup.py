@@ -124,6 +124,40 @@ def test_anything_else_stays_text_unchanged(text: str, size: int) -> None:
     assert [c.reason for c in out if isinstance(c, FinishChunk)] == ["stop"]
 
 
+THOUGHT = "<think>\nThe user wants Paris, 2 nights. I will call book.\n</think>\n"
+
+
+@pytest.mark.parametrize("size", [1, 4, 1000])
+@pytest.mark.parametrize("head", [THOUGHT, THOUGHT.removeprefix("<think>"), "\n" + THOUGHT],
+                         ids=["tagged", "opened-in-prompt", "leading-newline"])
+def test_reasoning_before_the_call_glm_z1(head: str, size: int) -> None:
+    """GLM-Z1 (reasoning GLM-4-0414) served without a reasoning parser writes
+    its reasoning first: the call after ``</think>`` is read, the reasoning is
+    passed on as written."""
+    out = run_filter(head + glm4_0414("book", {"city": "Paris", "nights": 2}), size)
+    assert calls_of(out) == [("book", {"city": "Paris", "nights": 2})]
+    assert text_of(out) == head.rstrip()  # the whitespace before the call is the call's
+    assert [c.reason for c in out if isinstance(c, FinishChunk)] == ["tool_calls"]
+
+
+@pytest.mark.parametrize("size", [1, 6, 1000])
+@pytest.mark.parametrize("text", [
+    THOUGHT + "Paris is booked for two nights.",                  # an answer after reasoning
+    THOUGHT + 'book\n{"city": "Paris"} and prose',               # more than the call
+    THOUGHT + "</think>\n" + 'book\n{"city": "Paris", "nights": 2} x',
+    "<think>\nstill thinking, cut",                               # reasoning never closed
+])
+def test_reasoning_then_anything_else_stays_text(text: str, size: int) -> None:
+    out = run_filter(text, size)
+    assert text_of(out) == text and not calls_of(out)
+
+
+def test_a_second_reasoning_end_does_not_restart_the_head() -> None:
+    text = THOUGHT + "ok</think>\n" + glm4_0414("book", {"city": "A", "nights": 1})
+    out = run_filter(text, 3)
+    assert text_of(out) == text and not calls_of(out)
+
+
 def test_nothing_is_looked_for_without_tools() -> None:
     text = glm4_0414("book", {"city": "Paris", "nights": 2})
     out = run_filter(text, 2, tools=[])
@@ -183,6 +217,22 @@ async def test_the_agent_runs_the_call(server: Any, vendor: str, model_name: str
 class Hotel(BaseModel):
     city: str
     nights: int
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize(("server", "vendor", "model_name"), [
+    (GLMFake, "glm", "glm-z1-air"),
+    (OpenAIFake, "openai", "THUDM/GLM-Z1-32B-0414"),
+])
+async def test_glm_z1_output_call_after_reasoning(server: Any, vendor: str, model_name: str,
+                                                  stream: bool, cleanup: None) -> None:
+    text = THOUGHT + glm4_0414("generate_response", {"city": "Oslo", "nights": 4})
+    async with server() as fake:
+        fake.add(FakeReply(text=text, chunk_size=5))
+        model = tracked(get_model(f"{vendor}:{model_name}", api_key="k", base_url=fake.url,
+                                  settings=FAST, stream=stream))
+        reply = await ReActAgent("t", model).call("extract", Hotel, strategy="tool")
+    assert reply.output == Hotel(city="Oslo", nights=4) and len(fake.requests) == 1
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])

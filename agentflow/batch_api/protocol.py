@@ -119,7 +119,9 @@ class BatchItemError:
     ``kind``: ``"error"`` (the vendor answered with an error: ``status`` is its
     HTTP status when given, ``code``/``message`` its error), ``"expired"`` or
     ``"cancelled"`` (the request never ran: it may be resubmitted without
-    paying twice), ``"gone"`` (its batch no longer exists at the vendor, which
+    paying twice), ``"context_length"`` (an error saying the request is over
+    the model's context window: a ``ContextLengthError`` for the caller, never
+    resubmitted), ``"gone"`` (its batch no longer exists at the vendor, which
     answers 404 for it: purged after its retention, or created under another
     project or key; whatever it ran cannot be read, so it is submitted again).
     """

@@ -51,7 +51,7 @@ from agentflow.batch_api.protocol import (
     BatchStatus,
 )
 from agentflow.batch_api.settings import BatchProgress, BatchSettings
-from agentflow.errors import BatchRequestError, NotFoundError, ProviderError
+from agentflow.errors import BatchRequestError, ContextLengthError, NotFoundError, ProviderError
 from agentflow.model import (
     Usage,
 )
@@ -201,6 +201,9 @@ class BatchRunner:
         if result.error is None:
             return result.reply
         error = result.error
+        if error.kind == "context_length":  # the provider read it so: typed as live calls
+            raise ContextLengthError(error.message, status=error.status, code=error.code,
+                                     vendor=self.vendor)
         batches = self._batch_of.get(result.custom_id) or ["?"]
         raise BatchRequestError(
             f"batch request {result.custom_id} failed ({error.kind}): {error.message}",

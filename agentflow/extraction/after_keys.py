@@ -16,16 +16,11 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
+from agentflow.extraction.field_keys import property_key
 from agentflow.extraction.grounded_values import _is_union, _sequence_item, _unwrap
 from agentflow.extraction.grounding_marker import AFTER_KEY
 
 __all__ = ["after_by_key"]
-
-
-def _key(name: str, info: Any) -> str:
-    """The property key pydantic's (validation-mode) JSON Schema gives a field."""
-    alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
-    return alias if isinstance(alias, str) else name
 
 
 def _leaves(node: Any) -> list[dict[str, Any]]:
@@ -77,7 +72,7 @@ def after_by_key(schema: dict[str, Any], output_type: Any) -> None:
         if not (isinstance(tp, type) and issubclass(tp, BaseModel)):
             return
         props = node.get("properties")
-        keys = {name: _key(name, info) for name, info in tp.model_fields.items()}
+        keys = {name: property_key(name, info) for name, info in tp.model_fields.items()}
         if not isinstance(props, dict) or set(props) != set(keys.values()):
             return
         for name, info in tp.model_fields.items():

@@ -99,11 +99,13 @@ own rules allow. It says in what order a line or a record writes its fields,
 as LangExtract's prompts ask for "extractions in order of appearance":
 ``package (version) distribution`` is ``version: after="package"`` and
 ``distribution: after="version"``. A null (or ungrounded) earlier field sets
-no bound. Elsewhere a value goes back as "is not after the value of
-'version' in the document". The grammar of a model that takes one offers the
-later field only values that follow (``agentflow.output.grammar_order``), so
-a value of the earlier field that no later value can follow is not offered
-either. In a JSON Schema: ``"x-grounded-after": "version"``.
+no bound. On a list, each item is held after the named field. Elsewhere a
+value goes back as "is not after the value of 'version' in the document".
+The grammar of a model that takes one offers the later field only values
+that follow (``agentflow.output.grammar_order``: strings with a line rule or
+a pattern, choices, whole items, and lists of them; others are verified
+only), so a value of the earlier field that no later value can follow is not
+offered either. In a JSON Schema: ``"x-grounded-after": "version"``.
 
 **Longest** (``Grounded(longest=True)``, on a field with a ``pattern``): the
 value must not be a proper part of a longer span that the field's other

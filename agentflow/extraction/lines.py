@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["cuts_line", "line_at", "line_pieces", "line_spans"]
+__all__ = ["cuts_line", "line_around", "line_at", "line_pieces", "line_spans"]
 
 _LINE = re.compile(
     r"[^\S\n]*"  # indentation
@@ -37,6 +37,17 @@ _LINE = re.compile(
     r"(?P<content>[^\n]*?)"
     r"[^\S\n]*(?:\n|\Z)"
 )
+
+
+def line_around(text: str, at: int) -> tuple[int, int]:
+    """``[start, end)`` of the line of ``text`` that holds offset ``at``: from
+    after the ``\n`` before it to its line ending, which is not part of the
+    line (``\n``, or ``\r\n`` as Windows files and e-mail write it), so a
+    ``line`` rule's ``$`` matches at the end of the line's text either way."""
+    lo = text.rfind("\n", 0, at) + 1
+    hi = text.find("\n", at)
+    hi = len(text) if hi < 0 else hi
+    return lo, hi - 1 if hi > lo and text[hi - 1] == "\r" else hi
 
 
 def line_spans(text: str) -> list[tuple[int, int]]:

@@ -9,22 +9,26 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agentflow.extraction.folding import TYPOGRAPHIC, fold_text
 from agentflow.extraction.items import item_at, item_spans
-from agentflow.extraction.lines import line_at, line_spans
-from agentflow.extraction.longest import longer_span
+from agentflow.extraction.lines import line_around, line_at, line_spans
+from agentflow.extraction.longest import longer_span, maximal_test
 from agentflow.extraction.tokens import cuts_token, token_at
 
 if TYPE_CHECKING:
     from agentflow.extraction.grounding import GroundedValue
 
-__all__ = ["TYPOGRAPHIC", "GroundingCheck", "Span", "check_grounding", "locate", "on_line"]
+__all__ = ["TYPOGRAPHIC", "GroundingCheck", "Span", "check_grounding", "locate", "occurrences",
+           "on_line"]
 
 Span = tuple[int, int]
+_Places = tuple[list[Span], Callable[[Span], bool]]
+"""A placed value's candidate places, in document order, and the test of
+which of them it may take (``longest``: the maximal ones, tested lazily)."""
 
 
 def _pattern(value: str, case_sensitive: bool) -> re.Pattern[str] | None:
@@ -123,11 +127,9 @@ def _whole_lines(spans: list[Span], bounds: tuple[set[int], set[int]]) -> list[S
 def on_line(span: Span, source: str, line: re.Pattern[str]) -> bool:
     """Whether ``span`` lies within one line of ``source`` (a whole item:
     begins on one) that ``line`` searches."""
-    start = span[0]
-    first = source.find("\n", start)
-    first = len(source) if first < 0 else first
+    lo, hi = line_around(source, span[0])
     # the line alone: ``^`` and ``$`` of the expression are its start and end
-    return line.search(source[source.rfind("\n", 0, start) + 1:first]) is not None
+    return line.search(source[lo:hi]) is not None
 
 
 def _on_lines(spans: list[Span], source: str, line: str, item: bool) -> list[Span]:
@@ -150,8 +152,20 @@ def locate(
     one list item; ``line``: only occurrences on a line this regular
     expression searches); ``None`` if it does not. Blank values are never
     found."""
+    every = occurrences(value, source, case_sensitive=case_sensitive,
+                        whole_tokens=whole_tokens, whole_lines=whole_lines,
+                        whole_items=whole_items, line=line)
+    return next((s for s in every if s[0] >= start), None)
+
+
+def occurrences(
+    value: str, source: str, *, case_sensitive: bool = True, whole_tokens: bool = False,
+    whole_lines: bool = False, whole_items: bool = False, line: str | None = None,
+) -> list[Span]:
+    """Every place ``value`` occurs verbatim in ``source`` under the rules
+    ``locate`` takes, in document order (``[]`` for a blank value)."""
     if not value.strip():
-        return None
+        return []
     every = _occurrences(value, source, case_sensitive)
     if whole_tokens:
         every = _whole(every, source)
@@ -162,7 +176,7 @@ def locate(
         every = [s for s in every if s in items]
     if line is not None:
         every = _on_lines(every, source, line, whole_items)
-    return next((s for s in every if s[0] >= start), None)
+    return every
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +213,10 @@ class GroundingCheck:
         preceding: path of each ``misordered`` value -> the value of the
             field it must follow, as the document writes it (the message
             names it: that value may be the wrong one).
+        nullable: paths of ``unfound`` values whose field allows null (the
+            message offers it: a model that writes ``"null"``, ``"N/A"`` or a
+            guess for a field the document does not fill is told it may leave
+            it null).
     """
 
     spans: dict[str, list[Span]] = field(default_factory=dict)
@@ -211,47 +229,58 @@ class GroundingCheck:
     shortened: list[tuple[str, str, str]] = field(default_factory=list)
     misordered: list[tuple[str, str, str]] = field(default_factory=list)
     preceding: dict[str, str] = field(default_factory=dict)
+    nullable: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         """Every grounded value was found."""
         return not self.unfound and not self.empty
 
-    def message(self) -> str:
-        """A message listing each failing field (for the model and for errors)."""
+    def message(self, name: Callable[[str], str] | None = None) -> str:
+        """A message listing each failing field (for the model and for errors).
+
+        ``name``: spells a field path in the message (default: as it is, python
+        field names); the engine passes ``field_keys.key_path`` so the model
+        reads the keys of the schema it was sent (its aliases)."""
+        show = name or _same
+        nullable = set(self.nullable)
         cut = {(p, v): token for p, v, token in self.cut}
         cut_lines = {(p, v): line for p, v, line in self.cut_lines}
         cut_items = {(p, v): item for p, v, item in self.cut_items}
         off_line = {(p, v): line for p, v, line in self.off_line}
-        misordered = {(p, v): after for p, v, after in self.misordered}
+        misordered = {(p, v): _field_name(show(_sibling(p, after)))  # as the model named it
+                      for p, v, after in self.misordered}
         shortened = {(p, v): longer for p, v, longer in self.shortened}
-        lines = [f"- {p}: {v!r} cuts through the token {cut[p, v]!r} of the document; "
+        lines = [f"- {show(p)}: {v!r} cuts through the token {cut[p, v]!r} of the document; "
                  f"copy whole tokens (here {cut[p, v]!r}) exactly as written"
                  if (p, v) in cut else
-                 f"- {p}: {v!r} is only part of the line {cut_lines[p, v]!r} of the "
+                 f"- {show(p)}: {v!r} is only part of the line {cut_lines[p, v]!r} of the "
                  f"document; copy whole lines exactly as written"
                  if (p, v) in cut_lines else
-                 f"- {p}: {v!r} is not one whole item of a list in the document"
+                 f"- {show(p)}: {v!r} is not one whole item of a list in the document"
                  + (f" (the item is {cut_items[p, v]!r})" if cut_items[p, v] else
                     " (it is in no list item)")
                  + "; copy one whole item, with its continuation lines, exactly as written"
                  if (p, v) in cut_items else
-                 f"- {p}: {v!r} is not on a line of the document that matches "
+                 f"- {show(p)}: {v!r} is not on a line of the document that matches "
                  f"{off_line[p, v]!r} (where this field is written); copy it from such a line"
                  if (p, v) in off_line else
-                 f"- {p}: {v!r} is only part of {shortened[p, v]!r} in the document, which "
+                 f"- {show(p)}: {v!r} is only part of {shortened[p, v]!r} in the document, which "
                  f"is a whole value of this field; copy the whole value as written"
                  if (p, v) in shortened else
-                 f"- {p}: {v!r} is not after the value of {misordered[p, v]!r} in the "
+                 f"- {show(p)}: {v!r} is not after the value of {misordered[p, v]!r} in the "
                  f"document (this field is written after it); copy it from the text that "
                  f"follows that value"
                  + (f" ({self.preceding[p]!r}), or correct {misordered[p, v]!r} if that "
                     f"value is the wrong one" if p in self.preceding else "")
                  if (p, v) in misordered else
-                 f"- {p}: {v!r} is not found in the document; copy the text exactly as "
+                 f"- {show(p)}: {v!r} is not found in the document; copy the text exactly as "
                  f"it is written there" for p, v in self.unfound]
-        lines += [f"- {p}: empty text; copy it from the document"
-                  + (", or use null if the document does not say" if optional else "")
+        lines = [line + (", or use null if the document does not say" if p in nullable else "")
+                 for line, (p, _) in zip(lines, self.unfound, strict=True)]
+        lines += [f"- {show(p)}: empty text; copy it from the document"
+                  + (", or use null if the document does not say" if optional else
+                     ", or leave the item out of the list" if p.endswith("]") else "")
                   for p, optional in self.empty]
         return "\n".join(lines)
 
@@ -276,7 +305,7 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
     found and the empty ones (never raises).
     """
     result = GroundingCheck()
-    options: dict[str, list[Span]] = {}  # where each placed value could be, for ``after``
+    options: dict[str, _Places] = {}  # where each placed value could be, for ``after``
     follows: dict[str, str] = {}  # path -> the path of the value it was placed after
     taken: set[Span] = set(prior)
     cursor = 0
@@ -309,42 +338,67 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
             if not placed:
                 result.off_line.append((gv.path, gv.value, gv.marker.line))
             every = placed
+        keep: Callable[[Span], bool] = _always
         if every and gv.marker.longest and gv.pattern is not None:
-            whole = [s for s in every if longer_span(
-                source, s, gv.pattern, whole_tokens=gv.marker.whole_tokens,
-                line=gv.marker.line) is None]
-            if not whole:
+            # tested lazily, where a place is looked at: a value repeated
+            # thousands of times costs a test per place used, not per place
+            keep = maximal_test(source, gv.pattern, whole_tokens=gv.marker.whole_tokens,
+                                line=gv.marker.line)
+            if not any(map(keep, every)):
                 a, b = longer_span(source, every[0], gv.pattern,
                                    whole_tokens=gv.marker.whole_tokens,
                                    line=gv.marker.line) or every[0]
                 result.shortened.append((gv.path, gv.value, source[a:b]))
-            every = whole
+                every = []
         sibling = _sibling(gv.path, gv.marker.after) if gv.marker.after else None
         bound = options.get(sibling) if sibling is not None else None
         if every and bound:
-            after = [s for s in every if s[0] >= min(e for _, e in bound)]
-            if not after:
+            low = _earliest_end(*bound)
+            after = [s for s in every if s[0] >= low]
+            if not any(map(keep, after)):
                 result.misordered.append((gv.path, gv.value, str(gv.marker.after)))
                 if sibling in result.spans:
                     a, b = result.spans[sibling][0]
                     result.preceding[gv.path] = source[a:b]
+                after = []
             every = after
         if not every:
             result.unfound.append((gv.path, gv.value))
+            if gv.optional:
+                result.nullable.append(gv.path)
             continue
-        span = next((s for s in every if s[0] >= cursor and s not in taken), None)
-        span = span or next((s for s in every if s not in taken), every[0])
+        span = next((s for s in every if s[0] >= cursor and s not in taken and keep(s)), None)
+        span = span or next((s for s in every if s not in taken and keep(s)),
+                            None) or next(filter(keep, every))
         if sibling is not None and bound:
             follows[gv.path] = sibling
             _pull_before(result.spans, options, follows, taken, sibling, span[0])
         taken.add(span)
         cursor = span[0]
-        options[gv.path] = every
+        options[gv.path] = (every, keep)
         result.spans[gv.path] = [span]
     return result
 
 
-def _pull_before(spans: dict[str, list[Span]], options: dict[str, list[Span]],
+def _same(path: str) -> str:
+    return path
+
+
+def _field_name(path: str) -> str:
+    """The last field name of ``path`` (``entries[3].version`` -> ``version``)."""
+    return path.rpartition(".")[2]
+
+
+def _always(span: Span) -> bool:
+    return True
+
+
+def _earliest_end(places: list[Span], keep: Callable[[Span], bool]) -> int:
+    """The earliest end among ``places`` that ``keep`` allows (one exists)."""
+    return next(e for s, e in sorted(places, key=lambda se: se[1]) if keep((s, e)))
+
+
+def _pull_before(spans: dict[str, list[Span]], options: dict[str, _Places],
                  follows: dict[str, str], taken: set[Span], path: str | None,
                  limit: int) -> None:
     """Move the span of ``path`` (and, in turn, of the values it follows) to
@@ -356,13 +410,14 @@ def _pull_before(spans: dict[str, list[Span]], options: dict[str, list[Span]],
     for ``b``). A place always exists: each value's places begin at or after
     the earliest end of the places of the value it follows."""
     while path is not None and spans[path][0][1] > limit:
-        before = [s for s in options[path] if s[1] <= limit]
-        if not before:
+        places, keep = options[path]
+        last = next((s for s in reversed(places) if s[1] <= limit and keep(s)), None)
+        if last is None:
             return
         taken.discard(spans[path][0])
-        spans[path] = [before[-1]]
-        taken.add(before[-1])
-        path, limit = follows.get(path), before[-1][0]
+        spans[path] = [last]
+        taken.add(last)
+        path, limit = follows.get(path), last[0]
 
 
 def _sibling(path: str, name: str) -> str:

@@ -6,11 +6,13 @@ values must come from, and whether they do.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 from agentflow.errors import DegenerateOutputError, GroundingError
 from agentflow.extraction.degenerate import check_degenerate
+from agentflow.extraction.field_keys import key_path
 from agentflow.extraction.grounding import Grounded, check_grounding, grounded_values
 from agentflow.messages import Msg
 
@@ -75,12 +77,17 @@ def check_output(
     Raises:
         GroundingError: a grounded value is not in the source, or is empty.
         DegenerateOutputError: a repetition loop or a repeated list item.
+
+    Each error's ``detail`` (the text the model reads back) names fields by
+    the keys of the schema the model was sent (``field_keys.key_path``: its
+    aliases); its message, ``unfound`` and ``problems`` by python field
+    names, as results do.
     """
     check = check_grounding(grounded_values(value, output_type, ground), source, taken)
     if not check.ok:
-        detail = check.message()
+        detail = check.message(functools.partial(key_path, output_type=output_type))
         raise GroundingError(
-            f"grounded values are not in the document:\n{detail}",
+            f"grounded values are not in the document:\n{check.message()}",
             output=value,
             unfound=check.unfound,
             empty=[p for p, _ in check.empty],
@@ -88,9 +95,10 @@ def check_output(
         )
     problems = check_degenerate(value, source)
     if problems:
-        detail = "\n".join(f"- {p}: {why}" for p, why in problems)
+        detail = "\n".join(f"- {key_path(p, output_type)}: {why}" for p, why in problems)
         raise DegenerateOutputError(
-            f"the output is degenerate:\n{detail}", output=value, problems=problems,
+            "the output is degenerate:\n" + "\n".join(f"- {p}: {why}" for p, why in problems),
+            output=value, problems=problems,
             detail=detail,
         )
     return check.spans

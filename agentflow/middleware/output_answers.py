@@ -175,13 +175,18 @@ def end_strategy(
 def check_call(
     config: OutputConfig, ex: CallExecution, run: OutputRun, call: ToolUseBlock
 ) -> ToolResultBlock:
-    """Validate one output call; accept it or answer with the errors."""
-    data: Any = dict(call.input)
+    """Validate one output call (strict from its argument text first: the
+    model's own, ``ToolUseBlock.arguments``, when kept); accept it or answer
+    with the errors."""
     try:
-        if set(data) == {"__raw_arguments__"}:
-            value = parse_output(data["__raw_arguments__"], run.spec)
+        if call.arguments is not None:  # one plain JSON object, as the model sent it
+            value = run.spec.validate(call.input, call.arguments)
         else:
-            value = run.spec.validate_object(data)  # strict from its JSON text first
+            data: Any = dict(call.input)
+            if set(data) == {"__raw_arguments__"}:
+                value = parse_output(data["__raw_arguments__"], run.spec)
+            else:
+                value = run.spec.validate_object(data)  # strict from its JSON text first
         value = accepted(config, ex, run, value)
     except REJECTED as exc:
         return reject_call(config, ex, run, call, exc)

@@ -103,6 +103,7 @@ from agentflow.middleware.output_answers import (
 )
 from agentflow.middleware.output_compression import StructuredOutputCompression
 from agentflow.middleware.output_forcing import missed_output
+from agentflow.middleware.output_history import bound_attempts
 from agentflow.middleware.output_partials import partial_event
 from agentflow.middleware.output_strategy import (
     STRATEGY_CACHE_SIZE,
@@ -266,6 +267,9 @@ class StructuredOutputMiddleware(Middleware):
             return
         if run.strip_tools:
             request.tools = []
+        keep = self.config.attempts_in_context
+        if keep is not None and ex.validation_retries + ex.force_count > keep:
+            request.messages = bound_attempts(request.messages, keep)  # retries stay bounded
         options = request.options
         if run.kind == "tool":
             if ex.model.profile.parallel_tool_calls_flag and options.parallel_tool_calls is None:

@@ -73,9 +73,14 @@ class OutputConfig:
             (``agentflow.extraction.examples``); a call's ``examples=``
             overrides them. Checked against each call's output type before
             its first request (``InvalidExampleError``).
+        attempts_in_context: failed output attempts each retry request holds
+            whole, the latest ones (default 1: the last wrong output and its
+            errors); older ones become one line each naming their errors
+            (``agentflow.middleware.output_history``), so retries do not grow
+            the prompt by a whole reply each. ``None`` keeps every attempt.
 
     Raises:
-        ValueError: a negative retry count.
+        ValueError: a negative retry count or ``attempts_in_context``.
     """
 
     strategy: OutputStrategy = field(default_factory=AutoStrategy)
@@ -88,8 +93,12 @@ class OutputConfig:
     ground: bool | Grounded = False
     end_strategy: EndStrategy = "safe"
     examples: tuple[Example, ...] = ()
+    attempts_in_context: int | None = 1
 
     def __post_init__(self) -> None:
+        if self.attempts_in_context is not None and self.attempts_in_context < 0:
+            raise ValueError(
+                f"attempts_in_context must be >= 0 or None, got {self.attempts_in_context}")
         if self.max_forcing < 0 or self.output_retries < 0:
             raise ValueError(
                 f"max_forcing and output_retries must be >= 0, got {self.max_forcing} and "

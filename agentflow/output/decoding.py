@@ -52,6 +52,7 @@ __all__ = [
     "RejectedLiteral",
     "decode_arguments",
     "decode_value",
+    "exact_object",
     "explain_raw",
     "literal_value",
     "normalize",
@@ -202,6 +203,21 @@ def _inside_markup(text: str) -> str | None:
     return text[start:end]
 
 
+def exact_object(text: str) -> dict[str, Any] | None:
+    """``text`` read as one plain JSON object, exactly as sent (standard JSON,
+    no ``\\u`` escape that could hide a lone surrogate), or ``None`` when it
+    is anything else (``decode_arguments`` then reads what it can). Text
+    this accepts is what the strict validation of tool-call arguments may
+    read as it is (``OutputSpec.validate``'s ``text``)."""
+    if text[:1] != "{" or "\\u" in text:
+        return None
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def decode_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
     """Tool-call arguments as a dict (see the module docstring).
 
@@ -219,14 +235,9 @@ def decode_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, A
             return {RAW_ARGUMENTS: raw.decode(errors="replace")}
     else:
         text = raw
-    if text[:1] == "{" and "\\u" not in text:  # the common case: one plain JSON object
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass  # the full path below reads what it can
-        else:
-            if isinstance(value, dict):
-                return value
+    exact = exact_object(text)  # the common case: one plain JSON object
+    if exact is not None:
+        return exact
     original = text
     text = _unfenced(text.lstrip("\ufeff"))
     for _ in range(MAX_DEPTH + 1):

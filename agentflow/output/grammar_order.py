@@ -3,15 +3,26 @@
 
 A field marked ``after="version"`` must begin at or after the end of the
 value of its sibling ``version``. Where both fields' values can be listed
-with their places (``grammar_values.places``: a line rule, or a pattern in a
-source short enough to list), the object's rule carries that bound: each
-value the named field may take leads to the rest of the object with its
-earliest end as the bound, and the later field lists only the values that
-occur from there on. Values of the named field that end at the same offset
-share one branch, so the rules grow with the distinct ends, not with the
-values. A field whose places cannot be listed sets and takes no bound here;
-verification (``agentflow.extraction.locate.check_grounding``) applies the
-rule after decoding, as it does for every model.
+with their places, the object's rule carries that bound: each value the
+named field may take leads to the rest of the object with its earliest end
+as the bound, and the later field lists only the values that occur from
+there on. Values of the named field that end at the same offset share one
+branch, so the rules grow with the distinct ends, not with the values.
+
+Places can be listed (``grammar_rules.RuleBuilder.places``) for a grounded
+string with a line rule, or with a pattern in a source up to
+``grammar_values.SPAN_CHECK_CHARS`` characters (``grammar_values.places``);
+a grounded choice (its labels where they occur); a whole item (the source's
+items). The later field may also be a list of such values (``ListShape``):
+each item then begins at or after the bound, and a list of whole items stays
+a chain in document order, each item once, from the first item after the
+bound. Verified only, after decoding
+(``agentflow.extraction.locate.check_grounding``, as on every model): a
+field whose places cannot be listed (a grounded string with neither a line
+rule nor a pattern, any span being a value; a pattern in a longer source;
+more than ``grammar_values.MAX_CANDIDATES`` places), a list whose items may
+be null, and an object whose bounds would pass ``MAX_ORDER_RULES`` or
+``MAX_ORDER_CHARS``: those set and take no bound here.
 
 A value the later field needs may therefore rule out a value of the named
 field: on ``avahi (0.8-10) bookworm; urgency=medium`` with ``package`` then
@@ -28,9 +39,10 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agentflow.output.grammar_values import Place
+from agentflow.output.grammar_values import Place, chain_start, item_chain
 
-__all__ = ["MAX_ORDER_CHARS", "MAX_ORDER_RULES", "Slot", "ordered_fields"]
+__all__ = ["MAX_ORDER_CHARS", "MAX_ORDER_RULES", "ListShape", "Slot", "list_rule",
+           "ordered_fields"]
 
 MAX_ORDER_RULES = 2_000
 """Most rules one ordered object may take (fields times distinct bounds);
@@ -39,6 +51,45 @@ MAX_ORDER_CHARS = 400_000
 """Most characters one ordered object's rules and listed values may take;
 past it the object is built without the bounds and verification decides (a
 grammar is sent with every request)."""
+
+
+def list_rule(item: str | None, low: int, high: int | None, separator: str) -> str | None:
+    """The Lark body of a JSON list of ``item`` (a rule name; ``None``: no
+    item is possible) with ``minItems`` ``low`` and ``maxItems`` ``high``
+    (``None``: no bound), items joined by ``separator`` (a Lark literal);
+    ``None`` when no such list is possible."""
+    if item is None:
+        return None if low >= 1 else '"[" "]"'
+    if high is not None and high == 0:
+        return '"[" "]"'
+    rest = f"{{{max(low - 1, 0)},{high - 1 if high is not None else ''}}}"
+    more = f"({separator} {item}){rest}"
+    # llguidance rejects the range {0,0}: one item at most is the item alone
+    inner = item if high is not None and high == 1 else f"{item} {more}"
+    return f'"[" {inner} "]"' if low >= 1 else f'"[" ({inner})? "]"'
+
+
+@dataclass(frozen=True, slots=True)
+class ListShape:
+    """A list field whose items are held after the named field
+    (``Grounded(after=...)`` on the items of a ``list``): every item begins at
+    or after the bound.
+
+    Attributes:
+        low, high: the list's ``minItems`` / ``maxItems`` (``None``: no bound).
+        separator: the Lark literal between items.
+        in_order: the items are whole list items of the source, taken in
+            document order, each at most once (``grammar_values.item_chain``,
+            from the first item at or after the bound); else any listed
+            values from the bound on, in any order.
+        prefix: a rule name prefix no other rule uses (for the chain).
+    """
+
+    low: int
+    high: int | None
+    separator: str
+    in_order: bool = False
+    prefix: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +106,8 @@ class Slot:
         nullable: ``null`` is allowed (a listed field only; a rule already
             holds its own ``null``).
         after: the index of the slot whose value this one follows.
+        shape: the field is a list of these places (``places``: its items'),
+            each item held after the bound; ``None``: one value.
     """
 
     head: str
@@ -62,12 +115,14 @@ class Slot:
     places: tuple[Place, ...] | None
     nullable: bool
     after: int | None
+    shape: ListShape | None = None
 
 
 def ordered_fields(
     slots: Sequence[Slot],
     terminal: Callable[[list[str]], str],
     rule: Callable[[str], str],
+    named: Callable[[str, str], None] = lambda name, body: None,
 ) -> str | None:
     """The rule for the fields of an object, in order, each ``after`` bound
     kept (the caller writes ``"{" rule "}"``); ``None`` when no value of the
@@ -78,6 +133,8 @@ def ordered_fields(
         terminal: makes (or reuses) a terminal listing these values as JSON
             strings; returns its name.
         rule: adds a rule with this body; returns its name.
+        named: adds a rule under a given name (a list's chain of whole items,
+            ``ListShape.in_order``).
 
     A later field's values from a bound on are a chain of rules, one per
     place where its values begin (values beginning there, or the next
@@ -126,6 +183,44 @@ def ordered_fields(
                                   else head)
         return tails[k, first]
 
+    lists: dict[tuple[int, str | None], str | None] = {}  # (slot, item rule) -> list rule
+    chains: dict[int, list[int] | None] = {}  # slot -> its items' starts, once chained
+
+    def chained(k: int, shape: ListShape) -> list[int] | None:
+        """Slot ``k``'s chain of whole items in document order (its rules
+        added once), as the starts of its places; ``None`` when no chain
+        applies (then the list takes any items from the bound on)."""
+        if k not in chains:
+            found = slots[k].places or ()
+            chain = item_chain([v for v, _, _ in found], shape.low, shape.high,
+                               shape.separator, shape.prefix)
+            if chain is not None:
+                for name, body in chain[0].items():
+                    spend(len(name) + len(body))
+                    named(name, body)
+            chains[k] = [a for _, a, _ in found] if chain is not None else None
+        return chains[k]
+
+    def list_from(k: int, low: int | None) -> str | None:
+        """The rule of slot ``k``'s list, every item at or after ``low``."""
+        shape = slots[k].shape
+        assert shape is not None
+        starts = chained(k, shape) if shape.in_order else None
+        if starts is not None:
+            first = 0 if low is None else bisect.bisect_left(starts, low)
+            item: str | None = None if first == len(starts) else chain_start(shape.prefix, first)
+            if (k, item) not in lists:
+                body = None if item is None else f'"[" {item} "]"'
+                if shape.low == 0:
+                    body = '"[" "]"' if body is None else f'{body} | "[" "]"'
+                lists[k, item] = add(body) if body is not None else None
+            return lists[k, item]
+        item = values_from(k, low)
+        if (k, item) not in lists:
+            body = list_rule(item, shape.low, shape.high, shape.separator)
+            lists[k, item] = add(body) if body is not None else None
+        return lists[k, item]
+
     n = len(slots)
     later = [{s.after for s in slots[k + 1:] if s.after is not None} for k in range(n)]
     memo: dict[tuple[int, tuple[tuple[int, int], ...]], str | None] = {}
@@ -152,6 +247,12 @@ def ordered_fields(
         if slot.places is None:
             if slot.rule is not None:
                 alt(lambda: str(slot.rule), {})
+        elif slot.shape is not None:  # a list whose items follow the named field
+            whole = list_from(k, bounds.get(slot.after) if slot.after is not None else None)
+            if whole is not None:
+                alt(lambda: str(whole), {})
+            if slot.nullable:
+                alt(lambda: '"null"', {})
         else:
             low = bounds.get(slot.after) if slot.after is not None else None
             ok = [p for p in slot.places if low is None or p[1] >= low]

@@ -6,21 +6,23 @@ spells fields held to document order)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentflow.extraction.lines import line_pieces
-from agentflow.extraction.locate import locate
+from agentflow.extraction.locate import locate, occurrences
 from agentflow.extraction.longest import maximal
 from agentflow.extraction.tokens import pieces
-from agentflow.output.grammar_order import Slot, ordered_fields
+from agentflow.output.grammar_order import ListShape, Slot, list_rule, ordered_fields
 from agentflow.output.grammar_values import (
     MAX_CANDIDATES,
     Place,
     candidates,
     item_chain,
+    item_places,
     item_values,
     line_values,
     never_matches,
@@ -354,19 +356,23 @@ class RuleBuilder:
         ``agentflow.output.grammar_order``), ``""`` when no value of it is
         possible; ``None`` when no bound applies (no field says ``after``,
         or neither of a pair's places can be listed, or too many rules):
-        ``object`` then builds it as any other."""
+        ``object`` then builds it as any other. The fields held in order are
+        grounded strings, grounded choices (their labels' places) and whole
+        items, one each or (the later field only) a list of them."""
         props = list(node["properties"].items())
         keys = [k for k, _ in props]
-        leaves = [_leaf(prop) for _, prop in props]
+        leaves = [self.leaf(prop) for _, prop in props]
         follows: dict[int, int] = {}  # field -> the earlier field it follows
         for k, leaf in enumerate(leaves):
             after = leaf[0].get(_AFTER) if leaf is not None else None
             if isinstance(after, str) and after in keys[:k]:
                 follows[k] = keys.index(after)
-        listed = {k: self.places(leaf[0]) for k, leaf in enumerate(leaves)
+        listed = {k: self.places(leaf[0], in_list=leaf[2] is not None)
+                  for k, leaf in enumerate(leaves)
                   if leaf is not None and (k in follows or k in follows.values())}
-        follows = {k: j for k, j in follows.items()
-                   if listed[k] is not None and listed[j] is not None}
+        lists = {k for k, leaf in enumerate(leaves) if leaf is not None and leaf[2] is not None}
+        follows = {k: j for k, j in follows.items()  # a list is never followed: plan-checked
+                   if listed[k] is not None and listed[j] is not None and j not in lists}
         if not follows:
             return None
         slots = []
@@ -376,18 +382,23 @@ class RuleBuilder:
             found, leaf = listed.get(i), leaves[i]
             if found is not None and leaf is not None and (i in follows
                                                            or i in follows.values()):
-                slots.append(Slot(head, None, tuple(found), leaf[1], follows.get(i)))
+                shape = leaf[2]
+                if shape is not None:  # a prefix for its chain's rules
+                    shape = dataclasses.replace(shape, prefix=f"n{self.count}")
+                    self.count += 1
+                slots.append(Slot(head, None, tuple(found), leaf[1], follows.get(i), shape))
                 continue
             self.path.append(key)
             value = self.node(prop)
             if value is None:
                 self.missing.append(".".join(self.path).replace(".[]", "[]"))
             self.path.pop()
-            slots.append(Slot(head, value, None, False, None))
+            slots.append(Slot(head, None if value is None else value, None, False, None))
         rules, count = dict(self.rules), self.count
         patterns, terms = dict(self.patterns), dict(self.listed)
         try:
-            body = ordered_fields(slots, self.order_terminal, self.rule)
+            body = ordered_fields(slots, self.order_terminal, self.rule,
+                                  self.rules.__setitem__)
         except OverflowError:  # none of its rules or listed values stays in the grammar
             self.rules, self.count = rules, count
             self.patterns, self.listed = patterns, terms
@@ -398,17 +409,79 @@ class RuleBuilder:
             return ""
         return f'"{{" {body} "}}"'
 
-    def places(self, leaf: Mapping[str, Any]) -> list[Place] | None:
-        """Where a grounded string leaf's values may be copied from
-        (``grammar_values.places``; under ``longest``, only the maximal
-        ones), ``None`` when they cannot be listed."""
-        mark = leaf.get(_GROUNDED)
-        if mark not in _SOURCE:
+    def leaf(self, prop: Mapping[str, Any]
+             ) -> tuple[Mapping[str, Any], bool, ListShape | None] | None:
+        """The grounded leaf of a field that may be held in order: its node
+        (a grounded string, a grounded choice, a whole item; ``$ref``
+        followed), whether the field allows ``null``, and for a list of
+        such leaves its shape; ``None`` for any other field."""
+        prop = self.resolve(prop)
+        one = _leaf(prop, self.resolve)
+        if one is not None:
+            return one[0], one[1], None
+        kinds = prop.get("type")
+        kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+        branches = prop.get("anyOf") or prop.get("oneOf")
+        nullable = "null" in kinds
+        if isinstance(branches, list) and len(branches) == 2:
+            lists = [self.resolve(b) for b in branches
+                     if isinstance(b, Mapping) and b.get("type") != "null"]
+            if len(lists) != 1 or len(branches) - len(lists) != 1:
+                return None
+            prop, kinds, nullable = lists[0], {lists[0].get("type")}, True
+        item = prop.get("items")
+        if "array" not in kinds or not isinstance(item, Mapping):
             return None
+        inner = _leaf(self.resolve(item), self.resolve)
+        if inner is None or inner[1]:
+            return None  # items that may be null: built as any other list
+        high = prop.get("maxItems")
+        in_order = (inner[0].get(_GROUNDED) == _WHOLE_ITEMS and "enum" not in inner[0]
+                    and "const" not in inner[0])
+        shape = ListShape(int(prop.get("minItems", 0)), int(high) if high is not None else None,
+                          _literal(self.item_sep), in_order)
+        return inner[0], nullable, shape
+
+    def resolve(self, node: Any) -> Mapping[str, Any]:
+        """``node`` with a ``$ref`` into ``$defs`` followed (a grounded enum's
+        marks are on its definition)."""
+        for _ in range(32):
+            ref = node.get("$ref") if isinstance(node, Mapping) else None
+            if not (isinstance(ref, str) and ref.startswith("#/$defs/")):
+                break
+            node = self.root.get("$defs", {}).get(ref.split("/")[-1], {})
+        return node if isinstance(node, Mapping) else {}
+
+    def places(self, leaf: Mapping[str, Any], in_list: bool = False) -> list[Place] | None:
+        """Where a grounded leaf's values may be copied from, ``None`` when
+        they cannot be listed: a string's (``grammar_values.places``; under
+        ``longest``, only the maximal ones), a choice's labels where they
+        occur (``locate.occurrences``, letter case ignored, under its marks),
+        a whole item's items (``in_list`` or in a list: less those an earlier
+        pass took); more than ``MAX_CANDIDATES`` places: ``None``."""
+        mark = leaf.get(_GROUNDED)
         line = leaf.get(_LINE) if isinstance(leaf.get(_LINE), str) else None
-        found = places(self.source, self.cuts(mark is not True), leaf.get("pattern"), line,
-                       whole_lines=mark == _WHOLE_LINES)
-        return maximal(found) if found is not None and leaf.get(_LONGEST) is True else found
+        if "enum" in leaf or "const" in leaf:
+            labels = leaf["enum"] if "enum" in leaf else [leaf["const"]]
+            found = sorted(((label, a, b) for label in labels if isinstance(label, str)
+                            for a, b in occurrences(
+                                label, self.source, case_sensitive=False,
+                                whole_tokens=mark == _WHOLE_TOKENS,
+                                whole_lines=mark == _WHOLE_LINES,
+                                whole_items=mark == _WHOLE_ITEMS, line=line)),
+                           key=lambda p: (p[1], p[2]))
+        elif mark == _WHOLE_ITEMS:
+            taken = self.taken if in_list or "[]" in self.path else frozenset()
+            found = item_places(self.source, leaf.get("pattern"), line, taken)
+        elif mark in _SOURCE:
+            listed = places(self.source, self.cuts(mark is not True), leaf.get("pattern"), line,
+                            whole_lines=mark == _WHOLE_LINES)
+            if listed is None:
+                return None
+            return maximal(listed) if leaf.get(_LONGEST) is True else listed
+        else:
+            return None
+        return found if len(found) <= MAX_CANDIDATES else None
 
     def longest(self, leaf: Mapping[str, Any]) -> str | None:
         """The terminal of a ``longest`` grounded string: the maximal spans
@@ -434,31 +507,32 @@ class RuleBuilder:
         self.path.append("[]")
         item = self.node(node["items"])
         self.path.pop()
-        low, high = int(node.get("minItems", 0)), node.get("maxItems")
-        if item is None:
-            return None if low >= 1 else '"[" "]"'
-        rest = f"{{{max(low - 1, 0)},{int(high) - 1 if high is not None else ''}}}"
-        if high is not None and int(high) == 0:
-            return '"[" "]"'
-        more = f"({_literal(self.item_sep)} {item}){rest}"
-        # llguidance rejects the range {0,0}: one item at most is the item alone
-        inner = item if high is not None and int(high) == 1 else f"{item} {more}"
-        return f'"[" {inner} "]"' if low >= 1 else f'"[" ({inner})? "]"'
+        high = node.get("maxItems")
+        return list_rule(item, int(node.get("minItems", 0)),
+                         int(high) if high is not None else None, _literal(self.item_sep))
 
 
-def _leaf(prop: Mapping[str, Any]) -> tuple[Mapping[str, Any], bool] | None:
-    """The grounded string node of a field (``str`` or ``str | None``) and
-    whether it allows ``null``; ``None`` for any other field."""
+def _leaf(prop: Mapping[str, Any], resolve: Callable[[Any], Mapping[str, Any]]
+          ) -> tuple[Mapping[str, Any], bool] | None:
+    """The grounded leaf of a field that holds one value (a grounded string,
+    a grounded choice of strings, a whole item; ``str | None`` and the like)
+    and whether it allows ``null``; ``None`` for any other field."""
     kinds = prop.get("type")
     kinds = set(kinds) if isinstance(kinds, list) else {kinds}
-    if prop.get(_GROUNDED) in _SOURCE and "enum" not in prop and "const" not in prop \
-            and "string" in kinds and kinds <= {"string", "null"}:
+    mark = prop.get(_GROUNDED)
+    choices = prop.get("enum", [prop["const"]] if "const" in prop else None)
+    if isinstance(choices, list) and choices and mark in _MARKS:
+        strings = [c for c in choices if c is not None]
+        if strings and all(isinstance(c, str) for c in strings):
+            return prop, "null" in kinds or None in choices
+        return None
+    if mark in _MARKS and "string" in kinds and kinds <= {"string", "null"}:
         return prop, "null" in kinds
     branches = prop.get("anyOf") or prop.get("oneOf")
     if isinstance(branches, list) and len(branches) == 2:
-        strings = [b for b in branches if isinstance(b, Mapping) and b.get("type") != "null"]
-        if len(strings) == 1 and any(isinstance(b, Mapping) and b.get("type") == "null"
-                                     for b in branches):
-            inner = _leaf(strings[0])
+        resolved = [resolve(b) for b in branches]
+        strings = [b for b in resolved if b.get("type") != "null"]
+        if len(strings) == 1 and len(resolved) - len(strings) == 1:
+            inner = _leaf(strings[0], resolve)
             return (inner[0], True) if inner is not None else None
     return None

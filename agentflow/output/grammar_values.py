@@ -14,12 +14,12 @@ from collections.abc import Collection, Iterable, Iterator
 from typing import Literal
 
 from agentflow.extraction.items import item_spans, items
-from agentflow.extraction.lines import line_spans
+from agentflow.extraction.lines import line_around, line_spans
 from agentflow.extraction.locate import on_line
 
 __all__ = ["ITEM_CHAIN_RULES", "MAX_CANDIDATES", "MAX_CANDIDATE_CHARS", "SPAN_CHECK_CHARS",
-           "SPAN_CHECK_VALUE", "Place", "candidates", "item_chain", "item_values", "line_values",
-           "never_matches", "places"]
+           "SPAN_CHECK_VALUE", "Place", "candidates", "chain_start", "item_chain", "item_places",
+           "item_values", "line_values", "never_matches", "places"]
 
 Place = tuple[str, int, int]
 """A value a grounded string may take and where it is: ``(text, start, end)``."""
@@ -119,17 +119,17 @@ _CONTEXT = re.compile(r"[$^]|\\[bBAZz]|\(\?[=!<]")
 
 
 def _matching_lines(source: str, line: str) -> list[tuple[int, int]]:
-    """``[start, end)`` of each line of ``source`` (newline excluded) that the
-    regular expression ``line`` searches."""
+    """``[start, end)`` of each line of ``source`` (its line ending excluded:
+    ``lines.line_around``) that the regular expression ``line`` searches."""
     regex = re.compile(line)
     out = []
     start = 0
     while start <= len(source):
-        end = source.find("\n", start)
-        end = len(source) if end < 0 else end
-        if regex.search(source[start:end]) is not None:  # the line alone: ^ and $ are its edges
-            out.append((start, end))
-        start = end + 1
+        lo, end = line_around(source, start)
+        if regex.search(source[lo:end]) is not None:  # the line alone: ^ and $ are its edges
+            out.append((lo, end))
+        nl = source.find("\n", start)
+        start = len(source) + 1 if nl < 0 else nl + 1
     return out
 
 
@@ -203,6 +203,23 @@ def places(source: str, cuts: list[int], pattern: object, line: str | None,
     return out
 
 
+def item_places(source: str, pattern: object = None, line: str | None = None,
+                taken: Collection[tuple[int, int]] = ()) -> list[Place]:
+    """Each list item of ``source`` (``agentflow.extraction.items``; in
+    order, repeats kept) as ``(text, start, end)``, under the rules of
+    ``item_values``."""
+    regex = re.compile(line) if line is not None else None
+    found = [(source[s:e], s, e) for s, e in item_spans(source) if (s, e) not in taken
+             and (regex is None or on_line((s, e), source, regex))]
+    if isinstance(pattern, str) and pattern:
+        try:
+            allowed = re.compile(pattern)
+        except re.error:
+            return found
+        found = [p for p in found if allowed.search(p[0]) is not None]
+    return found
+
+
 def item_values(source: str, pattern: object = None, line: str | None = None,
                 taken: Collection[tuple[int, int]] = ()) -> list[str]:
     """The text of each list item of ``source`` (``agentflow.extraction.
@@ -212,19 +229,9 @@ def item_values(source: str, pattern: object = None, line: str | None = None,
     earlier extraction pass found: ``agentflow.extraction.recall``); every
     such item when there is no pattern or Python cannot read it (verification
     then decides)."""
-    if line is not None or taken:
-        regex = re.compile(line) if line is not None else None
-        values = [source[s:e] for s, e in item_spans(source) if (s, e) not in taken
-                  and (regex is None or on_line((s, e), source, regex))]
-    else:
-        values = items(source)
-    if isinstance(pattern, str) and pattern:
-        try:
-            regex = re.compile(pattern)
-        except re.error:
-            return values
-        values = [v for v in values if regex.search(v) is not None]
-    return values
+    if line is None and not taken and not (isinstance(pattern, str) and pattern):
+        return items(source)
+    return [text for text, _, _ in item_places(source, pattern, line, taken)]
 
 
 def item_chain(values: list[str], low: int, high: int | None, separator: str,
@@ -259,7 +266,7 @@ def item_chain(values: list[str], low: int, high: int | None, separator: str,
         return f"{prefix}_{i}_{c}"
 
     def pick(i: int, c: int) -> str:  # the c-th item is item i or a later one
-        return f"{prefix}_{i}_{c}_"
+        return f"{prefix}_{i}_{c}_"  # c == 1: chain_start
 
     rules: dict[str, str] = {}
     for i in range(m - 1, -1, -1):
@@ -270,3 +277,9 @@ def item_chain(values: list[str], low: int, high: int | None, separator: str,
             rules[take(i, c)] = " | ".join(alts)
             rules[pick(i, c)] = take(i, c) if i + 1 == m else f"{take(i, c)} | {pick(i + 1, c)}"
     return rules, pick(0, 1)
+
+
+def chain_start(prefix: str, i: int) -> str:
+    """The rule of an ``item_chain`` (rule prefix ``prefix``) whose list
+    begins with item ``i`` or a later one: the chain from a bound on."""
+    return f"{prefix}_{i}_1_"

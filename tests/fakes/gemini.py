@@ -185,6 +185,10 @@ class GeminiFake(GeminiBatches, FakeServer):
                 return _bad(f"Please use a valid role: user, model. (contents[{i}])")
             parts = content.get("parts", [])
             for part in parts:
+                call = part.get("functionCall")
+                if call is not None and not isinstance(call.get("args", {}), dict):
+                    return _bad(f"Invalid value at 'contents[{i}].parts[0].function_call.args' "
+                                "(type.googleapis.com/google.protobuf.Struct)")
                 response = part.get("functionResponse")
                 if response is not None and not isinstance(response.get("response"), dict):
                     return _bad(f"Invalid value at 'contents[{i}].parts[0].function_response."

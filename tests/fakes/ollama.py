@@ -59,6 +59,10 @@ class OllamaFake(FakeServer):
         thinking: models that can think.
         known: if given, the only models installed (others get 404).
         vision: models that take images.
+        num_ctx: the server's context window (``OLLAMA_CONTEXT_LENGTH``; a
+            request's ``options.num_ctx`` overrides it). A longer prompt
+            (4 characters a token) is cut silently, as Ollama does: its
+            ``prompt_eval_count`` is the window's, and ``cut_prompts`` counts it.
     """
 
     routes = ("/api/chat",)
@@ -67,9 +71,11 @@ class OllamaFake(FakeServer):
     def __init__(self, *, no_tools: frozenset[str] = frozenset({"gemma3:1b"}),
                  thinking: frozenset[str] = frozenset({"qwen3:8b"}),
                  known: frozenset[str] | None = None,
-                 vision: frozenset[str] = frozenset({"llava:7b", "gemma3:4b", "qwen2.5vl:7b"})
-                 ) -> None:
+                 vision: frozenset[str] = frozenset({"llava:7b", "gemma3:4b", "qwen2.5vl:7b"}),
+                 num_ctx: int = 4096) -> None:
         super().__init__()
+        self.num_ctx = num_ctx
+        self.cut_prompts = 0
         self.vision = vision
         self.no_tools = no_tools
         self.thinking = thinking
@@ -128,12 +134,22 @@ class OllamaFake(FakeServer):
             calls.append(item)
         return calls
 
+    def _prompt_tokens(self, reply: FakeReply, body: Any) -> int:
+        """The prompt's tokens as evaluated: cut to the window when longer."""
+        window = int((body.get("options") or {}).get("num_ctx") or self.num_ctx)
+        chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
+        if chars // 4 > window:
+            self.cut_prompts += 1
+            return window
+        return reply.usage[0]
+
     def _final(self, reply: FakeReply, body: Any) -> dict[str, Any]:
         return {"model": body["model"], "created_at": "2026-01-01T00:00:00Z",
                 "message": {"role": "assistant", "content": ""}, "done": True,
                 "done_reason": reply.extra.get("done_reason") or reply.finish_reason or "stop",
                 "total_duration": 1_000_000, "load_duration": 1000,
-                "prompt_eval_count": reply.usage[0], "prompt_eval_duration": 1000,
+                "prompt_eval_count": self._prompt_tokens(reply, body),
+                "prompt_eval_duration": 1000,
                 "eval_count": reply.usage[1], "eval_duration": 1000}
 
     def render_json(self, reply: FakeReply, body: Any) -> Any:
