@@ -259,4 +259,8 @@ def _model(args: argparse.Namespace) -> Any:
         return resolve_model(args.model)
     registry = importlib.import_module("agentflow.providers.registry")
     kwargs = {k: v for k, v in (("base_url", args.base_url), ("api_key", args.api_key)) if v}
-    return registry.get_model(args.model, **kwargs)
+    try:
+        return registry.get_model(args.model, **kwargs)
+    except TypeError as exc:  # a model class without that keyword (the embedded one)
+        flags = " or ".join(f"--{name.replace('_', '-')}" for name in kwargs)
+        raise SetupError(f"--model {args.model}: takes no {flags} ({exc})") from None
