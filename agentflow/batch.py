@@ -20,7 +20,8 @@ context window is split into chunks, extracted chunk by chunk (each an
 ordinary call, all inside the same ``concurrency`` bound) and merged by the
 rules declared on the schema (``agentflow.extraction``: ``chunked``,
 ``chunking``, ``merge``, ``budget``). A user cap (``max_chars``) still cuts,
-and the result says so (``truncated``).
+and the result says so (``truncated``). The input and result shapes live in
+``agentflow.batch_types`` (importable from here).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import dataclasses
 import functools
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
@@ -42,13 +43,14 @@ from agentflow.agent import ReActAgent
 from agentflow.batch_api.mode import Mode, start_batch_mode
 from agentflow.batch_api.model import input_scope
 from agentflow.batch_api.runner import BatchSettings
+from agentflow.batch_types import ExtractInput, ExtractResult, _aiter, _as_input
+from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
 from agentflow.deferred import resolve_media
 from agentflow.errors import EmptyDocumentError, SchemaError
 from agentflow.events import Complete
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking, count_tokens, plan_budget
 from agentflow.extraction.chunked import (
     ChunkProgress,
-    ChunkReport,
     DocumentOutcome,
     Truncation,
     check_items,
@@ -57,7 +59,6 @@ from agentflow.extraction.chunked import (
 from agentflow.extraction.chunking import iter_chunks
 from agentflow.extraction.examples import Example, check_examples, examples_text
 from agentflow.extraction.grounding import Grounded
-from agentflow.extraction.merge import Conflict
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
 from agentflow.messages import Msg
 from agentflow.model import ChatModel, Usage
@@ -66,84 +67,6 @@ from agentflow.ratelimit import request_priority
 from agentflow.state import AgentState
 
 __all__ = ["ExtractInput", "ExtractResult", "extract_many"]
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractInput:
-    """One input: an id (unique within the batch), its text, and ``media``: image
-    or document blocks (``agentflow.content``) sent before the text in the same
-    user message (a PDF the model reads itself). An input with media is sent
-    whole, never chunked; its text may then be empty. A
-    ``agentflow.deferred.DeferredDocument`` among the media is read from disk
-    only when this input is sent."""
-
-    id: str
-    text: str
-    media: tuple[Any, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractResult:
-    """The outcome of one input.
-
-    Attributes:
-        index: position of the input in the batch (from 0).
-        id: the input's id.
-        output: the validated output, or ``None``.
-        error: the exception (a ``StructuredOutputError``, a ``ProviderError``...)
-            when there is no output.
-        usage: tokens and model requests spent on this input.
-        attempts: model requests made for this input.
-        duration: wall-clock seconds from start to end of this input's call.
-        spans: field path -> ``[(start, end)]`` character offsets of each
-            grounded value in the input text (``agentflow.extraction.grounding``).
-        chunks: how a long document was read (``None``: in one request).
-        truncated: set when ``max_chars`` cut the document.
-        conflicts: fields on which a long document's chunks disagreed.
-    """
-
-    index: int
-    id: str
-    output: Any
-    error: Exception | None
-    usage: Usage
-    attempts: int
-    duration: float
-    spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
-    chunks: ChunkReport | None = None
-    truncated: Truncation | None = None
-    conflicts: tuple[Conflict, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        """Whether a validated output was produced."""
-        return self.error is None
-
-
-InputLike = str | ExtractInput | tuple[str, str]
-
-
-def _as_input(index: int, item: InputLike) -> ExtractInput:
-    if isinstance(item, ExtractInput):
-        return item
-    if isinstance(item, str):
-        return ExtractInput(str(index), item)
-    if isinstance(item, tuple) and len(item) == 2:
-        return ExtractInput(str(item[0]), str(item[1]))
-    raise TypeError(
-        f"input {index} is a {type(item).__name__}; expected str, (id, text) or ExtractInput"
-    )
-
-
-async def _aiter(inputs: Iterable[InputLike] | AsyncIterable[InputLike]) -> AsyncIterator[
-    InputLike
-]:
-    if isinstance(inputs, AsyncIterable):
-        async for item in inputs:
-            yield item
-    else:
-        for item in inputs:
-            yield item
 
 
 def _message(item: ExtractInput, taken: frozenset[tuple[int, int]] = frozenset()) -> Msg:

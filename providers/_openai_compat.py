@@ -1,8 +1,8 @@
 """The machinery every OpenAI-style adapter shares: ``OpenAICompatibleModel``
-(sending, streaming, errors; the request-building hooks are in
-``_openai_request``). The error classification that makes
-a vendor's "feature unsupported" 400 an ``UnsupportedFeatureError`` lives in
-``_openai_errors`` (re-exported here).
+(sending and streaming; the request-building hooks are in
+``_openai_request``, the reply-reading and error hooks in ``_openai_reply``).
+The error classification that makes a vendor's "feature unsupported" 400 an
+``UnsupportedFeatureError`` lives in ``_openai_errors`` (re-exported here).
 
 A vendor module (openai, deepseek, dashscope, glm, minimax) subclasses
 ``OpenAICompatibleModel`` and overrides small hooks (``apply_tools``,
@@ -23,8 +23,6 @@ from functools import partial
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-import orjson
-
 from agentflow._logging import get_logger
 from agentflow._secrets import redact_urls
 from agentflow.errors import (
@@ -32,8 +30,6 @@ from agentflow.errors import (
     BadRequestError,
     InvalidModelError,
     ProviderConnectionError,
-    ProviderError,
-    ServerError,
     TruncatedStreamError,
 )
 from agentflow.media_tokens import media_cost
@@ -65,6 +61,7 @@ from agentflow.providers._openai_remedies import (
     refused_optional_fields,
     remedy_for,
 )
+from agentflow.providers._openai_reply import OpenAIReplyHooks, close_parser
 from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestHooks
 from agentflow.providers._openai_wire import ChunkParser, ReasoningHistory
 from agentflow.providers._payload import ReplyGuard
@@ -98,7 +95,7 @@ vLLM's structured outputs docs): the schema also goes in a system instruction
 # ----------------------------------------------------------------------------- models
 
 
-class OpenAICompatibleModel(OpenAIRequestHooks):
+class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
     """A ``ChatModel`` over ``POST {base_url}/chat/completions``.
 
     Args:
@@ -235,47 +232,6 @@ class OpenAICompatibleModel(OpenAIRequestHooks):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    # -- errors (hooks) -----------------------------------------------------
-    def map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
-        """Map an HTTP error reply (``openai_error``)."""
-        return openai_error(self.vendor, status, headers, body)
-
-    def _map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
-        return self.map_error(status, headers, body)  # the key is masked by ProviderError
-
-    def payload_error(self, payload: Mapping[str, Any]) -> ProviderError | None:
-        """The error a 200 payload or stream event carries, if any."""
-        return payload_error(self.vendor, payload)
-
-    def ok_body_error(self, headers: Mapping[str, str], body: bytes) -> ProviderError | None:
-        """Vendors reporting errors in 2xx JSON bodies override this; the HTTP
-        layer then retries such errors like HTTP ones (before any byte streams)."""
-        return None
-
-    def whole_chunks(self, guard: ReplyGuard, data: Any, markup: MarkupFilter
-                    ) -> list[ModelChunk]:
-        """The chunks of a whole (non-streamed) reply ``data``, read under
-        ``guard`` and through ``markup``: the live whole-reply path and batch
-        replies (``parse_batch_reply``) share it. A list, made at once (no
-        generator per reply): nothing of a reply the guard refuses is passed on.
-
-        Raises:
-            ProviderError: a malformed reply or one carrying an error (``guard``).
-        """
-        parser = self.parser_class()
-        chunks = guard.fold(partial(self.read_payload, parser, guard=guard), data)
-        if type(parser).close is not ChunkParser.close:  # a parser that holds text back
-            held = guard.fold(_close, parser)
-            if held:
-                chunks = chunks + held
-        if markup.active:  # one feed of the whole reply, then what the filter still holds
-            chunks = markup.feed(chunks)
-            rest = markup.close()
-            if rest:
-                chunks = chunks + rest
-        guard.end()
-        return chunks
-
     # -- the request ----------------------------------------------------------
     def stream(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
@@ -367,7 +323,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks):
                     finished = finished or chunk.type == "finish"
                     yield chunk
                 done = done or parser.terminal
-            for chunk in markup.feed(guard.fold(_close, parser)):
+            for chunk in markup.feed(guard.fold(close_parser, parser)):
                 yield chunk
             for chunk in markup.close():
                 yield chunk
@@ -384,34 +340,3 @@ class OpenAICompatibleModel(OpenAIRequestHooks):
                     "the stream ended ([DONE]) without a finish_reason; the reply is "
                     "incomplete", vendor=self.vendor)
             guard.end()
-
-    def read_payload(
-        self, parser: ChunkParser, payload: Any, guard: ReplyGuard
-    ) -> list[ModelChunk]:
-        """The chunks of one payload (a stream chunk or a whole reply), or the
-        error it carries (``payload_error``); run under ``guard.fold``."""
-        if not isinstance(payload, dict):
-            raise guard.error("not a JSON object", payload)
-        # the stock check reads ``error`` only: a payload without one skips the call
-        if ("error" in payload or type(self).payload_error is not _STOCK_PAYLOAD_ERROR) and (
-                error := self.payload_error(payload)):
-            raise error
-        return parser.feed(payload)
-
-    def event_error(self, data: str) -> ProviderError:
-        """The error an ``event: error`` SSE event reports (its data: JSON or text)."""
-        try:
-            payload = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            return ServerError(data[:500], vendor=self.vendor)
-        if not isinstance(payload, dict) or "error" not in payload:
-            payload = {"error": payload}
-        return self.payload_error(payload) or ServerError(data[:500], vendor=self.vendor)
-
-
-_STOCK_PAYLOAD_ERROR = OpenAICompatibleModel.payload_error
-
-
-def _close(parser: ChunkParser) -> list[ModelChunk]:
-    """What ``parser`` still holds at the end of a reply (``ReplyGuard.fold``'s reader)."""
-    return parser.close()

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 if TYPE_CHECKING:
-    from agentflow.providers._markup import MarkupCall
+    from agentflow.providers._markup_calls import MarkupCall
 
 __all__ = ["Lead", "LeadHold", "ReplyMarkup"]
 

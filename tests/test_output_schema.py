@@ -521,3 +521,47 @@ def test_validate_object_with_exact_types_takes_no_normalising_walk() -> None:
     assert exact.size == 2 and loose.size == 2
     assert exact_calls == []
     assert "normalize" in entered
+
+
+class _Range(BaseModel):
+    low: int = 0
+    high: int = 10
+
+
+class _RangeDict(TypedDict, total=False):
+    low: int
+    high: int
+
+
+@pytest.mark.parametrize("data", [
+    {"_Range": {"low": 1, "high": 5}},        # wrapped in the type's name
+    {"properties": {"low": 1, "high": 5}},    # echoed from the schema
+    {"lo": 3, "hi": 5},                       # misspelt keys
+])
+@pytest.mark.parametrize("output", [_Range, _RangeDict])
+def test_an_output_that_sets_no_field_is_no_output(output: Any, data: Any) -> None:
+    """A type whose fields all have defaults took any object of unknown keys
+    for a valid all-defaults answer: what the model said was lost silently."""
+    with pytest.raises(ValidationError) as caught:
+        OutputSpec.of(output).validate_object(data)
+    assert caught.value.errors()[0]["type"] == "empty_output"
+    assert "low, high" in str(caught.value) and "are not fields" in str(caught.value)
+
+
+def test_an_output_that_sets_a_field_stays_valid() -> None:
+    assert OutputSpec.of(_Range).validate_object({"low": 0}) == _Range(low=0)
+    assert OutputSpec.of(_Range).validate_object({"low": 2, "note": "x"}) == _Range(low=2)
+    assert OutputSpec.of(_RangeDict).validate_object({"high": 3}) == {"high": 3}
+
+
+async def test_the_model_is_told_and_answers_again() -> None:
+    from agentflow import ReActAgent
+    from agentflow.testing import Call, Reply, ScriptedModel
+    model = ScriptedModel([
+        Reply(tool_calls=[Call("generate_response", {"_Range": {"low": 1, "high": 5}})]),
+        Reply(tool_calls=[Call("generate_response", {"low": 1, "high": 5})]),
+    ])
+    reply = await ReActAgent("a", model).call("1 to 5", _Range, strategy="tool")
+    assert reply.output == _Range(low=1, high=5)
+    answer = model.requests[1].messages[-1].tool_results[0]
+    assert answer.is_error and "are not fields" in answer.output

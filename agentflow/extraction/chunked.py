@@ -8,7 +8,8 @@ top-level field optional: a chunk in the middle of a report has no title),
 at most as many at once as the batch's call limiter admits. The chunks'
 outputs are merged by the schema's rules (``merge``), spans are shifted to
 document offsets, and the merged value is validated against the real output
-type: a required field no chunk found is a ``MergeError`` naming it.
+type: a required field no chunk found is a ``MergeError`` naming it (the
+partial model and that validation: ``chunk_schema``, importable from here).
 
 Token-aware: chunk sizes come from a characters-per-token ratio measured on
 a sample of the document, and each planned chunk is then counted with the
@@ -34,26 +35,21 @@ one item until its reply is cut writes it once and stops.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
-from annotated_types import MaxLen, MinLen
-from pydantic import BaseModel, ValidationError, create_model
-from pydantic.fields import FieldInfo
-from pydantic.version import VERSION as PYDANTIC_VERSION
-from pydantic_core import PydanticUndefined
+from pydantic import BaseModel
 
-from agentflow.errors import ChunkFailedError, MergeConflictError, MergeError, UsageError
+from agentflow.errors import ChunkFailedError, MergeError, UsageError
 from agentflow.extraction.budget import SAFETY, Budget
+from agentflow.extraction.chunk_schema import check_items, partial_model, validate_merged
 from agentflow.extraction.chunking import Chunk, ItemUnit, iter_chunks, iter_item_chunks
 from agentflow.extraction.merge import (
     ChunkOutput,
     Conflict,
     document_order,
-    is_list_type,
     merge_outputs,
     rules_of,
 )
@@ -144,57 +140,6 @@ class DocumentOutcome:
     spans: Spans = field(default_factory=dict)
     chunks: ChunkReport | None = None
     conflicts: tuple[Conflict, ...] = ()
-
-
-def check_items(output: Any, items: str | None) -> None:
-    """Check that ``items`` (``Chunking.items``) names a top-level list field
-    of the output model ``output``.
-
-    Raises:
-        UsageError: ``output`` is not a pydantic model, or has no list field
-            of that name (the message lists its list fields).
-    """
-    if items is None:
-        return
-    if not (isinstance(output, type) and issubclass(output, BaseModel)):
-        raise UsageError(f"Chunking(items={items!r}) needs a pydantic model output type, "
-                         f"got {output!r}")
-    lists = [n for n, i in output.model_fields.items() if is_list_type(i.annotation)]
-    if items not in lists:
-        raise UsageError(f"Chunking(items={items!r}): {output.__name__} has no top-level list "
-                         f"field {items!r} (its list fields: {', '.join(lists) or 'none'})")
-
-
-@functools.cache
-def partial_model(output: type[BaseModel], items: str | None = None,
-                  max_items: int | None = None) -> type[BaseModel]:
-    """``output`` with every top-level field optional (required scalars become
-    nullable with default ``None``, lists default to ``[]`` and lose their
-    ``min_length``); nested
-    models, descriptions and constraints stay. Chunks are extracted into this
-    and merged into ``output``. With ``items`` and ``max_items``, that list
-    field holds at most ``max_items`` items (a map-over-items chunk)."""
-    fields: dict[str, Any] = {}
-    for name, info in output.model_fields.items():
-        copy = FieldInfo.merge_field_infos(info)
-        annotation: Any = info.annotation
-        if is_list_type(annotation):  # a chunk may hold none of the items
-            copy.metadata = [m for m in copy.metadata if not isinstance(m, MinLen)]
-        if name == items and max_items is not None:  # the schema's own bound, if lower, stays
-            declared = [m.max_length for m in copy.metadata if isinstance(m, MaxLen)]
-            copy.metadata = [*(m for m in copy.metadata if not isinstance(m, MaxLen)),
-                             MaxLen(min([max_items, *declared]))]
-        if info.is_required() and is_list_type(annotation):
-            copy.default = PydanticUndefined
-            copy.default_factory = list
-        elif info.is_required():
-            copy.default = None
-            copy.default_factory = None
-            annotation = annotation | None
-        fields[name] = (annotation, copy)
-    model: type[BaseModel] = create_model(
-        output.__name__, __doc__=output.__doc__, __config__=output.model_config, **fields)
-    return model
 
 
 def _leaves(value: Any, path: str) -> list[tuple[str, str]]:
@@ -384,35 +329,3 @@ async def extract_chunks(
     error, value = validate_merged(output, merged.data, merged.conflicts)
     return DocumentOutcome(value, error, usage, attempts, spans if error is None else {},
                            report, merged.conflicts)
-
-
-_BY_NAME: dict[str, Any] = (
-    {"by_name": True} if tuple(int(x) for x in PYDANTIC_VERSION.split(".")[:2]) >= (2, 11)
-    else {})
-"""Merged data is keyed by field name (``model_dump``), never by alias: pydantic
-2.11+ validates it by name too (older ones only by alias, so a merge of an
-output with aliased fields fails there)."""
-
-
-def validate_merged(output: type[BaseModel], data: dict[str, Any],
-                    conflicts: tuple[Conflict, ...]) -> tuple[MergeError | None, Any]:
-    """The merged data validated as ``output``, or the typed error why not."""
-    for conflict in conflicts:
-        if conflict.rule == "must_agree":
-            values = ", ".join(f"{v!r} in [{s}, {e})" for v, s, e in conflict.values)
-            return MergeConflictError(
-                f"chunks disagree on {conflict.path!r}, declared must-agree: {values}",
-                field=conflict.path, conflicts=conflicts), None
-    for name, info in output.model_fields.items():
-        if info.is_required() and data.get(name) is None:
-            return MergeError(
-                f"required field {name!r} was left null by every chunk of the document",
-                field=name), None
-    try:
-        return None, output.model_validate(data, **_BY_NAME)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
-        path = path.lstrip(".")
-        return MergeError(f"the merged output is not a valid {output.__name__}: {path}: "
-                          f"{first['msg']}", field=path), None

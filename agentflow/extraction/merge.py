@@ -41,7 +41,8 @@ Extra passes (``passes=N``) only add: a list item from a later pass is kept
 when no item of the earlier passes has its key (``key``), overlaps its span
 (``span``), or equals it in an overlapping chunk (no span known); scalars of later passes count only
 where earlier passes found nothing (``first``) or as votes (``majority``,
-``must_agree``).
+``must_agree``); the lists are then put back in document order
+(``merge_order.document_order``, importable from here).
 
 Field paths and spans follow the record contract: ``entries[3].version`` ->
 ``[(start, end), ...]``; spans given to ``merge_outputs`` are already in
@@ -56,10 +57,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args, get_origin
 
-from annotated_types import MaxLen
 from pydantic import BaseModel
 
 from agentflow.extraction.grounded_values import _field_markers, _unwrap
+from agentflow.extraction.merge_order import document_order, list_index, resolve_ref
 
 __all__ = [
     "ChunkOutput", "Conflict", "Merge", "MergeResult", "document_order", "is_list_type",
@@ -372,62 +373,3 @@ def _keep_order(name: str, before: str, outputs: Sequence[ChunkOutput], data: di
             data[name] = value
             spans[name] = list(found)
             return
-
-
-def list_index(path: str, name: str) -> int | None:
-    """``i`` of a path ``name[i]`` or ``name[i].more``; ``None`` otherwise."""
-    if not path.startswith(name + "["):
-        return None
-    head = path[len(name) + 1:].split("]", 1)[0]
-    return int(head) if head.isdigit() else None
-
-
-def resolve_ref(node: Any, root: Mapping[str, Any]) -> Any:
-    """``node`` itself, or the ``$defs`` entry of ``root`` its ``$ref`` names."""
-    ref = node.get("$ref") if isinstance(node, Mapping) else None
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        return root.get("$defs", {}).get(ref.split("/")[-1], node)
-    return node
-
-
-def _max_items(output: type[BaseModel], name: str) -> int | None:
-    """The ``max_length`` of the top-level list field ``name`` of ``output``
-    (its ``MaxLen`` metadata, as ``Field(max_length=...)`` declares it)."""
-    info = output.model_fields.get(name)
-    bounds = [m.max_length for m in (info.metadata if info else ()) if isinstance(m, MaxLen)]
-    return min(bounds) if bounds else None
-
-
-def document_order(output: type[BaseModel], data: dict[str, Any], spans: Spans,
-                   names: Sequence[str]) -> None:
-    """Put the items of each list field ``names`` of merged ``data`` (several
-    passes' items) in the order of their spans, in place: items without one
-    keep their place among the first; a list over its ``max_length`` keeps
-    its first items; ``spans`` are re-indexed to match and listed in document
-    order (by their first start). A list left ``None`` stays ``None``."""
-    for name in names:
-        if data.get(name) is None:
-            continue
-        values = list(data[name])
-        starts: dict[int, int] = {}
-        for path, ranges in spans.items():
-            i = list_index(path, name)
-            if i is not None and ranges:
-                starts[i] = min(starts.get(i, ranges[0][0]), *(s for s, _ in ranges))
-        order = sorted(range(len(values)), key=lambda i: (starts.get(i, -1), i))
-        high = _max_items(output, name)
-        if high is not None:
-            order = order[:high]
-        moved = {old: new for new, old in enumerate(order)}
-        mine = {p: r for p, r in spans.items() if list_index(p, name) is not None}
-        for path in mine:
-            del spans[path]
-        for path, ranges in mine.items():
-            old = list_index(path, name)
-            if old in moved:
-                rest = path[len(name) + 1:].split("]", 1)[1]
-                spans[f"{name}[{moved[old]}]{rest}"] = ranges
-        data[name] = [values[i] for i in order]
-    ordered = sorted(spans.items(), key=lambda kv: min(kv[1], default=(-1, -1)))
-    spans.clear()
-    spans.update(ordered)

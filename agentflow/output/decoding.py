@@ -29,12 +29,12 @@ Two stages:
 
 Python literals that have no JSON meaning are refused, never coerced: a set
 does not become a list, ``b'a'`` does not become the text ``"b'a'"``, a
-complex number is not a number (``RejectedLiteral``).
+complex number is not a number (``RejectedLiteral``). The literal reader and
+``decode_value`` live in ``agentflow.output.literals`` (importable from here).
 """
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import json
 import re
@@ -43,8 +43,9 @@ from typing import Any
 
 import orjson
 
-from agentflow.messages import clean_data, clean_text
+from agentflow.messages import clean_text
 from agentflow.output.dialects import resolve_ref, schema_types
+from agentflow.output.literals import RejectedLiteral, _no_constant, decode_value, literal_value
 
 __all__ = [
     "MAX_DEPTH",
@@ -56,6 +57,7 @@ __all__ = [
     "explain_raw",
     "literal_value",
     "normalize",
+    "unwrapped",
 ]
 
 MAX_DEPTH = 3
@@ -65,106 +67,6 @@ RAW_ARGUMENTS = "__raw_arguments__"
 """The key under which arguments that are no object are kept for validation to report."""
 
 _MISSING: Any = object()
-
-
-class RejectedLiteral(ValueError):
-    """Python-literal text holding a value JSON cannot express (a set, bytes,
-    a complex number, ``...``); the message says which and what to send."""
-
-
-_REJECTED = {
-    ast.Set: "a Python set ({...} without keys) is not JSON: send a JSON array [...]",
-    ast.SetComp: "a Python set is not JSON: send a JSON array [...]",
-}
-
-
-def _literal(node: ast.AST) -> Any:
-    """The value of a literal-only AST node (see ``literal_value``)."""
-    if isinstance(node, ast.Constant):
-        value = node.value
-        if isinstance(value, bytes):
-            raise RejectedLiteral(
-                f"the bytes literal {ast.unparse(node)} is not JSON text: send a JSON string"
-            )
-        if isinstance(value, complex):
-            raise RejectedLiteral(
-                f"the complex number {ast.unparse(node)} is not a JSON number"
-            )
-        if value is Ellipsis:
-            raise RejectedLiteral("'...' is not a JSON value")
-        return value
-    if isinstance(node, ast.Dict):
-        out: dict[str, Any] = {}
-        for key_node, value_node in zip(node.keys, node.values, strict=True):
-            if key_node is None:
-                raise ValueError("'**' unpacking is not a literal")
-            key = _literal(key_node)
-            if isinstance(key, bool) or key is None or not isinstance(key, str | int | float):
-                raise RejectedLiteral(f"the key {ast.unparse(key_node)} is not a JSON object key")
-            out[str(key)] = _literal(value_node)
-        return out
-    if isinstance(node, ast.List | ast.Tuple):
-        return [_literal(e) for e in node.elts]
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        value = _literal(node.operand)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError("a sign applies to numbers only")
-        return -value if isinstance(node.op, ast.USub) else value
-    if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub)
-            and isinstance(node.right, ast.Constant) and isinstance(node.right.value, complex)):
-            raise RejectedLiteral(f"the complex number {ast.unparse(node)} is not a JSON number")
-    for kind, reason in _REJECTED.items():
-        if isinstance(node, kind):
-            raise RejectedLiteral(reason)
-    raise ValueError(f"{type(node).__name__} is not a literal")
-
-
-def literal_value(text: str) -> Any:
-    """The value of Python-literal ``text`` (``{'a': True, 'b': None, 'c': (1, 2)}``).
-
-    Only literal nodes are read (strings, numbers, ``True``/``False``/``None``,
-    dicts, lists, tuples as lists); nothing is evaluated.
-
-    Raises:
-        RejectedLiteral: a set, bytes, a complex number or ``...`` (no JSON meaning).
-        ValueError: ``text`` is not a Python literal.
-    """
-    if len(text) > 1_000_000:
-        raise ValueError("too long for a literal")
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, MemoryError, RecursionError) as exc:
-        raise ValueError(f"not a Python literal: {exc}") from exc
-    try:
-        return _literal(tree.body)
-    except RecursionError as exc:
-        raise ValueError("nested too deeply") from exc
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def decode_value(text: str) -> Any:
-    """``text`` decoded as JSON, else as a Python literal.
-
-    Raises:
-        RejectedLiteral: a Python literal with no JSON meaning.
-        ValueError: neither JSON nor a Python literal.
-    """
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        with contextlib.suppress(ValueError):  # raw newlines/tabs inside strings
-            return clean_data(json.loads(text, strict=False, parse_constant=_no_constant))
-        stripped = text.strip()
-        if not stripped or stripped[0] not in "{[('\"-+.0123456789TFNb":
-            raise ValueError("not JSON") from None
-        value = literal_value(stripped)
-        return clean_data(value) if isinstance(value, dict | list | str) else value
-    if "\\u" in text:  # escapes may decode to lone surrogates
-        value = clean_data(value)
-    return value
 
 
 _FENCED = re.compile(r"\s*(```|~~~)[ \t]*[A-Za-z0-9_+-]*[ \t]*\r?\n?(.*?)\s*\1\s*",
@@ -283,14 +185,14 @@ def normalize(data: Any, schema: Mapping[str, Any], root: Mapping[str, Any] | No
     Never raises; what cannot be fixed is left for validation to report.
     """
     if root is None:
-        data = _unwrapped(data, schema)
+        data = unwrapped(data, schema)
     return _normalize(data, schema, schema if root is None else root)
 
 
 _ENVELOPE_KEYS = ("arguments", "parameters")
 
 
-def _unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
+def unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
     """The arguments inside a tool-call envelope a model repeated inside its
     arguments: ``{"name": "f", "arguments": {...}}`` (Qwen through Ollama,
     ollama/ollama#11805), ``{"name": "f", "parameters": {...}}`` (Llama 3.x), or
@@ -304,7 +206,10 @@ def _unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
     ``input``/``output``/``data``, ``_``: pydantic/pydantic-ai#81,
     anthropics/claude-agent-sdk-python#502) when the schema requires something (so the
     wrapper could never validate) and the inner object holds every required
-    property and nothing undeclared; and the object given as a list of one."""
+    property and nothing undeclared; and the object given as a list of one.
+
+    ``data`` itself (the same object) when there is nothing to unwrap: a
+    caller may test ``unwrapped(data, schema) is data``."""
     props = schema.get("properties")
     if not isinstance(props, Mapping) or not props:
         return data

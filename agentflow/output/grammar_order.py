@@ -9,7 +9,7 @@ as the bound, and the later field lists only the values that occur from
 there on. Values of the named field that end at the same offset share one
 branch, so the rules grow with the distinct ends, not with the values.
 
-Places can be listed (``grammar_rules.RuleBuilder.places``) for a grounded
+Places can be listed (``grammar_places.leaf_places``) for a grounded
 string with a line rule, or with a pattern in a source up to
 ``grammar_values.SPAN_CHECK_CHARS`` characters (``grammar_values.places``);
 a grounded choice (its labels where they occur); a whole item (the source's

@@ -1,98 +1,53 @@
 """The rules of a substring grammar: ``RuleBuilder`` walks a ``local``-dialect
 JSON Schema and spells each node as Lark rules and terminals over the source
 (``agentflow.output.grammar`` documents what each grounded node becomes and
-assembles the grammar; ``grammar_values`` lists the values, ``grammar_order``
-spells fields held to document order)."""
+assembles the grammar; ``grammar_marks`` holds the keywords it reads and how
+text is spelled, ``grammar_values`` lists the values, ``grammar_places``
+finds the fields held to document order and their places, ``grammar_order``
+spells them)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from agentflow.extraction.lines import line_pieces
-from agentflow.extraction.locate import locate, occurrences
-from agentflow.extraction.longest import maximal
+from agentflow.extraction.locate import locate
 from agentflow.extraction.tokens import pieces
-from agentflow.output.grammar_order import ListShape, Slot, list_rule, ordered_fields
+from agentflow.output.grammar_marks import (
+    _AFTER,
+    _CHUNK,
+    _EDGES,
+    _GROUNDED,
+    _LINE,
+    _LINE_EDGES,
+    _LONGEST,
+    _NULL,
+    _PLAIN,
+    _SOURCE,
+    _WHOLE_ITEMS,
+    _WHOLE_LINES,
+    _WHOLE_TOKENS,
+    MAX_SOURCE_CHARS,
+    _json_literal,
+    _literal,
+    chunks,
+    has_grounded,
+)
+from agentflow.output.grammar_order import Slot, list_rule, ordered_fields
+from agentflow.output.grammar_places import field_leaf, leaf_places
 from agentflow.output.grammar_values import (
     MAX_CANDIDATES,
     Place,
     candidates,
     item_chain,
-    item_places,
     item_values,
     line_values,
     never_matches,
-    places,
 )
 
 __all__ = ["MAX_SOURCE_CHARS", "RuleBuilder", "chunks", "has_grounded"]
-
-MAX_SOURCE_CHARS = 200_000
-"""Longest source held as a substring constraint (characters). Larger ones
-fall back to verification after decoding (see the module docstring)."""
-
-_GROUNDED = "x-grounded"
-_WHOLE_TOKENS = "whole_tokens"  # agentflow.extraction.grounding.WHOLE_TOKENS
-_WHOLE_LINES = "whole_lines"  # agentflow.extraction.grounding.WHOLE_LINES
-_WHOLE_ITEMS = "whole_items"  # agentflow.extraction.grounding.WHOLE_ITEMS
-_LINE = "x-grounded-line"  # agentflow.extraction.grounding.LINE_KEY
-_AFTER = "x-grounded-after"  # agentflow.extraction.grounding_marker.AFTER_KEY
-_LONGEST = "x-grounded-longest"  # agentflow.extraction.grounding_marker.LONGEST_KEY
-_SOURCE = {True: "SOURCE", _WHOLE_TOKENS: "SOURCE_TOKENS", _WHOLE_LINES: "SOURCE_LINES"}
-_MARKS = (*_SOURCE, _WHOLE_ITEMS)  # every value of "x-grounded"
-_PLAIN = {"SOURCE": "GROUNDED", "SOURCE_TOKENS": "GROUNDED_TOKENS",
-          "SOURCE_LINES": "GROUNDED_LINES"}  # without a pattern
-_EDGES = {"SOURCE": "TRIMMED", "SOURCE_TOKENS": "TRIMMED", "SOURCE_LINES": "LINE_EDGES"}
-_S = r'[^\s"\\]|\\["\\\/]'  # one JSON string unit that is not whitespace
-_U = r'[^"\\]|\\["\\\/bfnrt]|\\u[0-9a-fA-F]{4}'  # any JSON string unit
-_LINE_EDGES = f"LINE_EDGES: /(?:{_S})(?:(?:{_U})*(?:{_S}))?/"
-"""A JSON string body that neither begins nor ends with whitespace (read
-unit by unit, so the ``n`` of an escaped newline is never taken for text):
-with ``SOURCE_LINES`` a value then starts and ends on a line's content."""
-_CHUNK = re.compile(r"\w+|\s|[^\w\s]")
-_NULL = '"null"'
-
-
-def has_grounded(schema: Any, root: Any = None, _seen: frozenset[str] = frozenset()) -> bool:
-    """Whether any node of ``schema`` is marked grounded (``$ref`` followed
-    into ``root["$defs"]``; ``root`` defaults to ``schema``)."""
-    root = schema if root is None else root
-    if isinstance(schema, dict):
-        if schema.get(_GROUNDED) in _MARKS:
-            return True
-        ref = schema.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref not in _seen:
-            defs = root.get("$defs", {}) if isinstance(root, dict) else {}
-            if has_grounded(defs.get(ref.split("/")[-1]), root, _seen | {ref}):
-                return True
-        return any(has_grounded(v, root, _seen) for k, v in schema.items() if k != "$defs")
-    if isinstance(schema, list):
-        return any(has_grounded(v, root, _seen) for v in schema)
-    return False
-
-
-def _literal(text: str) -> str:
-    """A Lark string literal matching ``text`` exactly."""
-    return json.dumps(text, ensure_ascii=False)
-
-
-def _json_literal(value: Any) -> str:
-    """A Lark string literal matching ``value`` written as JSON."""
-    return _literal(json.dumps(value, ensure_ascii=False))
-
-
-def chunks(source: str, whole_tokens: bool = False, whole_lines: bool = False) -> list[str]:
-    """``source`` as JSON-escaped chunks whose concatenation is its JSON
-    string body: words, single whitespace characters and single other
-    characters; with ``whole_tokens``, the pieces of
-    ``agentflow.extraction.tokens.pieces``."""
-    split = ([p for p, _ in line_pieces(source)] if whole_lines else
-             pieces(source) if whole_tokens else _CHUNK.findall(source))
-    return [json.dumps(c, ensure_ascii=False)[1:-1] for c in split]
 
 
 class RuleBuilder:
@@ -361,7 +316,7 @@ class RuleBuilder:
         items, one each or (the later field only) a list of them."""
         props = list(node["properties"].items())
         keys = [k for k, _ in props]
-        leaves = [self.leaf(prop) for _, prop in props]
+        leaves = [field_leaf(prop, self.root, _literal(self.item_sep)) for _, prop in props]
         follows: dict[int, int] = {}  # field -> the earlier field it follows
         for k, leaf in enumerate(leaves):
             after = leaf[0].get(_AFTER) if leaf is not None else None
@@ -409,79 +364,12 @@ class RuleBuilder:
             return ""
         return f'"{{" {body} "}}"'
 
-    def leaf(self, prop: Mapping[str, Any]
-             ) -> tuple[Mapping[str, Any], bool, ListShape | None] | None:
-        """The grounded leaf of a field that may be held in order: its node
-        (a grounded string, a grounded choice, a whole item; ``$ref``
-        followed), whether the field allows ``null``, and for a list of
-        such leaves its shape; ``None`` for any other field."""
-        prop = self.resolve(prop)
-        one = _leaf(prop, self.resolve)
-        if one is not None:
-            return one[0], one[1], None
-        kinds = prop.get("type")
-        kinds = set(kinds) if isinstance(kinds, list) else {kinds}
-        branches = prop.get("anyOf") or prop.get("oneOf")
-        nullable = "null" in kinds
-        if isinstance(branches, list) and len(branches) == 2:
-            lists = [self.resolve(b) for b in branches
-                     if isinstance(b, Mapping) and b.get("type") != "null"]
-            if len(lists) != 1 or len(branches) - len(lists) != 1:
-                return None
-            prop, kinds, nullable = lists[0], {lists[0].get("type")}, True
-        item = prop.get("items")
-        if "array" not in kinds or not isinstance(item, Mapping):
-            return None
-        inner = _leaf(self.resolve(item), self.resolve)
-        if inner is None or inner[1]:
-            return None  # items that may be null: built as any other list
-        high = prop.get("maxItems")
-        in_order = (inner[0].get(_GROUNDED) == _WHOLE_ITEMS and "enum" not in inner[0]
-                    and "const" not in inner[0])
-        shape = ListShape(int(prop.get("minItems", 0)), int(high) if high is not None else None,
-                          _literal(self.item_sep), in_order)
-        return inner[0], nullable, shape
-
-    def resolve(self, node: Any) -> Mapping[str, Any]:
-        """``node`` with a ``$ref`` into ``$defs`` followed (a grounded enum's
-        marks are on its definition)."""
-        for _ in range(32):
-            ref = node.get("$ref") if isinstance(node, Mapping) else None
-            if not (isinstance(ref, str) and ref.startswith("#/$defs/")):
-                break
-            node = self.root.get("$defs", {}).get(ref.split("/")[-1], {})
-        return node if isinstance(node, Mapping) else {}
-
     def places(self, leaf: Mapping[str, Any], in_list: bool = False) -> list[Place] | None:
-        """Where a grounded leaf's values may be copied from, ``None`` when
-        they cannot be listed: a string's (``grammar_values.places``; under
-        ``longest``, only the maximal ones), a choice's labels where they
-        occur (``locate.occurrences``, letter case ignored, under its marks),
-        a whole item's items (``in_list`` or in a list: less those an earlier
-        pass took); more than ``MAX_CANDIDATES`` places: ``None``."""
-        mark = leaf.get(_GROUNDED)
-        line = leaf.get(_LINE) if isinstance(leaf.get(_LINE), str) else None
-        if "enum" in leaf or "const" in leaf:
-            labels = leaf["enum"] if "enum" in leaf else [leaf["const"]]
-            found = sorted(((label, a, b) for label in labels if isinstance(label, str)
-                            for a, b in occurrences(
-                                label, self.source, case_sensitive=False,
-                                whole_tokens=mark == _WHOLE_TOKENS,
-                                whole_lines=mark == _WHOLE_LINES,
-                                whole_items=mark == _WHOLE_ITEMS, line=line)),
-                           key=lambda p: (p[1], p[2]))
-        elif mark == _WHOLE_ITEMS:
-            taken = self.taken if in_list or "[]" in self.path else frozenset()
-            found = item_places(self.source, leaf.get("pattern"), line, taken)
-        elif mark in _SOURCE:
-            listed = places(self.source, self.cuts(mark is not True), leaf.get("pattern"), line,
-                            whole_lines=mark == _WHOLE_LINES)
-            if listed is None:
-                return None
-            return maximal(listed) if leaf.get(_LONGEST) is True else listed
-        else:
-            return None
-        return found if len(found) <= MAX_CANDIDATES else None
+        """Where a grounded leaf's values may be copied from
+        (``grammar_places.leaf_places``; a whole item ``in_list`` or in a
+        list: less the items an earlier pass took)."""
+        taken = self.taken if in_list or "[]" in self.path else frozenset()
+        return leaf_places(leaf, self.source, self.cuts, taken)
 
     def longest(self, leaf: Mapping[str, Any]) -> str | None:
         """The terminal of a ``longest`` grounded string: the maximal spans
@@ -511,28 +399,3 @@ class RuleBuilder:
         return list_rule(item, int(node.get("minItems", 0)),
                          int(high) if high is not None else None, _literal(self.item_sep))
 
-
-def _leaf(prop: Mapping[str, Any], resolve: Callable[[Any], Mapping[str, Any]]
-          ) -> tuple[Mapping[str, Any], bool] | None:
-    """The grounded leaf of a field that holds one value (a grounded string,
-    a grounded choice of strings, a whole item; ``str | None`` and the like)
-    and whether it allows ``null``; ``None`` for any other field."""
-    kinds = prop.get("type")
-    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
-    mark = prop.get(_GROUNDED)
-    choices = prop.get("enum", [prop["const"]] if "const" in prop else None)
-    if isinstance(choices, list) and choices and mark in _MARKS:
-        strings = [c for c in choices if c is not None]
-        if strings and all(isinstance(c, str) for c in strings):
-            return prop, "null" in kinds or None in choices
-        return None
-    if mark in _MARKS and "string" in kinds and kinds <= {"string", "null"}:
-        return prop, "null" in kinds
-    branches = prop.get("anyOf") or prop.get("oneOf")
-    if isinstance(branches, list) and len(branches) == 2:
-        resolved = [resolve(b) for b in branches]
-        strings = [b for b in resolved if b.get("type") != "null"]
-        if len(strings) == 1 and len(resolved) - len(strings) == 1:
-            inner = _leaf(strings[0], resolve)
-            return (inner[0], True) if inner is not None else None
-    return None

@@ -35,7 +35,7 @@ from typing_extensions import is_typeddict
 from agentflow.errors import SchemaError
 from agentflow.extraction.after_keys import after_by_key
 from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
-from agentflow.output.decoding import normalize
+from agentflow.output.decoding import normalize, unwrapped
 from agentflow.output.dialects import DialectSchema, transform_schema
 from agentflow.output.json_schema import sent_schema
 
@@ -47,6 +47,16 @@ SPEC_CACHE_SIZE = 256
 """Output types whose ``OutputSpec`` stays cached (least recently used evicted)."""
 
 _EMPTY_OUTPUT = "the output is empty: give its fields ({fields}), even those with defaults"
+_UNKNOWN_KEYS = ("the output sets none of its fields ({fields}): its keys ({keys}) are not "
+                 "fields of it")
+
+
+def _nothing_set(value: Any) -> bool:
+    """Whether a validated object holds nothing its input set: a model with no
+    field set (nor extra), or an empty dict (a TypedDict)."""
+    if isinstance(value, BaseModel):
+        return not value.model_fields_set and not value.model_extra
+    return isinstance(value, dict) and not value
 
 
 def _is_object_type(tp: Any) -> bool:
@@ -231,11 +241,13 @@ class OutputSpec:
         """Validate decoded JSON as the user's type (lax mode), unwrapping.
 
         An empty object (or ``null``) is never a valid output, even when every
-        field has a default. ``text``: the standard JSON text ``data`` was
-        decoded from; when given, it is first validated as is in strict mode
-        (JSON that already has the schema's exact types needs no
-        normalisation, and strict validation accepts only what the lax path
-        would read the same way); anything strict refuses takes the full path.
+        field has a default; nor is an object that sets none of the type's
+        fields (all its keys unknown to the type: a misspelt or wrapped answer).
+        ``text``: the standard JSON text ``data`` was decoded from; when
+        given, it is first validated as is in strict mode (JSON that already
+        has the schema's exact types needs no normalisation, and strict
+        validation accepts only what the lax path would read the same way);
+        anything strict refuses takes the full path.
 
         Raises:
             pydantic.ValidationError: listing each failing field.
@@ -243,20 +255,32 @@ class OutputSpec:
         empty = data in (None, {}) and bool(self._plain.get("properties"))
         if empty:
             data = {}  # report the missing fields, as for any other object
-        elif text is not None:
+        elif text is not None and (not isinstance(data, dict) or len(data) > 2
+                                   or unwrapped(data, self._plain) is data):
+            # an envelope ({"name": "generate_response", "arguments": {...}}: two
+            # keys at most) may validate as is when the type has a ``name`` field
+            # (extra keys are ignored): strict reads only what the lax path
+            # reads the same way
             try:
                 exact = self._adapter.validate_json(text, strict=True)
             except ValidationError:
                 pass  # not exact: normalise, then validate lax (and report from there)
             else:
-                return getattr(exact, WRAP_FIELD) if self.wrapped else exact
+                if self.wrapped or not _nothing_set(exact):
+                    return getattr(exact, WRAP_FIELD) if self.wrapped else exact
         data = normalize(data, self._plain)
         value = self._adapter.validate_python(data)
-        if empty:  # valid only through defaults: an empty answer is no answer (C02)
-            fields = ", ".join(self._plain["properties"])
-            error = PydanticCustomError("empty_output", _EMPTY_OUTPUT, {"fields": fields})
+        props = self._plain.get("properties")
+        if empty or (props and not self.wrapped and _nothing_set(value)):
+            # valid only through defaults: an empty answer is no answer (C02), and
+            # so is one whose every key the type ignored ({"lo": 3} for ``low``)
+            fields = ", ".join(props or ())
+            unknown = ", ".join(map(str, data)) if isinstance(data, dict) else ""
+            error = (PydanticCustomError("empty_output", _UNKNOWN_KEYS,
+                                         {"fields": fields, "keys": unknown}) if unknown
+                     else PydanticCustomError("empty_output", _EMPTY_OUTPUT, {"fields": fields}))
             raise ValidationError.from_exception_data(
-                "output", [{"type": error, "loc": (), "input": {}}]
+                "output", [{"type": error, "loc": (), "input": data if unknown else {}}]
             )
         return getattr(value, WRAP_FIELD) if self.wrapped else value
 

@@ -1,0 +1,140 @@
+"""The records and sources of a review page (``agentflow.extraction.report``):
+what a source and the page's counts are, which failures are suspect, the
+latest record of each id, and reading a record's error and output leaves."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentflow.errors import InvalidRecordError
+
+__all__ = ["SUSPECT_MARKERS", "ReportStats", "Source", "is_suspect", "latest_records"]
+
+Record = Mapping[str, Any]
+
+SUSPECT_MARKERS = ("Degenerate", "Grounding", "Ungrounded")
+"""Error type names holding one of these are suspect (see ``is_suspect``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """The text a record's spans point into, as re-read for the page.
+
+    Attributes:
+        text: the text to show, or ``None`` when it cannot be had.
+        offset: where the text the model saw starts inside ``text`` (code
+            points); added to every span.
+        problem: why ``text`` is ``None`` (shown on the page).
+        note: a remark shown under the source (e.g. how it was re-read).
+    """
+
+    text: str | None
+    offset: int = 0
+    problem: str | None = None
+    note: str | None = None
+
+
+@dataclass(slots=True)
+class ReportStats:
+    """What a page holds: counts of records, spans and sources.
+
+    ``records`` counts distinct ids (``superseded``: older records of an id);
+    ``suspect`` is a part of ``failed``; ``by_error_type`` counts failed records;
+    ``spans`` the highlights drawn, ``differing`` those whose text differs from
+    the output value, ``invalid_spans`` those not drawn; ``unavailable`` holds
+    ``(document number, id, why)`` for each source that could not be had.
+    """
+
+    records: int = 0
+    superseded: int = 0
+    ok: int = 0
+    failed: int = 0
+    suspect: int = 0
+    by_error_type: dict[str, int] = field(default_factory=dict)
+    spans: int = 0
+    differing: int = 0
+    invalid_spans: int = 0
+    unavailable: list[tuple[int, str, str]] = field(default_factory=list)
+
+
+Sources = Mapping[str, str] | Callable[[Record], Source]
+"""Either ``id -> the text the model saw``, or a function from a record to its ``Source``."""
+
+
+def is_suspect(error_type: str) -> bool:
+    """Whether a failure is *suspect*: the model answered, but the answer was
+    rejected as untrustworthy rather than malformed. Decided on the name:
+
+    - names a degenerate output (``DegenerateOutputError``): suspect;
+    - names a grounding fault (``GroundingError``, ``Ungrounded...``): suspect;
+    - anything else (validation, provider, input errors): not suspect.
+    """
+    return any(marker in error_type for marker in SUSPECT_MARKERS)
+
+
+def latest_records(records: Iterable[Record]) -> tuple[list[Record], int]:
+    """The last record of each id, in the order of those last records, and how
+    many earlier records they superseded.
+
+    Raises:
+        InvalidRecordError: a record that is not a mapping with a string ``id``
+            and a boolean ``ok`` (the message gives its position, from 1).
+    """
+    latest: dict[str, Record] = {}
+    seen = 0
+    for seen, record in enumerate(records, start=1):
+        if not isinstance(record, Mapping) or not isinstance(record.get("id"), str) or (
+                not isinstance(record.get("ok"), bool)):
+            raise InvalidRecordError(
+                f"record {seen}: not an extraction record (needs a string 'id' and a "
+                "boolean 'ok')")
+        latest.pop(record["id"], None)
+        latest[record["id"]] = record
+    return list(latest.values()), seen - len(latest)
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _lookup(sources: Sources) -> Callable[[Record], Source]:
+    if callable(sources):
+        return sources
+    texts = sources
+
+    def from_mapping(record: Record) -> Source:
+        text = texts.get(record["id"])
+        return Source(text) if text is not None else Source(None, problem="no source text given")
+
+    return from_mapping
+
+
+def _error(record: Record) -> tuple[str, str, str]:
+    """``(type, reason, message)`` of a failed record, tolerating odd shapes."""
+    error = record.get("error")
+    if not isinstance(error, Mapping):
+        return "UnknownError", "", "" if error is None else str(error)
+    kind = error.get("type")
+    reason, message = error.get("reason"), error.get("message")
+    return (kind if isinstance(kind, str) and kind else "UnknownError",
+            reason if isinstance(reason, str) else "",
+            message if isinstance(message, str) else "")
+
+
+def _status(record: Record) -> str:
+    if record["ok"]:
+        return "ok"
+    return "suspect" if is_suspect(_error(record)[0]) else "failed"
+
+
+def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """``(field path, value)`` for every leaf of an output (empty containers are leaves)."""
+    if isinstance(value, Mapping) and value:
+        for key, item in value.items():
+            yield from _leaves(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list) and value:
+        for i, item in enumerate(value):
+            yield from _leaves(item, f"{path}[{i}]")
+    else:
+        yield path, value

@@ -1,0 +1,106 @@
+"""How every OpenAI-style adapter reads a reply (``OpenAIReplyHooks``, a base
+of ``_openai_compat.OpenAICompatibleModel``): error replies mapped
+(``map_error``: ``_openai_errors``), errors carried in a 200 payload or an
+``event: error`` SSE event, and the chunks of a whole reply or of one stream
+payload, read under a ``ReplyGuard`` and through the reply's ``MarkupFilter``.
+A vendor module overrides the hooks it needs (``map_error``,
+``payload_error``, ``ok_body_error``, ``parser_class``).
+
+Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+from typing import Any, ClassVar
+
+import orjson
+
+from agentflow.errors import ProviderError, ServerError
+from agentflow.model import ModelChunk
+from agentflow.providers._markup import MarkupFilter
+from agentflow.providers._openai_errors import openai_error, payload_error
+from agentflow.providers._openai_wire import ChunkParser
+from agentflow.providers._payload import ReplyGuard
+
+__all__ = ["OpenAIReplyHooks", "close_parser"]
+
+
+class OpenAIReplyHooks:
+    """The reply-reading hooks of ``OpenAICompatibleModel`` (see the module docstring)."""
+
+    vendor: ClassVar[str]
+    parser_class: ClassVar[type[ChunkParser]]
+
+    # -- errors (hooks) -----------------------------------------------------
+    def map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+        """Map an HTTP error reply (``openai_error``)."""
+        return openai_error(self.vendor, status, headers, body)
+
+    def _map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+        return self.map_error(status, headers, body)  # the key is masked by ProviderError
+
+    def payload_error(self, payload: Mapping[str, Any]) -> ProviderError | None:
+        """The error a 200 payload or stream event carries, if any."""
+        return payload_error(self.vendor, payload)
+
+    def ok_body_error(self, headers: Mapping[str, str], body: bytes) -> ProviderError | None:
+        """Vendors reporting errors in 2xx JSON bodies override this; the HTTP
+        layer then retries such errors like HTTP ones (before any byte streams)."""
+        return None
+
+    def whole_chunks(self, guard: ReplyGuard, data: Any, markup: MarkupFilter
+                    ) -> list[ModelChunk]:
+        """The chunks of a whole (non-streamed) reply ``data``, read under
+        ``guard`` and through ``markup``: the live whole-reply path and batch
+        replies (``parse_batch_reply``) share it. A list, made at once (no
+        generator per reply): nothing of a reply the guard refuses is passed on.
+
+        Raises:
+            ProviderError: a malformed reply or one carrying an error (``guard``).
+        """
+        parser = self.parser_class()
+        chunks = guard.fold(partial(self.read_payload, parser, guard=guard), data)
+        if type(parser).close is not ChunkParser.close:  # a parser that holds text back
+            held = guard.fold(close_parser, parser)
+            if held:
+                chunks = chunks + held
+        if markup.active:  # one feed of the whole reply, then what the filter still holds
+            chunks = markup.feed(chunks)
+            rest = markup.close()
+            if rest:
+                chunks = chunks + rest
+        guard.end()
+        return chunks
+
+    def read_payload(
+        self, parser: ChunkParser, payload: Any, guard: ReplyGuard
+    ) -> list[ModelChunk]:
+        """The chunks of one payload (a stream chunk or a whole reply), or the
+        error it carries (``payload_error``); run under ``guard.fold``."""
+        if not isinstance(payload, dict):
+            raise guard.error("not a JSON object", payload)
+        # the stock check reads ``error`` only: a payload without one skips the call
+        if ("error" in payload or type(self).payload_error is not _STOCK_PAYLOAD_ERROR) and (
+                error := self.payload_error(payload)):
+            raise error
+        return parser.feed(payload)
+
+    def event_error(self, data: str) -> ProviderError:
+        """The error an ``event: error`` SSE event reports (its data: JSON or text)."""
+        try:
+            payload = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return ServerError(data[:500], vendor=self.vendor)
+        if not isinstance(payload, dict) or "error" not in payload:
+            payload = {"error": payload}
+        return self.payload_error(payload) or ServerError(data[:500], vendor=self.vendor)
+
+
+_STOCK_PAYLOAD_ERROR = OpenAIReplyHooks.payload_error
+
+
+def close_parser(parser: ChunkParser) -> list[ModelChunk]:
+    """What ``parser`` still holds at the end of a reply (``ReplyGuard.fold``'s reader)."""
+    return parser.close()
