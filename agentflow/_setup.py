@@ -5,6 +5,8 @@ wrong before the first model request, each refused with one line.
   ``path.py:Class`` or a JSON Schema file); a module that fails to import
   (syntax or runtime error) or a name that is not a type is refused;
 * ``check_output_type``: the type can be described as JSON Schema;
+* ``check_module_settings``: the schema module's ``INSTRUCTIONS``, ``MAX_CHARS``
+  and ``prepare`` are of the right kind;
 * ``check_api_key``: the chosen vendor's key is at hand (names the variable);
 * ``check_batch_mode``: ``--mode batch`` on a vendor with a batch API.
 
@@ -26,7 +28,8 @@ import orjson
 
 from agentflow.errors import SchemaError
 
-__all__ = ["SetupError", "check_api_key", "check_batch_mode", "check_output_type", "load_schema"]
+__all__ = ["SetupError", "check_api_key", "check_batch_mode", "check_module_settings",
+           "check_output_type", "load_schema"]
 
 MAX_SCHEMA_FILE = 8 * 1024 * 1024
 """Largest JSON Schema file read, in bytes."""
@@ -130,6 +133,33 @@ def check_output_type(output_type: Any, ref: str) -> None:
         OutputSpec.of(output_type)
     except (SchemaError, TypeError) as exc:
         raise SetupError(f"--schema {ref}: {exc}") from None
+
+
+def check_module_settings(module: ModuleType | None, ref: str) -> None:
+    """Refuse a schema module's settings of the wrong kind before anything is read
+    (each was a traceback mid-run, or a failed record for every input):
+    ``INSTRUCTIONS`` a ``str``, ``MAX_CHARS`` an ``int >= 1``, ``prepare`` a
+    callable. (``EXAMPLES``, ``CHUNKING`` and ``PASSES`` are checked where they
+    are used.)
+
+    Raises:
+        SetupError: naming the setting, what it is and what it must be.
+    """
+    if module is None:
+        return
+    instructions = getattr(module, "INSTRUCTIONS", None)
+    if instructions is not None and not isinstance(instructions, str):
+        raise SetupError(f"{ref}: INSTRUCTIONS must be a str (the system prompt), got "
+                         f"{type(instructions).__name__}")
+    max_chars = getattr(module, "MAX_CHARS", None)
+    if max_chars is not None and (not isinstance(max_chars, int) or isinstance(max_chars, bool)
+                                  or max_chars < 1):
+        raise SetupError(f"{ref}: MAX_CHARS must be an int >= 1 (characters kept of each "
+                         f"document), got {max_chars!r}")
+    prepare = getattr(module, "prepare", None)
+    if prepare is not None and not callable(prepare):
+        raise SetupError(f"{ref}: prepare must be a function (text -> text), got "
+                         f"{type(prepare).__name__}")
 
 
 def check_api_key(model: str, *, api_key: str | None, base_url: str | None) -> None:

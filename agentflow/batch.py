@@ -38,7 +38,6 @@ from typing import Any, Literal
 import anyio
 import orjson
 from anyio.abc import ObjectSendStream
-from pydantic import BaseModel
 
 from agentflow.agent import ReActAgent
 from agentflow.batch_api.mode import Mode, start_batch_mode
@@ -47,7 +46,7 @@ from agentflow.batch_api.runner import BatchSettings
 from agentflow.batch_types import ExtractInput, ExtractResult, _aiter, _as_input
 from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
 from agentflow.deferred import resolve_media
-from agentflow.errors import EmptyDocumentError
+from agentflow.errors import EmptyDocumentError, SchemaError
 from agentflow.events import Complete
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking, count_tokens, plan_budget
 from agentflow.extraction.chunked import (
@@ -63,6 +62,7 @@ from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
 from agentflow.messages import Msg
 from agentflow.model import ChatModel, Usage
+from agentflow.output.schema import OutputSpec
 from agentflow.ratelimit import request_priority
 from agentflow.state import AgentState
 
@@ -121,8 +121,10 @@ def _cap(text: str, max_chars: int | None) -> tuple[str, Truncation | None]:
 async def _prompt_overhead(agent: ReActAgent, output: Any, shown: str = "") -> int:
     """Tokens of what goes with every chunk: the system prompt, the output
     schema and the rendered few-shot examples (``shown``)."""
-    schema = output.model_json_schema() if isinstance(output, type) and issubclass(
-        output, BaseModel) else {}
+    try:  # the schema as sent, for every output type (a JSON Schema's "#" refs too)
+        schema: Any = OutputSpec.of(output).plain_schema
+    except SchemaError:
+        schema = {}
     return await count_tokens(agent.model, (agent.sys_prompt or "") + "\n" +
                               orjson.dumps(schema).decode() + "\n" + shown)
 
@@ -274,12 +276,16 @@ async def extract_many(
         ValueError: ``concurrency`` < 1, ``passes`` not an int >= 1, ``max_chars`` < 1 or
             unknown ``order``.
         UsageError: ``chunking.items`` names no top-level list field of ``output``.
-        TypeError: an input of an unsupported type (raised when it is reached).
+        TypeError: ``inputs`` is one ``str`` (or ``bytes``) rather than an iterable of
+            documents; an input of an unsupported type (raised when it is reached).
         InvalidExampleError: an example does not fit ``output`` (before any
             input is read).
         BatchUnavailableError: ``mode="batch"`` on a model without a batch API
             (before any request).
     """
+    if isinstance(inputs, str | bytes | bytearray):  # iterated, each character a document
+        raise TypeError(f"inputs is one {type(inputs).__name__}: pass an iterable of "
+                        "documents, e.g. [text]")
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     if order not in ("input", "completed"):

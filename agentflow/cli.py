@@ -61,7 +61,7 @@ from agentflow._cli_records import _Sink
 from agentflow._cli_records import _transient as _transient
 from agentflow._inputs import FORMATS, InputError
 from agentflow._secrets import mask_secrets
-from agentflow._setup import load_schema
+from agentflow._setup import check_module_settings, load_schema
 from agentflow.documents.routing import PDF_MODES
 from agentflow.errors import AgentflowError
 from agentflow.extraction.review import write_review
@@ -74,6 +74,7 @@ def _report(args: argparse.Namespace) -> int:
     if not results.exists():
         raise CliError(f"results file {args.results!r} does not exist")
     module = load_schema(args.schema)[1] if args.schema else None
+    check_module_settings(module, args.schema)
     out = None if args.out == "-" else Path(args.out or results.with_suffix(".html"))
     if out is not None:
         _check_page_target(out)

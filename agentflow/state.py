@@ -20,7 +20,7 @@ import anyio
 import orjson
 
 from agentflow.errors import InvalidStateError
-from agentflow.messages import Msg, msg_from_dict, msg_to_dict
+from agentflow.messages import Msg, clean_data, msg_from_dict, msg_to_dict
 
 if TYPE_CHECKING:
     from agentflow._input_checks import CheckedPrefix
@@ -126,8 +126,15 @@ class AgentState:
         return cls(memory, so_tool_active=flag)
 
     def to_json(self) -> bytes:
-        """The state as JSON bytes."""
-        return orjson.dumps(self.to_dict())
+        """The state as JSON bytes. A string holding a lone UTF-16 surrogate (a
+        user's ``"\\ud800"`` JSON escape, ``os.fsdecode`` of a non-UTF-8 name),
+        which JSON cannot carry, is stored with U+FFFD in its place, as it was
+        sent to the model; every other string round-trips exactly."""
+        data = self.to_dict()
+        try:
+            return orjson.dumps(data)
+        except TypeError:  # orjson: "str is not valid UTF-8: surrogates not allowed"
+            return orjson.dumps(clean_data(data))
 
     @classmethod
     def from_json(cls, data: bytes | str) -> AgentState:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from urllib.parse import urlsplit
 
 from agentflow._secrets import register_secret
@@ -23,6 +23,7 @@ __all__ = [
     "RateHeaders",
     "api_key_from",
     "checked_headers",
+    "is_credential_header",
     "own_host",
     "register_credentials",
     "shared_governor",
@@ -34,7 +35,18 @@ CREDENTIAL_HEADERS = frozenset({
 """Header names (lower case) whose values are credentials: registered for
 masking by every ``HttpClient`` (the header names vendors use: OpenAI-style
 ``Authorization: Bearer``, Anthropic ``x-api-key``, Gemini ``x-goog-api-key``,
-Azure-style ``api-key``)."""
+Azure-style ``api-key``); ``is_credential_header`` also takes gateways' own
+names (``X-Auth-Token``, ``X-Portkey-Api-Key``...)."""
+
+_CREDENTIAL_WORDS = ("auth", "key", "token", "secret", "password", "cookie", "session")
+
+
+def is_credential_header(name: str) -> bool:
+    """Whether header ``name`` carries a credential: one of ``CREDENTIAL_HEADERS``,
+    or a name holding ``auth``, ``key``, ``token``, ``secret``, ``password``,
+    ``cookie`` or ``session`` (any case)."""
+    lowered = name.lower()
+    return lowered in CREDENTIAL_HEADERS or any(w in lowered for w in _CREDENTIAL_WORDS)
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 """Characters no header name or value may hold (aiohttp refuses them, CR and LF
@@ -65,6 +77,9 @@ class HttpSettings:
             reading every byte of the reply (default 600; ``None``: no limit).
             ``read_timeout`` alone cannot stop a server that keeps sending
             keep-alive comments; this can (``DeadlineExceededError``).
+        extra_headers: sent with every request; a credential's value
+            (``is_credential_header``) is masked in errors and logs and shows as
+            ``***`` in this repr.
         rate_governor: admit requests through the process's shared
             ``RateGovernor`` of the account and model family (``shared_governor``).
     """
@@ -80,6 +95,14 @@ class HttpSettings:
     deadline: float | None = 600.0
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     rate_governor: bool = True
+
+    def __repr__(self) -> str:
+        """The settings, a credential header's value shown as ``***``."""
+        shown = {name: "***" if is_credential_header(name) else value
+                 for name, value in self.extra_headers.items()}
+        parts = (f"{f.name}={shown if f.name == 'extra_headers' else getattr(self, f.name)!r}"
+                 for f in fields(self))
+        return f"HttpSettings({', '.join(parts)})"
 
 
 def api_key_from(explicit: str | None, env_var: str) -> str | None:
@@ -121,7 +144,7 @@ def checked_headers(vendor: str, headers: Mapping[str, str]) -> dict[str, str]:
     for name, value in headers.items():
         value = value.strip() if isinstance(value, str) else value
         if _CONTROL.search(name) or (isinstance(value, str) and _CONTROL.search(value)):
-            what = ("the API key" if name.lower() in CREDENTIAL_HEADERS
+            what = ("the API key" if is_credential_header(name)
                     else f"the value of header {name!r}")
             raise InvalidModelError(
                 f"{vendor}: {what} holds a control character (a line break or a NUL); "
@@ -132,7 +155,7 @@ def checked_headers(vendor: str, headers: Mapping[str, str]) -> dict[str, str]:
 
 def register_credentials(headers: Mapping[str, str]) -> None:
     """Register the values of ``headers``' credential headers
-    (``CREDENTIAL_HEADERS``) for masking in every error, log and repr."""
+    (``is_credential_header``) for masking in every error, log and repr."""
     for name, value in headers.items():
-        if name.lower() in CREDENTIAL_HEADERS:
+        if is_credential_header(name):
             register_secret(value)

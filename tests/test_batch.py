@@ -149,3 +149,30 @@ async def test_a_model_given_by_name_is_closed_an_object_stays_open(
     mine = factory("m2")
     await collect(agent_or_model=mine, inputs=["ab"], output=Record)
     assert closed == ["m1"]  # not closed: the caller owns it
+
+
+async def test_a_json_schema_output_recursive_through_its_root_is_extracted() -> None:
+    # the prompt's token estimate asked pydantic for the type's schema, and pydantic
+    # cannot walk a JSON Schema's own "#" recursion: KeyError, a traceback of the CLI
+    from agentflow.output.json_schema import json_schema_output
+
+    tree = json_schema_output({
+        "type": "object", "required": ["name"],
+        "properties": {"name": {"type": "string"},
+                       "kids": {"type": "array", "items": {"$ref": "#"}}}})
+    model = FunctionModel(lambda request: Reply(tool_calls=[Call(
+        "generate_response", {"name": "Ada", "kids": [{"name": "Bo", "kids": []}]})]))
+    [result] = [r async for r in extract_many(model, ["Ada, and her kid Bo"], tree)]
+    assert result.ok, result.error
+    assert result.output.model_dump() == {"name": "Ada", "kids": [{"name": "Bo", "kids": []}]}
+
+
+@pytest.mark.parametrize("inputs", ["one document", b"one document"])
+async def test_one_text_as_inputs_is_refused_not_read_a_character_a_document(
+        inputs: object) -> None:
+    calls: list[RecordedRequest] = []
+    model = FunctionModel(lambda request: calls.append(request) or Reply(text="{}"))
+    with pytest.raises(TypeError, match="pass an iterable of documents"):
+        async for _ in extract_many(model, inputs, Record):  # type: ignore[arg-type]
+            pass
+    assert calls == []

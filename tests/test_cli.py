@@ -537,3 +537,38 @@ async def test_a_bad_jsonl_line_deep_in_the_file_is_one_failed_record(
     requests = len(fake.requests)
     assert await run_cli(*argv) == 0  # a rerun asks nothing again
     assert len(out.read_bytes().splitlines()) == 8 and len(fake.requests) == requests
+
+
+async def test_a_schema_module_setting_of_the_wrong_kind_exits_2_before_any_request(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "m.py").write_text(
+        "from pydantic import BaseModel\nclass C(BaseModel):\n    name: str\nMAX_CHARS = '9'\n")
+    (tmp_path / "doc.txt").write_text("Ann: a person")
+    assert await run_cli("extract", "--schema", f"{tmp_path / 'm.py'}:C", "--input",
+                         str(tmp_path / "doc.txt"), "--model", "openai:gpt-4o-mini",
+                         "--base-url", fake.url, "--api-key", "k") == 2
+    assert "MAX_CHARS must be an int >= 1" in capsys.readouterr().err
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize("flag", [["--base-url", "http://127.0.0.1:9/v1"], ["--api-key", "k"]])
+async def test_a_flag_the_embedded_model_does_not_take_exits_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: list[str]) -> None:
+    # was a TypeError traceback (exit 1) from the model's constructor
+    (tmp_path / "doc.txt").write_text("Ann: a person")
+    assert await run_cli("extract", "--schema", f"{SCHEMA}:Contact", "--input",
+                         str(tmp_path / "doc.txt"), "--model", "local", *flag) == 2
+    err = capsys.readouterr().err
+    assert f"--model local: takes no {flag[0]}" in err and "Traceback" not in err
+
+
+def test_report_with_a_schema_module_whose_prepare_is_not_a_function_exits_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # was exit 0 with every source "not available" on the page
+    (tmp_path / "m.py").write_text(
+        "from pydantic import BaseModel\nclass C(BaseModel):\n    name: str\nprepare = 5\n")
+    results = tmp_path / "out.jsonl"
+    results.write_text('{"id": "doc.txt", "ok": true, "output": {"name": "Ann"}}\n')
+    assert main(["report", str(results), "--schema", f"{tmp_path / 'm.py'}:C"]) == 2
+    assert "prepare must be a function" in capsys.readouterr().err
+    assert not results.with_suffix(".html").exists()

@@ -627,3 +627,22 @@ def test_a_header_with_a_control_character_is_named() -> None:
         HttpClient("http://h", headers={"x-team": "a\nb"}, vendor="t")
     client = HttpClient("http://h", headers={"x-team": " a\tb \n"}, vendor="t")
     assert client._headers["x-team"] == "a\tb"
+
+
+def test_settings_repr_never_shows_a_credential_header() -> None:
+    # HttpSettings(extra_headers=...) printed an Azure api-key or a gateway token as is
+    settings = HttpSettings(extra_headers={"api-key": "az-0123456789abcdef",
+                                           "X-Portkey-Api-Key": "pk-0123456789abcdef",
+                                           "X-Auth-Token": "tk-0123456789abcdef",
+                                           "X-Team": "blue"})
+    shown = repr(settings)
+    assert "0123456789abcdef" not in shown
+    assert "'X-Team': 'blue'" in shown and "'api-key': '***'" in shown
+    assert shown.startswith("HttpSettings(connect_timeout=10.0, ")
+
+
+def test_a_gateways_own_credential_header_is_masked_in_errors() -> None:
+    from agentflow._secrets import mask_secrets
+
+    HttpClient("http://h", headers={"X-Portkey-Api-Key": "pk-9876543210fedcba"}, vendor="t")
+    assert "9876543210fedcba" not in mask_secrets("echo: pk-9876543210fedcba was refused")

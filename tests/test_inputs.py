@@ -106,6 +106,22 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [d.text for d in iter_documents(["-"])] == ["from bytes ü"]
 
 
+def test_a_file_that_several_inputs_name_is_read_once(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # overlapping --input arguments (a path and a glob, a directory and a file in it,
+    # a/../a.txt, stdin twice) read one file twice: paid twice, two records of one id
+    (tmp_path / "a.txt").write_text("alpha")
+    (tmp_path / "b.txt").write_text("beta")
+    os.link(tmp_path / "b.txt", tmp_path / "b-link.txt")
+    specs = [str(tmp_path / "a.txt"), str(tmp_path / "*.txt"), str(tmp_path),
+             os.path.join(str(tmp_path), "..", tmp_path.name, "a.txt")]
+    docs = list(iter_documents(specs))
+    assert [d.text for d in docs] == ["alpha", "beta"]
+    assert docs[0].id == str(tmp_path / "a.txt")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("from stdin"))
+    assert [d.text for d in iter_documents(["-", "-"])] == ["from stdin"]
+
+
 def test_binary_stdin_is_refused_like_a_binary_file(monkeypatch: pytest.MonkeyPatch) -> None:
     elf = b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 40
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(elf)))

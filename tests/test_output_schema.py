@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import sys
+import typing
 from datetime import date
 from typing import Annotated, Any, Literal
 
@@ -121,6 +122,27 @@ def test_a_root_model_is_wrapped_unless_its_root_is_an_object_type() -> None:
         assert spec.validate(data) == expected
         assert orjson.loads(spec.dump_json(expected)) == orjson.loads(
             orjson.dumps(expected.model_dump()))
+
+
+@pytest.mark.parametrize(("value", "hint"), [
+    (Node(name="Ada"), "pass the class, Node, not an instance"),  # was "unhashable"
+    ({"type": "object"}, "json_schema_output"),
+    ("Person", "not its name"),
+    (lambda x: x, "function"),  # was taken: pydantic validated the output by calling it
+    (42, "int"),
+])
+def test_a_value_that_is_not_a_type_is_a_schema_error_naming_the_fix(value: Any,
+                                                                      hint: str) -> None:
+    with pytest.raises(SchemaError, match="the output type must be a type") as info:
+        OutputSpec.of(value)
+    assert hint in str(info.value)
+
+
+def test_type_forms_that_are_not_classes_are_still_output_types() -> None:
+    user_id = typing.NewType("user_id", int)
+    for tp in (list[Person], int | None, Literal["a"], Annotated[int, Field(ge=0)], user_id,
+               typing.Union[str, int]):  # noqa: UP007 - the typing form, not the | one
+        assert OutputSpec.of(tp).wrapped
 
 
 def test_spec_is_cached_per_type_and_dialect() -> None:

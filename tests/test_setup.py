@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from agentflow._setup import SetupError, check_api_key, check_output_type, load_schema
+from agentflow._setup import (
+    SetupError,
+    check_api_key,
+    check_module_settings,
+    check_output_type,
+    load_schema,
+)
 
 
 def test_schema_modules_that_fail_to_import_are_set_up_errors(tmp_path: Path) -> None:
@@ -54,3 +60,25 @@ def test_a_schema_file_never_shadows_an_imported_module(tmp_path: Path) -> None:
     output_type, module = load_schema(f"{tmp_path / 'json.py'}:T")
     assert sys.modules["json"] is json and output_type.__name__ == "T"
     assert module is not None and module.__name__ == "agentflow_schema_json"
+
+
+@pytest.mark.parametrize(("setting", "named"), [
+    ("INSTRUCTIONS = 5", "INSTRUCTIONS must be a str"),          # was a TypeError traceback
+    ("MAX_CHARS = '100'", "MAX_CHARS must be an int >= 1"),      # was a TypeError traceback
+    ("MAX_CHARS = 0", "MAX_CHARS must be an int >= 1"),          # was a ValueError traceback
+    ("MAX_CHARS = True", "MAX_CHARS must be an int >= 1"),
+    ("prepare = 5", "prepare must be a function"),              # was a failed record per input
+])
+def test_schema_module_settings_of_the_wrong_kind_are_set_up_errors(
+        tmp_path: Path, setting: str, named: str) -> None:
+    (tmp_path / "m.py").write_text(
+        f"from pydantic import BaseModel\nclass C(BaseModel):\n    a: str\n{setting}\n")
+    _, module = load_schema(f"{tmp_path / 'm.py'}:C")
+    with pytest.raises(SetupError, match=named):
+        check_module_settings(module, "m.py:C")
+
+
+def test_right_schema_module_settings_pass() -> None:
+    _, module = load_schema("examples/debian_changelog.py:ChangelogEntry")
+    check_module_settings(module, "examples/debian_changelog.py:ChangelogEntry")
+    check_module_settings(None, "schema.json")

@@ -85,6 +85,15 @@ def test_json_round_trip_is_exact():
     assert AgentState.from_json(blob.decode()) == s  # str accepted too
 
 
+def test_a_lone_surrogate_is_stored_as_the_replacement_character():
+    # JSON cannot carry a lone surrogate: to_json raised orjson's TypeError
+    s = AgentState([Msg.user("caf\udce9"), Msg.assistant("ok", metadata={"k\ud800": "v"})])
+    restored = AgentState.from_json(s.to_json())
+    assert restored.memory[0].text == "caf\ufffd"
+    assert restored.memory[1].metadata == {"k\ufffd": "v"}
+    assert [m.id for m in restored.memory] == [m.id for m in s.memory]
+
+
 def test_json_shape_and_snake_case_keys():
     data = orjson.loads(_state().to_json())
     assert set(data) == {"version", "memory", "so_tool_active"}

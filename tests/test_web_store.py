@@ -121,7 +121,9 @@ async def test_delete(store: StateStore) -> None:
 
 
 async def test_bad_keys_and_versions_are_typed_errors(store: StateStore) -> None:
-    for key in ("", "k" * 513, 5):
+    # a NUL (PostgreSQL text refuses it) or a lone surrogate (a client's "\ud800"
+    # JSON escape: no store encodes it) was a raw driver error, a 500 on the web
+    for key in ("", "k" * 513, 5, "a\x00b", "a\ud800b"):
         with pytest.raises(InvalidInputError, match="conversation key"):
             await store.load(key)  # type: ignore[arg-type]
     for version in (-1, 1.0, True, None):
@@ -171,6 +173,18 @@ async def test_call_with_store_continues_the_conversation(store: StateStore) -> 
     loaded = await store.load("conv")
     assert loaded.version == 2
     assert [m.text for m in loaded.state.memory if m.role == "user"] == ["hello", "again"]
+
+
+async def test_a_conversation_with_a_lone_surrogate_is_saved(store: StateStore) -> None:
+    # a user's text may hold "\ud800" (valid JSON); the call succeeded, but every save
+    # failed on orjson's TypeError and the conversation was lost
+    agent = ReActAgent("t", ScriptedModel([Reply(tool_calls=[Call("generate_response",
+                                                                  {"title": "menu"})])]))
+    reply = await call_with_store(agent, store, "conv", "caf\udce9 menu", Note)
+    assert reply.output == Note(title="menu")
+    loaded = await store.load("conv")
+    assert loaded.version == 1
+    assert [m.text for m in loaded.state.memory if m.role == "user"] == ["caf\ufffd menu"]
 
 
 async def test_failed_call_saves_nothing(store: StateStore) -> None:

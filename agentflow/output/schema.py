@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,6 +71,30 @@ def _is_object_type(tp: Any) -> bool:
     return is_typeddict(tp)
 
 
+def _is_type_form(tp: Any) -> bool:
+    """Whether ``tp`` names a type without being a class: a parametrized generic
+    (``list[Model]``), a union, a ``Literal``, an ``Annotated``, a ``NewType`` or a
+    ``type`` alias statement's alias."""
+    return (typing.get_origin(tp) is not None or isinstance(tp, typing.NewType)
+            or type(tp).__name__ == "TypeAliasType")
+
+
+def _not_a_type(value: Any) -> str:
+    """Why ``value`` cannot be an output type, and what to pass instead."""
+    if isinstance(value, BaseModel):
+        hint = f": pass the class, {type(value).__name__}, not an instance of it"
+    elif isinstance(value, Mapping):
+        hint = (": for a JSON Schema, pass agentflow.output.json_schema."
+                "json_schema_output(schema)")
+    elif isinstance(value, str):
+        hint = ": pass the type itself, not its name"
+    else:
+        hint = ""
+    return (f"the output type must be a type (a pydantic model, dataclass or TypedDict "
+            f"class, or a form such as list[Model]), got a value of type "
+            f"{type(value).__name__}{hint}")
+
+
 def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", None) or str(tp)
 
@@ -97,13 +122,21 @@ class OutputSpec:
     _tools: dict[tuple[str, str, str], ToolSpec] = field(default_factory=dict, repr=False)
 
     @staticmethod
-    @functools.lru_cache(maxsize=SPEC_CACHE_SIZE)
     def of(output_type: Any) -> OutputSpec:
         """The spec of ``output_type`` (cached per type, bounded: ``SPEC_CACHE_SIZE``).
 
         Raises:
-            SchemaError: pydantic cannot build a JSON Schema for the type.
+            SchemaError: ``output_type`` is a value, not a type (an instance of a
+                model, a dict, a string, a function), or pydantic cannot build a
+                JSON Schema for the type.
         """
+        if not isinstance(output_type, type) and not _is_type_form(output_type):
+            raise SchemaError("", _not_a_type(output_type))
+        return OutputSpec._of(output_type)
+
+    @staticmethod
+    @functools.lru_cache(maxsize=SPEC_CACHE_SIZE)
+    def _of(output_type: Any) -> OutputSpec:
         from agentflow.tools import sanitize_tool_name
 
         wrapped = not _is_object_type(output_type)

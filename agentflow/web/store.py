@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentflow.errors import InvalidInputError
 from agentflow.events import Complete, Event
-from agentflow.messages import Msg
+from agentflow.messages import Msg, clean_text
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.state import AgentState
 
@@ -60,7 +60,7 @@ class StateStore(Protocol):
     ``state`` only if the stored version is ``v`` and returns ``v + 1``.
 
     Raises (both methods): ``InvalidInputError`` for a key that is not a
-    non-empty string of at most 512 characters; ``InvalidStateError`` from
+    non-empty string of at most 512 characters (``check_key``); ``InvalidStateError`` from
     ``load`` when the stored document is malformed; ``save`` raises
     ``StateConflictError`` when the stored version is not ``version``.
     """
@@ -75,7 +75,9 @@ class StateStore(Protocol):
 
 
 def check_key(key: object, version: object = 0) -> str:
-    """``key`` when it is a valid conversation key (and ``version`` an int >= 0).
+    """``key`` when it is a valid conversation key (and ``version`` an int >= 0):
+    a non-empty ``str`` of at most ``MAX_KEY_LENGTH`` characters that every store
+    can hold (no NUL, no lone surrogate).
 
     Raises:
         InvalidInputError: naming what is wrong.
@@ -86,6 +88,9 @@ def check_key(key: object, version: object = 0) -> str:
             f"characters, got {type(key).__name__}"
             + (f" of length {len(key)}" if isinstance(key, str) else "")
         )
+    if "\x00" in key or clean_text(key) != key:  # PostgreSQL text refuses NUL; no store
+        raise InvalidInputError(                   # encodes a lone surrogate
+            "a conversation key must not hold a NUL character or a lone UTF-16 surrogate")
     if isinstance(version, bool) or not isinstance(version, int) or version < 0:
         raise InvalidInputError(f"a state version must be an int >= 0, got {version!r}")
     return key
