@@ -32,7 +32,8 @@ extract: $(VENV)/.installed-$(EXTRAS)
 # The review page of the main job's records: open changelogs.html in a browser.
 review: $(VENV)/.installed-$(EXTRAS)
 	$(VENV)/bin/agentflow report changelogs.jsonl -o changelogs.html \
-		--schema examples/debian_changelog.py:ChangelogEntry
+		--schema examples/debian_changelog.py:ChangelogEntry \
+		--input '/usr/share/doc/*/changelog.Debian.gz'
 
 demo: $(VENV)/.installed-$(EXTRAS)
 	$(PY) examples/quickstart.py

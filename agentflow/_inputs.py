@@ -50,7 +50,7 @@ from agentflow.documents.pages import PageMap, shift_pages
 from agentflow.errors import DocumentError, EmptyDocumentError, UnreadableDocumentError
 
 __all__ = ["FORMATS", "MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "InputError",
-           "decode_text", "iter_documents", "read_document"]
+           "decode_text", "is_named", "iter_documents", "named_files", "read_document"]
 
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 """Largest input read (after gunzip), in bytes; a larger one is a failed record."""
@@ -311,6 +311,29 @@ def _identity(path: Path) -> object:
     except OSError:
         return str(path)
     return (st.st_dev, st.st_ino)
+
+
+def named_files(specs: Sequence[str]) -> frozenset[object]:
+    """The files ``specs`` name (files, globs, directories, as ``iter_documents``
+    expands them; standard input and unusable entries excluded), as identities
+    (device and inode, so ``./x``, ``x``, a hard link and a symlink are one file):
+    what ``agentflow report --input`` may re-read.
+
+    Raises:
+        InputError: a spec matches nothing.
+    """
+    return frozenset(_identity(path) for spec in specs for path, problem in _expand(spec)
+                     if problem is None and str(path) != "-")
+
+
+def is_named(path: str | Path, named: frozenset[object]) -> bool:
+    """Whether ``path`` is a regular file among ``named`` (``named_files``)."""
+    path = Path(path)
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) in named
 
 
 def iter_documents(

@@ -3,7 +3,8 @@
     agentflow extract --schema examples/debian_changelog.py:ChangelogEntry \\
         --input '/usr/share/doc/*/changelog.Debian.gz' --limit 20 --out results.jsonl
     agentflow report results.jsonl -o review.html \\
-        --schema examples/debian_changelog.py:ChangelogEntry
+        --schema examples/debian_changelog.py:ChangelogEntry \\
+        --input '/usr/share/doc/*/changelog.Debian.gz'
     agentflow models
     agentflow --version
 
@@ -78,7 +79,8 @@ def _report(args: argparse.Namespace) -> int:
     out = None if args.out == "-" else Path(args.out or results.with_suffix(".html"))
     if out is not None:
         _check_page_target(out)
-    stats = write_review(results, out, prepare=getattr(module, "prepare", None),
+    stats = write_review(results, out, inputs=args.input or (),
+                         prepare=getattr(module, "prepare", None),
                          text_field=args.text_field, id_field=args.id_field, title=args.title,
                          stdout=sys.stdout.write, fmt=args.format)
     for _, rid, why in stats.unavailable[:5]:
@@ -252,11 +254,18 @@ def _parser() -> argparse.ArgumentParser:
             "reasons, and a summary. The last record of each id wins. Sources are re-read from\n"
             "the paths in the ids (run from the directory 'extract' ran in); with --schema,\n"
             "through the module's prepare(), as 'extract' read them.\n\n"
+            "Only files named by --input are read (give extract's --input): a results file\n"
+            "may come from anyone, and an id such as /etc/shadow must not land in a page you\n"
+            "share. Other ids get a note on the page, never their content; without --input\n"
+            "no source is read.\n\n"
             "Exit status: 0 page written, 2 bad usage or unreadable results file."
         ),
     )
     rp.add_argument("results", help="JSONL results file written by 'agentflow extract' (or the"
                                     " directory of *.jsonl files of --engine ray)")
+    rp.add_argument("--input", action="append", metavar="SPEC",
+                    help="file, glob or directory whose files may be re-read as sources (the "
+                         "--input given to extract; repeatable; others are not read)")
     rp.add_argument("-o", "--out", help="HTML file to write (default: RESULTS with .html; - for"
                                         " stdout)")
     rp.add_argument("--schema", help="the --schema given to extract (for its prepare())")

@@ -115,11 +115,13 @@ def main() -> None:
             floor(results, root / "floor.html")
             floor_s = time.perf_counter() - start
             start = time.perf_counter()
-            stats = write_review(results, root / "page.html", prepare=debian_changelog.prepare)
+            stats = write_review(results, root / "page.html", inputs=[str(root)],
+                                 prepare=debian_changelog.prepare)
             page_s = time.perf_counter() - start
             assert stats.records == size and stats.spans > 0 and not stats.unavailable
             tracemalloc.start()
-            write_review(results, root / "page.html", prepare=debian_changelog.prepare)
+            write_review(results, root / "page.html", inputs=[str(root)],
+                         prepare=debian_changelog.prepare)
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
             tracemalloc.start()

@@ -147,7 +147,7 @@ async def test_pdfs_and_html_through_extract_on_a_fake_vendor(tmp_path: Path) ->
 
     # the review page highlights the spans in the extracted text, not in the raw file
     page = tmp_path / "review.html"
-    assert await run_cli("report", str(out), "-o", str(page)) == 0
+    assert await run_cli("report", str(out), "-o", str(page), "--input", str(tmp_path)) == 0
     shown = page.read_text()
     for value in ("Dana Whitfield", "2,100.00 EUR", "Renée Façade", "Hochwaldstraße 12"):
         assert re.search(rf"<mark[^>]*>{re.escape(value)}", shown), value

@@ -179,11 +179,13 @@ def test_review_page_in_headless_chromium(tmp_path: Path, monkeypatch: pytest.Mo
 
     monkeypatch.chdir(tmp_path)
     prepared, whole, spans = write_corpus(tmp_path)
-    assert main(["report", "out.jsonl", "--schema", SCHEMA, "-o", "review.html"]) == 0
+    assert main(["report", "out.jsonl", "--input", ".", "--schema", SCHEMA,
+                 "-o", "review.html"]) == 0
     err = capsys.readouterr().err
     assert "6 documents: 4 ok, 2 failed (1 suspect)" in err
     assert "source not available for notes/deleted.txt" in err
-    assert main(["report", "out.jsonl", "-o", "whole.html"]) == 0  # no schema: whole files
+    # no schema: whole files
+    assert main(["report", "out.jsonl", "--input", ".", "-o", "whole.html"]) == 0
     with chromium() as browser:
         browser.get((tmp_path / "whole.html").as_uri())
         check_documents(browser.execute_script(COLLECT), whole, spans)
@@ -205,8 +207,9 @@ def test_review_page_in_headless_chromium(tmp_path: Path, monkeypatch: pytest.Mo
         assert "is-suspect" in loop["classes"] and "is-failed" in gone["classes"]
         assert loop["error"].startswith("DegenerateOutputError: repetition loop in version")
         assert gone["error"] == "StructuredOutputValidationError: version: Field required"
-        assert "no file 'notes/gone.txt'" in gone["missing"]
-        assert "no file 'notes/deleted.txt'" in docs["notes/deleted.txt"]["missing"]
+        assert "'notes/gone.txt' is not a file --input names" in gone["missing"]
+        assert "'notes/deleted.txt' is not a file --input names" in (
+            docs["notes/deleted.txt"]["missing"])
         rows = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "tr.failed-record")]
         assert rows == ["notes/loop.txt DegenerateOutputError repetition loop in version: "
                         "d/d/d/d… 3",
@@ -240,11 +243,11 @@ def test_report_cli_defaults_stdout_and_setup_errors(
         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     write_corpus(tmp_path)
-    assert main(["report", "out.jsonl"]) == 0  # no schema: whole decoded files
+    assert main(["report", "out.jsonl", "--input", "."]) == 0  # no schema: whole decoded files
     page = (tmp_path / "out.html").read_text()
     assert "agentflow review: out.jsonl" in page and not (tmp_path / "out.html.tmp").exists()
     capsys.readouterr()
-    assert main(["report", "out.jsonl", "-o", "-", "--title", "T<1>"]) == 0
+    assert main(["report", "out.jsonl", "--input", ".", "-o", "-", "--title", "T<1>"]) == 0
     assert "<title>T&lt;1&gt;</title>" in capsys.readouterr().out
 
     (tmp_path / "bad.jsonl").write_text('{"id": "a", "ok": true}\nnot json\n{"id": "b", "ok": 1}\n')
@@ -283,14 +286,14 @@ def test_source_reader_rereads_like_extract(tmp_path: Path, monkeypatch: pytest.
     (tmp_path / "bad.gz").write_bytes(b"not gzip")
     (tmp_path / "blank.txt").write_text("  \n")
     (tmp_path / "prefix.txt").write_text("HEADER\nbody Ann")
-    read = SourceReader()
+    read = SourceReader(inputs=["."])
     assert read({"id": "prefix.txt", "source_offset": 7}).offset == 7
     assert read({"id": "prefix.txt"}).text == "HEADER\nbody Ann"
     assert read({"id": "inputs.jsonl#r2"}).text == "other"
     for rid, problem in [("-#abc", "standard input"), ("bin.dat", "binary file"),
                          ("bad.gz", "cannot read"), ("blank.txt", "empty document"),
                          ("inputs.jsonl#r9", "holds no record for 'inputs.jsonl#r9'"),
-                         ("nowhere/x.txt", "no file 'nowhere/x.txt'")]:
+                         ("nowhere/x.txt", "'nowhere/x.txt' is not a file --input names")]:
         source = read({"id": rid})
         assert source.text is None and problem in (source.problem or ""), (rid, source)
 
@@ -299,13 +302,13 @@ def test_source_reader_rereads_like_extract(tmp_path: Path, monkeypatch: pytest.
             raise ValueError("boom")
         return text.upper()
 
-    prepared = SourceReader(prepare=upper)
+    (tmp_path / "boom.txt").write_text("boom")  # inputs are expanded when the reader is made
+    prepared = SourceReader(inputs=["."], prepare=upper)
     assert prepared({"id": "prefix.txt"}).text == "HEADER\nBODY ANN"
     # never cut: a record's truncated.kept_chars is shaded on the page, not cut away
     assert prepared({"id": "prefix.txt", "truncated": {"kept_chars": 9, "total_chars": 15}
                      }).text == "HEADER\nBODY ANN"
     assert prepared({"id": "prefix.txt", "source_offset": 7}).offset == 0  # prepared text
-    (tmp_path / "boom.txt").write_text("boom")
     assert "prepare() raised ValueError: boom" in (prepared({"id": "boom.txt"}).problem or "")
 
 
@@ -365,8 +368,9 @@ async def test_extract_then_report_end_to_end(tmp_path: Path, monkeypatch: pytes
     assert ann["ok"] and ann["source_offset"] == len("HEADER 😀 not for the model\n---\n")
     assert nobody["error"]["type"] == "GroundingError" and "Zed Invented" in (
         nobody["error"]["reason"])
-    assert main(["report", "out.jsonl", "--schema", "card.py:Card", "-o", "prepared.html"]) == 0
-    assert main(["report", "out.jsonl", "-o", "whole.html"]) == 0
+    assert main(["report", "out.jsonl", "--input", ".", "--schema", "card.py:Card",
+                 "-o", "prepared.html"]) == 0
+    assert main(["report", "out.jsonl", "--input", ".", "-o", "whole.html"]) == 0
     assert "2 documents: 1 ok, 1 failed (1 suspect)" in capsys.readouterr().err
     values = {"name": "Ann Lee", "email": "ann@x.io", "tags[0]": "<b>", "tags[1]": "😀 fan"}
     with chromium() as browser:
@@ -401,7 +405,7 @@ def test_a_directory_of_results_files_is_read_oldest_first(
     os.utime(out / "z_old.jsonl", (1_000_000, 1_000_000))
     loaded = read_records(out)
     assert [r["ok"] for r in loaded.records] == [False, True]
-    assert main(["report", "out"]) == 0
+    assert main(["report", "out", "--input", "a.txt"]) == 0
     assert "1 document: 1 ok, 0 failed (0 suspect); 1 spans -> out.html" in (
         capsys.readouterr().err)
     (tmp_path / "empty").mkdir()
@@ -420,9 +424,55 @@ def test_report_never_replaces_what_is_not_a_regular_file(
     for target, says in [(str(fifo), "not a regular file"), ("pages", "a directory"),
                          ("/dev/null", "not a regular file"),
                          ("missing/page.html", "directory does not exist")]:
-        assert main(["report", "out.jsonl", "-o", target]) == 2
+        assert main(["report", "out.jsonl", "--input", ".", "-o", target]) == 2
         err = capsys.readouterr().err
         assert says in err and "Traceback" not in err, err
     assert stat.S_ISFIFO(fifo.stat().st_mode) and (tmp_path / "pages").is_dir()
     assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)
-    assert main(["report", "out.jsonl", "-o", "page.html"]) == 0  # a new file is fine
+    # a new file is fine
+    assert main(["report", "out.jsonl", "--input", ".", "-o", "page.html"]) == 0
+
+
+def test_report_reads_only_the_files_its_inputs_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A results file is data from anyone: its ids must not pull in local files
+    (``/etc/shadow``, ``~/.ssh/id_rsa``, ``.env``) that no ``--input`` names."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("Ann Lee")
+    secret = tmp_path / ".env"
+    secret.write_text("API_KEY=hunter2-secret\n")
+    (tmp_path / "rows.jsonl").write_text('{"id": "x", "text": "hunter2-row"}\n')
+    rids = ["docs/a.txt", str(secret), ".env", "docs/../.env", "rows.jsonl#x",
+            "/etc/passwd", "nowhere.txt"]
+    (tmp_path / "out.jsonl").write_bytes(b"".join(
+        line({"id": rid, "ok": True, "output": {"n": "Ann"}}) for rid in rids))
+    assert main(["report", "out.jsonl", "--input", "docs/*.txt", "-o", "page.html"]) == 0
+    page = (tmp_path / "page.html").read_text()
+    assert "Ann Lee" in page  # the named input is read
+    assert "hunter2" not in page and "root:" not in page
+    for rid in rids[1:]:
+        assert f"{rid!r} is not a file --input names" in page.replace("&#x27;", "'"), rid
+    err = capsys.readouterr().err
+    assert "6 sources not available" in err and "hunter2" not in err
+
+    # a directory names the files under it; ./x and x are one file
+    assert main(["report", "out.jsonl", "--input", "./docs", "-o", "dir.html"]) == 0
+    assert "Ann Lee" in (tmp_path / "dir.html").read_text()
+
+    # no --input: no source is read at all, each document says why
+    assert main(["report", "out.jsonl", "-o", "none.html"]) == 0
+    none = (tmp_path / "none.html").read_text()
+    assert "Ann Lee" not in none and "hunter2" not in none
+    assert none.count("no --input given") >= len(rids)  # on each card (and in the summary)
+    capsys.readouterr()
+
+    # an --input matching nothing is bad usage, before any page is written
+    assert main(["report", "out.jsonl", "--input", "nothing/*.txt", "-o", "bad.html"]) == 2
+    assert "matches no file" in capsys.readouterr().err
+    assert not (tmp_path / "bad.html").exists()
+    # the library does the same
+    assert SourceReader()({"id": str(secret)}).text is None
+    assert SourceReader(inputs=["docs/a.txt"])({"id": str(tmp_path / "docs/a.txt")}
+                                               ).text == "Ann Lee"

@@ -1,6 +1,7 @@
 """A results file back into a review page: the records, and their sources re-read.
 
-    stats = write_review(Path("out.jsonl"), Path("out.html"), prepare=module.prepare)
+    stats = write_review(Path("out.jsonl"), Path("out.html"), inputs=["docs/*.txt"],
+                         prepare=module.prepare)
 
 The ``agentflow report`` command is this function. Records are read from the
 JSONL file ``agentflow extract`` wrote; each record's source is re-read the
@@ -13,19 +14,35 @@ model read only the first ``kept_chars``, the page shades the rest. Without ``pr
 the whole decoded file is shown and the spans are shifted by the record's
 ``source_offset``. Relative paths are resolved against the current directory,
 as ``extract`` did: run ``report`` from the same directory.
+
+Only named sources are read. A results file is data (it may come from someone
+else), and its ids are paths: read blindly, an id ``/etc/shadow`` or
+``~/.ssh/id_rsa`` would pull that file into a page meant to be shared. So a
+source is re-read only when its file (or, for ``path#id``, its JSONL file) is
+one of the files the ``inputs`` name (files, globs, directories, expanded as
+``extract --input`` expands them; compared by device and inode, so ``./x``,
+``x`` and a link are one file). Any other id gets a per-document note, never
+its content; with no ``inputs`` no source is read.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from agentflow._inputs import Document, InputError, iter_documents, read_document
+from agentflow._inputs import (
+    Document,
+    InputError,
+    is_named,
+    iter_documents,
+    named_files,
+    read_document,
+)
 from agentflow.errors import InvalidRecordError
 from agentflow.extraction.report import ReportStats, Source, write_report
 
@@ -117,16 +134,27 @@ class SourceReader:
     unreadable, corrupt, binary, empty, ``prepare`` raising) is a ``Source``
     with its ``problem`` set, never an exception.
 
+    Only files among those ``inputs`` name are read (see the module docstring):
+    any other id is a ``Source`` whose ``problem`` says it was not read.
+
     Args:
+        inputs: the files, globs and directories whose files may be re-read
+            (``extract``'s ``--input``s); empty: none is read.
         prepare: the schema module's ``prepare`` (``None``: the whole file is
             shown and spans are shifted by the record's ``source_offset``).
         wanted: the ids to keep texts of when reading a JSONL input (default: all).
+
+    Raises:
+        InputError: one of ``inputs`` matches no file.
     """
 
-    def __init__(self, *, prepare: Callable[[str], str] | None = None,
+    def __init__(self, *, inputs: Sequence[str] = (),
+                 prepare: Callable[[str], str] | None = None,
                  text_field: str = "text",
                  id_field: str = "id", wanted: set[str] | None = None,
                  fmt: str = "auto") -> None:
+        self._named = named_files(inputs)
+        self._given = bool(inputs)
         self._prepare = prepare
         self._fmt = fmt
         self._fields = (text_field, id_field)
@@ -138,13 +166,17 @@ class SourceReader:
         if rid.startswith("-#"):
             return Source(None, problem="read from standard input; it cannot be read again")
         base, sep, _ = rid.rpartition("#")
-        if Path(rid).is_file():  # read by its kind: a PDF's text layer, an HTML page's text
+        if is_named(rid, self._named):  # by its kind: a PDF's text layer, an HTML page's text
             doc = read_document(rid, fmt=self._fmt)
-        elif sep and Path(base).is_file():
+        elif sep and is_named(base, self._named):
             doc = self._from_jsonl(base, rid)
-        else:
-            return Source(None, problem=f"no file {rid!r} (moved or deleted since extraction?"
-                                        " or run from another directory)")
+        elif not self._given:
+            return Source(None, problem="not read: no --input given (only the files --input "
+                                        "names are read)")
+        else:  # never say whether a file not named exists
+            return Source(None, problem=f"not read: {rid!r} is not a file --input names "
+                                        "(moved or deleted since extraction, or run from "
+                                        "another directory?)")
         if doc.problem:
             return Source(None, problem=doc.problem)
         return self._shown(doc.text, record)
@@ -180,21 +212,24 @@ class SourceReader:
         return Source(text, note="the text the model saw (re-read through prepare)")
 
 
-def write_review(results: Path, out: Path | None, *, prepare: Callable[[str], str] | None = None,
+def write_review(results: Path, out: Path | None, *, inputs: Sequence[str] = (),
+                 prepare: Callable[[str], str] | None = None,
                  text_field: str = "text", id_field: str = "id",
                  title: str | None = None, stdout: Callable[[str], object] | None = None,
                  fmt: str = "auto") -> ReportStats:
     """Write the review page of ``results`` to ``out`` (``None``: through ``stdout``).
 
     The page is written to ``out`` plus ``.tmp`` and renamed when complete, so a
-    failure never leaves half a page.
+    failure never leaves half a page. Sources are re-read only from the files
+    ``inputs`` name (``SourceReader``).
 
     Raises:
+        InputError: one of ``inputs`` matches no file.
         InvalidRecordError: a line of ``results`` that is not a record.
         OSError: ``results`` cannot be read or ``out`` written.
     """
     loaded = read_records(results)
-    reader = SourceReader(prepare=prepare, text_field=text_field, id_field=id_field,
+    reader = SourceReader(inputs=inputs, prepare=prepare, text_field=text_field, id_field=id_field,
                           wanted={r["id"] for r in loaded.records}, fmt=fmt)
     page_title = title or f"agentflow review: {results.name}"
     if out is None:
