@@ -1,8 +1,9 @@
 """The HTTP layer every adapter shares: one aiohttp session per model, SSE and
 NDJSON readers, vendor error mapping, and retries with backoff.
 
-* ``HttpClient`` owns one ``aiohttp.ClientSession`` (created lazily inside
-  the running loop, with a bounded connector) and closes it in ``aclose()``.
+* ``HttpClient`` owns one ``aiohttp.ClientSession`` per event loop (created
+  lazily inside the running loop, with a bounded connector; closed on its own
+  loop when that loop ends, ``_loop_sessions``) and closes them in ``aclose()``.
 * ``HttpClient.open(path, body)`` POSTs JSON (``dump_json``: a lone surrogate
   in a string becomes U+FFFD) and yields a 2xx response. Before
   the first byte of a 2xx reply, retryable failures (408/409/429/5xx,
@@ -32,7 +33,6 @@ Settings and credentials live in ``_http_settings``, error mapping in
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -70,6 +70,7 @@ from agentflow.providers._http_settings import (
     register_credentials,
     shared_governor,
 )
+from agentflow.providers._loop_sessions import LoopSessions
 from agentflow.providers._payload import dump_json
 from agentflow.providers._retry import Wait, retryable
 from agentflow.providers._streams import SSEEvent, iter_ndjson, iter_sse
@@ -150,8 +151,7 @@ class HttpClient:
         register_credentials(self._headers)
         self._map_error = error_mapper or (lambda s, h, b: default_error(vendor, s, h, b))
         self._body_error = body_error
-        self._session: aiohttp.ClientSession | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sessions = LoopSessions(self._new_session)
         s = self.settings
         self._whole_timeout = None if s.deadline is None else aiohttp.ClientTimeout(
             total=None, connect=s.connect_timeout, sock_read=None)
@@ -159,19 +159,26 @@ class HttpClient:
     def __repr__(self) -> str:
         return f"HttpClient(base_url={redact_urls(self.base_url)!r}, vendor={self.vendor!r})"
 
+    @property
+    def _session(self) -> aiohttp.ClientSession | None:
+        """The running loop's session, if one was made (tests look at it)."""
+        return self._sessions.current()
+
     def _session_now(self) -> aiohttp.ClientSession:
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._session.closed or self._loop is not loop:
-            s = self.settings
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=s.connection_limit, force_close=s.force_close),
-                timeout=aiohttp.ClientTimeout(
-                    total=None, connect=s.connect_timeout, sock_read=s.read_timeout
-                ),
-                json_serialize=lambda obj: dump_json(obj).decode(),
-            )
-            self._loop = loop
-        return self._session
+        """The running loop's session: one per event loop, each closed on its own
+        loop when that loop ends (``_loop_sessions``), so a model reused across
+        loops (``asyncio.run`` twice, threads) leaks no session or socket."""
+        return self._sessions.get()
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        s = self.settings
+        return aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=s.connection_limit, force_close=s.force_close),
+            timeout=aiohttp.ClientTimeout(
+                total=None, connect=s.connect_timeout, sock_read=s.read_timeout
+            ),
+            json_serialize=lambda obj: dump_json(obj).decode(),
+        )
 
     def sibling(self, *, governor: RateGovernor | None = None) -> HttpClient:
         """A client to the same API root with the same headers, error mapping and
@@ -185,10 +192,9 @@ class HttpClient:
         return clone
 
     async def aclose(self) -> None:
-        """Close the session (idempotent)."""
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
-        self._session = None
+        """Close the sessions: the running loop's now, other loops' on their own
+        loops (``LoopSessions.aclose``). Idempotent."""
+        await self._sessions.aclose()
 
     def open(
         self,
