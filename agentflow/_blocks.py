@@ -11,28 +11,51 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, Tag
 
-from agentflow._slots_init import slot_init
+from agentflow._slots_init import Check, slot_init
+from agentflow._usage_errors import InvalidInputError
 from agentflow.content import DocumentBlock, ImageBlock
 
 __all__ = ["Block", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock"]
 
 
+def _text(block: str, name: str) -> Check:
+    """The check of a block's text field: exactly ``str`` passes inline (no call,
+    ``slot_init``); a ``str`` subclass is kept; anything else (``5``, ``None``,
+    bytes) is refused here, where the block is made, not by a vendor's 400 later."""
 
-@slot_init
+    def check(value: Any) -> str:
+        if isinstance(value, str):
+            return value
+        raise InvalidInputError(
+            f"{block}.{name} must be a str, got {type(value).__name__}: a {block} carries "
+            "text, and a vendor refuses anything else (convert the value first, e.g. str())")
+
+    return str, check
+
+
+@slot_init(checks={"text": _text("TextBlock", "text")})
 @dataclass(frozen=True, slots=True)
 class TextBlock:
-    """Plain text."""
+    """Plain text.
+
+    Raises:
+        InvalidInputError: ``text`` is not a ``str`` (vendors answer 400 to it).
+    """
 
     text: str
     type: Literal["text"] = "text"
 
 
-@slot_init
+@slot_init(checks={"thinking": _text("ThinkingBlock", "thinking")})
 @dataclass(frozen=True, slots=True)
 class ThinkingBlock:
     """Model reasoning. ``signature`` and ``provider_data`` hold what a vendor
     requires back unchanged in later requests (Anthropic signatures, redacted
-    thinking)."""
+    thinking).
+
+    Raises:
+        InvalidInputError: ``thinking`` is not a ``str``.
+    """
 
     thinking: str
     signature: str | None = None
@@ -61,10 +84,14 @@ class ToolUseBlock:
         default=None, compare=False, repr=False)
 
 
-@slot_init
+@slot_init(checks={"output": _text("ToolResultBlock", "output")})
 @dataclass(frozen=True, slots=True)
 class ToolResultBlock:
-    """The result of one tool call, as text for the model to read."""
+    """The result of one tool call, as text for the model to read.
+
+    Raises:
+        InvalidInputError: ``output`` is not a ``str``.
+    """
 
     tool_use_id: str
     output: str

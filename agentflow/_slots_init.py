@@ -11,12 +11,19 @@ that sets the slots through their setters; ``__post_init__`` still runs.
 Nothing else of the dataclass changes: ``repr``, equality, hashing,
 ``dataclasses.replace``, pickling and the frozen ``__setattr__`` are the
 dataclass's own.
+
+Checked fields (``slot_init(checks={"text": (str, check)})``): the generated
+``__init__`` tests ``text.__class__ is str`` inline -- no call when the value
+has exactly that type, the common path -- and only otherwise calls
+``check(text)``, which returns the value to store (e.g. a ``str`` subclass,
+accepted) or raises.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, overload
 
 __all__ = ["slot_init"]
 
@@ -36,7 +43,21 @@ class _Factory:
 _FACTORY = _Factory()
 
 
-def slot_init(cls: _T) -> _T:
+Check = tuple[type, Callable[[Any], Any]]
+"""``(exact type, check)`` of a checked field: ``check`` runs only when the
+value's type is not exactly that type, and returns the value to store or raises."""
+
+
+@overload
+def slot_init(cls: _T, /) -> _T: ...
+
+
+@overload
+def slot_init(*, checks: Mapping[str, Check]) -> Callable[[_T], _T]: ...
+
+
+def slot_init(cls: _T | None = None, /, *,
+              checks: Mapping[str, Check] | None = None) -> _T | Callable[[_T], _T]:
     """Give the frozen, slotted dataclass ``cls`` an ``__init__`` that sets its
     slots through their own setters (see the module docstring).
 
@@ -46,10 +67,22 @@ def slot_init(cls: _T) -> _T:
         @dataclass(frozen=True, slots=True)
         class Usage: ...
 
+        @slot_init(checks={"text": (str, must_be_text)})   # inline type test first
+        @dataclass(frozen=True, slots=True)
+        class TextBlock: ...
+
     Raises:
-        TypeError: ``cls`` is not a frozen dataclass with slots, or has an
-            ``InitVar`` (its ``__post_init__`` takes arguments).
+        TypeError: ``cls`` is not a frozen dataclass with slots, has an
+            ``InitVar`` (its ``__post_init__`` takes arguments), or ``checks``
+            names a field it has not.
     """
+    if cls is None:
+        given = dict(checks or {})
+        return lambda target: _slot_init(target, given)
+    return _slot_init(cls, dict(checks or {}))
+
+
+def _slot_init(cls: _T, checks: dict[str, Check]) -> _T:
     params = getattr(cls, "__dataclass_params__", None)
     if params is None or not params.frozen or "__slots__" not in cls.__dict__:
         raise TypeError(f"slot_init needs a frozen dataclass with slots, got {cls!r}")
@@ -61,8 +94,16 @@ def slot_init(cls: _T) -> _T:
     positional: list[str] = []
     keyword: list[str] = []
     body: list[str] = []
+    unknown = set(checks) - {f.name for f in dataclasses.fields(cls) if f.init}
+    if unknown:
+        raise TypeError(f"slot_init checks name no init field of {cls.__qualname__}: "
+                        f"{sorted(unknown)}")
     for n, f in enumerate(dataclasses.fields(cls)):
         setter = f"_set{n}"
+        if f.name in checks:
+            scope[f"_type{n}"], scope[f"_check{n}"] = checks[f.name]
+            # ``__class__``, not ``type()``: no call at all, and a field may be named ``type``
+            body.append(f"if {f.name}.__class__ is not _type{n}: {f.name} = _check{n}({f.name})")
         scope[setter] = getattr(cls, f.name).__set__  # the slot's member descriptor
         has_factory = f.default_factory is not dataclasses.MISSING
         if has_factory:

@@ -308,7 +308,7 @@ class HttpClient:
         self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
         lease: RateLease | None = None, client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> aiohttp.ClientResponse:
-        session = self._session_now()
+        session = self._sessions.get()  # the running loop's (``_session_now``)
         try:
             if client_timeout is None:
                 response = await session.request(

@@ -83,12 +83,14 @@ class LoopSessions:
             loop the session will belong to.
     """
 
-    __slots__ = ("_by_loop", "_make")
+    __slots__ = ("_by_loop", "_last", "_last_loop", "_make")
 
     def __init__(self, make: Callable[[], aiohttp.ClientSession]) -> None:
         self._make = make
         self._by_loop: dict[asyncio.AbstractEventLoop,
                             tuple[aiohttp.ClientSession, AsyncGenerator[None, None]]] = {}
+        self._last_loop: asyncio.AbstractEventLoop | None = None  # the hot path: one loop
+        self._last: aiohttp.ClientSession | None = None
 
     def get(self) -> aiohttp.ClientSession:
         """The running loop's open session, made (and enrolled for closing at loop
@@ -98,10 +100,14 @@ class LoopSessions:
             RuntimeError: no running event loop.
         """
         loop = asyncio.get_running_loop()
+        last = self._last
+        if loop is self._last_loop and last is not None and not last.closed:
+            return last
         entry = self._by_loop.get(loop)
-        if entry is not None and not entry[0].closed:
-            return entry[0]
-        return self._open(loop)
+        if entry is None or entry[0].closed:
+            entry = self._by_loop[loop] = self._open(loop)
+        self._last_loop, self._last = loop, entry[0]
+        return entry[0]
 
     def current(self) -> aiohttp.ClientSession | None:
         """The running loop's session, if one was made (open or closed), else ``None``."""
@@ -111,23 +117,24 @@ class LoopSessions:
             return None
         return None if entry is None else entry[0]
 
-    def _open(self, loop: asyncio.AbstractEventLoop) -> aiohttp.ClientSession:
+    def _open(self, loop: asyncio.AbstractEventLoop
+              ) -> tuple[aiohttp.ClientSession, AsyncGenerator[None, None]]:
         for old in [old for old in self._by_loop if old.is_closed()]:
             _finish_now(self._by_loop.pop(old)[1])
         stale = self._by_loop.pop(loop, None)
+        if stale is not None:  # its session was closed directly: nothing to wait for
+            _finish_now(stale[1])
         session = self._make()
         closer = _close_at_loop_end(session)
         _start(closer)
-        self._by_loop[loop] = (session, closer)
-        if stale is not None:  # its session was closed directly: nothing to wait for
-            _finish_now(stale[1])
-        return session
+        return session, closer
 
     async def aclose(self) -> None:
         """Close every session: the running loop's now; another live loop's on that
         loop (scheduled, thread-safe); a closed loop's without a loop call. Idempotent."""
         here = asyncio.get_running_loop()
         entries, self._by_loop = self._by_loop, {}
+        self._last_loop = self._last = None
         for loop, (_, closer) in entries.items():
             if loop is here:
                 await closer.aclose()

@@ -3,6 +3,7 @@
 import dataclasses
 import os
 import re
+from typing import Any
 
 import orjson
 import pydantic
@@ -401,3 +402,26 @@ def test_a_process_forked_after_import_hands_out_ids_the_parent_never_will() -> 
     assert {i[:8] for i in child_ids} != {parent_before[:8]}
     assert not set(child_ids) & {parent_before, *parent_after}
     assert {i[:8] for i in parent_after} == {parent_before[:8]}
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda v: messages_module.TextBlock(v), "TextBlock.text"),
+    (lambda v: messages_module.TextBlock(text=v), "TextBlock.text"),
+    (lambda v: messages_module.ThinkingBlock(v), "ThinkingBlock.thinking"),
+    (lambda v: messages_module.ToolResultBlock("call_1", v), "ToolResultBlock.output"),
+])
+@pytest.mark.parametrize("value", [5, None, b"bytes", ["a"]])
+def test_a_block_refuses_text_that_is_not_a_str_where_it_is_made(
+        make: Any, name: str, value: object) -> None:
+    # was sent as is, and the vendor answered 400
+    with pytest.raises(InvalidInputError, match=rf"{re.escape(name)} must be a str, got "
+                                                rf"{type(value).__name__}"):
+        make(value)
+
+
+def test_a_block_keeps_str_and_str_subclasses() -> None:
+    class Name(str):
+        pass
+
+    assert messages_module.TextBlock(Name("Ann")).text == "Ann"
+    assert messages_module.TextBlock("").text == ""

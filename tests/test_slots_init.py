@@ -150,3 +150,32 @@ PER_CALL = [
 @pytest.mark.parametrize("cls", PER_CALL, ids=lambda c: c.__name__)
 def test_per_call_classes_use_slot_init(cls: type) -> None:
     assert getattr(cls.__init__, "__slot_init__", False)
+
+
+def test_checked_fields_call_their_check_only_off_the_exact_type() -> None:
+    seen: list[Any] = []
+
+    def check(value: Any) -> str:
+        seen.append(value)
+        if isinstance(value, str):
+            return value
+        raise ValueError(f"not text: {type(value).__name__}")
+
+    @slot_init(checks={"text": (str, check)})
+    @dataclass(frozen=True, slots=True)
+    class Checked:
+        text: str
+        type: str = "t"  # a field named like the builtin the check must not need
+
+    assert Checked("a").text == "a" and Checked(text="b", type="u").type == "u"
+    assert seen == []  # exactly str: no call at all on the common path
+
+    class Sub(str):
+        pass
+
+    assert type(Checked(Sub("s")).text) is Sub and len(seen) == 1  # the check kept it
+    for bad in (5, None, b"x"):
+        with pytest.raises(ValueError, match="not text"):
+            Checked(bad)
+    with pytest.raises(TypeError, match="no init field of"):
+        slot_init(checks={"nope": (str, check)})(Checked)
