@@ -7,6 +7,7 @@ from agentflow._error_root import AgentflowError
 
 __all__ = [
     "BatchUnavailableError",
+    "DuplicateInputIdError",
     "InvalidExampleError",
     "InvalidInputError",
     "InvalidModelError",
@@ -118,3 +119,26 @@ class SchemaError(UsageError, ValueError):
         self.reason = reason
         where = f"{path}: " if path else ""
         super().__init__(f"{where}{reason}")
+
+
+class DuplicateInputIdError(UsageError, ValueError):
+    """Two inputs of one ``extract_many`` run share an id, so their results could
+    not be told apart (under ``order="completed"`` above all). Raised before any
+    request when the inputs are a collection; for a lazy iterable, when the
+    repeat is read (its request is never made).
+
+    Attributes:
+        id: the id given twice.
+        first: position (from 0) of the input that had it first.
+        second: position of the repeat.
+    """
+
+    def __init__(self, input_id: str, first: int, second: int, *,
+                 generated: tuple[bool, bool] = (False, False)) -> None:
+        self.id, self.first, self.second = input_id, first, second
+        made = [" (generated from its position: a plain str input)" if g else ""
+                for g in generated]
+        super().__init__(
+            f"inputs {first}{made[0]} and {second}{made[1]} share the id {input_id!r}: ids key "
+            "the results and must be unique within a run; give each input its own id "
+            "(e.g. (id, text) or ExtractInput)")

@@ -31,7 +31,15 @@ import contextlib
 import dataclasses
 import functools
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Sequence,
+)
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -43,7 +51,7 @@ from agentflow.agent import ReActAgent
 from agentflow.batch_api.mode import Mode, start_batch_mode
 from agentflow.batch_api.model import input_scope
 from agentflow.batch_api.runner import BatchSettings
-from agentflow.batch_types import ExtractInput, ExtractResult, _aiter, _as_input
+from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, _aiter, _as_input
 from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
 from agentflow.deferred import resolve_media
 from agentflow.errors import EmptyDocumentError, SchemaError
@@ -275,6 +283,11 @@ async def extract_many(
     Raises:
         ValueError: ``concurrency`` < 1, ``passes`` not an int >= 1, ``max_chars`` < 1 or
             unknown ``order``.
+        DuplicateInputIdError: two inputs share an id (naming it and both positions):
+            before any request for a collection (list, tuple...); for a lazy
+            iterable when the repeat is read (it is never sent; the inputs
+            already started finish first). Plain ``str`` inputs get their
+            position as id, never a repeat among themselves.
         UsageError: ``chunking.items`` names no top-level list field of ``output``.
         TypeError: ``inputs`` is one ``str`` (or ``bytes``) rather than an iterable of
             documents; an input of an unsupported type (raised when it is reached).
@@ -295,6 +308,9 @@ async def extract_many(
     if max_chars is not None and max_chars < 1:
         raise ValueError(f"max_chars must be >= 1, got {max_chars}")
     check_items(output, chunking.items if chunking is not None else None)
+    checked_ids = isinstance(inputs, Collection) and not isinstance(inputs, Iterator)
+    if checked_ids:  # a collection can be read twice: every id checked before any request
+        IdCheck.all(inputs)  # type: ignore[arg-type]
     agent = (
         agent_or_model
         if isinstance(agent_or_model, ReActAgent)
@@ -323,8 +339,11 @@ async def extract_many(
                         if chunking is not None else 0)
             async with anyio.create_task_group() as tg:
                 index = 0
+                ids = IdCheck()  # a lazy iterable: each id checked as it is read
                 try:
                     async for raw in _aiter(inputs):
+                        if not checked_ids:
+                            ids.add(index, raw)
                         item = _as_input(index, raw)
                         await limiter.acquire()
                         tg.start_soon(run, index, item, limiter, calls, overhead, results)

@@ -4,15 +4,16 @@ truncation), and the forms an input may be given in."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentflow._usage_errors import DuplicateInputIdError
 from agentflow.extraction.chunked import ChunkReport, Truncation
 from agentflow.extraction.merge import Conflict
 from agentflow.model import Usage
 
-__all__ = ["ExtractInput", "ExtractResult", "InputLike"]
+__all__ = ["ExtractInput", "ExtractResult", "IdCheck", "InputLike"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,61 @@ def _as_input(index: int, item: InputLike) -> ExtractInput:
     raise TypeError(
         f"input {index} is a {type(item).__name__}; expected str, (id, text) or ExtractInput"
     )
+
+
+def _id_of(index: int, item: object) -> tuple[str, bool] | None:
+    """``(id, generated)`` of an input as ``_as_input`` makes it, without making it;
+    ``None`` for an input of an unsupported type (refused when it is reached)."""
+    if isinstance(item, ExtractInput):
+        return item.id, False
+    if isinstance(item, str):
+        return str(index), True
+    if isinstance(item, tuple) and len(item) == 2:
+        return str(item[0]), False
+    return None
+
+
+class IdCheck:
+    """Refuses a repeated input id (``extract_many``): ids key the results, and two
+    results under one id cannot be told apart (``order="completed"``). Ids made
+    from positions (plain ``str`` inputs) never repeat among themselves; one
+    equal to an id given explicitly is refused too, saying it was generated.
+
+        check = IdCheck()
+        check.add(index, item)        # raises DuplicateInputIdError on a repeat
+        IdCheck.all(inputs)           # a whole collection, before any request
+    """
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple[int, bool]] = {}
+
+    def add(self, index: int, item: InputLike) -> None:
+        """Record input ``index``'s id.
+
+        Raises:
+            DuplicateInputIdError: an earlier input has the same id (naming both positions).
+        """
+        found = _id_of(index, item)
+        if found is None:
+            return
+        input_id, generated = found
+        first = self._seen.setdefault(input_id, (index, generated))
+        if first[0] != index:
+            raise DuplicateInputIdError(input_id, first[0], index,
+                                        generated=(first[1], generated))
+
+    @classmethod
+    def all(cls, inputs: Collection[InputLike]) -> None:
+        """Check every input of a collection (it can be read again), before any request.
+
+        Raises:
+            DuplicateInputIdError: the first repeated id, with both positions.
+        """
+        check = cls()
+        for index, item in enumerate(inputs):
+            check.add(index, item)
 
 
 async def _aiter(inputs: Iterable[InputLike] | AsyncIterable[InputLike]) -> AsyncIterator[

@@ -19,6 +19,7 @@ The tree::
     │   ├── InvalidRecordError            an extraction record / results file that cannot be read
     │   ├── InvalidExampleError           a few-shot example that does not fit the output type
     │   ├── BatchUnavailableError         mode="batch" on a model without a vendor batch API
+    │   ├── DuplicateInputIdError         two extract_many inputs share an id (.id, .first, .second)
     │   ├── ToolDefinitionError           a tool that cannot be declared
     │   │   └── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
     │   └── SchemaError                   an output type the target dialect cannot express
@@ -123,6 +124,7 @@ from agentflow._run_errors import (
 )
 from agentflow._usage_errors import (
     BatchUnavailableError,
+    DuplicateInputIdError,
     InvalidExampleError,
     InvalidInputError,
     InvalidModelError,
@@ -150,6 +152,7 @@ __all__ = [
     "DocumentEncodingError",
     "DocumentError",
     "DocumentTooComplexError",
+    "DuplicateInputIdError",
     "EmptyDocumentError",
     "EncryptedDocumentError",
     "GroundingError",

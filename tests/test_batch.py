@@ -176,3 +176,55 @@ async def test_one_text_as_inputs_is_refused_not_read_a_character_a_document(
         async for _ in extract_many(model, inputs, Record):  # type: ignore[arg-type]
             pass
     assert calls == []
+
+
+@pytest.mark.parametrize("order", ["input", "completed"])
+async def test_inputs_sharing_an_id_are_refused_before_any_request(order: str) -> None:
+    from agentflow import DuplicateInputIdError
+
+    model, _ = make_model()
+    for inputs, (rid, first, second) in [
+        ([("a", "x"), ("b", "y"), ("a", "z")], ("a", 0, 2)),
+        ((ExtractInput("k", "x"), ("k", "y")), ("k", 0, 1)),  # a tuple, mixed forms
+        ([ExtractInput("1", "x"), ("2", "y"), ("2", "z"), ("1", "w")], ("2", 1, 2)),  # first repeat
+    ]:
+        with pytest.raises(DuplicateInputIdError) as caught:
+            await collect(agent_or_model=model, inputs=inputs, output=Record, order=order)
+        error = caught.value
+        assert (error.id, error.first, error.second) == (rid, first, second)
+        assert f"inputs {first} and {second} share the id {rid!r}" in str(error)
+        assert isinstance(error, ValueError)
+    assert model.requests == []  # refused before any request
+
+    # an id generated from a position (a plain str input) equal to one given: refused, said so
+    with pytest.raises(DuplicateInputIdError, match=r"inputs 0 \(generated from its position"):
+        await collect(agent_or_model=model, inputs=["x", ("0", "y")], output=Record, order=order)
+    assert model.requests == []
+
+
+async def test_plain_str_inputs_never_repeat_their_generated_ids() -> None:
+    model, _ = make_model()
+    results = await collect(agent_or_model=model, inputs=["same"] * 5, output=Record,
+                            order="completed")
+    assert sorted(r.id for r in results) == ["0", "1", "2", "3", "4"] and all(r.ok for r in results)
+
+
+async def test_a_lazy_iterable_is_checked_as_it_is_read_and_the_repeat_never_sent() -> None:
+    from agentflow import DuplicateInputIdError
+
+    model, _ = make_model()
+    read: list[int] = []
+
+    async def inputs():  # type: ignore[no-untyped-def]
+        for n, rid in enumerate(["a", "b", "c", "b", "d"]):
+            read.append(n)
+            yield (rid, f"text{n}")
+
+    got: list[ExtractResult] = []
+    with pytest.raises(DuplicateInputIdError, match=r"inputs 1 and 3 share the id 'b'"):
+        async for result in extract_many(model, inputs(), Record, concurrency=2):
+            got.append(result)
+    assert read == [0, 1, 2, 3]  # nothing read past the repeat
+    assert [r.id for r in got] == ["a", "b", "c"]  # the inputs already started finished
+    sent = [next(m.text for m in r.messages if m.role == "user") for r in model.requests]
+    assert sorted(sent) == ["text0", "text1", "text2"]  # the repeat was never sent
