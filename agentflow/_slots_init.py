@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, overload
 
-__all__ = ["slot_init"]
+__all__ = ["Check", "slot_init"]
 
 _T = TypeVar("_T", bound=type)
 
