@@ -26,6 +26,11 @@ Modes (``agentflow.model.InlineThinking``):
   length limit was still reasoning). A reply that starts with ``<think>`` is
   read as in ``"tags"``.
 
+A block opened and never closed in a reply that says nothing else (a model
+that forgot ``</think>`` before answering) also gives, as text, what follows
+its first ``{``/``[``: the answer it wrote inside (the rule of
+``agentflow.output.parsing.strip_thinking``, so structured output still finds it).
+
 When the server splits reasoning itself (a ``reasoning_content``/``reasoning``
 field arrives), the text is passed on untouched from then on.
 """
@@ -91,13 +96,15 @@ class ThinkTagParser(ChunkParser):
 
     Class attributes: ``opened`` (the reply starts inside the reasoning),
     ``yields_to_field`` (a ``reasoning_content``/``reasoning`` field turns
-    the splitting off: the server already splits).
+    the splitting off: the server already splits), ``recovers_unclosed``
+    (an answer written inside a never-closed block is also given as text).
     """
 
-    __slots__ = ("_cut", "_held", "_inside", "_plain", "_start", "_trim")
+    __slots__ = ("_cut", "_held", "_inside", "_plain", "_said", "_start", "_thought", "_trim")
 
     opened: ClassVar[bool] = False
     yields_to_field: ClassVar[bool] = True
+    recovers_unclosed: ClassVar[bool] = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -106,6 +113,8 @@ class ThinkTagParser(ChunkParser):
         self._trim = False
         self._plain = False
         self._cut = False
+        self._said = False
+        self._thought: list[str] = []
         self._start = self.opened
         """Opened mode before the reply showed whether it reasons."""
 
@@ -156,6 +165,8 @@ class ThinkTagParser(ChunkParser):
             text = text[at + len(tag):]
             self._inside = not self._inside
             self._trim = True
+            if self._inside:
+                self._thought.clear()
 
     def _emit(self, piece: str, out: list[ModelChunk]) -> None:
         if self._trim:
@@ -164,7 +175,13 @@ class ThinkTagParser(ChunkParser):
                 return
             self._trim = False
         if piece:
-            out.append(ThinkingDelta(piece) if self._inside else TextDelta(piece))
+            if self._inside:
+                out.append(ThinkingDelta(piece))
+                if self.recovers_unclosed and not self._said:
+                    self._thought.append(piece)
+            else:
+                self._said = True
+                out.append(TextDelta(piece))
 
     def _flush_text(self, out: list[ModelChunk]) -> None:
         """Held text of a reply that never closed the reasoning, as text."""
@@ -172,6 +189,7 @@ class ThinkTagParser(ChunkParser):
             held, self._held = self._held, ""
             if self._start:
                 self._start = False
+                self._said = True
                 out.append(TextDelta(held))
             else:
                 self._emit(held, out)
@@ -185,13 +203,19 @@ class ThinkTagParser(ChunkParser):
     def close(self) -> list[ModelChunk]:
         """What is held back: a partial tag that never completed, or (opened
         mode) a reply that never showed ``</think>``: reasoning when the
-        length limit cut it, else text."""
+        length limit cut it, else text; then, for a reply that said nothing
+        but a block never closed, its answer from the first ``{``/``[``."""
         out: list[ModelChunk] = []
         if self._start and self._held and self._cut:
             self._start = False
             self._inside = True
             self._trim = True
         self._flush_text(out)
+        if self._inside and self._thought and not self._said and not self._cut:
+            thought = "".join(self._thought)
+            starts = [p for p in (thought.find("{"), thought.find("[")) if p >= 0]
+            if starts:  # the answer written inside a block never closed
+                out.append(TextDelta(thought[min(starts):]))
         return out
 
 

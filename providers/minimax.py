@@ -188,6 +188,7 @@ class MiniMaxParser(ThinkTagParser):
     __slots__ = ("_finished", "_streamed")
 
     yields_to_field: ClassVar[bool] = False  # M2 writes inline <think> whatever else comes
+    recovers_unclosed: ClassVar[bool] = False
 
     def __init__(self) -> None:
         super().__init__()

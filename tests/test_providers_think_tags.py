@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
 from agentflow.messages import Msg, ThinkingBlock
@@ -26,7 +27,7 @@ from agentflow.reply import generate
 
 from .fakes.base import FakeCall, FakeReply
 from .fakes.openai import OpenAIFake
-from .provider_scenarios import FAST, close_models, tracked
+from .provider_scenarios import FAST, WEATHER, Weather, agent_for, close_models, run, tracked
 
 STREAMS = pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 TOOL = ToolSpec("get_weather", "Weather.", {"type": "object", "properties": {
@@ -202,3 +203,21 @@ async def test_models_without_the_flag_keep_the_text(fake: OpenAIFake, stream: b
     fake.add(FakeReply(text=content))
     reply = await generate(model_for(fake, "llama-3.1-8b-instruct", stream), [Msg.user("hi")], [])
     assert reply.message.text == content
+
+
+def test_answer_inside_a_block_never_closed_is_text() -> None:
+    out = feed_pieces(ThinkTagParser(), ["<think>\nweigh it", ' then {"city": ', '"Paris"}'])
+    assert split(out) == ('weigh it then {"city": "Paris"}', '{"city": "Paris"}')
+    cut = feed_pieces(ThinkTagParser(), ['<think>\nweigh {"a"'], finish="length")
+    assert split(cut) == ('weigh {"a"', "")  # cut by the length limit: still reasoning
+    said = feed_pieces(ThinkTagParser(), ["Hi. <think>\nmore {x}"])
+    assert split(said) == ("more {x}", "Hi. ")  # the reply said something: nothing added
+
+
+@STREAMS
+async def test_structured_output_after_inline_reasoning(fake: OpenAIFake, stream: bool) -> None:
+    fake.add(FakeReply(thinking='Paris? {"maybe": 1} no, decide.',
+                       text=orjson.dumps(WEATHER).decode(), chunk_size=5,
+                       extra={"inline_thinking": "opened"}))
+    _, complete = await run(agent_for(model_for(fake, "DeepSeek-R1-Distill-Qwen-32B", stream)))
+    assert complete.output == Weather(**WEATHER)
