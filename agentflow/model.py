@@ -25,6 +25,7 @@ __all__ = [
     "FinishChunk",
     "FinishReason",
     "GenerateOptions",
+    "InlineThinking",
     "ModelChunk",
     "ModelProfile",
     "NativeOutput",
@@ -44,6 +45,11 @@ __all__ = [
 ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "specific"]
 NativeOutput: TypeAlias = Literal["json_schema", "json_object"]
 SchemaDialect: TypeAlias = Literal["plain", "openai_strict", "gemini", "local"]
+InlineThinking: TypeAlias = Literal["tags", "opened"]
+"""How a model served without a reasoning parser leaves its reasoning in the
+reply text: ``"tags"`` between ``<think>`` and ``</think>``; ``"opened"``: the
+chat template opened the block, so the reply starts inside it and shows only
+``</think>`` (see ``ModelProfile.inline_thinking``)."""
 FinishReason: TypeAlias = Literal[
     "stop", "length", "tool_calls", "content_filter", "refusal", "error", "other"
 ]
@@ -322,6 +328,14 @@ class ModelProfile:
             when a long document is read item by item (``Chunking(items=...)``):
             1 for a weak model, which extracts one item far better than
             thirty; ``None``: as many as the window holds.
+        inline_thinking: the model writes its reasoning into the reply text as
+            ``<think>...</think>`` (``InlineThinking``; a generic
+            OpenAI-compatible server without a reasoning parser: vLLM without
+            ``--reasoning-parser``, llama.cpp ``--reasoning-format none``, LM
+            Studio); the adapter splits it into thinking, so ``reply.text``
+            holds only the answer. ``None``: text is text. Set by name rules for
+            known reasoning families on hosts that are not their vendor's
+            (``providers._think_tags``); pass a profile to override.
     """
 
     supports_tools: bool = True
@@ -352,6 +366,7 @@ class ModelProfile:
     max_document_pages: int | None = None
     items_per_chunk: int | None = None
     media_tokens: MediaTokens = field(default_factory=MediaTokens)
+    inline_thinking: InlineThinking | None = None
 
     def with_(self, **changes: Any) -> ModelProfile:
         """A copy with ``changes`` applied (the set fields may be any iterable)."""

@@ -66,6 +66,7 @@ from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestH
 from agentflow.providers._openai_wire import ChunkParser, ReasoningHistory
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.providers._think_tags import inline_thinking_for_model, think_tag_parser
 from agentflow.ratelimit import model_family
 
 __all__ = [
@@ -104,7 +105,9 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
             only when ``base_url`` is on the vendor's own host (a key is never
             sent to a third-party host unless passed explicitly).
         base_url: API root (default: the vendor's).
-        profile: overrides the profile looked up from the model name.
+        profile: overrides the profile looked up from the model name (and the
+            name rules' ``inline_thinking``; ``profile.inline_thinking`` says
+            whether reply text carries ``<think>`` reasoning to split out).
         settings: timeouts, retries, connection limit.
         stream: stream replies (SSE) or ask for whole replies; a request's
             ``GenerateOptions.stream`` overrides it (``streams``).
@@ -193,7 +196,14 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                                 governor=shared_governor(self.vendor, url, key,
                                                          self.rate_family(model), settings),
                                 rate_headers=type(self).rate_headers)
-        self._profile = profile or self.lookup_profile(model)
+        if profile is None:
+            profile = self.lookup_profile(model)
+            if profile.inline_thinking is None and not self.own_host:
+                inline = inline_thinking_for_model(model)  # a reasoning model, no parser
+                if inline is not None:
+                    profile = profile.with_(inline_thinking=inline)
+        self._profile = profile
+        self._parser_type = think_tag_parser(self.parser_class, profile.inline_thinking)
         if tool_markups is None:
             tool_markups = (*self.default_markups,
                             *(() if self.own_host else markups_for_model(model)))
@@ -305,7 +315,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 for chunk in self.whole_chunks(guard, guard.load(await response.read()), markup):
                     yield chunk
                 return
-            parser = self.parser_class()
+            parser = self._parser_type()
             guard = ReplyGuard(self.vendor, stream=True)
             done = received = finished = False
             read = partial(self.read_payload, parser, guard=guard)  # no Python frame per event

@@ -32,6 +32,9 @@ class OpenAIReplyHooks:
 
     vendor: ClassVar[str]
     parser_class: ClassVar[type[ChunkParser]]
+    _parser_type: type[ChunkParser]
+    """The parser this model's replies are read with (``parser_class``, or a
+    ``_think_tags`` parser when its profile has ``inline_thinking``)."""
 
     # -- errors (hooks) -----------------------------------------------------
     def map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
@@ -60,7 +63,7 @@ class OpenAIReplyHooks:
         Raises:
             ProviderError: a malformed reply or one carrying an error (``guard``).
         """
-        parser = self.parser_class()
+        parser = self._parser_type()
         chunks = guard.fold(partial(self.read_payload, parser, guard=guard), data)
         if type(parser).close is not ChunkParser.close:  # a parser that holds text back
             held = guard.fold(close_parser, parser)

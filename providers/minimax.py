@@ -14,8 +14,8 @@ Everything special about MiniMax (shared/providers.md section 8):
   handed on, so rate limits are retried), on every stream frame, and on HTTP
   error bodies.
 * **Thinking inline:** M2.x put their reasoning in ``content`` as
-  ``<think>...</think>``; it is split out as ``ThinkingDelta`` while
-  streaming (a tag may be cut across chunks) and wrapped back into
+  ``<think>...</think>``; it is split out as ``ThinkingDelta``, streamed and
+  whole (a tag may be cut across chunks; ``_think_tags.ThinkTagParser``) and wrapped back into
   ``content`` on later turns, as MiniMax requires for tool loops.
   ``reasoning_content`` / ``reasoning_details`` are read too.
 * **Stream shape:** intermediate chunks carry zero ``usage`` placeholders
@@ -64,7 +64,6 @@ from agentflow.model import (
     ModelChunk,
     ModelProfile,
     ResponseFormat,
-    TextDelta,
     ThinkingDelta,
     ToolSpec,
 )
@@ -73,6 +72,7 @@ from agentflow.providers._markup import MarkupCall, ToolMarkup, json_calls, regi
 from agentflow.providers._openai_compat import OpenAICompatibleModel, unsupported_feature
 from agentflow.providers._openai_wire import ChunkParser, ReasoningHistory
 from agentflow.providers._profiles import ProfileRule
+from agentflow.providers._think_tags import ThinkTagParser
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -181,24 +181,17 @@ MINIMAX_M1_MARKUP = register_markup(ToolMarkup(
 """MiniMax-M1's in-band tool-call format (``<tool_calls>`` of JSON lines)."""
 
 
-def _partial_tag(text: str, tag: str) -> int:
-    """Length of the longest end of ``text`` that starts ``tag``."""
-    for k in range(min(len(tag) - 1, len(text)), 0, -1):
-        if text.endswith(tag[:k]):
-            return k
-    return 0
+class MiniMaxParser(ThinkTagParser):
+    """``ThinkTagParser`` (``<think>`` splitting, mode ``"tags"``) plus
+    ``reasoning_details`` and final-frame dedup."""
 
+    __slots__ = ("_finished", "_streamed")
 
-class MiniMaxParser(ChunkParser):
-    """``ChunkParser`` plus ``<think>`` splitting and final-frame dedup."""
-
-    __slots__ = ("_finished", "_held", "_inside", "_streamed", "_trim")
+    yields_to_field: ClassVar[bool] = False  # M2 writes inline <think> whatever else comes
+    recovers_unclosed: ClassVar[bool] = False
 
     def __init__(self) -> None:
         super().__init__()
-        self._held = ""
-        self._inside = False
-        self._trim = False
         self._streamed = False
         self._finished = False
 
@@ -227,40 +220,6 @@ class MiniMaxParser(ChunkParser):
             if isinstance(item, Mapping) and item.get("text"):
                 out.append(ThinkingDelta(str(item["text"])))
         super().delta(delta, out)
-
-    def text(self, content: str, out: list[ModelChunk]) -> None:
-        """Split ``<think>...</think>`` out of the content, tags cut anywhere."""
-        text = self._held + content
-        self._held = ""
-        while text:
-            tag = "</think>" if self._inside else "<think>"
-            at = text.find(tag)
-            if at < 0:
-                keep = _partial_tag(text, tag)
-                self._emit(text[: len(text) - keep], out)
-                self._held = text[len(text) - keep:]
-                return
-            self._emit(text[:at], out)
-            text = text[at + len(tag):]
-            self._inside = not self._inside
-            self._trim = True
-
-    def _emit(self, piece: str, out: list[ModelChunk]) -> None:
-        if self._trim:
-            piece = piece.lstrip("\n") if self._inside else piece.lstrip()
-            if not piece:
-                return
-            self._trim = False
-        if piece:
-            out.append(ThinkingDelta(piece) if self._inside else TextDelta(piece))
-
-    def close(self) -> list[ModelChunk]:
-        """The held-back end of the text (a partial tag that never completed)."""
-        out: list[ModelChunk] = []
-        if self._held:
-            held, self._held = self._held, ""
-            self._emit(held, out)
-        return out
 
 
 API_KEY_VARIABLES = ("MINIMAX_API_KEY",)

@@ -32,7 +32,12 @@ as a data line after ``error_after`` frames, then the connection ends),
 ``split_writes`` (each frame written in two halves, cutting UTF-8 characters),
 ``same_index`` (every streamed tool call at index 0, told apart by its id, as
 vLLM/GLM-style servers send parallel calls), ``no_finish`` (the finish chunk
-carries no ``finish_reason``; ``[DONE]`` still comes).
+carries no ``finish_reason``; ``[DONE]`` still comes), ``inline_thinking``
+(``"tags"``: the thinking goes in ``content`` as ``<think>\n…\n</think>\n\n``
+before the text, as a generic server without a reasoning parser sends a
+reasoning model's reply, vLLM without ``--reasoning-parser`` or llama.cpp
+``--reasoning-format none``; ``"opened"``: the same without ``<think>``, which
+the chat template put in the prompt: DeepSeek-R1, QwQ).
 """
 
 from __future__ import annotations
@@ -416,10 +421,20 @@ class OpenAIStyleFake(FakeServer):
             out = {"id": self.call_id(index, call), "type": "function", **out}
         return out
 
+    def content_of(self, reply: FakeReply) -> str:
+        """The reply's ``content``: its text, after inline thinking (``inline_thinking``)."""
+        inline = reply.extra.get("inline_thinking")
+        if not inline or not reply.thinking:
+            return reply.text
+        opening = "" if inline == "opened" else "<think>\n"
+        return f"{opening}{reply.thinking}\n</think>\n\n{reply.text}"
+
     def message_json(self, reply: FakeReply, body: Any) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None,
+        content = self.content_of(reply)
+        message: dict[str, Any] = {"role": "assistant", "content": content or None,
                                    "refusal": reply.extra.get("refusal")}
-        if reply.thinking and self.thinking_on(body):
+        inline = content is not reply.text
+        if reply.thinking and self.thinking_on(body) and not inline:
             message[self.reasoning_field] = reply.thinking
         if reply.tool_calls:
             message["tool_calls"] = [self.tool_json(i, c, reply)
@@ -447,11 +462,12 @@ class OpenAIStyleFake(FakeServer):
         """The chunks before the finish chunk."""
         size = reply.chunk_size
         frames = [self.chunk(body, {"role": "assistant", "content": ""})]
-        if reply.thinking and self.thinking_on(body):
+        content = self.content_of(reply)
+        if reply.thinking and self.thinking_on(body) and content is reply.text:
             frames += [self.chunk(body, {self.reasoning_field: p})
                        for p in pieces(reply.thinking, size)]
-        if reply.text:
-            frames += [self.chunk(body, {"content": p}) for p in pieces(reply.text, size)]
+        if content:
+            frames += [self.chunk(body, {"content": p}) for p in pieces(content, size)]
         if reply.extra.get("refusal"):
             frames += [self.chunk(body, {"refusal": p})
                        for p in pieces(reply.extra["refusal"], size)]
