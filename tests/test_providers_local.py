@@ -31,6 +31,7 @@ from agentflow.providers.local import (
     bundled_available,
 )
 from agentflow.providers.registry import get_model
+from tests.test_grounding_order import HELD  # the grammar tests' document, on the real model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 import debian_changelog
@@ -383,14 +384,6 @@ class Held(BaseModel):
                        Grounded(whole_tokens=True, after="release")]
     changes: list[Annotated[str, Grounded(whole_items=True, after="release")]] = Field(
         min_length=1)
-
-
-HELD = ("Notes: urgency high was discussed.\n"
-        "  * An item before the release line.\n"
-        "Release 2.0 (low)\n"
-        "  * Fix the build.\n"
-        "    Thanks to Jane.\n"
-        "  * Update the watch file.\n")
 
 
 async def test_choices_and_list_items_held_in_order_on_the_embedded_model(
