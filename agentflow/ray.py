@@ -192,11 +192,12 @@ def read_jsonl(paths: str | Sequence[str], *, text_field: str = "text",
 
 def read_parquet(paths: str | Sequence[str], *, text_field: str = "text",
                  id_field: str = "id") -> ray.data.Dataset:
-    """A Dataset of Parquet rows (Ray Data's Parquet reader, only the two columns
+    """A Dataset of Parquet rows (Ray Data's Parquet reader; ``select_columns``,
+    which Ray's planner pushes down into the read, so only the two columns are
     read): columns ``id``, ``text``, ``problem``, ``source_offset``."""
     rt = _ray()
-    dataset: ray.data.Dataset = rt.data.read_parquet(paths, columns=[id_field, text_field]).map(
-        _records_to_docs(text_field, id_field))
+    dataset: ray.data.Dataset = rt.data.read_parquet(paths).select_columns(
+        [id_field, text_field]).map(_records_to_docs(text_field, id_field))
     return dataset
 
 
