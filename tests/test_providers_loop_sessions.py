@@ -53,8 +53,12 @@ def server() -> Iterator[tuple[str, int]]:
 
 def open_client_sockets(port: int) -> int:
     """This process's established TCP connections whose remote port is ``port``."""
-    mine = {os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")
-            if os.path.exists(f"/proc/self/fd/{fd}")}
+    mine = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:  # the server thread opens and closes descriptors meanwhile
+            mine.add(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            continue
     count = 0
     for table in ("/proc/self/net/tcp", "/proc/self/net/tcp6"):
         for row in Path(table).read_text().splitlines()[1:]:
