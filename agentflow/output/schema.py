@@ -46,6 +46,7 @@ WRAP_FIELD = "result"
 SPEC_CACHE_SIZE = 256
 """Output types whose ``OutputSpec`` stays cached (least recently used evicted)."""
 
+_NO_PROPERTIES: Mapping[str, Any] = {}
 _EMPTY_OUTPUT = "the output is empty: give its fields ({fields}), even those with defaults"
 _UNKNOWN_KEYS = ("the output sets none of its fields ({fields}): its keys ({keys}) are not "
                  "fields of it")
@@ -252,10 +253,14 @@ class OutputSpec:
         Raises:
             pydantic.ValidationError: listing each failing field.
         """
-        empty = data in (None, {}) and bool(self._plain.get("properties"))
+        props = self._plain.get("properties") or _NO_PROPERTIES
+        empty = data in (None, {}) and bool(props)
+        # keys that are all declared properties: no envelope to unwrap, and a
+        # value validated from them has set a field (no nothing-set test needed)
+        declared = isinstance(data, dict) and bool(data) and data.keys() <= props.keys()
         if empty:
             data = {}  # report the missing fields, as for any other object
-        elif text is not None and (not isinstance(data, dict) or len(data) > 2
+        elif text is not None and (declared or not isinstance(data, dict) or len(data) > 2
                                    or unwrapped(data, self._plain) is data):
             # an envelope ({"name": "generate_response", "arguments": {...}}: two
             # keys at most) may validate as is when the type has a ``name`` field
@@ -267,11 +272,10 @@ class OutputSpec:
             except ValidationError:
                 pass  # not exact: normalise, then validate lax (and report from there)
             else:
-                if self.wrapped or not _nothing_set(exact):
+                if self.wrapped or declared or not _nothing_set(exact):
                     return getattr(exact, WRAP_FIELD) if self.wrapped else exact
         data = normalize(data, self._plain)
         value = self._adapter.validate_python(data)
-        props = self._plain.get("properties")
         if empty or (props and not self.wrapped and _nothing_set(value)):
             # valid only through defaults: an empty answer is no answer (C02), and
             # so is one whose every key the type ignored ({"lo": 3} for ``low``)
