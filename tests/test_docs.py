@@ -233,16 +233,37 @@ def redirected(vendor: str, target: str, url: str) -> Callable[..., Any]:
 
 @pytest.fixture
 def offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Name lookups of hosts other than this machine fail (no real network)."""
-    real = socket.getaddrinfo
+    """No network beyond this machine: name lookups of other hosts and connections
+    to other addresses fail the block that makes them."""
+    real_lookup = socket.getaddrinfo
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def refuse(where: object) -> OSError:
+        return OSError(f"docs test: no network to {where!r} (only 127.0.0.1)")
 
     def local_only(host: Any, *args: Any, **kwargs: Any) -> Any:
         name = host.decode() if isinstance(host, bytes) else host
         if name not in LOCAL_HOSTS:
-            raise OSError(f"docs test: no network to {name!r} (only 127.0.0.1)")
-        return real(host, *args, **kwargs)
+            raise refuse(name)
+        return real_lookup(host, *args, **kwargs)
+
+    def is_local(address: Any) -> bool:
+        return not isinstance(address, tuple) or address[0] in LOCAL_HOSTS
+
+    def connect(self: socket.socket, address: Any) -> None:
+        if not is_local(address):
+            raise refuse(address)
+        real_connect(self, address)
+
+    def connect_ex(self: socket.socket, address: Any) -> int:
+        if not is_local(address):
+            raise refuse(address)
+        return real_connect_ex(self, address)
 
     monkeypatch.setattr(socket, "getaddrinfo", local_only)
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
 
 
 def make_fixtures(where: Path) -> None:
@@ -363,6 +384,13 @@ async def test_an_unscripted_request_gets_an_instance_of_its_output_schema() -> 
                 reply = await agent.call("file a ticket", Ticket, state=AgentState())
             assert reply.output == Ticket(title="example", priority=1, tags=["example"]), vendor
             assert fake.requests, vendor
+
+
+def test_the_offline_guard_refuses_other_hosts(offline: None) -> None:
+    with pytest.raises(OSError, match="no network"):
+        socket.getaddrinfo("example.com", 443)
+    with socket.socket() as sock, pytest.raises(OSError, match="no network"):
+        sock.connect(("93.184.215.14", 443))
 
 
 def test_the_collector_reads_fences_and_directives() -> None:
