@@ -134,7 +134,7 @@ class ReActAgent:
         self.id = uuid.uuid4().hex[:12]
         self.model = resolve_model(model)
         self.toolkit = tools if isinstance(tools, Toolkit) else Toolkit(tools)
-        check_tool_names(self.toolkit.names)
+        self.toolkit.add_check(check_tool_names)  # again whenever a tool source's tools change
         self.sys_prompt = sys_prompt
         self.max_iters = max_iters
         self.stream_retries = stream_retries
@@ -149,7 +149,7 @@ class ReActAgent:
             StructuredOutputCompression(),
             *middleware,
         ]
-        self._specs: dict[tuple[str, tuple[str, ...]], list[ToolSpec]] = {}
+        self._specs: dict[tuple[str, int], list[ToolSpec]] = {}
         self._whole: tuple[GenerateOptions, GenerateOptions] | None = None
         self._hooks: Hooks = hooks_for(self.middleware)
 
@@ -297,6 +297,8 @@ class ReActAgent:
         model = self.model
         state.inputs_checked = check_call_inputs(  # only what the last call did not check
             state.memory, inputs, model.profile, model.model_name, state.inputs_checked)
+        if self.toolkit.sources:  # tool sources (MCP servers): their tools as they are now
+            await self.toolkit.refresh()
         has_tools = bool(len(self.toolkit))
         if output is not None:
             self.structured_output.prepare(model, output, has_tools, strategy)
@@ -328,6 +330,8 @@ class ReActAgent:
                 # the loop: reason, act, repeat (inline: no generator layer re-yields the events)
                 while ex.iteration < self.max_iters:
                     ex.iteration += 1
+                    if self.toolkit.sources and ex.iteration > 1:  # changed by a tool call?
+                        await self.toolkit.refresh()
                     while True:  # reason: one model request, sent again after a recovered error
                         request = await next_request(ex, hooks, self.sys_prompt, tool_specs(
                             self._specs, self.toolkit, ex.model.profile.schema_dialect))
