@@ -6,6 +6,7 @@ official SDK's low-level ``Server`` class (``mcp.server.lowlevel``).
                                                # prints "PORT <n>" once the socket listens
     python tests/mcp_server.py --sse           # the SDK's legacy SSE transport, same way
     python tests/mcp_server.py --bad-schema    # also lists tools whose schemas no model takes
+    python tests/mcp_server.py --reserved-name # also lists a tool called generate_response
 
 Tools: ``add`` (text and structured content), ``echo``, ``lookup`` (a
 product's price, structured), ``slow`` (sleeps), ``crash`` (the process
@@ -66,19 +67,25 @@ BAD_TOOLS = [
     types.Tool(name="remote_ref", description="Its schema points to another document.",
                input_schema={"type": "object",
                              "properties": {"x": {"$ref": "https://schemas.invalid/x.json"}}}),
-    # not an object at the root: vendors take only objects as parameters
-    types.Tool(name="array_root", description="Its parameters are an array.",
-               input_schema={"type": "array", "items": {"type": "string"}}),
+    # a type JSON Schema does not have: not valid JSON Schema
+    types.Tool(name="unknown_type", description="Its schema is not valid JSON Schema.",
+               input_schema={"type": "object", "properties": {"x": {"type": "text"}}}),
+    # valid JSON Schema (a boolean subschema) that agentflow's dialect transforms refuse
+    types.Tool(name="bool_branch", description="A boolean schema in a union.",
+               input_schema={"type": "object",
+                             "properties": {"q": {"anyOf": [True, {"type": "string"}]}}}),
 ]
+RESERVED = types.Tool(name="generate_response", description="Takes the output tool's name.",
+                      input_schema=_schema({}))
 
 
-def build(bad_schema: bool = False) -> Server[Any]:
+def build(bad_schema: bool = False, reserved: bool = False) -> Server[Any]:
     """The server; its tool list grows by ``secret`` once ``unlock`` is called."""
     unlocked = False
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
-        tools = list(BASE_TOOLS) + (BAD_TOOLS if bad_schema else [])
+        tools = [*BASE_TOOLS, *(BAD_TOOLS if bad_schema else []), *([RESERVED] if reserved else [])]
         return types.ListToolsResult(tools=[*tools, SECRET] if unlocked else tools)
 
     def text(value: str) -> list[types.ContentBlock]:
@@ -175,8 +182,7 @@ def serve_http(server: Server[Any], sse: bool) -> None:
 
 
 def main() -> None:
-    bad = "--bad-schema" in sys.argv
-    server = build(bad_schema=bad)
+    server = build(bad_schema="--bad-schema" in sys.argv, reserved="--reserved-name" in sys.argv)
     if "--http" in sys.argv or "--sse" in sys.argv:
         serve_http(server, sse="--sse" in sys.argv)
     else:

@@ -22,6 +22,7 @@ from typing import Any, Literal, TextIO
 from urllib.parse import urlsplit
 
 import anyio
+import anyio.abc
 import mcp_types as types
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError as SDKError
@@ -136,7 +137,10 @@ class MCPServer:
         self.max_retries = max_retries
         self.skipped: dict[str, str] = {}
         """Tools left out for their schemas (``on_invalid_schema="skip"``): name -> why."""
-        self._stack: AsyncExitStack | None = None
+        self._group: anyio.abc.TaskGroup | None = None
+        self._stop = anyio.Event()
+        self._failure: Exception | None = None
+        self._lost: str | None = None
         self._session: ClientSession | None = None
         self._entered = 0
         self._tools: list[Tool] = []
@@ -181,7 +185,8 @@ class MCPServer:
         return cls(HTTPTarget(url, headers, sse=True), **options)
 
     def __repr__(self) -> str:
-        state = "running" if self._session is not None else "stopped"
+        state = ("stopped" if self._group is None else "running" if self._lost is None
+                 else "connection lost")
         return (f"MCPServer(name={self.name!r}, {self.target.kind} {self.target.describe()!r}, "
                 f"{state})")
 
@@ -200,13 +205,23 @@ class MCPServer:
 
     @property
     def running(self) -> bool:
-        """Whether the session is open (it may have lost its server since:
-        calls then fail with ``MCPConnectionError``)."""
-        return self._session is not None
+        """Whether the server is started and not closed (its connection may
+        have been lost since: ``lost`` says so, and calls then fail with
+        ``MCPConnectionError``)."""
+        return self._group is not None
+
+    @property
+    def lost(self) -> str | None:
+        """Why the connection was lost while running (``None``: it was not)."""
+        return self._lost
 
     async def start(self) -> None:
         """Start (or connect to) the server and list its tools; prefer
         ``async with server:``. ``aclose`` must be awaited in the same task.
+
+        The session lives in a task of its own (in a task group entered here):
+        a transport that fails (the server exits, a connection breaks) ends
+        that task and marks the server ``lost``, never cancelling the caller.
 
         Raises:
             MCPServerStartError: the process could not start, the URL could
@@ -215,40 +230,76 @@ class MCPServer:
             MCPToolSchemaError / ToolNameError / ToolDefinitionError: a tool
                 cannot be declared (a schema, a name collision, an unknown
                 ``include`` name); the server is closed first.
-            UsageError: the server is already running.
+            MCPNotRunningError: the server is already running.
         """
-        if self._session is not None:
+        if self._group is not None:
             raise MCPNotRunningError(f"MCP server {self.name!r} is already running")
-        stack = AsyncExitStack()
+        self._lost = None
+        self._failure = None
+        self._stop = anyio.Event()
+        group = anyio.create_task_group()
+        await group.__aenter__()
         try:
-            read, write = await self.target.open(stack)
-            session = await stack.enter_async_context(ClientSession(
-                read, write, read_timeout_seconds=self.connect_timeout,
-                message_handler=self._on_message,
-                client_info=types.Implementation(name="agentflow", version=_version())))
-            await session.initialize()
-            self._session = session
-            self._stale = False
-            await self._list(first=True)
+            await group.start(self._serve)
         except BaseException as exc:
-            self._session = None
-            await _close(stack, self.name)
-            if isinstance(exc, ToolDefinitionError) or not isinstance(exc, Exception):
-                raise  # a tool that cannot be declared; a cancellation
+            self._stop.set()
+            await group.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        if self._failure is not None:  # the session task ended before it was ready
+            failure, self._failure = self._failure, None
+            await group.__aexit__(None, None, None)
+            if isinstance(failure, ToolDefinitionError):
+                raise failure
             raise MCPServerStartError(
                 f"MCP server {self.name!r} could not start over {self.target.kind} "
-                f"({self.target.describe()}): {_reason(exc)}",
-                server=self.name, target=self.target.describe()) from exc
-        self._stack = stack
+                f"({self.target.describe()}): {_reason(failure)}",
+                server=self.name, target=self.target.describe()) from failure
+        self._group = group
         _log.debug("mcp.started", server=self.name, tools=len(self._tools))
+
+    async def _serve(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """The session's task: open, initialize, list, then wait for ``aclose``.
+        Never raises but a cancellation: a failure before it is ready is kept
+        for ``start``, one after it marks the server ``lost``."""
+        ready = False
+        try:
+            async with AsyncExitStack() as stack:
+                read, write = await self.target.open(stack)
+                session = await stack.enter_async_context(ClientSession(
+                    read, write, read_timeout_seconds=self.connect_timeout,
+                    message_handler=self._on_message,
+                    client_info=types.Implementation(name="agentflow", version=_version())))
+                await session.initialize()
+                self._session = session
+                self._stale = False
+                await self._list(first=True)
+                ready = True
+                task_status.started()
+                await self._stop.wait()
+        except Exception as raised:
+            exc = _leaf(raised)
+            if not ready:
+                self._failure = exc
+            elif self._stop.is_set():  # while closing (a server that died: no DELETE answered)
+                _log.debug("mcp.close_failed", server=self.name, error=_reason(exc))
+            else:
+                self._lost = _reason(exc)
+                _log.warning("mcp.connection_lost", server=self.name,
+                             target=self.target.describe(), error=self._lost)
+        finally:
+            self._session = None
+            if not ready:
+                task_status.started()
 
     async def aclose(self) -> None:
         """Close the session and stop the server (the SDK's transports shield
         their shutdown from cancellation and bound each wait). Idempotent."""
-        stack, self._stack, self._session = self._stack, None, None
+        group, self._group = self._group, None
         self._entered = 0
-        if stack is not None:
-            await _close(stack, self.name)
+        if group is not None:
+            self._stop.set()
+            await group.__aexit__(None, None, None)
+        self._session = None
 
     async def _on_message(self, message: Any) -> None:
         """The session's message handler: a tool-list change marks the list stale."""
@@ -266,8 +317,9 @@ class MCPServer:
 
     @property
     def tools_ready(self) -> bool:
-        """``ToolSource``: whether the server is running."""
-        return self._session is not None
+        """``ToolSource``: whether the server is running (its connection may be
+        lost: its tools then answer with ``MCPConnectionError``)."""
+        return self._group is not None
 
     @property
     def tools_revision(self) -> int:
@@ -281,7 +333,7 @@ class MCPServer:
         Raises:
             MCPNotRunningError: the server is not running.
         """
-        if self._session is None:
+        if self._group is None:
             raise MCPNotRunningError(
                 f"MCP server {self.name!r} ({self.target.describe()}) is not running: use "
                 "its tools inside `async with server:`")
@@ -411,9 +463,18 @@ class MCPServer:
         return read_result(raw)
 
     def _running(self) -> ClientSession:
+        """The open session.
+
+        Raises:
+            MCPNotRunningError: the server is not running.
+            MCPConnectionError: its connection was lost.
+        """
         if self._session is None:
-            self.current_tools()  # raises MCPNotRunningError
-        assert self._session is not None
+            self.current_tools()  # raises MCPNotRunningError when stopped
+            target = self.target.describe()
+            raise MCPConnectionError(
+                f"MCP server {self.name!r} ({target}) lost its connection: "
+                f"{self._lost or 'the session ended'}", server=self.name, target=target)
         return self._session
 
     def _error(self, exc: SDKError, what: str, limit: float | None = None) -> Exception:
@@ -435,16 +496,13 @@ class MCPServer:
                          f"{mask_secrets(exc.error.message)}")
 
 
-async def _close(stack: AsyncExitStack, name: str) -> None:
-    """Close ``stack``; a failure while closing (a server that already died) is
-    logged, not raised. Not wrapped in a shielded scope of ours: the task
-    groups the stack exits were opened outside it (anyio requires them to
-    exit in their own scope); the SDK's transports shield their own shutdown
-    (the stdio one: stdin closed, SIGTERM, SIGKILL, each wait bounded)."""
-    try:
-        await stack.aclose()
-    except Exception as exc:
-        _log.warning("mcp.close_failed", server=name, error=_reason(exc))
+def _leaf(exc: Exception) -> Exception:
+    """The exception itself, out of the groups the transports' task groups
+    wrap it in (the first one that is not a cancellation)."""
+    while isinstance(exc, ExceptionGroup) and exc.exceptions:
+        cancelled = anyio.get_cancelled_exc_class()
+        exc = next((e for e in exc.exceptions if not isinstance(e, cancelled)), exc.exceptions[0])
+    return exc
 
 
 def _reason(exc: BaseException) -> str:
@@ -458,9 +516,12 @@ def _reason(exc: BaseException) -> str:
 
 
 def _default_name(target: Target) -> str:
+    """The script's stem (``server`` for ``python server.py``), else the
+    command's name (``npx``); a URL's host."""
     if isinstance(target, StdioTarget):
-        script = next((a for a in reversed(target.args) if not a.startswith("-")), target.command)
-        return Path(script).stem or target.command
+        script = next((a for a in target.args if not a.startswith("-")
+                       and Path(a).suffix in (".py", ".js", ".mjs", ".cjs", ".ts")), None)
+        return Path(script).stem if script else Path(target.command).name
     return urlsplit(target.url).hostname or "mcp"
 
 
