@@ -119,7 +119,7 @@ from agentflow.ratelimit import RateGovernor, RateLimitSnapshot, request_priorit
 from agentflow.reply import generate
 from agentflow.state import AgentState
 from agentflow.sync import extract_many_sync
-from agentflow.tools import Tool, Toolkit, tool
+from agentflow.tools import Tool, Toolkit, ToolSource, tool
 
 __version__ = "0.1.0"
 
@@ -223,6 +223,7 @@ __all__ = [
     "ToolResult",
     "ToolResultBlock",
     "ToolRetriesExceededError",
+    "ToolSource",
     "ToolSpec",
     "ToolStrategy",
     "ToolUse",

@@ -83,7 +83,9 @@ class ReActAgent:
     Args:
         name: the agent's name (logs, events).
         model: a ``ChatModel`` or a ``"vendor:model"`` string.
-        tools: callables or ``Tool``s the model may call.
+        tools: callables, ``Tool``s or ``ToolSource``s (an MCP server,
+            ``agentflow.mcp.MCPServer``: its tools as they are at each model
+            request) the model may call.
         sys_prompt: system prompt prepended to every request (not stored in memory).
         middleware: user middleware, run after the stock structured-output ones.
         max_iters: reasoning steps per call before the call ends with
@@ -104,7 +106,9 @@ class ReActAgent:
 
     Raises:
         InvalidModelError: ``model`` is not a ChatModel or a known string.
-        ToolDefinitionError / ToolNameError: a tool cannot be declared.
+        ToolDefinitionError / ToolNameError: a tool cannot be declared (two
+            tools share a name, or one takes the output tool's name; a tool
+            source's tools are checked again each time they change).
         ValueError: ``max_iters`` < 1.
     """
 

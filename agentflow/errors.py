@@ -22,7 +22,7 @@ The tree::
     │   ├── DuplicateInputIdError         two extract_many inputs share an id (.id, .first, .second)
     │   ├── ToolDefinitionError           a tool that cannot be declared
     │   │   ├── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
-    │   │   └── MCPToolSchemaError        an MCP tool's schema no model can be sent (.tool, .dialect)
+    │   │   └── MCPToolSchemaError        an MCP tool's schema no model takes (.tool, .dialect)
     │   ├── MCPNotRunningError            an MCP server's tools used outside its `async with`
     │   └── SchemaError                   an output type the target dialect cannot express
     ├── ProviderError                     status, code, vendor, message

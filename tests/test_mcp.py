@@ -26,7 +26,7 @@ from agentflow.errors import (
 from agentflow.mcp import MCPServer
 from agentflow.model_profile import ModelProfile
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply, ScriptedModel
-from tests.mcp_servers import SERVER, child_pids, http_server
+from tests.mcp_servers import SERVER, child_pids, http_server, open_and_close, open_fds
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
@@ -356,3 +356,20 @@ async def test_cancelled_calls_and_starts_leak_nothing() -> None:
             async with stdio():
                 await anyio.sleep_forever()
     assert child_pids() <= before
+
+
+# ---------------------------------------------------------------------------- leaks
+
+
+async def test_sessions_opened_and_closed_leak_no_process_or_socket(http_url: str) -> None:
+    """Sessions closed normally, cancelled while starting and cancelled mid-call
+    leave no child process and no descriptor behind (``bench_mcp`` runs 1,000)."""
+    async with MCPServer.http(http_url):  # warm-up: lazy imports and the like
+        pass
+    async with stdio():
+        pass
+    procs, fds = child_pids(), open_fds()
+    await open_and_close(lambda: MCPServer.http(http_url), count=60, concurrency=10)
+    await open_and_close(stdio, count=9, concurrency=3)
+    assert child_pids() == procs
+    assert open_fds() == fds
