@@ -37,8 +37,17 @@ def stdio(*flags: str, **options: Any) -> MCPServer:
 
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
-    """One streamable HTTP server for the module's tests that do not kill it."""
+    """One streamable HTTP server for the module's tests that do not kill it
+    (an HTTP session costs no process: most tests use one)."""
     with http_server() as base:
+        yield f"{base}/mcp"
+
+
+@pytest.fixture(scope="module")
+def odd_url() -> Iterator[str]:
+    """A server that also lists tools with schemas no model takes, and one
+    called ``generate_response``."""
+    with http_server("--bad-schema", "--reserved-name") as base:
         yield f"{base}/mcp"
 
 
@@ -89,8 +98,8 @@ def _use(name: str, arguments: dict[str, Any]) -> Any:
 # ---------------------------------------------------------------------------- results
 
 
-async def test_call_results_structured_text_image_and_error() -> None:
-    async with stdio() as server:
+async def test_call_results_structured_text_image_and_error(http_url: str) -> None:
+    async with MCPServer.http(http_url) as server:
         added = await server.call_tool("add", {"a": 2, "b": 3})
         assert added.structured == {"sum": 5} and added.text == '{"sum":5}'
         assert not added.is_error
@@ -104,7 +113,7 @@ async def test_call_results_structured_text_image_and_error() -> None:
         assert failed.is_error and failed.text == "failed: disk full"
 
 
-async def test_agent_tool_results_and_arguments() -> None:
+async def test_agent_tool_results_and_arguments(http_url: str) -> None:
     """The agent reads the same text; an ``isError`` result and bad arguments
     are error results the model sees; ``"2"`` for an integer is read as 2."""
     model = ScriptedModel([
@@ -112,7 +121,7 @@ async def test_agent_tool_results_and_arguments() -> None:
                           Call("add", {"a": "two", "b": 3}), Call("image", {})]),
         "done",
     ])
-    async with stdio() as server:
+    async with MCPServer.http(http_url) as server:
         agent = ReActAgent("a", model, tools=[server])
         await agent.call("go")
     results = model.requests[1].messages[-1].tool_results
@@ -159,8 +168,8 @@ async def test_agent_with_mcp_tools_returns_a_validated_schema() -> None:
 # ---------------------------------------------------------------------------- failures
 
 
-async def test_slow_tool_past_its_timeout() -> None:
-    async with stdio(timeout=0.5) as server:
+async def test_slow_tool_past_its_timeout(http_url: str) -> None:
+    async with MCPServer.http(http_url, timeout=0.5) as server:
         with pytest.raises(MCPTimeoutError,
                            match=r"tool 'slow' gave no result within 0.5 s") as info:
             await server.call_tool("slow", {"seconds": 30})
@@ -218,29 +227,36 @@ async def test_start_errors_name_the_command_or_url_never_a_secret() -> None:
 # ---------------------------------------------------------------------------- schemas
 
 
-async def test_tool_schemas_no_dialect_takes() -> None:
-    before = child_pids()
+async def test_tool_schemas_no_dialect_takes(odd_url: str) -> None:
     with pytest.raises(MCPToolSchemaError, match=r"tool 'remote_ref'.*not local") as info:
-        async with stdio("--bad-schema"):
+        async with MCPServer.http(odd_url, prefix="x"):
             pass
     assert info.value.tool == "remote_ref" and info.value.dialect is None
-    assert child_pids() <= before
-    async with stdio("--bad-schema", on_invalid_schema="skip") as server:
+    async with MCPServer.http(odd_url, prefix="x", on_invalid_schema="skip") as server:
         assert set(server.skipped) == {"remote_ref", "unknown_type", "bool_branch"}
         assert "not a valid JSON Schema" in server.skipped["unknown_type"]
         assert "the 'openai_strict' schema dialect cannot express" in server.skipped["bool_branch"]
-        assert "add" in [t.name for t in server.tools]
+        assert "x_add" in [t.name for t in server.tools]
     with pytest.raises(MCPToolSchemaError, match="openai_strict") as dialect:
-        async with stdio("--bad-schema", exclude=["remote_ref", "unknown_type"]):
+        async with MCPServer.http(odd_url, prefix="x", exclude=["remote_ref", "unknown_type"]):
             pass
     assert dialect.value.dialect == "openai_strict"
+
+
+async def test_bad_schema_stops_a_stdio_server_cleanly() -> None:
+    before = child_pids()
+    with pytest.raises(MCPToolSchemaError, match=r"tool 'remote_ref'"):
+        async with stdio("--bad-schema"):
+            pass
+    assert child_pids() <= before
 
 
 # ---------------------------------------------------------------------------- names
 
 
-async def test_name_collisions_are_errors_at_set_up() -> None:
-    async with stdio(name="one") as one, stdio(name="two") as two:
+async def test_name_collisions_are_errors_at_set_up(http_url: str, odd_url: str) -> None:
+    async with MCPServer.http(http_url, name="one") as one, \
+            MCPServer.http(http_url, name="two") as two:
         with pytest.raises(ToolNameError, match=r"'add'.*tool source 'one' and from tool "
                                                 r"source 'two'.*prefix"):
             ReActAgent("a", ScriptedModel([]), tools=[one, two])
@@ -250,20 +266,21 @@ async def test_name_collisions_are_errors_at_set_up() -> None:
 
         with pytest.raises(ToolNameError, match=r"'add'.*the agent's own tools"):
             ReActAgent("a", ScriptedModel([]), tools=[add, one])
-    async with stdio(prefix="a") as one, stdio(prefix="b") as two:
+    async with MCPServer.http(http_url, prefix="a") as one, \
+            MCPServer.http(http_url, prefix="b") as two:
         agent = ReActAgent("a", ScriptedModel([]), tools=[one, two])
         assert {"a_add", "b_add"} <= set(agent.toolkit.names)
     with pytest.raises(ToolNameError, match=r"'generate_response'.*reserved for structured"):
-        async with stdio("--reserved-name"):
+        async with MCPServer.http(odd_url, on_invalid_schema="skip"):
             pass
-    async with stdio("--reserved-name", prefix="srv") as server:
+    async with MCPServer.http(odd_url, prefix="srv", on_invalid_schema="skip") as server:
         assert "srv_generate_response" in [t.name for t in server.tools]
     with pytest.raises(ToolNameError, match="invalid tool prefix"):
         stdio(prefix="9lives")
 
 
-async def test_tools_used_outside_async_with() -> None:
-    server = stdio()
+async def test_tools_used_outside_async_with(http_url: str) -> None:
+    server = MCPServer.http(http_url)
     model = ScriptedModel(["fine"])
     agent = ReActAgent("a", model, tools=[server])  # built before the server runs
     with pytest.raises(MCPNotRunningError, match="not running"):
