@@ -386,6 +386,8 @@ class Toolkit:
     def __init__(self, tools: Iterable[ToolLike] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._sources: list[ToolSource] = []
+        self.sources = self._sources
+        """The tool sources, in order (read it, never change it: ``add``)."""
         self._checks: list[Callable[[Sequence[str]], None]] = []
         self._seen: tuple[int, ...] | None = None  # the sources' revisions merged into _all
         self._all: dict[str, Tool] = self._tools
@@ -434,11 +436,6 @@ class Toolkit:
         if self._sources:
             self._current()
         return self._revision
-
-    @property
-    def sources(self) -> list[ToolSource]:
-        """The tool sources, in order."""
-        return self._sources
 
     async def refresh(self) -> None:
         """Let every source bring its tools up to date (``refresh_tools``)."""
