@@ -291,8 +291,9 @@ class Tool:
             info.alias or name: getattr(args, name)
             for name, info in type(args).model_fields.items()
         }
-        if args.model_extra:  # a model that keeps undeclared keys (a JSON Schema's tool)
-            kwargs.update(args.model_extra)
+        extra = args.__pydantic_extra__  # a model keeping undeclared keys: a JSON Schema's tool
+        if extra:
+            kwargs.update(extra)
         try:
             if self.is_async:
                 result = await self.function(**kwargs)
