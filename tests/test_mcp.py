@@ -390,3 +390,15 @@ async def test_sessions_opened_and_closed_leak_no_process_or_socket(http_url: st
     await open_and_close(stdio, count=9, concurrency=3)
     assert child_pids() == procs
     assert open_fds() == fds
+
+
+def test_reprs_hold_no_secret() -> None:
+    server = MCPServer.stdio("npx", ["-y", "files-server", "--api-key", "sk-abcdef0123456789",
+                                     "--token=tok_99999999abc"],
+                             env={"GITHUB_TOKEN": "ghp_0123456789abcdef"})
+    assert repr(server) == ("MCPServer(name='npx', stdio 'npx -y files-server --api-key *** "
+                            "--token=***', stopped)")
+    web = MCPServer.http("https://h.example/mcp/sk-ak-0123456789abcdefXYZ/sse?key=1",
+                         headers={"X-Api-Key": "k-0123456789abcdef"})
+    assert repr(web.target) == "HTTPTarget('https://h.example/mcp/***/sse?…', sse=False)"
+    assert web.name == "h.example"

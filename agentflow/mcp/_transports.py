@@ -4,11 +4,12 @@ SDK's transport (``mcp.client.stdio.stdio_client``,
 ``mcp.client.streamable_http.streamable_http_client``,
 ``mcp.client.sse.sse_client``).
 
-``describe()`` names the server in errors and logs: the command line, or the
-URL without user info, query and fragment, through ``mask_secrets``. Header
-values, and environment values whose name says they are secret, are
-registered as secrets (``agentflow._secrets``), so an SDK message echoing one
-is masked too.
+``describe()`` names the server in errors, logs and reprs: the command line,
+or the URL without user info, query and fragment, through ``mask_secrets``.
+Header values, environment values and option values (``--api-key=X``,
+``--token X``) whose name says they are secret, and key-like URL path
+segments, are registered as secrets (``agentflow._secrets``), so they are
+masked there and in any SDK message that echoes one.
 """
 
 from __future__ import annotations
@@ -21,13 +22,41 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 from agentflow._secrets import mask_secrets, register_secret
 
 __all__ = ["HTTPTarget", "StdioTarget", "Target"]
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|AUTH|CREDENTIAL|COOKIE|SESSION", re.I)
-"""Environment variable names whose values are masked wherever they could appear."""
+"""Environment variable and option names whose values are masked wherever they could appear."""
+
+_TOKEN_SEGMENT = re.compile(r"(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{20,}")
+"""A URL path segment that looks like a key (hosted MCP servers put one in the path:
+``https://host/mcp/<key>/sse``): 20 or more letters, digits, ``_``, ``-``, with a digit
+and a letter."""
+
+
+def _register_args(args: Sequence[str]) -> None:
+    """Mask the values of secret-named options: ``--api-key=X``, ``--token X``."""
+    for i, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if not name.startswith("-") or not _SECRET_NAME.search(name):
+            continue
+        if eq:
+            register_secret(value)
+        elif i + 1 < len(args):
+            register_secret(args[i + 1])
+
+
+def _register_url(url: str) -> None:
+    """Mask the key-like path segments and the user info of ``url``."""
+    parts = urlsplit(url)
+    for segment in parts.path.split("/"):
+        if _TOKEN_SEGMENT.fullmatch(segment):
+            register_secret(segment)
+    if parts.password:
+        register_secret(parts.password)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +76,10 @@ class StdioTarget:
         for name, value in (self.env or {}).items():
             if _SECRET_NAME.search(name):
                 register_secret(value)
+        _register_args(self.args)
+
+    def __repr__(self) -> str:
+        return f"StdioTarget({self.describe()!r})"
 
     @property
     def kind(self) -> str:
@@ -81,6 +114,10 @@ class HTTPTarget:
     def __post_init__(self) -> None:
         for value in (self.headers or {}).values():
             register_secret(value)
+        _register_url(self.url)
+
+    def __repr__(self) -> str:
+        return f"HTTPTarget({self.describe()!r}, sse={self.sse})"
 
     @property
     def kind(self) -> str:
