@@ -200,6 +200,7 @@ async def test_server_crash_mid_call(transport: str) -> None:
             with pytest.raises(MCPConnectionError) as info:
                 await server.call_tool("add", {"a": 1, "b": 1})
             assert info.value.server == server.name
+            assert server.lost is not None and "connection lost" in repr(server)
         assert not server.running
     assert child_pids() <= before
 

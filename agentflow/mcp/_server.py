@@ -39,6 +39,7 @@ from agentflow.errors import (
     ToolDefinitionError,
     ToolError,
     ToolNameError,
+    UsageError,
 )
 from agentflow.mcp._declare import agent_tool_name, declare_tool
 from agentflow.mcp._results import MCPToolResult, read_result
@@ -199,7 +200,7 @@ class MCPServer:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        self._entered -= 1
+        self._entered = max(0, self._entered - 1)
         if self._entered == 0:
             await self.aclose()
 
@@ -230,10 +231,11 @@ class MCPServer:
             MCPToolSchemaError / ToolNameError / ToolDefinitionError: a tool
                 cannot be declared (a schema, a name collision, an unknown
                 ``include`` name); the server is closed first.
-            MCPNotRunningError: the server is already running.
+            UsageError: the server is already running.
         """
         if self._group is not None:
-            raise MCPNotRunningError(f"MCP server {self.name!r} is already running")
+            raise UsageError(f"MCP server {self.name!r} is already running (use one "
+                             "`async with server:`; nested ones share the running server)")
         self._lost = None
         self._failure = None
         self._stop = anyio.Event()
@@ -488,6 +490,8 @@ class MCPServer:
                 "asked to cancel it", server=self.name, target=target, tool="",
                 timeout=limit if limit is not None else self.connect_timeout)
         if code == CONNECTION_CLOSED:
+            self._lost = self._lost or ("the server closed the connection (its process exited "
+                                        "or the endpoint went away)")
             return MCPConnectionError(
                 f"MCP server {self.name!r} ({target}) closed the connection during {what}: the "
                 "server process exited or the endpoint went away", server=self.name,
