@@ -530,6 +530,6 @@ def _default_name(target: Target) -> str:
 
 
 def _version() -> str:
-    from agentflow import __version__
+    from agentflow._version import __version__
 
     return __version__
