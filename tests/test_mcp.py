@@ -28,8 +28,6 @@ from agentflow.model_profile import ModelProfile
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply, ScriptedModel
 from tests.mcp_servers import SERVER, child_pids, http_server, open_and_close, open_fds
 
-pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
-
 
 def stdio(*flags: str, **options: Any) -> MCPServer:
     return MCPServer.stdio(sys.executable, [SERVER, *flags], **options)
