@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import statistics
 import sys
@@ -152,6 +153,9 @@ async def breakdown(server: MCPServer, calls: int) -> dict[str, float]:
 
 async def sessions(open_session: Callable[[], Any], count: int, concurrency: int,
                    label: str) -> str:
+    # the SDK's HTTP client logs a traceback for each response stream a cancelled
+    # session leaves unread ("Error parsing SSE message"): not what this counts
+    logging.getLogger("mcp").setLevel(logging.CRITICAL)
     async with open_session():  # warm-up: lazy imports, the first connection
         pass
     procs, fds = child_pids(), open_fds()
