@@ -207,11 +207,18 @@ async def test_start_errors_name_the_command_or_url_never_a_secret() -> None:
     with pytest.raises(MCPServerStartError, match=r"over stdio \(/nonexistent/server --port 1\)"):
         async with MCPServer.stdio("/nonexistent/server", ["--port", "1"]):
             pass
-    with pytest.raises(MCPServerStartError, match=r"Connection closed") as exited:
+    with pytest.raises(MCPServerStartError, match=r"closed the connection during initialize") \
+            as exited:
         async with MCPServer.stdio(sys.executable, ["-c", "raise SystemExit(2)"],
                                    env={"SERVICE_API_KEY": "sk-live-0123456789abcdef"}):
             pass
     assert "sk-live" not in str(exited.value) and "SERVICE_API_KEY" not in str(exited.value)
+    silent = [sys.executable, "-c", "import sys; sys.stdin.read()"]  # never answers initialize
+    with pytest.raises(MCPServerStartError, match=r"initialize gave no result within 0.5 s") \
+            as hung:
+        async with MCPServer.stdio(silent[0], silent[1:], connect_timeout=0.5):
+            pass
+    assert isinstance(hung.value.__cause__, MCPTimeoutError)
     with anyio.fail_after(20):
         with pytest.raises(MCPServerStartError) as refused:
             async with MCPServer.http("http://user:pw@127.0.0.1:9/mcp?token=abc",

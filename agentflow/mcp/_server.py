@@ -248,7 +248,7 @@ class MCPServer:
             await group.__aexit__(type(exc), exc, exc.__traceback__)
             raise
         if self._failure is not None:  # the session task ended before it was ready
-            failure, self._failure = self._failure, None
+            failure, self._failure, self._lost = self._failure, None, None
             await group.__aexit__(None, None, None)
             if isinstance(failure, ToolDefinitionError):
                 raise failure
@@ -271,7 +271,10 @@ class MCPServer:
                     read, write, read_timeout_seconds=self.connect_timeout,
                     message_handler=self._on_message,
                     client_info=types.Implementation(name="agentflow", version=_version())))
-                await session.initialize()
+                try:
+                    await session.initialize()
+                except SDKError as exc:
+                    raise self._error(exc, "initialize", self.connect_timeout) from exc
                 self._session = session
                 self._stale = False
                 await self._list(first=True)
