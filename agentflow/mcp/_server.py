@@ -273,8 +273,8 @@ class MCPServer:
                     client_info=types.Implementation(name="agentflow", version=_version())))
                 try:
                     await session.initialize()
-                except SDKError as exc:
-                    raise self._error(exc, "initialize", self.connect_timeout) from exc
+                except SDKError as refused:
+                    raise self._error(refused, "initialize", self.connect_timeout) from refused
                 self._session = session
                 self._stale = False
                 await self._list(first=True)
