@@ -120,7 +120,7 @@ from agentflow.ratelimit import RateGovernor, RateLimitSnapshot, request_priorit
 from agentflow.reply import generate
 from agentflow.state import AgentState
 from agentflow.sync import extract_many_sync
-from agentflow.tools import Tool, Toolkit, tool
+from agentflow.tools import Tool, Toolkit, ToolSource, tool
 
 __all__ = [
     "CACHE_CONTROL",
@@ -222,6 +222,7 @@ __all__ = [
     "ToolResult",
     "ToolResultBlock",
     "ToolRetriesExceededError",
+    "ToolSource",
     "ToolSpec",
     "ToolStrategy",
     "ToolUse",

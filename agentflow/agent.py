@@ -83,7 +83,9 @@ class ReActAgent:
     Args:
         name: the agent's name (logs, events).
         model: a ``ChatModel`` or a ``"vendor:model"`` string.
-        tools: callables or ``Tool``s the model may call.
+        tools: callables, ``Tool``s or ``ToolSource``s (an MCP server,
+            ``agentflow.mcp.MCPServer``: its tools as they are at each model
+            request) the model may call.
         sys_prompt: system prompt prepended to every request (not stored in memory).
         middleware: user middleware, run after the stock structured-output ones.
         max_iters: reasoning steps per call before the call ends with
@@ -104,7 +106,9 @@ class ReActAgent:
 
     Raises:
         InvalidModelError: ``model`` is not a ChatModel or a known string.
-        ToolDefinitionError / ToolNameError: a tool cannot be declared.
+        ToolDefinitionError / ToolNameError: a tool cannot be declared (two
+            tools share a name, or one takes the output tool's name; a tool
+            source's tools are checked again each time they change).
         ValueError: ``max_iters`` < 1.
     """
 
@@ -134,7 +138,7 @@ class ReActAgent:
         self.id = uuid.uuid4().hex[:12]
         self.model = resolve_model(model)
         self.toolkit = tools if isinstance(tools, Toolkit) else Toolkit(tools)
-        check_tool_names(self.toolkit.names)
+        self.toolkit.add_check(check_tool_names)  # again whenever a tool source's tools change
         self.sys_prompt = sys_prompt
         self.max_iters = max_iters
         self.stream_retries = stream_retries
@@ -149,7 +153,7 @@ class ReActAgent:
             StructuredOutputCompression(),
             *middleware,
         ]
-        self._specs: dict[tuple[str, tuple[str, ...]], list[ToolSpec]] = {}
+        self._specs: dict[tuple[str, int], list[ToolSpec]] = {}
         self._whole: tuple[GenerateOptions, GenerateOptions] | None = None
         self._hooks: Hooks = hooks_for(self.middleware)
 
@@ -297,6 +301,8 @@ class ReActAgent:
         model = self.model
         state.inputs_checked = check_call_inputs(  # only what the last call did not check
             state.memory, inputs, model.profile, model.model_name, state.inputs_checked)
+        if self.toolkit.sources:  # tool sources (MCP servers): their tools as they are now
+            await self.toolkit.refresh()
         has_tools = bool(len(self.toolkit))
         if output is not None:
             self.structured_output.prepare(model, output, has_tools, strategy)
@@ -328,6 +334,8 @@ class ReActAgent:
                 # the loop: reason, act, repeat (inline: no generator layer re-yields the events)
                 while ex.iteration < self.max_iters:
                     ex.iteration += 1
+                    if self.toolkit.sources and ex.iteration > 1:  # changed by a tool call?
+                        await self.toolkit.refresh()
                     while True:  # reason: one model request, sent again after a recovered error
                         request = await next_request(ex, hooks, self.sys_prompt, tool_specs(
                             self._specs, self.toolkit, ex.model.profile.schema_dialect))

@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "agentflow.batch", "agentflow.batch_api", "agentflow.batch_types",
         "agentflow.extraction", "agentflow.sync",
     )),
-    ("interfaces", ("agentflow.cli", "agentflow.ray", "agentflow.web")),
+    ("interfaces", ("agentflow.cli", "agentflow.mcp", "agentflow.ray", "agentflow.web")),
     ("surface", ("agentflow",)),
 )
 """The layers, lowest first, each a tuple of module prefixes. A module belongs
