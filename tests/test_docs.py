@@ -268,8 +268,12 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def make_fixtures(where: Path) -> None:
     """The files the documentation's examples open, in the page's working
-    directory: ``invoice.pdf`` (one page with a text layer, made by fpdf2)."""
+    directory: ``invoice.pdf`` (one page with a text layer, made by fpdf2), and
+    ``tests/`` linked to the repository's (pages that use its test servers, such
+    as ``tests/mcp_server.py``, run as from a checkout)."""
     from fpdf import FPDF
+
+    (where / "tests").symlink_to(ROOT / "tests", target_is_directory=True)
 
     pdf = FPDF()
     pdf.add_page()
