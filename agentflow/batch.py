@@ -55,7 +55,6 @@ from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, _aiter, 
 from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
 from agentflow.deferred import resolve_media
 from agentflow.errors import EmptyDocumentError, SchemaError
-from agentflow.events import Complete
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking, count_tokens, plan_budget
 from agentflow.extraction.chunked import (
     ChunkProgress,
@@ -72,7 +71,6 @@ from agentflow.messages import Msg
 from agentflow.model import ChatModel, Usage
 from agentflow.output.schema import OutputSpec
 from agentflow.ratelimit import request_priority
-from agentflow.state import AgentState
 
 __all__ = ["ExtractInput", "ExtractResult", "extract_many"]
 
@@ -97,15 +95,9 @@ async def _extract_one(
     usage = Usage()
     spans: dict[str, list[tuple[int, int]]] = {}
     try:
-        complete: Complete | None = None
-        async with contextlib.aclosing(
-            agent.stream(_message(item, taken), output, state=AgentState(), ground=ground,
-                         examples=examples)
-        ) as events:
-            async for event in events:
-                if isinstance(event, Complete):
-                    complete = event
-        assert complete is not None
+        # the call's Complete also when the output could not be had (its usage counts)
+        complete = await agent._complete(_message(item, taken), output, None, None, ground,
+                                         examples, deltas=True)
         usage = complete.usage
         value = complete.message.output  # raises StructuredOutputError when there is none
         spans = dict(complete.spans)
