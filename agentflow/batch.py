@@ -41,17 +41,25 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, overload
 
 import anyio
 import orjson
 from anyio.abc import ObjectSendStream
+from typing_extensions import Unpack
 
 from agentflow.agent import ReActAgent
 from agentflow.batch_api.mode import Mode, start_batch_mode
 from agentflow.batch_api.model import input_scope
 from agentflow.batch_api.runner import BatchSettings
-from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, _aiter, _as_input
+from agentflow.batch_types import (
+    ExtractInput,
+    ExtractOptions,
+    ExtractResult,
+    IdCheck,
+    _aiter,
+    _as_input,
+)
 from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
 from agentflow.deferred import resolve_media
 from agentflow.errors import EmptyDocumentError, SchemaError
@@ -72,7 +80,9 @@ from agentflow.model import ChatModel, Usage
 from agentflow.output.schema import OutputSpec
 from agentflow.ratelimit import request_priority
 
-__all__ = ["ExtractInput", "ExtractResult", "extract_many"]
+__all__ = ["ExtractInput", "ExtractOptions", "ExtractResult", "extract_many"]
+
+OutT = TypeVar("OutT")
 
 
 def _message(item: ExtractInput, taken: frozenset[tuple[int, int]] = frozenset()) -> Msg:
@@ -207,6 +217,24 @@ async def _recall(
         time.perf_counter() - start, outcome.spans, outcome.chunks, conflicts=outcome.conflicts)
 
 
+@overload
+def extract_many(
+    agent_or_model: ReActAgent | ChatModel | str,
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    output: type[OutT],
+    **options: Unpack[ExtractOptions],
+) -> AsyncIterator[ExtractResult[OutT]]: ...
+
+
+@overload
+def extract_many(
+    agent_or_model: ReActAgent | ChatModel | str,
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    output: Any,
+    **options: Unpack[ExtractOptions],
+) -> AsyncIterator[ExtractResult]: ...
+
+
 async def extract_many(
     agent_or_model: ReActAgent | ChatModel | str,
     inputs: Iterable[InputLike] | AsyncIterable[InputLike],
@@ -269,7 +297,8 @@ async def extract_many(
             progress callback).
 
     Yields:
-        One ``ExtractResult`` per input. An empty document yields an
+        One ``ExtractResult`` per input (``ExtractResult[Invoice]`` to a type
+        checker when ``output`` is the class ``Invoice``). An empty document yields an
         ``EmptyDocumentError`` result without a model call.
 
     Raises:

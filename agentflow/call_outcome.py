@@ -71,6 +71,7 @@ def commit(ex: CallExecution) -> Complete:
 
 def last_reply(ex: CallExecution) -> Msg:
     """The call's last assistant message (an empty one when there is none)."""
+    m: Msg  # (mypy reads reversed() of a list of a generic class as Any)
     for m in reversed(ex.memory):
         if m.role == "assistant":
             return m

@@ -32,13 +32,16 @@ import asyncio
 import threading
 from collections.abc import AsyncIterable, Awaitable, Callable, Coroutine, Iterable, Iterator
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from typing_extensions import Unpack
 
 from agentflow.errors import UsageError
 
 if TYPE_CHECKING:
     from agentflow.agent import ReActAgent
     from agentflow.batch import ExtractResult, InputLike
+    from agentflow.batch_types import ExtractOptions
     from agentflow.model import ChatModel
 
 __all__ = ["extract_many_sync", "run_sync"]
@@ -96,16 +99,38 @@ def run_sync(func: Callable[[], Awaitable[T]]) -> T:
     return _wait(asyncio.run_coroutine_threadsafe(coroutine, loop))
 
 
+OutT = TypeVar("OutT")
+
+
+@overload
+def extract_many_sync(
+    agent_or_model: ReActAgent | ChatModel | str,
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    output: type[OutT],
+    **options: Unpack[ExtractOptions],
+) -> Iterator[ExtractResult[OutT]]: ...
+
+
+@overload
 def extract_many_sync(
     agent_or_model: ReActAgent | ChatModel | str,
     inputs: Iterable[InputLike] | AsyncIterable[InputLike],
     output: Any,
-    **options: Any,
+    **options: Unpack[ExtractOptions],
+) -> Iterator[ExtractResult]: ...
+
+
+def extract_many_sync(
+    agent_or_model: ReActAgent | ChatModel | str,
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    output: Any,
+    **options: Unpack[ExtractOptions],
 ) -> Iterator[ExtractResult]:
     """The sync twin of ``extract_many``: same arguments (``options`` are its
     keywords: ``concurrency``, ``order``, ``instructions``, ``ground``,
     ``chunking``...), same results, as a plain iterator (lazy: results come
-    as the calls finish, in ``order``).
+    as the calls finish, in ``order``); ``ExtractResult[Invoice]`` to a type
+    checker when ``output`` is the class ``Invoice``.
 
     Closing the iterator early (``break``) cancels the calls still running.
 
