@@ -89,7 +89,9 @@ class ThinkingChunk:
 @slot_init
 @dataclass(frozen=True, slots=True)
 class ToolUse:
-    """The model called a tool (emitted once the call is complete)."""
+    """The model called one of the agent's tools (emitted once the call is
+    complete). Calls of the internal output tool (``generate_response``) are
+    not tool events: they are the output (``OutputPartial``, ``Complete``)."""
 
     id: str
     name: str
@@ -100,7 +102,8 @@ class ToolUse:
 @slot_init
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """A tool call's result, as the model will read it."""
+    """A tool call's result, as the model will read it (the agent's tools only,
+    as ``ToolUse``)."""
 
     id: str
     name: str

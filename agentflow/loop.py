@@ -25,6 +25,11 @@ the call's input, working memory and execution in ``agentflow.call_input``;
 the request snapshot, error recovery and reply folding of the *reason* step
 in ``agentflow.reasoning``; applying a decision and committing the call in
 ``agentflow.call_outcome``.
+
+``ToolUse`` / ``ToolResult`` events are the agent's tools only: calls of the
+internal output tool (``generate_response``) are the output, which a reader
+sees as ``OutputPartial`` and ``Complete`` (and ``OutputRetry`` when one is
+refused); they stay in the conversation memory.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from agentflow.events import (
 from agentflow.messages import Msg
 from agentflow.middleware.base import Act, ReasonAgain, hooks_for
 from agentflow.model import TextDelta, ThinkingDelta
+from agentflow.output.reminders import TOOL_NAME
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.reasoning import drain, next_request, recover, take_reply, tool_specs
 from agentflow.reply import ReplyBuilder
@@ -163,9 +169,10 @@ async def call_events(
                     break
                 reply = take_reply(ex, builder)
                 calls = reply.tool_uses
-                if deltas:
+                if deltas:  # the output tool's calls are the output (OutputPartial, Complete)
                     for call in calls:
-                        yield ToolUse(call.id, call.name, dict(call.input))
+                        if call.name != TOOL_NAME:
+                            yield ToolUse(call.id, call.name, dict(call.input))
                 decision = None
                 for m in hooks.post_reasoning:
                     decision = await m.post_reasoning(ex, reply)
@@ -184,8 +191,9 @@ async def call_events(
                 ex.memory.append(results)
                 if deltas:
                     for block in results.tool_results:
-                        yield ToolResult(block.tool_use_id, block.name, block.output,
-                                         block.is_error)
+                        if block.name != TOOL_NAME:
+                            yield ToolResult(block.tool_use_id, block.name, block.output,
+                                             block.is_error)
                 count_failures(ex, agent.toolkit, agent.tool_retries, calls, results, supplied)
                 stop = False
                 for m in hooks.post_acting:
