@@ -221,8 +221,16 @@ class ReActAgent:
             ToolRetriesExceededError: a tool kept failing past its retry budget.
         """
         if type(self).stream is ReActAgent.stream:  # the loop itself, nobody reading deltas
-            complete = await self._complete(msg, output, state, strategy, ground, examples,
-                                            deltas=False)
+            events = call_events(self, msg, output, state, strategy, ground, examples,
+                                 deltas=False, strict=False)
+            complete: Complete | None = None
+            try:  # _last, inline: no frame of its own on the hot path
+                async for event in events:
+                    if isinstance(event, Complete):
+                        complete = event
+            finally:
+                await events.aclose()
+            assert complete is not None  # the loop always ends with Complete or raises
             return complete.message
         extra: dict[str, Any] = {"ground": ground} if ground is not None else {}
         if examples is not None:  # subclasses may lack these keywords
