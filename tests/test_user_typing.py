@@ -8,18 +8,25 @@ returns a ``Msg[Contact]``, ``stream(msg, Contact)`` yields events whose
 yield ``ExtractResult[Contact]``.
 
 mypy finds the package the way it finds any installed one (PEP 561:
-``py.typed``, a site-packages path): in the editable install ``make`` builds
-that is a plain path entry (``[tool.setuptools] package-dir``), never an
-import hook mypy cannot follow.
+``py.typed``, a site-packages path), in both installs a user has: the
+editable one ``make`` builds (this test's own interpreter), where it is a
+plain path entry (``[tool.setuptools] package-dir``), never an import hook
+mypy cannot follow; and a normal one (the wheel built from this tree,
+unpacked into a fresh venv's site-packages that reaches the dependencies
+through a ``.pth`` line).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import sysconfig
 import textwrap
+import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -143,28 +150,72 @@ def batch_bad_option(agent: ReActAgent) -> None:
 '''
 
 
-def _mypy(tmp: Path, name: str, source: str) -> tuple[int, str]:
+def _mypy(tmp: Path, name: str, source: str, python: str) -> tuple[int, str]:
     """Run the installed mypy --strict on ``source`` saved as ``tmp/name``, from
-    ``tmp`` (outside the repository: nothing but the install provides agentflow)."""
+    ``tmp`` (outside the repository: nothing but the install provides agentflow),
+    resolving imports as the interpreter ``python`` does."""
     program = tmp / name
     program.write_text(textwrap.dedent(source), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MYPYPATH")}
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-color-output", "--show-error-codes",
-         "--cache-dir", str(tmp.parent / "mypy-cache"), name],
+         "--python-executable", python, "--cache-dir", str(tmp / ".mypy-cache"), name],
         cwd=tmp, env=env, capture_output=True, text=True, timeout=600, check=False)
     return done.returncode, done.stdout + done.stderr
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("user") / "project"
-    work.mkdir()
+def _run(python: str, code: str, cwd: Path) -> str:
+    done = subprocess.run([python, "-c", code], check=True, capture_output=True, text=True,
+                          cwd=cwd)
+    return done.stdout.strip()
+
+
+def _normal_install(work: Path) -> str:
+    """A fresh venv holding agentflow as a normal install of the wheel built
+    from this tree; its dependencies come from this interpreter's site-packages
+    (a ``.pth`` line, so that directory's own ``.pth`` files, the editable
+    install's among them, are not read). Returns its python."""
+    source = work / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for directory in ("agentflow", "providers"):
+        if (ROOT / directory).is_dir():
+            shutil.copytree(ROOT / directory, source / directory, ignore=ignore)
+    wheels = work / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "--no-index", "-w", str(wheels), str(source)],
+        check=True, capture_output=True, timeout=600)
+    wheel = next(wheels.glob("agentflow-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "agentflow/py.typed" in names and "agentflow/providers/registry.py" in names
+    env_dir = work / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = str(env_dir / "bin" / "python")
+    site = _run(python, "import sysconfig; print(sysconfig.get_paths()['purelib'])", work)
+    zipfile.ZipFile(wheel).extractall(site)
+    Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    where = _run(python, "import agentflow.providers.registry as r; print(r.__file__)", work)
+    assert where.startswith(site), where
+    return python
+
+
+@pytest.fixture(scope="module", params=["editable", "normal"])
+def install(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+            ) -> tuple[Path, str]:
+    """``(work directory, python)`` of one install kind: ``editable`` is this
+    test's own interpreter (the editable install ``make`` builds), ``normal``
+    a fresh venv with the wheel."""
+    work = tmp_path_factory.mktemp(f"user-{request.param}")
     assert not str(work).startswith(str(ROOT))
-    return work
+    if request.param == "editable":
+        return work, sys.executable
+    return work, _normal_install(work)
 
 
-def test_the_package_is_found_as_an_installed_typed_package(workdir: Path) -> None:
+def test_the_package_is_found_as_an_installed_typed_package(install: tuple[Path, str]) -> None:
     """mypy resolves agentflow and agentflow.providers to the install (PEP 561),
     from a directory that holds no agentflow of its own."""
     probe = '''
@@ -173,21 +224,21 @@ def test_the_package_is_found_as_an_installed_typed_package(workdir: Path) -> No
         reveal_type(agentflow.ReActAgent)
         reveal_type(agentflow.providers.registry.get_model)
         '''
-    status, out = _mypy(workdir, "probe.py", probe)
+    status, out = _mypy(install[0], "probe.py", probe, install[1])
     assert "import-not-found" not in out and "import-untyped" not in out, out
-    assert 'Revealed type is "def (name: builtins.str' in out, out
-    assert "def (spec: builtins.str" in out, out
+    assert re.search(r'Revealed type is "def \(name: (builtins\.)?str, model: ', out), out
+    assert re.search(r'Revealed type is "def \(spec: (builtins\.)?str', out), out
     assert status == 0, out
 
 
-def test_a_correct_user_program_passes_mypy_strict(workdir: Path) -> None:
-    status, out = _mypy(workdir, "good.py", GOOD)
+def test_a_correct_user_program_passes_mypy_strict(install: tuple[Path, str]) -> None:
+    status, out = _mypy(install[0], "good.py", GOOD, install[1])
     assert status == 0, out
     assert "Success: no issues found" in out
 
 
-def test_a_faulty_user_program_is_reported_where_it_is_wrong(workdir: Path) -> None:
-    status, out = _mypy(workdir, "bad.py", BAD)
+def test_a_faulty_user_program_is_reported_where_it_is_wrong(install: tuple[Path, str]) -> None:
+    status, out = _mypy(install[0], "bad.py", BAD, install[1])
     assert status == 1, out
     reported = {int(n) for n in re.findall(r"^bad\.py:(\d+): error:", out, re.M)}
     lines = textwrap.dedent(BAD).splitlines()
