@@ -8,8 +8,9 @@ is structured output that works on every LLM provider.
 
 from typing import TYPE_CHECKING, Any
 
+from agentflow._version import __version__ as __version__
 from agentflow.agent import ReActAgent
-from agentflow.deferred import DeferredDocument
+from agentflow.documents.deferred import DeferredDocument
 from agentflow.errors import (
     AgentflowError,
     AuthenticationError,
@@ -80,10 +81,9 @@ from agentflow.events import (
 )
 from agentflow.execution import CallExecution
 from agentflow.extraction.budget import Chunking
-from agentflow.extraction.examples import Example
-from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Merge
-from agentflow.media_tokens import AreaImages, GridImages, MediaTokens, TiledImages
+from agentflow.grounding import Grounded
+from agentflow.media.tokens import AreaImages, GridImages, MediaTokens, TiledImages
 from agentflow.messages import (
     CACHE_CONTROL,
     STRUCTURED_OUTPUT,
@@ -110,6 +110,7 @@ from agentflow.model import (
     Usage,
 )
 from agentflow.output.config import OutputConfig
+from agentflow.output.examples import Example
 from agentflow.output.json_schema import json_schema_output
 from agentflow.output.strategies import (
     AutoStrategy,
@@ -126,8 +127,6 @@ from agentflow.tools import Tool, Toolkit, tool
 
 if TYPE_CHECKING:  # imported on first use (below): the batch layer is not loaded by import
     from agentflow.batch import ExtractResult, extract_many
-
-__version__ = "0.1.0"
 
 _LAZY = {"extract_many": "agentflow.batch", "ExtractResult": "agentflow.batch"}
 

@@ -17,8 +17,7 @@ from agentflow.events import (
     Event,
     TypedEvent,
 )
-from agentflow.extraction.examples import Example
-from agentflow.extraction.grounding import Grounded
+from agentflow.grounding import Grounded
 from agentflow.loop import call_events
 from agentflow.messages import Msg
 from agentflow.middleware.base import Hooks, Middleware, hooks_for
@@ -34,6 +33,7 @@ from agentflow.model import (
     resolve_model,
 )
 from agentflow.output.config import OutputConfig
+from agentflow.output.examples import Example
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.reasoning import whole_options
 from agentflow.state import AgentState
@@ -158,7 +158,7 @@ class ReActAgent:
     def close(self) -> None:
         """The sync twin of ``aclose`` (runs on the sync worker loop, see
         ``agentflow.sync``)."""
-        from agentflow.sync import run_sync
+        from agentflow._sync_loop import run_sync
 
         run_sync(self.aclose)
 
@@ -205,8 +205,8 @@ class ReActAgent:
         be produced. ``ground`` (``True`` or a ``Grounded``) grounds every
         free-text string of the output in the call's text, overriding
         ``OutputConfig.ground``; ``reply.spans`` says where each grounded
-        value is (``agentflow.extraction.grounding``). ``examples`` (few-shot
-        ``Example``s, ``agentflow.extraction.examples``) are shown before the
+        value is (``agentflow.grounding``). ``examples`` (few-shot
+        ``Example``s, ``agentflow.output.examples``) are shown before the
         call's input, overriding ``OutputConfig.examples``.
 
         Raises:
@@ -270,7 +270,7 @@ class ReActAgent:
         Raises: as ``call``; ``UsageError`` when called from the worker loop's
         own thread (an async tool of a sync call), where it would deadlock.
         """
-        from agentflow.sync import run_sync
+        from agentflow._sync_loop import run_sync
 
         return run_sync(
             lambda: self.call(msg, output, state=state, strategy=strategy, ground=ground,

@@ -35,9 +35,8 @@ refused); they stay in the conversation memory.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from agentflow._input_checks import check_call_inputs
 from agentflow.acting import count_failures, run_tool_calls
 from agentflow.call_input import coerce_input as _coerce_input
 from agentflow.call_input import start_execution
@@ -51,6 +50,7 @@ from agentflow.events import (
     ToolResult,
     ToolUse,
 )
+from agentflow.input_checks import check_call_inputs
 from agentflow.messages import Msg
 from agentflow.middleware.base import Act, ReasonAgain, hooks_for
 from agentflow.model import TextDelta, ThinkingDelta
@@ -61,15 +61,41 @@ from agentflow.reply import ReplyBuilder
 from agentflow.state import AgentState
 
 if TYPE_CHECKING:
-    from agentflow.agent import ReActAgent
-    from agentflow.extraction.examples import Example
-    from agentflow.extraction.grounding import Grounded
+    from agentflow.grounding import Grounded
+    from agentflow.middleware.base import Hooks, Middleware
+    from agentflow.middleware.structured_output import StructuredOutputMiddleware
+    from agentflow.model import ChatModel, GenerateOptions, ToolSpec
+    from agentflow.output.examples import Example
+    from agentflow.telemetry import Telemetry
+    from agentflow.tools import Toolkit
 
-__all__ = ["call_events"]
+__all__ = ["LoopAgent", "call_events"]
+
+
+class LoopAgent(Protocol):
+    """What the loop reads of the agent whose call it runs (``ReActAgent``:
+    its settings, its stock output middleware and its per-agent caches)."""
+
+    name: str
+    id: str
+    model: ChatModel
+    toolkit: Toolkit
+    sys_prompt: str | None
+    max_iters: int
+    tool_retries: int
+    stream_retries: int
+    options: GenerateOptions
+    telemetry: Telemetry
+    middleware: list[Middleware]
+    structured_output: StructuredOutputMiddleware
+    _hooks: Hooks
+    _specs: dict[tuple[str, tuple[str, ...]], list[ToolSpec]]
+
+    def _whole_options(self) -> GenerateOptions: ...
 
 
 async def call_events(
-    agent: ReActAgent,
+    agent: LoopAgent,
     msg: str | Msg | Sequence[str | Msg] | None,
     output: Any,
     state: AgentState | None,

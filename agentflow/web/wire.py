@@ -52,10 +52,10 @@ optional; ``null`` where there is no value):
 ``error``
     ``{"type", "error": {"type": str, "message": str}}`` — the call failed
     (``error.type`` is the exception's class name, e.g. ``RateLimitedError``,
-    ``StateConflictError``, ``StructuredOutputValidationError``); last. Only agentflow's own errors carry their
-    message (which never holds a secret); any other exception is reported as
-    ``{"type": "InternalError", "message": "internal error"}`` and logged on
-    the server.
+    ``StateConflictError``, ``StructuredOutputValidationError``); last. Only
+    agentflow's own errors carry their message (which never holds a secret);
+    any other exception is reported as ``{"type": "InternalError", "message":
+    "internal error"}`` and logged on the server.
 
 Stop reasons: ``completed``, ``structured_output``, ``max_iters``,
 ``stopped``, ``output_failed`` (``agentflow.events.StopReason``).
