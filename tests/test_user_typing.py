@@ -180,9 +180,7 @@ def _normal_install(work: Path) -> str:
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for directory in ("agentflow", "providers"):
-        if (ROOT / directory).is_dir():
-            shutil.copytree(ROOT / directory, source / directory, ignore=ignore)
+    shutil.copytree(ROOT / "agentflow", source / "agentflow", ignore=ignore)
     wheels = work / "wheels"
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
@@ -213,6 +211,24 @@ def install(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     if request.param == "editable":
         return work, sys.executable
     return work, _normal_install(work)
+
+
+def test_the_editable_install_is_a_static_path() -> None:
+    """The editable install is a path line in a ``.pth`` file (setuptools'
+    static mode), not an import hook (``import ...finder; ....install()``), which
+    mypy cannot follow; a normal install puts the package in site-packages."""
+    import agentflow
+
+    site = Path(sysconfig.get_paths()["purelib"])
+    editable = sorted(site.glob("__editable__.agentflow-*.pth"))
+    package = Path(agentflow.__file__).parent
+    if not editable:  # a normal install
+        assert package.parent == site
+        return
+    lines = [line for p in editable for line in p.read_text().splitlines() if line.strip()]
+    assert lines == [str(ROOT)]  # no 'import' line: nothing runs at start-up
+    assert package == ROOT / "agentflow" and (package / "py.typed").is_file()
+    assert (package / "providers" / "registry.py").is_file()
 
 
 def test_the_package_is_found_as_an_installed_typed_package(install: tuple[Path, str]) -> None:
