@@ -366,3 +366,26 @@ async def test_c30_concurrent_runs_do_not_share_state() -> None:
     assert not any("topic A" in t for t in seen["B"])
     assert agent.state.memory == []  # the agent's own state was not touched
     assert orjson.loads(AgentState().to_json())["memory"] == []
+
+
+async def test_c08_cut_output_call_relabelled_tool_calls_is_never_repaired_into_success() -> None:
+    """Issue 32: C08's cut, on the tool path, with the finish reason a router
+    rewrote (``tool_calls``): the closers are not invented; the model is asked again."""
+    class ImageRef(BaseModel):
+        url: str
+        source: str
+
+    class SearchResult(BaseModel):
+        query: str
+        results: list[ImageRef]
+
+    content = json.loads(CASES["C08"]["raw_output"])["choices"][0]["message"]["content"]
+    cut = content[: content.rindex("}") + 1]  # a whole first item, the list left open
+    whole = {"query": "family photos", "results": [
+        {"url": "https://example.com/1.jpg", "source": "Stock"},
+        {"url": "https://example.com/2.jpg", "source": "Stock"}]}
+    model = ScriptedModel([Reply(tool_calls=[Call(GR, cut)], finish_reason="tool_calls"),
+                           Reply(tool_calls=[Call(GR, whole)])], profile=SPECIFIC)
+    reply = await ReActAgent("c08t", model).call("search", SearchResult)
+    assert reply.output == SearchResult.model_validate(whole)
+    assert len(model.requests) == 2
