@@ -90,6 +90,7 @@ from agentflow.providers._media import ollama_image
 from agentflow.providers._openai_wire import SCHEMA_INSTRUCTION, insert_instruction
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.providers._streams import ndjson_body
 from agentflow.ratelimit import model_family
 
 __all__ = ["DEFAULT_PROFILE", "PROFILES", "OllamaChatModel", "create", "map_error"]
@@ -262,6 +263,14 @@ class OllamaChatModel(HttpChatModel):
                 guard.end()
                 return
         raise TruncatedStreamError("the stream ended before the done line", vendor=VENDOR)
+
+    def streamed_reply(self, response: aiohttp.ClientResponse) -> bool:
+        """An NDJSON stream (``application/x-ndjson``) answering ``stream: false``."""
+        return response.content_type == "application/x-ndjson"
+
+    def streamed_body(self, raw: bytes) -> bool:
+        """A body of one JSON object a line (NDJSON under another content type)."""
+        return ndjson_body(raw)
 
     def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
         """Chunks of a whole reply (one object with ``done: true``)."""
