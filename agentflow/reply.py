@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -357,4 +357,4 @@ async def generate(
     async for chunk in model.stream(messages, tools, options or GenerateOptions()):
         builder.add(chunk)
     usage = builder.usage
-    return ModelResponse(builder.build(), builder.finish_reason, replace(usage, requests=1))
+    return ModelResponse(builder.build(), builder.finish_reason, usage.request())

@@ -268,6 +268,8 @@ class GeminiFake(GeminiBatches, FakeServer):
         return parts
 
     def _usage(self, reply: FakeReply) -> dict[str, int]:
+        if reply.extra.get("no_usage"):  # a reply without usageMetadata
+            return {}
         return {"promptTokenCount": reply.usage[0], "candidatesTokenCount": reply.usage[1],
                 "totalTokenCount": sum(reply.usage)}
 
@@ -314,15 +316,19 @@ class GeminiFake(GeminiBatches, FakeServer):
         for i, parts in enumerate(groups):
             last = i == len(groups) - 1
             yield self._response(parts, self._finish(reply) if last else None,
-                                 usage if last else {**usage, "candidatesTokenCount": i + 1})
+                                 usage if last or not usage else {
+                                     **usage, "candidatesTokenCount": i + 1})
 
     def _response(self, parts: list[dict[str, Any]], finish: str | None,
                   usage: dict[str, int]) -> dict[str, Any]:
         candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
         if finish:
             candidate["finishReason"] = finish
-        return {"candidates": [candidate], "usageMetadata": usage,
-                "modelVersion": self._current_model, "responseId": "resp-1"}
+        out = {"candidates": [candidate], "usageMetadata": usage,
+               "modelVersion": self._current_model, "responseId": "resp-1"}
+        if not usage:
+            del out["usageMetadata"]
+        return out
 
     def _blocked(self, reply: FakeReply) -> dict[str, Any]:
         return {"promptFeedback": {"blockReason": reply.extra["block_reason"]},

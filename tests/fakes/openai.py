@@ -28,7 +28,8 @@ outputs) or tools, and check the API key (401).
 arguments as JSON objects, as some compatible servers send),
 ``omit_tool_ids`` (no ``id``/``type``), ``stream_error`` (an error object sent
 as a data line after ``error_after`` frames, then the connection ends),
-``cached_tokens``, ``reasoning_tokens``, ``crlf`` (CRLF line endings),
+``cached_tokens``, ``reasoning_tokens``, ``no_usage`` (no usage anywhere: a
+server that ignores ``stream_options.include_usage``), ``crlf`` (CRLF line endings),
 ``split_writes`` (each frame written in two halves, cutting UTF-8 characters),
 ``same_index`` (every streamed tool call at index 0, told apart by its id, as
 vLLM/GLM-style servers send parallel calls), ``no_finish`` (the finish chunk
@@ -397,7 +398,9 @@ class OpenAIStyleFake(FakeServer):
     def finish_of(self, reply: FakeReply) -> str:
         return reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
 
-    def usage_json(self, reply: FakeReply) -> dict[str, Any]:
+    def usage_json(self, reply: FakeReply) -> dict[str, Any] | None:
+        if reply.extra.get("no_usage"):  # a server that reports none (ignores include_usage)
+            return None
         inp, out = reply.usage
         return {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out,
                 "prompt_tokens_details": {"cached_tokens": reply.extra.get("cached_tokens", 0)},
@@ -491,7 +494,7 @@ class OpenAIStyleFake(FakeServer):
         if self.usage_on_finish:
             return [self.chunk(body, {}, finish, usage=usage)]
         frames = [self.chunk(body, {}, finish)]
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if (body.get("stream_options") or {}).get("include_usage") and usage is not None:
             frames.append(self.chunk(body, None, usage=usage, choices=False))
         return frames
 
