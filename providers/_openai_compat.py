@@ -37,6 +37,7 @@ from agentflow.errors import (
 from agentflow.media_tokens import media_cost
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
+from agentflow.providers._context_cuts import cut_error, prompt_estimate, silent_cut
 from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
@@ -312,6 +313,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 if remedy is exc:
                     raise
                 raise remedy from exc
+        window = self._profile.context_window
         async with exchange as response:
             if (streaming and "json" not in response.content_type) or sse_response(response):
                 source: Any = response  # a stream, asked for or forced by a proxy
@@ -320,11 +322,28 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 if not sse_body(raw):
                     guard = ReplyGuard(self.vendor, stream=False)
                     for chunk in self.whole_chunks(guard, guard.load(raw), markup):
+                        if chunk.type == "usage" and window:
+                            self._check_cut(messages, window, chunk.usage.input_tokens)
                         yield chunk
                     return
                 source = BufferedBody(raw, response)  # events under another content type
             async for chunk in self._read_stream(source, markup):
+                if chunk.type == "usage" and window:
+                    self._check_cut(messages, window, chunk.usage.input_tokens)
                 yield chunk
+
+    def _check_cut(self, messages: Sequence[Msg], window: int, evaluated: int) -> None:
+        """Refuse a reply over a prompt the server cut to its ``window`` without
+        saying so (a llama.cpp server with context shift: ``_context_cuts``).
+
+        Raises:
+            ContextLengthError: ``evaluated`` prompt tokens, no more than the
+                window, while we sent clearly more.
+        """
+        if evaluated and evaluated <= window:  # our count only then: no cost per reply
+            sent = prompt_estimate(messages)
+            if silent_cut(sent, window, evaluated):
+                raise cut_error(self.vendor, sent, window, evaluated)
 
     async def _read_stream(self, response: aiohttp.ClientResponse, markup: MarkupFilter
                            ) -> AsyncIterator[ModelChunk]:
