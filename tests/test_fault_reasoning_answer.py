@@ -92,3 +92,17 @@ def test_a_reply_with_content_or_cut_is_not_taken_from_reasoning() -> None:
 
 def test_profile_default_is_untouched() -> None:
     assert ModelProfile() == ModelProfile()
+
+
+async def test_tool_path_answer_only_in_reasoning_is_read_without_a_forced_retry() -> None:
+    from agentflow.output.strategies import ToolStrategy
+
+    async with vllm("reasoning_content") as fake:
+        fake.add(FakeReply(thinking=ANSWER, text=""))
+        async with OpenAIChatModel("Qwen/Qwen3-8B", base_url=fake.url, api_key="k",
+                                   settings=FAST) as model:
+            agent = ReActAgent("r", model, output=OutputConfig(strategy=ToolStrategy()))
+            reply = await agent.call("Paris, 18.5 C", City)
+    assert reply.output == City(city="Paris", temperature_c=18.5)
+    assert len(fake.requests) == 1
+    assert reply.metadata.get(ANSWER_FROM_REASONING) is True

@@ -162,3 +162,25 @@ def test_degrade_table_for_a_refused_tool_schema() -> None:
     assert degrade("tool", "tool_schema", profile) == "prompt"
     assert degrade("native", "tool_schema", profile) is None  # not about the strategy
     assert degrade("prompt", "tool_schema", profile) is None  # once: nothing below
+
+
+async def test_openai_function_schema_refused_without_strict_steps_down_to_prompt() -> None:
+    """An OpenAI-compatible server refusing the output tool's schema even
+    without ``strict`` ("Invalid schema for function ..."): the tool path
+    steps down to the prompt path once."""
+    from agentflow.providers.openai import OpenAIChatModel
+    from tests.fakes.openai import OpenAIFake, openai_error
+
+    refusal = openai_error(400, "Invalid schema for function 'generate_response': In "
+                           "context=('properties', 'pet'), 'anyOf' is not supported.",
+                           param="tools", code="invalid_function_parameters")
+    async with OpenAIFake() as fake:
+        fake.add(refusal, refusal, FakeReply(text=orjson.dumps(RECORD).decode()))
+        model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="k", settings=FAST)
+        try:
+            reply = await ReActAgent("o", model).call("the record", Record, strategy="tool")
+        finally:
+            await model.aclose()
+    assert reply.output == Record.model_validate(RECORD)
+    assert len(fake.requests) == 3  # strict, then without strict, then the prompt path
+    assert "tools" not in fake.bodies[2] and "response_format" not in fake.bodies[2]
