@@ -67,10 +67,10 @@ class StructuredOutputCompression(Middleware):
                 m = trimmed
             kept.append(m)
         if ex.completed:
-            meta: dict[str, Any] = {STRUCTURED_OUTPUT: True}
+            flags: dict[str, Any] = {STRUCTURED_OUTPUT: True}
             if accepted is not None and accepted.metadata.get(ANSWER_FROM_REASONING):
-                meta[ANSWER_FROM_REASONING] = True  # read from the reasoning channel: said so
-            final = Msg("assistant", run.spec.dump_json(ex.output), None, meta)
+                flags[ANSWER_FROM_REASONING] = True  # read from the reasoning channel: said so
+            final = Msg("assistant", run.spec.dump_json(ex.output), None, flags)
             kept.append(final)
             ex.reply = final
         elif last_attempt is not None:
