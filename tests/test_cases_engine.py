@@ -403,10 +403,11 @@ def test_c16_gemini_schemas_keep_to_the_subset_and_unions_stand_alone() -> None:
     from tests.fakes.gemini import _schema_refusal
 
     ns = schema_of("C16")
+    chart_model: Any = ns["Chart"]
 
     class Reading(BaseModel):
         value: str | int | None = None
-        chart: ns[Chart] | None = None  # type: ignore[valid-type]
+        chart: chart_model | None = None  # type: ignore[valid-type]
 
     chart = transform_schema(ns["Chart"].model_json_schema(), "gemini").schema
     assert "$defs" not in json.dumps(chart) and "$ref" not in json.dumps(chart)
