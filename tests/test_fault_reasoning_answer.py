@@ -106,3 +106,34 @@ async def test_tool_path_answer_only_in_reasoning_is_read_without_a_forced_retry
     assert reply.output == City(city="Paris", temperature_c=18.5)
     assert len(fake.requests) == 1
     assert reply.metadata.get(ANSWER_FROM_REASONING) is True
+
+
+async def _answer_from(fake: Any, model: Any) -> Any:
+    try:
+        agent = ReActAgent("r", model, output=OutputConfig(strategy=PromptStrategy()))
+        return await agent.call("Paris, 18.5 C", City)
+    finally:
+        await model.aclose()
+
+
+@pytest.mark.parametrize("vendor", ["glm", "dashscope", "ollama"])
+async def test_other_split_reasoning_servers(vendor: str) -> None:
+    from agentflow.providers.dashscope import DashScopeChatModel
+    from agentflow.providers.glm import GLMChatModel
+    from agentflow.providers.ollama import OllamaChatModel
+    from tests.fakes.dashscope import DashScopeFake
+    from tests.fakes.glm import GLMFake
+    from tests.fakes.ollama import OllamaFake
+
+    fakes = {"glm": GLMFake, "dashscope": DashScopeFake, "ollama": OllamaFake}
+    async with fakes[vendor]() as fake:
+        fake.default = FakeReply(thinking=ANSWER, text="")
+        if vendor == "glm":
+            model: Any = GLMChatModel("glm-4.6", base_url=fake.url, api_key="k", settings=FAST)
+        elif vendor == "dashscope":
+            model = DashScopeChatModel("qwq-plus", base_url=fake.url, api_key="k", settings=FAST)
+        else:
+            model = OllamaChatModel("qwen3:8b", base_url=fake.url, settings=FAST)
+        reply = await _answer_from(fake, model)
+    assert reply.output == City(city="Paris", temperature_c=18.5)
+    assert reply.metadata.get(ANSWER_FROM_REASONING) is True
