@@ -184,3 +184,19 @@ async def test_openai_function_schema_refused_without_strict_steps_down_to_promp
     assert reply.output == Record.model_validate(RECORD)
     assert len(fake.requests) == 3  # strict, then without strict, then the prompt path
     assert "tools" not in fake.bodies[2] and "response_format" not in fake.bodies[2]
+
+
+@pytest.mark.parametrize("path", ["native", "tool"])
+async def test_anthropic_takes_the_record_without_a_400(path: str) -> None:
+    """Anthropic's output_config subset (objects closed, no min/max...,
+    ``closed_schema``) and its tools' ``input_schema``, as its fake checks them."""
+    async with AnthropicFake() as fake:
+        fake.add(FakeReply(text=orjson.dumps(RECORD).decode()) if path == "native" else
+                 FakeReply(tool_calls=[FakeCall(GR, RECORD)]))
+        model = AnthropicChatModel("claude-sonnet-4-5", base_url=fake.url, api_key="k",
+                                   settings=FAST)
+        try:
+            reply = await ReActAgent("a", model).call("the record", Record, strategy=path)
+        finally:
+            await model.aclose()
+    assert reply.output == Record.model_validate(RECORD) and len(fake.requests) == 1
