@@ -66,12 +66,12 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # run as a script: the benchmarks package is importable
-    sys.path.insert(0, str(ROOT))
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # the generalize package, importable without putting the
+    sys.path.insert(0, str(HERE))  # repository root (its agentflow) ahead of the venv's
 
-from benchmarks.generalize.kinds import KINDS, Kind, sample  # noqa: E402
-from benchmarks.generalize.scoring import (  # noqa: E402
+from generalize.kinds import KINDS, Kind, sample  # noqa: E402
+from generalize.scoring import (  # noqa: E402
     KindFigures,
     Scored,
     floor_extract,
@@ -90,21 +90,34 @@ def load_module(ref: str) -> tuple[Any, ModuleType]:
     return getattr(module, name), module
 
 
-def facts() -> dict[str, Any]:
-    """Date, tree, load and versions: the context of the figures."""
-    def git(*args: str) -> str:
-        try:
-            return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True,
-                                  text=True, timeout=10).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return "?"
+def _git(where: Path, *args: str) -> str:
+    try:
+        return subprocess.run(["git", "-C", str(where), *args], capture_output=True,
+                              text=True, timeout=10).stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
 
-    dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+
+def _tree(where: Path) -> str:
+    """``branch commit`` of the checkout holding ``where``, marked when it has
+    uncommitted changes to tracked files."""
+    dirty = _git(where, "status", "--porcelain", "--untracked-files=no") not in ("", "?")
+    return (f"{_git(where, 'rev-parse', '--abbrev-ref', 'HEAD')} "
+            f"{_git(where, 'rev-parse', '--short', 'HEAD')}"
+            + (" (uncommitted changes)" if dirty else ""))
+
+
+def facts() -> dict[str, Any]:
+    """Date, the trees of the agentflow imported and of the harness, load and
+    versions: the context of the figures."""
+    import agentflow
+
+    code = Path(agentflow.__file__).resolve().parent
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "tree": f"{git('rev-parse', '--abbrev-ref', 'HEAD')} {git('rev-parse', '--short', 'HEAD')}"
-                + (" (uncommitted changes)" if dirty else ""),
-        "root": str(ROOT),
+        "agentflow": str(code),
+        "tree": _tree(code),
+        "harness_tree": _tree(HERE),
         "python": sys.executable,
         "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "cpus": os.cpu_count(),
@@ -186,8 +199,8 @@ async def main_async(ns: argparse.Namespace) -> dict[str, Any]:
 
     info = facts()
     print("$", shlex.join([Path(sys.executable).name, *sys.argv]))
-    print(f"date {info['date']}; tree {info['tree']}; load {info['load']} "
-          f"({info['cpus']} CPUs)")
+    print(f"date {info['date']}; agentflow {info['agentflow']} (tree {info['tree']}); "
+          f"harness tree {info['harness_tree']}; load {info['load']} ({info['cpus']} CPUs)")
     ground = {"default": None, "on": True, "off": False}[ns.ground]
     report: dict[str, Any] = {"facts": info, "args": vars(ns), "kinds": {}}
     model = resolve_model(ns.model)

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.generalize import truth as t
+from . import truth as t
 
 HERE = Path(__file__).resolve().parent
 MAX_DOC_CHARS = 4000
