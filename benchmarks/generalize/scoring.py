@@ -223,8 +223,7 @@ class KindFigures:
         }
         rated = [s for s in ok if s.confident is not None]
         if rated:
-            pairs = [(s.confident[f], s.right[f]) for s in rated for f in self.fields
-                     if f in s.confident]
+            pairs = [(c, s.right[f]) for s in rated for f, c in (s.confident or {}).items()]
             sure = [r for c, r in pairs if c]
             unsure = [r for c, r in pairs if not c]
             flagged = [s for s in rated if s.flagged]
