@@ -72,10 +72,13 @@ if str(HERE) not in sys.path:  # the generalize package, importable without putt
 
 from generalize.kinds import KINDS, Kind, sample  # noqa: E402
 from generalize.scoring import (  # noqa: E402
+    TARGETS,
     KindFigures,
     Scored,
+    example_strings,
     floor_extract,
     score_record,
+    targets,
 )
 
 
@@ -134,13 +137,15 @@ async def run_kind(model: Any, kind: Kind, docs: list[tuple[str, str]], examples
     schema, module = load_module(kind.schema)
     shown = list(getattr(module, "EXAMPLES", []) or [])[:examples] or None
     texts = dict(docs)
+    copies = example_strings(e.output for e in shown or [])
     scored: list[Scored] = []
     start = time.perf_counter()
     async for result in extract_many(
             model, [ExtractInput(i, t) for i, t in docs], schema, concurrency=concurrency,
             instructions=getattr(module, "INSTRUCTIONS", None), examples=shown, ground=ground):
         truth = kind.truth(texts[result.id])
-        scored.append(score_record(result.id, texts[result.id], truth, result, threshold))
+        scored.append(score_record(result.id, texts[result.id], truth, result, threshold,
+                                   copies))
     return scored, time.perf_counter() - start
 
 
@@ -176,9 +181,13 @@ def print_kind(name: str, fig: dict[str, Any], base: dict[str, Any] | None, head
     if fig["accuracy"]:
         low = min(fig["accuracy"], key=fig["accuracy"].__getitem__)
         print(f"  {'lowest field':20} {low} {fig['accuracy'][low]:.2f}")
-    print(f"  {'ok / failed':20} {fig['ok']} / {fig['failed']} of {fig['documents']}")
+    elif fig.get("lowest_field"):
+        print(f"  {'lowest field':20} {fig['lowest_field']} {fig['lowest_field_accuracy']:.2f}")
+    print(f"  {'ok / failed':20} {fig['ok']} / {fig['failed']} of {fig['documents']}; "
+          f"ok records fully right {_fmt(fig['ok_fully_right'])}")
     print(f"  {'invented in ok':20} {fig['invented_values']} values in "
-          f"{fig['records_with_invented']} records")
+          f"{fig['records_with_invented']} records ({fig['copied_from_examples']} copied "
+          "from the examples)")
     conf = fig.get("confidence")
     if conf is None:
         print(f"  {'confidence':20} not in the records")
@@ -188,6 +197,10 @@ def print_kind(name: str, fig: dict[str, Any], base: dict[str, Any] | None, head
               f"{_fmt(conf['unconfident_accuracy'])}")
         print(f"  {'needs review':20} {conf['share_flagged']:.2f} of {conf['records_rated']} "
               f"ok records; unflagged fully right {_fmt(conf['unflagged_fully_right'])}")
+    met = targets(fig)
+    print(f"  {'targets':20} " + "; ".join(
+        f"{k} {'>=' if k != 'invented_values' else '<='} {TARGETS[k]}: "
+        f"{'-' if v is None else 'yes' if v else 'NO'}" for k, v in met.items()))
     if "wall_s" in fig:
         per_min = fig["documents"] / fig["wall_s"] * 60 if fig["wall_s"] else 0.0
         print(f"  {'wall':20} {fig['wall_s']:.0f}s ({per_min:.1f} documents/min)")
@@ -250,28 +263,15 @@ async def main_async(ns: argparse.Namespace) -> dict[str, Any]:
     overall["floor_mean_accuracy"] = sum(floor_means) / len(floor_means) if floor_means else 0.0
     overall["floor_fully_right"] = (sum(all(s.right.values()) for s in pooled_floor)
                                     / len(pooled_floor) if pooled_floor else 0.0)
-    overall.update(_pooled_confidence(pooled))
+    overall["accuracy"] = {}  # fields differ per kind; the lowest field is the kinds' lowest
+    lows = [(f"{k}.{v['lowest_field']}", v["accuracy"][v["lowest_field"]])
+            for k, v in report["kinds"].items() if v.get("lowest_field")]
+    overall["lowest_field"] = min(lows, key=lambda x: x[1])[0] if lows else None
+    overall["lowest_field_accuracy"] = min(lows, key=lambda x: x[1])[1] if lows else None
     report["overall"] = overall
     print_kind("overall", overall, None,
                f"overall: {', '.join(ns.kinds)} (mean = mean of the kinds' means)")
     return report
-
-
-def _pooled_confidence(scored: list[Scored]) -> dict[str, Any]:
-    """The confidence figures over records of different kinds (their own fields)."""
-    rated = [s for s in scored if s.ok and s.confident is not None]
-    if not rated:
-        return {}
-    sure = [s.right[f] for s in rated for f, c in (s.confident or {}).items() if c]
-    unsure = [s.right[f] for s in rated for f, c in (s.confident or {}).items() if not c]
-    clean = [s for s in rated if not s.flagged]
-    return {"confidence": {
-        "records_rated": len(rated), "fields_confident": len(sure),
-        "confident_accuracy": sum(sure) / len(sure) if sure else None,
-        "unconfident_accuracy": sum(unsure) / len(unsure) if unsure else None,
-        "share_flagged": sum(bool(s.flagged) for s in rated) / len(rated),
-        "unflagged_fully_right": (sum(all(s.right.values()) for s in clean) / len(clean)
-                                  if clean else None)}}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -16,12 +16,14 @@ from benchmarks.generalize.kinds import KINDS, Kind, sample, split_of
 from benchmarks.generalize.scoring import (
     KindFigures,
     confidence_of,
+    example_strings,
     field_right,
     floor_extract,
     fold,
     invented,
     review_of,
     score_record,
+    targets,
 )
 
 STANZA = """Package: libfoo1
@@ -227,3 +229,22 @@ def test_floor_takes_label_value_lines() -> None:
                          "x": [], "summary": None}, doc)
     assert got == {"requires_python": ">=3.9", "name": "pkg", "requires_dist": ["a", "b", "c"],
                    "x": ["1", "2"], "summary": None}
+
+
+def test_copies_of_the_examples_and_targets() -> None:
+    doc = "a: one\n"
+    seen = example_strings([Rec(a="Jane  Roe", b=["x"]), {"a": "two"}])
+    assert seen == {"Jane Roe", "x", "two"}
+    s = score_record("1", doc, {"a": "one", "b": []}, _result(Rec(a="Jane Roe", b=["one"])),
+                     examples=seen)
+    assert s.invented == ["Jane Roe"] and s.copied == ["Jane Roe"]
+    fig = KindFigures(["a", "b"], [s]).as_dict()
+    assert fig["copied_from_examples"] == 1 and fig["ok_fully_right"] == 0.0
+    assert fig["lowest_field"] == "a"
+    assert targets(fig) == {"mean_accuracy": False, "lowest_field": False, "fully_right": False,
+                            "invented_values": False, "confident_accuracy": None}
+    good = score_record("2", doc, {"a": "one", "b": []},
+                        _result(Rec(a="one"), needs_review=[]))
+    assert targets(KindFigures(["a", "b"], [good]).as_dict()) == dict.fromkeys(
+        ["mean_accuracy", "lowest_field", "fully_right", "invented_values",
+         "confident_accuracy"], True)

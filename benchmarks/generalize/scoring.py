@@ -13,6 +13,9 @@ duplicates counted). A failed record scores every field wrong.
 item of a list) whose folded form is not a substring of the folded
 document: it appears nowhere in the document.
 
+**Copied from the examples.** An invented value equal (folded) to a
+string of a worked example's output: the model copied the example.
+
 **Confidence.** Read from the result, tolerantly (the framework may not
 give it): ``result.confidence`` (or ``confidences``/``field_confidence``),
 a mapping from a field path (``"depends"``, ``"depends[0]"``,
@@ -31,8 +34,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["KindFigures", "Scored", "confidence_of", "field_right", "floor_extract", "fold",
-           "invented", "review_of", "score_record"]
+__all__ = ["TARGETS", "KindFigures", "Scored", "confidence_of", "example_strings",
+           "field_right", "floor_extract", "fold", "invented", "review_of", "score_record",
+           "targets"]
 
 
 def fold(value: Any) -> str | None:
@@ -76,6 +80,12 @@ def invented(output: Mapping[str, Any], document: str) -> list[str]:
     folded form appears nowhere in the folded ``document``."""
     doc = fold(document) or ""
     return [s for s in _strings(output) if (f := fold(s)) is not None and f not in doc]
+
+
+def example_strings(outputs: Iterable[Any]) -> frozenset[str]:
+    """The folded strings of the worked examples' outputs (models or dicts)."""
+    return frozenset(f for o in outputs for s in _strings(_dump(o))
+                     if (f := fold(s)) is not None)
 
 
 def _top(path: str) -> str:
@@ -138,6 +148,7 @@ class Scored:
     flagged: bool | None
     error: str | None = None
     wrong: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    copied: list[str] = field(default_factory=list)
 
 
 def _dump(output: Any) -> dict[str, Any]:
@@ -147,9 +158,10 @@ def _dump(output: Any) -> dict[str, Any]:
 
 
 def score_record(doc_id: str, document: str, truth: Mapping[str, Any], result: Any,
-                 threshold: float = 0.9) -> Scored:
+                 threshold: float = 0.9, examples: frozenset[str] = frozenset()) -> Scored:
     """Score one ``ExtractResult``-like object (``ok``, ``output``, ``error``; maybe
-    confidence and review flags) against ``truth``."""
+    confidence and review flags) against ``truth``; ``examples`` are the worked
+    examples' strings (``example_strings``), to tell copies among invented values."""
     fields = list(truth)
     if not getattr(result, "ok", False):
         err = getattr(result, "error", None)
@@ -165,8 +177,9 @@ def score_record(doc_id: str, document: str, truth: Mapping[str, Any], result: A
         confident = {f: (f not in (flags or set()))
                      and (conf is None or conf.get(f, 1.0) >= threshold) for f in fields}
     flagged = None if confident is None else not all(confident.values())
-    return Scored(doc_id, True, right, invented(output, document), confident, flagged,
-                  wrong=wrong)
+    made_up = invented(output, document)
+    return Scored(doc_id, True, right, made_up, confident, flagged, wrong=wrong,
+                  copied=[v for v in made_up if fold(v) in examples])
 
 
 _SEP = re.compile(r"\s*[:=]\s?")
@@ -217,9 +230,12 @@ class KindFigures:
             "documents": n, "ok": len(ok), "failed": n - len(ok),
             "accuracy": acc,
             "mean_accuracy": sum(acc.values()) / len(acc) if acc else 0.0,
+            "lowest_field": min(acc, key=acc.__getitem__) if acc else None,
             "fully_right": sum(all(s.right.values()) for s in self.scored) / n if n else 0.0,
+            "ok_fully_right": sum(all(s.right.values()) for s in ok) / len(ok) if ok else None,
             "invented_values": sum(len(s.invented) for s in ok),
             "records_with_invented": sum(bool(s.invented) for s in ok),
+            "copied_from_examples": sum(len(s.copied) for s in ok),
         }
         rated = [s for s in ok if s.confident is not None]
         if rated:
@@ -238,3 +254,24 @@ class KindFigures:
                                           if clean else None),
             }
         return out
+
+
+TARGETS = {"mean_accuracy": 0.90, "lowest_field": 0.80, "fully_right": 0.70,
+           "invented_values": 0, "confident_accuracy": 0.98}
+"""Issue 30's targets on the reporting kind and unseen files (embedded model)."""
+
+
+def targets(fig: Mapping[str, Any]) -> dict[str, bool | None]:
+    """Whether figures (``KindFigures.as_dict``) meet ``TARGETS``; ``None``
+    for a figure they do not have (no confidence). Pooled figures give their
+    lowest field as ``lowest_field_accuracy``."""
+    acc = fig.get("accuracy") or {}
+    conf = (fig.get("confidence") or {}).get("confident_accuracy")
+    low = min(acc.values()) if acc else fig.get("lowest_field_accuracy")
+    return {
+        "mean_accuracy": fig["mean_accuracy"] >= TARGETS["mean_accuracy"],
+        "lowest_field": None if low is None else low >= TARGETS["lowest_field"],
+        "fully_right": fig["fully_right"] >= TARGETS["fully_right"],
+        "invented_values": fig["invented_values"] <= TARGETS["invented_values"],
+        "confident_accuracy": None if conf is None else conf >= TARGETS["confident_accuracy"],
+    }
