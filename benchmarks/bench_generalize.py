@@ -8,6 +8,7 @@ so tune with a small ``--n``)::
     python benchmarks/bench_generalize.py --split tune --kinds dpkg,pymeta --n 5
     python benchmarks/bench_generalize.py --kinds systemd --n 20 --offset 10 --json out.json
     python benchmarks/bench_generalize.py --model openai:gpt-4o-mini --no-ground
+    python benchmarks/bench_generalize.py --kinds dpkg --ids libc6:amd64,bash:amd64 --show
     python -m benchmarks.generalize.kinds                         # pool sizes per kind/split
 
 Kinds (``benchmarks/generalize/kinds.py``): ``dpkg`` (a paragraph of
@@ -149,6 +150,20 @@ async def run_kind(model: Any, kind: Kind, docs: list[tuple[str, str]], examples
     return scored, time.perf_counter() - start
 
 
+def pick(kind: Kind, ids: list[str]) -> list[tuple[str, str]]:
+    """The documents of ``kind`` with these ids, in that order (``--ids``).
+
+    Raises:
+        SystemExit: an id the kind does not have (naming it).
+    """
+    pool = kind.load()
+    missing = [i for i in ids if i not in pool]
+    if missing:
+        raise SystemExit(f"--ids: {kind.name} has no document {', '.join(missing)} "
+                         f"(e.g. {', '.join(sorted(pool)[:3])})")
+    return [(i, pool[i]) for i in ids]
+
+
 def floor(kind: Kind, docs: list[tuple[str, str]]) -> list[Scored]:
     """The regex floor's outcomes on the same documents."""
     out = []
@@ -224,15 +239,17 @@ async def main_async(ns: argparse.Namespace) -> dict[str, Any]:
     try:
         for name in ns.kinds:
             kind = KINDS[name]
-            docs = sample(kind, ns.split, ns.n, ns.offset)
+            docs = (sample(kind, ns.split, ns.n, ns.offset) if ns.ids is None
+                    else pick(kind, ns.ids))
             fields = list(kind.truth(docs[0][1])) if docs else []
             scored, wall = await run_kind(model, kind, docs, ns.examples, ground, concurrency,
                                           ns.threshold)
             fig_k = KindFigures(fields, scored).as_dict()
             base = KindFigures(fields, floor(kind, docs)).as_dict()
             fig_k["wall_s"] = wall
-            header = (f"{name} ({kind.role} kind), split {ns.split}, {len(docs)} documents "
-                      f"from #{ns.offset}: {kind.source}")
+            where = (f"split {ns.split}, {len(docs)} documents from #{ns.offset}"
+                     if ns.ids is None else f"{len(docs)} documents by id")
+            header = f"{name} ({kind.role} kind), {where}: {kind.source}"
             print_kind(name, fig_k, base, header)
             if ns.show:
                 for s in scored:
@@ -296,6 +313,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="calls in flight (default: the model profile's, else 1)")
     p.add_argument("--threshold", type=float, default=0.9,
                    help="a field with a numeric confidence below this is not confident")
+    p.add_argument("--ids", type=lambda v: [i for i in v.split(",") if i],
+                   help="comma-separated document ids of one kind (as --show prints them), "
+                        "instead of a split: to look at particular documents again")
     p.add_argument("--show", action="store_true", help="print each document's wrong fields")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON (- for stdout)")
     ns = p.parse_args(argv)
@@ -303,6 +323,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     unknown = [k for k in ns.kinds if k not in KINDS]
     if unknown:
         p.error(f"unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
+    if ns.ids is not None and len(ns.kinds) != 1:
+        p.error("--ids needs exactly one kind in --kinds")
     if ns.n < 1 or ns.offset < 0:
         p.error("--n must be >= 1 and --offset >= 0")
     return ns
