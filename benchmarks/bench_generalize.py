@@ -46,7 +46,7 @@ overall (overall mean = mean of the kinds' means; counts pooled):
   "label: value" regex per field named like the field (see
   ``scoring.floor_extract``), to show what the model adds.
 
-``--json FILE`` (``-``: stdout) writes every figure and each document's
+``--json FILE`` (``-``: stdout, the tables then on stderr) writes every figure and each document's
 wrong fields. Truth never comes from agentflow.
 """
 
@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.util
 import json
 import os
@@ -333,7 +334,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main() -> None:
     """Parse arguments, run, print, write JSON."""
     ns = parse_args()
-    report = asyncio.run(main_async(ns))
+    with contextlib.redirect_stdout(sys.stderr if ns.json == "-" else sys.stdout):
+        report = asyncio.run(main_async(ns))  # with --json -, the tables go to stderr
     if ns.json:
         text = json.dumps(report, indent=1, default=str)
         if ns.json == "-":
