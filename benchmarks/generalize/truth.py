@@ -97,11 +97,11 @@ def copyright_truth(text: str) -> Truth:
     """The ``dep5_copyright.CopyrightFile`` fields of a DEP-5 ``copyright`` file:
     upstream_name, upstream_contact and source from the header paragraph;
     license = the first line (the short name) of ``License`` in the first
-    ``Files: *`` paragraph, and copyright = the lines of its ``Copyright``
+    ``Files`` paragraph whose patterns include ``*``, and copyright = the lines of its ``Copyright``
     field (each stripped; empty lines and ``.`` dropped); ``None``/``[]`` when absent."""
     stanzas = [parse_stanza(s) for s in split_stanzas(text)]
     header = stanzas[0] if stanzas else {}
-    files = next((s for s in stanzas[1:] if s.get("Files", "").split() == ["*"]), {})
+    files = next((s for s in stanzas[1:] if "*" in s.get("Files", "").split()), {})
     holders = [line.strip() for line in files.get("Copyright", "").split("\n")]
     return {
         "upstream_name": header.get("Upstream-Name") or None,
