@@ -39,8 +39,9 @@ overall (overall mean = mean of the kinds' means; counts pooled):
 * invented values in ``ok`` records (a string that appears nowhere in the
   document after whitespace folding), and in how many records;
 * when results carry it (a per-field ``confidence`` and/or ``needs_review``):
-  the accuracy of fields reported confident (confidence >= ``--threshold``
-  and not flagged), of the others, the share of ``ok`` records flagged for
+  the accuracy of fields reported confident (not in ``needs_review``; with
+  numbers and no flags: confidence >= ``--threshold``), of the others, each
+  confidence level's accuracy (to tune a threshold on), the share of ``ok`` records flagged for
   review, and the fully-right share of the unflagged ones;
 * the **floor**, measured in the same run on the same documents, no model: a
   "label: value" regex per field named like the field (see
@@ -213,6 +214,9 @@ def print_kind(name: str, fig: dict[str, Any], base: dict[str, Any] | None, head
               f"{_fmt(conf['unconfident_accuracy'])}")
         print(f"  {'needs review':20} {conf['share_flagged']:.2f} of {conf['records_rated']} "
               f"ok records; unflagged fully right {_fmt(conf['unflagged_fully_right'])}")
+        if conf.get("by_confidence"):
+            print(f"  {'by confidence':20} " + "; ".join(
+                f"{level}: {r}/{n} right" for level, (r, n) in conf["by_confidence"].items()))
     met = targets(fig)
     print(f"  {'targets':20} " + "; ".join(
         f"{k} {'>=' if k != 'invented_values' else '<='} {TARGETS[k]}: "
@@ -313,7 +317,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--concurrency", type=int, default=None,
                    help="calls in flight (default: the model profile's, else 1)")
     p.add_argument("--threshold", type=float, default=0.9,
-                   help="a field with a numeric confidence below this is not confident")
+                   help="with confidence numbers but no needs_review: a field below this "
+                        "is not confident")
     p.add_argument("--ids", type=lambda v: [i for i in v.split(",") if i],
                    help="comma-separated document ids of one kind (as --show prints them), "
                         "instead of a split: to look at particular documents again")

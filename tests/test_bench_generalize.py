@@ -248,3 +248,19 @@ def test_copies_of_the_examples_and_targets() -> None:
     assert targets(KindFigures(["a", "b"], [good]).as_dict()) == dict.fromkeys(
         ["mean_accuracy", "lowest_field", "fully_right", "invented_values",
          "confident_accuracy"], True)
+
+
+def test_review_flags_decide_and_levels_are_counted() -> None:
+    doc = "a: one\nb: x, y\n"
+    want = {"a": "one", "b": ["x", "y"]}
+    # the shape ExtractResult may carry: numbers per field and the flagged fields
+    r1 = _result(Rec(a="one", b=["x"]), confidence={"a": 0.5, "b": 0.99}, needs_review=("b",))
+    r2 = _result(Rec(a="one", b=["x", "y"]), confidence={"a": 0.99, "b": 0.99},
+                 needs_review=())
+    s1, s2 = (score_record(str(i), doc, want, r, threshold=0.9) for i, r in enumerate((r1, r2)))
+    assert s1.confident == {"a": True, "b": False}  # the flags, not the threshold, decide
+    assert s2.confident == {"a": True, "b": True} and not s2.flagged
+    fig = KindFigures(["a", "b"], [s1, s2]).as_dict()["confidence"]
+    assert fig["by_confidence"] == {"0.99": [2, 3], "0.50": [1, 1]}
+    assert list(fig["by_confidence"]) == ["0.99", "0.50"]
+    assert fig["confident_accuracy"] == 1.0 and fig["unconfident_accuracy"] == 0.0

@@ -22,8 +22,11 @@ a mapping from a field path (``"depends"``, ``"depends[0]"``,
 ``"depends.0"``) to a number in 0..1 or an object with a ``value``/``score``;
 a field's confidence is the lowest of its paths. ``result.needs_review``
 (or ``review``): the field names (or paths) flagged, or a bool for the
-whole record. A field is *confident* when it is not flagged and, if it has
-a number, that number is at least the threshold.
+whole record. A field is *reported confident* when the result flags fields
+and does not flag it (the framework's own verdict); when the result gives
+numbers but no flags, when its number is at least the threshold. The
+figures also give each confidence level's accuracy (``by_confidence``), to
+tune a threshold on.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TARGETS", "KindFigures", "Scored", "confidence_of", "example_strings",
+__all__ = ["TARGETS", "KindFigures", "Scored", "by_level", "confidence_of", "example_strings",
            "field_right", "floor_extract", "fold", "invented", "review_of", "score_record",
            "targets"]
 
@@ -149,6 +152,7 @@ class Scored:
     error: str | None = None
     wrong: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     copied: list[str] = field(default_factory=list)
+    levels: dict[str, float] = field(default_factory=dict)
 
 
 def _dump(output: Any) -> dict[str, Any]:
@@ -174,12 +178,13 @@ def score_record(doc_id: str, document: str, truth: Mapping[str, Any], result: A
     flags = review_of(result, fields)
     confident: dict[str, bool] | None = None
     if conf is not None or flags is not None:
-        confident = {f: (f not in (flags or set()))
-                     and (conf is None or conf.get(f, 1.0) >= threshold) for f in fields}
+        confident = {f: f not in flags if flags is not None
+                     else (conf or {}).get(f, 1.0) >= threshold for f in fields}
     flagged = None if confident is None else not all(confident.values())
     made_up = invented(output, document)
     return Scored(doc_id, True, right, made_up, confident, flagged, wrong=wrong,
-                  copied=[v for v in made_up if fold(v) in examples])
+                  copied=[v for v in made_up if fold(v) in examples],
+                  levels={f: c for f, c in (conf or {}).items() if f in right})
 
 
 _SEP = re.compile(r"\s*[:=]\s?")
@@ -252,8 +257,21 @@ class KindFigures:
                 "share_flagged": len(flagged) / len(rated),
                 "unflagged_fully_right": (sum(all(s.right.values()) for s in clean) / len(clean)
                                           if clean else None),
+                "by_confidence": by_level(rated),
             }
         return out
+
+
+def by_level(scored: Iterable[Scored]) -> dict[str, list[int]]:
+    """Per confidence level (two decimals, highest first): ``[right, fields]``
+    over the fields that carry a number."""
+    levels: dict[str, list[int]] = {}
+    for s in scored:
+        for f, c in s.levels.items():
+            cell = levels.setdefault(f"{c:.2f}", [0, 0])
+            cell[0] += s.right[f]
+            cell[1] += 1
+    return dict(sorted(levels.items(), key=lambda kv: -float(kv[0])))
 
 
 TARGETS = {"mean_accuracy": 0.90, "lowest_field": 0.80, "fully_right": 0.70,
