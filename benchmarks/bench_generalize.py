@@ -204,7 +204,8 @@ def print_kind(name: str, fig: dict[str, Any], base: dict[str, Any] | None, head
           f"ok records fully right {_fmt(fig['ok_fully_right'])}")
     print(f"  {'invented in ok':20} {fig['invented_values']} values in "
           f"{fig['records_with_invented']} records ({fig['copied_from_examples']} copied "
-          "from the examples)")
+          "from the examples)" + (f"; {fig['ungrounded_values']} values labelled ungrounded"
+                                  if "ungrounded_values" in fig else ""))
     conf = fig.get("confidence")
     if conf is None:
         print(f"  {'confidence':20} not in the records")

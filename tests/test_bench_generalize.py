@@ -256,10 +256,12 @@ def test_review_flags_decide_and_levels_are_counted() -> None:
     # the shape ExtractResult may carry: numbers per field and the flagged fields
     r1 = _result(Rec(a="one", b=["x"]), confidence={"a": 0.5, "b": 0.99}, needs_review=("b",))
     r2 = _result(Rec(a="one", b=["x", "y"]), confidence={"a": 0.99, "b": 0.99},
-                 needs_review=())
+                 needs_review=(), ungrounded=("a",))
     s1, s2 = (score_record(str(i), doc, want, r, threshold=0.9) for i, r in enumerate((r1, r2)))
     assert s1.confident == {"a": True, "b": False}  # the flags, not the threshold, decide
     assert s2.confident == {"a": True, "b": True} and not s2.flagged
+    assert s1.ungrounded is None and s2.ungrounded == 1
+    assert KindFigures(["a", "b"], [s1, s2]).as_dict()["ungrounded_values"] == 1
     fig = KindFigures(["a", "b"], [s1, s2]).as_dict()["confidence"]
     assert fig["by_confidence"] == {"0.99": [2, 3], "0.50": [1, 1]}
     assert list(fig["by_confidence"]) == ["0.99", "0.50"]

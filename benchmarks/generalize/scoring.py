@@ -16,6 +16,9 @@ document: it appears nowhere in the document.
 **Copied from the examples.** An invented value equal (folded) to a
 string of a worked example's output: the model copied the example.
 
+**Ungrounded.** ``result.ungrounded``, when a result carries it: the paths
+of values nothing checked against the document; counted over ``ok`` records.
+
 **Confidence.** Read from the result, tolerantly (the framework may not
 give it): ``result.confidence`` (or ``confidences``/``field_confidence``),
 a mapping from a field path (``"depends"``, ``"depends[0]"``,
@@ -153,6 +156,14 @@ class Scored:
     wrong: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     copied: list[str] = field(default_factory=list)
     levels: dict[str, float] = field(default_factory=dict)
+    ungrounded: int | None = None
+
+
+def _count(paths: Any) -> int | None:
+    """How many values a result labels ungrounded (``None``: it does not say)."""
+    if paths is None or isinstance(paths, (str, bytes)) or not isinstance(paths, Iterable):
+        return None
+    return len(list(paths))
 
 
 def _dump(output: Any) -> dict[str, Any]:
@@ -184,7 +195,8 @@ def score_record(doc_id: str, document: str, truth: Mapping[str, Any], result: A
     made_up = invented(output, document)
     return Scored(doc_id, True, right, made_up, confident, flagged, wrong=wrong,
                   copied=[v for v in made_up if fold(v) in examples],
-                  levels={f: c for f, c in (conf or {}).items() if f in right})
+                  levels={f: c for f, c in (conf or {}).items() if f in right},
+                  ungrounded=_count(getattr(result, "ungrounded", None)))
 
 
 _SEP = re.compile(r"\s*[:=]\s?")
@@ -242,6 +254,9 @@ class KindFigures:
             "records_with_invented": sum(bool(s.invented) for s in ok),
             "copied_from_examples": sum(len(s.copied) for s in ok),
         }
+        labelled = [s.ungrounded for s in ok if s.ungrounded is not None]
+        if labelled:
+            out["ungrounded_values"] = sum(labelled)
         rated = [s for s in ok if s.confident is not None]
         if rated:
             pairs = [(c, s.right[f]) for s in rated for f, c in (s.confident or {}).items()]
