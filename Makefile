@@ -48,8 +48,10 @@ web-demo: $(VENV)/.installed-$(EXTRAS)
 system-deps:
 	@bash scripts/system-deps.sh
 
+# The suite on every core (pytest-xdist); TESTFLAGS=-n0 runs it in one process.
+TESTFLAGS ?= -n auto
 test: $(VENV)/.installed-$(EXTRAS) system-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(TESTFLAGS)
 
 lint: $(VENV)/.installed-$(EXTRAS)
 	$(VENV)/bin/ruff check agentflow tests benchmarks examples scripts
