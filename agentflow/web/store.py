@@ -16,7 +16,7 @@ other. ``stream_with_store`` / ``call_with_store`` do the three steps for
 you, and save only a call that completed: a call that fails or is cancelled
 (a client that went away) saves nothing.
 
-Stores: ``SQLiteStateStore`` (embedded default, one file, aiosqlite) and
+Stores: ``SQLiteStateStore`` (embedded default, one file, stdlib sqlite3) and
 ``PostgresStateStore`` (asyncpg). Both keep the ``AgentState.to_json()``
 document, so any store is a few lines over another database.
 """
