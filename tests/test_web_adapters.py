@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import orjson
 import pytest
 import uvicorn
@@ -34,6 +35,7 @@ from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 from agentflow.web.agui import agui_response, read_run_input
 from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
 from agentflow.web.requests import RequestRejected, read_json
+from examples.web.app import MAX_BODY
 
 from .headless_chromium import chromium
 
@@ -291,3 +293,44 @@ async def test_both_clients_in_headless_chromium(server: Server) -> None:
     assert agui["error"] is None, agui
     assert agui["events"][0] == "RUN_STARTED" and agui["events"][-1] == "RUN_FINISHED"
     assert agui["state"]["output"] == CONTACT
+
+
+async def test_fastapi_example_serves_both_protocols() -> None:
+    node_ready()
+    from examples.web.fastapi_app import create_app as fastapi_app
+
+    seen: list[list[str]] = []
+    agent = ReActAgent("ui", scripted_model(seen), tools=[lookup])
+    config = uvicorn.Config(fastapi_app(agent), host="127.0.0.1", port=0, log_level="warning",
+                            lifespan="off")
+    uv = uvicorn.Server(config)
+    task = asyncio.ensure_future(uv.serve())
+    while not uv.started:  # noqa: ASYNC110 - uvicorn offers no event
+        await asyncio.sleep(0.01)
+    url = f"http://127.0.0.1:{uv.servers[0].sockets[0].getsockname()[1]}"
+    try:
+        agui = await node("agui_client.mjs", f"{url}/agui")
+        assert agui["error"] is None, agui
+        assert agui["events"][-1] == "RUN_FINISHED" and agui["state"]["output"] == CONTACT
+        chat = await node("aisdk_client.mjs", f"{url}/api/chat")
+        assert chat["error"] is None, chat
+        parts = chat["snapshots"][-1]["parts"]
+        assert next(p for p in parts if p["type"] == "data-output")["data"] == CONTACT
+        check_history(seen)
+        async with aiohttp.ClientSession() as http:  # a client's errors are 4xx, named
+            for body, kind, status in [(b"{oops", "malformed_json", 400),
+                                       (b'{"messages": "x"}', "invalid_request", 400),
+                                       (b"x" * (MAX_BODY + 1), "payload_too_large", 413)]:
+                async with http.post(f"{url}/api/chat", data=body,
+                                     headers={"content-type": "application/json"}) as got:
+                    assert got.status == status
+                    assert (await got.json())["error"]["type"] == kind
+            async with http.post(f"{url}/agui", data=b"{}", headers={
+                    "content-type": "text/plain"}) as got:
+                assert got.status == 415
+            async with http.post(f"{url}/agui", data=b"{}", headers={
+                    "content-type": "application/json", "origin": "https://evil.example"}) as got:
+                assert got.status == 403
+    finally:
+        uv.should_exit = True
+        await task
