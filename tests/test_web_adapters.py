@@ -233,6 +233,22 @@ async def test_ai_sdk_reader_sees_an_error(server: Server) -> None:
     assert got["chunks"][-1] == "error"
 
 
+def test_agui_fast_content_frames_match_the_package_encoder() -> None:
+    from ag_ui.core import TextMessageContentEvent
+    from ag_ui.encoder import EventEncoder
+
+    from agentflow.events import ReasoningChunk
+    from agentflow.web.agui import AGUIEncoder
+
+    encoder = AGUIEncoder("t", "r")
+    encoder.encode(ReasoningChunk("first", 1))
+    for text in ("plain", 'quo"te \\ back', "caf\u00e9 \U0001f600", "line\nbreak \u2028"):
+        fast = encoder.encode(ReasoningChunk(text, 1))
+        expected = EventEncoder().encode(TextMessageContentEvent(message_id="r-1", delta=text))
+        assert orjson.loads(fast[6:]) == orjson.loads(expected[6:].encode())
+        assert fast == expected.encode()
+
+
 async def test_run_inputs_are_checked() -> None:
     with pytest.raises(InvalidInputError, match="RunAgentInput"):
         read_run_input({"threadId": "t"})

@@ -91,6 +91,15 @@ from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
 __all__ = ["AGUIEncoder", "agui_response", "read_run_input"]
 
 
+def _content_frame(kind: bytes, message_id: str, delta: str) -> bytes:
+    """A ``*_CONTENT`` event's SSE frame, byte for byte what ``EventEncoder``
+    makes of ``TextMessageContentEvent``/``ReasoningMessageContentEvent``
+    (tests/test_web_adapters.py checks), without building the model: the
+    per-chunk path of a stream."""
+    return b'data: {"type":"%s","messageId":%s,"delta":%s}\n\n' % (
+        kind, orjson.dumps(message_id), orjson.dumps(delta))
+
+
 class AGUIEncoder:
     """One AG-UI event stream (``text/event-stream``, ``data: <event JSON>``).
 
@@ -134,6 +143,8 @@ class AGUIEncoder:
             if self._text is None:
                 self._text = f"{self._call}-{event.iteration}"
                 out.append(TextMessageStartEvent(message_id=self._text, role="assistant"))
+            elif not out:  # the hot path: one content event, encoded directly
+                return _content_frame(b"TEXT_MESSAGE_CONTENT", self._text, event.text)
             out.append(TextMessageContentEvent(message_id=self._text, delta=event.text))
         elif isinstance(event, ThinkingChunk):
             if not event.text:
@@ -145,6 +156,8 @@ class AGUIEncoder:
                 out.append(ReasoningStartEvent(message_id=self._reasoning))
                 out.append(ReasoningMessageStartEvent(message_id=self._reasoning,
                                                       role="reasoning"))
+            elif not out:
+                return _content_frame(b"REASONING_MESSAGE_CONTENT", self._reasoning, event.text)
             out.append(ReasoningMessageContentEvent(message_id=self._reasoning,
                                                     delta=event.text))
         elif isinstance(event, OutputPartial):
