@@ -38,6 +38,10 @@ optional; ``null`` where there is no value):
     for ``stream_error`` and ``degradation`` its text, thinking and partial
     output (the request is sent again); for ``superseded`` the partial output
     only. Partial output starts again from nothing after it.
+``approval_requested``
+    ``{"type", "calls": [{"id": str, "name": str, "input": object}]}`` — tool
+    calls waiting for a person's decision (``agentflow.approvals``); the
+    ``complete`` that follows has stop reason ``approval_required``.
 ``complete``
     ``{"type", "output": any, "text": str, "stop_reason": str,
     "usage": {"input_tokens", "output_tokens", "cached_tokens",
@@ -55,7 +59,8 @@ optional; ``null`` where there is no value):
     the server.
 
 Stop reasons: ``completed``, ``structured_output``, ``max_iters``,
-``stopped``, ``output_failed`` (``agentflow.events.StopReason``).
+``stopped``, ``output_failed``, ``approval_required``
+(``agentflow.events.StopReason``).
 """
 
 from __future__ import annotations
@@ -68,6 +73,7 @@ from pydantic_core import to_jsonable_python
 
 from agentflow.errors import AgentflowError
 from agentflow.events import (
+    ApprovalRequested,
     AttemptDiscarded,
     CallStarted,
     Complete,
@@ -116,6 +122,9 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     if isinstance(event, AttemptDiscarded):
         return {"type": event.type, "iteration": event.iteration, "reason": event.reason,
                 "message": event.message}
+    if isinstance(event, ApprovalRequested):
+        return {"type": event.type, "calls": [
+            {"id": c.id, "name": c.name, "input": _jsonable(dict(c.input))} for c in event.calls]}
     if isinstance(event, Complete):
         result = event.message.result
         failure = result.error if result is not None else None
