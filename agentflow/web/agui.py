@@ -29,6 +29,13 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   wire's JSON of the event); a discarded attempt's open messages are ended
 * ``complete`` -> ``RUN_FINISHED`` with ``result`` ``{"output", "text",
   "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``)
+* ``approval_requested`` -> the run ends with an interrupt: ``RUN_FINISHED``'s
+  ``outcome`` ``{"type": "interrupt", "interrupts": [{"id": <tool call id>,
+  "reason": "tool_approval", "toolCallId", "message", "metadata": {"name",
+  "input"}}]}`` (the calls' placeholder results are not shown). The client
+  resumes with ``resume: [{"interruptId", "status": "resolved", "payload":
+  {"approved": bool, "input"?: object, "reason"?: str}}]`` (``cancelled``:
+  refused), which ``read_run_input`` reads as ``decisions``.
 * a failed call -> ``RUN_ERROR`` (``code``: the error's class name; only
   agentflow's own errors carry their message)
 """
@@ -43,6 +50,7 @@ from ag_ui.core import (
     AssistantMessage,
     BaseEvent,
     CustomEvent,
+    Interrupt,
     ReasoningEndEvent,
     ReasoningMessageContentEvent,
     ReasoningMessageEndEvent,
@@ -51,6 +59,7 @@ from ag_ui.core import (
     RunAgentInput,
     RunErrorEvent,
     RunFinishedEvent,
+    RunFinishedInterruptOutcome,
     RunStartedEvent,
     StateSnapshotEvent,
     TextMessageContentEvent,
@@ -67,8 +76,10 @@ from ag_ui.encoder import EventEncoder
 from pydantic import ValidationError
 
 from agentflow.agent import ReActAgent
+from agentflow.approvals import Approve, Decision, Refuse
 from agentflow.errors import InvalidInputError
 from agentflow.events import (
+    ApprovalRequested,
     AttemptDiscarded,
     CallStarted,
     Complete,
@@ -86,6 +97,7 @@ from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.web._blocks import text_of, tool_result_msg, tool_use_msg
 from agentflow.web.run_input import ClientTool, RunInput, split_last_user
 from agentflow.web.sse import EventStreamResponse, Outcome
+from agentflow.web.store import StateStore, stream_with_store
 from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
 
 __all__ = ["AGUIEncoder", "agui_response", "read_run_input"]
@@ -119,7 +131,8 @@ class AGUIEncoder:
         self._call = run_id
         self._text: str | None = None       # the open text message's id
         self._reasoning: str | None = None  # the open reasoning message's id
-        self._hidden: set[str] = set()      # ids of the output tool's calls
+        self._hidden: set[str] = set()      # ids of calls whose results are not shown
+        self._interrupts: list[Interrupt] = []
 
     def _frames(self, events: list[BaseEvent]) -> bytes:
         return "".join(map(self._sse.encode, events)).encode()
@@ -174,6 +187,13 @@ class AGUIEncoder:
                 out.append(ToolCallArgsEvent(tool_call_id=event.id, delta=orjson.dumps(
                     event_to_dict(event)["input"]).decode()))
                 out.append(ToolCallEndEvent(tool_call_id=event.id))
+        elif isinstance(event, ApprovalRequested):
+            for call in event.calls:
+                self._hidden.add(call.id)  # its placeholder result is not shown
+                self._interrupts.append(Interrupt(
+                    id=call.id, reason="tool_approval", tool_call_id=call.id,
+                    message=f"Approve the call to {call.name}?",
+                    metadata={"name": call.name, "input": event_to_dict(call)["input"]}))
         elif isinstance(event, ToolResult):
             if event.id not in self._hidden:
                 out.append(ToolCallResultEvent(message_id=f"{event.id}-result",
@@ -188,8 +208,10 @@ class AGUIEncoder:
             if wire["output"] is not None:
                 out.append(StateSnapshotEvent(snapshot={**self.state, "output": wire["output"]}))
             result = {k: wire[k] for k in ("output", "text", "stop_reason", "usage", "error")}
+            outcome = (RunFinishedInterruptOutcome(interrupts=self._interrupts)
+                       if self._interrupts else None)
             out.append(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id,
-                                        result=result))
+                                        result=result, outcome=outcome))
         elif isinstance(event, OutputRetry | AttemptDiscarded):
             if isinstance(event, AttemptDiscarded):
                 self._close(out)
@@ -240,11 +262,29 @@ def read_run_input(body: Any) -> RunInput:
                                             is_error=message.error is not None))
         elif message.role in ("system", "developer"):
             messages.append(Msg.system(text_of(getattr(message, "content", ""))))
-    history, last = split_last_user(messages)
     tools = tuple(ClientTool(t.name, t.description, t.parameters) for t in run.tools or ())
-    return RunInput(history, last, tools, run.state, run.thread_id, run.run_id,
-                    {"context": [c.model_dump() for c in run.context or ()],
-                     "forwarded_props": run.forwarded_props})
+    extra = {"context": [c.model_dump() for c in run.context or ()],
+             "forwarded_props": run.forwarded_props}
+    if run.resume:  # a run resumed with the person's answers to its interrupts
+        return RunInput(tuple(messages), None, tools, run.state, run.thread_id, run.run_id,
+                        extra, decisions={e.interrupt_id: _decision(e.status, e.payload)
+                                          for e in run.resume})
+    history, last = split_last_user(messages)
+    return RunInput(history, last, tools, run.state, run.thread_id, run.run_id, extra)
+
+
+def _decision(status: str, payload: Any) -> Decision:
+    """A resume entry as an approval decision: ``resolved`` with ``payload``
+    ``{"approved": true, "input"?: {...}}`` approves (edited when ``input``
+    is given); anything else refuses (with ``payload["reason"]`` if any)."""
+    answer = payload if isinstance(payload, Mapping) else {}
+    if status == "resolved" and answer.get("approved") is True:
+        edited = answer.get("input")
+        if edited is not None and not isinstance(edited, Mapping):
+            raise InvalidInputError("a resume payload's input must be a JSON object")
+        return Approve(edited)
+    reason = answer.get("reason")
+    return Refuse(reason if isinstance(reason, str) and reason else "the user refused this call")
 
 
 def agui_response(
@@ -253,6 +293,8 @@ def agui_response(
     output: Any = None,
     *,
     strategy: OutputStrategy | StrategyName | None = None,
+    store: StateStore | None = None,
+    key: str | None = None,
     events: AsyncIterable[Event] | None = None,
     ping_interval: float = 15.0,
     headers: Mapping[str, str] | None = None,
@@ -260,8 +302,17 @@ def agui_response(
 ) -> EventStreamResponse:
     """``agent.stream(run.message, output, state=run.agent_state())`` as an
     AG-UI event stream (or ``events``, e.g. ``stream_with_store(...)``, in its
-    place). A client that goes away cancels the call (``EventStreamResponse``)."""
-    if events is None:
+    place). With ``store`` and ``key`` the call runs on that stored
+    conversation and is saved when it completes (``stream_with_store``; a run
+    that resumes approvals applies ``run.decisions`` first). A client that
+    goes away cancels the call (``EventStreamResponse``)."""
+    if store is not None and key is not None:
+        events = stream_with_store(agent, store, key, run.message, output, strategy=strategy,
+                                   decisions=run.decisions)
+    elif events is None:
+        if run.decisions is not None:
+            raise ValueError("a run resumed with approval decisions needs the store and key "
+                             "its suspended call was saved under")
         events = agent.stream(run.message, output, state=run.agent_state(), strategy=strategy)
     return EventStreamResponse(events, encoder=AGUIEncoder(run.thread_id, run.run_id,
                                                            state=run.state),

@@ -24,6 +24,11 @@ v1``. Mapping:
 * ``output_partial`` -> ``data-output`` with ``id`` ``"output"`` (the client
   replaces the part in place as it grows); the validated output comes last
   in the same part. An output that could not be had -> ``data-output-error``.
+* ``approval_requested`` -> ``tool-approval-request`` per call (``approvalId``:
+  the tool call id); the call's placeholder result is not shown, and
+  ``finish`` has ``finishReason`` ``tool-calls``. The client answers with the
+  tool part in state ``approval-responded`` (``approval: {id, approved,
+  reason}``), which ``read_chat_request`` reads as ``decisions``.
 * ``output_retry`` / ``attempt_discarded`` -> transient ``data-output-retry`` /
   ``data-attempt-discarded`` (the wire's JSON of the event)
 * ``complete`` -> ``finish`` (``finishReason`` ``stop``; ``error`` for
@@ -41,8 +46,10 @@ from typing import Any
 import orjson
 
 from agentflow.agent import ReActAgent
+from agentflow.approvals import Approve, Decision, Refuse
 from agentflow.errors import InvalidInputError
 from agentflow.events import (
+    ApprovalRequested,
     AttemptDiscarded,
     CallStarted,
     Complete,
@@ -59,6 +66,7 @@ from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.web._blocks import tool_result_msg, tool_use_msg
 from agentflow.web.run_input import RunInput, split_last_user
 from agentflow.web.sse import EventStreamResponse, Outcome
+from agentflow.web.store import StateStore, stream_with_store
 from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
 
 __all__ = ["UI_MESSAGE_STREAM_HEADERS", "UIMessageEncoder", "read_chat_request",
@@ -66,7 +74,7 @@ __all__ = ["UI_MESSAGE_STREAM_HEADERS", "UIMessageEncoder", "read_chat_request",
 
 UI_MESSAGE_STREAM_HEADERS: Mapping[str, str] = {"x-vercel-ai-ui-message-stream": "v1"}
 _FINISH = {"completed": "stop", "structured_output": "stop", "output_failed": "error",
-           "max_iters": "other", "stopped": "other"}
+           "max_iters": "other", "stopped": "other", "approval_required": "tool-calls"}
 
 
 def _frame(chunk: dict[str, Any]) -> bytes:
@@ -74,13 +82,20 @@ def _frame(chunk: dict[str, Any]) -> bytes:
 
 
 class UIMessageEncoder:
-    """One UI message stream (one assistant message)."""
+    """One UI message stream (one assistant message).
+
+    Args:
+        message_id: the assistant message the stream continues (a resumed
+            approval: the client keeps building that message only when the
+            ``start`` chunk names it); default: the call id.
+    """
 
     media_type = "text/event-stream"
     headers = UI_MESSAGE_STREAM_HEADERS
     ping = PING_FRAME
 
-    def __init__(self) -> None:
+    def __init__(self, message_id: str | None = None) -> None:
+        self.message_id = message_id
         self._call = "msg"
         self._step: int | None = None       # the open step's iteration
         self._text: str | None = None       # the open text part's id
@@ -152,6 +167,12 @@ class UIMessageEncoder:
                             "toolName": event.name})
                 out.append({"type": "tool-input-available", "toolCallId": event.id,
                             "toolName": event.name, "input": tool_input})
+        elif isinstance(event, ApprovalRequested):
+            self._enter_step(out, None)
+            for call in event.calls:  # the call's input went out with its tool_use
+                self._hidden.add(call.id)  # its placeholder result is not shown
+                out.append({"type": "tool-approval-request", "approvalId": call.id,
+                            "toolCallId": call.id})
         elif isinstance(event, ToolResult):
             if event.id not in self._hidden:
                 self._results = True
@@ -163,7 +184,7 @@ class UIMessageEncoder:
                                 "output": event.output})
         elif isinstance(event, CallStarted):
             self._call = event.call_id
-            out.append({"type": "start", "messageId": event.call_id})
+            out.append({"type": "start", "messageId": self.message_id or event.call_id})
         elif isinstance(event, Complete):
             wire = event_to_dict(event)
             self._close_parts(out)
@@ -251,10 +272,38 @@ def read_chat_request(body: Any) -> RunInput:
     messages: list[Msg] = []
     for index, message in enumerate(body["messages"]):
         messages.extend(_ui_message(index, message))
-    history, last = split_last_user(messages)
     chat_id = body.get("id")
-    return RunInput(history, last, thread_id=chat_id if isinstance(chat_id, str) else "",
-                    extra={k: v for k, v in body.items() if k not in ("id", "messages")})
+    thread = chat_id if isinstance(chat_id, str) else ""
+    extra = {k: v for k, v in body.items() if k not in ("id", "messages")}
+    decisions = _decisions(body["messages"][-1] if body["messages"] else None)
+    if decisions:  # a run resumed with the person's answers: no new user message
+        last_id = body["messages"][-1].get("id")
+        if isinstance(last_id, str):
+            extra["message_id"] = last_id  # the stream continues that message
+        return RunInput(tuple(messages), None, thread_id=thread, extra=extra,
+                        decisions=decisions)
+    history, last = split_last_user(messages)
+    return RunInput(history, last, thread_id=thread, extra=extra)
+
+
+def _decisions(message: Any) -> dict[str, Decision]:
+    """The approval answers in the last (assistant) UI message: tool parts in
+    state ``approval-responded`` with ``approval: {id, approved, reason?}``."""
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return {}
+    decisions: dict[str, Decision] = {}
+    for part in message.get("parts") or ():
+        if not isinstance(part, dict) or part.get("state") != "approval-responded":
+            continue
+        approval, call_id = part.get("approval"), part.get("toolCallId")
+        if not isinstance(approval, dict) or not isinstance(call_id, str):
+            raise InvalidInputError("an approval-responded tool part needs toolCallId and "
+                                    "approval {id, approved}")
+        reason = approval.get("reason")
+        decisions[call_id] = (Approve() if approval.get("approved") is True else
+                              Refuse(reason if isinstance(reason, str) and reason else
+                                     "the user refused this call"))
+    return decisions
 
 
 def ui_message_stream_response(
@@ -263,6 +312,8 @@ def ui_message_stream_response(
     output: Any = None,
     *,
     strategy: OutputStrategy | StrategyName | None = None,
+    store: StateStore | None = None,
+    key: str | None = None,
     events: AsyncIterable[Event] | None = None,
     ping_interval: float = 15.0,
     headers: Mapping[str, str] | None = None,
@@ -270,8 +321,19 @@ def ui_message_stream_response(
 ) -> EventStreamResponse:
     """``agent.stream(run.message, output, state=run.agent_state())`` as a UI
     message stream (or ``events``, e.g. ``stream_with_store(...)``, in its
-    place). A client that goes away cancels the call."""
-    if events is None:
+    place). With ``store`` and ``key`` the call runs on that stored
+    conversation and is saved when it completes (``stream_with_store``; a run
+    that resumes approvals applies ``run.decisions`` first). A client that
+    goes away cancels the call."""
+    if store is not None and key is not None:
+        events = stream_with_store(agent, store, key, run.message, output, strategy=strategy,
+                                   decisions=run.decisions)
+    elif events is None:
+        if run.decisions is not None:
+            raise ValueError("a run resumed with approval decisions needs the store and key "
+                             "its suspended call was saved under")
         events = agent.stream(run.message, output, state=run.agent_state(), strategy=strategy)
-    return EventStreamResponse(events, encoder=UIMessageEncoder(), ping_interval=ping_interval,
+    continued = run.extra.get("message_id") if run.decisions else None
+    return EventStreamResponse(events, encoder=UIMessageEncoder(continued),
+                               ping_interval=ping_interval,
                                headers=headers, on_close=on_close)

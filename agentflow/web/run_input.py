@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentflow.approvals import Decision
 from agentflow.errors import InvalidInputError
 from agentflow.messages import Msg
 from agentflow.state import AgentState
@@ -41,15 +42,19 @@ class RunInput:
             them to the model, or ignore them).
         state: the client's state (AG-UI ``state``; ``None`` when absent).
         thread_id / run_id: the protocol's conversation and run ids.
+        decisions: a resumed run's approval decisions (tool call id ->
+            ``Approve``/``Refuse``; ``agentflow.approvals``), ``None`` for a
+            new turn; ``message`` is then ``None``.
     """
 
     history: tuple[Msg, ...]
-    message: Msg
+    message: Msg | None
     tools: tuple[ClientTool, ...] = ()
     state: Any = None
     thread_id: str = ""
     run_id: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    decisions: Mapping[str, Decision] | None = None
 
     def agent_state(self) -> AgentState:
         """A fresh ``AgentState`` holding ``history``."""
