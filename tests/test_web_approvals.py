@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from agentflow import ReActAgent
@@ -26,13 +27,15 @@ from agentflow.web.agui import agui_response, read_run_input
 from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
 from agentflow.web.requests import read_json
 
-from .test_web_adapters import node, node_ready
+from .headless_chromium import chromium
+from .test_web_adapters import browser_result, bundle, node, node_ready
 
 
 class App:
     url = ""
     store: SQLiteStateStore
     sent: list[tuple[str, str]]
+    bundle = b""
 
 
 def make_agent(sent: list[tuple[str, str]]) -> ReActAgent:
@@ -70,7 +73,15 @@ async def app(tmp_path: Path) -> AsyncIterator[App]:
 
     async with SQLiteStateStore(tmp_path / "s.db") as store:
         running.store = store
-        routes = [Route("/agui", agui, methods=["POST"]), Route("/chat", chat, methods=["POST"])]
+        async def page(request: Request) -> Response:
+            return HTMLResponse('<!doctype html><pre id="out"></pre>'
+                                '<script type="module" src="/bundle.js"></script>')
+
+        async def bundled(request: Request) -> Response:
+            return Response(running.bundle, media_type="text/javascript")
+
+        routes = [Route("/agui", agui, methods=["POST"]), Route("/chat", chat, methods=["POST"]),
+                  Route("/page", page), Route("/bundle.js", bundled)]
         config = uvicorn.Config(Starlette(routes=routes), host="127.0.0.1", port=0,
                                 log_level="warning", lifespan="off")
         server = uvicorn.Server(config)
@@ -132,3 +143,21 @@ async def test_agui_interrupt_refused(app: App) -> None:
     assert got["error"] is None, got
     assert app.sent == []
     assert got["finished"][1]["result"]["text"] == "outcome: Refused: not now"
+
+
+async def test_ai_sdk_tool_approval_in_headless_chromium(app: App) -> None:
+    app.bundle = await asyncio.to_thread(bundle, "browser_approval.mjs")
+
+    def drive() -> dict[str, Any]:
+        with chromium() as driver:
+            return browser_result(driver, f"{app.url}/page")
+
+    got = await asyncio.to_thread(drive)
+    assert got["error"] is None, got
+    asked = next(p for p in got["first"]["parts"] if p["type"] == "tool-send_email")
+    assert asked["state"] == "approval-requested"
+    parts = got["second"]["parts"]
+    tool = next(p for p in parts if p["type"] == "tool-send_email")
+    assert tool["state"] == "output-available" and tool["output"] == "sent to ada@x.org: hi"
+    assert [p["text"] for p in parts if p["type"] == "text"][-1] == "outcome: sent to ada@x.org: hi"
+    assert app.sent == [("ada@x.org", "hi")]
