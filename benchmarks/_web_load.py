@@ -205,19 +205,24 @@ async def _load(pid: int, port: int, clients: int, waves: int, bad_rate: float) 
         statuses.clear()
         stop = asyncio.Event()
 
-        async def bad() -> None:
+        async def one_bad(body: bytes, kind: str) -> None:
+            try:
+                async with http.post(url, data=body, headers={"content-type": kind}) as got:
+                    statuses[got.status] = statuses.get(got.status, 0) + 1
+                    await got.read()
+                    bad_sent["refused_4xx"] += 400 <= got.status < 500
+            except (aiohttp.ClientError, ConnectionError):
+                bad_sent["connection_closed"] += 1  # the server stopped reading at 413
+
+        async def bad() -> None:  # one request every 1/bad_rate s, not waiting for answers
             rng = random.Random(7)
+            sending: list[asyncio.Future[None]] = []
             while not stop.is_set():
                 _, body, kind = rng.choice(BAD)
                 bad_sent["sent"] += 1
-                try:
-                    async with http.post(url, data=body, headers={"content-type": kind}) as got:
-                        statuses[got.status] = statuses.get(got.status, 0) + 1
-                        await got.read()
-                        bad_sent["refused_4xx"] += 400 <= got.status < 500
-                except (aiohttp.ClientError, ConnectionError):
-                    bad_sent["connection_closed"] += 1  # the server stopped reading at 413
+                sending.append(asyncio.ensure_future(one_bad(body, kind)))
                 await asyncio.sleep(1 / bad_rate)
+            await asyncio.gather(*sending)
 
         async def sample() -> None:
             nonlocal peak

@@ -11,8 +11,9 @@ next id too); ``event`` repeats the JSON's ``type``, so a browser
 ``EventSource`` can ``addEventListener("output_partial", ...)``; ``data`` is
 one line of JSON. Idle streams get a comment line ``: ping`` (every
 ``ping_interval`` seconds, 15 by default), which parsers ignore. The stream
-ends after ``complete`` or ``error``; a call cannot be resumed, so a
-reconnecting ``EventSource`` should be ``close()``d on either.
+ends after ``complete`` or ``error``; a stream cannot be reconnected to, so
+a reconnecting ``EventSource`` should be ``close()``d on either (a call
+suspended for approval is resumed by a new request: ``agentflow.approvals``).
 
 The JSON shapes, one per ``type`` (every key always present unless marked
 optional; ``null`` where there is no value):
