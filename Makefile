@@ -56,8 +56,10 @@ js-deps: system-deps
 		cd tests/js && npm ci --no-audit --no-fund --loglevel=error; \
 	else echo "js-deps: no npm; the JS client tests will skip" >&2; fi
 
+# The suite on every core (pytest-xdist); TESTFLAGS=-n0 runs it in one process.
+TESTFLAGS ?= -n auto
 test: $(VENV)/.installed-$(EXTRAS) system-deps js-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(TESTFLAGS)
 
 lint: $(VENV)/.installed-$(EXTRAS)
 	$(VENV)/bin/ruff check agentflow tests benchmarks examples scripts
