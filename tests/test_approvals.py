@@ -123,3 +123,34 @@ async def test_the_pending_call_survives_a_store(tmp_path: Path) -> None:
         assert await store.save("c", loaded.state, version=version) == 2
         assert sent == [("ada@x.org", "hi")]
         assert pending_calls((await store.load("c")).state) == []
+
+
+async def test_a_structured_output_call_suspends_and_resumes() -> None:
+    from pydantic import BaseModel
+
+    class Report(BaseModel):
+        status: str
+
+    sent: list[str] = []
+
+    def pay(amount: int) -> str:
+        """Pay."""
+        sent.append(str(amount))
+        return "paid"
+
+    async def answer(request: RecordedRequest) -> Reply:
+        if not any(r.output == "paid" for m in request.messages for r in m.tool_results):
+            return Reply(tool_calls=[Call("pay", {"amount": 5})])
+        return Reply(tool_calls=[Call("generate_response", {"status": "paid"})])
+
+    agent = ReActAgent("ops", FunctionModel(answer), tools=[pay],
+                       middleware=[RequireApproval({"pay"})])
+    state = AgentState()
+    events = [e async for e in agent.stream("pay 5", Report, state=state)]
+    complete = events[-1]  # suspended: a Complete without output, not an error
+    assert isinstance(complete, Complete) and complete.stop_reason == "approval_required"
+    assert complete.output is None and sent == []
+    [call] = pending_calls(state)
+    await resolve_approvals(agent, state, {call.id: Approve()})
+    reply = await agent.call(None, Report, state=state)
+    assert reply.output == Report(status="paid") and sent == ["5"]

@@ -53,7 +53,8 @@ def lookup(name: str) -> str:
     return f"{name}: ada@example.org"
 
 
-def scripted_model(seen: list[list[str]], fail: bool = False) -> FunctionModel:
+def scripted_model(seen: list[list[str]], fail: bool = False,
+                   contact: dict[str, str] = CONTACT) -> FunctionModel:
     async def answer(request: RecordedRequest) -> Reply:
         seen.append([m.text for m in request.messages])
         if fail:
@@ -61,7 +62,7 @@ def scripted_model(seen: list[list[str]], fail: bool = False) -> FunctionModel:
         if not any(m.role == "tool" for m in request.messages[-2:]):
             return Reply(thinking="I should look her up.", text="Looking up Ada.",
                          tool_calls=[Call("lookup", {"name": "Ada"})], chunk_size=5)
-        return Reply(tool_calls=[Call("generate_response", CONTACT)], chunk_size=6)
+        return Reply(tool_calls=[Call("generate_response", contact)], chunk_size=6)
 
     return FunctionModel(answer)
 
@@ -316,7 +317,8 @@ async def test_fastapi_example_serves_both_protocols() -> None:
     from examples.web.fastapi_app import create_app as fastapi_app
 
     seen: list[list[str]] = []
-    agent = ReActAgent("ui", scripted_model(seen), tools=[lookup])
+    full = {**CONTACT, "company": "Analytical Engines", "phone": "1", "city": "London"}
+    agent = ReActAgent("ui", scripted_model(seen, contact=full), tools=[lookup])
     config = uvicorn.Config(fastapi_app(agent), host="127.0.0.1", port=0, log_level="warning",
                             lifespan="off")
     uv = uvicorn.Server(config)
@@ -327,11 +329,11 @@ async def test_fastapi_example_serves_both_protocols() -> None:
     try:
         agui = await node("agui_client.mjs", f"{url}/agui")
         assert agui["error"] is None, agui
-        assert agui["events"][-1] == "RUN_FINISHED" and agui["state"]["output"] == CONTACT
+        assert agui["events"][-1] == "RUN_FINISHED" and agui["state"]["output"] == full
         chat = await node("aisdk_client.mjs", f"{url}/api/chat")
         assert chat["error"] is None, chat
         parts = chat["snapshots"][-1]["parts"]
-        assert next(p for p in parts if p["type"] == "data-output")["data"] == CONTACT
+        assert next(p for p in parts if p["type"] == "data-output")["data"] == full
         check_history(seen)
         async with aiohttp.ClientSession() as http:  # a client's errors are 4xx, named
             for body, kind, status in [(b"{oops", "malformed_json", 400),
