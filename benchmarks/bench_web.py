@@ -50,13 +50,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import aiohttp
 import uvicorn
+from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from agentflow import AgentState, Msg, ReActAgent
-from agentflow.testing import Reply, ScriptedModel
+from agentflow.testing import Call, Reply, ScriptedModel
 from agentflow.web import (
     EventStreamResponse,
     PostgresStateStore,
@@ -69,17 +70,30 @@ def agent_for(events: int) -> ReActAgent:
     return ReActAgent("bench", ScriptedModel([Reply(text="x" * events, chunk_size=1)] * 1000))
 
 
-async def floor(events: int) -> tuple[float, int]:
-    agent = agent_for(events)
+async def floor(events: int, partials: bool = False) -> tuple[float, int]:
+    agent = partials_agent(events) if partials else agent_for(events)
     start = time.perf_counter()
     count = 0
-    async for _ in agent.stream("go"):
+    async for _ in agent.stream("go", Note if partials else None):
         count += 1
     return time.perf_counter() - start, count
 
 
-async def asgi(events: int, encoder: Any = None) -> tuple[float, int]:
-    agent = agent_for(events)
+class Note(BaseModel):
+    title: str
+    tags: list[str]
+
+
+def partials_agent(events: int) -> ReActAgent:
+    """A call whose structured output streams in ``events`` pieces (one
+    ``output_partial`` each)."""
+    args = {"title": "t" * (events // 2), "tags": ["x"] * (events // 8)}
+    return ReActAgent("bench", ScriptedModel([Reply(tool_calls=[Call("generate_response", args)],
+                                                    chunk_size=2)] * 1000))
+
+
+async def asgi(events: int, encoder: Any = None, partials: bool = False) -> tuple[float, int]:
+    agent = partials_agent(events) if partials else agent_for(events)
     frames = 0
 
     async def receive() -> dict[str, Any]:
@@ -92,7 +106,8 @@ async def asgi(events: int, encoder: Any = None) -> tuple[float, int]:
             frames += 1
 
     start = time.perf_counter()
-    response = EventStreamResponse(agent.stream("go"), encoder=encoder)
+    response = EventStreamResponse(agent.stream("go", Note if partials else None),
+                                   encoder=encoder)
     await response({"type": "http"}, receive, send)  # type: ignore[arg-type]
     return time.perf_counter() - start, frames
 
@@ -150,22 +165,26 @@ async def adapters(events: int, rounds: int) -> None:
 
     makers = {"agentflow wire": AgentflowEncoder, "AG-UI": lambda: AGUIEncoder("t", "r"),
               "AI SDK UI message stream": UIMessageEncoder}
-    times: dict[str, list[float]] = {"floor": [], **{name: [] for name in makers}}
-    for _ in range(rounds):
-        times["floor"].append((await floor(events))[0])
-        for name, make in makers.items():
-            times[name].append((await asgi(events, make()))[0])
-    base = statistics.median(times["floor"])
-    own = (statistics.median(times["agentflow wire"]) - base) / events * 1e6
-    print(f"\nAdapters, one streamed call of {events} text chunks, in-memory ASGI, "
-          f"median of {rounds} rounds")
-    print("| encoder | µs per event | overhead µs per event vs floor | vs agentflow wire |")
-    print("|---|--:|--:|--:|")
-    for name in makers:
-        median = statistics.median(times[name])
-        overhead = (median - base) / events * 1e6
-        print(f"| {name} | {median / events * 1e6:.1f} | {overhead:.1f} | "
-              f"{overhead / own:.2f}x |")
+    for partials, what in ((False, f"{events} text chunks"),
+                           (True, "a structured output streamed as partial objects")):
+        times: dict[str, list[float]] = {"floor": [], **{name: [] for name in makers}}
+        count = 0
+        for _ in range(rounds):
+            elapsed, count = await floor(events, partials)
+            times["floor"].append(elapsed)
+            for name, make in makers.items():
+                times[name].append((await asgi(events, make(), partials))[0])
+        base = statistics.median(times["floor"])
+        own = (statistics.median(times["agentflow wire"]) - base) / count * 1e6
+        print(f"\nAdapters, one streamed call of {what} ({count} events), in-memory ASGI, "
+              f"median of {rounds} rounds")
+        print("| encoder | µs per event | overhead µs per event vs floor | vs agentflow wire |")
+        print("|---|--:|--:|--:|")
+        for name in makers:
+            median = statistics.median(times[name])
+            overhead = (median - base) / count * 1e6
+            print(f"| {name} | {median / count * 1e6:.1f} | {overhead:.1f} | "
+                  f"{overhead / own:.2f}x |")
 
 
 async def atomic(points: int, kill_count: int) -> None:

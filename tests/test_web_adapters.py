@@ -248,6 +248,16 @@ def test_agui_fast_content_frames_match_the_package_encoder() -> None:
         expected = EventEncoder().encode(TextMessageContentEvent(message_id="r-1", delta=text))
         assert orjson.loads(fast[6:]) == orjson.loads(expected[6:].encode())
         assert fast == expected.encode()
+    from ag_ui.core import StateSnapshotEvent
+
+    from agentflow.events import OutputPartial
+
+    encoder = AGUIEncoder("t", "r", state={"theme": "dark"})
+    for data in ({"name": "Ad"}, {"name": "Ada \u00e9", "tags": [1, 2.5, None, True]}, {}):
+        fast = encoder.encode(OutputPartial(data))
+        expected = EventEncoder().encode(StateSnapshotEvent(
+            snapshot={"theme": "dark", "output": data}))
+        assert fast == expected.encode()
 
 
 async def test_run_inputs_are_checked() -> None:

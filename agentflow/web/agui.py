@@ -112,6 +112,13 @@ def _content_frame(kind: bytes, message_id: str, delta: str) -> bytes:
         kind, orjson.dumps(message_id), orjson.dumps(delta))
 
 
+def _snapshot_frame(snapshot: dict[str, Any]) -> bytes:
+    """A ``STATE_SNAPSHOT`` event's SSE frame, byte for byte what
+    ``EventEncoder`` makes of ``StateSnapshotEvent`` (tested), without the
+    model: a structured output streams one per chunk."""
+    return b'data: {"type":"STATE_SNAPSHOT","snapshot":%s}\n\n' % orjson.dumps(snapshot)
+
+
 class AGUIEncoder:
     """One AG-UI event stream (``text/event-stream``, ``data: <event JSON>``).
 
@@ -173,9 +180,8 @@ class AGUIEncoder:
                 return _content_frame(b"REASONING_MESSAGE_CONTENT", self._reasoning, event.text)
             out.append(ReasoningMessageContentEvent(message_id=self._reasoning,
                                                     delta=event.text))
-        elif isinstance(event, OutputPartial):
-            out.append(StateSnapshotEvent(snapshot={**self.state,
-                                                    "output": event_to_dict(event)["data"]}))
+        elif isinstance(event, OutputPartial):  # per chunk: encoded directly
+            return _snapshot_frame({**self.state, "output": event_to_dict(event)["data"]})
         elif isinstance(event, ToolUse):
             parent = self._text
             self._close(out)
