@@ -65,6 +65,7 @@ from agentflow.extraction.chunked import (
     extract_chunks,
 )
 from agentflow.extraction.chunking import iter_chunks
+from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.examples import Example, check_examples, examples_text
 from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
@@ -158,9 +159,11 @@ async def _extract_input(
     start = time.perf_counter()
     text, truncated = _cap(item.text, settings.max_chars)
     if item.media:  # the model reads the blocks whole: one call, no chunks
+        # no text (a scan): nothing for the default to ground in; Grounded() fields still are
+        ground = settings.ground if text.strip() else False
         async with calls:
             result = await _extract_one(agent, index, ExtractInput(item.id, text, item.media),
-                                        output, settings.ground, settings.examples)
+                                        output, ground, settings.examples)
         return dataclasses.replace(result, truncated=truncated) if truncated else result
     if not text.strip():
         return ExtractResult(index, item.id, None, EmptyDocumentError(
@@ -215,6 +218,22 @@ async def _recall(
         time.perf_counter() - start, outcome.spans, outcome.chunks, conflicts=outcome.conflicts)
 
 
+def _run_marker(agent: ReActAgent, ground: bool | Grounded | None,
+                examples: Sequence[Example], output: Any) -> Grounded | None:
+    """The marker a run grounds every unmarked free-text string with (``None``:
+    none): ``ground`` as given (``True``: the extraction default, relaxed by
+    the examples; ``False``: none); ``None``: the agent's own ``ground``
+    setting when it has one, else the extraction default."""
+    if ground is None:
+        own = agent.structured_output.config.ground
+        ground = own if own is not False else True
+    if ground is False:
+        return None
+    if isinstance(ground, Grounded):
+        return ground
+    return extraction_marker(examples, output)
+
+
 async def extract_many(
     agent_or_model: ReActAgent | ChatModel | str,
     inputs: Iterable[InputLike] | AsyncIterable[InputLike],
@@ -246,10 +265,15 @@ async def extract_many(
         concurrency: calls in flight at most (>= 1).
         order: ``"input"`` yields in input order, ``"completed"`` as results arrive.
         instructions: system prompt when a model is given (ignored for an agent).
-        ground: ground every free-text string of each output in its input
-            (``True`` or a ``Grounded``); ``None`` keeps the agent's setting.
-            Fields marked ``Grounded()`` are grounded either way; each
-            result's ``spans`` says where the grounded values are.
+        ground: ground every free-text string of each output in its input.
+            ``None`` (default): the agent's ``OutputConfig.ground`` when it
+            sets one, else the extraction default; ``True``: the extraction
+            default (``agentflow.extraction.defaults``: whole tokens, clean
+            edges, relaxed where the examples show otherwise); a
+            ``Grounded``: that marker; ``False``: only the fields marked
+            ``Grounded()``. A field marked ``Derived()`` is never grounded
+            by the default. Each result's ``spans`` says where the grounded
+            values are.
         chunking: how a document that does not fit the model's context window
             is split (``Chunking()``: by the model's profile); ``None`` sends
             every document whole, whatever its size.
@@ -318,10 +342,10 @@ async def extract_many(
     )
     owner = agent
     shown = agent.structured_output.config.examples if examples is None else tuple(examples)
-    rule = agent.structured_output.config.ground if ground is None else ground
-    marker = rule if isinstance(rule, Grounded) else Grounded() if rule else None
+    marker = _run_marker(agent, ground, shown, output)
     checked = check_examples(shown, output, marker)  # a bad example fails the run, not each input
-    settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress, ground,
+    settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress,
+                         marker if marker is not None else False,
                          None if examples is None else tuple(examples))
     batch_run, inputs = await start_batch_mode(agent, inputs, mode, batch, concurrency)
     if batch_run is not None:  # first turns wait in vendor batches: keep many inputs in flight
