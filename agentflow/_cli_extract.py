@@ -202,7 +202,8 @@ async def _extract_into(
     failed = counts["failed"] + counts["suspect"]
     apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
     tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
-    print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}; "
+    print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}"
+          f"{progress.review_note()}; "
           f"{tokens}; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
           file=sys.stderr)
     return 1 if failed else 0

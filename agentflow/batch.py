@@ -38,6 +38,7 @@ from collections.abc import (
     Collection,
     Iterable,
     Iterator,
+    Mapping,
     Sequence,
 )
 from dataclasses import dataclass
@@ -65,9 +66,11 @@ from agentflow.extraction.chunked import (
     extract_chunks,
 )
 from agentflow.extraction.chunking import iter_chunks
+from agentflow.extraction.confidence import field_confidence, needs_review
 from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.examples import Example, check_examples, examples_text
 from agentflow.extraction.grounding import Grounded
+from agentflow.extraction.locators import Locator, learn_locators
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
 from agentflow.messages import Msg
 from agentflow.model import ChatModel, Usage
@@ -218,6 +221,20 @@ async def _recall(
         time.perf_counter() - start, outcome.spans, outcome.chunks, conflicts=outcome.conflicts)
 
 
+def _with_confidence(result: ExtractResult, text: str,
+                     locators: Mapping[str, Locator]) -> ExtractResult:
+    """``result`` with its fields' confidence, the fields that need review and
+    the values nothing checked (``agentflow.extraction.confidence``)."""
+    if not result.ok:
+        return result
+    if result.truncated is not None:
+        text = text[: result.truncated.kept_chars]
+    confidence, ungrounded = field_confidence(result.output, text, result.spans, locators)
+    return dataclasses.replace(result, confidence=confidence,
+                               needs_review=tuple(needs_review(confidence)),
+                               ungrounded=tuple(ungrounded))
+
+
 def _run_marker(agent: ReActAgent, ground: bool | Grounded | None,
                 examples: Sequence[Example], output: Any) -> Grounded | None:
     """The marker a run grounds every unmarked free-text string with (``None``:
@@ -344,6 +361,7 @@ async def extract_many(
     shown = agent.structured_output.config.examples if examples is None else tuple(examples)
     marker = _run_marker(agent, ground, shown, output)
     checked = check_examples(shown, output, marker)  # a bad example fails the run, not each input
+    locators = learn_locators(checked, output)  # where each field lives, from the examples
     settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress,
                          marker if marker is not None else False,
                          None if examples is None else tuple(examples))
@@ -386,6 +404,7 @@ async def extract_many(
             with request_priority("batch"), input_scope(item.id):
                 result = await _extract_input(agent, index, item, output, calls, overhead,
                                               settings)
+            result = _with_confidence(result, item.text, locators)
         finally:
             limiter.release()
         await results.send(result)
