@@ -55,7 +55,7 @@ from agentflow.batch_api.runner import BatchSettings
 from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, _aiter, _as_input
 from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
 from agentflow.deferred import resolve_media
-from agentflow.errors import EmptyDocumentError, SchemaError
+from agentflow.errors import EmptyDocumentError, GroundingError, SchemaError
 from agentflow.events import Complete
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking, count_tokens, plan_budget
 from agentflow.extraction.chunked import (
@@ -158,9 +158,32 @@ async def _extract_input(
     agent: ReActAgent, index: int, item: ExtractInput, output: Any, calls: anyio.Semaphore,
     overhead: int, settings: _LongDocs,
 ) -> ExtractResult:
-    """One input's result: one call when the text fits, else chunks merged."""
-    start = time.perf_counter()
+    """One input's result: one call when the text fits, else chunks merged.
+
+    A document cut at ``max_chars`` whose cut text fails grounding (a field
+    the schema needs, such as a trailer past the cut, is not in the part
+    kept) is read again whole: in one call when it fits the model's window,
+    else in chunks. Its result is the whole document's (not ``truncated``),
+    with both readings' usage and attempts."""
     text, truncated = _cap(item.text, settings.max_chars)
+    result = await _extract_text(agent, index, item, text, truncated, output, calls, overhead,
+                                 settings)
+    if truncated is None or result.ok or item.media or not isinstance(
+            result.error, GroundingError):
+        return result
+    whole = await _extract_text(agent, index, item, item.text, None, output, calls, overhead,
+                                settings)
+    return dataclasses.replace(whole, usage=result.usage + whole.usage,
+                               attempts=result.attempts + whole.attempts,
+                               duration=result.duration + whole.duration)
+
+
+async def _extract_text(
+    agent: ReActAgent, index: int, item: ExtractInput, text: str, truncated: Truncation | None,
+    output: Any, calls: anyio.Semaphore, overhead: int, settings: _LongDocs,
+) -> ExtractResult:
+    """The result of reading ``text`` (``item``'s text, ``truncated`` when cut)."""
+    start = time.perf_counter()
     if item.media:  # the model reads the blocks whole: one call, no chunks
         # no text (a scan): nothing for the default to ground in; Grounded() fields still are
         ground = settings.ground if text.strip() else False
@@ -302,7 +325,10 @@ async def extract_many(
         allow_partial: a chunked document whose chunk failed still yields the
             other chunks' merged output, with the missing ranges in ``chunks``.
         max_chars: cut each document to this many characters (at a natural
-            boundary); the result's ``truncated`` says so.
+            boundary); the result's ``truncated`` says so. A cut document
+            whose kept part fails grounding (a field it needs lies past the
+            cut) is read again whole (chunked if it does not fit the
+            window), and its result is not ``truncated``.
         on_progress: called after each chunk call of a chunked document.
         examples: few-shot ``Example``s shown before each input (and each
             chunk), ``agentflow.extraction.examples``; ``None`` keeps the

@@ -182,3 +182,24 @@ def test_the_grammar_holds_clean_edges() -> None:
     grammar = substring_grammar(schema, DOC, SEPARATORS)
     assert grammar is not None and "& CLEAN_EDGES)" in grammar
     assert "CLEAN_EDGES: /[^ :;,=)\\]}]|[^ :;,=)\\]}].*[^ :;,=(\\[{]/" in grammar
+
+
+async def test_a_long_document_whose_needed_field_is_past_the_cut_is_read_whole() -> None:
+    class Entry(BaseModel):
+        title: str
+        signed: str = Field(description="who signed, on the last line")
+
+    text = "Title: Notes\n" + "".join(f"- item {i} of the body text\n" for i in range(40)) + (
+        "Signed: Jane Roe")
+    model = answers({"title": "Notes", "signed": "Jane Roe"})
+    (result,) = [r async for r in extract_many(model, [text], Entry, max_chars=300)]
+    assert result.ok and result.truncated is None  # read whole: nothing was left out
+    assert text[slice(*result.spans["signed"][0])] == "Jane Roe"
+    assert result.attempts == 4  # the cut text (sent back twice, then refused), then whole
+    first, *_, last = [next(m.text for m in r.messages if m.role == "user")
+                       for r in model.requests]
+    assert len(first) <= 300 and last == text
+    # a document whose cut part holds every value stays cut
+    (result,) = [r async for r in extract_many(answers({"title": "Notes", "signed": "item 1"}),
+                                               [text], Entry, max_chars=300)]
+    assert result.ok and result.truncated is not None and result.attempts == 1
