@@ -6,8 +6,9 @@ is structured output that works on every LLM provider.
     contact = reply.output
 """
 
+from agentflow._version import __version__ as __version__
 from agentflow.agent import ReActAgent
-from agentflow.deferred import DeferredDocument
+from agentflow.documents.deferred import DeferredDocument
 from agentflow.errors import (
     AgentflowError,
     AuthenticationError,
@@ -77,10 +78,9 @@ from agentflow.events import (
 )
 from agentflow.execution import CallExecution
 from agentflow.extraction.budget import Chunking
-from agentflow.extraction.examples import Example
-from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Merge
-from agentflow.media_tokens import AreaImages, GridImages, MediaTokens, TiledImages
+from agentflow.grounding import Grounded
+from agentflow.media.tokens import AreaImages, GridImages, MediaTokens, TiledImages
 from agentflow.messages import (
     CACHE_CONTROL,
     STRUCTURED_OUTPUT,
@@ -107,6 +107,7 @@ from agentflow.model import (
     Usage,
 )
 from agentflow.output.config import OutputConfig
+from agentflow.output.examples import Example
 from agentflow.output.json_schema import json_schema_output
 from agentflow.output.strategies import (
     AutoStrategy,
@@ -120,8 +121,6 @@ from agentflow.reply import generate
 from agentflow.state import AgentState
 from agentflow.sync import extract_many_sync
 from agentflow.tools import Tool, Toolkit, tool
-
-__version__ = "0.1.0"
 
 __all__ = [
     "CACHE_CONTROL",

@@ -33,7 +33,6 @@ import uuid
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import Any
 
-from agentflow._input_checks import check_call_inputs
 from agentflow.acting import count_failures, run_tool_calls
 from agentflow.call_input import coerce_input as _coerce_input
 from agentflow.call_input import start_execution
@@ -48,8 +47,8 @@ from agentflow.events import (
     ToolResult,
     ToolUse,
 )
-from agentflow.extraction.examples import Example
-from agentflow.extraction.grounding import Grounded
+from agentflow.grounding import Grounded
+from agentflow.input_checks import check_call_inputs
 from agentflow.messages import Msg
 from agentflow.middleware.base import Act, Hooks, Middleware, ReasonAgain, hooks_for
 from agentflow.middleware.structured_output import (
@@ -66,6 +65,7 @@ from agentflow.model import (
     resolve_model,
 )
 from agentflow.output.config import OutputConfig
+from agentflow.output.examples import Example
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.reasoning import drain, next_request, recover, take_reply, tool_specs, whole_options
 from agentflow.reply import ReplyBuilder
@@ -165,7 +165,7 @@ class ReActAgent:
     def close(self) -> None:
         """The sync twin of ``aclose`` (runs on the sync worker loop, see
         ``agentflow.sync``)."""
-        from agentflow.sync import run_sync
+        from agentflow._sync_loop import run_sync
 
         run_sync(self.aclose)
 
@@ -194,8 +194,8 @@ class ReActAgent:
         ``ground`` (``True`` or a ``Grounded``) grounds every free-text string
         of the output in the call's text, overriding ``OutputConfig.ground``;
         ``reply.spans`` says where each grounded value is
-        (``agentflow.extraction.grounding``). ``examples`` (few-shot
-        ``Example``s, ``agentflow.extraction.examples``) are shown before the
+        (``agentflow.grounding``). ``examples`` (few-shot
+        ``Example``s, ``agentflow.output.examples``) are shown before the
         call's input, overriding ``OutputConfig.examples``.
 
         Raises:
@@ -245,7 +245,7 @@ class ReActAgent:
         Raises: as ``call``; ``UsageError`` when called from the worker loop's
         own thread (an async tool of a sync call), where it would deadlock.
         """
-        from agentflow.sync import run_sync
+        from agentflow._sync_loop import run_sync
 
         return run_sync(
             lambda: self.call(msg, output, state=state, strategy=strategy, ground=ground,

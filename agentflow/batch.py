@@ -54,7 +54,7 @@ from agentflow.batch_api.model import input_scope
 from agentflow.batch_api.runner import BatchSettings
 from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, _aiter, _as_input
 from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
-from agentflow.deferred import resolve_media
+from agentflow.documents.deferred import resolve_media
 from agentflow.errors import EmptyDocumentError, GroundingError, SchemaError
 from agentflow.events import Complete
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking, count_tokens, plan_budget
@@ -68,12 +68,12 @@ from agentflow.extraction.chunked import (
 from agentflow.extraction.chunking import iter_chunks
 from agentflow.extraction.confidence import field_confidence, needs_review
 from agentflow.extraction.defaults import extraction_marker
-from agentflow.extraction.examples import Example, check_examples, examples_text
-from agentflow.extraction.grounding import Grounded
-from agentflow.extraction.locators import Locator, learn_locators
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
+from agentflow.grounding import Grounded
+from agentflow.grounding.locators import Locator, learn_locators
 from agentflow.messages import Msg
 from agentflow.model import ChatModel, Usage
+from agentflow.output.examples import Example, check_examples, examples_text
 from agentflow.output.schema import OutputSpec
 from agentflow.ratelimit import request_priority
 from agentflow.state import AgentState
@@ -331,7 +331,7 @@ async def extract_many(
             window), and its result is not ``truncated``.
         on_progress: called after each chunk call of a chunked document.
         examples: few-shot ``Example``s shown before each input (and each
-            chunk), ``agentflow.extraction.examples``; ``None`` keeps the
+            chunk), ``agentflow.output.examples``; ``None`` keeps the
             agent's ``OutputConfig.examples``. Counted in the long-document
             token budget.
         mode: ``"live"`` (requests now), ``"batch"`` (every first turn through

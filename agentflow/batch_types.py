@@ -8,7 +8,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentflow._usage_errors import DuplicateInputIdError
+from agentflow.errors._usage import DuplicateInputIdError
 from agentflow.extraction.chunked import ChunkReport, Truncation
 from agentflow.extraction.merge import Conflict
 from agentflow.model import Usage
@@ -22,7 +22,7 @@ class ExtractInput:
     or document blocks (``agentflow.content``) sent before the text in the same
     user message (a PDF the model reads itself). An input with media is sent
     whole, never chunked; its text may then be empty. A
-    ``agentflow.deferred.DeferredDocument`` among the media is read from disk
+    ``agentflow.documents.deferred.DeferredDocument`` among the media is read from disk
     only when this input is sent."""
 
     id: str
@@ -44,7 +44,7 @@ class ExtractResult:
         attempts: model requests made for this input.
         duration: wall-clock seconds from start to end of this input's call.
         spans: field path -> ``[(start, end)]`` character offsets of each
-            grounded value in the input text (``agentflow.extraction.grounding``).
+            grounded value in the input text (``agentflow.grounding``).
         chunks: how a long document was read (``None``: in one request).
         truncated: set when ``max_chars`` cut the document.
         conflicts: fields on which a long document's chunks disagreed.

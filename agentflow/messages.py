@@ -26,8 +26,8 @@ from pydantic import TypeAdapter
 
 from agentflow._blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentflow._slots_init import slot_init
-from agentflow.content import DocumentBlock, ImageBlock
 from agentflow.errors import InvalidInputError, StructuredOutputError
+from agentflow.media.blocks import DocumentBlock, ImageBlock
 
 __all__ = [
     "CACHE_CONTROL",
@@ -156,7 +156,7 @@ class StructuredResult:
     error that explains why there is none. Not persisted (the JSON is, in the
     message text and ``metadata[STRUCTURED_OUTPUT]``). ``spans``: field path
     -> ``[(start, end)]`` character offsets of each grounded value in the
-    source (``agentflow.extraction.grounding``)."""
+    source (``agentflow.grounding``)."""
 
     value: Any = None
     error: StructuredOutputError | None = None

@@ -16,8 +16,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from agentflow.extraction.grounding import Grounded
-from agentflow.extraction.grounding_marker import Derived
+from agentflow.grounding import Grounded
+from agentflow.grounding.marker import Derived
 
 INSTRUCTIONS = "Extract the contact details of the person the text is about."
 

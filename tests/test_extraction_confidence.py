@@ -14,9 +14,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from agentflow import Example
-from agentflow._cli_records import _record
-from agentflow._progress import Progress
 from agentflow.batch import extract_many
+from agentflow.cli.progress import Progress
 from agentflow.extraction.confidence import (
     ABSENT,
     DISAGREES,
@@ -25,11 +24,12 @@ from agentflow.extraction.confidence import (
     UNCHECKED,
     field_confidence,
 )
-from agentflow.extraction.examples import check_examples
-from agentflow.extraction.grounding_marker import Derived
-from agentflow.extraction.locators import learn_locators
+from agentflow.extraction.records import _record
 from agentflow.extraction.report import render_report
-from agentflow.extraction.typed_values import found_in
+from agentflow.grounding.locators import learn_locators
+from agentflow.grounding.marker import Derived
+from agentflow.grounding.typed_values import found_in
+from agentflow.output.examples import check_examples
 from agentflow.testing import FunctionModel, RecordedRequest
 
 

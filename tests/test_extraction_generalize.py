@@ -15,11 +15,11 @@ from agentflow import Example
 from agentflow.batch import extract_many
 from agentflow.errors import GroundingError
 from agentflow.extraction.defaults import EXTRACTION_DEFAULT, extraction_marker
-from agentflow.extraction.examples import check_examples
-from agentflow.extraction.grounded_values import grounded_values
-from agentflow.extraction.grounding import Grounded, check_grounding
-from agentflow.extraction.grounding_marker import Derived, mark_all_strings
-from agentflow.extraction.locators import apply_locators, learn_locators
+from agentflow.grounding import Grounded, check_grounding
+from agentflow.grounding.locators import apply_locators, learn_locators
+from agentflow.grounding.marker import Derived, mark_all_strings
+from agentflow.grounding.values import grounded_values
+from agentflow.output.examples import check_examples
 from agentflow.output.grammar import substring_grammar
 from agentflow.output.schema import OutputSpec
 from agentflow.testing import FunctionModel, RecordedRequest

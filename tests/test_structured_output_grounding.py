@@ -19,7 +19,7 @@ from agentflow.batch import extract_many
 from agentflow.cli import main
 from agentflow.errors import DegenerateOutputError, GroundingError, SchemaError
 from agentflow.events import Complete, OutputRetry
-from agentflow.extraction.grounding import Grounded
+from agentflow.grounding import Grounded
 from agentflow.model import ModelProfile
 from agentflow.output.config import OutputConfig
 from agentflow.providers.anthropic import AnthropicChatModel
@@ -168,7 +168,7 @@ async def test_json_schema_outputs_are_grounded_by_their_schema() -> None:
     schema. ``ground=True`` grounds every free-text string (never an enum);
     ``"x-grounded"`` in the schema grounds a field without it; both give spans
     and refuse an invented value with a retry."""
-    from agentflow.extraction.grounding import grounding_plan
+    from agentflow.grounding import grounding_plan
     from agentflow.output.json_schema import json_schema_output
 
     schema = {"type": "object", "required": ["room", "city", "kind"], "properties": {
@@ -260,7 +260,7 @@ async def test_grammar_profile_gets_the_source_and_marked_schema() -> None:
 SCHEMA = '''
 from typing import Annotated
 from pydantic import BaseModel
-from agentflow.extraction.grounding import Grounded
+from agentflow.grounding import Grounded
 
 class Person(BaseModel):
     name: Annotated[str, Grounded()]

@@ -4,7 +4,7 @@ Every top-level field of an extracted output gets a confidence in ``[0, 1]``
 (``field_confidence``), from what the framework can check, never from the
 model's say-so:
 
-* **a learned locator** (``agentflow.extraction.locators``) that held: the
+* **a learned locator** (``agentflow.grounding.locators``) that held: the
   value is the one the locator finds where the examples write the field
   (``HELD``); a null the locator agrees with (it finds nothing: ``ABSENT``);
   a value the locator does not find, or a null where it finds one
@@ -34,8 +34,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agentflow.extraction.locators import Locator
-from agentflow.extraction.typed_values import found_in
+from agentflow.grounding.locators import Locator
+from agentflow.grounding.typed_values import found_in
 
 __all__ = ["ABSENT", "DISAGREES", "GROUNDED", "HELD", "REVIEW_BELOW", "UNCHECKED",
            "UNLOCATED_NULL", "field_confidence", "needs_review"]

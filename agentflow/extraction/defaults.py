@@ -8,7 +8,7 @@ otherwise.
 example's own value breaks a rule: an example value that cuts a token of its
 text (``Smith`` out of ``Smith-Jones``) drops ``whole_tokens``; one that
 begins or ends with a separator, or with its line's label
-(``agentflow.extraction.edges``), drops ``clean``. The rules come from the
+(``agentflow.grounding.edges``), drops ``clean``. The rules come from the
 schema's examples, never from a document kind. A field opts out with
 ``Derived()``, a run with ``ground=False`` (``--no-ground``).
 """
@@ -19,8 +19,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from agentflow.extraction.examples import Example, check_examples
-from agentflow.extraction.grounding import Grounded, check_grounding, grounded_values
+from agentflow.grounding import Grounded, check_grounding, grounded_values
+from agentflow.output.examples import Example, check_examples
 
 __all__ = ["EXTRACTION_DEFAULT", "extraction_marker"]
 

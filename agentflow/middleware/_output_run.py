@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentflow.execution import CallExecution
-from agentflow.extraction.grounding import Grounded
+from agentflow.grounding import Grounded
 from agentflow.messages import Msg
 from agentflow.output.partial import PartialOutput, ValueStarts
 from agentflow.output.schema import OutputSpec
@@ -46,7 +46,7 @@ class OutputRun:
     examples: list[Msg] = field(default_factory=list)
     """The few-shot example messages put before the call's input in each request."""
     locators: dict[str, Any] = field(default_factory=dict)
-    """Field name -> ``agentflow.extraction.locators.Locator`` learned from the
+    """Field name -> ``agentflow.grounding.locators.Locator`` learned from the
     call's examples: the only values a substring grammar offers the field."""
     pending: Any = NO_OUTPUT
     value_starts: ValueStarts | None = None

@@ -13,9 +13,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from agentflow.extraction.edges import END, START, label_at
-from agentflow.extraction.locate import locate
-from agentflow.extraction.tokens import pieces
+from agentflow.grounding.edges import END, START, label_at
+from agentflow.grounding.locate import locate
+from agentflow.grounding.tokens import pieces
 from agentflow.output.grammar_marks import (
     _AFTER,
     _CHUNK,
@@ -55,7 +55,7 @@ __all__ = ["MAX_SOURCE_CHARS", "RuleBuilder", "chunks", "has_grounded"]
 
 
 def clean_value(value: str) -> bool:
-    """Whether a listed value has clean edges (``agentflow.extraction.edges``,
+    """Whether a listed value has clean edges (``agentflow.grounding.edges``,
     read off the value alone: no separator at an edge, no label first)."""
     text = value.strip()
     return bool(text) and text[0] not in START and text[-1] not in END and (
@@ -441,7 +441,7 @@ class RuleBuilder:
     def array(self, node: Mapping[str, Any]) -> str | None:
         fixed = node.get(_VALUES)
         if isinstance(fixed, list) and all(isinstance(v, str) for v in fixed):
-            # a learned locator's items (agentflow.extraction.locators): exactly these
+            # a learned locator's items (agentflow.grounding.locators): exactly these
             sep = " " + _literal(self.item_sep) + " "
             return ('"[" ' + sep.join(_json_literal(v) for v in fixed) + ' "]"' if fixed
                     else '"[" "]"')

@@ -1,0 +1,243 @@
+"""``agentflow extract`` itself: set-up checks, the documents a run reads,
+the extraction (live, batch, or on Ray) and its summary line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import importlib
+import itertools
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agentflow import errors
+from agentflow.batch import ExtractInput, extract_many
+from agentflow.batch_api.cost import usage_summary
+from agentflow.batch_api.journal import journal_path
+from agentflow.batch_api.runner import BatchSettings
+from agentflow.cli.options import DEFAULT_CONCURRENCY, DEFAULT_INSTRUCTIONS, CliError, chunking_for
+from agentflow.cli.progress import SUSPECT_LABELS, Progress
+from agentflow.content import DocumentBlock
+from agentflow.documents.deferred import DeferredDocument
+from agentflow.documents.inputs import Document, iter_documents
+from agentflow.documents.routing import pdf_delivery
+from agentflow.errors import InvalidExampleError
+from agentflow.extraction.budget import Chunking
+from agentflow.extraction.chunked import check_items
+from agentflow.extraction.defaults import extraction_marker
+from agentflow.extraction.outfile import open_out, waiting_notice
+from agentflow.extraction.records import _problem_record, _record, _Sink, _transient
+from agentflow.extraction.setup import (
+    SetupError,
+    check_api_key,
+    check_batch_mode,
+    check_module_settings,
+    load_schema,
+)
+from agentflow.grounding import Grounded, grounding_plan
+from agentflow.model import Usage, resolve_model
+from agentflow.output.examples import check_examples
+
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_INSTRUCTIONS", "CliError", "_extract", "chunking_for"]
+
+async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
+    output_type, module = load_schema(args.schema)  # set-up first: nothing is asked before
+    check_module_settings(module, args.schema)
+    instructions = args.instructions or getattr(module, "INSTRUCTIONS", DEFAULT_INSTRUCTIONS)
+    prepare = getattr(module, "prepare", None)
+    max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
+    args.passes = args.passes if args.passes is not None else getattr(module, "PASSES", 1)
+    if not isinstance(args.passes, int) or isinstance(args.passes, bool) or args.passes < 1:
+        raise CliError(f"{args.schema}: PASSES must be an int >= 1, got {args.passes!r}")
+    examples = getattr(module, "EXAMPLES", None)
+    if examples is not None:
+        try:
+            check_examples(examples, output_type, _cli_marker(args, examples, output_type))
+        except InvalidExampleError as exc:
+            raise SetupError(f"{args.schema}: EXAMPLES: {exc}") from None
+    chunking = chunking_for(args, module)
+    try:
+        check_items(output_type, chunking.items if chunking is not None else None)
+    except errors.UsageError as exc:
+        raise CliError(f"--items / CHUNKING: {exc}") from None
+    check_api_key(args.model, api_key=args.api_key, base_url=args.base_url)
+    check_batch_mode(None, args.mode, args.engine)
+    if args.engine == "ray":  # the same flags on a Ray cluster (agentflow/cli/ray.py)
+        from agentflow.cli.ray import run as run_on_ray
+
+        return await asyncio.to_thread(run_on_ray, args, module, instructions, max_chars)
+    model = _model(args)
+    try:
+        check_batch_mode(model, args.mode)
+        if args.out and args.out != "-":
+            sink.out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
+        return await _extract_into(args, sink, model, output_type, instructions, prepare,
+                                   max_chars, examples, chunking)
+    finally:
+        if sink.out is not None:
+            sink.out.close()
+        aclose = getattr(model, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+async def _extract_into(
+    args: argparse.Namespace, sink: _Sink, model: Any, output_type: Any, instructions: str,
+    prepare: Any, max_chars: int | None, examples: Any = None, chunking: Chunking | None = None,
+) -> int:
+    outcomes = sink.out.outcomes if sink.out is not None else {}
+    skip = {i for i, error in outcomes.items()
+            if error is None or not (args.retry_failed or _transient(error))}
+    reads_pdf = "pdf" in model.profile.input_modalities
+
+    def deliver(has_text: bool) -> str:
+        return pdf_delivery(args.pdf, model_reads_pdf=reads_pdf, has_text=has_text)
+
+    if deliver(True) == "unsupported":
+        raise SetupError(f"--pdf document: model {args.model!r} does not read PDF documents "
+                         "(see 'agentflow models'); use --pdf auto or --pdf text")
+    docs: Iterator[Document] = (
+        d for d in iter_documents(args.input, fmt=args.format, text_field=args.text_field,
+                                  id_field=args.id_field, prepare=prepare, deliver=deliver)
+        if d.id not in skip
+    )
+    if args.limit is not None:
+        docs = itertools.islice(docs, args.limit)
+    selected = list(docs)  # materialized: the progress line needs the total
+    # a scan sent as a PDF has no text to point into: Grounded() fields cannot be
+    # (the default grounding of every string does not apply to a document without text)
+    if _grounds(output_type, False):
+        selected = [_ungroundable(d) if d.data is not None and not d.text.strip() else d
+                    for d in selected]
+    unusable = [d for d in selected if d.problem]
+    batch = [ExtractInput(d.id, d.text, _media(d)) for d in selected if not d.problem]
+    sent_as = {d.id: "document+text" if d.text.strip() else "document" for d in selected
+               if d.data is not None and not d.problem}
+    offsets = {d.id: d.offset for d in selected if d.offset}
+    pages = {d.id: d.pages for d in selected if d.pages is not None}
+    concurrency = args.concurrency or model.profile.concurrent_requests or DEFAULT_CONCURRENCY
+    progress = Progress(len(selected), sys.stderr)
+    start = time.perf_counter()
+    usage, batch_usage = Usage(), [Usage()]
+    faults: dict[str, int] = {}
+    try:
+        for doc in unusable:
+            print(f"agentflow: skipped {doc.problem}", file=sys.stderr)
+            record = _problem_record(doc)
+            sink.write(record)
+            progress.add(record)
+        if batch:
+            async for result in extract_many(
+                model, batch, output_type, concurrency=concurrency, order="completed",
+                instructions=instructions, chunking=chunking, passes=args.passes,
+                allow_partial=args.allow_partial, max_chars=max_chars,
+                ground=not getattr(args, "no_ground", False), on_progress=progress.chunk,
+                mode=args.mode, batch=_batch_settings(args, batch_usage),
+                examples=examples,
+            ):
+                if getattr(result.error, "same_for_every_input", False):  # nothing else works
+                    raise SetupError(f"{type(result.error).__name__}: {result.error}")
+                record = _record(result, offsets.get(result.id, 0), pages.get(result.id))
+                if result.id in sent_as:  # the model read the PDF itself
+                    record["sent_as"] = sent_as[result.id]
+                sink.write(record)
+                progress.add(record)
+                kind = SUSPECT_LABELS.get(type(result.error).__name__) if result.error else None
+                if kind:
+                    faults[kind] = faults.get(kind, 0) + 1
+                usage = usage + result.usage
+    finally:
+        progress.close()
+    if sink.out is not None and sink.out.superseded:
+        try:  # one record per id: the retried ones replace their failures
+            sink.out.compact()
+        except OSError as exc:
+            print(f"agentflow: {sink.out.path} not compacted ({exc.strerror}); when it is "
+                  "read, the newest record of each id wins", file=sys.stderr)
+    elapsed = time.perf_counter() - start
+    counts = progress.counts
+    before = [i for i in outcomes if i in skip]
+    failed_before = sum(outcomes[i] is not None for i in before)
+    skipped = f", {len(before)} already done" if before else ""
+    if failed_before:
+        skipped += f" ({failed_before} of them failed: --retry-failed tries them again)"
+    failed = counts["failed"] + counts["suspect"]
+    apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
+    tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
+    print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}"
+          f"{progress.review_note()}; "
+          f"{tokens}; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
+          file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _cli_marker(args: argparse.Namespace, examples: Any, output_type: Any) -> Grounded | None:
+    """The run's grounding default: none under ``--no-ground``, else the
+    extraction default relaxed by the examples (``agentflow.extraction.defaults``)."""
+    return None if getattr(args, "no_ground", False) else extraction_marker(examples, output_type)
+
+
+def _grounds(output_type: Any, ground: bool) -> bool:
+    """Whether extraction grounds values in the text (the default, or a ``Grounded()``
+    field under ``--no-ground``); a schema whose markers are wrong fails later, at its
+    first call."""
+    if ground:
+        return True
+    try:
+        return grounding_plan(output_type)
+    except Exception:
+        return False
+
+
+def _ungroundable(doc: Document) -> Document:
+    """A scanned PDF for a grounded schema: a failed record, before any request."""
+    return dataclasses.replace(
+        doc, data=None, problem=f"{doc.id}: PDF without a text layer; grounded fields need one",
+        problem_type="NoTextLayerError",
+        reason="the model could read the scanned pages, but a grounded value must be found in "
+               "the document's text and this PDF has none; run OCR on it first (e.g. "
+               "ocrmypdf), or extract with a schema without Grounded() fields and no --ground")
+
+
+def _media(doc: Document) -> tuple[DocumentBlock | DeferredDocument, ...]:
+    """The PDF itself as a document block, when it goes to the model that way (a
+    file: read when its input is sent, ``agentflow.documents.deferred``)."""
+    if doc.data is None:
+        return ()
+    if isinstance(doc.data, DeferredDocument):
+        return (doc.data,)
+    name = "document.pdf" if doc.id.startswith("-#") else Path(doc.id).name
+    return (DocumentBlock.from_bytes(doc.data, "application/pdf", filename=name),)
+
+
+def _batch_settings(args: argparse.Namespace, batch_usage: list[Usage]) -> BatchSettings:
+    """The batch mode's settings: the journal beside ``--out``, progress lines on
+    stderr, the batch replies' usage summed into ``batch_usage[0]``."""
+    journal = str(journal_path(args.out)) if args.out and args.out != "-" else None
+    if journal is None and args.mode != "live":
+        print(f"agentflow: warning: --mode {args.mode} without --out FILE keeps no batch journal: "
+              "batches of an interrupted run cannot be resumed, and a rerun pays for them again",
+              file=sys.stderr)
+
+    def add(u: Usage) -> None:
+        batch_usage[0] = batch_usage[0] + u
+
+    return BatchSettings(batch_only=args.batch_only, journal=journal, on_usage=add,
+                         poll_initial=args.batch_poll, poll_max=max(args.batch_poll, 300.0),
+                         on_progress=lambda p: print(f"agentflow: {p.line()}", file=sys.stderr))
+
+
+def _model(args: argparse.Namespace) -> Any:
+    if not (args.base_url or args.api_key):
+        return resolve_model(args.model)
+    registry = importlib.import_module("agentflow.providers.registry")
+    kwargs = {k: v for k, v in (("base_url", args.base_url), ("api_key", args.api_key)) if v}
+    try:
+        return registry.get_model(args.model, **kwargs)
+    except TypeError as exc:  # a model class without that keyword (the embedded one)
+        flags = " or ".join(f"--{name.replace('_', '-')}" for name in kwargs)
+        raise SetupError(f"--model {args.model}: takes no {flags} ({exc})") from None
