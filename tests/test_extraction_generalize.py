@@ -203,3 +203,21 @@ async def test_a_long_document_whose_needed_field_is_past_the_cut_is_read_whole(
     (result,) = [r async for r in extract_many(answers({"title": "Notes", "signed": "item 1"}),
                                                [text], Entry, max_chars=300)]
     assert result.ok and result.truncated is not None and result.attempts == 1
+
+
+async def test_the_web_demo_grounds_its_fields_by_default() -> None:
+    from agentflow import ReActAgent
+    from agentflow.events import Complete
+    from examples.web.app import INSTRUCTIONS, OUTPUT, Contact
+
+    text = ("Hi, I'm Ada Lovelace from the Analytical Engine Company in London. Reach me at "
+            "ada@example.org or +44 20 7946 0000.")
+    right = {"name": "Ada Lovelace", "email": "ada@example.org",
+             "company": "Analytical Engine Company", "phone": "+44 20 7946 0000",
+             "city": "London"}
+    model = answers({**right, "email": "ada@example.com"}, right)
+    agent = ReActAgent("web-demo", model, sys_prompt=INSTRUCTIONS, output=OUTPUT)
+    events = [e async for e in agent.stream(text, Contact)]
+    complete = events[-1]
+    assert isinstance(complete, Complete) and complete.output == Contact(**right)
+    assert len(model.requests) == 2  # the invented address was sent back
