@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -168,9 +169,11 @@ class RuleBuilder:
         """The body of a rule for ``node`` (``_node``: a node that holds grounded
         strings); ``None`` when no value can match it in this source."""
         values = node.get(_VALUES)
-        if mark in _SOURCE and isinstance(values, list) and values and all(
+        if mark in _SOURCE and isinstance(values, list) and all(
                 isinstance(v, str) for v in values):  # a learned locator's values
-            return self.list_values(("VALUES", *values), list(dict.fromkeys(values)))
+            allowed = self.own_rules(values, node, mark, line)
+            if allowed:
+                return self.list_values(("VALUES", *allowed), allowed)
         if mark is not None and ("enum" in node or "const" in node):
             body = self.choices(node["enum"] if "enum" in node else [node["const"]], mark, line)
         elif mark == _WHOLE_ITEMS:
@@ -222,6 +225,21 @@ class RuleBuilder:
         else:
             self.listed[name] = values
         return name
+
+    def own_rules(self, values: list[str], node: Mapping[str, Any], mark: Any,
+                  line: str | None) -> list[str]:
+        """The located ``values`` the node's own rules also allow (its
+        ``pattern``, searched as JSON Schema does; whole tokens; its ``line``),
+        each once: a locator narrows what a schema says, never widens it."""
+        pattern = node.get("pattern")
+        try:
+            regex = re.compile(pattern) if isinstance(pattern, str) and pattern else None
+        except re.error:  # a pattern Python cannot read: llguidance's intersection decides
+            return []
+        return [v for v in dict.fromkeys(values)
+                if (regex is None or regex.search(v))
+                and locate(v, self.source, whole_tokens=mark == _WHOLE_TOKENS,
+                           whole_lines=mark == _WHOLE_LINES, line=line) is not None]
 
     def choices(self, values: list[Any], mark: Any, line: str | None) -> str | None:
         """The alternatives of a grounded choice (a ``Literal``/enum marked
