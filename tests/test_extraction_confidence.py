@@ -113,3 +113,14 @@ def test_progress_line_is_unchanged_without_review() -> None:
     record: dict[str, Any] = {"id": "a", "ok": True, "needs_review": []}
     progress.add(record)
     assert "ok 1 · failed 0" in progress.line() and progress.review_note() == ""
+
+
+def test_a_key_in_another_letter_case_is_located_and_a_mentioned_key_is_no_sure_null() -> None:
+    locators = learn_locators(check_examples(CARDS, Card), Card)
+    rule = locators["homepage"]
+    assert rule.values("HOMEPAGE: https://a.example/\n") == ["https://a.example/"]
+    confidence, _ = field_confidence(Card(name="acme"), "Package: acme\nSee the homepage.\n", {},
+                                     locators)
+    assert confidence["homepage"] < 0.9  # the key is mentioned: the null needs a look
+    confidence, _ = field_confidence(Card(name="acme"), "Package: acme\n", {}, locators)
+    assert confidence["homepage"] == ABSENT

@@ -6,7 +6,9 @@ model's say-so:
 
 * **a learned locator** (``agentflow.grounding.locators``) that held: the
   value is the one the locator finds where the examples write the field
-  (``HELD``); a null the locator agrees with (it finds nothing: ``ABSENT``);
+  (``HELD``); a null the locator agrees with (it finds nothing, and the
+  document does not even mention the field's label: ``ABSENT``; mentioned
+  elsewhere: ``UNLOCATED_NULL``);
   a value the locator does not find, or a null where it finds one
   (``DISAGREES``);
 * **grounding** without a locator: a string copied from the document (its
@@ -108,10 +110,14 @@ def _located(rule: Locator, value: Any, source: str) -> float:
     if rule.many:
         items = [str(v).strip() for v in (value or [])]
         if not values:
-            return ABSENT if not items else DISAGREES
+            if items:
+                return DISAGREES
+            return UNLOCATED_NULL if rule.anchored and rule.mentioned(source) else ABSENT
         return HELD if items == values else DISAGREES
     if value is None:
-        return ABSENT if not values else DISAGREES
+        if values:
+            return DISAGREES
+        return UNLOCATED_NULL if rule.anchored and rule.mentioned(source) else ABSENT
     if not values:
         return DISAGREES
     return HELD if str(value).strip() == values[0] else DISAGREES

@@ -5,8 +5,9 @@ top-level field that holds one string or a list of strings, a ``Locator``
 says where its value is written, as literal text on the value's line:
 
 * ``left``: the text just before the value on its line (a label such as
-  ``Version: `` or ``ExecStart=``, or a delimiter such as `` (``), and
-  whether the line's content begins with it (``anchored``: a label);
+  ``Version: `` or ``ExecStart=``, letter case ignored, or a delimiter such
+  as `` (``), and whether the line's content begins with it (``anchored``:
+  a label);
 * ``right``: the text just after it (``) `` or ``;``), or ``""``: the value
   runs to the end of its line;
 * ``split``: for a list written on one line (``Depends: a, b, c``), the
@@ -105,9 +106,10 @@ class Locator:
     def _in_line(self, line: str) -> list[str]:
         if self.anchored:
             body = line.lstrip()
-            if not body.startswith(self.left.lstrip()):
-                return []
-            starts = [len(line) - len(body) + len(self.left.lstrip())]
+            label = self.left.lstrip()
+            if not body[: len(label)].casefold() == label.casefold():
+                return []  # a key's letter case varies (Author-email, Author-Email)
+            starts = [len(line) - len(body) + len(label)]
         else:
             starts = [m.end() for m in re.finditer(re.escape(self.left), line)]
         out = []
@@ -121,6 +123,13 @@ class Locator:
             if line[start:end].strip():
                 out.append(line[start:end])
         return out
+
+    def mentioned(self, source: str) -> bool:
+        """Whether ``source`` writes this locator's label anywhere (letter case
+        ignored, separators and spaces around it dropped): a null is only sure
+        where the document does not even mention the field's key."""
+        key = self.left.strip(" \t:=;,([{<>}]).-")
+        return bool(key) and key.casefold() in source.casefold()
 
     def holds(self, value: Any, source: str) -> bool:
         """Whether the locator finds exactly ``value`` in ``source``: a single
