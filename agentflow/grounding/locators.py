@@ -107,7 +107,7 @@ class Locator:
         if self.anchored:
             body = line.lstrip()
             label = self.left.lstrip()
-            if not body[: len(label)].casefold() == label.casefold():
+            if body[: len(label)].casefold() != label.casefold():
                 return []  # a key's letter case varies (Author-email, Author-Email)
             starts = [len(line) - len(body) + len(label)]
         else:
