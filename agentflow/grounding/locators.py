@@ -59,6 +59,7 @@ from agentflow.grounding.values import (
     _unwrap,
     is_derived,
 )
+from agentflow.output.dialects import LOCAL_MAX_ITEMS
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["VALUES_KEY", "Locator", "apply_locators", "learn_locators"]
@@ -405,7 +406,9 @@ def _offer(node: Mapping[str, Any], values: list[str], many: bool) -> dict[str, 
                 _grounded_string(items)):
             return None
         high = node.get("maxItems")
-        values = values[: int(high)] if isinstance(high, int) else values
+        if isinstance(high, int) and high != LOCAL_MAX_ITEMS:  # the schema's own bound
+            values = values[:high]  # (the local dialect's bound only keeps a reply finite:
+        # a list of located items is finite as it is)
         if len(values) < int(node.get("minItems", 0)):
             return None
         return {**node, VALUES_KEY: values}  # exactly these items, in document order
