@@ -221,3 +221,14 @@ async def test_the_web_demo_grounds_its_fields_by_default() -> None:
     complete = events[-1]
     assert isinstance(complete, Complete) and complete.output == Contact(**right)
     assert len(model.requests) == 2  # the invented address was sent back
+
+
+def test_a_field_named_type_is_grounded_like_any_other() -> None:
+    class Unit(BaseModel):
+        type: str | None = None
+        properties: list[str] = []
+
+    schema = mark_all_strings(OutputSpec.of(Unit).schema_for("local").schema, EXTRACTION_DEFAULT)
+    assert schema["properties"]["type"]["anyOf"][0]["x-grounded"] == "whole_tokens"
+    assert schema["properties"]["properties"]["items"]["x-grounded"] == "whole_tokens"
+    assert substring_grammar(schema, "Type=oneshot\n", SEPARATORS) is not None

@@ -171,8 +171,7 @@ def _mark(node: Any, mark: bool | str, line: str | None = None,
     ``Literal`` or enum field), the items of an array node, every branch."""
     if not isinstance(node, dict):
         return
-    kinds = node.get("type")
-    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    kinds = _kinds(node)
     choices = node.get("enum", [node["const"]] if "const" in node else None)
     if "string" in kinds or (choices and all(isinstance(c, str) for c in choices)):
         node[GROUNDED_KEY] = mark
@@ -212,6 +211,18 @@ class Derived:
         return schema
 
 
+_NAMED = ("properties", "patternProperties", "$defs", "definitions")
+"""Keywords whose value maps names to schemas (a property may be named ``type``)."""
+
+
+def _kinds(node: Mapping[str, Any]) -> set[str]:
+    """The ``type`` names of a schema node (none when it says none)."""
+    kinds = node.get("type")
+    if isinstance(kinds, list):
+        return {k for k in kinds if isinstance(k, str)}
+    return {kinds} if isinstance(kinds, str) else set()
+
+
 def mark_all_strings(schema: Mapping[str, Any], marker: Grounded | None = None) -> dict[str, Any]:
     """A copy of ``schema`` with every free-text string node (``type: string``
     without ``enum``/``const``) marked ``GROUNDED_KEY`` (the default that
@@ -230,9 +241,10 @@ def mark_all_strings(schema: Mapping[str, Any], marker: Grounded | None = None) 
             return node
         if node.get(DERIVED_KEY) is True:  # Derived(): the default leaves it alone
             return node
-        out = {k: walk(v) for k, v in node.items()}
-        kinds = out.get("type")
-        kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+        out = {k: {name: walk(sub) for name, sub in v.items()}
+               if k in _NAMED and isinstance(v, dict) else walk(v)  # a map of names: not a node
+               for k, v in node.items()}
+        kinds = _kinds(out)
         if "string" in kinds and "enum" not in out and "const" not in out:
             if GROUNDED_KEY not in out and line is not None:
                 out[LINE_KEY] = line
