@@ -42,21 +42,28 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, overload
 
 import anyio
 import orjson
 from anyio.abc import ObjectSendStream
+from typing_extensions import Unpack
 
 from agentflow.agent import ReActAgent
 from agentflow.batch_api.mode import Mode, start_batch_mode
 from agentflow.batch_api.model import input_scope
 from agentflow.batch_api.runner import BatchSettings
-from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, _aiter, _as_input
+from agentflow.batch_types import (
+    ExtractInput,
+    ExtractOptions,
+    ExtractResult,
+    IdCheck,
+    _aiter,
+    _as_input,
+)
 from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
 from agentflow.documents.deferred import resolve_media
 from agentflow.errors import EmptyDocumentError, GroundingError, SchemaError
-from agentflow.events import Complete
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking, count_tokens, plan_budget
 from agentflow.extraction.chunked import (
     ChunkProgress,
@@ -76,9 +83,10 @@ from agentflow.model import ChatModel, Usage
 from agentflow.output.examples import Example, check_examples, examples_text
 from agentflow.output.schema import OutputSpec
 from agentflow.ratelimit import request_priority
-from agentflow.state import AgentState
 
-__all__ = ["ExtractInput", "ExtractResult", "extract_many"]
+__all__ = ["ExtractInput", "ExtractOptions", "ExtractResult", "extract_many"]
+
+OutT = TypeVar("OutT")
 
 
 def _message(item: ExtractInput, taken: frozenset[tuple[int, int]] = frozenset()) -> Msg:
@@ -101,15 +109,9 @@ async def _extract_one(
     usage = Usage()
     spans: dict[str, list[tuple[int, int]]] = {}
     try:
-        complete: Complete | None = None
-        async with contextlib.aclosing(
-            agent.stream(_message(item, taken), output, state=AgentState(), ground=ground,
-                         examples=examples)
-        ) as events:
-            async for event in events:
-                if isinstance(event, Complete):
-                    complete = event
-        assert complete is not None
+        # the call's Complete also when the output could not be had (its usage counts)
+        complete = await agent._complete(_message(item, taken), output, None, None, ground,
+                                         examples, deltas=True)
         usage = complete.usage
         value = complete.message.output  # raises StructuredOutputError when there is none
         spans = dict(complete.spans)
@@ -274,6 +276,24 @@ def _run_marker(agent: ReActAgent, ground: bool | Grounded | None,
     return extraction_marker(examples, output)
 
 
+@overload
+def extract_many(
+    agent_or_model: ReActAgent | ChatModel | str,
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    output: type[OutT],
+    **options: Unpack[ExtractOptions],
+) -> AsyncIterator[ExtractResult[OutT]]: ...
+
+
+@overload
+def extract_many(
+    agent_or_model: ReActAgent | ChatModel | str,
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    output: Any,
+    **options: Unpack[ExtractOptions],
+) -> AsyncIterator[ExtractResult]: ...
+
+
 async def extract_many(
     agent_or_model: ReActAgent | ChatModel | str,
     inputs: Iterable[InputLike] | AsyncIterable[InputLike],
@@ -344,7 +364,8 @@ async def extract_many(
             progress callback).
 
     Yields:
-        One ``ExtractResult`` per input. An empty document yields an
+        One ``ExtractResult`` per input (``ExtractResult[Invoice]`` to a type
+        checker when ``output`` is the class ``Invoice``). An empty document yields an
         ``EmptyDocumentError`` result without a model call.
 
     Raises:

@@ -185,7 +185,7 @@ def _brute_longer(text: str, span: tuple[int, int], pattern: str, whole_tokens: 
 def test_longer_span_and_maximal_test_agree_with_the_definition() -> None:
     import random
 
-    from agentflow.extraction import longest
+    from agentflow.grounding import longest
 
     rng = random.Random(7)
     words = ["Ada", "Lovelace", "Dr", "--", "<a@b.c>", "x.", "Bob", "\n", " ", " ", ", "]

@@ -21,7 +21,9 @@ The tree::
     │   ├── BatchUnavailableError         mode="batch" on a model without a vendor batch API
     │   ├── DuplicateInputIdError         two extract_many inputs share an id (.id, .first, .second)
     │   ├── ToolDefinitionError           a tool that cannot be declared
-    │   │   └── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
+    │   │   ├── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
+    │   │   └── MCPToolSchemaError        an MCP tool's schema no model takes (.tool, .dialect)
+    │   ├── MCPNotRunningError            an MCP server's tools used outside its `async with`
     │   └── SchemaError                   an output type the target dialect cannot express
     ├── ProviderError                     status, code, vendor, message
     │   ├── BadRequestError               400/422
@@ -41,6 +43,10 @@ The tree::
     │   ├── BatchRequestError             one request of a vendor batch has no reply (.kind)
     │   └── RedirectError                 3xx: never followed (credentials stay at their origin)
     ├── StateConflictError                a state save lost a race: the stored version moved on
+    ├── MCPError                          an MCP server failed (.server, .target: command or URL)
+    │   ├── MCPServerStartError           it could not start, connect or complete the handshake
+    │   ├── MCPConnectionError            the connection was lost (the process exited mid-call)
+    │   └── MCPTimeoutError               a tool call passed its timeout (.tool, .timeout)
     ├── ToolError                         raised by a tool to return an error result on purpose
     ├── ToolRetriesExceededError          a tool kept failing past its retry budget (.tool)
     ├── ModelRetry                        signal: an output validator asks the model to retry
@@ -86,6 +92,14 @@ from agentflow.errors._document import (
     MergeError,
     NoTextLayerError,
     UnreadableDocumentError,
+)
+from agentflow.errors._mcp import (
+    MCPConnectionError,
+    MCPError,
+    MCPNotRunningError,
+    MCPServerStartError,
+    MCPTimeoutError,
+    MCPToolSchemaError,
 )
 from agentflow.errors._provider import (
     AuthenticationError,
@@ -162,6 +176,12 @@ __all__ = [
     "InvalidModelError",
     "InvalidRecordError",
     "InvalidStateError",
+    "MCPConnectionError",
+    "MCPError",
+    "MCPNotRunningError",
+    "MCPServerStartError",
+    "MCPTimeoutError",
+    "MCPToolSchemaError",
     "MediaTypeError",
     "MergeConflictError",
     "MergeError",
