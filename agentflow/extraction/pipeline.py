@@ -1,0 +1,271 @@
+"""The extraction pipeline of one document: plan, run, merge, verify.
+
+``agentflow.batch.extract_many`` (and the Ray engine through it) only
+schedules documents; what happens to each one lives here:
+
+* **plan** (``plan_extraction``, once per run): the schema's chunking rule is
+  checked, the few-shot examples are checked against the schema and the
+  grounding rule, and the tokens that go with every request (system prompt,
+  schema, examples) are counted for the long-document budget;
+* **run** (``ExtractionPlan.run``, once per document): the text capped by
+  ``max_chars``, then one call when it fits the context window, else chunks
+  x passes (``agentflow.extraction.chunked``), or recall passes over a
+  document that fits (``agentflow.extraction.recall``);
+* **merge** and **verify** happen inside those stages (``merge``,
+  ``grounding``, ``degenerate``): the result carries its spans, chunks and
+  conflicts, or the typed error that explains why there is no output.
+
+Every model call of a document (chunks included) takes one slot of the
+``calls`` semaphore the scheduler passes in, so a run's requests in flight
+never exceed its ``concurrency``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import orjson
+
+from agentflow.agent import ReActAgent
+from agentflow.batch_types import ExtractInput, ExtractResult
+from agentflow.deferred import resolve_media
+from agentflow.errors import EmptyDocumentError, SchemaError
+from agentflow.events import Complete
+from agentflow.extraction.budget import Chunking, count_tokens, plan_budget
+from agentflow.extraction.chunked import (
+    ChunkProgress,
+    DocumentOutcome,
+    Truncation,
+    check_items,
+    extract_chunks,
+)
+from agentflow.extraction.chunking import iter_chunks
+from agentflow.extraction.examples import (
+    CheckedExample,
+    Example,
+    check_examples,
+    examples_text,
+)
+from agentflow.extraction.grounding import Grounded
+from agentflow.extraction.recall import TAKEN_KEY, recall_passes
+from agentflow.messages import Msg
+from agentflow.model import Usage
+from agentflow.output.schema import OutputSpec
+from agentflow.state import AgentState
+
+__all__ = ["ExtractionPlan", "check_plan", "plan_extraction"]
+
+
+def _message(item: ExtractInput, taken: frozenset[tuple[int, int]] = frozenset()) -> Msg:
+    """The user message of ``item``: its media (deferred ones read now), then its
+    text (when it has any); ``taken``: spans an earlier pass took as list
+    items (``agentflow.extraction.recall``)."""
+    metadata = {TAKEN_KEY: sorted(taken)} if taken else None
+    if not item.media:
+        return Msg.user(item.text, metadata=metadata)
+    media = resolve_media(item.media)
+    return Msg.user([*media, item.text] if item.text.strip() else media, metadata=metadata)
+
+
+async def _extract_one(
+    agent: ReActAgent, index: int, item: ExtractInput, output: Any,
+    ground: bool | Grounded | None = None, examples: tuple[Example, ...] | None = None,
+    taken: frozenset[tuple[int, int]] = frozenset(),
+) -> ExtractResult:
+    start = time.perf_counter()
+    usage = Usage()
+    spans: dict[str, list[tuple[int, int]]] = {}
+    try:
+        complete: Complete | None = None
+        async with contextlib.aclosing(
+            agent.stream(_message(item, taken), output, state=AgentState(), ground=ground,
+                         examples=examples)
+        ) as events:
+            async for event in events:
+                if isinstance(event, Complete):
+                    complete = event
+        assert complete is not None
+        usage = complete.usage
+        value = complete.message.output  # raises StructuredOutputError when there is none
+        spans = dict(complete.spans)
+        error: Exception | None = None
+    except Exception as exc:  # every failure becomes this input's result
+        value, error = None, exc
+    return ExtractResult(
+        index, item.id, value, error, usage, usage.requests, time.perf_counter() - start, spans
+    )
+
+
+def _cap(text: str, max_chars: int | None) -> tuple[str, Truncation | None]:
+    """``text`` cut to ``max_chars`` at the last natural boundary (never inside
+    a word or a character when avoidable), and what was cut."""
+    if max_chars is None or len(text) <= max_chars:
+        return text, None
+    first = next(iter_chunks(text, max_chars))
+    return text[: first.end], Truncation(first.end, len(text))
+
+
+async def _prompt_overhead(agent: ReActAgent, output: Any, shown: str = "") -> int:
+    """Tokens of what goes with every chunk: the system prompt, the output
+    schema and the rendered few-shot examples (``shown``)."""
+    try:  # the schema as sent, for every output type (a JSON Schema's "#" refs too)
+        schema: Any = OutputSpec.of(output).plain_schema
+    except SchemaError:
+        schema = {}
+    return await count_tokens(agent.model, (agent.sys_prompt or "") + "\n" +
+                              orjson.dumps(schema).decode() + "\n" + shown)
+
+
+@dataclass(frozen=True, slots=True)
+class _LongDocs:
+    """The long-document settings of one ``extract_many`` run."""
+
+    chunking: Chunking | None
+    passes: int
+    allow_partial: bool
+    max_chars: int | None
+    on_progress: Callable[[ChunkProgress], None] | None
+    ground: bool | Grounded | None = None
+    examples: tuple[Example, ...] | None = None
+
+
+async def _extract_input(
+    agent: ReActAgent, index: int, item: ExtractInput, output: Any, calls: anyio.Semaphore,
+    overhead: int, settings: _LongDocs,
+) -> ExtractResult:
+    """One input's result: one call when the text fits, else chunks merged."""
+    start = time.perf_counter()
+    text, truncated = _cap(item.text, settings.max_chars)
+    if item.media:  # the model reads the blocks whole: one call, no chunks
+        async with calls:
+            result = await _extract_one(agent, index, ExtractInput(item.id, text, item.media),
+                                        output, settings.ground, settings.examples)
+        return dataclasses.replace(result, truncated=truncated) if truncated else result
+    if not text.strip():
+        return ExtractResult(index, item.id, None, EmptyDocumentError(
+            f"input {item.id!r} is empty{' after the cut' if truncated else ''}: "
+            "nothing to extract (no model call made)"), Usage(), 0, 0.0, truncated=truncated)
+    budget = None
+    if settings.chunking is not None:
+        try:
+            budget = await plan_budget(agent.model, text, overhead, settings.chunking)
+        except Exception as exc:  # no room for text in the window: this input fails
+            return ExtractResult(index, item.id, None, exc, Usage(), 0,
+                                 time.perf_counter() - start, truncated=truncated)
+    if budget is None or budget.fits:
+        async with calls:
+            result = await _extract_one(agent, index, ExtractInput(item.id, text), output,
+                                        settings.ground, settings.examples)
+        if settings.passes > 1 and result.ok:
+            result = await _recall(agent, index, ExtractInput(item.id, text), output, calls,
+                                   settings, result, start)
+        return dataclasses.replace(result, truncated=truncated) if truncated else result
+
+    async def call(piece: str, chunk_output: Any) -> ExtractResult:
+        return await _extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
+                                  settings.ground, settings.examples)
+
+    outcome: DocumentOutcome = await extract_chunks(
+        item.id, text, output, budget, call, calls, passes=settings.passes,
+        allow_partial=settings.allow_partial, on_progress=settings.on_progress,
+        count=functools.partial(count_tokens, agent.model),
+        items=settings.chunking.items if settings.chunking else None,
+        item_unit=settings.chunking.item_unit if settings.chunking else "block")
+    return ExtractResult(
+        index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
+        time.perf_counter() - start, outcome.spans, outcome.chunks, truncated, outcome.conflicts)
+
+
+async def _recall(
+    agent: ReActAgent, index: int, item: ExtractInput, output: Any, calls: anyio.Semaphore,
+    settings: _LongDocs, first: ExtractResult, start: float,
+) -> ExtractResult:
+    """``first`` with the later passes over a document that fits one request
+    (``agentflow.extraction.recall``)."""
+
+    async def again(taken: frozenset[tuple[int, int]]) -> ExtractResult:
+        async with calls:
+            return await _extract_one(agent, index, item, output, settings.ground,
+                                      settings.examples, taken)
+
+    outcome = await recall_passes(first, item.text, output, settings.passes, again)
+    return ExtractResult(
+        index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
+        time.perf_counter() - start, outcome.spans, outcome.chunks, conflicts=outcome.conflicts)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionPlan:
+    """What every document of one run shares (``plan_extraction``).
+
+    Attributes:
+        agent: the agent that makes the calls.
+        output: the output type.
+        settings: the long-document settings.
+        shown: the checked few-shot examples (rendered into each request).
+        overhead: tokens sent with every request besides the document's text
+            (0 until ``counted``, and without chunking).
+    """
+
+    agent: ReActAgent
+    output: Any
+    settings: _LongDocs
+    shown: tuple[CheckedExample, ...] = ()
+    overhead: int = 0
+
+    async def counted(self, agent: ReActAgent | None = None) -> ExtractionPlan:
+        """This plan run by ``agent`` (``None``: its own; batch mode swaps in
+        its own agent), with the per-request token overhead counted (the
+        budget stage: only when long documents are chunked)."""
+        agent = agent or self.agent
+        overhead = (await _prompt_overhead(agent, self.output,
+                                           examples_text(self.shown, self.output))
+                    if self.settings.chunking is not None else 0)
+        return dataclasses.replace(self, agent=agent, overhead=overhead)
+
+    async def run(self, index: int, item: ExtractInput, calls: anyio.Semaphore
+                  ) -> ExtractResult:
+        """The result of document ``item`` (input position ``index``); each
+        model call holds one slot of ``calls``. Never raises for a failing
+        document: its error is in the result."""
+        return await _extract_input(self.agent, index, item, self.output, calls, self.overhead,
+                                    self.settings)
+
+
+def check_plan(output: Any, chunking: Chunking | None) -> None:
+    """The checks a run makes before it builds an agent (``check_items``).
+
+    Raises:
+        UsageError: ``chunking.items`` names no top-level list field of ``output``.
+    """
+    check_items(output, chunking.items if chunking is not None else None)
+
+
+def plan_extraction(
+    agent: ReActAgent, output: Any, *, chunking: Chunking | None, passes: int,
+    allow_partial: bool, max_chars: int | None,
+    on_progress: Callable[[ChunkProgress], None] | None,
+    ground: bool | Grounded | None, examples: Sequence[Example] | None,
+) -> ExtractionPlan:
+    """The plan of one run: examples checked (``None``: the agent's) and the
+    long-document settings; ``ExtractionPlan.counted`` adds the token budget's
+    overhead.
+
+    Raises:
+        InvalidExampleError: an example does not fit ``output`` (before any
+            document is read).
+    """
+    shown = agent.structured_output.config.examples if examples is None else tuple(examples)
+    rule = agent.structured_output.config.ground if ground is None else ground
+    marker = rule if isinstance(rule, Grounded) else Grounded() if rule else None
+    checked = check_examples(shown, output, marker)  # a bad example fails the run, not each input
+    settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress, ground,
+                         None if examples is None else tuple(examples))
+    return ExtractionPlan(agent, output, settings, tuple(checked))
