@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import importlib
-import itertools
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from agentflow import errors
 from agentflow._cli_records import _problem_record, _record, _Sink, _transient
-from agentflow._inputs import Document, iter_documents
+from agentflow._inputs import Document, prepared
 from agentflow._outfile import open_out, waiting_notice
 from agentflow._progress import SUSPECT_LABELS, Progress
 from agentflow._setup import (
@@ -32,6 +32,8 @@ from agentflow.batch_api.journal import journal_path
 from agentflow.batch_api.runner import BatchSettings
 from agentflow.content import DocumentBlock
 from agentflow.deferred import DeferredDocument
+from agentflow.documents.names import printable
+from agentflow.documents.reading import PdfDelivery, read_ahead
 from agentflow.documents.routing import pdf_delivery
 from agentflow.errors import InvalidExampleError
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
@@ -133,48 +135,67 @@ async def _extract_into(
     if deliver(True) == "unsupported":
         raise SetupError(f"--pdf document: model {args.model!r} does not read PDF documents "
                          "(see 'agentflow models'); use --pdf auto or --pdf text")
-    docs: Iterator[Document] = (
-        d for d in iter_documents(args.input, fmt=args.format, text_field=args.text_field,
-                                  id_field=args.id_field, prepare=prepare, deliver=deliver)
-        if d.id not in skip
-    )
-    if args.limit is not None:
-        docs = itertools.islice(docs, args.limit)
-    selected = list(docs)  # materialized: the progress line needs the total
-    if _grounds(output_type, args.ground):  # a scan sent as a PDF has no text to point into
-        selected = [_ungroundable(d) if d.data is not None and not d.text.strip() else d
-                    for d in selected]
-    unusable = [d for d in selected if d.problem]
-    batch = [ExtractInput(d.id, d.text, _media(d)) for d in selected if not d.problem]
-    sent_as = {d.id: "document+text" if d.text.strip() else "document" for d in selected
-               if d.data is not None and not d.problem}
-    offsets = {d.id: d.offset for d in selected if d.offset}
-    pages = {d.id: d.pages for d in selected if d.pages is not None}
     concurrency = args.concurrency or model.profile.concurrent_requests or DEFAULT_CONCURRENCY
-    progress = Progress(len(selected), sys.stderr)
+    progress = Progress(None, sys.stderr)
+    grounds = _grounds(output_type, args.ground)
+    # what each input's record needs besides its result, kept only while it is in flight
+    sent_as: dict[str, str] = {}
+    offsets: dict[str, int] = {}
+    pages: dict[str, Any] = {}
+
+    def problem(doc: Document) -> None:
+        print(f"agentflow: skipped {printable(doc.problem or '')}", file=sys.stderr)
+        record = _problem_record(doc)
+        sink.write(record)
+        progress.add(record)
+
+    async def inputs() -> AsyncIterator[ExtractInput]:
+        """The documents to extract from, read as slots free up; the unusable
+        ones are recorded here, as they are met."""
+        taken = 0
+        async with contextlib.aclosing(read_ahead(
+                args.input, fmt=args.format, text_field=args.text_field,
+                id_field=args.id_field, deliver=PdfDelivery(args.pdf, reads_pdf),
+                ahead=concurrency)) as docs:
+            async for raw in docs:
+                if raw.id in skip:
+                    continue
+                if args.limit is not None and taken >= args.limit:
+                    break
+                taken += 1
+                doc = prepared(raw, prepare)
+                if grounds and doc.data is not None and not doc.text.strip():
+                    doc = _ungroundable(doc)  # a scan sent as a PDF has no text to point into
+                if doc.problem:
+                    problem(doc)
+                    continue
+                if doc.data is not None:
+                    sent_as[doc.id] = "document+text" if doc.text.strip() else "document"
+                if doc.offset:
+                    offsets[doc.id] = doc.offset
+                if doc.pages is not None:
+                    pages[doc.id] = doc.pages
+                yield ExtractInput(doc.id, doc.text, _media(doc))
+        progress.total = taken  # every input is known now: the line shows the share done
+
     start = time.perf_counter()
     usage, batch_usage = Usage(), [Usage()]
     faults: dict[str, int] = {}
     try:
-        for doc in unusable:
-            print(f"agentflow: skipped {doc.problem}", file=sys.stderr)
-            record = _problem_record(doc)
-            sink.write(record)
-            progress.add(record)
-        if batch:
-            async for result in extract_many(
-                model, batch, output_type, concurrency=concurrency, order="completed",
-                instructions=instructions, chunking=chunking, passes=args.passes,
-                allow_partial=args.allow_partial, max_chars=max_chars,
-                ground=True if args.ground else None, on_progress=progress.chunk,
-                mode=args.mode, batch=_batch_settings(args, batch_usage),
-                examples=examples,
-            ):
+        async with contextlib.aclosing(extract_many(
+            model, inputs(), output_type, concurrency=concurrency, order="completed",
+            instructions=instructions, chunking=chunking, passes=args.passes,
+            allow_partial=args.allow_partial, max_chars=max_chars,
+            ground=True if args.ground else None, on_progress=progress.chunk,
+            mode=args.mode, batch=_batch_settings(args, batch_usage),
+            examples=examples,
+        )) as results:
+            async for result in results:
                 if getattr(result.error, "same_for_every_input", False):  # nothing else works
                     raise SetupError(f"{type(result.error).__name__}: {result.error}")
-                record = _record(result, offsets.get(result.id, 0), pages.get(result.id))
+                record = _record(result, offsets.pop(result.id, 0), pages.pop(result.id, None))
                 if result.id in sent_as:  # the model read the PDF itself
-                    record["sent_as"] = sent_as[result.id]
+                    record["sent_as"] = sent_as.pop(result.id)
                 sink.write(record)
                 progress.add(record)
                 kind = SUSPECT_LABELS.get(type(result.error).__name__) if result.error else None

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-import orjson
 from pydantic import BaseModel
 
 from agentflow import errors
@@ -17,6 +16,7 @@ from agentflow._inputs import Document
 from agentflow._outfile import OutFile
 from agentflow._secrets import mask_secrets, mask_value
 from agentflow.batch import ExtractResult
+from agentflow.documents.names import dumps_record
 from agentflow.documents.pages import span_pages
 
 __all__ = ["_Sink", "_problem_record", "_record", "_transient"]
@@ -33,7 +33,7 @@ class _Sink:
         if self.out is not None:
             self.out.write(record)
         else:
-            sys.stdout.write(orjson.dumps(record).decode() + "\n")
+            sys.stdout.write(dumps_record(record).decode() + "\n")
             sys.stdout.flush()
         self.saved += 1
 

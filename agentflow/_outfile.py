@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 
 from agentflow._setup import SetupError
+from agentflow.documents.names import dumps_record, loads_record
 
 __all__ = ["MAX_LINE", "OutFile", "iter_lines", "open_out", "read_records", "waiting_notice"]
 
@@ -89,7 +90,7 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     (torn or foreign lines are skipped)."""
     for offset, line in iter_lines(path):
         try:
-            record = orjson.loads(line)
+            record = loads_record(line)
         except orjson.JSONDecodeError:
             continue  # a torn last line from an interrupted run
         if isinstance(record, dict) and isinstance(record.get("id"), str):
@@ -104,7 +105,7 @@ def _is_ours(line: bytes) -> bool:
     if not text:
         return True
     try:
-        value = orjson.loads(text)
+        value = loads_record(text)
     except orjson.JSONDecodeError:
         return text.startswith(b'{"id"')  # records start with their id
     return isinstance(value, dict) and isinstance(value.get("id"), str)
@@ -167,8 +168,9 @@ class OutFile:
             view = view[os.write(self._fd, view):]
 
     def write(self, record: dict[str, Any]) -> None:
-        """Append ``record`` as one line (one ``write`` call, ``O_APPEND``)."""
-        self._write(orjson.dumps(record) + b"\n")
+        """Append ``record`` as one line (one ``write`` call, ``O_APPEND``); an id
+        from a non-UTF-8 file name is written reversibly (``dumps_record``)."""
+        self._write(dumps_record(record) + b"\n")
         self.saved += 1
         if record.get("id") in self.outcomes:
             self.superseded += 1

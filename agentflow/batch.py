@@ -31,7 +31,6 @@ import contextlib
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
-    AsyncIterator,
     Callable,
     Collection,
     Iterable,
@@ -78,7 +77,7 @@ async def extract_many(
     examples: Sequence[Example] | None = None,
     mode: Mode = "live",
     batch: BatchSettings | None = None,
-) -> AsyncIterator[ExtractResult]:
+) -> AsyncGenerator[ExtractResult, None]:
     """Extract ``output`` from every input, concurrently.
 
     Args:

@@ -1,0 +1,222 @@
+"""Input documents read lazily, off the event loop, with bounded read-ahead.
+
+    async with contextlib.aclosing(read_ahead(["docs/"], ahead=16)) as docs:
+        async for doc in docs:          # a Document, as agentflow._inputs makes it
+            ...
+
+Files are found one directory at a time (``agentflow._inputs.iter_sources``)
+and read as the consumer takes them: at most ``ahead`` documents are read
+but not yet taken, so memory is bounded by ``ahead`` x document size, never
+by the corpus. Documents come in the order their reads finish.
+
+* Plain text (and each JSONL line, streamed a batch at a time) is read in a
+  thread.
+* PDF and HTML files are parsed in a pool of worker processes
+  (``concurrent.futures.ProcessPoolExecutor``): a pathological PDF holds the
+  GIL in pure-Python pypdf, so threads would not bound it. Each parse runs
+  under the per-document work budget (``agentflow.documents.budget``): past a
+  limit, the document is a failed one (``DocumentTooComplexError`` naming
+  the limit) and every other input carries on.
+
+Closing the generator early cancels the reads in flight and stops the pool's
+workers (a worker busy on a costly document is killed, not waited for).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import itertools
+import multiprocessing
+import os
+from collections.abc import AsyncGenerator, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from anyio.abc import ObjectSendStream
+
+from agentflow._inputs import (
+    Document,
+    Source,
+    _file_document,
+    _Unusable,
+    iter_sources,
+    read_source,
+)
+from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget, cpu_budget
+from agentflow.documents.kinds import sniff_kind
+from agentflow.documents.routing import PdfMode, pdf_delivery
+from agentflow.errors import DocumentError
+
+__all__ = ["PdfDelivery", "read_ahead", "read_in_worker"]
+
+
+@dataclass(frozen=True, slots=True)
+class PdfDelivery:
+    """``deliver(has_text)`` for ``agentflow._inputs``: how each PDF reaches the
+    model (``agentflow.documents.routing.pdf_delivery``), picklable so a
+    worker process can take it."""
+
+    mode: PdfMode
+    model_reads_pdf: bool
+
+    def __call__(self, has_text: bool) -> str:
+        return pdf_delivery(self.mode, model_reads_pdf=self.model_reads_pdf, has_text=has_text)
+
+
+def read_in_worker(path: str, fmt: str, deliver: PdfDelivery | None,
+                   budget: WorkBudget) -> Document:
+    """Read one PDF or HTML file under ``budget`` (its CPU limit included): the
+    function a worker process runs. Never raises for a bad file."""
+    try:
+        with cpu_budget(path, budget.cpu_seconds):
+            return _file_document(Path(path), fmt, deliver, budget)
+    except DocumentError as exc:  # the CPU limit: raised by cpu_budget
+        return Document(path, "", problem=str(exc), kind="pdf", problem_type=type(exc).__name__,
+                        reason=exc.reason or None)
+    except _Unusable as exc:
+        return exc.document(path)
+
+
+def _needs_worker(path: Path, fmt: str) -> bool:
+    """Whether ``path`` is parsed (PDF, HTML) rather than decoded (text)."""
+    if fmt in ("pdf", "html"):
+        return True
+    if fmt != "auto" or str(path) == "-":
+        return False
+    try:
+        with gzip.open(path) if path.suffix == ".gz" else path.open("rb") as f:
+            head = f.read(1024)
+    except (OSError, EOFError, ValueError):
+        return False  # the read in the thread reports it
+    return sniff_kind(head, str(path)) != "text"
+
+
+def _take(documents: Iterator[Document], n: int) -> list[Document]:
+    return list(itertools.islice(documents, n))
+
+
+async def read_ahead(
+    specs: Sequence[str], *, fmt: str = "auto", text_field: str = "text", id_field: str = "id",
+    deliver: PdfDelivery | None = None, ahead: int = 8, budget: WorkBudget = DEFAULT_BUDGET,
+    workers: int | None = None,
+) -> AsyncGenerator[Document, None]:
+    """Every document ``specs`` name (as ``agentflow._inputs.iter_documents``
+    reads them, before ``prepare``), at most ``ahead`` read before they are
+    taken; PDF and HTML parsed in ``workers`` processes (default: the CPU
+    count, at most ``ahead``) under ``budget``.
+
+    Raises:
+        InputError: a spec matches nothing (when it is reached).
+        ValueError: ``ahead`` < 1.
+    """
+    if ahead < 1:
+        raise ValueError(f"ahead must be >= 1, got {ahead}")
+    send, receive = anyio.create_memory_object_stream[Document | BaseException](ahead)
+    slots = anyio.Semaphore(ahead)
+    pools: list[ProcessPoolExecutor] = []
+
+    def pool() -> ProcessPoolExecutor:
+        if not pools:
+            size = workers or min(os.cpu_count() or 1, ahead)
+            pools.append(ProcessPoolExecutor(
+                max_workers=size, mp_context=multiprocessing.get_context("forkserver")))
+        return pools[0]
+
+    async def produce(out: ObjectSendStream[Document | BaseException]) -> None:
+        async with out:
+            failure: BaseException | None = None
+            async with anyio.create_task_group() as tg:
+                sources = iter_sources(specs, fmt)
+                try:
+                    while True:
+                        source = await anyio.to_thread.run_sync(next, sources, None)
+                        if source is None:
+                            break
+                        if isinstance(source, Document):
+                            await out.send(source)
+                        elif source.jsonl:
+                            lines = read_source(source, fmt=fmt, text_field=text_field,
+                                                id_field=id_field)
+                            while batch := await anyio.to_thread.run_sync(_take, lines, ahead):
+                                for doc in batch:
+                                    await out.send(doc)
+                        else:
+                            await slots.acquire()
+                            tg.start_soon(read_one, source, out)
+                except Exception as exc:  # a spec that matches nothing: after the others
+                    failure = exc
+            if failure is not None:
+                await _offer(out, failure)
+
+    async def read_one(source: Source, out: ObjectSendStream[Document | BaseException]) -> None:
+        try:
+            if await anyio.to_thread.run_sync(_needs_worker, source.path, fmt):
+                doc = await _in_pool(source)
+            else:
+                doc = await anyio.to_thread.run_sync(_read_here, source)
+        finally:
+            slots.release()
+        await _offer(out, doc)
+
+    def _read_here(source: Source) -> Document:
+        return next(read_source(source, fmt=fmt, text_field=text_field, id_field=id_field,
+                                deliver=deliver, budget=budget))
+
+    async def _in_pool(source: Source) -> Document:
+        try:
+            future = pool().submit(read_in_worker, str(source.path), fmt, deliver, budget)
+            return await asyncio.wrap_future(future)
+        except BrokenProcessPool:  # a worker died (killed, out of memory): a new pool
+            pools.clear()
+            return Document(str(source.path), "", problem=(
+                f"{source.path}: the process reading it died"), problem_type="DocumentError",
+                reason="the worker process parsing this file exited (out of memory, or "
+                       "killed); the other inputs went on")
+
+    producer = asyncio.ensure_future(produce(send))
+    finished = False
+    try:
+        async for item in receive:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+        finished = True
+        await producer
+    finally:
+        try:
+            if not finished or not producer.done():
+                producer.cancel()
+                with anyio.CancelScope(shield=True):
+                    with contextlib.suppress(BaseException):
+                        await asyncio.wait([producer])
+        finally:
+            receive.close()
+            for executor in pools:
+                _stop_pool(executor, kill=not finished)
+
+
+async def _offer(out: ObjectSendStream[Document | BaseException],
+                 item: Document | BaseException) -> None:
+    """Send ``item``; dropped when the consumer has gone."""
+    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+        await out.send(item)
+
+
+def _stop_pool(executor: ProcessPoolExecutor, *, kill: bool) -> None:
+    """Stop ``executor``; ``kill``: without waiting for a costly parse (its
+    workers are killed: what they were reading is not needed any more)."""
+    if not kill:
+        executor.shutdown(wait=True)
+        return
+    processes = getattr(executor, "_processes", None)
+    executor.shutdown(wait=False, cancel_futures=True)
+    if isinstance(processes, dict):
+        for process in list(processes.values()):
+            with contextlib.suppress(Exception):
+                process.kill()
+                process.join(5)
