@@ -1,0 +1,157 @@
+"""``agentflow extract`` at scale: documents read off the event loop under a
+work budget, any file name, the default path of the local engine."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from agentflow.cli import main
+from agentflow.documents.budget import WorkBudget
+from agentflow.documents.names import loads_record
+from agentflow.documents.pdf import read_pdf
+from agentflow.documents.reading import read_ahead, read_in_worker
+from agentflow.errors import DocumentTooComplexError
+from tests.fakes.base import FakeReply
+from tests.fakes.openai import OpenAIFake
+from tests.pdfs import hostile_pdf, text_pdf
+
+SCHEMA = Path(__file__).resolve().parent.parent / "examples" / "contact.py"
+
+
+def reply_for(body: Any) -> FakeReply:
+    doc = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    name = doc.split(":")[0].strip() or "x"
+    return FakeReply(text=f'{{"name": "{name}", "email": null, "phone": null, '
+                          '"company": null, "title": null}')
+
+
+@pytest.fixture
+async def fake() -> Any:
+    async with OpenAIFake() as server:
+        server.default = reply_for
+        yield server
+
+
+async def run(*argv: str) -> int:
+    return await anyio.to_thread.run_sync(main, list(argv))
+
+
+def args(fake: OpenAIFake, *inputs: Path) -> list[str]:
+    return ["extract", "--schema", f"{SCHEMA}:Contact", "--input", *map(str, inputs),
+            "--model", "openai:gpt-4o-mini", "--base-url", fake.url, "--api-key", "k"]
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [loads_record(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def test_each_budget_limit_stops_the_pdf_read_and_names_itself() -> None:
+    raw = hostile_pdf(pages=4, operators=20_000)
+    for budget, limit in ((WorkBudget(pages=3), "pages"),
+                          (WorkBudget(operators=50_000), "operators"),
+                          (WorkBudget(chars=30_000), "chars")):
+        with pytest.raises(DocumentTooComplexError) as caught:
+            read_pdf(raw, name="h.pdf", budget=budget)
+        assert caught.value.limit == limit and limit.rstrip("s") in str(caught.value)
+        assert caught.value.measured > caught.value.cap
+    assert read_pdf(raw, name="h.pdf", budget=WorkBudget()).text.count("x") == 4 * 20_000
+
+
+def test_the_cpu_limit_stops_a_parse_the_other_limits_let_through(tmp_path: Path) -> None:
+    path = tmp_path / "slow.pdf"
+    path.write_bytes(hostile_pdf(pages=40, operators=200_000))
+    budget = WorkBudget(pages=None, operators=None, chars=None, cpu_seconds=1)
+    doc = read_in_worker(str(path), "auto", None, budget)  # here: this process is the worker
+    assert doc.problem_type == "DocumentTooComplexError" and "CPU seconds" in (doc.problem or "")
+
+
+async def test_the_hostile_pdf_fails_within_its_budget_and_the_text_files_go_on(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "0000-hostile.pdf").write_bytes(hostile_pdf())  # named first: read first
+    for i in range(30):
+        (docs / f"{i:04}.txt").write_text(f"Person{i}: a person")
+    (docs / "report.pdf").write_bytes(text_pdf(["Ann: a person"]))
+    out = tmp_path / "out.jsonl"
+    assert await run(*args(fake, docs), "--out", str(out), "--concurrency", "4") == 1
+    got = {Path(r["id"]).name: r for r in records(out)}
+    assert len(got) == 32
+    hostile = got["0000-hostile.pdf"]
+    assert hostile["error"]["type"] == "DocumentTooComplexError"
+    assert "operators" in hostile["error"]["message"]
+    assert all(got[f"{i:04}.txt"]["ok"] for i in range(30)) and got["report.pdf"]["ok"]
+
+
+def test_read_ahead_is_bounded_by_ahead(tmp_path: Path) -> None:
+    for i in range(200):
+        (tmp_path / f"{i:04}.txt").write_text(f"doc {i}")
+    opened: list[int] = []
+    real_open = Path.open
+
+    def counting(self: Path, *a: Any, **kw: Any) -> Any:
+        if self.suffix == ".txt":
+            opened.append(1)
+        return real_open(self, *a, **kw)
+
+    async def take_three() -> list[str]:
+        got: list[str] = []
+        async with contextlib.aclosing(read_ahead([str(tmp_path)], ahead=4)) as docs:
+            async for doc in docs:
+                got.append(doc.id)
+                if len(got) == 3:
+                    for _ in range(500):  # let the reader run as far as it can
+                        await anyio.lowlevel.checkpoint()
+                    break
+        return got
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Path, "open", counting)
+        assert len(asyncio.run(take_three())) == 3
+    # each text file is opened twice (kind, then text): 3 taken + 4 buffered + 4 reading
+    assert len(opened) <= 2 * (3 + 4 + 4 + 1)
+
+
+def write_named(directory: Path, name: bytes, data: bytes) -> None:
+    """Write ``data`` to the file of raw name ``name`` in ``directory``."""
+    Path(os.fsdecode(os.path.join(os.fsencode(directory), name))).write_bytes(data)
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS file systems refuse non-UTF-8 names")
+async def test_any_file_name_is_an_input_written_reversibly_and_shown_escaped(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    raw_names = [b"caf\xe9.txt", b"bell\x07\x1b[31m.txt", b"rtl\xe2\x80\xae.txt"]
+    for name in raw_names:  # the one with terminal controls is empty: its name is printed
+        write_named(docs, name, b"" if b"bell" in name else b"Ann: a person")
+    out = tmp_path / "out.jsonl"
+    assert await run(*args(fake, docs), "--out", str(out)) == 1  # the empty one fails
+    got = {os.path.basename(os.fsencode(r["id"])): r for r in records(out)}
+    assert set(got) == set(raw_names)  # the raw bytes of every name come back
+    assert got[b"caf\xe9.txt"]["ok"] and got[b"rtl\xe2\x80\xae.txt"]["ok"]
+    assert await run(*args(fake, docs), "--out", str(out)) == 0  # resumed: nothing asked again
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err
+    assert "bell\\x07\\x1b[31m.txt: empty document" in err
+    assert "3 already done" in err
+
+
+async def test_the_local_engine_runs_with_default_flags(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the flags a run cannot do without (the fake's URL and key stand in
+    for the environment): records on stdout, exit 0."""
+    doc = tmp_path / "a.txt"
+    doc.write_text("Ann: a person")
+    assert await run(*args(fake, doc)) == 0
+    captured = capsys.readouterr()
+    assert loads_record(captured.out.strip())["ok"] is True
+    assert "Traceback" not in captured.err
