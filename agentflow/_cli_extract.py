@@ -26,6 +26,7 @@ from agentflow._setup import (
     check_module_settings,
     load_schema,
 )
+from agentflow._setup_faults import setup_fault
 from agentflow.batch import ExtractInput, extract_many
 from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
@@ -190,9 +191,13 @@ async def _extract_into(
             mode=args.mode, batch=_batch_settings(args, batch_usage),
             examples=examples,
         )) as results:
+            reached = False  # a request went through: later connection faults are transient
             async for result in results:
                 if getattr(result.error, "same_for_every_input", False):  # nothing else works
                     raise SetupError(f"{type(result.error).__name__}: {result.error}")
+                if not reached and (fault := setup_fault(result.error, model, args.base_url)):
+                    raise SetupError(printable(fault))
+                reached = reached or (result.usage.requests > 0 and result.ok)
                 record = _record(result, offsets.pop(result.id, 0), pages.pop(result.id, None))
                 if result.id in sent_as:  # the model read the PDF itself
                     record["sent_as"] = sent_as.pop(result.id)

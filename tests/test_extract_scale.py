@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,13 @@ from typing import Any
 import anyio
 import pytest
 
+from agentflow._setup_faults import setup_fault
 from agentflow.cli import main
 from agentflow.documents.budget import WorkBudget
 from agentflow.documents.names import loads_record
 from agentflow.documents.pdf import read_pdf
 from agentflow.documents.reading import read_ahead, read_in_worker
-from agentflow.errors import DocumentTooComplexError
+from agentflow.errors import DocumentTooComplexError, ProviderConnectionError
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
 from tests.pdfs import hostile_pdf, text_pdf
@@ -155,3 +157,43 @@ async def test_the_local_engine_runs_with_default_flags(
     captured = capsys.readouterr()
     assert loads_record(captured.out.strip())["ok"] is True
     assert "Traceback" not in captured.err
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("scheme", ["refused", "tls"])
+async def test_an_unreachable_endpoint_stops_the_run_with_exit_2_naming_the_url(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str], scheme: str
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(40):
+        (docs / f"{i:02}.txt").write_text(f"P{i}: a person")
+    url = (f"http://127.0.0.1:{closed_port()}/v1" if scheme == "refused"
+           else fake.url.replace("http://", "https://"))  # TLS to a plain-HTTP server
+    argv = ["extract", "--schema", f"{SCHEMA}:Contact", "--input", str(docs), "--model",
+            "openai:gpt-4o-mini", "--base-url", url, "--api-key", "k", "--concurrency", "2"]
+    assert await run(*argv) == 2
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) < 40  # stopped before every input was tried
+    assert url in captured.err and "Traceback" not in captured.err
+    assert ("running" if scheme == "refused" else "TLS") in captured.err
+
+
+def test_only_unreachable_endpoints_are_set_up_faults() -> None:
+    def chained(cause: BaseException) -> ProviderConnectionError:
+        try:
+            raise ProviderConnectionError("cannot reach x") from cause
+        except ProviderConnectionError as exc:
+            return exc
+
+    assert setup_fault(chained(ConnectionRefusedError()), None, "http://h:1/v1?key=s")
+    assert "key=s" not in (setup_fault(chained(ConnectionRefusedError()), None,
+                                       "http://u:p@h:1/v1?key=s") or "")
+    assert "resolve" in (setup_fault(chained(socket.gaierror()), None) or "")
+    assert setup_fault(ProviderConnectionError("stream cut", partial=True), None) is None
+    assert setup_fault(ValueError("x"), None) is None and setup_fault(None, None) is None
