@@ -17,7 +17,7 @@ from typing import Any
 from agentflow import errors
 from agentflow._cli_records import _problem_record, _record, _Sink, _transient
 from agentflow._inputs import Document, prepared
-from agentflow._outfile import open_out, waiting_notice
+from agentflow._outfile import OutFile, open_out, waiting_notice
 from agentflow._progress import SUSPECT_LABELS, Progress
 from agentflow._setup import (
     SetupError,
@@ -40,6 +40,7 @@ from agentflow.errors import InvalidExampleError
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
 from agentflow.extraction.chunked import check_items
 from agentflow.extraction.examples import check_examples
+from agentflow.extraction.fingerprint import schema_fingerprint
 from agentflow.extraction.grounding import Grounded, grounding_plan
 from agentflow.model import Usage, resolve_model
 
@@ -109,8 +110,9 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     model = _model(args)
     try:
         check_batch_mode(model, args.mode)
+        sink.schema = schema_fingerprint(output_type)
         if args.out and args.out != "-":
-            sink.out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
+            sink.out = _open_for_schema(args, sink.schema)
         return await _extract_into(args, sink, model, output_type, instructions, prepare,
                                    max_chars, examples, chunking)
     finally:
@@ -229,6 +231,37 @@ async def _extract_into(
           f"{tokens}; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
           file=sys.stderr)
     return 1 if failed else 0
+
+
+def _open_for_schema(args: argparse.Namespace, schema: str) -> OutFile:
+    """``--out``, locked, when it holds no record of another schema; else, with
+    ``--schema-changed new``, the file beside it named by ``schema``.
+
+    Raises:
+        SetupError: ``--out`` holds records of another schema (and no
+            ``--schema-changed new``), or the new file does.
+    """
+    out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
+    others = {fp: n for fp, n in out.schemas.items() if fp != schema}
+    if not others:
+        return out
+    out.close()
+    held = ", ".join(f"{fp} ({n} record{'s' * (n != 1)})" for fp, n in sorted(others.items()))
+    path = Path(args.out)
+    beside = path.with_name(f"{path.stem}.{schema}{path.suffix or '.jsonl'}")
+    if getattr(args, "schema_changed", "refuse") != "new":
+        raise SetupError(
+            f"--out {printable(args.out)} holds records of another schema ({held}); this "
+            f"run's schema is {schema}. One file holds one schema: write to another file, "
+            f"or pass --schema-changed new to write {printable(str(beside))}")
+    print(f"agentflow: {printable(args.out)} holds another schema; writing to "
+          f"{printable(str(beside))}", file=sys.stderr)
+    new = open_out(str(beside), wait=args.wait, on_wait=waiting_notice(str(beside)))
+    if any(fp != schema for fp in new.schemas):
+        new.close()
+        raise SetupError(f"--schema-changed new: {printable(str(beside))} holds records of "
+                         "another schema too")
+    return new
 
 
 def _grounds(output_type: Any, ground: bool) -> bool:

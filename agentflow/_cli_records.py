@@ -24,12 +24,16 @@ __all__ = ["_Sink", "_problem_record", "_record", "_transient"]
 
 @dataclass
 class _Sink:
-    """Where records go: the locked ``--out`` file, or stdout; counts what it saved."""
+    """Where records go: the locked ``--out`` file, or stdout; counts what it
+    saved. ``schema``: the run's schema fingerprint, stamped on every record."""
 
     out: OutFile | None = None
     saved: int = 0
+    schema: str | None = None
 
     def write(self, record: dict[str, Any]) -> None:
+        if self.schema is not None:
+            record["schema"] = self.schema
         if self.out is not None:
             self.out.write(record)
         else:

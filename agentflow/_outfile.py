@@ -146,6 +146,8 @@ class OutFile:
             record's error type (``""`` when it names none).
         superseded: records whose id has a newer record (removed by ``compact``).
         saved: records this run appended.
+        schemas: schema fingerprint -> records carrying it (``"schema"``, written
+            by ``agentflow extract``; records without one are not counted).
     """
 
     def __init__(self, path: Path, fd: int) -> None:
@@ -154,13 +156,20 @@ class OutFile:
         self.outcomes: dict[str, str | None] = {}
         self.superseded = 0
         self.saved = 0
+        self.schemas: dict[str, int] = {}
         for _, record in read_records(path):
+            self._count_schema(record)
             if record["id"] in self.outcomes:
                 self.superseded += 1
             self.outcomes[record["id"]] = _outcome(record)
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             self._write(b"\n")  # after a torn last line, start on a fresh one
+
+    def _count_schema(self, record: dict[str, Any]) -> None:
+        schema = record.get("schema")
+        if isinstance(schema, str):
+            self.schemas[schema] = self.schemas.get(schema, 0) + 1
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
@@ -172,6 +181,7 @@ class OutFile:
         from a non-UTF-8 file name is written reversibly (``dumps_record``)."""
         self._write(dumps_record(record) + b"\n")
         self.saved += 1
+        self._count_schema(record)
         if record.get("id") in self.outcomes:
             self.superseded += 1
         self.outcomes[record["id"]] = _outcome(record)

@@ -195,6 +195,10 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--limit", type=int, help="process at most N new inputs")
     ex.add_argument("--out", help="JSONL file to append to: a regular file, locked while the "
                                   "run lasts, read back to resume (default: stdout)")
+    ex.add_argument("--schema-changed", choices=["refuse", "new"], default="refuse",
+                    help="when --out holds records of another schema: refuse (exit 2, the "
+                         "default), or write to a new file beside it named by the schema's "
+                         "fingerprint (OUT.<fingerprint>.jsonl)")
     ex.add_argument("--wait", action="store_true",
                     help="wait for another run holding --out instead of refusing")
     ex.add_argument("--retry-failed", action="store_true",

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
+from agentflow._setup import load_schema
 from agentflow._setup_faults import setup_fault
 from agentflow.cli import main
 from agentflow.documents.budget import WorkBudget
@@ -21,6 +22,7 @@ from agentflow.documents.names import loads_record
 from agentflow.documents.pdf import read_pdf
 from agentflow.documents.reading import read_ahead, read_in_worker
 from agentflow.errors import DocumentTooComplexError, ProviderConnectionError
+from agentflow.extraction.fingerprint import schema_fingerprint
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
 from tests.pdfs import hostile_pdf, text_pdf
@@ -49,6 +51,10 @@ async def run(*argv: str) -> int:
 def args(fake: OpenAIFake, *inputs: Path) -> list[str]:
     return ["extract", "--schema", f"{SCHEMA}:Contact", "--input", *map(str, inputs),
             "--model", "openai:gpt-4o-mini", "--base-url", fake.url, "--api-key", "k"]
+
+
+def matching(directory: Path, pattern: str) -> list[Path]:
+    return sorted(directory.glob(pattern))
 
 
 def records(path: Path) -> list[dict[str, Any]]:
@@ -197,3 +203,31 @@ def test_only_unreachable_endpoints_are_set_up_faults() -> None:
     assert "resolve" in (setup_fault(chained(socket.gaierror()), None) or "")
     assert setup_fault(ProviderConnectionError("stream cut", partial=True), None) is None
     assert setup_fault(ValueError("x"), None) is None and setup_fault(None, None) is None
+
+
+async def test_one_schema_per_output_file(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = tmp_path / "a.txt"
+    doc.write_text("Ann: a person")
+    out = tmp_path / "out.jsonl"
+    assert await run(*args(fake, doc), "--out", str(out)) == 0
+    first = records(out)
+    assert len(first) == 1 and first[0]["schema"] == schema_fingerprint(load_schema(f"{SCHEMA}:Contact")[0])
+    other = tmp_path / "other.py"
+    other.write_text("from pydantic import BaseModel\n\nclass Who(BaseModel):\n"
+                     "    name: str\n    email: str | None = None\n")
+    changed = [a if a != f"{SCHEMA}:Contact" else f"{other}:Who" for a in args(fake, doc)]
+    sent = len(fake.requests)
+    capsys.readouterr()
+    assert await run(*changed, "--out", str(out)) == 2  # refused before any request
+    err = capsys.readouterr().err
+    assert "another schema" in err and first[0]["schema"] in err and "Traceback" not in err
+    assert len(fake.requests) == sent and records(out) == first
+    assert await run(*changed, "--out", str(out), "--schema-changed", "new") == 0
+    beside = matching(tmp_path, "out.*.jsonl")
+    assert len(beside) == 1 and records(beside[0])[0]["schema"] != first[0]["schema"]
+    # a file that mixes two schemas (written by hand, or by an older agentflow): refused
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_bytes(out.read_bytes() + beside[0].read_bytes())
+    assert await run("report", str(mixed), "-o", str(tmp_path / "page.html")) == 2
+    assert "2 schemas" in capsys.readouterr().err

@@ -52,7 +52,7 @@ from agentflow.documents.kinds import sniff_kind
 from agentflow.documents.routing import PdfMode, pdf_delivery
 from agentflow.errors import DocumentError
 
-__all__ = ["PdfDelivery", "read_ahead", "read_in_worker"]
+__all__ = ["BudgetedReader", "PdfDelivery", "read_ahead", "read_in_worker"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,3 +220,35 @@ def _stop_pool(executor: ProcessPoolExecutor, *, kill: bool) -> None:
             with contextlib.suppress(Exception):
                 process.kill()
                 process.join(5)
+
+
+class BudgetedReader:
+    """Reads single files the way ``read_ahead`` does, synchronously: text in
+    this process, PDF and HTML in one worker process under ``budget`` (its
+    CPU limit included). What ``agentflow report`` re-reads sources with.
+    ``close()`` stops the worker."""
+
+    def __init__(self, budget: WorkBudget = DEFAULT_BUDGET) -> None:
+        self.budget = budget
+        self._pool: ProcessPoolExecutor | None = None
+
+    def read(self, path: str, fmt: str = "auto") -> Document:
+        """The document of file ``path`` (before ``prepare``); never raises
+        for a bad file."""
+        if not _needs_worker(Path(path), fmt):
+            return next(read_source(Source(Path(path), False), fmt=fmt, budget=self.budget))
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("forkserver"))
+        try:
+            return self._pool.submit(read_in_worker, path, fmt, None, self.budget).result()
+        except BrokenProcessPool:
+            self._pool = None
+            return Document(path, "", problem=f"{path}: the process reading it died",
+                            problem_type="DocumentError")
+
+    def close(self) -> None:
+        """Stop the worker process (idempotent)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
