@@ -212,7 +212,8 @@ async def test_one_schema_per_output_file(
     out = tmp_path / "out.jsonl"
     assert await run(*args(fake, doc), "--out", str(out)) == 0
     first = records(out)
-    assert len(first) == 1 and first[0]["schema"] == schema_fingerprint(load_schema(f"{SCHEMA}:Contact")[0])
+    contact = load_schema(f"{SCHEMA}:Contact")[0]
+    assert len(first) == 1 and first[0]["schema"] == schema_fingerprint(contact)
     other = tmp_path / "other.py"
     other.write_text("from pydantic import BaseModel\n\nclass Who(BaseModel):\n"
                      "    name: str\n    email: str | None = None\n")
