@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import socket
 import sys
 from pathlib import Path
@@ -18,10 +19,11 @@ from agentflow._setup import load_schema
 from agentflow._setup_faults import setup_fault
 from agentflow.cli import main
 from agentflow.documents.budget import WorkBudget
-from agentflow.documents.names import loads_record
+from agentflow.documents.names import BIDI_CONTROLS, loads_record
 from agentflow.documents.pdf import read_pdf
 from agentflow.documents.reading import read_ahead, read_in_worker
 from agentflow.errors import DocumentTooComplexError, ProviderConnectionError
+from agentflow.extraction._highlight import Span, escape_text, markup
 from agentflow.extraction.fingerprint import schema_fingerprint
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
@@ -232,3 +234,31 @@ async def test_one_schema_per_output_file(
     mixed.write_bytes(out.read_bytes() + beside[0].read_bytes())
     assert await run("report", str(mixed), "-o", str(tmp_path / "page.html")) == 2
     assert "2 schemas" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("pattern", ["staircase", "interleaved", "chained"])
+def test_crossing_spans_render_in_linear_size_each_anchored_once(pattern: str) -> None:
+    def page(n: int) -> str:
+        pairs = {"staircase": [(i, i + n) for i in range(n)],
+                 "interleaved": [(2 * i, 2 * i + n + 1) for i in range(n)],
+                 "chained": [(i, n + 2 * i + 1) for i in range(n)]}[pattern]
+        spans = [Span(i, f"items[{i}]", a, b, (a, b), i % 8) for i, (a, b) in enumerate(pairs)]
+        return "".join(markup("x" * (4 * n + 10), spans, 0))
+
+    small, large = page(500), page(4000)
+    assert len(large) < 8.5 * len(small)  # 8x the spans: about 8x the page, never 64x
+    anchors = re.findall(r'id="s0-(\d+)"', large)
+    assert sorted(map(int, anchors)) == list(range(4000))
+
+
+def test_nested_spans_still_nest() -> None:
+    spans = [Span(0, "a", 0, 10, (0, 10)), Span(1, "b", 2, 5, (2, 5))]
+    shown = "".join(markup("0123456789ab", spans, 0))
+    assert re.sub(r"<[^>]+>", "", shown) == "0123456789ab"
+    assert shown.index('data-span="0-1"') < shown.index("</mark>")  # b inside a
+
+
+def test_the_review_page_neutralises_bidi_controls() -> None:
+    shown = escape_text("total: \u202e00.0009 \u2066x\u2069")
+    assert not set(shown) & set(BIDI_CONTROLS)
+    assert len(shown) == len("total: \u202e00.0009 \u2066x\u2069")  # offsets still line up
