@@ -34,7 +34,7 @@ from agentflow.batch_api.runner import BatchSettings
 from agentflow.content import DocumentBlock
 from agentflow.deferred import DeferredDocument
 from agentflow.documents.names import printable
-from agentflow.documents.reading import PdfDelivery, read_ahead
+from agentflow.documents.readahead import PdfDelivery, read_ahead
 from agentflow.documents.routing import pdf_delivery
 from agentflow.errors import InvalidExampleError
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking

@@ -21,7 +21,7 @@ from agentflow.cli import main
 from agentflow.documents.budget import WorkBudget
 from agentflow.documents.names import BIDI_CONTROLS, loads_record
 from agentflow.documents.pdf import read_pdf
-from agentflow.documents.reading import read_ahead, read_in_worker
+from agentflow.documents.readahead import read_ahead, read_in_worker
 from agentflow.errors import DocumentTooComplexError, ProviderConnectionError
 from agentflow.extraction._highlight import Span, escape_text, markup
 from agentflow.extraction.fingerprint import schema_fingerprint

@@ -15,7 +15,7 @@ limit it passes, with a ``DocumentTooComplexError`` that names the limit
   regular expression (string literals skipped): cheap next to the parse;
 * ``chars``: characters of extracted text, checked page by page;
 * ``cpu_seconds``: CPU time of the whole read, enforced in the worker
-  process that reads it (``agentflow.documents.reading``) by ``RLIMIT_CPU``:
+  process that reads it (``agentflow.documents.readahead``) by ``RLIMIT_CPU``:
   the kernel's ``SIGXCPU`` interrupts the pure-Python parse (Unix only; the
   limit is rounded up to whole seconds).
 

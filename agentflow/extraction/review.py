@@ -45,7 +45,7 @@ from agentflow._inputs import (
 )
 from agentflow.documents.budget import DEFAULT_BUDGET
 from agentflow.documents.names import loads_record
-from agentflow.documents.reading import BudgetedReader
+from agentflow.documents.readahead import BudgetedReader
 from agentflow.errors import InvalidRecordError
 from agentflow.extraction.report import ReportStats, Source, write_report
 
