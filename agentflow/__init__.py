@@ -6,8 +6,11 @@ is structured output that works on every LLM provider.
     contact = reply.output
 """
 
+from typing import TYPE_CHECKING, Any
+
+from agentflow._version import __version__ as __version__
 from agentflow.agent import ReActAgent
-from agentflow.deferred import DeferredDocument
+from agentflow.documents.deferred import DeferredDocument
 from agentflow.errors import (
     AgentflowError,
     AuthenticationError,
@@ -74,13 +77,13 @@ from agentflow.events import (
     ThinkingChunk,
     ToolResult,
     ToolUse,
+    TypedEvent,
 )
 from agentflow.execution import CallExecution
 from agentflow.extraction.budget import Chunking
-from agentflow.extraction.examples import Example
-from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Merge
-from agentflow.media_tokens import AreaImages, GridImages, MediaTokens, TiledImages
+from agentflow.grounding import Grounded
+from agentflow.media.tokens import AreaImages, GridImages, MediaTokens, TiledImages
 from agentflow.messages import (
     CACHE_CONTROL,
     STRUCTURED_OUTPUT,
@@ -107,6 +110,7 @@ from agentflow.model import (
     Usage,
 )
 from agentflow.output.config import OutputConfig
+from agentflow.output.examples import Example
 from agentflow.output.json_schema import json_schema_output
 from agentflow.output.strategies import (
     AutoStrategy,
@@ -119,9 +123,25 @@ from agentflow.ratelimit import RateGovernor, RateLimitSnapshot, request_priorit
 from agentflow.reply import generate
 from agentflow.state import AgentState
 from agentflow.sync import extract_many_sync
-from agentflow.tools import Tool, Toolkit, tool
+from agentflow.tools import Tool, Toolkit, ToolSource, tool
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:  # imported on first use (below): the batch layer is not loaded by import
+    from agentflow.batch import ExtractResult, extract_many
+
+_LAZY = {"extract_many": "agentflow.batch", "ExtractResult": "agentflow.batch"}
+
+
+def __getattr__(name: str) -> Any:
+    """``extract_many`` and ``ExtractResult``, imported from ``agentflow.batch`` on
+    first use (``import agentflow`` does not load the batch layer)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentflow' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "CACHE_CONTROL",
@@ -159,6 +179,7 @@ __all__ = [
     "EncryptedDocumentError",
     "Event",
     "Example",
+    "ExtractResult",
     "Finish",
     "GenerateOptions",
     "GridImages",
@@ -223,18 +244,21 @@ __all__ = [
     "ToolResult",
     "ToolResultBlock",
     "ToolRetriesExceededError",
+    "ToolSource",
     "ToolSpec",
     "ToolStrategy",
     "ToolUse",
     "ToolUseBlock",
     "Toolkit",
     "TruncatedStreamError",
+    "TypedEvent",
     "UnreadableDocumentError",
     "UnsupportedFeatureError",
     "UnsupportedInputError",
     "Usage",
     "UsageError",
     "__version__",
+    "extract_many",
     "extract_many_sync",
     "generate",
     "json_schema_output",

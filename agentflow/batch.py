@@ -37,27 +37,55 @@ from collections.abc import (
     Iterator,
     Sequence,
 )
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, overload
 
 import anyio
 from anyio.abc import ObjectSendStream
+from typing_extensions import Unpack
 
 from agentflow.agent import ReActAgent
 from agentflow.batch_api.mode import Mode, start_batch_mode
 from agentflow.batch_api.model import input_scope
 from agentflow.batch_api.runner import BatchSettings
-from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, _aiter, _as_input
+from agentflow.batch_types import (
+    ExtractInput,
+    ExtractOptions,
+    ExtractResult,
+    IdCheck,
+    _aiter,
+    _as_input,
+)
 from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
 from agentflow.extraction.chunked import ChunkProgress
-from agentflow.extraction.examples import Example
-from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.pipeline import ExtractionPlan, check_plan, plan_extraction
 from agentflow.extraction.pipeline import _prompt_overhead as _prompt_overhead  # tests read it
+from agentflow.grounding import Grounded
 from agentflow.model import ChatModel
+from agentflow.output.examples import Example
 from agentflow.ratelimit import request_priority
 
-__all__ = ["ExtractInput", "ExtractResult", "extract_many"]
+__all__ = ["ExtractInput", "ExtractOptions", "ExtractResult", "extract_many"]
+
+OutT = TypeVar("OutT")
+
+
+@overload
+def extract_many(
+    agent_or_model: ReActAgent | ChatModel | str,
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    output: type[OutT],
+    **options: Unpack[ExtractOptions],
+) -> AsyncGenerator[ExtractResult[OutT], None]: ...
+
+
+@overload
+def extract_many(
+    agent_or_model: ReActAgent | ChatModel | str,
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    output: Any,
+    **options: Unpack[ExtractOptions],
+) -> AsyncGenerator[ExtractResult, None]: ...
 
 
 async def extract_many(
@@ -109,7 +137,7 @@ async def extract_many(
             boundary); the result's ``truncated`` says so.
         on_progress: called after each chunk call of a chunked document.
         examples: few-shot ``Example``s shown before each input (and each
-            chunk), ``agentflow.extraction.examples``; ``None`` keeps the
+            chunk), ``agentflow.output.examples``; ``None`` keeps the
             agent's ``OutputConfig.examples``. Counted in the long-document
             token budget.
         mode: ``"live"`` (requests now), ``"batch"`` (every first turn through
@@ -122,7 +150,8 @@ async def extract_many(
             progress callback).
 
     Yields:
-        One ``ExtractResult`` per input. An empty document yields an
+        One ``ExtractResult`` per input (``ExtractResult[Invoice]`` to a type
+        checker when ``output`` is the class ``Invoice``). An empty document yields an
         ``EmptyDocumentError`` result without a model call.
 
     Raises:

@@ -4,16 +4,25 @@ truncation), and the forms an input may be given in."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict
 
-from agentflow._usage_errors import DuplicateInputIdError
+from agentflow.errors._usage import DuplicateInputIdError
 from agentflow.extraction.chunked import ChunkReport, Truncation
 from agentflow.extraction.merge import Conflict
+from agentflow.messages import OutputT
 from agentflow.model import Usage
 
-__all__ = ["ExtractInput", "ExtractResult", "IdCheck", "InputLike"]
+if TYPE_CHECKING:
+    from agentflow.batch_api.mode import Mode
+    from agentflow.batch_api.runner import BatchSettings
+    from agentflow.extraction.budget import Chunking
+    from agentflow.extraction.chunked import ChunkProgress
+    from agentflow.grounding import Grounded
+    from agentflow.output.examples import Example
+
+__all__ = ["ExtractInput", "ExtractOptions", "ExtractResult", "IdCheck", "InputLike"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +31,7 @@ class ExtractInput:
     or document blocks (``agentflow.content``) sent before the text in the same
     user message (a PDF the model reads itself). An input with media is sent
     whole, never chunked; its text may then be empty. A
-    ``agentflow.deferred.DeferredDocument`` among the media is read from disk
+    ``agentflow.documents.deferred.DeferredDocument`` among the media is read from disk
     only when this input is sent."""
 
     id: str
@@ -31,20 +40,21 @@ class ExtractInput:
 
 
 @dataclass(frozen=True, slots=True)
-class ExtractResult:
-    """The outcome of one input.
+class ExtractResult(Generic[OutputT]):
+    """The outcome of one input; generic in the output type for type checkers
+    (``extract_many(agent, docs, Invoice)`` yields ``ExtractResult[Invoice]``).
 
     Attributes:
         index: position of the input in the batch (from 0).
         id: the input's id.
-        output: the validated output, or ``None``.
+        output: the validated output, or ``None`` (then ``error`` says why).
         error: the exception (a ``StructuredOutputError``, a ``ProviderError``...)
             when there is no output.
         usage: tokens and model requests spent on this input.
         attempts: model requests made for this input.
         duration: wall-clock seconds from start to end of this input's call.
         spans: field path -> ``[(start, end)]`` character offsets of each
-            grounded value in the input text (``agentflow.extraction.grounding``).
+            grounded value in the input text (``agentflow.grounding``).
         chunks: how a long document was read (``None``: in one request).
         truncated: set when ``max_chars`` cut the document.
         conflicts: fields on which a long document's chunks disagreed.
@@ -52,7 +62,7 @@ class ExtractResult:
 
     index: int
     id: str
-    output: Any
+    output: OutputT | None
     error: Exception | None
     usage: Usage
     attempts: int
@@ -69,6 +79,24 @@ class ExtractResult:
 
 
 InputLike = str | ExtractInput | tuple[str, str]
+
+
+class ExtractOptions(TypedDict, total=False):
+    """The keywords of ``extract_many`` and ``extract_many_sync`` (each described
+    there), for type checkers: ``**options: Unpack[ExtractOptions]``."""
+
+    concurrency: int
+    order: Literal["input", "completed"]
+    instructions: str | None
+    ground: bool | Grounded | None
+    chunking: Chunking | None
+    passes: int
+    allow_partial: bool
+    max_chars: int | None
+    on_progress: Callable[[ChunkProgress], None] | None
+    examples: Sequence[Example] | None
+    mode: Mode
+    batch: BatchSettings | None
 
 
 def _as_input(index: int, item: InputLike) -> ExtractInput:

@@ -31,15 +31,15 @@ does not match them; ``UnsupportedInputError`` for a block the model does not
 accept (naming the model and the modality).
 
 This module is the public face; the media types and their checks live in
-``agentflow._media_types``, the blocks and their persistence in
-``agentflow._media_blocks``, the model check in ``agentflow._media_check``.
+``agentflow.media.types``, the blocks and their persistence in
+``agentflow.media.blocks``, the model check in ``agentflow.input_checks``.
 """
 
 from __future__ import annotations
 
-from agentflow._media_blocks import DocumentBlock, ImageBlock, MediaBlock
-from agentflow._media_check import check_inputs, modality
-from agentflow._media_types import (
+from agentflow.input_checks import check_inputs, modality
+from agentflow.media.blocks import DocumentBlock, ImageBlock, MediaBlock
+from agentflow.media.types import (
     DOCUMENT_MEDIA_TYPES,
     IMAGE_MEDIA_TYPES,
     Modality,

@@ -20,14 +20,15 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, TypeAlias, cast
+from typing import Any, Generic, Literal, TypeAlias, cast
 
 from pydantic import TypeAdapter
+from typing_extensions import TypeVar
 
 from agentflow._blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentflow._slots_init import slot_init
-from agentflow.content import DocumentBlock, ImageBlock
 from agentflow.errors import InvalidInputError, StructuredOutputError
+from agentflow.media.blocks import DocumentBlock, ImageBlock
 
 __all__ = [
     "CACHE_CONTROL",
@@ -40,6 +41,7 @@ __all__ = [
     "DocumentBlock",
     "ImageBlock",
     "Msg",
+    "OutputT",
     "ReminderType",
     "Role",
     "StructuredResult",
@@ -156,7 +158,7 @@ class StructuredResult:
     error that explains why there is none. Not persisted (the JSON is, in the
     message text and ``metadata[STRUCTURED_OUTPUT]``). ``spans``: field path
     -> ``[(start, end)]`` character offsets of each grounded value in the
-    source (``agentflow.extraction.grounding``)."""
+    source (``agentflow.grounding``)."""
 
     value: Any = None
     error: StructuredOutputError | None = None
@@ -213,13 +215,20 @@ def new_id() -> str:
     return _NEXT_ID()
 
 
+OutputT = TypeVar("OutputT", default=Any)
+"""The output type of a call (``agent.call(msg, Contact)``: ``Contact``); to a
+type checker only. ``Any`` where none is known (``Msg`` is ``Msg[Any]``)."""
+
+
 @dataclass(frozen=True, slots=True)
-class Msg:
+class Msg(Generic[OutputT]):
     """One message of a conversation.
 
     ``content`` accepts a str (one ``TextBlock``) or any iterable of blocks and
     is stored as a tuple. ``result`` is set on a call's reply only; read it
-    through ``output`` / ``structured_data``.
+    through ``output`` / ``structured_data``. Generic in the call's output type
+    for type checkers only: ``agent.call(msg, Contact)`` returns a
+    ``Msg[Contact]``, whose ``output`` is a ``Contact``.
     """
 
     role: Role
@@ -314,7 +323,7 @@ class Msg:
         return [b for b in content if isinstance(b, ToolResultBlock)]
 
     @property
-    def output(self) -> Any:
+    def output(self) -> OutputT:
         """The call's validated structured output.
 
         Raises:
@@ -330,7 +339,7 @@ class Msg:
             )
         if self.result.error is not None:
             raise self.result.error
-        return self.result.value
+        return cast("OutputT", self.result.value)
 
     @property
     def spans(self) -> Mapping[str, list[tuple[int, int]]]:
@@ -360,10 +369,10 @@ class Msg:
             )
         return TypeAdapter(output_type).validate_json(self.text)
 
-    def replace(self, **changes: Any) -> Msg:
+    def replace(self, **changes: Any) -> Msg[OutputT]:
         """A copy with ``changes`` applied (same id unless given)."""
         if changes.keys() <= _TRUSTED_CHANGES:  # role and blocks already checked: copy them
-            new = object.__new__(Msg)
+            new: Msg[OutputT] = object.__new__(Msg)
             _SET_ROLE(new, self.role)
             _SET_CONTENT(new, self.content)
             _SET_NAME(new, self.name)

@@ -1,5 +1,6 @@
-"""The model contract: ``ChatModel``, request options and streamed chunks;
-``ModelProfile`` (``agentflow.model_profile``) is re-exported here.
+"""The model contract: ``ChatModel`` and streamed chunks; the request options
+(``agentflow.model_options``), ``Usage`` (``agentflow.usage``) and
+``ModelProfile`` (``agentflow.model_profile``) are re-exported here.
 
 The core talks to every vendor through this module only. A provider module
 implements ``ChatModel.stream`` for its wire protocol and describes what the
@@ -11,19 +12,22 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from agentflow._slots_init import slot_init
 from agentflow.errors import InvalidModelError
 from agentflow.messages import Msg
-from agentflow.model_profile import (
-    InlineThinking,
-    ModelProfile,
+from agentflow.model_options import (
+    GenerateOptions,
     NativeOutput,
-    SchemaDialect,
+    ResponseFormat,
+    ToolChoice,
     ToolChoiceMode,
+    ToolSpec,
 )
+from agentflow.model_profile import InlineThinking, ModelProfile, SchemaDialect
+from agentflow.usage import Usage
 
 __all__ = [
     "ChatModel",
@@ -50,144 +54,6 @@ __all__ = [
 FinishReason: TypeAlias = Literal[
     "stop", "length", "tool_calls", "content_filter", "refusal", "error", "other"
 ]
-
-
-# ----------------------------------------------------------------------------- usage
-
-
-@slot_init
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Token usage of one or more requests. Units: tokens.
-
-    ``input_tokens`` counts every prompt token (cached ones included);
-    ``cached_tokens`` the part served from a prompt cache; ``reasoning_tokens``
-    the part of ``output_tokens`` spent thinking. ``requests`` counts model
-    requests summed into this value.
-    """
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    reasoning_tokens: int = 0
-    requests: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cached_tokens + other.cached_tokens,
-            self.reasoning_tokens + other.reasoning_tokens,
-            self.requests + other.requests,
-        )
-
-    @property
-    def total_tokens(self) -> int:
-        """Input plus output tokens."""
-        return self.input_tokens + self.output_tokens
-
-
-# ----------------------------------------------------------------------------- request
-
-
-@slot_init
-@dataclass(frozen=True, slots=True)
-class ToolChoice:
-    """Whether and which tool the model must call.
-
-    ``auto``: the model decides; ``none``: no tool; ``required``: some tool;
-    ``specific``: the tool named ``name``. Build with the class attributes or
-    ``ToolChoice.specific(name)``. A provider sends only the modes its profile
-    lists in ``tool_choice_modes``.
-    """
-
-    mode: ToolChoiceMode
-    name: str | None = None
-
-    AUTO: ClassVar[ToolChoice]
-    NONE: ClassVar[ToolChoice]
-    REQUIRED: ClassVar[ToolChoice]
-
-    @staticmethod
-    def specific(name: str) -> ToolChoice:
-        """Force the tool called ``name``."""
-        return ToolChoice("specific", name)
-
-
-ToolChoice.AUTO = ToolChoice("auto")
-ToolChoice.NONE = ToolChoice("none")
-ToolChoice.REQUIRED = ToolChoice("required")
-
-
-@slot_init
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    """A tool as the model sees it: name, description and the JSON Schema of its
-    arguments (an object schema). ``strict`` asks vendors that support it to
-    constrain arguments to the schema (OpenAI ``strict: true``)."""
-
-    name: str
-    description: str
-    parameters: Mapping[str, Any]
-    strict: bool = False
-
-
-@slot_init
-@dataclass(frozen=True, slots=True)
-class ResponseFormat:
-    """A native structured-output request.
-
-    ``type="json_schema"``: ``schema`` (already in the vendor's dialect) must be
-    followed; ``type="json_object"``: any JSON object (the instructions carry
-    the schema). ``name`` matches ``[a-zA-Z0-9_-]{1,64}`` (OpenAI rule).
-    ``source``: set only for a model whose profile has ``substring_grammar``:
-    the text that schema nodes marked ``"x-grounded": true`` must be
-    substrings of (the engine verifies the values afterwards either way).
-    ``taken``: ``[start, end)`` spans of ``source`` that an earlier extraction
-    pass took as list items; the grammar does not offer them again as list
-    items (``agentflow.extraction.recall``).
-    """
-
-    type: NativeOutput
-    schema: Mapping[str, Any] | None = None
-    name: str = "output"
-    strict: bool = True
-    description: str | None = None
-    source: str | None = field(default=None, repr=False)
-    taken: frozenset[tuple[int, int]] = field(default=frozenset(), repr=False)
-
-
-@slot_init
-@dataclass(frozen=True, slots=True)
-class GenerateOptions:
-    """Per-request options. ``None`` leaves the vendor default.
-
-    ``max_tokens`` (tokens) caps the reply; ``thinking`` turns a hybrid
-    model's reasoning on or off; ``extra`` is merged into the request body by
-    the provider, last (vendor-specific fields).
-
-    ``stream`` is the request's transport, not its content: ``None`` leaves
-    the model's own setting (its ``stream=`` argument); ``True`` streams;
-    ``False`` says nobody reads the deltas, so the model may fetch the whole
-    reply in one response and yield it as the same kind of chunks
-    (``ReActAgent.call`` sets it when the agent's options leave it ``None``).
-    An adapter keeps streaming where a whole reply would differ or fail (a
-    vendor that thinks only while streaming, a reply too long to wait for);
-    a model without a second transport (``ScriptedModel``) ignores it.
-    """
-
-    tool_choice: ToolChoice | None = None
-    response_format: ResponseFormat | None = None
-    max_tokens: int | None = None
-    temperature: float | None = None
-    parallel_tool_calls: bool | None = None
-    thinking: bool | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    stream: bool | None = None
-
-    def with_(self, **changes: Any) -> GenerateOptions:
-        """A copy with ``changes`` applied."""
-        return replace(self, **changes)
 
 
 # ----------------------------------------------------------------------------- chunks

@@ -11,16 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from agentflow.content import Modality
-from agentflow.media_tokens import MediaTokens
+from agentflow.media.tokens import MediaTokens
+from agentflow.media.types import Modality
+from agentflow.model_options import NativeOutput, ToolChoiceMode
 
 if TYPE_CHECKING:
-    from agentflow.model import GenerateOptions, ToolChoice
+    from agentflow.model_options import GenerateOptions, ToolChoice
 
 __all__ = ["InlineThinking", "ModelProfile", "NativeOutput", "SchemaDialect", "ToolChoiceMode"]
 
-ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "specific"]
-NativeOutput: TypeAlias = Literal["json_schema", "json_object"]
 SchemaDialect: TypeAlias = Literal["plain", "openai_strict", "gemini", "local"]
 InlineThinking: TypeAlias = Literal["tags", "opened"]
 """How a model served without a reasoning parser leaves its reasoning in the
@@ -85,7 +84,7 @@ class ModelProfile:
             counts them and refuses more; the core cannot count pages without a
             PDF library, so callers that read the PDF, such as ``extract``, check it).
         media_tokens: how the vendor counts an image's and a PDF page's tokens
-            (``agentflow.media_tokens``: its documented rule), for the rate
+            (``agentflow.media.tokens``: its documented rule), for the rate
             governor's estimate; the default counts conservative constants.
         items_per_chunk: list items per chunk this model extracts reliably
             when a long document is read item by item (``Chunking(items=...)``):

@@ -56,8 +56,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from agentflow._inputs import Document, _expand, iter_documents
 from agentflow.batch import ExtractInput, extract_many
+from agentflow.documents.inputs import Document, _expand, iter_documents
 from agentflow.ratelimit import set_process_share
 
 if TYPE_CHECKING:
@@ -91,14 +91,14 @@ def _resolve(ref: Any) -> Any:
     """``ref`` itself, or the object a ``module:name`` / ``path.py:name`` string names."""
     if not isinstance(ref, str):
         return ref
-    from agentflow.cli import load_schema
+    from agentflow.extraction.setup import load_schema
 
     return load_schema(ref)[0]
 
 
 def _resolve_value(ref: str) -> Any:
     """The value a ``module:name`` / ``path.py:name`` string names (any value)."""
-    from agentflow._setup import _load_module
+    from agentflow.extraction.setup import _load_module
 
     module_ref, _, name = ref.rpartition(":")
     return getattr(_load_module(module_ref), name)
@@ -256,7 +256,7 @@ class _Extractor:
         return self.loop.run_until_complete(self._run(batch))
 
     async def _run(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
-        from agentflow.cli import _problem_record, _record
+        from agentflow.extraction.records import _problem_record, _record
 
         ids = [str(x) for x in batch["id"]]
         texts = [str(x) for x in batch["text"]]
@@ -381,7 +381,7 @@ def done_ids(path: str | os.PathLike[str]) -> set[str]:
     directory ``path`` (a torn line is skipped; failed inputs are not done).
     Ray names its files at random, so file order says nothing of which run
     came last: one ok record is enough."""
-    from agentflow._outfile import read_records
+    from agentflow.extraction.outfile import read_records
 
     root = Path(path)
     return {record["id"] for file in (sorted(root.glob("*.jsonl")) if root.is_dir() else ())

@@ -59,13 +59,16 @@ async def next_request(ex: CallExecution, hooks: Hooks, sys_prompt: str | None,
     return request
 
 
-def tool_specs(cache: dict[tuple[str, tuple[str, ...]], list[ToolSpec]], toolkit: Toolkit,
+def tool_specs(cache: dict[tuple[str, int], list[ToolSpec]], toolkit: Toolkit,
                dialect: SchemaDialect) -> list[ToolSpec]:
     """``toolkit``'s specs in the model's schema ``dialect``: a fresh list (the
-    request's own), over specs kept in ``cache`` per dialect and tool names."""
-    key = (dialect, tuple(toolkit.names))
+    request's own), over specs kept in ``cache`` per dialect and toolkit
+    revision (a tool source's tools can change between requests)."""
+    key = (dialect, toolkit.revision)
     specs = cache.get(key)
     if specs is None:
+        if len(cache) >= 16:  # revisions gone by: a source that keeps changing
+            cache.clear()
         specs = cache[key] = [tool_spec_for(s, dialect) for s in toolkit.specs()]
     return list(specs)
 

@@ -23,7 +23,7 @@ from agentflow.errors import InvalidStateError
 from agentflow.messages import Msg, clean_data, msg_from_dict, msg_to_dict
 
 if TYPE_CHECKING:
-    from agentflow._input_checks import CheckedPrefix
+    from agentflow.input_checks import CheckedPrefix
 
 __all__ = ["AgentState"]
 
@@ -39,7 +39,7 @@ class AgentState:
         so_tool_active: the last call that asked for structured output ran in
             tool mode (an enter reminder is in memory, no exit reminder yet).
         inputs_checked: how much of ``memory`` the input check has passed
-            (``agentflow._input_checks``; not persisted).
+            (``agentflow.input_checks``; not persisted).
     """
 
     __slots__ = ("_busy", "_lock", "inputs_checked", "memory", "so_tool_active")

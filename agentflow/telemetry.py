@@ -137,7 +137,7 @@ class Telemetry:
         self._global = tracer_provider is None
         self._tracer: Any = None
         if self.enabled:
-            from agentflow import __version__
+            from agentflow._version import __version__
 
             self._tracer = _otel.get_tracer("agentflow", __version__,
                                             tracer_provider=tracer_provider)

@@ -7,7 +7,7 @@ a core font, so about 2,900 characters a page) is read
   for every page, nothing else;
 * by ``agentflow.documents.read_pdf`` (the same pypdf calls, plus the page map
   and the joined text);
-* by ``agentflow._inputs.iter_documents`` on the file (what ``agentflow
+* by ``agentflow.documents.inputs.iter_documents`` on the file (what ``agentflow
   extract`` does per input: read, sniff the kind, the text checks, the page
   map).
 
@@ -54,8 +54,8 @@ from fpdf import FPDF
 from pypdf import PdfReader
 from selectolax.lexbor import LexborHTMLParser
 
-from agentflow._inputs import iter_documents
 from agentflow.documents import MAX_HTML_DEPTH, PAGE_SEPARATOR, html_to_text, read_pdf
+from agentflow.documents.inputs import iter_documents
 from agentflow.errors import DocumentTooComplexError
 
 LINE = ("Item {n}: valve inspection at station {s}, flange torque {t} Nm, "

@@ -245,8 +245,8 @@ def machine_facts() -> str:
 def degenerate_ok(ok: list[Any], sources: dict[str, str]) -> int:
     """Ok records with a repetition loop or repeated items, or a grounded value
     that is not in its document (the engine must have refused them all)."""
-    from agentflow.extraction.degenerate import check_degenerate
-    from agentflow.extraction.grounding import check_grounding, grounded_values
+    from agentflow.grounding import check_grounding, grounded_values
+    from agentflow.grounding.degenerate import check_degenerate
 
     bad = 0
     for r in ok:

@@ -30,7 +30,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from agentflow.extraction.grounding import Grounded, check_grounding, grounded_values
+from agentflow.grounding import Grounded, check_grounding, grounded_values
 
 NAME = r"^[^\s<>-][^<>\n]* <[^<>\s]+>$"
 VALUE = "Matthias Klose <doko@debian.org>"

@@ -14,7 +14,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from agentflow.extraction.grounding import Grounded
+from agentflow.grounding import Grounded
 
 INSTRUCTIONS = "Extract the contact details of the person the text is about."
 

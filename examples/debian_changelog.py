@@ -27,8 +27,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from agentflow.extraction.examples import Example
-from agentflow.extraction.grounding import Grounded
+from agentflow.grounding import Grounded
+from agentflow.output.examples import Example
 
 HEADER_LINE = r"; *urgency="
 """The entry's first line (``package (version) distribution; urgency=level``)."""

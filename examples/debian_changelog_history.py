@@ -24,7 +24,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from agentflow import Chunking, Merge
-from agentflow.extraction.grounding import Grounded
+from agentflow.grounding import Grounded
 
 _EXAMPLES = (
     ("""\

@@ -77,7 +77,8 @@ async def test_async_iterable_input_and_agent() -> None:
     agent = ReActAgent("a", model)
     results = await collect(agent_or_model=agent, inputs=gen(), output=Record)
     assert [r.output.length for r in results] == [1, 2]
-    assert agent.state.memory == []  # each item ran on its own fresh state
+    users = [[m.text for m in r.messages if m.role == "user"] for r in model.requests]
+    assert sorted(users) == [["x"], ["yy"]]  # each item ran on its own fresh state
 
 
 async def test_breaking_out_cancels_the_rest() -> None:

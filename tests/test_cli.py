@@ -217,7 +217,7 @@ async def test_a_schema_modules_chunking_reads_items_and_a_bad_items_field_is_re
 def test_chunk_progress_joins_the_progress_line() -> None:
     import io
 
-    from agentflow._progress import Progress
+    from agentflow.cli.progress import Progress
     from agentflow.extraction.chunked import ChunkProgress
 
     progress = Progress(2, io.StringIO())
@@ -390,6 +390,10 @@ async def test_an_interrupted_run_says_how_many_records_were_saved(tmp_path: Pat
         args = [*contact_args(fake, docs, out=out), "--concurrency", "1"]
         process = await anyio.open_process([str(AGENTFLOW), *args])
         await until(lambda: out.exists() and len(out.read_bytes().splitlines()) >= 2)
+        # From now on every request waits: the run cannot finish before the signal.
+        fake.hold = asyncio.Event()
+        asked = len(fake.requests)
+        await until(lambda: len(fake.requests) > asked)  # a request is held in flight
         process.send_signal(signal.SIGINT)
         assert await process.wait() == 130
         assert process.stderr is not None

@@ -1,4 +1,4 @@
-"""Deferred media (agentflow.deferred): a PDF sent as a document block is read when
+"""Deferred media (agentflow.documents.deferred): a PDF sent as a document block is read when
 its input is sent and let go after, so a batch never holds every file's bytes."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from PIL import Image
 from pydantic import BaseModel
 
 from agentflow import DocumentError, ModelProfile
-from agentflow._inputs import iter_documents
 from agentflow.batch import ExtractInput, extract_many
 from agentflow.content import DocumentBlock
-from agentflow.deferred import DeferredDocument, resolve_media
+from agentflow.documents.deferred import DeferredDocument, resolve_media
+from agentflow.documents.inputs import iter_documents
 from agentflow.testing import FunctionModel, RecordedRequest, Reply
 
 FILES = 12

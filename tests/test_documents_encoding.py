@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from agentflow import DocumentEncodingError
-from agentflow._inputs import iter_documents
 from agentflow.documents import html_to_text, load_document
 from agentflow.documents.encoding import codec_for_label, decode_bytes, decode_text
+from agentflow.documents.inputs import iter_documents
 
 RUSSIAN = "Привет, мир. Съешь же ещё этих мягких французских булок, да выпей чаю."
 BODY = f"<p>{RUSSIAN}</p>"

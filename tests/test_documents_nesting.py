@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agentflow import DocumentTooComplexError
-from agentflow._inputs import iter_documents
 from agentflow.documents import MAX_HTML_DEPTH, html_depth, html_to_text, load_document
+from agentflow.documents.inputs import iter_documents
 
 
 def test_a_hostile_page_of_100k_nested_tags_is_a_typed_error_not_a_hang() -> None:

@@ -15,9 +15,9 @@ from typing import Any
 import anyio
 import pytest
 
-from agentflow._setup import load_schema
-from agentflow._setup_faults import setup_fault
+from agentflow.extraction.setup import load_schema
 from agentflow.cli import main
+from agentflow.cli.setup_faults import setup_fault
 from agentflow.documents.budget import WorkBudget
 from agentflow.documents.names import BIDI_CONTROLS, loads_record
 from agentflow.documents.pdf import read_pdf

@@ -7,9 +7,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from agentflow.extraction.after_keys import after_by_key
-from agentflow.extraction.grounding import Grounded
-from agentflow.extraction.grounding_marker import AFTER_KEY
+from agentflow.grounding import Grounded
+from agentflow.grounding.after_keys import after_by_key
+from agentflow.grounding.marker import AFTER_KEY
 
 
 class Line(BaseModel):

@@ -23,8 +23,8 @@ from agentflow.errors import (
 )
 from agentflow.extraction.budget import Chunking, estimate_tokens
 from agentflow.extraction.chunked import ChunkProgress, partial_model
-from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Merge
+from agentflow.grounding import Grounded
 from agentflow.providers.local import LocalModel, bundled_available
 from agentflow.providers.openai import OpenAIChatModel
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply

@@ -1,10 +1,10 @@
-"""agentflow.extraction.degenerate: repetition loops and repeated items."""
+"""agentflow.grounding.degenerate: repetition loops and repeated items."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
-from agentflow.extraction.degenerate import check_degenerate
+from agentflow.grounding.degenerate import check_degenerate
 
 
 class Entry(BaseModel):

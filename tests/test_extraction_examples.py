@@ -17,14 +17,14 @@ from pydantic import BaseModel, Field
 from agentflow import Example, InvalidExampleError, OutputConfig, ReActAgent
 from agentflow.batch import _prompt_overhead, extract_many
 from agentflow.cli import main
-from agentflow.extraction.examples import (
+from agentflow.grounding import Grounded
+from agentflow.model import ModelProfile
+from agentflow.output.examples import (
     check_examples,
     example_messages,
     examples_text,
     output_json,
 )
-from agentflow.extraction.grounding import Grounded
-from agentflow.model import ModelProfile
 from agentflow.state import AgentState
 from agentflow.testing import FunctionModel, RecordedRequest
 from tests.fakes.base import FakeReply

@@ -18,9 +18,9 @@ from typing_extensions import TypedDict
 from agentflow import ReActAgent
 from agentflow.errors import DegenerateOutputError, GroundingError
 from agentflow.events import Complete, OutputRetry
-from agentflow.extraction.field_keys import key_path
-from agentflow.extraction.grounding import Grounded
-from agentflow.extraction.output_checks import check_output
+from agentflow.grounding import Grounded
+from agentflow.grounding.field_keys import key_path
+from agentflow.grounding.output_checks import check_output
 from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake

@@ -1,4 +1,4 @@
-"""agentflow.extraction.grounding: markers, grounded values, span location
+"""agentflow.grounding: markers, grounded values, span location
 (Unicode, escapes, whitespace, case, repeated values), the occurrence rule."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from agentflow.errors import SchemaError
-from agentflow.extraction.grounding import (
+from agentflow.grounding import (
     GROUNDED_KEY,
     Grounded,
     check_grounding,

@@ -1,4 +1,4 @@
-"""agentflow.extraction.items: the one definition of a list item that a
+"""agentflow.grounding.items: the one definition of a list item that a
 ``Grounded(whole_items=True)`` value must be, the check that uses it, and the
 grammar that lists the items (in document order, each at most once, for a
 list of them)."""
@@ -14,14 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from agentflow.extraction.grounding import (
+from agentflow.grounding import (
     GROUNDED_KEY,
     Grounded,
     check_grounding,
     grounded_values,
     locate,
 )
-from agentflow.extraction.items import item_at, item_spans, items
+from agentflow.grounding.items import item_at, item_spans, items
 from agentflow.output.grammar import NoGroundedValueError, substring_grammar
 from agentflow.output.schema import OutputSpec
 

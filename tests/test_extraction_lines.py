@@ -1,4 +1,4 @@
-"""agentflow.extraction.lines: the one definition of a line's content that a
+"""agentflow.grounding.lines: the one definition of a line's content that a
 ``Grounded(whole_lines=True)`` value may not cut, and the check that uses it."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from agentflow.extraction.grounding import (
+from agentflow.grounding import (
     GROUNDED_KEY,
     Grounded,
     check_grounding,
     grounded_values,
     locate,
 )
-from agentflow.extraction.lines import cuts_line, line_at, line_pieces, line_spans
+from agentflow.grounding.lines import cuts_line, line_at, line_pieces, line_spans
 from agentflow.output.grammar import chunks, substring_grammar
 from agentflow.output.schema import OutputSpec
 

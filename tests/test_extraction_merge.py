@@ -164,7 +164,7 @@ def test_fields_no_chunk_gave() -> None:
 
 
 def test_a_field_held_after_another_keeps_the_order_across_chunks() -> None:
-    from agentflow.extraction.grounding import Grounded
+    from agentflow.grounding import Grounded
 
     class Signed(BaseModel):
         signer: Annotated[str | None, Grounded(whole_tokens=True)] = None

@@ -1,5 +1,5 @@
 """The grounding and degeneracy checks of a validated output
-(``agentflow.extraction.output_checks``)."""
+(``agentflow.grounding.output_checks``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from pydantic import BaseModel
 
 from agentflow.errors import DegenerateOutputError, GroundingError
-from agentflow.extraction.grounding import Grounded
-from agentflow.extraction.output_checks import call_source, check_output
+from agentflow.grounding import Grounded
+from agentflow.grounding.output_checks import call_source, check_output
 from agentflow.messages import Msg
 
 

@@ -9,10 +9,10 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agentflow.batch import ExtractResult, extract_many
-from agentflow.extraction.grounding import Grounded
-from agentflow.extraction.items import item_spans
-from agentflow.extraction.output_checks import TAKEN_KEY, call_source, call_taken
 from agentflow.extraction.recall import recall_passes, room_left, taken_items
+from agentflow.grounding import Grounded
+from agentflow.grounding.items import item_spans
+from agentflow.grounding.output_checks import TAKEN_KEY, call_source, call_taken
 from agentflow.messages import Msg
 from agentflow.model import ModelProfile, Usage
 from agentflow.output.grammar import substring_grammar
@@ -275,7 +275,7 @@ async def test_extract_many_passes_without_a_grammar_are_independent_samples() -
 RECALL_SCHEMA = '''
 from typing import Annotated
 from pydantic import BaseModel, Field
-from agentflow.extraction.grounding import Grounded
+from agentflow.grounding import Grounded
 
 class Entry(BaseModel):
     changes: list[Annotated[str, Grounded(whole_items=True)]] = Field(max_length=8)

@@ -11,8 +11,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agentflow.batch import extract_many
-from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.merge import Merge
+from agentflow.grounding import Grounded
 from agentflow.model import ModelProfile
 from agentflow.testing import FunctionModel, RecordedRequest, Reply
 from tests.test_extraction_recall import DOC

@@ -1,4 +1,4 @@
-"""agentflow.extraction.tokens: the one definition of a token that a
+"""agentflow.grounding.tokens: the one definition of a token that a
 ``Grounded(whole_tokens=True)`` value may not cut."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentflow.extraction.tokens import (
+from agentflow.grounding.tokens import (
     DELIMITERS,
     SENTENCE_END,
     cuts_token,

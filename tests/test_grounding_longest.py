@@ -1,6 +1,6 @@
 """``Grounded(longest=True)``: a grounded value that is never a proper part of
 a longer span its field's rules and pattern also allow, in the plan check,
-in verification (``agentflow.extraction.locate``), in the grammar, in JSON
+in verification (``agentflow.grounding.locate``), in the grammar, in JSON
 Schema outputs (``"x-grounded-longest"``) and against a vendor fake."""
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from pydantic import BaseModel, Field, StringConstraints
 from agentflow import ReActAgent
 from agentflow.errors import SchemaError
 from agentflow.events import Complete, OutputRetry
-from agentflow.extraction.grounding import (
+from agentflow.grounding import (
     Grounded,
     check_grounding,
     grounded_values,
     grounding_plan,
 )
-from agentflow.extraction.grounding_marker import LONGEST_KEY
-from agentflow.extraction.longest import longer_span, maximal
+from agentflow.grounding.longest import longer_span, maximal
+from agentflow.grounding.marker import LONGEST_KEY
 from agentflow.output.grammar import substring_grammar
 from agentflow.output.json_schema import json_schema_output
 from agentflow.output.schema import OutputSpec
@@ -157,7 +157,7 @@ def _brute_longer(text: str, span: tuple[int, int], pattern: str, whole_tokens: 
     (the leftmost among equals)."""
     import re
 
-    from agentflow.extraction.tokens import piece_spans
+    from agentflow.grounding.tokens import piece_spans
 
     start, end = span
     if line is not None:
@@ -185,7 +185,7 @@ def _brute_longer(text: str, span: tuple[int, int], pattern: str, whole_tokens: 
 def test_longer_span_and_maximal_test_agree_with_the_definition() -> None:
     import random
 
-    from agentflow.extraction import longest
+    from agentflow.grounding import longest
 
     rng = random.Random(7)
     words = ["Ada", "Lovelace", "Dr", "--", "<a@b.c>", "x.", "Bob", "\n", " ", " ", ", "]

@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agentflow.errors import SchemaError
-from agentflow.extraction.grounding import (
+from agentflow.grounding import (
     GROUNDED_KEY,
     LINE_KEY,
     Grounded,

@@ -1,6 +1,6 @@
 """``Grounded(after=...)``: a grounded value held to come after the value of an
 earlier sibling field, in the plan check (``grounding_plan``), in verification
-(``agentflow.extraction.locate.check_grounding``), in the grammar
+(``agentflow.grounding.locate.check_grounding``), in the grammar
 (``agentflow.output.grammar_order``), in JSON Schema outputs
 (``"x-grounded-after"``) and against a vendor fake (the model is told)."""
 
@@ -19,13 +19,13 @@ from pydantic import BaseModel, Field, StringConstraints
 from agentflow import ReActAgent
 from agentflow.errors import SchemaError
 from agentflow.events import Complete, OutputRetry
-from agentflow.extraction.grounding import (
+from agentflow.grounding import (
     Grounded,
     check_grounding,
     grounded_values,
     grounding_plan,
 )
-from agentflow.extraction.grounding_marker import AFTER_KEY
+from agentflow.grounding.marker import AFTER_KEY
 from agentflow.output import grammar_order
 from agentflow.output.grammar import NoGroundedValueError, substring_grammar
 from agentflow.output.json_schema import json_schema_output

@@ -1,4 +1,4 @@
-"""The per-call input check done once per message (agentflow._input_checks): a call
+"""The per-call input check done once per message (agentflow.input_checks): a call
 checks only the messages added since the last check; the verdicts are unchanged."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agentflow import AgentState, ModelProfile, ReActAgent, UnsupportedInputError
-from agentflow._input_checks import check_call_inputs
 from agentflow.content import DocumentBlock, ImageBlock
+from agentflow.input_checks import check_call_inputs
 from agentflow.messages import Msg
 from agentflow.testing import ScriptedModel
 from tests import media

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentflow._inputs import InputError, iter_documents
+from agentflow.documents.inputs import InputError, iter_documents
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 import debian_changelog
@@ -191,7 +191,7 @@ def test_failed_documents_name_a_public_error_type(tmp_path: Path) -> None:
 def test_binary_detection_looks_at_the_share_of_non_text_bytes(tmp_path: Path) -> None:
     import random
 
-    from agentflow._inputs import decode_text
+    from agentflow.documents.inputs import decode_text
 
     rng = random.Random(7)
     noise = bytes(rng.randrange(1, 256) for _ in range(20_000))  # no NUL at all
@@ -217,7 +217,7 @@ def test_an_unreadable_subdirectory_is_a_failed_record(tmp_path: Path) -> None:
         (root / "ok.txt").write_text("fine")
         (root / "secret").mkdir(mode=0o700)
         (root / "secret" / "x.txt").write_text("hidden")
-        script = ("import sys; from agentflow._inputs import iter_documents\n"
+        script = ("import sys; from agentflow.documents.inputs import iter_documents\n"
                   "for d in iter_documents([sys.argv[1]]): print(d.id, '|', d.problem)")
         command = [sys.executable, "-c", script, str(root)]
         if os.getuid() == 0:  # root reads every directory: drop the capabilities that let it
@@ -287,7 +287,7 @@ def test_prepare_on_a_pdf_keeps_pages_for_a_cut_and_drops_them_for_a_rewrite(
 
 def sent_bytes(data: object) -> bytes | None:
     """The bytes a document block would carry: a file is read when its input is sent."""
-    from agentflow.deferred import DeferredDocument
+    from agentflow.documents.deferred import DeferredDocument
 
     assert isinstance(data, DeferredDocument), data  # never the bytes held from the listing
     return data.load().data

@@ -1,4 +1,4 @@
-"""Media token estimates (agentflow.media_tokens): the vendors' documented rules,
+"""Media token estimates (agentflow.media.tokens): the vendors' documented rules,
 profile data, and the rate governor counting images and PDFs by them, never by
 the length of their base64."""
 
@@ -12,9 +12,8 @@ import pytest
 from PIL import Image
 
 from agentflow import generate
-from agentflow._rate_formats import estimate_request_tokens
 from agentflow.content import DocumentBlock, ImageBlock
-from agentflow.media_tokens import (
+from agentflow.media.tokens import (
     DEFAULT_IMAGE_TOKENS,
     DEFAULT_PDF_PAGE_TOKENS,
     AreaImages,
@@ -31,6 +30,7 @@ from agentflow.providers.anthropic import AnthropicChatModel
 from agentflow.providers.gemini import GeminiChatModel
 from agentflow.providers.openai import OpenAIChatModel
 from agentflow.ratelimit import governor_for
+from agentflow.ratelimit.formats import estimate_request_tokens
 from tests import media
 from tests.fakes.base import FakeReply
 from tests.fakes.limits import FakeLimits

@@ -9,8 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from agentflow._outfile import iter_lines, open_out, read_records
-from agentflow._setup import SetupError
+from agentflow.extraction.outfile import iter_lines, open_out, read_records
+from agentflow.extraction.setup import SetupError
 
 
 def test_reading_back_is_bounded_per_line(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from agentflow.extraction.grounding import Grounded
+from agentflow.grounding import Grounded
 from agentflow.output import grammar, grammar_rules, grammar_values
 from agentflow.output.grammar import chunks, has_grounded, substring_grammar
 from agentflow.output.schema import OutputSpec
@@ -158,7 +158,7 @@ W = Grounded(whole_tokens=True)
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=60), st.data())
 def test_every_run_of_whole_token_chunks_decodes_to_exactly_its_source_span(
         source: str, data: st.DataObject) -> None:
-    from agentflow.extraction.tokens import cuts_token, piece_spans
+    from agentflow.grounding.tokens import cuts_token, piece_spans
 
     parts, spans = chunks(source, whole_tokens=True), list(piece_spans(source))
     assert len(parts) == len(spans)

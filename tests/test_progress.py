@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from agentflow._progress import Progress, format_duration, outcome
+from agentflow.cli.progress import Progress, format_duration, outcome
 
 
 def test_outcomes() -> None:

@@ -235,7 +235,7 @@ CUTTABLE = ("libfoo (2:1.5.2-1~deb12u2) bookworm-security; urgency=medium\n"
 async def test_whole_token_grammar_on_the_embedded_model(local_model: LocalModel) -> None:
     """The grammar's whole-token chunks hold on llama.cpp: whatever the model
     picks is whole tokens of the document, accepted on the first try."""
-    from agentflow.extraction.tokens import cuts_token
+    from agentflow.grounding.tokens import cuts_token
 
     agent = ReActAgent("local", local_model,
                        sys_prompt="Copy the version, the e-mail address and up to 3 words.")
@@ -266,7 +266,7 @@ async def test_whole_line_grammar_on_the_embedded_model(local_model: LocalModel)
     """The grammar's line chunks hold on llama.cpp: every value is whole lines
     of the document (never a line cut short, never a marker or indentation at
     its edges), escapes included, accepted on the first try."""
-    from agentflow.extraction.lines import cuts_line
+    from agentflow.grounding.lines import cuts_line
 
     agent = ReActAgent("local", local_model, sys_prompt="Copy the title and the list items.")
     events = [e async for e in agent.stream(LISTED, Bullets, state=AgentState())]
@@ -288,7 +288,7 @@ async def test_whole_item_grammar_on_the_embedded_model(local_model: LocalModel)
     """The grammar's listed items hold on llama.cpp: every value is one whole
     item of the list (its continuation line included), in document order, no
     item twice, escapes included, accepted on the first try."""
-    from agentflow.extraction.items import item_spans
+    from agentflow.grounding.items import item_spans
 
     agent = ReActAgent("local", local_model, sys_prompt="Copy the list items.")
     events = [e async for e in agent.stream(LISTED, Changes, state=AgentState())]
@@ -306,7 +306,7 @@ async def test_recall_passes_on_the_embedded_model(local_model: LocalModel) -> N
     items taken, so the passes together hold every item of the list (whole,
     in document order, each once), and no pass is made once none is left."""
     from agentflow.batch import extract_many
-    from agentflow.extraction.items import item_spans
+    from agentflow.grounding.items import item_spans
 
     agent = ReActAgent("local", local_model, sys_prompt="Copy the list items.")
     whole = item_spans(LISTED)

@@ -404,7 +404,7 @@ def test_local_model_is_text_only_without_a_projector(tmp_path: Any) -> None:
 async def test_bytes_are_encoded_once_across_requests(monkeypatch: pytest.MonkeyPatch) -> None:
     """A block sent in many requests (a conversation's history, retries) is
     base64-encoded once: the adapters use the block's cached encoding."""
-    import agentflow._media_blocks as content  # where the blocks encode (agentflow.content)
+    import agentflow.media.blocks as content  # where the blocks encode (agentflow.content)
 
     calls: list[int] = []
     real = content.base64.b64encode

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentflow._setup import (
+from agentflow.extraction.setup import (
     SetupError,
     check_api_key,
     check_module_settings,

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from agentflow import events, messages, model
-from agentflow._input_checks import CheckedPrefix
 from agentflow._slots_init import slot_init
+from agentflow.input_checks import CheckedPrefix
 from agentflow.middleware import base
 from agentflow.testing import RecordedRequest
 

@@ -19,7 +19,7 @@ from agentflow.batch import extract_many
 from agentflow.cli import main
 from agentflow.errors import DegenerateOutputError, GroundingError, SchemaError
 from agentflow.events import Complete, OutputRetry
-from agentflow.extraction.grounding import Grounded
+from agentflow.grounding import Grounded
 from agentflow.model import ModelProfile
 from agentflow.output.config import OutputConfig
 from agentflow.providers.anthropic import AnthropicChatModel
@@ -168,7 +168,7 @@ async def test_json_schema_outputs_are_grounded_by_their_schema() -> None:
     schema. ``ground=True`` grounds every free-text string (never an enum);
     ``"x-grounded"`` in the schema grounds a field without it; both give spans
     and refuse an invented value with a retry."""
-    from agentflow.extraction.grounding import grounding_plan
+    from agentflow.grounding import grounding_plan
     from agentflow.output.json_schema import json_schema_output
 
     schema = {"type": "object", "required": ["room", "city", "kind"], "properties": {
@@ -207,11 +207,9 @@ async def test_degenerate_output_is_retried_then_a_typed_error() -> None:
     loop = '{"version": "1.0.0.0.0.0.0.0.0.0", "note": "d/d/d/d/d/d/d/d/d/d/d"}'
     model = ScriptedModel([loop, loop, loop])
     agent = ReActAgent("x", model)
-    events = await run(agent, Entry, ground=Grounded())
-    complete = events[-1]
-    error = complete.message.result.error
     # not in the document: grounding catches them first
-    assert isinstance(error, GroundingError) and complete.output is None
+    with pytest.raises(GroundingError):
+        await run(agent, Entry, ground=Grounded())
 
     class Free(BaseModel):
         title: Annotated[str, G]
@@ -219,9 +217,9 @@ async def test_degenerate_output_is_retried_then_a_typed_error() -> None:
 
     looped = '{"title": "Zürich", "summary": "d/d/d/d/d/d/d/d/d/d/d/d"}'
     model = ScriptedModel([looped, looped, looped])
-    events = await run(ReActAgent("x", model), Free)
-    error = events[-1].message.result.error
-    assert isinstance(error, DegenerateOutputError)
+    with pytest.raises(DegenerateOutputError) as info:
+        await run(ReActAgent("x", model), Free)
+    error = info.value
     assert error.problems[0][0] == "summary" and "repetition loop" in error.problems[0][1]
     assert len(model.requests) == 3  # 1 + output_retries (2)
     assert any("repetition loop" in str(m.text) for m in model.requests[1].messages)
@@ -260,7 +258,7 @@ async def test_grammar_profile_gets_the_source_and_marked_schema() -> None:
 SCHEMA = '''
 from typing import Annotated
 from pydantic import BaseModel
-from agentflow.extraction.grounding import Grounded
+from agentflow.grounding import Grounded
 
 class Person(BaseModel):
     name: Annotated[str, Grounded()]

@@ -3,7 +3,7 @@
     doc = load_document(Path("invoice.pdf").read_bytes(), name="invoice.pdf")
     doc.kind, doc.text, doc.pages        # "pdf", the text layer, page ranges
 
-``agentflow extract`` reads every input through this (``agentflow._inputs``),
+``agentflow extract`` reads every input through this (``agentflow.documents.inputs``),
 and ``agentflow report`` re-reads sources through it, so the review page shows
 the same text the model saw and spans line up.
 """

@@ -1,10 +1,10 @@
 """Input documents read lazily, off the event loop, with bounded read-ahead.
 
     async with contextlib.aclosing(read_ahead(["docs/"], ahead=16)) as docs:
-        async for doc in docs:          # a Document, as agentflow._inputs makes it
+        async for doc in docs:          # a Document, as agentflow.documents.inputs makes it
             ...
 
-Files are found one directory at a time (``agentflow._inputs.iter_sources``)
+Files are found one directory at a time (``agentflow.documents.inputs.iter_sources``)
 and read as the consumer takes them: at most ``ahead`` documents are read
 but not yet taken, so memory is bounded by ``ahead`` x document size, never
 by the corpus. Documents come in the order their reads finish.
@@ -39,16 +39,17 @@ from pathlib import Path
 import anyio
 from anyio.abc import ObjectSendStream
 
-from agentflow._inputs import (
+from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget, cpu_budget
+from agentflow.documents.inputs import (
     Document,
     Source,
+    _failed,
     _file_document,
-    _Unusable,
     iter_sources,
     read_source,
 )
-from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget, cpu_budget
 from agentflow.documents.kinds import sniff_kind
+from agentflow.documents.reading import _Unusable
 from agentflow.documents.routing import PdfMode, pdf_delivery
 from agentflow.errors import DocumentError
 
@@ -57,7 +58,7 @@ __all__ = ["BudgetedReader", "PdfDelivery", "read_ahead", "read_in_worker"]
 
 @dataclass(frozen=True, slots=True)
 class PdfDelivery:
-    """``deliver(has_text)`` for ``agentflow._inputs``: how each PDF reaches the
+    """``deliver(has_text)`` for ``agentflow.documents.inputs``: how each PDF reaches the
     model (``agentflow.documents.routing.pdf_delivery``), picklable so a
     worker process can take it."""
 
@@ -79,7 +80,7 @@ def read_in_worker(path: str, fmt: str, deliver: PdfDelivery | None,
         return Document(path, "", problem=str(exc), kind="pdf", problem_type=type(exc).__name__,
                         reason=exc.reason or None)
     except _Unusable as exc:
-        return exc.document(path)
+        return _failed(exc, path)
 
 
 def _needs_worker(path: Path, fmt: str) -> bool:
@@ -105,7 +106,7 @@ async def read_ahead(
     deliver: PdfDelivery | None = None, ahead: int = 8, budget: WorkBudget = DEFAULT_BUDGET,
     workers: int | None = None,
 ) -> AsyncGenerator[Document, None]:
-    """Every document ``specs`` name (as ``agentflow._inputs.iter_documents``
+    """Every document ``specs`` name (as ``agentflow.documents.inputs.iter_documents``
     reads them, before ``prepare``), at most ``ahead`` read before they are
     taken; PDF and HTML parsed in ``workers`` processes (default: the CPU
     count, at most ``ahead``) under ``budget``.

@@ -34,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 from agentflow._logging import get_logger
 from agentflow.errors import UsageError
 from agentflow.extraction.chunking import ITEM_UNITS, ItemUnit
+from agentflow.usage import estimate_tokens
 
 __all__ = [
     "ASSUMED_CONTEXT_WINDOW",
@@ -68,18 +69,6 @@ class TokenCounter(Protocol):
     """A model that can count tokens of text as it would bill them."""
 
     async def count_tokens(self, text: str) -> int: ...
-
-
-def estimate_tokens(text: str) -> int:
-    """A conservative token count: one token per 3 ASCII characters (rounded
-    up) plus one per other code point.
-
-    Byte-pair tokenizers of current models average about 4 characters of
-    English (3 of code or numbers) per token and 1-2 CJK characters per token,
-    so this overestimates ordinary text and leaves room rather than overflow.
-    """
-    non_ascii = sum(1 for ch in text if ord(ch) > 127) if not text.isascii() else 0
-    return math.ceil((len(text) - non_ascii) / 3) + non_ascii
 
 
 async def count_tokens(model: Any, text: str) -> int:

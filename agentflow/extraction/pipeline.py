@@ -22,7 +22,6 @@ never exceed its ``concurrency``.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import time
@@ -35,9 +34,8 @@ import orjson
 
 from agentflow.agent import ReActAgent
 from agentflow.batch_types import ExtractInput, ExtractResult
-from agentflow.deferred import resolve_media
+from agentflow.documents.deferred import resolve_media
 from agentflow.errors import EmptyDocumentError, SchemaError
-from agentflow.events import Complete
 from agentflow.extraction.budget import Chunking, count_tokens, plan_budget
 from agentflow.extraction.chunked import (
     ChunkProgress,
@@ -47,18 +45,12 @@ from agentflow.extraction.chunked import (
     extract_chunks,
 )
 from agentflow.extraction.chunking import iter_chunks
-from agentflow.extraction.examples import (
-    CheckedExample,
-    Example,
-    check_examples,
-    examples_text,
-)
-from agentflow.extraction.grounding import Grounded
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
+from agentflow.grounding import Grounded
 from agentflow.messages import Msg
 from agentflow.model import Usage
+from agentflow.output.examples import CheckedExample, Example, check_examples, examples_text
 from agentflow.output.schema import OutputSpec
-from agentflow.state import AgentState
 
 __all__ = ["ExtractionPlan", "check_plan", "plan_extraction"]
 
@@ -83,15 +75,9 @@ async def _extract_one(
     usage = Usage()
     spans: dict[str, list[tuple[int, int]]] = {}
     try:
-        complete: Complete | None = None
-        async with contextlib.aclosing(
-            agent.stream(_message(item, taken), output, state=AgentState(), ground=ground,
-                         examples=examples)
-        ) as events:
-            async for event in events:
-                if isinstance(event, Complete):
-                    complete = event
-        assert complete is not None
+        # the call's Complete also when the output could not be had (its usage counts)
+        complete = await agent._complete(_message(item, taken), output, None, None, ground,
+                                         examples, deltas=True)
         usage = complete.usage
         value = complete.message.output  # raises StructuredOutputError when there is none
         spans = dict(complete.spans)

@@ -7,7 +7,7 @@ as LangExtract's extraction passes and GraphRAG's "gleaning" do for recall:
 
 * each later pass is an ordinary engine call on the same text; its user
   message carries the spans the earlier passes took as list items
-  (``Msg.metadata[TAKEN_KEY]``, ``agentflow.extraction.output_checks``).
+  (``Msg.metadata[TAKEN_KEY]``, ``agentflow.grounding.output_checks``).
   Where the model's profile has a substring grammar, whole-item list items
   at those spans are not offered again (``output.grammar.substring_grammar``
   ``taken``), so a greedy model that stopped after item 2 now starts at
@@ -55,7 +55,7 @@ from agentflow.extraction.merge import (
     resolve_ref,
     rules_of,
 )
-from agentflow.extraction.output_checks import TAKEN_KEY
+from agentflow.grounding.output_checks import TAKEN_KEY
 from agentflow.model import Usage
 from agentflow.output.grammar_values import item_values
 

@@ -5,7 +5,7 @@
 
 The ``agentflow report`` command is this function. Records are read from the
 JSONL file ``agentflow extract`` wrote; each record's source is re-read the
-way ``extract`` read it (``agentflow._inputs``: the file, gunzipped by suffix,
+way ``extract`` read it (``agentflow.documents.inputs``: the file, gunzipped by suffix,
 read by its kind, so a PDF shows its text layer and an HTML page its text; or
 the line of a JSONL input, for ids ``path#id``), then put
 through the schema module's ``prepare``, so the record's spans line up with
@@ -35,7 +35,8 @@ from typing import Any
 
 import orjson
 
-from agentflow._inputs import (
+from agentflow.documents.budget import DEFAULT_BUDGET
+from agentflow.documents.inputs import (
     Document,
     InputError,
     is_named,
@@ -43,7 +44,6 @@ from agentflow._inputs import (
     named_files,
     prepared,
 )
-from agentflow.documents.budget import DEFAULT_BUDGET
 from agentflow.documents.names import loads_record
 from agentflow.documents.readahead import BudgetedReader
 from agentflow.errors import InvalidRecordError

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentflow.execution import CallExecution
-from agentflow.extraction.grounding import Grounded
+from agentflow.grounding import Grounded
 from agentflow.messages import Msg
 from agentflow.output.partial import PartialOutput, ValueStarts
 from agentflow.output.schema import OutputSpec

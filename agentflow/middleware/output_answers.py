@@ -37,7 +37,7 @@ from agentflow.errors import (
 )
 from agentflow.events import OutputRetry
 from agentflow.execution import CallExecution
-from agentflow.extraction.output_checks import call_source, call_taken, check_output
+from agentflow.grounding.output_checks import call_source, call_taken, check_output
 from agentflow.messages import (
     CLOSED_TOOL_CALLS,
     STRUCTURED_OUTPUT_ATTEMPT,

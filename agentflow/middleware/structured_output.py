@@ -38,7 +38,7 @@
 * **grounding** – a call whose output type marks fields ``Grounded()`` (or
   that grounds every string: ``ground=``) checks, after validation, that each
   grounded value is a verbatim span of the call's user text and that no
-  value is degenerate (``agentflow.extraction.grounding`` / ``.degenerate``);
+  value is degenerate (``agentflow.grounding`` / ``.degenerate``);
   a failure is answered like a validation error, within the same
   ``output_retries`` budget, and ends as ``GroundingError`` /
   ``DegenerateOutputError``; the spans of an accepted output go to
@@ -59,7 +59,7 @@ it (validation, retries, end strategy, truncation, refusal) in
 ``agentflow.middleware.output_answers``; strategy choice, refusals, binding and
 degradation in ``agentflow.middleware.output_strategy``; the forcing of a turn
 without the output tool in ``agentflow.middleware.output_forcing``; the
-grounding and degeneracy check in ``agentflow.extraction.output_checks``; the
+grounding and degeneracy check in ``agentflow.grounding.output_checks``; the
 compression below in
 ``agentflow.middleware.output_compression`` (re-exported here).
 
@@ -86,8 +86,7 @@ from agentflow.errors import (
 )
 from agentflow.events import Event, OutputRetry
 from agentflow.execution import CallExecution
-from agentflow.extraction.examples import check_examples, example_messages
-from agentflow.extraction.grounding import Grounded, grounding_plan, mark_all_strings
+from agentflow.grounding import Grounded, grounding_plan, mark_all_strings
 from agentflow.messages import Msg, ReminderType
 from agentflow.middleware._output_run import KEY as _KEY
 from agentflow.middleware._output_run import NO_OUTPUT as _NO_OUTPUT
@@ -114,6 +113,7 @@ from agentflow.middleware.output_strategy import (
 )
 from agentflow.model import ChatModel, GenerateOptions, ModelChunk, ModelProfile, ResponseFormat
 from agentflow.output.config import OutputConfig
+from agentflow.output.examples import check_examples, example_messages
 from agentflow.output.partial import PartialOutput
 from agentflow.output.reminders import (
     TOOL_NAME,

@@ -41,7 +41,7 @@ def schema_types(node: Mapping[str, Any]) -> set[str]:
     return {t} if isinstance(t, str) else set()
 
 
-_GROUNDED_KEY = "x-grounded"  # agentflow.extraction.grounding.GROUNDED_KEY
+_GROUNDED_KEY = "x-grounded"  # agentflow.grounding.GROUNDED_KEY
 _MARK_KEYS = (_GROUNDED_KEY, "x-grounded-line", "x-grounded-after",
               "x-grounded-longest")  # grounding_marker's LINE_KEY, AFTER_KEY, LONGEST_KEY
 

@@ -9,9 +9,9 @@ from typing import Any, Literal, TypeAlias
 from pydantic import ValidationError
 
 from agentflow.errors import ModelRetry
-from agentflow.extraction.examples import Example
-from agentflow.extraction.grounding import Grounded
+from agentflow.grounding import Grounded
 from agentflow.messages import ToolUseBlock
+from agentflow.output.examples import Example
 from agentflow.output.strategies import AutoStrategy, OutputStrategy, StructuredOutputReminder
 
 __all__ = ["EndStrategy", "InvalidPolicy", "MultiplePolicy", "OutputConfig", "OutputValidator"]
@@ -66,11 +66,11 @@ class OutputConfig:
         validators: ``OutputValidator``s, run in order.
         ground: ground every free-text string leaf of every output (``True``
             or a ``Grounded`` giving the rules; see
-            ``agentflow.extraction.grounding``); fields marked ``Grounded()``
+            ``agentflow.grounding``); fields marked ``Grounded()``
             are grounded either way. A call's ``ground=`` overrides it.
         end_strategy: an ``EndStrategy`` (default ``"safe"``).
         examples: few-shot ``Example``s shown before every call's input
-            (``agentflow.extraction.examples``); a call's ``examples=``
+            (``agentflow.output.examples``); a call's ``examples=``
             overrides them. Checked against each call's output type before
             its first request (``InvalidExampleError``).
         attempts_in_context: failed output attempts each retry request holds

@@ -3,7 +3,7 @@ strings can only be substrings of the source.
 
 ``substring_grammar(schema, source)`` compiles a schema in the ``local``
 dialect (objects closed, every property required, in order) whose grounded
-string nodes carry ``"x-grounded": true`` (``agentflow.extraction.grounding``):
+string nodes carry ``"x-grounded": true`` (``agentflow.grounding``):
 
 * a grounded string is ``"`` + a contiguous run of the source's chunks +
   ``"``, where the chunks are the source split into words, single
@@ -21,12 +21,12 @@ string nodes carry ``"x-grounded": true`` (``agentflow.extraction.grounding``):
   document once;
 * a string marked ``"x-grounded": "whole_lines"`` (``Grounded(whole_lines=
   True)``) is the same over the source split into line contents and the gaps
-  between them (``agentflow.extraction.lines.line_pieces``), intersected with
+  between them (``agentflow.grounding.lines.line_pieces``), intersected with
   ``LINE_EDGES`` (a JSON string body that begins and ends with no whitespace,
   read unit by unit), so it begins and ends on a line's content: one or more
   whole lines (``SOURCE_LINES``);
 * a string marked ``"x-grounded": "whole_items"`` (``Grounded(whole_items=
-  True)``) lists the source's list items (``agentflow.extraction.items``)
+  True)``) lists the source's list items (``agentflow.grounding.items``)
   that its ``pattern`` (if any) allows, each one whole, as its only values;
   a source with more than 1,000 such items (or more characters in them than
   ``MAX_SOURCE_CHARS``) gets the whole-line terminal instead, and

@@ -9,8 +9,8 @@ import json
 import re
 from typing import Any
 
-from agentflow.extraction.lines import line_pieces
-from agentflow.extraction.tokens import pieces
+from agentflow.grounding.lines import line_pieces
+from agentflow.grounding.tokens import pieces
 
 __all__ = ["MAX_SOURCE_CHARS", "chunks", "has_grounded"]
 
@@ -19,12 +19,12 @@ MAX_SOURCE_CHARS = 200_000
 fall back to verification after decoding (see the module docstring)."""
 
 _GROUNDED = "x-grounded"
-_WHOLE_TOKENS = "whole_tokens"  # agentflow.extraction.grounding.WHOLE_TOKENS
-_WHOLE_LINES = "whole_lines"  # agentflow.extraction.grounding.WHOLE_LINES
-_WHOLE_ITEMS = "whole_items"  # agentflow.extraction.grounding.WHOLE_ITEMS
-_LINE = "x-grounded-line"  # agentflow.extraction.grounding.LINE_KEY
-_AFTER = "x-grounded-after"  # agentflow.extraction.grounding_marker.AFTER_KEY
-_LONGEST = "x-grounded-longest"  # agentflow.extraction.grounding_marker.LONGEST_KEY
+_WHOLE_TOKENS = "whole_tokens"  # agentflow.grounding.WHOLE_TOKENS
+_WHOLE_LINES = "whole_lines"  # agentflow.grounding.WHOLE_LINES
+_WHOLE_ITEMS = "whole_items"  # agentflow.grounding.WHOLE_ITEMS
+_LINE = "x-grounded-line"  # agentflow.grounding.LINE_KEY
+_AFTER = "x-grounded-after"  # agentflow.grounding.marker.AFTER_KEY
+_LONGEST = "x-grounded-longest"  # agentflow.grounding.marker.LONGEST_KEY
 _SOURCE = {True: "SOURCE", _WHOLE_TOKENS: "SOURCE_TOKENS", _WHOLE_LINES: "SOURCE_LINES"}
 _MARKS = (*_SOURCE, _WHOLE_ITEMS)  # every value of "x-grounded"
 _PLAIN = {"SOURCE": "GROUNDED", "SOURCE_TOKENS": "GROUNDED_TOKENS",
@@ -72,7 +72,7 @@ def chunks(source: str, whole_tokens: bool = False, whole_lines: bool = False) -
     """``source`` as JSON-escaped chunks whose concatenation is its JSON
     string body: words, single whitespace characters and single other
     characters; with ``whole_tokens``, the pieces of
-    ``agentflow.extraction.tokens.pieces``."""
+    ``agentflow.grounding.tokens.pieces``."""
     split = ([p for p, _ in line_pieces(source)] if whole_lines else
              pieces(source) if whole_tokens else _CHUNK.findall(source))
     return [json.dumps(c, ensure_ascii=False)[1:-1] for c in split]

@@ -10,8 +10,8 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentflow.extraction.locate import occurrences
-from agentflow.extraction.longest import maximal
+from agentflow.grounding.locate import occurrences
+from agentflow.grounding.longest import maximal
 from agentflow.output.grammar_marks import (
     _GROUNDED,
     _LINE,

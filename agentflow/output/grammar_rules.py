@@ -13,8 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from agentflow.extraction.locate import locate
-from agentflow.extraction.tokens import pieces
+from agentflow.grounding.locate import locate
+from agentflow.grounding.tokens import pieces
 from agentflow.output.grammar_marks import (
     _AFTER,
     _CHUNK,

@@ -13,9 +13,9 @@ import re
 from collections.abc import Collection, Iterable, Iterator
 from typing import Literal
 
-from agentflow.extraction.items import item_spans, items
-from agentflow.extraction.lines import line_around, line_spans
-from agentflow.extraction.locate import on_line
+from agentflow.grounding.items import item_spans, items
+from agentflow.grounding.lines import line_around, line_spans
+from agentflow.grounding.locate import on_line
 
 __all__ = ["ITEM_CHAIN_RULES", "MAX_CANDIDATES", "MAX_CANDIDATE_CHARS", "SPAN_CHECK_CHARS",
            "SPAN_CHECK_VALUE", "Place", "candidates", "chain_start", "item_chain", "item_places",
@@ -205,7 +205,7 @@ def places(source: str, cuts: list[int], pattern: object, line: str | None,
 
 def item_places(source: str, pattern: object = None, line: str | None = None,
                 taken: Collection[tuple[int, int]] = ()) -> list[Place]:
-    """Each list item of ``source`` (``agentflow.extraction.items``; in
+    """Each list item of ``source`` (``agentflow.grounding.items``; in
     order, repeats kept) as ``(text, start, end)``, under the rules of
     ``item_values``."""
     regex = re.compile(line) if line is not None else None

@@ -33,7 +33,7 @@ from pydantic_core import PydanticCustomError
 from typing_extensions import is_typeddict
 
 from agentflow.errors import SchemaError
-from agentflow.extraction.after_keys import after_by_key
+from agentflow.grounding.after_keys import after_by_key
 from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
 from agentflow.output.decoding import normalize, unwrapped
 from agentflow.output.dialects import DialectSchema, transform_schema

@@ -213,7 +213,10 @@ def sse_response(
     ``key`` and saves it when the call completes (``stream_with_store``: a
     concurrent update ends the stream with a ``StateConflictError`` event;
     a failed or cancelled call saves nothing). Otherwise it runs on
-    ``state`` (default: the agent's own).
+    ``state`` (default: an empty conversation, dropped after the call). A call
+    whose output could not be had ends with an ``error`` frame naming its
+    ``StructuredOutputError`` (``agent.stream`` raises it), never a
+    ``complete`` frame without the output.
 
     Raises:
         ValueError: ``store`` without ``key`` (or the reverse), or with ``state``.

@@ -109,7 +109,9 @@ async def stream_with_store(
 
     Yields the call's events; the final ``Complete`` is yielded only once the
     state is saved. A call that raises or is cancelled (the consumer stops
-    iterating) saves nothing, and the stored conversation stays as it was.
+    iterating) saves nothing, and the stored conversation stays as it was;
+    so does a call whose output could not be had (``agent.stream`` raises its
+    ``StructuredOutputError``).
 
     Raises:
         StateConflictError: another request saved ``key`` while this call

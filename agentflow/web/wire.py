@@ -43,16 +43,19 @@ optional; ``null`` where there is no value):
     "usage": {"input_tokens", "output_tokens", "cached_tokens",
     "reasoning_tokens", "requests"}, "forced_retries": int,
     "validation_retries": int, "error": null|{"type", "message"}}`` — last.
-    ``output`` is the validated output as JSON (``null`` if none); ``error``
-    says why an output that was asked for is missing
-    (``StructuredOutputError`` and kin).
+    ``output`` is the validated output as JSON (``null`` if none was asked
+    for); ``error`` says why an output that was asked for is missing
+    (``StructuredOutputError`` and kin) in a ``Complete`` made without it;
+    ``agent.stream`` never yields one (it raises, and the response ends with
+    an ``error`` frame naming the ``StructuredOutputError``), so from
+    ``sse_response`` it is ``null``.
 ``error``
     ``{"type", "error": {"type": str, "message": str}}`` — the call failed
     (``error.type`` is the exception's class name, e.g. ``RateLimitedError``,
-    ``StateConflictError``); last. Only agentflow's own errors carry their
-    message (which never holds a secret); any other exception is reported as
-    ``{"type": "InternalError", "message": "internal error"}`` and logged on
-    the server.
+    ``StateConflictError``, ``StructuredOutputValidationError``); last. Only
+    agentflow's own errors carry their message (which never holds a secret);
+    any other exception is reported as ``{"type": "InternalError", "message":
+    "internal error"}`` and logged on the server.
 
 Stop reasons: ``completed``, ``structured_output``, ``max_iters``,
 ``stopped``, ``output_failed`` (``agentflow.events.StopReason``).

@@ -194,7 +194,7 @@ def _python(venv: str) -> Path:
 
 
 def _git_state() -> str:
-    """``<short HEAD>`` plus ``+ uncommitted changes`` when agentflow/ or providers/ differ."""
+    """``<short HEAD>`` plus ``+ uncommitted changes`` when agentflow/ differ."""
     def git(*args: str) -> str:
         try:
             return subprocess.run(["git", *args], cwd=_venv.REPO, capture_output=True,
@@ -203,7 +203,7 @@ def _git_state() -> str:
             return ""
 
     head = git("rev-parse", "--short", "HEAD") or "?"
-    dirty = git("status", "--porcelain", "--", "agentflow", "providers")
+    dirty = git("status", "--porcelain", "--", "agentflow")
     return f"{head}{' + uncommitted changes' if dirty else ''}"
 
 

@@ -1,0 +1,291 @@
+"""``agentflow extract`` itself: set-up checks, the documents a run reads,
+the extraction (live, batch, or on Ray) and its summary line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import importlib
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from agentflow import errors
+from agentflow.batch import ExtractInput, extract_many
+from agentflow.batch_api.cost import usage_summary
+from agentflow.batch_api.journal import journal_path
+from agentflow.batch_api.runner import BatchSettings
+from agentflow.cli.options import DEFAULT_CONCURRENCY, DEFAULT_INSTRUCTIONS, CliError, chunking_for
+from agentflow.cli.progress import SUSPECT_LABELS, Progress
+from agentflow.cli.setup_faults import setup_fault
+from agentflow.content import DocumentBlock
+from agentflow.documents.deferred import DeferredDocument
+from agentflow.documents.inputs import Document, prepared
+from agentflow.documents.names import printable
+from agentflow.documents.readahead import PdfDelivery, read_ahead
+from agentflow.documents.routing import pdf_delivery
+from agentflow.errors import InvalidExampleError
+from agentflow.extraction.budget import Chunking
+from agentflow.extraction.chunked import check_items
+from agentflow.extraction.fingerprint import schema_fingerprint
+from agentflow.extraction.outfile import OutFile, open_out, waiting_notice
+from agentflow.extraction.records import _problem_record, _record, _Sink, _transient
+from agentflow.extraction.setup import (
+    SetupError,
+    check_api_key,
+    check_batch_mode,
+    check_module_settings,
+    load_schema,
+)
+from agentflow.grounding import Grounded, grounding_plan
+from agentflow.model import Usage, resolve_model
+from agentflow.output.examples import check_examples
+
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_INSTRUCTIONS", "CliError", "_extract", "chunking_for"]
+
+async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
+    output_type, module = load_schema(args.schema)  # set-up first: nothing is asked before
+    check_module_settings(module, args.schema)
+    instructions = args.instructions or getattr(module, "INSTRUCTIONS", DEFAULT_INSTRUCTIONS)
+    prepare = getattr(module, "prepare", None)
+    max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
+    args.passes = args.passes if args.passes is not None else getattr(module, "PASSES", 1)
+    if not isinstance(args.passes, int) or isinstance(args.passes, bool) or args.passes < 1:
+        raise CliError(f"{args.schema}: PASSES must be an int >= 1, got {args.passes!r}")
+    examples = getattr(module, "EXAMPLES", None)
+    if examples is not None:
+        try:
+            check_examples(examples, output_type, Grounded() if args.ground else None)
+        except InvalidExampleError as exc:
+            raise SetupError(f"{args.schema}: EXAMPLES: {exc}") from None
+    chunking = chunking_for(args, module)
+    try:
+        check_items(output_type, chunking.items if chunking is not None else None)
+    except errors.UsageError as exc:
+        raise CliError(f"--items / CHUNKING: {exc}") from None
+    check_api_key(args.model, api_key=args.api_key, base_url=args.base_url)
+    check_batch_mode(None, args.mode, args.engine)
+    if args.engine == "ray":  # the same flags on a Ray cluster (agentflow/cli/ray.py)
+        from agentflow.cli.ray import run as run_on_ray
+
+        return await asyncio.to_thread(run_on_ray, args, module, instructions, max_chars)
+    model = _model(args)
+    try:
+        check_batch_mode(model, args.mode)
+        sink.schema = schema_fingerprint(output_type)
+        if args.out and args.out != "-":
+            sink.out = _open_for_schema(args, sink.schema)
+        return await _extract_into(args, sink, model, output_type, instructions, prepare,
+                                   max_chars, examples, chunking)
+    finally:
+        if sink.out is not None:
+            sink.out.close()
+        aclose = getattr(model, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+async def _extract_into(
+    args: argparse.Namespace, sink: _Sink, model: Any, output_type: Any, instructions: str,
+    prepare: Any, max_chars: int | None, examples: Any = None, chunking: Chunking | None = None,
+) -> int:
+    outcomes = sink.out.outcomes if sink.out is not None else {}
+    skip = {i for i, error in outcomes.items()
+            if error is None or not (args.retry_failed or _transient(error))}
+    reads_pdf = "pdf" in model.profile.input_modalities
+
+    def deliver(has_text: bool) -> str:
+        return pdf_delivery(args.pdf, model_reads_pdf=reads_pdf, has_text=has_text)
+
+    if deliver(True) == "unsupported":
+        raise SetupError(f"--pdf document: model {args.model!r} does not read PDF documents "
+                         "(see 'agentflow models'); use --pdf auto or --pdf text")
+    concurrency = args.concurrency or model.profile.concurrent_requests or DEFAULT_CONCURRENCY
+    progress = Progress(None, sys.stderr)
+    grounds = _grounds(output_type, args.ground)
+    # what each input's record needs besides its result, kept only while it is in flight
+    sent_as: dict[str, str] = {}
+    offsets: dict[str, int] = {}
+    pages: dict[str, Any] = {}
+
+    def problem(doc: Document) -> None:
+        print(f"agentflow: skipped {printable(doc.problem or '')}", file=sys.stderr)
+        record = _problem_record(doc)
+        sink.write(record)
+        progress.add(record)
+
+    async def inputs() -> AsyncIterator[ExtractInput]:
+        """The documents to extract from, read as slots free up; the unusable
+        ones are recorded here, as they are met."""
+        taken = 0
+        async with contextlib.aclosing(read_ahead(
+                args.input, fmt=args.format, text_field=args.text_field,
+                id_field=args.id_field, deliver=PdfDelivery(args.pdf, reads_pdf),
+                ahead=concurrency)) as docs:
+            async for raw in docs:
+                if raw.id in skip:
+                    continue
+                if args.limit is not None and taken >= args.limit:
+                    break
+                taken += 1
+                doc = prepared(raw, prepare)
+                if grounds and doc.data is not None and not doc.text.strip():
+                    doc = _ungroundable(doc)  # a scan sent as a PDF has no text to point into
+                if doc.problem:
+                    problem(doc)
+                    continue
+                if doc.data is not None:
+                    sent_as[doc.id] = "document+text" if doc.text.strip() else "document"
+                if doc.offset:
+                    offsets[doc.id] = doc.offset
+                if doc.pages is not None:
+                    pages[doc.id] = doc.pages
+                yield ExtractInput(doc.id, doc.text, _media(doc))
+        progress.total = taken  # every input is known now: the line shows the share done
+
+    start = time.perf_counter()
+    usage, batch_usage = Usage(), [Usage()]
+    faults: dict[str, int] = {}
+    try:
+        async with contextlib.aclosing(extract_many(
+            model, inputs(), output_type, concurrency=concurrency, order="completed",
+            instructions=instructions, chunking=chunking, passes=args.passes,
+            allow_partial=args.allow_partial, max_chars=max_chars,
+            ground=True if args.ground else None, on_progress=progress.chunk,
+            mode=args.mode, batch=_batch_settings(args, batch_usage),
+            examples=examples,
+        )) as results:
+            reached = False  # a request went through: later connection faults are transient
+            async for result in results:
+                if getattr(result.error, "same_for_every_input", False):  # nothing else works
+                    raise SetupError(f"{type(result.error).__name__}: {result.error}")
+                if not reached and (fault := setup_fault(result.error, model, args.base_url)):
+                    raise SetupError(printable(fault))
+                reached = reached or (result.usage.requests > 0 and result.ok)
+                record = _record(result, offsets.pop(result.id, 0), pages.pop(result.id, None))
+                if result.id in sent_as:  # the model read the PDF itself
+                    record["sent_as"] = sent_as.pop(result.id)
+                sink.write(record)
+                progress.add(record)
+                kind = SUSPECT_LABELS.get(type(result.error).__name__) if result.error else None
+                if kind:
+                    faults[kind] = faults.get(kind, 0) + 1
+                usage = usage + result.usage
+    finally:
+        progress.close()
+    if sink.out is not None and sink.out.superseded:
+        try:  # one record per id: the retried ones replace their failures
+            sink.out.compact()
+        except OSError as exc:
+            print(f"agentflow: {sink.out.path} not compacted ({exc.strerror}); when it is "
+                  "read, the newest record of each id wins", file=sys.stderr)
+    elapsed = time.perf_counter() - start
+    counts = progress.counts
+    before = [i for i in outcomes if i in skip]
+    failed_before = sum(outcomes[i] is not None for i in before)
+    skipped = f", {len(before)} already done" if before else ""
+    if failed_before:
+        skipped += f" ({failed_before} of them failed: --retry-failed tries them again)"
+    failed = counts["failed"] + counts["suspect"]
+    apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
+    tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
+    print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}; "
+          f"{tokens}; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
+          file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _open_for_schema(args: argparse.Namespace, schema: str) -> OutFile:
+    """``--out``, locked, when it holds no record of another schema; else, with
+    ``--schema-changed new``, the file beside it named by ``schema``.
+
+    Raises:
+        SetupError: ``--out`` holds records of another schema (and no
+            ``--schema-changed new``), or the new file does.
+    """
+    out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
+    others = {fp: n for fp, n in out.schemas.items() if fp != schema}
+    if not others:
+        return out
+    out.close()
+    held = ", ".join(f"{fp} ({n} record{'s' * (n != 1)})" for fp, n in sorted(others.items()))
+    path = Path(args.out)
+    beside = path.with_name(f"{path.stem}.{schema}{path.suffix or '.jsonl'}")
+    if getattr(args, "schema_changed", "refuse") != "new":
+        raise SetupError(
+            f"--out {printable(args.out)} holds records of another schema ({held}); this "
+            f"run's schema is {schema}. One file holds one schema: write to another file, "
+            f"or pass --schema-changed new to write {printable(str(beside))}")
+    print(f"agentflow: {printable(args.out)} holds another schema; writing to "
+          f"{printable(str(beside))}", file=sys.stderr)
+    new = open_out(str(beside), wait=args.wait, on_wait=waiting_notice(str(beside)))
+    if any(fp != schema for fp in new.schemas):
+        new.close()
+        raise SetupError(f"--schema-changed new: {printable(str(beside))} holds records of "
+                         "another schema too")
+    return new
+
+
+def _grounds(output_type: Any, ground: bool) -> bool:
+    """Whether extraction grounds values in the text (``--ground``, or a ``Grounded()``
+    field); a schema whose markers are wrong fails later, at its first call."""
+    if ground:
+        return True
+    try:
+        return grounding_plan(output_type)
+    except Exception:
+        return False
+
+
+def _ungroundable(doc: Document) -> Document:
+    """A scanned PDF for a grounded schema: a failed record, before any request."""
+    return dataclasses.replace(
+        doc, data=None, problem=f"{doc.id}: PDF without a text layer; grounded fields need one",
+        problem_type="NoTextLayerError",
+        reason="the model could read the scanned pages, but a grounded value must be found in "
+               "the document's text and this PDF has none; run OCR on it first (e.g. "
+               "ocrmypdf), or extract with a schema without Grounded() fields and no --ground")
+
+
+def _media(doc: Document) -> tuple[DocumentBlock | DeferredDocument, ...]:
+    """The PDF itself as a document block, when it goes to the model that way (a
+    file: read when its input is sent, ``agentflow.documents.deferred``)."""
+    if doc.data is None:
+        return ()
+    if isinstance(doc.data, DeferredDocument):
+        return (doc.data,)
+    name = "document.pdf" if doc.id.startswith("-#") else Path(doc.id).name
+    return (DocumentBlock.from_bytes(doc.data, "application/pdf", filename=name),)
+
+
+def _batch_settings(args: argparse.Namespace, batch_usage: list[Usage]) -> BatchSettings:
+    """The batch mode's settings: the journal beside ``--out``, progress lines on
+    stderr, the batch replies' usage summed into ``batch_usage[0]``."""
+    journal = str(journal_path(args.out)) if args.out and args.out != "-" else None
+    if journal is None and args.mode != "live":
+        print(f"agentflow: warning: --mode {args.mode} without --out FILE keeps no batch journal: "
+              "batches of an interrupted run cannot be resumed, and a rerun pays for them again",
+              file=sys.stderr)
+
+    def add(u: Usage) -> None:
+        batch_usage[0] = batch_usage[0] + u
+
+    return BatchSettings(batch_only=args.batch_only, journal=journal, on_usage=add,
+                         poll_initial=args.batch_poll, poll_max=max(args.batch_poll, 300.0),
+                         on_progress=lambda p: print(f"agentflow: {p.line()}", file=sys.stderr))
+
+
+def _model(args: argparse.Namespace) -> Any:
+    if not (args.base_url or args.api_key):
+        return resolve_model(args.model)
+    registry = importlib.import_module("agentflow.providers.registry")
+    kwargs = {k: v for k, v in (("base_url", args.base_url), ("api_key", args.api_key)) if v}
+    try:
+        return registry.get_model(args.model, **kwargs)
+    except TypeError as exc:  # a model class without that keyword (the embedded one)
+        flags = " or ".join(f"--{name.replace('_', '-')}" for name in kwargs)
+        raise SetupError(f"--model {args.model}: takes no {flags} ({exc})") from None

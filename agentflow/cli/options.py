@@ -1,0 +1,47 @@
+"""What ``extract`` and its Ray engine share from the command line: the
+defaults, the usage error, and the chunking a run's flags ask for."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Any
+
+from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
+from agentflow.extraction.setup import SetupError
+
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_INSTRUCTIONS", "CliError", "chunking_for"]
+
+DEFAULT_CONCURRENCY = 4
+"""Calls in flight when neither ``--concurrency`` nor the model's profile
+(``concurrent_requests``: 1 for the embedded model) says otherwise."""
+
+DEFAULT_INSTRUCTIONS = (
+    "Extract the requested fields from the document. Use only information present in "
+    "the document."
+)
+
+
+CliError = SetupError
+"""Bad usage: printed without a traceback, exit status 2 (an alias of ``SetupError``)."""
+
+
+def chunking_for(args: argparse.Namespace, module: Any) -> Chunking | None:
+    """How the run splits long documents: ``None`` with ``--no-chunking``, else
+    the schema module's ``CHUNKING`` (default ``Chunking()``) with
+    ``--chunk-chars`` and ``--items`` applied.
+
+    Raises:
+        CliError: the module's ``CHUNKING`` is not a ``Chunking``.
+    """
+    if args.no_chunking:
+        return None
+    base = getattr(module, "CHUNKING", DEFAULT_CHUNKING)
+    if not isinstance(base, Chunking):
+        raise CliError(f"the schema module's CHUNKING must be an agentflow Chunking, got "
+                       f"{type(base).__name__}")
+    if args.chunk_chars:
+        base = dataclasses.replace(base, max_chars=args.chunk_chars)
+    if getattr(args, "items", None):
+        base = dataclasses.replace(base, items=args.items)
+    return base

@@ -1,0 +1,460 @@
+"""Documents for the ``extract`` command: paths, globs, directories, ``.gz``,
+JSONL and stdin -> ``Document`` items, lazily.
+
+Each file is read by its kind (``agentflow.documents``: magic bytes, then
+suffix; ``--format`` forces one): a PDF gives its text layer with its page
+map (``Document.pages``), an HTML page its text, anything else is decoded
+as plain text. A PDF or HTML page that cannot be read (corrupt, encrypted,
+scanned without a text layer, its reader not installed) is a ``Document``
+whose ``problem_type`` names the ``DocumentError`` subclass at fault.
+
+Ids are stable across runs (the path, plus ``#<line>`` or the record's id for
+JSONL; stdin: ``-#`` and a hash of the text), so an output file can be
+resumed. A document that cannot be used (unreadable file or directory, a
+broken link or a pipe/device found in a directory, corrupt ``.gz``, binary,
+larger than ``MAX_INPUT_BYTES``, empty) comes out with its ``problem`` set,
+so the caller records it as failed without asking a model to invent an
+answer: nothing named is skipped silently.
+
+Plain text is decoded by the documented order of
+``agentflow.documents.encoding`` (BOM, UTF-8, then ``charset-normalizer``'s
+detection, each strict): text whose bytes no encoding reads is a
+``DocumentEncodingError`` record, never decoded with replacement characters.
+Binary detection looks at the share of non-text bytes, not only NULs: valid
+text is binary when more than ``MAX_CONTROL_SHARE`` of its characters are
+control characters, and bytes mostly invalid in every encoding are binary.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import hashlib
+import os
+import stat
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentflow.documents.budget import WorkBudget
+from agentflow.documents.deferred import DeferredDocument
+from agentflow.documents.encoding import MAX_CONTROL_SHARE, decode_text
+from agentflow.documents.kinds import DocumentKind, sniff_kind
+from agentflow.documents.loading import load_document
+from agentflow.documents.pages import PageMap, shift_pages
+from agentflow.documents.reading import MAX_INPUT_BYTES, InputError, _read_bytes, _Unusable
+from agentflow.errors import DocumentError, EmptyDocumentError
+
+__all__ = ["FORMATS", "MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "InputError",
+           "Source", "decode_text", "is_named", "iter_documents", "iter_sources", "named_files",
+           "prepared", "read_document", "read_source"]
+
+FORMATS = ("auto", "text", "jsonl", "pdf", "html")
+"""``iter_documents(fmt=)``: ``auto`` tells each file's kind (``.jsonl``/``.ndjson``
+by suffix, then ``agentflow.documents.kinds.sniff_kind``); the others force one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One input document.
+
+    Attributes:
+        id: stable across runs (see the module docstring).
+        text: what the model reads (a PDF's text layer, an HTML page's text).
+        problem: why it cannot be used, if so (the record's ``error.message``).
+        offset: where ``text`` starts in the file's text when ``prepare`` cut a
+            prefix (0 otherwise, or when ``prepare`` rewrote the text).
+        kind: ``"text"``, ``"pdf"`` or ``"html"``.
+        pages: a PDF's page map into ``text`` (``agentflow.documents.pages``;
+            ``None`` for other kinds, or when ``prepare`` rewrote the text).
+        problem_type: the error type behind ``problem`` (``None``: ``InputError``).
+        reason: what to do about ``problem``, in words (the record's ``error.reason``).
+        data: the PDF when it goes to the model as a document block
+            (``iter_documents(deliver=)``): a ``DeferredDocument`` that reads the
+            file when its input is sent (the bytes themselves for stdin, which
+            cannot be read twice); ``text`` is then its text layer, sent beside
+            it, or empty (a scan).
+    """
+
+    id: str
+    text: str
+    problem: str | None = None
+    offset: int = 0
+    kind: str = "text"
+    pages: PageMap | None = None
+    problem_type: str | None = None
+    reason: str | None = None
+    data: bytes | DeferredDocument | None = field(default=None, repr=False)
+
+
+def _failed(problem: _Unusable, doc_id: str) -> Document:
+    """The failed document ``problem`` makes."""
+    return Document(doc_id, "", problem=str(problem), problem_type=problem.problem_type,
+                    reason=problem.reason or None)
+
+
+
+
+
+def _walk(root: Path) -> Iterator[tuple[Path, str | None]]:
+    """Every entry under directory ``root``, lazily (one directory listed at a
+    time, each in name order): regular files, and a problem for each directory
+    that cannot be listed and each entry that is neither a file nor a
+    directory (broken link, pipe, device, socket)."""
+    problems: list[tuple[Path, str | None]] = []
+
+    def unreadable(exc: OSError) -> None:
+        problems.append((Path(exc.filename), f"{exc.filename}: cannot read directory: "
+                                             f"{exc.strerror}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
+        dirnames.sort()
+        found: list[tuple[Path, str | None]] = [*problems]
+        problems.clear()
+        for name in dirnames:
+            path = Path(dirpath, name)
+            if path.is_symlink() and not path.exists():
+                found.append((path, f"{path}: broken link"))
+        for name in filenames:
+            path = Path(dirpath, name)
+            try:
+                mode = path.stat().st_mode
+            except OSError as exc:
+                found.append((path, f"{path}: cannot read: {exc.strerror}"))
+                continue
+            if stat.S_ISREG(mode):
+                found.append((path, None))
+            else:
+                found.append((path, f"{path}: not a regular file; not read"))
+        yield from sorted(found, key=lambda item: str(item[0]))
+    yield from problems
+
+
+def _expand(spec: str) -> Iterator[tuple[Path, str | None]] | list[tuple[Path, str | None]]:
+    if spec == "-":
+        return [(Path("-"), None)]
+    path = Path(spec)
+    if path.is_dir():
+        return _walk(path)
+    if path.exists():  # named directly: a pipe or device would block or never end
+        if not path.is_file():
+            return [(path, f"{path}: not a regular file; not read")]
+        return [(path, None)]
+    matches = sorted(Path(p) for p in glob.glob(spec, recursive=True))
+    files = [p for p in matches if p.is_file()]
+    if not files:
+        raise InputError(f"input {spec!r} matches no file")
+    return [(p, None) for p in files]
+
+
+def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None = None,
+                   budget: WorkBudget | None = None) -> Document:
+    """``path`` read by its kind (``fmt``: ``auto`` sniffs, else forced); a PDF
+    goes as ``deliver(has_text)`` says (see ``iter_documents``); a PDF is read
+    under ``budget`` (its CPU limit is the caller's).
+
+    Raises:
+        _Unusable: unreadable, corrupt ``.gz``, too large, or binary plain text
+            (a text file whose bytes do not decode is a ``Document`` with
+            ``problem_type`` ``DocumentEncodingError``).
+    """
+    raw = _read_bytes(path)
+    name = "" if str(path) == "-" else str(path)
+    kind: DocumentKind = (sniff_kind(raw[:1024], name) if fmt == "auto" else
+                          "pdf" if fmt == "pdf" else "html" if fmt == "html" else "text")
+    doc_id = name or f"-#{hashlib.sha1(raw).hexdigest()[:12]}"
+    try:
+        if kind == "text":
+            text = decode_text(raw, name=name)
+            if text is None:
+                raise _Unusable(f"{path}: binary file, not text")
+            return Document(name or f"-#{_digest(text)}", text)
+        if kind == "pdf" and deliver is not None:
+            return _pdf_document(doc_id, raw, str(path), deliver, budget)
+        loaded = load_document(raw, name=str(path), kind=kind, budget=budget)
+    except DocumentError as exc:
+        return Document(doc_id, "", problem=str(exc), kind=kind,
+                        problem_type=type(exc).__name__, reason=exc.reason or None)
+    return Document(doc_id, loaded.text, kind=loaded.kind, pages=loaded.pages)
+
+
+def _pdf_document(doc_id: str, raw: bytes, name: str, deliver: Callable[[bool], str],
+                  budget: WorkBudget | None = None) -> Document:
+    """A PDF as ``deliver`` (``agentflow.documents.routing.pdf_delivery``, bound to the
+    mode and model) says: its text layer, the file for a document block (read
+    again when its input is sent: ``agentflow.documents.deferred``), or both.
+
+    Raises:
+        DocumentError: unreadable, or (delivery ``no_text``) without a text layer.
+    """
+    loaded = load_document(raw, name=name, kind="pdf", allow_no_text=True, budget=budget)
+    has_text = bool(loaded.text.strip())
+    delivery = deliver(has_text)
+    if delivery not in ("document", "document+text"):
+        if not has_text:  # raises the NoTextLayerError that says why
+            load_document(raw, name=name, kind="pdf")
+        return Document(doc_id, loaded.text, kind="pdf", pages=loaded.pages)
+    # stdin cannot be read twice: its bytes are kept; a file is read when it is sent
+    data = raw if name in ("", "-") else DeferredDocument(name)
+    return Document(doc_id, loaded.text if has_text else "", kind="pdf",
+                    pages=loaded.pages if has_text else None, data=data)
+
+
+def _is_jsonl(path: Path, fmt: str) -> bool:
+    if fmt != "auto":
+        return fmt == "jsonl"
+    suffixes = path.suffixes
+    return ".jsonl" in suffixes or ".ndjson" in suffixes
+
+
+def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[Document]:
+    """One document per non-blank line of ``path``; a line that is not a
+    document (not JSON, not an object, no string ``text_field``, an id already
+    used) is one failed document (``InvalidInputLineError``, id
+    ``FILE:LINE``), and the lines after it go on."""
+    seen: dict[str, int] = {}
+    for number, line in _jsonl_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record: Any = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            yield _bad_line(path, number, f"not JSON ({exc})")
+            continue
+        if not isinstance(record, dict):
+            yield _bad_line(path, number, f"a JSON {type(record).__name__}, not an object "
+                                          f"with a string field {text_field!r}")
+            continue
+        if not isinstance(record.get(text_field), str):
+            yield _bad_line(path, number, f"no string field {text_field!r} (fields: "
+                                          f"{', '.join(map(str, list(record)[:10])) or 'none'})")
+            continue
+        rid = record.get(id_field)
+        doc_id = f"{path}#{rid if rid is not None else number}"
+        if doc_id in seen:  # ids key the results: a repeat would lose one document
+            yield _bad_line(path, number, f"id {rid!r} already used on line "
+                                          f"{seen[doc_id]}; ids must be unique within a file")
+            continue
+        seen[doc_id] = number
+        yield Document(doc_id, record[text_field])
+
+
+def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(number, line)`` for each line of a JSONL file (gunzipped by suffix),
+    read one line at a time, each decoded on its own (UTF-8, else the
+    detection of ``agentflow.documents.encoding``): memory holds one line,
+    however long the file.
+
+    Raises:
+        _Unusable: the file cannot be read, or a line is longer than
+            ``MAX_INPUT_BYTES`` or binary.
+    """
+    try:
+        with gzip.open(path) if path.suffix == ".gz" else path.open("rb") as f:
+            number = 0
+            while raw := f.readline(MAX_INPUT_BYTES + 1):
+                number += 1
+                if len(raw) > MAX_INPUT_BYTES:
+                    raise _Unusable(f"{path}:{number}: line longer than {MAX_INPUT_BYTES} "
+                                    "bytes; not read")
+                if number == 1:
+                    raw = raw.removeprefix(b"\xef\xbb\xbf")
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    try:
+                        decoded = decode_text(raw, name=str(path))
+                    except DocumentError as exc:
+                        raise _Unusable(str(exc), type(exc).__name__, exc.reason) from None
+                    if decoded is None:
+                        raise _Unusable(f"{path}: binary file, not text") from None
+                    line = decoded
+                yield number, line
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _Unusable(f"{path}: cannot read: {exc}") from exc
+
+
+def _bad_line(path: Path, number: int, what: str) -> Document:
+    """The failed document of JSONL line ``number`` of ``path``."""
+    return _failed(_Unusable(f"{path}:{number}: {what}", "InvalidInputLineError",
+                     "the JSONL line is not a record with the text field; fix the line "
+                     "and run again (the other lines were read)"), f"{path}:{number}")
+
+
+def _identity(path: Path) -> object:
+    """What makes two input paths one file: its device and inode (a hard link,
+    ``./x`` and ``x``, a path and a glob all name one), ``-`` for stdin."""
+    if str(path) == "-":
+        return "-"
+    try:
+        st = path.stat()
+    except OSError:
+        return str(path)
+    return (st.st_dev, st.st_ino)
+
+
+def named_files(specs: Sequence[str]) -> frozenset[object]:
+    """The files ``specs`` name (files, globs, directories, as ``iter_documents``
+    expands them; standard input and unusable entries excluded), as identities
+    (device and inode, so ``./x``, ``x``, a hard link and a symlink are one file):
+    what ``agentflow report --input`` may re-read.
+
+    Raises:
+        InputError: a spec matches nothing.
+    """
+    return frozenset(_identity(path) for spec in specs for path, problem in _expand(spec)
+                     if problem is None and str(path) != "-")
+
+
+def is_named(path: str | Path, named: frozenset[object]) -> bool:
+    """Whether ``path`` is a regular file among ``named`` (``named_files``)."""
+    path = Path(path)
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) in named
+
+
+def iter_documents(
+    specs: Sequence[str],
+    *,
+    fmt: str = "auto",
+    text_field: str = "text",
+    id_field: str = "id",
+    prepare: Callable[[str], str] | None = None,
+    deliver: Callable[[bool], str] | None = None,
+) -> Iterator[Document]:
+    """Every document named by ``specs`` (files, globs, directories, ``-``); a
+    file that several specs name is read once, under the first name given.
+
+    Args:
+        fmt: one of ``FORMATS``: ``auto`` (JSONL by suffix, then each file's
+            kind by its bytes and name), ``text``, ``jsonl``, ``pdf`` or ``html``.
+        text_field / id_field: JSONL record fields.
+        prepare: applied to each text (e.g. keep a changelog's latest entry).
+            Texts are never cut here: a cap is ``extract_many(max_chars=)``,
+            which records it.
+        deliver: how each PDF reaches the model, from whether it has a text layer
+            (``agentflow.documents.routing.pdf_delivery`` with the mode and model
+            bound): ``document`` / ``document+text`` keep its bytes in
+            ``Document.data`` (a scan then has empty text, not a problem);
+            ``None``: the text layer only.
+
+    Raises:
+        InputError: a spec matches nothing (unreadable, binary and empty
+            documents, and malformed JSONL lines, come out with a ``problem``).
+    """
+    for source in iter_sources(specs, fmt):
+        if isinstance(source, Document):
+            yield source
+            continue
+        for doc in read_source(source, fmt=fmt, text_field=text_field, id_field=id_field,
+                               deliver=deliver):
+            yield prepared(doc, prepare)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One input file to read (``iter_sources``).
+
+    Attributes:
+        path: the file (``-``: stdin).
+        jsonl: read as JSONL (one document per line).
+    """
+
+    path: Path
+    jsonl: bool
+
+
+def iter_sources(specs: Sequence[str], fmt: str = "auto") -> Iterator[Document | Source]:
+    """The files ``specs`` name, lazily, each once (under the first name given),
+    as ``Source`` items; an entry that cannot be read comes as a failed
+    ``Document`` (see ``iter_documents``).
+
+    Raises:
+        InputError: a spec matches nothing.
+    """
+    seen: set[object] = set()
+    for spec in specs:
+        for path, problem in _expand(spec):
+            if problem is not None:
+                yield _failed(_Unusable(problem), str(path))
+                continue
+            identity = _identity(path)
+            if identity in seen:  # named again (a path and a glob, ./x and x, - twice)
+                continue
+            seen.add(identity)
+            yield Source(path, _is_jsonl(path, fmt))
+
+
+def read_source(source: Source, *, fmt: str = "auto", text_field: str = "text",
+                id_field: str = "id", deliver: Callable[[bool], str] | None = None,
+                budget: WorkBudget | None = None) -> Iterator[Document]:
+    """The documents of one source, before ``prepare`` (see ``iter_documents``);
+    a PDF is read under ``budget``. Never raises for a bad file: its problem
+    is a failed ``Document``."""
+    try:
+        if source.jsonl:
+            yield from _jsonl_records(source.path, text_field, id_field)
+        else:
+            yield _file_document(source.path, fmt, deliver, budget)
+    except _Unusable as exc:
+        yield _failed(exc, str(source.path))
+
+
+def prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
+    """``doc`` through the schema module's ``prepare`` (a failed one as it is)."""
+    return doc if doc.problem else _prepared(doc, prepare)
+
+
+def read_document(path: str | Path, *, fmt: str = "auto",
+                  prepare: Callable[[str], str] | None = None,
+                  budget: WorkBudget | None = None) -> Document:
+    """One file, read as ``iter_documents`` reads a file that is not JSONL: by its
+    kind (``fmt``: ``auto`` sniffs; ``text``, ``pdf`` or ``html`` force one),
+    then through ``prepare``. A file that cannot be used comes back with its
+    ``problem`` set (never raised): what ``agentflow report`` re-reads sources with."""
+    path = Path(path)
+    try:
+        doc = _file_document(path, "auto" if fmt == "jsonl" else fmt, budget=budget)
+    except _Unusable as exc:
+        return _failed(exc, str(path))
+    return doc if doc.problem else _prepared(doc, prepare)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]
+
+
+def _prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
+    """``doc`` through the schema module's ``prepare``; a ``prepare`` that raises
+    or returns something other than text makes this document a failed one
+    (the others go on)."""
+    if doc.data is not None and not doc.text.strip():
+        return doc  # a scan sent as a document block: no text to prepare
+    if prepare is None:
+        text = doc.text
+    else:
+        try:
+            text = prepare(doc.text)
+        except Exception as exc:  # the user's code: this document fails, not the run
+            return Document(doc.id, "", problem=(
+                f"{doc.id}: prepare() raised {type(exc).__name__}: {exc}"))
+        if not isinstance(text, str):
+            return Document(doc.id, "", problem=(
+                f"{doc.id}: prepare() returned {type(text).__name__}, not str"))
+    if not text.strip():
+        return Document(doc.id, text, problem=f"{doc.id}: empty document", kind=doc.kind,
+                        problem_type=EmptyDocumentError.__name__,
+                        reason=EmptyDocumentError.reason)
+    found = 0 if doc.text.startswith(text) else doc.text.find(text)
+    offset = max(found, 0)
+    pages = doc.pages
+    if pages is not None and text is not doc.text:  # page ranges follow a cut, not a rewrite
+        pages = shift_pages(pages, found, len(text)) if found >= 0 else None
+    return Document(doc.id, text, offset=offset, kind=doc.kind, pages=pages, data=doc.data)

@@ -1,0 +1,59 @@
+"""Reading one input's bytes for the ``extract`` command: a path (``-``:
+stdin), gunzipped by suffix, within ``MAX_INPUT_BYTES``; shared by the
+listing (``agentflow.documents.inputs``) and media read when sent
+(``agentflow.documents.deferred``)."""
+
+from __future__ import annotations
+
+import gzip
+import sys
+import zlib
+from pathlib import Path
+
+from agentflow.errors import UnreadableDocumentError
+
+__all__ = ["MAX_INPUT_BYTES", "InputError"]
+
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+"""Largest input read (after gunzip), in bytes; a larger one is a failed record."""
+
+
+class InputError(ValueError):
+    """An input path that matches nothing, or a JSONL record without the text field."""
+
+
+class _Unusable(InputError):
+    """One document cannot be read as text (reported per document, not raised).
+
+    Attributes:
+        problem_type: the public error type the record names
+            (``UnreadableDocumentError`` unless a reader raised another
+            ``DocumentError``).
+        reason: the record's ``error.reason``.
+    """
+
+    def __init__(self, message: str, problem_type: str = "UnreadableDocumentError",
+                 reason: str = UnreadableDocumentError.default_reason) -> None:
+        super().__init__(message)
+        self.problem_type, self.reason = problem_type, reason
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The bytes of ``path`` (``-``: stdin), gunzipped by suffix.
+
+    Raises:
+        _Unusable: unreadable, corrupt ``.gz``, or too large.
+    """
+    try:
+        if str(path) == "-":  # the same size and binary checks as a file
+            stdin = getattr(sys.stdin, "buffer", None)
+            raw = (stdin.read(MAX_INPUT_BYTES + 1) if stdin is not None
+                   else sys.stdin.read(MAX_INPUT_BYTES + 1).encode("utf-8", "surrogateescape"))
+        else:
+            with gzip.open(path) if path.suffix == ".gz" else path.open("rb") as f:
+                raw = f.read(MAX_INPUT_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _Unusable(f"{path}: cannot read: {exc}") from exc
+    if len(raw) > MAX_INPUT_BYTES:
+        raise _Unusable(f"{path}: larger than {MAX_INPUT_BYTES} bytes; not read")
+    return raw

@@ -1,0 +1,216 @@
+"""Every exception agentflow raises, in one place.
+
+Three families, kept apart on purpose:
+
+* **misuse** – the caller got the API wrong; raised before any model request;
+* **provider failures** – the vendor's HTTP API refused or failed a request;
+* **output failures** – the model misbehaved and no valid structured output
+  could be obtained within the retry budget.
+
+The tree::
+
+    AgentflowError
+    ├── UsageError                        misuse (also a TypeError/ValueError where fitting)
+    │   ├── InvalidInputError             bad message input to call()/stream()
+    │   │   ├── MediaTypeError            image/document bytes of an unknown or mismatched type
+    │   │   └── UnsupportedInputError     a block the model's profile refuses (.model, .modality)
+    │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
+    │   ├── InvalidStateError             AgentState JSON that is malformed or inconsistent
+    │   ├── InvalidRecordError            an extraction record / results file that cannot be read
+    │   ├── InvalidExampleError           a few-shot example that does not fit the output type
+    │   ├── BatchUnavailableError         mode="batch" on a model without a vendor batch API
+    │   ├── DuplicateInputIdError         two extract_many inputs share an id (.id, .first, .second)
+    │   ├── ToolDefinitionError           a tool that cannot be declared
+    │   │   ├── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
+    │   │   └── MCPToolSchemaError        an MCP tool's schema no model takes (.tool, .dialect)
+    │   ├── MCPNotRunningError            an MCP server's tools used outside its `async with`
+    │   └── SchemaError                   an output type the target dialect cannot express
+    ├── ProviderError                     status, code, vendor, message
+    │   ├── BadRequestError               400/422
+    │   │   ├── ContextLengthError        over the model's context window (.limit, .requested)
+    │   │   └── UnsupportedFeatureError   400 naming a feature the model lacks (.feature)
+    │   ├── AuthenticationError           401 (and Gemini's 400 API_KEY_INVALID)
+    │   ├── PermissionDeniedError         403
+    │   ├── NotFoundError                 404
+    │   ├── QuotaExceededError            402 / insufficient_quota: never retried
+    │   ├── RateLimitedError              429 (.retry_after seconds)
+    │   ├── OverloadedError               503 / 529
+    │   ├── ServerError                   other 5xx
+    │   ├── ProviderTimeoutError          connect/read timeout
+    │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
+    │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
+    │   │   └── TruncatedStreamError      a stream ended without its finish reason / final frame
+    │   ├── BatchRequestError             one request of a vendor batch has no reply (.kind)
+    │   └── RedirectError                 3xx: never followed (credentials stay at their origin)
+    ├── StateConflictError                a state save lost a race: the stored version moved on
+    ├── MCPError                          an MCP server failed (.server, .target: command or URL)
+    │   ├── MCPServerStartError           it could not start, connect or complete the handshake
+    │   ├── MCPConnectionError            the connection was lost (the process exited mid-call)
+    │   └── MCPTimeoutError               a tool call passed its timeout (.tool, .timeout)
+    ├── ToolError                         raised by a tool to return an error result on purpose
+    ├── ToolRetriesExceededError          a tool kept failing past its retry budget (.tool)
+    ├── ModelRetry                        signal: an output validator asks the model to retry
+    └── StructuredOutputError             no valid output (.raw_text, .attempts)
+        ├── StructuredOutputValidationError   on_invalid="raise": the output failed the schema
+        ├── MultipleStructuredOutputsError    on_multiple="raise": several output calls at once
+        ├── OutputTruncatedError              finish reason "length": the output was cut (.usage)
+        ├── GroundingError                    grounded values not found in the source (.unfound)
+        └── DegenerateOutputError             a repetition loop or repeated items (.problems)
+
+    AgentflowError (input documents, agentflow.documents)
+    └── DocumentError                     a file that cannot be turned into text (.path, .reason)
+        ├── CorruptDocumentError          its reader cannot parse it (a damaged or mislabelled PDF)
+        ├── EncryptedDocumentError        a PDF that needs a password to open
+        ├── NoTextLayerError              a PDF with no text to extract (scanned pages: images)
+        ├── DocumentTooComplexError       HTML nested too deep to parse in bounded time (.depth)
+        ├── DocumentEncodingError         bytes no encoding in the documented order decodes
+        └── InvalidInputLineError         a JSONL input line that is not a document (one record)
+
+    AgentflowError (long documents, agentflow.extraction)
+    ├── EmptyDocumentError                a document with no text: no model call was made
+    ├── ChunkFailedError                  one chunk's call failed (.start, .end; cause chained)
+    └── MergeError                        chunk outputs do not merge into the schema (.field)
+        └── MergeConflictError            must-agree field on which chunks disagree (.conflicts)
+
+Messages say what was wrong and how to fix it. No error message or repr ever
+holds an API key: ``ProviderError`` masks every registered credential and any
+echoed prefix of one (``agentflow._secrets``) when it is built.
+"""
+
+from __future__ import annotations
+
+from agentflow.errors._document import (
+    ChunkFailedError,
+    CorruptDocumentError,
+    DocumentEncodingError,
+    DocumentError,
+    DocumentTooComplexError,
+    EmptyDocumentError,
+    EncryptedDocumentError,
+    InvalidInputLineError,
+    MergeConflictError,
+    MergeError,
+    NoTextLayerError,
+    UnreadableDocumentError,
+)
+from agentflow.errors._mcp import (
+    MCPConnectionError,
+    MCPError,
+    MCPNotRunningError,
+    MCPServerStartError,
+    MCPTimeoutError,
+    MCPToolSchemaError,
+)
+from agentflow.errors._provider import (
+    AuthenticationError,
+    BadRequestError,
+    BatchRequestError,
+    ContextLengthError,
+    DeadlineExceededError,
+    NotFoundError,
+    OverloadedError,
+    PermissionDeniedError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    QuotaExceededError,
+    RateLimitedError,
+    RedirectError,
+    ServerError,
+    TruncatedStreamError,
+    UnsupportedFeature,
+    UnsupportedFeatureError,
+)
+from agentflow.errors._root import (
+    AgentflowError,
+)
+from agentflow.errors._run import (
+    DegenerateOutputError,
+    GroundingError,
+    ModelRetry,
+    MultipleStructuredOutputsError,
+    OutputTruncatedError,
+    StateConflictError,
+    StructuredOutputError,
+    StructuredOutputValidationError,
+    ToolError,
+    ToolRetriesExceededError,
+)
+from agentflow.errors._usage import (
+    BatchUnavailableError,
+    DuplicateInputIdError,
+    InvalidExampleError,
+    InvalidInputError,
+    InvalidModelError,
+    InvalidRecordError,
+    InvalidStateError,
+    MediaTypeError,
+    SchemaError,
+    ToolDefinitionError,
+    ToolNameError,
+    UnsupportedInputError,
+    UsageError,
+)
+
+__all__ = [
+    "AgentflowError",
+    "AuthenticationError",
+    "BadRequestError",
+    "BatchRequestError",
+    "BatchUnavailableError",
+    "ChunkFailedError",
+    "ContextLengthError",
+    "CorruptDocumentError",
+    "DeadlineExceededError",
+    "DegenerateOutputError",
+    "DocumentEncodingError",
+    "DocumentError",
+    "DocumentTooComplexError",
+    "DuplicateInputIdError",
+    "EmptyDocumentError",
+    "EncryptedDocumentError",
+    "GroundingError",
+    "InvalidExampleError",
+    "InvalidInputError",
+    "InvalidInputLineError",
+    "InvalidModelError",
+    "InvalidRecordError",
+    "InvalidStateError",
+    "MCPConnectionError",
+    "MCPError",
+    "MCPNotRunningError",
+    "MCPServerStartError",
+    "MCPTimeoutError",
+    "MCPToolSchemaError",
+    "MediaTypeError",
+    "MergeConflictError",
+    "MergeError",
+    "ModelRetry",
+    "MultipleStructuredOutputsError",
+    "NoTextLayerError",
+    "NotFoundError",
+    "OutputTruncatedError",
+    "OverloadedError",
+    "PermissionDeniedError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderTimeoutError",
+    "QuotaExceededError",
+    "RateLimitedError",
+    "RedirectError",
+    "SchemaError",
+    "ServerError",
+    "StateConflictError",
+    "StructuredOutputError",
+    "StructuredOutputValidationError",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolNameError",
+    "ToolRetriesExceededError",
+    "TruncatedStreamError",
+    "UnreadableDocumentError",
+    "UnsupportedFeature",
+    "UnsupportedFeatureError",
+    "UnsupportedInputError",
+    "UsageError",
+]

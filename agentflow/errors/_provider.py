@@ -1,0 +1,292 @@
+"""Failures of a model request: the ``ProviderError`` tree (``agentflow.errors``
+re-exports it; the tree is drawn there). Messages and locations are masked
+of every registered credential (``agentflow._secrets``) when built."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from agentflow._secrets import mask_secrets
+from agentflow.errors._root import AgentflowError
+
+__all__ = [
+    "AuthenticationError",
+    "BadRequestError",
+    "BatchRequestError",
+    "ContextLengthError",
+    "DeadlineExceededError",
+    "NotFoundError",
+    "OverloadedError",
+    "PermissionDeniedError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderTimeoutError",
+    "QuotaExceededError",
+    "RateLimitedError",
+    "RedirectError",
+    "ServerError",
+    "TruncatedStreamError",
+    "UnsupportedFeature",
+    "UnsupportedFeatureError",
+]
+
+
+# --------------------------------------------------------------------------- providers
+
+UnsupportedFeature = Literal["native_output", "tools", "tool_choice", "thinking"]
+
+
+class ProviderError(AgentflowError):
+    """A vendor API refused or failed a request.
+
+    Attributes:
+        message: the vendor's message, with credentials masked (a key, or a
+            prefix of one, the server echoed becomes ``***``).
+        status: the HTTP status, or ``None`` for transport failures.
+        code: the vendor's error code/type (``"invalid_request_error"``, ``"1214"``...).
+        vendor: the provider name (``"openai"``, ``"glm"``...).
+        retryable: whether a retry with backoff may succeed.
+        retry_after: seconds the vendor asked to wait before a retry, or ``None``.
+        partial: ``True`` when part of the reply had already arrived (a stream
+            cut mid-way or ended without its finish reason): the reply is
+            incomplete and was never taken for an answer.
+    """
+
+    retryable: bool = False
+    retry_after: float | None = None
+    partial: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        vendor: str = "",
+    ) -> None:
+        message = mask_secrets(message)
+        self.message = message
+        self.status = status
+        self.code = code
+        self.vendor = vendor
+        parts = [p for p in (vendor, str(status) if status else None, code) if p]
+        prefix = f"[{' '.join(parts)}] " if parts else ""
+        super().__init__(f"{prefix}{message}")
+
+
+class BadRequestError(ProviderError):
+    """HTTP 400/422: the request itself is wrong. Not retried."""
+
+
+class ContextLengthError(BadRequestError):
+    """The request does not fit the model's context window (its input, or its
+    input with the output tokens asked for): a 400 (some self-hosted servers:
+    500) in the vendor's own words, recognised by the provider module (OpenAI
+    ``context_length_exceeded``, Anthropic "prompt is too long", Gemini "exceeds
+    the maximum number of tokens", llama.cpp ``exceed_context_size_error``, vLLM
+    "maximum context length"...). Never retried: the same request fails the
+    same way. The message says how to go on: split the input
+    (``extract_many(chunking=Chunking(max_tokens=...))``, CLI ``--chunk-chars``),
+    or give the model's profile its real ``context_window`` so long documents
+    are chunked to fit.
+
+    Attributes:
+        limit: the context window in tokens, when the vendor said it, else ``None``.
+        requested: the tokens the request needed, when the vendor said it, else ``None``.
+        reason: what to do about it (the record's ``error.reason``).
+    """
+
+    HINT = ("the request is longer than the model's context window: split long inputs "
+            "(extract_many(chunking=Chunking(max_tokens=...)), CLI --chunk-chars) "
+            "or set the model profile's context_window so documents are chunked to fit")
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit: int | None = None,
+        requested: int | None = None,
+        status: int | None = 400,
+        code: str | None = None,
+        vendor: str = "",
+    ) -> None:
+        self.limit = limit
+        self.requested = requested
+        self.reason = self.HINT
+        counts = (f" ({requested} tokens > {limit})" if limit and requested
+                  else f" ({limit} tokens)" if limit else "")
+        super().__init__(f"{message} -- {self.HINT}{counts}", status=status, code=code,
+                         vendor=vendor)
+
+
+class UnsupportedFeatureError(BadRequestError):
+    """A 400 that names a feature this model does not support: native response
+    format, tools, a forced ``tool_choice`` (e.g. while thinking) or thinking.
+
+    The structured-output engine reacts to it by degrading one step; the
+    provider module decides which vendor errors are this one.
+
+    Attributes:
+        feature: one of ``"native_output"``, ``"tools"``, ``"tool_choice"``, ``"thinking"``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        feature: UnsupportedFeature,
+        status: int | None = 400,
+        code: str | None = None,
+        vendor: str = "",
+    ) -> None:
+        self.feature: UnsupportedFeature = feature
+        super().__init__(message, status=status, code=code, vendor=vendor)
+
+
+class AuthenticationError(ProviderError):
+    """HTTP 401 (or a vendor's equivalent): the API key is missing or wrong."""
+
+    same_for_every_input = True
+
+
+class PermissionDeniedError(ProviderError):
+    """HTTP 403: the key may not use this model or region."""
+
+
+class NotFoundError(ProviderError):
+    """HTTP 404: unknown model or endpoint."""
+
+    same_for_every_input = True
+
+
+class QuotaExceededError(ProviderError):
+    """Billing or quota exhausted (402, OpenAI ``insufficient_quota``). Never retried."""
+
+
+class RateLimitedError(ProviderError):
+    """HTTP 429. Retried with backoff.
+
+    Attributes:
+        retry_after: seconds the vendor asked to wait, or ``None``.
+    """
+
+    retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        status: int | None = 429,
+        code: str | None = None,
+        vendor: str = "",
+    ) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, status=status, code=code, vendor=vendor)
+
+
+class OverloadedError(ProviderError):
+    """HTTP 503/529: the vendor is overloaded. Retried with backoff."""
+
+    retryable = True
+
+
+class ServerError(ProviderError):
+    """Other HTTP 5xx (and 408/409). Retried with backoff."""
+
+    retryable = True
+
+
+class BatchRequestError(ProviderError):
+    """One request of a vendor batch has no reply: the vendor answered it with
+    an error, or it never ran (the batch expired, was cancelled or was
+    rejected), and it was not (or no longer) resubmitted.
+
+    Attributes:
+        kind: ``"error"``, ``"expired"`` or ``"cancelled"`` (``BatchItemError.kind``).
+        batch_id: the vendor's id of the batch that held the request.
+    """
+
+    def __init__(self, message: str, *, kind: str, batch_id: str, status: int | None = None,
+                 code: str | None = None, vendor: str = "") -> None:
+        super().__init__(message, status=status, code=code, vendor=vendor)
+        self.kind = kind
+        self.batch_id = batch_id
+
+
+class ProviderTimeoutError(ProviderError):
+    """The connect or read timeout expired. Retried before the first byte."""
+
+    retryable = True
+
+
+class ProviderConnectionError(ProviderError):
+    """The connection failed, or a stream was cut before its terminal marker.
+
+    Attributes:
+        partial: ``True`` when bytes of the reply had already arrived (a stream
+            cut mid-way); such an error is never retried by the HTTP layer.
+    """
+
+    retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        partial: bool = False,
+        status: int | None = None,
+        code: str | None = None,
+        vendor: str = "",
+    ) -> None:
+        self.partial = partial
+        super().__init__(message, status=status, code=code, vendor=vendor)
+
+
+class TruncatedStreamError(ProviderConnectionError):
+    """A stream ended (the vendor's terminal marker such as ``[DONE]`` or
+    ``message_stop``, or end of file) before its finish reason or final
+    frame: the reply is incomplete. Always ``partial=True``; never retried by
+    the HTTP layer (``ReActAgent(stream_retries=n)`` may send the request again)."""
+
+    def __init__(self, message: str, *, vendor: str = "") -> None:
+        super().__init__(message, partial=True, vendor=vendor)
+
+
+class DeadlineExceededError(ProviderTimeoutError):
+    """The request's total deadline (``HttpSettings.deadline``, seconds for
+    the whole request: connection, retries and every byte of the reply)
+    passed, e.g. a server that trickles keep-alive comments forever. Never
+    retried.
+
+    Attributes:
+        deadline: the deadline in seconds.
+    """
+
+    retryable = False
+
+    def __init__(self, message: str, *, deadline: float, partial: bool = False,
+                 vendor: str = "") -> None:
+        self.deadline = deadline
+        self.partial = partial
+        super().__init__(message, vendor=vendor)
+class RedirectError(ProviderError):
+    """The API answered with a redirect (3xx). Never followed: a request carries
+    credentials (``Authorization``, ``x-api-key``...) that must not reach
+    another origin, and no vendor API redirects its endpoints. Not retried.
+
+    Attributes:
+        location: the redirect target (``Location`` header), or ``""``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        location: str = "",
+        status: int | None = None,
+        code: str | None = None,
+        vendor: str = "",
+    ) -> None:
+        self.location = mask_secrets(location)
+        super().__init__(message, status=status, code=code, vendor=vendor)

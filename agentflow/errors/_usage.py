@@ -1,0 +1,144 @@
+"""Misuse: the caller used the API wrongly, raised before any model request
+(``agentflow.errors`` re-exports these; the tree is drawn there)."""
+
+from __future__ import annotations
+
+from agentflow.errors._root import AgentflowError
+
+__all__ = [
+    "BatchUnavailableError",
+    "DuplicateInputIdError",
+    "InvalidExampleError",
+    "InvalidInputError",
+    "InvalidModelError",
+    "InvalidRecordError",
+    "InvalidStateError",
+    "MediaTypeError",
+    "SchemaError",
+    "ToolDefinitionError",
+    "ToolNameError",
+    "UnsupportedInputError",
+    "UsageError",
+]
+
+
+# --------------------------------------------------------------------------- misuse
+
+
+class UsageError(AgentflowError):
+    """The caller used the API wrongly. Raised before any model request."""
+
+    same_for_every_input = True
+
+
+class InvalidInputError(UsageError, TypeError):
+    """The message input of ``call()``/``stream()`` is not a str, a ``Msg`` or a
+    non-empty sequence of them."""
+
+
+class MediaTypeError(InvalidInputError):
+    """Image or document bytes whose magic bytes match no known media type, a
+    media type that does not match the bytes, or one the block kind does not
+    hold (``agentflow.content``).
+
+    Attributes:
+        media_type: the media type given or found, when there is one.
+    """
+
+    same_for_every_input = False  # about one input's bytes
+
+    def __init__(self, message: str, *, media_type: str | None = None) -> None:
+        super().__init__(message)
+        self.media_type = media_type
+
+
+class UnsupportedInputError(InvalidInputError):
+    """An image or document block the model does not accept, by its profile
+    (``ModelProfile.input_modalities`` and the limits beside it). Raised before
+    any request.
+
+    Attributes:
+        model: the model's name.
+        modality: ``"image"`` or ``"pdf"``.
+    """
+
+    same_for_every_input = False  # about one input's bytes
+
+    def __init__(self, message: str, *, model: str, modality: str) -> None:
+        super().__init__(message)
+        self.model = model
+        self.modality = modality
+
+
+class InvalidModelError(UsageError, TypeError):
+    """The model given to an agent is neither a ``ChatModel`` nor a known
+    ``"vendor:model"`` string."""
+
+
+class InvalidStateError(UsageError, ValueError):
+    """Stored ``AgentState`` JSON that is malformed (wrong shapes, unknown
+    roles) or inconsistent (a tool call without its result)."""
+
+
+class InvalidRecordError(UsageError, ValueError):
+    """An extraction record that does not have the record shape (a JSON object
+    with a string ``id`` and a boolean ``ok``), or a results file line that is
+    not JSON. The message names the file and line, or the record's position."""
+
+
+class InvalidExampleError(UsageError, ValueError):
+    """A few-shot example (``agentflow.output.examples.Example``) whose
+    output does not validate as the output type, or whose grounded values are
+    not spans of its own text. The message names the example
+    (``examples[i]``) and each failing field."""
+class BatchUnavailableError(UsageError, ValueError):
+    """``mode="batch"`` on a model whose vendor has no batch API (the model is
+    not ``agentflow.batch_api.BatchCapable``); raised before any request."""
+
+
+class ToolDefinitionError(UsageError, ValueError):
+    """A tool cannot be declared (not callable, bad signature, ...)."""
+
+
+class ToolNameError(ToolDefinitionError):
+    """A tool name breaks the cross-vendor rule ``^[A-Za-z0-9_-]{1,64}$`` or is
+    used twice in one toolkit."""
+
+
+class SchemaError(UsageError, ValueError):
+    """An output type cannot be expressed in the JSON Schema dialect a vendor
+    accepts.
+
+    Attributes:
+        path: the field path inside the output type (``"Node.children"``), or ``""``.
+        reason: why the dialect cannot express it.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        where = f"{path}: " if path else ""
+        super().__init__(f"{where}{reason}")
+
+
+class DuplicateInputIdError(UsageError, ValueError):
+    """Two inputs of one ``extract_many`` run share an id, so their results could
+    not be told apart (under ``order="completed"`` above all). Raised before any
+    request when the inputs are a collection; for a lazy iterable, when the
+    repeat is read (its request is never made).
+
+    Attributes:
+        id: the id given twice.
+        first: position (from 0) of the input that had it first.
+        second: position of the repeat.
+    """
+
+    def __init__(self, input_id: str, first: int, second: int, *,
+                 generated: tuple[bool, bool] = (False, False)) -> None:
+        self.id, self.first, self.second = input_id, first, second
+        made = [" (generated from its position: a plain str input)" if g else ""
+                for g in generated]
+        super().__init__(
+            f"inputs {first}{made[0]} and {second}{made[1]} share the id {input_id!r}: ids key "
+            "the results and must be unique within a run; give each input its own id "
+            "(e.g. (id, text) or ExtractInput)")

@@ -1,0 +1,291 @@
+"""The ``extract`` command's ``--out`` file: checked, locked, resumed, compacted.
+
+* Only a regular file (or a new one) is accepted: a pipe, a device or a
+  directory is refused before any request (``SetupError``), so nothing is
+  ever read from ``/dev/stdout`` or ``/dev/full``. To write to stdout, omit
+  ``--out``.
+* An advisory lock (``fcntl.flock``, exclusive) is held for the whole run:
+  a second run on the same file refuses, naming the holder's pid when the
+  system tells it (Linux ``/proc/locks``), or waits for it (``wait=True``)
+  and then reads what the first one wrote, so no input is done twice.
+* Resuming reads the file line by line, each line bounded
+  (``MAX_LINE`` bytes; longer ones are skipped): the newest record of an id
+  wins.
+* A line that is not a record (someone's notes, another program's output)
+  is skipped when resuming and kept as written by compaction: agentflow
+  never drops a line it did not write.
+* ``compact()`` rewrites the file with only the newest record of each id
+  (two streaming passes; the new file replaces the old atomically while the
+  lock is held; a run waiting for the lock notices the swap and reopens).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentflow.documents.names import dumps_record, loads_record
+from agentflow.extraction.setup import SetupError
+
+__all__ = ["MAX_LINE", "OutFile", "iter_lines", "open_out", "read_records", "waiting_notice"]
+
+MAX_LINE = 64 * 1024 * 1024
+"""Longest record line read back, in bytes (longer lines are skipped)."""
+
+_CHUNK = 1024 * 1024
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a pipe"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _refuse_kind(path: Path, mode: int) -> SetupError:
+    return SetupError(
+        f"--out {path} is {_kind(mode)}: --out must be a regular file (it is read back to "
+        "resume); to write records to stdout, leave --out out")
+
+
+def iter_lines(path: Path, max_line: int = MAX_LINE) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` for each line of ``path`` (without its newline); a
+    line longer than ``max_line`` bytes is skipped whole, never held."""
+    with path.open("rb") as f:
+        offset = 0
+        buffer = b""
+        skipping = False
+        while chunk := f.read(_CHUNK):
+            buffer += chunk
+            while True:
+                newline = buffer.find(b"\n")
+                if newline < 0:
+                    break
+                if not skipping and newline <= max_line:
+                    yield offset, buffer[:newline]
+                skipping = False
+                offset += newline + 1
+                buffer = buffer[newline + 1:]
+            if len(buffer) > max_line:  # an over-long line: drop what we have of it
+                offset += len(buffer)
+                buffer = b""
+                skipping = True
+        if buffer and not skipping:
+            yield offset, buffer
+
+
+def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(offset, record)`` for each JSON object line with a string ``id``
+    (torn or foreign lines are skipped)."""
+    for offset, line in iter_lines(path):
+        try:
+            record = loads_record(line)
+        except orjson.JSONDecodeError:
+            continue  # a torn last line from an interrupted run
+        if isinstance(record, dict) and isinstance(record.get("id"), str):
+            yield offset, record
+
+
+def _is_ours(line: bytes) -> bool:
+    """Whether ``line`` is blank, a record, or a record cut short by an
+    interrupted run (a torn JSON object): anything else is a foreign line
+    that agentflow never wrote."""
+    text = line.strip()
+    if not text:
+        return True
+    try:
+        value = loads_record(text)
+    except orjson.JSONDecodeError:
+        return text.startswith(b'{"id"')  # records start with their id
+    return isinstance(value, dict) and isinstance(value.get("id"), str)
+
+
+def _holder_pid(fd: int) -> int | None:
+    """The pid holding a flock on ``fd``'s file, from ``/proc/locks`` (Linux), if known."""
+    st = os.fstat(fd)
+    device = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split()
+        if "FLOCK" in parts and device in parts and "->" not in parts:
+            try:
+                return int(parts[parts.index(device) - 1])
+            except (ValueError, IndexError):
+                return None
+    return None
+
+
+def _outcome(record: dict[str, Any]) -> str | None:
+    if record.get("ok") is True:
+        return None
+    error = record.get("error")
+    kind = error.get("type") if isinstance(error, dict) else None
+    return kind if isinstance(kind, str) else ""
+
+
+class OutFile:
+    """An ``--out`` file opened for appending, locked, with what it holds.
+
+    Attributes:
+        path: the file.
+        outcomes: id -> ``None`` when its newest record is ok, else that
+            record's error type (``""`` when it names none).
+        superseded: records whose id has a newer record (removed by ``compact``).
+        saved: records this run appended.
+        schemas: schema fingerprint -> records carrying it (``"schema"``, written
+            by ``agentflow extract``; records without one are not counted).
+    """
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._fd = fd
+        self.outcomes: dict[str, str | None] = {}
+        self.superseded = 0
+        self.saved = 0
+        self.schemas: dict[str, int] = {}
+        for _, record in read_records(path):
+            self._count_schema(record)
+            if record["id"] in self.outcomes:
+                self.superseded += 1
+            self.outcomes[record["id"]] = _outcome(record)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            self._write(b"\n")  # after a torn last line, start on a fresh one
+
+    def _count_schema(self, record: dict[str, Any]) -> None:
+        schema = record.get("schema")
+        if isinstance(schema, str):
+            self.schemas[schema] = self.schemas.get(schema, 0) + 1
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append ``record`` as one line (one ``write`` call, ``O_APPEND``); an id
+        from a non-UTF-8 file name is written reversibly (``dumps_record``)."""
+        self._write(dumps_record(record) + b"\n")
+        self.saved += 1
+        self._count_schema(record)
+        if record.get("id") in self.outcomes:
+            self.superseded += 1
+        self.outcomes[record["id"]] = _outcome(record)
+
+    def compact(self) -> int:
+        """Rewrite the file with only the newest record of each id (torn
+        records go too; a line agentflow did not write stays); returns how
+        many lines were dropped.
+
+        Raises:
+            OSError: the directory is not writable (the file is left as it was).
+        """
+        newest: dict[str, int] = {}
+        for offset, record in read_records(self.path):
+            newest[record["id"]] = offset
+        keep = set(newest.values())
+        dropped = 0
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for offset, line in iter_lines(self.path):
+                    if offset in keep or not _is_ours(line):
+                        out.write(line + b"\n")  # the line as it was written
+                    elif line.strip():
+                        dropped += 1
+                out.flush()
+                os.fsync(out.fileno())
+            os.chmod(tmp, stat.S_IMODE(os.fstat(self._fd).st_mode))
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        self.superseded = 0
+        return dropped
+
+    def close(self) -> None:
+        """Release the lock and close (idempotent)."""
+        if self._fd >= 0:
+            os.close(self._fd)  # closing releases the flock
+            self._fd = -1
+
+
+def open_out(
+    spec: str, *, wait: bool = False, on_wait: Callable[[int | None], None] | None = None
+) -> OutFile:
+    """Open ``spec`` to append records, holding its lock.
+
+    Args:
+        wait: wait for another run holding the lock (else refuse).
+        on_wait: called with the holder's pid (or ``None``) before waiting.
+
+    Raises:
+        SetupError: not a regular file, not writable, its directory missing,
+            or locked by another run (``wait=False``).
+    """
+    path = Path(spec)
+    for _ in range(100):  # retried only when a compaction swapped the file meanwhile
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            st = None
+        except OSError as exc:
+            raise SetupError(f"--out {spec}: {exc.strerror}") from None
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise _refuse_kind(path, st.st_mode)
+        try:  # O_NONBLOCK: a file swapped for a FIFO meanwhile cannot block the open
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+        except FileNotFoundError:
+            raise SetupError(f"--out {spec}: its directory does not exist") from None
+        except OSError as exc:
+            raise SetupError(f"--out {spec}: not writable: {exc.strerror}") from None
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise _refuse_kind(path, mode)
+        os.set_blocking(fd, True)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = _holder_pid(fd)
+            if not wait:
+                os.close(fd)
+                holder = f" (pid {pid})" if pid else ""
+                raise SetupError(
+                    f"--out {spec} is in use by another agentflow run{holder}; wait for it "
+                    "to finish (--wait), or write to another file") from None
+            if on_wait is not None:
+                on_wait(pid)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return OutFile(path, fd)
+        os.close(fd)  # compacted (replaced) while we waited: open the new file
+    raise SetupError(f"--out {spec} keeps being replaced; is another program rewriting it?")
+
+
+def waiting_notice(spec: str) -> Callable[[int | None], None]:
+    """An ``on_wait`` that tells stderr whom the run waits for."""
+    def notice(pid: int | None) -> None:
+        holder = f" (pid {pid})" if pid else ""
+        print(f"agentflow: waiting for the run holding {spec}{holder}", file=sys.stderr,
+              flush=True)
+    return notice

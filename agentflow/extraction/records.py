@@ -1,0 +1,99 @@
+"""The records of ``agentflow extract``: one JSON object per input (the
+shape the CLI docstring lists), where they go (``--out`` or stdout), and
+which failed ones a rerun tries again unasked."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from pydantic import BaseModel
+
+from agentflow import errors
+from agentflow._secrets import mask_secrets, mask_value
+from agentflow.batch import ExtractResult
+from agentflow.documents.inputs import Document
+from agentflow.documents.names import dumps_record
+from agentflow.documents.pages import span_pages
+from agentflow.extraction.outfile import OutFile
+
+__all__ = ["_Sink", "_problem_record", "_record", "_transient"]
+
+
+@dataclass
+class _Sink:
+    """Where records go: the locked ``--out`` file, or stdout; counts what it
+    saved. ``schema``: the run's schema fingerprint, stamped on every record."""
+
+    out: OutFile | None = None
+    saved: int = 0
+    schema: str | None = None
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self.schema is not None:
+            record["schema"] = self.schema
+        if self.out is not None:
+            self.out.write(record)
+        else:
+            sys.stdout.write(dumps_record(record).decode() + "\n")
+            sys.stdout.flush()
+        self.saved += 1
+
+
+def _transient(error_type: str) -> bool:
+    """Whether a record's error type is a transient provider failure (rate
+    limit, overload, 5xx, timeout, connection): retried on a rerun unasked."""
+    cls = getattr(errors, error_type, None)
+    return isinstance(cls, type) and issubclass(cls, errors.ProviderError) and cls.retryable
+
+
+def _problem_record(doc: Document) -> dict[str, Any]:
+    error = {"type": doc.problem_type or "InputError", "message": doc.problem}
+    if doc.reason:
+        error["reason"] = doc.reason
+    return {"id": doc.id, "ok": False, "error": error, "attempts": 0}
+
+
+def _record(result: ExtractResult, source_offset: int = 0,
+            pages: Sequence[tuple[int, int]] | None = None) -> dict[str, Any]:
+    record: dict[str, Any] = {"id": result.id, "ok": result.ok}
+    if result.ok:
+        output = result.output
+        record["output"] = mask_value(output.model_dump(mode="json") if isinstance(
+            output, BaseModel) else output)
+    else:
+        record["error"] = {"type": type(result.error).__name__,
+                           "message": mask_secrets(str(result.error))}
+        reason = getattr(result.error, "detail", None) or getattr(result.error, "reason", None)
+        if isinstance(reason, str) and reason:
+            record["error"]["reason"] = mask_secrets(reason)
+    if result.spans:
+        record["spans"] = {path: [list(s) for s in spans] for path, spans in result.spans.items()}
+    if source_offset:
+        record["source_offset"] = source_offset
+    if pages is not None:  # a PDF: page n is pages[n - 1]; agentflow.documents.pages
+        record["pages"] = [list(p) for p in pages]
+        if result.spans:
+            record["span_pages"] = span_pages(result.spans, pages)
+    record["usage"] = {f.name: getattr(result.usage, f.name) for f in fields(result.usage)}
+    record["attempts"] = result.attempts
+    record["duration_s"] = round(result.duration, 3)
+    if result.chunks is not None:
+        c = result.chunks
+        record["chunks"] = {"total": c.total, "failed": c.failed}
+        if c.missing:
+            record["chunks"]["missing"] = [list(r) for r in c.missing]
+        if c.hard_cuts:
+            record["chunks"]["hard_cuts"] = list(c.hard_cuts)
+        if c.passes > 1:
+            record["chunks"]["passes"] = c.passes
+    t = result.truncated
+    record["truncated"] = {"kept_chars": t.kept_chars, "total_chars": t.total_chars} if t else (
+        False)
+    if result.conflicts:
+        record["conflicts"] = [{"path": c.path, "rule": c.rule, "chosen": c.chosen,
+                                "values": [{"value": v, "start": s, "end": e}
+                                           for v, s, e in c.values]} for c in result.conflicts]
+    return record

@@ -1,0 +1,394 @@
+"""Grounding: extracted values that must be verbatim spans of the source text.
+
+**Declaring.** One marker, ``Grounded()``, as ``Annotated`` metadata::
+
+    class Contact(BaseModel):
+        name: Annotated[str, Grounded()]                  # a str field
+        phone: Annotated[str | None, Grounded()] = None   # null when the text has none
+        tags: list[Annotated[str, Grounded()]]            # each item
+        notes: Annotated[list[str], Grounded()]           # the same: each item
+        city: Annotated[str, Grounded(case_sensitive=False)]
+        version: Annotated[str, Grounded(whole_tokens=True)]  # never part of a token
+        items: list[Annotated[str, Grounded(whole_lines=True)]]  # whole lines, each
+        changes: list[Annotated[str, Grounded(whole_items=True)]]  # list items, each
+
+at any depth (nested models, lists of models, dataclasses, TypedDicts). A
+marker on anything but ``str``, ``str | None`` or a list/tuple/set of them
+raises ``SchemaError`` naming the field when the call (or ``grounding_plan``)
+checks the type. Instead of marking fields one by one, a default grounds
+every *free-text* string leaf (a value declared ``str``; never enums,
+``Literal`` values, numbers or booleans): ``OutputConfig(ground=True)`` per
+agent, ``agent.call(..., ground=True)`` per call, ``extract_many(...,
+ground=True)`` per batch; ``ground=Grounded(case_sensitive=False)`` sets the
+rules the default applies. An absent value is ``null`` on an optional field:
+an empty grounded string is refused ("empty text").
+
+**Choices.** A marker on a ``Literal`` of strings or a ``str`` enum (never
+the default) grounds the choice: its label must occur in the source, letter
+case ignored (``urgency=HIGH`` holds ``"high"``), under the marker's other
+rules (``whole_tokens``, ``line``)::
+
+    urgency: Annotated[Literal["low", "medium", "high"], Grounded(line=r"urgency=")]
+
+so a model can no longer pick a label the document does not say; the
+grammar offers only the labels that occur.
+
+**Verbatim** (the one definition, ``locate``): a value is found in the source
+when it occurs there exactly; failing that, when it occurs with every run of
+whitespace (spaces, tabs, newlines) in the value matching any non-empty run
+of whitespace in the source, the value's leading and trailing whitespace
+ignored; failing that, when value and source are equal in Unicode
+compatibility form (NFKC: ``é`` composed or decomposed, ``ﬁ`` and ``fi``,
+full-width letters — one text in two encodings, as PDF text layers write
+it; a non-breaking space and a space, ``…`` and ``...``), or equal once
+typographic punctuation is read as plain ASCII (curly quotes and ``'``/``"``,
+en/em dashes and the minus sign and ``-``, either side: a model writes
+``don't`` where the document has ``don’t``, ``1990-1995`` for ``1990–1995``);
+letter case matters unless the marker says
+``case_sensitive=False``. The span is where it occurs in the source.
+
+**Whole tokens** (``Grounded(whole_tokens=True)``): the value must also begin
+and end at token boundaries of the source, so it is one or more whole tokens
+with what lies between them. A token is a maximal run of characters that are
+neither whitespace nor delimiters (brackets, quotes, ``,`` and ``;``), less a
+trailing run of ``. : ! ?`` (``agentflow.grounding.tokens`` defines it once):
+``2:1.5.2-1``, ``jelmer@debian.org``, ``urgency=medium`` and
+``d/salsa-ci.yml`` are one token each, so ``1.5.2-1``, ``debian`` or ``d`` are
+refused there ("cuts through the token ..."), while ``unstable`` out of
+``unstable;`` and ``Paris`` out of ``Paris.`` are whole. An occurrence that
+cuts a token does not count: the span is the first whole-token occurrence by
+the occurrence rule below. The grammar of a model that takes one allows only
+such values. Use it for fields whose values are whole words of the text
+(identifiers, versions, names, addresses, dates, whole lines).
+
+**Whole lines** (``Grounded(whole_lines=True)``): the value must begin where
+a line's content begins and end where a line's content ends (the same line's
+or a later one's); a line's content is the line less its indentation, a list
+marker (``*``, ``-``, ``+``, ``•``, ``1.``, ``2)`` ... followed by whitespace)
+and trailing whitespace (``agentflow.grounding.lines`` defines it once).
+Use it for the items of a bulleted or numbered list, the lines of an address,
+a paragraph: an item copied from such a list can no longer stop in the middle
+of its line ("is only part of the line ..."). Under ``whole_lines`` only
+whole-line occurrences are candidates.
+
+**Whole items** (``Grounded(whole_items=True)``): the value must be exactly
+one item of a bulleted or numbered list of the source: the text after the
+item's marker with its continuation lines (the lines after it indented
+deeper than the marker, nested items included; ``agentflow.extraction.
+items`` defines it once). Use it for the items of such a list when an item
+may run over several lines: a copy can no longer stop at the end of the
+item's first line, nor run into the next item ("is not one whole item of a
+list ..."). The grammar of a model that takes one lists the document's
+items as the only values. Under ``whole_items`` only occurrences that are
+exactly an item are candidates.
+
+**On a line** (``Grounded(line=r"urgency=")``): the value must lie within one
+line of the source that the regular expression searches (a whole item: its
+first line). It says where a field is written, as a ``pattern`` says what it
+looks like: a version on the header line, never a version named in a change
+line; a total on the line that starts with ``Total``. Only occurrences on
+such lines are candidates; elsewhere the value goes back as "is not on a
+line that matches ...". The grammar of a model that takes one offers only
+spans of those lines. In a JSON Schema: ``"x-grounded-line": "urgency="``
+beside ``"x-grounded"``.
+
+**In order** (``Grounded(after="version")``): the value must begin at or
+after the end of the value of an earlier field of the same object (declared
+before it; ``grounding_plan`` checks), its earliest end among the places its
+own rules allow. It says in what order a line or a record writes its fields,
+as LangExtract's prompts ask for "extractions in order of appearance":
+``package (version) distribution`` is ``version: after="package"`` and
+``distribution: after="version"``. A null (or ungrounded) earlier field sets
+no bound. On a list, each item is held after the named field. Elsewhere a
+value goes back as "is not after the value of 'version' in the document".
+The grammar of a model that takes one offers the later field only values
+that follow (``agentflow.output.grammar_order``: strings with a line rule or
+a pattern, choices, whole items, and lists of them; others are verified
+only), so a value of the earlier field that no later value can follow is not
+offered either. In a JSON Schema: ``"x-grounded-after": "version"``.
+
+**Longest** (``Grounded(longest=True)``, on a field with a ``pattern``): the
+value must not be a proper part of a longer span that the field's other
+rules and its pattern also allow (``agentflow.grounding.longest``): a name
+with all its first names, never ``Klose <doko@debian.org>`` out of ``Matthias
+Klose <doko@debian.org>``. Only occurrences that are such maximal spans are
+candidates; elsewhere the value goes back as "is only part of 'Matthias Klose
+<doko@debian.org>' in the document". The grammar of a model that takes one
+lists only the maximal spans. The pattern must describe a whole value (a
+name's pattern that let it start with ``--`` would make ``-- Matthias ...``
+the whole value). In a JSON Schema: ``"x-grounded-longest": true``.
+
+The ``ground=True`` default applies ``Grounded()`` (sub-token values allowed):
+it grounds every string leaf of schemas not written for grounding, where a
+value may rightly be part of a token (a surname out of ``Smith-Jones``, a
+domain out of an e-mail address); ``ground=Grounded(whole_tokens=True)`` makes
+the default whole-token.
+
+**Spans.** ``[start, end)`` character offsets (Python ``str`` indices) into
+the source: the text of the call's user message(s), joined by a blank line
+when there are several. Keyed by field path: python field names, dotted,
+``[i]`` for list items (``maintainer``, ``changes[2]``,
+``entries[3].version``); ``{"path": [(start, end)]}``.
+
+**Occurrence rule.** Values are placed in schema order (fields in
+declaration order, list items in order). Each takes the first occurrence
+that starts at or after the start of the previous value's span and is not
+already taken by an earlier value with the same span; failing that, the
+first occurrence anywhere not taken; failing that, its first occurrence.
+Under ``whole_tokens`` only whole-token occurrences are candidates.
+Repeated list items therefore map to successive occurrences (a value that
+repeats more often than the document holds it reuses the first one, and
+``degenerate.check_degenerate`` refuses a list that repeats it 3 times or
+more); items that overlap in the source simply have overlapping spans.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, get_args, get_origin
+
+from pydantic import BaseModel
+
+from agentflow.errors import SchemaError
+from agentflow.grounding.locate import GroundingCheck, check_grounding, locate
+from agentflow.grounding.marker import (
+    AFTER_KEY,
+    GROUNDED_KEY,
+    LINE_KEY,
+    LONGEST_KEY,
+    WHOLE_ITEMS,
+    WHOLE_LINES,
+    WHOLE_TOKENS,
+    Grounded,
+    mark_all_strings,
+)
+from agentflow.grounding.values import (
+    GroundedValue,
+    _allows_marker,
+    _annotated_pattern,
+    _fields,
+    _is_choice,
+    _is_text,
+    _is_union,
+    _pattern_in,
+    _schema_marks,
+    _sequence_item,
+    _type_name,
+    _unwrap,
+    grounded_values,
+)
+from agentflow.output.json_schema import SCHEMA_ATTRIBUTE
+
+__all__ = [
+    "GROUNDED_KEY",
+    "LINE_KEY",
+    "WHOLE_ITEMS",
+    "WHOLE_LINES",
+    "WHOLE_TOKENS",
+    "Grounded",
+    "GroundedValue",
+    "GroundingCheck",
+    "check_grounding",
+    "grounded_values",
+    "grounding_plan",
+    "locate",
+    "mark_all_strings",
+]
+
+
+def grounding_plan(output_type: Any) -> bool:
+    """Check every ``Grounded()`` marker of ``output_type``; whether it has any.
+
+    Raises:
+        SchemaError: a marker on a field that is not ``str``, ``str | None``
+            or a list of them; whose ``after`` names no field declared
+            before it in the same object, or one that holds no single
+            string (a list, an object: it has no one place to follow); or
+            ``longest`` on a field without a ``pattern`` that Python can
+            read and that is anchored at both ends (``^...$``: a pattern a
+            span only has to contain makes every value part of a longer
+            one). Names the field, e.g. ``"Invoice.total"``. A JSON Schema
+            output (``json_schema_output``) is held to the same rules for
+            ``"x-grounded-after"`` and ``"x-grounded-longest"``.
+    """
+    given = getattr(output_type, SCHEMA_ATTRIBUTE, None)
+    if isinstance(given, Mapping):  # a json_schema_output type: "x-grounded" in its schema
+        _check_schema_rules(given, _type_name(output_type))
+        return _schema_marks(given)
+    found = False
+    seen: set[int] = set()
+
+    def visit(tp: Any, where: str, marks: list[Grounded], earlier: tuple[str, ...] = (),
+              pattern: str | None = None, single: frozenset[str] = frozenset()) -> None:
+        nonlocal found
+        pattern = _annotated_pattern(tp) or pattern
+        if marks:
+            if not _allows_marker(tp):
+                raise SchemaError(
+                    where,
+                    f"Grounded() applies to str fields (or a Literal/enum of strings) and the "
+                    f"items of list[str], not to "
+                    f"{_type_name(tp)}; remove the marker or change the field's type",
+                )
+            for marker in marks:
+                if marker.after is not None:
+                    _check_after(where, marker.after, earlier, single)
+                if marker.longest:
+                    _check_longest(where, pattern or _item_pattern(tp))
+            found = True
+        tp, inner = _unwrap(tp)
+        if inner:
+            visit(tp, where, inner, earlier, pattern, single)
+            return
+        if _is_union(tp):
+            for arg in get_args(tp):
+                visit(arg, where, [], earlier, None, single)
+            return
+        item = _sequence_item(tp)
+        if item is not None:
+            visit(item, where, [], earlier, None, single)
+            return
+        if get_origin(tp) in (dict, Mapping, typing.Mapping) and len(get_args(tp)) == 2:
+            visit(get_args(tp)[1], where, [])
+            return
+        fields = _fields(tp)
+        if fields is None or id(tp) in seen:
+            return
+        seen.add(id(tp))
+        names = tuple(name for name, _, _ in fields)
+        strings = frozenset(name for name, ann, _ in fields if _one_string(ann))
+        infos = tp.model_fields if isinstance(tp, type) and issubclass(tp, BaseModel) else {}
+        for i, (name, ann, field_marks) in enumerate(fields):
+            visit(ann, f"{_type_name(tp)}.{name}", field_marks, names[:i],
+                  _pattern_in(infos[name].metadata) if name in infos else None, strings)
+
+    visit(output_type, _type_name(output_type), [])
+    return found
+
+
+def _one_string(tp: Any) -> bool:
+    """Whether a field of type ``tp`` holds one string (``str``, a choice of
+    strings, or either ``| None``): a value with one place in the source."""
+    tp, _ = _unwrap(tp)
+    if _is_union(tp):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        return bool(args) and all(_one_string(a) for a in args)
+    return _is_text(tp) or _is_choice(tp)
+
+
+def _item_pattern(tp: Any) -> str | None:
+    """The ``pattern`` of the items of a list field (a marker on the list
+    grounds each item, and each item's pattern says what it looks like)."""
+    item = _sequence_item(_unwrap(tp)[0])
+    return _annotated_pattern(item) if item is not None else None
+
+
+def _check_after(where: str, after: str, earlier: Sequence[str], single: Collection[str],
+                 rule: str = "Grounded(after={!r})") -> None:
+    """``after`` must name an earlier sibling that holds one string (``rule``:
+    how the message names the declaration)."""
+    if after not in earlier:
+        raise SchemaError(
+            where,
+            f"{rule.format(after)} must name a field declared before this one in the "
+            f"same object"
+            + (f" (those are: {', '.join(earlier)})" if earlier else " (this is its first field)"),
+        )
+    if after not in single:
+        raise SchemaError(
+            where,
+            f"{rule.format(after)} must name a field that holds one string (str, "
+            f"str | None, a Literal or str enum); {after!r} holds a list or an object, which "
+            f"has no one place in the document to follow",
+        )
+
+
+def _check_longest(where: str, pattern: str | None, rule: str = "Grounded(longest=True)") -> None:
+    """``longest`` needs a pattern Python reads, anchored at both ends (``rule``:
+    how the message names the declaration)."""
+    if pattern is None:
+        raise SchemaError(
+            where,
+            f"{rule} needs a pattern on the field (Field(pattern=...)) "
+            "that says what a whole value looks like",
+        )
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise SchemaError(
+            where,
+            f"{rule} needs a pattern Python's re module can read to find "
+            f"longer values; {pattern!r} is not one: {exc}",
+        ) from None
+    if not (pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$")):
+        raise SchemaError(
+            where,
+            f"{rule} needs a pattern anchored at both ends ('^...$'): a JSON "
+            f"Schema pattern is searched, so {pattern!r} also matches every longer span that "
+            f"contains a match, and no value would be whole",
+        )
+
+
+def _check_schema_rules(node: Any, where: str) -> None:
+    """The ``"x-grounded-after"`` / ``"x-grounded-longest"`` keywords of a
+    JSON Schema output, held to ``Grounded``'s rules (see ``grounding_plan``)."""
+    if isinstance(node, list):
+        for n in node:
+            _check_schema_rules(n, where)
+        return
+    if not isinstance(node, Mapping):
+        return
+    props = node.get("properties")
+    if isinstance(props, Mapping):
+        keys = list(props)
+        strings = {k for k, p in props.items() if _schema_string(p)}
+        for i, (key, prop) in enumerate(props.items()):
+            for leaf in _schema_leaves(prop):
+                after = leaf.get(AFTER_KEY)
+                if after is not None:
+                    if not isinstance(after, str):
+                        raise SchemaError(f"{where}.{key}",
+                                          f"{AFTER_KEY} must be a property name, not {after!r}")
+                    _check_after(f"{where}.{key}", after, keys[:i], strings,
+                                 f'"{AFTER_KEY}": {{!r}}')
+                if leaf.get(LONGEST_KEY) is True:
+                    pattern = leaf.get("pattern")
+                    _check_longest(f"{where}.{key}", pattern if isinstance(pattern, str) else None,
+                                   f'"{LONGEST_KEY}"')
+    for key, value in node.items():
+        if key != "properties":
+            _check_schema_rules(value, where)
+    if isinstance(props, Mapping):
+        for key, prop in props.items():
+            _check_schema_rules(prop, f"{where}.{key}")
+
+
+def _schema_leaves(node: Any) -> list[Mapping[str, Any]]:
+    """A property's string nodes: itself, its ``anyOf``/``oneOf`` branches,
+    its ``items`` (a list's items carry the item's keywords)."""
+    if not isinstance(node, Mapping):
+        return []
+    found = [node] if GROUNDED_KEY in node else []
+    for branch in node.get("anyOf", ()) or node.get("oneOf", ()) or ():
+        found += _schema_leaves(branch)
+    if isinstance(node.get("items"), Mapping):
+        found += _schema_leaves(node["items"])
+    return found
+
+
+def _schema_string(node: Any) -> bool:
+    """Whether a property's schema holds one string (or null)."""
+    if not isinstance(node, Mapping):
+        return False
+    if "$ref" in node:
+        return True  # a named definition (an enum, as pydantic writes one): not looked into
+    branches = node.get("anyOf") or node.get("oneOf")
+    if isinstance(branches, list):
+        return bool(branches) and all(_schema_string(b) for b in branches)
+    kinds = node.get("type")
+    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    choices = node.get("enum", [node["const"]] if "const" in node else None)
+    return (kinds <= {"string", "null"} and "string" in kinds) or bool(
+        choices and all(isinstance(c, str | None) for c in choices))

@@ -1,0 +1,87 @@
+"""Degenerate output: the shapes a looping or stalled model leaves in a valid
+record, which must never count as a result.
+
+``check_degenerate(output, source)`` lists, per field path:
+
+* **repetition loop** – a string holding a unit of 1–16 characters repeated
+  at least 6 times in a row over at least 12 characters (``d/d/d/d/d/d/``,
+  ``debian-10.10.10.10.10.10``), when that run does not occur in the source
+  (a ``----------`` rule copied from the document is not a loop; runs of
+  whitespace never are);
+* **repeated items** – a list holding one string 3 times or more, more often
+  than the source holds it.
+
+Empty grounded text and values not found in the source are the other
+degenerate shapes; ``agentflow.grounding`` reports those. The
+structured-output engine runs both checks after validation and feeds their
+messages back to the model within the ``output_retries`` budget; a final
+failure is ``DegenerateOutputError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel
+
+__all__ = ["MIN_LOOP_CHARS", "MIN_LOOP_REPEATS", "MIN_REPEATED_ITEMS", "check_degenerate"]
+
+MIN_LOOP_REPEATS = 6
+"""Repetitions of a unit that make a loop."""
+MIN_LOOP_CHARS = 12
+"""Characters a loop must cover."""
+MIN_REPEATED_ITEMS = 3
+"""Copies of one item that make a list loop (when the source holds fewer)."""
+
+_LOOP = re.compile(r"(.{1,16}?)\1{" + str(MIN_LOOP_REPEATS - 1) + ",}", re.DOTALL)
+
+
+def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """``(path, value)`` of every string and list inside ``value``."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, list | tuple):
+        yield path, value
+        for i, item in enumerate(value):
+            yield from _leaves(item, f"{path}[{i}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield from _leaves(getattr(value, name), f"{path}.{name}" if path else name)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _leaves(getattr(value, f.name), f"{path}.{f.name}" if path else f.name)
+
+
+def _loop(text: str, source: str) -> str | None:
+    for m in _LOOP.finditer(text):
+        run, unit = m.group(0), m.group(1)
+        if len(run) >= MIN_LOOP_CHARS and unit.strip() and run not in source:
+            return run
+    return None
+
+
+def check_degenerate(output: Any, source: str) -> list[tuple[str, str]]:
+    """``(path, reason)`` for every degenerate value in ``output`` (a validated
+    output: model, dataclass, dict, list or scalar); ``[]`` when there is none."""
+    found: list[tuple[str, str]] = []
+    for path, value in _leaves(output, ""):
+        where = path or "result"
+        if isinstance(value, str):
+            run = _loop(value, source)
+            if run is not None:
+                shown = run if len(run) <= 40 else run[:37] + "..."
+                found.append((where, f"repetition loop {shown!r}, not in the document"))
+            continue
+        counts = Counter(v for v in value if isinstance(v, str) and v.strip())
+        for item, n in counts.items():
+            if n >= MIN_REPEATED_ITEMS and n > source.count(item):
+                shown = item if len(item) <= 40 else item[:37] + "..."
+                found.append((where, f"the item {shown!r} is repeated {n} times"))
+    return found

@@ -1,0 +1,106 @@
+"""Lines of a source text: the units a ``Grounded(whole_lines=True)`` value
+may not cut.
+
+A line's **content** is the line less its leading whitespace, a list marker
+that follows it (``*``, ``-``, ``+``, ``•``, ``·``, ``‣``, ``◦``, or a number
+of up to three digits with ``.`` or ``)``, each followed by whitespace), and
+its trailing whitespace. A line with no content (blank, or a marker alone)
+has none. A **whole-line** value starts where a line's content starts and
+ends where a line's content ends (the same line's or a later one's), so it
+holds one or more whole lines and what lies between them: the newlines,
+indentation and markers of the lines inside it. So in::
+
+      * Fix the build with GCC 14.
+        Thanks to Jane.
+      * Update the watch file.
+
+``Fix the build with GCC 14.``, ``Thanks to Jane.`` and ``Fix the build
+with GCC 14.\\n    Thanks to Jane.`` are whole lines; ``Fix the build`` and
+``* Update the watch file.`` are not. A line that starts with ``--`` or
+``**`` has no marker (``-- Jane <j@x.org>`` is its content).
+
+The grammar (``agentflow.output.grammar``) splits a source into contents
+and the gaps between them for such fields, and verification
+(``agentflow.grounding.locate``) refuses a match that cuts a line: the same
+rule on every model.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["cuts_line", "line_around", "line_at", "line_pieces", "line_spans"]
+
+_LINE = re.compile(
+    r"[^\S\n]*"  # indentation
+    r"(?:(?:[-*+•·‣◦]|[0-9]{1,3}[.)])(?=[^\S\n])[^\S\n]*)?"  # a list marker
+    r"(?P<content>[^\n]*?)"
+    r"[^\S\n]*(?:\n|\Z)"
+)
+
+
+def line_around(text: str, at: int) -> tuple[int, int]:
+    """``[start, end)`` of the line of ``text`` that holds offset ``at``: from
+    after the ``\n`` before it to its line ending, which is not part of the
+    line (``\n``, or ``\r\n`` as Windows files and e-mail write it), so a
+    ``line`` rule's ``$`` matches at the end of the line's text either way."""
+    lo = text.rfind("\n", 0, at) + 1
+    hi = text.find("\n", at)
+    hi = len(text) if hi < 0 else hi
+    return lo, hi - 1 if hi > lo and text[hi - 1] == "\r" else hi
+
+
+def line_spans(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of each line's content in ``text`` (see the module
+    docstring), in order; lines without content have none."""
+    spans = []
+    pos = 0
+    while pos < len(text):
+        match = _LINE.match(text, pos)
+        assert match is not None  # every position starts a (possibly empty) line
+        start, end = match.span("content")
+        if end > start:
+            spans.append((start, end))
+        if match.end() == pos:  # pragma: no cover - an empty match only at the end
+            break
+        pos = match.end()
+    return spans
+
+
+def line_pieces(text: str) -> list[tuple[str, bool]]:
+    """``text`` as alternating gaps and contents: ``(piece, is_content)``,
+    no piece empty; ``"".join`` of the pieces is ``text``. Every content
+    piece begins and ends with a character that is not whitespace."""
+    out: list[tuple[str, bool]] = []
+    pos = 0
+    for start, end in line_spans(text):
+        if start > pos:
+            out.append((text[pos:start], False))
+        out.append((text[start:end], True))
+        pos = end
+    if pos < len(text):
+        out.append((text[pos:], False))
+    return out
+
+
+def cuts_line(text: str, start: int, end: int) -> bool:
+    """Whether ``[start, end)`` of ``text`` does not begin where a line's
+    content begins and end where a line's content ends."""
+    spans = line_spans(text)
+    return not (any(s == start for s, _ in spans) and any(e == end for _, e in spans))
+
+
+def line_at(text: str, start: int, end: int) -> str:
+    """The content of the line around ``start`` if the span does not begin a
+    line's content, else of the line around ``end``; for error messages."""
+    spans = line_spans(text)
+    if not any(s == start for s, _ in spans):
+        at = start
+    elif not any(e == end for _, e in spans):
+        at = max(end - 1, start)
+    else:
+        return text[start:end]
+    for s, e in spans:
+        if s <= at < e or at < s:
+            return text[s:e]
+    return text[start:end]

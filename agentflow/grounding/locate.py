@@ -1,0 +1,304 @@
+"""Locating grounded values in the source: the one definition of "verbatim"
+(``agentflow.grounding`` documents it, with the occurrence rule),
+whole tokens, whole lines and whole items, and the check of an output's
+grounded values (its result, ``GroundingCheck``: ``grounding_check``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from agentflow.grounding.check import GroundingCheck, Span, _sibling
+from agentflow.grounding.folding import TYPOGRAPHIC, fold_text
+from agentflow.grounding.items import item_at, item_spans
+from agentflow.grounding.lines import line_around, line_at, line_spans
+from agentflow.grounding.longest import longer_span, maximal_test
+from agentflow.grounding.tokens import cuts_token, token_at
+
+if TYPE_CHECKING:
+    from agentflow.grounding.values import GroundedValue
+
+__all__ = ["TYPOGRAPHIC", "GroundingCheck", "Span", "check_grounding", "locate", "occurrences",
+           "on_line"]
+
+_Places = tuple[list[Span], Callable[[Span], bool]]
+"""A placed value's candidate places, in document order, and the test of
+which of them it may take (``longest``: the maximal ones, tested lazily)."""
+
+
+def _pattern(value: str, case_sensitive: bool) -> re.Pattern[str] | None:
+    """The whitespace-normalised pattern of ``value`` (``None`` for blank text)."""
+    words = value.split()
+    if not words:
+        return None
+    return re.compile(r"\s+".join(re.escape(w) for w in words),
+                      0 if case_sensitive else re.IGNORECASE)
+
+
+def _occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
+    """Every (possibly overlapping) occurrence of ``value`` in ``source``: the
+    exact ones if there are any, else the whitespace-normalised ones, else
+    those of the Unicode-compatibility forms of both (``_folded_occurrences``)."""
+    spans = _plain_occurrences(value, source, case_sensitive)
+    if spans or (value.isascii() and source.isascii()):
+        return spans
+    return _folded_occurrences(value, source, case_sensitive)
+
+
+@functools.lru_cache(maxsize=4)
+def _fold(source: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    """``source`` folded (``_fold_text``: NFKC, typographic punctuation as
+    ASCII), with the source span each folded character comes from: normalised
+    per segment (a character and the combining marks after it), so every
+    folded character maps back to whole source characters."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i, n = 0, len(source)
+    while i < n:
+        j = i + 1
+        while j < n and unicodedata.combining(source[j]):
+            j += 1
+        folded = fold_text(source[i:j])
+        out.append(folded)
+        starts.extend([i] * len(folded))
+        ends.extend([j] * len(folded))
+        i = j
+    return "".join(out), tuple(starts), tuple(ends)
+
+
+def _folded_occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
+    """Occurrences of ``value`` where the source holds the same text in another
+    Unicode form: composed or decomposed accents (``é`` as one character or as
+    ``e`` + U+0301, as PDF text layers and macOS write it), ligatures (``ﬁ``),
+    full-width or other compatibility characters (NFKC of both sides), or
+    typographic punctuation where the other side has plain ASCII (``’`` and
+    ``'``, ``“”`` and ``"``, ``–``/``—`` and ``-``: ``TYPOGRAPHIC``, either
+    direction). Letter case is never folded here. Spans are in ``source``'s
+    own offsets."""
+    folded, starts, ends = _fold(source)
+    target = fold_text(value)
+    return [(starts[a], ends[b - 1])
+            for a, b in _plain_occurrences(target, folded, case_sensitive) if b > a]
+
+
+def _plain_occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
+    """The exact occurrences if there are any, else the whitespace-normalised ones."""
+    spans: list[Span] = []
+    if case_sensitive:
+        i = source.find(value)
+        while i >= 0:
+            spans.append((i, i + len(value)))
+            i = source.find(value, i + 1)
+        if spans:
+            return spans
+    pattern = _pattern(value, case_sensitive)
+    if pattern is None:
+        return spans
+    pos = 0
+    while (m := pattern.search(source, pos)) is not None:
+        spans.append((m.start(), m.end()))
+        pos = m.start() + 1
+    return spans
+
+
+def _whole(spans: list[Span], source: str) -> list[Span]:
+    """The spans that cut no token of ``source``."""
+    return [s for s in spans if not cuts_token(source, *s)]
+
+
+def _line_bounds(source: str) -> tuple[set[int], set[int]]:
+    """Where the line contents of ``source`` start, and where they end."""
+    lines = line_spans(source)
+    return {s for s, _ in lines}, {e for _, e in lines}
+
+
+def _whole_lines(spans: list[Span], bounds: tuple[set[int], set[int]]) -> list[Span]:
+    """The spans that begin and end at line contents (``bounds``: ``_line_bounds``)."""
+    starts, ends = bounds
+    return [s for s in spans if s[0] in starts and s[1] in ends]
+
+
+def on_line(span: Span, source: str, line: re.Pattern[str]) -> bool:
+    """Whether ``span`` lies within one line of ``source`` (a whole item:
+    begins on one) that ``line`` searches."""
+    lo, hi = line_around(source, span[0])
+    # the line alone: ``^`` and ``$`` of the expression are its start and end
+    return line.search(source[lo:hi]) is not None
+
+
+def _on_lines(spans: list[Span], source: str, line: str, item: bool) -> list[Span]:
+    """The spans on a line ``line`` matches (one line each, unless ``item``:
+    a whole item may run over several, its first line decides)."""
+    regex = re.compile(line)
+    return [s for s in spans
+            if (item or "\n" not in source[s[0]:s[1]]) and on_line(s, source, regex)]
+
+
+def locate(
+    value: str, source: str, *, start: int = 0, case_sensitive: bool = True,
+    whole_tokens: bool = False, whole_lines: bool = False, whole_items: bool = False,
+    line: str | None = None,
+) -> Span | None:
+    """Where ``value`` occurs verbatim in ``source`` at or after ``start``
+    (see ``agentflow.grounding`` for "verbatim"; ``whole_tokens``:
+    only occurrences that cut no token; ``whole_lines``: only occurrences
+    made of whole lines; ``whole_items``: only occurrences that are exactly
+    one list item; ``line``: only occurrences on a line this regular
+    expression searches); ``None`` if it does not. Blank values are never
+    found."""
+    every = occurrences(value, source, case_sensitive=case_sensitive,
+                        whole_tokens=whole_tokens, whole_lines=whole_lines,
+                        whole_items=whole_items, line=line)
+    return next((s for s in every if s[0] >= start), None)
+
+
+def occurrences(
+    value: str, source: str, *, case_sensitive: bool = True, whole_tokens: bool = False,
+    whole_lines: bool = False, whole_items: bool = False, line: str | None = None,
+) -> list[Span]:
+    """Every place ``value`` occurs verbatim in ``source`` under the rules
+    ``locate`` takes, in document order (``[]`` for a blank value)."""
+    if not value.strip():
+        return []
+    every = _occurrences(value, source, case_sensitive)
+    if whole_tokens:
+        every = _whole(every, source)
+    if whole_lines:
+        every = _whole_lines(every, _line_bounds(source))
+    if whole_items:
+        items = set(item_spans(source))
+        every = [s for s in every if s in items]
+    if line is not None:
+        every = _on_lines(every, source, line, whole_items)
+    return every
+
+
+def check_grounding(values: Sequence[GroundedValue], source: str,
+                    prior: frozenset[Span] = frozenset()) -> GroundingCheck:
+    """Locate each grounded value in ``source`` by the occurrence rule.
+
+    ``prior``: spans an earlier extraction pass took (``agentflow.extraction.
+    recall``); like the spans of the values before it, a value takes one of
+    them only when it occurs nowhere else (a repeated list item a later pass
+    copied is its next occurrence, not the one already found).
+
+    A value whose marker says ``after="field"`` must begin at or after the
+    end of that sibling field's value (its earliest end among the places its
+    own rules allow); when it does, the sibling's span is moved, if needed,
+    to a place that ends before this value begins, and so in turn the field
+    that sibling follows (a chain ``a -> b -> c``: every span ends before the
+    next one begins). A null or unfound sibling sets no bound.
+
+    Returns a ``GroundingCheck`` with a span per found value, the values not
+    found and the empty ones (never raises).
+    """
+    result = GroundingCheck()
+    options: dict[str, _Places] = {}  # where each placed value could be, for ``after``
+    follows: dict[str, str] = {}  # path -> the path of the value it was placed after
+    taken: set[Span] = set(prior)
+    cursor = 0
+    bounds: tuple[set[int], set[int]] | None = None  # of the lines, computed once if needed
+    items: set[Span] | None = None  # of the list items, computed once if needed
+    for gv in values:
+        if not gv.value.strip():
+            result.empty.append((gv.path, gv.optional))
+            continue
+        every = _occurrences(gv.value, source, gv.marker.case_sensitive)
+        if every and gv.marker.whole_tokens:
+            whole = _whole(every, source)
+            if not whole:
+                result.cut.append((gv.path, gv.value, token_at(source, *every[0])))
+            every = whole
+        if every and gv.marker.whole_lines:
+            bounds = bounds or _line_bounds(source)
+            whole = _whole_lines(every, bounds)
+            if not whole:
+                result.cut_lines.append((gv.path, gv.value, line_at(source, *every[0])))
+            every = whole
+        if every and gv.marker.whole_items:
+            items = set(item_spans(source)) if items is None else items
+            whole = [s for s in every if s in items]
+            if not whole:
+                result.cut_items.append((gv.path, gv.value, item_at(source, *every[0]) or ""))
+            every = whole
+        if every and gv.marker.line is not None:
+            placed = _on_lines(every, source, gv.marker.line, gv.marker.whole_items)
+            if not placed:
+                result.off_line.append((gv.path, gv.value, gv.marker.line))
+            every = placed
+        keep: Callable[[Span], bool] = _always
+        if every and gv.marker.longest and gv.pattern is not None:
+            # tested lazily, where a place is looked at: a value repeated
+            # thousands of times costs a test per place used, not per place
+            keep = maximal_test(source, gv.pattern, whole_tokens=gv.marker.whole_tokens,
+                                line=gv.marker.line)
+            if not any(map(keep, every)):
+                a, b = longer_span(source, every[0], gv.pattern,
+                                   whole_tokens=gv.marker.whole_tokens,
+                                   line=gv.marker.line) or every[0]
+                result.shortened.append((gv.path, gv.value, source[a:b]))
+                every = []
+        sibling = _sibling(gv.path, gv.marker.after) if gv.marker.after else None
+        bound = options.get(sibling) if sibling is not None else None
+        if every and bound:
+            low = _earliest_end(*bound)
+            after = [s for s in every if s[0] >= low]
+            if not any(map(keep, after)):
+                result.misordered.append((gv.path, gv.value, str(gv.marker.after)))
+                if sibling in result.spans:
+                    a, b = result.spans[sibling][0]
+                    result.preceding[gv.path] = source[a:b]
+                after = []
+            every = after
+        if not every:
+            result.unfound.append((gv.path, gv.value))
+            if gv.optional:
+                result.nullable.append(gv.path)
+            continue
+        span = next((s for s in every if s[0] >= cursor and s not in taken and keep(s)), None)
+        span = span or next((s for s in every if s not in taken and keep(s)),
+                            None) or next(filter(keep, every))
+        if sibling is not None and bound:
+            follows[gv.path] = sibling
+            _pull_before(result.spans, options, follows, taken, sibling, span[0])
+        taken.add(span)
+        cursor = span[0]
+        options[gv.path] = (every, keep)
+        result.spans[gv.path] = [span]
+    return result
+
+
+def _always(span: Span) -> bool:
+    return True
+
+
+def _earliest_end(places: list[Span], keep: Callable[[Span], bool]) -> int:
+    """The earliest end among ``places`` that ``keep`` allows (one exists)."""
+    return next(e for s, e in sorted(places, key=lambda se: se[1]) if keep((s, e)))
+
+
+def _pull_before(spans: dict[str, list[Span]], options: dict[str, _Places],
+                 follows: dict[str, str], taken: set[Span], path: str | None,
+                 limit: int) -> None:
+    """Move the span of ``path`` (and, in turn, of the values it follows) to
+    its last place that ends by ``limit``, while it ends after ``limit``.
+
+    Each move only makes a span end earlier, so the values placed after it
+    stay after it; the value it follows is pulled before its new start the
+    same way (a chain ``a -> b -> c`` whose ``b`` moved for ``c`` moves ``a``
+    for ``b``). A place always exists: each value's places begin at or after
+    the earliest end of the places of the value it follows."""
+    while path is not None and spans[path][0][1] > limit:
+        places, keep = options[path]
+        last = next((s for s in reversed(places) if s[1] <= limit and keep(s)), None)
+        if last is None:
+            return
+        taken.discard(spans[path][0])
+        spans[path] = [last]
+        taken.add(last)
+        path, limit = follows.get(path), last[0]

@@ -1,0 +1,195 @@
+"""The ``Grounded()`` marker and its JSON Schema keywords (what a grounded
+field declares; ``agentflow.grounding`` documents the rules)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentflow.errors import SchemaError
+
+__all__ = [
+    "AFTER_KEY",
+    "GROUNDED_KEY",
+    "LINE_KEY",
+    "LONGEST_KEY",
+    "MARKS",
+    "WHOLE_ITEMS",
+    "WHOLE_LINES",
+    "WHOLE_TOKENS",
+    "Grounded",
+    "mark_all_strings",
+]
+
+GROUNDED_KEY = "x-grounded"
+"""JSON Schema keyword ``Grounded()`` adds to a grounded string's schema
+(``true``, ``WHOLE_TOKENS`` or ``WHOLE_LINES``). Kept by the ``local`` dialect (its grammar
+reads it), dropped by every other dialect, so vendors never see it."""
+
+WHOLE_TOKENS = "whole_tokens"
+"""The value of ``GROUNDED_KEY`` for ``Grounded(whole_tokens=True)``."""
+
+WHOLE_LINES = "whole_lines"
+"""The value of ``GROUNDED_KEY`` for ``Grounded(whole_lines=True)``."""
+
+WHOLE_ITEMS = "whole_items"
+"""The value of ``GROUNDED_KEY`` for ``Grounded(whole_items=True)``."""
+
+LINE_KEY = "x-grounded-line"
+"""JSON Schema keyword ``Grounded(line=...)`` adds beside ``GROUNDED_KEY``: the
+regular expression a line must match for the value to be taken from it. Kept
+by the ``local`` dialect, dropped by every other."""
+
+AFTER_KEY = "x-grounded-after"
+"""JSON Schema keyword ``Grounded(after=...)`` adds beside ``GROUNDED_KEY``: the
+name of the earlier field of the same object whose value this one follows in
+the source. Kept by the ``local`` dialect, dropped by every other."""
+
+LONGEST_KEY = "x-grounded-longest"
+"""JSON Schema keyword ``Grounded(longest=True)`` adds beside ``GROUNDED_KEY``
+(``true``). Kept by the ``local`` dialect, dropped by every other."""
+
+MARKS = (True, WHOLE_TOKENS, WHOLE_LINES, WHOLE_ITEMS)
+"""Every value of ``GROUNDED_KEY``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Grounded:
+    """Marks a string (or the items of a list of strings) as a verbatim span of
+    the source text. Use as ``Annotated[str, Grounded()]``.
+
+    Attributes:
+        case_sensitive: letter case must match (default); ``False`` finds the
+            value whatever its case.
+        whole_tokens: the value must begin and end at token boundaries of the
+            source (``agentflow.grounding.tokens``): never part of a word
+            such as the ``1.5.2-1`` of ``2:1.5.2-1``. Default ``False``.
+        whole_lines: the value must begin where a line's content begins and
+            end where a line's content ends (``agentflow.grounding.lines``:
+            indentation, a list marker such as ``*`` or ``1.`` and trailing
+            whitespace are not content): one or more whole lines, never a
+            line cut short. Implies whole tokens. Default ``False``.
+        whole_items: the value must be exactly one item of a bulleted or
+            numbered list of the source, with its continuation lines
+            (``agentflow.grounding.items``): never an item's first line
+            alone, never two items. Default ``False``.
+        line: a regular expression (Python ``re``, searched): the value must
+            lie within one line of the source that it matches (for a whole
+            item: the item's first line), e.g. ``r"urgency="`` for the fields
+            of a changelog entry's header line, ``r"^Total"`` for a total.
+            It says *where* a field is written, as ``pattern`` says what it
+            looks like. Default ``None`` (anywhere).
+        after: the name of an earlier field of the same object (a sibling
+            declared before this one, itself grounded): this value must
+            begin at or after the end of that field's value in the source,
+            as a header line writes ``package (version) distribution``:
+            ``version`` is ``after="package"``, ``distribution`` is
+            ``after="version"``. The peers' rule "extractions in order of
+            appearance" (LangExtract's prompt rules) made a declaration, one
+            pair at a time. When the named field is null (or not grounded),
+            the rule does not apply. Default ``None``.
+        longest: the value must not be a proper part of a longer span that
+            the field's other rules and its ``pattern`` also allow
+            (``agentflow.grounding.longest``): a name is copied with all its
+            first names (never ``Klose <doko@debian.org>`` out of ``Matthias
+            Klose <doko@debian.org>``), an amount with all its digits. The
+            field (or, on a list, its items) needs a ``pattern`` saying what
+            a whole value looks like, anchored at both ends (``^...$``) and
+            readable by Python's ``re``. Default ``False``.
+
+    Raises:
+        SchemaError: ``line`` is not a regular expression Python can read,
+            or ``after`` is not a field name (a non-empty identifier).
+            ``grounding_plan`` raises it, naming the field, when ``after``
+            names no earlier field of the same object (or one holding a
+            list or an object), or when ``longest`` is on a field without
+            such a ``pattern``.
+    """
+
+    case_sensitive: bool = True
+    whole_tokens: bool = False
+    whole_lines: bool = False
+    whole_items: bool = False
+    line: str | None = None
+    after: str | None = None
+    longest: bool = False
+
+    def __post_init__(self) -> None:
+        if self.after is not None and not (isinstance(self.after, str)
+                                           and self.after.isidentifier()):
+            raise SchemaError("Grounded.after",
+                              f"{self.after!r} is not a field name (the name of an earlier "
+                              f"field of the same object)")
+        if self.line is not None:
+            try:
+                re.compile(self.line)
+            except (re.error, TypeError) as exc:
+                raise SchemaError("Grounded.line",
+                                  f"{self.line!r} is not a regular expression: {exc}") from None
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
+        schema = handler(core_schema)
+        _mark(handler.resolve_ref_schema(schema) if "$ref" in schema else schema,
+              self.schema_mark, self.line, self.after, self.longest)
+        return schema
+
+    @property
+    def schema_mark(self) -> bool | str:
+        """The value of ``GROUNDED_KEY`` for this marker: ``true``,
+        ``WHOLE_TOKENS`` under ``whole_tokens=True``, ``WHOLE_LINES`` under
+        ``whole_lines=True``, ``WHOLE_ITEMS`` under ``whole_items=True`` (items
+        over lines over tokens when several are set)."""
+        return (WHOLE_ITEMS if self.whole_items else WHOLE_LINES if self.whole_lines else
+                WHOLE_TOKENS if self.whole_tokens else True)
+
+
+def _mark(node: Any, mark: bool | str, line: str | None = None,
+          after: str | None = None, longest: bool = False) -> None:
+    """Mark a string node (an ``enum``/``const`` of strings too: a marker on a
+    ``Literal`` or enum field), the items of an array node, every branch."""
+    if not isinstance(node, dict):
+        return
+    kinds = node.get("type")
+    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    choices = node.get("enum", [node["const"]] if "const" in node else None)
+    if "string" in kinds or (choices and all(isinstance(c, str) for c in choices)):
+        node[GROUNDED_KEY] = mark
+        if line is not None:
+            node[LINE_KEY] = line
+        if after is not None:
+            node[AFTER_KEY] = after
+        if longest:
+            node[LONGEST_KEY] = True
+    if "array" in kinds and isinstance(node.get("items"), dict):
+        _mark(node["items"], mark, line, after, longest)
+    for branch in node.get("anyOf", ()) or node.get("oneOf", ()):
+        _mark(branch, mark, line, after, longest)
+
+
+def mark_all_strings(schema: Mapping[str, Any], marker: Grounded | None = None) -> dict[str, Any]:
+    """A copy of ``schema`` with every free-text string node (``type: string``
+    without ``enum``/``const``) marked ``GROUNDED_KEY`` (the default that
+    grounds every string leaf, for grammars). Nodes a field's own marker
+    already marked keep their mark; the others get ``marker``'s
+    (``Grounded()`` when ``None``)."""
+    mark = (marker or Grounded()).schema_mark
+    line = (marker or Grounded()).line
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: walk(v) for k, v in node.items()}
+        kinds = out.get("type")
+        kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+        if "string" in kinds and "enum" not in out and "const" not in out:
+            if GROUNDED_KEY not in out and line is not None:
+                out[LINE_KEY] = line
+            out.setdefault(GROUNDED_KEY, mark)
+        return out
+
+    result: dict[str, Any] = walk(dict(schema))
+    return result

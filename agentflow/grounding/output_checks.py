@@ -1,0 +1,104 @@
+"""The grounding and degeneracy checks of a validated structured output (the
+engine's *grounding* rule, DESIGN.md §3; the engine is
+``agentflow.middleware.structured_output``): which text of the call grounded
+values must come from, and whether they do.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from agentflow.errors import DegenerateOutputError, GroundingError
+from agentflow.grounding import Grounded, check_grounding, grounded_values
+from agentflow.grounding.degenerate import check_degenerate
+from agentflow.grounding.field_keys import key_path
+from agentflow.messages import Msg
+
+__all__ = ["TAKEN_KEY", "call_source", "call_taken", "check_output"]
+
+
+TAKEN_KEY = "agentflow.taken"
+"""``Msg.metadata`` key of a user message: the ``[start, end)`` spans of its
+text that an earlier extraction pass took as list items (an iterable of
+pairs; ``agentflow.extraction.recall``). Where the model's profile has a
+substring grammar, those items are not offered again."""
+
+
+def _inputs(memory: Sequence[Msg], start: int) -> list[Msg]:
+    """The call's user input messages: ``memory[start:]`` up to the first
+    message of another role, else the latest user message in ``memory``."""
+    found = []
+    for m in memory[start:]:
+        if m.role != "user":
+            break
+        found.append(m)
+    if not found:
+        last = next((m for m in reversed(memory) if m.role == "user"), None)
+        found = [last] if last is not None else []
+    return found
+
+
+def call_source(memory: Sequence[Msg], start: int) -> str:
+    """The text grounded values must come from: the call's user input messages
+    (``memory[start:]`` up to the first message of another role, joined by a
+    blank line), else the latest user message in ``memory``; ``""`` without one."""
+    return "\n\n".join(m.text for m in _inputs(memory, start))
+
+
+def call_taken(memory: Sequence[Msg], start: int) -> frozenset[tuple[int, int]]:
+    """The spans of ``call_source`` that an earlier extraction pass took as list
+    items: each input message's ``metadata[TAKEN_KEY]``, shifted to its place
+    in the joined source; empty when no message carries any. Entries that are
+    not ``[start, end]`` pairs of ints are ignored (metadata is the caller's:
+    a malformed hint costs recall, never the call)."""
+    taken: set[tuple[int, int]] = set()
+    offset = 0
+    for m in _inputs(memory, start):
+        pairs = m.metadata.get(TAKEN_KEY, ())
+        for pair in pairs if isinstance(pairs, list | tuple | set | frozenset) else ():
+            if (isinstance(pair, list | tuple) and len(pair) == 2
+                    and all(isinstance(x, int) and not isinstance(x, bool) for x in pair)):
+                taken.add((offset + pair[0], offset + pair[1]))  # anything else: not a span
+        offset += len(m.text) + 2
+    return frozenset(taken)
+
+
+def check_output(
+    value: Any, output_type: Any, ground: Grounded | None, source: str,
+    taken: frozenset[tuple[int, int]] = frozenset(),
+) -> dict[str, list[tuple[int, int]]]:
+    """The spans (field path -> ``[start, end)`` offsets into ``source``) of
+    ``value``'s grounded values: the fields ``output_type`` marks
+    ``Grounded()``, or every free-text string under ``ground``. A value at a
+    span of ``taken`` (``call_taken``) moves to another occurrence when it has one.
+
+    Raises:
+        GroundingError: a grounded value is not in the source, or is empty.
+        DegenerateOutputError: a repetition loop or a repeated list item.
+
+    Each error's ``detail`` (the text the model reads back) names fields by
+    the keys of the schema the model was sent (``field_keys.key_path``: its
+    aliases); its message, ``unfound`` and ``problems`` by python field
+    names, as results do.
+    """
+    check = check_grounding(grounded_values(value, output_type, ground), source, taken)
+    if not check.ok:
+        detail = check.message(functools.partial(key_path, output_type=output_type))
+        raise GroundingError(
+            f"grounded values are not in the document:\n{check.message()}",
+            output=value,
+            unfound=check.unfound,
+            empty=[p for p, _ in check.empty],
+            detail=detail,
+        )
+    problems = check_degenerate(value, source)
+    if problems:
+        detail = "\n".join(f"- {key_path(p, output_type)}: {why}" for p, why in problems)
+        raise DegenerateOutputError(
+            "the output is degenerate:\n" + "\n".join(f"- {p}: {why}" for p, why in problems),
+            output=value, problems=problems,
+            detail=detail,
+        )
+    return check.spans

@@ -1,0 +1,332 @@
+"""The grounded strings of a validated output (``grounded_values``), found
+by walking it along its type (pydantic models, dataclasses, TypedDicts,
+lists, unions) or its JSON Schema; and the type helpers the walk and
+``grounding_plan`` share."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from typing_extensions import is_typeddict
+
+from agentflow.grounding.marker import (
+    AFTER_KEY,
+    GROUNDED_KEY,
+    LINE_KEY,
+    LONGEST_KEY,
+    MARKS,
+    WHOLE_ITEMS,
+    WHOLE_LINES,
+    WHOLE_TOKENS,
+    Grounded,
+)
+from agentflow.output.json_schema import SCHEMA_ATTRIBUTE
+
+__all__ = ["GroundedValue", "grounded_values"]
+
+# ----------------------------------------------------------------------------- types
+
+
+_NONE = type(None)
+_SEQUENCES = (list, tuple, set, frozenset, Sequence, typing.Sequence)
+
+
+def _unwrap(tp: Any) -> tuple[Any, list[Grounded]]:
+    """``tp`` without ``Annotated``, and the ``Grounded`` markers it carried."""
+    markers: list[Grounded] = []
+    while get_origin(tp) is typing.Annotated:
+        args = get_args(tp)
+        markers += [m for m in args[1:] if isinstance(m, Grounded)]
+        tp = args[0]
+    return tp, markers
+
+
+def _is_union(tp: Any) -> bool:
+    return get_origin(tp) in (Union, types.UnionType)
+
+
+def _is_text(tp: Any) -> bool:
+    """A free-text string type: ``str`` or a subclass, never an enum."""
+    return isinstance(tp, type) and issubclass(tp, str) and not issubclass(tp, Enum)
+
+
+def _is_choice(tp: Any) -> bool:
+    """A choice of strings: a ``Literal`` of strings or a ``str`` enum (a field
+    a marker may ground, the default never does)."""
+    if get_origin(tp) is Literal:
+        return all(isinstance(a, str) for a in get_args(tp))
+    return isinstance(tp, type) and issubclass(tp, Enum) and issubclass(tp, str)
+
+
+def _sequence_item(tp: Any) -> Any | None:
+    """The item type of a list/tuple/set type, else ``None``."""
+    origin = get_origin(tp)
+    if origin is None:
+        return Any if tp in (list, tuple, set, frozenset) else None
+    if origin not in _SEQUENCES and not (
+        isinstance(origin, type) and issubclass(origin, (list, tuple, set, frozenset))
+    ):
+        return None
+    args = get_args(tp)
+    if not args:
+        return Any
+    if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+        return None  # fixed-length tuples: not a list
+    return args[0]
+
+
+def _fields(tp: Any) -> list[tuple[str, Any, list[Grounded]]] | None:
+    """``(name, annotation, markers)`` of an object type's fields, in order."""
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        out = []
+        for name, info in tp.model_fields.items():
+            ann, marks = _unwrap(info.annotation)
+            out.append((name, ann, marks + _field_markers(info)))
+        return out
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        return [(f.name, *_unwrap(hints.get(f.name, Any))) for f in dataclasses.fields(tp)]
+    if is_typeddict(tp):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        return [(name, *_unwrap(ann)) for name, ann in hints.items()]
+    return None
+
+
+def _field_markers(info: FieldInfo) -> list[Grounded]:
+    return [m for m in info.metadata if isinstance(m, Grounded)]
+
+
+def _allows_marker(tp: Any) -> bool:
+    """A marker may sit on ``str``, a choice of strings (``Literal``, ``str``
+    enum), their ``| None`` and sequences of those."""
+    tp, _ = _unwrap(tp)
+    if _is_union(tp):
+        args = [a for a in get_args(tp) if a is not _NONE]
+        return bool(args) and all(_allows_marker(a) for a in args)
+    if _is_text(tp) or _is_choice(tp):
+        return True
+    item = _sequence_item(tp)
+    return item is not None and item is not Any and _allows_marker(item)
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp)
+
+
+# ----------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True, slots=True)
+class GroundedValue:
+    """One grounded string of an output: its field path, value and rules.
+
+    ``optional``: ``None`` was allowed where this value stands.
+    ``pattern``: the field's JSON Schema ``pattern`` (``Field(pattern=...)``,
+    ``StringConstraints``), read only when ``marker.longest`` needs it.
+    """
+
+    path: str
+    value: str
+    marker: Grounded
+    optional: bool = False
+    pattern: str | None = None
+
+
+def _pattern_in(metadata: Iterable[Any]) -> str | None:
+    """The ``pattern`` among a field's metadata (``Field(pattern=...)``,
+    ``StringConstraints(pattern=...)``, a nested ``FieldInfo``)."""
+    for m in metadata:
+        if isinstance(m, FieldInfo):
+            found = _pattern_in(m.metadata)
+            if found is not None:
+                return found
+        elif isinstance(getattr(m, "pattern", None), str):
+            return str(m.pattern)
+    return None
+
+
+def _annotated_pattern(tp: Any) -> str | None:
+    """The ``pattern`` in ``tp``'s ``Annotated`` metadata, outermost first."""
+    while get_origin(tp) is typing.Annotated:
+        args = get_args(tp)
+        found = _pattern_in(args[1:])
+        if found is not None:
+            return found
+        tp = args[0]
+    return None
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _matches(value: Any, tp: Any) -> bool:
+    """Whether a validated ``value`` is of the union branch ``tp``."""
+    tp, _ = _unwrap(tp)
+    origin = get_origin(tp) or tp
+    if origin is Literal:
+        return value in get_args(tp)
+    if tp is Any:
+        return True
+    return isinstance(origin, type) and isinstance(value, origin)
+
+
+def grounded_values(
+    value: Any, output_type: Any, default: Grounded | None = None
+) -> list[GroundedValue]:
+    """The grounded strings of a validated output, in schema order.
+
+    Args:
+        value: the validated output (an instance of ``output_type``).
+        output_type: the type it was validated as.
+        default: the marker applied to every free-text string leaf not
+            marked itself (``None``: only marked fields are grounded).
+    """
+    out: list[GroundedValue] = []
+
+    def walk(v: Any, tp: Any, path: str, marker: Grounded | None, optional: bool,
+             pattern: str | None = None) -> None:
+        if v is None:
+            return
+        annotated, (tp, marks) = tp, _unwrap(tp)
+        marker = marks[-1] if marks else marker
+        if marker is not None and marker.longest and annotated is not tp:
+            pattern = _annotated_pattern(annotated) or pattern  # read only when needed
+        if _is_union(tp):
+            args = get_args(tp)
+            nullable = _NONE in args
+            for arg in args:
+                if arg is not _NONE and _matches(v, arg):
+                    walk(v, arg, path, marker, optional or nullable, pattern)
+                    return
+            return
+        if isinstance(v, str):
+            chosen = marker or default
+            if chosen is not None and _is_text(tp) and not isinstance(v, Enum):
+                out.append(GroundedValue(path or "result", v, chosen, optional,
+                                         pattern if chosen.longest else None))
+            elif marker is not None and _is_choice(tp):  # only a marker grounds a choice
+                label = v.value if isinstance(v, Enum) else v
+                out.append(GroundedValue(path or "result", label,
+                                         dataclasses.replace(marker, case_sensitive=False),
+                                         optional))
+            return
+        if isinstance(v, list | tuple | set | frozenset):
+            item = _sequence_item(tp) or Any
+            for i, x in enumerate(v):
+                walk(x, item, f"{path}[{i}]", marker, False)
+            return
+        if isinstance(v, dict):
+            args = get_args(tp)
+            vt = args[1] if len(args) == 2 else Any
+            for k, x in v.items():
+                walk(x, vt, _join(path, str(k)), None, False)
+            return
+        given = getattr(type(v), SCHEMA_ATTRIBUTE, None)
+        if isinstance(v, BaseModel) and isinstance(given, Mapping):
+            out.extend(_schema_values(v.model_extra or {}, given, path, default))
+            return
+        fields = _fields(type(v)) if not is_typeddict(tp) else _fields(tp)
+        if fields is None:
+            return
+        infos = type(v).model_fields if isinstance(v, BaseModel) else {}
+        for name, ann, field_marks in fields:
+            child = v.get(name) if isinstance(v, dict) else getattr(v, name, None)
+            own = field_marks[-1] if field_marks else None
+            walk(child, ann, _join(path, name), own, False,
+                 _pattern_in(infos[name].metadata) if own is not None and own.longest
+                 and name in infos else None)
+
+    walk(value, output_type, "", None, False)
+    return out
+
+
+def _schema_marks(node: Any) -> bool:
+    """Whether a JSON Schema marks any node ``"x-grounded"``."""
+    if isinstance(node, Mapping):
+        return node.get(GROUNDED_KEY) in MARKS or any(
+            _schema_marks(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_schema_marks(v) for v in node)
+    return False
+
+
+def _schema_marker(node: Mapping[str, Any], inherited: Grounded | None) -> Grounded | None:
+    mark = node.get(GROUNDED_KEY)
+    if mark in MARKS:
+        line = node.get(LINE_KEY)
+        after = node.get(AFTER_KEY)
+        return Grounded(whole_tokens=mark == WHOLE_TOKENS, whole_lines=mark == WHOLE_LINES,
+                        whole_items=mark == WHOLE_ITEMS,
+                        line=line if isinstance(line, str) else None,
+                        after=after if isinstance(after, str) and after.isidentifier() else None,
+                        longest=node.get(LONGEST_KEY) is True)
+    return inherited
+
+
+def _schema_values(value: Any, root: Mapping[str, Any], path: str,
+                   default: Grounded | None) -> list[GroundedValue]:
+    """The grounded strings of an output validated against the JSON Schema
+    ``root`` (a ``json_schema_output`` type): each string whose schema node
+    says ``"x-grounded"`` (``true``, ``"whole_tokens"``, ``"whole_lines"`` or
+    ``"whole_items"``), and under
+    ``default`` every free-text string (not ``enum``/``const``); ``$ref`` to
+    ``#/$defs`` or ``#/definitions`` and ``anyOf``/``oneOf`` are followed."""
+    out: list[GroundedValue] = []
+
+    def resolve(node: Any, depth: int = 0) -> Mapping[str, Any]:
+        while isinstance(node, Mapping) and isinstance(node.get("$ref"), str) and depth < 32:
+            ref = node["$ref"]
+            target: Any = root
+            for part in ref.removeprefix("#/").split("/") if ref.startswith("#/") else ():
+                target = target.get(part, {}) if isinstance(target, Mapping) else {}
+            node, depth = target if ref.startswith("#/") else {}, depth + 1
+        return node if isinstance(node, Mapping) else {}
+
+    def kind_of(v: Any) -> str:
+        return ("null" if v is None else "string" if isinstance(v, str) else
+                "array" if isinstance(v, list) else "object" if isinstance(v, dict) else "")
+
+    def walk(v: Any, node: Any, where: str, optional: bool) -> None:
+        node = resolve(node)
+        branches = node.get("anyOf") or node.get("oneOf")
+        if isinstance(branches, list):
+            nullable = any(resolve(b).get("type") == "null" for b in branches)
+            for branch in map(resolve, branches):
+                kinds = branch.get("type")
+                kinds = kinds if isinstance(kinds, list) else [kinds]
+                if kind_of(v) in kinds or (None in kinds and v is not None):
+                    walk(v, branch, where, optional or nullable)
+                    return
+            return
+        if isinstance(v, str):
+            marker = _schema_marker(node, default)
+            if marker is not None and "enum" not in node and "const" not in node:
+                pattern = node.get("pattern")
+                out.append(GroundedValue(where or "result", v, marker, optional,
+                                         pattern if isinstance(pattern, str) else None))
+            elif node.get(GROUNDED_KEY) in MARKS and marker is not None:  # a marked choice
+                out.append(GroundedValue(where or "result", v,
+                                         dataclasses.replace(marker, case_sensitive=False),
+                                         optional))
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, node.get("items", {}), f"{where}[{i}]", False)
+        elif isinstance(v, dict):
+            props = node.get("properties", {})
+            extra = node.get("additionalProperties", {})
+            required = set(node.get("required", ()))
+            for k, x in v.items():
+                walk(x, props.get(k, extra if isinstance(extra, Mapping) else {}),
+                     _join(where, str(k)), k not in required)
+
+    walk(value, root, path, False)
+    return out

@@ -1,0 +1,162 @@
+"""Where an MCP server runs and how to reach it: a command over stdio, a URL
+over streamable HTTP or (legacy) HTTP with SSE, each opened with the official
+SDK's transport (``mcp.client.stdio.stdio_client``,
+``mcp.client.streamable_http.streamable_http_client``,
+``mcp.client.sse.sse_client``).
+
+``describe()`` names the server in errors, logs and reprs: the command line,
+or the URL without user info, query and fragment, through ``mask_secrets``.
+Header values, environment values and option values (``--api-key=X``,
+``--token X``) whose name says they are secret, and key-like URL path
+segments, are registered as secrets (``agentflow._secrets``), so they are
+masked there and in any SDK message that echoes one.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+from agentflow._secrets import mask_secrets, register_secret
+
+__all__ = ["HTTPTarget", "StdioTarget", "Target"]
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|AUTH|CREDENTIAL|COOKIE|SESSION", re.I)
+"""Environment variable and option names whose values are masked wherever they could appear."""
+
+_TOKEN_SEGMENT = re.compile(r"(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{20,}")
+"""A URL path segment that looks like a key (hosted MCP servers put one in the path:
+``https://host/mcp/<key>/sse``): 20 or more letters, digits, ``_``, ``-``, with a digit
+and a letter."""
+
+
+def _register_args(args: Sequence[str]) -> None:
+    """Mask the values of secret-named options: ``--api-key=X``, ``--token X``."""
+    for i, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if not name.startswith("-") or not _SECRET_NAME.search(name):
+            continue
+        if eq:
+            register_secret(value)
+        elif i + 1 < len(args):
+            register_secret(args[i + 1])
+
+
+def _register_url(url: str) -> None:
+    """Mask the key-like path segments and the user info of ``url``."""
+    parts = urlsplit(url)
+    for segment in parts.path.split("/"):
+        if _TOKEN_SEGMENT.fullmatch(segment):
+            register_secret(segment)
+    if parts.password:
+        register_secret(parts.password)
+
+
+@dataclass(frozen=True, slots=True)
+class StdioTarget:
+    """A server the client starts as a subprocess and talks to over its
+    stdin/stdout (newline-delimited JSON-RPC). ``env`` is merged over the SDK's
+    safe default environment (``HOME``, ``PATH``, ...: the parent's secrets are
+    not passed on unless named here)."""
+
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = field(default=None, repr=False)
+    cwd: str | Path | None = None
+    stderr: TextIO | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        for name, value in (self.env or {}).items():
+            if _SECRET_NAME.search(name):
+                register_secret(value)
+        _register_args(self.args)
+
+    def __repr__(self) -> str:
+        return f"StdioTarget({self.describe()!r})"
+
+    @property
+    def kind(self) -> str:
+        return "stdio"
+
+    def describe(self) -> str:
+        """The command line, secrets masked."""
+        return mask_secrets(shlex.join([self.command, *self.args]))
+
+    async def open(self, stack: AsyncExitStack) -> Any:
+        """Start the process; its read and write streams (closed with ``stack``:
+        stdin closed, then SIGTERM and SIGKILL to its process group, by the SDK)."""
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(command=self.command, args=list(self.args),
+                                       env=dict(self.env) if self.env else None, cwd=self.cwd)
+        errlog = self.stderr or sys.stderr
+        return await stack.enter_async_context(stdio_client(params, errlog=errlog))
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPTarget:
+    """A server at ``url``, over streamable HTTP (``sse=False``) or the
+    legacy HTTP+SSE transport. ``headers`` go with every request
+    (``Authorization``...)."""
+
+    url: str
+    headers: Mapping[str, str] | None = field(default=None, repr=False)
+    sse: bool = False
+    http_timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        for value in (self.headers or {}).values():
+            register_secret(value)
+        _register_url(self.url)
+
+    def __repr__(self) -> str:
+        return f"HTTPTarget({self.describe()!r}, sse={self.sse})"
+
+    @property
+    def kind(self) -> str:
+        return "sse" if self.sse else "streamable HTTP"
+
+    def describe(self) -> str:
+        """The URL without user info, query and fragment, secrets masked."""
+        return mask_secrets(self.url)
+
+    async def open(self, stack: AsyncExitStack) -> Any:
+        """Connect; the read and write streams (closed with ``stack``: the
+        session is ended with an HTTP DELETE, the connections closed)."""
+        headers = dict(self.headers or {})
+        if self.sse:
+            from mcp.client.sse import sse_client
+
+            return await stack.enter_async_context(
+                sse_client(self.url, headers=headers, timeout=self.http_timeout))
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        # the SDK's defaults (30 s, reads 300 s: a response stream may stay open)
+        client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(
+            self.http_timeout, read=max(300.0, self.http_timeout)))
+        await stack.enter_async_context(client)
+        return await stack.enter_async_context(streamable_http_client(self.url, http_client=client))
+
+
+Target = StdioTarget | HTTPTarget
+
+
+def stdio_target(command: str, args: Sequence[str], env: Mapping[str, str] | None,
+                 cwd: str | Path | None, stderr: TextIO | None) -> StdioTarget:
+    """A ``StdioTarget``, its arguments checked.
+
+    Raises:
+        TypeError: ``args`` is a string (a command line is a list of arguments).
+    """
+    if isinstance(args, str):
+        raise TypeError("args must be a list of arguments, not a string: split the command line "
+                        "(shlex.split) or pass [arg]")
+    return StdioTarget(command, tuple(str(a) for a in args), env, cwd, stderr)

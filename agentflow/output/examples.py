@@ -1,0 +1,168 @@
+"""Few-shot examples: worked input -> output pairs shown to the model before
+the document.
+
+Small and base models copy a demonstrated pattern far better than they follow
+a description of it (LangExtract requires examples for that reason), and
+every model learns the expected granularity of list items and the form of
+each value from them::
+
+    EXAMPLES = [Example(text="acme (1.0-1) unstable; urgency=low ...",
+                        output=ChangelogEntry(package="acme", ...))]
+    extract_many(model, docs, ChangelogEntry, examples=EXAMPLES)
+    agent.call(doc, ChangelogEntry, examples=EXAMPLES)
+    ReActAgent(..., output=OutputConfig(examples=EXAMPLES))
+
+**Checked at set-up** (``check_examples``, before any model request): each
+example's output must validate as the call's output type (an instance of it,
+or a ``dict`` of its fields), and each of its grounded values (fields marked
+``Grounded()``, or every free-text string under a ``ground=`` default) must
+be a verbatim span of the example's own ``text`` (the definition of
+``agentflow.grounding.locate``). A bad example raises
+``InvalidExampleError`` naming the example (its position) and what was wrong.
+
+**Rendering** (``example_messages``): each example becomes a user message
+holding its text and an assistant message holding its output as JSON
+(schema key order, property names as the schema spells them, ``json.dumps``
+form: ``{"a": 1, "b": [2, 3]}``, non-ASCII kept), in order. The engine puts
+them into each request after the system messages and before the call's own
+messages; they are never stored in the conversation memory, and the same
+examples give the same prefix on every request (prompt caching). This is the
+form every chat API takes, and the form of the native-output and prompt
+strategies' answers (a JSON text reply); on a completion-style template (the
+embedded model's ``PLAIN_TEMPLATE``) it reads as "document, ``JSON:``,
+object" pairs, the exact form the model is then asked to continue.
+
+**Budget.** The long-document planner counts the rendered examples with the
+system prompt (``extract_many``'s prompt overhead), so a chunk still fits the
+context window with them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from agentflow.errors import InvalidExampleError
+from agentflow.grounding import Grounded, check_grounding, grounded_values
+from agentflow.messages import Msg
+
+__all__ = ["Example", "check_examples", "example_messages", "examples_text"]
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """One worked example: an input ``text`` and the ``output`` expected of it.
+
+    Attributes:
+        text: the example document, as the model would receive it.
+        output: an instance of the output type, or a ``dict`` (or any value)
+            that validates as it.
+    """
+
+    text: str
+    output: Any
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedExample:
+    """An example whose output validated: the text and the validated value."""
+
+    text: str
+    value: Any
+
+
+def _adapter(output_type: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(output_type)
+
+
+def _describe(errors: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in errors.errors()
+    )
+
+
+def check_examples(
+    examples: Sequence[Example], output_type: Any, ground: Grounded | None = None
+) -> tuple[CheckedExample, ...]:
+    """Validate each example against ``output_type`` and its own text.
+
+    Args:
+        examples: the examples, in the order they are shown.
+        output_type: the call's output type.
+        ground: the call's ``ground`` default (``None``: only the fields
+            marked ``Grounded()`` are grounded).
+
+    Returns:
+        The checked examples, in order.
+
+    Raises:
+        InvalidExampleError: an item is not an ``Example``, its text is empty,
+            its output does not validate as ``output_type``, or one of its
+            grounded values is not a verbatim span of its text. The message
+            names the example (``examples[i]``) and each failing field.
+    """
+    if isinstance(examples, (str, Example)) or not isinstance(examples, Sequence):
+        raise InvalidExampleError(
+            f"examples must be a list of Example, got {type(examples).__name__}")
+    adapter = _adapter(output_type)
+    checked: list[CheckedExample] = []
+    for i, example in enumerate(examples):
+        where = f"examples[{i}]"
+        if not isinstance(example, Example):
+            raise InvalidExampleError(
+                f"{where} is a {type(example).__name__}; expected Example(text=..., output=...)")
+        if not isinstance(example.text, str) or not example.text.strip():
+            raise InvalidExampleError(f"{where}: the text is empty; give the example document")
+        output = example.output
+        if isinstance(output, BaseModel):  # validated again, even if built unvalidated
+            output = output.model_dump(by_alias=True)
+        try:
+            value = adapter.validate_python(output)
+        except ValidationError as exc:
+            raise InvalidExampleError(
+                f"{where}: the output is not a valid {_name(output_type)}: {_describe(exc)}"
+            ) from None
+        check = check_grounding(grounded_values(value, output_type, ground), example.text)
+        if not check.ok:
+            cut = {(p, v): t for p, v, t in check.cut}
+            problems = [f"{p}={v!r} cuts through {cut[p, v]!r} in the example's text"
+                        if (p, v) in cut else f"{p}={v!r} is not in the example's text"
+                        for p, v in check.unfound]
+            problems += [f"{p} is empty" for p, _ in check.empty]
+            raise InvalidExampleError(
+                f"{where}: grounded values must be copied from the example's own text: "
+                + "; ".join(problems))
+        checked.append(CheckedExample(example.text, value))
+    return tuple(checked)
+
+
+def _name(output_type: Any) -> str:
+    return getattr(output_type, "__name__", None) or repr(output_type)
+
+
+def output_json(value: Any, output_type: Any) -> str:
+    """``value`` as the JSON text of an answer: schema key order, property
+    names as the schema spells them (aliases), ``", "`` / ``": "``
+    separators, non-ASCII kept."""
+    data = _adapter(output_type).dump_python(value, mode="json", by_alias=True)
+    return json.dumps(data, ensure_ascii=False)
+
+
+def example_messages(examples: Sequence[CheckedExample], output_type: Any) -> list[Msg]:
+    """The user/assistant message pairs that show ``examples`` (see the
+    module docstring), in order."""
+    messages: list[Msg] = []
+    for example in examples:
+        messages.append(Msg.user(example.text))
+        messages.append(Msg.assistant(output_json(example.value, output_type)))
+    return messages
+
+
+def examples_text(examples: Sequence[CheckedExample], output_type: Any) -> str:
+    """The examples' texts and answers joined (what the token budget counts)."""
+    return "\n\n".join(
+        f"{e.text}\n\n{output_json(e.value, output_type)}" for e in examples)

@@ -1,0 +1,173 @@
+"""The skeleton the native-protocol adapters (Anthropic, Gemini, Ollama) share.
+
+``HttpChatModel`` is a ``ChatModel`` over one ``HttpClient``: a subclass
+says how to build a request (``build_request``) and how to read a streamed
+reply (``parse_stream``) or a whole one (``parse_reply``); the base sends it,
+streaming or not (``stream=`` at construction, overridden per request by
+``GenerateOptions.stream``: ``ReActAgent.call`` asks for whole replies since
+nobody reads its deltas), and yields ``ModelChunk``s either way, so the agent
+sees one shape whatever the transport. Payloads are
+read under a ``ReplyGuard`` (a whole reply here, stream events in each
+``parse_stream``): a payload of the wrong shape is a typed ``ProviderError``,
+and a reply with neither content nor a finish reason is refused.
+
+``system_reminder`` wraps a system message that
+sits in the middle of a conversation, for vendors whose conversations have
+no system role (Anthropic, Gemini): it travels as user text. ``continuation``
+is the user nudge those vendors need when a conversation ends on an
+assistant turn (newer models refuse prefill).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any, ClassVar
+
+import aiohttp
+
+from agentflow._secrets import redact_urls
+from agentflow.media.tokens import media_cost
+from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
+from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoice, ToolSpec
+from agentflow.providers._http import HttpClient
+from agentflow.providers._payload import ReplyGuard
+
+__all__ = [
+    "HttpChatModel",
+    "continuation",
+    "result_name",
+    "system_reminder",
+    "tool_calls_by_id",
+]
+
+
+def system_reminder(text: str) -> str:
+    """``text`` wrapped as ``<system-reminder>...</system-reminder>`` (unless it
+    already is), for a system message carried inside a user turn."""
+    stripped = text.strip()
+    if stripped.startswith("<system-reminder>"):
+        return stripped
+    return f"<system-reminder>{stripped}</system-reminder>"
+
+
+def continuation(choice: ToolChoice | None) -> str:
+    """The user nudge that closes a conversation ending on an assistant turn.
+
+    Such a conversation is a prefill to Anthropic and Gemini, and newer models
+    refuse it ("This model does not support assistant message prefill. The
+    conversation must end with a user message."; "Requests ending with a model
+    turn are not supported."). It arises when a retry is forced with
+    ``tool_choice`` right after a prose reply; the nudge names the tool then.
+    """
+    if choice is not None and choice.mode == "specific":
+        return system_reminder(f"Continue: call the `{choice.name}` tool now.")
+    return system_reminder("Continue.")
+
+
+def tool_calls_by_id(messages: Iterable[Msg]) -> dict[str, ToolUseBlock]:
+    """``{tool call id: call}`` over every tool call in ``messages``, for wire
+    formats whose tool results name the tool (Gemini, Ollama)."""
+    return {b.id: b for m in messages for b in m.content if isinstance(b, ToolUseBlock)}
+
+
+def result_name(block: ToolResultBlock, calls: Mapping[str, ToolUseBlock]) -> str:
+    """The tool name a result answers: its own, else its call's."""
+    call = calls.get(block.tool_use_id)
+    return block.name or (call.name if call else "")
+
+
+class HttpChatModel(ABC):
+    """Base of an HTTP ``ChatModel``.
+
+    Args:
+        model: the vendor's model id.
+        client: the model's ``HttpClient`` (owns the aiohttp session).
+        profile: the model's capabilities.
+        stream: stream replies (``True``) or ask for whole ones; the chunks
+            yielded are the same. A request's ``GenerateOptions.stream``
+            overrides it (``streams``).
+    """
+
+    vendor: ClassVar[str] = ""
+
+    def __init__(
+        self, model: str, *, client: HttpClient, profile: ModelProfile, stream: bool
+    ) -> None:
+        self._model = model
+        self._client = client
+        self._profile = profile
+        self._streaming = stream
+
+    @property
+    def profile(self) -> ModelProfile:
+        """What this model's API can do."""
+        return self._profile
+
+    @property
+    def model_name(self) -> str:
+        """The vendor's model id."""
+        return self._model
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(model={self._model!r}, "
+                f"base_url={redact_urls(self._client.base_url)!r})")
+
+    async def aclose(self) -> None:
+        """Close the HTTP session (idempotent)."""
+        await self._client.aclose()
+
+    async def stream(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> AsyncIterator[ModelChunk]:
+        """Send one request; yield its reply as ``ModelChunk``s.
+
+        Raises:
+            ProviderError: the vendor refused or failed the request (mapped by
+                the vendor module); ``ProviderConnectionError(partial=True)``
+                when a stream ends before the vendor's terminal marker or
+                brings a malformed event, ``ServerError`` for a malformed
+                whole reply; either for a reply with neither content nor a
+                finish reason.
+        """
+        streaming = self.streams(options)
+        path, body = self.build_request(messages, tools, options, stream=streaming)
+        media = media_cost((b for m in messages for b in m.content), self._profile.media_tokens)
+        exchange = self._client.open(path, body, whole=not streaming, media=media)
+        del body  # the exchange drops it once sent: not kept alive while the reply comes
+        async with exchange as response:
+            if streaming:
+                async for chunk in self.parse_stream(response):
+                    yield chunk
+            else:
+                guard = ReplyGuard(self.vendor, stream=False)
+                for chunk in guard.fold(self.parse_reply, guard.load(await response.read())):
+                    yield chunk
+                guard.end()
+
+    def streams(self, options: GenerateOptions) -> bool:
+        """Whether this request streams: ``options.stream`` when set, else the
+        model's ``stream=``. Vendors override it to keep streaming where a
+        whole reply would differ or fail (``options.stream=False`` is a
+        "nobody reads the deltas" hint, ``GenerateOptions``)."""
+        return self._streaming if options.stream is None else options.stream
+
+    @abstractmethod
+    def build_request(
+        self,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+        *,
+        stream: bool,
+    ) -> tuple[str, dict[str, Any]]:
+        """``(path relative to the base URL, JSON body)`` of one request."""
+
+    @abstractmethod
+    def parse_stream(self, response: aiohttp.ClientResponse) -> AsyncIterator[ModelChunk]:
+        """The chunks of a streamed reply (each event read under a ``ReplyGuard``,
+        whose ``end`` is called once the reply is complete)."""
+
+    @abstractmethod
+    def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
+        """The chunks of a whole (non-streamed) reply."""

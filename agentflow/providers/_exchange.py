@@ -1,0 +1,195 @@
+"""``Exchange``: one HTTP request and its reply, as the async context manager
+``HttpClient.open`` returns.
+
+A plain class rather than an ``@asynccontextmanager`` generator: the request
+body is dropped as soon as it is sent (a generator context manager keeps its
+arguments, the body among them, until the reply has been read), and a call
+pays for no generator, no generator-finaliser registration and no
+``contextlib`` layer. What it does is ``open``'s contract: the whole exchange
+(connection, retries, reading the reply inside the ``async with``) within
+``settings.deadline``; read timeouts and broken streams while the reply is
+read become typed errors; the response and the rate governor's lease are
+released on the way out, whatever happens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol
+
+import aiohttp
+
+from agentflow.errors import (
+    DeadlineExceededError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+)
+from agentflow.ratelimit import RateLease
+
+if TYPE_CHECKING:
+    from agentflow.providers._http_settings import HttpSettings
+
+__all__ = ["Exchange", "ExchangeClient"]
+
+
+class ExchangeClient(Protocol):
+    """What an ``Exchange`` needs of the client that opened it (``HttpClient``):
+    its settings and vendor name, and its request steps (prepare, admit, send)."""
+
+    vendor: str
+    settings: HttpSettings
+    _whole_timeout: aiohttp.ClientTimeout | None
+
+    def _prepare(
+        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None,
+        raw: bytes | None,
+    ) -> tuple[str, bytes, Mapping[str, str]]: ...
+
+    async def _admit(self, body: Mapping[str, Any], payload: bytes,
+                     media: tuple[int, int] = (0, 0)) -> RateLease | None: ...
+
+    async def _send(
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        lease: RateLease | None = None, client_timeout: aiohttp.ClientTimeout | None = None,
+    ) -> aiohttp.ClientResponse: ...
+
+    async def _send_with_retries(
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        first_error: ProviderError, lease: RateLease | None = None,
+        client_timeout: aiohttp.ClientTimeout | None = None,
+    ) -> aiohttp.ClientResponse: ...
+
+
+class Exchange:
+    """``async with client.open(...) as response``: see ``HttpClient.open``.
+
+    Raises (on entry or exit):
+        DeadlineExceededError: the deadline passed (``partial=True`` once the
+            reply had started); never retried.
+        ProviderTimeoutError: no data for ``read_timeout`` seconds while the
+            reply was read.
+        ProviderConnectionError: the reply stream broke (``partial=True``).
+        ProviderError: the mapped error, after retries where allowed;
+            ``BadRequestError`` (never sent) for a body JSON cannot carry.
+    """
+
+    __slots__ = ("_client", "_lease", "_request", "_response", "_scope")
+
+    def __init__(self, client: ExchangeClient, path: str, body: Mapping[str, Any],
+                 options: dict[str, Any]) -> None:
+        self._client = client
+        self._request: tuple[str, Mapping[str, Any], dict[str, Any]] | None = (
+            path, body, options)
+        self._scope: asyncio.Timeout | None = None
+        self._response: aiohttp.ClientResponse | None = None
+        self._lease: RateLease | None = None
+
+    async def __aenter__(self) -> aiohttp.ClientResponse:
+        if self._response is not None:  # ``start`` sent it already
+            return self._response
+        return await self.start()
+
+    async def start(self) -> aiohttp.ClientResponse:
+        """Send the request and return the 2xx response, as entering does; the
+        ``async with`` that follows gets the same response and releases it.
+        A caller that must look at a refusal before it holds the exchange
+        (``BadRequestError`` here, nothing to release) starts it first.
+
+        Raises: as the class says for entry.
+        """
+        request, self._request = self._request, None  # sent: the body is not kept
+        if request is None:
+            raise RuntimeError("an Exchange is entered once")
+        client = self._client
+        deadline = client.settings.deadline
+        if deadline is not None:  # no deadline: no scope (nor its timer) per request
+            scope = self._scope = asyncio.timeout(deadline)
+            await scope.__aenter__()
+        try:  # inline, not a coroutine of the client's: one frame fewer per request in flight
+            path, body, options = request
+            del request
+            url, payload, headers = client._prepare(path, body, options["headers"], options["raw"])
+            lease = await client._admit(body, payload, options["media"])
+            del body  # sent from here on as ``payload``: the body is not kept
+            method = options["method"]
+            timeout = client._whole_timeout if options["whole"] else None
+            try:
+                try:
+                    response = await client._send(method, url, payload, headers, lease, timeout)
+                except ProviderError as exc:  # retried, or raised again, there
+                    response = await client._send_with_retries(
+                        method, url, payload, headers, exc, lease, timeout)
+            except BaseException:
+                if lease is not None:
+                    lease.release()
+                raise
+        except BaseException as exc:
+            await self._leave(exc, started=False)
+            raise
+        self._response, self._lease = response, lease
+        return response
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        response, lease = self._response, self._lease
+        self._response = self._lease = None
+        error = exc
+        try:
+            if exc is None:
+                pass
+            elif isinstance(exc, TimeoutError):  # first: a ServerTimeoutError is both
+                raise ProviderTimeoutError(
+                    f"no data for {self._client.settings.read_timeout}s while reading the reply",
+                    vendor=self._client.vendor,
+                ) from exc
+            elif isinstance(exc, aiohttp.ClientPayloadError | aiohttp.ClientConnectionError):
+                raise ProviderConnectionError(
+                    f"the reply stream broke: {type(exc).__name__}: {exc}", partial=True,
+                    vendor=self._client.vendor,
+                ) from exc
+        except ProviderError as mapped:
+            error = mapped
+        finally:
+            if response is not None:
+                response.release()
+            if lease is not None:
+                lease.release()
+        await self._leave(error, started=True)
+        if error is not exc:
+            assert error is not None
+            raise error
+        return False
+
+    async def _leave(self, exc: BaseException | None, *, started: bool) -> None:
+        """Leave the deadline scope with ``exc`` in flight, as ``async with``
+        would; a deadline that passed raises ``DeadlineExceededError``. Without a
+        deadline there is no scope: ``exc`` goes on as it is."""
+        scope = self._scope
+        if scope is None:
+            return
+        try:
+            if exc is None:
+                await scope.__aexit__(None, None, None)
+            else:
+                await scope.__aexit__(type(exc), exc, exc.__traceback__)
+        except TimeoutError as timeout:  # the scope turned its cancellation into this
+            if not scope.expired():
+                raise
+            raise self._deadline(started) from timeout
+        if isinstance(exc, TimeoutError) and scope.expired():
+            raise self._deadline(started) from exc
+
+    def _deadline(self, started: bool) -> DeadlineExceededError:
+        deadline = self._client.settings.deadline
+        return DeadlineExceededError(
+            f"the request to {self._client.vendor} did not finish within its deadline of "
+            f"{deadline:g}s (HttpSettings.deadline)",
+            deadline=deadline or 0.0, partial=started, vendor=self._client.vendor,
+        )

@@ -1,0 +1,363 @@
+"""The HTTP layer every adapter shares: one aiohttp session per model, SSE and
+NDJSON readers, vendor error mapping, and retries with backoff.
+
+* ``HttpClient`` owns one ``aiohttp.ClientSession`` per event loop (created
+  lazily inside the running loop, with a bounded connector; closed on its own
+  loop when that loop ends, ``_loop_sessions``) and closes them in ``aclose()``.
+* ``HttpClient.open(path, body)`` POSTs JSON (``dump_json``: a lone surrogate
+  in a string becomes U+FFFD) and yields a 2xx response. Before
+  the first byte of a 2xx reply, retryable failures (408/409/429/5xx,
+  connection errors, timeouts) are retried with exponential backoff and
+  jitter (tenacity), honouring ``retry-after-ms``, ``Retry-After`` (seconds
+  or an HTTP date) and vendor body hints (``RateLimitedError.retry_after``).
+  Quota/billing errors and other 4xx are never retried. Once a reply streams,
+  nothing is retried: a failure surfaces as ``ProviderConnectionError(partial=True)``.
+* ``iter_sse`` / ``iter_ndjson`` (from ``_streams``, re-exported) read a
+  streamed body with incremental UTF-8 decoding across network chunks (a
+  character split between two TCP reads survives).
+
+API keys live in request headers only; they never reach logs, reprs or error
+messages: every credential header value (``CREDENTIAL_HEADERS``) is
+registered with ``agentflow._secrets``, whose mask every ``ProviderError``
+applies to its message (a key, or a prefix of one, a server echoes).
+
+Redirects are never followed: a 3xx reply raises ``RedirectError`` naming
+the target. aiohttp would follow a cross-origin 307/308 carrying every
+header but ``Authorization`` (so ``x-api-key``, ``x-goog-api-key``... would
+leave their origin); no vendor API redirects its endpoints.
+
+Settings and credentials live in ``_http_settings``, error mapping in
+``_http_errors``, the retry policy in ``_retry``, one request in
+``_exchange``; this module re-exports their public names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+import orjson
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+from agentflow._logging import get_logger
+from agentflow._secrets import redact_urls
+from agentflow.errors import (
+    BadRequestError,
+    InvalidModelError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    RateLimitedError,
+)
+from agentflow.providers._exchange import Exchange
+from agentflow.providers._http_errors import (
+    BodyErrorCheck,
+    ErrorMapper,
+    default_error,
+    error_message,
+    parse_retry_after,
+    redirect_error,
+)
+from agentflow.providers._http_settings import (
+    CREDENTIAL_HEADERS,
+    HttpSettings,
+    RateHeaders,
+    api_key_from,
+    checked_headers,
+    own_host,
+    register_credentials,
+    shared_governor,
+)
+from agentflow.providers._loop_sessions import LoopSessions
+from agentflow.providers._payload import dump_json
+from agentflow.providers._retry import Wait, retryable
+from agentflow.providers._streams import SSEEvent, iter_ndjson, iter_sse
+from agentflow.ratelimit import RateGovernor, RateLease, estimate_request_tokens
+
+__all__ = [
+    "CREDENTIAL_HEADERS",
+    "BodyErrorCheck",
+    "ErrorMapper",
+    "HttpClient",
+    "HttpSettings",
+    "RateHeaders",
+    "SSEEvent",
+    "api_key_from",
+    "default_error",
+    "error_message",
+    "iter_ndjson",
+    "iter_sse",
+    "own_host",
+    "parse_retry_after",
+    "read_json",
+    "shared_governor",
+]
+
+_log = get_logger("agentflow.http")
+
+
+class HttpClient:
+    """One model's HTTP session.
+
+    Args:
+        base_url: e.g. ``"https://api.openai.com/v1"`` (no trailing slash needed).
+        headers: sent with every request (auth goes here; never logged).
+        vendor: name used in errors and logs.
+        error_mapper: the vendor's ``ErrorMapper`` (default: by status).
+        settings: timeouts, retries, connection limit.
+        body_error: a vendor's ``BodyErrorCheck`` for 2xx replies that are not
+            event streams; an error it finds is raised (and retried) like an
+            HTTP error. The body stays readable afterwards (aiohttp caches it).
+        governor: the account's ``RateGovernor`` (``agentflow.ratelimit``):
+            each attempt waits for its admission; ``None`` sends at once.
+        rate_headers: the vendor's reader of rate-limit headers, fed to the governor.
+
+    Raises:
+        InvalidModelError: ``base_url`` holds ``user:password@`` and ``headers``
+            an ``Authorization`` (aiohttp refuses to send both, at the first
+            request, as a bare ``ValueError``), or a header holds a control
+            character (``checked_headers``; outer whitespace is dropped).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        vendor: str,
+        error_mapper: ErrorMapper | None = None,
+        settings: HttpSettings | None = None,
+        body_error: BodyErrorCheck | None = None,
+        governor: RateGovernor | None = None,
+        rate_headers: RateHeaders | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.governor = governor
+        self._rate_headers = rate_headers
+        self.vendor = vendor
+        self.settings = settings or HttpSettings()
+        self._headers = checked_headers(vendor, {"content-type": "application/json",
+                                                 **(headers or {}),
+                                                 **self.settings.extra_headers})
+        url = urlsplit(self.base_url)
+        if (url.username or url.password) and any(
+                k.lower() == "authorization" for k in self._headers):
+            raise InvalidModelError(
+                f"{vendor}: base_url {redact_urls(self.base_url)!r} carries user:password@ "
+                "credentials and the model also sends an API key (an Authorization header); "
+                "only one can be sent: drop the user info from the URL, or give no API key")
+        register_credentials(self._headers)
+        self._map_error = error_mapper or (lambda s, h, b: default_error(vendor, s, h, b))
+        self._body_error = body_error
+        self._sessions = LoopSessions(self._new_session)
+        s = self.settings
+        self._whole_timeout = None if s.deadline is None else aiohttp.ClientTimeout(
+            total=None, connect=s.connect_timeout, sock_read=None)
+
+    def __repr__(self) -> str:
+        return f"HttpClient(base_url={redact_urls(self.base_url)!r}, vendor={self.vendor!r})"
+
+    @property
+    def _session(self) -> aiohttp.ClientSession | None:
+        """The running loop's session, if one was made (tests look at it)."""
+        return self._sessions.current()
+
+    def _session_now(self) -> aiohttp.ClientSession:
+        """The running loop's session: one per event loop, each closed on its own
+        loop when that loop ends (``_loop_sessions``), so a model reused across
+        loops (``asyncio.run`` twice, threads) leaks no session or socket."""
+        return self._sessions.get()
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        s = self.settings
+        return aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=s.connection_limit, force_close=s.force_close),
+            timeout=aiohttp.ClientTimeout(
+                total=None, connect=s.connect_timeout, sock_read=s.read_timeout
+            ),
+            json_serialize=lambda obj: dump_json(obj).decode(),
+        )
+
+    def sibling(self, *, governor: RateGovernor | None = None) -> HttpClient:
+        """A client to the same API root with the same headers, error mapping and
+        settings, its own session, and ``governor`` (default: none). For
+        traffic the live rate limits do not count (vendor batch APIs: file
+        uploads and polls must not be admitted as model requests)."""
+        clone = HttpClient(self.base_url, headers=self._headers, vendor=self.vendor,
+                           error_mapper=self._map_error, settings=self.settings,
+                           body_error=self._body_error, governor=governor,
+                           rate_headers=self._rate_headers)
+        return clone
+
+    async def aclose(self) -> None:
+        """Close the sessions: the running loop's now, other loops' on their own
+        loops (``LoopSessions.aclose``). Idempotent."""
+        await self._sessions.aclose()
+
+    def open(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        headers: Mapping[str, str] | None = None,
+        method: str = "POST",
+        raw: bytes | None = None,
+        whole: bool = False,
+        media: tuple[int, int] = (0, 0),
+    ) -> Exchange:
+        """POST ``body`` as JSON to ``path`` and yield the 2xx response, all of
+        it (connection, retries, reading the reply inside the ``async with``)
+        within ``settings.deadline`` seconds. ``raw``: send these bytes instead
+        of ``body`` (a multipart upload, with its ``content-type`` in
+        ``headers``; ``b""`` for a GET without a body). ``whole``: the reply
+        comes in one piece once the model is done (not streamed), so no read
+        timeout applies before it, only the deadline. ``media``: ``(tokens,
+        chars)`` of the request's image and document blocks
+        (``agentflow.media.tokens.media_cost``): the rate governor counts their
+        tokens by the profile's rule instead of their base64 as text.
+
+        The body is dropped once sent (``Exchange``).
+
+        Raises:
+            DeadlineExceededError: the deadline passed (a server trickling
+                keep-alive comments, retries that add up); never retried.
+            ProviderError: the mapped error, after retries where allowed;
+                ``BadRequestError`` (never sent) for a body JSON cannot carry.
+        """
+        return Exchange(self, path, body, {"headers": headers, "method": method, "raw": raw,
+                                           "whole": whole, "media": media})
+
+    def _prepare(
+        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None,
+        raw: bytes | None,
+    ) -> tuple[str, bytes, Mapping[str, str]]:
+        """The URL, the payload (``body`` as JSON, or ``raw`` bytes) and the
+        headers of a request to ``path`` (``Exchange`` sends it).
+
+        Raises:
+            BadRequestError: (never sent) a body JSON cannot carry.
+        """
+        url = path if path.startswith("http") else f"{self.base_url}/{path.lstrip('/')}"
+        try:  # lone surrogates (os.fsdecode...) become U+FFFD
+            payload = dump_json(body) if raw is None else raw
+        except TypeError as exc:
+            raise BadRequestError(f"the request body is not JSON: {exc}", status=None,
+                                  vendor=self.vendor) from exc
+        all_headers = {**self._headers, **headers} if headers else self._headers
+        if headers:
+            register_credentials(headers)
+        return url, payload, all_headers
+
+    async def _admit(self, body: Mapping[str, Any], payload: bytes,
+                     media: tuple[int, int] = (0, 0)) -> RateLease | None:
+        """The governor's admission for this request (``None`` without a governor):
+        the payload's characters less the media blocks' base64, as text, plus the
+        media's own tokens (``media``, see ``open``)."""
+        if self.governor is None:
+            return None
+        cap = body.get("max_tokens", body.get("max_completion_tokens"))
+        media_tokens, media_chars = media
+        tokens = estimate_request_tokens(
+            len(payload) - media_chars, cap if isinstance(cap, int) else None,
+            self.governor.typical_output_tokens, media_tokens=media_tokens)
+        return await self.governor.admit(tokens)
+
+    def _observe(self, lease: RateLease | None, response: aiohttp.ClientResponse) -> None:
+        """Tell the governor what the reply's rate-limit headers said."""
+        if lease is not None:
+            snapshot = self._rate_headers(response.headers) if self._rate_headers else None
+            lease.observe(snapshot, ok=response.status < 400)
+
+    async def _send_with_retries(
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        first_error: ProviderError, lease: RateLease | None = None,
+        client_timeout: aiohttp.ClientTimeout | None = None,
+    ) -> aiohttp.ClientResponse:
+        """Retry after ``first_error`` (the first attempt's), with backoff;
+        ``first_error`` itself when it may not be retried (or retries are off).
+        The common case never comes here: a first attempt that succeeds pays
+        nothing for the retry machinery."""
+        if not retryable(first_error) or self.settings.max_retries < 1:
+            raise first_error
+        pending: ProviderError | None = first_error
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.settings.max_retries + 1),
+            wait=Wait(self.settings),
+            retry=retry_if_exception(retryable),
+            reraise=True,
+            before_sleep=lambda st: _log.info(
+                "http.retry", vendor=self.vendor, attempt=st.attempt_number,
+                error=type(st.outcome.exception()).__name__ if st.outcome else None,
+            ),
+        )
+        response: aiohttp.ClientResponse | None = None
+        async for attempt in retrying:
+            with attempt:
+                if pending is not None:  # replay the first attempt's failure
+                    error, pending = pending, None
+                    raise error
+                if lease is not None:
+                    await lease.readmit()
+                response = await self._send(method, url, payload, headers, lease, client_timeout)
+        assert response is not None
+        return response
+
+    async def _send(
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        lease: RateLease | None = None, client_timeout: aiohttp.ClientTimeout | None = None,
+    ) -> aiohttp.ClientResponse:
+        session = self._sessions.get()  # the running loop's (``_session_now``)
+        try:
+            if client_timeout is None:
+                response = await session.request(
+                    method, url, data=payload, headers=headers, allow_redirects=False)
+            else:
+                response = await session.request(
+                    method, url, data=payload, headers=headers, allow_redirects=False,
+                    timeout=client_timeout)
+        except TimeoutError as exc:
+            raise ProviderTimeoutError(
+                f"connecting to {self.vendor} timed out", vendor=self.vendor
+            ) from exc
+        except aiohttp.ClientError as exc:
+            raise ProviderConnectionError(
+                f"cannot reach {self.vendor}: {type(exc).__name__}", vendor=self.vendor
+            ) from exc
+        self._observe(lease, response)
+        if 300 <= response.status < 400:
+            response.release()
+            raise redirect_error(self.vendor, response.status, url,
+                                  response.headers.get("Location", ""))
+        if response.status >= 400:
+            try:
+                body = await response.read()
+            except (aiohttp.ClientError, TimeoutError):
+                body = b""
+            finally:
+                response.release()
+            error = self._map_error(response.status, response.headers, body)
+            if lease is not None and isinstance(error, RateLimitedError):
+                hint = error.retry_after
+                lease.throttled(None if hint is None else min(hint, self.settings.max_retry_after))
+            raise error
+        if self._body_error is not None and response.content_type != "text/event-stream":
+            try:
+                body = await response.read()
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                response.release()
+                raise ProviderConnectionError(
+                    f"the reply from {self.vendor} broke: {type(exc).__name__}",
+                    vendor=self.vendor,
+                ) from exc
+            in_body = self._body_error(response.headers, body)
+            if in_body is not None:
+                response.release()
+                raise in_body
+        return response
+
+
+async def read_json(response: aiohttp.ClientResponse) -> Any:
+    """The whole body parsed as JSON (whatever the content type)."""
+    return orjson.loads(await response.read())

@@ -1,0 +1,352 @@
+"""The machinery every OpenAI-style adapter shares: ``OpenAICompatibleModel``
+(sending and streaming; the request-building hooks are in
+``_openai_request``, the reply-reading and error hooks in ``_openai_reply``).
+The error classification that makes a vendor's "feature unsupported" 400 an
+``UnsupportedFeatureError`` lives in ``_openai_errors`` (re-exported here).
+
+A vendor module (openai, deepseek, dashscope, glm, minimax) subclasses
+``OpenAICompatibleModel`` and overrides small hooks (``apply_tools``,
+``apply_response_format``, ``apply_thinking``, ``map_error``,
+``payload_error``, ``parser_class``...), so its quirks live in its own module.
+
+Every reply payload is read under a ``ReplyGuard``: a payload of the wrong
+shape is a typed error, never a raw ``KeyError``/``TypeError``, and a reply
+with neither content nor a finish reason is not taken for an answer.
+
+Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from functools import partial
+from typing import Any, ClassVar, Literal
+from urllib.parse import urlsplit
+
+from agentflow._logging import get_logger
+from agentflow._secrets import redact_urls
+from agentflow.errors import (
+    AuthenticationError,
+    BadRequestError,
+    InvalidModelError,
+    ProviderConnectionError,
+    TruncatedStreamError,
+)
+from agentflow.media.tokens import media_cost
+from agentflow.messages import Msg
+from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
+from agentflow.providers._http import (
+    HttpClient,
+    HttpSettings,
+    RateHeaders,
+    api_key_from,
+    iter_sse,
+    shared_governor,
+)
+from agentflow.providers._markup import (
+    AnyMarkup,
+    MarkupFilter,
+    markups_for_model,
+    resolve_markups,
+)
+from agentflow.providers._media import ImageUrlStyle
+from agentflow.providers._openai_errors import (
+    openai_error,
+    payload_error,
+    unsupported_feature,
+)
+from agentflow.providers._openai_remedies import (
+    MAX_REMEDIES,
+    OPTIONAL_FIELDS,
+    refused_optional_fields,
+    remedy_for,
+)
+from agentflow.providers._openai_reply import OpenAIReplyHooks, close_parser
+from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestHooks
+from agentflow.providers._openai_wire import ChunkParser, ReasoningHistory
+from agentflow.providers._payload import ReplyGuard
+from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.providers._think_tags import inline_thinking_for_model, think_tag_parser
+from agentflow.ratelimit import model_family
+
+__all__ = [
+    "FORCE_NAMED_TOOL",
+    "GENERIC_PROFILE",
+    "OPTIONAL_FIELDS",
+    "OpenAICompatibleModel",
+    "openai_error",
+    "payload_error",
+    "refused_optional_fields",
+    "unsupported_feature",
+]
+
+_log = get_logger("agentflow.providers")
+
+GENERIC_PROFILE = ModelProfile(
+    tool_choice_modes=frozenset({"auto", "none", "required"}), native_output="json_schema",
+    schema_dialect="plain", native_schema_in_prompt=True,
+)
+"""An unknown model behind an OpenAI-compatible server: llama.cpp, vLLM and LM
+Studio take ``response_format`` json_schema and auto/none/required, but not all
+take a named ``tool_choice``; override with ``profile=`` (vLLM does). Their
+json_schema is a grammar over sampling only (llama.cpp's server README,
+vLLM's structured outputs docs): the schema also goes in a system instruction
+(``native_schema_in_prompt``)."""
+
+# ----------------------------------------------------------------------------- models
+
+
+class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
+    """A ``ChatModel`` over ``POST {base_url}/chat/completions``.
+
+    Args:
+        model: the vendor's model id.
+        api_key: the key; default: the vendor's environment variable, read
+            only when ``base_url`` is on the vendor's own host (a key is never
+            sent to a third-party host unless passed explicitly).
+        base_url: API root (default: the vendor's).
+        profile: overrides the profile looked up from the model name (and the
+            name rules' ``inline_thinking``; ``profile.inline_thinking`` says
+            whether reply text carries ``<think>`` reasoning to split out).
+        settings: timeouts, retries, connection limit.
+        stream: stream replies (SSE) or ask for whole replies; a request's
+            ``GenerateOptions.stream`` overrides it (``streams``).
+        headers: extra request headers.
+        late_system: ``"user"`` sends system messages after the first turn as
+            user messages (for servers whose chat template refuses them).
+        tool_markups: in-band tool-call formats to read out of reply text
+            (names registered in ``_markup`` such as ``"minimax"``, ``"hermes"``,
+            ``"qwen-xml"``, ``"deepseek"``, ``"glm"``, or ``ToolMarkup``/``ReplyMarkup``s);
+            default: the vendor's own (``default_markups``), plus, on a host
+            that is not the vendor's, those ``MODEL_MARKUPS`` gives the model
+            name; ``()`` turns them off.
+
+    ``stream()`` raises ``ProviderError`` subclasses: ``AuthenticationError``
+    without a key for the vendor's host, the mapped HTTP errors after retries,
+    a typed error for a mid-stream ``{"error": ...}`` line or ``event: error``,
+    ``TruncatedStreamError`` (``partial=True``) for a stream cut before its
+    ``finish_reason`` (one that ends cleanly after it, without ``[DONE]``, is
+    whole, as the openai SDK reads it: servers such as ik_llama.cpp and
+    text-generation-webui never send ``[DONE]``), ``ProviderConnectionError``
+    (``partial=True``) for a malformed stream event, ``ServerError`` for a malformed whole reply,
+    and either of the last two for a reply with neither content nor a finish
+    reason (``[DONE]`` alone, ``{}``).
+    """
+
+    vendor: ClassVar[str] = "openai-compatible"
+    env_var: ClassVar[str | None] = None
+    env_aliases: ClassVar[tuple[str, ...]] = ()
+    default_base_url: ClassVar[str] = ""
+    own_hosts: ClassVar[tuple[str, ...]] = ()
+    chat_path: ClassVar[str] = "chat/completions"
+    profile_rules: ClassVar[Sequence[ProfileRule]] = ()
+    default_profile: ClassVar[ModelProfile] = GENERIC_PROFILE
+    max_tokens_field: str = "max_tokens"
+    send_strict: bool = True
+    _dropped_fields: frozenset[str] = frozenset()
+    """``OPTIONAL_FIELDS`` this model's server refused (set per instance on a refusal)."""
+    _last_format: tuple[ResponseFormat, dict[str, Any]] | None = None
+    """The last json_schema ``response_format`` sent and its wire form (set per instance)."""
+    send_stream_options: ClassVar[bool] = True
+    reasoning_history: ClassVar[ReasoningHistory] = "drop"
+    image_urls: ClassVar[ImageUrlStyle] = "data_url"
+    """How inline image bytes go in ``image_url.url`` (``providers._media``)."""
+    parser_class: ClassVar[type[ChunkParser]] = ChunkParser
+    default_markups: ClassVar[tuple[str, ...]] = ()
+    rate_headers: ClassVar[RateHeaders | None] = None
+    """The vendor's rate-limit header reader (``None``: only 429s teach the governor)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        profile: ModelProfile | None = None,
+        settings: HttpSettings | None = None,
+        stream: bool = True,
+        headers: Mapping[str, str] | None = None,
+        late_system: Literal["system", "user"] = "system",
+        tool_markups: Sequence[str | AnyMarkup] | None = None,
+    ) -> None:
+        if not model or not isinstance(model, str):
+            raise InvalidModelError(f"{self.vendor}: the model name must be a non-empty string")
+        url = (base_url or self.default_base_url).rstrip("/")
+        if not url:
+            raise InvalidModelError(f"{self.vendor}: base_url is required")
+        hosts = {urlsplit(self.default_base_url).netloc, *self.own_hosts} - {""}
+        self.own_host = urlsplit(url).netloc in hosts
+        key = api_key_from(api_key, "")
+        if not key and self.own_host:
+            for var in (self.env_var, *self.env_aliases):
+                key = api_key_from(None, var) if var else None
+                if key:
+                    break
+        self._model = model
+        self._stream = stream
+        self._late_system: Literal["system", "user"] = late_system
+        self._key_missing = not key and self.own_host
+        all_headers = dict(headers or {})
+        if key:
+            all_headers["authorization"] = f"Bearer {key}"
+        overridden = type(self).ok_body_error is not OpenAICompatibleModel.ok_body_error
+        self._http = HttpClient(url, headers=all_headers, vendor=self.vendor,
+                                error_mapper=self._map_error, settings=settings,
+                                body_error=self.ok_body_error if overridden else None,
+                                governor=shared_governor(self.vendor, url, key,
+                                                         self.rate_family(model), settings),
+                                rate_headers=type(self).rate_headers)
+        if profile is None:
+            profile = self.lookup_profile(model)
+            if profile.inline_thinking is None and not self.own_host:
+                inline = inline_thinking_for_model(model)  # a reasoning model, no parser
+                if inline is not None:
+                    profile = profile.with_(inline_thinking=inline)
+        self._profile = profile
+        self._parser_type = think_tag_parser(self.parser_class, profile.inline_thinking)
+        if tool_markups is None:
+            tool_markups = (*self.default_markups,
+                            *(() if self.own_host else markups_for_model(model)))
+        self._markups = resolve_markups(tool_markups)
+
+    # -- identity -------------------------------------------------------------
+    def rate_family(self, model: str) -> str:
+        """The model family sharing one rate limit (default: the name without a date suffix)."""
+        return model_family(model)
+
+    def lookup_profile(self, model: str) -> ModelProfile:
+        """The profile of ``model`` from this vendor's table."""
+        return match_profile(self.profile_rules, model, self.default_profile)
+
+    @property
+    def profile(self) -> ModelProfile:
+        """What this model can do (see ``ModelProfile``)."""
+        return self._profile
+
+    @property
+    def model_name(self) -> str:
+        """The vendor's model id."""
+        return self._model
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(model={self._model!r}, "
+                f"base_url={redact_urls(self._http.base_url)!r})")
+
+    async def aclose(self) -> None:
+        """Close the HTTP session (idempotent)."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> OpenAICompatibleModel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- the request ----------------------------------------------------------
+    def stream(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> AsyncIterator[ModelChunk]:
+        """Send one request and yield its chunks (see the class docstring for errors).
+
+        A strict tool the vendor refuses ("Invalid schema for function 'x': ...",
+        code ``invalid_function_parameters``: a schema our strict transform kept
+        but the vendor's limits refuse — nesting depth, a ``pattern`` it cannot
+        compile) is sent again once without ``strict``, and this model sends no
+        ``strict`` from then on (C13 kind: never a 400 for a schema that can go
+        non-strict). Nothing was yielded before such a refusal.
+
+        A self-hosted server's constrained-decoding engine refusing a schema
+        (llama.cpp, vLLM: ``engine_refused``) is about the part of this request
+        that carried one (``schema_carrier``): strict tools are sent again
+        without ``strict`` as above; otherwise the ``UnsupportedFeatureError``
+        names the response format, the forced ``tool_choice`` or the tools, so
+        the engine drops that one (Native -> Tool -> Prompt, forcing by reminder).
+
+        An optional field a server refuses as unknown (``OPTIONAL_FIELDS``:
+        ``stream_options``, ``parallel_tool_calls``; "Unrecognized request
+        argument supplied: stream_options", "Extra inputs are not permitted")
+        is sent no more by this model and the request goes again. At most
+        ``MAX_REMEDIES`` such resends per request.
+
+        One async generator per request (``_send``): nothing is built or sent
+        before the first iteration.
+        """
+        return self._send(messages, tools, options)
+
+    async def _send(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> AsyncIterator[ModelChunk]:
+        """Build the body, send it (again after a remedied refusal, see
+        ``stream``) and yield the reply's chunks."""
+        markup = MarkupFilter(self._markups, tools)
+        media = media_cost([b for m in messages for b in m.content], self._profile.media_tokens)
+        for remedies in range(MAX_REMEDIES + 1):
+            body = self._body(messages, tools, options)
+            if self._key_missing:
+                raise AuthenticationError(
+                    f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
+            streaming = body.get("stream") is True
+            exchange = self._http.open(self.chat_path, body, whole=not streaming, media=media)
+            del body  # the exchange drops it once sent: not kept alive while the reply comes
+            try:
+                await exchange.start()
+                break
+            except BadRequestError as exc:
+                # what the refused request carried is read only now (the same body
+                # again): a request that is not refused pays nothing for it
+                remedy = remedy_for(exc, self._body(messages, tools, options),
+                                    remedies < MAX_REMEDIES)
+                if remedy == "strict":
+                    self.send_strict = False  # this instance only; the class default stays
+                    _log.warning("openai_compat.strict_refused", vendor=self.vendor,
+                                 model=self._model, error=str(exc)[:200])
+                    continue
+                if isinstance(remedy, frozenset):
+                    self._dropped_fields |= remedy  # this instance only
+                    _log.warning("openai_compat.field_refused", vendor=self.vendor,
+                                 model=self._model, fields=sorted(remedy), error=str(exc)[:200])
+                    continue
+                if remedy is exc:
+                    raise
+                raise remedy from exc
+        async with exchange as response:
+            if not streaming or "json" in response.content_type:
+                guard = ReplyGuard(self.vendor, stream=False)
+                for chunk in self.whole_chunks(guard, guard.load(await response.read()), markup):
+                    yield chunk
+                return
+            parser = self._parser_type()
+            guard = ReplyGuard(self.vendor, stream=True)
+            done = received = finished = False
+            read = partial(self.read_payload, parser, guard=guard)  # no Python frame per event
+            filtering = markup.active  # no filter call per event when it looks for nothing
+            async for event in iter_sse(response):
+                if event.data.strip() == "[DONE]":
+                    done = True
+                    continue
+                if event.event == "error":
+                    raise self.event_error(event.data)
+                payload = guard.load(event.data)
+                received = True
+                chunks = guard.fold(read, payload)
+                for chunk in markup.feed(chunks) if filtering else chunks:
+                    finished = finished or chunk.type == "finish"
+                    yield chunk
+                done = done or parser.terminal
+            for chunk in markup.feed(guard.fold(close_parser, parser)):
+                yield chunk
+            for chunk in markup.close():
+                yield chunk
+            if not done and not finished:  # a finish_reason then EOF lost nothing (no [DONE]:
+                if not received:              # ik_llama.cpp, text-generation-webui, gateways)
+                    raise ProviderConnectionError(
+                        "the stream ended before its terminal marker ([DONE]); the reply is "
+                        "incomplete", vendor=self.vendor)
+                raise TruncatedStreamError(
+                    "the stream ended before its terminal marker ([DONE]); the reply is "
+                    "incomplete", vendor=self.vendor)
+            if received and not finished:
+                raise TruncatedStreamError(
+                    "the stream ended ([DONE]) without a finish_reason; the reply is "
+                    "incomplete", vendor=self.vendor)
+            guard.end()

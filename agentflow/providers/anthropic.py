@@ -1,0 +1,355 @@
+"""Anthropic Messages API adapter (``POST /v1/messages``).
+
+Wire facts (shared/providers.md §3; docs.anthropic.com/en/api/messages,
+.../build-with-claude/{extended-thinking,prompt-caching,structured-outputs}):
+
+* Auth: ``x-api-key`` plus the required ``anthropic-version: 2023-06-01``.
+* Only ``user``/``assistant`` roles. Leading system messages become the
+  top-level ``system`` blocks; a system message later in the conversation
+  travels as ``<system-reminder>`` text in a user turn. Consecutive turns of
+  one role are merged; tool results go in the next user turn, first; a
+  conversation ending on an assistant turn gets a user nudge (Claude 4.6+
+  refuse assistant prefill).
+* Tools: ``{"name","description","input_schema"}``; ``tool_choice`` is
+  ``auto`` / ``any`` (our ``required``) / ``tool`` (our ``specific``) / ``none``.
+* Streaming: typed SSE (``message_start``, ``content_block_start/delta/stop``,
+  ``message_delta`` with cumulative usage, ``message_stop``, ``ping``,
+  ``error``). A stream without ``message_stop`` was cut.
+* Extended thinking: ``thinking`` blocks carry a ``signature`` and, like
+  ``redacted_thinking`` blocks, must be sent back unchanged in tool loops; a
+  forced ``tool_choice`` is refused while thinking (400 "Thinking may not be
+  enabled when tool_choice forces tool use."), so profiles set
+  ``forced_tool_choice_with_thinking=False``.
+* Prompt caching: ``cache_control: {"type":"ephemeral"}`` on at most 4 blocks;
+  set here on the last tool, the last system block and the last message
+  block, never on a block of a message whose metadata has ``CACHE_CONTROL=False``.
+* Native structured output: ``output_config.format`` ``json_schema`` (every
+  object closed with ``additionalProperties: false``), on for the 4.5+ models.
+  A schema with a map (``dict[str, X]``) is refused before sending, and a
+  400 refusing a schema feature of ``output_config`` is an
+  ``UnsupportedFeatureError``: either way the engine takes the tool path.
+
+Vendor extensions sent (outside the anthropic SDK's request types; checked by
+tests/test_sdk_conformance.py): ``temperature``, only when the caller sets it
+(the SDK dropped it in 1.0; the API still takes it on models with sampling
+options, platform.claude.com/docs/en/about-claude/model-deprecations). The
+SDK's own auth (``Authorization: Bearer``) and newer ``anthropic-version``
+dates are accepted too; we keep ``x-api-key`` and ``2023-06-01``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any
+
+import aiohttp
+
+from agentflow.errors import TruncatedStreamError
+from agentflow.media.tokens import AreaImages, MediaTokens
+from agentflow.messages import Msg
+from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolSpec, UsageChunk
+from agentflow.providers._anthropic_batch import AnthropicBatchAPI
+from agentflow.providers._anthropic_errors import VENDOR, map_error
+from agentflow.providers._anthropic_reply import StreamReader, usage_of
+from agentflow.providers._anthropic_request import (
+    closed_schema,
+    conversation,
+    history_tools,
+    set_breakpoints,
+    tool_choice,
+)
+from agentflow.providers._batch_wire import WholeReplyBatches
+from agentflow.providers._http import (
+    HttpClient,
+    HttpSettings,
+    api_key_from,
+    iter_sse,
+    own_host,
+    parse_retry_after,
+    shared_governor,
+)
+from agentflow.providers._payload import ReplyGuard
+from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.ratelimit import RateLimitSnapshot, model_family, seconds_until
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "PROFILES",
+    "AnthropicChatModel",
+    "create",
+    "map_error",
+    "rate_family",
+    "rate_limit_headers",
+]
+
+API_VERSION = "2023-06-01"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_KEY_VARIABLES = ("ANTHROPIC_API_KEY",)
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
+
+_BASE = ModelProfile(
+    forced_tool_choice_with_thinking=False,
+    parallel_tool_calls_flag=True,
+    input_modalities=frozenset({"text", "image", "pdf"}),
+    url_input_modalities=frozenset({"image", "pdf"}),
+    image_media_types=frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"}),
+    max_image_bytes=3_932_160,  # 5 MiB of base64, the text the API measures
+    max_document_bytes=32_000_000,
+    max_inline_bytes=32_000_000,
+    max_document_pages=100,
+    media_tokens=MediaTokens(AreaImages(), pdf_page=3_000),
+)
+"""Every Claude 3+ model: images (JPEG, PNG, GIF, WebP; "maximum allowed size of 5MB per
+image" on the API: docs.anthropic.com/en/docs/build-with-claude/vision; the API
+measures the base64 text: "image exceeds 5 MB maximum: N bytes > 5242880 bytes",
+so 3,932,160 raw bytes) and PDFs
+("Maximum request size: 32MB", "Maximum pages per request: 100"; base64 or URL
+sources: docs.anthropic.com/en/docs/build-with-claude/pdf-support; 32 MB is also the
+Messages API's request size limit: docs.anthropic.com/en/api/overview). Tokens: an
+image is "tokens = (width px * height px)/750" after its long edge is scaled to at most
+1568 px (docs.anthropic.com/en/docs/build-with-claude/vision, "Evaluate image size"); a
+PDF page is its text plus an image of the page, "1,500-3,000 tokens per page"
+(docs.anthropic.com/en/docs/build-with-claude/pdf-support), taken at 3,000.
+Parallel tool use can be turned off: ``tool_choice`` ``auto``/``any``/``tool`` take
+``disable_parallel_tool_use`` (shared/providers.md §3; anthropic SDK
+``ToolChoiceAutoParam``), sent for ``parallel_tool_calls=False``, which the
+structured-output engine sets on the tool path (C02: one output call, not one per
+item)."""
+_THINKING = _BASE.with_(supports_thinking=True)
+_NATIVE = _THINKING.with_(native_output="json_schema")
+
+PROFILES: tuple[ProfileRule, ...] = (
+    ProfileRule("claude-*-4-[5-9]*", _NATIVE.with_(
+        context_window=200_000, max_output_tokens=64_000),
+                "output_config json_schema (4.5+)"),
+    ProfileRule("claude-opus-4-1*", _NATIVE.with_(context_window=200_000, max_output_tokens=32_000),
+                "output_config json_schema"),
+    ProfileRule("claude-*-4*", _THINKING.with_(context_window=200_000, max_output_tokens=32_000),
+                "extended thinking; no native output"),
+    ProfileRule("claude-3-7-*", _THINKING.with_(context_window=200_000, max_output_tokens=64_000),
+                "extended thinking; no native output"),
+    ProfileRule("claude-3-[a-z]*", _BASE.with_(context_window=200_000, max_output_tokens=4_096,
+                                               input_modalities={"text", "image"},
+                                               url_input_modalities={"image"}),
+                "Claude 3 (Haiku, Sonnet, Opus): images but no PDF support"),
+    ProfileRule("claude-3*", _BASE.with_(context_window=200_000, max_output_tokens=4_096),
+                "no thinking, no native output"),
+    ProfileRule("claude-*-[5-9]*", _NATIVE.with_(context_window=200_000, max_output_tokens=64_000),
+                "Claude 5 families (fable, mythos, haiku, sonnet, opus; SDK Model literal)"),
+    ProfileRule("claude-*-[5-9]", _NATIVE.with_(context_window=200_000, max_output_tokens=64_000),
+                "Claude 5 families"),
+    ProfileRule("claude-mythos*", _NATIVE.with_(context_window=200_000, max_output_tokens=64_000),
+                "Claude Mythos (preview)"),
+)
+"""Model-name globs -> profile. Native output (``output_config``) only on the
+models the structured-outputs doc lists (Sonnet/Opus/Haiku 4.5+, Opus 4.1);
+thinking on 3.7 and 4.x; unknown names get the thinking profile without native output.
+
+Context window 200,000 tokens for every row; output caps from
+docs.anthropic.com/en/docs/about-claude/models/overview: 64,000 for the 4.5
+models and Claude 3.7 Sonnet, 32,000 for Opus 4/4.1 (Sonnet 4's 64,000 shares
+Opus 4's pattern, so the lower figure), 4,096 for the Claude 3 family's
+smallest (Claude 3 Haiku/Opus)."""
+DEFAULT_PROFILE = _THINKING
+"""The profile of model names no pattern matches: thinking, no native output."""
+
+
+def _number(headers: Mapping[str, str], name: str) -> float | None:
+    value = headers.get(name)
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
+    """Anthropic's rate-limit headers (docs.anthropic.com/en/api/rate-limits;
+    shared/providers.md §3): ``anthropic-ratelimit-requests-{limit,remaining,reset}``
+    and ``anthropic-ratelimit-tokens-*`` (the most restrictive token limit in
+    force), else ``anthropic-ratelimit-input-tokens-*``; resets are RFC 3339
+    times; ``retry-after`` (seconds) on 429. ``None`` when none is present.
+    """
+    prefix = "anthropic-ratelimit-"
+    dim = "tokens" if f"{prefix}tokens-remaining" in headers else "input-tokens"
+    snap = RateLimitSnapshot(
+        requests_limit=_number(headers, f"{prefix}requests-limit"),
+        requests_remaining=_number(headers, f"{prefix}requests-remaining"),
+        requests_reset=seconds_until(headers.get(f"{prefix}requests-reset")),
+        tokens_limit=_number(headers, f"{prefix}{dim}-limit"),
+        tokens_remaining=_number(headers, f"{prefix}{dim}-remaining"),
+        tokens_reset=seconds_until(headers.get(f"{prefix}{dim}-reset")),
+        retry_after=parse_retry_after(headers),
+    )
+    return None if snap == RateLimitSnapshot() else snap
+
+
+_TIER = re.compile(r"claude-(?:(opus|sonnet|haiku)-(\d+)|(\d+)(?:-\d+)?-(opus|sonnet|haiku))")
+
+
+def rate_family(model: str) -> str:
+    """The model class Anthropic's limits apply to: ``claude-sonnet-4-5-20250929``
+    and ``claude-sonnet-4-0`` -> ``claude-sonnet-4``; ``claude-3-5-haiku-latest`` ->
+    ``claude-haiku-3`` (limits are per model class, docs.anthropic.com/en/api/rate-limits)."""
+    match = _TIER.match(model)
+    if match is None:
+        return model_family(model)
+    tier = match.group(1) or match.group(4)
+    major = match.group(2) or match.group(3)
+    return f"claude-{tier}-{major}"
+
+
+WHOLE_REPLY_MAX_TOKENS = 128_000 * 600 // 3600
+"""The largest ``max_tokens`` Anthropic's SDK sends without streaming (21,333)."""
+
+
+class AnthropicChatModel(WholeReplyBatches):
+    """A Claude model over the Messages API.
+
+    Args:
+        model: e.g. ``"claude-sonnet-4-5"``.
+        api_key: defaults to ``$ANTHROPIC_API_KEY``.
+        base_url: API root, without ``/v1``.
+        profile: overrides the ``PROFILES`` entry.
+        settings: HTTP timeouts and retries.
+        max_tokens: reply cap in tokens when the request sets none (the API requires one).
+        thinking_budget: extended-thinking budget in tokens (>= 1024). Setting
+            it turns thinking on by default; ``GenerateOptions.thinking`` still wins.
+        stream: stream replies (SSE) or ask for whole ones.
+        cache: set prompt-cache breakpoints.
+    """
+
+    batch_api_type = AnthropicBatchAPI
+    """Batches (``BatchCapable``) go through ``AnthropicBatchAPI``."""
+
+    vendor = VENDOR
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        profile: ModelProfile | None = None,
+        settings: HttpSettings | None = None,
+        max_tokens: int = 4096,
+        thinking_budget: int | None = None,
+        stream: bool = True,
+        cache: bool = True,
+    ) -> None:
+        env = "ANTHROPIC_API_KEY" if own_host(base_url, DEFAULT_BASE_URL) else ""
+        key = api_key_from(api_key, env)
+        headers = {"anthropic-version": API_VERSION, **({"x-api-key": key} if key else {})}
+        client = HttpClient(base_url, headers=headers, vendor=VENDOR, error_mapper=map_error,
+                            settings=settings, rate_headers=rate_limit_headers,
+                            governor=shared_governor(VENDOR, base_url, key, rate_family(model),
+                                                     settings))
+        resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)
+        if thinking_budget is not None:
+            resolved = resolved.with_(supports_thinking=True, thinking_default=True)
+        super().__init__(model, client=client, profile=resolved, stream=stream)
+        self.max_tokens = max_tokens
+        self.thinking_budget = thinking_budget or 2048
+        self.cache = cache
+
+    def streams(self, options: GenerateOptions) -> bool:
+        """As the base, but a reply that may take long keeps streaming when the
+        request only hints that nobody reads the deltas: the official SDK
+        refuses a non-streaming request whose ``max_tokens`` (thinking budget
+        included) makes it expect over 10 minutes (3,600 s per 128,000 tokens,
+        i.e. over ``WHOLE_REPLY_MAX_TOKENS``; anthropic-sdk-python
+        ``_calculate_nonstreaming_timeout``, "Streaming is required for
+        operations that may take longer than 10 minutes")."""
+        if options.stream is not False:
+            return super().streams(options)
+        max_tokens = options.max_tokens or self.max_tokens
+        if self.profile.thinking_active(options) and self.thinking_budget >= max_tokens:
+            max_tokens += self.thinking_budget  # as build_request sends it
+        return max_tokens > WHOLE_REPLY_MAX_TOKENS
+
+    def build_request(
+        self,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+        *,
+        stream: bool,
+    ) -> tuple[str, dict[str, Any]]:
+        """The ``/v1/messages`` body."""
+        thinking = self.profile.thinking_active(options)
+        system, turns = conversation(messages, thinking=thinking, choice=options.tool_choice)
+        max_tokens = options.max_tokens or self.max_tokens
+        body: dict[str, Any] = {"model": self.model_name, "max_tokens": max_tokens}
+        if system:
+            body["system"] = [block for block, _ in system]
+        body["messages"] = [{"role": role, "content": [b for b, _ in blocks]}
+                            for role, blocks in turns]
+        if tools:
+            body["tools"] = [{"name": t.name, "description": t.description,
+                              "input_schema": dict(t.parameters)} for t in tools]
+            choice = tool_choice(options.tool_choice, options.parallel_tool_calls)
+            if choice is not None:
+                body["tool_choice"] = choice
+        elif declared := history_tools(turns):  # the API refuses tool blocks without tools
+            body["tools"], body["tool_choice"] = declared, {"type": "none"}
+        if thinking:
+            if self.thinking_budget >= max_tokens:
+                body["max_tokens"] = max_tokens + self.thinking_budget
+            body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+        elif options.thinking is False and self.profile.supports_thinking:
+            body["thinking"] = {"type": "disabled"}
+        if options.temperature is not None and not thinking:  # thinking forbids temperature
+            body["temperature"] = options.temperature
+        fmt = options.response_format
+        if fmt is not None and fmt.type == "json_schema" and fmt.schema is not None:
+            body["output_config"] = {"format": {"type": "json_schema",
+                                                "schema": closed_schema(fmt.schema)}}
+        if self.cache:
+            set_breakpoints(body, system, turns)
+        if stream:
+            body["stream"] = True
+        body.update(options.extra)
+        return "/v1/messages", body
+
+    async def parse_stream(self, response: aiohttp.ClientResponse) -> AsyncIterator[ModelChunk]:
+        """Chunks of the typed SSE stream.
+
+        Raises:
+            ProviderError: an ``event: error`` (529 ``overloaded_error`` ->
+                ``OverloadedError``...).
+            TruncatedStreamError: the stream ended before ``message_stop``, or
+                reached it without a ``stop_reason`` (``partial=True``).
+            ProviderConnectionError: an event is malformed, or the reply had
+                neither content nor a ``stop_reason`` (``message_stop`` alone).
+        """
+        guard = ReplyGuard(VENDOR, stream=True)
+        reader = StreamReader()
+        finished = False
+        async for event in iter_sse(response):
+            if not event.data:
+                continue
+            for chunk in guard.fold(reader.feed, guard.load(event.data)):
+                finished = finished or chunk.type == "finish"
+                yield chunk
+            if reader.done:
+                guard.end()
+                if not finished:
+                    raise TruncatedStreamError("the stream reached message_stop without a "
+                                               "stop_reason; the reply is incomplete",
+                                               vendor=VENDOR)
+                return
+        raise TruncatedStreamError("the stream ended before message_stop", vendor=VENDOR)
+
+    def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
+        """Chunks of a whole ``message`` object."""
+        reader = StreamReader()
+        reader.message = dict(data)
+        yield UsageChunk(usage_of(data.get("usage") or {}))
+        for index, block in enumerate(data.get("content") or []):
+            yield from reader.block(index, block)
+        yield from reader.finish(data.get("stop_reason"))
+
+
+def create(model_name: str, **kwargs: Any) -> AnthropicChatModel:
+    """Registry factory: ``AnthropicChatModel(model_name, **kwargs)``."""
+    return AnthropicChatModel(model_name, **kwargs)

@@ -1,0 +1,239 @@
+"""Google Gemini API adapter (``models/{model}:generateContent`` and
+``:streamGenerateContent?alt=sse``, v1beta).
+
+Wire facts (shared/providers.md §4; ai.google.dev/gemini-api/docs/
+{function-calling,structured-output,thought-signatures}, googleapis/python-genai types.py):
+
+* Auth: ``x-goog-api-key``. Contents have roles ``user``/``model`` only:
+  leading system messages are ``systemInstruction``; later ones travel as
+  ``<system-reminder>`` user text. Tool results are ``functionResponse``
+  parts (``response`` must be an object) in a user turn, echoing the call's
+  ``id`` when the vendor gave one.
+* Tools: ``functionDeclarations``; ``parameters`` takes an OpenAPI subset
+  (no ``$ref``/``$defs``, ``additionalProperties``...; an OBJECT needs
+  properties), ``parametersJsonSchema`` takes JSON Schema: a schema outside
+  the subset is sent there. ``toolConfig.functionCallingConfig.mode``:
+  ``AUTO`` / ``ANY`` (+ ``allowedFunctionNames`` for one tool) / ``NONE``.
+* Native output: ``responseMimeType: application/json`` + ``responseSchema``
+  (or ``responseJsonSchema``). Before Gemini 3 it cannot be combined with
+  function calling (400 "Function calling with a response mime type...").
+* Replies: function calls arrive whole (args objects; a JSON string, as some
+  compatible gateways send, is decoded too) and end with ``STOP``:
+  detected by ``functionCall`` parts. ``thoughtSignature`` on parts is kept
+  (``provider_data``) and sent back; Gemini 3 requires it on calls, so a call
+  in history that no Gemini 3 made (another vendor's, a switched model's) is
+  sent with Google's documented ``skip_thought_signature_validator``. A
+  blocked prompt has no candidates, only ``promptFeedback.blockReason``.
+  Streams have no terminal marker: the last event carries ``finishReason``,
+  so a stream that ends without one was cut.
+* Errors: Google RPC shape, sometimes in a one-element list; an invalid key
+  is 400 ``API_KEY_INVALID``; 429 carries ``google.rpc.RetryInfo.retryDelay``.
+
+Replies are read in ``_gemini_reply``, errors mapped in ``_gemini_errors``,
+request bodies built in ``_gemini_request``; this module holds the profiles
+and the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Sequence
+from typing import Any
+
+import aiohttp
+
+from agentflow.media.tokens import GridImages, MediaTokens
+from agentflow.messages import Msg
+from agentflow.model import (
+    GenerateOptions,
+    ModelChunk,
+    ModelProfile,
+    ToolSpec,
+)
+from agentflow.providers._batch_wire import WholeReplyBatches
+from agentflow.providers._gemini_batch import GeminiBatchAPI
+from agentflow.providers._gemini_errors import VENDOR, map_error
+from agentflow.providers._gemini_reply import ReplyReader, validates_signatures
+from agentflow.providers._gemini_request import (
+    calling_config,
+    contents,
+    declaration,
+    response_config,
+)
+from agentflow.providers._http import (
+    HttpClient,
+    HttpSettings,
+    api_key_from,
+    iter_sse,
+    own_host,
+    shared_governor,
+)
+from agentflow.providers._payload import ReplyGuard
+from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.ratelimit import model_family
+
+__all__ = ["DEFAULT_PROFILE", "PROFILES", "GeminiChatModel", "create", "map_error",
+           "validates_signatures"]
+
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+API_KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+"""Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
+
+_PRE3 = ModelProfile(native_output="json_schema", native_output_with_tools=False,
+                     schema_dialect="gemini",
+                     input_modalities=frozenset({"text", "image", "pdf"}),
+                     url_input_modalities=frozenset({"image", "pdf"}),
+                     image_media_types=frozenset({"image/png", "image/jpeg", "image/webp",
+                                                  "image/heic", "image/heif"}),
+                     max_inline_bytes=20_000_000, max_document_pages=1000,
+                     media_tokens=MediaTokens(GridImages(), pdf_page=258))
+"""Every Gemini model takes images (PNG, JPEG, WEBP, HEIC, HEIF) and PDFs, inline
+("when the total request size is less than 20MB") or as ``fileData`` URIs (Files
+API, ``gs://``, public URLs): ai.google.dev/gemini-api/docs/image-understanding,
+ai.google.dev/gemini-api/docs/document-processing (up to 1000 pages). Tokens: "images
+with both dimensions <= 384 pixels are counted as 258 tokens; larger images are
+cropped and scaled as needed into tiles of 768x768 pixels, each counted as 258
+tokens" (ai.google.dev/gemini-api/docs/tokens); "each document page is equivalent to
+258 tokens" (ai.google.dev/gemini-api/docs/document-processing)."""
+_THINKING = _PRE3.with_(supports_thinking=True, thinking_default=True)
+
+PROFILES: tuple[ProfileRule, ...] = (
+    ProfileRule("gemini-[3-9]*", _THINKING.with_(native_output_with_tools=True,
+                                                 context_window=1_048_576,
+                                                 max_output_tokens=65_536),
+                "responseSchema together with function calling"),
+    ProfileRule("gemini-2.5*", _THINKING.with_(
+        context_window=1_048_576, max_output_tokens=65_536), "thinking on by default"),
+    ProfileRule("gemini-*", _PRE3.with_(context_window=1_048_576, max_output_tokens=8_192),
+                "responseSchema never with function calling"),
+)
+"""Model-name globs -> profile: native output everywhere, combined with tools
+from Gemini 3 on; thinking (on by default) from 2.5. Windows and output caps
+(tokens) from ai.google.dev/gemini-api/docs/models: 1,048,576 input for every
+family (1.5 Pro's 2,097,152 shares the ``gemini-*`` row, so the lower
+figure); 65,536 output from 2.5 on, 8,192 before."""
+DEFAULT_PROFILE = _PRE3
+"""The profile of model names no pattern matches: native output never with tools."""
+
+
+class GeminiChatModel(WholeReplyBatches):
+    """A Gemini model over the Gemini API.
+
+    Args:
+        model: e.g. ``"gemini-2.5-flash"``.
+        api_key: defaults to ``$GEMINI_API_KEY``, then ``$GOOGLE_API_KEY``.
+        base_url: API root including the version (``.../v1beta``).
+        profile: overrides the ``PROFILES`` entry.
+        settings: HTTP timeouts and retries.
+        thinking_budget: ``thinkingConfig.thinkingBudget`` in tokens (-1: dynamic).
+        include_thoughts: ask for thought summaries (``ThinkingDelta`` chunks).
+        stream: stream replies (SSE) or ask for whole ones.
+    """
+
+    batch_api_type = GeminiBatchAPI
+    """Batches (``BatchCapable``) go through ``GeminiBatchAPI``."""
+
+    vendor = VENDOR
+    otel_provider = "gcp.gemini"
+    """``gen_ai.provider.name`` of the Gemini API (OpenTelemetry GenAI conventions)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        profile: ModelProfile | None = None,
+        settings: HttpSettings | None = None,
+        thinking_budget: int | None = None,
+        include_thoughts: bool = False,
+        stream: bool = True,
+    ) -> None:
+        own = own_host(base_url, DEFAULT_BASE_URL)
+        key = api_key_from(api_key, "GEMINI_API_KEY" if own else "") or api_key_from(
+            None, "GOOGLE_API_KEY" if own else "")
+        client = HttpClient(base_url, headers={"x-goog-api-key": key} if key else {},
+                            vendor=VENDOR, error_mapper=map_error, settings=settings,
+                            governor=shared_governor(VENDOR, base_url, key, model_family(model),
+                                                     settings))
+        resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)
+        super().__init__(model, client=client, profile=resolved, stream=stream)
+        self.thinking_budget = thinking_budget
+        self.include_thoughts = include_thoughts
+
+    def build_request(
+        self,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+        *,
+        stream: bool,
+    ) -> tuple[str, dict[str, Any]]:
+        """The ``generateContent`` body and path."""
+        system, turns = contents(messages, options.tool_choice,
+                                 sign_foreign=validates_signatures(self.model_name))
+        body: dict[str, Any] = {"contents": turns}
+        if system:
+            body["systemInstruction"] = {"parts": system}
+        if tools:
+            body["tools"] = [{"functionDeclarations": [declaration(t) for t in tools]}]
+            if options.tool_choice is not None:
+                body["toolConfig"] = {
+                    "functionCallingConfig": calling_config(options.tool_choice)
+                }
+        config = self._generation_config(options)
+        if config:
+            body["generationConfig"] = config
+        body.update(options.extra)
+        action = "streamGenerateContent?alt=sse" if stream else "generateContent"
+        return f"/models/{self.model_name}:{action}", body
+
+    def _generation_config(self, options: GenerateOptions) -> dict[str, Any]:
+        config: dict[str, Any] = {}
+        if options.max_tokens is not None:
+            config["maxOutputTokens"] = options.max_tokens
+        if options.temperature is not None:
+            config["temperature"] = options.temperature
+        if options.response_format is not None:
+            config.update(response_config(options.response_format))
+        if self.profile.supports_thinking:
+            if options.thinking is False:
+                config["thinkingConfig"] = {"thinkingBudget": 0}
+            elif self.profile.thinking_active(options):
+                thinking: dict[str, Any] = {}
+                if self.thinking_budget is not None:
+                    thinking["thinkingBudget"] = self.thinking_budget
+                if self.include_thoughts:
+                    thinking["includeThoughts"] = True
+                if thinking:
+                    config["thinkingConfig"] = thinking
+        return config
+
+    async def parse_stream(self, response: aiohttp.ClientResponse) -> AsyncIterator[ModelChunk]:
+        """Chunks of the SSE stream (each event a partial ``GenerateContentResponse``).
+
+        Raises:
+            ProviderError: an error object inside the stream.
+            TruncatedStreamError / ProviderConnectionError: the stream ended
+                without a ``finishReason`` (``partial=True``),
+                or an event is malformed.
+        """
+        guard = ReplyGuard(VENDOR, stream=True)
+        reader = ReplyReader()
+        async for event in iter_sse(response):
+            if event.data:
+                for chunk in guard.fold(reader.feed, guard.load(event.data)):
+                    yield chunk
+        for chunk in guard.fold(lambda _: reader.end(), None):
+            yield chunk
+        guard.end()
+
+    def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
+        """Chunks of a whole ``GenerateContentResponse``."""
+        reader = ReplyReader()
+        yield from reader.feed(data)
+        yield from reader.end(cut_if_unfinished=False)
+
+
+def create(model_name: str, **kwargs: Any) -> GeminiChatModel:
+    """Registry factory: ``GeminiChatModel(model_name, **kwargs)``."""
+    return GeminiChatModel(model_name, **kwargs)

@@ -1,0 +1,379 @@
+"""The rate governor's machinery (``agentflow.ratelimit`` is its public face
+and explains how admission works): request priority, the two token buckets,
+the queue of waiters, ``RateLease`` and ``RateGovernor``, and the process
+share a new governor starts with (``set_default_share``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import heapq
+import itertools
+import math
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agentflow.ratelimit.formats import RateLimitSnapshot
+
+__all__ = [
+    "WINDOW_S",
+    "Priority",
+    "RateGovernor",
+    "RateLease",
+    "current_priority",
+    "request_priority",
+    "set_default_share",
+]
+
+_default_share = 1.0
+"""The share of every limit a new governor uses (``set_default_share``)."""
+
+
+def set_default_share(share: float) -> None:
+    """Make governors created from now on use ``share`` of every limit
+    (``agentflow.ratelimit.set_process_share`` checks it and rescales the
+    governors that exist)."""
+    global _default_share
+    _default_share = share
+
+
+Priority = Literal["live", "batch"]
+"""``live``: someone waits for this call (a web request); ``batch``: background work."""
+
+_RANK: dict[str, int] = {"live": 0, "batch": 1}
+_PRIORITY: contextvars.ContextVar[Priority] = contextvars.ContextVar(
+    "agentflow_rate_priority", default="live")
+
+WINDOW_S = 60.0
+"""The window of the vendors' limits (requests and tokens per minute), seconds."""
+
+
+@contextlib.contextmanager
+def request_priority(priority: Priority) -> Iterator[None]:
+    """Run the model requests made inside the block at ``priority``.
+
+    Raises:
+        ValueError: an unknown priority.
+    """
+    if priority not in _RANK:
+        raise ValueError(f"priority must be 'live' or 'batch', got {priority!r}")
+    token = _PRIORITY.set(priority)
+    try:
+        yield
+    finally:
+        _PRIORITY.reset(token)
+
+
+def current_priority() -> Priority:
+    """The priority of requests made now (``live`` unless set)."""
+    return _PRIORITY.get()
+
+
+@dataclass(slots=True)
+class _Bucket:
+    """A continuously refilled bucket (capacity = limit * share)."""
+
+    capacity: float
+    level: float
+    stamp: float
+
+    @property
+    def rate(self) -> float:
+        return self.capacity / WINDOW_S
+
+    def refill(self, now: float) -> None:
+        if now > self.stamp:
+            self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+            self.stamp = now
+
+    def delay(self, need: float, now: float) -> float:
+        """Seconds until ``need`` (capped at the capacity) is in the bucket."""
+        self.refill(now)
+        need = min(need, self.capacity)
+        return 0.0 if self.level >= need else (need - self.level) / self.rate
+
+
+@dataclass(eq=False, slots=True)
+class _Waiter:
+    rank: int
+    seq: int
+    tokens: float
+    loop: asyncio.AbstractEventLoop
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def wake(self) -> None:
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+            self.loop.call_soon_threadsafe(self.event.set)
+
+
+class RateLease:
+    """One admitted request (held from admission to the end of its reply).
+
+    The HTTP layer calls ``observe`` with each reply's headers, ``throttled``
+    on a 429, ``readmit`` before a retry and ``release`` when done.
+    """
+
+    __slots__ = ("_governor", "_released", "_req_mark", "_tok_mark", "tokens")
+
+    def __init__(self, governor: RateGovernor, tokens: float) -> None:
+        self._governor = governor
+        self.tokens = tokens
+        self._req_mark = 0.0
+        self._tok_mark = 0.0
+        self._released = False
+
+    def observe(self, snapshot: RateLimitSnapshot | None, *, ok: bool) -> None:
+        """Correct the governor with a reply's headers (``ok``: a 2xx reply)."""
+        self._governor._observe(self, snapshot, ok=ok)
+
+    def throttled(self, retry_after: float | None) -> None:
+        """The vendor answered 429: pause admissions, halve the concurrency cap."""
+        self._governor._throttled(retry_after)
+
+    async def readmit(self) -> None:
+        """Wait for admission again (a retry is a new request to the vendor)."""
+        await self._governor._acquire(self, new=False)
+
+    def release(self) -> None:
+        """The request is over (idempotent)."""
+        if not self._released:
+            self._released = True
+            self._governor._release()
+
+
+class RateGovernor:
+    """Admission control for one account's limits on one model family.
+
+    Args:
+        name: shown in ``repr`` and logs (never holds a key).
+        rpm / tpm: known limits (requests / tokens per minute); headers fill
+            in the ones not given, and never raise a given one.
+        typical_output_tokens: the reply part of a request's token estimate.
+        live_reserve: fraction (0..1) of each bucket batch requests leave to live ones.
+        slow_start: before any limit is known, one request at a time.
+
+    Raises:
+        ValueError: a negative limit or a reserve outside [0, 1).
+    """
+
+    def __init__(
+        self,
+        name: str = "",
+        *,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        typical_output_tokens: int = 256,
+        live_reserve: float = 0.0,
+        slow_start: bool = True,
+    ) -> None:
+        if (rpm is not None and rpm <= 0) or (tpm is not None and tpm <= 0):
+            raise ValueError("rpm and tpm must be > 0 when given")
+        if not 0.0 <= live_reserve < 1.0:
+            raise ValueError(f"live_reserve must be in [0, 1), got {live_reserve}")
+        self.name = name
+        self.typical_output_tokens = typical_output_tokens
+        self.live_reserve = live_reserve
+        self._lock = threading.Lock()
+        self._rpm, self._tpm = rpm, tpm
+        self._share = _default_share
+        now = time.monotonic()
+        self._req = _Bucket(rpm * self._share, rpm * self._share, now) if rpm else None
+        self._tok = _Bucket(tpm * self._share, tpm * self._share, now) if tpm else None
+        self._known = not slow_start or bool(rpm or tpm)
+        self._pause_until = 0.0
+        self._cap: float | None = None
+        self._in_flight = 0
+        self._req_debited = 0.0
+        self._tok_debited = 0.0
+        self._queue: list[tuple[int, int, _Waiter]] = []
+        self._seq = itertools.count()
+        self.admitted = 0
+        """Requests admitted (retries included)."""
+        self.throttles = 0
+        """429 replies seen."""
+        self.waited_s = 0.0
+        """Seconds requests spent waiting for admission, summed."""
+
+    def __repr__(self) -> str:
+        return (f"RateGovernor({self.name!r}, rpm={self.limits[0]}, tpm={self.limits[1]}, "
+                f"in_flight={self._in_flight})")
+
+    @property
+    def limits(self) -> tuple[float | None, float | None]:
+        """``(requests, tokens)`` per minute this governor works with (after its share)."""
+        return (self._req.capacity if self._req else None,
+                self._tok.capacity if self._tok else None)
+
+    @property
+    def concurrency_cap(self) -> float | None:
+        """The current cap on requests in flight (``None``: none, until a 429)."""
+        return self._cap
+
+    # -- admission -----------------------------------------------------------
+    async def admit(self, tokens: float) -> RateLease:
+        """Wait until a request of ``tokens`` estimated tokens may go out.
+
+        Returns:
+            The lease; the caller must ``release`` it when the reply is over.
+        """
+        lease = RateLease(self, tokens if tokens > 0.0 else 0.0)  # NaN -> 0.0, as max gave
+        await self._acquire(lease, new=True)
+        return lease
+
+    async def _acquire(self, lease: RateLease, *, new: bool) -> None:
+        # a retry already holds a concurrency slot: it goes before every new request
+        rank = _RANK[_PRIORITY.get()] if new else -1  # current_priority(), inline
+        with self._lock:  # nobody queued and room now: no waiter, no event, no heap
+            if not self._queue and self._take(lease, rank, new=new) == 0.0:
+                return
+        waiter = _Waiter(rank, next(self._seq), lease.tokens, asyncio.get_running_loop())
+        start = time.monotonic()
+        with self._lock:
+            heapq.heappush(self._queue, (waiter.rank, waiter.seq, waiter))
+            if self._queue[0][2] is waiter:
+                waiter.event.set()
+        try:
+            while True:
+                waiter.event.clear()
+                with self._lock:
+                    delay = self._try_take(waiter, lease, new=new)
+                    if delay == 0.0:
+                        self.waited_s += time.monotonic() - start
+                        return
+                if math.isinf(delay):
+                    await waiter.event.wait()
+                else:
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(delay):
+                            await waiter.event.wait()
+        except BaseException:
+            with self._lock:
+                self._remove(waiter)
+            raise
+
+    def _try_take(self, waiter: _Waiter, lease: RateLease, *, new: bool) -> float:
+        """0 and the request taken (``waiter`` leaves the queue), or seconds to
+        wait (``inf``: until woken); lock held."""
+        if self._queue[0][2] is not waiter:
+            return math.inf
+        delay = self._take(lease, waiter.rank, new=new)
+        if delay == 0.0:
+            self._remove(waiter)
+        return delay
+
+    def _take(self, lease: RateLease, rank: int, *, new: bool) -> float:
+        """0 and ``lease``'s request taken, or seconds to wait (``inf``: until
+        woken); the caller is first in line; lock held."""
+        now = time.monotonic()
+        if now < self._pause_until:
+            return self._pause_until - now
+        if new and ((not self._known and self._in_flight >= 1)
+                    or (self._cap is not None and self._in_flight >= self._cap)):
+            return math.inf
+        reserve = self.live_reserve if rank == _RANK["batch"] else 0.0
+        delay = 0.0
+        for bucket, need in ((self._req, 1.0), (self._tok, lease.tokens)):
+            if bucket is not None:
+                delay = max(delay, bucket.delay(need + reserve * bucket.capacity, now))
+        if delay > 0.0:
+            return delay
+        if self._req is not None:
+            self._req.level -= 1.0
+        if self._tok is not None:
+            self._tok.level -= lease.tokens
+        self._req_debited += 1.0
+        self._tok_debited += lease.tokens
+        lease._req_mark, lease._tok_mark = self._req_debited, self._tok_debited
+        self.admitted += 1
+        if new:
+            self._in_flight += 1
+        return 0.0
+
+    def _remove(self, waiter: _Waiter) -> None:
+        """Drop ``waiter`` from the queue and wake the new head (lock held)."""
+        was_head = bool(self._queue) and self._queue[0][2] is waiter
+        self._queue = [item for item in self._queue if item[2] is not waiter]
+        heapq.heapify(self._queue)
+        if was_head and self._queue:
+            self._queue[0][2].wake()
+
+    def _wake_head(self) -> None:
+        if self._queue:
+            self._queue[0][2].wake()
+
+    # -- feedback -----------------------------------------------------------
+    def _release(self) -> None:
+        with self._lock:
+            n = self._in_flight
+            self._in_flight = n - 1 if n > 0 else 0
+            if self._queue:  # _wake_head, inline: nobody waits in the common case
+                self._queue[0][2].wake()
+
+    def _observe(self, lease: RateLease, snap: RateLimitSnapshot | None, *, ok: bool) -> None:
+        with self._lock:
+            if ok and self._cap is not None:
+                self._cap += 1.0 / self._cap
+            if snap is not None:
+                now = time.monotonic()
+                self._req = self._correct(self._req, self._rpm, snap.requests_limit,
+                                          snap.requests_remaining, snap.requests_reset,
+                                          self._req_debited - lease._req_mark, now)
+                self._tok = self._correct(self._tok, self._tpm, snap.tokens_limit,
+                                          snap.tokens_remaining, snap.tokens_reset,
+                                          self._tok_debited - lease._tok_mark, now)
+            self._known = True
+            if self._queue:  # _wake_head, inline
+                self._queue[0][2].wake()
+
+    def _correct(
+        self, bucket: _Bucket | None, given: float | None, limit: float | None,
+        remaining: float | None, reset: float | None, since: float, now: float,
+    ) -> _Bucket | None:
+        """The bucket after a reply said ``limit`` / ``remaining`` / ``reset``."""
+        share = self._share
+        if limit is not None and limit > 0:
+            capacity = min(limit, given) * share if given else limit * share
+            if bucket is None:
+                bucket = _Bucket(capacity, capacity, now)
+            else:
+                bucket.refill(now)
+                bucket.capacity = capacity
+        if remaining is None:
+            return bucket
+        if bucket is None:  # no limit known: an empty bucket only pauses until its reset
+            if remaining <= 0 and reset:
+                self._pause_until = max(self._pause_until, now + reset)
+            return None
+        bucket.refill(now)
+        bucket.level = min(bucket.capacity, remaining * share - since)
+        return bucket
+
+    def _reshare(self, share: float) -> None:
+        with self._lock:
+            now = time.monotonic()
+            for bucket in (self._req, self._tok):
+                if bucket is not None:
+                    bucket.refill(now)
+                    bucket.capacity *= share / self._share
+                    bucket.level = min(bucket.capacity, bucket.level * share / self._share)
+            self._share = share
+            self._wake_head()
+
+    def _throttled(self, retry_after: float | None) -> None:
+        with self._lock:
+            now = time.monotonic()
+            self.throttles += 1
+            self._pause_until = max(self._pause_until,
+                                    now + (1.0 if retry_after is None else retry_after))
+            self._cap = max(1.0, (self._in_flight or 1) / 2)
+            for bucket in (self._req, self._tok):
+                if bucket is not None:
+                    bucket.refill(now)
+                    bucket.level = min(bucket.level, 0.0)
+            self._known = True
+            self._wake_head()

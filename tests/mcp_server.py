@@ -1,0 +1,193 @@
+"""A real MCP server for the tests, examples and benchmarks, built on the
+official SDK's low-level ``Server`` class (``mcp.server.lowlevel``).
+
+    python tests/mcp_server.py                 # stdio
+    python tests/mcp_server.py --http          # streamable HTTP on 127.0.0.1, a free port;
+                                               # prints "PORT <n>" once the socket listens
+    python tests/mcp_server.py --sse           # the SDK's legacy SSE transport, same way
+    python tests/mcp_server.py --bad-schema    # also lists tools whose schemas no model takes
+    python tests/mcp_server.py --reserved-name # also lists a tool called generate_response
+
+Tools: ``add`` (text and structured content), ``echo``, ``lookup`` (a
+product's price, structured), ``slow`` (sleeps), ``crash`` (the process
+exits mid-call), ``image`` (an image block and text), ``fail`` (an
+``isError`` result), ``text.upper`` (a name with a dot), and ``unlock`` (adds
+the ``secret`` tool and sends ``notifications/tools/list_changed``).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import socket
+import sys
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.stdio import stdio_server
+
+PNG_1X1 = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+)
+
+_OBJECT = "object"
+
+
+def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    return {"type": _OBJECT, "properties": properties,
+            "required": list(properties) if required is None else required}
+
+
+BASE_TOOLS = [
+    types.Tool(name="add", description="Add two integers.",
+               input_schema=_schema({"a": {"type": "integer"}, "b": {"type": "integer"}}),
+               output_schema=_schema({"sum": {"type": "integer"}})),
+    types.Tool(name="echo", description="Return the text unchanged.",
+               input_schema=_schema({"text": {"type": "string"}})),
+    types.Tool(name="lookup", description="The price of a product, by SKU.",
+               input_schema=_schema({"sku": {"type": "string", "description": "the SKU"}}),
+               output_schema=_schema({"sku": {"type": "string"}, "price": {"type": "number"}})),
+    types.Tool(name="slow", description="Sleep for some seconds, then answer.",
+               input_schema=_schema({"seconds": {"type": "number"}})),
+    types.Tool(name="crash", description="Exit the server process in the middle of the call.",
+               input_schema=_schema({})),
+    types.Tool(name="image", description="A 1x1 PNG image.", input_schema=_schema({})),
+    types.Tool(name="fail", description="Always fails with the reason given.",
+               input_schema=_schema({"reason": {"type": "string"}})),
+    types.Tool(name="text.upper", description="Upper-case the text.",
+               input_schema=_schema({"text": {"type": "string"}})),
+    types.Tool(name="unlock", description="Make the secret tool available.",
+               input_schema=_schema({})),
+]
+SECRET = types.Tool(name="secret", description="The secret number.", input_schema=_schema({}))
+BAD_TOOLS = [
+    # a reference out of the document: no vendor follows it
+    types.Tool(name="remote_ref", description="Its schema points to another document.",
+               input_schema={"type": "object",
+                             "properties": {"x": {"$ref": "https://schemas.invalid/x.json"}}}),
+    # a type JSON Schema does not have: not valid JSON Schema
+    types.Tool(name="unknown_type", description="Its schema is not valid JSON Schema.",
+               input_schema={"type": "object", "properties": {"x": {"type": "text"}}}),
+    # valid JSON Schema (a boolean subschema) that agentflow's dialect transforms refuse
+    types.Tool(name="bool_branch", description="A boolean schema in a union.",
+               input_schema={"type": "object",
+                             "properties": {"q": {"anyOf": [True, {"type": "string"}]}}}),
+]
+RESERVED = types.Tool(name="generate_response", description="Takes the output tool's name.",
+                      input_schema=_schema({}))
+
+
+def build(bad_schema: bool = False, reserved: bool = False) -> Server[Any]:
+    """The server; its tool list grows by ``secret`` once ``unlock`` is called."""
+    unlocked = False
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None
+                         ) -> types.ListToolsResult:
+        tools = [*BASE_TOOLS, *(BAD_TOOLS if bad_schema else []), *([RESERVED] if reserved else [])]
+        return types.ListToolsResult(tools=[*tools, SECRET] if unlocked else tools)
+
+    def text(value: str) -> list[types.ContentBlock]:
+        return [types.TextContent(type="text", text=value)]
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        nonlocal unlocked
+        args = params.arguments or {}
+        name = params.name
+        if name == "add":
+            total = int(args["a"]) + int(args["b"])
+            return types.CallToolResult(content=text(str(total)),
+                                        structured_content={"sum": total})
+        if name == "echo":
+            return types.CallToolResult(content=text(str(args["text"])))
+        if name == "lookup":
+            price = {"A-1": 12.5, "B-2": 3.0}.get(str(args["sku"]))
+            if price is None:
+                return types.CallToolResult(content=text(f"unknown SKU {args['sku']!r}"),
+                                            is_error=True)
+            data = {"sku": args["sku"], "price": price}
+            return types.CallToolResult(content=text(f"{args['sku']}: {price}"),
+                                        structured_content=data)
+        if name == "slow":
+            await anyio.sleep(float(args["seconds"]))
+            return types.CallToolResult(content=text("done"))
+        if name == "crash":
+            sys.stdout.flush()
+            os._exit(3)
+        if name == "image":
+            return types.CallToolResult(content=[
+                types.TextContent(type="text", text="a red pixel"),
+                types.ImageContent(type="image", data=base64.b64encode(PNG_1X1).decode(),
+                                   mime_type="image/png"),
+            ])
+        if name == "fail":
+            return types.CallToolResult(content=text(f"failed: {args.get('reason', '')}"),
+                                        is_error=True)
+        if name == "text.upper":
+            return types.CallToolResult(content=text(str(args["text"]).upper()))
+        if name == "unlock":
+            unlocked = True
+            await ctx.session.send_tool_list_changed()
+            return types.CallToolResult(content=text("unlocked"))
+        if name == "secret" and unlocked:
+            return types.CallToolResult(content=text("42"))
+        return types.CallToolResult(content=text(f"no tool {name!r}"), is_error=True)
+
+    return Server("agentflow-test-server", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _options(server: Server[Any]) -> Any:
+    """Initialization options saying the tool list may change."""
+    return server.create_initialization_options(NotificationOptions(tools_changed=True))
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    async with stdio_server() as (read, write):
+        await server.run(read, write, _options(server))
+
+
+def serve_http(server: Server[Any], sse: bool) -> None:
+    """Streamable HTTP (or SSE) on 127.0.0.1: the socket is bound and listening
+    before "PORT <n>" is printed, so a client connecting then is queued, never
+    refused."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.routing import Mount, Route
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    app: Any
+    if sse:
+        from mcp.server.sse import SseServerTransport
+
+        transport = SseServerTransport("/messages/")
+
+        async def handle_sse(request: Any) -> Any:
+            from starlette.responses import Response
+
+            async with transport.connect_sse(request.scope, request.receive,
+                                             request._send) as (read, write):
+                await server.run(read, write, _options(server))
+            return Response()
+
+        app = Starlette(routes=[Route("/sse", endpoint=handle_sse, methods=["GET"]),
+                                Mount("/messages/", app=transport.handle_post_message)])
+    else:
+        app = server.streamable_http_app(session_idle_timeout=None)
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    anyio.run(uvicorn.Server(config).serve, [sock])
+
+
+def main() -> None:
+    server = build(bad_schema="--bad-schema" in sys.argv, reserved="--reserved-name" in sys.argv)
+    if "--http" in sys.argv or "--sse" in sys.argv:
+        serve_http(server, sse="--sse" in sys.argv)
+    else:
+        anyio.run(serve_stdio, server)
+
+
+if __name__ == "__main__":
+    main()

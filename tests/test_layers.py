@@ -1,0 +1,167 @@
+"""The package's architecture, checked: every import inside ``agentflow``
+goes down the layers named in ``LAYERS`` (or stays within its layer), and no
+modules import each other in a circle.
+
+Every import statement counts, wherever it stands: at the top of a module,
+inside a function (imported late), or under ``TYPE_CHECKING``. A late import
+still ties the two modules together, and a type-only circle is still a
+circle a reader has to untangle.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "agentflow"
+
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # lowest first: a module may import its own layer and the layers above it in this list
+    ("base", (
+        "agentflow._blocks", "agentflow._logging", "agentflow._lru", "agentflow._secrets",
+        "agentflow._slots_init", "agentflow._version", "agentflow.documents",
+        "agentflow.errors", "agentflow.media", "agentflow.messages", "agentflow.model",
+        "agentflow.model_options", "agentflow.model_profile", "agentflow.ratelimit",
+        "agentflow.usage",
+    )),
+    ("core", (
+        "agentflow._sync_loop", "agentflow.acting", "agentflow.agent",
+        "agentflow.batch_api.protocol", "agentflow.call_input", "agentflow.call_outcome",
+        "agentflow.content", "agentflow.events", "agentflow.execution", "agentflow.grounding",
+        "agentflow.input_checks", "agentflow.loop", "agentflow.middleware", "agentflow.output",
+        "agentflow.reasoning", "agentflow.reply", "agentflow.state", "agentflow.telemetry",
+        "agentflow.testing", "agentflow.tools",
+    )),
+    ("providers", ("agentflow.providers",)),
+    ("extraction", (
+        "agentflow.batch", "agentflow.batch_api", "agentflow.batch_types",
+        "agentflow.extraction", "agentflow.sync",
+    )),
+    ("interfaces", ("agentflow.cli", "agentflow.mcp", "agentflow.ray", "agentflow.web")),
+    ("surface", ("agentflow",)),
+)
+"""The layers, lowest first, each a tuple of module prefixes. A module belongs
+to the layer of its longest matching prefix (``agentflow.batch_api.protocol``,
+the interface a provider's batch API implements, sits in the core while the
+rest of ``agentflow.batch_api`` is extraction)."""
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imported(name: str, path: Path, known: set[str]) -> Iterator[tuple[int, str]]:
+    """``(line, module)`` of every ``agentflow`` module ``path`` imports."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            # ``from a import b`` imports module ``a.b`` when there is one, else a name of ``a``
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+                       for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:  # ``import a.b.c`` of a name: its module
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                yield node.lineno, target
+
+
+def layer_of(name: str) -> int:
+    best, depth = -1, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > depth:
+                best, depth = index, len(prefix)
+    return best
+
+
+def graph() -> dict[str, dict[str, int]]:
+    """module -> {imported module: the line of its first import}."""
+    found = modules()
+    known = set(found)
+    edges: dict[str, dict[str, int]] = {}
+    for name, path in found.items():
+        targets: dict[str, int] = {}
+        for line, target in imported(name, path, known):
+            targets.setdefault(target, line)
+        edges[name] = targets
+    return edges
+
+
+def circles(edges: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_every_module_has_a_layer() -> None:
+    assert [name for name in modules() if layer_of(name) < 0] == []
+
+
+def test_imports_go_down_the_layers() -> None:
+    wrong = [
+        f"{name} ({LAYERS[layer_of(name)][0]}) imports {target} "
+        f"({LAYERS[layer_of(target)][0]}) at line {line}"
+        for name, targets in graph().items()
+        for target, line in targets.items()
+        if layer_of(target) > layer_of(name)
+    ]
+    assert wrong == []
+
+
+def test_no_import_circles() -> None:
+    assert circles(graph()) == []
+
+
+def test_the_check_sees_a_circle_and_an_upward_import() -> None:
+    # the checker itself, on a made-up graph: it must not pass by seeing nothing
+    edges = {"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}
+    assert circles(edges) == [["a", "b", "c"]]
+    assert layer_of("agentflow.extraction.chunked") > layer_of("agentflow.agent")
+    assert layer_of("agentflow.batch_api.protocol") < layer_of("agentflow.batch_api.mode")
+    assert "agentflow.messages" in graph()["agentflow.model"]

@@ -1,0 +1,70 @@
+"""What the model reads of an MCP ``tools/call`` result (``agentflow.mcp._results``):
+every content block kind of the spec, structured content and ``isError``."""
+
+from __future__ import annotations
+
+import base64
+
+import mcp_types as types
+
+from agentflow.mcp._results import read_result
+from tests.mcp_server import PNG_1X1
+
+
+def result(*blocks: object, structured: dict[str, object] | None = None,
+           error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=list(blocks), structured_content=structured,
+                                is_error=error)
+
+
+def test_text_blocks_are_paragraphs() -> None:
+    read = read_result(result(types.TextContent(type="text", text="one"),
+                              types.TextContent(type="text", text="two")))
+    assert read.text == "one\n\ntwo" and not read.is_error and read.structured is None
+
+
+def test_structured_content_is_read_as_json_and_its_text_twin_not_repeated() -> None:
+    read = read_result(result(types.TextContent(type="text", text='{"n": 1}'),
+                              structured={"n": 1, "tags": ["a"]}))
+    assert read.text == '{"n":1,"tags":["a"]}' and read.structured == {"n": 1, "tags": ["a"]}
+
+
+def test_an_error_result_reads_its_text_even_with_structured_content() -> None:
+    read = read_result(result(types.TextContent(type="text", text="quota exceeded"),
+                              structured={"code": 7}, error=True))
+    assert read.is_error and read.text == "quota exceeded"
+    assert read_result(result(error=True)).text == "the tool reported an error and gave no message"
+    assert read_result(result()).text == "(the tool returned no content)"
+
+
+def test_binary_blocks_are_described_and_images_kept() -> None:
+    png = base64.b64encode(PNG_1X1).decode()
+    read = read_result(result(
+        types.ImageContent(type="image", data=png, mime_type="image/png"),
+        types.ImageContent(type="image", data=base64.b64encode(b"not an image").decode(),
+                           mime_type="image/png"),
+        types.AudioContent(type="audio", data=base64.b64encode(b"x" * 300).decode(),
+                           mime_type="audio/wav"),
+    ))
+    first, second, third = read.text.split("\n\n")
+    assert first == ("[image: image/png, 68 bytes; not shown to the model: a tool result "
+                     "carries text only]")
+    assert second.startswith("[image: image/png, 12 bytes, unreadable: ")
+    assert third == "[audio: audio/wav, 300 bytes; not shown]"
+    assert [i.data for i in read.images] == [PNG_1X1]
+
+
+def test_resources() -> None:
+    read = read_result(result(
+        types.ResourceLink(type="resource_link", name="report", uri="file:///r.pdf",
+                           mime_type="application/pdf", description="the Q3 report"),
+        types.EmbeddedResource(type="resource", resource=types.TextResourceContents(
+            uri="file:///notes.txt", mime_type="text/plain", text="remember the milk")),
+        types.EmbeddedResource(type="resource", resource=types.BlobResourceContents(
+            uri="file:///a.bin", blob=base64.b64encode(b"\0" * 9).decode())),
+    ))
+    assert read.text.split("\n\n") == [
+        "[resource link report <file:///r.pdf> (application/pdf): the Q3 report]",
+        "[resource file:///notes.txt (text/plain)]\nremember the milk",
+        "[resource file:///a.bin: binary, 9 bytes; not shown]",
+    ]
