@@ -143,7 +143,9 @@ class OutFile:
     Attributes:
         path: the file.
         outcomes: id -> ``None`` when its newest record is ok, else that
-            record's error type (``""`` when it names none).
+            record's error type (``""`` when it names none), for the ids the
+            file held when opened (a record this run writes updates its id's
+            entry; new ids are not added: memory does not grow with the run).
         superseded: records whose id has a newer record (removed by ``compact``).
         saved: records this run appended.
         schemas: schema fingerprint -> records carrying it (``"schema"``, written
@@ -182,9 +184,9 @@ class OutFile:
         self._write(dumps_record(record) + b"\n")
         self.saved += 1
         self._count_schema(record)
-        if record.get("id") in self.outcomes:
+        if record.get("id") in self.outcomes:  # a rerun's record replaces an older one
             self.superseded += 1
-        self.outcomes[record["id"]] = _outcome(record)
+            self.outcomes[record["id"]] = _outcome(record)
 
     def compact(self) -> int:
         """Rewrite the file with only the newest record of each id (torn
