@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import os
 import re
 import socket
@@ -15,8 +16,8 @@ from typing import Any
 import anyio
 import pytest
 
-from agentflow.extraction.setup import load_schema
 from agentflow.cli import main
+from agentflow.cli.progress import Progress
 from agentflow.cli.setup_faults import setup_fault
 from agentflow.documents.budget import WorkBudget
 from agentflow.documents.names import BIDI_CONTROLS, loads_record
@@ -25,6 +26,7 @@ from agentflow.documents.readahead import read_ahead, read_in_worker
 from agentflow.errors import DocumentTooComplexError, ProviderConnectionError
 from agentflow.extraction._highlight import Span, escape_text, markup
 from agentflow.extraction.fingerprint import schema_fingerprint
+from agentflow.extraction.setup import load_schema
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
 from tests.pdfs import hostile_pdf, text_pdf
@@ -262,3 +264,14 @@ def test_the_review_page_neutralises_bidi_controls() -> None:
     shown = escape_text("total: \u202e00.0009 \u2066x\u2069")
     assert not set(shown) & set(BIDI_CONTROLS)
     assert len(shown) == len("total: \u202e00.0009 \u2066x\u2069")  # offsets still line up
+
+
+def test_the_progress_line_works_without_a_known_total() -> None:
+    stream = io.StringIO()
+    progress = Progress(None, stream, interval=0.0)
+    progress.add({"id": "a", "ok": True})
+    progress.add({"id": "b", "ok": False, "error": {"type": "GroundingError"}})
+    assert progress.line().startswith("2 done · ") and "ETA" not in progress.line()
+    assert "ok 1 · failed 0 · suspect 1" in progress.line()
+    progress.total = 2  # every input found: the share and the ETA come back
+    assert progress.line().startswith("2/2 (100%) · ") and "ETA -" in progress.line()
