@@ -20,7 +20,7 @@ from agentflow.cli import main
 from agentflow.cli.progress import Progress
 from agentflow.cli.setup_faults import setup_fault
 from agentflow.documents.budget import WorkBudget
-from agentflow.documents.names import BIDI_CONTROLS, loads_record
+from agentflow.documents.names import BIDI_CONTROLS, loads_record, printable
 from agentflow.documents.pdf import read_pdf
 from agentflow.documents.readahead import read_ahead, read_in_worker
 from agentflow.errors import DocumentTooComplexError, ProviderConnectionError
@@ -275,3 +275,11 @@ def test_the_progress_line_works_without_a_known_total() -> None:
     assert "ok 1 · failed 0 · suspect 1" in progress.line()
     progress.total = 2  # every input found: the share and the ETA come back
     assert progress.line().startswith("2/2 (100%) · ") and "ETA -" in progress.line()
+
+
+def test_printable_escapes_what_would_act_on_a_terminal() -> None:
+    name = os.fsdecode(b"a\xff\x1b[2J\n.txt") + "\u202e"
+    shown = printable(name)
+    assert shown.isprintable() and "\\x1b[2J" in shown and "\\x0a" in shown
+    assert shown.startswith("a\\xff") and shown.endswith("\\u202e")
+    assert printable("line one\nline two\x07", lines=True) == "line one\nline two\\x07"

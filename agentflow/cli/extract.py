@@ -181,8 +181,9 @@ async def _extract_into(
         try:  # one record per id: the retried ones replace their failures
             sink.out.compact()
         except OSError as exc:
-            print(f"agentflow: {sink.out.path} not compacted ({exc.strerror}); when it is "
-                  "read, the newest record of each id wins", file=sys.stderr)
+            print(f"agentflow: {printable(str(sink.out.path))} not compacted "
+                  f"({exc.strerror}); when it is read, the newest record of each id wins",
+                  file=sys.stderr)
     elapsed = time.perf_counter() - start
     counts = progress.counts
     before = [i for i in outcomes if i in skip]
@@ -194,7 +195,8 @@ async def _extract_into(
     apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
     tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
     print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}; "
-          f"{tokens}; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
+          f"{tokens}; {elapsed:.1f}s"
+          f"{f' -> {printable(str(sink.out.path))}' if sink.out else ''}",
           file=sys.stderr)
     return 1 if failed else 0
 

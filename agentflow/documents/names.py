@@ -28,6 +28,8 @@ BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2
 isolates and marks): they reorder the text around them when displayed."""
 
 _UNPRINTABLE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{BIDI_CONTROLS}\\ud800-\\udfff]")
+_UNPRINTABLE_IN_LINES = re.compile(
+    f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{BIDI_CONTROLS}\\ud800-\\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -38,11 +40,12 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def printable(text: str) -> str:
+def printable(text: str, *, lines: bool = False) -> str:
     """``text`` safe to write to a terminal: controls, bidi controls and lone
     surrogates escaped (``\\x1b``, ``\\u202e``; a surrogate-escaped byte as
-    ``\\xff``); everything else as it is."""
-    return _UNPRINTABLE.sub(_escape, text)
+    ``\\xff``); everything else as it is. ``lines``: newlines and tabs are kept
+    (a message of several lines), the other controls escaped."""
+    return (_UNPRINTABLE_IN_LINES if lines else _UNPRINTABLE).sub(_escape, text)
 
 
 def dumps_record(record: dict[str, Any]) -> bytes:
