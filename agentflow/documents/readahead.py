@@ -7,7 +7,8 @@
 Files are found one directory at a time (``agentflow.documents.inputs.iter_sources``)
 and read as the consumer takes them: at most ``ahead`` documents are read
 but not yet taken, so memory is bounded by ``ahead`` x document size, never
-by the corpus. Documents come in the order their reads finish.
+by the corpus. Documents come in input order: a slow read holds back the
+ones after it (up to ``ahead`` of them, read meanwhile).
 
 * Plain text (and each JSONL line, streamed a batch at a time) is read in a
   thread.
@@ -33,7 +34,7 @@ import os
 from collections.abc import AsyncGenerator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
@@ -97,6 +98,16 @@ def _needs_worker(path: Path, fmt: str) -> bool:
     return sniff_kind(head, str(path)) != "text"
 
 
+@dataclass(slots=True)
+class _Pending:
+    """Documents queued in input order: read already, or still being read
+    (``ready`` is set when ``docs`` holds them)."""
+
+    docs: list[Document]
+    slots: int
+    ready: anyio.Event = field(default_factory=anyio.Event)
+
+
 def _take(documents: Iterator[Document], n: int) -> list[Document]:
     return list(itertools.islice(documents, n))
 
@@ -128,41 +139,65 @@ async def read_ahead(
                 max_workers=size, mp_context=multiprocessing.get_context("forkserver")))
         return pools[0]
 
+    order_send, order_receive = anyio.create_memory_object_stream[_Pending](ahead)
+
     async def produce(out: ObjectSendStream[Document | BaseException]) -> None:
         async with out:
             failure: BaseException | None = None
             async with anyio.create_task_group() as tg:
-                sources = iter_sources(specs, fmt)
-                try:
-                    while True:
-                        source = await anyio.to_thread.run_sync(next, sources, None)
-                        if source is None:
-                            break
-                        if isinstance(source, Document):
-                            await out.send(source)
-                        elif source.jsonl:
-                            lines = read_source(source, fmt=fmt, text_field=text_field,
-                                                id_field=id_field)
-                            while batch := await anyio.to_thread.run_sync(_take, lines, ahead):
-                                for doc in batch:
-                                    await out.send(doc)
-                        else:
-                            await slots.acquire()
-                            tg.start_soon(read_one, source, out)
-                except Exception as exc:  # a spec that matches nothing: after the others
-                    failure = exc
+                tg.start_soon(emit, out)
+                async with order_send:
+                    sources = iter_sources(specs, fmt)
+                    try:
+                        while True:
+                            source = await anyio.to_thread.run_sync(next, sources, None)
+                            if source is None:
+                                break
+                            if isinstance(source, Document):
+                                await queue([source])
+                            elif source.jsonl:
+                                lines = read_source(source, fmt=fmt, text_field=text_field,
+                                                    id_field=id_field)
+                                while batch := await anyio.to_thread.run_sync(
+                                        _take, lines, ahead):
+                                    await queue(batch)
+                            else:
+                                pending = await queue(None)
+                                tg.start_soon(read_one, source, pending)
+                    except Exception as exc:  # a spec that matches nothing: after the others
+                        failure = exc
             if failure is not None:
                 await _offer(out, failure)
 
-    async def read_one(source: Source, out: ObjectSendStream[Document | BaseException]) -> None:
+    async def queue(docs: list[Document] | None) -> _Pending:
+        """Take a slot per document (one for a file still to read) and queue
+        them in input order."""
+        pending = _Pending(docs or [], max(1, len(docs or ())))
+        for _ in range(pending.slots):
+            await slots.acquire()
+        if docs is not None:
+            pending.ready.set()
+        await order_send.send(pending)
+        return pending
+
+    async def emit(out: ObjectSendStream[Document | BaseException]) -> None:
+        """Send the documents on in input order, as each one's read is done."""
+        async with order_receive:
+            async for pending in order_receive:
+                await pending.ready.wait()
+                for doc in pending.docs:
+                    await _offer(out, doc)
+                for _ in range(pending.slots):
+                    slots.release()
+
+    async def read_one(source: Source, pending: _Pending) -> None:
         try:
             if await anyio.to_thread.run_sync(_needs_worker, source.path, fmt):
-                doc = await _in_pool(source)
+                pending.docs.append(await _in_pool(source))
             else:
-                doc = await anyio.to_thread.run_sync(_read_here, source)
+                pending.docs.append(await anyio.to_thread.run_sync(_read_here, source))
         finally:
-            slots.release()
-        await _offer(out, doc)
+            pending.ready.set()
 
     def _read_here(source: Source) -> Document:
         return next(read_source(source, fmt=fmt, text_field=text_field, id_field=id_field,
