@@ -29,6 +29,7 @@ from agentflow.messages import Msg, OutputT
 from agentflow.model import Usage
 
 __all__ = [
+    "ApprovalRequested",
     "AttemptDiscarded",
     "CallStarted",
     "Complete",
@@ -46,7 +47,8 @@ __all__ = [
 ]
 
 StopReason: TypeAlias = Literal[
-    "completed", "structured_output", "max_iters", "stopped", "output_failed"
+    "completed", "structured_output", "max_iters", "stopped", "output_failed",
+    "approval_required",
 ]
 RetryReason: TypeAlias = Literal[
     "forcing", "validation", "multiple", "degradation", "tools_failed"
@@ -165,6 +167,18 @@ class AttemptDiscarded:
 
 @slot_init
 @dataclass(frozen=True, slots=True)
+class ApprovalRequested:
+    """Tool calls that wait for a person's decision (``agentflow.approvals``):
+    the call ends after this step with stop reason ``approval_required``, its
+    state holding the calls unrun; a later call resumes it. ``calls`` are the
+    pending calls as ``ToolUse`` events (id, name, input)."""
+
+    calls: tuple[ToolUse, ...]
+    type: Literal["approval_requested"] = "approval_requested"
+
+
+@slot_init
+@dataclass(frozen=True, slots=True)
 class Complete(Generic[OutputT]):
     """The call ended.
 
@@ -198,6 +212,7 @@ Event: TypeAlias = (
     | OutputPartial
     | OutputRetry
     | AttemptDiscarded
+    | ApprovalRequested
     | Complete
 )
 """Any event of a call (its ``Complete``: ``Complete[Any]``); ``typing.get_args``
@@ -212,6 +227,7 @@ TypedEvent: TypeAlias = (
     | OutputPartial
     | OutputRetry
     | AttemptDiscarded
+    | ApprovalRequested
     | Complete[OutputT]
 )
 """An event of a call whose output type is ``OutputT`` (what

@@ -244,8 +244,8 @@ async def call_events(
                 for event in drain(ex):
                     yield event
             complete = commit(ex)
-        if strict and not ex.completed:
-            raise output_failure(complete)
+        if strict and not ex.completed and ex.stop_reason != "approval_required":
+            raise output_failure(complete)  # (a call suspended for approval is not a failure)
         yield complete
     finally:
         state.release()

@@ -31,6 +31,7 @@ from agentflow.errors import InvalidInputError, StructuredOutputError
 from agentflow.media.blocks import DocumentBlock, ImageBlock
 
 __all__ = [
+    "ANSWER_FROM_REASONING",
     "CACHE_CONTROL",
     "CLOSED_TOOL_CALLS",
     "STRUCTURED_OUTPUT",
@@ -80,6 +81,14 @@ CLOSED_TOOL_CALLS = "closed_tool_calls"
 tool calls whose argument text was one whole JSON object all the same (the cut
 took only padding after it: GPT-4.1's runaway newlines). Calls not listed may
 be cut."""
+
+
+ANSWER_FROM_REASONING = "answer_from_reasoning"
+"""``True`` on a reply whose content was empty while its reasoning channel held
+text (vLLM ``reasoning_content`` / ``reasoning``, and alike): the reasoning
+is given as the reply's text too, since it holds the only answer, and this
+says so. A structured output read from it carries the same flag on the
+call's final message."""
 
 
 class ReminderType(StrEnum):

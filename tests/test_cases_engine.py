@@ -369,3 +369,56 @@ async def test_c30_concurrent_runs_do_not_share_state() -> None:
     assert not any("topic A" in t for t in seen["B"])
     assert not hasattr(agent, "state")  # the agent holds no conversation of its own
     assert orjson.loads(AgentState().to_json())["memory"] == []
+
+
+async def test_c08_cut_output_call_relabelled_tool_calls_is_never_repaired_into_success() -> None:
+    """Issue 32: C08's cut, on the tool path, with the finish reason a router
+    rewrote (``tool_calls``): the closers are not invented; the model is asked again."""
+    class ImageRef(BaseModel):
+        url: str
+        source: str
+
+    class SearchResult(BaseModel):
+        query: str
+        results: list[ImageRef]
+
+    content = json.loads(CASES["C08"]["raw_output"])["choices"][0]["message"]["content"]
+    cut = content[: content.rindex("}") + 1]  # a whole first item, the list left open
+    whole = {"query": "family photos", "results": [
+        {"url": "https://example.com/1.jpg", "source": "Stock"},
+        {"url": "https://example.com/2.jpg", "source": "Stock"}]}
+    model = ScriptedModel([Reply(tool_calls=[Call(GR, cut)], finish_reason="tool_calls"),
+                           Reply(tool_calls=[Call(GR, whole)])], profile=SPECIFIC)
+    reply = await ReActAgent("c08t", model).call("search", SearchResult)
+    assert reply.output == SearchResult.model_validate(whole)
+    assert len(model.requests) == 2
+
+
+# --------------------------------------------------------------------------- C16 (issue 32)
+
+
+def test_c16_gemini_schemas_keep_to_the_subset_and_unions_stand_alone() -> None:
+    """C16's models in the Gemini dialect: a $def used twice is inlined (no
+    recursion), a tree keeps JSON Schema for the JSON-schema field, and (issue
+    32) an optional union of several types is anyOf alone, its nullability in
+    each branch: each passes the Gemini fake's subset check."""
+    from agentflow.output.dialects import transform_schema
+    from tests.fakes.gemini import _schema_refusal
+
+    ns = schema_of("C16")
+    chart_model: Any = ns["Chart"]
+
+    class Reading(BaseModel):
+        value: str | int | None = None
+        chart: chart_model | None = None  # type: ignore[valid-type]
+
+    chart = transform_schema(ns["Chart"].model_json_schema(), "gemini").schema
+    assert "$defs" not in json.dumps(chart) and "$ref" not in json.dumps(chart)
+    reading = transform_schema(Reading.model_json_schema(), "gemini").schema
+    for schema in (chart, reading):
+        assert _schema_refusal(schema, "generation_config.response_schema") is None
+    branches = reading["properties"]["value"]["anyOf"]
+    assert list(reading["properties"]["value"]) == ["anyOf"]
+    assert all(b.get("nullable") is True for b in branches)
+    tree = transform_schema(ns["Node"].model_json_schema(), "gemini").schema
+    assert "$defs" in tree  # sent as JSON Schema (responseJsonSchema), not the subset

@@ -95,7 +95,12 @@ def _meta(record: Record, source: Source) -> str:
     if isinstance(record.get("duration_s"), int | float):
         bits.append(f"{record['duration_s']:.2f} s")
     usage = record.get("usage")
-    if isinstance(usage, Mapping) and isinstance(usage.get("total_tokens"), int):
+    if isinstance(usage, Mapping) and isinstance(usage.get("unreported"), int) and (
+            usage["unreported"]):  # the vendor did not say: unknown, never "0 tokens"
+        bits.append("tokens unknown" if not usage.get("input_tokens") else
+                    f"{usage.get('input_tokens', 0) + usage.get('output_tokens', 0)} tokens"
+                    " + unknown")
+    elif isinstance(usage, Mapping) and isinstance(usage.get("total_tokens"), int):
         bits.append(f"{usage['total_tokens']} tokens")
     offset = record.get("source_offset")
     if isinstance(offset, int) and offset:
