@@ -52,6 +52,7 @@ from agentflow.batch_types import (
     ExtractOptions,
     ExtractResult,
     IdCheck,
+    UniqueIds,
     _aiter,
     _as_input,
 )
@@ -65,7 +66,7 @@ from agentflow.model import ChatModel
 from agentflow.output.examples import Example
 from agentflow.ratelimit import request_priority
 
-__all__ = ["ExtractInput", "ExtractOptions", "ExtractResult", "extract_many"]
+__all__ = ["ExtractInput", "ExtractOptions", "ExtractResult", "UniqueIds", "extract_many"]
 
 OutT = TypeVar("OutT")
 
@@ -73,7 +74,7 @@ OutT = TypeVar("OutT")
 @overload
 def extract_many(
     agent_or_model: ReActAgent | ChatModel | str,
-    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike] | UniqueIds,
     output: type[OutT],
     **options: Unpack[ExtractOptions],
 ) -> AsyncGenerator[ExtractResult[OutT], None]: ...
@@ -82,7 +83,7 @@ def extract_many(
 @overload
 def extract_many(
     agent_or_model: ReActAgent | ChatModel | str,
-    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike] | UniqueIds,
     output: Any,
     **options: Unpack[ExtractOptions],
 ) -> AsyncGenerator[ExtractResult, None]: ...
@@ -90,7 +91,7 @@ def extract_many(
 
 async def extract_many(
     agent_or_model: ReActAgent | ChatModel | str,
-    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike] | UniqueIds,
     output: Any,
     *,
     concurrency: int = 8,
@@ -114,7 +115,9 @@ async def extract_many(
             A model given by name is closed when the iteration ends; an agent
             or model object stays open (its owner closes it).
         inputs: str (id = index), ``(id, text)`` or ``ExtractInput`` items;
-            a sync or async iterable, consumed lazily.
+            a sync or async iterable, consumed lazily; wrapped in ``UniqueIds``
+            when the producer guarantees unique ids (no id is then kept to
+            check repeats: memory does not grow with the stream).
         output: the output type.
         concurrency: calls in flight at most (>= 1).
         order: ``"input"`` yields in input order, ``"completed"`` as results arrive.
@@ -182,8 +185,11 @@ async def extract_many(
     if max_chars is not None and max_chars < 1:
         raise ValueError(f"max_chars must be >= 1, got {max_chars}")
     check_plan(output, chunking)
-    checked_ids = isinstance(inputs, Collection) and not isinstance(inputs, Iterator)
-    if checked_ids:  # a collection can be read twice: every id checked before any request
+    unique = isinstance(inputs, UniqueIds)  # the producer vouches: no id kept to check
+    if isinstance(inputs, UniqueIds):
+        inputs = inputs.inputs
+    checked_ids = unique or (isinstance(inputs, Collection) and not isinstance(inputs, Iterator))
+    if checked_ids and not unique:  # a collection can be read twice: all checked up front
         IdCheck.all(inputs)  # type: ignore[arg-type]
     agent = (
         agent_or_model

@@ -152,3 +152,23 @@ async def test_input_order_holds_back_a_bounded_window_behind_a_slow_input() -> 
         assert read[0] <= 2 * WINDOW + 2  # the window, plus one read waiting for a slot
         release.set()
     assert got == ["0", "1", "2"]
+
+
+async def test_unique_ids_keeps_no_id_and_plain_lazy_inputs_are_checked() -> None:
+    """``UniqueIds``: the producer vouches for its ids, so none is kept (a repeat
+    is not refused); a plain lazy iterable is still checked as it is read."""
+    from agentflow.batch import UniqueIds
+    from agentflow.errors import DuplicateInputIdError
+
+    async def answer(request: RecordedRequest) -> Reply:
+        return Reply(tool_calls=[Call("generate_response", {"word": "w"})])
+
+    def inputs() -> Any:
+        yield ("a", "one")
+        yield ("a", "two")
+
+    model = FunctionModel(answer, profile=ModelProfile())
+    got = [r.id async for r in extract_many(model, UniqueIds(inputs()), Word)]
+    assert got == ["a", "a"]
+    with pytest.raises(DuplicateInputIdError):
+        [r async for r in extract_many(model, inputs(), Word)]

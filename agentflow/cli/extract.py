@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agentflow import errors
-from agentflow.batch import ExtractInput, extract_many
+from agentflow.batch import ExtractInput, UniqueIds, extract_many
 from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
 from agentflow.batch_api.runner import BatchSettings
@@ -152,7 +152,8 @@ async def _extract_into(
     faults: dict[str, int] = {}
     try:
         async with contextlib.aclosing(extract_many(
-            model, inputs(), output_type, concurrency=concurrency, order="completed",
+            # ids are unique by construction (each file once, each JSONL id once per file)
+            model, UniqueIds(inputs()), output_type, concurrency=concurrency, order="completed",
             instructions=instructions, chunking=chunking, passes=args.passes,
             allow_partial=args.allow_partial, max_chars=max_chars,
             ground=True if args.ground else None, on_progress=progress.chunk,
