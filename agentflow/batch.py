@@ -122,10 +122,15 @@ async def extract_many(
         concurrency: calls in flight at most (>= 1).
         order: ``"input"`` yields in input order, ``"completed"`` as results arrive.
         instructions: system prompt when a model is given (ignored for an agent).
-        ground: ground every free-text string of each output in its input
-            (``True`` or a ``Grounded``); ``None`` keeps the agent's setting.
-            Fields marked ``Grounded()`` are grounded either way; each
-            result's ``spans`` says where the grounded values are.
+        ground: ground every free-text string of each output in its input.
+            ``None`` (default): the agent's ``OutputConfig.ground`` when it
+            sets one, else the extraction default; ``True``: the extraction
+            default (``agentflow.extraction.defaults``: whole tokens, clean
+            edges, relaxed where the examples show otherwise); a
+            ``Grounded``: that marker; ``False``: only the fields marked
+            ``Grounded()``. A field marked ``Derived()`` is never grounded
+            by the default. Each result's ``spans`` says where the grounded
+            values are.
         chunking: how a document that does not fit the model's context window
             is split (``Chunking()``: by the model's profile); ``None`` sends
             every document whole, whatever its size.
@@ -137,7 +142,10 @@ async def extract_many(
         allow_partial: a chunked document whose chunk failed still yields the
             other chunks' merged output, with the missing ranges in ``chunks``.
         max_chars: cut each document to this many characters (at a natural
-            boundary); the result's ``truncated`` says so.
+            boundary); the result's ``truncated`` says so. A cut document
+            whose kept part fails grounding (a field it needs lies past the
+            cut) is read again whole (chunked if it does not fit the
+            window), and its result is not ``truncated``.
         on_progress: called after each chunk call of a chunked document.
         examples: few-shot ``Example``s shown before each input (and each
             chunk), ``agentflow.output.examples``; ``None`` keeps the

@@ -58,6 +58,13 @@ class ExtractResult(Generic[OutputT]):
         chunks: how a long document was read (``None``: in one request).
         truncated: set when ``max_chars`` cut the document.
         conflicts: fields on which a long document's chunks disagreed.
+        confidence: top-level field -> confidence in ``[0, 1]`` of an ``ok``
+            result (``agentflow.extraction.confidence``); empty otherwise.
+        needs_review: the fields of an ``ok`` result whose confidence is
+            below ``confidence.REVIEW_BELOW``, in order: the record is right
+            as far as grounding can tell, but these fields need a look.
+        ungrounded: paths of values nothing checked against the document
+            (a ``Derived()`` field, a boolean, a number it does not write).
     """
 
     index: int
@@ -71,6 +78,9 @@ class ExtractResult(Generic[OutputT]):
     chunks: ChunkReport | None = None
     truncated: Truncation | None = None
     conflicts: tuple[Conflict, ...] = ()
+    confidence: dict[str, float] = field(default_factory=dict)
+    needs_review: tuple[str, ...] = ()
+    ungrounded: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

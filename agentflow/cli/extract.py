@@ -31,6 +31,7 @@ from agentflow.documents.routing import pdf_delivery
 from agentflow.errors import InvalidExampleError
 from agentflow.extraction.budget import Chunking
 from agentflow.extraction.chunked import check_items
+from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.fingerprint import schema_fingerprint
 from agentflow.extraction.outfile import OutFile, open_out, waiting_notice
 from agentflow.extraction.records import _problem_record, _record, _Sink, _transient
@@ -59,7 +60,7 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     examples = getattr(module, "EXAMPLES", None)
     if examples is not None:
         try:
-            check_examples(examples, output_type, Grounded() if args.ground else None)
+            check_examples(examples, output_type, _cli_marker(args, examples, output_type))
         except InvalidExampleError as exc:
             raise SetupError(f"{args.schema}: EXAMPLES: {exc}") from None
     chunking = chunking_for(args, module)
@@ -106,7 +107,9 @@ async def _extract_into(
                          "(see 'agentflow models'); use --pdf auto or --pdf text")
     concurrency = args.concurrency or model.profile.concurrent_requests or DEFAULT_CONCURRENCY
     progress = Progress(None, sys.stderr)
-    grounds = _grounds(output_type, args.ground)
+    # a scan sent as a PDF has no text to point into: Grounded() fields cannot be
+    # (the default grounding of every string does not apply to a document without text)
+    grounds = _grounds(output_type, False)
     # what each input's record needs besides its result, kept only while it is in flight
     sent_as: dict[str, str] = {}
     offsets: dict[str, int] = {}
@@ -156,7 +159,7 @@ async def _extract_into(
             model, UniqueIds(inputs()), output_type, concurrency=concurrency, order="completed",
             instructions=instructions, chunking=chunking, passes=args.passes,
             allow_partial=args.allow_partial, max_chars=max_chars,
-            ground=True if args.ground else None, on_progress=progress.chunk,
+            ground=not getattr(args, "no_ground", False), on_progress=progress.chunk,
             mode=args.mode, batch=_batch_settings(args, batch_usage),
             examples=examples,
         )) as results:
@@ -166,7 +169,7 @@ async def _extract_into(
                     raise SetupError(f"{type(result.error).__name__}: {result.error}")
                 if not reached and (fault := setup_fault(result.error, model, args.base_url)):
                     raise SetupError(printable(fault))
-                reached = reached or (result.usage.requests > 0 and result.ok)
+                reached = reached or result.usage.requests > 0
                 record = _record(result, offsets.pop(result.id, 0), pages.pop(result.id, None))
                 if result.id in sent_as:  # the model read the PDF itself
                     record["sent_as"] = sent_as.pop(result.id)
@@ -195,8 +198,8 @@ async def _extract_into(
     failed = counts["failed"] + counts["suspect"]
     apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
     tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
-    print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}; "
-          f"{tokens}; {elapsed:.1f}s"
+    print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}"
+          f"{progress.review_note()}; {tokens}; {elapsed:.1f}s"
           f"{f' -> {printable(str(sink.out.path))}' if sink.out else ''}",
           file=sys.stderr)
     return 1 if failed else 0
@@ -233,9 +236,16 @@ def _open_for_schema(args: argparse.Namespace, schema: str) -> OutFile:
     return new
 
 
+def _cli_marker(args: argparse.Namespace, examples: Any, output_type: Any) -> Grounded | None:
+    """The run's grounding default: none under ``--no-ground``, else the
+    extraction default relaxed by the examples (``agentflow.extraction.defaults``)."""
+    return None if getattr(args, "no_ground", False) else extraction_marker(examples, output_type)
+
+
 def _grounds(output_type: Any, ground: bool) -> bool:
-    """Whether extraction grounds values in the text (``--ground``, or a ``Grounded()``
-    field); a schema whose markers are wrong fails later, at its first call."""
+    """Whether extraction grounds values in the text (the default, or a ``Grounded()``
+    field under ``--no-ground``); a schema whose markers are wrong fails later, at its
+    first call."""
     if ground:
         return True
     try:

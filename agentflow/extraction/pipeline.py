@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,7 @@ import orjson
 from agentflow.agent import ReActAgent
 from agentflow.batch_types import ExtractInput, ExtractResult
 from agentflow.documents.deferred import resolve_media
-from agentflow.errors import EmptyDocumentError, SchemaError
+from agentflow.errors import EmptyDocumentError, GroundingError, SchemaError
 from agentflow.extraction.budget import Chunking, count_tokens, plan_budget
 from agentflow.extraction.chunked import (
     ChunkProgress,
@@ -45,8 +45,11 @@ from agentflow.extraction.chunked import (
     extract_chunks,
 )
 from agentflow.extraction.chunking import iter_chunks
+from agentflow.extraction.confidence import field_confidence, needs_review
+from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
 from agentflow.grounding import Grounded
+from agentflow.grounding.locators import Locator, learn_locators
 from agentflow.messages import Msg
 from agentflow.model import Usage
 from agentflow.output.examples import CheckedExample, Example, check_examples, examples_text
@@ -126,13 +129,38 @@ async def _extract_input(
     agent: ReActAgent, index: int, item: ExtractInput, output: Any, calls: anyio.Semaphore,
     overhead: int, settings: _LongDocs,
 ) -> ExtractResult:
-    """One input's result: one call when the text fits, else chunks merged."""
-    start = time.perf_counter()
+    """One input's result: one call when the text fits, else chunks merged.
+
+    A document cut at ``max_chars`` whose cut text fails grounding (a field
+    the schema needs, such as a trailer past the cut, is not in the part
+    kept) is read again whole: in one call when it fits the model's window,
+    else in chunks. Its result is the whole document's (not ``truncated``),
+    with both readings' usage and attempts."""
     text, truncated = _cap(item.text, settings.max_chars)
+    result = await _extract_text(agent, index, item, text, truncated, output, calls, overhead,
+                                 settings)
+    if truncated is None or result.ok or item.media or not isinstance(
+            result.error, GroundingError):
+        return result
+    whole = await _extract_text(agent, index, item, item.text, None, output, calls, overhead,
+                                settings)
+    return dataclasses.replace(whole, usage=result.usage + whole.usage,
+                               attempts=result.attempts + whole.attempts,
+                               duration=result.duration + whole.duration)
+
+
+async def _extract_text(
+    agent: ReActAgent, index: int, item: ExtractInput, text: str, truncated: Truncation | None,
+    output: Any, calls: anyio.Semaphore, overhead: int, settings: _LongDocs,
+) -> ExtractResult:
+    """The result of reading ``text`` (``item``'s text, ``truncated`` when cut)."""
+    start = time.perf_counter()
     if item.media:  # the model reads the blocks whole: one call, no chunks
+        # no text (a scan): nothing for the default to ground in; Grounded() fields still are
+        ground = settings.ground if text.strip() else False
         async with calls:
             result = await _extract_one(agent, index, ExtractInput(item.id, text, item.media),
-                                        output, settings.ground, settings.examples)
+                                        output, ground, settings.examples)
         return dataclasses.replace(result, truncated=truncated) if truncated else result
     if not text.strip():
         return ExtractResult(index, item.id, None, EmptyDocumentError(
@@ -187,6 +215,36 @@ async def _recall(
         time.perf_counter() - start, outcome.spans, outcome.chunks, conflicts=outcome.conflicts)
 
 
+def _with_confidence(result: ExtractResult, text: str,
+                     locators: Mapping[str, Locator]) -> ExtractResult:
+    """``result`` with its fields' confidence, the fields that need review and
+    the values nothing checked (``agentflow.extraction.confidence``)."""
+    if not result.ok:
+        return result
+    if result.truncated is not None:
+        text = text[: result.truncated.kept_chars]
+    confidence, ungrounded = field_confidence(result.output, text, result.spans, locators)
+    return dataclasses.replace(result, confidence=confidence,
+                               needs_review=tuple(needs_review(confidence)),
+                               ungrounded=tuple(ungrounded))
+
+
+def _run_marker(agent: ReActAgent, ground: bool | Grounded | None,
+                examples: Sequence[Example], output: Any) -> Grounded | None:
+    """The marker a run grounds every unmarked free-text string with (``None``:
+    none): ``ground`` as given (``True``: the extraction default, relaxed by
+    the examples; ``False``: none); ``None``: the agent's own ``ground``
+    setting when it has one, else the extraction default."""
+    if ground is None:
+        own = agent.structured_output.config.ground
+        ground = own if own is not False else True
+    if ground is False:
+        return None
+    if isinstance(ground, Grounded):
+        return ground
+    return extraction_marker(examples, output)
+
+
 @dataclass(frozen=True, slots=True)
 class ExtractionPlan:
     """What every document of one run shares (``plan_extraction``).
@@ -196,6 +254,8 @@ class ExtractionPlan:
         output: the output type.
         settings: the long-document settings.
         shown: the checked few-shot examples (rendered into each request).
+        locators: where each field lives, learned from the examples (for
+            each result's confidence).
         overhead: tokens sent with every request besides the document's text
             (0 until ``counted``, and without chunking).
     """
@@ -204,6 +264,7 @@ class ExtractionPlan:
     output: Any
     settings: _LongDocs
     shown: tuple[CheckedExample, ...] = ()
+    locators: Mapping[str, Locator] = dataclasses.field(default_factory=dict)
     overhead: int = 0
 
     async def counted(self, agent: ReActAgent | None = None) -> ExtractionPlan:
@@ -220,9 +281,11 @@ class ExtractionPlan:
                   ) -> ExtractResult:
         """The result of document ``item`` (input position ``index``); each
         model call holds one slot of ``calls``. Never raises for a failing
-        document: its error is in the result."""
-        return await _extract_input(self.agent, index, item, self.output, calls, self.overhead,
-                                    self.settings)
+        document: its error is in the result (the verify stage: each ok
+        result carries its fields' confidence)."""
+        result = await _extract_input(self.agent, index, item, self.output, calls,
+                                      self.overhead, self.settings)
+        return _with_confidence(result, item.text, self.locators)
 
 
 def check_plan(output: Any, chunking: Chunking | None) -> None:
@@ -249,9 +312,10 @@ def plan_extraction(
             document is read).
     """
     shown = agent.structured_output.config.examples if examples is None else tuple(examples)
-    rule = agent.structured_output.config.ground if ground is None else ground
-    marker = rule if isinstance(rule, Grounded) else Grounded() if rule else None
+    marker = _run_marker(agent, ground, shown, output)
     checked = check_examples(shown, output, marker)  # a bad example fails the run, not each input
-    settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress, ground,
+    locators = learn_locators(checked, output)  # where each field lives, from the examples
+    settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress,
+                         marker if marker is not None else False,
                          None if examples is None else tuple(examples))
-    return ExtractionPlan(agent, output, settings, tuple(checked))
+    return ExtractionPlan(agent, output, settings, tuple(checked), locators)

@@ -26,6 +26,8 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from agentflow import ReActAgent
+from agentflow.extraction.defaults import EXTRACTION_DEFAULT
+from agentflow.output.config import OutputConfig
 from agentflow.web import Outcome, SQLiteStateStore, StateStore, sse_response
 from agentflow.web.requests import LOCAL_HOSTS, RequestRejected, check_request, read_json
 
@@ -33,7 +35,7 @@ PAGE = Path(__file__).with_name("index.html")
 
 INSTRUCTIONS = (
     "Extract the contact described in the user's text. Copy values verbatim from the text; "
-    "use an empty string for anything the text does not say."
+    "use null for anything the text does not say."
 )
 MAX_BODY = 64 * 1024
 """The largest request body the app reads (bytes): a 50 MB text is refused
@@ -44,15 +46,20 @@ Authenticate = Callable[[Request], Awaitable[str | None]]
 """The authentication hook: the request's user (any stable id), or ``None``
 to refuse it with 401."""
 
+OUTPUT = OutputConfig(ground=EXTRACTION_DEFAULT)
+"""Every field is copied from the text (whole tokens, clean edges): a value the
+text does not hold (``ada@example.com`` for a text that says ``ada@example.org``)
+is sent back, and never shown as the answer (``agentflow.extraction.defaults``)."""
+
 
 class Contact(BaseModel):
-    """A person's contact details."""
+    """A person's contact details (null: the text does not say)."""
 
-    name: str = Field(description="full name")
-    email: str = Field(description="e-mail address")
-    company: str = Field(description="employer or organisation")
-    phone: str = Field(description="phone number")
-    city: str = Field(description="city")
+    name: str | None = Field(description="full name")
+    email: str | None = Field(description="e-mail address")
+    company: str | None = Field(description="employer or organisation")
+    phone: str | None = Field(description="phone number")
+    city: str | None = Field(description="city")
 
 
 async def single_user(request: Request) -> str | None:
@@ -140,7 +147,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default="web-demo.sqlite3", help="the SQLite conversation store")
     args = parser.parse_args()
-    agent = ReActAgent("web-demo", args.model, sys_prompt=INSTRUCTIONS)
+    agent = ReActAgent("web-demo", args.model, sys_prompt=INSTRUCTIONS, output=OUTPUT)
     store = SQLiteStateStore(args.db)
     print(f"open http://{args.host}:{args.port}  (model: {agent.model.model_name})", flush=True)
     uvicorn.run(create_app(agent, store), host=args.host, port=args.port, log_level="warning")
