@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from agentflow.grounding import Grounded
     from agentflow.output.examples import Example
 
-__all__ = ["ExtractInput", "ExtractOptions", "ExtractResult", "IdCheck", "InputLike"]
+__all__ = ["ExtractInput", "ExtractOptions", "ExtractResult", "IdCheck", "InputLike", "UniqueIds"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +174,23 @@ class IdCheck:
         check = cls()
         for index, item in enumerate(inputs):
             check.add(index, item)
+
+
+@dataclass(frozen=True, slots=True)
+class UniqueIds:
+    """Inputs whose producer guarantees unique ids (``agentflow extract``'s
+    reader: each file once, each JSONL id once per file), so ``extract_many``
+    keeps no id to check repeats: its memory stays bounded on a stream of
+    millions of inputs. A repeat that does come through is not refused: two
+    results share the id.
+
+        extract_many(model, UniqueIds(read_inputs()), Invoice)
+
+    Attributes:
+        inputs: the inputs (a sync or async iterable, as ``extract_many`` takes).
+    """
+
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike]
 
 
 async def _aiter(inputs: Iterable[InputLike] | AsyncIterable[InputLike]) -> AsyncIterator[

@@ -6,6 +6,7 @@ hand-made byte string pretending to be a PDF, except the corrupt ones.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 
 from fpdf import FPDF
@@ -90,3 +91,29 @@ an unclosed list."""
 def report_html_bytes() -> bytes:
     """``REPORT_HTML`` as a server would send it: encoded as its meta tag says."""
     return REPORT_HTML.encode("cp1252", errors="xmlcharrefreplace")
+
+
+def hostile_pdf(pages: int = 20, operators: int = 1_000_000) -> bytes:
+    """A small PDF that is costly to read: its ``pages`` pages all draw one
+    Flate-compressed content stream of ``operators`` text-showing operators
+    (``(x) Tj``), so a text extractor parses the whole stream once per page
+    (20 pages x 1M operators: about 14 KB on disk). Written by pypdf."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    body = b"BT /F1 1 Tf " + b"(x) Tj " * operators + b"ET"
+    stream = DecodedStreamObject()
+    stream.set_data(body)
+    content = writer._add_object(stream.flate_encode())
+    font = writer._add_object(DictionaryObject({
+        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+        NameObject("/BaseFont"): NameObject("/Helvetica")}))
+    for _ in range(pages):
+        page = writer.add_blank_page(612, 792)
+        page[NameObject("/Contents")] = content
+        page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject(
+            {NameObject("/F1"): font})})
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()

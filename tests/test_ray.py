@@ -258,3 +258,16 @@ def test_extract_dataset_refuses_bad_pool_sizes(cluster: None) -> None:
         engine.extract_dataset(ds, dict, actors=0)
     with pytest.raises(ValueError, match="concurrency"):
         engine.extract_dataset(ds, dict, actors=4, concurrency=2)
+
+
+def test_cli_engine_ray_runs_with_default_flags(
+        cluster: None, schema: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The path a newcomer takes first: no --concurrency, no --actors."""
+    root = _docs(tmp_path / "in", 3)
+    out = tmp_path / "out"
+    with ThreadedFake() as fake:
+        assert main(["extract", "--engine", "ray", "--schema", schema, "--input", str(root),
+                     "--model", "openai:gpt-4o-mini", "--base-url", fake.url, "--api-key", "k",
+                     "--out", str(out)]) == 0
+    assert sorted(r["id"] for r in _records(out)) == sorted(str(p) for p in root.iterdir())
+    assert "Traceback" not in capsys.readouterr().err

@@ -58,6 +58,7 @@ from agentflow.cli.extract import DEFAULT_INSTRUCTIONS as DEFAULT_INSTRUCTIONS
 from agentflow.cli.extract import CliError as CliError
 from agentflow.cli.extract import chunking_for as chunking_for
 from agentflow.documents.inputs import FORMATS, InputError
+from agentflow.documents.names import printable
 from agentflow.documents.routing import PDF_MODES
 from agentflow.errors import AgentflowError
 from agentflow.extraction.records import _problem_record as _problem_record
@@ -84,7 +85,8 @@ def _report(args: argparse.Namespace) -> int:
                          text_field=args.text_field, id_field=args.id_field, title=args.title,
                          stdout=sys.stdout.write, fmt=args.format)
     for _, rid, why in stats.unavailable[:5]:
-        print(f"agentflow: source not available for {rid}: {why}", file=sys.stderr)
+        print(f"agentflow: source not available for {printable(rid)}: {printable(why)}",
+              file=sys.stderr)
     missing = f", {len(stats.unavailable)} sources not available" if stats.unavailable else ""
     docs = f"{stats.records} document{'s' * (stats.records != 1)}"
     print(f"{docs}: {stats.ok} ok, {stats.failed} failed ({stats.suspect} suspect); "
@@ -195,6 +197,10 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--limit", type=int, help="process at most N new inputs")
     ex.add_argument("--out", help="JSONL file to append to: a regular file, locked while the "
                                   "run lasts, read back to resume (default: stdout)")
+    ex.add_argument("--schema-changed", choices=["refuse", "new"], default="refuse",
+                    help="when --out holds records of another schema: refuse (exit 2, the "
+                         "default), or write to a new file beside it named by the schema's "
+                         "fingerprint (OUT.<fingerprint>.jsonl)")
     ex.add_argument("--wait", action="store_true",
                     help="wait for another run holding --out instead of refusing")
     ex.add_argument("--retry-failed", action="store_true",
@@ -315,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CliError(f"--batch-poll must be a number of seconds > 0, got {args.batch_poll}")
         return asyncio.run(_extract(args, sink))
     except (CliError, InputError, AgentflowError, OSError) as exc:
-        print(f"agentflow: error: {mask_secrets(str(exc))}", file=sys.stderr)
+        print(f"agentflow: error: {printable(mask_secrets(str(exc)), lines=True)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         where = f" to {args.out}" if getattr(args, "out", None) not in (None, "-") else ""

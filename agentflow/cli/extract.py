@@ -5,31 +5,35 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import importlib
-import itertools
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from agentflow import errors
-from agentflow.batch import ExtractInput, extract_many
+from agentflow.batch import ExtractInput, UniqueIds, extract_many
 from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
 from agentflow.batch_api.runner import BatchSettings
 from agentflow.cli.options import DEFAULT_CONCURRENCY, DEFAULT_INSTRUCTIONS, CliError, chunking_for
 from agentflow.cli.progress import SUSPECT_LABELS, Progress
+from agentflow.cli.setup_faults import setup_fault
 from agentflow.content import DocumentBlock
 from agentflow.documents.deferred import DeferredDocument
-from agentflow.documents.inputs import Document, iter_documents
+from agentflow.documents.inputs import Document, prepared
+from agentflow.documents.names import printable
+from agentflow.documents.readahead import PdfDelivery, read_ahead
 from agentflow.documents.routing import pdf_delivery
 from agentflow.errors import InvalidExampleError
 from agentflow.extraction.budget import Chunking
 from agentflow.extraction.chunked import check_items
 from agentflow.extraction.defaults import extraction_marker
-from agentflow.extraction.outfile import open_out, waiting_notice
+from agentflow.extraction.fingerprint import schema_fingerprint
+from agentflow.extraction.outfile import OutFile, open_out, waiting_notice
 from agentflow.extraction.records import _problem_record, _record, _Sink, _transient
 from agentflow.extraction.setup import (
     SetupError,
@@ -73,8 +77,9 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     model = _model(args)
     try:
         check_batch_mode(model, args.mode)
+        sink.schema = schema_fingerprint(output_type)
         if args.out and args.out != "-":
-            sink.out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
+            sink.out = _open_for_schema(args, sink.schema)
         return await _extract_into(args, sink, model, output_type, instructions, prepare,
                                    max_chars, examples, chunking)
     finally:
@@ -100,50 +105,74 @@ async def _extract_into(
     if deliver(True) == "unsupported":
         raise SetupError(f"--pdf document: model {args.model!r} does not read PDF documents "
                          "(see 'agentflow models'); use --pdf auto or --pdf text")
-    docs: Iterator[Document] = (
-        d for d in iter_documents(args.input, fmt=args.format, text_field=args.text_field,
-                                  id_field=args.id_field, prepare=prepare, deliver=deliver)
-        if d.id not in skip
-    )
-    if args.limit is not None:
-        docs = itertools.islice(docs, args.limit)
-    selected = list(docs)  # materialized: the progress line needs the total
+    concurrency = args.concurrency or model.profile.concurrent_requests or DEFAULT_CONCURRENCY
+    progress = Progress(None, sys.stderr)
     # a scan sent as a PDF has no text to point into: Grounded() fields cannot be
     # (the default grounding of every string does not apply to a document without text)
-    if _grounds(output_type, False):
-        selected = [_ungroundable(d) if d.data is not None and not d.text.strip() else d
-                    for d in selected]
-    unusable = [d for d in selected if d.problem]
-    batch = [ExtractInput(d.id, d.text, _media(d)) for d in selected if not d.problem]
-    sent_as = {d.id: "document+text" if d.text.strip() else "document" for d in selected
-               if d.data is not None and not d.problem}
-    offsets = {d.id: d.offset for d in selected if d.offset}
-    pages = {d.id: d.pages for d in selected if d.pages is not None}
-    concurrency = args.concurrency or model.profile.concurrent_requests or DEFAULT_CONCURRENCY
-    progress = Progress(len(selected), sys.stderr)
+    grounds = _grounds(output_type, False)
+    # what each input's record needs besides its result, kept only while it is in flight
+    sent_as: dict[str, str] = {}
+    offsets: dict[str, int] = {}
+    pages: dict[str, Any] = {}
+
+    def problem(doc: Document) -> None:
+        print(f"agentflow: skipped {printable(doc.problem or '')}", file=sys.stderr)
+        record = _problem_record(doc)
+        sink.write(record)
+        progress.add(record)
+
+    async def inputs() -> AsyncIterator[ExtractInput]:
+        """The documents to extract from, read as slots free up; the unusable
+        ones are recorded here, as they are met."""
+        taken = 0
+        async with contextlib.aclosing(read_ahead(
+                args.input, fmt=args.format, text_field=args.text_field,
+                id_field=args.id_field, deliver=PdfDelivery(args.pdf, reads_pdf),
+                ahead=concurrency)) as docs:
+            async for raw in docs:
+                if raw.id in skip:
+                    continue
+                if args.limit is not None and taken >= args.limit:
+                    break
+                taken += 1
+                doc = prepared(raw, prepare)
+                if grounds and doc.data is not None and not doc.text.strip():
+                    doc = _ungroundable(doc)  # a scan sent as a PDF has no text to point into
+                if doc.problem:
+                    problem(doc)
+                    continue
+                if doc.data is not None:
+                    sent_as[doc.id] = "document+text" if doc.text.strip() else "document"
+                if doc.offset:
+                    offsets[doc.id] = doc.offset
+                if doc.pages is not None:
+                    pages[doc.id] = doc.pages
+                yield ExtractInput(doc.id, doc.text, _media(doc))
+        progress.total = taken  # every input is known now: the line shows the share done
+
     start = time.perf_counter()
     usage, batch_usage = Usage(), [Usage()]
     faults: dict[str, int] = {}
     try:
-        for doc in unusable:
-            print(f"agentflow: skipped {doc.problem}", file=sys.stderr)
-            record = _problem_record(doc)
-            sink.write(record)
-            progress.add(record)
-        if batch:
-            async for result in extract_many(
-                model, batch, output_type, concurrency=concurrency, order="completed",
-                instructions=instructions, chunking=chunking, passes=args.passes,
-                allow_partial=args.allow_partial, max_chars=max_chars,
-                ground=not getattr(args, "no_ground", False), on_progress=progress.chunk,
-                mode=args.mode, batch=_batch_settings(args, batch_usage),
-                examples=examples,
-            ):
+        async with contextlib.aclosing(extract_many(
+            # ids are unique by construction (each file once, each JSONL id once per file)
+            model, UniqueIds(inputs()), output_type, concurrency=concurrency, order="completed",
+            instructions=instructions, chunking=chunking, passes=args.passes,
+            allow_partial=args.allow_partial, max_chars=max_chars,
+            ground=not getattr(args, "no_ground", False), on_progress=progress.chunk,
+            mode=args.mode, batch=_batch_settings(args, batch_usage),
+            examples=examples,
+        )) as results:
+            reached = False  # a request went through: later connection faults are transient
+            async for result in results:
                 if getattr(result.error, "same_for_every_input", False):  # nothing else works
                     raise SetupError(f"{type(result.error).__name__}: {result.error}")
-                record = _record(result, offsets.get(result.id, 0), pages.get(result.id))
+                if not reached and (fault := setup_fault(result.error, model, args.base_url)):
+                    raise SetupError(printable(fault))
+                reached = reached or result.usage.requests > 0
+                record = _record(result, offsets.pop(result.id, 0), pages.pop(result.id, None))
                 if result.id in sent_as:  # the model read the PDF itself
-                    record["sent_as"] = sent_as[result.id]
+                    record["sent_as"] = sent_as.pop(result.id)
                 sink.write(record)
                 progress.add(record)
                 kind = SUSPECT_LABELS.get(type(result.error).__name__) if result.error else None
@@ -156,8 +185,9 @@ async def _extract_into(
         try:  # one record per id: the retried ones replace their failures
             sink.out.compact()
         except OSError as exc:
-            print(f"agentflow: {sink.out.path} not compacted ({exc.strerror}); when it is "
-                  "read, the newest record of each id wins", file=sys.stderr)
+            print(f"agentflow: {printable(str(sink.out.path))} not compacted "
+                  f"({exc.strerror}); when it is read, the newest record of each id wins",
+                  file=sys.stderr)
     elapsed = time.perf_counter() - start
     counts = progress.counts
     before = [i for i in outcomes if i in skip]
@@ -169,10 +199,41 @@ async def _extract_into(
     apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
     tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
     print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}"
-          f"{progress.review_note()}; "
-          f"{tokens}; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
+          f"{progress.review_note()}; {tokens}; {elapsed:.1f}s"
+          f"{f' -> {printable(str(sink.out.path))}' if sink.out else ''}",
           file=sys.stderr)
     return 1 if failed else 0
+
+
+def _open_for_schema(args: argparse.Namespace, schema: str) -> OutFile:
+    """``--out``, locked, when it holds no record of another schema; else, with
+    ``--schema-changed new``, the file beside it named by ``schema``.
+
+    Raises:
+        SetupError: ``--out`` holds records of another schema (and no
+            ``--schema-changed new``), or the new file does.
+    """
+    out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
+    others = {fp: n for fp, n in out.schemas.items() if fp != schema}
+    if not others:
+        return out
+    out.close()
+    held = ", ".join(f"{fp} ({n} record{'s' * (n != 1)})" for fp, n in sorted(others.items()))
+    path = Path(args.out)
+    beside = path.with_name(f"{path.stem}.{schema}{path.suffix or '.jsonl'}")
+    if getattr(args, "schema_changed", "refuse") != "new":
+        raise SetupError(
+            f"--out {printable(args.out)} holds records of another schema ({held}); this "
+            f"run's schema is {schema}. One file holds one schema: write to another file, "
+            f"or pass --schema-changed new to write {printable(str(beside))}")
+    print(f"agentflow: {printable(args.out)} holds another schema; writing to "
+          f"{printable(str(beside))}", file=sys.stderr)
+    new = open_out(str(beside), wait=args.wait, on_wait=waiting_notice(str(beside)))
+    if any(fp != schema for fp in new.schemas):
+        new.close()
+        raise SetupError(f"--schema-changed new: {printable(str(beside))} holds records of "
+                         "another schema too")
+    return new
 
 
 def _cli_marker(args: argparse.Namespace, examples: Any, output_type: Any) -> Grounded | None:

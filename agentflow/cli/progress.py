@@ -60,12 +60,14 @@ class Progress:
     """Counts results and shows the progress line on ``stream``.
 
     Args:
-        total: inputs this run will process.
+        total: inputs this run will process (``None``: not known ahead, as when
+            inputs are read as the run goes: the line shows the count done,
+            without a percentage or an ETA).
         stream: where the line goes (stderr).
         interval: seconds between lines when ``stream`` is not a terminal.
     """
 
-    def __init__(self, total: int, stream: TextIO, *, interval: float = 5.0) -> None:
+    def __init__(self, total: int | None, stream: TextIO, *, interval: float = 5.0) -> None:
         self.total = total
         self.stream = stream
         self.interval = interval
@@ -95,7 +97,7 @@ class Progress:
                 self.fields[str(name)] = self.fields.get(str(name), 0) + 1
         now = time.monotonic()
         due = 0.1 if self.tty else self.interval
-        if now - self._shown >= due or self.done == self.total:
+        if now - self._shown >= due or (self.total is not None and self.done == self.total):
             self._show(now)
 
     def chunk(self, event: ChunkProgress) -> None:
@@ -111,9 +113,11 @@ class Progress:
         elapsed = (now if now is not None else time.monotonic()) - self._start
         done = self.done
         rate = done / elapsed if elapsed > 0 else 0.0
-        pct = f" ({100 * done // self.total}%)" if self.total else ""
-        eta = (format_duration((self.total - done) / rate) if rate > 0 and done < self.total
-               else "-")
+        total = self.total
+        pct = f" ({100 * done // total}%)" if total else ""
+        eta = (format_duration((total - done) / rate) if total is not None and rate > 0
+               and done < total else "-")
+        counted = f"{done}/{total}{pct}" if total is not None else f"{done} done"
         c = self.counts
         chunks = ""
         if self._chunks:
@@ -122,7 +126,8 @@ class Progress:
         # under a second a rate says nothing (inputs failed before any model call)
         shown = f"{rate:.2f}" if elapsed >= MIN_RATE_SECONDS else "-"
         review = f" · review {self.review}" if self.review else ""
-        return (f"{done}/{self.total}{pct} · {shown} docs/s · ETA {eta} · ok {c['ok']} · "
+        eta_part = f" · ETA {eta}" if total is not None else ""
+        return (f"{counted} · {shown} docs/s{eta_part} · ok {c['ok']} · "
                 f"failed {c['failed']} · suspect {c['suspect']}{review}{chunks}")
 
     def review_note(self) -> str:

@@ -3,7 +3,8 @@
 ``--out`` is a directory of JSONL files written by Ray Data (one file per
 output block, new files on each run); inputs with an ok record in any of them
 are skipped, failed ones are tried again. ``--concurrency`` is the total of
-calls in flight, split over ``--actors`` actors. The cluster is the one
+calls in flight, split over ``--actors`` actors (default: ``PER_ACTOR`` per
+actor). The cluster is the one
 ``RAY_ADDRESS`` names, else a local one started here.
 """
 
@@ -16,7 +17,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["run"]
+__all__ = ["PER_ACTOR", "run"]
+
+PER_ACTOR = 4
+"""Calls in flight per actor when ``--concurrency`` is not given (the local
+engine's default, ``agentflow.cli.options.DEFAULT_CONCURRENCY``, in each actor)."""
 
 
 def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
@@ -39,8 +44,12 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     if getattr(args, "pdf", "auto") == "document":
         raise CliError("--engine ray sends PDFs as their text layers: --pdf document is for "
                        "--engine local")
-    if args.actors < 1 or args.concurrency < args.actors:
-        raise CliError("--engine ray: need --actors >= 1 and --concurrency >= --actors")
+    if args.actors is None or args.actors < 1:
+        raise CliError("--engine ray: need --actors >= 1")
+    concurrency = args.concurrency if args.concurrency is not None else PER_ACTOR * args.actors
+    if concurrency < args.actors:
+        raise CliError(f"--engine ray: need --concurrency ({concurrency}) >= --actors "
+                       f"({args.actors})")
     from agentflow import ray as engine
 
     try:
@@ -70,7 +79,7 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
         options["examples"] = engine.absolute_ref(f"{module_ref}:EXAMPLES")
     results = engine.extract_dataset(
         ds, args.schema, model=args.model, api_key=args.api_key, base_url=args.base_url,
-        instructions=instructions, actors=args.actors, concurrency=args.concurrency, **options,
+        instructions=instructions, actors=args.actors, concurrency=concurrency, **options,
     ).materialize()
     engine.write_jsonl(results, out)
     total = results.count()

@@ -28,10 +28,11 @@ control characters, and bytes mostly invalid in every encoding are binary.
 from __future__ import annotations
 
 import glob
+import gzip
 import hashlib
-import io
 import os
 import stat
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,7 @@ from typing import Any
 
 import orjson
 
+from agentflow.documents.budget import WorkBudget
 from agentflow.documents.deferred import DeferredDocument
 from agentflow.documents.encoding import MAX_CONTROL_SHARE, decode_text
 from agentflow.documents.kinds import DocumentKind, sniff_kind
@@ -48,7 +50,8 @@ from agentflow.documents.reading import MAX_INPUT_BYTES, InputError, _read_bytes
 from agentflow.errors import DocumentError, EmptyDocumentError
 
 __all__ = ["FORMATS", "MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "InputError",
-           "decode_text", "is_named", "iter_documents", "named_files", "read_document"]
+           "Source", "decode_text", "is_named", "iter_documents", "iter_sources", "named_files",
+           "prepared", "read_document", "read_source"]
 
 FORMATS = ("auto", "text", "jsonl", "pdf", "html")
 """``iter_documents(fmt=)``: ``auto`` tells each file's kind (``.jsonl``/``.ndjson``
@@ -97,17 +100,21 @@ def _failed(problem: _Unusable, doc_id: str) -> Document:
 
 
 
-def _walk(root: Path) -> list[tuple[Path, str | None]]:
-    """Every entry under directory ``root``: regular files, and a problem for
-    each directory that cannot be listed and each entry that is neither a
-    file nor a directory (broken link, pipe, device, socket)."""
-    found: list[tuple[Path, str | None]] = []
+def _walk(root: Path) -> Iterator[tuple[Path, str | None]]:
+    """Every entry under directory ``root``, lazily (one directory listed at a
+    time, each in name order): regular files, and a problem for each directory
+    that cannot be listed and each entry that is neither a file nor a
+    directory (broken link, pipe, device, socket)."""
+    problems: list[tuple[Path, str | None]] = []
 
     def unreadable(exc: OSError) -> None:
-        found.append((Path(exc.filename), f"{exc.filename}: cannot read directory: "
-                                          f"{exc.strerror}"))
+        problems.append((Path(exc.filename), f"{exc.filename}: cannot read directory: "
+                                             f"{exc.strerror}"))
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
+        dirnames.sort()
+        found: list[tuple[Path, str | None]] = [*problems]
+        problems.clear()
         for name in dirnames:
             path = Path(dirpath, name)
             if path.is_symlink() and not path.exists():
@@ -123,10 +130,11 @@ def _walk(root: Path) -> list[tuple[Path, str | None]]:
                 found.append((path, None))
             else:
                 found.append((path, f"{path}: not a regular file; not read"))
-    return sorted(found, key=lambda item: str(item[0]))
+        yield from sorted(found, key=lambda item: str(item[0]))
+    yield from problems
 
 
-def _expand(spec: str) -> list[tuple[Path, str | None]]:
+def _expand(spec: str) -> Iterator[tuple[Path, str | None]] | list[tuple[Path, str | None]]:
     if spec == "-":
         return [(Path("-"), None)]
     path = Path(spec)
@@ -143,25 +151,11 @@ def _expand(spec: str) -> list[tuple[Path, str | None]]:
     return [(p, None) for p in files]
 
 
-def _read(path: Path) -> str:
-    """The text of ``path`` (``-``: stdin), gunzipped by suffix, as plain text.
-
-    Raises:
-        _Unusable: unreadable, corrupt ``.gz``, too large, or binary.
-    """
-    try:
-        text = decode_text(_read_bytes(path), name=str(path))
-    except DocumentError as exc:
-        raise _Unusable(str(exc), type(exc).__name__, exc.reason) from None
-    if text is None:
-        raise _Unusable(f"{path}: binary file, not text")
-    return text
-
-
-def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None = None
-                   ) -> Document:
+def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None = None,
+                   budget: WorkBudget | None = None) -> Document:
     """``path`` read by its kind (``fmt``: ``auto`` sniffs, else forced); a PDF
-    goes as ``deliver(has_text)`` says (see ``iter_documents``).
+    goes as ``deliver(has_text)`` says (see ``iter_documents``); a PDF is read
+    under ``budget`` (its CPU limit is the caller's).
 
     Raises:
         _Unusable: unreadable, corrupt ``.gz``, too large, or binary plain text
@@ -180,16 +174,16 @@ def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None =
                 raise _Unusable(f"{path}: binary file, not text")
             return Document(name or f"-#{_digest(text)}", text)
         if kind == "pdf" and deliver is not None:
-            return _pdf_document(doc_id, raw, str(path), deliver)
-        loaded = load_document(raw, name=str(path), kind=kind)
+            return _pdf_document(doc_id, raw, str(path), deliver, budget)
+        loaded = load_document(raw, name=str(path), kind=kind, budget=budget)
     except DocumentError as exc:
         return Document(doc_id, "", problem=str(exc), kind=kind,
                         problem_type=type(exc).__name__, reason=exc.reason or None)
     return Document(doc_id, loaded.text, kind=loaded.kind, pages=loaded.pages)
 
 
-def _pdf_document(doc_id: str, raw: bytes, name: str, deliver: Callable[[bool], str]
-                  ) -> Document:
+def _pdf_document(doc_id: str, raw: bytes, name: str, deliver: Callable[[bool], str],
+                  budget: WorkBudget | None = None) -> Document:
     """A PDF as ``deliver`` (``agentflow.documents.routing.pdf_delivery``, bound to the
     mode and model) says: its text layer, the file for a document block (read
     again when its input is sent: ``agentflow.documents.deferred``), or both.
@@ -197,7 +191,7 @@ def _pdf_document(doc_id: str, raw: bytes, name: str, deliver: Callable[[bool], 
     Raises:
         DocumentError: unreadable, or (delivery ``no_text``) without a text layer.
     """
-    loaded = load_document(raw, name=name, kind="pdf", allow_no_text=True)
+    loaded = load_document(raw, name=name, kind="pdf", allow_no_text=True, budget=budget)
     has_text = bool(loaded.text.strip())
     delivery = deliver(has_text)
     if delivery not in ("document", "document+text"):
@@ -222,9 +216,8 @@ def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[Docum
     document (not JSON, not an object, no string ``text_field``, an id already
     used) is one failed document (``InvalidInputLineError``, id
     ``FILE:LINE``), and the lines after it go on."""
-    content = _read(path)
-    seen: dict[str, int] = {}
-    for number, line in enumerate(io.StringIO(content), start=1):
+    seen: dict[int, int] = {}  # 8 bytes of each id's BLAKE2b -> its line: ~80 bytes an id
+    for number, line in _jsonl_lines(path):
         if not line.strip():
             continue
         try:
@@ -242,12 +235,49 @@ def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[Docum
             continue
         rid = record.get(id_field)
         doc_id = f"{path}#{rid if rid is not None else number}"
-        if doc_id in seen:  # ids key the results: a repeat would lose one document
+        key = int.from_bytes(hashlib.blake2b(doc_id.encode("utf-8", "surrogatepass"),
+                                             digest_size=8).digest())
+        if key in seen:  # ids key the results: a repeat would lose one document
             yield _bad_line(path, number, f"id {rid!r} already used on line "
-                                          f"{seen[doc_id]}; ids must be unique within a file")
+                                          f"{seen[key]}; ids must be unique within a file")
             continue
-        seen[doc_id] = number
+        seen[key] = number
         yield Document(doc_id, record[text_field])
+
+
+def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(number, line)`` for each line of a JSONL file (gunzipped by suffix),
+    read one line at a time, each decoded on its own (UTF-8, else the
+    detection of ``agentflow.documents.encoding``): memory holds one line,
+    however long the file.
+
+    Raises:
+        _Unusable: the file cannot be read, or a line is longer than
+            ``MAX_INPUT_BYTES`` or binary.
+    """
+    try:
+        with gzip.open(path) if path.suffix == ".gz" else path.open("rb") as f:
+            number = 0
+            while raw := f.readline(MAX_INPUT_BYTES + 1):
+                number += 1
+                if len(raw) > MAX_INPUT_BYTES:
+                    raise _Unusable(f"{path}:{number}: line longer than {MAX_INPUT_BYTES} "
+                                    "bytes; not read")
+                if number == 1:
+                    raw = raw.removeprefix(b"\xef\xbb\xbf")
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    try:
+                        decoded = decode_text(raw, name=str(path))
+                    except DocumentError as exc:
+                        raise _Unusable(str(exc), type(exc).__name__, exc.reason) from None
+                    if decoded is None:
+                        raise _Unusable(f"{path}: binary file, not text") from None
+                    line = decoded
+                yield number, line
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _Unusable(f"{path}: cannot read: {exc}") from exc
 
 
 def _bad_line(path: Path, number: int, what: str) -> Document:
@@ -321,6 +351,36 @@ def iter_documents(
         InputError: a spec matches nothing (unreadable, binary and empty
             documents, and malformed JSONL lines, come out with a ``problem``).
     """
+    for source in iter_sources(specs, fmt):
+        if isinstance(source, Document):
+            yield source
+            continue
+        for doc in read_source(source, fmt=fmt, text_field=text_field, id_field=id_field,
+                               deliver=deliver):
+            yield prepared(doc, prepare)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One input file to read (``iter_sources``).
+
+    Attributes:
+        path: the file (``-``: stdin).
+        jsonl: read as JSONL (one document per line).
+    """
+
+    path: Path
+    jsonl: bool
+
+
+def iter_sources(specs: Sequence[str], fmt: str = "auto") -> Iterator[Document | Source]:
+    """The files ``specs`` name, lazily, each once (under the first name given),
+    as ``Source`` items; an entry that cannot be read comes as a failed
+    ``Document`` (see ``iter_documents``).
+
+    Raises:
+        InputError: a spec matches nothing.
+    """
     seen: set[object] = set()
     for spec in specs:
         for path, problem in _expand(spec):
@@ -331,26 +391,39 @@ def iter_documents(
             if identity in seen:  # named again (a path and a glob, ./x and x, - twice)
                 continue
             seen.add(identity)
-            try:
-                if _is_jsonl(path, fmt):
-                    docs: Iterator[Document] = _jsonl_records(path, text_field, id_field)
-                else:
-                    docs = iter([_file_document(path, fmt, deliver)])
-                for doc in docs:
-                    yield doc if doc.problem else _prepared(doc, prepare)
-            except _Unusable as exc:
-                yield _failed(exc, str(path))
+            yield Source(path, _is_jsonl(path, fmt))
+
+
+def read_source(source: Source, *, fmt: str = "auto", text_field: str = "text",
+                id_field: str = "id", deliver: Callable[[bool], str] | None = None,
+                budget: WorkBudget | None = None) -> Iterator[Document]:
+    """The documents of one source, before ``prepare`` (see ``iter_documents``);
+    a PDF is read under ``budget``. Never raises for a bad file: its problem
+    is a failed ``Document``."""
+    try:
+        if source.jsonl:
+            yield from _jsonl_records(source.path, text_field, id_field)
+        else:
+            yield _file_document(source.path, fmt, deliver, budget)
+    except _Unusable as exc:
+        yield _failed(exc, str(source.path))
+
+
+def prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
+    """``doc`` through the schema module's ``prepare`` (a failed one as it is)."""
+    return doc if doc.problem else _prepared(doc, prepare)
 
 
 def read_document(path: str | Path, *, fmt: str = "auto",
-                  prepare: Callable[[str], str] | None = None) -> Document:
+                  prepare: Callable[[str], str] | None = None,
+                  budget: WorkBudget | None = None) -> Document:
     """One file, read as ``iter_documents`` reads a file that is not JSONL: by its
     kind (``fmt``: ``auto`` sniffs; ``text``, ``pdf`` or ``html`` force one),
     then through ``prepare``. A file that cannot be used comes back with its
     ``problem`` set (never raised): what ``agentflow report`` re-reads sources with."""
     path = Path(path)
     try:
-        doc = _file_document(path, "auto" if fmt == "jsonl" else fmt)
+        doc = _file_document(path, "auto" if fmt == "jsonl" else fmt, budget=budget)
     except _Unusable as exc:
         return _failed(exc, str(path))
     return doc if doc.problem else _prepared(doc, prepare)

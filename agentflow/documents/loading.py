@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agentflow.documents.budget import WorkBudget
 from agentflow.documents.encoding import decode_text
 from agentflow.documents.html import html_to_text
 from agentflow.documents.kinds import DocumentKind, sniff_kind
@@ -51,7 +52,8 @@ def _unreadable_share(text: str) -> float:
 
 
 def load_document(raw: bytes, *, name: str = "", kind: DocumentKind | None = None,
-                  password: str | None = None, allow_no_text: bool = False) -> DocumentText:
+                  password: str | None = None, allow_no_text: bool = False,
+                  budget: WorkBudget | None = None) -> DocumentText:
     """The text of the document ``raw`` (a file's bytes, gunzipped).
 
     Args:
@@ -63,12 +65,15 @@ def load_document(raw: bytes, *, name: str = "", kind: DocumentKind | None = Non
         allow_no_text: a PDF without a usable text layer comes back with empty
             text (and empty page ranges) instead of raising: for a model that
             reads the PDF itself.
+        budget: a PDF's work budget (``agentflow.documents.budget``; its CPU
+            limit is the caller's to enforce); ``None``: none.
 
     Raises:
         NoTextLayerError: a PDF without text (scanned pages) or whose text layer
             is unreadable (glyph ids: fonts without a Unicode mapping).
         EncryptedDocumentError / CorruptDocumentError: see ``agentflow.documents.pdf``.
-        DocumentTooComplexError: HTML nested too deep (``agentflow.documents.nesting``).
+        DocumentTooComplexError: HTML nested too deep (``agentflow.documents.nesting``),
+            or a PDF past ``budget``.
         DocumentEncodingError: text or HTML whose bytes do not decode
             (``agentflow.documents.encoding``).
         DocumentError: plain "text" that is binary; the reader a kind needs
@@ -76,7 +81,7 @@ def load_document(raw: bytes, *, name: str = "", kind: DocumentKind | None = Non
     """
     kind = kind or sniff_kind(raw[:1024], name)
     if kind == "pdf":
-        pdf = read_pdf(raw, name=name, password=password)
+        pdf = read_pdf(raw, name=name, password=password, budget=budget)
         count = len(pdf.pages)
         if allow_no_text and (not pdf.has_text or _unreadable_share(pdf.text) > MAX_CONTROL_SHARE):
             return DocumentText("", "pdf", tuple((0, 0) for _ in pdf.pages))

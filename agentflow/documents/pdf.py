@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentflow.documents._pdf_warnings import pdf_scope
+from agentflow.documents.budget import WorkBudget, count_operators, over_budget
 from agentflow.documents.kinds import PDF_MAGIC
 from agentflow.documents.pages import PAGE_SEPARATOR, PageMap
 from agentflow.errors import CorruptDocumentError, DocumentError, EncryptedDocumentError
@@ -109,8 +110,8 @@ def _corrupt(name: str, exc: BaseException, raw: bytes, page: int | None = None
                                 reason=why[:500])
 
 
-def iter_page_texts(raw: bytes, *, name: str = "", password: str | None = None
-                    ) -> Iterator[str]:
+def iter_page_texts(raw: bytes, *, name: str = "", password: str | None = None,
+                    budget: WorkBudget | None = None) -> Iterator[str]:
     """The text of each page of the PDF ``raw``, in page order, one page parsed
     at a time (``""`` for a page without text).
 
@@ -118,8 +119,12 @@ def iter_page_texts(raw: bytes, *, name: str = "", password: str | None = None
         raw: the PDF file's bytes.
         name: the file's name, for error messages.
         password: the user password of an encrypted PDF (``None``: try the empty one).
+        budget: the work budget's ``pages`` (before any page is parsed),
+            ``operators`` (before any text is extracted) and ``chars``
+            (page by page) limits (``agentflow.documents.budget``); ``None``: none.
 
     Raises:
+        DocumentTooComplexError: past a limit of ``budget``.
         DocumentError: pypdf (or cryptography, for AES) is not installed.
         EncryptedDocumentError: the PDF needs a user password.
         CorruptDocumentError: the file cannot be parsed, or one of its pages
@@ -131,16 +136,70 @@ def iter_page_texts(raw: bytes, *, name: str = "", password: str | None = None
             count = len(reader.pages)
     except Exception as exc:  # a broken page tree
         raise _corrupt(name, exc, raw) from None
+    if budget is not None:
+        _check_work(reader, count, name, raw, budget)
+    chars = 0
     for index in range(count):
         try:
             with pdf_scope(name):  # not across the yield: the caller's context is its own
                 text = reader.pages[index].extract_text()
         except Exception as exc:  # a broken content stream, font or resource
             raise _corrupt(name, exc, raw, page=index + 1) from None
-        yield text if isinstance(text, str) else ""
+        text = text if isinstance(text, str) else ""
+        chars += len(text)
+        if budget is not None and budget.chars is not None and chars > budget.chars:
+            raise over_budget(name, "chars", chars, budget.chars)
+        yield text
 
 
-def read_pdf(raw: bytes, *, name: str = "", password: str | None = None) -> PdfText:
+def _check_work(reader: Any, count: int, name: str, raw: bytes, budget: WorkBudget) -> None:
+    """Refuse a PDF past ``budget``'s ``pages`` or ``operators`` limit before
+    any page's text is extracted (each distinct content stream is decompressed
+    and counted once; a shared one counts once per page that draws it).
+
+    Raises:
+        DocumentTooComplexError: past a limit.
+        CorruptDocumentError: a page's content cannot be decoded.
+    """
+    if budget.pages is not None and count > budget.pages:
+        raise over_budget(name, "pages", count, budget.pages)
+    if budget.operators is None:
+        return
+    counted: dict[Any, int] = {}
+    total = 0
+    for index in range(count):
+        try:
+            with pdf_scope(name):
+                total += sum(_stream_operators(stream, counted)
+                             for stream in _content_streams(reader.pages[index]))
+        except Exception as exc:  # a broken content stream
+            raise _corrupt(name, exc, raw, page=index + 1) from None
+        if total > budget.operators:
+            raise over_budget(name, "operators", total, budget.operators)
+
+
+def _content_streams(page: Any) -> list[Any]:
+    """The content stream objects (indirect references kept) a page draws."""
+    contents = page.get("/Contents")
+    if contents is None:
+        return []
+    resolved = contents.get_object()
+    return list(resolved) if isinstance(resolved, list) else [contents]
+
+
+def _stream_operators(ref: Any, counted: dict[Any, int]) -> int:
+    """Operators of one content stream (by its object id, counted once)."""
+    key = getattr(ref, "idnum", None), getattr(ref, "generation", None)
+    if key[0] is None:
+        key = (id(ref), None)
+    if key not in counted:
+        data = ref.get_object().get_data()
+        counted[key] = count_operators(data if isinstance(data, bytes) else b"")
+    return counted[key]
+
+
+def read_pdf(raw: bytes, *, name: str = "", password: str | None = None,
+             budget: WorkBudget | None = None) -> PdfText:
     """The text layer of the PDF ``raw``: the pages' texts joined by
     ``PAGE_SEPARATOR``, with each page's range (see ``PdfText``).
 
@@ -150,7 +209,7 @@ def read_pdf(raw: bytes, *, name: str = "", password: str | None = None) -> PdfT
     parts: list[str] = []
     pages: list[tuple[int, int]] = []
     position = 0
-    for text in iter_page_texts(raw, name=name, password=password):
+    for text in iter_page_texts(raw, name=name, password=password, budget=budget):
         if parts:
             parts.append(PAGE_SEPARATOR)
             position += len(PAGE_SEPARATOR)

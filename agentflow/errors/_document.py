@@ -67,16 +67,27 @@ class NoTextLayerError(DocumentError):
 
 
 class DocumentTooComplexError(DocumentError):
-    """An HTML page nested deeper than ``agentflow.documents.nesting.MAX_HTML_DEPTH``:
-    its parse would take time growing with the square of the depth (minutes for
-    100,000 levels), so it is refused before parsing.
+    """A document too costly to read: an HTML page nested deeper than
+    ``agentflow.documents.nesting.MAX_HTML_DEPTH`` (its parse would take time
+    growing with the square of the depth: minutes for 100,000 levels, so it is
+    refused before parsing), or one past its work budget
+    (``agentflow.documents.budget.WorkBudget``: pages, content-stream
+    operators, characters, CPU seconds).
 
     Attributes:
-        depth: the nesting depth the scan found (at least the cap plus one).
+        depth: the nesting depth the scan found (at least the cap plus one; 0
+            when a budget limit stopped the read).
+        limit: the budget limit passed (``"pages"``, ``"operators"``,
+            ``"chars"``, ``"cpu_seconds"``; ``"depth"`` for nesting).
+        measured: what was counted when the read stopped (at least ``cap``).
+        cap: the limit's value.
     """
 
-    def __init__(self, message: str, *, path: str = "", reason: str = "", depth: int = 0) -> None:
+    def __init__(self, message: str, *, path: str = "", reason: str = "", depth: int = 0,
+                 limit: str = "", measured: float = 0, cap: float = 0) -> None:
         self.depth = depth
+        self.limit = limit or ("depth" if depth else "")
+        self.measured, self.cap = measured, cap
         super().__init__(message, path=path, reason=reason)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from agentflow.documents.names import BIDI_CONTROLS
 from agentflow.extraction._report_assets import PALETTE_SIZE
 
 __all__ = ["MISSING", "Span", "escape_attr", "escape_text", "find_spans", "markup", "value_at"]
@@ -17,13 +18,16 @@ __all__ = ["MISSING", "Span", "escape_attr", "escape_text", "find_spans", "marku
 # --------------------------------------------------------------------------- escaping
 
 _TEXT = {ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;", ord("\r"): "&#13;",
-         0: "\ufffd", **{c: "\ufffd" for c in range(0xD800, 0xE000)}}
+         0: "\ufffd", **{c: "\ufffd" for c in range(0xD800, 0xE000)},
+         # bidi controls would reorder what is shown ("\u202e00.0009" reads as 9000.00)
+         **{ord(c): "\ufffd" for c in BIDI_CONTROLS}}
 _ATTR = {**_TEXT, ord('"'): "&quot;", ord("'"): "&#39;", ord("\n"): "&#10;",
          ord("\t"): "&#9;"}
 
 
 def escape_text(text: str) -> str:
-    """``text`` as HTML text content (one character in, one character rendered)."""
+    """``text`` as HTML text content (one character in, one character rendered;
+    NUL, lone surrogates and bidirectional controls render as U+FFFD)."""
     return text.translate(_TEXT)
 
 
@@ -155,38 +159,111 @@ def _close(span: Span) -> str:
     return "</span>" if span.gap else "</mark>"
 
 
+REOPEN_BUDGET = 4
+"""Fragments the nesting sweep may reopen per span (plus a constant): past
+that, the spans cross so much that nesting them would grow the page with the
+square of their number, and ``markup`` draws flat segments instead."""
+
+
 def markup(text: str, spans: Sequence[Span], doc: int) -> Iterator[str]:
     """``text`` escaped, with ``spans`` as (possibly nested or split) elements.
 
     A sweep over the span boundaries: at each boundary the spans ending there
     close (with any opened inside them that go on, which reopen as fragments,
     longest first), then the spans starting there open, longest first, so
-    nested spans nest and only crossing spans split.
+    nested spans nest and only crossing spans split. When crossing spans would
+    reopen more than ``REOPEN_BUDGET`` fragments per span (thousands of
+    crossing spans: the page would grow quadratically), the text is drawn as
+    flat segments instead, each marked with the innermost span covering it
+    (``_segments``): the page stays linear in the number of spans.
     """
+    pieces: list[str] = []
+    budget = REOPEN_BUDGET * len(spans) + 64
+    for piece, reopened in _nested(text, spans, doc):
+        budget -= reopened
+        if budget < 0:
+            yield from _segments(text, spans, doc)
+            return
+        pieces.append(piece)
+    yield from pieces
+
+
+def _nested(text: str, spans: Sequence[Span], doc: int) -> Iterator[tuple[str, int]]:
+    """The nesting sweep's pieces, each with how many fragments it reopened."""
     order = sorted(spans, key=lambda s: (s.start, -s.end, s.key))
     points = sorted({s.start for s in spans} | {s.end for s in spans})
+    ending: dict[int, list[Span]] = {}
+    for span in spans:
+        ending.setdefault(span.end, []).append(span)
     stack: list[Span] = []
+    depth: dict[int, int] = {}  # span key -> its index in stack, while it is open
     nxt = pos = 0
     for point in points:
         if point > pos:
-            yield escape_text(text[pos:point])
+            yield escape_text(text[pos:point]), 0
             pos = point
-        first_ending = next((i for i, s in enumerate(stack) if s.end == point), None)
+        first_ending = min((depth[s.key] for s in ending.get(point, ()) if s.key in depth),
+                           default=None)
         if first_ending is not None:
             closing = stack[first_ending:]
             del stack[first_ending:]
-            yield "".join(_close(s) for s in reversed(closing))
+            for span in closing:
+                del depth[span.key]
+            yield "".join(_close(s) for s in reversed(closing)), 0
             for span in sorted((s for s in closing if s.end != point), key=lambda s: -s.end):
-                yield _open(span, doc, first=False)
+                yield _open(span, doc, first=False), 1
+                depth[span.key] = len(stack)
                 stack.append(span)
         while nxt < len(order) and order[nxt].start == point:
             span = order[nxt]
             nxt += 1
-            yield _open(span, doc, first=True)
+            yield _open(span, doc, first=True), 0
             if span.end == point:
-                yield _close(span)
+                yield _close(span), 0
             else:
+                depth[span.key] = len(stack)
                 stack.append(span)
+    yield escape_text(text[pos:]), 0
+
+
+def _segments(text: str, spans: Sequence[Span], doc: int) -> Iterator[str]:
+    """``text`` cut at every span boundary, each segment inside one element of
+    the innermost (shortest) span covering it; every span's anchor at its
+    start. O(n log n) time, O(n) markup for n spans."""
+    import heapq
+
+    starts = sorted(spans, key=lambda s: (s.start, s.key))
+    points = sorted({s.start for s in spans} | {s.end for s in spans} | {len(text)})
+    heap: list[tuple[int, int, int, Span]] = []  # (length, key, end, span)
+    anchored: set[int] = set()
+    nxt = pos = 0
+    for point in points:
+        while heap and heap[0][2] <= pos:  # spans that ended: dropped lazily
+            heapq.heappop(heap)
+        if point > pos:
+            chunk = escape_text(text[pos:point])
+            if heap:
+                span = heap[0][3]
+                yield _open(span, doc, first=span.key not in anchored) + chunk + _close(span)
+                anchored.add(span.key)
+            else:
+                yield chunk
+            pos = point
+        pushed: list[Span] = []
+        while nxt < len(starts) and starts[nxt].start == point:
+            span = starts[nxt]
+            nxt += 1
+            if span.end > point:
+                heapq.heappush(heap, (span.end - span.start, span.key, span.end, span))
+                pushed.append(span)
+            else:
+                yield _open(span, doc, first=True) + _close(span)
+                anchored.add(span.key)
+        while heap and heap[0][2] <= point:
+            heapq.heappop(heap)
+        top = heap[0][3] if heap else None
+        for span in pushed:
+            if span is not top:  # not drawn first here: its anchor alone, where it starts
+                yield f'<span id="s{doc}-{span.key}"></span>'
+                anchored.add(span.key)
     yield escape_text(text[pos:])
-
-

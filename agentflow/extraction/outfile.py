@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from agentflow.documents.names import dumps_record, loads_record
 from agentflow.extraction.setup import SetupError
 
 __all__ = ["MAX_LINE", "OutFile", "iter_lines", "open_out", "read_records", "waiting_notice"]
@@ -89,7 +90,7 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     (torn or foreign lines are skipped)."""
     for offset, line in iter_lines(path):
         try:
-            record = orjson.loads(line)
+            record = loads_record(line)
         except orjson.JSONDecodeError:
             continue  # a torn last line from an interrupted run
         if isinstance(record, dict) and isinstance(record.get("id"), str):
@@ -104,7 +105,7 @@ def _is_ours(line: bytes) -> bool:
     if not text:
         return True
     try:
-        value = orjson.loads(text)
+        value = loads_record(text)
     except orjson.JSONDecodeError:
         return text.startswith(b'{"id"')  # records start with their id
     return isinstance(value, dict) and isinstance(value.get("id"), str)
@@ -142,9 +143,13 @@ class OutFile:
     Attributes:
         path: the file.
         outcomes: id -> ``None`` when its newest record is ok, else that
-            record's error type (``""`` when it names none).
+            record's error type (``""`` when it names none), for the ids the
+            file held when opened (a record this run writes updates its id's
+            entry; new ids are not added: memory does not grow with the run).
         superseded: records whose id has a newer record (removed by ``compact``).
         saved: records this run appended.
+        schemas: schema fingerprint -> records carrying it (``"schema"``, written
+            by ``agentflow extract``; records without one are not counted).
     """
 
     def __init__(self, path: Path, fd: int) -> None:
@@ -153,7 +158,9 @@ class OutFile:
         self.outcomes: dict[str, str | None] = {}
         self.superseded = 0
         self.saved = 0
+        self.schemas: dict[str, int] = {}
         for _, record in read_records(path):
+            self._count_schema(record)
             if record["id"] in self.outcomes:
                 self.superseded += 1
             self.outcomes[record["id"]] = _outcome(record)
@@ -161,18 +168,25 @@ class OutFile:
         if size and os.pread(fd, 1, size - 1) != b"\n":
             self._write(b"\n")  # after a torn last line, start on a fresh one
 
+    def _count_schema(self, record: dict[str, Any]) -> None:
+        schema = record.get("schema")
+        if isinstance(schema, str):
+            self.schemas[schema] = self.schemas.get(schema, 0) + 1
+
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(self._fd, view):]
 
     def write(self, record: dict[str, Any]) -> None:
-        """Append ``record`` as one line (one ``write`` call, ``O_APPEND``)."""
-        self._write(orjson.dumps(record) + b"\n")
+        """Append ``record`` as one line (one ``write`` call, ``O_APPEND``); an id
+        from a non-UTF-8 file name is written reversibly (``dumps_record``)."""
+        self._write(dumps_record(record) + b"\n")
         self.saved += 1
-        if record.get("id") in self.outcomes:
+        self._count_schema(record)
+        if record.get("id") in self.outcomes:  # a rerun's record replaces an older one
             self.superseded += 1
-        self.outcomes[record["id"]] = _outcome(record)
+            self.outcomes[record["id"]] = _outcome(record)
 
     def compact(self) -> int:
         """Rewrite the file with only the newest record of each id (torn

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-import orjson
 from pydantic import BaseModel
 
 from agentflow import errors
 from agentflow._secrets import mask_secrets, mask_value
 from agentflow.batch import ExtractResult
 from agentflow.documents.inputs import Document
+from agentflow.documents.names import dumps_record
 from agentflow.documents.pages import span_pages
 from agentflow.extraction.outfile import OutFile
 
@@ -24,16 +24,20 @@ __all__ = ["_Sink", "_problem_record", "_record", "_transient"]
 
 @dataclass
 class _Sink:
-    """Where records go: the locked ``--out`` file, or stdout; counts what it saved."""
+    """Where records go: the locked ``--out`` file, or stdout; counts what it
+    saved. ``schema``: the run's schema fingerprint, stamped on every record."""
 
     out: OutFile | None = None
     saved: int = 0
+    schema: str | None = None
 
     def write(self, record: dict[str, Any]) -> None:
+        if self.schema is not None:
+            record["schema"] = self.schema
         if self.out is not None:
             self.out.write(record)
         else:
-            sys.stdout.write(orjson.dumps(record).decode() + "\n")
+            sys.stdout.write(dumps_record(record).decode() + "\n")
             sys.stdout.flush()
         self.saved += 1
 

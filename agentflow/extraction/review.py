@@ -35,14 +35,17 @@ from typing import Any
 
 import orjson
 
+from agentflow.documents.budget import DEFAULT_BUDGET
 from agentflow.documents.inputs import (
     Document,
     InputError,
     is_named,
     iter_documents,
     named_files,
-    read_document,
+    prepared,
 )
+from agentflow.documents.names import loads_record
+from agentflow.documents.readahead import BudgetedReader
 from agentflow.errors import InvalidRecordError
 from agentflow.extraction.report import ReportStats, Source, write_report
 
@@ -84,7 +87,7 @@ def read_records(path: Path) -> RecordsFile:
     Raises:
         InvalidRecordError: a line that is not JSON, or not a record (a JSON
             object with a string ``id`` and a boolean ``ok``), naming file and line;
-            a directory without ``*.jsonl`` files.
+            a directory without ``*.jsonl`` files; records of more than one schema.
         OSError: a file cannot be read.
     """
     records: list[dict[str, Any]] = []
@@ -97,7 +100,28 @@ def read_records(path: Path) -> RecordsFile:
         files = [path]
     for file in files:
         _read_lines(file, records, notes)
+    _one_schema(path, records)
     return RecordsFile(records, notes)
+
+
+def _one_schema(path: Path, records: list[dict[str, Any]]) -> None:
+    """Refuse records of more than one schema (their ``"schema"`` fingerprints,
+    ``agentflow.extraction.fingerprint``): one page shows one shape.
+
+    Raises:
+        InvalidRecordError: two fingerprints or more, each named with its count.
+    """
+    counts: dict[str, int] = {}
+    for record in records:
+        schema = record.get("schema")
+        if isinstance(schema, str):
+            counts[schema] = counts.get(schema, 0) + 1
+    if len(counts) > 1:
+        held = ", ".join(f"{fp} ({n} records)" for fp, n in sorted(counts.items()))
+        raise InvalidRecordError(
+            f"{path}: records of {len(counts)} schemas ({held}); a review page shows one. "
+            "Write each schema's run to its own --out file (agentflow extract "
+            "--schema-changed new)")
 
 
 def _read_lines(path: Path, records: list[dict[str, Any]], notes: list[str]) -> None:
@@ -107,7 +131,7 @@ def _read_lines(path: Path, records: list[dict[str, Any]], notes: list[str]) -> 
             if not line.strip():
                 continue
             try:
-                record = orjson.loads(line)
+                record = loads_record(line)  # an id from a non-UTF-8 name: \udcXX escapes
             except orjson.JSONDecodeError as exc:
                 if _torn(line):
                     notes.append(f"{path}:{number}: skipped a cut-off record (an interrupted "
@@ -154,6 +178,7 @@ class SourceReader:
                  id_field: str = "id", wanted: set[str] | None = None,
                  fmt: str = "auto") -> None:
         self._named = named_files(inputs)
+        self._files = BudgetedReader(DEFAULT_BUDGET)
         self._given = bool(inputs)
         self._prepare = prepare
         self._fmt = fmt
@@ -167,7 +192,9 @@ class SourceReader:
             return Source(None, problem="read from standard input; it cannot be read again")
         base, sep, _ = rid.rpartition("#")
         if is_named(rid, self._named):  # by its kind: a PDF's text layer, an HTML page's text
-            doc = read_document(rid, fmt=self._fmt)
+            # under extract's work budget: a costly PDF is a problem here too, not a stall
+            doc = prepared(self._files.read(rid, "auto" if self._fmt == "jsonl" else self._fmt),
+                           None)
         elif sep and is_named(base, self._named):
             doc = self._from_jsonl(base, rid)
         elif not self._given:
@@ -180,6 +207,10 @@ class SourceReader:
         if doc.problem:
             return Source(None, problem=doc.problem)
         return self._shown(doc.text, record)
+
+    def close(self) -> None:
+        """Stop the worker process that parses PDF and HTML sources."""
+        self._files.close()
 
     def _from_jsonl(self, base: str, rid: str) -> Document:
         table = self._jsonl.get(base)
@@ -232,16 +263,20 @@ def write_review(results: Path, out: Path | None, *, inputs: Sequence[str] = (),
     reader = SourceReader(inputs=inputs, prepare=prepare, text_field=text_field, id_field=id_field,
                           wanted={r["id"] for r in loaded.records}, fmt=fmt)
     page_title = title or f"agentflow review: {results.name}"
-    if out is None:
-        if stdout is None:
-            raise ValueError("write_review needs out or stdout")
-        return write_report(loaded.records, reader, stdout, title=page_title, notes=loaded.notes)
-    partial = out.with_name(out.name + ".tmp")
     try:
-        with partial.open("w", encoding="utf-8", errors="replace", newline="\n") as sink:
-            stats = write_report(loaded.records, reader, sink.write, title=page_title,
-                                 notes=loaded.notes)
-        os.replace(partial, out)
+        if out is None:
+            if stdout is None:
+                raise ValueError("write_review needs out or stdout")
+            return write_report(loaded.records, reader, stdout, title=page_title,
+                                notes=loaded.notes)
+        partial = out.with_name(out.name + ".tmp")
+        try:
+            with partial.open("w", encoding="utf-8", errors="replace", newline="\n") as sink:
+                stats = write_report(loaded.records, reader, sink.write, title=page_title,
+                                     notes=loaded.notes)
+            os.replace(partial, out)
+        finally:
+            partial.unlink(missing_ok=True)
+        return stats
     finally:
-        partial.unlink(missing_ok=True)
-    return stats
+        reader.close()

@@ -1,0 +1,121 @@
+"""A per-document work budget: how much one input may cost to read.
+
+    budget = WorkBudget(pages=5_000, operators=5_000_000, chars=50_000_000, cpu_seconds=60)
+
+A PDF is untrusted input: 14 KB whose pages share one compressed content
+stream of a million text operators cost pypdf (pure Python, holding the GIL)
+about 30 s of CPU per page. Reading a document therefore stops at the first
+limit it passes, with a ``DocumentTooComplexError`` that names the limit
+(``limit``: ``"pages"``, ``"operators"``, ``"chars"`` or ``"cpu_seconds"``):
+
+* ``pages``: the PDF's page count, checked before any page is parsed;
+* ``operators``: content-stream operators of all pages together (a stream
+  shared by many pages counts once per page, as it is parsed once per page),
+  counted in the decompressed streams before any text is extracted, by a
+  regular expression (string literals skipped): cheap next to the parse;
+* ``chars``: characters of extracted text, checked page by page;
+* ``cpu_seconds``: CPU time of the whole read, enforced in the worker
+  process that reads it (``agentflow.documents.readahead``) by ``RLIMIT_CPU``:
+  the kernel's ``SIGXCPU`` interrupts the pure-Python parse (Unix only; the
+  limit is rounded up to whole seconds).
+
+``agentflow extract`` reads PDF and HTML inputs in worker processes under
+``DEFAULT_BUDGET``; ``agentflow report`` re-reads sources under the same one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import resource
+import signal
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from agentflow.errors import DocumentTooComplexError
+
+__all__ = ["DEFAULT_BUDGET", "WorkBudget", "count_operators", "cpu_budget", "over_budget"]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkBudget:
+    """The most one document may cost to read (``None``: no limit on that measure).
+
+    Attributes:
+        pages: PDF pages.
+        operators: content-stream operators, all pages together.
+        chars: characters of extracted text.
+        cpu_seconds: CPU seconds of the read (in a worker process).
+    """
+
+    pages: int | None = 5_000
+    operators: int | None = 5_000_000
+    chars: int | None = 50_000_000
+    cpu_seconds: float | None = 60.0
+
+
+DEFAULT_BUDGET = WorkBudget()
+"""The budget ``agentflow extract`` and ``agentflow report`` read each document under."""
+
+_WHAT = {"pages": "pages", "operators": "content-stream operators",
+         "chars": "characters of text", "cpu_seconds": "CPU seconds"}
+
+
+def over_budget(name: str, limit: str, measured: float, cap: float) -> DocumentTooComplexError:
+    """The error of document ``name`` past its ``limit`` (``measured`` > ``cap``)."""
+    what = _WHAT[limit]
+    shown = (f"more than {cap:g}" if limit == "cpu_seconds"
+             else f"{measured:,.0f} (limit {cap:,.0f})")
+    return DocumentTooComplexError(
+        f"{name}: too costly to read: {what}: {shown}", path=name, limit=limit,
+        measured=measured, cap=cap,
+        reason=f"reading it stopped at the work budget's {limit} limit ({cap:g} {what}); "
+               "a document this costly is usually malformed or hostile. Check the file, or "
+               "convert it to text first (e.g. pdftotext) and pass the .txt")
+
+
+_STRINGS = re.compile(rb"\((?:[^()\\]|\\.)*\)|<[0-9A-Fa-f\s]*>", re.S)
+_OPERATORS = re.compile(rb"(?<![\w/.#+\-])[A-Za-z'\"][A-Za-z0-9*'\"]*")
+
+
+def count_operators(content: bytes) -> int:
+    """Operators in one decompressed content stream (names, numbers and
+    string literals are operands; ``true``/``false``/``null`` count too: an
+    upper bound)."""
+    return len(_OPERATORS.findall(_STRINGS.sub(b" ", content)))
+
+
+class _CpuSpent(BaseException):
+    """Raised by the ``SIGXCPU`` handler inside ``cpu_budget`` (a BaseException:
+    a reader's ``except Exception`` does not swallow it)."""
+
+
+def _on_xcpu(signum: int, frame: Any) -> None:
+    raise _CpuSpent
+
+
+@contextlib.contextmanager
+def cpu_budget(name: str, seconds: float | None) -> Iterator[None]:
+    """Run the block under at most ``seconds`` more CPU seconds of this
+    process (``RLIMIT_CPU``); past it, ``DocumentTooComplexError`` (``limit``
+    ``"cpu_seconds"``). For a worker process only: the whole process is
+    limited while the block runs. ``None``: no limit."""
+    if seconds is None:
+        yield
+        return
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    cap = math.ceil(usage.ru_utime + usage.ru_stime + seconds)
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    previous = signal.signal(signal.SIGXCPU, _on_xcpu)
+    resource.setrlimit(resource.RLIMIT_CPU, (cap, hard))
+    try:
+        yield
+    except _CpuSpent:
+        raise over_budget(name, "cpu_seconds", seconds, seconds) from None
+    finally:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+        signal.signal(signal.SIGXCPU, previous)

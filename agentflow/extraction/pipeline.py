@@ -1,0 +1,321 @@
+"""The extraction pipeline of one document: plan, run, merge, verify.
+
+``agentflow.batch.extract_many`` (and the Ray engine through it) only
+schedules documents; what happens to each one lives here:
+
+* **plan** (``plan_extraction``, once per run): the schema's chunking rule is
+  checked, the few-shot examples are checked against the schema and the
+  grounding rule, and the tokens that go with every request (system prompt,
+  schema, examples) are counted for the long-document budget;
+* **run** (``ExtractionPlan.run``, once per document): the text capped by
+  ``max_chars``, then one call when it fits the context window, else chunks
+  x passes (``agentflow.extraction.chunked``), or recall passes over a
+  document that fits (``agentflow.extraction.recall``);
+* **merge** and **verify** happen inside those stages (``merge``,
+  ``grounding``, ``degenerate``): the result carries its spans, chunks and
+  conflicts, or the typed error that explains why there is no output.
+
+Every model call of a document (chunks included) takes one slot of the
+``calls`` semaphore the scheduler passes in, so a run's requests in flight
+never exceed its ``concurrency``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import orjson
+
+from agentflow.agent import ReActAgent
+from agentflow.batch_types import ExtractInput, ExtractResult
+from agentflow.documents.deferred import resolve_media
+from agentflow.errors import EmptyDocumentError, GroundingError, SchemaError
+from agentflow.extraction.budget import Chunking, count_tokens, plan_budget
+from agentflow.extraction.chunked import (
+    ChunkProgress,
+    DocumentOutcome,
+    Truncation,
+    check_items,
+    extract_chunks,
+)
+from agentflow.extraction.chunking import iter_chunks
+from agentflow.extraction.confidence import field_confidence, needs_review
+from agentflow.extraction.defaults import extraction_marker
+from agentflow.extraction.recall import TAKEN_KEY, recall_passes
+from agentflow.grounding import Grounded
+from agentflow.grounding.locators import Locator, learn_locators
+from agentflow.messages import Msg
+from agentflow.model import Usage
+from agentflow.output.examples import CheckedExample, Example, check_examples, examples_text
+from agentflow.output.schema import OutputSpec
+
+__all__ = ["ExtractionPlan", "check_plan", "plan_extraction"]
+
+
+def _message(item: ExtractInput, taken: frozenset[tuple[int, int]] = frozenset()) -> Msg:
+    """The user message of ``item``: its media (deferred ones read now), then its
+    text (when it has any); ``taken``: spans an earlier pass took as list
+    items (``agentflow.extraction.recall``)."""
+    metadata = {TAKEN_KEY: sorted(taken)} if taken else None
+    if not item.media:
+        return Msg.user(item.text, metadata=metadata)
+    media = resolve_media(item.media)
+    return Msg.user([*media, item.text] if item.text.strip() else media, metadata=metadata)
+
+
+async def _extract_one(
+    agent: ReActAgent, index: int, item: ExtractInput, output: Any,
+    ground: bool | Grounded | None = None, examples: tuple[Example, ...] | None = None,
+    taken: frozenset[tuple[int, int]] = frozenset(),
+) -> ExtractResult:
+    start = time.perf_counter()
+    usage = Usage()
+    spans: dict[str, list[tuple[int, int]]] = {}
+    try:
+        # the call's Complete also when the output could not be had (its usage counts)
+        complete = await agent._complete(_message(item, taken), output, None, None, ground,
+                                         examples, deltas=True)
+        usage = complete.usage
+        value = complete.message.output  # raises StructuredOutputError when there is none
+        spans = dict(complete.spans)
+        error: Exception | None = None
+    except Exception as exc:  # every failure becomes this input's result
+        value, error = None, exc
+    return ExtractResult(
+        index, item.id, value, error, usage, usage.requests, time.perf_counter() - start, spans
+    )
+
+
+def _cap(text: str, max_chars: int | None) -> tuple[str, Truncation | None]:
+    """``text`` cut to ``max_chars`` at the last natural boundary (never inside
+    a word or a character when avoidable), and what was cut."""
+    if max_chars is None or len(text) <= max_chars:
+        return text, None
+    first = next(iter_chunks(text, max_chars))
+    return text[: first.end], Truncation(first.end, len(text))
+
+
+async def _prompt_overhead(agent: ReActAgent, output: Any, shown: str = "") -> int:
+    """Tokens of what goes with every chunk: the system prompt, the output
+    schema and the rendered few-shot examples (``shown``)."""
+    try:  # the schema as sent, for every output type (a JSON Schema's "#" refs too)
+        schema: Any = OutputSpec.of(output).plain_schema
+    except SchemaError:
+        schema = {}
+    return await count_tokens(agent.model, (agent.sys_prompt or "") + "\n" +
+                              orjson.dumps(schema).decode() + "\n" + shown)
+
+
+@dataclass(frozen=True, slots=True)
+class _LongDocs:
+    """The long-document settings of one ``extract_many`` run."""
+
+    chunking: Chunking | None
+    passes: int
+    allow_partial: bool
+    max_chars: int | None
+    on_progress: Callable[[ChunkProgress], None] | None
+    ground: bool | Grounded | None = None
+    examples: tuple[Example, ...] | None = None
+
+
+async def _extract_input(
+    agent: ReActAgent, index: int, item: ExtractInput, output: Any, calls: anyio.Semaphore,
+    overhead: int, settings: _LongDocs,
+) -> ExtractResult:
+    """One input's result: one call when the text fits, else chunks merged.
+
+    A document cut at ``max_chars`` whose cut text fails grounding (a field
+    the schema needs, such as a trailer past the cut, is not in the part
+    kept) is read again whole: in one call when it fits the model's window,
+    else in chunks. Its result is the whole document's (not ``truncated``),
+    with both readings' usage and attempts."""
+    text, truncated = _cap(item.text, settings.max_chars)
+    result = await _extract_text(agent, index, item, text, truncated, output, calls, overhead,
+                                 settings)
+    if truncated is None or result.ok or item.media or not isinstance(
+            result.error, GroundingError):
+        return result
+    whole = await _extract_text(agent, index, item, item.text, None, output, calls, overhead,
+                                settings)
+    return dataclasses.replace(whole, usage=result.usage + whole.usage,
+                               attempts=result.attempts + whole.attempts,
+                               duration=result.duration + whole.duration)
+
+
+async def _extract_text(
+    agent: ReActAgent, index: int, item: ExtractInput, text: str, truncated: Truncation | None,
+    output: Any, calls: anyio.Semaphore, overhead: int, settings: _LongDocs,
+) -> ExtractResult:
+    """The result of reading ``text`` (``item``'s text, ``truncated`` when cut)."""
+    start = time.perf_counter()
+    if item.media:  # the model reads the blocks whole: one call, no chunks
+        # no text (a scan): nothing for the default to ground in; Grounded() fields still are
+        ground = settings.ground if text.strip() else False
+        async with calls:
+            result = await _extract_one(agent, index, ExtractInput(item.id, text, item.media),
+                                        output, ground, settings.examples)
+        return dataclasses.replace(result, truncated=truncated) if truncated else result
+    if not text.strip():
+        return ExtractResult(index, item.id, None, EmptyDocumentError(
+            f"input {item.id!r} is empty{' after the cut' if truncated else ''}: "
+            "nothing to extract (no model call made)"), Usage(), 0, 0.0, truncated=truncated)
+    budget = None
+    if settings.chunking is not None:
+        try:
+            budget = await plan_budget(agent.model, text, overhead, settings.chunking)
+        except Exception as exc:  # no room for text in the window: this input fails
+            return ExtractResult(index, item.id, None, exc, Usage(), 0,
+                                 time.perf_counter() - start, truncated=truncated)
+    if budget is None or budget.fits:
+        async with calls:
+            result = await _extract_one(agent, index, ExtractInput(item.id, text), output,
+                                        settings.ground, settings.examples)
+        if settings.passes > 1 and result.ok:
+            result = await _recall(agent, index, ExtractInput(item.id, text), output, calls,
+                                   settings, result, start)
+        return dataclasses.replace(result, truncated=truncated) if truncated else result
+
+    async def call(piece: str, chunk_output: Any) -> ExtractResult:
+        return await _extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
+                                  settings.ground, settings.examples)
+
+    outcome: DocumentOutcome = await extract_chunks(
+        item.id, text, output, budget, call, calls, passes=settings.passes,
+        allow_partial=settings.allow_partial, on_progress=settings.on_progress,
+        count=functools.partial(count_tokens, agent.model),
+        items=settings.chunking.items if settings.chunking else None,
+        item_unit=settings.chunking.item_unit if settings.chunking else "block")
+    return ExtractResult(
+        index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
+        time.perf_counter() - start, outcome.spans, outcome.chunks, truncated, outcome.conflicts)
+
+
+async def _recall(
+    agent: ReActAgent, index: int, item: ExtractInput, output: Any, calls: anyio.Semaphore,
+    settings: _LongDocs, first: ExtractResult, start: float,
+) -> ExtractResult:
+    """``first`` with the later passes over a document that fits one request
+    (``agentflow.extraction.recall``)."""
+
+    async def again(taken: frozenset[tuple[int, int]]) -> ExtractResult:
+        async with calls:
+            return await _extract_one(agent, index, item, output, settings.ground,
+                                      settings.examples, taken)
+
+    outcome = await recall_passes(first, item.text, output, settings.passes, again)
+    return ExtractResult(
+        index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
+        time.perf_counter() - start, outcome.spans, outcome.chunks, conflicts=outcome.conflicts)
+
+
+def _with_confidence(result: ExtractResult, text: str,
+                     locators: Mapping[str, Locator]) -> ExtractResult:
+    """``result`` with its fields' confidence, the fields that need review and
+    the values nothing checked (``agentflow.extraction.confidence``)."""
+    if not result.ok:
+        return result
+    if result.truncated is not None:
+        text = text[: result.truncated.kept_chars]
+    confidence, ungrounded = field_confidence(result.output, text, result.spans, locators)
+    return dataclasses.replace(result, confidence=confidence,
+                               needs_review=tuple(needs_review(confidence)),
+                               ungrounded=tuple(ungrounded))
+
+
+def _run_marker(agent: ReActAgent, ground: bool | Grounded | None,
+                examples: Sequence[Example], output: Any) -> Grounded | None:
+    """The marker a run grounds every unmarked free-text string with (``None``:
+    none): ``ground`` as given (``True``: the extraction default, relaxed by
+    the examples; ``False``: none); ``None``: the agent's own ``ground``
+    setting when it has one, else the extraction default."""
+    if ground is None:
+        own = agent.structured_output.config.ground
+        ground = own if own is not False else True
+    if ground is False:
+        return None
+    if isinstance(ground, Grounded):
+        return ground
+    return extraction_marker(examples, output)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionPlan:
+    """What every document of one run shares (``plan_extraction``).
+
+    Attributes:
+        agent: the agent that makes the calls.
+        output: the output type.
+        settings: the long-document settings.
+        shown: the checked few-shot examples (rendered into each request).
+        locators: where each field lives, learned from the examples (for
+            each result's confidence).
+        overhead: tokens sent with every request besides the document's text
+            (0 until ``counted``, and without chunking).
+    """
+
+    agent: ReActAgent
+    output: Any
+    settings: _LongDocs
+    shown: tuple[CheckedExample, ...] = ()
+    locators: Mapping[str, Locator] = dataclasses.field(default_factory=dict)
+    overhead: int = 0
+
+    async def counted(self, agent: ReActAgent | None = None) -> ExtractionPlan:
+        """This plan run by ``agent`` (``None``: its own; batch mode swaps in
+        its own agent), with the per-request token overhead counted (the
+        budget stage: only when long documents are chunked)."""
+        agent = agent or self.agent
+        overhead = (await _prompt_overhead(agent, self.output,
+                                           examples_text(self.shown, self.output))
+                    if self.settings.chunking is not None else 0)
+        return dataclasses.replace(self, agent=agent, overhead=overhead)
+
+    async def run(self, index: int, item: ExtractInput, calls: anyio.Semaphore
+                  ) -> ExtractResult:
+        """The result of document ``item`` (input position ``index``); each
+        model call holds one slot of ``calls``. Never raises for a failing
+        document: its error is in the result (the verify stage: each ok
+        result carries its fields' confidence)."""
+        result = await _extract_input(self.agent, index, item, self.output, calls,
+                                      self.overhead, self.settings)
+        return _with_confidence(result, item.text, self.locators)
+
+
+def check_plan(output: Any, chunking: Chunking | None) -> None:
+    """The checks a run makes before it builds an agent (``check_items``).
+
+    Raises:
+        UsageError: ``chunking.items`` names no top-level list field of ``output``.
+    """
+    check_items(output, chunking.items if chunking is not None else None)
+
+
+def plan_extraction(
+    agent: ReActAgent, output: Any, *, chunking: Chunking | None, passes: int,
+    allow_partial: bool, max_chars: int | None,
+    on_progress: Callable[[ChunkProgress], None] | None,
+    ground: bool | Grounded | None, examples: Sequence[Example] | None,
+) -> ExtractionPlan:
+    """The plan of one run: examples checked (``None``: the agent's) and the
+    long-document settings; ``ExtractionPlan.counted`` adds the token budget's
+    overhead.
+
+    Raises:
+        InvalidExampleError: an example does not fit ``output`` (before any
+            document is read).
+    """
+    shown = agent.structured_output.config.examples if examples is None else tuple(examples)
+    marker = _run_marker(agent, ground, shown, output)
+    checked = check_examples(shown, output, marker)  # a bad example fails the run, not each input
+    locators = learn_locators(checked, output)  # where each field lives, from the examples
+    settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress,
+                         marker if marker is not None else False,
+                         None if examples is None else tuple(examples))
+    return ExtractionPlan(agent, output, settings, tuple(checked), locators)

@@ -1,0 +1,218 @@
+"""Extraction at scale: memory and time per document as the corpus grows, a
+raw aiohttp client as the floor, and one hostile PDF beside many text files.
+
+Every run goes to a fake OpenAI server (``tests/fakes/openai.py``) in a
+process of its own that answers each request at once, so what is measured is
+agentflow's own cost. Each measured run is a child process, so its peak RSS
+is its own (``os.wait4``'s ``ru_maxrss``).
+
+* ``scale``: ``agentflow extract`` over JSONL corpora of ``--sizes`` records
+  (one short record per line) at ``--concurrency``, ``--out`` a file; per size:
+  wall time, documents per second, time per document, peak RSS. Target: the
+  largest run's peak RSS within 1.25x of the smallest's.
+* ``raw``: the same requests (the same body agentflow sends, read from the
+  fake's log) by a bare aiohttp client at the same concurrency, over the
+  smallest and largest sizes. Target: agentflow's throughput >= 0.5x raw's.
+* ``hostile``: ``--text-files`` text files alone, then the same files with the
+  hostile PDF of ``tests/pdfs.py`` (20 pages sharing one compressed stream of
+  1M text operators, 14 KB) beside them. Target: every text file has its ok
+  record, the PDF a ``DocumentTooComplexError`` record, and the second run takes
+  no longer than the first plus the work budget (``DEFAULT_BUDGET.cpu_seconds``).
+
+    python benchmarks/bench_scale.py [--sizes 10000 100000] [--concurrency 256]
+        [--text-files 1000] [--skip-raw] [--skip-hostile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SCHEMA = ROOT / "examples" / "contact.py"
+
+
+def serve() -> None:
+    """The fake vendor, in this process, until stdin closes; prints its URL."""
+    from tests.fakes.base import FakeReply
+    from tests.fakes.openai import OpenAIFake
+
+    def reply(body: Any) -> FakeReply:  # the name the document gives: a grounded value
+        text = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        name = text.split(":")[0] if isinstance(text, str) else "Ann"
+        return FakeReply(text=orjson.dumps({"name": name, "email": None, "phone": None,
+                                            "company": None, "title": None}).decode())
+
+    async def main() -> None:
+        async with OpenAIFake() as server:
+            server.default = reply
+            print(server.url, flush=True)
+            print(orjson.dumps(None).decode(), flush=True)
+            loop = asyncio.get_running_loop()
+            done = loop.run_in_executor(None, sys.stdin.read)
+            while not done.done():
+                server.requests.clear()  # the log would grow with the corpus
+                await asyncio.sleep(1)
+
+    asyncio.run(main())
+
+
+RAW = r'''
+import asyncio, sys, time, aiohttp, orjson
+url, n, concurrency = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+body = orjson.dumps({"model": "gpt-4o-mini", "stream": True, "messages": [
+    {"role": "system", "content": "Extract the requested fields from the document."},
+    {"role": "user", "content": "Person 1: a person"}],
+    "response_format": {"type": "json_schema", "json_schema": {"name": "Contact", "strict": True,
+        "schema": {"type": "object", "properties": {"name": {"type": "string"}},
+                   "required": ["name"], "additionalProperties": False}}}})
+async def main():
+    sem = asyncio.Semaphore(concurrency)
+    async with aiohttp.ClientSession(headers={"Authorization": "Bearer k",
+                                              "Content-Type": "application/json"}) as session:
+        async def one():
+            try:
+                async with session.post(url + "/chat/completions", data=body) as r:
+                    await r.read()
+            finally:
+                sem.release()
+        start = time.perf_counter()
+        tasks = set()
+        for _ in range(n):
+            await sem.acquire()
+            t = asyncio.ensure_future(one()); tasks.add(t); t.add_done_callback(tasks.discard)
+        await asyncio.gather(*tasks)
+        print(time.perf_counter() - start)
+asyncio.run(main())
+'''
+
+
+def run_child(argv: list[str]) -> tuple[float, float, str]:
+    """Run ``argv``; its wall seconds, peak RSS (MB) and stderr's last lines."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - start
+        err.seek(0)
+        tail = err.read().decode(errors="replace").strip().splitlines()[-2:]
+    return wall, usage.ru_maxrss / 1024, " | ".join(tail)
+
+
+def extract_argv(url: str, inputs: list[str], out: Path, concurrency: int) -> list[str]:
+    return [str(Path(sys.executable).parent / "agentflow"), "extract", "--schema",
+            f"{SCHEMA}:Contact", "--input", *inputs, "--model", "openai:gpt-4o-mini",
+            "--base-url", url, "--api-key", "k", "--out", str(out),
+            "--concurrency", str(concurrency)]
+
+
+def corpus(path: Path, n: int) -> None:
+    with path.open("wb") as f:
+        for i in range(n):
+            f.write(orjson.dumps({"id": i, "text": f"Person{i}: a person at Acme"}) + b"\n")
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    from agentflow.documents.names import loads_record
+
+    return [loads_record(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--concurrency", type=int, default=256)
+    parser.add_argument("--text-files", type=int, default=1000)
+    parser.add_argument("--skip-raw", action="store_true")
+    parser.add_argument("--skip-hostile", action="store_true")
+    args = parser.parse_args()
+    if args.serve:
+        serve()
+        return
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; concurrency {args.concurrency}")
+    server = subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert server.stdout is not None and server.stdin is not None
+    url = server.stdout.readline().strip()
+    server.stdout.readline()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            rows = []
+            print("\n| records | wall s | docs/s | ms/doc | peak RSS MB | raw aiohttp docs/s |"
+                  " agentflow / raw |")
+            print("|---:|---:|---:|---:|---:|---:|---:|")
+            for n in args.sizes:
+                data = work / f"c{n}.jsonl"
+                corpus(data, n)
+                out = work / f"out{n}.jsonl"
+                wall, rss, tail = run_child(extract_argv(url, [str(data)], out, args.concurrency))
+                saved = sum(1 for _ in out.open("rb"))
+                ok = sum(1 for line in out.open("rb") if b'"ok":true' in line)
+                assert saved == n == ok, f"{saved} records ({ok} ok) of {n}: {tail}"
+                raw = ""
+                ratio = ""
+                if not args.skip_raw:
+                    raw_wall, _, _ = run_child([sys.executable, "-c", RAW, url, str(n),
+                                                str(args.concurrency)])
+                    raw = f"{n / raw_wall:,.0f}"
+                    ratio = f"{raw_wall / wall:.2f}"
+                rows.append((n, wall, rss))
+                print(f"| {n:,} | {wall:.1f} | {n / wall:,.0f} | {1000 * wall / n:.2f} | "
+                      f"{rss:.0f} | {raw} | {ratio} |", flush=True)
+                data.unlink()
+                out.unlink()
+            if len(rows) > 1:
+                growth = rows[-1][2] / rows[0][2]
+                print(f"\npeak RSS {rows[-1][0]:,} / {rows[0][0]:,} records: {growth:.2f}x "
+                      f"(target <= 1.25x): {'PASS' if growth <= 1.25 else 'FAIL'}")
+            if not args.skip_hostile:
+                hostile(work, url, args)
+    finally:
+        server.stdin.close()
+        server.wait(30)
+
+
+def hostile(work: Path, url: str, args: argparse.Namespace) -> None:
+    from agentflow.documents.budget import DEFAULT_BUDGET
+    from tests.pdfs import hostile_pdf
+
+    docs = work / "docs"
+    docs.mkdir()
+    for i in range(args.text_files):
+        (docs / f"{i:05}.txt").write_text(f"Person{i}: a person at Acme")
+    concurrency = min(args.concurrency, 64)
+    alone, _, _ = run_child(extract_argv(url, [str(docs)], work / "alone.jsonl", concurrency))
+    (docs / "00000-hostile.pdf").write_bytes(hostile_pdf())
+    out = work / "mixed.jsonl"
+    mixed, rss, tail = run_child(extract_argv(url, [str(docs)], out, concurrency))
+    got = {Path(r["id"]).name: r for r in records(out)}
+    texts_ok = sum(1 for name, r in got.items() if name.endswith(".txt") and r["ok"])
+    pdf = got.get("00000-hostile.pdf", {}).get("error", {})
+    budget = DEFAULT_BUDGET.cpu_seconds or 0.0
+    print(f"\nhostile PDF beside {args.text_files} text files (concurrency {concurrency}): "
+          f"text files alone {alone:.1f}s; with the PDF {mixed:.1f}s (peak RSS {rss:.0f} MB); "
+          f"text records ok {texts_ok}/{args.text_files}; PDF: {pdf.get('type')}: "
+          f"{pdf.get('message', '')[:90]}")
+    ok = (texts_ok == args.text_files and pdf.get("type") == "DocumentTooComplexError"
+          and mixed <= alone + budget)
+    print(f"target (all text records, the PDF failed by its budget, time <= {alone:.1f}s + "
+          f"{budget:g}s): {'PASS' if ok else 'FAIL'}{'' if ok else ' ' + tail}")
+
+
+if __name__ == "__main__":
+    main()
