@@ -83,6 +83,7 @@ from agentflow.execution import CallExecution
 from agentflow.extraction.budget import Chunking
 from agentflow.extraction.merge import Merge
 from agentflow.grounding import Grounded
+from agentflow.grounding.marker import Derived
 from agentflow.media.tokens import AreaImages, GridImages, MediaTokens, TiledImages
 from agentflow.messages import (
     CACHE_CONTROL,
@@ -170,6 +171,7 @@ __all__ = [
     "DeadlineExceededError",
     "DeferredDocument",
     "DegenerateOutputError",
+    "Derived",
     "DocumentBlock",
     "DocumentEncodingError",
     "DocumentError",
