@@ -8,6 +8,7 @@ benchmarks/bench_extract.py, not asserted.
 from __future__ import annotations
 
 import gzip
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -49,13 +50,41 @@ ENTRY = """hello (2.10-3) unstable; urgency=medium
 def test_profile_and_registry() -> None:
     model = get_model("local")
     assert isinstance(model, LocalModel) and model.model_name == "gemma3-270m"
-    assert model.profile == DEFAULT_PROFILE.with_(context_window=4096, max_output_tokens=1024)
+    assert model.profile == DEFAULT_PROFILE.with_(context_window=4096, max_output_tokens=1024,
+                                                  concurrent_requests=model.parallel)
     two_slots = LocalModel(context=8192, parallel=2, max_tokens=512).profile
     assert (two_slots.context_window, two_slots.max_output_tokens) == (4096, 512)
     assert not model.profile.supports_tools and model.profile.native_output == "json_schema"
     assert isinstance(get_model("local:/models/x.gguf"), LocalModel)
     with pytest.raises(InvalidModelError, match="gguf"):
         LocalModel("gpt-4o")
+
+
+def test_threads_and_slots_follow_the_cpus_unless_limited(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every CPU this process may run on, one decoding slot per thread up to
+    MAX_SLOTS, each slot a 4096-token window; AGENTFLOW_THREADS or threads=
+    limits it; the profile's concurrent_requests follows the slots."""
+    from agentflow.providers._local_threads import MAX_SLOTS, available_cpus
+
+    monkeypatch.delenv("AGENTFLOW_THREADS", raising=False)
+    cpus = available_cpus()
+    model = LocalModel()
+    assert model.threads == cpus and model.parallel == min(cpus, MAX_SLOTS)
+    assert model.context == 4096 * model.parallel
+    assert model.profile.concurrent_requests == model.parallel
+    assert model.profile.context_window == 4096
+    for cores, slots in ((1, 1), (2, 2), (16, MAX_SLOTS)):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda _pid, n=cores: set(range(n)))
+        assert (LocalModel().threads, LocalModel().parallel) == (cores, slots)
+    monkeypatch.setenv("AGENTFLOW_THREADS", "1")
+    assert (LocalModel().threads, LocalModel().parallel) == (1, 1)
+    assert LocalModel(threads=3, parallel=2).profile.concurrent_requests == 2
+    monkeypatch.setenv("AGENTFLOW_THREADS", "lots")
+    with pytest.raises(InvalidModelError, match="AGENTFLOW_THREADS must be a positive integer"):
+        LocalModel()
+    with pytest.raises(InvalidModelError, match="threads and parallel must be >= 1"):
+        LocalModel(threads=0)
 
 
 def test_bundled_models_and_their_chat_templates() -> None:
