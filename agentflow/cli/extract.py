@@ -221,10 +221,18 @@ def _batch_settings(args: argparse.Namespace, batch_usage: list[Usage]) -> Batch
 
 
 def _model(args: argparse.Namespace) -> Any:
-    if not (args.base_url or args.api_key):
+    local = args.model.split(":", 1)[0] == "local"
+    threads = getattr(args, "threads", None)
+    if threads is not None and not local:
+        raise SetupError(f"--threads is for the embedded model (--model local), not {args.model}")
+    if not (args.base_url or args.api_key or local):
         return resolve_model(args.model)
     registry = importlib.import_module("agentflow.providers.registry")
-    kwargs = {k: v for k, v in (("base_url", args.base_url), ("api_key", args.api_key)) if v}
+    kwargs: dict[str, Any] = {
+        k: v for k, v in (("base_url", args.base_url), ("api_key", args.api_key)) if v}
+    if local:  # the embedded model: --threads, and one decoding slot per call in flight
+        kwargs |= {k: v for k, v in (("threads", threads), ("parallel", args.concurrency))
+                   if v is not None}
     try:
         return registry.get_model(args.model, **kwargs)
     except TypeError as exc:  # a model class without that keyword (the embedded one)
