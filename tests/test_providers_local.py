@@ -483,3 +483,41 @@ async def test_llama_cpp_refusing_a_schema_is_an_unsupported_feature(
         assert refused.value.feature == "native_output"
     finally:
         await model.aclose()
+
+
+OTHER_ENTRY = """tzdata (2024a-1) unstable; urgency=high
+
+  * New upstream release.
+  * Update the leap seconds list.
+
+ -- Ann Example <ann@example.org>  Mon, 05 Feb 2024 18:02:11 +0000
+"""
+
+
+async def test_same_document_same_record_cache_cold_or_warm_any_slots_or_threads() -> None:
+    """Greedy decoding on llama.cpp gives the same record for the same
+    document whatever the prompt cache holds (the first request on a fresh
+    server evaluates the whole prompt; a later one resumes from the cached
+    instructions and examples, after another document), and with 2 threads
+    and 2 slots decoding two documents at once (batches of another
+    composition). Recall passes included (the later ones ask for the list only)."""
+    if not HAVE_LOCAL:
+        pytest.skip("the 'local' extra is not installed")
+
+    async def records(model: LocalModel, docs: list[tuple[str, str]]) -> dict[str, Any]:
+        async with model:
+            results = [r async for r in extract_many(
+                model, docs, debian_changelog.ChangelogEntry, concurrency=model.parallel,
+                instructions=debian_changelog.INSTRUCTIONS, examples=debian_changelog.EXAMPLES,
+                passes=2)]
+        return {r.id: (r.output.model_dump() if r.ok else repr(r.error), r.spans)
+                for r in results}
+
+    cold = await records(LocalModel(threads=1, parallel=1), [("a", ENTRY)])  # a fresh server
+    one = LocalModel(threads=1, parallel=1)
+    warm = await records(one, [("b", OTHER_ENTRY), ("a", ENTRY)])
+    assert one.stats.cache_n > 0 and one.stats.prompt_n > 0  # the shared prefix was reused
+    assert warm["a"] == cold["a"]
+    two = LocalModel(threads=2, parallel=2)
+    together = await records(two, [("a", ENTRY), ("b", OTHER_ENTRY)])
+    assert together == warm

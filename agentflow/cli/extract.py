@@ -165,10 +165,20 @@ async def _extract_into(
     failed = counts["failed"] + counts["suspect"]
     apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
     tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
+    rate = f" ({len(selected) / elapsed * 60:.1f} documents/min{_engine(model)})" if (
+        selected and elapsed > 0) else ""
     print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}; "
-          f"{tokens}; {elapsed:.1f}s{f' -> {sink.out.path}' if sink.out else ''}",
+          f"{tokens}; {elapsed:.1f}s{rate}{f' -> {sink.out.path}' if sink.out else ''}",
           file=sys.stderr)
     return 1 if failed else 0
+
+
+def _engine(model: Any) -> str:
+    """`` on N threads, M slots`` for the embedded model (what its rate depends on)."""
+    threads, slots = getattr(model, "threads", None), getattr(model, "parallel", None)
+    if not isinstance(threads, int) or not isinstance(slots, int):
+        return ""
+    return f" on {threads} thread{'s' * (threads != 1)}, {slots} slot{'s' * (slots != 1)}"
 
 
 def _grounds(output_type: Any, ground: bool) -> bool:

@@ -32,6 +32,27 @@ with one space after ``:`` and ``,`` (``JSON_SEPARATORS``): the form
 ``json.dumps`` writes and a base model has seen most; fully compact JSON
 costs the bundled model field accuracy (benchmarks/RESULTS.md, extract).
 
+Speed (``_local_threads``, ``_local_stats``): the server gets every CPU the
+process may use (``AGENTFLOW_THREADS`` or ``threads=`` limits it) and one
+decoding slot per thread up to 4 (``n_parallel``, continuous batching: the
+slots' next tokens go through the model in one batch), each slot a
+4096-token window; the profile's ``concurrent_requests`` is the slot count,
+so a batch keeps every slot busy. Each request sends ``cache_prompt``: a
+slot resumes from the longest prefix it holds (the instructions and worked
+examples shared by every document: ~80% of the main job's prompt tokens are
+reused). Each reply's ``timings`` are summed in ``LocalModel.stats``.
+Grammar-forced tokens (keys, punctuation) still cost one decoding step each:
+llama.cpp's llguidance sampler masks and accepts tokens but does not
+fast-forward them (ggml-org/llama.cpp#10224: "not yet hooked up"), and the
+server has no request field for it.
+
+Reproducibility (measured, benchmarks/bench_extract.py ``--again`` and
+tests/test_providers_local.py): with greedy decoding the same document gives
+the same record whether its prompt is evaluated whole on a fresh server or
+resumed from another document's cached prefix, at 1 or 2 threads, with 1 or
+2 slots decoding other documents alongside. On this CPU build a matrix row's
+dot products do not depend on how many rows share the batch.
+
 The bundled weights (``BUNDLED``, ``PLAIN_TEMPLATE``) are described in
 ``_local_weights``.
 
