@@ -36,8 +36,15 @@ before). ``--sample range`` keeps the old ``--offset``/``--stride`` selection. P
   document: must be 0).
 
     python benchmarks/bench_extract.py [--sample tune|report|range] [--seed 10] [--n 40]
-        [--offset 0] [--stride 1] [--concurrency 1] [--show] [--sampling NAME=VALUE ...]
-        [--schema FILE.py:ChangelogEntry]
+        [--offset 0] [--stride 1] [--concurrency N] [--threads N] [--slots N] [--again]
+        [--no-cache-prompt] [--show] [--sampling NAME=VALUE ...] [--schema FILE.py:ChangelogEntry]
+
+``profile:`` says where the time went per document, from llama.cpp's reply
+``timings`` (``LocalModel.stats``): requests, prompt tokens evaluated and
+reused from the prompt cache, tokens decoded (each a sampling step, forced or
+not), the server's milliseconds for each, and the process's CPU seconds.
+``--again`` runs the batch a second time in reverse order on the warm server
+and lists the documents whose records differ (reproducibility).
 """
 
 from __future__ import annotations
@@ -207,6 +214,7 @@ class Run:
     results: list[Any]
     wall: float
     stats: Any
+    cpu: float = 0.0
 
 
 async def extract(batch: list[Any], module: Any, concurrency: int | None,
@@ -244,13 +252,13 @@ async def extract(batch: list[Any], module: Any, concurrency: int | None,
         model._ensure_server()  # load the model before the clock starts
         load = time.perf_counter() - start
         for label, docs in [("cold", batch), ("again, reversed", batch[::-1])][:1 + again]:
-            before, start = model.stats.copy(), time.perf_counter()
+            before, start, cpu = model.stats.copy(), time.perf_counter(), time.process_time()
             results = [r async for r in extract_many(
                 model, docs, module.ChangelogEntry, concurrency=concurrency,
                 instructions=module.INSTRUCTIONS, examples=getattr(module, "EXAMPLES", None),
                 passes=passes)]
             runs.append(Run(label, results, time.perf_counter() - start,
-                            model.stats - before))
+                            model.stats - before, time.process_time() - cpu))
         return runs, load, model
     finally:
         await model.aclose()
@@ -293,7 +301,7 @@ def same_records(first: list[Any], second: list[Any]) -> list[str]:
 
 
 def report(results: list[Any], refs: dict[str, Any], wall: float, show: bool,
-           sources: dict[str, str], stats: Any = None) -> Scores:
+           sources: dict[str, str], stats: Any = None, cpu: float = 0.0) -> Scores:
     """Print throughput, validity and accuracy (and the server's ``stats``: where
     the time went per document); return the scores."""
     n = len(results)
@@ -306,7 +314,8 @@ def report(results: list[Any], refs: dict[str, Any], wall: float, show: bool,
     print(f"median seconds per document {statistics.median(r.duration for r in results):.2f}; "
           f"requests per document {sum(r.attempts for r in results) / n:.2f}")
     if stats is not None:
-        print("profile: " + stats.per(n))
+        print("profile: " + stats.per(n) + f"; CPU seconds/doc {cpu / n:.1f} (the process, "
+              "server threads included: less load-dependent than wall time)")
     print(f"validated {len(ok)}/{n} ({len(ok) / n:.0%})")
     kinds = Counter(type(r.error).__name__ for r in results if not r.ok)
     print("failed by type: " + (", ".join(f"{k} {v}" for k, v in kinds.most_common()) or "none"))
@@ -353,7 +362,8 @@ def main() -> None:
     p.add_argument("--concurrency", type=int, default=None,
                    help="calls in flight (default: one per decoding slot)")
     p.add_argument("--threads", type=int, default=None,
-                   help="CPU threads (default: AGENTFLOW_THREADS, else every CPU available)")
+                   help="CPU threads (default: AGENTFLOW_THREADS, else the CPUs available "
+                        "less one)")
     p.add_argument("--slots", type=int, default=None,
                    help="decoding slots, llama.cpp's n_parallel (default: LocalModel's)")
     p.add_argument("--again", action="store_true",
@@ -396,7 +406,8 @@ def main() -> None:
           f"sampling {'profile' if sampling is None else dict(sampling)}; passes {passes}")
     for run in runs:
         print(f"--- {run.label} (load average {os.getloadavg()[0]:.2f})")
-        report(run.results, refs, run.wall, ns.show, {d.id: d.text for d in batch}, run.stats)
+        report(run.results, refs, run.wall, ns.show, {d.id: d.text for d in batch}, run.stats,
+               run.cpu)
     if len(runs) > 1:
         differ = same_records(runs[0].results, runs[1].results)
         print(f"records that differ between the runs: {len(differ)}/{len(batch)}"

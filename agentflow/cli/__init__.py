@@ -191,12 +191,12 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--instructions", help="system prompt (default: the schema module's)")
     ex.add_argument("--concurrency", type=int,
                     help="calls in flight (default: what the model serves at once: the "
-                         "embedded model's decoding slots, one per thread up to 4; "
+                         "embedded model's decoding slots, 4; "
                          f"{DEFAULT_CONCURRENCY} for vendor APIs); on the embedded model also "
                          "its decoding slots")
     ex.add_argument("--threads", type=int,
                     help="embedded model: CPU threads (default: $AGENTFLOW_THREADS, else "
-                         "every CPU available)")
+                         "the CPUs available less one)")
     ex.add_argument("--limit", type=int, help="process at most N new inputs")
     ex.add_argument("--out", help="JSONL file to append to: a regular file, locked while the "
                                   "run lasts, read back to resume (default: stdout)")

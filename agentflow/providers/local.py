@@ -32,12 +32,12 @@ with one space after ``:`` and ``,`` (``JSON_SEPARATORS``): the form
 ``json.dumps`` writes and a base model has seen most; fully compact JSON
 costs the bundled model field accuracy (benchmarks/RESULTS.md, extract).
 
-Speed (``_local_threads``, ``_local_stats``): the server gets every CPU the
-process may use (``AGENTFLOW_THREADS`` or ``threads=`` limits it) and one
-decoding slot per thread up to 4 (``n_parallel``, continuous batching: the
-slots' next tokens go through the model in one batch), each slot a
-4096-token window; the profile's ``concurrent_requests`` is the slot count,
-so a batch keeps every slot busy. Each request sends ``cache_prompt``: a
+Speed (``_local_threads``, ``_local_stats``): the server gets the CPUs the
+process may use less one (``AGENTFLOW_THREADS`` or ``threads=`` sets it) and
+4 decoding slots (``n_parallel``, continuous batching: the slots' next tokens
+go through the model in one batch), each slot a 4096-token window; the
+profile's ``concurrent_requests`` is the slot count, so a batch keeps every
+slot busy. Each request sends ``cache_prompt``: a
 slot resumes from the longest prefix it holds (the instructions and worked
 examples shared by every document: ~80% of the main job's prompt tokens are
 reused). Each reply's ``timings`` are summed in ``LocalModel.stats``.
@@ -170,14 +170,14 @@ class LocalModel(OpenAICompatibleModel):
         model: a bundled model's name (``BUNDLED``: ``"gemma3-270m"``, the
             default, or ``"smollm2-135m-instruct"``) or a path to a ``.gguf`` file.
         threads: CPU threads for generation and prompt processing (default:
-            ``AGENTFLOW_THREADS`` if set, else every CPU this process may run
-            on, ``os.sched_getaffinity``; ``_local_threads``).
+            ``AGENTFLOW_THREADS`` if set, else the CPUs this process may run
+            on, ``os.sched_getaffinity``, less one, at least one; ``_local_threads``).
         context: context window in tokens, shared by ``parallel`` slots
             (default 4096 per slot; the profile's ``context_window`` is one
             slot's share, unknown for 0, which llama.cpp reads as the model's
             trained length; its ``max_output_tokens`` is ``max_tokens``).
         parallel: requests decoded at once (llama.cpp's ``n_parallel`` with
-            continuous batching; default one per thread, at most 4); the
+            continuous batching; default 4); the
             profile's ``concurrent_requests``, so a batch sends that many.
         max_tokens: reply cap when a request sets none (tokens).
         chat_template: jinja chat template; ``""`` uses the GGUF's own. Default:
