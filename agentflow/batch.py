@@ -38,24 +38,32 @@ from collections.abc import (
     Collection,
     Iterable,
     Iterator,
+    Mapping,
     Sequence,
 )
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, overload
 
 import anyio
 import orjson
 from anyio.abc import ObjectSendStream
+from typing_extensions import Unpack
 
 from agentflow.agent import ReActAgent
 from agentflow.batch_api.mode import Mode, start_batch_mode
 from agentflow.batch_api.model import input_scope
 from agentflow.batch_api.runner import BatchSettings
-from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, _aiter, _as_input
+from agentflow.batch_types import (
+    ExtractInput,
+    ExtractOptions,
+    ExtractResult,
+    IdCheck,
+    _aiter,
+    _as_input,
+)
 from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
 from agentflow.documents.deferred import resolve_media
-from agentflow.errors import EmptyDocumentError, SchemaError
-from agentflow.events import Complete
+from agentflow.errors import EmptyDocumentError, GroundingError, SchemaError
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking, count_tokens, plan_budget
 from agentflow.extraction.chunked import (
     ChunkProgress,
@@ -65,16 +73,20 @@ from agentflow.extraction.chunked import (
     extract_chunks,
 )
 from agentflow.extraction.chunking import iter_chunks
+from agentflow.extraction.confidence import field_confidence, needs_review
+from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
 from agentflow.grounding import Grounded
+from agentflow.grounding.locators import Locator, learn_locators
 from agentflow.messages import Msg
 from agentflow.model import ChatModel, Usage
 from agentflow.output.examples import Example, check_examples, examples_text
 from agentflow.output.schema import OutputSpec
 from agentflow.ratelimit import request_priority
-from agentflow.state import AgentState
 
-__all__ = ["ExtractInput", "ExtractResult", "extract_many"]
+__all__ = ["ExtractInput", "ExtractOptions", "ExtractResult", "extract_many"]
+
+OutT = TypeVar("OutT")
 
 
 def _message(item: ExtractInput, taken: frozenset[tuple[int, int]] = frozenset()) -> Msg:
@@ -97,15 +109,9 @@ async def _extract_one(
     usage = Usage()
     spans: dict[str, list[tuple[int, int]]] = {}
     try:
-        complete: Complete | None = None
-        async with contextlib.aclosing(
-            agent.stream(_message(item, taken), output, state=AgentState(), ground=ground,
-                         examples=examples)
-        ) as events:
-            async for event in events:
-                if isinstance(event, Complete):
-                    complete = event
-        assert complete is not None
+        # the call's Complete also when the output could not be had (its usage counts)
+        complete = await agent._complete(_message(item, taken), output, None, None, ground,
+                                         examples, deltas=True)
         usage = complete.usage
         value = complete.message.output  # raises StructuredOutputError when there is none
         spans = dict(complete.spans)
@@ -154,13 +160,38 @@ async def _extract_input(
     agent: ReActAgent, index: int, item: ExtractInput, output: Any, calls: anyio.Semaphore,
     overhead: int, settings: _LongDocs,
 ) -> ExtractResult:
-    """One input's result: one call when the text fits, else chunks merged."""
-    start = time.perf_counter()
+    """One input's result: one call when the text fits, else chunks merged.
+
+    A document cut at ``max_chars`` whose cut text fails grounding (a field
+    the schema needs, such as a trailer past the cut, is not in the part
+    kept) is read again whole: in one call when it fits the model's window,
+    else in chunks. Its result is the whole document's (not ``truncated``),
+    with both readings' usage and attempts."""
     text, truncated = _cap(item.text, settings.max_chars)
+    result = await _extract_text(agent, index, item, text, truncated, output, calls, overhead,
+                                 settings)
+    if truncated is None or result.ok or item.media or not isinstance(
+            result.error, GroundingError):
+        return result
+    whole = await _extract_text(agent, index, item, item.text, None, output, calls, overhead,
+                                settings)
+    return dataclasses.replace(whole, usage=result.usage + whole.usage,
+                               attempts=result.attempts + whole.attempts,
+                               duration=result.duration + whole.duration)
+
+
+async def _extract_text(
+    agent: ReActAgent, index: int, item: ExtractInput, text: str, truncated: Truncation | None,
+    output: Any, calls: anyio.Semaphore, overhead: int, settings: _LongDocs,
+) -> ExtractResult:
+    """The result of reading ``text`` (``item``'s text, ``truncated`` when cut)."""
+    start = time.perf_counter()
     if item.media:  # the model reads the blocks whole: one call, no chunks
+        # no text (a scan): nothing for the default to ground in; Grounded() fields still are
+        ground = settings.ground if text.strip() else False
         async with calls:
             result = await _extract_one(agent, index, ExtractInput(item.id, text, item.media),
-                                        output, settings.ground, settings.examples)
+                                        output, ground, settings.examples)
         return dataclasses.replace(result, truncated=truncated) if truncated else result
     if not text.strip():
         return ExtractResult(index, item.id, None, EmptyDocumentError(
@@ -215,6 +246,54 @@ async def _recall(
         time.perf_counter() - start, outcome.spans, outcome.chunks, conflicts=outcome.conflicts)
 
 
+def _with_confidence(result: ExtractResult, text: str,
+                     locators: Mapping[str, Locator]) -> ExtractResult:
+    """``result`` with its fields' confidence, the fields that need review and
+    the values nothing checked (``agentflow.extraction.confidence``)."""
+    if not result.ok:
+        return result
+    if result.truncated is not None:
+        text = text[: result.truncated.kept_chars]
+    confidence, ungrounded = field_confidence(result.output, text, result.spans, locators)
+    return dataclasses.replace(result, confidence=confidence,
+                               needs_review=tuple(needs_review(confidence)),
+                               ungrounded=tuple(ungrounded))
+
+
+def _run_marker(agent: ReActAgent, ground: bool | Grounded | None,
+                examples: Sequence[Example], output: Any) -> Grounded | None:
+    """The marker a run grounds every unmarked free-text string with (``None``:
+    none): ``ground`` as given (``True``: the extraction default, relaxed by
+    the examples; ``False``: none); ``None``: the agent's own ``ground``
+    setting when it has one, else the extraction default."""
+    if ground is None:
+        own = agent.structured_output.config.ground
+        ground = own if own is not False else True
+    if ground is False:
+        return None
+    if isinstance(ground, Grounded):
+        return ground
+    return extraction_marker(examples, output)
+
+
+@overload
+def extract_many(
+    agent_or_model: ReActAgent | ChatModel | str,
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    output: type[OutT],
+    **options: Unpack[ExtractOptions],
+) -> AsyncIterator[ExtractResult[OutT]]: ...
+
+
+@overload
+def extract_many(
+    agent_or_model: ReActAgent | ChatModel | str,
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    output: Any,
+    **options: Unpack[ExtractOptions],
+) -> AsyncIterator[ExtractResult]: ...
+
+
 async def extract_many(
     agent_or_model: ReActAgent | ChatModel | str,
     inputs: Iterable[InputLike] | AsyncIterable[InputLike],
@@ -246,10 +325,15 @@ async def extract_many(
         concurrency: calls in flight at most (>= 1).
         order: ``"input"`` yields in input order, ``"completed"`` as results arrive.
         instructions: system prompt when a model is given (ignored for an agent).
-        ground: ground every free-text string of each output in its input
-            (``True`` or a ``Grounded``); ``None`` keeps the agent's setting.
-            Fields marked ``Grounded()`` are grounded either way; each
-            result's ``spans`` says where the grounded values are.
+        ground: ground every free-text string of each output in its input.
+            ``None`` (default): the agent's ``OutputConfig.ground`` when it
+            sets one, else the extraction default; ``True``: the extraction
+            default (``agentflow.extraction.defaults``: whole tokens, clean
+            edges, relaxed where the examples show otherwise); a
+            ``Grounded``: that marker; ``False``: only the fields marked
+            ``Grounded()``. A field marked ``Derived()`` is never grounded
+            by the default. Each result's ``spans`` says where the grounded
+            values are.
         chunking: how a document that does not fit the model's context window
             is split (``Chunking()``: by the model's profile); ``None`` sends
             every document whole, whatever its size.
@@ -261,7 +345,10 @@ async def extract_many(
         allow_partial: a chunked document whose chunk failed still yields the
             other chunks' merged output, with the missing ranges in ``chunks``.
         max_chars: cut each document to this many characters (at a natural
-            boundary); the result's ``truncated`` says so.
+            boundary); the result's ``truncated`` says so. A cut document
+            whose kept part fails grounding (a field it needs lies past the
+            cut) is read again whole (chunked if it does not fit the
+            window), and its result is not ``truncated``.
         on_progress: called after each chunk call of a chunked document.
         examples: few-shot ``Example``s shown before each input (and each
             chunk), ``agentflow.output.examples``; ``None`` keeps the
@@ -277,7 +364,8 @@ async def extract_many(
             progress callback).
 
     Yields:
-        One ``ExtractResult`` per input. An empty document yields an
+        One ``ExtractResult`` per input (``ExtractResult[Invoice]`` to a type
+        checker when ``output`` is the class ``Invoice``). An empty document yields an
         ``EmptyDocumentError`` result without a model call.
 
     Raises:
@@ -318,10 +406,11 @@ async def extract_many(
     )
     owner = agent
     shown = agent.structured_output.config.examples if examples is None else tuple(examples)
-    rule = agent.structured_output.config.ground if ground is None else ground
-    marker = rule if isinstance(rule, Grounded) else Grounded() if rule else None
+    marker = _run_marker(agent, ground, shown, output)
     checked = check_examples(shown, output, marker)  # a bad example fails the run, not each input
-    settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress, ground,
+    locators = learn_locators(checked, output)  # where each field lives, from the examples
+    settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress,
+                         marker if marker is not None else False,
                          None if examples is None else tuple(examples))
     batch_run, inputs = await start_batch_mode(agent, inputs, mode, batch, concurrency)
     if batch_run is not None:  # first turns wait in vendor batches: keep many inputs in flight
@@ -362,6 +451,7 @@ async def extract_many(
             with request_priority("batch"), input_scope(item.id):
                 result = await _extract_input(agent, index, item, output, calls, overhead,
                                               settings)
+            result = _with_confidence(result, item.text, locators)
         finally:
             limiter.release()
         await results.send(result)

@@ -4,16 +4,25 @@ truncation), and the forms an input may be given in."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict
 
 from agentflow.errors._usage import DuplicateInputIdError
 from agentflow.extraction.chunked import ChunkReport, Truncation
 from agentflow.extraction.merge import Conflict
+from agentflow.messages import OutputT
 from agentflow.model import Usage
 
-__all__ = ["ExtractInput", "ExtractResult", "IdCheck", "InputLike"]
+if TYPE_CHECKING:
+    from agentflow.batch_api.mode import Mode
+    from agentflow.batch_api.runner import BatchSettings
+    from agentflow.extraction.budget import Chunking
+    from agentflow.extraction.chunked import ChunkProgress
+    from agentflow.grounding import Grounded
+    from agentflow.output.examples import Example
+
+__all__ = ["ExtractInput", "ExtractOptions", "ExtractResult", "IdCheck", "InputLike"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,13 +40,14 @@ class ExtractInput:
 
 
 @dataclass(frozen=True, slots=True)
-class ExtractResult:
-    """The outcome of one input.
+class ExtractResult(Generic[OutputT]):
+    """The outcome of one input; generic in the output type for type checkers
+    (``extract_many(agent, docs, Invoice)`` yields ``ExtractResult[Invoice]``).
 
     Attributes:
         index: position of the input in the batch (from 0).
         id: the input's id.
-        output: the validated output, or ``None``.
+        output: the validated output, or ``None`` (then ``error`` says why).
         error: the exception (a ``StructuredOutputError``, a ``ProviderError``...)
             when there is no output.
         usage: tokens and model requests spent on this input.
@@ -48,11 +58,18 @@ class ExtractResult:
         chunks: how a long document was read (``None``: in one request).
         truncated: set when ``max_chars`` cut the document.
         conflicts: fields on which a long document's chunks disagreed.
+        confidence: top-level field -> confidence in ``[0, 1]`` of an ``ok``
+            result (``agentflow.extraction.confidence``); empty otherwise.
+        needs_review: the fields of an ``ok`` result whose confidence is
+            below ``confidence.REVIEW_BELOW``, in order: the record is right
+            as far as grounding can tell, but these fields need a look.
+        ungrounded: paths of values nothing checked against the document
+            (a ``Derived()`` field, a boolean, a number it does not write).
     """
 
     index: int
     id: str
-    output: Any
+    output: OutputT | None
     error: Exception | None
     usage: Usage
     attempts: int
@@ -61,6 +78,9 @@ class ExtractResult:
     chunks: ChunkReport | None = None
     truncated: Truncation | None = None
     conflicts: tuple[Conflict, ...] = ()
+    confidence: dict[str, float] = field(default_factory=dict)
+    needs_review: tuple[str, ...] = ()
+    ungrounded: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -69,6 +89,24 @@ class ExtractResult:
 
 
 InputLike = str | ExtractInput | tuple[str, str]
+
+
+class ExtractOptions(TypedDict, total=False):
+    """The keywords of ``extract_many`` and ``extract_many_sync`` (each described
+    there), for type checkers: ``**options: Unpack[ExtractOptions]``."""
+
+    concurrency: int
+    order: Literal["input", "completed"]
+    instructions: str | None
+    ground: bool | Grounded | None
+    chunking: Chunking | None
+    passes: int
+    allow_partial: bool
+    max_chars: int | None
+    on_progress: Callable[[ChunkProgress], None] | None
+    examples: Sequence[Example] | None
+    mode: Mode
+    batch: BatchSettings | None
 
 
 def _as_input(index: int, item: InputLike) -> ExtractInput:

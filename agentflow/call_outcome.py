@@ -7,12 +7,13 @@ from __future__ import annotations
 import logging
 
 from agentflow.acting import not_executed
+from agentflow.errors import StructuredOutputError
 from agentflow.events import Complete
 from agentflow.execution import CallExecution
 from agentflow.messages import Msg, ToolUseBlock
 from agentflow.middleware.base import Decision, Finish, ReasonAgain
 
-__all__ = ["commit", "debug_enabled", "last_reply", "stops"]
+__all__ = ["commit", "debug_enabled", "last_reply", "output_failure", "stops"]
 
 _ROOT_LOGGER = logging.getLogger("agentflow")
 _ENDS_TURN = (Finish, ReasonAgain)
@@ -70,7 +71,20 @@ def commit(ex: CallExecution) -> Complete:
 
 def last_reply(ex: CallExecution) -> Msg:
     """The call's last assistant message (an empty one when there is none)."""
+    m: Msg  # (mypy reads reversed() of a list of a generic class as Any)
     for m in reversed(ex.memory):
         if m.role == "assistant":
             return m
     return Msg.assistant("")
+
+
+def output_failure(complete: Complete) -> StructuredOutputError:
+    """The typed error of a call that asked for an output and got none: the one
+    its reply's ``output`` raises (``StructuredOutputError`` or a subclass,
+    carrying the model's raw text and the attempts)."""
+    result = complete.message.result
+    if result is not None and result.error is not None:
+        return result.error
+    return StructuredOutputError(  # a Complete made without its result (never by commit)
+        f"the call ended without its structured output (stop reason {complete.stop_reason!r})",
+        raw_text=complete.message.text, attempts=complete.usage.requests)

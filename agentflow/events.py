@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Generic, Literal, TypeAlias
 
 from agentflow._slots_init import slot_init
-from agentflow.messages import Msg
+from agentflow.messages import Msg, OutputT
 from agentflow.model import Usage
 
 __all__ = [
+    "ApprovalRequested",
     "AttemptDiscarded",
     "CallStarted",
     "Complete",
@@ -42,10 +43,12 @@ __all__ = [
     "ThinkingChunk",
     "ToolResult",
     "ToolUse",
+    "TypedEvent",
 ]
 
 StopReason: TypeAlias = Literal[
-    "completed", "structured_output", "max_iters", "stopped", "output_failed"
+    "completed", "structured_output", "max_iters", "stopped", "output_failed",
+    "approval_required",
 ]
 RetryReason: TypeAlias = Literal[
     "forcing", "validation", "multiple", "degradation", "tools_failed"
@@ -88,7 +91,9 @@ class ThinkingChunk:
 @slot_init
 @dataclass(frozen=True, slots=True)
 class ToolUse:
-    """The model called a tool (emitted once the call is complete)."""
+    """The model called one of the agent's tools (emitted once the call is
+    complete). Calls of the internal output tool (``generate_response``) are
+    not tool events: they are the output (``OutputPartial``, ``Complete``)."""
 
     id: str
     name: str
@@ -99,7 +104,8 @@ class ToolUse:
 @slot_init
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """A tool call's result, as the model will read it."""
+    """A tool call's result, as the model will read it (the agent's tools only,
+    as ``ToolUse``)."""
 
     id: str
     name: str
@@ -161,19 +167,34 @@ class AttemptDiscarded:
 
 @slot_init
 @dataclass(frozen=True, slots=True)
-class Complete:
+class ApprovalRequested:
+    """Tool calls that wait for a person's decision (``agentflow.approvals``):
+    the call ends after this step with stop reason ``approval_required``, its
+    state holding the calls unrun; a later call resumes it. ``calls`` are the
+    pending calls as ``ToolUse`` events (id, name, input)."""
+
+    calls: tuple[ToolUse, ...]
+    type: Literal["approval_requested"] = "approval_requested"
+
+
+@slot_init
+@dataclass(frozen=True, slots=True)
+class Complete(Generic[OutputT]):
     """The call ended.
 
-    ``message`` is the reply (``message.output`` raises when a requested
-    output could not be produced); ``output`` is the validated output or
-    ``None``; ``usage`` sums every request of the call; ``stop_reason`` says
+    ``message`` is the reply; ``output`` is the validated output (``None``
+    when the call asked for none). ``stream()`` never yields a ``Complete``
+    without the output it was asked for: it raises the typed
+    ``StructuredOutputError`` instead. Generic in the output type for type
+    checkers (``stream(msg, Contact)`` yields a ``Complete[Contact]``);
+    ``usage`` sums every request of the call; ``stop_reason`` says
     why the loop ended; ``forced_retries``/``validation_retries`` count the
     engine's retries; ``spans`` maps each grounded value's field path to
     its ``[(start, end)]`` offsets in the source (``{}`` when none).
     """
 
-    message: Msg
-    output: Any
+    message: Msg[OutputT]
+    output: OutputT
     usage: Usage
     stop_reason: StopReason
     forced_retries: int = 0
@@ -191,5 +212,24 @@ Event: TypeAlias = (
     | OutputPartial
     | OutputRetry
     | AttemptDiscarded
+    | ApprovalRequested
     | Complete
 )
+"""Any event of a call (its ``Complete``: ``Complete[Any]``); ``typing.get_args``
+lists the event classes."""
+
+TypedEvent: TypeAlias = (
+    CallStarted
+    | ReasoningChunk
+    | ThinkingChunk
+    | ToolUse
+    | ToolResult
+    | OutputPartial
+    | OutputRetry
+    | AttemptDiscarded
+    | ApprovalRequested
+    | Complete[OutputT]
+)
+"""An event of a call whose output type is ``OutputT`` (what
+``stream(msg, Contact)`` yields: ``TypedEvent[Contact]``, its ``Complete``
+carrying a ``Contact``). For type checkers; ``Event`` is the same union."""

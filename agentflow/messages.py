@@ -20,9 +20,10 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, TypeAlias, cast
+from typing import Any, Generic, Literal, TypeAlias, cast
 
 from pydantic import TypeAdapter
+from typing_extensions import TypeVar
 
 from agentflow._blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentflow._slots_init import slot_init
@@ -30,6 +31,7 @@ from agentflow.errors import InvalidInputError, StructuredOutputError
 from agentflow.media.blocks import DocumentBlock, ImageBlock
 
 __all__ = [
+    "ANSWER_FROM_REASONING",
     "CACHE_CONTROL",
     "CLOSED_TOOL_CALLS",
     "STRUCTURED_OUTPUT",
@@ -40,6 +42,7 @@ __all__ = [
     "DocumentBlock",
     "ImageBlock",
     "Msg",
+    "OutputT",
     "ReminderType",
     "Role",
     "StructuredResult",
@@ -78,6 +81,14 @@ CLOSED_TOOL_CALLS = "closed_tool_calls"
 tool calls whose argument text was one whole JSON object all the same (the cut
 took only padding after it: GPT-4.1's runaway newlines). Calls not listed may
 be cut."""
+
+
+ANSWER_FROM_REASONING = "answer_from_reasoning"
+"""``True`` on a reply whose content was empty while its reasoning channel held
+text (vLLM ``reasoning_content`` / ``reasoning``, and alike): the reasoning
+is given as the reply's text too, since it holds the only answer, and this
+says so. A structured output read from it carries the same flag on the
+call's final message."""
 
 
 class ReminderType(StrEnum):
@@ -213,13 +224,20 @@ def new_id() -> str:
     return _NEXT_ID()
 
 
+OutputT = TypeVar("OutputT", default=Any)
+"""The output type of a call (``agent.call(msg, Contact)``: ``Contact``); to a
+type checker only. ``Any`` where none is known (``Msg`` is ``Msg[Any]``)."""
+
+
 @dataclass(frozen=True, slots=True)
-class Msg:
+class Msg(Generic[OutputT]):
     """One message of a conversation.
 
     ``content`` accepts a str (one ``TextBlock``) or any iterable of blocks and
     is stored as a tuple. ``result`` is set on a call's reply only; read it
-    through ``output`` / ``structured_data``.
+    through ``output`` / ``structured_data``. Generic in the call's output type
+    for type checkers only: ``agent.call(msg, Contact)`` returns a
+    ``Msg[Contact]``, whose ``output`` is a ``Contact``.
     """
 
     role: Role
@@ -314,7 +332,7 @@ class Msg:
         return [b for b in content if isinstance(b, ToolResultBlock)]
 
     @property
-    def output(self) -> Any:
+    def output(self) -> OutputT:
         """The call's validated structured output.
 
         Raises:
@@ -330,7 +348,7 @@ class Msg:
             )
         if self.result.error is not None:
             raise self.result.error
-        return self.result.value
+        return cast("OutputT", self.result.value)
 
     @property
     def spans(self) -> Mapping[str, list[tuple[int, int]]]:
@@ -360,10 +378,10 @@ class Msg:
             )
         return TypeAdapter(output_type).validate_json(self.text)
 
-    def replace(self, **changes: Any) -> Msg:
+    def replace(self, **changes: Any) -> Msg[OutputT]:
         """A copy with ``changes`` applied (same id unless given)."""
         if changes.keys() <= _TRUSTED_CHANGES:  # role and blocks already checked: copy them
-            new = object.__new__(Msg)
+            new: Msg[OutputT] = object.__new__(Msg)
             _SET_ROLE(new, self.role)
             _SET_CONTENT(new, self.content)
             _SET_NAME(new, self.name)

@@ -139,7 +139,8 @@ def take_reply(ex: CallExecution, builder: ReplyBuilder) -> Msg:
     ex.usage = Usage(total.input_tokens + used.input_tokens,
                      total.output_tokens + used.output_tokens,
                      total.cached_tokens + used.cached_tokens,
-                     total.reasoning_tokens + used.reasoning_tokens, total.requests + 1)
+                     total.reasoning_tokens + used.reasoning_tokens, total.requests + 1,
+                     total.unreported + (0 if used.input_tokens else 1))  # unknown, not 0
     ex.last_finish_reason = builder.finish_reason
     reply = builder.build()
     ex.memory.append(reply)

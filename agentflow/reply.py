@@ -11,13 +11,14 @@ from __future__ import annotations
 import codecs
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from agentflow.content import check_inputs
 from agentflow.messages import (
+    ANSWER_FROM_REASONING,
     CLOSED_TOOL_CALLS,
     Msg,
     TextBlock,
@@ -304,7 +305,13 @@ class ReplyBuilder:
         return parts[0] if parts else ""
 
     def build(self) -> Msg:
-        """The assistant message: thinking, then text, then tool calls."""
+        """The assistant message: thinking, then text, then tool calls.
+
+        A reply that ended normally (``stop``) with no text and no tool call
+        but reasoning text (a server that put the whole answer in its
+        reasoning channel) gets that reasoning as its text too, flagged
+        ``ANSWER_FROM_REASONING`` in its metadata: read as an answer, never
+        as "no answer" followed by forced retries that fail the same way."""
         text = clean_text(self.text)
         reason = self.finish_reason
         closed: list[str] | None = [] if reason == "length" else None
@@ -321,6 +328,11 @@ class ReplyBuilder:
             )
         if text:
             blocks.append(TextBlock(text))
+        elif not calls and reason == "stop" and self._thinking:
+            answer = blocks[0].thinking.strip()
+            if answer:  # the only answer is in the reasoning channel: given, and said so
+                blocks.append(TextBlock(answer))
+                return Msg("assistant", blocks, metadata={ANSWER_FROM_REASONING: True})
         blocks.extend(calls)
         if closed:  # cut at the token limit, yet these calls' arguments had closed
             return Msg("assistant", blocks, metadata={CLOSED_TOOL_CALLS: closed})
@@ -345,4 +357,4 @@ async def generate(
     async for chunk in model.stream(messages, tools, options or GenerateOptions()):
         builder.add(chunk)
     usage = builder.usage
-    return ModelResponse(builder.build(), builder.finish_reason, replace(usage, requests=1))
+    return ModelResponse(builder.build(), builder.finish_reason, usage.request())

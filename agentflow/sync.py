@@ -29,28 +29,53 @@ is left as it was — and is re-raised.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from typing_extensions import Unpack
 
 from agentflow._sync_loop import run_sync
 
 if TYPE_CHECKING:
     from agentflow.agent import ReActAgent
     from agentflow.batch import ExtractResult, InputLike
+    from agentflow.batch_types import ExtractOptions
     from agentflow.model import ChatModel
 
 __all__ = ["extract_many_sync", "run_sync"]
+
+
+OutT = TypeVar("OutT")
+
+
+@overload
+def extract_many_sync(
+    agent_or_model: ReActAgent | ChatModel | str,
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    output: type[OutT],
+    **options: Unpack[ExtractOptions],
+) -> Iterator[ExtractResult[OutT]]: ...
+
+
+@overload
+def extract_many_sync(
+    agent_or_model: ReActAgent | ChatModel | str,
+    inputs: Iterable[InputLike] | AsyncIterable[InputLike],
+    output: Any,
+    **options: Unpack[ExtractOptions],
+) -> Iterator[ExtractResult]: ...
 
 
 def extract_many_sync(
     agent_or_model: ReActAgent | ChatModel | str,
     inputs: Iterable[InputLike] | AsyncIterable[InputLike],
     output: Any,
-    **options: Any,
+    **options: Unpack[ExtractOptions],
 ) -> Iterator[ExtractResult]:
     """The sync twin of ``extract_many``: same arguments (``options`` are its
     keywords: ``concurrency``, ``order``, ``instructions``, ``ground``,
     ``chunking``...), same results, as a plain iterator (lazy: results come
-    as the calls finish, in ``order``).
+    as the calls finish, in ``order``); ``ExtractResult[Invoice]`` to a type
+    checker when ``output`` is the class ``Invoice``.
 
     Closing the iterator early (``break``) cancels the calls still running.
 

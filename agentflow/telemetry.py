@@ -96,8 +96,9 @@ class TraceHandle:
         if span is None or not span.is_recording():
             return
         span.set_attribute("gen_ai.response.finish_reasons", [builder.finish_reason])
-        span.set_attribute("gen_ai.usage.input_tokens", builder.usage.input_tokens)
-        span.set_attribute("gen_ai.usage.output_tokens", builder.usage.output_tokens)
+        if builder.usage.input_tokens:  # a reply without usage: unknown, not 0 (left unset)
+            span.set_attribute("gen_ai.usage.input_tokens", builder.usage.input_tokens)
+            span.set_attribute("gen_ai.usage.output_tokens", builder.usage.output_tokens)
         for key, name in (("response_model", "gen_ai.response.model"),
                           ("response_id", "gen_ai.response.id")):
             value = getattr(builder, key, None)
@@ -178,8 +179,11 @@ class Telemetry:
             raise
         finally:
             if span.is_recording():
-                span.set_attribute("gen_ai.usage.input_tokens", ex.usage.input_tokens)
-                span.set_attribute("gen_ai.usage.output_tokens", ex.usage.output_tokens)
+                if ex.usage.known:  # some request without usage: the sum is unknown (unset)
+                    span.set_attribute("gen_ai.usage.input_tokens", ex.usage.input_tokens)
+                    span.set_attribute("gen_ai.usage.output_tokens", ex.usage.output_tokens)
+                else:
+                    span.set_attribute("agentflow.usage.unreported", ex.usage.unreported)
                 if ex.stop_reason:
                     span.set_attribute("agentflow.stop_reason", ex.stop_reason)
             span.end()

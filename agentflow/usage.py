@@ -21,6 +21,14 @@ class Usage:
     ``cached_tokens`` the part served from a prompt cache; ``reasoning_tokens``
     the part of ``output_tokens`` spent thinking. ``requests`` counts model
     requests summed into this value.
+
+    ``unreported`` counts the requests among them whose usage the vendor did
+    not report (a stream without a usage chunk: a server that ignores
+    ``stream_options.include_usage``, a vendor that reports usage on some
+    requests only, a count of zero prompt tokens). Their tokens are unknown,
+    not zero: the counts hold the known part only, ``known`` is ``False`` and
+    ``describe()`` says so ("tokens unknown", never "0 tokens"). Sums keep
+    both parts (known counts add up, unreported requests add up).
     """
 
     input_tokens: int = 0
@@ -28,6 +36,7 @@ class Usage:
     cached_tokens: int = 0
     reasoning_tokens: int = 0
     requests: int = 0
+    unreported: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -36,12 +45,37 @@ class Usage:
             self.cached_tokens + other.cached_tokens,
             self.reasoning_tokens + other.reasoning_tokens,
             self.requests + other.requests,
+            self.unreported + other.unreported,
         )
 
     @property
     def total_tokens(self) -> int:
-        """Input plus output tokens."""
+        """Input plus output tokens (the known part: see ``known``)."""
         return self.input_tokens + self.output_tokens
+
+    @property
+    def known(self) -> bool:
+        """Whether every request summed here reported its usage."""
+        return self.unreported == 0
+
+    def request(self) -> Usage:
+        """This usage as one request's: ``requests=1``, and ``unreported=1``
+        when it reports no prompt tokens (every request has a prompt, so a
+        count of zero, or no usage chunk at all, is an unknown count)."""
+        return Usage(self.input_tokens, self.output_tokens, self.cached_tokens,
+                     self.reasoning_tokens, 1, 0 if self.input_tokens else 1)
+
+    def describe(self) -> str:
+        """``"1234 tokens"``; ``"tokens unknown (3 requests unreported)"`` when
+        no request reported usage; ``"1234 tokens + unknown (2 of 9 requests
+        unreported)"`` when some did not."""
+        if not self.unreported:
+            return f"{self.total_tokens} tokens"
+        if self.unreported >= self.requests and not self.total_tokens:
+            some = "request" if self.unreported == 1 else "requests"
+            return f"tokens unknown ({self.unreported} {some} unreported)"
+        return (f"{self.total_tokens} tokens + unknown ({self.unreported} of "
+                f"{max(self.requests, self.unreported)} requests unreported)")
 
 
 def estimate_tokens(text: str) -> int:

@@ -176,9 +176,11 @@ def sample(paths: list[str], name: str, n: int, seed: int, offset: int = 0,
 
 def documents(n: int, offset: int, stride: int = 1, name: str = "range", seed: int = 10,
               schema: str = SCHEMA_REF) -> tuple[list[Any], dict[str, Any], int, Any]:
-    """The batch as the CLI builds it (gunzipped, ``prepare``, cut at ``MAX_CHARS``)
-    for the sample ``name``, the references (parsed from the uncut entry), how
-    many were cut, and the schema module."""
+    """The batch as the CLI builds it (gunzipped, ``prepare``; ``extract`` cuts
+    it at ``MAX_CHARS`` as the CLI does, through ``extract_many(max_chars=...)``,
+    which reads an entry whole when a field it needs lies past the cut) for the
+    sample ``name``, the references (parsed from the uncut entry), how many are
+    longer than ``MAX_CHARS``, and the schema module."""
     import glob
     import gzip
 
@@ -191,7 +193,7 @@ def documents(n: int, offset: int, stride: int = 1, name: str = "range", seed: i
     for path in sample(glob.glob(INPUT), name, n, seed, offset, stride):
         raw = gzip.decompress(Path(path).read_bytes()).decode("utf-8", errors="replace")
         full = module.prepare(raw)
-        batch.append(ExtractInput(path, full[: module.MAX_CHARS]))
+        batch.append(ExtractInput(path, full))
         cut += len(full) > module.MAX_CHARS
         refs[path] = module.parse_entry(full)
     return batch, refs, cut, module
@@ -256,7 +258,7 @@ async def extract(batch: list[Any], module: Any, concurrency: int | None,
             results = [r async for r in extract_many(
                 model, docs, module.ChangelogEntry, concurrency=concurrency,
                 instructions=module.INSTRUCTIONS, examples=getattr(module, "EXAMPLES", None),
-                passes=passes)]
+                passes=passes, max_chars=module.MAX_CHARS)]
             runs.append(Run(label, results, time.perf_counter() - start,
                             model.stats - before, time.process_time() - cpu))
         return runs, load, model

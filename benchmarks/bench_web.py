@@ -14,6 +14,21 @@ Tracing: CPU per one-turn call with telemetry off, on without an SDK
 (the default when ``opentelemetry-api`` is installed) and recording into
 the SDK's in-memory exporter.
 
+Adapters: the same call through ``EventStreamResponse`` with each encoder
+(agentflow's wire, AG-UI, AI SDK UI message stream), in-memory ASGI;
+per-event overhead over the floor, and each adapter's against our wire's
+(target: <= 2x).
+
+Atomic saves (``--cancel-points``, ``--kills``): per store, saves cancelled
+at random moments and processes killed mid-save; a save that raised must
+have written nothing, one that returned all of it (target: 0 violations).
+
+Load (``--load-clients``, ``--load-waves``, ``--bad-rate``): the example app
+(examples/web/app.py, its own process) under that many concurrent SSE
+clients per wave plus oversized/malformed requests at ``--bad-rate`` per
+second: every well-formed stream completes, no 500, peak RSS / idle RSS
+(target: <= 2).
+
 Stores: ``--store-ops`` save+load pairs of a 20-message conversation on one
 key (each save at the version just loaded), on a SQLite file in a temporary
 directory and on a PostgreSQL server started for the run
@@ -35,13 +50,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import aiohttp
 import uvicorn
+from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from agentflow import AgentState, Msg, ReActAgent
-from agentflow.testing import Reply, ScriptedModel
+from agentflow.testing import Call, Reply, ScriptedModel
 from agentflow.web import (
     EventStreamResponse,
     PostgresStateStore,
@@ -54,17 +70,30 @@ def agent_for(events: int) -> ReActAgent:
     return ReActAgent("bench", ScriptedModel([Reply(text="x" * events, chunk_size=1)] * 1000))
 
 
-async def floor(events: int) -> tuple[float, int]:
-    agent = agent_for(events)
+async def floor(events: int, partials: bool = False) -> tuple[float, int]:
+    agent = partials_agent(events) if partials else agent_for(events)
     start = time.perf_counter()
     count = 0
-    async for _ in agent.stream("go"):
+    async for _ in agent.stream("go", Note if partials else None):
         count += 1
     return time.perf_counter() - start, count
 
 
-async def asgi(events: int) -> tuple[float, int]:
-    agent = agent_for(events)
+class Note(BaseModel):
+    title: str
+    tags: list[str]
+
+
+def partials_agent(events: int) -> ReActAgent:
+    """A call whose structured output streams in ``events`` pieces (one
+    ``output_partial`` each)."""
+    args = {"title": "t" * (events // 2), "tags": ["x"] * (events // 8)}
+    return ReActAgent("bench", ScriptedModel([Reply(tool_calls=[Call("generate_response", args)],
+                                                    chunk_size=2)] * 1000))
+
+
+async def asgi(events: int, encoder: Any = None, partials: bool = False) -> tuple[float, int]:
+    agent = partials_agent(events) if partials else agent_for(events)
     frames = 0
 
     async def receive() -> dict[str, Any]:
@@ -77,7 +106,9 @@ async def asgi(events: int) -> tuple[float, int]:
             frames += 1
 
     start = time.perf_counter()
-    await EventStreamResponse(agent.stream("go"))({"type": "http"}, receive, send)  # type: ignore[arg-type]
+    response = EventStreamResponse(agent.stream("go", Note if partials else None),
+                                   encoder=encoder)
+    await response({"type": "http"}, receive, send)  # type: ignore[arg-type]
     return time.perf_counter() - start, frames
 
 
@@ -125,6 +156,80 @@ async def sse(events: int, rounds: int) -> None:
         n = counts[name]
         overhead = "" if name == "floor" else f"{(median - base) / n * 1e6:.1f}"
         print(f"| {label} | {n / median:,.0f} | {median / n * 1e6:.1f} | {overhead} |")
+
+
+async def adapters(events: int, rounds: int) -> None:
+    from agentflow.web.agui import AGUIEncoder
+    from agentflow.web.aisdk import UIMessageEncoder
+    from agentflow.web.encoding import AgentflowEncoder
+
+    makers = {"agentflow wire": AgentflowEncoder, "AG-UI": lambda: AGUIEncoder("t", "r"),
+              "AI SDK UI message stream": UIMessageEncoder}
+    for partials, what in ((False, f"{events} text chunks"),
+                           (True, "a structured output streamed as partial objects")):
+        times: dict[str, list[float]] = {"floor": [], **{name: [] for name in makers}}
+        count = 0
+        for _ in range(rounds):
+            elapsed, count = await floor(events, partials)
+            times["floor"].append(elapsed)
+            for name, make in makers.items():
+                times[name].append((await asgi(events, make(), partials))[0])
+        base = statistics.median(times["floor"])
+        own = (statistics.median(times["agentflow wire"]) - base) / count * 1e6
+        print(f"\nAdapters, one streamed call of {what} ({count} events), in-memory ASGI, "
+              f"median of {rounds} rounds")
+        print("| encoder | µs per event | overhead µs per event vs floor | vs agentflow wire |")
+        print("|---|--:|--:|--:|")
+        for name in makers:
+            median = statistics.median(times[name])
+            overhead = (median - base) / count * 1e6
+            print(f"| {name} | {median / count * 1e6:.1f} | {overhead:.1f} | "
+                  f"{overhead / own:.2f}x |")
+
+
+async def atomic(points: int, kill_count: int) -> None:
+    from benchmarks._web_load import cancel_points, kills
+    from tests.postgres_server import postgres_server
+
+    print(f"\nAtomic saves: {points} randomised cancellation points and {kill_count} kill -9 "
+          "per store")
+    print("| store | cancelled saves that raised | completed before the cancel | "
+          "persisted though raised | lost though returned | kill -9 | torn after kill |")
+    print("|---|--:|--:|--:|--:|--:|--:|")
+
+    def row(name: str, c: dict[str, int], k: dict[str, int]) -> None:
+        print(f"| {name} | {c['raised']} | {c['completed']} | {c['persisted_though_raised']} | "
+              f"{c['lost_though_returned']} | {k['kills']} | {k['torn']} |")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "atomic.sqlite3")
+        async with SQLiteStateStore(path) as sqlite:
+            row("SQLite", await cancel_points(sqlite, points, 1),
+                await kills(sqlite, "sqlite", path, kill_count, 2))
+    try:
+        with postgres_server() as dsn:
+            async with PostgresStateStore(dsn) as pg:
+                row("PostgreSQL", await cancel_points(pg, points, 3),
+                    await kills(pg, "postgres", dsn, kill_count, 4))
+    except FileNotFoundError as exc:
+        print(f"| PostgreSQL | skipped: {exc} | | | | | |")
+
+
+async def load_test(clients: int, waves: int, bad_rate: float) -> None:
+    from benchmarks._web_load import load
+
+    got = await load(clients, waves, bad_rate)
+    print(f"\nExample app under {clients} concurrent SSE clients x {waves} waves plus "
+          f"~{bad_rate:g} oversized/malformed requests per second ({got['seconds']:.1f} s)")
+    print("| streams completed | streams incomplete | bad requests sent | refused 4xx | "
+          "closed at 413 | HTTP 500 | idle RSS MiB | peak RSS MiB | peak / idle |")
+    print("|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    bad = got["bad"]
+    print(f"| {got['streams']['ok']} | {got['streams']['incomplete']} | {bad['sent']} | "
+          f"{bad['refused_4xx']} | {bad['connection_closed']} | "
+          f"{got['statuses'].get(500, 0)} | {got['idle_kib'] / 1024:.0f} | "
+          f"{got['peak_kib'] / 1024:.0f} | {got['peak_kib'] / got['idle_kib']:.2f} |")
+    print(f"statuses: {dict(sorted(got['statuses'].items()))}")
 
 
 def conversation() -> AgentState:
@@ -209,10 +314,27 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--store-ops", type=int, default=300)
     parser.add_argument("--calls", type=int, default=2000, help="calls per tracing round")
+    parser.add_argument("--cancel-points", type=int, default=1000)
+    parser.add_argument("--kills", type=int, default=20, help="kill -9 mid-save, per store")
+    parser.add_argument("--load-clients", type=int, default=500)
+    parser.add_argument("--load-waves", type=int, default=2)
+    parser.add_argument("--bad-rate", type=float, default=50.0)
+    parser.add_argument("--only", default="sse,adapters,atomic,load,stores,tracing",
+                        help="comma-separated sections to run")
     args = parser.parse_args()
-    await sse(args.events, args.rounds)
-    await stores(args.store_ops)
-    await tracing(args.calls, args.rounds)
+    only = set(args.only.split(","))
+    if "sse" in only:
+        await sse(args.events, args.rounds)
+    if "adapters" in only:
+        await adapters(args.events, args.rounds)
+    if "atomic" in only:
+        await atomic(args.cancel_points, args.kills)
+    if "load" in only:
+        await load_test(args.load_clients, args.load_waves, args.bad_rate)
+    if "stores" in only:
+        await stores(args.store_ops)
+    if "tracing" in only:
+        await tracing(args.calls, args.rounds)
 
 
 if __name__ == "__main__":

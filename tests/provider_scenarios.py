@@ -17,7 +17,7 @@ import pytest
 from pydantic import BaseModel
 
 from agentflow.agent import ReActAgent
-from agentflow.errors import ProviderConnectionError, ProviderError
+from agentflow.errors import ProviderConnectionError, ProviderError, StructuredOutputError
 from agentflow.events import Complete, Event, OutputRetry
 from agentflow.messages import Msg
 from agentflow.model import (
@@ -95,6 +95,19 @@ async def run(agent: ReActAgent, output: Any = Weather,
     complete = events[-1]
     assert isinstance(complete, Complete)
     return events, complete
+
+
+async def run_failing(agent: ReActAgent, output: Any = Weather,
+                      state: AgentState | None = None) -> tuple[list[Event], Exception]:
+    """The events of one call whose output could not be had, and the typed error
+    its stream raised in place of ``Complete`` (a ``StructuredOutputError``)."""
+    events: list[Event] = []
+    with pytest.raises(StructuredOutputError) as info:
+        async with aclosing(agent.stream("Weather in Paris?", output, state=state)) as stream:
+            async for event in stream:
+                events.append(event)
+    assert not any(isinstance(e, Complete) for e in events)
+    return events, info.value
 
 
 def system_texts(body: dict[str, Any]) -> list[str]:

@@ -76,13 +76,14 @@ def assert_consistent(memory):
 
 
 async def test_text_only_call():
+    state = AgentState()
     model = ScriptedModel(["hello there"])
     agent = ReActAgent("greeter", model)
-    reply = await agent.call("hi")
+    reply = await agent.call("hi", state=state)
     assert reply.role == "assistant"
     assert reply.text == "hello there"
-    assert [m.text for m in agent.state.memory] == ["hi", "hello there"]
-    assert reply == agent.state.memory[-1]
+    assert [m.text for m in state.memory] == ["hi", "hello there"]
+    assert reply == state.memory[-1]
     (request,) = model.requests
     assert [(m.role, m.text) for m in request.messages] == [("user", "hi")]
     assert request.tools == ()
@@ -90,13 +91,14 @@ async def test_text_only_call():
 
 
 async def test_sys_prompt_is_sent_but_not_stored_and_options_are_used():
+    state = AgentState()
     options = GenerateOptions(max_tokens=50, temperature=0.1)
     model = ScriptedModel(["ok"])
     agent = ReActAgent("a", model, sys_prompt="be brief", options=options)
-    await agent.call("hi")
+    await agent.call("hi", state=state)
     messages = model.requests[0].messages
     assert (messages[0].role, messages[0].text) == ("system", "be brief")
-    assert [m.role for m in agent.state.memory] == ["user", "assistant"]
+    assert [m.role for m in state.memory] == ["user", "assistant"]
     assert model.requests[0].options == options.with_(stream=False)
 
 
@@ -131,6 +133,7 @@ async def test_tool_round():
 
 
 async def test_tool_calls_in_one_reply_run_concurrently():
+    state = AgentState()
     ping_ready = anyio.Event()
     pong_ready = anyio.Event()
 
@@ -152,14 +155,15 @@ async def test_tool_calls_in_one_reply_run_concurrently():
     ])
     agent = ReActAgent("a", model, tools=[ping, pong])
     with anyio.fail_after(10):
-        reply = await agent.call("go")
+        reply = await agent.call("go", state=state)
     assert reply.text == "both done"
-    results = agent.state.memory[2].tool_results
+    results = state.memory[2].tool_results
     assert [(r.tool_use_id, r.output, r.is_error) for r in results] == [
         ("1", "ping done", False), ("2", "pong done", False)]
 
 
 async def test_sync_tool_calls_run_concurrently_in_threads():
+    state = AgentState()
     barrier = threading.Barrier(2, timeout=2)
     threads = []
 
@@ -175,8 +179,8 @@ async def test_sync_tool_calls_run_concurrently_in_threads():
 
     model = ScriptedModel([Reply(tool_calls=[Call("left"), Call("right")]), "done"])
     agent = ReActAgent("a", model, tools=[left, right])
-    await agent.call("go")
-    results = agent.state.memory[2].tool_results
+    await agent.call("go", state=state)
+    results = state.memory[2].tool_results
     assert [r.output for r in results] == ["L", "R"]
     assert not any(r.is_error for r in results)
     assert threading.get_ident() not in threads
@@ -184,6 +188,7 @@ async def test_sync_tool_calls_run_concurrently_in_threads():
 
 
 async def test_results_are_in_call_order_not_finish_order():
+    state = AgentState()
     finished = []
 
     async def slow(x: int) -> str:
@@ -201,23 +206,24 @@ async def test_results_are_in_call_order_not_finish_order():
         "done",
     ])
     agent = ReActAgent("a", model, tools=[slow, fast])
-    events = await collect(agent.stream("go"))
+    events = await collect(agent.stream("go", state=state))
     assert finished[0] == "fast"
     results = [e for e in events if isinstance(e, ToolResult)]
     assert [(e.id, e.output) for e in results] == [("a", "slow 1"), ("b", "fast 2"),
                                                     ("c", "slow 3")]
-    assert [r.tool_use_id for r in agent.state.memory[2].tool_results] == ["a", "b", "c"]
+    assert [r.tool_use_id for r in state.memory[2].tool_results] == ["a", "b", "c"]
 
 
 async def test_calls_sharing_an_id_keep_their_own_results():
+    state = AgentState()
     model = ScriptedModel([
         Reply(tool_calls=[Call("add", {"a": 1, "b": 1}, id="dup"),
                           Call("mul", {"a": 3, "b": 3}, id="dup")]),
         "done",
     ])
     agent = ReActAgent("a", model, tools=[add, mul])
-    await agent.call("go")
-    assert sorted(r.output for r in agent.state.memory[2].tool_results) == ["2", "9"]
+    await agent.call("go", state=state)
+    assert sorted(r.output for r in state.memory[2].tool_results) == ["2", "9"]
 
 
 async def test_unknown_tool_gets_error_result_and_loop_goes_on():
@@ -240,6 +246,7 @@ async def test_unknown_tool_gets_error_result_and_loop_goes_on():
 
 
 async def test_tool_errors_do_not_crash_the_agent():
+    state = AgentState()
     def broken(x: int) -> int:
         raise RuntimeError("kaput")
 
@@ -249,25 +256,26 @@ async def test_tool_errors_do_not_crash_the_agent():
         "ok",
     ])
     agent = ReActAgent("a", model, tools=[broken])
-    reply = await agent.call("go")
+    reply = await agent.call("go", state=state)
     assert reply.text == "ok"
-    validation, failure = agent.state.memory[2].tool_results
+    validation, failure = state.memory[2].tool_results
     assert validation.is_error and "- x:" in validation.output
     assert failure.is_error and failure.output == "RuntimeError: kaput"
 
 
 async def test_max_iters_ends_with_stop_reason():
+    state = AgentState()
     model = FunctionModel(lambda r: Reply(tool_calls=[Call("add", {"a": 1, "b": 1})]))
     agent = ReActAgent("looper", model, tools=[add], max_iters=3)
     with anyio.fail_after(5):
-        events = await collect(agent.stream("loop forever"))
+        events = await collect(agent.stream("loop forever", state=state))
     complete = events[-1]
     assert isinstance(complete, Complete)
     assert complete.stop_reason == "max_iters"
     assert len(model.requests) == 3
     assert complete.usage.requests == 3
-    assert_consistent(agent.state.memory)
-    assert agent.state.memory[-1].role == "tool"
+    assert_consistent(state.memory)
+    assert state.memory[-1].role == "tool"
 
 
 def test_max_iters_must_be_positive():
@@ -293,17 +301,17 @@ async def test_call_and_stream_agree_on_the_reply():
         return ScriptedModel([Reply(tool_calls=[Call("add", {"a": 2, "b": 2}, id="k")]),
                               Reply(text="four", chunk_size=1)])
 
-    via_stream = ReActAgent("a", script(), tools=[add])
-    events = await collect(via_stream.stream("2+2"))
+    via_stream, stream_state = ReActAgent("a", script(), tools=[add]), AgentState()
+    events = await collect(via_stream.stream("2+2", state=stream_state))
     complete = events[-1]
-    via_call = ReActAgent("a", script(), tools=[add])
-    reply = await via_call.call("2+2")
+    via_call, call_state = ReActAgent("a", script(), tools=[add]), AgentState()
+    reply = await via_call.call("2+2", state=call_state)
     assert complete.message.text == reply.text == "four"
     assert complete.message.content == reply.content
-    assert complete.message == via_stream.state.memory[-1]
-    assert reply == via_call.state.memory[-1]
-    assert [m.content for m in via_stream.state.memory] == [
-        m.content for m in via_call.state.memory]
+    assert complete.message == stream_state.memory[-1]
+    assert reply == call_state.memory[-1]
+    assert [m.content for m in stream_state.memory] == [
+        m.content for m in call_state.memory]
 
 
 async def test_event_order():
@@ -340,17 +348,19 @@ async def test_call_makes_no_event_nobody_reads():
     """``call()`` drains the same loop with ``deltas=False``: it reads ``Complete``
     only, so the loop makes no call-start, delta, tool-call or tool-result event
     for it; ``stream()`` gets them all (``test_event_order``)."""
+    state, streamed_state = AgentState(), AgentState()
     script = [Reply(text="efgh", chunk_size=2, tool_calls=[Call("add", {"a": 1, "b": 2}, id="t1")]),
               Reply(text="done")]
     agent = ReActAgent("drained", ScriptedModel(script), tools=[add])
-    events = await collect(agent._events("go", None, None, None, None, None, deltas=False))
+    events = await collect(agent._events("go", None, state, None, None, None, deltas=False,
+                                          strict=False))
     assert [type(e).__name__ for e in events] == ["Complete"]
     assert events[0].message.text == "done" and events[0].usage.requests == 2
     streamed = ReActAgent("streamed", ScriptedModel(script), tools=[add])
-    kinds = [type(e).__name__ for e in await collect(streamed.stream("go"))]
+    kinds = [type(e).__name__ for e in await collect(streamed.stream("go", state=streamed_state))]
     assert kinds == ["CallStarted", "ReasoningChunk", "ReasoningChunk", "ToolUse",
                      "ToolResult", "ReasoningChunk", "Complete"]
-    assert [m.content for m in agent.state.memory] == [m.content for m in streamed.state.memory]
+    assert [m.content for m in state.memory] == [m.content for m in streamed_state.memory]
 
 
 async def test_call_ids_are_unique_per_call():
@@ -408,7 +418,7 @@ async def test_200_concurrent_calls_of_one_agent_are_isolated():
         assert state.memory[0].text == f"q{n}"
         assert state.memory[2].tool_results[0].output == f"echo-q{n}"
         assert set(re.findall(rb"q\d+", state.to_json())) == {f"q{n}".encode()}
-    assert agent.state.memory == []  # the default state was never touched
+    assert not hasattr(agent, "state")  # the agent holds no conversation of its own
     assert set(vars(agent)) == attributes_before
 
 
@@ -719,6 +729,7 @@ async def test_post_reasoning_finish_and_first_decision_wins():
 
 
 async def test_act_decision_answers_calls_without_running_them():
+    state = AgentState()
     calls = []
 
     def lookup(q: str) -> str:
@@ -736,13 +747,14 @@ async def test_act_decision_answers_calls_without_running_them():
         "done",
     ])
     agent = ReActAgent("a", model, tools=[lookup], middleware=[Cache()])
-    await agent.call("go")
+    await agent.call("go", state=state)
     assert calls == ["fresh"]
-    assert [r.output for r in agent.state.memory[2].tool_results] == ["from cache",
+    assert [r.output for r in state.memory[2].tool_results] == ["from cache",
                                                                       "looked up fresh"]
 
 
 async def test_post_acting_true_stops_the_agent():
+    state = AgentState()
     class StopAfterTools(Middleware):
         async def post_acting(self, ex, results):
             ex.emit(OutputRetry("forcing", 1, "emitted from post_acting"))
@@ -750,13 +762,13 @@ async def test_post_acting_true_stops_the_agent():
 
     model = ScriptedModel([Reply(tool_calls=[Call("add", {"a": 1, "b": 1})]), "never sent"])
     agent = ReActAgent("a", model, tools=[add], middleware=[StopAfterTools()])
-    events = await collect(agent.stream("go"))
+    events = await collect(agent.stream("go", state=state))
     assert events[-1].stop_reason == "stopped"
     assert len(model.requests) == 1
     assert isinstance(events[-2], OutputRetry)
     assert isinstance(events[-3], ToolResult)
-    assert_consistent(agent.state.memory)
-    assert [m.role for m in agent.state.memory] == ["user", "assistant", "tool"]
+    assert_consistent(state.memory)
+    assert [m.role for m in state.memory] == ["user", "assistant", "tool"]
 
 
 async def test_on_call_end_may_rewrite_memory_and_reply():
@@ -816,14 +828,15 @@ async def test_middleware_state_stays_per_call():
     ],
 )
 async def test_bad_input_raises_before_any_request(bad, needle):
+    state = AgentState()
     model = ScriptedModel(["never"])
     agent = ReActAgent("a", model)
     with pytest.raises(InvalidInputError, match=re.escape(needle)):
-        await agent.call(bad)
+        await agent.call(bad, state=state)
     with pytest.raises(InvalidInputError):
-        await collect(agent.stream(bad))
+        await collect(agent.stream(bad, state=state))
     assert model.requests == []
-    assert agent.state.memory == []
+    assert state.memory == []
 
 
 @pytest.mark.parametrize("bad", [object(), None, 42, ["m"]])

@@ -77,7 +77,8 @@ async def test_async_iterable_input_and_agent() -> None:
     agent = ReActAgent("a", model)
     results = await collect(agent_or_model=agent, inputs=gen(), output=Record)
     assert [r.output.length for r in results] == [1, 2]
-    assert agent.state.memory == []  # each item ran on its own fresh state
+    users = [[m.text for m in r.messages if m.role == "user"] for r in model.requests]
+    assert sorted(users) == [["x"], ["yy"]]  # each item ran on its own fresh state
 
 
 async def test_breaking_out_cancels_the_rest() -> None:
@@ -117,7 +118,7 @@ async def test_an_input_with_media_is_sent_whole_with_its_blocks() -> None:
     block = DocumentBlock.from_bytes(scanned_pdf(1), "application/pdf", filename="scan.pdf")
     inputs = [ExtractInput("scan", "", (block,)),  # no text: the PDF alone, not "empty"
               ExtractInput("both", "word " * 5000, (block,))]  # long text: not chunked
-    results = {r.id: r async for r in extract_many(model, inputs, Record,
+    results = {r.id: r async for r in extract_many(model, inputs, Record, ground=False,
                                                   chunking=Chunking(max_chars=1000))}
     assert all(r.ok and r.attempts == 1 and r.chunks is None for r in results.values())
     users = [next(m for m in request.messages if m.role == "user") for request in seen]

@@ -201,11 +201,11 @@ async def test_c08_truncated_output_raises_truncation_without_retry() -> None:
     model = ScriptedModel([Reply(text=content, finish_reason="length", chunk_size=10)],
                           profile=ModelProfile(native_output="json_schema"))
     agent = ReActAgent("c08", model)
-    events = [e async for e in agent.stream("search", SearchResult)]
-    complete = events[-1]
-    assert complete.output is None and complete.stop_reason == "output_failed"
-    with pytest.raises(OutputTruncatedError) as info:
-        _ = complete.message.output
+    events = []
+    with pytest.raises(OutputTruncatedError) as info:  # the stream never ends without it
+        async for event in agent.stream("search", SearchResult):
+            events.append(event)
+    assert events and not any(e.type == "complete" for e in events)
     assert info.value.raw_text == content and info.value.usage is not None
     assert len(model.requests) == 1  # the truncated text is never sent back for repair
 
@@ -214,6 +214,7 @@ async def test_c08_truncated_output_raises_truncation_without_retry() -> None:
 
 
 async def test_c09_empty_arguments_string() -> None:
+    state = AgentState()
     report = schema_of("C09")["Report"]
 
     def get_time() -> str:
@@ -229,11 +230,11 @@ async def test_c09_empty_arguments_string() -> None:
         profile=SPECIFIC,
     )
     agent = ReActAgent("c09", model, tools=[get_time])
-    reply = await agent.call("time?", report)
+    reply = await agent.call("time?", report, state=state)
     assert reply.output.summary == "it is noon"
     tool_result = model.requests[1].messages[-1].tool_results[0]
     assert tool_result.output == "12:00" and not tool_result.is_error
-    stored_call = next(c for m in agent.state.memory for c in m.tool_uses)
+    stored_call = next(c for m in state.memory for c in m.tool_uses)
     assert stored_call.input == {}  # normalized: replays never carry ""
     error = model.requests[2].messages[-1].tool_results[0]
     assert error.is_error and "summary: Field required" in error.output
@@ -304,6 +305,7 @@ async def test_c27_coercible_wrong_type() -> None:
 
 
 async def test_c29_reminders_and_attempts_never_leak_into_memory() -> None:
+    state = AgentState()
     summary = schema_of("C29")["OrderSummary"]
     model = ScriptedModel(
         ["Order 42 contains 3 items.",
@@ -312,14 +314,14 @@ async def test_c29_reminders_and_attempts_never_leak_into_memory() -> None:
         profile=AUTO_ONLY,
     )
     agent = ReActAgent("c29", model)
-    await agent.call("Summarize order 42", summary)
-    memory = agent.state.memory
+    await agent.call("Summarize order 42", summary, state=state)
+    memory = state.memory
     non_reminder = [m for m in memory if not m.metadata.get(STRUCTURED_OUTPUT_REMINDER)]
     assert [(m.role, m.text) for m in non_reminder] == [
         ("user", "Summarize order 42"),
         ("assistant", '{"order_id":42,"item_count":3}'),
     ]
-    await agent.call("thanks")
+    await agent.call("thanks", state=state)
     nxt = model.requests[-1]
     assert nxt.options.tool_choice is None
     assert not [m for m in nxt.messages if "You have not called" in m.text]
@@ -327,13 +329,14 @@ async def test_c29_reminders_and_attempts_never_leak_into_memory() -> None:
 
 
 async def test_c29_rollback_on_exception_mid_call() -> None:
+    state = AgentState()
     summary = schema_of("C29")["OrderSummary"]
     model = ScriptedModel(["prose", Reply(error=RuntimeError("boom"))], profile=AUTO_ONLY)
     agent = ReActAgent("c29", model)
-    before = agent.state.to_json()
+    before = state.to_json()
     with pytest.raises(RuntimeError):
-        await agent.call("Summarize", summary)
-    assert agent.state.to_json() == before
+        await agent.call("Summarize", summary, state=state)
+    assert state.to_json() == before
 
 
 # --------------------------------------------------------------------------- C30
@@ -364,5 +367,58 @@ async def test_c30_concurrent_runs_do_not_share_state() -> None:
     assert out["A"].topic == "A" and out["B"].topic == "B"
     assert not any("topic B" in t for t in seen["A"])
     assert not any("topic A" in t for t in seen["B"])
-    assert agent.state.memory == []  # the agent's own state was not touched
+    assert not hasattr(agent, "state")  # the agent holds no conversation of its own
     assert orjson.loads(AgentState().to_json())["memory"] == []
+
+
+async def test_c08_cut_output_call_relabelled_tool_calls_is_never_repaired_into_success() -> None:
+    """Issue 32: C08's cut, on the tool path, with the finish reason a router
+    rewrote (``tool_calls``): the closers are not invented; the model is asked again."""
+    class ImageRef(BaseModel):
+        url: str
+        source: str
+
+    class SearchResult(BaseModel):
+        query: str
+        results: list[ImageRef]
+
+    content = json.loads(CASES["C08"]["raw_output"])["choices"][0]["message"]["content"]
+    cut = content[: content.rindex("}") + 1]  # a whole first item, the list left open
+    whole = {"query": "family photos", "results": [
+        {"url": "https://example.com/1.jpg", "source": "Stock"},
+        {"url": "https://example.com/2.jpg", "source": "Stock"}]}
+    model = ScriptedModel([Reply(tool_calls=[Call(GR, cut)], finish_reason="tool_calls"),
+                           Reply(tool_calls=[Call(GR, whole)])], profile=SPECIFIC)
+    reply = await ReActAgent("c08t", model).call("search", SearchResult)
+    assert reply.output == SearchResult.model_validate(whole)
+    assert len(model.requests) == 2
+
+
+# --------------------------------------------------------------------------- C16 (issue 32)
+
+
+def test_c16_gemini_schemas_keep_to_the_subset_and_unions_stand_alone() -> None:
+    """C16's models in the Gemini dialect: a $def used twice is inlined (no
+    recursion), a tree keeps JSON Schema for the JSON-schema field, and (issue
+    32) an optional union of several types is anyOf alone, its nullability in
+    each branch: each passes the Gemini fake's subset check."""
+    from agentflow.output.dialects import transform_schema
+    from tests.fakes.gemini import _schema_refusal
+
+    ns = schema_of("C16")
+    chart_model: Any = ns["Chart"]
+
+    class Reading(BaseModel):
+        value: str | int | None = None
+        chart: chart_model | None = None  # type: ignore[valid-type]
+
+    chart = transform_schema(ns["Chart"].model_json_schema(), "gemini").schema
+    assert "$defs" not in json.dumps(chart) and "$ref" not in json.dumps(chart)
+    reading = transform_schema(Reading.model_json_schema(), "gemini").schema
+    for schema in (chart, reading):
+        assert _schema_refusal(schema, "generation_config.response_schema") is None
+    branches = reading["properties"]["value"]["anyOf"]
+    assert list(reading["properties"]["value"]) == ["anyOf"]
+    assert all(b.get("nullable") is True for b in branches)
+    tree = transform_schema(ns["Node"].model_json_schema(), "gemini").schema
+    assert "$defs" in tree  # sent as JSON Schema (responseJsonSchema), not the subset

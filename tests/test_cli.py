@@ -421,6 +421,8 @@ async def test_an_interrupted_run_says_how_many_records_were_saved(tmp_path: Pat
         saved = len(records(out))
         assert f"interrupted; {saved} records saved to {out}" in err
     finally:
+        if fake.hold is not None:  # the held handler ends, so the server stops at once
+            fake.hold.set()
         await fake.__aexit__(None, None, None)
 
 

@@ -330,13 +330,14 @@ def test_check_sizes() -> None:
 
 
 async def test_agent_refuses_before_any_request() -> None:
+    state = AgentState()
     model = ScriptedModel(["never"], name="text-only-1")
     agent = ReActAgent(name="a", model=model)
     msg = Msg.user(["What is this?", ImageBlock.from_bytes(media.png())])
     with pytest.raises(UnsupportedInputError, match="'text-only-1' does not accept image"):
-        await agent.call(msg)
+        await agent.call(msg, state=state)
     assert model.requests == []
-    assert agent.state.memory == []  # nothing stored
+    assert state.memory == []  # nothing stored
 
 
 async def test_agent_refuses_blocks_already_in_state() -> None:

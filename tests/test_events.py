@@ -7,6 +7,7 @@ import pytest
 
 import agentflow.events as events_module
 from agentflow.events import (
+    ApprovalRequested,
     AttemptDiscarded,
     CallStarted,
     Complete,
@@ -23,7 +24,7 @@ from agentflow.messages import Msg
 from agentflow.model import Usage
 
 ALL = [CallStarted, ReasoningChunk, ThinkingChunk, ToolUse, ToolResult, OutputPartial,
-       OutputRetry, AttemptDiscarded, Complete]
+       OutputRetry, AttemptDiscarded, ApprovalRequested, Complete]
 
 
 def _examples():
@@ -36,6 +37,7 @@ def _examples():
         OutputPartial({"name": "A"}),
         OutputRetry("forcing", 1, "no output"),
         AttemptDiscarded(1, "stream_error", "the stream broke"),
+        ApprovalRequested((ToolUse("t2", "pay", {"amount": 5}),)),
         Complete(Msg.assistant("done"), None, Usage(1, 2, requests=1), "completed"),
     ]
 
@@ -53,7 +55,7 @@ def test_type_discriminators_are_unique_literals():
     types = [e.type for e in _examples()]
     assert types == ["call_started", "reasoning_chunk", "thinking_chunk", "tool_use",
                      "tool_result", "output_partial", "output_retry", "attempt_discarded",
-                     "complete"]
+                     "approval_requested", "complete"]
     for cls in ALL:
         hint = typing.get_type_hints(cls)["type"]
         assert typing.get_origin(hint) is typing.Literal
@@ -77,6 +79,7 @@ def test_complete_defaults():
 def test_stop_reasons():
     assert set(typing.get_args(StopReason)) == {
         "completed", "structured_output", "max_iters", "stopped", "output_failed",
+        "approval_required",
     }
 
 

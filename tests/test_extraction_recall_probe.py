@@ -43,7 +43,8 @@ async def test_items_of_a_later_pass_without_spans_are_kept() -> None:
     # no grounded field: no spans; the second and third passes each add an item
     model = answers({"changes": ["First change."]}, {"changes": ["Third change."]},
                     {"changes": ["Fourth change."]}, {"changes": ["Fourth change."]})
-    (r,) = [r async for r in extract_many(model, [("d", DOC)], Ungrounded, passes=4)]
+    (r,) = [r async for r in extract_many(model, [("d", DOC)], Ungrounded, passes=4,
+                                          ground=False)]
     assert r.ok, r.error
     assert r.output.changes == ["First change.", "Third change.", "Fourth change."]
     assert len(model.requests) == 4  # the fourth added nothing: the passes end
@@ -52,7 +53,8 @@ async def test_items_of_a_later_pass_without_spans_are_kept() -> None:
 async def test_items_merged_by_key_without_spans_are_kept() -> None:
     model = answers({"notes": [{"text": "a"}]}, {"notes": [{"text": "b"}]},
                     {"notes": [{"text": "b"}]})
-    (r,) = [r async for r in extract_many(model, [("d", DOC)], Keyed, passes=3)]
+    (r,) = [r async for r in extract_many(model, [("d", DOC)], Keyed, passes=3,
+                                          ground=False)]
     assert r.ok, r.error
     assert [n.text for n in r.output.notes] == ["a", "b"]
 
@@ -66,7 +68,8 @@ async def test_conflicts_between_passes_reach_the_result() -> None:
     model = answers({"package": "widget", "changes": ["First change."]},
                     {"package": "gadget", "changes": ["Third change."]},
                     {"package": "gadget", "changes": ["Third change."]})
-    (r,) = [r async for r in extract_many(model, [("d", DOC)], Voted, passes=3)]
+    (r,) = [r async for r in extract_many(model, [("d", DOC)], Voted, passes=3,
+                                          ground=False)]
     assert r.ok, r.error
     # every pass that answered votes, the third too although it added no item
     assert r.output.package == "gadget"
@@ -77,7 +80,8 @@ async def test_conflicts_between_passes_reach_the_result() -> None:
 async def test_a_disagreement_from_a_pass_that_added_nothing_is_reported() -> None:
     model = answers({"package": "widget", "changes": ["First change."]},
                     {"package": "gadget", "changes": ["First change."]})
-    (r,) = [r async for r in extract_many(model, [("d", DOC)], Voted, passes=3)]
+    (r,) = [r async for r in extract_many(model, [("d", DOC)], Voted, passes=3,
+                                          ground=False)]
     assert r.ok, r.error
     assert r.output.package == "widget" and r.output.changes == ["First change."]
     assert [c.path for c in r.conflicts] == ["package"]
@@ -95,7 +99,8 @@ async def test_a_must_agree_conflict_fails_the_record_and_ends_the_passes() -> N
     model = answers({"package": "widget", "changes": ["First change."]},
                     {"package": "gadget", "changes": ["Third change."]},
                     {"package": "widget", "changes": ["Fourth change."]})
-    (r,) = [r async for r in extract_many(model, [("d", DOC)], Agreed, passes=3)]
+    (r,) = [r async for r in extract_many(model, [("d", DOC)], Agreed, passes=3,
+                                          ground=False)]
     assert not r.ok and isinstance(r.error, MergeConflictError)
     assert "'package'" in str(r.error) and "'widget'" in str(r.error)
     assert len(model.requests) == 2  # a third pass could not undo the disagreement

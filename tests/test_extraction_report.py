@@ -220,9 +220,9 @@ def test_summary_counts_failures_and_newest_record_wins() -> None:
     assert stats.by_error_type == {"DegenerateOutputError": 1, "GroundingError": 1,
                                    "UnknownError": 1}
     page = Page(render_report(records, {}))
-    assert page.counts == {"records": "4", "ok": "1", "failed": "3", "suspect": "2",
-                           "older": "1", "spans": "0", "differing": "0", "invalid": "0",
-                           "unavailable": "4"}
+    assert page.counts == {"records": "4", "ok": "1", "needs": "0", "failed": "3",
+                           "suspect": "2", "older": "1", "spans": "0", "differing": "0",
+                           "invalid": "0", "unavailable": "4"}
     assert [row[:3] for row in page.failed_rows] == [
         ["b", "DegenerateOutputError", "repetition loop: d/d/d"],
         ["c", "GroundingError", "maintainer not found in the document"],

@@ -164,3 +164,59 @@ async def test_agentflow_is_valid_or_typed_under_the_new_misbehaviours(profile: 
     # only cut replies end in an error: every other new misbehaviour is recovered
     assert errors <= {"TruncatedStreamError", "ServerError"}
     assert len(behaviours & {f"behaviour.{b}" for b in NEW}) >= 3
+
+
+FAULTS = ("schema", "no_usage", "ctx", "reasoning", "router", "proxy")
+
+
+@pytest.mark.parametrize("profile", FAULTS)
+async def test_agentflow_is_valid_or_typed_under_issue_32_faults(profile: str) -> None:
+    """Each fault profile: every call gives the right record or a typed error
+    (never a wrong record, never usage said to be 0 tokens when unknown)."""
+    from agentflow.events import Complete
+    from agentflow.output.config import OutputConfig
+    from agentflow.output.strategies import ToolStrategy
+
+    settings = ChaosSettings(profile=profile, seed=3, fault_rate=0.5, chunks=6)
+    outcomes: Counter[str] = Counter()
+    async with ChaosFake(settings) as fake:
+        kw: dict[str, Any] = {"api_key": "k", "settings": HttpSettings(max_retries=0),
+                              "stream": profile != "proxy"}  # proxy: whole-reply requests
+        if profile == "ctx":
+            kw["profile"] = get_model("openai:gpt-4o-mini", api_key="k").profile.with_(
+                context_window=settings.n_ctx)
+        model = get_model("openai:gpt-4o-mini", base_url=fake.url + "/v1", **kw)
+        output = OutputConfig(strategy=ToolStrategy()) if profile == "router" else None
+        async with ReActAgent("chaos", model, output=output) as agent:
+            for i in range(12):
+                record = {"name": f"P{i}", "email": f"p{i}@example.org", "age": 20 + i,
+                          "tags": ["a", f"t{i}"]}
+                prompt = f"Extract the contact (ticket {i}): {orjson.dumps(record).decode()}"
+                complete = None
+                try:
+                    async for event in agent.stream(prompt, Contact, state=AgentState()):
+                        if isinstance(event, Complete):
+                            complete = event
+                except AgentflowError:
+                    outcomes["typed"] += 1
+                    continue
+                assert complete is not None
+                if not complete.usage.known:
+                    outcomes["usage_unknown"] += 1
+                else:
+                    assert complete.usage.total_tokens > 0
+                value = complete.output
+                outcomes["valid" if value == Contact(**record) else "wrong"] += 1
+        faults = sum(v for k, v in fake.stats.items() if k.startswith("fault."))
+        rejected = fake.stats["rejected"]
+    assert outcomes["wrong"] == 0 and outcomes["valid"] + outcomes["typed"] == 12
+    if profile == "ctx":
+        assert outcomes["typed"] == 12 and faults >= 12
+    else:
+        assert outcomes["valid"] >= 10
+    if profile in ("no_usage", "proxy"):  # proxy: streams that carry no usage
+        assert outcomes["usage_unknown"] == outcomes["valid"]
+    if profile in ("reasoning", "router"):
+        assert faults >= 3
+    if profile == "schema":
+        assert rejected >= 1

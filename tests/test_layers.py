@@ -26,10 +26,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "agentflow.usage",
     )),
     ("core", (
-        "agentflow._sync_loop", "agentflow.acting", "agentflow.agent",
+        "agentflow._sync_loop", "agentflow.acting", "agentflow.agent", "agentflow.approvals",
         "agentflow.batch_api.protocol", "agentflow.call_input", "agentflow.call_outcome",
         "agentflow.content", "agentflow.events", "agentflow.execution", "agentflow.grounding",
-        "agentflow.input_checks", "agentflow.middleware", "agentflow.output",
+        "agentflow.input_checks", "agentflow.loop", "agentflow.middleware", "agentflow.output",
         "agentflow.reasoning", "agentflow.reply", "agentflow.state", "agentflow.telemetry",
         "agentflow.testing", "agentflow.tools",
     )),

@@ -11,12 +11,14 @@ from agentflow.output.brackets import rebalanced, trailing_closers
 
 @pytest.mark.parametrize(("text", "add", "expected"), [
     ('{"id": 42', True, '{"id": 42}'),                                  # vLLM Hermes, streamed
-    ('{"a": {"b": [1, true', True, '{"a": {"b": [1, true]}}'),
+    ('{"a": {"b": [1, true]}', True, '{"a": {"b": [1, true]}}'),        # after a whole object
+    ('{"a": {"b": [1, true', True, None),                 # cut inside a value: not repaired
+    ('{"name": "Ana", "items": ["a", "b"', True, None),   # issue 32: a router's tool_calls
     ('{"a": null', True, '{"a": null}'),
     ('{"a": "x"', True, '{"a": "x"}'),
     ('{"a": "}]"', True, '{"a": "}]"}'),                               # brackets in a string
     ('{"a": "say \\"hi\\""', True, '{"a": "say \\"hi\\""}'),
-    ("{", True, "{}"),
+    ("{", True, None),                                    # no whole value yet
     ('{"a": 1}}', True, '{"a": 1}'),                                    # Qwen's extra brace
     ('{"a": 1}} ]\n', False, '{"a": 1}'),
     ('  {"a": [1]}]', False, '{"a": [1]}'),

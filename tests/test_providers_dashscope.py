@@ -43,6 +43,7 @@ from .provider_scenarios import (
     lookup,
     output_call,
     run,
+    run_failing,
     system_texts,
     tracked,
 )
@@ -172,16 +173,13 @@ async def test_c04_native_output_ignored_is_never_silent(stream: bool) -> None:
     async with DashScopeFake(ignore_response_format=True) as fake:
         fake.default = FakeReply(text="It is sunny in Hangzhou today, around 25°C.")
         model = model_for(fake, stream, profile=profile("qwen-plus", native_output="json_object"))
-        events, complete = await run(agent_for(model))
+        events, error = await run_failing(agent_for(model))
         await close_models()
-    assert complete.output is None and complete.stop_reason == "output_failed"
     assert [e.reason for e in events if isinstance(e, OutputRetry)] == ["degradation", "forcing"]
     assert "response_format" in fake.bodies[0]
     assert "response_format" not in fake.bodies[1]
     assert "generate_response" in [t["function"]["name"] for t in fake.bodies[1]["tools"]]
-    with pytest.raises(StructuredOutputError) as info:
-        _ = complete.message.output
-    assert "Hangzhou" in info.value.raw_text
+    assert isinstance(error, StructuredOutputError) and "Hangzhou" in error.raw_text
 
 
 @STREAMS

@@ -387,8 +387,9 @@ async def test_a_field_of_several_types_becomes_any_of(fake: GeminiFake, path: s
     body = fake.bodies[0]
     schema = (body["generationConfig"]["responseSchema"] if path == "native" else
               body["tools"][0]["functionDeclarations"][0]["parameters"])
-    assert schema["properties"]["value"] == {
-        "description": "the reading", "anyOf": [{"type": "STRING"}, {"type": "NUMBER"}]}
+    assert schema["properties"]["value"] == {"anyOf": [  # anyOf alone (issue 32)
+        {"type": "STRING", "description": "the reading"},
+        {"type": "NUMBER", "description": "the reading"}]}
 
 
 def grow(tree: Node) -> str:

@@ -16,7 +16,14 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from agentflow import AgentState, DegenerateOutputError, Grounded, InvalidModelError, ReActAgent
+from agentflow import (
+    AgentState,
+    DegenerateOutputError,
+    Example,
+    Grounded,
+    InvalidModelError,
+    ReActAgent,
+)
 from agentflow.batch import extract_many
 from agentflow.events import Complete
 from agentflow.messages import Msg
@@ -520,3 +527,42 @@ async def test_same_document_same_record_cache_cold_or_warm_any_slots_or_threads
     two = LocalModel(threads=2, parallel=2)
     together = await records(two, [("a", ENTRY), ("b", OTHER_ENTRY)])
     assert together == warm
+
+
+class Newcomer(BaseModel):
+    """A plain newcomer schema: no markers, no patterns (issue 30)."""
+
+    name: str | None = None
+    version: str | None = None
+    author: str | None = None
+    homepage: str | None = None
+    requires: list[str] = []
+
+
+NEWCOMER_EXAMPLES = [
+    Example("Metadata-Version: 2.1\nName: widgetkit\nVersion: 3.2.0\n"
+            "Author: Jane Roe <jane@widgetkit.example>\nHome-page: https://widgetkit.example/\n"
+            "Requires-Dist: attrs>=22.1\nRequires-Dist: colorama\n",
+            Newcomer(name="widgetkit", version="3.2.0", author="Jane Roe <jane@widgetkit.example>",
+                     homepage="https://widgetkit.example/", requires=["attrs>=22.1", "colorama"])),
+    Example("Metadata-Version: 2.4\nName: tinyparse\nVersion: 0.4\nLicense: MIT\n",
+            Newcomer(name="tinyparse", version="0.4")),
+]
+NEWCOMER_DOC = ("Metadata-Version: 2.1\nName: frobnicate\nVersion: 4.16.0\nSummary: Frobs.\n"
+                "Author: Ann Example <ann@example.net>\nRequires-Python: >=3.9\n"
+                "Requires-Dist: requests>=2.0\nRequires-Dist: idna; extra == \"web\"\n")
+
+
+async def test_learned_locators_and_clean_edges_on_the_embedded_model(
+        local_model: LocalModel) -> None:
+    """A plain schema with two examples: the grammar offers each field only the
+    values its learned locator finds (a field the document lacks: null), so the
+    embedded model's record is right and accepted on the first try, and every
+    field is confident."""
+    (result,) = [r async for r in extract_many(local_model, [NEWCOMER_DOC], Newcomer,
+                                               examples=NEWCOMER_EXAMPLES)]
+    assert result.ok and result.attempts == 1, result.error
+    assert result.output == Newcomer(name="frobnicate", version="4.16.0",
+                                     author="Ann Example <ann@example.net>", homepage=None,
+                                     requires=["requests>=2.0", 'idna; extra == "web"'])
+    assert result.needs_review == () and min(result.confidence.values()) >= 0.9

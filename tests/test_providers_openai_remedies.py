@@ -56,6 +56,8 @@ def test_remedy_for_a_refused_body(body: dict[str, Any], message: str, code: str
 
 def test_without_resends_left_only_the_error_remains() -> None:
     error = _refusal("Invalid schema for function 'f': In context=()")
-    assert remedy_for(error, STRICT_TOOLS, False) is error
+    remedy = remedy_for(error, STRICT_TOOLS, False)  # no resend: the engine steps down once
+    assert isinstance(remedy, UnsupportedFeatureError) and remedy.feature == "tool_schema"
+    assert str(remedy) == str(error)
     error = _refusal("Unrecognized request argument supplied: stream_options")
     assert remedy_for(error, {**PLAIN_TOOLS, "stream_options": {}}, False) is error

@@ -284,7 +284,10 @@ def test_reply_builder_names_the_calls_that_closed_before_a_length_cut():
 
 @pytest.mark.parametrize(("text", "reason", "expected"), [
     ('{"id": 42', "tool_calls", {"id": 42}),          # vLLM's Hermes parser lost the brace
-    ('{"a": [1, {"b": 2', "stop", {"a": [1, {"b": 2}]}),
+    ('{"a": [1, {"b": 2}]', "stop", {"a": [1, {"b": 2}]}),
+    ('{"a": [1, {"b": 2', "stop", {"__raw_arguments__": '{"a": [1, {"b": 2'}),
+    ('{"name":"Ana","items":["a","b"', "tool_calls",      # cut; a router said tool_calls
+     {"__raw_arguments__": '{"name":"Ana","items":["a","b"'}),
     ('{"a": 1}}', "tool_calls", {"a": 1}),            # Qwen's extra brace
     ('{"a": 1}}', "length", {"a": 1}),
     ('{"id": 42', "length", {"__raw_arguments__": '{"id": 42'}),  # cut: never completed

@@ -71,7 +71,15 @@ def gr(args: Any = None, **kw: Any) -> Reply:
 async def run(agent: ReActAgent, msg: str = "go", output: Any = Contact, **kw: Any) -> tuple[
     Msg, list[Event]
 ]:
-    events = [e async for e in agent.stream(msg, output, **kw)]
+    """The call's events and reply. ``agent.stream`` raises instead of ending
+    with a ``Complete`` that lacks its output (``tests/test_stream_failures.py``);
+    here the loop runs as ``call`` runs it (the same events as ``stream``), so a
+    failed call's ``Complete`` and reply can be inspected."""
+    state = kw.pop("state", None)
+    events = [e async for e in agent._events(msg, output, state, kw.pop("strategy", None),
+                                             kw.pop("ground", None), None, deltas=True,
+                                             strict=False)]
+    assert not kw, kw
     complete = events[-1]
     assert isinstance(complete, Complete)
     return complete.message, events
@@ -148,18 +156,18 @@ async def test_rule1_output_tool_is_per_call_and_never_in_the_toolkit() -> None:
 async def test_rule2_enter_and_exit_reminders_once_at_transitions() -> None:
     model = ScriptedModel([gr(), gr(), "plain", "plain again", gr()], profile=SPECIFIC)
     agent = ReActAgent("a", model)
-    state = agent.state
-    await agent.call("1", Contact)
+    state = AgentState()
+    await agent.call("1", Contact, state=state)
     assert state.so_tool_active
     assert len(reminders(state.memory, "enter")) == 1
-    await agent.call("2", Contact)  # same kind: nothing added
+    await agent.call("2", Contact, state=state)  # same kind: nothing added
     assert len(reminders(state.memory, "enter")) == 1
-    await agent.call("3")  # leaves tool mode: one exit reminder
+    await agent.call("3", state=state)  # leaves tool mode: one exit reminder
     assert not state.so_tool_active
     assert len(reminders(state.memory, "exit")) == 1
-    await agent.call("4")
+    await agent.call("4", state=state)
     assert len(reminders(state.memory, "exit")) == 1
-    await agent.call("5", Contact)  # enters again
+    await agent.call("5", Contact, state=state)  # enters again
     assert len(reminders(state.memory, "enter")) == 2
     # never removed: the earlier reminders are still where they were (stable prefix)
     first_enter = reminders(state.memory, "enter")[0]
@@ -171,25 +179,28 @@ async def test_rule2_enter_and_exit_reminders_once_at_transitions() -> None:
 
 
 async def test_rule2_flag_survives_json_round_trip_and_native_never_sets_it() -> None:
+    state = AgentState()
     agent = ReActAgent("a", ScriptedModel([gr()], profile=SPECIFIC))
-    await agent.call("x", Contact)
-    restored = AgentState.from_json(agent.state.to_json())
-    assert restored.so_tool_active and restored == agent.state
+    await agent.call("x", Contact, state=state)
+    restored = AgentState.from_json(state.to_json())
+    assert restored.so_tool_active and restored == state
 
     native = ReActAgent("n", ScriptedModel(['{"name":"Ann","email":"a@b"}'], profile=NATIVE))
-    reply = await native.call("x", Contact)
+    native_state = AgentState()
+    reply = await native.call("x", Contact, state=native_state)
     assert reply.output.name == "Ann"
-    assert not native.state.so_tool_active
-    assert reminders(native.state.memory, "enter") == []
+    assert not native_state.so_tool_active
+    assert reminders(native_state.memory, "enter") == []
 
 
 # ----------------------------------------------------------------------------- rule 3
 
 
 async def test_rule3_forcing_with_specific_tool_choice() -> None:
+    state = AgentState()
     model = ScriptedModel(["I think Ann.", gr()], profile=SPECIFIC)
     agent = ReActAgent("a", model, tools=[lookup])
-    reply, events = await run(agent)
+    reply, events = await run(agent, state=state)
     assert reply.output == Contact(**OK)
     assert model.requests[0].options.tool_choice is None
     assert model.requests[1].options.tool_choice == ToolChoice.specific(GR)
@@ -202,13 +213,14 @@ async def test_rule3_forcing_with_specific_tool_choice() -> None:
     assert nudge.role == "user" and nudge.metadata[CACHE_CONTROL] is False
     assert not [m for r in model.requests for m in reminders(r.messages, "prompt")
                 if m.role == "system"]
-    assert reminders(agent.state.memory, "prompt") == []
+    assert reminders(state.memory, "prompt") == []
 
 
 async def test_rule3_forcing_with_prompt_reminder_when_vendor_cannot_force() -> None:
+    state = AgentState()
     model = ScriptedModel(["prose", gr()], profile=AUTO_ONLY)
     agent = ReActAgent("a", model, tools=[lookup])
-    reply, _ = await run(agent)
+    reply, _ = await run(agent, state=state)
     assert reply.output == Contact(**OK)
     assert all(r.options.tool_choice is None for r in model.requests)
     transient = reminders(model.requests[1].messages, "prompt")
@@ -217,7 +229,7 @@ async def test_rule3_forcing_with_prompt_reminder_when_vendor_cannot_force() -> 
     assert meta[STRUCTURED_OUTPUT_REMINDER] is True and meta[CACHE_CONTROL] is False
     assert transient[0].role == "system" and GR in transient[0].text
     # the reminder was in the snapshot of the very next request, and it is gone after the call
-    assert reminders(agent.state.memory, "prompt") == []
+    assert reminders(state.memory, "prompt") == []
 
 
 async def test_rule3_thinking_mode_that_forbids_forcing_uses_the_reminder() -> None:
@@ -284,20 +296,21 @@ async def test_rule4_validation_error_lists_every_field_and_retries() -> None:
 
 
 async def test_rule4_budget_is_cumulative_for_the_call() -> None:
+    state = AgentState()
     # two invalid outputs, a business tool round in between, a third invalid: budget 2 is spent
     model = ScriptedModel(
         [gr({}), Reply(tool_calls=[Call("lookup", {"q": "a"})]), gr({}), gr({}), gr()],
         profile=SPECIFIC,
     )
     agent = ReActAgent("a", model, tools=[lookup])
-    reply, events = await run(agent)
+    reply, events = await run(agent, state=state)
     assert len(model.requests) == 4
     with pytest.raises(StructuredOutputValidationError) as info:
         _ = reply.output
     assert info.value.errors and events[-1].stop_reason == "output_failed"
     assert events[-1].validation_retries == 2
     # every tool call in memory has its result
-    assert_calls_answered(agent.state.memory)
+    assert_calls_answered(state.memory)
 
 
 async def test_rule4_lax_coercion_and_stringified_arrays() -> None:
@@ -312,11 +325,12 @@ async def test_rule4_lax_coercion_and_stringified_arrays() -> None:
 
 
 async def test_rule4_on_invalid_raise_and_callable() -> None:
+    state = AgentState()
     model = ScriptedModel([gr({"name": 1})], profile=SPECIFIC)
     agent = ReActAgent("a", model, output=OutputConfig(on_invalid="raise"))
     with pytest.raises(StructuredOutputValidationError):
-        await agent.call("x", Contact)
-    assert agent.state.memory == []  # nothing committed
+        await agent.call("x", Contact, state=state)
+    assert state.memory == []  # nothing committed
 
     model = ScriptedModel([gr({"name": 1}), gr()], profile=SPECIFIC)
     cfg = OutputConfig(on_invalid=lambda exc: f"FIX IT: {len(exc.errors())} errors")
@@ -370,6 +384,7 @@ async def test_rule5_multiple_outputs_raise_and_callable() -> None:
 
 
 async def test_rule5_other_tools_in_the_same_reply_run_before_acceptance() -> None:
+    state = AgentState()
     ran: list[str] = []
 
     def record(q: str) -> str:
@@ -381,10 +396,10 @@ async def test_rule5_other_tools_in_the_same_reply_run_before_acceptance() -> No
         profile=SPECIFIC,
     )
     agent = ReActAgent("a", model, tools=[record])
-    reply, _ = await run(agent)
+    reply, _ = await run(agent, state=state)
     assert ran == ["side effect"] and reply.output == Contact(**OK)
     assert len(model.requests) == 1
-    assert_calls_answered(agent.state.memory)
+    assert_calls_answered(state.memory)
 
 
 # ----------------------------------------------------------------------------- rule 7
@@ -397,13 +412,14 @@ def assert_calls_answered(memory: list[Msg]) -> None:
 
 
 async def test_rule7_compression_on_success() -> None:
+    state = AgentState()
     model = ScriptedModel(
         ["prose", Reply(tool_calls=[Call("lookup", {"q": "Ann"})]), gr({"name": 1}), gr()],
         profile=AUTO_ONLY,
     )
     agent = ReActAgent("a", model, tools=[lookup])
-    await run(agent)
-    memory = agent.state.memory
+    await run(agent, state=state)
+    memory = state.memory
     kinds = [(m.role, m.metadata.get(STRUCTURED_OUTPUT_REMINDER_TYPE)) for m in memory]
     assert kinds[0] == ("system", "enter")  # enter reminder stays
     assert reminders(memory, "prompt") == []  # transient reminders gone
@@ -416,22 +432,23 @@ async def test_rule7_compression_on_success() -> None:
     assert final.role == "assistant" and final.metadata[STRUCTURED_OUTPUT] is True
     assert final.structured_data(Contact) == Contact(**OK)
     # round trip keeps the structured data readable
-    restored = AgentState.from_json(agent.state.to_json())
+    restored = AgentState.from_json(state.to_json())
     assert restored.memory[-1].structured_data(Contact) == Contact(**OK)
 
 
 async def test_rule7_compression_on_give_up_and_next_call_is_clean() -> None:
+    state = AgentState()
     model = ScriptedModel(["a", "b", gr({"bad": 1}), "d", "plain answer"], profile=AUTO_ONLY)
     agent = ReActAgent("a", model, output=OutputConfig(max_forcing=2))
-    reply, _ = await run(agent)
+    reply, _ = await run(agent, state=state)
     with pytest.raises(StructuredOutputError):
         _ = reply.output
-    memory = agent.state.memory
+    memory = state.memory
     assert reminders(memory, "prompt") == []
     assert not any(c.name == GR for m in memory for c in m.tool_uses)
     assert_calls_answered(memory)
     assert memory[-1].text == "d"  # the last answer stays as the call's answer
-    await agent.call("next")
+    await agent.call("next", state=state)
     last = model.requests[-1]
     assert reminders(last.messages, "prompt") == [] and last.options.tool_choice is None
     assert GR not in last.tool_names
@@ -441,15 +458,16 @@ async def test_rule7_compression_on_give_up_and_next_call_is_clean() -> None:
 
 
 async def test_truncated_output_is_a_truncation_error_not_a_retry() -> None:
+    state = AgentState()
     cut = Reply(tool_calls=[Call(GR, '{"name": "Ann", "ema')], finish_reason="length")
     model = ScriptedModel([cut], profile=SPECIFIC)
     agent = ReActAgent("a", model)
-    reply, events = await run(agent)
+    reply, events = await run(agent, state=state)
     with pytest.raises(OutputTruncatedError) as info:
         _ = reply.output
     assert info.value.usage is not None and info.value.usage.requests == 1
     assert of_type(events, OutputRetry) == [] and len(model.requests) == 1
-    assert_calls_answered(agent.state.memory)
+    assert_calls_answered(state.memory)
 
 
 async def test_truncated_native_text() -> None:
@@ -535,15 +553,16 @@ async def test_native_requests_of_one_agent_share_one_options_copy() -> None:
 
 
 async def test_native_validation_retry_uses_a_transient_user_message() -> None:
+    state = AgentState()
     model = ScriptedModel(['{"name": "Ann"}', '{"name": "Ann", "email": "ann@x.io"}'],
                           profile=NATIVE)
     agent = ReActAgent("a", model)
-    reply, events = await run(agent)
+    reply, events = await run(agent, state=state)
     assert reply.output == Contact(**OK)
     feedback = model.requests[1].messages[-1]
     assert feedback.role == "user" and "email" in feedback.text
     assert feedback.metadata[CACHE_CONTROL] is False
-    assert [m.role for m in agent.state.memory] == ["user", "assistant"]
+    assert [m.role for m in state.memory] == ["user", "assistant"]
     assert [e.reason for e in of_type(events, OutputRetry)] == ["validation"]
 
 
@@ -639,13 +658,14 @@ PROSE = "The weather in Paris is sunny, about 21 degrees."
 
 
 async def test_native_prose_reply_degrades_to_the_tool_strategy_for_that_call() -> None:
+    state = AgentState()
     # case C04: a vendor (or gateway) ignored the response format and the
     # model answered in prose: the call steps down to the tool strategy once,
     # visible as an OutputRetry, within output_retries; not remembered
     model = ScriptedModel([PROSE, gr(), '{"name":"Ann","email":"ann@x.io"}'],
                           profile=NATIVE.with_(tool_choice_modes=frozenset({"auto", "specific"})))
     agent = ReActAgent("a", model)
-    reply, events = await run(agent)
+    reply, events = await run(agent, state=state)
     assert reply.output == Contact(**OK)
     retries = of_type(events, OutputRetry)
     assert [(e.reason, e.attempt) for e in retries] == [("degradation", 1)]
@@ -654,10 +674,10 @@ async def test_native_prose_reply_degrades_to_the_tool_strategy_for_that_call() 
     assert second.options.response_format is None and GR in second.tool_names
     assert second.options.tool_choice == ToolChoice.specific(GR)
     assert second.messages[-1].role == "user"  # never ends on the assistant's turn
-    assert all(PROSE not in m.text for m in agent.state.memory)  # the failed attempt is gone
+    assert all(PROSE not in m.text for m in state.memory)  # the failed attempt is gone
     # nothing in the stored conversation names the output tool (C29): the next call is native
-    assert reminders(agent.state.memory, "enter") == [] and not agent.state.so_tool_active
-    assert [m.role for m in agent.state.memory] == ["user", "assistant"]
+    assert reminders(state.memory, "enter") == [] and not state.so_tool_active
+    assert [m.role for m in state.memory] == ["user", "assistant"]
     await run(agent, state=AgentState())  # the next call tries the native format again
     assert model.requests[2].options.response_format is not None
     assert GR not in model.requests[2].tool_names
@@ -731,13 +751,14 @@ async def test_tools_refused_on_native_path_drops_tools_and_stays_native() -> No
 
 
 async def test_unrelated_provider_errors_propagate_and_state_is_unchanged() -> None:
+    state = AgentState()
     from agentflow import BadRequestError
 
     model = ScriptedModel([Reply(error=BadRequestError("nope"))], profile=SPECIFIC)
     agent = ReActAgent("a", model)
     with pytest.raises(BadRequestError):
-        await agent.call("x", Contact)
-    assert agent.state.memory == [] and not agent.state.so_tool_active
+        await agent.call("x", Contact, state=state)
+    assert state.memory == [] and not state.so_tool_active
 
 
 # ----------------------------------------------------------------------------- streaming

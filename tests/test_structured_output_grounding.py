@@ -207,11 +207,9 @@ async def test_degenerate_output_is_retried_then_a_typed_error() -> None:
     loop = '{"version": "1.0.0.0.0.0.0.0.0.0", "note": "d/d/d/d/d/d/d/d/d/d/d"}'
     model = ScriptedModel([loop, loop, loop])
     agent = ReActAgent("x", model)
-    events = await run(agent, Entry, ground=Grounded())
-    complete = events[-1]
-    error = complete.message.result.error
     # not in the document: grounding catches them first
-    assert isinstance(error, GroundingError) and complete.output is None
+    with pytest.raises(GroundingError):
+        await run(agent, Entry, ground=Grounded())
 
     class Free(BaseModel):
         title: Annotated[str, G]
@@ -219,9 +217,9 @@ async def test_degenerate_output_is_retried_then_a_typed_error() -> None:
 
     looped = '{"title": "Zürich", "summary": "d/d/d/d/d/d/d/d/d/d/d/d"}'
     model = ScriptedModel([looped, looped, looped])
-    events = await run(ReActAgent("x", model), Free)
-    error = events[-1].message.result.error
-    assert isinstance(error, DegenerateOutputError)
+    with pytest.raises(DegenerateOutputError) as info:
+        await run(ReActAgent("x", model), Free)
+    error = info.value
     assert error.problems[0][0] == "summary" and "repetition loop" in error.problems[0][1]
     assert len(model.requests) == 3  # 1 + output_retries (2)
     assert any("repetition loop" in str(m.text) for m in model.requests[1].messages)

@@ -26,7 +26,7 @@ import uvicorn
 from agentflow import ReActAgent
 from agentflow.providers.openai import OpenAIChatModel
 from agentflow.web import SQLiteStateStore
-from examples.web.app import INSTRUCTIONS, create_app
+from examples.web.app import INSTRUCTIONS, OUTPUT, create_app
 
 from .fakes.base import FakeReply
 from .fakes.openai import OpenAIFake
@@ -64,7 +64,7 @@ class AppServer:
         async with OpenAIFake() as fake, SQLiteStateStore(self.db) as store:
             self.fake, self.store = fake, store
             model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="test-key")
-            agent = ReActAgent("web-demo", model, sys_prompt=INSTRUCTIONS)
+            agent = ReActAgent("web-demo", model, sys_prompt=INSTRUCTIONS, output=OUTPUT)
             self.app = create_app(agent, store)
             config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning",
                                     lifespan="off")

@@ -107,7 +107,7 @@ async def test_stream_frames_ids_and_shapes(run_server: Any) -> None:
     assert final["output"] == {"name": "Ada", "email": "ada@x.org"}
     assert final["error"] is None and final["stop_reason"] == "structured_output"
     assert set(final["usage"]) == {"input_tokens", "output_tokens", "cached_tokens",
-                                   "reasoning_tokens", "requests"}
+                                   "reasoning_tokens", "requests", "unreported"}
 
 
 async def _async(value: Any) -> Any:
@@ -270,12 +270,27 @@ async def test_sse_response_with_store_saves_only_completed_calls(
         sse_response(agent, "x", store=store)
 
 
-async def test_complete_event_carries_the_output_error() -> None:
+async def test_a_failed_output_ends_the_stream_with_its_typed_error(run_server: Any) -> None:
+    """``stream()`` raises the call's ``StructuredOutputError`` rather than ending
+    with a ``Complete`` that lacks the output: the browser gets the events, then
+    an ``error`` frame naming it, never a ``complete`` frame."""
     async def prose(request: RecordedRequest) -> Reply:
         return Reply(text="no json here")
 
-    events = [e async for e in ReActAgent("t", FunctionModel(prose)).stream("x", Contact)]
-    final = event_to_dict(events[-1])
-    assert isinstance(events[-1], Complete)
+    agent = ReActAgent("t", FunctionModel(prose))
+    url = await run_server(lambda request: _async(sse_response(agent, "x", Contact)))
+    async with aiohttp.ClientSession() as http, http.post(url) as response:
+        frames = [orjson.loads(f["data"]) for f in parse_sse(await response.read())
+                  if "data" in f]
+    assert frames[0]["type"] == "call_started"
+    assert "complete" not in [f["type"] for f in frames]
+    assert frames[-1] == {"type": "error", "error": {
+        "type": "StructuredOutputError", "message": frames[-1]["error"]["message"]}}
+    assert "generate_response" in frames[-1]["error"]["message"]
+
+    # a Complete made without its output (the loop as call() runs it) still says why
+    complete = await agent._complete("x", Contact, None, None, None, None, deltas=True)
+    final = event_to_dict(complete)
+    assert isinstance(complete, Complete)
     assert final["output"] is None
     assert final["error"]["type"] == "StructuredOutputError"

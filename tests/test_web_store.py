@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sqlite3
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing
@@ -141,9 +142,8 @@ async def test_store_repr_hides_the_dsn() -> None:
 async def test_malformed_stored_document_is_invalid_state(tmp_path: Path) -> None:
     async with SQLiteStateStore(tmp_path / "s.db") as store:
         await store.save("k", AgentState(), version=0)
-        db = await store._conn()
-        await db.execute("UPDATE agentflow_states SET state = ? WHERE key = 'k'", (b"{oops",))
-        await db.commit()
+        with sqlite3.connect(tmp_path / "s.db") as db:  # another connection, as another process
+            db.execute("UPDATE agentflow_states SET state = ? WHERE key = 'k'", (b"{oops",))
         with pytest.raises(InvalidStateError):
             await store.load("k")
 

@@ -131,8 +131,11 @@ def usage_summary(model: Any, total: Usage, batch: Usage = _NONE) -> str:
     """The summary's tokens and cost for a run on ``model`` (a ``ChatModel``):
     ``"1200 tokens (1000 in batches); est. $0.0004 (...)"``, without the cost
     part when there is no estimate (``price_key``, ``estimate_cost``).
-    ``total`` includes ``batch``."""
-    text = f"{total.total_tokens} tokens"
+    ``total`` includes ``batch``. Requests whose usage the vendor did not
+    report (``Usage.unreported``) are said to be unknown, never counted as 0
+    tokens (``"tokens unknown (3 requests unreported)"``), and a cost over the
+    known part only is a floor (``"est. at least $..."``)."""
+    text = total.describe()
     if batch.total_tokens:
         text += f" ({batch.total_tokens} in batches)"
     live = Usage(max(0, total.input_tokens - batch.input_tokens),
@@ -141,4 +144,6 @@ def usage_summary(model: Any, total: Usage, batch: Usage = _NONE) -> str:
     key = price_key(model)
     cost = (estimate_cost(key[0], live, batch, provider=key[1])
             if key is not None and total.total_tokens else None)
-    return text + (f"; est. {cost.line()}" if cost is not None else "")
+    if cost is None:
+        return text
+    return text + (f"; est. {cost.line()}" if total.known else f"; est. at least {cost.line()}")

@@ -247,8 +247,12 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--batch-poll", type=float, default=5.0, metavar="SECONDS",
                     help="first interval between polls of a batch (grows to 300 s; default 5)")
     ex.add_argument("--ground", action="store_true",
-                    help="ground every free-text string field in the document (fields marked "
-                         "Grounded() are grounded either way)")
+                    help="ground every free-text string field in the document (the default; "
+                         "kept for old scripts)")
+    ex.add_argument("--no-ground", action="store_true",
+                    help="do not ground free-text string fields by default (fields marked "
+                         "Grounded() are grounded either way; mark a derived field Derived() "
+                         "instead to leave only it ungrounded)")
     rp = sub.add_parser(
         "report", help="write the HTML review page of a results file",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -28,6 +28,7 @@ from agentflow.documents.routing import pdf_delivery
 from agentflow.errors import InvalidExampleError
 from agentflow.extraction.budget import Chunking
 from agentflow.extraction.chunked import check_items
+from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.outfile import open_out, waiting_notice
 from agentflow.extraction.records import _problem_record, _record, _Sink, _transient
 from agentflow.extraction.setup import (
@@ -55,7 +56,7 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     examples = getattr(module, "EXAMPLES", None)
     if examples is not None:
         try:
-            check_examples(examples, output_type, Grounded() if args.ground else None)
+            check_examples(examples, output_type, _cli_marker(args, examples, output_type))
         except InvalidExampleError as exc:
             raise SetupError(f"{args.schema}: EXAMPLES: {exc}") from None
     chunking = chunking_for(args, module)
@@ -107,7 +108,9 @@ async def _extract_into(
     if args.limit is not None:
         docs = itertools.islice(docs, args.limit)
     selected = list(docs)  # materialized: the progress line needs the total
-    if _grounds(output_type, args.ground):  # a scan sent as a PDF has no text to point into
+    # a scan sent as a PDF has no text to point into: Grounded() fields cannot be
+    # (the default grounding of every string does not apply to a document without text)
+    if _grounds(output_type, False):
         selected = [_ungroundable(d) if d.data is not None and not d.text.strip() else d
                     for d in selected]
     unusable = [d for d in selected if d.problem]
@@ -132,7 +135,7 @@ async def _extract_into(
                 model, batch, output_type, concurrency=concurrency, order="completed",
                 instructions=instructions, chunking=chunking, passes=args.passes,
                 allow_partial=args.allow_partial, max_chars=max_chars,
-                ground=True if args.ground else None, on_progress=progress.chunk,
+                ground=not getattr(args, "no_ground", False), on_progress=progress.chunk,
                 mode=args.mode, batch=_batch_settings(args, batch_usage),
                 examples=examples,
             ):
@@ -167,7 +170,8 @@ async def _extract_into(
     tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
     rate = f" ({len(selected) / elapsed * 60:.1f} documents/min{_engine(model)})" if (
         selected and elapsed > 0) else ""
-    print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}; "
+    print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}"
+          f"{progress.review_note()}; "
           f"{tokens}; {elapsed:.1f}s{rate}{f' -> {sink.out.path}' if sink.out else ''}",
           file=sys.stderr)
     return 1 if failed else 0
@@ -181,9 +185,16 @@ def _engine(model: Any) -> str:
     return f" on {threads} thread{'s' * (threads != 1)}, {slots} slot{'s' * (slots != 1)}"
 
 
+def _cli_marker(args: argparse.Namespace, examples: Any, output_type: Any) -> Grounded | None:
+    """The run's grounding default: none under ``--no-ground``, else the
+    extraction default relaxed by the examples (``agentflow.extraction.defaults``)."""
+    return None if getattr(args, "no_ground", False) else extraction_marker(examples, output_type)
+
+
 def _grounds(output_type: Any, ground: bool) -> bool:
-    """Whether extraction grounds values in the text (``--ground``, or a ``Grounded()``
-    field); a schema whose markers are wrong fails later, at its first call."""
+    """Whether extraction grounds values in the text (the default, or a ``Grounded()``
+    field under ``--no-ground``); a schema whose markers are wrong fails later, at its
+    first call."""
     if ground:
         return True
     try:

@@ -1,6 +1,6 @@
 """The ``extract`` command's progress line.
 
-    37/300 (12%) · 1.9 docs/s · ETA 2m18s · ok 33 · failed 3 · suspect 1 · chunks 12/40
+    37/300 (12%) · 1.9 docs/s · ETA 2m18s · ok 33 · failed 3 · suspect 1 · review 4 · chunks 1/4
 
 On a terminal the line is redrawn in place (at most 10 times a second); on
 anything else (a log file, a CI job) a full line is printed at the first
@@ -8,8 +8,12 @@ result, then every ``interval`` seconds, and once at the end. ``suspect``
 counts failed records whose error names a suspect output (degenerate or
 ungrounded values: ``agentflow.extraction.report.is_suspect``, the rule the
 review page counts by), apart from the other
-failures. ``chunks`` (shown once a long document is split) counts the chunks
-of long documents done so far (``chunk``, an ``extract_many`` ``on_progress``).
+failures. ``review`` (shown once there is one) counts the ``ok`` records
+with a field whose confidence is low (the record's ``needs_review``,
+``agentflow.extraction.confidence``): they are also in ``ok``; ``fields``
+says which fields, for the summary. ``chunks`` (shown once a long document
+is split) counts the chunks of long documents done so far (``chunk``, an
+``extract_many`` ``on_progress``).
 """
 
 from __future__ import annotations
@@ -66,6 +70,10 @@ class Progress:
         self.stream = stream
         self.interval = interval
         self.counts: dict[Outcome, int] = {"ok": 0, "failed": 0, "suspect": 0}
+        self.review = 0
+        """``ok`` records with a field that needs review."""
+        self.fields: dict[str, int] = {}
+        """Field name -> ``ok`` records in which it needs review."""
         self.tty = stream.isatty()
         self._start = time.monotonic()
         self._shown = float("-inf")
@@ -80,6 +88,11 @@ class Progress:
     def add(self, record: dict[str, Any]) -> None:
         """Count ``record`` and show the line when due."""
         self.counts[outcome(record)] += 1
+        flagged = record.get("needs_review") if record.get("ok") is True else None
+        if isinstance(flagged, list) and flagged:
+            self.review += 1
+            for name in flagged:
+                self.fields[str(name)] = self.fields.get(str(name), 0) + 1
         now = time.monotonic()
         due = 0.1 if self.tty else self.interval
         if now - self._shown >= due or self.done == self.total:
@@ -108,8 +121,18 @@ class Progress:
                       f"{sum(t for _, t in self._chunks.values())}")
         # under a second a rate says nothing (inputs failed before any model call)
         shown = f"{rate:.2f}" if elapsed >= MIN_RATE_SECONDS else "-"
+        review = f" · review {self.review}" if self.review else ""
         return (f"{done}/{self.total}{pct} · {shown} docs/s · ETA {eta} · ok {c['ok']} · "
-                f"failed {c['failed']} · suspect {c['suspect']}{chunks}")
+                f"failed {c['failed']} · suspect {c['suspect']}{review}{chunks}")
+
+    def review_note(self) -> str:
+        """``; 3 ok need review (version 2, homepage 1)`` for the summary line,
+        or ``""`` when no ``ok`` record needs review."""
+        if not self.review:
+            return ""
+        names = ", ".join(f"{name} {n}" for name, n in
+                          sorted(self.fields.items(), key=lambda kv: (-kv[1], kv[0])))
+        return f"; {self.review} ok need{'s' if self.review == 1 else ''} review ({names})"
 
     def _show(self, now: float) -> None:
         self._shown = now

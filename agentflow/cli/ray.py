@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     chunking = chunking_for(args, module)
     options: dict[str, Any] = {"chunking": chunking, "passes": args.passes,
                                "allow_partial": args.allow_partial, "max_chars": max_chars,
-                               "ground": True if args.ground else None}
+                               "ground": not getattr(args, "no_ground", False)}
     if module is not None and hasattr(module, "EXAMPLES"):  # resolved in each actor
         options["examples"] = engine.absolute_ref(f"{module_ref}:EXAMPLES")
     results = engine.extract_dataset(

@@ -33,7 +33,7 @@ __all__ = [
 
 # --------------------------------------------------------------------------- providers
 
-UnsupportedFeature = Literal["native_output", "tools", "tool_choice", "thinking"]
+UnsupportedFeature = Literal["native_output", "tools", "tool_schema", "tool_choice", "thinking"]
 
 
 class ProviderError(AgentflowError):
@@ -127,7 +127,9 @@ class UnsupportedFeatureError(BadRequestError):
     provider module decides which vendor errors are this one.
 
     Attributes:
-        feature: one of ``"native_output"``, ``"tools"``, ``"tool_choice"``, ``"thinking"``.
+        feature: one of ``"native_output"``, ``"tools"``, ``"tool_schema"`` (a
+            function tool's parameter schema refused: the output tool's, on the
+            tool path), ``"tool_choice"``, ``"thinking"``.
     """
 
     def __init__(

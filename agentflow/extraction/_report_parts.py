@@ -21,6 +21,7 @@ from agentflow.extraction._report_records import (
     _leaves,
     _status,
     is_suspect,
+    review_fields,
 )
 
 
@@ -36,6 +37,7 @@ def _head(title: str, count: int) -> str:
 
 def _summary(stats: ReportStats, notes: Sequence[str]) -> str:
     cards = [("records", stats.records, ""), ("ok", stats.ok, "ok"),
+             ("needs review (of ok)", stats.review, "suspect" if stats.review else ""),
              ("failed", stats.failed, "failed"), ("suspect (of failed)", stats.suspect, "suspect")]
     if stats.superseded:
         cards.append(("older records superseded", stats.superseded, ""))
@@ -43,6 +45,12 @@ def _summary(stats: ReportStats, notes: Sequence[str]) -> str:
     parts += [f'<div class="card {cls}" data-count="{name.split()[0]}"><b>{n}</b>{name}</div>'
               for name, n, cls in cards]
     parts.append("</div>")
+    if stats.review_fields:
+        parts.append('<table class="by-type"><tr><th>field that needs review</th>'
+                     "<th>ok records</th></tr>")
+        for name, n in sorted(stats.review_fields.items(), key=lambda kv: (-kv[1], kv[0])):
+            parts.append(f"<tr><td>{_t(name)}</td><td>{n}</td></tr>")
+        parts.append("</table>")
     if stats.by_error_type:
         parts.append('<table class="by-type"><tr><th>error type</th><th>records</th>'
                      "<th>suspect</th></tr>")
@@ -95,7 +103,12 @@ def _meta(record: Record, source: Source) -> str:
     if isinstance(record.get("duration_s"), int | float):
         bits.append(f"{record['duration_s']:.2f} s")
     usage = record.get("usage")
-    if isinstance(usage, Mapping) and isinstance(usage.get("total_tokens"), int):
+    if isinstance(usage, Mapping) and isinstance(usage.get("unreported"), int) and (
+            usage["unreported"]):  # the vendor did not say: unknown, never "0 tokens"
+        bits.append("tokens unknown" if not usage.get("input_tokens") else
+                    f"{usage.get('input_tokens', 0) + usage.get('output_tokens', 0)} tokens"
+                    " + unknown")
+    elif isinstance(usage, Mapping) and isinstance(usage.get("total_tokens"), int):
         bits.append(f"{usage['total_tokens']} tokens")
     offset = record.get("source_offset")
     if isinstance(offset, int) and offset:
@@ -166,6 +179,11 @@ def _document(number: int, record: Record, source: Source, colours: dict[str, in
              f'<h3><span class="doc-id">{_t(record["id"])}</span> '
              f'<span class="badge {status}">{status}</span></h3>',
              f'<p class="doc-meta">{_meta(record, source)}</p>']
+    flagged = review_fields(record)
+    if flagged:
+        parts.append('<div class="error review"><b class="type">needs review</b>: '
+                     f'<span class="reason">low confidence in {_t(", ".join(flagged))}</span>'
+                     "</div>")
     if not record["ok"]:
         kind, reason, message = _error(record)
         parts.append(f'<div class="error"><b class="type">{_t(kind)}</b>: '

@@ -41,7 +41,9 @@ class ReportStats:
     """What a page holds: counts of records, spans and sources.
 
     ``records`` counts distinct ids (``superseded``: older records of an id);
-    ``suspect`` is a part of ``failed``; ``by_error_type`` counts failed records;
+    ``suspect`` is a part of ``failed``; ``review`` a part of ``ok`` (records
+    whose ``needs_review`` names a low-confidence field, ``review_fields``
+    counts them per field); ``by_error_type`` counts failed records;
     ``spans`` the highlights drawn, ``differing`` those whose text differs from
     the output value, ``invalid_spans`` those not drawn; ``unavailable`` holds
     ``(document number, id, why)`` for each source that could not be had.
@@ -50,6 +52,8 @@ class ReportStats:
     records: int = 0
     superseded: int = 0
     ok: int = 0
+    review: int = 0
+    review_fields: dict[str, int] = field(default_factory=dict)
     failed: int = 0
     suspect: int = 0
     by_error_type: dict[str, int] = field(default_factory=dict)
@@ -61,6 +65,13 @@ class ReportStats:
 
 Sources = Mapping[str, str] | Callable[[Record], Source]
 """Either ``id -> the text the model saw``, or a function from a record to its ``Source``."""
+
+
+def review_fields(record: Mapping[str, object]) -> list[str]:
+    """The fields an ``ok`` record says need review (its ``needs_review``:
+    ``agentflow.extraction.confidence``); ``[]`` for any other record."""
+    flagged = record.get("needs_review") if record.get("ok") is True else None
+    return [str(f) for f in flagged] if isinstance(flagged, list) else []
 
 
 def is_suspect(error_type: str) -> bool:

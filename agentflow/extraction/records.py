@@ -65,6 +65,11 @@ def _record(result: ExtractResult, source_offset: int = 0,
         reason = getattr(result.error, "detail", None) or getattr(result.error, "reason", None)
         if isinstance(reason, str) and reason:
             record["error"]["reason"] = mask_secrets(reason)
+    if result.confidence:  # agentflow.extraction.confidence
+        record["confidence"] = {name: round(c, 3) for name, c in result.confidence.items()}
+        record["needs_review"] = list(result.needs_review)
+    if result.ungrounded:
+        record["ungrounded"] = list(result.ungrounded)
     if result.spans:
         record["spans"] = {path: [list(s) for s in spans] for path, spans in result.spans.items()}
     if source_offset:

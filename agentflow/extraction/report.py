@@ -9,8 +9,10 @@ Records have the CLI JSONL record shape (``id``, ``ok``, ``output``, ``error``
 records share an id, the last one wins (a results file is appended to, so the
 last line is the newest).
 
-The page holds, top to bottom: a summary (records ok / failed / suspect, by
-error type, and checks of the spans against the sources), the failed records
+The page holds, top to bottom: a summary (records ok / needs review /
+failed / suspect, by error type, and checks of the spans against the
+sources; *needs review*: ``ok`` records whose ``needs_review`` names a
+low-confidence field, ``agentflow.extraction.confidence``), the failed records
 with their error type and reason, then one card per document: its source text
 with every span highlighted and labelled by its field path, and beside it a
 table of every leaf of the output with its value and span offsets. Everything
@@ -68,6 +70,7 @@ from agentflow.extraction._report_records import (
     _lookup,
     is_suspect,
     latest_records,
+    review_fields,
 )
 
 __all__ = [
@@ -114,6 +117,10 @@ def write_report(records: Iterable[Record], sources: Sources, write: Callable[[s
     for record in docs:
         if record["ok"]:
             stats.ok += 1
+            flagged = review_fields(record)
+            stats.review += bool(flagged)
+            for name in flagged:
+                stats.review_fields[name] = stats.review_fields.get(name, 0) + 1
             continue
         kind = _error(record)[0]
         stats.failed += 1

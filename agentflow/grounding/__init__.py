@@ -388,7 +388,7 @@ def _schema_string(node: Any) -> bool:
     if isinstance(branches, list):
         return bool(branches) and all(_schema_string(b) for b in branches)
     kinds = node.get("type")
-    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    kinds = set(kinds) if isinstance(kinds, list) else {kinds} if isinstance(kinds, str) else set()
     choices = node.get("enum", [node["const"]] if "const" in node else None)
     return (kinds <= {"string", "null"} and "string" in kinds) or bool(
         choices and all(isinstance(c, str | None) for c in choices))

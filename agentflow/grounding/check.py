@@ -46,6 +46,10 @@ class GroundingCheck:
         preceding: path of each ``misordered`` value -> the value of the
             field it must follow, as the document writes it (the message
             names it: that value may be the wrong one).
+        unclean: ``(path, value, why)`` of values under ``Grounded(clean=True)``
+            whose edges are not clean (``agentflow.grounding.edges``: a
+            separator or a label at an edge; ``why`` says which); also in
+            ``unfound``.
         nullable: paths of ``unfound`` values whose field allows null (the
             message offers it: a model that writes ``"null"``, ``"N/A"`` or a
             guess for a field the document does not fill is told it may leave
@@ -63,6 +67,7 @@ class GroundingCheck:
     misordered: list[tuple[str, str, str]] = field(default_factory=list)
     preceding: dict[str, str] = field(default_factory=dict)
     nullable: list[str] = field(default_factory=list)
+    unclean: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -84,7 +89,10 @@ class GroundingCheck:
         misordered = {(p, v): _field_name(show(_sibling(p, after)))  # as the model named it
                       for p, v, after in self.misordered}
         shortened = {(p, v): longer for p, v, longer in self.shortened}
-        lines = [f"- {show(p)}: {v!r} cuts through the token {cut[p, v]!r} of the document; "
+        unclean = {(p, v): why for p, v, why in self.unclean}
+        lines = [f"- {show(p)}: {v!r} {unclean[p, v]}; copy the value alone, exactly as written"
+                 if (p, v) in unclean else
+                 f"- {show(p)}: {v!r} cuts through the token {cut[p, v]!r} of the document; "
                  f"copy whole tokens (here {cut[p, v]!r}) exactly as written"
                  if (p, v) in cut else
                  f"- {show(p)}: {v!r} is only part of the line {cut_lines[p, v]!r} of the "

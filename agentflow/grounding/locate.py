@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from agentflow.grounding.check import GroundingCheck, Span, _sibling
+from agentflow.grounding.edges import edge_problem
 from agentflow.grounding.folding import TYPOGRAPHIC, fold_text
 from agentflow.grounding.items import item_at, item_spans
 from agentflow.grounding.lines import line_around, line_at, line_spans
@@ -263,6 +264,17 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
         span = next((s for s in every if s[0] >= cursor and s not in taken and keep(s)), None)
         span = span or next((s for s in every if s not in taken and keep(s)),
                             None) or next(filter(keep, every))
+        if gv.marker.clean:
+            clean = [s for s in every if keep(s) and edge_problem(gv.value, source, s) is None]
+            if not clean:
+                why = edge_problem(gv.value, source, span) or "has an unclean edge"
+                result.unclean.append((gv.path, gv.value, why))
+                result.unfound.append((gv.path, gv.value))
+                if gv.optional:
+                    result.nullable.append(gv.path)
+                continue
+            if span not in clean:
+                span = next((s for s in clean if s not in taken), clean[0])
         if sibling is not None and bound:
             follows[gv.path] = sibling
             _pull_before(result.spans, options, follows, taken, sibling, span[0])

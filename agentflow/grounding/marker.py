@@ -12,6 +12,8 @@ from agentflow.errors import SchemaError
 
 __all__ = [
     "AFTER_KEY",
+    "CLEAN_KEY",
+    "DERIVED_KEY",
     "GROUNDED_KEY",
     "LINE_KEY",
     "LONGEST_KEY",
@@ -19,6 +21,7 @@ __all__ = [
     "WHOLE_ITEMS",
     "WHOLE_LINES",
     "WHOLE_TOKENS",
+    "Derived",
     "Grounded",
     "mark_all_strings",
 ]
@@ -50,6 +53,15 @@ the source. Kept by the ``local`` dialect, dropped by every other."""
 LONGEST_KEY = "x-grounded-longest"
 """JSON Schema keyword ``Grounded(longest=True)`` adds beside ``GROUNDED_KEY``
 (``true``). Kept by the ``local`` dialect, dropped by every other."""
+
+CLEAN_KEY = "x-grounded-clean"
+"""JSON Schema keyword ``Grounded(clean=True)`` adds beside ``GROUNDED_KEY``
+(``true``). Kept by the ``local`` dialect, dropped by every other."""
+
+DERIVED_KEY = "x-derived"
+"""JSON Schema keyword ``Derived()`` adds to a field's schema (``true``): the
+``ground=`` default leaves the field alone. Dropped by every dialect but
+``local``."""
 
 MARKS = (True, WHOLE_TOKENS, WHOLE_LINES, WHOLE_ITEMS)
 """Every value of ``GROUNDED_KEY``."""
@@ -98,6 +110,13 @@ class Grounded:
             field (or, on a list, its items) needs a ``pattern`` saying what
             a whole value looks like, anchored at both ends (``^...$``) and
             readable by Python's ``re``. Default ``False``.
+        clean: the value must not begin or end with separator punctuation
+            (``: ; , =``, a closing bracket first, an opening one last) nor
+            begin with the label of its line (``Version: 4.16.0``, where the
+            line is ``Version: 4.16.0``): ``agentflow.grounding.edges``.
+            The extraction default (``extract_many``, ``agentflow extract``)
+            sets it unless the worked examples show such a value. Default
+            ``False``.
 
     Raises:
         SchemaError: ``line`` is not a regular expression Python can read,
@@ -115,6 +134,7 @@ class Grounded:
     line: str | None = None
     after: str | None = None
     longest: bool = False
+    clean: bool = False
 
     def __post_init__(self) -> None:
         if self.after is not None and not (isinstance(self.after, str)
@@ -132,7 +152,7 @@ class Grounded:
     def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
         schema = handler(core_schema)
         _mark(handler.resolve_ref_schema(schema) if "$ref" in schema else schema,
-              self.schema_mark, self.line, self.after, self.longest)
+              self.schema_mark, self.line, self.after, self.longest, self.clean)
         return schema
 
     @property
@@ -146,13 +166,12 @@ class Grounded:
 
 
 def _mark(node: Any, mark: bool | str, line: str | None = None,
-          after: str | None = None, longest: bool = False) -> None:
+          after: str | None = None, longest: bool = False, clean: bool = False) -> None:
     """Mark a string node (an ``enum``/``const`` of strings too: a marker on a
     ``Literal`` or enum field), the items of an array node, every branch."""
     if not isinstance(node, dict):
         return
-    kinds = node.get("type")
-    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    kinds = _kinds(node)
     choices = node.get("enum", [node["const"]] if "const" in node else None)
     if "string" in kinds or (choices and all(isinstance(c, str) for c in choices)):
         node[GROUNDED_KEY] = mark
@@ -162,10 +181,46 @@ def _mark(node: Any, mark: bool | str, line: str | None = None,
             node[AFTER_KEY] = after
         if longest:
             node[LONGEST_KEY] = True
+        if clean:
+            node[CLEAN_KEY] = True
     if "array" in kinds and isinstance(node.get("items"), dict):
-        _mark(node["items"], mark, line, after, longest)
+        _mark(node["items"], mark, line, after, longest, clean)
     for branch in node.get("anyOf", ()) or node.get("oneOf", ()):
-        _mark(branch, mark, line, after, longest)
+        _mark(branch, mark, line, after, longest, clean)
+
+
+@dataclass(frozen=True, slots=True)
+class Derived:
+    """Marks a field whose value is derived or normalised, not copied: the
+    ``ground=`` default (on by default for ``extract_many`` and ``agentflow
+    extract``) leaves it ungrounded. Use as ``Annotated[str, Derived()]``::
+
+        class Paper(BaseModel):
+            title: str                               # grounded by the default
+            language: Annotated[str, Derived()]      # "English", said nowhere
+
+    Records list such values under ``ungrounded`` (nothing checked them
+    against the document). A ``Grounded()`` marker on the same field wins.
+    """
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
+        schema = handler(core_schema)
+        target = handler.resolve_ref_schema(schema) if "$ref" in schema else schema
+        if isinstance(target, dict):
+            target[DERIVED_KEY] = True
+        return schema
+
+
+_NAMED = ("properties", "patternProperties", "$defs", "definitions")
+"""Keywords whose value maps names to schemas (a property may be named ``type``)."""
+
+
+def _kinds(node: Mapping[str, Any]) -> set[str]:
+    """The ``type`` names of a schema node (none when it says none)."""
+    kinds = node.get("type")
+    if isinstance(kinds, list):
+        return {k for k in kinds if isinstance(k, str)}
+    return {kinds} if isinstance(kinds, str) else set()
 
 
 def mark_all_strings(schema: Mapping[str, Any], marker: Grounded | None = None) -> dict[str, Any]:
@@ -173,21 +228,28 @@ def mark_all_strings(schema: Mapping[str, Any], marker: Grounded | None = None) 
     without ``enum``/``const``) marked ``GROUNDED_KEY`` (the default that
     grounds every string leaf, for grammars). Nodes a field's own marker
     already marked keep their mark; the others get ``marker``'s
-    (``Grounded()`` when ``None``)."""
+    (``Grounded()`` when ``None``); a node marked ``Derived()`` (``DERIVED_KEY``)
+    and everything under it is left alone."""
     mark = (marker or Grounded()).schema_mark
     line = (marker or Grounded()).line
+    clean = (marker or Grounded()).clean
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
             return [walk(n) for n in node]
         if not isinstance(node, dict):
             return node
-        out = {k: walk(v) for k, v in node.items()}
-        kinds = out.get("type")
-        kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+        if node.get(DERIVED_KEY) is True:  # Derived(): the default leaves it alone
+            return node
+        out = {k: {name: walk(sub) for name, sub in v.items()}
+               if k in _NAMED and isinstance(v, dict) else walk(v)  # a map of names: not a node
+               for k, v in node.items()}
+        kinds = _kinds(out)
         if "string" in kinds and "enum" not in out and "const" not in out:
             if GROUNDED_KEY not in out and line is not None:
                 out[LINE_KEY] = line
+            if GROUNDED_KEY not in out and clean:
+                out[CLEAN_KEY] = True
             out.setdefault(GROUNDED_KEY, mark)
         return out
 

@@ -19,6 +19,8 @@ from typing_extensions import is_typeddict
 
 from agentflow.grounding.marker import (
     AFTER_KEY,
+    CLEAN_KEY,
+    DERIVED_KEY,
     GROUNDED_KEY,
     LINE_KEY,
     LONGEST_KEY,
@@ -26,6 +28,7 @@ from agentflow.grounding.marker import (
     WHOLE_ITEMS,
     WHOLE_LINES,
     WHOLE_TOKENS,
+    Derived,
     Grounded,
 )
 from agentflow.output.json_schema import SCHEMA_ATTRIBUTE
@@ -102,6 +105,19 @@ def _fields(tp: Any) -> list[tuple[str, Any, list[Grounded]]] | None:
 
 def _field_markers(info: FieldInfo) -> list[Grounded]:
     return [m for m in info.metadata if isinstance(m, Grounded)]
+
+
+def is_derived(tp: Any, metadata: Iterable[Any] = ()) -> bool:
+    """Whether a field (its annotation ``tp``, its ``FieldInfo.metadata``)
+    is marked ``Derived()`` (at any ``Annotated`` level, or in a union branch)."""
+    if any(isinstance(m, Derived) for m in metadata):
+        return True
+    while get_origin(tp) is typing.Annotated:
+        args = get_args(tp)
+        if any(isinstance(m, Derived) for m in args[1:]):
+            return True
+        tp = args[0]
+    return _is_union(tp) and any(is_derived(a) for a in get_args(tp))
 
 
 def _allows_marker(tp: Any) -> bool:
@@ -238,15 +254,28 @@ def grounded_values(
         if fields is None:
             return
         infos = type(v).model_fields if isinstance(v, BaseModel) else {}
+        hints = _raw_hints(type(v)) if not infos else {}
         for name, ann, field_marks in fields:
             child = v.get(name) if isinstance(v, dict) else getattr(v, name, None)
             own = field_marks[-1] if field_marks else None
+            if own is None and is_derived(infos[name].annotation if name in infos
+                                          else hints.get(name),
+                                          infos[name].metadata if name in infos else ()):
+                continue  # Derived(): not copied, so the default does not ground it
             walk(child, ann, _join(path, name), own, False,
                  _pattern_in(infos[name].metadata) if own is not None and own.longest
                  and name in infos else None)
 
     walk(value, output_type, "", None, False)
     return out
+
+
+def _raw_hints(tp: Any) -> dict[str, Any]:
+    """A dataclass's or TypedDict's annotations with their ``Annotated`` extras."""
+    try:
+        return typing.get_type_hints(tp, include_extras=True)
+    except Exception:  # an unresolvable forward reference: no markers read
+        return {}
 
 
 def _schema_marks(node: Any) -> bool:
@@ -268,7 +297,7 @@ def _schema_marker(node: Mapping[str, Any], inherited: Grounded | None) -> Groun
                         whole_items=mark == WHOLE_ITEMS,
                         line=line if isinstance(line, str) else None,
                         after=after if isinstance(after, str) and after.isidentifier() else None,
-                        longest=node.get(LONGEST_KEY) is True)
+                        longest=node.get(LONGEST_KEY) is True, clean=node.get(CLEAN_KEY) is True)
     return inherited
 
 
@@ -296,6 +325,8 @@ def _schema_values(value: Any, root: Mapping[str, Any], path: str,
                 "array" if isinstance(v, list) else "object" if isinstance(v, dict) else "")
 
     def walk(v: Any, node: Any, where: str, optional: bool) -> None:
+        if isinstance(node, Mapping) and node.get(DERIVED_KEY) is True and not _schema_marks(node):
+            return  # Derived(): the default leaves it alone
         node = resolve(node)
         branches = node.get("anyOf") or node.get("oneOf")
         if isinstance(branches, list):

@@ -45,6 +45,9 @@ class OutputRun:
     discards: int = 0
     examples: list[Msg] = field(default_factory=list)
     """The few-shot example messages put before the call's input in each request."""
+    locators: dict[str, Any] = field(default_factory=dict)
+    """Field name -> ``agentflow.grounding.locators.Locator`` learned from the
+    call's examples: the only values a substring grammar offers the field."""
     pending: Any = NO_OUTPUT
     value_starts: ValueStarts | None = None
     """Where the latest JSON value of the streamed reply text starts (native

@@ -47,7 +47,9 @@ from agentflow.messages import (
 )
 from agentflow.middleware._output_run import OutputRun
 from agentflow.middleware.base import Act, Decision, Finish, ReasonAgain
+from agentflow.output.brackets import cut_inside
 from agentflow.output.config import OutputConfig
+from agentflow.output.decoding import explain_raw
 from agentflow.output.parsing import NoJSONFound, closed_json, parse_output
 from agentflow.output.reminders import TOOL_NAME, transient
 from agentflow.tools import describe_validation_error
@@ -184,7 +186,10 @@ def check_call(
         else:
             data: Any = dict(call.input)
             if set(data) == {"__raw_arguments__"}:
-                value = parse_output(data["__raw_arguments__"], run.spec)
+                raw = data["__raw_arguments__"]
+                if cut_inside(raw):  # never closed into a shorter value: asked again
+                    raise NoJSONFound(explain_raw(raw))
+                value = parse_output(raw, run.spec)
             else:
                 value = run.spec.validate_object(data)  # strict from its JSON text first
         value = accepted(config, ex, run, value)

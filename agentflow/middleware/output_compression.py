@@ -3,8 +3,11 @@ memory at call end (DESIGN.md §3)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from agentflow.execution import CallExecution
 from agentflow.messages import (
+    ANSWER_FROM_REASONING,
     STRUCTURED_OUTPUT,
     STRUCTURED_OUTPUT_ATTEMPT,
     STRUCTURED_OUTPUT_REMINDER_TYPE,
@@ -64,7 +67,10 @@ class StructuredOutputCompression(Middleware):
                 m = trimmed
             kept.append(m)
         if ex.completed:
-            final = Msg("assistant", run.spec.dump_json(ex.output), None, {STRUCTURED_OUTPUT: True})
+            flags: dict[str, Any] = {STRUCTURED_OUTPUT: True}
+            if accepted is not None and accepted.metadata.get(ANSWER_FROM_REASONING):
+                flags[ANSWER_FROM_REASONING] = True  # read from the reasoning channel: said so
+            final = Msg("assistant", run.spec.dump_json(ex.output), None, flags)
             kept.append(final)
             ex.reply = final
         elif last_attempt is not None:

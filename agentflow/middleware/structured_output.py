@@ -87,6 +87,7 @@ from agentflow.errors import (
 from agentflow.events import Event, OutputRetry
 from agentflow.execution import CallExecution
 from agentflow.grounding import Grounded, grounding_plan, mark_all_strings
+from agentflow.grounding.locators import apply_locators, learn_locators
 from agentflow.messages import Msg, ReminderType
 from agentflow.middleware._output_run import KEY as _KEY
 from agentflow.middleware._output_run import NO_OUTPUT as _NO_OUTPUT
@@ -251,8 +252,10 @@ class StructuredOutputMiddleware(Middleware):
         run.start = len(ex.memory)  # the call's input messages follow
         examples = ex.extra.get("examples", self.config.examples)
         if examples:  # raises InvalidExampleError before any request
-            run.examples = example_messages(
-                check_examples(examples, ex.output_type, run.ground), ex.output_type)
+            checked = check_examples(examples, ex.output_type, run.ground)
+            run.examples = example_messages(checked, ex.output_type)
+            if run.grounded and ex.model.profile.substring_grammar:
+                run.locators = learn_locators(checked, ex.output_type)
         self._bind(ex, run, kind)
 
     def _bind(self, ex: CallExecution, run: _Run, kind: StrategyKind) -> None:
@@ -310,7 +313,10 @@ class StructuredOutputMiddleware(Middleware):
         if not (run.grounded and rf.schema is not None and ex.model.profile.substring_grammar):
             return rf
         schema = mark_all_strings(rf.schema, run.ground) if run.ground is not None else rf.schema
-        return replace(rf, schema=schema, source=source_of(ex, run), taken=taken_of(ex, run))
+        source = source_of(ex, run)
+        if run.locators:  # learned from the examples: the values each field may take here
+            schema = apply_locators(schema, run.locators, source)
+        return replace(rf, schema=schema, source=source, taken=taken_of(ex, run))
 
     # ------------------------------------------------------------ streaming
 

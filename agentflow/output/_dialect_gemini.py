@@ -3,7 +3,15 @@ function ``parameters`` (ai.google.dev/gemini-api/docs/structured-output):
 ``$ref`` inlined, unsupported keywords dropped, ``anyOf [T, null]`` as
 ``nullable``, enums as strings, a tuple's ``prefixItems`` as one ``items``
 schema; a truly recursive schema stays JSON Schema with its ``$defs``/``$ref``
-(sent in ``responseJsonSchema``/``parametersJsonSchema``)."""
+(sent in ``responseJsonSchema``/``parametersJsonSchema``).
+
+A union node is ``anyOf`` alone: the API refuses ``nullable`` or a
+``description`` beside ``anyOf`` (issue 32: ``str | int | None`` and a
+described union came back 400, native and tool path alike), so a union's
+nullability and description go into each of its branches (``_union_alone``):
+``{"anyOf": [{"type": "string", "nullable": true, "description": d},
+{"type": "integer", "nullable": true, "description": d}]}`` accepts the same
+values."""
 
 from __future__ import annotations
 
@@ -148,7 +156,7 @@ def _geminify(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...], path: 
         if len(non_null) == 1:
             merged = {**non_null[0], **{k: v for k, v in node.items() if k != "anyOf"}}
             inner = _geminify(merged, defs, stack, path)
-            return {**inner, **out}
+            return _union_alone({**inner, **out})
         node = {**node, "anyOf": non_null}
     types = node.get("type")
     if isinstance(types, list):
@@ -157,7 +165,7 @@ def _geminify(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...], path: 
             out["nullable"] = True
         if len(non_null_types) > 1:  # Schema.type is one type: a list is a 400
             inner = _geminify(_type_branches(node, non_null_types), defs, stack, path)
-            return {**inner, **out}
+            return _union_alone({**inner, **out})
         node = {**node, "type": non_null_types[0] if non_null_types else "string"}
     for key, value in node.items():
         if key not in _GEMINI_KEYWORDS:
@@ -187,7 +195,29 @@ def _geminify(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...], path: 
     if "properties" in out:
         out.setdefault("type", "object")
         out["propertyOrdering"] = list(out["properties"])
-    return out
+    return _union_alone(out)
+
+
+_PUSHED = ("nullable", "description")
+"""What a union node says that its branches can say for it."""
+
+
+def _union_alone(node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` with ``anyOf`` as its only field: its nullability and description
+    pushed into every branch (a branch's own description wins), anything else
+    beside ``anyOf`` dropped (the subset refuses it there)."""
+    if "anyOf" not in node or len(node) == 1:
+        return node
+    extra = {k: node[k] for k in _PUSHED if k in node and node[k] is not False}
+    return {"anyOf": [_pushed(branch, extra) for branch in node["anyOf"]]}
+
+
+def _pushed(branch: Any, extra: Mapping[str, Any]) -> Any:
+    if not isinstance(branch, dict) or not extra:
+        return branch
+    if "anyOf" in branch:  # a union inside a union: down to its branches
+        return {"anyOf": [_pushed(b, extra) for b in branch["anyOf"]]}
+    return {**branch, **{k: v for k, v in extra.items() if k not in branch or k == "nullable"}}
 
 
 _TYPE_KEYWORDS: dict[str, frozenset[str]] = {

@@ -11,19 +11,23 @@ Two faults of servers and models, not of the values:
   object (``{"a": 1}}``), in a tool call or a Hermes ``<tool_call>`` block.
 
 ``rebalanced(text, add=...)`` gives the text with the closers set right, or
-``None`` when that is not the fault: closers are added only when ``add`` (the
+``None`` when that is not the fault: a closer is added only when ``add`` (the
 reply ended normally: a reply cut at the token limit may have lost a digit of
-its last number, never repaired) and only after a whole value (never inside a
-string, after a ``:`` or ``,``, or a key without its value: the result must
-decode); extra ones are dropped only when nothing but closers follows one
-whole object.
+its last number, never repaired), and only the object's own final ``}`` after
+a whole value (never inside a string, after a ``:`` or ``,``, a key without
+its value, or an empty ``{``). Text that needs more than that one brace
+(``{"name": "Ana", "items": ["a", "b"``) was cut inside a value, whatever
+the finish reason says (a router that rewrote ``length`` as ``tool_calls``):
+closing it would invent a shorter list and call it the answer, so it is
+never repaired and validation asks the model again. Extra closers are
+dropped only when nothing but closers follows one whole object.
 """
 
 from __future__ import annotations
 
 import json
 
-__all__ = ["rebalanced", "trailing_closers"]
+__all__ = ["cut_inside", "rebalanced", "trailing_closers"]
 
 _CLOSERS = frozenset("}]")
 
@@ -53,9 +57,45 @@ def rebalanced(text: str, *, add: bool) -> str | None:
     return body + missing if missing else None
 
 
+def cut_inside(text: str) -> bool:
+    """Whether ``text`` is the start of a JSON object cut before it closed
+    (inside a string, or with brackets left open), and not one that only
+    lost its final ``}``: what a model must be told was cut off."""
+    body = text.strip()
+    if not body.startswith("{"):
+        return False
+    try:
+        json.JSONDecoder(strict=False).raw_decode(body)
+    except ValueError:
+        return _missing_closers(body) is None and _open_brackets(body)
+    return False
+
+
+def _open_brackets(body: str) -> bool:
+    """Whether ``body`` ends inside a string or with a bracket left open."""
+    depth = 0
+    in_string = escaped = False
+    for ch in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in _CLOSERS:
+            depth -= 1
+    return in_string or depth > 0
+
+
 def _missing_closers(body: str) -> str | None:
-    """The closers an unclosed object needs after its last whole value, or
-    ``None`` (inside a string, a mismatched closer, or closed already)."""
+    """The one ``}`` an object that lost only its final brace needs after its
+    last whole value, or ``None`` (inside a string, a mismatched closer,
+    closed already, or cut inside a nested value: more than one closer)."""
     stack: list[str] = []
     in_string = escaped = False
     last = ""
@@ -79,6 +119,6 @@ def _missing_closers(body: str) -> str | None:
             last = ch
         elif not ch.isspace():
             last = ch
-    if in_string or not stack or last in (",", ":"):
+    if in_string or stack != ["}"] or last in (",", ":", "{"):
         return None
-    return "".join(reversed(stack))
+    return "}"

@@ -44,6 +44,7 @@ from typing import Any
 import orjson
 
 from agentflow.messages import clean_text
+from agentflow.output.brackets import cut_inside
 from agentflow.output.dialects import resolve_ref, schema_types
 from agentflow.output.literals import RejectedLiteral, _no_constant, decode_value, literal_value
 
@@ -164,6 +165,9 @@ def decode_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, A
 
 def explain_raw(text: str) -> str:
     """Why arguments ``text`` could not be read, for the model to fix."""
+    if cut_inside(text):
+        return ("the arguments were cut off before the JSON object closed (the reply was "
+                "cut): send the whole object again")
     try:
         value = decode_value(text)
     except RejectedLiteral as exc:

@@ -25,6 +25,12 @@ _WHOLE_ITEMS = "whole_items"  # agentflow.grounding.WHOLE_ITEMS
 _LINE = "x-grounded-line"  # agentflow.grounding.LINE_KEY
 _AFTER = "x-grounded-after"  # agentflow.grounding.marker.AFTER_KEY
 _LONGEST = "x-grounded-longest"  # agentflow.grounding.marker.LONGEST_KEY
+_CLEAN = "x-grounded-clean"  # agentflow.grounding.marker.CLEAN_KEY
+_VALUES = "x-grounded-values"  # agentflow.grounding.locators.VALUES_KEY
+_CLEAN_EDGES = "CLEAN_EDGES: /[^ :;,=)\\]}]|[^ :;,=)\\]}].*[^ :;,=(\\[{]/"
+"""A JSON string body that neither begins with whitespace, ``: ; , =`` or a
+closing bracket, nor ends with whitespace, ``: ; , =`` or an opening bracket
+(``agentflow.grounding.edges``): the edges of a ``Grounded(clean=True)`` value."""
 _SOURCE = {True: "SOURCE", _WHOLE_TOKENS: "SOURCE_TOKENS", _WHOLE_LINES: "SOURCE_LINES"}
 _MARKS = (*_SOURCE, _WHOLE_ITEMS)  # every value of "x-grounded"
 _PLAIN = {"SOURCE": "GROUNDED", "SOURCE_TOKENS": "GROUNDED_TOKENS",

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from agentflow.grounding.edges import END, START, label_at
 from agentflow.grounding.locate import locate
 from agentflow.grounding.tokens import pieces
 from agentflow.output.grammar_marks import (
     _AFTER,
     _CHUNK,
+    _CLEAN,
+    _CLEAN_EDGES,
     _EDGES,
     _GROUNDED,
     _LINE,
@@ -26,6 +30,7 @@ from agentflow.output.grammar_marks import (
     _NULL,
     _PLAIN,
     _SOURCE,
+    _VALUES,
     _WHOLE_ITEMS,
     _WHOLE_LINES,
     _WHOLE_TOKENS,
@@ -50,6 +55,14 @@ from agentflow.output.grammar_values import (
 __all__ = ["MAX_SOURCE_CHARS", "RuleBuilder", "chunks", "has_grounded"]
 
 
+def clean_value(value: str) -> bool:
+    """Whether a listed value has clean edges (``agentflow.grounding.edges``,
+    read off the value alone: no separator at an edge, no label first)."""
+    text = value.strip()
+    return bool(text) and text[0] not in START and text[-1] not in END and (
+        label_at(text) is None)
+
+
 class RuleBuilder:
     """Builds the rules of one substring grammar (one schema, one source)."""
 
@@ -66,11 +79,13 @@ class RuleBuilder:
         self.count = 0
         self.refs: dict[str, str] = {}
         self.patterns: dict[tuple[Any, ...], str] = {}  # "" when no value is possible
-        self.intersections: dict[str, tuple[str, str]] = {}
+        self.intersections: dict[str, tuple[str, str, bool]] = {}
         self.listed: dict[str, list[str]] = {}
         self.path: list[str] = []  # field names down to the node being built
         self.missing: list[str] = []  # fields no value of this source can fill
         self.sources: set[str] = set()
+        self.clean_sources: set[str] = set()  # sources used with clean edges
+        self.clean = False  # the node being built says Grounded(clean=True)
         self.options = {"whitespace_flexible": False, **separators}
 
     def cuts(self, whole_tokens: bool) -> list[int]:
@@ -141,6 +156,24 @@ class RuleBuilder:
         mark = node.get(_GROUNDED)
         body: str | None
         line = node.get(_LINE) if isinstance(node.get(_LINE), str) else None
+        outer, self.clean = self.clean, mark is not None and node.get(_CLEAN) is True
+        try:
+            body = self._body(node, mark, line)
+        finally:
+            self.clean = outer
+        if body is None:
+            return self.rule(_NULL) if nullable else None
+        return self.rule(f"{body} | {_NULL}" if nullable else body)
+
+    def _body(self, node: Mapping[str, Any], mark: Any, line: str | None) -> str | None:
+        """The body of a rule for ``node`` (``_node``: a node that holds grounded
+        strings); ``None`` when no value can match it in this source."""
+        values = node.get(_VALUES)
+        if mark in _SOURCE and isinstance(values, list) and all(
+                isinstance(v, str) for v in values):  # a learned locator's values
+            allowed = self.own_rules(values, node, mark, line)
+            if allowed:
+                return self.list_values(("VALUES", *allowed), allowed)
         if mark is not None and ("enum" in node or "const" in node):
             body = self.choices(node["enum"] if "enum" in node else [node["const"]], mark, line)
         elif mark == _WHOLE_ITEMS:
@@ -162,32 +195,51 @@ class RuleBuilder:
             body = self.array(node)
         else:
             return self.json(node)
-        if body is None:
-            return self.rule(_NULL) if nullable else None
-        return self.rule(f"{body} | {_NULL}" if nullable else body)
+        return body
 
     def grounded(self, source: str, pattern: Any) -> str | None:
         """The terminal of a grounded string over the ``source`` terminal
         (``SOURCE`` or ``SOURCE_TOKENS``), with its ``pattern`` if any;
         ``None`` when the pattern matches nothing in the document."""
+        clean = self.clean and source != "SOURCE_LINES"
         if not isinstance(pattern, str) or not pattern:
             self.sources.add(source)
+            if clean:
+                self.clean_sources.add(source)
+                return _PLAIN[source] + "_CLEAN"
             return _PLAIN[source]
-        name = self.patterns.get((source, pattern))
+        name = self.patterns.get((source, pattern, clean))
         if name is not None:
             return name or None
         values = (None if source == "SOURCE_LINES" else
                   candidates(pattern, self.source, self.cuts(source != "SOURCE")))
+        if values is not None and clean:
+            values = [v for v in values if clean_value(v)]
         if values == [] or (values is None and never_matches(pattern, self.source, self.escaped)):
-            self.patterns[source, pattern] = ""
+            self.patterns[source, pattern, clean] = ""
             return None
-        name = self.patterns[source, pattern] = f"GROUNDED_{len(self.patterns)}"
+        name = self.patterns[source, pattern, clean] = f"GROUNDED_{len(self.patterns)}"
         if values is None:
             self.sources.add(source)
-            self.intersections[name] = (source, pattern)
+            self.intersections[name] = (source, pattern, clean)
         else:
             self.listed[name] = values
         return name
+
+    def own_rules(self, values: list[str], node: Mapping[str, Any], mark: Any,
+                  line: str | None) -> list[str]:
+        """The located ``values`` the node's own rules also allow (its
+        ``pattern``, searched as JSON Schema does; whole tokens; its ``line``),
+        each once: a locator narrows what a schema says, never widens it."""
+        pattern = node.get("pattern")
+        try:
+            regex = re.compile(pattern) if isinstance(pattern, str) and pattern else None
+        except re.error:  # a pattern Python cannot read: llguidance's intersection decides
+            return []
+        return [v for v in dict.fromkeys(values)
+                if (regex is None or regex.search(v))
+                and locate(v, self.source, whole_tokens=mark == _WHOLE_TOKENS,
+                           whole_lines=mark == _WHOLE_LINES, line=line) is not None]
 
     def choices(self, values: list[Any], mark: Any, line: str | None) -> str | None:
         """The alternatives of a grounded choice (a ``Literal``/enum marked
@@ -205,7 +257,7 @@ class RuleBuilder:
         matches: its values listed (``grammar_values.line_values``); ``None``
         when there are none; without the line rule (verification decides)
         when there are too many to list."""
-        key = (source, pattern if isinstance(pattern, str) else "", line)
+        key = (source, pattern if isinstance(pattern, str) else "", line, self.clean)
         name = self.patterns.get(key)
         if name is not None:
             return name or None
@@ -220,7 +272,8 @@ class RuleBuilder:
         items its ``pattern`` (and ``line``) allows, listed; ``None`` when
         there are none; the whole-line terminal when there are too many to
         list."""
-        key = ("ITEMS", pattern if isinstance(pattern, str) else "", line, "[]" in self.path)
+        key = ("ITEMS", pattern if isinstance(pattern, str) else "", line, "[]" in self.path,
+               self.clean)
         name = self.patterns.get(key)
         if name is not None:
             return name or None
@@ -232,7 +285,14 @@ class RuleBuilder:
 
     def list_values(self, key: tuple[Any, ...], values: list[str]) -> str | None:
         """A new terminal listing ``values`` (its name, kept under ``key``);
-        ``None`` (kept as ``""``) when there are none."""
+        ``None`` (kept as ``""``) when there are none. Under ``clean`` only
+        the values with clean edges (``clean_value``) are listed."""
+        if self.clean:
+            values = [v for v in values if clean_value(v)]
+            key = (*key, "CLEAN")
+            found = self.patterns.get(key)
+            if found is not None:
+                return found or None
         if not values:
             self.patterns[key] = ""
             return None
@@ -266,15 +326,21 @@ class RuleBuilder:
         lines = []
         for source in sorted(self.sources):
             lines.append(f'{_PLAIN[source]}: "\\"" ({source} & {_EDGES[source]}) "\\""')
-        for name, (source, pattern) in self.intersections.items():
+        for source in sorted(self.clean_sources):
+            lines.append(f'{_PLAIN[source]}_CLEAN: "\\"" ({source} & {_EDGES[source]} '
+                         f'& CLEAN_EDGES) "\\""')
+        for name, (source, pattern, clean) in self.intersections.items():
             full = pattern[1:] if pattern.startswith("^") else ".*" + pattern
             full = full[:-1] if full.endswith("$") and not full.endswith("\\$") else full + ".*"
             regex = f"(?:{full})".replace("/", "\\/")
-            lines.append(f'{name}: "\\"" ({source} & {_EDGES[source]} & /{regex}/) "\\""')
+            edges = f"{_EDGES[source]} & CLEAN_EDGES" if clean else _EDGES[source]
+            lines.append(f'{name}: "\\"" ({source} & {edges} & /{regex}/) "\\""')
         for name, values in self.listed.items():
             spelled = " | ".join(_literal(json.dumps(v, ensure_ascii=False)[1:-1]) for v in values)
             lines.append(f'{name}: "\\"" ({spelled}) "\\""')
         lines.append("TRIMMED: /[^ ]|[^ ].*[^ ]/")
+        if self.clean_sources or any(c for _, _, c in self.intersections.values()):
+            lines.append(_CLEAN_EDGES)
         if "SOURCE_LINES" in self.sources:
             lines.append(_LINE_EDGES)
         for source in sorted(self.sources):
@@ -382,8 +448,8 @@ class RuleBuilder:
         if found is None:
             return None
         values = list(dict.fromkeys(v for v, _, _ in found))
-        return self.patterns.get(("LONGEST", *values)) or self.list_values(
-            ("LONGEST", *values), values) or ""
+        return self.patterns.get(("LONGEST", *values, self.clean)) or self.list_values(
+            ("LONGEST", *values, self.clean), values) or ""
 
     def order_terminal(self, values: list[str]) -> str:
         """A terminal listing ``values`` (reused for the same list)."""
@@ -391,6 +457,12 @@ class RuleBuilder:
         return self.patterns.get(key) or self.list_values(key, values) or _NULL
 
     def array(self, node: Mapping[str, Any]) -> str | None:
+        fixed = node.get(_VALUES)
+        if isinstance(fixed, list) and all(isinstance(v, str) for v in fixed):
+            # a learned locator's items (agentflow.grounding.locators): exactly these
+            sep = " " + _literal(self.item_sep) + " "
+            return ('"[" ' + sep.join(_json_literal(v) for v in fixed) + ' "]"' if fixed
+                    else '"[" "]"')
         chain = self.item_chain(node)
         if chain is not None:
             return chain

@@ -124,6 +124,8 @@ def degrade(
     ==========  ==============  =========================================
     native      native_output   tool if the profile supports tools, else prompt
     tool        tools           prompt
+    tool        tool_schema     prompt (the output tool's schema refused;
+                                the agent's own tools stay)
     native      tools           native (the caller drops the agent's tools)
     prompt      tools           prompt (the caller drops the agent's tools)
     any other                   None (the error is not about the strategy)
@@ -133,6 +135,8 @@ def degrade(
         return "tool" if profile.supports_tools else "prompt"
     if feature == "tools":
         return "prompt" if kind == "tool" else kind
+    if feature == "tool_schema" and kind == "tool":
+        return "prompt"
     return None
 
 

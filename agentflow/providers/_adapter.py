@@ -9,7 +9,9 @@ nobody reads its deltas), and yields ``ModelChunk``s either way, so the agent
 sees one shape whatever the transport. Payloads are
 read under a ``ReplyGuard`` (a whole reply here, stream events in each
 ``parse_stream``): a payload of the wrong shape is a typed ``ProviderError``,
-and a reply with neither content nor a finish reason is refused.
+and a reply with neither content nor a finish reason is refused. A reply to
+a whole-reply request that is a stream anyway (a proxy forcing streaming:
+``streamed_reply`` / ``streamed_body``) is read by ``parse_stream``.
 
 ``system_reminder`` wraps a system message that
 sits in the middle of a conversation, for vendors whose conversations have
@@ -32,6 +34,7 @@ from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoice, ToolSpec
 from agentflow.providers._http import HttpClient
 from agentflow.providers._payload import ReplyGuard
+from agentflow.providers._streams import BufferedBody, sse_body, sse_response
 
 __all__ = [
     "HttpChatModel",
@@ -136,14 +139,30 @@ class HttpChatModel(ABC):
         exchange = self._client.open(path, body, whole=not streaming, media=media)
         del body  # the exchange drops it once sent: not kept alive while the reply comes
         async with exchange as response:
-            if streaming:
+            if streaming or self.streamed_reply(response):  # or a proxy that forces streaming
                 async for chunk in self.parse_stream(response):
                     yield chunk
             else:
+                raw = await response.read()
+                if self.streamed_body(raw):  # the same, mislabelled (``data:`` ...)
+                    async for chunk in self.parse_stream(BufferedBody(raw, response)):  # type: ignore[arg-type]
+                        yield chunk
+                    return
                 guard = ReplyGuard(self.vendor, stream=False)
-                for chunk in guard.fold(self.parse_reply, guard.load(await response.read())):
+                for chunk in guard.fold(self.parse_reply, guard.load(raw)):
                     yield chunk
                 guard.end()
+
+    def streamed_reply(self, response: aiohttp.ClientResponse) -> bool:
+        """Whether a reply to a whole-reply request says it is a stream (its
+        content type): some proxies force streaming on every request. Such
+        a reply is read by ``parse_stream``. Default: ``text/event-stream``."""
+        return sse_response(response)
+
+    def streamed_body(self, raw: bytes) -> bool:
+        """Whether a whole reply's body, read, is a stream under another
+        content type. Default: it starts with an SSE field (``data:`` ...)."""
+        return sse_body(raw)
 
     def streams(self, options: GenerateOptions) -> bool:
         """Whether this request streams: ``options.stream`` when set, else the

@@ -31,6 +31,8 @@ def _unsupported(message: str) -> UnsupportedFeature | None:
         or "schema" in text  # a schema feature refused ("...format.schema: For 'object'...")
     ):
         return "native_output"
+    if "input_schema" in text:  # a tool's schema refused ("tools.0.custom.input_schema: ...")
+        return "tool_schema"
     if "thinking" in text and ("not support" in text or "unsupported" in text):
         return "thinking"
     return None

@@ -50,11 +50,19 @@ def _refuses_response_schema(message: str) -> bool:
                                             "response_json_schema", "responsejsonschema"))
 
 
+def _refuses_parameters(message: str) -> bool:
+    """Whether a 400 refuses a function declaration's parameter schema ("...
+    at 'tools[0].function_declarations[1].parameters'..."): on the tool path
+    the engine then takes the prompt path, once."""
+    return "function_declarations" in message and "parameters" in message
+
+
 def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
     """A Google RPC error (``{"error":{code,message,status,details}}``, maybe
     in a one-element list) as a ``ProviderError``: 400 ``API_KEY_INVALID`` ->
     ``AuthenticationError``; 400 "Function calling with a response mime type"
-    or a refused response schema -> ``UnsupportedFeatureError("native_output")``; 429 ->
+    or a refused response schema -> ``UnsupportedFeatureError("native_output")``;
+    a refused function parameter schema -> ``UnsupportedFeatureError("tool_schema")``; 429 ->
     ``RateLimitedError`` with ``RetryInfo.retryDelay`` (else ``Retry-After``);
     400 "The input token count (N) exceeds the maximum number of tokens allowed
     (M)" -> ``ContextLengthError``; other statuses as usual (503 -> ``OverloadedError``)."""
@@ -76,6 +84,8 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
         return UnsupportedFeatureError(message, feature="native_output", **kw)
     if status == 400 and _refuses_response_schema(lowered):
         return UnsupportedFeatureError(message, feature="native_output", **kw)
+    if status == 400 and _refuses_parameters(lowered):
+        return UnsupportedFeatureError(message, feature="tool_schema", **kw)
     if status == 400 and "function calling is not enabled" in lowered:
         return UnsupportedFeatureError(message, feature="tools", **kw)
     if status == 429:

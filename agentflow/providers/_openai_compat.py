@@ -23,6 +23,8 @@ from functools import partial
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
+import aiohttp
+
 from agentflow._logging import get_logger
 from agentflow._secrets import redact_urls
 from agentflow.errors import (
@@ -35,6 +37,7 @@ from agentflow.errors import (
 from agentflow.media.tokens import media_cost
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
+from agentflow.providers._context_cuts import cut_error, prompt_estimate, silent_cut
 from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
@@ -66,6 +69,7 @@ from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestH
 from agentflow.providers._openai_wire import ChunkParser, ReasoningHistory
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.providers._streams import BufferedBody, sse_body, sse_response
 from agentflow.providers._think_tags import inline_thinking_for_model, think_tag_parser
 from agentflow.ratelimit import model_family
 
@@ -309,44 +313,80 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 if remedy is exc:
                     raise
                 raise remedy from exc
+        window = self._profile.context_window
         async with exchange as response:
-            if not streaming or "json" in response.content_type:
-                guard = ReplyGuard(self.vendor, stream=False)
-                for chunk in self.whole_chunks(guard, guard.load(await response.read()), markup):
-                    yield chunk
-                return
-            parser = self._parser_type()
-            guard = ReplyGuard(self.vendor, stream=True)
-            done = received = finished = False
-            read = partial(self.read_payload, parser, guard=guard)  # no Python frame per event
-            filtering = markup.active  # no filter call per event when it looks for nothing
-            async for event in iter_sse(response):
-                if event.data.strip() == "[DONE]":
-                    done = True
-                    continue
-                if event.event == "error":
-                    raise self.event_error(event.data)
-                payload = guard.load(event.data)
-                received = True
-                chunks = guard.fold(read, payload)
-                for chunk in markup.feed(chunks) if filtering else chunks:
-                    finished = finished or chunk.type == "finish"
-                    yield chunk
-                done = done or parser.terminal
-            for chunk in markup.feed(guard.fold(close_parser, parser)):
+            if (streaming and "json" not in response.content_type) or sse_response(response):
+                source: Any = response  # a stream, asked for or forced by a proxy
+            else:
+                raw = await response.read()
+                if not sse_body(raw):
+                    guard = ReplyGuard(self.vendor, stream=False)
+                    for chunk in self.whole_chunks(guard, guard.load(raw), markup):
+                        if chunk.type == "usage" and window:
+                            self._check_cut(messages, window, chunk.usage.input_tokens)
+                        yield chunk
+                    return
+                source = BufferedBody(raw, response)  # events under another content type
+            async for chunk in self._read_stream(source, markup):
+                if chunk.type == "usage" and window:
+                    self._check_cut(messages, window, chunk.usage.input_tokens)
                 yield chunk
-            for chunk in markup.close():
+
+    def _check_cut(self, messages: Sequence[Msg], window: int, evaluated: int) -> None:
+        """Refuse a reply over a prompt the server cut to its ``window`` without
+        saying so (a llama.cpp server with context shift: ``_context_cuts``).
+
+        Raises:
+            ContextLengthError: ``evaluated`` prompt tokens, no more than the
+                window, while we sent clearly more.
+        """
+        if evaluated and evaluated <= window:  # our count only then: no cost per reply
+            sent = prompt_estimate(messages)
+            if silent_cut(sent, window, evaluated):
+                raise cut_error(self.vendor, sent, window, evaluated)
+
+    async def _read_stream(self, response: aiohttp.ClientResponse, markup: MarkupFilter
+                           ) -> AsyncIterator[ModelChunk]:
+        """The chunks of a streamed reply (SSE ``chat.completion.chunk`` events):
+        asked for, or sent by a proxy that forces streaming on a whole-reply request.
+
+        Raises:
+            TruncatedStreamError / ProviderConnectionError: it ended before its
+                terminal marker or without a finish reason; a malformed event.
+            ProviderError: an error event.
+        """
+        parser = self._parser_type()
+        guard = ReplyGuard(self.vendor, stream=True)
+        done = received = finished = False
+        read = partial(self.read_payload, parser, guard=guard)  # no Python frame per event
+        filtering = markup.active  # no filter call per event when it looks for nothing
+        async for event in iter_sse(response):
+            if event.data.strip() == "[DONE]":
+                done = True
+                continue
+            if event.event == "error":
+                raise self.event_error(event.data)
+            payload = guard.load(event.data)
+            received = True
+            chunks = guard.fold(read, payload)
+            for chunk in markup.feed(chunks) if filtering else chunks:
+                finished = finished or chunk.type == "finish"
                 yield chunk
-            if not done and not finished:  # a finish_reason then EOF lost nothing (no [DONE]:
-                if not received:              # ik_llama.cpp, text-generation-webui, gateways)
-                    raise ProviderConnectionError(
-                        "the stream ended before its terminal marker ([DONE]); the reply is "
-                        "incomplete", vendor=self.vendor)
-                raise TruncatedStreamError(
+            done = done or parser.terminal
+        for chunk in markup.feed(guard.fold(close_parser, parser)):
+            yield chunk
+        for chunk in markup.close():
+            yield chunk
+        if not done and not finished:  # a finish_reason then EOF lost nothing (no [DONE]:
+            if not received:              # ik_llama.cpp, text-generation-webui, gateways)
+                raise ProviderConnectionError(
                     "the stream ended before its terminal marker ([DONE]); the reply is "
                     "incomplete", vendor=self.vendor)
-            if received and not finished:
-                raise TruncatedStreamError(
-                    "the stream ended ([DONE]) without a finish_reason; the reply is "
-                    "incomplete", vendor=self.vendor)
-            guard.end()
+            raise TruncatedStreamError(
+                "the stream ended before its terminal marker ([DONE]); the reply is "
+                "incomplete", vendor=self.vendor)
+        if received and not finished:
+            raise TruncatedStreamError(
+                "the stream ended ([DONE]) without a finish_reason; the reply is "
+                "incomplete", vendor=self.vendor)
+        guard.end()

@@ -76,7 +76,8 @@ def remedy_for(
     (send it again without ``strict``: its strict tools were refused), the
     ``OPTIONAL_FIELDS`` to send it again without, or the error to raise
     (``refused_part``: ``error`` itself, or the ``UnsupportedFeatureError``
-    naming the schema carrier). ``may_resend``: fewer than ``MAX_REMEDIES``
+    naming the schema carrier; ``tool_schema`` for a function schema refused
+    with no ``strict`` left to drop). ``may_resend``: fewer than ``MAX_REMEDIES``
     resends so far; without it, only the error."""
     offered = body.get("tools")
     strict = any((t.get("function") or {}).get("strict") for t in offered) if offered else False
@@ -88,4 +89,10 @@ def remedy_for(
     fields = refused_optional_fields(message, [f for f in OPTIONAL_FIELDS if f in body])
     if may_resend and fields:
         return fields
+    if strict_refused(error) and not isinstance(error, UnsupportedFeatureError):
+        # a function schema refused even without ``strict``: the tool path steps
+        # down to the prompt path once (``tool_schema``), never the same 400 again
+        return UnsupportedFeatureError(error.message, feature="tool_schema",
+                                       status=error.status, code=error.code,
+                                       vendor=error.vendor)
     return refused_part(error, carrier)

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
+from agentflow.errors import ContextLengthError
 from agentflow.messages import (
     DocumentBlock,
     ImageBlock,
@@ -320,6 +321,10 @@ class ChunkParser:
             if delta:
                 self.delta(delta, out)
             raw_finish = choice.get("finish_reason")
+        if payload.get("truncated") is True:  # llama.cpp: the prompt was cut to its window
+            raise ContextLengthError(
+                "the server says it truncated the prompt to its context window "
+                '("truncated": true): the reply read only part of the input')
         raw_usage = payload.get("usage")  # most stream chunks carry none: no call for them
         usage = parse_usage(raw_usage) if raw_usage is not None else None
         if usage is not None and usage.total_tokens and (self._usage is None

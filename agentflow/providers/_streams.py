@@ -2,6 +2,14 @@
 and NDJSON (``iter_ndjson``), read with incremental UTF-8 decoding across
 network chunks (a character split between two TCP reads survives).
 Re-exported by ``_http``.
+
+A whole reply may come as a stream anyway: some proxies and gateways force
+streaming on every request and answer ``stream: false`` with server-sent
+events (``Content-Type: text/event-stream``, or a mislabelled body that
+starts with ``data:``), or, for NDJSON vendors (Ollama), one JSON object per
+line. ``sse_response`` / ``sse_body`` / ``ndjson_body`` tell such a reply
+from a JSON body, and ``BufferedBody`` lets a stream reader read a body that
+was already read whole.
 """
 
 from __future__ import annotations
@@ -16,7 +24,72 @@ import orjson
 
 from agentflow.errors import ProviderConnectionError
 
-__all__ = ["SSEEvent", "iter_lines", "iter_ndjson", "iter_sse"]
+__all__ = [
+    "BufferedBody",
+    "SSEEvent",
+    "iter_lines",
+    "iter_ndjson",
+    "iter_sse",
+    "ndjson_body",
+    "sse_body",
+    "sse_response",
+]
+
+_SSE_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":")
+
+
+def sse_response(response: aiohttp.ClientResponse) -> bool:
+    """Whether ``response`` says it is an event stream (``Content-Type:
+    text/event-stream``), whatever the request asked for."""
+    return response.content_type == "text/event-stream"
+
+
+def sse_body(body: bytes) -> bool:
+    """Whether ``body`` (a whole reply, read) is server-sent events rather than
+    JSON: it starts (after a byte-order mark and blank space) with an SSE
+    field (``data:``, ``event:``, ``id:``, ``retry:``) or comment (``:``)."""
+    head = body[:64].lstrip(b"\xef\xbb\xbf").lstrip()
+    return head.startswith(_SSE_FIELDS)
+
+
+def ndjson_body(body: bytes) -> bool:
+    """Whether ``body`` (a whole reply, read) is two or more JSON objects, one a
+    line (an NDJSON stream) rather than one JSON document."""
+    text = body.strip()
+    if not text.startswith(b"{") or b"\n" not in text:
+        return False
+    first, _, rest = text.partition(b"\n")
+    if not rest.strip():
+        return False
+    try:
+        return isinstance(orjson.loads(first), dict)
+    except orjson.JSONDecodeError:
+        return False
+
+
+class _BufferedContent:
+    __slots__ = ("_body",)
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    async def iter_any(self) -> AsyncIterator[bytes]:
+        if self._body:
+            yield self._body
+
+
+class BufferedBody:
+    """A body already read, in the shape the stream readers take
+    (``.content.iter_any()``, ``.content_type``, ``.headers``): a stream that
+    came as the answer to a whole-reply request is read by the same reader
+    as any stream."""
+
+    __slots__ = ("content", "content_type", "headers")
+
+    def __init__(self, body: bytes, response: aiohttp.ClientResponse) -> None:
+        self.content = _BufferedContent(body)
+        self.content_type = response.content_type
+        self.headers = response.headers
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,6 +75,12 @@ from agentflow.providers._adapter import (
     system_reminder,
     tool_calls_by_id,
 )
+from agentflow.providers._context_cuts import (
+    cut_error,
+    prompt_estimate,
+    silent_cut,
+    window_needed,
+)
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import (
     HttpClient,
@@ -90,6 +96,7 @@ from agentflow.providers._media import ollama_image
 from agentflow.providers._openai_wire import SCHEMA_INSTRUCTION, insert_instruction
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
+from agentflow.providers._streams import ndjson_body
 from agentflow.ratelimit import model_family
 
 __all__ = ["DEFAULT_PROFILE", "PROFILES", "OllamaChatModel", "create", "map_error"]
@@ -234,8 +241,9 @@ class OllamaChatModel(HttpChatModel):
             settings["num_predict"] = options.max_tokens
         if options.temperature is not None:
             settings["temperature"] = options.temperature
-        if self.num_ctx is not None:
-            settings["num_ctx"] = self.num_ctx
+        send = self.window(messages, options)[1]
+        if send is not None:
+            settings["num_ctx"] = send
         if settings:
             body["options"] = settings
         if self.keep_alive is not None:
@@ -262,6 +270,49 @@ class OllamaChatModel(HttpChatModel):
                 guard.end()
                 return
         raise TruncatedStreamError("the stream ended before the done line", vendor=VENDOR)
+
+    def window(self, messages: Sequence[Msg], options: GenerateOptions
+               ) -> tuple[int, int | None, int | None]:
+        """``(our count of the prompt's tokens, the num_ctx to send or None, the
+        window the server will use)``. ``num_ctx=`` given: it, always. Else the
+        window the request needs (``window_needed``: prompt and reply) when it
+        is larger than the server's assumed one (the profile's
+        ``context_window``, 4096 by default), else none (the server's own)."""
+        sent = prompt_estimate(messages)
+        if self.num_ctx is not None:
+            return sent, self.num_ctx, self.num_ctx
+        assumed = self._profile.context_window
+        need = window_needed(sent, options.max_tokens)
+        if assumed is not None and need > assumed:
+            return sent, need, need
+        return sent, None, assumed
+
+    async def stream(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> AsyncIterator[ModelChunk]:
+        """Send one request; yield its reply as ``ModelChunk``s (``HttpChatModel.stream``).
+
+        Raises:
+            ContextLengthError: the server cut the prompt to its window without
+                saying so (``prompt_eval_count`` no more than the window, while we
+                sent clearly more: ``_context_cuts``); raised at the ``done`` line,
+                before the finish, so the reply is never taken for an answer.
+            ProviderError: as ``HttpChatModel.stream``.
+        """
+        sent, _, window = self.window(messages, options)
+        async for chunk in super().stream(messages, tools, options):
+            if chunk.type == "usage" and window is not None and silent_cut(
+                    sent, window, chunk.usage.input_tokens):
+                raise cut_error(VENDOR, sent, window, chunk.usage.input_tokens)
+            yield chunk
+
+    def streamed_reply(self, response: aiohttp.ClientResponse) -> bool:
+        """An NDJSON stream (``application/x-ndjson``) answering ``stream: false``."""
+        return response.content_type == "application/x-ndjson"
+
+    def streamed_body(self, raw: bytes) -> bool:
+        """A body of one JSON object a line (NDJSON under another content type)."""
+        return ndjson_body(raw)
 
     def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
         """Chunks of a whole reply (one object with ``done: true``)."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
+from fnmatch import fnmatchcase
 from types import ModuleType
 from typing import Any
 
@@ -35,6 +36,7 @@ __all__ = [
     "list_profiles",
     "missing_api_key",
     "register_vendor",
+    "suggestions",
     "vendor_of",
 ]
 
@@ -125,9 +127,7 @@ def get_model(spec: str, **kwargs: Any) -> ChatModel:
     vendor = ALIASES.get(vendor, vendor)
     model_name = model_name.strip()
     if vendor not in VENDORS:
-        hint = "" if colon else " (model strings look like 'vendor:model')"
-        raise InvalidModelError(
-            f"unknown vendor {vendor!r} in {spec!r}{hint}; known vendors: {_known()}")
+        raise _unknown_vendor(vendor, spec)
     if not model_name:
         default = getattr(_module(vendor), "DEFAULT_MODEL", None) if not colon else None
         if not isinstance(default, str) or not default:
@@ -147,8 +147,51 @@ def vendor_of(spec: str) -> str:
     vendor = spec.partition(":")[0].strip().lower()
     vendor = ALIASES.get(vendor, vendor)
     if vendor not in VENDORS:
-        raise InvalidModelError(f"unknown vendor {vendor!r} in {spec!r}; known vendors: {_known()}")
+        raise _unknown_vendor(vendor, spec)
     return vendor
+
+
+def _unknown_vendor(vendor: str, spec: str) -> InvalidModelError:
+    """The error for a model string whose vendor part is unknown. A string
+    without ``":"`` is often a bare model name (``"gpt-4o-mini"``): the
+    prefixed forms whose vendor's profile table (``PROFILES`` patterns, or
+    ``BUNDLED`` names) knows the name are suggested."""
+    if ":" in spec:
+        return InvalidModelError(
+            f"unknown vendor {vendor!r} in {spec!r}; known vendors: {_known()}")
+    name = spec.strip()
+    found = suggestions(name)
+    if found:
+        hint = " or ".join(repr(s) for s in found)
+        return InvalidModelError(
+            f"unknown model string {spec!r}: model strings look like 'vendor:model'; "
+            f"did you mean {hint}? Known vendors: {_known()}")
+    return InvalidModelError(
+        f"unknown vendor {vendor!r} in {spec!r} (model strings look like 'vendor:model', "
+        f"e.g. 'openai:gpt-4o-mini'); known vendors: {_known()}")
+
+
+def suggestions(name: str, limit: int = 3) -> list[str]:
+    """``"vendor:name"`` strings for a bare model ``name``: each importable
+    vendor whose profile table has a row (other than the catch-all ``*``) that
+    matches ``name`` or that ships ``name`` (``BUNDLED``), in ``VENDORS``
+    order, at most ``limit``."""
+    lowered = name.lower()
+    found: list[str] = []
+    for vendor in VENDORS:
+        try:
+            module = _module(vendor)
+        except InvalidModelError:
+            continue
+        patterns = [row.pattern if hasattr(row, "pattern") else row[0]
+                    for row in getattr(module, "PROFILES", ())]
+        bundled = getattr(module, "BUNDLED", None)
+        if (any(p.strip("*") and fnmatchcase(lowered, p) for p in patterns)
+                or (isinstance(bundled, dict) and name in bundled)):
+            found.append(f"{vendor}:{name}")
+            if len(found) == limit:
+                break
+    return found
 
 
 def api_key_variables(vendor: str) -> tuple[str, ...]:

@@ -9,7 +9,12 @@ PostgreSQL store).
   concurrency (``StateConflictError``): ``SQLiteStateStore`` (embedded
   default) and ``PostgresStateStore``; ``stream_with_store`` /
   ``call_with_store`` run load -> stream -> save, and save only a call that
-  completed.
+  completed; a save is all or nothing, even cancelled or killed mid-way.
+* ``agentflow.web.requests`` — bounded, well-formed requests: ``read_json``
+  (413/415/400 naming the problem) and ``check_request`` (Host, Origin).
+* ``agentflow.web.agui`` / ``agentflow.web.aisdk`` — the AG-UI and Vercel AI
+  SDK UI message stream protocols over the same events, with their run
+  input readers; approvals (``agentflow.approvals``) through both.
 """
 
 from agentflow.errors import StateConflictError

@@ -17,12 +17,15 @@ otherwise), atomic under concurrent requests from any number of servers.
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from typing import Any
 
 import anyio
 
 from agentflow.errors import StateConflictError
 from agentflow.state import AgentState
+from agentflow.web._commit import finish, rearm_cancel
 from agentflow.web.sqlite import check_table
 from agentflow.web.store import StoredState, check_key
 
@@ -98,6 +101,14 @@ class PostgresStateStore:
     async def save(self, key: str, state: AgentState, *, version: int) -> int:
         """Write ``state`` if ``key`` is still at ``version``; the new version.
 
+        One transaction (``BEGIN``, the conditional write, ``COMMIT``) on a
+        pooled connection. All or nothing: it returns once the write is
+        committed, or raises with nothing written. A cancellation before
+        ``COMMIT`` is sent closes the connection (the server rolls the
+        transaction back); one while ``COMMIT`` runs waits for its answer,
+        returns, and is delivered at the caller's next ``await``. A killed
+        client process leaves an open transaction that the server rolls back.
+
         Raises:
             StateConflictError: the stored version is not ``version`` (nothing written).
             InvalidInputError: a bad key or version.
@@ -105,19 +116,37 @@ class PostgresStateStore:
         check_key(key, version)
         document = state.to_json().decode()
         pool = await self._conn_pool()
-        if version == 0:
-            new = await pool.fetchval(
-                f"INSERT INTO {self.table} (key, version, state) VALUES ($1, 1, $2::json) "
-                "ON CONFLICT (key) DO NOTHING RETURNING version", key, document)
-        else:
-            new = await pool.fetchval(
-                f"UPDATE {self.table} SET version = version + 1, state = $2::json, "
-                "updated_at = now() WHERE key = $1 AND version = $3 RETURNING version",
-                key, document, version)
-        if new is None:
-            actual = await pool.fetchval(f"SELECT version FROM {self.table} WHERE key = $1", key)
-            raise StateConflictError(key, version, int(actual or 0))
-        return int(new)
+        con = await pool.acquire()
+        clean = cancelled = False
+        try:
+            await con.execute("BEGIN")
+            if version == 0:
+                new = await con.fetchval(
+                    f"INSERT INTO {self.table} (key, version, state) VALUES ($1, 1, $2::json) "
+                    "ON CONFLICT (key) DO NOTHING RETURNING version", key, document)
+            else:
+                new = await con.fetchval(
+                    f"UPDATE {self.table} SET version = version + 1, state = $2::json, "
+                    "updated_at = now() WHERE key = $1 AND version = $3 RETURNING version",
+                    key, document, version)
+            if new is None:
+                actual = await con.fetchval(
+                    f"SELECT version FROM {self.table} WHERE key = $1", key)
+                await con.execute("ROLLBACK")
+                clean = True
+                raise StateConflictError(key, version, int(actual or 0))
+            # the commit point: from here the save completes, cancelled or not
+            _, cancelled = await finish(asyncio.ensure_future(con.execute("COMMIT")))
+            clean = True
+            return int(new)
+        finally:
+            if not clean:
+                # cancelled or failed mid-transaction: drop the connection, and
+                # with it the transaction (never handed to another save open)
+                con.terminate()
+            held = await _release(pool, con) or cancelled
+            if held and not isinstance(sys.exc_info()[1], asyncio.CancelledError):
+                rearm_cancel()  # a cancellation held back by the commit or the release
 
     async def delete(self, key: str) -> None:
         """Forget the conversation ``key`` (no error if it does not exist)."""
@@ -138,3 +167,10 @@ class PostgresStateStore:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+async def _release(pool: Any, con: Any) -> bool:
+    """Give ``con`` back to ``pool``, even when the current task is cancelled
+    meanwhile (a connection never leaks out of the pool); whether it was."""
+    _, cancelled = await finish(asyncio.ensure_future(pool.release(con)))
+    return cancelled

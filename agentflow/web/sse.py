@@ -40,8 +40,9 @@ from agentflow.events import Event
 from agentflow.messages import Msg
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.state import AgentState
+from agentflow.web.encoding import AgentflowEncoder, StreamEncoder
 from agentflow.web.store import StateStore, stream_with_store
-from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict, sse_frame
+from agentflow.web.wire import error_to_dict
 
 __all__ = ["EventStreamResponse", "Outcome", "sse_response"]
 
@@ -59,6 +60,9 @@ class EventStreamResponse(Response):
 
     Args:
         events: the events; the response owns the iterator (closes it).
+        encoder: how events become bytes (default: agentflow's own wire,
+            ``AgentflowEncoder``; ``agentflow.web.agui`` / ``agentflow.web.aisdk``
+            for the AG-UI and AI SDK protocols). One per response.
         ping_interval: seconds of silence before a ``: ping`` comment (> 0).
         headers: extra response headers.
         on_close: awaited once with the ``outcome`` when the stream is over
@@ -83,6 +87,7 @@ class EventStreamResponse(Response):
         self,
         events: AsyncIterable[Event],
         *,
+        encoder: StreamEncoder | None = None,
         ping_interval: float = 15.0,
         headers: Mapping[str, str] | None = None,
         on_close: Callable[[Outcome], Awaitable[None]] | None = None,
@@ -92,6 +97,8 @@ class EventStreamResponse(Response):
             raise ValueError(f"ping_interval must be a positive number of seconds, "
                              f"got {ping_interval!r}")
         self.events = events
+        self.encoder: StreamEncoder = encoder if encoder is not None else AgentflowEncoder()
+        self.media_type = self.encoder.media_type
         self.ping_interval = ping_interval
         self.on_close = on_close
         self.background = background
@@ -101,6 +108,7 @@ class EventStreamResponse(Response):
         self.init_headers({
             "cache-control": "no-cache",
             "x-accel-buffering": "no",  # proxies (nginx) must not buffer the stream
+            **self.encoder.headers,
             **(headers or {}),
         })
 
@@ -130,14 +138,15 @@ class EventStreamResponse(Response):
     async def _stream(self) -> None:
         """Iterate the events (the response owns and closes the iterator) and
         send one frame each; a failure becomes the last frame (or a 400)."""
-        event_id = 0
+        encode = self.encoder.encode
         try:
             async with aclosing(self.events) as events:  # type: ignore[type-var]
                 async for event in events:
-                    event_id += 1
                     if event.type == "complete":  # the call ended (and was saved)
                         self.outcome = "completed"
-                    await self._write(sse_frame(event_id, event_to_dict(event)))
+                    frame = encode(event)
+                    if frame:
+                        await self._write(frame)
         except _ClientGone:
             raise
         except Exception as exc:
@@ -148,8 +157,8 @@ class EventStreamResponse(Response):
                 return
             if not isinstance(exc, AgentflowError):
                 _log.error("web.stream_failed", error_type=type(exc).__name__, exc_info=exc)
-            await self._write(sse_frame(event_id + 1, error_to_dict(exc)))
-        await self._write(b"", more=False)
+            await self._write(self.encoder.failure(exc))
+        await self._write(self.encoder.end(), more=False)
 
     async def _write(self, body: bytes, *, more: bool = True) -> None:
         async with self._lock:
@@ -173,7 +182,7 @@ class EventStreamResponse(Response):
                 await anyio.sleep(wait)
                 continue
             if self._started:
-                await self._write(PING_FRAME)
+                await self._write(self.encoder.ping)
             else:
                 self._last_write = anyio.current_time()
 
@@ -213,7 +222,10 @@ def sse_response(
     ``key`` and saves it when the call completes (``stream_with_store``: a
     concurrent update ends the stream with a ``StateConflictError`` event;
     a failed or cancelled call saves nothing). Otherwise it runs on
-    ``state`` (default: the agent's own).
+    ``state`` (default: an empty conversation, dropped after the call). A call
+    whose output could not be had ends with an ``error`` frame naming its
+    ``StructuredOutputError`` (``agent.stream`` raises it), never a
+    ``complete`` frame without the output.
 
     Raises:
         ValueError: ``store`` without ``key`` (or the reverse), or with ``state``.

@@ -16,20 +16,22 @@ other. ``stream_with_store`` / ``call_with_store`` do the three steps for
 you, and save only a call that completed: a call that fails or is cancelled
 (a client that went away) saves nothing.
 
-Stores: ``SQLiteStateStore`` (embedded default, one file, aiosqlite) and
+Stores: ``SQLiteStateStore`` (embedded default, one file, stdlib sqlite3) and
 ``PostgresStateStore`` (asyncpg). Both keep the ``AgentState.to_json()``
 document, so any store is a few lines over another database.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from agentflow.approvals import Decision as ApprovalDecision
+from agentflow.approvals import resolve_approvals
 from agentflow.errors import InvalidInputError
-from agentflow.events import Complete, Event
+from agentflow.events import CallStarted, Complete, Event, ToolResult
 from agentflow.messages import Msg, clean_text
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.state import AgentState
@@ -104,12 +106,20 @@ async def stream_with_store(
     output: Any = None,
     *,
     strategy: OutputStrategy | StrategyName | None = None,
+    decisions: Mapping[str, ApprovalDecision] | None = None,
 ) -> AsyncGenerator[Event, None]:
     """Load the conversation ``key``, run ``agent.stream`` on it, save it.
 
     Yields the call's events; the final ``Complete`` is yielded only once the
     state is saved. A call that raises or is cancelled (the consumer stops
-    iterating) saves nothing, and the stored conversation stays as it was.
+    iterating) saves nothing, and the stored conversation stays as it was;
+    so does a call whose output could not be had (``agent.stream`` raises its
+    ``StructuredOutputError``).
+
+    With ``decisions`` (tool call id -> ``Approve``/``Refuse``) the call
+    resumes a conversation suspended for approval (``agentflow.approvals``):
+    the decisions are applied (approved calls run; their ``ToolResult``s follow
+    ``CallStarted``), then the model continues (``msg`` may be ``None``).
 
     Raises:
         StateConflictError: another request saved ``key`` while this call
@@ -117,12 +127,18 @@ async def stream_with_store(
         as ``agent.stream`` and the store.
     """
     loaded = await store.load(key)
+    resolved = ([] if decisions is None else
+                await resolve_approvals(agent, loaded.state, decisions))
     async with aclosing(agent.stream(msg, output, state=loaded.state,
                                      strategy=strategy)) as events:
         async for event in events:
             if isinstance(event, Complete):
                 await store.save(key, loaded.state, version=loaded.version)
             yield event
+            if resolved and isinstance(event, CallStarted):  # the approved calls' outcomes
+                for block in resolved:
+                    yield ToolResult(block.tool_use_id, block.name, block.output,
+                                     block.is_error)
 
 
 async def call_with_store(

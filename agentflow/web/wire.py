@@ -11,8 +11,9 @@ next id too); ``event`` repeats the JSON's ``type``, so a browser
 ``EventSource`` can ``addEventListener("output_partial", ...)``; ``data`` is
 one line of JSON. Idle streams get a comment line ``: ping`` (every
 ``ping_interval`` seconds, 15 by default), which parsers ignore. The stream
-ends after ``complete`` or ``error``; a call cannot be resumed, so a
-reconnecting ``EventSource`` should be ``close()``d on either.
+ends after ``complete`` or ``error``; a stream cannot be reconnected to, so
+a reconnecting ``EventSource`` should be ``close()``d on either (a call
+suspended for approval is resumed by a new request: ``agentflow.approvals``).
 
 The JSON shapes, one per ``type`` (every key always present unless marked
 optional; ``null`` where there is no value):
@@ -38,24 +39,32 @@ optional; ``null`` where there is no value):
     for ``stream_error`` and ``degradation`` its text, thinking and partial
     output (the request is sent again); for ``superseded`` the partial output
     only. Partial output starts again from nothing after it.
+``approval_requested``
+    ``{"type", "calls": [{"id": str, "name": str, "input": object}]}`` — tool
+    calls waiting for a person's decision (``agentflow.approvals``); the
+    ``complete`` that follows has stop reason ``approval_required``.
 ``complete``
     ``{"type", "output": any, "text": str, "stop_reason": str,
     "usage": {"input_tokens", "output_tokens", "cached_tokens",
-    "reasoning_tokens", "requests"}, "forced_retries": int,
+    "reasoning_tokens", "requests", "unreported"}, "forced_retries": int,
     "validation_retries": int, "error": null|{"type", "message"}}`` — last.
-    ``output`` is the validated output as JSON (``null`` if none); ``error``
-    says why an output that was asked for is missing
-    (``StructuredOutputError`` and kin).
+    ``output`` is the validated output as JSON (``null`` if none was asked
+    for); ``error`` says why an output that was asked for is missing
+    (``StructuredOutputError`` and kin) in a ``Complete`` made without it;
+    ``agent.stream`` never yields one (it raises, and the response ends with
+    an ``error`` frame naming the ``StructuredOutputError``), so from
+    ``sse_response`` it is ``null``.
 ``error``
     ``{"type", "error": {"type": str, "message": str}}`` — the call failed
     (``error.type`` is the exception's class name, e.g. ``RateLimitedError``,
-    ``StateConflictError``); last. Only agentflow's own errors carry their
-    message (which never holds a secret); any other exception is reported as
-    ``{"type": "InternalError", "message": "internal error"}`` and logged on
-    the server.
+    ``StateConflictError``, ``StructuredOutputValidationError``); last. Only
+    agentflow's own errors carry their message (which never holds a secret);
+    any other exception is reported as ``{"type": "InternalError", "message":
+    "internal error"}`` and logged on the server.
 
 Stop reasons: ``completed``, ``structured_output``, ``max_iters``,
-``stopped``, ``output_failed`` (``agentflow.events.StopReason``).
+``stopped``, ``output_failed``, ``approval_required``
+(``agentflow.events.StopReason``).
 """
 
 from __future__ import annotations
@@ -68,6 +77,7 @@ from pydantic_core import to_jsonable_python
 
 from agentflow.errors import AgentflowError
 from agentflow.events import (
+    ApprovalRequested,
     AttemptDiscarded,
     CallStarted,
     Complete,
@@ -116,6 +126,9 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     if isinstance(event, AttemptDiscarded):
         return {"type": event.type, "iteration": event.iteration, "reason": event.reason,
                 "message": event.message}
+    if isinstance(event, ApprovalRequested):
+        return {"type": event.type, "calls": [
+            {"id": c.id, "name": c.name, "input": _jsonable(dict(c.input))} for c in event.calls]}
     if isinstance(event, Complete):
         result = event.message.result
         failure = result.error if result is not None else None

@@ -137,7 +137,8 @@ def chaos_rows(records: Records) -> dict[str, dict[str, dict[str, Any]]]:
         out[r["profile"]][r["framework"]] = {
             "n": n, "valid": valid / n, "wrong": o.get("valid_but_wrong", 0) / n,
             "error": o.get("error", 0) / n, "untyped": o.get("untyped_error", 0) / n,
-            "silent": o.get("silent", 0) / n,
+            "silent": (o.get("silent", 0) + o.get("usage_claims_zero", 0)) / n,
+            "usage_unreported": o.get("usage_unreported", 0),
             "req_per_success": s.get("requests", 0) / valid if valid else None,
             "tokens_per_success": tokens / valid if valid else None,
             "errors": r.get("errors", {}), "mode": mode + (" forced" if forced > 0.5 else ""),

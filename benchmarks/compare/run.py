@@ -229,6 +229,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
                                        "cpu,throughput,memory,stream,chaos,profile")
     p.add_argument("--repeats", type=int)
     p.add_argument("--chaos-n", type=int)
+    p.add_argument("--chaos-profiles", help="comma-separated chaos server profiles "
+                   "(default openai,glm,minimax; issue 32's faults: "
+                   "schema,no_usage,ctx,reasoning,router,proxy)")
     p.add_argument("--no-netns", action="store_true", help="do not isolate the network")
     p.add_argument("--python", help="run the server and every worker with this interpreter "
                    "instead of the benchmark venvs (no set-up; agentflow-only runs)")
@@ -266,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
         plan = replace(plan, repeats=ns.repeats)
     if ns.chaos_n:
         plan = replace(plan, chaos_n=ns.chaos_n)
+    if ns.chaos_profiles:
+        plan = replace(plan, chaos_profiles=tuple(p for p in ns.chaos_profiles.split(",") if p))
     unknown = set(plan.frameworks) - set(ALL)
     if unknown:
         raise SystemExit(f"unknown frameworks: {sorted(unknown)}")

@@ -220,6 +220,9 @@ async def chaos(adapter: Adapter, n: int, concurrency: int) -> dict[str, Any]:
 
     wall0 = time.perf_counter()
     await _pool(n, concurrency, one, start=100_000)
+    for name in ("usage_unreported", "usage_claims_zero"):  # adapters that count usage
+        if isinstance(count := getattr(adapter, name, None), int):
+            outcomes[name] = count
     return {"n": n, "outcomes": dict(outcomes), "errors": dict(errors),
             "wall_s": time.perf_counter() - wall0}
 

@@ -13,9 +13,11 @@ cancels the call, and nothing is saved.
 from __future__ import annotations
 
 import argparse
-import uuid
+import hashlib
+import re
+import secrets
+from collections.abc import Awaitable, Callable, Collection
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 from starlette.applications import Starlette
@@ -24,29 +26,70 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from agentflow import ReActAgent
+from agentflow.extraction.defaults import EXTRACTION_DEFAULT
+from agentflow.output.config import OutputConfig
 from agentflow.web import Outcome, SQLiteStateStore, StateStore, sse_response
+from agentflow.web.requests import LOCAL_HOSTS, RequestRejected, check_request, read_json
 
 PAGE = Path(__file__).with_name("index.html")
 
 INSTRUCTIONS = (
     "Extract the contact described in the user's text. Copy values verbatim from the text; "
-    "use an empty string for anything the text does not say."
+    "use null for anything the text does not say."
 )
+MAX_BODY = 64 * 1024
+"""The largest request body the app reads (bytes): a 50 MB text is refused
+with 413, never read whole nor sent to the model as paid tokens."""
+CONVERSATION_ID = re.compile(r"^[A-Za-z0-9_-]{32,64}$")
+
+Authenticate = Callable[[Request], Awaitable[str | None]]
+"""The authentication hook: the request's user (any stable id), or ``None``
+to refuse it with 401."""
+
+OUTPUT = OutputConfig(ground=EXTRACTION_DEFAULT)
+"""Every field is copied from the text (whole tokens, clean edges): a value the
+text does not hold (``ada@example.com`` for a text that says ``ada@example.org``)
+is sent back, and never shown as the answer (``agentflow.extraction.defaults``)."""
 
 
 class Contact(BaseModel):
-    """A person's contact details."""
+    """A person's contact details (null: the text does not say)."""
 
-    name: str = Field(description="full name")
-    email: str = Field(description="e-mail address")
-    company: str = Field(description="employer or organisation")
-    phone: str = Field(description="phone number")
-    city: str = Field(description="city")
+    name: str | None = Field(description="full name")
+    email: str | None = Field(description="e-mail address")
+    company: str | None = Field(description="employer or organisation")
+    phone: str | None = Field(description="phone number")
+    city: str | None = Field(description="city")
 
 
-def create_app(agent: ReActAgent, store: StateStore) -> Starlette:
-    """The demo app. ``app.state.outcomes`` lists ``(conversation_id, outcome)``
-    for every stream that ended (``completed``, ``failed``, ``disconnected``)."""
+async def single_user(request: Request) -> str | None:
+    """The default hook, for a demo on 127.0.0.1: everyone is one local user.
+    Put your session or token check here (``create_app(authenticate=...)``)."""
+    return "local"
+
+
+def store_key(user: str, conversation_id: str) -> str:
+    """The store key of a user's conversation: a conversation is reachable
+    only by the user it was made for."""
+    owner = hashlib.sha256(user.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"{owner}:{conversation_id}"
+
+
+def create_app(agent: ReActAgent, store: StateStore, *,
+               authenticate: Authenticate = single_user,
+               allowed_hosts: Collection[str] = LOCAL_HOSTS,
+               allowed_origins: Collection[str] = ()) -> Starlette:
+    """The demo app. ``app.state.outcomes`` lists ``(store_key, outcome)``
+    for every stream that ended (``completed``, ``failed``, ``disconnected``).
+
+    ``POST /extract`` takes ``{"text": str, "conversation_id"?: str}`` as
+    ``application/json`` (at most ``MAX_BODY`` bytes) from the app's own
+    origin and host (``check_request``) and an authenticated user
+    (``authenticate``). Without ``conversation_id`` it starts a conversation
+    with an unguessable id (sent back in the ``x-conversation-id`` header);
+    with one, it continues that conversation if it is the user's own (else
+    404). A client's error is a 4xx JSON ``{"error": {"type", "message"}}``.
+    """
     outcomes: list[tuple[str, Outcome]] = []
 
     async def index(request: Request) -> Response:
@@ -56,17 +99,34 @@ def create_app(agent: ReActAgent, store: StateStore) -> Starlette:
         return JSONResponse(Contact.model_json_schema())
 
     async def extract(request: Request) -> Response:
-        body: Any = await request.json()
-        text = body.get("text") if isinstance(body, dict) else None
-        key = body.get("conversation_id") or uuid.uuid4().hex if isinstance(body, dict) else ""
-        if not isinstance(text, str) or not text.strip() or not isinstance(key, str):
-            return JSONResponse({"error": {"type": "InvalidInputError",
-                                           "message": "send {\"text\": \"...\"}"}}, 400)
+        try:
+            check_request(request, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
+            user = await authenticate(request)
+            if user is None:
+                raise RequestRejected(401, "unauthenticated", "sign in first")
+            body = await read_json(request, max_bytes=MAX_BODY)
+            text = body.get("text") if isinstance(body, dict) else None
+            if not isinstance(text, str) or not text.strip():
+                raise RequestRejected(400, "invalid_request",
+                                      'send {"text": "..."} with a non-empty text')
+            conversation_id = body.get("conversation_id")
+            if conversation_id is None:
+                conversation_id = secrets.token_urlsafe(32)
+            elif not isinstance(conversation_id, str) or not CONVERSATION_ID.match(
+                    conversation_id):
+                raise RequestRejected(400, "invalid_request",
+                                      "conversation_id must be an id this server gave")
+            elif (await store.load(store_key(user, conversation_id))).version == 0:
+                raise RequestRejected(404, "not_found", "no such conversation")
+        except RequestRejected as rejected:
+            return rejected.response()
+        key = store_key(user, conversation_id)
 
         async def closed(outcome: Outcome) -> None:
             outcomes.append((key, outcome))
 
-        return sse_response(agent, text, Contact, store=store, key=key, on_close=closed)
+        return sse_response(agent, text, Contact, store=store, key=key, on_close=closed,
+                            headers={"x-conversation-id": conversation_id})
 
     app = Starlette(routes=[
         Route("/", index),
@@ -87,7 +147,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default="web-demo.sqlite3", help="the SQLite conversation store")
     args = parser.parse_args()
-    agent = ReActAgent("web-demo", args.model, sys_prompt=INSTRUCTIONS)
+    agent = ReActAgent("web-demo", args.model, sys_prompt=INSTRUCTIONS, output=OUTPUT)
     store = SQLiteStateStore(args.db)
     print(f"open http://{args.host}:{args.port}  (model: {agent.model.model_name})", flush=True)
     uvicorn.run(create_app(agent, store), host=args.host, port=args.port, log_level="warning")

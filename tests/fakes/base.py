@@ -125,6 +125,11 @@ class FakeServer:
         credential it carried, whole and as a prefix (as servers that echo keys do)."""
         self.limits: FakeLimits | None = None
         """Requests/tokens per minute to enforce with 429s and the vendor's headers."""
+        self.force_stream: str | None = None
+        """A proxy that forces streaming: when set, a whole-reply request is
+        answered with the vendor's stream, under this content type (the
+        vendor's own, e.g. ``text/event-stream``, or a mislabel such as
+        ``application/json``)."""
 
     # -- script -------------------------------------------------------------
     def add(self, *items: Script) -> None:
@@ -257,16 +262,17 @@ class FakeServer:
         streamed = self.is_stream(request, body)
         if self.record:
             self.transports.append("stream" if streamed else "whole")
-        if not streamed:
+        if not streamed and self.force_stream is None:
             return web.json_response(self.render_json(item, body), dumps=_dumps, headers=headers)
-        return await self._stream(request, item, body, headers)
+        return await self._stream(request, item, body, headers,
+                                  None if streamed else self.force_stream)
 
     async def _stream(
         self, request: web.Request, reply: FakeReply, body: Any,
-        headers: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None, content_type: str | None = None,
     ) -> web.StreamResponse:
         response = web.StreamResponse(status=200, headers=headers)
-        response.content_type = self.stream_content_type()
+        response.content_type = content_type or self.stream_content_type()
         await response.prepare(request)
         try:
             for i, frame in enumerate(self.render_events(reply, body)):

@@ -26,6 +26,27 @@ completion = output characters / 4.
 
 Streamed replies carry the output (text, or each call's arguments) in
 ``chunks`` fragments, ``chunk_delay`` seconds apart (everything else at once).
+
+Fault profiles (issue 32), OpenAI-like otherwise (a forced ``tool_choice``
+honoured), each one kind of vendor fault on top of the misbehaving model:
+
+* ``schema``: a server whose schema validator refuses ``additionalProperties``
+  in a ``response_format`` schema (400 "Invalid schema for response_format
+  ..."), a keyword its documented subset would take;
+* ``no_usage``: a server that ignores ``stream_options.include_usage`` and
+  reports no usage at all;
+* ``ctx``: a llama.cpp-style server with a ``n_ctx``-token window (settings)
+  and context shift: a longer prompt is cut silently, ``usage.prompt_tokens``
+  is the window's, and the answer read only the end of the prompt (a wrong
+  record);
+* ``reasoning``: a vLLM-style server that, on ``fault_rate`` of the requests,
+  puts the whole answer in ``reasoning_content`` and leaves ``content`` empty
+  (no tool call);
+* ``router``: a router that rewrites ``length`` as ``tool_calls``/``stop``: on
+  ``fault_rate`` of the requests the output (arguments or text) is cut inside
+  its ``tags`` list, with a normal finish reason;
+* ``proxy``: a proxy that forces streaming: every whole-reply request is
+  answered with SSE (half of them labelled ``application/json``).
 """
 
 from __future__ import annotations
@@ -45,11 +66,12 @@ import orjson
 from aiohttp import web
 
 from .base import FakeCall, FakeError, FakeReply
-from .chaos_model import DEFAULT_WEIGHTS, decide, find_answer, is_reminded, render
+from .chaos_model import DEFAULT_WEIGHTS, Output, decide, find_answer, is_reminded, render
 from .glm import MUST_BE_AUTO, glm_error
 from .openai import OpenAIStyleFake, openai_error
 
-__all__ = ["PROFILES", "ChaosFake", "ChaosProfile", "ChaosSettings", "main", "split"]
+__all__ = ["FAULT_PROFILES", "PROFILES", "ChaosFake", "ChaosProfile", "ChaosSettings", "main",
+           "split"]
 
 CONFIG_PATH = "/_chaos/config"
 STATS_PATH = "/_chaos/stats"
@@ -65,6 +87,8 @@ class ChaosProfile:
     usage_on_finish: bool = False
     whole_tool_calls: bool = False
     envelope: Literal["openai", "glm"] = "openai"
+    fault: str = ""
+    """One of issue 32's fault kinds (the module docstring), or ``""``."""
 
 
 PROFILES: dict[str, ChaosProfile] = {
@@ -72,7 +96,10 @@ PROFILES: dict[str, ChaosProfile] = {
     "glm": ChaosProfile("reject", "glm", usage_on_finish=True, whole_tool_calls=True,
                         envelope="glm"),
     "minimax": ChaosProfile("ignore", "minimax", whole_tool_calls=True),
+    **{fault: ChaosProfile("enforce", fault=fault)
+       for fault in ("schema", "no_usage", "ctx", "reasoning", "router", "proxy")},
 }
+FAULT_PROFILES = ("schema", "no_usage", "ctx", "reasoning", "router", "proxy")
 
 
 @dataclass
@@ -92,6 +119,10 @@ class ChaosSettings:
     """Fragments of the output in a streamed reply."""
     chunk_delay: float = 0.0
     """Seconds between two output fragments."""
+    fault_rate: float = 0.3
+    """Share of requests the ``reasoning`` and ``router`` faults hit."""
+    n_ctx: int = 16
+    """The ``ctx`` profile's window (tokens, 4 characters each)."""
 
 
 def split(text: str, n: int) -> list[str]:
@@ -128,6 +159,7 @@ class ChaosFake(OpenAIStyleFake):
         self.profile = PROFILES[self.settings.profile]
         self.usage_on_finish = self.profile.usage_on_finish
         self.whole_tool_calls = self.profile.whole_tool_calls
+        self.n_ctx = self.settings.n_ctx if self.profile.fault == "ctx" else None
 
     def base_url(self, root: str) -> str:
         return root
@@ -193,6 +225,15 @@ class ChaosFake(OpenAIStyleFake):
             self.stats.clear()
         return web.json_response(out)
 
+    def _refuse_schema(self, body: dict[str, Any]) -> FakeError | None:
+        """The ``schema`` fault: ``additionalProperties`` refused in a response format."""
+        spec = (body.get("response_format") or {}).get("json_schema") or {}
+        if self.profile.fault == "schema" and "additionalProperties" in str(spec.get("schema")):
+            return self.bad(f"Invalid schema for response_format '{spec.get('name')}': In "
+                            "context=(), 'additionalProperties' is not permitted.",
+                            "response_format", "invalid_json_schema")
+        return None
+
     def _refuse_choice(self, body: dict[str, Any]) -> FakeError | None:
         choice = body.get("tool_choice")
         if self.profile.tool_choice == "reject" and body.get("tools") and choice not in (
@@ -230,7 +271,8 @@ class ChaosFake(OpenAIStyleFake):
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:
             body = None
-        refused = self.check(request, body) or self._refuse_choice(body)
+        refused = (self.check(request, body) or self._refuse_choice(body)
+                   or self._refuse_schema(body))
         if isinstance(body, dict):
             self._count_mode(body)
         if refused is not None:
@@ -254,18 +296,50 @@ class ChaosFake(OpenAIStyleFake):
             misbehave_reminded=s.misbehave_reminded, weights=s.weights, forced=forced,
             reminded=is_reminded(messages, found[0], tools),
         )
-        self.stats[f"behaviour.{decision.behaviour}"] += 1
         name = (choice.get("function") or {}).get("name") if isinstance(choice, dict) else None
         name = name or (tools[0] if tools else "")
-        output = render(record, decision, tool_mode=bool(tools) and choice != "none",
-                        tool_name=name, markup=self.profile.markup)
+        tool_mode = bool(tools) and choice != "none"
+        fault = self._fault(key, attempt, messages, body)
+        if fault:
+            self.stats[f"fault.{fault}"] += 1
+            decision = decide(seed=s.seed, key=key, attempt=attempt, misbehave=0.0,
+                              misbehave_reminded=0.0, forced=False, reminded=False)
+        self.stats[f"behaviour.{decision.behaviour}"] += 1
+        output = render(_cut_record(record) if fault == "ctx" else record, decision,
+                        tool_mode=tool_mode, tool_name=name, markup=self.profile.markup)
+        thinking, finish = "", None
+        if fault == "reasoning":  # the whole answer in the reasoning channel, content empty
+            thinking, output = orjson.dumps(record).decode(), Output()
+        elif fault == "router":  # cut inside the tags list, finish reason rewritten
+            if tool_mode:
+                output = Output(calls=[_cut_in_list(c) for c in output.calls])
+                finish = "tool_calls"
+            else:
+                output = Output(text=_cut_in_list(output.text))
+                finish = "stop"
         tag = f"{zlib.crc32(key.encode()):08x}_{attempt}"
         calls = [FakeCall(name, args, id=f"call_{tag}_{i}") for i, args in enumerate(output.calls)]
-        completion = max(1, (len(output.text) + sum(map(len, output.calls))) // 4)
+        completion = max(1, (len(output.text) + len(thinking) + sum(map(len, output.calls))) // 4)
         self.stats["completion_tokens"] += completion
-        reply = FakeReply(text=output.text, tool_calls=calls, usage=(prompt_tokens, completion),
-                          extra={"same_index": output.same_index, "cut": output.cut})
+        extra: dict[str, Any] = {"same_index": output.same_index, "cut": output.cut}
+        if self.profile.fault == "no_usage":
+            extra["no_usage"] = True
+        reply = FakeReply(text=output.text, thinking=thinking, tool_calls=calls,
+                          usage=(prompt_tokens, completion), finish_reason=finish, extra=extra)
         return await self._respond(request, reply, body)
+
+    def _fault(self, key: str, attempt: int, messages: Any, body: dict[str, Any]) -> str:
+        """The fault this request meets (``""``: none): ``ctx`` when the prompt
+        is longer than the window; ``reasoning``/``router`` on ``fault_rate``
+        of the requests (a hash of seed, task and attempt)."""
+        fault = self.profile.fault
+        if fault == "ctx":
+            chars = sum(len(str(m.get("content") or "")) for m in messages)
+            return "ctx" if chars // 4 > self.settings.n_ctx else ""
+        if fault in ("reasoning", "router"):
+            digest = zlib.crc32(f"{self.settings.seed}|{key}|{attempt}|fault".encode())
+            return fault if digest / 2**32 < self.settings.fault_rate else ""
+        return ""
 
     async def _respond(self, request: web.Request, reply: FakeReply,
                        body: dict[str, Any]) -> web.StreamResponse:
@@ -273,7 +347,8 @@ class ChaosFake(OpenAIStyleFake):
         if s.latency:
             await asyncio.sleep(s.latency)
         cut = float(reply.extra.get("cut") or 0.0)
-        if not self.is_stream(request, body):
+        proxied = self.profile.fault == "proxy" and not self.is_stream(request, body)
+        if not self.is_stream(request, body) and not proxied:
             data = orjson.dumps(self.render_json(reply, body))
             if cut:  # a whole reply cut mid-body
                 data = data[: max(1, int(len(data) * cut))]
@@ -284,6 +359,8 @@ class ChaosFake(OpenAIStyleFake):
             tail = [b"data: [DONE]\n\n"]
         response = web.StreamResponse(status=200)
         response.content_type = self.stream_content_type()
+        if proxied and zlib.crc32(orjson.dumps(body.get("messages"))) % 2:
+            response.content_type = "application/json"  # the proxy kept the old label
         await response.prepare(request)
         if not s.chunk_delay or not outs:
             await response.write(b"".join(head + outs + tail))
@@ -302,6 +379,9 @@ class ChaosFake(OpenAIStyleFake):
         n = self.settings.chunks
         head = [_frame(self.chunk(body, {"role": "assistant", "content": ""}))]
         outs: list[bytes] = []
+        if reply.thinking:
+            outs += [_frame(self.chunk(body, {self.reasoning_field: p}))
+                     for p in split(reply.thinking, n)]
         if reply.text:
             outs += [_frame(self.chunk(body, {"content": p})) for p in split(reply.text, n)]
         for i, call in enumerate(reply.tool_calls):
@@ -317,6 +397,23 @@ class ChaosFake(OpenAIStyleFake):
                 for p in split(whole["function"]["arguments"], n)]
         tail = [_frame(f) for f in self.tail_frames(reply, body)] + [b"data: [DONE]\n\n"]
         return head, outs, tail
+
+
+def _cut_record(record: dict[str, Any]) -> dict[str, Any]:
+    """What a model that read only the end of its prompt answers: the record
+    with its first field guessed wrong."""
+    first = next(iter(record), None)
+    return {**record, first: "unknown"} if first is not None else record
+
+
+def _cut_in_list(text: str) -> str:
+    """``text`` (compact JSON) cut right after the first item of its first
+    list (``..."tags":["a"``): closing it would invent a shorter list."""
+    at = text.find('":["')
+    if at < 0:
+        return text[: max(1, len(text) // 2)]
+    end = text.find('"', at + 4)
+    return text[: end + 1] if end > 0 else text
 
 
 # ----------------------------------------------------------------------------- command line

@@ -91,8 +91,10 @@ class DeepSeekFake(OpenAIStyleFake):
     def call_id(self, index: int, call: FakeCall) -> str:
         return call.id or f"call_{index:02d}_fakeid"
 
-    def usage_json(self, reply: FakeReply) -> dict[str, Any]:
+    def usage_json(self, reply: FakeReply) -> dict[str, Any] | None:
         usage = super().usage_json(reply)
+        if usage is None:
+            return None
         hit = usage["prompt_tokens_details"]["cached_tokens"]
         usage["prompt_cache_hit_tokens"] = hit
         usage["prompt_cache_miss_tokens"] = usage["prompt_tokens"] - hit

@@ -109,6 +109,9 @@ class GeminiFake(GeminiBatches, FakeServer):
         super().__init__()
         self._ids = itertools.count(1)
         self.signatures: set[str] = set()
+        self.refused_keywords: frozenset[str] = frozenset()
+        """Schema keywords this model's validator refuses beyond the documented
+        subset (a 400 naming the schema the dialect could not know of)."""
         self._init_batches()
 
     def base_url(self, root: str) -> str:
@@ -228,7 +231,8 @@ class GeminiFake(GeminiBatches, FakeServer):
                                 "(_), dots (.), colons (:) or dashes (-), with a maximum length "
                                 "of 128.")
                 where = f"tools[{t}].function_declarations[{d}].parameters"
-                refused = _schema_refusal(decl.get("parameters"), where, names=True)
+                refused = _schema_refusal(decl.get("parameters"), where, names=True,
+                                          refused_keywords=self.refused_keywords)
                 if refused:
                     return refused
         config = (body.get("toolConfig") or {}).get("functionCallingConfig") or {}
@@ -241,7 +245,8 @@ class GeminiFake(GeminiBatches, FakeServer):
         config = body.get("generationConfig") or {}
         if "responseSchema" in config and "responseJsonSchema" in config:
             return _bad("response_schema and response_json_schema cannot both be set")
-        refused = _schema_refusal(config.get("responseSchema"), "generation_config.response_schema")
+        refused = _schema_refusal(config.get("responseSchema"), "generation_config.response_schema",
+                                  refused_keywords=self.refused_keywords)
         if refused:
             return refused
         declares = any(t.get("functionDeclarations") for t in body.get("tools", []))
@@ -268,6 +273,8 @@ class GeminiFake(GeminiBatches, FakeServer):
         return parts
 
     def _usage(self, reply: FakeReply) -> dict[str, int]:
+        if reply.extra.get("no_usage"):  # a reply without usageMetadata
+            return {}
         return {"promptTokenCount": reply.usage[0], "candidatesTokenCount": reply.usage[1],
                 "totalTokenCount": sum(reply.usage)}
 
@@ -314,15 +321,19 @@ class GeminiFake(GeminiBatches, FakeServer):
         for i, parts in enumerate(groups):
             last = i == len(groups) - 1
             yield self._response(parts, self._finish(reply) if last else None,
-                                 usage if last else {**usage, "candidatesTokenCount": i + 1})
+                                 usage if last or not usage else {
+                                     **usage, "candidatesTokenCount": i + 1})
 
     def _response(self, parts: list[dict[str, Any]], finish: str | None,
                   usage: dict[str, int]) -> dict[str, Any]:
         candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
         if finish:
             candidate["finishReason"] = finish
-        return {"candidates": [candidate], "usageMetadata": usage,
-                "modelVersion": self._current_model, "responseId": "resp-1"}
+        out = {"candidates": [candidate], "usageMetadata": usage,
+               "modelVersion": self._current_model, "responseId": "resp-1"}
+        if not usage:
+            del out["usageMetadata"]
+        return out
 
     def _blocked(self, reply: FakeReply) -> dict[str, Any]:
         return {"promptFeedback": {"blockReason": reply.extra["block_reason"]},
@@ -407,7 +418,8 @@ def _camel(key: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest) if rest else key
 
 
-def _schema_refusal(schema: Any, where: str, names: bool = False) -> FakeError | None:
+def _schema_refusal(schema: Any, where: str, names: bool = False,
+                    refused_keywords: frozenset[str] = frozenset()) -> FakeError | None:
     """The 400 the API gives for a ``Schema`` with unknown fields or an empty OBJECT."""
     if schema is None:
         return None
@@ -415,18 +427,29 @@ def _schema_refusal(schema: Any, where: str, names: bool = False) -> FakeError |
     if unknown:
         return _bad("\n".join(f"Invalid JSON payload received. Unknown name \"{name}\" at "
                               f"'{where}': Cannot find field." for name in unknown))
-    problem = _subset_problem(schema, where, names)
+    problem = _subset_problem(schema, where, names, refused_keywords)
     return _bad(problem) if problem else None
 
 
-def _subset_problem(node: Any, where: str, names: bool) -> str | None:
+def _subset_problem(node: Any, where: str, names: bool,
+                    refused_keywords: frozenset[str] = frozenset()) -> str | None:
     """The first node, at any depth, that the ``Schema`` proto refuses: an
     OBJECT without properties, an ARRAY without ``items`` (both worded as the
     API words them, e.g. litellm#25718), a node without a type (the Schema's
     ``type`` is required; wording unconfirmed), and with ``names`` (function
-    parameters) a property name off ``PARAMETER_NAME``."""
+    parameters) a property name off ``PARAMETER_NAME``; a union node with any
+    field beside ``anyOf`` (``nullable``, ``description``: issue 32; the exact
+    wording unconfirmed); and any of ``refused_keywords`` (a model version
+    whose validator refuses a keyword the documented subset lists)."""
     if not isinstance(node, dict):
         return None
+    if "anyOf" in node and len(node) > 1:  # issue 32: nullable or a description beside it
+        beside = ", ".join(sorted(k for k in node if k != "anyOf"))
+        return (f"* GenerateContentRequest.{where}.any_of: when any_of is set it must be the "
+                f"only field set; found {beside}")
+    if refused_keywords and (bad := sorted(refused_keywords & set(node))):
+        return (f"Invalid JSON payload received. Unknown name \"{bad[0]}\" at '{where}': "
+                "Cannot find field.")
     if isinstance(node.get("type"), list):
         return (f"Invalid JSON payload received. Unknown name \"type\" at '{where}': Proto "
                 "field is not repeating, cannot start list.")
@@ -452,7 +475,7 @@ def _subset_problem(node: Any, where: str, names: bool) -> str | None:
     if "items" in node:
         subs.append((f"{where}.items", node["items"]))
     for path, sub in subs:
-        if problem := _subset_problem(sub, path, names):
+        if problem := _subset_problem(sub, path, names, refused_keywords):
             return problem
     return None
 

@@ -143,6 +143,15 @@ class OllamaFake(FakeServer):
             return window
         return reply.usage[0]
 
+    @staticmethod
+    def _counted(final: dict[str, Any], reply: FakeReply) -> dict[str, Any]:
+        """``final`` without its counts when ``no_usage`` (Ollama leaves
+        ``prompt_eval_count`` out when the prompt was served from its cache)."""
+        if reply.extra.get("no_usage"):
+            final.pop("prompt_eval_count", None)
+            final.pop("eval_count", None)
+        return final
+
     def _final(self, reply: FakeReply, body: Any) -> dict[str, Any]:
         return {"model": body["model"], "created_at": "2026-01-01T00:00:00Z",
                 "message": {"role": "assistant", "content": ""}, "done": True,
@@ -153,7 +162,7 @@ class OllamaFake(FakeServer):
                 "eval_count": reply.usage[1], "eval_duration": 1000}
 
     def render_json(self, reply: FakeReply, body: Any) -> Any:
-        final = self._final(reply, body)
+        final = self._counted(self._final(reply, body), reply)
         message: dict[str, Any] = {"role": "assistant", "content": reply.text}
         if reply.thinking and body.get("think") is not False and body["model"] in self.thinking:
             message["thinking"] = reply.thinking
@@ -181,7 +190,7 @@ class OllamaFake(FakeServer):
                 yield line(content=piece)
         if reply.tool_calls and not _grammar_bound(body):
             yield line(tool_calls=self._calls(reply))
-        yield self._final(reply, body)
+        yield self._counted(self._final(reply, body), reply)
 
     # -- request inspectors (for tests) --------------------------------------
     @staticmethod

@@ -28,7 +28,8 @@ outputs) or tools, and check the API key (401).
 arguments as JSON objects, as some compatible servers send),
 ``omit_tool_ids`` (no ``id``/``type``), ``stream_error`` (an error object sent
 as a data line after ``error_after`` frames, then the connection ends),
-``cached_tokens``, ``reasoning_tokens``, ``crlf`` (CRLF line endings),
+``cached_tokens``, ``reasoning_tokens``, ``no_usage`` (no usage anywhere: a
+server that ignores ``stream_options.include_usage``), ``crlf`` (CRLF line endings),
 ``split_writes`` (each frame written in two halves, cutting UTF-8 characters),
 ``same_index`` (every streamed tool call at index 0, told apart by its id, as
 vLLM/GLM-style servers send parallel calls), ``no_finish`` (the finish chunk
@@ -128,6 +129,14 @@ class OpenAIStyleFake(FakeServer):
         super().__init__()
         self.api_key = api_key
         """When set, requests must carry ``Authorization: Bearer <api_key>``."""
+        self.n_ctx: int | None = None
+        """A llama.cpp-style server's context window (tokens, 4 characters each):
+        a longer prompt is cut silently to it (context shift), its
+        ``usage.prompt_tokens`` the window's; ``cut_prompts`` counts them."""
+        self.truncated_flag = False
+        """With ``n_ctx``: a cut reply also says ``"truncated": true`` (llama.cpp)."""
+        self.cut_prompts = 0
+        self._cut: int | None = None
 
     # -- errors ----------------------------------------------------------------
     def bad(self, message: str, param: str | None = None, code: str | None = None) -> FakeError:
@@ -397,8 +406,23 @@ class OpenAIStyleFake(FakeServer):
     def finish_of(self, reply: FakeReply) -> str:
         return reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
 
-    def usage_json(self, reply: FakeReply) -> dict[str, Any]:
+    def cut_to(self, body: Any) -> int | None:
+        """The window a prompt longer than ``n_ctx`` (4 characters a token) was
+        cut to, else ``None``."""
+        if self.n_ctx is None or not isinstance(body, dict):
+            return None
+        chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
+        if chars // 4 > self.n_ctx:
+            self.cut_prompts += 1
+            return self.n_ctx
+        return None
+
+    def usage_json(self, reply: FakeReply) -> dict[str, Any] | None:
+        if reply.extra.get("no_usage"):  # a server that reports none (ignores include_usage)
+            return None
         inp, out = reply.usage
+        if self._cut is not None:  # what a server that cut the prompt evaluated
+            inp = self._cut
         return {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out,
                 "prompt_tokens_details": {"cached_tokens": reply.extra.get("cached_tokens", 0)},
                 "completion_tokens_details": {
@@ -442,11 +466,15 @@ class OpenAIStyleFake(FakeServer):
         return message
 
     def render_json(self, reply: FakeReply, body: Any) -> Any:
-        return {"id": "chatcmpl-fake", "object": "chat.completion", "created": 1,
-                "model": body.get("model"),
-                "choices": [{"index": 0, "message": self.message_json(reply, body),
-                             "finish_reason": self.finish_of(reply), "logprobs": None}],
-                "usage": self.usage_json(reply)}
+        self._cut = self.cut_to(body)
+        out = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 1,
+               "model": body.get("model"),
+               "choices": [{"index": 0, "message": self.message_json(reply, body),
+                            "finish_reason": self.finish_of(reply), "logprobs": None}],
+               "usage": self.usage_json(reply)}
+        if self._cut is not None and self.truncated_flag:
+            out["truncated"] = True
+        return out
 
     def chunk(self, body: Any, delta: dict[str, Any] | None, finish: str | None = None,
               usage: Any = None, choices: bool = True) -> dict[str, Any]:
@@ -486,12 +514,18 @@ class OpenAIStyleFake(FakeServer):
 
     def tail_frames(self, reply: FakeReply, body: Any) -> list[dict[str, Any]]:
         """The finish chunk and the usage chunk."""
+        self._cut = self.cut_to(body)
         usage = self.usage_json(reply)
         finish = None if reply.extra.get("no_finish") else self.finish_of(reply)
         if self.usage_on_finish:
-            return [self.chunk(body, {}, finish, usage=usage)]
-        frames = [self.chunk(body, {}, finish)]
-        if (body.get("stream_options") or {}).get("include_usage"):
+            frames = [self.chunk(body, {}, finish, usage=usage)]
+        else:
+            frames = [self.chunk(body, {}, finish)]
+        if self._cut is not None and self.truncated_flag:
+            frames[0]["truncated"] = True
+        if self.usage_on_finish:
+            return frames
+        if (body.get("stream_options") or {}).get("include_usage") and usage is not None:
             frames.append(self.chunk(body, None, usage=usage, choices=False))
         return frames
 

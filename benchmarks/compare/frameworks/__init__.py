@@ -19,7 +19,12 @@ __all__ = ["FRAMEWORKS", "MODELS", "Adapter", "Framework", "StreamItem", "Target
 
 StreamItem = tuple[Literal["event", "partial", "final"], Any]
 
-MODELS: dict[str, str] = {"openai": "gpt-4o-mini", "glm": "glm-4.6", "minimax": "MiniMax-M2"}
+MODELS: dict[str, str] = {
+    "openai": "gpt-4o-mini", "glm": "glm-4.6", "minimax": "MiniMax-M2",
+    # issue 32's fault profiles: OpenAI-like servers, each with one vendor fault
+    "schema": "gpt-4o-mini", "no_usage": "gpt-4o-mini", "ctx": "gpt-4o-mini",
+    "reasoning": "gpt-4o-mini", "router": "gpt-4o-mini", "proxy": "gpt-4o-mini",
+}
 """The model name every framework asks for under each server profile."""
 
 

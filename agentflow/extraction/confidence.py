@@ -1,0 +1,137 @@
+"""Confidence per field, and which fields of an ``ok`` record need review.
+
+Every top-level field of an extracted output gets a confidence in ``[0, 1]``
+(``field_confidence``), from what the framework can check, never from the
+model's say-so:
+
+* **a learned locator** (``agentflow.grounding.locators``) that held: the
+  value is the one the locator finds where the examples write the field
+  (``HELD``); a null the locator agrees with (it finds nothing, and the
+  document does not even mention the field's label: ``ABSENT``; mentioned
+  elsewhere: ``UNLOCATED_NULL``);
+  a value the locator does not find, or a null where it finds one
+  (``DISAGREES``);
+* **grounding** without a locator: a string copied from the document (its
+  span known) is ``GROUNDED``; a number or date found written in the
+  document (the same number, the same date: ``agentflow.extraction.
+  typed_values``) too; a choice whose label the document writes is
+  ``GROUNDED``;
+* **nothing to check**: a value grounding could not look at (a ``Derived()``
+  field, a run with ``ground=False``, a boolean, a number or a choice the
+  document does not write) is ``UNCHECKED`` and listed as *ungrounded*; a
+  null without a locator is ``UNLOCATED_NULL``.
+
+A list field takes the lowest confidence of its items. ``needs_review``
+names the fields below ``REVIEW_BELOW``: the CLI summary, the progress line
+and the review page count an ``ok`` record with such a field as *needs
+review*. The threshold is the benchmark's: on the tuning kinds of
+``benchmarks/bench_generalize.py`` fields reported confident (at or above
+it) were right at least 98% of the time (benchmarks/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from agentflow.grounding.locators import Locator
+from agentflow.grounding.typed_values import found_in
+
+__all__ = ["ABSENT", "DISAGREES", "GROUNDED", "HELD", "REVIEW_BELOW", "UNCHECKED",
+           "UNLOCATED_NULL", "field_confidence", "needs_review"]
+
+HELD = 0.99
+"""The value is the one the field's locator finds."""
+ABSENT = 0.97
+"""Null, and the field's locator finds nothing either."""
+GROUNDED = 0.8
+"""Copied from the document (or written there), with no locator to say it is the right place."""
+UNLOCATED_NULL = 0.7
+"""Null, with no locator to say the document lacks it."""
+UNCHECKED = 0.5
+"""Nothing checked the value against the document (it is *ungrounded*)."""
+DISAGREES = 0.2
+"""The field's locator finds another value (or none, or one where the output has null)."""
+
+REVIEW_BELOW = 0.9
+"""Fields whose confidence is below this need review."""
+
+
+def _dump(output: Any) -> Mapping[str, Any]:
+    if isinstance(output, BaseModel):
+        return {name: getattr(output, name) for name in type(output).model_fields}
+    return output if isinstance(output, Mapping) else {}
+
+
+def field_confidence(
+    output: Any, source: str, spans: Mapping[str, Any],
+    locators: Mapping[str, Locator] | None = None,
+) -> tuple[dict[str, float], list[str]]:
+    """The confidence of each top-level field of ``output`` (see the module
+    docstring), and the fields nothing checked (*ungrounded*), in order.
+
+    Args:
+        output: the validated output (a pydantic model or a mapping).
+        source: the document the output was extracted from.
+        spans: the grounded spans of the output (field path -> spans).
+        locators: the locators learned from the run's examples.
+    """
+    found: dict[str, float] = {}
+    ungrounded: list[str] = []
+    rules = locators or {}
+    for name, value in _dump(output).items():
+        rule = rules.get(name)
+        if rule is not None:
+            found[name] = _located(rule, value, source)
+            continue
+        if value is None or value == [] or value == {}:
+            found[name] = UNLOCATED_NULL
+            continue
+        if isinstance(value, str):
+            if name in spans:
+                found[name] = GROUNDED
+            else:
+                found[name], _ = _checked(value, source, name, ungrounded)
+            continue
+        if isinstance(value, list | tuple):
+            scores = [GROUNDED if f"{name}[{i}]" in spans else
+                      _checked(item, source, f"{name}[{i}]", ungrounded)[0]
+                      for i, item in enumerate(value)]
+            found[name] = min(scores) if scores else UNLOCATED_NULL
+            continue
+        found[name], _ = _checked(value, source, name, ungrounded)
+    return found, ungrounded
+
+
+def _located(rule: Locator, value: Any, source: str) -> float:
+    values = rule.values(source)
+    if rule.many:
+        items = [str(v).strip() for v in (value or [])]
+        if not values:
+            if items:
+                return DISAGREES
+            return UNLOCATED_NULL if rule.anchored and rule.mentioned(source) else ABSENT
+        return HELD if items == values else DISAGREES
+    if value is None:
+        if values:
+            return DISAGREES
+        return UNLOCATED_NULL if rule.anchored and rule.mentioned(source) else ABSENT
+    if not values:
+        return DISAGREES
+    return HELD if str(value).strip() == values[0] else DISAGREES
+
+
+def _checked(value: Any, source: str, path: str, ungrounded: list[str]) -> tuple[float, bool]:
+    """A value grounding did not place: written in the document (the same
+    number, date or label) or not; ``path`` goes into ``ungrounded`` then."""
+    if found_in(value, source):
+        return GROUNDED, True
+    ungrounded.append(path)
+    return UNCHECKED, False
+
+
+def needs_review(confidence: Mapping[str, float], below: float = REVIEW_BELOW) -> list[str]:
+    """The fields whose confidence is below ``below``, in order."""
+    return [name for name, score in confidence.items() if score < below]

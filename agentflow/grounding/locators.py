@@ -1,0 +1,432 @@
+"""Locators learned from worked examples: where each field's value lives.
+
+From a schema's worked examples (``agentflow.output.examples``), for each
+top-level field that holds one string or a list of strings, a ``Locator``
+says where its value is written, as literal text on the value's line:
+
+* ``left``: the text just before the value on its line (a label such as
+  ``Version: `` or ``ExecStart=``, letter case ignored, or a delimiter such
+  as `` (``), and whether the line's content begins with it (``anchored``:
+  a label);
+* ``right``: the text just after it (``) `` or ``;``), or ``""``: the value
+  runs to the end of its line;
+* ``split``: for a list written on one line (``Depends: a, b, c``), the
+  separator between its items.
+
+**Learning.** Each example's value (or each item) is found in the example's
+text (its first occurrence, verbatim); its line gives the contexts. Across
+the examples that fill the field, ``left`` is the longest common ending of
+the texts before the values (anchored when those texts are all the same
+label), ``right`` the longest common beginning of the texts after them.
+A rule is **kept** only if it holds on every example: its values there are
+exactly the example's (a single field: its first value; a null field: no
+value at all; a list: its items, in order), and, leave-one-out, if a rule
+learned from the other examples alone also holds on each held-out one whose
+own label it could not see (a label learned from one example must hold on
+the other). A rule generalised from several examples (a context common to
+them, not the same label) needs at least two that fill the field, and a
+line start seen in one example only is a label only when it reads as a key
+(``Version: ``, ``ExecStart=``). Rules never name a document kind: they are
+read off the examples.
+
+**Use.** ``values(source)`` lists the values a locator finds in a document.
+On a model whose grammar takes them (the embedded model), those values are
+the only ones the grammar offers for the field (``VALUES_KEY``; none found:
+null, or an empty list); on other models they verify: a value the locator
+does not find lowers the field's confidence (``agentflow.extraction.
+confidence``), it is never refused for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import re
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, get_args
+
+from pydantic import BaseModel
+
+from agentflow.grounding.locate import occurrences
+from agentflow.grounding.values import (
+    _fields,
+    _is_text,
+    _is_union,
+    _sequence_item,
+    _unwrap,
+    is_derived,
+)
+from agentflow.output.dialects import LOCAL_MAX_ITEMS
+from agentflow.output.examples import CheckedExample
+
+__all__ = ["VALUES_KEY", "Locator", "apply_locators", "learn_locators"]
+
+VALUES_KEY = "x-grounded-values"
+"""JSON Schema keyword on a grounded string node: the only values the grammar
+offers (a locator's values in this document). Kept by the ``local`` dialect,
+dropped by every other."""
+
+MAX_CONTEXT = 40
+"""Longest ``left`` / ``right`` context kept (characters)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Locator:
+    """Where one field's value lives (see the module docstring).
+
+    Attributes:
+        field: the field's name (top level of the output type).
+        left: the text just before the value on its line (never empty).
+        anchored: the line's content begins with ``left`` (a label).
+        right: the text just after the value; ``""``: the line's end.
+        split: the separator between list items written on one line, or
+            ``None`` (one value per line).
+        many: the field is a list.
+    """
+
+    field: str
+    left: str
+    anchored: bool
+    right: str
+    split: str | None = None
+    many: bool = False
+
+    def values(self, source: str) -> list[str]:
+        """The values this locator finds in ``source``, in document order
+        (list items each; each value stripped, never empty)."""
+        found: list[str] = []
+        for line in source.splitlines():
+            for raw in self._in_line(line):
+                parts = raw.split(self.split) if self.split else [raw]
+                found += [p.strip() for p in parts if p.strip()]
+        return found
+
+    def _in_line(self, line: str) -> list[str]:
+        if self.anchored:
+            body = line.lstrip()
+            label = self.left.lstrip()
+            if body[: len(label)].casefold() != label.casefold():
+                return []  # a key's letter case varies (Author-email, Author-Email)
+            starts = [len(line) - len(body) + len(label)]
+        else:
+            starts = [m.end() for m in re.finditer(re.escape(self.left), line)]
+        out = []
+        for start in starts:
+            if self.right:
+                end = line.find(self.right, start)
+                if end < 0:
+                    continue
+            else:
+                end = len(line)
+            if line[start:end].strip():
+                out.append(line[start:end])
+        return out
+
+    def mentioned(self, source: str) -> bool:
+        """Whether ``source`` writes this locator's label anywhere (letter case
+        ignored, separators and spaces around it dropped): a null is only sure
+        where the document does not even mention the field's key."""
+        key = self.left.strip(" \t:=;,([{<>}]).-")
+        return bool(key) and key.casefold() in source.casefold()
+
+    def holds(self, value: Any, source: str) -> bool:
+        """Whether the locator finds exactly ``value`` in ``source``: a single
+        value as its first value (``None``: no value), a list as its values."""
+        found = self.values(source)
+        if self.many:
+            return [str(v).strip() for v in (value or [])] == found
+        if value is None:
+            return not found
+        return bool(found) and found[0] == str(value).strip()
+
+    def describe(self) -> str:
+        """The rule in words (for reports): ``after 'Version: ' to the line's end``."""
+        where = "at the start of a line after" if self.anchored else "after"
+        until = f"up to {self.right!r}" if self.right else "to the end of the line"
+        split = f", items split by {self.split!r}" if self.split else ""
+        return f"{self.field}: {where} {self.left!r}, {until}{split}"
+
+
+def _fields_of(output_type: Any) -> list[tuple[str, bool]]:
+    """The top-level fields a locator may hold: ``(name, many)`` for each
+    field that is a free-text string (or ``| None``) or a list of them, not
+    ``Derived()``."""
+    fields = _fields(output_type)
+    if fields is None:
+        return []
+    infos = output_type.model_fields if isinstance(output_type, type) and issubclass(
+        output_type, BaseModel) else {}
+    out = []
+    for name, ann, _marks in fields:
+        if name in infos and is_derived(infos[name].annotation, infos[name].metadata):
+            continue
+        kind = _kind(ann)
+        if kind is not None:
+            out.append((name, kind))
+    return out
+
+
+def _kind(tp: Any) -> bool | None:
+    """``False``: one string; ``True``: a list of strings; ``None``: neither."""
+    tp, _ = _unwrap(tp)
+    if _is_union(tp):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        return _kind(args[0]) if len(args) == 1 else None
+    if _is_text(tp):
+        return False
+    item = _sequence_item(tp)
+    if item is not None and item is not typing.Any:
+        item, _ = _unwrap(item)
+        return True if _is_text(item) else None
+    return None
+
+
+def _value(example: CheckedExample, name: str) -> Any:
+    value = example.value
+    return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """One example's value as it sits on its line."""
+
+    line: int  # where its line begins in the text
+    start: int  # where the value begins
+    end: int  # where it ends
+    before: str  # the line's text before the value
+    after: str  # the line's text after it
+    lead: str  # the line's indentation
+
+
+def _seen(value: str, text: str) -> _Seen | None:
+    """Where ``value`` first occurs in ``text`` within one line (whole tokens
+    preferred: ``2.1`` is the version of ``Version: 2.1``, not a part of
+    ``12.1``)."""
+    spans = occurrences(value, text, whole_tokens=True) or occurrences(value, text)
+    for start, end in spans:
+        if "\n" in text[start:end]:
+            continue
+        lo = text.rfind("\n", 0, start) + 1
+        hi = text.find("\n", end)
+        line = text[lo:len(text) if hi < 0 else hi].rstrip("\r")
+        before = text[lo:start]
+        lead = before[: len(before) - len(before.lstrip())]
+        return _Seen(lo, start, end, before, line[end - lo:], lead)
+    return None
+
+
+def _common_end(texts: Sequence[str]) -> str:
+    first = texts[0]
+    n = 0
+    while n < len(first) and all(len(t) > n and t[-1 - n] == first[-1 - n] for t in texts):
+        n += 1
+    return first[len(first) - n:] if n else ""
+
+
+def _common_start(texts: Sequence[str]) -> str:
+    first = texts[0]
+    n = 0
+    while n < len(first) and all(len(t) > n and t[n] == first[n] for t in texts):
+        n += 1
+    return first[:n]
+
+
+def _one_line(places: list[_Seen], text: str) -> tuple[_Seen, str] | None:
+    """Items written on one line, in order, split by one separator: the
+    whole run of them as one place, and the separator; ``None`` otherwise."""
+    if len({p.line for p in places}) != 1:
+        return None
+    gaps = [text[a.end:b.start] for a, b in itertools.pairwise(places)]
+    if any(b.start < a.end for a, b in itertools.pairwise(places)):
+        return None
+    if len(set(gaps)) != 1 or not gaps[0]:
+        return None
+    if not gaps[0].strip() and any(gaps[0] in text[p.start:p.end] for p in places):
+        return None  # split by whitespace only where no item holds that whitespace
+    first, last = places[0], places[-1]
+    return _Seen(first.line, first.start, last.end, first.before, last.after, first.lead), gaps[0]
+
+
+def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator | None:
+    """The locator of field ``name`` from ``examples`` (``None``: no rule fits)."""
+    seen: list[_Seen] = []
+    split: str | None = None
+    for example in examples:
+        value = _value(example, name)
+        items = [v for v in (value or []) if isinstance(v, str)] if many else (
+            [value] if isinstance(value, str) else [])
+        items = [v.strip() for v in items if v.strip()]
+        if not items:
+            continue
+        placed = [_seen(v, example.text) for v in items]
+        if any(p is None for p in placed):
+            return None
+        places = [p for p in placed if p is not None]
+        if len(places) > 1 and len({p.line for p in places}) == 1:
+            joined = _one_line(places, example.text)
+            if joined is None or (split is not None and split != joined[1]):
+                return None
+            places, split = [joined[0]], joined[1]
+        elif len({p.line for p in places}) != len(places):
+            return None  # some items share a line, others do not
+        seen += places
+    if not seen:
+        return None
+    befores = [s.before[len(s.lead):] for s in seen]
+    afters = [s.after for s in seen]
+    right = "" if all(not a.strip() for a in afters) else _lead(_common_start(afters))
+    if right == "" and any(a.strip() for a in afters):
+        return None  # the values end at no common text and not at the line's end
+    if right and not right.strip() and len(right) < 2:
+        return None  # one space after: too weak to end a value
+    anchored = len(set(befores)) == 1 and (bool(befores[0].strip()) or bool(right))
+    left = befores[0] if anchored else _tail(_common_end([s.before for s in seen]))
+    if (not left.strip() and not anchored) or len(left) > MAX_CONTEXT:
+        return None
+    return Locator(name, left, anchored, right, split, many)
+
+
+_WORD = re.compile(r"\w")
+_KEY = re.compile(r"[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=][ \t]*\Z")
+"""A key of a ``key: value`` / ``key=value`` line (``Version: ``, ``ExecStart=``):
+the only line start one example alone makes a label of."""
+
+
+def _lead(text: str) -> str:
+    """The run of non-word characters ``text`` begins with (a right context
+    keeps only it: ``) `` of ``) unstable``)."""
+    match = _WORD.search(text)
+    return text if match is None else text[: match.start()]
+
+
+def _tail(text: str) -> str:
+    """The run of non-word characters ``text`` ends with (an unanchored left
+    context keeps only it: `` (`` of ``barbaz (``)."""
+    n = len(text)
+    while n > 0 and not _WORD.match(text[n - 1]):
+        n -= 1
+    return text[n:]
+
+
+def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict[str, Locator]:
+    """The locators that hold on ``examples`` (field name -> ``Locator``),
+    leave-one-out checked (see the module docstring); ``{}`` without examples."""
+    if not examples:
+        return {}
+    key = (_type_key(output_type), tuple((e.text, _dump(e.value)) for e in examples))
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    kept: dict[str, Locator] = {}
+    for name, many in _fields_of(output_type):
+        rule = _learn(name, many, examples)
+        if rule is None or not all(rule.holds(_value(e, name), e.text) for e in examples):
+            continue
+        if not rule.anchored or not rule.left.strip():
+            # a context common to several examples (or a value that begins its
+            # line): generalised, so it needs two examples that fill the field
+            if len([e for e in examples if _value(e, name)]) < 2:
+                continue
+        elif len([e for e in examples if _value(e, name)]) < 2 and not _KEY.match(rule.left):
+            continue  # one example's line start: a label only if it reads as a key
+        elif len(examples) > 1 and not all(_held_out(name, many, examples, i, rule.split)
+                                           for i in range(len(examples))):
+            continue
+        kept[name] = rule
+    if len(_CACHE) > 64:
+        _CACHE.clear()
+    _CACHE[key] = kept
+    return kept
+
+
+def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
+              split: str | None = None) -> bool:
+    """Whether the rule learned without example ``i`` holds on it (true when
+    the others teach no rule; ``split``: the separator of the rule learned
+    from all, which others that write one item a line cannot show)."""
+    rest = [e for j, e in enumerate(examples) if j != i]
+    rule = _learn(name, many, rest)
+    if rule is not None and rule.split is None and split is not None:
+        rule = dataclasses.replace(rule, split=split)  # the others had one item a line
+    return rule is None or rule.holds(_value(examples[i], name), examples[i].text)
+
+
+_CACHE: dict[Any, dict[str, Locator]] = {}
+
+
+def _type_key(output_type: Any) -> Any:
+    try:
+        hash(output_type)
+        return output_type
+    except TypeError:
+        return id(output_type)
+
+
+def _dump(value: Any) -> str:
+    data = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+    return json.dumps(data, sort_keys=True, default=str)
+
+
+def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
+                   source: str) -> dict[str, Any]:
+    """A copy of a ``local``-dialect ``schema`` whose top-level grounded
+    string fields with a locator offer only the locator's values in
+    ``source``: a string field one of them (never null), a list field
+    exactly them, in document order (``VALUES_KEY`` on the string node or
+    on the list); a field whose locator finds nothing can only be null (or
+    an empty list).
+    A field whose strings are not grounded, or are whole items, is left as is."""
+    props = schema.get("properties")
+    if not locators or not isinstance(props, Mapping):
+        return dict(schema)
+    out = dict(schema)
+    new_props = dict(props)
+    for name, rule in locators.items():
+        prop = props.get(name)
+        if not isinstance(prop, Mapping):
+            continue
+        values = rule.values(source)
+        replaced = _offer(prop, values, rule.many)
+        if replaced is not None:
+            new_props[name] = replaced
+    out["properties"] = new_props
+    return out
+
+
+def _offer(node: Mapping[str, Any], values: list[str], many: bool) -> dict[str, Any] | None:
+    """``node`` with its grounded string nodes offering only ``values`` (none:
+    the node's null branch, or an empty list); ``None`` when it has no such
+    node to change."""
+    if many:
+        items = node.get("items")
+        if node.get("type") != "array" or not isinstance(items, Mapping) or not (
+                _grounded_string(items)):
+            return None
+        high = node.get("maxItems")
+        if isinstance(high, int) and high != LOCAL_MAX_ITEMS:  # the schema's own bound
+            values = values[:high]  # (the local dialect's bound only keeps a reply finite:
+        # a list of located items is finite as it is)
+        if len(values) < int(node.get("minItems", 0)):
+            return None
+        return {**node, VALUES_KEY: values}  # exactly these items, in document order
+    branches = node.get("anyOf")
+    if isinstance(branches, list):
+        strings = [b for b in branches if isinstance(b, Mapping) and _grounded_string(b)]
+        if len(strings) != 1:
+            return None
+        if not values:
+            rest = [b for b in branches if b is not strings[0]]
+            return {**node, "anyOf": rest} if rest else None
+        return {**strings[0], VALUES_KEY: values}  # found: one of them, never null
+    if _grounded_string(node):
+        return {**node, VALUES_KEY: values} if values else None
+    return None
+
+
+def _grounded_string(node: Mapping[str, Any]) -> bool:
+    mark = node.get("x-grounded")
+    return node.get("type") == "string" and mark in (True, "whole_tokens", "whole_lines") and (
+        "enum" not in node)

@@ -1,0 +1,99 @@
+"""Whether a value that is not a copied string is written in the document:
+the same number, the same date, the same label (``found_in``).
+
+Grounding proper (``agentflow.grounding``) places copied strings;
+numbers, dates and choices are normalised by the model (``1,200`` read as
+``1200``, ``5 March 2024`` as ``2024-03-05``), so they are checked by value:
+
+* a number (``int``, ``float``, ``Decimal``; never a ``bool``) is found when
+  the document writes a number equal to it, thousands separators (``,``,
+  ``_``, a thin or plain space between digit groups) ignored;
+* a date (``date``; a ``datetime`` by its date) when the document writes the
+  same day as ``2024-03-05``, ``5 March 2024``, ``March 5, 2024``, ``5 Mar
+  2024``, ``05.03.2024`` or ``03/05/2024`` (either order of day and month);
+* a choice (a ``str`` enum member, or a string) when its label occurs as a
+  whole word, letter case ignored;
+* anything else (a boolean, an object) is never found: nothing in the text
+  can confirm it, and the record lists it as *ungrounded*.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal, InvalidOperation
+from enum import Enum
+from typing import Any
+
+__all__ = ["found_in"]
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d{1,3}(?:[,_ \u202f]\d{3})+(?:\.\d+)?(?![\w])"
+                     r"|(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\w])")
+_MONTHS = {m: i for i, m in enumerate(
+    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
+_MONTH = r"(?P<mon>[A-Za-z]{3,9})\.?"
+_DATES = [
+    re.compile(r"(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})"),
+    re.compile(rf"(?P<d>\d{{1,2}})(?:st|nd|rd|th)? {_MONTH},? (?P<y>\d{{4}})"),
+    re.compile(rf"{_MONTH} (?P<d>\d{{1,2}})(?:st|nd|rd|th)?,? (?P<y>\d{{4}})"),
+    re.compile(r"(?P<a>\d{1,2})[./](?P<b>\d{1,2})[./](?P<y>\d{4})"),
+]
+
+
+def found_in(value: Any, source: str) -> bool:
+    """Whether ``value`` is written in ``source`` (see the module docstring)."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, Enum):
+        value = value.value
+    if isinstance(value, int | float | Decimal):
+        return _number_in(value, source)
+    if isinstance(value, dt.datetime):
+        return value.date() in _dates(source)
+    if isinstance(value, dt.date):
+        return value in _dates(source)
+    if isinstance(value, str):
+        text = value.strip()
+        return bool(text) and re.search(
+            rf"(?<!\w){re.escape(text)}(?!\w)", source, re.IGNORECASE) is not None
+    return False
+
+
+def _number_in(value: int | float | Decimal, source: str) -> bool:
+    try:
+        target = Decimal(str(value))
+    except InvalidOperation:
+        return False
+    for match in _NUMBER.finditer(source):
+        digits = re.sub(r"[,_ \u202f]", "", match.group(0))
+        try:
+            if Decimal(digits) == target:
+                return True
+        except InvalidOperation:
+            continue
+    return False
+
+
+def _dates(source: str) -> set[dt.date]:
+    found: set[dt.date] = set()
+    for pattern in _DATES:
+        for match in pattern.finditer(source):
+            parts = match.groupdict()
+            year = int(parts["y"])
+            days: list[tuple[int, int]] = []
+            if parts.get("mon"):
+                month = _MONTHS.get(parts["mon"][:3].lower())
+                if month is None:
+                    continue
+                days.append((month, int(parts["d"])))
+            elif parts.get("m"):
+                days.append((int(parts["m"]), int(parts["d"])))
+            else:
+                a, b = int(parts["a"]), int(parts["b"])
+                days += [(b, a), (a, b)]  # day.month or month/day: both are candidates
+            for month, day in days:
+                try:
+                    found.add(dt.date(year, month, day))
+                except ValueError:
+                    continue
+    return found

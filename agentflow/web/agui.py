@@ -1,0 +1,326 @@
+"""The AG-UI protocol (CopilotKit and other AG-UI frontends) over
+``agent.stream``: ``AGUIEncoder`` turns agentflow's events into AG-UI
+events (the ``ag-ui-protocol`` package's own types and SSE encoder), and
+``read_run_input`` reads a ``RunAgentInput`` request body.
+
+    @app.post("/agui")
+    async def run(request: Request) -> Response:
+        run = read_run_input(await read_json(request))
+        return agui_response(agent, run, Contact)
+
+Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
+
+* ``call_started`` -> ``RUN_STARTED`` (the request's ``threadId``/``runId``)
+* ``thinking_chunk`` -> ``REASONING_START``, ``REASONING_MESSAGE_START``,
+  ``REASONING_MESSAGE_CONTENT``... (ended by ``REASONING_MESSAGE_END``,
+  ``REASONING_END`` when something else comes)
+* ``reasoning_chunk`` (the reply text) -> ``TEXT_MESSAGE_START``,
+  ``TEXT_MESSAGE_CONTENT``..., ``TEXT_MESSAGE_END``; one assistant message per
+  reasoning step, ``messageId`` ``"<call_id>-<step>"``
+* ``tool_use`` -> ``TOOL_CALL_START``, ``TOOL_CALL_ARGS`` (the whole JSON
+  input), ``TOOL_CALL_END``; ``tool_result`` -> ``TOOL_CALL_RESULT``. The
+  structured-output engine's own tool (``generate_response``) is not shown.
+* ``output_partial`` -> ``STATE_SNAPSHOT`` of the client's state with
+  ``"output"`` set to the partial object (a frontend renders
+  ``agent.state.output`` as it grows); the validated output comes in a last
+  snapshot too
+* ``output_retry`` / ``attempt_discarded`` -> ``CUSTOM`` events named
+  ``agentflow.output_retry`` / ``agentflow.attempt_discarded`` (value: the
+  wire's JSON of the event); a discarded attempt's open messages are ended
+* ``complete`` -> ``RUN_FINISHED`` with ``result`` ``{"output", "text",
+  "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``)
+* ``approval_requested`` -> the run ends with an interrupt: ``RUN_FINISHED``'s
+  ``outcome`` ``{"type": "interrupt", "interrupts": [{"id": <tool call id>,
+  "reason": "tool_approval", "toolCallId", "message", "metadata": {"name",
+  "input"}}]}`` (the calls' placeholder results are not shown). The client
+  resumes with ``resume: [{"interruptId", "status": "resolved", "payload":
+  {"approved": bool, "input"?: object, "reason"?: str}}]`` (``cancelled``:
+  refused), which ``read_run_input`` reads as ``decisions``.
+* a failed call -> ``RUN_ERROR`` (``code``: the error's class name; only
+  agentflow's own errors carry their message)
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
+from typing import Any
+
+import orjson
+from ag_ui.core import (
+    AssistantMessage,
+    BaseEvent,
+    CustomEvent,
+    Interrupt,
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
+    RunAgentInput,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+    RunStartedEvent,
+    StateSnapshotEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+    ToolMessage,
+    UserMessage,
+)
+from ag_ui.encoder import EventEncoder
+from pydantic import ValidationError
+
+from agentflow.agent import ReActAgent
+from agentflow.approvals import Approve, Decision, Refuse
+from agentflow.errors import InvalidInputError
+from agentflow.events import (
+    ApprovalRequested,
+    AttemptDiscarded,
+    CallStarted,
+    Complete,
+    Event,
+    OutputPartial,
+    OutputRetry,
+    ReasoningChunk,
+    ThinkingChunk,
+    ToolResult,
+    ToolUse,
+)
+from agentflow.messages import Msg
+from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
+from agentflow.output.strategies import OutputStrategy, StrategyName
+from agentflow.web._blocks import text_of, tool_result_msg, tool_use_msg
+from agentflow.web.run_input import ClientTool, RunInput, split_last_user
+from agentflow.web.sse import EventStreamResponse, Outcome
+from agentflow.web.store import StateStore, stream_with_store
+from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
+
+__all__ = ["AGUIEncoder", "agui_response", "read_run_input"]
+
+
+def _content_frame(kind: bytes, message_id: str, delta: str) -> bytes:
+    """A ``*_CONTENT`` event's SSE frame, byte for byte what ``EventEncoder``
+    makes of ``TextMessageContentEvent``/``ReasoningMessageContentEvent``
+    (tests/test_web_adapters.py checks), without building the model: the
+    per-chunk path of a stream."""
+    return b'data: {"type":"%s","messageId":%s,"delta":%s}\n\n' % (
+        kind, orjson.dumps(message_id), orjson.dumps(delta))
+
+
+def _snapshot_frame(snapshot: dict[str, Any]) -> bytes:
+    """A ``STATE_SNAPSHOT`` event's SSE frame, byte for byte what
+    ``EventEncoder`` makes of ``StateSnapshotEvent`` (tested), without the
+    model: a structured output streams one per chunk."""
+    return b'data: {"type":"STATE_SNAPSHOT","snapshot":%s}\n\n' % orjson.dumps(snapshot)
+
+
+class AGUIEncoder:
+    """One AG-UI event stream (``text/event-stream``, ``data: <event JSON>``).
+
+    Args:
+        thread_id / run_id: the request's ids (``RUN_STARTED``/``RUN_FINISHED``).
+        state: the client's state, the base of the ``STATE_SNAPSHOT``s.
+    """
+
+    media_type = "text/event-stream"
+    headers: Mapping[str, str] = {}
+    ping = PING_FRAME
+
+    def __init__(self, thread_id: str, run_id: str, *, state: Any = None) -> None:
+        self.thread_id, self.run_id = thread_id, run_id
+        self.state = dict(state) if isinstance(state, Mapping) else {}
+        self._sse = EventEncoder()
+        self._call = run_id
+        self._text: str | None = None       # the open text message's id
+        self._reasoning: str | None = None  # the open reasoning message's id
+        self._hidden: set[str] = set()      # ids of calls whose results are not shown
+        self._interrupts: list[Interrupt] = []
+
+    def _frames(self, events: list[BaseEvent]) -> bytes:
+        return "".join(map(self._sse.encode, events)).encode()
+
+    def _close(self, events: list[BaseEvent]) -> None:
+        if self._text is not None:
+            events.append(TextMessageEndEvent(message_id=self._text))
+            self._text = None
+        if self._reasoning is not None:
+            events.append(ReasoningMessageEndEvent(message_id=self._reasoning))
+            events.append(ReasoningEndEvent(message_id=self._reasoning))
+            self._reasoning = None
+
+    def encode(self, event: Event) -> bytes:
+        out: list[BaseEvent] = []
+        if isinstance(event, ReasoningChunk):
+            if not event.text:
+                return b""
+            if self._reasoning is not None:
+                self._close(out)
+            if self._text is None:
+                self._text = f"{self._call}-{event.iteration}"
+                out.append(TextMessageStartEvent(message_id=self._text, role="assistant"))
+            elif not out:  # the hot path: one content event, encoded directly
+                return _content_frame(b"TEXT_MESSAGE_CONTENT", self._text, event.text)
+            out.append(TextMessageContentEvent(message_id=self._text, delta=event.text))
+        elif isinstance(event, ThinkingChunk):
+            if not event.text:
+                return b""
+            if self._text is not None:
+                self._close(out)
+            if self._reasoning is None:
+                self._reasoning = f"{self._call}-{event.iteration}-reasoning"
+                out.append(ReasoningStartEvent(message_id=self._reasoning))
+                out.append(ReasoningMessageStartEvent(message_id=self._reasoning,
+                                                      role="reasoning"))
+            elif not out:
+                return _content_frame(b"REASONING_MESSAGE_CONTENT", self._reasoning, event.text)
+            out.append(ReasoningMessageContentEvent(message_id=self._reasoning,
+                                                    delta=event.text))
+        elif isinstance(event, OutputPartial):  # per chunk: encoded directly
+            return _snapshot_frame({**self.state, "output": event_to_dict(event)["data"]})
+        elif isinstance(event, ToolUse):
+            parent = self._text
+            self._close(out)
+            if event.name == OUTPUT_TOOL:
+                self._hidden.add(event.id)
+            else:
+                out.append(ToolCallStartEvent(tool_call_id=event.id, tool_call_name=event.name,
+                                              parent_message_id=parent))
+                out.append(ToolCallArgsEvent(tool_call_id=event.id, delta=orjson.dumps(
+                    event_to_dict(event)["input"]).decode()))
+                out.append(ToolCallEndEvent(tool_call_id=event.id))
+        elif isinstance(event, ApprovalRequested):
+            for call in event.calls:
+                self._hidden.add(call.id)  # its placeholder result is not shown
+                self._interrupts.append(Interrupt(
+                    id=call.id, reason="tool_approval", tool_call_id=call.id,
+                    message=f"Approve the call to {call.name}?",
+                    metadata={"name": call.name, "input": event_to_dict(call)["input"]}))
+        elif isinstance(event, ToolResult):
+            if event.id not in self._hidden:
+                out.append(ToolCallResultEvent(message_id=f"{event.id}-result",
+                                               tool_call_id=event.id, content=event.output,
+                                               role="tool"))
+        elif isinstance(event, CallStarted):
+            self._call = event.call_id
+            out.append(RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id))
+        elif isinstance(event, Complete):
+            self._close(out)
+            wire = event_to_dict(event)
+            if wire["output"] is not None:
+                out.append(StateSnapshotEvent(snapshot={**self.state, "output": wire["output"]}))
+            result = {k: wire[k] for k in ("output", "text", "stop_reason", "usage", "error")}
+            outcome = (RunFinishedInterruptOutcome(interrupts=self._interrupts)
+                       if self._interrupts else None)
+            out.append(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id,
+                                        result=result, outcome=outcome))
+        elif isinstance(event, OutputRetry | AttemptDiscarded):
+            if isinstance(event, AttemptDiscarded):
+                self._close(out)
+            data = event_to_dict(event)
+            out.append(CustomEvent(name=f"agentflow.{data.pop('type')}", value=data))
+        else:  # an event type newer than this table: a custom event
+            data = event_to_dict(event)
+            out.append(CustomEvent(name=f"agentflow.{data.pop('type')}", value=data))
+        return self._frames(out)
+
+    def failure(self, error: BaseException) -> bytes:
+        detail = error_to_dict(error)["error"]
+        return self._frames([RunErrorEvent(message=detail["message"], code=detail["type"])])
+
+    def end(self) -> bytes:
+        return b""
+
+
+def read_run_input(body: Any) -> RunInput:
+    """A ``RunAgentInput`` request body (parsed JSON) as a ``RunInput``.
+
+    Messages: ``system``/``developer`` -> system messages, ``user`` -> user
+    messages (their text parts), ``assistant`` -> text and tool calls,
+    ``tool`` -> tool results; other roles (``activity``, ``reasoning``) are
+    the client's own and are skipped.
+
+    Raises:
+        InvalidInputError: the body is not a valid ``RunAgentInput`` (the
+            message names the field), or its messages do not end with the user's.
+    """
+    try:
+        run = RunAgentInput.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InvalidInputError(f"not an AG-UI RunAgentInput: {where}: {first['msg']}") from None
+    messages: list[Msg] = []
+    for message in run.messages:
+        if isinstance(message, UserMessage):
+            messages.append(Msg.user(text_of(message.content)))
+        elif isinstance(message, AssistantMessage):
+            calls = [(c.id, c.function.name, c.function.arguments)
+                     for c in message.tool_calls or ()]
+            messages.append(tool_use_msg(message.content or "", calls))
+        elif isinstance(message, ToolMessage):
+            messages.append(tool_result_msg(message.tool_call_id,
+                                            message.error or text_of(message.content),
+                                            is_error=message.error is not None))
+        elif message.role in ("system", "developer"):
+            messages.append(Msg.system(text_of(getattr(message, "content", ""))))
+    tools = tuple(ClientTool(t.name, t.description, t.parameters) for t in run.tools or ())
+    extra = {"context": [c.model_dump() for c in run.context or ()],
+             "forwarded_props": run.forwarded_props}
+    if run.resume:  # a run resumed with the person's answers to its interrupts
+        return RunInput(tuple(messages), None, tools, run.state, run.thread_id, run.run_id,
+                        extra, decisions={e.interrupt_id: _decision(e.status, e.payload)
+                                          for e in run.resume})
+    history, last = split_last_user(messages)
+    return RunInput(history, last, tools, run.state, run.thread_id, run.run_id, extra)
+
+
+def _decision(status: str, payload: Any) -> Decision:
+    """A resume entry as an approval decision: ``resolved`` with ``payload``
+    ``{"approved": true, "input"?: {...}}`` approves (edited when ``input``
+    is given); anything else refuses (with ``payload["reason"]`` if any)."""
+    answer = payload if isinstance(payload, Mapping) else {}
+    if status == "resolved" and answer.get("approved") is True:
+        edited = answer.get("input")
+        if edited is not None and not isinstance(edited, Mapping):
+            raise InvalidInputError("a resume payload's input must be a JSON object")
+        return Approve(edited)
+    reason = answer.get("reason")
+    return Refuse(reason if isinstance(reason, str) and reason else "the user refused this call")
+
+
+def agui_response(
+    agent: ReActAgent,
+    run: RunInput,
+    output: Any = None,
+    *,
+    strategy: OutputStrategy | StrategyName | None = None,
+    store: StateStore | None = None,
+    key: str | None = None,
+    events: AsyncIterable[Event] | None = None,
+    ping_interval: float = 15.0,
+    headers: Mapping[str, str] | None = None,
+    on_close: Callable[[Outcome], Awaitable[None]] | None = None,
+) -> EventStreamResponse:
+    """``agent.stream(run.message, output, state=run.agent_state())`` as an
+    AG-UI event stream (or ``events``, e.g. ``stream_with_store(...)``, in its
+    place). With ``store`` and ``key`` the call runs on that stored
+    conversation and is saved when it completes (``stream_with_store``; a run
+    that resumes approvals applies ``run.decisions`` first). A client that
+    goes away cancels the call (``EventStreamResponse``)."""
+    if store is not None and key is not None:
+        events = stream_with_store(agent, store, key, run.message, output, strategy=strategy,
+                                   decisions=run.decisions)
+    elif events is None:
+        if run.decisions is not None:
+            raise ValueError("a run resumed with approval decisions needs the store and key "
+                             "its suspended call was saved under")
+        events = agent.stream(run.message, output, state=run.agent_state(), strategy=strategy)
+    return EventStreamResponse(events, encoder=AGUIEncoder(run.thread_id, run.run_id,
+                                                           state=run.state),
+                               ping_interval=ping_interval, headers=headers,
+                               on_close=on_close)

@@ -1,0 +1,339 @@
+"""The Vercel AI SDK's UI message stream protocol (``useChat``,
+``readUIMessageStream``) over ``agent.stream``: ``UIMessageEncoder`` turns
+agentflow's events into UI message chunks, and ``read_chat_request`` reads
+the body ``useChat``'s default transport posts (``{"id", "messages":
+[UIMessage...], "trigger", ...}``).
+
+    @app.post("/api/chat")
+    async def chat(request: Request) -> Response:
+        run = read_chat_request(await read_json(request))
+        return ui_message_stream_response(agent, run, Contact)
+
+The wire (source: the ``ai`` package's ``uiMessageChunkSchema`` and
+``UI_MESSAGE_STREAM_HEADERS``, ai 6.0): SSE frames ``data: <chunk JSON>``,
+ended by ``data: [DONE]``, with the header ``x-vercel-ai-ui-message-stream:
+v1``. Mapping:
+
+* ``call_started`` -> ``start`` (``messageId``: the call id)
+* each reasoning step -> ``start-step`` ... ``finish-step``
+* ``thinking_chunk`` -> ``reasoning-start``/``reasoning-delta``/``reasoning-end``
+* ``reasoning_chunk`` (the reply text) -> ``text-start``/``text-delta``/``text-end``
+* ``tool_use`` -> ``tool-input-start`` + ``tool-input-available``;
+  ``tool_result`` -> ``tool-output-available`` (``output``: the result text) or
+  ``tool-output-error``. The structured-output engine's own tool is not shown.
+* ``output_partial`` -> ``data-output`` with ``id`` ``"output"`` (the client
+  replaces the part in place as it grows); the validated output comes last
+  in the same part. An output that could not be had -> ``data-output-error``.
+* ``approval_requested`` -> ``tool-approval-request`` per call (``approvalId``:
+  the tool call id); the call's placeholder result is not shown, and
+  ``finish`` has ``finishReason`` ``tool-calls``. The client answers with the
+  tool part in state ``approval-responded`` (``approval: {id, approved,
+  reason}``), which ``read_chat_request`` reads as ``decisions``.
+* ``output_retry`` / ``attempt_discarded`` -> transient ``data-output-retry`` /
+  ``data-attempt-discarded`` (the wire's JSON of the event)
+* ``complete`` -> ``finish`` (``finishReason`` ``stop``; ``error`` for
+  ``output_failed``, ``other`` for ``max_iters``/``stopped``; the
+  ``messageMetadata`` holds ``stop_reason`` and ``usage``)
+* a failed call -> ``error`` (``errorText`` ``"<ErrorType>: <message>"``;
+  only agentflow's own errors carry their message)
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
+from typing import Any
+
+import orjson
+
+from agentflow.agent import ReActAgent
+from agentflow.approvals import Approve, Decision, Refuse
+from agentflow.errors import InvalidInputError
+from agentflow.events import (
+    ApprovalRequested,
+    AttemptDiscarded,
+    CallStarted,
+    Complete,
+    Event,
+    OutputPartial,
+    ReasoningChunk,
+    ThinkingChunk,
+    ToolResult,
+    ToolUse,
+)
+from agentflow.messages import Msg
+from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
+from agentflow.output.strategies import OutputStrategy, StrategyName
+from agentflow.web._blocks import tool_result_msg, tool_use_msg
+from agentflow.web.run_input import RunInput, split_last_user
+from agentflow.web.sse import EventStreamResponse, Outcome
+from agentflow.web.store import StateStore, stream_with_store
+from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
+
+__all__ = ["UI_MESSAGE_STREAM_HEADERS", "UIMessageEncoder", "read_chat_request",
+           "ui_message_stream_response"]
+
+UI_MESSAGE_STREAM_HEADERS: Mapping[str, str] = {"x-vercel-ai-ui-message-stream": "v1"}
+_FINISH = {"completed": "stop", "structured_output": "stop", "output_failed": "error",
+           "max_iters": "other", "stopped": "other", "approval_required": "tool-calls"}
+
+
+def _frame(chunk: dict[str, Any]) -> bytes:
+    return b"data: " + orjson.dumps(chunk) + b"\n\n"
+
+
+class UIMessageEncoder:
+    """One UI message stream (one assistant message).
+
+    Args:
+        message_id: the assistant message the stream continues (a resumed
+            approval: the client keeps building that message only when the
+            ``start`` chunk names it); default: the call id.
+    """
+
+    media_type = "text/event-stream"
+    headers = UI_MESSAGE_STREAM_HEADERS
+    ping = PING_FRAME
+
+    def __init__(self, message_id: str | None = None) -> None:
+        self.message_id = message_id
+        self._call = "msg"
+        self._step: int | None = None       # the open step's iteration
+        self._text: str | None = None       # the open text part's id
+        self._reasoning: str | None = None  # the open reasoning part's id
+        self._hidden: set[str] = set()
+        self._results = False               # the open step's tool results came
+
+    def _close_parts(self, out: list[dict[str, Any]]) -> None:
+        if self._text is not None:
+            out.append({"type": "text-end", "id": self._text})
+            self._text = None
+        if self._reasoning is not None:
+            out.append({"type": "reasoning-end", "id": self._reasoning})
+            self._reasoning = None
+
+    def _enter_step(self, out: list[dict[str, Any]], iteration: int | None) -> None:
+        """Open a step for an event of reasoning step ``iteration`` (``None``:
+        the current one; after tool results, the next)."""
+        if self._step is not None and not self._results and (
+                iteration is None or iteration == self._step):
+            return
+        self._results = False
+        if self._step is not None:
+            self._close_parts(out)
+            out.append({"type": "finish-step"})
+        self._step = iteration if iteration is not None else (self._step or 0) + 1
+        out.append({"type": "start-step"})
+
+    def _leave_step(self, out: list[dict[str, Any]]) -> None:
+        self._close_parts(out)
+        if self._step is not None:
+            out.append({"type": "finish-step"})
+            self._step = None
+
+    def encode(self, event: Event) -> bytes:
+        out: list[dict[str, Any]] = []
+        if isinstance(event, ReasoningChunk):
+            if not event.text:
+                return b""
+            self._enter_step(out, event.iteration)
+            if self._reasoning is not None:
+                self._close_parts(out)
+            if self._text is None:
+                self._text = f"{self._call}-{event.iteration}-text"
+                out.append({"type": "text-start", "id": self._text})
+            out.append({"type": "text-delta", "id": self._text, "delta": event.text})
+        elif isinstance(event, ThinkingChunk):
+            if not event.text:
+                return b""
+            self._enter_step(out, event.iteration)
+            if self._text is not None:
+                self._close_parts(out)
+            if self._reasoning is None:
+                self._reasoning = f"{self._call}-{event.iteration}-reasoning"
+                out.append({"type": "reasoning-start", "id": self._reasoning})
+            out.append({"type": "reasoning-delta", "id": self._reasoning, "delta": event.text})
+        elif isinstance(event, OutputPartial):
+            self._enter_step(out, None)
+            out.append({"type": "data-output", "id": "output",
+                        "data": event_to_dict(event)["data"]})
+        elif isinstance(event, ToolUse):
+            self._enter_step(out, None)
+            self._close_parts(out)
+            if event.name == OUTPUT_TOOL:
+                self._hidden.add(event.id)
+            else:
+                tool_input = event_to_dict(event)["input"]
+                out.append({"type": "tool-input-start", "toolCallId": event.id,
+                            "toolName": event.name})
+                out.append({"type": "tool-input-available", "toolCallId": event.id,
+                            "toolName": event.name, "input": tool_input})
+        elif isinstance(event, ApprovalRequested):
+            self._enter_step(out, None)
+            for call in event.calls:  # the call's input went out with its tool_use
+                self._hidden.add(call.id)  # its placeholder result is not shown
+                out.append({"type": "tool-approval-request", "approvalId": call.id,
+                            "toolCallId": call.id})
+        elif isinstance(event, ToolResult):
+            if event.id not in self._hidden:
+                self._results = True
+                if event.is_error:
+                    out.append({"type": "tool-output-error", "toolCallId": event.id,
+                                "errorText": event.output})
+                else:
+                    out.append({"type": "tool-output-available", "toolCallId": event.id,
+                                "output": event.output})
+        elif isinstance(event, CallStarted):
+            self._call = event.call_id
+            out.append({"type": "start", "messageId": self.message_id or event.call_id})
+        elif isinstance(event, Complete):
+            wire = event_to_dict(event)
+            self._close_parts(out)
+            if wire["output"] is not None:
+                if self._step is None:
+                    self._enter_step(out, None)
+                out.append({"type": "data-output", "id": "output", "data": wire["output"]})
+            if wire["error"] is not None:
+                out.append({"type": "data-output-error", "id": "output-error",
+                            "data": wire["error"]})
+            self._leave_step(out)
+            out.append({"type": "finish", "finishReason": _FINISH.get(event.stop_reason, "other"),
+                        "messageMetadata": {"stop_reason": wire["stop_reason"],
+                                            "usage": wire["usage"]}})
+        else:  # output_retry, attempt_discarded, or an event type newer than this table
+            if isinstance(event, AttemptDiscarded):
+                self._close_parts(out)
+            data = event_to_dict(event)
+            name = data.pop("type").replace("_", "-")
+            out.append({"type": f"data-{name}", "data": data, "transient": True})
+        return b"".join(map(_frame, out))
+
+    def failure(self, error: BaseException) -> bytes:
+        detail = error_to_dict(error)["error"]
+        out: list[dict[str, Any]] = []
+        self._close_parts(out)
+        out.append({"type": "error", "errorText": f"{detail['type']}: {detail['message']}"})
+        return b"".join(map(_frame, out))
+
+    def end(self) -> bytes:
+        return b"data: [DONE]\n\n"
+
+
+def _ui_message(index: int, message: Any) -> list[Msg]:
+    if not isinstance(message, dict) or message.get("role") not in ("system", "user",
+                                                                    "assistant"):
+        raise InvalidInputError(f"messages[{index}] is not a UI message with a role of "
+                                "system, user or assistant")
+    parts = message.get("parts")
+    if not isinstance(parts, list):
+        raise InvalidInputError(f"messages[{index}].parts must be a list")
+    role = message["role"]
+    text = "".join(p["text"] for p in parts
+                   if isinstance(p, dict) and p.get("type") == "text"
+                   and isinstance(p.get("text"), str))
+    if role == "system":
+        return [Msg.system(text)]
+    if role == "user":
+        return [Msg.user(text)]
+    calls, results = [], []
+    for part in parts:
+        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+            continue
+        kind = part["type"]
+        if not (kind.startswith("tool-") or kind == "dynamic-tool"):
+            continue
+        name = part.get("toolName") if kind == "dynamic-tool" else kind[5:]
+        call_id = part.get("toolCallId")
+        if not isinstance(call_id, str) or not isinstance(name, str):
+            raise InvalidInputError(f"messages[{index}]: a tool part without toolCallId")
+        state = part.get("state")
+        if state == "output-available":
+            results.append(tool_result_msg(call_id, part.get("output")))
+        elif state == "output-error":
+            results.append(tool_result_msg(call_id, str(part.get("errorText", "")),
+                                           is_error=True))
+        else:
+            continue  # a call without its outcome is not history yet
+        calls.append((call_id, name, part.get("input") or {}))
+    return [tool_use_msg(text, calls), *results]
+
+
+def read_chat_request(body: Any) -> RunInput:
+    """The body of ``useChat``'s default transport as a ``RunInput``:
+    ``{"id": chat id, "messages": [UIMessage...], ...}``; ``text`` parts
+    become message text, tool parts with an outcome become tool calls and
+    results, other parts (reasoning, data, files, steps) are skipped.
+
+    Raises:
+        InvalidInputError: naming what is malformed; messages that do not
+            end with the user's.
+    """
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        raise InvalidInputError('send {"messages": [UIMessage, ...]} (the useChat body)')
+    messages: list[Msg] = []
+    for index, message in enumerate(body["messages"]):
+        messages.extend(_ui_message(index, message))
+    chat_id = body.get("id")
+    thread = chat_id if isinstance(chat_id, str) else ""
+    extra = {k: v for k, v in body.items() if k not in ("id", "messages")}
+    decisions = _decisions(body["messages"][-1] if body["messages"] else None)
+    if decisions:  # a run resumed with the person's answers: no new user message
+        last_id = body["messages"][-1].get("id")
+        if isinstance(last_id, str):
+            extra["message_id"] = last_id  # the stream continues that message
+        return RunInput(tuple(messages), None, thread_id=thread, extra=extra,
+                        decisions=decisions)
+    history, last = split_last_user(messages)
+    return RunInput(history, last, thread_id=thread, extra=extra)
+
+
+def _decisions(message: Any) -> dict[str, Decision]:
+    """The approval answers in the last (assistant) UI message: tool parts in
+    state ``approval-responded`` with ``approval: {id, approved, reason?}``."""
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return {}
+    decisions: dict[str, Decision] = {}
+    for part in message.get("parts") or ():
+        if not isinstance(part, dict) or part.get("state") != "approval-responded":
+            continue
+        approval, call_id = part.get("approval"), part.get("toolCallId")
+        if not isinstance(approval, dict) or not isinstance(call_id, str):
+            raise InvalidInputError("an approval-responded tool part needs toolCallId and "
+                                    "approval {id, approved}")
+        reason = approval.get("reason")
+        decisions[call_id] = (Approve() if approval.get("approved") is True else
+                              Refuse(reason if isinstance(reason, str) and reason else
+                                     "the user refused this call"))
+    return decisions
+
+
+def ui_message_stream_response(
+    agent: ReActAgent,
+    run: RunInput,
+    output: Any = None,
+    *,
+    strategy: OutputStrategy | StrategyName | None = None,
+    store: StateStore | None = None,
+    key: str | None = None,
+    events: AsyncIterable[Event] | None = None,
+    ping_interval: float = 15.0,
+    headers: Mapping[str, str] | None = None,
+    on_close: Callable[[Outcome], Awaitable[None]] | None = None,
+) -> EventStreamResponse:
+    """``agent.stream(run.message, output, state=run.agent_state())`` as a UI
+    message stream (or ``events``, e.g. ``stream_with_store(...)``, in its
+    place). With ``store`` and ``key`` the call runs on that stored
+    conversation and is saved when it completes (``stream_with_store``; a run
+    that resumes approvals applies ``run.decisions`` first). A client that
+    goes away cancels the call."""
+    if store is not None and key is not None:
+        events = stream_with_store(agent, store, key, run.message, output, strategy=strategy,
+                                   decisions=run.decisions)
+    elif events is None:
+        if run.decisions is not None:
+            raise ValueError("a run resumed with approval decisions needs the store and key "
+                             "its suspended call was saved under")
+        events = agent.stream(run.message, output, state=run.agent_state(), strategy=strategy)
+    continued = run.extra.get("message_id") if run.decisions else None
+    return EventStreamResponse(events, encoder=UIMessageEncoder(continued),
+                               ping_interval=ping_interval,
+                               headers=headers, on_close=on_close)

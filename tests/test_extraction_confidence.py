@@ -1,0 +1,126 @@
+"""Confidence per field and the honest ``ok`` (issue 30): each field of an ok
+result gets a confidence from what the framework can check (a learned
+locator, grounding, the same number or date in the text), and the records,
+the progress line, the summary and the review page count an ok record with
+a low-confidence field as *needs review*, naming the field."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from agentflow import Example
+from agentflow.batch import extract_many
+from agentflow.cli.progress import Progress
+from agentflow.extraction.confidence import (
+    ABSENT,
+    DISAGREES,
+    GROUNDED,
+    HELD,
+    UNCHECKED,
+    field_confidence,
+)
+from agentflow.extraction.records import _record
+from agentflow.extraction.report import render_report
+from agentflow.grounding.locators import learn_locators
+from agentflow.grounding.marker import Derived
+from agentflow.grounding.typed_values import found_in
+from agentflow.output.examples import check_examples
+from agentflow.testing import FunctionModel, RecordedRequest
+
+
+class Pkg(BaseModel):
+    name: str | None = Field(None, description="the package name")
+    homepage: str | None = Field(None, description="the homepage")
+    size: int | None = None
+    released: dt.date | None = None
+    note: Annotated[str | None, Derived()] = None
+
+
+EXAMPLES = [
+    Example("Package: frob\nHomepage: https://frob.example/\nSize: 12\n",
+            Pkg(name="frob", homepage="https://frob.example/", size=12)),
+    Example("Package: quux\nSize: 3\n", Pkg(name="quux", size=3)),
+]
+
+DOC = "Package: acme\nSize: 1,200\nReleased on 5 March 2024.\nSee https://acme.example/ too.\n"
+
+
+def test_found_in_reads_numbers_dates_and_labels_by_value() -> None:
+    assert found_in(1200, DOC) and found_in(1200.0, DOC) and not found_in(120, DOC)
+    assert found_in(dt.date(2024, 3, 5), DOC) and not found_in(dt.date(2024, 5, 3), DOC)
+    assert found_in(dt.date(2024, 3, 5), "on 05.03.2024") and found_in(
+        dt.datetime(2024, 3, 5, 9), "2024-03-05T09:00")
+    assert found_in("ACME", DOC) and not found_in("acm", DOC)
+    assert not found_in(True, "true") and not found_in(None, DOC)
+
+
+def test_each_field_gets_a_confidence_from_what_was_checked() -> None:
+    locators = learn_locators(check_examples(EXAMPLES, Pkg), Pkg)
+    assert set(locators) == {"name", "homepage"}  # size: "Size: 12" is an int, not copied
+    out = Pkg(name="acme", homepage=None, size=1200, released=dt.date(2024, 3, 5), note="x")
+    confidence, ungrounded = field_confidence(out, DOC, {"name": [(9, 13)]}, locators)
+    assert confidence == {"name": HELD, "homepage": ABSENT, "size": GROUNDED,
+                          "released": GROUNDED, "note": UNCHECKED}
+    assert ungrounded == ["note"]
+    wrong = Pkg(name="acme", homepage="https://acme.example/", size=7)
+    confidence, ungrounded = field_confidence(wrong, DOC, {"name": [(9, 13)]}, locators)
+    assert confidence["homepage"] == DISAGREES  # the locator finds no Homepage line
+    assert confidence["size"] == UNCHECKED and ungrounded == ["size"]
+
+
+class Card(BaseModel):
+    name: str | None = Field(None, description="the package name")
+    homepage: str | None = Field(None, description="the homepage")
+
+
+CARDS = [Example("Package: frob\nHomepage: https://frob.example/\n",
+                 Card(name="frob", homepage="https://frob.example/")),
+         Example("Package: quux\nSize: 3\n", Card(name="quux"))]
+
+
+async def test_results_records_progress_summary_and_page_name_the_fields_to_review() -> None:
+    replies = iter([{"name": "acme", "homepage": None},
+                    {"name": "acme", "homepage": "https://acme.example/"}])
+
+    def answer(request: RecordedRequest) -> str:
+        return json.dumps(next(replies))
+
+    results = [r async for r in extract_many(FunctionModel(answer), [DOC, DOC], Card,
+                                             examples=CARDS, concurrency=1)]
+    assert [r.ok for r in results] == [True, True]
+    assert results[0].needs_review == ()  # every field checked and confident
+    assert results[1].needs_review == ("homepage",)  # copied, but not where examples put it
+    records = [_record(r) for r in results]
+    assert records[1]["needs_review"] == ["homepage"]
+    assert records[1]["confidence"]["homepage"] == DISAGREES
+    stream = io.StringIO()
+    progress = Progress(2, stream)
+    for record in records:
+        progress.add(record)
+    assert "ok 2 · failed 0 · suspect 0 · review 1" in progress.line()
+    assert progress.review_note() == "; 1 ok needs review (homepage 1)"
+    page = render_report(records, {"0": DOC, "1": DOC})
+    assert "needs review (of ok)" in page and "low confidence in homepage" in page
+
+
+def test_progress_line_is_unchanged_without_review() -> None:
+    progress = Progress(1, io.StringIO())
+    record: dict[str, Any] = {"id": "a", "ok": True, "needs_review": []}
+    progress.add(record)
+    assert "ok 1 · failed 0" in progress.line() and progress.review_note() == ""
+
+
+def test_a_key_in_another_letter_case_is_located_and_a_mentioned_key_is_no_sure_null() -> None:
+    locators = learn_locators(check_examples(CARDS, Card), Card)
+    rule = locators["homepage"]
+    assert rule.values("HOMEPAGE: https://a.example/\n") == ["https://a.example/"]
+    confidence, _ = field_confidence(Card(name="acme"), "Package: acme\nSee the homepage.\n", {},
+                                     locators)
+    assert confidence["homepage"] < 0.9  # the key is mentioned: the null needs a look
+    confidence, _ = field_confidence(Card(name="acme"), "Package: acme\n", {}, locators)
+    assert confidence["homepage"] == ABSENT

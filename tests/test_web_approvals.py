@@ -1,0 +1,163 @@
+"""Approvals through both UI protocols, with their real JavaScript clients in
+Node (tests/js) against a Starlette app on 127.0.0.1 backed by a SQLite
+store: the first run ends asking for approval (AG-UI: an interrupt in
+``RUN_FINISHED``; AI SDK: ``tool-approval-request``) with the call saved in
+the store; the second request resumes it (approved, edited or refused) and
+the model reads the outcome."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from agentflow import ReActAgent
+from agentflow.approvals import RequireApproval, pending_calls
+from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
+from agentflow.web import SQLiteStateStore
+from agentflow.web.agui import agui_response, read_run_input
+from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
+from agentflow.web.requests import read_json
+
+from .headless_chromium import chromium
+from .test_web_adapters import browser_result, bundle, node, node_ready
+
+
+class App:
+    url = ""
+    store: SQLiteStateStore
+    sent: list[tuple[str, str]]
+    bundle = b""
+
+
+def make_agent(sent: list[tuple[str, str]]) -> ReActAgent:
+    def send_email(to: str, body: str) -> str:
+        """Send an e-mail."""
+        sent.append((to, body))
+        return f"sent to {to}: {body}"
+
+    async def answer(request: RecordedRequest) -> Reply:
+        results = [r.output for m in request.messages for r in m.tool_results]
+        if not results:
+            return Reply(text="I will mail her.",
+                         tool_calls=[Call("send_email", {"to": "ada@x.org", "body": "hi"})])
+        return Reply(text="outcome: " + results[-1])
+
+    return ReActAgent("ops", FunctionModel(answer), tools=[send_email],
+                      middleware=[RequireApproval({"send_email"})])
+
+
+@pytest.fixture
+async def app(tmp_path: Path) -> AsyncIterator[App]:
+    node_ready()
+    running = App()
+    running.sent = []
+    agent = make_agent(running.sent)
+
+    async def agui(request: Request) -> Response:
+        run = read_run_input(await read_json(request))
+        return agui_response(agent, run, store=running.store, key=f"agui:{run.thread_id}")
+
+    async def chat(request: Request) -> Response:
+        run = read_chat_request(await read_json(request))
+        return ui_message_stream_response(agent, run, store=running.store,
+                                          key=f"chat:{run.thread_id}")
+
+    async with SQLiteStateStore(tmp_path / "s.db") as store:
+        running.store = store
+        async def page(request: Request) -> Response:
+            return HTMLResponse('<!doctype html><pre id="out"></pre>'
+                                '<script type="module" src="/bundle.js"></script>')
+
+        async def bundled(request: Request) -> Response:
+            return Response(running.bundle, media_type="text/javascript")
+
+        routes = [Route("/agui", agui, methods=["POST"]), Route("/chat", chat, methods=["POST"]),
+                  Route("/page", page), Route("/bundle.js", bundled)]
+        config = uvicorn.Config(Starlette(routes=routes), host="127.0.0.1", port=0,
+                                log_level="warning", lifespan="off")
+        server = uvicorn.Server(config)
+        task = asyncio.ensure_future(server.serve())
+        while not server.started:  # noqa: ASYNC110 - uvicorn offers no event
+            await asyncio.sleep(0.01)
+        running.url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+        try:
+            yield running
+        finally:
+            server.should_exit = True
+            await task
+
+
+async def test_ai_sdk_tool_approval_approved(app: App) -> None:
+    got = await node("aisdk_approval.mjs", f"{app.url}/chat", "true")
+    assert got["first"]["error"] is None and got["second"]["error"] is None, got
+    asked = got["asked"]
+    assert asked["state"] == "approval-requested", asked
+    assert asked["input"] == {"to": "ada@x.org", "body": "hi"}
+    assert app.sent == [("ada@x.org", "hi")]  # ran only once approved
+    parts = got["second"]["last"]["parts"]
+    tool = next(p for p in parts if p["type"] == "tool-send_email")
+    assert tool["state"] == "output-available" and tool["output"] == "sent to ada@x.org: hi"
+    texts = [p["text"] for p in parts if p["type"] == "text"]
+    assert texts[-1] == "outcome: sent to ada@x.org: hi"  # the model read the outcome
+    loaded = await app.store.load("chat:chat-approval")
+    assert loaded.version == 2 and pending_calls(loaded.state) == []
+
+
+async def test_ai_sdk_tool_approval_refused(app: App) -> None:
+    got = await node("aisdk_approval.mjs", f"{app.url}/chat", "false")
+    assert got["second"]["error"] is None, got
+    assert app.sent == []
+    parts = got["second"]["last"]["parts"]
+    texts = [p["text"] for p in parts if p["type"] == "text"]
+    assert texts[-1] == "outcome: Refused: not now"
+
+
+async def test_agui_interrupt_resumed_with_an_edited_call(app: App) -> None:
+    got = await node("agui_approval.mjs", f"{app.url}/agui", "true")
+    assert got["error"] is None, got
+    first, second = got["finished"]
+    assert first["outcome"]["type"] == "interrupt"
+    [interrupt] = first["outcome"]["interrupts"]
+    assert interrupt["reason"] == "tool_approval"
+    assert interrupt["metadata"] == {"name": "send_email",
+                                     "input": {"to": "ada@x.org", "body": "hi"}}
+    assert first["result"]["stop_reason"] == "approval_required"
+    assert app.sent == [("ada@x.org", "edited")]  # the edited call ran
+    assert second["result"]["text"] == "outcome: sent to ada@x.org: edited"
+    assert second["outcome"] is None or second["outcome"].get("type") != "interrupt"
+    loaded = await app.store.load("agui:thread-approval-true")
+    assert loaded.version == 2 and pending_calls(loaded.state) == []
+
+
+async def test_agui_interrupt_refused(app: App) -> None:
+    got = await node("agui_approval.mjs", f"{app.url}/agui", "false")
+    assert got["error"] is None, got
+    assert app.sent == []
+    assert got["finished"][1]["result"]["text"] == "outcome: Refused: not now"
+
+
+async def test_ai_sdk_tool_approval_in_headless_chromium(app: App) -> None:
+    app.bundle = await asyncio.to_thread(bundle, "browser_approval.mjs")
+
+    def drive() -> dict[str, Any]:
+        with chromium() as driver:
+            return browser_result(driver, f"{app.url}/page")
+
+    got = await asyncio.to_thread(drive)
+    assert got["error"] is None, got
+    asked = next(p for p in got["first"]["parts"] if p["type"] == "tool-send_email")
+    assert asked["state"] == "approval-requested"
+    parts = got["second"]["parts"]
+    tool = next(p for p in parts if p["type"] == "tool-send_email")
+    assert tool["state"] == "output-available" and tool["output"] == "sent to ada@x.org: hi"
+    assert [p["text"] for p in parts if p["type"] == "text"][-1] == "outcome: sent to ada@x.org: hi"
+    assert app.sent == [("ada@x.org", "hi")]
