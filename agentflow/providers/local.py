@@ -46,12 +46,15 @@ llama.cpp's llguidance sampler masks and accepts tokens but does not
 fast-forward them (ggml-org/llama.cpp#10224: "not yet hooked up"), and the
 server has no request field for it.
 
-Reproducibility (measured, benchmarks/bench_extract.py ``--again`` and
-tests/test_providers_local.py): with greedy decoding the same document gives
-the same record whether its prompt is evaluated whole on a fresh server or
-resumed from another document's cached prefix, at 1 or 2 threads, with 1 or
-2 slots decoding other documents alongside. On this CPU build a matrix row's
-dot products do not depend on how many rows share the batch.
+Reproducibility (measured, benchmarks/bench_extract.py ``--again``,
+bench_local_scaling.py and tests/test_providers_local.py): with greedy
+decoding the same document gave the same record whether its prompt was
+evaluated whole on a fresh server or resumed from another document's cached
+prefix, at 1 or 2 threads and with 1, 2 or 4 slots (one pass per document),
+and with recall passes at 1 thread and 1 slot. Not yet guaranteed with 4
+slots and recall passes: one entry in six (libxss1) gave another record when
+the batch ran again in reverse order on the warm server (a different batch
+composition while slots decode together; not yet traced further).
 
 The bundled weights (``BUNDLED``, ``PLAIN_TEMPLATE``) are described in
 ``_local_weights``.
