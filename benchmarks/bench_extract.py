@@ -36,8 +36,15 @@ before). ``--sample range`` keeps the old ``--offset``/``--stride`` selection. P
   document: must be 0).
 
     python benchmarks/bench_extract.py [--sample tune|report|range] [--seed 10] [--n 40]
-        [--offset 0] [--stride 1] [--concurrency 1] [--show] [--sampling NAME=VALUE ...]
-        [--schema FILE.py:ChangelogEntry]
+        [--offset 0] [--stride 1] [--concurrency N] [--threads N] [--slots N] [--again]
+        [--no-cache-prompt] [--show] [--sampling NAME=VALUE ...] [--schema FILE.py:ChangelogEntry]
+
+``profile:`` says where the time went per document, from llama.cpp's reply
+``timings`` (``LocalModel.stats``): requests, prompt tokens evaluated and
+reused from the prompt cache, tokens decoded (each a sampling step, forced or
+not), the server's milliseconds for each, and the process's CPU seconds.
+``--again`` runs the batch a second time in reverse order on the warm server
+and lists the documents whose records differ (reproducibility).
 """
 
 from __future__ import annotations
@@ -200,35 +207,61 @@ def sampling_arg(text: str) -> tuple[str, Any]:
     return name, json.loads(value)
 
 
-async def extract(batch: list[Any], module: Any, concurrency: int,
+@dataclass
+class Run:
+    """One pass of the batch over one server: results, batch wall seconds, the
+    server's ``timings`` summed (``ServerStats``)."""
+
+    label: str
+    results: list[Any]
+    wall: float
+    stats: Any
+    cpu: float = 0.0
+
+
+async def extract(batch: list[Any], module: Any, concurrency: int | None,
                   sampling: list[tuple[str, Any]] | None = None,
                   gguf: str | None = None, template: str | None = None, passes: int = 1,
-                  ) -> tuple[list[Any], float, float]:
+                  threads: int | None = None, slots: int | None = None,
+                  again: bool = False, cache_prompt: bool | None = None,
+                  ) -> tuple[list[Run], float, Any]:
     """Run the batch on ``LocalModel()`` (or ``gguf``: a bundled model's name or
     a GGUF file; its own chat template when ``template`` is ``"gguf"``,
     ``PLAIN_TEMPLATE`` for ``"plain"``, else the model's default; its profile's ``sampling``
     replaced when ``sampling`` is given), ``passes`` extraction passes per
-    document (``agentflow.extraction.recall``); results, load seconds, batch
-    wall seconds."""
+    document (``agentflow.extraction.recall``), ``threads`` CPU threads and
+    ``slots`` decoding slots (``None``: ``LocalModel``'s defaults),
+    ``concurrency`` calls in flight (``None``: the profile's, one per slot).
+    With ``again`` the batch runs a second time on the same server in reverse
+    order (the prompt cache warm, other documents before each). Returns the
+    runs, the load seconds and the model (its ``threads`` and ``parallel``)."""
     from agentflow.batch import extract_many
     from agentflow.providers.local import DEFAULT_MODEL, PLAIN_TEMPLATE, LocalModel
 
     name = gguf or DEFAULT_MODEL
     chat_template = {"gguf": "", "plain": PLAIN_TEMPLATE}.get(template or "")
-    model = LocalModel(name, chat_template=chat_template)
+    options: dict[str, Any] = {"threads": threads, "parallel": slots}
+    if cache_prompt is not None:
+        options["cache_prompt"] = cache_prompt
+    model = LocalModel(name, chat_template=chat_template, **options)
     if sampling is not None:
-        model = LocalModel(name, chat_template=chat_template,
+        model = LocalModel(name, chat_template=chat_template, **options,
                            profile=model.profile.with_(sampling=tuple(sampling)))
+    concurrency = concurrency or model.profile.concurrent_requests
+    runs = []
     try:
         start = time.perf_counter()
         model._ensure_server()  # load the model before the clock starts
         load = time.perf_counter() - start
-        start = time.perf_counter()
-        results = [r async for r in extract_many(
-            model, batch, module.ChangelogEntry, concurrency=concurrency,
-            instructions=module.INSTRUCTIONS, examples=getattr(module, "EXAMPLES", None),
-            passes=passes, max_chars=module.MAX_CHARS)]
-        return results, load, time.perf_counter() - start
+        for label, docs in [("cold", batch), ("again, reversed", batch[::-1])][:1 + again]:
+            before, start, cpu = model.stats.copy(), time.perf_counter(), time.process_time()
+            results = [r async for r in extract_many(
+                model, docs, module.ChangelogEntry, concurrency=concurrency,
+                instructions=module.INSTRUCTIONS, examples=getattr(module, "EXAMPLES", None),
+                passes=passes, max_chars=module.MAX_CHARS)]
+            runs.append(Run(label, results, time.perf_counter() - start,
+                            model.stats - before, time.process_time() - cpu))
+        return runs, load, model
     finally:
         await model.aclose()
 
@@ -259,9 +292,20 @@ def degenerate_ok(ok: list[Any], sources: dict[str, str]) -> int:
     return bad
 
 
+def same_records(first: list[Any], second: list[Any]) -> list[str]:
+    """Ids of the documents whose two results differ (output, error type, spans)."""
+    def key(r: Any) -> Any:
+        out = r.output.model_dump() if r.ok else type(r.error).__name__
+        return out, sorted((k, tuple(v)) for k, v in (r.spans or {}).items())
+
+    by_id = {r.id: key(r) for r in second}
+    return [r.id for r in first if by_id.get(r.id) != key(r)]
+
+
 def report(results: list[Any], refs: dict[str, Any], wall: float, show: bool,
-           sources: dict[str, str]) -> Scores:
-    """Print throughput, validity and accuracy; return the scores."""
+           sources: dict[str, str], stats: Any = None, cpu: float = 0.0) -> Scores:
+    """Print throughput, validity and accuracy (and the server's ``stats``: where
+    the time went per document); return the scores."""
     n = len(results)
     ok = [r for r in results if r.ok]
     out_tokens = sum(r.usage.output_tokens for r in results)
@@ -271,6 +315,9 @@ def report(results: list[Any], refs: dict[str, Any], wall: float, show: bool,
           f"tokens in/out {all_tokens - out_tokens}/{out_tokens}")
     print(f"median seconds per document {statistics.median(r.duration for r in results):.2f}; "
           f"requests per document {sum(r.attempts for r in results) / n:.2f}")
+    if stats is not None:
+        print("profile: " + stats.per(n) + f"; CPU seconds/doc {cpu / n:.1f} (the process, "
+              "server threads included: less load-dependent than wall time)")
     print(f"validated {len(ok)}/{n} ({len(ok) / n:.0%})")
     kinds = Counter(type(r.error).__name__ for r in results if not r.ok)
     print("failed by type: " + (", ".join(f"{k} {v}" for k, v in kinds.most_common()) or "none"))
@@ -314,8 +361,18 @@ def main() -> None:
     p.add_argument("--offset", type=int, default=0, help="skip this many documents first")
     p.add_argument("--stride", type=int, default=1,
                    help="take every STRIDE-th document (a spread-out held-out set)")
-    p.add_argument("--concurrency", type=int, default=1,
-                   help="calls in flight (the server decodes one at a time)")
+    p.add_argument("--concurrency", type=int, default=None,
+                   help="calls in flight (default: one per decoding slot)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads (default: AGENTFLOW_THREADS, else the CPUs available "
+                        "less one)")
+    p.add_argument("--slots", type=int, default=None,
+                   help="decoding slots, llama.cpp's n_parallel (default: LocalModel's)")
+    p.add_argument("--again", action="store_true",
+                   help="run the batch a second time, reversed, on the warm server, and "
+                        "say which records differ")
+    p.add_argument("--no-cache-prompt", action="store_true",
+                   help="evaluate every prompt whole (llama.cpp cache_prompt false)")
     p.add_argument("--show", action="store_true", help="print each document's wrong fields")
     p.add_argument("--schema", default=SCHEMA_REF, metavar="FILE.py:ChangelogEntry",
                    help="another schema module of the same shape (a variant to compare; "
@@ -343,11 +400,20 @@ def main() -> None:
           "parser does not understand")
     sampling = None if ns.sampling is None else [s for s in ns.sampling if s[0] != "none"]
     passes = ns.passes or getattr(module, "PASSES", 1)
-    results, load, wall = asyncio.run(extract(batch, module, ns.concurrency, sampling,
-                                              ns.model, ns.template, passes))
-    print(f"model load {load:.1f}s (not in the figures below); concurrency {ns.concurrency}; "
+    runs, load, model = asyncio.run(extract(
+        batch, module, ns.concurrency, sampling, ns.model, ns.template, passes, ns.threads,
+        ns.slots, ns.again, False if ns.no_cache_prompt else None))
+    print(f"model load {load:.1f}s (not in the figures below); threads {model.threads}; "
+          f"slots {model.parallel}; concurrency {ns.concurrency or model.parallel}; "
           f"sampling {'profile' if sampling is None else dict(sampling)}; passes {passes}")
-    report(results, refs, wall, ns.show, {d.id: d.text for d in batch})
+    for run in runs:
+        print(f"--- {run.label} (load average {os.getloadavg()[0]:.2f})")
+        report(run.results, refs, run.wall, ns.show, {d.id: d.text for d in batch}, run.stats,
+               run.cpu)
+    if len(runs) > 1:
+        differ = same_records(runs[0].results, runs[1].results)
+        print(f"records that differ between the runs: {len(differ)}/{len(batch)}"
+              + "".join(f"\n  {Path(i).parent.name}" for i in differ))
 
 
 if __name__ == "__main__":

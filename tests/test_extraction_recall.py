@@ -126,11 +126,35 @@ def test_taken_items_are_the_spans_under_list_fields() -> None:
     assert taken_items(found, ["changes", "entries"]) == {(1, 2), (5, 9)}
 
 
+def test_a_later_pass_asks_only_for_fields_whose_later_values_count() -> None:
+    from agentflow.extraction.merge import Merge, rules_of
+    from agentflow.extraction.recall import later_pass_type
+
+    ask = later_pass_type(Entry, rules_of(Entry))
+    assert list(ask.model_fields) == ["changes"] and ask.__name__ == "Entry"
+    assert ask.model_json_schema()["properties"] == {
+        "changes": Entry.model_json_schema()["properties"]["changes"]}
+
+    class Chained(BaseModel):  # a kept field keeps the field it begins after
+        package: Annotated[str, Grounded(whole_tokens=True)]
+        version: Annotated[str, Grounded(whole_tokens=True, after="package"), Merge.majority()]
+        note: str
+        changes: list[Item] = Field(max_length=8)
+
+    chained = later_pass_type(Chained, rules_of(Chained))
+    assert list(chained.model_fields) == ["package", "version", "changes"]
+
+    class Lists(BaseModel):
+        changes: list[Item] = Field(max_length=8)
+
+    assert later_pass_type(Lists, rules_of(Lists)) is Lists
+
+
 async def test_later_passes_add_items_in_document_order_and_stop_when_nothing_is_new() -> None:
     seen: list[frozenset[tuple[int, int]]] = []
     replies = {0: [2], 1: [1, 3]}  # pass 2 takes the third item, pass 3 the 2nd and 4th
 
-    async def again(taken: frozenset[tuple[int, int]]) -> ExtractResult:
+    async def again(taken: frozenset[tuple[int, int]], ask: Any) -> ExtractResult:
         seen.append(taken)
         return entry_result(replies[len(seen) - 1])
 
@@ -150,7 +174,7 @@ async def test_later_passes_add_items_in_document_order_and_stop_when_nothing_is
 async def test_a_pass_that_adds_nothing_ends_the_passes() -> None:
     calls = 0
 
-    async def again(taken: frozenset[tuple[int, int]]) -> ExtractResult:
+    async def again(taken: frozenset[tuple[int, int]], ask: Any) -> ExtractResult:
         nonlocal calls
         calls += 1
         return entry_result([0])  # the same item again (a model without a grammar)
@@ -160,7 +184,7 @@ async def test_a_pass_that_adds_nothing_ends_the_passes() -> None:
 
 
 async def test_a_failed_later_pass_loses_nothing() -> None:
-    async def again(taken: frozenset[tuple[int, int]]) -> ExtractResult:
+    async def again(taken: frozenset[tuple[int, int]], ask: Any) -> ExtractResult:
         return result(None, {}, RuntimeError("boom"))
 
     first = entry_result([1])
@@ -181,7 +205,7 @@ async def test_merged_list_keeps_max_length_first_items_in_document_order() -> N
         r = entry_result(indexes)
         return result(Two(package="widget", changes=r.output.changes), r.spans)
 
-    async def again(taken: frozenset[tuple[int, int]]) -> ExtractResult:
+    async def again(taken: frozenset[tuple[int, int]], ask: Any) -> ExtractResult:
         return two([0])
 
     outcome = await recall_passes(two([3]), DOC, Two, 2, again)
@@ -202,7 +226,8 @@ async def test_passes_that_disagree_on_a_must_agree_field_fail_the_record() -> N
         r = entry_result(indexes)
         return result(Strict(package=package, changes=r.output.changes), r.spans)
 
-    async def again(taken: frozenset[tuple[int, int]]) -> ExtractResult:
+    async def again(taken: frozenset[tuple[int, int]], ask: Any) -> ExtractResult:
+        assert list(ask.model_fields) == ["package", "changes"]  # must_agree: asked again
         return strict("gadget", [2])
 
     outcome = await recall_passes(strict("widget", [0]), DOC, Strict, 2, again)
@@ -211,7 +236,7 @@ async def test_passes_that_disagree_on_a_must_agree_field_fail_the_record() -> N
 
 
 async def test_failed_first_pass_is_returned_as_is() -> None:
-    async def again(taken: frozenset[tuple[int, int]]) -> ExtractResult:
+    async def again(taken: frozenset[tuple[int, int]], ask: Any) -> ExtractResult:
         raise AssertionError("no later pass after a failed first one")
 
     boom = RuntimeError("x")
@@ -230,7 +255,9 @@ def greedy_first_offered(request: RecordedRequest) -> Reply:
     grammar = substring_grammar(rf.schema or {}, rf.source, SEPARATORS, rf.taken)
     assert grammar is not None
     offered = item_values(rf.source, taken=rf.taken)
-    return Reply(text=orjson.dumps({"package": "widget", "changes": offered[:1]}).decode())
+    fields = {"package": "widget", "changes": offered[:1]}
+    return Reply(text=orjson.dumps({k: v for k, v in fields.items()
+                                    if k in (rf.schema or {}).get("properties", {})}).decode())
 
 
 @pytest.mark.parametrize("passes", [1, 3, 9])
@@ -251,6 +278,11 @@ async def test_extract_many_passes_on_a_grammar_model(passes: int) -> None:
         assert r.chunks is not None and r.chunks.passes == want
         second = model.requests[1].messages[-1]
         assert second.metadata[TAKEN_KEY] == [sp[0]]
+        # a later pass asks only for the list: the package is the first pass's
+        formats = [r.options.response_format for r in model.requests]
+        assert [list((f.schema or {})["properties"]) for f in formats if f is not None] == [
+            ["package", "changes"], *[["changes"]] * (want - 1)]
+        assert r.output.package == "widget" and r.spans["package"] == [(0, 6)]
     else:
         assert r.chunks is None
 

@@ -8,6 +8,7 @@ benchmarks/bench_extract.py, not asserted.
 from __future__ import annotations
 
 import gzip
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -56,13 +57,40 @@ ENTRY = """hello (2.10-3) unstable; urgency=medium
 def test_profile_and_registry() -> None:
     model = get_model("local")
     assert isinstance(model, LocalModel) and model.model_name == "gemma3-270m"
-    assert model.profile == DEFAULT_PROFILE.with_(context_window=4096, max_output_tokens=1024)
+    assert model.profile == DEFAULT_PROFILE.with_(context_window=4096, max_output_tokens=1024,
+                                                  concurrent_requests=model.parallel)
     two_slots = LocalModel(context=8192, parallel=2, max_tokens=512).profile
     assert (two_slots.context_window, two_slots.max_output_tokens) == (4096, 512)
     assert not model.profile.supports_tools and model.profile.native_output == "json_schema"
     assert isinstance(get_model("local:/models/x.gguf"), LocalModel)
     with pytest.raises(InvalidModelError, match="gguf"):
         LocalModel("gpt-4o")
+
+
+def test_threads_and_slots_follow_the_cpus_unless_limited(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CPUs this process may run on less one (at least one), MAX_SLOTS
+    decoding slots, each slot a 4096-token window; AGENTFLOW_THREADS or
+    threads= sets the threads; the profile's concurrent_requests follows the slots."""
+    from agentflow.providers._local_threads import MAX_SLOTS, available_cpus
+
+    monkeypatch.delenv("AGENTFLOW_THREADS", raising=False)
+    model = LocalModel()
+    assert model.threads == max(1, available_cpus() - 1) and model.parallel == MAX_SLOTS
+    assert model.context == 4096 * model.parallel
+    assert model.profile.concurrent_requests == model.parallel
+    assert model.profile.context_window == 4096
+    for cores, threads in ((1, 1), (2, 1), (16, 15)):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda _pid, n=cores: set(range(n)))
+        assert (LocalModel().threads, LocalModel().parallel) == (threads, MAX_SLOTS)
+    monkeypatch.setenv("AGENTFLOW_THREADS", "3")
+    assert (LocalModel().threads, LocalModel().parallel) == (3, MAX_SLOTS)
+    assert LocalModel(threads=3, parallel=2).profile.concurrent_requests == 2
+    monkeypatch.setenv("AGENTFLOW_THREADS", "lots")
+    with pytest.raises(InvalidModelError, match="AGENTFLOW_THREADS must be a positive integer"):
+        LocalModel()
+    with pytest.raises(InvalidModelError, match="threads and parallel must be >= 1"):
+        LocalModel(threads=0)
 
 
 def test_bundled_models_and_their_chat_templates() -> None:
@@ -461,6 +489,44 @@ async def test_llama_cpp_refusing_a_schema_is_an_unsupported_feature(
         assert refused.value.feature == "native_output"
     finally:
         await model.aclose()
+
+
+OTHER_ENTRY = """tzdata (2024a-1) unstable; urgency=high
+
+  * New upstream release.
+  * Update the leap seconds list.
+
+ -- Ann Example <ann@example.org>  Mon, 05 Feb 2024 18:02:11 +0000
+"""
+
+
+async def test_same_document_same_record_cache_cold_or_warm_any_slots_or_threads() -> None:
+    """Greedy decoding on llama.cpp gives the same record for the same
+    document whatever the prompt cache holds (the first request on a fresh
+    server evaluates the whole prompt; a later one resumes from the cached
+    instructions and examples, after another document), and with 2 threads
+    and 2 slots decoding two documents at once (batches of another
+    composition). Recall passes included (the later ones ask for the list only)."""
+    if not HAVE_LOCAL:
+        pytest.skip("the 'local' extra is not installed")
+
+    async def records(model: LocalModel, docs: list[tuple[str, str]]) -> dict[str, Any]:
+        async with model:
+            results = [r async for r in extract_many(
+                model, docs, debian_changelog.ChangelogEntry, concurrency=model.parallel,
+                instructions=debian_changelog.INSTRUCTIONS, examples=debian_changelog.EXAMPLES,
+                passes=2)]
+        return {r.id: (r.output.model_dump() if r.ok else repr(r.error), r.spans)
+                for r in results}
+
+    cold = await records(LocalModel(threads=1, parallel=1), [("a", ENTRY)])  # a fresh server
+    one = LocalModel(threads=1, parallel=1)
+    warm = await records(one, [("b", OTHER_ENTRY), ("a", ENTRY)])
+    assert one.stats.cache_n > 0 and one.stats.prompt_n > 0  # the shared prefix was reused
+    assert warm["a"] == cold["a"]
+    two = LocalModel(threads=2, parallel=2)
+    together = await records(two, [("a", ENTRY), ("b", OTHER_ENTRY)])
+    assert together == warm
 
 
 class Newcomer(BaseModel):

@@ -192,8 +192,13 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--api-key", help="API key (default: the vendor's environment variable)")
     ex.add_argument("--instructions", help="system prompt (default: the schema module's)")
     ex.add_argument("--concurrency", type=int,
-                    help="calls in flight (default: what the model serves at once; 1 for the "
-                         f"embedded model, {DEFAULT_CONCURRENCY} for vendor APIs)")
+                    help="calls in flight (default: what the model serves at once: the "
+                         "embedded model's decoding slots, 4; "
+                         f"{DEFAULT_CONCURRENCY} for vendor APIs); on the embedded model also "
+                         "its decoding slots")
+    ex.add_argument("--threads", type=int,
+                    help="embedded model: CPU threads (default: $AGENTFLOW_THREADS, else "
+                         "the CPUs available less one)")
     ex.add_argument("--limit", type=int, help="process at most N new inputs")
     ex.add_argument("--out", help="JSONL file to append to: a regular file, locked while the "
                                   "run lasts, read back to resume (default: stdout)")
@@ -309,6 +314,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(args)
         if args.concurrency is not None and args.concurrency < 1:
             raise CliError("--concurrency must be >= 1")
+        if getattr(args, "threads", None) is not None and args.threads < 1:
+            raise CliError("--threads must be >= 1")
         if args.limit is not None and args.limit < 0:
             raise CliError("--limit must be >= 0")
         if args.max_chars is not None and args.max_chars < 1:

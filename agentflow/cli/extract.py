@@ -198,8 +198,11 @@ async def _extract_into(
     failed = counts["failed"] + counts["suspect"]
     apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
     tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
+    done = counts["ok"] + failed
+    rate = f" ({done / elapsed * 60:.1f} documents/min{_engine(model)})" if (
+        done and elapsed > 0) else ""
     print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}"
-          f"{progress.review_note()}; {tokens}; {elapsed:.1f}s"
+          f"{progress.review_note()}; {tokens}; {elapsed:.1f}s{rate}"
           f"{f' -> {printable(str(sink.out.path))}' if sink.out else ''}",
           file=sys.stderr)
     return 1 if failed else 0
@@ -234,6 +237,14 @@ def _open_for_schema(args: argparse.Namespace, schema: str) -> OutFile:
         raise SetupError(f"--schema-changed new: {printable(str(beside))} holds records of "
                          "another schema too")
     return new
+
+
+def _engine(model: Any) -> str:
+    """`` on N threads, M slots`` for the embedded model (what its rate depends on)."""
+    threads, slots = getattr(model, "threads", None), getattr(model, "parallel", None)
+    if not isinstance(threads, int) or not isinstance(slots, int):
+        return ""
+    return f" on {threads} thread{'s' * (threads != 1)}, {slots} slot{'s' * (slots != 1)}"
 
 
 def _cli_marker(args: argparse.Namespace, examples: Any, output_type: Any) -> Grounded | None:
@@ -293,10 +304,18 @@ def _batch_settings(args: argparse.Namespace, batch_usage: list[Usage]) -> Batch
 
 
 def _model(args: argparse.Namespace) -> Any:
-    if not (args.base_url or args.api_key):
+    local = args.model.split(":", 1)[0] == "local"
+    threads = getattr(args, "threads", None)
+    if threads is not None and not local:
+        raise SetupError(f"--threads is for the embedded model (--model local), not {args.model}")
+    if not (args.base_url or args.api_key or local):
         return resolve_model(args.model)
     registry = importlib.import_module("agentflow.providers.registry")
-    kwargs = {k: v for k, v in (("base_url", args.base_url), ("api_key", args.api_key)) if v}
+    kwargs: dict[str, Any] = {
+        k: v for k, v in (("base_url", args.base_url), ("api_key", args.api_key)) if v}
+    if local:  # the embedded model: --threads, and one decoding slot per call in flight
+        kwargs |= {k: v for k, v in (("threads", threads), ("parallel", args.concurrency))
+                   if v is not None}
     try:
         return registry.get_model(args.model, **kwargs)
     except TypeError as exc:  # a model class without that keyword (the embedded one)

@@ -204,9 +204,9 @@ async def _recall(
     """``first`` with the later passes over a document that fits one request
     (``agentflow.extraction.recall``)."""
 
-    async def again(taken: frozenset[tuple[int, int]]) -> ExtractResult:
+    async def again(taken: frozenset[tuple[int, int]], ask: Any) -> ExtractResult:
         async with calls:
-            return await _extract_one(agent, index, item, output, settings.ground,
+            return await _extract_one(agent, index, item, ask, settings.ground,
                                       settings.examples, taken)
 
     outcome = await recall_passes(first, item.text, output, settings.passes, again)

@@ -5,8 +5,12 @@ takes the first change of five and stops. ``extract_many(..., passes=N)``
 then reads a document that fits one request again, up to ``N - 1`` times,
 as LangExtract's extraction passes and GraphRAG's "gleaning" do for recall:
 
-* each later pass is an ordinary engine call on the same text; its user
-  message carries the spans the earlier passes took as list items
+* each later pass is an ordinary engine call on the same text that asks
+  only for what it can change: the top-level list fields and the scalars
+  whose later values count (``later_pass_type``), so the model does not
+  write again the scalars the first pass gave (the header and trailer of a
+  changelog entry: ~60 decoded tokens a pass on the main job); its
+  user message carries the spans the earlier passes took as list items
   (``Msg.metadata[TAKEN_KEY]``, ``agentflow.grounding.output_checks``).
   Where the model's profile has a substring grammar, whole-item list items
   at those spans are not offered again (``output.grammar.substring_grammar``
@@ -38,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, create_model
 
 from agentflow.extraction.chunked import (
     CallResult,
@@ -49,6 +53,7 @@ from agentflow.extraction.chunked import (
 from agentflow.extraction.merge import (
     ChunkOutput,
     Conflict,
+    Merge,
     document_order,
     list_index,
     merge_outputs,
@@ -59,13 +64,38 @@ from agentflow.grounding.output_checks import TAKEN_KEY
 from agentflow.model import Usage
 from agentflow.output.grammar_values import item_values
 
-__all__ = ["TAKEN_KEY", "PassCall", "recall_passes", "room_left", "taken_items"]
+__all__ = ["TAKEN_KEY", "PassCall", "later_pass_type", "recall_passes", "room_left",
+           "taken_items"]
 
 Spans = dict[str, list[tuple[int, int]]]
 
-PassCall = Callable[[frozenset[tuple[int, int]]], Awaitable[CallResult]]
-"""``taken -> result``: one engine call on the whole document whose user
-message carries ``taken`` (spans earlier passes took as list items)."""
+PassCall = Callable[[frozenset[tuple[int, int]], type[BaseModel]], Awaitable[CallResult]]
+"""``(taken, ask) -> result``: one engine call on the whole document whose user
+message carries ``taken`` (spans earlier passes took as list items), with
+output type ``ask`` (``later_pass_type``: the list fields only)."""
+
+
+def later_pass_type(output: type[BaseModel], rules: Mapping[str, Merge]) -> type[BaseModel]:
+    """What a later pass asks for: ``output`` with only the fields whose later
+    values can count (same name, docstring, field definitions and order): the
+    lists (``key``/``span`` rules), the scalars merged by ``majority`` or
+    ``must_agree``, and the fields those begin after (``Grounded(after=...)``).
+    A ``first``-rule scalar is the first pass's already and a later pass never
+    replaces it, so writing it again only costs decoding. ``output`` itself
+    when every field counts."""
+    fields = output.model_fields
+    keep = {name for name, rule in rules.items() if rule.rule != "first"}
+    while True:  # the chains of after= among the kept fields
+        more = {rules[n].after for n in keep if rules[n].after in rules} - keep
+        if not more:
+            break
+        keep |= {n for n in more if n is not None}
+    if set(fields) <= keep:
+        return output
+    kept: dict[str, Any] = {name: (info.annotation, info) for name, info in fields.items()
+                            if name in keep}
+    return create_model(output.__name__, __doc__=output.__doc__,
+                        __config__=output.model_config, **kept)
 
 
 def taken_items(spans: Mapping[str, list[tuple[int, int]]], lists: list[str]
@@ -115,7 +145,8 @@ async def recall_passes(first: CallResult, text: str, output: Any, passes: int,
         text: the document (the text the model saw).
         output: the output type.
         passes: passes at most (>= 1).
-        call: one more engine call on ``text`` with the taken spans.
+        call: one more engine call on ``text`` with the taken spans and the
+            output type to ask for (``later_pass_type``).
 
     Returns:
         The merged outcome: usage and attempts of every pass; ``chunks`` says
@@ -134,11 +165,12 @@ async def recall_passes(first: CallResult, text: str, output: Any, passes: int,
     data: dict[str, Any] | None = None  # the merge, once a later pass added something
     spans: Spans = dict(first.spans)
     taken = taken_items(spans, lists)
+    ask = later_pass_type(output, rules)
     conflicts: tuple[Conflict, ...] = ()
     for pass_no in range(1, passes):
         if not lists or not room_left(output, data or outputs[0].data, text, taken):
             break
-        result = await call(taken)
+        result = await call(taken, ask)
         calls += 1
         usage, attempts = usage + result.usage, attempts + result.attempts
         if result.error is not None:

@@ -2,7 +2,7 @@
 by ``xllamacpp`` on 127.0.0.1, spoken to over HTTP by the OpenAI adapter, so
 the offline default exercises the same path as every vendor.
 
-    model = LocalModel()                          # bundled Gemma 3 270M (base), 1 thread
+    model = LocalModel()                          # bundled Gemma 3 270M (base), every core
     model = LocalModel("smollm2-135m-instruct")   # the other bundled model (instruct)
     model = get_model("local:/models/x.gguf")     # any GGUF file
     async with model: reply = await agent.call(doc, Schema)
@@ -31,6 +31,30 @@ false`` gives bounded JSON (5x fewer tokens here), so that is what is sent,
 with one space after ``:`` and ``,`` (``JSON_SEPARATORS``): the form
 ``json.dumps`` writes and a base model has seen most; fully compact JSON
 costs the bundled model field accuracy (benchmarks/RESULTS.md, extract).
+
+Speed (``_local_threads``, ``_local_stats``): the server gets the CPUs the
+process may use less one (``AGENTFLOW_THREADS`` or ``threads=`` sets it) and
+4 decoding slots (``n_parallel``, continuous batching: the slots' next tokens
+go through the model in one batch), each slot a 4096-token window; the
+profile's ``concurrent_requests`` is the slot count, so a batch keeps every
+slot busy. Each request sends ``cache_prompt``: a
+slot resumes from the longest prefix it holds (the instructions and worked
+examples shared by every document: ~80% of the main job's prompt tokens are
+reused). Each reply's ``timings`` are summed in ``LocalModel.stats``.
+Grammar-forced tokens (keys, punctuation) still cost one decoding step each:
+llama.cpp's llguidance sampler masks and accepts tokens but does not
+fast-forward them (ggml-org/llama.cpp#10224: "not yet hooked up"), and the
+server has no request field for it.
+
+Reproducibility (measured, benchmarks/bench_extract.py ``--again``,
+bench_local_scaling.py and tests/test_providers_local.py): with greedy
+decoding the same document gave the same record whether its prompt was
+evaluated whole on a fresh server or resumed from another document's cached
+prefix, at 1 or 2 threads and with 1, 2 or 4 slots (one pass per document),
+and with recall passes at 1 thread and 1 slot. Not yet guaranteed with 4
+slots and recall passes: one entry in six (libxss1) gave another record when
+the batch ran again in reverse order on the warm server (a different batch
+composition while slots decode together; not yet traced further).
 
 The bundled weights (``BUNDLED``, ``PLAIN_TEMPLATE``) are described in
 ``_local_weights``.
@@ -61,6 +85,8 @@ from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.output.grammar import NoGroundedValueError, substring_grammar
 from agentflow.providers._http import HttpSettings
+from agentflow.providers._local_stats import ServerStats
+from agentflow.providers._local_threads import THREADS_VARIABLE, default_slots, default_threads
 from agentflow.providers._local_weights import (
     BUNDLED,
     DEFAULT_MODEL,
@@ -71,10 +97,16 @@ from agentflow.providers._local_weights import (
     bundled_weights,
 )
 from agentflow.providers._openai_compat import OpenAICompatibleModel
+from agentflow.providers._openai_wire import ChunkParser
+from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule
 
 __all__ = ["BUNDLED", "DEFAULT_MODEL", "DEFAULT_PROFILE", "JSON_SEPARATORS", "PLAIN_TEMPLATE",
-           "PROFILES", "SAMPLING", "BundledModel", "LocalModel", "bundled_available", "create"]
+           "PROFILES", "SAMPLING", "THREADS_VARIABLE", "BundledModel", "LocalModel", "ServerStats",
+           "bundled_available", "create", "default_slots", "default_threads"]
+
+SLOT_CONTEXT = 4096
+"""Context window per decoding slot when ``context`` is not given (tokens)."""
 
 GRAMMAR_CACHE_SIZE = 64
 """Compiled grammars kept per model (one per output schema, least recently used evicted)."""
@@ -140,14 +172,16 @@ class LocalModel(OpenAICompatibleModel):
     Args:
         model: a bundled model's name (``BUNDLED``: ``"gemma3-270m"``, the
             default, or ``"smollm2-135m-instruct"``) or a path to a ``.gguf`` file.
-        threads: CPU threads for generation and prompt processing (default 1;
-            measured ~40 tokens/s at 1 thread, erratic at 2 on a 2-core machine).
-        context: context window in tokens, shared by ``parallel`` slots (the
-            profile's ``context_window`` is one slot's share, unknown for 0,
-            which llama.cpp reads as the model's trained length; its
-            ``max_output_tokens`` is ``max_tokens``).
-        parallel: requests decoded at once (default 1: others queue); the
-            profile's ``concurrent_requests``.
+        threads: CPU threads for generation and prompt processing (default:
+            ``AGENTFLOW_THREADS`` if set, else the CPUs this process may run
+            on, ``os.sched_getaffinity``, less one, at least one; ``_local_threads``).
+        context: context window in tokens, shared by ``parallel`` slots
+            (default 4096 per slot; the profile's ``context_window`` is one
+            slot's share, unknown for 0, which llama.cpp reads as the model's
+            trained length; its ``max_output_tokens`` is ``max_tokens``).
+        parallel: requests decoded at once (llama.cpp's ``n_parallel`` with
+            continuous batching; default 4); the
+            profile's ``concurrent_requests``, so a batch sends that many.
         max_tokens: reply cap when a request sets none (tokens).
         chat_template: jinja chat template; ``""`` uses the GGUF's own. Default:
             the bundled model's (``BundledModel.chat_template``), for a file
@@ -159,6 +193,9 @@ class LocalModel(OpenAICompatibleModel):
             data URLs and the profile lists ``"image"`` (PNG, JPEG, GIF, BMP:
             what llama.cpp's stb_image decodes). Without one the model is
             text only (the bundled Gemma 3 270M has no vision tower).
+        cache_prompt: let a request resume from the prompt a slot already
+            holds (llama.cpp's ``cache_prompt``, the server's default; sent
+            in every request); ``False`` evaluates every prompt whole.
 
     Raises (at the first request):
         InvalidModelError: the ``local`` extra is missing, or the GGUF file does
@@ -173,9 +210,9 @@ class LocalModel(OpenAICompatibleModel):
         self,
         model: str = DEFAULT_MODEL,
         *,
-        threads: int = 1,
-        context: int = 4096,
-        parallel: int = 1,
+        threads: int | None = None,
+        context: int | None = None,
+        parallel: int | None = None,
         max_tokens: int = 1024,
         chat_template: str | None = None,
         temperature: float = 0.0,
@@ -183,6 +220,7 @@ class LocalModel(OpenAICompatibleModel):
         settings: HttpSettings | None = None,
         stream: bool = True,
         mmproj: str | os.PathLike[str] | None = None,
+        cache_prompt: bool = True,
     ) -> None:
         if model not in BUNDLED and not model.endswith(".gguf"):
             raise InvalidModelError(
@@ -194,7 +232,15 @@ class LocalModel(OpenAICompatibleModel):
         # the real address is known once the server runs; see _ensure_server
         super().__init__(model, base_url="http://127.0.0.1:0/v1", profile=profile,
                          settings=settings, stream=stream)
+        threads = default_threads() if threads is None else threads
+        parallel = default_slots(threads) if parallel is None else parallel
+        if threads < 1 or parallel < 1:
+            raise InvalidModelError(
+                f"local model: threads and parallel must be >= 1, got {threads} and {parallel}")
+        context = SLOT_CONTEXT * parallel if context is None else context
         self.threads, self.context, self.parallel = threads, context, parallel
+        self.stats = ServerStats()
+        self.cache_prompt = cache_prompt
         self.default_max_tokens, self.default_temperature = max_tokens, temperature
         if profile is None:  # what the server is started with: each slot's share of n_ctx
             self._profile = self._profile.with_(
@@ -285,6 +331,18 @@ class LocalModel(OpenAICompatibleModel):
             reply = orjson.loads(await response.read())
         return len(reply["tokens"])
 
+    def read_payload(
+        self, parser: ChunkParser, payload: Any, guard: ReplyGuard
+    ) -> list[ModelChunk]:
+        """The OpenAI adapter's reading, plus the reply's llama.cpp ``timings``
+        summed into ``stats`` (``ServerStats``: prompt tokens evaluated and
+        reused from the cache, tokens decoded)."""
+        if isinstance(payload, dict):
+            timings = payload.get("timings")
+            if isinstance(timings, dict):
+                self.stats.add(timings)
+        return super().read_payload(parser, payload, guard)
+
     def build_body(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
     ) -> dict[str, Any]:
@@ -296,6 +354,7 @@ class LocalModel(OpenAICompatibleModel):
         body.setdefault("temperature", self.default_temperature)
         for name, value in self.profile.sampling:
             body.setdefault(name, value)
+        body.setdefault("cache_prompt", self.cache_prompt)
         return body
 
     def apply_response_format(

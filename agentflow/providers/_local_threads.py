@@ -1,0 +1,63 @@
+"""How much of the machine the embedded model uses: CPU threads and decoding slots.
+
+``default_threads()``: ``AGENTFLOW_THREADS`` when set (a positive integer),
+else the CPUs this process may run on (``os.sched_getaffinity``, which
+follows taskset, cgroup cpusets and container limits; ``os.cpu_count()``
+where it does not exist) less one, at least one: the Python side (a grammar
+per document, validation, grounding checks, HTTP) runs on the one left, and
+llama.cpp's threads meet at a barrier after every operation and spin there
+while one of them waits for a CPU (measured with benchmarks/
+bench_local_scaling.py on a loaded 2-core machine: 2 threads cost ~4x the CPU
+seconds per document of 1, at no gain in wall time).
+
+``default_slots(threads)``: requests llama.cpp decodes at once
+(``n_parallel``, continuous batching): ``MAX_SLOTS`` whatever the threads,
+since decoding several sequences in one batch costs less per token than one
+at a time even on one thread (same benchmark: 1 thread, 1 -> 2 -> 4 slots).
+"""
+
+from __future__ import annotations
+
+import os
+
+from agentflow.errors import InvalidModelError
+
+__all__ = ["MAX_SLOTS", "THREADS_VARIABLE", "available_cpus", "default_slots", "default_threads"]
+
+THREADS_VARIABLE = "AGENTFLOW_THREADS"
+"""Environment variable that limits the embedded model's CPU threads."""
+
+MAX_SLOTS = 4
+"""Decoding slots at most by default (each holds its own window of KV cache)."""
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (>= 1)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def default_threads() -> int:
+    """``AGENTFLOW_THREADS`` if set, else ``available_cpus() - 1`` (at least 1).
+
+    Raises:
+        InvalidModelError: ``AGENTFLOW_THREADS`` is not a positive integer.
+    """
+    raw = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not raw:
+        return max(1, available_cpus() - 1)
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise InvalidModelError(f"{THREADS_VARIABLE} must be a positive integer, got {raw!r}")
+    return value
+
+
+def default_slots(threads: int) -> int:
+    """Decoding slots for ``threads`` threads: ``MAX_SLOTS`` (see the module docstring)."""
+    del threads  # measured: batching pays on one thread too
+    return MAX_SLOTS
