@@ -11,9 +11,13 @@ bench_local_scaling.py on a loaded 2-core machine: 2 threads cost ~4x the CPU
 seconds per document of 1, at no gain in wall time).
 
 ``default_slots(threads)``: requests llama.cpp decodes at once
-(``n_parallel``, continuous batching): ``MAX_SLOTS`` whatever the threads,
-since decoding several sequences in one batch costs less per token than one
-at a time even on one thread (same benchmark: 1 thread, 1 -> 2 -> 4 slots).
+(``n_parallel``, continuous batching): ``MAX_SLOTS`` (1) whatever the threads.
+Several slots decode faster per document even on one thread (same benchmark:
+1 thread, 1 -> 2 -> 4 slots), so a user may ask for them (``parallel=``,
+``agentflow extract --concurrency N``); they are not the default because a
+server started with 4 slots was seen to hang in its shutdown (xllamacpp's
+``~Server()``) on a loaded machine, and one record in six differed between
+runs with 4 slots and recall passes (``agentflow.providers.local``).
 """
 
 from __future__ import annotations
@@ -27,8 +31,8 @@ __all__ = ["MAX_SLOTS", "THREADS_VARIABLE", "available_cpus", "default_slots", "
 THREADS_VARIABLE = "AGENTFLOW_THREADS"
 """Environment variable that limits the embedded model's CPU threads."""
 
-MAX_SLOTS = 4
-"""Decoding slots at most by default (each holds its own window of KV cache)."""
+MAX_SLOTS = 1
+"""Decoding slots by default (each holds its own window of KV cache); see the module docstring."""
 
 
 def available_cpus() -> int:

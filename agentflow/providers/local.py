@@ -34,8 +34,10 @@ costs the bundled model field accuracy (benchmarks/RESULTS.md, extract).
 
 Speed (``_local_threads``, ``_local_stats``): the server gets the CPUs the
 process may use less one (``AGENTFLOW_THREADS`` or ``threads=`` sets it) and
-4 decoding slots (``n_parallel``, continuous batching: the slots' next tokens
-go through the model in one batch), each slot a 4096-token window; the
+one decoding slot unless ``parallel=`` asks for more (``n_parallel``,
+continuous batching: the slots' next tokens go through the model in one
+batch; ``_local_threads`` says why one is the default), each slot a
+4096-token window; the
 profile's ``concurrent_requests`` is the slot count, so a batch keeps every
 slot busy. Each request sends ``cache_prompt``: a
 slot resumes from the longest prefix it holds (the instructions and worked
@@ -180,7 +182,7 @@ class LocalModel(OpenAICompatibleModel):
             slot's share, unknown for 0, which llama.cpp reads as the model's
             trained length; its ``max_output_tokens`` is ``max_tokens``).
         parallel: requests decoded at once (llama.cpp's ``n_parallel`` with
-            continuous batching; default 4); the
+            continuous batching; default 1: ``_local_threads``); the
             profile's ``concurrent_requests``, so a batch sends that many.
         max_tokens: reply cap when a request sets none (tokens).
         chat_template: jinja chat template; ``""`` uses the GGUF's own. Default:
