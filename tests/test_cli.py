@@ -323,18 +323,18 @@ async def test_progress_line_and_models_key_variables(fake: OpenAIFake, tmp_path
 
 
 def test_default_concurrency_follows_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The embedded model decodes one request per slot (MAX_SLOTS by default);
+    """The embedded model decodes one request per slot (DEFAULT_SLOTS by default);
     --threads and --concurrency set its threads and slots; --threads is
     refused for a vendor model."""
     import argparse
 
     from agentflow.cli.extract import _model
     from agentflow.extraction.setup import SetupError
-    from agentflow.providers._local_threads import MAX_SLOTS
+    from agentflow.providers._local_threads import DEFAULT_SLOTS
     from agentflow.providers.local import LocalModel
 
     monkeypatch.setenv("AGENTFLOW_THREADS", "2")
-    assert LocalModel().profile.concurrent_requests == MAX_SLOTS
+    assert LocalModel().profile.concurrent_requests == DEFAULT_SLOTS
     assert LocalModel(parallel=1).profile.concurrent_requests == 1  # one at a time
     assert LocalModel(parallel=3).profile.concurrent_requests == 3
 
@@ -345,7 +345,7 @@ def test_default_concurrency_follows_the_model(monkeypatch: pytest.MonkeyPatch) 
 
     model = _model(args(threads=3, concurrency=2))
     assert (model.threads, model.parallel, model.profile.concurrent_requests) == (3, 2, 2)
-    assert (_model(args()).threads, _model(args()).parallel) == (2, MAX_SLOTS)
+    assert (_model(args()).threads, _model(args()).parallel) == (2, DEFAULT_SLOTS)
     with pytest.raises(SetupError, match="--threads is for the embedded model"):
         _model(args(model="openai:gpt-4o-mini", threads=2))
 

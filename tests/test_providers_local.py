@@ -69,22 +69,22 @@ def test_profile_and_registry() -> None:
 
 def test_threads_and_slots_follow_the_cpus_unless_limited(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CPUs this process may run on less one (at least one), MAX_SLOTS
+    """The CPUs this process may run on less one (at least one), DEFAULT_SLOTS
     decoding slots, each slot a 4096-token window; AGENTFLOW_THREADS or
     threads= sets the threads; the profile's concurrent_requests follows the slots."""
-    from agentflow.providers._local_threads import MAX_SLOTS, available_cpus
+    from agentflow.providers._local_threads import DEFAULT_SLOTS, available_cpus
 
     monkeypatch.delenv("AGENTFLOW_THREADS", raising=False)
     model = LocalModel()
-    assert model.threads == max(1, available_cpus() - 1) and model.parallel == MAX_SLOTS
+    assert model.threads == max(1, available_cpus() - 1) and model.parallel == DEFAULT_SLOTS
     assert model.context == 4096 * model.parallel
     assert model.profile.concurrent_requests == model.parallel
     assert model.profile.context_window == 4096
     for cores, threads in ((1, 1), (2, 1), (16, 15)):
         monkeypatch.setattr(os, "sched_getaffinity", lambda _pid, n=cores: set(range(n)))
-        assert (LocalModel().threads, LocalModel().parallel) == (threads, MAX_SLOTS)
+        assert (LocalModel().threads, LocalModel().parallel) == (threads, DEFAULT_SLOTS)
     monkeypatch.setenv("AGENTFLOW_THREADS", "3")
-    assert (LocalModel().threads, LocalModel().parallel) == (3, MAX_SLOTS)
+    assert (LocalModel().threads, LocalModel().parallel) == (3, DEFAULT_SLOTS)
     assert LocalModel(threads=3, parallel=2).profile.concurrent_requests == 2
     monkeypatch.setenv("AGENTFLOW_THREADS", "lots")
     with pytest.raises(InvalidModelError, match="AGENTFLOW_THREADS must be a positive integer"):

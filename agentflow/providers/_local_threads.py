@@ -11,7 +11,7 @@ bench_local_scaling.py on a loaded 2-core machine: 2 threads cost ~4x the CPU
 seconds per document of 1, at no gain in wall time).
 
 ``default_slots(threads)``: requests llama.cpp decodes at once
-(``n_parallel``, continuous batching): ``MAX_SLOTS`` (1) whatever the threads.
+(``n_parallel``, continuous batching): ``DEFAULT_SLOTS`` (1) whatever the threads.
 Several slots decode faster per document even on one thread (same benchmark:
 1 thread, 1 -> 2 -> 4 slots), so a user may ask for them (``parallel=``,
 ``agentflow extract --concurrency N``); they are not the default because a
@@ -26,12 +26,14 @@ import os
 
 from agentflow.errors import InvalidModelError
 
-__all__ = ["MAX_SLOTS", "THREADS_VARIABLE", "available_cpus", "default_slots", "default_threads"]
+__all__ = [
+    "DEFAULT_SLOTS", "THREADS_VARIABLE", "available_cpus", "default_slots", "default_threads",
+]
 
 THREADS_VARIABLE = "AGENTFLOW_THREADS"
 """Environment variable that limits the embedded model's CPU threads."""
 
-MAX_SLOTS = 1
+DEFAULT_SLOTS = 1
 """Decoding slots by default (each holds its own window of KV cache); see the module docstring."""
 
 
@@ -62,6 +64,6 @@ def default_threads() -> int:
 
 
 def default_slots(threads: int) -> int:
-    """Decoding slots for ``threads`` threads: ``MAX_SLOTS`` (see the module docstring)."""
+    """Decoding slots for ``threads`` threads: ``DEFAULT_SLOTS`` (see the module docstring)."""
     del threads  # measured: batching pays on one thread too
-    return MAX_SLOTS
+    return DEFAULT_SLOTS
