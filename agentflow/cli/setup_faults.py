@@ -58,10 +58,9 @@ def _kind(exc: BaseException) -> str | None:
 def endpoint_of(model: Any, given: str | None = None) -> str:
     """The URL ``model`` sends its requests to, without credentials or query
     (``given``: the ``--base-url``, when the model does not tell)."""
-    http = getattr(model, "_http", None)
+    # the HTTP client every HTTP model holds: ``_http`` (OpenAI-compatible) or ``_client``
+    http = getattr(model, "_http", None) or getattr(model, "_client", None)
     url = getattr(http, "base_url", None) or given
-    client = getattr(getattr(model, "_client", None), "_client", None)  # ollama's httpx client
-    url = url or (str(getattr(client, "base_url", "")) or None)
     if not url:
         return "the model's endpoint"
     parts = urlsplit(str(url))
