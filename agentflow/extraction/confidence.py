@@ -11,6 +11,11 @@ model's say-so:
   elsewhere: ``UNLOCATED_NULL``);
   a value the locator does not find, or a null where it finds one
   (``DISAGREES``);
+* **a hand rule** that held, for a field without a locator: the schema's own
+  place rules (``Grounded(line=..., after=..., whole_items=True)``, its
+  ``pattern``) leave the document only the output's value, or the list's
+  items cover every item they allow (``agentflow.extraction.hand_rules``):
+  as strong as a locator that held (``HELD``);
 * **grounding** without a locator: a string copied from the document (its
   span known) is ``GROUNDED``; a number or date found written in the
   document (the same number, the same date: ``agentflow.extraction.
@@ -31,7 +36,7 @@ it) were right at least 98% of the time (benchmarks/RESULTS.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -67,7 +72,7 @@ def _dump(output: Any) -> Mapping[str, Any]:
 
 def field_confidence(
     output: Any, source: str, spans: Mapping[str, Any],
-    locators: Mapping[str, Locator] | None = None,
+    locators: Mapping[str, Locator] | None = None, held: Collection[str] = (),
 ) -> tuple[dict[str, float], list[str]]:
     """The confidence of each top-level field of ``output`` (see the module
     docstring), and the fields nothing checked (*ungrounded*), in order.
@@ -77,6 +82,8 @@ def field_confidence(
         source: the document the output was extracted from.
         spans: the grounded spans of the output (field path -> spans).
         locators: the locators learned from the run's examples.
+        held: the fields whose own hand rules held
+            (``agentflow.extraction.hand_rules.held_fields``).
     """
     found: dict[str, float] = {}
     ungrounded: list[str] = []
@@ -85,6 +92,9 @@ def field_confidence(
         rule = rules.get(name)
         if rule is not None:
             found[name] = _located(rule, value, source)
+            continue
+        if name in held:
+            found[name] = HELD
             continue
         if value is None or value == [] or value == {}:
             found[name] = UNLOCATED_NULL

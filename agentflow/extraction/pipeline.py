@@ -47,6 +47,7 @@ from agentflow.extraction.chunked import (
 from agentflow.extraction.chunking import iter_chunks
 from agentflow.extraction.confidence import field_confidence, needs_review
 from agentflow.extraction.defaults import extraction_marker
+from agentflow.extraction.hand_rules import held_fields
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
 from agentflow.grounding import Grounded
 from agentflow.grounding.locators import Locator, learn_locators
@@ -216,14 +217,15 @@ async def _recall(
 
 
 def _with_confidence(result: ExtractResult, text: str,
-                     locators: Mapping[str, Locator]) -> ExtractResult:
+                     locators: Mapping[str, Locator], output: Any = None) -> ExtractResult:
     """``result`` with its fields' confidence, the fields that need review and
     the values nothing checked (``agentflow.extraction.confidence``)."""
     if not result.ok:
         return result
     if result.truncated is not None:
         text = text[: result.truncated.kept_chars]
-    confidence, ungrounded = field_confidence(result.output, text, result.spans, locators)
+    held = held_fields(output, result.output, text, result.spans)
+    confidence, ungrounded = field_confidence(result.output, text, result.spans, locators, held)
     return dataclasses.replace(result, confidence=confidence,
                                needs_review=tuple(needs_review(confidence)),
                                ungrounded=tuple(ungrounded))
@@ -285,7 +287,7 @@ class ExtractionPlan:
         result carries its fields' confidence)."""
         result = await _extract_input(self.agent, index, item, self.output, calls,
                                       self.overhead, self.settings)
-        return _with_confidence(result, item.text, self.locators)
+        return _with_confidence(result, item.text, self.locators, self.output)
 
 
 def check_plan(output: Any, chunking: Chunking | None) -> None:

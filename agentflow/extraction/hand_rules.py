@@ -1,0 +1,187 @@
+"""Which fields a schema's own place rules pin down: hand rules that held.
+
+A field marked ``Grounded(line=..., after=..., whole_items=True,
+longest=True)`` (with its ``pattern``) says where its value is written, as
+a learned locator (``agentflow.grounding.locators``) does. Grounding already
+checked that the value obeys those rules; this module asks the stronger
+question a locator answers: do the rules leave the document **one** value
+for the field (or, for a list of whole items, do the items the output took
+cover **every** item the rules allow)? When they do, the value is the one
+the rules find, and ``agentflow.extraction.confidence`` rates the field as
+a locator that held (``HELD``); a value among several the rules allow stays
+merely grounded.
+
+* a choice (``Literal`` / ``str`` enum) on its ``line``: the only label of
+  the choice that occurs where the rules allow (letter case ignored);
+* a string: the only distinct value ``agentflow.output.grammar_values.
+  places`` lists under its ``line`` and ``pattern`` (whole tokens when the
+  marker says so; only the maximal ones under ``longest``), starting at or
+  after the end of its ``after`` field's value;
+* a list of whole items: every item the rules allow (``item_places``) is
+  one the output took or lies inside one it took (a nested item), the
+  items in document order; a list at its ``max_length`` holds when every
+  item left out comes after the last one taken (the first ones, in order).
+
+The same rules the grammar of the embedded model applies, so a field the
+rules pin down is one the model could not get wrong there; on a vendor
+model it is verification. Top-level fields of a pydantic output only.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Any, Literal, get_args, get_origin
+
+from annotated_types import MaxLen
+from pydantic import BaseModel
+
+from agentflow.grounding import Grounded
+from agentflow.grounding.locate import occurrences
+from agentflow.grounding.longest import maximal
+from agentflow.grounding.tokens import pieces
+from agentflow.grounding.values import (
+    _annotated_pattern,
+    _is_choice,
+    _is_text,
+    _is_union,
+    _pattern_in,
+    _sequence_item,
+    _unwrap,
+)
+from agentflow.output.grammar_values import item_places, places
+
+__all__ = ["held_fields"]
+
+_CHUNK = re.compile(r"\w+|\s|[^\w\s]")
+"""Chunks of a source a grounded string may begin and end at without
+``whole_tokens`` (the grammar's own: ``agentflow.output.grammar_marks``)."""
+
+Span = tuple[int, int]
+
+
+def _cuts(source: str, whole_tokens: bool) -> list[int]:
+    parts = pieces(source) if whole_tokens else _CHUNK.findall(source)
+    offsets = [0]
+    for part in parts:
+        offsets.append(offsets[-1] + len(part))
+    return offsets
+
+
+def _place_rule(marker: Grounded | None) -> bool:
+    """Whether ``marker`` says where the value is (a hand rule), not only
+    what a copy looks like."""
+    return marker is not None and bool(
+        marker.line or marker.after or marker.whole_items or marker.longest)
+
+
+def _labels(tp: Any) -> list[str] | None:
+    if get_origin(tp) is Literal:
+        return [a for a in get_args(tp) if isinstance(a, str)]
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return [str(m.value) for m in tp]
+    return None
+
+
+def _bare(tp: Any) -> tuple[Any, list[Grounded]]:
+    """``tp`` without ``Annotated`` and ``| None``, with its markers."""
+    tp, marks = _unwrap(tp)
+    if _is_union(tp):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            inner, more = _unwrap(args[0])
+            return inner, marks + more
+    return tp, marks
+
+
+def held_fields(output_type: Any, output: Any, source: str,
+                spans: Mapping[str, Sequence[Span]]) -> frozenset[str]:
+    """The top-level fields of ``output`` (an instance of the pydantic model
+    ``output_type``) whose own place rules leave ``source`` exactly the
+    value the output has (see the module docstring). ``spans``: where
+    grounding found each value (field path -> ``[start, end)`` spans).
+    Any other output type: none."""
+    if not (isinstance(output_type, type) and issubclass(output_type, BaseModel)
+            and isinstance(output, BaseModel)):
+        return frozenset()
+    held = set()
+    for name, info in output_type.model_fields.items():
+        value = getattr(output, name, None)
+        if value is None or value == []:
+            continue
+        annotated = info.annotation
+        tp, marks = _bare(annotated)
+        marks += [m for m in info.metadata if isinstance(m, Grounded)]
+        item = _sequence_item(tp)
+        if item is not None and item is not typing.Any:
+            item_tp, item_marks = _bare(item)
+            own = item_marks or marks
+            if (own and own[-1].whole_items and _is_text(item_tp)
+                    and isinstance(value, list | tuple)):
+                cap = next((m.max_length for m in info.metadata if isinstance(m, MaxLen)), None)
+                pattern = _annotated_pattern(item) or None
+                if _all_items(name, value, own[-1], pattern, cap, source, spans):
+                    held.add(name)
+            continue
+        marker = marks[-1] if marks else None
+        if marker is None or not _place_rule(marker) or not spans.get(name):
+            continue
+        bound = _after_end(marker, spans)
+        if _is_choice(tp) and isinstance(value, str):
+            label = value.value if isinstance(value, Enum) else value
+            if _only_label(_labels(tp) or [], label, marker, bound, source):
+                held.add(name)
+        elif _is_text(tp) and isinstance(value, str):
+            pattern = _pattern_in(info.metadata) or _annotated_pattern(annotated)
+            if _only_value(value, marker, pattern, bound, source):
+                held.add(name)
+    return frozenset(held)
+
+
+def _after_end(marker: Grounded, spans: Mapping[str, Sequence[Span]]) -> int:
+    """Where the value of the field ``marker.after`` names ends (0: no bound)."""
+    if not marker.after or not spans.get(marker.after):
+        return 0
+    return min(e for _, e in spans[marker.after])
+
+
+def _only_label(labels: list[str], label: str, marker: Grounded, bound: int,
+                source: str) -> bool:
+    offered = {x.casefold() for x in labels
+               if any(s >= bound for s, _ in occurrences(
+                   x, source, case_sensitive=False, whole_tokens=marker.whole_tokens,
+                   whole_lines=marker.whole_lines, line=marker.line))}
+    return offered == {label.casefold()}
+
+
+def _only_value(value: str, marker: Grounded, pattern: str | None, bound: int,
+                source: str) -> bool:
+    listed = places(source, _cuts(source, marker.whole_tokens or marker.whole_lines), pattern,
+                    marker.line, whole_lines=marker.whole_lines)
+    if listed is None:
+        return False  # the rules do not narrow the value to a list
+    listed = [p for p in listed if p[1] >= bound]
+    if marker.longest:
+        listed = maximal(listed)
+    return {text for text, _, _ in listed} == {value}
+
+
+def _all_items(name: str, value: Sequence[Any], marker: Grounded, pattern: str | None,
+               cap: int | None, source: str, spans: Mapping[str, Sequence[Span]]) -> bool:
+    taken: list[Span] = []
+    for i in range(len(value)):
+        found = spans.get(f"{name}[{i}]")
+        if not found:
+            return False  # an item grounding did not place
+        taken.append(tuple(found[0]))  # type: ignore[arg-type]
+    if taken != sorted(set(taken)):
+        return False  # out of document order, or an item twice
+    bound = _after_end(marker, spans)
+    allowed = [(s, e) for _, s, e in item_places(source, pattern, marker.line) if s >= bound]
+    left = [(s, e) for s, e in allowed
+            if not any(ts <= s and e <= te for ts, te in taken)]
+    if not left:
+        return True
+    return cap is not None and len(value) >= cap and all(s >= taken[-1][1] for s, _ in left)

@@ -1,0 +1,98 @@
+"""Hand rules that held (issue 30): a field whose own place rules (``line``,
+``after``, ``pattern``, ``whole_items``) leave the document only the output's
+value is as confident as one a learned locator found; a value among several
+the rules allow, or a list that left an allowed item out, is not."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from agentflow.batch import extract_many
+from agentflow.extraction.confidence import GROUNDED, HELD, REVIEW_BELOW
+from agentflow.extraction.hand_rules import held_fields
+from agentflow.grounding import Grounded
+from agentflow.grounding.locate import check_grounding
+from agentflow.grounding.values import grounded_values
+from agentflow.testing import FunctionModel, RecordedRequest
+
+TITLE = r"^Ticket "
+
+
+class Ticket(BaseModel):
+    key: Annotated[str, Grounded(whole_tokens=True, line=TITLE)] = Field(
+        pattern=r"^[A-Z]+-[0-9]+$")
+    state: Annotated[str, Grounded(whole_tokens=True, line=TITLE, after="key")] = Field(
+        pattern=r"^[a-z]+$")
+    priority: Annotated[Literal["low", "normal", "urgent"], Grounded(line=TITLE)]
+    steps: list[Annotated[str, Grounded(whole_items=True)]] = Field(max_length=3)
+
+
+DOC = """Ticket ABC-12 open; priority=urgent
+Reported by ops. The low disk alarm fired.
+
+  * Free the disk.
+  * Restart the service,
+    then watch it.
+    - check the log
+  * Close the alarm.
+  * Tell the team.
+"""
+
+
+def _spans(value: Ticket, source: str) -> dict[str, list[tuple[int, int]]]:
+    check = check_grounding(grounded_values(value, Ticket), source)
+    assert check.ok, check.message
+    return {k: [tuple(s) for s in v] for k, v in check.spans.items()}  # type: ignore[misc]
+
+
+def test_rules_that_leave_one_value_hold_and_rules_that_leave_several_do_not() -> None:
+    full = Ticket(key="ABC-12", state="open", priority="urgent",
+                  steps=["Free the disk.", "Restart the service,\n    then watch it.\n"
+                         "    - check the log", "Close the alarm."])
+    held = held_fields(Ticket, full, DOC, _spans(full, DOC))
+    # key: ABC-12 is the only whole token of the title line its pattern allows; state
+    # the only lowercase word after it there ("priority=urgent" is one token); priority
+    # the only label on the title line ("low" is written, but on another line); steps:
+    # the first three items in order (max_length 3), the nested item inside one taken
+    assert held == {"key", "state", "priority", "steps"}
+    short = full.model_copy(update={"steps": ["Free the disk.", "Close the alarm."]})
+    assert "steps" not in held_fields(Ticket, short, DOC, _spans(short, DOC))  # one left out
+    two = "Ticket ABC-12 open; priority=urgent or low\n  * Free the disk.\n"
+    one = Ticket(key="ABC-12", state="open", priority="urgent", steps=["Free the disk."])
+    # two labels on the title line: the rule does not decide between them; nor
+    # between "open", "or" and "low" for state
+    assert held_fields(Ticket, one, two, _spans(one, two)) == {"key", "steps"}
+
+
+class Loose(BaseModel):
+    word: Annotated[str, Grounded(line=TITLE)]  # a line, but no pattern: any span of it
+
+
+def test_a_line_rule_without_a_pattern_does_not_pin_a_value() -> None:
+    out = Loose(word="open")
+    check = check_grounding(grounded_values(out, Loose), DOC)
+    assert held_fields(Loose, out, DOC, {k: list(v) for k, v in check.spans.items()}) == set()
+
+
+async def test_an_entry_its_hand_rules_pin_down_needs_no_review() -> None:
+    replies = iter([
+        {"key": "ABC-12", "state": "open", "priority": "urgent",
+         "steps": ["Free the disk.", "Restart the service,\n    then watch it.\n"
+                   "    - check the log", "Close the alarm."]},
+        {"key": "ABC-12", "state": "open", "priority": "urgent", "steps": ["Close the alarm."]},
+    ])
+
+    def answer(request: RecordedRequest) -> str:
+        return json.dumps(next(replies))
+
+    results = [r async for r in extract_many(FunctionModel(answer), [DOC, DOC], Ticket,
+                                             concurrency=1)]
+    assert [r.ok for r in results] == [True, True]
+    assert results[0].needs_review == ()
+    assert results[0].confidence == {"key": HELD, "state": HELD, "priority": HELD,
+                                     "steps": HELD}
+    assert results[1].needs_review == ("steps",)  # items left out: grounded, not sure
+    assert results[1].confidence["steps"] == GROUNDED < REVIEW_BELOW
