@@ -62,7 +62,7 @@ from agentflow.extraction.chunked import ChunkProgress
 from agentflow.extraction.pipeline import ExtractionPlan, check_plan, plan_extraction
 from agentflow.extraction.pipeline import _prompt_overhead as _prompt_overhead  # tests read it
 from agentflow.grounding import Grounded
-from agentflow.model import ChatModel
+from agentflow.model import ChatModel, GenerateOptions
 from agentflow.output.examples import Example
 from agentflow.ratelimit import request_priority
 
@@ -202,7 +202,8 @@ async def extract_many(
     agent = (
         agent_or_model
         if isinstance(agent_or_model, ReActAgent)
-        else ReActAgent("extract", agent_or_model, sys_prompt=instructions)
+        else ReActAgent("extract", agent_or_model, sys_prompt=instructions,
+                        options=GenerateOptions(logprobs=True))  # where the model gives them
     )
     owner = agent
     plan = plan_extraction(agent, output, chunking=chunking, passes=passes,

@@ -63,6 +63,10 @@ class ExtractResult(Generic[OutputT]):
         needs_review: the fields of an ``ok`` result whose confidence is
             below ``confidence.REVIEW_BELOW``, in order: the record is right
             as far as grounding can tell, but these fields need a look.
+        token_probs: top-level field -> the probability of the least likely
+            token that wrote its value, when the model gave token
+            log-probabilities (``agentflow.output.token_confidence``; one
+            reading: the first pass's, a long document's chunks: none).
         ungrounded: paths of values nothing checked against the document
             (a ``Derived()`` field, a boolean, a number it does not write).
     """
@@ -81,6 +85,7 @@ class ExtractResult(Generic[OutputT]):
     confidence: dict[str, float] = field(default_factory=dict)
     needs_review: tuple[str, ...] = ()
     ungrounded: tuple[str, ...] = ()
+    token_probs: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -34,10 +34,12 @@ __all__ = [
     "ANSWER_FROM_REASONING",
     "CACHE_CONTROL",
     "CLOSED_TOOL_CALLS",
+    "FIELD_PROBS",
     "STRUCTURED_OUTPUT",
     "STRUCTURED_OUTPUT_ATTEMPT",
     "STRUCTURED_OUTPUT_REMINDER",
     "STRUCTURED_OUTPUT_REMINDER_TYPE",
+    "TOKEN_LOGPROBS",
     "Block",
     "DocumentBlock",
     "ImageBlock",
@@ -81,6 +83,18 @@ CLOSED_TOOL_CALLS = "closed_tool_calls"
 tool calls whose argument text was one whole JSON object all the same (the cut
 took only padding after it: GPT-4.1's runaway newlines). Calls not listed may
 be cut."""
+
+
+TOKEN_LOGPROBS = "token_logprobs"
+"""On a reply whose request asked for token log-probabilities and got them
+(``GenerateOptions.logprobs``): its text's tokens as ``TokenLogprob``s, in
+order (their texts joined are the reply's text)."""
+
+FIELD_PROBS = "field_probs"
+"""On a call's final structured-output message, when the reply it was read
+from had ``TOKEN_LOGPROBS``: each top-level field of the output -> the
+probability of the least likely token that wrote its value
+(``agentflow.output.token_confidence.field_probabilities``)."""
 
 
 ANSWER_FROM_REASONING = "answer_from_reasoning"

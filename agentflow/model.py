@@ -42,6 +42,7 @@ __all__ = [
     "SchemaDialect",
     "TextDelta",
     "ThinkingDelta",
+    "TokenLogprob",
     "ToolCallDelta",
     "ToolChoice",
     "ToolChoiceMode",
@@ -59,13 +60,28 @@ FinishReason: TypeAlias = Literal[
 # ----------------------------------------------------------------------------- chunks
 
 
+@dataclass(frozen=True, slots=True)
+class TokenLogprob:
+    """One token of the reply as the model wrote it: its text, its natural
+    log-probability (``<= 0``; the model's distribution before any grammar
+    held the token) and its UTF-8 bytes where the vendor gives them (a token
+    may hold part of a character: its ``text`` is then not the bytes')."""
+
+    token: str
+    logprob: float
+    bytes: tuple[int, ...] | None = None
+
+
 @slot_init
 @dataclass(frozen=True, slots=True)
 class TextDelta:
-    """A piece of the reply's text."""
+    """A piece of the reply's text; ``logprobs``: its tokens with their
+    log-probabilities, when the request asked for them
+    (``GenerateOptions.logprobs``) and the model gives them (else empty)."""
 
     text: str
     type: Literal["text"] = "text"
+    logprobs: tuple[TokenLogprob, ...] = ()
 
 
 @slot_init

@@ -107,6 +107,10 @@ class GenerateOptions:
     An adapter keeps streaming where a whole reply would differ or fail (a
     vendor that thinks only while streaming, a reply too long to wait for);
     a model without a second transport (``ScriptedModel``) ignores it.
+
+    ``logprobs`` asks for the log-probability of each token of the reply
+    (``TextDelta.logprobs``); a model whose profile says ``token_logprobs``
+    gives them, any other ignores the option (no reply ever fails for it).
     """
 
     tool_choice: ToolChoice | None = None
@@ -117,6 +121,7 @@ class GenerateOptions:
     thinking: bool | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     stream: bool | None = None
+    logprobs: bool | None = None
 
     def with_(self, **changes: Any) -> GenerateOptions:
         """A copy with ``changes`` applied."""

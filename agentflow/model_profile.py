@@ -59,6 +59,10 @@ class ModelProfile:
         substring_grammar: the provider turns a json_schema response format
             with a ``source`` into a grammar that lets grounded strings be
             only substrings of it (llama.cpp with llguidance).
+        token_logprobs: the adapter returns each reply token's
+            log-probability when a request sets ``GenerateOptions.logprobs``
+            (``TextDelta.logprobs``): OpenAI chat completions ``logprobs``,
+            llama.cpp's server in its OpenAI-compatible endpoint.
         context_window: tokens a request may hold, prompt and reply together
             (``None``: unknown; long documents then assume a conservative
             default, see ``agentflow.extraction.budget``).
@@ -113,6 +117,7 @@ class ModelProfile:
     parallel_tool_calls_flag: bool = False
     concurrent_requests: int | None = None
     substring_grammar: bool = False
+    token_logprobs: bool = False
     native_schema_in_prompt: bool = False
     context_window: int | None = None
     max_output_tokens: int | None = None

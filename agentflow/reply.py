@@ -20,6 +20,7 @@ from agentflow.content import check_inputs
 from agentflow.messages import (
     ANSWER_FROM_REASONING,
     CLOSED_TOOL_CALLS,
+    TOKEN_LOGPROBS,
     Msg,
     TextBlock,
     ThinkingBlock,
@@ -32,6 +33,7 @@ from agentflow.model import (
     FinishReason,
     GenerateOptions,
     ModelChunk,
+    TokenLogprob,
     ToolCallDelta,
     ToolSpec,
     Usage,
@@ -253,6 +255,7 @@ class ReplyBuilder:
     reason and the usage. Used by the agent loop and by ``generate``."""
 
     __slots__ = (
+        "_logprobs",
         "_signature",
         "_text",
         "_thinking",
@@ -269,6 +272,7 @@ class ReplyBuilder:
         self._thinking: list[str] = []
         self._signature: str | None = None
         self._thinking_data: dict[str, Any] = {}
+        self._logprobs: list[TokenLogprob] = []
         self.tools = ToolCallAssembler()
         self.finish_reason: FinishReason = "stop"
         self.response_model: str | None = None
@@ -280,6 +284,8 @@ class ReplyBuilder:
         chain per chunk)."""
         if chunk.type == "text":
             self._text.append(chunk.text)
+            if chunk.logprobs:
+                self._logprobs.extend(chunk.logprobs)
         elif chunk.type == "tool_call":
             self.tools.add(chunk)
         elif chunk.type == "thinking":
@@ -318,6 +324,8 @@ class ReplyBuilder:
         calls = self.tools.finish(closed, reason == "tool_calls" or reason == "stop")
         thinking = self._thinking or self._signature or self._thinking_data
         if not thinking and not calls:  # the common reply: its text only, if any
+            if self._logprobs and text:
+                return Msg("assistant", text, metadata={TOKEN_LOGPROBS: tuple(self._logprobs)})
             return Msg("assistant", text if text else ())
         blocks: list[Any] = []
         if thinking:

@@ -96,3 +96,19 @@ async def test_an_entry_its_hand_rules_pin_down_needs_no_review() -> None:
                                      "steps": HELD}
     assert results[1].needs_review == ("steps",)  # items left out: grounded, not sure
     assert results[1].confidence["steps"] == GROUNDED < REVIEW_BELOW
+
+
+def test_an_item_nested_in_a_taken_item_is_part_of_it() -> None:
+    from agentflow.output.grammar_values import item_values
+
+    restart = DOC.index("Restart")
+    outer = (restart, DOC.index("log") + len("log"))
+    assert "check the log" in item_values(DOC)  # a nested item is an item of its own
+    later = item_values(DOC, taken=[outer])  # ...but not once its outer item was taken
+    assert "check the log" not in later and "Close the alarm." in later
+    doubled = Ticket(key="ABC-12", state="open", priority="urgent",
+                     steps=["Restart the service,\n    then watch it.\n    - check the log",
+                            "check the log", "Close the alarm."])
+    spans = _spans(doubled, DOC)
+    assert spans["steps[1]"][0][0] > spans["steps[0]"][0][0]  # inside the item before it
+    assert "steps" not in held_fields(Ticket, doubled, DOC, spans)  # its text taken twice

@@ -6,7 +6,11 @@ chromium-driver, through selenium) loads the page from the example app on
    the final object is shown (and saved in the store);
 2. closing the page mid-stream makes the server cancel the call: the fake
    vendor sees its stream abandoned, the app records a disconnect, and the
-   store saved nothing.
+   store saved nothing;
+3. on the page's default text every field is grounded and marked: confident,
+   or *needs review* where the model's token probabilities were low; a value
+   the text does not hold (``ada@example.com`` for ``ada@example.org``) is
+   sent back and, when the model keeps it, refused: never shown as an answer.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import uvicorn
 from agentflow import ReActAgent
 from agentflow.providers.openai import OpenAIChatModel
 from agentflow.web import SQLiteStateStore
-from examples.web.app import INSTRUCTIONS, OUTPUT, create_app
+from examples.web.app import INSTRUCTIONS, OPTIONS, OUTPUT, create_app
 
 from .fakes.base import FakeReply
 from .fakes.openai import OpenAIFake
@@ -64,7 +68,8 @@ class AppServer:
         async with OpenAIFake() as fake, SQLiteStateStore(self.db) as store:
             self.fake, self.store = fake, store
             model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="test-key")
-            agent = ReActAgent("web-demo", model, sys_prompt=INSTRUCTIONS, output=OUTPUT)
+            agent = ReActAgent("web-demo", model, sys_prompt=INSTRUCTIONS, output=OUTPUT,
+                               options=OPTIONS)
             self.app = create_app(agent, store)
             config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning",
                                     lifespan="off")
@@ -200,3 +205,58 @@ def test_closing_the_page_mid_stream_cancels_the_call(browser: Any, server: AppS
     wait_for(lambda: server.fake.streams_aborted > aborted_before, timeout=10)
     # and the cancelled call saved nothing
     assert server.call(server.store.load(key)).version == 0
+
+
+def finished(driver: Any) -> dict[str, Any]:
+    """The form once the call ended (complete, or an error)."""
+
+    def ended() -> dict[str, Any] | None:
+        state = form_state(driver)
+        done = state["status"] == "complete" or state["status"].startswith(("error", "no output"))
+        return state if done else None
+
+    return wait_for(ended)  # type: ignore[no-any-return]
+
+
+def final_flags(driver: Any) -> dict[str, str]:
+    renders = driver.execute_script("return window.renders")
+    assert renders and renders[-1]["kind"] == "final"
+    return renders[-1]["flags"]  # type: ignore[no-any-return]
+
+
+def test_the_default_text_is_grounded_and_each_field_flagged(browser: Any,
+                                                             server: AppServer) -> None:
+    open_app(browser, server)
+    default_text = browser.execute_script("return document.getElementById('text').value")
+    assert all(value in default_text for value in CONTACT.values())  # the demo's own text
+    server.fake.default = FakeReply(text=json.dumps(CONTACT), chunk_size=6)
+    browser.find_element("id", "go").click()
+    assert finished(browser) == {"status": "complete", "values": CONTACT}
+    assert final_flags(browser) == dict.fromkeys(CONTACT, "confident")
+    assert server.fake.requests[-1].body["logprobs"] is True  # the model was asked
+    badge = browser.find_element("id", "badge-email").text
+    assert badge.startswith("confident (")
+
+    # the model was unsure of the name's last token: the name needs review, on the page
+    server.fake.default = FakeReply(text=json.dumps(CONTACT), chunk_size=6,
+                                    extra={"token_logprobs": {"Lovelace": -3.0}})
+    browser.find_element("id", "go").click()
+    assert finished(browser)["status"] == "complete"
+    assert final_flags(browser) == {**dict.fromkeys(CONTACT, "confident"), "name": "review"}
+    assert browser.find_element("id", "badge-name").text.startswith("needs review")
+    assert "review" in browser.find_element("id", "field-name").get_attribute("class")
+
+
+def test_an_invented_value_is_never_shown_as_an_answer(browser: Any, server: AppServer) -> None:
+    invented = {**CONTACT, "email": "ada@example.com"}  # the text says ada@example.org
+    server.fake.default = FakeReply(text=json.dumps(invented), chunk_size=6)
+    before = len(server.fake.requests)
+    open_app(browser, server)
+    browser.find_element("id", "go").click()
+    state = finished(browser)
+    assert state["status"].startswith("error: GroundingError"), state
+    assert len(server.fake.requests) - before >= 2  # sent back to the model, then refused
+    renders = browser.execute_script("return window.renders")
+    assert all(r["kind"] != "final" for r in renders)  # never shown as the answer
+    log = browser.execute_script("return document.getElementById('log').textContent")
+    assert "ada@example.com" in log  # the page says what was sent back

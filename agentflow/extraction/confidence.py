@@ -26,6 +26,14 @@ model's say-so:
   document does not write) is ``UNCHECKED`` and listed as *ungrounded*; a
   null without a locator is ``UNLOCATED_NULL``.
 
+**Token probabilities**, where the model gave them (``agentflow.output.
+token_confidence``: the probability of the least likely token that wrote
+the value): a value the model wrote with a token below ``DOUBT_BELOW`` is
+at most ``DOUBTED`` whatever else held (the model itself was unsure, or the
+grammar forced a token it did not want); a value grounding placed but no
+rule pinned down (``GROUNDED``, or a null without a locator) that the model
+wrote with every token at or above ``SURE_AT`` is ``LIKELY``.
+
 A list field takes the lowest confidence of its items. ``needs_review``
 names the fields below ``REVIEW_BELOW``: the CLI summary, the progress line
 and the review page count an ``ok`` record with such a field as *needs
@@ -44,8 +52,9 @@ from pydantic import BaseModel
 from agentflow.grounding.locators import Locator
 from agentflow.grounding.typed_values import found_in
 
-__all__ = ["ABSENT", "DISAGREES", "GROUNDED", "HELD", "REVIEW_BELOW", "UNCHECKED",
-           "UNLOCATED_NULL", "field_confidence", "needs_review"]
+__all__ = ["ABSENT", "DISAGREES", "DOUBTED", "DOUBT_BELOW", "GROUNDED", "HELD", "LIKELY",
+           "REVIEW_BELOW", "SURE_AT", "UNCHECKED", "UNLOCATED_NULL", "field_confidence",
+           "needs_review"]
 
 HELD = 0.99
 """The value is the one the field's locator finds."""
@@ -60,6 +69,15 @@ UNCHECKED = 0.5
 DISAGREES = 0.2
 """The field's locator finds another value (or none, or one where the output has null)."""
 
+DOUBTED = 0.6
+"""A value written with a token less likely than ``DOUBT_BELOW``."""
+LIKELY = 0.93
+"""Grounded (or a null) with no rule to place it, every token at least ``SURE_AT`` likely."""
+DOUBT_BELOW = 0.5
+"""Token probability below which a value is ``DOUBTED`` (tuned: benchmarks/RESULTS.md)."""
+SURE_AT = 0.9
+"""Token probability from which a grounded value is ``LIKELY`` (tuned: benchmarks/RESULTS.md)."""
+
 REVIEW_BELOW = 0.9
 """Fields whose confidence is below this need review."""
 
@@ -73,6 +91,7 @@ def _dump(output: Any) -> Mapping[str, Any]:
 def field_confidence(
     output: Any, source: str, spans: Mapping[str, Any],
     locators: Mapping[str, Locator] | None = None, held: Collection[str] = (),
+    token_probs: Mapping[str, float] | None = None,
 ) -> tuple[dict[str, float], list[str]]:
     """The confidence of each top-level field of ``output`` (see the module
     docstring), and the fields nothing checked (*ungrounded*), in order.
@@ -84,6 +103,8 @@ def field_confidence(
         locators: the locators learned from the run's examples.
         held: the fields whose own hand rules held
             (``agentflow.extraction.hand_rules.held_fields``).
+        token_probs: each field's least likely token's probability, where
+            the model gave token log-probabilities.
     """
     found: dict[str, float] = {}
     ungrounded: list[str] = []
@@ -112,7 +133,19 @@ def field_confidence(
             found[name] = min(scores) if scores else UNLOCATED_NULL
             continue
         found[name], _ = _checked(value, source, name, ungrounded)
+    for name, p in (token_probs or {}).items():
+        if name in found:
+            found[name] = _with_tokens(found[name], p)
     return found, ungrounded
+
+
+def _with_tokens(score: float, p: float) -> float:
+    """``score`` with the model's own token probability ``p`` weighed in."""
+    if p < DOUBT_BELOW:
+        return min(score, DOUBTED)
+    if p >= SURE_AT and score in (GROUNDED, UNLOCATED_NULL):
+        return LIKELY
+    return score
 
 
 def _located(rule: Locator, value: Any, source: str) -> float:

@@ -51,7 +51,7 @@ from agentflow.extraction.hand_rules import held_fields
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
 from agentflow.grounding import Grounded
 from agentflow.grounding.locators import Locator, learn_locators
-from agentflow.messages import Msg
+from agentflow.messages import FIELD_PROBS, Msg
 from agentflow.model import Usage
 from agentflow.output.examples import CheckedExample, Example, check_examples, examples_text
 from agentflow.output.schema import OutputSpec
@@ -86,11 +86,12 @@ async def _extract_one(
         value = complete.message.output  # raises StructuredOutputError when there is none
         spans = dict(complete.spans)
         error: Exception | None = None
+        probs = complete.message.metadata.get(FIELD_PROBS)
     except Exception as exc:  # every failure becomes this input's result
-        value, error = None, exc
+        value, error, probs = None, exc, None
     return ExtractResult(
-        index, item.id, value, error, usage, usage.requests, time.perf_counter() - start, spans
-    )
+        index, item.id, value, error, usage, usage.requests, time.perf_counter() - start, spans,
+        token_probs=dict(probs) if probs else {})
 
 
 def _cap(text: str, max_chars: int | None) -> tuple[str, Truncation | None]:
@@ -211,9 +212,20 @@ async def _recall(
                                       settings.examples, taken)
 
     outcome = await recall_passes(first, item.text, output, settings.passes, again)
+    # the first reading's token probabilities, for the fields later passes left as they were
+    same = {name: p for name, p in first.token_probs.items()
+            if _field(first.output, name) == _field(outcome.output, name)}
     return ExtractResult(
         index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
-        time.perf_counter() - start, outcome.spans, outcome.chunks, conflicts=outcome.conflicts)
+        time.perf_counter() - start, outcome.spans, outcome.chunks, conflicts=outcome.conflicts,
+        token_probs=same)
+
+
+def _field(output: Any, name: str) -> Any:
+    """Field ``name`` of an output (a model or a mapping); ``None`` without one."""
+    if isinstance(output, Mapping):
+        return output.get(name)
+    return getattr(output, name, None)
 
 
 def _with_confidence(result: ExtractResult, text: str,
@@ -225,7 +237,8 @@ def _with_confidence(result: ExtractResult, text: str,
     if result.truncated is not None:
         text = text[: result.truncated.kept_chars]
     held = held_fields(output, result.output, text, result.spans)
-    confidence, ungrounded = field_confidence(result.output, text, result.spans, locators, held)
+    confidence, ungrounded = field_confidence(result.output, text, result.spans, locators, held,
+                                              result.token_probs)
     return dataclasses.replace(result, confidence=confidence,
                                needs_review=tuple(needs_review(confidence)),
                                ungrounded=tuple(ungrounded))

@@ -8,9 +8,11 @@ from typing import Any
 from agentflow.execution import CallExecution
 from agentflow.messages import (
     ANSWER_FROM_REASONING,
+    FIELD_PROBS,
     STRUCTURED_OUTPUT,
     STRUCTURED_OUTPUT_ATTEMPT,
     STRUCTURED_OUTPUT_REMINDER_TYPE,
+    TOKEN_LOGPROBS,
     Msg,
     ReminderType,
     TextBlock,
@@ -20,6 +22,7 @@ from agentflow.messages import (
 from agentflow.middleware._output_run import KEY, OutputRun
 from agentflow.middleware.base import Middleware
 from agentflow.output.reminders import TOOL_NAME
+from agentflow.output.token_confidence import field_probabilities
 
 __all__ = ["StructuredOutputCompression"]
 
@@ -70,6 +73,9 @@ class StructuredOutputCompression(Middleware):
             flags: dict[str, Any] = {STRUCTURED_OUTPUT: True}
             if accepted is not None and accepted.metadata.get(ANSWER_FROM_REASONING):
                 flags[ANSWER_FROM_REASONING] = True  # read from the reasoning channel: said so
+            tokens = accepted.metadata.get(TOKEN_LOGPROBS) if accepted is not None else None
+            if tokens:  # the model's own certainty of each field, kept small
+                flags[FIELD_PROBS] = field_probabilities(tokens)
             final = Msg("assistant", run.spec.dump_json(ex.output), None, flags)
             kept.append(final)
             ex.reply = final

@@ -101,6 +101,7 @@ from agentflow.middleware.output_answers import (
     taken_of,
     text_reply,
 )
+from agentflow.middleware.output_budget import budgeted
 from agentflow.middleware.output_compression import StructuredOutputCompression
 from agentflow.middleware.output_forcing import missed_output
 from agentflow.middleware.output_history import bound_attempts
@@ -291,6 +292,9 @@ class StructuredOutputMiddleware(Middleware):
             at = next((i for i, m in enumerate(request.messages) if m.role != "system"),
                       len(request.messages))
             request.messages[at:at] = run.examples
+        rf = options.response_format
+        if rf is not None and rf.source is not None and options.max_tokens is None:
+            options = await budgeted(ex, request.messages, options, rf.schema, rf.source)
         request.options = options
 
     def _with_format(self, options: GenerateOptions, rf: ResponseFormat) -> GenerateOptions:

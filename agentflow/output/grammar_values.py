@@ -209,7 +209,7 @@ def item_places(source: str, pattern: object = None, line: str | None = None,
     order, repeats kept) as ``(text, start, end)``, under the rules of
     ``item_values``."""
     regex = re.compile(line) if line is not None else None
-    found = [(source[s:e], s, e) for s, e in item_spans(source) if (s, e) not in taken
+    found = [(source[s:e], s, e) for s, e in item_spans(source) if not _within(s, e, taken)
              and (regex is None or on_line((s, e), source, regex))]
     if isinstance(pattern, str) and pattern:
         try:
@@ -220,13 +220,20 @@ def item_places(source: str, pattern: object = None, line: str | None = None,
     return found
 
 
+def _within(start: int, end: int, taken: Collection[tuple[int, int]]) -> bool:
+    """Whether ``[start, end)`` is a taken item or lies inside one (an item
+    nested in a taken item is part of it: never offered again on its own)."""
+    return any(s <= start and end <= e for s, e in taken)
+
+
 def item_values(source: str, pattern: object = None, line: str | None = None,
                 taken: Collection[tuple[int, int]] = ()) -> list[str]:
     """The text of each list item of ``source`` (``agentflow.extraction.
     items``; in order, repeats kept) that ``pattern`` (a JSON Schema
     ``pattern``: a search) allows, whose first line ``line`` (if any)
-    searches, and whose ``[start, end)`` is not in ``taken`` (items an
-    earlier extraction pass found: ``agentflow.extraction.recall``); every
+    searches, and whose ``[start, end)`` is not in ``taken`` nor inside one
+    of them (items an earlier extraction pass found, with their nested
+    items: ``agentflow.extraction.recall``); every
     such item when there is no pattern or Python cannot read it (verification
     then decides)."""
     if line is None and not taken and not (isinstance(pattern, str) and pattern):

@@ -32,7 +32,12 @@ from agentflow.providers._openai_wire import (
     mentions_json,
 )
 
-__all__ = ["FORCE_NAMED_TOOL", "OpenAIRequestHooks"]
+LOGPROB_ALTERNATIVES = 1
+"""``top_logprobs`` sent with ``logprobs``: the most likely token at each place
+besides the one written (the confidence reads only the written token's; at
+least 1, since llama.cpp's server reads ``top_logprobs`` as its ``n_probs``)."""
+
+__all__ = ["FORCE_NAMED_TOOL", "LOGPROB_ALTERNATIVES", "OpenAIRequestHooks"]
 
 FORCE_NAMED_TOOL = ("You must now call the `{name}` tool, the only tool available, exactly "
                     "once. Reply with the tool call only, no text.")
@@ -80,6 +85,11 @@ class OpenAIRequestHooks:
             body[self.max_tokens_field] = options.max_tokens
         if options.temperature is not None:
             body["temperature"] = self.temperature(options.temperature)
+        if options.logprobs and self._profile.token_logprobs:
+            # each reply token's log-probability, in choices[].logprobs.content[]
+            # (OpenAI's chat completions reference; llama.cpp's server the same)
+            body["logprobs"] = True
+            body["top_logprobs"] = LOGPROB_ALTERNATIVES
         if options.extra:
             body.update(options.extra)
         return body

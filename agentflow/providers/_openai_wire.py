@@ -37,6 +37,7 @@ from agentflow.model import (
     ResponseFormat,
     TextDelta,
     ThinkingDelta,
+    TokenLogprob,
     ToolCallDelta,
     ToolChoice,
     ToolSpec,
@@ -61,6 +62,7 @@ __all__ = [
     "mentions_json",
     "parse_usage",
     "sanitize_schema_name",
+    "token_logprobs",
 ]
 
 ReasoningHistory: TypeAlias = Literal["drop", "field", "tags"]
@@ -269,6 +271,32 @@ def parse_usage(data: Any) -> Usage | None:
     return Usage(int(prompt), int(completion), int(cached), int(reasoning))
 
 
+def token_logprobs(data: Any) -> tuple[TokenLogprob, ...]:
+    """The tokens of a choice's ``logprobs`` (``{"content": [{"token",
+    "logprob", "bytes", "top_logprobs"}...]}``, OpenAI's chat completions
+    reference, whole replies and stream chunks alike; llama.cpp's server
+    answers the same): ``()`` when there are none (``null``, no ``content``,
+    a refusal's ``refusal`` list). An entry without a numeric ``logprob`` is
+    skipped."""
+    if not isinstance(data, Mapping):
+        return ()
+    content = data.get("content")
+    if not isinstance(content, list):
+        return ()
+    out = []
+    for entry in content:
+        if not isinstance(entry, Mapping):
+            continue
+        token, logprob, raw = entry.get("token"), entry.get("logprob"), entry.get("bytes")
+        if not isinstance(token, str) or not isinstance(logprob, int | float) or isinstance(
+                logprob, bool):
+            continue
+        data_bytes = (tuple(raw) if isinstance(raw, list) and all(
+            isinstance(b, int) and 0 <= b < 256 for b in raw) else None)
+        out.append(TokenLogprob(token, float(logprob), data_bytes))
+    return tuple(out)
+
+
 class ChunkParser:
     """Folds chat-completion payloads into ``ModelChunk``s, one parser per reply.
 
@@ -289,8 +317,8 @@ class ChunkParser:
     ``ReplyGuard.fold`` turns into a typed ``ProviderError``.
     """
 
-    __slots__ = ("_ids", "_last", "_model", "_next", "_refused", "_reply_id", "_tools_seen",
-                 "_usage", "terminal")
+    __slots__ = ("_ids", "_last", "_logprobs", "_model", "_next", "_refused", "_reply_id",
+                 "_tools_seen", "_usage", "terminal")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
@@ -301,6 +329,7 @@ class ChunkParser:
         self._usage: Usage | None = None
         self._model: str | None = None
         self._reply_id: str | None = None
+        self._logprobs: tuple[TokenLogprob, ...] = ()
         self.terminal = False
         """Set when a payload itself ends the reply (no ``[DONE]`` needed)."""
 
@@ -315,6 +344,7 @@ class ChunkParser:
         choices = payload.get("choices")
         if choices:
             choice = choices[0]
+            self._logprobs = token_logprobs(choice.get("logprobs"))
             delta = choice.get("delta")
             if delta is None:
                 delta = choice.get("message")
@@ -359,8 +389,10 @@ class ChunkParser:
             out.append(self.tool_call({"index": 0, "function": legacy}))
 
     def text(self, content: str, out: list[ModelChunk]) -> None:
-        """Handle reply text (MiniMax splits ``<think>`` tags out here)."""
-        out.append(TextDelta(content))
+        """Handle reply text (MiniMax splits ``<think>`` tags out here), with
+        the tokens of this payload's ``logprobs.content`` when it has some."""
+        logprobs, self._logprobs = self._logprobs, ()
+        out.append(TextDelta(content, logprobs=logprobs) if logprobs else TextDelta(content))
 
     def tool_call(self, call: Mapping[str, Any]) -> ToolCallDelta:
         """One ``tool_calls[]`` entry as a ``ToolCallDelta``."""

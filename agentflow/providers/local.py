@@ -142,6 +142,7 @@ DEFAULT_PROFILE = ModelProfile(
     native_output="json_schema",
     schema_dialect="local",
     substring_grammar=True,
+    token_logprobs=True,
     context_window=4096,
     max_output_tokens=1024,
     concurrent_requests=1,

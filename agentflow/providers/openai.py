@@ -56,7 +56,7 @@ __all__ = [
 _ALL_MODES: frozenset[ToolChoiceMode] = frozenset({"auto", "none", "required", "specific"})
 OPENAI_DEFAULT = ModelProfile(
     tool_choice_modes=_ALL_MODES, native_output="json_schema", schema_dialect="openai_strict",
-    parallel_tool_calls_flag=True,
+    parallel_tool_calls_flag=True, token_logprobs=True,
     input_modalities=frozenset({"text", "image", "pdf"}),
     url_input_modalities=frozenset({"image"}),
     image_media_types=frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"}),
@@ -75,11 +75,13 @@ platform.openai.com/docs/guides/pdf-files). Image tokens: scaled to fit 2048 x 2
 then the shortest side to 768, "85 base tokens" plus "170 tokens" per 512 px tile
 (platform.openai.com/docs/guides/images-vision#calculating-costs, GPT-4o / GPT-4.1);
 PDF pages (text plus an image of each page, no published figure) count the
-conservative default."""
+conservative default. Token log-probabilities (``logprobs``, ``top_logprobs``:
+platform.openai.com/docs/api-reference/chat/create) on every non-reasoning model."""
 _TEXT_ONLY = {"input_modalities": {"text"}, "url_input_modalities": ()}
 """Models without image (hence PDF) input (their model pages list text input only)."""
 _REASONING = OPENAI_DEFAULT.with_(supports_thinking=True, thinking_default=True,
-                                  parallel_tool_calls_flag=False)
+                                  parallel_tool_calls_flag=False, token_logprobs=False)
+"""Reasoning models refuse ``logprobs`` (the request fails), so none is asked."""
 _LEGACY = OPENAI_DEFAULT.with_(native_output=None)
 
 PROFILES: tuple[ProfileRule, ...] = (

@@ -26,9 +26,17 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from agentflow import ReActAgent
+from agentflow.extraction.call_review import with_review
 from agentflow.extraction.defaults import EXTRACTION_DEFAULT
+from agentflow.model import GenerateOptions
 from agentflow.output.config import OutputConfig
-from agentflow.web import Outcome, SQLiteStateStore, StateStore, sse_response
+from agentflow.web import (
+    EventStreamResponse,
+    Outcome,
+    SQLiteStateStore,
+    StateStore,
+    stream_with_store,
+)
 from agentflow.web.requests import LOCAL_HOSTS, RequestRejected, check_request, read_json
 
 PAGE = Path(__file__).with_name("index.html")
@@ -50,6 +58,9 @@ OUTPUT = OutputConfig(ground=EXTRACTION_DEFAULT)
 """Every field is copied from the text (whole tokens, clean edges): a value the
 text does not hold (``ada@example.com`` for a text that says ``ada@example.org``)
 is sent back, and never shown as the answer (``agentflow.extraction.defaults``)."""
+OPTIONS = GenerateOptions(logprobs=True)
+"""Each reply token's log-probability, where the model gives them (the
+embedded model, OpenAI): a value the model was unsure of needs review."""
 
 
 class Contact(BaseModel):
@@ -89,6 +100,8 @@ def create_app(agent: ReActAgent, store: StateStore, *,
     with an unguessable id (sent back in the ``x-conversation-id`` header);
     with one, it continues that conversation if it is the user's own (else
     404). A client's error is a 4xx JSON ``{"error": {"type", "message"}}``.
+    Before the ``complete`` frame comes a ``field_review`` frame: each
+    field's confidence and the fields that need review (the page marks them).
     """
     outcomes: list[tuple[str, Outcome]] = []
 
@@ -125,8 +138,11 @@ def create_app(agent: ReActAgent, store: StateStore, *,
         async def closed(outcome: Outcome) -> None:
             outcomes.append((key, outcome))
 
-        return sse_response(agent, text, Contact, store=store, key=key, on_close=closed,
-                            headers={"x-conversation-id": conversation_id})
+        # a field_review frame (each field's confidence, the fields that need
+        # review: agentflow.extraction.call_review) goes just before "complete"
+        events = with_review(stream_with_store(agent, store, key, text, Contact), Contact, text)
+        return EventStreamResponse(events, on_close=closed,
+                                   headers={"x-conversation-id": conversation_id})
 
     app = Starlette(routes=[
         Route("/", index),
@@ -147,7 +163,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default="web-demo.sqlite3", help="the SQLite conversation store")
     args = parser.parse_args()
-    agent = ReActAgent("web-demo", args.model, sys_prompt=INSTRUCTIONS, output=OUTPUT)
+    agent = ReActAgent("web-demo", args.model, sys_prompt=INSTRUCTIONS, output=OUTPUT,
+                       options=OPTIONS)
     store = SQLiteStateStore(args.db)
     print(f"open http://{args.host}:{args.port}  (model: {agent.model.model_name})", flush=True)
     uvicorn.run(create_app(agent, store), host=args.host, port=args.port, log_level="warning")

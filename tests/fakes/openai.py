@@ -114,6 +114,17 @@ def strict_schema_problem(schema: Any, path: str = "()") -> str | None:
     return None
 
 
+DEFAULT_LOGPROB = -0.01
+"""The log-probability the fake gives a token ``extra["token_logprobs"]`` does not name."""
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def fake_tokens(text: str) -> list[str]:
+    """The fake's tokenizer: runs of word characters, of spaces, and single
+    other characters (their concatenation is ``text``)."""
+    return _TOKEN.findall(text)
+
+
 class OpenAIStyleFake(FakeServer):
     """Shared rendering and checks of OpenAI-style fakes; subclasses set the
     routes and override the hooks (``validate``, ``thinking_on``,
@@ -184,7 +195,22 @@ class OpenAIStyleFake(FakeServer):
     def validate(self, body: dict[str, Any]) -> FakeError | None:
         """The vendor's request checks, first failure wins."""
         return (self.check_messages(body) or self.check_tools(body)
-                or self.check_tool_choice(body) or self.check_response_format(body))
+                or self.check_tool_choice(body) or self.check_response_format(body)
+                or self.check_logprobs(body))
+
+    def check_logprobs(self, body: dict[str, Any]) -> FakeError | None:
+        """OpenAI's rules: ``top_logprobs`` an integer 0-20, and only with
+        ``logprobs: true``."""
+        top = body.get("top_logprobs")
+        if top is None:
+            return None
+        if not isinstance(top, int) or isinstance(top, bool) or not 0 <= top <= 20:
+            return self.bad(f"Invalid 'top_logprobs': expected an integer between 0 and 20, "
+                            f"got {top!r}.", "top_logprobs")
+        if body.get("logprobs") is not True:
+            return self.bad("Invalid value for 'top_logprobs': 'logprobs' must be set to true "
+                            "when 'top_logprobs' is set.", "top_logprobs")
+        return None
 
     # what a vendor takes in content parts (OpenAI's: images-vision and pdf-files guides)
     content_parts = True
@@ -470,11 +496,37 @@ class OpenAIStyleFake(FakeServer):
         out = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 1,
                "model": body.get("model"),
                "choices": [{"index": 0, "message": self.message_json(reply, body),
-                            "finish_reason": self.finish_of(reply), "logprobs": None}],
+                            "finish_reason": self.finish_of(reply),
+                            "logprobs": self.logprobs_json(
+                                body, reply, fake_tokens(self.content_of(reply)))}],
                "usage": self.usage_json(reply)}
         if self._cut is not None and self.truncated_flag:
             out["truncated"] = True
         return out
+
+    def logprobs_json(self, body: Any, reply: FakeReply,
+                      tokens: list[str]) -> dict[str, Any] | None:
+        """``choices[].logprobs`` for ``tokens`` when the request set ``logprobs``
+        (OpenAI's chat completions reference: ``{"content": [{"token",
+        "logprob", "bytes", "top_logprobs": [...]}], "refusal": null}``), else
+        ``null``. A token's logprob is ``extra["token_logprobs"][token]``,
+        else ``DEFAULT_LOGPROB``; ``top_logprobs`` lists the token itself
+        first, then made-up alternatives, ``top_logprobs`` entries in all."""
+        if not body.get("logprobs") or not tokens:
+            return None
+        chosen: Mapping[str, float] = reply.extra.get("token_logprobs", {})
+        top = int(body.get("top_logprobs") or 0)
+
+        def entry(token: str, logprob: float) -> dict[str, Any]:
+            return {"token": token, "logprob": logprob, "bytes": list(token.encode())}
+
+        content = []
+        for token in tokens:
+            logprob = float(chosen.get(token, DEFAULT_LOGPROB))
+            alternatives = [entry(token, logprob)] + [entry(f"alt{i}", logprob - 1 - i)
+                                                      for i in range(max(0, top - 1))]
+            content.append({**entry(token, logprob), "top_logprobs": alternatives[:top]})
+        return {"content": content, "refusal": None}
 
     def chunk(self, body: Any, delta: dict[str, Any] | None, finish: str | None = None,
               usage: Any = None, choices: bool = True) -> dict[str, Any]:
@@ -494,7 +546,12 @@ class OpenAIStyleFake(FakeServer):
         if reply.thinking and self.thinking_on(body) and content is reply.text:
             frames += [self.chunk(body, {self.reasoning_field: p})
                        for p in pieces(reply.thinking, size)]
-        if content:
+        if content and body.get("logprobs"):  # one token per chunk, with its logprob
+            for token in fake_tokens(content):
+                frame = self.chunk(body, {"content": token})
+                frame["choices"][0]["logprobs"] = self.logprobs_json(body, reply, [token])
+                frames.append(frame)
+        elif content:
             frames += [self.chunk(body, {"content": p}) for p in pieces(content, size)]
         if reply.extra.get("refusal"):
             frames += [self.chunk(body, {"refusal": p})

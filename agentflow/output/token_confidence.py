@@ -1,0 +1,137 @@
+"""Token log-probabilities mapped onto a structured output's fields.
+
+A model that gives each reply token's log-probability (``TokenLogprob``,
+``GenerateOptions.logprobs``; the reply message carries them under
+``TOKEN_LOGPROBS``) says how sure it was of each token it wrote. The tokens
+that wrote a field's value say how sure it was of the value:
+``field_probabilities`` gives each top-level field of the reply's JSON
+object the probability of its least likely content token (the weakest link;
+a list or object: over all its leaves). Content is a string's text without
+its quotes, a number, ``true``/``false`` or ``null`` whole: the quotes,
+commas and brackets around values are the grammar's, and a base model's raw
+distribution does not know where JSON closes (measured: the closing quote of
+a right value at 0.07). A token that only partly overlaps the content counts
+(`` "+`` opens a string and writes its first character).
+
+On a model whose grammar holds values to the document (the embedded model),
+the log-probabilities are the model's own distribution before the grammar
+(llama.cpp's server reports them so), so a value the grammar forced against
+the model's preference (``example.org`` where the model would write
+``example.com``) shows as an unlikely token.
+
+Pure functions; ``agentflow.extraction.confidence`` combines the figures
+with what grounding and locators checked.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+
+from agentflow.model import TokenLogprob
+
+__all__ = ["field_probabilities", "value_spans"]
+
+_DECODER = json.JSONDecoder()
+_SPACE = " \t\r\n"
+
+
+def _skip(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _SPACE:
+        i += 1
+    return i
+
+
+def _leaves(text: str, start: int) -> tuple[list[tuple[int, int]], int]:
+    """The content spans of the leaves of the JSON value at ``start`` (a
+    string without its quotes, a number, ``true``/``false``/``null`` whole;
+    an array's or object's leaves in order) and where the value ends.
+
+    Raises:
+        ValueError: no JSON value there.
+    """
+    start = _skip(text, start)
+    head = text[start:start + 1]
+    if head == "[" or head == "{":
+        leaves: list[tuple[int, int]] = []
+        i = _skip(text, start + 1)
+        close = "]" if head == "[" else "}"
+        while i < len(text) and text[i] != close:
+            if head == "{":
+                _, i = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+                i = _skip(text, i)
+                if text[i:i + 1] != ":":
+                    raise ValueError("no ':' after a key")
+                i += 1
+            found, i = _leaves(text, i)
+            leaves += found
+            i = _skip(text, i)
+            if text[i:i + 1] == ",":
+                i = _skip(text, i + 1)
+        if text[i:i + 1] != close:
+            raise ValueError("an unclosed array or object")
+        return leaves, i + 1
+    _, end = _DECODER.raw_decode(text, start)
+    if head == '"':
+        return [(start + 1, end - 1)] if end - 1 > start + 1 else [(start, end)], end
+    return [(start, end)], end
+
+
+def value_spans(text: str) -> dict[str, list[tuple[int, int]]]:
+    """The content spans (characters of ``text``) of the leaves of each
+    top-level value of the first JSON object in ``text``, by key (a string
+    without its quotes; an empty string, a number or ``null`` whole); ``{}``
+    when there is no object; a reply cut short reads up to the cut."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    i = text.find("{")
+    if i < 0:
+        return out
+    i = _skip(text, i + 1)
+    try:
+        while i < len(text) and text[i] == '"':
+            key, i = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+            i = _skip(text, i)
+            if i >= len(text) or text[i] != ":":
+                break
+            leaves, end = _leaves(text, i + 1)
+            out[key] = leaves
+            i = _skip(text, end)
+            if i < len(text) and text[i] == ",":
+                i = _skip(text, i + 1)
+    except (ValueError, IndexError):
+        pass
+    return out
+
+
+def _token_bytes(token: TokenLogprob) -> bytes:
+    return bytes(token.bytes) if token.bytes is not None else token.token.encode()
+
+
+def field_probabilities(tokens: Sequence[TokenLogprob]) -> dict[str, float]:
+    """Each top-level field of the JSON object the ``tokens`` wrote, with the
+    probability (``exp(logprob)``, in ``[0, 1]``) of the least likely token
+    that wrote its value's content (see the module docstring); ``{}``
+    without tokens or an object. An empty list or object: ``1.0``."""
+    if not tokens:
+        return {}
+    pieces = [_token_bytes(t) for t in tokens]
+    text = b"".join(pieces).decode("utf-8", errors="replace")
+    spans = value_spans(text)
+    if not spans:
+        return {}
+    starts = []  # byte offset of each token
+    at = 0
+    for piece in pieces:
+        starts.append(at)
+        at += len(piece)
+    out: dict[str, float] = {}
+    for key, leaves in spans.items():
+        worst = 0.0
+        for start, end in leaves:
+            lo, hi = len(text[:start].encode()), len(text[:end].encode())
+            worst = min([worst, *(t.logprob for t, s, p in zip(tokens, starts, pieces,
+                                                                strict=True)
+                                  if s < hi and s + len(p) > lo)])
+        out[key] = math.exp(worst)
+    return out
