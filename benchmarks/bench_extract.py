@@ -14,7 +14,9 @@ the two are disjoint, spread over the whole list, and the same on every run
 of the same machine. Instructions and few-shot examples are chosen on
 ``tune``; figures are reported on ``report``; ``--offset K`` skips the first K
 files of the half (``--sample report --offset 40``: the next 40, a set not seen
-before). ``--sample range`` keeps the old ``--offset``/``--stride`` selection. Prints:
+before). ``--sample range`` keeps the old ``--offset``/``--stride`` selection;
+``--sample long`` takes the files whose latest entry is longer than the
+schema's ``MAX_CHARS`` (one per distinct entry: read whole, never cut). Prints:
 
 * documents per minute and tokens/s (output tokens, and prompt + output, per
   wall second of the batch; the server is started before the clock starts);
@@ -174,6 +176,23 @@ def sample(paths: list[str], name: str, n: int, seed: int, offset: int = 0,
     return half[offset:offset + n]
 
 
+def long_paths(paths: list[str], module: Any) -> list[str]:
+    """The files whose latest entry (``module.prepare``) is longer than
+    ``module.MAX_CHARS``, one per distinct entry (packages built from one
+    source share a changelog), sorted (``--sample long``)."""
+    import gzip
+
+    seen: set[str] = set()
+    out = []
+    for path in sorted(paths):
+        entry = module.prepare(gzip.decompress(Path(path).read_bytes()).decode(
+            "utf-8", errors="replace"))
+        if len(entry) > module.MAX_CHARS and entry not in seen:
+            seen.add(entry)
+            out.append(path)
+    return out
+
+
 def documents(n: int, offset: int, stride: int = 1, name: str = "range", seed: int = 10,
               schema: str = SCHEMA_REF) -> tuple[list[Any], dict[str, Any], int, Any]:
     """The batch as the CLI builds it (gunzipped, ``prepare``; ``extract`` cuts
@@ -190,7 +209,9 @@ def documents(n: int, offset: int, stride: int = 1, name: str = "range", seed: i
     _, module = load_schema(schema)
     assert module is not None
     batch, refs, cut = [], {}, 0
-    for path in sample(glob.glob(INPUT), name, n, seed, offset, stride):
+    paths = (long_paths(glob.glob(INPUT), module)[offset:offset + n] if name == "long"
+             else sample(glob.glob(INPUT), name, n, seed, offset, stride))
+    for path in paths:
         raw = gzip.decompress(Path(path).read_bytes()).decode("utf-8", errors="replace")
         full = module.prepare(raw)
         batch.append(ExtractInput(path, full))
@@ -348,14 +369,43 @@ def report(results: list[Any], refs: dict[str, Any], wall: float, show: bool,
     print(f"  {'exact, mean of 6':22} {exact:.3f} (lowest {min(EXACT, key=scores.mean)} "
           f"{min(scores.mean(f) for f in EXACT):.2f})")
     print(f"  {'records all right':22} {scores.mean('all_right'):.2f}")
+    calibration(results, refs)
     return scores
+
+
+CHANGES_RIGHT = 0.95
+"""Changes token F1 from which the list counts as right in the calibration
+(the reference splits nested items out, grounding keeps them inside their item)."""
+
+
+def calibration(results: list[Any], refs: dict[str, Any]) -> None:
+    """Print the ok records that need review (and which fields), and how often
+    the fields reported confident (not in ``needs_review``) are right: the six
+    header/trailer fields exactly, changes with token F1 >= ``CHANGES_RIGHT``."""
+    ok = [r for r in results if r.ok and refs.get(r.id) is not None]
+    flagged = Counter(f for r in ok for f in r.needs_review)
+    print(f"needs review: {sum(bool(r.needs_review) for r in ok)}/{len(ok)} ok records"
+          + (f" ({', '.join(f'{f} {k}' for f, k in flagged.most_common())})" if flagged else ""))
+    right = total = others_right = others = 0
+    for r in ok:
+        row = score(r.output, refs[r.id])
+        for f in (*EXACT, "changes"):
+            good = row["changes_f1"] >= CHANGES_RIGHT if f == "changes" else row[f] == 1.0
+            if f in r.needs_review:
+                others, others_right = others + 1, others_right + good
+            else:
+                total, right = total + 1, right + good
+    print(f"confident fields right: {right}/{total}"
+          + (f" ({right / total:.3f})" if total else "")
+          + f"; fields needing review right: {others_right}/{others}")
 
 
 def main() -> None:
     """Parse arguments, run the batch, print the figures."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--sample", choices=["tune", "report", "range"], default="report",
-                   help="tune / report: disjoint seeded halves; range: --offset/--stride")
+    p.add_argument("--sample", choices=["tune", "report", "range", "long"], default="report",
+                   help="tune / report: disjoint seeded halves; range: --offset/--stride; "
+                        "long: the entries longer than MAX_CHARS, one per distinct entry")
     p.add_argument("--seed", type=int, default=10, help="shuffle seed of the samples")
     p.add_argument("--n", type=int, default=40, help="documents (default 40)")
     p.add_argument("--offset", type=int, default=0, help="skip this many documents first")

@@ -19,8 +19,9 @@ merely grounded.
   after the end of its ``after`` field's value;
 * a list of whole items: every item the rules allow (``item_places``) is
   one the output took or lies inside one it took (a nested item), the
-  items in document order, none inside another (its text taken twice); a list at its ``max_length`` holds when every
-  item left out comes after the last one taken (the first ones, in order).
+  items in document order, none inside another (its text taken twice); a
+  list at its ``max_length`` holds when every item left out comes after the
+  last one taken (the first ones, in order).
 
 The same rules the grammar of the embedded model applies, so a field the
 rules pin down is one the model could not get wrong there; on a vendor
@@ -29,6 +30,7 @@ model it is verification. Top-level fields of a pydantic output only.
 
 from __future__ import annotations
 
+import itertools
 import re
 import typing
 from collections.abc import Mapping, Sequence
@@ -178,7 +180,7 @@ def _all_items(name: str, value: Sequence[Any], marker: Grounded, pattern: str |
         taken.append(tuple(found[0]))  # type: ignore[arg-type]
     if taken != sorted(set(taken)):
         return False  # out of document order, or an item twice
-    if any(a[1] >= b[1] for a, b in zip(taken, taken[1:], strict=False)):
+    if any(a[1] >= b[1] for a, b in itertools.pairwise(taken)):
         return False  # an item inside the one before it: its text taken twice
     bound = _after_end(marker, spans)
     allowed = [(s, e) for _, s, e in item_places(source, pattern, marker.line) if s >= bound]
