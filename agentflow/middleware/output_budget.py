@@ -10,7 +10,7 @@ from typing import Any
 from agentflow.execution import CallExecution
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions
-from agentflow.output.reply_budget import copies_lists, reply_budget
+from agentflow.output.reply_budget import reply_budget, reply_tokens
 from agentflow.usage import estimate_tokens
 
 __all__ = ["budgeted"]
@@ -21,8 +21,13 @@ async def budgeted(ex: CallExecution, messages: Sequence[Msg], options: Generate
     """``options`` with the reply budget of a grounded request whose schema
     copies lists out of ``source`` (``agentflow.output.reply_budget``): tokens
     counted by the model's own ``count_tokens`` when it has one; ``options``
-    as given when the schema copies no list."""
-    if not copies_lists(schema):
+    as given when the schema copies no list, or when even the conservative
+    estimate of the source (``estimate_tokens``) needs no more than the
+    model's default cap (nothing counted then)."""
+    profile = ex.model.profile
+    need = reply_tokens(schema, estimate_tokens(source))
+    if need is None or (profile.max_output_tokens is not None
+                        and need <= profile.max_output_tokens):
         return options
     count = getattr(ex.model, "count_tokens", None)
 
@@ -34,7 +39,6 @@ async def budgeted(ex: CallExecution, messages: Sequence[Msg], options: Generate
                 pass
         return estimate_tokens(text)
 
-    profile = ex.model.profile
     budget = reply_budget(schema, await tokens(source),
                           await tokens("\n".join(m.text for m in messages)),
                           default=profile.max_output_tokens, window=profile.context_window)
