@@ -28,11 +28,10 @@ model's say-so:
 
 **Token probabilities**, where the model gave them (``agentflow.output.
 token_confidence``: the probability of the least likely token that wrote
-the value): a value the model wrote with a token below ``DOUBT_BELOW`` is
-at most ``DOUBTED`` whatever else held (the model itself was unsure, or the
-grammar forced a token it did not want); a value grounding placed but no
-rule pinned down (``GROUNDED``, or a null without a locator) that the model
-wrote with every token at or above ``SURE_AT`` is ``LIKELY``.
+the value), for a value no locator or hand rule pinned down: grounded (or a
+null without a locator) and written with every token at or above
+``SURE_AT``: ``LIKELY``; written with a token below ``DOUBT_BELOW``: at most
+``DOUBTED`` (the model itself was unsure).
 
 A list field takes the lowest confidence of its items. ``needs_review``
 names the fields below ``REVIEW_BELOW``: the CLI summary, the progress line
@@ -140,10 +139,18 @@ def field_confidence(
 
 
 def _with_tokens(score: float, p: float) -> float:
-    """``score`` with the model's own token probability ``p`` weighed in."""
+    """``score`` with the model's own token probability ``p`` weighed in, for
+    a value no rule pinned down (``GROUNDED``, ``UNLOCATED_NULL``,
+    ``UNCHECKED``): a locator or hand rule that held (or its sure null)
+    leaves the document that value only, so what the model would rather
+    have written says nothing about it (on the embedded model the grammar
+    offered nothing else: measured, right pinned values with tokens at
+    0.001), and a disagreeing locator stays as low as it is."""
+    if score not in (GROUNDED, UNLOCATED_NULL, UNCHECKED):
+        return score
     if p < DOUBT_BELOW:
         return min(score, DOUBTED)
-    if p >= SURE_AT and score in (GROUNDED, UNLOCATED_NULL):
+    if p >= SURE_AT and score != UNCHECKED:
         return LIKELY
     return score
 
