@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Annotated
 
 import pytest
 from pydantic import BaseModel, Field
 
 from agentflow import ReActAgent
 from agentflow.batch import extract_many
-from agentflow.extraction.confidence import DOUBT_BELOW, DOUBTED, REVIEW_BELOW
+from agentflow.extraction.confidence import DOUBT_BELOW, DOUBTED, GROUNDED, HELD, REVIEW_BELOW
+from agentflow.grounding import Grounded
 from agentflow.messages import TOKEN_LOGPROBS, Msg
 from agentflow.model import GenerateOptions, TokenLogprob
 from agentflow.output.token_confidence import field_probabilities, value_spans
@@ -84,7 +86,7 @@ class Contact(BaseModel):
 TEXT = "Hi, I'm Ada Lovelace. Reach me at ada@example.org today."
 
 
-async def test_a_value_the_model_was_unsure_of_needs_review() -> None:
+async def test_a_value_the_model_was_unsure_of_is_doubted() -> None:
     answer = json.dumps({"name": "Ada Lovelace", "email": "ada@example.org"})
     unsure = math.log(DOUBT_BELOW / 2)
     async with OpenAIFake() as fake:
@@ -96,9 +98,10 @@ async def test_a_value_the_model_was_unsure_of_needs_review() -> None:
     assert sure.ok and doubted.ok
     assert sure.token_probs["email"] == pytest.approx(math.exp(DEFAULT_LOGPROB))
     assert doubted.token_probs["email"] == pytest.approx(DOUBT_BELOW / 2)
-    assert "email" not in sure.needs_review
-    assert doubted.confidence["email"] == DOUBTED < REVIEW_BELOW
-    assert "email" in doubted.needs_review
+    # no rule pins these values: grounded, they need review; the unsure one ranks lower
+    assert sure.confidence["email"] == GROUNDED < REVIEW_BELOW
+    assert doubted.confidence["email"] == DOUBTED < GROUNDED
+    assert "email" in doubted.needs_review and doubted.confidence["name"] == GROUNDED
 
 
 async def test_a_stored_conversation_keeps_the_field_figures_not_the_tokens() -> None:
@@ -110,3 +113,17 @@ async def test_a_stored_conversation_keeps_the_field_figures_not_the_tokens() ->
         reply = await agent.call(TEXT, Contact, state=state)
     assert set(reply.metadata["field_probs"]) == {"name", "email"}
     assert state.memory and all(TOKEN_LOGPROBS not in m.metadata for m in state.memory)
+
+
+class Pinned(BaseModel):
+    email: Annotated[str | None, Grounded(whole_tokens=True, longest=True)] = Field(
+        None, pattern=r"^[^@\s]+@[^@\s]+\.[a-z]+$")
+
+
+async def test_a_value_a_rule_pins_down_is_sure_however_unlikely_its_tokens() -> None:
+    answer = json.dumps({"email": "ada@example.org"})
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(answer, extra={"token_logprobs": {"org": -9.0}}))
+        (result,) = [r async for r in extract_many(_model(fake), [TEXT], Pinned)]
+    assert result.token_probs["email"] < DOUBT_BELOW
+    assert result.confidence["email"] == HELD and result.needs_review == ()

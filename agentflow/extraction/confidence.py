@@ -28,10 +28,14 @@ model's say-so:
 
 **Token probabilities**, where the model gave them (``agentflow.output.
 token_confidence``: the probability of the least likely token that wrote
-the value), for a value no locator or hand rule pinned down: grounded (or a
-null without a locator) and written with every token at or above
-``SURE_AT``: ``LIKELY``; written with a token below ``DOUBT_BELOW``: at most
-``DOUBTED`` (the model itself was unsure).
+the value), only for a value no locator or hand rule pinned down: written
+with a token below ``DOUBT_BELOW``, it is ``DOUBTED`` (the model itself was
+unsure: it ranks first on the review page). They never make a value
+confident: on the embedded model, unpinned grounded values written with
+every token at least 0.9 likely were right 6 times in 7 (first tokens: 12
+in 13), short of the 98% a confident field must reach, and pinned values
+were right 150 times in 150 however unlikely their tokens (down to 0.001;
+benchmarks/RESULTS.md).
 
 A list field takes the lowest confidence of its items. ``needs_review``
 names the fields below ``REVIEW_BELOW``: the CLI summary, the progress line
@@ -51,9 +55,8 @@ from pydantic import BaseModel
 from agentflow.grounding.locators import Locator
 from agentflow.grounding.typed_values import found_in
 
-__all__ = ["ABSENT", "DISAGREES", "DOUBTED", "DOUBT_BELOW", "GROUNDED", "HELD", "LIKELY",
-           "REVIEW_BELOW", "SURE_AT", "UNCHECKED", "UNLOCATED_NULL", "field_confidence",
-           "needs_review"]
+__all__ = ["ABSENT", "DISAGREES", "DOUBTED", "DOUBT_BELOW", "GROUNDED", "HELD", "REVIEW_BELOW",
+           "UNCHECKED", "UNLOCATED_NULL", "field_confidence", "needs_review"]
 
 HELD = 0.99
 """The value is the one the field's locator finds."""
@@ -69,13 +72,11 @@ DISAGREES = 0.2
 """The field's locator finds another value (or none, or one where the output has null)."""
 
 DOUBTED = 0.6
-"""A value written with a token less likely than ``DOUBT_BELOW``."""
-LIKELY = 0.93
-"""Grounded (or a null) with no rule to place it, every token at least ``SURE_AT`` likely."""
-DOUBT_BELOW = 0.5
-"""Token probability below which a value is ``DOUBTED`` (tuned: benchmarks/RESULTS.md)."""
-SURE_AT = 0.9
-"""Token probability from which a grounded value is ``LIKELY`` (tuned: benchmarks/RESULTS.md)."""
+"""An unpinned value written with a token less likely than ``DOUBT_BELOW``."""
+DOUBT_BELOW = 0.05
+"""Token probability below which an unpinned value is ``DOUBTED``. Tuned on
+the tuning kinds without examples (dpkg, pymeta; 66 unpinned fields, 53%
+right): those below it were right 3 times in 15 (benchmarks/RESULTS.md)."""
 
 REVIEW_BELOW = 0.9
 """Fields whose confidence is below this need review."""
@@ -140,18 +141,14 @@ def field_confidence(
 
 def _with_tokens(score: float, p: float) -> float:
     """``score`` with the model's own token probability ``p`` weighed in, for
-    a value no rule pinned down (``GROUNDED``, ``UNLOCATED_NULL``,
-    ``UNCHECKED``): a locator or hand rule that held (or its sure null)
-    leaves the document that value only, so what the model would rather
-    have written says nothing about it (on the embedded model the grammar
-    offered nothing else: measured, right pinned values with tokens at
-    0.001), and a disagreeing locator stays as low as it is."""
-    if score not in (GROUNDED, UNLOCATED_NULL, UNCHECKED):
-        return score
-    if p < DOUBT_BELOW:
-        return min(score, DOUBTED)
-    if p >= SURE_AT and score != UNCHECKED:
-        return LIKELY
+    a value no rule pinned down (``GROUNDED``, ``UNLOCATED_NULL``): a
+    locator or hand rule that held (or its sure null) leaves the document
+    that value only, so what the model would rather have written says
+    nothing about it (on the embedded model the grammar offered nothing
+    else), and a disagreeing locator or an unchecked value stays as low as
+    it is."""
+    if score in (GROUNDED, UNLOCATED_NULL) and p < DOUBT_BELOW:
+        return DOUBTED
     return score
 
 

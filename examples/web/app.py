@@ -18,6 +18,7 @@ import re
 import secrets
 from collections.abc import Awaitable, Callable, Collection
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 from starlette.applications import Starlette
@@ -28,6 +29,7 @@ from starlette.routing import Route
 from agentflow import ReActAgent
 from agentflow.extraction.call_review import with_review
 from agentflow.extraction.defaults import EXTRACTION_DEFAULT
+from agentflow.grounding import Grounded
 from agentflow.model import GenerateOptions
 from agentflow.output.config import OutputConfig
 from agentflow.web import (
@@ -63,13 +65,22 @@ OPTIONS = GenerateOptions(logprobs=True)
 embedded model, OpenAI): a value the model was unsure of needs review."""
 
 
+PINNED = Grounded(whole_tokens=True, clean=True, longest=True)
+"""A value its ``pattern`` pins down: the whole span the pattern allows, never
+part of one. Where the text writes one such span, the field is *confident*
+(``agentflow.extraction.hand_rules``); free-text fields are grounded and
+marked *needs review* unless the model's tokens say more."""
+
+
 class Contact(BaseModel):
     """A person's contact details (null: the text does not say)."""
 
     name: str | None = Field(description="full name")
-    email: str | None = Field(description="e-mail address")
+    email: Annotated[str | None, PINNED] = Field(
+        description="e-mail address", pattern=r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
     company: str | None = Field(description="employer or organisation")
-    phone: str | None = Field(description="phone number")
+    phone: Annotated[str | None, PINNED] = Field(
+        description="phone number", pattern=r"^\+?[0-9][0-9 ()./-]{5,}[0-9]$")
     city: str | None = Field(description="city")
 
 
