@@ -23,7 +23,7 @@ from agentflow.web import SQLiteStateStore
 from agentflow.web.requests import json_depth
 from examples.web.app import MAX_BODY, create_app
 
-CONTACT = {"name": "Ada", "email": "ada@x.org", "company": "AE", "phone": "1", "city": "London"}
+CONTACT = {"name": "Ada", "email": "ada@x.org", "company": "AE", "phone": None, "city": "London"}
 
 
 async def answer(request: RecordedRequest) -> Reply:
@@ -166,9 +166,10 @@ async def test_conversations_are_unguessable_and_bound_to_their_owner(app: App) 
     assert status == 200 and '"type":"complete"' in text
     conversation = hdrs["x-conversation-id"]
     assert len(conversation) >= 43  # 32 random bytes
-    _, _, hdrs2 = await post(app.url, b'{"text": "Ada again"}', headers("alice"))
+    _, _, hdrs2 = await post(app.url, b'{"text": "Ada again, ada@x.org"}', headers("alice"))
     assert hdrs2["x-conversation-id"] != conversation
-    body = b'{"text": "more", "conversation_id": "%s"}' % conversation.encode()
+    # the demo's e-mail field is copied from the text (examples/web/app.py: PINNED)
+    body = b'{"text": "more: Ada, ada@x.org", "conversation_id": "%s"}' % conversation.encode()
     status, text, _ = await post(app.url, body, headers("alice"))  # the owner continues it
     assert status == 200 and '"type":"complete"' in text
     status, parsed, _ = await post(app.url, body, headers("mallory"))  # another user cannot

@@ -76,12 +76,21 @@ class Contact(BaseModel):
     """A person's contact details (null: the text does not say)."""
 
     name: str | None = Field(description="full name")
+    email: str | None = Field(description="e-mail address")
+    company: str | None = Field(description="employer or organisation")
+    phone: str | None = Field(description="phone number")
+    city: str | None = Field(description="city")
+
+
+class PinnedContact(Contact):
+    """``Contact`` as the form reads it from a pasted text: e-mail and phone
+    pinned by their patterns (``PINNED``). ``Contact`` itself stays plain for
+    apps whose values may come from a tool (``fastapi_app.py``)."""
+
     email: Annotated[str | None, PINNED] = Field(
         description="e-mail address", pattern=r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
-    company: str | None = Field(description="employer or organisation")
     phone: Annotated[str | None, PINNED] = Field(
         description="phone number", pattern=r"^\+?[0-9][0-9 ()./-]{5,}[0-9]$")
-    city: str | None = Field(description="city")
 
 
 async def single_user(request: Request) -> str | None:
@@ -120,7 +129,7 @@ def create_app(agent: ReActAgent, store: StateStore, *,
         return FileResponse(PAGE, media_type="text/html")
 
     async def schema(request: Request) -> Response:
-        return JSONResponse(Contact.model_json_schema())
+        return JSONResponse(PinnedContact.model_json_schema())
 
     async def extract(request: Request) -> Response:
         try:
@@ -151,7 +160,8 @@ def create_app(agent: ReActAgent, store: StateStore, *,
 
         # a field_review frame (each field's confidence, the fields that need
         # review: agentflow.extraction.call_review) goes just before "complete"
-        events = with_review(stream_with_store(agent, store, key, text, Contact), Contact, text)
+        events = with_review(stream_with_store(agent, store, key, text, PinnedContact),
+                             PinnedContact, text)
         return EventStreamResponse(events, on_close=closed,
                                    headers={"x-conversation-id": conversation_id})
 
