@@ -75,8 +75,8 @@ DOUBTED = 0.6
 """An unpinned value written with a token less likely than ``DOUBT_BELOW``."""
 DOUBT_BELOW = 0.05
 """Token probability below which an unpinned value is ``DOUBTED``. Tuned on
-the tuning kinds without examples (dpkg, pymeta; 66 unpinned fields, 53%
-right): those below it were right 3 times in 15 (benchmarks/RESULTS.md)."""
+the tuning kinds without examples (dpkg, pymeta; 114 unpinned fields, 50%
+right): those below it were right 4 times in 24 (benchmarks/RESULTS.md)."""
 
 REVIEW_BELOW = 0.9
 """Fields whose confidence is below this need review."""
