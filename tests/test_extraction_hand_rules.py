@@ -112,3 +112,24 @@ def test_an_item_nested_in_a_taken_item_is_part_of_it() -> None:
     spans = _spans(doubled, DOC)
     assert spans["steps[1]"][0][0] > spans["steps[0]"][0][0]  # inside the item before it
     assert "steps" not in held_fields(Ticket, doubled, DOC, spans)  # its text taken twice
+
+
+def test_a_list_of_whole_items_never_goes_on_inside_the_item_it_took() -> None:
+    from agentflow.output.grammar_values import item_chain, item_places, next_items
+
+    found = item_places(DOC)
+    texts = [text for text, _, _ in found]
+    nested = texts.index("check the log")
+    outer = next(i for i, t in enumerate(texts) if t.startswith("Restart"))
+    follows = next_items(found)
+    assert follows[outer] == nested + 1  # after the outer item: the one after its end
+    chain = item_chain(texts, 0, None, '", "', "n", follows)
+    assert chain is not None
+    rules, _ = chain
+    # the rule that takes the outer item goes on with the item after it, never
+    # with the one nested in it (which a list may still take instead of the outer)
+    takes_outer = [body for name, body in rules.items()
+                   if name.startswith(f"n_{outer}_") and not name.endswith("_")]
+    assert takes_outer and all(f"n_{nested}_" not in body and f"n_{nested + 1}_" in body
+                               for body in takes_outer)
+    assert f"n_{nested}_" in rules[f"n_{outer}_1_"]  # skipping the outer item: allowed

@@ -47,9 +47,11 @@ from agentflow.output.grammar_values import (
     Place,
     candidates,
     item_chain,
+    item_places,
     item_values,
     line_values,
     never_matches,
+    next_items,
 )
 
 __all__ = ["MAX_SOURCE_CHARS", "RuleBuilder", "chunks", "has_grounded"]
@@ -311,9 +313,10 @@ class RuleBuilder:
             return None
         low, high = int(node.get("minItems", 0)), node.get("maxItems")
         line = item.get(_LINE) if isinstance(item.get(_LINE), str) else None
-        chain = item_chain(item_values(self.source, item.get("pattern"), line, self.taken), low,
+        found = item_places(self.source, item.get("pattern"), line, self.taken)
+        chain = item_chain([text for text, _, _ in found], low,
                            None if high is None else int(high), _literal(self.item_sep),
-                           f"n{self.count}")
+                           f"n{self.count}", next_items(found))
         if chain is None:
             return None
         self.count += 1

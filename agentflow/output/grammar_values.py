@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Literal
 
 from agentflow.grounding.items import item_spans, items
@@ -19,7 +19,7 @@ from agentflow.grounding.locate import on_line
 
 __all__ = ["ITEM_CHAIN_RULES", "MAX_CANDIDATES", "MAX_CANDIDATE_CHARS", "SPAN_CHECK_CHARS",
            "SPAN_CHECK_VALUE", "Place", "candidates", "chain_start", "item_chain", "item_places",
-           "item_values", "line_values", "never_matches", "places"]
+           "item_values", "line_values", "never_matches", "next_items", "places"]
 
 Place = tuple[str, int, int]
 """A value a grounded string may take and where it is: ``(text, start, end)``."""
@@ -242,10 +242,14 @@ def item_values(source: str, pattern: object = None, line: str | None = None,
 
 
 def item_chain(values: list[str], low: int, high: int | None, separator: str,
-               prefix: str) -> tuple[dict[str, str], str] | None:
+               prefix: str, follows: Sequence[int] | None = None,
+               ) -> tuple[dict[str, str], str] | None:
     """Lark rules for the items of a list of whole items in document order,
     each item (each place in ``values``) taken at most once: after item
-    ``i`` the list either ends or goes on with an item after ``i``.
+    ``i`` the list either ends or goes on with item ``follows[i]`` or a
+    later one (default ``i + 1``; ``next_items``: the first item that begins
+    where item ``i`` ends, so an item nested in one taken is never taken
+    again on its own).
 
     Args:
         values: the items, in document order (``item_values``).
@@ -254,6 +258,8 @@ def item_chain(values: list[str], low: int, high: int | None, separator: str,
             place), ``low`` only when it is 0 or 1.
         separator: the Lark literal of the item separator (``", "``).
         prefix: a rule name prefix no other rule uses.
+        follows: for each item, the index of the first item that may come
+            after it in the list (``len(values)``: none).
 
     Returns:
         ``(rules, first)``: the rules by name, and the rule for the list's
@@ -279,11 +285,20 @@ def item_chain(values: list[str], low: int, high: int | None, separator: str,
     for i in range(m - 1, -1, -1):
         for c in range(1, min(cap, i + 1) + 1):  # item i is at most the (i+1)-th
             alts = [lits[i]]
-            if i + 1 < m and (high is None or c < cap):
-                alts.append(f"{lits[i]} {separator} {pick(i + 1, 1 if high is None else c + 1)}")
+            after = i + 1 if follows is None else max(i + 1, follows[i])
+            if after < m and (high is None or c < cap):
+                alts.append(f"{lits[i]} {separator} {pick(after, 1 if high is None else c + 1)}")
             rules[take(i, c)] = " | ".join(alts)
             rules[pick(i, c)] = take(i, c) if i + 1 == m else f"{take(i, c)} | {pick(i + 1, c)}"
     return rules, pick(0, 1)
+
+
+def next_items(places: Sequence[Place]) -> list[int]:
+    """For each place (in document order), the index of the first later place
+    that begins at or after its end (``len(places)``: none): the items a list
+    of whole items may go on with (an item nested in it is part of it)."""
+    starts = [start for _, start, _ in places]
+    return [max(i + 1, bisect.bisect_left(starts, end)) for i, (_, _, end) in enumerate(places)]
 
 
 def chain_start(prefix: str, i: int) -> str:
