@@ -133,3 +133,20 @@ def test_a_list_of_whole_items_never_goes_on_inside_the_item_it_took() -> None:
     assert takes_outer and all(f"n_{nested}_" not in body and f"n_{nested + 1}_" in body
                                for body in takes_outer)
     assert f"n_{nested}_" in rules[f"n_{outer}_1_"]  # skipping the outer item: allowed
+
+
+def test_a_located_value_the_fields_own_rules_refuse_is_not_offered() -> None:
+    from agentflow.grounding.locators import Locator, apply_locators
+
+    node = {"anyOf": [{"type": "string", "pattern": r"^[A-Z]+-[0-9]+$", "x-grounded": True,
+                       "x-grounded-line": TITLE}, {"type": "null"}]}
+    schema = {"type": "object", "properties": {"key": node}}
+    rule = Locator("key", "Ticket ", anchored=False, right=" ")
+    # a part of a document with the locator's context but not the field's line (a
+    # chunk of a long one): nothing the field could take, so only null is offered
+    part = "Restart the Ticket abc open\n"
+    assert rule.values(part) == ["abc"]
+    assert apply_locators(schema, {"key": rule}, part)["properties"]["key"] == {
+        "anyOf": [{"type": "null"}]}
+    offered = apply_locators(schema, {"key": rule}, DOC)["properties"]["key"]
+    assert offered["x-grounded-values"] == ["ABC-12"]  # on the title line, as the pattern says

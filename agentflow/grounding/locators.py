@@ -51,6 +51,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from agentflow.grounding.locate import occurrences
+from agentflow.grounding.marker import LINE_KEY
 from agentflow.grounding.values import (
     _fields,
     _is_text,
@@ -389,14 +390,15 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
         if not isinstance(prop, Mapping):
             continue
         values = rule.values(source)
-        replaced = _offer(prop, values, rule.many)
+        replaced = _offer(prop, values, rule.many, source)
         if replaced is not None:
             new_props[name] = replaced
     out["properties"] = new_props
     return out
 
 
-def _offer(node: Mapping[str, Any], values: list[str], many: bool) -> dict[str, Any] | None:
+def _offer(node: Mapping[str, Any], values: list[str], many: bool,
+           source: str = "") -> dict[str, Any] | None:
     """``node`` with its grounded string nodes offering only ``values`` (none:
     the node's null branch, or an empty list); ``None`` when it has no such
     node to change."""
@@ -417,13 +419,33 @@ def _offer(node: Mapping[str, Any], values: list[str], many: bool) -> dict[str, 
         strings = [b for b in branches if isinstance(b, Mapping) and _grounded_string(b)]
         if len(strings) != 1:
             return None
+        values = _allowed(strings[0], values, source)
         if not values:
             rest = [b for b in branches if b is not strings[0]]
             return {**node, "anyOf": rest} if rest else None
         return {**strings[0], VALUES_KEY: values}  # found: one of them, never null
     if _grounded_string(node):
+        values = _allowed(node, values, source)
         return {**node, VALUES_KEY: values} if values else None
     return None
+
+
+def _allowed(node: Mapping[str, Any], values: list[str], source: str) -> list[str]:
+    """The ``values`` the string ``node``'s own rules allow: its ``pattern``
+    (unless Python cannot read it) and its line rule (``LINE_KEY``: the
+    value occurs in ``source`` on such a line). A located value the field
+    could never take is not offered (a part of a long document without the
+    field's line: its null stays possible)."""
+    pattern, line = node.get("pattern"), node.get(LINE_KEY)
+    if isinstance(pattern, str) and pattern:
+        try:
+            regex = re.compile(pattern)
+            values = [v for v in values if regex.search(v) is not None]
+        except re.error:
+            pass
+    if isinstance(line, str) and line and source:
+        values = [v for v in values if occurrences(v, source, line=line)]
+    return values
 
 
 def _grounded_string(node: Mapping[str, Any]) -> bool:
