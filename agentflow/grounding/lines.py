@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["cuts_line", "line_around", "line_at", "line_pieces", "line_spans"]
+__all__ = ["continuation", "cuts_line", "indent_of", "line_around", "line_at", "line_pieces",
+           "line_spans"]
 
 _LINE = re.compile(
     r"[^\S\n]*"  # indentation
@@ -104,3 +105,25 @@ def line_at(text: str, start: int, end: int) -> str:
         if s <= at < e or at < s:
             return text[s:e]
     return text[start:end]
+
+
+def indent_of(line: str) -> int:
+    """The width of ``line``'s leading whitespace (a tab to the next multiple
+    of 8 columns, as terminals and RFC 822 readers count it)."""
+    body = line.lstrip(" \t")
+    return len(line[: len(line) - len(body)].expandtabs(8))
+
+
+def continuation(lines: list[str], i: int) -> list[str]:
+    """The **continuation lines** of ``lines[i]``: the lines right after it
+    that are not blank and are indented deeper than it, up to the first that
+    is not (RFC 822 / deb822 headers, DEP-5 fields, e-mail headers and YAML
+    block scalars continue a long value so; a blank line ends it, as it ends
+    a deb822 paragraph). ``[]`` when the next line is not indented deeper."""
+    depth = indent_of(lines[i])
+    out = []
+    for line in lines[i + 1:]:
+        if not line.strip() or indent_of(line) <= depth:
+            break
+        out.append(line)
+    return out

@@ -11,7 +11,21 @@ says where its value is written, as literal text on the value's line:
 * ``right``: the text just after it (``) `` or ``;``), or ``""``: the value
   runs to the end of its line;
 * ``split``: for a list written on one line (``Depends: a, b, c``), the
-  separator between its items.
+  separator between its items;
+* ``continued``: the value runs on over the **continuation lines** after its
+  line (``agentflow.grounding.lines.continuation``: the lines right after it
+  that are indented deeper than it, as RFC 822 / deb822 headers, DEP-5
+  fields, e-mail headers and YAML block scalars write a long value). A
+  single value is then the whole block, from after ``left`` to the end of
+  its last continuation line (never cut in the middle); a list's items are
+  the block's lines (each split by ``split`` when set). Learned when an
+  example's value spans such lines (a string across them, or a list whose
+  items are the label line's rest and its continuation lines); for a single
+  string that runs to the end of its line, also when no example shows
+  otherwise (a field's value is the whole of its lines, as RFC 822, deb822,
+  INI and YAML read a key's value). Never applied to a field an example
+  stops at the end of a line that has continuation lines (``Description:
+  short`` followed by a long description).
 
 **Learning.** Each example's value (or each item) is found in the example's
 text (its first occurrence, verbatim); its line gives the contexts. Across
@@ -29,7 +43,9 @@ line start seen in one example only is a label only when it reads as a key
 (``Version: ``, ``ExecStart=``). Rules never name a document kind: they are
 read off the examples.
 
-**Use.** ``values(source)`` lists the values a locator finds in a document.
+**Use.** ``values(source)`` lists the values a locator finds in a document
+(a continued list: the items of its first block; ``blocks(source)`` lists
+every block's items).
 On a model whose grammar takes them (the embedded model), those values are
 the only ones the grammar offers for the field (``VALUES_KEY``; none found:
 null, or an empty list); on other models they verify: a value the locator
@@ -50,6 +66,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
+from agentflow.grounding.lines import continuation
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.values import (
     _fields,
@@ -66,8 +83,9 @@ __all__ = ["VALUES_KEY", "Locator", "apply_locators", "learn_locators"]
 
 VALUES_KEY = "x-grounded-values"
 """JSON Schema keyword on a grounded string node: the only values the grammar
-offers (a locator's values in this document). Kept by the ``local`` dialect,
-dropped by every other."""
+offers (a locator's values in this document); on a list node, its items, or
+lists of items (a continued locator's blocks): exactly one of them. Kept by
+the ``local`` dialect, dropped by every other."""
 
 MAX_CONTEXT = 40
 """Longest ``left`` / ``right`` context kept (characters)."""
@@ -85,6 +103,8 @@ class Locator:
         split: the separator between list items written on one line, or
             ``None`` (one value per line).
         many: the field is a list.
+        continued: the value runs on over its line's continuation lines
+            (see the module docstring).
     """
 
     field: str
@@ -93,10 +113,18 @@ class Locator:
     right: str
     split: str | None = None
     many: bool = False
+    continued: bool = False
 
     def values(self, source: str) -> list[str]:
         """The values this locator finds in ``source``, in document order
-        (list items each; each value stripped, never empty)."""
+        (list items each; each value stripped, never empty). A continued
+        list: the items of its first block only (the value the examples
+        show: one field's lines), ``blocks`` has them all."""
+        if self.continued:
+            blocks = self.blocks(source)
+            if self.many:
+                return blocks[0] if blocks else []
+            return [b[0] for b in blocks]
         found: list[str] = []
         for line in source.splitlines():
             for raw in self._in_line(line):
@@ -104,12 +132,42 @@ class Locator:
                 found += [p.strip() for p in parts if p.strip()]
         return found
 
-    def _in_line(self, line: str) -> list[str]:
+    def blocks(self, source: str) -> list[list[str]]:
+        """Under ``continued``, each place the locator finds, in document
+        order: a list's items (the rest of the label line, then each
+        continuation line's content, split by ``split``), or a single
+        value's whole text (one string: the source's own text from after
+        ``left`` to the end of the block, stripped). ``[]`` otherwise."""
+        if not self.continued:
+            return []
+        lines = source.splitlines()
+        out: list[list[str]] = []
+        for i, line in enumerate(lines):
+            for raw in self._in_line(line, empty=True):  # the value may begin on the next line
+                rest = continuation(lines, i)
+                if not self.many:
+                    text = "\n".join([raw, *lines[i + 1:i + 1 + len(rest)]]).strip()
+                    if text:
+                        out.append([text])
+                    continue
+                items = []
+                for part in [raw, *rest]:
+                    pieces = part.split(self.split) if self.split else [part]
+                    items += [p.strip() for p in pieces if p.strip()]
+                if items:
+                    out.append(items)
+        return out
+
+    def _in_line(self, line: str, empty: bool = False) -> list[str]:
+        """The raw values after ``left`` (up to ``right``) on ``line``;
+        ``empty``: also where nothing follows ``left`` there."""
         if self.anchored:
             body = line.lstrip()
             label = self.left.lstrip()
             if body[: len(label)].casefold() != label.casefold():
-                return []  # a key's letter case varies (Author-email, Author-Email)
+                if not (empty and body.rstrip().casefold() == label.rstrip().casefold()):
+                    return []  # a key's letter case varies (Author-email, Author-Email)
+                return [""]  # the label alone (``Copyright:``): the value is on the next lines
             starts = [len(line) - len(body) + len(label)]
         else:
             starts = [m.end() for m in re.finditer(re.escape(self.left), line)]
@@ -121,7 +179,7 @@ class Locator:
                     continue
             else:
                 end = len(line)
-            if line[start:end].strip():
+            if empty or line[start:end].strip():
                 out.append(line[start:end])
         return out
 
@@ -140,14 +198,15 @@ class Locator:
             return [str(v).strip() for v in (value or [])] == found
         if value is None:
             return not found
-        return bool(found) and found[0] == str(value).strip()
+        return bool(found) and _fold_ws(found[0]) == _fold_ws(str(value))
 
     def describe(self) -> str:
         """The rule in words (for reports): ``after 'Version: ' to the line's end``."""
         where = "at the start of a line after" if self.anchored else "after"
         until = f"up to {self.right!r}" if self.right else "to the end of the line"
         split = f", items split by {self.split!r}" if self.split else ""
-        return f"{self.field}: {where} {self.left!r}, {until}{split}"
+        more = ", and on over its continuation lines" if self.continued else ""
+        return f"{self.field}: {where} {self.left!r}, {until}{split}{more}"
 
 
 def _fields_of(output_type: Any) -> list[tuple[str, bool]]:
@@ -197,25 +256,62 @@ class _Seen:
     start: int  # where the value begins
     end: int  # where it ends
     before: str  # the line's text before the value
-    after: str  # the line's text after it
+    after: str  # the text after it on its (last) line
     lead: str  # the line's indentation
+    continued: bool = False  # it runs on over its line's continuation lines
+    more: bool = False  # its (last) line has continuation lines it leaves out
+
+
+def _fold_ws(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _seen(value: str, text: str) -> _Seen | None:
-    """Where ``value`` first occurs in ``text`` within one line (whole tokens
-    preferred: ``2.1`` is the version of ``Version: 2.1``, not a part of
-    ``12.1``)."""
+    """Where ``value`` first occurs in ``text`` within one line, or within
+    one line and its continuation lines (``agentflow.grounding.lines.
+    continuation``: a value that spans them); whole tokens preferred
+    (``2.1`` is the version of ``Version: 2.1``, not a part of ``12.1``)."""
     spans = occurrences(value, text, whole_tokens=True) or occurrences(value, text)
     for start, end in spans:
-        if "\n" in text[start:end]:
-            continue
         lo = text.rfind("\n", 0, start) + 1
+        multi = "\n" in text[start:end]
+        if multi:
+            lines = text[lo:].split("\n")
+            inside = text[lo:end].count("\n")
+            if len(continuation(lines, 0)) < inside:
+                continue  # it crosses into a line that does not continue its own
         hi = text.find("\n", end)
-        line = text[lo:len(text) if hi < 0 else hi].rstrip("\r")
+        line_end = (len(text) if hi < 0 else hi)
         before = text[lo:start]
         lead = before[: len(before) - len(before.lstrip())]
-        return _Seen(lo, start, end, before, line[end - lo:], lead)
+        last = text.rfind("\n", 0, end) + 1
+        more = bool(continuation(text[last:].split("\n"), 0))
+        if multi:
+            more = len(continuation(text[lo:].split("\n"), 0)) > text[lo:end].count("\n")
+        return _Seen(lo, start, end, before, text[end:line_end].rstrip("\r"), lead, multi,
+                     more)
     return None
+
+
+def _block(places: list[_Seen], text: str) -> _Seen | None:
+    """List items written one a line as one field's value: the first after
+    a label, each next one the whole content of the next line, which
+    continues the first's (``agentflow.grounding.lines.continuation``); the
+    run of them as one continued place, or ``None``."""
+    first = places[0]
+    if not first.before[len(first.lead):].strip():
+        return None  # the first item has no label before it on its line
+    lines = text[first.line:].split("\n")
+    rest = continuation(lines, 0)
+    if len(places) - 1 > len(rest):
+        return None
+    offset = first.line + len(lines[0]) + 1
+    for place, line in zip(places[1:], rest, strict=False):
+        if place.line != offset or place.before.strip() or place.after.strip():
+            return None  # not the whole content of the next continuation line
+        offset += len(line) + 1
+    last = places[-1]
+    return _Seen(first.line, first.start, last.end, first.before, last.after, first.lead, True)
 
 
 def _common_end(texts: Sequence[str]) -> str:
@@ -254,6 +350,7 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
     """The locator of field ``name`` from ``examples`` (``None``: no rule fits)."""
     seen: list[_Seen] = []
     split: str | None = None
+    continued = False
     for example in examples:
         value = _value(example, name)
         items = [v for v in (value or []) if isinstance(v, str)] if many else (
@@ -272,7 +369,10 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
             places, split = [joined[0]], joined[1]
         elif len({p.line for p in places}) != len(places):
             return None  # some items share a line, others do not
+        elif len(places) > 1 and (block := _block(places, example.text)) is not None:
+            places = [block]  # one field's value, over its continuation lines
         seen += places
+        continued = continued or any(p.continued for p in places)
     if not seen:
         return None
     befores = [s.before[len(s.lead):] for s in seen]
@@ -282,11 +382,16 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
         return None  # the values end at no common text and not at the line's end
     if right and not right.strip() and len(right) < 2:
         return None  # one space after: too weak to end a value
+    if continued and right:
+        return None  # a value over continuation lines runs to the end of its block
+    if not many and not right and not any(s.more for s in seen):
+        continued = True  # no example stops before its line's continuation lines: a
+        # field's value is the whole of its lines (as RFC 822, deb822, INI and YAML read them)
     anchored = len(set(befores)) == 1 and (bool(befores[0].strip()) or bool(right))
     left = befores[0] if anchored else _tail(_common_end([s.before for s in seen]))
     if (not left.strip() and not anchored) or len(left) > MAX_CONTEXT:
         return None
-    return Locator(name, left, anchored, right, split, many)
+    return Locator(name, left, anchored, right, split, many, continued)
 
 
 _WORD = re.compile(r"\w")
@@ -332,8 +437,9 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
                 continue
         elif len([e for e in examples if _value(e, name)]) < 2 and not _KEY.match(rule.left):
             continue  # one example's line start: a label only if it reads as a key
-        elif len(examples) > 1 and not all(_held_out(name, many, examples, i, rule.split)
-                                           for i in range(len(examples))):
+        elif len(examples) > 1 and not all(
+                _held_out(name, many, examples, i, rule.split, rule.continued)
+                for i in range(len(examples))):
             continue
         kept[name] = rule
     if len(_CACHE) > 64:
@@ -343,14 +449,18 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
 
 
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
-              split: str | None = None) -> bool:
+              split: str | None = None, continued: bool = False) -> bool:
     """Whether the rule learned without example ``i`` holds on it (true when
     the others teach no rule; ``split``: the separator of the rule learned
-    from all, which others that write one item a line cannot show)."""
+    from all, which others that write one item a line cannot show;
+    ``continued``: likewise, whether values run on over continuation lines,
+    as all the examples together show it)."""
     rest = [e for j, e in enumerate(examples) if j != i]
     rule = _learn(name, many, rest)
     if rule is not None and rule.split is None and split is not None:
         rule = dataclasses.replace(rule, split=split)  # the others had one item a line
+    if rule is not None and rule.continued != continued and not rule.right:
+        rule = dataclasses.replace(rule, continued=continued)  # what all the examples show
     return rule is None or rule.holds(_value(examples[i], name), examples[i].text)
 
 
@@ -388,7 +498,8 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
         prop = props.get(name)
         if not isinstance(prop, Mapping):
             continue
-        values = rule.values(source)
+        values: list[Any] = (rule.blocks(source) if rule.continued and rule.many
+                             else rule.values(source))
         replaced = _offer(prop, values, rule.many)
         if replaced is not None:
             new_props[name] = replaced
@@ -396,20 +507,27 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
     return out
 
 
-def _offer(node: Mapping[str, Any], values: list[str], many: bool) -> dict[str, Any] | None:
+def _offer(node: Mapping[str, Any], values: list[Any], many: bool) -> dict[str, Any] | None:
     """``node`` with its grounded string nodes offering only ``values`` (none:
     the node's null branch, or an empty list); ``None`` when it has no such
-    node to change."""
+    node to change. A list's ``values`` are its items, or (a continued
+    locator's blocks) lists of items: exactly one of them."""
     if many:
         items = node.get("items")
         if node.get("type") != "array" or not isinstance(items, Mapping) or not (
                 _grounded_string(items)):
             return None
         high = node.get("maxItems")
+        low = int(node.get("minItems", 0))
+        if values and all(isinstance(v, list) for v in values):
+            if isinstance(high, int) and high != LOCAL_MAX_ITEMS:
+                values = [v[:high] for v in values]
+            values = [v for v in values if len(v) >= low]
+            return {**node, VALUES_KEY: values} if values else None  # one block's items
         if isinstance(high, int) and high != LOCAL_MAX_ITEMS:  # the schema's own bound
             values = values[:high]  # (the local dialect's bound only keeps a reply finite:
         # a list of located items is finite as it is)
-        if len(values) < int(node.get("minItems", 0)):
+        if len(values) < low:
             return None
         return {**node, VALUES_KEY: values}  # exactly these items, in document order
     branches = node.get("anyOf")

@@ -458,11 +458,17 @@ class RuleBuilder:
 
     def array(self, node: Mapping[str, Any]) -> str | None:
         fixed = node.get(_VALUES)
+        sep = " " + _literal(self.item_sep) + " "
         if isinstance(fixed, list) and all(isinstance(v, str) for v in fixed):
             # a learned locator's items (agentflow.grounding.locators): exactly these
-            sep = " " + _literal(self.item_sep) + " "
             return ('"[" ' + sep.join(_json_literal(v) for v in fixed) + ' "]"' if fixed
                     else '"[" "]"')
+        if isinstance(fixed, list) and fixed and all(
+                isinstance(b, list) and all(isinstance(v, str) for v in b) for b in fixed):
+            # a continued locator's blocks: exactly the items of one of them
+            return " | ".join(dict.fromkeys(
+                '"[" ' + sep.join(_json_literal(v) for v in b) + ' "]"' if b else '"[" "]"'
+                for b in fixed))
         chain = self.item_chain(node)
         if chain is not None:
             return chain
