@@ -74,13 +74,34 @@ def test_the_grammar_offers_one_whole_block_never_a_cut_one() -> None:
            "Files: po/*\nCopyright: 2003 C. Three\n")
     schema = mark_all_strings(OutputSpec.of(Credits).schema_for("local").schema,
                               EXTRACTION_DEFAULT)
+    # the examples write the field twice and always take the first block
+    assert rules["holders"].first and rules["license"].first
     located = apply_locators(schema, rules, doc)
-    assert located["properties"]["holders"][VALUES_KEY] == [["2001 A. One", "2002 B. Two"],
-                                                           ["2003 C. Three"]]
+    assert located["properties"]["holders"][VALUES_KEY] == [["2001 A. One", "2002 B. Two"]]
+    grammar = substring_grammar(located, doc, SEPARATORS)
+    assert grammar is not None
+    assert '"[" "\\"2001 A. One\\"" ", " "\\"2002 B. Two\\"" "]"' in grammar
+    assert '"[" "\\"2003 C. Three\\"" "]"' not in grammar
+    # examples that write the field once each show no order: any one whole
+    # block is offered, never a cut one (nor items of two blocks)
+    once = [Example("Name: x\nCopyright: 2 B\n 3 C\nLicense: BSD\n",
+                    Credits(name="x", holders=["2 B", "3 C"], license="BSD")),
+            CREDITS[1]]
+    rules = learn_locators(check_examples(once, Credits), Credits)
+    assert rules["holders"].continued and not rules["holders"].first
+    located = apply_locators(schema, rules, doc)
+    assert located["properties"]["holders"][VALUES_KEY] == [
+        ["2001 A. One", "2002 B. Two"], ["2003 C. Three"]]
     grammar = substring_grammar(located, doc, SEPARATORS)
     assert grammar is not None
     assert ('"[" "\\"2001 A. One\\"" ", " "\\"2002 B. Two\\"" "]" | '
             '"[" "\\"2003 C. Three\\"" "]"') in grammar
+    # an example whose value is a later block: no locator holds (grounding decides)
+    later = [CREDITS[0], Example(
+        "Name: x\n\nFiles: a/*\nCopyright: 1 A\nLicense: MIT\n\nFiles: *\n"
+        "Copyright: 2 B\n 3 C\nLicense: BSD\n",
+        Credits(name="x", holders=["2 B", "3 C"], license="BSD"))]
+    assert "holders" not in learn_locators(check_examples(later, Credits), Credits)
 
 
 class Mail(BaseModel):

@@ -45,7 +45,9 @@ read off the examples.
 
 **Use.** ``values(source)`` lists the values a locator finds in a document
 (a continued list: the items of its first block; ``blocks(source)`` lists
-every block's items).
+every block's items). Where the examples write a field more than once and
+always take its first place (``first``), the grammar offers only that one;
+otherwise any one of them.
 On a model whose grammar takes them (the embedded model), those values are
 the only ones the grammar offers for the field (``VALUES_KEY``; none found:
 null, or an empty list); on other models they verify: a value the locator
@@ -105,6 +107,10 @@ class Locator:
         many: the field is a list.
         continued: the value runs on over its line's continuation lines
             (see the module docstring).
+        first: the value is always the first place the locator finds (a
+            single value, or a continued list's first block), as the
+            examples show where they write the field more than once; the
+            grammar offers only it (otherwise: any one of them).
     """
 
     field: str
@@ -114,6 +120,7 @@ class Locator:
     split: str | None = None
     many: bool = False
     continued: bool = False
+    first: bool = False
 
     def values(self, source: str) -> list[str]:
         """The values this locator finds in ``source``, in document order
@@ -206,7 +213,8 @@ class Locator:
         until = f"up to {self.right!r}" if self.right else "to the end of the line"
         split = f", items split by {self.split!r}" if self.split else ""
         more = ", and on over its continuation lines" if self.continued else ""
-        return f"{self.field}: {where} {self.left!r}, {until}{split}{more}"
+        first = ", the first place only" if self.first else ""
+        return f"{self.field}: {where} {self.left!r}, {until}{split}{more}{first}"
 
 
 def _fields_of(output_type: Any) -> list[tuple[str, bool]]:
@@ -441,11 +449,29 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
                 _held_out(name, many, examples, i, rule.split, rule.continued)
                 for i in range(len(examples))):
             continue
-        kept[name] = rule
+        kept[name] = _first(rule, examples)
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[key] = kept
     return kept
+
+
+def _places(rule: Locator, source: str) -> list[Any]:
+    """Every value ``rule`` could offer in ``source``: a continued list's
+    blocks, a list's items (one value), a single field's values."""
+    if rule.many:
+        return rule.blocks(source) if rule.continued else [rule.values(source)]
+    return rule.values(source)
+
+
+def _first(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
+    """``rule``, with ``first`` set when the examples show it: at least one
+    example writes the field's place more than once, and every such example's
+    value is the first of them (``Files: *`` before ``Files: debian/*``)."""
+    several = [e for e in examples if len(_places(rule, e.text)) > 1]
+    if several and all(rule.holds(_value(e, rule.field), e.text) for e in several):
+        return dataclasses.replace(rule, first=True)
+    return rule
 
 
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
@@ -486,8 +512,9 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
     string fields with a locator offer only the locator's values in
     ``source``: a string field one of them (never null), a list field
     exactly them, in document order (``VALUES_KEY`` on the string node or
-    on the list); a field whose locator finds nothing can only be null (or
-    an empty list).
+    on the list; a continued list: the items of one of its blocks); under
+    ``first``, only the first of them; a field whose locator finds nothing
+    can only be null (or an empty list).
     A field whose strings are not grounded, or are whole items, is left as is."""
     props = schema.get("properties")
     if not locators or not isinstance(props, Mapping):
@@ -500,6 +527,8 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
             continue
         values: list[Any] = (rule.blocks(source) if rule.continued and rule.many
                              else rule.values(source))
+        if rule.first:
+            values = values[:1]  # the examples always take the first place
         replaced = _offer(prop, values, rule.many)
         if replaced is not None:
             new_props[name] = replaced
