@@ -70,6 +70,8 @@ from pydantic import BaseModel
 
 from agentflow.grounding.lines import continuation
 from agentflow.grounding.locate import occurrences
+from agentflow.grounding.locator_offer import apply_locators
+from agentflow.grounding.locator_rule import VALUES_KEY, Locator
 from agentflow.grounding.values import (
     _fields,
     _is_text,
@@ -78,143 +80,12 @@ from agentflow.grounding.values import (
     _unwrap,
     is_derived,
 )
-from agentflow.output.dialects import LOCAL_MAX_ITEMS
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["VALUES_KEY", "Locator", "apply_locators", "learn_locators"]
 
-VALUES_KEY = "x-grounded-values"
-"""JSON Schema keyword on a grounded string node: the only values the grammar
-offers (a locator's values in this document); on a list node, its items, or
-lists of items (a continued locator's blocks): exactly one of them. Kept by
-the ``local`` dialect, dropped by every other."""
-
 MAX_CONTEXT = 40
 """Longest ``left`` / ``right`` context kept (characters)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Locator:
-    """Where one field's value lives (see the module docstring).
-
-    Attributes:
-        field: the field's name (top level of the output type).
-        left: the text just before the value on its line (never empty).
-        anchored: the line's content begins with ``left`` (a label).
-        right: the text just after the value; ``""``: the line's end.
-        split: the separator between list items written on one line, or
-            ``None`` (one value per line).
-        many: the field is a list.
-        continued: the value runs on over its line's continuation lines
-            (see the module docstring).
-        first: the value is always the first place the locator finds (a
-            single value, or a continued list's first block), as the
-            examples show where they write the field more than once; the
-            grammar offers only it (otherwise: any one of them).
-    """
-
-    field: str
-    left: str
-    anchored: bool
-    right: str
-    split: str | None = None
-    many: bool = False
-    continued: bool = False
-    first: bool = False
-
-    def values(self, source: str) -> list[str]:
-        """The values this locator finds in ``source``, in document order
-        (list items each; each value stripped, never empty). A continued
-        list: the items of its first block only (the value the examples
-        show: one field's lines), ``blocks`` has them all."""
-        if self.continued:
-            blocks = self.blocks(source)
-            if self.many:
-                return blocks[0] if blocks else []
-            return [b[0] for b in blocks]
-        found: list[str] = []
-        for line in source.splitlines():
-            for raw in self._in_line(line):
-                parts = raw.split(self.split) if self.split else [raw]
-                found += [p.strip() for p in parts if p.strip()]
-        return found
-
-    def blocks(self, source: str) -> list[list[str]]:
-        """Under ``continued``, each place the locator finds, in document
-        order: a list's items (the rest of the label line, then each
-        continuation line's content, split by ``split``), or a single
-        value's whole text (one string: the source's own text from after
-        ``left`` to the end of the block, stripped). ``[]`` otherwise."""
-        if not self.continued:
-            return []
-        lines = source.splitlines()
-        out: list[list[str]] = []
-        for i, line in enumerate(lines):
-            for raw in self._in_line(line, empty=True):  # the value may begin on the next line
-                rest = continuation(lines, i)
-                if not self.many:
-                    text = "\n".join([raw, *lines[i + 1:i + 1 + len(rest)]]).strip()
-                    if text:
-                        out.append([text])
-                    continue
-                items = []
-                for part in [raw, *rest]:
-                    pieces = part.split(self.split) if self.split else [part]
-                    items += [p.strip() for p in pieces if p.strip()]
-                if items:
-                    out.append(items)
-        return out
-
-    def _in_line(self, line: str, empty: bool = False) -> list[str]:
-        """The raw values after ``left`` (up to ``right``) on ``line``;
-        ``empty``: also where nothing follows ``left`` there."""
-        if self.anchored:
-            body = line.lstrip()
-            label = self.left.lstrip()
-            if body[: len(label)].casefold() != label.casefold():
-                if not (empty and body.rstrip().casefold() == label.rstrip().casefold()):
-                    return []  # a key's letter case varies (Author-email, Author-Email)
-                return [""]  # the label alone (``Copyright:``): the value is on the next lines
-            starts = [len(line) - len(body) + len(label)]
-        else:
-            starts = [m.end() for m in re.finditer(re.escape(self.left), line)]
-        out = []
-        for start in starts:
-            if self.right:
-                end = line.find(self.right, start)
-                if end < 0:
-                    continue
-            else:
-                end = len(line)
-            if empty or line[start:end].strip():
-                out.append(line[start:end])
-        return out
-
-    def mentioned(self, source: str) -> bool:
-        """Whether ``source`` writes this locator's label anywhere (letter case
-        ignored, separators and spaces around it dropped): a null is only sure
-        where the document does not even mention the field's key."""
-        key = self.left.strip(" \t:=;,([{<>}]).-")
-        return bool(key) and key.casefold() in source.casefold()
-
-    def holds(self, value: Any, source: str) -> bool:
-        """Whether the locator finds exactly ``value`` in ``source``: a single
-        value as its first value (``None``: no value), a list as its values."""
-        found = self.values(source)
-        if self.many:
-            return [str(v).strip() for v in (value or [])] == found
-        if value is None:
-            return not found
-        return bool(found) and _fold_ws(found[0]) == _fold_ws(str(value))
-
-    def describe(self) -> str:
-        """The rule in words (for reports): ``after 'Version: ' to the line's end``."""
-        where = "at the start of a line after" if self.anchored else "after"
-        until = f"up to {self.right!r}" if self.right else "to the end of the line"
-        split = f", items split by {self.split!r}" if self.split else ""
-        more = ", and on over its continuation lines" if self.continued else ""
-        first = ", the first place only" if self.first else ""
-        return f"{self.field}: {where} {self.left!r}, {until}{split}{more}{first}"
 
 
 def _fields_of(output_type: Any) -> list[tuple[str, bool]]:
@@ -268,10 +139,6 @@ class _Seen:
     lead: str  # the line's indentation
     continued: bool = False  # it runs on over its line's continuation lines
     more: bool = False  # its (last) line has continuation lines it leaves out
-
-
-def _fold_ws(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _seen(value: str, text: str) -> _Seen | None:
@@ -504,76 +371,3 @@ def _type_key(output_type: Any) -> Any:
 def _dump(value: Any) -> str:
     data = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
     return json.dumps(data, sort_keys=True, default=str)
-
-
-def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
-                   source: str) -> dict[str, Any]:
-    """A copy of a ``local``-dialect ``schema`` whose top-level grounded
-    string fields with a locator offer only the locator's values in
-    ``source``: a string field one of them (never null), a list field
-    exactly them, in document order (``VALUES_KEY`` on the string node or
-    on the list; a continued list: the items of one of its blocks); under
-    ``first``, only the first of them; a field whose locator finds nothing
-    can only be null (or an empty list).
-    A field whose strings are not grounded, or are whole items, is left as is."""
-    props = schema.get("properties")
-    if not locators or not isinstance(props, Mapping):
-        return dict(schema)
-    out = dict(schema)
-    new_props = dict(props)
-    for name, rule in locators.items():
-        prop = props.get(name)
-        if not isinstance(prop, Mapping):
-            continue
-        values: list[Any] = (rule.blocks(source) if rule.continued and rule.many
-                             else rule.values(source))
-        if rule.first:
-            values = values[:1]  # the examples always take the first place
-        replaced = _offer(prop, values, rule.many)
-        if replaced is not None:
-            new_props[name] = replaced
-    out["properties"] = new_props
-    return out
-
-
-def _offer(node: Mapping[str, Any], values: list[Any], many: bool) -> dict[str, Any] | None:
-    """``node`` with its grounded string nodes offering only ``values`` (none:
-    the node's null branch, or an empty list); ``None`` when it has no such
-    node to change. A list's ``values`` are its items, or (a continued
-    locator's blocks) lists of items: exactly one of them."""
-    if many:
-        items = node.get("items")
-        if node.get("type") != "array" or not isinstance(items, Mapping) or not (
-                _grounded_string(items)):
-            return None
-        high = node.get("maxItems")
-        low = int(node.get("minItems", 0))
-        if values and all(isinstance(v, list) for v in values):
-            if isinstance(high, int) and high != LOCAL_MAX_ITEMS:
-                values = [v[:high] for v in values]
-            values = [v for v in values if len(v) >= low]
-            return {**node, VALUES_KEY: values} if values else None  # one block's items
-        if isinstance(high, int) and high != LOCAL_MAX_ITEMS:  # the schema's own bound
-            values = values[:high]  # (the local dialect's bound only keeps a reply finite:
-        # a list of located items is finite as it is)
-        if len(values) < low:
-            return None
-        return {**node, VALUES_KEY: values}  # exactly these items, in document order
-    branches = node.get("anyOf")
-    if isinstance(branches, list):
-        strings = [b for b in branches if isinstance(b, Mapping) and _grounded_string(b)]
-        if len(strings) != 1:
-            return None
-        if not values:
-            rest = [b for b in branches if b is not strings[0]]
-            return {**node, "anyOf": rest} if rest else None
-        return {**strings[0], VALUES_KEY: values}  # found: one of them, never null
-    if _grounded_string(node):
-        return {**node, VALUES_KEY: values} if values else None
-    return None
-
-
-def _grounded_string(node: Mapping[str, Any]) -> bool:
-    mark = node.get("x-grounded")
-    return node.get("type") == "string" and mark in (True, "whole_tokens", "whole_lines") and (
-        "enum" not in node)

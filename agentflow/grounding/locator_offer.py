@@ -1,0 +1,87 @@
+"""Learned locators in the grammar: a ``local``-dialect JSON Schema whose
+located fields offer only the values their locators find in this document
+(``agentflow.grounding.locators`` documents the rules).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentflow.grounding.locator_rule import VALUES_KEY, Locator
+from agentflow.output.dialects import LOCAL_MAX_ITEMS
+
+__all__ = ["apply_locators"]
+
+
+def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
+                   source: str) -> dict[str, Any]:
+    """A copy of a ``local``-dialect ``schema`` whose top-level grounded
+    string fields with a locator offer only the locator's values in
+    ``source``: a string field one of them (never null), a list field
+    exactly them, in document order (``VALUES_KEY`` on the string node or
+    on the list; a continued list: the items of one of its blocks); under
+    ``first``, only the first of them; a field whose locator finds nothing
+    can only be null (or an empty list).
+    A field whose strings are not grounded, or are whole items, is left as is."""
+    props = schema.get("properties")
+    if not locators or not isinstance(props, Mapping):
+        return dict(schema)
+    out = dict(schema)
+    new_props = dict(props)
+    for name, rule in locators.items():
+        prop = props.get(name)
+        if not isinstance(prop, Mapping):
+            continue
+        values: list[Any] = (rule.blocks(source) if rule.continued and rule.many
+                             else rule.values(source))
+        if rule.first:
+            values = values[:1]  # the examples always take the first place
+        replaced = _offer(prop, values, rule.many)
+        if replaced is not None:
+            new_props[name] = replaced
+    out["properties"] = new_props
+    return out
+
+
+def _offer(node: Mapping[str, Any], values: list[Any], many: bool) -> dict[str, Any] | None:
+    """``node`` with its grounded string nodes offering only ``values`` (none:
+    the node's null branch, or an empty list); ``None`` when it has no such
+    node to change. A list's ``values`` are its items, or (a continued
+    locator's blocks) lists of items: exactly one of them."""
+    if many:
+        items = node.get("items")
+        if node.get("type") != "array" or not isinstance(items, Mapping) or not (
+                _grounded_string(items)):
+            return None
+        high = node.get("maxItems")
+        low = int(node.get("minItems", 0))
+        if values and all(isinstance(v, list) for v in values):
+            if isinstance(high, int) and high != LOCAL_MAX_ITEMS:
+                values = [v[:high] for v in values]
+            values = [v for v in values if len(v) >= low]
+            return {**node, VALUES_KEY: values} if values else None  # one block's items
+        if isinstance(high, int) and high != LOCAL_MAX_ITEMS:  # the schema's own bound
+            values = values[:high]  # (the local dialect's bound only keeps a reply finite:
+        # a list of located items is finite as it is)
+        if len(values) < low:
+            return None
+        return {**node, VALUES_KEY: values}  # exactly these items, in document order
+    branches = node.get("anyOf")
+    if isinstance(branches, list):
+        strings = [b for b in branches if isinstance(b, Mapping) and _grounded_string(b)]
+        if len(strings) != 1:
+            return None
+        if not values:
+            rest = [b for b in branches if b is not strings[0]]
+            return {**node, "anyOf": rest} if rest else None
+        return {**strings[0], VALUES_KEY: values}  # found: one of them, never null
+    if _grounded_string(node):
+        return {**node, VALUES_KEY: values} if values else None
+    return None
+
+
+def _grounded_string(node: Mapping[str, Any]) -> bool:
+    mark = node.get("x-grounded")
+    return node.get("type") == "string" and mark in (True, "whole_tokens", "whole_lines") and (
+        "enum" not in node)
