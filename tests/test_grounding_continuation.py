@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field
 
 from agentflow import Example
 from agentflow.extraction.defaults import EXTRACTION_DEFAULT
-from agentflow.grounding.lines import continuation, indent_of
+from agentflow.grounding.lines import continuation, indent_of, paragraph_continuation
+from agentflow.grounding.locator_rule import line_arguments
 from agentflow.grounding.locators import VALUES_KEY, apply_locators, learn_locators
 from agentflow.grounding.marker import mark_all_strings
 from agentflow.output.examples import check_examples
@@ -159,11 +160,57 @@ def test_yaml_block_scalars_and_ini_values_read_the_same_way() -> None:
     assert rules["description"].values("description: x\nowner: y\n") == ["x"]
 
 
-def test_a_value_that_crosses_into_a_line_that_does_not_continue_it_is_no_block() -> None:
+def test_a_value_that_wraps_onto_plain_lines_runs_to_its_paragraph_s_end() -> None:
+    class Page(BaseModel):
+        summary: str | None = Field(None, description="the one-line description")
+
+    shown = [Example(".SH NAME\nfrob \\- control the frob\n.SH SYNOPSIS\n",
+                     Page(summary="control the frob")),
+             Example('.SH "NAME"\nquux \\- a filter for the quux\nmail system\n.SH X\n',
+                     Page(summary="a filter for the quux mail system"))]
+    rule = learn_locators(check_examples(shown, Page), Page)["summary"]
+    assert rule.continued and rule.paragraph and (rule.left, rule.anchored) == (" \\- ", False)
+    doc = ".TH LS 1\n.SH NAME\nls \\- list directory\ncontents, sorted\n.SH SYNOPSIS\n.B ls\n"
+    assert rule.values(doc) == ["list directory\ncontents, sorted"]  # up to the markup line
+    assert paragraph_continuation(["a", "b c", "Key: v"], 0) == ["b c"]  # a key ends it
+    assert paragraph_continuation(["a", "# note"], 0) == [] and paragraph_continuation(
+        ["a", "", "b"], 0) == []
+
+
+def test_a_value_that_crosses_into_a_key_line_is_no_block() -> None:
     class Two(BaseModel):
         note: str | None = Field(None, description="a note")
 
-    shown = [Example("Note: first part\nsecond part\n", Two(note="first part second part")),
+    shown = [Example("Note: first part\nOther: second part\n",
+                     Two(note="first part Other: second part")),
              Example("Note: other\n", Two(note="other"))]
-    # the value runs into an unindented line: no locator can say where it ends
+    # the value runs into a line that begins with a key: no rule says where it ends
     assert "note" not in learn_locators(check_examples(shown, Two), Two)
+
+
+class Title(BaseModel):
+    """Fields that are the arguments of one line, quoted or not."""
+
+    name: str | None = Field(None, description="the title")
+    section: str | None = Field(None, description="the section")
+    date: str | None = Field(None, description="the date")
+
+
+def test_the_same_argument_of_the_same_line_is_learned_when_no_text_is_common() -> None:
+    assert line_arguments('.TH "A B" 1 "" x') == [(0, 3), (5, 8), (10, 11), (13, 13), (15, 16)]
+    shown = [Example('.TH FROB "1" "March 2021"\n.SH NAME\n',
+                     Title(name="FROB", section="1", date="March 2021")),
+             Example('.TH "QUUX.CONF" "5" "2020-05-14"\n',
+                     Title(name="QUUX.CONF", section="5", date="2020-05-14"))]
+    rules = learn_locators(check_examples(shown, Title), Title)
+    assert {n: (r.left, r.arg) for n, r in rules.items()} == {
+        "name": (".TH", 0), "section": (".TH", 1), "date": (".TH", 2)}
+    doc = '.\\" made by hand, 2 "x"\n.TH "GIT\\-LOG" 1 "" "Git 2.39"\n.SH NAME\n'
+    assert [rules[n].values(doc) for n in ("name", "section", "date")] == [
+        ["GIT\\-LOG"], ["1"], []]  # an empty argument: nothing (the field is null)
+    # one example alone, or examples that disagree on the place: no rule
+    assert learn_locators(check_examples(shown[:1], Title), Title) == {}
+    other = [shown[0], Example('.TH "QUUX" "2020-05-14" "5"\n',
+                               Title(name="QUUX", section="5", date="2020-05-14"))]
+    learned = learn_locators(check_examples(other, Title), Title)
+    assert learned["name"].arg == 0 and "section" not in learned  # arguments 2 and 3

@@ -29,8 +29,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["continuation", "cuts_line", "indent_of", "line_around", "line_at", "line_pieces",
-           "line_spans"]
+__all__ = [
+    "continuation",
+    "cuts_line",
+    "indent_of",
+    "line_around",
+    "line_at",
+    "line_pieces",
+    "line_spans",
+    "paragraph_continuation",
+]
 
 _LINE = re.compile(
     r"[^\S\n]*"  # indentation
@@ -124,6 +132,25 @@ def continuation(lines: list[str], i: int) -> list[str]:
     out = []
     for line in lines[i + 1:]:
         if not line.strip() or indent_of(line) <= depth:
+            break
+        out.append(line)
+    return out
+
+
+_KEY_START = re.compile(r"[^\W\d][\w.-]*[ \t]*[:=]")
+
+
+def paragraph_continuation(lines: list[str], i: int) -> list[str]:
+    """The lines right after ``lines[i]`` that go on with its paragraph of
+    text: up to the first that is blank, begins with neither a letter nor a
+    digit (markup such as a roff request ``.SH``, a comment ``#``, a section
+    ``[x]``, a list marker), or begins with a key (``Name:``, ``Key=``). A
+    value that the examples show wrapping onto a plain next line (``name \\-
+    a summary that\nwraps``) runs on so. ``[]`` when the next line does not."""
+    out = []
+    for line in lines[i + 1:]:
+        body = line.strip()
+        if not body or not body[0].isalnum() or _KEY_START.match(body):
             break
         out.append(line)
     return out

@@ -9,9 +9,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agentflow.grounding.lines import continuation
+from agentflow.grounding.lines import continuation, paragraph_continuation
 
-__all__ = ["VALUES_KEY", "Locator"]
+__all__ = ["VALUES_KEY", "Locator", "line_arguments"]
 
 VALUES_KEY = "x-grounded-values"
 """JSON Schema keyword on a grounded string node: the only values the grammar
@@ -22,6 +22,19 @@ the ``local`` dialect, dropped by every other."""
 
 def _fold_ws(text: str) -> str:
     return " ".join(text.split())
+
+
+_ARGUMENT = re.compile(r'"([^"\n]*)"|(\S+)')
+
+
+def line_arguments(line: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of each argument of ``line``, in order: a run of
+    non-whitespace characters, or the text between two double quotes (the
+    quotes not part of it), as shell lines, roff requests (``.TH NAME "1"
+    "May 2023" "pkg 1.0"``) and many command and record formats write
+    arguments. A quote that does not close is part of a plain argument."""
+    return [m.span(1) if m.group(1) is not None else m.span(2)
+            for m in _ARGUMENT.finditer(line)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +55,13 @@ class Locator:
             single value, or a continued list's first block), as the
             examples show where they write the field more than once; the
             grammar offers only it (otherwise: any one of them).
+        arg: the value is this argument (0: the first after ``left``) of a
+            line whose first argument is ``left`` (``line_arguments``:
+            ``.TH NAME "1" "May 2023"``), or ``None`` (``left`` and
+            ``right`` are the text around it).
+        paragraph: under ``continued``, the value goes on over the next
+            lines of its paragraph (``agentflow.grounding.lines.
+            paragraph_continuation``) rather than over deeper-indented ones.
     """
 
     field: str
@@ -52,12 +72,16 @@ class Locator:
     many: bool = False
     continued: bool = False
     first: bool = False
+    arg: int | None = None
+    paragraph: bool = False
 
     def values(self, source: str) -> list[str]:
         """The values this locator finds in ``source``, in document order
         (list items each; each value stripped, never empty). A continued
         list: the items of its first block only (the value the examples
         show: one field's lines), ``blocks`` has them all."""
+        if self.arg is not None:
+            return self._arguments(source)
         if self.continued:
             blocks = self.blocks(source)
             if self.many:
@@ -69,6 +93,18 @@ class Locator:
                 parts = raw.split(self.split) if self.split else [raw]
                 found += [p.strip() for p in parts if p.strip()]
         return found
+
+    def _arguments(self, source: str) -> list[str]:
+        """Argument ``arg`` of each line whose first argument is ``left``."""
+        out = []
+        for line in source.splitlines():
+            args = line_arguments(line)
+            if self.arg is not None and len(args) > self.arg + 1 and (
+                    line[slice(*args[0])] == self.left):
+                value = line[slice(*args[self.arg + 1])].strip()
+                if value:
+                    out.append(value)
+        return out
 
     def blocks(self, source: str) -> list[list[str]]:
         """Under ``continued``, each place the locator finds, in document
@@ -82,7 +118,7 @@ class Locator:
         out: list[list[str]] = []
         for i, line in enumerate(lines):
             for raw in self._in_line(line, empty=True):  # the value may begin on the next line
-                rest = continuation(lines, i)
+                rest = (paragraph_continuation if self.paragraph else continuation)(lines, i)
                 if not self.many:
                     text = "\n".join([raw, *lines[i + 1:i + 1 + len(rest)]]).strip()
                     if text:
@@ -143,6 +179,10 @@ class Locator:
         where = "at the start of a line after" if self.anchored else "after"
         until = f"up to {self.right!r}" if self.right else "to the end of the line"
         split = f", items split by {self.split!r}" if self.split else ""
-        more = ", and on over its continuation lines" if self.continued else ""
+        if self.arg is not None:
+            return (f"{self.field}: argument {self.arg + 1} of a line that begins with "
+                    f"{self.left!r}" + (", the first place only" if self.first else ""))
+        more = (", and on over its paragraph's next lines" if self.paragraph else
+                ", and on over its continuation lines" if self.continued else "")
         first = ", the first place only" if self.first else ""
         return f"{self.field}: {where} {self.left!r}, {until}{split}{more}{first}"

@@ -25,7 +25,18 @@ says where its value is written, as literal text on the value's line:
   otherwise (a field's value is the whole of its lines, as RFC 822, deb822,
   INI and YAML read a key's value). Never applied to a field an example
   stops at the end of a line that has continuation lines (``Description:
-  short`` followed by a long description).
+  short`` followed by a long description). A value an example shows
+  wrapping onto plain next lines that are not indented (``name \\- a
+  summary that`` / ``wraps``) runs on over its paragraph instead
+  (``paragraph``: up to a blank line, markup or a key line,
+  ``agentflow.grounding.lines.paragraph_continuation``);
+* ``arg``: where no text around the value is common to the examples (a
+  title quoted in one, bare in another), the value as the same argument of
+  a line that begins with the same first argument in every example that
+  fills the field (``.TH NAME "1" "May 2023"``: the section is argument 2
+  of a ``.TH`` line; ``locator_rule.line_arguments`` splits a line at
+  whitespace, a double-quoted argument kept whole). Two examples must
+  agree.
 
 **Learning.** Each example's value (or each item) is found in the example's
 text (its first occurrence, verbatim); its line gives the contexts. Across
@@ -68,10 +79,10 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
-from agentflow.grounding.lines import continuation
+from agentflow.grounding.lines import continuation, paragraph_continuation
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.locator_offer import apply_locators
-from agentflow.grounding.locator_rule import VALUES_KEY, Locator
+from agentflow.grounding.locator_rule import VALUES_KEY, Locator, line_arguments
 from agentflow.grounding.values import (
     _fields,
     _is_text,
@@ -139,6 +150,7 @@ class _Seen:
     lead: str  # the line's indentation
     continued: bool = False  # it runs on over its line's continuation lines
     more: bool = False  # its (last) line has continuation lines it leaves out
+    paragraph: bool = False  # it runs on over its paragraph's next lines (not indented)
 
 
 def _seen(value: str, text: str) -> _Seen | None:
@@ -150,11 +162,14 @@ def _seen(value: str, text: str) -> _Seen | None:
     for start, end in spans:
         lo = text.rfind("\n", 0, start) + 1
         multi = "\n" in text[start:end]
+        paragraph = False
         if multi:
             lines = text[lo:].split("\n")
             inside = text[lo:end].count("\n")
             if len(continuation(lines, 0)) < inside:
-                continue  # it crosses into a line that does not continue its own
+                if len(paragraph_continuation(lines, 0)) < inside:
+                    continue  # it crosses into a line that does not continue its own
+                paragraph = True
         hi = text.find("\n", end)
         line_end = (len(text) if hi < 0 else hi)
         before = text[lo:start]
@@ -162,9 +177,10 @@ def _seen(value: str, text: str) -> _Seen | None:
         last = text.rfind("\n", 0, end) + 1
         more = bool(continuation(text[last:].split("\n"), 0))
         if multi:
-            more = len(continuation(text[lo:].split("\n"), 0)) > text[lo:end].count("\n")
+            goes_on = paragraph_continuation if paragraph else continuation
+            more = len(goes_on(text[lo:].split("\n"), 0)) > text[lo:end].count("\n")
         return _Seen(lo, start, end, before, text[end:line_end].rstrip("\r"), lead, multi,
-                     more)
+                     more, paragraph)
     return None
 
 
@@ -266,7 +282,8 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
     left = befores[0] if anchored else _tail(_common_end([s.before for s in seen]))
     if (not left.strip() and not anchored) or len(left) > MAX_CONTEXT:
         return None
-    return Locator(name, left, anchored, right, split, many, continued)
+    paragraph = any(s.paragraph for s in seen)
+    return Locator(name, left, anchored, right, split, many, continued, paragraph=paragraph)
 
 
 _WORD = re.compile(r"\w")
@@ -304,6 +321,9 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     for name, many in _fields_of(output_type):
         rule = _learn(name, many, examples)
         if rule is None or not all(rule.holds(_value(e, name), e.text) for e in examples):
+            rule = None if many else _learn_argument(name, examples)
+            if rule is not None and all(rule.holds(_value(e, name), e.text) for e in examples):
+                kept[name] = _first(rule, examples)  # each example shows the same place
             continue
         if not rule.anchored or not rule.left.strip():
             # a context common to several examples (or a value that begins its
@@ -313,7 +333,7 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
         elif len([e for e in examples if _value(e, name)]) < 2 and not _KEY.match(rule.left):
             continue  # one example's line start: a label only if it reads as a key
         elif len(examples) > 1 and not all(
-                _held_out(name, many, examples, i, rule.split, rule.continued)
+                _held_out(name, many, examples, i, rule.split, rule.continued, rule.paragraph)
                 for i in range(len(examples))):
             continue
         kept[name] = _first(rule, examples)
@@ -321,6 +341,46 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
         _CACHE.clear()
     _CACHE[key] = kept
     return kept
+
+
+def _learn_argument(name: str, examples: Sequence[CheckedExample]) -> Locator | None:
+    """The field's value as the same argument of a line that begins with the
+    same first argument in every example that fills it (``.TH``: the title is
+    its first argument, the section its second), when no text around the
+    value is common to them (quoted in one, bare in another); at least two
+    examples must fill the field. ``None`` otherwise."""
+    places: set[tuple[str, int]] = set()
+    filled = 0
+    for example in examples:
+        value = _value(example, name)
+        if not isinstance(value, str) or not value.strip():
+            continue
+        filled += 1
+        found = _argument_places(value.strip(), example.text)
+        if not found:
+            return None
+        places = found if filled == 1 else places & found
+        if not places:
+            return None
+    if filled < 2 or len(places) != 1:
+        return None
+    ((keyword, index),) = places
+    return Locator(name, keyword, True, "", arg=index)
+
+
+def _argument_places(value: str, text: str) -> set[tuple[str, int]]:
+    """``(first argument, index)`` of each line argument ``value`` is exactly
+    (``agentflow.grounding.locator_rule.line_arguments``; never the first)."""
+    out = set()
+    for start, end in occurrences(value, text):
+        lo = text.rfind("\n", 0, start) + 1
+        hi = text.find("\n", lo)
+        line = text[lo:len(text) if hi < 0 else hi]
+        args = line_arguments(line)
+        for k, (a, b) in enumerate(args[1:], start=1):
+            if (a, b) == (start - lo, end - lo):
+                out.add((line[slice(*args[0])], k - 1))
+    return out
 
 
 def _places(rule: Locator, source: str) -> list[Any]:
@@ -342,7 +402,8 @@ def _first(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
 
 
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
-              split: str | None = None, continued: bool = False) -> bool:
+              split: str | None = None, continued: bool = False,
+              paragraph: bool = False) -> bool:
     """Whether the rule learned without example ``i`` holds on it (true when
     the others teach no rule; ``split``: the separator of the rule learned
     from all, which others that write one item a line cannot show;
@@ -352,8 +413,9 @@ def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
     rule = _learn(name, many, rest)
     if rule is not None and rule.split is None and split is not None:
         rule = dataclasses.replace(rule, split=split)  # the others had one item a line
-    if rule is not None and rule.continued != continued and not rule.right:
-        rule = dataclasses.replace(rule, continued=continued)  # what all the examples show
+    if rule is not None and (rule.continued, rule.paragraph) != (continued, paragraph) and (
+            not rule.right):  # what all the examples show
+        rule = dataclasses.replace(rule, continued=continued, paragraph=paragraph)
     return rule is None or rule.holds(_value(examples[i], name), examples[i].text)
 
 
