@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from agentflow import Example
 from agentflow.extraction.defaults import EXTRACTION_DEFAULT
+from agentflow.grounding import Grounded
 from agentflow.grounding.lines import continuation, indent_of, paragraph_continuation
 from agentflow.grounding.locator_rule import line_arguments
 from agentflow.grounding.locators import VALUES_KEY, apply_locators, learn_locators
@@ -214,3 +215,22 @@ def test_the_same_argument_of_the_same_line_is_learned_when_no_text_is_common() 
                                Title(name="QUUX", section="5", date="2020-05-14"))]
     learned = learn_locators(check_examples(other, Title), Title)
     assert learned["name"].arg == 0 and "section" not in learned  # arguments 2 and 3
+
+
+def test_a_block_s_punctuation_lines_are_no_items_and_clean_edges_are_offered() -> None:
+    rules = learn_locators(check_examples(CREDITS, Credits), Credits)
+    doc = ("Name: j\n\nFiles: *\nCopyright: 2004 Meta Ltd. <m@x.org>,\n"
+           "           2009 HP Company, L.P.,\n .\n 2012 Eric\nLicense: MIT\n")
+    assert rules["holders"].values(doc) == [
+        "2004 Meta Ltd. <m@x.org>,", "2009 HP Company, L.P.,", "2012 Eric"]  # no "." item
+    schema = mark_all_strings(OutputSpec.of(Credits).schema_for("local").schema,
+                              EXTRACTION_DEFAULT)
+    located = apply_locators(schema, rules, doc)
+    # under clean edges (the extraction default) the grammar offers each item
+    # without the separator after it, which verification would refuse
+    assert located["properties"]["holders"][VALUES_KEY] == [
+        ["2004 Meta Ltd. <m@x.org>", "2009 HP Company, L.P.", "2012 Eric"]]
+    plain = mark_all_strings(OutputSpec.of(Credits).schema_for("local").schema,
+                             Grounded())
+    assert apply_locators(plain, rules, doc)["properties"]["holders"][VALUES_KEY] == [
+        ["2004 Meta Ltd. <m@x.org>,", "2009 HP Company, L.P.,", "2012 Eric"]]

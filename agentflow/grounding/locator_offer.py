@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentflow.grounding.edges import END, START
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
+from agentflow.grounding.marker import CLEAN_KEY
 from agentflow.output.dialects import LOCAL_MAX_ITEMS
 
 __all__ = ["apply_locators"]
@@ -48,12 +50,16 @@ def _offer(node: Mapping[str, Any], values: list[Any], many: bool) -> dict[str, 
     """``node`` with its grounded string nodes offering only ``values`` (none:
     the node's null branch, or an empty list); ``None`` when it has no such
     node to change. A list's ``values`` are its items, or (a continued
-    locator's blocks) lists of items: exactly one of them."""
+    locator's blocks) lists of items: exactly one of them. Under
+    ``Grounded(clean=True)`` each value is offered with clean edges
+    (``_clean_all``), so verification never refuses what the grammar offers."""
     if many:
         items = node.get("items")
         if node.get("type") != "array" or not isinstance(items, Mapping) or not (
                 _grounded_string(items)):
             return None
+        if items.get(CLEAN_KEY) is True:
+            values = [_clean_all(v) if isinstance(v, list) else v for v in _clean_all(values)]
         high = node.get("maxItems")
         low = int(node.get("minItems", 0))
         if values and all(isinstance(v, list) for v in values):
@@ -72,13 +78,39 @@ def _offer(node: Mapping[str, Any], values: list[Any], many: bool) -> dict[str, 
         strings = [b for b in branches if isinstance(b, Mapping) and _grounded_string(b)]
         if len(strings) != 1:
             return None
+        if strings[0].get(CLEAN_KEY) is True:
+            values = _clean_all(values)
         if not values:
             rest = [b for b in branches if b is not strings[0]]
             return {**node, "anyOf": rest} if rest else None
         return {**strings[0], VALUES_KEY: values}  # found: one of them, never null
     if _grounded_string(node):
+        if node.get(CLEAN_KEY) is True:
+            values = _clean_all(values)
         return {**node, VALUES_KEY: values} if values else None
     return None
+
+
+def _clean_all(values: list[Any]) -> list[Any]:
+    """``values`` under ``Grounded(clean=True)``: each string less the separator
+    punctuation at its edges (``agentflow.grounding.edges``: ``Acme Ltd.,`` of
+    a line that lists holders one a line is ``Acme Ltd.``), the empty ones
+    dropped; lists (blocks) are left to the caller."""
+    out: list[Any] = []
+    for value in values:
+        if isinstance(value, str):
+            value = _clean(value)
+            if not value:
+                continue
+        out.append(value)
+    return out
+
+
+def _clean(value: str) -> str:
+    text = value.strip()
+    while text and (text[-1] in END or text[0] in START):
+        text = (text[:-1] if text[-1] in END else text[1:]).strip()
+    return text
 
 
 def _grounded_string(node: Mapping[str, Any]) -> bool:

@@ -20,6 +20,13 @@ lists of items (a continued locator's blocks): exactly one of them. Kept by
 the ``local`` dialect, dropped by every other."""
 
 
+def _has_text(item: str) -> bool:
+    """Whether a line of a block holds an item: a letter or a digit (a line
+    of punctuation alone, such as deb822's `` .`` for an empty line inside a
+    value, holds none)."""
+    return any(c.isalnum() for c in item)
+
+
 def _fold_ws(text: str) -> str:
     return " ".join(text.split())
 
@@ -109,7 +116,8 @@ class Locator:
     def blocks(self, source: str) -> list[list[str]]:
         """Under ``continued``, each place the locator finds, in document
         order: a list's items (the rest of the label line, then each
-        continuation line's content, split by ``split``), or a single
+        continuation line's content, split by ``split``; a line of
+        punctuation alone, deb822's `` .``, is no item), or a single
         value's whole text (one string: the source's own text from after
         ``left`` to the end of the block, stripped). ``[]`` otherwise."""
         if not self.continued:
@@ -127,7 +135,7 @@ class Locator:
                 items = []
                 for part in [raw, *rest]:
                     pieces = part.split(self.split) if self.split else [part]
-                    items += [p.strip() for p in pieces if p.strip()]
+                    items += [p.strip() for p in pieces if _has_text(p)]
                 if items:
                     out.append(items)
         return out
