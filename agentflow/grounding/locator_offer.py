@@ -20,11 +20,11 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
                    source: str) -> dict[str, Any]:
     """A copy of a ``local``-dialect ``schema`` whose top-level grounded
     string fields with a locator offer only the locator's values in
-    ``source``: a string field one of them (never null), a list field
-    exactly them, in document order (``VALUES_KEY`` on the string node or
-    on the list; a continued list: the items of one of its blocks); under
-    ``first``, only the first of them; a field whose locator finds nothing
-    can only be null (or an empty list).
+    ``source``: a string field the first of them (never null: the place the
+    rule reads, as each example's value is its first), a list field exactly
+    them, in document order (a continued list: its first block's items;
+    ``VALUES_KEY`` on the string node or on the list); a field whose locator
+    finds nothing can only be null (or an empty list).
     A field whose strings are not grounded, or are whole items, is left as is."""
     props = schema.get("properties")
     if not locators or not isinstance(props, Mapping):
@@ -37,8 +37,8 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
             continue
         values: list[Any] = (rule.blocks(source) if rule.continued and rule.many
                              else rule.values(source))
-        if rule.first:
-            values = values[:1]  # the examples always take the first place
+        if not rule.many or rule.continued:
+            values = values[:1]  # the place the rule reads (each example's value is its first)
         replaced = _offer(prop, values, rule.many)
         if replaced is not None:
             new_props[name] = replaced

@@ -58,10 +58,6 @@ class Locator:
         many: the field is a list.
         continued: the value runs on over its line's continuation lines
             (``agentflow.grounding.locators``).
-        first: the value is always the first place the locator finds (a
-            single value, or a continued list's first block), as the
-            examples show where they write the field more than once; the
-            grammar offers only it (otherwise: any one of them).
         arg: the value is this argument (0: the first after ``left``) of a
             line whose first argument is ``left`` (``line_arguments``:
             ``.TH NAME "1" "May 2023"``), or ``None`` (``left`` and
@@ -78,7 +74,6 @@ class Locator:
     split: str | None = None
     many: bool = False
     continued: bool = False
-    first: bool = False
     arg: int | None = None
     paragraph: bool = False
 
@@ -189,8 +184,7 @@ class Locator:
         split = f", items split by {self.split!r}" if self.split else ""
         if self.arg is not None:
             return (f"{self.field}: argument {self.arg + 1} of a line that begins with "
-                    f"{self.left!r}" + (", the first place only" if self.first else ""))
+                    f"{self.left!r}")
         more = (", and on over its paragraph's next lines" if self.paragraph else
                 ", and on over its continuation lines" if self.continued else "")
-        first = ", the first place only" if self.first else ""
-        return f"{self.field}: {where} {self.left!r}, {until}{split}{more}{first}"
+        return f"{self.field}: {where} {self.left!r}, {until}{split}{more}"

@@ -56,9 +56,10 @@ read off the examples.
 
 **Use.** ``values(source)`` lists the values a locator finds in a document
 (a continued list: the items of its first block; ``blocks(source)`` lists
-every block's items). Where the examples write a field more than once and
-always take its first place (``first``), the grammar offers only that one;
-otherwise any one of them.
+every block's items). A rule is kept only where every example's value is the
+first place it finds (``holds``), so the first place is the value it reads:
+the grammar offers only it (a single value, or a continued list's first
+block: ``Files: *`` before ``Files: debian/*``), and a list's every item.
 On a model whose grammar takes them (the embedded model), those values are
 the only ones the grammar offers for the field (``VALUES_KEY``; none found:
 null, or an empty list); on other models they verify: a value the locator
@@ -323,7 +324,7 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
         if rule is None or not all(rule.holds(_value(e, name), e.text) for e in examples):
             rule = None if many else _learn_argument(name, examples)
             if rule is not None and all(rule.holds(_value(e, name), e.text) for e in examples):
-                kept[name] = _first(rule, examples)  # each example shows the same place
+                kept[name] = rule  # each example shows the same place
             continue
         if not rule.anchored or not rule.left.strip():
             # a context common to several examples (or a value that begins its
@@ -336,7 +337,7 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
                 _held_out(name, many, examples, i, rule.split, rule.continued, rule.paragraph)
                 for i in range(len(examples))):
             continue
-        kept[name] = _first(rule, examples)
+        kept[name] = rule
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[key] = kept
@@ -381,24 +382,6 @@ def _argument_places(value: str, text: str) -> set[tuple[str, int]]:
             if (a, b) == (start - lo, end - lo):
                 out.add((line[slice(*args[0])], k - 1))
     return out
-
-
-def _places(rule: Locator, source: str) -> list[Any]:
-    """Every value ``rule`` could offer in ``source``: a continued list's
-    blocks, a list's items (one value), a single field's values."""
-    if rule.many:
-        return rule.blocks(source) if rule.continued else [rule.values(source)]
-    return rule.values(source)
-
-
-def _first(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
-    """``rule``, with ``first`` set when the examples show it: at least one
-    example writes the field's place more than once, and every such example's
-    value is the first of them (``Files: *`` before ``Files: debian/*``)."""
-    several = [e for e in examples if len(_places(rule, e.text)) > 1]
-    if several and all(rule.holds(_value(e, rule.field), e.text) for e in several):
-        return dataclasses.replace(rule, first=True)
-    return rule
 
 
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
