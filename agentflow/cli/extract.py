@@ -19,7 +19,13 @@ from agentflow.batch import ExtractInput, UniqueIds, extract_many
 from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
 from agentflow.batch_api.runner import BatchSettings
-from agentflow.cli.options import DEFAULT_CONCURRENCY, DEFAULT_INSTRUCTIONS, CliError, chunking_for
+from agentflow.cli.options import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_INSTRUCTIONS,
+    CliError,
+    chunking_for,
+    schema_refusal,
+)
 from agentflow.cli.progress import SUSPECT_LABELS, Progress
 from agentflow.cli.setup_faults import setup_fault
 from agentflow.content import DocumentBlock
@@ -233,14 +239,10 @@ def _open_for_schema(args: argparse.Namespace, schema: str) -> OutFile:
     if not others:
         return out
     out.close()
-    held = ", ".join(f"{fp} ({n} record{'s' * (n != 1)})" for fp, n in sorted(others.items()))
     path = Path(args.out)
     beside = path.with_name(f"{path.stem}.{schema}{path.suffix or '.jsonl'}")
     if getattr(args, "schema_changed", "refuse") != "new":
-        raise SetupError(
-            f"--out {printable(args.out)} holds records of another schema ({held}); this "
-            f"run's schema is {schema}. One file holds one schema: write to another file, "
-            f"or pass --schema-changed new to write {printable(str(beside))}")
+        raise schema_refusal(printable(args.out), others, schema, printable(str(beside)))
     print(f"agentflow: {printable(args.out)} holds another schema; writing to "
           f"{printable(str(beside))}", file=sys.stderr)
     new = open_out(str(beside), wait=args.wait, on_wait=waiting_notice(str(beside)))
