@@ -25,6 +25,7 @@ B-tree that no longer fits the cache), measured on a 2-core machine
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator
 from typing import Final
@@ -118,4 +119,5 @@ class SeenIds:
             self._db = None
 
     def __del__(self) -> None:
-        self.close()
+        with contextlib.suppress(Exception):  # at interpreter exit sqlite3 may be gone
+            self.close()
