@@ -10,9 +10,14 @@ is its own (``os.wait4``'s ``ru_maxrss``).
   (one short record per line) at ``--concurrency``, ``--out`` a file; per size:
   wall time, documents per second, time per document, peak RSS. Target: the
   largest run's peak RSS within 1.25x of the smallest's.
-* ``raw``: the same requests (the same body agentflow sends, read from the
-  fake's log) by a bare aiohttp client at the same concurrency, over the
-  smallest and largest sizes. Target: agentflow's throughput >= 0.5x raw's.
+* ``raw``: the same requests by a bare aiohttp client at the same concurrency:
+  it reads the same JSONL corpus, puts each record's text in the exact body
+  agentflow sent (saved by the fake from agentflow's first request: same
+  messages, response format and stream flag), posts it and parses the reply.
+  Target: agentflow's throughput >= 0.5x raw's. Per row: the load, CPU ms per
+  document of each client (``wait4``), and the fake vendor's CPU ms per
+  document in each run (``/proc``): under a loaded machine the wall ratio
+  follows the CPU each side needs.
 * ``hostile``: ``--text-files`` text files alone, then the same files with the
   hostile PDF of ``tests/pdfs.py`` (20 pages sharing one compressed stream of
   1M text operators, 14 KB) beside them. Target: every text file has its ok
