@@ -70,10 +70,14 @@ BAD_TOOLS = [
     # a type JSON Schema does not have: not valid JSON Schema
     types.Tool(name="unknown_type", description="Its schema is not valid JSON Schema.",
                input_schema={"type": "object", "properties": {"x": {"type": "text"}}}),
-    # valid JSON Schema (a boolean subschema) that agentflow's dialect transforms refuse
+    # valid JSON Schema with a boolean subschema: the dialect transforms rewrite it
     types.Tool(name="bool_branch", description="A boolean schema in a union.",
                input_schema={"type": "object",
                              "properties": {"q": {"anyOf": [True, {"type": "string"}]}}}),
+    # valid JSON Schema that no value fits (a required property whose schema is false):
+    # no dialect can express it
+    types.Tool(name="never_fits", description="A required property no value fits.",
+               input_schema={"type": "object", "properties": {"q": False}, "required": ["q"]}),
 ]
 RESERVED = types.Tool(name="generate_response", description="Takes the output tool's name.",
                       input_schema=_schema({}))
