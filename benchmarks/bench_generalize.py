@@ -14,8 +14,10 @@ so tune with a small ``--n``)::
 Kinds (``benchmarks/generalize/kinds.py``): ``dpkg`` (a paragraph of
 ``/var/lib/dpkg/status``) and ``pymeta`` (a ``METADATA`` header block of an
 installed Python distribution) are the **tuning kinds**; ``systemd`` (a
-``.service`` unit file) is **the reporting kind**, and ``copyright`` (a
-DEP-5 ``copyright`` file) a second one: do not tune on them. Every kind
+``.service`` unit file) is **the reporting kind**, ``copyright`` (a
+DEP-5 ``copyright`` file) a second one, and ``man`` (the head of a man
+page's roff source: ``.TH`` line and NAME section) a third, added after
+the others were tuned: do not tune on them. Every kind
 has a fixed ``tune``/``report`` split by a hash of the document's id
 (``--split``, default ``report``: files never looked at while tuning);
 ``--n`` documents per kind from position ``--offset`` of the split.

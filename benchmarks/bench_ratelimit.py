@@ -64,7 +64,7 @@ def _reply(latency: float) -> Any:
 
 
 def _documents(n: int, chars: int) -> list[tuple[str, str]]:
-    line = "The quarterly report for 2026 covers finance and operations in detail. "
+    line = "Quarterly report for 2026, filed under finance and q3, on operations in detail. "
     text = (line * (chars // len(line) + 1))[:chars]
     return [(f"doc-{i}", f"{i}: {text}") for i in range(n)]
 

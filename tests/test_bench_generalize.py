@@ -266,3 +266,17 @@ def test_review_flags_decide_and_levels_are_counted() -> None:
     assert fig["by_confidence"] == {"0.99": [2, 3], "0.50": [1, 1]}
     assert list(fig["by_confidence"]) == ["0.99", "0.50"]
     assert fig["confident_accuracy"] == 1.0 and fig["unconfident_accuracy"] == 0.0
+
+
+def test_man_truth_reads_the_title_line_and_the_name_section() -> None:
+    page = ('.\\" generated\n.TH "SYSTEMD\\-FOO" "8" "" "systemd 252" "systemd-foo"\n.nh\n'
+            '.SH "NAME"\nsystemd-foo, systemd\\-foo.service \\- Does\nthings well\n'
+            '.SH SYNOPSIS\n.B foo\n.SH DESCRIPTION\nLong text.\n')
+    head = truth.man_head(page)
+    assert head is not None and head.startswith(".TH ") and "DESCRIPTION" not in head
+    assert truth.man_truth(head) == {
+        "title": "SYSTEMD\\-FOO", "section": "8", "date": None, "source": "systemd 252",
+        "manual": "systemd-foo", "summary": "Does things well"}
+    assert truth._roff_args('.TH A 1 "say ""hi""" x') == ["A", "1", 'say "hi"', "x"]
+    assert truth.man_head(".Dd May 1, 2020\n.Dt LS 1\n") is None  # mdoc: not this kind
+    assert truth.man_truth(".TH X 1\n.SH NAME\nx\n")["summary"] is None

@@ -18,7 +18,7 @@ import pytest
 
 from agentflow.cli import main
 from agentflow.cli.progress import Progress
-from agentflow.cli.setup_faults import setup_fault
+from agentflow.cli.setup_faults import endpoint_of, setup_fault
 from agentflow.documents.budget import WorkBudget
 from agentflow.documents.names import BIDI_CONTROLS, loads_record, printable
 from agentflow.documents.pdf import read_pdf
@@ -27,6 +27,7 @@ from agentflow.errors import DocumentTooComplexError, ProviderConnectionError
 from agentflow.extraction._highlight import Span, escape_text, markup
 from agentflow.extraction.fingerprint import schema_fingerprint
 from agentflow.extraction.setup import load_schema
+from agentflow.providers.registry import get_model
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
 from tests.pdfs import hostile_pdf, text_pdf
@@ -207,6 +208,16 @@ def test_only_unreachable_endpoints_are_set_up_faults() -> None:
     assert "resolve" in (setup_fault(chained(socket.gaierror()), None) or "")
     assert setup_fault(ProviderConnectionError("stream cut", partial=True), None) is None
     assert setup_fault(ValueError("x"), None) is None and setup_fault(None, None) is None
+
+
+@pytest.mark.parametrize("model", ["openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5",
+                                   "gemini:gemini-2.5-flash", "ollama:llama3.2"])
+async def test_the_set_up_fault_names_every_http_models_endpoint(model: str) -> None:
+    built = get_model(model, base_url="http://127.0.0.1:9/v9?key=secret", api_key="k")
+    try:
+        assert endpoint_of(built) == "http://127.0.0.1:9/v9"  # its own URL, no key
+    finally:
+        await built.aclose()
 
 
 async def test_one_schema_per_output_file(

@@ -16,10 +16,12 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agentflow import ReActAgent
+from agentflow.errors import SchemaError
 from agentflow.events import OutputRetry
 from agentflow.model import ModelProfile
 from agentflow.output.dialects import transform_schema
 from agentflow.output.strategies import degrade
+from agentflow.providers._gemini_request import _schema_field
 from agentflow.providers.anthropic import AnthropicChatModel
 from agentflow.providers.gemini import GeminiChatModel
 from tests.fakes.anthropic import AnthropicFake, anthropic_error
@@ -102,6 +104,47 @@ def test_gemini_dialect_keeps_to_the_documented_subset() -> None:
 def test_openai_strict_dialect_keeps_to_strict_mode() -> None:
     converted = transform_schema(Record.model_json_schema(), "openai_strict")
     assert converted.strict and strict_schema_problem(converted.schema) is None
+
+
+BOOLEAN_SUBSCHEMAS = {  # hand-written (MCP servers, user tools): JSON Schema 2020-12 4.3.2
+    "type": "object",
+    "properties": {
+        "any": True, "never": False,
+        "list": {"type": "array", "items": True},
+        "empty": {"type": "array", "items": False},
+        "either": {"anyOf": [False, {"type": "string"}, {"type": "null"}]},
+        "ref": {"$ref": "#/$defs/Free"},
+    },
+    "$defs": {"Free": True},
+    "required": ["any"],
+}
+
+
+@pytest.mark.parametrize("dialect", ["openai_strict", "gemini", "local"])
+def test_boolean_subschemas_are_rewritten_not_crashed_on(dialect: str) -> None:
+    schema = transform_schema(BOOLEAN_SUBSCHEMAS, dialect).schema
+    text = orjson.dumps(schema).decode()
+    assert "true" not in text.replace('"nullable":true', "").replace(
+        '"additionalProperties":true', "")  # no boolean subschema left
+    props = schema["properties"]
+    assert "never" not in props and props["any"] == {}
+    assert props["empty"]["maxItems"] == 0 and "items" not in props["empty"]
+    if dialect == "gemini":  # "any value" is not in the OpenAPI subset: sent as JSON Schema
+        assert _schema_field(schema, "responseSchema", "responseJsonSchema") == {
+            "responseJsonSchema": schema}
+    assert BOOLEAN_SUBSCHEMAS["properties"]["never"] is False  # the input is not modified
+
+
+@pytest.mark.parametrize(("schema", "where"), [
+    ({"type": "object", "properties": {"b": False}, "required": ["b"]}, "#/properties/b"),
+    ({"type": "object", "properties": {"b": {"anyOf": [False]}}}, "#/properties/b/anyOf"),
+    ({"type": "object", "allOf": [False]}, "#/allOf"),
+    (True, ""),
+])
+def test_a_schema_no_value_fits_is_a_schema_error_naming_where(schema: Any, where: str) -> None:
+    with pytest.raises(SchemaError) as caught:
+        transform_schema(schema, "openai_strict")
+    assert caught.value.path == where
 
 
 @pytest.mark.parametrize("path", ["native", "tool"])

@@ -243,6 +243,24 @@ async def test_headers_correct_the_local_level() -> None:
         held.release()
 
 
+async def test_headers_count_requests_the_vendor_saw_out_of_order() -> None:
+    """Under load the vendor may see requests in another order than their admission:
+    a reply's ``remaining`` can miss a request admitted *before* it. Every request
+    admitted and not yet heard from is taken off, whatever its order."""
+    gov = RateGovernor("order", tpm=60_000)  # 1000 tokens/s, locally full
+    earlier = await gov.admit(300)  # admitted first, reaches the vendor last
+    later = await gov.admit(100)
+    later.observe(RateLimitSnapshot(tokens_limit=60_000, tokens_remaining=400), ok=True)
+    start = time.monotonic()
+    (await gov.admit(400)).release()  # 400 - 300 unheard = 100 left: waits for 300 more
+    assert time.monotonic() - start >= 0.25
+    earlier.observe(RateLimitSnapshot(tokens_limit=60_000, tokens_remaining=0), ok=True)
+    for held in (earlier, later):
+        held.release()
+    waiter = asyncio.create_task(gov.admit(200))  # heard: nothing counted twice any more
+    (await asyncio.wait_for(waiter, 5)).release()
+
+
 async def test_no_limit_but_empty_remaining_pauses_until_reset() -> None:
     gov = RateGovernor("reset")
     lease = await gov.admit(1)

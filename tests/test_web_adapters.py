@@ -258,6 +258,11 @@ def test_agui_fast_content_frames_match_the_package_encoder() -> None:
         expected = EventEncoder().encode(StateSnapshotEvent(
             snapshot={"theme": "dark", "output": data}))
         assert fast == expected.encode()
+    encoder = AGUIEncoder("t", "r", state={"output": "the app's own", "theme": "dark"},
+                          output_key="contact")
+    frame = encoder.encode(OutputPartial({"name": "Ad"}))
+    assert orjson.loads(frame[6:])["snapshot"] == {
+        "output": "the app's own", "theme": "dark", "contact": {"name": "Ad"}}
 
 
 async def test_run_inputs_are_checked() -> None:

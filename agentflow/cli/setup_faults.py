@@ -58,9 +58,7 @@ def _kind(exc: BaseException) -> str | None:
 def endpoint_of(model: Any, given: str | None = None) -> str:
     """The URL ``model`` sends its requests to, without credentials or query
     (``given``: the ``--base-url``, when the model does not tell)."""
-    # the HTTP client every HTTP model holds: ``_http`` (OpenAI-compatible) or ``_client``
-    http = getattr(model, "_http", None) or getattr(model, "_client", None)
-    url = getattr(http, "base_url", None) or given
+    url = getattr(model, "base_url", None) or given  # every HTTP adapter has base_url
     if not url:
         return "the model's endpoint"
     parts = urlsplit(str(url))

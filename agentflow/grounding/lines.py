@@ -29,7 +29,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["cuts_line", "line_around", "line_at", "line_pieces", "line_spans"]
+__all__ = [
+    "continuation",
+    "cuts_line",
+    "indent_of",
+    "line_around",
+    "line_at",
+    "line_pieces",
+    "line_spans",
+    "paragraph_continuation",
+]
 
 _LINE = re.compile(
     r"[^\S\n]*"  # indentation
@@ -104,3 +113,44 @@ def line_at(text: str, start: int, end: int) -> str:
         if s <= at < e or at < s:
             return text[s:e]
     return text[start:end]
+
+
+def indent_of(line: str) -> int:
+    """The width of ``line``'s leading whitespace (a tab to the next multiple
+    of 8 columns, as terminals and RFC 822 readers count it)."""
+    body = line.lstrip(" \t")
+    return len(line[: len(line) - len(body)].expandtabs(8))
+
+
+def continuation(lines: list[str], i: int) -> list[str]:
+    """The **continuation lines** of ``lines[i]``: the lines right after it
+    that are not blank and are indented deeper than it, up to the first that
+    is not (RFC 822 / deb822 headers, DEP-5 fields, e-mail headers and YAML
+    block scalars continue a long value so; a blank line ends it, as it ends
+    a deb822 paragraph). ``[]`` when the next line is not indented deeper."""
+    depth = indent_of(lines[i])
+    out = []
+    for line in lines[i + 1:]:
+        if not line.strip() or indent_of(line) <= depth:
+            break
+        out.append(line)
+    return out
+
+
+_KEY_START = re.compile(r"[^\W\d][\w.-]*[ \t]*[:=]")
+
+
+def paragraph_continuation(lines: list[str], i: int) -> list[str]:
+    """The lines right after ``lines[i]`` that go on with its paragraph of
+    text: up to the first that is blank, begins with neither a letter nor a
+    digit (markup such as a roff request ``.SH``, a comment ``#``, a section
+    ``[x]``, a list marker), or begins with a key (``Name:``, ``Key=``). A
+    value that the examples show wrapping onto a plain next line (``name \\-
+    a summary that\nwraps``) runs on so. ``[]`` when the next line does not."""
+    out = []
+    for line in lines[i + 1:]:
+        body = line.strip()
+        if not body or not body[0].isalnum() or _KEY_START.match(body):
+            break
+        out.append(line)
+    return out

@@ -11,7 +11,32 @@ says where its value is written, as literal text on the value's line:
 * ``right``: the text just after it (``) `` or ``;``), or ``""``: the value
   runs to the end of its line;
 * ``split``: for a list written on one line (``Depends: a, b, c``), the
-  separator between its items.
+  separator between its items;
+* ``continued``: the value runs on over the **continuation lines** after its
+  line (``agentflow.grounding.lines.continuation``: the lines right after it
+  that are indented deeper than it, as RFC 822 / deb822 headers, DEP-5
+  fields, e-mail headers and YAML block scalars write a long value). A
+  single value is then the whole block, from after ``left`` to the end of
+  its last continuation line (never cut in the middle); a list's items are
+  the block's lines (each split by ``split`` when set). Learned when an
+  example's value spans such lines (a string across them, or a list whose
+  items are the label line's rest and its continuation lines); for a single
+  string that runs to the end of its line, also when no example shows
+  otherwise (a field's value is the whole of its lines, as RFC 822, deb822,
+  INI and YAML read a key's value). Never applied to a field an example
+  stops at the end of a line that has continuation lines (``Description:
+  short`` followed by a long description). A value an example shows
+  wrapping onto plain next lines that are not indented (``name \\- a
+  summary that`` / ``wraps``) runs on over its paragraph instead
+  (``paragraph``: up to a blank line, markup or a key line,
+  ``agentflow.grounding.lines.paragraph_continuation``);
+* ``arg``: where no text around the value is common to the examples (a
+  title quoted in one, bare in another), the value as the same argument of
+  a line that begins with the same first argument in every example that
+  fills the field (``.TH NAME "1" "May 2023"``: the section is argument 2
+  of a ``.TH`` line; ``locator_rule.line_arguments`` splits a line at
+  whitespace, a double-quoted argument kept whole). Two examples must
+  agree.
 
 **Learning.** Each example's value (or each item) is found in the example's
 text (its first occurrence, verbatim); its line gives the contexts. Across
@@ -29,7 +54,12 @@ line start seen in one example only is a label only when it reads as a key
 (``Version: ``, ``ExecStart=``). Rules never name a document kind: they are
 read off the examples.
 
-**Use.** ``values(source)`` lists the values a locator finds in a document.
+**Use.** ``values(source)`` lists the values a locator finds in a document
+(a continued list: the items of its first block; ``blocks(source)`` lists
+every block's items). A rule is kept only where every example's value is the
+first place it finds (``holds``), so the first place is the value it reads:
+the grammar offers only it (a single value, or a continued list's first
+block: ``Files: *`` before ``Files: debian/*``), and a list's every item.
 On a model whose grammar takes them (the embedded model), those values are
 the only ones the grammar offers for the field (``VALUES_KEY``; none found:
 null, or an empty list); on other models they verify: a value the locator
@@ -50,7 +80,10 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
+from agentflow.grounding.lines import continuation, paragraph_continuation
 from agentflow.grounding.locate import occurrences
+from agentflow.grounding.locator_offer import apply_locators
+from agentflow.grounding.locator_rule import VALUES_KEY, Locator, line_arguments
 from agentflow.grounding.values import (
     _fields,
     _is_text,
@@ -59,95 +92,12 @@ from agentflow.grounding.values import (
     _unwrap,
     is_derived,
 )
-from agentflow.output.dialects import LOCAL_MAX_ITEMS
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["VALUES_KEY", "Locator", "apply_locators", "learn_locators"]
 
-VALUES_KEY = "x-grounded-values"
-"""JSON Schema keyword on a grounded string node: the only values the grammar
-offers (a locator's values in this document). Kept by the ``local`` dialect,
-dropped by every other."""
-
 MAX_CONTEXT = 40
 """Longest ``left`` / ``right`` context kept (characters)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Locator:
-    """Where one field's value lives (see the module docstring).
-
-    Attributes:
-        field: the field's name (top level of the output type).
-        left: the text just before the value on its line (never empty).
-        anchored: the line's content begins with ``left`` (a label).
-        right: the text just after the value; ``""``: the line's end.
-        split: the separator between list items written on one line, or
-            ``None`` (one value per line).
-        many: the field is a list.
-    """
-
-    field: str
-    left: str
-    anchored: bool
-    right: str
-    split: str | None = None
-    many: bool = False
-
-    def values(self, source: str) -> list[str]:
-        """The values this locator finds in ``source``, in document order
-        (list items each; each value stripped, never empty)."""
-        found: list[str] = []
-        for line in source.splitlines():
-            for raw in self._in_line(line):
-                parts = raw.split(self.split) if self.split else [raw]
-                found += [p.strip() for p in parts if p.strip()]
-        return found
-
-    def _in_line(self, line: str) -> list[str]:
-        if self.anchored:
-            body = line.lstrip()
-            label = self.left.lstrip()
-            if body[: len(label)].casefold() != label.casefold():
-                return []  # a key's letter case varies (Author-email, Author-Email)
-            starts = [len(line) - len(body) + len(label)]
-        else:
-            starts = [m.end() for m in re.finditer(re.escape(self.left), line)]
-        out = []
-        for start in starts:
-            if self.right:
-                end = line.find(self.right, start)
-                if end < 0:
-                    continue
-            else:
-                end = len(line)
-            if line[start:end].strip():
-                out.append(line[start:end])
-        return out
-
-    def mentioned(self, source: str) -> bool:
-        """Whether ``source`` writes this locator's label anywhere (letter case
-        ignored, separators and spaces around it dropped): a null is only sure
-        where the document does not even mention the field's key."""
-        key = self.left.strip(" \t:=;,([{<>}]).-")
-        return bool(key) and key.casefold() in source.casefold()
-
-    def holds(self, value: Any, source: str) -> bool:
-        """Whether the locator finds exactly ``value`` in ``source``: a single
-        value as its first value (``None``: no value), a list as its values."""
-        found = self.values(source)
-        if self.many:
-            return [str(v).strip() for v in (value or [])] == found
-        if value is None:
-            return not found
-        return bool(found) and found[0] == str(value).strip()
-
-    def describe(self) -> str:
-        """The rule in words (for reports): ``after 'Version: ' to the line's end``."""
-        where = "at the start of a line after" if self.anchored else "after"
-        until = f"up to {self.right!r}" if self.right else "to the end of the line"
-        split = f", items split by {self.split!r}" if self.split else ""
-        return f"{self.field}: {where} {self.left!r}, {until}{split}"
 
 
 def _fields_of(output_type: Any) -> list[tuple[str, bool]]:
@@ -197,25 +147,63 @@ class _Seen:
     start: int  # where the value begins
     end: int  # where it ends
     before: str  # the line's text before the value
-    after: str  # the line's text after it
+    after: str  # the text after it on its (last) line
     lead: str  # the line's indentation
+    continued: bool = False  # it runs on over its line's continuation lines
+    more: bool = False  # its (last) line has continuation lines it leaves out
+    paragraph: bool = False  # it runs on over its paragraph's next lines (not indented)
 
 
 def _seen(value: str, text: str) -> _Seen | None:
-    """Where ``value`` first occurs in ``text`` within one line (whole tokens
-    preferred: ``2.1`` is the version of ``Version: 2.1``, not a part of
-    ``12.1``)."""
+    """Where ``value`` first occurs in ``text`` within one line, or within
+    one line and its continuation lines (``agentflow.grounding.lines.
+    continuation``: a value that spans them); whole tokens preferred
+    (``2.1`` is the version of ``Version: 2.1``, not a part of ``12.1``)."""
     spans = occurrences(value, text, whole_tokens=True) or occurrences(value, text)
     for start, end in spans:
-        if "\n" in text[start:end]:
-            continue
         lo = text.rfind("\n", 0, start) + 1
+        multi = "\n" in text[start:end]
+        paragraph = False
+        if multi:
+            lines = text[lo:].split("\n")
+            inside = text[lo:end].count("\n")
+            if len(continuation(lines, 0)) < inside:
+                if len(paragraph_continuation(lines, 0)) < inside:
+                    continue  # it crosses into a line that does not continue its own
+                paragraph = True
         hi = text.find("\n", end)
-        line = text[lo:len(text) if hi < 0 else hi].rstrip("\r")
+        line_end = (len(text) if hi < 0 else hi)
         before = text[lo:start]
         lead = before[: len(before) - len(before.lstrip())]
-        return _Seen(lo, start, end, before, line[end - lo:], lead)
+        last = text.rfind("\n", 0, end) + 1
+        more = bool(continuation(text[last:].split("\n"), 0))
+        if multi:
+            goes_on = paragraph_continuation if paragraph else continuation
+            more = len(goes_on(text[lo:].split("\n"), 0)) > text[lo:end].count("\n")
+        return _Seen(lo, start, end, before, text[end:line_end].rstrip("\r"), lead, multi,
+                     more, paragraph)
     return None
+
+
+def _block(places: list[_Seen], text: str) -> _Seen | None:
+    """List items written one a line as one field's value: the first after
+    a label, each next one the whole content of the next line, which
+    continues the first's (``agentflow.grounding.lines.continuation``); the
+    run of them as one continued place, or ``None``."""
+    first = places[0]
+    if not first.before[len(first.lead):].strip():
+        return None  # the first item has no label before it on its line
+    lines = text[first.line:].split("\n")
+    rest = continuation(lines, 0)
+    if len(places) - 1 > len(rest):
+        return None
+    offset = first.line + len(lines[0]) + 1
+    for place, line in zip(places[1:], rest, strict=False):
+        if place.line != offset or place.before.strip() or place.after.strip():
+            return None  # not the whole content of the next continuation line
+        offset += len(line) + 1
+    last = places[-1]
+    return _Seen(first.line, first.start, last.end, first.before, last.after, first.lead, True)
 
 
 def _common_end(texts: Sequence[str]) -> str:
@@ -254,6 +242,7 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
     """The locator of field ``name`` from ``examples`` (``None``: no rule fits)."""
     seen: list[_Seen] = []
     split: str | None = None
+    continued = False
     for example in examples:
         value = _value(example, name)
         items = [v for v in (value or []) if isinstance(v, str)] if many else (
@@ -272,7 +261,10 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
             places, split = [joined[0]], joined[1]
         elif len({p.line for p in places}) != len(places):
             return None  # some items share a line, others do not
+        elif len(places) > 1 and (block := _block(places, example.text)) is not None:
+            places = [block]  # one field's value, over its continuation lines
         seen += places
+        continued = continued or any(p.continued for p in places)
     if not seen:
         return None
     befores = [s.before[len(s.lead):] for s in seen]
@@ -282,11 +274,17 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
         return None  # the values end at no common text and not at the line's end
     if right and not right.strip() and len(right) < 2:
         return None  # one space after: too weak to end a value
+    if continued and right:
+        return None  # a value over continuation lines runs to the end of its block
+    if not many and not right and not any(s.more for s in seen):
+        continued = True  # no example stops before its line's continuation lines: a
+        # field's value is the whole of its lines (as RFC 822, deb822, INI and YAML read them)
     anchored = len(set(befores)) == 1 and (bool(befores[0].strip()) or bool(right))
     left = befores[0] if anchored else _tail(_common_end([s.before for s in seen]))
     if (not left.strip() and not anchored) or len(left) > MAX_CONTEXT:
         return None
-    return Locator(name, left, anchored, right, split, many)
+    paragraph = any(s.paragraph for s in seen)
+    return Locator(name, left, anchored, right, split, many, continued, paragraph=paragraph)
 
 
 _WORD = re.compile(r"\w")
@@ -324,6 +322,9 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     for name, many in _fields_of(output_type):
         rule = _learn(name, many, examples)
         if rule is None or not all(rule.holds(_value(e, name), e.text) for e in examples):
+            rule = None if many else _learn_argument(name, examples)
+            if rule is not None and all(rule.holds(_value(e, name), e.text) for e in examples):
+                kept[name] = rule  # each example shows the same place
             continue
         if not rule.anchored or not rule.left.strip():
             # a context common to several examples (or a value that begins its
@@ -332,8 +333,9 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
                 continue
         elif len([e for e in examples if _value(e, name)]) < 2 and not _KEY.match(rule.left):
             continue  # one example's line start: a label only if it reads as a key
-        elif len(examples) > 1 and not all(_held_out(name, many, examples, i, rule.split)
-                                           for i in range(len(examples))):
+        elif len(examples) > 1 and not all(
+                _held_out(name, many, examples, i, rule.split, rule.continued, rule.paragraph)
+                for i in range(len(examples))):
             continue
         kept[name] = rule
     if len(_CACHE) > 64:
@@ -342,15 +344,61 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     return kept
 
 
+def _learn_argument(name: str, examples: Sequence[CheckedExample]) -> Locator | None:
+    """The field's value as the same argument of a line that begins with the
+    same first argument in every example that fills it (``.TH``: the title is
+    its first argument, the section its second), when no text around the
+    value is common to them (quoted in one, bare in another); at least two
+    examples must fill the field. ``None`` otherwise."""
+    places: set[tuple[str, int]] = set()
+    filled = 0
+    for example in examples:
+        value = _value(example, name)
+        if not isinstance(value, str) or not value.strip():
+            continue
+        filled += 1
+        found = _argument_places(value.strip(), example.text)
+        if not found:
+            return None
+        places = found if filled == 1 else places & found
+        if not places:
+            return None
+    if filled < 2 or len(places) != 1:
+        return None
+    ((keyword, index),) = places
+    return Locator(name, keyword, True, "", arg=index)
+
+
+def _argument_places(value: str, text: str) -> set[tuple[str, int]]:
+    """``(first argument, index)`` of each line argument ``value`` is exactly
+    (``agentflow.grounding.locator_rule.line_arguments``; never the first)."""
+    out = set()
+    for start, end in occurrences(value, text):
+        lo = text.rfind("\n", 0, start) + 1
+        hi = text.find("\n", lo)
+        line = text[lo:len(text) if hi < 0 else hi]
+        args = line_arguments(line)
+        for k, (a, b) in enumerate(args[1:], start=1):
+            if (a, b) == (start - lo, end - lo):
+                out.add((line[slice(*args[0])], k - 1))
+    return out
+
+
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
-              split: str | None = None) -> bool:
+              split: str | None = None, continued: bool = False,
+              paragraph: bool = False) -> bool:
     """Whether the rule learned without example ``i`` holds on it (true when
     the others teach no rule; ``split``: the separator of the rule learned
-    from all, which others that write one item a line cannot show)."""
+    from all, which others that write one item a line cannot show;
+    ``continued``: likewise, whether values run on over continuation lines,
+    as all the examples together show it)."""
     rest = [e for j, e in enumerate(examples) if j != i]
     rule = _learn(name, many, rest)
     if rule is not None and rule.split is None and split is not None:
         rule = dataclasses.replace(rule, split=split)  # the others had one item a line
+    if rule is not None and (rule.continued, rule.paragraph) != (continued, paragraph) and (
+            not rule.right):  # what all the examples show
+        rule = dataclasses.replace(rule, continued=continued, paragraph=paragraph)
     return rule is None or rule.holds(_value(examples[i], name), examples[i].text)
 
 
@@ -368,65 +416,3 @@ def _type_key(output_type: Any) -> Any:
 def _dump(value: Any) -> str:
     data = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
     return json.dumps(data, sort_keys=True, default=str)
-
-
-def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
-                   source: str) -> dict[str, Any]:
-    """A copy of a ``local``-dialect ``schema`` whose top-level grounded
-    string fields with a locator offer only the locator's values in
-    ``source``: a string field one of them (never null), a list field
-    exactly them, in document order (``VALUES_KEY`` on the string node or
-    on the list); a field whose locator finds nothing can only be null (or
-    an empty list).
-    A field whose strings are not grounded, or are whole items, is left as is."""
-    props = schema.get("properties")
-    if not locators or not isinstance(props, Mapping):
-        return dict(schema)
-    out = dict(schema)
-    new_props = dict(props)
-    for name, rule in locators.items():
-        prop = props.get(name)
-        if not isinstance(prop, Mapping):
-            continue
-        values = rule.values(source)
-        replaced = _offer(prop, values, rule.many)
-        if replaced is not None:
-            new_props[name] = replaced
-    out["properties"] = new_props
-    return out
-
-
-def _offer(node: Mapping[str, Any], values: list[str], many: bool) -> dict[str, Any] | None:
-    """``node`` with its grounded string nodes offering only ``values`` (none:
-    the node's null branch, or an empty list); ``None`` when it has no such
-    node to change."""
-    if many:
-        items = node.get("items")
-        if node.get("type") != "array" or not isinstance(items, Mapping) or not (
-                _grounded_string(items)):
-            return None
-        high = node.get("maxItems")
-        if isinstance(high, int) and high != LOCAL_MAX_ITEMS:  # the schema's own bound
-            values = values[:high]  # (the local dialect's bound only keeps a reply finite:
-        # a list of located items is finite as it is)
-        if len(values) < int(node.get("minItems", 0)):
-            return None
-        return {**node, VALUES_KEY: values}  # exactly these items, in document order
-    branches = node.get("anyOf")
-    if isinstance(branches, list):
-        strings = [b for b in branches if isinstance(b, Mapping) and _grounded_string(b)]
-        if len(strings) != 1:
-            return None
-        if not values:
-            rest = [b for b in branches if b is not strings[0]]
-            return {**node, "anyOf": rest} if rest else None
-        return {**strings[0], VALUES_KEY: values}  # found: one of them, never null
-    if _grounded_string(node):
-        return {**node, VALUES_KEY: values} if values else None
-    return None
-
-
-def _grounded_string(node: Mapping[str, Any]) -> bool:
-    mark = node.get("x-grounded")
-    return node.get("type") == "string" and mark in (True, "whole_tokens", "whole_lines") and (
-        "enum" not in node)

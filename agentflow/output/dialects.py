@@ -33,6 +33,7 @@ from typing import Any
 from agentflow.errors import SchemaError
 from agentflow.model import SchemaDialect, ToolSpec
 from agentflow.output._dialect_base import DialectSchema, resolve_ref, schema_types, unmarked
+from agentflow.output._dialect_booleans import without_boolean_schemas
 from agentflow.output._dialect_gemini import gemini
 from agentflow.output._dialect_strict import openai_strict
 
@@ -91,10 +92,22 @@ def _bound(node: Any) -> Any:
 def transform_schema(schema: Mapping[str, Any], dialect: SchemaDialect) -> DialectSchema:
     """Any JSON Schema (a tool's parameters, say) in ``dialect``.
 
+    Boolean subschemas (``true``, ``false``) are rewritten first as object
+    schemas, for every dialect but ``plain`` (``_dialect_booleans``).
+
     Raises:
-        SchemaError: the dialect cannot express it.
+        SchemaError: the dialect cannot express it, or it is not a JSON object,
+            or it can hold no value (a required property whose schema is ``false``).
     """
-    return _TRANSFORMS[dialect](dict(schema))
+    if dialect == "plain":
+        return _plain(dict(_object(schema)))
+    return _TRANSFORMS[dialect](without_boolean_schemas(dict(_object(schema))))
+
+
+def _object(schema: Any) -> Mapping[str, Any]:
+    if not isinstance(schema, Mapping):
+        raise SchemaError("", f"a JSON Schema must be an object here, got {schema!r:.40}")
+    return schema
 
 
 _TRANSFORMS = {

@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agentflow.grounding.edges import END, START, label_at
-from agentflow.grounding.locate import locate
+from agentflow.grounding.edges import END, START, edge_problem, label_at
+from agentflow.grounding.locate import locate, occurrences
 from agentflow.grounding.tokens import pieces
 from agentflow.output.grammar_marks import (
     _AFTER,
@@ -172,8 +172,16 @@ class RuleBuilder:
         if mark in _SOURCE and isinstance(values, list) and all(
                 isinstance(v, str) for v in values):  # a learned locator's values
             allowed = self.own_rules(values, node, mark, line)
-            if allowed:
-                return self.list_values(("VALUES", *allowed), allowed)
+            if self.clean:  # clean where they are, as verification reads it
+                allowed = [v for v in allowed if self.clean_in_place(v, mark, line)]
+            outer, self.clean = self.clean, False
+            try:
+                listed = self.list_values(("VALUES", *allowed), allowed)
+            finally:
+                self.clean = outer
+            if listed:
+                return listed
+            # none of them is allowed: the field is grounded as if it had no locator
         if mark is not None and ("enum" in node or "const" in node):
             body = self.choices(node["enum"] if "enum" in node else [node["const"]], mark, line)
         elif mark == _WHOLE_ITEMS:
@@ -240,6 +248,16 @@ class RuleBuilder:
                 if (regex is None or regex.search(v))
                 and locate(v, self.source, whole_tokens=mark == _WHOLE_TOKENS,
                            whole_lines=mark == _WHOLE_LINES, line=line) is not None]
+
+    def clean_in_place(self, value: str, mark: Any, line: str | None) -> bool:
+        """Whether ``value`` has clean edges at some place of the source its
+        rules allow (``agentflow.grounding.edges.edge_problem``, the check
+        verification makes: a label counts only where the line's content
+        begins, so ``Version 590: 03 Jun 2021`` inside a quoted argument is
+        clean)."""
+        return any(edge_problem(value, self.source, span) is None for span in occurrences(
+            value, self.source, whole_tokens=mark == _WHOLE_TOKENS,
+            whole_lines=mark == _WHOLE_LINES, line=line))
 
     def choices(self, values: list[Any], mark: Any, line: str | None) -> str | None:
         """The alternatives of a grounded choice (a ``Literal``/enum marked
@@ -458,11 +476,17 @@ class RuleBuilder:
 
     def array(self, node: Mapping[str, Any]) -> str | None:
         fixed = node.get(_VALUES)
+        sep = " " + _literal(self.item_sep) + " "
         if isinstance(fixed, list) and all(isinstance(v, str) for v in fixed):
             # a learned locator's items (agentflow.grounding.locators): exactly these
-            sep = " " + _literal(self.item_sep) + " "
             return ('"[" ' + sep.join(_json_literal(v) for v in fixed) + ' "]"' if fixed
                     else '"[" "]"')
+        if isinstance(fixed, list) and fixed and all(
+                isinstance(b, list) and all(isinstance(v, str) for v in b) for b in fixed):
+            # a continued locator's blocks: exactly the items of one of them
+            return " | ".join(dict.fromkeys(
+                '"[" ' + sep.join(_json_literal(v) for v in b) + ' "]"' if b else '"[" "]"'
+                for b in fixed))
         chain = self.item_chain(node)
         if chain is not None:
             return chain

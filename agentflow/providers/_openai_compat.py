@@ -232,6 +232,12 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
         """The vendor's model id."""
         return self._model
 
+    @property
+    def base_url(self) -> str:
+        """The URL requests go to (as given: it may hold a query key, so
+        show it through ``agentflow._secrets.redact_urls``)."""
+        return self._http.base_url
+
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(model={self._model!r}, "
                 f"base_url={redact_urls(self._http.base_url)!r})")

@@ -118,13 +118,13 @@ class RateLease:
     on a 429, ``readmit`` before a retry and ``release`` when done.
     """
 
-    __slots__ = ("_governor", "_released", "_req_mark", "_tok_mark", "tokens")
+    __slots__ = ("_governor", "_released", "_unheard", "tokens")
 
     def __init__(self, governor: RateGovernor, tokens: float) -> None:
         self._governor = governor
         self.tokens = tokens
-        self._req_mark = 0.0
-        self._tok_mark = 0.0
+        self._unheard = 0
+        """Admissions of this lease whose reply the governor has not heard yet."""
         self._released = False
 
     def observe(self, snapshot: RateLimitSnapshot | None, *, ok: bool) -> None:
@@ -143,7 +143,7 @@ class RateLease:
         """The request is over (idempotent)."""
         if not self._released:
             self._released = True
-            self._governor._release()
+            self._governor._release(self)
 
 
 class RateGovernor:
@@ -188,8 +188,8 @@ class RateGovernor:
         self._pause_until = 0.0
         self._cap: float | None = None
         self._in_flight = 0
-        self._req_debited = 0.0
-        self._tok_debited = 0.0
+        self._unheard_req = 0.0
+        self._unheard_tok = 0.0
         self._queue: list[tuple[int, int, _Waiter]] = []
         self._seq = itertools.count()
         self.admitted = 0
@@ -286,9 +286,9 @@ class RateGovernor:
             self._req.level -= 1.0
         if self._tok is not None:
             self._tok.level -= lease.tokens
-        self._req_debited += 1.0
-        self._tok_debited += lease.tokens
-        lease._req_mark, lease._tok_mark = self._req_debited, self._tok_debited
+        self._unheard_req += 1.0
+        self._unheard_tok += lease.tokens
+        lease._unheard += 1
         self.admitted += 1
         if new:
             self._in_flight += 1
@@ -307,8 +307,17 @@ class RateGovernor:
             self._queue[0][2].wake()
 
     # -- feedback -----------------------------------------------------------
-    def _release(self) -> None:
+    def _hear(self, lease: RateLease, admissions: int) -> None:
+        """Stop counting ``admissions`` of ``lease`` as unheard (lock held)."""
+        n = min(admissions, lease._unheard)
+        if n:
+            lease._unheard -= n
+            self._unheard_req = max(0.0, self._unheard_req - n)
+            self._unheard_tok = max(0.0, self._unheard_tok - n * lease.tokens)
+
+    def _release(self, lease: RateLease) -> None:
         with self._lock:
+            self._hear(lease, lease._unheard)  # a request that failed unheard
             n = self._in_flight
             self._in_flight = n - 1 if n > 0 else 0
             if self._queue:  # _wake_head, inline: nobody waits in the common case
@@ -318,14 +327,20 @@ class RateGovernor:
         with self._lock:
             if ok and self._cap is not None:
                 self._cap += 1.0 / self._cap
+            self._hear(lease, 1)
             if snap is not None:
+                # The reply's ``remaining`` counts the requests the vendor saw before
+                # this one, in the vendor's order, which under load is not the order
+                # of admission here. Every other request admitted and not yet heard
+                # from may be missing from it, so all of them are taken off: at worst
+                # a request is counted twice (slower, never a 429).
                 now = time.monotonic()
                 self._req = self._correct(self._req, self._rpm, snap.requests_limit,
                                           snap.requests_remaining, snap.requests_reset,
-                                          self._req_debited - lease._req_mark, now)
+                                          self._unheard_req, now)
                 self._tok = self._correct(self._tok, self._tpm, snap.tokens_limit,
                                           snap.tokens_remaining, snap.tokens_reset,
-                                          self._tok_debited - lease._tok_mark, now)
+                                          self._unheard_tok, now)
             self._known = True
             if self._queue:  # _wake_head, inline
                 self._queue[0][2].wake()

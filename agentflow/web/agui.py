@@ -21,9 +21,10 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   input), ``TOOL_CALL_END``; ``tool_result`` -> ``TOOL_CALL_RESULT``. The
   structured-output engine's own tool (``generate_response``) is not shown.
 * ``output_partial`` -> ``STATE_SNAPSHOT`` of the client's state with
-  ``"output"`` set to the partial object (a frontend renders
+  ``"output"`` (``output_key``) set to the partial object (a frontend renders
   ``agent.state.output`` as it grows); the validated output comes in a last
-  snapshot too
+  snapshot too. The client's other state keys are sent back unchanged; an app
+  whose state already uses ``"output"`` names another key
 * ``output_retry`` / ``attempt_discarded`` -> ``CUSTOM`` events named
   ``agentflow.output_retry`` / ``agentflow.attempt_discarded`` (value: the
   wire's JSON of the event); a discarded attempt's open messages are ended
@@ -125,15 +126,19 @@ class AGUIEncoder:
     Args:
         thread_id / run_id: the request's ids (``RUN_STARTED``/``RUN_FINISHED``).
         state: the client's state, the base of the ``STATE_SNAPSHOT``s.
+        output_key: the state key the structured output is set under
+            (default ``"output"``).
     """
 
     media_type = "text/event-stream"
     headers: Mapping[str, str] = {}
     ping = PING_FRAME
 
-    def __init__(self, thread_id: str, run_id: str, *, state: Any = None) -> None:
+    def __init__(self, thread_id: str, run_id: str, *, state: Any = None,
+                 output_key: str = "output") -> None:
         self.thread_id, self.run_id = thread_id, run_id
         self.state = dict(state) if isinstance(state, Mapping) else {}
+        self.output_key = output_key
         self._sse = EventEncoder()
         self._call = run_id
         self._text: str | None = None       # the open text message's id
@@ -181,7 +186,7 @@ class AGUIEncoder:
             out.append(ReasoningMessageContentEvent(message_id=self._reasoning,
                                                     delta=event.text))
         elif isinstance(event, OutputPartial):  # per chunk: encoded directly
-            return _snapshot_frame({**self.state, "output": event_to_dict(event)["data"]})
+            return _snapshot_frame({**self.state, self.output_key: event_to_dict(event)["data"]})
         elif isinstance(event, ToolUse):
             parent = self._text
             self._close(out)
@@ -212,7 +217,8 @@ class AGUIEncoder:
             self._close(out)
             wire = event_to_dict(event)
             if wire["output"] is not None:
-                out.append(StateSnapshotEvent(snapshot={**self.state, "output": wire["output"]}))
+                out.append(StateSnapshotEvent(
+                    snapshot={**self.state, self.output_key: wire["output"]}))
             result = {k: wire[k] for k in ("output", "text", "stop_reason", "usage", "error")}
             outcome = (RunFinishedInterruptOutcome(interrupts=self._interrupts)
                        if self._interrupts else None)
@@ -305,13 +311,15 @@ def agui_response(
     ping_interval: float = 15.0,
     headers: Mapping[str, str] | None = None,
     on_close: Callable[[Outcome], Awaitable[None]] | None = None,
+    output_key: str = "output",
 ) -> EventStreamResponse:
     """``agent.stream(run.message, output, state=run.agent_state())`` as an
     AG-UI event stream (or ``events``, e.g. ``stream_with_store(...)``, in its
     place). With ``store`` and ``key`` the call runs on that stored
     conversation and is saved when it completes (``stream_with_store``; a run
     that resumes approvals applies ``run.decisions`` first). A client that
-    goes away cancels the call (``EventStreamResponse``)."""
+    goes away cancels the call (``EventStreamResponse``). The structured
+    output is set in the client's state under ``output_key``."""
     if store is not None and key is not None:
         events = stream_with_store(agent, store, key, run.message, output, strategy=strategy,
                                    decisions=run.decisions)
@@ -321,6 +329,7 @@ def agui_response(
                              "its suspended call was saved under")
         events = agent.stream(run.message, output, state=run.agent_state(), strategy=strategy)
     return EventStreamResponse(events, encoder=AGUIEncoder(run.thread_id, run.run_id,
-                                                           state=run.state),
+                                                           state=run.state,
+                                                           output_key=output_key),
                                ping_interval=ping_interval, headers=headers,
                                on_close=on_close)

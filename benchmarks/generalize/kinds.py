@@ -12,7 +12,13 @@ systemd    report  ``/usr/lib/systemd/system/*.service`` file       systemd_unit
                    (symlinks and duplicates skipped)
 copyright  report  DEP-5 ``/usr/share/doc/*/copyright`` file        dep5_copyright.py:CopyrightFile
                    (identical contents once)
+man        report  the head of a man page's roff source            man_page.py:ManPage
+                   (``/usr/share/man/man{1,5,8}/*.gz`` less gcloud's:
+                   from ``.TH`` to the third ``.SH``; identical heads once)
 ========== ======= ============================================== =================
+
+``man`` was added after the others were tuned, as a kind never tuned on:
+its first figures were taken before any framework change made for it.
 
 Tuning kinds are the ones a framework change may be tuned on (their ``tune``
 split); the reporting kinds are not to be tuned on at all, and every kind's
@@ -34,6 +40,7 @@ run of the same machine, and ``--offset 10`` gives the next ten, unseen.
 from __future__ import annotations
 
 import glob
+import gzip
 import hashlib
 import os
 import sys
@@ -49,6 +56,10 @@ MAX_DOC_CHARS = 4000
 DPKG_STATUS = "/var/lib/dpkg/status"
 UNIT_GLOB = "/usr/lib/systemd/system/*.service"
 COPYRIGHT_GLOB = "/usr/share/doc/*/copyright"
+MAN_GLOB = "/usr/share/man/man[158]/*.gz"
+MAN_SKIP = ("gcloud",)
+"""Man pages left out: the Google Cloud SDK's ~16,700 generated pages (one
+generator's near-identical heads would be nearly the whole kind)."""
 
 __all__ = ["KINDS", "MAX_DOC_CHARS", "Kind", "sample", "split_of"]
 
@@ -129,6 +140,23 @@ def _copyright() -> dict[str, str]:
     return docs
 
 
+def _man() -> dict[str, str]:
+    docs: dict[str, str] = {}
+    seen: set[str] = set()
+    for path in sorted(glob.glob(MAN_GLOB)):
+        if os.path.islink(path) or Path(path).name.startswith(MAN_SKIP):
+            continue
+        try:
+            with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
+                head = t.man_head(f.read())
+        except (OSError, EOFError):
+            continue
+        if head is not None and head not in seen:
+            seen.add(head)
+            docs[Path(path).name.removesuffix(".gz")] = head + "\n"
+    return docs
+
+
 KINDS: dict[str, Kind] = {
     "dpkg": Kind("dpkg", "tune", f"{HERE / 'dpkg_status.py'}:Package",
                  f"installed paragraphs of {DPKG_STATUS}", _dpkg, t.dpkg_truth),
@@ -139,6 +167,8 @@ KINDS: dict[str, Kind] = {
                     UNIT_GLOB, _systemd, t.unit_truth),
     "copyright": Kind("copyright", "report", f"{HERE / 'dep5_copyright.py'}:CopyrightFile",
                       f"DEP-5 files {COPYRIGHT_GLOB}", _copyright, t.copyright_truth),
+    "man": Kind("man", "report", f"{HERE / 'man_page.py'}:ManPage",
+                f"man page heads {MAN_GLOB}", _man, t.man_truth),
 }
 
 

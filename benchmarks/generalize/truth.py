@@ -13,6 +13,9 @@ format gives it; the scorer folds it (``scoring.fold``).
   may repeat and an empty assignment resets a list), per systemd.syntax(7).
 * Python core metadata (``METADATA``/``PKG-INFO``) is read with the standard
   library's ``email.parser.HeaderParser`` (the format is RFC 822 headers).
+* ``man_truth``: the head of a man page's roff source (groff_man(7): the
+  ``.TH title section date source manual`` request, arguments quoted per
+  groff(7), and the ``NAME`` section's ``name \\- summary`` line).
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from typing import Any
 
 Truth = dict[str, Any]
 
-__all__ = ["Truth", "copyright_truth", "dpkg_truth", "metadata_truth", "parse_stanza",
-           "parse_unit", "split_stanzas", "unit_truth"]
+__all__ = ["Truth", "copyright_truth", "dpkg_truth", "man_head", "man_truth", "metadata_truth",
+           "parse_stanza", "parse_unit", "split_stanzas", "unit_truth"]
 
 
 def split_stanzas(text: str) -> list[str]:
@@ -204,4 +207,93 @@ def unit_truth(text: str) -> Truth:
         "type": last("Service", "Type"),
         "exec_start": first("Service", "ExecStart"),
         "wanted_by": words("Install", "WantedBy"),
+    }
+
+
+def _roff_args(line: str) -> list[str]:
+    """The arguments of a roff request line (``.TH NAME "1" "May 2023"``),
+    per groff(7): separated by spaces, a double-quoted argument may hold
+    spaces, ``""`` inside one is a literal quote; the request name dropped."""
+    args: list[str] = []
+    i, n = 0, len(line)
+    while i < n and not line[i].isspace():
+        i += 1  # the request name (.TH)
+    while i < n:
+        while i < n and line[i] in " \t":
+            i += 1
+        if i >= n:
+            break
+        if line[i] == '"':
+            i += 1
+            out = []
+            while i < n:
+                if line[i] == '"':
+                    if i + 1 < n and line[i + 1] == '"':
+                        out.append('"')
+                        i += 2
+                        continue
+                    i += 1
+                    break
+                out.append(line[i])
+                i += 1
+            args.append("".join(out))
+        else:
+            j = i
+            while j < n and line[j] not in " \t":
+                j += 1
+            args.append(line[i:j])
+            i = j
+    return args
+
+
+_SH = re.compile(r'^\.SH[ \t]+"?([^"\n]*)"?[ \t]*$')
+
+
+def man_head(text: str) -> str | None:
+    """The head of a man page's roff source that the benchmark sends: from its
+    ``.TH`` line up to (not including) its third ``.SH`` line (the title line,
+    the NAME section and the section after it); ``None`` without a ``.TH``
+    line (an mdoc page or a ``.so`` redirect)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(".TH ")), None)
+    if start is None:
+        return None
+    sections = [i for i in range(start, len(lines)) if _SH.match(lines[i])]
+    end = sections[2] if len(sections) > 2 else len(lines)
+    return "\n".join(lines[start:end])
+
+
+def man_truth(text: str) -> Truth:
+    """The ``man_page.ManPage`` fields of a man page head: title, section,
+    date, source and manual = the five arguments of ``.TH`` in order
+    (``None`` when absent or empty, as written: roff escapes kept);
+    summary = the NAME section's text after its `` \\- `` (its text lines
+    joined by spaces, request lines skipped; ``None`` without one: a
+    ``\\-`` inside a word is a hyphen, not the separator)."""
+    lines = text.splitlines()
+    th = next((line for line in lines if line.startswith(".TH ")), None)
+    args = _roff_args(th) if th is not None else []
+    args += [""] * (5 - len(args))
+    summary = None
+    names = [i for i, line in enumerate(lines) if (m := _SH.match(line))
+             and m.group(1).strip().upper() == "NAME"]
+    if names:
+        body = []
+        for line in lines[names[0] + 1:]:
+            if _SH.match(line):
+                break
+            if line.startswith((".", "'")):
+                continue
+            body.append(line.strip())
+        joined = " ".join(b for b in body if b)
+        parts = re.split(r"\s\\-\s", joined, maxsplit=1)  # "name \- summary"; a
+        if len(parts) == 2:  # hyphen inside a name (workload\-identity) is no separator
+            summary = parts[1].strip() or None
+    return {
+        "title": args[0] or None,
+        "section": args[1] or None,
+        "date": args[2] or None,
+        "source": args[3] or None,
+        "manual": args[4] or None,
+        "summary": summary,
     }

@@ -1,0 +1,119 @@
+"""Learned locators in the grammar: a ``local``-dialect JSON Schema whose
+located fields offer only the values their locators find in this document
+(``agentflow.grounding.locators`` documents the rules).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentflow.grounding.edges import END, START
+from agentflow.grounding.locator_rule import VALUES_KEY, Locator
+from agentflow.grounding.marker import CLEAN_KEY
+from agentflow.output.dialects import LOCAL_MAX_ITEMS
+
+__all__ = ["apply_locators"]
+
+
+def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
+                   source: str) -> dict[str, Any]:
+    """A copy of a ``local``-dialect ``schema`` whose top-level grounded
+    string fields with a locator offer only the locator's values in
+    ``source``: a string field the first of them (never null: the place the
+    rule reads, as each example's value is its first), a list field exactly
+    them, in document order (a continued list: its first block's items;
+    ``VALUES_KEY`` on the string node or on the list); a field whose locator
+    finds nothing can only be null (or an empty list).
+    A field whose strings are not grounded, or are whole items, is left as is."""
+    props = schema.get("properties")
+    if not locators or not isinstance(props, Mapping):
+        return dict(schema)
+    out = dict(schema)
+    new_props = dict(props)
+    for name, rule in locators.items():
+        prop = props.get(name)
+        if not isinstance(prop, Mapping):
+            continue
+        values: list[Any] = (rule.blocks(source) if rule.continued and rule.many
+                             else rule.values(source))
+        if not rule.many or rule.continued:
+            values = values[:1]  # the place the rule reads (each example's value is its first)
+        replaced = _offer(prop, values, rule.many)
+        if replaced is not None:
+            new_props[name] = replaced
+    out["properties"] = new_props
+    return out
+
+
+def _offer(node: Mapping[str, Any], values: list[Any], many: bool) -> dict[str, Any] | None:
+    """``node`` with its grounded string nodes offering only ``values`` (none:
+    the node's null branch, or an empty list); ``None`` when it has no such
+    node to change. A list's ``values`` are its items, or (a continued
+    locator's blocks) lists of items: exactly one of them. Under
+    ``Grounded(clean=True)`` each value is offered with clean edges
+    (``_clean_all``), so verification never refuses what the grammar offers."""
+    if many:
+        items = node.get("items")
+        if node.get("type") != "array" or not isinstance(items, Mapping) or not (
+                _grounded_string(items)):
+            return None
+        if items.get(CLEAN_KEY) is True:
+            values = [_clean_all(v) if isinstance(v, list) else v for v in _clean_all(values)]
+        high = node.get("maxItems")
+        low = int(node.get("minItems", 0))
+        if values and all(isinstance(v, list) for v in values):
+            if isinstance(high, int) and high != LOCAL_MAX_ITEMS:
+                values = [v[:high] for v in values]
+            values = [v for v in values if len(v) >= low]
+            return {**node, VALUES_KEY: values} if values else None  # one block's items
+        if isinstance(high, int) and high != LOCAL_MAX_ITEMS:  # the schema's own bound
+            values = values[:high]  # (the local dialect's bound only keeps a reply finite:
+        # a list of located items is finite as it is)
+        if len(values) < low:
+            return None
+        return {**node, VALUES_KEY: values}  # exactly these items, in document order
+    branches = node.get("anyOf")
+    if isinstance(branches, list):
+        strings = [b for b in branches if isinstance(b, Mapping) and _grounded_string(b)]
+        if len(strings) != 1:
+            return None
+        if strings[0].get(CLEAN_KEY) is True:
+            values = _clean_all(values)
+        if not values:
+            rest = [b for b in branches if b is not strings[0]]
+            return {**node, "anyOf": rest} if rest else None
+        return {**strings[0], VALUES_KEY: values}  # found: one of them, never null
+    if _grounded_string(node):
+        if node.get(CLEAN_KEY) is True:
+            values = _clean_all(values)
+        return {**node, VALUES_KEY: values} if values else None
+    return None
+
+
+def _clean_all(values: list[Any]) -> list[Any]:
+    """``values`` under ``Grounded(clean=True)``: each string less the separator
+    punctuation at its edges (``agentflow.grounding.edges``: ``Acme Ltd.,`` of
+    a line that lists holders one a line is ``Acme Ltd.``), the empty ones
+    dropped; lists (blocks) are left to the caller."""
+    out: list[Any] = []
+    for value in values:
+        if isinstance(value, str):
+            value = _clean(value)
+            if not value:
+                continue
+        out.append(value)
+    return out
+
+
+def _clean(value: str) -> str:
+    text = value.strip()
+    while text and (text[-1] in END or text[0] in START):
+        text = (text[:-1] if text[-1] in END else text[1:]).strip()
+    return text
+
+
+def _grounded_string(node: Mapping[str, Any]) -> bool:
+    mark = node.get("x-grounded")
+    return node.get("type") == "string" and mark in (True, "whole_tokens", "whole_lines") and (
+        "enum" not in node)

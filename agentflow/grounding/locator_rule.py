@@ -1,0 +1,190 @@
+"""A learned locator: where one field's value lives in a document, and the
+values it finds there (``agentflow.grounding.locators`` learns them from
+worked examples and documents the rules).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from agentflow.grounding.lines import continuation, paragraph_continuation
+
+__all__ = ["VALUES_KEY", "Locator", "line_arguments"]
+
+VALUES_KEY = "x-grounded-values"
+"""JSON Schema keyword on a grounded string node: the only values the grammar
+offers (a locator's values in this document); on a list node, its items, or
+lists of items (a continued locator's blocks): exactly one of them. Kept by
+the ``local`` dialect, dropped by every other."""
+
+
+def _has_text(item: str) -> bool:
+    """Whether a line of a block holds an item: a letter or a digit (a line
+    of punctuation alone, such as deb822's `` .`` for an empty line inside a
+    value, holds none)."""
+    return any(c.isalnum() for c in item)
+
+
+def _fold_ws(text: str) -> str:
+    return " ".join(text.split())
+
+
+_ARGUMENT = re.compile(r'"([^"\n]*)"|(\S+)')
+
+
+def line_arguments(line: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of each argument of ``line``, in order: a run of
+    non-whitespace characters, or the text between two double quotes (the
+    quotes not part of it), as shell lines, roff requests (``.TH NAME "1"
+    "May 2023" "pkg 1.0"``) and many command and record formats write
+    arguments. A quote that does not close is part of a plain argument."""
+    return [m.span(1) if m.group(1) is not None else m.span(2)
+            for m in _ARGUMENT.finditer(line)]
+
+
+@dataclass(frozen=True, slots=True)
+class Locator:
+    """Where one field's value lives (``agentflow.grounding.locators`` documents the rules).
+
+    Attributes:
+        field: the field's name (top level of the output type).
+        left: the text just before the value on its line (never empty).
+        anchored: the line's content begins with ``left`` (a label).
+        right: the text just after the value; ``""``: the line's end.
+        split: the separator between list items written on one line, or
+            ``None`` (one value per line).
+        many: the field is a list.
+        continued: the value runs on over its line's continuation lines
+            (``agentflow.grounding.locators``).
+        arg: the value is this argument (0: the first after ``left``) of a
+            line whose first argument is ``left`` (``line_arguments``:
+            ``.TH NAME "1" "May 2023"``), or ``None`` (``left`` and
+            ``right`` are the text around it).
+        paragraph: under ``continued``, the value goes on over the next
+            lines of its paragraph (``agentflow.grounding.lines.
+            paragraph_continuation``) rather than over deeper-indented ones.
+    """
+
+    field: str
+    left: str
+    anchored: bool
+    right: str
+    split: str | None = None
+    many: bool = False
+    continued: bool = False
+    arg: int | None = None
+    paragraph: bool = False
+
+    def values(self, source: str) -> list[str]:
+        """The values this locator finds in ``source``, in document order
+        (list items each; each value stripped, never empty). A continued
+        list: the items of its first block only (the value the examples
+        show: one field's lines), ``blocks`` has them all."""
+        if self.arg is not None:
+            return self._arguments(source)
+        if self.continued:
+            blocks = self.blocks(source)
+            if self.many:
+                return blocks[0] if blocks else []
+            return [b[0] for b in blocks]
+        found: list[str] = []
+        for line in source.splitlines():
+            for raw in self._in_line(line):
+                parts = raw.split(self.split) if self.split else [raw]
+                found += [p.strip() for p in parts if p.strip()]
+        return found
+
+    def _arguments(self, source: str) -> list[str]:
+        """Argument ``arg`` of each line whose first argument is ``left``."""
+        out = []
+        for line in source.splitlines():
+            args = line_arguments(line)
+            if self.arg is not None and len(args) > self.arg + 1 and (
+                    line[slice(*args[0])] == self.left):
+                value = line[slice(*args[self.arg + 1])].strip()
+                if value:
+                    out.append(value)
+        return out
+
+    def blocks(self, source: str) -> list[list[str]]:
+        """Under ``continued``, each place the locator finds, in document
+        order: a list's items (the rest of the label line, then each
+        continuation line's content, split by ``split``; a line of
+        punctuation alone, deb822's `` .``, is no item), or a single
+        value's whole text (one string: the source's own text from after
+        ``left`` to the end of the block, stripped). ``[]`` otherwise."""
+        if not self.continued:
+            return []
+        lines = source.splitlines()
+        out: list[list[str]] = []
+        for i, line in enumerate(lines):
+            for raw in self._in_line(line, empty=True):  # the value may begin on the next line
+                rest = (paragraph_continuation if self.paragraph else continuation)(lines, i)
+                if not self.many:
+                    text = "\n".join([raw, *lines[i + 1:i + 1 + len(rest)]]).strip()
+                    if text:
+                        out.append([text])
+                    continue
+                items = []
+                for part in [raw, *rest]:
+                    pieces = part.split(self.split) if self.split else [part]
+                    items += [p.strip() for p in pieces if _has_text(p)]
+                if items:
+                    out.append(items)
+        return out
+
+    def _in_line(self, line: str, empty: bool = False) -> list[str]:
+        """The raw values after ``left`` (up to ``right``) on ``line``;
+        ``empty``: also where nothing follows ``left`` there."""
+        if self.anchored:
+            body = line.lstrip()
+            label = self.left.lstrip()
+            if body[: len(label)].casefold() != label.casefold():
+                if not (empty and body.rstrip().casefold() == label.rstrip().casefold()):
+                    return []  # a key's letter case varies (Author-email, Author-Email)
+                return [""]  # the label alone (``Copyright:``): the value is on the next lines
+            starts = [len(line) - len(body) + len(label)]
+        else:
+            starts = [m.end() for m in re.finditer(re.escape(self.left), line)]
+        out = []
+        for start in starts:
+            if self.right:
+                end = line.find(self.right, start)
+                if end < 0:
+                    continue
+            else:
+                end = len(line)
+            if empty or line[start:end].strip():
+                out.append(line[start:end])
+        return out
+
+    def mentioned(self, source: str) -> bool:
+        """Whether ``source`` writes this locator's label anywhere (letter case
+        ignored, separators and spaces around it dropped): a null is only sure
+        where the document does not even mention the field's key."""
+        key = self.left.strip(" \t:=;,([{<>}]).-")
+        return bool(key) and key.casefold() in source.casefold()
+
+    def holds(self, value: Any, source: str) -> bool:
+        """Whether the locator finds exactly ``value`` in ``source``: a single
+        value as its first value (``None``: no value), a list as its values."""
+        found = self.values(source)
+        if self.many:
+            return [str(v).strip() for v in (value or [])] == found
+        if value is None:
+            return not found
+        return bool(found) and _fold_ws(found[0]) == _fold_ws(str(value))
+
+    def describe(self) -> str:
+        """The rule in words (for reports): ``after 'Version: ' to the line's end``."""
+        where = "at the start of a line after" if self.anchored else "after"
+        until = f"up to {self.right!r}" if self.right else "to the end of the line"
+        split = f", items split by {self.split!r}" if self.split else ""
+        if self.arg is not None:
+            return (f"{self.field}: argument {self.arg + 1} of a line that begins with "
+                    f"{self.left!r}")
+        more = (", and on over its paragraph's next lines" if self.paragraph else
+                ", and on over its continuation lines" if self.continued else "")
+        return f"{self.field}: {where} {self.left!r}, {until}{split}{more}"
