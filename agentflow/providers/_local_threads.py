@@ -5,10 +5,13 @@ else the CPUs this process may run on (``os.sched_getaffinity``, which
 follows taskset, cgroup cpusets and container limits; ``os.cpu_count()``
 where it does not exist) less one, at least one: the Python side (a grammar
 per document, validation, grounding checks, HTTP) runs on the one left, and
-llama.cpp's threads meet at a barrier after every operation and spin there
-while one of them waits for a CPU (measured with benchmarks/
-bench_local_scaling.py on a loaded 2-core machine: 2 threads cost ~4x the CPU
-seconds per document of 1, at no gain in wall time).
+llama.cpp's threads meet at a barrier after every operation, so all of them
+wait while one waits for a CPU. Measured on a 2-core machine
+(benchmarks/RESULTS.md, embedded speed): with llama.cpp's default busy-wait,
+2 threads cost ~4x the CPU seconds per document of 1 under load; with the
+polling off (``local.THREAD_POLL``) ~1.2x, and 2 threads are ~2x faster on a
+quiet machine, but 3x slower per document than 1 once other processes took
+the second core. ``AGENTFLOW_THREADS=2`` is the setting for a quiet 2-core machine.
 
 ``default_slots(threads)``: requests llama.cpp decodes at once
 (``n_parallel``, continuous batching): ``DEFAULT_SLOTS`` (4) whatever the
