@@ -10,7 +10,7 @@ wait while one waits for a CPU. Measured on a 2-core machine
 (benchmarks/RESULTS.md, embedded speed): with llama.cpp's default busy-wait,
 2 threads cost ~4x the CPU seconds per document of 1 under load; with the
 polling off (``local.THREAD_POLL``) ~1.2x, and 2 threads are ~2x faster on a
-quiet machine, but 3x slower per document than 1 once other processes took
+quiet machine, but 2.6x slower per document than 1 once other processes took
 the second core. ``AGENTFLOW_THREADS=2`` is the setting for a quiet 2-core machine.
 
 ``default_slots(threads)``: requests llama.cpp decodes at once
