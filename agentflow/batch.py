@@ -40,9 +40,10 @@ from collections.abc import (
 from typing import Any, Literal, TypeVar, overload
 
 import anyio
-from anyio.abc import ObjectSendStream
+from anyio.streams.memory import MemoryObjectSendStream
 from typing_extensions import Unpack
 
+from agentflow._anyio_fast import receive_soon, send_soon
 from agentflow.agent import ReActAgent
 from agentflow.batch_api.mode import Mode, start_batch_mode
 from agentflow.batch_api.model import input_scope
@@ -246,13 +247,16 @@ async def _schedule(
         max_buffer_size=concurrency
     )
     # inputs started but not yet yielded: bounds what order="input" holds back
-    unyielded = anyio.Semaphore(concurrency * WINDOW if order == "input" else concurrency * 2)
+    # fast_acquire: a free slot is taken without a trip through the event loop
+    unyielded = anyio.Semaphore(concurrency * WINDOW if order == "input" else concurrency * 2,
+                                fast_acquire=True)
 
-    async def supervise(results: ObjectSendStream[ExtractResult | BaseException]) -> None:
+    async def supervise(results: MemoryObjectSendStream[ExtractResult | BaseException]) -> None:
         async with results:
             failure: Exception | None = None
-            limiter = anyio.Semaphore(concurrency)  # inputs in flight
-            calls = anyio.Semaphore(concurrency)  # model calls in flight (chunks included)
+            limiter = anyio.Semaphore(concurrency, fast_acquire=True)  # inputs in flight
+            # model calls in flight (chunks included)
+            calls = anyio.Semaphore(concurrency, fast_acquire=True)
             counted = await plan.counted(agent)
             async with anyio.create_task_group() as tg:
                 index = 0
@@ -273,7 +277,7 @@ async def _schedule(
 
     async def run(
         counted: ExtractionPlan, index: int, item: ExtractInput, limiter: anyio.Semaphore,
-        calls: anyio.Semaphore, results: ObjectSendStream[ExtractResult | BaseException],
+        calls: anyio.Semaphore, results: MemoryObjectSendStream[ExtractResult | BaseException],
     ) -> None:
         try:
             # live calls go first at the rate governor; batch requests know their input
@@ -290,7 +294,11 @@ async def _schedule(
     next_index = 0
     finished = False
     try:
-        async for result in receive:
+        while True:
+            try:
+                result = await receive_soon(receive)
+            except anyio.EndOfStream:
+                break
             if isinstance(result, BaseException):
                 raise result
             if order == "completed":
@@ -312,12 +320,12 @@ async def _schedule(
             receive.close()
 
 
-async def _deliver(results: ObjectSendStream[ExtractResult | BaseException],
+async def _deliver(results: MemoryObjectSendStream[ExtractResult | BaseException],
                    item: ExtractResult | BaseException) -> None:
     """Send ``item`` to the consumer; when the consumer has gone (the
     generator was closed early), it is dropped: nobody is waiting for it."""
     with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-        await results.send(item)
+        await send_soon(results, item)
 
 
 async def _stop(task: asyncio.Future[None]) -> None:

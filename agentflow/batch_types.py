@@ -8,6 +8,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Collection, 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict
 
+from agentflow.documents.seen import SeenIds
 from agentflow.errors._usage import DuplicateInputIdError
 from agentflow.extraction.chunked import ChunkReport, Truncation
 from agentflow.extraction.merge import Conflict
@@ -142,12 +143,16 @@ class IdCheck:
         check = IdCheck()
         check.add(index, item)        # raises DuplicateInputIdError on a repeat
         IdCheck.all(inputs)           # a whole collection, before any request
+
+    The ids met are kept in a ``SeenIds`` (a temporary SQLite database, whole
+    ids, no digests), made at the first id: memory does not grow with a
+    stream of millions of inputs.
     """
 
     __slots__ = ("_seen",)
 
     def __init__(self) -> None:
-        self._seen: dict[str, tuple[int, bool]] = {}
+        self._seen: SeenIds | None = None
 
     def add(self, index: int, item: InputLike) -> None:
         """Record input ``index``'s id.
@@ -159,10 +164,12 @@ class IdCheck:
         if found is None:
             return
         input_id, generated = found
-        first = self._seen.setdefault(input_id, (index, generated))
-        if first[0] != index:
-            raise DuplicateInputIdError(input_id, first[0], index,
-                                        generated=(first[1], generated))
+        if self._seen is None:
+            self._seen = SeenIds()
+        first = self._seen.setdefault(input_id, 2 * index + generated)
+        if isinstance(first, int) and first // 2 != index:
+            raise DuplicateInputIdError(input_id, first // 2, index,
+                                        generated=(bool(first % 2), generated))
 
     @classmethod
     def all(cls, inputs: Collection[InputLike]) -> None:

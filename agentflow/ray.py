@@ -65,10 +65,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ExtractionSpec",
+    "OutputDir",
     "done_ids",
     "extract_dataset",
     "read_documents",
     "read_jsonl",
+    "read_output_dir",
     "read_parquet",
     "write_jsonl",
     "write_parquet",
@@ -240,6 +242,9 @@ class _Extractor:
         self.spec = spec
         self.loop = asyncio.new_event_loop()
         self.output = _resolve(spec.output)
+        from agentflow.extraction.fingerprint import schema_fingerprint
+
+        self.schema = schema_fingerprint(self.output)  # on every record: one output, one shape
         self.options = dict(spec.options)
         if isinstance(self.options.get("examples"), str):  # a reference, resolved here
             self.options["examples"] = _resolve_value(self.options["examples"])
@@ -285,6 +290,8 @@ class _Extractor:
         ):
             row = rows[result.index]
             ordered[row] = _record(result, offsets[row], page_maps[row])
+        for record in ordered:
+            record["schema"] = self.schema
         return {"id": ids, "ok": [bool(r["ok"]) for r in ordered],
                 "record": [orjson.dumps(r).decode() for r in ordered]}
 
@@ -376,13 +383,42 @@ def write_parquet(ds: ray.data.Dataset, path: str | os.PathLike[str]) -> None:
     ds.write_parquet(str(path))
 
 
-def done_ids(path: str | os.PathLike[str]) -> set[str]:
-    """Ids of the inputs with an ok record in any ``*.jsonl`` file under the
-    directory ``path`` (a torn line is skipped; failed inputs are not done).
-    Ray names its files at random, so file order says nothing of which run
-    came last: one ok record is enough."""
+@dataclass
+class OutputDir:
+    """What a directory of ``write_jsonl`` files holds (``read_output_dir``).
+
+    Attributes:
+        done: ids of the inputs with an ok record (failed inputs are not done).
+        schemas: schema fingerprint -> records carrying it (``"schema"``, which
+            every record of ``extract_dataset`` carries:
+            ``agentflow.extraction.fingerprint``; older records without one are
+            not counted).
+    """
+
+    done: set[str] = field(default_factory=set)
+    schemas: dict[str, int] = field(default_factory=dict)
+
+
+def read_output_dir(path: str | os.PathLike[str]) -> OutputDir:
+    """Read every ``*.jsonl`` file under the directory ``path`` once (a torn
+    line is skipped; a missing directory holds nothing). Ray names its files
+    at random, so file order says nothing of which run came last: one ok
+    record is enough for an id to be done."""
     from agentflow.extraction.outfile import read_records
 
     root = Path(path)
-    return {record["id"] for file in (sorted(root.glob("*.jsonl")) if root.is_dir() else ())
-            for _, record in read_records(file) if record.get("ok") is True}
+    held = OutputDir()
+    for file in sorted(root.glob("*.jsonl")) if root.is_dir() else ():
+        for _, record in read_records(file):
+            if record.get("ok") is True:
+                held.done.add(record["id"])
+            schema = record.get("schema")
+            if isinstance(schema, str):
+                held.schemas[schema] = held.schemas.get(schema, 0) + 1
+    return held
+
+
+def done_ids(path: str | os.PathLike[str]) -> set[str]:
+    """Ids of the inputs with an ok record in any ``*.jsonl`` file under the
+    directory ``path`` (``read_output_dir(path).done``)."""
+    return read_output_dir(path).done

@@ -10,9 +10,14 @@ is its own (``os.wait4``'s ``ru_maxrss``).
   (one short record per line) at ``--concurrency``, ``--out`` a file; per size:
   wall time, documents per second, time per document, peak RSS. Target: the
   largest run's peak RSS within 1.25x of the smallest's.
-* ``raw``: the same requests (the same body agentflow sends, read from the
-  fake's log) by a bare aiohttp client at the same concurrency, over the
-  smallest and largest sizes. Target: agentflow's throughput >= 0.5x raw's.
+* ``raw``: the same requests by a bare aiohttp client at the same concurrency:
+  it reads the same JSONL corpus, puts each record's text in the exact body
+  agentflow sent (saved by the fake from agentflow's first request: same
+  messages, response format and stream flag), posts it and parses the reply.
+  Target: agentflow's throughput >= 0.5x raw's. Per row: the load, CPU ms per
+  document of each client (``wait4``), and the fake vendor's CPU ms per
+  document in each run (``/proc``): under a loaded machine the wall ratio
+  follows the CPU each side needs.
 * ``hostile``: ``--text-files`` text files alone, then the same files with the
   hostile PDF of ``tests/pdfs.py`` (20 pages sharing one compressed stream of
   1M text operators, 14 KB) beside them. Target: every text file has its ok
@@ -43,13 +48,24 @@ sys.path.insert(0, str(ROOT))
 SCHEMA = ROOT / "examples" / "contact.py"
 
 
-def serve() -> None:
-    """The fake vendor, in this process, until stdin closes; prints its URL."""
+def serve(sample: str) -> None:
+    """The fake vendor, in this process, until stdin closes; prints its URL.
+    The first request agentflow sends is saved to ``sample`` (its user message
+    replaced by ``PLACEHOLDER``): the raw client's requests are that body."""
     from tests.fakes.base import FakeReply
     from tests.fakes.openai import OpenAIFake
 
+    saved = False
+
     def reply(body: Any) -> FakeReply:  # the name the document gives: a grounded value
-        text = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        nonlocal saved
+        user = next(m for m in body["messages"] if m["role"] == "user")
+        text = user["content"]
+        if not saved and isinstance(text, str):
+            user["content"] = PLACEHOLDER
+            Path(sample).write_bytes(orjson.dumps(body))
+            user["content"] = text
+            saved = True
         name = text.split(":")[0] if isinstance(text, str) else "Ann"
         return FakeReply(text=orjson.dumps({"name": name, "email": None, "phone": None,
                                             "company": None, "title": None}).decode())
@@ -68,38 +84,52 @@ def serve() -> None:
     asyncio.run(main())
 
 
+PLACEHOLDER = "\x00document\x00"
+
+# The floor: what any client must do per document, with nothing of agentflow's:
+# read the JSONL line, put its text in the body agentflow sent (the same request:
+# same headers, messages, response format, stream flag), post it, read the reply
+# and parse the JSON in it. Same concurrency, same fake, same run.
 RAW = r'''
 import asyncio, sys, time, aiohttp, orjson
-url, n, concurrency = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-body = orjson.dumps({"model": "gpt-4o-mini", "stream": True, "messages": [
-    {"role": "system", "content": "Extract the requested fields from the document."},
-    {"role": "user", "content": "Person 1: a person"}],
-    "response_format": {"type": "json_schema", "json_schema": {"name": "Contact", "strict": True,
-        "schema": {"type": "object", "properties": {"name": {"type": "string"}},
-                   "required": ["name"], "additionalProperties": False}}}})
+url, corpus, sample, concurrency = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+template = orjson.loads(open(sample, "rb").read())
+user = next(m for m in template["messages"] if m["role"] == "user")
+streams = bool(template.get("stream"))
 async def main():
     sem = asyncio.Semaphore(concurrency)
     async with aiohttp.ClientSession(headers={"Authorization": "Bearer k",
                                               "Content-Type": "application/json"}) as session:
-        async def one():
+        async def one(text):
             try:
+                user["content"] = text
+                body = orjson.dumps(template)
                 async with session.post(url + "/chat/completions", data=body) as r:
-                    await r.read()
+                    if streams:  # SSE: each data line is one JSON chunk
+                        async for line in r.content:
+                            if line.startswith(b"data: {"):
+                                orjson.loads(line[6:])
+                    else:
+                        reply = orjson.loads(await r.read())
+                        orjson.loads(reply["choices"][0]["message"]["content"])
             finally:
                 sem.release()
         start = time.perf_counter()
         tasks = set()
-        for _ in range(n):
-            await sem.acquire()
-            t = asyncio.ensure_future(one()); tasks.add(t); t.add_done_callback(tasks.discard)
+        with open(corpus, "rb") as f:
+            for line in f:
+                await sem.acquire()
+                t = asyncio.ensure_future(one(orjson.loads(line)["text"]))
+                tasks.add(t); t.add_done_callback(tasks.discard)
         await asyncio.gather(*tasks)
-        print(time.perf_counter() - start)
+        print(time.perf_counter() - start, file=sys.stderr)
 asyncio.run(main())
 '''
 
 
-def run_child(argv: list[str]) -> tuple[float, float, str]:
-    """Run ``argv``; its wall seconds, peak RSS (MB) and stderr's last lines."""
+def run_child(argv: list[str]) -> tuple[float, float, str, float]:
+    """Run ``argv``; its wall seconds, peak RSS (MB), stderr's last lines and
+    CPU seconds (user + system)."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as err:
         child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
@@ -108,7 +138,13 @@ def run_child(argv: list[str]) -> tuple[float, float, str]:
         wall = time.perf_counter() - start
         err.seek(0)
         tail = err.read().decode(errors="replace").strip().splitlines()[-2:]
-    return wall, usage.ru_maxrss / 1024, " | ".join(tail)
+    return wall, usage.ru_maxrss / 1024, " | ".join(tail), usage.ru_utime + usage.ru_stime
+
+
+def cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def extract_argv(url: str, inputs: list[str], out: Path, concurrency: int) -> list[str]:
@@ -132,7 +168,7 @@ def records(path: Path) -> list[dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--serve", metavar="SAMPLE", help=argparse.SUPPRESS)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--text-files", type=int, default=1000)
@@ -140,12 +176,13 @@ def main() -> None:
     parser.add_argument("--skip-hostile", action="store_true")
     args = parser.parse_args()
     if args.serve:
-        serve()
+        serve(args.serve)
         return
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; concurrency {args.concurrency}")
-    server = subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    sample = Path(tempfile.gettempdir()) / f"bench_scale.{os.getpid()}.json"
+    server = subprocess.Popen([sys.executable, __file__, "--serve", str(sample)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert server.stdout is not None and server.stdin is not None
     url = server.stdout.readline().strip()
     server.stdout.readline()
@@ -153,29 +190,43 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             rows = []
-            print("\n| records | wall s | docs/s | ms/doc | peak RSS MB | raw aiohttp docs/s |"
-                  " agentflow / raw |")
-            print("|---:|---:|---:|---:|---:|---:|---:|")
+            fakes: list[str] = []
+            print("\n| records | load | wall s | docs/s | ms/doc | CPU ms/doc | peak RSS MB |"
+                  " raw docs/s | raw CPU ms/doc | agentflow / raw |")
+            print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
             for n in args.sizes:
                 data = work / f"c{n}.jsonl"
                 corpus(data, n)
                 out = work / f"out{n}.jsonl"
-                wall, rss, tail = run_child(extract_argv(url, [str(data)], out, args.concurrency))
+                load = os.getloadavg()[0]
+                fake = cpu_of(server.pid)
+                wall, rss, tail, cpu = run_child(extract_argv(url, [str(data)], out,
+                                                              args.concurrency))
+                fake = cpu_of(server.pid) - fake
                 saved = sum(1 for _ in out.open("rb"))
                 ok = sum(1 for line in out.open("rb") if b'"ok":true' in line)
                 assert saved == n == ok, f"{saved} records ({ok} ok) of {n}: {tail}"
-                raw = ""
-                ratio = ""
+                raw = raw_cpu = ratio = ""
                 if not args.skip_raw:
-                    raw_wall, _, _ = run_child([sys.executable, "-c", RAW, url, str(n),
-                                                str(args.concurrency)])
-                    raw = f"{n / raw_wall:,.0f}"
+                    raw_fake = cpu_of(server.pid)
+                    raw_wall, _, raw_tail, raw_cpus = run_child([
+                        sys.executable, "-c", RAW, url, str(data), str(sample),
+                        str(args.concurrency)])
+                    raw_fake = cpu_of(server.pid) - raw_fake
+                    fakes.append(f"{n:,}: fake {1000 * fake / n:.2f} / {1000 * raw_fake / n:.2f}")
+                    assert raw_tail.replace(".", "", 1).isdigit(), raw_tail
+                    raw, raw_cpu = f"{n / raw_wall:,.0f}", f"{1000 * raw_cpus / n:.2f}"
                     ratio = f"{raw_wall / wall:.2f}"
+                    load = max(load, os.getloadavg()[0])
                 rows.append((n, wall, rss))
-                print(f"| {n:,} | {wall:.1f} | {n / wall:,.0f} | {1000 * wall / n:.2f} | "
-                      f"{rss:.0f} | {raw} | {ratio} |", flush=True)
+                print(f"| {n:,} | {load:.1f} | {wall:.1f} | {n / wall:,.0f} | "
+                      f"{1000 * wall / n:.2f} | {1000 * cpu / n:.2f} | {rss:.0f} | {raw} | "
+                      f"{raw_cpu} | {ratio} |", flush=True)
                 data.unlink()
                 out.unlink()
+            if fakes:
+                print("\nthe fake vendor's CPU ms/doc (agentflow's run / raw's run): "
+                      + "; ".join(fakes))
             if len(rows) > 1:
                 growth = rows[-1][2] / rows[0][2]
                 print(f"\npeak RSS {rows[-1][0]:,} / {rows[0][0]:,} records: {growth:.2f}x "
@@ -185,6 +236,7 @@ def main() -> None:
     finally:
         server.stdin.close()
         server.wait(30)
+        sample.unlink(missing_ok=True)
 
 
 def hostile(work: Path, url: str, args: argparse.Namespace) -> None:

@@ -271,3 +271,38 @@ def test_cli_engine_ray_runs_with_default_flags(
                      "--out", str(out)]) == 0
     assert sorted(r["id"] for r in _records(out)) == sorted(str(p) for p in root.iterdir())
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_cli_engine_ray_refuses_a_directory_of_another_schema(
+        cluster: None, schema: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One output, one schema: every Ray record carries the fingerprint; a run
+    with another schema refuses (exit 2, nothing sent) or, with
+    --schema-changed new, writes the directory beside it."""
+    from agentflow.extraction.fingerprint import schema_fingerprint
+    from agentflow.extraction.setup import load_schema
+
+    root = _docs(tmp_path / "in", 3)
+    out = tmp_path / "out"
+    other = tmp_path / "other.py"
+    other.write_text(SCHEMA.replace("name: str", "name: str\n    age: int | None = None"))
+    first, second = (schema_fingerprint(load_schema(ref)[0]) for ref in (schema, f"{other}:Item"))
+    assert first != second
+    with ThreadedFake() as fake:
+        common = ["extract", "--engine", "ray", "--input", str(root), "--model",
+                  "openai:gpt-4o-mini", "--base-url", fake.url, "--api-key", "k", "--out", str(out)]
+        assert main([*common, "--schema", schema]) == 0
+        assert {r["schema"] for r in _records(out)} == {first}
+        sent = fake.count
+        capsys.readouterr()
+        assert main([*common, "--schema", f"{other}:Item"]) == 2
+        err = capsys.readouterr().err
+        assert f"holds records of another schema ({first} (3 records))" in err
+        assert f"this run's schema is {second}" in err and "--schema-changed new" in err
+        assert fake.count == sent  # refused before any request
+        assert main([*common, "--schema", f"{other}:Item", "--schema-changed", "new"]) == 0
+        assert "writing to" in capsys.readouterr().err
+        beside = tmp_path / f"out.{second}"
+        assert {r["schema"] for r in _records(beside)} == {second}
+        assert len(_records(beside)) == 3 and len(_records(out)) == 3  # out untouched
+        assert main([*common, "--schema", schema]) == 0  # the first schema: all done
+        assert "3 already done" in capsys.readouterr().err

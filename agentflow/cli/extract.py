@@ -19,7 +19,13 @@ from agentflow.batch import ExtractInput, UniqueIds, extract_many
 from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
 from agentflow.batch_api.runner import BatchSettings
-from agentflow.cli.options import DEFAULT_CONCURRENCY, DEFAULT_INSTRUCTIONS, CliError, chunking_for
+from agentflow.cli.options import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_INSTRUCTIONS,
+    CliError,
+    chunking_for,
+    schema_refusal,
+)
 from agentflow.cli.progress import SUSPECT_LABELS, Progress
 from agentflow.cli.setup_faults import setup_fault
 from agentflow.content import DocumentBlock
@@ -28,6 +34,7 @@ from agentflow.documents.inputs import Document, prepared
 from agentflow.documents.names import printable
 from agentflow.documents.readahead import PdfDelivery, read_ahead
 from agentflow.documents.routing import pdf_delivery
+from agentflow.documents.seen import MISSING
 from agentflow.errors import InvalidExampleError
 from agentflow.extraction.budget import Chunking
 from agentflow.extraction.chunked import check_items
@@ -94,9 +101,22 @@ async def _extract_into(
     args: argparse.Namespace, sink: _Sink, model: Any, output_type: Any, instructions: str,
     prepare: Any, max_chars: int | None, examples: Any = None, chunking: Chunking | None = None,
 ) -> int:
-    outcomes = sink.out.outcomes if sink.out is not None else {}
-    skip = {i for i, error in outcomes.items()
-            if error is None or not (args.retry_failed or _transient(error))}
+    outcomes = sink.out.outcomes if sink.out is not None else None
+    before = [0, 0]  # inputs skipped: done in an earlier run, and of them failed
+
+    def done_before(doc_id: str) -> bool:
+        """Whether ``--out`` holds ``doc_id``'s record and it is not to be tried
+        again (ok; or failed, not transiently, without ``--retry-failed``)."""
+        if not outcomes:
+            return False
+        error = outcomes.get(doc_id)
+        if error is MISSING or not (error is None or not (args.retry_failed
+                                                          or _transient(str(error)))):
+            return False
+        before[0] += 1
+        before[1] += error is not None
+        return True
+
     reads_pdf = "pdf" in model.profile.input_modalities
 
     def deliver(has_text: bool) -> str:
@@ -130,7 +150,7 @@ async def _extract_into(
                 id_field=args.id_field, deliver=PdfDelivery(args.pdf, reads_pdf),
                 ahead=concurrency)) as docs:
             async for raw in docs:
-                if raw.id in skip:
+                if done_before(raw.id):
                     continue
                 if args.limit is not None and taken >= args.limit:
                     break
@@ -190,11 +210,9 @@ async def _extract_into(
                   file=sys.stderr)
     elapsed = time.perf_counter() - start
     counts = progress.counts
-    before = [i for i in outcomes if i in skip]
-    failed_before = sum(outcomes[i] is not None for i in before)
-    skipped = f", {len(before)} already done" if before else ""
-    if failed_before:
-        skipped += f" ({failed_before} of them failed: --retry-failed tries them again)"
+    skipped = f", {before[0]} already done" if before[0] else ""
+    if before[1]:
+        skipped += f" ({before[1]} of them failed: --retry-failed tries them again)"
     failed = counts["failed"] + counts["suspect"]
     apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
     tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
@@ -221,14 +239,10 @@ def _open_for_schema(args: argparse.Namespace, schema: str) -> OutFile:
     if not others:
         return out
     out.close()
-    held = ", ".join(f"{fp} ({n} record{'s' * (n != 1)})" for fp, n in sorted(others.items()))
     path = Path(args.out)
     beside = path.with_name(f"{path.stem}.{schema}{path.suffix or '.jsonl'}")
     if getattr(args, "schema_changed", "refuse") != "new":
-        raise SetupError(
-            f"--out {printable(args.out)} holds records of another schema ({held}); this "
-            f"run's schema is {schema}. One file holds one schema: write to another file, "
-            f"or pass --schema-changed new to write {printable(str(beside))}")
+        raise schema_refusal(printable(args.out), others, schema, printable(str(beside)))
     print(f"agentflow: {printable(args.out)} holds another schema; writing to "
           f"{printable(str(beside))}", file=sys.stderr)
     new = open_out(str(beside), wait=args.wait, on_wait=waiting_notice(str(beside)))

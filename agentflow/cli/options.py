@@ -45,3 +45,15 @@ def chunking_for(args: argparse.Namespace, module: Any) -> Chunking | None:
     if getattr(args, "items", None):
         base = dataclasses.replace(base, items=args.items)
     return base
+
+
+def schema_refusal(target: str, others: dict[str, int], schema: str, beside: str) -> SetupError:
+    """The error of a run whose ``--out`` (``target``, a file or a Ray output
+    directory) holds records of other schemas (``others``: fingerprint ->
+    records); ``beside``: where ``--schema-changed new`` would write."""
+    held = ", ".join(f"{fp} ({n} record{'s' * (n != 1)})" for fp, n in sorted(others.items()))
+    return SetupError(
+        f"--out {target} holds records of another schema ({held}); this run's schema is "
+        f"{schema}. One output holds one schema: write to another one, or pass "
+        f"--schema-changed new to write {beside}")
+

@@ -2,7 +2,11 @@
 
 ``--out`` is a directory of JSONL files written by Ray Data (one file per
 output block, new files on each run); inputs with an ok record in any of them
-are skipped, failed ones are tried again. ``--concurrency`` is the total of
+are skipped, failed ones are tried again. Every record carries its schema's
+fingerprint: a directory holding records of another schema is refused (exit
+2), or with ``--schema-changed new`` the run writes the directory beside it
+named by its fingerprint (``out.<fingerprint>``), as the local engine does
+with a file. ``--concurrency`` is the total of
 calls in flight, split over ``--actors`` actors (default: ``PER_ACTOR`` per
 actor). The cluster is the one
 ``RAY_ADDRESS`` names, else a local one started here.
@@ -31,6 +35,8 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     Raises:
         CliError: no ``--out`` directory, ``--out`` is a file, stdin as an input,
             bad ``--actors``, or Ray Data is not installed.
+        SetupError: ``--out`` holds records of another schema (without
+            ``--schema-changed new``), or the directory beside it does too.
     """
     from agentflow.cli.options import CliError
 
@@ -52,6 +58,9 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
                        f"({args.actors})")
     from agentflow import ray as engine
 
+    # before the cluster: a refusal costs nothing
+    out, held = _output_for_schema(out, _fingerprint(args.schema), args)
+    done = held.done
     try:
         ray = engine._ray()
     except ImportError as exc:
@@ -61,7 +70,6 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     module_ref = args.schema.rpartition(":")[0]
     prepare = f"{module_ref}:prepare" if module is not None and hasattr(module, "prepare") else (
         None)
-    done = engine.done_ids(out)
     start = time.perf_counter()
     ds = engine.read_documents(args.input, fmt=args.format, text_field=args.text_field,
                                id_field=args.id_field, prepare=prepare)
@@ -89,3 +97,46 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     print(f"{ok} ok, {failed} failed{skipped}; {time.perf_counter() - start:.1f}s -> {out}/",
           file=sys.stderr)
     return 1 if failed else 0
+
+
+def _fingerprint(ref: str) -> str:
+    """The fingerprint of the schema ``ref`` names, as the actors stamp it."""
+    from agentflow.extraction.fingerprint import schema_fingerprint
+    from agentflow.extraction.setup import load_schema
+
+    return schema_fingerprint(load_schema(ref)[0])
+
+
+def _output_for_schema(out: Path, schema: str, args: argparse.Namespace) -> tuple[Path, Any]:
+    """``out`` and what it holds, when it holds no record of another schema;
+    else, with ``--schema-changed new``, the directory beside it named by
+    ``schema`` (``out.<schema>``) and what that holds.
+
+    Raises:
+        SetupError: another schema's records, and no ``--schema-changed new``
+            (or the directory beside ``out`` holds another schema's records too).
+    """
+    from agentflow import ray as engine
+    from agentflow.cli.options import schema_refusal
+    from agentflow.documents.names import printable
+    from agentflow.extraction.setup import SetupError
+
+    held = engine.read_output_dir(out)
+    others = {fp: n for fp, n in held.schemas.items() if fp != schema}
+    if not others:
+        return out, held
+    beside = out.with_name(f"{out.name}.{schema}")
+    if getattr(args, "schema_changed", "refuse") != "new":
+        raise schema_refusal(f"{printable(str(out))}/", others, schema,
+                             f"{printable(str(beside))}/")
+    if beside.exists() and not beside.is_dir():
+        raise SetupError(f"--schema-changed new: {printable(str(beside))} is a file; it must "
+                         "be a directory")
+    print(f"agentflow: {printable(str(out))}/ holds another schema; writing to "
+          f"{printable(str(beside))}/", file=sys.stderr)
+    held = engine.read_output_dir(beside)
+    if any(fp != schema for fp in held.schemas):
+        raise SetupError(f"--schema-changed new: {printable(str(beside))}/ holds records of "
+                         "another schema too")
+    return beside, held
+

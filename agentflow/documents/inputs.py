@@ -47,6 +47,7 @@ from agentflow.documents.kinds import DocumentKind, sniff_kind
 from agentflow.documents.loading import load_document
 from agentflow.documents.pages import PageMap, shift_pages
 from agentflow.documents.reading import MAX_INPUT_BYTES, InputError, _read_bytes, _Unusable
+from agentflow.documents.seen import MISSING, SeenIds
 from agentflow.errors import DocumentError, EmptyDocumentError
 
 __all__ = ["FORMATS", "MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "InputError",
@@ -216,7 +217,15 @@ def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[Docum
     document (not JSON, not an object, no string ``text_field``, an id already
     used) is one failed document (``InvalidInputLineError``, id
     ``FILE:LINE``), and the lines after it go on."""
-    seen: dict[int, int] = {}  # 8 bytes of each id's BLAKE2b -> its line: ~80 bytes an id
+    seen = SeenIds()  # each id -> its line, on disk: memory does not grow with the file
+    try:
+        yield from _jsonl_documents(path, text_field, id_field, seen)
+    finally:
+        seen.close()
+
+
+def _jsonl_documents(path: Path, text_field: str, id_field: str, seen: SeenIds
+                     ) -> Iterator[Document]:
     for number, line in _jsonl_lines(path):
         if not line.strip():
             continue
@@ -235,13 +244,11 @@ def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[Docum
             continue
         rid = record.get(id_field)
         doc_id = f"{path}#{rid if rid is not None else number}"
-        key = int.from_bytes(hashlib.blake2b(doc_id.encode("utf-8", "surrogatepass"),
-                                             digest_size=8).digest())
-        if key in seen:  # ids key the results: a repeat would lose one document
+        first = seen.setdefault(doc_id, number)
+        if first is not MISSING:  # ids key the results: a repeat would lose one document
             yield _bad_line(path, number, f"id {rid!r} already used on line "
-                                          f"{seen[key]}; ids must be unique within a file")
+                                          f"{first}; ids must be unique within a file")
             continue
-        seen[key] = number
         yield Document(doc_id, record[text_field])
 
 

@@ -38,8 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
-from anyio.abc import ObjectSendStream
+from anyio.streams.memory import MemoryObjectSendStream
 
+from agentflow._anyio_fast import receive_soon, send_soon
 from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget, cpu_budget
 from agentflow.documents.inputs import (
     Document,
@@ -129,7 +130,7 @@ async def read_ahead(
     if ahead < 1:
         raise ValueError(f"ahead must be >= 1, got {ahead}")
     send, receive = anyio.create_memory_object_stream[Document | BaseException](ahead)
-    slots = anyio.Semaphore(ahead)
+    slots = anyio.Semaphore(ahead, fast_acquire=True)  # no loop trip for a free slot
     pools: list[ProcessPoolExecutor] = []
 
     def pool() -> ProcessPoolExecutor:
@@ -141,7 +142,7 @@ async def read_ahead(
 
     order_send, order_receive = anyio.create_memory_object_stream[_Pending](ahead)
 
-    async def produce(out: ObjectSendStream[Document | BaseException]) -> None:
+    async def produce(out: MemoryObjectSendStream[Document | BaseException]) -> None:
         async with out:
             failure: BaseException | None = None
             async with anyio.create_task_group() as tg:
@@ -177,10 +178,10 @@ async def read_ahead(
             await slots.acquire()
         if docs is not None:
             pending.ready.set()
-        await order_send.send(pending)
+        await send_soon(order_send, pending)
         return pending
 
-    async def emit(out: ObjectSendStream[Document | BaseException]) -> None:
+    async def emit(out: MemoryObjectSendStream[Document | BaseException]) -> None:
         """Send the documents on in input order, as each one's read is done."""
         async with order_receive:
             async for pending in order_receive:
@@ -217,7 +218,11 @@ async def read_ahead(
     producer = asyncio.ensure_future(produce(send))
     finished = False
     try:
-        async for item in receive:
+        while True:
+            try:
+                item = await receive_soon(receive)
+            except anyio.EndOfStream:
+                break
             if isinstance(item, BaseException):
                 raise item
             yield item
@@ -236,11 +241,11 @@ async def read_ahead(
                 _stop_pool(executor, kill=not finished)
 
 
-async def _offer(out: ObjectSendStream[Document | BaseException],
+async def _offer(out: MemoryObjectSendStream[Document | BaseException],
                  item: Document | BaseException) -> None:
     """Send ``item``; dropped when the consumer has gone."""
     with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-        await out.send(item)
+        await send_soon(out, item)
 
 
 def _stop_pool(executor: ProcessPoolExecutor, *, kill: bool) -> None:

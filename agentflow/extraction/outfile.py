@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 
 from agentflow.documents.names import dumps_record, loads_record
+from agentflow.documents.seen import MISSING, SeenIds
 from agentflow.extraction.setup import SetupError
 
 __all__ = ["MAX_LINE", "OutFile", "iter_lines", "open_out", "read_records", "waiting_notice"]
@@ -97,6 +98,16 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield offset, record
 
 
+def _newest(line: bytes, offset: int, newest: SeenIds) -> bool:
+    """Whether ``line`` (at ``offset``) is the newest record of its id."""
+    try:
+        record = loads_record(line)
+    except orjson.JSONDecodeError:
+        return False
+    return (isinstance(record, dict) and isinstance(record.get("id"), str)
+            and newest.get(record["id"]) == offset)
+
+
 def _is_ours(line: bytes) -> bool:
     """Whether ``line`` is blank, a record, or a record cut short by an
     interrupted run (a torn JSON object): anything else is a foreign line
@@ -145,7 +156,9 @@ class OutFile:
         outcomes: id -> ``None`` when its newest record is ok, else that
             record's error type (``""`` when it names none), for the ids the
             file held when opened (a record this run writes updates its id's
-            entry; new ids are not added: memory does not grow with the run).
+            entry; new ids are not added). A ``SeenIds``: held in a temporary
+            SQLite database, so memory does not grow with the file or the run;
+            ``outcomes.get(id)`` is ``MISSING`` for an id the file lacks.
         superseded: records whose id has a newer record (removed by ``compact``).
         saved: records this run appended.
         schemas: schema fingerprint -> records carrying it (``"schema"``, written
@@ -155,15 +168,15 @@ class OutFile:
     def __init__(self, path: Path, fd: int) -> None:
         self.path = path
         self._fd = fd
-        self.outcomes: dict[str, str | None] = {}
+        self.outcomes = SeenIds()
         self.superseded = 0
         self.saved = 0
         self.schemas: dict[str, int] = {}
         for _, record in read_records(path):
             self._count_schema(record)
-            if record["id"] in self.outcomes:
-                self.superseded += 1
-            self.outcomes[record["id"]] = _outcome(record)
+            if self.outcomes.setdefault(record["id"], _outcome(record)) is not MISSING:
+                self.superseded += 1  # an older record of the id: the newest wins
+                self.outcomes[record["id"]] = _outcome(record)
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             self._write(b"\n")  # after a torn last line, start on a fresh one
@@ -184,9 +197,10 @@ class OutFile:
         self._write(dumps_record(record) + b"\n")
         self.saved += 1
         self._count_schema(record)
-        if record.get("id") in self.outcomes:  # a rerun's record replaces an older one
-            self.superseded += 1
-            self.outcomes[record["id"]] = _outcome(record)
+        rid = record.get("id")
+        if self.outcomes and isinstance(rid, str) and rid in self.outcomes:
+            self.superseded += 1  # a rerun's record replaces an older one
+            self.outcomes[rid] = _outcome(record)
 
     def compact(self) -> int:
         """Rewrite the file with only the newest record of each id (torn
@@ -196,16 +210,15 @@ class OutFile:
         Raises:
             OSError: the directory is not writable (the file is left as it was).
         """
-        newest: dict[str, int] = {}
+        newest = SeenIds()  # id -> the offset of its newest record (on disk, not in memory)
         for offset, record in read_records(self.path):
             newest[record["id"]] = offset
-        keep = set(newest.values())
         dropped = 0
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
         try:
             with os.fdopen(fd, "wb") as out:
                 for offset, line in iter_lines(self.path):
-                    if offset in keep or not _is_ours(line):
+                    if _newest(line, offset, newest) or not _is_ours(line):
                         out.write(line + b"\n")  # the line as it was written
                     elif line.strip():
                         dropped += 1
@@ -217,11 +230,14 @@ class OutFile:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+        finally:
+            newest.close()
         self.superseded = 0
         return dropped
 
     def close(self) -> None:
         """Release the lock and close (idempotent)."""
+        self.outcomes.close()
         if self._fd >= 0:
             os.close(self._fd)  # closing releases the flock
             self._fd = -1

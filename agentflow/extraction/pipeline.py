@@ -78,9 +78,11 @@ async def _extract_one(
     usage = Usage()
     spans: dict[str, list[tuple[int, int]]] = {}
     try:
-        # the call's Complete also when the output could not be had (its usage counts)
+        # the call's Complete also when the output could not be had (its usage counts);
+        # nobody reads a document's deltas: whole replies where the vendor gives them
+        # (no SSE parsing, no partial output per chunk; GenerateOptions.stream)
         complete = await agent._complete(_message(item, taken), output, None, None, ground,
-                                         examples, deltas=True)
+                                         examples, deltas=False)
         usage = complete.usage
         value = complete.message.output  # raises StructuredOutputError when there is none
         spans = dict(complete.spans)

@@ -87,6 +87,12 @@ def _folded_occurrences(value: str, source: str, case_sensitive: bool) -> list[S
             for a, b in _plain_occurrences(target, folded, case_sensitive) if b > a]
 
 
+@functools.lru_cache(maxsize=4)
+def _lower(source: str) -> str:
+    """``source`` in lower case (one document's values are looked up in turn)."""
+    return source.lower()
+
+
 def _plain_occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
     """The exact occurrences if there are any, else the whitespace-normalised ones."""
     spans: list[Span] = []
@@ -97,6 +103,11 @@ def _plain_occurrences(value: str, source: str, case_sensitive: bool) -> list[Sp
             i = source.find(value, i + 1)
         if spans:
             return spans
+    if not case_sensitive and value.isascii() and source.isascii() and value.strip() and not any(
+            c.isspace() for c in value):
+        # one ASCII word in ASCII text: what the pattern would match, without compiling
+        # one per value (re.IGNORECASE of an escaped literal, for ASCII, is lower())
+        return _plain_occurrences(value.lower(), _lower(source), True)
     pattern = _pattern(value, case_sensitive)
     if pattern is None:
         return spans

@@ -296,11 +296,13 @@ class RateGovernor:
 
     def _remove(self, waiter: _Waiter) -> None:
         """Drop ``waiter`` from the queue and wake the new head (lock held)."""
-        was_head = bool(self._queue) and self._queue[0][2] is waiter
+        if self._queue and self._queue[0][2] is waiter:  # the head, as a taken request is
+            heapq.heappop(self._queue)
+            if self._queue:
+                self._queue[0][2].wake()
+            return
         self._queue = [item for item in self._queue if item[2] is not waiter]
-        heapq.heapify(self._queue)
-        if was_head and self._queue:
-            self._queue[0][2].wake()
+        heapq.heapify(self._queue)  # not the head: the head stays, nobody new to wake
 
     def _wake_head(self) -> None:
         if self._queue:
