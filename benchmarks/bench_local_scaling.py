@@ -13,7 +13,7 @@ whether every record equals the baseline's (reproducibility across thread
 and slot counts).
 
     python benchmarks/bench_local_scaling.py [--n 4] [--offset 200]
-        [--configs 1x1 1x2 2x2 2x4] [--passes 1]
+        [--configs 1x1 1x2 2x2 2x4] [--passes 1] [--no-cache-prompt]
 """
 
 from __future__ import annotations
@@ -37,13 +37,13 @@ def config(text: str) -> tuple[int, int]:
     return int(threads), int(slots or 1)
 
 
-async def run(batch: list[Any], module: Any, threads: int, slots: int, passes: int
-              ) -> tuple[dict[str, Any], float, float, Any]:
+async def run(batch: list[Any], module: Any, threads: int, slots: int, passes: int,
+              cache_prompt: bool = True) -> tuple[dict[str, Any], float, float, Any]:
     """Records by id, wall seconds, CPU seconds and the server's stats of one configuration."""
     from agentflow.batch import extract_many
     from agentflow.providers.local import LocalModel
 
-    model = LocalModel(threads=threads, parallel=slots)
+    model = LocalModel(threads=threads, parallel=slots, cache_prompt=cache_prompt)
     try:
         model._ensure_server()  # loading is not timed
         wall, cpu = time.perf_counter(), time.process_time()
@@ -66,13 +66,16 @@ def main() -> None:
     p.add_argument("--configs", nargs="+", type=config, default=[(1, 1), (1, 2), (2, 2), (2, 4)],
                    metavar="THREADSxSLOTS", help="configurations; the first is the baseline")
     p.add_argument("--passes", type=int, default=1, help="extraction passes per document")
+    p.add_argument("--no-cache-prompt", action="store_true",
+                   help="evaluate every prompt whole (records then equal across configurations)")
     ns = p.parse_args()
     print("machine:", bench_extract.machine_facts())
     batch, _, _, module = bench_extract.documents(ns.n, ns.offset, 1, "report", 10)
     print(f"{len(batch)} documents (report sample from #{ns.offset}); passes {ns.passes}")
     base: tuple[dict[str, Any], float, float] | None = None
     for threads, slots in ns.configs:
-        records, wall, cpu, stats = asyncio.run(run(batch, module, threads, slots, ns.passes))
+        records, wall, cpu, stats = asyncio.run(run(batch, module, threads, slots, ns.passes,
+                                                     not ns.no_cache_prompt))
         n = len(batch)
         line = (f"{threads} thread(s) x {slots} slot(s): documents/min {n / wall * 60:.2f}; "
                 f"decoded tokens/s {stats.predicted_n / wall:.1f}; CPU s/doc {cpu / n:.1f}; "

@@ -357,6 +357,50 @@ async def test_read_timeout_mid_stream() -> None:
         await client.aclose()
 
 
+async def test_closing_the_client_fails_a_reply_still_being_read() -> None:
+    """aiohttp closes a session's connections without telling a reader that
+    waits for data; the client's close fails the reader with a typed error
+    instead of leaving it until the read timeout (a slow model mid-reply)."""
+    settings = HttpSettings(read_timeout=600, max_retries=0)
+    done = asyncio.Event()  # the server's reply goes on until the test is over
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b"data: 1\n\n")
+        await done.wait()
+        return response
+
+    app = web.Application()
+    app.router.add_post("/{tail:.*}", handle)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        client = HttpClient(f"http://127.0.0.1:{port}", vendor="t", settings=settings)
+        first = asyncio.Event()
+
+        async def read() -> list[SSEEvent]:
+            async with client.open("x", {}) as response:
+                events = []
+                async for event in iter_sse(response):
+                    events.append(event)
+                    first.set()
+                return events
+
+        reader = asyncio.create_task(read())
+        await first.wait()
+        await client.aclose()
+        with pytest.raises(ProviderConnectionError, match="client was closed") as info:
+            await reader
+        assert info.value.partial
+    finally:
+        done.set()
+        await runner.cleanup()
+
+
 async def test_a_whole_reply_waits_past_the_read_timeout_within_the_deadline() -> None:
     """A whole reply sends nothing until the model is done: the deadline bounds
     the wait, not the read timeout (which still bounds a stream's silences)."""

@@ -42,6 +42,7 @@ class ExchangeClient(Protocol):
     vendor: str
     settings: HttpSettings
     _whole_timeout: aiohttp.ClientTimeout | None
+    _open: set[aiohttp.ClientResponse]
 
     def _prepare(
         self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None,
@@ -130,6 +131,7 @@ class Exchange:
             await self._leave(exc, started=False)
             raise
         self._response, self._lease = response, lease
+        client._open.add(response)  # until released: aclose() fails its reader
         return response
 
     async def __aexit__(
@@ -158,6 +160,7 @@ class Exchange:
             error = mapped
         finally:
             if response is not None:
+                self._client._open.discard(response)
                 response.release()
             if lease is not None:
                 lease.release()

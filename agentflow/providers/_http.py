@@ -152,6 +152,7 @@ class HttpClient:
         self._map_error = error_mapper or (lambda s, h, b: default_error(vendor, s, h, b))
         self._body_error = body_error
         self._sessions = LoopSessions(self._new_session)
+        self._open: set[aiohttp.ClientResponse] = set()  # replies being read (Exchange)
         s = self.settings
         self._whole_timeout = None if s.deadline is None else aiohttp.ClientTimeout(
             total=None, connect=s.connect_timeout, sock_read=None)
@@ -193,7 +194,13 @@ class HttpClient:
 
     async def aclose(self) -> None:
         """Close the sessions: the running loop's now, other loops' on their own
-        loops (``LoopSessions.aclose``). Idempotent."""
+        loops (``LoopSessions.aclose``). Idempotent. A reply still being read
+        fails with ``ProviderConnectionError`` (aiohttp closes its connection
+        without telling the reader, which would otherwise wait for data until
+        ``read_timeout``)."""
+        for response in list(self._open):
+            response.content.set_exception(aiohttp.ClientConnectionError(
+                f"the {self.vendor} client was closed while this reply was being read"))
         await self._sessions.aclose()
 
     def open(

@@ -5,19 +5,26 @@ else the CPUs this process may run on (``os.sched_getaffinity``, which
 follows taskset, cgroup cpusets and container limits; ``os.cpu_count()``
 where it does not exist) less one, at least one: the Python side (a grammar
 per document, validation, grounding checks, HTTP) runs on the one left, and
-llama.cpp's threads meet at a barrier after every operation and spin there
-while one of them waits for a CPU (measured with benchmarks/
-bench_local_scaling.py on a loaded 2-core machine: 2 threads cost ~4x the CPU
-seconds per document of 1, at no gain in wall time).
+llama.cpp's threads meet at a barrier after every operation, so all of them
+wait while one waits for a CPU. Measured on a 2-core machine
+(benchmarks/RESULTS.md, embedded speed): with llama.cpp's default busy-wait,
+2 threads cost ~4x the CPU seconds per document of 1 under load; with the
+polling off (``local.THREAD_POLL``) ~1.2x, and 2 threads are ~2x faster on a
+quiet machine, but 2.6x slower per document than 1 once other processes took
+the second core. ``AGENTFLOW_THREADS=2`` is the setting for a quiet 2-core machine.
 
 ``default_slots(threads)``: requests llama.cpp decodes at once
-(``n_parallel``, continuous batching): ``DEFAULT_SLOTS`` (1) whatever the threads.
-Several slots decode faster per document even on one thread (same benchmark:
-1 thread, 1 -> 2 -> 4 slots), so a user may ask for them (``parallel=``,
-``agentflow extract --concurrency N``); they are not the default because a
-server started with 4 slots was seen to hang in its shutdown (xllamacpp's
-``~Server()``) on a loaded machine, and one record in six differed between
-runs with 4 slots and recall passes (``agentflow.providers.local``).
+(``n_parallel``, continuous batching): ``DEFAULT_SLOTS`` (4) whatever the
+threads. The slots' next tokens go through the model in one batch, so the
+weights are read once for four tokens: on one thread of a loaded 2-core
+machine 4 slots cost about half the CPU seconds per document of 1
+(benchmarks/bench_local_scaling.py, benchmarks/RESULTS.md). A slot holds a
+4096-token window of KV cache (~72 MB for the bundled 270M model with the
+full-size cache ``local.RESUMABLE_CACHE`` keeps). ``parallel=`` or
+``agentflow extract --concurrency N`` sets them. Records do not depend on the
+slot count or on which documents share a batch when prompts are evaluated
+whole (``cache_prompt=False``); with the prompt cache they can depend on
+what a slot held (``agentflow.providers.local``, Reproducibility).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ __all__ = [
 THREADS_VARIABLE = "AGENTFLOW_THREADS"
 """Environment variable that limits the embedded model's CPU threads."""
 
-DEFAULT_SLOTS = 1
+DEFAULT_SLOTS = 4
 """Decoding slots by default (each holds its own window of KV cache); see the module docstring."""
 
 

@@ -33,30 +33,47 @@ with one space after ``:`` and ``,`` (``JSON_SEPARATORS``): the form
 costs the bundled model field accuracy (benchmarks/RESULTS.md, extract).
 
 Speed (``_local_threads``, ``_local_stats``): the server gets the CPUs the
-process may use less one (``AGENTFLOW_THREADS`` or ``threads=`` sets it) and
-one decoding slot unless ``parallel=`` asks for more (``n_parallel``,
-continuous batching: the slots' next tokens go through the model in one
-batch; ``_local_threads`` says why one is the default), each slot a
-4096-token window; the
-profile's ``concurrent_requests`` is the slot count, so a batch keeps every
-slot busy. Each request sends ``cache_prompt``: a
+process may use less one (``AGENTFLOW_THREADS`` or ``threads=`` sets it),
+with llama.cpp's thread polling off (``THREAD_POLL``: a waiting thread
+sleeps instead of spinning), and ``DEFAULT_SLOTS`` (4) decoding slots unless
+``parallel=`` says otherwise (``n_parallel``, continuous batching: the
+slots' next tokens go through the model in one batch), each slot a
+4096-token window; the profile's ``concurrent_requests`` is the slot count,
+so a batch keeps every slot busy. Each request sends ``cache_prompt``: a
 slot resumes from the longest prefix it holds (the instructions and worked
-examples shared by every document: ~80% of the main job's prompt tokens are
-reused). Each reply's ``timings`` are summed in ``LocalModel.stats``.
-Grammar-forced tokens (keys, punctuation) still cost one decoding step each:
-llama.cpp's llguidance sampler masks and accepts tokens but does not
-fast-forward them (ggml-org/llama.cpp#10224: "not yet hooked up"), and the
-server has no request field for it.
+examples shared by every document), and the cache of the sliding-window
+layers is full-size (``RESUMABLE_CACHE``) so any prefix can be resumed. Each
+reply's ``timings`` are summed in ``LocalModel.stats``. Grammar-forced tokens
+(keys, punctuation) still cost one decoding step each: llama.cpp's
+llguidance sampler masks and accepts tokens but does not fast-forward them
+(ggml-org/llama.cpp#10224: "not yet hooked up"), and the server has no
+request field for it. Its self-speculative n-gram drafting
+(``speculative.types``, drafts copied from the context) was tried on the main
+job: 75% of the tokens came from accepted drafts, but the CPU seconds per
+document did not fall (11.7 against 10.4 without, 3 documents, loaded
+machine: a rejected draft still costs its verification), so it is not used.
 
-Reproducibility (measured, benchmarks/bench_extract.py ``--again``,
-bench_local_scaling.py and tests/test_providers_local.py): with greedy
-decoding the same document gave the same record whether its prompt was
-evaluated whole on a fresh server or resumed from another document's cached
-prefix, at 1 or 2 threads and with 1, 2 or 4 slots (one pass per document),
-and with recall passes at 1 thread and 1 slot. Not yet guaranteed with 4
-slots and recall passes: one entry in six (libxss1) gave another record when
-the batch ran again in reverse order on the warm server (a different batch
-composition while slots decode together; not yet traced further).
+Reproducibility (measured with benchmarks/bench_extract.py ``--again``, the
+batch again in reverse order on the warm server, and
+tests/test_providers_local.py): with ``cache_prompt=False`` every prompt is
+evaluated whole and the same document gives the same record in any order,
+with 1 or 2 threads, with 1, 2 or 4 slots and whichever documents share a
+decoding batch (4 slots, 6 documents, both orders: 0 of 6 differ). With the
+prompt cache (the default, ~5x fewer prompt tokens evaluated) only the part
+of a prompt after the prefix the slot holds is evaluated, in a batch whose
+shape depends on that prefix's length, and llama.cpp's CPU kernels do not
+promise the same bits for a token whatever the batch shape; a greedy choice
+between two near-equal tokens can then flip. Measured: 1 of 6 records
+(one ``changes`` list) differed between the two orders, with 4 slots at
+concurrency 4 and also at concurrency 1 (one request at a time: the cache,
+not batching, is the cause). So records are reproducible across runs of the
+same batch on a fresh server with the same settings, and across orders,
+slot counts and threads only with ``cache_prompt=False``
+(``bench_extract.py --no-cache-prompt``).
+
+Stopping (``_local_shutdown``): ``aclose()`` fails every reply still being
+read (the HTTP client's close), waits for those streams to end, then drops
+the server.
 
 The bundled weights (``BUNDLED``, ``PLAIN_TEMPLATE``) are described in
 ``_local_weights``.
@@ -87,6 +104,7 @@ from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.output.grammar import NoGroundedValueError, substring_grammar
 from agentflow.providers._http import HttpSettings
+from agentflow.providers._local_shutdown import STOP_WAIT, InFlight
 from agentflow.providers._local_stats import ServerStats
 from agentflow.providers._local_threads import THREADS_VARIABLE, default_slots, default_threads
 from agentflow.providers._local_weights import (
@@ -109,6 +127,19 @@ __all__ = ["BUNDLED", "DEFAULT_MODEL", "DEFAULT_PROFILE", "JSON_SEPARATORS", "PL
 
 SLOT_CONTEXT = 4096
 """Context window per decoding slot when ``context`` is not given (tokens)."""
+
+RESUMABLE_CACHE = True
+"""Start the server with a full-size cache for sliding-window layers
+(llama.cpp's ``swa_full``): a slot can then resume from any prefix it holds.
+Measured on the main job (benchmarks/RESULTS.md, embedded speed): prompt
+tokens evaluated per document 210-359 -> 120 on a warm 4-slot server; for
+the bundled 270M model the cost is ~30 MB per 4096-token slot."""
+
+THREAD_POLL = 0
+"""llama.cpp's thread polling level (0-100; its default 50 busy-waits for the
+next operation): 0 makes a waiting thread sleep instead of spinning, which
+is what costs CPU when the machine's cores are shared
+(``_local_threads``)."""
 
 GRAMMAR_CACHE_SIZE = 64
 """Compiled grammars kept per model (one per output schema, least recently used evicted)."""
@@ -183,8 +214,8 @@ class LocalModel(OpenAICompatibleModel):
             slot's share, unknown for 0, which llama.cpp reads as the model's
             trained length; its ``max_output_tokens`` is ``max_tokens``).
         parallel: requests decoded at once (llama.cpp's ``n_parallel`` with
-            continuous batching; default 1: ``_local_threads``); the
-            profile's ``concurrent_requests``, so a batch sends that many.
+            continuous batching; default ``DEFAULT_SLOTS``, 4: ``_local_threads``);
+            the profile's ``concurrent_requests``, so a batch sends that many.
         max_tokens: reply cap when a request sets none (tokens).
         chat_template: jinja chat template; ``""`` uses the GGUF's own. Default:
             the bundled model's (``BundledModel.chat_template``), for a file
@@ -198,7 +229,9 @@ class LocalModel(OpenAICompatibleModel):
             text only (the bundled Gemma 3 270M has no vision tower).
         cache_prompt: let a request resume from the prompt a slot already
             holds (llama.cpp's ``cache_prompt``, the server's default; sent
-            in every request); ``False`` evaluates every prompt whole.
+            in every request); ``False`` evaluates every prompt whole: slower,
+            and records then do not depend on order, slots or threads
+            (module docstring, Reproducibility).
 
     Raises (at the first request):
         InvalidModelError: the ``local`` extra is missing, or the GGUF file does
@@ -261,6 +294,7 @@ class LocalModel(OpenAICompatibleModel):
         self.chat_template = chat_template
         self._server: Any = None
         self._grammars: LRU[bytes, str] = LRU(GRAMMAR_CACHE_SIZE)
+        self._in_flight = InFlight()
         _LIVE.add(self)
 
     # -- server lifecycle ------------------------------------------------------
@@ -293,6 +327,13 @@ class LocalModel(OpenAICompatibleModel):
         params.verbosity = 1  # llama.cpp logs go to fd 2 otherwise
         params.sse_ping_interval = 1  # bounds a shutdown that races a stream
         params.chat_template = self.chat_template
+        # every position of every layer kept (Gemma 3's sliding-window layers
+        # otherwise keep the last 512 only, so a slot could not go back to the
+        # shared instructions-and-examples prefix of another prompt and
+        # evaluated most of it again; RESUMABLE_CACHE)
+        params.swa_full = RESUMABLE_CACHE
+        for cpu in (params.cpuparams, params.cpuparams_batch):
+            cpu.poll = THREAD_POLL
         if self.mmproj is not None:
             if not self.mmproj.is_file():
                 raise InvalidModelError(f"multimodal projector {str(self.mmproj)!r} does not exist")
@@ -307,8 +348,11 @@ class LocalModel(OpenAICompatibleModel):
         self._server = None  # ~Server() stops the HTTP threads and frees the model
 
     async def aclose(self) -> None:
-        """Close the HTTP session, then stop the server (idempotent)."""
+        """Close the HTTP session, wait (at most ``STOP_WAIT`` seconds) until
+        every request in flight has seen its connection closed, then stop the
+        server (idempotent; ``_local_shutdown``)."""
         await super().aclose()
+        await self._in_flight.drained(STOP_WAIT)
         self._stop_server()
 
     # -- requests --------------------------------------------------------------
@@ -317,8 +361,9 @@ class LocalModel(OpenAICompatibleModel):
     ) -> AsyncIterator[ModelChunk]:
         """Start the server on first use, then stream as the OpenAI adapter does."""
         self._ensure_server()
-        async for chunk in super().stream(messages, tools, options):
-            yield chunk
+        with self._in_flight:
+            async for chunk in super().stream(messages, tools, options):
+                yield chunk
 
     async def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` by the model's own tokenizer: llama.cpp server's
