@@ -14,11 +14,15 @@ quiet machine, but 2.6x slower per document than 1 once other processes took
 the second core. ``AGENTFLOW_THREADS=2`` is the setting for a quiet 2-core machine.
 
 ``default_slots(threads)``: requests llama.cpp decodes at once
-(``n_parallel``, continuous batching): ``DEFAULT_SLOTS`` (4) whatever the
-threads. The slots' next tokens go through the model in one batch, so the
-weights are read once for four tokens: on one thread of a loaded 2-core
+(``n_parallel``, continuous batching): ``DEFAULT_SLOTS`` (1) whatever the
+threads. More slots pay: their next tokens go through the model in one batch,
+so the weights are read once for four tokens, and on one thread of a 2-core
 machine 4 slots cost about half the CPU seconds per document of 1
-(benchmarks/bench_local_scaling.py, benchmarks/RESULTS.md). A slot holds a
+(benchmarks/bench_local_scaling.py, benchmarks/RESULTS.md). They are not the
+default because llama.cpp's server (as xllamacpp builds it) can hang in its
+destructor after a multi-slot run: ``~Server()`` joins its HTTP thread while
+that thread still waits in ``accept()`` (seen twice in a loaded ``make test``,
+2026-12-06, gdb backtrace); with one slot it was never seen. A slot holds a
 4096-token window of KV cache (~72 MB for the bundled 270M model with the
 full-size cache ``local.RESUMABLE_CACHE`` keeps). ``parallel=`` or
 ``agentflow extract --concurrency N`` sets them. Records do not depend on the
@@ -40,7 +44,7 @@ __all__ = [
 THREADS_VARIABLE = "AGENTFLOW_THREADS"
 """Environment variable that limits the embedded model's CPU threads."""
 
-DEFAULT_SLOTS = 4
+DEFAULT_SLOTS = 1
 """Decoding slots by default (each holds its own window of KV cache); see the module docstring."""
 
 

@@ -35,22 +35,23 @@ costs the bundled model field accuracy (benchmarks/RESULTS.md, extract).
 Speed (``_local_threads``, ``_local_stats``): the server gets the CPUs the
 process may use less one (``AGENTFLOW_THREADS`` or ``threads=`` sets it),
 with llama.cpp's thread polling off (``THREAD_POLL``: a waiting thread
-sleeps instead of spinning), and ``DEFAULT_SLOTS`` (4) decoding slots unless
-``parallel=`` says otherwise (``n_parallel``, continuous batching: the
-slots' next tokens go through the model in one batch), each slot a
-4096-token window; the profile's ``concurrent_requests`` is the slot count,
-so a batch keeps every slot busy. Each request sends ``cache_prompt``: a
-slot resumes from the longest prefix it holds (the instructions and worked
-examples shared by every document), and the cache of the sliding-window
-layers is full-size (``RESUMABLE_CACHE``) so any prefix can be resumed. Each
-reply's ``timings`` are summed in ``LocalModel.stats``. Grammar-forced tokens
-(keys, punctuation) still cost one decoding step each: llama.cpp's
-llguidance sampler masks and accepts tokens but does not fast-forward them
+sleeps instead of spinning), and ``DEFAULT_SLOTS`` (1; see
+``_local_threads`` for why not more) decoding slots unless ``parallel=``
+says otherwise (``n_parallel``, continuous batching: the slots' next tokens
+go through the model in one batch), each slot a 4096-token window; the
+profile's ``concurrent_requests`` is the slot count, so a batch keeps every
+slot busy. Each request sends ``cache_prompt``: a slot resumes from the
+longest prefix it holds (the instructions and worked examples shared by
+every document), and the cache of the sliding-window layers is full-size
+(``RESUMABLE_CACHE``) so any prefix can be resumed. Each reply's ``timings``
+are summed in ``LocalModel.stats``. Grammar-forced tokens (keys,
+punctuation) still cost one decoding step each: llama.cpp's llguidance
+sampler masks and accepts tokens but does not fast-forward them
 (ggml-org/llama.cpp#10224: "not yet hooked up"), and the server has no
 request field for it. Its self-speculative n-gram drafting
-(``speculative.types``, drafts copied from the context) was tried on the main
-job: 75% of the tokens came from accepted drafts, but the CPU seconds per
-document did not fall (11.7 against 10.4 without, 3 documents, loaded
+(``speculative.types``, drafts copied from the context) was tried on the
+main job: 75% of the tokens came from accepted drafts, but the CPU seconds
+per document did not fall (11.7 against 10.4 without, 3 documents, loaded
 machine: a rejected draft still costs its verification), so it is not used.
 
 Reproducibility (measured with benchmarks/bench_extract.py ``--again``, the
@@ -214,7 +215,7 @@ class LocalModel(OpenAICompatibleModel):
             slot's share, unknown for 0, which llama.cpp reads as the model's
             trained length; its ``max_output_tokens`` is ``max_tokens``).
         parallel: requests decoded at once (llama.cpp's ``n_parallel`` with
-            continuous batching; default ``DEFAULT_SLOTS``, 4: ``_local_threads``);
+            continuous batching; default ``DEFAULT_SLOTS``, 1: ``_local_threads``);
             the profile's ``concurrent_requests``, so a batch sends that many.
         max_tokens: reply cap when a request sets none (tokens).
         chat_template: jinja chat template; ``""`` uses the GGUF's own. Default:
