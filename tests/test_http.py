@@ -11,7 +11,7 @@ import sys
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +83,14 @@ async def raw_server(*responses: Raw) -> AsyncIterator[tuple[str, list[bytes]]]:
         await response.write_eof()
         return response
 
+    async with serve(handle) as url:
+        yield url, seen
+
+
+@asynccontextmanager
+async def serve(handle: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                ) -> AsyncIterator[str]:
+    """``handle`` answering every POST on 127.0.0.1; yields the base URL."""
     app = web.Application()
     app.router.add_post("/{tail:.*}", handle)
     runner = web.AppRunner(app, access_log=None)
@@ -91,7 +99,7 @@ async def raw_server(*responses: Raw) -> AsyncIterator[tuple[str, list[bytes]]]:
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     try:
-        yield f"http://127.0.0.1:{port}", seen
+        yield f"http://127.0.0.1:{port}"
     finally:
         await runner.cleanup()
 
@@ -371,34 +379,27 @@ async def test_closing_the_client_fails_a_reply_still_being_read() -> None:
         await done.wait()
         return response
 
-    app = web.Application()
-    app.router.add_post("/{tail:.*}", handle)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        client = HttpClient(f"http://127.0.0.1:{port}", vendor="t", settings=settings)
-        first = asyncio.Event()
+    async with serve(handle) as url:
+        try:
+            client = HttpClient(url, vendor="t", settings=settings)
+            first = asyncio.Event()
 
-        async def read() -> list[SSEEvent]:
-            async with client.open("x", {}) as response:
-                events = []
-                async for event in iter_sse(response):
-                    events.append(event)
-                    first.set()
-                return events
+            async def read() -> list[SSEEvent]:
+                async with client.open("x", {}) as response:
+                    events = []
+                    async for event in iter_sse(response):
+                        events.append(event)
+                        first.set()
+                    return events
 
-        reader = asyncio.create_task(read())
-        await first.wait()
-        await client.aclose()
-        with pytest.raises(ProviderConnectionError, match="client was closed") as info:
-            await reader
-        assert info.value.partial
-    finally:
-        done.set()
-        await runner.cleanup()
+            reader = asyncio.create_task(read())
+            await first.wait()
+            await client.aclose()
+            with pytest.raises(ProviderConnectionError, match="client was closed") as info:
+                await reader
+            assert info.value.partial
+        finally:
+            done.set()
 
 
 async def test_a_whole_reply_waits_past_the_read_timeout_within_the_deadline() -> None:
