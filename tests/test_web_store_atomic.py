@@ -367,9 +367,32 @@ CHILD = textwrap.dedent("""
 """)
 
 
+async def _client_backends(dsn: str) -> set[int]:
+    """PostgreSQL's client backends other than the asking one (their pids)."""
+    import asyncpg
+
+    con = await asyncpg.connect(dsn)
+    try:
+        rows = await con.fetch("SELECT pid FROM pg_stat_activity WHERE backend_type = "
+                               "'client backend' AND pid <> pg_backend_pid()")
+        return {row["pid"] for row in rows}
+    finally:
+        await con.close()
+
+
+async def _until_gone(dsn: str, known: set[int]) -> None:
+    """Wait until every backend not in ``known`` (the killed child's) has ended:
+    a COMMIT the child sent before it died may still be running in its
+    backend, and would change the version after the test has read it."""
+    async with asyncio.timeout(60):
+        while await _client_backends(dsn) - known:  # noqa: ASYNC110 - the server has no event
+            await asyncio.sleep(0.05)
+
+
 async def kill_during_saves(store: StateStore, kind: str, where: str, kills: int) -> None:
     rng = random.Random(34)
     for _ in range(kills):
+        known = await _client_backends(where) if kind == "postgres" else set()
         child = await asyncio.create_subprocess_exec(
             sys.executable, "-c", CHILD, kind, where, stdout=subprocess.PIPE, cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -380,6 +403,8 @@ async def kill_during_saves(store: StateStore, kind: str, where: str, kills: int
         await asyncio.sleep(rng.uniform(0, 0.02))
         child.send_signal(signal.SIGKILL)
         await child.wait()
+        if kind == "postgres":
+            await _until_gone(where, known)
         loaded = await store.load("k")
         assert loaded.version >= 1
         [text] = texts(loaded.state)
