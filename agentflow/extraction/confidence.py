@@ -7,8 +7,11 @@ model's say-so:
 * **a learned locator** (``agentflow.grounding.locators``) that held: the
   value is the one the locator finds where the examples write the field
   (``HELD``); a null the locator agrees with (it finds nothing, and the
-  document does not even mention the field's label: ``ABSENT``; mentioned
-  elsewhere: ``UNLOCATED_NULL``);
+  document writes the field's key nowhere the locator could have missed a
+  value: ``ABSENT``; ``Locator.mentioned``: a label with nothing after it,
+  ``Requires:``, or only a longer key such as ``Requires.private:``, is
+  evidence for the null, not against it; the key elsewhere, in prose or
+  with another separator: ``UNLOCATED_NULL``);
   a value the locator does not find, or a null where it finds one
   (``DISAGREES``);
 * **a hand rule** that held, for a field without a locator: the schema's own
@@ -61,7 +64,8 @@ __all__ = ["ABSENT", "DISAGREES", "DOUBTED", "DOUBT_BELOW", "GROUNDED", "HELD", 
 HELD = 0.99
 """The value is the one the field's locator finds."""
 ABSENT = 0.97
-"""Null, and the field's locator finds nothing either."""
+"""Null, and the field's locator finds nothing either (nor does the document
+write the field's key with a value the locator could have missed)."""
 GROUNDED = 0.8
 """Copied from the document (or written there), with no locator to say it is the right place."""
 UNLOCATED_NULL = 0.7

@@ -161,11 +161,29 @@ class Locator:
         return out
 
     def mentioned(self, source: str) -> bool:
-        """Whether ``source`` writes this locator's label anywhere (letter case
-        ignored, separators and spaces around it dropped): a null is only sure
-        where the document does not even mention the field's key."""
+        """Whether ``source`` writes this locator's key somewhere the locator
+        does not read a value from: a null is only sure where the document
+        does not write the field's key with a value the locator missed.
+
+        The key is ``left`` less separators and spaces (``Requires`` of
+        ``Requires: ``), found as a whole key, letter case ignored: a longer
+        key that begins or ends with it (``Requires.private``, ``libssl``
+        for ``Libs``) is another key, not a mention. A line whose content is
+        the key with nothing after it but separators (``Requires:`` with an
+        empty value) is evidence *for* null, not a mention either. Any other
+        place (the key in prose, or with a separator the locator does not
+        read, ``Requires = x``) is."""
         key = self.left.strip(" \t:=;,([{<>}]).-")
-        return bool(key) and key.casefold() in source.casefold()
+        if not key:
+            return False
+        whole = re.compile(rf"(?<![\w.\-]){re.escape(key)}(?![\w]|[.\-]\w)", re.IGNORECASE)
+        for line in source.splitlines():
+            for match in whole.finditer(line):
+                empty_label = (not line[:match.start()].strip()
+                               and not line[match.end():].strip(" \t:=;,"))
+                if not empty_label:
+                    return True
+        return False
 
     def holds(self, value: Any, source: str) -> bool:
         """Whether the locator finds exactly ``value`` in ``source``: a single
