@@ -21,13 +21,15 @@ model's say-so:
   as strong as a locator that held (``HELD``);
 * **grounding** without a locator: a string copied from the document (its
   span known) is ``GROUNDED``; a number or date found written in the
-  document (the same number, the same date: ``agentflow.extraction.
+  document (the same number, the same date: ``agentflow.grounding.
   typed_values``) too; a choice whose label the document writes is
   ``GROUNDED``;
 * **nothing to check**: a value grounding could not look at (a ``Derived()``
-  field, a run with ``ground=False``, a boolean, a number or a choice the
-  document does not write) is ``UNCHECKED`` and listed as *ungrounded*; a
-  null without a locator is ``UNLOCATED_NULL``.
+  field, a run with ``ground=False``, a boolean, a choice the document does
+  not write) is ``UNCHECKED`` and listed as *ungrounded*; a null without a
+  locator is ``UNLOCATED_NULL``. A number or date the document does not
+  write never gets here in a grounded run: grounding refuses it
+  (``agentflow.grounding.output_checks``), so its record is not ``ok``.
 
 **Token probabilities**, where the model gave them (``agentflow.output.
 token_confidence``: the probability of the least likely token that wrote
