@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentflow import ModelProfile, ProviderConnectionError, ReActAgent, StructuredOutputError
+from agentflow import (
+    Derived,
+    ModelProfile,
+    ProviderConnectionError,
+    ReActAgent,
+    StructuredOutputError,
+)
 from agentflow.batch import ExtractInput, ExtractResult, extract_many
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 
@@ -15,7 +23,7 @@ GR = "generate_response"
 
 class Record(BaseModel):
     word: str
-    length: int
+    length: Annotated[int, Derived()]  # computed, not written: grounding leaves it alone
 
 
 def make_model(delays: dict[str, float] | None = None) -> tuple[FunctionModel, list[int]]:
