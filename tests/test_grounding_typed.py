@@ -60,6 +60,7 @@ def rule_of(text: str, field: str) -> str:
 def test_the_document_numbers_and_dates_read_by_value() -> None:
     assert [str(n) for n in written_numbers(DOC)] == [
         "1995", "2005", "1200.50", "5", "2024"]  # never 3.2 of v3.2.0, nor 86 of x86
+    assert written_numbers("10kg, 2x; x86_64 utf8 1.5.2 12_000") == [10, 2, 12000]  # units
     assert written_dates(DOC) == [dt.date(2024, 3, 5)]
     assert found_in(1200.5, DOC) and not found_in(3.2, DOC) and not found_in(86, DOC)
 

@@ -29,8 +29,8 @@ from typing import Any
 
 __all__ = ["found_in", "written_dates", "written_numbers"]
 
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d{1,3}(?:[,_ \u202f]\d{3})+(?:\.\d+)?(?![\w]|\.\d)"
-                     r"|(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\w]|\.\d)")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d{1,3}(?:[,_ \u202f]\d{3})+(?:\.\d+)?(?![\d_]|\.\d)"
+                     r"|(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\d_]|\.\d)")
 _MONTHS = {m: i for i, m in enumerate(
     ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
 _MONTH = r"(?P<mon>[A-Za-z]{3,9})\.?"
