@@ -596,27 +596,3 @@ async def test_closing_with_every_slot_busy_stops_the_server() -> None:
     assert model._server is None and model._in_flight.count == 0
     outcomes = await asyncio.gather(*tasks, return_exceptions=True)
     assert all(o is None or isinstance(o, Exception) for o in outcomes)
-
-
-async def test_the_request_deadline_follows_the_reply_budget(
-        local_model: LocalModel, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The real server's request carries the deadline its budget gives (the
-    fixture's 3,000-token default reply, a 4,096-token window: 256 + 1,500 s),
-    read where the exchange opens its ``asyncio.timeout`` scope; a grammar of
-    one short value keeps the reply itself short."""
-    from agentflow.providers import _exchange
-
-    seen: list[float | None] = []
-    stock = asyncio.timeout
-
-    def recording(delay: float | None) -> asyncio.Timeout:
-        if sys._getframe(1).f_globals["__name__"] == _exchange.__name__:  # ours, not aiohttp's
-            seen.append(delay)
-        return stock(delay)
-
-    monkeypatch.setattr(asyncio, "timeout", recording)
-    schema = {"type": "object", "properties": {"a": {"type": "string", "enum": ["x"]}},
-              "required": ["a"], "additionalProperties": False}
-    options = GenerateOptions(response_format=ResponseFormat("json_schema", schema))
-    chunks = [c async for c in local_model.stream([Msg.user("a?")], (), options)]
-    assert chunks and seen == [1756.0]

@@ -16,7 +16,7 @@ import pytest
 
 from agentflow.errors import DeadlineExceededError
 from agentflow.messages import Msg
-from agentflow.model import GenerateOptions
+from agentflow.model import GenerateOptions, ResponseFormat
 from agentflow.providers import _exchange
 from agentflow.providers._http import HttpClient, HttpSettings, read_json
 from agentflow.providers._local_deadline import (
@@ -24,7 +24,7 @@ from agentflow.providers._local_deadline import (
     REPLY_TOKENS_PER_SECOND,
     reply_deadline,
 )
-from agentflow.providers.local import LocalModel
+from agentflow.providers.local import LocalModel, bundled_available
 from agentflow.providers.openai import OpenAIChatModel
 from agentflow.reply import generate
 from tests.fakes.base import FakeReply
@@ -112,3 +112,21 @@ async def test_a_vendor_keeps_the_settings_deadline_whatever_its_budget(
         await model.aclose()
         await own.aclose()
     assert scopes == [DEFAULT, 42.0]
+
+
+async def test_the_embedded_model_s_request_carries_its_budget_s_deadline(
+        scopes: list[float | None]) -> None:
+    """On the real embedded server: a request with a 3,000-token default
+    reply and a 4,096-token window is given 256 + 1,500 s; a grammar of one
+    short value keeps the reply itself short."""
+    if not bundled_available():
+        pytest.skip("the 'local' extra is not installed")
+    model = LocalModel(max_tokens=3000)
+    schema = {"type": "object", "properties": {"a": {"type": "string", "enum": ["x"]}},
+              "required": ["a"], "additionalProperties": False}
+    options = GenerateOptions(response_format=ResponseFormat("json_schema", schema))
+    try:
+        reply = await generate(model, [Msg.user("a?")], (), options)
+    finally:
+        await model.aclose()
+    assert reply.message.text == '{"a": "x"}' and scopes == [1756.0]

@@ -25,8 +25,17 @@ server is stuck, not slow.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["PROMPT_TOKENS_PER_SECOND", "REPLY_TOKENS_PER_SECOND", "reply_deadline"]
+import orjson
+
+from agentflow.providers._http_settings import HttpSettings
+from agentflow.usage import estimate_tokens
+
+__all__ = ["PROMPT_TOKENS_PER_SECOND", "REPLY_TOKENS_PER_SECOND", "DeadlineRule",
+           "reply_deadline"]
 
 PROMPT_TOKENS_PER_SECOND = 16.0
 """Prompt tokens evaluated per second, conservatively (measured: 82 under load)."""
@@ -49,3 +58,36 @@ def reply_deadline(reply_tokens: int, window: int, floor: float) -> float:
                          f"window={window}")
     need = window / PROMPT_TOKENS_PER_SECOND + reply_tokens / REPLY_TOKENS_PER_SECOND
     return max(floor, float(math.ceil(need)))
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlineRule:
+    """The deadline rule of one embedded model: ``fixed`` (the user's own
+    ``settings.deadline``, anything but the default, ``None`` included),
+    else ``reply_deadline`` per request above ``floor`` (the default)."""
+
+    follows_budget: bool
+    fixed: float | None
+    floor: float
+
+    @classmethod
+    def of(cls, settings: HttpSettings | None) -> DeadlineRule:
+        """The rule for a model made with ``settings`` (``None``: the defaults):
+        a ``deadline`` left at ``HttpSettings``' default follows the budget."""
+        default = HttpSettings().deadline
+        given = settings.deadline if settings is not None else default
+        return cls(given == default, given, default or 0.0)
+
+    def seconds(self, body: Mapping[str, Any], budget_field: str, default_budget: int,
+                window: int | None) -> float | None:
+        """The deadline of the request ``body``: its reply budget is
+        ``body[budget_field]`` (``default_budget`` when unset), its prompt a
+        ``window`` of tokens (``None``: unknown, the prompt's own messages
+        counted by ``estimate_tokens``)."""
+        if not self.follows_budget:
+            return self.fixed
+        budget = body.get(budget_field)
+        tokens = budget if isinstance(budget, int) and budget > 0 else default_budget
+        prompt = window or estimate_tokens(orjson.dumps(body.get("messages"),
+                                                        default=str).decode())
+        return reply_deadline(tokens, prompt, self.floor)

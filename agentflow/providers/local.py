@@ -93,7 +93,7 @@ from __future__ import annotations
 import atexit
 import os
 import weakref
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -105,7 +105,7 @@ from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.output.grammar import NoGroundedValueError, substring_grammar
 from agentflow.providers._http import HttpSettings
-from agentflow.providers._local_deadline import reply_deadline
+from agentflow.providers._local_deadline import DeadlineRule
 from agentflow.providers._local_shutdown import STOP_WAIT, InFlight
 from agentflow.providers._local_stats import ServerStats
 from agentflow.providers._local_threads import THREADS_VARIABLE, default_slots, default_threads
@@ -122,7 +122,6 @@ from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._openai_wire import ChunkParser
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule
-from agentflow.usage import estimate_tokens
 
 __all__ = ["BUNDLED", "DEFAULT_MODEL", "DEFAULT_PROFILE", "JSON_SEPARATORS", "PLAIN_TEMPLATE",
            "PROFILES", "SAMPLING", "THREADS_VARIABLE", "BundledModel", "LocalModel", "ServerStats",
@@ -235,10 +234,6 @@ class LocalModel(OpenAICompatibleModel):
             in every request); ``False`` evaluates every prompt whole: slower,
             and records then do not depend on order, slots or threads
             (module docstring, Reproducibility).
-        settings: HTTP timeouts (retries are always off: a local server that
-            fails does not get better). Its ``deadline`` left at the default
-            follows each request's token budget (``request_deadline``); any
-            other value (``None``: no limit) is kept for every request.
 
     Raises (at the first request):
         InvalidModelError: the ``local`` extra is missing, or the GGUF file does
@@ -270,9 +265,7 @@ class LocalModel(OpenAICompatibleModel):
                 f"local model must be one of {sorted(BUNDLED)} or a path to a .gguf file, "
                 f"got {model!r}")
         base = settings or HttpSettings()
-        default_deadline = HttpSettings().deadline
-        self._fixed_deadline = base.deadline != default_deadline  # the user's own: kept
-        self._deadline_floor = default_deadline or 0.0
+        self._deadline = DeadlineRule.of(settings)  # the default deadline follows the budget
         settings = HttpSettings(**{**{f: getattr(base, f) for f in base.__dataclass_fields__},
                                    "force_close": True, "max_retries": 0})
         # the real address is known once the server runs; see _ensure_server
@@ -401,20 +394,12 @@ class LocalModel(OpenAICompatibleModel):
                 self.stats.add(timings)
         return super().read_payload(parser, payload, guard)
 
-    def request_deadline(self, body: Mapping[str, Any]) -> float | None:
-        """Seconds the request ``body`` may take: as long as a whole window
-        of prompt and its reply budget (``max_tokens``) take at conservative
-        rates (``agentflow.providers._local_deadline.reply_deadline``), never
-        below ``HttpSettings``' default deadline; a window the profile does
-        not know counts the prompt's own tokens (``estimate_tokens``). A
-        ``settings.deadline`` the user set (not the default) stands as given."""
-        if self._fixed_deadline:
-            return self._http.settings.deadline
-        budget = body.get(self.max_tokens_field)
-        tokens = budget if isinstance(budget, int) and budget > 0 else self.default_max_tokens
-        window = self.profile.context_window or estimate_tokens(
-            orjson.dumps(body.get("messages"), default=str).decode())
-        return reply_deadline(tokens, window, self._deadline_floor)
+    def request_deadline(self, body: Any) -> float | None:
+        """Seconds the request ``body`` may take: a window of prompt and its
+        ``max_tokens`` at slow rates (``_local_deadline``), unless
+        ``settings.deadline`` is the user's own (not the default): that stands."""
+        return self._deadline.seconds(body, self.max_tokens_field, self.default_max_tokens,
+                                      self.profile.context_window)
 
     def build_body(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
