@@ -156,3 +156,14 @@ async def test_a_value_the_model_was_unsure_of_is_doubted(stream: bool) -> None:
     assert sure.confidence["email"] == GROUNDED
     assert doubted.confidence["email"] == DOUBTED < GROUNDED
     assert "email" in doubted.needs_review and doubted.confidence["name"] == GROUNDED
+
+
+def test_a_batch_item_never_asks_for_them() -> None:
+    """A refusal would fail every item of a vendor batch, which cannot be sent
+    again item by item: batch items leave them out, live requests ask."""
+    model = GeminiChatModel(GIVES, api_key="k")
+    item = model.batch_request("a", [Msg.user("hi")], (), GenerateOptions(logprobs=True))
+    assert "responseLogprobs" not in (item.body.get("generationConfig") or {})
+    _, live = model.build_request([Msg.user("hi")], (), GenerateOptions(logprobs=True),
+                                  stream=False)
+    assert live["generationConfig"]["responseLogprobs"] is True

@@ -55,6 +55,7 @@ from typing import Any
 import aiohttp
 
 from agentflow._logging import get_logger
+from agentflow.batch_api.protocol import BatchRequest
 from agentflow.errors import BadRequestError
 from agentflow.media.tokens import GridImages, MediaTokens
 from agentflow.messages import Msg
@@ -223,6 +224,23 @@ class GeminiChatModel(WholeReplyBatches):
                          model=self.model_name, error=str(exc)[:200])
         async for chunk in super().stream(messages, tools, options):
             yield chunk
+
+    def batch_request(
+        self,
+        custom_id: str,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+    ) -> BatchRequest:
+        """As ``WholeReplyBatches.batch_request``, never asking for token
+        log-probabilities: a model that refuses them would fail every item of
+        the batch, which cannot be sent again item by item as a live request is
+        (``stream``).
+
+        Raises:
+            UsageError / UnsupportedFeatureError: as ``build_request``.
+        """
+        return super().batch_request(custom_id, messages, tools, options.with_(logprobs=None))
 
     def build_request(
         self,
