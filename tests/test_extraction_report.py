@@ -307,7 +307,8 @@ def carried(text: str) -> str:
 @given(st.fixed_dictionaries({"id": st.text(max_size=6), "ok": st.booleans()},
                              optional={k: json_values for k in (
                                  "output", "error", "spans", "chunks", "truncated", "usage",
-                                 "attempts", "duration_s", "source_offset")}),
+                                 "attempts", "duration_s", "source_offset", "confidence",
+                                 "needs_review", "ungrounded")}),
        st.text(max_size=30))
 def test_any_json_record_renders(record: dict[str, Any], text: str) -> None:
     page = Page(render_report([record], {record["id"]: text}))

@@ -75,9 +75,14 @@ class FieldNote:
 
 
 def _score(value: object) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
+    """A confidence as a finite float, or ``None`` (not a number, or too large for one)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        score = float(value)
+    except OverflowError:
+        return None
+    return score if math.isfinite(score) else None
 
 
 def field_notes(record: Record) -> dict[str, FieldNote]:
