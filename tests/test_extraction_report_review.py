@@ -127,6 +127,18 @@ def test_flagged_fields_show_their_confidence_why_and_a_shaded_row() -> None:
     assert "low confidence in component, version, copyright, first_year" in html
 
 
+def test_every_confidence_level_has_its_meaning() -> None:
+    """A level added to ``agentflow.extraction.confidence`` (or two made equal)
+    must be described here too, or the page would show it without a reason."""
+    from agentflow.extraction import confidence
+
+    names = [n for n in confidence.__all__
+             if n.isupper() and n not in ("REVIEW_BELOW", "DOUBT_BELOW")]
+    values = {getattr(confidence, n) for n in names}
+    assert len(values) == len(names) == len(LEVELS) and values == set(LEVELS)
+    assert all(0 <= v <= 1 and round(v, 3) == v for v in values)  # records round to 3 places
+
+
 def test_a_value_no_span_places_is_marked_not_in_the_document() -> None:
     record = notice_record()
     record["output"]["holder"] = "France Télécom"  # written, but no span (e.g. a locator held)
