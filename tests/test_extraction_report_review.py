@@ -252,12 +252,15 @@ class Notice(BaseModel):
 
 
 async def test_records_the_pipeline_writes_mark_an_invented_year() -> None:
-    """From ``extract_many`` to the page: the year the model invented is
-    *ungrounded* in the record, flagged, and marked on the page."""
+    """From ``extract_many`` to the page: in a run that opts out of grounding
+    (a grounded one refuses the year: tests/test_grounding_typed.py), the
+    year the model invented is *ungrounded* in the record, flagged, and
+    marked on the page."""
     def answer(request: RecordedRequest) -> str:
         return json.dumps({"component": "ASM", "first_year": 1994})
 
-    (result,) = [r async for r in extract_many(FunctionModel(answer), [NOTICE], Notice)]
+    (result,) = [r async for r in extract_many(FunctionModel(answer), [NOTICE], Notice,
+                                               ground=False)]
     record = _record(result)
     assert record["ok"] and record["ungrounded"] == ["first_year"]
     page = Rows(render_report([record], {record["id"]: NOTICE}))
