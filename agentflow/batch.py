@@ -258,22 +258,25 @@ async def _schedule(
             limiter = anyio.Semaphore(concurrency, fast_acquire=True)  # inputs in flight
             # model calls in flight (chunks included)
             calls = anyio.Semaphore(concurrency, fast_acquire=True)
-            counted = await plan.counted(agent)
-            # asyncio's task group: one task per input costs a third of anyio's
-            # start_soon (no cancel scope per task); the workers take no
-            # cancel scope of this group's, and closing cancels them all the same
+            counted: ExtractionPlan | None = None  # counted at the first input: a run
+            # with nothing to do starts no model. asyncio's task group: one task per
+            # input costs a third of anyio's start_soon (no cancel scope per task);
+            # closing cancels the workers all the same
             async with asyncio.TaskGroup() as tg:
                 index = 0
                 ids = IdCheck()  # a lazy iterable: each id checked as it is read
                 try:
-                    async for raw in _aiter(inputs):
-                        if not checked_ids:
-                            ids.add(index, raw)
-                        item = _as_input(index, raw)
-                        await unyielded.acquire()
-                        await limiter.acquire()
-                        tg.create_task(run(counted, index, item, limiter, calls, results))
-                        index += 1
+                    async with contextlib.aclosing(_aiter(inputs)) as stream:
+                        async for raw in stream:
+                            if not checked_ids:
+                                ids.add(index, raw)
+                            item = _as_input(index, raw)
+                            await unyielded.acquire()
+                            await limiter.acquire()
+                            if counted is None:
+                                counted = await plan.counted(agent)
+                            tg.create_task(run(counted, index, item, limiter, calls, results))
+                            index += 1
                 except Exception as exc:  # a bad input or a failing input iterator
                     failure = exc  # the inputs already started still finish first
             if failure is not None:

@@ -153,21 +153,18 @@ def _with_tokens(score: float, p: float) -> float:
 
 
 def _located(rule: Locator, value: Any, source: str) -> float:
-    values = rule.values(source)
-    if rule.many:
-        items = [str(v).strip() for v in (value or [])]
-        if not values:
-            if items:
-                return DISAGREES
-            return UNLOCATED_NULL if rule.anchored and rule.mentioned(source) else ABSENT
-        return HELD if items == values else DISAGREES
-    if value is None:
-        if values:
+    """``HELD`` when ``rule`` finds ``value`` (``Locator.holds``: whitespace
+    folded, since a document wraps a long value over lines a model writes
+    as one, and the located value's clean form counts, as clean edges make
+    a model write it); a null the rule agrees with: ``ABSENT`` (or
+    ``UNLOCATED_NULL`` where the document mentions the field's label);
+    anything else ``DISAGREES``."""
+    empty = value is None or (rule.many and not value)
+    if empty:
+        if rule.values(source):
             return DISAGREES
         return UNLOCATED_NULL if rule.anchored and rule.mentioned(source) else ABSENT
-    if not values:
-        return DISAGREES
-    return HELD if str(value).strip() == values[0] else DISAGREES
+    return HELD if rule.holds(value, source, clean=True) else DISAGREES
 
 
 def _checked(value: Any, source: str, path: str, ungrounded: list[str]) -> tuple[float, bool]:

@@ -9,9 +9,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentflow.grounding.edges import END, START
 from agentflow.grounding.lines import continuation, paragraph_continuation
 
-__all__ = ["VALUES_KEY", "Locator", "line_arguments"]
+__all__ = ["VALUES_KEY", "Locator", "clean_edges", "line_arguments", "same_text"]
 
 VALUES_KEY = "x-grounded-values"
 """JSON Schema keyword on a grounded string node: the only values the grammar
@@ -29,6 +30,31 @@ def _has_text(item: str) -> bool:
 
 def _fold_ws(text: str) -> str:
     return " ".join(text.split())
+
+
+def clean_edges(value: str) -> str:
+    """``value`` stripped, less the separator punctuation at its edges
+    (``agentflow.grounding.edges``: ``START`` at its start, ``END`` at its
+    end; ``Acme Ltd.,`` is ``Acme Ltd.``): the form ``Grounded(clean=True)``
+    takes (``""`` when nothing is left)."""
+    text = value.strip()
+    while text and (text[-1] in END or text[0] in START):
+        text = (text[:-1] if text[-1] in END else text[1:]).strip()
+    return text
+
+
+def same_text(located: str, value: str, *, clean: bool = False) -> bool:
+    """Whether ``value`` is the ``located`` text with whitespace folded: each
+    run of whitespace (spaces, tabs, a line break and the next line's
+    indentation) as one space, none at the edges. A document wraps a long
+    value over continuation lines (deb822, RFC 5322 headers) that a model
+    writes on one line; nothing else is loosened (``a, b`` is not ``a b``,
+    ``a b`` not ``ab``). ``clean``: the clean form of ``located``
+    (``clean_edges``) is its value too, as ``Grounded(clean=True)`` makes
+    a model write it; ``value``'s own edges are compared as they are (``:
+    4.16.0`` is never ``4.16.0``)."""
+    folded = _fold_ws(value)
+    return folded == _fold_ws(located) or (clean and folded == _fold_ws(clean_edges(located)))
 
 
 _ARGUMENT = re.compile(r'"([^"\n]*)"|(\S+)')
@@ -167,15 +193,20 @@ class Locator:
         key = self.left.strip(" \t:=;,([{<>}]).-")
         return bool(key) and key.casefold() in source.casefold()
 
-    def holds(self, value: Any, source: str) -> bool:
+    def holds(self, value: Any, source: str, *, clean: bool = False) -> bool:
         """Whether the locator finds exactly ``value`` in ``source``: a single
-        value as its first value (``None``: no value), a list as its values."""
+        value as its first value (``None``: no value), a list as its values,
+        in order; each compared with whitespace folded (``same_text``:
+        a value the document wraps over continuation lines, written on one
+        line), and with ``clean`` also in its clean form."""
         found = self.values(source)
         if self.many:
-            return [str(v).strip() for v in (value or [])] == found
+            items = [str(v) for v in (value or [])]
+            return len(items) == len(found) and all(
+                same_text(f, v, clean=clean) for f, v in zip(found, items, strict=True))
         if value is None:
             return not found
-        return bool(found) and _fold_ws(found[0]) == _fold_ws(str(value))
+        return bool(found) and same_text(found[0], str(value), clean=clean)
 
     def describe(self) -> str:
         """The rule in words (for reports): ``after 'Version: ' to the line's end``."""
