@@ -60,6 +60,7 @@ FinishReason: TypeAlias = Literal[
 # ----------------------------------------------------------------------------- chunks
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class TokenLogprob:
     """One token of the reply as the model wrote it: its text, its natural

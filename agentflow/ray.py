@@ -49,6 +49,7 @@ import asyncio
 import importlib
 import math
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,7 @@ import orjson
 
 from agentflow.batch import ExtractInput, extract_many
 from agentflow.documents.inputs import Document, _expand, iter_documents
+from agentflow.documents.seen import SeenIds
 from agentflow.ratelimit import set_process_share
 
 if TYPE_CHECKING:
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ExtractionSpec",
+    "NotDone",
     "OutputDir",
     "done_ids",
     "extract_dataset",
@@ -388,15 +391,20 @@ class OutputDir:
     """What a directory of ``write_jsonl`` files holds (``read_output_dir``).
 
     Attributes:
-        done: ids of the inputs with an ok record (failed inputs are not done).
+        done: ids of the inputs with an ok record (failed inputs are not
+            done), in a ``SeenIds`` (``agentflow.documents.seen``: constant
+            memory, whatever the number of ids).
         schemas: schema fingerprint -> records carrying it (``"schema"``, which
             every record of ``extract_dataset`` carries:
             ``agentflow.extraction.fingerprint``; older records without one are
             not counted).
+        files: ``(path, size in bytes)`` of each file read, in order: what
+            ``NotDone`` reads again in Ray's workers.
     """
 
-    done: set[str] = field(default_factory=set)
+    done: SeenIds = field(default_factory=SeenIds)
     schemas: dict[str, int] = field(default_factory=dict)
+    files: tuple[tuple[str, int], ...] = ()
 
 
 def read_output_dir(path: str | os.PathLike[str]) -> OutputDir:
@@ -404,21 +412,71 @@ def read_output_dir(path: str | os.PathLike[str]) -> OutputDir:
     line is skipped; a missing directory holds nothing). Ray names its files
     at random, so file order says nothing of which run came last: one ok
     record is enough for an id to be done."""
-    from agentflow.extraction.outfile import read_records
-
     root = Path(path)
     held = OutputDir()
+    files = []
     for file in sorted(root.glob("*.jsonl")) if root.is_dir() else ():
-        for _, record in read_records(file):
-            if record.get("ok") is True:
-                held.done.add(record["id"])
+        files.append((str(file), file.stat().st_size))
+        for ok, record in _ok_records(file):
+            if ok:
+                held.done.setdefault(record["id"], None)
             schema = record.get("schema")
             if isinstance(schema, str):
                 held.schemas[schema] = held.schemas.get(schema, 0) + 1
+    held.files = tuple(files)
     return held
+
+
+def _ok_records(file: Path) -> Iterator[tuple[bool, dict[str, Any]]]:
+    """``(ok, record)`` of each record of ``file`` (``read_records``)."""
+    from agentflow.extraction.outfile import read_records
+
+    for _, record in read_records(file):
+        yield record.get("ok") is True, record
+
+
+@dataclass(frozen=True)
+class NotDone:
+    """A Ray Data row filter (``Dataset.filter``): the rows whose ``id`` has
+    no ok record in the output files ``files`` (``OutputDir.files``, as the
+    driver read them).
+
+    What goes to the workers is the file list, not the ids: each worker
+    process reads those files once into a ``SeenIds`` of its own (constant
+    memory; kept for the next rows and blocks of the same run), so neither
+    the driver nor a worker holds a set that grows with the corpus. The
+    workers write the output directory, so they can read it too.
+    """
+
+    files: tuple[tuple[str, int], ...]
+
+    def __call__(self, row: Mapping[str, Any]) -> bool:
+        with _DONE_LOCK:  # a SeenIds serves one thread at a time
+            return row["id"] not in _done_in(self.files)
+
+
+_DONE: dict[tuple[tuple[str, int], ...], SeenIds] = {}
+"""The worker process's done ids, for the one file list it last read."""
+_DONE_LOCK = threading.Lock()
+
+
+def _done_in(files: tuple[tuple[str, int], ...]) -> SeenIds:
+    """The done ids of ``files`` (read now, or kept from the last call); lock held."""
+    done = _DONE.get(files)
+    if done is None:
+        for old in _DONE.values():  # another run's files: not needed any more
+            old.close()
+        _DONE.clear()
+        done = _DONE[files] = SeenIds()
+        for name, _ in files:
+            for ok, record in _ok_records(Path(name)):
+                if ok:
+                    done.setdefault(record["id"], None)
+    return done
 
 
 def done_ids(path: str | os.PathLike[str]) -> set[str]:
     """Ids of the inputs with an ok record in any ``*.jsonl`` file under the
-    directory ``path`` (``read_output_dir(path).done``)."""
-    return read_output_dir(path).done
+    directory ``path``, as a ``set`` in memory (``read_output_dir(path).done``
+    holds them in constant memory)."""
+    return {key for key, _ in read_output_dir(path).done.items()}

@@ -231,6 +231,46 @@ async def test_slow_start_until_a_reply_tells_the_limits() -> None:
     assert gov.limits == (100, None)
 
 
+async def _queued(gov: RateGovernor, n: int) -> None:
+    """One loop turn: the ``n`` tasks just made have each run to their place in
+    ``gov``'s queue (a request that must wait is queued in its first step)."""
+    await asyncio.sleep(0)
+    assert len(gov._queue) == n
+
+
+async def test_a_formed_queue_is_admitted_at_once_when_it_may_go() -> None:
+    """Requests queued behind the slow start are all admitted by the reply that
+    lifts it, in queue order, before any of them runs again (one wake-up chain,
+    a loop turn each, would never catch up with new requests queuing behind)."""
+    gov = RateGovernor("queue")
+    first = await gov.admit(10)
+    waiting = [asyncio.create_task(gov.admit(10)) for _ in range(5)]
+    await _queued(gov, 5)
+    first.observe(None, ok=True)  # a reply without limits: any number may go now
+    assert gov.admitted == 6 and gov._queue == []  # in observe itself, before a loop turn
+    leases = [await asyncio.wait_for(task, 1) for task in waiting]
+    later = await asyncio.wait_for(gov.admit(10), 1)  # the queue is empty: no waiting
+    for lease in [first, *leases, later]:
+        lease.release()
+    assert gov._in_flight == 0
+
+
+async def test_a_waiter_cancelled_after_its_admission_gives_its_slot_back() -> None:
+    gov = RateGovernor("cancel-admitted")
+    first = await gov.admit(10)
+    waiting = [asyncio.create_task(gov.admit(10)) for _ in range(3)]
+    await _queued(gov, 3)
+    first.observe(None, ok=True)  # admits all three on their behalf
+    waiting[1].cancel()  # before it ran again: it never gets its lease
+    results = await asyncio.gather(*waiting, return_exceptions=True)
+    assert isinstance(results[1], asyncio.CancelledError)
+    assert gov._in_flight == 3  # first and the two that took their leases
+    for lease in (first, results[0], results[2]):
+        assert isinstance(lease, RateLease)
+        lease.release()
+    assert gov._in_flight == 0
+
+
 async def test_headers_correct_the_local_level() -> None:
     gov = RateGovernor("headers", tpm=60_000)  # 1000 tokens/s, locally full
     lease = await gov.admit(100)

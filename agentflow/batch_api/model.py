@@ -5,13 +5,14 @@ request it is sending."""
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import anyio
 
+from agentflow._scopes import VarScope
 from agentflow.batch_api.protocol import BatchCapable, BatchRequest
 from agentflow.batch_api.runner import BatchRunner, custom_id_for
 from agentflow.messages import Msg
@@ -30,16 +31,10 @@ _current_input: contextvars.ContextVar[str] = contextvars.ContextVar(
     "agentflow_batch_input", default="")
 
 
-@contextlib.contextmanager
-def input_scope(input_id: str) -> Iterator[None]:
+def input_scope(input_id: str) -> AbstractContextManager[None]:
     """Mark the requests made inside as belonging to input ``input_id`` (the
     journal maps them back to it; ``extract_many`` sets it per input)."""
-    token = _current_input.set(input_id)
-    try:
-        yield
-    finally:
-        _current_input.reset(token)
-
+    return VarScope(_current_input, input_id)
 
 
 def _first_turn(messages: Sequence[Msg]) -> bool:

@@ -44,7 +44,6 @@ writes in ``agentflow.extraction.records``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import stat
 import sys
@@ -57,6 +56,7 @@ from agentflow.cli.extract import DEFAULT_CONCURRENCY, _extract
 from agentflow.cli.extract import DEFAULT_INSTRUCTIONS as DEFAULT_INSTRUCTIONS
 from agentflow.cli.extract import CliError as CliError
 from agentflow.cli.extract import chunking_for as chunking_for
+from agentflow.cli.loop import run_loop
 from agentflow.documents.inputs import FORMATS, InputError
 from agentflow.documents.names import printable
 from agentflow.documents.routing import PDF_MODES
@@ -327,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CliError("--passes must be >= 1")
         if not args.batch_poll > 0 or args.batch_poll == float("inf"):  # NaN too
             raise CliError(f"--batch-poll must be a number of seconds > 0, got {args.batch_poll}")
-        return asyncio.run(_extract(args, sink))
+        return run_loop(_extract(args, sink))
     except (CliError, InputError, AgentflowError, OSError) as exc:
         print(f"agentflow: error: {printable(mask_secrets(str(exc)), lines=True)}", file=sys.stderr)
         return 2

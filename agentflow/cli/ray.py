@@ -73,8 +73,8 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     start = time.perf_counter()
     ds = engine.read_documents(args.input, fmt=args.format, text_field=args.text_field,
                                id_field=args.id_field, prepare=prepare)
-    if done:
-        ds = ds.filter(lambda row: row["id"] not in done)
+    if done:  # the workers read the output files again: no set of ids shipped to them
+        ds = ds.filter(engine.NotDone(held.files))
     if args.limit is not None:
         ds = ds.limit(args.limit)
     from agentflow.cli.options import chunking_for

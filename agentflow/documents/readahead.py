@@ -40,7 +40,7 @@ from pathlib import Path
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
-from agentflow._anyio_fast import receive_soon, send_soon
+from agentflow._anyio_fast import produced, send_soon
 from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget, cpu_budget
 from agentflow.documents.inputs import (
     Document,
@@ -218,27 +218,13 @@ async def read_ahead(
     producer = asyncio.ensure_future(produce(send))
     finished = False
     try:
-        while True:
-            try:
-                item = await receive_soon(receive)
-            except anyio.EndOfStream:
-                break
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+        async with contextlib.aclosing(produced(receive, producer)) as documents:
+            async for item in documents:
+                yield item
         finished = True
-        await producer
     finally:
-        try:
-            if not finished or not producer.done():
-                producer.cancel()
-                with anyio.CancelScope(shield=True):
-                    with contextlib.suppress(BaseException):
-                        await asyncio.wait([producer])
-        finally:
-            receive.close()
-            for executor in pools:
-                _stop_pool(executor, kill=not finished)
+        for executor in pools:
+            _stop_pool(executor, kill=not finished)
 
 
 async def _offer(out: MemoryObjectSendStream[Document | BaseException],

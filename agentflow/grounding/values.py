@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from typing_extensions import is_typeddict
 
+from agentflow._lru import LRU
 from agentflow.grounding.marker import (
     AFTER_KEY,
     CLEAN_KEY,
@@ -87,8 +88,28 @@ def _sequence_item(tp: Any) -> Any | None:
     return args[0]
 
 
+_FIELDS: LRU[Any, tuple[Any, list[tuple[str, Any, list[Grounded]]] | None]] = LRU(256)
+"""``_fields`` per type, with what they were read from (a pydantic model's
+``model_fields`` mapping: a rebuilt model reads them again)."""
+
+
 def _fields(tp: Any) -> list[tuple[str, Any, list[Grounded]]] | None:
-    """``(name, annotation, markers)`` of an object type's fields, in order."""
+    """``(name, annotation, markers)`` of an object type's fields, in order
+    (kept per type: every output of a run walks the same ones; not to be
+    changed by the caller)."""
+    try:
+        cached = _FIELDS.get(tp)
+    except TypeError:  # an unhashable annotation
+        return _read_fields(tp)
+    source = getattr(tp, "__pydantic_fields__", None)
+    if cached is not None and cached[0] is source:
+        return cached[1]
+    fields = _read_fields(tp)
+    _FIELDS.put(tp, (source, fields))
+    return fields
+
+
+def _read_fields(tp: Any) -> list[tuple[str, Any, list[Grounded]]] | None:
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         out = []
         for name, info in tp.model_fields.items():

@@ -25,6 +25,7 @@ with what grounding and locators checked.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Sequence
@@ -120,18 +121,25 @@ def field_probabilities(tokens: Sequence[TokenLogprob]) -> dict[str, float]:
     spans = value_spans(text)
     if not spans:
         return {}
-    starts = []  # byte offset of each token
+    ends = []  # byte offset where each token ends (ascending)
     at = 0
     for piece in pieces:
-        starts.append(at)
         at += len(piece)
+        ends.append(at)
+    plain = text.isascii()  # a character is a byte: offsets as they are
     out: dict[str, float] = {}
     for key, leaves in spans.items():
         worst = 0.0
         for start, end in leaves:
-            lo, hi = len(text[:start].encode()), len(text[:end].encode())
-            worst = min([worst, *(t.logprob for t, s, p in zip(tokens, starts, pieces,
-                                                                strict=True)
-                                  if s < hi and s + len(p) > lo)])
+            lo, hi = (start, end) if plain else (len(text[:start].encode()),
+                                                  len(text[:end].encode()))
+            # the tokens that overlap [lo, hi): from the first ending past lo,
+            # while they start before hi
+            i = bisect.bisect_right(ends, lo)
+            while i < len(ends) and ends[i] - len(pieces[i]) < hi:
+                logprob = tokens[i].logprob
+                if logprob < worst:
+                    worst = logprob
+                i += 1
         out[key] = math.exp(worst)
     return out

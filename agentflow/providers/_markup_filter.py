@@ -67,11 +67,15 @@ class MarkupFilter:
     """Indices of markup calls start here, clear of the vendor's own."""
 
     def __init__(self, markups: Sequence[AnyMarkup], tools: Sequence[ToolSpec] = ()) -> None:
-        self._markups = tuple(m for m in markups if isinstance(m, ToolMarkup))
-        forms = [m for m in markups if isinstance(m, ReplyMarkup)]
-        lead = LeadHold(forms, frozenset(t.name for t in tools)) if forms and tools else None
+        lead = None
+        if markups:
+            self._markups = tuple(m for m in markups if isinstance(m, ToolMarkup))
+            forms = [m for m in markups if isinstance(m, ReplyMarkup)]
+            lead = LeadHold(forms, frozenset(t.name for t in tools)) if forms and tools else None
+            self._starts = tuple(dict.fromkeys(m.start for m in self._markups))
+        else:  # nothing to look for (most models): nothing to sort out per reply
+            self._markups = self._starts = ()
         self._lead = lead
-        self._starts = tuple(dict.fromkeys(m.start for m in self._markups))
         self._schemas = ({t.name: t.parameters for t in tools}
                          if self._markups or lead is not None else {})
         self._scan = _Scan()

@@ -283,17 +283,26 @@ def token_logprobs(data: Any) -> tuple[TokenLogprob, ...]:
     content = data.get("content")
     if not isinstance(content, list):
         return ()
-    out = []
-    for entry in content:
-        if not isinstance(entry, Mapping):
+    out: list[TokenLogprob] = []
+    append = out.append
+    for entry in content:  # exact-type tests first: orjson's dicts, strs and floats
+        if entry.__class__ is not dict and not isinstance(entry, Mapping):
             continue
         token, logprob, raw = entry.get("token"), entry.get("logprob"), entry.get("bytes")
-        if not isinstance(token, str) or not isinstance(logprob, int | float) or isinstance(
-                logprob, bool):
+        if token.__class__ is not str and not isinstance(token, str):
             continue
-        data_bytes = (tuple(raw) if isinstance(raw, list) and all(
-            isinstance(b, int) and 0 <= b < 256 for b in raw) else None)
-        out.append(TokenLogprob(token, float(logprob), data_bytes))
+        if logprob.__class__ is not float:
+            if not isinstance(logprob, int | float) or isinstance(logprob, bool):
+                continue
+            logprob = float(logprob)
+        data_bytes = None
+        if isinstance(raw, list):
+            try:  # bytes() takes exactly ints 0-255 (bools too, as isinstance(b, int) did)
+                bytes(raw)
+                data_bytes = tuple(raw)
+            except (TypeError, ValueError):
+                pass
+        append(TokenLogprob(token, logprob, data_bytes))
     return tuple(out)
 
 

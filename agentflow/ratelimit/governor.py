@@ -14,10 +14,11 @@ import itertools
 import math
 import threading
 import time
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agentflow._scopes import VarScope
 from agentflow.ratelimit.formats import RateLimitSnapshot
 
 __all__ = [
@@ -53,20 +54,16 @@ WINDOW_S = 60.0
 """The window of the vendors' limits (requests and tokens per minute), seconds."""
 
 
-@contextlib.contextmanager
-def request_priority(priority: Priority) -> Iterator[None]:
-    """Run the model requests made inside the block at ``priority``.
+def request_priority(priority: Priority) -> AbstractContextManager[None]:
+    """Run the model requests made inside the block at ``priority``
+    (``with request_priority("batch"): ...``).
 
     Raises:
         ValueError: an unknown priority.
     """
     if priority not in _RANK:
         raise ValueError(f"priority must be 'live' or 'batch', got {priority!r}")
-    token = _PRIORITY.set(priority)
-    try:
-        yield
-    finally:
-        _PRIORITY.reset(token)
+    return VarScope(_PRIORITY, priority)
 
 
 def current_priority() -> Priority:
@@ -102,11 +99,18 @@ class _Bucket:
 class _Waiter:
     rank: int
     seq: int
-    tokens: float
+    lease: RateLease
+    new: bool
     loop: asyncio.AbstractEventLoop
     event: asyncio.Event = field(default_factory=asyncio.Event)
+    admitted: bool = False
+    """Taken on the waiter's behalf when the queue moved (``_admit_queued``):
+    it only has to return."""
 
     def wake(self) -> None:
+        if asyncio._get_running_loop() is self.loop:  # its own loop: no self-pipe write
+            self.event.set()
+            return
         with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
             self.loop.call_soon_threadsafe(self.event.set)
 
@@ -231,7 +235,7 @@ class RateGovernor:
         with self._lock:  # nobody queued and room now: no waiter, no event, no heap
             if not self._queue and self._take(lease, rank, new=new) == 0.0:
                 return
-        waiter = _Waiter(rank, next(self._seq), lease.tokens, asyncio.get_running_loop())
+        waiter = _Waiter(rank, next(self._seq), lease, new, asyncio.get_running_loop())
         start = time.monotonic()
         with self._lock:
             heapq.heappush(self._queue, (waiter.rank, waiter.seq, waiter))
@@ -241,7 +245,7 @@ class RateGovernor:
             while True:
                 waiter.event.clear()
                 with self._lock:
-                    delay = self._try_take(waiter, lease, new=new)
+                    delay = 0.0 if waiter.admitted else self._try_take(waiter, lease, new=new)
                     if delay == 0.0:
                         self.waited_s += time.monotonic() - start
                         return
@@ -253,7 +257,11 @@ class RateGovernor:
                             await waiter.event.wait()
         except BaseException:
             with self._lock:
-                self._remove(waiter)
+                admitted = waiter.admitted
+                if not admitted:
+                    self._remove(waiter)
+            if admitted and new:  # taken on its behalf, but nobody will hold the lease
+                lease.release()
             raise
 
     def _try_take(self, waiter: _Waiter, lease: RateLease, *, new: bool) -> float:
@@ -295,18 +303,36 @@ class RateGovernor:
         return 0.0
 
     def _remove(self, waiter: _Waiter) -> None:
-        """Drop ``waiter`` from the queue and wake the new head (lock held)."""
+        """Drop ``waiter`` from the queue and move the queue on (lock held)."""
         if self._queue and self._queue[0][2] is waiter:  # the head, as a taken request is
             heapq.heappop(self._queue)
-            if self._queue:
-                self._queue[0][2].wake()
+            self._admit_queued()
             return
         self._queue = [item for item in self._queue if item[2] is not waiter]
         heapq.heapify(self._queue)  # not the head: the head stays, nobody new to wake
 
+    def _admit_queued(self) -> None:
+        """Admit the waiters at the head of the queue that may go now, in
+        queue order, on their behalf (each woken only to return), and wake
+        the first that may not, to wait for its own delay (lock held).
+
+        Admitting them here rather than one by one as each wakes keeps a
+        queue formed once (at a slow start, every request behind the first)
+        from lasting: new requests queue behind a non-empty one, and a chain
+        of wake-ups, one loop turn each, would never catch up with them."""
+        queue = self._queue
+        while queue:
+            waiter = queue[0][2]
+            if self._take(waiter.lease, waiter.rank, new=waiter.new) != 0.0:
+                waiter.wake()
+                return
+            heapq.heappop(queue)
+            waiter.admitted = True
+            waiter.wake()
+
     def _wake_head(self) -> None:
         if self._queue:
-            self._queue[0][2].wake()
+            self._admit_queued()
 
     # -- feedback -----------------------------------------------------------
     def _hear(self, lease: RateLease, admissions: int) -> None:
@@ -323,7 +349,7 @@ class RateGovernor:
             n = self._in_flight
             self._in_flight = n - 1 if n > 0 else 0
             if self._queue:  # _wake_head, inline: nobody waits in the common case
-                self._queue[0][2].wake()
+                self._admit_queued()
 
     def _observe(self, lease: RateLease, snap: RateLimitSnapshot | None, *, ok: bool) -> None:
         with self._lock:
@@ -345,7 +371,7 @@ class RateGovernor:
                                           self._unheard_tok, now)
             self._known = True
             if self._queue:  # _wake_head, inline
-                self._queue[0][2].wake()
+                self._admit_queued()
 
     def _correct(
         self, bucket: _Bucket | None, given: float | None, limit: float | None,
