@@ -50,6 +50,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from annotated_types import MaxLen
 from pydantic import BaseModel
 
 from agentflow.grounding.locators import Locator
@@ -112,7 +113,7 @@ def field_confidence(
     for name, value in _dump(output).items():
         rule = rules.get(name)
         if rule is not None:
-            found[name] = _located(rule, value, source)
+            found[name] = _located(rule, value, source, _max_items(output, name))
             continue
         if name in held:
             found[name] = HELD
@@ -152,7 +153,18 @@ def _with_tokens(score: float, p: float) -> float:
     return score
 
 
-def _located(rule: Locator, value: Any, source: str) -> float:
+def _max_items(output: Any, name: str) -> int | None:
+    """The ``max_length`` of list field ``name`` of a pydantic ``output``, or ``None``."""
+    info = type(output).model_fields.get(name) if isinstance(output, BaseModel) else None
+    if info is None:
+        return None
+    bounds = [m.max_length for m in info.metadata if isinstance(m, MaxLen)]
+    return min(bounds) if bounds else None
+
+
+def _located(rule: Locator, value: Any, source: str, max_items: int | None = None) -> float:
+    """A located field's confidence: ``HELD`` when the value is the one the
+    locator finds (a list at its ``max_items``: the first ones it finds)."""
     values = rule.values(source)
     if rule.many:
         items = [str(v).strip() for v in (value or [])]
@@ -160,6 +172,8 @@ def _located(rule: Locator, value: Any, source: str) -> float:
             if items:
                 return DISAGREES
             return UNLOCATED_NULL if rule.anchored and rule.mentioned(source) else ABSENT
+        if max_items is not None and len(items) == max_items:
+            values = values[:max_items]
         return HELD if items == values else DISAGREES
     if value is None:
         if values:

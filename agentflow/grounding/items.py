@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["item_at", "item_spans", "items"]
+__all__ = ["item_at", "item_spans", "items", "outer_item_spans", "outer_items"]
 
 _MARKED = re.compile(
     r"(?P<indent>[^\S\n]*)(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[^\S\n]+(?P<content>[^\s])"
@@ -94,3 +94,21 @@ def item_at(text: str, start: int, end: int) -> str | None:
         if s < end and start < e:
             return text[s:e]
     return None
+
+
+def outer_item_spans(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of each list item of ``text`` that lies inside no
+    other item (``item_spans`` less the nested items), in order: the items
+    that hold every line of a list between them."""
+    out: list[tuple[int, int]] = []
+    for start, end in item_spans(text):
+        if out and start < out[-1][1]:
+            continue  # nested in the last outer item (outer items come first)
+        out.append((start, end))
+    return out
+
+
+def outer_items(text: str) -> list[str]:
+    """The text of each list item of ``text`` nested in no other, in order
+    (``outer_item_spans``)."""
+    return [text[s:e] for s, e in outer_item_spans(text)]

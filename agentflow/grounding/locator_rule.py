@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentflow.grounding.items import outer_items
 from agentflow.grounding.lines import continuation, paragraph_continuation
 
 __all__ = ["VALUES_KEY", "Locator", "line_arguments"]
@@ -65,6 +66,11 @@ class Locator:
         paragraph: under ``continued``, the value goes on over the next
             lines of its paragraph (``agentflow.grounding.lines.
             paragraph_continuation``) rather than over deeper-indented ones.
+        items: a list that is every list item of the document not nested
+            in another (``agentflow.grounding.items.outer_items``: each
+            with its continuation lines), in document order, whatever
+            lines (group headings such as ``[ Jane ]``, blank lines) lie
+            between them; ``left`` is then ``""``.
     """
 
     field: str
@@ -76,12 +82,16 @@ class Locator:
     continued: bool = False
     arg: int | None = None
     paragraph: bool = False
+    items: bool = False
 
     def values(self, source: str) -> list[str]:
         """The values this locator finds in ``source``, in document order
         (list items each; each value stripped, never empty). A continued
         list: the items of its first block only (the value the examples
-        show: one field's lines), ``blocks`` has them all."""
+        show: one field's lines), ``blocks`` has them all. An ``items``
+        rule: the document's outer list items."""
+        if self.items:
+            return outer_items(source)
         if self.arg is not None:
             return self._arguments(source)
         if self.continued:
@@ -182,6 +192,8 @@ class Locator:
         where = "at the start of a line after" if self.anchored else "after"
         until = f"up to {self.right!r}" if self.right else "to the end of the line"
         split = f", items split by {self.split!r}" if self.split else ""
+        if self.items:
+            return f"{self.field}: every list item not nested in another, in order"
         if self.arg is not None:
             return (f"{self.field}: argument {self.arg + 1} of a line that begins with "
                     f"{self.left!r}")
