@@ -16,7 +16,7 @@ from agentflow import Example
 from agentflow.batch import extract_many
 from agentflow.extraction.confidence import DISAGREES, HELD, field_confidence
 from agentflow.grounding import Grounded
-from agentflow.grounding.items import outer_item_spans, outer_items
+from agentflow.grounding.items import item_spans, own_item_spans, own_items
 from agentflow.grounding.locators import apply_locators, learn_locators
 from agentflow.grounding.marker import mark_all_strings
 from agentflow.output.examples import check_examples
@@ -43,18 +43,29 @@ EXAMPLES = [
 DOC = ("Release three\n\n  [ Dee ]\n  * New upstream release.\n    - Fixes a crash.\n"
        "  * Refresh patches.\n\n  [ Eve ]\n  * Update the watch file.\n"
        "  * Switch to debhelper 13.\n")
-OUTER = ["New upstream release.\n    - Fixes a crash.", "Refresh patches.",
-         "Update the watch file.", "Switch to debhelper 13."]
+OWN = ["New upstream release.", "Fixes a crash.", "Refresh patches.",
+       "Update the watch file.", "Switch to debhelper 13."]
 
 
-def test_outer_items_leave_out_nested_ones_and_cross_headings() -> None:
-    assert outer_items(DOC) == OUTER
-    assert len(outer_item_spans(DOC)) == 4 and outer_items("no list here\n") == []
+def test_own_items_end_at_a_nested_item_and_cross_headings() -> None:
+    assert own_items(DOC) == OWN
+    assert own_items("no list here\n") == []
+    outer, own = item_spans(DOC)[0], own_item_spans(DOC)[0]
+    assert own[0] == outer[0] and DOC[own[1]:outer[1]] == "\n    - Fixes a crash."
+    assert own_items("  * a\n    b\n\n    - c\n      d\n    e\n") == ["a\n    b", "c\n      d"]
+
+
+def test_an_own_text_is_a_whole_item_and_its_nested_items_are_values_of_their_own() -> None:
+    from agentflow.grounding.locate import occurrences
+
+    assert occurrences("New upstream release.", DOC, whole_items=True)
+    assert occurrences("New upstream release.\n    - Fixes a crash.", DOC, whole_items=True)
+    assert not occurrences("New upstream", DOC, whole_items=True)
 
 
 def test_the_items_rule_is_learned_only_when_every_example_takes_every_item() -> None:
     rule = learn_locators(check_examples(EXAMPLES, Notes), Notes)["items"]
-    assert rule.items and rule.many and rule.values(DOC) == OUTER
+    assert rule.items and rule.many and rule.values(DOC) == OWN
     assert "every list item" in rule.describe()
     # one example alone does not generalise
     assert "items" not in learn_locators(check_examples(EXAMPLES[:1], Notes), Notes)
@@ -68,19 +79,19 @@ def test_the_grammar_writes_exactly_the_first_max_length_items() -> None:
     locators = learn_locators(check_examples(EXAMPLES, Notes), Notes)
     schema = mark_all_strings(OutputSpec.of(Notes).schema_for("local").schema, None)
     located = apply_locators(schema, locators, DOC)
-    assert located["properties"]["items"]["x-grounded-values"] == OUTER[:3]
+    assert located["properties"]["items"]["x-grounded-values"] == OWN[:3]
     grammar = substring_grammar(located, DOC, {"key_separator": ": ", "item_separator": ", "})
     assert grammar is not None
-    assert '"[" ' + ' ", " '.join(json.dumps(json.dumps(v)) for v in OUTER[:3]) + ' "]"' in (
+    assert '"[" ' + ' ", " '.join(json.dumps(json.dumps(v)) for v in OWN[:3]) + ' "]"' in (
         grammar)
 
 
 def test_confidence_holds_the_first_items_and_flags_a_lost_one() -> None:
     locators = learn_locators(check_examples(EXAMPLES, Notes), Notes)
-    full = Notes.model_construct(title="Release three", items=OUTER[:3])
+    full = Notes.model_construct(title="Release three", items=OWN[:3])
     confidence, _ = field_confidence(full, DOC, {}, locators)
     assert confidence["items"] == HELD  # at max_length: the first three, in order
-    lost = Notes.model_construct(title="Release three", items=[OUTER[0], OUTER[2]])
+    lost = Notes.model_construct(title="Release three", items=[OWN[0], OWN[2]])
     confidence, _ = field_confidence(lost, DOC, {}, locators)
     assert confidence["items"] == DISAGREES
 
@@ -93,8 +104,48 @@ def answers(output: dict[str, Any]) -> FunctionModel:
 
 
 async def test_a_record_that_lost_an_item_needs_review_and_one_with_all_does_not() -> None:
-    for items, review in ((OUTER[:3], False), (OUTER[1:3], True)):
+    for items, review in ((OWN[:3], False), (OWN[1:3], True)):
         model = answers({"title": "Release three", "items": items})
         (result,) = [r async for r in extract_many(model, [DOC], Notes, examples=EXAMPLES)]
         assert result.ok and ("items" in result.needs_review) is review
         assert result.confidence["items"] == (DISAGREES if review else HELD)
+
+
+class Log(BaseModel):
+    items: list[Item] = Field(description="the list items", max_length=3)
+    signed: str | None = Field(None, description="who signed")
+
+
+def long_log(n: int) -> str:
+    return "".join(f"  * Change number {i} of the release.\n" for i in range(n)) + (
+        "\n -- Signed By Someone\n")
+
+
+async def test_a_chunk_is_not_asked_for_a_list_the_chunks_before_it_filled() -> None:
+    from agentflow import ModelProfile
+    from agentflow.extraction.budget import Chunking
+    from agentflow.testing import Call, Reply
+
+    asked: list[int] = []
+
+    async def reply(request: RecordedRequest) -> Reply:
+        text = next(m.text for m in request.messages if m.role == "user")
+        props = request.tools[0].parameters["properties"]
+        array = next(b for b in [props["items"], *props["items"].get("anyOf", [])]
+                     if b.get("type") == "array")
+        high = array.get("maxItems", 99)
+        asked.append(high)
+        found = [line.strip()[2:] for line in text.splitlines() if line.startswith("  * ")]
+        signed = "Signed By Someone" if "-- Signed" in text else None
+        return Reply(tool_calls=[Call("generate_response",
+                                      {"items": found[:high], "signed": signed})])
+
+    model = FunctionModel(reply, profile=ModelProfile(context_window=100_000,
+                                                      max_output_tokens=100))
+    text = long_log(60)
+    (result,) = [r async for r in extract_many(
+        model, [text], Log, chunking=Chunking(max_chars=400, overlap=80))]
+    assert result.ok and result.chunks is not None and result.chunks.total >= 5
+    assert result.output.items == [f"Change number {i} of the release." for i in range(3)]
+    assert result.output.signed == "Signed By Someone"
+    assert asked[0] == 3 and set(asked[1:]) == {0}  # the first chunk held three whole items

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agentflow.grounding.items import outer_items
+from agentflow.grounding.items import own_items
 from agentflow.grounding.lines import continuation, paragraph_continuation
 
 __all__ = ["VALUES_KEY", "Locator", "line_arguments"]
@@ -66,11 +66,12 @@ class Locator:
         paragraph: under ``continued``, the value goes on over the next
             lines of its paragraph (``agentflow.grounding.lines.
             paragraph_continuation``) rather than over deeper-indented ones.
-        items: a list that is every list item of the document not nested
-            in another (``agentflow.grounding.items.outer_items``: each
-            with its continuation lines), in document order, whatever
-            lines (group headings such as ``[ Jane ]``, blank lines) lie
-            between them; ``left`` is then ``""``.
+        items: a list that is every list item of the document, each as
+            its own text (``agentflow.grounding.items.own_items``: its
+            marker line and continuation lines, up to a nested item, which
+            is an item of its own), in document order, whatever lines
+            (group headings such as ``[ Jane ]``, blank lines) lie between
+            them; ``left`` is then ``""``.
     """
 
     field: str
@@ -89,9 +90,9 @@ class Locator:
         (list items each; each value stripped, never empty). A continued
         list: the items of its first block only (the value the examples
         show: one field's lines), ``blocks`` has them all. An ``items``
-        rule: the document's outer list items."""
+        rule: the own text of each of the document's list items."""
         if self.items:
-            return outer_items(source)
+            return own_items(source)
         if self.arg is not None:
             return self._arguments(source)
         if self.continued:
@@ -193,7 +194,7 @@ class Locator:
         until = f"up to {self.right!r}" if self.right else "to the end of the line"
         split = f", items split by {self.split!r}" if self.split else ""
         if self.items:
-            return f"{self.field}: every list item not nested in another, in order"
+            return f"{self.field}: every list item (its own lines), in order"
         if self.arg is not None:
             return (f"{self.field}: argument {self.arg + 1} of a line that begins with "
                     f"{self.left!r}")

@@ -38,13 +38,14 @@ says where its value is written, as literal text on the value's line:
   whitespace, a double-quoted argument kept whole). Two examples must
   agree;
 * ``items``: where no text around a list's values is common to the
-  examples, the list as every list item of the document that lies inside
-  no other (``agentflow.grounding.items``: a bulleted or numbered item with
-  its continuation lines and nested items), in order, whatever stands
-  between them (group headings such as ``[ Jane ]``, blank lines): when
-  each example's list is exactly its text's outer items. A model that
-  copies items one by one closes such a list early; the rule leaves it
-  every item (up to the schema's ``max_length``, the first ones).
+  examples, the list as every list item of the document, in order
+  (``agentflow.grounding.items``: a bulleted or numbered item with its
+  continuation lines; an item that holds a nested list up to it, each
+  nested item an item of its own), whatever stands between them (group
+  headings such as ``[ Jane ]``, blank lines): when each example's list is
+  exactly its text's items. A model that copies items one by one closes
+  such a list early; the rule leaves it every item (up to the schema's
+  ``max_length``, the first ones).
 
 **Learning.** Each example's value (or each item) is found in the example's
 text (its first occurrence, verbatim); its line gives the contexts. Across
@@ -353,7 +354,7 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
 
 
 def _learn_items(name: str, examples: Sequence[CheckedExample]) -> Locator | None:
-    """A list that is every outer list item of its document, in order
+    """A list that is every list item of its document (its own text), in order
     (``Locator.items``), when each example's value is exactly that (an
     empty one: its text has no list item); at least two examples must fill
     the field. ``None`` otherwise."""
