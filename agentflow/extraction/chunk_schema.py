@@ -43,16 +43,13 @@ def check_items(output: Any, items: str | None) -> None:
 
 @functools.cache
 def partial_model(output: type[BaseModel], items: str | None = None,
-                  max_items: int | None = None,
-                  full: frozenset[str] = frozenset()) -> type[BaseModel]:
+                  max_items: int | None = None) -> type[BaseModel]:
     """``output`` with every top-level field optional (required scalars become
     nullable with default ``None``, lists default to ``[]`` and lose their
     ``min_length``); nested
     models, descriptions and constraints stay. Chunks are extracted into this
     and merged into ``output``. With ``items`` and ``max_items``, that list
-    field holds at most ``max_items`` items (a map-over-items chunk). The
-    list fields named in ``full`` hold none (``max_length`` 0: the chunks
-    before this one already found as many items as the field keeps)."""
+    field holds at most ``max_items`` items (a map-over-items chunk)."""
     fields: dict[str, Any] = {}
     for name, info in output.model_fields.items():
         copy = FieldInfo.merge_field_infos(info)
@@ -63,8 +60,6 @@ def partial_model(output: type[BaseModel], items: str | None = None,
             declared = [m.max_length for m in copy.metadata if isinstance(m, MaxLen)]
             copy.metadata = [*(m for m in copy.metadata if not isinstance(m, MaxLen)),
                              MaxLen(min([max_items, *declared]))]
-        if name in full and is_list_type(annotation):
-            copy.metadata = [*(m for m in copy.metadata if not isinstance(m, MaxLen)), MaxLen(0)]
         if info.is_required() and is_list_type(annotation):
             copy.default = PydanticUndefined
             copy.default_factory = list

@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
-from annotated_types import MaxLen
 from pydantic import BaseModel
 
 from agentflow.errors import ChunkFailedError, MergeError, UsageError
@@ -51,7 +50,6 @@ from agentflow.extraction.merge import (
     ChunkOutput,
     Conflict,
     document_order,
-    is_list_type,
     merge_outputs,
     rules_of,
 )
@@ -212,33 +210,6 @@ async def fit_chunk(text: str, chunk: Chunk, budget: Budget, count: TokenCount) 
     return fitted
 
 
-def _full_before(output: type[BaseModel], pass_no: int, chunk: Chunk,
-                 outputs: Sequence[ChunkOutput], plan: Sequence[tuple[int, Chunk]],
-                 ) -> frozenset[str]:
-    """The top-level list fields with a ``max_length`` that the chunks before
-    ``chunk`` in pass ``pass_no`` (all of them done) already fill with items
-    that end before ``chunk`` begins: the merge keeps a list's first items in
-    document order, so this chunk's items of such a field could never be
-    kept, and it is not asked for them (a long changelog entry: its first
-    chunk holds the first eight changes, the other chunks are read for the
-    trailer). Items count by their span, once each (the overlap between
-    chunks repeats some); one without a span, or that runs into this chunk
-    (it may have been cut), does not count."""
-    before = [o for o in outputs if o.pass_no == pass_no and o.index < chunk.index]
-    if len(before) < sum(1 for q, c in plan if q == pass_no and c.index < chunk.index):
-        return frozenset()  # an earlier chunk is still running, or failed
-    full = set()
-    for name, info in output.model_fields.items():
-        bounds = [m.max_length for m in info.metadata if isinstance(m, MaxLen)]
-        if not bounds or not is_list_type(info.annotation):
-            continue
-        seen = {tuple(where[0]) for o in before for i in range(len(o.data.get(name) or ()))
-                if (where := o.spans.get(f"{name}[{i}]")) and where[0][1] <= chunk.start}
-        if len(seen) >= min(bounds):
-            full.add(name)
-    return frozenset(full)
-
-
 def _shift(spans: Spans, by: int) -> Spans:
     return {path: [(s + by, e + by) for s, e in ranges] for path, ranges in spans.items()}
 
@@ -313,8 +284,7 @@ async def extract_chunks(
         try:
             piece = chunk.text(text)
             bound = chunk.units if items is not None else None
-            full = _full_before(output, pass_no, chunk, outputs, plan)
-            result = await call(piece, partial_model(output, items, bound, full))
+            result = await call(piece, partial_model(output, items, bound))
         except Exception as exc:  # the call itself broke: this chunk failed
             failures.append((chunk, exc))
         finally:
