@@ -258,19 +258,22 @@ async def _schedule(
             limiter = anyio.Semaphore(concurrency, fast_acquire=True)  # inputs in flight
             # model calls in flight (chunks included)
             calls = anyio.Semaphore(concurrency, fast_acquire=True)
-            counted = await plan.counted(agent)
-            async with anyio.create_task_group() as tg:
+            counted: ExtractionPlan | None = None  # counted at the first input: a run
+            async with anyio.create_task_group() as tg:  # with nothing to do starts no model
                 index = 0
                 ids = IdCheck()  # a lazy iterable: each id checked as it is read
                 try:
-                    async for raw in _aiter(inputs):
-                        if not checked_ids:
-                            ids.add(index, raw)
-                        item = _as_input(index, raw)
-                        await unyielded.acquire()
-                        await limiter.acquire()
-                        tg.start_soon(run, counted, index, item, limiter, calls, results)
-                        index += 1
+                    async with contextlib.aclosing(_aiter(inputs)) as stream:
+                        async for raw in stream:
+                            if not checked_ids:
+                                ids.add(index, raw)
+                            item = _as_input(index, raw)
+                            await unyielded.acquire()
+                            await limiter.acquire()
+                            if counted is None:
+                                counted = await plan.counted(agent)
+                            tg.start_soon(run, counted, index, item, limiter, calls, results)
+                            index += 1
                 except Exception as exc:  # a bad input or a failing input iterator
                     failure = exc  # the inputs already started still finish first
             if failure is not None:

@@ -4,7 +4,15 @@ truncation), and the forms an input may be given in."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Collection, Iterable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    Callable,
+    Collection,
+    Generator,
+    Iterable,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict
 
@@ -205,12 +213,26 @@ class UniqueIds:
     inputs: Iterable[InputLike] | AsyncIterable[InputLike]
 
 
-async def _aiter(inputs: Iterable[InputLike] | AsyncIterable[InputLike]) -> AsyncIterator[
-    InputLike
+async def _aiter(inputs: Iterable[InputLike] | AsyncIterable[InputLike]) -> AsyncGenerator[
+    InputLike, None
 ]:
+    """``inputs`` as one async iterator; when it is closed (the run ended, or
+    stopped early) it closes the iterator it took from ``inputs`` too, in the
+    task that iterated it, so a generator's ``finally`` and its task groups
+    run there and then, not later in the garbage collector."""
     if isinstance(inputs, AsyncIterable):
-        async for item in inputs:
-            yield item
+        iterator = aiter(inputs)
+        try:
+            async for item in iterator:
+                yield item
+        finally:
+            if isinstance(iterator, AsyncGenerator):
+                await iterator.aclose()
     else:
-        for item in inputs:
-            yield item
+        sync_iterator = iter(inputs)
+        try:
+            for item in sync_iterator:
+                yield item
+        finally:
+            if isinstance(sync_iterator, Generator):
+                sync_iterator.close()

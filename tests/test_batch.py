@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
 import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentflow import ModelProfile, ProviderConnectionError, ReActAgent, StructuredOutputError
+from agentflow import (
+    Derived,
+    ModelProfile,
+    ProviderConnectionError,
+    ReActAgent,
+    StructuredOutputError,
+)
 from agentflow.batch import ExtractInput, ExtractResult, extract_many
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 
@@ -15,7 +23,7 @@ GR = "generate_response"
 
 class Record(BaseModel):
     word: str
-    length: int
+    length: Annotated[int, Derived()]  # computed, not written: grounding leaves it alone
 
 
 def make_model(delays: dict[str, float] | None = None) -> tuple[FunctionModel, list[int]]:
@@ -229,3 +237,43 @@ async def test_a_lazy_iterable_is_checked_as_it_is_read_and_the_repeat_never_sen
     assert [r.id for r in got] == ["a", "b", "c"]  # the inputs already started finished
     sent = [next(m.text for m in r.messages if m.role == "user") for r in model.requests]
     assert sorted(sent) == ["text0", "text1", "text2"]  # the repeat was never sent
+
+
+async def test_a_run_with_no_inputs_counts_no_tokens_so_starts_no_model() -> None:
+    """The prompt overhead is counted at the first input: a resumed run with
+    nothing left to do never starts an embedded model to count it."""
+    model, _ = make_model()
+    counted: list[str] = []
+
+    async def count_tokens(text: str) -> int:
+        counted.append(text)
+        return len(text.split())
+
+    model.count_tokens = count_tokens  # type: ignore[attr-defined]
+    assert await collect(agent_or_model=model, inputs=[], output=Record) == []
+    assert counted == [] and model.requests == []
+    results = await collect(agent_or_model=model, inputs=["a", "bb"], output=Record)
+    assert [r.output for r in results] == [Record(word="a", length=1), Record(word="bb", length=2)]
+    assert len(counted) == 1  # once per run, at its first input
+
+
+async def test_the_input_generator_is_closed_in_its_task_when_the_run_stops_early() -> None:
+    """Breaking out closes the caller's async generator before ``aclose``
+    returns (its ``finally`` runs in the task that iterated it, not later in
+    the garbage collector), also while it is suspended in a task group."""
+    model, _ = make_model()
+    closed: list[str] = []
+
+    async def words() -> Any:
+        try:
+            async with anyio.create_task_group():
+                for i in range(1000):
+                    yield f"w{i}"
+        finally:
+            closed.append("closed")
+
+    stream = extract_many(model, words(), Record, concurrency=2)
+    async for _ in stream:
+        break
+    await stream.aclose()
+    assert closed == ["closed"]

@@ -124,3 +124,29 @@ def test_a_key_in_another_letter_case_is_located_and_a_mentioned_key_is_no_sure_
     assert confidence["homepage"] < 0.9  # the key is mentioned: the null needs a look
     confidence, _ = field_confidence(Card(name="acme"), "Package: acme\n", {}, locators)
     assert confidence["homepage"] == ABSENT
+
+
+class Deps(BaseModel):
+    name: str | None = Field(None, description="the package name")
+    requires: str | None = Field(None, description="public dependencies (Requires:)")
+    libs: str | None = Field(None, description="linker flags (Libs:)")
+
+
+DEPS = [Example("Name: a\nRequires: gmp\nLibs: -la\n", Deps(name="a", requires="gmp", libs="-la")),
+        Example("Name: b\nRequires.private: zlib\nLibs: -lb\n", Deps(name="b", libs="-lb"))]
+
+
+def test_an_empty_label_or_only_a_longer_key_is_evidence_for_null() -> None:
+    locators = learn_locators(check_examples(DEPS, Deps), Deps)
+    assert {"requires", "libs"} <= set(locators)
+    null = Deps(name="x")
+    for doc in ("Name: x\nRequires:\nLibs:  \n",  # the labels, with nothing after them
+                "Name: x\nRequires.private: zlib\nLibs.private: -lm\n",  # longer keys only
+                "Name: x\nRequires: \n",  # an empty label; no Libs line at all
+                "Name: x\nRequires.private: libssl libcrypto\n"):  # 'libs' only inside words
+        confidence, _ = field_confidence(null, doc, {}, locators)
+        assert confidence["requires"] == ABSENT and confidence["libs"] == ABSENT, doc
+    # the key written with a value the locator does not read: the null needs a look
+    for doc in ("Name: x\nRequires = gmp\n", "Name: x\nIt requires gmp and links with Libs.\n"):
+        confidence, _ = field_confidence(null, doc, {}, locators)
+        assert confidence["requires"] < 0.9, doc

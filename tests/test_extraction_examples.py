@@ -80,6 +80,40 @@ def test_an_unvalidated_instance_is_validated_again() -> None:
         check_examples([Example(TEXT, built)], Entry)
 
 
+def test_a_key_the_schema_does_not_have_is_refused_not_dropped() -> None:
+    typo = {**GOOD.model_dump(by_alias=True), "vresion": "1.0-2"}
+    with pytest.raises(InvalidExampleError, match=r"examples\[0\]: .*vresion.*Extra inputs"):
+        check_examples([Example(TEXT, typo)], Entry)
+
+
+def test_an_unknown_key_at_depth_is_refused_too() -> None:
+    class Person(BaseModel):
+        name: str
+
+    class Team(BaseModel):
+        lead: Person
+
+    with pytest.raises(InvalidExampleError, match=r"lead\.nmae"):
+        check_examples([Example("Ada leads.", {"lead": {"name": "Ada", "nmae": "Ada"}})], Team)
+
+
+def test_a_model_that_allows_extra_keys_keeps_them() -> None:
+    class Loose(BaseModel, extra="allow"):
+        title: str
+
+    (checked,) = check_examples([Example("A note.", {"title": "A note", "tag": "x"})], Loose)
+    assert checked.value.tag == "x"
+
+
+def test_an_instance_of_another_model_is_refused() -> None:
+    class Other(BaseModel):
+        package: str
+
+    with pytest.raises(InvalidExampleError,
+                       match=r"examples\[0\]: the output is a Other; expected a Entry"):
+        check_examples([Example(TEXT, Other(package="zoë-tool"))], Entry)
+
+
 def test_a_grounded_value_must_be_a_span_of_the_examples_own_text() -> None:
     invented = GOOD.model_copy(update={"changes": ["Fix the parser."]})
     with pytest.raises(InvalidExampleError,

@@ -177,7 +177,7 @@ def test_invalid_and_differing_spans_are_reported_not_drawn() -> None:
     assert stats.differing == 1  # "Ann" != "Bob"; "Ann Lee" ~ "Ann  LEE" (whitespace, case)
     assert len(re.findall(r'<mark class="[^"]*\bdiffers\b', html)) == 1
     assert "past the end of the text" in html and "not a [start, end] pair" in html
-    assert '<td class="path">tags</td><td class="val">[]</td>' in html
+    assert '<td class="path">tags</td><td class="val"><span class="v">[]</span></td>' in html
     assert "(not in the output)" in html  # "other" has a span but no value
 
 
@@ -307,7 +307,8 @@ def carried(text: str) -> str:
 @given(st.fixed_dictionaries({"id": st.text(max_size=6), "ok": st.booleans()},
                              optional={k: json_values for k in (
                                  "output", "error", "spans", "chunks", "truncated", "usage",
-                                 "attempts", "duration_s", "source_offset")}),
+                                 "attempts", "duration_s", "source_offset", "confidence",
+                                 "needs_review", "ungrounded")}),
        st.text(max_size=30))
 def test_any_json_record_renders(record: dict[str, Any], text: str) -> None:
     page = Page(render_report([record], {record["id"]: text}))

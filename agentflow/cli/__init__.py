@@ -89,8 +89,9 @@ def _report(args: argparse.Namespace) -> int:
               file=sys.stderr)
     missing = f", {len(stats.unavailable)} sources not available" if stats.unavailable else ""
     docs = f"{stats.records} document{'s' * (stats.records != 1)}"
-    print(f"{docs}: {stats.ok} ok, {stats.failed} failed ({stats.suspect} suspect); "
-          f"{stats.spans} spans{missing}{f' -> {out}' if out else ''}", file=sys.stderr)
+    print(f"{docs}: {stats.ok} ok, {stats.failed} failed ({stats.suspect} suspect)"
+          f"{printable(stats.review_note())}; {stats.spans} spans{missing}"
+          f"{f' -> {out}' if out else ''}", file=sys.stderr)
     return 0
 
 

@@ -50,6 +50,8 @@ from agentflow.extraction.setup import (
     load_schema,
 )
 from agentflow.grounding import Grounded, grounding_plan
+from agentflow.grounding.locator_report import learned_lines
+from agentflow.grounding.locators import learn_locators
 from agentflow.model import Usage, resolve_model
 from agentflow.output.examples import check_examples
 
@@ -67,9 +69,13 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     examples = getattr(module, "EXAMPLES", None)
     if examples is not None:
         try:
-            check_examples(examples, output_type, _cli_marker(args, examples, output_type))
+            checked = check_examples(examples, output_type,
+                                     _cli_marker(args, examples, output_type))
         except InvalidExampleError as exc:
             raise SetupError(f"{args.schema}: EXAMPLES: {exc}") from None
+        # what the examples taught, said once before any request (learn_locators caches it)
+        for line in learned_lines(learn_locators(checked, output_type), checked, output_type):
+            print(f"agentflow: {printable(line)}", file=sys.stderr)
     chunking = chunking_for(args, module)
     try:
         check_items(output_type, chunking.items if chunking is not None else None)

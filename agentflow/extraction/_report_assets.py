@@ -1,6 +1,8 @@
 """The review page's inline stylesheet and script (no network assets).
 
-The script only toggles classes: filtering documents by status or id, hiding
+The script only toggles classes: filtering documents by status (``all``,
+``ok``, ``review``: ``ok`` records that need review, ``failed``, ``suspect``:
+the CSS hides the other cards) or id, hiding
 the span labels, and lighting up a field's highlights while its row is hovered.
 It does no offset arithmetic (offsets are Python code-point indices, resolved
 in Python when the page is built), and no record data is embedded in it.
@@ -19,7 +21,8 @@ _COLOURS = (
 )
 
 STYLE = """
-:root { --ok: #1a7f37; --bad: #cf222e; --warn: #9a6700; --line: #d0d7de; --muted: #57606a; }
+:root { --ok: #1a7f37; --bad: #cf222e; --warn: #9a6700; --line: #d0d7de; --muted: #57606a;
+  --review: #bc4c00; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif;
   color: #1f2328; background: #f6f8fa; }
@@ -52,11 +55,14 @@ article.doc { background: #fff; border: 1px solid var(--line); border-left: 5px 
   contain-intrinsic-size: auto 400px; }
 article.doc.is-failed { border-left-color: var(--bad); }
 article.doc.is-suspect { border-left-color: var(--warn); }
+article.doc.needs-review { border-left-color: var(--review); }
 article.doc h3 { margin: 0; font-size: 14px; font-weight: 600; overflow-wrap: anywhere; }
 .doc-meta { margin: 2px 0 8px; color: var(--muted); font-size: 12px; }
 .badge { display: inline-block; font-size: 11px; font-weight: 600; padding: 0 6px;
   border-radius: 10px; color: #fff; background: var(--ok); vertical-align: 1px; }
 .badge.failed { background: var(--bad); } .badge.suspect { background: var(--warn); }
+.badge.review { background: var(--review); }
+.controls button .n { font-weight: 600; }
 .error { border: 1px solid #ffcecb; background: #ffebe9; border-radius: 6px; padding: 6px 10px;
   margin-bottom: 8px; overflow-wrap: anywhere; }
 .error .reason { white-space: pre-wrap; }
@@ -81,6 +87,16 @@ span.missing { background: repeating-linear-gradient(45deg, #fff, #fff 4px, #eee
 table.fields { width: 100%; font-size: 13px; }
 table.fields td.path { font-family: ui-monospace, monospace; white-space: nowrap; }
 table.fields td.val { white-space: pre-wrap; overflow-wrap: anywhere; }
+table.fields tr.flagged td { background: #fff1e5; }
+table.fields tr.flagged td.path { box-shadow: inset 3px 0 0 var(--review); }
+table.fields td.conf { font-size: 12px; min-width: 9em; }
+table.fields .why { color: var(--muted); font-size: 11px; }
+.score { font-family: ui-monospace, monospace; }
+.score.low { color: var(--bad); font-weight: 600; }
+.tag { font-size: 11px; border-radius: 3px; padding: 0 4px; white-space: nowrap; }
+.tag.nodoc { background: var(--bad); color: #fff; font-weight: 600; }
+.tag.nospan { border: 1px solid var(--line); color: var(--muted); }
+tr.nodoc .v { text-decoration: underline wavy var(--bad); text-decoration-skip-ink: none; }
 table.fields tr.lit td { background: #fff8c5; }
 .sw { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 4px;
   vertical-align: -1px; border: 1px solid rgba(0, 0, 0, .2); }
@@ -90,6 +106,7 @@ a.span-link { font-family: ui-monospace, monospace; font-size: 12px; white-space
 body[data-filter=ok] article.doc:not(.is-ok),
 body[data-filter=failed] article.doc:not(.is-failed),
 body[data-filter=suspect] article.doc:not(.is-suspect),
+body[data-filter=review] article.doc:not(.needs-review),
 article.doc.hidden { display: none; }
 """ + "".join(
     f".c{i}{{background:{colour}}}\n" for i, colour in enumerate(_COLOURS)

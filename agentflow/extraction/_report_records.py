@@ -62,6 +62,15 @@ class ReportStats:
     invalid_spans: int = 0
     unavailable: list[tuple[int, str, str]] = field(default_factory=list)
 
+    def review_note(self) -> str:
+        """``; 3 ok need review (version 2, homepage 1)``, as ``extract``'s summary
+        says it (``agentflow.cli.progress``), or ``""`` when no ``ok`` record does."""
+        if not self.review:
+            return ""
+        names = ", ".join(f"{name} {n}" for name, n in
+                          sorted(self.review_fields.items(), key=lambda kv: (-kv[1], kv[0])))
+        return f"; {self.review} ok need{'s' if self.review == 1 else ''} review ({names})"
+
 
 Sources = Mapping[str, str] | Callable[[Record], Source]
 """Either ``id -> the text the model saw``, or a function from a record to its ``Source``."""

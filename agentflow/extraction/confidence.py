@@ -7,8 +7,11 @@ model's say-so:
 * **a learned locator** (``agentflow.grounding.locators``) that held: the
   value is the one the locator finds where the examples write the field
   (``HELD``); a null the locator agrees with (it finds nothing, and the
-  document does not even mention the field's label: ``ABSENT``; mentioned
-  elsewhere: ``UNLOCATED_NULL``);
+  document writes the field's key nowhere the locator could have missed a
+  value: ``ABSENT``; ``Locator.mentioned``: a label with nothing after it,
+  ``Requires:``, or only a longer key such as ``Requires.private:``, is
+  evidence for the null, not against it; the key elsewhere, in prose or
+  with another separator: ``UNLOCATED_NULL``);
   a value the locator does not find, or a null where it finds one
   (``DISAGREES``);
 * **a hand rule** that held, for a field without a locator: the schema's own
@@ -18,13 +21,15 @@ model's say-so:
   as strong as a locator that held (``HELD``);
 * **grounding** without a locator: a string copied from the document (its
   span known) is ``GROUNDED``; a number or date found written in the
-  document (the same number, the same date: ``agentflow.extraction.
+  document (the same number, the same date: ``agentflow.grounding.
   typed_values``) too; a choice whose label the document writes is
   ``GROUNDED``;
 * **nothing to check**: a value grounding could not look at (a ``Derived()``
-  field, a run with ``ground=False``, a boolean, a number or a choice the
-  document does not write) is ``UNCHECKED`` and listed as *ungrounded*; a
-  null without a locator is ``UNLOCATED_NULL``.
+  field, a run with ``ground=False``, a boolean, a choice the document does
+  not write) is ``UNCHECKED`` and listed as *ungrounded*; a null without a
+  locator is ``UNLOCATED_NULL``. A number or date the document does not
+  write never gets here in a grounded run: grounding refuses it
+  (``agentflow.grounding.output_checks``), so its record is not ``ok``.
 
 **Token probabilities**, where the model gave them (``agentflow.output.
 token_confidence``: the probability of the least likely token that wrote
@@ -62,7 +67,8 @@ __all__ = ["ABSENT", "DISAGREES", "DOUBTED", "DOUBT_BELOW", "GROUNDED", "HELD", 
 HELD = 0.99
 """The value is the one the field's locator finds."""
 ABSENT = 0.97
-"""Null, and the field's locator finds nothing either."""
+"""Null, and the field's locator finds nothing either (nor does the document
+write the field's key with a value the locator could have missed)."""
 GROUNDED = 0.8
 """Copied from the document (or written there), with no locator to say it is the right place."""
 UNLOCATED_NULL = 0.7
@@ -162,26 +168,22 @@ def _max_items(output: Any, name: str) -> int | None:
     return min(bounds) if bounds else None
 
 
-def _located(rule: Locator, value: Any, source: str, max_items: int | None = None) -> float:
-    """A located field's confidence: ``HELD`` when the value is the one the
-    locator finds (a list at its ``max_items``: the first ones it finds)."""
-    values = rule.values(source)
-    if rule.many:
-        items = [str(v).strip() for v in (value or [])]
-        if not values:
-            if items:
-                return DISAGREES
-            return UNLOCATED_NULL if rule.anchored and rule.mentioned(source) else ABSENT
-        if max_items is not None and len(items) == max_items:
-            values = values[:max_items]
-        return HELD if items == values else DISAGREES
-    if value is None:
-        if values:
+def _located(rule: Locator, value: Any, source: str, max_items: int | None = None,
+             ) -> float:
+    """``HELD`` when ``rule`` finds ``value`` (``Locator.holds``: whitespace
+    folded, since a document wraps a long value over lines a model writes
+    as one, and the located value's clean form counts, as clean edges make
+    a model write it); a null the rule agrees with: ``ABSENT`` (or
+    ``UNLOCATED_NULL`` where the document writes the field's key with a value
+    the rule does not read: ``Locator.mentioned``);
+    anything else ``DISAGREES``. A list of ``max_items`` items (its bound)
+    holds when it is the first ones the rule finds."""
+    empty = value is None or (rule.many and not value)
+    if empty:
+        if rule.values(source):
             return DISAGREES
         return UNLOCATED_NULL if rule.anchored and rule.mentioned(source) else ABSENT
-    if not values:
-        return DISAGREES
-    return HELD if str(value).strip() == values[0] else DISAGREES
+    return HELD if rule.holds(value, source, clean=True, max_items=max_items) else DISAGREES
 
 
 def _checked(value: Any, source: str, path: str, ungrounded: list[str]) -> tuple[float, bool]:

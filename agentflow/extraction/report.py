@@ -15,8 +15,14 @@ sources; *needs review*: ``ok`` records whose ``needs_review`` names a
 low-confidence field, ``agentflow.extraction.confidence``), the failed records
 with their error type and reason, then one card per document: its source text
 with every span highlighted and labelled by its field path, and beside it a
-table of every leaf of the output with its value and span offsets. Everything
-is inline (CSS, a small script); nothing is fetched from the network.
+table of every leaf of the output with its value, its field's confidence and
+what that level means (the record's ``confidence``), and its span offsets.
+The rows of the fields that need review are shaded; a value with no span
+that the document does not write (the record lists it as ``ungrounded``) is
+marked *not in the document* (``_report_fields``). The filter buttons (all,
+ok, needs review, failed, suspect), each with its count, and the id search
+only toggle classes: the page is a static file. Everything is inline (CSS, a
+small script); nothing is fetched from the network.
 
 Offsets. Spans are ``[start, end)`` Python ``str`` indices (code points) into
 the text the model saw. ``Source.offset`` says where that text starts inside
@@ -44,8 +50,9 @@ collapsed and case folded), the highlight is outlined and counted: the source
 probably changed since extraction, or was re-read without the schema
 module's ``prepare``.
 
-The records' shapes and reading live in ``_report_records``, the HTML of the
-page's parts in ``_report_parts``; this module writes the page.
+The records' shapes and reading live in ``_report_records``, what the page
+says about each field in ``_report_fields``, the HTML of the page's parts in
+``_report_parts``; this module writes the page.
 """
 
 from __future__ import annotations

@@ -21,7 +21,13 @@ every *free-text* string leaf (a value declared ``str``; never enums,
 agent, ``agent.call(..., ground=True)`` per call, ``extract_many(...,
 ground=True)`` per batch; ``ground=Grounded(case_sensitive=False)`` sets the
 rules the default applies. An absent value is ``null`` on an optional field:
-an empty grounded string is refused ("empty text").
+an empty grounded string is refused ("empty text"). The default also holds
+every number leaf (``int``, ``float``, ``Decimal``) and date leaf (``date``,
+``datetime``) to the numbers and days the source writes, read by value
+(``agentflow.grounding.typed_values``: ``1,200`` is 1200, ``5 March 2024``
+is 2024-03-05): the grammar of a model that takes one offers only those
+(``marker.TYPED_KEY``), and any other value is refused ("1994 is not written
+in the document"). A field marked ``Derived()`` opts out of both.
 
 **Choices.** A marker on a ``Literal`` of strings or a ``str`` enum (never
 the default) grounds the choice: its label must occur in the source, letter

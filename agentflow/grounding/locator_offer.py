@@ -9,9 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agentflow.grounding.edges import END, START
 from agentflow.grounding.locate import occurrences
-from agentflow.grounding.locator_rule import VALUES_KEY, Locator
+from agentflow.grounding.locator_rule import VALUES_KEY, Locator, clean_edges
 from agentflow.grounding.marker import CLEAN_KEY, LINE_KEY
 from agentflow.output.dialects import LOCAL_MAX_ITEMS
 
@@ -121,7 +120,7 @@ def _allowed(node: Mapping[str, Any] | None, values: list[Any], source: str) -> 
         try:
             regex = re.compile(pattern)
             values = [v for v in values if not isinstance(v, str) or regex.search(v)
-                      or regex.search(_clean(v))]  # (clean edges come later, in _offer)
+                      or regex.search(clean_edges(v))]  # (clean edges come later, in _offer)
         except re.error:
             pass
     if isinstance(line, str) and line:
@@ -137,18 +136,11 @@ def _clean_all(values: list[Any]) -> list[Any]:
     out: list[Any] = []
     for value in values:
         if isinstance(value, str):
-            value = _clean(value)
+            value = clean_edges(value)
             if not value:
                 continue
         out.append(value)
     return out
-
-
-def _clean(value: str) -> str:
-    text = value.strip()
-    while text and (text[-1] in END or text[0] in START):
-        text = (text[:-1] if text[-1] in END else text[1:]).strip()
-    return text
 
 
 def _grounded_string(node: Mapping[str, Any], whole_items: bool = False) -> bool:

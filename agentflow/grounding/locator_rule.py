@@ -9,10 +9,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentflow.grounding.edges import END, START
 from agentflow.grounding.items import own_items
 from agentflow.grounding.lines import continuation, paragraph_continuation
 
-__all__ = ["VALUES_KEY", "Locator", "line_arguments"]
+__all__ = ["VALUES_KEY", "Locator", "clean_edges", "line_arguments", "same_text"]
 
 VALUES_KEY = "x-grounded-values"
 """JSON Schema keyword on a grounded string node: the only values the grammar
@@ -30,6 +31,31 @@ def _has_text(item: str) -> bool:
 
 def _fold_ws(text: str) -> str:
     return " ".join(text.split())
+
+
+def clean_edges(value: str) -> str:
+    """``value`` stripped, less the separator punctuation at its edges
+    (``agentflow.grounding.edges``: ``START`` at its start, ``END`` at its
+    end; ``Acme Ltd.,`` is ``Acme Ltd.``): the form ``Grounded(clean=True)``
+    takes (``""`` when nothing is left)."""
+    text = value.strip()
+    while text and (text[-1] in END or text[0] in START):
+        text = (text[:-1] if text[-1] in END else text[1:]).strip()
+    return text
+
+
+def same_text(located: str, value: str, *, clean: bool = False) -> bool:
+    """Whether ``value`` is the ``located`` text with whitespace folded: each
+    run of whitespace (spaces, tabs, a line break and the next line's
+    indentation) as one space, none at the edges. A document wraps a long
+    value over continuation lines (deb822, RFC 5322 headers) that a model
+    writes on one line; nothing else is loosened (``a, b`` is not ``a b``,
+    ``a b`` not ``ab``). ``clean``: the clean form of ``located``
+    (``clean_edges``) is its value too, as ``Grounded(clean=True)`` makes
+    a model write it; ``value``'s own edges are compared as they are (``:
+    4.16.0`` is never ``4.16.0``)."""
+    folded = _fold_ws(value)
+    return folded == _fold_ws(located) or (clean and folded == _fold_ws(clean_edges(located)))
 
 
 _ARGUMENT = re.compile(r'"([^"\n]*)"|(\S+)')
@@ -172,21 +198,48 @@ class Locator:
         return out
 
     def mentioned(self, source: str) -> bool:
-        """Whether ``source`` writes this locator's label anywhere (letter case
-        ignored, separators and spaces around it dropped): a null is only sure
-        where the document does not even mention the field's key."""
-        key = self.left.strip(" \t:=;,([{<>}]).-")
-        return bool(key) and key.casefold() in source.casefold()
+        """Whether ``source`` writes this locator's key somewhere the locator
+        does not read a value from: a null is only sure where the document
+        does not write the field's key with a value the locator missed.
 
-    def holds(self, value: Any, source: str) -> bool:
+        The key is ``left`` less separators and spaces (``Requires`` of
+        ``Requires: ``), found as a whole key, letter case ignored: a longer
+        key that begins or ends with it (``Requires.private``, ``libssl``
+        for ``Libs``) is another key, not a mention. A line whose content is
+        the key with nothing after it but separators (``Requires:`` with an
+        empty value) is evidence *for* null, not a mention either. Any other
+        place (the key in prose, or with a separator the locator does not
+        read, ``Requires = x``) is."""
+        key = self.left.strip(" \t:=;,([{<>}]).-")
+        if not key:
+            return False
+        whole = re.compile(rf"(?<![\w.\-]){re.escape(key)}(?![\w]|[.\-]\w)", re.IGNORECASE)
+        for line in source.splitlines():
+            for match in whole.finditer(line):
+                empty_label = (not line[:match.start()].strip()
+                               and not line[match.end():].strip(" \t:=;,"))
+                if not empty_label:
+                    return True
+        return False
+
+    def holds(self, value: Any, source: str, *, clean: bool = False,
+              max_items: int | None = None) -> bool:
         """Whether the locator finds exactly ``value`` in ``source``: a single
-        value as its first value (``None``: no value), a list as its values."""
+        value as its first value (``None``: no value), a list as its values,
+        in order (a list of ``max_items`` items, the list's bound: the first
+        ones); each compared with whitespace folded (``same_text``:
+        a value the document wraps over continuation lines, written on one
+        line), and with ``clean`` also in its clean form."""
         found = self.values(source)
         if self.many:
-            return [str(v).strip() for v in (value or [])] == found
+            items = [str(v) for v in (value or [])]
+            if max_items is not None and len(items) == max_items:
+                found = found[:max_items]
+            return len(items) == len(found) and all(
+                same_text(f, v, clean=clean) for f, v in zip(found, items, strict=True))
         if value is None:
             return not found
-        return bool(found) and _fold_ws(found[0]) == _fold_ws(str(value))
+        return bool(found) and same_text(found[0], str(value), clean=clean)
 
     def describe(self) -> str:
         """The rule in words (for reports): ``after 'Version: ' to the line's end``."""

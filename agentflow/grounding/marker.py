@@ -18,12 +18,14 @@ __all__ = [
     "LINE_KEY",
     "LONGEST_KEY",
     "MARKS",
+    "TYPED_KEY",
     "WHOLE_ITEMS",
     "WHOLE_LINES",
     "WHOLE_TOKENS",
     "Derived",
     "Grounded",
     "mark_all_strings",
+    "typed_kind",
 ]
 
 GROUNDED_KEY = "x-grounded"
@@ -62,6 +64,18 @@ DERIVED_KEY = "x-derived"
 """JSON Schema keyword ``Derived()`` adds to a field's schema (``true``): the
 ``ground=`` default leaves the field alone. Dropped by every dialect but
 ``local``."""
+
+TYPED_KEY = "x-grounded-typed"
+"""JSON Schema keyword the ``ground=`` default adds to a number node
+(``"number"``: ``type`` ``integer`` or ``number``, no ``enum``/``const``) and
+to a date node (``"date"`` / ``"date-time"``: a string of that ``format``):
+its value must be a number (a date) the source writes, read by value
+(``agentflow.grounding.typed_values``). The grammar of a model that takes
+one offers only those; verification checks every model's. Kept by the
+``local`` dialect, dropped by every other."""
+
+TYPED = ("number", "date", "date-time")
+"""Every value of ``TYPED_KEY``."""
 
 MARKS = (True, WHOLE_TOKENS, WHOLE_LINES, WHOLE_ITEMS)
 """Every value of ``GROUNDED_KEY``."""
@@ -223,13 +237,31 @@ def _kinds(node: Mapping[str, Any]) -> set[str]:
     return {kinds} if isinstance(kinds, str) else set()
 
 
+def typed_kind(node: Mapping[str, Any]) -> str | None:
+    """``TYPED_KEY``'s value for a schema node the ``ground=`` default reads
+    by value: ``"number"`` (``type`` ``integer``/``number``, alone or with
+    ``null``), ``"date"`` / ``"date-time"`` (a string of that ``format``);
+    ``None`` for any other node (a choice: ``enum``/``const``; a node a
+    ``Grounded()`` marker already marked)."""
+    if "enum" in node or "const" in node or node.get(GROUNDED_KEY) in MARKS:
+        return None
+    kinds = _kinds(node) - {"null"}
+    if kinds and kinds <= {"integer", "number"}:
+        return "number"
+    fmt = node.get("format")
+    if kinds == {"string"} and fmt in ("date", "date-time"):
+        return str(fmt)
+    return None
+
+
 def mark_all_strings(schema: Mapping[str, Any], marker: Grounded | None = None) -> dict[str, Any]:
     """A copy of ``schema`` with every free-text string node (``type: string``
     without ``enum``/``const``) marked ``GROUNDED_KEY`` (the default that
     grounds every string leaf, for grammars). Nodes a field's own marker
     already marked keep their mark; the others get ``marker``'s
-    (``Grounded()`` when ``None``); a node marked ``Derived()`` (``DERIVED_KEY``)
-    and everything under it is left alone."""
+    (``Grounded()`` when ``None``); a number node and a date node
+    (``typed_kind``) get ``TYPED_KEY`` instead; a node marked ``Derived()``
+    (``DERIVED_KEY``) and everything under it is left alone."""
     mark = (marker or Grounded()).schema_mark
     line = (marker or Grounded()).line
     clean = (marker or Grounded()).clean
@@ -245,6 +277,10 @@ def mark_all_strings(schema: Mapping[str, Any], marker: Grounded | None = None) 
                if k in _NAMED and isinstance(v, dict) else walk(v)  # a map of names: not a node
                for k, v in node.items()}
         kinds = _kinds(out)
+        typed = typed_kind(out)
+        if typed is not None:  # a number or a date: read by value, never copied
+            out[TYPED_KEY] = typed
+            return out
         if "string" in kinds and "enum" not in out and "const" not in out:
             if GROUNDED_KEY not in out and line is not None:
                 out[LINE_KEY] = line

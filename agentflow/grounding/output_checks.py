@@ -14,6 +14,8 @@ from agentflow.errors import DegenerateOutputError, GroundingError
 from agentflow.grounding import Grounded, check_grounding, grounded_values
 from agentflow.grounding.degenerate import check_degenerate
 from agentflow.grounding.field_keys import key_path
+from agentflow.grounding.typed_leaves import TypedValue
+from agentflow.grounding.typed_values import found_in
 from agentflow.messages import Msg
 
 __all__ = ["TAKEN_KEY", "call_source", "call_taken", "check_output"]
@@ -74,8 +76,15 @@ def check_output(
     ``Grounded()``, or every free-text string under ``ground``. A value at a
     span of ``taken`` (``call_taken``) moves to another occurrence when it has one.
 
+    Under ``ground`` (the default that grounds every free-text string), a
+    number or a date (not ``Derived()``) must also be written in the source,
+    read by value (``agentflow.grounding.typed_values.found_in``: ``1,200``
+    for ``1200``, ``5 March 2024`` for ``2024-03-05``).
+
     Raises:
-        GroundingError: a grounded value is not in the source, or is empty.
+        GroundingError: a grounded value is not in the source, or is empty;
+            or a number or date the source does not write (its ``unfound``
+            names the field with the value as JSON writes it, ``"1994"``).
         DegenerateOutputError: a repetition loop or a repeated list item.
 
     Each error's ``detail`` (the text the model reads back) names fields by
@@ -83,13 +92,17 @@ def check_output(
     aliases); its message, ``unfound`` and ``problems`` by python field
     names, as results do.
     """
-    check = check_grounding(grounded_values(value, output_type, ground), source, taken)
-    if not check.ok:
-        detail = check.message(functools.partial(key_path, output_type=output_type))
+    typed: list[TypedValue] = []
+    check = check_grounding(grounded_values(value, output_type, ground, typed), source, taken)
+    unwritten = [t for t in typed if not found_in(t.value, source)]
+    if not check.ok or unwritten:
+        name = functools.partial(key_path, output_type=output_type)
+        detail = "\n".join(filter(None, [check.message(name), _unwritten(unwritten, name)]))
+        message = "\n".join(filter(None, [check.message(), _unwritten(unwritten)]))
         raise GroundingError(
-            f"grounded values are not in the document:\n{check.message()}",
+            f"grounded values are not in the document:\n{message}",
             output=value,
-            unfound=check.unfound,
+            unfound=check.unfound + [(t.path, _shown(t.value)) for t in unwritten],
             empty=[p for p, _ in check.empty],
             detail=detail,
         )
@@ -102,3 +115,19 @@ def check_output(
             detail=detail,
         )
     return check.spans
+
+
+def _shown(value: Any) -> str:
+    """A number or date as the model wrote it in JSON (``1994``, ``2024-03-05``)."""
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def _unwritten(values: Sequence[TypedValue], name: Any = None) -> str:
+    """One line per number or date the document does not write (for the
+    model and for errors); ``name`` spells a field path (default: as is)."""
+    show = name or (lambda p: p)
+    return "\n".join(
+        f"- {show(t.path)}: {_shown(t.value)} is not written in the document; use "
+        + ("a date" if hasattr(t.value, "isoformat") else "a number")
+        + " the document writes" + (", or null if the document does not say" if t.optional
+                                    else "") for t in values)

@@ -7,7 +7,9 @@ numbers, dates and choices are normalised by the model (``1,200`` read as
 
 * a number (``int``, ``float``, ``Decimal``; never a ``bool``) is found when
   the document writes a number equal to it, thousands separators (``,``,
-  ``_``, a thin or plain space between digit groups) ignored;
+  ``_``, a thin or plain space between digit groups) ignored; a number is
+  never read out of a word or a dotted version (``x86``, ``1.5.2``: no
+  number; ``1995-2005``: 1995 and 2005);
 * a date (``date``; a ``datetime`` by its date) when the document writes the
   same day as ``2024-03-05``, ``5 March 2024``, ``March 5, 2024``, ``5 Mar
   2024``, ``05.03.2024`` or ``03/05/2024`` (either order of day and month);
@@ -25,10 +27,10 @@ from decimal import Decimal, InvalidOperation
 from enum import Enum
 from typing import Any
 
-__all__ = ["found_in"]
+__all__ = ["found_in", "written_dates", "written_numbers"]
 
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d{1,3}(?:[,_ \u202f]\d{3})+(?:\.\d+)?(?![\w])"
-                     r"|(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d{1,3}(?:[,_ \u202f]\d{3})+(?:\.\d+)?(?![\d_]|\.\d)"
+                     r"|(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\d_]|\.\d)")
 _MONTHS = {m: i for i, m in enumerate(
     ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
 _MONTH = r"(?P<mon>[A-Za-z]{3,9})\.?"
@@ -64,18 +66,33 @@ def _number_in(value: int | float | Decimal, source: str) -> bool:
         target = Decimal(str(value))
     except InvalidOperation:
         return False
+    return any(n == target for n in written_numbers(source))
+
+
+def written_numbers(source: str) -> list[Decimal]:
+    """Every number ``source`` writes (see the module docstring), in order of
+    first occurrence, each once by value (``1,200`` and ``1200`` are one)."""
+    found: dict[Decimal, None] = {}
     for match in _NUMBER.finditer(source):
         digits = re.sub(r"[,_ \u202f]", "", match.group(0))
         try:
-            if Decimal(digits) == target:
-                return True
+            number = Decimal(digits)
         except InvalidOperation:
             continue
-    return False
+        if number.is_finite() and number not in found:
+            found[number] = None
+    return list(found)
 
 
-def _dates(source: str) -> set[dt.date]:
-    found: set[dt.date] = set()
+def written_dates(source: str) -> list[dt.date]:
+    """Every day ``source`` writes as a date (see the module docstring), in
+    order of first occurrence, each once (``05.03.2024``: both readings)."""
+    return list(_dates(source))
+
+
+def _dates(source: str) -> dict[dt.date, None]:
+    """The days ``source`` writes, in document order, each once."""
+    placed: list[tuple[int, dt.date]] = []
     for pattern in _DATES:
         for match in pattern.finditer(source):
             parts = match.groupdict()
@@ -93,7 +110,8 @@ def _dates(source: str) -> set[dt.date]:
                 days += [(b, a), (a, b)]  # day.month or month/day: both are candidates
             for month, day in days:
                 try:
-                    found.add(dt.date(year, month, day))
+                    placed.append((match.start(), dt.date(year, month, day)))
                 except ValueError:
                     continue
-    return found
+    placed.sort(key=lambda p: p[0])  # stable: a day.month reading before month/day
+    return dict.fromkeys(day for _, day in placed)

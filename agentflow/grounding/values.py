@@ -31,9 +31,10 @@ from agentflow.grounding.marker import (
     Derived,
     Grounded,
 )
+from agentflow.grounding.typed_leaves import TypedValue, is_typed, schema_typed
 from agentflow.output.json_schema import SCHEMA_ATTRIBUTE
 
-__all__ = ["GroundedValue", "grounded_values"]
+__all__ = ["GroundedValue", "TypedValue", "grounded_values"]
 
 # ----------------------------------------------------------------------------- types
 
@@ -196,7 +197,8 @@ def _matches(value: Any, tp: Any) -> bool:
 
 
 def grounded_values(
-    value: Any, output_type: Any, default: Grounded | None = None
+    value: Any, output_type: Any, default: Grounded | None = None,
+    typed: list[TypedValue] | None = None,
 ) -> list[GroundedValue]:
     """The grounded strings of a validated output, in schema order.
 
@@ -205,8 +207,12 @@ def grounded_values(
         output_type: the type it was validated as.
         default: the marker applied to every free-text string leaf not
             marked itself (``None``: only marked fields are grounded).
+        typed: under ``default``, gets every number and date leaf not
+            ``Derived()`` (``TypedValue``; a JSON Schema output: a node the
+            default marks ``TYPED_KEY``), in schema order.
     """
     out: list[GroundedValue] = []
+    numbers = typed if default is not None else None
 
     def walk(v: Any, tp: Any, path: str, marker: Grounded | None, optional: bool,
              pattern: str | None = None) -> None:
@@ -223,6 +229,9 @@ def grounded_values(
                 if arg is not _NONE and _matches(v, arg):
                     walk(v, arg, path, marker, optional or nullable, pattern)
                     return
+            return
+        if numbers is not None and is_typed(v, tp):
+            numbers.append(TypedValue(path or "result", v, optional))
             return
         if isinstance(v, str):
             chosen = marker or default
@@ -248,7 +257,7 @@ def grounded_values(
             return
         given = getattr(type(v), SCHEMA_ATTRIBUTE, None)
         if isinstance(v, BaseModel) and isinstance(given, Mapping):
-            out.extend(_schema_values(v.model_extra or {}, given, path, default))
+            out.extend(_schema_values(v.model_extra or {}, given, path, default, numbers))
             return
         fields = _fields(type(v)) if not is_typeddict(tp) else _fields(tp)
         if fields is None:
@@ -302,7 +311,8 @@ def _schema_marker(node: Mapping[str, Any], inherited: Grounded | None) -> Groun
 
 
 def _schema_values(value: Any, root: Mapping[str, Any], path: str,
-                   default: Grounded | None) -> list[GroundedValue]:
+                   default: Grounded | None,
+                   typed: list[TypedValue] | None = None) -> list[GroundedValue]:
     """The grounded strings of an output validated against the JSON Schema
     ``root`` (a ``json_schema_output`` type): each string whose schema node
     says ``"x-grounded"`` (``true``, ``"whole_tokens"``, ``"whole_lines"`` or
@@ -322,7 +332,9 @@ def _schema_values(value: Any, root: Mapping[str, Any], path: str,
 
     def kind_of(v: Any) -> str:
         return ("null" if v is None else "string" if isinstance(v, str) else
-                "array" if isinstance(v, list) else "object" if isinstance(v, dict) else "")
+                "array" if isinstance(v, list) else "object" if isinstance(v, dict) else
+                "boolean" if isinstance(v, bool) else
+                "integer" if isinstance(v, int) else "number" if isinstance(v, float) else "")
 
     def walk(v: Any, node: Any, where: str, optional: bool) -> None:
         if isinstance(node, Mapping) and node.get(DERIVED_KEY) is True and not _schema_marks(node):
@@ -334,9 +346,14 @@ def _schema_values(value: Any, root: Mapping[str, Any], path: str,
             for branch in map(resolve, branches):
                 kinds = branch.get("type")
                 kinds = kinds if isinstance(kinds, list) else [kinds]
-                if kind_of(v) in kinds or (None in kinds and v is not None):
+                kind = kind_of(v)
+                if kind in kinds or (kind == "integer" and "number" in kinds) or (
+                        None in kinds and v is not None):
                     walk(v, branch, where, optional or nullable)
                     return
+            return
+        if typed is not None and default is not None and schema_typed(v, node, where, optional,
+                                                                        typed):
             return
         if isinstance(v, str):
             marker = _schema_marker(node, default)
@@ -361,3 +378,4 @@ def _schema_values(value: Any, root: Mapping[str, Any], path: str,
 
     walk(value, root, path, False)
     return out
+

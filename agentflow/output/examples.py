@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -101,7 +101,9 @@ def check_examples(
 
     Raises:
         InvalidExampleError: an item is not an ``Example``, its text is empty,
-            its output does not validate as ``output_type``, or one of its
+            its output is an instance of another model, does not validate as
+            ``output_type`` or has a key the schema does not (at any depth;
+            unless the model sets ``extra="allow"``), or one of its
             grounded values is not a verbatim span of its text. The message
             names the example (``examples[i]``) and each failing field.
     """
@@ -119,9 +121,13 @@ def check_examples(
             raise InvalidExampleError(f"{where}: the text is empty; give the example document")
         output = example.output
         if isinstance(output, BaseModel):  # validated again, even if built unvalidated
+            if isinstance(output_type, type) and not isinstance(output, output_type):
+                raise InvalidExampleError(
+                    f"{where}: the output is a {type(output).__name__}; expected a "
+                    f"{_name(output_type)} (or a dict that validates as one)")
             output = output.model_dump(by_alias=True)
-        try:
-            value = adapter.validate_python(output)
+        try:  # a key the schema does not have is a typo, not a value to drop
+            value = adapter.validate_python(output, extra=_extra(output_type))
         except ValidationError as exc:
             raise InvalidExampleError(
                 f"{where}: the output is not a valid {_name(output_type)}: {_describe(exc)}"
@@ -138,6 +144,13 @@ def check_examples(
                 + "; ".join(problems))
         checked.append(CheckedExample(example.text, value))
     return tuple(checked)
+
+
+def _extra(output_type: Any) -> Literal["forbid", "allow"]:
+    """``"forbid"``: an example's unknown key fails its validation (at any
+    depth), unless the output model itself allows extra keys."""
+    config = getattr(output_type, "model_config", None)
+    return "allow" if isinstance(config, dict) and config.get("extra") == "allow" else "forbid"
 
 
 def _name(output_type: Any) -> str:

@@ -27,6 +27,8 @@ _AFTER = "x-grounded-after"  # agentflow.grounding.marker.AFTER_KEY
 _LONGEST = "x-grounded-longest"  # agentflow.grounding.marker.LONGEST_KEY
 _CLEAN = "x-grounded-clean"  # agentflow.grounding.marker.CLEAN_KEY
 _VALUES = "x-grounded-values"  # agentflow.grounding.locators.VALUES_KEY
+_TYPED = "x-grounded-typed"  # agentflow.grounding.marker.TYPED_KEY
+_TYPED_KINDS = ("number", "date", "date-time")  # agentflow.grounding.marker.TYPED
 _CLEAN_EDGES = "CLEAN_EDGES: /[^ :;,=)\\]}]|[^ :;,=)\\]}].*[^ :;,=(\\[{]/"
 """A JSON string body that neither begins with whitespace, ``: ; , =`` or a
 closing bracket, nor ends with whitespace, ``: ; , =`` or an opening bracket
@@ -47,11 +49,12 @@ _NULL = '"null"'
 
 
 def has_grounded(schema: Any, root: Any = None, _seen: frozenset[str] = frozenset()) -> bool:
-    """Whether any node of ``schema`` is marked grounded (``$ref`` followed
-    into ``root["$defs"]``; ``root`` defaults to ``schema``)."""
+    """Whether any node of ``schema`` is marked grounded (a string, or a
+    number or date read by value: ``_TYPED``; ``$ref`` followed into
+    ``root["$defs"]``; ``root`` defaults to ``schema``)."""
     root = schema if root is None else root
     if isinstance(schema, dict):
-        if schema.get(_GROUNDED) in _MARKS:
+        if schema.get(_GROUNDED) in _MARKS or schema.get(_TYPED) in _TYPED_KINDS:
             return True
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/") and ref not in _seen:

@@ -30,6 +30,8 @@ from agentflow.output.grammar_marks import (
     _NULL,
     _PLAIN,
     _SOURCE,
+    _TYPED,
+    _TYPED_KINDS,
     _VALUES,
     _WHOLE_ITEMS,
     _WHOLE_LINES,
@@ -42,6 +44,7 @@ from agentflow.output.grammar_marks import (
 )
 from agentflow.output.grammar_order import Slot, list_rule, ordered_fields
 from agentflow.output.grammar_places import field_leaf, leaf_places
+from agentflow.output.grammar_typed import TIME, date_literals, number_literals
 from agentflow.output.grammar_values import (
     MAX_CANDIDATES,
     Place,
@@ -155,6 +158,11 @@ class RuleBuilder:
         kinds = node.get("type")
         kinds = set(kinds) if isinstance(kinds, list) else {kinds}
         nullable = "null" in kinds
+        if node.get(_TYPED) in _TYPED_KINDS:  # a number or a date: the source's own
+            typed = self.typed(node, node[_TYPED])
+            if typed is None:
+                return self.rule(_NULL) if nullable else None
+            return self.rule(f"{typed} | {_NULL}" if nullable else typed)
         mark = node.get(_GROUNDED)
         body: str | None
         line = node.get(_LINE) if isinstance(node.get(_LINE), str) else None
@@ -206,6 +214,26 @@ class RuleBuilder:
         else:
             return self.json(node)
         return body
+
+    def typed(self, node: Mapping[str, Any], kind: str) -> str | None:
+        """The alternatives of a number or date node (``TYPED_KEY``): the
+        numbers (days) the source writes, as JSON (``grammar_typed``);
+        ``None`` when it writes none; the node's plain schema when there
+        are too many to list (verification decides)."""
+        if kind == "number":
+            values = number_literals(node, self.source)
+            if values is None:
+                return self.json({k: v for k, v in node.items() if k != _TYPED})
+            return " | ".join(_literal(v) for v in values) or None
+        days = date_literals(kind, self.source)
+        if days is None:
+            return self.json({k: v for k, v in node.items() if k != _TYPED})
+        if kind == "date":
+            return " | ".join(_literal(f'"{d}"') for d in days) or None
+        if not days:
+            return None
+        opened = " | ".join(_literal(f'"{d}') for d in days)
+        return f"({opened}) {TIME} {_literal(chr(34))}"
 
     def grounded(self, source: str, pattern: Any) -> str | None:
         """The terminal of a grounded string over the ``source`` terminal

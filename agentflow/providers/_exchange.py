@@ -7,9 +7,10 @@ arguments, the body among them, until the reply has been read), and a call
 pays for no generator, no generator-finaliser registration and no
 ``contextlib`` layer. What it does is ``open``'s contract: the whole exchange
 (connection, retries, reading the reply inside the ``async with``) within
-``settings.deadline``; read timeouts and broken streams while the reply is
-read become typed errors; the response and the rate governor's lease are
-released on the way out, whatever happens.
+its deadline (``settings.deadline`` unless the request set its own); read
+timeouts and broken streams while the reply is read become typed errors;
+the response and the rate governor's lease are released on the way out,
+whatever happens.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class ExchangeClient(Protocol):
 
     vendor: str
     settings: HttpSettings
-    _whole_timeout: aiohttp.ClientTimeout | None
+    _whole_timeout: aiohttp.ClientTimeout
     _open: set[aiohttp.ClientResponse]
 
     def _prepare(
@@ -77,7 +78,7 @@ class Exchange:
             ``BadRequestError`` (never sent) for a body JSON cannot carry.
     """
 
-    __slots__ = ("_client", "_lease", "_request", "_response", "_scope")
+    __slots__ = ("_client", "_deadline_s", "_lease", "_request", "_response", "_scope")
 
     def __init__(self, client: ExchangeClient, path: str, body: Mapping[str, Any],
                  options: dict[str, Any]) -> None:
@@ -85,6 +86,7 @@ class Exchange:
         self._request: tuple[str, Mapping[str, Any], dict[str, Any]] | None = (
             path, body, options)
         self._scope: asyncio.Timeout | None = None
+        self._deadline_s: float | None = options["deadline"]
         self._response: aiohttp.ClientResponse | None = None
         self._lease: RateLease | None = None
 
@@ -105,7 +107,7 @@ class Exchange:
         if request is None:
             raise RuntimeError("an Exchange is entered once")
         client = self._client
-        deadline = client.settings.deadline
+        deadline = self._deadline_s
         if deadline is not None:  # no deadline: no scope (nor its timer) per request
             scope = self._scope = asyncio.timeout(deadline)
             await scope.__aenter__()
@@ -116,7 +118,7 @@ class Exchange:
             lease = await client._admit(body, payload, options["media"])
             del body  # sent from here on as ``payload``: the body is not kept
             method = options["method"]
-            timeout = client._whole_timeout if options["whole"] else None
+            timeout = client._whole_timeout if options["whole"] and deadline is not None else None
             try:
                 try:
                     response = await client._send(method, url, payload, headers, lease, timeout)
@@ -190,9 +192,9 @@ class Exchange:
             raise self._deadline(started) from exc
 
     def _deadline(self, started: bool) -> DeadlineExceededError:
-        deadline = self._client.settings.deadline
+        deadline = self._deadline_s
         return DeadlineExceededError(
             f"the request to {self._client.vendor} did not finish within its deadline of "
-            f"{deadline:g}s (HttpSettings.deadline)",
+            f"{deadline or 0.0:g}s (HttpSettings.deadline, or the model's per request)",
             deadline=deadline or 0.0, partial=started, vendor=self._client.vendor,
         )

@@ -1,7 +1,20 @@
 """Gemini replies read into chunks (``providers.gemini`` uses it for the
 stream, whole replies and batch replies alike): ``GenerateContentResponse``
-objects, their ``functionCall`` / thought / text parts, finish reasons and
-usage (shared/providers.md §4; googleapis/python-genai types.py).
+objects, their ``functionCall`` / thought / text parts, finish reasons,
+usage and token log-probabilities (shared/providers.md §4;
+googleapis/python-genai types.py).
+
+Token log-probabilities (``generationConfig.responseLogprobs``): a candidate
+carries ``logprobsResult`` (google-genai ``types.LogprobsResult``):
+``chosenCandidates``, one ``LogprobsResultCandidate`` per decoding step
+(``token``: its text, ``logProbability``: its natural log-probability,
+``tokenId``), and ``topCandidates`` (the alternatives, not read here). A
+stream event is a whole ``GenerateContentResponse`` read by the same
+converter (google-genai ``models.py``: ``_Candidate_from_mldev`` copies
+``logprobsResult`` for every event of ``generate_content_stream`` as for a
+whole reply), so each event's candidate carries the tokens of its own text.
+Source: googleapis/python-genai @ 6680718 (``google/genai/types.py``
+``LogprobsResult``, ``LogprobsResultCandidate``; ``google/genai/models.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +32,7 @@ from agentflow.model import (
     ModelChunk,
     TextDelta,
     ThinkingDelta,
+    TokenLogprob,
     ToolCallDelta,
     Usage,
     UsageChunk,
@@ -77,15 +91,53 @@ def _call_delta(index: int, call: Mapping[str, Any],
                          provider_data=data)
 
 
+def token_logprobs(result: Any) -> tuple[TokenLogprob, ...] | None:
+    """The chosen tokens of a candidate's ``logprobsResult``
+    (``{"chosenCandidates": [{"token", "logProbability", "tokenId"}...],
+    "topCandidates": [...]}``): ``()`` when there is none or it lists no
+    token, ``None`` when an entry has no ``token`` string or no numeric
+    ``logProbability`` (the tokens can then not be laid on the text: none
+    is trusted)."""
+    if not isinstance(result, Mapping):
+        return ()
+    chosen = result.get("chosenCandidates")
+    if not isinstance(chosen, list):
+        return ()
+    out = []
+    for entry in chosen:
+        token = entry.get("token") if isinstance(entry, Mapping) else None
+        logprob = entry.get("logProbability") if isinstance(entry, Mapping) else None
+        if not isinstance(token, str) or not isinstance(logprob, int | float) or isinstance(
+                logprob, bool):
+            return None
+        out.append(TokenLogprob(token, min(0.0, float(logprob))))
+    return tuple(out)
+
+
+def _answer_text(part: Any) -> str:
+    """A part's answer text (``""`` for thoughts, calls and media)."""
+    if not isinstance(part, Mapping):
+        return ""
+    text = part.get("text")
+    return text if isinstance(text, str) and not part.get("thought") else ""
+
+
 class ReplyReader:
     """Folds ``GenerateContentResponse`` objects (stream events or a whole
-    reply) into chunks."""
+    reply) into chunks. The text of each event's candidate carries the tokens
+    of its ``logprobsResult`` (``TextDelta.logprobs``, on the event's last
+    text part) while they spell that text exactly; from the first event
+    whose tokens do not (a malformed entry, tokens of thoughts or of text
+    the reply does not hold), no more are attached: the tokens given always
+    spell a prefix of the reply's text, so a field is never scored by
+    tokens of another."""
 
     def __init__(self) -> None:
         self.calls = 0
         self.finish: str | None = None
         self.model: str | None = None
         self.reply_id: str | None = None
+        self._tokens_spell_text = True
 
     def feed(self, data: Any) -> Iterable[ModelChunk]:
         if isinstance(data, list):  # an error (or reply) wrapped in a one-element list
@@ -106,12 +158,27 @@ class ReplyReader:
                 self.finish = f"BLOCKED:{blocked}"
             return
         candidate = candidates[0]
-        for part in (candidate.get("content") or {}).get("parts") or []:
-            yield from self._part(part)
+        parts = list((candidate.get("content") or {}).get("parts") or [])
+        tokens = self._tokens(candidate.get("logprobsResult"), parts)
+        last_text = max((i for i, p in enumerate(parts) if _answer_text(p)), default=-1)
+        for i, part in enumerate(parts):
+            yield from self._part(part, tokens if i == last_text else ())
         if candidate.get("finishReason"):
             self.finish = candidate["finishReason"]
 
-    def _part(self, part: Mapping[str, Any]) -> Iterable[ModelChunk]:
+    def _tokens(self, result: Any, parts: list[Any]) -> tuple[TokenLogprob, ...]:
+        """This event's tokens when they spell its answer text (see the class)."""
+        text = "".join(_answer_text(p) for p in parts)
+        if not self._tokens_spell_text or (result is None and not text):
+            return ()
+        tokens = token_logprobs(result)  # () without a result: text without its tokens
+        if tokens is None or "".join(t.token for t in tokens) != text:
+            self._tokens_spell_text = False
+            return ()
+        return tokens
+
+    def _part(self, part: Mapping[str, Any],
+              tokens: tuple[TokenLogprob, ...] = ()) -> Iterable[ModelChunk]:
         signature = part.get("thoughtSignature")
         if "functionCall" in part:
             call = part["functionCall"]
@@ -123,7 +190,7 @@ class ReplyReader:
             if part.get("text"):
                 yield ThinkingDelta(part["text"])
         elif part.get("text"):
-            yield TextDelta(part["text"])
+            yield TextDelta(part["text"], logprobs=tokens) if tokens else TextDelta(part["text"])
         if signature:
             yield ThinkingDelta(provider_data={SIGNATURE: signature})
 

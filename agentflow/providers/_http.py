@@ -34,7 +34,7 @@ Settings and credentials live in ``_http_settings``, error mapping in
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -154,7 +154,7 @@ class HttpClient:
         self._sessions = LoopSessions(self._new_session)
         self._open: set[aiohttp.ClientResponse] = set()  # replies being read (Exchange)
         s = self.settings
-        self._whole_timeout = None if s.deadline is None else aiohttp.ClientTimeout(
+        self._whole_timeout = aiohttp.ClientTimeout(  # a whole reply under a deadline
             total=None, connect=s.connect_timeout, sock_read=None)
 
     def __repr__(self) -> str:
@@ -213,12 +213,16 @@ class HttpClient:
         raw: bytes | None = None,
         whole: bool = False,
         media: tuple[int, int] = (0, 0),
+        deadline: float | Literal["settings"] | None = "settings",
     ) -> Exchange:
         """POST ``body`` as JSON to ``path`` and yield the 2xx response, all of
         it (connection, retries, reading the reply inside the ``async with``)
-        within ``settings.deadline`` seconds. ``raw``: send these bytes instead
-        of ``body`` (a multipart upload, with its ``content-type`` in
-        ``headers``; ``b""`` for a GET without a body). ``whole``: the reply
+        within ``deadline`` seconds (``"settings"``: ``settings.deadline``;
+        ``None``: no limit; a model whose replies take as long as their
+        budget passes its own per request: ``agentflow.providers.local``).
+        ``raw``: send these bytes instead of ``body`` (a multipart upload,
+        with its ``content-type`` in ``headers``; ``b""`` for a GET without
+        a body). ``whole``: the reply
         comes in one piece once the model is done (not streamed), so no read
         timeout applies before it, only the deadline. ``media``: ``(tokens,
         chars)`` of the request's image and document blocks
@@ -233,8 +237,9 @@ class HttpClient:
             ProviderError: the mapped error, after retries where allowed;
                 ``BadRequestError`` (never sent) for a body JSON cannot carry.
         """
+        limit = self.settings.deadline if deadline == "settings" else deadline
         return Exchange(self, path, body, {"headers": headers, "method": method, "raw": raw,
-                                           "whole": whole, "media": media})
+                                           "whole": whole, "media": media, "deadline": limit})
 
     def _prepare(
         self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None,

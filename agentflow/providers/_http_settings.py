@@ -77,6 +77,8 @@ class HttpSettings:
             reading every byte of the reply (default 600; ``None``: no limit).
             ``read_timeout`` alone cannot stop a server that keeps sending
             keep-alive comments; this can (``DeadlineExceededError``).
+            The embedded model (``LocalModel``) lets a deadline left at the
+            default follow each request's reply budget (``_local_deadline``).
         extra_headers: sent with every request; a credential's value
             (``is_credential_header``) is masked in errors and logs and shows as
             ``***`` in this repr.

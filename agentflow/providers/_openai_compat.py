@@ -283,6 +283,13 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
         """
         return self._send(messages, tools, options)
 
+    def request_deadline(self, body: Mapping[str, Any]) -> float | Literal["settings"] | None:
+        """Seconds the request ``body`` may take, all of it (``HttpClient.open``'s
+        ``deadline``): ``"settings"``, the model's ``HttpSettings.deadline``.
+        A model whose replies take as long as their token budget says
+        (the embedded model: ``agentflow.providers.local``) overrides it."""
+        return "settings"
+
     async def _send(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
     ) -> AsyncIterator[ModelChunk]:
@@ -296,7 +303,8 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 raise AuthenticationError(
                     f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
             streaming = body.get("stream") is True
-            exchange = self._http.open(self.chat_path, body, whole=not streaming, media=media)
+            exchange = self._http.open(self.chat_path, body, whole=not streaming, media=media,
+                                       deadline=self.request_deadline(body))
             del body  # the exchange drops it once sent: not kept alive while the reply comes
             try:
                 await exchange.start()

@@ -26,6 +26,18 @@ Wire facts (shared/providers.md §4; ai.google.dev/gemini-api/docs/
   blocked prompt has no candidates, only ``promptFeedback.blockReason``.
   Streams have no terminal marker: the last event carries ``finishReason``,
   so a stream that ends without one was cut.
+* Token log-probabilities: ``generationConfig.responseLogprobs: true`` (+
+  ``logprobs``: alternatives per step, 1-20) returns each candidate's
+  ``logprobsResult.chosenCandidates[]`` (``token``, ``logProbability``), in
+  every stream event as in a whole reply (google-genai ``types.LogprobsResult``,
+  ``GenerationConfig.response_logprobs``; read in ``_gemini_reply``). Many
+  models refuse the field (400 "Logprobs is not enabled for models/..." on
+  gemini-2.5-pro and 2.5-flash-lite, "Logprobs is not supported for this
+  model" on 3.x: mscraftsman/generative-ai#135, Vela-Research/think-reason-learn#34,
+  GoogleCloudPlatform/generative-ai#2947); the SDK's own test asks it of
+  gemini-2.0-flash (google/genai/tests/models/test_generate_content.py
+  ``test_log_probs``). So only the 1.5/2.0 Flash rows ask, and a model that
+  refuses it anyway gets the request again without it (``LOGPROBS_REFUSAL``).
 * Errors: Google RPC shape, sometimes in a one-element list; an invalid key
   is 400 ``API_KEY_INVALID``; 429 carries ``google.rpc.RetryInfo.retryDelay``.
 
@@ -36,11 +48,15 @@ and the model.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 import aiohttp
 
+from agentflow._logging import get_logger
+from agentflow.batch_api.protocol import BatchRequest
+from agentflow.errors import BadRequestError
 from agentflow.media.tokens import GridImages, MediaTokens
 from agentflow.messages import Msg
 from agentflow.model import (
@@ -71,8 +87,10 @@ from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 from agentflow.ratelimit import model_family
 
-__all__ = ["DEFAULT_PROFILE", "PROFILES", "GeminiChatModel", "create", "map_error",
-           "validates_signatures"]
+__all__ = ["DEFAULT_PROFILE", "LOGPROBS_REFUSAL", "PROFILES", "GeminiChatModel", "create",
+           "map_error", "validates_signatures"]
+
+_log = get_logger("agentflow.providers")
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 API_KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -96,6 +114,9 @@ tokens" (ai.google.dev/gemini-api/docs/tokens); "each document page is equivalen
 258 tokens" (ai.google.dev/gemini-api/docs/document-processing)."""
 _THINKING = _PRE3.with_(supports_thinking=True, thinking_default=True)
 
+_PRE3_FLASH = _PRE3.with_(context_window=1_048_576, max_output_tokens=8_192,
+                          token_logprobs=True)
+
 PROFILES: tuple[ProfileRule, ...] = (
     ProfileRule("gemini-[3-9]*", _THINKING.with_(native_output_with_tools=True,
                                                  context_window=1_048_576,
@@ -103,6 +124,10 @@ PROFILES: tuple[ProfileRule, ...] = (
                 "responseSchema together with function calling"),
     ProfileRule("gemini-2.5*", _THINKING.with_(
         context_window=1_048_576, max_output_tokens=65_536), "thinking on by default"),
+    ProfileRule("gemini-2.0-flash*", _PRE3_FLASH,
+                "responseSchema never with function calling; token log-probabilities"),
+    ProfileRule("gemini-1.5-flash*", _PRE3_FLASH,
+                "responseSchema never with function calling; token log-probabilities"),
     ProfileRule("gemini-*", _PRE3.with_(context_window=1_048_576, max_output_tokens=8_192),
                 "responseSchema never with function calling"),
 )
@@ -110,7 +135,16 @@ PROFILES: tuple[ProfileRule, ...] = (
 from Gemini 3 on; thinking (on by default) from 2.5. Windows and output caps
 (tokens) from ai.google.dev/gemini-api/docs/models: 1,048,576 input for every
 family (1.5 Pro's 2,097,152 shares the ``gemini-*`` row, so the lower
-figure); 65,536 output from 2.5 on, 8,192 before."""
+figure); 65,536 output from 2.5 on, 8,192 before. Token log-probabilities
+(``responseLogprobs``) on the 1.5 and 2.0 Flash models only (see the module
+docstring); any other refuses them or is not known to give them."""
+LOGPROB_ALTERNATIVES = 1
+"""``generationConfig.logprobs`` sent with ``responseLogprobs``: alternatives per
+step (the API takes 1-20); only the chosen token is read, 1 keeps the reply small."""
+LOGPROBS_REFUSAL = re.compile(r"\blogprobs\b.*\bnot (?:supported|enabled)\b", re.I | re.S)
+"""A 400 refusing ``responseLogprobs`` for the model: "Logprobs is not enabled for
+models/gemini-2.5-pro", "Logprobs is not supported for the current model." (see
+the module docstring)."""
 DEFAULT_PROFILE = _PRE3
 """The profile of model names no pattern matches: native output never with tools."""
 
@@ -160,6 +194,54 @@ class GeminiChatModel(WholeReplyBatches):
         self.thinking_budget = thinking_budget
         self.include_thoughts = include_thoughts
 
+    async def stream(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> AsyncIterator[ModelChunk]:
+        """Send one request; yield its reply as ``ModelChunk``s (see
+        ``HttpChatModel.stream``). A request that asked for token
+        log-probabilities and is refused for them (``LOGPROBS_REFUSAL``, before
+        any chunk) is sent again without them, and this model instance asks
+        no more (its ``profile`` then says ``token_logprobs=False``).
+
+        Raises:
+            ProviderError: as ``HttpChatModel.stream``.
+        """
+        if not (options.logprobs and self._profile.token_logprobs):
+            async for chunk in super().stream(messages, tools, options):
+                yield chunk
+            return
+        started = False
+        try:
+            async for chunk in super().stream(messages, tools, options):
+                started = True
+                yield chunk
+            return
+        except BadRequestError as exc:
+            if started or not LOGPROBS_REFUSAL.search(str(exc)):
+                raise
+            self._profile = self._profile.with_(token_logprobs=False)  # this instance only
+            _log.warning("gemini.logprobs_refused", vendor=VENDOR,
+                         model=self.model_name, error=str(exc)[:200])
+        async for chunk in super().stream(messages, tools, options):
+            yield chunk
+
+    def batch_request(
+        self,
+        custom_id: str,
+        messages: Sequence[Msg],
+        tools: Sequence[ToolSpec],
+        options: GenerateOptions,
+    ) -> BatchRequest:
+        """As ``WholeReplyBatches.batch_request``, never asking for token
+        log-probabilities: a model that refuses them would fail every item of
+        the batch, which cannot be sent again item by item as a live request is
+        (``stream``).
+
+        Raises:
+            UsageError / UnsupportedFeatureError: as ``build_request``.
+        """
+        return super().batch_request(custom_id, messages, tools, options.with_(logprobs=None))
+
     def build_request(
         self,
         messages: Sequence[Msg],
@@ -193,6 +275,10 @@ class GeminiChatModel(WholeReplyBatches):
             config["maxOutputTokens"] = options.max_tokens
         if options.temperature is not None:
             config["temperature"] = options.temperature
+        if options.logprobs and self.profile.token_logprobs:
+            # each reply token's log-probability, in candidates[].logprobsResult
+            config["responseLogprobs"] = True
+            config["logprobs"] = LOGPROB_ALTERNATIVES
         if options.response_format is not None:
             config.update(response_config(options.response_format))
         if self.profile.supports_thinking:

@@ -105,6 +105,7 @@ from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.output.grammar import NoGroundedValueError, substring_grammar
 from agentflow.providers._http import HttpSettings
+from agentflow.providers._local_deadline import DeadlineRule
 from agentflow.providers._local_shutdown import STOP_WAIT, InFlight
 from agentflow.providers._local_stats import ServerStats
 from agentflow.providers._local_threads import THREADS_VARIABLE, default_slots, default_threads
@@ -264,6 +265,7 @@ class LocalModel(OpenAICompatibleModel):
                 f"local model must be one of {sorted(BUNDLED)} or a path to a .gguf file, "
                 f"got {model!r}")
         base = settings or HttpSettings()
+        self._deadline = DeadlineRule.of(settings)  # the default deadline follows the budget
         settings = HttpSettings(**{**{f: getattr(base, f) for f in base.__dataclass_fields__},
                                    "force_close": True, "max_retries": 0})
         # the real address is known once the server runs; see _ensure_server
@@ -391,6 +393,13 @@ class LocalModel(OpenAICompatibleModel):
             if isinstance(timings, dict):
                 self.stats.add(timings)
         return super().read_payload(parser, payload, guard)
+
+    def request_deadline(self, body: Any) -> float | None:
+        """Seconds the request ``body`` may take: a window of prompt and its
+        ``max_tokens`` at slow rates (``_local_deadline``), unless
+        ``settings.deadline`` is the user's own (not the default): that stands."""
+        return self._deadline.seconds(body, self.max_tokens_field, self.default_max_tokens,
+                                      self.profile.context_window)
 
     def build_body(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions

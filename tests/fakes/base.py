@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,6 +88,17 @@ class Recorded:
 
 
 Script = FakeReply | FakeError | Callable[[Any], "FakeReply | FakeError"]
+
+
+DEFAULT_LOGPROB = -0.01
+"""The log-probability fakes give a token ``extra["token_logprobs"]`` does not name."""
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def fake_tokens(text: str) -> list[str]:
+    """The fakes' tokenizer: runs of word characters, of spaces, and single
+    other characters (their concatenation is ``text``)."""
+    return _TOKEN.findall(text)
 
 
 def pieces(text: str, size: int | None) -> list[str]:

@@ -18,7 +18,18 @@ sent back without the ``thoughtSignature`` it came with, and ``inlineData``
 of an unsupported MIME type, not base64 or not of that type, or a request over
 20 MB ("Request payload size exceeds the limit").
 
-``FakeReply.extra`` keys: ``no_finish`` (no finishReason), ``block_reason``
+Token log-probabilities (google-genai ``types.LogprobsResult``): a request with
+``generationConfig.responseLogprobs: true`` to a model matching
+``logprobs_models`` gets each candidate's ``logprobsResult`` (``chosenCandidates``
+of ``{token, tokenId, logProbability}`` and ``topCandidates``, ``logprobs``
+alternatives per step) for the text it carries, in every stream event as in a
+whole reply; any other model refuses it (400 "Logprobs is not enabled for
+models/..."), as does ``logprobs`` outside 1-20 or without ``responseLogprobs``
+(wording unconfirmed). Tokens are ``fake_tokens``; a stream event carries
+whole tokens. ``avgLogprobs`` comes with every text reply, asked or not.
+
+``FakeReply.extra`` keys: ``token_logprobs`` (``{token: logprob}``; others get
+``DEFAULT_LOGPROB``), ``no_finish`` (no finishReason), ``block_reason``
 (no candidates, prompt blocked),
 ``error`` (an error object sent as a stream event after ``error_after``
 events), ``finish`` (the raw finishReason), ``wrap_list`` (errors only: see
@@ -30,13 +41,14 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator, Mapping
+from fnmatch import fnmatchcase
 from typing import Any
 
 import orjson
 from aiohttp import web
 
 from . import media
-from .base import FakeError, FakeReply, FakeServer, pieces, sse
+from .base import DEFAULT_LOGPROB, FakeError, FakeReply, FakeServer, fake_tokens, pieces, sse
 from .gemini_batches import GeminiBatches
 
 __all__ = ["MIME_WITH_TOOLS", "MODEL_TURN_LAST", "GeminiFake", "gemini_error"]
@@ -109,6 +121,8 @@ class GeminiFake(GeminiBatches, FakeServer):
         super().__init__()
         self._ids = itertools.count(1)
         self.signatures: set[str] = set()
+        self.logprobs_models: tuple[str, ...] = ("gemini-1.5-flash*", "gemini-2.0-flash*")
+        """Globs of the models that give token log-probabilities; others refuse them."""
         self.refused_keywords: frozenset[str] = frozenset()
         """Schema keywords this model's validator refuses beyond the documented
         subset (a 400 naming the schema the dialect could not know of)."""
@@ -147,9 +161,28 @@ class GeminiFake(GeminiBatches, FakeServer):
             return gemini_error(400, "API key not valid. Please pass a valid API key.", [{
                 "@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
                 "domain": "googleapis.com"}])
-        gemini3 = self._model(request.path).startswith("gemini-3")
+        model = self._model(request.path)
+        gemini3 = model.startswith("gemini-3")
         return (self._check_contents(body, gemini3) or self._check_media(body)
-                or self._check_tools(body) or self._check_output(body, gemini3))
+                or self._check_tools(body) or self._check_output(body, gemini3)
+                or self._check_logprobs(body, model))
+
+    def _check_logprobs(self, body: dict[str, Any], model: str) -> FakeError | None:
+        """``responseLogprobs`` only on ``logprobs_models`` (the API's words for the
+        others: mscraftsman/generative-ai#135); ``logprobs`` 1-20 and only with it."""
+        config = body.get("generationConfig") or {}
+        top = config.get("logprobs")
+        if top is not None and (not isinstance(top, int) or isinstance(top, bool)
+                                or not 1 <= top <= 20):
+            return _bad(f"* GenerateContentRequest.generation_config.logprobs: logprobs must "
+                        f"be between 1 and 20, got {top!r}")
+        if top is not None and config.get("responseLogprobs") is not True:
+            return _bad("* GenerateContentRequest.generation_config.logprobs: logprobs can be "
+                        "set only when response_logprobs is true")
+        if config.get("responseLogprobs") and not any(
+                fnmatchcase(model, glob) for glob in self.logprobs_models):
+            return _bad(f"Logprobs is not enabled for models/{model}")
+        return None
 
     def _check_media(self, body: dict[str, Any]) -> FakeError | None:
         """``inlineData`` / ``fileData`` parts as the image-understanding and
@@ -296,7 +329,35 @@ class GeminiFake(GeminiBatches, FakeServer):
         if reply.text:
             parts.append({"text": reply.text})
         parts.extend(self._call_parts(reply, self._current_model.startswith("gemini-3")))
-        return self._response(parts, self._finish(reply), self._usage(reply))
+        out = self._response(parts, self._finish(reply), self._usage(reply))
+        self._add_logprobs(out, reply, body, fake_tokens(reply.text))
+        return out
+
+    def _add_logprobs(self, response: dict[str, Any], reply: FakeReply, body: Any,
+                      tokens: list[str]) -> None:
+        """The candidate's ``avgLogprobs`` (any text) and, when the request set
+        ``responseLogprobs``, its ``logprobsResult`` for ``tokens``."""
+        if not tokens:
+            return
+        chosen_logprobs: Mapping[str, float] = reply.extra.get("token_logprobs", {})
+        logprobs = [float(chosen_logprobs.get(t, DEFAULT_LOGPROB)) for t in tokens]
+        candidate = response["candidates"][0]
+        candidate["avgLogprobs"] = sum(logprobs) / len(logprobs)
+        config = body.get("generationConfig") or {}
+        if not config.get("responseLogprobs"):
+            return
+        top = int(config.get("logprobs") or 0)
+
+        def entry(token: str, logprob: float) -> dict[str, Any]:
+            return {"token": token, "tokenId": sum(token.encode()) % 256_000,
+                    "logProbability": logprob}
+
+        candidate["logprobsResult"] = {
+            "topCandidates": [{"candidates": [entry(t, p)] + [
+                entry(f"alt{i}", p - 1 - i) for i in range(max(0, top - 1))]}
+                for t, p in zip(tokens, logprobs, strict=True)],
+            "chosenCandidates": [entry(t, p) for t, p in zip(tokens, logprobs, strict=True)],
+        }
 
     def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
         if reply.extra.get("block_reason"):
@@ -312,17 +373,23 @@ class GeminiFake(GeminiBatches, FakeServer):
         groups: list[list[dict[str, Any]]] = []
         if self._thoughts(reply, body):
             groups.extend([{"text": p, "thought": True}] for p in pieces(reply.thinking, 40))
-        if reply.text:
-            groups.extend([{"text": p}] for p in pieces(reply.text, reply.chunk_size))
+        asked = ((body.get("generationConfig") or {}).get("responseLogprobs"))
+        if reply.text:  # an event carries whole tokens when they were asked for
+            groups.extend([{"text": p}] for p in (
+                _token_pieces(reply.text, reply.chunk_size) if asked
+                else pieces(reply.text, reply.chunk_size)))
         if reply.tool_calls:
             groups.append(self._call_parts(reply, gemini3))
         groups = groups or [[{"text": ""}]]
         usage = self._usage(reply)
         for i, parts in enumerate(groups):
             last = i == len(groups) - 1
-            yield self._response(parts, self._finish(reply) if last else None,
-                                 usage if last or not usage else {
-                                     **usage, "candidatesTokenCount": i + 1})
+            event = self._response(parts, self._finish(reply) if last else None,
+                                   usage if last or not usage else {
+                                       **usage, "candidatesTokenCount": i + 1})
+            text = "".join(p["text"] for p in parts if "text" in p and not p.get("thought"))
+            self._add_logprobs(event, reply, body, fake_tokens(text))
+            yield event
 
     def _response(self, parts: list[dict[str, Any]], finish: str | None,
                   usage: dict[str, int]) -> dict[str, Any]:
@@ -386,6 +453,18 @@ class GeminiFake(GeminiBatches, FakeServer):
                                  "violations": [{"quotaMetric": "generate_content_requests"}]},
                                 {"@type": "type.googleapis.com/google.rpc.RetryInfo",
                                  "retryDelay": f"{retry_after:g}s"}])
+
+
+def _token_pieces(text: str, size: int | None) -> list[str]:
+    """``text`` in fragments of whole ``fake_tokens``, each about ``size``
+    characters (a token longer than ``size`` alone)."""
+    out: list[str] = []
+    for token in fake_tokens(text):
+        if out and (not size or len(out[-1]) + len(token) <= size):
+            out[-1] += token
+        else:
+            out.append(token)
+    return out or [text]
 
 
 _OPAQUE = frozenset({"args", "response", "parametersJsonSchema", "responseJsonSchema",

@@ -52,7 +52,7 @@ import orjson
 from aiohttp import web
 
 from . import media
-from .base import FakeCall, FakeError, FakeReply, FakeServer, pieces
+from .base import DEFAULT_LOGPROB, FakeCall, FakeError, FakeReply, FakeServer, fake_tokens, pieces
 from .limits import LimitState, go_duration
 from .openai_batch import BatchFakeMixin
 
@@ -112,17 +112,6 @@ def strict_schema_problem(schema: Any, path: str = "()") -> str | None:
             if problem := strict_schema_problem(sub, f"('{key}',)"):
                 return problem
     return None
-
-
-DEFAULT_LOGPROB = -0.01
-"""The log-probability the fake gives a token ``extra["token_logprobs"]`` does not name."""
-_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
-
-
-def fake_tokens(text: str) -> list[str]:
-    """The fake's tokenizer: runs of word characters, of spaces, and single
-    other characters (their concatenation is ``text``)."""
-    return _TOKEN.findall(text)
 
 
 class OpenAIStyleFake(FakeServer):

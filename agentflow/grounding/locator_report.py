@@ -1,0 +1,78 @@
+"""Which locators a run learned from its worked examples, in words: one line
+per top-level field (``learned_lines``), for the CLI to say before the first
+request (``agentflow extract``) and for anyone who wants to see why a field
+is or is not pinned down (``agentflow.grounding.locators`` learns them)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any, get_args
+
+from pydantic import BaseModel
+
+from agentflow.grounding.locator_rule import Locator
+from agentflow.grounding.locators import _fields_of
+from agentflow.grounding.values import _fields, _is_union, _unwrap, is_derived
+from agentflow.output.examples import CheckedExample
+
+__all__ = ["learned_lines"]
+
+
+def _filled(name: str, examples: Sequence[CheckedExample]) -> int:
+    """How many examples give field ``name`` a value (not null, not empty)."""
+    count = 0
+    for example in examples:
+        value = example.value
+        got = value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+        count += got not in (None, "", [], ())
+    return count
+
+
+def _why_not_located(tp: Any) -> str:
+    """Why a field of type ``tp`` gets no locator (it is not text)."""
+    tp, _ = _unwrap(tp)
+    if _is_union(tp):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        tp = _unwrap(args[0])[0] if len(args) == 1 else tp
+    if isinstance(tp, type) and issubclass(tp, bool):
+        return "a boolean: nothing in the document checks it"
+    if isinstance(tp, type) and issubclass(tp, int | float | Decimal):
+        return "a number: checked against the numbers the document writes"
+    if isinstance(tp, type) and issubclass(tp, dt.date):
+        return "a date: checked against the dates the document writes"
+    return "locators are learned for text fields and lists of text only"
+
+
+def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExample],
+                  output_type: Any) -> list[str]:
+    """One line per top-level field of ``output_type``, in order: ``learned:
+    <the rule> (from N of M examples)`` for a field with a locator (``N``:
+    the examples that fill it), else ``no rule: <field> (<why>)``: no
+    example fills it, the examples write it in no common place that held
+    leave-one-out, it is ``Derived()``, or it is not text. ``[]`` without
+    examples (nothing is learned, and nothing is said)."""
+    if not examples:
+        return []
+    fields = _fields(output_type) or []
+    text_fields = {name for name, _ in _fields_of(output_type)}
+    infos = output_type.model_fields if isinstance(output_type, type) and issubclass(
+        output_type, BaseModel) else {}
+    total = len(examples)
+    out = []
+    for name, ann, _marks in fields:
+        rule = locators.get(name)
+        filled = _filled(name, examples)
+        if rule is not None:
+            out.append(f"learned: {rule.describe()} (from {filled} of {total} examples)")
+        elif name in infos and is_derived(infos[name].annotation, infos[name].metadata):
+            out.append(f"no rule: {name} (Derived(): not copied from the document)")
+        elif name not in text_fields:
+            out.append(f"no rule: {name} ({_why_not_located(ann)})")
+        elif not filled:
+            out.append(f"no rule: {name} (no example fills it)")
+        else:
+            out.append(f"no rule: {name} (the {filled} example{'s' if filled > 1 else ''} "
+                       f"filling it write it in no common place that held on each)")
+    return out

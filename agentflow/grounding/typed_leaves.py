@@ -1,0 +1,62 @@
+"""The numbers and dates of an output that the ``ground=`` default reads by
+value (``TypedValue``): which leaves they are, by type (``is_typed``) or by
+JSON Schema node (``schema_typed``). ``agentflow.grounding.values`` walks
+the output; ``agentflow.grounding.output_checks`` checks each against the
+document (``agentflow.grounding.typed_values.found_in``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import Enum
+from typing import Any
+
+from agentflow.grounding.marker import TYPED, TYPED_KEY, typed_kind
+
+__all__ = ["TypedValue", "is_typed", "schema_typed"]
+
+
+@dataclass(frozen=True, slots=True)
+class TypedValue:
+    """One number or date of an output that the ``ground=`` default reads by
+    value (``agentflow.grounding.typed_values.found_in``): its field path,
+    value (``int``/``float``/``Decimal``, ``date``/``datetime``) and whether
+    ``None`` was allowed where it stands."""
+
+    path: str
+    value: Any
+    optional: bool = False
+
+
+_NUMBERS = (int, float, Decimal)
+
+
+def is_typed(v: Any, tp: Any) -> bool:
+    """Whether ``v``, declared ``tp``, is a number or a date read by value: a
+    number or date type (never a ``bool``, an enum, a ``Literal``)."""
+    if isinstance(v, bool | Enum) or not isinstance(v, (*_NUMBERS, dt.date)):
+        return False
+    return isinstance(tp, type) and issubclass(tp, (*_NUMBERS, dt.date)) and not issubclass(
+        tp, bool | Enum)
+
+
+def schema_typed(v: Any, node: Mapping[str, Any], where: str, optional: bool,
+                 typed: list[TypedValue]) -> bool:
+    """A number, or an ISO date string, of a JSON Schema node the ``ground=``
+    default reads by value (``marker.typed_kind``): appended to ``typed`` as
+    a number or a ``date``/``datetime``; whether it was one."""
+    kind = node.get(TYPED_KEY) if node.get(TYPED_KEY) in TYPED else typed_kind(node)
+    if kind == "number" and isinstance(v, int | float) and not isinstance(v, bool):
+        typed.append(TypedValue(where or "result", v, optional))
+        return True
+    if kind in ("date", "date-time") and isinstance(v, str):
+        try:
+            day: dt.date = (dt.date.fromisoformat(v) if kind == "date" else
+                            dt.datetime.fromisoformat(v.replace("Z", "+00:00")))
+        except ValueError:
+            return False  # not a date: the schema's validation speaks for it
+        typed.append(TypedValue(where or "result", day, optional))
+        return True
+    return False

@@ -1,0 +1,81 @@
+"""The values a number or a date field of a grounded grammar may take: the
+numbers (the dates) the source writes, read by value as verification reads
+them (``agentflow.grounding.typed_values``), spelled as JSON. Pure functions
+of the node and the source; ``agentflow.output.grammar_rules`` spells them
+into a rule."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from agentflow.grounding.typed_values import written_dates, written_numbers
+from agentflow.output.grammar_values import MAX_CANDIDATES
+
+__all__ = ["TIME", "date_literals", "number_literals"]
+
+TIME = "/[0-2][0-9]:[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?(Z|[+-][0-2][0-9]:[0-5][0-9])?/"
+"""The time of day after a listed date's ``T`` in a ``date-time`` value (ISO
+8601 as JSON Schema's ``format`` and pydantic read it): the day is the
+document's, the time is not checked (verification reads a date-time by its
+date)."""
+
+
+def _bound(node: Mapping[str, Any], key: str) -> Decimal | None:
+    value = node.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return Decimal(str(value))
+    except InvalidOperation:
+        return None
+
+
+def _allowed(number: Decimal, node: Mapping[str, Any]) -> bool:
+    """Whether ``number`` keeps the node's JSON Schema bounds (``minimum``,
+    ``maximum``, their exclusive forms, ``multipleOf``)."""
+    low, high = _bound(node, "minimum"), _bound(node, "maximum")
+    xlow, xhigh = _bound(node, "exclusiveMinimum"), _bound(node, "exclusiveMaximum")
+    step = _bound(node, "multipleOf")
+    return ((low is None or number >= low) and (high is None or number <= high)
+            and (xlow is None or number > xlow) and (xhigh is None or number < xhigh)
+            and (step is None or step == 0 or number % step == 0))
+
+
+def _spelled(number: Decimal, integer: bool) -> str:
+    """``number`` as a JSON number: an integer without a fraction, else its
+    digits as written (``1234.50``), never an exponent, a ``+`` or a leading
+    zero."""
+    if integer:
+        return str(int(number))
+    text = format(number, "f")
+    return "0" if text in ("-0", "-0.0") else text
+
+
+def number_literals(node: Mapping[str, Any], source: str) -> list[str] | None:
+    """The JSON numbers a number node may take in ``source``: each number
+    the source writes (``written_numbers``, document order), an
+    ``integer`` node only the whole ones, within the node's bounds. ``[]``:
+    none; ``None``: more than ``MAX_CANDIDATES`` (verification decides)."""
+    kinds = node.get("type")
+    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    integer = "number" not in kinds
+    found = [n for n in written_numbers(source)
+             if (not integer or n == n.to_integral_value()) and _allowed(n, node)]
+    if len(found) > MAX_CANDIDATES:
+        return None
+    return list(dict.fromkeys(_spelled(n, integer) for n in found))
+
+
+def date_literals(kind: str, source: str) -> list[str] | None:
+    """The JSON string bodies a ``date`` node may take in ``source`` (each
+    day the source writes, ISO ``YYYY-MM-DD``, document order); for a
+    ``date-time`` node the ``YYYY-MM-DDT`` each value begins with (``TIME``
+    follows). ``None``: more than ``MAX_CANDIDATES``."""
+    days = written_dates(source)
+    if len(days) > MAX_CANDIDATES:
+        return None
+    return [json.dumps(d.isoformat())[1:-1] + ("T" if kind == "date-time" else "")
+            for d in days]
