@@ -13,11 +13,15 @@ header line and the trailer fields (maintainer, date) from the trailer line
 (``Grounded(line=...)``), as whole tokens (never ``1.5.2-1`` out of
 ``2:1.5.2-1`` nor ``debian`` out of ``jelmer@debian.org``); each change is one
 whole item of the entry's bulleted list with its continuation lines
-(``Grounded(whole_items=True)``), the items in the order of the entry. On the
-embedded model the grammar allows nothing else; on a vendor model an invented,
-token-cutting or misplaced value is sent back and, if it persists, the record
-fails with ``GroundingError``. Each record says where each value is
-(``spans``).
+(``Grounded(whole_items=True)``), the items in the order of the entry. The
+two worked examples list every item of their entries, so the run learns that
+``changes`` is every item of the list (``agentflow.grounding.locators``, an
+``items`` rule: across ``[ name ]`` group headings; an item that holds a
+nested list is its own lines, each nested item a change of its own), the
+first ``max_length`` of them. On the embedded model the grammar allows
+nothing else; on a vendor model an invented, token-cutting or misplaced value
+is sent back and, if it persists, the record fails with ``GroundingError``.
+Each record says where each value is (``spans``).
 """
 
 from __future__ import annotations
@@ -66,7 +70,10 @@ bundled model often copies the first change or two and closes the list; a
 later pass's grammar no longer offers the changes already taken, so it copies
 others, and the passes' changes are merged in the order of the entry. A pass
 is made only while a change is left untaken (on the tune sample: changes
-token F1 0.70 -> 0.92, 1.98 requests per entry; benchmarks/RESULTS.md)."""
+token F1 0.70 -> 0.92, 1.98 requests per entry; benchmarks/RESULTS.md).
+Where the learned ``items`` rule applies (a model whose grammar takes it: the
+embedded one), the first pass already writes every change and no other is
+made."""
 
 
 class ChangelogEntry(BaseModel):

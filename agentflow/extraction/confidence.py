@@ -55,6 +55,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from annotated_types import MaxLen
 from pydantic import BaseModel
 
 from agentflow.grounding.locators import Locator
@@ -118,7 +119,7 @@ def field_confidence(
     for name, value in _dump(output).items():
         rule = rules.get(name)
         if rule is not None:
-            found[name] = _located(rule, value, source)
+            found[name] = _located(rule, value, source, _max_items(output, name))
             continue
         if name in held:
             found[name] = HELD
@@ -158,20 +159,31 @@ def _with_tokens(score: float, p: float) -> float:
     return score
 
 
-def _located(rule: Locator, value: Any, source: str) -> float:
+def _max_items(output: Any, name: str) -> int | None:
+    """The ``max_length`` of list field ``name`` of a pydantic ``output``, or ``None``."""
+    info = type(output).model_fields.get(name) if isinstance(output, BaseModel) else None
+    if info is None:
+        return None
+    bounds = [m.max_length for m in info.metadata if isinstance(m, MaxLen)]
+    return min(bounds) if bounds else None
+
+
+def _located(rule: Locator, value: Any, source: str, max_items: int | None = None,
+             ) -> float:
     """``HELD`` when ``rule`` finds ``value`` (``Locator.holds``: whitespace
     folded, since a document wraps a long value over lines a model writes
     as one, and the located value's clean form counts, as clean edges make
     a model write it); a null the rule agrees with: ``ABSENT`` (or
     ``UNLOCATED_NULL`` where the document writes the field's key with a value
     the rule does not read: ``Locator.mentioned``);
-    anything else ``DISAGREES``."""
+    anything else ``DISAGREES``. A list of ``max_items`` items (its bound)
+    holds when it is the first ones the rule finds."""
     empty = value is None or (rule.many and not value)
     if empty:
         if rule.values(source):
             return DISAGREES
         return UNLOCATED_NULL if rule.anchored and rule.mentioned(source) else ABSENT
-    return HELD if rule.holds(value, source, clean=True) else DISAGREES
+    return HELD if rule.holds(value, source, clean=True, max_items=max_items) else DISAGREES
 
 
 def _checked(value: Any, source: str, path: str, ungrounded: list[str]) -> tuple[float, bool]:

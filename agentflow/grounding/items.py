@@ -26,7 +26,10 @@ than the marker) are not part of an item. Tabs count as advancing to the
 next multiple of 8 columns.
 
 A whole-item value is exactly one item: never the first line of an item
-without its continuation lines, never two items at once. The grammar
+without its continuation lines, never two items at once; an item that holds
+nested items may also be taken as its **own text** (``own_item_spans``: its
+lines up to the first nested item), the nested items then being values of
+their own. The grammar
 (``agentflow.output.grammar``) lists the items as the only values of such
 fields, and verification (``agentflow.grounding.locate``) refuses any other
 span: the same rule on every model.
@@ -36,7 +39,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["item_at", "item_spans", "items"]
+__all__ = ["item_at", "item_spans", "items", "own_item_spans", "own_items"]
 
 _MARKED = re.compile(
     r"(?P<indent>[^\S\n]*)(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[^\S\n]+(?P<content>[^\s])"
@@ -94,3 +97,29 @@ def item_at(text: str, start: int, end: int) -> str | None:
         if s < end and start < e:
             return text[s:e]
     return None
+
+
+
+def own_item_spans(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of each list item's **own text**, in the order of
+    ``item_spans``: an item without nested items whole; an item that holds
+    nested items up to the end of its last non-blank line before the first
+    of them (its marker line and its own continuation lines). Each line of
+    a list belongs to one own text at most: ``Fix the build.`` and
+    ``Also on arm64.`` of the module docstring's example, never the two at
+    once. Verification takes an own text as a whole item (a nested list's
+    items are then values of their own)."""
+    spans = item_spans(text)
+    out: list[tuple[int, int]] = []
+    for i, (start, end) in enumerate(spans):
+        if i + 1 < len(spans) and start < spans[i + 1][0] < end:  # the first nested item
+            end = text.rfind("\n", start, spans[i + 1][0])
+            while end > start and text[end - 1].isspace():
+                end -= 1
+        out.append((start, end))
+    return out
+
+
+def own_items(text: str) -> list[str]:
+    """The own text of each list item of ``text``, in order (``own_item_spans``)."""
+    return [text[s:e] for s, e in own_item_spans(text)]

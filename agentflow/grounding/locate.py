@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from agentflow.grounding.check import GroundingCheck, Span, _sibling
 from agentflow.grounding.edges import edge_problem
 from agentflow.grounding.folding import TYPOGRAPHIC, fold_text
-from agentflow.grounding.items import item_at, item_spans
+from agentflow.grounding.items import item_at, item_spans, own_item_spans
 from agentflow.grounding.lines import line_around, line_at, line_spans
 from agentflow.grounding.longest import longer_span, maximal_test
 from agentflow.grounding.tokens import cuts_token, token_at
@@ -183,7 +183,7 @@ def occurrences(
     if whole_lines:
         every = _whole_lines(every, _line_bounds(source))
     if whole_items:
-        items = set(item_spans(source))
+        items = set(item_spans(source)) | set(own_item_spans(source))
         every = [s for s in every if s in items]
     if line is not None:
         every = _on_lines(every, source, line, whole_items)
@@ -233,7 +233,8 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
                 result.cut_lines.append((gv.path, gv.value, line_at(source, *every[0])))
             every = whole
         if every and gv.marker.whole_items:
-            items = set(item_spans(source)) if items is None else items
+            items = set(item_spans(source)) | set(own_item_spans(source)) if (
+                items is None) else items
             whole = [s for s in every if s in items]
             if not whole:
                 result.cut_items.append((gv.path, gv.value, item_at(source, *every[0]) or ""))

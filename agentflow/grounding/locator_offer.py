@@ -26,7 +26,8 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
     them, in document order (a continued list: its first block's items;
     ``VALUES_KEY`` on the string node or on the list); a field whose locator
     finds nothing can only be null (or an empty list).
-    A field whose strings are not grounded, or are whole items, is left as is."""
+    A field whose strings are not grounded, or are whole items (unless its
+    rule is an ``items`` rule, whose values are whole items), is left as is."""
     props = schema.get("properties")
     if not locators or not isinstance(props, Mapping):
         return dict(schema)
@@ -42,14 +43,15 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
             values = _allowed(_string_node(prop), values, source)
         if not rule.many or rule.continued:
             values = values[:1]  # the place the rule reads (each example's value is its first)
-        replaced = _offer(prop, values, rule.many)
+        replaced = _offer(prop, values, rule.many, whole_items=rule.items)
         if replaced is not None:
             new_props[name] = replaced
     out["properties"] = new_props
     return out
 
 
-def _offer(node: Mapping[str, Any], values: list[Any], many: bool) -> dict[str, Any] | None:
+def _offer(node: Mapping[str, Any], values: list[Any], many: bool,
+           whole_items: bool = False) -> dict[str, Any] | None:
     """``node`` with its grounded string nodes offering only ``values`` (none:
     the node's null branch, or an empty list); ``None`` when it has no such
     node to change. A list's ``values`` are its items, or (a continued
@@ -59,7 +61,7 @@ def _offer(node: Mapping[str, Any], values: list[Any], many: bool) -> dict[str, 
     if many:
         items = node.get("items")
         if node.get("type") != "array" or not isinstance(items, Mapping) or not (
-                _grounded_string(items)):
+                _grounded_string(items, whole_items)):
             return None
         if items.get(CLEAN_KEY) is True:
             values = [_clean_all(v) if isinstance(v, list) else v for v in _clean_all(values)]
@@ -141,7 +143,11 @@ def _clean_all(values: list[Any]) -> list[Any]:
     return out
 
 
-def _grounded_string(node: Mapping[str, Any]) -> bool:
+def _grounded_string(node: Mapping[str, Any], whole_items: bool = False) -> bool:
+    """Whether ``node`` is a grounded string a locator may fix (a whole item
+    only under an ``items`` rule, whose values are whole items)."""
     mark = node.get("x-grounded")
-    return node.get("type") == "string" and mark in (True, "whole_tokens", "whole_lines") and (
+    marks = ("whole_tokens", "whole_lines", "whole_items") if whole_items else (
+        "whole_tokens", "whole_lines")
+    return node.get("type") == "string" and (mark is True or mark in marks) and (
         "enum" not in node)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentflow.grounding.edges import END, START
+from agentflow.grounding.items import own_items
 from agentflow.grounding.lines import continuation, paragraph_continuation
 
 __all__ = ["VALUES_KEY", "Locator", "clean_edges", "line_arguments", "same_text"]
@@ -91,6 +92,12 @@ class Locator:
         paragraph: under ``continued``, the value goes on over the next
             lines of its paragraph (``agentflow.grounding.lines.
             paragraph_continuation``) rather than over deeper-indented ones.
+        items: a list that is every list item of the document, each as
+            its own text (``agentflow.grounding.items.own_items``: its
+            marker line and continuation lines, up to a nested item, which
+            is an item of its own), in document order, whatever lines
+            (group headings such as ``[ Jane ]``, blank lines) lie between
+            them; ``left`` is then ``""``.
     """
 
     field: str
@@ -102,12 +109,16 @@ class Locator:
     continued: bool = False
     arg: int | None = None
     paragraph: bool = False
+    items: bool = False
 
     def values(self, source: str) -> list[str]:
         """The values this locator finds in ``source``, in document order
         (list items each; each value stripped, never empty). A continued
         list: the items of its first block only (the value the examples
-        show: one field's lines), ``blocks`` has them all."""
+        show: one field's lines), ``blocks`` has them all. An ``items``
+        rule: the own text of each of the document's list items."""
+        if self.items:
+            return own_items(source)
         if self.arg is not None:
             return self._arguments(source)
         if self.continued:
@@ -211,15 +222,19 @@ class Locator:
                     return True
         return False
 
-    def holds(self, value: Any, source: str, *, clean: bool = False) -> bool:
+    def holds(self, value: Any, source: str, *, clean: bool = False,
+              max_items: int | None = None) -> bool:
         """Whether the locator finds exactly ``value`` in ``source``: a single
         value as its first value (``None``: no value), a list as its values,
-        in order; each compared with whitespace folded (``same_text``:
+        in order (a list of ``max_items`` items, the list's bound: the first
+        ones); each compared with whitespace folded (``same_text``:
         a value the document wraps over continuation lines, written on one
         line), and with ``clean`` also in its clean form."""
         found = self.values(source)
         if self.many:
             items = [str(v) for v in (value or [])]
+            if max_items is not None and len(items) == max_items:
+                found = found[:max_items]
             return len(items) == len(found) and all(
                 same_text(f, v, clean=clean) for f, v in zip(found, items, strict=True))
         if value is None:
@@ -231,6 +246,8 @@ class Locator:
         where = "at the start of a line after" if self.anchored else "after"
         until = f"up to {self.right!r}" if self.right else "to the end of the line"
         split = f", items split by {self.split!r}" if self.split else ""
+        if self.items:
+            return f"{self.field}: every list item (its own lines), in order"
         if self.arg is not None:
             return (f"{self.field}: argument {self.arg + 1} of a line that begins with "
                     f"{self.left!r}")

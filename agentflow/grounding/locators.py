@@ -36,7 +36,16 @@ says where its value is written, as literal text on the value's line:
   fills the field (``.TH NAME "1" "May 2023"``: the section is argument 2
   of a ``.TH`` line; ``locator_rule.line_arguments`` splits a line at
   whitespace, a double-quoted argument kept whole). Two examples must
-  agree.
+  agree;
+* ``items``: where no text around a list's values is common to the
+  examples, the list as every list item of the document, in order
+  (``agentflow.grounding.items``: a bulleted or numbered item with its
+  continuation lines; an item that holds a nested list up to it, each
+  nested item an item of its own), whatever stands between them (group
+  headings such as ``[ Jane ]``, blank lines): when each example's list is
+  exactly its text's items. A model that copies items one by one closes
+  such a list early; the rule leaves it every item (up to the schema's
+  ``max_length``, the first ones).
 
 **Learning.** Each example's value (or each item) is found in the example's
 text (its first occurrence, verbatim); its line gives the contexts. Across
@@ -322,7 +331,7 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     for name, many in _fields_of(output_type):
         rule = _learn(name, many, examples)
         if rule is None or not all(rule.holds(_value(e, name), e.text) for e in examples):
-            rule = None if many else _learn_argument(name, examples)
+            rule = _learn_items(name, examples) if many else _learn_argument(name, examples)
             if rule is not None and all(rule.holds(_value(e, name), e.text) for e in examples):
                 kept[name] = rule  # each example shows the same place
             continue
@@ -342,6 +351,18 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
         _CACHE.clear()
     _CACHE[key] = kept
     return kept
+
+
+def _learn_items(name: str, examples: Sequence[CheckedExample]) -> Locator | None:
+    """A list that is every list item of its document (its own text), in order
+    (``Locator.items``), when each example's value is exactly that (an
+    empty one: its text has no list item); at least two examples must fill
+    the field. ``None`` otherwise."""
+    rule = Locator(name, "", False, "", many=True, items=True)
+    filled = [e for e in examples if _value(e, name)]
+    if len(filled) < 2 or not all(rule.holds(_value(e, name), e.text) for e in examples):
+        return None
+    return rule
 
 
 def _learn_argument(name: str, examples: Sequence[CheckedExample]) -> Locator | None:

@@ -222,8 +222,11 @@ def item_places(source: str, pattern: object = None, line: str | None = None,
 
 def _within(start: int, end: int, taken: Collection[tuple[int, int]]) -> bool:
     """Whether ``[start, end)`` is a taken item or lies inside one (an item
-    nested in a taken item is part of it: never offered again on its own)."""
-    return any(s <= start and end <= e for s, e in taken)
+    nested in a taken item is part of it: never offered again on its own),
+    or an item whose own text was taken (``agentflow.grounding.items.
+    own_item_spans``: it begins where a taken span begins; the items nested
+    in it are items of their own)."""
+    return any(s == start or (s <= start and end <= e) for s, e in taken)
 
 
 def item_values(source: str, pattern: object = None, line: str | None = None,
