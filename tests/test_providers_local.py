@@ -240,7 +240,7 @@ async def test_the_templates_show_examples_as_turns(local_model: LocalModel) -> 
 
     async def render(model: LocalModel) -> str:
         model._ensure_server()
-        url = f"{model._server.listening_address.rstrip('/')}/apply-template"
+        url = f"{model._server.address.rstrip('/')}/apply-template"
         async with model._http.open(url, {"messages": messages}) as response:
             return str(orjson.loads(await response.read())["prompt"])
 
