@@ -54,11 +54,22 @@ async def first_of(waits: list[Awaitable[object]]) -> None:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def wait_policy(pid: int) -> bytes | None:
+    """The ``OMP_WAIT_POLICY`` of process ``pid`` (Linux), ``None`` where unknown."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    return next((v[16:] for v in environ if v.startswith(b"OMP_WAIT_POLICY=")), b"")
+
+
 async def cycle(moment: int) -> None:
     model = LocalModel(threads=1, parallel=SLOTS, max_tokens=48)
     model._ensure_server()
     server = model._server
     assert isinstance(server, ServerProcess) and server.running
+    if moment == 0 and "OMP_WAIT_POLICY" not in os.environ:
+        assert wait_policy(server.process.pid) in (b"PASSIVE", None)  # THREAD_WAIT
     first_chunk = [asyncio.Event() for _ in range(REQUESTS)]
 
     async def reply(k: int) -> None:

@@ -75,6 +75,10 @@ class ServerProcess:
         settings: ``xllamacpp.CommonParams`` attribute paths and values
             (``{"model.path": "/m.gguf", "n_parallel": 4, "cpuparams.n_threads": 1}``),
             JSON-serialisable.
+        environment: variables the child gets on top of this process's
+            environment, each only where this process's own does not set it
+            (``{"OMP_WAIT_POLICY": "PASSIVE"}``: read when llama.cpp's OpenMP
+            runtime loads, so it can only be given to a fresh process).
         start_wait: seconds to wait for the address (``START_WAIT``).
 
     Raises:
@@ -83,10 +87,11 @@ class ServerProcess:
             where it listens, or said nothing within ``start_wait`` seconds.
     """
 
-    def __init__(self, settings: dict[str, Any], *, start_wait: float = START_WAIT) -> None:
+    def __init__(self, settings: dict[str, Any], *, environment: dict[str, str] | None = None,
+                 start_wait: float = START_WAIT) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-P", str(CHILD)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            start_new_session=True, close_fds=True)
+            start_new_session=True, close_fds=True, env={**(environment or {}), **os.environ})
         self._finalizer = weakref.finalize(self, _end, self.process)  # also at exit
         assert self.process.stdin is not None and self.process.stdout is not None
         try:

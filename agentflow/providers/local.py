@@ -35,8 +35,8 @@ costs the bundled model field accuracy (benchmarks/RESULTS.md, extract).
 
 Speed (``_local_threads``, ``_local_stats``): the server gets a thread per
 usable core, up to 8 (``AGENTFLOW_THREADS`` or ``threads=`` sets it), with
-llama.cpp's thread polling off (``THREAD_POLL``: a waiting thread sleeps
-instead of spinning), and ``DEFAULT_SLOTS`` (4) decoding slots unless
+llama.cpp's threads sleeping, not spinning, while they wait for each other
+(``THREAD_POLL``, ``THREAD_WAIT``), and ``DEFAULT_SLOTS`` (4) decoding slots unless
 ``parallel=`` says otherwise (``n_parallel``, continuous batching: the slots' next tokens
 go through the model in one batch), each slot a 4096-token window; the
 profile's ``concurrent_requests`` is the slot count, so a batch keeps every
@@ -140,7 +140,20 @@ THREAD_POLL = 0
 """llama.cpp's thread polling level (0-100; its default 50 busy-waits for the
 next operation): 0 makes a waiting thread sleep instead of spinning, which
 is what costs CPU when the machine's cores are shared
-(``_local_threads``)."""
+(``_local_threads``). It governs llama.cpp's own thread pool; the bundled
+OpenMP build's threads wait as ``THREAD_WAIT`` says."""
+
+THREAD_WAIT = "PASSIVE"
+"""How llama.cpp's threads wait for each other (``OMP_WAIT_POLICY`` of the
+server's process, unless this process's environment sets it): the bundled
+xllamacpp build runs its CPU threads with OpenMP (libgomp), whose barrier
+after every operation spins (GNU's default ``ACTIVE`` for a while) before
+sleeping; ``THREAD_POLL`` does not reach it. ``PASSIVE`` sleeps at once. A
+spinning thread costs nothing on an idle machine but takes a core another
+process needs, and when one of our threads waits for a CPU, the others spin
+for it: measured on 2 cores at load 7-11, 2 threads x 4 slots, 2 documents,
+10.1 CPU-seconds a document with ``PASSIVE`` against 33.1 by default
+(2.9 against 0.55 documents a minute; benchmarks/RESULTS.md)."""
 
 GRAMMAR_CACHE_SIZE = 64
 """Compiled grammars kept per model (one per output schema, least recently used evicted)."""
@@ -332,7 +345,7 @@ class LocalModel(OpenAICompatibleModel):
                 raise InvalidModelError(f"multimodal projector {str(self.mmproj)!r} does not exist")
             settings["mmproj.path"] = str(self.mmproj)
         try:  # blocks until loaded and listening (~2 s)
-            self._server = ServerProcess(settings)
+            self._server = ServerProcess(settings, environment={"OMP_WAIT_POLICY": THREAD_WAIT})
         except InvalidModelError as exc:
             raise InvalidModelError(f"llama.cpp could not load {weights}: {exc}") from exc
         self._http.base_url = f"{self._server.address.rstrip('/')}/v1"
