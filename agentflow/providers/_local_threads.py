@@ -3,24 +3,26 @@
 ``default_threads()``: ``AGENTFLOW_THREADS`` when set (a positive integer),
 else ``usable_cores()`` (the physical cores among the CPUs this process may
 run on, within its cgroup's CPU quota) up to ``MAX_THREADS``. Measured on a
-2-core machine (benchmarks/RESULTS.md, embedded speed), llama.cpp's thread
-polling off (``local.THREAD_POLL``): on a quiet machine 2 threads with 4
-slots decode the main job ~1.6x as fast as 1 (18.1 against 11.3 documents a
-minute warm, 2026-12-06), so every core is used by default. The price is on
-a shared machine: llama.cpp's threads meet at a barrier after every
-operation, so when another process holds one core the other thread waits
-(2x4 fell to 4.3 documents/min at load 3.3-4.8, below 1 thread's figure);
-``AGENTFLOW_THREADS=1`` (or ``--threads 1``) is the setting for a machine
-whose cores are busy with other work. Hyper-threads of one core are counted
-once (llama.cpp's own default, ``cpu_get_num_math``: a sibling shares the
-core's vector units, and a thread more than the cores only waits at the
-barrier). ``MAX_THREADS`` (8): the bundled models are small (270M and 135M
-parameters, a 640- and 576-wide hidden state), so past a few threads each
-thread's share of a matrix is a few rows and the barrier after every
-operation costs more than the share; the extra cores of a 16-core machine
-are better spent on more slots or more processes (Ray engine) than on more
-threads of one server. That cap is reasoned, not measured (this project's
-machines have 2 cores): a bigger GGUF may want ``AGENTFLOW_THREADS=16``.
+2-core machine (benchmarks/RESULTS.md, embedded speed): on a quiet machine 2
+threads with 4 slots decode the main job ~1.6x as fast as 1 (18.1 against
+11.3 documents a minute warm, 2026-12-06), so every core is used by default.
+The price is on a shared machine: llama.cpp's threads meet at a barrier
+after every operation, so when another process holds one core the other
+thread waits for it. Waiting used to cost CPU too: the bundled build's
+OpenMP threads spun at that barrier (``local.THREAD_WAIT`` now makes them
+sleep: at load 7-11, 2 threads x 4 slots took 10.1 CPU-seconds a document
+instead of 33.1). ``AGENTFLOW_THREADS=1`` (or ``--threads 1``) remains the
+setting for a machine whose cores are busy with other work. Hyper-threads
+of one core are counted once (llama.cpp's own default,
+``cpu_get_num_math``: a sibling shares the core's vector units, and a thread
+more than the cores only waits at the barrier). ``MAX_THREADS`` (8): the
+bundled models are small (270M and 135M parameters, a 640- and 576-wide
+hidden state), so past a few threads each thread's share of a matrix is a
+few rows and the barrier after every operation costs more than the share;
+the extra cores of a 16-core machine are better spent on more slots or
+more processes (Ray engine) than on more threads of one server. That cap is
+reasoned, not measured (this project's machines have 2 cores): a bigger
+GGUF may want ``AGENTFLOW_THREADS=16``.
 
 ``default_slots(threads)``: requests llama.cpp decodes at once
 (``n_parallel``, continuous batching): ``DEFAULT_SLOTS`` (4) whatever the
