@@ -153,7 +153,10 @@ spinning thread costs nothing on an idle machine but takes a core another
 process needs, and when one of our threads waits for a CPU, the others spin
 for it: measured on 2 cores at load 7-11, 2 threads x 4 slots, 2 documents,
 10.1 CPU-seconds a document with ``PASSIVE`` against 33.1 by default
-(2.9 against 0.55 documents a minute; benchmarks/RESULTS.md)."""
+(2.9 against 0.55 documents a minute). On a quiet machine sleeping costs a
+wake-up per barrier: 13.5 against 16.9 documents a minute warm with
+``ACTIVE`` (same sample, 2026-12-06 12:35-12:40 UTC, load 0.1-1.6;
+benchmarks/RESULTS.md)."""
 
 GRAMMAR_CACHE_SIZE = 64
 """Compiled grammars kept per model (one per output schema, least recently used evicted)."""
