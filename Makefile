@@ -57,9 +57,11 @@ js-deps: system-deps
 	else echo "js-deps: no npm; the JS client tests will skip" >&2; fi
 
 # The suite on every core (pytest-xdist); TESTFLAGS=-n0 runs it in one process.
+# A worker per core already: each worker's embedded model gets one CPU thread
+# (its default is a thread per core: agentflow/providers/_local_threads.py).
 TESTFLAGS ?= -n auto
 test: $(VENV)/.installed-$(EXTRAS) system-deps js-deps
-	$(PY) -m pytest -q $(TESTFLAGS)
+	AGENTFLOW_THREADS=$${AGENTFLOW_THREADS:-1} $(PY) -m pytest -q $(TESTFLAGS)
 
 lint: $(VENV)/.installed-$(EXTRAS)
 	$(VENV)/bin/ruff check agentflow tests benchmarks examples scripts

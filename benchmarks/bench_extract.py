@@ -44,7 +44,8 @@ schema's ``MAX_CHARS`` (one per distinct entry: read whole, never cut). Prints:
 ``profile:`` says where the time went per document, from llama.cpp's reply
 ``timings`` (``LocalModel.stats``): requests, prompt tokens evaluated and
 reused from the prompt cache, tokens decoded (each a sampling step, forced or
-not), the server's milliseconds for each, and the process's CPU seconds.
+not), the server's milliseconds for each, and the CPU seconds of this
+process and the server's (``LocalModel.cpu_seconds``).
 ``--again`` runs the batch a second time in reverse order on the warm server
 and lists the documents whose records differ (reproducibility).
 """
@@ -275,13 +276,13 @@ async def extract(batch: list[Any], module: Any, concurrency: int | None,
         model._ensure_server()  # load the model before the clock starts
         load = time.perf_counter() - start
         for label, docs in [("cold", batch), ("again, reversed", batch[::-1])][:1 + again]:
-            before, start, cpu = model.stats.copy(), time.perf_counter(), time.process_time()
+            before, start, cpu = model.stats.copy(), time.perf_counter(), model.cpu_seconds()
             results = [r async for r in extract_many(
                 model, docs, module.ChangelogEntry, concurrency=concurrency,
                 instructions=module.INSTRUCTIONS, examples=getattr(module, "EXAMPLES", None),
                 passes=passes, max_chars=module.MAX_CHARS)]
             runs.append(Run(label, results, time.perf_counter() - start,
-                            model.stats - before, time.process_time() - cpu))
+                            model.stats - before, model.cpu_seconds() - cpu))
         return runs, load, model
     finally:
         await model.aclose()
@@ -337,8 +338,8 @@ def report(results: list[Any], refs: dict[str, Any], wall: float, show: bool,
     print(f"median seconds per document {statistics.median(r.duration for r in results):.2f}; "
           f"requests per document {sum(r.attempts for r in results) / n:.2f}")
     if stats is not None:
-        print("profile: " + stats.per(n) + f"; CPU seconds/doc {cpu / n:.1f} (the process, "
-              "server threads included: less load-dependent than wall time)")
+        print("profile: " + stats.per(n) + f"; CPU seconds/doc {cpu / n:.1f} (this process "
+              "and the server's: less load-dependent than wall time)")
     print(f"validated {len(ok)}/{n} ({len(ok) / n:.0%})")
     kinds = Counter(type(r.error).__name__ for r in results if not r.ok)
     print("failed by type: " + (", ".join(f"{k} {v}" for k, v in kinds.most_common()) or "none"))

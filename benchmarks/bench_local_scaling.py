@@ -7,7 +7,8 @@ the same work) on ``--n`` documents of the bench_extract ``report`` sample for
 each ``--configs`` entry ``THREADSxSLOTS`` (concurrency = slots). The first
 entry is the baseline of the same run. Prints per configuration: documents/min
 and decoded tokens/s (wall: load-dependent, the load average is printed),
-CPU seconds per document (the process, llama.cpp's threads included), the
+CPU seconds per document (this process and the server's,
+``LocalModel.cpu_seconds``), the
 llama.cpp profile (``LocalModel.stats``), the speed-up over the baseline, and
 whether every record equals the baseline's (reproducibility across thread
 and slot counts).
@@ -46,11 +47,11 @@ async def run(batch: list[Any], module: Any, threads: int, slots: int, passes: i
     model = LocalModel(threads=threads, parallel=slots, cache_prompt=cache_prompt)
     try:
         model._ensure_server()  # loading is not timed
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall, cpu = time.perf_counter(), model.cpu_seconds()
         results = [r async for r in extract_many(
             model, batch, module.ChangelogEntry, concurrency=slots,
             instructions=module.INSTRUCTIONS, examples=module.EXAMPLES, passes=passes)]
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        wall, cpu = time.perf_counter() - wall, model.cpu_seconds() - cpu
     finally:
         await model.aclose()
     records = {r.id: (r.output.model_dump() if r.ok else type(r.error).__name__, r.spans)

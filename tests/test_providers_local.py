@@ -68,20 +68,23 @@ def test_profile_and_registry() -> None:
         LocalModel("gpt-4o")
 
 
-def test_threads_and_slots_follow_the_cpus_unless_limited(
+def test_threads_and_slots_follow_the_cores_unless_limited(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CPUs this process may run on less one (at least one), DEFAULT_SLOTS
-    decoding slots, each slot a 4096-token window; AGENTFLOW_THREADS or
-    threads= sets the threads; the profile's concurrent_requests follows the slots."""
-    from agentflow.providers._local_threads import DEFAULT_SLOTS, available_cpus
+    """A thread per usable core up to MAX_THREADS, DEFAULT_SLOTS decoding
+    slots, each slot a 4096-token window; AGENTFLOW_THREADS or threads= sets
+    the threads; the profile's concurrent_requests follows the slots."""
+    from agentflow.providers import _local_threads
+    from agentflow.providers._local_threads import DEFAULT_SLOTS, MAX_THREADS, usable_cores
 
     monkeypatch.delenv("AGENTFLOW_THREADS", raising=False)
     model = LocalModel()
-    assert model.threads == max(1, available_cpus() - 1) and model.parallel == DEFAULT_SLOTS
-    assert model.context == 4096 * model.parallel
+    assert model.threads == min(usable_cores(), MAX_THREADS) and model.parallel == DEFAULT_SLOTS
+    assert DEFAULT_SLOTS == 4 and model.context == 4096 * model.parallel
     assert model.profile.concurrent_requests == model.parallel
     assert model.profile.context_window == 4096
-    for cores, threads in ((1, 1), (2, 1), (16, 15)):
+    monkeypatch.setattr(_local_threads, "_CGROUP", Path("/nonexistent"))  # no CPU quota
+    monkeypatch.setattr(_local_threads, "_SYS_CPU", Path("/nonexistent"))  # no topology
+    for cores, threads in ((1, 1), (2, 2), (16, MAX_THREADS)):
         monkeypatch.setattr(os, "sched_getaffinity", lambda _pid, n=cores: set(range(n)))
         assert (LocalModel().threads, LocalModel().parallel) == (threads, DEFAULT_SLOTS)
     monkeypatch.setenv("AGENTFLOW_THREADS", "3")
@@ -237,7 +240,7 @@ async def test_the_templates_show_examples_as_turns(local_model: LocalModel) -> 
 
     async def render(model: LocalModel) -> str:
         model._ensure_server()
-        url = f"{model._server.listening_address.rstrip('/')}/apply-template"
+        url = f"{model._server.address.rstrip('/')}/apply-template"
         async with model._http.open(url, {"messages": messages}) as response:
             return str(orjson.loads(await response.read())["prompt"])
 
@@ -577,8 +580,8 @@ async def test_learned_locators_and_clean_edges_on_the_embedded_model(
 async def test_closing_with_every_slot_busy_stops_the_server() -> None:
     """``aclose()`` while both slots are decoding: the streams end (their
     connections closed), no stream is left open, and the server is stopped
-    (``agentflow.providers._local_shutdown``: the server's destructor must
-    not wait on a connection this process still holds)."""
+    (``agentflow.providers._local_process``: its process is ended, which
+    cannot wait on a connection this process still holds)."""
     if not HAVE_LOCAL:
         pytest.skip("the 'local' extra is not installed")
     model = LocalModel(threads=1, parallel=2, max_tokens=400)
@@ -592,7 +595,8 @@ async def test_closing_with_every_slot_busy_stops_the_server() -> None:
     tasks = [asyncio.create_task(long_reply(i)) for i in range(2)]
     for event in started:
         await event.wait()  # both slots have begun their replies
+    server = model._server
     await model.aclose()
-    assert model._server is None and model._in_flight.count == 0
+    assert model._server is None and not server.running
     outcomes = await asyncio.gather(*tasks, return_exceptions=True)
     assert all(o is None or isinstance(o, Exception) for o in outcomes)

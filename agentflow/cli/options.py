@@ -14,7 +14,7 @@ __all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_INSTRUCTIONS", "CliError", "chunking_
 
 DEFAULT_CONCURRENCY = 4
 """Calls in flight when neither ``--concurrency`` nor the model's profile
-(``concurrent_requests``: 1 for the embedded model) says otherwise."""
+(``concurrent_requests``: the embedded model's decoding slots, 4 by default) says otherwise."""
 
 DEFAULT_INSTRUCTIONS = (
     "Extract the requested fields from the document. Use only information present in "

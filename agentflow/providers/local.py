@@ -1,8 +1,8 @@
-"""The embedded model: llama.cpp's own OpenAI-compatible server, run in-process
-by ``xllamacpp`` on 127.0.0.1, spoken to over HTTP by the OpenAI adapter, so
-the offline default exercises the same path as every vendor.
+"""The embedded model: llama.cpp's own OpenAI-compatible server, run by
+``xllamacpp`` in a child process on 127.0.0.1, spoken to over HTTP by the
+OpenAI adapter, so the offline default exercises the same path as every vendor.
 
-    model = LocalModel()                          # bundled Gemma 3 270M (base), every core
+    model = LocalModel()                          # bundled Gemma 3 270M (base), every core, 4 slots
     model = LocalModel("smollm2-135m-instruct")   # the other bundled model (instruct)
     model = get_model("local:/models/x.gguf")     # any GGUF file
     async with model: reply = await agent.call(doc, Schema)
@@ -20,8 +20,9 @@ module imports none of them until the first request.
 Facts this adapter follows (measured with xllamacpp 2026.10 on a 2-core
 machine): ``xllamacpp.Server(params)`` blocks until the model is loaded and
 the HTTP server listens (~2 s, holding the GIL); dropping the last reference
-stops it, which hangs while a request is in flight, so ``aclose()`` closes
-the HTTP session first. The server closes a connection after a streamed
+is its only stop, and that can wait forever on a connection of the process
+it runs in (``_local_process``), so it runs in a child process that is
+killed to stop it. The server closes a connection after a streamed
 reply while advertising keep-alive: connections are not reused. ``tools`` are
 accepted and ignored (the bundled models are not trained for tool use), so
 the profile declares none. ``response_format`` json_schema is
@@ -32,12 +33,11 @@ with one space after ``:`` and ``,`` (``JSON_SEPARATORS``): the form
 ``json.dumps`` writes and a base model has seen most; fully compact JSON
 costs the bundled model field accuracy (benchmarks/RESULTS.md, extract).
 
-Speed (``_local_threads``, ``_local_stats``): the server gets the CPUs the
-process may use less one (``AGENTFLOW_THREADS`` or ``threads=`` sets it),
-with llama.cpp's thread polling off (``THREAD_POLL``: a waiting thread
-sleeps instead of spinning), and ``DEFAULT_SLOTS`` (1; see
-``_local_threads`` for why not more) decoding slots unless ``parallel=``
-says otherwise (``n_parallel``, continuous batching: the slots' next tokens
+Speed (``_local_threads``, ``_local_stats``): the server gets a thread per
+usable core, up to 8 (``AGENTFLOW_THREADS`` or ``threads=`` sets it), with
+llama.cpp's threads sleeping, not spinning, while they wait for each other
+(``THREAD_POLL``, ``THREAD_WAIT``), and ``DEFAULT_SLOTS`` (4) decoding slots unless
+``parallel=`` says otherwise (``n_parallel``, continuous batching: the slots' next tokens
 go through the model in one batch), each slot a 4096-token window; the
 profile's ``concurrent_requests`` is the slot count, so a batch keeps every
 slot busy. Each request sends ``cache_prompt``: a slot resumes from the
@@ -72,9 +72,10 @@ same batch on a fresh server with the same settings, and across orders,
 slot counts and threads only with ``cache_prompt=False``
 (``bench_extract.py --no-cache-prompt``).
 
-Stopping (``_local_shutdown``): ``aclose()`` fails every reply still being
-read (the HTTP client's close), waits for those streams to end, then drops
-the server.
+Stopping (``_local_process``): ``aclose()`` fails every reply still being
+read (the HTTP client's close), then kills the server's process and reaps
+it: it cannot hang, whatever is in flight. ``LocalModel.cpu_seconds()``
+counts both processes' CPU time.
 
 The bundled weights (``BUNDLED``, ``PLAIN_TEMPLATE``) are described in
 ``_local_weights``.
@@ -90,9 +91,8 @@ verification checks the values.
 
 from __future__ import annotations
 
-import atexit
 import os
-import weakref
+import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -106,7 +106,7 @@ from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseF
 from agentflow.output.grammar import NoGroundedValueError, substring_grammar
 from agentflow.providers._http import HttpSettings
 from agentflow.providers._local_deadline import DeadlineRule
-from agentflow.providers._local_shutdown import STOP_WAIT, InFlight
+from agentflow.providers._local_process import ServerProcess
 from agentflow.providers._local_stats import ServerStats
 from agentflow.providers._local_threads import THREADS_VARIABLE, default_slots, default_threads
 from agentflow.providers._local_weights import (
@@ -141,7 +141,23 @@ THREAD_POLL = 0
 """llama.cpp's thread polling level (0-100; its default 50 busy-waits for the
 next operation): 0 makes a waiting thread sleep instead of spinning, which
 is what costs CPU when the machine's cores are shared
-(``_local_threads``)."""
+(``_local_threads``). It governs llama.cpp's own thread pool; the bundled
+OpenMP build's threads wait as ``THREAD_WAIT`` says."""
+
+THREAD_WAIT = "PASSIVE"
+"""How llama.cpp's threads wait for each other (``OMP_WAIT_POLICY`` of the
+server's process, unless this process's environment sets it): the bundled
+xllamacpp build runs its CPU threads with OpenMP (libgomp), whose barrier
+after every operation spins (GNU's default ``ACTIVE`` for a while) before
+sleeping; ``THREAD_POLL`` does not reach it. ``PASSIVE`` sleeps at once. A
+spinning thread costs nothing on an idle machine but takes a core another
+process needs, and when one of our threads waits for a CPU, the others spin
+for it: measured on 2 cores at load 7-11, 2 threads x 4 slots, 2 documents,
+10.1 CPU-seconds a document with ``PASSIVE`` against 33.1 by default
+(2.9 against 0.55 documents a minute). On a quiet machine sleeping costs a
+wake-up per barrier: 13.5 against 16.9 documents a minute warm with
+``ACTIVE`` (same sample, 2026-12-06 12:35-12:40 UTC, load 0.1-1.6;
+benchmarks/RESULTS.md)."""
 
 GRAMMAR_CACHE_SIZE = 64
 """Compiled grammars kept per model (one per output schema, least recently used evicted)."""
@@ -199,9 +215,6 @@ JSON_SEPARATORS = {"key_separator": ": ", "item_separator": ", "}
 """Separators of the grammar's JSON (llguidance options): ``{"a": 1, "b": 2}``."""
 
 
-_LIVE: weakref.WeakSet[LocalModel] = weakref.WeakSet()
-
-
 class LocalModel(OpenAICompatibleModel):
     """A GGUF model served by llama.cpp inside this process.
 
@@ -209,14 +222,14 @@ class LocalModel(OpenAICompatibleModel):
         model: a bundled model's name (``BUNDLED``: ``"gemma3-270m"``, the
             default, or ``"smollm2-135m-instruct"``) or a path to a ``.gguf`` file.
         threads: CPU threads for generation and prompt processing (default:
-            ``AGENTFLOW_THREADS`` if set, else the CPUs this process may run
-            on, ``os.sched_getaffinity``, less one, at least one; ``_local_threads``).
+            ``AGENTFLOW_THREADS`` if set, else the physical cores this process
+            may run on, within its CPU quota, up to 8; ``_local_threads``).
         context: context window in tokens, shared by ``parallel`` slots
             (default 4096 per slot; the profile's ``context_window`` is one
             slot's share, unknown for 0, which llama.cpp reads as the model's
             trained length; its ``max_output_tokens`` is ``max_tokens``).
         parallel: requests decoded at once (llama.cpp's ``n_parallel`` with
-            continuous batching; default ``DEFAULT_SLOTS``, 1: ``_local_threads``);
+            continuous batching; default ``DEFAULT_SLOTS``, 4: ``_local_threads``);
             the profile's ``concurrent_requests``, so a batch sends that many.
         max_tokens: reply cap when a request sets none (tokens).
         chat_template: jinja chat template; ``""`` uses the GGUF's own. Default:
@@ -297,8 +310,6 @@ class LocalModel(OpenAICompatibleModel):
         self.chat_template = chat_template
         self._server: Any = None
         self._grammars: LRU[bytes, str] = LRU(GRAMMAR_CACHE_SIZE)
-        self._in_flight = InFlight()
-        _LIVE.add(self)
 
     # -- server lifecycle ------------------------------------------------------
     def _weights(self) -> Path:
@@ -314,48 +325,54 @@ class LocalModel(OpenAICompatibleModel):
         if self._server is not None:
             return
         try:
-            import xllamacpp  # type: ignore[import-untyped]  # no py.typed
+            import xllamacpp  # type: ignore[import-untyped]  # noqa: F401  # no py.typed
         except ImportError as exc:
             raise InvalidModelError(
                 f"the embedded model needs the 'local' extra ({INSTALL_HINT}): {exc}"
             ) from exc
-        params = xllamacpp.CommonParams()
-        params.model.path = str(self._weights())
-        params.n_ctx = self.context
-        params.n_parallel = self.parallel
-        params.cpuparams.n_threads = self.threads
-        params.cpuparams_batch.n_threads = self.threads
-        params.hostnames = ["127.0.0.1"]
-        params.port = 0
-        params.verbosity = 1  # llama.cpp logs go to fd 2 otherwise
-        params.sse_ping_interval = 1  # bounds a shutdown that races a stream
-        params.chat_template = self.chat_template
-        # every position of every layer kept (Gemma 3's sliding-window layers
-        # otherwise keep the last 512 only, so a slot could not go back to the
-        # shared instructions-and-examples prefix of another prompt and
-        # evaluated most of it again; RESUMABLE_CACHE)
-        params.swa_full = RESUMABLE_CACHE
-        for cpu in (params.cpuparams, params.cpuparams_batch):
-            cpu.poll = THREAD_POLL
+        weights = self._weights()
+        settings: dict[str, Any] = {
+            "model.path": str(weights), "n_ctx": self.context, "n_parallel": self.parallel,
+            "cpuparams.n_threads": self.threads, "cpuparams_batch.n_threads": self.threads,
+            "cpuparams.poll": THREAD_POLL, "cpuparams_batch.poll": THREAD_POLL,
+            "hostnames": ["127.0.0.1"], "port": 0,
+            "verbosity": 1,  # llama.cpp logs go to fd 2 otherwise
+            "sse_ping_interval": 1,
+            "chat_template": self.chat_template,
+            # every position of every layer kept (Gemma 3's sliding-window layers
+            # otherwise keep the last 512 only, so a slot could not go back to the
+            # shared instructions-and-examples prefix of another prompt and
+            # evaluated most of it again; RESUMABLE_CACHE)
+            "swa_full": RESUMABLE_CACHE,
+        }
         if self.mmproj is not None:
             if not self.mmproj.is_file():
                 raise InvalidModelError(f"multimodal projector {str(self.mmproj)!r} does not exist")
-            params.mmproj.path = str(self.mmproj)
-        try:
-            self._server = xllamacpp.Server(params)  # blocks until loaded and listening
-        except RuntimeError as exc:
-            raise InvalidModelError(f"llama.cpp could not load {params.model.path}: {exc}") from exc
-        self._http.base_url = f"{self._server.listening_address.rstrip('/')}/v1"
+            settings["mmproj.path"] = str(self.mmproj)
+        try:  # blocks until loaded and listening (~2 s)
+            self._server = ServerProcess(settings, environment={"OMP_WAIT_POLICY": THREAD_WAIT})
+        except InvalidModelError as exc:
+            raise InvalidModelError(f"llama.cpp could not load {weights}: {exc}") from exc
+        self._http.base_url = f"{self._server.address.rstrip('/')}/v1"
 
     def _stop_server(self) -> None:
-        self._server = None  # ~Server() stops the HTTP threads and frees the model
+        """End the server's process (SIGKILL, reaped; ``_local_process``); idempotent."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds used so far by this process and the server's process
+        (``time.process_time()`` plus ``ServerProcess.cpu_seconds()``):
+        what a document costs, llama.cpp's threads included."""
+        server = self._server
+        return time.process_time() + (server.cpu_seconds() if server is not None else 0.0)
 
     async def aclose(self) -> None:
-        """Close the HTTP session, wait (at most ``STOP_WAIT`` seconds) until
-        every request in flight has seen its connection closed, then stop the
-        server (idempotent; ``_local_shutdown``)."""
+        """Close the HTTP session (a reply still being read fails with a
+        connection error), then end the server's process (idempotent;
+        ``_local_process``: it cannot hang)."""
         await super().aclose()
-        await self._in_flight.drained(STOP_WAIT)
         self._stop_server()
 
     # -- requests --------------------------------------------------------------
@@ -364,9 +381,8 @@ class LocalModel(OpenAICompatibleModel):
     ) -> AsyncIterator[ModelChunk]:
         """Start the server on first use, then stream as the OpenAI adapter does."""
         self._ensure_server()
-        with self._in_flight:
-            async for chunk in super().stream(messages, tools, options):
-                yield chunk
+        async for chunk in super().stream(messages, tools, options):
+            yield chunk
 
     async def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` by the model's own tokenizer: llama.cpp server's
@@ -377,7 +393,7 @@ class LocalModel(OpenAICompatibleModel):
             ProviderError: the server refused or failed the request.
         """
         self._ensure_server()
-        url = f"{self._server.listening_address.rstrip('/')}/tokenize"
+        url = f"{self._server.address.rstrip('/')}/tokenize"
         async with self._http.open(url, {"content": text, "add_special": False}) as response:
             reply = orjson.loads(await response.read())
         return len(reply["tokens"])
@@ -451,12 +467,6 @@ class LocalModel(OpenAICompatibleModel):
             bounded = {**schema, "x-guidance": {"whitespace_flexible": False, **JSON_SEPARATORS}}
             grammar = self._grammars.put(key, xllamacpp.json_schema_to_grammar(bounded))
         return grammar
-
-
-@atexit.register
-def _stop_all() -> None:
-    for model in list(_LIVE):
-        model._stop_server()
 
 
 def create(model_name: str = DEFAULT_MODEL, **kwargs: Any) -> LocalModel:
