@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from typing import Annotated
 
 import pytest
 from pydantic import BaseModel
 
 from agentflow import (
     AgentState,
+    Derived,
     InvalidInputError,
     ModelProfile,
     ProviderConnectionError,
@@ -27,7 +29,7 @@ GR = "generate_response"
 
 class Word(BaseModel):
     word: str
-    length: int
+    length: Annotated[int, Derived()]  # computed, not written: grounding leaves it alone
 
 
 def word_model() -> FunctionModel:
