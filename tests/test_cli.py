@@ -599,3 +599,16 @@ def test_report_with_a_schema_module_whose_prepare_is_not_a_function_exits_2(
     assert main(["report", str(results), "--schema", f"{tmp_path / 'm.py'}:C"]) == 2
     assert "prepare must be a function" in capsys.readouterr().err
     assert not results.with_suffix(".html").exists()
+
+
+async def test_a_bad_threads_setting_is_named_as_itself_with_exit_2(tmp_path: Path) -> None:
+    """An ``AGENTFLOW_THREADS`` the embedded model refuses is its own message
+    (it was shown as "--model local: takes no  (...)"), before any start."""
+    (tmp_path / "a.txt").write_text("Ann: a person")
+    status, _, err = await agentflow("extract", "--schema", f"{SCHEMA}:Contact", "--input",
+                                     str(tmp_path / "a.txt"), "--model", "local",
+                                     "--out", str(tmp_path / "out.jsonl"),
+                                     env={"AGENTFLOW_THREADS": "abc"})
+    assert status == 2 and "Traceback" not in err
+    assert "AGENTFLOW_THREADS must be a positive integer, got 'abc'" in err
+    assert "takes no" not in err

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 import anyio
 import orjson
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel, computed_field
 
 from agentflow import Example, InvalidExampleError, OutputConfig, ReActAgent
 from agentflow.batch import _prompt_overhead, extract_many
@@ -103,6 +103,29 @@ def test_a_model_that_allows_extra_keys_keeps_them() -> None:
 
     (checked,) = check_examples([Example("A note.", {"title": "A note", "tag": "x"})], Loose)
     assert checked.value.tag == "x"
+
+
+def test_an_instance_is_read_by_its_fields_whatever_its_dump_looks_like() -> None:
+    """Computed fields, a serialization alias unlike the validation alias, an
+    excluded field and a root model: a valid instance is a valid example."""
+    class Person(BaseModel):
+        first: str
+        last: str = Field(validation_alias="surname", serialization_alias="family")
+        note: str = Field(exclude=True)
+
+        @computed_field  # type: ignore[prop-decorator]
+        @property
+        def full(self) -> str:
+            return f"{self.first} {self.last}"
+
+    class Names(RootModel[list[str]]):
+        pass
+
+    ada = Person(first="Ada", surname="Lovelace", note="x")
+    (checked,) = check_examples([Example("Ada Lovelace x", ada)], Person)
+    assert checked.value == ada
+    (names,) = check_examples([Example("Ada Bob", Names(["Ada", "Bob"]))], Names)
+    assert names.value.root == ["Ada", "Bob"]
 
 
 def test_an_instance_of_another_model_is_refused() -> None:

@@ -65,6 +65,25 @@ def test_the_document_numbers_and_dates_read_by_value() -> None:
     assert found_in(1200.5, DOC) and not found_in(3.2, DOC) and not found_in(86, DOC)
 
 
+def test_a_plain_space_never_joins_numbers_and_a_typeset_minus_is_a_minus() -> None:
+    assert written_numbers("Ports: 80 443 8080") == [80, 443, 8080]  # never 80443
+    assert not found_in(80443, "Ports: 80 443 8080")
+    assert written_numbers("Sales Q1 120 340 560; +1 555-123-4567") == [
+        120, 340, 560, 1, 555, 123, 4567]  # "Q1" is a word, not a number
+    # a thin, narrow or no-break space does group digits, as typeset text writes them
+    assert written_numbers("1\u2009000, 2\u00a0000 and 3\u202f000") == [1000, 2000, 3000]
+    assert found_in(-5, "Temperature: \u22125 C") and not found_in(5, "Temperature: \u22125 C")
+    many = " ".join(str(i) for i in range(5000))  # each its own number, read once
+    assert len(written_numbers(many)) == 5000
+
+
+def test_a_date_is_never_read_inside_longer_digits_a_version_or_a_word() -> None:
+    text = "12024-03-05, build 2024-03-051, 5 Marchxyz 2024, version 1.2.2024.5"
+    assert written_dates(text) == []
+    assert written_dates("on 5 Sept 2021, March 5, 2024 and 05.03.2024.") == [
+        dt.date(2021, 9, 5), dt.date(2024, 3, 5), dt.date(2024, 5, 3)]
+
+
 def test_the_default_marks_numbers_and_dates_but_not_derived_fields() -> None:
     schema = mark_all_strings(dict(OutputSpec.of(Notice).schema_for("local").schema))
     text = json.dumps(schema)

@@ -114,3 +114,15 @@ def test_a_server_that_cannot_load_is_a_clear_error(tmp_path: Path) -> None:
     assert model._server is None
     with pytest.raises(InvalidModelError, match="no_such_setting"):
         ServerProcess({"no_such_setting": 1})
+
+
+def test_lines_printed_at_the_childs_start_up_do_not_break_its_reply(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``sitecustomize`` (or a library) printing before the child answers is
+    skipped: the child's own reply still names what went wrong."""
+    if not bundled_available():
+        pytest.skip("the 'local' extra is not installed")
+    (tmp_path / "sitecustomize.py").write_text('print("hello from start-up")\nprint("{}")\n')
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    with pytest.raises(InvalidModelError, match="no_such_setting"):
+        ServerProcess({"no_such_setting": 1})

@@ -199,7 +199,7 @@ def _parser() -> argparse.ArgumentParser:
                          "its decoding slots")
     ex.add_argument("--threads", type=int,
                     help="embedded model: CPU threads (default: $AGENTFLOW_THREADS, else "
-                         "the CPUs available less one)")
+                         "one per physical core available, at most 8)")
     ex.add_argument("--limit", type=int, help="process at most N new inputs")
     ex.add_argument("--out", help="JSONL file to append to: a regular file, locked while the "
                                   "run lasts, read back to resume (default: stdout)")

@@ -35,7 +35,7 @@ from agentflow.documents.names import printable
 from agentflow.documents.readahead import PdfDelivery, read_ahead
 from agentflow.documents.routing import pdf_delivery
 from agentflow.documents.seen import MISSING
-from agentflow.errors import InvalidExampleError
+from agentflow.errors import InvalidExampleError, InvalidModelError
 from agentflow.extraction.budget import Chunking
 from agentflow.extraction.chunked import check_items
 from agentflow.extraction.defaults import extraction_marker
@@ -338,6 +338,8 @@ def _model(args: argparse.Namespace) -> Any:
                    if v is not None}
     try:
         return registry.get_model(args.model, **kwargs)
+    except InvalidModelError:  # a bad setting (AGENTFLOW_THREADS=abc): its own message
+        raise
     except TypeError as exc:  # a model class without that keyword (the embedded one)
         flags = " or ".join(f"--{name.replace('_', '-')}" for name in kwargs)
         raise SetupError(f"--model {args.model}: takes no {flags} ({exc})") from None

@@ -7,12 +7,16 @@ numbers, dates and choices are normalised by the model (``1,200`` read as
 
 * a number (``int``, ``float``, ``Decimal``; never a ``bool``) is found when
   the document writes a number equal to it, thousands separators (``,``,
-  ``_``, a thin or plain space between digit groups) ignored; a number is
-  never read out of a word or a dotted version (``x86``, ``1.5.2``: no
-  number; ``1995-2005``: 1995 and 2005);
+  ``_``, a thin, narrow or no-break space between digit groups) ignored, a
+  minus sign either ``-`` or ``−`` (U+2212, typeset text's); a plain space
+  never joins digit groups (``80 443 8080`` is three numbers, never 80443);
+  a number is never read out of a word or a dotted version (``x86``,
+  ``1.5.2``: no number; ``1995-2005``: 1995 and 2005);
 * a date (``date``; a ``datetime`` by its date) when the document writes the
   same day as ``2024-03-05``, ``5 March 2024``, ``March 5, 2024``, ``5 Mar
-  2024``, ``05.03.2024`` or ``03/05/2024`` (either order of day and month);
+  2024``, ``05.03.2024`` or ``03/05/2024`` (either order of day and month),
+  never inside a longer run of digits or a dotted version (``12024-03-05``,
+  ``1.2.2024.5``: no date);
 * a choice (a ``str`` enum member, or a string) when its label occurs as a
   whole word, letter case ignored;
 * anything else (a boolean, an object) is never found: nothing in the text
@@ -25,20 +29,26 @@ import datetime as dt
 import re
 from decimal import Decimal, InvalidOperation
 from enum import Enum
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["found_in", "written_dates", "written_numbers"]
 
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d{1,3}(?:[,_ \u202f]\d{3})+(?:\.\d+)?(?![\d_]|\.\d)"
-                     r"|(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\d_]|\.\d)")
-_MONTHS = {m: i for i, m in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
+_GROUP = "[,_\u00a0\u2009\u202f]"
+"""What may join digit groups: never a plain space, which separates numbers
+as often as it groups digits."""
+_NUMBER = re.compile(rf"(?<![\w.])[-+\u2212]?\d{{1,3}}(?:{_GROUP}\d{{3}})+(?:\.\d+)?(?![\d_]|\.\d)"
+                     r"|(?<![\w.])[-+\u2212]?\d+(?:\.\d+)?(?![\d_]|\.\d)")
+_MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august",
+                "september", "october", "november", "december"]
 _MONTH = r"(?P<mon>[A-Za-z]{3,9})\.?"
 _DATES = [
-    re.compile(r"(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})"),
-    re.compile(rf"(?P<d>\d{{1,2}})(?:st|nd|rd|th)? {_MONTH},? (?P<y>\d{{4}})"),
-    re.compile(rf"{_MONTH} (?P<d>\d{{1,2}})(?:st|nd|rd|th)?,? (?P<y>\d{{4}})"),
-    re.compile(r"(?P<a>\d{1,2})[./](?P<b>\d{1,2})[./](?P<y>\d{4})"),
+    re.compile(r"(?<![\d.])(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?!\d)"),
+    re.compile(rf"(?<![\d.])(?P<d>\d{{1,2}})(?:st|nd|rd|th)? {_MONTH}(?![A-Za-z]),? "
+               r"(?P<y>\d{4})(?!\d)"),
+    re.compile(rf"(?<![A-Za-z]){_MONTH}(?![A-Za-z]) (?P<d>\d{{1,2}})(?:st|nd|rd|th)?,? "
+               r"(?P<y>\d{4})(?!\d)"),
+    re.compile(r"(?<![\d.])(?P<a>\d{1,2})[./](?P<b>\d{1,2})[./](?P<y>\d{4})(?!\.?\d)"),
 ]
 
 
@@ -66,22 +76,35 @@ def _number_in(value: int | float | Decimal, source: str) -> bool:
         target = Decimal(str(value))
     except InvalidOperation:
         return False
-    return any(n == target for n in written_numbers(source))
+    return target in _numbers(source)  # equal Decimals hash alike (1200 == 1.2E+3)
 
 
 def written_numbers(source: str) -> list[Decimal]:
     """Every number ``source`` writes (see the module docstring), in order of
     first occurrence, each once by value (``1,200`` and ``1200`` are one)."""
+    return list(_numbers(source))
+
+
+@lru_cache(maxsize=16)  # a record's values are checked against one text: read it once
+def _numbers(source: str) -> dict[Decimal, None]:
+    """The numbers ``source`` writes, in document order, each once by value."""
     found: dict[Decimal, None] = {}
     for match in _NUMBER.finditer(source):
-        digits = re.sub(r"[,_ \u202f]", "", match.group(0))
+        digits = re.sub(_GROUP, "", match.group(0)).replace("\u2212", "-")
         try:
             number = Decimal(digits)
         except InvalidOperation:
             continue
         if number.is_finite() and number not in found:
             found[number] = None
-    return list(found)
+    return found
+
+
+def _month(word: str) -> int | None:
+    """1-12 for a month's name or its abbreviation of at least three letters
+    (``Mar``, ``Sept``, ``March``), else ``None`` (``Marchxyz``, ``Mart``)."""
+    word = word.lower()
+    return next((i for i, name in enumerate(_MONTH_NAMES, 1) if name.startswith(word)), None)
 
 
 def written_dates(source: str) -> list[dt.date]:
@@ -90,6 +113,7 @@ def written_dates(source: str) -> list[dt.date]:
     return list(_dates(source))
 
 
+@lru_cache(maxsize=16)
 def _dates(source: str) -> dict[dt.date, None]:
     """The days ``source`` writes, in document order, each once."""
     placed: list[tuple[int, dt.date]] = []
@@ -99,7 +123,7 @@ def _dates(source: str) -> dict[dt.date, None]:
             year = int(parts["y"])
             days: list[tuple[int, int]] = []
             if parts.get("mon"):
-                month = _MONTHS.get(parts["mon"][:3].lower())
+                month = _month(parts["mon"])
                 if month is None:
                     continue
                 days.append((month, int(parts["d"])))

@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, RootModel, TypeAdapter, ValidationError
 
 from agentflow.errors import InvalidExampleError
 from agentflow.grounding import Grounded, check_grounding, grounded_values
@@ -125,9 +125,13 @@ def check_examples(
                 raise InvalidExampleError(
                     f"{where}: the output is a {type(output).__name__}; expected a "
                     f"{_name(output_type)} (or a dict that validates as one)")
-            output = output.model_dump(by_alias=True)
+            # its fields by name (never computed fields), values as set; a root model's root
+            output = output.root if isinstance(output, RootModel) else dict(output)
+            by_name: bool | None = True
+        else:
+            by_name = None  # a dict: keys as the schema spells them (aliases)
         try:  # a key the schema does not have is a typo, not a value to drop
-            value = adapter.validate_python(output, extra=_extra(output_type))
+            value = adapter.validate_python(output, extra=_extra(output_type), by_name=by_name)
         except ValidationError as exc:
             raise InvalidExampleError(
                 f"{where}: the output is not a valid {_name(output_type)}: {_describe(exc)}"

@@ -108,20 +108,32 @@ class ServerProcess:
         """``http://127.0.0.1:PORT``, where the server listens."""
 
     def _read_line(self, seconds: float) -> dict[str, Any]:
-        """The child's one JSON line (read in a thread: a pipe cannot be
-        polled with a timeout everywhere)."""
+        """The child's reply line, ``{"address": ...}`` or ``{"error": ...}``
+        (read in a thread: a pipe cannot be polled with a timeout everywhere).
+        Lines before it that are not a reply (a ``sitecustomize`` or a library
+        printing at start-up) are skipped."""
         stdout = self.process.stdout
         assert stdout is not None
-        lines: list[bytes] = []
-        reader = threading.Thread(target=lambda: lines.append(stdout.readline()), daemon=True)
+        found: list[dict[str, Any]] = []
+
+        def read() -> None:
+            for line in iter(stdout.readline, b""):
+                try:
+                    reply = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(reply, dict) and ("address" in reply or "error" in reply):
+                    found.append(reply)
+                    return
+
+        reader = threading.Thread(target=read, daemon=True)
         reader.start()
         reader.join(seconds)
         if reader.is_alive():
             raise InvalidModelError(f"no address after {seconds:g} s")
-        if not lines or not lines[0].strip():
+        if not found:
             raise InvalidModelError(f"it ended (exit code {self.process.wait()}) before listening")
-        reply = json.loads(lines[0])
-        return reply if isinstance(reply, dict) else {"error": repr(reply)}
+        return found[0]
 
     @property
     def running(self) -> bool:
