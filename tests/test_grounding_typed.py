@@ -186,3 +186,18 @@ async def test_the_embedded_model_writes_only_the_documents_numbers_and_dates(
     for value in (out.first_year, out.share, out.released, out.stamped):
         assert value is None or found_in(value, DOC), value
     assert out.first_year != 1994 and out.released != dt.date(1990, 1, 1)
+
+
+async def test_a_fixed_length_tuple_holds_each_place_to_the_document() -> None:
+    """``tuple[int, int]``: each place is read by its own type, as a list's
+    items are (an invented number used to pass as merely ungrounded)."""
+    class Pair(BaseModel):
+        pair: tuple[int, int]
+
+    model = FunctionModel(lambda request: '{"pair": [1, 99]}')
+    [result] = [r async for r in extract_many(model, ["a 1 b 2"], Pair)]
+    assert not result.ok and isinstance(result.error, GroundingError)
+    assert "pair[1]: 99 is not written in the document" in str(result.error)
+    honest = FunctionModel(lambda request: '{"pair": [1, 2]}')
+    [ok] = [r async for r in extract_many(honest, ["a 1 b 2"], Pair)]
+    assert ok.ok and ok.output == Pair(pair=(1, 2))

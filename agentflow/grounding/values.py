@@ -88,6 +88,15 @@ def _sequence_item(tp: Any) -> Any | None:
     return args[0]
 
 
+def _tuple_places(tp: Any) -> tuple[Any, ...]:
+    """The type of each place of a fixed-length tuple type (``tuple[int, str]``
+    -> ``(int, str)``), else ``()``."""
+    args = get_args(tp)
+    if get_origin(tp) is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
+        return args
+    return ()
+
+
 _FIELDS: LRU[Any, tuple[Any, list[tuple[str, Any, list[Grounded]]] | None]] = LRU(256)
 """``_fields`` per type, with what they were read from (a pydantic model's
 ``model_fields`` mapping: a rebuilt model reads them again)."""
@@ -267,8 +276,9 @@ def grounded_values(
             return
         if isinstance(v, list | tuple | set | frozenset):
             item = _sequence_item(tp) or Any
+            places = _tuple_places(tp)  # a fixed-length tuple: each place its own type
             for i, x in enumerate(v):
-                walk(x, item, f"{path}[{i}]", marker, False)
+                walk(x, places[i] if i < len(places) else item, f"{path}[{i}]", marker, False)
             return
         if isinstance(v, dict):
             args = get_args(tp)
