@@ -541,6 +541,21 @@ async def test_the_request_body_is_dropped_once_sent() -> None:
         await client.aclose()
 
 
+def record_exchange_scopes(monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
+    """The delay of every ``asyncio.timeout`` scope the exchange opens from now
+    on (ours, not aiohttp's), in order."""
+    scopes: list[float | None] = []
+    stock = asyncio.timeout
+
+    def recording(delay: float | None) -> asyncio.Timeout:
+        if sys._getframe(1).f_globals["__name__"] == _exchange.__name__:
+            scopes.append(delay)
+        return stock(delay)
+
+    monkeypatch.setattr(asyncio, "timeout", recording)
+    return scopes
+
+
 @pytest.mark.parametrize("latency, partial", [(1.0, False), (0.0, True)],
                          ids=["before-the-reply", "while-reading"])
 async def test_the_deadline_bounds_the_whole_exchange(latency: float, partial: bool) -> None:
@@ -562,15 +577,7 @@ async def test_without_a_deadline_no_scope_is_entered_and_errors_still_map(
     and the exchange behaves as with one: the reply, a read timeout as a
     ``ProviderTimeoutError``, a reader's own error passed through, the reply
     released. With a deadline, one scope per request."""
-    scopes: list[float | None] = []
-    stock = asyncio.timeout
-
-    def counting(delay: float | None) -> asyncio.Timeout:
-        if sys._getframe(1).f_globals["__name__"] == _exchange.__name__:  # ours, not aiohttp's
-            scopes.append(delay)
-        return stock(delay)
-
-    monkeypatch.setattr(asyncio, "timeout", counting)
+    scopes = record_exchange_scopes(monkeypatch)
     json_headers = {"content-type": "application/json"}
     replies = [Raw([b'{"ok": 1}'], headers=json_headers),
                Raw([b"data: 1\n\n", b"data: 2\n\n"], pause=0.6), Raw([b"{}"])]

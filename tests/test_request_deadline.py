@@ -8,16 +8,11 @@ than it."""
 
 from __future__ import annotations
 
-import asyncio
-import sys
-from collections.abc import Iterator
-
 import pytest
 
 from agentflow.errors import DeadlineExceededError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ResponseFormat
-from agentflow.providers import _exchange
 from agentflow.providers._http import HttpClient, HttpSettings, read_json
 from agentflow.providers._local_deadline import (
     PROMPT_TOKENS_PER_SECOND,
@@ -29,7 +24,7 @@ from agentflow.providers.openai import OpenAIChatModel
 from agentflow.reply import generate
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
-from tests.test_http import Raw, raw_server
+from tests.test_http import Raw, raw_server, record_exchange_scopes
 
 DEFAULT = HttpSettings().deadline
 assert DEFAULT == 600.0
@@ -68,18 +63,9 @@ def test_a_user_s_own_deadline_stands() -> None:
 
 
 @pytest.fixture
-def scopes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float | None]]:
+def scopes(monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
     """The delay of every ``asyncio.timeout`` scope the exchange opens."""
-    seen: list[float | None] = []
-    stock = asyncio.timeout
-
-    def recording(delay: float | None) -> asyncio.Timeout:
-        if sys._getframe(1).f_globals["__name__"] == _exchange.__name__:  # ours, not aiohttp's
-            seen.append(delay)
-        return stock(delay)
-
-    monkeypatch.setattr(asyncio, "timeout", recording)
-    yield seen
+    return record_exchange_scopes(monkeypatch)
 
 
 async def test_a_request_s_own_deadline_bounds_it(scopes: list[float | None]) -> None:

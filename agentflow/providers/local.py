@@ -216,7 +216,7 @@ JSON_SEPARATORS = {"key_separator": ": ", "item_separator": ", "}
 
 
 class LocalModel(OpenAICompatibleModel):
-    """A GGUF model served by llama.cpp inside this process.
+    """A GGUF model served by llama.cpp in a child process (``_local_process``).
 
     Args:
         model: a bundled model's name (``BUNDLED``: ``"gemma3-270m"``, the
