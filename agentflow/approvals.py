@@ -95,14 +95,16 @@ class RequireApproval(Middleware):
         return False
 
 
-def _pending(state: AgentState) -> tuple[int, list[ToolUseBlock]]:
-    """The index of the tool message holding placeholders, and their calls."""
+def _pending(state: AgentState, placeholder: str = PENDING_OUTPUT
+             ) -> tuple[int, list[ToolUseBlock]]:
+    """The index of the last tool message holding ``placeholder`` results, and
+    their calls (``agentflow.client_tools`` pauses with its own placeholder)."""
     for index in range(len(state.memory) - 1, -1, -1):
         msg = state.memory[index]
         if msg.role != "tool":
             continue
         waiting = {r.tool_use_id for r in msg.tool_results
-                   if r.is_error and r.output == PENDING_OUTPUT}
+                   if r.is_error and r.output == placeholder}
         if not waiting or index == 0:
             break
         calls = [c for c in state.memory[index - 1].tool_uses if c.id in waiting]

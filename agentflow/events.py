@@ -29,6 +29,7 @@ from agentflow.messages import Msg, OutputT
 from agentflow.model import Usage
 
 __all__ = [
+    "SUSPENDED",
     "ApprovalRequested",
     "AttemptDiscarded",
     "CallStarted",
@@ -48,8 +49,13 @@ __all__ = [
 
 StopReason: TypeAlias = Literal[
     "completed", "structured_output", "max_iters", "stopped", "output_failed",
-    "approval_required",
+    "approval_required", "client_tool_calls",
 ]
+SUSPENDED: frozenset[StopReason] = frozenset({"approval_required", "client_tool_calls"})
+"""Stop reasons of a call that paused, waiting for its caller (a person's
+approval: ``agentflow.approvals``; a client tool's result:
+``agentflow.client_tools``); the call is resumed by a later one. Not a failure:
+``stream`` yields the ``Complete`` of such a call even without its output."""
 RetryReason: TypeAlias = Literal[
     "forcing", "validation", "multiple", "degradation", "tools_failed"
 ]

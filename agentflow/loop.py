@@ -43,6 +43,7 @@ from agentflow.call_input import start_execution
 from agentflow.call_outcome import commit, output_failure, stops
 from agentflow.errors import InvalidInputError, ProviderError
 from agentflow.events import (
+    SUSPENDED,
     CallStarted,
     Event,
     ReasoningChunk,
@@ -244,8 +245,8 @@ async def call_events(
                 for event in drain(ex):
                     yield event
             complete = commit(ex)
-        if strict and not ex.completed and ex.stop_reason != "approval_required":
-            raise output_failure(complete)  # (a call suspended for approval is not a failure)
+        if strict and not ex.completed and ex.stop_reason not in SUSPENDED:
+            raise output_failure(complete)  # (a call paused for its caller is not a failure)
         yield complete
     finally:
         state.release()

@@ -79,7 +79,7 @@ def test_complete_defaults():
 def test_stop_reasons():
     assert set(typing.get_args(StopReason)) == {
         "completed", "structured_output", "max_iters", "stopped", "output_failed",
-        "approval_required",
+        "approval_required", "client_tool_calls",
     }
 
 

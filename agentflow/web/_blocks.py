@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -10,7 +10,7 @@ import orjson
 from agentflow.errors import InvalidInputError
 from agentflow.messages import Msg, TextBlock, ToolResultBlock, ToolUseBlock
 
-__all__ = ["text_of", "tool_result_msg", "tool_use_msg"]
+__all__ = ["add_tool_result", "text_of", "tool_result_msg", "tool_use_msg"]
 
 
 def text_of(content: Any) -> str:
@@ -44,7 +44,36 @@ def tool_use_msg(text: str, calls: Sequence[tuple[str, str, Any]]) -> Msg:
     return Msg("assistant", blocks or [TextBlock("")])
 
 
-def tool_result_msg(call_id: str, output: Any, *, is_error: bool = False) -> Msg:
-    """A tool message with one result (non-str outputs as JSON text)."""
+def tool_result_msg(call_id: str, output: Any, *, is_error: bool = False,
+                    name: str = "") -> Msg:
+    """A tool message with one result of the call ``call_id`` (of the tool
+    ``name``, when known); non-str outputs as JSON text.
+
+    Raises:
+        InvalidInputError: ``call_id`` is not a non-empty string.
+    """
+    if not isinstance(call_id, str) or not call_id:
+        raise InvalidInputError("a tool result needs the id of its tool call")
     text = output if isinstance(output, str) else orjson.dumps(output).decode()
-    return Msg("tool", [ToolResultBlock(call_id, text, is_error)])
+    return Msg("tool", [ToolResultBlock(call_id, text, is_error, name)])
+
+
+def add_tool_result(messages: list[Msg], names: Mapping[str, str], call_id: Any, output: Any,
+                    *, is_error: bool = False) -> None:
+    """Append the result of the call ``call_id`` to ``messages``: to the tool
+    message that ends them (the results of one step share one message, as
+    the agent's own steps do), else as a new one. ``names`` maps the ids of
+    the calls made so far to their tools' names.
+
+    Raises:
+        InvalidInputError: ``call_id`` answers no call made so far.
+    """
+    if not isinstance(call_id, str) or call_id not in names:
+        raise InvalidInputError(f"a tool result answers the tool call {call_id!r}, which no "
+                                "earlier assistant message made")
+    result = tool_result_msg(call_id, output, is_error=is_error, name=names[call_id])
+    if messages and messages[-1].role == "tool":
+        last = messages[-1]
+        messages[-1] = Msg("tool", [*last.content, *result.content], metadata=last.metadata)
+    else:
+        messages.append(result)

@@ -39,11 +39,21 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   refused), which ``read_run_input`` reads as ``decisions``.
 * a failed call -> ``RUN_ERROR`` (``code``: the error's class name; only
   agentflow's own errors carry their message)
+
+Frontend tools (``RunAgentInput.tools``: CopilotKit's ``useFrontendTool``,
+``useCopilotAction``) are offered to the model beside the server's tools
+(``agui_response(..., client_tools=True)``, the default;
+``agentflow.client_tools``). A call of one goes out as ``TOOL_CALL_START``,
+``TOOL_CALL_ARGS``, ``TOOL_CALL_END`` and the run finishes there
+(``RUN_FINISHED``, ``result.stop_reason`` ``"client_tool_calls"``); the
+frontend runs the tool and starts the next run with the messages ending in
+the ``tool`` message (``toolCallId``, ``content``), which ``read_run_input``
+reads as a run with no new user message: the model continues.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Collection, Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -78,6 +88,7 @@ from pydantic import ValidationError
 
 from agentflow.agent import ReActAgent
 from agentflow.approvals import Approve, Decision, Refuse
+from agentflow.client_tools import with_client_tools
 from agentflow.errors import InvalidInputError
 from agentflow.events import (
     ApprovalRequested,
@@ -95,8 +106,8 @@ from agentflow.events import (
 from agentflow.messages import Msg
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
-from agentflow.web._blocks import text_of, tool_result_msg, tool_use_msg
-from agentflow.web.run_input import ClientTool, RunInput, split_last_user
+from agentflow.web._blocks import add_tool_result, text_of, tool_use_msg
+from agentflow.web.run_input import ClientTool, RunInput, offered_tools, split_run
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
 from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
@@ -128,6 +139,8 @@ class AGUIEncoder:
         state: the client's state, the base of the ``STATE_SNAPSHOT``s.
         output_key: the state key the structured output is set under
             (default ``"output"``).
+        client_tools: names of the tools the client runs: their calls'
+            placeholder results are not shown (the client sends the results).
     """
 
     media_type = "text/event-stream"
@@ -135,7 +148,7 @@ class AGUIEncoder:
     ping = PING_FRAME
 
     def __init__(self, thread_id: str, run_id: str, *, state: Any = None,
-                 output_key: str = "output") -> None:
+                 output_key: str = "output", client_tools: Collection[str] = ()) -> None:
         self.thread_id, self.run_id = thread_id, run_id
         self.state = dict(state) if isinstance(state, Mapping) else {}
         self.output_key = output_key
@@ -145,6 +158,7 @@ class AGUIEncoder:
         self._reasoning: str | None = None  # the open reasoning message's id
         self._hidden: set[str] = set()      # ids of calls whose results are not shown
         self._interrupts: list[Interrupt] = []
+        self._client = frozenset(client_tools)
 
     def _frames(self, events: list[BaseEvent]) -> bytes:
         return "".join(map(self._sse.encode, events)).encode()
@@ -206,7 +220,7 @@ class AGUIEncoder:
                     message=f"Approve the call to {call.name}?",
                     metadata={"name": call.name, "input": event_to_dict(call)["input"]}))
         elif isinstance(event, ToolResult):
-            if event.id not in self._hidden:
+            if event.id not in self._hidden and event.name not in self._client:
                 out.append(ToolCallResultEvent(message_id=f"{event.id}-result",
                                                tool_call_id=event.id, content=event.output,
                                                role="tool"))
@@ -247,12 +261,16 @@ def read_run_input(body: Any) -> RunInput:
 
     Messages: ``system``/``developer`` -> system messages, ``user`` -> user
     messages (their text parts), ``assistant`` -> text and tool calls,
-    ``tool`` -> tool results; other roles (``activity``, ``reasoning``) are
-    the client's own and are skipped.
+    ``tool`` -> tool results (one tool message per run of them, each with the
+    id and name of its call); other roles (``activity``, ``reasoning``) are
+    the client's own and are skipped. Messages that end with tool results
+    (a frontend tool answered) make a run without ``message``. ``tools``
+    become ``ClientTool``s (checked when offered: ``agui_response``).
 
     Raises:
         InvalidInputError: the body is not a valid ``RunAgentInput`` (the
-            message names the field), or its messages do not end with the user's.
+            message names the field), a tool message answers no earlier tool
+            call, or its messages end with neither the user's nor tool results.
     """
     try:
         run = RunAgentInput.model_validate(body)
@@ -261,17 +279,19 @@ def read_run_input(body: Any) -> RunInput:
         where = ".".join(str(p) for p in first["loc"])
         raise InvalidInputError(f"not an AG-UI RunAgentInput: {where}: {first['msg']}") from None
     messages: list[Msg] = []
+    names: dict[str, str] = {}  # tool call id -> tool name, of the calls so far
     for message in run.messages:
         if isinstance(message, UserMessage):
             messages.append(Msg.user(text_of(message.content)))
         elif isinstance(message, AssistantMessage):
             calls = [(c.id, c.function.name, c.function.arguments)
                      for c in message.tool_calls or ()]
+            names.update((c[0], c[1]) for c in calls)
             messages.append(tool_use_msg(message.content or "", calls))
         elif isinstance(message, ToolMessage):
-            messages.append(tool_result_msg(message.tool_call_id,
-                                            message.error or text_of(message.content),
-                                            is_error=message.error is not None))
+            add_tool_result(messages, names, message.tool_call_id,
+                            message.error or text_of(message.content),
+                            is_error=message.error is not None)
         elif message.role in ("system", "developer"):
             messages.append(Msg.system(text_of(getattr(message, "content", ""))))
     tools = tuple(ClientTool(t.name, t.description, t.parameters) for t in run.tools or ())
@@ -281,7 +301,7 @@ def read_run_input(body: Any) -> RunInput:
         return RunInput(tuple(messages), None, tools, run.state, run.thread_id, run.run_id,
                         extra, decisions={e.interrupt_id: _decision(e.status, e.payload)
                                           for e in run.resume})
-    history, last = split_last_user(messages)
+    history, last = split_run(messages)
     return RunInput(history, last, tools, run.state, run.thread_id, run.run_id, extra)
 
 
@@ -312,24 +332,39 @@ def agui_response(
     headers: Mapping[str, str] | None = None,
     on_close: Callable[[Outcome], Awaitable[None]] | None = None,
     output_key: str = "output",
+    client_tools: bool | Iterable[ClientTool] = True,
 ) -> EventStreamResponse:
     """``agent.stream(run.message, output, state=run.agent_state())`` as an
     AG-UI event stream (or ``events``, e.g. ``stream_with_store(...)``, in its
     place). With ``store`` and ``key`` the call runs on that stored
     conversation and is saved when it completes (``stream_with_store``; a run
-    that resumes approvals applies ``run.decisions`` first). A client that
-    goes away cancels the call (``EventStreamResponse``). The structured
-    output is set in the client's state under ``output_key``."""
+    that resumes approvals applies ``run.decisions`` first, one that brings a
+    frontend tool's result puts it in place). A client that goes away cancels
+    the call (``EventStreamResponse``). The structured output is set in the
+    client's state under ``output_key``.
+
+    ``client_tools``: ``True`` (default) offers the frontend's tools
+    (``run.tools``) to the model, as AG-UI frontends expect; ``False`` offers
+    none; ``ClientTool``s offer those instead (``agentflow.client_tools``).
+
+    Raises:
+        InvalidInputError: a frontend tool has the name of a server tool, or
+            a bad name or parameters JSON Schema (naming the tool).
+        ValueError: a resumed run without ``store`` and ``key``.
+    """
+    offered = offered_tools(run, client_tools)
+    agent = with_client_tools(agent, offered)
     if store is not None and key is not None:
         events = stream_with_store(agent, store, key, run.message, output, strategy=strategy,
-                                   decisions=run.decisions)
+                                   decisions=run.decisions, client_results=run.tool_results())
     elif events is None:
         if run.decisions is not None:
             raise ValueError("a run resumed with approval decisions needs the store and key "
                              "its suspended call was saved under")
         events = agent.stream(run.message, output, state=run.agent_state(), strategy=strategy)
-    return EventStreamResponse(events, encoder=AGUIEncoder(run.thread_id, run.run_id,
-                                                           state=run.state,
-                                                           output_key=output_key),
+    return EventStreamResponse(events, encoder=AGUIEncoder(
+                                   run.thread_id, run.run_id, state=run.state,
+                                   output_key=output_key,
+                                   client_tools=[t.name for t in offered]),
                                ping_interval=ping_interval, headers=headers,
                                on_close=on_close)

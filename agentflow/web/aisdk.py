@@ -31,6 +31,14 @@ v1``. Mapping:
   reason}``), which ``read_chat_request`` reads as ``decisions``.
 * ``output_retry`` / ``attempt_discarded`` -> transient ``data-output-retry`` /
   ``data-attempt-discarded`` (the wire's JSON of the event)
+* client-side tools (``ui_message_stream_response(..., client_tools=...)``,
+  ``agentflow.client_tools``): a call of one is ``tool-input-start`` +
+  ``tool-input-available`` and the stream finishes (``finishReason``
+  ``tool-calls``); the client runs it (``onToolCall``, ``addToolOutput``) and
+  sends the messages again (``sendAutomaticallyWhen:
+  lastAssistantMessageIsCompleteWithToolCalls``), the tool part in state
+  ``output-available``; ``read_chat_request`` reads that as a run that
+  continues the same assistant message.
 * ``complete`` -> ``finish`` (``finishReason`` ``stop``; ``error`` for
   ``output_failed``, ``other`` for ``max_iters``/``stopped``; the
   ``messageMetadata`` holds ``stop_reason`` and ``usage``)
@@ -40,13 +48,14 @@ v1``. Mapping:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Collection, Iterable, Mapping
 from typing import Any
 
 import orjson
 
 from agentflow.agent import ReActAgent
 from agentflow.approvals import Approve, Decision, Refuse
+from agentflow.client_tools import with_client_tools
 from agentflow.errors import InvalidInputError
 from agentflow.events import (
     ApprovalRequested,
@@ -63,8 +72,8 @@ from agentflow.events import (
 from agentflow.messages import Msg
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
-from agentflow.web._blocks import tool_result_msg, tool_use_msg
-from agentflow.web.run_input import RunInput, split_last_user
+from agentflow.web._blocks import add_tool_result, tool_use_msg
+from agentflow.web.run_input import ClientTool, RunInput, offered_tools, split_run
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
 from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
@@ -74,7 +83,8 @@ __all__ = ["UI_MESSAGE_STREAM_HEADERS", "UIMessageEncoder", "read_chat_request",
 
 UI_MESSAGE_STREAM_HEADERS: Mapping[str, str] = {"x-vercel-ai-ui-message-stream": "v1"}
 _FINISH = {"completed": "stop", "structured_output": "stop", "output_failed": "error",
-           "max_iters": "other", "stopped": "other", "approval_required": "tool-calls"}
+           "max_iters": "other", "stopped": "other", "approval_required": "tool-calls",
+           "client_tool_calls": "tool-calls"}
 
 
 def _frame(chunk: dict[str, Any]) -> bytes:
@@ -86,16 +96,20 @@ class UIMessageEncoder:
 
     Args:
         message_id: the assistant message the stream continues (a resumed
-            approval: the client keeps building that message only when the
-            ``start`` chunk names it); default: the call id.
+            approval, a client tool's result: the client keeps building that
+            message only when the ``start`` chunk names it); default: the call id.
+        client_tools: names of the tools the client runs: their calls'
+            placeholder results are not shown (the client adds the outputs).
     """
 
     media_type = "text/event-stream"
     headers = UI_MESSAGE_STREAM_HEADERS
     ping = PING_FRAME
 
-    def __init__(self, message_id: str | None = None) -> None:
+    def __init__(self, message_id: str | None = None, *,
+                 client_tools: Collection[str] = ()) -> None:
         self.message_id = message_id
+        self._client = frozenset(client_tools)
         self._call = "msg"
         self._step: int | None = None       # the open step's iteration
         self._text: str | None = None       # the open text part's id
@@ -174,7 +188,7 @@ class UIMessageEncoder:
                 out.append({"type": "tool-approval-request", "approvalId": call.id,
                             "toolCallId": call.id})
         elif isinstance(event, ToolResult):
-            if event.id not in self._hidden:
+            if event.id not in self._hidden and event.name not in self._client:
                 self._results = True
                 if event.is_error:
                     out.append({"type": "tool-output-error", "toolCallId": event.id,
@@ -218,7 +232,12 @@ class UIMessageEncoder:
         return b"data: [DONE]\n\n"
 
 
-def _ui_message(index: int, message: Any) -> list[Msg]:
+def _ui_message(index: int, message: Any, names: dict[str, str]) -> list[Msg]:
+    """One UI message as ``Msg``s: a system or user message; an assistant
+    message as one assistant message per step (``step-start`` parts divide
+    them) holding its text and the tool calls that have an outcome, each
+    followed by one tool message with their results. ``names`` collects the
+    calls' tool names by id."""
     if not isinstance(message, dict) or message.get("role") not in ("system", "user",
                                                                     "assistant"):
         raise InvalidInputError(f"messages[{index}] is not a UI message with a role of "
@@ -227,14 +246,29 @@ def _ui_message(index: int, message: Any) -> list[Msg]:
     if not isinstance(parts, list):
         raise InvalidInputError(f"messages[{index}].parts must be a list")
     role = message["role"]
+    if role != "assistant":
+        text = "".join(p["text"] for p in parts
+                       if isinstance(p, dict) and p.get("type") == "text"
+                       and isinstance(p.get("text"), str))
+        return [Msg.system(text) if role == "system" else Msg.user(text)]
+    steps: list[list[Any]] = [[]]
+    for part in parts:
+        if isinstance(part, dict) and part.get("type") == "step-start":
+            steps.append([])
+        else:
+            steps[-1].append(part)
+    out: list[Msg] = []
+    for step in steps:
+        out.extend(_ui_step(index, step, names))
+    return out or [Msg.assistant("")]
+
+
+def _ui_step(index: int, parts: list[Any], names: dict[str, str]) -> list[Msg]:
     text = "".join(p["text"] for p in parts
                    if isinstance(p, dict) and p.get("type") == "text"
                    and isinstance(p.get("text"), str))
-    if role == "system":
-        return [Msg.system(text)]
-    if role == "user":
-        return [Msg.user(text)]
-    calls, results = [], []
+    calls: list[tuple[str, str, Any]] = []
+    results: list[tuple[str, Any, bool]] = []
     for part in parts:
         if not isinstance(part, dict) or not isinstance(part.get("type"), str):
             continue
@@ -243,47 +277,87 @@ def _ui_message(index: int, message: Any) -> list[Msg]:
             continue
         name = part.get("toolName") if kind == "dynamic-tool" else kind[5:]
         call_id = part.get("toolCallId")
-        if not isinstance(call_id, str) or not isinstance(name, str):
+        if not isinstance(call_id, str) or not call_id or not isinstance(name, str):
             raise InvalidInputError(f"messages[{index}]: a tool part without toolCallId")
         state = part.get("state")
         if state == "output-available":
-            results.append(tool_result_msg(call_id, part.get("output")))
+            results.append((call_id, part.get("output"), False))
         elif state == "output-error":
-            results.append(tool_result_msg(call_id, str(part.get("errorText", "")),
-                                           is_error=True))
+            results.append((call_id, str(part.get("errorText", "")), True))
         else:
             continue  # a call without its outcome is not history yet
         calls.append((call_id, name, part.get("input") or {}))
-    return [tool_use_msg(text, calls), *results]
+    if not text and not calls:
+        return []
+    out = [tool_use_msg(text, calls)]
+    names.update((c[0], c[1]) for c in calls)
+    for call_id, output, is_error in results:
+        add_tool_result(out, names, call_id, output, is_error=is_error)
+    return out
+
+
+def _client_tools(tools: Any) -> tuple[ClientTool, ...]:
+    """The body's ``tools`` (a frontend's tool declarations, as assistant-ui's
+    AI SDK transport sends them): a map ``{name: {description?, parameters |
+    inputSchema}}`` or a list of ``{name, description?, parameters |
+    inputSchema}``; absent: none."""
+    if tools is None:
+        return ()
+    if isinstance(tools, dict):
+        entries = [(name, entry) for name, entry in tools.items()]
+    elif isinstance(tools, list):
+        entries = [(e.get("name") if isinstance(e, dict) else None, e) for e in tools]
+    else:
+        raise InvalidInputError("tools must be a map of name -> {description, parameters} "
+                                "or a list of {name, description, parameters}")
+    out: list[ClientTool] = []
+    for name, entry in entries:
+        if not isinstance(entry, dict) or not isinstance(name, str):
+            raise InvalidInputError(f"tools: the entry {name!r} is not a tool declaration "
+                                    "({name, description, parameters})")
+        description = entry.get("description") or ""
+        schema = entry.get("parameters", entry.get("inputSchema"))
+        out.append(ClientTool(name, description, schema))
+    return tuple(out)
 
 
 def read_chat_request(body: Any) -> RunInput:
     """The body of ``useChat``'s default transport as a ``RunInput``:
-    ``{"id": chat id, "messages": [UIMessage...], ...}``; ``text`` parts
-    become message text, tool parts with an outcome become tool calls and
-    results, other parts (reasoning, data, files, steps) are skipped.
+    ``{"id": chat id, "messages": [UIMessage...], "tools"?: ..., ...}``;
+    ``text`` parts become message text, tool parts with an outcome become
+    tool calls and results (one assistant and one tool message per step), other
+    parts (reasoning, data, files) are skipped. Messages that end with an
+    assistant message whose last tool calls have their outcomes (a client-side
+    tool answered with ``addToolOutput``) make a run without ``message`` that
+    continues that assistant message (``extra["message_id"]``). A ``tools``
+    field (frontend tools, e.g. assistant-ui's) becomes ``ClientTool``s.
 
     Raises:
-        InvalidInputError: naming what is malformed; messages that do not
-            end with the user's.
+        InvalidInputError: naming what is malformed; messages that end with
+            neither the user's nor answered tool calls.
     """
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         raise InvalidInputError('send {"messages": [UIMessage, ...]} (the useChat body)')
     messages: list[Msg] = []
+    names: dict[str, str] = {}
     for index, message in enumerate(body["messages"]):
-        messages.extend(_ui_message(index, message))
+        messages.extend(_ui_message(index, message, names))
     chat_id = body.get("id")
     thread = chat_id if isinstance(chat_id, str) else ""
-    extra = {k: v for k, v in body.items() if k not in ("id", "messages")}
-    decisions = _decisions(body["messages"][-1] if body["messages"] else None)
+    tools = _client_tools(body.get("tools"))
+    extra = {k: v for k, v in body.items() if k not in ("id", "messages", "tools")}
+    last_ui = body["messages"][-1] if body["messages"] else None
+    decisions = _decisions(last_ui)
     if decisions:  # a run resumed with the person's answers: no new user message
-        last_id = body["messages"][-1].get("id")
+        last_id = last_ui.get("id") if isinstance(last_ui, dict) else None
         if isinstance(last_id, str):
             extra["message_id"] = last_id  # the stream continues that message
-        return RunInput(tuple(messages), None, thread_id=thread, extra=extra,
+        return RunInput(tuple(messages), None, tools, thread_id=thread, extra=extra,
                         decisions=decisions)
-    history, last = split_last_user(messages)
-    return RunInput(history, last, thread_id=thread, extra=extra)
+    history, last = split_run(messages)
+    if last is None and isinstance(last_ui, dict) and isinstance(last_ui.get("id"), str):
+        extra["message_id"] = last_ui["id"]  # the client's tool results: continue it
+    return RunInput(history, last, tools, thread_id=thread, extra=extra)
 
 
 def _decisions(message: Any) -> dict[str, Decision]:
@@ -318,22 +392,43 @@ def ui_message_stream_response(
     ping_interval: float = 15.0,
     headers: Mapping[str, str] | None = None,
     on_close: Callable[[Outcome], Awaitable[None]] | None = None,
+    client_tools: bool | Iterable[ClientTool] = True,
 ) -> EventStreamResponse:
     """``agent.stream(run.message, output, state=run.agent_state())`` as a UI
     message stream (or ``events``, e.g. ``stream_with_store(...)``, in its
     place). With ``store`` and ``key`` the call runs on that stored
     conversation and is saved when it completes (``stream_with_store``; a run
-    that resumes approvals applies ``run.decisions`` first). A client that
-    goes away cancels the call."""
+    that resumes approvals applies ``run.decisions`` first, one that brings a
+    client-side tool's output puts it in place). A client that goes away
+    cancels the call.
+
+    ``client_tools``: the client-side tools offered to the model beside the
+    agent's (``agentflow.client_tools``). ``True`` (default): the tools the
+    request declared (``run.tools``; ``useChat``'s own body declares none);
+    ``False``: none; ``ClientTool``s: those (the AI SDK's way: the server
+    declares the tools the client runs with ``onToolCall``/``addToolOutput``).
+    A call of one streams ``tool-input-start``/``tool-input-available`` and
+    the stream finishes (``finishReason`` ``tool-calls``).
+
+    Raises:
+        InvalidInputError: a client tool has the name of a server tool, or a
+            bad name or parameters JSON Schema (naming the tool).
+        ValueError: a resumed approval without ``store`` and ``key``.
+    """
+    offered = offered_tools(run, client_tools)
+    agent = with_client_tools(agent, offered)
     if store is not None and key is not None:
         events = stream_with_store(agent, store, key, run.message, output, strategy=strategy,
-                                   decisions=run.decisions)
+                                   decisions=run.decisions, client_results=run.tool_results())
     elif events is None:
         if run.decisions is not None:
             raise ValueError("a run resumed with approval decisions needs the store and key "
                              "its suspended call was saved under")
         events = agent.stream(run.message, output, state=run.agent_state(), strategy=strategy)
-    continued = run.extra.get("message_id") if run.decisions else None
-    return EventStreamResponse(events, encoder=UIMessageEncoder(continued),
+    continued = (run.extra.get("message_id")
+                 if run.decisions is not None or run.message is None else None)
+    return EventStreamResponse(events, encoder=UIMessageEncoder(
+                                   continued if isinstance(continued, str) else None,
+                                   client_tools=[t.name for t in offered]),
                                ping_interval=ping_interval,
                                headers=headers, on_close=on_close)

@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentflow.approvals import Decision as ApprovalDecision
 from agentflow.approvals import resolve_approvals
+from agentflow.client_tools import pending_client_calls, resolve_client_tools
 from agentflow.errors import InvalidInputError
 from agentflow.events import CallStarted, Complete, Event, ToolResult
-from agentflow.messages import Msg, clean_text
+from agentflow.messages import Msg, ToolResultBlock, clean_text
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.state import AgentState
 
@@ -107,6 +108,7 @@ async def stream_with_store(
     *,
     strategy: OutputStrategy | StrategyName | None = None,
     decisions: Mapping[str, ApprovalDecision] | None = None,
+    client_results: Mapping[str, ToolResultBlock] | None = None,
 ) -> AsyncGenerator[Event, None]:
     """Load the conversation ``key``, run ``agent.stream`` on it, save it.
 
@@ -121,12 +123,25 @@ async def stream_with_store(
     the decisions are applied (approved calls run; their ``ToolResult``s follow
     ``CallStarted``), then the model continues (``msg`` may be ``None``).
 
+    With ``client_results`` (tool call id -> result: the request's tool
+    results, ``RunInput.tool_results()``) a conversation that waits for the
+    client's tool results (stop reason ``client_tool_calls``,
+    ``agentflow.client_tools``) gets them in place of its placeholders, and
+    the model continues (``msg`` ``None``; with a new ``msg``, only when every
+    pending call has its result, else the model reads them as unanswered).
+
     Raises:
         StateConflictError: another request saved ``key`` while this call
             ran (instead of ``Complete``; nothing was written).
+        InvalidInputError: ``msg`` is ``None`` and a pending client tool call
+            has no result in ``client_results``.
         as ``agent.stream`` and the store.
     """
     loaded = await store.load(key)
+    if client_results is not None:
+        waiting = pending_client_calls(loaded.state)
+        if waiting and (msg is None or all(c.id in client_results for c in waiting)):
+            resolve_client_tools(loaded.state, client_results)
     resolved = ([] if decisions is None else
                 await resolve_approvals(agent, loaded.state, decisions))
     async with aclosing(agent.stream(msg, output, state=loaded.state,

@@ -63,7 +63,9 @@ optional; ``null`` where there is no value):
     "internal error"}`` and logged on the server.
 
 Stop reasons: ``completed``, ``structured_output``, ``max_iters``,
-``stopped``, ``output_failed``, ``approval_required``
+``stopped``, ``output_failed``, ``approval_required``, ``client_tool_calls``
+(the model called a client tool: the ``tool_use`` went out, the call waits
+for the client's result; ``agentflow.client_tools``)
 (``agentflow.events.StopReason``).
 """
 

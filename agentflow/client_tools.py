@@ -1,0 +1,217 @@
+"""Client tools: tools the model may call that the caller runs, not the agent
+(a browser's frontend tools), and the call that pauses until their results
+come back.
+
+    agent2 = with_client_tools(agent, [ClientTool("pick_color", "Ask the user",
+                                                   {"type": "object", "properties": {}})])
+    state = AgentState()
+    reply = await agent2.call("Which color?", state=state)
+    # the model called pick_color: the call ended with stop reason
+    # "client_tool_calls", the call unrun; the caller runs it, then:
+    resolve_client_tools(state, {call_id: ToolResultBlock(call_id, "teal")})
+    reply = await agent2.call(None, state=state)   # the model reads "teal"
+
+How it works, through the loop's seams, the way approvals pause a call
+(``agentflow.approvals``; no branch in the loop): ``ClientTools.on_call_start``
+declares the tools for the call (``CallExecution.call_tools``, never the
+agent's toolkit); ``post_reasoning`` answers each call of one with a
+placeholder result (``CLIENT_PENDING_OUTPUT``; the other calls of the step run
+as usual) and ``post_acting`` ends the call with stop reason
+``client_tool_calls``. A caller that keeps the conversation (a store) puts the
+client's results in place of the placeholders with ``resolve_client_tools``;
+a caller whose client sends the whole history back (the call id's result in
+it) runs the next call on that history.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from jsonschema import SchemaError as JSONSchemaError
+from jsonschema.validators import validator_for
+
+from agentflow.approvals import _pending
+from agentflow.errors import InvalidInputError
+from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
+from agentflow.middleware.base import Act, Middleware, ModelRequest
+from agentflow.model import ToolSpec
+from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
+from agentflow.tools import TOOL_NAME_PATTERN
+
+if TYPE_CHECKING:
+    from agentflow.agent import ReActAgent
+    from agentflow.execution import CallExecution
+    from agentflow.state import AgentState
+
+__all__ = ["CLIENT_PENDING_OUTPUT", "ClientTool", "ClientTools", "check_client_tools",
+           "pending_client_calls", "resolve_client_tools", "with_client_tools"]
+
+CLIENT_PENDING_OUTPUT = ("Awaiting the client: this tool runs in the client and has not "
+                         "returned yet.")
+"""The placeholder result of a client tool's call until the client's result
+comes (an error result, so that no vendor mistakes it for the tool's output)."""
+
+_EMPTY_PARAMETERS: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True, slots=True)
+class ClientTool:
+    """A tool the client (a browser) runs: its name, description and the JSON
+    Schema of its arguments (``parameters``; ``None``: no arguments), as the
+    client declared them."""
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] | None = None
+
+    def spec(self) -> ToolSpec:
+        """The tool as the model sees it (its schema as the client wrote it)."""
+        return ToolSpec(self.name, self.description or "",
+                        self.parameters if self.parameters else _EMPTY_PARAMETERS)
+
+
+def check_client_tools(tools: Iterable[ClientTool], taken: Collection[str] = ()
+                       ) -> tuple[ClientTool, ...]:
+    """``tools`` when each can be offered to a model: a valid tool name
+    (``agentflow.tools.TOOL_NAME_PATTERN``) used once and not in ``taken`` (the
+    agent's own tools) nor the structured-output tool's, a ``str`` description,
+    and ``parameters`` a valid JSON Schema (checked against the schema's own
+    ``$schema`` draft, Draft 2020-12 by default, with ``jsonschema``) of an
+    object.
+
+    Raises:
+        InvalidInputError: naming the tool and what is wrong with it.
+    """
+    seen: set[str] = set()
+    checked: list[ClientTool] = []
+    for tool in tools:
+        name = tool.name
+        if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
+            raise InvalidInputError(
+                f"client tool {name!r}: a tool name must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$")
+        if name in seen:
+            raise InvalidInputError(f"client tool {name!r} is declared twice")
+        if name in taken or name == OUTPUT_TOOL:
+            raise InvalidInputError(
+                f"client tool {name!r} has the name of one of the server's tools; rename one "
+                "of them (a name must say which side runs the call)")
+        if not isinstance(tool.description, str):
+            raise InvalidInputError(f"client tool {name!r}: its description must be a string")
+        _check_parameters(name, tool.parameters)
+        seen.add(name)
+        checked.append(tool)
+    return tuple(checked)
+
+
+def _check_parameters(name: str, parameters: Any) -> None:
+    if parameters is None:
+        return
+    if not isinstance(parameters, Mapping):
+        raise InvalidInputError(f"client tool {name!r}: parameters must be a JSON Schema object, "
+                                f"got {type(parameters).__name__}")
+    cls = validator_for(parameters)
+    try:
+        cls.check_schema(dict(parameters))
+    except JSONSchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        raise InvalidInputError(f"client tool {name!r}: parameters is not a valid JSON Schema "
+                                f"at {where}: {exc.message}") from None
+    kind = parameters.get("type")
+    if kind is not None and kind != "object":
+        raise InvalidInputError(f"client tool {name!r}: parameters must describe an object "
+                                f"(type 'object'), got type {kind!r}")
+
+
+class ClientTools(Middleware):
+    """Offer ``tools`` (``ClientTool``s, checked with ``check_client_tools``)
+    to the model for each call, and end a call whose model called one of them
+    (stop reason ``client_tool_calls``), the call unrun.
+
+    One instance is made for the calls that offer the same tools (a request's);
+    ``with_client_tools`` is the usual way to get an agent that holds one.
+
+    Raises:
+        InvalidInputError: as ``check_client_tools``.
+    """
+
+    def __init__(self, tools: Iterable[ClientTool]) -> None:
+        self.tools = check_client_tools(tools)
+        self.names = frozenset(t.name for t in self.tools)
+        self._specs = [t.spec() for t in self.tools]
+
+    async def on_call_start(self, ex: CallExecution) -> None:
+        for spec in self._specs:
+            ex.call_tools[spec.name] = spec
+
+    async def pre_reasoning(self, ex: CallExecution, request: ModelRequest) -> None:
+        names = [t.name for t in request.tools]
+        clash = sorted(n for n in self.names if names.count(n) > 1)
+        if clash:  # a tool source (an MCP server) grew a tool of that name
+            raise InvalidInputError(f"client tool {clash[0]!r} has the name of one of the "
+                                    "server's tools; rename one of them")
+
+    async def post_reasoning(self, ex: CallExecution, reply: Msg) -> Act | None:
+        waiting = [c for c in reply.tool_uses if c.name in self.names]
+        if not waiting:
+            return None
+        return Act({c.id: ToolResultBlock(c.id, CLIENT_PENDING_OUTPUT, True, c.name)
+                    for c in waiting})
+
+    async def post_acting(self, ex: CallExecution, results: Msg) -> bool:
+        if any(r.is_error and r.output == CLIENT_PENDING_OUTPUT for r in results.tool_results):
+            ex.stop_reason = "client_tool_calls"
+            return True
+        return False
+
+
+def with_client_tools(agent: ReActAgent, tools: Iterable[ClientTool]) -> ReActAgent:
+    """``agent`` offering ``tools`` too: a shallow copy of it (the same model,
+    toolkit and settings) with a ``ClientTools`` after its middleware;
+    ``agent`` itself when ``tools`` is empty. Cheap: make one per request.
+
+    Raises:
+        InvalidInputError: a tool takes the name of one of ``agent``'s tools
+            (or the output tool's), or is not valid (``check_client_tools``).
+    """
+    checked = check_client_tools(tools, taken=agent.toolkit.names)
+    if not checked:
+        return agent
+    offering = copy.copy(agent)
+    offering.middleware = [*agent.middleware, ClientTools(checked)]
+    return offering
+
+
+def pending_client_calls(state: AgentState) -> list[ToolUseBlock]:
+    """The calls of ``state`` that wait for the client's results (``[]``: none)."""
+    return _pending(state, CLIENT_PENDING_OUTPUT)[1]
+
+
+def resolve_client_tools(state: AgentState,
+                         results: Mapping[str, ToolResultBlock | str]) -> list[ToolResultBlock]:
+    """Put the client's results (keyed by tool call id: a ``ToolResultBlock``,
+    or the output text) in place of the placeholders of ``state``'s pending
+    client calls, so the next ``agent.call(None, state=state)`` continues with
+    the model reading them. Results for other calls are ignored (a client
+    sends its whole history). Returns the new results, in call order.
+
+    Raises:
+        InvalidInputError: no call is pending, or a pending call has no result.
+    """
+    index, calls = _pending(state, CLIENT_PENDING_OUTPUT)
+    if not calls:
+        raise InvalidInputError("this conversation has no tool call waiting for the client")
+    if missing := [c.id for c in calls if c.id not in results]:
+        raise InvalidInputError(f"no result for the client tool call(s) {', '.join(missing)}")
+    outcomes: dict[str, ToolResultBlock] = {}
+    for call in calls:
+        given = results[call.id]
+        outcomes[call.id] = (ToolResultBlock(call.id, given, False, call.name)
+                             if isinstance(given, str) else
+                             ToolResultBlock(call.id, given.output, given.is_error, call.name))
+    old = state.memory[index]
+    state.memory[index] = Msg("tool", [outcomes.get(r.tool_use_id, r) for r in old.tool_results],
+                              metadata=old.metadata)
+    return [outcomes[c.id] for c in calls]
