@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from pydantic import BaseModel
 
@@ -23,7 +24,8 @@ from agentflow.client_tools import (
 )
 from agentflow.errors import InvalidInputError
 from agentflow.events import Complete, ToolResult, ToolUse
-from agentflow.messages import ToolResultBlock
+from agentflow.messages import Msg, ToolResultBlock
+from agentflow.model import Usage
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 from agentflow.web import SQLiteStateStore
 from agentflow.web.agui import AGUIEncoder, agui_response, read_run_input
@@ -209,6 +211,11 @@ def test_agui_encoder_hides_the_placeholder_of_a_client_call() -> None:
     assert b"TOOL_CALL_START" in shown and b"TOOL_CALL_ARGS" in shown
     assert b"TOOL_CALL_END" in shown
     assert encoder.encode(ToolResult("c1", "pick_color", CLIENT_PENDING_OUTPUT, True)) == b""
+    end = encoder.encode(Complete(Msg.assistant(""), None, Usage(), "client_tool_calls"))
+    finished = orjson.loads(end.split(b"data: ", 1)[1])
+    assert finished["type"] == "RUN_FINISHED"
+    assert finished["outcome"] == {"type": "success", "pendingToolCallIds": ["c1"]}
+    assert finished["result"]["stop_reason"] == "client_tool_calls"
 
 
 # ------------------------------------------------------------------ AI SDK reading

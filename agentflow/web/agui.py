@@ -17,8 +17,10 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
 * ``reasoning_chunk`` (the reply text) -> ``TEXT_MESSAGE_START``,
   ``TEXT_MESSAGE_CONTENT``..., ``TEXT_MESSAGE_END``; one assistant message per
   reasoning step, ``messageId`` ``"<call_id>-<step>"``
-* ``tool_use`` -> ``TOOL_CALL_START``, ``TOOL_CALL_ARGS`` (the whole JSON
-  input), ``TOOL_CALL_END``; ``tool_result`` -> ``TOOL_CALL_RESULT``. The
+* ``tool_use`` -> ``TOOL_CALL_START`` (``parentMessageId``: the step's text
+  message, or one id for a step of calls only, so a client keeps one
+  assistant message per step), ``TOOL_CALL_ARGS`` (the whole JSON input),
+  ``TOOL_CALL_END``; ``tool_result`` -> ``TOOL_CALL_RESULT``. The
   structured-output engine's own tool (``generate_response``) is not shown.
 * ``output_partial`` -> ``STATE_SNAPSHOT`` of the client's state with
   ``"output"`` (``output_key``) set to the partial object (a frontend renders
@@ -45,7 +47,8 @@ Frontend tools (``RunAgentInput.tools``: CopilotKit's ``useFrontendTool``,
 (``agui_response(..., client_tools=True)``, the default;
 ``agentflow.client_tools``). A call of one goes out as ``TOOL_CALL_START``,
 ``TOOL_CALL_ARGS``, ``TOOL_CALL_END`` and the run finishes there
-(``RUN_FINISHED``, ``result.stop_reason`` ``"client_tool_calls"``); the
+(``RUN_FINISHED`` with ``outcome`` ``{"type": "success", "pendingToolCallIds":
+[...]}`` and ``result.stop_reason`` ``"client_tool_calls"``); the
 frontend runs the tool and starts the next run with the messages ending in
 the ``tool`` message (``toolCallId``, ``content``), which ``read_run_input``
 reads as a run with no new user message: the model continues.
@@ -71,6 +74,7 @@ from ag_ui.core import (
     RunErrorEvent,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
+    RunFinishedSuccessOutcome,
     RunStartedEvent,
     StateSnapshotEvent,
     TextMessageContentEvent,
@@ -159,6 +163,9 @@ class AGUIEncoder:
         self._hidden: set[str] = set()      # ids of calls whose results are not shown
         self._interrupts: list[Interrupt] = []
         self._client = frozenset(client_tools)
+        self._pending: list[str] = []       # ids of the client tools' calls
+        self._step: str | None = None       # the assistant message of the step's calls
+        self._calls = 0
 
     def _frames(self, events: list[BaseEvent]) -> bytes:
         return "".join(map(self._sse.encode, events)).encode()
@@ -180,7 +187,7 @@ class AGUIEncoder:
             if self._reasoning is not None:
                 self._close(out)
             if self._text is None:
-                self._text = f"{self._call}-{event.iteration}"
+                self._text = self._step = f"{self._call}-{event.iteration}"
                 out.append(TextMessageStartEvent(message_id=self._text, role="assistant"))
             elif not out:  # the hot path: one content event, encoded directly
                 return _content_frame(b"TEXT_MESSAGE_CONTENT", self._text, event.text)
@@ -202,11 +209,16 @@ class AGUIEncoder:
         elif isinstance(event, OutputPartial):  # per chunk: encoded directly
             return _snapshot_frame({**self.state, self.output_key: event_to_dict(event)["data"]})
         elif isinstance(event, ToolUse):
-            parent = self._text
+            if self._step is None:  # a step of calls only: its own assistant message
+                self._calls += 1
+                self._step = f"{self._call}-calls-{self._calls}"
+            parent = self._step
             self._close(out)
             if event.name == OUTPUT_TOOL:
                 self._hidden.add(event.id)
             else:
+                if event.name in self._client:
+                    self._pending.append(event.id)
                 out.append(ToolCallStartEvent(tool_call_id=event.id, tool_call_name=event.name,
                                               parent_message_id=parent))
                 out.append(ToolCallArgsEvent(tool_call_id=event.id, delta=orjson.dumps(
@@ -220,6 +232,7 @@ class AGUIEncoder:
                     message=f"Approve the call to {call.name}?",
                     metadata={"name": call.name, "input": event_to_dict(call)["input"]}))
         elif isinstance(event, ToolResult):
+            self._step = None  # the step's calls are made: the next ones are another step's
             if event.id not in self._hidden and event.name not in self._client:
                 out.append(ToolCallResultEvent(message_id=f"{event.id}-result",
                                                tool_call_id=event.id, content=event.output,
@@ -234,8 +247,11 @@ class AGUIEncoder:
                 out.append(StateSnapshotEvent(
                     snapshot={**self.state, self.output_key: wire["output"]}))
             result = {k: wire[k] for k in ("output", "text", "stop_reason", "usage", "error")}
-            outcome = (RunFinishedInterruptOutcome(interrupts=self._interrupts)
-                       if self._interrupts else None)
+            outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome | None = None
+            if self._interrupts:
+                outcome = RunFinishedInterruptOutcome(interrupts=self._interrupts)
+            elif self._pending:  # frontend tool calls left for the client to answer
+                outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=self._pending)
             out.append(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id,
                                         result=result, outcome=outcome))
         elif isinstance(event, OutputRetry | AttemptDiscarded):
