@@ -35,6 +35,7 @@ from jsonschema.validators import validator_for
 
 from agentflow.approvals import _pending
 from agentflow.errors import InvalidInputError
+from agentflow.events import ToolResult
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import Act, Middleware, ModelRequest
 from agentflow.model import ToolSpec
@@ -47,7 +48,8 @@ if TYPE_CHECKING:
     from agentflow.state import AgentState
 
 __all__ = ["CLIENT_PENDING_OUTPUT", "ClientTool", "ClientTools", "check_client_tools",
-           "pending_client_calls", "resolve_client_tools", "with_client_tools"]
+           "is_client_pending", "pending_client_calls", "resolve_client_tools",
+           "with_client_tools"]
 
 CLIENT_PENDING_OUTPUT = ("Awaiting the client: this tool runs in the client and has not "
                          "returned yet.")
@@ -161,7 +163,7 @@ class ClientTools(Middleware):
                     for c in waiting})
 
     async def post_acting(self, ex: CallExecution, results: Msg) -> bool:
-        if any(r.is_error and r.output == CLIENT_PENDING_OUTPUT for r in results.tool_results):
+        if any(map(is_client_pending, results.tool_results)):
             ex.stop_reason = "client_tool_calls"
             return True
         return False
@@ -182,6 +184,12 @@ def with_client_tools(agent: ReActAgent, tools: Iterable[ClientTool]) -> ReActAg
     offering = copy.copy(agent)
     offering.middleware = [*agent.middleware, ClientTools(checked)]
     return offering
+
+
+def is_client_pending(result: ToolResult | ToolResultBlock) -> bool:
+    """Whether ``result`` (an event or a block) is the placeholder of a call
+    that waits for the client (not a result to show)."""
+    return result.is_error and result.output == CLIENT_PENDING_OUTPUT
 
 
 def pending_client_calls(state: AgentState) -> list[ToolUseBlock]:

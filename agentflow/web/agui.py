@@ -92,7 +92,7 @@ from pydantic import ValidationError
 
 from agentflow.agent import ReActAgent
 from agentflow.approvals import Approve, Decision, Refuse
-from agentflow.client_tools import with_client_tools
+from agentflow.client_tools import is_client_pending, with_client_tools
 from agentflow.errors import InvalidInputError
 from agentflow.events import (
     ApprovalRequested,
@@ -217,8 +217,6 @@ class AGUIEncoder:
             if event.name == OUTPUT_TOOL:
                 self._hidden.add(event.id)
             else:
-                if event.name in self._client:
-                    self._pending.append(event.id)
                 out.append(ToolCallStartEvent(tool_call_id=event.id, tool_call_name=event.name,
                                               parent_message_id=parent))
                 out.append(ToolCallArgsEvent(tool_call_id=event.id, delta=orjson.dumps(
@@ -233,7 +231,9 @@ class AGUIEncoder:
                     metadata={"name": call.name, "input": event_to_dict(call)["input"]}))
         elif isinstance(event, ToolResult):
             self._step = None  # the step's calls are made: the next ones are another step's
-            if event.id not in self._hidden and event.name not in self._client:
+            if event.name in self._client and is_client_pending(event):
+                self._pending.append(event.id)  # the client's to answer: no result shown
+            elif event.id not in self._hidden:
                 out.append(ToolCallResultEvent(message_id=f"{event.id}-result",
                                                tool_call_id=event.id, content=event.output,
                                                role="tool"))

@@ -55,7 +55,7 @@ import orjson
 
 from agentflow.agent import ReActAgent
 from agentflow.approvals import Approve, Decision, Refuse
-from agentflow.client_tools import with_client_tools
+from agentflow.client_tools import is_client_pending, with_client_tools
 from agentflow.errors import InvalidInputError
 from agentflow.events import (
     ApprovalRequested,
@@ -188,7 +188,8 @@ class UIMessageEncoder:
                 out.append({"type": "tool-approval-request", "approvalId": call.id,
                             "toolCallId": call.id})
         elif isinstance(event, ToolResult):
-            if event.id not in self._hidden and event.name not in self._client:
+            if event.id not in self._hidden and not (event.name in self._client
+                                                     and is_client_pending(event)):
                 self._results = True
                 if event.is_error:
                     out.append({"type": "tool-output-error", "toolCallId": event.id,
