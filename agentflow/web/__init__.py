@@ -14,7 +14,9 @@ PostgreSQL store).
   (413/415/400 naming the problem) and ``check_request`` (Host, Origin).
 * ``agentflow.web.agui`` / ``agentflow.web.aisdk`` — the AG-UI and Vercel AI
   SDK UI message stream protocols over the same events, with their run
-  input readers; approvals (``agentflow.approvals``) through both.
+  input readers; approvals (``agentflow.approvals``) and frontend tools
+  (``agentflow.client_tools``: tools the browser runs, offered to the model)
+  through both.
 """
 
 from agentflow.errors import StateConflictError
