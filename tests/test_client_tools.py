@@ -29,7 +29,7 @@ from agentflow.model import Usage
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 from agentflow.web import SQLiteStateStore
 from agentflow.web.agui import AGUIEncoder, agui_response, read_run_input
-from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
+from agentflow.web.aisdk import UIMessageEncoder, read_chat_request, ui_message_stream_response
 from agentflow.web.run_input import RunInput
 from agentflow.web.store import stream_with_store
 
@@ -115,6 +115,23 @@ async def test_a_call_asking_for_output_pauses_without_failing() -> None:
     events = await collect(agent.stream("Pick", Color))  # stream is strict: no raise here
     assert isinstance(events[-1], Complete) and events[-1].stop_reason == "client_tool_calls"
     assert events[-1].output is None
+
+
+async def test_a_paused_output_call_is_no_output_error_on_the_ui_wires() -> None:
+    model = FunctionModel(lambda r: Reply(tool_calls=[Call("pick_color", {"hint": "x"},
+                                                           id="c1")]))
+    agent = with_client_tools(ReActAgent("a", model), [COLOR])
+    events = await collect(agent.stream("Pick", Color))
+    ui, agui = UIMessageEncoder(client_tools=["pick_color"]), AGUIEncoder(
+        "t", "r", client_tools=["pick_color"])
+    chunks = [orjson.loads(line[6:]) for e in events for line in ui.encode(e).split(b"\n\n")
+              if line.startswith(b"data: ")]
+    kinds = [c["type"] for c in chunks]
+    assert "data-output-error" not in kinds and "tool-output-error" not in kinds
+    assert chunks[-1]["finishReason"] == "tool-calls"
+    frames = [orjson.loads(line[6:]) for e in events
+              for line in agui.encode(e).split(b"\n\n") if line.startswith(b"data: ")]
+    assert frames[-1]["type"] == "RUN_FINISHED" and frames[-1]["result"]["error"] is None
 
 
 async def test_resolve_needs_every_pending_result() -> None:

@@ -95,6 +95,7 @@ from agentflow.approvals import Approve, Decision, Refuse
 from agentflow.client_tools import is_client_pending, with_client_tools
 from agentflow.errors import InvalidInputError
 from agentflow.events import (
+    SUSPENDED,
     ApprovalRequested,
     AttemptDiscarded,
     CallStarted,
@@ -247,6 +248,8 @@ class AGUIEncoder:
                 out.append(StateSnapshotEvent(
                     snapshot={**self.state, self.output_key: wire["output"]}))
             result = {k: wire[k] for k in ("output", "text", "stop_reason", "usage", "error")}
+            if event.stop_reason in SUSPENDED:  # the output is yet to come, not failed
+                result["error"] = None
             outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome | None = None
             if self._interrupts:
                 outcome = RunFinishedInterruptOutcome(interrupts=self._interrupts)

@@ -56,6 +56,7 @@ import orjson
 from agentflow.agent import ReActAgent
 from agentflow.client_tools import is_client_pending, with_client_tools
 from agentflow.events import (
+    SUSPENDED,
     ApprovalRequested,
     AttemptDiscarded,
     CallStarted,
@@ -204,7 +205,7 @@ class UIMessageEncoder:
                 if self._step is None:
                     self._enter_step(out, None)
                 out.append({"type": "data-output", "id": "output", "data": wire["output"]})
-            if wire["error"] is not None:
+            if wire["error"] is not None and event.stop_reason not in SUSPENDED:
                 out.append({"type": "data-output-error", "id": "output-error",
                             "data": wire["error"]})
             self._leave_step(out)
