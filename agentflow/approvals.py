@@ -14,8 +14,11 @@
 How it works, through the loop's existing seams (no branch in the loop):
 ``RequireApproval.post_reasoning`` answers each call that needs approval
 with a placeholder result (``PENDING_OUTPUT``; the other calls of the step
-run as usual), announces them with an ``ApprovalRequested`` event, and
-``post_acting`` ends the call with stop reason ``approval_required``. The
+run as usual), marked waiting (``Act.waiting``), and announces them with an
+``ApprovalRequested`` event; after acting the loop ends the call with stop
+reason ``approval_required``. The loop asks every middleware about every
+reply and merges their decisions, so no other middleware's answer (the
+output tool's, beside which the output is held) lets such a call run. The
 state then holds the calls with their placeholders, so it can be saved
 (``StateStore``, with its version) and resumed by anyone who loads it.
 ``resolve_approvals`` replaces each placeholder with the outcome: the tool
@@ -86,13 +89,8 @@ class RequireApproval(Middleware):
             return None
         ex.pending_events.append(ApprovalRequested(
             tuple(ToolUse(c.id, c.name, dict(c.input)) for c in waiting)))
-        return Act({c.id: ToolResultBlock(c.id, PENDING_OUTPUT, True, c.name) for c in waiting})
-
-    async def post_acting(self, ex: CallExecution, results: Msg) -> bool:
-        if any(r.is_error and r.output == PENDING_OUTPUT for r in results.tool_results):
-            ex.stop_reason = "approval_required"
-            return True
-        return False
+        return Act({c.id: ToolResultBlock(c.id, PENDING_OUTPUT, True, c.name) for c in waiting},
+                   tuple(c.id for c in waiting), "approval_required")
 
 
 def _pending(state: AgentState, placeholder: str = PENDING_OUTPUT

@@ -16,8 +16,8 @@ How it works, through the loop's seams, the way approvals pause a call
 declares the tools for the call (``CallExecution.call_tools``, never the
 agent's toolkit); ``post_reasoning`` answers each call of one with a
 placeholder result (``CLIENT_PENDING_OUTPUT``; the other calls of the step run
-as usual) and ``post_acting`` ends the call with stop reason
-``client_tool_calls``. A caller that keeps the conversation (a store) puts the
+as usual), marked waiting (``Act.waiting``), so after acting the loop ends the
+call with stop reason ``client_tool_calls``. A caller that keeps the conversation (a store) puts the
 client's results in place of the placeholders with ``resolve_client_tools``;
 a caller whose client sends the whole history back (the call id's result in
 it) runs the next call on that history.
@@ -160,13 +160,7 @@ class ClientTools(Middleware):
         if not waiting:
             return None
         return Act({c.id: ToolResultBlock(c.id, CLIENT_PENDING_OUTPUT, True, c.name)
-                    for c in waiting})
-
-    async def post_acting(self, ex: CallExecution, results: Msg) -> bool:
-        if any(map(is_client_pending, results.tool_results)):
-            ex.stop_reason = "client_tool_calls"
-            return True
-        return False
+                    for c in waiting}, tuple(c.id for c in waiting), "client_tool_calls")
 
 
 def with_client_tools(agent: ReActAgent, tools: Iterable[ClientTool]) -> ReActAgent:

@@ -56,6 +56,8 @@ class CallExecution:
         stream_retries: requests sent again after a stream broke mid-way.
         tool_failures: error results per tool name (the per-tool retry budget).
         last_finish_reason: finish reason of the latest model reply.
+        waiting: ids of the latest reply's calls that wait for a decision
+            outside the loop (``Act.waiting``; the call pauses after acting).
         deltas_read: someone reads the call's delta events (``stream()``);
             ``False`` under ``call()``, where partial outputs are not worked out.
         extra: room for middleware's own per-call data, keyed by middleware.
@@ -88,6 +90,7 @@ class CallExecution:
     stream_retries: int = 0
     tool_failures: dict[str, int] = field(default_factory=dict)
     last_finish_reason: str = "stop"
+    waiting: tuple[str, ...] = ()
     deltas_read: bool = True
     pending_events: list[Event] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)

@@ -6,9 +6,10 @@ One call, top to bottom::
     repeat until done or max_iters:
         request  = snapshot(memory, tools, options)   -> pre_reasoning
         reply    = reason(request)                    (stream chunks out as events)
-        decision = post_reasoning(reply)
+        decision = post_reasoning(reply)              (every middleware's, merged)
         if decision says finish, or the reply calls no tool: done
         results  = act(reply's tool calls, concurrently) -> post_acting
+        if the decision left calls waiting (approval, client tool): pause
     on_call_end, commit memory to the state, emit Complete
 
 ``stream()`` is that loop as an async generator of events; ``call()`` drains
@@ -54,6 +55,7 @@ from agentflow.events import (
 from agentflow.input_checks import check_call_inputs
 from agentflow.messages import Msg
 from agentflow.middleware.base import Act, ReasonAgain, hooks_for
+from agentflow.middleware.decisions import merge_decisions
 from agentflow.model import TextDelta, ThinkingDelta
 from agentflow.output.reminders import TOOL_NAME
 from agentflow.output.strategies import OutputStrategy, StrategyName
@@ -204,11 +206,9 @@ async def call_events(
                     for call in calls:
                         if call.name != TOOL_NAME:
                             yield ToolUse(call.id, call.name, dict(call.input))
-                decision = None
-                for m in hooks.post_reasoning:
-                    decision = await m.post_reasoning(ex, reply)
-                    if decision is not None:
-                        break
+                # every middleware sees the reply, their decisions merge: none hides a call
+                decision = merge_decisions([await m.post_reasoning(ex, reply)
+                                            for m in hooks.post_reasoning])
                 if ex.pending_events:
                     for event in drain(ex):
                         yield event
@@ -216,7 +216,9 @@ async def call_events(
                     break
                 if isinstance(decision, ReasonAgain):
                     continue
-                supplied = decision.results if isinstance(decision, Act) else {}
+                supplied, ex.waiting, pause = (
+                    (decision.results, decision.waiting, decision.pause)
+                    if isinstance(decision, Act) else ({}, (), None))
                 results = Msg("tool", await run_tool_calls(ex, agent.toolkit, agent.telemetry,
                                                           calls, supplied))
                 ex.memory.append(results)
@@ -232,6 +234,9 @@ async def call_events(
                 if ex.pending_events:
                     for event in drain(ex):
                         yield event
+                if ex.waiting and pause is not None:  # decided outside the loop: resumed later
+                    ex.stop_reason = pause
+                    break
                 if stop:
                     ex.stop_reason = ex.stop_reason or "stopped"
                     break

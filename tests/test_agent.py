@@ -705,7 +705,7 @@ async def test_reason_again_injects_messages_seen_only_by_the_next_request():
     assert reply.text == "precise"
 
 
-async def test_post_reasoning_finish_and_first_decision_wins():
+async def test_post_reasoning_finish_wins_and_every_middleware_sees_the_reply():
     log: list = []
 
     class Stop(Middleware):
@@ -724,7 +724,8 @@ async def test_post_reasoning_finish_and_first_decision_wins():
     assert complete.stop_reason == "stopped"
     assert complete.message.text == "partial"
     assert calls == []
-    assert ("R", "post_reasoning") not in log
+    assert ("R", "post_reasoning") in log  # decisions merge: none hides the reply
+    assert ("R", "post_acting") not in log  # Finish: nothing ran
     assert len(model.requests) == 1
 
 

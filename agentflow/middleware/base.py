@@ -11,10 +11,13 @@ Stages, in the order the loop reaches them::
     └ (repeat)
     on_call_end(ex)                        may rewrite ex.memory and ex.reply
 
-Middleware run in list order; for ``post_reasoning`` the first non-``None``
-decision wins. Hooks read and write the ``CallExecution`` (per call), never
-the middleware object, which all calls share. Events a hook wants to emit go
-through ``ex.emit``.
+Middleware run in list order. Every middleware's ``post_reasoning`` sees
+every reply, and their decisions merge into the step's one decision
+(``agentflow.middleware.decisions.merge_decisions``): no middleware's answer
+(the output tool's, a cache's) can keep another from holding a call back
+(an approval, a client tool). Hooks read and write the ``CallExecution`` (per
+call), never the middleware object, which all calls share. Events a hook
+wants to emit go through ``ex.emit``.
 """
 
 from __future__ import annotations
@@ -64,9 +67,19 @@ class ModelRequest:
 @dataclass(frozen=True, slots=True)
 class Act:
     """Run the reply's tool calls; ``results`` answers some calls without
-    running them (keyed by tool call id)."""
+    running them (keyed by tool call id).
+
+    ``waiting``: ids of calls among ``results`` whose answers are
+    placeholders: the call is decided outside the loop (a person's approval,
+    a client's result), so after acting the call pauses with stop reason
+    ``pause`` (one of ``events.SUSPENDED``) and a later call resumes it. A
+    waiting answer wins over another middleware's answer to the same call,
+    and an output given in the same reply is not accepted (its truth may hang
+    on the outcome); the model gives it again once the calls are decided."""
 
     results: Mapping[str, ToolResultBlock] = field(default_factory=dict)
+    waiting: tuple[str, ...] = ()
+    pause: StopReason | None = None
 
 
 @slot_init

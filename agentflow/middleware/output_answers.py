@@ -9,7 +9,8 @@ structured-output engine (``StructuredOutputMiddleware``, DESIGN.md §3 rules
   error listing each failing field (``reject_call``), bounded by
   ``output_retries`` for the whole call (``spend_retry``); several output
   calls in one reply handled by ``on_multiple``; a valid output that comes
-  with other tool calls follows ``end_strategy``.
+  with other tool calls follows ``end_strategy``, and is held
+  (``hold_output``) beside calls that wait for a decision outside the loop.
 * **native / prompt paths** – ``text_reply``: the reply text is the output,
   parsed tolerantly; an invalid one is asked again with the errors as a
   user message (``reject_text``), bounded the same way.
@@ -45,7 +46,7 @@ from agentflow.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from agentflow.middleware._output_run import OutputRun
+from agentflow.middleware._output_run import NO_OUTPUT, OutputRun
 from agentflow.middleware.base import Act, Decision, Finish, ReasonAgain
 from agentflow.output.brackets import cut_inside
 from agentflow.output.config import OutputConfig
@@ -63,6 +64,7 @@ __all__ = [
     "end_strategy",
     "error_result",
     "filtered",
+    "hold_output",
     "mark_attempt",
     "reject_call",
     "reject_text",
@@ -172,6 +174,20 @@ def end_strategy(
                     name=TOOL_NAME,
                 )
     return Act(results)
+
+
+def hold_output(ex: CallExecution, run: OutputRun) -> None:
+    """Hold back an output given beside calls that wait for a decision
+    outside the loop (``ex.waiting``: a person's approval, a client's
+    result), whatever the end strategy: the call pauses without its output,
+    since the outcome of those calls may change it (a refused payment is not
+    a paid one), and the model gives it again when the call is resumed. Not
+    a failed attempt: no retry is spent and no ``OutputRetry`` is emitted
+    (the paused call's ``Complete`` says why it has no output)."""
+    run.pending = NO_OUTPUT
+    ex.output, ex.completed, ex.spans = None, False, {}
+    run.partial.reset()
+    ex.log.debug("structured_output.held", waiting=len(ex.waiting))
 
 
 def check_call(

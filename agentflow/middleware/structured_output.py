@@ -12,7 +12,10 @@
   by ``output_retries`` for the whole call; several output calls in one reply
   handled by ``on_multiple``; a valid output that comes with other tool
   calls follows ``end_strategy`` (``safe``: accepted only if none of them
-  failed; ``early``; ``exhaustive``).
+  failed; ``early``; ``exhaustive``), except beside calls that wait for a
+  decision outside the loop (``ex.waiting``: an approval, a client tool):
+  then it is held, whatever the strategy, and the model gives it again once
+  they are decided (``hold_output``).
 * **reminders** – entering tool mode on a state whose ``so_tool_active`` is
   false appends one persistent ENTER reminder and sets the flag; a call
   without output on a flagged state appends one EXIT reminder and clears it.
@@ -97,6 +100,7 @@ from agentflow.middleware.base import Decision, Middleware, ModelRequest
 from agentflow.middleware.output_answers import (
     answer_outputs,
     filtered,
+    hold_output,
     source_of,
     taken_of,
     text_reply,
@@ -370,7 +374,9 @@ class StructuredOutputMiddleware(Middleware):
         run: _Run | None = ex.extra.get(_KEY)  # run_of, inline: once per stage
         if run is None:
             return False
-        if run.pending is not _NO_OUTPUT:
+        if ex.waiting and (ex.completed or run.pending is not _NO_OUTPUT):
+            hold_output(ex, run)  # calls of the reply wait for a decision: asked again after
+        elif run.pending is not _NO_OUTPUT:
             value, run.pending = run.pending, _NO_OUTPUT
             failed = [b.name for b in results.tool_results if b.name != TOOL_NAME and b.is_error]
             if failed:

@@ -45,7 +45,11 @@ strategy      decision
 ============  ===================================================================
 
 Every call keeps its result in memory. An invalid output is never accepted:
-the other calls run and the model is asked again, whatever the strategy."""
+the other calls run and the model is asked again, whatever the strategy.
+Nor is an output given beside calls that wait for a decision outside the
+loop (a tool that needs approval, a client tool): whatever the strategy,
+those calls never run here, the call pauses without its output, and the
+model gives it again once they are decided."""
 
 OutputValidator: TypeAlias = Callable[[Any], Any]
 """Runs on a validated output; returns a replacement (or ``None`` to keep it),
