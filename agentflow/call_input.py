@@ -89,7 +89,8 @@ def start_execution(
     """A fresh per-call execution over a working copy of ``state``
     (``answer_open_calls``) for the agent ``(name, id)``: ``options`` are the
     call's base request options, ``deltas`` whether anyone reads the deltas
-    (``stream()``), ``has_tools`` whether the agent has tools of its own."""
+    (``stream()``), ``has_tools`` whether the model is offered tools (the agent's own, or
+    those its middleware declare: ``Middleware.declared_tools``)."""
     ex = CallExecution(
         model=model,
         state=state,

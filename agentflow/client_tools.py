@@ -26,7 +26,7 @@ it) runs the next call on that history.
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -143,6 +143,9 @@ class ClientTools(Middleware):
         self.tools = check_client_tools(tools)
         self.names = frozenset(t.name for t in self.tools)
         self._specs = [t.spec() for t in self.tools]
+
+    def declared_tools(self) -> Sequence[ToolSpec]:
+        return self._specs
 
     async def on_call_start(self, ex: CallExecution) -> None:
         for spec in self._specs:

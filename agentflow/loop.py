@@ -127,7 +127,9 @@ async def call_events(
         state.memory, inputs, model.profile, model.model_name, state.inputs_checked)
     if agent.toolkit.sources:  # tool sources (MCP servers): their tools as they are now
         await agent.toolkit.refresh()
-    has_tools = bool(len(agent.toolkit))
+    # the model's tools: the toolkit's, and those middleware declare (client tools)
+    has_tools = bool(len(agent.toolkit)) or (
+        output is not None and any(m.declared_tools() for m in agent.middleware))
     if output is not None:
         agent.structured_output.prepare(model, output, has_tools, strategy)
     await state.acquire()

@@ -296,3 +296,33 @@ def test_merge_table() -> None:
     assert isinstance(merged, ReasonAgain)
     assert [m.text for m in merged.messages] == ["x", "y"]
     assert merge_decisions([a, again1, Finish("stopped"), Finish("other")]) == Finish("stopped")
+
+
+# ---------------------------------------------------------------- client tools and the strategy
+
+
+async def test_client_tools_count_as_tools_when_the_strategy_is_chosen() -> None:
+    """A model whose native output cannot be combined with tools: an agent
+    with client tools only must not pick the native strategy."""
+    from agentflow.model import ModelProfile
+
+    profile = ModelProfile(native_output="json_schema", native_output_with_tools=False)
+
+    def answer(request: RecordedRequest) -> Reply:
+        if any(t.name == OUTPUT for t in request.tools):
+            return Reply(tool_calls=[Call(OUTPUT, {"status": "ok"})])
+        return Reply(text='{"status": "ok"}')
+
+    plain = ReActAgent("ui", FunctionModel(answer, profile=profile))
+    offering = with_client_tools(plain, [COLOR])
+    model = offering.model
+    assert isinstance(model, FunctionModel)
+    reply = await offering.call("go", Report)
+    request = model.requests[-1]
+    assert {t.name for t in request.tools} == {"pick_color", OUTPUT}
+    assert request.options.response_format is None  # no native format beside tools
+    assert reply.output == Report(status="ok")
+    reply = await plain.call("go", Report)  # the agent alone: no tools, native output
+    request = model.requests[-1]
+    assert not request.tools and request.options.response_format is not None
+    assert reply.output == Report(status="ok")

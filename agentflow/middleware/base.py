@@ -22,7 +22,7 @@ wants to emit go through ``ex.emit``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -114,6 +114,14 @@ class Middleware:
     on a state without an active structured-output tool (``so_tool_active``
     unset), so the agent skips this middleware for such calls (plain text
     calls); ``on_model_error`` runs either way."""
+
+    def declared_tools(self) -> Sequence[ToolSpec]:
+        """The tools this middleware declares for every call (in
+        ``ex.call_tools``, at ``on_call_start``; it answers their calls),
+        known before the call starts: a call that asks for an output counts
+        them among the tools the model is offered when its strategy is
+        chosen (``has_tools``). Default: none."""
+        return ()
 
     async def on_call_start(self, ex: CallExecution) -> None:
         """The call begins (input messages are not yet in ``ex.memory``)."""
