@@ -39,6 +39,7 @@ from agentflow.events import ToolResult
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import Act, Middleware, ModelRequest
 from agentflow.model import ToolSpec
+from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.tools import TOOL_NAME_PATTERN
 
@@ -130,7 +131,11 @@ def _check_parameters(name: str, parameters: Any) -> None:
 class ClientTools(Middleware):
     """Offer ``tools`` (``ClientTool``s, checked with ``check_client_tools``)
     to the model for each call, and end a call whose model called one of them
-    (stop reason ``client_tool_calls``), the call unrun.
+    (stop reason ``client_tool_calls``), the call unrun. A call whose
+    arguments do not match the tool's JSON Schema (checked with
+    ``jsonschema``) never reaches the client: the model reads an error result
+    listing each failing argument and calls again, as with the agent's own
+    tools (bounded by the agent's ``max_iters``).
 
     One instance is made for the calls that offer the same tools (a request's);
     ``with_client_tools`` is the usual way to get an agent that holds one.
@@ -143,6 +148,8 @@ class ClientTools(Middleware):
         self.tools = check_client_tools(tools)
         self.names = frozenset(t.name for t in self.tools)
         self._specs = [t.spec() for t in self.tools]
+        self._validators = {t.name: validator_for(dict(t.parameters))(dict(t.parameters))
+                            for t in self.tools if t.parameters}
 
     def declared_tools(self) -> Sequence[ToolSpec]:
         return self._specs
@@ -159,11 +166,39 @@ class ClientTools(Middleware):
                                     "server's tools; rename one of them")
 
     async def post_reasoning(self, ex: CallExecution, reply: Msg) -> Act | None:
-        waiting = [c for c in reply.tool_uses if c.name in self.names]
-        if not waiting:
+        mine = [c for c in reply.tool_uses if c.name in self.names]
+        if not mine:
             return None
-        return Act({c.id: ToolResultBlock(c.id, CLIENT_PENDING_OUTPUT, True, c.name)
-                    for c in waiting}, tuple(c.id for c in waiting), "client_tool_calls")
+        results: dict[str, ToolResultBlock] = {}
+        waiting: list[str] = []
+        for call in mine:
+            problem = self._invalid(call)
+            if problem is None:  # the client's to run: the call pauses for its result
+                results[call.id] = ToolResultBlock(call.id, CLIENT_PENDING_OUTPUT, True, call.name)
+                waiting.append(call.id)
+            else:  # never sent to the client: the model reads what is wrong and calls again
+                results[call.id] = ToolResultBlock(call.id, problem, True, call.name)
+        return Act(results, tuple(waiting), "client_tool_calls")
+
+    def _invalid(self, call: ToolUseBlock) -> str | None:
+        """What is wrong with ``call``'s arguments against its tool's JSON
+        Schema (``jsonschema``, the schema's own draft), as the error result
+        the model reads (the agent's own tools answer bad arguments the same
+        way); ``None``: valid."""
+        data = dict(call.input)
+        if set(data) == {RAW_ARGUMENTS}:  # not a JSON object at all
+            raw = str(data[RAW_ARGUMENTS])
+            return (f"Invalid arguments for tool {call.name!r}:\n- {RAW_ARGUMENTS}: "
+                    f"{explain_raw(raw)} (got {raw[:200]!r})")
+        validator = self._validators.get(call.name)
+        if validator is None:
+            return None
+        errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path)))
+        if not errors:
+            return None
+        lines = [f"- {'.'.join(map(str, e.path)) or '(root)'}: {e.message[:300]}"
+                 for e in errors[:20]]
+        return f"Invalid arguments for tool {call.name!r}:\n" + "\n".join(lines)
 
 
 def with_client_tools(agent: ReActAgent, tools: Iterable[ClientTool]) -> ReActAgent:

@@ -34,6 +34,7 @@ from agentflow.messages import Msg, ToolResultBlock
 from agentflow.middleware.base import Act, Finish, Middleware, ReasonAgain
 from agentflow.middleware.decisions import merge_decisions
 from agentflow.output.config import OutputConfig
+from agentflow.output.decoding import RAW_ARGUMENTS as RAW
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 
 
@@ -326,3 +327,33 @@ async def test_client_tools_count_as_tools_when_the_strategy_is_chosen() -> None
     request = model.requests[-1]
     assert not request.tools and request.options.response_format is not None
     assert reply.output == Report(status="ok")
+
+
+async def test_a_client_call_with_bad_arguments_is_answered_for_the_model_to_retry() -> None:
+    asked: list[dict[str, str]] = []
+
+    def answer(request: RecordedRequest) -> Reply:
+        done = results_of(request)
+        asked.append(done)
+        if not done:
+            return Reply(tool_calls=[Call("pick_color", {"hint": 3}, id="bad-1"),
+                                     Call("pick_color", {}, id="bad-2"),
+                                     Call("pick_color", {RAW: '{"hint": '}, id="bad-3")])
+        if len(done) == 3:
+            return Reply(tool_calls=[Call("pick_color", {"hint": "warm"}, id="good")])
+        return Reply(text="done")
+
+    agent = with_client_tools(ReActAgent("ui", FunctionModel(answer)), [COLOR])
+    state = AgentState()
+    events = [e async for e in agent.stream("go", state=state)]
+    complete = events[-1]
+    assert complete.stop_reason == "client_tool_calls"
+    errors = asked[1]
+    assert errors["bad-1"] == ("Invalid arguments for tool 'pick_color':\n"
+                               "- hint: 3 is not of type 'string'")
+    assert errors["bad-2"] == ("Invalid arguments for tool 'pick_color':\n"
+                               "- (root): 'hint' is a required property")
+    assert errors["bad-3"].startswith(f"Invalid arguments for tool 'pick_color':\n- {RAW}: ")
+    assert [c.id for c in pending_client_calls(state)] == ["good"]  # only the valid call waits
+    shown = {e.id: e.is_error for e in events if isinstance(e, ToolResult)}
+    assert shown == {"bad-1": True, "bad-2": True, "bad-3": True, "good": True}
