@@ -11,7 +11,7 @@
     await resolve_approvals(agent, state, {call_id: Approve()})
     reply = await agent.call(None, state=state)   # the model sees the outcome
 
-How it works, through the loop's existing seams (no branch in the loop):
+How it works, through the loop's seams (no branch for approvals in the loop):
 ``RequireApproval.post_reasoning`` answers each call that needs approval
 with a placeholder result (``PENDING_OUTPUT``; the other calls of the step
 run as usual), marked waiting (``Act.waiting``), and announces them with an

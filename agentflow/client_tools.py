@@ -12,15 +12,18 @@ come back.
     reply = await agent2.call(None, state=state)   # the model reads "teal"
 
 How it works, through the loop's seams, the way approvals pause a call
-(``agentflow.approvals``; no branch in the loop): ``ClientTools.on_call_start``
-declares the tools for the call (``CallExecution.call_tools``, never the
-agent's toolkit); ``post_reasoning`` answers each call of one with a
-placeholder result (``CLIENT_PENDING_OUTPUT``; the other calls of the step run
-as usual), marked waiting (``Act.waiting``), so after acting the loop ends the
-call with stop reason ``client_tool_calls``. A caller that keeps the conversation (a store) puts the
-client's results in place of the placeholders with ``resolve_client_tools``;
-a caller whose client sends the whole history back (the call id's result in
-it) runs the next call on that history.
+(``agentflow.approvals``; no branch for client tools in the loop):
+``ClientTools.on_call_start`` declares the tools for the call
+(``CallExecution.call_tools``, never the agent's toolkit; ``declared_tools``
+tells the output strategy of the call beforehand); ``post_reasoning`` answers
+each call of one with a placeholder result (``CLIENT_PENDING_OUTPUT``; the
+other calls of the step run as usual), marked waiting (``Act.waiting``), so
+after acting the loop ends the call with stop reason ``client_tool_calls``; a
+call whose arguments do not match the tool's JSON Schema is answered with an
+error for the model instead. A caller that keeps the conversation (a store)
+puts the client's results in place of the placeholders with
+``resolve_client_tools``; a caller whose client sends the whole history back
+(the call id's result in it) runs the next call on that history.
 """
 
 from __future__ import annotations
