@@ -357,3 +357,29 @@ async def test_a_client_call_with_bad_arguments_is_answered_for_the_model_to_ret
     assert [c.id for c in pending_client_calls(state)] == ["good"]  # only the valid call waits
     shown = {e.id: e.is_error for e in events if isinstance(e, ToolResult)}
     assert shown == {"bad-1": True, "bad-2": True, "bad-3": True, "good": True}
+
+
+async def test_a_client_call_beside_the_output_on_the_ui_wires() -> None:
+    import orjson
+
+    from agentflow.web.agui import AGUIEncoder
+    from agentflow.web.aisdk import UIMessageEncoder
+
+    agent = with_client_tools(ReActAgent("ui", FunctionModel(first_then_output(
+        [Call("pick_color", {"hint": "warm"}, id="c-color")])),
+        output=OutputConfig(strategy="tool")), [COLOR])
+    events = await run(agent, AgentState())
+    ui = UIMessageEncoder(client_tools=["pick_color"])
+    agui = AGUIEncoder("t", "r", client_tools=["pick_color"])
+    chunks = [orjson.loads(line[6:]) for e in events for line in ui.encode(e).split(b"\n\n")
+              if line.startswith(b"data: ")]
+    kinds = [c["type"] for c in chunks]
+    assert "tool-output-error" not in kinds and "data-output-error" not in kinds
+    assert [c["toolName"] for c in chunks if c["type"] == "tool-input-available"] == [
+        "pick_color"]  # the output tool's call is not shown as a tool
+    assert chunks[-1]["finishReason"] == "tool-calls"
+    frames = [orjson.loads(line[6:]) for e in events
+              for line in agui.encode(e).split(b"\n\n") if line.startswith(b"data: ")]
+    finished = frames[-1]
+    assert finished["type"] == "RUN_FINISHED" and finished["result"]["error"] is None
+    assert finished["outcome"]["pendingToolCallIds"] == ["c-color"]
