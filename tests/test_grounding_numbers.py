@@ -11,13 +11,17 @@ import unicodedata
 from decimal import Decimal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from agentflow import GroundingError
 from agentflow.grounding.marker import mark_all_strings
 from agentflow.grounding.number_readings import CURRENCY, ISO_4217
 from agentflow.grounding.typed_values import found_in, written_numbers
-from agentflow.output.grammar import substring_grammar
+from agentflow.messages import Msg
+from agentflow.model import GenerateOptions, ResponseFormat
+from agentflow.output.grammar import NoGroundedValueError, substring_grammar
 from agentflow.output.schema import OutputSpec
+from agentflow.providers.local import LocalModel, bundled_available
 
 SEP = {"key_separator": ": ", "item_separator": ", "}
 
@@ -105,3 +109,40 @@ def test_the_grammar_offers_each_reading() -> None:
     for spelled in ('"1234.56"', '"0.03"', '"3"', '"1.234"'):
         assert spelled in text, spelled
     assert '"123456"' not in text
+
+
+class Year(BaseModel):
+    year: int = Field(ge=1990, le=2000)
+    share: float = Field(gt=0, lt=10, multiple_of=0.5)
+
+
+def test_no_fitting_number_names_the_fields_constraints_not_a_pattern() -> None:
+    schema = mark_all_strings(dict(OutputSpec.of(Year).schema_for("local").schema))
+    with pytest.raises(NoGroundedValueError) as raised:
+        substring_grammar(schema, "In 2024 it cost 12.25 (v3.2).", SEP)
+    assert raised.value.fields == ["year", "share"]
+    assert raised.value.reasons == {
+        "year": "no number the document writes satisfies the field's constraints "
+                "(a whole number, minimum 1990, maximum 2000)",
+        "share": "no number the document writes satisfies the field's constraints "
+                 "(more than 0, less than 10, a multiple of 0.5)"}
+    assert "pattern" not in str(raised.value)
+    with pytest.raises(NoGroundedValueError) as raised:
+        substring_grammar(schema, "No figures at all.", SEP)
+    assert raised.value.reasons["year"] == "the document writes no number"
+
+
+def test_the_embedded_model_refuses_before_decoding_saying_why() -> None:
+    if not bundled_available():
+        pytest.skip("the 'local' extra is not installed")
+    schema = OutputSpec.of(Year).schema_for("local").schema
+    rf = ResponseFormat("json_schema", mark_all_strings(dict(schema)),
+                        source="In 2024 it cost 12.5.")
+    with pytest.raises(GroundingError) as raised:
+        LocalModel().build_body([Msg.user("x")], (), GenerateOptions(response_format=rf))
+    message = str(raised.value)
+    assert "year: no number the document writes satisfies the field's constraints" in message
+    assert "minimum 1990, maximum 2000" in message
+    assert "pattern" not in message and "cut" not in message
+    assert raised.value.unfound == [("year", ""), ("share", "")]
+    assert "- year: no number the document writes" in raised.value.detail

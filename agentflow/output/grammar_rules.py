@@ -44,7 +44,7 @@ from agentflow.output.grammar_marks import (
 )
 from agentflow.output.grammar_order import Slot, list_rule, ordered_fields
 from agentflow.output.grammar_places import field_leaf, leaf_places
-from agentflow.output.grammar_typed import TIME, date_literals, number_literals
+from agentflow.output.grammar_typed import TIME, date_literals, number_literals, typed_reason
 from agentflow.output.grammar_values import (
     MAX_CANDIDATES,
     Place,
@@ -88,6 +88,7 @@ class RuleBuilder:
         self.listed: dict[str, list[str]] = {}
         self.path: list[str] = []  # field names down to the node being built
         self.missing: list[str] = []  # fields no value of this source can fill
+        self.reasons: dict[str, str] = {}  # why, for a missing number or date field
         self.sources: set[str] = set()
         self.clean_sources: set[str] = set()  # sources used with clean edges
         self.clean = False  # the node being built says Grounded(clean=True)
@@ -220,6 +221,13 @@ class RuleBuilder:
         numbers (days) the source writes, as JSON (``grammar_typed``);
         ``None`` when it writes none; the node's plain schema when there
         are too many to list (verification decides)."""
+        body = self._typed(node, kind)
+        if body is None:  # said if the field cannot be left out (``missing``)
+            self.reasons[".".join(self.path).replace(".[]", "[]")] = typed_reason(
+                node, kind, self.source)
+        return body
+
+    def _typed(self, node: Mapping[str, Any], kind: str) -> str | None:
         if kind == "number":
             values = number_literals(node, self.source)
             if values is None:
