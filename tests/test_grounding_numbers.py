@@ -6,6 +6,7 @@ value the text does not write."""
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from decimal import Decimal
@@ -14,6 +15,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agentflow import GroundingError
+from agentflow.batch import extract_many
 from agentflow.grounding.marker import mark_all_strings
 from agentflow.grounding.number_readings import CURRENCY, ISO_4217
 from agentflow.grounding.typed_values import found_in, written_numbers
@@ -22,6 +24,7 @@ from agentflow.model import GenerateOptions, ResponseFormat
 from agentflow.output.grammar import NoGroundedValueError, substring_grammar
 from agentflow.output.schema import OutputSpec
 from agentflow.providers.local import LocalModel, bundled_available
+from agentflow.testing import FunctionModel
 
 SEP = {"key_separator": ": ", "item_separator": ", "}
 
@@ -146,3 +149,34 @@ def test_the_embedded_model_refuses_before_decoding_saying_why() -> None:
     assert "pattern" not in message and "cut" not in message
     assert raised.value.unfound == [("year", ""), ("share", "")]
     assert "- year: no number the document writes" in raised.value.detail
+
+
+class Invoice(BaseModel):
+    total: Decimal = Field(ge=0, le=5000)
+    tax: Decimal | None = None
+
+
+def test_a_decimal_is_constrained_like_a_number_never_copied_text() -> None:
+    """pydantic writes a Decimal as ``anyOf [number, string]``; the string
+    branch (exact digits) is offered the document's numbers as JSON strings,
+    within the number branch's bounds, never the document's text."""
+    spec = OutputSpec.of(Invoice)
+    for dialect in ("plain", "openai_strict", "gemini"):  # a mark no vendor sees
+        assert "x-grounded-decimal" not in json.dumps(spec.schema_for(dialect).schema)
+    schema = mark_all_strings(dict(spec.schema_for("local").schema))
+    text = substring_grammar(schema, "Total 1.234,50 EUR, ref 99999, tax 12%", SEP)
+    assert text is not None and "GROUNDED" not in text and "SOURCE" not in text
+    rules = dict(line.split(": ", 1) for line in text.splitlines()[1:])
+    offered = " | ".join(rules.values())
+    for spelled in ('"1234.50"', '"\\"1234.50\\""', '"0.12"', '"\\"0.12\\""'):
+        assert spelled in offered, spelled
+    total = rules[re.search(r'"\\"total\\"" ": " (\w+)', rules[rules["start"]]).group(1)]
+    spelled_total = " | ".join(rules.get(p.strip(), p) for p in total.split(" | "))
+    assert "99999" not in spelled_total  # above the maximum, as a number or a string
+
+
+async def test_a_decimal_from_the_document_is_ok_first_time() -> None:
+    model = FunctionModel(lambda request: '{"total": "1234.50", "tax": "0.12"}')
+    [result] = [r async for r in extract_many(model, ["Total 1.234,50 EUR, tax 12%"], Invoice)]
+    assert result.ok and result.attempts == 1, result.error
+    assert result.output == Invoice(total=Decimal("1234.50"), tax=Decimal("0.12"))

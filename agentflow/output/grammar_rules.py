@@ -22,6 +22,8 @@ from agentflow.output.grammar_marks import (
     _CHUNK,
     _CLEAN,
     _CLEAN_EDGES,
+    _DECIMAL,
+    _DECIMAL_TEXT,
     _EDGES,
     _GROUNDED,
     _LINE,
@@ -218,16 +220,25 @@ class RuleBuilder:
 
     def typed(self, node: Mapping[str, Any], kind: str) -> str | None:
         """The alternatives of a number or date node (``TYPED_KEY``): the
-        numbers (days) the source writes, as JSON (``grammar_typed``);
+        numbers (days) the source writes, as JSON (``grammar_typed``; a
+        ``Decimal``'s string branch, ``DECIMAL_KEY``: the numbers as JSON
+        strings, within its number branch's bounds);
         ``None`` when it writes none; the node's plain schema when there
         are too many to list (verification decides)."""
         body = self._typed(node, kind)
-        if body is None:  # said if the field cannot be left out (``missing``)
+        if body is None and not isinstance(node.get(_DECIMAL), Mapping):  # its number branch says
+            # why, if the field cannot be left out (``missing``)
             self.reasons[".".join(self.path).replace(".[]", "[]")] = typed_reason(
                 node, kind, self.source)
         return body
 
     def _typed(self, node: Mapping[str, Any], kind: str) -> str | None:
+        bounds = node.get(_DECIMAL)
+        if kind == "number" and isinstance(bounds, Mapping):  # a Decimal's string branch
+            values = number_literals({**bounds, "type": "number"}, self.source)
+            if values is None:
+                return self.json(_DECIMAL_TEXT)
+            return " | ".join(_json_literal(v) for v in values) or None
         if kind == "number":
             values = number_literals(node, self.source)
             if values is None:
