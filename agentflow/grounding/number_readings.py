@@ -75,8 +75,10 @@ class."""
 
 _SIGN = "(?P<sign>[-+\u2212])?"
 _CUR = f"[{CURRENCY}]?"
-_START = r"(?:(?<![\w.])|(?<=(?<!\w)[A-Z]{3}))"
-"""A number starts after no word character and no point; or right after
+_START = rf"(?=[-+\u2212{CURRENCY}.\d])(?:(?<![\w.])|(?<=(?<!\w)[A-Z]{{3}}))"
+"""A number starts (with a sign, a currency symbol, a point or a digit:
+the lookahead lets the engine skip other characters fast) after no word
+character and no point; or right after
 three capital letters that start a word (an ISO 4217 code, checked by
 ``_code_ok``)."""
 _SPACES = "\u00a0\u2009\u202f"
@@ -89,11 +91,11 @@ _POINT = re.compile(
 """Point decimal, groups of three by ``,``/``_``/a grouping space; an
 exponent; a leading point."""
 _COMMA = re.compile(
-    rf"(?:(?<![\w.,])|(?<=(?<!\w)[A-Z]{{3}})){_SIGN}{_CUR}"
+    rf"(?=[-+\u2212{CURRENCY}\d])(?:(?<![\w.,])|(?<=(?<!\w)[A-Z]{{3}})){_SIGN}{_CUR}"
     rf"(?P<num>\d{{1,3}}(?:[.{_SPACES}]\d{{3}})+(?:,\d+)?|\d+,\d+)(?![\d_]|[.,]\d)")
 """Comma decimal, groups of three by ``.``/a grouping space."""
 _INDIAN = re.compile(
-    rf"(?:(?<![\w.,])|(?<=(?<!\w)[A-Z]{{3}})){_SIGN}{_CUR}"
+    rf"(?=[-+\u2212{CURRENCY}\d])(?:(?<![\w.,])|(?<=(?<!\w)[A-Z]{{3}})){_SIGN}{_CUR}"
     r"(?P<num>\d{1,2}(?:,\d\d)+,\d{3}(?:\.\d+)?)(?![\d_]|[.,]\d)")
 """Indian grouping: ``12,34,567.89``."""
 
@@ -136,24 +138,23 @@ def _scaled(source: str, end: int, number: Decimal) -> Iterator[Decimal]:
         yield number.scaleb(-3 if after.group("mille") else -2)
 
 
+_AS_POINT = str.maketrans("", "", f",_{_SPACES}")
+_AS_COMMA = str.maketrans({**dict.fromkeys(f".{_SPACES}"), ",": "."})
+_AS_INDIAN = str.maketrans("", "", ",")
+"""Each convention's digits as ``Decimal`` reads them (groups joined, the
+decimal mark a point)."""
+
+
 def readings(source: str) -> Iterator[tuple[int, Decimal]]:
     """``(offset, number)`` for every reading of every number ``source``
     writes (see the module docstring), by convention, not in document order
     (sort by offset for that); a number may come more than once."""
-    for match in _POINT.finditer(source):
-        if not _code_ok(source, match.start()):
-            continue
-        digits = re.sub(f"[,_{_SPACES}]", "", match.group("num"))
-        number = _value(match.group("sign"), digits, match.group("exp"))
-        if number is not None:
-            for n in _scaled(source, match.end(), number):
-                yield match.start("num"), n
-    for pattern, group, point in ((_COMMA, f"[.{_SPACES}]", ","), (_INDIAN, ",", ".")):
+    for pattern, table in ((_POINT, _AS_POINT), (_COMMA, _AS_COMMA), (_INDIAN, _AS_INDIAN)):
         for match in pattern.finditer(source):
             if not _code_ok(source, match.start()):
                 continue
-            digits = re.sub(group, "", match.group("num")).replace(point, ".")
-            number = _value(match.group("sign"), digits)
+            groups = match.groupdict()
+            number = _value(groups["sign"], groups["num"].translate(table), groups.get("exp"))
             if number is not None:
                 for n in _scaled(source, match.end(), number):
                     yield match.start("num"), n
