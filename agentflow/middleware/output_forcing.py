@@ -63,7 +63,8 @@ def missed_output(config: OutputConfig, ex: CallExecution, run: OutputRun, reply
         warn_give_up(ex, "forcing")
         before = ("the model answered with no JSON on the native format, then "
                   if fallback else "the model ")
-        lead = f"{before}did not call {TOOL_NAME} after {ex.force_count} forced retries"
+        lead = (f"{before}did not call {TOOL_NAME} after {ex.force_count} forced "
+                f"retr{'y' if ex.force_count == 1 else 'ies'}")
         ex.output_error = (
             StructuredOutputError(lead, raw_text=reply.text, attempts=ex.usage.requests)
             if run.last_invalid is None else
