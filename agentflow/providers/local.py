@@ -103,7 +103,7 @@ from agentflow._lru import LRU
 from agentflow.errors import GroundingError, InvalidModelError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
-from agentflow.output.grammar import NoGroundedValueError, substring_grammar
+from agentflow.output.grammar import PATTERN_REASON, NoGroundedValueError, substring_grammar
 from agentflow.providers._http import HttpSettings
 from agentflow.providers._local_deadline import DeadlineRule
 from agentflow.providers._local_process import ServerProcess
@@ -439,8 +439,11 @@ class LocalModel(OpenAICompatibleModel):
 
         Raises:
             GroundingError: a required grounded field has a ``pattern`` that
-                nothing in ``rf.source`` matches (``unfound`` names it with an
-                empty value): no output could be right, so no request is made.
+                nothing in ``rf.source`` matches, or a required number (date)
+                field none of whose written numbers (dates) keeps its
+                constraints (``unfound`` names it with an empty value, the
+                message says why): no output could be right, so no request
+                is made.
         """
         if rf.type != "json_schema" or rf.schema is None:
             body["response_format"] = {"type": "json_object"}
@@ -450,12 +453,13 @@ class LocalModel(OpenAICompatibleModel):
             try:
                 grounded = substring_grammar(rf.schema, rf.source, JSON_SEPARATORS, rf.taken)
             except NoGroundedValueError as exc:
-                # no output could be right: say which field, before any decoding
+                # no output could be right: say which field and why, before any decoding
+                cut = any(why == PATTERN_REASON for why in exc.reasons.values())
                 raise GroundingError(
-                    f"{exc}; the document may have been cut before them",
+                    f"{exc}" + ("; the document may have been cut before them" if cut else ""),
                     unfound=[(name, "") for name in exc.fields],
-                    detail="\n".join(f"- {name}: nothing in the document matches its pattern"
-                                      for name in exc.fields)) from None
+                    detail="\n".join(f"- {name}: {why}"
+                                      for name, why in exc.reasons.items())) from None
         body["grammar"] = grounded if grounded is not None else self._grammar(rf.schema)
 
     def _grammar(self, schema: Any) -> str:
