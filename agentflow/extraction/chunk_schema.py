@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from annotated_types import MaxLen, MinLen
+from annotated_types import MaxLen
 from pydantic import BaseModel, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic.version import VERSION as PYDANTIC_VERSION
@@ -18,7 +18,7 @@ from pydantic_core import PydanticUndefined
 
 from agentflow.errors import MergeConflictError, MergeError, UsageError
 from agentflow.extraction.merge import Conflict, is_list_type
-from agentflow.output.list_bounds import field_max_items
+from agentflow.output.list_bounds import field_max_items, without_min_items
 
 __all__ = ["check_items", "partial_model", "validate_merged"]
 
@@ -56,7 +56,7 @@ def partial_model(output: type[BaseModel], items: str | None = None,
         copy = FieldInfo.merge_field_infos(info)
         annotation: Any = info.annotation
         if is_list_type(annotation):  # a chunk may hold none of the items
-            copy.metadata = [m for m in copy.metadata if not isinstance(m, MinLen)]
+            copy.metadata = without_min_items(copy.metadata)
         if name == items and max_items is not None:  # the schema's own bound, if lower, stays
             declared = field_max_items(copy)
             copy.metadata = [*(m for m in copy.metadata if not isinstance(m, MaxLen)),
