@@ -349,10 +349,8 @@ class LocalModel(OpenAICompatibleModel):
             if not self.mmproj.is_file():
                 raise InvalidModelError(f"multimodal projector {str(self.mmproj)!r} does not exist")
             settings["mmproj.path"] = str(self.mmproj)
-        try:  # blocks until loaded and listening (~2 s)
-            self._server = ServerProcess(settings, environment={"OMP_WAIT_POLICY": THREAD_WAIT})
-        except InvalidModelError as exc:
-            raise InvalidModelError(f"llama.cpp could not load {weights}: {exc}") from exc
+        # blocks until loaded and listening (~2 s); an error names the file and the cause
+        self._server = ServerProcess(settings, environment={"OMP_WAIT_POLICY": THREAD_WAIT})
         self._http.base_url = f"{self._server.address.rstrip('/')}/v1"
 
     def _stop_server(self) -> None:
