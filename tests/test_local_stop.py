@@ -117,7 +117,7 @@ def test_a_server_that_cannot_load_is_a_clear_error(tmp_path: Path) -> None:
     assert message == (f"llama.cpp could not load {str(bad)!r}: gguf_init_from_reader: "
                        "invalid magic characters: 'not ', expected 'GGUF'")
     assert model._server is None
-    with pytest.raises(InvalidModelError, match="^llama.cpp could not start: .*no_such_setting"):
+    with pytest.raises(InvalidModelError, match=r"^llama\.cpp could not start: .*no_such_setting"):
         ServerProcess({"no_such_setting": 1})
 
 
