@@ -251,6 +251,7 @@ class LocalModel(OpenAICompatibleModel):
     Raises (at the first request):
         InvalidModelError: the ``local`` extra is missing, or the GGUF file does
             not exist or cannot be loaded.
+        ModelClosedError: a request after ``aclose()``.
     """
 
     vendor: ClassVar[str] = "local"
@@ -321,9 +322,16 @@ class LocalModel(OpenAICompatibleModel):
         return path
 
     def _ensure_server(self) -> None:
-        """Start llama.cpp's server on 127.0.0.1 (a free port) if not running."""
+        """Start llama.cpp's server on 127.0.0.1 (a free port) if not running.
+
+        Raises:
+            ModelClosedError: the model was closed (``aclose``): no server is
+                started again.
+            InvalidModelError: as the class says.
+        """
         if self._server is not None:
             return
+        self._http.check_open()
         try:
             import xllamacpp  # type: ignore[import-untyped]  # noqa: F401  # no py.typed
         except ImportError as exc:
@@ -369,7 +377,8 @@ class LocalModel(OpenAICompatibleModel):
     async def aclose(self) -> None:
         """Close the HTTP session (a reply still being read fails with a
         connection error), then end the server's process (idempotent;
-        ``_local_process``: it cannot hang)."""
+        ``_local_process``: it cannot hang). For good: a later request raises
+        ``ModelClosedError`` rather than start another server."""
         await super().aclose()
         self._stop_server()
 
