@@ -75,6 +75,16 @@ async def test_an_agent_closed_by_its_async_with_block_says_its_model_is_closed(
             await agent.call("hi")
 
 
+async def test_a_closed_model_makes_no_batch_api_client() -> None:
+    """A vendor batch API's clients are siblings of the model's: a closed
+    model makes none (``extract_many(mode="batch")`` fails at its start)."""
+    model = OpenAIChatModel("gpt-4o-mini", base_url="http://127.0.0.1:9/v1", api_key="k")
+    await model.batch_api().aclose()  # while open: made and closed on its own
+    await model.aclose()
+    with pytest.raises(ModelClosedError, match="openai:gpt-4o-mini"):
+        model.batch_api()
+
+
 def test_closed_on_one_loop_is_closed_on_every_loop() -> None:
     """A model reused across loops (``asyncio.run`` twice) keeps a session per
     loop: closing it on one closes it for all, and no later loop opens one."""

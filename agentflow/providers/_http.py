@@ -211,7 +211,13 @@ class HttpClient:
         """A client to the same API root with the same headers, error mapping and
         settings, its own session, and ``governor`` (default: none). For
         traffic the live rate limits do not count (vendor batch APIs: file
-        uploads and polls must not be admitted as model requests)."""
+        uploads and polls must not be admitted as model requests).
+
+        Raises:
+            ModelClosedError: this client was closed (a closed model makes no
+                new clients either).
+        """
+        self.check_open()
         clone = HttpClient(self.base_url, headers=self._headers, vendor=self.vendor,
                            error_mapper=self._map_error, settings=self.settings,
                            body_error=self._body_error, governor=governor,
