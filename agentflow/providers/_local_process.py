@@ -126,9 +126,10 @@ class ServerProcess:
     def _fail(self, settings: dict[str, Any], failure: str,
               exc: BaseException | None = None) -> NoReturn:
         """Stop the child and raise one ``InvalidModelError`` naming the model
-        file and the cause: llama.cpp's first logged error (``failure``, what
-        went wrong between the processes, after it in brackets when it says
-        more than that the server did not start), else ``failure``."""
+        file and the cause: llama.cpp's first logged error, followed by
+        ``failure`` (what this process saw) in brackets when it came from
+        ``exc`` (the child ended or said nothing in time); ``failure`` alone
+        when llama.cpp logged no error."""
         self.stop()
         logged = self._log.first_error(STOP_WAIT)
         cause = failure if logged is None else (
