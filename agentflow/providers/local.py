@@ -251,6 +251,7 @@ class LocalModel(OpenAICompatibleModel):
     Raises (at the first request):
         InvalidModelError: the ``local`` extra is missing, or the GGUF file does
             not exist or cannot be loaded.
+        ModelClosedError: a request after ``aclose()``.
     """
 
     vendor: ClassVar[str] = "local"
@@ -321,9 +322,16 @@ class LocalModel(OpenAICompatibleModel):
         return path
 
     def _ensure_server(self) -> None:
-        """Start llama.cpp's server on 127.0.0.1 (a free port) if not running."""
+        """Start llama.cpp's server on 127.0.0.1 (a free port) if not running.
+
+        Raises:
+            ModelClosedError: the model was closed (``aclose``): no server is
+                started again.
+            InvalidModelError: as the class says.
+        """
         if self._server is not None:
             return
+        self._http.check_open()
         try:
             import xllamacpp  # type: ignore[import-untyped]  # noqa: F401  # no py.typed
         except ImportError as exc:
@@ -349,10 +357,8 @@ class LocalModel(OpenAICompatibleModel):
             if not self.mmproj.is_file():
                 raise InvalidModelError(f"multimodal projector {str(self.mmproj)!r} does not exist")
             settings["mmproj.path"] = str(self.mmproj)
-        try:  # blocks until loaded and listening (~2 s)
-            self._server = ServerProcess(settings, environment={"OMP_WAIT_POLICY": THREAD_WAIT})
-        except InvalidModelError as exc:
-            raise InvalidModelError(f"llama.cpp could not load {weights}: {exc}") from exc
+        # blocks until loaded and listening (~2 s); an error names the file and the cause
+        self._server = ServerProcess(settings, environment={"OMP_WAIT_POLICY": THREAD_WAIT})
         self._http.base_url = f"{self._server.address.rstrip('/')}/v1"
 
     def _stop_server(self) -> None:
@@ -371,7 +377,8 @@ class LocalModel(OpenAICompatibleModel):
     async def aclose(self) -> None:
         """Close the HTTP session (a reply still being read fails with a
         connection error), then end the server's process (idempotent;
-        ``_local_process``: it cannot hang)."""
+        ``_local_process``: it cannot hang). For good: a later request raises
+        ``ModelClosedError`` rather than start another server."""
         await super().aclose()
         self._stop_server()
 
