@@ -417,22 +417,22 @@ def read_output_dir(path: str | os.PathLike[str]) -> OutputDir:
     files = []
     for file in sorted(root.glob("*.jsonl")) if root.is_dir() else ():
         files.append((str(file), file.stat().st_size))
-        for ok, record in _ok_records(file):
-            if ok:
-                held.done.setdefault(record["id"], None)
-            schema = record.get("schema")
-            if isinstance(schema, str):
-                held.schemas[schema] = held.schemas.get(schema, 0) + 1
+        _read_done(file, held.done, held.schemas)
     held.files = tuple(files)
     return held
 
 
-def _ok_records(file: Path) -> Iterator[tuple[bool, dict[str, Any]]]:
-    """``(ok, record)`` of each record of ``file`` (``read_records``)."""
+def _read_done(file: Path, done: SeenIds, schemas: dict[str, int] | None = None) -> None:
+    """Add the id of each ok record of ``file`` (``read_records``) to ``done``
+    and, with ``schemas``, count each record's schema fingerprint there."""
     from agentflow.extraction.outfile import read_records
 
     for _, record in read_records(file):
-        yield record.get("ok") is True, record
+        if record.get("ok") is True:
+            done.setdefault(record["id"], None)
+        schema = record.get("schema")
+        if schemas is not None and isinstance(schema, str):
+            schemas[schema] = schemas.get(schema, 0) + 1
 
 
 @dataclass(frozen=True)
@@ -469,9 +469,7 @@ def _done_in(files: tuple[tuple[str, int], ...]) -> SeenIds:
         _DONE.clear()
         done = _DONE[files] = SeenIds()
         for name, _ in files:
-            for ok, record in _ok_records(Path(name)):
-                if ok:
-                    done.setdefault(record["id"], None)
+            _read_done(Path(name), done)
     return done
 
 

@@ -105,6 +105,67 @@ def test_a_model_that_allows_extra_keys_keeps_them() -> None:
     assert checked.value.tag == "x"
 
 
+def test_a_model_that_sets_extra_itself_is_validated_as_it_says_at_its_depth() -> None:
+    """Only a model that leaves ``extra`` unset is strict in an example; an
+    explicit ``extra="ignore"`` drops the key, ``"allow"`` keeps it, each at
+    its own depth (a nested default model is still strict)."""
+    class Tolerant(BaseModel, extra="ignore"):
+        name: str
+
+    class Strict(BaseModel):
+        name: str
+
+    class Team(BaseModel):
+        lead: Tolerant
+        members: list[Tolerant | None] = []
+        deputy: Strict | None = None
+        by_role: dict[str, Tolerant] = {}
+
+    data = {"lead": {"name": "Ada", "note": "x"}, "members": [{"name": "Bob", "age": 3}],
+            "by_role": {"chair": {"name": "Cy", "seat": 1}}}
+    (checked,) = check_examples([Example("Ada Bob Cy", data)], Team)
+    assert checked.value.lead == Tolerant(name="Ada")
+    assert checked.value.by_role["chair"] == Tolerant(name="Cy")
+    with pytest.raises(InvalidExampleError, match=r"deputy\.nmae: Extra inputs") as raised:
+        check_examples([Example("Ada Cy", {"lead": {"name": "Ada"},
+                                           "deputy": {"name": "Cy", "nmae": "Cy"}})], Team)
+    assert "lead" not in str(raised.value)
+    with pytest.raises(InvalidExampleError, match=r"examples\[0\]: .*tema: Extra inputs"):
+        check_examples([Example("Ada", {"lead": {"name": "Ada"}, "tema": 1})], Team)
+
+    class Inherits(Tolerant):  # a base class's explicit config counts
+        pass
+
+    (kept,) = check_examples([Example("Ada", {"name": "Ada", "x": 1})], Inherits)
+    assert kept.value == Inherits(name="Ada")
+
+
+def test_an_examples_numbers_and_dates_must_be_written_in_its_text() -> None:
+    """Under a ground default an example is held to what documents are: a
+    number or date its text does not write teaches the model to invent one."""
+    import datetime as dt
+
+    from agentflow import Derived
+
+    class Release(BaseModel):
+        name: str
+        year: int
+        day: dt.date | None = None
+        pages: Annotated[int, Derived()] = 0  # computed: never checked
+
+    text = "Cryptix 3 (released 5 March 2024), 1,200 downloads in 2024"
+    ok = Example(text, {"name": "Cryptix", "year": 2024, "day": "2024-03-05", "pages": 7})
+    assert check_examples([ok], Release, Grounded())[0].value.pages == 7
+    invented = Example(text, {"name": "Cryptix", "year": 1999, "day": "2024-03-06"})
+    with pytest.raises(InvalidExampleError) as raised:
+        check_examples([ok, invented], Release, Grounded())
+    message = str(raised.value)
+    assert message.startswith("examples[1]: ")
+    assert "year=1999 is not written in the example's text" in message
+    assert "day=2024-03-06 is not written in the example's text" in message
+    assert check_examples([invented], Release)  # no ground default: nothing to hold it to
+
+
 def test_an_instance_is_read_by_its_fields_whatever_its_dump_looks_like() -> None:
     """Computed fields, a serialization alias unlike the validation alias, an
     excluded field and a root model: a valid instance is a valid example."""

@@ -23,6 +23,7 @@ from agentflow import (
     Example,
     Grounded,
     InvalidModelError,
+    ModelClosedError,
     ReActAgent,
 )
 from agentflow.batch import extract_many
@@ -223,8 +224,6 @@ async def test_end_to_end_extraction_on_the_embedded_model(local_model: LocalMod
     assert complete.spans and complete.validation_retries == 0  # no retry was needed
     for path, [(start, end)] in complete.spans.items():
         assert SPECIAL[start:end] == getattr(complete.output, path)
-    await local_model.aclose()
-    assert local_model._server is None
 
 
 async def test_the_templates_show_examples_as_turns(local_model: LocalModel) -> None:
@@ -600,3 +599,12 @@ async def test_closing_with_every_slot_busy_stops_the_server() -> None:
     assert model._server is None and not server.running
     outcomes = await asyncio.gather(*tasks, return_exceptions=True)
     assert all(o is None or isinstance(o, Exception) for o in outcomes)
+    # closed for good: no second server is started behind the caller's back
+    with pytest.raises(ModelClosedError, match="local:gemma3-270m") as caught:
+        await model.count_tokens("a cat")
+    assert caught.value.model == "local:gemma3-270m"
+    with pytest.raises(ModelClosedError):
+        async for _ in model.stream([Msg.user("hi")], (), GenerateOptions()):
+            pass
+    assert model._server is None
+    await model.aclose()  # idempotent

@@ -136,6 +136,7 @@ def test_a_loop_closed_without_shutdown_is_released_without_touching_it(
     loop.close()
     assert open_client_sockets(port) == 0
 
+    model = OpenAIChatModel("gpt-4o-mini", base_url=url, api_key="k", settings=FAST)
     bare = asyncio.new_event_loop()  # no aclose, no shutdown_asyncgens: nothing can run on it
     assert bare.run_until_complete(generate(model, [Msg.user("hi")])).message.text == "hi"
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import anyio
 import orjson
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, field_validator
 
 from agentflow import (
     AgentState,
@@ -257,6 +257,57 @@ async def test_rule3_text_that_already_validates_is_accepted_without_retry() -> 
     reply, events = await run(ReActAgent("a", model))
     assert reply.output == Contact(**OK)
     assert of_type(events, OutputRetry) == [] and len(model.requests) == 1
+
+
+class Aged(BaseModel):
+    name: str
+    age: int = Field(ge=0, le=150)
+
+
+async def test_rule3_give_up_says_what_was_wrong_with_the_outputs_it_saw() -> None:
+    """A model that answers with an output that fails validation, as text or
+    as the tool's arguments, then never calls the tool again: the give-up
+    names the failing field, not only the missing call."""
+    bad = '{"name": "Ann", "age": 200}'
+    model = ScriptedModel([bad] * 4, profile=SPECIFIC)
+    reply, _ = await run(ReActAgent("a", model), output=Aged)
+    with pytest.raises(StructuredOutputValidationError) as info:
+        _ = reply.output
+    message = str(info.value)
+    assert f"did not call {GR} after 3 forced retries" in message
+    assert "age: Input should be less than or equal to 150" in message
+    assert info.value.errors[0]["loc"] == ("age",) and info.value.attempts == 4
+    # the tool called with bad arguments, then prose to the end
+    called = Reply(tool_calls=[Call(GR, {"name": "Ann", "age": -1})])
+    model = ScriptedModel([called, "no", "still no", "nope", "final"], profile=SPECIFIC)
+    reply, _ = await run(ReActAgent("a", model), output=Aged)
+    with pytest.raises(StructuredOutputValidationError, match=r"age: Input should be greater"):
+        _ = reply.output
+
+
+async def test_rule3_give_up_detail_is_cut_and_masks_secrets() -> None:
+    from agentflow._secrets import register_secret
+
+    secret = "sk-test-" + "Q7x" * 8
+    register_secret(secret)
+
+    class Wide(BaseModel):
+        token: str
+        values: list[int]
+
+        @field_validator("token")
+        @classmethod
+        def no_keys(cls, v: str) -> str:
+            raise ValueError(f"looks like a key: {v}")
+
+    wide = orjson.dumps({"token": secret, "values": ["x"] * 400}).decode()
+    reply, _ = await run(ReActAgent("a", ScriptedModel([wide] * 4, profile=SPECIFIC)),
+                         output=Wide)
+    with pytest.raises(StructuredOutputValidationError) as info:
+        _ = reply.output
+    message = str(info.value)
+    assert secret not in message and "looks like a key: ***" in message
+    assert len(message) < 2300 and message.rstrip().endswith("more lines)")
 
 
 async def test_rule3_give_up_after_max_forcing(caplog: pytest.LogCaptureFixture) -> None:

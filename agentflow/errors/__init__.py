@@ -15,6 +15,7 @@ The tree::
     │   │   ├── MediaTypeError            image/document bytes of an unknown or mismatched type
     │   │   └── UnsupportedInputError     a block the model's profile refuses (.model, .modality)
     │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
+    │   ├── ModelClosedError              a model used after its aclose() (.model)
     │   ├── InvalidStateError             AgentState JSON that is malformed or inconsistent
     │   ├── InvalidRecordError            an extraction record / results file that cannot be read
     │   ├── InvalidExampleError           a few-shot example that does not fit the output type
@@ -145,6 +146,7 @@ from agentflow.errors._usage import (
     InvalidRecordError,
     InvalidStateError,
     MediaTypeError,
+    ModelClosedError,
     SchemaError,
     ToolDefinitionError,
     ToolNameError,
@@ -185,6 +187,7 @@ __all__ = [
     "MediaTypeError",
     "MergeConflictError",
     "MergeError",
+    "ModelClosedError",
     "ModelRetry",
     "MultipleStructuredOutputsError",
     "NoTextLayerError",

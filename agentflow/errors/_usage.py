@@ -14,6 +14,7 @@ __all__ = [
     "InvalidRecordError",
     "InvalidStateError",
     "MediaTypeError",
+    "ModelClosedError",
     "SchemaError",
     "ToolDefinitionError",
     "ToolNameError",
@@ -73,6 +74,21 @@ class UnsupportedInputError(InvalidInputError):
 class InvalidModelError(UsageError, TypeError):
     """The model given to an agent is neither a ``ChatModel`` nor a known
     ``"vendor:model"`` string."""
+
+
+class ModelClosedError(UsageError, RuntimeError):
+    """A model was used after ``aclose()`` (its own, its agent's, or the end
+    of its ``async with`` block). A closed model opens no new HTTP session
+    and starts no new embedded server, as a closed httpx or aiohttp client
+    refuses requests: make a new model for more requests.
+
+    Attributes:
+        model: the model, as ``"vendor:model"``.
+    """
+
+    def __init__(self, message: str, *, model: str) -> None:
+        super().__init__(message)
+        self.model = model
 
 
 class InvalidStateError(UsageError, ValueError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from annotated_types import MaxLen, MinLen
+from annotated_types import MaxLen
 from pydantic import BaseModel, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic.version import VERSION as PYDANTIC_VERSION
@@ -18,6 +18,7 @@ from pydantic_core import PydanticUndefined
 
 from agentflow.errors import MergeConflictError, MergeError, UsageError
 from agentflow.extraction.merge import Conflict, is_list_type
+from agentflow.output.list_bounds import field_max_items, without_min_items
 
 __all__ = ["check_items", "partial_model", "validate_merged"]
 
@@ -55,11 +56,11 @@ def partial_model(output: type[BaseModel], items: str | None = None,
         copy = FieldInfo.merge_field_infos(info)
         annotation: Any = info.annotation
         if is_list_type(annotation):  # a chunk may hold none of the items
-            copy.metadata = [m for m in copy.metadata if not isinstance(m, MinLen)]
+            copy.metadata = without_min_items(copy.metadata)
         if name == items and max_items is not None:  # the schema's own bound, if lower, stays
-            declared = [m.max_length for m in copy.metadata if isinstance(m, MaxLen)]
+            declared = field_max_items(copy)
             copy.metadata = [*(m for m in copy.metadata if not isinstance(m, MaxLen)),
-                             MaxLen(min([max_items, *declared]))]
+                             MaxLen(max_items if declared is None else min(max_items, declared))]
         if info.is_required() and is_list_type(annotation):
             copy.default = PydanticUndefined
             copy.default_factory = list

@@ -55,11 +55,11 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from annotated_types import MaxLen
 from pydantic import BaseModel
 
 from agentflow.grounding.locators import Locator
 from agentflow.grounding.typed_values import found_in
+from agentflow.output.list_bounds import field_max_items
 
 __all__ = ["ABSENT", "DISAGREES", "DOUBTED", "DOUBT_BELOW", "GROUNDED", "HELD", "REVIEW_BELOW",
            "UNCHECKED", "UNLOCATED_NULL", "field_confidence", "needs_review"]
@@ -116,10 +116,11 @@ def field_confidence(
     found: dict[str, float] = {}
     ungrounded: list[str] = []
     rules = locators or {}
+    fields = type(output).model_fields if isinstance(output, BaseModel) else {}
     for name, value in _dump(output).items():
         rule = rules.get(name)
         if rule is not None:
-            found[name] = _located(rule, value, source, _max_items(output, name))
+            found[name] = _located(rule, value, source, field_max_items(fields.get(name)))
             continue
         if name in held:
             found[name] = HELD
@@ -157,15 +158,6 @@ def _with_tokens(score: float, p: float) -> float:
     if score in (GROUNDED, UNLOCATED_NULL) and p < DOUBT_BELOW:
         return DOUBTED
     return score
-
-
-def _max_items(output: Any, name: str) -> int | None:
-    """The ``max_length`` of list field ``name`` of a pydantic ``output``, or ``None``."""
-    info = type(output).model_fields.get(name) if isinstance(output, BaseModel) else None
-    if info is None:
-        return None
-    bounds = [m.max_length for m in info.metadata if isinstance(m, MaxLen)]
-    return min(bounds) if bounds else None
 
 
 def _located(rule: Locator, value: Any, source: str, max_items: int | None = None,

@@ -37,7 +37,6 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any, Literal, get_args, get_origin
 
-from annotated_types import MaxLen
 from pydantic import BaseModel
 
 from agentflow.grounding import Grounded
@@ -54,6 +53,7 @@ from agentflow.grounding.values import (
     _unwrap,
 )
 from agentflow.output.grammar_values import item_places, places
+from agentflow.output.list_bounds import field_max_items
 
 __all__ = ["held_fields"]
 
@@ -122,7 +122,7 @@ def held_fields(output_type: Any, output: Any, source: str,
             own = item_marks or marks
             if (own and own[-1].whole_items and _is_text(item_tp)
                     and isinstance(value, list | tuple)):
-                cap = next((m.max_length for m in info.metadata if isinstance(m, MaxLen)), None)
+                cap = field_max_items(info)
                 pattern = _annotated_pattern(item) or None
                 if _all_items(name, value, own[-1], pattern, cap, source, spans):
                     held.add(name)

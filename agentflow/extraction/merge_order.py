@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from annotated_types import MaxLen
 from pydantic import BaseModel
+
+from agentflow.output.list_bounds import field_max_items
 
 __all__ = ["document_order", "list_index", "resolve_ref"]
 
@@ -33,14 +34,6 @@ def resolve_ref(node: Any, root: Mapping[str, Any]) -> Any:
     return node
 
 
-def _max_items(output: type[BaseModel], name: str) -> int | None:
-    """The ``max_length`` of the top-level list field ``name`` of ``output``
-    (its ``MaxLen`` metadata, as ``Field(max_length=...)`` declares it)."""
-    info = output.model_fields.get(name)
-    bounds = [m.max_length for m in (info.metadata if info else ()) if isinstance(m, MaxLen)]
-    return min(bounds) if bounds else None
-
-
 def document_order(output: type[BaseModel], data: dict[str, Any], spans: Spans,
                    names: Sequence[str]) -> None:
     """Put the items of each list field ``names`` of merged ``data`` (several
@@ -58,7 +51,7 @@ def document_order(output: type[BaseModel], data: dict[str, Any], spans: Spans,
             if i is not None and ranges:
                 starts[i] = min(starts.get(i, ranges[0][0]), *(s for s, _ in ranges))
         order = sorted(range(len(values)), key=lambda i: (starts.get(i, -1), i))
-        high = _max_items(output, name)
+        high = field_max_items(output.model_fields.get(name))
         if high is not None:
             order = order[:high]
         moved = {old: new for new, old in enumerate(order)}

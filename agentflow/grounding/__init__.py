@@ -25,7 +25,9 @@ an empty grounded string is refused ("empty text"). The default also holds
 every number leaf (``int``, ``float``, ``Decimal``) and date leaf (``date``,
 ``datetime``) to the numbers and days the source writes, read by value
 (``agentflow.grounding.typed_values``: ``1,200`` is 1200, ``5 March 2024``
-is 2024-03-05): the grammar of a model that takes one offers only those
+is 2024-03-05; a number in any convention the text allows,
+``agentflow.grounding.number_readings``: ``1.234,56``, ``1.5e3``, ``12%``
+as 12 or 0.12, ``USD1,234``): the grammar of a model that takes one offers only those
 (``marker.TYPED_KEY``), and any other value is refused ("1994 is not written
 in the document"). A field marked ``Derived()`` opts out of both.
 

@@ -12,7 +12,7 @@ from typing import Any
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator, clean_edges
 from agentflow.grounding.marker import CLEAN_KEY, LINE_KEY
-from agentflow.output.dialects import LOCAL_MAX_ITEMS
+from agentflow.output.list_bounds import schema_max_items
 
 __all__ = ["apply_locators"]
 
@@ -65,16 +65,15 @@ def _offer(node: Mapping[str, Any], values: list[Any], many: bool,
             return None
         if items.get(CLEAN_KEY) is True:
             values = [_clean_all(v) if isinstance(v, list) else v for v in _clean_all(values)]
-        high = node.get("maxItems")
+        high = schema_max_items(node)
         low = int(node.get("minItems", 0))
         if values and all(isinstance(v, list) for v in values):
-            if isinstance(high, int) and high != LOCAL_MAX_ITEMS:
+            if high is not None:
                 values = [v[:high] for v in values]
             values = [v for v in values if len(v) >= low]
             return {**node, VALUES_KEY: values} if values else None  # one block's items
-        if isinstance(high, int) and high != LOCAL_MAX_ITEMS:  # the schema's own bound
-            values = values[:high]  # (the local dialect's bound only keeps a reply finite:
-        # a list of located items is finite as it is)
+        if high is not None:  # the schema's own bound (the local dialect's only keeps
+            values = values[:high]  # a reply finite: a list of located items is finite as it is)
         if len(values) < low:
             return None
         return {**node, VALUES_KEY: values}  # exactly these items, in document order

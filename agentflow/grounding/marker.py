@@ -13,6 +13,7 @@ from agentflow.errors import SchemaError
 __all__ = [
     "AFTER_KEY",
     "CLEAN_KEY",
+    "DECIMAL_KEY",
     "DERIVED_KEY",
     "GROUNDED_KEY",
     "LINE_KEY",
@@ -73,6 +74,15 @@ its value must be a number (a date) the source writes, read by value
 (``agentflow.grounding.typed_values``). The grammar of a model that takes
 one offers only those; verification checks every model's. Kept by the
 ``local`` dialect, dropped by every other."""
+
+DECIMAL_KEY = "x-grounded-decimal"
+"""JSON Schema keyword on the string branch of a ``Decimal`` (pydantic
+writes ``anyOf [number, string]``; ``agentflow.output.schema_generator``
+adds it): the constraints of the number branch beside it (``{}`` when
+none). The ``ground=`` default reads that branch as a number
+(``typed_kind``): the grammar offers the numbers the source writes, as JSON
+strings (``"1234.50"``), never copied text. Kept by the ``local`` dialect,
+dropped by every other."""
 
 TYPED = ("number", "date", "date-time")
 """Every value of ``TYPED_KEY``."""
@@ -240,14 +250,17 @@ def _kinds(node: Mapping[str, Any]) -> set[str]:
 def typed_kind(node: Mapping[str, Any]) -> str | None:
     """``TYPED_KEY``'s value for a schema node the ``ground=`` default reads
     by value: ``"number"`` (``type`` ``integer``/``number``, alone or with
-    ``null``), ``"date"`` / ``"date-time"`` (a string of that ``format``);
-    ``None`` for any other node (a choice: ``enum``/``const``; a node a
-    ``Grounded()`` marker already marked)."""
+    ``null``; a ``Decimal``'s string branch: ``DECIMAL_KEY``), ``"date"`` /
+    ``"date-time"`` (a string of that ``format``); ``None`` for any other
+    node (a choice: ``enum``/``const``; a node a ``Grounded()`` marker
+    already marked)."""
     if "enum" in node or "const" in node or node.get(GROUNDED_KEY) in MARKS:
         return None
     kinds = _kinds(node) - {"null"}
     if kinds and kinds <= {"integer", "number"}:
         return "number"
+    if kinds == {"string"} and isinstance(node.get(DECIMAL_KEY), Mapping):
+        return "number"  # a Decimal written as a string: still a number
     fmt = node.get("format")
     if kinds == {"string"} and fmt in ("date", "date-time"):
         return str(fmt)

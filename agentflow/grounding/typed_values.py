@@ -6,12 +6,13 @@ numbers, dates and choices are normalised by the model (``1,200`` read as
 ``1200``, ``5 March 2024`` as ``2024-03-05``), so they are checked by value:
 
 * a number (``int``, ``float``, ``Decimal``; never a ``bool``) is found when
-  the document writes a number equal to it, thousands separators (``,``,
-  ``_``, a thin, narrow or no-break space between digit groups) ignored, a
-  minus sign either ``-`` or ``−`` (U+2212, typeset text's); a plain space
-  never joins digit groups (``80 443 8080`` is three numbers, never 80443);
-  a number is never read out of a word or a dotted version (``x86``,
-  ``1.5.2``: no number; ``1995-2005``: 1995 and 2005);
+  it equals any reading of a number the document writes
+  (``agentflow.grounding.number_readings``: ``1,234.50``, ``1.234,56``,
+  ``1 234,56`` with a no-break space, ``1.5e3``, ``.5``, ``USD1,234``,
+  ``€12``; ``12%`` reads 12 and 0.12; ``1,234`` reads 1234 and 1.234);
+  a plain space never joins digit groups (``80 443 8080`` is three numbers,
+  never 80443); a number is never read out of a word or a dotted version
+  (``x86``, ``1.5.2``: no number; ``1995-2005``: 1995 and 2005);
 * a date (``date``; a ``datetime`` by its date) when the document writes the
   same day as ``2024-03-05``, ``5 March 2024``, ``March 5, 2024``, ``5 Mar
   2024``, ``05.03.2024`` or ``03/05/2024`` (either order of day and month),
@@ -32,13 +33,10 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any
 
+from agentflow.grounding.number_readings import readings
+
 __all__ = ["found_in", "written_dates", "written_numbers"]
 
-_GROUP = "[,_\u00a0\u2009\u202f]"
-"""What may join digit groups: never a plain space, which separates numbers
-as often as it groups digits."""
-_NUMBER = re.compile(rf"(?<![\w.])[-+\u2212]?\d{{1,3}}(?:{_GROUP}\d{{3}})+(?:\.\d+)?(?![\d_]|\.\d)"
-                     r"|(?<![\w.])[-+\u2212]?\d+(?:\.\d+)?(?![\d_]|\.\d)")
 _MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august",
                 "september", "october", "november", "december"]
 _MONTH = r"(?P<mon>[A-Za-z]{3,9})\.?"
@@ -87,17 +85,10 @@ def written_numbers(source: str) -> list[Decimal]:
 
 @lru_cache(maxsize=16)  # a record's values are checked against one text: read it once
 def _numbers(source: str) -> dict[Decimal, None]:
-    """The numbers ``source`` writes, in document order, each once by value."""
-    found: dict[Decimal, None] = {}
-    for match in _NUMBER.finditer(source):
-        digits = re.sub(_GROUP, "", match.group(0)).replace("\u2212", "-")
-        try:
-            number = Decimal(digits)
-        except InvalidOperation:
-            continue
-        if number.is_finite() and number not in found:
-            found[number] = None
-    return found
+    """The numbers ``source`` writes (every reading), in document order,
+    each once by value."""
+    placed = sorted(readings(source), key=lambda r: r[0])  # stable: a convention's order kept
+    return dict.fromkeys(number for _, number in placed)
 
 
 def _month(word: str) -> int | None:

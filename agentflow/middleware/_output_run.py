@@ -43,6 +43,9 @@ class OutputRun:
     """Spans of ``source`` an earlier extraction pass took as list items
     (``output_answers.taken_of``; worked out once per call)."""
     discards: int = 0
+    last_invalid: Exception | None = None
+    """The last output of the call that failed its checks (a tool call's
+    arguments or a reply text that held one): a give-up says what was wrong."""
     examples: list[Msg] = field(default_factory=list)
     """The few-shot example messages put before the call's input in each request."""
     locators: dict[str, Any] = field(default_factory=dict)

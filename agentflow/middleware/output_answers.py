@@ -27,6 +27,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import ValidationError
 
+from agentflow._secrets import mask_secrets
 from agentflow.errors import (
     DegenerateOutputError,
     GroundingError,
@@ -64,6 +65,7 @@ __all__ = [
     "end_strategy",
     "error_result",
     "filtered",
+    "gave_up_invalid",
     "hold_output",
     "mark_attempt",
     "reject_call",
@@ -249,6 +251,7 @@ def reject_call(
     detail = _detail(exc)
     policy = config.on_invalid
     raw = orjson.dumps(dict(call.input)).decode()
+    run.last_invalid = exc
     if policy == "raise":
         raise _final(exc, ex, raw) or StructuredOutputValidationError(
             f"the output failed validation (on_invalid='raise'):\n{detail}",
@@ -326,6 +329,7 @@ def reject_text(
 ) -> Decision:
     """A text output that failed: ask again with the errors, or give up."""
     detail = _detail(exc)
+    run.last_invalid = exc
     if config.on_invalid == "raise":
         raise _final(exc, ex, reply.text) or StructuredOutputValidationError(
             f"the output failed validation (on_invalid='raise'):\n{detail}",
@@ -399,6 +403,28 @@ def warn_give_up(ex: CallExecution, reason: str) -> None:
         agent=ex.agent_name,
         agent_id=ex.agent_id,
     )
+
+
+MAX_DETAIL_CHARS = 2000
+"""Longest validation detail a give-up message quotes (characters; cut at a
+line's end, the rest counted)."""
+
+
+def gave_up_invalid(ex: CallExecution, exc: Exception, lead: str,
+                    raw: str) -> StructuredOutputValidationError:
+    """The call's final error when it gave up after outputs that failed their
+    checks (``exc``, the last one): ``lead`` (what the engine saw, e.g. the
+    model did not call the output tool after its forced retries), then what
+    was wrong, one line per failing field path, registered secrets masked
+    (``agentflow._secrets.mask_secrets``) and cut at ``MAX_DETAIL_CHARS``."""
+    detail = mask_secrets(_detail(exc))
+    if len(detail) > MAX_DETAIL_CHARS:
+        lines = detail[:MAX_DETAIL_CHARS].rsplit("\n", 1)[0]
+        rest = detail.count("\n") - lines.count("\n")
+        detail = f"{lines}\n... ({rest} more line{'s' if rest != 1 else ''})"
+    return StructuredOutputValidationError(
+        f"{lead}; its last output failed validation:\n{detail}",
+        errors=_errors(exc), raw_text=raw, attempts=ex.usage.requests)
 
 
 def _detail(exc: Exception) -> str:

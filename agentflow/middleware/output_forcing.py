@@ -4,7 +4,9 @@ path. Its text is tried as the output first; then the model is asked
 again, at most ``max_forcing`` times, with ``tool_choice`` forcing
 ``generate_response`` where the vendor enforces it (plus a transient user
 nudge) or with a transient PROMPT reminder; past the budget the call gives
-up with ``StructuredOutputError``.
+up with ``StructuredOutputError``, or ``StructuredOutputValidationError``
+saying what was wrong when an output of the call (a reply text holding
+JSON, or an earlier call's arguments) failed its checks.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from agentflow.middleware.output_answers import (
     REJECTED,
     accept_text,
     accepted,
+    gave_up_invalid,
     mark_attempt,
     reject_text,
     truncated,
@@ -26,7 +29,7 @@ from agentflow.middleware.output_answers import (
 )
 from agentflow.model import ModelProfile
 from agentflow.output.config import OutputConfig
-from agentflow.output.parsing import closed_json, parse_output
+from agentflow.output.parsing import NoJSONFound, closed_json, parse_output
 from agentflow.output.reminders import TOOL_NAME, force_reminder, nudge
 from agentflow.output.strategies import forcing_choice
 
@@ -47,8 +50,9 @@ def missed_output(config: OutputConfig, ex: CallExecution, run: OutputRun, reply
             value = accepted(config, ex, run, parse_output(reply.text, run.spec))
         except (GroundingError, DegenerateOutputError) as exc:
             return reject_text(config, ex, run, reply, exc)  # an output, but a wrong one
-        except REJECTED:
-            pass
+        except REJECTED as exc:  # forced to call the tool, but it said what was wrong
+            if not isinstance(exc, NoJSONFound):
+                run.last_invalid = exc
         else:
             return accept_text(ex, run, reply, value)
     # after a prose fallback (``prose_fallback``) forcing spends the
@@ -59,11 +63,12 @@ def missed_output(config: OutputConfig, ex: CallExecution, run: OutputRun, reply
         warn_give_up(ex, "forcing")
         before = ("the model answered with no JSON on the native format, then "
                   if fallback else "the model ")
-        ex.output_error = StructuredOutputError(
-            f"{before}did not call {TOOL_NAME} after {ex.force_count} forced retries",
-            raw_text=reply.text,
-            attempts=ex.usage.requests,
-        )
+        lead = (f"{before}did not call {TOOL_NAME} after {ex.force_count} forced "
+                f"retr{'y' if ex.force_count == 1 else 'ies'}")
+        ex.output_error = (
+            StructuredOutputError(lead, raw_text=reply.text, attempts=ex.usage.requests)
+            if run.last_invalid is None else
+            gave_up_invalid(ex, run.last_invalid, lead, reply.text))
         return Finish("output_failed")
     ex.force_count += 1
     if fallback:

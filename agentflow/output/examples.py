@@ -17,7 +17,11 @@ example's output must validate as the call's output type (an instance of it,
 or a ``dict`` of its fields), and each of its grounded values (fields marked
 ``Grounded()``, or every free-text string under a ``ground=`` default) must
 be a verbatim span of the example's own ``text`` (the definition of
-``agentflow.grounding.locate``). A bad example raises
+``agentflow.grounding.locate``); under a ``ground=`` default each number and
+date field not marked ``Derived()`` must be written in the text too (read by
+value: ``1,200`` for 1200; an example that shows an invented number teaches
+the model to invent one). An unknown key is refused where its model leaves
+``extra`` unset (``agentflow.output.example_extra``). A bad example raises
 ``InvalidExampleError`` naming the example (its position) and what was wrong.
 
 **Rendering** (``example_messages``): each example becomes a user message
@@ -42,13 +46,17 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, RootModel, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
 from agentflow.errors import InvalidExampleError
 from agentflow.grounding import Grounded, check_grounding, grounded_values
+from agentflow.grounding.typed_leaves import TypedValue
+from agentflow.grounding.typed_values import found_in
 from agentflow.messages import Msg
+from agentflow.output.example_extra import unknown_keys
 
 __all__ = ["Example", "check_examples", "example_messages", "examples_text"]
 
@@ -79,10 +87,9 @@ def _adapter(output_type: Any) -> TypeAdapter[Any]:
     return TypeAdapter(output_type)
 
 
-def _describe(errors: ValidationError) -> str:
+def _describe(errors: Sequence[ErrorDetails]) -> str:
     return "; ".join(
-        f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in errors.errors()
-    )
+        f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in errors)
 
 
 def check_examples(
@@ -102,9 +109,13 @@ def check_examples(
     Raises:
         InvalidExampleError: an item is not an ``Example``, its text is empty,
             its output is an instance of another model, does not validate as
-            ``output_type`` or has a key the schema does not (at any depth;
-            unless the model sets ``extra="allow"``), or one of its
-            grounded values is not a verbatim span of its text. The message
+            ``output_type`` or has a key the schema does not (at any depth,
+            where the model holding it leaves ``extra`` unset:
+            ``agentflow.output.example_extra``), or one of its
+            grounded values is not a verbatim span of its text; under a
+            ``ground`` default, or one of its numbers or dates (not
+            ``Derived()``) is not written in its text (read by value, as
+            documents are: ``agentflow.grounding.typed_values``). The message
             names the example (``examples[i]``) and each failing field.
     """
     if isinstance(examples, (str, Example)) or not isinstance(examples, Sequence):
@@ -130,19 +141,29 @@ def check_examples(
             by_name: bool | None = True
         else:
             by_name = None  # a dict: keys as the schema spells them (aliases)
-        try:  # a key the schema does not have is a typo, not a value to drop
-            value = adapter.validate_python(output, extra=_extra(output_type), by_name=by_name)
+        # a key the schema does not have is a typo, not a value to drop, unless
+        # its model says what to do with one (``example_extra``)
+        extra = unknown_keys(adapter, output_type, output, by_name)
+        try:
+            value = adapter.validate_python(output, by_name=by_name)
         except ValidationError as exc:
             raise InvalidExampleError(
-                f"{where}: the output is not a valid {_name(output_type)}: {_describe(exc)}"
-            ) from None
-        check = check_grounding(grounded_values(value, output_type, ground), example.text)
-        if not check.ok:
+                f"{where}: the output is not a valid {_name(output_type)}: "
+                f"{_describe([*exc.errors(), *extra])}") from None
+        if extra:
+            raise InvalidExampleError(
+                f"{where}: the output is not a valid {_name(output_type)}: {_describe(extra)}")
+        typed: list[TypedValue] = []  # numbers and dates, under a ground= default
+        check = check_grounding(grounded_values(value, output_type, ground, typed), example.text)
+        unwritten = [t for t in typed if not found_in(t.value, example.text)]
+        if not check.ok or unwritten:
             cut = {(p, v): t for p, v, t in check.cut}
             problems = [f"{p}={v!r} cuts through {cut[p, v]!r} in the example's text"
                         if (p, v) in cut else f"{p}={v!r} is not in the example's text"
                         for p, v in check.unfound]
             problems += [f"{p} is empty" for p, _ in check.empty]
+            problems += [f"{t.path}={_shown(t.value)} is not written in the example's text "
+                         f"(mark the field Derived() if it is computed)" for t in unwritten]
             raise InvalidExampleError(
                 f"{where}: grounded values must be copied from the example's own text: "
                 + "; ".join(problems))
@@ -150,11 +171,9 @@ def check_examples(
     return tuple(checked)
 
 
-def _extra(output_type: Any) -> Literal["forbid", "allow"]:
-    """``"forbid"``: an example's unknown key fails its validation (at any
-    depth), unless the output model itself allows extra keys."""
-    config = getattr(output_type, "model_config", None)
-    return "allow" if isinstance(config, dict) and config.get("extra") == "allow" else "forbid"
+def _shown(value: Any) -> str:
+    """A number or date as JSON writes it (``1994``, ``2024-03-05``)."""
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
 def _name(output_type: Any) -> str:

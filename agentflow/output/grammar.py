@@ -80,18 +80,27 @@ from agentflow.output.grammar_rules import (
     has_grounded,
 )
 
-__all__ = ["MAX_SOURCE_CHARS", "NoGroundedValueError", "chunks", "has_grounded",
-           "substring_grammar"]
+__all__ = ["MAX_SOURCE_CHARS", "PATTERN_REASON", "NoGroundedValueError", "chunks",
+           "has_grounded", "substring_grammar"]
 
 class NoGroundedValueError(ValueError):
     """No output of the schema can be built from the source: the required
-    grounded fields in ``fields`` (dotted paths, ``[]`` for list items) have
-    a ``pattern`` that no span of the source matches."""
+    grounded fields in ``fields`` (dotted paths, ``[]`` for list items) can
+    take no value of it. ``reasons`` says why, per field: a number or date
+    field's (``"no number the document writes satisfies the field's
+    constraints (a whole number, minimum 1990)"``); a field missing from it
+    is a grounded string whose ``pattern`` no span of the source matches
+    (``PATTERN_REASON``)."""
 
-    def __init__(self, fields: list[str]) -> None:
+    def __init__(self, fields: list[str], reasons: Mapping[str, str] | None = None) -> None:
         self.fields = list(dict.fromkeys(fields))
-        super().__init__("no text of the document can be the value of "
-                         + ", ".join(self.fields) + " (nothing in it matches the field's pattern)")
+        self.reasons = {f: (reasons or {}).get(f, PATTERN_REASON) for f in self.fields}
+        super().__init__("no value of the document can fill " + "; ".join(
+            f"{f}: {why}" for f, why in self.reasons.items()))
+
+
+PATTERN_REASON = "nothing in the document matches the field's pattern"
+"""``NoGroundedValueError.reasons``' reason for a grounded string."""
 
 
 def substring_grammar(
@@ -117,14 +126,16 @@ def substring_grammar(
             required grounded field (at any depth, where nothing optional
             or empty stands in) has a ``pattern`` that no span of the source
             matches, e.g. a date or a signature in a document cut before
-            them. Its ``fields`` name them (``entries[].version``).
+            them; or a required number (date) field none of whose written
+            numbers (dates) keeps its constraints. Its ``fields`` name them
+            (``entries[].version``), its ``reasons`` say why.
     """
     if len(source) > MAX_SOURCE_CHARS or not has_grounded(schema):
         return None
     builder = RuleBuilder(schema, separators, source, taken)
     start = builder.node(schema)
     if start is None:
-        raise NoGroundedValueError(builder.missing)
+        raise NoGroundedValueError(builder.missing, builder.reasons)
     lines = ["%llguidance {}", f"start: {start}"]
     lines += [f"{name}: {body}" for name, body in builder.rules.items()]
     lines += builder.terminals(source)

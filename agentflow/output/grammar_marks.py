@@ -29,6 +29,10 @@ _CLEAN = "x-grounded-clean"  # agentflow.grounding.marker.CLEAN_KEY
 _VALUES = "x-grounded-values"  # agentflow.grounding.locators.VALUES_KEY
 _TYPED = "x-grounded-typed"  # agentflow.grounding.marker.TYPED_KEY
 _TYPED_KINDS = ("number", "date", "date-time")  # agentflow.grounding.marker.TYPED
+_DECIMAL = "x-grounded-decimal"  # agentflow.grounding.marker.DECIMAL_KEY
+_DECIMAL_TEXT = {"type": "string", "pattern": "^-?(0|[1-9][0-9]*)(\\.[0-9]+)?$"}
+"""A ``Decimal``'s string branch when the source writes too many numbers to
+list: any plain decimal numeral (verification decides)."""
 _CLEAN_EDGES = "CLEAN_EDGES: /[^ :;,=)\\]}]|[^ :;,=)\\]}].*[^ :;,=(\\[{]/"
 """A JSON string body that neither begins with whitespace, ``: ; , =`` or a
 closing bracket, nor ends with whitespace, ``: ; , =`` or an opening bracket

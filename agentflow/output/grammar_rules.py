@@ -22,6 +22,8 @@ from agentflow.output.grammar_marks import (
     _CHUNK,
     _CLEAN,
     _CLEAN_EDGES,
+    _DECIMAL,
+    _DECIMAL_TEXT,
     _EDGES,
     _GROUNDED,
     _LINE,
@@ -44,7 +46,7 @@ from agentflow.output.grammar_marks import (
 )
 from agentflow.output.grammar_order import Slot, list_rule, ordered_fields
 from agentflow.output.grammar_places import field_leaf, leaf_places
-from agentflow.output.grammar_typed import TIME, date_literals, number_literals
+from agentflow.output.grammar_typed import TIME, date_literals, number_literals, typed_reason
 from agentflow.output.grammar_values import (
     MAX_CANDIDATES,
     Place,
@@ -88,6 +90,7 @@ class RuleBuilder:
         self.listed: dict[str, list[str]] = {}
         self.path: list[str] = []  # field names down to the node being built
         self.missing: list[str] = []  # fields no value of this source can fill
+        self.reasons: dict[str, str] = {}  # why, for a missing number or date field
         self.sources: set[str] = set()
         self.clean_sources: set[str] = set()  # sources used with clean edges
         self.clean = False  # the node being built says Grounded(clean=True)
@@ -217,9 +220,25 @@ class RuleBuilder:
 
     def typed(self, node: Mapping[str, Any], kind: str) -> str | None:
         """The alternatives of a number or date node (``TYPED_KEY``): the
-        numbers (days) the source writes, as JSON (``grammar_typed``);
+        numbers (days) the source writes, as JSON (``grammar_typed``; a
+        ``Decimal``'s string branch, ``DECIMAL_KEY``: the numbers as JSON
+        strings, within its number branch's bounds);
         ``None`` when it writes none; the node's plain schema when there
         are too many to list (verification decides)."""
+        body = self._typed(node, kind)
+        if body is None and not isinstance(node.get(_DECIMAL), Mapping):  # its number branch says
+            # why, if the field cannot be left out (``missing``)
+            self.reasons[".".join(self.path).replace(".[]", "[]")] = typed_reason(
+                node, kind, self.source)
+        return body
+
+    def _typed(self, node: Mapping[str, Any], kind: str) -> str | None:
+        bounds = node.get(_DECIMAL)
+        if kind == "number" and isinstance(bounds, Mapping):  # a Decimal's string branch
+            values = number_literals({**bounds, "type": "number"}, self.source)
+            if values is None:
+                return self.json(_DECIMAL_TEXT)
+            return " | ".join(_json_literal(v) for v in values) or None
         if kind == "number":
             values = number_literals(node, self.source)
             if values is None:

@@ -14,7 +14,7 @@ from typing import Any
 from agentflow.grounding.typed_values import written_dates, written_numbers
 from agentflow.output.grammar_values import MAX_CANDIDATES
 
-__all__ = ["TIME", "date_literals", "number_literals"]
+__all__ = ["TIME", "date_literals", "number_literals", "typed_reason"]
 
 TIME = "/[0-2][0-9]:[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?(Z|[+-][0-2][0-9]:[0-5][0-9])?/"
 """The time of day after a listed date's ``T`` in a ``date-time`` value (ISO
@@ -31,6 +31,36 @@ def _bound(node: Mapping[str, Any], key: str) -> Decimal | None:
         return Decimal(str(value))
     except InvalidOperation:
         return None
+
+
+_BOUNDS = (("minimum", "minimum"), ("exclusiveMinimum", "more than"),
+           ("maximum", "maximum"), ("exclusiveMaximum", "less than"),
+           ("multipleOf", "a multiple of"))
+"""The bound keywords ``_allowed`` reads, and how an error names each."""
+
+
+def _integer(node: Mapping[str, Any]) -> bool:
+    """Whether a number node takes only whole numbers (``type`` names
+    ``integer`` and not ``number``)."""
+    kinds = node.get("type")
+    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    return "number" not in kinds
+
+
+def typed_reason(node: Mapping[str, Any], kind: str, source: str) -> str:
+    """Why a number or date node (``kind``: ``"number"``, ``"date"``,
+    ``"date-time"``) has no value in ``source``: the document writes none,
+    or none it writes satisfies the node's constraints, named
+    (``integer, minimum 1990, maximum 2000``)."""
+    if kind != "number":
+        return "the document writes no date"
+    if not written_numbers(source):
+        return "the document writes no number"
+    named = ["a whole number"] if _integer(node) else []
+    named += [f"{word} {_spelled(value, value == value.to_integral_value())}"
+              for key, word in _BOUNDS if (value := _bound(node, key)) is not None]
+    return ("no number the document writes satisfies the field's constraints ("
+            + ", ".join(named) + ")") if named else "no number the document writes fits the field"
 
 
 def _allowed(number: Decimal, node: Mapping[str, Any]) -> bool:
@@ -59,9 +89,7 @@ def number_literals(node: Mapping[str, Any], source: str) -> list[str] | None:
     the source writes (``written_numbers``, document order), an
     ``integer`` node only the whole ones, within the node's bounds. ``[]``:
     none; ``None``: more than ``MAX_CANDIDATES`` (verification decides)."""
-    kinds = node.get("type")
-    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
-    integer = "number" not in kinds
+    integer = _integer(node)
     found = [n for n in written_numbers(source)
              if (not integer or n == n.to_integral_value()) and _allowed(n, node)]
     if len(found) > MAX_CANDIDATES:

@@ -38,6 +38,7 @@ from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
 from agentflow.output.decoding import normalize, unwrapped
 from agentflow.output.dialects import DialectSchema, transform_schema
 from agentflow.output.json_schema import sent_schema
+from agentflow.output.schema_generator import OutputSchemaGenerator
 
 __all__ = ["OutputSpec"]
 
@@ -147,7 +148,7 @@ class OutputSpec:
                 target = create_model("Output", **{WRAP_FIELD: (output_type, ...)})  # type: ignore[call-overload]
             adapter: TypeAdapter[Any] = TypeAdapter(target)
             given = sent_schema(output_type)
-            plain = given or adapter.json_schema()
+            plain = given or adapter.json_schema(schema_generator=OutputSchemaGenerator)
             if not given:
                 after_by_key(plain, target)  # Grounded(after=...) names aliased fields' keys
         except Exception as exc:  # pydantic's PydanticSchemaGenerationError, TypeError...

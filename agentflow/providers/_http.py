@@ -3,7 +3,9 @@ NDJSON readers, vendor error mapping, and retries with backoff.
 
 * ``HttpClient`` owns one ``aiohttp.ClientSession`` per event loop (created
   lazily inside the running loop, with a bounded connector; closed on its own
-  loop when that loop ends, ``_loop_sessions``) and closes them in ``aclose()``.
+  loop when that loop ends, ``_loop_sessions``) and closes them in ``aclose()``;
+  a closed client refuses requests (``ModelClosedError``), as httpx's and
+  aiohttp's own clients do, rather than opening a session again.
 * ``HttpClient.open(path, body)`` POSTs JSON (``dump_json``: a lone surrogate
   in a string becomes U+FFFD) and yields a 2xx response. Before
   the first byte of a 2xx reply, retryable failures (408/409/429/5xx,
@@ -46,6 +48,7 @@ from agentflow._secrets import redact_urls
 from agentflow.errors import (
     BadRequestError,
     InvalidModelError,
+    ModelClosedError,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
@@ -113,6 +116,7 @@ class HttpClient:
         governor: the account's ``RateGovernor`` (``agentflow.ratelimit``):
             each attempt waits for its admission; ``None`` sends at once.
         rate_headers: the vendor's reader of rate-limit headers, fed to the governor.
+        model: the model's id, named (as ``vendor:model``) by ``ModelClosedError``.
 
     Raises:
         InvalidModelError: ``base_url`` holds ``user:password@`` and ``headers``
@@ -132,8 +136,12 @@ class HttpClient:
         body_error: BodyErrorCheck | None = None,
         governor: RateGovernor | None = None,
         rate_headers: RateHeaders | None = None,
+        model: str = "",
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.closed = False
+        """``aclose()`` was called: requests raise ``ModelClosedError``."""
         self.governor = governor
         self._rate_headers = rate_headers
         self.vendor = vendor
@@ -168,8 +176,26 @@ class HttpClient:
     def _session_now(self) -> aiohttp.ClientSession:
         """The running loop's session: one per event loop, each closed on its own
         loop when that loop ends (``_loop_sessions``), so a model reused across
-        loops (``asyncio.run`` twice, threads) leaks no session or socket."""
+        loops (``asyncio.run`` twice, threads) leaks no session or socket.
+
+        Raises:
+            ModelClosedError: the client was closed (``check_open``).
+        """
+        self.check_open()
         return self._sessions.get()
+
+    def check_open(self) -> None:
+        """Nothing, while the client is open.
+
+        Raises:
+            ModelClosedError: ``aclose()`` was called (it names ``vendor:model``).
+        """
+        if self.closed:
+            name = f"{self.vendor}:{self.model}" if self.model else self.vendor
+            raise ModelClosedError(
+                f"the model {name} was used after aclose() (its own, its agent's or the end of "
+                "its 'async with'): a closed model sends no more requests; make a new model, "
+                "and close it once it is no longer needed", model=name)
 
     def _new_session(self) -> aiohttp.ClientSession:
         s = self.settings
@@ -185,19 +211,27 @@ class HttpClient:
         """A client to the same API root with the same headers, error mapping and
         settings, its own session, and ``governor`` (default: none). For
         traffic the live rate limits do not count (vendor batch APIs: file
-        uploads and polls must not be admitted as model requests)."""
+        uploads and polls must not be admitted as model requests).
+
+        Raises:
+            ModelClosedError: this client was closed (a closed model makes no
+                new clients either).
+        """
+        self.check_open()
         clone = HttpClient(self.base_url, headers=self._headers, vendor=self.vendor,
                            error_mapper=self._map_error, settings=self.settings,
                            body_error=self._body_error, governor=governor,
-                           rate_headers=self._rate_headers)
+                           rate_headers=self._rate_headers, model=self.model)
         return clone
 
     async def aclose(self) -> None:
         """Close the sessions: the running loop's now, other loops' on their own
-        loops (``LoopSessions.aclose``). Idempotent. A reply still being read
+        loops (``LoopSessions.aclose``), for good: a later request raises
+        ``ModelClosedError``. Idempotent. A reply still being read
         fails with ``ProviderConnectionError`` (aiohttp closes its connection
         without telling the reader, which would otherwise wait for data until
         ``read_timeout``)."""
+        self.closed = True
         for response in list(self._open):
             response.content.set_exception(aiohttp.ClientConnectionError(
                 f"the {self.vendor} client was closed while this reply was being read"))
@@ -232,11 +266,14 @@ class HttpClient:
         The body is dropped once sent (``Exchange``).
 
         Raises:
+            ModelClosedError: the client was closed (``aclose``), now or
+                while the request waited or retried.
             DeadlineExceededError: the deadline passed (a server trickling
                 keep-alive comments, retries that add up); never retried.
             ProviderError: the mapped error, after retries where allowed;
                 ``BadRequestError`` (never sent) for a body JSON cannot carry.
         """
+        self.check_open()
         limit = self.settings.deadline if deadline == "settings" else deadline
         return Exchange(self, path, body, {"headers": headers, "method": method, "raw": raw,
                                            "whole": whole, "media": media, "deadline": limit})
@@ -320,7 +357,7 @@ class HttpClient:
         self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
         lease: RateLease | None = None, client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> aiohttp.ClientResponse:
-        session = self._sessions.get()  # the running loop's (``_session_now``)
+        session = self._session_now()
         try:
             if client_timeout is None:
                 response = await session.request(

@@ -4,10 +4,13 @@
 ``xllamacpp.CommonParams`` attribute paths (``"model.path"``,
 ``"cpuparams.n_threads"``) and their values; starts ``xllamacpp.Server``
 (llama.cpp's server on 127.0.0.1); writes one JSON line to stdout,
-``{"address": "http://127.0.0.1:PORT"}`` or ``{"error": "..."}``; then waits
-for stdin to end (the parent closed it, or the parent ended) and leaves with
-``os._exit(0)``: llama.cpp's server is never destroyed in place, the
-operating system reclaims it (``_local_process`` says why).
+``{"address": "http://127.0.0.1:PORT"}`` or ``{"error": "..."}``. After an
+error it leaves normally: C++ destructors run at exit, and llama.cpp's log
+thread writes out the lines it holds (the parent reads why the server did
+not start there). Otherwise it waits for stdin to end (the parent closed it,
+or the parent ended) and leaves with ``os._exit(0)``: llama.cpp's server is
+never destroyed in place, the operating system reclaims it
+(``_local_process`` says why).
 
 Imports nothing of agentflow (the child stays small, and ``-P`` keeps this
 file's directory off ``sys.path``).
@@ -47,9 +50,10 @@ def main() -> None:
         server = None
     out.write(json.dumps(reply) + "\n")
     out.flush()
-    if server is not None:
-        while sys.stdin.buffer.read(65536):  # until the parent closes it or ends
-            pass
+    if server is None:
+        return  # a normal exit: the log thread writes out what it holds
+    while sys.stdin.buffer.read(65536):  # until the parent closes it or ends
+        pass
     os._exit(0)  # never ~Server(): it can wait forever on an HTTP worker (_local_process)
 
 

@@ -27,6 +27,10 @@ ends it with SIGKILL (``TerminateProcess`` on Windows): nothing to flush
 runs the same hanging stop. If this process dies first, the child sees its
 stdin end and exits. Replies being read when it ends fail with a connection
 error; the wait for its exit is bounded (``STOP_WAIT``).
+
+The child's stderr (llama.cpp's log) is passed on to this process's stderr
+(``_local_log``); when the server does not start, the error says why in
+llama.cpp's words (the log's first error) and names the model file.
 """
 
 from __future__ import annotations
@@ -39,11 +43,12 @@ import sys
 import threading
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from agentflow.errors import InvalidModelError
+from agentflow.providers._local_log import ChildLog
 
-__all__ = ["CHILD", "START_WAIT", "STOP_WAIT", "ServerProcess"]
+__all__ = ["CHILD", "EXIT_WAIT", "START_WAIT", "STOP_WAIT", "ServerProcess"]
 
 CHILD = Path(__file__).with_name("_local_child.py")
 """The script the child process runs."""
@@ -53,6 +58,10 @@ START_WAIT = 600.0
 
 STOP_WAIT = 30.0
 """Seconds to wait for the child to be reaped after SIGKILL (it cannot refuse)."""
+
+EXIT_WAIT = 10.0
+"""Seconds to wait for a child that could not start the server to leave on
+its own (writing out its log) before it is killed."""
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:
@@ -82,30 +91,52 @@ class ServerProcess:
         start_wait: seconds to wait for the address (``START_WAIT``).
 
     Raises:
-        InvalidModelError: the child could not start the server (its error,
-            e.g. llama.cpp could not load the model), ended before saying
-            where it listens, or said nothing within ``start_wait`` seconds.
+        InvalidModelError: the child could not start the server, ended before
+            saying where it listens, or said nothing within ``start_wait``
+            seconds; the message names the model file (``model.path``) and
+            the cause: llama.cpp's first logged error
+            (``"llama.cpp could not load '/m.gguf': gguf_init_from_reader:
+            invalid magic characters: 'not ', expected 'GGUF'"``), else the
+            child's own error.
     """
 
     def __init__(self, settings: dict[str, Any], *, environment: dict[str, str] | None = None,
                  start_wait: float = START_WAIT) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-P", str(CHILD)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            start_new_session=True, close_fds=True, env={**(environment or {}), **os.environ})
+            stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
+            env={**(environment or {}), **os.environ})
         self._finalizer = weakref.finalize(self, _end, self.process)  # also at exit
         assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stderr is not None
+        self._log = ChildLog(self.process.stderr)
         try:
             self.process.stdin.write(json.dumps(settings).encode() + b"\n")
             self.process.stdin.flush()
             reply = self._read_line(start_wait)
         except (OSError, ValueError, InvalidModelError) as exc:
-            self.stop()
-            raise InvalidModelError(f"the llama.cpp server process did not start: {exc}") from exc
+            self._fail(settings, f"its process did not start: {exc}", exc)
         if "error" in reply or not isinstance(reply.get("address"), str):
-            self.stop()
-            raise InvalidModelError(f"llama.cpp could not start: {reply.get('error', reply)}")
+            with contextlib.suppress(subprocess.TimeoutExpired):  # it leaves on its own
+                self.process.wait(EXIT_WAIT)
+            self._fail(settings, str(reply.get("error", reply)))
         self.address: str = reply["address"]
         """``http://127.0.0.1:PORT``, where the server listens."""
+
+    def _fail(self, settings: dict[str, Any], failure: str,
+              exc: BaseException | None = None) -> NoReturn:
+        """Stop the child and raise one ``InvalidModelError`` naming the model
+        file and the cause: llama.cpp's first logged error, followed by
+        ``failure`` (what this process saw) in brackets when it came from
+        ``exc`` (the child ended or said nothing in time); ``failure`` alone
+        when llama.cpp logged no error."""
+        self.stop()
+        logged = self._log.first_error(STOP_WAIT)
+        cause = failure if logged is None else (
+            f"{logged} ({failure})" if exc is not None else logged)
+        path = settings.get("model.path")
+        what = f"llama.cpp could not load {path!r}" if path else "llama.cpp could not start"
+        raise InvalidModelError(f"{what}: {cause}") from exc
 
     def _read_line(self, seconds: float) -> dict[str, Any]:
         """The child's reply line, ``{"address": ...}`` or ``{"error": ...}``

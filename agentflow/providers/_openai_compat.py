@@ -199,7 +199,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                                 body_error=self.ok_body_error if overridden else None,
                                 governor=shared_governor(self.vendor, url, key,
                                                          self.rate_family(model), settings),
-                                rate_headers=type(self).rate_headers)
+                                rate_headers=type(self).rate_headers, model=model)
         if profile is None:
             profile = self.lookup_profile(model)
             if profile.inline_thinking is None and not self.own_host:

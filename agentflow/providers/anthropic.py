@@ -241,7 +241,7 @@ class AnthropicChatModel(WholeReplyBatches):
         key = api_key_from(api_key, env)
         headers = {"anthropic-version": API_VERSION, **({"x-api-key": key} if key else {})}
         client = HttpClient(base_url, headers=headers, vendor=VENDOR, error_mapper=map_error,
-                            settings=settings, rate_headers=rate_limit_headers,
+                            settings=settings, rate_headers=rate_limit_headers, model=model,
                             governor=shared_governor(VENDOR, base_url, key, rate_family(model),
                                                      settings))
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)

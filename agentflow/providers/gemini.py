@@ -187,6 +187,7 @@ class GeminiChatModel(WholeReplyBatches):
             None, "GOOGLE_API_KEY" if own else "")
         client = HttpClient(base_url, headers={"x-goog-api-key": key} if key else {},
                             vendor=VENDOR, error_mapper=map_error, settings=settings,
+                            model=model,
                             governor=shared_governor(VENDOR, base_url, key, model_family(model),
                                                      settings))
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)

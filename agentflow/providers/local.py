@@ -103,7 +103,7 @@ from agentflow._lru import LRU
 from agentflow.errors import GroundingError, InvalidModelError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
-from agentflow.output.grammar import NoGroundedValueError, substring_grammar
+from agentflow.output.grammar import PATTERN_REASON, NoGroundedValueError, substring_grammar
 from agentflow.providers._http import HttpSettings
 from agentflow.providers._local_deadline import DeadlineRule
 from agentflow.providers._local_process import ServerProcess
@@ -251,6 +251,7 @@ class LocalModel(OpenAICompatibleModel):
     Raises (at the first request):
         InvalidModelError: the ``local`` extra is missing, or the GGUF file does
             not exist or cannot be loaded.
+        ModelClosedError: a request after ``aclose()``.
     """
 
     vendor: ClassVar[str] = "local"
@@ -321,9 +322,16 @@ class LocalModel(OpenAICompatibleModel):
         return path
 
     def _ensure_server(self) -> None:
-        """Start llama.cpp's server on 127.0.0.1 (a free port) if not running."""
+        """Start llama.cpp's server on 127.0.0.1 (a free port) if not running.
+
+        Raises:
+            ModelClosedError: the model was closed (``aclose``): no server is
+                started again.
+            InvalidModelError: as the class says.
+        """
         if self._server is not None:
             return
+        self._http.check_open()
         try:
             import xllamacpp  # type: ignore[import-untyped]  # noqa: F401  # no py.typed
         except ImportError as exc:
@@ -349,10 +357,8 @@ class LocalModel(OpenAICompatibleModel):
             if not self.mmproj.is_file():
                 raise InvalidModelError(f"multimodal projector {str(self.mmproj)!r} does not exist")
             settings["mmproj.path"] = str(self.mmproj)
-        try:  # blocks until loaded and listening (~2 s)
-            self._server = ServerProcess(settings, environment={"OMP_WAIT_POLICY": THREAD_WAIT})
-        except InvalidModelError as exc:
-            raise InvalidModelError(f"llama.cpp could not load {weights}: {exc}") from exc
+        # blocks until loaded and listening (~2 s); an error names the file and the cause
+        self._server = ServerProcess(settings, environment={"OMP_WAIT_POLICY": THREAD_WAIT})
         self._http.base_url = f"{self._server.address.rstrip('/')}/v1"
 
     def _stop_server(self) -> None:
@@ -371,7 +377,8 @@ class LocalModel(OpenAICompatibleModel):
     async def aclose(self) -> None:
         """Close the HTTP session (a reply still being read fails with a
         connection error), then end the server's process (idempotent;
-        ``_local_process``: it cannot hang)."""
+        ``_local_process``: it cannot hang). For good: a later request raises
+        ``ModelClosedError`` rather than start another server."""
         await super().aclose()
         self._stop_server()
 
@@ -439,8 +446,11 @@ class LocalModel(OpenAICompatibleModel):
 
         Raises:
             GroundingError: a required grounded field has a ``pattern`` that
-                nothing in ``rf.source`` matches (``unfound`` names it with an
-                empty value): no output could be right, so no request is made.
+                nothing in ``rf.source`` matches, or a required number (date)
+                field none of whose written numbers (dates) keeps its
+                constraints (``unfound`` names it with an empty value, the
+                message says why): no output could be right, so no request
+                is made.
         """
         if rf.type != "json_schema" or rf.schema is None:
             body["response_format"] = {"type": "json_object"}
@@ -450,12 +460,13 @@ class LocalModel(OpenAICompatibleModel):
             try:
                 grounded = substring_grammar(rf.schema, rf.source, JSON_SEPARATORS, rf.taken)
             except NoGroundedValueError as exc:
-                # no output could be right: say which field, before any decoding
+                # no output could be right: say which field and why, before any decoding
+                cut = any(why == PATTERN_REASON for why in exc.reasons.values())
                 raise GroundingError(
-                    f"{exc}; the document may have been cut before them",
+                    f"{exc}" + ("; the document may have been cut before them" if cut else ""),
                     unfound=[(name, "") for name in exc.fields],
-                    detail="\n".join(f"- {name}: nothing in the document matches its pattern"
-                                      for name in exc.fields)) from None
+                    detail="\n".join(f"- {name}: {why}"
+                                      for name, why in exc.reasons.items())) from None
         body["grammar"] = grounded if grounded is not None else self._grammar(rf.schema)
 
     def _grammar(self, schema: Any) -> str:

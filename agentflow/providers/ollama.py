@@ -198,6 +198,7 @@ class OllamaChatModel(HttpChatModel):
         key = api_key_from(api_key, "OLLAMA_API_KEY" if own_host(base_url, CLOUD_URL) else "")
         client = HttpClient(base_url, headers={"authorization": f"Bearer {key}"} if key else {},
                             vendor=VENDOR, error_mapper=map_error, settings=settings,
+                            model=model,
                             governor=shared_governor(VENDOR, base_url, key, model_family(model),
                                                      settings))
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)

@@ -1,0 +1,111 @@
+"""A model used after ``aclose()`` raises ``ModelClosedError`` naming it, as a
+closed httpx or aiohttp client refuses requests, instead of opening a new
+HTTP session (or, for the embedded model, starting a new server:
+tests/test_providers_local.py) behind the caller's back. Each HTTP adapter
+against its vendor's fake on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from agentflow import ModelClosedError, ReActAgent, UsageError
+from agentflow.messages import Msg
+from agentflow.providers.anthropic import AnthropicChatModel
+from agentflow.providers.gemini import GeminiChatModel
+from agentflow.providers.ollama import OllamaChatModel
+from agentflow.providers.openai import OpenAIChatModel
+from agentflow.reply import generate
+
+from .fakes.anthropic import AnthropicFake
+from .fakes.base import FakeReply, FakeServer
+from .fakes.gemini import GeminiFake
+from .fakes.ollama import OllamaFake
+from .fakes.openai import OpenAIFake
+from .provider_scenarios import FAST
+
+VENDORS: dict[str, tuple[type[FakeServer], str, Callable[[str, str], Any]]] = {
+    "openai": (OpenAIFake, "gpt-4o-mini", lambda url, name: OpenAIChatModel(
+        name, base_url=url, api_key="sk-test", settings=FAST)),
+    "anthropic": (AnthropicFake, "claude-3-5-haiku-latest", lambda url, name: AnthropicChatModel(
+        name, base_url=url, api_key="sk-test", settings=FAST)),
+    "gemini": (GeminiFake, "gemini-2.5-flash", lambda url, name: GeminiChatModel(
+        name, base_url=url, api_key="test-key", settings=FAST)),
+    "ollama": (OllamaFake, "qwen3:8b", lambda url, name: OllamaChatModel(
+        name, base_url=url, settings=FAST)),
+}
+
+
+def client_of(model: Any) -> Any:
+    """The model's ``HttpClient`` (OpenAI-style adapters call it ``_http``)."""
+    return getattr(model, "_http", None) or model._client
+
+
+@pytest.mark.parametrize("vendor", sorted(VENDORS))
+async def test_a_closed_model_refuses_requests_and_opens_no_session(vendor: str) -> None:
+    fake_type, name, make = VENDORS[vendor]
+    async with fake_type() as fake:
+        fake.default = FakeReply(text="hi")
+        model = make(fake.url, name)
+        assert (await generate(model, [Msg.user("hi")])).message.text == "hi"
+        session = client_of(model)._session
+        await model.aclose()
+        sent = len(fake.requests)
+        with pytest.raises(ModelClosedError) as caught:
+            await generate(model, [Msg.user("hi")])
+        assert caught.value.model == f"{vendor}:{name}"
+        assert f"{vendor}:{name}" in str(caught.value) and "aclose()" in str(caught.value)
+        assert isinstance(caught.value, UsageError) and caught.value.same_for_every_input
+        assert len(fake.requests) == sent  # nothing was sent
+        assert session.closed and client_of(model)._session is None  # none opened again
+        await model.aclose()  # still idempotent
+
+
+async def test_an_agent_closed_by_its_async_with_block_says_its_model_is_closed() -> None:
+    async with OpenAIFake() as fake:
+        fake.default = FakeReply(text="hi")
+        model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="k", settings=FAST)
+        async with ReActAgent("a", model) as agent:
+            assert (await agent.call("hi")).text == "hi"
+        with pytest.raises(ModelClosedError, match="openai:gpt-4o-mini"):
+            await agent.call("hi")
+
+
+async def test_a_closed_model_makes_no_batch_api_client() -> None:
+    """A vendor batch API's clients are siblings of the model's: a closed
+    model makes none (``extract_many(mode="batch")`` fails at its start)."""
+    model = OpenAIChatModel("gpt-4o-mini", base_url="http://127.0.0.1:9/v1", api_key="k")
+    await model.batch_api().aclose()  # while open: made and closed on its own
+    await model.aclose()
+    with pytest.raises(ModelClosedError, match="openai:gpt-4o-mini"):
+        model.batch_api()
+
+
+def test_closed_on_one_loop_is_closed_on_every_loop() -> None:
+    """A model reused across loops (``asyncio.run`` twice) keeps a session per
+    loop: closing it on one closes it for all, and no later loop opens one."""
+
+    async def run() -> tuple[str, Any]:
+        async with OpenAIFake() as fake:
+            fake.default = FakeReply(text="hi")
+            model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="k",
+                                    settings=FAST)
+            reply = await generate(model, [Msg.user("hi")])
+            await model.aclose()
+            return reply.message.text, model
+
+    text, model = asyncio.run(run())
+    assert text == "hi"
+    with pytest.raises(ModelClosedError):
+        asyncio.run(generate(model, [Msg.user("hi")]))
+
+
+def test_the_error_crosses_a_process_boundary() -> None:
+    error = ModelClosedError("the model openai:m was used after aclose()", model="openai:m")
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is ModelClosedError and copy.model == "openai:m"
+    assert str(copy) == str(error)
