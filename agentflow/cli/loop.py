@@ -16,6 +16,8 @@ import os
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from agentflow.cli.collector import collector
+
 __all__ = ["loop_factory", "run_loop"]
 
 T = TypeVar("T")
@@ -36,6 +38,7 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 def run_loop(main: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(main)``, on the loop ``loop_factory`` picks."""
-    with asyncio.Runner(loop_factory=loop_factory()) as runner:
+    """``asyncio.run(main)``, on the loop ``loop_factory`` picks, with the
+    garbage collector tuned for the run (``agentflow.cli.collector``)."""
+    with collector(), asyncio.Runner(loop_factory=loop_factory()) as runner:
         return runner.run(main)
