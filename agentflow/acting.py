@@ -3,7 +3,7 @@ retry budget of a call (the *act* step of ``ReActAgent``'s loop)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import anyio
 
@@ -65,9 +65,12 @@ def count_failures(
     calls: list[ToolUseBlock],
     results: Msg,
     supplied: Mapping[str, ToolResultBlock],
+    failed: Collection[str] = (),
 ) -> None:
-    """The per-tool retry budget: failed calls of each tool (run by the
-    agent, not answered by middleware) add up over the call.
+    """The per-tool retry budget: failed calls of each tool add up over the
+    call: those the agent ran, and those a middleware answered with their
+    failure (``failed``: ids from ``Act.failed``, e.g. a client tool's bad
+    arguments); other answers of middleware (``supplied``) never count.
 
     Raises:
         ToolRetriesExceededError: a tool failed more often than its
@@ -75,7 +78,8 @@ def count_failures(
     """
     names: dict[str, str] | None = None  # made at the first failure only
     for block in results.tool_results:
-        if not block.is_error or block.tool_use_id in supplied:
+        if not block.is_error or (block.tool_use_id in supplied
+                                  and block.tool_use_id not in failed):
             continue
         if names is None:
             names = {c.id: c.name for c in calls}

@@ -20,10 +20,12 @@ each call of one with a placeholder result (``CLIENT_PENDING_OUTPUT``; the
 other calls of the step run as usual), marked waiting (``Act.waiting``), so
 after acting the loop ends the call with stop reason ``client_tool_calls``; a
 call whose arguments do not match the tool's JSON Schema is answered with an
-error for the model instead. A caller that keeps the conversation (a store)
-puts the client's results in place of the placeholders with
-``resolve_client_tools``; a caller whose client sends the whole history back
-(the call id's result in it) runs the next call on that history.
+error for the model instead, a failure of the tool (``Act.failed``) that
+counts against the agent's ``tool_retries`` as a server tool's bad arguments
+do. A caller that keeps the conversation (a store) puts the client's results
+in place of the placeholders with ``resolve_client_tools``; a caller whose
+client sends the whole history back (the call id's result in it) runs the
+next call on that history.
 """
 
 from __future__ import annotations
@@ -138,7 +140,8 @@ class ClientTools(Middleware):
     arguments do not match the tool's JSON Schema (checked with
     ``jsonschema``) never reaches the client: the model reads an error result
     listing each failing argument and calls again, as with the agent's own
-    tools (bounded by the agent's ``max_iters``).
+    tools, and the call counts against the tool's retry budget (the agent's
+    ``tool_retries``: past it the call raises ``ToolRetriesExceededError``).
 
     One instance is made for the calls that offer the same tools (a request's);
     ``with_client_tools`` is the usual way to get an agent that holds one.
@@ -174,6 +177,7 @@ class ClientTools(Middleware):
             return None
         results: dict[str, ToolResultBlock] = {}
         waiting: list[str] = []
+        failed: list[str] = []
         for call in mine:
             problem = self._invalid(call)
             if problem is None:  # the client's to run: the call pauses for its result
@@ -181,7 +185,8 @@ class ClientTools(Middleware):
                 waiting.append(call.id)
             else:  # never sent to the client: the model reads what is wrong and calls again
                 results[call.id] = ToolResultBlock(call.id, problem, True, call.name)
-        return Act(results, tuple(waiting), "client_tool_calls")
+                failed.append(call.id)  # a failed call of the tool: its retry budget counts it
+        return Act(results, tuple(waiting), "client_tool_calls", tuple(failed))
 
     def _invalid(self, call: ToolUseBlock) -> str | None:
         """What is wrong with ``call``'s arguments against its tool's JSON

@@ -218,9 +218,9 @@ async def call_events(
                     break
                 if isinstance(decision, ReasonAgain):
                     continue
-                supplied, ex.waiting, pause = (
-                    (decision.results, decision.waiting, decision.pause)
-                    if isinstance(decision, Act) else ({}, (), None))
+                supplied, ex.waiting, pause, failed = (
+                    (decision.results, decision.waiting, decision.pause, decision.failed)
+                    if isinstance(decision, Act) else ({}, (), None, ()))
                 results = Msg("tool", await run_tool_calls(ex, agent.toolkit, agent.telemetry,
                                                           calls, supplied))
                 ex.memory.append(results)
@@ -229,7 +229,8 @@ async def call_events(
                         if block.name != TOOL_NAME:
                             yield ToolResult(block.tool_use_id, block.name, block.output,
                                              block.is_error)
-                count_failures(ex, agent.toolkit, agent.tool_retries, calls, results, supplied)
+                count_failures(ex, agent.toolkit, agent.tool_retries, calls, results, supplied,
+                               failed)
                 stop = False
                 for m in hooks.post_acting:
                     stop = await m.post_acting(ex, results) or stop

@@ -22,7 +22,7 @@ from agentflow.client_tools import (
     resolve_client_tools,
     with_client_tools,
 )
-from agentflow.errors import InvalidInputError
+from agentflow.errors import InvalidInputError, ToolRetriesExceededError
 from agentflow.events import Complete, ToolResult, ToolUse
 from agentflow.messages import Msg, ToolResultBlock
 from agentflow.model import Usage
@@ -90,6 +90,39 @@ async def test_a_client_tool_is_offered_and_its_call_ends_the_call_unrun() -> No
     assert reply.text == "results: c-look=Oslo: sunny; c-color=teal"
     assert results_of(model.requests[1])[-1] == ToolResultBlock("c-color", "teal", False,
                                                                 "pick_color")
+
+
+def bad_color_forever(request: RecordedRequest) -> Reply:
+    """A model that keeps calling pick_color with arguments of the wrong type."""
+    return Reply(tool_calls=[Call("pick_color", {"hint": len(request.messages)})])
+
+
+@pytest.mark.parametrize("budget", [0, 2])
+async def test_bad_client_arguments_count_against_the_retry_budget(budget: int) -> None:
+    """Like a server tool's bad arguments: the agent's ``tool_retries`` bounds
+    them, and past it the call raises ``ToolRetriesExceededError`` (not a
+    silent walk to ``max_iters``)."""
+    model = FunctionModel(bad_color_forever)
+    agent = with_client_tools(ReActAgent("ui", model, tool_retries=budget, max_iters=20),
+                              [COLOR])
+    with pytest.raises(ToolRetriesExceededError) as info:
+        await agent.call("go")
+    assert info.value.tool == "pick_color" and info.value.failures == budget + 1
+    assert info.value.last_error.startswith("Invalid arguments for tool 'pick_color':\n- hint:")
+    assert len(model.requests) == budget + 1  # no request after the budget ran out
+
+
+async def test_a_valid_client_call_after_bad_ones_within_budget_still_pauses() -> None:
+    def answer(request: RecordedRequest) -> Reply:
+        bad = len(results_of(request))
+        hint: Any = "warm" if bad == 2 else bad
+        return Reply(tool_calls=[Call("pick_color", {"hint": hint}, id=f"c-{bad}")])
+
+    agent = with_client_tools(ReActAgent("ui", FunctionModel(answer), tool_retries=2), [COLOR])
+    state = AgentState()
+    events = await collect(agent.stream("go", state=state))
+    assert events[-1].stop_reason == "client_tool_calls"
+    assert [c.id for c in pending_client_calls(state)] == ["c-2"]
 
 
 async def test_the_agent_itself_is_untouched() -> None:

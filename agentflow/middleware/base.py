@@ -75,11 +75,19 @@ class Act:
     ``pause`` (one of ``events.SUSPENDED``) and a later call resumes it. A
     waiting answer wins over another middleware's answer to the same call,
     and an output given in the same reply is not accepted (its truth may hang
-    on the outcome); the model gives it again once the calls are decided."""
+    on the outcome); the model gives it again once the calls are decided.
+
+    ``failed``: ids of calls among ``results`` whose answers are the call's
+    failure (arguments that do not match the tool's schema): they count
+    against the tool's retry budget (``Tool.max_retries``, else the agent's
+    ``tool_retries``) as a failed run of it does, so a model that keeps
+    misusing a tool a middleware answers ends with
+    ``ToolRetriesExceededError`` too. Other answers never count."""
 
     results: Mapping[str, ToolResultBlock] = field(default_factory=dict)
     waiting: tuple[str, ...] = ()
     pause: StopReason | None = None
+    failed: tuple[str, ...] = ()
 
 
 @slot_init

@@ -37,7 +37,9 @@ def merge_decisions(decisions: Iterable[Decision | None]) -> Decision | None:
                                           (``Act.waiting``) wins over a plain
                                           one; ``waiting``: the calls whose
                                           answer is a waiting one; ``pause``:
-                                          the first pause among those answers
+                                          the first pause among those answers;
+                                          ``failed``: the calls whose kept answer
+                                          is a failure (``Act.failed``)
     ====================================  =======================================
 
     A single decision is returned as it is.
@@ -67,4 +69,5 @@ def merge_decisions(decisions: Iterable[Decision | None]) -> Decision | None:
         if act.pause is not None and any(owner[i] is act for i in waiting):
             pause = act.pause
             break
-    return Act(results, waiting, pause)
+    failed = tuple(i for i in results if i in owner[i].failed)
+    return Act(results, waiting, pause, failed)
