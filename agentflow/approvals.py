@@ -14,11 +14,14 @@
 How it works, through the loop's seams (no branch for approvals in the loop):
 ``RequireApproval.post_reasoning`` answers each call that needs approval
 with a placeholder result (``PENDING_OUTPUT``; the other calls of the step
-run as usual), marked waiting (``Act.waiting``), and announces them with an
-``ApprovalRequested`` event; after acting the loop ends the call with stop
-reason ``approval_required``. The loop asks every middleware about every
-reply and merges their decisions, so no other middleware's answer (the
-output tool's, beside which the output is held) lets such a call run. The
+run as usual), marked waiting (``Act.waiting``); after acting, its
+``post_acting`` announces the calls that really wait with an
+``ApprovalRequested`` event and the loop ends the call with stop reason
+``approval_required``. The loop asks every middleware about every reply and
+merges their decisions, so no other middleware's answer (the output tool's,
+beside which the output is held) lets such a call run; and a middleware that
+ends the step (``Finish``, ``ReasonAgain``: no call runs) leaves no
+announcement behind, so every ``ApprovalRequested`` is followed by a pause. The
 state then holds the calls with their placeholders, so it can be saved
 (``StateStore``, with its version) and resumed by anyone who loads it.
 ``resolve_approvals`` replaces each placeholder with the outcome: the tool
@@ -33,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentflow.errors import InvalidInputError
-from agentflow.events import ApprovalRequested, ToolUse
+from agentflow.events import ApprovalRequested, ToolResult, ToolUse
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import Act, Middleware
 
@@ -42,8 +45,8 @@ if TYPE_CHECKING:
     from agentflow.execution import CallExecution
     from agentflow.state import AgentState
 
-__all__ = ["PENDING_OUTPUT", "Approve", "Refuse", "RequireApproval", "pending_calls",
-           "resolve_approvals"]
+__all__ = ["PENDING_OUTPUT", "Approve", "Refuse", "RequireApproval", "is_approval_pending",
+           "pending_calls", "resolve_approvals"]
 
 PENDING_OUTPUT = "Awaiting approval: this call has not run yet."
 """The placeholder result of a call that waits for approval (an error
@@ -87,10 +90,34 @@ class RequireApproval(Middleware):
         waiting = [c for c in reply.tool_uses if self._needs(c)]
         if not waiting:
             return None
-        ex.pending_events.append(ApprovalRequested(
-            tuple(ToolUse(c.id, c.name, dict(c.input)) for c in waiting)))
         return Act({c.id: ToolResultBlock(c.id, PENDING_OUTPUT, True, c.name) for c in waiting},
                    tuple(c.id for c in waiting), "approval_required")
+
+    async def post_acting(self, ex: CallExecution, results: Msg) -> bool:
+        """Announce the calls that wait for approval (``ApprovalRequested``)
+        once the step's decisions merged and the placeholders are in memory:
+        only the calls that really wait (``ex.waiting``) with this
+        middleware's placeholder, never a call that a ``Finish`` or a
+        ``ReasonAgain`` of another middleware left unrun (no acting then) or
+        that another waiting answer took; the loop pauses right after."""
+        if not ex.waiting:
+            return False
+        ids = {r.tool_use_id for r in results.tool_results
+               if r.tool_use_id in ex.waiting and is_approval_pending(r)}
+        if not ids:
+            return False
+        asked = next((m for m in reversed(ex.memory) if m.role == "assistant"), None)
+        calls = [c for c in asked.tool_uses if c.id in ids] if asked is not None else []
+        if calls:
+            ex.emit(ApprovalRequested(tuple(ToolUse(c.id, c.name, dict(c.input))
+                                            for c in calls)))
+        return False
+
+
+def is_approval_pending(result: ToolResult | ToolResultBlock) -> bool:
+    """Whether ``result`` (an event or a block) is the placeholder of a call
+    that waits for approval (not a result to show)."""
+    return result.is_error and result.output == PENDING_OUTPUT
 
 
 def _pending(state: AgentState, placeholder: str = PENDING_OUTPUT

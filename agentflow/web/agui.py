@@ -91,7 +91,7 @@ from ag_ui.encoder import EventEncoder
 from pydantic import ValidationError
 
 from agentflow.agent import ReActAgent
-from agentflow.approvals import Approve, Decision, Refuse
+from agentflow.approvals import Approve, Decision, Refuse, is_approval_pending
 from agentflow.client_tools import is_client_pending, with_client_tools
 from agentflow.errors import InvalidInputError
 from agentflow.events import (
@@ -234,7 +234,7 @@ class AGUIEncoder:
             self._step = None  # the step's calls are made: the next ones are another step's
             if event.name in self._client and is_client_pending(event):
                 self._pending.append(event.id)  # the client's to answer: no result shown
-            elif event.id not in self._hidden:
+            elif event.id not in self._hidden and not is_approval_pending(event):
                 out.append(ToolCallResultEvent(message_id=f"{event.id}-result",
                                                tool_call_id=event.id, content=event.output,
                                                role="tool"))

@@ -54,6 +54,7 @@ from typing import Any
 import orjson
 
 from agentflow.agent import ReActAgent
+from agentflow.approvals import is_approval_pending
 from agentflow.client_tools import is_client_pending, with_client_tools
 from agentflow.events import (
     SUSPENDED,
@@ -180,14 +181,15 @@ class UIMessageEncoder:
                 out.append({"type": "tool-input-available", "toolCallId": event.id,
                             "toolName": event.name, "input": tool_input})
         elif isinstance(event, ApprovalRequested):
-            self._enter_step(out, None)
+            if self._step is None:  # (it follows the step's results: the same step)
+                self._enter_step(out, None)
             for call in event.calls:  # the call's input went out with its tool_use
                 self._hidden.add(call.id)  # its placeholder result is not shown
                 out.append({"type": "tool-approval-request", "approvalId": call.id,
                             "toolCallId": call.id})
         elif isinstance(event, ToolResult):
-            if event.id not in self._hidden and not (event.name in self._client
-                                                     and is_client_pending(event)):
+            if event.id not in self._hidden and not is_approval_pending(event) and not (
+                    event.name in self._client and is_client_pending(event)):
                 self._results = True
                 if event.is_error:
                     out.append({"type": "tool-output-error", "toolCallId": event.id,
