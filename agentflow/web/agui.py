@@ -31,7 +31,8 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   ``agentflow.output_retry`` / ``agentflow.attempt_discarded`` (value: the
   wire's JSON of the event); a discarded attempt's open messages are ended
 * ``complete`` -> ``RUN_FINISHED`` with ``result`` ``{"output", "text",
-  "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``)
+  "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``), plus
+  ``"pending_tool_call_ids"`` when frontend tool calls wait for the client
 * ``approval_requested`` -> the run ends with an interrupt: ``RUN_FINISHED``'s
   ``outcome`` ``{"type": "interrupt", "interrupts": [{"id": <tool call id>,
   "reason": "tool_approval", "toolCallId", "message", "metadata": {"name",
@@ -52,6 +53,16 @@ Frontend tools (``RunAgentInput.tools``: CopilotKit's ``useFrontendTool``,
 frontend runs the tool and starts the next run with the messages ending in
 the ``tool`` message (``toolCallId``, ``content``), which ``read_run_input``
 reads as a run with no new user message: the model continues.
+
+A step that calls both (a call waiting for approval, a frontend tool's call)
+ends with the interrupt outcome (AG-UI 1.0: a run that stopped to ask is
+never reported as a success, and that outcome has no ``pendingToolCallIds``):
+the frontend calls are the ones streamed without a ``TOOL_CALL_RESULT`` and
+bound to no interrupt, named in ``result["pending_tool_call_ids"]``. The
+client resumes with both at once: ``resume`` answering the interrupts and
+the messages ending with the frontend tools' ``tool`` messages (a stored
+conversation, ``store``/``key``, takes both; a run missing either is refused
+with ``InvalidInputError``).
 """
 
 from __future__ import annotations
@@ -250,10 +261,12 @@ class AGUIEncoder:
             result = {k: wire[k] for k in ("output", "text", "stop_reason", "usage", "error")}
             if event.stop_reason in SUSPENDED:  # the output is yet to come, not failed
                 result["error"] = None
+            if self._pending:  # frontend tool calls left for the client to answer
+                result["pending_tool_call_ids"] = list(self._pending)
             outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome | None = None
-            if self._interrupts:
+            if self._interrupts:  # the run stopped to ask: never a success (AG-UI 1.0)
                 outcome = RunFinishedInterruptOutcome(interrupts=self._interrupts)
-            elif self._pending:  # frontend tool calls left for the client to answer
+            elif self._pending:
                 outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=self._pending)
             out.append(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id,
                                         result=result, outcome=outcome))

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentflow.approvals import Decision as ApprovalDecision
-from agentflow.approvals import resolve_approvals
+from agentflow.approvals import pending_calls, resolve_approvals
 from agentflow.client_tools import pending_client_calls, resolve_client_tools
 from agentflow.errors import InvalidInputError
 from agentflow.events import CallStarted, Complete, Event, ToolResult
@@ -130,11 +130,16 @@ async def stream_with_store(
     the model continues (``msg`` ``None``; with a new ``msg``, only when every
     pending call has its result, else the model reads them as unanswered).
 
+    A step that left both kinds waiting (a call for approval and a client
+    tool's call; stop reason ``approval_required``) is resumed with both
+    ``decisions`` and ``client_results`` in one request.
+
     Raises:
         StateConflictError: another request saved ``key`` while this call
             ran (instead of ``Complete``; nothing was written).
         InvalidInputError: ``msg`` is ``None`` and a pending client tool call
-            has no result in ``client_results``.
+            has no result in ``client_results``, or calls wait for approval
+            and ``decisions`` is ``None`` (checked before any call runs).
         as ``agent.stream`` and the store.
     """
     loaded = await store.load(key)
@@ -142,6 +147,8 @@ async def stream_with_store(
         waiting = pending_client_calls(loaded.state)
         if waiting and (msg is None or all(c.id in client_results for c in waiting)):
             resolve_client_tools(loaded.state, client_results)
+    if msg is None:  # the model continues: nothing may still wait (checked before any tool runs)
+        _check_nothing_waits(loaded.state, decisions)
     resolved = ([] if decisions is None else
                 await resolve_approvals(agent, loaded.state, decisions))
     async with aclosing(agent.stream(msg, output, state=loaded.state,
@@ -154,6 +161,20 @@ async def stream_with_store(
                 for block in resolved:
                     yield ToolResult(block.tool_use_id, block.name, block.output,
                                      block.is_error)
+
+
+def _check_nothing_waits(state: AgentState,
+                         decisions: Mapping[str, ApprovalDecision] | None) -> None:
+    """Refuse to continue ``state`` while a call still waits: a client tool's
+    call without its result, or calls for approval without ``decisions``
+    (``resolve_approvals`` checks the decisions themselves)."""
+    if left := pending_client_calls(state):
+        raise InvalidInputError("no result for the client tool call(s) "
+                                f"{', '.join(c.id for c in left)}: send the client's results "
+                                "with the run that continues the conversation")
+    if decisions is None and (asked := pending_calls(state)):
+        raise InvalidInputError(f"the call(s) {', '.join(c.id for c in asked)} wait for "
+                                "approval: resume the conversation with a decision for each")
 
 
 async def call_with_store(
