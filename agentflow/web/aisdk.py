@@ -25,7 +25,8 @@ v1``. Mapping:
   replaces the part in place as it grows); the validated output comes last
   in the same part. An output that could not be had -> ``data-output-error``.
 * ``approval_requested`` -> ``tool-approval-request`` per call (``approvalId``:
-  the tool call id); the call's placeholder result is not shown, and
+  the tool call id), in the step of its calls (it follows their results);
+  the call's placeholder result (``is_approval_pending``) is not shown, and
   ``finish`` has ``finishReason`` ``tool-calls``. The client answers with the
   tool part in state ``approval-responded`` (``approval: {id, approved,
   reason}``), which ``read_chat_request`` reads as ``decisions``.
