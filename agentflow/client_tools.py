@@ -31,29 +31,32 @@ next call on that history.
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from jsonschema import SchemaError as JSONSchemaError
 from jsonschema.validators import validator_for
 
 from agentflow.approvals import _pending
+from agentflow.client_tool_checks import (
+    DEFAULT_CLIENT_TOOL_LIMITS,
+    ClientToolLimits,
+    check_client_tools,
+)
 from agentflow.errors import InvalidInputError
 from agentflow.events import ToolResult
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import Act, Middleware, ModelRequest
 from agentflow.model import ToolSpec
 from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw
-from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
-from agentflow.tools import TOOL_NAME_PATTERN
 
 if TYPE_CHECKING:
     from agentflow.agent import ReActAgent
     from agentflow.execution import CallExecution
     from agentflow.state import AgentState
 
-__all__ = ["CLIENT_PENDING_OUTPUT", "ClientTool", "ClientTools", "check_client_tools",
+__all__ = ["CLIENT_PENDING_OUTPUT", "ClientTool", "ClientToolLimits", "ClientTools",
+           "check_client_tools",
            "is_client_pending", "pending_client_calls", "resolve_client_tools",
            "with_client_tools"]
 
@@ -81,58 +84,6 @@ class ClientTool:
                         self.parameters if self.parameters else _EMPTY_PARAMETERS)
 
 
-def check_client_tools(tools: Iterable[ClientTool], taken: Collection[str] = ()
-                       ) -> tuple[ClientTool, ...]:
-    """``tools`` when each can be offered to a model: a valid tool name
-    (``agentflow.tools.TOOL_NAME_PATTERN``) used once and not in ``taken`` (the
-    agent's own tools) nor the structured-output tool's, a ``str`` description,
-    and ``parameters`` a valid JSON Schema (checked against the schema's own
-    ``$schema`` draft, Draft 2020-12 by default, with ``jsonschema``) of an
-    object.
-
-    Raises:
-        InvalidInputError: naming the tool and what is wrong with it.
-    """
-    seen: set[str] = set()
-    checked: list[ClientTool] = []
-    for tool in tools:
-        name = tool.name
-        if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
-            raise InvalidInputError(
-                f"client tool {name!r}: a tool name must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$")
-        if name in seen:
-            raise InvalidInputError(f"client tool {name!r} is declared twice")
-        if name in taken or name == OUTPUT_TOOL:
-            raise InvalidInputError(
-                f"client tool {name!r} has the name of one of the server's tools; rename one "
-                "of them (a name must say which side runs the call)")
-        if not isinstance(tool.description, str):
-            raise InvalidInputError(f"client tool {name!r}: its description must be a string")
-        _check_parameters(name, tool.parameters)
-        seen.add(name)
-        checked.append(tool)
-    return tuple(checked)
-
-
-def _check_parameters(name: str, parameters: Any) -> None:
-    if parameters is None:
-        return
-    if not isinstance(parameters, Mapping):
-        raise InvalidInputError(f"client tool {name!r}: parameters must be a JSON Schema object, "
-                                f"got {type(parameters).__name__}")
-    cls = validator_for(parameters)
-    try:
-        cls.check_schema(dict(parameters))
-    except JSONSchemaError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
-        raise InvalidInputError(f"client tool {name!r}: parameters is not a valid JSON Schema "
-                                f"at {where}: {exc.message}") from None
-    kind = parameters.get("type")
-    if kind is not None and kind != "object":
-        raise InvalidInputError(f"client tool {name!r}: parameters must describe an object "
-                                f"(type 'object'), got type {kind!r}")
-
-
 class ClientTools(Middleware):
     """Offer ``tools`` (``ClientTool``s, checked with ``check_client_tools``)
     to the model for each call, and end a call whose model called one of them
@@ -147,11 +98,12 @@ class ClientTools(Middleware):
     ``with_client_tools`` is the usual way to get an agent that holds one.
 
     Raises:
-        InvalidInputError: as ``check_client_tools``.
+        InvalidInputError: as ``check_client_tools`` (within ``limits``).
     """
 
-    def __init__(self, tools: Iterable[ClientTool]) -> None:
-        self.tools = check_client_tools(tools)
+    def __init__(self, tools: Iterable[ClientTool], *,
+                 limits: ClientToolLimits = DEFAULT_CLIENT_TOOL_LIMITS) -> None:
+        self.tools = check_client_tools(tools, limits=limits)
         self.names = frozenset(t.name for t in self.tools)
         self._specs = [t.spec() for t in self.tools]
         self._validators = {t.name: validator_for(dict(t.parameters))(dict(t.parameters))
@@ -165,8 +117,8 @@ class ClientTools(Middleware):
             ex.call_tools[spec.name] = spec
 
     async def pre_reasoning(self, ex: CallExecution, request: ModelRequest) -> None:
-        names = [t.name for t in request.tools]
-        clash = sorted(n for n in self.names if names.count(n) > 1)
+        names = [t.name.lower() for t in request.tools]
+        clash = sorted(n for n in self.names if names.count(n.lower()) > 1)
         if clash:  # a tool source (an MCP server) grew a tool of that name
             raise InvalidInputError(f"client tool {clash[0]!r} has the name of one of the "
                                     "server's tools; rename one of them")
@@ -209,20 +161,22 @@ class ClientTools(Middleware):
         return f"Invalid arguments for tool {call.name!r}:\n" + "\n".join(lines)
 
 
-def with_client_tools(agent: ReActAgent, tools: Iterable[ClientTool]) -> ReActAgent:
+def with_client_tools(agent: ReActAgent, tools: Iterable[ClientTool], *,
+                      limits: ClientToolLimits = DEFAULT_CLIENT_TOOL_LIMITS) -> ReActAgent:
     """``agent`` offering ``tools`` too: a shallow copy of it (the same model,
     toolkit and settings) with a ``ClientTools`` after its middleware;
     ``agent`` itself when ``tools`` is empty. Cheap: make one per request.
 
     Raises:
         InvalidInputError: a tool takes the name of one of ``agent``'s tools
-            (or the output tool's), or is not valid (``check_client_tools``).
+            (or the output tool's, compared case-insensitively), is not valid,
+            or the tools pass one of ``limits`` (``check_client_tools``).
     """
-    checked = check_client_tools(tools, taken=agent.toolkit.names)
+    checked = check_client_tools(tools, taken=agent.toolkit.names, limits=limits)
     if not checked:
         return agent
     offering = copy.copy(agent)
-    offering.middleware = [*agent.middleware, ClientTools(checked)]
+    offering.middleware = [*agent.middleware, ClientTools(checked, limits=limits)]
     return offering
 
 

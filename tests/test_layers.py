@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", (
         "agentflow._sync_loop", "agentflow.acting", "agentflow.agent", "agentflow.approvals",
         "agentflow.batch_api.protocol", "agentflow.call_input", "agentflow.call_outcome",
-        "agentflow.client_tools",
+        "agentflow.client_tool_checks", "agentflow.client_tools",
         "agentflow.content", "agentflow.events", "agentflow.execution", "agentflow.grounding",
         "agentflow.input_checks", "agentflow.loop", "agentflow.middleware", "agentflow.output",
         "agentflow.reasoning", "agentflow.reply", "agentflow.state", "agentflow.telemetry",

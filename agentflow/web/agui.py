@@ -103,7 +103,8 @@ from pydantic import ValidationError
 
 from agentflow.agent import ReActAgent
 from agentflow.approvals import Approve, Decision, Refuse, is_approval_pending
-from agentflow.client_tools import is_client_pending, with_client_tools
+from agentflow.client_tool_checks import DEFAULT_CLIENT_TOOL_LIMITS
+from agentflow.client_tools import ClientToolLimits, is_client_pending, with_client_tools
 from agentflow.errors import InvalidInputError
 from agentflow.events import (
     SUSPENDED,
@@ -123,7 +124,13 @@ from agentflow.messages import Msg
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.web._blocks import add_tool_result, text_of, tool_use_msg
-from agentflow.web.run_input import ClientTool, RunInput, offered_tools, split_run
+from agentflow.web.run_input import (
+    ClientTool,
+    RunInput,
+    check_stateless,
+    offered_tools,
+    split_run,
+)
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
 from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
@@ -365,6 +372,7 @@ def agui_response(
     on_close: Callable[[Outcome], Awaitable[None]] | None = None,
     output_key: str = "output",
     client_tools: bool | Iterable[ClientTool] = True,
+    client_tool_limits: ClientToolLimits = DEFAULT_CLIENT_TOOL_LIMITS,
 ) -> EventStreamResponse:
     """``agent.stream(run.message, output, state=run.agent_state())`` as an
     AG-UI event stream (or ``events``, e.g. ``stream_with_store(...)``, in its
@@ -377,22 +385,24 @@ def agui_response(
 
     ``client_tools``: ``True`` (default) offers the frontend's tools
     (``run.tools``) to the model, as AG-UI frontends expect; ``False`` offers
-    none; ``ClientTool``s offer those instead (``agentflow.client_tools``).
+    none; ``ClientTool``s offer those instead (``agentflow.client_tools``),
+    within ``client_tool_limits`` (``ClientToolLimits``: how many tools, how
+    large and deep their schemas, checked before anything else).
 
     Raises:
         InvalidInputError: a frontend tool has the name of a server tool, or
-            a bad name or parameters JSON Schema (naming the tool).
-        ValueError: a resumed run without ``store`` and ``key``.
+            a bad name or parameters JSON Schema (naming the tool), or the
+            tools pass one of ``client_tool_limits`` (naming it); a run
+            that resumes approvals (``run.decisions``) without ``store`` and
+            ``key`` (``check_stateless``).
     """
     offered = offered_tools(run, client_tools)
-    agent = with_client_tools(agent, offered)
+    agent = with_client_tools(agent, offered, limits=client_tool_limits)
     if store is not None and key is not None:
         events = stream_with_store(agent, store, key, run.message, output, strategy=strategy,
                                    decisions=run.decisions, client_results=run.tool_results())
     elif events is None:
-        if run.decisions is not None:
-            raise ValueError("a run resumed with approval decisions needs the store and key "
-                             "its suspended call was saved under")
+        check_stateless(run)
         events = agent.stream(run.message, output, state=run.agent_state(), strategy=strategy)
     return EventStreamResponse(events, encoder=AGUIEncoder(
                                    run.thread_id, run.run_id, state=run.state,

@@ -56,7 +56,8 @@ import orjson
 
 from agentflow.agent import ReActAgent
 from agentflow.approvals import is_approval_pending
-from agentflow.client_tools import is_client_pending, with_client_tools
+from agentflow.client_tool_checks import DEFAULT_CLIENT_TOOL_LIMITS
+from agentflow.client_tools import ClientToolLimits, is_client_pending, with_client_tools
 from agentflow.events import (
     SUSPENDED,
     ApprovalRequested,
@@ -73,7 +74,7 @@ from agentflow.events import (
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.web._aisdk_input import read_chat_request
-from agentflow.web.run_input import ClientTool, RunInput, offered_tools
+from agentflow.web.run_input import ClientTool, RunInput, check_stateless, offered_tools
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
 from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
@@ -247,6 +248,7 @@ def ui_message_stream_response(
     headers: Mapping[str, str] | None = None,
     on_close: Callable[[Outcome], Awaitable[None]] | None = None,
     client_tools: bool | Iterable[ClientTool] = True,
+    client_tool_limits: ClientToolLimits = DEFAULT_CLIENT_TOOL_LIMITS,
 ) -> EventStreamResponse:
     """``agent.stream(run.message, output, state=run.agent_state())`` as a UI
     message stream (or ``events``, e.g. ``stream_with_store(...)``, in its
@@ -262,22 +264,24 @@ def ui_message_stream_response(
     ``False``: none; ``ClientTool``s: those (the AI SDK's way: the server
     declares the tools the client runs with ``onToolCall``/``addToolOutput``).
     A call of one streams ``tool-input-start``/``tool-input-available`` and
-    the stream finishes (``finishReason`` ``tool-calls``).
+    the stream finishes (``finishReason`` ``tool-calls``). The tools are
+    checked within ``client_tool_limits`` (``ClientToolLimits``: how many,
+    how large and deep their schemas, before anything else).
 
     Raises:
         InvalidInputError: a client tool has the name of a server tool, or a
-            bad name or parameters JSON Schema (naming the tool).
-        ValueError: a resumed approval without ``store`` and ``key``.
+            bad name or parameters JSON Schema (naming the tool), or the tools
+            pass one of ``client_tool_limits`` (naming it); a run that resumes
+            approvals (``run.decisions``) without ``store`` and ``key``
+            (``check_stateless``).
     """
     offered = offered_tools(run, client_tools)
-    agent = with_client_tools(agent, offered)
+    agent = with_client_tools(agent, offered, limits=client_tool_limits)
     if store is not None and key is not None:
         events = stream_with_store(agent, store, key, run.message, output, strategy=strategy,
                                    decisions=run.decisions, client_results=run.tool_results())
     elif events is None:
-        if run.decisions is not None:
-            raise ValueError("a run resumed with approval decisions needs the store and key "
-                             "its suspended call was saved under")
+        check_stateless(run)
         events = agent.stream(run.message, output, state=run.agent_state(), strategy=strategy)
     continued = (run.extra.get("message_id")
                  if run.decisions is not None or run.message is None else None)

@@ -21,7 +21,8 @@ from agentflow.errors import InvalidInputError
 from agentflow.messages import Msg, ToolResultBlock
 from agentflow.state import AgentState
 
-__all__ = ["ClientTool", "RunInput", "offered_tools", "split_last_user", "split_run"]
+__all__ = ["ClientTool", "RunInput", "check_stateless", "offered_tools", "split_last_user",
+           "split_run"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,3 +97,20 @@ def offered_tools(run: RunInput,
     if client_tools is False:
         return ()
     return tuple(client_tools)
+
+
+def check_stateless(run: RunInput) -> None:
+    """Refuse ``run`` for an app that keeps no conversation (no store): a run
+    that resumes approvals (``run.decisions``: an AG-UI ``resume``, an AI SDK
+    ``approval-responded`` part) decides calls whose suspended state lives
+    only in a store, and a stateless history is the client's to forge.
+
+    Raises:
+        InvalidInputError: ``run`` carries approval decisions.
+    """
+    if run.decisions is not None:
+        raise InvalidInputError(
+            "this run answers approval requests (tool call(s) "
+            f"{', '.join(sorted(run.decisions)) or '(none)'}), which needs the conversation "
+            "saved in a store: pass store= and key= (the key the suspended call was saved "
+            "under) to the response helper; an app without a store cannot resume approvals")
