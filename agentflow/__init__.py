@@ -13,6 +13,7 @@ from agentflow.agent import ReActAgent
 from agentflow.documents.deferred import DeferredDocument
 from agentflow.errors import (
     AgentflowError,
+    AlreadyDecidedError,
     AuthenticationError,
     BadRequestError,
     BatchRequestError,
@@ -154,6 +155,7 @@ __all__ = [
     "Act",
     "AgentState",
     "AgentflowError",
+    "AlreadyDecidedError",
     "AreaImages",
     "AttemptDiscarded",
     "AuthenticationError",

@@ -31,26 +31,34 @@ error result.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentflow.errors import InvalidInputError
+import anyio
+
+from agentflow.errors import AlreadyDecidedError, InvalidInputError
 from agentflow.events import ApprovalRequested, ToolResult, ToolUse
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
-from agentflow.middleware.base import Act, Middleware
+from agentflow.middleware.base import WAITING_CALLS, Act, Middleware
 
 if TYPE_CHECKING:
     from agentflow.agent import ReActAgent
     from agentflow.execution import CallExecution
     from agentflow.state import AgentState
 
-__all__ = ["PENDING_OUTPUT", "Approve", "Refuse", "RequireApproval", "is_approval_pending",
-           "pending_calls", "resolve_approvals"]
+__all__ = ["PENDING_OUTPUT", "STARTED_OUTPUT", "Approve", "Checkpoint", "Refuse",
+           "RequireApproval", "is_approval_pending", "pending_calls", "resolve_approvals"]
 
 PENDING_OUTPUT = "Awaiting approval: this call has not run yet."
 """The placeholder result of a call that waits for approval (an error
 result, so that no vendor mistakes it for the tool's output)."""
+
+STARTED_OUTPUT = ("Approved and started, but its outcome was not recorded (the run stopped "
+                  "while the tool ran): it may or may not have taken effect.")
+"""The result of an approved call from its claim until its outcome is
+recorded; what the model reads if the outcome never was (the process died
+while the tool ran): the call never runs again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,21 +128,48 @@ def is_approval_pending(result: ToolResult | ToolResultBlock) -> bool:
     return result.is_error and result.output == PENDING_OUTPUT
 
 
+def _held(msg: Msg) -> frozenset[str]:
+    """The ids of the calls that ``msg`` (a tool message) records as waiting
+    (``WAITING_CALLS``, written by the loop from ``Act.waiting``)."""
+    ids = msg.metadata.get(WAITING_CALLS)
+    if not isinstance(ids, list | tuple):
+        return frozenset()
+    return frozenset(i for i in ids if isinstance(i, str))
+
+
 def _pending(state: AgentState, placeholder: str = PENDING_OUTPUT
              ) -> tuple[int, list[ToolUseBlock]]:
-    """The index of the last tool message holding ``placeholder`` results, and
-    their calls (``agentflow.client_tools`` pauses with its own placeholder)."""
-    for index in range(len(state.memory) - 1, -1, -1):
+    """The index of the last tool message, and its calls that wait with
+    ``placeholder`` (``agentflow.client_tools`` pauses with its own): calls
+    the message records as held (``WAITING_CALLS``), so a result that only
+    reads like a placeholder (a server tool's error text) never waits."""
+    for index in range(len(state.memory) - 1, 0, -1):
         msg = state.memory[index]
         if msg.role != "tool":
             continue
+        held = _held(msg)
         waiting = {r.tool_use_id for r in msg.tool_results
-                   if r.is_error and r.output == placeholder}
-        if not waiting or index == 0:
+                   if r.tool_use_id in held and r.is_error and r.output == placeholder}
+        if not waiting:
             break
         calls = [c for c in state.memory[index - 1].tool_uses if c.id in waiting]
         return index, calls
     return -1, []
+
+
+def _settle(state: AgentState, index: int, outcomes: Mapping[str, ToolResultBlock]) -> None:
+    """Put ``outcomes`` (by tool call id) in place of the results of the tool
+    message at ``index``; their calls no longer wait."""
+    old = state.memory[index]
+    metadata = dict(old.metadata)
+    held = _held(old) - set(outcomes)
+    if held:
+        metadata[WAITING_CALLS] = [r.tool_use_id for r in old.tool_results
+                                   if r.tool_use_id in held]
+    else:
+        metadata.pop(WAITING_CALLS, None)
+    state.memory[index] = Msg("tool", [outcomes.get(r.tool_use_id, r) for r in old.tool_results],
+                              metadata=metadata)
 
 
 def pending_calls(state: AgentState) -> list[ToolUseBlock]:
@@ -142,45 +177,95 @@ def pending_calls(state: AgentState) -> list[ToolUseBlock]:
     return _pending(state)[1]
 
 
+def _check_decisions(state: AgentState, decisions: Mapping[str, Decision]
+                     ) -> tuple[int, list[ToolUseBlock]]:
+    """The pending calls of ``state`` (as ``_pending``) when ``decisions``
+    decides each of them and nothing else.
+
+    Raises:
+        AlreadyDecidedError: a decision names a call that has its outcome.
+        InvalidInputError: no call is pending, one has no decision, or a
+            decision names a call that is not pending.
+    """
+    index, calls = _pending(state)
+    ids = {c.id for c in calls}
+    answered = {r.tool_use_id for m in state.memory if m.role == "tool"
+                for r in m.tool_results}
+    if again := sorted(i for i in set(decisions) - ids if i in answered):
+        raise AlreadyDecidedError(again)
+    if not calls:
+        raise InvalidInputError("this conversation has no tool call waiting for approval")
+    if missing := sorted(ids - set(decisions)):
+        raise InvalidInputError(f"no decision for the pending call(s) {', '.join(missing)}")
+    if unknown := sorted(set(decisions) - ids):
+        raise InvalidInputError(f"no pending call {', '.join(unknown)}")
+    return index, calls
+
+
+Checkpoint = Callable[["AgentState"], Awaitable[None]]
+"""Saves the state where the caller keeps it (a store's conditional save),
+raising when another request saved first."""
+
+
 async def resolve_approvals(agent: ReActAgent, state: AgentState,
-                            decisions: Mapping[str, Decision]) -> list[ToolResultBlock]:
+                            decisions: Mapping[str, Decision], *,
+                            checkpoint: Checkpoint | None = None) -> list[ToolResultBlock]:
     """Apply a decision to every pending call of ``state`` (keyed by tool call
     id): an approved call runs (on its edited input if given), a refused one
     gets an error result with the reason. The state's placeholders are
     replaced, so the next ``agent.call(None, state=state)`` continues with
     the model reading the outcomes. Returns the new results, in call order.
 
+    At most once: the decided calls are claimed before any tool runs (their
+    placeholders give way to ``STARTED_OUTPUT``, so a second resolve of the
+    same state finds them decided), and ``checkpoint(state)`` (a store's
+    conditional save: ``stream_with_store`` passes one) makes the claim
+    durable first: of two requests that resume one stored conversation, only
+    the one whose save wins runs anything. Once a tool started, the run and
+    the outcome's ``checkpoint`` finish even if the caller is cancelled (a
+    client that went away): a side effect under way cannot be called back,
+    so its outcome is recorded. A call whose outcome could not be recorded
+    (the process died) keeps ``STARTED_OUTPUT``: the model reads that it may
+    or may not have taken effect, and it never runs again.
+
     Raises:
+        AlreadyDecidedError: a decision names a call an earlier request
+            decided (nothing runs).
         InvalidInputError: no call is pending, a pending call has no
             decision, or a decision names a call that is not pending.
+        as ``checkpoint`` (e.g. ``StateConflictError``: nothing ran).
     """
-    index, calls = _pending(state)
-    if not calls:
-        raise InvalidInputError("this conversation has no tool call waiting for approval")
-    ids = {c.id for c in calls}
-    if missing := sorted(ids - set(decisions)):
-        raise InvalidInputError(f"no decision for the pending call(s) {', '.join(missing)}")
-    if unknown := sorted(set(decisions) - ids):
-        raise InvalidInputError(f"no pending call {', '.join(unknown)}")
+    index, calls = _check_decisions(state, decisions)
     outcomes: dict[str, ToolResultBlock] = {}
+    runs: list[ToolUseBlock] = []
+    edited: dict[str, ToolUseBlock] = {}
     for call in calls:
         decision = decisions[call.id]
         if isinstance(decision, Refuse):
             outcomes[call.id] = ToolResultBlock(call.id, f"Refused: {decision.reason}", True,
                                                 call.name)
-            continue
-        run = call if decision.input is None else ToolUseBlock(call.id, call.name,
-                                                               dict(decision.input))
-        tool = agent.toolkit.get(call.name)
-        outcomes[call.id] = (await tool.run(run) if tool is not None else ToolResultBlock(
-            call.id, f"Tool {call.name!r} not found.", True, call.name))
-    edited = {c.id: ToolUseBlock(c.id, c.name, dict(d.input)) for c in calls
-              if isinstance(d := decisions[c.id], Approve) and d.input is not None}
+        elif decision.input is None:
+            runs.append(call)
+        else:
+            edited[call.id] = ToolUseBlock(call.id, call.name, dict(decision.input))
+            runs.append(edited[call.id])
     if edited:  # the model sees the call that ran
         asked = state.memory[index - 1]
         state.memory[index - 1] = asked.replace(content=[
             edited.get(b.id, b) if isinstance(b, ToolUseBlock) else b for b in asked.content])
-    old = state.memory[index]
-    state.memory[index] = Msg("tool", [outcomes.get(r.tool_use_id, r) for r in old.tool_results],
-                              metadata=old.metadata)
+    _settle(state, index, {**outcomes, **{
+        r.id: ToolResultBlock(r.id, STARTED_OUTPUT, True, r.name) for r in runs}})
+    if checkpoint is not None:  # the claim, durable before anything runs
+        await checkpoint(state)
+    if runs:
+        with anyio.CancelScope(shield=True):
+            ran: dict[str, ToolResultBlock] = {}
+            for run in runs:
+                tool = agent.toolkit.get(run.name)
+                ran[run.id] = (await tool.run(run) if tool is not None else ToolResultBlock(
+                    run.id, f"Tool {run.name!r} not found.", True, run.name))
+            _settle(state, index, ran)
+            outcomes.update(ran)
+            if checkpoint is not None:  # the outcome, durable before the model reads it
+                await checkpoint(state)
     return [outcomes[c.id] for c in calls]

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema.validators import validator_for
 
-from agentflow.approvals import _pending
+from agentflow.approvals import _pending, _settle
 from agentflow.client_tool_checks import (
     DEFAULT_CLIENT_TOOL_LIMITS,
     ClientToolLimits,
@@ -213,7 +213,5 @@ def resolve_client_tools(state: AgentState,
         outcomes[call.id] = (ToolResultBlock(call.id, given, False, call.name)
                              if isinstance(given, str) else
                              ToolResultBlock(call.id, given.output, given.is_error, call.name))
-    old = state.memory[index]
-    state.memory[index] = Msg("tool", [outcomes.get(r.tool_use_id, r) for r in old.tool_results],
-                              metadata=old.metadata)
+    _settle(state, index, outcomes)
     return [outcomes[c.id] for c in calls]

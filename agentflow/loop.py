@@ -54,7 +54,7 @@ from agentflow.events import (
 )
 from agentflow.input_checks import check_call_inputs
 from agentflow.messages import Msg
-from agentflow.middleware.base import Act, ReasonAgain, hooks_for
+from agentflow.middleware.base import WAITING_CALLS, Act, ReasonAgain, hooks_for
 from agentflow.middleware.decisions import merge_decisions
 from agentflow.model import TextDelta, ThinkingDelta
 from agentflow.output.reminders import TOOL_NAME
@@ -222,7 +222,8 @@ async def call_events(
                     (decision.results, decision.waiting, decision.pause, decision.failed)
                     if isinstance(decision, Act) else ({}, (), None, ()))
                 results = Msg("tool", await run_tool_calls(ex, agent.toolkit, agent.telemetry,
-                                                          calls, supplied))
+                                                          calls, supplied),
+                              metadata={WAITING_CALLS: list(ex.waiting)} if ex.waiting else None)
                 ex.memory.append(results)
                 if deltas:
                     for block in results.tool_results:

@@ -12,6 +12,7 @@ The tree::
     AgentflowError
     ├── UsageError                        misuse (also a TypeError/ValueError where fitting)
     │   ├── InvalidInputError             bad message input to call()/stream()
+    │   │   ├── AlreadyDecidedError       a call decided again: an approval applies once (.call_ids)
     │   │   ├── MediaTypeError            image/document bytes of an unknown or mismatched type
     │   │   └── UnsupportedInputError     a block the model's profile refuses (.model, .modality)
     │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
@@ -138,6 +139,7 @@ from agentflow.errors._run import (
     ToolRetriesExceededError,
 )
 from agentflow.errors._usage import (
+    AlreadyDecidedError,
     BatchUnavailableError,
     DuplicateInputIdError,
     InvalidExampleError,
@@ -156,6 +158,7 @@ from agentflow.errors._usage import (
 
 __all__ = [
     "AgentflowError",
+    "AlreadyDecidedError",
     "AuthenticationError",
     "BadRequestError",
     "BatchRequestError",

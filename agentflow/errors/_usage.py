@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from agentflow.errors._root import AgentflowError
 
 __all__ = [
+    "AlreadyDecidedError",
     "BatchUnavailableError",
     "DuplicateInputIdError",
     "InvalidExampleError",
@@ -35,6 +38,23 @@ class UsageError(AgentflowError):
 class InvalidInputError(UsageError, TypeError):
     """The message input of ``call()``/``stream()`` is not a str, a ``Msg`` or a
     non-empty sequence of them."""
+
+
+class AlreadyDecidedError(InvalidInputError):
+    """A decision for a tool call that an earlier request already decided
+    (``agentflow.approvals``): a decision is applied once, so an approved
+    call never runs twice (a double click, a retried request, a replay).
+
+    Attributes:
+        call_ids: the calls decided again.
+    """
+
+    def __init__(self, call_ids: Sequence[str]) -> None:
+        self.call_ids = tuple(call_ids)
+        super().__init__(
+            f"the tool call(s) {', '.join(self.call_ids)} were already decided by an earlier "
+            "request: a decision is applied once and an approved call never runs again "
+            "(load the conversation to read its outcome)")
 
 
 class MediaTypeError(InvalidInputError):

@@ -39,6 +39,7 @@ from agentflow.model import (
 from agentflow.reply import ReplyBuilder
 
 __all__ = [
+    "WAITING_CALLS",
     "Act",
     "Decision",
     "Finish",
@@ -61,6 +62,13 @@ class ModelRequest:
     messages: list[Msg]
     tools: list[ToolSpec]
     options: GenerateOptions
+
+
+WAITING_CALLS = "waiting_calls"
+"""The metadata key of a tool message whose step left calls waiting
+(``Act.waiting``): the list of their tool call ids. What waits is known by
+the call, recorded when its placeholder was put in place, never by a
+result's text (a server tool's error may read like a placeholder)."""
 
 
 @slot_init

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentflow.approvals import Decision as ApprovalDecision
-from agentflow.approvals import pending_calls, resolve_approvals
+from agentflow.approvals import _check_decisions, pending_calls, resolve_approvals
 from agentflow.client_tools import pending_client_calls, resolve_client_tools
-from agentflow.errors import InvalidInputError
+from agentflow.errors import AlreadyDecidedError, InvalidInputError, StateConflictError
 from agentflow.events import CallStarted, Complete, Event, ToolResult
 from agentflow.messages import Msg, ToolResultBlock, clean_text
 from agentflow.output.strategies import OutputStrategy, StrategyName
@@ -114,7 +114,8 @@ async def stream_with_store(
 
     Yields the call's events; the final ``Complete`` is yielded only once the
     state is saved. A call that raises or is cancelled (the consumer stops
-    iterating) saves nothing, and the stored conversation stays as it was;
+    iterating) saves nothing (but the approval decisions it applied, below),
+    and the stored conversation stays as it was;
     so does a call whose output could not be had (``agent.stream`` raises its
     ``StructuredOutputError``).
 
@@ -122,6 +123,15 @@ async def stream_with_store(
     resumes a conversation suspended for approval (``agentflow.approvals``):
     the decisions are applied (approved calls run; their ``ToolResult``s follow
     ``CallStarted``), then the model continues (``msg`` may be ``None``).
+    An approved call runs at most once: the decisions are saved (claimed)
+    before any tool runs, so of two requests with the same decisions (a
+    double click, a retried POST) only the one whose save wins runs the
+    tool, the other raises ``AlreadyDecidedError``; the tools' outcomes are
+    saved before the model is called, so a model call that then fails (a
+    provider error, a client that went away) leaves them recorded, and the
+    conversation continues from them (``msg`` ``None``, no ``decisions``).
+    A resume with approved calls saves three times (claim, outcomes, the
+    call's end); one with refusals only, twice.
 
     With ``client_results`` (tool call id -> result: the request's tool
     results, ``RunInput.tool_results()``) a conversation that waits for the
@@ -136,7 +146,9 @@ async def stream_with_store(
 
     Raises:
         StateConflictError: another request saved ``key`` while this call
-            ran (instead of ``Complete``; nothing was written).
+            ran (instead of ``Complete``; nothing more was written).
+        AlreadyDecidedError: ``decisions`` names a call an earlier (or a
+            concurrent) request decided; nothing ran.
         InvalidInputError: ``msg`` is ``None`` and a pending client tool call
             has no result in ``client_results``, or calls wait for approval
             and ``decisions`` is ``None`` (checked before any call runs).
@@ -149,18 +161,44 @@ async def stream_with_store(
             resolve_client_tools(loaded.state, client_results)
     if msg is None:  # the model continues: nothing may still wait (checked before any tool runs)
         _check_nothing_waits(loaded.state, decisions)
+    version = loaded.version
+    claimed = False
+
+    async def checkpoint(state: AgentState) -> None:
+        nonlocal version, claimed
+        try:
+            version = await store.save(key, state, version=version)
+        except StateConflictError as conflict:
+            if not claimed and decisions is not None:  # did another request decide first?
+                _check_decided_first(conflict, (await store.load(key)).state, decisions)
+            raise
+        claimed = True
+
     resolved = ([] if decisions is None else
-                await resolve_approvals(agent, loaded.state, decisions))
+                await resolve_approvals(agent, loaded.state, decisions, checkpoint=checkpoint))
     async with aclosing(agent.stream(msg, output, state=loaded.state,
                                      strategy=strategy)) as events:
         async for event in events:
             if isinstance(event, Complete):
-                await store.save(key, loaded.state, version=loaded.version)
+                await store.save(key, loaded.state, version=version)
             yield event
             if resolved and isinstance(event, CallStarted):  # the approved calls' outcomes
                 for block in resolved:
                     yield ToolResult(block.tool_use_id, block.name, block.output,
                                      block.is_error)
+
+
+def _check_decided_first(conflict: StateConflictError, now: AgentState,
+                         decisions: Mapping[str, ApprovalDecision]) -> None:
+    """Raise ``AlreadyDecidedError`` (from ``conflict``) when the stored
+    conversation ``now`` has the outcome of a call ``decisions`` names: the
+    request whose save won decided it (a double click, a retried request)."""
+    try:
+        _check_decisions(now, decisions)
+    except AlreadyDecidedError as decided:
+        raise decided from conflict
+    except InvalidInputError:
+        pass
 
 
 def _check_nothing_waits(state: AgentState,
