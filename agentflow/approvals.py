@@ -31,12 +31,12 @@ error result.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
+from agentflow._commit import finish, rearm_cancel
 from agentflow.errors import AlreadyDecidedError, InvalidInputError
 from agentflow.events import ApprovalRequested, ToolResult, ToolUse
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
@@ -257,15 +257,26 @@ async def resolve_approvals(agent: ReActAgent, state: AgentState,
         r.id: ToolResultBlock(r.id, STARTED_OUTPUT, True, r.name) for r in runs}})
     if checkpoint is not None:  # the claim, durable before anything runs
         await checkpoint(state)
-    if runs:
-        with anyio.CancelScope(shield=True):
-            ran: dict[str, ToolResultBlock] = {}
-            for run in runs:
-                tool = agent.toolkit.get(run.name)
-                ran[run.id] = (await tool.run(run) if tool is not None else ToolResultBlock(
-                    run.id, f"Tool {run.name!r} not found.", True, run.name))
-            _settle(state, index, ran)
-            outcomes.update(ran)
-            if checkpoint is not None:  # the outcome, durable before the model reads it
-                await checkpoint(state)
+    if runs:  # begun, it runs to its end (a cancellation comes after it)
+        ran, cancelled = await finish(asyncio.ensure_future(
+            _run_and_record(agent, state, index, runs, checkpoint)))
+        outcomes.update(ran)
+        if cancelled:
+            rearm_cancel()
     return [outcomes[c.id] for c in calls]
+
+
+async def _run_and_record(agent: ReActAgent, state: AgentState, index: int,
+                          runs: list[ToolUseBlock], checkpoint: Checkpoint | None
+                          ) -> dict[str, ToolResultBlock]:
+    """Run the approved calls (in order) and put their outcomes in ``state``
+    (saved with ``checkpoint``, before the model reads them)."""
+    ran: dict[str, ToolResultBlock] = {}
+    for run in runs:
+        tool = agent.toolkit.get(run.name)
+        ran[run.id] = (await tool.run(run) if tool is not None else ToolResultBlock(
+            run.id, f"Tool {run.name!r} not found.", True, run.name))
+    _settle(state, index, ran)
+    if checkpoint is not None:
+        await checkpoint(state)
+    return ran

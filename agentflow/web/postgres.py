@@ -23,9 +23,9 @@ from typing import Any
 
 import anyio
 
+from agentflow._commit import finish, rearm_cancel
 from agentflow.errors import StateConflictError
 from agentflow.state import AgentState
-from agentflow.web._commit import finish, rearm_cancel
 from agentflow.web.sqlite import check_table
 from agentflow.web.store import StoredState, check_key
 

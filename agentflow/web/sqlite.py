@@ -36,9 +36,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from agentflow._commit import finish, rearm_cancel
 from agentflow.errors import StateConflictError
 from agentflow.state import AgentState
-from agentflow.web._commit import finish, rearm_cancel
 from agentflow.web.store import StoredState, check_key
 
 __all__ = ["SQLiteStateStore", "check_table"]

@@ -1,4 +1,5 @@
-"""The commit point of a store's ``save``, under cancellation.
+"""The commit point of a store's ``save`` (or of any work that cannot be
+called back once begun: an approved tool's run), under cancellation.
 
 A save is a transaction with one commit point. Before it, a cancellation
 rolls the transaction back and ``save`` raises ``CancelledError`` (nothing
