@@ -43,8 +43,8 @@ class ClientToolLimits:
         max_schema_bytes: one tool's ``parameters`` JSON Schema, as compact
             JSON, in bytes (default 16 KiB).
         max_total_schema_bytes: all the tools' schemas together, in bytes
-            (default 64 KiB: the metaschema check of that much costs at most
-            about 0.6 s of CPU, once per distinct schema).
+            (default 32 KiB: the metaschema check of that much costs at most
+            about 0.25 s of CPU, once per distinct schema).
         max_schema_depth: how deeply one schema nests JSON objects and
             arrays (default 24: ``{"type": "object", "properties": {"a":
             {...}}}`` is 2 levels per nested object).
@@ -57,7 +57,7 @@ class ClientToolLimits:
 
     max_tools: int = 64
     max_schema_bytes: int = 16 * 1024
-    max_total_schema_bytes: int = 64 * 1024
+    max_total_schema_bytes: int = 32 * 1024
     max_schema_depth: int = 24
     max_description: int = 4096
 

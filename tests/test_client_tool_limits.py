@@ -84,11 +84,11 @@ def test_an_oversized_schema_or_description_is_refused_naming_the_limit(
 
 def test_the_schemas_together_are_bounded() -> None:
     big = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(500)}}
-    tools = [ClientTool(f"t{i}", "", big) for i in range(8)]  # ~11 KB each: each fits alone
+    tools = [ClientTool(f"t{i}", "", big) for i in range(4)]  # ~11 KB each: each fits alone
     with pytest.raises(InvalidInputError, match="max_total_schema_bytes"):
         check_client_tools(tools)
     roomy = ClientToolLimits(max_total_schema_bytes=1024 * 1024)
-    assert len(check_client_tools(tools, limits=roomy)) == 8
+    assert len(check_client_tools(tools, limits=roomy)) == 4
 
 
 def test_within_the_limits_a_nested_schema_is_checked_as_before() -> None:
