@@ -109,7 +109,8 @@ async def test_ai_sdk_tool_approval_approved(app: App) -> None:
     texts = [p["text"] for p in parts if p["type"] == "text"]
     assert texts[-1] == "outcome: sent to ada@x.org: hi"  # the model read the outcome
     loaded = await app.store.load("chat:chat-approval")
-    assert loaded.version == 2 and pending_calls(loaded.state) == []
+    # saved: suspended (1), the approval claimed (2), its outcome (3), the call done (4)
+    assert loaded.version == 4 and pending_calls(loaded.state) == []
 
 
 async def test_ai_sdk_tool_approval_refused(app: App) -> None:
@@ -135,7 +136,8 @@ async def test_agui_interrupt_resumed_with_an_edited_call(app: App) -> None:
     assert second["result"]["text"] == "outcome: sent to ada@x.org: edited"
     assert second["outcome"] is None or second["outcome"].get("type") != "interrupt"
     loaded = await app.store.load("agui:thread-approval-true")
-    assert loaded.version == 2 and pending_calls(loaded.state) == []
+    # saved: suspended (1), the approval claimed (2), its outcome (3), the call done (4)
+    assert loaded.version == 4 and pending_calls(loaded.state) == []
 
 
 async def test_agui_interrupt_refused(app: App) -> None:
