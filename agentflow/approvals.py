@@ -27,6 +27,15 @@ state then holds the calls with their placeholders, so it can be saved
 ``resolve_approvals`` replaces each placeholder with the outcome: the tool
 run on the approved (or edited) input, or a refusal the model reads as an
 error result.
+
+What waits is known by the call: the loop records the held calls' ids in
+their tool message (``WAITING_CALLS``), and only those wait; a result that
+merely reads like ``PENDING_OUTPUT`` (a server tool's error text) never does.
+An approved call runs at most once: ``resolve_approvals`` claims the decided
+calls (``STARTED_OUTPUT`` in place of the placeholders) and saves the claim
+through its ``checkpoint`` (a store's conditional save) before any tool runs,
+then saves the outcomes before the model reads them; a decision for a call
+already decided raises ``AlreadyDecidedError``.
 """
 
 from __future__ import annotations

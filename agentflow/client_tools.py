@@ -187,7 +187,9 @@ def is_client_pending(result: ToolResult | ToolResultBlock) -> bool:
 
 
 def pending_client_calls(state: AgentState) -> list[ToolUseBlock]:
-    """The calls of ``state`` that wait for the client's results (``[]``: none)."""
+    """The calls of ``state`` that wait for the client's results (``[]``: none):
+    calls the step held (recorded by id, ``WAITING_CALLS``), never a result
+    that only reads like the placeholder."""
     return _pending(state, CLIENT_PENDING_OUTPUT)[1]
 
 

@@ -80,7 +80,8 @@ class Act:
     ``waiting``: ids of calls among ``results`` whose answers are
     placeholders: the call is decided outside the loop (a person's approval,
     a client's result), so after acting the call pauses with stop reason
-    ``pause`` (one of ``events.SUSPENDED``) and a later call resumes it. A
+    ``pause`` (one of ``events.SUSPENDED``) and a later call resumes it (the
+    loop records their ids in the tool message, ``WAITING_CALLS``). A
     waiting answer wins over another middleware's answer to the same call,
     and an output given in the same reply is not accepted (its truth may hang
     on the outcome); the model gives it again once the calls are decided.
