@@ -37,7 +37,7 @@ from collections.abc import (
     Iterator,
     Sequence,
 )
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypeGuard, TypeVar, overload
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
@@ -234,7 +234,7 @@ async def extract_many(
             await owner.aclose()
 
 
-def _misused(error: BaseException | None) -> bool:
+def _misused(error: BaseException | None) -> TypeGuard[UsageError]:
     """Whether a record's error is misuse of the whole run (a ``UsageError``
     that says ``same_for_every_input``: ``ModelClosedError``, a tool source
     that is not running): ``extract_many`` raises it rather than fail every
