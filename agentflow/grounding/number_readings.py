@@ -194,6 +194,8 @@ class _Apart:
 
     def hit(self, start: int, end: int) -> bool:
         """Whether ``[start, end)`` overlaps a stretch."""
+        if not self.starts:
+            return False
         i = bisect_left(self.starts, end) - 1
         return i >= 0 and self.ends[i] > start
 
@@ -240,7 +242,7 @@ def readings(source: str) -> Iterator[tuple[int, Decimal]]:
                 if number is not None:
                     for n in _scaled(source, match.end(), number):
                         yield start, n
-            if pattern is _POINT and _listed(source, match):
+            if pattern is _POINT and "," in groups["num"] and _listed(source, match):
                 yield from _items(source, match, apart)
     for start, end, year in year_readings(source):
         if not apart.hit(start, end):
