@@ -37,7 +37,7 @@ from collections.abc import (
     Iterator,
     Sequence,
 )
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypeGuard, TypeVar, overload
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
@@ -58,6 +58,7 @@ from agentflow.batch_types import (
     _as_input,
 )
 from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
+from agentflow.errors import UsageError
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
 from agentflow.extraction.chunked import ChunkProgress
 from agentflow.extraction.pipeline import ExtractionPlan, check_plan, plan_extraction
@@ -181,6 +182,11 @@ async def extract_many(
             input is read).
         BatchUnavailableError: ``mode="batch"`` on a model without a batch API
             (before any request).
+        ModelClosedError: the model was closed (``aclose()``) before or during
+            the run; raised once, at the first input that meets it, and the
+            run stops (as any ``UsageError`` an input meets that says
+            ``same_for_every_input``: misuse of the run, not a fault of one
+            input, never one failed record per input).
     """
     if isinstance(inputs, str | bytes | bytearray):  # iterated, each character a document
         raise TypeError(f"inputs is one {type(inputs).__name__}: pass an iterable of "
@@ -218,12 +224,23 @@ async def extract_many(
             _schedule(plan, agent, inputs, concurrency, order, checked_ids)
         ) as results:  # closed here, not later by the loop: the workers stop before we return
             async for result in results:
+                if _misused(result.error):  # every other input would meet it too
+                    raise result.error
                 yield result
     finally:
         if batch_run is not None:
             await batch_run.aclose()
         if isinstance(agent_or_model, str):  # the model is ours: built from its name here
             await owner.aclose()
+
+
+def _misused(error: BaseException | None) -> TypeGuard[UsageError]:
+    """Whether a record's error is misuse of the whole run (a ``UsageError``
+    that says ``same_for_every_input``: ``ModelClosedError``, a tool source
+    that is not running): ``extract_many`` raises it rather than fail every
+    input alike. A vendor's refusal (a wrong key) stays a record: the CLI
+    stops on it (``agentflow.cli.extract``)."""
+    return isinstance(error, UsageError) and error.same_for_every_input
 
 
 WINDOW = 8

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import orjson
 import pytest
 from pydantic import ValidationError
@@ -25,6 +26,11 @@ from tests.fakes.openai import OpenAIFake
 
 SCHEMA = Path(__file__).resolve().parent.parent / "examples" / "contact.py"
 AGENTFLOW = Path(sys.executable).parent / "agentflow"  # the installed console script
+# Ctrl-C reaches a run as from a terminal: SIGINT at its default disposition in the child,
+# whatever this process inherited (a shell's background job starts with SIGINT ignored,
+# and an ignored signal stays ignored across exec)
+WITH_SIGINT = [sys.executable, "-c", "import os, signal, sys; "
+               "signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"]
 TICKET_SCHEMA = {
     "title": "Ticket", "type": "object", "additionalProperties": False,
     "properties": {"status": {"type": "string", "enum": ["open", "closed"]},
@@ -402,6 +408,7 @@ async def test_a_second_run_on_one_out_refuses_or_waits_and_nothing_is_done_twic
 
 async def test_an_interrupted_run_says_how_many_records_were_saved(tmp_path: Path) -> None:
     fake = await slow_fake()
+    process: anyio.abc.Process | None = None
     try:
         docs = tmp_path / "docs"
         docs.mkdir()
@@ -409,19 +416,23 @@ async def test_an_interrupted_run_says_how_many_records_were_saved(tmp_path: Pat
             (docs / f"p{i:02}.txt").write_text(f"P{i}: a person")
         out = tmp_path / "out.jsonl"
         args = [*contact_args(fake, docs, out=out), "--concurrency", "1"]
-        process = await anyio.open_process([str(AGENTFLOW), *args])
+        process = await anyio.open_process([*WITH_SIGINT, str(AGENTFLOW), *args])
         await until(lambda: out.exists() and len(out.read_bytes().splitlines()) >= 2)
         # From now on every request waits: the run cannot finish before the signal.
         fake.hold = asyncio.Event()
         asked = len(fake.requests)
         await until(lambda: len(fake.requests) > asked)  # a request is held in flight
         process.send_signal(signal.SIGINT)
-        assert await process.wait() == 130
+        with anyio.fail_after(120):  # a run that ignored the signal fails here, not hangs
+            assert await process.wait() == 130
         assert process.stderr is not None
         err = (await process.stderr.receive(65536)).decode()
         saved = len(records(out))
         assert f"interrupted; {saved} records saved to {out}" in err
     finally:
+        if process is not None and process.returncode is None:
+            process.kill()
+            await process.wait()
         if fake.hold is not None:  # the held handler ends, so the server stops at once
             fake.hold.set()
         await fake.__aexit__(None, None, None)

@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
-from agentflow import ModelClosedError, ReActAgent, UsageError
+from agentflow import ExtractResult, ModelClosedError, ReActAgent, UsageError, extract_many
+from agentflow.batch import WINDOW
 from agentflow.messages import Msg
 from agentflow.providers.anthropic import AnthropicChatModel
 from agentflow.providers.gemini import GeminiChatModel
 from agentflow.providers.ollama import OllamaChatModel
 from agentflow.providers.openai import OpenAIChatModel
 from agentflow.reply import generate
+from agentflow.testing import FunctionModel, RecordedRequest
 
 from .fakes.anthropic import AnthropicFake
 from .fakes.base import FakeReply, FakeServer
@@ -109,3 +112,51 @@ def test_the_error_crosses_a_process_boundary() -> None:
     copy = pickle.loads(pickle.dumps(error))
     assert type(copy) is ModelClosedError and copy.model == "openai:m"
     assert str(copy) == str(error)
+
+
+async def test_counting_tokens_on_a_closed_model_is_refused() -> None:
+    model = OpenAIChatModel("gpt-4o-mini", base_url="http://127.0.0.1:9/v1", api_key="k")
+    assert await model.count_tokens("hello") > 0
+    await model.aclose()
+    with pytest.raises(ModelClosedError, match="openai:gpt-4o-mini"):
+        await model.count_tokens("hello")
+
+
+class Name(BaseModel):
+    name: str
+
+
+async def test_extract_many_on_a_closed_model_raises_once_and_stops() -> None:
+    """One ``ModelClosedError`` for the run, not one failed record per input:
+    the inputs stop being read (at most a window of them is started)."""
+    read: list[int] = []
+
+    def inputs() -> Iterator[str]:
+        for i in range(100):
+            read.append(i)
+            yield f"name {i}"
+
+    async with OpenAIFake() as fake:
+        fake.default = FakeReply(text='{"name": "ann"}')
+        model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="k", settings=FAST)
+        await model.aclose()
+        seen: list[ExtractResult] = []
+        with pytest.raises(ModelClosedError, match="openai:gpt-4o-mini"):
+            async for result in extract_many(model, inputs(), Name, concurrency=1):
+                seen.append(result)
+        assert seen == [] and fake.requests == []
+        assert len(read) <= 1 + WINDOW  # never the whole corpus
+
+
+async def test_a_model_closed_during_the_run_ends_it_after_the_records_before() -> None:
+    def answer(request: RecordedRequest) -> str:
+        if "after-close" in request.messages[-1].text:  # closed by then
+            raise ModelClosedError("the model test:m was used after aclose()", model="test:m")
+        return '{"name": "ann"}'
+
+    done: list[ExtractResult] = []
+    with pytest.raises(ModelClosedError, match="test:m"):
+        docs = ["ann", "ann too", "after-close ann", "after-close ann"]
+        async for result in extract_many(FunctionModel(answer), docs, Name, concurrency=1):
+            done.append(result)
+    assert [(r.index, r.ok) for r in done] == [(0, True), (1, True)]

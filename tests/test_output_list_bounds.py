@@ -11,7 +11,13 @@ from pydantic import BaseModel, Field, conlist
 
 from agentflow.extraction.chunk_schema import partial_model
 from agentflow.extraction.merge_order import document_order
-from agentflow.output.dialects import LOCAL_MAX_ITEMS, transform_schema
+from agentflow.output.dialects import (
+    LOCAL_CAP_KEY,
+    LOCAL_MAX_ITEMS,
+    LOCAL_MAX_STRING,
+    transform_schema,
+    without_local_caps,
+)
 from agentflow.output.list_bounds import field_max_items, schema_max_items, without_min_items
 
 
@@ -48,6 +54,52 @@ def test_the_local_dialects_own_bound_is_not_the_schemas() -> None:
     assert schema_max_items({"type": "array"}) is None
 
 
+class AtTheCap(BaseModel):
+    """Lists whose own bound equals the local dialect's default cap."""
+
+    own: list[str] = Field(max_length=LOCAL_MAX_ITEMS)
+    maybe: list[str] | None = Field(default=None, max_length=LOCAL_MAX_ITEMS)
+    free: list[str]
+    maybe_free: list[str] | None = None
+    word: str = Field(max_length=LOCAL_MAX_STRING)
+
+
+def test_a_types_own_bound_equal_to_the_local_cap_is_the_types() -> None:
+    """The ``local`` dialect marks the bounds it adds; a ``max_length`` equal
+    to ``LOCAL_MAX_ITEMS`` is the type's own and is read as such."""
+    properties = transform_schema(AtTheCap.model_json_schema(), "local").schema["properties"]
+    assert schema_max_items(properties["own"]) == LOCAL_MAX_ITEMS
+    assert LOCAL_CAP_KEY not in properties["own"]
+    assert schema_max_items(properties["maybe"]["anyOf"][0]) == LOCAL_MAX_ITEMS
+    assert schema_max_items(properties["free"]) is None
+    assert properties["free"][LOCAL_CAP_KEY] == ["maxItems"]
+    assert schema_max_items(properties["maybe_free"]["anyOf"][0]) is None
+    assert properties["free"]["items"][LOCAL_CAP_KEY] == ["maxLength"]
+    assert LOCAL_CAP_KEY not in properties["word"]  # its own maxLength
+
+
+def test_the_local_caps_marks_are_stripped_and_the_bounds_kept() -> None:
+    schema = transform_schema(AtTheCap.model_json_schema(), "local").schema
+    sent = without_local_caps(schema)
+    assert LOCAL_CAP_KEY not in repr(sent) and LOCAL_CAP_KEY in repr(schema)  # not changed
+    assert sent["properties"]["free"]["maxItems"] == LOCAL_MAX_ITEMS
+    assert sent["properties"]["free"]["items"]["maxLength"] == LOCAL_MAX_STRING
+    plain = {"type": "object", "properties": {"a": {"type": "string"}}}
+    assert without_local_caps(plain) is plain  # nothing to strip: not copied
+
+
+def test_the_local_model_sends_no_caps_marks() -> None:
+    pytest.importorskip("xllamacpp")
+    from agentflow.messages import Msg
+    from agentflow.model import GenerateOptions, ResponseFormat
+    from agentflow.providers.local import LocalModel
+
+    schema = transform_schema(AtTheCap.model_json_schema(), "local").schema
+    options = GenerateOptions(response_format=ResponseFormat("json_schema", schema))
+    body = LocalModel().build_body([Msg.user("x")], (), options)
+    assert LOCAL_CAP_KEY not in body["grammar"] and '"maxItems":12' in body["grammar"]
+
+
 def test_without_min_items_keeps_every_other_constraint() -> None:
     assert without_min_items(Bounded.model_fields["grouped"].metadata) == [MaxLen(2)]
     assert without_min_items(Bounded.model_fields["at_least"].metadata) == []
@@ -81,3 +133,35 @@ def test_a_mapped_lists_own_lower_bound_stays(name: str) -> None:
     assert node["maxItems"] == 2
     assert partial_model(Bounded, "free", 5).model_json_schema()["properties"]["free"][
         "maxItems"] == 5
+
+
+def test_located_list_items_stop_at_the_types_own_bound_equal_to_the_cap() -> None:
+    """A learned items locator offers a list's items in document order, at
+    most the type's own ``max_length``, also when that equals the local
+    dialect's default cap (else the grammar writes them all and the output
+    fails validation)."""
+    from agentflow import Example
+    from agentflow.grounding import Grounded
+    from agentflow.grounding.locators import apply_locators, learn_locators
+    from agentflow.grounding.marker import mark_all_strings
+    from agentflow.output.examples import check_examples
+    from agentflow.output.schema import OutputSpec
+
+    item = Annotated[str, Grounded(whole_items=True)]
+
+    class Notes(BaseModel):
+        title: str
+        items: list[item] = Field(max_length=LOCAL_MAX_ITEMS)  # type: ignore[valid-type]
+
+    examples = [
+        Example("Release one\n\n  * Fix the parser.\n  * Drop a patch.\n",
+                Notes(title="Release one", items=["Fix the parser.", "Drop a patch."])),
+        Example("Release two\n\n  - Add a test.\n  - Bump the version.\n",
+                Notes(title="Release two", items=["Add a test.", "Bump the version."])),
+    ]
+    own = [f"Change number {n}." for n in range(LOCAL_MAX_ITEMS + 3)]
+    doc = "Release three\n\n" + "".join(f"  * {text}\n" for text in own)
+    locators = learn_locators(check_examples(examples, Notes), Notes)
+    schema = mark_all_strings(OutputSpec.of(Notes).schema_for("local").schema, None)
+    located = apply_locators(schema, locators, doc)
+    assert located["properties"]["items"]["x-grounded-values"] == own[:LOCAL_MAX_ITEMS]

@@ -11,6 +11,7 @@ the structured output in pieces, so every kind of event goes over the wire.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import subprocess
@@ -120,23 +121,30 @@ def node_ready() -> None:
         pytest.skip("the npm clients are not installed: make js-deps (npm ci in tests/js)")
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[Server]:
-    node_ready()
-    running = Server()
-    running.seen, running.bundles = [], {}
-    config = uvicorn.Config(make_app(running), host="127.0.0.1", port=0, log_level="warning",
+@contextlib.asynccontextmanager
+async def served(app: Starlette) -> AsyncIterator[str]:
+    """``app`` served by uvicorn on 127.0.0.1 (a free port); yields its base URL,
+    and stops the server on exit."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
                             lifespan="off")
     uv = uvicorn.Server(config)
     task = asyncio.ensure_future(uv.serve())
     while not uv.started:  # noqa: ASYNC110 - uvicorn offers no event
         await asyncio.sleep(0.01)
-    running.url = f"http://127.0.0.1:{uv.servers[0].sockets[0].getsockname()[1]}"
     try:
-        yield running
+        yield f"http://127.0.0.1:{uv.servers[0].sockets[0].getsockname()[1]}"
     finally:
         uv.should_exit = True
         await task
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[Server]:
+    node_ready()
+    running = Server()
+    running.seen, running.bundles = [], {}
+    async with served(make_app(running)) as running.url:
+        yield running
 
 
 async def node(script: str, *args: str) -> dict[str, Any]:

@@ -8,13 +8,11 @@ resumed run takes the approval and the client's result together."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import orjson
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -32,7 +30,7 @@ from agentflow.web.aisdk import UIMessageEncoder, read_chat_request, ui_message_
 from agentflow.web.requests import read_json
 from agentflow.web.store import stream_with_store
 
-from .test_web_adapters import node, node_ready
+from .test_web_adapters import node, node_ready, served
 
 COLOR = ClientTool("pick_color", "Ask the user to pick a color.",
                    {"type": "object", "properties": {"hint": {"type": "string"}},
@@ -136,18 +134,8 @@ async def app(tmp_path: Path) -> AsyncIterator[App]:
     async with SQLiteStateStore(tmp_path / "s.db") as store:
         running.store = store
         routes = [Route("/agui", agui, methods=["POST"]), Route("/chat", chat, methods=["POST"])]
-        config = uvicorn.Config(Starlette(routes=routes), host="127.0.0.1", port=0,
-                                log_level="warning", lifespan="off")
-        server = uvicorn.Server(config)
-        task = asyncio.ensure_future(server.serve())
-        while not server.started:  # noqa: ASYNC110 - uvicorn offers no event
-            await asyncio.sleep(0.01)
-        running.url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-        try:
+        async with served(Starlette(routes=routes)) as running.url:
             yield running
-        finally:
-            server.should_exit = True
-            await task
 
 
 async def test_agui_interrupt_and_frontend_tool_in_one_run(app: App) -> None:

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -28,7 +27,7 @@ from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
 from agentflow.web.requests import read_json
 
 from .headless_chromium import chromium
-from .test_web_adapters import browser_result, bundle, node, node_ready
+from .test_web_adapters import browser_result, bundle, node, node_ready, served
 
 
 class App:
@@ -82,18 +81,8 @@ async def app(tmp_path: Path) -> AsyncIterator[App]:
 
         routes = [Route("/agui", agui, methods=["POST"]), Route("/chat", chat, methods=["POST"]),
                   Route("/page", page), Route("/bundle.js", bundled)]
-        config = uvicorn.Config(Starlette(routes=routes), host="127.0.0.1", port=0,
-                                log_level="warning", lifespan="off")
-        server = uvicorn.Server(config)
-        task = asyncio.ensure_future(server.serve())
-        while not server.started:  # noqa: ASYNC110 - uvicorn offers no event
-            await asyncio.sleep(0.01)
-        running.url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-        try:
+        async with served(Starlette(routes=routes)) as running.url:
             yield running
-        finally:
-            server.should_exit = True
-            await task
 
 
 async def test_ai_sdk_tool_approval_approved(app: App) -> None:

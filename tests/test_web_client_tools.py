@@ -9,14 +9,12 @@ SQLite store (the server keeps the conversation)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -30,7 +28,7 @@ from agentflow.web.agui import agui_response, read_run_input
 from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
 from agentflow.web.requests import read_json
 
-from .test_web_adapters import node, node_ready
+from .test_web_adapters import node, node_ready, served
 
 COLOR_SCHEMA = {"type": "object", "properties": {"hint": {"type": "string"}},
                 "required": ["hint"]}
@@ -93,18 +91,8 @@ async def app(tmp_path: Path) -> AsyncIterator[App]:
                   Route("/agui-stored", agui_stored, methods=["POST"]),
                   Route("/chat", chat, methods=["POST"]),
                   Route("/chat-stored", chat_stored, methods=["POST"])]
-        config = uvicorn.Config(Starlette(routes=routes), host="127.0.0.1", port=0,
-                                log_level="warning", lifespan="off")
-        server = uvicorn.Server(config)
-        task = asyncio.ensure_future(server.serve())
-        while not server.started:  # noqa: ASYNC110 - uvicorn offers no event
-            await asyncio.sleep(0.01)
-        running.url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-        try:
+        async with served(Starlette(routes=routes)) as running.url:
             yield running
-        finally:
-            server.should_exit = True
-            await task
 
 
 def check_model(model: FunctionModel, expected: dict[str, Any]) -> None:

@@ -14,9 +14,12 @@ each convention's reading. The conventions:
   1234.56.
 * **Indian grouping**: ``12,34,567`` is 1234567 (groups of two, then three).
 * **Ambiguity is kept, never resolved**: ``1,234`` reads 1234 or 1.234,
-  ``1.234`` reads 1.234 or 1234; a comma that does not group three digits
-  also separates a list (``12,50`` reads 12.50, and 12 and 50; ``3,4,5``
-  reads 3, 4 and 5).
+  ``1.234`` reads 1.234 or 1234; a comma also separates a list
+  (``12,50`` reads 12.50, and 12 and 50; ``3,4,5`` reads 3, 4 and 5;
+  ``100,250,500`` and a CSV row ``100,200,300`` read the grouped number
+  and each item: 100250500, 100, 250, 500). Digits grouped by commas are
+  no list when a decimal part or an exponent follows (``1,234.50``) or a
+  currency is written before (``$1,234``, ``USD1,234``): an amount.
 * **Exponent**: ``1.5e3`` is 1500, ``2E-4`` is 0.0002 (never its mantissa
   alone).
 * **Leading point**: ``.5`` is 0.5.
@@ -24,26 +27,38 @@ each convention's reading. The conventions:
   reads 12, the number written, and 0.12, the fraction it stands for (how
   spreadsheets and Power Query's ``Percentage.From("12.3%")`` = 0.123 read
   one); ``5‰`` reads 5 and 0.005.
-* **Currency**: a symbol (Unicode category Sc: ``$ € £ ¥ ₹ ...``) or an
-  ISO 4217 code (``USD``, ``EUR``) glued before the digits is read past
-  (``USD1,234``, ``€12``, ``-$5`` is -5); a sign is ``-``, ``+`` or ``−``
-  (U+2212).
+* **Currency**: a symbol (Unicode category Sc: ``$ € £ ¥ ₹ ...``) glued
+  before the digits is read past (``€12``, ``-$5`` is -5); so is an ISO
+  4217 code (``USD``, ``EUR``) in capitals that starts a word, before an
+  amount written grouped or with a decimal part (``USD1,234``,
+  ``EUR12.50``): a code glued to bare digits is a word (``TOP10``,
+  ``CAD3``, ``USD100``: no number; ``USD 100`` is 100). A sign is ``-``,
+  ``+`` or ``−`` (U+2212).
 
 What stays apart:
 
 * a plain space never joins digit groups (``80 443 8080`` is three
   numbers, never 80443);
-* a number is never read out of a word (``x86``, ``Q1``, ``SHA256``: only
-  an ISO 4217 code may precede the digits) nor out of a dotted version or
-  address (``1.5.2``, ``192.168.1.1``, ``05.03.2024``: no number);
+* a number is never read out of a word (``x86``, ``Q1``, ``SHA256``,
+  ``TOP10``: only an ISO 4217 code before an amount may precede the
+  digits), a hexadecimal token (``#1e3``, ``#12ab``: no number; ``#12``
+  is 12) nor a dotted version or address (``1.5.2``, ``192.168.1.1``:
+  no number);
+* a date's day and month and a time of day are no number; a date's year
+  is (``2024-03-05``, ``03/05/2024``, ``05.03.2024``, ``5 March 2024``:
+  2024 only; ``10:45``: none; ``agentflow.grounding.date_readings``);
+* a number of more than ``MAX_EXPONENT + 1`` whole digits is none;
 * units after the digits are fine (``10kg``, ``12€``, ``3x``).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from decimal import Decimal
+
+from agentflow.grounding.date_readings import part_spans, year_readings
 
 __all__ = ["CURRENCY", "ISO_4217", "MAX_EXPONENT", "readings"]
 
@@ -103,15 +118,28 @@ _PERCENT = re.compile(r"[ \u00a0\u202f]?(?:(?P<pct>[%\uff05\u066a\ufe6a])|(?P<mi
                       r"|per ?cent(?!\w))", re.IGNORECASE)
 
 
-def _code_ok(source: str, start: int) -> bool:
-    """Whether the letters glued before ``start`` (if any) are an ISO 4217 code."""
-    before = source[start - 1:start]
-    return not (before.isalpha() and source[start - 3:start] not in ISO_4217)
+def _code_ok(source: str, start: int, num: str) -> bool:
+    """Whether the letters glued before ``start`` (if any) are an ISO 4217
+    code before an amount: ``num`` grouped or with a decimal part
+    (``USD1,234``, ``EUR12.50``; never ``TOP10``, ``CAD3``)."""
+    if not source[start - 1:start].isalpha():
+        return True
+    return source[start - 3:start] in ISO_4217 and ("," in num or "." in num)
+
+
+def _priced(source: str, match: re.Match[str]) -> bool:
+    """Whether a currency symbol or code is written before ``match``'s
+    digits (an amount, never a list: ``$1,234.50``, ``USD1,234``)."""
+    return (match.start("num") > match.end("sign") if match.group("sign") else
+            match.start("num") > match.start()) or source[match.start() - 1:match.start()].isalpha()
 
 
 MAX_EXPONENT = 100
 """The largest exponent read (``1e100``); a larger one is no number (a
-grammar would have to spell all its digits)."""
+grammar would have to spell all its digits), nor is a number of more than
+``MAX_EXPONENT + 1`` whole digits (a run of 5,000 digits) or one smaller
+than ``1e-100`` other than 0: no field holds one, and spelling one as JSON
+can fail (Python's limit on the digits of an ``int``)."""
 
 
 def _value(sign: str | None, digits: str, exp: str | None = None) -> Decimal | None:
@@ -124,7 +152,7 @@ def _value(sign: str | None, digits: str, exp: str | None = None) -> Decimal | N
             number = number.scaleb(power)
     except (ArithmeticError, ValueError):  # decimal's signals are ArithmeticErrors
         return None
-    if not number.is_finite():
+    if not number.is_finite() or abs(number.adjusted()) > MAX_EXPONENT:
         return None
     return -number if sign in ("-", "\u2212") else number
 
@@ -145,16 +173,77 @@ _AS_INDIAN = str.maketrans("", "", ",")
 decimal mark a point)."""
 
 
+_HEX = re.compile(r"#[0-9A-Fa-f]*[A-Fa-f][0-9A-Fa-f]*(?!\w)")
+"""A hexadecimal token (a colour ``#1e3``, ``#ff0000``): no number inside."""
+
+
+class _Apart:
+    """The stretches of a text where no number is read: a date's day and
+    month, a time of day (``date_readings.part_spans``), a hexadecimal token."""
+
+    def __init__(self, source: str) -> None:
+        spans = part_spans(source) + [m.span() for m in _HEX.finditer(source)]
+        merged: list[list[int]] = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        self.starts = [start for start, _ in merged]
+        self.ends = [end for _, end in merged]
+
+    def hit(self, start: int, end: int) -> bool:
+        """Whether ``[start, end)`` overlaps a stretch."""
+        if not self.starts:
+            return False
+        i = bisect_left(self.starts, end) - 1
+        return i >= 0 and self.ends[i] > start
+
+
+def _listed(source: str, match: re.Match[str]) -> bool:
+    """Whether a point-decimal match may also be a comma list
+    (``100,250,500``): its digits grouped by commas alone, with neither a
+    decimal part nor an exponent, and no currency written before it (an
+    amount: ``$1,234``, ``USD1,234``)."""
+    num = match.group("num")
+    return ("," in num and num.replace(",", "").isdigit() and match.group("exp") is None
+            and not _priced(source, match))
+
+
+def _items(source: str, match: re.Match[str], apart: _Apart) -> Iterator[tuple[int, Decimal]]:
+    """``(offset, number)`` of each item of a comma list (``100,250,500``:
+    100, 250 and 500; a sign belongs to the first item, a percent sign
+    after the run to the last)."""
+    start = match.start("num")
+    items = match.group("num").split(",")
+    for i, digits in enumerate(items):
+        end = start + len(digits)
+        if not apart.hit(start, end):
+            number = _value(match.group("sign") if i == 0 else None, digits)
+            if number is not None:
+                yield from ((start, n) for n in (
+                    _scaled(source, match.end(), number) if i == len(items) - 1 else (number,)))
+        start = end + 1
+
+
 def readings(source: str) -> Iterator[tuple[int, Decimal]]:
     """``(offset, number)`` for every reading of every number ``source``
     writes (see the module docstring), by convention, not in document order
     (sort by offset for that); a number may come more than once."""
+    apart = _Apart(source)
     for pattern, table in ((_POINT, _AS_POINT), (_COMMA, _AS_COMMA), (_INDIAN, _AS_INDIAN)):
         for match in pattern.finditer(source):
-            if not _code_ok(source, match.start()):
-                continue
             groups = match.groupdict()
-            number = _value(groups["sign"], groups["num"].translate(table), groups.get("exp"))
-            if number is not None:
-                for n in _scaled(source, match.end(), number):
-                    yield match.start("num"), n
+            if not _code_ok(source, match.start(), groups["num"]):
+                continue
+            start, end = match.span("num")
+            if not apart.hit(start, end):
+                number = _value(groups["sign"], groups["num"].translate(table), groups.get("exp"))
+                if number is not None:
+                    for n in _scaled(source, match.end(), number):
+                        yield start, n
+            if pattern is _POINT and "," in groups["num"] and _listed(source, match):
+                yield from _items(source, match, apart)
+    for start, end, year in year_readings(source):
+        if not apart.hit(start, end):
+            yield start, Decimal(year)

@@ -12,12 +12,15 @@ numbers, dates and choices are normalised by the model (``1,200`` read as
   ``€12``; ``12%`` reads 12 and 0.12; ``1,234`` reads 1234 and 1.234);
   a plain space never joins digit groups (``80 443 8080`` is three numbers,
   never 80443); a number is never read out of a word or a dotted version
-  (``x86``, ``1.5.2``: no number; ``1995-2005``: 1995 and 2005);
+  (``x86``, ``1.5.2``: no number; ``1995-2005``: 1995 and 2005), nor out
+  of a date's day or month or a time of day (``2024-03-05``: 2024 only;
+  ``10:45``: no number);
 * a date (``date``; a ``datetime`` by its date) when the document writes the
   same day as ``2024-03-05``, ``5 March 2024``, ``March 5, 2024``, ``5 Mar
-  2024``, ``05.03.2024`` or ``03/05/2024`` (either order of day and month),
-  never inside a longer run of digits or a dotted version (``12024-03-05``,
-  ``1.2.2024.5``: no date);
+  2024``, ``05.03.2024``, ``03/05/2024`` or ``05-03-2024`` (either order of
+  day and month; ``agentflow.grounding.date_readings``), never inside a
+  longer run of digits, a word or a dotted version (``12024-03-05``,
+  ``v1.2.2024``, ``1.2.2024.5``: no date);
 * a choice (a ``str`` enum member, or a string) when its label occurs as a
   whole word, letter case ignored;
 * anything else (a boolean, an object) is never found: nothing in the text
@@ -33,22 +36,10 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any
 
+from agentflow.grounding.date_readings import date_readings
 from agentflow.grounding.number_readings import readings
 
 __all__ = ["found_in", "written_dates", "written_numbers"]
-
-_MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august",
-                "september", "october", "november", "december"]
-_MONTH = r"(?P<mon>[A-Za-z]{3,9})\.?"
-_DATES = [
-    re.compile(r"(?<![\d.])(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?!\d)"),
-    re.compile(rf"(?<![\d.])(?P<d>\d{{1,2}})(?:st|nd|rd|th)? {_MONTH}(?![A-Za-z]),? "
-               r"(?P<y>\d{4})(?!\d)"),
-    re.compile(rf"(?<![A-Za-z]){_MONTH}(?![A-Za-z]) (?P<d>\d{{1,2}})(?:st|nd|rd|th)?,? "
-               r"(?P<y>\d{4})(?!\d)"),
-    re.compile(r"(?<![\d.])(?P<a>\d{1,2})[./](?P<b>\d{1,2})[./](?P<y>\d{4})(?!\.?\d)"),
-]
-
 
 def found_in(value: Any, source: str) -> bool:
     """Whether ``value`` is written in ``source`` (see the module docstring)."""
@@ -70,9 +61,9 @@ def found_in(value: Any, source: str) -> bool:
 
 
 def _number_in(value: int | float | Decimal, source: str) -> bool:
-    try:
-        target = Decimal(str(value))
-    except InvalidOperation:
+    try:  # an int as itself: str() of a very long one raises
+        target = Decimal(value) if isinstance(value, int) else Decimal(str(value))
+    except (InvalidOperation, ValueError):
         return False
     return target in _numbers(source)  # equal Decimals hash alike (1200 == 1.2E+3)
 
@@ -91,13 +82,6 @@ def _numbers(source: str) -> dict[Decimal, None]:
     return dict.fromkeys(number for _, number in placed)
 
 
-def _month(word: str) -> int | None:
-    """1-12 for a month's name or its abbreviation of at least three letters
-    (``Mar``, ``Sept``, ``March``), else ``None`` (``Marchxyz``, ``Mart``)."""
-    word = word.lower()
-    return next((i for i, name in enumerate(_MONTH_NAMES, 1) if name.startswith(word)), None)
-
-
 def written_dates(source: str) -> list[dt.date]:
     """Every day ``source`` writes as a date (see the module docstring), in
     order of first occurrence, each once (``05.03.2024``: both readings)."""
@@ -107,26 +91,5 @@ def written_dates(source: str) -> list[dt.date]:
 @lru_cache(maxsize=16)
 def _dates(source: str) -> dict[dt.date, None]:
     """The days ``source`` writes, in document order, each once."""
-    placed: list[tuple[int, dt.date]] = []
-    for pattern in _DATES:
-        for match in pattern.finditer(source):
-            parts = match.groupdict()
-            year = int(parts["y"])
-            days: list[tuple[int, int]] = []
-            if parts.get("mon"):
-                month = _month(parts["mon"])
-                if month is None:
-                    continue
-                days.append((month, int(parts["d"])))
-            elif parts.get("m"):
-                days.append((int(parts["m"]), int(parts["d"])))
-            else:
-                a, b = int(parts["a"]), int(parts["b"])
-                days += [(b, a), (a, b)]  # day.month or month/day: both are candidates
-            for month, day in days:
-                try:
-                    placed.append((match.start(), dt.date(year, month, day)))
-                except ValueError:
-                    continue
-    placed.sort(key=lambda p: p[0])  # stable: a day.month reading before month/day
+    placed = sorted(date_readings(source), key=lambda p: p[0])  # stable: day.month first
     return dict.fromkeys(day for _, day in placed)

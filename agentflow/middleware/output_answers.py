@@ -27,7 +27,6 @@ from typing import Any, Literal
 import orjson
 from pydantic import ValidationError
 
-from agentflow._secrets import mask_secrets
 from agentflow.errors import (
     DegenerateOutputError,
     GroundingError,
@@ -49,14 +48,15 @@ from agentflow.messages import (
 )
 from agentflow.middleware._output_run import NO_OUTPUT, OutputRun
 from agentflow.middleware.base import Act, Decision, Finish, ReasonAgain
+from agentflow.middleware.output_hints import MAX_DETAIL_CHARS, failure_detail
 from agentflow.output.brackets import cut_inside
 from agentflow.output.config import OutputConfig
 from agentflow.output.decoding import explain_raw
 from agentflow.output.parsing import NoJSONFound, closed_json, parse_output
-from agentflow.output.reminders import TOOL_NAME, transient
-from agentflow.tools import describe_validation_error
+from agentflow.output.reminders import TOOL_NAME, invalid_call, invalid_reply, transient
 
 __all__ = [
+    "MAX_DETAIL_CHARS",
     "REJECTED",
     "accept_text",
     "accepted",
@@ -248,7 +248,7 @@ def reject_call(
         StructuredOutputValidationError / GroundingError /
             DegenerateOutputError: only under ``on_invalid="raise"``.
     """
-    detail = _detail(exc)
+    detail = failure_detail(exc)
     policy = config.on_invalid
     raw = orjson.dumps(dict(call.input)).decode()
     run.last_invalid = exc
@@ -262,10 +262,7 @@ def reject_call(
     if callable(policy) and isinstance(exc, ValidationError | ModelRetry):
         message = policy(exc)
     else:
-        message = (
-            f"Invalid output for {TOOL_NAME}:\n{detail}\n"
-            f"Call {TOOL_NAME} again with every listed field fixed."
-        )
+        message = invalid_call(detail)
     if not spend_retry(config, ex, run, "validation", detail):
         ex.output_error = _final(exc, ex, raw) or StructuredOutputValidationError(
             f"the output failed validation after {ex.validation_retries} retries:\n{detail}",
@@ -327,8 +324,9 @@ def text_reply(
 def reject_text(
     config: OutputConfig, ex: CallExecution, run: OutputRun, reply: Msg, exc: Exception
 ) -> Decision:
-    """A text output that failed: ask again with the errors, or give up."""
-    detail = _detail(exc)
+    """A text output that failed: ask again with the errors (``failure_detail``),
+    or give up."""
+    detail = failure_detail(exc)
     run.last_invalid = exc
     if config.on_invalid == "raise":
         raise _final(exc, ex, reply.text) or StructuredOutputValidationError(
@@ -347,13 +345,9 @@ def reject_text(
         return Finish("output_failed")
     mark_attempt(ex, reply)
     policy = config.on_invalid
-    message = (
-        policy(exc)
-        if callable(policy) and isinstance(exc, ValidationError | ModelRetry)
-        else f"Your reply is not a valid output:\n{detail}\n"
-        "Reply again with only the corrected JSON."
-    )
-    return ReasonAgain((transient(message, role="user"),))
+    if callable(policy) and isinstance(exc, ValidationError | ModelRetry):
+        return ReasonAgain((transient(policy(exc), role="user"),))
+    return ReasonAgain((invalid_reply(detail),))
 
 
 def accept_text(ex: CallExecution, run: OutputRun, reply: Msg, value: Any) -> Finish:
@@ -405,32 +399,16 @@ def warn_give_up(ex: CallExecution, reason: str) -> None:
     )
 
 
-MAX_DETAIL_CHARS = 2000
-"""Longest validation detail a give-up message quotes (characters; cut at a
-line's end, the rest counted)."""
-
-
 def gave_up_invalid(ex: CallExecution, exc: Exception, lead: str,
                     raw: str) -> StructuredOutputValidationError:
     """The call's final error when it gave up after outputs that failed their
     checks (``exc``, the last one): ``lead`` (what the engine saw, e.g. the
     model did not call the output tool after its forced retries), then what
-    was wrong, one line per failing field path, registered secrets masked
-    (``agentflow._secrets.mask_secrets``) and cut at ``MAX_DETAIL_CHARS``."""
-    detail = mask_secrets(_detail(exc))
-    if len(detail) > MAX_DETAIL_CHARS:
-        lines = detail[:MAX_DETAIL_CHARS].rsplit("\n", 1)[0]
-        rest = detail.count("\n") - lines.count("\n")
-        detail = f"{lines}\n... ({rest} more line{'s' if rest != 1 else ''})"
+    was wrong (``failure_detail``: one line per failing field path,
+    registered secrets masked, cut at ``MAX_DETAIL_CHARS``)."""
     return StructuredOutputValidationError(
-        f"{lead}; its last output failed validation:\n{detail}",
+        f"{lead}; its last output failed validation:\n{failure_detail(exc)}",
         errors=_errors(exc), raw_text=raw, attempts=ex.usage.requests)
-
-
-def _detail(exc: Exception) -> str:
-    if isinstance(exc, GroundingError | DegenerateOutputError):
-        return exc.detail
-    return describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
 
 
 def _final(exc: Exception, ex: CallExecution, raw: str) -> StructuredOutputError | None:

@@ -3,7 +3,9 @@
 path. Its text is tried as the output first; then the model is asked
 again, at most ``max_forcing`` times, with ``tool_choice`` forcing
 ``generate_response`` where the vendor enforces it (plus a transient user
-nudge) or with a transient PROMPT reminder; past the budget the call gives
+nudge) or with a transient PROMPT reminder, either saying what was wrong
+(``output_hints.failure_detail``) when an output of the call failed its
+checks; past the budget the call gives
 up with ``StructuredOutputError``, or ``StructuredOutputValidationError``
 saying what was wrong when an output of the call (a reply text holding
 JSON, or an earlier call's arguments) failed its checks.
@@ -27,6 +29,7 @@ from agentflow.middleware.output_answers import (
     truncated,
     warn_give_up,
 )
+from agentflow.middleware.output_hints import failure_detail
 from agentflow.model import ModelProfile
 from agentflow.output.config import OutputConfig
 from agentflow.output.parsing import NoJSONFound, closed_json, parse_output
@@ -83,9 +86,11 @@ def missed_output(config: OutputConfig, ex: CallExecution, run: OutputRun, reply
             f"the reply did not call {TOOL_NAME}; retrying with {how}",
         )
     )
+    # an output of the call failed its checks: the re-ask says what was wrong
+    detail = None if run.last_invalid is None else failure_detail(run.last_invalid)
     if choice is not None:
         # the request must not end on the assistant's own turn: vendors read
         # that as a prefill, which newer models refuse
         ex.tool_choice = choice
-        return ReasonAgain((nudge(),))
-    return ReasonAgain((force_reminder(),))
+        return ReasonAgain((nudge(detail),))
+    return ReasonAgain((force_reminder(detail),))

@@ -25,7 +25,12 @@
   most ``max_forcing`` times, with ``tool_choice=specific(generate_response)``
   where the vendor enforces it (plus a transient user nudge, so the request
   never ends on the assistant's turn), else with a transient PROMPT reminder
-  (``CACHE_CONTROL=False``) added before the next snapshot.
+  (``CACHE_CONTROL=False``) added before the next snapshot; either says what
+  was wrong when an output of the call failed its checks.
+* **re-asks** – every re-ask after an output failed its checks (the output
+  tool's error result, the text strategies' user message, the forced
+  retry) carries the same detail (``output_hints.failure_detail``: one line
+  per failing field path, secrets masked, length bounded).
 * **native / prompt paths** – the schema goes into the response format or the
   instructions; the reply text is parsed tolerantly; invalid output is
   retried with the error as a user message, bounded like the tool path.

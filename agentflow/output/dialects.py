@@ -17,7 +17,10 @@ titles dropped) for:
   adapter sends it in ``responseJsonSchema``/``parametersJsonSchema``);
 * ``local`` – for grammar-constrained small local models: objects closed,
   every property required, and strings/arrays bounded (``maxLength``/
-  ``maxItems``) so that a reply always ends.
+  ``maxItems``) so that a reply always ends; a node the dialect bounded says
+  so in ``LOCAL_CAP_KEY`` (a private key, stripped before the schema is
+  sent: ``without_local_caps``), so a type's own bound is never taken for
+  the dialect's, even where they are equal.
 
 The strict and Gemini transforms live in ``_dialect_strict`` and
 ``_dialect_gemini``, what they share in ``_dialect_base``; this module is the
@@ -38,6 +41,7 @@ from agentflow.output._dialect_gemini import gemini
 from agentflow.output._dialect_strict import openai_strict
 
 __all__ = [
+    "LOCAL_CAP_KEY",
     "LOCAL_MAX_ITEMS",
     "LOCAL_MAX_STRING",
     "DialectSchema",
@@ -45,6 +49,7 @@ __all__ = [
     "schema_types",
     "tool_spec_for",
     "transform_schema",
+    "without_local_caps",
 ]
 
 
@@ -55,6 +60,10 @@ def _plain(schema: dict[str, Any]) -> DialectSchema:
 
 LOCAL_MAX_STRING = 200
 LOCAL_MAX_ITEMS = 12
+LOCAL_CAP_KEY = "x-local-cap"
+"""The keywords the ``local`` dialect added to a node to keep a reply finite
+(a list: ``["maxItems"]``, ``["maxLength"]``), as opposed to the schema's
+own bounds (``agentflow.output.list_bounds.schema_max_items`` reads it)."""
 
 
 def _local(schema: dict[str, Any]) -> DialectSchema:
@@ -79,14 +88,34 @@ def _bound(node: Any) -> Any:
             node[key] = _bound(node[key])
     node.pop("default", None)
     types = schema_types(node)
-    if "string" in types and "enum" not in node and "format" not in node:
-        node.setdefault("maxLength", LOCAL_MAX_STRING)
-    if "array" in types:
-        node.setdefault("maxItems", LOCAL_MAX_ITEMS)
+    added: list[str] = []
+    if "string" in types and "enum" not in node and "format" not in node and (
+            "maxLength" not in node):
+        node["maxLength"] = LOCAL_MAX_STRING
+        added.append("maxLength")
+    if "array" in types and "maxItems" not in node:
+        node["maxItems"] = LOCAL_MAX_ITEMS
+        added.append("maxItems")
+    if added:
+        node[LOCAL_CAP_KEY] = added
     if "properties" in node:
         node["required"] = list(node["properties"])
         node.setdefault("additionalProperties", False)  # a grammar would allow any key
     return node
+
+
+def without_local_caps(node: Any) -> Any:
+    """``node`` (a ``local``-dialect schema, or any part of one) without its
+    ``LOCAL_CAP_KEY`` marks, the bounds themselves kept: what is sent. Copied
+    only where there are some (an unmarked schema is returned as it is)."""
+    if isinstance(node, list):
+        items = [without_local_caps(n) for n in node]
+        return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+    if not isinstance(node, dict):
+        return node
+    out = {k: without_local_caps(v) for k, v in node.items() if k != LOCAL_CAP_KEY}
+    same = len(out) == len(node) and all(out[k] is node[k] for k in out)
+    return node if same else out
 
 
 def transform_schema(schema: Mapping[str, Any], dialect: SchemaDialect) -> DialectSchema:

@@ -27,9 +27,9 @@ def _bound(node: Mapping[str, Any], key: str) -> Decimal | None:
     value = node.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    try:
-        return Decimal(str(value))
-    except InvalidOperation:
+    try:  # an int as itself: str() of a very long one raises
+        return Decimal(value) if isinstance(value, int) else Decimal(str(value))
+    except (InvalidOperation, ValueError):
         return None
 
 
@@ -57,10 +57,17 @@ def typed_reason(node: Mapping[str, Any], kind: str, source: str) -> str:
     if not written_numbers(source):
         return "the document writes no number"
     named = ["a whole number"] if _integer(node) else []
-    named += [f"{word} {_spelled(value, value == value.to_integral_value())}"
+    named += [f"{word} {_named(value)}"
               for key, word in _BOUNDS if (value := _bound(node, key)) is not None]
     return ("no number the document writes satisfies the field's constraints ("
             + ", ".join(named) + ")") if named else "no number the document writes fits the field"
+
+
+def _named(value: Decimal) -> str:
+    """A bound as an error names it: as JSON spells it, or past 30
+    characters in short scientific form (``1.000e+4400``)."""
+    text = _spelled(value, value == value.to_integral_value())
+    return text if len(text) <= 30 else format(value, ".3e")
 
 
 def _allowed(number: Decimal, node: Mapping[str, Any]) -> bool:
@@ -77,10 +84,9 @@ def _allowed(number: Decimal, node: Mapping[str, Any]) -> bool:
 def _spelled(number: Decimal, integer: bool) -> str:
     """``number`` as a JSON number: an integer without a fraction, else its
     digits as written (``1234.50``), never an exponent, a ``+`` or a leading
-    zero."""
-    if integer:
-        return str(int(number))
-    text = format(number, "f")
+    zero; never through ``int``, whose ``str`` refuses more than 4,300
+    digits)."""
+    text = format(number.to_integral_value() if integer else number, "f")
     return "0" if text in ("-0", "-0.0") else text
 
 

@@ -9,7 +9,9 @@ Two forms of the same bound: a pydantic field's metadata (``MaxLen``, as
 max_length=...)`` and ``Annotated[list[T], Len(0, n)]`` do) and a JSON Schema array node's
 ``maxItems``, where the ``local`` dialect (``agentflow.output.dialects``)
 adds ``LOCAL_MAX_ITEMS`` to every array it does not find bounded: that one
-keeps a reply finite and is not the schema's own bound.
+keeps a reply finite and is not the schema's own bound; the dialect says so
+on the node (``LOCAL_CAP_KEY``), so a type's own ``max_length`` equal to
+``LOCAL_MAX_ITEMS`` is still the type's bound.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 from annotated_types import Len, MaxLen, MinLen
 from pydantic.fields import FieldInfo
 
-from agentflow.output.dialects import LOCAL_MAX_ITEMS
+from agentflow.output.dialects import LOCAL_CAP_KEY
 
 __all__ = ["field_max_items", "schema_max_items", "without_min_items"]
 
@@ -48,7 +50,10 @@ def without_min_items(metadata: Iterable[Any]) -> list[Any]:
 
 def schema_max_items(node: Mapping[str, Any]) -> int | None:
     """An array node's ``maxItems`` as its schema declares it: ``None`` when it
-    has none, or holds the ``local`` dialect's ``LOCAL_MAX_ITEMS`` (a bound
-    only there to keep a reply finite)."""
+    has none, or only the ``local`` dialect's (``"maxItems"`` listed in the
+    node's ``LOCAL_CAP_KEY``: a bound only there to keep a reply finite)."""
     high = node.get("maxItems")
-    return high if isinstance(high, int) and high != LOCAL_MAX_ITEMS else None
+    caps = node.get(LOCAL_CAP_KEY)
+    if isinstance(caps, list) and "maxItems" in caps:
+        return None
+    return high if isinstance(high, int) and not isinstance(high, bool) else None

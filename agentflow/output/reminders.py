@@ -17,8 +17,8 @@ from agentflow.messages import (
     ReminderType,
 )
 
-__all__ = ["TOOL_NAME", "force_reminder", "nudge", "persistent_reminder", "prompt_instruction",
-           "transient"]
+__all__ = ["TOOL_NAME", "force_reminder", "invalid_call", "invalid_reply", "nudge",
+           "persistent_reminder", "prompt_instruction", "transient"]
 
 TOOL_NAME = "generate_response"
 """The per-call output tool."""
@@ -37,6 +37,18 @@ _FORCE = (
     "text.</system-reminder>"
 )
 _NUDGE = "Now call the `{tool}` tool with your final answer."
+# after an output that failed its checks: what was wrong, then what to do
+_WRONG = "Your last output is not valid:\n{detail}\n"
+_FORCE_FIX = (
+    "<system-reminder>You have not called the `{tool}` tool, and your last output is not "
+    "valid:\n{detail}\nCall `{tool}` now, exactly once, with the corrected output as its "
+    "arguments (every listed field fixed). Do not reply with free text.</system-reminder>"
+)
+_NUDGE_FIX = "Now call the `{tool}` tool with the corrected output (every listed field fixed)."
+_INVALID_CALL = ("Invalid output for {tool}:\n{detail}\n"
+                 "Call {tool} again with every listed field fixed.")
+_INVALID_REPLY = ("Your reply is not a valid output:\n{detail}\n"
+                  "Reply again with only the corrected JSON (every listed field fixed).")
 _PROMPT = (
     "Reply with a single JSON value that validates against this JSON Schema, and "
     "nothing else (no prose, no code fences):\n{schema}"
@@ -70,17 +82,36 @@ def persistent_reminder(kind: Literal[ReminderType.ENTER, ReminderType.EXIT]) ->
                {STRUCTURED_OUTPUT_REMINDER: True, STRUCTURED_OUTPUT_REMINDER_TYPE: value})
 
 
-def force_reminder() -> Msg:
+def force_reminder(detail: str | None = None) -> Msg:
     """The transient system reminder that asks for the output tool (vendors that
-    cannot force a tool choice)."""
+    cannot force a tool choice); with ``detail`` (what was wrong with the
+    call's last output, one line per failing field path) when that output
+    failed its checks, so the model fixes it rather than repeats it."""
+    if detail:
+        return transient(_FORCE_FIX.format(tool=TOOL_NAME, detail=detail))
     return transient(_FORCE.format(tool=TOOL_NAME))
 
 
-def nudge() -> Msg:
+def nudge(detail: str | None = None) -> Msg:
     """The transient user turn that goes with a forced ``tool_choice``, so the
     request never ends on the assistant's own turn (a prefill, which newer
-    Anthropic and Gemini models refuse)."""
+    Anthropic and Gemini models refuse); with ``detail`` as ``force_reminder``."""
+    if detail:
+        return transient(_WRONG.format(detail=detail) + _NUDGE_FIX.format(tool=TOOL_NAME),
+                         role="user")
     return transient(_NUDGE.format(tool=TOOL_NAME), role="user")
+
+
+def invalid_call(detail: str) -> str:
+    """The output tool's error result for arguments that failed their checks
+    (``detail``: one line per failing field path)."""
+    return _INVALID_CALL.format(tool=TOOL_NAME, detail=detail)
+
+
+def invalid_reply(detail: str) -> Msg:
+    """The transient user turn that answers a reply text (native response
+    format, prompt strategy) whose output failed its checks (``detail``)."""
+    return transient(_INVALID_REPLY.format(detail=detail), role="user")
 
 
 def prompt_instruction(schema_json: str) -> Msg:

@@ -103,6 +103,7 @@ from agentflow._lru import LRU
 from agentflow.errors import GroundingError, InvalidModelError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
+from agentflow.output.dialects import without_local_caps
 from agentflow.output.grammar import PATTERN_REASON, NoGroundedValueError, substring_grammar
 from agentflow.providers._http import HttpSettings
 from agentflow.providers._local_deadline import DeadlineRule
@@ -442,7 +443,9 @@ class LocalModel(OpenAICompatibleModel):
         self, body: dict[str, Any], rf: ResponseFormat, options: GenerateOptions
     ) -> None:
         """json_schema as an llguidance grammar (no free whitespace; grounded
-        strings held to ``rf.source`` when it is set); JSON mode as is.
+        strings held to ``rf.source`` when it is set); JSON mode as is. The
+        ``local`` dialect's private marks of its own bounds
+        (``dialects.LOCAL_CAP_KEY``) are not sent, the bounds are.
 
         Raises:
             GroundingError: a required grounded field has a ``pattern`` that
@@ -455,10 +458,11 @@ class LocalModel(OpenAICompatibleModel):
         if rf.type != "json_schema" or rf.schema is None:
             body["response_format"] = {"type": "json_object"}
             return
+        schema = without_local_caps(rf.schema)
         grounded = None
         if rf.source is not None:
             try:
-                grounded = substring_grammar(rf.schema, rf.source, JSON_SEPARATORS, rf.taken)
+                grounded = substring_grammar(schema, rf.source, JSON_SEPARATORS, rf.taken)
             except NoGroundedValueError as exc:
                 # no output could be right: say which field and why, before any decoding
                 cut = any(why == PATTERN_REASON for why in exc.reasons.values())
@@ -467,7 +471,7 @@ class LocalModel(OpenAICompatibleModel):
                     unfound=[(name, "") for name in exc.fields],
                     detail="\n".join(f"- {name}: {why}"
                                       for name, why in exc.reasons.items())) from None
-        body["grammar"] = grounded if grounded is not None else self._grammar(rf.schema)
+        body["grammar"] = grounded if grounded is not None else self._grammar(schema)
 
     def _grammar(self, schema: Any) -> str:
         key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)

@@ -239,7 +239,13 @@ class OpenAIChatModel(OpenAICompatibleModel):
     async def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` by OpenAI's tokenizer, ``tiktoken`` (the ``tokens``
         extra), when it knows the model name and its data loads; else the
-        conservative ``agentflow.usage.estimate_tokens``."""
+        conservative ``agentflow.usage.estimate_tokens``.
+
+        Raises:
+            ModelClosedError: the model was closed (``aclose()``), as every
+                other use of a closed model does.
+        """
+        self._http.check_open()
         encoding = _encoding(self.model_name)
         if encoding is None:
             return estimate_tokens(text)

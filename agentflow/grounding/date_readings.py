@@ -1,0 +1,115 @@
+"""The dates and times of day a text writes (``date_readings``), and the
+stretches of it that are therefore no number (``part_spans``): what
+``agentflow.grounding.typed_values`` holds a date field to, and what
+``agentflow.grounding.number_readings`` leaves out.
+
+A date is written as ``2024-03-05`` (also ``2024/03/05``, ``2024.03.05``),
+``5 March 2024``, ``March 5, 2024``, ``5 Mar 2024``, ``05.03.2024``,
+``03/05/2024`` or ``05-03-2024`` (either order of day and month: both
+readings are kept; the two separators alike), never inside a longer run of
+digits, a word or a dotted version (``12024-03-05``, ``v1.2.2024``,
+``1.2.2024.5``: no date). A time of day is ``10:45``, ``10:45:30`` or
+``10:45:30.250`` (hours 0-23, minutes and seconds 0-59; also after a date's
+``T``, and a ``+01:00`` offset).
+
+A date's day and month and every part of a time of day are **no number**:
+``2024-03-05`` grounds no quantity 3 or 5, ``10:45`` no 10 or 45 (a ratio
+written ``1:10`` is read as a time too: a value taken from it is flagged,
+never passed). A date's **year is a number** (``2024``, in every form,
+``05.03.2024`` included): a ``year`` field is often taken from a date.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+
+__all__ = ["date_readings", "part_spans", "year_readings"]
+
+_MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august",
+                "september", "october", "november", "december"]
+_MONTH = r"(?P<mon>[A-Za-z]{3,9})\.?"
+_DATES = [
+    re.compile(r"(?<![\w.])(?P<y>\d{4})(?P<sep>[-/.])(?P<m>\d{1,2})(?P=sep)(?P<d>\d{1,2})"
+               r"(?!\d|\.\d)"),
+    re.compile(rf"(?<![\w.])(?P<d>\d{{1,2}})(?:st|nd|rd|th)? {_MONTH}(?![A-Za-z]),? "
+               r"(?P<y>\d{4})(?!\d)"),
+    re.compile(rf"(?<![A-Za-z]){_MONTH}(?![A-Za-z]) (?P<d>\d{{1,2}})(?:st|nd|rd|th)?,? "
+               r"(?P<y>\d{4})(?!\d)"),
+    re.compile(r"(?<![\w.])(?P<a>\d{1,2})(?P<sep>[./-])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4})"
+               r"(?!\.?\d)"),
+]
+"""ISO order; day then month's name; month's name then day; day and month
+as digits, either order."""
+
+_TIME = re.compile(r"(?:(?<![\w.:])|(?<=\dT))(?:[01]?\d|2[0-3]):[0-5]\d"
+                   r"(?::[0-5]\d(?:[.,]\d+)?)?(?![\d:]|[.,]\d)")
+"""A time of day (hours 0-23, minutes, seconds, a fraction of a second)."""
+
+
+def _month(word: str) -> int | None:
+    """1-12 for a month's name or its abbreviation of at least three letters
+    (``Mar``, ``Sept``, ``March``), else ``None`` (``Marchxyz``, ``Mart``)."""
+    word = word.lower()
+    return next((i for i, name in enumerate(_MONTH_NAMES, 1) if name.startswith(word)), None)
+
+
+@lru_cache(maxsize=16)
+def _matches(source: str) -> tuple[tuple[re.Match[str], tuple[dt.date, ...]], ...]:
+    """Each date written in ``source`` (pattern order) with its valid days
+    (day.month before month/day); a match no reading of which is a day is
+    left out (``13/13/2024``)."""
+    found = []
+    for pattern in _DATES:
+        for match in pattern.finditer(source):
+            parts = match.groupdict()
+            year = int(parts["y"])
+            pairs: list[tuple[int, int]] = []
+            if parts.get("mon"):
+                month = _month(parts["mon"])
+                if month is None:
+                    continue
+                pairs.append((month, int(parts["d"])))
+            elif parts.get("m"):
+                pairs.append((int(parts["m"]), int(parts["d"])))
+            else:
+                a, b = int(parts["a"]), int(parts["b"])
+                pairs += [(b, a), (a, b)]  # day.month or month/day: both are candidates
+            days = []
+            for month, day in pairs:
+                try:
+                    days.append(dt.date(year, month, day))
+                except ValueError:
+                    continue
+            if days:
+                found.append((match, tuple(days)))
+    return tuple(found)
+
+
+def date_readings(source: str) -> Iterator[tuple[int, dt.date]]:
+    """``(offset, day)`` for every reading of every date ``source`` writes
+    (see the module docstring), by form, not in document order."""
+    for match, days in _matches(source):
+        for day in days:
+            yield match.start(), day
+
+
+def year_readings(source: str) -> Iterator[tuple[int, int, int]]:
+    """``(start, end, year)`` of the year of every date ``source`` writes."""
+    for match, _ in _matches(source):
+        yield match.start("y"), match.end("y"), int(match.group("y"))
+
+
+def part_spans(source: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` offsets of every stretch of ``source`` that is
+    a date's day or month or a time of day: no number is read there.
+    Sorted by start, possibly overlapping."""
+    spans: list[tuple[int, int]] = []
+    for match, _ in _matches(source):
+        for name in ("d", "m", "a", "b"):
+            if match.groupdict().get(name) is not None:
+                spans.append(match.span(name))
+    spans += (m.span() for m in _TIME.finditer(source))
+    return sorted(spans)
