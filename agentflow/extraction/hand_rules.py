@@ -21,7 +21,9 @@ merely grounded.
   one the output took or lies inside one it took (a nested item), the
   items in document order, none inside another (its text taken twice); a
   list at its ``max_length`` holds when every item left out comes after the
-  last one taken (the first ones, in order).
+  last one taken (the first ones, in order); ``lists_left`` names such a
+  list with the number of items the document lists, so that confidence
+  rates it ``LIST_CUT`` (not the document's whole list: it needs review).
 
 The same rules the grammar of the embedded model applies, so a field the
 rules pin down is one the model could not get wrong there; on a vendor
