@@ -154,3 +154,29 @@ def test_a_located_value_of_another_kind_than_the_examples_is_not_held() -> None
     right, _ = field_confidence(Invoice(vendor="Cafe Nord", currency="EUR"), doc,
                                 {"currency": [(26, 29)]}, {"currency": rule})
     assert right["currency"] == GROUNDED
+
+
+class Bill(BaseModel):
+    vendor: str
+    items: list[str] = []
+
+
+BILLS = [
+    Example("Harbour Fish\nDate: 2 May 2024\nDue: 1 June 2024\n\n- Cod and chips\n- Mushy peas\n",
+            Bill(vendor="Harbour Fish", items=["Cod and chips", "Mushy peas"])),
+    Example("Sunrise Bakery\nDate: 9 March 2024\nDue: 1 April 2024\n\n- Sourdough loaf\n",
+            Bill(vendor="Sunrise Bakery", items=["Sourdough loaf"])),
+]
+TABLE = ("ACME Office Supplies\nDate: 14 March 2024\nDue: 13 April 2024\n\n"
+         "  Printer paper A4      45.00\n  Stapler, heavy duty   18.50\n")
+
+
+def test_an_unlabelled_rule_finding_nothing_is_no_sure_empty_list() -> None:
+    # "- " items: the document shares the examples' keys (Date:, Due:) but writes its
+    # items as a table; no example shows an empty list, so nothing shows it is empty
+    rule = learn_locators(check_examples(BILLS, Bill), Bill)["items"]
+    assert not rule.labelled and not rule.shown_empty and shares_layout(rule, TABLE)
+    assert not absence_shown(rule, TABLE)
+    confidence, _ = field_confidence(Bill(vendor="ACME Office Supplies"), TABLE, {},
+                                     {"items": rule})
+    assert confidence["items"] == UNLOCATED_NULL

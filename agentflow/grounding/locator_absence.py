@@ -62,11 +62,17 @@ def absence_shown(rule: Locator, source: str) -> bool:
     """Whether ``source`` shows that ``rule``'s field is empty, given that the
     rule finds no value there: the document writes the rule's label with
     nothing after it (``Locator.writes_empty``), or it does not write the
-    label at all and shares the examples' layout (``shares_layout``). A
+    label at all and shares the examples' layout (``shares_layout``); a
+    rule without a label (``- `` items, a context of punctuation) only
+    when an example leaves the field empty (``Locator.shown_empty``): the
+    examples' keys say nothing about where its values would be. A
     label written with a value the rule does not take (not the examples'
     kind of value: ``Locator.fits``) shows nothing."""
     if rule.writes_empty(source):
         return True
     if rule.labelled and rule.writes_label(source):
         return False  # a value is there, just not one the rule reads
+    if not rule.labelled and not rule.shown_empty:
+        return False  # no label to miss: only examples that leave the field empty show
+        # how its absence looks (a table where they wrote ``- `` items)
     return shares_layout(rule, source)
