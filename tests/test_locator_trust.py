@@ -180,3 +180,12 @@ def test_an_unlabelled_rule_finding_nothing_is_no_sure_empty_list() -> None:
     confidence, _ = field_confidence(Bill(vendor="ACME Office Supplies"), TABLE, {},
                                      {"items": rule})
     assert confidence["items"] == UNLOCATED_NULL
+
+
+def test_the_run_says_why_a_loose_rule_was_not_learned() -> None:
+    from agentflow.grounding.locator_report import learned_lines
+
+    checked = check_examples(EVENTS, Event)
+    lines = learned_lines(learn_locators(checked, Event), checked, Event)
+    assert "no rule: start_time (only ', ' before it, which the examples write elsewhere too)" in (
+        lines)
