@@ -189,3 +189,15 @@ def test_the_run_says_why_a_loose_rule_was_not_learned() -> None:
     lines = learned_lines(learn_locators(checked, Event), checked, Event)
     assert "no rule: start_time (only ', ' before it, which the examples write elsewhere too)" in (
         lines)
+
+
+def test_a_required_value_the_examples_label_is_not_refuted_by_the_layout() -> None:
+    # the title has no "Title:" label here, though the document shares the examples'
+    # layout (Location:, Skills:): a field that cannot be null is not shown empty by it
+    doc = "Senior Backend Engineer\nLocation: Berlin\nSkills: Go, SQL\n"
+    locators = learn_locators(check_examples(JOBS, Job), Job)
+    confidence, _ = field_confidence(
+        Job(title="Senior Backend Engineer", location="Berlin", skills=["Go", "SQL"]), doc,
+        {"title": [(0, 23)]}, locators)
+    assert confidence["title"] == GROUNDED
+    assert confidence["location"] == HELD and confidence["skills"] == HELD

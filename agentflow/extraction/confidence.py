@@ -63,7 +63,7 @@ it) were right at least 98% of the time (benchmarks/RESULTS.md).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel
 
@@ -139,7 +139,10 @@ def field_confidence(
     for name, value in _dump(output).items():
         rule = rules.get(name)
         if rule is not None:
-            score = _located(rule, value, source, field_max_items(fields.get(name)))
+            info = fields.get(name)
+            score = _located(rule, value, source, field_max_items(info),
+                             required=info is not None and not rule.many and (
+                                 type(None) not in get_args(info.annotation)))
             if score is not None:
                 found[name] = score
                 continue
@@ -185,7 +188,7 @@ def _with_tokens(score: float, p: float) -> float:
 
 
 def _located(rule: Locator, value: Any, source: str, max_items: int | None = None,
-             ) -> float | None:
+             required: bool = False) -> float | None:
     """``HELD`` when ``rule`` finds ``value`` (``Locator.holds``: whitespace
     folded, since a document wraps a long value over lines a model writes
     as one, and the located value's clean form counts, as clean edges make
@@ -195,10 +198,12 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     layout without the label), else
     ``UNLOCATED_NULL`` (also where the document writes the field's key with
     a value the rule does not read: ``Locator.mentioned``); a value where
-    the rule finds nothing and the document does not show the field empty:
-    ``None`` (the rule says nothing here: the caller scores the value as if
-    there were no rule, as the grammar then offers the field's ordinary
-    grounding); anything else ``DISAGREES``. A list of ``max_items`` items
+    the rule finds nothing and the document does not show the field empty
+    (for a single value the schema does not let be null, ``required``: only
+    its empty label does): ``None`` (the rule says nothing here: the caller
+    scores the value as if there were no rule, as the grammar then offers
+    the field's ordinary grounding); anything else ``DISAGREES``. A list of
+    ``max_items`` items
     (its bound) holds when it is the first ones the rule finds."""
     empty = value is None or (rule.many and not value)
     found = rule.values(source)
@@ -209,8 +214,9 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
             return UNLOCATED_NULL
         return ABSENT if absence_shown(rule, source) else (
             UNLOCATED_NULL)
-    if not found and not absence_shown(rule, source):
-        return None
+    if not found and not rule.writes_empty(source) and (
+            required or not absence_shown(rule, source)):
+        return None  # (a field the schema requires is never shown empty by a layout)
     return HELD if rule.holds(value, source, clean=True, max_items=max_items) else DISAGREES
 
 
