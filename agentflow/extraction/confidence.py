@@ -202,9 +202,9 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     (for a single value the schema does not let be null, ``required``: only
     its empty label does): ``None`` (the rule says nothing here: the caller
     scores the value as if there were no rule, as the grammar then offers
-    the field's ordinary grounding); anything else ``DISAGREES``. A list of
-    ``max_items`` items
-    (its bound) holds when it is the first ones the rule finds."""
+    the field's ordinary grounding); anything else ``DISAGREES``. A list
+    of ``max_items`` items (its bound) holds when it is the first ones the
+    rule finds."""
     empty = value is None or (rule.many and not value)
     found = rule.values(source)
     if empty:
