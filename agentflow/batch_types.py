@@ -78,6 +78,9 @@ class ExtractResult(Generic[OutputT]):
             reading: the first pass's, a long document's chunks: none).
         ungrounded: paths of values nothing checked against the document
             (a ``Derived()`` field, a boolean, a number it does not write).
+        cut_lists: list field -> the number of items the document lists,
+            for a list kept at its ``max_length`` (the first items) while
+            the document lists more (``agentflow.extraction.list_cuts``).
     """
 
     index: int
@@ -95,6 +98,7 @@ class ExtractResult(Generic[OutputT]):
     needs_review: tuple[str, ...] = ()
     ungrounded: tuple[str, ...] = ()
     token_probs: dict[str, float] = field(default_factory=dict)
+    cut_lists: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -171,10 +171,14 @@ def test_the_grammar_offers_only_the_located_values() -> None:
     assert grammar is not None
     assert '("4.16.0")' in grammar and '"5"' not in grammar  # the first located value
     assert '"[" "\\"requests>=2.0\\"" "]"' in grammar  # exactly the located items
-    # a field its locator does not find in this document can only be null
-    bare = apply_locators(schema, locators, "Name: x\n")
+    # a field its locator does not find in a document of the examples' layout (most of
+    # their other keys written) can only be null
+    bare = apply_locators(schema, locators, "Metadata-Version: 2.1\nName: x\nLicense: MIT\n")
     assert bare["properties"]["version"] == {"type": "null"} or all(
         b.get("type") == "null" for b in bare["properties"]["version"]["anyOf"])
+    # in a document of another layout nothing says it is empty: its ordinary grounding
+    prose = apply_locators(schema, locators, "Name: x\nThe version is 2.0 this year.\n")
+    assert prose["properties"]["version"] == schema["properties"]["version"]
 
 
 def test_the_grammar_holds_clean_edges() -> None:

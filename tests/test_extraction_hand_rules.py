@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from agentflow.batch import extract_many
-from agentflow.extraction.confidence import GROUNDED, HELD, REVIEW_BELOW
+from agentflow.extraction.confidence import GROUNDED, HELD, LIST_CUT, REVIEW_BELOW
 from agentflow.extraction.hand_rules import held_fields
 from agentflow.grounding import Grounded
 from agentflow.grounding.locate import check_grounding
@@ -88,14 +88,26 @@ async def test_an_entry_its_hand_rules_pin_down_needs_no_review() -> None:
     def answer(request: RecordedRequest) -> str:
         return json.dumps(next(replies))
 
-    results = [r async for r in extract_many(FunctionModel(answer), [DOC, DOC], Ticket,
+    whole = DOC.replace("  * Tell the team.\n", "")  # three items: the list is whole
+    results = [r async for r in extract_many(FunctionModel(answer), [whole, DOC], Ticket,
                                              concurrency=1)]
     assert [r.ok for r in results] == [True, True]
-    assert results[0].needs_review == ()
+    assert results[0].needs_review == () and results[0].cut_lists == {}
     assert results[0].confidence == {"key": HELD, "state": HELD, "priority": HELD,
                                      "steps": HELD}
     assert results[1].needs_review == ("steps",)  # items left out: grounded, not sure
     assert results[1].confidence["steps"] == GROUNDED < REVIEW_BELOW
+
+
+async def test_the_first_max_length_items_of_a_longer_list_need_review() -> None:
+    steps = ["Free the disk.", "Restart the service,\n    then watch it.\n    - check the log",
+             "Close the alarm."]  # the first 3 (max_length) of the document's 4 items
+    model = FunctionModel(lambda request: json.dumps(
+        {"key": "ABC-12", "state": "open", "priority": "urgent", "steps": steps}))
+    (result,) = [r async for r in extract_many(model, [DOC], Ticket)]
+    assert result.ok and result.needs_review == ("steps",)
+    assert result.confidence["steps"] == LIST_CUT < REVIEW_BELOW
+    assert result.cut_lists == {"steps": 4}  # the document lists 4 items; 3 were kept
 
 
 def test_an_item_nested_in_a_taken_item_is_part_of_it() -> None:

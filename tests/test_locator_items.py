@@ -14,7 +14,9 @@ from pydantic import BaseModel, Field
 
 from agentflow import Example
 from agentflow.batch import extract_many
-from agentflow.extraction.confidence import DISAGREES, HELD, field_confidence
+from agentflow.extraction.confidence import DISAGREES, HELD, LIST_CUT, field_confidence
+from agentflow.extraction.records import _record
+from agentflow.extraction.report import render_report
 from agentflow.grounding import Grounded
 from agentflow.grounding.items import item_spans, own_item_spans, own_items
 from agentflow.grounding.locators import apply_locators, learn_locators
@@ -103,10 +105,18 @@ def answers(output: dict[str, Any]) -> FunctionModel:
     return FunctionModel(answer)
 
 
-async def test_a_record_that_lost_an_item_needs_review_and_one_with_all_does_not() -> None:
-    for items, review in ((OWN[:3], False), (OWN[1:3], True)):
+async def test_a_record_that_lost_an_item_or_kept_only_the_first_max_length_needs_review() -> None:
+    # the first max_length (3) of the document's 5 items: right as far as it goes, but
+    # not the document's list (the record says how many it lists); an item lost: disagrees
+    records = []
+    for items, level in ((OWN[:3], LIST_CUT), (OWN[1:3], DISAGREES)):
         model = answers({"title": "Release three", "items": items})
         (result,) = [r async for r in extract_many(model, [DOC], Notes, examples=EXAMPLES)]
-        assert result.ok and ("items" in result.needs_review) is review
-        assert result.confidence["items"] == (DISAGREES if review else HELD)
+        assert result.ok and "items" in result.needs_review
+        assert result.confidence["items"] == level
+        assert result.cut_lists == ({"items": len(OWN)} if level == LIST_CUT else {})
+        records.append(_record(result))
+    assert records[0]["cut_lists"] == {"items": 5} and "cut_lists" not in records[1]
+    assert "the document lists 5 items; kept the first 3" in render_report(records[:1],
+                                                                           {"0": DOC})
 

@@ -42,6 +42,7 @@ __all__ = ["ABSENT_VALUE", "CHECK_BUDGET", "LEVELS", "UNKNOWN", "UNPLACED", "Fie
 LEVELS: dict[float, str] = {
     levels.HELD: "its locator finds this value",
     levels.ABSENT: "null, and its locator finds nothing either",
+    levels.LIST_CUT: "the first items only: the document lists more than the schema's max_length",
     levels.GROUNDED: "copied from the document, but nothing confirms it is the right place",
     levels.UNLOCATED_NULL: "null, but nothing shows the document lacks it",
     levels.DOUBTED: f"the model was unsure (it wrote a token less than "
@@ -87,14 +88,23 @@ def _score(value: object) -> float | None:
 
 def field_notes(record: Record) -> dict[str, FieldNote]:
     """``top-level field name -> FieldNote`` for every field the record's
-    ``confidence`` or ``needs_review`` names (others are left out)."""
+    ``confidence`` or ``needs_review`` names (others are left out); a list the
+    record's ``cut_lists`` names (kept at its ``max_length``) says how many
+    items the document lists and how many were kept."""
     raw = record.get("confidence")
     scores = {str(k): _score(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
     flagged = set(review_fields(record))
+    cut = record.get("cut_lists")
+    cuts = {str(k): v for k, v in cut.items()} if isinstance(cut, Mapping) else {}
+    output = record.get("output")
     notes: dict[str, FieldNote] = {}
     for name in [*scores, *(f for f in flagged if f not in scores)]:
         score = scores.get(name)
         why = LEVELS.get(round(score, 3), "") if score is not None else ""
+        listed = cuts.get(name)
+        kept = output.get(name) if isinstance(output, Mapping) else None
+        if isinstance(listed, int) and not isinstance(listed, bool) and isinstance(kept, list):
+            why = f"the document lists {listed} items; kept the first {len(kept)}"
         notes[name] = FieldNote(score, why, name in flagged)
     return notes
 

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from agentflow.events import Complete, Event
 from agentflow.extraction.confidence import REVIEW_BELOW, field_confidence, needs_review
 from agentflow.extraction.hand_rules import held_fields
+from agentflow.extraction.list_cuts import list_cuts
 from agentflow.grounding.locators import learn_locators
 from agentflow.messages import FIELD_PROBS
 from agentflow.output.examples import Example, check_examples
@@ -60,9 +61,10 @@ def review_call(complete: Complete[Any], output_type: Any, source: str,
         else {}
     spans = {k: list(v) for k, v in complete.spans.items()}
     held = held_fields(output_type, complete.output, source, spans)
+    cut = list_cuts(output_type, complete.output, source, spans, locators)
     probs = complete.message.metadata.get(FIELD_PROBS) or {}
     confidence, ungrounded = field_confidence(complete.output, source, spans, locators, held,
-                                              probs)
+                                              probs, cut)
     return FieldReview(confidence, needs_review(confidence), ungrounded)
 
 

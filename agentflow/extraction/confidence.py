@@ -11,9 +11,16 @@ model's say-so:
   value: ``ABSENT``; ``Locator.mentioned``: a label with nothing after it,
   ``Requires:``, or only a longer key such as ``Requires.private:``, is
   evidence for the null, not against it; the key elsewhere, in prose or
-  with another separator: ``UNLOCATED_NULL``);
-  a value the locator does not find, or a null where it finds one
-  (``DISAGREES``);
+  with another separator: ``UNLOCATED_NULL``) only where the document shows
+  the field empty (``agentflow.grounding.locator_absence.absence_shown``:
+  its label with nothing after it, or the examples' layout, their other
+  keys, without the field's label), else
+  ``UNLOCATED_NULL``: a document of another layout (``Based in Boston MA``
+  where the examples write ``Location: Glasgow``) may hold the value where
+  no rule looks; a value the locator does not find, or a null where it
+  finds one (``DISAGREES``), except where the locator finds nothing and the
+  document does not show the field empty: the value is then scored as if
+  the field had no locator (the grammar gave it its ordinary grounding);
 * **a hand rule** that held, for a field without a locator: the schema's own
   place rules (``Grounded(line=..., after=..., whole_items=True)``, its
   ``pattern``) leave the document only the output's value, or the list's
@@ -42,7 +49,10 @@ in 13), short of the 98% a confident field must reach, and pinned values
 were right 150 times in 150 however unlikely their tokens (down to 0.001;
 benchmarks/RESULTS.md).
 
-A list field takes the lowest confidence of its items. ``needs_review``
+A list kept at its ``max_length`` while the document lists more items is
+``LIST_CUT`` where it would be ``HELD`` (``agentflow.extraction.list_cuts``:
+the first items, not the whole list). A list field takes the lowest
+confidence of its items. ``needs_review``
 names the fields below ``REVIEW_BELOW``: the CLI summary, the progress line
 and the review page count an ``ok`` record with such a field as *needs
 review*. The threshold is the benchmark's: on the tuning kinds of
@@ -53,22 +63,28 @@ it) were right at least 98% of the time (benchmarks/RESULTS.md).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel
 
+from agentflow.grounding.locator_absence import absence_shown
 from agentflow.grounding.locators import Locator
 from agentflow.grounding.typed_values import found_in
 from agentflow.output.list_bounds import field_max_items
 
-__all__ = ["ABSENT", "DISAGREES", "DOUBTED", "DOUBT_BELOW", "GROUNDED", "HELD", "REVIEW_BELOW",
-           "UNCHECKED", "UNLOCATED_NULL", "field_confidence", "needs_review"]
+__all__ = ["ABSENT", "DISAGREES", "DOUBTED", "DOUBT_BELOW", "GROUNDED", "HELD", "LIST_CUT",
+           "REVIEW_BELOW", "UNCHECKED", "UNLOCATED_NULL", "field_confidence", "needs_review"]
 
 HELD = 0.99
 """The value is the one the field's locator finds."""
 ABSENT = 0.97
 """Null, and the field's locator finds nothing either (nor does the document
-write the field's key with a value the locator could have missed)."""
+write the field's key with a value the locator could have missed), in a
+document that shows the field empty (``locator_absence.absence_shown``)."""
+LIST_CUT = 0.75
+"""A list of ``max_length`` items, the first ones its locator or hand rule
+finds, while the document lists more (``agentflow.extraction.list_cuts``):
+right as far as it goes, not the document's list."""
 GROUNDED = 0.8
 """Copied from the document (or written there), with no locator to say it is the right place."""
 UNLOCATED_NULL = 0.7
@@ -98,7 +114,7 @@ def _dump(output: Any) -> Mapping[str, Any]:
 def field_confidence(
     output: Any, source: str, spans: Mapping[str, Any],
     locators: Mapping[str, Locator] | None = None, held: Collection[str] = (),
-    token_probs: Mapping[str, float] | None = None,
+    token_probs: Mapping[str, float] | None = None, cut: Collection[str] = (),
 ) -> tuple[dict[str, float], list[str]]:
     """The confidence of each top-level field of ``output`` (see the module
     docstring), and the fields nothing checked (*ungrounded*), in order.
@@ -112,6 +128,9 @@ def field_confidence(
             (``agentflow.extraction.hand_rules.held_fields``).
         token_probs: each field's least likely token's probability, where
             the model gave token log-probabilities.
+        cut: the list fields kept at their ``max_length`` while the
+            document lists more items (``agentflow.extraction.list_cuts``):
+            ``LIST_CUT`` where they would be ``HELD``.
     """
     found: dict[str, float] = {}
     ungrounded: list[str] = []
@@ -120,8 +139,13 @@ def field_confidence(
     for name, value in _dump(output).items():
         rule = rules.get(name)
         if rule is not None:
-            found[name] = _located(rule, value, source, field_max_items(fields.get(name)))
-            continue
+            info = fields.get(name)
+            score = _located(rule, value, source, field_max_items(info),
+                             required=info is not None and not rule.many and (
+                                 type(None) not in get_args(info.annotation)))
+            if score is not None:
+                found[name] = score
+                continue
         if name in held:
             found[name] = HELD
             continue
@@ -141,6 +165,9 @@ def field_confidence(
             found[name] = min(scores) if scores else UNLOCATED_NULL
             continue
         found[name], _ = _checked(value, source, name, ungrounded)
+    for name in cut:
+        if found.get(name) == HELD:
+            found[name] = LIST_CUT
     for name, p in (token_probs or {}).items():
         if name in found:
             found[name] = _with_tokens(found[name], p)
@@ -161,20 +188,35 @@ def _with_tokens(score: float, p: float) -> float:
 
 
 def _located(rule: Locator, value: Any, source: str, max_items: int | None = None,
-             ) -> float:
+             required: bool = False) -> float | None:
     """``HELD`` when ``rule`` finds ``value`` (``Locator.holds``: whitespace
     folded, since a document wraps a long value over lines a model writes
     as one, and the located value's clean form counts, as clean edges make
-    a model write it); a null the rule agrees with: ``ABSENT`` (or
-    ``UNLOCATED_NULL`` where the document writes the field's key with a value
-    the rule does not read: ``Locator.mentioned``);
-    anything else ``DISAGREES``. A list of ``max_items`` items (its bound)
-    holds when it is the first ones the rule finds."""
+    a model write it); a null the rule agrees with: ``ABSENT`` where the
+    document shows the field empty (``agentflow.grounding.locator_absence.
+    absence_shown``: its label with nothing after it, or the examples'
+    layout without the label), else
+    ``UNLOCATED_NULL`` (also where the document writes the field's key with
+    a value the rule does not read: ``Locator.mentioned``); a value where
+    the rule finds nothing and the document does not show the field empty
+    (for a single value the schema does not let be null, ``required``: only
+    its empty label does): ``None`` (the rule says nothing here: the caller
+    scores the value as if there were no rule, as the grammar then offers
+    the field's ordinary grounding); anything else ``DISAGREES``. A list
+    of ``max_items`` items (its bound) holds when it is the first ones the
+    rule finds."""
     empty = value is None or (rule.many and not value)
+    found = rule.values(source)
     if empty:
-        if rule.values(source):
+        if found:
             return DISAGREES
-        return UNLOCATED_NULL if rule.anchored and rule.mentioned(source) else ABSENT
+        if rule.anchored and rule.mentioned(source):
+            return UNLOCATED_NULL
+        return ABSENT if absence_shown(rule, source) else (
+            UNLOCATED_NULL)
+    if not found and not rule.writes_empty(source) and (
+            required or not absence_shown(rule, source)):
+        return None  # (a field the schema requires is never shown empty by a layout)
     return HELD if rule.holds(value, source, clean=True, max_items=max_items) else DISAGREES
 
 

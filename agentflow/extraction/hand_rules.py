@@ -21,7 +21,9 @@ merely grounded.
   one the output took or lies inside one it took (a nested item), the
   items in document order, none inside another (its text taken twice); a
   list at its ``max_length`` holds when every item left out comes after the
-  last one taken (the first ones, in order).
+  last one taken (the first ones, in order); ``lists_left`` names such a
+  list with the number of items the document lists, so that confidence
+  rates it ``LIST_CUT`` (not the document's whole list: it needs review).
 
 The same rules the grammar of the embedded model applies, so a field the
 rules pin down is one the model could not get wrong there; on a vendor
@@ -55,7 +57,7 @@ from agentflow.grounding.values import (
 from agentflow.output.grammar_values import item_places, places
 from agentflow.output.list_bounds import field_max_items
 
-__all__ = ["held_fields"]
+__all__ = ["held_fields", "lists_left"]
 
 _CHUNK = re.compile(r"\w+|\s|[^\w\s]")
 """Chunks of a source a grounded string may begin and end at without
@@ -168,6 +170,46 @@ def _only_value(value: str, marker: Grounded, pattern: str | None, bound: int,
     if marker.longest:
         listed = maximal(listed)
     return {text for text, _, _ in listed} == {value}
+
+
+def lists_left(output_type: Any, output: Any, source: str,
+               spans: Mapping[str, Sequence[Span]]) -> dict[str, int]:
+    """The lists of whole items that hold at their ``max_length`` with items
+    of the document left out after them (``held_fields``: the first ones):
+    field name -> the number of items the document lists (those taken and
+    those left). A list its rules hold whole is not here."""
+    if not (isinstance(output_type, type) and issubclass(output_type, BaseModel)
+            and isinstance(output, BaseModel)):
+        return {}
+    out: dict[str, int] = {}
+    for name, info in output_type.model_fields.items():
+        value = getattr(output, name, None)
+        tp, marks = _bare(info.annotation)
+        marks += [m for m in info.metadata if isinstance(m, Grounded)]
+        item = _sequence_item(tp)
+        if not value or not isinstance(value, list | tuple) or item is None or (
+                item is typing.Any):
+            continue
+        item_tp, item_marks = _bare(item)
+        own = item_marks or marks
+        if not (own and own[-1].whole_items and _is_text(item_tp)):
+            continue
+        left = _left_out(name, value, own[-1], _annotated_pattern(item) or None, source, spans)
+        cap = field_max_items(info)
+        if left and cap is not None and len(value) >= cap and _all_items(
+                name, value, own[-1], _annotated_pattern(item) or None, cap, source, spans):
+            out[name] = len(value) + len(left)
+    return out
+
+
+def _left_out(name: str, value: Sequence[Any], marker: Grounded, pattern: str | None,
+              source: str, spans: Mapping[str, Sequence[Span]]) -> list[Span]:
+    """The items the rules allow that no item of ``value`` took (nor holds)."""
+    taken = [tuple(found[0]) for i in range(len(value))
+             if (found := spans.get(f"{name}[{i}]"))]
+    bound = _after_end(marker, spans)
+    allowed = [(s, e) for _, s, e in item_places(source, pattern, marker.line) if s >= bound]
+    return [(s, e) for s, e in allowed if not any(ts <= s and e <= te for ts, te in taken)]
 
 
 def _all_items(name: str, value: Sequence[Any], marker: Grounded, pattern: str | None,

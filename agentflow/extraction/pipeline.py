@@ -48,6 +48,7 @@ from agentflow.extraction.chunking import iter_chunks
 from agentflow.extraction.confidence import field_confidence, needs_review
 from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.hand_rules import held_fields
+from agentflow.extraction.list_cuts import list_cuts
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
 from agentflow.grounding import Grounded
 from agentflow.grounding.locators import Locator, learn_locators
@@ -239,11 +240,12 @@ def _with_confidence(result: ExtractResult, text: str,
     if result.truncated is not None:
         text = text[: result.truncated.kept_chars]
     held = held_fields(output, result.output, text, result.spans)
+    cut = list_cuts(output, result.output, text, result.spans, locators)
     confidence, ungrounded = field_confidence(result.output, text, result.spans, locators, held,
-                                              result.token_probs)
+                                              result.token_probs, cut)
     return dataclasses.replace(result, confidence=confidence,
                                needs_review=tuple(needs_review(confidence)),
-                               ungrounded=tuple(ungrounded))
+                               ungrounded=tuple(ungrounded), cut_lists=cut)
 
 
 def _run_marker(agent: ReActAgent, ground: bool | Grounded | None,

@@ -74,6 +74,8 @@ def _record(result: ExtractResult, source_offset: int = 0,
         record["needs_review"] = list(result.needs_review)
     if result.ungrounded:
         record["ungrounded"] = list(result.ungrounded)
+    if result.cut_lists:  # lists kept at their max_length: how many items the document lists
+        record["cut_lists"] = dict(result.cut_lists)
     if result.spans:
         record["spans"] = {path: [list(s) for s in spans] for path, spans in result.spans.items()}
     if source_offset:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentflow.grounding.locate import occurrences
+from agentflow.grounding.locator_absence import absence_shown
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator, clean_edges
 from agentflow.grounding.marker import CLEAN_KEY, LINE_KEY
 from agentflow.output.list_bounds import schema_max_items
@@ -25,7 +26,10 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
     rule reads, as each example's value is its first), a list field exactly
     them, in document order (a continued list: its first block's items;
     ``VALUES_KEY`` on the string node or on the list); a field whose locator
-    finds nothing can only be null (or an empty list).
+    finds nothing can only be null (or an empty list) where the document
+    shows it empty (``agentflow.grounding.locator_absence.absence_shown``),
+    else it keeps its ordinary grounding (any value its rules allow, or
+    null): examples never make a field unreachable in another layout.
     A field whose strings are not grounded, or are whole items (unless its
     rule is an ``items`` rule, whose values are whole items), is left as is."""
     props = schema.get("properties")
@@ -39,6 +43,8 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
             continue
         values: list[Any] = (rule.blocks(source) if rule.continued and rule.many
                              else rule.values(source))
+        if not values and not absence_shown(rule, source):
+            continue  # nothing says the field is empty here: its ordinary grounding holds
         if not rule.many:  # only values the field's own rules allow (its pattern, its line)
             values = _allowed(_string_node(prop), values, source)
         if not rule.many or rule.continued:

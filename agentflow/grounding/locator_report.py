@@ -13,7 +13,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.locators import _fields_of
+from agentflow.grounding.locators import _fields_of, _learn, _loose
 from agentflow.grounding.values import _fields, _is_union, _unwrap, is_derived
 from agentflow.output.examples import CheckedExample
 
@@ -51,12 +51,15 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
     <the rule> (from N of M examples)`` for a field with a locator (``N``:
     the examples that fill it), else ``no rule: <field> (<why>)``: no
     example fills it, the examples write it in no common place that held
-    leave-one-out, it is ``Derived()``, or it is not text. ``[]`` without
+    leave-one-out, or only after punctuation they write elsewhere too
+    (``agentflow.grounding.locators._loose``), it is ``Derived()``, or it
+    is not text. ``[]`` without
     examples (nothing is learned, and nothing is said)."""
     if not examples:
         return []
     fields = _fields(output_type) or []
-    text_fields = {name for name, _ in _fields_of(output_type)}
+    many = dict(_fields_of(output_type))
+    text_fields = set(many)
     infos = output_type.model_fields if isinstance(output_type, type) and issubclass(
         output_type, BaseModel) else {}
     total = len(examples)
@@ -72,6 +75,9 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
             out.append(f"no rule: {name} ({_why_not_located(ann)})")
         elif not filled:
             out.append(f"no rule: {name} (no example fills it)")
+        elif (loose := _learn(name, many[name], examples)) is not None and _loose(loose):
+            out.append(f"no rule: {name} (only {loose.left!r} before it, which the examples "
+                       f"write elsewhere too)")
         else:
             out.append(f"no rule: {name} (the {filled} example{'s' if filled > 1 else ''} "
                        f"filling it write it in no common place that held on each)")

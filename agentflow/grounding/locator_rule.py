@@ -98,6 +98,17 @@ class Locator:
             is an item of its own), in document order, whatever lines
             (group headings such as ``[ Jane ]``, blank lines) lie between
             them; ``left`` is then ``""``.
+        letter: a single value must hold a letter (every example's value
+            does: a currency code ``GBP`` / ``EUR``, never ``19.80``).
+        digit: a single value must hold a digit (every example's value
+            does: a time ``8:00 pm`` / ``10:00``, never ``Leamington Spa``).
+            A place's text without them is not the kind of value the
+            examples show there: ``values`` does not find it.
+        layout: the keys the examples' lines begin with (``agentflow.
+            grounding.locator_absence.layout_keys``): whether a document
+            where the rule finds nothing is written the examples' way.
+        shown_empty: an example leaves the field empty (null, an empty
+            list): the examples show how its absence looks.
     """
 
     field: str
@@ -110,8 +121,56 @@ class Locator:
     arg: int | None = None
     paragraph: bool = False
     items: bool = False
+    letter: bool = False
+    digit: bool = False
+    layout: tuple[str, ...] = ()
+    shown_empty: bool = False
+
+    def fits(self, value: str) -> bool:
+        """Whether ``value`` is the kind of value the examples show (``letter``,
+        ``digit``); a list's items are not checked."""
+        if self.many:
+            return True
+        return (not self.letter or any(c.isalpha() for c in value)) and (
+            not self.digit or any(c.isdigit() for c in value))
+
+    @property
+    def labelled(self) -> bool:
+        """Whether the rule reads after a label: a line start with a word in it
+        (``Location: ``, ``.TH``), not punctuation alone (``- ``, `` (``)."""
+        return self.anchored and not self.items and any(c.isalnum() for c in self.left)
+
+    def writes_label(self, source: str) -> bool:
+        """Whether ``source`` has a line the rule reads from (its label, with
+        or without a value after it); ``False`` for a rule without a label
+        (``labelled``)."""
+        if not self.labelled:
+            return False
+        if self.arg is not None:
+            return any(args and line[slice(*args[0])] == self.left
+                       for line in source.splitlines() for args in [line_arguments(line)])
+        return any(self._in_line(line, empty=True) for line in source.splitlines())
+
+    def writes_empty(self, source: str) -> bool:
+        """Whether ``source`` writes the rule's label with nothing after it
+        (``Location:`` alone, and no continuation line under it): the
+        document says the field is empty."""
+        if not self.labelled or self.arg is not None:
+            return False
+        if self.continued:
+            lines = source.splitlines()
+            return any(any(not r.strip() for r in self._in_line(line, empty=True))
+                       and not (paragraph_continuation if self.paragraph else continuation)(
+                           lines, i) for i, line in enumerate(lines))
+        return any(any(not r.strip() for r in self._in_line(line, empty=True))
+                   for line in source.splitlines())
 
     def values(self, source: str) -> list[str]:
+        """The values this locator finds in ``source`` that fit the examples'
+        kind of value (``fits``), in document order (see ``_values``)."""
+        return [v for v in self._values(source) if self.fits(v)]
+
+    def _values(self, source: str) -> list[str]:
         """The values this locator finds in ``source``, in document order
         (list items each; each value stripped, never empty). A continued
         list: the items of its first block only (the value the examples

@@ -60,8 +60,18 @@ own label it could not see (a label learned from one example must hold on
 the other). A rule generalised from several examples (a context common to
 them, not the same label) needs at least two that fill the field, and a
 line start seen in one example only is a label only when it reads as a key
-(``Version: ``, ``ExecStart=``). Rules never name a document kind: they are
-read off the examples.
+(``Version: ``, ``ExecStart=``). A rule that reads after punctuation alone
+to the line's end (``, ``: no label, no word) is kept only where the
+examples write that context nowhere but before their value (``_loose``):
+any line with a comma holds ``, ``. A single field's rule also keeps the
+kind of value every example shows (``Locator.letter`` / ``Locator.digit``:
+each holds a letter, a digit), and finds no other (``19.80`` is no
+currency code where the examples wrote ``GBP`` and ``EUR``). Every rule
+keeps the keys the examples' lines begin with (``Locator.layout``) and
+whether an example leaves the field empty (``Locator.shown_empty``): where
+it finds nothing, they say whether the document shows the field empty
+(``agentflow.grounding.locator_absence``). Rules never name a document
+kind: they are read off the examples.
 
 **Use.** ``values(source)`` lists the values a locator finds in a document
 (a continued list: the items of its first block; ``blocks(source)`` lists
@@ -71,9 +81,10 @@ the grammar offers only it (a single value, or a continued list's first
 block: ``Files: *`` before ``Files: debian/*``), and a list's every item.
 On a model whose grammar takes them (the embedded model), those values are
 the only ones the grammar offers for the field (``VALUES_KEY``; none found:
-null, or an empty list); on other models they verify: a value the locator
-does not find lowers the field's confidence (``agentflow.extraction.
-confidence``), it is never refused for it.
+null, or an empty list, where the document shows the field empty, else the
+field's ordinary grounding); on other models they verify: a value the
+locator does not find lowers the field's confidence (``agentflow.
+extraction.confidence``), it is never refused for it.
 """
 
 from __future__ import annotations
@@ -91,6 +102,7 @@ from pydantic import BaseModel
 
 from agentflow.grounding.lines import continuation, paragraph_continuation
 from agentflow.grounding.locate import occurrences
+from agentflow.grounding.locator_absence import layout_keys
 from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator, line_arguments
 from agentflow.grounding.values import (
@@ -333,12 +345,20 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
         if rule is None or not all(rule.holds(_value(e, name), e.text) for e in examples):
             rule = _learn_items(name, examples) if many else _learn_argument(name, examples)
             if rule is not None and all(rule.holds(_value(e, name), e.text) for e in examples):
-                kept[name] = rule  # each example shows the same place
+                kept[name] = _with_kind(rule, examples)  # each example shows the same place
+            continue
+        filled = len([e for e in examples if _value(e, name)])
+        if _loose(rule) and (filled < 2 or any(
+                len(rule.values(e.text)) > 1 for e in examples if _value(e, name))):
+            # punctuation alone before the value and nothing after it (``, `` to the
+            # line's end): only a context the examples write nowhere but before the
+            # value (`` \- `` of a man page's NAME line), not one any line may hold
+            # (``The Old Mill, Bath``)
             continue
         if not rule.anchored or not rule.left.strip():
             # a context common to several examples (or a value that begins its
             # line): generalised, so it needs two examples that fill the field
-            if len([e for e in examples if _value(e, name)]) < 2:
+            if filled < 2:
                 continue
         elif len([e for e in examples if _value(e, name)]) < 2 and not _KEY.match(rule.left):
             continue  # one example's line start: a label only if it reads as a key
@@ -346,11 +366,38 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
                 _held_out(name, many, examples, i, rule.split, rule.continued, rule.paragraph)
                 for i in range(len(examples))):
             continue
-        kept[name] = rule
+        kept[name] = _with_kind(rule, examples)
+    layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
+    kept = {name: dataclasses.replace(rule, layout=layout, shown_empty=any(
+        not _value(e, name) for e in examples)) for name, rule in kept.items()}
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[key] = kept
     return kept
+
+
+def _loose(rule: Locator) -> bool:
+    """Whether ``rule`` reads after punctuation alone anywhere on a line (no
+    label, no word) up to the line's end: ``, `` of ``Friday 12 July, 8:00 pm``
+    finds the rest of any line with a comma (``standard SEK 3,900``). Kept
+    only where every example that fills the field writes that context
+    nowhere else (its only value there is the example's)."""
+    return (not rule.anchored and rule.arg is None and not rule.items and not rule.right
+            and not any(c.isalnum() for c in rule.left))
+
+
+def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
+    """``rule`` with the kind of value every example shows for a single field
+    (``Locator.letter`` / ``Locator.digit``: each value holds a letter, a digit)."""
+    if rule.many:
+        return rule
+    values = [v.strip() for e in examples if isinstance(v := _value(e, rule.field), str)
+              and v.strip()]
+    if not values:
+        return rule
+    return dataclasses.replace(
+        rule, letter=all(any(c.isalpha() for c in v) for v in values),
+        digit=all(any(c.isdigit() for c in v) for v in values))
 
 
 def _learn_items(name: str, examples: Sequence[CheckedExample]) -> Locator | None:

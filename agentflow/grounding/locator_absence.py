@@ -1,0 +1,78 @@
+"""When a learned locator that finds nothing is evidence that a field is empty.
+
+A locator (``agentflow.grounding.locators``) learned from worked examples
+reads a field where the examples write it. Where it finds nothing in a
+document, that says the field is empty only if the document is written the
+way the examples are; a document of another layout (prose, other labels)
+may well hold the value where no rule looks (``Based in Boston MA`` for a
+location the examples label ``Location:``). ``absence_shown`` is the test
+both uses share: the embedded model's grammar forces null (an empty list)
+only then (``agentflow.grounding.locator_offer``), and a null the locator
+agrees with is confident (``agentflow.extraction.confidence.ABSENT``) only
+then; otherwise the field is read and scored as if it had no locator.
+
+**Layout.** The examples' *keys* are the line starts that read as a key
+(``Package:``, ``Apply by:``, ``ExecStart=``: a word or a few, then ``:``
+or ``=``; ``layout_keys``), learned with the locators (``Locator.layout``).
+A document shares the examples' layout when it writes at least
+``LAYOUT_MIN_KEYS`` of those keys, other than the field's own label (all of
+them, when the examples have fewer; one, when an example leaves the field
+empty and so shows how its absence looks), and at least half of them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentflow.grounding.locator_rule import Locator
+
+__all__ = ["LAYOUT_MIN_KEYS", "absence_shown", "layout_keys", "shares_layout"]
+
+LAYOUT_MIN_KEYS = 2
+"""Keys of the examples (other than the field's own) a document must write to
+share their layout (all of them when fewer; and at least half of them)."""
+
+_KEY_LINE = re.compile(r"^[ \t]*([^\W\d][\w.-]*(?: [\w.-]+){0,3})[ \t]*[:=]", re.MULTILINE)
+
+
+def layout_keys(text: str) -> frozenset[str]:
+    """The keys ``text``'s lines begin with (``Apply by`` of ``Apply by: 10
+    March``), letter case folded."""
+    return frozenset(m.group(1).casefold() for m in _KEY_LINE.finditer(text))
+
+
+def _own_key(rule: Locator) -> str:
+    return rule.left.strip(" \t:=").casefold() if rule.labelled else ""
+
+
+def shares_layout(rule: Locator, source: str) -> bool:
+    """Whether ``source`` evidently follows the examples' layout: it writes at
+    least ``LAYOUT_MIN_KEYS`` of the examples' keys (``Locator.layout``)
+    other than ``rule``'s own label (all of them, when they are fewer; one,
+    when an example leaves the field empty, ``Locator.shown_empty``: the
+    examples show how its absence looks; none: nothing shows a layout), and
+    at least half of them."""
+    keys = set(rule.layout) - {_own_key(rule)}
+    written = len(keys & layout_keys(source))
+    need = 1 if rule.shown_empty else min(LAYOUT_MIN_KEYS, len(keys))
+    return written >= max(1, need) and 2 * written >= len(keys)
+
+
+def absence_shown(rule: Locator, source: str) -> bool:
+    """Whether ``source`` shows that ``rule``'s field is empty, given that the
+    rule finds no value there: the document writes the rule's label with
+    nothing after it (``Locator.writes_empty``), or it does not write the
+    label at all and shares the examples' layout (``shares_layout``); a
+    rule without a label (``- `` items, a context of punctuation) only
+    when an example leaves the field empty (``Locator.shown_empty``): the
+    examples' keys say nothing about where its values would be. A
+    label written with a value the rule does not take (not the examples'
+    kind of value: ``Locator.fits``) shows nothing."""
+    if rule.writes_empty(source):
+        return True
+    if rule.labelled and rule.writes_label(source):
+        return False  # a value is there, just not one the rule reads
+    if not rule.labelled and not rule.shown_empty:
+        return False  # no label to miss: only examples that leave the field empty show
+        # how its absence looks (a table where they wrote ``- `` items)
+    return shares_layout(rule, source)

@@ -1,0 +1,203 @@
+"""Learned locators earn confidence only where they are evidence: a null the
+locator agrees with in a document of another layout is no sure null, and the
+grammar then keeps the field reachable; a rule read after punctuation alone,
+or a located value of another kind than the examples', is never ``HELD``
+(the newcomer's probes: a location the examples label ``Location:`` written
+as ``Based in Boston MA``; ``, `` to the line's end as a start time)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from agentflow import Example
+from agentflow.batch import extract_many
+from agentflow.extraction.confidence import (
+    ABSENT,
+    DISAGREES,
+    GROUNDED,
+    HELD,
+    REVIEW_BELOW,
+    UNLOCATED_NULL,
+    field_confidence,
+)
+from agentflow.grounding.locator_absence import absence_shown, shares_layout
+from agentflow.grounding.locators import apply_locators, learn_locators
+from agentflow.grounding.marker import mark_all_strings
+from agentflow.output.examples import check_examples
+from agentflow.output.schema import OutputSpec
+from agentflow.testing import FunctionModel
+
+
+class Job(BaseModel):
+    title: str
+    location: str | None = None
+    skills: list[str] = []
+
+
+JOBS = [
+    Example("Title: Museum Curator\nLocation: Glasgow\nSkills: research, exhibitions\n",
+            Job(title="Museum Curator", location="Glasgow", skills=["research", "exhibitions"])),
+    Example("Title: QA Engineer\nLocation: Remote\nSkills: Selenium, Python\n",
+            Job(title="QA Engineer", location="Remote", skills=["Selenium", "Python"])),
+]
+PROSE = "Title: Data Analyst\nBased in Boston MA. Must know SQL, Excel and Tableau.\n"
+
+
+def _run(answer: dict[str, Any], doc: str, output: type[BaseModel],
+         examples: list[Example]) -> Any:
+    import asyncio
+
+    async def go() -> Any:
+        model = FunctionModel(lambda request: json.dumps(answer))
+        (result,) = [r async for r in extract_many(model, [doc], output, examples=examples)]
+        return result
+
+    return asyncio.run(go())
+
+
+def test_a_null_in_a_document_of_another_layout_is_no_sure_null() -> None:
+    locators = learn_locators(check_examples(JOBS, Job), Job)
+    assert {"title", "location", "skills"} <= set(locators)
+    assert not shares_layout(locators["location"], PROSE)  # only Title: of their keys
+    null = Job(title="Data Analyst")
+    confidence, _ = field_confidence(null, PROSE, {}, locators)
+    assert confidence["title"] == HELD
+    assert confidence["location"] == UNLOCATED_NULL and confidence["skills"] == UNLOCATED_NULL
+    # the right values: the locator says nothing here, grounding scores them (not 0.2)
+    right = _run({"title": "Data Analyst", "location": "Boston MA",
+                  "skills": ["SQL", "Excel", "Tableau"]}, PROSE, Job, JOBS)
+    assert right.ok and right.confidence["location"] == GROUNDED
+    assert right.confidence["skills"] == GROUNDED
+    wrong = _run({"title": "Data Analyst", "location": None, "skills": []}, PROSE, Job, JOBS)
+    assert wrong.ok and {"location", "skills"} <= set(wrong.needs_review)
+
+
+def test_a_null_is_sure_where_the_document_shows_the_field_empty() -> None:
+    locators = learn_locators(check_examples(JOBS, Job), Job)
+    null = Job(title="Data Analyst")
+    # the label written with nothing after it
+    confidence, _ = field_confidence(null, "Title: Data Analyst\nLocation:\nSkills: \n", {},
+                                     locators)
+    assert confidence["location"] == ABSENT and confidence["skills"] == ABSENT
+    # the examples' layout (their other keys) without the field's label
+    confidence, _ = field_confidence(Job(title="X", skills=["Go"]),
+                                     "Title: X\nSkills: Go\n", {}, locators)
+    assert confidence["location"] == ABSENT
+    # a value where the located field shows empty: the locator disagrees
+    confidence, _ = field_confidence(Job(title="X", location="Paris"),
+                                     "Title: X\nLocation:\nSkills:\nIn Paris.\n", {}, locators)
+    assert confidence["location"] == DISAGREES
+
+
+def test_the_grammar_forces_null_only_where_the_document_shows_the_field_empty() -> None:
+    locators = learn_locators(check_examples(JOBS, Job), Job)
+    schema = mark_all_strings(OutputSpec.of(Job).schema_for("local").schema, None)
+    prose = apply_locators(schema, locators, PROSE)
+    # another layout: location and skills keep their ordinary grounding (reachable)
+    assert prose["properties"]["location"] == schema["properties"]["location"]
+    assert prose["properties"]["skills"] == schema["properties"]["skills"]
+    assert prose["properties"]["title"]["x-grounded-values"] == ["Data Analyst"]
+    empty = apply_locators(schema, locators, "Title: X\nLocation:\nSkills:\n")
+    assert all(b.get("type") == "null" for b in empty["properties"]["location"]["anyOf"])
+    assert absence_shown(locators["location"], "Title: X\nLocation:\n")
+
+
+class Event(BaseModel):
+    name: str
+    start_time: str | None = None
+
+
+EVENTS = [
+    Example("Summer Folk Night\nFriday 12 July 2024, 8:00 pm\nThe Old Mill, Bath\n",
+            Event(name="Summer Folk Night", start_time="8:00 pm")),
+    Example("Repair Cafe\nSaturday 3 February 2024, 10:00\nSt John's Hall, York\n",
+            Event(name="Repair Cafe", start_time="10:00")),
+]
+RUN = ("ANNUAL CHARITY FUN RUN\nSunday 13 October 2024\n"
+       "Start 9:00 at Victoria Park, Leamington Spa\n")
+
+
+def test_punctuation_the_examples_write_elsewhere_is_no_rule() -> None:
+    # ", " to the line's end: the examples write ", " on other lines too (The Old Mill, Bath)
+    assert "start_time" not in learn_locators(check_examples(EVENTS, Event), Event)
+    for value in ("Leamington Spa", "9:00"):
+        result = _run({"name": "ANNUAL CHARITY FUN RUN", "start_time": value}, RUN, Event,
+                      EVENTS)
+        assert result.ok and result.confidence["start_time"] < REVIEW_BELOW
+        assert result.confidence["start_time"] != DISAGREES
+
+
+class Invoice(BaseModel):
+    vendor: str
+    currency: str | None = None
+
+
+INVOICES = [
+    Example("Harbour Fish\nTOTAL DUE GBP 14.20\n", Invoice(vendor="Harbour Fish", currency="GBP")),
+    Example("Sunrise Bakery\nTOTAL DUE EUR 11.40\n",
+            Invoice(vendor="Sunrise Bakery", currency="EUR")),
+]
+
+
+def test_a_located_value_of_another_kind_than_the_examples_is_not_held() -> None:
+    rule = learn_locators(check_examples(INVOICES, Invoice), Invoice)["currency"]
+    assert rule.letter and not rule.digit  # GBP, EUR: letters, no digits
+    doc = "Cafe Nord\nTOTAL DUE 19.80 EUR\n"
+    assert rule.values(doc) == []  # "19.80" is no currency code
+    assert doc[20:25] == "19.80" and doc[26:29] == "EUR"
+    wrong, _ = field_confidence(Invoice(vendor="Cafe Nord", currency="19.80"), doc,
+                                {"currency": [(20, 25)]}, {"currency": rule})
+    assert wrong["currency"] < REVIEW_BELOW
+    right, _ = field_confidence(Invoice(vendor="Cafe Nord", currency="EUR"), doc,
+                                {"currency": [(26, 29)]}, {"currency": rule})
+    assert right["currency"] == GROUNDED
+
+
+class Bill(BaseModel):
+    vendor: str
+    items: list[str] = []
+
+
+BILLS = [
+    Example("Harbour Fish\nDate: 2 May 2024\nDue: 1 June 2024\n\n- Cod and chips\n- Mushy peas\n",
+            Bill(vendor="Harbour Fish", items=["Cod and chips", "Mushy peas"])),
+    Example("Sunrise Bakery\nDate: 9 March 2024\nDue: 1 April 2024\n\n- Sourdough loaf\n",
+            Bill(vendor="Sunrise Bakery", items=["Sourdough loaf"])),
+]
+TABLE = ("ACME Office Supplies\nDate: 14 March 2024\nDue: 13 April 2024\n\n"
+         "  Printer paper A4      45.00\n  Stapler, heavy duty   18.50\n")
+
+
+def test_an_unlabelled_rule_finding_nothing_is_no_sure_empty_list() -> None:
+    # "- " items: the document shares the examples' keys (Date:, Due:) but writes its
+    # items as a table; no example shows an empty list, so nothing shows it is empty
+    rule = learn_locators(check_examples(BILLS, Bill), Bill)["items"]
+    assert not rule.labelled and not rule.shown_empty and shares_layout(rule, TABLE)
+    assert not absence_shown(rule, TABLE)
+    confidence, _ = field_confidence(Bill(vendor="ACME Office Supplies"), TABLE, {},
+                                     {"items": rule})
+    assert confidence["items"] == UNLOCATED_NULL
+
+
+def test_the_run_says_why_a_loose_rule_was_not_learned() -> None:
+    from agentflow.grounding.locator_report import learned_lines
+
+    checked = check_examples(EVENTS, Event)
+    lines = learned_lines(learn_locators(checked, Event), checked, Event)
+    assert "no rule: start_time (only ', ' before it, which the examples write elsewhere too)" in (
+        lines)
+
+
+def test_a_required_value_the_examples_label_is_not_refuted_by_the_layout() -> None:
+    # the title has no "Title:" label here, though the document shares the examples'
+    # layout (Location:, Skills:): a field that cannot be null is not shown empty by it
+    doc = "Senior Backend Engineer\nLocation: Berlin\nSkills: Go, SQL\n"
+    locators = learn_locators(check_examples(JOBS, Job), Job)
+    confidence, _ = field_confidence(
+        Job(title="Senior Backend Engineer", location="Berlin", skills=["Go", "SQL"]), doc,
+        {"title": [(0, 23)]}, locators)
+    assert confidence["title"] == GROUNDED
+    assert confidence["location"] == HELD and confidence["skills"] == HELD
