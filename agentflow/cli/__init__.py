@@ -152,8 +152,9 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Extract one validated record per input document, concurrently.",
         epilog=(
-            "The default model, 'local', is llama.cpp running in this process with bundled\n"
-            "Gemma 3 270M weights (offline; needs the 'local' extra);\n"
+            "The default model, 'local', is llama.cpp with bundled Gemma 3 270M weights,\n"
+            "served by a child process on 127.0.0.1 that the run starts and stops (offline;\n"
+            "needs the 'local' extra);\n"
             "'local:smollm2-135m-instruct' is the other bundled model. Any 'vendor:model' works\n"
             "with its API key in the vendor's environment variable (see 'agentflow models').\n\n"
             "Each input gives one JSON line: {id, ok, output | error{type, message, reason},\n"

@@ -219,7 +219,7 @@ async def _extract_into(
     skipped = f", {before[0]} already done" if before[0] else ""
     if before[1]:
         skipped += f" ({before[1]} of them failed: --retry-failed tries them again)"
-    failed = counts["failed"] + counts["suspect"]
+    failed = counts["failed"]  # suspect ones included: the progress line counts alike
     apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
     tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
     done = counts["ok"] + failed
