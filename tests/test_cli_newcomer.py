@@ -51,3 +51,95 @@ def test_extract_help_says_where_the_embedded_model_runs(
     text = " ".join(capsys.readouterr().out.split())
     assert "in this process" not in text
     assert "child process" in text
+
+
+def closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_a_run_that_exits_2_leaves_no_new_out_file(fake: OpenAIFake, tmp_path: Path) -> None:
+    doc = tmp_path / "a.txt"
+    doc.write_text("Ann: a person")
+    out = tmp_path / "out.jsonl"
+    # nothing listens there: the run stops at the first request, a set-up fault
+    args = contact_args(fake, doc, out=out)
+    args[args.index("--base-url") + 1] = f"http://127.0.0.1:{closed_port()}/v1"
+    status, _, err = await agentflow(*args)
+    assert status == 2 and "cannot reach" in err, err
+    assert not out.exists()
+    # an input that matches nothing, after one that does
+    status, _, err = await agentflow(*contact_args(fake, doc, tmp_path / "none*.txt", out=out))
+    assert status == 2 and "matches no file" in one_line(err)
+    assert not out.exists() and fake.requests == []
+    # a file that was there before stays, even empty
+    out.touch()
+    args[args.index("--out") + 1] = str(out)
+    assert (await agentflow(*args))[0] == 2
+    assert out.exists() and out.read_bytes() == b""
+
+
+async def test_an_input_that_names_nothing_to_extract_from_exits_2_before_any_request(
+        fake: OpenAIFake, tmp_path: Path) -> None:
+    doc = tmp_path / "a.txt"
+    doc.write_text("Ann: a person")
+    empty = tmp_path / "empty"
+    (empty / "sub").mkdir(parents=True)  # folders in it, but no file
+    blank = tmp_path / "blank.jsonl"
+    blank.write_text("\n\n")
+    nothing = tmp_path / "nothing.jsonl"
+    nothing.touch()
+    jsonl_only = tmp_path / "jsonl_only"
+    jsonl_only.mkdir()
+    (jsonl_only / "x.jsonl").touch()
+    out = tmp_path / "out.jsonl"
+    for spec, expected in ((empty, "is a folder with no file in it"),
+                           (blank, "the file holds no JSONL record"),
+                           (nothing, "the file holds no JSONL record"),
+                           (jsonl_only, "its JSONL file holds no JSONL record")):
+        status, _, err = await agentflow(*contact_args(fake, doc, spec, out=out))
+        line = one_line(err)
+        assert status == 2 and expected in line and repr(str(spec)) in line, err
+        assert not out.exists()
+    status, _, err = await agentflow(*contact_args(fake, empty))
+    assert "PDF and HTML files" in one_line(err) and "JSONL records" in err
+    assert fake.requests == []
+    # an empty text file is a document: a failed record says it is empty
+    (empty / "sub" / "e.txt").touch()
+    status, _, err = await agentflow(*contact_args(fake, empty, out=out))
+    assert status == 1 and records(out)[0]["error"]["type"] == "EmptyDocumentError"
+
+
+async def test_an_out_file_that_is_also_an_input_is_refused(fake: OpenAIFake,
+                                                           tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Ann: a person")
+    (docs / "self.txt").write_text("Bob: a person")
+    before = (docs / "self.txt").read_bytes()
+    link = tmp_path / "link.txt"
+    link.symlink_to(docs / "self.txt")
+    for inputs, out in (([docs / "self.txt"], docs / "self.txt"),  # named itself
+                        ([docs], docs / "self.txt"),  # found in a folder
+                        ([tmp_path / "d*" / "*.txt"], link),  # by a glob, through a link
+                        ([docs], docs / "new.jsonl")):  # a new file in an input folder
+        status, _, err = await agentflow(*contact_args(fake, *inputs, out=out))
+        assert status == 2 and "is one of the inputs" in one_line(err), err
+        assert str(out) in err
+    assert (docs / "self.txt").read_bytes() == before
+    assert not (docs / "new.jsonl").exists() and fake.requests == []
+
+
+async def test_an_out_file_with_notes_says_they_are_kept(fake: OpenAIFake, tmp_path: Path) -> None:
+    doc = tmp_path / "a.txt"
+    doc.write_text("Ann: a person")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\nline two\n")
+    status, _, err = await agentflow(*contact_args(fake, doc, out=notes))
+    assert status == 0
+    assert (f"--out {notes} holds 2 lines that are not agentflow records: kept as they are; "
+            "records are appended after them") in err
+    assert notes.read_text().startswith("my notes\nline two\n{")

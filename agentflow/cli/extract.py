@@ -31,6 +31,7 @@ from agentflow.cli.setup_faults import setup_fault
 from agentflow.content import DocumentBlock
 from agentflow.documents.deferred import DeferredDocument
 from agentflow.documents.inputs import Document, prepared
+from agentflow.documents.named import check_named, find_among_inputs
 from agentflow.documents.names import printable
 from agentflow.documents.readahead import PdfDelivery, read_ahead
 from agentflow.documents.routing import pdf_delivery
@@ -83,6 +84,7 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
         raise CliError(f"--items / CHUNKING: {exc}") from None
     check_api_key(args.model, api_key=args.api_key, base_url=args.base_url)
     check_batch_mode(None, args.mode, args.engine)
+    check_named(args.input, args.format)  # an empty folder, a glob matching nothing...
     if args.engine == "ray":  # the same flags on a Ray cluster (agentflow/cli/ray.py)
         from agentflow.cli.ray import run as run_on_ray
 
@@ -95,6 +97,10 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
             sink.out = _open_for_schema(args, sink.schema)
         return await _extract_into(args, sink, model, output_type, instructions, prepare,
                                    max_chars, examples, chunking)
+    except BaseException:
+        if sink.out is not None:  # a set-up error (exit 2) or an interruption before
+            sink.out.discard()    # any record: a file this run created goes again
+        raise
     finally:
         if sink.out is not None:
             sink.out.close()
@@ -241,8 +247,14 @@ def _open_for_schema(args: argparse.Namespace, schema: str) -> OutFile:
             ``--schema-changed new``), or the new file does.
     """
     out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
+    try:
+        _refuse_an_input(out, args)
+    except BaseException:
+        out.discard()
+        raise
     others = {fp: n for fp, n in out.schemas.items() if fp != schema}
     if not others:
+        _say_foreign_lines(out)
         return out
     out.close()
     path = Path(args.out)
@@ -252,11 +264,47 @@ def _open_for_schema(args: argparse.Namespace, schema: str) -> OutFile:
     print(f"agentflow: {printable(args.out)} holds another schema; writing to "
           f"{printable(str(beside))}", file=sys.stderr)
     new = open_out(str(beside), wait=args.wait, on_wait=waiting_notice(str(beside)))
+    try:
+        _refuse_an_input(new, args)
+    except BaseException:
+        new.discard()
+        raise
     if any(fp != schema for fp in new.schemas):
         new.close()
         raise SetupError(f"--schema-changed new: {printable(str(beside))} holds records of "
                          "another schema too")
+    _say_foreign_lines(new)
     return new
+
+
+def _refuse_an_input(out: OutFile, args: argparse.Namespace) -> None:
+    """Refuse an ``--out`` file the run also reads as an input (named as it is,
+    through a link, or found in a folder or by a glob): records would be appended
+    to a document, and read back as documents.
+
+    Raises:
+        SetupError: naming the file and the ``--input`` that reads it.
+    """
+    found = find_among_inputs(out.fileno(), args.input)
+    if found is None:
+        return
+    spec, path = found
+    via = "" if Path(spec) == path else f", read through --input {printable(spec)}"
+    raise SetupError(f"--out {printable(str(out.path))} is one of the inputs "
+                     f"({printable(str(path))}{via}): records would be appended to a document "
+                     "the run reads; write them to another file")
+
+
+def _say_foreign_lines(out: OutFile) -> None:
+    """Say that ``--out`` holds lines that are not records (someone's notes) and
+    what happens to them: kept as they are, the records appended after them."""
+    if out.foreign:
+        n = out.foreign
+        print(f"agentflow: --out {printable(str(out.path))} holds {n} line{'s' * (n != 1)} "
+              f"that {'are' if n != 1 else 'is'} not agentflow records: kept as "
+              f"{'they are' if n != 1 else 'it is'}; records are appended after "
+              f"{'them' if n != 1 else 'it'} (write to a .jsonl file of its own to keep "
+              "records apart)", file=sys.stderr)
 
 
 def _engine(model: Any) -> str:
