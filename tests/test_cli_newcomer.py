@@ -143,3 +143,94 @@ async def test_an_out_file_with_notes_says_they_are_kept(fake: OpenAIFake, tmp_p
     assert (f"--out {notes} holds 2 lines that are not agentflow records: kept as they are; "
             "records are appended after them") in err
     assert notes.read_text().startswith("my notes\nline two\n{")
+
+
+WHO = '''from pydantic import BaseModel
+
+from agentflow import Example
+
+
+class Who(BaseModel):
+    name: str
+
+
+EXAMPLES = [Example("Cy: a person", Who(name="Cy"))]
+'''
+
+
+async def test_changed_examples_are_refused_like_a_changed_schema(fake: OpenAIFake,
+                                                                  tmp_path: Path) -> None:
+    doc = tmp_path / "a.txt"
+    doc.write_text("Ann: a person")
+    module = tmp_path / "who.py"
+    module.write_text(WHO)
+    out = tmp_path / "out.jsonl"
+    args = [*contact_args(fake, doc, out=out)]
+    args[args.index("--schema") + 1] = f"{module}:Who"
+    assert (await agentflow(*args))[0] == 0
+    first = records(out)
+    assert set(first[0]["settings"]) == {"EXAMPLES"}
+    status, _, err = await agentflow(*args)  # the same module again: done
+    assert status == 0 and "1 already done" in err
+    module.write_text(WHO.replace('"Cy: a person", Who(name="Cy")', '"Di: a person", Who(name="Di")'))
+    asked = len(fake.requests)
+    status, _, err = await agentflow(*args)
+    line = err.strip().splitlines()[-1]  # after what the examples taught
+    assert status == 2 and "the schema module's EXAMPLES changed since its 1 record" in line, err
+    assert "--schema-changed new" in line and len(fake.requests) == asked
+    assert records(out) == first
+    status, _, err = await agentflow(*args, "--schema-changed", "new")
+    assert status == 0 and "writing to" in err
+    beside = [p for p in tmp_path.glob("out.*.jsonl")]
+    assert len(beside) == 1 and records(beside[0])[0]["settings"] != first[0]["settings"]
+    # the instructions too, and the fields' grounding markers
+    module.write_text(WHO + 'INSTRUCTIONS = "Find the person."\n')
+    status, _, err = await agentflow(*args)
+    assert status == 2 and "the schema module's INSTRUCTIONS changed since" in err, err
+    module.write_text(WHO.replace("    name: str", "    name: Annotated[str, Derived()]").replace(
+        "from agentflow import Example", "from typing import Annotated\n\nfrom agentflow import "
+        "Example\nfrom agentflow.grounding.marker import Derived"))
+    status, _, err = await agentflow(*args)
+    assert status == 2 and "Grounded()/Derived() markers changed" in err, err
+
+
+async def test_records_written_before_settings_were_kept_are_not_refused(
+        fake: OpenAIFake, tmp_path: Path) -> None:
+    doc = tmp_path / "a.txt"
+    doc.write_text("Ann: a person")
+    out = tmp_path / "out.jsonl"
+    args = contact_args(fake, doc, out=out)
+    assert (await agentflow(*args))[0] == 0
+    old = records(out)[0]
+    del old["settings"]  # as an older agentflow wrote it
+    out.write_text(json.dumps(old) + "\n")
+    status, _, err = await agentflow(*args)
+    assert status == 0 and "1 already done" in err
+
+
+def test_the_review_page_and_the_ray_engine_compare_settings_alike(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from agentflow.cli import main
+    from agentflow.cli.ray import _output_for_schema
+    from agentflow.extraction.setup import SetupError
+
+    base = {"ok": True, "output": {"name": "Ann"}, "schema": "0123456789abcdef"}
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("\n".join(json.dumps({**base, "id": i, "settings": s}) for i, s in (
+        ("a", {"EXAMPLES": "11111111"}), ("b", {"EXAMPLES": "22222222"}), ("c", None))) + "\n")
+    assert main(["report", str(mixed), "-o", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "2 different settings (the schema module's EXAMPLES differ)" in err, err
+    out = tmp_path / "ray_out"
+    out.mkdir()
+    (out / "part.jsonl").write_text(json.dumps({**base, "id": "a",
+                                                "settings": {"EXAMPLES": "11111111"}}) + "\n")
+    args = argparse.Namespace(schema_changed="refuse")
+    with pytest.raises(SetupError, match="the schema module's EXAMPLES changed since its 1 rec"):
+        _output_for_schema(out, base["schema"], args, {"EXAMPLES": "22222222"})
+    assert _output_for_schema(out, base["schema"], args, {"EXAMPLES": "11111111"})[0] == out
+    args.schema_changed = "new"
+    beside, _ = _output_for_schema(out, base["schema"], args, {"EXAMPLES": "22222222"})
+    assert beside != out and beside.name.startswith("ray_out.")

@@ -25,6 +25,7 @@ from agentflow.cli.options import (
     CliError,
     chunking_for,
     schema_refusal,
+    settings_refusal,
 )
 from agentflow.cli.progress import SUSPECT_LABELS, Progress
 from agentflow.cli.setup_faults import setup_fault
@@ -43,6 +44,7 @@ from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.fingerprint import schema_fingerprint
 from agentflow.extraction.outfile import OutFile, open_out, waiting_notice
 from agentflow.extraction.records import _problem_record, _record, _Sink, _transient
+from agentflow.extraction.settings_fingerprint import run_fingerprint, settings_fingerprint
 from agentflow.extraction.setup import (
     SetupError,
     check_api_key,
@@ -93,8 +95,9 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     try:
         check_batch_mode(model, args.mode)
         sink.schema = schema_fingerprint(output_type)
+        sink.settings = settings_fingerprint(output_type, module)
         if args.out and args.out != "-":
-            sink.out = _open_for_schema(args, sink.schema)
+            sink.out = _open_for_schema(args, sink.schema, sink.settings)
         return await _extract_into(args, sink, model, output_type, instructions, prepare,
                                    max_chars, examples, chunking)
     except BaseException:
@@ -238,14 +241,19 @@ async def _extract_into(
     return 1 if failed else 0
 
 
-def _open_for_schema(args: argparse.Namespace, schema: str) -> OutFile:
-    """``--out``, locked, when it holds no record of another schema; else, with
-    ``--schema-changed new``, the file beside it named by ``schema``.
+def _open_for_schema(args: argparse.Namespace, schema: str,
+                     settings: dict[str, str] | None = None) -> OutFile:
+    """``--out``, locked, when it holds no record of another schema, nor of this
+    one extracted with other settings (``settings_fingerprint``); else, with
+    ``--schema-changed new``, the file beside it named by the schema and its
+    settings (``run_fingerprint``).
 
     Raises:
-        SetupError: ``--out`` holds records of another schema (and no
-            ``--schema-changed new``), or the new file does.
+        SetupError: ``--out`` holds records of another schema or other settings
+            (and no ``--schema-changed new``), or the new file does; ``--out``
+            is one of the inputs.
     """
+    settings = settings or {}
     out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
     try:
         _refuse_an_input(out, args)
@@ -253,15 +261,20 @@ def _open_for_schema(args: argparse.Namespace, schema: str) -> OutFile:
         out.discard()
         raise
     others = {fp: n for fp, n in out.schemas.items() if fp != schema}
-    if not others:
+    unlike = _other_settings(out, settings)
+    if not others and not unlike:
         _say_foreign_lines(out)
         return out
     out.close()
     path = Path(args.out)
-    beside = path.with_name(f"{path.stem}.{schema}{path.suffix or '.jsonl'}")
+    named = run_fingerprint(schema, settings)
+    beside = path.with_name(f"{path.stem}.{named}{path.suffix or '.jsonl'}")
     if getattr(args, "schema_changed", "refuse") != "new":
-        raise schema_refusal(printable(args.out), others, schema, printable(str(beside)))
-    print(f"agentflow: {printable(args.out)} holds another schema; writing to "
+        if others:
+            raise schema_refusal(printable(args.out), others, schema, printable(str(beside)))
+        raise settings_refusal(printable(args.out), unlike, settings, printable(str(beside)))
+    what = "another schema" if others else "records of other settings"
+    print(f"agentflow: {printable(args.out)} holds {what}; writing to "
           f"{printable(str(beside))}", file=sys.stderr)
     new = open_out(str(beside), wait=args.wait, on_wait=waiting_notice(str(beside)))
     try:
@@ -269,12 +282,18 @@ def _open_for_schema(args: argparse.Namespace, schema: str) -> OutFile:
     except BaseException:
         new.discard()
         raise
-    if any(fp != schema for fp in new.schemas):
+    if any(fp != schema for fp in new.schemas) or _other_settings(new, settings):
         new.close()
         raise SetupError(f"--schema-changed new: {printable(str(beside))} holds records of "
-                         "another schema too")
+                         "another schema (or other settings) too")
     _say_foreign_lines(new)
     return new
+
+
+def _other_settings(out: OutFile, settings: dict[str, str]) -> list[tuple[dict[str, str], int]]:
+    """The settings of ``out``'s records that differ from ``settings``, each with
+    its record count (records without settings are not compared)."""
+    return [(held, n) for held, n in out.settings.values() if held != settings]
 
 
 def _refuse_an_input(out: OutFile, args: argparse.Namespace) -> None:

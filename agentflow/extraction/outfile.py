@@ -37,7 +37,8 @@ from agentflow.documents.names import dumps_record, loads_record
 from agentflow.documents.seen import MISSING, SeenIds
 from agentflow.extraction.setup import SetupError
 
-__all__ = ["MAX_LINE", "OutFile", "iter_lines", "open_out", "read_records", "waiting_notice"]
+__all__ = ["MAX_LINE", "OutFile", "count_settings", "iter_lines", "open_out", "read_records",
+           "waiting_notice"]
 
 MAX_LINE = 64 * 1024 * 1024
 """Longest record line read back, in bytes (longer lines are skipped)."""
@@ -122,6 +123,17 @@ def _is_ours(line: bytes) -> bool:
     return isinstance(value, dict) and isinstance(value.get("id"), str)
 
 
+def count_settings(record: dict[str, Any], seen: dict[str, tuple[dict[str, str], int]]) -> None:
+    """Count ``record``'s ``"settings"`` (``agentflow.extraction.settings_fingerprint``)
+    in ``seen``: its canonical JSON -> ``(settings, records)``; a record without
+    them (written before agentflow kept them) is not counted."""
+    settings = record.get("settings")
+    if isinstance(settings, dict):
+        key = orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode()
+        held = seen.get(key)
+        seen[key] = (held[0] if held else settings, (held[1] if held else 0) + 1)
+
+
 def _holder_pid(fd: int) -> int | None:
     """The pid holding a flock on ``fd``'s file, from ``/proc/locks`` (Linux), if known."""
     st = os.fstat(fd)
@@ -167,6 +179,7 @@ class OutFile:
             program's output: kept as they are, never read as records).
         schemas: schema fingerprint -> records carrying it (``"schema"``, written
             by ``agentflow extract``; records without one are not counted).
+        settings: the distinct ``"settings"`` of the records (``count_settings``).
     """
 
     def __init__(self, path: Path, fd: int, *, created: bool = False) -> None:
@@ -177,6 +190,7 @@ class OutFile:
         self.superseded = 0
         self.saved = 0
         self.schemas: dict[str, int] = {}
+        self.settings: dict[str, tuple[dict[str, str], int]] = {}
         self.foreign = 0
         for _, line in iter_lines(path):
             try:
@@ -200,6 +214,7 @@ class OutFile:
         schema = record.get("schema")
         if isinstance(schema, str):
             self.schemas[schema] = self.schemas.get(schema, 0) + 1
+        count_settings(record, self.settings)
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)

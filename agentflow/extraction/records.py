@@ -30,10 +30,14 @@ class _Sink:
     out: OutFile | None = None
     saved: int = 0
     schema: str | None = None
+    settings: dict[str, str] | None = None
+    """The run's ``settings_fingerprint``, stamped beside ``schema``."""
 
     def write(self, record: dict[str, Any]) -> None:
         if self.schema is not None:
             record["schema"] = self.schema
+        if self.settings is not None:
+            record["settings"] = self.settings
         if self.out is not None:
             self.out.write(record)
         else:

@@ -170,6 +170,13 @@ class OutputSpec:
         )
 
     @property
+    def annotated_schema(self) -> Mapping[str, Any]:
+        """The JSON Schema with agentflow's own keywords (``x-grounded``...: the
+        fields' ``Grounded()`` / ``Derived()`` markers), which every dialect but
+        ``local`` drops (titles dropped; read-only)."""
+        return self._plain
+
+    @property
     def plain_schema(self) -> Mapping[str, Any]:
         """The plain JSON Schema (titles dropped)."""
         return self.schema_for("plain").schema
