@@ -236,3 +236,55 @@ def test_the_review_page_and_the_ray_engine_compare_settings_alike(
     args.schema_changed = "new"
     beside, _ = _output_for_schema(out, base["schema"], args, {"EXAMPLES": "22222222"})
     assert beside != out and beside.name.startswith("ray_out.")
+
+
+async def test_a_field_type_without_a_json_form_exits_2_naming_the_field(
+        fake: OpenAIFake, tmp_path: Path) -> None:
+    doc = tmp_path / "a.txt"
+    doc.write_text("Ann: a person")
+    module = tmp_path / "odd.py"
+    module.write_text(
+        "from pydantic import BaseModel, ConfigDict\n\n"
+        "class Thing:\n    pass\n\n"
+        "class Line(BaseModel):\n    amount: complex\n\n"
+        "class Invoice(BaseModel):\n    name: str\n    tags: set[str]\n    lines: list[Line]\n\n"
+        "class Holder(BaseModel):\n"
+        "    model_config = ConfigDict(arbitrary_types_allowed=True)\n"
+        "    name: str\n    thing: Thing\n")
+    for cls, expected in (("Invoice", "field 'lines[].amount' (complex): a complex number has "
+                                      "no JSON form"),
+                          ("Holder", "field 'thing' (class Thing): an arbitrary class")):
+        args = contact_args(fake, doc)
+        args[args.index("--schema") + 1] = f"{module}:{cls}"
+        status, _, err = await agentflow(*args)
+        assert status == 2 and expected in one_line(err), err
+    assert fake.requests == []
+
+
+def test_the_path_where_a_cut_reply_stopped() -> None:
+    from agentflow.output.cut_path import cut_path
+
+    assert cut_path('{"name": "A", "attrs": {"k1": 1, "k2": 3') == "attrs.k2"
+    assert cut_path('sure: {"items": [{"a": 1}, {"a": 2, "b": "x\\\\"y') == "items[1].b"
+    assert cut_path('{"result": ["a", "b"') == "[1]"  # a wrapped list: no wrapper key
+    assert cut_path('{"name": "Ann"}') is None and cut_path("no json") is None
+
+
+async def test_a_cut_reply_names_the_field_and_what_the_command_offers(
+        fake: OpenAIFake, tmp_path: Path) -> None:
+    doc = tmp_path / "a.txt"
+    doc.write_text("Ann: a person")
+    module = tmp_path / "tags.py"
+    module.write_text("from pydantic import BaseModel\n\n"
+                      "class Tagged(BaseModel):\n    name: str\n    counts: dict[str, int]\n")
+    fake.default = lambda body: FakeReply(
+        text='{"name": "Ann", "counts": {"a": 1, "b": 2, "c', finish_reason="length")
+    out = tmp_path / "out.jsonl"
+    args = contact_args(fake, doc, out=out)
+    args[args.index("--schema") + 1] = f"{module}:Tagged"
+    assert (await agentflow(*args))[0] == 1
+    error = records(out)[0]["error"]
+    assert error["type"] == "OutputTruncatedError"
+    assert "while writing 'counts.b'" in error["message"] or "'counts.c'" in error["message"]
+    assert "bound 'counts' in the schema" in error["reason"] and "--chunk-chars" in error["reason"]
+    assert "max_tokens" not in json.dumps(error)  # the command has no such flag
