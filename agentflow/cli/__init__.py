@@ -12,11 +12,15 @@
 ``error`` ``{type, message, reason?}``, ``spans`` of grounded values,
 ``source_offset`` when ``prepare`` cut a prefix, ``pages`` and ``span_pages`` for a
 PDF (``agentflow.documents.pages``), ``usage``, ``attempts``,
-``duration_s``, ``chunks`` for a long document, ``truncated``), appends to
+``duration_s``, ``chunks`` for a long document, ``truncated``, ``schema`` and
+``settings``: ``agentflow.extraction.fingerprint`` and
+``agentflow.extraction.settings_fingerprint``), appends to
 ``--out`` (locked; ``agentflow.extraction.outfile``) and skips inputs already there, shows a
 progress line (``_progress``: documents, and chunks of long ones), prints a
 summary, and exits 1 if any input failed. Bad set-up (``_setup``: schema, API
-key, ``--out``) exits 2 before any request.
+key, ``--out``; an input that names nothing to extract from,
+``agentflow.documents.named``) exits 2 before any request, and leaves no new
+``--out`` file behind.
 
 Documents longer than the model's context window are split into chunks and
 merged, never cut; a cap (``--max-chars`` or the schema module's
