@@ -183,7 +183,9 @@ def _parser() -> argparse.ArgumentParser:
             "how many were read and failed. Nothing is cut unless --max-chars (or the\n"
             "schema module's MAX_CHARS) asks, and then 'truncated' says how much was kept.\n\n"
             "Exit status: 0 all ok; 1 some input failed; 2 bad usage or set-up (schema,\n"
-            "missing API key, --out), before any model request, or misuse the first call\n"
+            "missing API key, --out, an --out that is one of the inputs, an input that\n"
+            "names nothing to extract from: a glob matching no file, a folder with no file,\n"
+            "a JSONL file with no record), before any model request, or misuse the first call\n"
             "reveals (a model file that does not exist...); 130 interrupted (the\n"
             "records saved so far stay; run the same command again to resume)."
         ),
