@@ -245,8 +245,8 @@ def _open_for_schema(args: argparse.Namespace, schema: str,
                      settings: dict[str, str] | None = None) -> OutFile:
     """``--out``, locked, when it holds no record of another schema, nor of this
     one extracted with other settings (``settings_fingerprint``); else, with
-    ``--schema-changed new``, the file beside it named by the schema and its
-    settings (``run_fingerprint``).
+    ``--schema-changed new``, the file beside it named by the schema (by the
+    schema and its settings, ``run_fingerprint``, when only they changed).
 
     Raises:
         SetupError: ``--out`` holds records of another schema or other settings
@@ -267,7 +267,7 @@ def _open_for_schema(args: argparse.Namespace, schema: str,
         return out
     out.close()
     path = Path(args.out)
-    named = run_fingerprint(schema, settings)
+    named = schema if others else run_fingerprint(schema, settings)  # settings alone: both
     beside = path.with_name(f"{path.stem}.{named}{path.suffix or '.jsonl'}")
     if getattr(args, "schema_changed", "refuse") != "new":
         if others:

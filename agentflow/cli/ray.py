@@ -117,7 +117,8 @@ def _output_for_schema(out: Path, schema: str, args: argparse.Namespace,
     """``out`` and what it holds, when it holds no record of another schema, nor
     of this one with other settings (``settings_fingerprint``, as the local engine
     compares them); else, with ``--schema-changed new``, the directory beside it
-    named by the schema and its settings (``out.<run_fingerprint>``) and what that holds.
+    named by the schema (``out.<schema>``; by the schema and its settings,
+    ``run_fingerprint``, when only they changed) and what that holds.
 
     Raises:
         SetupError: another schema's (or other settings') records, and no
@@ -135,7 +136,8 @@ def _output_for_schema(out: Path, schema: str, args: argparse.Namespace,
     unlike = [(s, n) for s, n in held.settings.values() if s != settings]
     if not others and not unlike:
         return out, held
-    beside = out.with_name(f"{out.name}.{run_fingerprint(schema, settings)}")
+    named = schema if others else run_fingerprint(schema, settings)  # settings alone: both
+    beside = out.with_name(f"{out.name}.{named}")
     if getattr(args, "schema_changed", "refuse") != "new":
         if others:
             raise schema_refusal(f"{printable(str(out))}/", others, schema,
