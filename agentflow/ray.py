@@ -235,6 +235,7 @@ class ExtractionSpec:
     concurrency: int = 8
     actors: int = 2
     options: Mapping[str, Any] = field(default_factory=dict)
+    settings: Mapping[str, str] | None = None
 
 
 class _Extractor:
@@ -295,6 +296,8 @@ class _Extractor:
             ordered[row] = _record(result, offsets[row], page_maps[row])
         for record in ordered:
             record["schema"] = self.schema
+            if self.spec.settings is not None:
+                record["settings"] = dict(self.spec.settings)
         return {"id": ids, "ok": [bool(r["ok"]) for r in ordered],
                 "record": [orjson.dumps(r).decode() for r in ordered]}
 
@@ -311,6 +314,7 @@ def extract_dataset(
     concurrency: int = 16,
     batch_size: int | None = None,
     num_cpus: float = 0.5,
+    settings: Mapping[str, str] | None = None,
     **options: Any,
 ) -> ray.data.Dataset:
     """Extract ``output`` from every row of ``ds`` on an actor pool (lazy: runs
@@ -328,6 +332,8 @@ def extract_dataset(
         batch_size: rows per batch (default: 4 x the per-actor concurrency).
         num_cpus: CPUs each actor reserves (default 0.5: an actor mostly waits
             on the network, and the read tasks upstream need CPUs too).
+        settings: stamped on every record as ``"settings"``
+            (``agentflow.extraction.settings_fingerprint``; ``None``: not stamped).
         options: ``extract_many`` keywords (``ground``, ``chunking``, ...).
 
     Returns:
@@ -345,7 +351,7 @@ def extract_dataset(
     spec = ExtractionSpec(
         output=absolute_ref(output) if isinstance(output, str) else output, model=model,
         model_kwargs=kwargs, instructions=instructions, concurrency=per_actor, actors=actors,
-        options=options)
+        options=options, settings=settings)
     pool = _ray().data.ActorPoolStrategy(size=actors)
     return ds.map_batches(
         _Extractor, fn_constructor_kwargs={"spec": spec}, compute=pool,
@@ -400,11 +406,14 @@ class OutputDir:
             not counted).
         files: ``(path, size in bytes)`` of each file read, in order: what
             ``NotDone`` reads again in Ray's workers.
+        settings: the distinct ``"settings"`` of the records, each with its
+            count (``agentflow.extraction.outfile.count_settings``).
     """
 
     done: SeenIds = field(default_factory=SeenIds)
     schemas: dict[str, int] = field(default_factory=dict)
     files: tuple[tuple[str, int], ...] = ()
+    settings: dict[str, tuple[dict[str, str], int]] = field(default_factory=dict)
 
 
 def read_output_dir(path: str | os.PathLike[str]) -> OutputDir:
@@ -417,15 +426,17 @@ def read_output_dir(path: str | os.PathLike[str]) -> OutputDir:
     files = []
     for file in sorted(root.glob("*.jsonl")) if root.is_dir() else ():
         files.append((str(file), file.stat().st_size))
-        _read_done(file, held.done, held.schemas)
+        _read_done(file, held.done, held.schemas, held.settings)
     held.files = tuple(files)
     return held
 
 
-def _read_done(file: Path, done: SeenIds, schemas: dict[str, int] | None = None) -> None:
+def _read_done(file: Path, done: SeenIds, schemas: dict[str, int] | None = None,
+               settings: dict[str, tuple[dict[str, str], int]] | None = None) -> None:
     """Add the id of each ok record of ``file`` (``read_records``) to ``done``
-    and, with ``schemas``, count each record's schema fingerprint there."""
-    from agentflow.extraction.outfile import read_records
+    and, with ``schemas``, count each record's schema fingerprint there (with
+    ``settings``, its settings: ``count_settings``)."""
+    from agentflow.extraction.outfile import count_settings, read_records
 
     for _, record in read_records(file):
         if record.get("ok") is True:
@@ -433,6 +444,8 @@ def _read_done(file: Path, done: SeenIds, schemas: dict[str, int] | None = None)
         schema = record.get("schema")
         if schemas is not None and isinstance(schema, str):
             schemas[schema] = schemas.get(schema, 0) + 1
+        if settings is not None:
+            count_settings(record, settings)
 
 
 @dataclass(frozen=True)

@@ -283,7 +283,7 @@ def test_the_progress_line_works_without_a_known_total() -> None:
     progress.add({"id": "a", "ok": True})
     progress.add({"id": "b", "ok": False, "error": {"type": "GroundingError"}})
     assert progress.line().startswith("2 done · ") and "ETA" not in progress.line()
-    assert "ok 1 · failed 0 · suspect 1" in progress.line()
+    assert "ok 1 · failed 1 · suspect 1" in progress.line()  # suspect: among the failed
     progress.total = 2  # every input found: the share and the ETA come back
     assert progress.line().startswith("2/2 (100%) · ") and "ETA -" in progress.line()
 

@@ -12,11 +12,15 @@
 ``error`` ``{type, message, reason?}``, ``spans`` of grounded values,
 ``source_offset`` when ``prepare`` cut a prefix, ``pages`` and ``span_pages`` for a
 PDF (``agentflow.documents.pages``), ``usage``, ``attempts``,
-``duration_s``, ``chunks`` for a long document, ``truncated``), appends to
+``duration_s``, ``chunks`` for a long document, ``truncated``, ``schema`` and
+``settings``: ``agentflow.extraction.fingerprint`` and
+``agentflow.extraction.settings_fingerprint``), appends to
 ``--out`` (locked; ``agentflow.extraction.outfile``) and skips inputs already there, shows a
 progress line (``_progress``: documents, and chunks of long ones), prints a
 summary, and exits 1 if any input failed. Bad set-up (``_setup``: schema, API
-key, ``--out``) exits 2 before any request.
+key, ``--out``; an input that names nothing to extract from,
+``agentflow.documents.named``) exits 2 before any request, and leaves no new
+``--out`` file behind.
 
 Documents longer than the model's context window are split into chunks and
 merged, never cut; a cap (``--max-chars`` or the schema module's
@@ -152,8 +156,9 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Extract one validated record per input document, concurrently.",
         epilog=(
-            "The default model, 'local', is llama.cpp running in this process with bundled\n"
-            "Gemma 3 270M weights (offline; needs the 'local' extra);\n"
+            "The default model, 'local', is llama.cpp with bundled Gemma 3 270M weights,\n"
+            "served by a child process on 127.0.0.1 that the run starts and stops (offline;\n"
+            "needs the 'local' extra);\n"
             "'local:smollm2-135m-instruct' is the other bundled model. Any 'vendor:model' works\n"
             "with its API key in the vendor's environment variable (see 'agentflow models').\n\n"
             "Each input gives one JSON line: {id, ok, output | error{type, message, reason},\n"
@@ -178,7 +183,9 @@ def _parser() -> argparse.ArgumentParser:
             "how many were read and failed. Nothing is cut unless --max-chars (or the\n"
             "schema module's MAX_CHARS) asks, and then 'truncated' says how much was kept.\n\n"
             "Exit status: 0 all ok; 1 some input failed; 2 bad usage or set-up (schema,\n"
-            "missing API key, --out), before any model request, or misuse the first call\n"
+            "missing API key, --out, an --out that is one of the inputs, an input that\n"
+            "names nothing to extract from: a glob matching no file, a folder with no file,\n"
+            "a JSONL file with no record), before any model request, or misuse the first call\n"
             "reveals (a model file that does not exist...); 130 interrupted (the\n"
             "records saved so far stay; run the same command again to resume)."
         ),

@@ -25,12 +25,14 @@ from agentflow.cli.options import (
     CliError,
     chunking_for,
     schema_refusal,
+    settings_refusal,
 )
 from agentflow.cli.progress import SUSPECT_LABELS, Progress
 from agentflow.cli.setup_faults import setup_fault
 from agentflow.content import DocumentBlock
 from agentflow.documents.deferred import DeferredDocument
 from agentflow.documents.inputs import Document, prepared
+from agentflow.documents.named import check_named, find_among_inputs
 from agentflow.documents.names import printable
 from agentflow.documents.readahead import PdfDelivery, read_ahead
 from agentflow.documents.routing import pdf_delivery
@@ -42,6 +44,7 @@ from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.fingerprint import schema_fingerprint
 from agentflow.extraction.outfile import OutFile, open_out, waiting_notice
 from agentflow.extraction.records import _problem_record, _record, _Sink, _transient
+from agentflow.extraction.settings_fingerprint import run_fingerprint, settings_fingerprint
 from agentflow.extraction.setup import (
     SetupError,
     check_api_key,
@@ -83,6 +86,7 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
         raise CliError(f"--items / CHUNKING: {exc}") from None
     check_api_key(args.model, api_key=args.api_key, base_url=args.base_url)
     check_batch_mode(None, args.mode, args.engine)
+    check_named(args.input, args.format)  # an empty folder, a glob matching nothing...
     if args.engine == "ray":  # the same flags on a Ray cluster (agentflow/cli/ray.py)
         from agentflow.cli.ray import run as run_on_ray
 
@@ -91,10 +95,15 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     try:
         check_batch_mode(model, args.mode)
         sink.schema = schema_fingerprint(output_type)
+        sink.settings = settings_fingerprint(output_type, module)
         if args.out and args.out != "-":
-            sink.out = _open_for_schema(args, sink.schema)
+            sink.out = _open_for_schema(args, sink.schema, sink.settings)
         return await _extract_into(args, sink, model, output_type, instructions, prepare,
                                    max_chars, examples, chunking)
+    except BaseException:
+        if sink.out is not None:  # a set-up error (exit 2) or an interruption before
+            sink.out.discard()    # any record: a file this run created goes again
+        raise
     finally:
         if sink.out is not None:
             sink.out.close()
@@ -219,7 +228,7 @@ async def _extract_into(
     skipped = f", {before[0]} already done" if before[0] else ""
     if before[1]:
         skipped += f" ({before[1]} of them failed: --retry-failed tries them again)"
-    failed = counts["failed"] + counts["suspect"]
+    failed = counts["failed"]  # suspect ones included: the progress line counts alike
     apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
     tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
     done = counts["ok"] + failed
@@ -232,31 +241,89 @@ async def _extract_into(
     return 1 if failed else 0
 
 
-def _open_for_schema(args: argparse.Namespace, schema: str) -> OutFile:
-    """``--out``, locked, when it holds no record of another schema; else, with
-    ``--schema-changed new``, the file beside it named by ``schema``.
+def _open_for_schema(args: argparse.Namespace, schema: str,
+                     settings: dict[str, str] | None = None) -> OutFile:
+    """``--out``, locked, when it holds no record of another schema, nor of this
+    one extracted with other settings (``settings_fingerprint``); else, with
+    ``--schema-changed new``, the file beside it named by the schema (by the
+    schema and its settings, ``run_fingerprint``, when only they changed).
 
     Raises:
-        SetupError: ``--out`` holds records of another schema (and no
-            ``--schema-changed new``), or the new file does.
+        SetupError: ``--out`` holds records of another schema or other settings
+            (and no ``--schema-changed new``), or the new file does; ``--out``
+            is one of the inputs.
     """
+    settings = settings or {}
     out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
+    try:
+        _refuse_an_input(out, args)
+    except BaseException:
+        out.discard()
+        raise
     others = {fp: n for fp, n in out.schemas.items() if fp != schema}
-    if not others:
+    unlike = _other_settings(out, settings)
+    if not others and not unlike:
+        _say_foreign_lines(out)
         return out
     out.close()
     path = Path(args.out)
-    beside = path.with_name(f"{path.stem}.{schema}{path.suffix or '.jsonl'}")
+    named = schema if others else run_fingerprint(schema, settings)  # settings alone: both
+    beside = path.with_name(f"{path.stem}.{named}{path.suffix or '.jsonl'}")
     if getattr(args, "schema_changed", "refuse") != "new":
-        raise schema_refusal(printable(args.out), others, schema, printable(str(beside)))
-    print(f"agentflow: {printable(args.out)} holds another schema; writing to "
+        if others:
+            raise schema_refusal(printable(args.out), others, schema, printable(str(beside)))
+        raise settings_refusal(printable(args.out), unlike, settings, printable(str(beside)))
+    what = "another schema" if others else "records of other settings"
+    print(f"agentflow: {printable(args.out)} holds {what}; writing to "
           f"{printable(str(beside))}", file=sys.stderr)
     new = open_out(str(beside), wait=args.wait, on_wait=waiting_notice(str(beside)))
-    if any(fp != schema for fp in new.schemas):
+    try:
+        _refuse_an_input(new, args)
+    except BaseException:
+        new.discard()
+        raise
+    if any(fp != schema for fp in new.schemas) or _other_settings(new, settings):
         new.close()
         raise SetupError(f"--schema-changed new: {printable(str(beside))} holds records of "
-                         "another schema too")
+                         "another schema (or other settings) too")
+    _say_foreign_lines(new)
     return new
+
+
+def _other_settings(out: OutFile, settings: dict[str, str]) -> list[tuple[dict[str, str], int]]:
+    """The settings of ``out``'s records that differ from ``settings``, each with
+    its record count (records without settings are not compared)."""
+    return [(held, n) for held, n in out.settings.values() if held != settings]
+
+
+def _refuse_an_input(out: OutFile, args: argparse.Namespace) -> None:
+    """Refuse an ``--out`` file the run also reads as an input (named as it is,
+    through a link, or found in a folder or by a glob): records would be appended
+    to a document, and read back as documents.
+
+    Raises:
+        SetupError: naming the file and the ``--input`` that reads it.
+    """
+    found = find_among_inputs(out.fileno(), args.input)
+    if found is None:
+        return
+    spec, path = found
+    via = "" if Path(spec) == path else f", read through --input {printable(spec)}"
+    raise SetupError(f"--out {printable(str(out.path))} is one of the inputs "
+                     f"({printable(str(path))}{via}): records would be appended to a document "
+                     "the run reads; write them to another file")
+
+
+def _say_foreign_lines(out: OutFile) -> None:
+    """Say that ``--out`` holds lines that are not records (someone's notes) and
+    what happens to them: kept as they are, the records appended after them."""
+    if out.foreign:
+        n = out.foreign
+        print(f"agentflow: --out {printable(str(out.path))} holds {n} line{'s' * (n != 1)} "
+              f"that {'are' if n != 1 else 'is'} not agentflow records: kept as "
+              f"{'they are' if n != 1 else 'it is'}; records are appended after "
+              f"{'them' if n != 1 else 'it'} (write to a .jsonl file of its own to keep "
+              "records apart)", file=sys.stderr)
 
 
 def _engine(model: Any) -> str:

@@ -8,9 +8,11 @@ import dataclasses
 from typing import Any
 
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
+from agentflow.extraction.settings_fingerprint import changed_settings
 from agentflow.extraction.setup import SetupError
 
-__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_INSTRUCTIONS", "CliError", "chunking_for"]
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_INSTRUCTIONS", "CliError", "chunking_for",
+           "schema_refusal", "settings_refusal"]
 
 DEFAULT_CONCURRENCY = 4
 """Calls in flight when neither ``--concurrency`` nor the model's profile
@@ -57,3 +59,20 @@ def schema_refusal(target: str, others: dict[str, int], schema: str, beside: str
         f"{schema}. One output holds one schema: write to another one, or pass "
         f"--schema-changed new to write {beside}")
 
+
+
+def settings_refusal(target: str, held: list[tuple[dict[str, str], int]],
+                     settings: dict[str, str], beside: str) -> SetupError:
+    """The error of a run whose ``--out`` (``target``) holds records of this
+    schema extracted with other settings (``held``: each settings and its
+    records; ``agentflow.extraction.settings_fingerprint``); ``beside``: where
+    ``--schema-changed new`` would write."""
+    changed: list[str] = []
+    for other, _ in held:
+        changed += [c for c in changed_settings(other, settings) if c not in changed]
+    n = sum(count for _, count in held)
+    return SetupError(
+        f"--out {target}: {' and '.join(changed)} changed since its {n} "
+        f"record{'s' * (n != 1)} of this schema: they are not what this run extracts, and "
+        "it would skip their inputs as done. One output holds one schema and its settings: "
+        f"write to another one, or pass --schema-changed new to write {beside}")

@@ -1,14 +1,15 @@
 """The ``extract`` command's progress line.
 
-    37/300 (12%) · 1.9 docs/s · ETA 2m18s · ok 33 · failed 3 · suspect 1 · review 4 · chunks 1/4
+    37/300 (12%) · 1.9 docs/s · ETA 2m18s · ok 33 · failed 4 · suspect 1 · review 4 · chunks 1/4
 
 On a terminal the line is redrawn in place (at most 10 times a second); on
 anything else (a log file, a CI job) a full line is printed at the first
-result, then every ``interval`` seconds, and once at the end. ``suspect``
-counts failed records whose error names a suspect output (degenerate or
-ungrounded values: ``agentflow.extraction.report.is_suspect``, the rule the
-review page counts by), apart from the other
-failures. ``review`` (shown once there is one) counts the ``ok`` records
+result, then every ``interval`` seconds, and once at the end. ``failed``
+counts every record that is not ``ok``, as the summary line and the review
+page do; ``suspect`` counts those of them whose error names a suspect output
+(degenerate or ungrounded values: ``agentflow.extraction.report.is_suspect``,
+the rule the review page counts by): a subset of ``failed``, so ``ok`` plus
+``failed`` is the count done. ``review`` (shown once there is one) counts the ``ok`` records
 with a field whose confidence is low (the record's ``needs_review``,
 ``agentflow.extraction.confidence``): they are also in ``ok``; ``fields``
 says which fields, for the summary. ``chunks`` (shown once a long document
@@ -72,6 +73,8 @@ class Progress:
         self.stream = stream
         self.interval = interval
         self.counts: dict[Outcome, int] = {"ok": 0, "failed": 0, "suspect": 0}
+        """Records counted: ``ok``, ``failed`` (every record not ok) and
+        ``suspect`` (the failed ones with a suspect output: also in ``failed``)."""
         self.review = 0
         """``ok`` records with a field that needs review."""
         self.fields: dict[str, int] = {}
@@ -85,11 +88,14 @@ class Progress:
     @property
     def done(self) -> int:
         """Results counted so far."""
-        return sum(self.counts.values())
+        return self.counts["ok"] + self.counts["failed"]
 
     def add(self, record: dict[str, Any]) -> None:
         """Count ``record`` and show the line when due."""
-        self.counts[outcome(record)] += 1
+        kind = outcome(record)
+        self.counts["ok" if kind == "ok" else "failed"] += 1
+        if kind == "suspect":
+            self.counts["suspect"] += 1  # a kind of failure: counted in failed too
         flagged = record.get("needs_review") if record.get("ok") is True else None
         if isinstance(flagged, list) and flagged:
             self.review += 1

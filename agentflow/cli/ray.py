@@ -59,7 +59,11 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     from agentflow import ray as engine
 
     # before the cluster: a refusal costs nothing
-    out, held = _output_for_schema(out, _fingerprint(args.schema), args)
+    from agentflow.extraction.settings_fingerprint import settings_fingerprint
+    from agentflow.extraction.setup import load_schema
+
+    settings = settings_fingerprint(load_schema(args.schema)[0], module)
+    out, held = _output_for_schema(out, _fingerprint(args.schema), args, settings)
     done = held.done
     try:
         ray = engine._ray()
@@ -87,7 +91,8 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
         options["examples"] = engine.absolute_ref(f"{module_ref}:EXAMPLES")
     results = engine.extract_dataset(
         ds, args.schema, model=args.model, api_key=args.api_key, base_url=args.base_url,
-        instructions=instructions, actors=args.actors, concurrency=concurrency, **options,
+        instructions=instructions, actors=args.actors, concurrency=concurrency,
+        settings=settings, **options,
     ).materialize()
     engine.write_jsonl(results, out)
     total = results.count()
@@ -107,35 +112,47 @@ def _fingerprint(ref: str) -> str:
     return schema_fingerprint(load_schema(ref)[0])
 
 
-def _output_for_schema(out: Path, schema: str, args: argparse.Namespace) -> tuple[Path, Any]:
-    """``out`` and what it holds, when it holds no record of another schema;
-    else, with ``--schema-changed new``, the directory beside it named by
-    ``schema`` (``out.<schema>``) and what that holds.
+def _output_for_schema(out: Path, schema: str, args: argparse.Namespace,
+                       settings: dict[str, str] | None = None) -> tuple[Path, Any]:
+    """``out`` and what it holds, when it holds no record of another schema, nor
+    of this one with other settings (``settings_fingerprint``, as the local engine
+    compares them); else, with ``--schema-changed new``, the directory beside it
+    named by the schema (``out.<schema>``; by the schema and its settings,
+    ``run_fingerprint``, when only they changed) and what that holds.
 
     Raises:
-        SetupError: another schema's records, and no ``--schema-changed new``
-            (or the directory beside ``out`` holds another schema's records too).
+        SetupError: another schema's (or other settings') records, and no
+            ``--schema-changed new`` (or the directory beside ``out`` holds some too).
     """
     from agentflow import ray as engine
-    from agentflow.cli.options import schema_refusal
+    from agentflow.cli.options import schema_refusal, settings_refusal
     from agentflow.documents.names import printable
+    from agentflow.extraction.settings_fingerprint import run_fingerprint
     from agentflow.extraction.setup import SetupError
 
+    settings = settings or {}
     held = engine.read_output_dir(out)
     others = {fp: n for fp, n in held.schemas.items() if fp != schema}
-    if not others:
+    unlike = [(s, n) for s, n in held.settings.values() if s != settings]
+    if not others and not unlike:
         return out, held
-    beside = out.with_name(f"{out.name}.{schema}")
+    named = schema if others else run_fingerprint(schema, settings)  # settings alone: both
+    beside = out.with_name(f"{out.name}.{named}")
     if getattr(args, "schema_changed", "refuse") != "new":
-        raise schema_refusal(f"{printable(str(out))}/", others, schema,
-                             f"{printable(str(beside))}/")
+        if others:
+            raise schema_refusal(f"{printable(str(out))}/", others, schema,
+                                 f"{printable(str(beside))}/")
+        raise settings_refusal(f"{printable(str(out))}/", unlike, settings,
+                               f"{printable(str(beside))}/")
     if beside.exists() and not beside.is_dir():
         raise SetupError(f"--schema-changed new: {printable(str(beside))} is a file; it must "
                          "be a directory")
-    print(f"agentflow: {printable(str(out))}/ holds another schema; writing to "
+    what = "another schema" if others else "records of other settings"
+    print(f"agentflow: {printable(str(out))}/ holds {what}; writing to "
           f"{printable(str(beside))}/", file=sys.stderr)
     held = engine.read_output_dir(beside)
-    if any(fp != schema for fp in held.schemas):
+    if any(fp != schema for fp in held.schemas) or any(
+            s != settings for s, _ in held.settings.values()):
         raise SetupError(f"--schema-changed new: {printable(str(beside))}/ holds records of "
                          "another schema too")
     return beside, held

@@ -135,12 +135,29 @@ def _walk(root: Path) -> Iterator[tuple[Path, str | None]]:
     yield from problems
 
 
+READ_KINDS = ("plain text (any encoding), PDF and HTML files, .gz of them, and JSONL records "
+              "(.jsonl, .ndjson)")
+"""What a folder is searched for, in words (every regular file under it is read)."""
+
+
+def _walk_named(spec: str, root: Path) -> Iterator[tuple[Path, str | None]]:
+    """``_walk(root)``, refusing a folder with nothing in it, as a glob that matches
+    nothing is refused (nothing the user named would be read)."""
+    found = False
+    for entry in _walk(root):
+        found = True
+        yield entry
+    if not found:
+        raise InputError(f"input {spec!r} is a folder with no file in it (extract reads every "
+                         f"file under it: {READ_KINDS})")
+
+
 def _expand(spec: str) -> Iterator[tuple[Path, str | None]] | list[tuple[Path, str | None]]:
     if spec == "-":
         return [(Path("-"), None)]
     path = Path(spec)
     if path.is_dir():
-        return _walk(path)
+        return _walk_named(spec, path)
     if path.exists():  # named directly: a pipe or device would block or never end
         if not path.is_file():
             return [(path, f"{path}: not a regular file; not read")]

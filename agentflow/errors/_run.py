@@ -143,12 +143,16 @@ class OutputTruncatedError(StructuredOutputError):
 
     Attributes:
         usage: token usage of the call so far.
+        path: the output's field being written when the reply was cut
+            (``attrs.k2``, ``items[3].name``; ``None`` when not known).
     """
 
     def __init__(
-        self, message: str, *, raw_text: str = "", attempts: int = 0, usage: Usage | None = None
+        self, message: str, *, raw_text: str = "", attempts: int = 0, usage: Usage | None = None,
+        path: str | None = None,
     ) -> None:
         self.usage = usage
+        self.path = path
         super().__init__(message, raw_text=raw_text, attempts=attempts, reason="truncated")
 
 

@@ -37,7 +37,8 @@ from agentflow.documents.names import dumps_record, loads_record
 from agentflow.documents.seen import MISSING, SeenIds
 from agentflow.extraction.setup import SetupError
 
-__all__ = ["MAX_LINE", "OutFile", "iter_lines", "open_out", "read_records", "waiting_notice"]
+__all__ = ["MAX_LINE", "OutFile", "count_settings", "iter_lines", "open_out", "read_records",
+           "waiting_notice"]
 
 MAX_LINE = 64 * 1024 * 1024
 """Longest record line read back, in bytes (longer lines are skipped)."""
@@ -122,6 +123,17 @@ def _is_ours(line: bytes) -> bool:
     return isinstance(value, dict) and isinstance(value.get("id"), str)
 
 
+def count_settings(record: dict[str, Any], seen: dict[str, tuple[dict[str, str], int]]) -> None:
+    """Count ``record``'s ``"settings"`` (``agentflow.extraction.settings_fingerprint``)
+    in ``seen``: its canonical JSON -> ``(settings, records)``; a record without
+    them (written before agentflow kept them) is not counted."""
+    settings = record.get("settings")
+    if isinstance(settings, dict):
+        key = orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode()
+        held = seen.get(key)
+        seen[key] = (held[0] if held else settings, (held[1] if held else 0) + 1)
+
+
 def _holder_pid(fd: int) -> int | None:
     """The pid holding a flock on ``fd``'s file, from ``/proc/locks`` (Linux), if known."""
     st = os.fstat(fd)
@@ -161,30 +173,48 @@ class OutFile:
             ``outcomes.get(id)`` is ``MISSING`` for an id the file lacks.
         superseded: records whose id has a newer record (removed by ``compact``).
         saved: records this run appended.
+        created: this run created the file (``discard``: removed again when
+            the run ends in an error having written nothing).
+        foreign: lines of the file that are not records (notes, another
+            program's output: kept as they are, never read as records).
         schemas: schema fingerprint -> records carrying it (``"schema"``, written
             by ``agentflow extract``; records without one are not counted).
+        settings: the distinct ``"settings"`` of the records (``count_settings``).
     """
 
-    def __init__(self, path: Path, fd: int) -> None:
+    def __init__(self, path: Path, fd: int, *, created: bool = False) -> None:
         self.path = path
         self._fd = fd
+        self.created = created
         self.outcomes = SeenIds()
         self.superseded = 0
         self.saved = 0
         self.schemas: dict[str, int] = {}
-        for _, record in read_records(path):
+        self.settings: dict[str, tuple[dict[str, str], int]] = {}
+        self.foreign = 0
+        for _, line in iter_lines(path):
+            try:
+                record = loads_record(line)
+            except orjson.JSONDecodeError:
+                record = None
+            if not (isinstance(record, dict) and isinstance(record.get("id"), str)):
+                self.foreign += not _is_ours(line)  # a torn record is ours; notes are not
+                continue
             self._count_schema(record)
             if self.outcomes.setdefault(record["id"], _outcome(record)) is not MISSING:
                 self.superseded += 1  # an older record of the id: the newest wins
                 self.outcomes[record["id"]] = _outcome(record)
         size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            self._write(b"\n")  # after a torn last line, start on a fresh one
+        # after a torn last line (or a text file's last line without its newline), the
+        # first record starts on a fresh line: written with it, so a run that writes
+        # nothing leaves the file as it was
+        self._fresh = bool(size) and os.pread(fd, 1, size - 1) != b"\n"
 
     def _count_schema(self, record: dict[str, Any]) -> None:
         schema = record.get("schema")
         if isinstance(schema, str):
             self.schemas[schema] = self.schemas.get(schema, 0) + 1
+        count_settings(record, self.settings)
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
@@ -194,7 +224,8 @@ class OutFile:
     def write(self, record: dict[str, Any]) -> None:
         """Append ``record`` as one line (one ``write`` call, ``O_APPEND``); an id
         from a non-UTF-8 file name is written reversibly (``dumps_record``)."""
-        self._write(dumps_record(record) + b"\n")
+        self._write(b"\n" * self._fresh + dumps_record(record) + b"\n")
+        self._fresh = False
         self.saved += 1
         self._count_schema(record)
         rid = record.get("id")
@@ -235,6 +266,25 @@ class OutFile:
         self.superseded = 0
         return dropped
 
+    def discard(self) -> bool:
+        """Remove the file if this run created it and it is still empty (a run
+        that stops on a set-up error leaves no new file behind), then close;
+        whether it was removed. A file that was there before, or that holds
+        anything, is only closed."""
+        removed = False
+        if self._fd >= 0 and self.created and self.saved == 0:
+            with contextlib.suppress(OSError):
+                st = os.fstat(self._fd)
+                if st.st_size == 0 and os.stat(self.path).st_ino == st.st_ino:
+                    os.unlink(self.path)  # under the lock: a waiting run reopens the path
+                    removed = True
+        self.close()
+        return removed
+
+    def fileno(self) -> int:
+        """The file's descriptor (``-1`` once closed)."""
+        return self._fd
+
     def close(self) -> None:
         """Release the lock and close (idempotent)."""
         self.outcomes.close()
@@ -266,8 +316,14 @@ def open_out(
             raise SetupError(f"--out {spec}: {exc.strerror}") from None
         if st is not None and not stat.S_ISREG(st.st_mode):
             raise _refuse_kind(path, st.st_mode)
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+        created = False
         try:  # O_NONBLOCK: a file swapped for a FIFO meanwhile cannot block the open
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+            try:
+                fd = os.open(path, flags | os.O_EXCL, 0o644)
+                created = True  # this run made it: removed again if the run writes nothing
+            except FileExistsError:
+                fd = os.open(path, flags, 0o644)
         except FileNotFoundError:
             raise SetupError(f"--out {spec}: its directory does not exist") from None
         except OSError as exc:
@@ -295,7 +351,7 @@ def open_out(
         except FileNotFoundError:
             same = False
         if same:
-            return OutFile(path, fd)
+            return OutFile(path, fd, created=created)
         os.close(fd)  # compacted (replaced) while we waited: open the new file
     raise SetupError(f"--out {spec} keeps being replaced; is another program rewriting it?")
 

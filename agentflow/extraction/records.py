@@ -30,10 +30,14 @@ class _Sink:
     out: OutFile | None = None
     saved: int = 0
     schema: str | None = None
+    settings: dict[str, str] | None = None
+    """The run's ``settings_fingerprint``, stamped beside ``schema``."""
 
     def write(self, record: dict[str, Any]) -> None:
         if self.schema is not None:
             record["schema"] = self.schema
+        if self.settings is not None:
+            record["settings"] = self.settings
         if self.out is not None:
             self.out.write(record)
         else:
@@ -56,6 +60,24 @@ def _problem_record(doc: Document) -> dict[str, Any]:
     return {"id": doc.id, "ok": False, "error": error, "attempts": 0}
 
 
+def _truncated(error: errors.OutputTruncatedError) -> dict[str, Any]:
+    """The record's error for an output cut at the token limit, saying what the
+    command line offers (it has no max_tokens flag: the reply limit is the
+    model's, and what helps is asking for less per request)."""
+    where = f" while writing {error.path!r}" if error.path else ""
+    field = repr(error.path.split(".")[0].split("[")[0]) if error.path else "the field"
+    return {
+        "type": type(error).__name__,
+        "message": f"the output was cut off at the reply's token limit{where}: the model "
+                   "kept writing without closing it",
+        "reason": f"ask for less per request: bound {field} in the schema (a list or set: "
+                  "Field(max_length=N); a dict: a model with named fields instead; a string: "
+                  "Field(max_length=N)), or read less at a time (--chunk-chars N, --items "
+                  "FIELD for a list the document is a run of); a model with a larger reply "
+                  "limit may also help (agentflow models, column output)",
+    }
+
+
 def _record(result: ExtractResult, source_offset: int = 0,
             pages: Sequence[tuple[int, int]] | None = None) -> dict[str, Any]:
     record: dict[str, Any] = {"id": result.id, "ok": result.ok}
@@ -63,6 +85,8 @@ def _record(result: ExtractResult, source_offset: int = 0,
         output = result.output
         record["output"] = mask_value(output.model_dump(mode="json") if isinstance(
             output, BaseModel) else output)
+    elif isinstance(result.error, errors.OutputTruncatedError):
+        record["error"] = _truncated(result.error)
     else:
         record["error"] = {"type": type(result.error).__name__,
                            "message": mask_secrets(str(result.error))}

@@ -47,7 +47,9 @@ from agentflow.documents.inputs import (
 from agentflow.documents.names import loads_record
 from agentflow.documents.readahead import BudgetedReader
 from agentflow.errors import InvalidRecordError
+from agentflow.extraction.outfile import count_settings
 from agentflow.extraction.report import ReportStats, Source, write_report
+from agentflow.extraction.settings_fingerprint import changed_settings
 
 __all__ = ["SourceReader", "read_records", "write_review"]
 
@@ -122,6 +124,18 @@ def _one_schema(path: Path, records: list[dict[str, Any]]) -> None:
             f"{path}: records of {len(counts)} schemas ({held}); a review page shows one. "
             "Write each schema's run to its own --out file (agentflow extract "
             "--schema-changed new)")
+    settings: dict[str, tuple[dict[str, str], int]] = {}
+    for record in records:
+        count_settings(record, settings)
+    if len(settings) > 1:  # one schema, extracted with other examples, instructions...
+        first, *rest = [s for s, _ in settings.values()]
+        changed: list[str] = []
+        for other in rest:
+            changed += [c for c in changed_settings(first, other) if c not in changed]
+        raise InvalidRecordError(
+            f"{path}: records of one schema extracted with {len(settings)} different "
+            f"settings ({' and '.join(changed)} differ); a review page shows one run's. "
+            "Write each run to its own --out file (agentflow extract --schema-changed new)")
 
 
 def _read_lines(path: Path, records: list[dict[str, Any]], notes: list[str]) -> None:

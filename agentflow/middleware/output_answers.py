@@ -51,6 +51,7 @@ from agentflow.middleware.base import Act, Decision, Finish, ReasonAgain
 from agentflow.middleware.output_hints import MAX_DETAIL_CHARS, failure_detail
 from agentflow.output.brackets import cut_inside
 from agentflow.output.config import OutputConfig
+from agentflow.output.cut_path import cut_path
 from agentflow.output.decoding import explain_raw
 from agentflow.output.parsing import NoJSONFound, closed_json, parse_output
 from agentflow.output.reminders import TOOL_NAME, invalid_call, invalid_reply, transient
@@ -375,12 +376,15 @@ def truncated(ex: CallExecution, run: OutputRun, raw: str) -> None:
     """End the call with ``OutputTruncatedError``: the output was cut at the
     token limit (``raw``, never sent back for repair)."""
     run.give_up = True
+    path = cut_path(raw)
+    where = f" while writing {path!r}" if path else ""
     ex.output_error = OutputTruncatedError(
-        "the output was cut off at the token limit (finish reason 'length'); raise "
-        "max_tokens or ask for less",
+        f"the output was cut off at the token limit (finish reason 'length'){where}; raise "
+        "max_tokens or ask for less (bound that field, e.g. a list's max_length)",
         raw_text=raw,
         attempts=ex.usage.requests,
         usage=ex.usage,
+        path=path,
     )
     ex.log.warning("structured_output.truncated", agent=ex.agent_name, agent_id=ex.agent_id)
 

@@ -20,6 +20,7 @@ Python-literal string where an array/object was expected.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import typing
@@ -37,6 +38,7 @@ from agentflow.grounding.after_keys import after_by_key
 from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
 from agentflow.output.decoding import normalize, unwrapped
 from agentflow.output.dialects import DialectSchema, transform_schema
+from agentflow.output.field_types import unrepresentable_field
 from agentflow.output.json_schema import sent_schema
 from agentflow.output.schema_generator import OutputSchemaGenerator
 
@@ -152,6 +154,12 @@ class OutputSpec:
             if not given:
                 after_by_key(plain, target)  # Grounded(after=...) names aliased fields' keys
         except Exception as exc:  # pydantic's PydanticSchemaGenerationError, TypeError...
+            bad = None
+            with contextlib.suppress(Exception):  # name the field at fault, when one is
+                bad = unrepresentable_field(TypeAdapter(target).core_schema)
+            if bad is not None:
+                raise SchemaError(_type_name(output_type), f"field {bad[0]!r} {bad[1]}"
+                                  ) from exc
             raise SchemaError(
                 _type_name(output_type), f"cannot build a JSON Schema: {exc}"
             ) from exc
@@ -168,6 +176,13 @@ class OutputSpec:
             _adapter=adapter,
             _plain=plain,
         )
+
+    @property
+    def annotated_schema(self) -> Mapping[str, Any]:
+        """The JSON Schema with agentflow's own keywords (``x-grounded``...: the
+        fields' ``Grounded()`` / ``Derived()`` markers), which every dialect but
+        ``local`` drops (titles dropped; read-only)."""
+        return self._plain
 
     @property
     def plain_schema(self) -> Mapping[str, Any]:
