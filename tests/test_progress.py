@@ -23,7 +23,8 @@ def test_line_shows_rate_eta_and_counts_and_is_throttled_off_a_terminal() -> Non
     progress.add({"ok": True})
     progress.add({"ok": False, "error": {"type": "DegenerateOutputError"}})  # throttled
     line = progress.line(progress._start + 2.0)
-    assert line == "2/4 (50%) · 1.00 docs/s · ETA 2s · ok 1 · failed 0 · suspect 1"
+    # a suspect record is one of the failed, as the summary counts it
+    assert line == "2/4 (50%) · 1.00 docs/s · ETA 2s · ok 1 · failed 1 · suspect 1"
     # inputs that fail before any model call finish in microseconds: no rate yet
     assert progress.line(progress._start + 0.001).startswith("2/4 (50%) · - docs/s · ")
     progress.add({"ok": False})
@@ -31,4 +32,4 @@ def test_line_shows_rate_eta_and_counts_and_is_throttled_off_a_terminal() -> Non
     shown = stream.getvalue().splitlines()
     assert len(shown) == 2 and shown[0].startswith("1/4 (25%)")
     assert shown[1].startswith("4/4 (100%)") and shown[1].endswith(
-        "ETA - · ok 2 · failed 1 · suspect 1")
+        "ETA - · ok 2 · failed 2 · suspect 1")
