@@ -25,6 +25,7 @@ from jsonschema import SchemaError as JSONSchemaError
 from jsonschema.validators import validator_for
 
 from agentflow._lru import LRU
+from agentflow._nesting import nesting_depth
 from agentflow.errors import InvalidInputError
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.tools import TOOL_NAME_PATTERN
@@ -175,7 +176,7 @@ def _measure(name: str, parameters: Any, limits: ClientToolLimits) -> bytes | No
         raise InvalidInputError(
             f"client tool {name!r}: its parameters schema is larger than "
             f"{limits.max_schema_bytes} bytes (ClientToolLimits.max_schema_bytes)")
-    if _depth(parameters, limits.max_schema_depth) > limits.max_schema_depth:
+    if nesting_depth(parameters, limits.max_schema_depth) > limits.max_schema_depth:
         raise InvalidInputError(
             f"client tool {name!r}: its parameters schema nests deeper than "
             f"{limits.max_schema_depth} levels (ClientToolLimits.max_schema_depth)")
@@ -184,28 +185,6 @@ def _measure(name: str, parameters: Any, limits: ClientToolLimits) -> bytes | No
         raise InvalidInputError(f"client tool {name!r}: parameters must describe an object "
                                 f"(\"type\": \"object\"), got type {kind!r}")
     return blob
-
-
-def _depth(value: Any, limit: int) -> int:
-    """How deeply ``value`` nests mappings and lists, counting no further than
-    ``limit + 1`` (iterative: any depth is safe)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, Mapping):
-            children: Iterable[Any] = item.values()
-        elif isinstance(item, list | tuple):
-            children = item
-        else:
-            continue
-        depth += 1
-        if depth > deepest:
-            deepest = depth
-            if deepest > limit:
-                return deepest
-        stack.extend((c, depth) for c in children if isinstance(c, Mapping | list | tuple))
-    return deepest
 
 
 def _check_schema(name: str, parameters: Mapping[str, Any], blob: bytes) -> None:

@@ -37,6 +37,8 @@ import orjson
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
+from agentflow._nesting import nesting_depth
+
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_DEPTH",
@@ -76,21 +78,7 @@ class RequestRejected(Exception):
 def json_depth(value: Any, limit: int) -> int:
     """How deeply ``value`` nests arrays and objects (a scalar: 0), counting
     no further than ``limit + 1`` (iterative: any depth is safe)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        elif not isinstance(item, list):
-            continue
-        depth += 1
-        if depth > deepest:
-            deepest = depth
-            if deepest > limit:
-                return deepest
-        stack.extend((child, depth) for child in item if isinstance(child, dict | list))
-    return deepest
+    return nesting_depth(value, limit)
 
 
 async def read_body(request: Request, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
