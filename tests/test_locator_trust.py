@@ -82,10 +82,11 @@ def test_a_null_is_sure_where_the_document_shows_the_field_empty() -> None:
     confidence, _ = field_confidence(null, "Title: Data Analyst\nLocation:\nSkills: \n", {},
                                      locators)
     assert confidence["location"] == ABSENT and confidence["skills"] == ABSENT
-    # the examples' layout (their other keys) without the field's label
+    # the examples' layout (their other keys) without the field's label: no example shows
+    # the field absent, so that is no sure null (the value may be there unlabelled)
     confidence, _ = field_confidence(Job(title="X", skills=["Go"]),
                                      "Title: X\nSkills: Go\n", {}, locators)
-    assert confidence["location"] == ABSENT
+    assert confidence["location"] == UNLOCATED_NULL
     # a value where the located field shows empty: the locator disagrees
     confidence, _ = field_confidence(Job(title="X", location="Paris"),
                                      "Title: X\nLocation:\nSkills:\nIn Paris.\n", {}, locators)
@@ -201,3 +202,49 @@ def test_a_required_value_the_examples_label_is_not_refuted_by_the_layout() -> N
         {"title": [(0, 23)]}, locators)
     assert confidence["title"] == GROUNDED
     assert confidence["location"] == HELD and confidence["skills"] == HELD
+
+
+class Ship(BaseModel):
+    order_id: str | None = None
+    carrier: str | None = None
+    shipped: str | None = None
+
+
+SHIPS = [Example("SHIPPING NOTICE\nOrder: A-1001\nCarrier: UPS\nShipped: 2024-03-05\n",
+                 Ship(order_id="A-1001", carrier="UPS", shipped="2024-03-05")),
+         Example("SHIPPING NOTICE\nOrder: C-7730\nCarrier: Royal Mail\nShipped: 2024-04-11\n",
+                 Ship(order_id="C-7730", carrier="Royal Mail", shipped="2024-04-11"))]
+
+
+def test_a_missing_label_in_the_examples_layout_is_no_sure_null() -> None:
+    """The document is written like the examples, but the carrier is named in
+    prose or under another label: a null there is not confident, since no
+    example shows how the field's absence looks."""
+    for doc in ("SHIPPING NOTICE\nOrder: A-2003\nShipped: 2024-05-04\n"
+                "Your parcel travels with FedEx.\n",
+                "SHIPPING NOTICE\nOrder: A-2009\nCourier: Evri\nShipped: 2024-05-09\n"):
+        order = doc.split("Order: ")[1].split("\n")[0]
+        shipped = doc.split("Shipped: ")[1].split("\n")[0]
+        result = _run({"order_id": order, "carrier": None, "shipped": shipped}, doc, Ship, SHIPS)
+        assert result.ok and result.confidence["carrier"] == UNLOCATED_NULL, doc
+        assert "carrier" in result.needs_review
+    # the label written with nothing after it is still a sure null
+    doc = "SHIPPING NOTICE\nOrder: A-2004\nCarrier:\nShipped: 2024-05-05\n"
+    result = _run({"order_id": "A-2004", "carrier": None, "shipped": "2024-05-05"}, doc, Ship,
+                  SHIPS)
+    assert result.confidence["carrier"] == ABSENT and result.needs_review == ()
+
+
+def test_a_label_written_twice_pins_neither_value() -> None:
+    """A cancelled block above the notice writes ``Carrier:`` too: the locator
+    finds two carriers, so neither the first nor the second is held."""
+    doc = ("PREVIOUS SHIPMENT (cancelled)\nCarrier: GLS\n\n"
+           "SHIPPING NOTICE\nOrder: A-2006\nCarrier: DPD\nShipped: 2024-05-07\n")
+    for carrier in ("GLS", "DPD"):
+        result = _run({"order_id": "A-2006", "carrier": carrier, "shipped": "2024-05-07"},
+                      doc, Ship, SHIPS)
+        assert result.ok and result.confidence["carrier"] == GROUNDED, carrier
+        assert "carrier" in result.needs_review
+    result = _run({"order_id": "A-2006", "carrier": "Evri", "shipped": "2024-05-07"}, doc, Ship,
+                  SHIPS)  # neither of the two (not even in the document): refused
+    assert not result.ok or result.confidence["carrier"] == DISAGREES

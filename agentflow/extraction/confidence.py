@@ -12,15 +12,17 @@ model's say-so:
   ``Requires:``, or only a longer key such as ``Requires.private:``, is
   evidence for the null, not against it; the key elsewhere, in prose or
   with another separator: ``UNLOCATED_NULL``) only where the document shows
-  the field empty (``agentflow.grounding.locator_absence.absence_shown``:
-  its label with nothing after it, or the examples' layout, their other
-  keys, without the field's label), else
-  ``UNLOCATED_NULL``: a document of another layout (``Based in Boston MA``
-  where the examples write ``Location: Glasgow``) may hold the value where
-  no rule looks; a value the locator does not find, or a null where it
-  finds one (``DISAGREES``), except where the locator finds nothing and the
-  document does not show the field empty: the value is then scored as if
-  the field had no locator (the grammar gave it its ordinary grounding);
+  the field empty (``agentflow.grounding.locator_absence.absence_confirmed``:
+  its label with nothing after it, or, where an example leaves the field
+  out, the examples' layout, their other keys, without the field's label),
+  else ``UNLOCATED_NULL``: a document may hold the value where no rule
+  looks (in prose, ``travels with FedEx``; under another label,
+  ``Courier:``; in another layout, ``Based in Boston MA``); a value the
+  locator does not find, or a null where it finds one (``DISAGREES``),
+  except where the locator finds nothing and the document does not show
+  the field empty, or where it finds several different values (the label
+  written twice: a cancelled block above the current one) and the output
+  is one of them: the value is then scored as if the field had no locator;
 * **a hand rule** that held, for a field without a locator: the schema's own
   place rules (``Grounded(line=..., after=..., whole_items=True)``, its
   ``pattern``) leave the document only the output's value, or the list's
@@ -67,7 +69,8 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
-from agentflow.grounding.locator_absence import absence_shown
+from agentflow.grounding.locator_absence import absence_confirmed, absence_shown
+from agentflow.grounding.locator_rule import same_text
 from agentflow.grounding.locators import Locator
 from agentflow.grounding.typed_values import found_in
 from agentflow.output.list_bounds import field_max_items
@@ -194,17 +197,20 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     as one, and the located value's clean form counts, as clean edges make
     a model write it); a null the rule agrees with: ``ABSENT`` where the
     document shows the field empty (``agentflow.grounding.locator_absence.
-    absence_shown``: its label with nothing after it, or the examples'
-    layout without the label), else
+    absence_confirmed``: its label with nothing after it, or, where an
+    example leaves the field out, the examples' layout without the label), else
     ``UNLOCATED_NULL`` (also where the document writes the field's key with
     a value the rule does not read: ``Locator.mentioned``); a value where
     the rule finds nothing and the document does not show the field empty
     (for a single value the schema does not let be null, ``required``: only
     its empty label does): ``None`` (the rule says nothing here: the caller
     scores the value as if there were no rule, as the grammar then offers
-    the field's ordinary grounding); anything else ``DISAGREES``. A list
-    of ``max_items`` items (its bound) holds when it is the first ones the
-    rule finds."""
+    the field's ordinary grounding); a single value where the rule's label
+    (``Locator.labelled``) is written with several different values:
+    ``None`` when it is one of them (the rule cannot say which is meant),
+    else ``DISAGREES``; anything else
+    ``DISAGREES``. A list of ``max_items`` items (its bound) holds when it
+    is the first ones the rule finds."""
     empty = value is None or (rule.many and not value)
     found = rule.values(source)
     if empty:
@@ -212,11 +218,15 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
             return DISAGREES
         if rule.anchored and rule.mentioned(source):
             return UNLOCATED_NULL
-        return ABSENT if absence_shown(rule, source) else (
-            UNLOCATED_NULL)
+        return ABSENT if absence_confirmed(rule, source) else UNLOCATED_NULL
     if not found and not rule.writes_empty(source) and (
             required or not absence_shown(rule, source)):
         return None  # (a field the schema requires is never shown empty by a layout)
+    if not rule.many and rule.labelled and len({" ".join(f.split()) for f in found}) > 1:
+        # its label written twice with different values (a cancelled block above
+        # the current one, a second record): it cannot say which is meant, so it
+        # pins none (a rule without a label reads by position: its first value)
+        return None if any(same_text(f, str(value), clean=True) for f in found) else DISAGREES
     return HELD if rule.holds(value, source, clean=True, max_items=max_items) else DISAGREES
 
 

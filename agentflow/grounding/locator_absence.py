@@ -26,7 +26,8 @@ import re
 
 from agentflow.grounding.locator_rule import Locator
 
-__all__ = ["LAYOUT_MIN_KEYS", "absence_shown", "layout_keys", "shares_layout"]
+__all__ = ["LAYOUT_MIN_KEYS", "absence_confirmed", "absence_shown", "layout_keys",
+           "shares_layout"]
 
 LAYOUT_MIN_KEYS = 2
 """Keys of the examples (other than the field's own) a document must write to
@@ -76,3 +77,21 @@ def absence_shown(rule: Locator, source: str) -> bool:
         return False  # no label to miss: only examples that leave the field empty show
         # how its absence looks (a table where they wrote ``- `` items)
     return shares_layout(rule, source)
+
+
+def absence_confirmed(rule: Locator, source: str) -> bool:
+    """Whether ``source`` shows ``rule``'s field empty firmly enough for a
+    *confident* null (``agentflow.extraction.confidence.ABSENT``), given that
+    the rule finds no value there: the document writes the rule's label with
+    nothing after it, or an example left the field empty without its label
+    (``Locator.shown_empty``) and the document shares the examples' layout.
+    A layout alone is not enough: a document written like the examples may
+    still hold the value without the label (in prose: "travels with FedEx";
+    under another label: ``Courier:``), and nothing would then flag a wrong
+    null. (``absence_shown``, the looser test, still decides where the
+    embedded model's grammar offers only null.)"""
+    if rule.writes_empty(source):
+        return True
+    if rule.labelled and rule.writes_label(source):
+        return False
+    return rule.shown_empty and shares_layout(rule, source)
