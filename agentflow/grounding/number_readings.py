@@ -100,18 +100,23 @@ _SPACES = "\u00a0\u2009\u202f"
 """The spaces that group digits (no-break, thin, narrow no-break): never a
 plain space."""
 
+_START_GROUPED = (rf"(?=[-+\u2212{CURRENCY}\d])(?:(?<![\w.,])|(?<=(?<!\w)[A-Z]{{3}}))"
+                  rf"{_SIGN}{_CUR}")
+"""Where a comma-decimal or Indian-grouped number starts, with its sign and
+currency symbol: as ``_START``, and never right after a comma (a number
+there is a list's next item) nor with a leading point."""
+
 _POINT = re.compile(
     rf"{_START}{_SIGN}{_CUR}(?P<num>\d{{1,3}}(?:[,_{_SPACES}]\d{{3}})+(?:\.\d+)?"
     r"|\d+(?:\.\d+)?|\.\d+)(?:[eE](?P<exp>[-+\u2212]?\d+)(?!\w))?(?![\d_]|\.\d)")
 """Point decimal, groups of three by ``,``/``_``/a grouping space; an
 exponent; a leading point."""
 _COMMA = re.compile(
-    rf"(?=[-+\u2212{CURRENCY}\d])(?:(?<![\w.,])|(?<=(?<!\w)[A-Z]{{3}})){_SIGN}{_CUR}"
-    rf"(?P<num>\d{{1,3}}(?:[.{_SPACES}]\d{{3}})+(?:,\d+)?|\d+,\d+)(?![\d_]|[.,]\d)")
+    rf"{_START_GROUPED}(?P<num>\d{{1,3}}(?:[.{_SPACES}]\d{{3}})+(?:,\d+)?|\d+,\d+)"
+    r"(?![\d_]|[.,]\d)")
 """Comma decimal, groups of three by ``.``/a grouping space."""
 _INDIAN = re.compile(
-    rf"(?=[-+\u2212{CURRENCY}\d])(?:(?<![\w.,])|(?<=(?<!\w)[A-Z]{{3}})){_SIGN}{_CUR}"
-    r"(?P<num>\d{1,2}(?:,\d\d)+,\d{3}(?:\.\d+)?)(?![\d_]|[.,]\d)")
+    rf"{_START_GROUPED}(?P<num>\d{{1,2}}(?:,\d\d)+,\d{{3}}(?:\.\d+)?)(?![\d_]|[.,]\d)")
 """Indian grouping: ``12,34,567.89``."""
 
 _PERCENT = re.compile(r"[ \u00a0\u202f]?(?:(?P<pct>[%\uff05\u066a\ufe6a])|(?P<mille>\u2030)"
