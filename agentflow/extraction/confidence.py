@@ -227,7 +227,8 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
         # the current one, a second record): it cannot say which is meant, so it
         # pins none (a rule without a label reads by position: its first value)
         return None if any(same_text(f, str(value), clean=True) for f in found) else DISAGREES
-    return HELD if rule.holds(value, source, clean=True, max_items=max_items) else DISAGREES
+    return HELD if rule.holds(value, source, clean=True, max_items=max_items,
+                              found=found) else DISAGREES
 
 
 def _checked(value: Any, source: str, path: str, ungrounded: list[str]) -> tuple[float, bool]:

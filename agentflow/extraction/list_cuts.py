@@ -46,6 +46,7 @@ def list_cuts(output_type: Any, output: Any, source: str,
                 len(value) != cap):
             continue
         found = rule.values(source)
-        if len(found) > cap and rule.holds(list(value), source, clean=True, max_items=cap):
+        if len(found) > cap and rule.holds(list(value), source, clean=True, max_items=cap,
+                                           found=found):
             out[name] = len(found)
     return out

@@ -282,14 +282,17 @@ class Locator:
         return False
 
     def holds(self, value: Any, source: str, *, clean: bool = False,
-              max_items: int | None = None) -> bool:
+              max_items: int | None = None, found: list[str] | None = None) -> bool:
         """Whether the locator finds exactly ``value`` in ``source``: a single
         value as its first value (``None``: no value), a list as its values,
         in order (a list of ``max_items`` items, the list's bound: the first
         ones); each compared with whitespace folded (``same_text``:
         a value the document wraps over continuation lines, written on one
-        line), and with ``clean`` also in its clean form."""
-        found = self.values(source)
+        line), and with ``clean`` also in its clean form. ``found``: what
+        ``values(source)`` gave, when the caller has it already (not read
+        again)."""
+        if found is None:
+            found = self.values(source)
         if self.many:
             items = [str(v) for v in (value or [])]
             if max_items is not None and len(items) == max_items:
