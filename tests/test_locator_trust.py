@@ -236,9 +236,9 @@ def test_a_missing_label_in_the_examples_layout_is_no_sure_null() -> None:
 
 
 def test_a_label_written_twice_pins_neither_value() -> None:
-    """A cancelled block above the notice writes ``Carrier:`` too: the locator
-    finds two carriers, so neither the first nor the second is held."""
-    doc = ("PREVIOUS SHIPMENT (cancelled)\nCarrier: GLS\n\n"
+    """Two notices in one document each write ``Carrier:``: the locator finds
+    two carriers, so neither the first nor the second is held."""
+    doc = ("SHIPPING NOTICE\nOrder: A-2005\nCarrier: GLS\n\n"
            "SHIPPING NOTICE\nOrder: A-2006\nCarrier: DPD\nShipped: 2024-05-07\n")
     for carrier in ("GLS", "DPD"):
         result = _run({"order_id": "A-2006", "carrier": carrier, "shipped": "2024-05-07"},

@@ -25,6 +25,11 @@ merely grounded.
   list with the number of items the document lists, so that confidence
   rates it ``LIST_CUT`` (not the document's whole list: it needs review).
 
+The rules read the document's live text (``agentflow.grounding.void_blocks``):
+a value in a block or line the document marks cancelled, superseded or
+struck out is never one the rules pin down, and a list that took an item
+there does not hold.
+
 The same rules the grammar of the embedded model applies, so a field the
 rules pin down is one the model could not get wrong there; on a vendor
 model it is verification. Top-level fields of a pydantic output only.
@@ -54,6 +59,7 @@ from agentflow.grounding.values import (
     _sequence_item,
     _unwrap,
 )
+from agentflow.grounding.void_blocks import live_text, void_spans
 from agentflow.output.grammar_values import item_places, places
 from agentflow.output.list_bounds import field_max_items
 
@@ -111,6 +117,8 @@ def held_fields(output_type: Any, output: Any, source: str,
             and isinstance(output, BaseModel)):
         return frozenset()
     held = set()
+    void = void_spans(source)
+    source = live_text(source)  # (offsets kept: the spans hold as they are)
     for name, info in output_type.model_fields.items():
         value = getattr(output, name, None)
         if value is None or value == []:
@@ -126,7 +134,8 @@ def held_fields(output_type: Any, output: Any, source: str,
                     and isinstance(value, list | tuple)):
                 cap = field_max_items(info)
                 pattern = _annotated_pattern(item) or None
-                if _all_items(name, value, own[-1], pattern, cap, source, spans):
+                if not _in_void(name, len(value), spans, void) and _all_items(
+                        name, value, own[-1], pattern, cap, source, spans):
                     held.add(name)
             continue
         marker = marks[-1] if marks else None
@@ -142,6 +151,14 @@ def held_fields(output_type: Any, output: Any, source: str,
             if _only_value(value, marker, pattern, bound, source):
                 held.add(name)
     return frozenset(held)
+
+
+def _in_void(name: str, count: int, spans: Mapping[str, Sequence[Span]],
+             void: Sequence[Span]) -> bool:
+    """Whether an item of the list ``name`` (``count`` items) was taken from a
+    void span (``agentflow.grounding.void_blocks``)."""
+    return any(s < ve and vs < e for i in range(count) for s, e in spans.get(f"{name}[{i}]", ())
+               for vs, ve in void)
 
 
 def _after_end(marker: Grounded, spans: Mapping[str, Sequence[Span]]) -> int:
@@ -182,6 +199,7 @@ def lists_left(output_type: Any, output: Any, source: str,
             and isinstance(output, BaseModel)):
         return {}
     out: dict[str, int] = {}
+    source = live_text(source)
     for name, info in output_type.model_fields.items():
         value = getattr(output, name, None)
         tp, marks = _bare(info.annotation)

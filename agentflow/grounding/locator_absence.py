@@ -43,6 +43,8 @@ def layout_keys(text: str) -> frozenset[str]:
 
 
 def _own_key(rule: Locator) -> str:
+    if rule.heading:
+        return rule.heading
     return rule.left.strip(" \t:=").casefold() if rule.labelled else ""
 
 

@@ -12,6 +12,9 @@ from typing import Any
 from agentflow.grounding.edges import END, START
 from agentflow.grounding.items import own_items
 from agentflow.grounding.lines import continuation, paragraph_continuation
+from agentflow.grounding.list_heading import key_written, sections
+from agentflow.grounding.value_clauses import clause_break
+from agentflow.grounding.void_blocks import live_text
 
 __all__ = ["VALUES_KEY", "Locator", "clean_edges", "line_arguments", "same_text"]
 
@@ -104,11 +107,25 @@ class Locator:
             does: a time ``8:00 pm`` / ``10:00``, never ``Leamington Spa``).
             A place's text without them is not the kind of value the
             examples show there: ``values`` does not find it.
+        clauses: a single value may hold a clause break (``agentflow.
+            grounding.value_clauses``: a bracketed note, a second sentence,
+            another key); learned ``False`` where no example's value does,
+            so ``Date: 20 May 2024 (rescheduled from 13 May)`` is no date
+            the rule reads.
         layout: the keys the examples' lines begin with (``agentflow.
             grounding.locator_absence.layout_keys``): whether a document
             where the rule finds nothing is written the examples' way.
         shown_empty: an example leaves the field empty (null, an empty
             list): the examples show how its absence looks.
+        heading: for a list rule without a label (``- `` items, every list
+            item), the key of the heading every example writes its list
+            under (``agentflow.grounding.list_heading``: ``notes`` of
+            ``Notes:``), or ``""``: the rule reads only the lists under
+            such a heading, and the heading is its label.
+
+    Every value is read from the document's live text (``agentflow.
+    grounding.void_blocks.live_text``): never from a block or line the
+    document marks cancelled, superseded or struck out.
     """
 
     field: str
@@ -125,20 +142,31 @@ class Locator:
     digit: bool = False
     layout: tuple[str, ...] = ()
     shown_empty: bool = False
+    heading: str = ""
+    clauses: bool = True
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
-        ``digit``); a list's items are not checked."""
+        ``digit``, ``clauses``); a list's items are not checked."""
         if self.many:
             return True
         return (not self.letter or any(c.isalpha() for c in value)) and (
-            not self.digit or any(c.isdigit() for c in value))
+            not self.digit or any(c.isdigit() for c in value)) and (
+            self.clauses or not clause_break(value))
 
     @property
     def labelled(self) -> bool:
         """Whether the rule reads after a label: a line start with a word in it
-        (``Location: ``, ``.TH``), not punctuation alone (``- ``, `` (``)."""
-        return self.anchored and not self.items and any(c.isalnum() for c in self.left)
+        (``Location: ``, ``.TH``), not punctuation alone (``- ``, `` (``),
+        or under a list's ``heading``."""
+        return bool(self.heading) or (
+            self.anchored and not self.items and any(c.isalnum() for c in self.left))
+
+    @property
+    def key(self) -> str:
+        """The field's key as a document writes it: the ``heading``, else
+        ``left`` less separators and spaces (``Requires`` of ``Requires: ``)."""
+        return self.heading or self.left.strip(" \t:=;,([{<>}]).-")
 
     def writes_label(self, source: str) -> bool:
         """Whether ``source`` has a line the rule reads from (its label, with
@@ -146,6 +174,8 @@ class Locator:
         (``labelled``)."""
         if not self.labelled:
             return False
+        if self.heading:
+            return key_written(source, self.heading)
         if self.arg is not None:
             return any(args and line[slice(*args[0])] == self.left
                        for line in source.splitlines() for args in [line_arguments(line)])
@@ -154,9 +184,12 @@ class Locator:
     def writes_empty(self, source: str) -> bool:
         """Whether ``source`` writes the rule's label with nothing after it
         (``Location:`` alone, and no continuation line under it): the
-        document says the field is empty."""
-        if not self.labelled or self.arg is not None:
+        document says the field is empty. Never under a ``heading``: the
+        lines after a heading without items may be the list written another
+        way (unmarked lines, prose)."""
+        if not self.labelled or self.arg is not None or self.heading:
             return False
+        source = live_text(source)
         if self.continued:
             lines = source.splitlines()
             return any(any(not r.strip() for r in self._in_line(line, empty=True))
@@ -175,7 +208,12 @@ class Locator:
         (list items each; each value stripped, never empty). A continued
         list: the items of its first block only (the value the examples
         show: one field's lines), ``blocks`` has them all. An ``items``
-        rule: the own text of each of the document's list items."""
+        rule: the own text of each of the document's list items. Under a
+        ``heading``: only the lists under it. Read from the live text
+        (``agentflow.grounding.void_blocks``)."""
+        source = live_text(source)
+        if self.heading:
+            source = "\n\n".join(sections(source, self.heading))
         if self.items:
             return own_items(source)
         if self.arg is not None:
@@ -213,7 +251,7 @@ class Locator:
         ``left`` to the end of the block, stripped). ``[]`` otherwise."""
         if not self.continued:
             return []
-        lines = source.splitlines()
+        lines = live_text(source).splitlines()
         out: list[list[str]] = []
         for i, line in enumerate(lines):
             for raw in self._in_line(line, empty=True):  # the value may begin on the next line
@@ -269,7 +307,7 @@ class Locator:
         empty value) is evidence *for* null, not a mention either. Any other
         place (the key in prose, or with a separator the locator does not
         read, ``Requires = x``) is."""
-        key = self.left.strip(" \t:=;,([{<>}]).-")
+        key = self.key
         if not key:
             return False
         whole = re.compile(rf"(?<![\w.\-]){re.escape(key)}(?![\w]|[.\-]\w)", re.IGNORECASE)
@@ -308,11 +346,12 @@ class Locator:
         where = "at the start of a line after" if self.anchored else "after"
         until = f"up to {self.right!r}" if self.right else "to the end of the line"
         split = f", items split by {self.split!r}" if self.split else ""
+        under = f" under a heading {self.heading!r}" if self.heading else ""
         if self.items:
-            return f"{self.field}: every list item (its own lines), in order"
+            return f"{self.field}: every list item (its own lines){under}, in order"
         if self.arg is not None:
             return (f"{self.field}: argument {self.arg + 1} of a line that begins with "
                     f"{self.left!r}")
         more = (", and on over its paragraph's next lines" if self.paragraph else
                 ", and on over its continuation lines" if self.continued else "")
-        return f"{self.field}: {where} {self.left!r}, {until}{split}{more}"
+        return f"{self.field}: {where} {self.left!r}, {until}{split}{more}{under}"

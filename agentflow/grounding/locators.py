@@ -101,10 +101,12 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from agentflow.grounding.lines import continuation, paragraph_continuation
+from agentflow.grounding.list_heading import heading_of
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.locator_absence import layout_keys
 from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator, line_arguments
+from agentflow.grounding.value_clauses import clause_break
 from agentflow.grounding.values import (
     _fields,
     _is_text,
@@ -345,7 +347,8 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
         if rule is None or not all(rule.holds(_value(e, name), e.text) for e in examples):
             rule = _learn_items(name, examples) if many else _learn_argument(name, examples)
             if rule is not None and all(rule.holds(_value(e, name), e.text) for e in examples):
-                kept[name] = _with_kind(rule, examples)  # each example shows the same place
+                kept[name] = _headed(_with_kind(rule, examples), examples)  # each example
+                # shows the same place
             continue
         filled = len([e for e in examples if _value(e, name)])
         if _loose(rule) and (filled < 2 or any(
@@ -366,7 +369,7 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
                 _held_out(name, many, examples, i, rule.split, rule.continued, rule.paragraph)
                 for i in range(len(examples))):
             continue
-        kept[name] = _with_kind(rule, examples)
+        kept[name] = _headed(_with_kind(rule, examples), examples)
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
     kept = {name: dataclasses.replace(rule, layout=layout, shown_empty=any(
         not _value(e, name) for e in examples)) for name, rule in kept.items()}
@@ -388,7 +391,8 @@ def _loose(rule: Locator) -> bool:
 
 def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     """``rule`` with the kind of value every example shows for a single field
-    (``Locator.letter`` / ``Locator.digit``: each value holds a letter, a digit)."""
+    (``Locator.letter`` / ``Locator.digit``: each value holds a letter, a
+    digit; ``Locator.clauses``: some value holds a clause break)."""
     if rule.many:
         return rule
     values = [v.strip() for e in examples if isinstance(v := _value(e, rule.field), str)
@@ -397,7 +401,31 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
         return rule
     return dataclasses.replace(
         rule, letter=all(any(c.isalpha() for c in v) for v in values),
-        digit=all(any(c.isdigit() for c in v) for v in values))
+        digit=all(any(c.isdigit() for c in v) for v in values),
+        clauses=any(clause_break(v) for v in values))
+
+
+def _headed(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
+    """``rule`` (a list rule without a label: ``- `` items, every list item)
+    reading only the lists under the heading every example that fills the
+    field writes its list under (``Locator.heading``; ``agentflow.grounding.
+    list_heading``), when that rule holds on every example; else ``rule``."""
+    if not rule.many or rule.labelled or rule.split or rule.continued or rule.arg is not None:
+        return rule
+    keys = set()
+    for example in examples:
+        first = next((v.strip() for v in _value(example, rule.field) or []
+                      if isinstance(v, str) and v.strip()), None)
+        if first is None:
+            continue
+        place = _seen(first, example.text)
+        if place is None:
+            return rule
+        keys.add(heading_of(example.text, place.line))
+    if len(keys) != 1 or "" in keys:
+        return rule
+    headed = dataclasses.replace(rule, heading=keys.pop())
+    return headed if all(headed.holds(_value(e, rule.field), e.text) for e in examples) else rule
 
 
 def _learn_items(name: str, examples: Sequence[CheckedExample]) -> Locator | None:

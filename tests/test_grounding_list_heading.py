@@ -1,0 +1,121 @@
+"""A list rule without a label reads only the lists under the heading the
+examples write it under, so another bulleted list of a document (a
+``Methods:`` list where the notes are absent, a meeting's ``Decisions:``
+above its action items) is never taken for the field's list with
+confidence; and a single value read to its line's end that holds a second
+clause the examples never show is no value the rule pins (the held-out
+probes: ``probe_list.py`` L1-L2b, meeting minutes)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agentflow import Example
+from agentflow.batch import extract_many
+from agentflow.extraction.confidence import DISAGREES, HELD, REVIEW_BELOW
+from agentflow.grounding.list_heading import heading_key, names, sections
+from agentflow.grounding.locators import apply_locators, learn_locators
+from agentflow.grounding.marker import mark_all_strings
+from agentflow.grounding.value_clauses import clause_break
+from agentflow.output.examples import check_examples
+from agentflow.output.schema import OutputSpec
+from agentflow.testing import FunctionModel
+
+
+class Lab(BaseModel):
+    test: str | None = None
+    notes: list[str] = Field(default_factory=list, max_length=3)
+
+
+LABS = [Example("LAB REPORT\nTest: Hemoglobin\nNotes:\n- Fasting sample\n",
+                Lab(test="Hemoglobin", notes=["Fasting sample"])),
+        Example("LAB REPORT\nTest: Glucose\nNotes:\n- Non-fasting\n- Repeat advised\n",
+                Lab(test="Glucose", notes=["Non-fasting", "Repeat advised"]))]
+BOTH = "LAB REPORT\nTest: Calcium\nMethods:\n- Immunoassay\nNotes:\n- Routine\n"
+OTHER = "LAB REPORT\nTest: Calcium\nMethods:\n- Immunoassay\n- Photometry\n"
+
+
+def _run(answer: dict[str, Any], doc: str, output: type[BaseModel],
+         examples: list[Example]) -> Any:
+    async def go() -> Any:
+        model = FunctionModel(lambda request: json.dumps(answer))
+        (result,) = [r async for r in extract_many(model, [doc], output, examples=examples)]
+        return result
+
+    return asyncio.run(go())
+
+
+def test_heading_keys_sections_and_names() -> None:
+    lines = ("Notes:", "NOTES", "## Notes", "**Action items:**", "- Notes", "Notes: Routine",
+             "The notes of the lab follow:")
+    assert [heading_key(x) for x in lines] == [
+        "notes", "notes", "notes", "action items", "", "", ""]
+    text = "Notes:\n\n- a\n  more of a\n- b\n\n- c\nNext: x\n- d\n"
+    assert sections(text, "notes") == ["- a\n  more of a\n- b\n\n- c"]
+    assert sections("Notes:\nnone\n- z\n", "notes") == []  # no item right under it
+    assert names("actions", "action items") and names("features", "key features")
+    assert not names("methods", "notes") and not names("decisions", "action items")
+
+
+def test_a_bulleted_list_rule_learns_its_heading_and_reads_only_under_it() -> None:
+    rule = learn_locators(check_examples(LABS, Lab), Lab)["notes"]
+    assert rule.heading == "notes" and rule.labelled
+    assert "under a heading 'notes'" in rule.describe()
+    assert rule.values(BOTH) == ["Routine"] and rule.values(OTHER) == []
+    assert rule.values("Test: x\nLAB NOTES\n- Routine\n") == ["Routine"]  # a heading naming it
+    # the grammar offers only an empty list where the other list stands alone
+    schema = mark_all_strings(OutputSpec.of(Lab).schema_for("local").schema)
+    offered = apply_locators(schema, {"notes": rule}, OTHER)["properties"]["notes"]
+    assert offered.get("x-grounded-values") == []
+
+
+def test_another_list_is_never_confident_for_the_field() -> None:
+    cases = [(BOTH, ["Immunoassay"], DISAGREES), (BOTH, ["Routine"], HELD),
+             (OTHER, ["Immunoassay", "Photometry"], DISAGREES)]
+    for doc, notes, score in cases:
+        result = _run({"test": "Calcium", "notes": notes}, doc, Lab, LABS)
+        assert result.ok and result.confidence["notes"] == score, (doc, notes)
+    empty = _run({"test": "Calcium", "notes": []}, OTHER, Lab, LABS)
+    assert empty.confidence["notes"] < REVIEW_BELOW  # nothing shows the notes empty
+
+
+def test_examples_without_a_common_heading_keep_the_rule_as_it_was() -> None:
+    shown = [Example("Test: A\nNotes:\n- x\n", Lab(test="A", notes=["x"])),
+             Example("Test: B\nRemarks:\n- y\n- z\n", Lab(test="B", notes=["y", "z"]))]
+    rule = learn_locators(check_examples(shown, Lab), Lab)["notes"]
+    assert rule.heading == "" and not rule.labelled and rule.values(OTHER) == [
+        "Immunoassay", "Photometry"]
+
+
+class Meeting(BaseModel):
+    date: str | None = None
+    chair: str | None = None
+
+
+MEETINGS = [Example("Date: 4 March 2024\nChair: Ruth Okafor\n",
+                    Meeting(date="4 March 2024", chair="Ruth Okafor")),
+            Example("Date: 12 Feb 2024\nChair: Dev Mehta\n",
+                    Meeting(date="12 Feb 2024", chair="Dev Mehta"))]
+
+
+def test_a_value_with_a_clause_the_examples_never_show_is_not_pinned() -> None:
+    assert clause_break("20 May 2024 (rescheduled)") and clause_break("Dana Wells. Also: x")
+    assert clause_break("Ann Lee; Bo Chan") and clause_break("Ann. Present: Bo")
+    assert not clause_break("Dr. Lee Park") and not clause_break("Version 590: 03 Jun 2021")
+    rules = learn_locators(check_examples(MEETINGS, Meeting), Meeting)
+    doc = "Date: 20 May 2024 (rescheduled from 13 May)\nChair: Dana Wells. Also present: Ben\n"
+    assert rules["date"].values(doc) == [] and rules["chair"].values(doc) == []
+    whole = _run({"date": "20 May 2024 (rescheduled from 13 May)",
+                  "chair": "Dana Wells. Also present: Ben"}, doc, Meeting, MEETINGS)
+    assert whole.ok and set(whole.needs_review) == {"date", "chair"}
+    part = _run({"date": "20 May 2024", "chair": "Dana Wells"}, doc, Meeting, MEETINGS)
+    assert part.ok and set(part.needs_review) == {"date", "chair"}
+    # examples that show such a clause keep it the kind of value the rule reads
+    noted = [Example("Date: 4 March 2024 (moved)\n", Meeting(date="4 March 2024 (moved)")),
+             *MEETINGS]
+    assert learn_locators(check_examples(noted, Meeting), Meeting)["date"].values(doc) == [
+        "20 May 2024 (rescheduled from 13 May)"]

@@ -1,0 +1,128 @@
+"""Text a document marks as no longer in force (cancelled, superseded, struck
+out) is never where a learned locator or a hand rule reads a field: a value
+taken from there is never confident, and the current value is held where
+the void block stood beside it (the held-out probes: an order's cancelled
+shipment above the current notice, a lab report's erroneous first entry)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from agentflow import Example
+from agentflow.batch import extract_many
+from agentflow.extraction.confidence import DISAGREES, GROUNDED, HELD, REVIEW_BELOW
+from agentflow.extraction.hand_rules import held_fields
+from agentflow.grounding import Grounded
+from agentflow.grounding.locators import learn_locators
+from agentflow.grounding.void_blocks import live_text, void_spans
+from agentflow.output.examples import check_examples
+from agentflow.testing import FunctionModel
+
+
+class Ship(BaseModel):
+    order_id: str | None = None
+    carrier: str | None = None
+    shipped: str | None = None
+
+
+SHIPS = [
+    Example("SHIPPING NOTICE\nOrder: A-1001\nCarrier: UPS\nShipped: 2024-03-05\n",
+            Ship(order_id="A-1001", carrier="UPS", shipped="2024-03-05")),
+    Example("SHIPPING NOTICE\nOrder: C-7730\nCarrier: Royal Mail\nShipped: 2024-04-11\n",
+            Ship(order_id="C-7730", carrier="Royal Mail", shipped="2024-04-11")),
+]
+
+
+def _run(answer: dict[str, Any], doc: str) -> Any:
+    async def go() -> Any:
+        model = FunctionModel(lambda request: json.dumps(answer))
+        (result,) = [r async for r in extract_many(model, [doc], Ship, examples=SHIPS)]
+        return result
+
+    return asyncio.run(go())
+
+
+def _void(text: str) -> list[str]:
+    return [text[s:e] for s, e in void_spans(text)]
+
+
+def test_void_headings_notes_and_struck_text_are_found_and_blanked() -> None:
+    doc = ("PREVIOUS SHIPMENT (cancelled)\nCarrier: GLS\nTracking: G1\n\n"
+           "SHIPPING NOTICE\nCarrier: DPD\n")
+    assert _void(doc) == ["PREVIOUS SHIPMENT (cancelled)\nCarrier: GLS\nTracking: G1"]
+    live = live_text(doc)
+    assert len(live) == len(doc) and live.count("\n") == doc.count("\n")
+    assert "GLS" not in live and "Carrier: DPD" in live
+    # a Markdown heading's block runs to the next heading of its level
+    md = "## Superseded entry\n\nUnit: mg/dL\n\nMore: x\n## Current\nUnit: mmol/L\n"
+    assert _void(md) == ["## Superseded entry\n\nUnit: mg/dL\n\nMore: x"]
+    # a note on a line voids the line; struck-out text is void where it is
+    assert _void("Next meeting: 5 May (cancelled)\nChair: Ann\n") == [
+        "Next meeting: 5 May (cancelled)"]
+    assert _void("- Toaster - withdrawn\n- Kettle\n") == ["- Toaster - withdrawn"]
+    assert _void("Carrier: ~~GLS~~ DPD\n") == ["~~GLS~~"]
+    assert _void("Carrier: <del>GLS</del> DPD\n") == ["<del>GLS</del>"]
+    assert _void("Carrier: G\u0336L\u0336S\u0336 DPD\n") == ["G\u0336L\u0336S\u0336"]
+
+
+def test_a_void_word_as_a_value_or_in_a_sentence_voids_nothing() -> None:
+    for text in ("Status: Cancelled\nCarrier: DPD\n",  # a status, not a note
+                 "Order: A-1\nCancellation policy: 14 days\n",  # no void word
+                 "The previous order was cancelled by phone, as agreed.\nCarrier: DPD\n",
+                 "Carrier: DPD\nThe old order was cancelled\nTracking: X1\n"):  # mid-block
+        assert void_spans(text) == (), text
+        assert live_text(text) is text
+
+
+def test_a_value_only_in_a_cancelled_block_is_never_held() -> None:
+    """The notice names its carrier in prose; only the cancelled block writes
+    ``Carrier:``: the value copied from there is merely grounded."""
+    doc = ("CANCELLED SHIPMENT\nCarrier: GLS\n\nSHIPPING NOTICE\nOrder: A-2009\n"
+           "Sent with DPD.\nShipped: 2024-05-09\n")
+    for carrier in ("GLS", "DPD"):
+        result = _run({"order_id": "A-2009", "carrier": carrier, "shipped": "2024-05-09"}, doc)
+        assert result.ok and result.confidence["carrier"] == GROUNDED, carrier
+        assert "carrier" in result.needs_review
+    result = _run({"order_id": "A-2009", "carrier": None, "shipped": "2024-05-09"}, doc)
+    assert result.confidence["carrier"] < REVIEW_BELOW  # its label is written: no sure null
+
+
+def test_the_current_value_beside_a_void_block_is_held_and_the_void_one_disagrees() -> None:
+    rules = learn_locators(check_examples(SHIPS, Ship), Ship)
+    for doc in ("PREVIOUS SHIPMENT (cancelled)\nCarrier: GLS\n\n"
+                "SHIPPING NOTICE\nOrder: A-2006\nCarrier: DPD\nShipped: 2024-05-07\n",
+                "SHIPPING NOTICE\nOrder: A-2006\nCarrier: GLS [superseded]\nCarrier: DPD\n"
+                "Shipped: 2024-05-07\n",
+                "SHIPPING NOTICE\nOrder: A-2006\nCarrier: ~~GLS~~ DPD\nShipped: 2024-05-07\n"):
+        assert rules["carrier"].values(doc) == ["DPD"], doc
+        right = _run({"order_id": "A-2006", "carrier": "DPD", "shipped": "2024-05-07"}, doc)
+        assert right.confidence["carrier"] == HELD and right.needs_review == (), doc
+        wrong = _run({"order_id": "A-2006", "carrier": "GLS", "shipped": "2024-05-07"}, doc)
+        # (never ok and confident: ``~~GLS~~`` is no whole token, so grounding refuses it)
+        assert not wrong.ok or wrong.confidence["carrier"] == DISAGREES, doc
+        assert wrong.ok or "~~" in doc
+
+
+class Flagged(BaseModel):
+    carrier: Annotated[str | None, Grounded(line=r"^Carrier:", whole_tokens=True)] = Field(
+        None, pattern=r"^[A-Z]{3}$")
+    parts: list[Annotated[str, Grounded(whole_items=True)]] = []
+
+
+def test_hand_rules_read_the_live_text_only() -> None:
+    doc = "OLD ORDER (void)\nCarrier: GLS\n- Bolt\n\nORDER\nCarrier: DPD\n- Nut\n"
+
+    def at(text: str) -> list[tuple[int, int]]:
+        return [(doc.index(text), doc.index(text) + len(text))]
+
+    # the rules leave the live text one carrier and one item: they hold
+    assert held_fields(Flagged, Flagged(carrier="DPD", parts=["Nut"]), doc,
+                       {"carrier": at("DPD"), "parts[0]": at("Nut")}) == {"carrier", "parts"}
+    # a value or an item taken from the void block does not
+    assert held_fields(Flagged, Flagged(carrier="GLS", parts=["Bolt", "Nut"]), doc,
+                       {"carrier": at("GLS"), "parts[0]": at("Bolt"),
+                        "parts[1]": at("Nut")}) == frozenset()
