@@ -49,6 +49,7 @@ EXAMPLES = [
 ]
 
 DOC = "Package: acme\nSize: 1,200\nReleased on 5 March 2024.\nSee https://acme.example/ too.\n"
+PLAIN = "Package: acme\nSize: 1,200\n"  # nothing but the examples' layout
 
 
 def test_found_in_reads_numbers_dates_and_labels_by_value() -> None:
@@ -65,9 +66,13 @@ def test_each_field_gets_a_confidence_from_what_was_checked() -> None:
     assert set(locators) == {"name", "homepage"}  # size: "Size: 12" is an int, not copied
     out = Pkg(name="acme", homepage=None, size=1200, released=dt.date(2024, 3, 5), note="x")
     confidence, ungrounded = field_confidence(out, DOC, {"name": [(9, 13)]}, locators)
-    assert confidence == {"name": HELD, "homepage": ABSENT, "size": GROUNDED,
+    # DOC writes prose the examples' layout does not (its homepage is there): no sure null
+    assert confidence == {"name": HELD, "homepage": UNLOCATED_NULL, "size": GROUNDED,
                           "released": GROUNDED, "note": UNCHECKED}
     assert ungrounded == ["note"]
+    plain = Pkg(name="acme", homepage=None, size=1200)
+    confidence, _ = field_confidence(plain, PLAIN, {"name": [(9, 13)]}, locators)
+    assert confidence["homepage"] == ABSENT  # the examples' layout alone: a sure null
     wrong = Pkg(name="acme", homepage="https://acme.example/", size=7)
     confidence, ungrounded = field_confidence(wrong, DOC, {"name": [(9, 13)]}, locators)
     assert confidence["homepage"] == DISAGREES  # the locator finds no Homepage line
@@ -91,7 +96,7 @@ async def test_results_records_progress_summary_and_page_name_the_fields_to_revi
     def answer(request: RecordedRequest) -> str:
         return json.dumps(next(replies))
 
-    results = [r async for r in extract_many(FunctionModel(answer), [DOC, DOC], Card,
+    results = [r async for r in extract_many(FunctionModel(answer), [PLAIN, DOC], Card,
                                              examples=CARDS, concurrency=1)]
     assert [r.ok for r in results] == [True, True]
     assert results[0].needs_review == ()  # every field checked and confident
@@ -105,7 +110,7 @@ async def test_results_records_progress_summary_and_page_name_the_fields_to_revi
         progress.add(record)
     assert "ok 2 · failed 0 · suspect 0 · review 1" in progress.line()
     assert progress.review_note() == "; 1 ok needs review (homepage 1)"
-    page = render_report(records, {"0": DOC, "1": DOC})
+    page = render_report(records, {"0": PLAIN, "1": DOC})
     assert "needs review (of ok)" in page and "low confidence in homepage" in page
 
 

@@ -248,3 +248,45 @@ def test_a_label_written_twice_pins_neither_value() -> None:
     result = _run({"order_id": "A-2006", "carrier": "Evri", "shipped": "2024-05-07"}, doc, Ship,
                   SHIPS)  # neither of the two (not even in the document): refused
     assert not result.ok or result.confidence["carrier"] == DISAGREES
+
+
+class Parcel(BaseModel):
+    order: str | None = None
+    carrier: str | None = None
+
+
+PARCELS = [Example("Order: A-100\nCarrier: UPS\n", Parcel(order="A-100", carrier="UPS")),
+           Example("Order: A-200\n", Parcel(order="A-200"))]  # leaves the carrier out
+
+
+def test_a_null_is_sure_only_where_the_document_writes_nothing_but_the_examples_layout() -> None:
+    """An example leaves the carrier out, so a missing ``Carrier:`` is how its
+    absence looks; but a document that writes a key the examples never do,
+    or prose, may hold the carrier there: the null needs review."""
+    for doc in ("Order: A-300\nCourier: FedEx\n", "Order: A-301\nShipped via: DHL Express\n",
+                "Order: A-302\nThe parcel travels with FedEx.\n"):
+        result = _run({"order": doc.split()[1], "carrier": None}, doc, Parcel, PARCELS)
+        assert result.confidence["carrier"] == UNLOCATED_NULL, doc
+        assert "carrier" in result.needs_review
+    for doc in ("Order: A-303\n", "Order: A-304\nOrder.note: fragile\n"):  # a sub-key of one
+        result = _run({"order": doc.split()[1], "carrier": None}, doc, Parcel, PARCELS)
+        assert result.confidence["carrier"] == ABSENT and result.needs_review == (), doc
+
+
+class Tagged(BaseModel):
+    name: str | None = None
+    tags: list[str] = []
+
+
+TAGGED = [Example("Name: alpha\nTags: red, blue\n", Tagged(name="alpha", tags=["red", "blue"])),
+          Example("Name: beta\nTags: green\n", Tagged(name="beta", tags=["green"]))]
+
+
+def test_a_labelled_list_runs_on_over_its_continuation_lines() -> None:
+    rule = learn_locators(check_examples(TAGGED, Tagged), Tagged)["tags"]
+    doc = "Name: gamma\nTags: x, y,\n  z\n"
+    assert rule.continued and rule.values(doc) == ["x", "y,", "z"]
+    short = _run({"name": "gamma", "tags": ["x", "y"]}, doc, Tagged, TAGGED)
+    assert short.confidence["tags"] == DISAGREES and "tags" in short.needs_review
+    whole = _run({"name": "gamma", "tags": ["x", "y", "z"]}, doc, Tagged, TAGGED)
+    assert whole.confidence["tags"] == HELD and whole.needs_review == ()

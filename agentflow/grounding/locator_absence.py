@@ -18,6 +18,16 @@ A document shares the examples' layout when it writes at least
 ``LAYOUT_MIN_KEYS`` of those keys, other than the field's own label (all of
 them, when the examples have fewer; one, when an example leaves the field
 empty and so shows how its absence looks), and at least half of them.
+
+**Nothing but the layout.** A *sure* null (``absence_confirmed``) needs
+more: every line of the document is one the examples' layout accounts for
+(``only_layout``): a line that begins with one of the examples' keys (or a
+sub-key of one: ``Requires.private`` of ``Requires``), a line
+inside such a key's block (a list item, an indented continuation line), or
+a line an example writes as it is (a heading such as ``SHIPPING NOTICE``,
+``Locator.lines``). A line of prose (``The parcel travels with FedEx.``) or
+a key the examples never write (``Courier: FedEx``, ``Shipped via: DHL``)
+may hold the value, so the null is not sure there.
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ import re
 from agentflow.grounding.locator_rule import Locator
 
 __all__ = ["LAYOUT_MIN_KEYS", "absence_confirmed", "absence_shown", "layout_keys",
-           "shares_layout"]
+           "layout_lines", "only_layout", "shares_layout"]
 
 LAYOUT_MIN_KEYS = 2
 """Keys of the examples (other than the field's own) a document must write to
@@ -40,6 +50,47 @@ def layout_keys(text: str) -> frozenset[str]:
     """The keys ``text``'s lines begin with (``Apply by`` of ``Apply by: 10
     March``), letter case folded."""
     return frozenset(m.group(1).casefold() for m in _KEY_LINE.finditer(text))
+
+
+_ITEM = re.compile(r"[ \t]*(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[ \t]")
+
+
+def _fold(line: str) -> str:
+    return " ".join(line.split()).casefold()
+
+
+def layout_lines(text: str) -> frozenset[str]:
+    """The lines of ``text`` that begin with no key (headings, list items,
+    prose), whitespace and letter case folded: with ``layout_keys``, what an
+    example's layout writes."""
+    return frozenset(_fold(line) for line in text.splitlines()
+                     if line.strip() and not _KEY_LINE.match(line))
+
+
+def only_layout(rule: Locator, source: str) -> bool:
+    """Whether every line of ``source`` is one the examples' layout accounts
+    for (see the module docstring): a line that begins with one of their keys
+    (``Locator.layout``), a list item or indented line under such a key's
+    line, or a line one of them writes (``Locator.lines``)."""
+    keys, lines = set(rule.layout), set(rule.lines)
+    under_key = False
+    for line in source.splitlines():
+        if not line.strip():
+            continue
+        key = _KEY_LINE.match(line)
+        if key is not None:
+            name = key.group(1).casefold()
+            if name not in keys and not any(name.startswith(k) and name[len(k):][:1] in ".-_"
+                                            for k in keys):
+                return False  # a key the examples never write (nor a sub-key of one)
+            under_key = True
+            continue
+        if under_key and (line[:1] in " \t" or _ITEM.match(line)):
+            continue  # inside a known key's block
+        if _fold(line) not in lines:
+            return False  # prose, or a line no example writes
+        under_key = False
+    return True
 
 
 def _own_key(rule: Locator) -> str:
@@ -90,10 +141,11 @@ def absence_confirmed(rule: Locator, source: str) -> bool:
     A layout alone is not enough: a document written like the examples may
     still hold the value without the label (in prose: "travels with FedEx";
     under another label: ``Courier:``), and nothing would then flag a wrong
-    null. (``absence_shown``, the looser test, still decides where the
+    null: the document must write nothing but the examples' layout
+    (``only_layout``). (``absence_shown``, the looser test, still decides where the
     embedded model's grammar offers only null.)"""
     if rule.writes_empty(source):
         return True
     if rule.labelled and rule.writes_label(source):
         return False
-    return rule.shown_empty and shares_layout(rule, source)
+    return rule.shown_empty and shares_layout(rule, source) and only_layout(rule, source)

@@ -107,6 +107,10 @@ class Locator:
             does: a time ``8:00 pm`` / ``10:00``, never ``Leamington Spa``).
             A place's text without them is not the kind of value the
             examples show there: ``values`` does not find it.
+        lines: the examples' lines that begin with no key (``agentflow.
+            grounding.locator_absence.layout_lines``: headings, list items,
+            prose): with ``layout``, what a document written only the
+            examples' way writes.
         clauses: a single value may hold a clause break (``agentflow.
             grounding.value_clauses``: a bracketed note, a second sentence,
             another key); learned ``False`` where no example's value does,
@@ -144,6 +148,7 @@ class Locator:
     shown_empty: bool = False
     heading: str = ""
     clauses: bool = True
+    lines: tuple[str, ...] = ()
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,

@@ -23,7 +23,9 @@ says where its value is written, as literal text on the value's line:
   items are the label line's rest and its continuation lines); for a single
   string that runs to the end of its line, also when no example shows
   otherwise (a field's value is the whole of its lines, as RFC 822, deb822,
-  INI and YAML read a key's value). Never applied to a field an example
+  INI and YAML read a key's value), and for a labelled list likewise
+  (``Tags: x, y,`` wrapped onto an indented ``z``: its items are the
+  block's). Never applied to a field an example
   stops at the end of a line that has continuation lines (``Description:
   short`` followed by a long description). A value an example shows
   wrapping onto plain next lines that are not indented (``name \\- a
@@ -103,7 +105,7 @@ from pydantic import BaseModel
 from agentflow.grounding.lines import continuation, paragraph_continuation
 from agentflow.grounding.list_heading import heading_of
 from agentflow.grounding.locate import occurrences
-from agentflow.grounding.locator_absence import layout_keys
+from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator, line_arguments
 from agentflow.grounding.value_clauses import clause_break
@@ -266,6 +268,7 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
     seen: list[_Seen] = []
     split: str | None = None
     continued = False
+    once = True  # each example writes the field in one place (a label once)
     for example in examples:
         value = _value(example, name)
         items = [v for v in (value or []) if isinstance(v, str)] if many else (
@@ -287,6 +290,7 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
         elif len(places) > 1 and (block := _block(places, example.text)) is not None:
             places = [block]  # one field's value, over its continuation lines
         seen += places
+        once = once and len(places) == 1
         continued = continued or any(p.continued for p in places)
     if not seen:
         return None
@@ -299,10 +303,12 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
         return None  # one space after: too weak to end a value
     if continued and right:
         return None  # a value over continuation lines runs to the end of its block
-    if not many and not right and not any(s.more for s in seen):
-        continued = True  # no example stops before its line's continuation lines: a
-        # field's value is the whole of its lines (as RFC 822, deb822, INI and YAML read them)
     anchored = len(set(befores)) == 1 and (bool(befores[0].strip()) or bool(right))
+    labelled = anchored and any(c.isalnum() for c in befores[0])
+    if (not many or (labelled and once)) and not right and not any(s.more for s in seen):
+        continued = True  # no example stops before its line's continuation lines: a
+        # field's value is the whole of its lines (as RFC 822, deb822, INI and YAML read
+        # them), a labelled list's items too (``Tags: x, y,`` wrapped onto ``  z``)
     left = befores[0] if anchored else _tail(_common_end([s.before for s in seen]))
     if (not left.strip() and not anchored) or len(left) > MAX_CONTEXT:
         return None
@@ -371,7 +377,8 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
             continue
         kept[name] = _headed(_with_kind(rule, examples), examples)
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
-    kept = {name: dataclasses.replace(rule, layout=layout, shown_empty=any(
+    lines = tuple(sorted(set().union(*(layout_lines(e.text) for e in examples))))
+    kept = {name: dataclasses.replace(rule, layout=layout, lines=lines, shown_empty=any(
         not _value(e, name) for e in examples)) for name, rule in kept.items()}
     if len(_CACHE) > 64:
         _CACHE.clear()
