@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from agentflow import Example
 from agentflow.batch import extract_many
-from agentflow.extraction.confidence import DISAGREES, GROUNDED, HELD, REVIEW_BELOW
+from agentflow.extraction.confidence import DISAGREES, HELD, REVIEW_BELOW
 from agentflow.grounding.list_heading import heading_key, names, sections
 from agentflow.grounding.locators import apply_locators, learn_locators
 from agentflow.grounding.marker import mark_all_strings
@@ -67,18 +67,15 @@ def test_a_bulleted_list_rule_learns_its_heading_and_reads_only_under_it() -> No
     assert "under a heading 'notes'" in rule.describe()
     assert rule.values(BOTH) == ["Routine"] and rule.values(OTHER) == []
     assert rule.values("Test: x\nLAB NOTES\n- Routine\n") == ["Routine"]  # a heading naming it
-    # the grammar offers only an empty list where the document writes no list;
-    # another list may be the field's under another heading: it stays reachable
+    # the grammar offers only an empty list where the other list stands alone
     schema = mark_all_strings(OutputSpec.of(Lab).schema_for("local").schema)
-    offered = apply_locators(schema, {"notes": rule}, "LAB REPORT\nTest: Calcium\n")
-    assert offered["properties"]["notes"].get("x-grounded-values") == []
-    offered = apply_locators(schema, {"notes": rule}, OTHER)
-    assert "x-grounded-values" not in offered["properties"]["notes"]
+    offered = apply_locators(schema, {"notes": rule}, OTHER)["properties"]["notes"]
+    assert offered.get("x-grounded-values") == []
 
 
 def test_another_list_is_never_confident_for_the_field() -> None:
     cases = [(BOTH, ["Immunoassay"], DISAGREES), (BOTH, ["Routine"], HELD),
-             (OTHER, ["Immunoassay", "Photometry"], GROUNDED)]  # (as without a rule)
+             (OTHER, ["Immunoassay", "Photometry"], DISAGREES)]
     for doc, notes, score in cases:
         result = _run({"test": "Calcium", "notes": notes}, doc, Lab, LABS)
         assert result.ok and result.confidence["notes"] == score, (doc, notes)

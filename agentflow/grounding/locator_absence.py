@@ -34,9 +34,7 @@ from __future__ import annotations
 
 import re
 
-from agentflow.grounding.items import own_items
 from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.void_blocks import live_text
 
 __all__ = ["LAYOUT_MIN_KEYS", "absence_confirmed", "absence_shown", "layout_keys",
            "layout_lines", "only_layout", "shares_layout"]
@@ -123,16 +121,11 @@ def absence_shown(rule: Locator, source: str) -> bool:
     when an example leaves the field empty (``Locator.shown_empty``): the
     examples' keys say nothing about where its values would be. A
     label written with a value the rule does not take (not the examples'
-    kind of value: ``Locator.fits``) shows nothing; nor does a list the
-    document writes under another heading than the rule's (``Locator.
-    heading``: ``For the filling:`` where the examples wrote
-    ``Ingredients:``), which may be the field's."""
+    kind of value: ``Locator.fits``) shows nothing."""
     if rule.writes_empty(source):
         return True
     if rule.labelled and rule.writes_label(source):
         return False  # a value is there, just not one the rule reads
-    if rule.heading and own_items(live_text(source)):
-        return False  # a list under another heading: perhaps the field's
     if not rule.labelled and not rule.shown_empty:
         return False  # no label to miss: only examples that leave the field empty show
         # how its absence looks (a table where they wrote ``- `` items)
