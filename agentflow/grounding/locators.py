@@ -92,21 +92,28 @@ extraction.confidence``), it is never refused for it.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import re
 import typing
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, get_args
 
 from pydantic import BaseModel
 
-from agentflow.grounding.lines import continuation, paragraph_continuation
 from agentflow.grounding.list_heading import heading_of
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_offer import apply_locators
+from agentflow.grounding.locator_places import (
+    Seen,
+    block_of,
+    common_end,
+    common_start,
+    lead,
+    one_line,
+    seen_at,
+    tail,
+)
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator, line_arguments
 from agentflow.grounding.value_clauses import clause_break
 from agentflow.grounding.values import (
@@ -164,108 +171,9 @@ def _value(example: CheckedExample, name: str) -> Any:
     return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
 
 
-@dataclass(frozen=True, slots=True)
-class _Seen:
-    """One example's value as it sits on its line."""
-
-    line: int  # where its line begins in the text
-    start: int  # where the value begins
-    end: int  # where it ends
-    before: str  # the line's text before the value
-    after: str  # the text after it on its (last) line
-    lead: str  # the line's indentation
-    continued: bool = False  # it runs on over its line's continuation lines
-    more: bool = False  # its (last) line has continuation lines it leaves out
-    paragraph: bool = False  # it runs on over its paragraph's next lines (not indented)
-
-
-def _seen(value: str, text: str) -> _Seen | None:
-    """Where ``value`` first occurs in ``text`` within one line, or within
-    one line and its continuation lines (``agentflow.grounding.lines.
-    continuation``: a value that spans them); whole tokens preferred
-    (``2.1`` is the version of ``Version: 2.1``, not a part of ``12.1``)."""
-    spans = occurrences(value, text, whole_tokens=True) or occurrences(value, text)
-    for start, end in spans:
-        lo = text.rfind("\n", 0, start) + 1
-        multi = "\n" in text[start:end]
-        paragraph = False
-        if multi:
-            lines = text[lo:].split("\n")
-            inside = text[lo:end].count("\n")
-            if len(continuation(lines, 0)) < inside:
-                if len(paragraph_continuation(lines, 0)) < inside:
-                    continue  # it crosses into a line that does not continue its own
-                paragraph = True
-        hi = text.find("\n", end)
-        line_end = (len(text) if hi < 0 else hi)
-        before = text[lo:start]
-        lead = before[: len(before) - len(before.lstrip())]
-        last = text.rfind("\n", 0, end) + 1
-        more = bool(continuation(text[last:].split("\n"), 0))
-        if multi:
-            goes_on = paragraph_continuation if paragraph else continuation
-            more = len(goes_on(text[lo:].split("\n"), 0)) > text[lo:end].count("\n")
-        return _Seen(lo, start, end, before, text[end:line_end].rstrip("\r"), lead, multi,
-                     more, paragraph)
-    return None
-
-
-def _block(places: list[_Seen], text: str) -> _Seen | None:
-    """List items written one a line as one field's value: the first after
-    a label, each next one the whole content of the next line, which
-    continues the first's (``agentflow.grounding.lines.continuation``); the
-    run of them as one continued place, or ``None``."""
-    first = places[0]
-    if not first.before[len(first.lead):].strip():
-        return None  # the first item has no label before it on its line
-    lines = text[first.line:].split("\n")
-    rest = continuation(lines, 0)
-    if len(places) - 1 > len(rest):
-        return None
-    offset = first.line + len(lines[0]) + 1
-    for place, line in zip(places[1:], rest, strict=False):
-        if place.line != offset or place.before.strip() or place.after.strip():
-            return None  # not the whole content of the next continuation line
-        offset += len(line) + 1
-    last = places[-1]
-    return _Seen(first.line, first.start, last.end, first.before, last.after, first.lead, True)
-
-
-def _common_end(texts: Sequence[str]) -> str:
-    first = texts[0]
-    n = 0
-    while n < len(first) and all(len(t) > n and t[-1 - n] == first[-1 - n] for t in texts):
-        n += 1
-    return first[len(first) - n:] if n else ""
-
-
-def _common_start(texts: Sequence[str]) -> str:
-    first = texts[0]
-    n = 0
-    while n < len(first) and all(len(t) > n and t[n] == first[n] for t in texts):
-        n += 1
-    return first[:n]
-
-
-def _one_line(places: list[_Seen], text: str) -> tuple[_Seen, str] | None:
-    """Items written on one line, in order, split by one separator: the
-    whole run of them as one place, and the separator; ``None`` otherwise."""
-    if len({p.line for p in places}) != 1:
-        return None
-    gaps = [text[a.end:b.start] for a, b in itertools.pairwise(places)]
-    if any(b.start < a.end for a, b in itertools.pairwise(places)):
-        return None
-    if len(set(gaps)) != 1 or not gaps[0]:
-        return None
-    if not gaps[0].strip() and any(gaps[0] in text[p.start:p.end] for p in places):
-        return None  # split by whitespace only where no item holds that whitespace
-    first, last = places[0], places[-1]
-    return _Seen(first.line, first.start, last.end, first.before, last.after, first.lead), gaps[0]
-
-
 def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator | None:
     """The locator of field ``name`` from ``examples`` (``None``: no rule fits)."""
-    seen: list[_Seen] = []
+    seen: list[Seen] = []
     split: str | None = None
     continued = False
     once = True  # each example writes the field in one place (a label once)
@@ -276,18 +184,18 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
         items = [v.strip() for v in items if v.strip()]
         if not items:
             continue
-        placed = [_seen(v, example.text) for v in items]
+        placed = [seen_at(v, example.text) for v in items]
         if any(p is None for p in placed):
             return None
         places = [p for p in placed if p is not None]
         if len(places) > 1 and len({p.line for p in places}) == 1:
-            joined = _one_line(places, example.text)
+            joined = one_line(places, example.text)
             if joined is None or (split is not None and split != joined[1]):
                 return None
             places, split = [joined[0]], joined[1]
         elif len({p.line for p in places}) != len(places):
             return None  # some items share a line, others do not
-        elif len(places) > 1 and (block := _block(places, example.text)) is not None:
+        elif len(places) > 1 and (block := block_of(places, example.text)) is not None:
             places = [block]  # one field's value, over its continuation lines
         seen += places
         once = once and len(places) == 1
@@ -296,7 +204,7 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
         return None
     befores = [s.before[len(s.lead):] for s in seen]
     afters = [s.after for s in seen]
-    right = "" if all(not a.strip() for a in afters) else _lead(_common_start(afters))
+    right = "" if all(not a.strip() for a in afters) else lead(common_start(afters))
     if right == "" and any(a.strip() for a in afters):
         return None  # the values end at no common text and not at the line's end
     if right and not right.strip() and len(right) < 2:
@@ -309,33 +217,16 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
         continued = True  # no example stops before its line's continuation lines: a
         # field's value is the whole of its lines (as RFC 822, deb822, INI and YAML read
         # them), a labelled list's items too (``Tags: x, y,`` wrapped onto ``  z``)
-    left = befores[0] if anchored else _tail(_common_end([s.before for s in seen]))
+    left = befores[0] if anchored else tail(common_end([s.before for s in seen]))
     if (not left.strip() and not anchored) or len(left) > MAX_CONTEXT:
         return None
     paragraph = any(s.paragraph for s in seen)
     return Locator(name, left, anchored, right, split, many, continued, paragraph=paragraph)
 
 
-_WORD = re.compile(r"\w")
 _KEY = re.compile(r"[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=][ \t]*\Z")
 """A key of a ``key: value`` / ``key=value`` line (``Version: ``, ``ExecStart=``):
 the only line start one example alone makes a label of."""
-
-
-def _lead(text: str) -> str:
-    """The run of non-word characters ``text`` begins with (a right context
-    keeps only it: ``) `` of ``) unstable``)."""
-    match = _WORD.search(text)
-    return text if match is None else text[: match.start()]
-
-
-def _tail(text: str) -> str:
-    """The run of non-word characters ``text`` ends with (an unanchored left
-    context keeps only it: `` (`` of ``barbaz (``)."""
-    n = len(text)
-    while n > 0 and not _WORD.match(text[n - 1]):
-        n -= 1
-    return text[n:]
 
 
 def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict[str, Locator]:
@@ -425,7 +316,7 @@ def _headed(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
                       if isinstance(v, str) and v.strip()), None)
         if first is None:
             continue
-        place = _seen(first, example.text)
+        place = seen_at(first, example.text)
         if place is None:
             return rule
         keys.add(heading_of(example.text, place.line))

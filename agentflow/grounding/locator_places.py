@@ -1,0 +1,134 @@
+"""Where one worked example's value sits on its line: the places a locator
+is learned from (``agentflow.grounding.locators`` documents the rules).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agentflow.grounding.lines import continuation, paragraph_continuation
+from agentflow.grounding.locate import occurrences
+
+__all__ = ["Seen", "block_of", "common_end", "common_start", "lead", "one_line", "seen_at",
+           "tail"]
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """One example's value as it sits on its line."""
+
+    line: int  # where its line begins in the text
+    start: int  # where the value begins
+    end: int  # where it ends
+    before: str  # the line's text before the value
+    after: str  # the text after it on its (last) line
+    lead: str  # the line's indentation
+    continued: bool = False  # it runs on over its line's continuation lines
+    more: bool = False  # its (last) line has continuation lines it leaves out
+    paragraph: bool = False  # it runs on over its paragraph's next lines (not indented)
+
+
+def seen_at(value: str, text: str) -> Seen | None:
+    """Where ``value`` first occurs in ``text`` within one line, or within
+    one line and its continuation lines (``agentflow.grounding.lines.
+    continuation``: a value that spans them); whole tokens preferred
+    (``2.1`` is the version of ``Version: 2.1``, not a part of ``12.1``)."""
+    spans = occurrences(value, text, whole_tokens=True) or occurrences(value, text)
+    for start, end in spans:
+        lo = text.rfind("\n", 0, start) + 1
+        multi = "\n" in text[start:end]
+        paragraph = False
+        if multi:
+            lines = text[lo:].split("\n")
+            inside = text[lo:end].count("\n")
+            if len(continuation(lines, 0)) < inside:
+                if len(paragraph_continuation(lines, 0)) < inside:
+                    continue  # it crosses into a line that does not continue its own
+                paragraph = True
+        hi = text.find("\n", end)
+        line_end = (len(text) if hi < 0 else hi)
+        before = text[lo:start]
+        lead = before[: len(before) - len(before.lstrip())]
+        last = text.rfind("\n", 0, end) + 1
+        more = bool(continuation(text[last:].split("\n"), 0))
+        if multi:
+            goes_on = paragraph_continuation if paragraph else continuation
+            more = len(goes_on(text[lo:].split("\n"), 0)) > text[lo:end].count("\n")
+        return Seen(lo, start, end, before, text[end:line_end].rstrip("\r"), lead, multi,
+                     more, paragraph)
+    return None
+
+
+def block_of(places: list[Seen], text: str) -> Seen | None:
+    """List items written one a line as one field's value: the first after
+    a label, each next one the whole content of the next line, which
+    continues the first's (``agentflow.grounding.lines.continuation``); the
+    run of them as one continued place, or ``None``."""
+    first = places[0]
+    if not first.before[len(first.lead):].strip():
+        return None  # the first item has no label before it on its line
+    lines = text[first.line:].split("\n")
+    rest = continuation(lines, 0)
+    if len(places) - 1 > len(rest):
+        return None
+    offset = first.line + len(lines[0]) + 1
+    for place, line in zip(places[1:], rest, strict=False):
+        if place.line != offset or place.before.strip() or place.after.strip():
+            return None  # not the whole content of the next continuation line
+        offset += len(line) + 1
+    last = places[-1]
+    return Seen(first.line, first.start, last.end, first.before, last.after, first.lead, True)
+
+
+def common_end(texts: Sequence[str]) -> str:
+    first = texts[0]
+    n = 0
+    while n < len(first) and all(len(t) > n and t[-1 - n] == first[-1 - n] for t in texts):
+        n += 1
+    return first[len(first) - n:] if n else ""
+
+
+def common_start(texts: Sequence[str]) -> str:
+    first = texts[0]
+    n = 0
+    while n < len(first) and all(len(t) > n and t[n] == first[n] for t in texts):
+        n += 1
+    return first[:n]
+
+
+def one_line(places: list[Seen], text: str) -> tuple[Seen, str] | None:
+    """Items written on one line, in order, split by one separator: the
+    whole run of them as one place, and the separator; ``None`` otherwise."""
+    if len({p.line for p in places}) != 1:
+        return None
+    gaps = [text[a.end:b.start] for a, b in itertools.pairwise(places)]
+    if any(b.start < a.end for a, b in itertools.pairwise(places)):
+        return None
+    if len(set(gaps)) != 1 or not gaps[0]:
+        return None
+    if not gaps[0].strip() and any(gaps[0] in text[p.start:p.end] for p in places):
+        return None  # split by whitespace only where no item holds that whitespace
+    first, last = places[0], places[-1]
+    return Seen(first.line, first.start, last.end, first.before, last.after, first.lead), gaps[0]
+
+
+_WORD = re.compile(r"\w")
+
+
+def lead(text: str) -> str:
+    """The run of non-word characters ``text`` begins with (a right context
+    keeps only it: ``) `` of ``) unstable``)."""
+    match = _WORD.search(text)
+    return text if match is None else text[: match.start()]
+
+
+def tail(text: str) -> str:
+    """The run of non-word characters ``text`` ends with (an unanchored left
+    context keeps only it: `` (`` of ``barbaz (``)."""
+    n = len(text)
+    while n > 0 and not _WORD.match(text[n - 1]):
+        n -= 1
+    return text[n:]
