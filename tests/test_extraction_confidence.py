@@ -73,6 +73,10 @@ def test_each_field_gets_a_confidence_from_what_was_checked() -> None:
     plain = Pkg(name="acme", homepage=None, size=1200)
     confidence, _ = field_confidence(plain, PLAIN, {"name": [(9, 13)]}, locators)
     assert confidence["homepage"] == ABSENT  # the examples' layout alone: a sure null
+    # other keys and prose, with nothing shaped like a homepage (``https://x.example/``)
+    other = PLAIN + "Summary: Frobs widgets.\nRequires-Python: >=3.9\n"
+    confidence, _ = field_confidence(plain, other, {"name": [(9, 13)]}, locators)
+    assert confidence["homepage"] == ABSENT
     wrong = Pkg(name="acme", homepage="https://acme.example/", size=7)
     confidence, ungrounded = field_confidence(wrong, DOC, {"name": [(9, 13)]}, locators)
     assert confidence["homepage"] == DISAGREES  # the locator finds no Homepage line

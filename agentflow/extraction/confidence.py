@@ -208,8 +208,9 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     the field's ordinary grounding); a single value where the rule's label
     (``Locator.labelled``) is written with several different values:
     ``None`` when it is one of them (the rule cannot say which is meant),
-    else ``DISAGREES``; anything else
-    ``DISAGREES``. A list of ``max_items`` items (its bound) holds when it
+    else ``DISAGREES``; a value with a clause no example's value shows
+    (``Locator.pins``: a bracketed note, a second sentence): ``None``;
+    anything else ``DISAGREES``. A list of ``max_items`` items (its bound) holds when it
     is the first ones the rule finds."""
     empty = value is None or (rule.many and not value)
     found = rule.values(source)
@@ -227,6 +228,8 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
         # the current one, a second record): it cannot say which is meant, so it
         # pins none (a rule without a label reads by position: its first value)
         return None if any(same_text(f, str(value), clean=True) for f in found) else DISAGREES
+    if not rule.pins(str(value)):
+        return None  # a clause no example's value shows: the rule may have read past it
     return HELD if rule.holds(value, source, clean=True, max_items=max_items,
                               found=found) else DISAGREES
 

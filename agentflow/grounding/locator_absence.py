@@ -27,7 +27,10 @@ inside such a key's block (a list item, an indented continuation line), or
 a line an example writes as it is (a heading such as ``SHIPPING NOTICE``,
 ``Locator.lines``). A line of prose (``The parcel travels with FedEx.``) or
 a key the examples never write (``Courier: FedEx``, ``Shipped via: DHL``)
-may hold the value, so the null is not sure there.
+may hold the value, so the null is not sure there, wherever it holds a
+token shaped like a token of the field's example values (``token_shape``:
+``FedEx`` like ``UPS``; ``Summary: Frobs.`` holds nothing shaped like a
+homepage ``https://x.example/``).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import re
 from agentflow.grounding.locator_rule import Locator
 
 __all__ = ["LAYOUT_MIN_KEYS", "absence_confirmed", "absence_shown", "layout_keys",
-           "layout_lines", "only_layout", "shares_layout"]
+           "layout_lines", "only_layout", "shares_layout", "token_shape", "value_shapes"]
 
 LAYOUT_MIN_KEYS = 2
 """Keys of the examples (other than the field's own) a document must write to
@@ -67,11 +70,46 @@ def layout_lines(text: str) -> frozenset[str]:
                      if line.strip() and not _KEY_LINE.match(line))
 
 
+_EDGE = "()[]{}<>,.;:!?\"'`*_"
+
+
+def token_shape(token: str) -> str | None:
+    """The shape of one whitespace-delimited token, its edge punctuation
+    aside: ``a`` when it holds a letter, then the other non-alphanumeric
+    characters it holds, sorted (``https://x.example/`` is ``a./:``; ``FedEx``
+    and ``Mail`` are ``a``; ``05212345678901`` is ``""``); ``None`` for a
+    token of punctuation alone."""
+    core = token.strip(_EDGE)
+    if not core:
+        return None
+    marks = "".join(sorted({c for c in core if not c.isalnum()}))
+    return ("a" if any(c.isalpha() for c in core) else "") + marks
+
+
+def value_shapes(values: list[str]) -> frozenset[str]:
+    """The shapes (``token_shape``) of the tokens of ``values``."""
+    return frozenset(shape for v in values for t in v.split()
+                     if (shape := token_shape(t)) is not None)
+
+
+def _could_hold(rule: Locator, text: str) -> bool:
+    """Whether ``text`` holds a token shaped like a token of the field's
+    example values (``Locator.shapes``; none learned: any text could)."""
+    if not rule.shapes:
+        return bool(text.strip())
+    shapes = set(rule.shapes)
+    return any(token_shape(t) in shapes for t in text.split())
+
+
 def only_layout(rule: Locator, source: str) -> bool:
     """Whether every line of ``source`` is one the examples' layout accounts
     for (see the module docstring): a line that begins with one of their keys
     (``Locator.layout``), a list item or indented line under such a key's
-    line, or a line one of them writes (``Locator.lines``)."""
+    line, or a line one of them writes (``Locator.lines``); any other line
+    (prose, a key they never write) only where it holds no token shaped like
+    the field's example values (``Locator.shapes``: ``Summary: Frobs.`` holds
+    no homepage shaped ``https://x.example/``, ``Courier: FedEx`` may hold a
+    carrier shaped ``UPS``)."""
     keys, lines = set(rule.layout), set(rule.lines)
     under_key = False
     for line in source.splitlines():
@@ -82,12 +120,15 @@ def only_layout(rule: Locator, source: str) -> bool:
             name = key.group(1).casefold()
             if name not in keys and not any(name.startswith(k) and name[len(k):][:1] in ".-_"
                                             for k in keys):
-                return False  # a key the examples never write (nor a sub-key of one)
+                if _could_hold(rule, line):
+                    return False  # a key the examples never write (nor a sub-key of one)
+                under_key = False
+                continue
             under_key = True
             continue
         if under_key and (line[:1] in " \t" or _ITEM.match(line)):
             continue  # inside a known key's block
-        if _fold(line) not in lines:
+        if _fold(line) not in lines and _could_hold(rule, line):
             return False  # prose, or a line no example writes
         under_key = False
     return True

@@ -111,11 +111,14 @@ class Locator:
             grounding.locator_absence.layout_lines``: headings, list items,
             prose): with ``layout``, what a document written only the
             examples' way writes.
+        shapes: the shapes of the tokens of the field's example values
+            (``agentflow.grounding.locator_absence.token_shape``): what
+            text outside the examples' layout could hold the field.
         clauses: a single value may hold a clause break (``agentflow.
-            grounding.value_clauses``: a bracketed note, a second sentence,
-            another key); learned ``False`` where no example's value does,
-            so ``Date: 20 May 2024 (rescheduled from 13 May)`` is no date
-            the rule reads.
+            grounding.value_clauses``: a bracketed note, a second sentence);
+            learned ``False`` where no example's value does: a value with
+            one (``Date: 20 May 2024 (rescheduled from 13 May)``) is then
+            offered, but never pinned (``pins``).
         layout: the keys the examples' lines begin with (``agentflow.
             grounding.locator_absence.layout_keys``): whether a document
             where the rule finds nothing is written the examples' way.
@@ -149,15 +152,22 @@ class Locator:
     heading: str = ""
     clauses: bool = True
     lines: tuple[str, ...] = ()
+    shapes: tuple[str, ...] = ()
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
-        ``digit``, ``clauses``); a list's items are not checked."""
+        ``digit``); a list's items are not checked."""
         if self.many:
             return True
         return (not self.letter or any(c.isalpha() for c in value)) and (
-            not self.digit or any(c.isdigit() for c in value)) and (
-            self.clauses or not clause_break(value))
+            not self.digit or any(c.isdigit() for c in value))
+
+    def pins(self, value: str) -> bool:
+        """Whether the rule may pin ``value`` (a single value it finds): not
+        where the value holds a clause break no example's value shows
+        (``clauses``; ``agentflow.grounding.value_clauses``): the rule may
+        have read past the value to its line's end."""
+        return self.many or self.clauses or not clause_break(value)
 
     @property
     def labelled(self) -> bool:

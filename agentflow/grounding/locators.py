@@ -102,7 +102,7 @@ from pydantic import BaseModel
 
 from agentflow.grounding.list_heading import heading_of
 from agentflow.grounding.locate import occurrences
-from agentflow.grounding.locator_absence import layout_keys, layout_lines
+from agentflow.grounding.locator_absence import layout_keys, layout_lines, value_shapes
 from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_places import (
     Seen,
@@ -270,11 +270,22 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
     lines = tuple(sorted(set().union(*(layout_lines(e.text) for e in examples))))
     kept = {name: dataclasses.replace(rule, layout=layout, lines=lines, shown_empty=any(
-        not _value(e, name) for e in examples)) for name, rule in kept.items()}
+        not _value(e, name) for e in examples), shapes=_shapes(name, examples))
+        for name, rule in kept.items()}
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[key] = kept
     return kept
+
+
+def _shapes(name: str, examples: Sequence[CheckedExample]) -> tuple[str, ...]:
+    """The token shapes of field ``name``'s values in ``examples`` (``Locator.shapes``)."""
+    values: list[str] = []
+    for example in examples:
+        value = _value(example, name)
+        values += [value] if isinstance(value, str) else [
+            v for v in (value or []) if isinstance(v, str)] if isinstance(value, list) else []
+    return tuple(sorted(value_shapes(values)))
 
 
 def _loose(rule: Locator) -> bool:
