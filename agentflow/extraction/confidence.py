@@ -21,8 +21,13 @@ model's say-so:
   locator does not find, or a null where it finds one (``DISAGREES``),
   except where the locator finds nothing and the document does not show
   the field empty, or where it finds several different values (the label
-  written twice: a cancelled block above the current one) and the output
-  is one of them: the value is then scored as if the field had no locator;
+  written twice: two records in one document) and the output is one of
+  them, or where the value holds a clause no example's value shows
+  (``Locator.pins``): the value is then scored as if the field had no
+  locator. A locator never reads a block or line the document marks
+  cancelled, superseded or struck out (``agentflow.grounding.void_blocks``),
+  nor a list without a label of its own outside the heading the examples
+  write it under (``agentflow.grounding.list_heading``);
 * **a hand rule** that held, for a field without a locator: the schema's own
   place rules (``Grounded(line=..., after=..., whole_items=True)``, its
   ``pattern``) leave the document only the output's value, or the list's
@@ -224,8 +229,8 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
             required or not absence_shown(rule, source)):
         return None  # (a field the schema requires is never shown empty by a layout)
     if not rule.many and rule.labelled and len({" ".join(f.split()) for f in found}) > 1:
-        # its label written twice with different values (a cancelled block above
-        # the current one, a second record): it cannot say which is meant, so it
+        # its label written twice with different values (a second record; a block
+        # marked cancelled is never read): it cannot say which is meant, so it
         # pins none (a rule without a label reads by position: its first value)
         return None if any(same_text(f, str(value), clean=True) for f in found) else DISAGREES
     if not rule.pins(str(value)):
