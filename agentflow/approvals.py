@@ -57,7 +57,8 @@ if TYPE_CHECKING:
     from agentflow.state import AgentState
 
 __all__ = ["PENDING_OUTPUT", "STARTED_OUTPUT", "Approve", "Checkpoint", "Refuse",
-           "RequireApproval", "is_approval_pending", "pending_calls", "resolve_approvals"]
+           "RequireApproval", "check_decisions", "is_approval_pending", "pending_calls",
+           "resolve_approvals"]
 
 PENDING_OUTPUT = "Awaiting approval: this call has not run yet."
 """The placeholder result of a call that waits for approval (an error
@@ -186,16 +187,27 @@ def pending_calls(state: AgentState) -> list[ToolUseBlock]:
     return _pending(state)[1]
 
 
-def _check_decisions(state: AgentState, decisions: Mapping[str, Decision]
-                     ) -> tuple[int, list[ToolUseBlock]]:
-    """The pending calls of ``state`` (as ``_pending``) when ``decisions``
-    decides each of them and nothing else.
+def check_decisions(state: AgentState, decisions: Mapping[str, Decision]) -> list[ToolUseBlock]:
+    """The calls of ``state`` that wait for approval (``pending_calls``), in
+    call order, when ``decisions`` (tool call id -> ``Approve``/``Refuse``)
+    decides each of them and nothing else; what ``resolve_approvals`` checks
+    before anything runs, without running or changing anything. A web app
+    can call it to refuse a bad resume (a 4xx) before starting a stream.
 
     Raises:
-        AlreadyDecidedError: a decision names a call that has its outcome.
-        InvalidInputError: no call is pending, one has no decision, or a
-            decision names a call that is not pending.
+        AlreadyDecidedError: a decision names a call that already has its
+            outcome (an earlier request decided it; ``.call_ids`` names them).
+        InvalidInputError: no call of ``state`` waits for approval, a waiting
+            call has no decision, or a decision names a call that does not
+            wait (naming the ids).
     """
+    return _check_decisions(state, decisions)[1]
+
+
+def _check_decisions(state: AgentState, decisions: Mapping[str, Decision]
+                     ) -> tuple[int, list[ToolUseBlock]]:
+    """``check_decisions``, with the index of the tool message that holds the
+    pending calls (as ``_pending``)."""
     index, calls = _pending(state)
     ids = {c.id for c in calls}
     answered = {r.tool_use_id for m in state.memory if m.role == "tool"
