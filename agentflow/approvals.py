@@ -120,8 +120,8 @@ class RequireApproval(Middleware):
         that another waiting answer took; the loop pauses right after."""
         if not ex.waiting:
             return False
-        ids = {r.tool_use_id for r in results.tool_results
-               if r.tool_use_id in ex.waiting and is_approval_pending(r)}
+        ids = {r.tool_use_id for r in results.tool_results  # held, with this placeholder
+               if r.tool_use_id in ex.waiting and r.is_error and r.output == PENDING_OUTPUT}
         if not ids:
             return False
         asked = next((m for m in reversed(ex.memory) if m.role == "assistant"), None)
@@ -132,10 +132,13 @@ class RequireApproval(Middleware):
         return False
 
 
-def is_approval_pending(result: ToolResult | ToolResultBlock) -> bool:
-    """Whether ``result`` (an event or a block) is the placeholder of a call
-    that waits for approval (not a result to show)."""
-    return result.is_error and result.output == PENDING_OUTPUT
+def is_approval_pending(result: ToolResult) -> bool:
+    """Whether the ``ToolResult`` event is the placeholder of a call that
+    waits for approval (not a result to show): its ``waiting`` is
+    ``"approval_required"``, set by the loop from the held calls' ids. Never
+    decided by the result's text (a server tool's error may read like
+    ``PENDING_OUTPUT``); for a stored conversation, ``pending_calls(state)``."""
+    return result.waiting == "approval_required"
 
 
 def _held(msg: Msg) -> frozenset[str]:

@@ -20,7 +20,8 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
 * ``tool_use`` -> ``TOOL_CALL_START`` (``parentMessageId``: the step's text
   message, or one id for a step of calls only, so a client keeps one
   assistant message per step), ``TOOL_CALL_ARGS`` (the whole JSON input),
-  ``TOOL_CALL_END``; ``tool_result`` -> ``TOOL_CALL_RESULT``. The
+  ``TOOL_CALL_END``; ``tool_result`` -> ``TOOL_CALL_RESULT`` (unless the call
+  waits: ``ToolResult.waiting``). The
   structured-output engine's own tool (``generate_response``) is not shown.
 * ``output_partial`` -> ``STATE_SNAPSHOT`` of the client's state with
   ``"output"`` (``output_key``) set to the partial object (a frontend renders
@@ -67,7 +68,7 @@ with ``InvalidInputError``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Awaitable, Callable, Collection, Iterable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -102,9 +103,9 @@ from ag_ui.encoder import EventEncoder
 from pydantic import ValidationError
 
 from agentflow.agent import ReActAgent
-from agentflow.approvals import Approve, Decision, Refuse, is_approval_pending
+from agentflow.approvals import Approve, Decision, Refuse
 from agentflow.client_tool_checks import DEFAULT_CLIENT_TOOL_LIMITS
-from agentflow.client_tools import ClientToolLimits, is_client_pending, with_client_tools
+from agentflow.client_tools import ClientToolLimits, with_client_tools
 from agentflow.errors import InvalidInputError
 from agentflow.events import (
     SUSPENDED,
@@ -162,8 +163,12 @@ class AGUIEncoder:
         state: the client's state, the base of the ``STATE_SNAPSHOT``s.
         output_key: the state key the structured output is set under
             (default ``"output"``).
-        client_tools: names of the tools the client runs: their calls'
-            placeholder results are not shown (the client sends the results).
+
+    A tool result is shown (``TOOL_CALL_RESULT``) unless its call waits
+    (``ToolResult.waiting``, set by the loop from the held calls' ids, never
+    read from the result's text): a call waiting for approval becomes an
+    interrupt, a frontend tool's call is left for the client (named in
+    ``pendingToolCallIds``).
     """
 
     media_type = "text/event-stream"
@@ -171,7 +176,7 @@ class AGUIEncoder:
     ping = PING_FRAME
 
     def __init__(self, thread_id: str, run_id: str, *, state: Any = None,
-                 output_key: str = "output", client_tools: Collection[str] = ()) -> None:
+                 output_key: str = "output") -> None:
         self.thread_id, self.run_id = thread_id, run_id
         self.state = dict(state) if isinstance(state, Mapping) else {}
         self.output_key = output_key
@@ -181,7 +186,6 @@ class AGUIEncoder:
         self._reasoning: str | None = None  # the open reasoning message's id
         self._hidden: set[str] = set()      # ids of calls whose results are not shown
         self._interrupts: list[Interrupt] = []
-        self._client = frozenset(client_tools)
         self._pending: list[str] = []       # ids of the client tools' calls
         self._step: str | None = None       # the assistant message of the step's calls
         self._calls = 0
@@ -250,9 +254,9 @@ class AGUIEncoder:
                     metadata={"name": call.name, "input": event_to_dict(call)["input"]}))
         elif isinstance(event, ToolResult):
             self._step = None  # the step's calls are made: the next ones are another step's
-            if event.name in self._client and is_client_pending(event):
+            if event.waiting == "client_tool_calls":
                 self._pending.append(event.id)  # the client's to answer: no result shown
-            elif event.id not in self._hidden and not is_approval_pending(event):
+            elif event.waiting is None and event.id not in self._hidden:
                 out.append(ToolCallResultEvent(message_id=f"{event.id}-result",
                                                tool_call_id=event.id, content=event.output,
                                                role="tool"))
@@ -406,7 +410,6 @@ def agui_response(
         events = agent.stream(run.message, output, state=run.agent_state(), strategy=strategy)
     return EventStreamResponse(events, encoder=AGUIEncoder(
                                    run.thread_id, run.run_id, state=run.state,
-                                   output_key=output_key,
-                                   client_tools=[t.name for t in offered]),
+                                   output_key=output_key),
                                ping_interval=ping_interval, headers=headers,
                                on_close=on_close)

@@ -26,7 +26,7 @@ v1``. Mapping:
   in the same part. An output that could not be had -> ``data-output-error``.
 * ``approval_requested`` -> ``tool-approval-request`` per call (``approvalId``:
   the tool call id), in the step of its calls (it follows their results);
-  the call's placeholder result (``is_approval_pending``) is not shown, and
+  the call's placeholder result (``ToolResult.waiting``) is not shown, and
   ``finish`` has ``finishReason`` ``tool-calls``. The client answers with the
   tool part in state ``approval-responded`` (``approval: {id, approved,
   reason}``), which ``read_chat_request`` reads as ``decisions``.
@@ -49,15 +49,14 @@ v1``. Mapping:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Awaitable, Callable, Collection, Iterable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
 
 from agentflow.agent import ReActAgent
-from agentflow.approvals import is_approval_pending
 from agentflow.client_tool_checks import DEFAULT_CLIENT_TOOL_LIMITS
-from agentflow.client_tools import ClientToolLimits, is_client_pending, with_client_tools
+from agentflow.client_tools import ClientToolLimits, with_client_tools
 from agentflow.events import (
     SUSPENDED,
     ApprovalRequested,
@@ -99,18 +98,19 @@ class UIMessageEncoder:
         message_id: the assistant message the stream continues (a resumed
             approval, a client tool's result: the client keeps building that
             message only when the ``start`` chunk names it); default: the call id.
-        client_tools: names of the tools the client runs: their calls'
-            placeholder results are not shown (the client adds the outputs).
+
+    A tool result is shown (``tool-output-available`` / ``tool-output-error``)
+    unless its call waits (``ToolResult.waiting``, set by the loop from the
+    held calls' ids, never read from the result's text): for a person's
+    approval (the ``tool-approval-request`` asks) or for the client's output.
     """
 
     media_type = "text/event-stream"
     headers = UI_MESSAGE_STREAM_HEADERS
     ping = PING_FRAME
 
-    def __init__(self, message_id: str | None = None, *,
-                 client_tools: Collection[str] = ()) -> None:
+    def __init__(self, message_id: str | None = None) -> None:
         self.message_id = message_id
-        self._client = frozenset(client_tools)
         self._call = "msg"
         self._step: int | None = None       # the open step's iteration
         self._text: str | None = None       # the open text part's id
@@ -190,8 +190,7 @@ class UIMessageEncoder:
                 out.append({"type": "tool-approval-request", "approvalId": call.id,
                             "toolCallId": call.id})
         elif isinstance(event, ToolResult):
-            if event.id not in self._hidden and not is_approval_pending(event) and not (
-                    event.name in self._client and is_client_pending(event)):
+            if event.waiting is None and event.id not in self._hidden:
                 self._results = True
                 if event.is_error:
                     out.append({"type": "tool-output-error", "toolCallId": event.id,
@@ -286,7 +285,6 @@ def ui_message_stream_response(
     continued = (run.extra.get("message_id")
                  if run.decisions is not None or run.message is None else None)
     return EventStreamResponse(events, encoder=UIMessageEncoder(
-                                   continued if isinstance(continued, str) else None,
-                                   client_tools=[t.name for t in offered]),
+                                   continued if isinstance(continued, str) else None),
                                ping_interval=ping_interval,
                                headers=headers, on_close=on_close)

@@ -26,7 +26,11 @@ optional; ``null`` where there is no value):
 ``tool_use``
     ``{"type", "id": str, "name": str, "input": object}`` — a complete tool call.
 ``tool_result``
-    ``{"type", "id": str, "name": str|null, "output": str, "is_error": bool}``.
+    ``{"type", "id": str, "name": str|null, "output": str, "is_error": bool,
+    "waiting": null|"approval_required"|"client_tool_calls"}`` — ``waiting``:
+    ``null`` for a result to show; else the call did not run and waits (for a
+    person's approval, for the client's result): ``output`` is only its
+    placeholder. Known by the call's id, never by the text.
 ``output_partial``
     ``{"type", "data": object}`` — the structured output parsed so far; keys
     seen never disappear from later partials; values may still grow.
@@ -121,7 +125,7 @@ def event_to_dict(event: Event) -> dict[str, Any]:
                 "input": _jsonable(dict(event.input))}
     if isinstance(event, ToolResult):
         return {"type": event.type, "id": event.id, "name": event.name, "output": event.output,
-                "is_error": event.is_error}
+                "is_error": event.is_error, "waiting": event.waiting}
     if isinstance(event, OutputRetry):
         return {"type": event.type, "reason": event.reason, "attempt": event.attempt,
                 "message": event.message}
