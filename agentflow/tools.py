@@ -28,6 +28,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from agentflow._secrets import mask_secrets
 from agentflow.errors import ToolDefinitionError, ToolError, ToolNameError
 from agentflow.messages import ToolResultBlock, ToolUseBlock, clean_text
 from agentflow.model import ToolSpec
@@ -267,7 +268,9 @@ class Tool:
         members converted back; a field typed ``str`` is never decoded.
 
         Never raises for a bad call: validation errors and exceptions become a
-        ``ToolResultBlock`` with ``is_error=True`` (cancellation propagates).
+        ``ToolResultBlock`` with ``is_error=True`` (cancellation propagates);
+        an exception's text goes through ``mask_secrets`` (registered keys,
+        URLs' user info and queries cut), a ``ToolError``'s is the tool's own.
         """
         data = dict(call.input)
         if set(data) == {RAW_ARGUMENTS}:
@@ -303,9 +306,10 @@ class Tool:
                     result = await result
         except ToolError as exc:
             return ToolResultBlock(call.id, str(exc), is_error=True, name=self.name)
-        except Exception as exc:
+        except Exception as exc:  # its text may quote internals: no secret, no URL credential
             return ToolResultBlock(
-                call.id, f"{type(exc).__name__}: {exc}", is_error=True, name=self.name
+                call.id, mask_secrets(f"{type(exc).__name__}: {exc}"), is_error=True,
+                name=self.name
             )
         return ToolResultBlock(call.id, _stringify(result), name=self.name)
 

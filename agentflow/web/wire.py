@@ -81,6 +81,7 @@ from typing import Any
 import orjson
 from pydantic_core import to_jsonable_python
 
+from agentflow._secrets import mask_secrets
 from agentflow.errors import AgentflowError
 from agentflow.events import (
     ApprovalRequested,
@@ -158,10 +159,12 @@ def event_to_dict(event: Event) -> dict[str, Any]:
 
 def error_to_dict(error: BaseException) -> dict[str, Any]:
     """The ``error`` event for a failed call: agentflow's own errors with
-    their class name and message, anything else as ``InternalError`` (its
-    text may hold internals, so it stays in the server's log)."""
+    their class name and message (through ``mask_secrets``: a message that
+    quotes a tool's or a server's text loses registered keys and URLs' user
+    info and queries), anything else as ``InternalError`` (its text may hold
+    internals, so it stays in the server's log)."""
     if isinstance(error, AgentflowError):
-        detail = {"type": type(error).__name__, "message": str(error)}
+        detail = {"type": type(error).__name__, "message": mask_secrets(str(error))}
     else:
         detail = {"type": "InternalError", "message": "internal error"}
     return {"type": "error", "error": detail}
