@@ -16,6 +16,7 @@ source's ``tools_revision`` moves, and checks the names again then.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import inspect
 import re
@@ -28,6 +29,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from agentflow._commit import stray_cancel
 from agentflow._secrets import mask_secrets
 from agentflow.errors import ToolDefinitionError, ToolError, ToolNameError
 from agentflow.messages import ToolResultBlock, ToolUseBlock, clean_text
@@ -268,7 +270,9 @@ class Tool:
         members converted back; a field typed ``str`` is never decoded.
 
         Never raises for a bad call: validation errors and exceptions become a
-        ``ToolResultBlock`` with ``is_error=True`` (cancellation propagates);
+        ``ToolResultBlock`` with ``is_error=True`` (a cancellation of the
+        call propagates; a ``CancelledError`` the tool raised on its own,
+        ``stray_cancel``, is its failure like any exception);
         an exception's text goes through ``mask_secrets`` (registered keys,
         URLs' user info and queries cut), a ``ToolError``'s is the tool's own.
         """
@@ -306,6 +310,11 @@ class Tool:
                     result = await result
         except ToolError as exc:
             return ToolResultBlock(call.id, str(exc), is_error=True, name=self.name)
+        except asyncio.CancelledError as exc:
+            if not stray_cancel(exc):  # the call is being cancelled: let it
+                raise
+            return ToolResultBlock(call.id, mask_secrets(f"CancelledError: {exc}"),
+                                   is_error=True, name=self.name)
         except Exception as exc:  # its text may quote internals: no secret, no URL credential
             return ToolResultBlock(
                 call.id, mask_secrets(f"{type(exc).__name__}: {exc}"), is_error=True,

@@ -51,7 +51,7 @@ from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 from agentflow.web.agui import agui_response, read_run_input
 from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
 from agentflow.web.requests import read_json
-from agentflow.web.sse import Outcome
+from agentflow.web.sse import EventStreamResponse, Outcome
 from tests.fakes.openai import OpenAIFake
 
 from .test_web_adapters import node, node_ready, served
@@ -73,15 +73,18 @@ def lookup(name: str) -> str:
 
 
 class Buggy(Middleware):
-    """A user's middleware with a bug that shows on the third chunk."""
+    """A user's middleware with a bug that shows on the third chunk: it raises
+    ``error`` (a ``CancelledError`` nobody asked for, too: code that re-raises
+    one it caught from a future someone else cancelled)."""
 
-    def __init__(self) -> None:
+    def __init__(self, error: BaseException) -> None:
         self.chunks = 0
+        self.error = error
 
     def on_chunk(self, ex: Any, chunk: Any, reply: Any) -> None:
         self.chunks += 1
         if self.chunks == 3:
-            raise RuntimeError(f"bug while reading {LEAKY_URL}")
+            raise self.error
 
 
 def text_then(error: BaseException) -> FunctionModel:
@@ -106,6 +109,7 @@ EXPECTED = {  # mode -> the error type the client is told, and whether text came
     "tool-raises": ("ToolRetriesExceededError", True),
     "give-up": ("StructuredOutputError", True),
     "middleware": ("InternalError", True),
+    "stray-cancel": ("InternalError", True),
 }
 
 
@@ -135,8 +139,11 @@ class App:
             return ReActAgent("ui", always_calling(), tools=[lookup])
         if mode == "give-up":
             return ReActAgent("ui", prose())
-        if mode == "middleware":
-            return ReActAgent("ui", text_then(AssertionError("unreached")), middleware=[Buggy()])
+        if mode in ("middleware", "stray-cancel"):
+            error = (RuntimeError(f"bug while reading {LEAKY_URL}") if mode == "middleware"
+                     else asyncio.CancelledError())
+            return ReActAgent("ui", text_then(AssertionError("unreached")),
+                              middleware=[Buggy(error)])
         assert mode == "disconnect"
         return ReActAgent("ui", self.watched(FunctionModel(
             lambda r: Reply(text="x" * 2000, chunk_size=1, delay=0.01))))
@@ -273,7 +280,9 @@ async def test_agent_stream_raises_after_the_events_so_far(mode: str) -> None:
     running.models = []
     agent = running.agent(mode)
     events: list[Event] = []
-    expected = RuntimeError if mode == "middleware" else AgentflowError
+    expected: type[BaseException] = {"middleware": RuntimeError,
+                                     "stray-cancel": asyncio.CancelledError}.get(mode,
+                                                                                 AgentflowError)
     try:
         with pytest.raises(expected) as info:
             async with aclosing(agent.stream("Find Ada", output_of(mode))) as stream:
@@ -303,3 +312,55 @@ async def test_agent_stream_closed_early_closes_the_model_stream() -> None:
             if isinstance(event, ReasoningChunk):
                 break
     assert running.cancelled.is_set()
+
+
+async def test_a_tool_raising_cancelled_error_on_its_own_is_its_failure() -> None:
+    """A tool's own ``CancelledError`` (not a cancellation of the call) is an
+    error result the model reads, as any exception; the call goes on."""
+    async def wait_for_it(name: str) -> str:
+        """Wait for a job someone else may cancel."""
+        job: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        job.cancel()
+        return await job
+
+    def answer(request: RecordedRequest) -> Reply:
+        results = [r.output for m in request.messages for r in m.tool_results]
+        return (Reply(text=f"failed: {results[0]}") if results else
+                Reply(tool_calls=[Call("wait_for_it", {"name": "Ada"})]))
+
+    agent = ReActAgent("ui", FunctionModel(answer), tools=[wait_for_it])
+    events = [e async for e in agent.stream("go")]
+    assert isinstance(events[-1], Complete)
+    assert events[-1].message.text == "failed: CancelledError: "
+
+
+async def test_a_ping_into_a_gone_client_ends_the_response_quietly() -> None:
+    """The write that finds the client gone may be a keep-alive ping: the call
+    is cancelled as on ``http.disconnect``, and nothing escapes the response
+    (no unhandled error for the server to log)."""
+    closed = asyncio.Event()
+
+    async def events() -> AsyncIterator[Event]:
+        try:
+            yield ReasoningChunk("a", 1)
+            await asyncio.Event().wait()  # a long model request: only pings go out
+            yield ReasoningChunk("unreached", 1)
+        finally:
+            closed.set()
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.Event().wait()  # the server never says the client left
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        if message.get("body", b"").startswith(b": ping"):
+            raise OSError("connection reset by peer")
+
+    outcomes: list[Outcome] = []
+
+    async def record(outcome: Outcome) -> None:
+        outcomes.append(outcome)
+
+    response = EventStreamResponse(events(), ping_interval=0.05, on_close=record)
+    await asyncio.wait_for(response({"type": "http"}, receive, send), 10)  # type: ignore[arg-type]
+    assert closed.is_set() and outcomes == ["disconnected"] and response.error is None
