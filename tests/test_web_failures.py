@@ -102,7 +102,15 @@ def prose() -> FunctionModel:
     return FunctionModel(lambda r: Reply(text="Her name is Ada, e-mail unknown.", chunk_size=6))
 
 
+async def fails_first() -> AsyncIterator[Event]:
+    """A call that fails before its first event (as one whose MCP server is
+    down fails reading its tools)."""
+    raise ProviderConnectionError("cannot reach the tool server")
+    yield  # an async generator
+
+
 EXPECTED = {  # mode -> the error type the client is told, and whether text came first
+    "before-start": ("ProviderConnectionError", False),
     "provider-before": ("AuthenticationError", False),
     "never-connects": ("ProviderConnectionError", False),
     "provider-mid": ("ProviderConnectionError", True),
@@ -122,6 +130,8 @@ class App:
 
     def agent(self, mode: str) -> ReActAgent:
         no_retries = HttpSettings(max_retries=0)
+        if mode == "before-start":  # its events are fails_first()
+            return ReActAgent("ui", FunctionModel(lambda r: "unreached"))
         if mode == "provider-before":
             model: ChatModel = get_model("openai:gpt-4o-mini", base_url=self.fake.url,
                                          api_key=KEY, settings=no_retries)
@@ -183,13 +193,15 @@ async def app() -> AsyncIterator[App]:
         mode = request.path_params["mode"]
         run = read_run_input(await read_json(request))
         return agui_response(running.agent(mode), run, output_of(mode), ping_interval=60,
-                             on_close=running.closed)
+                             on_close=running.closed,
+                             events=fails_first() if mode == "before-start" else None)
 
     async def chat(request: Request) -> Response:
         mode = request.path_params["mode"]
         run = read_chat_request(await read_json(request))
-        return ui_message_stream_response(running.agent(mode), run, output_of(mode),
-                                          ping_interval=60, on_close=running.closed)
+        return ui_message_stream_response(
+            running.agent(mode), run, output_of(mode), ping_interval=60, on_close=running.closed,
+            events=fails_first() if mode == "before-start" else None)
 
     routes = [Route("/agui/{mode}", agui, methods=["POST"]),
               Route("/chat/{mode}", chat, methods=["POST"])]
@@ -213,7 +225,8 @@ async def test_agui_run_ends_with_run_error(app: App, mode: str) -> None:
     code, text_first = EXPECTED[mode]
     types = [e["type"] for e in got["events"]]
     assert types[-1] == "RUN_ERROR", types  # the run's last event
-    assert types[0] == "RUN_STARTED" and "RUN_FINISHED" not in types
+    assert types[0] == ("RUN_ERROR" if mode == "before-start" else "RUN_STARTED")
+    assert "RUN_FINISHED" not in types
     assert got["runError"]["code"] == code, got["runError"]
     assert ("TEXT_MESSAGE_CONTENT" in types) == text_first, types
     if code == "InternalError":
@@ -228,7 +241,8 @@ async def test_ai_sdk_chat_ends_with_the_error_chunk(app: App, mode: str) -> Non
     code, text_first = EXPECTED[mode]
     types = [c["type"] for c in got["chunks"]]
     assert types[-1] == "error", types
-    assert "finish" not in types and types[0] == "start"
+    assert "finish" not in types
+    assert types[0] == ("error" if mode == "before-start" else "start")
     assert got["chunks"][-1]["errorText"].startswith(f"{code}: ")
     assert ("text-delta" in types) == text_first, types
     assert got["status"] == "error" and got["error"] == got["chunks"][-1]["errorText"]
@@ -274,7 +288,8 @@ async def test_a_client_that_stops_cancels_the_call_quietly(
 # ------------------------------------------------------------ agent.stream() itself
 
 
-@pytest.mark.parametrize("mode", [m for m in EXPECTED if m != "provider-before"])
+@pytest.mark.parametrize("mode", [m for m in EXPECTED
+                                  if m not in ("provider-before", "before-start")])
 async def test_agent_stream_raises_after_the_events_so_far(mode: str) -> None:
     running = App()
     running.models = []

@@ -42,7 +42,13 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   {"approved": bool, "input"?: object, "reason"?: str}}]`` (``cancelled``:
   refused), which ``read_run_input`` reads as ``decisions``.
 * a failed call -> ``RUN_ERROR`` (``code``: the error's class name; only
-  agentflow's own errors carry their message)
+  agentflow's own errors carry their message, through ``mask_secrets``), the
+  run's last event (AG-UI 1.0 lifecycle: a run ends with ``RUN_FINISHED`` or
+  ``RUN_ERROR``; a run that fails before it starts sends ``RUN_ERROR``
+  first). Every failure ends so: a provider error before or after chunks, a
+  tool past its retries, an output the model never got valid, an exception
+  in middleware. A client that goes away gets nothing more: the call is
+  cancelled.
 
 Frontend tools (``RunAgentInput.tools``: CopilotKit's ``useFrontendTool``,
 ``useCopilotAction``) are offered to the model beside the server's tools

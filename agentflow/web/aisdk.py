@@ -44,7 +44,14 @@ v1``. Mapping:
   ``output_failed``, ``other`` for ``max_iters``/``stopped``; the
   ``messageMetadata`` holds ``stop_reason`` and ``usage``)
 * a failed call -> ``error`` (``errorText`` ``"<ErrorType>: <message>"``;
-  only agentflow's own errors carry their message)
+  only agentflow's own errors carry their message, through ``mask_secrets``),
+  the last chunk before ``[DONE]``, with no ``finish``: the ``ai`` package's
+  own ``createUIMessageStream`` ends a failed stream so, and its chat then
+  has status ``error``. Every failure ends so: one before any event (no
+  ``start`` then), a provider error mid-stream (the open text and reasoning
+  parts are ended first), a tool past its retries, an output the model never
+  got valid, an exception in middleware. A client that goes away gets
+  nothing more: the call is cancelled.
 """
 
 from __future__ import annotations

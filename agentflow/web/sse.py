@@ -17,7 +17,13 @@ what happened, and ``on_close`` is awaited with it.
 
 A bad request that fails before the call starts (``UsageError``: no
 message, an invalid input) is answered ``400`` with ``{"error": {"type",
-"message"}}`` instead of a stream.
+"message"}}`` instead of a stream. Any other failure ends the stream with the
+encoder's error frame, never silently: an exception from the events (one
+that is not agentflow's own is logged and sent as ``InternalError``), and a
+``CancelledError`` that nobody asked for (raised by a tool's or middleware's
+code while the response was not cancelled). A write that finds the client
+gone, a keep-alive ping's too, cancels the call like ``http.disconnect``;
+nothing is logged as an error then.
 """
 
 from __future__ import annotations
