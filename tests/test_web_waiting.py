@@ -104,10 +104,10 @@ async def test_a_server_error_reading_like_a_placeholder_is_shown(kind: str) -> 
     assert [c["toolCallId"] for c in ui if c["type"] == "tool-approval-request"] == ["c-mail"]
 
 
-async def test_the_held_calls_are_marked_without_any_server_tool() -> None:
-    """A step of held calls only: each result says what it waits for, and a
-    plain result built without ``waiting`` is a result to show, whatever its
-    text (the encoders read no text)."""
+async def test_a_result_not_marked_waiting_is_shown_whatever_its_text() -> None:
+    """Each held call's result says what it waits for, and a result made
+    without ``waiting`` is one to show, even with a placeholder's exact text
+    for a client tool's name (the encoders read no text, no name)."""
     events = [e async for e in mixed_step("unused").stream("go", state=AgentState())]
     forged = ToolResult("c-x", "pick_color", CLIENT_PENDING_OUTPUT, True)
     for encoder in (AGUIEncoder("t", "r"), UIMessageEncoder()):
