@@ -24,6 +24,7 @@ from agentflow.cli.options import (
     DEFAULT_INSTRUCTIONS,
     CliError,
     chunking_for,
+    run_settings_of,
     schema_refusal,
     settings_refusal,
 )
@@ -44,6 +45,7 @@ from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.fingerprint import schema_fingerprint
 from agentflow.extraction.outfile import OutFile, open_out, waiting_notice
 from agentflow.extraction.records import _problem_record, _record, _Sink, _transient
+from agentflow.extraction.settings_changes import knows_the_run, unlike_settings
 from agentflow.extraction.settings_fingerprint import run_fingerprint, settings_fingerprint
 from agentflow.extraction.setup import (
     SetupError,
@@ -95,7 +97,8 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     try:
         check_batch_mode(model, args.mode)
         sink.schema = schema_fingerprint(output_type)
-        sink.settings = settings_fingerprint(output_type, module)
+        sink.settings = {**settings_fingerprint(output_type, module),
+                         **run_settings_of(args, instructions, max_chars, chunking)}
         if args.out and args.out != "-":
             sink.out = _open_for_schema(args, sink.schema, sink.settings)
         return await _extract_into(args, sink, model, output_type, instructions, prepare,
@@ -264,6 +267,7 @@ def _open_for_schema(args: argparse.Namespace, schema: str,
     unlike = _other_settings(out, settings)
     if not others and not unlike:
         _say_foreign_lines(out)
+        _say_unknown_settings(out)
         return out
     out.close()
     path = Path(args.out)
@@ -287,13 +291,27 @@ def _open_for_schema(args: argparse.Namespace, schema: str,
         raise SetupError(f"--schema-changed new: {printable(str(beside))} holds records of "
                          "another schema (or other settings) too")
     _say_foreign_lines(new)
+    _say_unknown_settings(new)
     return new
 
 
 def _other_settings(out: OutFile, settings: dict[str, str]) -> list[tuple[dict[str, str], int]]:
     """The settings of ``out``'s records that differ from ``settings``, each with
-    its record count (records without settings are not compared)."""
-    return [(held, n) for held, n in out.settings.values() if held != settings]
+    its record count (``agentflow.extraction.settings_changes``: records without
+    settings are not compared, nor the run settings of records without them)."""
+    return unlike_settings(out.settings.values(), settings)
+
+
+def _say_unknown_settings(out: OutFile) -> None:
+    """Say how many of ``out``'s records were written before agentflow recorded
+    how a run made them (no ``"settings"``, or no run settings): they are not
+    compared with this run's, and count as done."""
+    n = out.without_settings + sum(c for s, c in out.settings.values() if not knows_the_run(s))
+    if n:
+        print(f"agentflow: --out {printable(str(out.path))}: {n} record{'s' * (n != 1)} "
+              f"{'were' if n != 1 else 'was'} written before agentflow recorded the model and "
+              "flags a run used: not compared with this run's (their inputs count as done; "
+              "to redo them this way, write to another --out)", file=sys.stderr)
 
 
 def _refuse_an_input(out: OutFile, args: argparse.Namespace) -> None:
