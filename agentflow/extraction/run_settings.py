@@ -106,14 +106,15 @@ def run_settings(
         model: the ``vendor:model`` spec as given (secrets masked).
         instructions: the system prompt the run sends (recorded as a digest).
         base_url: the endpoint, ``None`` for the vendor's own (recorded without
-            user info, query or fragment).
+            user info, query, fragment or a trailing ``/``).
         passes / max_chars / ground / allow_partial: as ``extract_many`` takes them.
         chunking: a ``Chunking``, or ``None`` (off: every document sent whole).
         fmt / pdf / text_field / id_field: how inputs are read (``--format``...).
     """
     values = {
         "model": mask_secrets(model),
-        "base_url": RUN_DEFAULTS["base_url"] if not base_url else mask_secrets(base_url),
+        "base_url": (RUN_DEFAULTS["base_url"] if not base_url
+                     else mask_secrets(base_url).rstrip("/")),
         "instructions": _digest(instructions),
         "passes": str(passes),
         "max_chars": "none" if max_chars is None else str(max_chars),
