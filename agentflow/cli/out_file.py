@@ -24,9 +24,10 @@ __all__ = ["inputs_but_out", "open_for_run"]
 
 
 def open_for_run(args: argparse.Namespace, schema: str,
-                     settings: dict[str, str] | None = None) -> OutFile:
+                 settings: dict[str, str] | None = None) -> OutFile:
     """``--out``, locked, when it holds no record of another schema, nor of this
-    one extracted with other settings (``settings_fingerprint``); else, with
+    one made with other settings (``agentflow.extraction.settings_changes``;
+    records that predate a setting are not compared on it, and said); else, with
     ``--schema-changed new``, the file beside it named by the schema (by the
     schema and its settings, ``run_fingerprint``, when only they changed).
 
