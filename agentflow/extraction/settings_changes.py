@@ -37,6 +37,7 @@ __all__ = ["LEGACY", "SettingChange", "knows_the_run", "setting_changes", "unlik
 LEGACY = frozenset({"INSTRUCTIONS", "PASSES", "MAX_CHARS", "CHUNKING"})
 """Schema-module keys that records made before the run's settings carried."""
 
+
 @dataclass(frozen=True, slots=True)
 class SettingChange:
     """One setting that differs: its key, and its value on each side (a run
