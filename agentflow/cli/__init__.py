@@ -8,7 +8,8 @@
     agentflow models
     agentflow --version
 
-``extract`` writes one JSON line per input (``id``, ``ok``, ``output`` or
+``extract`` writes one line of strict JSON per input (``id``, with ``id_bytes``
+for a name that is not UTF-8: ``agentflow.documents.names``; ``ok``, ``output`` or
 ``error`` ``{type, message, reason?}``, ``spans`` of grounded values,
 ``source_offset`` when ``prepare`` cut a prefix, ``pages`` and ``span_pages`` for a
 PDF (``agentflow.documents.pages``), ``usage``, ``attempts``,
