@@ -7,6 +7,7 @@ grounds on the inputs its state recorded (``AgentState.input_ids``)."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,12 @@ from agentflow import ReActAgent
 from agentflow.batch import extract_many
 from agentflow.cli import main
 from agentflow.errors import GroundingError, InvalidStateError
+from agentflow.execution import CallExecution
 from agentflow.messages import STRUCTURED_OUTPUT_REMINDER, Msg, ReminderType
+from agentflow.middleware.base import Middleware
 from agentflow.model import ModelProfile
 from agentflow.output.reminders import force_reminder, nudge, persistent_reminder
+from agentflow.output.strategies import StrategyName
 from agentflow.state import AgentState
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 from tests.fakes.base import FakeCall, FakeReply
@@ -37,7 +41,7 @@ DOC = "Eve Stone is the head of finance."
 RIGHT = {"name": "Eve Stone", "role": "head of finance"}
 PROSE = "Let me think about it."
 
-STRATEGIES = ["native", "tool", "prompt"]
+STRATEGIES: list[StrategyName] = ["native", "tool", "prompt"]
 PROFILES = {
     # the vendor enforces tool_choice=specific: a forced retry with a user nudge
     "forcing": ModelProfile(native_output="json_schema"),
@@ -90,10 +94,10 @@ def framework_text(request: RecordedRequest) -> str:
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("strategy", STRATEGIES)
 async def test_a_right_answer_after_a_prose_reply_is_grounded_on_the_document(
-    strategy: str, profile: str,
+    strategy: StrategyName, profile: str,
 ) -> None:
     model = prose_then(RIGHT, profile=PROFILES[profile])
-    reply = await ReActAgent("a", model).call(DOC, Person, ground=True, strategy=strategy)  # type: ignore[arg-type]
+    reply = await ReActAgent("a", model).call(DOC, Person, ground=True, strategy=strategy)
     assert reply.output == Person(**RIGHT)
     assert_spans_inside(reply.spans, reply.output, DOC)
     assert len(model.requests) == 2
@@ -142,7 +146,7 @@ async def test_cli_extract_accepts_a_right_answer_after_a_prose_reply(tmp_path: 
 def copied_from_framework(request: RecordedRequest) -> dict[str, Any]:
     """Two words of the framework's last message that the document does not hold."""
     words = framework_text(request).split()
-    for a, b in zip(words, words[1:], strict=False):
+    for a, b in itertools.pairwise(words):
         if f"{a} {b}" not in DOC:
             return {"name": f"{a} {b}", "role": None}
     raise AssertionError(words)
@@ -151,7 +155,7 @@ def copied_from_framework(request: RecordedRequest) -> dict[str, Any]:
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("strategy", STRATEGIES)
 async def test_a_value_copied_from_the_frameworks_message_is_refused(
-    strategy: str, profile: str,
+    strategy: StrategyName, profile: str,
 ) -> None:
     stolen: list[str] = []
 
@@ -163,7 +167,7 @@ async def test_a_value_copied_from_the_frameworks_message_is_refused(
         return answer(request, value)
 
     model = FunctionModel(reply, profile=PROFILES[profile])
-    reply_msg = await ReActAgent("a", model).call(DOC, Person, ground=True, strategy=strategy)  # type: ignore[arg-type]
+    reply_msg = await ReActAgent("a", model).call(DOC, Person, ground=True, strategy=strategy)
     with pytest.raises(GroundingError) as info:
         _ = reply_msg.output  # never ok: each value was found only in the framework's text
     assert stolen and info.value.unfound
@@ -180,10 +184,10 @@ REMINDER_WORDS = {  # the opening words of each text the engine adds
 
 @pytest.mark.parametrize("words", REMINDER_WORDS)
 @pytest.mark.parametrize("strategy", STRATEGIES)
-async def test_the_engines_texts_are_no_source(strategy: str, words: str) -> None:
+async def test_the_engines_texts_are_no_source(strategy: StrategyName, words: str) -> None:
     # after a prose reply, a value from a text the engine adds: refused, then the right one taken
     model = prose_then({"name": REMINDER_WORDS[words], "role": "tool"}, RIGHT)
-    reply = await ReActAgent("a", model).call(DOC, Person, ground=True, strategy=strategy)  # type: ignore[arg-type]
+    reply = await ReActAgent("a", model).call(DOC, Person, ground=True, strategy=strategy)
     assert reply.output == Person(**RIGHT)
     assert_spans_inside(reply.spans, reply.output, DOC)
     assert len(model.requests) == 3
@@ -201,26 +205,51 @@ JOINED = "\n\n".join(INPUTS)
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("strategy", STRATEGIES)
 async def test_every_input_message_is_the_source_on_every_strategy(
-    strategy: str, profile: str, first: str,
+    strategy: StrategyName, profile: str, first: str,
 ) -> None:
     model = prose_then(RIGHT, profile=PROFILES[profile]) if first == "prose" else FunctionModel(
         lambda request: answer(request, RIGHT), profile=PROFILES[profile])
-    reply = await ReActAgent("a", model).call(INPUTS, Person, ground=True, strategy=strategy)  # type: ignore[arg-type]
+    reply = await ReActAgent("a", model).call(INPUTS, Person, ground=True, strategy=strategy)
     assert reply.output == Person(**RIGHT)
     assert reply.spans == {"name": [(6, 15)], "role": [(23, 38)]}
     assert_spans_inside(reply.spans, reply.output, JOINED)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-async def test_an_earlier_calls_input_is_no_source(strategy: str) -> None:
+async def test_an_earlier_calls_input_is_no_source(strategy: StrategyName) -> None:
     state = AgentState()
     model = FunctionModel(lambda request: "Noted.")
     agent = ReActAgent("a", model)
     await agent.call("Name: Old Person", state=state)
     model.function = lambda request: answer(request, {"name": "Old Person"})
-    reply = await agent.call(DOC, Person, state=state, ground=True, strategy=strategy)  # type: ignore[arg-type]
+    reply = await agent.call(DOC, Person, state=state, ground=True, strategy=strategy)
     with pytest.raises(GroundingError, match="'Old Person' is not found in the document"):
         _ = reply.output
+
+
+class AddsContext(Middleware):
+    """Puts a user message of its own into memory at call start."""
+
+    async def on_call_start(self, ex: CallExecution) -> None:
+        ex.memory.append(Msg.user("Name: Old Person"))
+
+
+@pytest.mark.parametrize("first", [True, False])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+async def test_a_message_middleware_adds_at_call_start_is_no_source(
+    strategy: StrategyName, first: bool,
+) -> None:
+    model = FunctionModel(lambda request: answer(
+        request, {"name": "Old Person"} if len(model.requests) == 1 else RIGHT))
+    agent = ReActAgent("a", model)
+    if first:  # its on_call_start runs before the engine's, else after
+        agent.middleware.insert(0, AddsContext())
+    else:
+        agent.middleware.append(AddsContext())
+    reply = await agent.call(DOC, Person, ground=True, strategy=strategy)
+    assert reply.output == Person(**RIGHT)
+    assert_spans_inside(reply.spans, reply.output, DOC)
+    assert "'Old Person' is not found in the document" in framework_text(model.requests[1])
 
 
 # ------------------------------------------------ a call that continues the conversation
@@ -228,7 +257,7 @@ async def test_an_earlier_calls_input_is_no_source(strategy: str) -> None:
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 async def test_a_call_without_a_message_grounds_on_the_inputs_its_state_recorded(
-    strategy: str,
+    strategy: StrategyName,
 ) -> None:
     model = FunctionModel(lambda request: "Noted.")
     agent = ReActAgent("a", model)
@@ -237,7 +266,7 @@ async def test_a_call_without_a_message_grounds_on_the_inputs_its_state_recorded
     assert state.input_ids == tuple(m.id for m in state.memory[:2])
     state = AgentState.from_json(state.to_json())  # kept through a store
     model.function = lambda request: answer(request, RIGHT)
-    reply = await agent.call(None, Person, state=state, ground=True, strategy=strategy)  # type: ignore[arg-type]
+    reply = await agent.call(None, Person, state=state, ground=True, strategy=strategy)
     assert reply.output == Person(**RIGHT)
     assert reply.spans == {"name": [(6, 15)], "role": [(23, 38)]}
 
