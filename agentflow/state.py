@@ -1,8 +1,10 @@
 """``AgentState``: what persists between calls.
 
-The conversation memory and the persisted structured-output flag
-(``so_tool_active``). It round-trips exactly through JSON (orjson,
-snake_case keys), so a web backend can store it between requests::
+The conversation memory, the persisted structured-output flag
+(``so_tool_active``) and the ids of the latest call's input messages
+(``input_ids``: what a call without a new message grounds on). It
+round-trips exactly through JSON (orjson, snake_case keys), so a web backend
+can store it between requests::
 
     blob = state.to_json()
     state = AgentState.from_json(blob)
