@@ -37,8 +37,9 @@ class OutputRun:
     give_up: bool = False
     ground: Grounded | None = None
     grounded: bool = False
-    start: int = 0
     source: str | None = None
+    """The call's source text (``output_answers.source_of``: the caller's
+    input messages, ``CallExecution.inputs``; worked out once per call)."""
     taken: frozenset[tuple[int, int]] | None = None
     """Spans of ``source`` an earlier extraction pass took as list items
     (``output_answers.taken_of``; worked out once per call)."""

@@ -427,7 +427,7 @@ def _final(exc: Exception, ex: CallExecution, raw: str) -> StructuredOutputError
 def source_of(ex: CallExecution, run: OutputRun) -> str:
     """The call's source text (``call_source``), worked out once per call."""
     if run.source is None:
-        run.source = call_source(ex.memory, run.start)
+        run.source = call_source(ex.inputs)
     return run.source
 
 
@@ -435,7 +435,7 @@ def taken_of(ex: CallExecution, run: OutputRun) -> frozenset[tuple[int, int]]:
     """Spans of the call's source an earlier extraction pass took as list
     items (``call_taken``, worked out once per call; empty for any other call)."""
     if run.taken is None:
-        run.taken = call_taken(ex.memory, run.start)
+        run.taken = call_taken(ex.inputs)
     return run.taken
 
 

@@ -45,8 +45,11 @@
   answered like any invalid output.
 * **grounding** – a call whose output type marks fields ``Grounded()`` (or
   that grounds every string: ``ground=``) checks, after validation, that each
-  grounded value is a verbatim span of the call's user text and that no
-  value is degenerate (``agentflow.grounding`` / ``.degenerate``);
+  grounded value is a verbatim span of the call's user text (the user
+  messages of the caller's input, ``CallExecution.inputs``, recorded before
+  any middleware runs: never a reminder, nudge, re-ask or tool result the
+  engine added, whatever their order) and that no value is degenerate
+  (``agentflow.grounding`` / ``.degenerate``);
   a failure is answered like a validation error, within the same
   ``output_retries`` budget, and ends as ``GroundingError`` /
   ``DegenerateOutputError``; the spans of an accepted output go to
@@ -259,7 +262,6 @@ class StructuredOutputMiddleware(Middleware):
         except TypeError:
             markers = grounding_plan(ex.output_type)
         run.grounded = run.ground is not None or markers
-        run.start = len(ex.memory)  # the call's input messages follow
         examples = ex.extra.get("examples", self.config.examples)
         if examples:  # raises InvalidExampleError before any request
             checked = check_examples(examples, ex.output_type, run.ground)
