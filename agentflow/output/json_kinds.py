@@ -31,9 +31,12 @@ field by field (aliases followed), so unions are judged by the branch
 pydantic chose: ``true`` for ``int | bool`` stays ``True`` and passes. A
 refusal is an ordinary ``ValidationError`` (error types
 ``BOOLEAN_IS_NO_NUMBER``, ``NUMBER_IS_NO_BOOLEAN``, ``NUMBER_IS_NO_DATE``)
-naming the field path, so the model is asked again. A field whose own
-``mode="before"`` validator turns a boolean into a number is refused too:
-what counts is what the model wrote.
+naming the field path, so the model is asked again.
+
+pydantic's strict JSON mode already refuses every crossing but one: a
+boolean for a number ``Literal``/``Enum`` member. So a value validated
+strictly from its JSON text needs the check only when its schema has such
+a choice (``strict_gap``).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -49,7 +53,7 @@ from pydantic import BaseModel, RootModel, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 __all__ = ["BOOLEAN_IS_NO_NUMBER", "NUMBER_IS_NO_BOOLEAN", "NUMBER_IS_NO_DATE",
-           "check_kinds", "kind_errors"]
+           "check_kinds", "kind_errors", "strict_gap"]
 
 BOOLEAN_IS_NO_NUMBER = "boolean_is_no_number"
 """Error type: a JSON boolean became a number (or a number ``Literal``/``Enum`` member)."""
@@ -79,8 +83,9 @@ def _scalar_error(written: Any, read: Any) -> PydanticCustomError | None:
         if _is_number(plain):
             return PydanticCustomError(
                 BOOLEAN_IS_NO_NUMBER,
-                "Input should be a number, got the boolean {value}: a boolean is no number",
-                {"value": "true" if written else "false"})
+                "Input should be {expected}, got the boolean {value}: a boolean is no number",
+                {"expected": "an integer" if isinstance(plain, int) else "a number",
+                 "value": "true" if written else "false"})
         return None
     if not _is_number(written):
         return None
@@ -98,23 +103,29 @@ def _scalar_error(written: Any, read: Any) -> PydanticCustomError | None:
     return None
 
 
-def _field_keys(name: str, info: Any) -> Iterator[str]:
-    """The keys a field may be written under: its validation alias (when a
-    plain string), its alias, its name."""
-    for key in (getattr(info, "validation_alias", None), getattr(info, "alias", None), name):
-        if isinstance(key, str):
-            yield key
+@functools.lru_cache(maxsize=1024)
+def _model_keys(cls: type[BaseModel]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each field of ``cls`` with the keys it may be written under: its
+    validation alias (when a plain string), its alias, its name."""
+    out = []
+    for name, info in cls.__pydantic_fields__.items():
+        keys = (info.validation_alias, info.alias, name)
+        out.append((name, tuple(dict.fromkeys(k for k in keys if isinstance(k, str)))))
+    return tuple(out)
 
 
 def _pairs(written: Mapping[str, Any], read: Any) -> Iterator[tuple[str, Any, Any]]:
     """``(key, written value, validated value)`` for each field of the
     validated object ``read`` the model wrote in ``written``."""
     if isinstance(read, BaseModel):
-        for name, info in type(read).model_fields.items():
-            key = next((k for k in _field_keys(name, info) if k in written), None)
-            if key is not None and name in read.__dict__:
-                yield key, written[key], read.__dict__[name]
-        for key, value in (read.model_extra or {}).items():
+        fields = read.__dict__
+        for name, keys in _model_keys(type(read)):
+            if name in fields:
+                for key in keys:
+                    if key in written:
+                        yield key, written[key], fields[name]
+                        break
+        for key, value in (read.__pydantic_extra__ or {}).items():
             if key in written:
                 yield key, written[key], value
     elif dataclasses.is_dataclass(read) and not isinstance(read, type):
@@ -127,35 +138,47 @@ def _pairs(written: Mapping[str, Any], read: Any) -> Iterator[tuple[str, Any, An
                 yield key, value, read[key]
 
 
-def _walk(written: Any, read: Any, loc: _Loc) -> Iterator[InitErrorDetails]:
+_PLAIN = frozenset({str, type(None)})
+_NUMBERS = frozenset({int, float})
+
+
+def _walk(written: Any, read: Any, loc: _Loc, errors: list[InitErrorDetails]) -> None:
+    kind = type(written)
+    if kind in _PLAIN:  # text and null cross nothing (the common case first)
+        return
+    if kind in _NUMBERS and type(read) in _NUMBERS:  # a number that stayed one
+        return
     if isinstance(read, RootModel):
-        yield from _walk(written, read.root, loc)
-        return
-    if isinstance(written, Mapping):
+        read = read.root
+    if kind is dict or isinstance(written, Mapping):
         for key, value, validated in _pairs(written, read):
-            yield from _walk(value, validated, (*loc, key))
+            if type(value) not in _PLAIN:
+                _walk(value, validated, (*loc, key), errors)
         return
-    if isinstance(written, list | tuple):
+    if kind is list or isinstance(written, tuple):
         if isinstance(read, list | tuple) and len(read) == len(written):
-            for i, (value, validated) in enumerate(zip(written, read, strict=True)):
-                yield from _walk(value, validated, (*loc, i))
+            for i, value in enumerate(written):
+                if type(value) not in _PLAIN:
+                    _walk(value, read[i], (*loc, i), errors)
         elif isinstance(read, set | frozenset):  # unordered: a boolean that became a number
             bools = [v for v in written if isinstance(v, bool)]
             if bools and not any(isinstance(_plain(v), bool) for v in read):
                 error = _scalar_error(bools[0], int(bools[0]))
                 if error is not None:
-                    yield {"type": error, "loc": loc, "input": written}
+                    errors.append({"type": error, "loc": loc, "input": written})
         return
     error = _scalar_error(written, read)
     if error is not None:
-        yield {"type": error, "loc": loc, "input": written}
+        errors.append({"type": error, "loc": loc, "input": written})
 
 
 def kind_errors(written: Any, read: Any) -> list[InitErrorDetails]:
     """The crossings of JSON kinds (see the module docstring) between the
     decoded JSON ``written`` and the value ``read`` validated from it, one
     per field path, in the order of the written object."""
-    return list(_walk(written, read, ()))
+    errors: list[InitErrorDetails] = []
+    _walk(written, read, (), errors)
+    return errors
 
 
 def check_kinds(title: str, written: Any, read: Any) -> None:
@@ -168,3 +191,20 @@ def check_kinds(title: str, written: Any, read: Any) -> None:
     errors = kind_errors(written, read)
     if errors:
         raise ValidationError.from_exception_data(title, errors)
+
+
+def strict_gap(schema: Any) -> bool:
+    """Whether the JSON Schema ``schema`` (any node, ``$defs`` included) has a
+    choice (``enum``/``const``) with a number or boolean in it: the one place
+    pydantic's strict JSON mode reads a boolean as a number."""
+    if isinstance(schema, list):
+        return any(strict_gap(item) for item in schema)
+    if not isinstance(schema, dict):
+        return False
+    choices = schema.get("enum")
+    values = list(choices) if isinstance(choices, list) else []
+    if "const" in schema:
+        values.append(schema["const"])
+    if any(isinstance(v, bool | int | float) for v in values):
+        return True
+    return any(strict_gap(v) for k, v in schema.items() if k not in ("enum", "const"))

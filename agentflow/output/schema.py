@@ -39,7 +39,7 @@ from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
 from agentflow.output.decoding import normalize, unwrapped
 from agentflow.output.dialects import DialectSchema, transform_schema
 from agentflow.output.field_types import unrepresentable_field
-from agentflow.output.json_kinds import check_kinds, kind_errors
+from agentflow.output.json_kinds import check_kinds, kind_errors, strict_gap
 from agentflow.output.json_schema import sent_schema
 from agentflow.output.schema_generator import OutputSchemaGenerator
 
@@ -298,7 +298,7 @@ class OutputSpec:
                 pass  # not exact: normalise, then validate lax (and report from there)
             else:
                 if (self.wrapped or declared or not _nothing_set(exact)) \
-                        and not kind_errors(data, exact):
+                        and not (self._strict_gap and kind_errors(data, exact)):
                     return getattr(exact, WRAP_FIELD) if self.wrapped else exact
         data = normalize(data, self._plain)
         value = self._adapter.validate_python(data)
@@ -315,6 +315,12 @@ class OutputSpec:
                 "output", [{"type": error, "loc": (), "input": data if unknown else {}}]
             )
         return getattr(value, WRAP_FIELD) if self.wrapped else value
+
+    @functools.cached_property
+    def _strict_gap(self) -> bool:
+        """Whether strict JSON validation of this type may read a boolean as a
+        number (``json_kinds.strict_gap``: a number ``Literal``/``Enum``)."""
+        return strict_gap(self._plain)
 
     def dump_json(self, value: Any) -> str:
         """``value`` as JSON text of the user's type (not wrapped)."""
