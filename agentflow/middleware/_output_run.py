@@ -41,7 +41,7 @@ class OutputRun:
     source: str | None = None
     taken: frozenset[tuple[int, int]] | None = None
     """Spans of ``source`` an earlier extraction pass took as list items
-    (``output_answers.taken_of``; worked out once per call)."""
+    (``output_acceptance.taken_of``; worked out once per call)."""
     discards: int = 0
     last_invalid: Exception | None = None
     """The last output of the call that failed its checks (a tool call's
