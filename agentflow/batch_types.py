@@ -81,6 +81,9 @@ class ExtractResult(Generic[OutputT]):
         cut_lists: list field -> the number of items the document lists,
             for a list kept at its ``max_length`` (the first items) while
             the document lists more (``agentflow.extraction.list_cuts``).
+        cut_dicts: dict field -> the most keys its schema lets it hold, for
+            a dict that holds that many: the grammar stopped it there, and
+            the document may hold more pairs (``agentflow.extraction.dict_cuts``).
     """
 
     index: int
@@ -99,6 +102,7 @@ class ExtractResult(Generic[OutputT]):
     ungrounded: tuple[str, ...] = ()
     token_probs: dict[str, float] = field(default_factory=dict)
     cut_lists: dict[str, int] = field(default_factory=dict)
+    cut_dicts: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

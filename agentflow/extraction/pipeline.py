@@ -47,13 +47,14 @@ from agentflow.extraction.chunked import (
 from agentflow.extraction.chunking import iter_chunks
 from agentflow.extraction.confidence import field_confidence, needs_review
 from agentflow.extraction.defaults import extraction_marker
+from agentflow.extraction.dict_cuts import dict_cuts
 from agentflow.extraction.hand_rules import held_fields
 from agentflow.extraction.list_cuts import list_cuts
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
 from agentflow.grounding import Grounded
 from agentflow.grounding.locators import Locator, learn_locators
 from agentflow.messages import FIELD_PROBS, Msg
-from agentflow.model import Usage
+from agentflow.model import SchemaDialect, Usage
 from agentflow.output.examples import CheckedExample, Example, check_examples, examples_text
 from agentflow.output.schema import OutputSpec
 
@@ -231,10 +232,13 @@ def _field(output: Any, name: str) -> Any:
     return getattr(output, name, None)
 
 
-def _with_confidence(result: ExtractResult, text: str,
-                     locators: Mapping[str, Locator], output: Any = None) -> ExtractResult:
+def _with_confidence(result: ExtractResult, text: str, locators: Mapping[str, Locator],
+                     output: Any = None, dialect: SchemaDialect | None = None) -> ExtractResult:
     """``result`` with its fields' confidence, the fields that need review and
-    the values nothing checked (``agentflow.extraction.confidence``)."""
+    the values nothing checked (``agentflow.extraction.confidence``), the
+    lists kept at their bound while the document lists more (``list_cuts``)
+    and the dicts at their most keys (``dict_cuts``; ``dialect``: the one the
+    model was sent the schema in)."""
     if not result.ok:
         return result
     if result.truncated is not None:
@@ -245,7 +249,8 @@ def _with_confidence(result: ExtractResult, text: str,
                                               result.token_probs, cut)
     return dataclasses.replace(result, confidence=confidence,
                                needs_review=tuple(needs_review(confidence)),
-                               ungrounded=tuple(ungrounded), cut_lists=cut)
+                               ungrounded=tuple(ungrounded), cut_lists=cut,
+                               cut_dicts=dict_cuts(output, result.output, dialect))
 
 
 def _run_marker(agent: ReActAgent, ground: bool | Grounded | None,
@@ -304,7 +309,8 @@ class ExtractionPlan:
         result carries its fields' confidence)."""
         result = await _extract_input(self.agent, index, item, self.output, calls,
                                       self.overhead, self.settings)
-        return _with_confidence(result, item.text, self.locators, self.output)
+        return _with_confidence(result, item.text, self.locators, self.output,
+                                self.agent.model.profile.schema_dialect)
 
 
 def check_plan(output: Any, chunking: Chunking | None) -> None:
