@@ -49,6 +49,7 @@ The tree::
     │   ├── MCPServerStartError           it could not start, connect or complete the handshake
     │   ├── MCPConnectionError            the connection was lost (the process exited mid-call)
     │   └── MCPTimeoutError               a tool call passed its timeout (.tool, .timeout)
+    ├── StrayCancelError                  a CancelledError nobody asked for ended one input's work
     ├── ToolError                         raised by a tool to return an error result on purpose
     ├── ToolRetriesExceededError          a tool kept failing past its retry budget (.tool)
     ├── ModelRetry                        signal: an output validator asks the model to retry
@@ -133,6 +134,7 @@ from agentflow.errors._run import (
     MultipleStructuredOutputsError,
     OutputTruncatedError,
     StateConflictError,
+    StrayCancelError,
     StructuredOutputError,
     StructuredOutputValidationError,
     ToolError,
@@ -207,6 +209,7 @@ __all__ = [
     "SchemaError",
     "ServerError",
     "StateConflictError",
+    "StrayCancelError",
     "StructuredOutputError",
     "StructuredOutputValidationError",
     "ToolDefinitionError",
