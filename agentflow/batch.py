@@ -57,6 +57,7 @@ from agentflow.batch_types import (
     UniqueIds,
     _aiter,
     _as_input,
+    check_inputs,
 )
 from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
 from agentflow.errors import StrayCancelError, UsageError
@@ -117,7 +118,8 @@ async def extract_many(
             which a tool-less agent is built with ``instructions`` as system prompt.
             A model given by name is closed when the iteration ends; an agent
             or model object stays open (its owner closes it).
-        inputs: str (id = index), ``(id, text)`` or ``ExtractInput`` items;
+        inputs: str (id = index), ``(id, text)`` (the text a ``str``; the id
+            a ``str``, or a value whose ``str()`` names it) or ``ExtractInput`` items;
             a sync or async iterable, consumed lazily; wrapped in ``UniqueIds``
             when the producer guarantees unique ids (no id is then kept to
             check repeats: memory does not grow with the stream).
@@ -181,7 +183,13 @@ async def extract_many(
             position as id, never a repeat among themselves.
         UsageError: ``chunking.items`` names no top-level list field of ``output``.
         TypeError: ``inputs`` is one ``str`` (or ``bytes``) rather than an iterable of
-            documents; an input of an unsupported type (raised when it is reached).
+            documents.
+        InvalidInputError: (a ``TypeError``) an input of an unsupported type, an
+            ``(id, text)`` whose text is not a ``str`` (``None``, bytes: decode
+            them first; never converted with ``str()``) or whose id is ``None``
+            or bytes, naming the input and the type: before any request for a
+            collection, for a lazy iterable when it is reached (the inputs
+            already started finish first).
         InvalidExampleError: an example does not fit ``output`` (before any
             input is read).
         BatchUnavailableError: ``mode="batch"`` on a model without a batch API
@@ -214,7 +222,7 @@ async def extract_many(
         inputs = inputs.inputs
     checked_ids = unique or (isinstance(inputs, Collection) and not isinstance(inputs, Iterator))
     if checked_ids and not unique:  # a collection can be read twice: all checked up front
-        IdCheck.all(inputs)  # type: ignore[arg-type]
+        check_inputs(inputs)  # type: ignore[arg-type]
     agent = (
         agent_or_model
         if isinstance(agent_or_model, ReActAgent)

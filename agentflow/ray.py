@@ -9,7 +9,9 @@
                               actors=8, concurrency=128)
     write_jsonl(results, "/data/out/")    # one CLI record per input, as JSON lines
 
-Inputs: a ``ray.data.Dataset`` with an ``id`` and a ``text`` column (and,
+Inputs: a ``ray.data.Dataset`` with an ``id`` and a ``text`` column (a str
+each: a row whose text is null or binary gets an ``InvalidInputError`` record,
+never the text ``"None"``; and,
 optionally, ``problem``: why a document cannot be used, ``problem_type`` and
 ``reason`` (its error type and what to do), ``source_offset``, and ``pages``:
 a PDF's page map as JSON text). ``read_documents`` builds one from paths,
@@ -58,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agentflow.batch import ExtractInput, extract_many
+from agentflow.batch_types import not_text
 from agentflow.documents.inputs import Document, _expand, iter_documents
 from agentflow.documents.seen import SeenIds
 from agentflow.ratelimit import set_process_share
@@ -268,7 +271,7 @@ class _Extractor:
         from agentflow.extraction.records import _problem_record, _record
 
         ids = [str(x) for x in batch["id"]]
-        texts = [str(x) for x in batch["text"]]
+        texts = list(batch["text"])  # a str each; anything else is refused, never str()-ed
         problems = list(batch["problem"]) if "problem" in batch else [None] * len(ids)
         offsets = [int(x) for x in batch["source_offset"]] if "source_offset" in batch else (
             [0] * len(ids))
@@ -285,6 +288,9 @@ class _Extractor:
                 ordered[row] = _problem_record(Document(
                     rid, "", problem=problem, problem_type=problem_types[row] or None,
                     reason=reasons[row] or None))
+            elif not isinstance(text, str):  # a null (None) or binary text column value
+                ordered[row] = _problem_record(Document(
+                    rid, "", problem=not_text(rid, text), problem_type="InvalidInputError"))
             else:
                 usable.append(ExtractInput(rid, text))
                 rows.append(row)
