@@ -65,7 +65,7 @@ The tree::
         ├── CorruptDocumentError          its reader cannot parse it (a damaged or mislabelled PDF)
         ├── EncryptedDocumentError        a PDF that needs a password to open
         ├── NoTextLayerError              a PDF with no text to extract (scanned pages: images)
-        ├── DocumentTooComplexError       HTML nested too deep to parse in bounded time (.depth)
+        ├── DocumentTooComplexError       past a work budget or reader limit (.limit; HTML .depth)
         ├── DocumentEncodingError         bytes no encoding in the documented order decodes
         └── InvalidInputLineError         a JSONL input line that is not a document (one record)
 
