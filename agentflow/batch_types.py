@@ -92,7 +92,10 @@ class ExtractResult(Generic[OutputT]):
             grounded value in the input text (``agentflow.grounding``).
         chunks: how a long document was read (``None``: in one request).
         truncated: set when ``max_chars`` cut the document.
-        conflicts: fields on which a long document's chunks disagreed.
+        conflicts: fields on which a long document's chunks (or passes)
+            disagreed, whatever the merge rule that settled them (``first``,
+            ``majority``; ``must_agree``: the record fails); such a field's
+            confidence is at most ``confidence.CONFLICTED``.
         confidence: top-level field -> confidence in ``[0, 1]`` of an ``ok``
             result (``agentflow.extraction.confidence``); empty otherwise.
         needs_review: the fields of an ``ok`` result whose confidence is

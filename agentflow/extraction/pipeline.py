@@ -261,8 +261,9 @@ def _with_confidence(result: ExtractResult, text: str,
         text = text[: result.truncated.kept_chars]
     held = held_fields(output, result.output, text, result.spans)
     cut = list_cuts(output, result.output, text, result.spans, locators)
+    conflicted = {c.path.split(".")[0].split("[")[0] for c in result.conflicts}
     confidence, ungrounded = field_confidence(result.output, text, result.spans, locators, held,
-                                              result.token_probs, cut)
+                                              result.token_probs, cut, conflicted)
     return dataclasses.replace(result, confidence=confidence,
                                needs_review=tuple(needs_review(confidence)),
                                ungrounded=tuple(ungrounded), cut_lists=cut)
