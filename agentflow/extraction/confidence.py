@@ -100,7 +100,7 @@ UNLOCATED_NULL = 0.7
 """Null, with no locator to say the document lacks it."""
 UNCHECKED = 0.5
 """Nothing checked the value against the document (it is *ungrounded*)."""
-CONFLICTED = 0.6
+CONFLICTED = 0.65
 """At most this for a field the document's chunks (or passes) gave different
 values for (``ExtractResult.conflicts``): the value kept is one reading."""
 DISAGREES = 0.2
