@@ -45,6 +45,8 @@ LEVELS: dict[float, str] = {
     levels.LIST_CUT: "the first items only: the document lists more than the schema's max_length",
     levels.GROUNDED: "copied from the document, but nothing confirms it is the right place",
     levels.UNLOCATED_NULL: "null, but nothing shows the document lacks it",
+    levels.CONFLICTED: "parts of the document read differently: its chunks (or passes) gave "
+                       "other values, and the merge rule kept this one",
     levels.DOUBTED: f"the model was unsure (it wrote a token less than "
                     f"{levels.DOUBT_BELOW:.0%} likely)",
     levels.UNCHECKED: "not found in the document: nothing checked it",

@@ -22,6 +22,7 @@ never exceed its ``concurrency``.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import time
@@ -32,10 +33,11 @@ from typing import Any
 import anyio
 import orjson
 
+from agentflow._commit import stray_cancel
 from agentflow.agent import ReActAgent
 from agentflow.batch_types import ExtractInput, ExtractResult
 from agentflow.documents.deferred import resolve_media
-from agentflow.errors import EmptyDocumentError, GroundingError, SchemaError
+from agentflow.errors import EmptyDocumentError, GroundingError, SchemaError, StrayCancelError
 from agentflow.extraction.budget import Chunking, count_tokens, plan_budget
 from agentflow.extraction.chunked import (
     ChunkProgress,
@@ -58,7 +60,7 @@ from agentflow.model import SchemaDialect, Usage
 from agentflow.output.examples import CheckedExample, Example, check_examples, examples_text
 from agentflow.output.schema import OutputSpec
 
-__all__ = ["ExtractionPlan", "check_plan", "plan_extraction"]
+__all__ = ["ExtractionPlan", "check_plan", "plan_extraction", "stray_error"]
 
 
 def _message(item: ExtractInput, taken: frozenset[tuple[int, int]] = frozenset()) -> Msg:
@@ -93,9 +95,27 @@ async def _extract_one(
         probs = complete.message.metadata.get(FIELD_PROBS)
     except Exception as exc:  # every failure becomes this input's result
         value, error, probs = None, exc, None
+    except asyncio.CancelledError as exc:
+        if not stray_cancel(exc):  # the run is being cancelled: let it
+            raise
+        value, error, probs = None, stray_error(item.id, exc), None
     return ExtractResult(
         index, item.id, value, error, usage, usage.requests, time.perf_counter() - start, spans,
         token_probs=dict(probs) if probs else {})
+
+
+def stray_error(input_id: str, cancel: asyncio.CancelledError) -> StrayCancelError:
+    """The record error of input ``input_id`` whose work ended with
+    ``cancel``, a ``CancelledError`` nobody cancelling the run asked for
+    (``agentflow._commit.stray_cancel``); ``cancel`` is its cause."""
+    said = f": {cancel}" if str(cancel) else ""
+    error = StrayCancelError(
+        f"input {input_id!r}: its call raised a CancelledError{said} while the run was not "
+        "being cancelled (raised by code inside the call: the model client, a tool, "
+        "middleware, a library's own cancel scope or timeout); this input has no output, "
+        "the others carry on")
+    error.__cause__ = cancel
+    return error
 
 
 def _cap(text: str, max_chars: int | None) -> tuple[str, Truncation | None]:
@@ -245,8 +265,9 @@ def _with_confidence(result: ExtractResult, text: str, locators: Mapping[str, Lo
         text = text[: result.truncated.kept_chars]
     held = held_fields(output, result.output, text, result.spans)
     cut = list_cuts(output, result.output, text, result.spans, locators)
+    conflicted = {c.path.split(".")[0].split("[")[0] for c in result.conflicts}
     confidence, ungrounded = field_confidence(result.output, text, result.spans, locators, held,
-                                              result.token_probs, cut)
+                                              result.token_probs, cut, conflicted)
     return dataclasses.replace(result, confidence=confidence,
                                needs_review=tuple(needs_review(confidence)),
                                ungrounded=tuple(ungrounded), cut_lists=cut,

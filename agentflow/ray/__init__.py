@@ -9,7 +9,9 @@
                               actors=8, concurrency=128)
     write_jsonl(results, "/data/out/")    # one CLI record per input, as JSON lines
 
-Inputs: a ``ray.data.Dataset`` with an ``id`` and a ``text`` column (and,
+Inputs: a ``ray.data.Dataset`` with an ``id`` and a ``text`` column (a str
+each: a row whose text is null or binary gets an ``InvalidInputError`` record,
+never the text ``"None"``; and,
 optionally, ``problem``: why a document cannot be used, ``problem_type`` and
 ``reason`` (its error type and what to do), ``source_offset``, and ``pages``:
 a PDF's page map as JSON text). ``read_documents`` builds one from paths,

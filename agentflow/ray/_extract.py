@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agentflow.batch import ExtractInput, extract_many
+from agentflow.batch_types import not_text
 from agentflow.documents.inputs import Document
 from agentflow.ratelimit import set_process_share
 from agentflow.ray._refs import absolute_ref, ray_module, resolve, resolve_value
@@ -85,7 +86,7 @@ class _Extractor:
         from agentflow.extraction.records import _problem_record, _record
 
         ids = [str(x) for x in batch["id"]]
-        texts = [str(x) for x in batch["text"]]
+        texts = list(batch["text"])  # a str each; anything else is refused, never str()-ed
         problems = list(batch["problem"]) if "problem" in batch else [None] * len(ids)
         offsets = [int(x) for x in batch["source_offset"]] if "source_offset" in batch else (
             [0] * len(ids))
@@ -102,6 +103,9 @@ class _Extractor:
                 ordered[row] = _problem_record(Document(
                     rid, "", problem=problem, problem_type=problem_types[row] or None,
                     reason=reasons[row] or None))
+            elif not isinstance(text, str):  # a null (None) or binary text column value
+                ordered[row] = _problem_record(Document(
+                    rid, "", problem=not_text(rid, text), problem_type="InvalidInputError"))
             else:
                 usable.append(ExtractInput(rid, text))
                 rows.append(row)
