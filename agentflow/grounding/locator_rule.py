@@ -12,6 +12,7 @@ from typing import Any
 from agentflow.grounding.edges import END, START
 from agentflow.grounding.items import own_items
 from agentflow.grounding.lines import continuation, paragraph_continuation
+from agentflow.grounding.list_markers import marker_length
 
 __all__ = ["VALUES_KEY", "Locator", "clean_edges", "line_arguments", "same_text"]
 
@@ -109,6 +110,10 @@ class Locator:
             where the rule finds nothing is written the examples' way.
         shown_empty: an example leaves the field empty (null, an empty
             list): the examples show how its absence looks.
+        marker: ``left`` is a numbered item marker kind (``"1. "``,
+            ``"(a) "``: ``agentflow.grounding.list_markers``), the line
+            start of every value: a numbered list's items, read as a
+            bullet's (``anchored``; never a label).
     """
 
     field: str
@@ -125,6 +130,7 @@ class Locator:
     digit: bool = False
     layout: tuple[str, ...] = ()
     shown_empty: bool = False
+    marker: bool = False
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -138,7 +144,8 @@ class Locator:
     def labelled(self) -> bool:
         """Whether the rule reads after a label: a line start with a word in it
         (``Location: ``, ``.TH``), not punctuation alone (``- ``, `` (``)."""
-        return self.anchored and not self.items and any(c.isalnum() for c in self.left)
+        return self.anchored and not self.items and not self.marker and any(
+            c.isalnum() for c in self.left)
 
     def writes_label(self, source: str) -> bool:
         """Whether ``source`` has a line the rule reads from (its label, with
@@ -234,7 +241,13 @@ class Locator:
     def _in_line(self, line: str, empty: bool = False) -> list[str]:
         """The raw values after ``left`` (up to ``right``) on ``line``;
         ``empty``: also where nothing follows ``left`` there."""
-        if self.anchored:
+        if self.marker:  # a numbered item marker of one kind (``1. ``, ``(a) ``)
+            body = line.lstrip()
+            n = marker_length(body, self.left)
+            if n is None:
+                return []
+            starts = [len(line) - len(body) + n]
+        elif self.anchored:
             body = line.lstrip()
             label = self.left.lstrip()
             if body[: len(label)].casefold() != label.casefold():
@@ -270,7 +283,7 @@ class Locator:
         place (the key in prose, or with a separator the locator does not
         read, ``Requires = x``) is."""
         key = self.left.strip(" \t:=;,([{<>}]).-")
-        if not key:
+        if not key or self.marker:
             return False
         whole = re.compile(rf"(?<![\w.\-]){re.escape(key)}(?![\w]|[.\-]\w)", re.IGNORECASE)
         for line in source.splitlines():
@@ -311,8 +324,11 @@ class Locator:
         if self.items:
             return f"{self.field}: every list item (its own lines), in order"
         if self.arg is not None:
-            return (f"{self.field}: argument {self.arg + 1} of a line that begins with "
-                    f"{self.left!r}")
+            return (f"{self.field}: argument {self.arg + 1} (one word, or one quoted string) "
+                    f"of a line that begins with {self.left!r}")
+        if self.marker:
+            where = "at the start of a line after a numbered item marker like"
+
         more = (", and on over its paragraph's next lines" if self.paragraph else
                 ", and on over its continuation lines" if self.continued else "")
         return f"{self.field}: {where} {self.left!r}, {until}{split}{more}"
