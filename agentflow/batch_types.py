@@ -113,6 +113,9 @@ class ExtractResult(Generic[OutputT]):
         cut_dicts: dict field -> the most keys its schema lets it hold, for
             a dict that holds that many: the grammar stopped it there, and
             the document may hold more pairs (``agentflow.extraction.dict_cuts``).
+        repeated_items: list field -> ``[{"item", "listed", "written"}]``
+            for a list that holds an item more times than the document
+            writes it (``agentflow.extraction.list_repeats``).
     """
 
     index: int
@@ -132,6 +135,7 @@ class ExtractResult(Generic[OutputT]):
     token_probs: dict[str, float] = field(default_factory=dict)
     cut_lists: dict[str, int] = field(default_factory=dict)
     cut_dicts: dict[str, int] = field(default_factory=dict)
+    repeated_items: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -34,6 +34,7 @@ from typing import Any
 
 from agentflow.extraction import confidence as levels
 from agentflow.extraction._report_records import Record, _leaves, review_fields
+from agentflow.extraction.list_repeats import REPEATED, repeat_reason
 from agentflow.grounding.typed_values import found_in
 
 __all__ = ["ABSENT_VALUE", "CHECK_BUDGET", "LEVELS", "UNKNOWN", "UNPLACED", "FieldNote",
@@ -51,6 +52,7 @@ LEVELS: dict[float, str] = {
                     f"{levels.DOUBT_BELOW:.0%} likely)",
     levels.UNCHECKED: "not found in the document: nothing checked it",
     levels.DISAGREES: "its locator disagrees (it finds another value, or none)",
+    REPEATED: "the list holds an item more times than the document writes it",
 }
 """What each confidence level of ``agentflow.extraction.confidence`` means, by its value."""
 
@@ -94,7 +96,8 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
     record's ``cut_lists`` names (kept at its ``max_length``) says how many
     items the document lists and how many were kept; a dict its
     ``cut_dicts`` names, that it holds the most keys it may (the document
-    may hold more)."""
+    may hold more); a list its ``repeated_items`` names, which item it
+    repeats and how often the document writes it."""
     raw = record.get("confidence")
     scores = {str(k): _score(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
     flagged = set(review_fields(record))
@@ -102,6 +105,8 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
     cuts = {str(k): v for k, v in cut.items()} if isinstance(cut, Mapping) else {}
     full = record.get("cut_dicts")
     capped = {str(k) for k in full} if isinstance(full, Mapping) else set()
+    again = record.get("repeated_items")
+    repeats = {str(k): v for k, v in again.items()} if isinstance(again, Mapping) else {}
     output = record.get("output")
     notes: dict[str, FieldNote] = {}
     for name in [*scores, *(f for f in flagged if f not in scores)]:
@@ -114,6 +119,8 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
         elif name in capped and isinstance(kept, Mapping):
             why = (f"holds {len(kept)} keys, the most its schema allows: "
                    "the document may hold more")
+        if repeat_reason(repeats.get(name)):
+            why = repeat_reason(repeats.get(name))
         notes[name] = FieldNote(score, why, name in flagged)
     return notes
 

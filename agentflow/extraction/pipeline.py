@@ -52,6 +52,7 @@ from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.dict_cuts import dict_cuts
 from agentflow.extraction.hand_rules import held_fields
 from agentflow.extraction.list_cuts import list_cuts
+from agentflow.extraction.list_repeats import repeated_items, with_repeats
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
 from agentflow.grounding import Grounded
 from agentflow.grounding.locators import Locator, learn_locators
@@ -268,10 +269,13 @@ def _with_confidence(result: ExtractResult, text: str, locators: Mapping[str, Lo
     conflicted = {c.path.split(".")[0].split("[")[0] for c in result.conflicts}
     confidence, ungrounded = field_confidence(result.output, text, result.spans, locators, held,
                                               result.token_probs, cut, conflicted)
+    repeats = repeated_items(result.output, text)  # a list holding an item too often
+    confidence = with_repeats(confidence, repeats)
     return dataclasses.replace(result, confidence=confidence,
                                needs_review=tuple(needs_review(confidence)),
                                ungrounded=tuple(ungrounded), cut_lists=cut,
-                               cut_dicts=dict_cuts(output, result.output, dialect))
+                               cut_dicts=dict_cuts(output, result.output, dialect),
+                               repeated_items=repeats)
 
 
 def _run_marker(agent: ReActAgent, ground: bool | Grounded | None,

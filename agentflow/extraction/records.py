@@ -102,6 +102,8 @@ def _record(result: ExtractResult, source_offset: int = 0,
         record["cut_lists"] = dict(result.cut_lists)
     if result.cut_dicts:  # dicts at their most keys: the document may hold more pairs
         record["cut_dicts"] = dict(result.cut_dicts)
+    if result.repeated_items:  # lists holding an item more often than the document writes it
+        record["repeated_items"] = mask_value(dict(result.repeated_items))
     if result.spans:
         record["spans"] = {path: [list(s) for s in spans] for path, spans in result.spans.items()}
     if source_offset:

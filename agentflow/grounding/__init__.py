@@ -147,8 +147,9 @@ first occurrence anywhere not taken; failing that, its first occurrence.
 Under ``whole_tokens`` only whole-token occurrences are candidates.
 Repeated list items therefore map to successive occurrences (a value that
 repeats more often than the document holds it reuses the first one, and
-``degenerate.check_degenerate`` refuses a list that repeats it 3 times or
-more); items that overlap in the source simply have overlapping spans.
+``degenerate.check_degenerate`` refuses a list that repeats it 6 times or
+more, ``agentflow.extraction.list_repeats`` flags fewer repeats); items
+that overlap in the source simply have overlapping spans.
 """
 
 from __future__ import annotations
