@@ -105,3 +105,25 @@ async def test_a_runaway_list_is_still_degenerate() -> None:
     (result,) = [r async for r in extract_many(model, [RECIPE], Recipe)]
     assert not result.ok and isinstance(result.error, DegenerateOutputError)
     assert "repeated 6 times" in str(result.error)
+
+
+def test_two_fields_on_one_span_say_so_on_the_review_page() -> None:
+    from agentflow.extraction._report_fields import field_notes
+    from agentflow.extraction.shared_spans import shared_with
+
+    record = {"id": "p2", "ok": True,
+              "output": {"product": "NC4512", "company": "Northfield Creamery",
+                         "model_number": "NC4512", "lot_codes": ["NC4512"]},
+              "confidence": {"product": 0.8, "company": 0.8, "model_number": 0.99,
+                             "lot_codes": 0.8},
+              "needs_review": ["product", "company", "lot_codes"],
+              "spans": {"product": [[58, 64]], "company": [[0, 19]],
+                        "model_number": [[58, 64]], "lot_codes[0]": [[58, 64]]}}
+    assert shared_with(record) == {"product": ["model_number"], "model_number": ["product"]}
+    notes = field_notes(record)
+    assert "the same text at the same place as 'model_number'" in notes["product"].why
+    assert "copied from the document" in notes["company"].why and "same place" not in (
+        notes["company"].why)
+    # the same text at another place is two readings, not one read twice
+    other = {**record, "spans": {**record["spans"], "model_number": [[70, 76]]}}
+    assert shared_with(other) == {} and shared_with({"output": None}) == {}

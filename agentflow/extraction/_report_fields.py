@@ -35,6 +35,7 @@ from typing import Any
 from agentflow.extraction import confidence as levels
 from agentflow.extraction._report_records import Record, _leaves, review_fields
 from agentflow.extraction.list_repeats import REPEATED, repeat_reason
+from agentflow.extraction.shared_spans import shared_reason, shared_with
 from agentflow.grounding.typed_values import found_in
 
 __all__ = ["ABSENT_VALUE", "CHECK_BUDGET", "LEVELS", "UNKNOWN", "UNPLACED", "FieldNote",
@@ -97,7 +98,8 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
     items the document lists and how many were kept; a dict its
     ``cut_dicts`` names, that it holds the most keys it may (the document
     may hold more); a list its ``repeated_items`` names, which item it
-    repeats and how often the document writes it."""
+    repeats and how often the document writes it; a field that holds the
+    same text at the same place as another (``shared_spans``), which."""
     raw = record.get("confidence")
     scores = {str(k): _score(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
     flagged = set(review_fields(record))
@@ -107,6 +109,7 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
     capped = {str(k) for k in full} if isinstance(full, Mapping) else set()
     again = record.get("repeated_items")
     repeats = {str(k): v for k, v in again.items()} if isinstance(again, Mapping) else {}
+    shared = shared_with(record)
     output = record.get("output")
     notes: dict[str, FieldNote] = {}
     for name in [*scores, *(f for f in flagged if f not in scores)]:
@@ -121,6 +124,8 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
                    "the document may hold more")
         if repeat_reason(repeats.get(name)):
             why = repeat_reason(repeats.get(name))
+        if name in shared:
+            why = "; ".join(w for w in (why, shared_reason(shared[name])) if w)
         notes[name] = FieldNote(score, why, name in flagged)
     return notes
 
