@@ -137,7 +137,7 @@ async def call_events(
         ex = start_execution(
             model, state, (agent.name, agent.id),
             agent.options if deltas else agent._whole_options(), output,
-            strategy=strategy, deltas=deltas, has_tools=has_tools)
+            strategy=strategy, deltas=deltas, has_tools=has_tools, inputs=inputs)
         if ground is not None:
             ex.extra["ground"] = ground
         if examples is not None:

@@ -259,7 +259,8 @@ class Msg(Generic[OutputT]):
     def spans(self) -> Mapping[str, list[tuple[int, int]]]:
         """Where each grounded value of the output is in the source: field path
         (``maintainer``, ``changes[2]``) -> ``[(start, end)]`` character
-        offsets into the call's user message text; ``{}`` when nothing was
+        offsets into the text of the user messages the caller gave the call
+        (joined by a blank line when there are several); ``{}`` when nothing was
         grounded or no output was produced."""
         return self.result.spans if self.result is not None else {}
 

@@ -100,6 +100,8 @@ def _record(result: ExtractResult, source_offset: int = 0,
         record["ungrounded"] = list(result.ungrounded)
     if result.cut_lists:  # lists kept at their max_length: how many items the document lists
         record["cut_lists"] = dict(result.cut_lists)
+    if result.cut_dicts:  # dicts at their most keys: the document may hold more pairs
+        record["cut_dicts"] = dict(result.cut_dicts)
     if result.spans:
         record["spans"] = {path: [list(s) for s in spans] for path, spans in result.spans.items()}
     if source_offset:

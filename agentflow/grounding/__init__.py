@@ -133,10 +133,11 @@ domain out of an e-mail address); ``ground=Grounded(whole_tokens=True)`` makes
 the default whole-token.
 
 **Spans.** ``[start, end)`` character offsets (Python ``str`` indices) into
-the source: the text of the call's user message(s), joined by a blank line
-when there are several. Keyed by field path: python field names, dotted,
-``[i]`` for list items (``maintainer``, ``changes[2]``,
-``entries[3].version``); ``{"path": [(start, end)]}``.
+the source: the text of the user messages the caller gave the call (every
+one of them, joined by a blank line when there are several; never a message
+the framework added, such as a reminder or a re-ask). Keyed by field path:
+python field names, dotted, ``[i]`` for list items (``maintainer``,
+``changes[2]``, ``entries[3].version``); ``{"path": [(start, end)]}``.
 
 **Occurrence rule.** Values are placed in schema order (fields in
 declaration order, list items in order). Each takes the first occurrence
