@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from agentflow.batch import extract_many
 from agentflow.extraction.dict_cuts import dict_caps, dict_cuts
-from agentflow.extraction.records import _record
+from agentflow.extraction.records import to_record
 from agentflow.extraction.report import render_report
 from agentflow.model import ModelProfile
 from agentflow.output.dialects import LOCAL_MAX_PROPERTIES
@@ -75,7 +75,7 @@ async def test_the_record_of_a_dict_at_its_bound_says_so() -> None:
                      "top": pairs(3), "maybe": None, "extra": pairs(1)})
     (result,) = [r async for r in extract_many(model, [DOC], Stock, ground=False)]
     assert result.ok and result.cut_dicts == {"counts": LOCAL_MAX_PROPERTIES, "top": 3}
-    record = _record(result)
+    record = to_record(result)
     assert record["cut_dicts"] == {"counts": LOCAL_MAX_PROPERTIES, "top": 3}
     page = render_report([record], {"0": DOC})
     assert f"holds {LOCAL_MAX_PROPERTIES} keys, the most its schema allows" in page
@@ -84,4 +84,4 @@ async def test_the_record_of_a_dict_at_its_bound_says_so() -> None:
     model = answers({"shop": "Corner shop", "counts": pairs(2), "top": pairs(1),
                      "maybe": None, "extra": {}})
     (result,) = [r async for r in extract_many(model, [DOC], Stock, ground=False)]
-    assert result.ok and result.cut_dicts == {} and "cut_dicts" not in _record(result)
+    assert result.ok and result.cut_dicts == {} and "cut_dicts" not in to_record(result)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from agentflow import Chunking
 from agentflow.batch import extract_many
 from agentflow.extraction.confidence import CONFLICTED, REVIEW_BELOW
-from agentflow.extraction.records import _record
+from agentflow.extraction.records import to_record
 from agentflow.testing import FunctionModel, RecordedRequest, Reply
 
 
@@ -52,7 +52,7 @@ async def test_chunks_that_disagree_under_the_first_rule_are_reported_and_flagge
     assert [v for v, _, _ in by_path["total"].values] == [10, 99]
     assert r.confidence["customer"] <= CONFLICTED < REVIEW_BELOW
     assert {"customer", "total"} <= set(r.needs_review)
-    record = _record(r)
+    record = to_record(r)
     assert [(c["path"], c["rule"], c["chosen"]) for c in record["conflicts"]] == [
         ("customer", "first", "Ann"), ("total", "first", 10)]
 

@@ -83,7 +83,7 @@ class _Extractor:
         return self.loop.run_until_complete(self._run(batch))
 
     async def _run(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
-        from agentflow.extraction.records import _problem_record, _record
+        from agentflow.extraction.records import _problem_record, to_record
 
         ids = [str(x) for x in batch["id"]]
         texts = list(batch["text"])  # a str each; anything else is refused, never str()-ed
@@ -114,7 +114,7 @@ class _Extractor:
             order="completed", instructions=self.spec.instructions, **self.options,
         ):
             row = rows[result.index]
-            ordered[row] = _record(result, offsets[row], page_maps[row])
+            ordered[row] = to_record(result, offsets[row], page_maps[row])
         for record in ordered:
             record["schema"] = self.schema
             if self.spec.settings is not None:
