@@ -21,7 +21,7 @@ from agentflow.extraction.list_repeats import (
     repeated_items,
     with_repeats,
 )
-from agentflow.extraction.records import _record
+from agentflow.extraction.records import to_record
 from agentflow.extraction.report import render_report
 from agentflow.grounding.degenerate import MIN_REPEATED_ITEMS
 from agentflow.testing import FunctionModel, ScriptedModel
@@ -66,7 +66,7 @@ async def test_two_copies_flag_the_list_and_keep_the_record() -> None:
     assert result.ok and "lot_codes" in result.needs_review
     assert result.confidence["lot_codes"] == REPEATED < REVIEW_BELOW
     assert result.confidence["product"] == GROUNDED
-    record = _record(result)
+    record = to_record(result)
     assert record["repeated_items"] == {
         "lot_codes": [{"item": "NC4513", "listed": 2, "written": 1}]}
     page = render_report([record], {"0": DOC})
@@ -76,7 +76,7 @@ async def test_two_copies_flag_the_list_and_keep_the_record() -> None:
     clean = await _one({"product": "Aged Cheddar", "company": "Northfield Creamery",
                         "lot_codes": ["NC4512", "NC4513"]})
     assert clean.ok and clean.confidence["lot_codes"] == GROUNDED and clean.repeated_items == {}
-    assert "repeated_items" not in _record(clean)
+    assert "repeated_items" not in to_record(clean)
 
 
 class Recipe(BaseModel):
