@@ -102,3 +102,20 @@ def test_an_argument_rule_says_it_takes_one_word() -> None:
     rule = learn_locators(checked, Page)["section"]
     assert rule.arg == 1
     assert "(one word, or one quoted string)" in rule.describe()
+
+
+def test_an_argument_last_on_every_example_line_reads_no_longer_line() -> None:
+    # every example ends its .TH line at the section: whether the value stops at one
+    # word there the examples cannot show, so a .TH line that goes on gives no value
+    pages = [Example(".TH LS 1\nls \\- list\n", Page(name="ls", section="1")),
+             Example(".TH CP 1\ncp \\- copy\n", Page(name="cp", section="1"))]
+    checked = check_examples(pages, Page)
+    rule = learn_locators(checked, Page)["section"]
+    assert rule.arg == 1 and rule.last
+    assert "the last on its line" in rule.describe()
+    assert rule.values(".TH RM 8\n") == ["8"]
+    assert rule.values('.TH RM 8 "May 2023"\n') == []
+    # examples that go on after it show the value is one argument
+    shown = [Example('.TH LS 1 "May 2023"\n', Page(name="ls", section="1")),
+             Example('.TH CP 1 "June 2023"\n', Page(name="cp", section="1"))]
+    assert not learn_locators(check_examples(shown, Page), Page)["section"].last

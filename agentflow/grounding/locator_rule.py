@@ -114,6 +114,10 @@ class Locator:
             ``"(a) "``: ``agentflow.grounding.list_markers``), the line
             start of every value: a numbered list's items, read as a
             bullet's (``anchored``; never a label).
+        last: under ``arg``, the argument was the last of its line in every
+            example: they cannot show whether the value stops at it, so a
+            line that goes on after it gives no value (the field is then
+            scored as if it had no rule: ``agentflow.extraction.confidence``).
     """
 
     field: str
@@ -131,6 +135,7 @@ class Locator:
     layout: tuple[str, ...] = ()
     shown_empty: bool = False
     marker: bool = False
+    last: bool = False
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -205,7 +210,8 @@ class Locator:
         for line in source.splitlines():
             args = line_arguments(line)
             if self.arg is not None and len(args) > self.arg + 1 and (
-                    line[slice(*args[0])] == self.left):
+                    line[slice(*args[0])] == self.left) and not (
+                    self.last and len(args) > self.arg + 2):
                 value = line[slice(*args[self.arg + 1])].strip()
                 if value:
                     out.append(value)
@@ -324,8 +330,9 @@ class Locator:
         if self.items:
             return f"{self.field}: every list item (its own lines), in order"
         if self.arg is not None:
-            return (f"{self.field}: argument {self.arg + 1} (one word, or one quoted string) "
-                    f"of a line that begins with {self.left!r}")
+            only = ", the last on its line" if self.last else ""
+            return (f"{self.field}: argument {self.arg + 1} (one word, or one quoted string"
+                    f"{only}) of a line that begins with {self.left!r}")
         if self.marker:
             where = "at the start of a line after a numbered item marker like"
 

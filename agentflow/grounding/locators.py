@@ -424,7 +424,9 @@ def _learn_argument(name: str, examples: Sequence[CheckedExample]) -> Locator | 
     examples must fill the field. ``None`` otherwise. The first argument
     after it, where it is the whole rest of its line in every example, is
     read as the rest of the line (``Locator(left=keyword)``, no ``arg``):
-    one-word examples cannot show that the value is one word."""
+    one-word examples cannot show that the value is one word. An argument
+    that is the last of its line in every example (``Locator.last``) is
+    not read where the line goes on after it."""
     places: set[tuple[str, int]] = set()
     filled = 0
     for example in examples:
@@ -448,7 +450,10 @@ def _learn_argument(name: str, examples: Sequence[CheckedExample]) -> Locator | 
         rest = Locator(name, keyword, True, "")
         if all(rest.holds(_value(e, name), e.text) for e in examples):
             return rest
-    return Locator(name, keyword, True, "", arg=index)
+    last = all(len(args) == index + 2 for e in examples if _value(e, name)
+               for line in e.text.splitlines() for args in [line_arguments(line)]
+               if args and line[slice(*args[0])] == keyword)
+    return Locator(name, keyword, True, "", arg=index, last=last)
 
 
 def _argument_places(value: str, text: str) -> set[tuple[str, int]]:
