@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import TypeVar
 
-__all__ = ["finish", "rearm_cancel"]
+__all__ = ["finish", "rearm_cancel", "stray_cancel"]
 
 T = TypeVar("T")
 
@@ -49,3 +49,19 @@ def rearm_cancel() -> None:
     if task is not None:
         task.uncancel()
         task.cancel()
+
+
+def stray_cancel(error: BaseException) -> bool:
+    """Whether ``error`` is a ``CancelledError`` that no canceller asked for:
+    raised by code (a tool awaiting a future someone else cancelled, a library
+    that re-raises one) while the current task is not being cancelled
+    (``Task.cancelling()`` is 0). Such an error is a failure of that code,
+    not a cancellation of the call: treating it as one would end a stream
+    silently. ``False`` outside a task and for any other error."""
+    if not isinstance(error, asyncio.CancelledError):
+        return False
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running loop (another async backend)
+        return False
+    return task is not None and task.cancelling() == 0

@@ -57,7 +57,8 @@ if TYPE_CHECKING:
     from agentflow.state import AgentState
 
 __all__ = ["PENDING_OUTPUT", "STARTED_OUTPUT", "Approve", "Checkpoint", "Refuse",
-           "RequireApproval", "is_approval_pending", "pending_calls", "resolve_approvals"]
+           "RequireApproval", "check_decisions", "is_approval_pending", "pending_calls",
+           "resolve_approvals"]
 
 PENDING_OUTPUT = "Awaiting approval: this call has not run yet."
 """The placeholder result of a call that waits for approval (an error
@@ -119,8 +120,8 @@ class RequireApproval(Middleware):
         that another waiting answer took; the loop pauses right after."""
         if not ex.waiting:
             return False
-        ids = {r.tool_use_id for r in results.tool_results
-               if r.tool_use_id in ex.waiting and is_approval_pending(r)}
+        ids = {r.tool_use_id for r in results.tool_results  # held, with this placeholder
+               if r.tool_use_id in ex.waiting and r.is_error and r.output == PENDING_OUTPUT}
         if not ids:
             return False
         asked = next((m for m in reversed(ex.memory) if m.role == "assistant"), None)
@@ -131,10 +132,13 @@ class RequireApproval(Middleware):
         return False
 
 
-def is_approval_pending(result: ToolResult | ToolResultBlock) -> bool:
-    """Whether ``result`` (an event or a block) is the placeholder of a call
-    that waits for approval (not a result to show)."""
-    return result.is_error and result.output == PENDING_OUTPUT
+def is_approval_pending(result: ToolResult) -> bool:
+    """Whether the ``ToolResult`` event is the placeholder of a call that
+    waits for approval (not a result to show): its ``waiting`` is
+    ``"approval_required"``, set by the loop from the held calls' ids. Never
+    decided by the result's text (a server tool's error may read like
+    ``PENDING_OUTPUT``); for a stored conversation, ``pending_calls(state)``."""
+    return result.waiting == "approval_required"
 
 
 def _held(msg: Msg) -> frozenset[str]:
@@ -186,16 +190,27 @@ def pending_calls(state: AgentState) -> list[ToolUseBlock]:
     return _pending(state)[1]
 
 
-def _check_decisions(state: AgentState, decisions: Mapping[str, Decision]
-                     ) -> tuple[int, list[ToolUseBlock]]:
-    """The pending calls of ``state`` (as ``_pending``) when ``decisions``
-    decides each of them and nothing else.
+def check_decisions(state: AgentState, decisions: Mapping[str, Decision]) -> list[ToolUseBlock]:
+    """The calls of ``state`` that wait for approval (``pending_calls``), in
+    call order, when ``decisions`` (tool call id -> ``Approve``/``Refuse``)
+    decides each of them and nothing else; what ``resolve_approvals`` checks
+    before anything runs, without running or changing anything. A web app
+    can call it to refuse a bad resume (a 4xx) before starting a stream.
 
     Raises:
-        AlreadyDecidedError: a decision names a call that has its outcome.
-        InvalidInputError: no call is pending, one has no decision, or a
-            decision names a call that is not pending.
+        AlreadyDecidedError: a decision names a call that already has its
+            outcome (an earlier request decided it; ``.call_ids`` names them).
+        InvalidInputError: no call of ``state`` waits for approval, a waiting
+            call has no decision, or a decision names a call that does not
+            wait (naming the ids).
     """
+    return _check_decisions(state, decisions)[1]
+
+
+def _check_decisions(state: AgentState, decisions: Mapping[str, Decision]
+                     ) -> tuple[int, list[ToolUseBlock]]:
+    """``check_decisions``, with the index of the tool message that holds the
+    pending calls (as ``_pending``)."""
     index, calls = _pending(state)
     ids = {c.id for c in calls}
     answered = {r.tool_use_id for m in state.memory if m.role == "tool"

@@ -12,14 +12,14 @@ from agentflow._logging import get_logger
 from agentflow.acting import not_executed
 from agentflow.errors import InvalidInputError
 from agentflow.execution import CallExecution
-from agentflow.messages import Msg
+from agentflow.messages import STRUCTURED_OUTPUT_REMINDER, Msg
 from agentflow.model import ChatModel, GenerateOptions
 from agentflow.output.strategies import OutputStrategy, StrategyName
 
 if TYPE_CHECKING:
     from agentflow.state import AgentState
 
-__all__ = ["answer_open_calls", "coerce_input", "start_execution"]
+__all__ = ["answer_open_calls", "coerce_input", "continued_inputs", "start_execution"]
 
 _log = get_logger()
 _ROOT_LOGGER = getLogger("agentflow")  # debug_enabled's (call_outcome), read inline
@@ -75,6 +75,30 @@ def answer_open_calls(memory: Sequence[Msg]) -> list[Msg]:
     return out
 
 
+def continued_inputs(state: AgentState) -> tuple[Msg, ...]:
+    """The caller's input messages a call without a new message continues
+    from: the messages of ``state.memory`` whose ids ``state.input_ids``
+    recorded (the latest call that had input), in memory order; for a state
+    that recorded none (saved before ids were kept, or built by hand) or whose
+    recorded messages are gone, the latest run of user messages of memory the
+    framework did not add (no ``STRUCTURED_OUTPUT_REMINDER`` tag: reminders,
+    nudges, re-asks), read back from the end. Empty when memory holds none."""
+    if state.input_ids:
+        wanted = set(state.input_ids)
+        found = tuple(m for m in state.memory if m.id in wanted)
+        if found:
+            return found
+    run: list[Msg] = []
+    for m in reversed(state.memory):
+        if m.metadata.get(STRUCTURED_OUTPUT_REMINDER):
+            continue  # the framework's own
+        if m.role == "user":
+            run.append(m)
+        elif run:
+            break
+    return tuple(reversed(run))
+
+
 def start_execution(
     model: ChatModel,
     state: AgentState,
@@ -85,12 +109,15 @@ def start_execution(
     strategy: OutputStrategy | StrategyName | None,
     deltas: bool,
     has_tools: bool,
+    inputs: Sequence[Msg] = (),
 ) -> CallExecution:
     """A fresh per-call execution over a working copy of ``state``
     (``answer_open_calls``) for the agent ``(name, id)``: ``options`` are the
     call's base request options, ``deltas`` whether anyone reads the deltas
     (``stream()``), ``has_tools`` whether the model is offered tools (the agent's own, or
-    those its middleware declare: ``Middleware.declared_tools``)."""
+    those its middleware declare: ``Middleware.declared_tools``), ``inputs``
+    the caller's input messages of the call (``CallExecution.inputs``; none:
+    the call continues the conversation, ``continued_inputs``)."""
     ex = CallExecution(
         model=model,
         state=state,
@@ -100,6 +127,7 @@ def start_execution(
         options=options,
         output_type=output,
         memory=answer_open_calls(state.memory),
+        inputs=tuple(inputs) or continued_inputs(state),
         so_tool_active=state.so_tool_active,
         deltas_read=deltas,
     )

@@ -46,7 +46,7 @@ def stops(ex: CallExecution, calls: list[ToolUseBlock], decision: Decision | Non
 
 
 def commit(ex: CallExecution) -> Complete:
-    """Write the call's memory and flag to its state; the ``Complete`` event
+    """Write the call's memory, flag and input ids to its state; the ``Complete`` event
     (its message: the call's reply, or the last assistant message, carrying
     the structured result; the message itself, not a copy, when there is no
     result to attach: a text call)."""
@@ -56,6 +56,8 @@ def commit(ex: CallExecution) -> Complete:
         reply = reply.replace(result=result)
     ex.state.memory = ex.memory
     ex.state.so_tool_active = ex.so_tool_active
+    if ex.inputs:  # what a later call without a new message grounds on
+        ex.state.input_ids = tuple(m.id for m in ex.inputs)
     if _ROOT_LOGGER.isEnabledFor(logging.DEBUG):  # debug_enabled, inline
         ex.log.debug("call.end", stop_reason=ex.stop_reason, requests=ex.usage.requests)
     return Complete(

@@ -180,10 +180,14 @@ def with_client_tools(agent: ReActAgent, tools: Iterable[ClientTool], *,
     return offering
 
 
-def is_client_pending(result: ToolResult | ToolResultBlock) -> bool:
-    """Whether ``result`` (an event or a block) is the placeholder of a call
-    that waits for the client (not a result to show)."""
-    return result.is_error and result.output == CLIENT_PENDING_OUTPUT
+def is_client_pending(result: ToolResult) -> bool:
+    """Whether the ``ToolResult`` event is the placeholder of a call that
+    waits for the client's result (not a result to show): its ``waiting`` is
+    ``"client_tool_calls"``, set by the loop from the held calls' ids. Never
+    decided by the result's text (a server tool's error may read like
+    ``CLIENT_PENDING_OUTPUT``); for a stored conversation,
+    ``pending_client_calls(state)``."""
+    return result.waiting == "client_tool_calls"
 
 
 def pending_client_calls(state: AgentState) -> list[ToolUseBlock]:

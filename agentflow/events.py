@@ -111,12 +111,22 @@ class ToolUse:
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     """A tool call's result, as the model will read it (the agent's tools only,
-    as ``ToolUse``)."""
+    as ``ToolUse``).
+
+    ``waiting``: ``None`` for a result to show; for a call the step held
+    (``Act.waiting``: it did not run, ``output`` is only its placeholder) the
+    stop reason the call pauses with: ``"approval_required"`` (it waits for
+    a person's decision, ``agentflow.approvals``) or ``"client_tool_calls"``
+    (for the client's result, ``agentflow.client_tools``). Set by the loop
+    from the held calls' ids, never from ``output``: a server tool's error
+    that reads like a placeholder is ``None``, a result to show.
+    """
 
     id: str
     name: str
     output: str
     is_error: bool
+    waiting: StopReason | None = None
     type: Literal["tool_result"] = "tool_result"
 
 

@@ -37,6 +37,12 @@ class CallExecution:
         model: the model of the call.
         state: the ``AgentState`` the call runs on (written only at commit).
         memory: the working memory (state memory + this call's messages).
+        inputs: the caller's input messages of the call, as given (for a call
+            that continues a stored conversation without a new message, those
+            of the call that started it: ``call_input.continued_inputs``).
+            Set once, before any middleware runs; the text grounded values
+            must come from (``agentflow.grounding.output_checks.call_source``),
+            whatever the framework adds to ``memory`` around them.
         so_tool_active: working copy of the state's flag.
         options: base request options of the call.
         output_type: the requested output type, or ``None``.
@@ -72,6 +78,7 @@ class CallExecution:
     output_type: Any = None
     call_id: str = field(default_factory=new_id)
     memory: list[Msg] = field(default_factory=list)
+    inputs: tuple[Msg, ...] = ()
     so_tool_active: bool = False
     iteration: int = 0
     usage: Usage = _NO_USAGE  # immutable: a shared zero, replaced per request

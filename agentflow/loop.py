@@ -55,7 +55,7 @@ from agentflow.events import (
 from agentflow.input_checks import check_call_inputs
 from agentflow.messages import Msg
 from agentflow.middleware.base import WAITING_CALLS, Act, ReasonAgain, hooks_for
-from agentflow.middleware.decisions import merge_decisions
+from agentflow.middleware.decisions import merge_decisions, waiting_reasons
 from agentflow.model import TextDelta, ThinkingDelta
 from agentflow.output.reminders import TOOL_NAME
 from agentflow.output.strategies import OutputStrategy, StrategyName
@@ -137,7 +137,7 @@ async def call_events(
         ex = start_execution(
             model, state, (agent.name, agent.id),
             agent.options if deltas else agent._whole_options(), output,
-            strategy=strategy, deltas=deltas, has_tools=has_tools)
+            strategy=strategy, deltas=deltas, has_tools=has_tools, inputs=inputs)
         if ground is not None:
             ex.extra["ground"] = ground
         if examples is not None:
@@ -209,8 +209,8 @@ async def call_events(
                         if call.name != TOOL_NAME:
                             yield ToolUse(call.id, call.name, dict(call.input))
                 # every middleware sees the reply, their decisions merge: none hides a call
-                decision = merge_decisions([await m.post_reasoning(ex, reply)
-                                            for m in hooks.post_reasoning])
+                decisions = [await m.post_reasoning(ex, reply) for m in hooks.post_reasoning]
+                decision = merge_decisions(decisions)
                 if ex.pending_events:
                     for event in drain(ex):
                         yield event
@@ -225,11 +225,12 @@ async def call_events(
                                                           calls, supplied),
                               metadata={WAITING_CALLS: list(ex.waiting)} if ex.waiting else None)
                 ex.memory.append(results)
-                if deltas:
+                if deltas:  # a held call's result says what it waits for (by id, not text)
+                    held = waiting_reasons(decisions, decision)
                     for block in results.tool_results:
                         if block.name != TOOL_NAME:
                             yield ToolResult(block.tool_use_id, block.name, block.output,
-                                             block.is_error)
+                                             block.is_error, held.get(block.tool_use_id))
                 count_failures(ex, agent.toolkit, agent.tool_retries, calls, results, supplied,
                                failed)
                 stop = False

@@ -1,8 +1,10 @@
 """``AgentState``: what persists between calls.
 
-The conversation memory and the persisted structured-output flag
-(``so_tool_active``). It round-trips exactly through JSON (orjson,
-snake_case keys), so a web backend can store it between requests::
+The conversation memory, the persisted structured-output flag
+(``so_tool_active``) and the ids of the latest call's input messages
+(``input_ids``: what a call without a new message grounds on). It
+round-trips exactly through JSON (orjson, snake_case keys), so a web backend
+can store it between requests::
 
     blob = state.to_json()
     state = AgentState.from_json(blob)
@@ -38,15 +40,22 @@ class AgentState:
         memory: the messages, oldest first.
         so_tool_active: the last call that asked for structured output ran in
             tool mode (an enter reminder is in memory, no exit reminder yet).
+        input_ids: the ids (``Msg.id``) of the caller's input messages of the
+            latest call that had any (``CallExecution.inputs``): a call that
+            continues the conversation without a new message grounds its
+            output on them (``agentflow.call_input.continued_inputs``).
+            Persisted as ``input_ids`` when not empty.
         inputs_checked: how much of ``memory`` the input check has passed
             (``agentflow.input_checks``; not persisted).
     """
 
-    __slots__ = ("_busy", "_lock", "inputs_checked", "memory", "so_tool_active")
+    __slots__ = ("_busy", "_lock", "input_ids", "inputs_checked", "memory", "so_tool_active")
 
-    def __init__(self, memory: Iterable[Msg] = (), *, so_tool_active: bool = False) -> None:
+    def __init__(self, memory: Iterable[Msg] = (), *, so_tool_active: bool = False,
+                 input_ids: Iterable[str] = ()) -> None:
         self.memory: list[Msg] = list(memory)
         self.so_tool_active = so_tool_active
+        self.input_ids: tuple[str, ...] = tuple(input_ids)
         self._lock: anyio.Semaphore | None = None
         self._busy = False
         self.inputs_checked: CheckedPrefix | None = None
@@ -91,11 +100,14 @@ class AgentState:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {
+        data: dict[str, Any] = {
             "version": _FORMAT_VERSION,
             "memory": [msg_to_dict(m) for m in self.memory],
             "so_tool_active": self.so_tool_active,
         }
+        if self.input_ids:
+            data["input_ids"] = list(self.input_ids)
+        return data
 
     @classmethod
     def from_dict(cls, data: Any) -> AgentState:
@@ -103,7 +115,8 @@ class AgentState:
 
         Raises:
             InvalidStateError: a malformed shape, an unknown role or block, a
-                non-boolean flag or an unknown format version (names the message).
+                non-boolean flag, ``input_ids`` that is not a list of strings,
+                or an unknown format version (names the message).
         """
         if not isinstance(data, dict):
             raise InvalidStateError(f"AgentState JSON must be an object, got {type(data).__name__}")
@@ -115,6 +128,9 @@ class AgentState:
         if not isinstance(raw_memory, list) or not isinstance(flag, bool):
             raise InvalidStateError("AgentState JSON needs a 'memory' list and a boolean "
                                     "'so_tool_active'")
+        input_ids = data.get("input_ids", [])
+        if not isinstance(input_ids, list) or not all(isinstance(i, str) for i in input_ids):
+            raise InvalidStateError("AgentState JSON's 'input_ids' must be a list of strings")
         memory = []
         for i, item in enumerate(raw_memory):
             try:
@@ -123,7 +139,7 @@ class AgentState:
                 memory.append(msg_from_dict(item))
             except (KeyError, TypeError, ValueError) as exc:  # incl. pydantic, InvalidInputError
                 raise InvalidStateError(f"AgentState message {i} is malformed: {exc}") from exc
-        return cls(memory, so_tool_active=flag)
+        return cls(memory, so_tool_active=flag, input_ids=input_ids)
 
     def to_json(self) -> bytes:
         """The state as JSON bytes. A string holding a lone UTF-16 surrogate (a
@@ -148,12 +164,14 @@ class AgentState:
 
     def copy(self) -> AgentState:
         """A new state with the same memory and flags (no lock shared)."""
-        return AgentState(self.memory, so_tool_active=self.so_tool_active)
+        return AgentState(self.memory, so_tool_active=self.so_tool_active,
+                          input_ids=self.input_ids)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AgentState):
             return NotImplemented
-        return self.memory == other.memory and self.so_tool_active == other.so_tool_active
+        return (self.memory == other.memory and self.so_tool_active == other.so_tool_active
+                and self.input_ids == other.input_ids)
 
     __hash__ = None  # type: ignore[assignment]
 

@@ -14,9 +14,11 @@ from agentflow.approvals import (
     Approve,
     Refuse,
     RequireApproval,
+    check_decisions,
     pending_calls,
     resolve_approvals,
 )
+from agentflow.errors import AlreadyDecidedError
 from agentflow.events import ApprovalRequested, Complete
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 from agentflow.web import SQLiteStateStore
@@ -107,6 +109,27 @@ async def test_decisions_are_checked() -> None:
         await resolve_approvals(agent, state, {call.id: Approve(), "other": Refuse()})
     with pytest.raises(ValueError):
         RequireApproval()
+
+
+async def test_check_decisions_checks_without_running_anything() -> None:
+    sent: list[tuple[str, str]] = []
+    agent, _ = make_agent(sent)
+    state = AgentState()
+    with pytest.raises(InvalidInputError, match="no tool call waiting"):
+        check_decisions(state, {})
+    await suspend(agent, state)
+    [call] = pending_calls(state)
+    before = state.to_json()
+    assert check_decisions(state, {call.id: Approve()}) == [call]
+    with pytest.raises(InvalidInputError, match=f"no decision for the pending call.*{call.id}"):
+        check_decisions(state, {})
+    with pytest.raises(InvalidInputError, match="no pending call other"):
+        check_decisions(state, {call.id: Approve(), "other": Refuse()})
+    assert state.to_json() == before and sent == []  # nothing ran, nothing changed
+    await resolve_approvals(agent, state, {call.id: Refuse("no")})
+    with pytest.raises(AlreadyDecidedError) as info:
+        check_decisions(state, {call.id: Approve()})
+    assert info.value.call_ids == (call.id,)
 
 
 async def test_the_pending_call_survives_a_store(tmp_path: Path) -> None:

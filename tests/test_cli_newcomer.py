@@ -170,7 +170,7 @@ async def test_changed_examples_are_refused_like_a_changed_schema(fake: OpenAIFa
     args[args.index("--schema") + 1] = f"{module}:Who"
     assert (await agentflow(*args))[0] == 0
     first = records(out)
-    assert set(first[0]["settings"]) == {"EXAMPLES"}
+    assert set(first[0]["settings"]) == {"EXAMPLES", "model", "base_url", "instructions"}
     status, _, err = await agentflow(*args)  # the same module again: done
     assert status == 0 and "1 already done" in err
     module.write_text(WHO.replace('"Cy: a person", Who(name="Cy")',
@@ -178,7 +178,8 @@ async def test_changed_examples_are_refused_like_a_changed_schema(fake: OpenAIFa
     asked = len(fake.requests)
     status, _, err = await agentflow(*args)
     line = err.strip().splitlines()[-1]  # after what the examples taught
-    assert status == 2 and "the schema module's EXAMPLES changed since its 1 record" in line, err
+    assert status == 2 and ("holds 1 record of this schema made with other settings (the "
+                            "schema module's EXAMPLES changed)") in line, err
     assert "--schema-changed new" in line and len(fake.requests) == asked
     assert records(out) == first
     status, _, err = await agentflow(*args, "--schema-changed", "new")
@@ -188,12 +189,14 @@ async def test_changed_examples_are_refused_like_a_changed_schema(fake: OpenAIFa
     # the instructions too, and the fields' grounding markers
     module.write_text(WHO + 'INSTRUCTIONS = "Find the person."\n')
     status, _, err = await agentflow(*args)
-    assert status == 2 and "the schema module's INSTRUCTIONS changed since" in err, err
+    assert status == 2 and "the instructions (--instructions, or the schema module's " \
+        "INSTRUCTIONS): text " in err, err
     module.write_text(WHO.replace("    name: str", "    name: Annotated[str, Derived()]").replace(
         "from agentflow import Example", "from typing import Annotated\n\nfrom agentflow import "
         "Example\nfrom agentflow.grounding.marker import Derived"))
     status, _, err = await agentflow(*args)
-    assert status == 2 and "Grounded()/Derived() markers changed" in err, err
+    assert status == 2 and "Grounded()/Derived() markers (not set in its records, set in " \
+        "this run)" in err, err
 
 
 async def test_records_written_before_settings_were_kept_are_not_refused(
@@ -224,13 +227,13 @@ def test_the_review_page_and_the_ray_engine_compare_settings_alike(
         ("a", {"EXAMPLES": "11111111"}), ("b", {"EXAMPLES": "22222222"}), ("c", None))) + "\n")
     assert main(["report", str(mixed), "-o", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
-    assert "2 different settings (the schema module's EXAMPLES differ)" in err, err
+    assert "2 different settings (the schema module's EXAMPLES changed)" in err, err
     out = tmp_path / "ray_out"
     out.mkdir()
     (out / "part.jsonl").write_text(json.dumps({**base, "id": "a",
                                                 "settings": {"EXAMPLES": "11111111"}}) + "\n")
     args = argparse.Namespace(schema_changed="refuse")
-    with pytest.raises(SetupError, match="the schema module's EXAMPLES changed since its 1 rec"):
+    with pytest.raises(SetupError, match="1 record of this schema made with other settings"):
         _output_for_schema(out, base["schema"], args, {"EXAMPLES": "22222222"})
     assert _output_for_schema(out, base["schema"], args, {"EXAMPLES": "11111111"})[0] == out
     args.schema_changed = "new"

@@ -155,8 +155,7 @@ async def test_a_paused_output_call_is_no_output_error_on_the_ui_wires() -> None
                                                            id="c1")]))
     agent = with_client_tools(ReActAgent("a", model), [COLOR])
     events = await collect(agent.stream("Pick", Color))
-    ui, agui = UIMessageEncoder(client_tools=["pick_color"]), AGUIEncoder(
-        "t", "r", client_tools=["pick_color"])
+    ui, agui = UIMessageEncoder(), AGUIEncoder("t", "r")
     chunks = [orjson.loads(line[6:]) for e in events for line in ui.encode(e).split(b"\n\n")
               if line.startswith(b"data: ")]
     kinds = [c["type"] for c in chunks]
@@ -256,11 +255,12 @@ def test_agui_a_run_must_end_with_the_user_or_tool_results() -> None:
 
 
 def test_agui_encoder_hides_the_placeholder_of_a_client_call() -> None:
-    encoder = AGUIEncoder("t", "r", client_tools=["pick_color"])
+    encoder = AGUIEncoder("t", "r")
     shown = encoder.encode(ToolUse("c1", "pick_color", {"hint": "x"}))
     assert b"TOOL_CALL_START" in shown and b"TOOL_CALL_ARGS" in shown
     assert b"TOOL_CALL_END" in shown
-    assert encoder.encode(ToolResult("c1", "pick_color", CLIENT_PENDING_OUTPUT, True)) == b""
+    assert encoder.encode(ToolResult("c1", "pick_color", CLIENT_PENDING_OUTPUT, True,
+                                     "client_tool_calls")) == b""
     end = encoder.encode(Complete(Msg.assistant(""), None, Usage(), "client_tool_calls"))
     finished = orjson.loads(end.split(b"data: ", 1)[1])
     assert finished["type"] == "RUN_FINISHED"

@@ -88,10 +88,10 @@ def test_the_detail_the_model_reads_names_its_keys_and_results_python_names() ->
 
 
 def test_degenerate_detail_names_the_models_keys() -> None:
-    value = Header.model_validate({"pkg": "a", "labels": ["a", "a", "a"]})
+    value = Header.model_validate({"pkg": "a", "labels": ["a"] * 6})
     with pytest.raises(DegenerateOutputError) as raised:
         check_output(value, Header, None, "a")
-    assert "- Tags: the item 'a' is repeated 3 times" in raised.value.detail
+    assert "- Tags: the item 'a' is repeated 6 times" in raised.value.detail
     assert raised.value.problems[0][0] == "tags" and "- tags:" in str(raised.value)
 
 

@@ -19,16 +19,12 @@ class Entry(BaseModel):
     note: str = ""
 
 
-def test_call_source_joins_the_calls_user_messages_up_to_another_role() -> None:
-    memory = [Msg.user("old"), Msg.assistant("ok"), Msg.user("first"), Msg.user("second"),
-              Msg.assistant("reply"), Msg.user("later")]
-    assert call_source(memory, 2) == "first\n\nsecond"
-
-
-def test_call_source_falls_back_to_the_latest_user_message_or_nothing() -> None:
-    memory = [Msg.user("doc"), Msg.assistant("reply")]
-    assert call_source(memory, 1) == "doc"
-    assert call_source([Msg.assistant("only")], 0) == ""
+def test_call_source_joins_every_user_message_of_the_calls_input() -> None:
+    # the caller's input messages, all of them (not only a leading run of user ones)
+    inputs = [Msg.user("first"), Msg.system("context"), Msg.user("second")]
+    assert call_source(inputs) == "first\n\nsecond"
+    assert call_source([Msg.assistant("only")]) == ""
+    assert call_source([]) == ""
 
 
 def test_check_output_gives_the_spans_of_grounded_values() -> None:

@@ -90,15 +90,15 @@ def test_item_values_skip_taken_spans_only() -> None:
 def test_call_taken_shifts_spans_to_the_joined_source() -> None:
     first = Msg.user("abc", metadata={TAKEN_KEY: [(0, 1)]})
     second = Msg.user("defg", metadata={TAKEN_KEY: [[1, 3]]})
-    memory = [Msg.system("s"), first, second]
-    assert call_source(memory, 1) == "abc\n\ndefg"
-    taken = call_taken(memory, 1)
+    inputs = [first, Msg.system("s"), second]  # a non-user input takes no place in the source
+    assert call_source(inputs) == "abc\n\ndefg"
+    taken = call_taken(inputs)
     assert taken == {(0, 1), (6, 8)}
-    assert call_source(memory, 1)[6:8] == "ef"
-    assert call_taken([Msg.user("x")], 0) == frozenset()
+    assert call_source(inputs)[6:8] == "ef"
+    assert call_taken([Msg.user("x")]) == frozenset()
     junk = Msg.user("abc", metadata={TAKEN_KEY: [(0, 1), "ab", (1,), ("0", "1"), (True, 2)]})
-    assert call_taken([junk], 0) == {(0, 1)}
-    assert call_taken([Msg.user("abc", metadata={TAKEN_KEY: 5})], 0) == frozenset()
+    assert call_taken([junk]) == {(0, 1)}
+    assert call_taken([Msg.user("abc", metadata={TAKEN_KEY: 5})]) == frozenset()
 
 
 # ------------------------------------------------------------------ the pass rules

@@ -20,7 +20,7 @@ from agentflow.cli import main
 from agentflow.documents.names import BIDI_CONTROLS
 from agentflow.extraction._report_fields import CHECK_BUDGET, LEVELS
 from agentflow.extraction.confidence import DISAGREES, DOUBTED, GROUNDED, HELD, UNCHECKED
-from agentflow.extraction.records import _record
+from agentflow.extraction.records import to_record
 from agentflow.extraction.report import render_report, write_report
 from agentflow.testing import FunctionModel, RecordedRequest
 from tests.headless_chromium import chromium
@@ -128,13 +128,14 @@ def test_flagged_fields_show_their_confidence_why_and_a_shaded_row() -> None:
 
 
 def test_every_confidence_level_has_its_meaning() -> None:
-    """A level added to ``agentflow.extraction.confidence`` (or two made equal)
-    must be described here too, or the page would show it without a reason."""
-    from agentflow.extraction import confidence
+    """A level added to ``agentflow.extraction.confidence`` (or to a module that
+    lowers its scores afterwards: ``list_repeats``), or two made equal, must be
+    described here too, or the page would show it without a reason."""
+    from agentflow.extraction import confidence, list_repeats
 
-    names = [n for n in confidence.__all__
+    names = [(m, n) for m in (confidence, list_repeats) for n in m.__all__
              if n.isupper() and n not in ("REVIEW_BELOW", "DOUBT_BELOW")]
-    values = {getattr(confidence, n) for n in names}
+    values = {getattr(m, n) for m, n in names}
     assert len(values) == len(names) == len(LEVELS) and values == set(LEVELS)
     assert all(0 <= v <= 1 and round(v, 3) == v for v in values)  # records round to 3 places
 
@@ -261,7 +262,7 @@ async def test_records_the_pipeline_writes_mark_an_invented_year() -> None:
 
     (result,) = [r async for r in extract_many(FunctionModel(answer), [NOTICE], Notice,
                                                ground=False)]
-    record = _record(result)
+    record = to_record(result)
     assert record["ok"] and record["ungrounded"] == ["first_year"]
     page = Rows(render_report([record], {record["id"]: NOTICE}))
     (doc,) = page.cards

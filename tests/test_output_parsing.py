@@ -5,14 +5,22 @@ from __future__ import annotations
 import enum
 from typing import Literal
 
+import orjson
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from agentflow import ReActAgent
+from agentflow import OutputRetry, ReActAgent, StructuredOutputError
+from agentflow.messages import TextBlock
 from agentflow.model import ModelProfile
-from agentflow.output.parsing import NoJSONFound, json_candidates, parse_output, strip_thinking
+from agentflow.output.parsing import (
+    AMBIGUOUS_OUTPUT,
+    NoJSONFound,
+    json_candidates,
+    parse_output,
+    strip_thinking,
+)
 from agentflow.output.schema import OutputSpec
-from agentflow.testing import ScriptedModel
+from agentflow.testing import Call, Reply, ScriptedModel
 
 
 class LabelOutput(BaseModel):
@@ -160,14 +168,39 @@ def test_json_only_inside_reasoning_is_no_answer(text: str) -> None:
         parse_output(text, SPEC)
 
 
-@pytest.mark.parametrize(("text", "label"), [
-    (f'First draft: {DRAFT}. Final: {FINAL}', "billing"),
-    (f'First draft: {FINAL}. Final: {DRAFT}', "draft"),
-    (f'```json\n{DRAFT}\n```\nCorrected:\n```json\n{FINAL}\n```', "billing"),
-    (f'```json\n{FINAL}\n```\nCorrected:\n```json\n{DRAFT}\n```', "draft"),
+@pytest.mark.parametrize("text", [
+    f'First draft: {DRAFT}. Final: {FINAL}',
+    f'First draft: {FINAL}. Final: {DRAFT}',
+    f'```json\n{DRAFT}\n```\nCorrected:\n```json\n{FINAL}\n```',
+    f'```json\n{FINAL}\n```\nCorrected:\n```json\n{DRAFT}\n```',
+    f'```json\n{DRAFT}\n```\nSorry, correction: {FINAL}',  # text after a fence is read
+    f'{DRAFT}\n{FINAL}',
+    "{'label': 'draft', 'reason': 'not yet'} or {'label': 'x', 'reason': 'y'}",
+    '{label: "a", reason: "b"} or {label: "c", reason: "d"}',  # repaired alike
 ])
-def test_several_values_the_last_that_validates_wins(text: str, label: str) -> None:
-    assert parse_output(text, SPEC).label == label
+def test_several_different_values_that_fit_are_ambiguous(text: str) -> None:
+    # The framework cannot tell a draft from a correction or an example from
+    # the answer without reading the prose: it asks again instead of guessing.
+    with pytest.raises(ValidationError) as info:
+        parse_output(text, SPEC)
+    [error] = info.value.errors()
+    assert error["type"] == AMBIGUOUS_OUTPUT and "2 different JSON values" in error["msg"]
+
+
+@pytest.mark.parametrize("text", [
+    f'```json\n{FINAL}\n```\nTo repeat: {FINAL}',
+    f'{FINAL}\n\n```json\n{FINAL}\n```',
+    f'Answer: {FINAL}\nAgain, spaced: {{"reason": "dup charge",  "label": "billing"}}',
+    f'{FINAL} {DRAFT[:-1]}',  # the cut-off second value never fits: one answer
+])
+def test_the_same_value_twice_is_one_answer(text: str) -> None:
+    assert parse_output(text, SPEC) == ANSWER
+
+
+def test_a_value_that_needs_repair_never_outvotes_exact_json() -> None:
+    # exact JSON is read before anything repaired; a sloppy echo is not a candidate then
+    text = f'{{label: "draft", reason: "x"}}\n{FINAL}'
+    assert parse_output(text, SPEC) == ANSWER
 
 
 @pytest.mark.parametrize("text", [
@@ -194,3 +227,40 @@ async def test_every_path_takes_a_bare_label(profile: ModelProfile) -> None:
     model = ScriptedModel(["negative."], profile=profile)
     reply = await ReActAgent("a", model).call("Mood of: 'awful day'", Mood)
     assert reply.output is Mood.NEGATIVE and len(model.requests) == 1  # no retry spent
+
+
+def test_a_python_literal_and_json_that_differ_are_ambiguous() -> None:
+    text = f"{{'label': 'draft', 'reason': 'not yet'}}\n{FINAL}"
+    with pytest.raises(ValidationError, match="2 different JSON values"):
+        parse_output(text, SPEC)
+
+
+AMBIGUOUS = f'```json\n{DRAFT}\n```\nSorry, correction: {FINAL}'
+PROFILES = {
+    "tool": ModelProfile(),
+    "native": ModelProfile(native_output="json_schema", schema_dialect="openai_strict"),
+    "prompt": ModelProfile(supports_tools=False),
+}
+
+
+@pytest.mark.parametrize("strategy", list(PROFILES))
+async def test_every_path_asks_again_when_the_reply_holds_two_answers(strategy: str) -> None:
+    second = (Reply(tool_calls=[Call("generate_response", orjson.loads(FINAL))])
+              if strategy == "tool" else Reply(text=FINAL))
+    model = ScriptedModel([Reply(text=AMBIGUOUS), second], profile=PROFILES[strategy])
+    events = [e async for e in ReActAgent("a", model).stream("Label it", LabelOutput,
+                                                              strategy=strategy)]
+    assert getattr(events[-1], "output", None) == ANSWER and len(model.requests) == 2
+    asked = " ".join(b.text for m in model.requests[1].messages for b in m.content
+                     if isinstance(b, TextBlock))
+    assert "2 different JSON values" in asked  # the re-ask names the ambiguity
+    retries = [e for e in events if isinstance(e, OutputRetry)]
+    assert len(retries) == 1
+
+
+@pytest.mark.parametrize("strategy", ["native", "prompt"])
+async def test_an_answer_that_stays_ambiguous_is_no_output(strategy: str) -> None:
+    model = ScriptedModel([Reply(text=AMBIGUOUS)] * 4, profile=PROFILES[strategy])
+    reply = await ReActAgent("a", model).call("Label it", LabelOutput, strategy=strategy)
+    with pytest.raises(StructuredOutputError, match="different JSON values"):
+        reply.output  # noqa: B018

@@ -369,8 +369,8 @@ async def test_a_client_call_beside_the_output_on_the_ui_wires() -> None:
         [Call("pick_color", {"hint": "warm"}, id="c-color")])),
         output=OutputConfig(strategy="tool")), [COLOR])
     events = await run(agent, AgentState())
-    ui = UIMessageEncoder(client_tools=["pick_color"])
-    agui = AGUIEncoder("t", "r", client_tools=["pick_color"])
+    ui = UIMessageEncoder()
+    agui = AGUIEncoder("t", "r")
     chunks = [orjson.loads(line[6:]) for e in events for line in ui.encode(e).split(b"\n\n")
               if line.startswith(b"data: ")]
     kinds = [c["type"] for c in chunks]

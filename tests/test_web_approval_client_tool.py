@@ -87,7 +87,7 @@ async def test_the_encoders_carry_both_pending_kinds() -> None:
     agent, _ = make_agent([])
     agent = with_client_tools(agent, [COLOR])
     events = [e async for e in agent.stream("mail Ada", state=AgentState())]
-    agui = AGUIEncoder("t", "r", client_tools=["pick_color"])
+    agui = AGUIEncoder("t", "r")
     frames = [orjson.loads(line[6:]) for e in events
               for line in agui.encode(e).split(b"\n\n") if line.startswith(b"data: ")]
     assert not [f for f in frames if f["type"] == "TOOL_CALL_RESULT"]  # two placeholders
@@ -96,7 +96,7 @@ async def test_the_encoders_carry_both_pending_kinds() -> None:
     assert [i["toolCallId"] for i in finished["outcome"]["interrupts"]] == ["c-mail"]
     assert finished["result"]["pending_tool_call_ids"] == ["c-color"]
     assert finished["result"]["stop_reason"] == "approval_required"
-    ui = UIMessageEncoder(client_tools=["pick_color"])
+    ui = UIMessageEncoder()
     chunks = [orjson.loads(line[6:]) for e in events for line in ui.encode(e).split(b"\n\n")
               if line.startswith(b"data: ")]
     kinds = [c["type"] for c in chunks]

@@ -8,14 +8,16 @@
     agentflow models
     agentflow --version
 
-``extract`` writes one JSON line per input (``id``, ``ok``, ``output`` or
+``extract`` writes one line of strict JSON per input (``id``, with ``id_bytes``
+for a name that is not UTF-8: ``agentflow.documents.names``; ``ok``, ``output`` or
 ``error`` ``{type, message, reason?}``, ``spans`` of grounded values,
 ``source_offset`` when ``prepare`` cut a prefix, ``pages`` and ``span_pages`` for a
 PDF (``agentflow.documents.pages``), ``usage``, ``attempts``,
 ``duration_s``, ``chunks`` for a long document, ``truncated``, ``schema`` and
-``settings``: ``agentflow.extraction.fingerprint`` and
-``agentflow.extraction.settings_fingerprint``), appends to
-``--out`` (locked; ``agentflow.extraction.outfile``) and skips inputs already there, shows a
+``settings``: ``agentflow.extraction.fingerprint``,
+``agentflow.extraction.settings_fingerprint`` and
+``agentflow.extraction.run_settings``), appends to
+``--out`` (locked; ``agentflow.cli.out_file``) and skips inputs already there, shows a
 progress line (``_progress``: documents, and chunks of long ones), prints a
 summary, and exits 1 if any input failed. Bad set-up (``_setup``: schema, API
 key, ``--out``; an input that names nothing to extract from,
@@ -66,7 +68,6 @@ from agentflow.documents.names import printable
 from agentflow.documents.routing import PDF_MODES
 from agentflow.errors import AgentflowError
 from agentflow.extraction.records import _problem_record as _problem_record
-from agentflow.extraction.records import _record as _record
 from agentflow.extraction.records import _Sink
 from agentflow.extraction.records import _transient as _transient
 from agentflow.extraction.review import write_review
@@ -211,9 +212,12 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--out", help="JSONL file to append to: a regular file, locked while the "
                                   "run lasts, read back to resume (default: stdout)")
     ex.add_argument("--schema-changed", choices=["refuse", "new"], default="refuse",
-                    help="when --out holds records of another schema: refuse (exit 2, the "
+                    help="when --out holds records of another schema, or of this one made "
+                         "another way (another model or endpoint, other instructions, "
+                         "examples, passes, cut, chunking, grounding, --allow-partial, "
+                         "--format, --pdf, --text-field or --id-field): refuse (exit 2, the "
                          "default), or write to a new file beside it named by the schema's "
-                         "fingerprint (OUT.<fingerprint>.jsonl)")
+                         "fingerprint and those settings (OUT.<fingerprint>.jsonl)")
     ex.add_argument("--wait", action="store_true",
                     help="wait for another run holding --out instead of refusing")
     ex.add_argument("--retry-failed", action="store_true",

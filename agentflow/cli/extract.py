@@ -24,15 +24,15 @@ from agentflow.cli.options import (
     DEFAULT_INSTRUCTIONS,
     CliError,
     chunking_for,
-    schema_refusal,
-    settings_refusal,
+    run_settings_of,
 )
+from agentflow.cli.out_file import inputs_but_out, open_for_run
 from agentflow.cli.progress import SUSPECT_LABELS, Progress
 from agentflow.cli.setup_faults import setup_fault
 from agentflow.content import DocumentBlock
 from agentflow.documents.deferred import DeferredDocument
 from agentflow.documents.inputs import Document, prepared
-from agentflow.documents.named import check_named, find_among_inputs
+from agentflow.documents.named import check_named
 from agentflow.documents.names import printable
 from agentflow.documents.readahead import PdfDelivery, read_ahead
 from agentflow.documents.routing import pdf_delivery
@@ -42,9 +42,8 @@ from agentflow.extraction.budget import Chunking
 from agentflow.extraction.chunked import check_items
 from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.fingerprint import schema_fingerprint
-from agentflow.extraction.outfile import OutFile, open_out, waiting_notice
-from agentflow.extraction.records import _problem_record, _record, _Sink, _transient
-from agentflow.extraction.settings_fingerprint import run_fingerprint, settings_fingerprint
+from agentflow.extraction.records import _problem_record, _Sink, _transient, to_record
+from agentflow.extraction.settings_fingerprint import settings_fingerprint
 from agentflow.extraction.setup import (
     SetupError,
     check_api_key,
@@ -95,9 +94,10 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
     try:
         check_batch_mode(model, args.mode)
         sink.schema = schema_fingerprint(output_type)
-        sink.settings = settings_fingerprint(output_type, module)
+        sink.settings = {**settings_fingerprint(output_type, module),
+                         **run_settings_of(args, instructions, max_chars, chunking)}
         if args.out and args.out != "-":
-            sink.out = _open_for_schema(args, sink.schema, sink.settings)
+            sink.out = open_for_run(args, sink.schema, sink.settings)
         return await _extract_into(args, sink, model, output_type, instructions, prepare,
                                    max_chars, examples, chunking)
     except BaseException:
@@ -163,7 +163,7 @@ async def _extract_into(
         async with contextlib.aclosing(read_ahead(
                 args.input, fmt=args.format, text_field=args.text_field,
                 id_field=args.id_field, deliver=PdfDelivery(args.pdf, reads_pdf),
-                ahead=concurrency)) as docs:
+                ahead=concurrency, **inputs_but_out(sink.out))) as docs:
             async for raw in docs:
                 if done_before(raw.id):
                     continue
@@ -205,7 +205,7 @@ async def _extract_into(
                 if not reached and (fault := setup_fault(result.error, model, args.base_url)):
                     raise SetupError(printable(fault))
                 reached = reached or result.usage.requests > 0
-                record = _record(result, offsets.pop(result.id, 0), pages.pop(result.id, None))
+                record = to_record(result, offsets.pop(result.id, 0), pages.pop(result.id, None))
                 if result.id in sent_as:  # the model read the PDF itself
                     record["sent_as"] = sent_as.pop(result.id)
                 sink.write(record)
@@ -239,91 +239,6 @@ async def _extract_into(
           f"{f' -> {printable(str(sink.out.path))}' if sink.out else ''}",
           file=sys.stderr)
     return 1 if failed else 0
-
-
-def _open_for_schema(args: argparse.Namespace, schema: str,
-                     settings: dict[str, str] | None = None) -> OutFile:
-    """``--out``, locked, when it holds no record of another schema, nor of this
-    one extracted with other settings (``settings_fingerprint``); else, with
-    ``--schema-changed new``, the file beside it named by the schema (by the
-    schema and its settings, ``run_fingerprint``, when only they changed).
-
-    Raises:
-        SetupError: ``--out`` holds records of another schema or other settings
-            (and no ``--schema-changed new``), or the new file does; ``--out``
-            is one of the inputs.
-    """
-    settings = settings or {}
-    out = open_out(args.out, wait=args.wait, on_wait=waiting_notice(args.out))
-    try:
-        _refuse_an_input(out, args)
-    except BaseException:
-        out.discard()
-        raise
-    others = {fp: n for fp, n in out.schemas.items() if fp != schema}
-    unlike = _other_settings(out, settings)
-    if not others and not unlike:
-        _say_foreign_lines(out)
-        return out
-    out.close()
-    path = Path(args.out)
-    named = schema if others else run_fingerprint(schema, settings)  # settings alone: both
-    beside = path.with_name(f"{path.stem}.{named}{path.suffix or '.jsonl'}")
-    if getattr(args, "schema_changed", "refuse") != "new":
-        if others:
-            raise schema_refusal(printable(args.out), others, schema, printable(str(beside)))
-        raise settings_refusal(printable(args.out), unlike, settings, printable(str(beside)))
-    what = "another schema" if others else "records of other settings"
-    print(f"agentflow: {printable(args.out)} holds {what}; writing to "
-          f"{printable(str(beside))}", file=sys.stderr)
-    new = open_out(str(beside), wait=args.wait, on_wait=waiting_notice(str(beside)))
-    try:
-        _refuse_an_input(new, args)
-    except BaseException:
-        new.discard()
-        raise
-    if any(fp != schema for fp in new.schemas) or _other_settings(new, settings):
-        new.close()
-        raise SetupError(f"--schema-changed new: {printable(str(beside))} holds records of "
-                         "another schema (or other settings) too")
-    _say_foreign_lines(new)
-    return new
-
-
-def _other_settings(out: OutFile, settings: dict[str, str]) -> list[tuple[dict[str, str], int]]:
-    """The settings of ``out``'s records that differ from ``settings``, each with
-    its record count (records without settings are not compared)."""
-    return [(held, n) for held, n in out.settings.values() if held != settings]
-
-
-def _refuse_an_input(out: OutFile, args: argparse.Namespace) -> None:
-    """Refuse an ``--out`` file the run also reads as an input (named as it is,
-    through a link, or found in a folder or by a glob): records would be appended
-    to a document, and read back as documents.
-
-    Raises:
-        SetupError: naming the file and the ``--input`` that reads it.
-    """
-    found = find_among_inputs(out.fileno(), args.input)
-    if found is None:
-        return
-    spec, path = found
-    via = "" if Path(spec) == path else f", read through --input {printable(spec)}"
-    raise SetupError(f"--out {printable(str(out.path))} is one of the inputs "
-                     f"({printable(str(path))}{via}): records would be appended to a document "
-                     "the run reads; write them to another file")
-
-
-def _say_foreign_lines(out: OutFile) -> None:
-    """Say that ``--out`` holds lines that are not records (someone's notes) and
-    what happens to them: kept as they are, the records appended after them."""
-    if out.foreign:
-        n = out.foreign
-        print(f"agentflow: --out {printable(str(out.path))} holds {n} line{'s' * (n != 1)} "
-              f"that {'are' if n != 1 else 'is'} not agentflow records: kept as "
-              f"{'they are' if n != 1 else 'it is'}; records are appended after "
-              f"{'them' if n != 1 else 'it'} (write to a .jsonl file of its own to keep "
-              "records apart)", file=sys.stderr)
 
 
 def _engine(model: Any) -> str:

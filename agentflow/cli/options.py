@@ -7,12 +7,14 @@ import argparse
 import dataclasses
 from typing import Any
 
+from agentflow._secrets import register_secret
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
-from agentflow.extraction.settings_fingerprint import changed_settings
+from agentflow.extraction.run_settings import run_settings
+from agentflow.extraction.settings_changes import words
 from agentflow.extraction.setup import SetupError
 
 __all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_INSTRUCTIONS", "CliError", "chunking_for",
-           "schema_refusal", "settings_refusal"]
+           "run_settings_of", "schema_refusal", "settings_refusal"]
 
 DEFAULT_CONCURRENCY = 4
 """Calls in flight when neither ``--concurrency`` nor the model's profile
@@ -60,19 +62,33 @@ def schema_refusal(target: str, others: dict[str, int], schema: str, beside: str
         f"--schema-changed new to write {beside}")
 
 
+def run_settings_of(args: argparse.Namespace, instructions: str, max_chars: int | None,
+                    chunking: Chunking | None) -> dict[str, str]:
+    """The run's settings to stamp on its records (``agentflow.extraction.run_settings``)
+    from its flags and what the schema module gave: ``instructions``, ``max_chars``,
+    ``chunking`` and ``args.passes`` as the run uses them. The API key is
+    masked wherever it would show (an endpoint that spells it in its path)."""
+    register_secret(getattr(args, "api_key", None))
+    return run_settings(
+        model=args.model, base_url=args.base_url, instructions=instructions,
+        passes=args.passes if args.passes is not None else 1, max_chars=max_chars,
+        chunking=chunking, ground=not getattr(args, "no_ground", False),
+        allow_partial=bool(getattr(args, "allow_partial", False)),
+        fmt=getattr(args, "format", "auto"), pdf=getattr(args, "pdf", "auto"),
+        text_field=getattr(args, "text_field", "text"), id_field=getattr(args, "id_field", "id"))
+
 
 def settings_refusal(target: str, held: list[tuple[dict[str, str], int]],
                      settings: dict[str, str], beside: str) -> SetupError:
     """The error of a run whose ``--out`` (``target``) holds records of this
-    schema extracted with other settings (``held``: each settings and its
-    records; ``agentflow.extraction.settings_fingerprint``); ``beside``: where
-    ``--schema-changed new`` would write."""
-    changed: list[str] = []
-    for other, _ in held:
-        changed += [c for c in changed_settings(other, settings) if c not in changed]
+    schema made with other settings (``held``: each settings and its records;
+    ``agentflow.extraction.settings_changes``), naming each setting that differs
+    with its value in the records and in this run (no secret: values are recorded
+    masked); ``beside``: where ``--schema-changed new`` would write."""
+    changed = words((other, settings) for other, _ in held)
     n = sum(count for _, count in held)
     return SetupError(
-        f"--out {target}: {' and '.join(changed)} changed since its {n} "
-        f"record{'s' * (n != 1)} of this schema: they are not what this run extracts, and "
-        "it would skip their inputs as done. One output holds one schema and its settings: "
+        f"--out {target} holds {n} record{'s' * (n != 1)} of this schema made with other "
+        f"settings ({'; '.join(changed)}): they are not what this run extracts, and it "
+        "would skip their inputs as done. One output holds one schema and its settings: "
         f"write to another one, or pass --schema-changed new to write {beside}")

@@ -59,14 +59,18 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     from agentflow import ray as engine
 
     # before the cluster: a refusal costs nothing
+    from agentflow.cli.options import chunking_for, run_settings_of
     from agentflow.extraction.settings_fingerprint import settings_fingerprint
     from agentflow.extraction.setup import load_schema
+    from agentflow.ray._refs import absolute_ref, ray_module
 
-    settings = settings_fingerprint(load_schema(args.schema)[0], module)
+    chunking = chunking_for(args, module)
+    settings = {**settings_fingerprint(load_schema(args.schema)[0], module),
+                **run_settings_of(args, instructions, max_chars, chunking)}
     out, held = _output_for_schema(out, _fingerprint(args.schema), args, settings)
     done = held.done
     try:
-        ray = engine._ray()
+        ray = ray_module()
     except ImportError as exc:
         raise CliError(str(exc)) from None
     if not ray.is_initialized():
@@ -81,14 +85,11 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
         ds = ds.filter(engine.NotDone(held.files))
     if args.limit is not None:
         ds = ds.limit(args.limit)
-    from agentflow.cli.options import chunking_for
-
-    chunking = chunking_for(args, module)
     options: dict[str, Any] = {"chunking": chunking, "passes": args.passes,
                                "allow_partial": args.allow_partial, "max_chars": max_chars,
                                "ground": not getattr(args, "no_ground", False)}
     if module is not None and hasattr(module, "EXAMPLES"):  # resolved in each actor
-        options["examples"] = engine.absolute_ref(f"{module_ref}:EXAMPLES")
+        options["examples"] = absolute_ref(f"{module_ref}:EXAMPLES")
     results = engine.extract_dataset(
         ds, args.schema, model=args.model, api_key=args.api_key, base_url=args.base_url,
         instructions=instructions, actors=args.actors, concurrency=concurrency,
@@ -115,8 +116,8 @@ def _fingerprint(ref: str) -> str:
 def _output_for_schema(out: Path, schema: str, args: argparse.Namespace,
                        settings: dict[str, str] | None = None) -> tuple[Path, Any]:
     """``out`` and what it holds, when it holds no record of another schema, nor
-    of this one with other settings (``settings_fingerprint``, as the local engine
-    compares them); else, with ``--schema-changed new``, the directory beside it
+    of this one with other settings (``agentflow.extraction.settings_changes``, as
+    the local engine compares them); else, with ``--schema-changed new``, the directory beside it
     named by the schema (``out.<schema>``; by the schema and its settings,
     ``run_fingerprint``, when only they changed) and what that holds.
 
@@ -127,13 +128,14 @@ def _output_for_schema(out: Path, schema: str, args: argparse.Namespace,
     from agentflow import ray as engine
     from agentflow.cli.options import schema_refusal, settings_refusal
     from agentflow.documents.names import printable
+    from agentflow.extraction.settings_changes import unlike_settings
     from agentflow.extraction.settings_fingerprint import run_fingerprint
     from agentflow.extraction.setup import SetupError
 
     settings = settings or {}
     held = engine.read_output_dir(out)
     others = {fp: n for fp, n in held.schemas.items() if fp != schema}
-    unlike = [(s, n) for s, n in held.settings.values() if s != settings]
+    unlike = unlike_settings(held.settings.values(), settings)
     if not others and not unlike:
         return out, held
     named = schema if others else run_fingerprint(schema, settings)  # settings alone: both
@@ -151,8 +153,8 @@ def _output_for_schema(out: Path, schema: str, args: argparse.Namespace,
     print(f"agentflow: {printable(str(out))}/ holds {what}; writing to "
           f"{printable(str(beside))}/", file=sys.stderr)
     held = engine.read_output_dir(beside)
-    if any(fp != schema for fp in held.schemas) or any(
-            s != settings for s, _ in held.settings.values()):
+    if any(fp != schema for fp in held.schemas) or unlike_settings(held.settings.values(),
+                                                                   settings):
         raise SetupError(f"--schema-changed new: {printable(str(beside))}/ holds records of "
                          "another schema too")
     return beside, held

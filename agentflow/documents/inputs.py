@@ -397,10 +397,19 @@ class Source:
     jsonl: bool
 
 
-def iter_sources(specs: Sequence[str], fmt: str = "auto") -> Iterator[Document | Source]:
+def iter_sources(specs: Sequence[str], fmt: str = "auto", *,
+                 exclude: tuple[int, int] | None = None,
+                 on_exclude: Callable[[Path], None] | None = None,
+                 ) -> Iterator[Document | Source]:
     """The files ``specs`` name, lazily, each once (under the first name given),
     as ``Source`` items; an entry that cannot be read comes as a failed
     ``Document`` (see ``iter_documents``).
+
+    Args:
+        exclude: the device and inode of a file never to read (the run's output:
+            met under any name, it is left out and ``on_exclude`` told each name).
+            Each file is looked at here anyway (to read it once), so this costs
+            nothing more.
 
     Raises:
         InputError: a spec matches nothing.
@@ -412,6 +421,10 @@ def iter_sources(specs: Sequence[str], fmt: str = "auto") -> Iterator[Document |
                 yield _failed(_Unusable(problem), str(path))
                 continue
             identity = _identity(path)
+            if exclude is not None and identity == exclude:  # told under each name
+                if on_exclude is not None:
+                    on_exclude(path)
+                continue
             if identity in seen:  # named again (a path and a glob, ./x and x, - twice)
                 continue
             seen.add(identity)

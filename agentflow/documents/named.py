@@ -5,21 +5,28 @@
   (empty, or blank lines only) are each refused: the run would do nothing and
   say ``0 ok, 0 failed``. A file that cannot be read, or an empty text file,
   is not refused here: it is a failed record saying so.
-* ``find_among_inputs``: the file (``--out``) is one the specs read, under
-  any name (a path, ``./path``, a hard or symbolic link, found through a
-  folder or a glob): files are compared by device and inode.
+* ``out_among_inputs``: the file (``--out``) is one the specs read, told
+  from the paths alone, without listing a folder: a spec naming the file (by
+  any path, a hard or symbolic link: compared by device and inode), a folder
+  it is in (compared as resolved paths), a glob that names it
+  (``agentflow.documents.glob_names``), or ``-`` when standard input is it.
+  A file reached another way (a link to it inside an input folder, a hard
+  link elsewhere) is caught where the reader meets it
+  (``agentflow.documents.inputs.iter_sources``, ``exclude``).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from agentflow.documents.inputs import _expand, _identity, _is_jsonl, _jsonl_lines
+from agentflow.documents.glob_names import glob_names
+from agentflow.documents.inputs import _expand, _is_jsonl, _jsonl_lines
 from agentflow.documents.reading import InputError, _Unusable
 
-__all__ = ["check_named", "find_among_inputs"]
+__all__ = ["check_named", "out_among_inputs"]
 
 
 def _gives_input(path: Path, problem: str | None, fmt: str) -> bool:
@@ -57,16 +64,38 @@ def check_named(specs: Sequence[str], fmt: str = "auto") -> None:
                              "record (empty, or blank lines only)")
 
 
-def find_among_inputs(fd: int, specs: Sequence[str]) -> tuple[str, Path] | None:
-    """``(spec, path)``: where ``specs`` name the open file ``fd``, or ``None``.
-
-    Raises:
-        InputError: a spec matches nothing.
-    """
+def out_among_inputs(out: str | os.PathLike[str], fd: int, specs: Sequence[str]
+                     ) -> tuple[str, str] | None:
+    """``(spec, path)``: the first of ``specs`` that names the open file ``fd``
+    (``out``, the path it was opened by), and the file as the spec reaches it;
+    ``None`` when no spec does, as far as the paths tell (see the module
+    docstring). One ``stat`` per spec; no folder is listed."""
     st = os.fstat(fd)
     target = (st.st_dev, st.st_ino)
+    real = os.path.realpath(out)
     for spec in specs:
-        for path, problem in _expand(spec):
-            if problem is None and str(path) != "-" and _identity(path) == target:
-                return spec, path
+        found = _names(spec, real, target)
+        if found is not None:
+            return spec, found
+    return None
+
+
+def _names(spec: str, real: str, target: tuple[int, int]) -> str | None:
+    """How ``spec`` reaches the file ``real`` (resolved) whose identity is
+    ``target``, or ``None``."""
+    if spec == "-":
+        try:
+            st = os.fstat(0)
+        except OSError:
+            return None
+        return "standard input" if (st.st_dev, st.st_ino) == target else None
+    try:
+        st = os.stat(spec)
+    except (OSError, ValueError):
+        return real if glob_names(spec, real) else None  # a glob (or nothing: refused before)
+    if not stat.S_ISDIR(st.st_mode):
+        return spec if (st.st_dev, st.st_ino) == target else None
+    root = os.path.realpath(spec)
+    if real != root and real.startswith(root.rstrip(os.sep) + os.sep):
+        return os.path.join(spec, os.path.relpath(real, root))
     return None

@@ -4,9 +4,14 @@ A POSIX file name is bytes; Python gives one that is not valid UTF-8 as a
 ``str`` with each undecodable byte as a lone surrogate (``U+DC80``-``U+DCFF``,
 PEP 383 ``surrogateescape``). Such an id is a valid input, so:
 
-* records are written by ``dumps_record``: JSON with the surrogates as
-  ``\\udcXX`` escapes, so ``os.fsencode(loads_record(line)["id"])`` gives the
-  raw name back (a line without such characters is what ``orjson`` writes);
+* records are written by ``dumps_record`` as strict JSON (UTF-8, no lone
+  surrogate, what every JSON parser reads): a lone surrogate becomes U+FFFD,
+  and a record whose ``id`` held any also carries ``id_bytes``, the name's
+  bytes in base64, so ``base64.b64decode(record["id_bytes"])`` gives the raw
+  name back; ``loads_record`` restores the ``id`` as Python had it
+  (``os.fsdecode`` of those bytes), so a rerun resumes it and the review page
+  re-reads it. Lines that agentflow wrote before (the surrogates as
+  ``\\udcXX`` escapes, which strict parsers refuse) are read as they were;
 * anything shown on a terminal goes through ``printable``: control
   characters (C0, C1, DEL), bidirectional controls and lone surrogates are
   written as ``\\xNN`` / ``\\uNNNN`` escapes, so a name cannot move the cursor,
@@ -15,17 +20,25 @@ PEP 383 ``surrogateescape``). Such an id is a valid input, so:
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import os
 import re
 from typing import Any
 
 import orjson
 
-__all__ = ["BIDI_CONTROLS", "dumps_record", "loads_record", "printable"]
+__all__ = ["BIDI_CONTROLS", "ID_BYTES", "dumps_record", "loads_record", "printable"]
 
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 """Unicode's bidirectional formatting characters (embeddings, overrides,
 isolates and marks): they reorder the text around them when displayed."""
+
+ID_BYTES = "id_bytes"
+"""The record key of a non-UTF-8 id's bytes, in base64 (see the module docstring)."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _UNPRINTABLE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{BIDI_CONTROLS}\\ud800-\\udfff]")
 _UNPRINTABLE_IN_LINES = re.compile(
@@ -48,25 +61,66 @@ def printable(text: str, *, lines: bool = False) -> str:
     return (_UNPRINTABLE_IN_LINES if lines else _UNPRINTABLE).sub(_escape, text)
 
 
+def _strict(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (and keys) as U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_strict(k): _strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict(v) for v in value]
+    return value
+
+
 def dumps_record(record: dict[str, Any]) -> bytes:
-    """``record`` as one JSON line (without the newline): ``orjson``'s output,
-    or, when a string holds a lone surrogate (an id from a non-UTF-8 file
-    name), JSON with every non-ASCII character escaped (``\\udcff``)."""
+    """``record`` as one line of strict JSON (without the newline): ``orjson``'s
+    output; when a string holds a lone surrogate (an id from a non-UTF-8 file
+    name, a message naming the file), each one as U+FFFD, and the id's bytes
+    under ``ID_BYTES`` (base64), just after the id.
+
+    Raises:
+        TypeError: a value JSON cannot hold.
+    """
     try:
         return orjson.dumps(record)
     except TypeError:  # "str is not valid UTF-8: surrogates not allowed"
-        return json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode()
+        pass
+    strict = _strict(record)
+    rid = record.get("id")
+    if isinstance(rid, str) and _SURROGATE.search(rid):
+        try:
+            raw = os.fsencode(rid)  # the name's bytes, as the file system gave them
+        except UnicodeError:  # a surrogate no file name gives: U+FFFD is all there is
+            return orjson.dumps(strict)
+        strict = {"id": strict["id"], ID_BYTES: base64.b64encode(raw).decode("ascii"),
+                  **{k: v for k, v in strict.items() if k not in ("id", ID_BYTES)}}
+    return orjson.dumps(strict)
+
+
+def _restored(value: Any) -> Any:
+    """A record read back with its ``id`` as written from ``ID_BYTES`` (a value
+    that is not base64 leaves the record as it is)."""
+    if isinstance(value, dict) and isinstance(value.get(ID_BYTES), str):
+        try:
+            raw = base64.b64decode(value[ID_BYTES], validate=True)
+        except (binascii.Error, ValueError):
+            return value
+        value = {k: v for k, v in value.items() if k != ID_BYTES}
+        value["id"] = os.fsdecode(raw)
+    return value
 
 
 def loads_record(line: bytes | str) -> Any:
-    """The JSON value of one line written by ``dumps_record`` (lone surrogate
-    escapes come back as the surrogates they were).
+    """The JSON value of one line written by ``dumps_record``: a record's ``id``
+    as it was (from ``ID_BYTES``, which is dropped); a line an older agentflow
+    wrote with lone-surrogate escapes (``\\udcff``) comes back as the
+    surrogates they were.
 
     Raises:
         orjson.JSONDecodeError: the line is not JSON.
     """
     try:
-        return orjson.loads(line)
+        return _restored(orjson.loads(line))
     except orjson.JSONDecodeError:
         marked = b"\\ud" in line if isinstance(line, bytes) else "\\ud" in line
         if not marked:

@@ -31,7 +31,7 @@ import gzip
 import itertools
 import multiprocessing
 import os
-from collections.abc import AsyncGenerator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -116,12 +116,15 @@ def _take(documents: Iterator[Document], n: int) -> list[Document]:
 async def read_ahead(
     specs: Sequence[str], *, fmt: str = "auto", text_field: str = "text", id_field: str = "id",
     deliver: PdfDelivery | None = None, ahead: int = 8, budget: WorkBudget = DEFAULT_BUDGET,
-    workers: int | None = None,
+    workers: int | None = None, exclude: tuple[int, int] | None = None,
+    on_exclude: Callable[[Path], None] | None = None,
 ) -> AsyncGenerator[Document, None]:
     """Every document ``specs`` name (as ``agentflow.documents.inputs.iter_documents``
     reads them, before ``prepare``), at most ``ahead`` read before they are
     taken; PDF and HTML parsed in ``workers`` processes (default: the CPU
-    count, at most ``ahead``) under ``budget``.
+    count, at most ``ahead``) under ``budget``. ``exclude`` / ``on_exclude``:
+    a file never read, as ``agentflow.documents.inputs.iter_sources`` takes
+    them (``on_exclude`` is called from a worker thread).
 
     Raises:
         InputError: a spec matches nothing (when it is reached).
@@ -148,7 +151,8 @@ async def read_ahead(
             async with anyio.create_task_group() as tg:
                 tg.start_soon(emit, out)
                 async with order_send:
-                    sources = iter_sources(specs, fmt)
+                    sources = iter_sources(specs, fmt, exclude=exclude,
+                                           on_exclude=on_exclude)
                     try:
                         while True:
                             source = await anyio.to_thread.run_sync(next, sources, None)

@@ -22,6 +22,7 @@ from agentflow.events import Complete, Event
 from agentflow.extraction.confidence import REVIEW_BELOW, field_confidence, needs_review
 from agentflow.extraction.hand_rules import held_fields
 from agentflow.extraction.list_cuts import list_cuts
+from agentflow.extraction.list_repeats import repeated_items, with_repeats
 from agentflow.grounding.locators import learn_locators
 from agentflow.messages import FIELD_PROBS
 from agentflow.output.examples import Example, check_examples
@@ -65,6 +66,7 @@ def review_call(complete: Complete[Any], output_type: Any, source: str,
     probs = complete.message.metadata.get(FIELD_PROBS) or {}
     confidence, ungrounded = field_confidence(complete.output, source, spans, locators, held,
                                               probs, cut)
+    confidence = with_repeats(confidence, repeated_items(complete.output, source))
     return FieldReview(confidence, needs_review(confidence), ungrounded)
 
 

@@ -41,11 +41,14 @@ import itertools
 import re
 import typing
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
+from agentflow._lru import LRU
 from agentflow.grounding import Grounded
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.longest import maximal
@@ -106,6 +109,45 @@ def _bare(tp: Any) -> tuple[Any, list[Grounded]]:
     return tp, marks
 
 
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """One top-level field as the hand rules read it: ``tp`` without
+    ``Annotated`` and ``| None``, its markers (the field's own last);
+    ``item``/``item_tp``/``item_marks``: a list field's item type as written,
+    bare, and its markers (``None``: not a list of a known item type)."""
+
+    name: str
+    info: FieldInfo
+    tp: Any
+    marks: tuple[Grounded, ...]
+    item: Any
+    item_tp: Any
+    item_marks: tuple[Grounded, ...]
+
+
+_SHAPES: LRU[type[BaseModel], tuple[Any, tuple[_Shape, ...]]] = LRU(256)
+"""``_shapes`` per model, with the ``model_fields`` mapping they were read
+from (a rebuilt model reads them again): every output of a run has the same."""
+
+
+def _shapes(output_type: type[BaseModel]) -> tuple[_Shape, ...]:
+    """The shape of each top-level field of ``output_type``, in order."""
+    fields = output_type.model_fields
+    cached = _SHAPES.get(output_type)
+    if cached is not None and cached[0] is fields:
+        return cached[1]
+    shapes = []
+    for name, info in fields.items():
+        tp, marks = _bare(info.annotation)
+        marks = marks + [m for m in info.metadata if isinstance(m, Grounded)]
+        item = _sequence_item(tp)
+        item_tp, item_marks = _bare(item) if item is not None and item is not typing.Any else (
+            None, [])
+        shapes.append(_Shape(name, info, tp, tuple(marks), item if item_tp is not None else None,
+                             item_tp, tuple(item_marks)))
+    return _SHAPES.put(output_type, (fields, tuple(shapes)))[1]
+
+
 def held_fields(output_type: Any, output: Any, source: str,
                 spans: Mapping[str, Sequence[Span]]) -> frozenset[str]:
     """The top-level fields of ``output`` (an instance of the pydantic model
@@ -119,21 +161,17 @@ def held_fields(output_type: Any, output: Any, source: str,
     held = set()
     void = void_spans(source)
     source = live_text(source)  # (offsets kept: the spans hold as they are)
-    for name, info in output_type.model_fields.items():
+    for shape in _shapes(output_type):
+        name, info, tp, marks = shape.name, shape.info, shape.tp, shape.marks
         value = getattr(output, name, None)
         if value is None or value == []:
             continue
-        annotated = info.annotation
-        tp, marks = _bare(annotated)
-        marks += [m for m in info.metadata if isinstance(m, Grounded)]
-        item = _sequence_item(tp)
-        if item is not None and item is not typing.Any:
-            item_tp, item_marks = _bare(item)
-            own = item_marks or marks
-            if (own and own[-1].whole_items and _is_text(item_tp)
+        if shape.item is not None:
+            own = shape.item_marks or marks
+            if (own and own[-1].whole_items and _is_text(shape.item_tp)
                     and isinstance(value, list | tuple)):
                 cap = field_max_items(info)
-                pattern = _annotated_pattern(item) or None
+                pattern = _annotated_pattern(shape.item) or None
                 if not _in_void(name, len(value), spans, void) and _all_items(
                         name, value, own[-1], pattern, cap, source, spans):
                     held.add(name)
@@ -147,7 +185,7 @@ def held_fields(output_type: Any, output: Any, source: str,
             if _only_label(_labels(tp) or [], label, marker, bound, source):
                 held.add(name)
         elif _is_text(tp) and isinstance(value, str):
-            pattern = _pattern_in(info.metadata) or _annotated_pattern(annotated)
+            pattern = _pattern_in(info.metadata) or _annotated_pattern(info.annotation)
             if _only_value(value, marker, pattern, bound, source):
                 held.add(name)
     return frozenset(held)
@@ -200,18 +238,15 @@ def lists_left(output_type: Any, output: Any, source: str,
         return {}
     out: dict[str, int] = {}
     source = live_text(source)
-    for name, info in output_type.model_fields.items():
+    for shape in _shapes(output_type):
+        name, info = shape.name, shape.info
         value = getattr(output, name, None)
-        tp, marks = _bare(info.annotation)
-        marks += [m for m in info.metadata if isinstance(m, Grounded)]
-        item = _sequence_item(tp)
-        if not value or not isinstance(value, list | tuple) or item is None or (
-                item is typing.Any):
+        if not value or not isinstance(value, list | tuple) or shape.item is None:
             continue
-        item_tp, item_marks = _bare(item)
-        own = item_marks or marks
-        if not (own and own[-1].whole_items and _is_text(item_tp)):
+        own = shape.item_marks or shape.marks
+        if not (own and own[-1].whole_items and _is_text(shape.item_tp)):
             continue
+        item = shape.item
         left = _left_out(name, value, own[-1], _annotated_pattern(item) or None, source, spans)
         cap = field_max_items(info)
         if left and cap is not None and len(value) >= cap and _all_items(

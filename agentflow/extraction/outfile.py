@@ -123,15 +123,17 @@ def _is_ours(line: bytes) -> bool:
     return isinstance(value, dict) and isinstance(value.get("id"), str)
 
 
-def count_settings(record: dict[str, Any], seen: dict[str, tuple[dict[str, str], int]]) -> None:
+def count_settings(record: dict[str, Any], seen: dict[str, tuple[dict[str, str], int]]) -> bool:
     """Count ``record``'s ``"settings"`` (``agentflow.extraction.settings_fingerprint``)
-    in ``seen``: its canonical JSON -> ``(settings, records)``; a record without
-    them (written before agentflow kept them) is not counted."""
+    in ``seen``: its canonical JSON -> ``(settings, records)``; whether it has
+    them (a record without them, written before agentflow kept them, is not counted)."""
     settings = record.get("settings")
-    if isinstance(settings, dict):
-        key = orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode()
-        held = seen.get(key)
-        seen[key] = (held[0] if held else settings, (held[1] if held else 0) + 1)
+    if not isinstance(settings, dict):
+        return False
+    key = orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode()
+    held = seen.get(key)
+    seen[key] = (held[0] if held else settings, (held[1] if held else 0) + 1)
+    return True
 
 
 def _holder_pid(fd: int) -> int | None:
@@ -180,6 +182,8 @@ class OutFile:
         schemas: schema fingerprint -> records carrying it (``"schema"``, written
             by ``agentflow extract``; records without one are not counted).
         settings: the distinct ``"settings"`` of the records (``count_settings``).
+        without_settings: records without ``"settings"`` (written before
+            agentflow kept them: not compared with a run's).
     """
 
     def __init__(self, path: Path, fd: int, *, created: bool = False) -> None:
@@ -191,6 +195,7 @@ class OutFile:
         self.saved = 0
         self.schemas: dict[str, int] = {}
         self.settings: dict[str, tuple[dict[str, str], int]] = {}
+        self.without_settings = 0
         self.foreign = 0
         for _, line in iter_lines(path):
             try:
@@ -214,7 +219,8 @@ class OutFile:
         schema = record.get("schema")
         if isinstance(schema, str):
             self.schemas[schema] = self.schemas.get(schema, 0) + 1
-        count_settings(record, self.settings)
+        if not count_settings(record, self.settings):
+            self.without_settings += 1
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)

@@ -27,6 +27,7 @@ its content; with no ``inputs`` no source is read.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ from agentflow.documents.readahead import BudgetedReader
 from agentflow.errors import InvalidRecordError
 from agentflow.extraction.outfile import count_settings
 from agentflow.extraction.report import ReportStats, Source, write_report
-from agentflow.extraction.settings_fingerprint import changed_settings
+from agentflow.extraction.settings_changes import setting_changes, words
 
 __all__ = ["SourceReader", "read_records", "write_review"]
 
@@ -108,10 +109,12 @@ def read_records(path: Path) -> RecordsFile:
 
 def _one_schema(path: Path, records: list[dict[str, Any]]) -> None:
     """Refuse records of more than one schema (their ``"schema"`` fingerprints,
-    ``agentflow.extraction.fingerprint``): one page shows one shape.
+    ``agentflow.extraction.fingerprint``), or of one schema made with other
+    settings (``agentflow.extraction.settings_changes``): one page shows one run's.
 
     Raises:
-        InvalidRecordError: two fingerprints or more, each named with its count.
+        InvalidRecordError: two fingerprints or more, each named with its count;
+            settings that differ, each difference named with its values.
     """
     counts: dict[str, int] = {}
     for record in records:
@@ -127,15 +130,19 @@ def _one_schema(path: Path, records: list[dict[str, Any]]) -> None:
     settings: dict[str, tuple[dict[str, str], int]] = {}
     for record in records:
         count_settings(record, settings)
-    if len(settings) > 1:  # one schema, extracted with other examples, instructions...
-        first, *rest = [s for s, _ in settings.values()]
-        changed: list[str] = []
-        for other in rest:
-            changed += [c for c in changed_settings(first, other) if c not in changed]
+    # one schema, made with other examples, instructions, another model... (records
+    # written before agentflow kept a setting are not compared on it: settings_changes)
+    kinds = [s for s, _ in settings.values()]
+    pairs = ((a, b) for i, a in enumerate(kinds) for b in kinds[i + 1:])
+    # a few are enough to say what differs (a distinct pair is unlike but for defaults
+    # written out and settings not recorded, so the search ends soon)
+    unlike = list(itertools.islice(((a, b) for a, b in pairs if setting_changes(a, b)), 10))
+    if unlike:
         raise InvalidRecordError(
-            f"{path}: records of one schema extracted with {len(settings)} different "
-            f"settings ({' and '.join(changed)} differ); a review page shows one run's. "
-            "Write each run to its own --out file (agentflow extract --schema-changed new)")
+            f"{path}: records of one schema made with {len(kinds)} different settings "
+            f"({'; '.join(words(unlike, 'in some records', 'in others'))}); a review page "
+            "shows one run's. Write each run to its own --out file (agentflow extract "
+            "--schema-changed new)")
 
 
 def _read_lines(path: Path, records: list[dict[str, Any]], notes: list[str]) -> None:

@@ -1,24 +1,26 @@
-"""The fingerprint of what else decides what a run extracts, besides the
-schema's shape (``agentflow.extraction.fingerprint``).
+"""The fingerprint of what the schema module decides besides the schema's
+shape (``agentflow.extraction.fingerprint``).
 
     settings_fingerprint(Invoice, module)
-    # {"EXAMPLES": "9c1d02aa", "INSTRUCTIONS": "51be0f3e", "markers": "0d4e7a91"}
+    # {"EXAMPLES": "9c1d02aa", "markers": "0d4e7a91", "prepare": "51be0f3e"}
 
-A schema module may set ``INSTRUCTIONS``, ``EXAMPLES``, ``PASSES``,
-``MAX_CHARS``, ``CHUNKING`` and ``prepare`` (what ``agentflow extract`` reads
-from it), and the schema's fields may carry ``Grounded()`` / ``Derived()``
-markers (JSON Schema keywords the shape's fingerprint leaves out, as the
-vendors never see them). Each changes the records a run writes, so each record
-carries, beside ``"schema"``, ``"settings"``: one 8-hex-digit digest per
-setting that is set. A rerun into the same output whose settings differ from
-its records' is refused like a changed schema, the message naming what changed
-(``changed_settings``); records without ``"settings"`` (written before agentflow
-kept them) are not compared.
+A schema module may set ``EXAMPLES`` and ``prepare`` (what ``agentflow
+extract`` reads from it besides the settings a flag can also give), and the
+schema's fields may carry ``Grounded()`` / ``Derived()`` markers (JSON Schema
+keywords the shape's fingerprint leaves out, as the vendors never see them).
+Each changes the records a run writes, so each record carries, beside
+``"schema"``, ``"settings"``: one 8-hex-digit digest per setting that is set,
+with the run's own settings (``agentflow.extraction.run_settings``: the model,
+and the values of ``INSTRUCTIONS``, ``PASSES``, ``MAX_CHARS`` and ``CHUNKING``
+whether the module or a flag gave them). A rerun into the same output whose
+settings differ from its records' is refused like a changed schema, the
+message naming what changed (``agentflow.extraction.settings_changes``, which
+also says how records written before agentflow kept settings compare).
 
-Values are digested by content: examples and chunking as sorted JSON (a
-pydantic model as its JSON dump), ``prepare`` by its source text (its name
-when the source cannot be read), so re-importing the same module gives the
-same digests, and editing a comment elsewhere in it changes nothing.
+Values are digested by content: examples as sorted JSON (a pydantic model as
+its JSON dump), ``prepare`` by its source text (its name when the source
+cannot be read), so re-importing the same module gives the same digests, and
+editing a comment elsewhere in it changes nothing.
 """
 
 from __future__ import annotations
@@ -36,10 +38,12 @@ from pydantic import BaseModel
 from agentflow.errors import SchemaError
 from agentflow.output.schema import OutputSpec
 
-__all__ = ["MODULE_SETTINGS", "changed_settings", "run_fingerprint", "settings_fingerprint"]
+__all__ = ["MODULE_SETTINGS", "run_fingerprint", "settings_fingerprint"]
 
-MODULE_SETTINGS = ("INSTRUCTIONS", "EXAMPLES", "PASSES", "MAX_CHARS", "CHUNKING", "prepare")
-"""The schema module's names ``agentflow extract`` reads (``agentflow.cli``)."""
+MODULE_SETTINGS = ("EXAMPLES", "prepare")
+"""The schema module's names digested here; ``INSTRUCTIONS``, ``PASSES``,
+``MAX_CHARS`` and ``CHUNKING`` (which flags can give too) are recorded as the
+run's values (``agentflow.extraction.run_settings``)."""
 
 MARKERS = "markers"
 """The ``settings`` key of the fields' ``Grounded()`` / ``Derived()`` markers."""
@@ -88,8 +92,8 @@ def _marks(node: Any, path: str, found: list[tuple[str, str, Any]]) -> None:
 
 
 def settings_fingerprint(output: Any, module: ModuleType | None) -> dict[str, str]:
-    """Setting name -> 8 hex digits, for each setting ``module`` sets (see
-    ``MODULE_SETTINGS``) and, under ``"markers"``, the output type's grounding
+    """Setting name -> 8 hex digits, for each setting ``module`` sets of
+    ``MODULE_SETTINGS`` and, under ``"markers"``, the output type's grounding
     markers when it has any; ``{}`` when there is none of them."""
     out: dict[str, str] = {}
     try:
@@ -115,11 +119,3 @@ def run_fingerprint(schema: str, settings: Mapping[str, str]) -> str:
     data = orjson.dumps({"schema": schema, "settings": dict(settings)},
                         option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(data).hexdigest()[:16]
-
-
-def changed_settings(held: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
-    """What differs between the settings ``held`` (records') and ``now`` (this
-    run's), in words: ``["the schema module's EXAMPLES"]``."""
-    names = sorted(k for k in set(held) | set(now) if held.get(k) != now.get(k))
-    return [("the fields' Grounded()/Derived() markers" if name == MARKERS
-             else f"the schema module's {name}") for name in names]

@@ -133,10 +133,11 @@ domain out of an e-mail address); ``ground=Grounded(whole_tokens=True)`` makes
 the default whole-token.
 
 **Spans.** ``[start, end)`` character offsets (Python ``str`` indices) into
-the source: the text of the call's user message(s), joined by a blank line
-when there are several. Keyed by field path: python field names, dotted,
-``[i]`` for list items (``maintainer``, ``changes[2]``,
-``entries[3].version``); ``{"path": [(start, end)]}``.
+the source: the text of the user messages the caller gave the call (every
+one of them, joined by a blank line when there are several; never a message
+the framework added, such as a reminder or a re-ask). Keyed by field path:
+python field names, dotted, ``[i]`` for list items (``maintainer``,
+``changes[2]``, ``entries[3].version``); ``{"path": [(start, end)]}``.
 
 **Occurrence rule.** Values are placed in schema order (fields in
 declaration order, list items in order). Each takes the first occurrence
@@ -146,8 +147,9 @@ first occurrence anywhere not taken; failing that, its first occurrence.
 Under ``whole_tokens`` only whole-token occurrences are candidates.
 Repeated list items therefore map to successive occurrences (a value that
 repeats more often than the document holds it reuses the first one, and
-``degenerate.check_degenerate`` refuses a list that repeats it 3 times or
-more); items that overlap in the source simply have overlapping spans.
+``degenerate.check_degenerate`` refuses a list that repeats it 6 times or
+more, ``agentflow.extraction.list_repeats`` flags fewer repeats); items
+that overlap in the source simply have overlapping spans.
 """
 
 from __future__ import annotations

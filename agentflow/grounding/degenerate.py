@@ -8,8 +8,11 @@ record, which must never count as a result.
   ``debian-10.10.10.10.10.10``), when that run does not occur in the source
   (a ``----------`` rule copied from the document is not a loop; runs of
   whitespace never are);
-* **repeated items** – a list holding one string 3 times or more, more often
-  than the source holds it.
+* **repeated items** – a list holding one string ``MIN_REPEATED_ITEMS``
+  (6) times or more, more often than the source holds it: a runaway list.
+  Fewer repeats are no reason to lose the record's other fields:
+  ``agentflow.extraction.list_repeats`` keeps the record and flags the list
+  for review (from two copies up).
 
 Empty grounded text and values not found in the source are the other
 degenerate shapes; ``agentflow.grounding`` reports those. The
@@ -34,8 +37,12 @@ MIN_LOOP_REPEATS = 6
 """Repetitions of a unit that make a loop."""
 MIN_LOOP_CHARS = 12
 """Characters a loop must cover."""
-MIN_REPEATED_ITEMS = 3
-"""Copies of one item that make a list loop (when the source holds fewer)."""
+MIN_REPEATED_ITEMS = MIN_LOOP_REPEATS
+"""Copies of one item that make a list loop (when the source holds fewer): as
+many as make a string loop. At 3 the embedded model's retries lost whole
+records whose every other field was right (a recipe listing ``eggs`` 3 times,
+a bug report ``Settings`` 3 times, each after 2 retries); two to five copies
+are flagged on the field instead (``agentflow.extraction.list_repeats``)."""
 
 _LOOP = re.compile(r"(.{1,16}?)\1{" + str(MIN_LOOP_REPEATS - 1) + ",}", re.DOTALL)
 

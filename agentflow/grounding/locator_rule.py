@@ -12,7 +12,8 @@ from typing import Any
 from agentflow.grounding.edges import END, START
 from agentflow.grounding.items import own_items
 from agentflow.grounding.lines import continuation, paragraph_continuation
-from agentflow.grounding.list_heading import key_written, sections
+from agentflow.grounding.list_heading import heading_key, key_written, names, sections
+from agentflow.grounding.list_markers import marker_length
 from agentflow.grounding.value_clauses import clause_break
 from agentflow.grounding.void_blocks import live_text
 
@@ -129,6 +130,14 @@ class Locator:
             under (``agentflow.grounding.list_heading``: ``notes`` of
             ``Notes:``), or ``""``: the rule reads only the lists under
             such a heading, and the heading is its label.
+        marker: ``left`` is a numbered item marker kind (``"1. "``,
+            ``"(a) "``: ``agentflow.grounding.list_markers``), the line
+            start of every value: a numbered list's items, read as a
+            bullet's (``anchored``; never a label).
+        last: under ``arg``, the argument was the last of its line in every
+            example: they cannot show whether the value stops at it, so a
+            line that goes on after it gives no value (the field is then
+            scored as if it had no rule: ``agentflow.extraction.confidence``).
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -153,6 +162,8 @@ class Locator:
     clauses: bool = True
     lines: tuple[str, ...] = ()
     shapes: tuple[str, ...] = ()
+    marker: bool = False
+    last: bool = False
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -172,10 +183,10 @@ class Locator:
     @property
     def labelled(self) -> bool:
         """Whether the rule reads after a label: a line start with a word in it
-        (``Location: ``, ``.TH``), not punctuation alone (``- ``, `` (``),
-        or under a list's ``heading``."""
-        return bool(self.heading) or (
-            self.anchored and not self.items and any(c.isalnum() for c in self.left))
+        (``Location: ``, ``.TH``), not punctuation alone (``- ``, `` (``), nor
+        a numbered item marker (``marker``), or under a list's ``heading``."""
+        return bool(self.heading) or (self.anchored and not self.items and not self.marker
+                                      and any(c.isalnum() for c in self.left))
 
     @property
     def key(self) -> str:
@@ -251,7 +262,8 @@ class Locator:
         for line in source.splitlines():
             args = line_arguments(line)
             if self.arg is not None and len(args) > self.arg + 1 and (
-                    line[slice(*args[0])] == self.left):
+                    line[slice(*args[0])] == self.left) and not (
+                    self.last and len(args) > self.arg + 2):
                 value = line[slice(*args[self.arg + 1])].strip()
                 if value:
                     out.append(value)
@@ -287,7 +299,13 @@ class Locator:
     def _in_line(self, line: str, empty: bool = False) -> list[str]:
         """The raw values after ``left`` (up to ``right``) on ``line``;
         ``empty``: also where nothing follows ``left`` there."""
-        if self.anchored:
+        if self.marker:  # a numbered item marker of one kind (``1. ``, ``(a) ``)
+            body = line.lstrip()
+            n = marker_length(body, self.left)
+            if n is None:
+                return []
+            starts = [len(line) - len(body) + n]
+        elif self.anchored:
             body = line.lstrip()
             label = self.left.lstrip()
             if body[: len(label)].casefold() != label.casefold():
@@ -323,10 +341,12 @@ class Locator:
         place (the key in prose, or with a separator the locator does not
         read, ``Requires = x``) is."""
         key = self.key
-        if not key:
+        if not key or (self.marker and not self.heading):
             return False
         whole = re.compile(rf"(?<![\w.\-]){re.escape(key)}(?![\w]|[.\-]\w)", re.IGNORECASE)
         for line in source.splitlines():
+            if self.heading and names(heading_key(line), self.heading):
+                continue  # the list's heading (``### Steps``): where the rule reads
             for match in whole.finditer(line):
                 empty_label = (not line[:match.start()].strip()
                                and not line[match.end():].strip(" \t:=;,"))
@@ -365,8 +385,12 @@ class Locator:
         if self.items:
             return f"{self.field}: every list item (its own lines){under}, in order"
         if self.arg is not None:
-            return (f"{self.field}: argument {self.arg + 1} of a line that begins with "
-                    f"{self.left!r}")
+            only = ", the last on its line" if self.last else ""
+            return (f"{self.field}: argument {self.arg + 1} (one word, or one quoted string"
+                    f"{only}) of a line that begins with {self.left!r}")
+        if self.marker:
+            where = "at the start of a line after a numbered item marker like"
+
         more = (", and on over its paragraph's next lines" if self.paragraph else
                 ", and on over its continuation lines" if self.continued else "")
         return f"{self.field}: {where} {self.left!r}, {until}{split}{more}{under}"

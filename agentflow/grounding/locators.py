@@ -101,6 +101,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from agentflow.grounding.list_heading import heading_of
+from agentflow.grounding.list_markers import marker_kind
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.locator_absence import layout_keys, layout_lines, value_shapes
 from agentflow.grounding.locator_offer import apply_locators
@@ -218,6 +219,9 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
         # field's value is the whole of its lines (as RFC 822, deb822, INI and YAML read
         # them), a labelled list's items too (``Tags: x, y,`` wrapped onto ``  z``)
     left = befores[0] if anchored else tail(common_end([s.before for s in seen]))
+    marker = None if anchored else marker_kind(befores)
+    if marker is not None:  # numbered items (``1. `` ``2. ``): read as a bullet's
+        return Locator(name, marker, True, right, split, many, continued, marker=True)
     if (not left.strip() and not anchored) or len(left) > MAX_CONTEXT:
         return None
     paragraph = any(s.paragraph for s in seen)
@@ -354,7 +358,12 @@ def _learn_argument(name: str, examples: Sequence[CheckedExample]) -> Locator | 
     same first argument in every example that fills it (``.TH``: the title is
     its first argument, the section its second), when no text around the
     value is common to them (quoted in one, bare in another); at least two
-    examples must fill the field. ``None`` otherwise."""
+    examples must fill the field. ``None`` otherwise. The first argument
+    after it, where it is the whole rest of its line in every example, is
+    read as the rest of the line (``Locator(left=keyword)``, no ``arg``):
+    one-word examples cannot show that the value is one word. An argument
+    that is the last of its line in every example (``Locator.last``) is
+    not read where the line goes on after it."""
     places: set[tuple[str, int]] = set()
     filled = 0
     for example in examples:
@@ -371,7 +380,17 @@ def _learn_argument(name: str, examples: Sequence[CheckedExample]) -> Locator | 
     if filled < 2 or len(places) != 1:
         return None
     ((keyword, index),) = places
-    return Locator(name, keyword, True, "", arg=index)
+    if index == 0:
+        # every example's value is the whole rest of its line (``Component: toolbar``):
+        # the examples cannot tell one word from the rest of the line, and a key's
+        # value is the rest of its line (``Component: settings UI``), so read that
+        rest = Locator(name, keyword, True, "")
+        if all(rest.holds(_value(e, name), e.text) for e in examples):
+            return rest
+    last = all(len(args) == index + 2 for e in examples if _value(e, name)
+               for line in e.text.splitlines() for args in [line_arguments(line)]
+               if args and line[slice(*args[0])] == keyword)
+    return Locator(name, keyword, True, "", arg=index, last=last)
 
 
 def _argument_places(value: str, text: str) -> set[tuple[str, int]]:

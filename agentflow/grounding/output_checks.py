@@ -28,36 +28,28 @@ pairs; ``agentflow.extraction.recall``). Where the model's profile has a
 substring grammar, those items are not offered again."""
 
 
-def _inputs(memory: Sequence[Msg], start: int) -> list[Msg]:
-    """The call's user input messages: ``memory[start:]`` up to the first
-    message of another role, else the latest user message in ``memory``."""
-    found = []
-    for m in memory[start:]:
-        if m.role != "user":
-            break
-        found.append(m)
-    if not found:
-        last = next((m for m in reversed(memory) if m.role == "user"), None)
-        found = [last] if last is not None else []
-    return found
+def _sources(inputs: Sequence[Msg]) -> list[Msg]:
+    """The messages of ``inputs`` whose text is the source: the user ones."""
+    return [m for m in inputs if m.role == "user"]
 
 
-def call_source(memory: Sequence[Msg], start: int) -> str:
-    """The text grounded values must come from: the call's user input messages
-    (``memory[start:]`` up to the first message of another role, joined by a
-    blank line), else the latest user message in ``memory``; ``""`` without one."""
-    return "\n\n".join(m.text for m in _inputs(memory, start))
+def call_source(inputs: Sequence[Msg]) -> str:
+    """The text grounded values must come from: the user messages of the
+    call's input (``CallExecution.inputs``: the caller's, never a message the
+    framework added), all of them, in order, joined by a blank line; ``""``
+    without one. Spans of a checked output are offsets into this text."""
+    return "\n\n".join(m.text for m in _sources(inputs))
 
 
-def call_taken(memory: Sequence[Msg], start: int) -> frozenset[tuple[int, int]]:
-    """The spans of ``call_source`` that an earlier extraction pass took as list
-    items: each input message's ``metadata[TAKEN_KEY]``, shifted to its place
-    in the joined source; empty when no message carries any. Entries that are
-    not ``[start, end]`` pairs of ints are ignored (metadata is the caller's:
-    a malformed hint costs recall, never the call)."""
+def call_taken(inputs: Sequence[Msg]) -> frozenset[tuple[int, int]]:
+    """The spans of ``call_source(inputs)`` that an earlier extraction pass took
+    as list items: each source message's ``metadata[TAKEN_KEY]``, shifted to
+    its place in the joined source; empty when no message carries any. Entries
+    that are not ``[start, end]`` pairs of ints are ignored (metadata is the
+    caller's: a malformed hint costs recall, never the call)."""
     taken: set[tuple[int, int]] = set()
     offset = 0
-    for m in _inputs(memory, start):
+    for m in _sources(inputs):
         pairs = m.metadata.get(TAKEN_KEY, ())
         for pair in pairs if isinstance(pairs, list | tuple | set | frozenset) else ():
             if (isinstance(pair, list | tuple) and len(pair) == 2

@@ -290,24 +290,54 @@ def grounded_values(
         if isinstance(v, BaseModel) and isinstance(given, Mapping):
             out.extend(_schema_values(v.model_extra or {}, given, path, default, numbers))
             return
-        fields = _fields(type(v)) if not is_typeddict(tp) else _fields(tp)
-        if fields is None:
+        steps = _steps(tp if is_typeddict(tp) else type(v))
+        if steps is None:
             return
-        infos = type(v).model_fields if isinstance(v, BaseModel) else {}
-        hints = _raw_hints(type(v)) if not infos else {}
-        for name, ann, field_marks in fields:
+        for name, ann, own, pattern in steps:
             child = v.get(name) if isinstance(v, dict) else getattr(v, name, None)
-            own = field_marks[-1] if field_marks else None
-            if own is None and is_derived(infos[name].annotation if name in infos
-                                          else hints.get(name),
-                                          infos[name].metadata if name in infos else ()):
-                continue  # Derived(): not copied, so the default does not ground it
-            walk(child, ann, _join(path, name), own, False,
-                 _pattern_in(infos[name].metadata) if own is not None and own.longest
-                 and name in infos else None)
+            walk(child, ann, _join(path, name), own, False, pattern)
 
     walk(value, output_type, "", None, False)
     return out
+
+
+_STEPS: LRU[Any, tuple[Any, tuple[tuple[str, Any, Grounded | None, str | None], ...] | None]] = (
+    LRU(256))
+
+
+def _steps(cls: Any) -> tuple[tuple[str, Any, Grounded | None, str | None], ...] | None:
+    """The fields ``grounded_values`` walks into on an object of type ``cls``:
+    ``(name, annotation, own marker, pattern)`` each (the pattern only where
+    the own marker is ``longest``), without those ``Derived()`` leaves out
+    (not copied, so the default does not ground them); ``None``: not an
+    object type. Kept per type, as ``_fields``."""
+    try:
+        cached = _STEPS.get(cls)
+    except TypeError:  # an unhashable annotation
+        return _read_steps(cls)
+    source = getattr(cls, "__pydantic_fields__", None)
+    if cached is not None and cached[0] is source:
+        return cached[1]
+    return _STEPS.put(cls, (source, _read_steps(cls)))[1]
+
+
+def _read_steps(cls: Any) -> tuple[tuple[str, Any, Grounded | None, str | None], ...] | None:
+    fields = _fields(cls)
+    if fields is None:
+        return None
+    infos = cls.model_fields if isinstance(cls, type) and issubclass(cls, BaseModel) else {}
+    hints = _raw_hints(cls) if not infos else {}
+    steps = []
+    for name, ann, field_marks in fields:
+        own = field_marks[-1] if field_marks else None
+        if own is None and is_derived(infos[name].annotation if name in infos
+                                      else hints.get(name),
+                                      infos[name].metadata if name in infos else ()):
+            continue
+        pattern = (_pattern_in(infos[name].metadata) if own is not None and own.longest
+                   and name in infos else None)
+        steps.append((name, ann, own, pattern))
+    return tuple(steps)
 
 
 def _raw_hints(tp: Any) -> dict[str, Any]:

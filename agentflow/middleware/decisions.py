@@ -12,13 +12,13 @@ answered it, and ``Finish`` / ``ReasonAgain`` run none.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from agentflow.events import StopReason
 from agentflow.messages import Msg, ToolResultBlock
 from agentflow.middleware.base import Act, Decision, Finish, ReasonAgain
 
-__all__ = ["merge_decisions"]
+__all__ = ["merge_decisions", "waiting_reasons"]
 
 
 def merge_decisions(decisions: Iterable[Decision | None]) -> Decision | None:
@@ -71,3 +71,20 @@ def merge_decisions(decisions: Iterable[Decision | None]) -> Decision | None:
             break
     failed = tuple(i for i in results if i in owner[i].failed)
     return Act(results, waiting, pause, failed)
+
+
+def waiting_reasons(decisions: Sequence[Decision | None],
+                    step: Decision | None) -> dict[str, StopReason]:
+    """What each call the step holds waits for: tool call id -> the stop
+    reason (``events.SUSPENDED``) of the middleware whose waiting answer the
+    merge kept (``merge_decisions``: the first that held the call), else the
+    step's ``pause``. ``step`` is the merged decision of ``decisions``; ``{}``
+    when it holds no call or does not pause (the calls' answers are then
+    results the model reads, nothing waits)."""
+    if not isinstance(step, Act) or not step.waiting or step.pause is None:
+        return {}
+    reasons: dict[str, StopReason] = {}
+    for call_id in step.waiting:
+        owner = next((d for d in decisions if isinstance(d, Act) and call_id in d.waiting), None)
+        reasons[call_id] = owner.pause if owner is not None and owner.pause else step.pause
+    return reasons

@@ -45,8 +45,11 @@
   answered like any invalid output.
 * **grounding** – a call whose output type marks fields ``Grounded()`` (or
   that grounds every string: ``ground=``) checks, after validation, that each
-  grounded value is a verbatim span of the call's user text and that no
-  value is degenerate (``agentflow.grounding`` / ``.degenerate``);
+  grounded value is a verbatim span of the call's user text (the user
+  messages of the caller's input, ``CallExecution.inputs``, recorded before
+  any middleware runs: never a reminder, nudge, re-ask or tool result the
+  engine added, whatever their order) and that no value is degenerate
+  (``agentflow.grounding`` / ``.degenerate``);
   a failure is answered like a validation error, within the same
   ``output_retries`` budget, and ends as ``GroundingError`` /
   ``DegenerateOutputError``; the spans of an accepted output go to
@@ -64,7 +67,8 @@ settings in ``agentflow.output.config``, partial parsing in
 ``agentflow.output.partial`` and the partial events of a streamed call in
 ``agentflow.middleware.output_partials``; checking an output and answering
 it (validation, retries, end strategy, truncation, refusal) in
-``agentflow.middleware.output_answers``; strategy choice, refusals, binding and
+``agentflow.middleware.output_answers`` (the tool path), ``output_text`` (the
+text paths), ``output_acceptance`` and ``output_failures``; strategy choice, refusals, binding and
 degradation in ``agentflow.middleware.output_strategy``; the forcing of a turn
 without the output tool in ``agentflow.middleware.output_forcing``; the
 grounding and degeneracy check in ``agentflow.grounding.output_checks``; the
@@ -102,16 +106,11 @@ from agentflow.middleware._output_run import NO_OUTPUT as _NO_OUTPUT
 from agentflow.middleware._output_run import OutputRun as _Run
 from agentflow.middleware._output_run import run_of as _run_of
 from agentflow.middleware.base import Decision, Middleware, ModelRequest
-from agentflow.middleware.output_answers import (
-    answer_outputs,
-    filtered,
-    hold_output,
-    source_of,
-    taken_of,
-    text_reply,
-)
+from agentflow.middleware.output_acceptance import source_of, taken_of
+from agentflow.middleware.output_answers import answer_outputs, hold_output
 from agentflow.middleware.output_budget import budgeted
 from agentflow.middleware.output_compression import StructuredOutputCompression
+from agentflow.middleware.output_failures import filtered
 from agentflow.middleware.output_forcing import missed_output
 from agentflow.middleware.output_history import bound_attempts
 from agentflow.middleware.output_partials import partial_event
@@ -122,6 +121,7 @@ from agentflow.middleware.output_strategy import (
     prose_fallback,
     step_down,
 )
+from agentflow.middleware.output_text import text_reply
 from agentflow.model import ChatModel, GenerateOptions, ModelChunk, ModelProfile, ResponseFormat
 from agentflow.output.config import OutputConfig
 from agentflow.output.examples import check_examples, example_messages
@@ -259,7 +259,6 @@ class StructuredOutputMiddleware(Middleware):
         except TypeError:
             markers = grounding_plan(ex.output_type)
         run.grounded = run.ground is not None or markers
-        run.start = len(ex.memory)  # the call's input messages follow
         examples = ex.extra.get("examples", self.config.examples)
         if examples:  # raises InvalidExampleError before any request
             checked = check_examples(examples, ex.output_type, run.ground)

@@ -9,30 +9,49 @@ output-tool arguments that are no JSON object).
    text before an orphan closing tag (templates that open the block
    themselves); an unclosed opening tag drops the prose after it up to the
    first JSON value, which is kept. Drafts inside reasoning never count;
-2. the candidates: the whole text, the body of a fence enclosing it
-   (backticks inside string values stay), each balanced ``{…}``/``[…]``
-   span (string-aware), the body of each fenced block (```` ```json ````,
-   ```` ```JSON ````, bare ```` ``` ````, ``~~~``) and the spans inside it;
-3. each candidate is decoded as exact JSON; only when none validates, as a
-   Python literal (``True``/``None``, single quotes; sets, bytes and complex
-   numbers refused, never coerced); only then repaired by ``json_repair``
-   (trailing commas, unquoted keys...). A candidate whose brackets or
-   strings are not closed (cut off) is never repaired: completing it would
-   invent data.
+2. the candidates: the whole text, the body of a fence enclosing it (the
+   text opens with the fence and ends with its closing marker; backticks
+   inside string values stay), each balanced ``{…}``/``[…]`` span
+   (string-aware), the body of each fenced block (```` ```json ````,
+   ```` ```JSON ````, bare ```` ``` ````, ``~~~``) and the spans inside it.
+   Text after a fenced block is read like any other;
+3. each candidate is read as written: exact JSON, else a Python literal
+   (``True``/``None``, single quotes; sets, bytes and complex numbers
+   refused, never coerced). Only when no candidate read so fits the
+   schema is each repaired by ``json_repair`` (trailing commas, unquoted
+   keys...): repair is a fallback, never a rival to a value as written. A
+   candidate whose brackets or strings are not closed (cut off) is never
+   repaired: completing it would invent data.
 
-**Several JSON values in prose: the last one that validates wins** (a final
-answer follows drafts and examples), within the first decoding pass that
-finds one. When nothing validates and the output is a choice of strings (a
+**Exactly one answer.** Within the first tier that finds values fitting
+the schema, they must all be the same value (a fence and the object inside
+it, an answer repeated: one answer). Several *different* fitting values
+(a draft and its correction, a quoted example and the answer, two
+guesses) are a ``ValidationError`` of type ``AMBIGUOUS_OUTPUT``, so the
+model is asked again for exactly one: which of them the model meant is
+written in its prose, and the framework does not guess from prose (the
+last value is not always the final one: a correction may be followed by
+a restated example, and a trailing example by nothing). Values that do not
+fit (an example of another shape, a cut-off draft) do not count.
+Reasoning blocks never count (step 1).
+
+When nothing validates and the output is a choice of strings (a
 ``Literal``/``Enum`` of strings), the reply as bare text is tried last
 (``_bare_text``: a classifier answering ``positive`` or ``"positive".`` for
 ``Literal["positive", "negative"]``, with no JSON at all; only an exact member
 validates, so prose never does). It raises the
-most useful failure: the ``ValidationError`` of the last value, or
-``NoJSONFound`` (naming a refused literal, if any).
+most useful failure: the ambiguity, the ``ValidationError`` of the last
+value, or ``NoJSONFound`` (naming a refused literal, if any).
+
+One fitting value is taken even when prose around it says something else
+("use the format {...}; I found nothing"): reading that needs the prose's
+meaning. Grounding (``agentflow.grounding``) is what refuses a value that
+is not in the document.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -40,6 +59,7 @@ from typing import Any
 import json_repair
 import orjson
 from pydantic import ValidationError
+from pydantic_core import PydanticCustomError
 
 from agentflow.messages import clean_data
 from agentflow.output.decoding import RejectedLiteral, literal_value
@@ -47,6 +67,7 @@ from agentflow.output.dialects import resolve_ref
 from agentflow.output.schema import WRAP_FIELD, OutputSpec
 
 __all__ = [
+    "AMBIGUOUS_OUTPUT",
     "REASONING_TAGS",
     "NoJSONFound",
     "RejectedLiteral",
@@ -166,13 +187,15 @@ def _balanced_spans(text: str, offset: int = 0) -> Iterator[tuple[int, str]]:
 
 def _enclosing_fence(text: str) -> str | None:
     """The body of one fence that encloses the whole text (backticks inside
-    string values stay), or ``None``."""
+    string values stay), or ``None``: the text opens with the fence and
+    ends with its closing marker (text after a fence is read, never cut off)."""
+    text = text.rstrip()
     if not text.startswith(("```", "~~~")):
         return None
     marker = text[:3]
-    end = text.rfind(marker)
+    end = len(text) - 3
     newline = text.find("\n")
-    if end <= 3 or newline < 0 or newline > end:
+    if not text.endswith(marker) or end <= 3 or newline < 0 or newline > end:
         return None
     return text[newline + 1 : end].strip()
 
@@ -235,6 +258,21 @@ def _repaired(candidate: str) -> Any:
     return clean_data(value) if isinstance(value, dict | list) else _MISSING
 
 
+_TIERS = ((_strict, _literal), (_repaired,))
+"""How candidates are read, tier by tier: as written (exact JSON, else a
+Python literal), then repaired. Repair is a fallback, never a rival: it runs
+only when no candidate read as written fits."""
+
+
+def _read(candidate: str, readings: tuple[Any, ...]) -> Any:
+    """``candidate`` by the first of ``readings`` that reads it, or ``_MISSING``."""
+    for reading in readings:
+        value = reading(candidate)
+        if value is not _MISSING:
+            return value
+    return _MISSING
+
+
 def closed_json(text: str) -> bool:
     """Whether ``text`` (reasoning removed, whitespace around it ignored) is
     one whole JSON object or array, bare or in one fence: a reply cut at the
@@ -256,14 +294,15 @@ def closed_json(text: str) -> bool:
 
 
 def parse_output(text: str, spec: OutputSpec) -> Any:
-    """The last JSON value in ``text`` that validates as ``spec`` (see the
-    module docstring): every candidate is tried as exact JSON before any is
-    read as a Python literal, and as a literal before any is repaired, so a
-    repair never wins over a value that was right as written.
+    """The one JSON value in ``text`` that validates as ``spec`` (see the
+    module docstring): every candidate is read as written (exact JSON, else
+    a Python literal) before any is repaired, so a repair never competes
+    with a value that was right as written.
 
     Raises:
-        ValidationError: JSON was found but none of it validates (the error
-            of the last value).
+        ValidationError: several different values fit (type
+            ``AMBIGUOUS_OUTPUT``, loc ``()``); or JSON was found but none of
+            it validates (the error of the last value).
         NoJSONFound: no JSON value in the text, or only values with no JSON
             meaning (a set, bytes...; the message says which, the cause is
             the ``RejectedLiteral``).
@@ -279,12 +318,13 @@ def parse_output(text: str, spec: OutputSpec) -> Any:
     rejected: RejectedLiteral | None = None
     refused: set[str] = set()
     candidates = list(json_candidates(text))
-    for decode in (_strict, _literal, _repaired):
+    for readings in _TIERS:
+        fitting: list[Any] = []
         for candidate in candidates:
             if candidate in refused:
                 continue
             try:
-                value = decode(candidate)
+                value = _read(candidate, readings)
             except RejectedLiteral as exc:  # never repaired into something else
                 rejected = rejected or exc
                 refused.add(candidate)
@@ -292,14 +332,16 @@ def parse_output(text: str, spec: OutputSpec) -> Any:
             if value is _MISSING:
                 continue
             try:
-                return spec.validate(value)
+                fitting.append(spec.validate(value))
+                continue
             except ValidationError as exc:
                 last_error = last_error or exc
-                if spec.wrapped and not (isinstance(value, dict) and "result" in value):
-                    try:  # the model gave the bare value instead of {"result": ...}
-                        return spec.validate({"result": value})
-                    except ValidationError:
-                        pass
+            if spec.wrapped and not (isinstance(value, dict) and WRAP_FIELD in value):
+                # the model gave the bare value instead of {"result": ...}
+                with contextlib.suppress(ValidationError):
+                    fitting.append(spec.validate({WRAP_FIELD: value}))
+        if fitting:
+            return _the_one(fitting, spec)
     bare = _bare_text(body, spec)
     if bare is not _MISSING:
         return bare
@@ -308,6 +350,44 @@ def parse_output(text: str, spec: OutputSpec) -> Any:
     if rejected is not None:
         raise NoJSONFound(f"no JSON value: {rejected}") from rejected
     raise NoJSONFound("no JSON value found in the reply text")
+
+
+AMBIGUOUS_OUTPUT = "ambiguous_output"
+"""Error type of a reply holding several different values that fit the schema."""
+
+_AMBIGUOUS = ("the reply holds {count} different JSON values that fit the schema, and "
+              "nothing says which one is the answer: reply with exactly one (the whole "
+              "reply, or one fenced block), without drafts, corrections or examples beside it")
+
+
+def _the_one(values: list[Any], spec: OutputSpec) -> Any:
+    """The one value ``values`` (validated outputs, in the order tried) hold,
+    the same value given twice counting once (a fence and the object inside
+    it, an answer repeated).
+
+    Raises:
+        ValidationError: ``AMBIGUOUS_OUTPUT`` when they differ.
+    """
+    distinct: list[Any] = []
+    for value in values:
+        if not any(_same(value, seen, spec) for seen in distinct):
+            distinct.append(value)
+    if len(distinct) == 1:
+        return distinct[0]
+    error = PydanticCustomError(AMBIGUOUS_OUTPUT, _AMBIGUOUS, {"count": len(distinct)})
+    raise ValidationError.from_exception_data(
+        spec.name, [{"type": error, "loc": (), "input": len(distinct)}])
+
+
+def _same(a: Any, b: Any, spec: OutputSpec) -> bool:
+    """Whether two validated outputs are the same value (``==``, or the same
+    JSON: ``nan`` is never equal to itself)."""
+    if a == b:
+        return True
+    try:
+        return spec.dump_json(a) == spec.dump_json(b)
+    except Exception:  # a value pydantic cannot serialize: the two differ, as ``==`` said
+        return False
 
 
 def _bare_text(body: str, spec: OutputSpec) -> Any:

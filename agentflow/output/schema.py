@@ -39,6 +39,7 @@ from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
 from agentflow.output.decoding import normalize, unwrapped
 from agentflow.output.dialects import DialectSchema, transform_schema
 from agentflow.output.field_types import unrepresentable_field
+from agentflow.output.json_kinds import check_kinds, kind_errors, strict_gap
 from agentflow.output.json_schema import sent_schema
 from agentflow.output.schema_generator import OutputSchemaGenerator
 
@@ -255,7 +256,15 @@ class OutputSpec:
         return self.validate(data, text if orjson.loads(text) == data else None)
 
     def validate(self, data: Any, text: str | bytes | None = None) -> Any:
-        """Validate decoded JSON as the user's type (lax mode), unwrapping.
+        """Validate decoded JSON as the user's type (lax mode, JSON kinds
+        kept), unwrapping.
+
+        Lax mode keeps the coercions that read a value as written: a quoted
+        number (``"42"`` for an integer), ``42.0`` for an integer, a string
+        spelling a boolean (``"true"``). It refuses the ones that cross JSON
+        kinds (``agentflow.output.json_kinds``): a boolean is never a number
+        (``{"age": true}`` is not ``age=1``), a number never a boolean or a
+        date, and (pydantic's own rule) a fraction never an integer.
 
         An empty object (or ``null``) is never a valid output, even when every
         field has a default; nor is an object that sets none of the type's
@@ -288,10 +297,12 @@ class OutputSpec:
             except ValidationError:
                 pass  # not exact: normalise, then validate lax (and report from there)
             else:
-                if self.wrapped or declared or not _nothing_set(exact):
+                if (self.wrapped or declared or not _nothing_set(exact)) \
+                        and not (self._strict_gap and kind_errors(data, exact)):
                     return getattr(exact, WRAP_FIELD) if self.wrapped else exact
         data = normalize(data, self._plain)
         value = self._adapter.validate_python(data)
+        check_kinds(self.name, data, value)  # lax, but a boolean is never a number...
         if empty or (props and not self.wrapped and _nothing_set(value)):
             # valid only through defaults: an empty answer is no answer (C02), and
             # so is one whose every key the type ignored ({"lo": 3} for ``low``)
@@ -304,6 +315,12 @@ class OutputSpec:
                 "output", [{"type": error, "loc": (), "input": data if unknown else {}}]
             )
         return getattr(value, WRAP_FIELD) if self.wrapped else value
+
+    @functools.cached_property
+    def _strict_gap(self) -> bool:
+        """Whether strict JSON validation of this type may read a boolean as a
+        number (``json_kinds.strict_gap``: a number ``Literal``/``Enum``)."""
+        return strict_gap(self._plain)
 
     def dump_json(self, value: Any) -> str:
         """``value`` as JSON text of the user's type (not wrapped)."""

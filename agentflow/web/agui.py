@@ -1,7 +1,8 @@
 """The AG-UI protocol (CopilotKit and other AG-UI frontends) over
 ``agent.stream``: ``AGUIEncoder`` turns agentflow's events into AG-UI
 events (the ``ag-ui-protocol`` package's own types and SSE encoder), and
-``read_run_input`` reads a ``RunAgentInput`` request body.
+``read_run_input`` (``_agui_input``, re-exported here) reads a
+``RunAgentInput`` request body.
 
     @app.post("/agui")
     async def run(request: Request) -> Response:
@@ -20,7 +21,8 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
 * ``tool_use`` -> ``TOOL_CALL_START`` (``parentMessageId``: the step's text
   message, or one id for a step of calls only, so a client keeps one
   assistant message per step), ``TOOL_CALL_ARGS`` (the whole JSON input),
-  ``TOOL_CALL_END``; ``tool_result`` -> ``TOOL_CALL_RESULT``. The
+  ``TOOL_CALL_END``; ``tool_result`` -> ``TOOL_CALL_RESULT`` (unless the call
+  waits: ``ToolResult.waiting``). The
   structured-output engine's own tool (``generate_response``) is not shown.
 * ``output_partial`` -> ``STATE_SNAPSHOT`` of the client's state with
   ``"output"`` (``output_key``) set to the partial object (a frontend renders
@@ -41,7 +43,13 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   {"approved": bool, "input"?: object, "reason"?: str}}]`` (``cancelled``:
   refused), which ``read_run_input`` reads as ``decisions``.
 * a failed call -> ``RUN_ERROR`` (``code``: the error's class name; only
-  agentflow's own errors carry their message)
+  agentflow's own errors carry their message, through ``mask_secrets``), the
+  run's last event (AG-UI 1.0 lifecycle: a run ends with ``RUN_FINISHED`` or
+  ``RUN_ERROR``; a run that fails before it starts sends ``RUN_ERROR``
+  first). Every failure ends so: a provider error before or after chunks, a
+  tool past its retries, an output the model never got valid, an exception
+  in middleware. A client that goes away gets nothing more: the call is
+  cancelled.
 
 Frontend tools (``RunAgentInput.tools``: CopilotKit's ``useFrontendTool``,
 ``useCopilotAction``) are offered to the model beside the server's tools
@@ -67,12 +75,11 @@ with ``InvalidInputError``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Awaitable, Callable, Collection, Iterable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
 from ag_ui.core import (
-    AssistantMessage,
     BaseEvent,
     CustomEvent,
     Interrupt,
@@ -81,7 +88,6 @@ from ag_ui.core import (
     ReasoningMessageEndEvent,
     ReasoningMessageStartEvent,
     ReasoningStartEvent,
-    RunAgentInput,
     RunErrorEvent,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
@@ -95,17 +101,12 @@ from ag_ui.core import (
     ToolCallEndEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
-    ToolMessage,
-    UserMessage,
 )
 from ag_ui.encoder import EventEncoder
-from pydantic import ValidationError
 
 from agentflow.agent import ReActAgent
-from agentflow.approvals import Approve, Decision, Refuse, is_approval_pending
 from agentflow.client_tool_checks import DEFAULT_CLIENT_TOOL_LIMITS
-from agentflow.client_tools import ClientToolLimits, is_client_pending, with_client_tools
-from agentflow.errors import InvalidInputError
+from agentflow.client_tools import ClientToolLimits, with_client_tools
 from agentflow.events import (
     SUSPENDED,
     ApprovalRequested,
@@ -120,17 +121,10 @@ from agentflow.events import (
     ToolResult,
     ToolUse,
 )
-from agentflow.messages import Msg
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
-from agentflow.web._blocks import add_tool_result, text_of, tool_use_msg
-from agentflow.web.run_input import (
-    ClientTool,
-    RunInput,
-    check_stateless,
-    offered_tools,
-    split_run,
-)
+from agentflow.web._agui_input import read_run_input
+from agentflow.web.run_input import ClientTool, RunInput, check_stateless, offered_tools
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
 from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
@@ -162,8 +156,12 @@ class AGUIEncoder:
         state: the client's state, the base of the ``STATE_SNAPSHOT``s.
         output_key: the state key the structured output is set under
             (default ``"output"``).
-        client_tools: names of the tools the client runs: their calls'
-            placeholder results are not shown (the client sends the results).
+
+    A tool result is shown (``TOOL_CALL_RESULT``) unless its call waits
+    (``ToolResult.waiting``, set by the loop from the held calls' ids, never
+    read from the result's text): a call waiting for approval becomes an
+    interrupt, a frontend tool's call is left for the client (named in
+    ``pendingToolCallIds``).
     """
 
     media_type = "text/event-stream"
@@ -171,7 +169,7 @@ class AGUIEncoder:
     ping = PING_FRAME
 
     def __init__(self, thread_id: str, run_id: str, *, state: Any = None,
-                 output_key: str = "output", client_tools: Collection[str] = ()) -> None:
+                 output_key: str = "output") -> None:
         self.thread_id, self.run_id = thread_id, run_id
         self.state = dict(state) if isinstance(state, Mapping) else {}
         self.output_key = output_key
@@ -181,7 +179,6 @@ class AGUIEncoder:
         self._reasoning: str | None = None  # the open reasoning message's id
         self._hidden: set[str] = set()      # ids of calls whose results are not shown
         self._interrupts: list[Interrupt] = []
-        self._client = frozenset(client_tools)
         self._pending: list[str] = []       # ids of the client tools' calls
         self._step: str | None = None       # the assistant message of the step's calls
         self._calls = 0
@@ -250,9 +247,9 @@ class AGUIEncoder:
                     metadata={"name": call.name, "input": event_to_dict(call)["input"]}))
         elif isinstance(event, ToolResult):
             self._step = None  # the step's calls are made: the next ones are another step's
-            if event.name in self._client and is_client_pending(event):
+            if event.waiting == "client_tool_calls":
                 self._pending.append(event.id)  # the client's to answer: no result shown
-            elif event.id not in self._hidden and not is_approval_pending(event):
+            elif event.waiting is None and event.id not in self._hidden:
                 out.append(ToolCallResultEvent(message_id=f"{event.id}-result",
                                                tool_call_id=event.id, content=event.output,
                                                role="tool"))
@@ -293,69 +290,6 @@ class AGUIEncoder:
 
     def end(self) -> bytes:
         return b""
-
-
-def read_run_input(body: Any) -> RunInput:
-    """A ``RunAgentInput`` request body (parsed JSON) as a ``RunInput``.
-
-    Messages: ``system``/``developer`` -> system messages, ``user`` -> user
-    messages (their text parts), ``assistant`` -> text and tool calls,
-    ``tool`` -> tool results (one tool message per run of them, each with the
-    id and name of its call); other roles (``activity``, ``reasoning``) are
-    the client's own and are skipped. Messages that end with tool results
-    (a frontend tool answered) make a run without ``message``. ``tools``
-    become ``ClientTool``s (checked when offered: ``agui_response``).
-
-    Raises:
-        InvalidInputError: the body is not a valid ``RunAgentInput`` (the
-            message names the field), a tool message answers no earlier tool
-            call, or its messages end with neither the user's nor tool results.
-    """
-    try:
-        run = RunAgentInput.model_validate(body)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InvalidInputError(f"not an AG-UI RunAgentInput: {where}: {first['msg']}") from None
-    messages: list[Msg] = []
-    names: dict[str, str] = {}  # tool call id -> tool name, of the calls so far
-    for message in run.messages:
-        if isinstance(message, UserMessage):
-            messages.append(Msg.user(text_of(message.content)))
-        elif isinstance(message, AssistantMessage):
-            calls = [(c.id, c.function.name, c.function.arguments)
-                     for c in message.tool_calls or ()]
-            names.update((c[0], c[1]) for c in calls)
-            messages.append(tool_use_msg(message.content or "", calls))
-        elif isinstance(message, ToolMessage):
-            add_tool_result(messages, names, message.tool_call_id,
-                            message.error or text_of(message.content),
-                            is_error=message.error is not None)
-        elif message.role in ("system", "developer"):
-            messages.append(Msg.system(text_of(getattr(message, "content", ""))))
-    tools = tuple(ClientTool(t.name, t.description, t.parameters) for t in run.tools or ())
-    extra = {"context": [c.model_dump() for c in run.context or ()],
-             "forwarded_props": run.forwarded_props}
-    if run.resume:  # a run resumed with the person's answers to its interrupts
-        return RunInput(tuple(messages), None, tools, run.state, run.thread_id, run.run_id,
-                        extra, decisions={e.interrupt_id: _decision(e.status, e.payload)
-                                          for e in run.resume})
-    history, last = split_run(messages)
-    return RunInput(history, last, tools, run.state, run.thread_id, run.run_id, extra)
-
-
-def _decision(status: str, payload: Any) -> Decision:
-    """A resume entry as an approval decision: ``resolved`` with ``payload``
-    ``{"approved": true, "input"?: {...}}`` approves (edited when ``input``
-    is given); anything else refuses (with ``payload["reason"]`` if any)."""
-    answer = payload if isinstance(payload, Mapping) else {}
-    if status == "resolved" and answer.get("approved") is True:
-        edited = answer.get("input")
-        if edited is not None and not isinstance(edited, Mapping):
-            raise InvalidInputError("a resume payload's input must be a JSON object")
-        return Approve(edited)
-    reason = answer.get("reason")
-    return Refuse(reason if isinstance(reason, str) and reason else "the user refused this call")
 
 
 def agui_response(
@@ -406,7 +340,6 @@ def agui_response(
         events = agent.stream(run.message, output, state=run.agent_state(), strategy=strategy)
     return EventStreamResponse(events, encoder=AGUIEncoder(
                                    run.thread_id, run.run_id, state=run.state,
-                                   output_key=output_key,
-                                   client_tools=[t.name for t in offered]),
+                                   output_key=output_key),
                                ping_interval=ping_interval, headers=headers,
                                on_close=on_close)

@@ -26,7 +26,7 @@ v1``. Mapping:
   in the same part. An output that could not be had -> ``data-output-error``.
 * ``approval_requested`` -> ``tool-approval-request`` per call (``approvalId``:
   the tool call id), in the step of its calls (it follows their results);
-  the call's placeholder result (``is_approval_pending``) is not shown, and
+  the call's placeholder result (``ToolResult.waiting``) is not shown, and
   ``finish`` has ``finishReason`` ``tool-calls``. The client answers with the
   tool part in state ``approval-responded`` (``approval: {id, approved,
   reason}``), which ``read_chat_request`` reads as ``decisions``.
@@ -44,20 +44,26 @@ v1``. Mapping:
   ``output_failed``, ``other`` for ``max_iters``/``stopped``; the
   ``messageMetadata`` holds ``stop_reason`` and ``usage``)
 * a failed call -> ``error`` (``errorText`` ``"<ErrorType>: <message>"``;
-  only agentflow's own errors carry their message)
+  only agentflow's own errors carry their message, through ``mask_secrets``),
+  the last chunk before ``[DONE]``, with no ``finish``: the ``ai`` package's
+  own ``createUIMessageStream`` ends a failed stream so, and its chat then
+  has status ``error``. Every failure ends so: one before any event (no
+  ``start`` then), a provider error mid-stream (the open text and reasoning
+  parts are ended first), a tool past its retries, an output the model never
+  got valid, an exception in middleware. A client that goes away gets
+  nothing more: the call is cancelled.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Awaitable, Callable, Collection, Iterable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
 
 from agentflow.agent import ReActAgent
-from agentflow.approvals import is_approval_pending
 from agentflow.client_tool_checks import DEFAULT_CLIENT_TOOL_LIMITS
-from agentflow.client_tools import ClientToolLimits, is_client_pending, with_client_tools
+from agentflow.client_tools import ClientToolLimits, with_client_tools
 from agentflow.events import (
     SUSPENDED,
     ApprovalRequested,
@@ -99,18 +105,19 @@ class UIMessageEncoder:
         message_id: the assistant message the stream continues (a resumed
             approval, a client tool's result: the client keeps building that
             message only when the ``start`` chunk names it); default: the call id.
-        client_tools: names of the tools the client runs: their calls'
-            placeholder results are not shown (the client adds the outputs).
+
+    A tool result is shown (``tool-output-available`` / ``tool-output-error``)
+    unless its call waits (``ToolResult.waiting``, set by the loop from the
+    held calls' ids, never read from the result's text): for a person's
+    approval (the ``tool-approval-request`` asks) or for the client's output.
     """
 
     media_type = "text/event-stream"
     headers = UI_MESSAGE_STREAM_HEADERS
     ping = PING_FRAME
 
-    def __init__(self, message_id: str | None = None, *,
-                 client_tools: Collection[str] = ()) -> None:
+    def __init__(self, message_id: str | None = None) -> None:
         self.message_id = message_id
-        self._client = frozenset(client_tools)
         self._call = "msg"
         self._step: int | None = None       # the open step's iteration
         self._text: str | None = None       # the open text part's id
@@ -190,8 +197,7 @@ class UIMessageEncoder:
                 out.append({"type": "tool-approval-request", "approvalId": call.id,
                             "toolCallId": call.id})
         elif isinstance(event, ToolResult):
-            if event.id not in self._hidden and not is_approval_pending(event) and not (
-                    event.name in self._client and is_client_pending(event)):
+            if event.waiting is None and event.id not in self._hidden:
                 self._results = True
                 if event.is_error:
                     out.append({"type": "tool-output-error", "toolCallId": event.id,
@@ -286,7 +292,6 @@ def ui_message_stream_response(
     continued = (run.extra.get("message_id")
                  if run.decisions is not None or run.message is None else None)
     return EventStreamResponse(events, encoder=UIMessageEncoder(
-                                   continued if isinstance(continued, str) else None,
-                                   client_tools=[t.name for t in offered]),
+                                   continued if isinstance(continued, str) else None),
                                ping_interval=ping_interval,
                                headers=headers, on_close=on_close)

@@ -17,11 +17,18 @@ what happened, and ``on_close`` is awaited with it.
 
 A bad request that fails before the call starts (``UsageError``: no
 message, an invalid input) is answered ``400`` with ``{"error": {"type",
-"message"}}`` instead of a stream.
+"message"}}`` instead of a stream. Any other failure ends the stream with the
+encoder's error frame, never silently: an exception from the events (one
+that is not agentflow's own is logged and sent as ``InternalError``), and a
+``CancelledError`` that nobody asked for (raised by a tool's or middleware's
+code while the response was not cancelled). A write that finds the client
+gone, a keep-alive ping's too, cancels the call like ``http.disconnect``;
+nothing is logged as an error then.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
@@ -33,6 +40,7 @@ from starlette.background import BackgroundTask
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from agentflow._commit import stray_cancel
 from agentflow._logging import get_logger
 from agentflow.agent import ReActAgent
 from agentflow.errors import AgentflowError, UsageError
@@ -120,7 +128,7 @@ class EventStreamResponse(Response):
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._watch, receive, tg.cancel_scope)
-                tg.start_soon(self._ping)
+                tg.start_soon(self._ping, tg.cancel_scope)
                 try:
                     await self._stream()
                 except _ClientGone:
@@ -150,15 +158,25 @@ class EventStreamResponse(Response):
         except _ClientGone:
             raise
         except Exception as exc:
-            self.error = exc
-            self.outcome = "failed"
             if not self._started and isinstance(exc, UsageError):
+                self.error, self.outcome = exc, "failed"
                 await self._refuse(self._send, exc)
                 return
-            if not isinstance(exc, AgentflowError):
-                _log.error("web.stream_failed", error_type=type(exc).__name__, exc_info=exc)
-            await self._write(self.encoder.failure(exc))
+            await self._fail(exc)
+        except asyncio.CancelledError as exc:  # the call's cancellation, or code's own?
+            if not stray_cancel(exc):
+                raise
+            await self._fail(exc)  # raised by code, not asked for: a failure, never a silent end
         await self._write(self.encoder.end(), more=False)
+
+    async def _fail(self, error: BaseException) -> None:
+        """Record ``error`` and send the encoder's failure frame(s); an error
+        that is not agentflow's own goes to the server's log."""
+        self.error = error
+        self.outcome = "failed"
+        if not isinstance(error, AgentflowError):
+            _log.error("web.stream_failed", error_type=type(error).__name__, exc_info=error)
+        await self._write(self.encoder.failure(error))
 
     async def _write(self, body: bytes, *, more: bool = True) -> None:
         async with self._lock:
@@ -173,18 +191,25 @@ class EventStreamResponse(Response):
                 raise _ClientGone from exc
             self._last_write = anyio.current_time()
 
-    async def _ping(self) -> None:
+    async def _ping(self, scope: anyio.CancelScope) -> None:
         """A comment frame whenever the stream was silent for ``ping_interval``
-        (none before the first event)."""
+        (none before the first event); a ping that cannot be written means
+        the client is gone: the call is cancelled as on ``http.disconnect``."""
         while True:
             wait = self._last_write + self.ping_interval - anyio.current_time()
             if wait > 0:
                 await anyio.sleep(wait)
                 continue
-            if self._started:
-                await self._write(self.encoder.ping)
-            else:
+            if not self._started:
                 self._last_write = anyio.current_time()
+                continue
+            try:
+                await self._write(self.encoder.ping)
+            except _ClientGone:
+                if self.outcome == "pending":
+                    self.outcome = "disconnected"
+                scope.cancel()
+                return
 
     async def _watch(self, receive: Receive, scope: anyio.CancelScope) -> None:
         while True:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentflow.approvals import Decision as ApprovalDecision
-from agentflow.approvals import _check_decisions, pending_calls, resolve_approvals
+from agentflow.approvals import check_decisions, pending_calls, resolve_approvals
 from agentflow.client_tools import pending_client_calls, resolve_client_tools
 from agentflow.errors import AlreadyDecidedError, InvalidInputError, StateConflictError
 from agentflow.events import CallStarted, Complete, Event, ToolResult
@@ -194,7 +194,7 @@ def _check_decided_first(conflict: StateConflictError, now: AgentState,
     conversation ``now`` has the outcome of a call ``decisions`` names: the
     request whose save won decided it (a double click, a retried request)."""
     try:
-        _check_decisions(now, decisions)
+        check_decisions(now, decisions)
     except AlreadyDecidedError as decided:
         raise decided from conflict
     except InvalidInputError:

@@ -26,7 +26,11 @@ optional; ``null`` where there is no value):
 ``tool_use``
     ``{"type", "id": str, "name": str, "input": object}`` — a complete tool call.
 ``tool_result``
-    ``{"type", "id": str, "name": str|null, "output": str, "is_error": bool}``.
+    ``{"type", "id": str, "name": str|null, "output": str, "is_error": bool,
+    "waiting": null|"approval_required"|"client_tool_calls"}`` — ``waiting``:
+    ``null`` for a result to show; else the call did not run and waits (for a
+    person's approval, for the client's result): ``output`` is only its
+    placeholder. Known by the call's id, never by the text.
 ``output_partial``
     ``{"type", "data": object}`` — the structured output parsed so far; keys
     seen never disappear from later partials; values may still grow.
@@ -77,6 +81,7 @@ from typing import Any
 import orjson
 from pydantic_core import to_jsonable_python
 
+from agentflow._secrets import mask_secrets
 from agentflow.errors import AgentflowError
 from agentflow.events import (
     ApprovalRequested,
@@ -121,7 +126,7 @@ def event_to_dict(event: Event) -> dict[str, Any]:
                 "input": _jsonable(dict(event.input))}
     if isinstance(event, ToolResult):
         return {"type": event.type, "id": event.id, "name": event.name, "output": event.output,
-                "is_error": event.is_error}
+                "is_error": event.is_error, "waiting": event.waiting}
     if isinstance(event, OutputRetry):
         return {"type": event.type, "reason": event.reason, "attempt": event.attempt,
                 "message": event.message}
@@ -154,10 +159,12 @@ def event_to_dict(event: Event) -> dict[str, Any]:
 
 def error_to_dict(error: BaseException) -> dict[str, Any]:
     """The ``error`` event for a failed call: agentflow's own errors with
-    their class name and message, anything else as ``InternalError`` (its
-    text may hold internals, so it stays in the server's log)."""
+    their class name and message (through ``mask_secrets``: a message that
+    quotes a tool's or a server's text loses registered keys and URLs' user
+    info and queries), anything else as ``InternalError`` (its text may hold
+    internals, so it stays in the server's log)."""
     if isinstance(error, AgentflowError):
-        detail = {"type": type(error).__name__, "message": str(error)}
+        detail = {"type": type(error).__name__, "message": mask_secrets(str(error))}
     else:
         detail = {"type": "InternalError", "message": "internal error"}
     return {"type": "error", "error": detail}

@@ -1,0 +1,31 @@
+// One AG-UI run with the real @ag-ui/client HttpAgent against a server the
+// Python test started; with "abort", the client aborts the run
+// (HttpAgent.abortRun, as a frontend's stop button does) once the first text
+// arrives. Prints the events, the RUN_ERROR (if any), what runAgent threw,
+// and the run's result as JSON.
+// Usage: node agui_run.mjs URL [abort]
+import { HttpAgent } from "@ag-ui/client";
+
+const [url, mode] = process.argv.slice(2);
+const agent = new HttpAgent({ url, threadId: "thread-run" });
+agent.messages = [{ id: "u1", role: "user", content: "Find Ada's contact" }];
+const events = [];
+let runError = null;
+let thrown = null;
+let result = null;
+let aborted = false;
+try {
+  result = await agent.runAgent({ runId: "run-1" }, {
+    onEvent({ event }) {
+      events.push(event);
+      if (mode === "abort" && !aborted && event.type === "TEXT_MESSAGE_CONTENT") {
+        aborted = true;
+        agent.abortRun();
+      }
+    },
+    onRunErrorEvent({ event }) { runError = { message: event.message, code: event.code ?? null }; },
+  });
+} catch (exc) {
+  thrown = String(exc);
+}
+console.log(JSON.stringify({ events, runError, thrown, aborted, result: result && result.result ? result.result : null }));

@@ -1,0 +1,184 @@
+"""Lax validation keeps JSON kinds: a boolean is never a number, a number
+never a boolean or a date (agentflow.output.json_kinds)."""
+
+from __future__ import annotations
+
+import datetime
+import enum
+from typing import Any, Literal
+
+import orjson
+import pytest
+from pydantic import BaseModel, Field, ValidationError
+
+from agentflow import OutputRetry, ReActAgent
+from agentflow.model import ModelProfile
+from agentflow.output.json_kinds import (
+    BOOLEAN_IS_NO_NUMBER,
+    NUMBER_IS_NO_BOOLEAN,
+    NUMBER_IS_NO_DATE,
+    kind_errors,
+)
+from agentflow.output.schema import OutputSpec
+from agentflow.testing import Call, Reply, ScriptedModel
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+class Item(BaseModel):
+    n: int
+
+
+class Record(BaseModel):
+    count: int = Field(0, alias="Count")
+    ratio: float = 0.0
+    flag: bool = False
+    level: Level = Level.LOW
+    code: Literal[1, 2] = 1
+    yes: Literal[True] = True
+    day: datetime.date = datetime.date(2000, 1, 1)
+    at: datetime.datetime = datetime.datetime(2000, 1, 1)
+    either: int | bool = 0
+    number_or_text: int | str = 0
+    maybe: float | None = None
+    items: list[Item] = []
+    ids: set[int] = set()
+    raw: dict[str, Any] = {}
+
+
+SPEC = OutputSpec.of(Record)
+
+
+def _validate(data: dict[str, Any], exact: bool) -> Record:
+    """Both ways a value is validated: from its JSON text (strict first), or decoded only."""
+    result: Record = SPEC.validate(data, orjson.dumps(data) if exact else None)
+    return result
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["from_text", "decoded"])
+@pytest.mark.parametrize(("data", "path", "kind"), [
+    ({"Count": True}, ("Count",), BOOLEAN_IS_NO_NUMBER),
+    ({"Count": False}, ("Count",), BOOLEAN_IS_NO_NUMBER),
+    ({"ratio": True}, ("ratio",), BOOLEAN_IS_NO_NUMBER),
+    ({"level": True}, ("level",), BOOLEAN_IS_NO_NUMBER),      # IntEnum: even strict JSON takes it
+    ({"code": True}, ("code",), BOOLEAN_IS_NO_NUMBER),        # Literal[1, 2]: likewise
+    ({"number_or_text": True}, ("number_or_text",), BOOLEAN_IS_NO_NUMBER),
+    ({"maybe": False}, ("maybe",), BOOLEAN_IS_NO_NUMBER),
+    ({"items": [{"n": 3}, {"n": True}]}, ("items", 1, "n"), BOOLEAN_IS_NO_NUMBER),
+    ({"ids": [2, True]}, ("ids",), BOOLEAN_IS_NO_NUMBER),
+    ({"flag": 1}, ("flag",), NUMBER_IS_NO_BOOLEAN),
+    ({"flag": 0.0}, ("flag",), NUMBER_IS_NO_BOOLEAN),
+    ({"yes": 1}, ("yes",), NUMBER_IS_NO_BOOLEAN),
+    ({"day": 86400}, ("day",), NUMBER_IS_NO_DATE),
+    ({"at": 1700000000}, ("at",), NUMBER_IS_NO_DATE),
+])
+def test_a_crossing_of_kinds_is_a_validation_error(
+        data: dict[str, Any], path: tuple[Any, ...], kind: str, exact: bool) -> None:
+    with pytest.raises(ValidationError) as info:
+        _validate(data, exact)
+    [error] = info.value.errors()
+    assert (error["loc"], error["type"]) == (path, kind)
+    assert "got the" in error["msg"]  # says what the model wrote
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["from_text", "decoded"])
+@pytest.mark.parametrize(("data", "field", "expected"), [
+    ({"Count": "42"}, "count", 42),            # a model that quotes numbers
+    ({"Count": " 7 "}, "count", 7),
+    ({"Count": 42.0}, "count", 42),            # JSON has one number type
+    ({"ratio": "4.5"}, "ratio", 4.5),
+    ({"ratio": 3}, "ratio", 3.0),
+    ({"flag": "true"}, "flag", True),          # a string that spells a boolean
+    ({"flag": "no"}, "flag", False),
+    ({"level": "2"}, "level", Level.HIGH),     # a dialect that sends enum values as text
+    ({"code": "2"}, "code", 2),
+    ({"day": "2024-01-31"}, "day", datetime.date(2024, 1, 31)),
+    ({"either": True}, "either", True),        # the union's boolean branch takes it
+    ({"either": 5}, "either", 5),
+    ({"number_or_text": "42"}, "number_or_text", "42"),
+    ({"maybe": None}, "maybe", None),
+    ({"raw": {"x": True}}, "raw", {"x": True}),  # Any keeps what was written
+])
+def test_useful_lax_readings_are_kept(data: dict[str, Any], field: str, expected: Any,
+                                      exact: bool) -> None:
+    assert getattr(_validate(data, exact), field) == expected
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["from_text", "decoded"])
+def test_a_fraction_is_never_an_integer(exact: bool) -> None:
+    with pytest.raises(ValidationError):
+        _validate({"Count": 42.5}, exact)
+
+
+def test_wrapped_outputs_are_checked_too() -> None:
+    spec = OutputSpec.of(list[int])
+    assert spec.validate({"result": [1, "2", 3.0]}) == [1, 2, 3]
+    with pytest.raises(ValidationError) as info:
+        spec.validate({"result": [1, True]})
+    assert info.value.errors()[0]["loc"] == ("result", 1)
+
+
+def test_kind_errors_lists_every_crossing_in_order() -> None:
+    data = {"Count": True, "flag": 1, "ratio": 2}
+    record = Record.model_construct(count=1, flag=True, ratio=2.0)
+    assert [e["loc"] for e in kind_errors(data, record)] == [("Count",), ("flag",)]
+
+
+class Person(BaseModel):
+    name: str
+    age: int
+
+
+PROFILES = {
+    "tool": ModelProfile(),
+    "native": ModelProfile(native_output="json_schema", schema_dialect="openai_strict"),
+    "prompt": ModelProfile(supports_tools=False),
+}
+
+
+def _answer(strategy: str, data: dict[str, Any]) -> Reply:
+    if strategy == "tool":
+        return Reply(tool_calls=[Call("generate_response", data)])
+    return Reply(text=orjson.dumps(data).decode())
+
+
+@pytest.mark.parametrize("strategy", list(PROFILES))
+async def test_a_boolean_for_an_integer_is_asked_again_on_every_path(strategy: str) -> None:
+    model = ScriptedModel([_answer(strategy, {"name": "Ann", "age": True}),
+                           _answer(strategy, {"name": "Ann", "age": 31})],
+                          profile=PROFILES[strategy])
+    agent = ReActAgent("a", model)
+    events = [e async for e in agent.stream("Who, how old?", Person, strategy=strategy)]
+    retries = [e for e in events if isinstance(e, OutputRetry)]
+    assert [r.reason for r in retries] == ["validation"]
+    assert "age" in retries[0].message and "boolean" in retries[0].message
+    final = events[-1]
+    assert getattr(final, "output", None) == Person(name="Ann", age=31)
+    assert len(model.requests) == 2
+
+
+@pytest.mark.parametrize("kind", ["dataclass", "typeddict", "root"])
+def test_every_object_type_is_checked(kind: str) -> None:
+    import dataclasses
+
+    from pydantic import RootModel
+    from typing_extensions import TypedDict
+
+    @dataclasses.dataclass
+    class D:
+        age: int
+
+    class T(TypedDict):
+        age: int
+
+    class R(RootModel[Person]):
+        pass
+
+    spec = OutputSpec.of({"dataclass": D, "typeddict": T, "root": R}[kind])
+    data = {"age": True} if kind != "root" else {"name": "Ann", "age": True}
+    with pytest.raises(ValidationError) as info:
+        spec.validate(data)
+    assert info.value.errors()[0]["type"] == BOOLEAN_IS_NO_NUMBER
