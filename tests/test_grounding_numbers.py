@@ -143,7 +143,7 @@ def test_no_fitting_number_names_the_fields_constraints_not_a_pattern() -> None:
     assert "pattern" not in str(raised.value)
     with pytest.raises(NoGroundedValueError) as raised:
         substring_grammar(schema, "No figures at all.", SEP)
-    assert raised.value.reasons["year"] == "the document writes no number"
+    assert raised.value.reasons["year"].startswith("no number the document writes could be read")
 
 
 def test_the_embedded_model_refuses_before_decoding_saying_why() -> None:

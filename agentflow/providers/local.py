@@ -105,6 +105,7 @@ from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.output.dialects import without_local_caps
 from agentflow.output.grammar import PATTERN_REASON, NoGroundedValueError, substring_grammar
+from agentflow.output.grammar_typed import TYPED_ADVICE
 from agentflow.providers._http import HttpSettings
 from agentflow.providers._local_deadline import DeadlineRule
 from agentflow.providers._local_process import ServerProcess
@@ -452,8 +453,17 @@ class LocalModel(OpenAICompatibleModel):
                 nothing in ``rf.source`` matches, or a required number (date)
                 field none of whose written numbers (dates) keeps its
                 constraints (``unfound`` names it with an empty value, the
-                message says why): no output could be right, so no request
-                is made.
+                message says why and, for a number or date, what to do:
+                ``grammar_typed.TYPED_ADVICE``): no output could be right, so
+                no request is made.
+
+        Refusing before any request, rather than asking with the plain
+        schema and flagging the answer, is deliberate: verification
+        (``agentflow.grounding.output_checks.check_output``) refuses a
+        number or date the document does not write, as read by the same
+        readings, so any answer the model gave would be refused too, after
+        spending every attempt; the error says what to change instead (make
+        the field optional, ``Derived()`` or ``str``).
         """
         if rf.type != "json_schema" or rf.schema is None:
             body["response_format"] = {"type": "json_object"}
@@ -466,11 +476,15 @@ class LocalModel(OpenAICompatibleModel):
             except NoGroundedValueError as exc:
                 # no output could be right: say which field and why, before any decoding
                 cut = any(why == PATTERN_REASON for why in exc.reasons.values())
+                typed = any(why != PATTERN_REASON for why in exc.reasons.values())
+                advice = f"; {TYPED_ADVICE}" if typed else ""
                 raise GroundingError(
-                    f"{exc}" + ("; the document may have been cut before them" if cut else ""),
+                    f"{exc}" + ("; the document may have been cut before them" if cut else "")
+                    + advice,
                     unfound=[(name, "") for name in exc.fields],
-                    detail="\n".join(f"- {name}: {why}"
-                                      for name, why in exc.reasons.items())) from None
+                    detail="\n".join([f"- {name}: {why}" for name, why in exc.reasons.items()]
+                                      + ([TYPED_ADVICE[0].upper() + TYPED_ADVICE[1:] + "."]
+                                         if typed else []))) from None
         body["grammar"] = grounded if grounded is not None else self._grammar(schema)
 
     def _grammar(self, schema: Any) -> str:
