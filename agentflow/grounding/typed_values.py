@@ -9,7 +9,9 @@ numbers, dates and choices are normalised by the model (``1,200`` read as
   it equals any reading of a number the document writes
   (``agentflow.grounding.number_readings``: ``1,234.50``, ``1.234,56``,
   ``1 234,56`` with a no-break space, ``1.5e3``, ``.5``, ``USD1,234``,
-  ``€12``; ``12%`` reads 12 and 0.12; ``1,234`` reads 1234 and 1.234);
+  ``€12``; ``12%`` reads 12 and 0.12; ``1,234`` reads 1234, and 1.234
+  only in a document that shows a decimal comma: no prefix of a grouped
+  number, ``42`` of ``42,000``, stands for it);
   a plain space never joins digit groups (``80 443 8080`` is three numbers,
   never 80443); a number is never read out of a word or a dotted version
   (``x86``, ``1.5.2``: no number; ``1995-2005``: 1995 and 2005), nor out
@@ -17,7 +19,8 @@ numbers, dates and choices are normalised by the model (``1,200`` read as
   ``10:45``: no number);
 * a date (``date``; a ``datetime`` by its date) when the document writes the
   same day as ``2024-03-05``, ``5 March 2024``, ``March 5, 2024``, ``5 Mar
-  2024``, ``05.03.2024``, ``03/05/2024`` or ``05-03-2024`` (either order of
+  2024``, ``05-Mar-2024``, ``05/Mar/24``, ``2024-Mar-05``, ``05.03.2024``,
+  ``03/05/2024`` or ``05-03-2024`` (either order of
   day and month; ``agentflow.grounding.date_readings``), never inside a
   longer run of digits, a word or a dotted version (``12024-03-05``,
   ``v1.2.2024``, ``1.2.2024.5``: no date);
