@@ -4,7 +4,8 @@ prefix (``42,000`` grounds no 42, neither by verification nor by the
 embedded model's grammar nor by confidence); a date written with a month's
 name and separators (``08/Jan/24``, ``08-Jan-2024``, ``2024-Jan-08``) is
 read; a document whose date cannot be read is refused before any request
-with a message that says so and what to do."""
+with a message that says so and what to do; a number or a date gets the
+span of the text it is read from (``17,562``, ``08/Jan/24``)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from pydantic import BaseModel
 from agentflow import GroundingError
 from agentflow.batch import extract_many
 from agentflow.extraction.confidence import GROUNDED
+from agentflow.extraction.report import render_report
 from agentflow.grounding.marker import mark_all_strings
-from agentflow.grounding.typed_values import found_in, written_dates
+from agentflow.grounding.typed_values import found_in, written_at, written_dates
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ResponseFormat
 from agentflow.output.grammar import NoGroundedValueError, substring_grammar
@@ -149,3 +151,29 @@ def test_the_embedded_model_refuses_an_unread_date_saying_what_to_do() -> None:
     assert TYPED_ADVICE in message and "Derived()" in message and "`str`" in message
     assert "cut before" not in message
     assert "Derived()" in raised.value.detail
+
+
+# -- spans of numbers and dates ------------------------------------------------------
+
+async def test_a_number_and_a_date_get_the_span_of_the_text_they_are_read_from() -> None:
+    model = FunctionModel(lambda request: json.dumps({
+        "product": "Cordless Hand Blenders", "recall_date": "2024-04-11", "units": 42000}))
+    [result] = [r async for r in extract_many(model, [("p1", RECALL)], Recall)]
+    assert result.ok, result.error
+    [(start, end)] = result.spans["units"]
+    assert RECALL[start:end] == "42,000"
+    [(start, end)] = result.spans["recall_date"]
+    assert RECALL[start:end] == "April 11, 2024"
+    assert written_at(dt.date(2024, 1, 8), JIRA) is not None
+    assert written_at(42, RECALL) is None and written_at("42,000", RECALL) is None
+
+
+def test_the_review_page_shows_a_dates_span_without_calling_it_different() -> None:
+    start = JIRA.index("08/Jan/24")
+    records = [{"id": "b4", "ok": True, "output": {"reporter": "Omar Haddad",
+                                                   "reported_on": "2024-01-08"},
+                "spans": {"reported_on": [[start, start + 9]]}}]
+    html = render_report(records, {"b4": JIRA})
+    assert 'data-field="reported_on"' in html and "text differs from value" not in html
+    wrong = [{**records[0], "output": {"reporter": "x", "reported_on": "2024-01-09"}}]
+    assert "text differs from value" in render_report(wrong, {"b4": JIRA})

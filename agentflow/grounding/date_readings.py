@@ -39,7 +39,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-__all__ = ["date_readings", "part_spans", "year_readings"]
+__all__ = ["date_readings", "part_spans", "placed_dates", "year_readings"]
 
 _MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august",
                 "september", "october", "november", "december"]
@@ -122,6 +122,14 @@ def date_readings(source: str) -> Iterator[tuple[int, dt.date]]:
     for match, days in _matches(source):
         for day in days:
             yield match.start(), day
+
+
+def placed_dates(source: str) -> Iterator[tuple[int, int, dt.date]]:
+    """``(start, end, day)``: ``date_readings`` with the end of the text
+    each day is read from (``08/Jan/24``)."""
+    for match, days in _matches(source):
+        for day in days:
+            yield match.start(), match.end(), day
 
 
 def year_readings(source: str) -> Iterator[tuple[int, int, int]]:

@@ -87,7 +87,8 @@ from typing import NamedTuple
 
 from agentflow.grounding.date_readings import part_spans, year_readings
 
-__all__ = ["CURRENCY", "ISO_4217", "MAX_EXPONENT", "Conventions", "conventions", "readings"]
+__all__ = ["CURRENCY", "ISO_4217", "MAX_EXPONENT", "Conventions", "conventions", "placed_readings",
+           "readings"]
 
 ISO_4217 = frozenset({
     "AED", "AFN", "ALL", "AMD", "ANG", "AOA", "ARS", "AUD", "AWG", "AZN", "BAM", "BBD", "BDT",
@@ -232,8 +233,9 @@ class _Apart:
         return i >= 0 and self.ends[i] > start
 
 
-def _items(source: str, match: re.Match[str], apart: _Apart) -> Iterator[tuple[int, Decimal]]:
-    """``(offset, number)`` of each item of a comma list (``100,250,500``:
+def _items(source: str, match: re.Match[str],
+           apart: _Apart) -> Iterator[tuple[int, int, Decimal]]:
+    """``(start, end, number)`` of each item of a comma list (``100,250,500``:
     100, 250 and 500; a sign belongs to the first item, a percent sign
     after the run to the last)."""
     start = match.start("num")
@@ -243,7 +245,7 @@ def _items(source: str, match: re.Match[str], apart: _Apart) -> Iterator[tuple[i
         if not apart.hit(start, end):
             number = _value(match.group("sign") if i == 0 else None, digits)
             if number is not None:
-                yield from ((start, n) for n in (
+                yield from ((start, end, n) for n in (
                     _scaled(source, match.end(), number) if i == len(items) - 1 else (number,)))
         start = end + 1
 
@@ -325,8 +327,8 @@ _JOINED_RUN = re.compile(
 ``3,4,5``), whole: what a list written without spaces looks like."""
 
 
-def _run_items(source: str, apart: _Apart) -> Iterator[tuple[int, Decimal]]:
-    """``(offset, number)`` of each item of every comma-joined run of digits
+def _run_items(source: str, apart: _Apart) -> Iterator[tuple[int, int, Decimal]]:
+    """``(start, end, number)`` of each item of every comma-joined run of digits
     that may be a list (``_JOINED_RUN``; no currency written before it)."""
     for match in _JOINED_RUN.finditer(source):
         if not _priced(source, match):
@@ -337,6 +339,15 @@ def readings(source: str) -> Iterator[tuple[int, Decimal]]:
     """``(offset, number)`` for every reading of every number ``source``
     writes (see the module docstring), by convention, not in document order
     (sort by offset for that); a number may come more than once."""
+    for start, _, number in placed_readings(source):
+        yield start, number
+
+
+def placed_readings(source: str) -> Iterator[tuple[int, int, Decimal]]:
+    """``(start, end, number)``: ``readings`` with the end of the written
+    text each number is read from (``[start, end)``: the digits with their
+    grouping and decimal marks and an exponent, ``17,562``; for a list
+    item, the item's digits)."""
     apart = _Apart(source)
     way = conventions(source)
     for pattern, table in ((_POINT, _AS_POINT), (_COMMA, _AS_COMMA), (_INDIAN, _AS_INDIAN)):
@@ -349,9 +360,9 @@ def readings(source: str) -> Iterator[tuple[int, Decimal]]:
                 number = _value(groups["sign"], groups["num"].translate(table), groups.get("exp"))
                 if number is not None:
                     for n in _scaled(source, match.end(), number):
-                        yield start, n
+                        yield start, match.end(), n
     if way.comma_lists:
         yield from _run_items(source, apart)
     for start, end, year in year_readings(source):
         if not apart.hit(start, end):
-            yield start, Decimal(year)
+            yield start, end, Decimal(year)
