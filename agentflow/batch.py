@@ -44,6 +44,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from typing_extensions import Unpack
 
 from agentflow._anyio_fast import produced, send_soon
+from agentflow._commit import stray_cancel
 from agentflow.agent import ReActAgent
 from agentflow.batch_api.mode import Mode, start_batch_mode
 from agentflow.batch_api.model import input_scope
@@ -56,15 +57,16 @@ from agentflow.batch_types import (
     UniqueIds,
     _aiter,
     _as_input,
+    check_inputs,
 )
 from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
-from agentflow.errors import UsageError
+from agentflow.errors import StrayCancelError, UsageError
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
 from agentflow.extraction.chunked import ChunkProgress
-from agentflow.extraction.pipeline import ExtractionPlan, check_plan, plan_extraction
+from agentflow.extraction.pipeline import ExtractionPlan, check_plan, plan_extraction, stray_error
 from agentflow.extraction.pipeline import _prompt_overhead as _prompt_overhead  # tests read it
 from agentflow.grounding import Grounded
-from agentflow.model import ChatModel, GenerateOptions
+from agentflow.model import ChatModel, GenerateOptions, Usage
 from agentflow.output.examples import Example
 from agentflow.ratelimit import request_priority
 
@@ -116,7 +118,8 @@ async def extract_many(
             which a tool-less agent is built with ``instructions`` as system prompt.
             A model given by name is closed when the iteration ends; an agent
             or model object stays open (its owner closes it).
-        inputs: str (id = index), ``(id, text)`` or ``ExtractInput`` items;
+        inputs: str (id = index), ``(id, text)`` (the text a ``str``; the id
+            a ``str``, or a value whose ``str()`` names it) or ``ExtractInput`` items;
             a sync or async iterable, consumed lazily; wrapped in ``UniqueIds``
             when the producer guarantees unique ids (no id is then kept to
             check repeats: memory does not grow with the stream).
@@ -165,7 +168,10 @@ async def extract_many(
     Yields:
         One ``ExtractResult`` per input (``ExtractResult[Invoice]`` to a type
         checker when ``output`` is the class ``Invoice``). An empty document yields an
-        ``EmptyDocumentError`` result without a model call.
+        ``EmptyDocumentError`` result without a model call. An input whose
+        call raised a ``CancelledError`` nobody asked for (code inside it,
+        while the run was not being cancelled) yields a ``StrayCancelError``
+        result; the others carry on.
 
     Raises:
         ValueError: ``concurrency`` < 1, ``passes`` not an int >= 1, ``max_chars`` < 1 or
@@ -177,11 +183,22 @@ async def extract_many(
             position as id, never a repeat among themselves.
         UsageError: ``chunking.items`` names no top-level list field of ``output``.
         TypeError: ``inputs`` is one ``str`` (or ``bytes``) rather than an iterable of
-            documents; an input of an unsupported type (raised when it is reached).
+            documents.
+        InvalidInputError: (a ``TypeError``) an input of an unsupported type, an
+            ``(id, text)`` whose text is not a ``str`` (``None``, bytes: decode
+            them first; never converted with ``str()``) or whose id is ``None``
+            or bytes, naming the input and the type: before any request for a
+            collection, for a lazy iterable when it is reached (the inputs
+            already started finish first).
         InvalidExampleError: an example does not fit ``output`` (before any
             input is read).
         BatchUnavailableError: ``mode="batch"`` on a model without a batch API
             (before any request).
+        StrayCancelError: reading ``inputs`` raised a ``CancelledError``
+            nobody asked for (after the inputs already started finish), or
+            inputs started ended with no record (their work cancelled on its
+            own: the records of the others are yielded first); a run never
+            ends as if complete with records missing.
         ModelClosedError: the model was closed (``aclose()``) before or during
             the run; raised once, at the first input that meets it, and the
             run stops (as any ``UsageError`` an input meets that says
@@ -205,7 +222,7 @@ async def extract_many(
         inputs = inputs.inputs
     checked_ids = unique or (isinstance(inputs, Collection) and not isinstance(inputs, Iterator))
     if checked_ids and not unique:  # a collection can be read twice: all checked up front
-        IdCheck.all(inputs)  # type: ignore[arg-type]
+        check_inputs(inputs)  # type: ignore[arg-type]
     agent = (
         agent_or_model
         if isinstance(agent_or_model, ReActAgent)
@@ -292,10 +309,18 @@ async def _schedule(
                             await limiter.acquire()
                             if counted is None:
                                 counted = await plan.counted(agent)
+                            unfinished[index] = item.id
                             tg.create_task(run(counted, index, item, limiter, calls, results))
                             index += 1
                 except Exception as exc:  # a bad input or a failing input iterator
                     failure = exc  # the inputs already started still finish first
+                except asyncio.CancelledError as exc:  # the run's cancellation, or code's own?
+                    if not stray_cancel(exc):
+                        raise
+                    failure = StrayCancelError(  # raised by the inputs' iterator: a failure
+                        f"reading the inputs raised a CancelledError ({exc or 'no message'}) "
+                        f"while the run was not being cancelled, after {index} inputs")
+                    failure.__cause__ = exc
             if failure is not None:
                 await _deliver(results, failure)
 
@@ -307,12 +332,20 @@ async def _schedule(
             # live calls go first at the rate governor; batch requests know their input
             with request_priority("batch"), input_scope(item.id):
                 result = await counted.run(index, item, calls)
+        except asyncio.CancelledError as exc:  # the run's cancellation, or code's own?
+            if not stray_cancel(exc):
+                raise
+            # raised by code, not asked for: this input's failure, never a lost record
+            result = ExtractResult(index, item.id, None, stray_error(item.id, exc), Usage(), 0,
+                                   0.0)
         finally:
             limiter.release()
         await _deliver(results, result)
+        del unfinished[index]
 
     # The workers run in their own task so that no cancel scope is held across
     # this generator's yields; closing the generator cancels and awaits it.
+    unfinished: dict[int, str] = {}  # input index -> id, started and not yet delivered
     supervisor = asyncio.ensure_future(supervise(send))
     pending: dict[int, ExtractResult] = {}
     next_index = 0
@@ -327,6 +360,14 @@ async def _schedule(
                 unyielded.release()
                 yield pending.pop(next_index)
                 next_index += 1
+    if unfinished:  # a worker ended with no result (its task cancelled on its own)
+        for index in sorted(pending):  # the later inputs' records are not lost with it
+            yield pending.pop(index)
+        lost = ", ".join(repr(i) for i in list(unfinished.values())[:5])
+        more = f" and {len(unfinished) - 5} more" if len(unfinished) > 5 else ""
+        raise StrayCancelError(
+            f"{len(unfinished)} inputs ended with no record: their work was cancelled while "
+            f"the run was not (inputs {lost}{more}); the run is incomplete")
 
 
 async def _deliver(results: MemoryObjectSendStream[ExtractResult | BaseException],

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict
 
 from agentflow.documents.seen import SeenIds
-from agentflow.errors._usage import DuplicateInputIdError
+from agentflow.errors._usage import DuplicateInputIdError, InvalidInputError
 from agentflow.extraction.chunked import ChunkReport, Truncation
 from agentflow.extraction.merge import Conflict
 from agentflow.messages import OutputT
@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from agentflow.grounding import Grounded
     from agentflow.output.examples import Example
 
-__all__ = ["ExtractInput", "ExtractOptions", "ExtractResult", "IdCheck", "InputLike", "UniqueIds"]
+__all__ = ["ExtractInput", "ExtractOptions", "ExtractResult", "IdCheck", "InputLike", "UniqueIds",
+           "check_inputs", "not_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,31 @@ class ExtractInput:
     id: str
     text: str
     media: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        """Refuse an id or a text that is not a ``str`` (``InvalidInputError``)."""
+        if not isinstance(self.id, str):
+            raise InvalidInputError(
+                f"ExtractInput id is a {type(self.id).__name__} ({_shown(self.id)}); "
+                "expected a str")
+        if not isinstance(self.text, str):
+            raise InvalidInputError(not_text(self.id, self.text))
+
+
+def _shown(value: object) -> str:
+    """A short repr of a refused value (never a whole document)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def not_text(input_id: str, text: object) -> str:
+    """What is wrong with input ``input_id`` whose text is ``text``, not a ``str``."""
+    hint = ("decode it first (e.g. data.decode('utf-8')), or let agentflow.documents "
+            "read the file (it detects the encoding)"
+            if isinstance(text, bytes | bytearray | memoryview)
+            else "give the document's text as a str")
+    return (f"input {input_id!r}: the text is a {type(text).__name__} ({_shown(text)}), "
+            f"not a str; {hint}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +92,10 @@ class ExtractResult(Generic[OutputT]):
             grounded value in the input text (``agentflow.grounding``).
         chunks: how a long document was read (``None``: in one request).
         truncated: set when ``max_chars`` cut the document.
-        conflicts: fields on which a long document's chunks disagreed.
+        conflicts: fields on which a long document's chunks (or passes)
+            disagreed, whatever the merge rule that settled them (``first``,
+            ``majority``; ``must_agree``: the record fails); such a field's
+            confidence is at most ``confidence.CONFLICTED``.
         confidence: top-level field -> confidence in ``[0, 1]`` of an ``ok``
             result (``agentflow.extraction.confidence``); empty otherwise.
         needs_review: the fields of an ``ok`` result whose confidence is
@@ -81,6 +110,9 @@ class ExtractResult(Generic[OutputT]):
         cut_lists: list field -> the number of items the document lists,
             for a list kept at its ``max_length`` (the first items) while
             the document lists more (``agentflow.extraction.list_cuts``).
+        cut_dicts: dict field -> the most keys its schema lets it hold, for
+            a dict that holds that many: the grammar stopped it there, and
+            the document may hold more pairs (``agentflow.extraction.dict_cuts``).
     """
 
     index: int
@@ -99,6 +131,7 @@ class ExtractResult(Generic[OutputT]):
     ungrounded: tuple[str, ...] = ()
     token_probs: dict[str, float] = field(default_factory=dict)
     cut_lists: dict[str, int] = field(default_factory=dict)
+    cut_dicts: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -128,25 +161,51 @@ class ExtractOptions(TypedDict, total=False):
 
 
 def _as_input(index: int, item: InputLike) -> ExtractInput:
+    """Input ``index`` as an ``ExtractInput``: a ``str`` is a text whose id is
+    its position; an ``(id, text)`` pair's id is ``str(id)`` (an int, a
+    ``Path``...; never ``None`` or bytes, whose ``str`` is no name), its text
+    a ``str`` (never converted: ``str(None)`` or ``str(b"...")`` is not the
+    document).
+
+    Raises:
+        InvalidInputError: (a ``TypeError``) the input is of another type, its
+            id is ``None`` or bytes, or its text is not a ``str`` (bytes:
+            decode them first); the message names the input and the type.
+    """
     if isinstance(item, ExtractInput):
         return item
     if isinstance(item, str):
         return ExtractInput(str(index), item)
     if isinstance(item, tuple) and len(item) == 2:
-        return ExtractInput(str(item[0]), str(item[1]))
-    raise TypeError(
+        input_id = _pair_id(index, item[0])
+        if not isinstance(item[1], str):
+            raise InvalidInputError(not_text(input_id, item[1]))
+        return ExtractInput(input_id, item[1])
+    raise InvalidInputError(
         f"input {index} is a {type(item).__name__}; expected str, (id, text) or ExtractInput"
     )
 
 
+def _pair_id(index: int, raw: object) -> str:
+    """The id of an ``(id, text)`` input: ``str(raw)``, refused where that is
+    no name (``None``, bytes)."""
+    if raw is None or isinstance(raw, bytes | bytearray | memoryview):
+        raise InvalidInputError(
+            f"input {index}: the id is {_shown(raw)}, a {type(raw).__name__}; give a str "
+            "(or a value whose str() names the document: an int, a Path)")
+    return str(raw)
+
+
 def _id_of(index: int, item: object) -> tuple[str, bool] | None:
     """``(id, generated)`` of an input as ``_as_input`` makes it, without making it;
-    ``None`` for an input of an unsupported type (refused when it is reached)."""
+    ``None`` for an input ``_as_input`` refuses (refused when it is reached)."""
     if isinstance(item, ExtractInput):
         return item.id, False
     if isinstance(item, str):
         return str(index), True
     if isinstance(item, tuple) and len(item) == 2:
+        if item[0] is None or isinstance(item[0], bytes | bytearray | memoryview):
+            return None
         return str(item[0]), False
     return None
 
@@ -198,6 +257,21 @@ class IdCheck:
         check = cls()
         for index, item in enumerate(inputs):
             check.add(index, item)
+
+
+def check_inputs(inputs: Collection[InputLike]) -> None:
+    """Check every input of a collection (it can be read again) before any
+    request, in order: its form (``_as_input``) and its id (``IdCheck``).
+
+    Raises:
+        InvalidInputError: the first input of an unsupported form, or whose
+            id or text is refused.
+        DuplicateInputIdError: the first repeated id, with both positions.
+    """
+    check = IdCheck()
+    for index, item in enumerate(inputs):
+        _as_input(index, item)
+        check.add(index, item)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,11 @@ Images and PDF documents are ``ImageBlock`` / ``DocumentBlock``
 Roles: ``system``, ``user``, ``assistant`` and ``tool`` (a message holding
 ``ToolResultBlock``s answering the previous assistant message's tool calls).
 Each provider module maps these to its wire protocol.
+
+This module holds ``Msg`` (construction, views, ids, JSON round-trip) and
+re-exports the rest: the blocks from ``agentflow._blocks``, the metadata keys
+and ``ReminderType`` from ``agentflow._msg_keys``, ``clean_text`` /
+``clean_data`` from ``agentflow._clean_text``.
 """
 
 from __future__ import annotations
@@ -19,13 +24,26 @@ import itertools
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, Generic, Literal, TypeAlias, cast
 
 from pydantic import TypeAdapter
 from typing_extensions import TypeVar
 
 from agentflow._blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentflow._clean_text import clean_data, clean_text
+from agentflow._msg_content import BLOCK_TYPESET, as_block, checked, content_items
+from agentflow._msg_keys import (
+    ANSWER_FROM_REASONING,
+    CACHE_CONTROL,
+    CLOSED_TOOL_CALLS,
+    FIELD_PROBS,
+    STRUCTURED_OUTPUT,
+    STRUCTURED_OUTPUT_ATTEMPT,
+    STRUCTURED_OUTPUT_REMINDER,
+    STRUCTURED_OUTPUT_REMINDER_TYPE,
+    TOKEN_LOGPROBS,
+    ReminderType,
+)
 from agentflow._slots_init import slot_init
 from agentflow.errors import InvalidInputError, StructuredOutputError
 from agentflow.media.blocks import DocumentBlock, ImageBlock
@@ -59,119 +77,14 @@ __all__ = [
     "new_id",
 ]
 
-# Metadata keys -------------------------------------------------------------
-
-STRUCTURED_OUTPUT_REMINDER = "structured_output_reminder"
-"""``True`` on a system message the structured-output engine injected."""
-
-STRUCTURED_OUTPUT_REMINDER_TYPE = "structured_output_reminder_type"
-"""A ``ReminderType`` value: which reminder the message is."""
-
-CACHE_CONTROL = "cache_control"
-"""``False`` forbids providers to put a prompt-cache breakpoint on the message
-(set on transient messages, which the next request will not hold)."""
-
-STRUCTURED_OUTPUT = "structured_output"
-"""``True`` on the assistant message that holds a call's structured output as JSON."""
-
-STRUCTURED_OUTPUT_ATTEMPT = "structured_output_attempt"
-"""``True`` on an intermediate reply that failed to give the output (prose
-instead of the output tool, invalid native JSON). Removed at call end."""
-
-CLOSED_TOOL_CALLS = "closed_tool_calls"
-"""On a reply cut at the token limit (finish reason ``length``): the ids of its
-tool calls whose argument text was one whole JSON object all the same (the cut
-took only padding after it: GPT-4.1's runaway newlines). Calls not listed may
-be cut."""
-
-
-TOKEN_LOGPROBS = "token_logprobs"
-"""On a reply whose request asked for token log-probabilities and got them
-(``GenerateOptions.logprobs``): its text's tokens as ``TokenLogprob``s, in
-order (their texts joined are the reply's text)."""
-
-FIELD_PROBS = "field_probs"
-"""On a call's final structured-output message, when the reply it was read
-from had ``TOKEN_LOGPROBS``: each top-level field of the output -> the
-probability of the least likely token that wrote its value
-(``agentflow.output.token_confidence.field_probabilities``)."""
-
-
-ANSWER_FROM_REASONING = "answer_from_reasoning"
-"""``True`` on a reply whose content was empty while its reasoning channel held
-text (vLLM ``reasoning_content`` / ``reasoning``, and alike): the reasoning
-is given as the reply's text too, since it holds the only answer, and this
-says so. A structured output read from it carries the same flag on the
-call's final message."""
-
-
-class ReminderType(StrEnum):
-    """Kinds of structured-output reminders.
-
-    ``ENTER``/``EXIT`` mark the persisted transitions into and out of tool
-    mode (never removed, so the prompt prefix stays cache-stable); ``PROMPT``
-    marks a transient forcing reminder, removed when the call ends.
-    """
-
-    ENTER = "enter"
-    EXIT = "exit"
-    PROMPT = "prompt"
-
+# Metadata keys and ReminderType: agentflow._msg_keys (re-exported) -----------
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 
 
-# Blocks: agentflow._blocks (re-exported) -------------------------------------
+# Blocks: agentflow._blocks (re-exported); content checks: agentflow._msg_content
 
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
-_BLOCK_TYPES = (TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ImageBlock,
-                DocumentBlock)
-_BLOCK_TYPESET = frozenset(_BLOCK_TYPES)
-
-
-def _block(index: int, item: Any) -> Block:
-    if isinstance(item, _BLOCK_TYPES):
-        return item
-    if isinstance(item, str):
-        return TextBlock(item)
-    raise InvalidInputError(
-        f"content item {index} is a {type(item).__name__}: expected a str or a block "
-        "(TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ImageBlock, DocumentBlock)"
-    )
-
-
-def _content_items(content: Any) -> tuple[Any, ...]:
-    """``content`` (not a str) as a tuple of its items.
-
-    Raises:
-        InvalidInputError: ``content`` is not iterable (``None``, a number...).
-    """
-    try:
-        return tuple(content)
-    except TypeError:
-        if hasattr(type(content), "__iter__"):
-            raise  # an iterable that failed inside: not ours to rename
-        raise InvalidInputError(
-            f"message content is a {type(content).__name__}: expected a str, or a list of "
-            "str and blocks") from None
-
-
-def _checked(content: Any, items: tuple[Any, ...]) -> tuple[Any, ...]:
-    """``items``, unless ``content`` is a kind whose iteration is not its content:
-    a dict's keys (its values would be lost) or the byte values of ``bytes``.
-
-    Raises:
-        InvalidInputError: naming the kind and what to pass instead.
-    """
-    if isinstance(content, Mapping):
-        raise InvalidInputError(
-            "message content is a mapping: pass a str, or blocks such as "
-            "TextBlock(text=...) (a dict's keys are not its text)")
-    if isinstance(content, (bytes, bytearray, memoryview)):
-        raise InvalidInputError(
-            f"message content is {type(content).__name__}: decode text to a str, or wrap a "
-            "file in DocumentBlock.from_bytes / ImageBlock.from_bytes")
-    return items
 
 
 @slot_init
@@ -208,28 +121,6 @@ def _reseed_ids() -> None:
 if hasattr(os, "register_at_fork"):  # POSIX only; Windows has no fork
     os.register_at_fork(after_in_child=_reseed_ids)
 
-
-def clean_text(text: str) -> str:
-    """``text`` with lone UTF-16 surrogates (from ``os.fsdecode`` or a vendor's
-    ``\\udXXX`` escape) replaced by U+FFFD, so it can be sent and stored as JSON."""
-    if text.isascii():
-        return text
-    try:
-        text.encode()
-    except UnicodeEncodeError:  # via UTF-16 a pair split in two code points is joined
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
-
-
-def clean_data(value: Any) -> Any:
-    """``value`` (decoded JSON) with ``clean_text`` applied to every string."""
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, Mapping):
-        return {clean_data(k): clean_data(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [clean_data(v) for v in value]
-    return value
 
 
 def new_id() -> str:
@@ -280,11 +171,11 @@ class Msg(Generic[OutputT]):
             _SET_TYPE(text, "text")
             blocks: tuple[Block, ...] = (text,)
         else:
-            items = _content_items(content)
-            if _BLOCK_TYPESET.issuperset(map(type, items)):  # no Python frame per block
+            items = content_items(content)
+            if BLOCK_TYPESET.issuperset(map(type, items)):  # no Python frame per block
                 blocks = items  # all blocks (Any items): no cast() call
             else:
-                blocks = tuple(_block(i, item) for i, item in enumerate(_checked(content, items)))
+                blocks = tuple(as_block(i, item) for i, item in enumerate(checked(content, items)))
         _SET_ROLE(self, role)  # the slots' own setters: no lookup by name per field
         _SET_CONTENT(self, blocks)
         _SET_NAME(self, name)

@@ -117,3 +117,26 @@ def hostile_pdf(pages: int = 20, operators: int = 1_000_000) -> bytes:
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def bomb_pdf(inflated: int = 2_000_000) -> bytes:
+    """A one-page PDF whose Flate-compressed content stream inflates to about
+    ``inflated`` bytes (blanks after one text operator): a few KB on disk for
+    2 MB, a decompression bomb when ``inflated`` passes the reader's output
+    cap (pypdf's ``zlib_maximum_output_length``). Written by pypdf."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    stream = DecodedStreamObject()
+    stream.set_data(b"BT /F1 12 Tf 72 712 Td (Bomb) Tj ET\n" + b" " * inflated)
+    font = writer._add_object(DictionaryObject({
+        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+        NameObject("/BaseFont"): NameObject("/Helvetica")}))
+    page = writer.add_blank_page(612, 792)
+    page[NameObject("/Contents")] = writer._add_object(stream.flate_encode())
+    page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject(
+        {NameObject("/F1"): font})})
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 from fpdf.enums import EncryptionMethod
 
+from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget
 from agentflow.documents.pages import PAGE_SEPARATOR, page_of
 from agentflow.documents.pdf import iter_page_texts, read_pdf
-from agentflow.errors import CorruptDocumentError, EncryptedDocumentError
-from tests.pdfs import REPORT_PAGES, scanned_pdf, text_pdf, truncated_pdf
+from agentflow.errors import CorruptDocumentError, DocumentTooComplexError, EncryptedDocumentError
+from tests.pdfs import REPORT_PAGES, bomb_pdf, scanned_pdf, text_pdf, truncated_pdf
 
 
 def test_pages_are_read_in_order_and_their_ranges_kept() -> None:
@@ -69,3 +70,22 @@ def test_a_truncated_download_is_read_as_far_as_it_goes_or_refused() -> None:
         assert exc.reason
     else:
         assert all(pdf.text[s:e] in REPORT_PAGES for s, e in pdf.pages if e > s)
+
+
+@pytest.mark.parametrize("budget", [None, DEFAULT_BUDGET], ids=["no budget", "budget"])
+def test_a_decompression_bomb_is_too_complex_naming_the_readers_limit(
+        budget: WorkBudget | None) -> None:
+    from pypdf import apply_configuration
+
+    raw = bomb_pdf(inflated=2_000_000)  # a few KB: past a 1 MB cap, as 300 MB is past 75 MB
+    assert len(raw) < 20_000
+    assert "Bomb" in read_pdf(raw, name="bomb.pdf", budget=budget).text  # under the cap: read
+    with apply_configuration(zlib_maximum_output_length=1_000_000), pytest.raises(
+            DocumentTooComplexError,
+            match=r"bomb\.pdf: too costly to read \(page 1\): the PDF reader's safety limit: "
+                  r"Limit reached while decompressing") as caught:
+        read_pdf(raw, name="bomb.pdf", budget=budget)
+    error = caught.value
+    assert not isinstance(error, CorruptDocumentError)
+    assert error.limit == "reader" and error.path == "bomb.pdf"
+    assert "decompression bomb" in error.reason and "pdftotext" in error.reason

@@ -25,7 +25,7 @@ from agentflow.extraction.confidence import (
     UNLOCATED_NULL,
     field_confidence,
 )
-from agentflow.extraction.records import _record
+from agentflow.extraction.records import to_record
 from agentflow.extraction.report import render_report
 from agentflow.grounding.locators import learn_locators
 from agentflow.grounding.marker import Derived
@@ -96,7 +96,7 @@ async def test_results_records_progress_summary_and_page_name_the_fields_to_revi
     assert [r.ok for r in results] == [True, True]
     assert results[0].needs_review == ()  # every field checked and confident
     assert results[1].needs_review == ("homepage",)  # copied, but not where examples put it
-    records = [_record(r) for r in results]
+    records = [to_record(r) for r in results]
     assert records[1]["needs_review"] == ["homepage"]
     assert records[1]["confidence"]["homepage"] == DISAGREES
     stream = io.StringIO()

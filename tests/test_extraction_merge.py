@@ -55,11 +55,19 @@ def test_a_rule_that_does_not_fit_the_field_is_named() -> None:
         Merge.by_key()
 
 
-def test_first_non_null_in_document_order() -> None:
+def test_first_non_null_in_document_order_and_a_disagreement_is_reported() -> None:
     merged = merge_outputs([out(100, 200, 1, title="later"), out(0, 120, 0, title=None),
                             out(200, 300, 2, title="last")], RULES)
     assert merged.data["title"] == "later"
-    assert merged.conflicts == ()
+    (conflict,) = merged.conflicts  # the rule settles it; the record still says it happened
+    assert (conflict.path, conflict.rule, conflict.chosen) == ("title", "first", "later")
+    assert conflict.values == (("later", 100, 200), ("last", 200, 300))
+
+
+def test_first_reports_nothing_when_the_chunks_agree() -> None:
+    merged = merge_outputs([out(0, 120, 0, title="A  title"), out(100, 200, 1, title="A title"),
+                            out(200, 300, 2, title=None)], RULES)
+    assert merged.data["title"] == "A  title" and merged.conflicts == ()
 
 
 def test_majority_picks_the_most_frequent_and_reports_the_rest() -> None:

@@ -20,7 +20,7 @@ from agentflow.cli import main
 from agentflow.documents.names import BIDI_CONTROLS
 from agentflow.extraction._report_fields import CHECK_BUDGET, LEVELS
 from agentflow.extraction.confidence import DISAGREES, DOUBTED, GROUNDED, HELD, UNCHECKED
-from agentflow.extraction.records import _record
+from agentflow.extraction.records import to_record
 from agentflow.extraction.report import render_report, write_report
 from agentflow.testing import FunctionModel, RecordedRequest
 from tests.headless_chromium import chromium
@@ -261,7 +261,7 @@ async def test_records_the_pipeline_writes_mark_an_invented_year() -> None:
 
     (result,) = [r async for r in extract_many(FunctionModel(answer), [NOTICE], Notice,
                                                ground=False)]
-    record = _record(result)
+    record = to_record(result)
     assert record["ok"] and record["ungrounded"] == ["first_year"]
     page = Rows(render_report([record], {record["id"]: NOTICE}))
     (doc,) = page.cards

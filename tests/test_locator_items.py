@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from agentflow import Example
 from agentflow.batch import extract_many
 from agentflow.extraction.confidence import DISAGREES, HELD, LIST_CUT, field_confidence
-from agentflow.extraction.records import _record
+from agentflow.extraction.records import to_record
 from agentflow.extraction.report import render_report
 from agentflow.grounding import Grounded
 from agentflow.grounding.items import item_spans, own_item_spans, own_items
@@ -115,7 +115,7 @@ async def test_a_record_that_lost_an_item_or_kept_only_the_first_max_length_need
         assert result.ok and "items" in result.needs_review
         assert result.confidence["items"] == level
         assert result.cut_lists == ({"items": len(OWN)} if level == LIST_CUT else {})
-        records.append(_record(result))
+        records.append(to_record(result))
     assert records[0]["cut_lists"] == {"items": 5} and "cut_lists" not in records[1]
     assert "the document lists 5 items; kept the first 3" in render_report(records[:1],
                                                                            {"0": DOC})

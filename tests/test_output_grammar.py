@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from agentflow.grounding import Grounded
-from agentflow.output import grammar, grammar_rules, grammar_values
+from agentflow.output import grammar, grammar_marks, grammar_values
 from agentflow.output.grammar import chunks, has_grounded, substring_grammar
 from agentflow.output.schema import OutputSpec
 
@@ -44,7 +44,7 @@ def local(tp: object) -> dict[str, object]:
 def test_every_run_of_chunks_decodes_to_exactly_its_source_span(source: str,
                                                                 data: st.DataObject) -> None:
     parts = chunks(source)
-    raw = [c for c in grammar_rules._CHUNK.findall(source)]
+    raw = [c for c in grammar_marks._CHUNK.findall(source)]
     assert "".join(raw) == source  # the chunks cover the source
     i = data.draw(st.integers(0, len(parts)))
     j = data.draw(st.integers(i, len(parts)))

@@ -1,5 +1,6 @@
 """A list field's length bound (agentflow.output.list_bounds), and the
-extraction steps that read it, for every way pydantic lets a list be bounded."""
+extraction steps that read it, for every way pydantic lets a list be bounded;
+a dict field's number of keys, bounded the same way on the ``local`` dialect."""
 
 from __future__ import annotations
 
@@ -14,11 +15,17 @@ from agentflow.extraction.merge_order import document_order
 from agentflow.output.dialects import (
     LOCAL_CAP_KEY,
     LOCAL_MAX_ITEMS,
+    LOCAL_MAX_PROPERTIES,
     LOCAL_MAX_STRING,
     transform_schema,
     without_local_caps,
 )
-from agentflow.output.list_bounds import field_max_items, schema_max_items, without_min_items
+from agentflow.output.list_bounds import (
+    field_max_items,
+    schema_max_items,
+    schema_max_properties,
+    without_min_items,
+)
 
 
 class Bounded(BaseModel):
@@ -165,3 +172,89 @@ def test_located_list_items_stop_at_the_types_own_bound_equal_to_the_cap() -> No
     schema = mark_all_strings(OutputSpec.of(Notes).schema_for("local").schema, None)
     located = apply_locators(schema, locators, doc)
     assert located["properties"]["items"]["x-grounded-values"] == own[:LOCAL_MAX_ITEMS]
+
+
+class Counts(BaseModel):
+    """Dicts, bounded by the type and not."""
+
+    free: dict[str, int]
+    own: Annotated[dict[str, int], Field(max_length=3)]
+    maybe: dict[str, int] | None = None
+    anything: dict[str, Any]
+    extra: dict[str, int] = Field(json_schema_extra={"maxProperties": 4})
+    nested: dict[str, list[str]]
+
+
+def test_the_local_dialect_bounds_a_dicts_keys_unless_the_type_does() -> None:
+    """Like a list's items: ``LOCAL_MAX_PROPERTIES`` where the schema sets no
+    ``maxProperties``, marked as the dialect's; a type's own kept and read."""
+    properties = transform_schema(Counts.model_json_schema(), "local").schema["properties"]
+    for node in (properties["free"], properties["maybe"]["anyOf"][0], properties["anything"]):
+        assert node["maxProperties"] == LOCAL_MAX_PROPERTIES
+        assert node[LOCAL_CAP_KEY] == ["maxProperties"]
+        assert schema_max_properties(node) is None
+    assert schema_max_properties(properties["own"]) == 3 and LOCAL_CAP_KEY not in properties["own"]
+    assert schema_max_properties(properties["extra"]) == 4
+    assert LOCAL_CAP_KEY not in properties["extra"]
+    values = properties["nested"]["additionalProperties"]  # a dict's values are bounded too
+    assert values["maxItems"] == LOCAL_MAX_ITEMS
+    assert values["items"]["maxLength"] == LOCAL_MAX_STRING
+    assert "maxProperties" not in transform_schema(Counts.model_json_schema(), "plain").schema[
+        "properties"]["free"]  # only the local dialect adds it
+
+
+def test_a_closed_object_gets_no_key_bound_and_an_open_one_its_properties_more() -> None:
+    from pydantic import ConfigDict
+
+    class Closed(BaseModel):
+        a: int
+
+    class Open(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        a: int
+        b: int
+
+    closed = transform_schema(Closed.model_json_schema(), "local").schema
+    assert "maxProperties" not in closed and closed["additionalProperties"] is False
+    opened = transform_schema(Open.model_json_schema(), "local").schema
+    assert opened["maxProperties"] == 2 + LOCAL_MAX_PROPERTIES
+    assert opened[LOCAL_CAP_KEY] == ["maxProperties"]
+
+
+def test_a_dicts_key_bound_is_sent_and_its_mark_is_not() -> None:
+    schema = transform_schema(Counts.model_json_schema(), "local").schema
+    sent = without_local_caps(schema)
+    assert sent["properties"]["free"]["maxProperties"] == LOCAL_MAX_PROPERTIES
+    assert LOCAL_CAP_KEY not in repr(sent)
+    pytest.importorskip("xllamacpp")
+    from agentflow.messages import Msg
+    from agentflow.model import GenerateOptions, ResponseFormat
+    from agentflow.providers.local import LocalModel
+
+    options = GenerateOptions(response_format=ResponseFormat("json_schema", schema))
+    body = LocalModel().build_body([Msg.user("x")], (), options)
+    assert f'"maxProperties":{LOCAL_MAX_PROPERTIES}' in body["grammar"]
+    assert '"maxProperties":3' in body["grammar"] and LOCAL_CAP_KEY not in body["grammar"]
+
+
+def test_the_substring_grammar_keeps_a_dicts_key_bound() -> None:
+    """A dict beside grounded fields is inlined as JSON Schema in the
+    substring grammar (``%json``), its ``maxProperties`` with it: llguidance
+    enforces it there as in the plain schema grammar."""
+    from agentflow.grounding import Grounded
+    from agentflow.output.grammar import substring_grammar
+    from agentflow.output.schema import OutputSpec
+
+    class Stock(BaseModel):
+        shop: Annotated[str, Grounded()]
+        counts: dict[str, int]
+        top: Annotated[dict[str, int], Field(max_length=3)]
+
+    schema = without_local_caps(OutputSpec.of(Stock).schema_for("local").schema)
+    text = substring_grammar(schema, "Corner shop: apples 3, pears 5", {
+        "key_separator": ": ", "item_separator": ", "})
+    assert text is not None
+    inlined = [line for line in text.splitlines() if "%json" in line]
+    assert any(f'"maxProperties": {LOCAL_MAX_PROPERTIES}' in line for line in inlined)
+    assert any('"maxProperties": 3' in line for line in inlined)
+    assert LOCAL_CAP_KEY not in text

@@ -576,6 +576,42 @@ async def test_learned_locators_and_clean_edges_on_the_embedded_model(
     assert result.needs_review == () and min(result.confidence.values()) >= 0.9
 
 
+class Pantry(BaseModel):
+    """Counts copied from a list longer than either dict may hold."""
+
+    counts: dict[str, int]
+    top: Annotated[dict[str, int], Field(max_length=3)]
+
+
+PANTRY_ITEMS = ("apples", "pears", "figs", "plums", "limes", "kiwis", "dates", "grapes",
+                "melons", "lemons", "olives", "onions", "leeks", "beans", "peas", "yams")
+PANTRY = "Pantry count\n\n" + "".join(
+    f"{name}: {n}\n" for n, name in enumerate(PANTRY_ITEMS, start=2))
+PANTRY_EXAMPLE = Example(  # every pair copied: the base model writes {} for a dict otherwise
+    "Shed count\n\nnails: 4\nscrews: 7\nbolts: 9\nhooks: 2\n",
+    Pantry(counts={"nails": 4, "screws": 7, "bolts": 9, "hooks": 2},
+           top={"nails": 4, "screws": 7, "bolts": 9}))
+
+
+async def test_dict_keys_stop_at_their_bound_on_the_embedded_model(
+        local_model: LocalModel) -> None:
+    """llama.cpp's llguidance enforces ``maxProperties``: of the document's 16
+    pairs, an unbounded dict holds the ``local`` dialect's
+    ``LOCAL_MAX_PROPERTIES`` and one with ``max_length=3`` three (the first
+    ones: greedy decoding copies in order), and the record names both as
+    cut at their bound (``cut_dicts``)."""
+    from agentflow.output.dialects import LOCAL_MAX_PROPERTIES
+
+    agent = ReActAgent("local", local_model, sys_prompt="Copy every item and its count.")
+    (result,) = [r async for r in extract_many(agent, [PANTRY], Pantry, ground=False,
+                                               examples=[PANTRY_EXAMPLE])]
+    assert result.ok, result.error
+    assert isinstance(result.output, Pantry)
+    assert len(result.output.counts) == LOCAL_MAX_PROPERTIES < len(PANTRY_ITEMS)
+    assert list(result.output.top) == list(PANTRY_ITEMS[:3])
+    assert result.cut_dicts == {"counts": LOCAL_MAX_PROPERTIES, "top": 3}
+
+
 async def test_closing_with_every_slot_busy_stops_the_server() -> None:
     """``aclose()`` while both slots are decoding: the streams end (their
     connections closed), no stream is left open, and the server is stopped

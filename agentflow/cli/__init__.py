@@ -68,7 +68,6 @@ from agentflow.documents.names import printable
 from agentflow.documents.routing import PDF_MODES
 from agentflow.errors import AgentflowError
 from agentflow.extraction.records import _problem_record as _problem_record
-from agentflow.extraction.records import _record as _record
 from agentflow.extraction.records import _Sink
 from agentflow.extraction.records import _transient as _transient
 from agentflow.extraction.review import write_review

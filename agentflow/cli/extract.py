@@ -42,7 +42,7 @@ from agentflow.extraction.budget import Chunking
 from agentflow.extraction.chunked import check_items
 from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.fingerprint import schema_fingerprint
-from agentflow.extraction.records import _problem_record, _record, _Sink, _transient
+from agentflow.extraction.records import _problem_record, _Sink, _transient, to_record
 from agentflow.extraction.settings_fingerprint import settings_fingerprint
 from agentflow.extraction.setup import (
     SetupError,
@@ -205,7 +205,7 @@ async def _extract_into(
                 if not reached and (fault := setup_fault(result.error, model, args.base_url)):
                     raise SetupError(printable(fault))
                 reached = reached or result.usage.requests > 0
-                record = _record(result, offsets.pop(result.id, 0), pages.pop(result.id, None))
+                record = to_record(result, offsets.pop(result.id, 0), pages.pop(result.id, None))
                 if result.id in sent_as:  # the model read the PDF itself
                     record["sent_as"] = sent_as.pop(result.id)
                 sink.write(record)

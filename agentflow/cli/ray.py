@@ -62,6 +62,7 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     from agentflow.cli.options import chunking_for, run_settings_of
     from agentflow.extraction.settings_fingerprint import settings_fingerprint
     from agentflow.extraction.setup import load_schema
+    from agentflow.ray._refs import absolute_ref, ray_module
 
     chunking = chunking_for(args, module)
     settings = {**settings_fingerprint(load_schema(args.schema)[0], module),
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     out, held = _output_for_schema(out, _fingerprint(args.schema), args, settings)
     done = held.done
     try:
-        ray = engine._ray()
+        ray = ray_module()
     except ImportError as exc:
         raise CliError(str(exc)) from None
     if not ray.is_initialized():
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
                                "allow_partial": args.allow_partial, "max_chars": max_chars,
                                "ground": not getattr(args, "no_ground", False)}
     if module is not None and hasattr(module, "EXAMPLES"):  # resolved in each actor
-        options["examples"] = engine.absolute_ref(f"{module_ref}:EXAMPLES")
+        options["examples"] = absolute_ref(f"{module_ref}:EXAMPLES")
     results = engine.extract_dataset(
         ds, args.schema, model=args.model, api_key=args.api_key, base_url=args.base_url,
         instructions=instructions, actors=args.actors, concurrency=concurrency,

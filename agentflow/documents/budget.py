@@ -19,6 +19,11 @@ limit it passes, with a ``DocumentTooComplexError`` that names the limit
   the kernel's ``SIGXCPU`` interrupts the pure-Python parse (Unix only; the
   limit is rounded up to whole seconds).
 
+The PDF reader's own safety limits (pypdf's: a compressed stream that
+inflates past its output cap, 75 MB by default, a decompression bomb; a page
+tree too large or cyclic) end the read with the same error, ``limit``
+``"reader"`` (``agentflow.documents.pdf``), not as a corrupt file.
+
 ``agentflow extract`` reads PDF and HTML inputs in worker processes under
 ``DEFAULT_BUDGET``; ``agentflow report`` re-reads sources under the same one.
 """

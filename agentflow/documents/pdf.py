@@ -36,7 +36,12 @@ from agentflow.documents._pdf_warnings import pdf_scope
 from agentflow.documents.budget import WorkBudget, count_operators, over_budget
 from agentflow.documents.kinds import PDF_MAGIC
 from agentflow.documents.pages import PAGE_SEPARATOR, PageMap
-from agentflow.errors import CorruptDocumentError, DocumentError, EncryptedDocumentError
+from agentflow.errors import (
+    CorruptDocumentError,
+    DocumentError,
+    DocumentTooComplexError,
+    EncryptedDocumentError,
+)
 
 __all__ = ["PdfText", "iter_page_texts", "read_pdf"]
 
@@ -68,6 +73,7 @@ def _reader(raw: bytes, name: str, password: str | None) -> Any:
     Raises:
         DocumentError: pypdf (or, for AES, cryptography) is not installed.
         EncryptedDocumentError: a user password is needed (or ``password`` is wrong).
+        DocumentTooComplexError: past one of pypdf's safety limits.
         CorruptDocumentError: pypdf cannot parse the file.
     """
     try:
@@ -100,14 +106,37 @@ def _reader(raw: bytes, name: str, password: str | None) -> Any:
 
 
 def _corrupt(name: str, exc: BaseException, raw: bytes, page: int | None = None
-             ) -> CorruptDocumentError:
+             ) -> DocumentError:
+    """Why pypdf could not read ``raw``: one of its own safety limits
+    (``LimitReachedError``: a stream that inflates past its cap, a page tree
+    too large or cyclic) is a ``DocumentTooComplexError`` with ``limit``
+    ``"reader"``, like the work budget's limits; any other failure a
+    ``CorruptDocumentError``."""
     where = f" (page {page})" if page is not None else ""
+    if _reader_limit(exc):
+        return DocumentTooComplexError(
+            f"{name}: too costly to read{where}: the PDF reader's safety limit: {exc}",
+            path=name, limit="reader",
+            reason=f"pypdf stopped at one of its safety limits ({str(exc)[:300]}): a "
+                   "compressed stream that inflates past its cap (a decompression bomb), or "
+                   "a page tree too large or cyclic; such a document is usually malformed or "
+                   "hostile. Check the file, or convert it to text first (e.g. pdftotext) "
+                   "and pass the .txt")
     if PDF_MAGIC not in raw[:1024]:
         why = "not a PDF: no %PDF- header in its first 1024 bytes"
     else:
         why = f"pypdf cannot read it{where}: {type(exc).__name__}: {exc}"
     return CorruptDocumentError(f"{name}: corrupt PDF{where}", path=name,
                                 reason=why[:500])
+
+
+def _reader_limit(exc: BaseException) -> bool:
+    """Whether ``exc`` is pypdf's ``LimitReachedError`` (pypdf >= 5)."""
+    try:
+        from pypdf.errors import LimitReachedError
+    except ImportError:  # an older pypdf: no such limits
+        return False
+    return isinstance(exc, LimitReachedError)
 
 
 def iter_page_texts(raw: bytes, *, name: str = "", password: str | None = None,
@@ -124,7 +153,9 @@ def iter_page_texts(raw: bytes, *, name: str = "", password: str | None = None,
             (page by page) limits (``agentflow.documents.budget``); ``None``: none.
 
     Raises:
-        DocumentTooComplexError: past a limit of ``budget``.
+        DocumentTooComplexError: past a limit of ``budget``, or of pypdf's own
+            (``limit`` ``"reader"``: a stream inflating past pypdf's cap, a
+            decompression bomb; the message names the page and the limit).
         DocumentError: pypdf (or cryptography, for AES) is not installed.
         EncryptedDocumentError: the PDF needs a user password.
         CorruptDocumentError: the file cannot be parsed, or one of its pages
@@ -158,7 +189,7 @@ def _check_work(reader: Any, count: int, name: str, raw: bytes, budget: WorkBudg
     and counted once; a shared one counts once per page that draws it).
 
     Raises:
-        DocumentTooComplexError: past a limit.
+        DocumentTooComplexError: past a limit (of ``budget``, or pypdf's own).
         CorruptDocumentError: a page's content cannot be decoded.
     """
     if budget.pages is not None and count > budget.pages:

@@ -49,6 +49,7 @@ The tree::
     │   ├── MCPServerStartError           it could not start, connect or complete the handshake
     │   ├── MCPConnectionError            the connection was lost (the process exited mid-call)
     │   └── MCPTimeoutError               a tool call passed its timeout (.tool, .timeout)
+    ├── StrayCancelError                  a CancelledError nobody asked for ended one input's work
     ├── ToolError                         raised by a tool to return an error result on purpose
     ├── ToolRetriesExceededError          a tool kept failing past its retry budget (.tool)
     ├── ModelRetry                        signal: an output validator asks the model to retry
@@ -64,7 +65,7 @@ The tree::
         ├── CorruptDocumentError          its reader cannot parse it (a damaged or mislabelled PDF)
         ├── EncryptedDocumentError        a PDF that needs a password to open
         ├── NoTextLayerError              a PDF with no text to extract (scanned pages: images)
-        ├── DocumentTooComplexError       HTML nested too deep to parse in bounded time (.depth)
+        ├── DocumentTooComplexError       past a work budget or reader limit (.limit; HTML .depth)
         ├── DocumentEncodingError         bytes no encoding in the documented order decodes
         └── InvalidInputLineError         a JSONL input line that is not a document (one record)
 
@@ -133,6 +134,7 @@ from agentflow.errors._run import (
     MultipleStructuredOutputsError,
     OutputTruncatedError,
     StateConflictError,
+    StrayCancelError,
     StructuredOutputError,
     StructuredOutputValidationError,
     ToolError,
@@ -207,6 +209,7 @@ __all__ = [
     "SchemaError",
     "ServerError",
     "StateConflictError",
+    "StrayCancelError",
     "StructuredOutputError",
     "StructuredOutputValidationError",
     "ToolDefinitionError",

@@ -18,6 +18,7 @@ __all__ = [
     "MultipleStructuredOutputsError",
     "OutputTruncatedError",
     "StateConflictError",
+    "StrayCancelError",
     "StructuredOutputError",
     "StructuredOutputValidationError",
     "ToolError",
@@ -75,6 +76,19 @@ class ToolRetriesExceededError(AgentflowError):
             f"last error: {last_error[:300]}. Raise the budget (Tool max_retries / "
             "ReActAgent tool_retries) or fix the tool's description"
         )
+
+
+class StrayCancelError(AgentflowError):
+    """A ``CancelledError`` that no canceller asked for ended one input's
+    work: code inside the call (a model client, a tool, middleware, a
+    library's own cancel scope or timeout) raised it while the run was not
+    being cancelled (``Task.cancelling()`` was 0: ``agentflow._commit.
+    stray_cancel``). ``extract_many`` records it as that input's error (the
+    original ``CancelledError`` is its ``__cause__``) and the other inputs
+    carry on; a real cancellation of the run is never turned into one. Also
+    raised by ``extract_many`` when inputs it started ended with no record
+    at all (their work was cancelled on its own), rather than end the run as
+    if it were complete."""
 
 
 class ModelRetry(AgentflowError):

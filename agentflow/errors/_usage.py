@@ -37,7 +37,8 @@ class UsageError(AgentflowError):
 
 class InvalidInputError(UsageError, TypeError):
     """The message input of ``call()``/``stream()`` is not a str, a ``Msg`` or a
-    non-empty sequence of them."""
+    non-empty sequence of them; or an ``extract_many`` input is not a str, an
+    ``(id, text)`` pair with a text that is a str, or an ``ExtractInput``."""
 
 
 class AlreadyDecidedError(InvalidInputError):

@@ -45,6 +45,8 @@ LEVELS: dict[float, str] = {
     levels.LIST_CUT: "the first items only: the document lists more than the schema's max_length",
     levels.GROUNDED: "copied from the document, but nothing confirms it is the right place",
     levels.UNLOCATED_NULL: "null, but nothing shows the document lacks it",
+    levels.CONFLICTED: "parts of the document read differently: its chunks (or passes) gave "
+                       "other values, and the merge rule kept this one",
     levels.DOUBTED: f"the model was unsure (it wrote a token less than "
                     f"{levels.DOUBT_BELOW:.0%} likely)",
     levels.UNCHECKED: "not found in the document: nothing checked it",
@@ -90,12 +92,16 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
     """``top-level field name -> FieldNote`` for every field the record's
     ``confidence`` or ``needs_review`` names (others are left out); a list the
     record's ``cut_lists`` names (kept at its ``max_length``) says how many
-    items the document lists and how many were kept."""
+    items the document lists and how many were kept; a dict its
+    ``cut_dicts`` names, that it holds the most keys it may (the document
+    may hold more)."""
     raw = record.get("confidence")
     scores = {str(k): _score(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
     flagged = set(review_fields(record))
     cut = record.get("cut_lists")
     cuts = {str(k): v for k, v in cut.items()} if isinstance(cut, Mapping) else {}
+    full = record.get("cut_dicts")
+    capped = {str(k) for k in full} if isinstance(full, Mapping) else set()
     output = record.get("output")
     notes: dict[str, FieldNote] = {}
     for name in [*scores, *(f for f in flagged if f not in scores)]:
@@ -105,6 +111,9 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
         kept = output.get(name) if isinstance(output, Mapping) else None
         if isinstance(listed, int) and not isinstance(listed, bool) and isinstance(kept, list):
             why = f"the document lists {listed} items; kept the first {len(kept)}"
+        elif name in capped and isinstance(kept, Mapping):
+            why = (f"holds {len(kept)} keys, the most its schema allows: "
+                   "the document may hold more")
         notes[name] = FieldNote(score, why, name in flagged)
     return notes
 

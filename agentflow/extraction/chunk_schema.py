@@ -18,6 +18,7 @@ from pydantic_core import PydanticUndefined
 
 from agentflow.errors import MergeConflictError, MergeError, UsageError
 from agentflow.extraction.merge import Conflict, is_list_type
+from agentflow.output.derived import derive
 from agentflow.output.list_bounds import field_max_items, without_min_items
 
 __all__ = ["check_items", "partial_model", "validate_merged"]
@@ -50,7 +51,8 @@ def partial_model(output: type[BaseModel], items: str | None = None,
     ``min_length``); nested
     models, descriptions and constraints stay. Chunks are extracted into this
     and merged into ``output``. With ``items`` and ``max_items``, that list
-    field holds at most ``max_items`` items (a map-over-items chunk)."""
+    field holds at most ``max_items`` items (a map-over-items chunk). It
+    takes ``output``'s few-shot examples (``agentflow.output.derived``)."""
     fields: dict[str, Any] = {}
     for name, info in output.model_fields.items():
         copy = FieldInfo.merge_field_infos(info)
@@ -71,7 +73,7 @@ def partial_model(output: type[BaseModel], items: str | None = None,
         fields[name] = (annotation, copy)
     model: type[BaseModel] = create_model(
         output.__name__, __doc__=output.__doc__, __config__=output.model_config, **fields)
-    return model
+    return derive(model, output)  # the user's examples are shown as this type
 
 
 _BY_NAME: dict[str, Any] = (

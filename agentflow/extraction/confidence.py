@@ -51,6 +51,11 @@ in 13), short of the 98% a confident field must reach, and pinned values
 were right 150 times in 150 however unlikely their tokens (down to 0.001;
 benchmarks/RESULTS.md).
 
+A field on which a long document's chunks (or passes) disagreed
+(``ExtractResult.conflicts``: the merge rule kept one of their values, the
+first or the most frequent) is at most ``CONFLICTED``, however well the
+kept value checks: another part of the document reads otherwise.
+
 A list kept at its ``max_length`` while the document lists more items is
 ``LIST_CUT`` where it would be ``HELD`` (``agentflow.extraction.list_cuts``:
 the first items, not the whole list). A list field takes the lowest
@@ -75,8 +80,9 @@ from agentflow.grounding.locators import Locator
 from agentflow.grounding.typed_values import found_in
 from agentflow.output.list_bounds import field_max_items
 
-__all__ = ["ABSENT", "DISAGREES", "DOUBTED", "DOUBT_BELOW", "GROUNDED", "HELD", "LIST_CUT",
-           "REVIEW_BELOW", "UNCHECKED", "UNLOCATED_NULL", "field_confidence", "needs_review"]
+__all__ = ["ABSENT", "CONFLICTED", "DISAGREES", "DOUBTED", "DOUBT_BELOW", "GROUNDED", "HELD",
+           "LIST_CUT", "REVIEW_BELOW", "UNCHECKED", "UNLOCATED_NULL", "field_confidence",
+           "needs_review"]
 
 HELD = 0.99
 """The value is the one the field's locator finds."""
@@ -94,6 +100,9 @@ UNLOCATED_NULL = 0.7
 """Null, with no locator to say the document lacks it."""
 UNCHECKED = 0.5
 """Nothing checked the value against the document (it is *ungrounded*)."""
+CONFLICTED = 0.65
+"""At most this for a field the document's chunks (or passes) gave different
+values for (``ExtractResult.conflicts``): the value kept is one reading."""
 DISAGREES = 0.2
 """The field's locator finds another value (or none, or one where the output has null)."""
 
@@ -118,6 +127,7 @@ def field_confidence(
     output: Any, source: str, spans: Mapping[str, Any],
     locators: Mapping[str, Locator] | None = None, held: Collection[str] = (),
     token_probs: Mapping[str, float] | None = None, cut: Collection[str] = (),
+    conflicted: Collection[str] = (),
 ) -> tuple[dict[str, float], list[str]]:
     """The confidence of each top-level field of ``output`` (see the module
     docstring), and the fields nothing checked (*ungrounded*), in order.
@@ -134,6 +144,8 @@ def field_confidence(
         cut: the list fields kept at their ``max_length`` while the
             document lists more items (``agentflow.extraction.list_cuts``):
             ``LIST_CUT`` where they would be ``HELD``.
+        conflicted: the fields the document's chunks (or passes) gave
+            different values for: at most ``CONFLICTED``.
     """
     found: dict[str, float] = {}
     ungrounded: list[str] = []
@@ -174,6 +186,9 @@ def field_confidence(
     for name, p in (token_probs or {}).items():
         if name in found:
             found[name] = _with_tokens(found[name], p)
+    for name in conflicted:
+        if name in found:
+            found[name] = min(found[name], CONFLICTED)
     return found, ungrounded
 
 

@@ -14,7 +14,9 @@ model (it changes neither validation nor the JSON Schema sent to the model)::
 The rules (``Merge.rule``):
 
 * ``first`` (the scalar default; any non-list field): the first non-null
-  value in document order.
+  value in document order; chunks that gave another value are reported as
+  a ``Conflict`` (the record stays ``ok``; the field's confidence is at most
+  ``confidence.CONFLICTED``: it needs review).
 * ``majority`` (scalar): the most frequent non-null value, a tie going to
   the earliest; the disagreement is reported as a ``Conflict``.
 * ``must_agree`` (scalar): all non-null values are equal, else a
@@ -124,10 +126,12 @@ class Conflict:
 
     Attributes:
         path: the field path (``title``).
-        rule: the field's rule (``majority`` or ``must_agree``).
+        rule: the field's rule (``first``, ``majority`` or ``must_agree``):
+            which value was kept, if any.
         values: ``(value, start, end)`` per disagreeing chunk, in document
             order: the value and the ``[start, end)`` range of the chunk that gave it.
-        chosen: the value kept (``None`` for ``must_agree``: none is).
+        chosen: the value kept (``first``: the earliest; ``majority``: the
+            most frequent; ``None`` for ``must_agree``: none is).
     """
 
     path: str
@@ -310,18 +314,17 @@ def _merge_scalar(name: str, rule: Merge, outputs: Sequence[ChunkOutput], spans:
     if not seen:
         return None
     chosen_out, chosen = seen[0]
-    if rule.rule in ("majority", "must_agree"):
-        counts: dict[Any, int] = {}
-        for _, value in seen:
-            counts[_norm(value)] = counts.get(_norm(value), 0) + 1
-        if len(counts) > 1:
+    counts: dict[Any, int] = {}
+    for _, value in seen:
+        counts[_norm(value)] = counts.get(_norm(value), 0) + 1
+    if len(counts) > 1:  # a disagreement is reported whatever the rule that settles it
+        if rule.rule == "majority":
             best = max(counts.values())
             winner = next(_norm(v) for _, v in seen if counts[_norm(v)] == best)
             chosen_out, chosen = next((o, v) for o, v in seen if _norm(v) == winner)
-            agree = rule.rule == "majority"
-            conflicts.append(Conflict(
-                name, rule.rule, tuple((v, o.start, o.end) for o, v in seen),
-                chosen if agree else None))
+        conflicts.append(Conflict(
+            name, rule.rule, tuple((v, o.start, o.end) for o, v in seen),
+            None if rule.rule == "must_agree" else chosen))
     for path, ranges in _subspans(chosen_out.spans, name):
         spans[path] = list(ranges)
     return chosen

@@ -22,6 +22,7 @@ never exceed its ``concurrency``.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import time
@@ -32,10 +33,11 @@ from typing import Any
 import anyio
 import orjson
 
+from agentflow._commit import stray_cancel
 from agentflow.agent import ReActAgent
 from agentflow.batch_types import ExtractInput, ExtractResult
 from agentflow.documents.deferred import resolve_media
-from agentflow.errors import EmptyDocumentError, GroundingError, SchemaError
+from agentflow.errors import EmptyDocumentError, GroundingError, SchemaError, StrayCancelError
 from agentflow.extraction.budget import Chunking, count_tokens, plan_budget
 from agentflow.extraction.chunked import (
     ChunkProgress,
@@ -47,17 +49,18 @@ from agentflow.extraction.chunked import (
 from agentflow.extraction.chunking import iter_chunks
 from agentflow.extraction.confidence import field_confidence, needs_review
 from agentflow.extraction.defaults import extraction_marker
+from agentflow.extraction.dict_cuts import dict_cuts
 from agentflow.extraction.hand_rules import held_fields
 from agentflow.extraction.list_cuts import list_cuts
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
 from agentflow.grounding import Grounded
 from agentflow.grounding.locators import Locator, learn_locators
 from agentflow.messages import FIELD_PROBS, Msg
-from agentflow.model import Usage
+from agentflow.model import SchemaDialect, Usage
 from agentflow.output.examples import CheckedExample, Example, check_examples, examples_text
 from agentflow.output.schema import OutputSpec
 
-__all__ = ["ExtractionPlan", "check_plan", "plan_extraction"]
+__all__ = ["ExtractionPlan", "check_plan", "plan_extraction", "stray_error"]
 
 
 def _message(item: ExtractInput, taken: frozenset[tuple[int, int]] = frozenset()) -> Msg:
@@ -92,9 +95,27 @@ async def _extract_one(
         probs = complete.message.metadata.get(FIELD_PROBS)
     except Exception as exc:  # every failure becomes this input's result
         value, error, probs = None, exc, None
+    except asyncio.CancelledError as exc:
+        if not stray_cancel(exc):  # the run is being cancelled: let it
+            raise
+        value, error, probs = None, stray_error(item.id, exc), None
     return ExtractResult(
         index, item.id, value, error, usage, usage.requests, time.perf_counter() - start, spans,
         token_probs=dict(probs) if probs else {})
+
+
+def stray_error(input_id: str, cancel: asyncio.CancelledError) -> StrayCancelError:
+    """The record error of input ``input_id`` whose work ended with
+    ``cancel``, a ``CancelledError`` nobody cancelling the run asked for
+    (``agentflow._commit.stray_cancel``); ``cancel`` is its cause."""
+    said = f": {cancel}" if str(cancel) else ""
+    error = StrayCancelError(
+        f"input {input_id!r}: its call raised a CancelledError{said} while the run was not "
+        "being cancelled (raised by code inside the call: the model client, a tool, "
+        "middleware, a library's own cancel scope or timeout); this input has no output, "
+        "the others carry on")
+    error.__cause__ = cancel
+    return error
 
 
 def _cap(text: str, max_chars: int | None) -> tuple[str, Truncation | None]:
@@ -231,21 +252,26 @@ def _field(output: Any, name: str) -> Any:
     return getattr(output, name, None)
 
 
-def _with_confidence(result: ExtractResult, text: str,
-                     locators: Mapping[str, Locator], output: Any = None) -> ExtractResult:
+def _with_confidence(result: ExtractResult, text: str, locators: Mapping[str, Locator],
+                     output: Any = None, dialect: SchemaDialect | None = None) -> ExtractResult:
     """``result`` with its fields' confidence, the fields that need review and
-    the values nothing checked (``agentflow.extraction.confidence``)."""
+    the values nothing checked (``agentflow.extraction.confidence``), the
+    lists kept at their bound while the document lists more (``list_cuts``)
+    and the dicts at their most keys (``dict_cuts``; ``dialect``: the one the
+    model was sent the schema in)."""
     if not result.ok:
         return result
     if result.truncated is not None:
         text = text[: result.truncated.kept_chars]
     held = held_fields(output, result.output, text, result.spans)
     cut = list_cuts(output, result.output, text, result.spans, locators)
+    conflicted = {c.path.split(".")[0].split("[")[0] for c in result.conflicts}
     confidence, ungrounded = field_confidence(result.output, text, result.spans, locators, held,
-                                              result.token_probs, cut)
+                                              result.token_probs, cut, conflicted)
     return dataclasses.replace(result, confidence=confidence,
                                needs_review=tuple(needs_review(confidence)),
-                               ungrounded=tuple(ungrounded), cut_lists=cut)
+                               ungrounded=tuple(ungrounded), cut_lists=cut,
+                               cut_dicts=dict_cuts(output, result.output, dialect))
 
 
 def _run_marker(agent: ReActAgent, ground: bool | Grounded | None,
@@ -304,7 +330,8 @@ class ExtractionPlan:
         result carries its fields' confidence)."""
         result = await _extract_input(self.agent, index, item, self.output, calls,
                                       self.overhead, self.settings)
-        return _with_confidence(result, item.text, self.locators, self.output)
+        return _with_confidence(result, item.text, self.locators, self.output,
+                                self.agent.model.profile.schema_dialect)
 
 
 def check_plan(output: Any, chunking: Chunking | None) -> None:

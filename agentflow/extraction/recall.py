@@ -62,6 +62,7 @@ from agentflow.extraction.merge import (
 )
 from agentflow.grounding.output_checks import TAKEN_KEY
 from agentflow.model import Usage
+from agentflow.output.derived import derive
 from agentflow.output.grammar_values import item_values
 
 __all__ = ["TAKEN_KEY", "PassCall", "later_pass_type", "recall_passes", "room_left",
@@ -82,7 +83,8 @@ def later_pass_type(output: type[BaseModel], rules: Mapping[str, Merge]) -> type
     ``must_agree``, and the fields those begin after (``Grounded(after=...)``).
     A ``first``-rule scalar is the first pass's already and a later pass never
     replaces it, so writing it again only costs decoding. ``output`` itself
-    when every field counts."""
+    when every field counts. It takes ``output``'s few-shot examples
+    (``agentflow.output.derived``)."""
     fields = output.model_fields
     keep = {name for name, rule in rules.items() if rule.rule != "first"}
     while True:  # the chains of after= among the kept fields
@@ -94,8 +96,8 @@ def later_pass_type(output: type[BaseModel], rules: Mapping[str, Merge]) -> type
         return output
     kept: dict[str, Any] = {name: (info.annotation, info) for name, info in fields.items()
                             if name in keep}
-    return create_model(output.__name__, __doc__=output.__doc__,
-                        __config__=output.model_config, **kept)
+    return derive(create_model(output.__name__, __doc__=output.__doc__,
+                               __config__=output.model_config, **kept), output)
 
 
 def taken_items(spans: Mapping[str, list[tuple[int, int]]], lists: list[str]

@@ -19,7 +19,7 @@ from agentflow.documents.names import dumps_record
 from agentflow.documents.pages import span_pages
 from agentflow.extraction.outfile import OutFile
 
-__all__ = ["_Sink", "_problem_record", "_record", "_transient"]
+__all__ = ["_Sink", "_problem_record", "_transient", "to_record"]
 
 
 @dataclass
@@ -78,8 +78,23 @@ def _truncated(error: errors.OutputTruncatedError) -> dict[str, Any]:
     }
 
 
-def _record(result: ExtractResult, source_offset: int = 0,
-            pages: Sequence[tuple[int, int]] | None = None) -> dict[str, Any]:
+def to_record(result: ExtractResult[Any], source_offset: int = 0,
+              pages: Sequence[tuple[int, int]] | None = None) -> dict[str, Any]:
+    """The record ``agentflow extract`` writes for ``result``: a JSON-ready
+    dict (``id``, ``ok``, ``output`` or ``error``, ``confidence``,
+    ``needs_review``, ``spans``, ``usage``, ``attempts``, ...; the shape the
+    CLI's docstring lists), with secrets masked in the output and the error.
+    Write one per line with ``agentflow.documents.names.dumps_record(record)``
+    and ``agentflow report`` reads the file, as it reads the command's.
+
+    Args:
+        result: one result of ``extract_many`` (ok or failed).
+        source_offset: where the text the spans index starts in the source
+            file, in characters (the CLI's ``prepare`` hook; ``0``: the text
+            is the file).
+        pages: a PDF's page map (``[start, end)`` characters per page), to
+            record which page each span is on; ``None``: not a PDF.
+    """
     record: dict[str, Any] = {"id": result.id, "ok": result.ok}
     if result.ok:
         output = result.output
@@ -100,6 +115,8 @@ def _record(result: ExtractResult, source_offset: int = 0,
         record["ungrounded"] = list(result.ungrounded)
     if result.cut_lists:  # lists kept at their max_length: how many items the document lists
         record["cut_lists"] = dict(result.cut_lists)
+    if result.cut_dicts:  # dicts at their most keys: the document may hold more pairs
+        record["cut_dicts"] = dict(result.cut_dicts)
     if result.spans:
         record["spans"] = {path: [list(s) for s in spans] for path, spans in result.spans.items()}
     if source_offset:

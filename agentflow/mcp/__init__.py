@@ -10,10 +10,11 @@
 
 Built on the official ``mcp`` SDK (the ``mcp`` extra: ``pip install
 'agentflow[mcp]'``); importing ``agentflow`` never needs it, importing this
-module does. ``MCPServer`` (``_server``) is a ``ToolSource``: the lifecycle,
-filters, prefixes, refresh on ``notifications/tools/list_changed`` and
-timeouts; ``_declare`` makes each listed tool an agent ``Tool`` and checks
-its schema against every schema dialect; ``_results`` turns a
+module does. ``MCPServer`` (``_server``) is a ``ToolSource``: the lifecycle
+(``_server``), filters, prefixes and refresh on
+``notifications/tools/list_changed`` (``_server_tools``), calls and their
+timeouts (``_server_calls``); ``_declare`` makes each listed tool an agent
+``Tool`` and checks its schema against every schema dialect; ``_results`` turns a
 ``tools/call`` result into what the model reads (``MCPToolResult``);
 ``_transports`` holds the stdio, streamable HTTP and SSE targets. The errors
 are in ``agentflow.errors`` (``MCPError`` and its subclasses,

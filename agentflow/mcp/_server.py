@@ -10,6 +10,12 @@ session and the transport, also when cancelled (the SDK's stdio
 transport closes stdin, then sends SIGTERM and SIGKILL to the server's
 process group, each wait bounded; the HTTP transport ends the session with a
 DELETE and closes its connections).
+
+This module holds the server's configuration, constructors and lifecycle;
+its two halves are its bases: ``_server_tools.ServerTools`` (the
+``ToolSource`` protocol, listing and declaring the tools), over
+``_server_calls.ServerCalls`` (``call_tool`` and the SDK's errors as
+agentflow's).
 """
 
 from __future__ import annotations
@@ -26,44 +32,25 @@ import anyio.abc
 import mcp_types as types
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError as SDKError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from agentflow._logging import get_logger
 from agentflow._secrets import mask_secrets
 from agentflow.errors import (
-    MCPConnectionError,
-    MCPNotRunningError,
     MCPServerStartError,
-    MCPTimeoutError,
-    MCPToolSchemaError,
     ToolDefinitionError,
-    ToolError,
     ToolNameError,
     UsageError,
 )
-from agentflow.mcp._declare import agent_tool_name, declare_tool
-from agentflow.mcp._results import MCPToolResult, read_result
+from agentflow.mcp._server_tools import ServerTools
 from agentflow.mcp._transports import HTTPTarget, StdioTarget, Target, stdio_target
-from agentflow.output.reminders import TOOL_NAME
 from agentflow.tools import TOOL_NAME_PATTERN, Tool
 
 __all__ = ["MCPServer"]
 
 _log = get_logger()
 
-_MAX_PAGES = 1000
-"""``tools/list`` pages read at most (a server whose cursor never ends cannot hang a start)."""
 
-
-class _Default:
-    def __repr__(self) -> str:
-        return "<the server's timeout>"
-
-
-_DEFAULT = _Default()
-
-
-class MCPServer:
+class MCPServer(ServerTools):
     """An MCP server whose tools an agent may call, beside Python tools::
 
         server = MCPServer.stdio("python", ["server.py"], prefix="files")
@@ -312,195 +299,6 @@ class MCPServer:
             self._stale = True
         elif isinstance(message, Exception):
             _log.debug("mcp.transport_error", server=self.name, error=_reason(message))
-
-    # ------------------------------------------------------------------ tools
-
-    @property
-    def source_name(self) -> str:
-        """``ToolSource``: the server's name."""
-        return self.name
-
-    @property
-    def tools_ready(self) -> bool:
-        """``ToolSource``: whether the server is running (its connection may be
-        lost: its tools then answer with ``MCPConnectionError``)."""
-        return self._group is not None
-
-    @property
-    def tools_revision(self) -> int:
-        """``ToolSource``: grows with each listing of the tools."""
-        return self._revision
-
-    def current_tools(self) -> Sequence[Tool]:
-        """``ToolSource``: the server's tools as agent ``Tool``s, filtered and
-        prefixed, as last listed.
-
-        Raises:
-            MCPNotRunningError: the server is not running.
-        """
-        if self._group is None:
-            raise MCPNotRunningError(
-                f"MCP server {self.name!r} ({self.target.describe()}) is not running: use "
-                "its tools inside `async with server:`")
-        return self._tools
-
-    @property
-    def tools(self) -> list[Tool]:
-        """The tools as last listed (``current_tools``)."""
-        return list(self.current_tools())
-
-    async def refresh_tools(self) -> None:
-        """``ToolSource``: list the tools again if the server said they
-        changed since the last listing.
-
-        Raises:
-            MCPConnectionError: the server went away.
-            MCPToolSchemaError / ToolNameError: a new tool cannot be declared.
-        """
-        if not self._stale or self._session is None:
-            return
-        async with self._lock:
-            if self._stale:
-                self._stale = False
-                try:
-                    await self._list(first=False)
-                except BaseException:
-                    self._stale = True
-                    raise
-
-    async def list_tools(self) -> list[Tool]:
-        """List the tools now (whether or not the server said they changed)."""
-        async with self._lock:
-            self._stale = False
-            await self._list(first=False)
-        return list(self._tools)
-
-    async def _list(self, first: bool) -> None:
-        session = self._running()
-        listed: list[Any] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            try:
-                page = await session.list_tools(
-                    params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
-            except SDKError as exc:
-                raise self._error(exc, "tools/list") from exc
-            listed.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        self._tools = self._declare(listed, first)
-        self._revision += 1
-
-    def _declare(self, listed: list[Any], first: bool) -> list[Tool]:
-        names = [t.name for t in listed]
-        if first and self.include is not None and (missing := self.include - set(names)):
-            raise ToolDefinitionError(
-                f"MCP server {self.name!r} has no tool {', '.join(sorted(map(repr, missing)))} "
-                f"(include=...); it lists: {', '.join(names) or 'none'}")
-        tools: list[Tool] = []
-        seen: dict[str, str] = {}
-        skipped: dict[str, str] = {}
-        for mcp_tool in listed:
-            remote = mcp_tool.name
-            if (self.include is not None and remote not in self.include) or remote in self.exclude:
-                continue
-            name = agent_tool_name(remote, self.prefix)
-            if name == TOOL_NAME:
-                raise ToolNameError(
-                    f"MCP server {self.name!r}: its tool {remote!r} would be called {TOOL_NAME!r}, "
-                    "the name reserved for structured output; give the server a prefix "
-                    "(prefix=...) or leave the tool out (exclude=[...])")
-            if name in seen:
-                raise ToolNameError(
-                    f"MCP server {self.name!r}: its tools {seen[name]!r} and {remote!r} both "
-                    f"become {name!r}")
-            try:
-                tools.append(declare_tool(self.name, mcp_tool, name, self._call_for_agent,
-                                          self.max_retries))
-            except MCPToolSchemaError as exc:
-                if self.on_invalid_schema == "raise":
-                    raise
-                skipped[remote] = str(exc)
-                _log.warning("mcp.tool_skipped", server=self.name, tool=remote, reason=str(exc))
-                continue
-            seen[name] = remote
-        self.skipped = skipped
-        return tools
-
-    # ------------------------------------------------------------------ calls
-
-    async def _call_for_agent(self, name: str, arguments: dict[str, Any]) -> MCPToolResult:
-        return await self.call_tool(name, arguments)
-
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                        timeout: float | _Default | None = _DEFAULT,  # noqa: ASYNC109
-                        ) -> MCPToolResult:
-        """Call the server's tool ``name`` (its own name, not prefixed).
-
-        Args:
-            timeout: seconds (``None``: no limit); default: the server's.
-
-        Returns:
-            The result, ``is_error`` set when the server said the tool failed.
-
-        Raises:
-            MCPTimeoutError: no result within the timeout (the SDK sends the
-                server a cancellation).
-            MCPConnectionError: the connection was lost (the server exited).
-            ToolError: the server answered with a JSON-RPC error (an unknown
-                tool, invalid arguments), or a result that does not fit the
-                tool's output schema.
-            MCPNotRunningError: the server is not running.
-        """
-        session = self._running()
-        limit = self.timeout if isinstance(timeout, _Default) else timeout
-        try:
-            raw = await session.call_tool(name, dict(arguments or {}), read_timeout_seconds=limit)
-        except SDKError as exc:
-            error = self._error(exc, f"tool {name!r}", limit)
-            if isinstance(error, MCPTimeoutError):
-                error.tool = name
-            raise error from exc
-        except RuntimeError as exc:  # the SDK's check of structuredContent against outputSchema
-            raise ToolError(f"MCP server {self.name!r}: tool {name!r} returned an invalid "
-                            f"result: {mask_secrets(str(exc))}") from exc
-        return read_result(raw)
-
-    def _running(self) -> ClientSession:
-        """The open session.
-
-        Raises:
-            MCPNotRunningError: the server is not running.
-            MCPConnectionError: its connection was lost.
-        """
-        if self._session is None:
-            self.current_tools()  # raises MCPNotRunningError when stopped
-            target = self.target.describe()
-            raise MCPConnectionError(
-                f"MCP server {self.name!r} ({target}) lost its connection: "
-                f"{self._lost or 'the session ended'}", server=self.name, target=target)
-        return self._session
-
-    def _error(self, exc: SDKError, what: str, limit: float | None = None) -> Exception:
-        """An SDK ``MCPError`` as agentflow's error for it."""
-        target = self.target.describe()
-        code = exc.error.code
-        if code == REQUEST_TIMEOUT:
-            return MCPTimeoutError(
-                f"MCP server {self.name!r} ({target}): {what} gave no result within "
-                f"{limit if limit is not None else self.connect_timeout:g} s; the server was "
-                "asked to cancel it", server=self.name, target=target, tool="",
-                timeout=limit if limit is not None else self.connect_timeout)
-        if code == CONNECTION_CLOSED:
-            self._lost = self._lost or ("the server closed the connection (its process exited "
-                                        "or the endpoint went away)")
-            return MCPConnectionError(
-                f"MCP server {self.name!r} ({target}) closed the connection during {what}: the "
-                "server process exited or the endpoint went away", server=self.name,
-                target=target)
-        return ToolError(f"MCP server {self.name!r} answered {what} with error {code}: "
-                         f"{mask_secrets(exc.error.message)}")
 
 
 def _leaf(exc: Exception) -> Exception:

@@ -42,7 +42,7 @@ class OutputRun:
     input messages, ``CallExecution.inputs``; worked out once per call)."""
     taken: frozenset[tuple[int, int]] | None = None
     """Spans of ``source`` an earlier extraction pass took as list items
-    (``output_answers.taken_of``; worked out once per call)."""
+    (``output_acceptance.taken_of``; worked out once per call)."""
     discards: int = 0
     last_invalid: Exception | None = None
     """The last output of the call that failed its checks (a tool call's

@@ -19,17 +19,15 @@ from agentflow.execution import CallExecution
 from agentflow.messages import Msg
 from agentflow.middleware._output_run import OutputRun
 from agentflow.middleware.base import Decision, Finish, ReasonAgain
-from agentflow.middleware.output_answers import (
-    REJECTED,
-    accept_text,
-    accepted,
+from agentflow.middleware.output_acceptance import REJECTED, accepted
+from agentflow.middleware.output_failures import (
     gave_up_invalid,
     mark_attempt,
-    reject_text,
     truncated,
     warn_give_up,
 )
 from agentflow.middleware.output_hints import failure_detail
+from agentflow.middleware.output_text import accept_text, reject_text
 from agentflow.model import ModelProfile
 from agentflow.output.config import OutputConfig
 from agentflow.output.parsing import NoJSONFound, closed_json, parse_output

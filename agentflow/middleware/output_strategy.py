@@ -17,7 +17,7 @@ from agentflow.execution import CallExecution
 from agentflow.messages import Msg, ReminderType
 from agentflow.middleware._output_run import OutputRun
 from agentflow.middleware.base import Decision, ReasonAgain
-from agentflow.middleware.output_answers import mark_attempt, spend_retry
+from agentflow.middleware.output_failures import mark_attempt, spend_retry
 from agentflow.model import ChatModel, ModelProfile, ResponseFormat, ToolChoice
 from agentflow.output.config import OutputConfig
 from agentflow.output.reminders import TOOL_NAME, force_reminder, nudge, persistent_reminder

@@ -67,7 +67,8 @@ settings in ``agentflow.output.config``, partial parsing in
 ``agentflow.output.partial`` and the partial events of a streamed call in
 ``agentflow.middleware.output_partials``; checking an output and answering
 it (validation, retries, end strategy, truncation, refusal) in
-``agentflow.middleware.output_answers``; strategy choice, refusals, binding and
+``agentflow.middleware.output_answers`` (the tool path), ``output_text`` (the
+text paths), ``output_acceptance`` and ``output_failures``; strategy choice, refusals, binding and
 degradation in ``agentflow.middleware.output_strategy``; the forcing of a turn
 without the output tool in ``agentflow.middleware.output_forcing``; the
 grounding and degeneracy check in ``agentflow.grounding.output_checks``; the
@@ -105,16 +106,11 @@ from agentflow.middleware._output_run import NO_OUTPUT as _NO_OUTPUT
 from agentflow.middleware._output_run import OutputRun as _Run
 from agentflow.middleware._output_run import run_of as _run_of
 from agentflow.middleware.base import Decision, Middleware, ModelRequest
-from agentflow.middleware.output_answers import (
-    answer_outputs,
-    filtered,
-    hold_output,
-    source_of,
-    taken_of,
-    text_reply,
-)
+from agentflow.middleware.output_acceptance import source_of, taken_of
+from agentflow.middleware.output_answers import answer_outputs, hold_output
 from agentflow.middleware.output_budget import budgeted
 from agentflow.middleware.output_compression import StructuredOutputCompression
+from agentflow.middleware.output_failures import filtered
 from agentflow.middleware.output_forcing import missed_output
 from agentflow.middleware.output_history import bound_attempts
 from agentflow.middleware.output_partials import partial_event
@@ -125,6 +121,7 @@ from agentflow.middleware.output_strategy import (
     prose_fallback,
     step_down,
 )
+from agentflow.middleware.output_text import text_reply
 from agentflow.model import ChatModel, GenerateOptions, ModelChunk, ModelProfile, ResponseFormat
 from agentflow.output.config import OutputConfig
 from agentflow.output.examples import check_examples, example_messages

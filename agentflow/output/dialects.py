@@ -16,8 +16,9 @@ titles dropped) for:
   stays JSON Schema with its ``$defs``/``$ref`` (``_gemini_recursive``: the
   adapter sends it in ``responseJsonSchema``/``parametersJsonSchema``);
 * ``local`` – for grammar-constrained small local models: objects closed,
-  every property required, and strings/arrays bounded (``maxLength``/
-  ``maxItems``) so that a reply always ends; a node the dialect bounded says
+  every property required, and strings/arrays/open objects (a ``dict``)
+  bounded (``maxLength``/``maxItems``/``maxProperties``) so that a reply
+  always ends; a node the dialect bounded says
   so in ``LOCAL_CAP_KEY`` (a private key, stripped before the schema is
   sent: ``without_local_caps``), so a type's own bound is never taken for
   the dialect's, even where they are equal.
@@ -43,6 +44,7 @@ from agentflow.output._dialect_strict import openai_strict
 __all__ = [
     "LOCAL_CAP_KEY",
     "LOCAL_MAX_ITEMS",
+    "LOCAL_MAX_PROPERTIES",
     "LOCAL_MAX_STRING",
     "DialectSchema",
     "resolve_ref",
@@ -60,18 +62,30 @@ def _plain(schema: dict[str, Any]) -> DialectSchema:
 
 LOCAL_MAX_STRING = 200
 LOCAL_MAX_ITEMS = 12
+LOCAL_MAX_PROPERTIES = LOCAL_MAX_ITEMS
+"""Keys the ``local`` dialect lets an open object (a ``dict[str, V]``, or a
+model with ``extra="allow"``: beyond its declared properties) hold when the
+schema sets no ``maxProperties`` (pydantic writes one for
+``Field(max_length=N)`` on a dict): as many as a list's items, since to the
+model a dict is a list of key/value pairs. Without it a grammar lets a small
+model write keys until the reply's token budget runs out. llama.cpp's
+llguidance enforces ``maxProperties`` (checked on the bundled model:
+tests/test_providers_local.py)."""
+
 LOCAL_CAP_KEY = "x-local-cap"
 """The keywords the ``local`` dialect added to a node to keep a reply finite
-(a list: ``["maxItems"]``, ``["maxLength"]``), as opposed to the schema's
-own bounds (``agentflow.output.list_bounds.schema_max_items`` reads it)."""
+(a list: ``["maxItems"]``, ``["maxLength"]``, ``["maxProperties"]``), as
+opposed to the schema's own bounds (``agentflow.output.list_bounds.
+schema_max_items`` and ``schema_max_properties`` read it)."""
 
 
 def _local(schema: dict[str, Any]) -> DialectSchema:
     """Bounded schema for grammar-constrained local models: every object closed
     and every property required (a base model otherwise stops early, rambles
     or invents keys), strings capped
-    at ``LOCAL_MAX_STRING`` characters and arrays at ``LOCAL_MAX_ITEMS`` items
-    unless the type sets its own bounds."""
+    at ``LOCAL_MAX_STRING`` characters, arrays at ``LOCAL_MAX_ITEMS`` items
+    and open objects at ``LOCAL_MAX_PROPERTIES`` keys beyond their declared
+    properties, unless the type sets its own bounds."""
     return DialectSchema(_bound(copy.deepcopy(schema)), strict=False)
 
 
@@ -80,10 +94,10 @@ def _bound(node: Any) -> Any:
         return [_bound(n) for n in node]
     if not isinstance(node, dict):
         return node
-    for key in ("properties", "$defs"):
+    for key in ("properties", "$defs", "patternProperties"):
         if isinstance(node.get(key), dict):
             node[key] = {k: _bound(v) for k, v in node[key].items()}
-    for key in ("items", "anyOf", "oneOf", "allOf"):
+    for key in ("items", "anyOf", "oneOf", "allOf", "additionalProperties"):
         if key in node:
             node[key] = _bound(node[key])
     node.pop("default", None)
@@ -96,11 +110,15 @@ def _bound(node: Any) -> Any:
     if "array" in types and "maxItems" not in node:
         node["maxItems"] = LOCAL_MAX_ITEMS
         added.append("maxItems")
-    if added:
-        node[LOCAL_CAP_KEY] = added
     if "properties" in node:
         node["required"] = list(node["properties"])
         node.setdefault("additionalProperties", False)  # a grammar would allow any key
+    if "object" in types and node.get("additionalProperties", True) is not False and (
+            "maxProperties" not in node):  # a dict: keys the grammar would never stop
+        node["maxProperties"] = len(node.get("properties") or ()) + LOCAL_MAX_PROPERTIES
+        added.append("maxProperties")
+    if added:
+        node[LOCAL_CAP_KEY] = added
     return node
 
 

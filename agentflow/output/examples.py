@@ -23,6 +23,9 @@ value: ``1,200`` for 1200; an example that shows an invented number teaches
 the model to invent one). An unknown key is refused where its model leaves
 ``extra`` unset (``agentflow.output.example_extra``). A bad example raises
 ``InvalidExampleError`` naming the example (its position) and what was wrong.
+A call whose output type the framework built from the user's model (a chunk
+of a long document, a recall pass: ``agentflow.output.derived``) checks the
+examples against the user's model, and shows them as the built type.
 
 **Rendering** (``example_messages``): each example becomes a user message
 holding its text and an assistant message holding its output as JSON
@@ -56,6 +59,7 @@ from agentflow.grounding import Grounded, check_grounding, grounded_values
 from agentflow.grounding.typed_leaves import TypedValue
 from agentflow.grounding.typed_values import found_in
 from agentflow.messages import Msg
+from agentflow.output.derived import origin_of, project
 from agentflow.output.example_extra import unknown_keys
 
 __all__ = ["Example", "check_examples", "example_messages", "examples_text"]
@@ -99,7 +103,10 @@ def check_examples(
 
     Args:
         examples: the examples, in the order they are shown.
-        output_type: the call's output type.
+        output_type: the call's output type. One the framework derived from
+            the user's model (``agentflow.output.derived``: a chunk's partial
+            model, a recall pass's) takes the examples of that model, in
+            every form it takes them, each shown as ``output_type``.
         ground: the call's ``ground`` default (``None``: only the fields
             marked ``Grounded()`` are grounded).
 
@@ -121,6 +128,11 @@ def check_examples(
     if isinstance(examples, (str, Example)) or not isinstance(examples, Sequence):
         raise InvalidExampleError(
             f"examples must be a list of Example, got {type(examples).__name__}")
+    origin = origin_of(output_type)
+    if origin is not None:  # a type built from the user's (a chunk's, a recall pass's):
+        # the examples are the user's, checked as such and shown as this type
+        return tuple(CheckedExample(e.text, project(e.value, output_type))
+                     for e in check_examples(examples, origin, ground))
     adapter = _adapter(output_type)
     checked: list[CheckedExample] = []
     for i, example in enumerate(examples):

@@ -1,43 +1,34 @@
 """The rules of a substring grammar: ``RuleBuilder`` walks a ``local``-dialect
-JSON Schema and spells each node as Lark rules and terminals over the source
-(``agentflow.output.grammar`` documents what each grounded node becomes and
-assembles the grammar; ``grammar_marks`` holds the keywords it reads and how
-text is spelled, ``grammar_values`` lists the values, ``grammar_places``
-finds the fields held to document order and their places, ``grammar_order``
-spells them)."""
+JSON Schema and spells each node as Lark rules over the terminals
+``grammar_terminals.TerminalBuilder`` (its base) keeps: references, choices,
+``anyOf`` branches, objects (those held to document order too), lists, and
+number and date fields (``agentflow.output.grammar`` documents what each
+grounded node becomes and assembles the grammar; ``grammar_marks`` holds the
+keywords it reads and how text is spelled, ``grammar_values`` lists the
+values, ``grammar_places`` finds the fields held to document order and their
+places, ``grammar_order`` spells them)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from agentflow.grounding.edges import END, START, edge_problem, label_at
-from agentflow.grounding.locate import locate, occurrences
-from agentflow.grounding.tokens import pieces
 from agentflow.output.grammar_marks import (
     _AFTER,
-    _CHUNK,
     _CLEAN,
-    _CLEAN_EDGES,
     _DECIMAL,
     _DECIMAL_TEXT,
-    _EDGES,
     _GROUNDED,
     _LINE,
-    _LINE_EDGES,
     _LONGEST,
     _NULL,
-    _PLAIN,
     _SOURCE,
     _TYPED,
     _TYPED_KINDS,
     _VALUES,
     _WHOLE_ITEMS,
-    _WHOLE_LINES,
-    _WHOLE_TOKENS,
     MAX_SOURCE_CHARS,
     _json_literal,
     _literal,
@@ -45,67 +36,29 @@ from agentflow.output.grammar_marks import (
     has_grounded,
 )
 from agentflow.output.grammar_order import Slot, list_rule, ordered_fields
-from agentflow.output.grammar_places import field_leaf, leaf_places
+from agentflow.output.grammar_places import field_leaf
+from agentflow.output.grammar_terminals import TerminalBuilder
 from agentflow.output.grammar_typed import TIME, date_literals, number_literals, typed_reason
-from agentflow.output.grammar_values import (
-    MAX_CANDIDATES,
-    Place,
-    candidates,
-    item_chain,
-    item_places,
-    item_values,
-    line_values,
-    never_matches,
-    next_items,
-)
+from agentflow.output.grammar_values import item_chain, item_places, next_items
 
 __all__ = ["MAX_SOURCE_CHARS", "RuleBuilder", "chunks", "has_grounded"]
 
 
-def clean_value(value: str) -> bool:
-    """Whether a listed value has clean edges (``agentflow.grounding.edges``,
-    read off the value alone: no separator at an edge, no label first)."""
-    text = value.strip()
-    return bool(text) and text[0] not in START and text[-1] not in END and (
-        label_at(text) is None)
-
-
-class RuleBuilder:
+class RuleBuilder(TerminalBuilder):
     """Builds the rules of one substring grammar (one schema, one source)."""
 
     def __init__(self, root: Mapping[str, Any], separators: Mapping[str, str],
                  source: str = "", taken: frozenset[tuple[int, int]] = frozenset()) -> None:
+        super().__init__(source, taken)
         self.root = root
-        self.source = source
-        self.taken = taken  # list items found by an earlier pass: not offered again
-        self.escaped = json.dumps(source, ensure_ascii=False)[1:-1]
-        self._cuts: dict[bool, list[int]] = {}
         self.key_sep = separators.get("key_separator", ": ")
         self.item_sep = separators.get("item_separator", ", ")
         self.rules: dict[str, str] = {}
         self.count = 0
         self.refs: dict[str, str] = {}
-        self.patterns: dict[tuple[Any, ...], str] = {}  # "" when no value is possible
-        self.intersections: dict[str, tuple[str, str, bool]] = {}
-        self.listed: dict[str, list[str]] = {}
-        self.path: list[str] = []  # field names down to the node being built
         self.missing: list[str] = []  # fields no value of this source can fill
         self.reasons: dict[str, str] = {}  # why, for a missing number or date field
-        self.sources: set[str] = set()
-        self.clean_sources: set[str] = set()  # sources used with clean edges
-        self.clean = False  # the node being built says Grounded(clean=True)
         self.options = {"whitespace_flexible": False, **separators}
-
-    def cuts(self, whole_tokens: bool) -> list[int]:
-        """Offsets where the source's chunks (``whole_tokens``: pieces) begin
-        and end (computed once each)."""
-        if whole_tokens not in self._cuts:
-            split = pieces(self.source) if whole_tokens else _CHUNK.findall(self.source)
-            offsets = [0]
-            for part in split:
-                offsets.append(offsets[-1] + len(part))
-            self._cuts[whole_tokens] = offsets
-        return self._cuts[whole_tokens]
 
     def rule(self, body: str) -> str:
         name = f"n{self.count}"  # a counter: reserved rules may be dropped from ``rules``
@@ -253,120 +206,6 @@ class RuleBuilder:
             return None
         opened = " | ".join(_literal(f'"{d}') for d in days)
         return f"({opened}) {TIME} {_literal(chr(34))}"
-
-    def grounded(self, source: str, pattern: Any) -> str | None:
-        """The terminal of a grounded string over the ``source`` terminal
-        (``SOURCE`` or ``SOURCE_TOKENS``), with its ``pattern`` if any;
-        ``None`` when the pattern matches nothing in the document."""
-        clean = self.clean and source != "SOURCE_LINES"
-        if not isinstance(pattern, str) or not pattern:
-            self.sources.add(source)
-            if clean:
-                self.clean_sources.add(source)
-                return _PLAIN[source] + "_CLEAN"
-            return _PLAIN[source]
-        name = self.patterns.get((source, pattern, clean))
-        if name is not None:
-            return name or None
-        values = (None if source == "SOURCE_LINES" else
-                  candidates(pattern, self.source, self.cuts(source != "SOURCE")))
-        if values is not None and clean:
-            values = [v for v in values if clean_value(v)]
-        if values == [] or (values is None and never_matches(pattern, self.source, self.escaped)):
-            self.patterns[source, pattern, clean] = ""
-            return None
-        name = self.patterns[source, pattern, clean] = f"GROUNDED_{len(self.patterns)}"
-        if values is None:
-            self.sources.add(source)
-            self.intersections[name] = (source, pattern, clean)
-        else:
-            self.listed[name] = values
-        return name
-
-    def own_rules(self, values: list[str], node: Mapping[str, Any], mark: Any,
-                  line: str | None) -> list[str]:
-        """The located ``values`` the node's own rules also allow (its
-        ``pattern``, searched as JSON Schema does; whole tokens; its ``line``),
-        each once: a locator narrows what a schema says, never widens it."""
-        pattern = node.get("pattern")
-        try:
-            regex = re.compile(pattern) if isinstance(pattern, str) and pattern else None
-        except re.error:  # a pattern Python cannot read: llguidance's intersection decides
-            return []
-        return [v for v in dict.fromkeys(values)
-                if (regex is None or regex.search(v))
-                and locate(v, self.source, whole_tokens=mark == _WHOLE_TOKENS,
-                           whole_lines=mark == _WHOLE_LINES, line=line) is not None]
-
-    def clean_in_place(self, value: str, mark: Any, line: str | None) -> bool:
-        """Whether ``value`` has clean edges at some place of the source its
-        rules allow (``agentflow.grounding.edges.edge_problem``, the check
-        verification makes: a label counts only where the line's content
-        begins, so ``Version 590: 03 Jun 2021`` inside a quoted argument is
-        clean)."""
-        return any(edge_problem(value, self.source, span) is None for span in occurrences(
-            value, self.source, whole_tokens=mark == _WHOLE_TOKENS,
-            whole_lines=mark == _WHOLE_LINES, line=line))
-
-    def choices(self, values: list[Any], mark: Any, line: str | None) -> str | None:
-        """The alternatives of a grounded choice (a ``Literal``/enum marked
-        ``Grounded``): the labels that occur in the source, letter case
-        ignored (as whole tokens, on a ``line``, when the mark says so);
-        ``None`` when none does."""
-        found = [v for v in values if isinstance(v, str) and locate(
-            v, self.source, case_sensitive=False, whole_tokens=mark == _WHOLE_TOKENS,
-            whole_lines=mark == _WHOLE_LINES, whole_items=mark == _WHOLE_ITEMS,
-            line=line) is not None]
-        return " | ".join(_json_literal(v) for v in found) if found else None
-
-    def on_lines(self, source: str, pattern: Any, line: str) -> str | None:
-        """The terminal of a grounded string held to the lines ``line``
-        matches: its values listed (``grammar_values.line_values``); ``None``
-        when there are none; without the line rule (verification decides)
-        when there are too many to list."""
-        key = (source, pattern if isinstance(pattern, str) else "", line, self.clean)
-        name = self.patterns.get(key)
-        if name is not None:
-            return name or None
-        values = line_values(self.source, line, pattern, self.cuts(source != "SOURCE"),
-                             whole_lines=source == "SOURCE_LINES")
-        if values is None:
-            return self.grounded(source, pattern)
-        return self.list_values(key, values)
-
-    def whole_items(self, pattern: Any, line: str | None = None) -> str | None:
-        """The terminal of a whole-item grounded string: the source's list
-        items its ``pattern`` (and ``line``) allows, listed; ``None`` when
-        there are none; the whole-line terminal when there are too many to
-        list."""
-        key = ("ITEMS", pattern if isinstance(pattern, str) else "", line, "[]" in self.path,
-               self.clean)
-        name = self.patterns.get(key)
-        if name is not None:
-            return name or None
-        taken = self.taken if "[]" in self.path else frozenset()  # list items only
-        values = list(dict.fromkeys(item_values(self.source, pattern, line, taken)))
-        if len(values) > MAX_CANDIDATES or sum(map(len, values)) > MAX_SOURCE_CHARS:
-            return self.grounded("SOURCE_LINES", pattern)
-        return self.list_values(key, values)
-
-    def list_values(self, key: tuple[Any, ...], values: list[str]) -> str | None:
-        """A new terminal listing ``values`` (its name, kept under ``key``);
-        ``None`` (kept as ``""``) when there are none. Under ``clean`` only
-        the values with clean edges (``clean_value``) are listed."""
-        if self.clean:
-            values = [v for v in values if clean_value(v)]
-            key = (*key, "CLEAN")
-            found = self.patterns.get(key)
-            if found is not None:
-                return found or None
-        if not values:
-            self.patterns[key] = ""
-            return None
-        name = self.patterns[key] = f"GROUNDED_{len(self.patterns)}"
-        self.listed[name] = values
-        return name
-
     def item_chain(self, node: Mapping[str, Any]) -> str | None:
         """A list of whole items in document order, each item of the source
         at most once (``grammar_values.item_chain``), or ``None`` when
@@ -389,35 +228,6 @@ class RuleBuilder:
         self.rules.update(rules)
         body = f'"[" {first} "]"'
         return body if low == 1 else f'{body} | "[" "]"'
-
-    def terminals(self, source_text: str) -> list[str]:
-        lines = []
-        for source in sorted(self.sources):
-            lines.append(f'{_PLAIN[source]}: "\\"" ({source} & {_EDGES[source]}) "\\""')
-        for source in sorted(self.clean_sources):
-            lines.append(f'{_PLAIN[source]}_CLEAN: "\\"" ({source} & {_EDGES[source]} '
-                         f'& CLEAN_EDGES) "\\""')
-        for name, (source, pattern, clean) in self.intersections.items():
-            full = pattern[1:] if pattern.startswith("^") else ".*" + pattern
-            full = full[:-1] if full.endswith("$") and not full.endswith("\\$") else full + ".*"
-            regex = f"(?:{full})".replace("/", "\\/")
-            edges = f"{_EDGES[source]} & CLEAN_EDGES" if clean else _EDGES[source]
-            lines.append(f'{name}: "\\"" ({source} & {edges} & /{regex}/) "\\""')
-        for name, values in self.listed.items():
-            spelled = " | ".join(_literal(json.dumps(v, ensure_ascii=False)[1:-1]) for v in values)
-            lines.append(f'{name}: "\\"" ({spelled}) "\\""')
-        lines.append("TRIMMED: /[^ ]|[^ ].*[^ ]/")
-        if self.clean_sources or any(c for _, _, c in self.intersections.values()):
-            lines.append(_CLEAN_EDGES)
-        if "SOURCE_LINES" in self.sources:
-            lines.append(_LINE_EDGES)
-        for source in sorted(self.sources):
-            split = chunks(source_text, whole_tokens=source == "SOURCE_TOKENS",
-                           whole_lines=source == "SOURCE_LINES")
-            lines.append(f"{source}: %regex "
-                         + json.dumps({"substring_chunks": split}, ensure_ascii=False))
-        return lines
-
     def object(self, node: Mapping[str, Any]) -> str | None:
         ordered = self.ordered_object(node)
         if ordered is not None:
@@ -499,31 +309,6 @@ class RuleBuilder:
                              for k in blamed]
             return ""
         return f'"{{" {body} "}}"'
-
-    def places(self, leaf: Mapping[str, Any], in_list: bool = False) -> list[Place] | None:
-        """Where a grounded leaf's values may be copied from
-        (``grammar_places.leaf_places``; a whole item ``in_list`` or in a
-        list: less the items an earlier pass took)."""
-        taken = self.taken if in_list or "[]" in self.path else frozenset()
-        return leaf_places(leaf, self.source, self.cuts, taken)
-
-    def longest(self, leaf: Mapping[str, Any]) -> str | None:
-        """The terminal of a ``longest`` grounded string: the maximal spans
-        its rules and pattern allow, listed (``""`` when there are none);
-        ``None`` when they cannot be listed (then it is built as without
-        ``longest``, and verification decides)."""
-        found = self.places(leaf)
-        if found is None:
-            return None
-        values = list(dict.fromkeys(v for v, _, _ in found))
-        return self.patterns.get(("LONGEST", *values, self.clean)) or self.list_values(
-            ("LONGEST", *values, self.clean), values) or ""
-
-    def order_terminal(self, values: list[str]) -> str:
-        """A terminal listing ``values`` (reused for the same list)."""
-        key = ("ORDER", *values)
-        return self.patterns.get(key) or self.list_values(key, values) or _NULL
-
     def array(self, node: Mapping[str, Any]) -> str | None:
         fixed = node.get(_VALUES)
         sep = " " + _literal(self.item_sep) + " "
@@ -546,4 +331,3 @@ class RuleBuilder:
         high = node.get("maxItems")
         return list_rule(item, int(node.get("minItems", 0)),
                          int(high) if high is not None else None, _literal(self.item_sep))
-

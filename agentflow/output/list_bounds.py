@@ -1,8 +1,9 @@
-"""A list field's length bound, read in one place.
+"""A list field's length bound (and a dict field's number of keys), read in one place.
 
     field_max_items(Model.model_fields["tags"])    # 3 for Field(max_length=3)
     schema_max_items({"type": "array", "maxItems": 3})   # 3
     schema_max_items(local_dialect_node)   # None where only the dialect bounds it
+    schema_max_properties({"type": "object", "maxProperties": 3})   # 3
 
 Two forms of the same bound: a pydantic field's metadata (``MaxLen``, as
 ``Field(max_length=...)`` declares it, or ``Len``, as ``conlist(...,
@@ -11,7 +12,11 @@ max_length=...)`` and ``Annotated[list[T], Len(0, n)]`` do) and a JSON Schema ar
 adds ``LOCAL_MAX_ITEMS`` to every array it does not find bounded: that one
 keeps a reply finite and is not the schema's own bound; the dialect says so
 on the node (``LOCAL_CAP_KEY``), so a type's own ``max_length`` equal to
-``LOCAL_MAX_ITEMS`` is still the type's bound.
+``LOCAL_MAX_ITEMS`` is still the type's bound. A dict is bounded the same
+two ways: ``MaxLen`` in its field's metadata (``field_max_items`` reads it
+too) and ``maxProperties`` on its schema node, which the ``local`` dialect
+sets to ``LOCAL_MAX_PROPERTIES`` where the schema has none
+(``schema_max_properties`` tells the two apart).
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from pydantic.fields import FieldInfo
 
 from agentflow.output.dialects import LOCAL_CAP_KEY
 
-__all__ = ["field_max_items", "schema_max_items", "without_min_items"]
+__all__ = ["field_max_items", "schema_max_items", "schema_max_properties",
+           "without_min_items"]
 
 
 def field_max_items(info: FieldInfo | None) -> int | None:
@@ -52,8 +58,19 @@ def schema_max_items(node: Mapping[str, Any]) -> int | None:
     """An array node's ``maxItems`` as its schema declares it: ``None`` when it
     has none, or only the ``local`` dialect's (``"maxItems"`` listed in the
     node's ``LOCAL_CAP_KEY``: a bound only there to keep a reply finite)."""
-    high = node.get("maxItems")
+    return _own_bound(node, "maxItems")
+
+
+def schema_max_properties(node: Mapping[str, Any]) -> int | None:
+    """An object node's ``maxProperties`` as its schema declares it (the most
+    keys a dict may hold): ``None`` when it has none, or only the ``local``
+    dialect's (``"maxProperties"`` listed in the node's ``LOCAL_CAP_KEY``)."""
+    return _own_bound(node, "maxProperties")
+
+
+def _own_bound(node: Mapping[str, Any], keyword: str) -> int | None:
+    high = node.get(keyword)
     caps = node.get(LOCAL_CAP_KEY)
-    if isinstance(caps, list) and "maxItems" in caps:
+    if isinstance(caps, list) and keyword in caps:
         return None
     return high if isinstance(high, int) and not isinstance(high, bool) else None

@@ -9,7 +9,7 @@ threads with 4 slots decode the main job ~1.6x as fast as 1 (18.1 against
 The price is on a shared machine: llama.cpp's threads meet at a barrier
 after every operation, so when another process holds one core the other
 thread waits for it. Waiting used to cost CPU too: the bundled build's
-OpenMP threads spun at that barrier (``local.THREAD_WAIT`` now makes them
+OpenMP threads spun at that barrier (``_local_server.THREAD_WAIT`` now makes them
 sleep: at load 7-11, 2 threads x 4 slots took 10.1 CPU-seconds a document
 instead of 33.1). ``AGENTFLOW_THREADS=1`` (or ``--threads 1``) remains the
 setting for a machine whose cores are busy with other work. Hyper-threads
@@ -33,7 +33,7 @@ machine 4 slots cost about half the CPU seconds per document of 1
 profile says ``concurrent_requests`` = slots, so ``agentflow extract`` and
 ``extract_many`` send that many documents at once by default. A slot holds a
 4096-token window of KV cache (~72 MB for the bundled 270M model with the
-full-size cache ``local.RESUMABLE_CACHE`` keeps). ``parallel=`` or
+full-size cache ``_local_server.RESUMABLE_CACHE`` keeps). ``parallel=`` or
 ``agentflow extract --concurrency N`` sets them. (A multi-slot server could
 hang at shutdown when llama.cpp ran in this process; it now runs in a child
 process that is ended for sure: ``_local_process``.) Records do not depend

@@ -53,6 +53,7 @@ from agentflow.providers._markup import (
     resolve_markups,
 )
 from agentflow.providers._media import ImageUrlStyle
+from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_errors import (
     openai_error,
     payload_error,
@@ -66,7 +67,7 @@ from agentflow.providers._openai_remedies import (
 )
 from agentflow.providers._openai_reply import OpenAIReplyHooks, close_parser
 from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestHooks
-from agentflow.providers._openai_wire import ChunkParser, ReasoningHistory
+from agentflow.providers._openai_wire import ReasoningHistory
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 from agentflow.providers._streams import BufferedBody, sse_body, sse_response

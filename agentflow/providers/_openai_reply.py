@@ -20,8 +20,8 @@ import orjson
 from agentflow.errors import ProviderError, ServerError
 from agentflow.model import ModelChunk
 from agentflow.providers._markup import MarkupFilter
+from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_errors import openai_error, payload_error
-from agentflow.providers._openai_wire import ChunkParser
 from agentflow.providers._payload import ReplyGuard
 
 __all__ = ["OpenAIReplyHooks", "close_parser"]

@@ -42,7 +42,7 @@ from fnmatch import fnmatchcase
 from typing import Any, ClassVar
 
 from agentflow.model import FinishChunk, InlineThinking, ModelChunk, TextDelta, ThinkingDelta
-from agentflow.providers._openai_wire import ChunkParser
+from agentflow.providers._openai_chunks import ChunkParser
 
 __all__ = [
     "CLOSE_TAG",

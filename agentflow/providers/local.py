@@ -25,34 +25,16 @@ it runs in (``_local_process``), so it runs in a child process that is
 killed to stop it. The server closes a connection after a streamed
 reply while advertising keep-alive: connections are not reused. ``tools`` are
 accepted and ignored (the bundled models are not trained for tool use), so
-the profile declares none. ``response_format`` json_schema is
-grammar-enforced, but lets the model emit unbounded whitespace; a raw
-llguidance ``grammar`` built from the schema with ``whitespace_flexible:
-false`` gives bounded JSON (5x fewer tokens here), so that is what is sent,
-with one space after ``:`` and ``,`` (``JSON_SEPARATORS``): the form
-``json.dumps`` writes and a base model has seen most; fully compact JSON
-costs the bundled model field accuracy (benchmarks/RESULTS.md, extract).
+the profile declares none. A JSON Schema response format is sent as a raw
+llguidance ``grammar`` with no free whitespace (``_local_grammar``).
 
-Speed (``_local_threads``, ``_local_stats``): the server gets a thread per
-usable core, up to 8 (``AGENTFLOW_THREADS`` or ``threads=`` sets it), with
-llama.cpp's threads sleeping, not spinning, while they wait for each other
-(``THREAD_POLL``, ``THREAD_WAIT``), and ``DEFAULT_SLOTS`` (4) decoding slots unless
-``parallel=`` says otherwise (``n_parallel``, continuous batching: the slots' next tokens
-go through the model in one batch), each slot a 4096-token window; the
-profile's ``concurrent_requests`` is the slot count, so a batch keeps every
-slot busy. Each request sends ``cache_prompt``: a slot resumes from the
-longest prefix it holds (the instructions and worked examples shared by
-every document), and the cache of the sliding-window layers is full-size
-(``RESUMABLE_CACHE``) so any prefix can be resumed. Each reply's ``timings``
-are summed in ``LocalModel.stats``. Grammar-forced tokens (keys,
-punctuation) still cost one decoding step each: llama.cpp's llguidance
-sampler masks and accepts tokens but does not fast-forward them
-(ggml-org/llama.cpp#10224: "not yet hooked up"), and the server has no
-request field for it. Its self-speculative n-gram drafting
-(``speculative.types``, drafts copied from the context) was tried on the
-main job: 75% of the tokens came from accepted drafts, but the CPU seconds
-per document did not fall (11.7 against 10.4 without, 3 documents, loaded
-machine: a rejected draft still costs its verification), so it is not used.
+Speed: the server's threads, slots and cache are set as ``_local_server``
+says (a thread per usable core up to 8, 4 slots of 4096 tokens, threads that
+sleep while they wait); the profile's ``concurrent_requests`` is the slot
+count, so a batch keeps every slot busy. Each request sends ``cache_prompt``:
+a slot resumes from the longest prefix it holds (the instructions and worked
+examples shared by every document). Each reply's ``timings``
+are summed in ``LocalModel.stats`` (``_local_stats``).
 
 Reproducibility (measured with benchmarks/bench_extract.py ``--again``, the
 batch again in reverse order on the warm server, and
@@ -82,11 +64,11 @@ The bundled weights (``BUNDLED``, ``PLAIN_TEMPLATE``) are described in
 
 Grounding: the profile declares ``substring_grammar``, so a response format
 that carries a ``source`` (a call with grounded fields) is sent as a Lark
-grammar built for that document (``agentflow.output.grammar``): grounded
-strings can only be substrings of the source, enums only their values.
-Those grammars are never cached (each holds its document); a source over
-``grammar.MAX_SOURCE_CHARS`` gets the plain schema grammar, and the engine's
-verification checks the values.
+grammar built for that document (``_local_grammar.document_grammar``):
+grounded strings can only be substrings of the source, enums only their
+values. Those grammars are never cached (each holds its document); a source
+over ``grammar.MAX_SOURCE_CHARS`` gets the plain schema grammar, and the
+engine's verification checks the values.
 """
 
 from __future__ import annotations
@@ -100,15 +82,20 @@ from typing import Any, ClassVar
 import orjson
 
 from agentflow._lru import LRU
-from agentflow.errors import GroundingError, InvalidModelError
+from agentflow.errors import InvalidModelError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.output.dialects import without_local_caps
-from agentflow.output.grammar import PATTERN_REASON, NoGroundedValueError, substring_grammar
-from agentflow.output.grammar_typed import TYPED_ADVICE
 from agentflow.providers._http import HttpSettings
 from agentflow.providers._local_deadline import DeadlineRule
+from agentflow.providers._local_grammar import (
+    GRAMMAR_CACHE_SIZE,
+    JSON_SEPARATORS,
+    document_grammar,
+    schema_grammar,
+)
 from agentflow.providers._local_process import ServerProcess
+from agentflow.providers._local_server import SERVER_ENVIRONMENT, SLOT_CONTEXT, server_settings
 from agentflow.providers._local_stats import ServerStats
 from agentflow.providers._local_threads import THREADS_VARIABLE, default_slots, default_threads
 from agentflow.providers._local_weights import (
@@ -128,41 +115,6 @@ from agentflow.providers._profiles import ProfileRule
 __all__ = ["BUNDLED", "DEFAULT_MODEL", "DEFAULT_PROFILE", "JSON_SEPARATORS", "PLAIN_TEMPLATE",
            "PROFILES", "SAMPLING", "THREADS_VARIABLE", "BundledModel", "LocalModel", "ServerStats",
            "bundled_available", "create", "default_slots", "default_threads"]
-
-SLOT_CONTEXT = 4096
-"""Context window per decoding slot when ``context`` is not given (tokens)."""
-
-RESUMABLE_CACHE = True
-"""Start the server with a full-size cache for sliding-window layers
-(llama.cpp's ``swa_full``): a slot can then resume from any prefix it holds.
-Measured on the main job (benchmarks/RESULTS.md, embedded speed): prompt
-tokens evaluated per document 210-359 -> 120 on a warm 4-slot server; for
-the bundled 270M model the cost is ~30 MB per 4096-token slot."""
-
-THREAD_POLL = 0
-"""llama.cpp's thread polling level (0-100; its default 50 busy-waits for the
-next operation): 0 makes a waiting thread sleep instead of spinning, which
-is what costs CPU when the machine's cores are shared
-(``_local_threads``). It governs llama.cpp's own thread pool; the bundled
-OpenMP build's threads wait as ``THREAD_WAIT`` says."""
-
-THREAD_WAIT = "PASSIVE"
-"""How llama.cpp's threads wait for each other (``OMP_WAIT_POLICY`` of the
-server's process, unless this process's environment sets it): the bundled
-xllamacpp build runs its CPU threads with OpenMP (libgomp), whose barrier
-after every operation spins (GNU's default ``ACTIVE`` for a while) before
-sleeping; ``THREAD_POLL`` does not reach it. ``PASSIVE`` sleeps at once. A
-spinning thread costs nothing on an idle machine but takes a core another
-process needs, and when one of our threads waits for a CPU, the others spin
-for it: measured on 2 cores at load 7-11, 2 threads x 4 slots, 2 documents,
-10.1 CPU-seconds a document with ``PASSIVE`` against 33.1 by default
-(2.9 against 0.55 documents a minute). On a quiet machine sleeping costs a
-wake-up per barrier: 13.5 against 16.9 documents a minute warm with
-``ACTIVE`` (same sample, 2026-12-06 12:35-12:40 UTC, load 0.1-1.6;
-benchmarks/RESULTS.md)."""
-
-GRAMMAR_CACHE_SIZE = 64
-"""Compiled grammars kept per model (one per output schema, least recently used evicted)."""
 
 API_KEY_VARIABLES: tuple[str, ...] = ()
 """Environment variables an API key is read from: none, the embedded model needs no key."""
@@ -212,9 +164,6 @@ long documents)."""
 
 PROFILES: tuple[ProfileRule, ...] = ()
 """Every GGUF gets ``DEFAULT_PROFILE`` (the registry lists it as ``*``)."""
-
-JSON_SEPARATORS = {"key_separator": ": ", "item_separator": ", "}
-"""Separators of the grammar's JSON (llguidance options): ``{"a": 1, "b": 2}``."""
 
 
 class LocalModel(OpenAICompatibleModel):
@@ -341,26 +290,13 @@ class LocalModel(OpenAICompatibleModel):
                 f"the embedded model needs the 'local' extra ({INSTALL_HINT}): {exc}"
             ) from exc
         weights = self._weights()
-        settings: dict[str, Any] = {
-            "model.path": str(weights), "n_ctx": self.context, "n_parallel": self.parallel,
-            "cpuparams.n_threads": self.threads, "cpuparams_batch.n_threads": self.threads,
-            "cpuparams.poll": THREAD_POLL, "cpuparams_batch.poll": THREAD_POLL,
-            "hostnames": ["127.0.0.1"], "port": 0,
-            "verbosity": 1,  # llama.cpp logs go to fd 2 otherwise
-            "sse_ping_interval": 1,
-            "chat_template": self.chat_template,
-            # every position of every layer kept (Gemma 3's sliding-window layers
-            # otherwise keep the last 512 only, so a slot could not go back to the
-            # shared instructions-and-examples prefix of another prompt and
-            # evaluated most of it again; RESUMABLE_CACHE)
-            "swa_full": RESUMABLE_CACHE,
-        }
-        if self.mmproj is not None:
-            if not self.mmproj.is_file():
-                raise InvalidModelError(f"multimodal projector {str(self.mmproj)!r} does not exist")
-            settings["mmproj.path"] = str(self.mmproj)
+        if self.mmproj is not None and not self.mmproj.is_file():
+            raise InvalidModelError(f"multimodal projector {str(self.mmproj)!r} does not exist")
+        settings = server_settings(weights, context=self.context, parallel=self.parallel,
+                                   threads=self.threads, chat_template=self.chat_template,
+                                   mmproj=self.mmproj)
         # blocks until loaded and listening (~2 s); an error names the file and the cause
-        self._server = ServerProcess(settings, environment={"OMP_WAIT_POLICY": THREAD_WAIT})
+        self._server = ServerProcess(settings, environment=SERVER_ENVIRONMENT)
         self._http.base_url = f"{self._server.address.rstrip('/')}/v1"
 
     def _stop_server(self) -> None:
@@ -453,49 +389,17 @@ class LocalModel(OpenAICompatibleModel):
                 nothing in ``rf.source`` matches, or a required number (date)
                 field none of whose written numbers (dates) keeps its
                 constraints (``unfound`` names it with an empty value, the
-                message says why and, for a number or date, what to do:
-                ``grammar_typed.TYPED_ADVICE``): no output could be right, so
-                no request is made.
-
-        Refusing before any request, rather than asking with the plain
-        schema and flagging the answer, is deliberate: verification
-        (``agentflow.grounding.output_checks.check_output``) refuses a
-        number or date the document does not write, as read by the same
-        readings, so any answer the model gave would be refused too, after
-        spending every attempt; the error says what to change instead (make
-        the field optional, ``Derived()`` or ``str``).
+                message says why): no output could be right, so no request
+                is made.
         """
         if rf.type != "json_schema" or rf.schema is None:
             body["response_format"] = {"type": "json_object"}
             return
         schema = without_local_caps(rf.schema)
-        grounded = None
-        if rf.source is not None:
-            try:
-                grounded = substring_grammar(schema, rf.source, JSON_SEPARATORS, rf.taken)
-            except NoGroundedValueError as exc:
-                # no output could be right: say which field and why, before any decoding
-                cut = any(why == PATTERN_REASON for why in exc.reasons.values())
-                typed = any(why != PATTERN_REASON for why in exc.reasons.values())
-                advice = f"; {TYPED_ADVICE}" if typed else ""
-                raise GroundingError(
-                    f"{exc}" + ("; the document may have been cut before them" if cut else "")
-                    + advice,
-                    unfound=[(name, "") for name in exc.fields],
-                    detail="\n".join([f"- {name}: {why}" for name, why in exc.reasons.items()]
-                                      + ([TYPED_ADVICE[0].upper() + TYPED_ADVICE[1:] + "."]
-                                         if typed else []))) from None
-        body["grammar"] = grounded if grounded is not None else self._grammar(schema)
-
-    def _grammar(self, schema: Any) -> str:
-        key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
-        grammar = self._grammars.get(key)
-        if grammar is None:
-            import xllamacpp
-
-            bounded = {**schema, "x-guidance": {"whitespace_flexible": False, **JSON_SEPARATORS}}
-            grammar = self._grammars.put(key, xllamacpp.json_schema_to_grammar(bounded))
-        return grammar
+        grounded = (None if rf.source is None
+                    else document_grammar(schema, rf.source, rf.taken))
+        body["grammar"] = (grounded if grounded is not None
+                           else schema_grammar(schema, self._grammars))
 
 
 def create(model_name: str = DEFAULT_MODEL, **kwargs: Any) -> LocalModel:

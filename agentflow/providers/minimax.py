@@ -69,8 +69,9 @@ from agentflow.model import (
 )
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._markup import MarkupCall, ToolMarkup, json_calls, register_markup
+from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_compat import OpenAICompatibleModel, unsupported_feature
-from agentflow.providers._openai_wire import ChunkParser, ReasoningHistory
+from agentflow.providers._openai_wire import ReasoningHistory
 from agentflow.providers._profiles import ProfileRule
 from agentflow.providers._think_tags import ThinkTagParser
 

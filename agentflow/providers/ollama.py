@@ -37,62 +37,40 @@ checked by tests/test_sdk_conformance.py): ``messages[].tool_call_id``,
 ``tool_calls[].id`` and ``tool_calls[].function.index`` (api/types.go; older
 servers ignore them), and ``additionalProperties`` inside tool parameters
 (ignored by the server's ``ToolFunctionParameters``).
+
+The request is built in ``_ollama_request``, the reply read in
+``_ollama_reply``, errors classified in ``_ollama_errors``.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 import aiohttp
 import orjson
 
-from agentflow.errors import (
-    ProviderError,
-    ServerError,
-    TruncatedStreamError,
-    UnsupportedFeature,
-    UnsupportedFeatureError,
-)
-from agentflow.messages import Msg, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from agentflow.model import (
-    FinishChunk,
-    FinishReason,
-    GenerateOptions,
-    ModelChunk,
-    ModelProfile,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolChoice,
-    ToolSpec,
-    Usage,
-    UsageChunk,
-)
-from agentflow.providers._adapter import (
-    HttpChatModel,
-    result_name,
-    system_reminder,
-    tool_calls_by_id,
-)
+from agentflow.errors import TruncatedStreamError
+from agentflow.messages import Msg
+from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolSpec
+from agentflow.providers._adapter import HttpChatModel, system_reminder
 from agentflow.providers._context_cuts import (
     cut_error,
     prompt_estimate,
     silent_cut,
     window_needed,
 )
-from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
     api_key_from,
-    default_error,
-    error_message,
     iter_ndjson,
     own_host,
     shared_governor,
 )
-from agentflow.providers._media import ollama_image
+from agentflow.providers._ollama_errors import VENDOR, map_error
+from agentflow.providers._ollama_reply import Reader
+from agentflow.providers._ollama_request import offer, wire_messages
 from agentflow.providers._openai_wire import SCHEMA_INSTRUCTION, insert_instruction
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
@@ -101,7 +79,6 @@ from agentflow.ratelimit import model_family
 
 __all__ = ["DEFAULT_PROFILE", "PROFILES", "OllamaChatModel", "create", "map_error"]
 
-VENDOR = "ollama"
 DEFAULT_BASE_URL = "http://localhost:11434"
 CLOUD_URL = "https://ollama.com"
 """Ollama cloud: the only host that receives ``$OLLAMA_API_KEY`` unasked."""
@@ -109,9 +86,6 @@ API_KEY_VARIABLES = ("OLLAMA_API_KEY",)
 """Environment variables the API key is read from, in order (``agentflow models`` lists them).
 Only Ollama cloud needs one: a local server takes none."""
 API_KEY_REQUIRED = False
-FORCE_TOOL = ("You must now call the `{name}` tool, the only tool available, exactly once. "
-              "Reply with the tool call only, no text.")
-FORCE_ANY = "You must now call one of the available tools. Reply with tool calls only, no text."
 
 _DEFAULT = ModelProfile(tool_choice_modes=frozenset({"auto", "none", "specific"}),
                         native_output="json_schema", native_output_with_tools=False,
@@ -219,9 +193,9 @@ class OllamaChatModel(HttpChatModel):
         stream: bool,
     ) -> tuple[str, dict[str, Any]]:
         """The ``/api/chat`` body, with tool forcing emulated."""
-        wire = _messages(messages)
+        wire = wire_messages(messages)
         body: dict[str, Any] = {"model": self.model_name, "messages": wire, "stream": stream}
-        offered, reminder = _offer(tools, options.tool_choice)
+        offered, reminder = offer(tools, options.tool_choice)
         if offered:
             body["tools"] = [{"type": "function", "function": {
                 "name": t.name, "description": t.description, "parameters": dict(t.parameters),
@@ -263,7 +237,7 @@ class OllamaChatModel(HttpChatModel):
                 ``done_reason`` (a ``done`` line alone).
         """
         guard = ReplyGuard(VENDOR, stream=True)
-        reader = _Reader()
+        reader = Reader()
         async for line in iter_ndjson(response):
             for chunk in guard.fold(reader.feed, line):
                 yield chunk
@@ -317,145 +291,10 @@ class OllamaChatModel(HttpChatModel):
 
     def parse_reply(self, data: Any) -> Iterable[ModelChunk]:
         """Chunks of a whole reply (one object with ``done: true``)."""
-        yield from _Reader().feed(data)
+        yield from Reader().feed(data)
 
 
 def create(model_name: str, **kwargs: Any) -> OllamaChatModel:
     """Registry factory: ``OllamaChatModel(model_name, **kwargs)``."""
     return OllamaChatModel(model_name, **kwargs)
 
-
-# ----------------------------------------------------------------------------- request
-
-
-def _offer(tools: Sequence[ToolSpec], choice: ToolChoice | None
-           ) -> tuple[Sequence[ToolSpec], str | None]:
-    """The tools to send and the reminder that emulates ``choice``.
-
-    ========  ===========================  ==========================
-    choice    tools sent                   reminder
-    ========  ===========================  ==========================
-    None/auto all                          none
-    none      none                         none
-    required  all                          call one of the tools
-    specific  only the named tool          call that tool
-    ========  ===========================  ==========================
-    """
-    if not tools or choice is None or choice.mode == "auto":
-        return tools, None
-    if choice.mode == "none":
-        return (), None
-    if choice.mode == "required":
-        return tools, FORCE_ANY
-    named = [t for t in tools if t.name == choice.name]
-    return (named or tools), FORCE_TOOL.format(name=choice.name)
-
-
-def _messages(messages: Sequence[Msg]) -> list[dict[str, Any]]:
-    calls = tool_calls_by_id(messages)
-    wire: list[dict[str, Any]] = []
-    for msg in messages:
-        results = [b for b in msg.content if isinstance(b, ToolResultBlock)]
-        for block in results:
-            output = f"Error: {block.output}" if block.is_error else block.output  # no flag
-            wire.append({"role": "tool", "content": output,
-                         "tool_name": result_name(block, calls), "tool_call_id": block.tool_use_id})
-        media = msg.media
-        if results and not msg.text and not media:
-            continue
-        item: dict[str, Any] = {"role": "user" if msg.role == "tool" else msg.role,
-                                "content": msg.text}
-        if media:
-            item["images"] = [ollama_image(b) for b in media]
-        thinking = "".join(b.thinking for b in msg.content if isinstance(b, ThinkingBlock))
-        if thinking and msg.role == "assistant":
-            item["thinking"] = thinking
-        uses = [b for b in msg.content if isinstance(b, ToolUseBlock)]
-        if uses:
-            item["tool_calls"] = [{"id": b.id, "function": {"index": i, "name": b.name,
-                                                            "arguments": dict(b.input)}}
-                                  for i, b in enumerate(uses)]
-        if item["content"] or uses or media:
-            wire.append(item)
-    return wire
-
-
-# ----------------------------------------------------------------------------- reply
-
-_DONE: dict[str, FinishReason] = {"stop": "stop", "length": "length"}
-
-
-class _Reader:
-    """Folds ``/api/chat`` reply objects (NDJSON lines or a whole reply) into chunks."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.done = False
-
-    def feed(self, data: Any) -> Iterable[ModelChunk]:
-        if not isinstance(data, Mapping):
-            raise TypeError(f"a {type(data).__name__}, not a JSON object")
-        if data.get("error"):
-            raise _payload_error(str(data["error"]))
-        message = data.get("message") or {}
-        if message.get("thinking"):
-            yield ThinkingDelta(message["thinking"])
-        if message.get("content"):
-            yield TextDelta(message["content"])
-        for call in message.get("tool_calls") or []:
-            function = call.get("function") or {}
-            args = function.get("arguments")
-            yield ToolCallDelta(
-                self.calls, id=call.get("id") or None, name=function.get("name"),
-                arguments_obj=args if isinstance(args, Mapping) else None,
-                arguments=args if isinstance(args, str) else "",
-            )
-            self.calls += 1
-        if data.get("done"):
-            self.done = True
-            yield UsageChunk(Usage(input_tokens=int(data.get("prompt_eval_count") or 0),
-                                   output_tokens=int(data.get("eval_count") or 0)))
-            raw = data.get("done_reason") or ""  # "": none given (older servers)
-            reason = _DONE.get(raw or "stop", "other")
-            model = data.get("model")
-            yield FinishChunk("tool_calls" if reason == "stop" and self.calls else reason, raw,
-                              model if isinstance(model, str) and model else None)
-
-
-# ----------------------------------------------------------------------------- errors
-
-
-def _unsupported(message: str) -> UnsupportedFeature | None:
-    text = message.lower()
-    if "does not support tools" in text:
-        return "tools"
-    if "does not support thinking" in text:
-        return "thinking"
-    return None
-
-
-def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
-    """An Ollama error (``{"error": "..."}``) as a ``ProviderError``: a 400
-    "does not support tools" / "does not support thinking" ->
-    ``UnsupportedFeatureError``; otherwise by status (404 unknown model,
-    503 "server busy" -> ``OverloadedError``...); an input over the context
-    length (when Ollama refuses it instead of truncating) -> ``ContextLengthError``."""
-    message, _, data = error_message(body)
-    too_long = context_length_error(VENDOR, status, message, None, data)
-    if too_long is not None:
-        return too_long
-    feature = _unsupported(message) if status == 400 else None
-    if feature is not None:
-        return UnsupportedFeatureError(message, feature=feature, vendor=VENDOR)
-    return default_error(VENDOR, status, headers, body)
-
-
-def _payload_error(message: str) -> ProviderError:
-    """An ``{"error": ...}`` line after the 200 status."""
-    too_long = context_length_error(VENDOR, None, message, None)
-    if too_long is not None:
-        return too_long
-    feature = _unsupported(message)
-    if feature is not None:
-        return UnsupportedFeatureError(message, feature=feature, status=None, vendor=VENDOR)
-    return ServerError(message, vendor=VENDOR)

@@ -4,8 +4,8 @@
 another host it is the generic adapter for any OpenAI-compatible server
 (llama.cpp server, vLLM, LM Studio). The machinery lives in
 ``_openai_compat`` (``OpenAICompatibleModel``) and the wire format in
-``_openai_wire``; both are reused by the DeepSeek, DashScope, GLM and MiniMax
-adapters and the embedded llama.cpp model.
+``_openai_wire`` (replies: ``_openai_chunks``); both are reused by the DeepSeek,
+DashScope, GLM and MiniMax adapters and the embedded llama.cpp model.
 
 Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 """

@@ -48,8 +48,10 @@ sleeps on an ``asyncio.Event`` of its own loop and is woken thread-safely.
 
 This module holds the process's registry of governors (``governor_for``,
 ``set_process_share``) and re-exports the rest: the governor itself and
-request priority live in ``agentflow.ratelimit.governor``, header formats and
-the token estimate in ``agentflow.ratelimit.formats``.
+the queue live in ``agentflow.ratelimit.governor``, request priority in
+``agentflow.ratelimit.priority``, the token bucket in
+``agentflow.ratelimit.bucket``, header formats and the token estimate in
+``agentflow.ratelimit.formats``.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from __future__ import annotations
 import hashlib
 import threading
 
+from agentflow.ratelimit.bucket import WINDOW_S
 from agentflow.ratelimit.formats import (
     RateLimitSnapshot,
     estimate_request_tokens,
@@ -64,15 +67,8 @@ from agentflow.ratelimit.formats import (
     parse_duration,
     seconds_until,
 )
-from agentflow.ratelimit.governor import (
-    WINDOW_S,
-    Priority,
-    RateGovernor,
-    RateLease,
-    current_priority,
-    request_priority,
-    set_default_share,
-)
+from agentflow.ratelimit.governor import RateGovernor, RateLease, set_default_share
+from agentflow.ratelimit.priority import Priority, current_priority, request_priority
 
 __all__ = [
     "WINDOW_S",

@@ -1,25 +1,31 @@
 """The rate governor's machinery (``agentflow.ratelimit`` is its public face
-and explains how admission works): request priority, the two token buckets,
-the queue of waiters, ``RateLease`` and ``RateGovernor``, and the process
-share a new governor starts with (``set_default_share``).
+and explains how admission works): the queue of waiters, ``RateLease`` and
+``RateGovernor``, and the process share a new governor starts with
+(``set_default_share``). Request priority (``priority``) and the token
+bucket (``bucket``) are modules of their own; this one re-exports
+``Priority``, ``request_priority``, ``current_priority`` and ``WINDOW_S``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import heapq
 import itertools
 import math
 import threading
 import time
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Literal
 
-from agentflow._scopes import VarScope
+from agentflow.ratelimit.bucket import WINDOW_S, Bucket
 from agentflow.ratelimit.formats import RateLimitSnapshot
+from agentflow.ratelimit.priority import (
+    PRIORITY,
+    RANK,
+    Priority,
+    current_priority,
+    request_priority,
+)
 
 __all__ = [
     "WINDOW_S",
@@ -41,58 +47,6 @@ def set_default_share(share: float) -> None:
     governors that exist)."""
     global _default_share
     _default_share = share
-
-
-Priority = Literal["live", "batch"]
-"""``live``: someone waits for this call (a web request); ``batch``: background work."""
-
-_RANK: dict[str, int] = {"live": 0, "batch": 1}
-_PRIORITY: contextvars.ContextVar[Priority] = contextvars.ContextVar(
-    "agentflow_rate_priority", default="live")
-
-WINDOW_S = 60.0
-"""The window of the vendors' limits (requests and tokens per minute), seconds."""
-
-
-def request_priority(priority: Priority) -> AbstractContextManager[None]:
-    """Run the model requests made inside the block at ``priority``
-    (``with request_priority("batch"): ...``).
-
-    Raises:
-        ValueError: an unknown priority.
-    """
-    if priority not in _RANK:
-        raise ValueError(f"priority must be 'live' or 'batch', got {priority!r}")
-    return VarScope(_PRIORITY, priority)
-
-
-def current_priority() -> Priority:
-    """The priority of requests made now (``live`` unless set)."""
-    return _PRIORITY.get()
-
-
-@dataclass(slots=True)
-class _Bucket:
-    """A continuously refilled bucket (capacity = limit * share)."""
-
-    capacity: float
-    level: float
-    stamp: float
-
-    @property
-    def rate(self) -> float:
-        return self.capacity / WINDOW_S
-
-    def refill(self, now: float) -> None:
-        if now > self.stamp:
-            self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
-            self.stamp = now
-
-    def delay(self, need: float, now: float) -> float:
-        """Seconds until ``need`` (capped at the capacity) is in the bucket."""
-        self.refill(now)
-        need = min(need, self.capacity)
-        return 0.0 if self.level >= need else (need - self.level) / self.rate
 
 
 @dataclass(eq=False, slots=True)
@@ -186,8 +140,8 @@ class RateGovernor:
         self._rpm, self._tpm = rpm, tpm
         self._share = _default_share
         now = time.monotonic()
-        self._req = _Bucket(rpm * self._share, rpm * self._share, now) if rpm else None
-        self._tok = _Bucket(tpm * self._share, tpm * self._share, now) if tpm else None
+        self._req = Bucket(rpm * self._share, rpm * self._share, now) if rpm else None
+        self._tok = Bucket(tpm * self._share, tpm * self._share, now) if tpm else None
         self._known = not slow_start or bool(rpm or tpm)
         self._pause_until = 0.0
         self._cap: float | None = None
@@ -231,7 +185,7 @@ class RateGovernor:
 
     async def _acquire(self, lease: RateLease, *, new: bool) -> None:
         # a retry already holds a concurrency slot: it goes before every new request
-        rank = _RANK[_PRIORITY.get()] if new else -1  # current_priority(), inline
+        rank = RANK[PRIORITY.get()] if new else -1  # current_priority(), inline
         with self._lock:  # nobody queued and room now: no waiter, no event, no heap
             if not self._queue and self._take(lease, rank, new=new) == 0.0:
                 return
@@ -283,7 +237,7 @@ class RateGovernor:
         if new and ((not self._known and self._in_flight >= 1)
                     or (self._cap is not None and self._in_flight >= self._cap)):
             return math.inf
-        reserve = self.live_reserve if rank == _RANK["batch"] else 0.0
+        reserve = self.live_reserve if rank == RANK["batch"] else 0.0
         delay = 0.0
         for bucket, need in ((self._req, 1.0), (self._tok, lease.tokens)):
             if bucket is not None:
@@ -374,15 +328,15 @@ class RateGovernor:
                 self._admit_queued()
 
     def _correct(
-        self, bucket: _Bucket | None, given: float | None, limit: float | None,
+        self, bucket: Bucket | None, given: float | None, limit: float | None,
         remaining: float | None, reset: float | None, since: float, now: float,
-    ) -> _Bucket | None:
+    ) -> Bucket | None:
         """The bucket after a reply said ``limit`` / ``remaining`` / ``reset``."""
         share = self._share
         if limit is not None and limit > 0:
             capacity = min(limit, given) * share if given else limit * share
             if bucket is None:
-                bucket = _Bucket(capacity, capacity, now)
+                bucket = Bucket(capacity, capacity, now)
             else:
                 bucket.refill(now)
                 bucket.capacity = capacity

@@ -1,7 +1,8 @@
 """The AG-UI protocol (CopilotKit and other AG-UI frontends) over
 ``agent.stream``: ``AGUIEncoder`` turns agentflow's events into AG-UI
 events (the ``ag-ui-protocol`` package's own types and SSE encoder), and
-``read_run_input`` reads a ``RunAgentInput`` request body.
+``read_run_input`` (``_agui_input``, re-exported here) reads a
+``RunAgentInput`` request body.
 
     @app.post("/agui")
     async def run(request: Request) -> Response:
@@ -79,7 +80,6 @@ from typing import Any
 
 import orjson
 from ag_ui.core import (
-    AssistantMessage,
     BaseEvent,
     CustomEvent,
     Interrupt,
@@ -88,7 +88,6 @@ from ag_ui.core import (
     ReasoningMessageEndEvent,
     ReasoningMessageStartEvent,
     ReasoningStartEvent,
-    RunAgentInput,
     RunErrorEvent,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
@@ -102,17 +101,12 @@ from ag_ui.core import (
     ToolCallEndEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
-    ToolMessage,
-    UserMessage,
 )
 from ag_ui.encoder import EventEncoder
-from pydantic import ValidationError
 
 from agentflow.agent import ReActAgent
-from agentflow.approvals import Approve, Decision, Refuse
 from agentflow.client_tool_checks import DEFAULT_CLIENT_TOOL_LIMITS
 from agentflow.client_tools import ClientToolLimits, with_client_tools
-from agentflow.errors import InvalidInputError
 from agentflow.events import (
     SUSPENDED,
     ApprovalRequested,
@@ -127,17 +121,10 @@ from agentflow.events import (
     ToolResult,
     ToolUse,
 )
-from agentflow.messages import Msg
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
-from agentflow.web._blocks import add_tool_result, text_of, tool_use_msg
-from agentflow.web.run_input import (
-    ClientTool,
-    RunInput,
-    check_stateless,
-    offered_tools,
-    split_run,
-)
+from agentflow.web._agui_input import read_run_input
+from agentflow.web.run_input import ClientTool, RunInput, check_stateless, offered_tools
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
 from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
@@ -303,69 +290,6 @@ class AGUIEncoder:
 
     def end(self) -> bytes:
         return b""
-
-
-def read_run_input(body: Any) -> RunInput:
-    """A ``RunAgentInput`` request body (parsed JSON) as a ``RunInput``.
-
-    Messages: ``system``/``developer`` -> system messages, ``user`` -> user
-    messages (their text parts), ``assistant`` -> text and tool calls,
-    ``tool`` -> tool results (one tool message per run of them, each with the
-    id and name of its call); other roles (``activity``, ``reasoning``) are
-    the client's own and are skipped. Messages that end with tool results
-    (a frontend tool answered) make a run without ``message``. ``tools``
-    become ``ClientTool``s (checked when offered: ``agui_response``).
-
-    Raises:
-        InvalidInputError: the body is not a valid ``RunAgentInput`` (the
-            message names the field), a tool message answers no earlier tool
-            call, or its messages end with neither the user's nor tool results.
-    """
-    try:
-        run = RunAgentInput.model_validate(body)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InvalidInputError(f"not an AG-UI RunAgentInput: {where}: {first['msg']}") from None
-    messages: list[Msg] = []
-    names: dict[str, str] = {}  # tool call id -> tool name, of the calls so far
-    for message in run.messages:
-        if isinstance(message, UserMessage):
-            messages.append(Msg.user(text_of(message.content)))
-        elif isinstance(message, AssistantMessage):
-            calls = [(c.id, c.function.name, c.function.arguments)
-                     for c in message.tool_calls or ()]
-            names.update((c[0], c[1]) for c in calls)
-            messages.append(tool_use_msg(message.content or "", calls))
-        elif isinstance(message, ToolMessage):
-            add_tool_result(messages, names, message.tool_call_id,
-                            message.error or text_of(message.content),
-                            is_error=message.error is not None)
-        elif message.role in ("system", "developer"):
-            messages.append(Msg.system(text_of(getattr(message, "content", ""))))
-    tools = tuple(ClientTool(t.name, t.description, t.parameters) for t in run.tools or ())
-    extra = {"context": [c.model_dump() for c in run.context or ()],
-             "forwarded_props": run.forwarded_props}
-    if run.resume:  # a run resumed with the person's answers to its interrupts
-        return RunInput(tuple(messages), None, tools, run.state, run.thread_id, run.run_id,
-                        extra, decisions={e.interrupt_id: _decision(e.status, e.payload)
-                                          for e in run.resume})
-    history, last = split_run(messages)
-    return RunInput(history, last, tools, run.state, run.thread_id, run.run_id, extra)
-
-
-def _decision(status: str, payload: Any) -> Decision:
-    """A resume entry as an approval decision: ``resolved`` with ``payload``
-    ``{"approved": true, "input"?: {...}}`` approves (edited when ``input``
-    is given); anything else refuses (with ``payload["reason"]`` if any)."""
-    answer = payload if isinstance(payload, Mapping) else {}
-    if status == "resolved" and answer.get("approved") is True:
-        edited = answer.get("input")
-        if edited is not None and not isinstance(edited, Mapping):
-            raise InvalidInputError("a resume payload's input must be a JSON object")
-        return Approve(edited)
-    reason = answer.get("reason")
-    return Refuse(reason if isinstance(reason, str) and reason else "the user refused this call")
 
 
 def agui_response(

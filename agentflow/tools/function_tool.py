@@ -1,4 +1,4 @@
-"""Tools: python callables the model can call.
+"""``Tool``: a python callable the model can call, and the ``@tool`` decorator.
 
 ``Tool.from_function`` turns a sync or async function into a tool: its name,
 its docstring (summary and ``Args:`` section) and a JSON Schema of its
@@ -6,23 +6,16 @@ parameters built by pydantic from the signature. Arguments are validated
 (lax mode: ``"30"`` becomes ``30``) before the function runs; a validation
 error or an exception becomes an error result the model can read, never a
 crash of the agent. Sync functions run in a worker thread.
-
-A ``Toolkit`` holds an agent's tools, checks names (``^[A-Za-z0-9_-]{1,64}$``,
-unique) and runs tool calls. Beside tools it takes ``ToolSource``s: sets of
-tools that can change while the agent lives (an MCP server's, see
-``agentflow.mcp``); the toolkit reads each source's current tools when the
-source's ``tools_revision`` moves, and checks the names again then.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, get_type_hints, runtime_checkable
+from typing import Any, get_type_hints
 
 import anyio.to_thread
 import orjson
@@ -31,53 +24,13 @@ from pydantic.fields import FieldInfo
 
 from agentflow._commit import stray_cancel
 from agentflow._secrets import mask_secrets
-from agentflow.errors import ToolDefinitionError, ToolError, ToolNameError
+from agentflow.errors import ToolDefinitionError, ToolError
 from agentflow.messages import ToolResultBlock, ToolUseBlock, clean_text
 from agentflow.model import ToolSpec
 from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw, normalize
+from agentflow.tools.names import sanitize_tool_name, validate_tool_name
 
-__all__ = [
-    "TOOL_NAME_PATTERN",
-    "Tool",
-    "ToolSource",
-    "Toolkit",
-    "describe_validation_error",
-    "sanitize_tool_name",
-    "tool",
-    "validate_tool_name",
-]
-
-TOOL_NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
-"""The tool-name rule every vendor accepts (OpenAI, DeepSeek, DashScope: 64
-chars of ``[a-zA-Z0-9_-]``; Gemini: "Must start with a letter or an
-underscore", google-genai ``FunctionDeclaration.name``); use with ``fullmatch``."""
-
-
-def validate_tool_name(name: str) -> str:
-    """Return ``name`` if it matches ``TOOL_NAME_PATTERN``.
-
-    Raises:
-        ToolNameError: naming the tool and the rule.
-    """
-    if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
-        raise ToolNameError(
-            f"invalid tool name {name!r}: names must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$ "
-            "(1 to 64 ASCII letters, digits, '_' and '-', starting with a letter or '_')"
-        )
-    return name
-
-
-def sanitize_tool_name(derived: str) -> str:
-    """Make a derived name (a function or class name) valid: invalid characters
-    become ``_``, and when anything changed a short hash of the original is
-    appended so distinct originals stay distinct. Valid names pass unchanged."""
-    if TOOL_NAME_PATTERN.fullmatch(derived):
-        return derived
-    digest = hashlib.sha1(derived.encode()).hexdigest()[:8]
-    cleaned = re.sub(r"[^A-Za-z0-9_-]+", "_", derived).strip("_") or "tool"
-    if not re.match(r"[A-Za-z_]", cleaned):  # a digit or '-' first: Gemini refuses it
-        cleaned = f"_{cleaned}"
-    return f"{cleaned[:55]}_{digest}"
+__all__ = ["Tool", "describe_validation_error", "tool"]
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -339,167 +292,3 @@ def tool(
 
     return wrap(function) if function is not None else wrap
 
-
-@runtime_checkable
-class ToolSource(Protocol):
-    """A set of tools that may change while an agent holds it (an MCP server's
-    tools, ``agentflow.mcp.MCPServer``). Pass it in an agent's ``tools`` beside
-    callables and ``Tool``s.
-
-    ``tools_revision`` changes whenever ``current_tools()`` would return
-    something else; ``refresh_tools()`` is awaited before each model request
-    of a call, so a source that was told its tools changed can list them
-    again first. ``current_tools()`` raises (a ``UsageError``) when the source
-    cannot give its tools (an MCP server outside its ``async with``);
-    ``tools_ready`` says whether it can."""
-
-    @property
-    def source_name(self) -> str:
-        """The source's name, for error messages."""
-        ...
-
-    @property
-    def tools_ready(self) -> bool:
-        """Whether ``current_tools()`` can answer now."""
-        ...
-
-    @property
-    def tools_revision(self) -> int:
-        """A number that changes whenever the source's tools change."""
-        ...
-
-    def current_tools(self) -> Sequence[Tool]:
-        """The tools as they are now."""
-        ...
-
-    async def refresh_tools(self) -> None:
-        """Bring the tools up to date (list them again if the source was told
-        they changed); cheap when nothing changed."""
-        ...
-
-
-ToolLike = Tool | ToolSource | Callable[..., Any] | Callable[..., Awaitable[Any]]
-
-
-class Toolkit:
-    """An ordered, name-unique set of tools, and of the tools of its
-    ``ToolSource``s (after its own tools, in the order given).
-
-    A source's tools are read when the source is ready, and again each time
-    its ``tools_revision`` moves; the names are checked then (unique, and by
-    every check added with ``add_check``).
-
-    Raises (at construction / ``add``, or when a source's tools are read):
-        ToolDefinitionError: an item is neither a ``Tool``, a ``ToolSource``
-            nor callable.
-        ToolNameError: two tools share a name (naming the sources of both).
-        MCPNotRunningError (a ``UsageError``): a source's tools are needed
-            while it cannot give them.
-    """
-
-    def __init__(self, tools: Iterable[ToolLike] = ()) -> None:
-        self._tools: dict[str, Tool] = {}
-        self._sources: list[ToolSource] = []
-        self.sources = self._sources
-        """The tool sources, in order (read it, never change it: ``add``)."""
-        self._checks: list[Callable[[Sequence[str]], None]] = []
-        self._seen: tuple[int, ...] | None = None  # the sources' revisions merged into _all
-        self._all: dict[str, Tool] = self._tools
-        self._revision = 0
-        if (isinstance(tools, Tool | ToolSource) or callable(tools)
-                or not isinstance(tools, Iterable)):
-            raise ToolDefinitionError(
-                f"tools must be a list of callables or Tools, got {type(tools).__name__}; "
-                "wrap a single tool in a list"
-            )
-        for item in tools:
-            self.add(item)
-
-    def add(self, item: ToolLike) -> Tool | None:
-        """Add a ``Tool``, a callable or a ``ToolSource``; returns the ``Tool``
-        (``None`` for a source)."""
-        if not isinstance(item, Tool) and isinstance(item, ToolSource):
-            self._sources.append(item)
-            self._seen = None
-            self._revision += 1
-            if item.tools_ready:
-                self._merge()
-            return None
-        t = item if isinstance(item, Tool) else Tool.from_function(item)
-        if t.name in self._tools:
-            raise ToolNameError(f"duplicate tool name {t.name!r}: tool names must be unique")
-        self._tools[t.name] = t
-        self._revision += 1
-        if self._sources:
-            self._seen = None
-            if all(s.tools_ready for s in self._sources):
-                self._merge()
-        return t
-
-    def add_check(self, check: Callable[[Sequence[str]], None]) -> None:
-        """Run ``check(names)`` now on the tools known, and again each time a
-        source's tools are read (it raises to refuse a name: a reserved one)."""
-        self._checks.append(check)
-        check([*self._tools, *(t.name for s in self._sources if s.tools_ready
-                               for t in s.current_tools())])
-
-    @property
-    def revision(self) -> int:
-        """A number that changes whenever the set of tools does (a cache key of
-        the specs sent); a source's tools are read first if they moved."""
-        if self._sources:
-            self._current()
-        return self._revision
-
-    async def refresh(self) -> None:
-        """Let every source bring its tools up to date (``refresh_tools``)."""
-        for source in self._sources:
-            await source.refresh_tools()
-
-    def _current(self) -> dict[str, Tool]:
-        """Every tool by name: the toolkit's own, then each source's current ones."""
-        seen = tuple(s.tools_revision for s in self._sources)
-        if seen != self._seen:
-            self._merge()
-        return self._all
-
-    def _merge(self) -> None:
-        seen = tuple(s.tools_revision for s in self._sources)
-        merged = dict(self._tools)
-        origin = dict.fromkeys(self._tools, "the agent's own tools")
-        for source in self._sources:
-            where = f"tool source {source.source_name!r}"
-            for t in source.current_tools():
-                if t.name in merged:
-                    raise ToolNameError(
-                        f"duplicate tool name {t.name!r}: it comes from {origin[t.name]} and "
-                        f"from {where}; tool names must be unique (filter the tools or give "
-                        "the source a prefix)")
-                merged[t.name] = t
-                origin[t.name] = where
-        for check in self._checks:
-            check(list(merged))
-        self._all, self._seen = merged, seen
-        self._revision += 1
-
-    def get(self, name: str) -> Tool | None:
-        """The tool called ``name``, or ``None``."""
-        return (self._current() if self._sources else self._tools).get(name)
-
-    @property
-    def names(self) -> list[str]:
-        """Tool names, in order."""
-        return list(self._current() if self._sources else self._tools)
-
-    def specs(self) -> list[ToolSpec]:
-        """Every tool as the model sees it."""
-        return [t.spec for t in (self._current() if self._sources else self._tools).values()]
-
-    def __iter__(self) -> Iterator[Tool]:
-        return iter((self._current() if self._sources else self._tools).values())
-
-    def __len__(self) -> int:
-        return len(self._current() if self._sources else self._tools)
-
-    def __contains__(self, name: object) -> bool:
-        return name in (self._current() if self._sources else self._tools)

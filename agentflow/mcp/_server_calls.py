@@ -1,0 +1,116 @@
+"""The calls half of ``MCPServer`` (the base of ``_server_tools.ServerTools``,
+itself the base of ``MCPServer``): ``call_tool`` over the open session, with
+its timeout, and the SDK's ``MCPError`` as agentflow's error for it
+(``MCPTimeoutError``, ``MCPConnectionError``, ``ToolError``). The class
+holds no state of its own, only the methods, over the attributes
+``MCPServer`` sets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from mcp import ClientSession
+from mcp.shared.exceptions import MCPError as SDKError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+from agentflow._secrets import mask_secrets
+from agentflow.errors import MCPConnectionError, MCPTimeoutError, ToolError
+from agentflow.mcp._results import MCPToolResult, read_result
+from agentflow.mcp._transports import Target
+from agentflow.tools import Tool
+
+__all__ = ["ServerCalls"]
+
+
+class _Default:
+    def __repr__(self) -> str:
+        return "<the server's timeout>"
+
+
+_DEFAULT = _Default()
+
+
+class ServerCalls:
+    """The calls half of ``MCPServer`` (see the module docstring); its
+    attributes are the server's."""
+
+    name: str
+    target: Target
+    timeout: float | None
+    connect_timeout: float
+    _session: ClientSession | None
+    _lost: str | None
+    current_tools: Callable[[], Sequence[Tool]]  # ServerTools': raises when not running
+
+    async def _call_for_agent(self, name: str, arguments: dict[str, Any]) -> MCPToolResult:
+        return await self.call_tool(name, arguments)
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                        timeout: float | _Default | None = _DEFAULT,  # noqa: ASYNC109
+                        ) -> MCPToolResult:
+        """Call the server's tool ``name`` (its own name, not prefixed).
+
+        Args:
+            timeout: seconds (``None``: no limit); default: the server's.
+
+        Returns:
+            The result, ``is_error`` set when the server said the tool failed.
+
+        Raises:
+            MCPTimeoutError: no result within the timeout (the SDK sends the
+                server a cancellation).
+            MCPConnectionError: the connection was lost (the server exited).
+            ToolError: the server answered with a JSON-RPC error (an unknown
+                tool, invalid arguments), or a result that does not fit the
+                tool's output schema.
+            MCPNotRunningError: the server is not running.
+        """
+        session = self._running()
+        limit = self.timeout if isinstance(timeout, _Default) else timeout
+        try:
+            raw = await session.call_tool(name, dict(arguments or {}), read_timeout_seconds=limit)
+        except SDKError as exc:
+            error = self._error(exc, f"tool {name!r}", limit)
+            if isinstance(error, MCPTimeoutError):
+                error.tool = name
+            raise error from exc
+        except RuntimeError as exc:  # the SDK's check of structuredContent against outputSchema
+            raise ToolError(f"MCP server {self.name!r}: tool {name!r} returned an invalid "
+                            f"result: {mask_secrets(str(exc))}") from exc
+        return read_result(raw)
+
+    def _running(self) -> ClientSession:
+        """The open session.
+
+        Raises:
+            MCPNotRunningError: the server is not running.
+            MCPConnectionError: its connection was lost.
+        """
+        if self._session is None:
+            self.current_tools()  # raises MCPNotRunningError when stopped
+            target = self.target.describe()
+            raise MCPConnectionError(
+                f"MCP server {self.name!r} ({target}) lost its connection: "
+                f"{self._lost or 'the session ended'}", server=self.name, target=target)
+        return self._session
+
+    def _error(self, exc: SDKError, what: str, limit: float | None = None) -> Exception:
+        """An SDK ``MCPError`` as agentflow's error for it."""
+        target = self.target.describe()
+        code = exc.error.code
+        if code == REQUEST_TIMEOUT:
+            return MCPTimeoutError(
+                f"MCP server {self.name!r} ({target}): {what} gave no result within "
+                f"{limit if limit is not None else self.connect_timeout:g} s; the server was "
+                "asked to cancel it", server=self.name, target=target, tool="",
+                timeout=limit if limit is not None else self.connect_timeout)
+        if code == CONNECTION_CLOSED:
+            self._lost = self._lost or ("the server closed the connection (its process exited "
+                                        "or the endpoint went away)")
+            return MCPConnectionError(
+                f"MCP server {self.name!r} ({target}) closed the connection during {what}: the "
+                "server process exited or the endpoint went away", server=self.name,
+                target=target)
+        return ToolError(f"MCP server {self.name!r} answered {what} with error {code}: "
+                         f"{mask_secrets(exc.error.message)}")

@@ -1,0 +1,166 @@
+"""The tool-source half of ``MCPServer`` (its base, over the calls half,
+``_server_calls.ServerCalls``): the ``ToolSource`` protocol
+(``current_tools``, ``tools_revision``, ``refresh_tools``), listing the
+server's tools (``tools/list``, every page) and declaring them as agent
+``Tool``s, filtered (``include``/``exclude``) and prefixed, the name
+reserved for structured output refused. The class holds no state of its
+own, only the methods, over the attributes ``MCPServer`` sets."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp.shared.exceptions import MCPError as SDKError
+
+from agentflow._logging import get_logger
+from agentflow.errors import (
+    MCPNotRunningError,
+    MCPToolSchemaError,
+    ToolDefinitionError,
+    ToolNameError,
+)
+from agentflow.mcp._declare import agent_tool_name, declare_tool
+from agentflow.mcp._server_calls import ServerCalls
+from agentflow.output.reminders import TOOL_NAME
+from agentflow.tools import Tool
+
+__all__ = ["ServerTools"]
+
+_log = get_logger()
+
+_MAX_PAGES = 1000
+"""``tools/list`` pages read at most (a server whose cursor never ends cannot hang a start)."""
+
+
+class ServerTools(ServerCalls):
+    """The tool-source half of ``MCPServer`` (see the module docstring); its
+    attributes are the server's."""
+
+    prefix: str | None
+    include: frozenset[str] | None
+    exclude: frozenset[str]
+    on_invalid_schema: Literal["raise", "skip"]
+    max_retries: int | None
+    skipped: dict[str, str]
+    _group: anyio.abc.TaskGroup | None
+    _tools: list[Tool]
+    _revision: int
+    _stale: bool
+    _lock: anyio.Lock
+
+    @property
+    def source_name(self) -> str:
+        """``ToolSource``: the server's name."""
+        return self.name
+
+    @property
+    def tools_ready(self) -> bool:
+        """``ToolSource``: whether the server is running (its connection may be
+        lost: its tools then answer with ``MCPConnectionError``)."""
+        return self._group is not None
+
+    @property
+    def tools_revision(self) -> int:
+        """``ToolSource``: grows with each listing of the tools."""
+        return self._revision
+
+    def current_tools(self) -> Sequence[Tool]:
+        """``ToolSource``: the server's tools as agent ``Tool``s, filtered and
+        prefixed, as last listed.
+
+        Raises:
+            MCPNotRunningError: the server is not running.
+        """
+        if self._group is None:
+            raise MCPNotRunningError(
+                f"MCP server {self.name!r} ({self.target.describe()}) is not running: use "
+                "its tools inside `async with server:`")
+        return self._tools
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The tools as last listed (``current_tools``)."""
+        return list(self.current_tools())
+
+    async def refresh_tools(self) -> None:
+        """``ToolSource``: list the tools again if the server said they
+        changed since the last listing.
+
+        Raises:
+            MCPConnectionError: the server went away.
+            MCPToolSchemaError / ToolNameError: a new tool cannot be declared.
+        """
+        if not self._stale or self._session is None:
+            return
+        async with self._lock:
+            if self._stale:
+                self._stale = False
+                try:
+                    await self._list(first=False)
+                except BaseException:
+                    self._stale = True
+                    raise
+
+    async def list_tools(self) -> list[Tool]:
+        """List the tools now (whether or not the server said they changed)."""
+        async with self._lock:
+            self._stale = False
+            await self._list(first=False)
+        return list(self._tools)
+
+    async def _list(self, first: bool) -> None:
+        session = self._running()
+        listed: list[Any] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            try:
+                page = await session.list_tools(
+                    params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+            except SDKError as exc:
+                raise self._error(exc, "tools/list") from exc
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        self._tools = self._declare(listed, first)
+        self._revision += 1
+
+    def _declare(self, listed: list[Any], first: bool) -> list[Tool]:
+        names = [t.name for t in listed]
+        if first and self.include is not None and (missing := self.include - set(names)):
+            raise ToolDefinitionError(
+                f"MCP server {self.name!r} has no tool {', '.join(sorted(map(repr, missing)))} "
+                f"(include=...); it lists: {', '.join(names) or 'none'}")
+        tools: list[Tool] = []
+        seen: dict[str, str] = {}
+        skipped: dict[str, str] = {}
+        for mcp_tool in listed:
+            remote = mcp_tool.name
+            if (self.include is not None and remote not in self.include) or remote in self.exclude:
+                continue
+            name = agent_tool_name(remote, self.prefix)
+            if name == TOOL_NAME:
+                raise ToolNameError(
+                    f"MCP server {self.name!r}: its tool {remote!r} would be called {TOOL_NAME!r}, "
+                    "the name reserved for structured output; give the server a prefix "
+                    "(prefix=...) or leave the tool out (exclude=[...])")
+            if name in seen:
+                raise ToolNameError(
+                    f"MCP server {self.name!r}: its tools {seen[name]!r} and {remote!r} both "
+                    f"become {name!r}")
+            try:
+                tools.append(declare_tool(self.name, mcp_tool, name, self._call_for_agent,
+                                          self.max_retries))
+            except MCPToolSchemaError as exc:
+                if self.on_invalid_schema == "raise":
+                    raise
+                skipped[remote] = str(exc)
+                _log.warning("mcp.tool_skipped", server=self.name, tool=remote, reason=str(exc))
+                continue
+            seen[name] = remote
+        self.skipped = skipped
+        return tools

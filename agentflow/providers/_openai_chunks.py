@@ -1,0 +1,234 @@
+"""The reply side of the OpenAI chat-completions wire format
+(``agentflow.providers._openai_wire`` re-exports it): ``ChunkParser`` folds
+stream chunks (``chat.completion.chunk``) or a whole reply
+(``chat.completion``) into ``ModelChunk``s; ``parse_usage``,
+``finish_reason`` and ``token_logprobs`` normalize what vendors report.
+
+Wire facts follow shared/providers.md section 1 (OpenAI Chat Completions):
+stream tool-call deltas are keyed by ``index``; a refusal arrives in
+``refusal`` instead of ``content``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentflow.errors import ContextLengthError
+from agentflow.model import (
+    FinishChunk,
+    FinishReason,
+    ModelChunk,
+    TextDelta,
+    ThinkingDelta,
+    TokenLogprob,
+    ToolCallDelta,
+    Usage,
+    UsageChunk,
+)
+
+__all__ = ["ChunkParser", "finish_reason", "parse_usage", "token_logprobs"]
+
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop", "eos": "stop", "end_turn": "stop",
+    "length": "length", "max_tokens": "length", "model_context_window_exceeded": "length",
+    "tool_calls": "tool_calls", "function_call": "tool_calls",
+    "content_filter": "content_filter", "sensitive": "content_filter",
+    "insufficient_system_resource": "error", "network_error": "error", "error": "error",
+    "refusal": "refusal",
+}
+
+
+def finish_reason(raw: str) -> FinishReason:
+    """A vendor's finish reason, normalized (GLM ``sensitive`` -> ``content_filter``,
+    DeepSeek ``insufficient_system_resource`` -> ``error``; unknown -> ``other``)."""
+    return _FINISH.get(raw, "other")
+
+
+def parse_usage(data: Any) -> Usage | None:
+    """``Usage`` from a ``usage`` object (``prompt_tokens``, ``completion_tokens``,
+    ``prompt_tokens_details.cached_tokens`` or DeepSeek's
+    ``prompt_cache_hit_tokens``, ``completion_tokens_details.reasoning_tokens``).
+
+    Raises:
+        ValueError, TypeError, AttributeError: counts that are not numbers, or
+            details that are not objects (``ReplyGuard`` makes them typed).
+    """
+    if data is None or not isinstance(data, Mapping):  # None first: no ABC check per chunk
+        return None
+    prompt = data.get("prompt_tokens") or data.get("input_tokens") or 0
+    completion = data.get("completion_tokens") or data.get("output_tokens") or 0
+    details = data.get("prompt_tokens_details") or {}
+    out_details = data.get("completion_tokens_details") or {}
+    cached = details.get("cached_tokens") or data.get("prompt_cache_hit_tokens") or 0
+    reasoning = out_details.get("reasoning_tokens") or 0
+    return Usage(int(prompt), int(completion), int(cached), int(reasoning))
+
+
+def token_logprobs(data: Any) -> tuple[TokenLogprob, ...]:
+    """The tokens of a choice's ``logprobs`` (``{"content": [{"token",
+    "logprob", "bytes", "top_logprobs"}...]}``, OpenAI's chat completions
+    reference, whole replies and stream chunks alike; llama.cpp's server
+    answers the same): ``()`` when there are none (``null``, no ``content``,
+    a refusal's ``refusal`` list). An entry without a numeric ``logprob`` is
+    skipped."""
+    if not isinstance(data, Mapping):
+        return ()
+    content = data.get("content")
+    if not isinstance(content, list):
+        return ()
+    out: list[TokenLogprob] = []
+    append = out.append
+    for entry in content:  # exact-type tests first: orjson's dicts, strs and floats
+        if entry.__class__ is not dict and not isinstance(entry, Mapping):
+            continue
+        token, logprob, raw = entry.get("token"), entry.get("logprob"), entry.get("bytes")
+        if token.__class__ is not str and not isinstance(token, str):
+            continue
+        if logprob.__class__ is not float:
+            if not isinstance(logprob, int | float) or isinstance(logprob, bool):
+                continue
+            logprob = float(logprob)
+        data_bytes = None
+        if isinstance(raw, list):
+            try:  # bytes() takes exactly ints 0-255 (bools too, as isinstance(b, int) did)
+                bytes(raw)
+                data_bytes = tuple(raw)
+            except (TypeError, ValueError):
+                pass
+        append(TokenLogprob(token, logprob, data_bytes))
+    return tuple(out)
+
+
+class ChunkParser:
+    """Folds chat-completion payloads into ``ModelChunk``s, one parser per reply.
+
+    ``feed`` takes one stream chunk (``choices[0].delta``) or a whole reply
+    (``choices[0].message``). Tool calls are keyed by ``index``; servers that
+    omit it are handled by ``id`` (a new id starts a new call, a fragment
+    without id/name continues the last). Arguments given as an object (some
+    compatible servers) become ``arguments_obj``. A refusal is streamed as text
+    and the finish reason becomes ``refusal``; ``stop`` with tool calls becomes
+    ``tool_calls``. The deprecated ``function_call`` (one call, finish reason
+    ``function_call``) older compatible servers answer with is read as call 0.
+    All-zero usage (MiniMax placeholders) is skipped.
+    Subclasses override ``text`` (content handling) and ``close`` (flush).
+
+    Payloads are read as the wire format shapes them: one of another shape
+    raises ``LookupError``/``TypeError``/``AttributeError``/``ValueError``
+    (or makes a chunk with a field of the wrong type), which the caller's
+    ``ReplyGuard.fold`` turns into a typed ``ProviderError``.
+    """
+
+    __slots__ = ("_ids", "_last", "_logprobs", "_model", "_next", "_refused", "_reply_id",
+                 "_tools_seen", "_usage", "terminal")
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {}
+        self._last = -1
+        self._next = 0
+        self._refused = False
+        self._tools_seen = False
+        self._usage: Usage | None = None
+        self._model: str | None = None
+        self._reply_id: str | None = None
+        self._logprobs: tuple[TokenLogprob, ...] = ()
+        self.terminal = False
+        """Set when a payload itself ends the reply (no ``[DONE]`` needed)."""
+
+    def feed(self, payload: Mapping[str, Any]) -> list[ModelChunk]:
+        """The chunks of one payload."""
+        out: list[ModelChunk] = []
+        raw_finish = None
+        if self._model is None:  # the answering model and reply id, for tracing
+            model, reply_id = payload.get("model"), payload.get("id")
+            self._model = model if isinstance(model, str) and model else None
+            self._reply_id = reply_id if isinstance(reply_id, str) and reply_id else None
+        choices = payload.get("choices")
+        if choices:
+            choice = choices[0]
+            self._logprobs = token_logprobs(choice.get("logprobs"))
+            delta = choice.get("delta")
+            if delta is None:
+                delta = choice.get("message")
+            if delta:
+                self.delta(delta, out)
+            raw_finish = choice.get("finish_reason")
+        if payload.get("truncated") is True:  # llama.cpp: the prompt was cut to its window
+            raise ContextLengthError(
+                "the server says it truncated the prompt to its context window "
+                '("truncated": true): the reply read only part of the input')
+        raw_usage = payload.get("usage")  # most stream chunks carry none: no call for them
+        usage = parse_usage(raw_usage) if raw_usage is not None else None
+        if usage is not None and usage.total_tokens and (self._usage is None
+                                                         or usage != self._usage):
+            self._usage = usage
+            out.append(UsageChunk(usage))
+        if raw_finish and raw_finish != "null":
+            out.append(self.finish(raw_finish))
+        return out
+
+    def delta(self, delta: Mapping[str, Any], out: list[ModelChunk]) -> None:
+        """Fold one ``delta``/``message`` object in."""
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning and isinstance(reasoning, str):
+            out.append(ThinkingDelta(reasoning))
+        content = delta.get("content")
+        if content:
+            if isinstance(content, list):
+                content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+            self.text(content, out)
+        refusal = delta.get("refusal")
+        if refusal:
+            self._refused = True
+            out.append(TextDelta(refusal))
+        calls = delta.get("tool_calls")
+        if calls:
+            for call in calls:
+                out.append(self.tool_call(call))
+        elif isinstance(legacy := delta.get("function_call"), Mapping) and legacy:
+            # the deprecated single ``function_call`` (finish reason ``function_call``)
+            # that older OpenAI-compatible servers still answer with: call 0
+            out.append(self.tool_call({"index": 0, "function": legacy}))
+
+    def text(self, content: str, out: list[ModelChunk]) -> None:
+        """Handle reply text (MiniMax splits ``<think>`` tags out here), with
+        the tokens of this payload's ``logprobs.content`` when it has some."""
+        logprobs, self._logprobs = self._logprobs, ()
+        out.append(TextDelta(content, logprobs=logprobs) if logprobs else TextDelta(content))
+
+    def tool_call(self, call: Mapping[str, Any]) -> ToolCallDelta:
+        """One ``tool_calls[]`` entry as a ``ToolCallDelta``."""
+        fn = call.get("function") or {}
+        call_id = call.get("id") or None
+        name = fn.get("name") or None
+        index = call.get("index")
+        if not isinstance(index, int):
+            if call_id is not None and call_id in self._ids:
+                index = self._ids[call_id]
+            elif call_id is not None or name is not None or self._last < 0:
+                index = self._next
+            else:
+                index = self._last
+        if call_id is not None:
+            self._ids[call_id] = index
+        self._last = index
+        self._next = max(self._next, index + 1)
+        self._tools_seen = True
+        args = fn.get("arguments")
+        if isinstance(args, Mapping):
+            return ToolCallDelta(index, call_id, name, arguments_obj=args)
+        return ToolCallDelta(index, call_id, name, args if isinstance(args, str) else "")
+
+    def finish(self, raw: str) -> FinishChunk:
+        """The normalized finish chunk for the vendor's ``raw`` reason."""
+        reason = finish_reason(raw)
+        if self._refused:
+            reason = "refusal"
+        elif reason == "stop" and self._tools_seen:
+            reason = "tool_calls"
+        return FinishChunk(reason, raw, self._model, self._reply_id)
+
+    def close(self) -> list[ModelChunk]:
+        """Chunks held back until the reply ends (none here)."""
+        return []
