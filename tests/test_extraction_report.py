@@ -17,6 +17,7 @@ from agentflow.extraction.report import (
     is_suspect,
     latest_records,
     render_report,
+    suspect_record,
     write_report,
 )
 
@@ -313,3 +314,20 @@ def carried(text: str) -> str:
 def test_any_json_record_renders(record: dict[str, Any], text: str) -> None:
     page = Page(render_report([record], {record["id"]: text}))
     assert page.sources[carried(record["id"])] == carried(text)
+
+
+def test_a_failure_before_any_request_is_failed_not_suspect() -> None:
+    records = [
+        {"id": "b4", "ok": False, "attempts": 0, "error": {
+            "type": "GroundingError", "message": "no value of the document can fill reported_on",
+            "reason": "- reported_on: no date the document writes could be read"}},
+        {"id": "b5", "ok": False, "attempts": 2, "error": {
+            "type": "GroundingError", "message": "m", "reason": "title not found"}},
+    ]
+    stats = write_report(records, {}, lambda _: None)
+    assert (stats.failed, stats.suspect) == (2, 1)
+    assert stats.suspect_by_type == {"GroundingError": 1}
+    assert [suspect_record(r) for r in records] == [False, True]
+    html = render_report(records, {})
+    assert 'class="doc is-failed' in html.split('data-id="b4"')[0].rsplit("<article", 1)[1]
+    assert Page(html).counts["suspect"] == "1"

@@ -38,11 +38,26 @@ def answering(answer: dict[str, object]) -> FunctionModel:
 
 # -- comma lists ---------------------------------------------------------------
 
-@pytest.mark.parametrize("text", ["Sizes: 100,250,500 ml", "qty,price,total\n100,250,500"])
+@pytest.mark.parametrize("text", ["Sizes: 100,250,500 ml; 3,4,5", "qty,price,total\n100,250,500"])
 def test_a_comma_list_of_three_digit_numbers_keeps_each_item(text: str) -> None:
-    assert written_numbers(text) == [100250500, 100, 250, 500]  # grouped, then each item
+    # the document writes lists without a space (3,4,5; a CSV header)
+    assert written_numbers(text)[:4] == [100250500, 100, 250, 500]  # grouped, then each item
     offered = number_literals(INT, text)
     assert offered is not None and {"100250500", "100", "250", "500"} <= set(offered)
+
+
+@pytest.mark.parametrize("text", [
+    "Units: About 42,000\nLot Codes: 2309A, 2310A",       # lists with a space: no list here
+    "recalling 8,400 packages of 6 oz slices",
+    "Potential Number of Units Affected: 17,562",
+    "Product Quantity: 2,150 cases\nlot GV2841, GV2842",
+])
+def test_grouped_thousands_offer_no_prefix(text: str) -> None:
+    [written] = [n for n in written_numbers(text) if n >= 1000 and n != 2309 and n != 2310]
+    assert number_literals(INT, text) == [str(n) for n in written_numbers(text)]
+    for prefix in (written // 1000, written % 1000):
+        assert not found_in(prefix, text), prefix
+        assert str(prefix) not in (number_literals(INT, text) or [])
 
 
 @pytest.mark.parametrize(("text", "value"), [

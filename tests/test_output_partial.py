@@ -36,7 +36,13 @@ import itertools  # noqa: E402
 import pytest  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
-from agentflow import AttemptDiscarded, OutputPartial, PromptStrategy, ReActAgent  # noqa: E402
+from agentflow import (  # noqa: E402
+    AttemptDiscarded,
+    OutputPartial,
+    OutputRetry,
+    PromptStrategy,
+    ReActAgent,
+)
 from agentflow.testing import Reply, ScriptedModel  # noqa: E402
 
 
@@ -49,8 +55,8 @@ DRAFT = '{"label": "draft", "reason": "not yet"}'
 FINAL = '{"label": "billing", "reason": "dup charge"}'
 
 
-async def _events(text: str) -> list[object]:
-    model = ScriptedModel([Reply(text=text, chunk_size=3)])
+async def _events(text: str, *then: str) -> list[object]:
+    model = ScriptedModel([Reply(text=text, chunk_size=3), *then])
     agent = ReActAgent("t", model)
     return [e async for e in agent.stream("label it", Label, strategy=PromptStrategy())]
 
@@ -70,21 +76,28 @@ async def test_partials_never_show_reasoning_drafts(text: str) -> None:
 
 
 @pytest.mark.parametrize(("text", "final"), [
-    (f"Draft: {DRAFT}\nFinal: {FINAL}", "billing"),
-    (f"Draft: {FINAL}\nFinal: {DRAFT}", "draft"),
+    (f"Draft: {DRAFT}\nFinal: {FINAL}", FINAL),
+    (f"Draft: {FINAL}\nFinal: {DRAFT}", DRAFT),
 ])
 async def test_a_later_value_is_announced_before_partials_restart(text: str, final: str) -> None:
-    events = await _events(text)
+    """A second value in the reply: the partials of the first are discarded
+    (``superseded``) before the second's start, and never regress after it;
+    two different values are no answer (the framework does not guess which
+    the model meant), so the model is asked again and its one value is the output."""
+    events = await _events(text, final)
     kinds = [type(e).__name__ for e in events
              if isinstance(e, OutputPartial | AttemptDiscarded)]
     at = kinds.index("AttemptDiscarded")
     assert "OutputPartial" in kinds[:at] and "OutputPartial" in kinds[at + 1:]
     discarded = next(e for e in events if isinstance(e, AttemptDiscarded))
     assert discarded.reason == "superseded"
-    after = [e.data for e in events[events.index(discarded):] if isinstance(e, OutputPartial)]
+    retry = next(e for e in events if isinstance(e, OutputRetry))  # ambiguous: asked again
+    assert retry.reason == "validation" and events.index(discarded) < events.index(retry)
+    after = [e.data for e in events[events.index(discarded):events.index(retry)]
+             if isinstance(e, OutputPartial)]
     for before, later in itertools.pairwise(after):
         assert before.keys() <= later.keys()  # no regression after the restart
-    assert events[-1].output.label == final  # type: ignore[attr-defined]
+    assert events[-1].output == Label.model_validate_json(final)  # type: ignore[attr-defined]
 
 
 def test_value_starts_matches_last_value_start_on_every_prefix() -> None:

@@ -33,3 +33,12 @@ def test_line_shows_rate_eta_and_counts_and_is_throttled_off_a_terminal() -> Non
     assert len(shown) == 2 and shown[0].startswith("1/4 (25%)")
     assert shown[1].startswith("4/4 (100%)") and shown[1].endswith(
         "ETA - · ok 2 · failed 2 · suspect 1")
+
+
+def test_a_failure_before_any_request_is_not_suspect() -> None:
+    # a required date the document writes in no readable form: refused before decoding,
+    # no answer was refused as untrustworthy (README: suspect)
+    before = {"ok": False, "error": {"type": "GroundingError"}, "attempts": 0}
+    after = {"ok": False, "error": {"type": "GroundingError"}, "attempts": 2}
+    assert outcome(before) == "failed" and outcome(after) == "suspect"
+    assert outcome({"ok": False, "error": {"type": "GroundingError"}}) == "suspect"  # older file

@@ -27,7 +27,7 @@ from agentflow.cli.options import (
     run_settings_of,
 )
 from agentflow.cli.out_file import inputs_but_out, open_for_run
-from agentflow.cli.progress import SUSPECT_LABELS, Progress
+from agentflow.cli.progress import BEFORE_REQUEST_LABEL, SUSPECT_LABELS, Progress
 from agentflow.cli.setup_faults import setup_fault
 from agentflow.content import DocumentBlock
 from agentflow.documents.deferred import DeferredDocument
@@ -211,6 +211,8 @@ async def _extract_into(
                 sink.write(record)
                 progress.add(record)
                 kind = SUSPECT_LABELS.get(type(result.error).__name__) if result.error else None
+                if kind and result.attempts == 0:  # no answer was refused: not suspect
+                    kind = BEFORE_REQUEST_LABEL
                 if kind:
                     faults[kind] = faults.get(kind, 0) + 1
                 usage = usage + result.usage

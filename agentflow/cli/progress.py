@@ -7,7 +7,8 @@ anything else (a log file, a CI job) a full line is printed at the first
 result, then every ``interval`` seconds, and once at the end. ``failed``
 counts every record that is not ``ok``, as the summary line and the review
 page do; ``suspect`` counts those of them whose error names a suspect output
-(degenerate or ungrounded values: ``agentflow.extraction.report.is_suspect``,
+(degenerate or ungrounded values) the model gave: a failure before any
+request (``attempts`` 0) is none (``agentflow.extraction.report.suspect_record``,
 the rule the review page counts by): a subset of ``failed``, so ``ok`` plus
 ``failed`` is the count done. ``review`` (shown once there is one) counts the ``ok`` records
 with a field whose confidence is low (the record's ``needs_review``,
@@ -22,26 +23,31 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from agentflow.extraction.report import is_suspect
+from agentflow.extraction.report import suspect_record
 
 if TYPE_CHECKING:
     from agentflow.extraction.chunked import ChunkProgress
 
-__all__ = ["SUSPECT_LABELS", "Progress", "format_duration", "outcome"]
+__all__ = ["BEFORE_REQUEST_LABEL", "SUSPECT_LABELS", "Progress", "format_duration", "outcome"]
 
 SUSPECT_LABELS = {"GroundingError": "not grounded", "DegenerateOutputError": "degenerate"}
 """How the summary names the suspect failures the engine raises."""
+
+BEFORE_REQUEST_LABEL = "refused before any request"
+"""How the summary names a failure of one of those types raised before any
+request (``attempts`` 0: no value of the document can fill a required
+field): no answer was refused, so it is no suspect one."""
 
 Outcome = Literal["ok", "failed", "suspect"]
 
 
 def outcome(record: dict[str, Any]) -> Outcome:
-    """``ok``, ``suspect`` (``is_suspect`` of the error type) or ``failed``."""
+    """``ok``, ``suspect`` (an answer refused as untrustworthy:
+    ``agentflow.extraction.report.suspect_record``; never a failure before
+    any request, ``attempts`` 0) or ``failed``."""
     if record.get("ok") is True:
         return "ok"
-    error = record.get("error")
-    kind = error.get("type") if isinstance(error, dict) else None
-    return "suspect" if isinstance(kind, str) and is_suspect(kind) else "failed"
+    return "suspect" if suspect_record(record) else "failed"
 
 
 def format_duration(seconds: float) -> str:

@@ -3,6 +3,7 @@ and the markup sweep that nests or splits overlapping spans (see ``report``)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ import orjson
 
 from agentflow.documents.names import BIDI_CONTROLS
 from agentflow.extraction._report_assets import PALETTE_SIZE
+from agentflow.grounding.typed_values import found_in
 
 __all__ = ["MISSING", "Span", "escape_attr", "escape_text", "find_spans", "markup", "value_at"]
 
@@ -138,9 +140,21 @@ def find_spans(record: Mapping[str, Any], text: str | None, shift: int, colours:
                 spans.append(Span(len(spans), path, start, end, pair, gap=gap))
             continue
         value = value_at(output, path)
-        differs = isinstance(value, str) and _collapsed(text[start:end]) != _collapsed(value)
+        differs = isinstance(value, str) and _collapsed(text[start:end]) != _collapsed(
+            value) and not _same_day(value, text[start:end])
         spans.append(Span(len(spans), path, start, end, pair, _colour(path, colours), differs))
     return spans, invalid
+
+
+def _same_day(value: str, written: str) -> bool:
+    """Whether ``value``, an ISO date (or date-time) as a record writes one,
+    is the day ``written`` writes (``2024-01-08`` and ``08/Jan/24``: a date
+    field's span is the text it was read from)."""
+    try:
+        day = dt.datetime.fromisoformat(value.replace("Z", "+00:00")).date()
+    except ValueError:
+        return False
+    return found_in(day, written)
 
 
 def _open(span: Span, doc: int, first: bool) -> str:

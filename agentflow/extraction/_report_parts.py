@@ -28,7 +28,6 @@ from agentflow.extraction._report_records import (
     Source,
     _error,
     _status,
-    is_suspect,
     review_fields,
 )
 
@@ -67,7 +66,7 @@ def _summary(stats: ReportStats, notes: Sequence[str]) -> str:
                      "<th>suspect</th></tr>")
         for kind, n in sorted(stats.by_error_type.items(), key=lambda kv: (-kv[1], kv[0])):
             parts.append(f"<tr><td>{_t(kind)}</td><td>{n}</td>"
-                         f"<td>{'yes' if is_suspect(kind) else ''}</td></tr>")
+                         f"<td>{stats.suspect_by_type.get(kind) or ''}</td></tr>")
         parts.append("</table>")
     if notes:
         parts.append('<ul class="notes">' + "".join(f"<li>{_t(n)}</li>" for n in notes) + "</ul>")

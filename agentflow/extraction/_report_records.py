@@ -10,7 +10,8 @@ from typing import Any
 
 from agentflow.errors import InvalidRecordError
 
-__all__ = ["SUSPECT_MARKERS", "ReportStats", "Source", "is_suspect", "latest_records"]
+__all__ = ["SUSPECT_MARKERS", "ReportStats", "Source", "answered", "is_suspect", "latest_records",
+           "suspect_record"]
 
 Record = Mapping[str, Any]
 
@@ -41,7 +42,8 @@ class ReportStats:
     """What a page holds: counts of records, spans and sources.
 
     ``records`` counts distinct ids (``superseded``: older records of an id);
-    ``suspect`` is a part of ``failed``; ``review`` a part of ``ok`` (records
+    ``suspect`` is a part of ``failed`` (``suspect_record``;
+    ``suspect_by_type`` counts them per error type); ``review`` a part of ``ok`` (records
     whose ``needs_review`` names a low-confidence field, ``review_fields``
     counts them per field); ``by_error_type`` counts failed records;
     ``spans`` the highlights drawn, ``differing`` those whose text differs from
@@ -56,6 +58,7 @@ class ReportStats:
     review_fields: dict[str, int] = field(default_factory=dict)
     failed: int = 0
     suspect: int = 0
+    suspect_by_type: dict[str, int] = field(default_factory=dict)
     by_error_type: dict[str, int] = field(default_factory=dict)
     spans: int = 0
     differing: int = 0
@@ -92,6 +95,28 @@ def is_suspect(error_type: str) -> bool:
     - anything else (validation, provider, input errors): not suspect.
     """
     return any(marker in error_type for marker in SUSPECT_MARKERS)
+
+
+def answered(record: Mapping[str, Any]) -> bool:
+    """Whether the model was asked for ``record``: ``False`` only when its
+    ``attempts`` is 0 (a failure before any request: a document that could
+    not be read, a required field with no value the document writes, refused
+    before decoding); a record without ``attempts`` (written by an older
+    version) counts as answered."""
+    attempts = record.get("attempts")
+    return not (isinstance(attempts, int) and not isinstance(attempts, bool) and attempts == 0)
+
+
+def suspect_record(record: Mapping[str, Any]) -> bool:
+    """Whether ``record`` is a suspect failure: not ``ok``, its error type
+    suspect (``is_suspect``), and the model answered (``answered``): a
+    failure with no answer (``attempts`` 0, a ``GroundingError`` raised
+    before any request) is a plain failure, since no answer was refused."""
+    if record.get("ok") is True or not answered(record):
+        return False
+    error = record.get("error")
+    kind = error.get("type") if isinstance(error, Mapping) else None
+    return isinstance(kind, str) and is_suspect(kind)
 
 
 def latest_records(records: Iterable[Record]) -> tuple[list[Record], int]:
@@ -145,7 +170,7 @@ def _error(record: Record) -> tuple[str, str, str]:
 def _status(record: Record) -> str:
     if record["ok"]:
         return "ok"
-    return "suspect" if is_suspect(_error(record)[0]) else "failed"
+    return "suspect" if suspect_record(record) else "failed"
 
 
 def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:

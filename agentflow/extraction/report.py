@@ -78,6 +78,7 @@ from agentflow.extraction._report_records import (
     is_suspect,
     latest_records,
     review_fields,
+    suspect_record,
 )
 
 __all__ = [
@@ -86,6 +87,7 @@ __all__ = [
     "is_suspect",
     "latest_records",
     "render_report",
+    "suspect_record",
     "write_report",
 ]
 
@@ -131,7 +133,9 @@ def write_report(records: Iterable[Record], sources: Sources, write: Callable[[s
             continue
         kind = _error(record)[0]
         stats.failed += 1
-        stats.suspect += is_suspect(kind)
+        if suspect_record(record):
+            stats.suspect += 1
+            stats.suspect_by_type[kind] = stats.suspect_by_type.get(kind, 0) + 1
         stats.by_error_type[kind] = stats.by_error_type.get(kind, 0) + 1
     colours: dict[str, int] = {}
     write(_head(title, len(docs)))

@@ -13,13 +13,39 @@ each convention's reading. The conventions:
   1234.56, ``12,50`` is 12.50, ``1 234,56`` (a no-break or thin space) is
   1234.56.
 * **Indian grouping**: ``12,34,567`` is 1234567 (groups of two, then three).
-* **Ambiguity is kept, never resolved**: ``1,234`` reads 1234 or 1.234,
-  ``1.234`` reads 1.234 or 1234; a comma also separates a list
-  (``12,50`` reads 12.50, and 12 and 50; ``3,4,5`` reads 3, 4 and 5;
-  ``100,250,500`` and a CSV row ``100,200,300`` read the grouped number
-  and each item: 100250500, 100, 250, 500). Digits grouped by commas are
-  no list when a decimal part or an exponent follows (``1,234.50``) or a
-  currency is written before (``$1,234``, ``USD1,234``): an amount.
+* **The document's convention decides a comma** (``conventions``): a
+  comma followed by exactly three digits inside a number (``42,000``,
+  ``17,562``) groups thousands in the overwhelming majority of documents,
+  and reading it otherwise lets a *prefix* of the written number stand
+  for it (a model that writes 42 for "42,000" or 17 for "17,562" would be
+  grounded). So, per document:
+
+  - a comma is a **decimal comma** only when the document shows that
+    convention: a number written ``1.234,56`` (``1 234,56`` with a
+    no-break or thin space), or a comma followed by a fraction that is not
+    three digits (``3,5 kg``, ``12,50``, ``0,1234``), which no grouping
+    writes. Then ``42,000`` reads 42 (and no longer 42000) and
+    ``1.500`` 1500 (no longer 1.5: in that convention a point followed by
+    three digits groups thousands);
+  - a number **grouped by commas** (``1,234``, ``12,34,567``) reads as
+    grouped unless the document is a comma-decimal one;
+  - a document showing **both** conventions (``1,234.50`` and ``3,5``)
+    keeps every reading: it cannot say which is meant;
+  - digits joined by commas are **list items** (``100,250,500``: 100, 250
+    and 500 besides 100250500; ``3,4,5``: 3, 4 and 5) only when the
+    document writes lists that way: a comma with no space after it next
+    to a letter (``GV2841,GV2842``, a CSV header ``id,qty``), or a run of
+    digit groups no convention reads as one number (``3,4,5``,
+    ``100,20,3``). A list written with a space after the comma
+    (``2309A, 2310A``) shows nothing: ``17,562`` there is one number. A
+    part of a comma-joined run is never read alone otherwise (neither
+    ``12`` of ``12,34,567`` nor ``1,234`` of ``1,234,56``).
+
+  ``1.234`` reads 1.234 and 1234 outside comma-decimal documents (no
+  prefix stands for it there: 1.234 is what the point convention writes).
+  Digits grouped by commas are no list when a decimal part or an exponent
+  follows (``1,234.50``) or a currency is written before (``$1,234``,
+  ``USD1,234``): an amount.
 * **Exponent**: ``1.5e3`` is 1500, ``2E-4`` is 0.0002 (never its mantissa
   alone).
 * **Leading point**: ``.5`` is 0.5.
@@ -57,10 +83,12 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterator
 from decimal import Decimal
+from typing import NamedTuple
 
 from agentflow.grounding.date_readings import part_spans, year_readings
 
-__all__ = ["CURRENCY", "ISO_4217", "MAX_EXPONENT", "readings"]
+__all__ = ["CURRENCY", "ISO_4217", "MAX_EXPONENT", "Conventions", "conventions", "placed_readings",
+           "readings"]
 
 ISO_4217 = frozenset({
     "AED", "AFN", "ALL", "AMD", "ANG", "AOA", "ARS", "AUD", "AWG", "AZN", "BAM", "BBD", "BDT",
@@ -205,18 +233,9 @@ class _Apart:
         return i >= 0 and self.ends[i] > start
 
 
-def _listed(source: str, match: re.Match[str]) -> bool:
-    """Whether a point-decimal match may also be a comma list
-    (``100,250,500``): its digits grouped by commas alone, with neither a
-    decimal part nor an exponent, and no currency written before it (an
-    amount: ``$1,234``, ``USD1,234``)."""
-    num = match.group("num")
-    return ("," in num and num.replace(",", "").isdigit() and match.group("exp") is None
-            and not _priced(source, match))
-
-
-def _items(source: str, match: re.Match[str], apart: _Apart) -> Iterator[tuple[int, Decimal]]:
-    """``(offset, number)`` of each item of a comma list (``100,250,500``:
+def _items(source: str, match: re.Match[str],
+           apart: _Apart) -> Iterator[tuple[int, int, Decimal]]:
+    """``(start, end, number)`` of each item of a comma list (``100,250,500``:
     100, 250 and 500; a sign belongs to the first item, a percent sign
     after the run to the last)."""
     start = match.start("num")
@@ -226,29 +245,124 @@ def _items(source: str, match: re.Match[str], apart: _Apart) -> Iterator[tuple[i
         if not apart.hit(start, end):
             number = _value(match.group("sign") if i == 0 else None, digits)
             if number is not None:
-                yield from ((start, n) for n in (
+                yield from ((start, end, n) for n in (
                     _scaled(source, match.end(), number) if i == len(items) - 1 else (number,)))
         start = end + 1
+
+
+_SIGNED = rf"(?<![\w.,])[-+\u2212]?[{CURRENCY}]?"
+_COMMA_SIGN = re.compile(
+    rf"{_SIGNED}(?:\d{{1,3}}(?:[.{_SPACES}]\d{{3}})+,\d+|\d+,(?:\d{{1,2}}|\d{{4,}}))"
+    r"(?![\d_]|[.,]\d)")
+"""What shows a document's comma decimal: ``1.234,56`` (``1 234,56``), or a
+comma followed by a fraction of other than three digits (``3,5``,
+``12,50``), alone (``3,4,5`` is a list)."""
+_POINT_SIGN = re.compile(
+    rf"{_SIGNED}(?:\d{{1,3}}(?:,\d{{3}})+\.\d+|\d+\.(?:\d{{1,2}}|\d{{4,}}))"
+    r"(?![\d_]|[.,]\d)")
+"""What shows a document's decimal point: ``1,234.50``, or a point followed
+by a fraction of other than three digits (``3.5``, ``12.50``), alone
+(``1.5.2`` is a version, ``05.03.2024`` a date)."""
+_RUN = re.compile(r"(?<![\w.,])\d+(?:,\d+){2,}(?![\d_]|[.,]\d)")
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+|\d{1,2}(?:,\d\d)+,\d{3}")
+_WORD_LIST = re.compile(r"[^\W\d_],\w|\w,[^\W\d_]")
+"""A comma with no space after it next to a letter (``GV2841,GV2842``,
+``id,qty``): the document writes lists without a space."""
+_JOINED_AFTER = re.compile(r",\d")
+
+
+class Conventions(NamedTuple):
+    """How a document writes numbers (``conventions``).
+
+    Attributes:
+        decimal_comma: a comma may be a decimal mark (``3,5``, ``1.234,56``
+            written somewhere).
+        decimal_point: a point may be a decimal mark, a comma groups
+            thousands (the default; ``False`` only when the document shows
+            a decimal comma and no decimal point).
+        comma_lists: digits joined by a comma with no space after it may be
+            a list's items (``3,4,5``; ``GV2841,GV2842``).
+    """
+
+    decimal_comma: bool
+    decimal_point: bool
+    comma_lists: bool
+
+
+def conventions(source: str) -> Conventions:
+    """The number conventions ``source`` shows (see the module docstring)."""
+    comma = _COMMA_SIGN.search(source) is not None
+    point = _POINT_SIGN.search(source) is not None or not comma
+    lists = _WORD_LIST.search(source) is not None or any(
+        _GROUPED.fullmatch(m.group()) is None for m in _RUN.finditer(source))
+    return Conventions(comma, point, lists)
+
+
+def _joined(source: str, match: re.Match[str]) -> bool:
+    """Whether ``match`` is a part of a longer comma-joined run of digits
+    (a comma and a digit right before or right after it)."""
+    start = match.start()
+    return (_JOINED_AFTER.match(source, match.end()) is not None
+            or (start >= 2 and source[start - 1] == "," and source[start - 2].isdigit()))
+
+
+def _kept(source: str, pattern: re.Pattern[str], match: re.Match[str], way: Conventions) -> bool:
+    """Whether the document's conventions (``way``) let ``match`` (of
+    ``pattern``) be read as one number."""
+    num = match.group("num")
+    if pattern is _POINT:
+        if _joined(source, match):
+            return False  # a part of a run: an item of a list at most (``_items``)
+        if "," in num:
+            return way.decimal_point  # grouped by commas
+        return way.decimal_point or re.fullmatch(r"\d{1,3}\.\d{3}", num) is None
+    if pattern is _COMMA:
+        return "," not in num or way.decimal_comma
+    return way.decimal_point  # _INDIAN
+
+
+_JOINED_RUN = re.compile(
+    rf"{_START}{_SIGN}{_CUR}(?P<num>\d+(?:,\d+)+)(?![\d_]|\.\d|[eE][-+\u2212]?\d)")
+"""A run of digits joined by commas with no space (``100,250,500``,
+``3,4,5``), whole: what a list written without spaces looks like."""
+
+
+def _run_items(source: str, apart: _Apart) -> Iterator[tuple[int, int, Decimal]]:
+    """``(start, end, number)`` of each item of every comma-joined run of digits
+    that may be a list (``_JOINED_RUN``; no currency written before it)."""
+    for match in _JOINED_RUN.finditer(source):
+        if not _priced(source, match):
+            yield from _items(source, match, apart)
 
 
 def readings(source: str) -> Iterator[tuple[int, Decimal]]:
     """``(offset, number)`` for every reading of every number ``source``
     writes (see the module docstring), by convention, not in document order
     (sort by offset for that); a number may come more than once."""
+    for start, _, number in placed_readings(source):
+        yield start, number
+
+
+def placed_readings(source: str) -> Iterator[tuple[int, int, Decimal]]:
+    """``(start, end, number)``: ``readings`` with the end of the written
+    text each number is read from (``[start, end)``: the digits with their
+    grouping and decimal marks and an exponent, ``17,562``; for a list
+    item, the item's digits)."""
     apart = _Apart(source)
+    way = conventions(source)
     for pattern, table in ((_POINT, _AS_POINT), (_COMMA, _AS_COMMA), (_INDIAN, _AS_INDIAN)):
         for match in pattern.finditer(source):
             groups = match.groupdict()
             if not _code_ok(source, match.start(), groups["num"]):
                 continue
             start, end = match.span("num")
-            if not apart.hit(start, end):
+            if not apart.hit(start, end) and _kept(source, pattern, match, way):
                 number = _value(groups["sign"], groups["num"].translate(table), groups.get("exp"))
                 if number is not None:
                     for n in _scaled(source, match.end(), number):
-                        yield start, n
-            if pattern is _POINT and "," in groups["num"] and _listed(source, match):
-                yield from _items(source, match, apart)
+                        yield start, match.end(), n
+    if way.comma_lists:
+        yield from _run_items(source, apart)
     for start, end, year in year_readings(source):
         if not apart.hit(start, end):
-            yield start, Decimal(year)
+            yield start, end, Decimal(year)

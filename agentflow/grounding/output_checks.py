@@ -15,7 +15,7 @@ from agentflow.grounding import Grounded, check_grounding, grounded_values
 from agentflow.grounding.degenerate import check_degenerate
 from agentflow.grounding.field_keys import key_path
 from agentflow.grounding.typed_leaves import TypedValue
-from agentflow.grounding.typed_values import found_in
+from agentflow.grounding.typed_values import found_in, written_at
 from agentflow.messages import Msg
 
 __all__ = ["TAKEN_KEY", "call_source", "call_taken", "check_output"]
@@ -65,7 +65,9 @@ def check_output(
 ) -> dict[str, list[tuple[int, int]]]:
     """The spans (field path -> ``[start, end)`` offsets into ``source``) of
     ``value``'s grounded values: the fields ``output_type`` marks
-    ``Grounded()``, or every free-text string under ``ground``. A value at a
+    ``Grounded()``, or every free-text string under ``ground``; and of each
+    number or date read by value, the first text it is read from
+    (``typed_values.written_at``: ``17,562`` for 17562). A value at a
     span of ``taken`` (``call_taken``) moves to another occurrence when it has one.
 
     Under ``ground`` (the default that grounds every free-text string), a
@@ -106,7 +108,12 @@ def check_output(
             output=value, problems=problems,
             detail=detail,
         )
-    return check.spans
+    spans = dict(check.spans)
+    for t in typed:  # a number or a date: the text it is read from (17,562; 08/Jan/24)
+        place = written_at(t.value, source)
+        if place is not None and t.path not in spans:
+            spans[t.path] = [place]
+    return spans
 
 
 def _shown(value: Any) -> str:

@@ -9,7 +9,9 @@ numbers, dates and choices are normalised by the model (``1,200`` read as
   it equals any reading of a number the document writes
   (``agentflow.grounding.number_readings``: ``1,234.50``, ``1.234,56``,
   ``1 234,56`` with a no-break space, ``1.5e3``, ``.5``, ``USD1,234``,
-  ``€12``; ``12%`` reads 12 and 0.12; ``1,234`` reads 1234 and 1.234);
+  ``€12``; ``12%`` reads 12 and 0.12; ``1,234`` reads 1234, and 1.234
+  only in a document that shows a decimal comma: no prefix of a grouped
+  number, ``42`` of ``42,000``, stands for it);
   a plain space never joins digit groups (``80 443 8080`` is three numbers,
   never 80443); a number is never read out of a word or a dotted version
   (``x86``, ``1.5.2``: no number; ``1995-2005``: 1995 and 2005), nor out
@@ -17,7 +19,8 @@ numbers, dates and choices are normalised by the model (``1,200`` read as
   ``10:45``: no number);
 * a date (``date``; a ``datetime`` by its date) when the document writes the
   same day as ``2024-03-05``, ``5 March 2024``, ``March 5, 2024``, ``5 Mar
-  2024``, ``05.03.2024``, ``03/05/2024`` or ``05-03-2024`` (either order of
+  2024``, ``05-Mar-2024``, ``05/Mar/24``, ``2024-Mar-05``, ``05.03.2024``,
+  ``03/05/2024`` or ``05-03-2024`` (either order of
   day and month; ``agentflow.grounding.date_readings``), never inside a
   longer run of digits, a word or a dotted version (``12024-03-05``,
   ``v1.2.2024``, ``1.2.2024.5``: no date);
@@ -36,10 +39,10 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any
 
-from agentflow.grounding.date_readings import date_readings
-from agentflow.grounding.number_readings import readings
+from agentflow.grounding.date_readings import date_readings, placed_dates
+from agentflow.grounding.number_readings import placed_readings, readings
 
-__all__ = ["found_in", "written_dates", "written_numbers"]
+__all__ = ["found_in", "written_at", "written_dates", "written_numbers"]
 
 def found_in(value: Any, source: str) -> bool:
     """Whether ``value`` is written in ``source`` (see the module docstring)."""
@@ -93,3 +96,42 @@ def _dates(source: str) -> dict[dt.date, None]:
     """The days ``source`` writes, in document order, each once."""
     placed = sorted(date_readings(source), key=lambda p: p[0])  # stable: day.month first
     return dict.fromkeys(day for _, day in placed)
+
+
+def written_at(value: Any, source: str) -> tuple[int, int] | None:
+    """The ``[start, end)`` offsets of the first text of ``source`` a number
+    or a date ``value`` is read from (``17,562`` for 17562, ``08/Jan/24``
+    for 2024-01-08: what a review page highlights), or ``None`` when it is
+    not written there (``found_in``) or is no number or date."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float | Decimal):
+        try:
+            target = Decimal(value) if isinstance(value, int) else Decimal(str(value))
+        except (InvalidOperation, ValueError):
+            return None
+        return _number_places(source).get(target)
+    if isinstance(value, dt.datetime):
+        value = value.date()
+    if isinstance(value, dt.date):
+        return _date_places(source).get(value)
+    return None
+
+
+@lru_cache(maxsize=16)
+def _number_places(source: str) -> dict[Decimal, tuple[int, int]]:
+    """Each number ``source`` writes -> where it is first written (the
+    longest text read at that place)."""
+    places: dict[Decimal, tuple[int, int]] = {}
+    for start, end, number in sorted(placed_readings(source), key=lambda r: (r[0], -r[1])):
+        places.setdefault(number, (start, end))
+    return places
+
+
+@lru_cache(maxsize=16)
+def _date_places(source: str) -> dict[dt.date, tuple[int, int]]:
+    """Each day ``source`` writes -> where it is first written."""
+    places: dict[dt.date, tuple[int, int]] = {}
+    for start, end, day in sorted(placed_dates(source), key=lambda r: (r[0], -r[1])):
+        places.setdefault(day, (start, end))
+    return places

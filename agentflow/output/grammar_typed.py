@@ -14,7 +14,7 @@ from typing import Any
 from agentflow.grounding.typed_values import written_dates, written_numbers
 from agentflow.output.grammar_values import MAX_CANDIDATES
 
-__all__ = ["TIME", "date_literals", "number_literals", "typed_reason"]
+__all__ = ["TIME", "TYPED_ADVICE", "date_literals", "number_literals", "typed_reason"]
 
 TIME = "/[0-2][0-9]:[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?(Z|[+-][0-2][0-9]:[0-5][0-9])?/"
 """The time of day after a listed date's ``T`` in a ``date-time`` value (ISO
@@ -47,15 +47,27 @@ def _integer(node: Mapping[str, Any]) -> bool:
     return "number" not in kinds
 
 
+TYPED_ADVICE = (
+    "if the document writes the value in a form agentflow does not read (or not at all), "
+    "make the field optional (`X | None = None`), mark it `Annotated[X, Derived()]` (not "
+    "held to the document), or type it `str` (copied as written)")
+"""What a refusal of a number or date field (``typed_reason``) tells the user
+to do."""
+
+
 def typed_reason(node: Mapping[str, Any], kind: str, source: str) -> str:
     """Why a number or date node (``kind``: ``"number"``, ``"date"``,
-    ``"date-time"``) has no value in ``source``: the document writes none,
-    or none it writes satisfies the node's constraints, named
-    (``integer, minimum 1990, maximum 2000``)."""
+    ``"date-time"``) has no value in ``source``: no number (date) the
+    document writes could be read (``agentflow.grounding.number_readings``,
+    ``date_readings``: a document may write one in a form they do not read,
+    a date as ``le 8 janvier``, a number as ``twelve``), or none it writes
+    satisfies the node's constraints, named (``integer, minimum 1990,
+    maximum 2000``). ``TYPED_ADVICE`` says what to do."""
     if kind != "number":
-        return "the document writes no date"
+        return ("no date the document writes could be read (forms read: 2024-03-05, "
+                "5 March 2024, March 5, 2024, 05-Mar-2024, 05/Mar/24, 05.03.2024, 03/05/2024)")
     if not written_numbers(source):
-        return "the document writes no number"
+        return "no number the document writes could be read (in digits: 1,234.50, 1.234,56, 12%)"
     named = ["a whole number"] if _integer(node) else []
     named += [f"{word} {_named(value)}"
               for key, word in _BOUNDS if (value := _bound(node, key)) is not None]

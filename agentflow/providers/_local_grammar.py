@@ -29,6 +29,7 @@ import orjson
 from agentflow._lru import LRU
 from agentflow.errors import GroundingError
 from agentflow.output.grammar import PATTERN_REASON, NoGroundedValueError, substring_grammar
+from agentflow.output.grammar_typed import TYPED_ADVICE
 
 __all__ = ["GRAMMAR_CACHE_SIZE", "JSON_SEPARATORS", "document_grammar", "schema_grammar"]
 
@@ -51,18 +52,31 @@ def document_grammar(schema: Any, source: str,
             nothing in ``source`` matches, or a required number (date)
             field none of whose written numbers (dates) keeps its
             constraints (``unfound`` names it with an empty value, the
-            message says why): no output could be right.
+            message says why and, for a number or date, what to do:
+            ``grammar_typed.TYPED_ADVICE``): no output could be right.
+
+    Refusing before any request, rather than asking with the plain schema
+    and flagging the answer, is deliberate: verification
+    (``agentflow.grounding.output_checks.check_output``) refuses a number or
+    a date the document does not write, read by the same readings, so any
+    answer the model gave would be refused too, after spending every
+    attempt; the error says what to change instead (make the field optional,
+    ``Derived()`` or ``str``). Such a failure has no answer, so it is never
+    counted *suspect* (``agentflow.extraction.report.suspect_record``).
     """
     try:
         return substring_grammar(schema, source, JSON_SEPARATORS, taken)
     except NoGroundedValueError as exc:
         # no output could be right: say which field and why, before any decoding
         cut = any(why == PATTERN_REASON for why in exc.reasons.values())
+        typed = any(why != PATTERN_REASON for why in exc.reasons.values())
         raise GroundingError(
-            f"{exc}" + ("; the document may have been cut before them" if cut else ""),
+            f"{exc}" + ("; the document may have been cut before them" if cut else "")
+            + (f"; {TYPED_ADVICE}" if typed else ""),
             unfound=[(name, "") for name in exc.fields],
-            detail="\n".join(f"- {name}: {why}"
-                              for name, why in exc.reasons.items())) from None
+            detail="\n".join([f"- {name}: {why}" for name, why in exc.reasons.items()]
+                              + ([TYPED_ADVICE[0].upper() + TYPED_ADVICE[1:] + "."]
+                                 if typed else []))) from None
 
 
 def schema_grammar(schema: Any, cache: LRU[bytes, str]) -> str:
