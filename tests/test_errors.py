@@ -71,3 +71,14 @@ def test_every_error_crosses_a_process_boundary_as_it_is(name: str) -> None:
     copy = pickle.loads(pickle.dumps(error))
     assert type(copy) is type(error) and str(copy) == str(error)
     assert vars(copy) == vars(error) and copy.args == error.args
+
+
+def test_every_error_is_importable_from_the_package() -> None:
+    """A user catches what a run raises by importing it from ``agentflow``;
+    the MCP family stays in ``agentflow.errors`` (as ``agentflow.mcp``'s
+    docstring says), since ``import agentflow`` does not load MCP."""
+    import agentflow
+
+    names = {n for n in errors.__all__ if isinstance(getattr(errors, n), type)}
+    assert {n for n in names if not n.startswith("MCP")} <= set(agentflow.__all__)
+    assert agentflow.StrayCancelError is errors.StrayCancelError
