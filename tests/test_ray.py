@@ -148,11 +148,17 @@ def test_extract_dataset_writes_one_cli_record_per_input(
 
 def test_read_jsonl_and_parquet(cluster: None, tmp_path: Path) -> None:
     lines = [{"key": f"r{i}", "body": f"text {i}"} for i in range(3)] + [{"key": "r3", "body": ""}]
+    lines += [{"body": "no key"}, {"key": None, "body": "null key"}]
     (tmp_path / "in.jsonl").write_bytes(b"\n".join(orjson.dumps(x) for x in lines))
     rows = sorted(engine.read_jsonl(str(tmp_path / "in.jsonl"), text_field="body",
                                     id_field="key").take_all(), key=lambda r: r["id"])
+    keyless, rows = rows[:2], rows[2:]  # "#<digest>" sorts first
     assert [(r["id"], r["text"]) for r in rows][:3] == [(f"r{i}", f"text {i}") for i in range(3)]
     assert rows[3]["problem"] and not rows[0]["problem"]
+    # a record without an id is refused under an id of its own, never the text "None"
+    assert {r["text"] for r in keyless} == {"no key", "null key"}
+    assert all(r["id"].startswith("#") and "no id in field 'key'" in r["problem"]
+               for r in keyless) and keyless[0]["id"] != keyless[1]["id"]
     import pyarrow as pa
 
     pq.write_table(pa.table({"key": ["a", "b"], "body": ["x", "y"], "other": [1, 2]}),

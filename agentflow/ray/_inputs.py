@@ -5,6 +5,7 @@ each with the columns ``extract_dataset`` reads."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -75,17 +76,26 @@ def read_documents(
 def _records_to_docs(text_field: str, id_field: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def convert(row: dict[str, Any]) -> dict[str, Any]:
         text, rid = row.get(text_field), row.get(id_field)
-        problem = None if isinstance(text, str) and text.strip() else (
-            f"{rid}: no text in field {text_field!r}")
-        return {"id": str(rid), "text": text if isinstance(text, str) else "",
-                "problem": problem, "source_offset": 0}
+        body = text if isinstance(text, str) else ""
+        if rid is None or rid != rid:  # null (NaN in a batch Ray filled): named by its text
+            doc_id = f"#{hashlib.sha1(body.encode(errors='surrogatepass')).hexdigest()[:12]}"
+            problem: str | None = (f"{doc_id}: no id in field {id_field!r} (ids key the "
+                                   "results and the resume: give each record one)")
+        else:
+            doc_id = str(rid)
+            problem = None if body.strip() else f"{doc_id}: no text in field {text_field!r}"
+        return {"id": doc_id, "text": body, "problem": problem, "source_offset": 0}
     return convert
 
 
 def read_jsonl(paths: str | Sequence[str], *, text_field: str = "text",
                id_field: str = "id") -> ray.data.Dataset:
     """A Dataset of JSONL records (Ray Data's JSON reader): columns ``id`` (the
-    record's ``id_field`` as text), ``text``, ``problem``, ``source_offset``."""
+    record's ``id_field`` as text), ``text``, ``problem``, ``source_offset``.
+    A record with no ``id_field`` (null, or NaN where Ray filled the gap) is
+    a ``problem`` row whose ``id`` is ``#`` and a digest of its text: Ray's
+    reader gives no line number to key it by, and such records must not all
+    share one id (``"None"``, ``"nan"``)."""
     rt = ray_module()
     dataset: ray.data.Dataset = rt.data.read_json(paths, lines=True).map(
         _records_to_docs(text_field, id_field))
