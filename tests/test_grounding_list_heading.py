@@ -57,8 +57,14 @@ def test_heading_keys_sections_and_names() -> None:
     text = "Notes:\n\n- a\n  more of a\n- b\n\n- c\nNext: x\n- d\n"
     assert sections(text, "notes") == ["- a\n  more of a\n- b\n\n- c"]
     assert sections("Notes:\nnone\n- z\n", "notes") == []  # no item right under it
-    assert names("actions", "action items") and names("features", "key features")
+    # a heading names the list with the same words (case, punctuation, a plural s aside)
+    assert names("action-items", "action items") and names("note", "notes")
     assert not names("methods", "notes") and not names("decisions", "action items")
+    # a word more or less is another list, however many words they share
+    for found, key in (("closed issues", "open issues"), ("previous action items", "action items"),
+                       ("actions", "action items"), ("key features", "features"),
+                       ("lab notes", "notes")):
+        assert not names(found, key) and not names(key, found), (found, key)
 
 
 def test_a_bulleted_list_rule_learns_its_heading_and_reads_only_under_it() -> None:
@@ -66,7 +72,8 @@ def test_a_bulleted_list_rule_learns_its_heading_and_reads_only_under_it() -> No
     assert rule.heading == "notes" and rule.labelled
     assert "under a heading 'notes'" in rule.describe()
     assert rule.values(BOTH) == ["Routine"] and rule.values(OTHER) == []
-    assert rule.values("Test: x\nLAB NOTES\n- Routine\n") == ["Routine"]  # a heading naming it
+    assert rule.values("Test: x\n## NOTES\n- Routine\n") == ["Routine"]  # a heading naming it
+    assert rule.values("Test: x\nLAB NOTES\n- Routine\n") == []  # another heading
     # the grammar offers only an empty list where the other list stands alone
     schema = mark_all_strings(OutputSpec.of(Lab).schema_for("local").schema)
     offered = apply_locators(schema, {"notes": rule}, OTHER)["properties"]["notes"]
@@ -89,6 +96,33 @@ def test_examples_without_a_common_heading_keep_the_rule_as_it_was() -> None:
     rule = learn_locators(check_examples(shown, Lab), Lab)["notes"]
     assert rule.heading == "" and not rule.labelled and rule.values(OTHER) == [
         "Immunoassay", "Photometry"]
+
+
+class Minutes(BaseModel):
+    date: str | None = None
+    actions: list[str] = Field(default_factory=list, max_length=5)
+
+
+MINUTES = [Example("Date: 4 March\nAction items:\n- Book room\n",
+                   Minutes(date="4 March", actions=["Book room"])),
+           Example("Date: 9 March\nAction items:\n- Call Ann\n- Send notes\n",
+                   Minutes(date="9 March", actions=["Call Ann", "Send notes"]))]
+
+
+def test_a_list_under_a_heading_sharing_a_word_is_another_list() -> None:
+    """``Previous action items`` is not the ``Action items`` list: the rule
+    reads only the list under the examples' own heading, so the right list
+    holds and one merged with the other list disagrees."""
+    rule = learn_locators(check_examples(MINUTES, Minutes), Minutes)["actions"]
+    assert rule.heading == "action items"
+    doc = ("Date: 16 March\nPrevious action items:\n- Book room\n\n"
+           "Action items:\n- Order chairs\n")
+    assert sections(doc, "action items") == ["- Order chairs"]
+    right = _run({"date": "16 March", "actions": ["Order chairs"]}, doc, Minutes, MINUTES)
+    assert right.ok and right.confidence["actions"] == HELD
+    merged = _run({"date": "16 March", "actions": ["Book room", "Order chairs"]}, doc, Minutes,
+                  MINUTES)
+    assert merged.ok and merged.confidence["actions"] == DISAGREES
 
 
 class Meeting(BaseModel):

@@ -17,9 +17,10 @@ spaces folded; a heading is at most ``MAX_WORDS`` words, the first a word
 that begins with a letter (``Notes``, ``Action items``), never a sentence.
 So ``Notes:``, ``NOTES`` and ``## Notes`` have the key ``notes``. A
 document's heading **names** the list (``names``) when its key is the
-list's, or when the two share a word of at least ``STEM_MIN`` letters, a
-plural ``s`` aside (``Actions`` names ``Action items``, ``Features`` names
-``Key features``; ``Methods`` does not name ``Notes``).
+list's, word for word, punctuation and a plural ``s`` aside (``Note``,
+``Action-items``): a heading with a word more or less is another list
+(``Closed issues`` is no ``Open issues``, ``Previous action items`` no
+``Action items``, ``Actions`` no ``Action items``).
 
 The list **under** a heading (``sections``) is the run of lines after it: a
 list item's line (``agentflow.grounding.items``: a bulleted or numbered
@@ -32,18 +33,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_WORDS", "STEM_MIN", "heading_key", "heading_of", "key_written", "names",
-           "sections"]
+__all__ = ["MAX_WORDS", "heading_key", "heading_of", "key_written", "names", "sections"]
 
 MAX_WORDS = 4
 """Longest heading (words) a list's label may be."""
-STEM_MIN = 4
-"""Shortest word (letters, a plural ``s`` aside) two headings may share to name one list."""
 
 _MARKED = re.compile(r"([^\S\n]*)(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[^\S\n]+\S")
 _WORDS = rf"[^\W\d][\w'’&/.-]*(?: [\w'’&/.-]+){{0,{MAX_WORDS - 1}}}"
 _KEY = re.compile(_WORDS + r"\Z")
 _KEY_LINE = re.compile(r"[ \t]*(" + _WORDS + r")[ \t]*[:=]")
+_WORD = re.compile(r"[^\W_]+")
 
 
 def _width(indent: str) -> int:
@@ -63,26 +62,28 @@ def heading_key(line: str) -> str:
     return body.casefold() if _KEY.match(body) else ""
 
 
-def _stems(key: str) -> set[str]:
-    words = (w.strip("'’&/.-") for w in key.split())
-    stems = {w[:-1] if w.endswith("s") and len(w) > STEM_MIN else w for w in words}
-    return {w for w in stems if len(w) >= STEM_MIN and w.isalpha()}
+def _words(key: str) -> list[str]:
+    """The words of ``key``, letter case folded, each less a plural ``s``."""
+    return [w[:-1] if w.endswith("s") and len(w) > 3 else w
+            for w in _WORD.findall(key.casefold())]
 
 
 def names(found: str, key: str) -> bool:
     """Whether a heading of key ``found`` names the list the examples write
-    under the key ``key`` (see the module docstring)."""
-    return bool(found) and (found == key or bool(_stems(found) & _stems(key)))
+    under the key ``key``: the same words (see the module docstring)."""
+    return bool(found) and (found == key or _words(found) == _words(key))
 
 
 def heading_of(text: str, start: int) -> str:
     """The key of the heading of the list whose first item's line begins at
     offset ``start`` of ``text``: the nearest line before it that is not
     blank (``""``: none, or it reads as no heading)."""
-    before = text[:start].split("\n")[:-1]
-    for line in reversed(before):
-        if line.strip():
-            return heading_key(line)
+    end = text.rfind("\n", 0, start)  # the end of the line before
+    while end >= 0:
+        begin = text.rfind("\n", 0, end) + 1
+        if text[begin:end].strip():
+            return heading_key(text[begin:end])
+        end = begin - 1
     return ""
 
 
@@ -96,7 +97,8 @@ def sections(text: str, key: str) -> list[str]:
             continue
         depth: int | None = None
         taken: list[str] = []
-        for other in lines[i + 1:]:
+        for j in range(i + 1, len(lines)):  # (by index: no copy of the rest per heading)
+            other = lines[j]
             if not other.strip():
                 if depth is not None:
                     taken.append(other)
