@@ -25,8 +25,10 @@ model's say-so:
   them, or where the value holds a clause no example's value shows
   (``Locator.pins``): the value is then scored as if the field had no
   locator. A locator never reads a block or line the document marks
-  cancelled, superseded or struck out (``agentflow.grounding.void_blocks``),
-  nor a list without a label of its own outside the heading the examples
+  cancelled, superseded or struck out (``agentflow.grounding.void_blocks``;
+  such text may lower a field's confidence, never make it confident: a
+  value beside a void one under the same label is scored as if the field
+  had no locator), nor a list without a label of its own outside the heading the examples
   write it under (``agentflow.grounding.list_heading``);
 * **a hand rule** that held, for a field without a locator: the schema's own
   place rules (``Grounded(line=..., after=..., whole_items=True)``, its
@@ -83,6 +85,7 @@ from agentflow.grounding.locator_absence import absence_confirmed, absence_shown
 from agentflow.grounding.locator_rule import same_text
 from agentflow.grounding.locators import Locator
 from agentflow.grounding.typed_values import found_in
+from agentflow.grounding.void_blocks import void_spans
 from agentflow.output.list_bounds import field_max_items
 
 __all__ = ["ABSENT", "CONFLICTED", "DISAGREES", "DOUBTED", "DOUBT_BELOW", "GROUNDED", "HELD",
@@ -231,9 +234,27 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     else ``DISAGREES``; a value with a clause no example's value shows
     (``Locator.pins``: a bracketed note, a second sentence): ``None``;
     anything else ``DISAGREES``. A list of ``max_items`` items (its bound) holds when it
-    is the first ones the rule finds."""
-    empty = value is None or (rule.many and not value)
+    is the first ones the rule finds.
+
+    The rule reads the live text (``agentflow.grounding.void_blocks``), and
+    void text may lower the result, never make it confident: a ``HELD`` or
+    ``ABSENT`` stands only where the rule reading the whole text gives the
+    same, else ``None`` (a value beside a block the document voids, under
+    the same label: read whole, the rule cannot say which is meant)."""
     found = rule.values(source)
+    score = _read(rule, value, source, found, max_items, required)
+    if score is None or score < REVIEW_BELOW or not void_spans(source):
+        return score
+    whole = rule.values(source, live=False)
+    if whole == found or _read(rule, value, source, whole, max_items, required) == score:
+        return score
+    return None
+
+
+def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: int | None,
+          required: bool) -> float | None:
+    """``_located`` as the rule's values ``found`` in ``source`` say."""
+    empty = value is None or (rule.many and not value)
     if empty:
         if found:
             return DISAGREES
@@ -244,9 +265,9 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
             required or not absence_shown(rule, source)):
         return None  # (a field the schema requires is never shown empty by a layout)
     if not rule.many and rule.labelled and len({" ".join(f.split()) for f in found}) > 1:
-        # its label written twice with different values (a second record; a block
-        # marked cancelled is never read): it cannot say which is meant, so it
-        # pins none (a rule without a label reads by position: its first value)
+        # its label written twice with different values (a second record): it cannot
+        # say which is meant, so it pins none (a rule without a label reads by
+        # position: its first value)
         return None if any(same_text(f, str(value), clean=True) for f in found) else DISAGREES
     if not rule.pins(str(value)):
         return None  # a clause no example's value shows: the rule may have read past it

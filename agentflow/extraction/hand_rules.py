@@ -28,7 +28,9 @@ merely grounded.
 The rules read the document's live text (``agentflow.grounding.void_blocks``):
 a value in a block or line the document marks cancelled, superseded or
 struck out is never one the rules pin down, and a list that took an item
-there does not hold.
+there does not hold. Void text may only lower what holds, never make a
+field hold: each rule must hold on the whole text too (a value beside a
+void one the rules also allow is not the only one).
 
 The same rules the grammar of the embedded model applies, so a field the
 rules pin down is one the model could not get wrong there; on a vendor
@@ -160,7 +162,8 @@ def held_fields(output_type: Any, output: Any, source: str,
         return frozenset()
     held = set()
     void = void_spans(source)
-    source = live_text(source)  # (offsets kept: the spans hold as they are)
+    # the live text and the whole text: a rule holds on both (offsets kept: the spans hold)
+    texts = (live_text(source), source) if void else (source,)
     for shape in _shapes(output_type):
         name, info, tp, marks = shape.name, shape.info, shape.tp, shape.marks
         value = getattr(output, name, None)
@@ -172,8 +175,8 @@ def held_fields(output_type: Any, output: Any, source: str,
                     and isinstance(value, list | tuple)):
                 cap = field_max_items(info)
                 pattern = _annotated_pattern(shape.item) or None
-                if not _in_void(name, len(value), spans, void) and _all_items(
-                        name, value, own[-1], pattern, cap, source, spans):
+                if not _in_void(name, len(value), spans, void) and all(_all_items(
+                        name, value, own[-1], pattern, cap, text, spans) for text in texts):
                     held.add(name)
             continue
         marker = marks[-1] if marks else None
@@ -182,11 +185,11 @@ def held_fields(output_type: Any, output: Any, source: str,
         bound = _after_end(marker, spans)
         if _is_choice(tp) and isinstance(value, str):
             label = value.value if isinstance(value, Enum) else value
-            if _only_label(_labels(tp) or [], label, marker, bound, source):
+            if all(_only_label(_labels(tp) or [], label, marker, bound, t) for t in texts):
                 held.add(name)
         elif _is_text(tp) and isinstance(value, str):
             pattern = _pattern_in(info.metadata) or _annotated_pattern(info.annotation)
-            if _only_value(value, marker, pattern, bound, source):
+            if all(_only_value(value, marker, pattern, bound, t) for t in texts):
                 held.add(name)
     return frozenset(held)
 

@@ -224,20 +224,21 @@ class Locator:
         return any(any(not r.strip() for r in self._in_line(line, empty=True))
                    for line in source.splitlines())
 
-    def values(self, source: str) -> list[str]:
+    def values(self, source: str, *, live: bool = True) -> list[str]:
         """The values this locator finds in ``source`` that fit the examples'
-        kind of value (``fits``), in document order (see ``_values``)."""
-        return [v for v in self._values(source) if self.fits(v)]
+        kind of value (``fits``), in document order (see ``_values``);
+        ``live=False``: read from the whole text, void blocks included."""
+        return [v for v in self._values(source, live) if self.fits(v)]
 
-    def _values(self, source: str) -> list[str]:
+    def _values(self, source: str, live: bool = True) -> list[str]:
         """The values this locator finds in ``source``, in document order
         (list items each; each value stripped, never empty). A continued
         list: the items of its first block only (the value the examples
         show: one field's lines), ``blocks`` has them all. An ``items``
         rule: the own text of each of the document's list items. Under a
         ``heading``: only the lists under it. Read from the live text
-        (``agentflow.grounding.void_blocks``)."""
-        source = live_text(source)
+        (``agentflow.grounding.void_blocks``) unless not ``live``."""
+        source = live_text(source) if live else source
         if self.heading:
             source = "\n\n".join(sections(source, self.heading))
         if self.items:
@@ -245,7 +246,7 @@ class Locator:
         if self.arg is not None:
             return self._arguments(source)
         if self.continued:
-            blocks = self.blocks(source)
+            blocks = self.blocks(source, live=False)  # (live already where it should be)
             if self.many:
                 return blocks[0] if blocks else []
             return [b[0] for b in blocks]
@@ -269,16 +270,17 @@ class Locator:
                     out.append(value)
         return out
 
-    def blocks(self, source: str) -> list[list[str]]:
+    def blocks(self, source: str, *, live: bool = True) -> list[list[str]]:
         """Under ``continued``, each place the locator finds, in document
         order: a list's items (the rest of the label line, then each
         continuation line's content, split by ``split``; a line of
         punctuation alone, deb822's `` .``, is no item), or a single
         value's whole text (one string: the source's own text from after
-        ``left`` to the end of the block, stripped). ``[]`` otherwise."""
+        ``left`` to the end of the block, stripped). ``[]`` otherwise.
+        Read from the live text, or with ``live=False`` the whole text."""
         if not self.continued:
             return []
-        lines = live_text(source).splitlines()
+        lines = (live_text(source) if live else source).splitlines()
         out: list[list[str]] = []
         for i, line in enumerate(lines):
             for raw in self._in_line(line, empty=True):  # the value may begin on the next line

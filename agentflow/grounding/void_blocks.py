@@ -12,28 +12,40 @@ same, so a learned locator (``agentflow.grounding.locators``) or a hand rule
 ``void_spans`` finds such text, by what the document itself says, never by
 document kind:
 
-* **struck-out text**: GitHub-flavoured Markdown ``~~text~~``, HTML
-  ``<del>``, ``<s>`` and ``<strike>`` elements, and characters each
-  followed by a combining stroke overlay (U+0335, U+0336, U+0338), as
-  plain-text editors strike text out;
-* **a void heading**: a line that heads a block (it begins the text, follows
-  a blank line, or is a Markdown ``#`` heading), is short (at most
-  ``HEADING_MAX_WORDS`` words), is no ``key: value`` line with a value
-  after its key, no list item and no sentence (it does not end with
-  ``.``), and holds
-  a *void word* (``VOID_WORDS``: ``cancelled``, ``superseded``,
-  ``withdrawn``, ``in error``...). Its block runs to the next blank line
-  after some content (a Markdown heading's: to the next heading of the same
-  level or higher);
-* **a void note on a line**: a void word in brackets (``(cancelled)``,
-  ``[superseded by 2.1]``) or after a dash at the line's end (``— withdrawn``)
-  voids its line: the line's value is annotated as no longer in force. A
-  void word that is itself a line's value (``Status: Cancelled``) states a
-  status: that line is not void.
+* **struck-out text**: GitHub-flavoured Markdown ``~~text~~`` (on one
+  line), HTML ``<del>``, ``<s>`` and ``<strike>`` elements (each open tag
+  to the next close tag of its name; an open tag never closed strikes
+  nothing), and characters each followed by a combining stroke overlay
+  (U+0335, U+0336, U+0338), as plain-text editors strike text out;
+* **a void status**: a *void word* (``VOID_WORDS``: ``cancelled``,
+  ``superseded``, ``withdrawn``, ``in error``...) that is a line's status,
+  not a word of its sentence: the first or last words of a note in
+  brackets (``(cancelled)``, ``[superseded by 2.1]``, ``(order void)``) or
+  after a dash to the line's end (``- withdrawn``, ``— CANCELLED``), or of
+  the line itself where it is a stamp in capitals (``CANCELLED SHIPMENT``,
+  ``DO NOT USE``) or a Markdown heading (``## Superseded entry``); never in
+  a phrase that states a condition or a rule (``if``, ``may``, ``after``,
+  ``near``...: ``VOID IF UNPAID``, ``(refund if cancelled)``). So ``Cash
+  withdrawn``, ``Do not use near water``, ``Order 1182 cancelled`` and
+  ``Status: Cancelled`` (a status that is a line's value) void nothing;
+* **a void heading**: a line with a void status that heads a block (it
+  begins the text, follows a blank line, or is a Markdown ``#`` heading),
+  is short (at most ``HEADING_MAX_WORDS`` words), is no ``key: value``
+  line with a value after its key, no list item and no sentence (it does
+  not end with ``.``). Its block runs to the next blank line after some
+  content (a Markdown heading's: to the next heading of the same level or
+  higher);
+* **a void note on a line**: a status in brackets or after a dash beside
+  the line's other text (``Next meeting: 5 May (cancelled)``, ``- Toaster -
+  withdrawn``) voids that line.
 
 ``live_text`` is the text with void spans blanked (each character but a
 line break replaced by a space: offsets, lines and spans of the rest are
-unchanged).
+unchanged). A reader of the live text may only lose confidence by it, never
+gain it: where reading the whole text would pin nothing (two different
+values under one label), voiding one of them pins nothing either
+(``agentflow.extraction.confidence``, ``agentflow.extraction.hand_rules``).
+Every scan is linear in the text's length.
 """
 
 from __future__ import annotations
@@ -50,18 +62,22 @@ VOID_WORDS = (
     r"replaced by", r"do not use", r"invalidated",
 )
 """The words that say a block or line no longer holds (regular expressions,
-matched as whole words, letter case ignored)."""
+matched as whole words, letter case ignored), where they are its status
+(see the module docstring)."""
 
 HEADING_MAX_WORDS = 8
 """Longest line (in words) read as a heading that voids its block."""
 
 _VOID = re.compile(r"(?<![\w-])(?:" + "|".join(VOID_WORDS) + r")(?![\w-])", re.IGNORECASE)
-_STRUCK = re.compile(
-    r"~~(?=\S)[^\n]*?(?<=\S)~~"
-    r"|<(del|s|strike)\b[^>]*>.*?</\1\s*>"
-    r"|(?:[^\n][\u0335\u0336\u0338])+", re.IGNORECASE | re.DOTALL)
-_NOTE = re.compile(r"[(\[][^)\]\n]*$|[-\u2013\u2014]\s+[^\n]*$")
-"""Where a void word stands as a note: inside brackets, or after a dash to the line's end."""
+_CONDITION = re.compile(
+    r"(?<![\w-])(?:if|unless|when|until|after|before|near|may|might|must|should|shall|will"
+    r"|would|can|could)(?![\w-])", re.IGNORECASE)
+"""Words that make a phrase a condition or a rule, not a status."""
+_EDGE = " \t#*_:!.,;~"
+"""What may stand between a status and the edge of its phrase."""
+_TAG = re.compile(r"<(/?)(del|s|strike)(?:\s[^<>\n]{0,200})?>", re.IGNORECASE)
+_TILDES = re.compile(r"~~|\n")
+_STROKED = re.compile(r"(?:[^\n][\u0335\u0336\u0338])+")
 _KEY_VALUE = re.compile(r"^[ \t]*[^\W\d][\w.'-]*(?: [\w.'-]+){0,3}[ \t]*[:=][ \t]*\S")
 _MD_HEADING = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]")
 _ITEM = re.compile(r"^[ \t]*(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[ \t]")
@@ -73,6 +89,62 @@ def _lines(text: str) -> list[tuple[int, int]]:
         out.append((pos, pos + len(line)))
         pos += len(line) + 1
     return out
+
+
+def _struck(text: str) -> list[tuple[int, int]]:
+    """The struck-out parts of ``text`` (see the module docstring), in one
+    pass over its tags, ``~~`` marks and stroked characters."""
+    spans = [m.span() for m in _STROKED.finditer(text)]
+    opened: dict[str, int] = {}  # tag name -> its first open tag not closed yet
+    for m in _TAG.finditer(text):
+        name = m.group(2).casefold()
+        if not m.group(1):
+            opened.setdefault(name, m.start())
+        elif name in opened:
+            spans.append((opened.pop(name), m.end()))
+    pending: int | None = None  # a ``~~`` before text, on this line
+    for m in _TILDES.finditer(text):
+        at = m.start()
+        if m.group() == "\n":
+            pending = None
+        elif pending is not None and at >= pending + 2 and not text[at - 1].isspace():
+            spans.append((pending, at + 2))
+            pending = None
+        elif pending is None and at + 2 < len(text) and not text[at + 2].isspace():
+            pending = at
+    return spans
+
+
+def _edge(line: str, lo: int, hi: int, match: re.Match[str]) -> bool:
+    """Whether the void word ``match`` is the first or last words of the
+    phrase ``line[lo:hi]``, and the phrase states no condition."""
+    first = not line[lo:match.start()].strip(_EDGE)
+    last = not line[match.end():hi].strip(_EDGE)
+    return (first or last) and _CONDITION.search(line, lo, hi) is None
+
+
+def _status(line: str, match: re.Match[str]) -> str:
+    """How the void word ``match`` stands on ``line``: ``"note"``, a status
+    in brackets or after a dash beside other text on the line; ``"stamp"``,
+    a status that can only head a block (the line's own first or last
+    words, in capitals or in a Markdown heading; a note with nothing
+    beside it); ``""``, no status (see the module docstring)."""
+    before = line[: match.start()]
+    opened = max(before.rfind("("), before.rfind("["))
+    if opened >= 0 and before.rfind(")") < opened and before.rfind("]") < opened:
+        closes = [i for i in (line.find(")", match.end()), line.find("]", match.end())) if i >= 0]
+        if not _edge(line, opened + 1, min(closes, default=len(line)), match):
+            return ""
+        return "note" if line[:opened].strip(" \t-*:") else "stamp"
+    dash = max(before.rfind(" - "), before.rfind(" \u2013 "), before.rfind(" \u2014 "))
+    if dash >= 0 and not before[dash + 3:].strip():
+        if not _edge(line, dash + 3, len(line), match):
+            return ""
+        return "note" if line[:dash].strip(" \t-*:") else "stamp"
+    if (match.group().isupper() or _MD_HEADING.match(line)) and _edge(
+            line, 0, len(line), match):
+        return "stamp"
+    return ""
 
 
 def _heading(line: str, after_blank: bool) -> bool:
@@ -87,11 +159,11 @@ def _heading(line: str, after_blank: bool) -> bool:
 
 def _block_end(text: str, lines: list[tuple[int, int]], i: int) -> int:
     """Where the block headed by line ``i`` ends (an offset of ``text``)."""
-    first = text[slice(*lines[i])]
-    level = _MD_HEADING.match(first)
+    level = _MD_HEADING.match(text[slice(*lines[i])])
     end = lines[i][1]
     content = False
-    for start, stop in lines[i + 1:]:
+    for j in range(i + 1, len(lines)):
+        start, stop = lines[j]
         line = text[start:stop]
         if level is not None:
             other = _MD_HEADING.match(line)
@@ -106,34 +178,25 @@ def _block_end(text: str, lines: list[tuple[int, int]], i: int) -> int:
     return end
 
 
-def _note_on_line(line: str, match: re.Match[str]) -> bool:
-    """Whether the void word ``match`` on ``line`` is a note about the line
-    (in brackets, or after a dash), not the line's whole value."""
-    before = line[: match.start()]
-    opened = max(before.rfind("("), before.rfind("["))
-    if opened >= 0 and before.rfind(")") < opened and before.rfind("]") < opened:
-        return bool(line[:opened].strip(" \t-*:"))  # a note beside something else
-    dash = max(before.rfind(" - "), before.rfind(" \u2013 "), before.rfind(" \u2014 "))
-    return dash >= 0 and bool(line[:dash].strip(" \t-*:")) and (
-        not before[dash + 3:].strip())
-
-
 @functools.lru_cache(maxsize=16)
 def void_spans(text: str) -> tuple[tuple[int, int], ...]:
     """``[start, end)`` of each part of ``text`` the document marks as no
     longer in force (see the module docstring), in order, not overlapping."""
-    spans: list[tuple[int, int]] = [m.span() for m in _STRUCK.finditer(text)]
+    spans = _struck(text)
     if _VOID.search(text) is not None:
         lines = _lines(text)
+        covered = 0  # the end of the last void block: a line before it is void already
         for i, (start, stop) in enumerate(lines):
-            line = text[start:stop]
-            words = list(_VOID.finditer(line))
-            if not words:
+            if start < covered:
                 continue
-            after_blank = i == 0 or not text[slice(*lines[i - 1])].strip()
-            if _heading(line, after_blank):
-                spans.append((start, _block_end(text, lines, i)))
-            elif any(_note_on_line(line, w) for w in words):
+            line = text[start:stop]
+            kinds = {_status(line, m) for m in _VOID.finditer(line)} - {""}
+            if not kinds:
+                continue
+            if _heading(line, i == 0 or not text[slice(*lines[i - 1])].strip()):
+                covered = _block_end(text, lines, i)
+                spans.append((start, covered))
+            elif "note" in kinds:
                 spans.append((start, stop))
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
