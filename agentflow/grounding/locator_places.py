@@ -84,6 +84,13 @@ def block_of(places: list[Seen], text: str) -> Seen | None:
 
 
 def common_end(texts: Sequence[str]) -> str:
+    """The longest text every one of ``texts`` ends with, ``""`` when their
+    last characters differ (``["Version: ", "  version: "]`` -> ``"ersion: "``):
+    what the examples' values share before them on their lines.
+
+    Raises:
+        IndexError: when ``texts`` is empty.
+    """
     first = texts[0]
     n = 0
     while n < len(first) and all(len(t) > n and t[-1 - n] == first[-1 - n] for t in texts):
@@ -92,6 +99,13 @@ def common_end(texts: Sequence[str]) -> str:
 
 
 def common_start(texts: Sequence[str]) -> str:
+    """The longest text every one of ``texts`` begins with, ``""`` when their
+    first characters differ (``[" (stable)", " (beta)"]`` -> ``" ("``): what
+    the examples' values share after them on their lines.
+
+    Raises:
+        IndexError: when ``texts`` is empty.
+    """
     first = texts[0]
     n = 0
     while n < len(first) and all(len(t) > n and t[n] == first[n] for t in texts):
