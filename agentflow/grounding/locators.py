@@ -116,8 +116,7 @@ from agentflow.grounding.locator_places import (
     tail,
 )
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator, line_arguments
-from agentflow.grounding.value_clauses import clause_break
-from agentflow.grounding.values import (
+from agentflow.grounding.marked_types import (
     _fields,
     _is_text,
     _is_union,
@@ -125,6 +124,7 @@ from agentflow.grounding.values import (
     _unwrap,
     is_derived,
 )
+from agentflow.grounding.value_clauses import clause_break
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["VALUES_KEY", "Locator", "apply_locators", "learn_locators"]
