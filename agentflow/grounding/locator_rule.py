@@ -113,7 +113,7 @@ class Locator:
             prose): with ``layout``, what a document written only the
             examples' way writes.
         shapes: the shapes of the tokens of the field's example values
-            (``agentflow.grounding.locator_absence.token_shape``): what
+            (``agentflow.grounding.token_shapes.token_shape``): what
             text outside the examples' layout could hold the field.
         clauses: a single value may hold a clause break (``agentflow.
             grounding.value_clauses``: a bracketed note, a second sentence);
