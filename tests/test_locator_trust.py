@@ -310,7 +310,7 @@ def _entry_rule(value: str) -> Any:
     ("https://frob.example.org/", ["See www.acme.example.org",
                                    "Project site is acme.example.org/docs",
                                    "Site: <http://acme.example.org/?lang=en>"],
-     ["Summary: Frobs widgets.", "Requires-Python: >=3.9"]),
+     ["Summary: Frobs widgets.", "Requires-Python: >=3.9", "Reads /etc/frob.conf first."]),
     ("mailto:ops@frob.example", ["Write to ops@acme.example today."], ["Write to the ops team."]),
     ("ops@frob.example", ["Contact: mailto:ops@acme.example"], ["Contact the ops team."]),
     ("v1.2.3", ["Now at 2.0.1 in testing."], ["Now in testing."]),
@@ -324,7 +324,7 @@ def test_a_null_is_not_sure_where_a_line_writes_the_value_another_way(
     like the examples' (a homepage without its scheme, an e-mail address
     without ``mailto:``, a version without its ``v``, a date in another
     notation) may hold the field: no sure null; one with nothing of the
-    kind leaves it sure."""
+    kind (a path is no URL) leaves it sure."""
     rule = _entry_rule(value)
     assert rule.values("Name: acme\n") == [] and absence_confirmed(rule, "Name: acme\n")
     for line in holding:
