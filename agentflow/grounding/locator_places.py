@@ -1,19 +1,29 @@
 """Where one worked example's value sits on its line: the places a locator
-is learned from (``agentflow.grounding.locators`` documents the rules).
+is learned from (``agentflow.grounding.locators`` documents the rules), and
+the example's value of a field (``example_value``).
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from agentflow.grounding.lines import continuation, paragraph_continuation
 from agentflow.grounding.locate import occurrences
+from agentflow.output.examples import CheckedExample
 
-__all__ = ["Seen", "block_of", "common_end", "common_start", "lead", "one_line", "seen_at",
-           "tail"]
+__all__ = ["Seen", "block_of", "common_end", "common_start", "example_value", "lead",
+           "one_line", "seen_at", "tail"]
+
+
+def example_value(example: CheckedExample, name: str) -> Any:
+    """Field ``name`` of ``example``'s value (a mapping's key or an attribute;
+    ``None`` when it has none)."""
+    value = example.value
+    return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
 
 
 @dataclass(frozen=True, slots=True)
