@@ -193,6 +193,34 @@ def test_the_run_says_why_a_loose_rule_was_not_learned() -> None:
         lines)
 
 
+class Locale(BaseModel):
+    title: str
+    source: str | None = None
+
+
+LOCALES = [  # the title is each example's first quoted string: by chance, not by place
+    Example('title      "German locale for Germany"\nsource     "Free Software Foundation"\n'
+            'address    "Berlin"\n',
+            Locale(title="German locale for Germany", source="Free Software Foundation")),
+    Example('title "Walloon locale for Belgium"\nsource "RedHat"\naddress "Liege"\n',
+            Locale(title="Walloon locale for Belgium", source="RedHat")),
+]
+COMMENTED = ('% charset "UTF-8" is assumed\ntitle "Czech locale for the Czech Republic"\n'
+             'source "RAP"\n')
+
+
+def test_a_rule_between_punctuation_the_examples_write_elsewhere_is_no_rule() -> None:
+    # ' "' up to '"' finds every quoted string: the first one is the title in both
+    # examples only by chance; the line's own key places it instead
+    rule = learn_locators(check_examples(LOCALES, Locale), Locale)["title"]
+    assert rule.values(COMMENTED) == ["Czech locale for the Czech Republic"]
+    wrong = _run({"title": "UTF-8", "source": "RAP"}, COMMENTED, Locale, LOCALES)
+    assert wrong.ok and wrong.confidence["title"] < REVIEW_BELOW
+    right = _run({"title": "Czech locale for the Czech Republic", "source": "RAP"},
+                 COMMENTED, Locale, LOCALES)
+    assert right.ok and right.confidence["title"] == HELD
+
+
 def test_a_required_value_the_examples_label_is_not_refuted_by_the_layout() -> None:
     # the title has no "Title:" label here, though the document shares the examples'
     # layout (Location:, Skills:): a field that cannot be null is not shown empty by it

@@ -243,20 +243,22 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     kept: dict[str, Locator] = {}
     for name, many in _fields_of(output_type):
         rule = _learn(name, many, examples)
+        filled = len([e for e in examples if example_value(e, name)])
+        if rule is not None and _loose(rule) and (filled < 2 or any(
+                len(rule.values(e.text)) > 1 for e in examples if example_value(e, name))):
+            # punctuation alone around the value (``, `` to the line's end, `` "``
+            # up to ``"``): only a context the examples write nowhere but around the
+            # value (`` \- `` of a man page's NAME line), not one any line may hold
+            # (``The Old Mill, Bath``, every quoted string); the line's own key may
+            # still place it (``"name": "x"``: argument 2 of the line that begins
+            # with ``name``)
+            rule = None
         if rule is None or not all(rule.holds(example_value(e, name), e.text) for e in examples):
             rule = learn_items(name, examples) if many else learn_argument(name, examples)
             if rule is not None and all(rule.holds(example_value(e, name), e.text)
                                         for e in examples):
                 kept[name] = _headed(_with_kind(rule, examples), examples)  # each example
                 # shows the same place
-            continue
-        filled = len([e for e in examples if example_value(e, name)])
-        if _loose(rule) and (filled < 2 or any(
-                len(rule.values(e.text)) > 1 for e in examples if example_value(e, name))):
-            # punctuation alone before the value and nothing after it (``, `` to the
-            # line's end): only a context the examples write nowhere but before the
-            # value (`` \- `` of a man page's NAME line), not one any line may hold
-            # (``The Old Mill, Bath``)
             continue
         if not rule.anchored or not rule.left.strip():
             # a context common to several examples (or a value that begins its
@@ -292,13 +294,15 @@ def _shapes(name: str, examples: Sequence[CheckedExample]) -> tuple[str, ...]:
 
 
 def _loose(rule: Locator) -> bool:
-    """Whether ``rule`` reads after punctuation alone anywhere on a line (no
-    label, no word) up to the line's end: ``, `` of ``Friday 12 July, 8:00 pm``
-    finds the rest of any line with a comma (``standard SEK 3,900``). Kept
-    only where every example that fills the field writes that context
-    nowhere else (its only value there is the example's)."""
-    return (not rule.anchored and rule.arg is None and not rule.items and not rule.right
-            and not any(c.isalnum() for c in rule.left))
+    """Whether ``rule`` reads between punctuation alone anywhere on a line (no
+    label, no word on either side): ``, `` to the line's end of ``Friday 12
+    July, 8:00 pm`` finds the rest of any line with a comma (``standard SEK
+    3,900``); `` "`` up to ``"`` finds any quoted string, the first of the
+    document's for a single value. Kept only where every example that fills
+    the field writes that context nowhere else (its only value there is the
+    example's): the first of several only happens to be the value."""
+    return (not rule.anchored and rule.arg is None and not rule.items
+            and not any(c.isalnum() for c in rule.left + rule.right))
 
 
 def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
