@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from enum import Enum
 from functools import lru_cache
@@ -86,7 +87,7 @@ def written_numbers(source: str) -> list[Decimal]:
 
 
 @lru_cache(maxsize=16)  # a record's values are checked against one text: read it once
-def _numbers(source: str) -> dict[Decimal, None]:
+def _numbers(source: str) -> Mapping[Decimal, None]:
     """The numbers ``source`` writes (every reading), in document order,
     each once by value."""
     placed = sorted(readings(source), key=lambda r: r[0])  # stable: a convention's order kept
@@ -100,7 +101,7 @@ def written_dates(source: str) -> list[dt.date]:
 
 
 @lru_cache(maxsize=16)
-def _dates(source: str) -> dict[dt.date, None]:
+def _dates(source: str) -> Mapping[dt.date, None]:
     """The days ``source`` writes, in document order, each once."""
     placed = sorted(date_readings(source), key=lambda p: p[0])  # stable: day.month first
     return dict.fromkeys(day for _, day in placed)
@@ -124,7 +125,7 @@ def written_at(value: Any, source: str) -> tuple[int, int] | None:
 
 
 @lru_cache(maxsize=16)
-def _number_places(source: str) -> dict[Decimal, tuple[int, int]]:
+def _number_places(source: str) -> Mapping[Decimal, tuple[int, int]]:
     """Each number ``source`` writes -> where it is first written (the
     longest text read at that place)."""
     places: dict[Decimal, tuple[int, int]] = {}
@@ -134,7 +135,7 @@ def _number_places(source: str) -> dict[Decimal, tuple[int, int]]:
 
 
 @lru_cache(maxsize=16)
-def _date_places(source: str) -> dict[dt.date, tuple[int, int]]:
+def _date_places(source: str) -> Mapping[dt.date, tuple[int, int]]:
     """Each day ``source`` writes -> where it is first written."""
     places: dict[dt.date, tuple[int, int]] = {}
     for start, end, day in sorted(placed_dates(source), key=lambda r: (r[0], -r[1])):
