@@ -65,11 +65,19 @@ def found_in(value: Any, source: str) -> bool:
 
 
 def _number_in(value: int | float | Decimal, source: str) -> bool:
+    target = _finite(value)
+    return target is not None and target in _numbers(source)  # 1200 == 1.2E+3, same hash
+
+
+def _finite(value: int | float | Decimal) -> Decimal | None:
+    """``value`` as a ``Decimal``, or ``None`` when it is no finite number
+    (a NaN, signalling or quiet, or an infinity: no document writes one, and
+    a signalling NaN cannot even be hashed or compared)."""
     try:  # an int as itself: str() of a very long one raises
         target = Decimal(value) if isinstance(value, int) else Decimal(str(value))
     except (InvalidOperation, ValueError):
-        return False
-    return target in _numbers(source)  # equal Decimals hash alike (1200 == 1.2E+3)
+        return None
+    return target if target.is_finite() else None
 
 
 def written_numbers(source: str) -> list[Decimal]:
@@ -107,11 +115,8 @@ def written_at(value: Any, source: str) -> tuple[int, int] | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float | Decimal):
-        try:
-            target = Decimal(value) if isinstance(value, int) else Decimal(str(value))
-        except (InvalidOperation, ValueError):
-            return None
-        return _number_places(source).get(target)
+        target = _finite(value)
+        return None if target is None else _number_places(source).get(target)
     if isinstance(value, dt.datetime):
         value = value.date()
     if isinstance(value, dt.date):
