@@ -39,7 +39,7 @@ instead of the output tool, invalid native JSON). Removed at call end."""
 CLOSED_TOOL_CALLS = "closed_tool_calls"
 """On a reply cut at the token limit (finish reason ``length``): the ids of its
 tool calls whose argument text was one whole JSON object all the same (the cut
-took only padding after it: GPT-4.1's runaway newlines). Calls not listed may
+took only padding after it: a model running on with newlines). Calls not listed may
 be cut."""
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
+import pytest
 from pydantic import BaseModel, Field
 
 from agentflow.batch import extract_many
@@ -40,6 +41,13 @@ def test_each_dicts_bound_is_its_own_else_the_local_dialects() -> None:
                                          "maybe": LOCAL_MAX_PROPERTIES, "extra": 2}
     assert dict_caps(Stock, "plain") == {"top": 3, "extra": 2}  # no grammar cap elsewhere
     assert dict_caps(Stock, None) == {"top": 3, "extra": 2}
+
+
+def test_the_shared_caps_are_read_only() -> None:
+    caps = dict_caps(Stock, "plain")  # cached: every caller gets this one
+    with pytest.raises(TypeError):
+        caps["top"] = 99  # type: ignore[index]
+    assert dict_caps(Stock, "plain") == {"top": 3, "extra": 2}
 
 
 def test_a_dict_at_its_bound_is_named_with_it_and_one_below_is_not() -> None:

@@ -460,6 +460,15 @@ def test_report_reads_only_the_files_its_inputs_name(
     # a directory names the files under it; ./x and x are one file
     assert main(["report", "out.jsonl", "--input", "./docs", "-o", "dir.html"]) == 0
     assert "Ann Lee" in (tmp_path / "dir.html").read_text()
+    # several specs after one --input, as extract takes them
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "b.txt").write_text("Bo Diaz")
+    (tmp_path / "out2.jsonl").write_bytes(b"".join(
+        line({"id": rid, "ok": True, "output": {"n": "x"}}) for rid in ("docs/a.txt",
+                                                                       "more/b.txt")))
+    assert main(["report", "out2.jsonl", "--input", "docs/a.txt", "more", "-o", "two.html"]) == 0
+    two = (tmp_path / "two.html").read_text()
+    assert "Ann Lee" in two and "Bo Diaz" in two
 
     # no --input: no source is read at all, each document says why
     assert main(["report", "out.jsonl", "-o", "none.html"]) == 0

@@ -60,6 +60,36 @@ def test_grouped_thousands_offer_no_prefix(text: str) -> None:
         assert str(prefix) not in (number_literals(INT, text) or [])
 
 
+@pytest.mark.parametrize("text", [
+    "Total: 42,000 units\nContact: smith,john@x.org",   # an e-mail address
+    "Total: 42,000 units, contact smith,john@x.org",    # ...on the number's own line
+    "Author: Smith,J\nUnits: 42,000",
+    "Sizes M,L,XL at 42,000 units",
+    "id,qty\nUnits: 42,000",                             # a header, but no row of 2 cells
+    "qty,price,total\n42,000",                           # a row of 2 cells under 3 names
+    "42,000\nqty,price",                                 # a row above the header
+    "Lots GV2841,GV2842 qty 42,000",                    # a word list beside, not joined
+])
+def test_letters_joined_by_commas_elsewhere_make_no_list(text: str) -> None:
+    # one ``x,y`` anywhere used to make every comma-joined run a list: 42 for 42,000
+    assert found_in(42000, text) and not found_in(42, text) and not found_in(0, text)
+    assert "42" not in (number_literals(INT, text) or [])
+
+
+@pytest.mark.parametrize(("text", "items"), [
+    ("Lots GV2841,100,250", [100, 250]),                # joined to a cell with a letter
+    ("A17,3,4", [3, 4]),
+    ("100,250,EUR", [100, 250]),
+    ("id,qty,price\n100,250,500\n300,400,500", [100, 250, 300, 400]),
+    ("id,qty\n\n5,000", [5, 0]),                        # a row of 2 cells under 2 names
+    ('"qty","price"\n100,250', [100, 250]),
+    ("date,qty,price\n2024-03-05,100,200", [100, 200]),
+])
+def test_a_list_joined_to_a_word_or_in_a_csv_row_keeps_each_item(
+        text: str, items: list[int]) -> None:
+    assert all(found_in(item, text) for item in items), text
+
+
 @pytest.mark.parametrize(("text", "value"), [
     ("cost $1,234 in all", 1),                  # a currency before: an amount, no list
     ("paid USD1,234 in full", 234),

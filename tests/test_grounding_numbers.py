@@ -18,7 +18,7 @@ from agentflow import GroundingError
 from agentflow.batch import extract_many
 from agentflow.grounding.marker import mark_all_strings
 from agentflow.grounding.number_readings import CURRENCY, ISO_4217
-from agentflow.grounding.typed_values import found_in, written_numbers
+from agentflow.grounding.typed_values import found_in, written_at, written_numbers
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ResponseFormat
 from agentflow.output.grammar import NoGroundedValueError, substring_grammar
@@ -55,9 +55,17 @@ def read(text: str) -> list[str]:
     ("1,234 units", 1234),                       # a comma and three digits: grouping
     ("1.234 units", Decimal("1.234")),           # a point and three digits: both
     ("1.234 units", 1234),
-    ("3,5 kg and 42,000 units", 42),             # a comma-decimal document
+    ("3,5 kg and 42,000 units", 42),             # a decimal comma: its reading too
+    ("3,5 kg and 42,000 units", 42000),          # ...and the grouped one kept
     ("1.234,56 and 1.500 units", 1500),
     ("3,4,5 and 17,562", 17),                    # lists written without a space
+    ("Revenue grew to 17,562 EUR (see table 3,4).", 17562),  # a pair, not a decimal mark
+    ("Revenue grew to 17,562 EUR (see table 3,4).", Decimal("17.562")),
+    ("pages 5,6; 1,234 units", 1234),
+    ("paid USD1,234 (see table 3,4)", 1234),
+    ("Preis 12,50 €, 17,562 Stück", Decimal("17.562")),     # a decimal comma for sure
+    ("Preis EUR 3,50, 42,000 Stück", 42),
+    ("Maße 3,5 cm, 1.500 Stück", 1500),
 ])
 def test_a_number_written_in_another_convention_is_found(text: str, value: object) -> None:
     assert found_in(value, text), (text, value)
@@ -88,10 +96,37 @@ def test_a_number_written_in_another_convention_is_found(text: str, value: objec
     ("a 1,234,56 b", 1234),
     ("1.234,56 and 1.500 units", Decimal("1.5")),  # comma decimal: a point groups
     ("1.234,56", Decimal("1.234")),
+    ("Revenue grew to 17,562 EUR (see table 3,4).", 17),  # a pair never cuts a number
+    ("(3,4) and 42,000 units", 4),
+    ("Preis 12,50 €, 17,562 Stück", 17562),     # a comma-decimal document for sure
+    ("Preis 3,50 EUR, 17,562 Stück", 17562),
+    ("Preis 1.234,56, 17,562 Stück", 17562),
+    ("Maße 3,5 cm, 1.500 Stück", Decimal("1.5")),  # no number grouped by commas
     ("huge 1e999", 1),                           # an exponent too large is no number
 ])
 def test_what_the_text_does_not_write_is_never_found(text: str, value: object) -> None:
     assert not found_in(value, text), (text, value)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Revenue grew to 17,562 EUR (see table 3,4).", 17562),
+    ("Units (pages 5,6): 42,000", 42000),
+    ("Umsatz 17,562 EUR (Tabelle 3,4)", Decimal("17.562")),
+])
+def test_a_pair_like_a_decimal_comma_keeps_the_grouped_reading(text: str, value: object) -> None:
+    """Issue: one ``3,4`` made the whole document comma-decimal, so the number
+    written (17562) was refused and its comma reading (17.562) placed."""
+    written = re.search(r"\d+,\d{3}", text)
+    assert written is not None
+    assert found_in(value, text) and written_at(value, text) == written.span(), value
+
+
+@pytest.mark.parametrize("value", [Decimal("sNaN"), Decimal("-sNaN"), Decimal("NaN"),
+                                   float("nan"), float("inf"), Decimal("-Infinity")])
+def test_a_nan_or_an_infinity_is_never_found_nor_placed(value: object) -> None:
+    # a signalling NaN cannot be hashed: it used to raise TypeError
+    assert not found_in(value, "NaN sNaN inf Infinity 3")
+    assert written_at(value, "NaN sNaN inf Infinity 3") is None
 
 
 def test_readings_in_document_order_each_once() -> None:

@@ -20,6 +20,7 @@ from agentflow.batch import extract_many
 from agentflow.grounding.marker import TYPED_KEY, mark_all_strings
 from agentflow.grounding.typed_values import found_in, written_dates, written_numbers
 from agentflow.output.grammar import NoGroundedValueError, substring_grammar
+from agentflow.output.grammar_typed import number_literals, typed_reason
 from agentflow.output.schema import OutputSpec
 from agentflow.providers.local import LocalModel, bundled_available
 from agentflow.testing import FunctionModel, RecordedRequest
@@ -118,6 +119,15 @@ def test_bounds_narrow_the_offer_and_no_number_leaves_only_null() -> None:
     with pytest.raises(NoGroundedValueError) as caught:
         grammar_for(Required, "No years here.")
     assert caught.value.fields == ["year"]
+
+
+def test_a_nan_bound_bounds_nothing_never_a_crash() -> None:
+    # a NaN bound used to raise decimal.InvalidOperation (minimum) or refuse every number
+    nan_min = {"type": "integer", "minimum": float("nan")}
+    assert number_literals(nan_min, "qty 3 and 4") == ["3", "4"]
+    assert number_literals({"type": "number", "multipleOf": float("nan")}, "qty 3") == ["3"]
+    assert typed_reason({"type": "integer", "maximum": float("nan")}, "number", "x 3.5") == (
+        "no number the document writes satisfies the field's constraints (a whole number)")
 
 
 def invents(*years: int | None) -> FunctionModel:

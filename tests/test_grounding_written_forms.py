@@ -168,6 +168,25 @@ async def test_a_number_and_a_date_get_the_span_of_the_text_they_are_read_from()
     assert written_at(42, RECALL) is None and written_at("42,000", RECALL) is None
 
 
+class Report(BaseModel):
+    revenue: int
+
+
+@pytest.mark.parametrize("text", [
+    "Revenue grew to 17,562 EUR (see table 3,4).",        # a pair like a decimal comma
+    "Revenue grew to 17,562 EUR.\nContact: smith,john@x.org",  # letters joined by a comma
+])
+async def test_a_grouped_number_is_ok_first_time_and_placed_beside_a_pair_or_a_word_list(
+        text: str) -> None:
+    # ``3,4`` used to make the document comma-decimal: 17562 was refused, 17.562 placed
+    model = FunctionModel(lambda request: json.dumps({"revenue": 17562}))
+    [result] = [r async for r in extract_many(model, [("r1", text)], Report)]
+    assert result.ok and result.attempts == 1, result.error
+    [(start, end)] = result.spans["revenue"]
+    assert text[start:end] == "17,562"
+    assert not found_in(17, text) and not found_in(562, text)
+
+
 def test_the_review_page_shows_a_dates_span_without_calling_it_different() -> None:
     start = JIRA.index("08/Jan/24")
     records = [{"id": "b4", "ok": True, "output": {"reporter": "Omar Haddad",

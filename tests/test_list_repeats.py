@@ -53,6 +53,10 @@ def test_repeats_counted_against_what_the_document_writes() -> None:
         "x": [{"item": "12", "listed": 2, "written": 1}],
         "y": [{"item": "a  b", "listed": 2, "written": 1}]}
     assert repeated_items({"lot_codes": ["NC4512", "NC4513"], "product": "NC4512"}, DOC) == {}
+    # letter case folded in the list as in the document: one item, written once
+    assert repeated_items({"lot_codes": ["NC4513", "nc4513"]}, DOC) == {
+        "lot_codes": [{"item": "NC4513", "listed": 2, "written": 1}]}
+    assert repeated_items({"x": ["fix TYPO.", "Fix  typo."]}, DOC) == {}  # written twice
     assert with_repeats({"a": 0.99, "b": 0.5, "c": 0.8}, {"a": [], "b": []}) == {
         "a": REPEATED, "b": 0.5, "c": 0.8}
     assert repeat_reason([{"item": "NC4513", "listed": 2, "written": 1}]) == (

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from agentflow import Example
 from agentflow.batch import extract_many
 from agentflow.extraction.confidence import HELD, REVIEW_BELOW
-from agentflow.grounding.list_markers import marker_kind, marker_length
+from agentflow.grounding.list_markers import item_lines, marker_kind, marker_length
 from agentflow.grounding.locator_report import learned_lines
 from agentflow.grounding.locators import learn_locators
 from agentflow.output.examples import check_examples
@@ -121,3 +121,30 @@ def test_an_argument_last_on_every_example_line_reads_no_longer_line() -> None:
     shown = [Example('.TH LS 1 "May 2023"\n', Page(name="ls", section="1")),
              Example('.TH CP 1 "June 2023"\n', Page(name="cp", section="1"))]
     assert not learn_locators(check_examples(shown, Page), Page)["section"].last
+
+
+@pytest.mark.parametrize("marks", [["a. ", "b. ", "c. "], ["A. ", "B. ", "C. "],
+                                   ["(a) ", "(b) ", "(c) "], ["i. ", "ii. ", "iii. "],
+                                   ["I. ", "II. ", "III. "]])
+def test_initials_are_no_lettered_items(marks: list[str]) -> None:
+    """A letter or roman numeral with a dot is also a name's initial: a
+    marker of those kinds is an item's only in a run in sequence from the
+    first (``a.`` ``b.``), never ``J. Smith`` nor ``A. Jones`` alone."""
+    rule = learn_locators(check_examples(_examples(marks), Bug), Bug)["steps"]
+    assert rule.marker
+    a, b, c = marks
+    people = "J. Smith\nA. Jones, head chef\nI. Newton\nC. Darwin\n"
+    doc = (f"#3 Crash on export\n\nComponent: export\n\n### Steps\n{a}New project\n"
+           f"{b}Add a layer\n{c}Export\nReported by\n{people}\n### Expected\nA file.\n")
+    assert rule.values(doc) == ["New project", "Add a layer", "Export"]
+    assert rule.values(f"### Steps\n{people}") == []
+    # a list broken off goes on only from its first item again
+    assert rule.values(f"### Steps\n{a}One\n{c}Three\n{a}Again\n{b}Two\n") == ["Again", "Two"]
+
+
+def test_item_lines_of_letter_and_roman_lists() -> None:
+    assert item_lines(["J. Smith", "A. Jones, head chef"], "a. ") == frozenset()
+    assert item_lines(["a. x", "  more", "b. y", "B. z", "J. Smith"], "a. ") == {0, 2}
+    assert item_lines(["i. x", "ii. y", "iii. z", "iv. w", "I. Newton"], "i. ") == {0, 1, 2, 3}
+    assert item_lines(["iiii. x", "i. y"], "i. ") == frozenset()
+    assert item_lines(["3. x", "7. y"], "1. ") == {0, 1}  # digits are no initials

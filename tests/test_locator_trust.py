@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from agentflow import Example
@@ -23,7 +24,7 @@ from agentflow.extraction.confidence import (
     UNLOCATED_NULL,
     field_confidence,
 )
-from agentflow.grounding.locator_absence import absence_shown, shares_layout
+from agentflow.grounding.locator_absence import absence_confirmed, absence_shown, shares_layout
 from agentflow.grounding.locators import apply_locators, learn_locators
 from agentflow.grounding.marker import mark_all_strings
 from agentflow.output.examples import check_examples
@@ -192,6 +193,34 @@ def test_the_run_says_why_a_loose_rule_was_not_learned() -> None:
         lines)
 
 
+class Locale(BaseModel):
+    title: str
+    source: str | None = None
+
+
+LOCALES = [  # the title is each example's first quoted string: by chance, not by place
+    Example('title      "German locale for Germany"\nsource     "Free Software Foundation"\n'
+            'address    "Berlin"\n',
+            Locale(title="German locale for Germany", source="Free Software Foundation")),
+    Example('title "Walloon locale for Belgium"\nsource "RedHat"\naddress "Liege"\n',
+            Locale(title="Walloon locale for Belgium", source="RedHat")),
+]
+COMMENTED = ('% charset "UTF-8" is assumed\ntitle "Czech locale for the Czech Republic"\n'
+             'source "RAP"\n')
+
+
+def test_a_rule_between_punctuation_the_examples_write_elsewhere_is_no_rule() -> None:
+    # ' "' up to '"' finds every quoted string: the first one is the title in both
+    # examples only by chance; the line's own key places it instead
+    rule = learn_locators(check_examples(LOCALES, Locale), Locale)["title"]
+    assert rule.values(COMMENTED) == ["Czech locale for the Czech Republic"]
+    wrong = _run({"title": "UTF-8", "source": "RAP"}, COMMENTED, Locale, LOCALES)
+    assert wrong.ok and wrong.confidence["title"] < REVIEW_BELOW
+    right = _run({"title": "Czech locale for the Czech Republic", "source": "RAP"},
+                 COMMENTED, Locale, LOCALES)
+    assert right.ok and right.confidence["title"] == HELD
+
+
 def test_a_required_value_the_examples_label_is_not_refuted_by_the_layout() -> None:
     # the title has no "Title:" label here, though the document shares the examples'
     # layout (Location:, Skills:): a field that cannot be null is not shown empty by it
@@ -290,3 +319,55 @@ def test_a_labelled_list_runs_on_over_its_continuation_lines() -> None:
     assert short.confidence["tags"] == DISAGREES and "tags" in short.needs_review
     whole = _run({"name": "gamma", "tags": ["x", "y", "z"]}, doc, Tagged, TAGGED)
     assert whole.confidence["tags"] == HELD and whole.needs_review == ()
+
+
+class Entry(BaseModel):
+    name: str
+    value: str | None = None
+
+
+def _entry_rule(value: str) -> Any:
+    """The ``value`` rule learned from one example that writes ``value`` and
+    one that leaves it out (so a missing ``Value:`` is how its absence looks)."""
+    examples = [Example(f"Name: frob\nValue: {value}\n", Entry(name="frob", value=value)),
+                Example("Name: quux\n", Entry(name="quux"))]
+    return learn_locators(check_examples(examples, Entry), Entry)["value"]
+
+
+@pytest.mark.parametrize(("value", "holding", "empty"), [
+    ("https://frob.example.org/", ["See www.acme.example.org",
+                                   "Project site is acme.example.org/docs",
+                                   "Site: <http://acme.example.org/?lang=en>"],
+     ["Summary: Frobs widgets.", "Requires-Python: >=3.9", "Reads /etc/frob.conf first."]),
+    ("mailto:ops@frob.example", ["Write to ops@acme.example today."], ["Write to the ops team."]),
+    ("ops@frob.example", ["Contact: mailto:ops@acme.example"], ["Contact the ops team."]),
+    ("v1.2.3", ["Now at 2.0.1 in testing."], ["Now in testing."]),
+    ("2024-05-20", ["Released 20/05/2024.", "Released 20.05.2024", "Released 20 May 2024."],
+     ["Released last spring.", "A well-known tool."]),
+    ("Glasgow", ["Based in Stratford-upon-Avon"], ["12345"]),
+])
+def test_a_null_is_not_sure_where_a_line_writes_the_value_another_way(
+        value: str, holding: list[str], empty: list[str]) -> None:
+    """A line outside the examples' layout that writes a value shaped nearly
+    like the examples' (a homepage without its scheme, an e-mail address
+    without ``mailto:``, a version without its ``v``, a date in another
+    notation) may hold the field: no sure null; one with nothing of the
+    kind (a path is no URL) leaves it sure."""
+    rule = _entry_rule(value)
+    assert rule.values("Name: acme\n") == [] and absence_confirmed(rule, "Name: acme\n")
+    for line in holding:
+        assert not absence_confirmed(rule, f"Name: acme\n{line}\n"), line
+    for line in empty:
+        assert absence_confirmed(rule, f"Name: acme\n{line}\n"), line
+
+
+def test_a_homepage_written_without_its_scheme_needs_review() -> None:
+    sites = [Example("Name: frob\nValue: https://frob.example.org/\n",
+                     Entry(name="frob", value="https://frob.example.org/")),
+             Example("Name: quux\n", Entry(name="quux"))]
+    for doc in ("Name: acme\nSee www.acme.example.org\n",
+                "Name: acme\nProject site is acme.example.org/docs\n"):
+        result = _run({"name": "acme", "value": None}, doc, Entry, sites)
+        assert result.confidence["value"] == UNLOCATED_NULL and "value" in result.needs_review
+    result = _run({"name": "acme", "value": None}, "Name: acme\n", Entry, sites)
+    assert result.confidence["value"] == ABSENT and result.needs_review == ()

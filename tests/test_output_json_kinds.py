@@ -3,13 +3,14 @@ never a boolean or a date (agentflow.output.json_kinds)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import enum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import orjson
 import pytest
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import AliasChoices, AliasPath, BaseModel, ConfigDict, Field, ValidationError
 
 from agentflow import OutputRetry, ReActAgent
 from agentflow.model import ModelProfile
@@ -17,6 +18,7 @@ from agentflow.output.json_kinds import (
     BOOLEAN_IS_NO_NUMBER,
     NUMBER_IS_NO_BOOLEAN,
     NUMBER_IS_NO_DATE,
+    NUMBER_IS_NO_DURATION,
     kind_errors,
 )
 from agentflow.output.schema import OutputSpec
@@ -160,15 +162,17 @@ async def test_a_boolean_for_an_integer_is_asked_again_on_every_path(strategy: s
     assert len(model.requests) == 2
 
 
-@pytest.mark.parametrize("kind", ["dataclass", "typeddict", "root"])
+@pytest.mark.parametrize("kind", ["dataclass", "slots", "typeddict", "root"])
 def test_every_object_type_is_checked(kind: str) -> None:
-    import dataclasses
-
     from pydantic import RootModel
     from typing_extensions import TypedDict
 
     @dataclasses.dataclass
     class D:
+        age: int
+
+    @dataclasses.dataclass(slots=True)
+    class S:
         age: int
 
     class T(TypedDict):
@@ -177,8 +181,88 @@ def test_every_object_type_is_checked(kind: str) -> None:
     class R(RootModel[Person]):
         pass
 
-    spec = OutputSpec.of({"dataclass": D, "typeddict": T, "root": R}[kind])
+    spec = OutputSpec.of({"dataclass": D, "slots": S, "typeddict": T, "root": R}[kind])
     data = {"age": True} if kind != "root" else {"name": "Ann", "age": True}
     with pytest.raises(ValidationError) as info:
         spec.validate(data)
     assert info.value.errors()[0]["type"] == BOOLEAN_IS_NO_NUMBER
+
+
+class Aliased(BaseModel):
+    choice: int = Field(0, validation_alias=AliasChoices("c", "Choice"))
+    deep: int = Field(0, validation_alias=AliasPath("outer", 1, "n"))
+    either: bool = Field(False, validation_alias=AliasChoices(AliasPath("e", 0), "E"))
+    by_key: dict[int, bool] = {}
+    by_day: dict[datetime.date, int] = {}
+    wait: datetime.timedelta = datetime.timedelta(0)
+
+
+ALIASED = OutputSpec.of(Aliased)
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["from_text", "decoded"])
+@pytest.mark.parametrize(("data", "path", "kind"), [
+    ({"c": True}, ("c",), BOOLEAN_IS_NO_NUMBER),                    # each choice of an AliasChoices
+    ({"Choice": False}, ("Choice",), BOOLEAN_IS_NO_NUMBER),
+    ({"outer": [0, {"n": True}]}, ("outer", 1, "n"), BOOLEAN_IS_NO_NUMBER),  # an AliasPath
+    ({"e": [1]}, ("e", 0), NUMBER_IS_NO_BOOLEAN),                    # a path among the choices
+    ({"E": 0}, ("E",), NUMBER_IS_NO_BOOLEAN),
+    ({"by_key": {"1": True, "2": 1}}, ("by_key", "2"), NUMBER_IS_NO_BOOLEAN),  # int keys
+    ({"by_day": {"2024-01-31": True}}, ("by_day", "2024-01-31"), BOOLEAN_IS_NO_NUMBER),
+    ({"wait": True}, ("wait",), NUMBER_IS_NO_DURATION),              # not one second
+    ({"wait": 90}, ("wait",), NUMBER_IS_NO_DURATION),                # seconds? minutes?
+    ({"wait": 1.5}, ("wait",), NUMBER_IS_NO_DURATION),
+])
+def test_every_key_and_item_is_checked(data: dict[str, Any], path: tuple[Any, ...], kind: str,
+                                       exact: bool) -> None:
+    with pytest.raises(ValidationError) as info:
+        ALIASED.validate(data, orjson.dumps(data) if exact else None)
+    [error] = info.value.errors()
+    assert (error["loc"], error["type"]) == (path, kind)
+    assert "got the" in error["msg"]
+
+
+@pytest.mark.parametrize(("data", "field", "expected"), [
+    ({"c": "3"}, "choice", 3),
+    ({"outer": [True, {"n": 4}]}, "deep", 4),     # a boolean beside the path is no field's
+    ({"e": ["yes"]}, "either", True),
+    ({"by_key": {"1": True, "02": "false"}}, "by_key", {1: True, 2: False}),
+    ({"by_day": {"2024-01-31": "3"}}, "by_day", {datetime.date(2024, 1, 31): 3}),
+    ({"wait": "PT1H30M"}, "wait", datetime.timedelta(minutes=90)),
+    ({"wait": "01:30:00"}, "wait", datetime.timedelta(minutes=90)),
+])
+def test_aliases_and_converted_keys_keep_the_useful_readings(
+        data: dict[str, Any], field: str, expected: Any) -> None:
+    assert getattr(ALIASED.validate(data), field) == expected
+
+
+class ByAliasOnly(BaseModel):
+    count: int = Field(0, alias="Count")
+
+
+class ByName(BaseModel):
+    model_config = ConfigDict(validate_by_name=True)
+    count: int = Field(0, validation_alias=AliasChoices("n", "N"))
+
+
+def test_a_key_validation_ignored_is_not_checked() -> None:
+    # "count" is no key of ByAliasOnly (by alias only): ignored, the default kept
+    assert kind_errors({"Count": 2, "count": True}, ByAliasOnly(Count=2)) == []
+    assert kind_errors({"count": True}, ByAliasOnly()) == []
+    # by name too: the name is one more key, after the aliases
+    assert [e["loc"] for e in kind_errors({"count": True}, ByName(count=1))] == [("count",)]
+    assert kind_errors({"n": 2, "count": True}, ByName(n=2)) == []
+
+
+@dataclasses.dataclass
+class AliasedData:
+    age: Annotated[int, Field(alias="Age")]
+    score: float = Field(0.0, validation_alias=AliasChoices("s", "Score"))
+
+
+@pytest.mark.parametrize(("data", "path"), [({"Age": 3, "Score": True}, ("Score",)),
+                                            ({"Age": True}, ("Age",))])
+def test_dataclass_aliases_are_followed(data: dict[str, Any], path: tuple[str]) -> None:
+    with pytest.raises(ValidationError) as info:
+        OutputSpec.of(AliasedData).validate(data)
+    assert [e["loc"] for e in info.value.errors()] == [path]

@@ -17,9 +17,9 @@ from agentflow.output.parsing import (
     NoJSONFound,
     json_candidates,
     parse_output,
-    strip_thinking,
 )
 from agentflow.output.schema import OutputSpec
+from agentflow.output.thinking import strip_thinking
 from agentflow.testing import Call, Reply, ScriptedModel
 
 

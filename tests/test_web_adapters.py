@@ -129,8 +129,9 @@ async def served(app: Starlette) -> AsyncIterator[str]:
                             lifespan="off")
     uv = uvicorn.Server(config)
     task = asyncio.ensure_future(uv.serve())
-    while not uv.started:  # noqa: ASYNC110 - uvicorn offers no event
-        await asyncio.sleep(0.01)
+    async with asyncio.timeout(10):  # a server that cannot start fails the test
+        while not uv.started:  # noqa: ASYNC110 - uvicorn offers no event
+            await asyncio.sleep(0.01)
     try:
         yield f"http://127.0.0.1:{uv.servers[0].sockets[0].getsockname()[1]}"
     finally:
@@ -346,8 +347,9 @@ async def test_fastapi_example_serves_both_protocols() -> None:
                             lifespan="off")
     uv = uvicorn.Server(config)
     task = asyncio.ensure_future(uv.serve())
-    while not uv.started:  # noqa: ASYNC110 - uvicorn offers no event
-        await asyncio.sleep(0.01)
+    async with asyncio.timeout(10):  # a server that cannot start fails the test
+        while not uv.started:  # noqa: ASYNC110 - uvicorn offers no event
+            await asyncio.sleep(0.01)
     url = f"http://127.0.0.1:{uv.servers[0].sockets[0].getsockname()[1]}"
     try:
         agui = await node("agui_client.mjs", f"{url}/agui")

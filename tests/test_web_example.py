@@ -75,8 +75,9 @@ class AppServer:
                                     lifespan="off")
             server = uvicorn.Server(config)
             serving = asyncio.ensure_future(server.serve())
-            while not server.started:  # noqa: ASYNC110 - uvicorn offers no event
-                await asyncio.sleep(0.01)
+            async with asyncio.timeout(10):  # a server that cannot start fails the test
+                while not server.started:  # noqa: ASYNC110 - uvicorn offers no event
+                    await asyncio.sleep(0.01)
             self.url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/"
             self.ready.set()
             await self.stop.wait()

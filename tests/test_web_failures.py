@@ -127,6 +127,7 @@ class App:
     models: list[ChatModel]
     cancelled: asyncio.Event
     outcomes: list[Outcome]
+    ended: asyncio.Event  # set by ``closed``: the response's on_close ran
 
     def agent(self, mode: str) -> ReActAgent:
         no_retries = HttpSettings(max_retries=0)
@@ -175,6 +176,7 @@ class App:
 
     async def closed(self, outcome: Outcome) -> None:
         self.outcomes.append(outcome)
+        self.ended.set()
 
 
 def output_of(mode: str) -> type[Contact] | None:
@@ -187,7 +189,7 @@ async def app() -> AsyncIterator[App]:
     register_secret(KEY)  # as the adapter does for the key it sends
     running = App()
     running.models, running.outcomes = [], []
-    running.cancelled = asyncio.Event()
+    running.cancelled, running.ended = asyncio.Event(), asyncio.Event()
 
     async def agui(request: Request) -> Response:
         mode = request.path_params["mode"]
@@ -268,8 +270,7 @@ async def test_a_client_that_stops_cancels_the_call_quietly(
     with errors_logged(caplog):
         got = await node(script, f"{app.url}/{path}/disconnect", "abort")
         await asyncio.wait_for(app.cancelled.wait(), 10)  # the model's stream was closed
-        while not app.outcomes:  # noqa: ASYNC110 - on_close has no event to wait on
-            await asyncio.sleep(0.01)
+        await asyncio.wait_for(app.ended.wait(), 10)  # the response's on_close ran
     assert app.outcomes == ["disconnected"]
     if path == "agui":
         assert got["aborted"] and got["thrown"] is None

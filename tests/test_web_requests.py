@@ -53,8 +53,9 @@ async def app(tmp_path: Path) -> AsyncIterator[App]:
                                 lifespan="off")
         server = uvicorn.Server(config)
         task = asyncio.ensure_future(server.serve())
-        while not server.started:  # noqa: ASYNC110 - uvicorn offers no event
-            await asyncio.sleep(0.01)
+        async with asyncio.timeout(10):  # a server that cannot start fails the test
+            while not server.started:  # noqa: ASYNC110 - uvicorn offers no event
+                await asyncio.sleep(0.01)
         port = server.servers[0].sockets[0].getsockname()[1]
         running.url = f"http://127.0.0.1:{port}/extract"
         try:

@@ -290,9 +290,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     rp.add_argument("results", help="JSONL results file written by 'agentflow extract' (or the"
                                     " directory of *.jsonl files of --engine ray)")
-    rp.add_argument("--input", action="append", metavar="SPEC",
-                    help="file, glob or directory whose files may be re-read as sources (the "
-                         "--input given to extract; repeatable; others are not read)")
+    rp.add_argument("--input", nargs="+", action="extend", metavar="SPEC",
+                    help="files, globs or directories whose files may be re-read as sources "
+                         "(the --input given to extract, in the same form: several after one "
+                         "--input, or repeated; others are not read)")
     rp.add_argument("-o", "--out", help="HTML file to write (default: RESULTS with .html; - for"
                                         " stdout)")
     rp.add_argument("--schema", help="the --schema given to extract (for its prepare())")

@@ -1,5 +1,7 @@
 """Documents for the ``extract`` command: paths, globs, directories, ``.gz``,
-JSONL and stdin -> ``Document`` items, lazily.
+JSONL and stdin -> ``Document`` items, lazily. What the specs name (globs
+expanded, directories walked, each file once by its identity) is
+``agentflow.documents.listing``; this module reads each file it names.
 
 Each file is read by its kind (``agentflow.documents``: magic bytes, then
 suffix; ``--format`` forces one): a PDF gives its text layer with its page
@@ -27,11 +29,8 @@ control characters, and bytes mostly invalid in every encoding are binary.
 
 from __future__ import annotations
 
-import glob
 import gzip
 import hashlib
-import os
-import stat
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ from agentflow.documents.budget import WorkBudget
 from agentflow.documents.deferred import DeferredDocument
 from agentflow.documents.encoding import MAX_CONTROL_SHARE, decode_text
 from agentflow.documents.kinds import DocumentKind, sniff_kind
+from agentflow.documents.listing import _expand, _identity
 from agentflow.documents.loading import load_document
 from agentflow.documents.pages import PageMap, shift_pages
 from agentflow.documents.reading import MAX_INPUT_BYTES, InputError, _read_bytes, _Unusable
@@ -51,8 +51,8 @@ from agentflow.documents.seen import MISSING, SeenIds
 from agentflow.errors import DocumentError, EmptyDocumentError
 
 __all__ = ["FORMATS", "MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "InputError",
-           "Source", "decode_text", "is_named", "iter_documents", "iter_sources", "named_files",
-           "prepared", "read_document", "read_source"]
+           "Source", "decode_text", "iter_documents", "iter_sources", "prepared", "read_document",
+           "read_source"]
 
 FORMATS = ("auto", "text", "jsonl", "pdf", "html")
 """``iter_documents(fmt=)``: ``auto`` tells each file's kind (``.jsonl``/``.ndjson``
@@ -96,77 +96,6 @@ def _failed(problem: _Unusable, doc_id: str) -> Document:
     """The failed document ``problem`` makes."""
     return Document(doc_id, "", problem=str(problem), problem_type=problem.problem_type,
                     reason=problem.reason or None)
-
-
-
-
-
-def _walk(root: Path) -> Iterator[tuple[Path, str | None]]:
-    """Every entry under directory ``root``, lazily (one directory listed at a
-    time, each in name order): regular files, and a problem for each directory
-    that cannot be listed and each entry that is neither a file nor a
-    directory (broken link, pipe, device, socket)."""
-    problems: list[tuple[Path, str | None]] = []
-
-    def unreadable(exc: OSError) -> None:
-        problems.append((Path(exc.filename), f"{exc.filename}: cannot read directory: "
-                                             f"{exc.strerror}"))
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
-        dirnames.sort()
-        found: list[tuple[Path, str | None]] = [*problems]
-        problems.clear()
-        for name in dirnames:
-            path = Path(dirpath, name)
-            if path.is_symlink() and not path.exists():
-                found.append((path, f"{path}: broken link"))
-        for name in filenames:
-            path = Path(dirpath, name)
-            try:
-                mode = path.stat().st_mode
-            except OSError as exc:
-                found.append((path, f"{path}: cannot read: {exc.strerror}"))
-                continue
-            if stat.S_ISREG(mode):
-                found.append((path, None))
-            else:
-                found.append((path, f"{path}: not a regular file; not read"))
-        yield from sorted(found, key=lambda item: str(item[0]))
-    yield from problems
-
-
-READ_KINDS = ("plain text (any encoding), PDF and HTML files, .gz of them, and JSONL records "
-              "(.jsonl, .ndjson)")
-"""What a folder is searched for, in words (every regular file under it is read)."""
-
-
-def _walk_named(spec: str, root: Path) -> Iterator[tuple[Path, str | None]]:
-    """``_walk(root)``, refusing a folder with nothing in it, as a glob that matches
-    nothing is refused (nothing the user named would be read)."""
-    found = False
-    for entry in _walk(root):
-        found = True
-        yield entry
-    if not found:
-        raise InputError(f"input {spec!r} is a folder with no file in it (extract reads every "
-                         f"file under it: {READ_KINDS})")
-
-
-def _expand(spec: str) -> Iterator[tuple[Path, str | None]] | list[tuple[Path, str | None]]:
-    if spec == "-":
-        return [(Path("-"), None)]
-    path = Path(spec)
-    if path.is_dir():
-        return _walk_named(spec, path)
-    if path.exists():  # named directly: a pipe or device would block or never end
-        if not path.is_file():
-            return [(path, f"{path}: not a regular file; not read")]
-        return [(path, None)]
-    matches = sorted(Path(p) for p in glob.glob(spec, recursive=True))
-    files = [p for p in matches if p.is_file()]
-    if not files:
-        raise InputError(f"input {spec!r} matches no file")
-    return [(p, None) for p in files]
 
 
 def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None = None,
@@ -309,41 +238,6 @@ def _bad_line(path: Path, number: int, what: str) -> Document:
     return _failed(_Unusable(f"{path}:{number}: {what}", "InvalidInputLineError",
                      "the JSONL line is not a record with the text field; fix the line "
                      "and run again (the other lines were read)"), f"{path}:{number}")
-
-
-def _identity(path: Path) -> object:
-    """What makes two input paths one file: its device and inode (a hard link,
-    ``./x`` and ``x``, a path and a glob all name one), ``-`` for stdin."""
-    if str(path) == "-":
-        return "-"
-    try:
-        st = path.stat()
-    except OSError:
-        return str(path)
-    return (st.st_dev, st.st_ino)
-
-
-def named_files(specs: Sequence[str]) -> frozenset[object]:
-    """The files ``specs`` name (files, globs, directories, as ``iter_documents``
-    expands them; standard input and unusable entries excluded), as identities
-    (device and inode, so ``./x``, ``x``, a hard link and a symlink are one file):
-    what ``agentflow report --input`` may re-read.
-
-    Raises:
-        InputError: a spec matches nothing.
-    """
-    return frozenset(_identity(path) for spec in specs for path, problem in _expand(spec)
-                     if problem is None and str(path) != "-")
-
-
-def is_named(path: str | Path, named: frozenset[object]) -> bool:
-    """Whether ``path`` is a regular file among ``named`` (``named_files``)."""
-    path = Path(path)
-    try:
-        st = path.stat()
-    except (OSError, ValueError):
-        return False
-    return stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) in named
 
 
 def iter_documents(

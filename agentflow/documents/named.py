@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentflow.documents.glob_names import glob_names
-from agentflow.documents.inputs import _expand, _is_jsonl, _jsonl_lines
+from agentflow.documents.inputs import _is_jsonl, _jsonl_lines
+from agentflow.documents.listing import _expand
 from agentflow.documents.reading import InputError, _Unusable
 
 __all__ = ["check_named", "out_among_inputs"]

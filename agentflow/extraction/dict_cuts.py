@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from types import UnionType
+from types import MappingProxyType, UnionType
 from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
@@ -53,7 +53,8 @@ def dict_caps(output_type: type[BaseModel], dialect: SchemaDialect | None
     fields with no bound are left out. A dict field is one whose annotation
     is a ``dict``/``Mapping`` (or a union with one: ``dict[str, V] | None``).
     Read off the fields, not the JSON Schema (pydantic cannot write one for
-    every model a JSON Schema output builds); once per type and dialect."""
+    every model a JSON Schema output builds); once per type and dialect, so
+    every caller shares the answer: it is read-only."""
     default = LOCAL_MAX_PROPERTIES if dialect == "local" else None
     caps: dict[str, int] = {}
     for name, info in output_type.model_fields.items():
@@ -68,7 +69,7 @@ def dict_caps(output_type: type[BaseModel], dialect: SchemaDialect | None
             cap = default
         if cap is not None:
             caps[name] = cap
-    return caps
+    return MappingProxyType(caps)
 
 
 def _holds_dict(annotation: Any) -> bool:

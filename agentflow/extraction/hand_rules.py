@@ -54,8 +54,7 @@ from agentflow._lru import LRU
 from agentflow.grounding import Grounded
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.longest import maximal
-from agentflow.grounding.tokens import pieces
-from agentflow.grounding.values import (
+from agentflow.grounding.marked_types import (
     _annotated_pattern,
     _is_choice,
     _is_text,
@@ -64,6 +63,7 @@ from agentflow.grounding.values import (
     _sequence_item,
     _unwrap,
 )
+from agentflow.grounding.tokens import pieces
 from agentflow.grounding.void_blocks import live_text, void_spans
 from agentflow.output.grammar_values import item_places, places
 from agentflow.output.list_bounds import field_max_items

@@ -1,6 +1,7 @@
 """Lists that hold an item more times than the document writes it.
 
-A list field that holds one item twice while the document writes it once
+A list field that holds one item twice (whitespace and letter case folded,
+as the document is read) while the document writes it once
 (``["2311B", "2311B"]`` for a lot line that names ``2311B`` once; a code
 line copied twice) is not the document's list, however right each item is:
 the model repeated itself. ``repeated_items`` names such fields with each
@@ -49,18 +50,26 @@ def _written(item: str, source: str) -> int:
         occurrences(item, source, case_sensitive=False)))
 
 
+def _key(item: str) -> str:
+    """``item`` as ``_written`` finds it: whitespace and letter case folded
+    (``AB1`` and ``ab1`` are one item; ``lower``, as ``re.IGNORECASE``
+    reads letters: ``ß`` is not ``ss``)."""
+    return " ".join(item.split()).lower()
+
+
 def repeated_items(output: Any, source: str) -> dict[str, list[dict[str, Any]]]:
     """Top-level list field of ``output`` (a pydantic model or a mapping) ->
     ``[{"item": text, "listed": n, "written": m}, ...]`` for each string
-    item it holds ``n >= 2`` times (whitespace folded) while ``source``
+    item it holds ``n >= 2`` times (whitespace and letter case folded, as
+    the document is read: ``_written``) while ``source``
     writes it ``m < n`` times, in the order the items first appear; fields
     without such an item are left out (``{}``: none)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for name, value in _fields(output).items():
         if not isinstance(value, list | tuple):
             continue
-        texts = {" ".join(v.split()): v for v in reversed(value) if isinstance(v, str)}
-        counts = Counter(" ".join(v.split()) for v in value if isinstance(v, str) and v.strip())
+        texts = {_key(v): v for v in reversed(value) if isinstance(v, str)}
+        counts = Counter(_key(v) for v in value if isinstance(v, str) and v.strip())
         found = []
         for key, n in counts.items():
             if n < 2:

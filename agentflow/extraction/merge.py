@@ -62,7 +62,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel
 
 from agentflow.extraction.merge_order import document_order, list_index, resolve_ref
-from agentflow.grounding.values import _field_markers, _unwrap
+from agentflow.grounding.marked_types import _field_markers, _unwrap
 
 __all__ = [
     "ChunkOutput", "Conflict", "Merge", "MergeResult", "document_order", "is_list_type",

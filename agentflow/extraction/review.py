@@ -37,14 +37,8 @@ from typing import Any
 import orjson
 
 from agentflow.documents.budget import DEFAULT_BUDGET
-from agentflow.documents.inputs import (
-    Document,
-    InputError,
-    is_named,
-    iter_documents,
-    named_files,
-    prepared,
-)
+from agentflow.documents.inputs import Document, InputError, iter_documents, prepared
+from agentflow.documents.listing import is_named, named_files
 from agentflow.documents.names import loads_record
 from agentflow.documents.readahead import BudgetedReader
 from agentflow.errors import InvalidRecordError

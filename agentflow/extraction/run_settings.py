@@ -1,8 +1,8 @@
 """The run's own settings that decide what its records hold, beside the schema
 module's digests (``agentflow.extraction.settings_fingerprint``).
 
-    run_settings(model="openai:gpt-4o-mini", instructions="Extract...", passes=2)
-    # {"model": "openai:gpt-4o-mini", "instructions": "51be0f3e", "passes": "2"}
+    run_settings(model="vendor:model", instructions="Extract...", passes=2)
+    # {"model": "vendor:model", "instructions": "51be0f3e", "passes": "2"}
 
 ``agentflow extract`` stamps them on every record under ``"settings"``, so a
 rerun into the same ``--out`` made another way (another model or endpoint,

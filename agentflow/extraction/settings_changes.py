@@ -2,8 +2,8 @@
 (``agentflow.extraction.settings_fingerprint`` and
 ``agentflow.extraction.run_settings``), and what differs, in words.
 
-    setting_changes({"model": "openai:a", "passes": "2"}, {"model": "openai:b"})
-    # [SettingChange("model", "openai:a", "openai:b"), SettingChange("passes", "2", "1")]
+    setting_changes({"model": "vendor:a", "passes": "2"}, {"model": "vendor:b"})
+    # [SettingChange("model", "vendor:a", "vendor:b"), SettingChange("passes", "2", "1")]
 
 The rules, one per kind of key:
 

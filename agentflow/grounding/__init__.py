@@ -163,6 +163,18 @@ from pydantic import BaseModel
 
 from agentflow.errors import SchemaError
 from agentflow.grounding.locate import GroundingCheck, check_grounding, locate
+from agentflow.grounding.marked_types import (
+    _allows_marker,
+    _annotated_pattern,
+    _fields,
+    _is_choice,
+    _is_text,
+    _is_union,
+    _pattern_in,
+    _sequence_item,
+    _type_name,
+    _unwrap,
+)
 from agentflow.grounding.marker import (
     AFTER_KEY,
     GROUNDED_KEY,
@@ -174,21 +186,7 @@ from agentflow.grounding.marker import (
     Grounded,
     mark_all_strings,
 )
-from agentflow.grounding.values import (
-    GroundedValue,
-    _allows_marker,
-    _annotated_pattern,
-    _fields,
-    _is_choice,
-    _is_text,
-    _is_union,
-    _pattern_in,
-    _schema_marks,
-    _sequence_item,
-    _type_name,
-    _unwrap,
-    grounded_values,
-)
+from agentflow.grounding.values import GroundedValue, _schema_marks, grounded_values
 from agentflow.output.json_schema import SCHEMA_ATTRIBUTE
 
 __all__ = [

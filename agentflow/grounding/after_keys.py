@@ -17,8 +17,8 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from agentflow.grounding.field_keys import property_key
+from agentflow.grounding.marked_types import _is_union, _sequence_item, _unwrap
 from agentflow.grounding.marker import AFTER_KEY
-from agentflow.grounding.values import _is_union, _sequence_item, _unwrap
 
 __all__ = ["after_by_key"]
 

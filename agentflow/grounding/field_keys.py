@@ -22,7 +22,7 @@ from typing import Any, get_args, get_origin
 from pydantic import BaseModel
 from typing_extensions import is_typeddict
 
-from agentflow.grounding.values import _is_union, _sequence_item, _unwrap
+from agentflow.grounding.marked_types import _is_union, _sequence_item, _unwrap
 
 __all__ = ["key_path", "property_key"]
 

@@ -28,9 +28,11 @@ a line an example writes as it is (a heading such as ``SHIPPING NOTICE``,
 ``Locator.lines``). A line of prose (``The parcel travels with FedEx.``) or
 a key the examples never write (``Courier: FedEx``, ``Shipped via: DHL``)
 may hold the value, so the null is not sure there, wherever it holds a
-token shaped like a token of the field's example values (``token_shape``:
-``FedEx`` like ``UPS``; ``Summary: Frobs.`` holds nothing shaped like a
-homepage ``https://x.example/``).
+token shaped like a token of the field's example values or nearly
+(``agentflow.grounding.token_shapes``: ``FedEx`` like ``UPS``; a homepage
+``https://x.example/`` written ``www.frob.example.org``; a date
+``2024-05-20`` written ``20/05/2024``; ``Summary: Frobs.`` holds nothing
+shaped like a homepage).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from __future__ import annotations
 import re
 
 from agentflow.grounding.locator_rule import Locator
+from agentflow.grounding.token_shapes import near_shape, token_shape, value_shapes
 
 __all__ = ["LAYOUT_MIN_KEYS", "absence_confirmed", "absence_shown", "layout_keys",
            "layout_lines", "only_layout", "shares_layout", "token_shape", "value_shapes"]
@@ -70,35 +73,15 @@ def layout_lines(text: str) -> frozenset[str]:
                      if line.strip() and not _KEY_LINE.match(line))
 
 
-_EDGE = "()[]{}<>,.;:!?\"'`*_"
-
-
-def token_shape(token: str) -> str | None:
-    """The shape of one whitespace-delimited token, its edge punctuation
-    aside: ``a`` when it holds a letter, then the other non-alphanumeric
-    characters it holds, sorted (``https://x.example/`` is ``a./:``; ``FedEx``
-    and ``Mail`` are ``a``; ``05212345678901`` is ``""``); ``None`` for a
-    token of punctuation alone."""
-    core = token.strip(_EDGE)
-    if not core:
-        return None
-    marks = "".join(sorted({c for c in core if not c.isalnum()}))
-    return ("a" if any(c.isalpha() for c in core) else "") + marks
-
-
-def value_shapes(values: list[str]) -> frozenset[str]:
-    """The shapes (``token_shape``) of the tokens of ``values``."""
-    return frozenset(shape for v in values for t in v.split()
-                     if (shape := token_shape(t)) is not None)
-
-
 def _could_hold(rule: Locator, text: str) -> bool:
     """Whether ``text`` holds a token shaped like a token of the field's
-    example values (``Locator.shapes``; none learned: any text could)."""
+    example values, or nearly (``Locator.shapes``, ``agentflow.grounding.
+    token_shapes.near_shape``: ``www.frob.example.org`` for a homepage
+    ``https://x.example/``; none learned: any text could)."""
     if not rule.shapes:
         return bool(text.strip())
-    shapes = set(rule.shapes)
-    return any(token_shape(t) in shapes for t in text.split())
+    shapes = {s for t in text.split() if (s := token_shape(t)) is not None}
+    return any(near_shape(s, v) for s in shapes for v in rule.shapes)
 
 
 def only_layout(rule: Locator, source: str) -> bool:

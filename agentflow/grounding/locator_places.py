@@ -1,19 +1,29 @@
 """Where one worked example's value sits on its line: the places a locator
-is learned from (``agentflow.grounding.locators`` documents the rules).
+is learned from (``agentflow.grounding.locators`` documents the rules), and
+the example's value of a field (``example_value``).
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from agentflow.grounding.lines import continuation, paragraph_continuation
 from agentflow.grounding.locate import occurrences
+from agentflow.output.examples import CheckedExample
 
-__all__ = ["Seen", "block_of", "common_end", "common_start", "lead", "one_line", "seen_at",
-           "tail"]
+__all__ = ["Seen", "block_of", "common_end", "common_start", "example_value", "lead",
+           "one_line", "seen_at", "tail"]
+
+
+def example_value(example: CheckedExample, name: str) -> Any:
+    """Field ``name`` of ``example``'s value (a mapping's key or an attribute;
+    ``None`` when it has none)."""
+    value = example.value
+    return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +94,13 @@ def block_of(places: list[Seen], text: str) -> Seen | None:
 
 
 def common_end(texts: Sequence[str]) -> str:
+    """The longest text every one of ``texts`` ends with, ``""`` when their
+    last characters differ (``["Version: ", "  version: "]`` -> ``"ersion: "``):
+    what the examples' values share before them on their lines.
+
+    Raises:
+        IndexError: when ``texts`` is empty.
+    """
     first = texts[0]
     n = 0
     while n < len(first) and all(len(t) > n and t[-1 - n] == first[-1 - n] for t in texts):
@@ -92,6 +109,13 @@ def common_end(texts: Sequence[str]) -> str:
 
 
 def common_start(texts: Sequence[str]) -> str:
+    """The longest text every one of ``texts`` begins with, ``""`` when their
+    first characters differ (``[" (stable)", " (beta)"]`` -> ``" ("``): what
+    the examples' values share after them on their lines.
+
+    Raises:
+        IndexError: when ``texts`` is empty.
+    """
     first = texts[0]
     n = 0
     while n < len(first) and all(len(t) > n and t[n] == first[n] for t in texts):

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from agentflow.grounding.locator_rule import Locator
 from agentflow.grounding.locators import _fields_of, _learn, _loose
-from agentflow.grounding.values import _fields, _is_union, _unwrap, is_derived
+from agentflow.grounding.marked_types import _fields, _is_union, _unwrap, is_derived
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["learned_lines"]

@@ -13,7 +13,7 @@ from agentflow.grounding.edges import END, START
 from agentflow.grounding.items import own_items
 from agentflow.grounding.lines import continuation, paragraph_continuation
 from agentflow.grounding.list_heading import heading_key, key_written, names, sections
-from agentflow.grounding.list_markers import marker_length
+from agentflow.grounding.list_markers import item_lines, marker_length
 from agentflow.grounding.value_clauses import clause_break
 from agentflow.grounding.void_blocks import live_text
 
@@ -113,7 +113,7 @@ class Locator:
             prose): with ``layout``, what a document written only the
             examples' way writes.
         shapes: the shapes of the tokens of the field's example values
-            (``agentflow.grounding.locator_absence.token_shape``): what
+            (``agentflow.grounding.token_shapes.token_shape``): what
             text outside the examples' layout could hold the field.
         clauses: a single value may hold a clause break (``agentflow.
             grounding.value_clauses``: a bracketed note, a second sentence);
@@ -133,7 +133,8 @@ class Locator:
         marker: ``left`` is a numbered item marker kind (``"1. "``,
             ``"(a) "``: ``agentflow.grounding.list_markers``), the line
             start of every value: a numbered list's items, read as a
-            bullet's (``anchored``; never a label).
+            bullet's (``anchored``; never a label); a letter or roman one
+            only in a list in sequence (``item_lines``: no ``J. Smith``).
         last: under ``arg``, the argument was the last of its line in every
             example: they cannot show whether the value stops at it, so a
             line that goes on after it gives no value (the field is then
@@ -251,7 +252,7 @@ class Locator:
                 return blocks[0] if blocks else []
             return [b[0] for b in blocks]
         found: list[str] = []
-        for line in source.splitlines():
+        for _, line in self._read(source.splitlines()):
             for raw in self._in_line(line):
                 parts = raw.split(self.split) if self.split else [raw]
                 found += [p.strip() for p in parts if p.strip()]
@@ -282,7 +283,7 @@ class Locator:
             return []
         lines = (live_text(source) if live else source).splitlines()
         out: list[list[str]] = []
-        for i, line in enumerate(lines):
+        for i, line in self._read(lines):
             for raw in self._in_line(line, empty=True):  # the value may begin on the next line
                 rest = (paragraph_continuation if self.paragraph else continuation)(lines, i)
                 if not self.many:
@@ -297,6 +298,13 @@ class Locator:
                 if items:
                     out.append(items)
         return out
+
+    def _read(self, lines: list[str]) -> list[tuple[int, str]]:
+        """``lines`` the rule reads, with their indexes: under a ``marker``
+        only items of a list of its kind (``list_markers.item_lines``: no
+        initial, ``J. Smith``)."""
+        items = item_lines(lines, self.left) if self.marker else None
+        return [(i, line) for i, line in enumerate(lines) if items is None or i in items]
 
     def _in_line(self, line: str, empty: bool = False) -> list[str]:
         """The raw values after ``left`` (up to ``right``) on ``line``;

@@ -73,7 +73,9 @@ keeps the keys the examples' lines begin with (``Locator.layout``) and
 whether an example leaves the field empty (``Locator.shown_empty``): where
 it finds nothing, they say whether the document shows the field empty
 (``agentflow.grounding.locator_absence``). Rules never name a document
-kind: they are read off the examples.
+kind: they are read off the examples. The ``arg`` and ``items`` rules, tried
+when no context rule holds, are learned in
+``agentflow.grounding.locator_contextless``.
 
 **Use.** ``values(source)`` lists the values a locator finds in a document
 (a continued list: the items of its first block; ``blocks(source)`` lists
@@ -95,29 +97,29 @@ import dataclasses
 import json
 import re
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, get_args
 
 from pydantic import BaseModel
 
 from agentflow.grounding.list_heading import heading_of
 from agentflow.grounding.list_markers import marker_kind
-from agentflow.grounding.locate import occurrences
 from agentflow.grounding.locator_absence import layout_keys, layout_lines, value_shapes
+from agentflow.grounding.locator_contextless import learn_argument, learn_items
 from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_places import (
     Seen,
     block_of,
     common_end,
     common_start,
+    example_value,
     lead,
     one_line,
     seen_at,
     tail,
 )
-from agentflow.grounding.locator_rule import VALUES_KEY, Locator, line_arguments
-from agentflow.grounding.value_clauses import clause_break
-from agentflow.grounding.values import (
+from agentflow.grounding.locator_rule import VALUES_KEY, Locator
+from agentflow.grounding.marked_types import (
     _fields,
     _is_text,
     _is_union,
@@ -125,6 +127,7 @@ from agentflow.grounding.values import (
     _unwrap,
     is_derived,
 )
+from agentflow.grounding.value_clauses import clause_break
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["VALUES_KEY", "Locator", "apply_locators", "learn_locators"]
@@ -167,11 +170,6 @@ def _kind(tp: Any) -> bool | None:
     return None
 
 
-def _value(example: CheckedExample, name: str) -> Any:
-    value = example.value
-    return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
-
-
 def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator | None:
     """The locator of field ``name`` from ``examples`` (``None``: no rule fits)."""
     seen: list[Seen] = []
@@ -179,7 +177,7 @@ def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator
     continued = False
     once = True  # each example writes the field in one place (a label once)
     for example in examples:
-        value = _value(example, name)
+        value = example_value(example, name)
         items = [v for v in (value or []) if isinstance(v, str)] if many else (
             [value] if isinstance(value, str) else [])
         items = [v.strip() for v in items if v.strip()]
@@ -245,26 +243,29 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     kept: dict[str, Locator] = {}
     for name, many in _fields_of(output_type):
         rule = _learn(name, many, examples)
-        if rule is None or not all(rule.holds(_value(e, name), e.text) for e in examples):
-            rule = _learn_items(name, examples) if many else _learn_argument(name, examples)
-            if rule is not None and all(rule.holds(_value(e, name), e.text) for e in examples):
+        filled = len([e for e in examples if example_value(e, name)])
+        if rule is not None and _loose(rule) and (filled < 2 or any(
+                len(rule.values(e.text)) > 1 for e in examples if example_value(e, name))):
+            # punctuation alone around the value (``, `` to the line's end, `` "``
+            # up to ``"``): only a context the examples write nowhere but around the
+            # value (`` \- `` of a man page's NAME line), not one any line may hold
+            # (``The Old Mill, Bath``, every quoted string); the line's own key may
+            # still place it (``"name": "x"``: argument 2 of the line that begins
+            # with ``name``)
+            rule = None
+        if rule is None or not all(rule.holds(example_value(e, name), e.text) for e in examples):
+            rule = learn_items(name, examples) if many else learn_argument(name, examples)
+            if rule is not None and all(rule.holds(example_value(e, name), e.text)
+                                        for e in examples):
                 kept[name] = _headed(_with_kind(rule, examples), examples)  # each example
                 # shows the same place
-            continue
-        filled = len([e for e in examples if _value(e, name)])
-        if _loose(rule) and (filled < 2 or any(
-                len(rule.values(e.text)) > 1 for e in examples if _value(e, name))):
-            # punctuation alone before the value and nothing after it (``, `` to the
-            # line's end): only a context the examples write nowhere but before the
-            # value (`` \- `` of a man page's NAME line), not one any line may hold
-            # (``The Old Mill, Bath``)
             continue
         if not rule.anchored or not rule.left.strip():
             # a context common to several examples (or a value that begins its
             # line): generalised, so it needs two examples that fill the field
             if filled < 2:
                 continue
-        elif len([e for e in examples if _value(e, name)]) < 2 and not _KEY.match(rule.left):
+        elif len([e for e in examples if example_value(e, name)]) < 2 and not _KEY.match(rule.left):
             continue  # one example's line start: a label only if it reads as a key
         elif len(examples) > 1 and not all(
                 _held_out(name, many, examples, i, rule.split, rule.continued, rule.paragraph)
@@ -274,7 +275,7 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
     lines = tuple(sorted(set().union(*(layout_lines(e.text) for e in examples))))
     kept = {name: dataclasses.replace(rule, layout=layout, lines=lines, shown_empty=any(
-        not _value(e, name) for e in examples), shapes=_shapes(name, examples))
+        not example_value(e, name) for e in examples), shapes=_shapes(name, examples))
         for name, rule in kept.items()}
     if len(_CACHE) > 64:
         _CACHE.clear()
@@ -286,20 +287,22 @@ def _shapes(name: str, examples: Sequence[CheckedExample]) -> tuple[str, ...]:
     """The token shapes of field ``name``'s values in ``examples`` (``Locator.shapes``)."""
     values: list[str] = []
     for example in examples:
-        value = _value(example, name)
+        value = example_value(example, name)
         values += [value] if isinstance(value, str) else [
             v for v in (value or []) if isinstance(v, str)] if isinstance(value, list) else []
     return tuple(sorted(value_shapes(values)))
 
 
 def _loose(rule: Locator) -> bool:
-    """Whether ``rule`` reads after punctuation alone anywhere on a line (no
-    label, no word) up to the line's end: ``, `` of ``Friday 12 July, 8:00 pm``
-    finds the rest of any line with a comma (``standard SEK 3,900``). Kept
-    only where every example that fills the field writes that context
-    nowhere else (its only value there is the example's)."""
-    return (not rule.anchored and rule.arg is None and not rule.items and not rule.right
-            and not any(c.isalnum() for c in rule.left))
+    """Whether ``rule`` reads between punctuation alone anywhere on a line (no
+    label, no word on either side): ``, `` to the line's end of ``Friday 12
+    July, 8:00 pm`` finds the rest of any line with a comma (``standard SEK
+    3,900``); `` "`` up to ``"`` finds any quoted string, the first of the
+    document's for a single value. Kept only where every example that fills
+    the field writes that context nowhere else (its only value there is the
+    example's): the first of several only happens to be the value."""
+    return (not rule.anchored and rule.arg is None and not rule.items
+            and not any(c.isalnum() for c in rule.left + rule.right))
 
 
 def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
@@ -308,7 +311,7 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     digit; ``Locator.clauses``: some value holds a clause break)."""
     if rule.many:
         return rule
-    values = [v.strip() for e in examples if isinstance(v := _value(e, rule.field), str)
+    values = [v.strip() for e in examples if isinstance(v := example_value(e, rule.field), str)
               and v.strip()]
     if not values:
         return rule
@@ -327,7 +330,7 @@ def _headed(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
         return rule
     keys = set()
     for example in examples:
-        first = next((v.strip() for v in _value(example, rule.field) or []
+        first = next((v.strip() for v in example_value(example, rule.field) or []
                       if isinstance(v, str) and v.strip()), None)
         if first is None:
             continue
@@ -338,74 +341,8 @@ def _headed(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     if len(keys) != 1 or "" in keys:
         return rule
     headed = dataclasses.replace(rule, heading=keys.pop())
-    return headed if all(headed.holds(_value(e, rule.field), e.text) for e in examples) else rule
-
-
-def _learn_items(name: str, examples: Sequence[CheckedExample]) -> Locator | None:
-    """A list that is every list item of its document (its own text), in order
-    (``Locator.items``), when each example's value is exactly that (an
-    empty one: its text has no list item); at least two examples must fill
-    the field. ``None`` otherwise."""
-    rule = Locator(name, "", False, "", many=True, items=True)
-    filled = [e for e in examples if _value(e, name)]
-    if len(filled) < 2 or not all(rule.holds(_value(e, name), e.text) for e in examples):
-        return None
-    return rule
-
-
-def _learn_argument(name: str, examples: Sequence[CheckedExample]) -> Locator | None:
-    """The field's value as the same argument of a line that begins with the
-    same first argument in every example that fills it (``.TH``: the title is
-    its first argument, the section its second), when no text around the
-    value is common to them (quoted in one, bare in another); at least two
-    examples must fill the field. ``None`` otherwise. The first argument
-    after it, where it is the whole rest of its line in every example, is
-    read as the rest of the line (``Locator(left=keyword)``, no ``arg``):
-    one-word examples cannot show that the value is one word. An argument
-    that is the last of its line in every example (``Locator.last``) is
-    not read where the line goes on after it."""
-    places: set[tuple[str, int]] = set()
-    filled = 0
-    for example in examples:
-        value = _value(example, name)
-        if not isinstance(value, str) or not value.strip():
-            continue
-        filled += 1
-        found = _argument_places(value.strip(), example.text)
-        if not found:
-            return None
-        places = found if filled == 1 else places & found
-        if not places:
-            return None
-    if filled < 2 or len(places) != 1:
-        return None
-    ((keyword, index),) = places
-    if index == 0:
-        # every example's value is the whole rest of its line (``Component: toolbar``):
-        # the examples cannot tell one word from the rest of the line, and a key's
-        # value is the rest of its line (``Component: settings UI``), so read that
-        rest = Locator(name, keyword, True, "")
-        if all(rest.holds(_value(e, name), e.text) for e in examples):
-            return rest
-    last = all(len(args) == index + 2 for e in examples if _value(e, name)
-               for line in e.text.splitlines() for args in [line_arguments(line)]
-               if args and line[slice(*args[0])] == keyword)
-    return Locator(name, keyword, True, "", arg=index, last=last)
-
-
-def _argument_places(value: str, text: str) -> set[tuple[str, int]]:
-    """``(first argument, index)`` of each line argument ``value`` is exactly
-    (``agentflow.grounding.locator_rule.line_arguments``; never the first)."""
-    out = set()
-    for start, end in occurrences(value, text):
-        lo = text.rfind("\n", 0, start) + 1
-        hi = text.find("\n", lo)
-        line = text[lo:len(text) if hi < 0 else hi]
-        args = line_arguments(line)
-        for k, (a, b) in enumerate(args[1:], start=1):
-            if (a, b) == (start - lo, end - lo):
-                out.add((line[slice(*args[0])], k - 1))
-    return out
+    held = all(headed.holds(example_value(e, rule.field), e.text) for e in examples)
+    return headed if held else rule
 
 
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
@@ -423,7 +360,7 @@ def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
     if rule is not None and (rule.continued, rule.paragraph) != (continued, paragraph) and (
             not rule.right):  # what all the examples show
         rule = dataclasses.replace(rule, continued=continued, paragraph=paragraph)
-    return rule is None or rule.holds(_value(examples[i], name), examples[i].text)
+    return rule is None or rule.holds(example_value(examples[i], name), examples[i].text)
 
 
 _CACHE: dict[Any, dict[str, Locator]] = {}

@@ -13,33 +13,34 @@ each convention's reading. The conventions:
   1234.56, ``12,50`` is 12.50, ``1 234,56`` (a no-break or thin space) is
   1234.56.
 * **Indian grouping**: ``12,34,567`` is 1234567 (groups of two, then three).
-* **The document's convention decides a comma** (``conventions``): a
-  comma followed by exactly three digits inside a number (``42,000``,
-  ``17,562``) groups thousands in the overwhelming majority of documents,
-  and reading it otherwise lets a *prefix* of the written number stand
-  for it (a model that writes 42 for "42,000" or 17 for "17,562" would be
-  grounded). So, per document:
+* **The document's convention decides a comma**
+  (``agentflow.grounding.number_conventions`` says what shows which): a
+  comma followed by exactly three digits (``42,000``, ``17,562``) groups
+  thousands, and a reading that lets a *prefix* of the written number
+  stand for it (42 for "42,000", 17 for "17,562") is taken only where the
+  document shows a decimal comma:
 
-  - a comma is a **decimal comma** only when the document shows that
-    convention: a number written ``1.234,56`` (``1 234,56`` with a
-    no-break or thin space), or a comma followed by a fraction that is not
-    three digits (``3,5 kg``, ``12,50``, ``0,1234``), which no grouping
-    writes. Then ``42,000`` reads 42 (and no longer 42000) and
-    ``1.500`` 1500 (no longer 1.5: in that convention a point followed by
-    three digits groups thousands);
+  - in a **comma-decimal document** (``1.234,56``; ``12,50 €``; ``3,5``
+    where no number is grouped by commas) ``42,000`` reads 42 (and no
+    longer 42000) and ``1.500`` 1500 (no longer 1.5: in that convention a
+    point followed by three digits groups thousands);
+  - a document showing **both** conventions (``1,234.50`` and ``3,5``),
+    or a decimal comma that may be a pair (``table 3,4``) beside numbers
+    grouped by commas, keeps every reading: ``17,562`` is 17562 and
+    17.562;
   - a number **grouped by commas** (``1,234``, ``12,34,567``) reads as
     grouped unless the document is a comma-decimal one;
-  - a document showing **both** conventions (``1,234.50`` and ``3,5``)
-    keeps every reading: it cannot say which is meant;
   - digits joined by commas are **list items** (``100,250,500``: 100, 250
-    and 500 besides 100250500; ``3,4,5``: 3, 4 and 5) only when the
-    document writes lists that way: a comma with no space after it next
-    to a letter (``GV2841,GV2842``, a CSV header ``id,qty``), or a run of
-    digit groups no convention reads as one number (``3,4,5``,
-    ``100,20,3``). A list written with a space after the comma
-    (``2309A, 2310A``) shows nothing: ``17,562`` there is one number. A
-    part of a comma-joined run is never read alone otherwise (neither
-    ``12`` of ``12,34,567`` nor ``1,234`` of ``1,234,56``).
+    and 500 besides 100250500; ``3,4,5``: 3, 4 and 5) only where the
+    document joins items that way (``number_conventions.listed``: a run
+    such as ``3,4,5`` no convention reads as one number, a cell with a
+    letter joined to the run by a bare comma, ``GV2841,100``, or a CSV row
+    under a header of as many names). Letters joined by commas elsewhere
+    (``smith,john@x.org``, ``M,L,XL``) and a list written with a space
+    after the comma (``2309A, 2310A``) show nothing: ``17,562`` there is
+    one number. A part of a comma-joined run is never read alone
+    otherwise (neither ``12`` of ``12,34,567`` nor ``1,234`` of
+    ``1,234,56``).
 
   ``1.234`` reads 1.234 and 1234 outside comma-decimal documents (no
   prefix stands for it there: 1.234 is what the point convention writes).
@@ -83,38 +84,19 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import NamedTuple
 
 from agentflow.grounding.date_readings import part_spans, year_readings
+from agentflow.grounding.number_conventions import (
+    CURRENCY,
+    ISO_4217,
+    SPACES,
+    Conventions,
+    conventions,
+    listed,
+)
 
 __all__ = ["CURRENCY", "ISO_4217", "MAX_EXPONENT", "Conventions", "conventions", "placed_readings",
            "readings"]
-
-ISO_4217 = frozenset({
-    "AED", "AFN", "ALL", "AMD", "ANG", "AOA", "ARS", "AUD", "AWG", "AZN", "BAM", "BBD", "BDT",
-    "BGN", "BHD", "BIF", "BMD", "BND", "BOB", "BOV", "BRL", "BSD", "BTN", "BWP", "BYN", "BZD",
-    "CAD", "CDF", "CHE", "CHF", "CHW", "CLF", "CLP", "CNY", "COP", "COU", "CRC", "CUC", "CUP",
-    "CVE", "CZK", "DJF", "DKK", "DOP", "DZD", "EGP", "ERN", "ETB", "EUR", "FJD", "FKP", "GBP",
-    "GEL", "GHS", "GIP", "GMD", "GNF", "GTQ", "GYD", "HKD", "HNL", "HRK", "HTG", "HUF", "IDR",
-    "ILS", "INR", "IQD", "IRR", "ISK", "JMD", "JOD", "JPY", "KES", "KGS", "KHR", "KMF", "KPW",
-    "KRW", "KWD", "KYD", "KZT", "LAK", "LBP", "LKR", "LRD", "LSL", "LYD", "MAD", "MDL", "MGA",
-    "MKD", "MMK", "MNT", "MOP", "MRU", "MUR", "MVR", "MWK", "MXN", "MXV", "MYR", "MZN", "NAD",
-    "NGN", "NIO", "NOK", "NPR", "NZD", "OMR", "PAB", "PEN", "PGK", "PHP", "PKR", "PLN", "PYG",
-    "QAR", "RON", "RSD", "RUB", "RWF", "SAR", "SBD", "SCR", "SDG", "SEK", "SGD", "SHP", "SLE",
-    "SLL", "SOS", "SRD", "SSP", "STN", "SVC", "SYP", "SZL", "THB", "TJS", "TMT", "TND", "TOP",
-    "TRY", "TTD", "TWD", "TZS", "UAH", "UGX", "USD", "USN", "UYI", "UYU", "UYW", "UZS", "VED",
-    "VES", "VND", "VUV", "WST", "XAF", "XAG", "XAU", "XCD", "XCG", "XDR", "XOF", "XPD", "XPF",
-    "XPT", "XSU", "XUA", "YER", "ZAR", "ZMW", "ZWG", "ZWL",
-})
-"""The alphabetic codes of ISO 4217 (currencies, funds and precious
-metals; its test and "no currency" codes ``XTS``/``XXX`` left out): the
-only letters that may be glued before a number (``USD1,234``)."""
-
-CURRENCY = ("$\u00a2-\u00a5\u058f\u060b\u07fe\u07ff\u09f2\u09f3\u09fb\u0af1\u0bf9\u0e3f"
-            "\u17db\u20a0-\u20c0\ua838\ufdfc\ufe69\uff04\uffe0\uffe1\uffe5\uffe6")
-"""The currency symbols of the Basic Multilingual Plane (Unicode category
-Sc; tests check it against ``unicodedata``), as the body of a character
-class."""
 
 _SIGN = "(?P<sign>[-+\u2212])?"
 _CUR = f"[{CURRENCY}]?"
@@ -124,10 +106,6 @@ the lookahead lets the engine skip other characters fast) after no word
 character and no point; or right after
 three capital letters that start a word (an ISO 4217 code, checked by
 ``_code_ok``)."""
-_SPACES = "\u00a0\u2009\u202f"
-"""The spaces that group digits (no-break, thin, narrow no-break): never a
-plain space."""
-
 _START_GROUPED = (rf"(?=[-+\u2212{CURRENCY}\d])(?:(?<![\w.,])|(?<=(?<!\w)[A-Z]{{3}}))"
                   rf"{_SIGN}{_CUR}")
 """Where a comma-decimal or Indian-grouped number starts, with its sign and
@@ -135,12 +113,12 @@ currency symbol: as ``_START``, and never right after a comma (a number
 there is a list's next item) nor with a leading point."""
 
 _POINT = re.compile(
-    rf"{_START}{_SIGN}{_CUR}(?P<num>\d{{1,3}}(?:[,_{_SPACES}]\d{{3}})+(?:\.\d+)?"
+    rf"{_START}{_SIGN}{_CUR}(?P<num>\d{{1,3}}(?:[,_{SPACES}]\d{{3}})+(?:\.\d+)?"
     r"|\d+(?:\.\d+)?|\.\d+)(?:[eE](?P<exp>[-+\u2212]?\d+)(?!\w))?(?![\d_]|\.\d)")
 """Point decimal, groups of three by ``,``/``_``/a grouping space; an
 exponent; a leading point."""
 _COMMA = re.compile(
-    rf"{_START_GROUPED}(?P<num>\d{{1,3}}(?:[.{_SPACES}]\d{{3}})+(?:,\d+)?|\d+,\d+)"
+    rf"{_START_GROUPED}(?P<num>\d{{1,3}}(?:[.{SPACES}]\d{{3}})+(?:,\d+)?|\d+,\d+)"
     r"(?![\d_]|[.,]\d)")
 """Comma decimal, groups of three by ``.``/a grouping space."""
 _INDIAN = re.compile(
@@ -199,8 +177,8 @@ def _scaled(source: str, end: int, number: Decimal) -> Iterator[Decimal]:
         yield number.scaleb(-3 if after.group("mille") else -2)
 
 
-_AS_POINT = str.maketrans("", "", f",_{_SPACES}")
-_AS_COMMA = str.maketrans({**dict.fromkeys(f".{_SPACES}"), ",": "."})
+_AS_POINT = str.maketrans("", "", f",_{SPACES}")
+_AS_COMMA = str.maketrans({**dict.fromkeys(f".{SPACES}"), ",": "."})
 _AS_INDIAN = str.maketrans("", "", ",")
 """Each convention's digits as ``Decimal`` reads them (groups joined, the
 decimal mark a point)."""
@@ -250,52 +228,7 @@ def _items(source: str, match: re.Match[str],
         start = end + 1
 
 
-_SIGNED = rf"(?<![\w.,])[-+\u2212]?[{CURRENCY}]?"
-_COMMA_SIGN = re.compile(
-    rf"{_SIGNED}(?:\d{{1,3}}(?:[.{_SPACES}]\d{{3}})+,\d+|\d+,(?:\d{{1,2}}|\d{{4,}}))"
-    r"(?![\d_]|[.,]\d)")
-"""What shows a document's comma decimal: ``1.234,56`` (``1 234,56``), or a
-comma followed by a fraction of other than three digits (``3,5``,
-``12,50``), alone (``3,4,5`` is a list)."""
-_POINT_SIGN = re.compile(
-    rf"{_SIGNED}(?:\d{{1,3}}(?:,\d{{3}})+\.\d+|\d+\.(?:\d{{1,2}}|\d{{4,}}))"
-    r"(?![\d_]|[.,]\d)")
-"""What shows a document's decimal point: ``1,234.50``, or a point followed
-by a fraction of other than three digits (``3.5``, ``12.50``), alone
-(``1.5.2`` is a version, ``05.03.2024`` a date)."""
-_RUN = re.compile(r"(?<![\w.,])\d+(?:,\d+){2,}(?![\d_]|[.,]\d)")
-_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+|\d{1,2}(?:,\d\d)+,\d{3}")
-_WORD_LIST = re.compile(r"[^\W\d_],\w|\w,[^\W\d_]")
-"""A comma with no space after it next to a letter (``GV2841,GV2842``,
-``id,qty``): the document writes lists without a space."""
 _JOINED_AFTER = re.compile(r",\d")
-
-
-class Conventions(NamedTuple):
-    """How a document writes numbers (``conventions``).
-
-    Attributes:
-        decimal_comma: a comma may be a decimal mark (``3,5``, ``1.234,56``
-            written somewhere).
-        decimal_point: a point may be a decimal mark, a comma groups
-            thousands (the default; ``False`` only when the document shows
-            a decimal comma and no decimal point).
-        comma_lists: digits joined by a comma with no space after it may be
-            a list's items (``3,4,5``; ``GV2841,GV2842``).
-    """
-
-    decimal_comma: bool
-    decimal_point: bool
-    comma_lists: bool
-
-
-def conventions(source: str) -> Conventions:
-    """The number conventions ``source`` shows (see the module docstring)."""
-    comma = _COMMA_SIGN.search(source) is not None
-    point = _POINT_SIGN.search(source) is not None or not comma
-    lists = _WORD_LIST.search(source) is not None or any(
-        _GROUPED.fullmatch(m.group()) is None for m in _RUN.finditer(source))
-    return Conventions(comma, point, lists)
 
 
 def _joined(source: str, match: re.Match[str]) -> bool:
@@ -327,11 +260,12 @@ _JOINED_RUN = re.compile(
 ``3,4,5``), whole: what a list written without spaces looks like."""
 
 
-def _run_items(source: str, apart: _Apart) -> Iterator[tuple[int, int, Decimal]]:
+def _run_items(source: str, apart: _Apart, way: Conventions) -> Iterator[tuple[int, int, Decimal]]:
     """``(start, end, number)`` of each item of every comma-joined run of digits
-    that may be a list (``_JOINED_RUN``; no currency written before it)."""
+    that may be a list (``_JOINED_RUN``; no currency written before it;
+    ``number_conventions.listed``)."""
     for match in _JOINED_RUN.finditer(source):
-        if not _priced(source, match):
+        if not _priced(source, match) and listed(source, match.start(), match.end(), way):
             yield from _items(source, match, apart)
 
 
@@ -361,8 +295,7 @@ def placed_readings(source: str) -> Iterator[tuple[int, int, Decimal]]:
                 if number is not None:
                     for n in _scaled(source, match.end(), number):
                         yield start, match.end(), n
-    if way.comma_lists:
-        yield from _run_items(source, apart)
+    yield from _run_items(source, apart, way)
     for start, end, year in year_readings(source):
         if not apart.hit(start, end):
             yield start, end, Decimal(year)

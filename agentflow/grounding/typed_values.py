@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from enum import Enum
 from functools import lru_cache
@@ -64,11 +65,19 @@ def found_in(value: Any, source: str) -> bool:
 
 
 def _number_in(value: int | float | Decimal, source: str) -> bool:
+    target = _finite(value)
+    return target is not None and target in _numbers(source)  # 1200 == 1.2E+3, same hash
+
+
+def _finite(value: int | float | Decimal) -> Decimal | None:
+    """``value`` as a ``Decimal``, or ``None`` when it is no finite number
+    (a NaN, signalling or quiet, or an infinity: no document writes one, and
+    a signalling NaN cannot even be hashed or compared)."""
     try:  # an int as itself: str() of a very long one raises
         target = Decimal(value) if isinstance(value, int) else Decimal(str(value))
     except (InvalidOperation, ValueError):
-        return False
-    return target in _numbers(source)  # equal Decimals hash alike (1200 == 1.2E+3)
+        return None
+    return target if target.is_finite() else None
 
 
 def written_numbers(source: str) -> list[Decimal]:
@@ -78,7 +87,7 @@ def written_numbers(source: str) -> list[Decimal]:
 
 
 @lru_cache(maxsize=16)  # a record's values are checked against one text: read it once
-def _numbers(source: str) -> dict[Decimal, None]:
+def _numbers(source: str) -> Mapping[Decimal, None]:
     """The numbers ``source`` writes (every reading), in document order,
     each once by value."""
     placed = sorted(readings(source), key=lambda r: r[0])  # stable: a convention's order kept
@@ -92,7 +101,7 @@ def written_dates(source: str) -> list[dt.date]:
 
 
 @lru_cache(maxsize=16)
-def _dates(source: str) -> dict[dt.date, None]:
+def _dates(source: str) -> Mapping[dt.date, None]:
     """The days ``source`` writes, in document order, each once."""
     placed = sorted(date_readings(source), key=lambda p: p[0])  # stable: day.month first
     return dict.fromkeys(day for _, day in placed)
@@ -106,11 +115,8 @@ def written_at(value: Any, source: str) -> tuple[int, int] | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float | Decimal):
-        try:
-            target = Decimal(value) if isinstance(value, int) else Decimal(str(value))
-        except (InvalidOperation, ValueError):
-            return None
-        return _number_places(source).get(target)
+        target = _finite(value)
+        return None if target is None else _number_places(source).get(target)
     if isinstance(value, dt.datetime):
         value = value.date()
     if isinstance(value, dt.date):
@@ -119,7 +125,7 @@ def written_at(value: Any, source: str) -> tuple[int, int] | None:
 
 
 @lru_cache(maxsize=16)
-def _number_places(source: str) -> dict[Decimal, tuple[int, int]]:
+def _number_places(source: str) -> Mapping[Decimal, tuple[int, int]]:
     """Each number ``source`` writes -> where it is first written (the
     longest text read at that place)."""
     places: dict[Decimal, tuple[int, int]] = {}
@@ -129,7 +135,7 @@ def _number_places(source: str) -> dict[Decimal, tuple[int, int]]:
 
 
 @lru_cache(maxsize=16)
-def _date_places(source: str) -> dict[dt.date, tuple[int, int]]:
+def _date_places(source: str) -> Mapping[dt.date, tuple[int, int]]:
     """Each day ``source`` writes -> where it is first written."""
     places: dict[dt.date, tuple[int, int]] = {}
     for start, end, day in sorted(placed_dates(source), key=lambda r: (r[0], -r[1])):

@@ -1,23 +1,34 @@
 """The grounded strings of a validated output (``grounded_values``), found
 by walking it along its type (pydantic models, dataclasses, TypedDicts,
-lists, unions) or its JSON Schema; and the type helpers the walk and
-``grounding_plan`` share."""
+lists, unions) or its JSON Schema. What the type's annotations say (markers,
+unions, fields) is read by ``agentflow.grounding.marked_types``."""
 
 from __future__ import annotations
 
 import dataclasses
-import types
 import typing
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
-from pydantic.fields import FieldInfo
 from typing_extensions import is_typeddict
 
 from agentflow._lru import LRU
+from agentflow.grounding.marked_types import (
+    _NONE,
+    _annotated_pattern,
+    _fields,
+    _is_choice,
+    _is_text,
+    _is_union,
+    _pattern_in,
+    _sequence_item,
+    _tuple_places,
+    _unwrap,
+    is_derived,
+)
 from agentflow.grounding.marker import (
     AFTER_KEY,
     CLEAN_KEY,
@@ -29,146 +40,12 @@ from agentflow.grounding.marker import (
     WHOLE_ITEMS,
     WHOLE_LINES,
     WHOLE_TOKENS,
-    Derived,
     Grounded,
 )
 from agentflow.grounding.typed_leaves import TypedValue, is_typed, schema_typed
 from agentflow.output.json_schema import SCHEMA_ATTRIBUTE
 
 __all__ = ["GroundedValue", "TypedValue", "grounded_values"]
-
-# ----------------------------------------------------------------------------- types
-
-
-_NONE = type(None)
-_SEQUENCES = (list, tuple, set, frozenset, Sequence, typing.Sequence)
-
-
-def _unwrap(tp: Any) -> tuple[Any, list[Grounded]]:
-    """``tp`` without ``Annotated``, and the ``Grounded`` markers it carried."""
-    markers: list[Grounded] = []
-    while get_origin(tp) is typing.Annotated:
-        args = get_args(tp)
-        markers += [m for m in args[1:] if isinstance(m, Grounded)]
-        tp = args[0]
-    return tp, markers
-
-
-def _is_union(tp: Any) -> bool:
-    return get_origin(tp) in (Union, types.UnionType)
-
-
-def _is_text(tp: Any) -> bool:
-    """A free-text string type: ``str`` or a subclass, never an enum."""
-    return isinstance(tp, type) and issubclass(tp, str) and not issubclass(tp, Enum)
-
-
-def _is_choice(tp: Any) -> bool:
-    """A choice of strings: a ``Literal`` of strings or a ``str`` enum (a field
-    a marker may ground, the default never does)."""
-    if get_origin(tp) is Literal:
-        return all(isinstance(a, str) for a in get_args(tp))
-    return isinstance(tp, type) and issubclass(tp, Enum) and issubclass(tp, str)
-
-
-def _sequence_item(tp: Any) -> Any | None:
-    """The item type of a list/tuple/set type, else ``None``."""
-    origin = get_origin(tp)
-    if origin is None:
-        return Any if tp in (list, tuple, set, frozenset) else None
-    if origin not in _SEQUENCES and not (
-        isinstance(origin, type) and issubclass(origin, (list, tuple, set, frozenset))
-    ):
-        return None
-    args = get_args(tp)
-    if not args:
-        return Any
-    if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-        return None  # fixed-length tuples: not a list
-    return args[0]
-
-
-def _tuple_places(tp: Any) -> tuple[Any, ...]:
-    """The type of each place of a fixed-length tuple type (``tuple[int, str]``
-    -> ``(int, str)``), else ``()``."""
-    args = get_args(tp)
-    if get_origin(tp) is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
-        return args
-    return ()
-
-
-_FIELDS: LRU[Any, tuple[Any, list[tuple[str, Any, list[Grounded]]] | None]] = LRU(256)
-"""``_fields`` per type, with what they were read from (a pydantic model's
-``model_fields`` mapping: a rebuilt model reads them again)."""
-
-
-def _fields(tp: Any) -> list[tuple[str, Any, list[Grounded]]] | None:
-    """``(name, annotation, markers)`` of an object type's fields, in order
-    (kept per type: every output of a run walks the same ones; not to be
-    changed by the caller)."""
-    try:
-        cached = _FIELDS.get(tp)
-    except TypeError:  # an unhashable annotation
-        return _read_fields(tp)
-    source = getattr(tp, "__pydantic_fields__", None)
-    if cached is not None and cached[0] is source:
-        return cached[1]
-    fields = _read_fields(tp)
-    _FIELDS.put(tp, (source, fields))
-    return fields
-
-
-def _read_fields(tp: Any) -> list[tuple[str, Any, list[Grounded]]] | None:
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        out = []
-        for name, info in tp.model_fields.items():
-            ann, marks = _unwrap(info.annotation)
-            out.append((name, ann, marks + _field_markers(info)))
-        return out
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp, include_extras=True)
-        return [(f.name, *_unwrap(hints.get(f.name, Any))) for f in dataclasses.fields(tp)]
-    if is_typeddict(tp):
-        hints = typing.get_type_hints(tp, include_extras=True)
-        return [(name, *_unwrap(ann)) for name, ann in hints.items()]
-    return None
-
-
-def _field_markers(info: FieldInfo) -> list[Grounded]:
-    return [m for m in info.metadata if isinstance(m, Grounded)]
-
-
-def is_derived(tp: Any, metadata: Iterable[Any] = ()) -> bool:
-    """Whether a field (its annotation ``tp``, its ``FieldInfo.metadata``)
-    is marked ``Derived()`` (at any ``Annotated`` level, or in a union branch)."""
-    if any(isinstance(m, Derived) for m in metadata):
-        return True
-    while get_origin(tp) is typing.Annotated:
-        args = get_args(tp)
-        if any(isinstance(m, Derived) for m in args[1:]):
-            return True
-        tp = args[0]
-    return _is_union(tp) and any(is_derived(a) for a in get_args(tp))
-
-
-def _allows_marker(tp: Any) -> bool:
-    """A marker may sit on ``str``, a choice of strings (``Literal``, ``str``
-    enum), their ``| None`` and sequences of those."""
-    tp, _ = _unwrap(tp)
-    if _is_union(tp):
-        args = [a for a in get_args(tp) if a is not _NONE]
-        return bool(args) and all(_allows_marker(a) for a in args)
-    if _is_text(tp) or _is_choice(tp):
-        return True
-    item = _sequence_item(tp)
-    return item is not None and item is not Any and _allows_marker(item)
-
-
-def _type_name(tp: Any) -> str:
-    return getattr(tp, "__name__", None) or str(tp)
-
-
-# ----------------------------------------------------------------------------- values
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,30 +62,6 @@ class GroundedValue:
     marker: Grounded
     optional: bool = False
     pattern: str | None = None
-
-
-def _pattern_in(metadata: Iterable[Any]) -> str | None:
-    """The ``pattern`` among a field's metadata (``Field(pattern=...)``,
-    ``StringConstraints(pattern=...)``, a nested ``FieldInfo``)."""
-    for m in metadata:
-        if isinstance(m, FieldInfo):
-            found = _pattern_in(m.metadata)
-            if found is not None:
-                return found
-        elif isinstance(getattr(m, "pattern", None), str):
-            return str(m.pattern)
-    return None
-
-
-def _annotated_pattern(tp: Any) -> str | None:
-    """The ``pattern`` in ``tp``'s ``Annotated`` metadata, outermost first."""
-    while get_origin(tp) is typing.Annotated:
-        args = get_args(tp)
-        found = _pattern_in(args[1:])
-        if found is not None:
-            return found
-        tp = args[0]
-    return None
 
 
 def _join(path: str, name: str) -> str:

@@ -133,7 +133,7 @@ def answer_outputs(
 def _all_closed(reply: Msg, outputs: list[ToolUseBlock]) -> bool:
     """Whether every output call of a reply cut at the token limit had its
     arguments closed before the cut (``CLOSED_TOOL_CALLS``: only padding was
-    lost, as in GPT-4.1's runaway newlines after the object)."""
+    lost, as when a model runs on with newlines after the object)."""
     closed = reply.metadata.get(CLOSED_TOOL_CALLS)
     return isinstance(closed, list) and all(c.id in closed for c in outputs)
 

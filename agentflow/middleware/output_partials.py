@@ -8,9 +8,9 @@ from agentflow.events import AttemptDiscarded, Event, OutputPartial
 from agentflow.execution import CallExecution
 from agentflow.middleware._output_run import OutputRun
 from agentflow.model import ModelChunk, TextDelta, ToolCallDelta
-from agentflow.output.parsing import visible_text
 from agentflow.output.partial import ValueStarts
 from agentflow.output.reminders import TOOL_NAME
+from agentflow.output.thinking import visible_text
 from agentflow.reply import ReplyBuilder
 
 __all__ = ["partial_event"]

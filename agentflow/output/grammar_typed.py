@@ -24,13 +24,16 @@ date)."""
 
 
 def _bound(node: Mapping[str, Any], key: str) -> Decimal | None:
+    """The node's ``key`` bound as a ``Decimal``; ``None`` when it has none
+    or a NaN (which bounds nothing, and which a comparison refuses)."""
     value = node.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     try:  # an int as itself: str() of a very long one raises
-        return Decimal(value) if isinstance(value, int) else Decimal(str(value))
+        bound = Decimal(value) if isinstance(value, int) else Decimal(str(value))
     except (InvalidOperation, ValueError):
         return None
+    return None if bound.is_nan() else bound
 
 
 _BOUNDS = (("minimum", "minimum"), ("exclusiveMinimum", "more than"),

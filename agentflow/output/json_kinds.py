@@ -4,12 +4,13 @@ a string that spells one.
 
 pydantic's lax mode reads a JSON ``true`` as the integer ``1`` (also for a
 ``Literal[1]`` or an ``IntEnum``, even in strict JSON mode), ``0`` as
-``False``, and a number as Unix seconds for a date. For a model's output
-each of these turns a plainly wrong answer (``{"age": true}``,
-``{"date": 2024}``) into a confident one. OpenAI's and Anthropic's SDK
-``parse`` helpers and Pydantic AI validate model output in pydantic's
-default (lax) mode; that is safe behind a vendor's constrained decoding,
-which never writes ``true`` where the schema says integer, but agentflow
+``False``, a number as Unix seconds for a date and as seconds for a
+duration. For a model's output each of these turns a plainly wrong answer
+(``{"age": true}``, ``{"date": 2024}``, ``{"runtime": 90}`` meaning
+minutes) into a confident one. Vendor SDKs' ``parse`` helpers and Pydantic
+AI validate model output in pydantic's default (lax) mode; that is safe
+behind a vendor's constrained decoding, which never writes ``true`` where
+the schema says integer, but agentflow
 also reads models that write what they like (prompt strategy, tool
 arguments without strict mode). So it keeps lax mode and refuses the
 crossings of JSON kinds (``kind_errors``):
@@ -23,15 +24,21 @@ crossings of JSON kinds (``kind_errors``):
 | ``true``, ``false`` | a number, a number ``Literal``/``Enum`` | refused: no number |
 | ``0``, ``1``, ``1.0`` | a boolean, ``Literal[True]`` | refused: no boolean |
 | a number | a date, datetime or time | refused (pydantic would read Unix seconds) |
+| a number, ``true`` | a duration (``timedelta``) | refused (seconds would be a guessed unit) |
 | ``"2024-01-31"`` | a date | the date (JSON has no date type: text is its form) |
+| ``"PT1H30M"``, ``"01:30:00"`` | a duration | the duration (likewise) |
 | ``42`` | a string | refused (pydantic v2 never turns a number into a string) |
 
 The check compares what the model wrote with what validation made of it,
-field by field (aliases followed), so unions are judged by the branch
-pydantic chose: ``true`` for ``int | bool`` stays ``True`` and passes. A
-refusal is an ordinary ``ValidationError`` (error types
-``BOOLEAN_IS_NO_NUMBER``, ``NUMBER_IS_NO_BOOLEAN``, ``NUMBER_IS_NO_DATE``)
-naming the field path, so the model is asked again.
+field by field (under every key a field may be read from: its name, a
+string alias, each choice of an ``AliasChoices``, the path of an
+``AliasPath``) and item by item (a mapping whose keys validation converted,
+``dict[int, bool]``, is paired in written order), so unions are judged by
+the branch pydantic chose: ``true`` for ``int | bool`` stays ``True`` and
+passes. A refusal is an ordinary ``ValidationError`` (error types
+``BOOLEAN_IS_NO_NUMBER``, ``NUMBER_IS_NO_BOOLEAN``, ``NUMBER_IS_NO_DATE``,
+``NUMBER_IS_NO_DURATION``) naming the field path, so the model is asked
+again.
 
 pydantic's strict JSON mode already refuses every crossing but one: a
 boolean for a number ``Literal``/``Enum`` member. So a value validated
@@ -46,14 +53,16 @@ import datetime
 import decimal
 import enum
 import functools
+import typing
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pydantic import BaseModel, RootModel, ValidationError
+from pydantic import AliasChoices, AliasPath, BaseModel, RootModel, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 __all__ = ["BOOLEAN_IS_NO_NUMBER", "NUMBER_IS_NO_BOOLEAN", "NUMBER_IS_NO_DATE",
-           "check_kinds", "kind_errors", "strict_gap"]
+           "NUMBER_IS_NO_DURATION", "check_kinds", "kind_errors", "strict_gap"]
 
 BOOLEAN_IS_NO_NUMBER = "boolean_is_no_number"
 """Error type: a JSON boolean became a number (or a number ``Literal``/``Enum`` member)."""
@@ -63,6 +72,9 @@ NUMBER_IS_NO_BOOLEAN = "number_is_no_boolean"
 
 NUMBER_IS_NO_DATE = "number_is_no_date"
 """Error type: a JSON number became a date, datetime or time."""
+
+NUMBER_IS_NO_DURATION = "number_is_no_duration"
+"""Error type: a JSON number or boolean became a duration (``timedelta``)."""
 
 _Loc = tuple[int | str, ...]
 
@@ -79,6 +91,13 @@ def _is_number(value: Any) -> bool:
 def _scalar_error(written: Any, read: Any) -> PydanticCustomError | None:
     """The crossing from the JSON scalar ``written`` to the validated ``read``, if any."""
     plain = _plain(read)
+    if isinstance(read, datetime.timedelta) and (isinstance(written, bool) or _is_number(written)):
+        return PydanticCustomError(
+            NUMBER_IS_NO_DURATION,
+            "Input should be a duration as ISO 8601 text (e.g. \"PT1H30M\"), got the {kind} "
+            "{value}",
+            {"kind": "boolean" if isinstance(written, bool) else "number",
+             "value": ("true" if written else "false") if isinstance(written, bool) else written})
     if isinstance(written, bool):
         if _is_number(plain):
             return PydanticCustomError(
@@ -103,39 +122,111 @@ def _scalar_error(written: Any, read: Any) -> PydanticCustomError | None:
     return None
 
 
+def _alias_paths(alias: Any) -> list[_Loc]:
+    """The key paths a validation alias reads: a string, each choice of an
+    ``AliasChoices``, the steps of an ``AliasPath``."""
+    if isinstance(alias, str):
+        return [(alias,)]
+    if isinstance(alias, AliasPath):
+        return [tuple(alias.path)]
+    if isinstance(alias, AliasChoices):
+        return [tuple(path) for path in alias.convert_to_aliases()]
+    return []
+
+
+def _field_paths(info: FieldInfo, name: str, config: Mapping[str, Any]) -> tuple[_Loc, ...]:
+    """The key paths a field may be written under, in pydantic's order: its
+    validation alias (else its alias) unless ``validate_by_alias`` is off,
+    then its name when ``validate_by_name`` (or ``populate_by_name``) is on
+    or it has no alias."""
+    aliases = _alias_paths(info.validation_alias if info.validation_alias is not None
+                           else info.alias)
+    by_name = (not aliases or config.get("validate_by_name")
+               or config.get("populate_by_name"))
+    paths = aliases if config.get("validate_by_alias", True) else []
+    return tuple(dict.fromkeys([*paths, *([(name,)] if by_name else [])]))
+
+
+def _dataclass_infos(cls: type[Any]) -> dict[str, FieldInfo]:
+    """The pydantic field information of a standard dataclass's fields (an
+    ``Annotated[..., Field(alias=...)]`` annotation or a ``Field(...)``
+    default); a field whose annotation does not resolve has none."""
+    try:
+        hints = typing.get_type_hints(cls, include_extras=True)
+    except Exception:  # an annotation naming a local type: aliases from defaults only
+        hints = {}
+    infos = {}
+    for f in dataclasses.fields(cls):
+        if f.name in hints:
+            infos[f.name] = FieldInfo.from_annotated_attribute(hints[f.name], f.default)
+        elif isinstance(f.default, FieldInfo):
+            infos[f.name] = f.default
+    return infos
+
+
 @functools.lru_cache(maxsize=1024)
-def _model_keys(cls: type[BaseModel]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Each field of ``cls`` with the keys it may be written under: its
-    validation alias (when a plain string), its alias, its name."""
-    out = []
-    for name, info in cls.__pydantic_fields__.items():
-        keys = (info.validation_alias, info.alias, name)
-        out.append((name, tuple(dict.fromkeys(k for k in keys if isinstance(k, str)))))
-    return tuple(out)
+def _object_keys(cls: type[Any]) -> tuple[tuple[str, tuple[_Loc, ...]], ...]:
+    """Each field of the model or dataclass ``cls`` with the key paths it may
+    be written under (``_field_paths``)."""
+    infos: Mapping[str, FieldInfo] | None = getattr(cls, "__pydantic_fields__", None)
+    config: Mapping[str, Any] = (getattr(cls, "model_config", None)
+                                 or getattr(cls, "__pydantic_config__", None) or {})
+    if infos is None:  # a standard dataclass
+        infos = _dataclass_infos(cls)
+        names = [f.name for f in dataclasses.fields(cls)]
+    else:
+        names = list(infos)
+    return tuple((name, _field_paths(infos[name], name, config) if name in infos
+                  else ((name,),)) for name in names)
 
 
-def _pairs(written: Mapping[str, Any], read: Any) -> Iterator[tuple[str, Any, Any]]:
-    """``(key, written value, validated value)`` for each field of the
-    validated object ``read`` the model wrote in ``written``."""
-    if isinstance(read, BaseModel):
-        fields = read.__dict__
-        for name, keys in _model_keys(type(read)):
-            if name in fields:
-                for key in keys:
-                    if key in written:
-                        yield key, written[key], fields[name]
-                        break
-        for key, value in (read.__pydantic_extra__ or {}).items():
+_ABSENT = object()
+
+
+def _lookup(written: Any, path: _Loc) -> Any:
+    """The value at ``path`` in ``written`` (keys of objects, indexes of
+    arrays), or ``_ABSENT``."""
+    for step in path:
+        key = isinstance(step, str) and isinstance(written, Mapping) and step in written
+        index = isinstance(step, int) and isinstance(written, list | tuple) \
+            and -len(written) <= step < len(written)
+        if not (key or index):
+            return _ABSENT
+        written = written[step]
+    return written
+
+
+def _pairs(written: Mapping[Any, Any], read: Any) -> Iterator[tuple[_Loc, Any, Any]]:
+    """``(key path, written value, validated value)`` for each field (or
+    item) of the validated object ``read`` the model wrote in ``written``."""
+    if isinstance(read, BaseModel) or (dataclasses.is_dataclass(read)
+                                       and not isinstance(read, type)):
+        given = read.model_fields_set if isinstance(read, BaseModel) else None
+        for name, paths in _object_keys(type(read)):
+            if given is not None and name not in given:  # a default: nothing written
+                continue
+            validated = getattr(read, name, _ABSENT)  # a dataclass may have slots
+            if validated is _ABSENT:
+                continue
+            for path in paths:
+                value = _lookup(written, path)
+                if value is not _ABSENT:
+                    yield path, value, validated
+                    break
+        extra = read.__pydantic_extra__ if isinstance(read, BaseModel) else None
+        for key, value in (extra or {}).items():
             if key in written:
-                yield key, written[key], value
-    elif dataclasses.is_dataclass(read) and not isinstance(read, type):
-        for f in dataclasses.fields(read):
-            if f.name in written:
-                yield f.name, written[f.name], getattr(read, f.name)
+                yield (key,), written[key], value
     elif isinstance(read, Mapping):
-        for key, value in written.items():
-            if key in read:
-                yield key, value, read[key]
+        if len(read) == len(written) and not all(isinstance(k, str) for k in read):
+            # keys validated into another type (``dict[int, bool]``, a date):
+            # validation keeps the written order, and no two keys became one
+            for (key, value), validated in zip(written.items(), read.values(), strict=True):
+                yield (key,), value, validated
+        else:
+            for key, value in written.items():
+                if key in read:
+                    yield (key,), value, read[key]
 
 
 _PLAIN = frozenset({str, type(None)})
@@ -151,9 +242,9 @@ def _walk(written: Any, read: Any, loc: _Loc, errors: list[InitErrorDetails]) ->
     if isinstance(read, RootModel):
         read = read.root
     if kind is dict or isinstance(written, Mapping):
-        for key, value, validated in _pairs(written, read):
+        for path, value, validated in _pairs(written, read):
             if type(value) not in _PLAIN:
-                _walk(value, validated, (*loc, key), errors)
+                _walk(value, validated, (*loc, *path), errors)
         return
     if kind is list or isinstance(written, tuple):
         if isinstance(read, list | tuple) and len(read) == len(written):

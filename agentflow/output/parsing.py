@@ -4,8 +4,9 @@ output-tool arguments that are no JSON object).
 
 ``parse_output(text, spec)`` reads the text in this order:
 
-1. reasoning is removed (``strip_thinking``): ``<think>``, ``<thinking>``,
-   ``<reasoning>`` and ``<reflection>`` blocks, any case, with attributes;
+1. reasoning is removed (``agentflow.output.thinking.strip_thinking``):
+   ``<think>``, ``<thinking>``, ``<reasoning>`` and ``<reflection>`` blocks,
+   any case, with attributes;
    text before an orphan closing tag (templates that open the block
    themselves); an unclosed opening tag drops the prose after it up to the
    first JSON value, which is kept. Drafts inside reasoning never count;
@@ -65,26 +66,17 @@ from agentflow.messages import clean_data
 from agentflow.output.decoding import RejectedLiteral, literal_value
 from agentflow.output.dialects import resolve_ref
 from agentflow.output.schema import WRAP_FIELD, OutputSpec
+from agentflow.output.thinking import strip_thinking
 
 __all__ = [
     "AMBIGUOUS_OUTPUT",
-    "REASONING_TAGS",
     "NoJSONFound",
     "RejectedLiteral",
     "closed_json",
     "json_candidates",
     "parse_output",
-    "strip_thinking",
-    "visible_text",
 ]
 
-REASONING_TAGS = ("think", "thinking", "reasoning", "reflection")
-"""Tag names whose blocks hold reasoning, never the answer."""
-
-_TAGS = "|".join(REASONING_TAGS)
-_BLOCK = re.compile(rf"<({_TAGS})(?:\s[^<>]*)?>.*?</\1\s*>", re.DOTALL | re.IGNORECASE)
-_OPEN = re.compile(rf"<({_TAGS})(?:\s[^<>]*)?>", re.IGNORECASE)
-_CLOSE = re.compile(rf"</({_TAGS})\s*>", re.IGNORECASE)
 _FENCE = re.compile(r"(?:```|~~~)[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:\r?\n)?(?:```|~~~)",
                     re.DOTALL)
 _MISSING = object()
@@ -92,42 +84,6 @@ _MISSING = object()
 
 class NoJSONFound(ValueError):
     """The text holds no JSON value at all."""
-
-
-def visible_text(text: str) -> str | None:
-    """``text`` without its reasoning, for reading an answer as it streams:
-    closed blocks and text before an orphan closing tag removed; ``None``
-    while a reasoning block is still open (what follows is a draft until the
-    block closes)."""
-    if "<" not in text:
-        return text
-    body = _BLOCK.sub("", text)
-    close = _CLOSE.search(body)
-    if close is not None and not _OPEN.search(body, 0, close.start()):
-        body = body[close.end():]  # the template opened the block itself
-    if _OPEN.search(body):
-        return None
-    return body
-
-
-def strip_thinking(text: str) -> str:
-    """``text`` without reasoning (see the module docstring), stripped.
-
-    An unclosed opening tag keeps what follows from its first ``{``/``[``
-    (a model that forgot to close the block before answering), or nothing.
-    """
-    if "<" not in text:
-        return text.strip()
-    body = _BLOCK.sub("", text)
-    close = _CLOSE.search(body)
-    if close is not None and not _OPEN.search(body, 0, close.start()):
-        body = body[close.end():]
-    opened = _OPEN.search(body)
-    if opened is not None:
-        rest = body[opened.end():]
-        starts = [p for p in (rest.find("{"), rest.find("[")) if p >= 0]
-        body = body[: opened.start()] + (rest[min(starts):] if starts else "")
-    return body.strip()
 
 
 ScanState = tuple[int, str, bool]

@@ -263,8 +263,8 @@ class OutputSpec:
         number (``"42"`` for an integer), ``42.0`` for an integer, a string
         spelling a boolean (``"true"``). It refuses the ones that cross JSON
         kinds (``agentflow.output.json_kinds``): a boolean is never a number
-        (``{"age": true}`` is not ``age=1``), a number never a boolean or a
-        date, and (pydantic's own rule) a fraction never an integer.
+        (``{"age": true}`` is not ``age=1``), a number never a boolean, a
+        date or a duration, and (pydantic's own rule) a fraction never an integer.
 
         An empty object (or ``null``) is never a valid output, even when every
         field has a default; nor is an object that sets none of the type's

@@ -30,7 +30,8 @@ leave their origin); no vendor API redirects its endpoints.
 
 Settings and credentials live in ``_http_settings``, error mapping in
 ``_http_errors``, the retry policy in ``_retry``, one request in
-``_exchange``; this module re-exports their public names.
+``_exchange``, the steps it takes (prepare, admit, send, retry) in
+``_sending``; this module re-exports their public names.
 """
 
 from __future__ import annotations
@@ -41,19 +42,9 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
-from agentflow._logging import get_logger
 from agentflow._secrets import redact_urls
-from agentflow.errors import (
-    BadRequestError,
-    InvalidModelError,
-    ModelClosedError,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderTimeoutError,
-    RateLimitedError,
-)
+from agentflow.errors import InvalidModelError, ModelClosedError
 from agentflow.providers._exchange import Exchange
 from agentflow.providers._http_errors import (
     BodyErrorCheck,
@@ -61,7 +52,6 @@ from agentflow.providers._http_errors import (
     default_error,
     error_message,
     parse_retry_after,
-    redirect_error,
 )
 from agentflow.providers._http_settings import (
     CREDENTIAL_HEADERS,
@@ -75,9 +65,9 @@ from agentflow.providers._http_settings import (
 )
 from agentflow.providers._loop_sessions import LoopSessions
 from agentflow.providers._payload import dump_json
-from agentflow.providers._retry import Wait, retryable
+from agentflow.providers._sending import RequestSteps
 from agentflow.providers._streams import SSEEvent, iter_ndjson, iter_sse
-from agentflow.ratelimit import RateGovernor, RateLease, estimate_request_tokens
+from agentflow.ratelimit import RateGovernor
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -98,10 +88,8 @@ __all__ = [
     "shared_governor",
 ]
 
-_log = get_logger("agentflow.http")
 
-
-class HttpClient:
+class HttpClient(RequestSteps):
     """One model's HTTP session.
 
     Args:
@@ -277,134 +265,6 @@ class HttpClient:
         limit = self.settings.deadline if deadline == "settings" else deadline
         return Exchange(self, path, body, {"headers": headers, "method": method, "raw": raw,
                                            "whole": whole, "media": media, "deadline": limit})
-
-    def _prepare(
-        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None,
-        raw: bytes | None,
-    ) -> tuple[str, bytes, Mapping[str, str]]:
-        """The URL, the payload (``body`` as JSON, or ``raw`` bytes) and the
-        headers of a request to ``path`` (``Exchange`` sends it).
-
-        Raises:
-            BadRequestError: (never sent) a body JSON cannot carry.
-        """
-        url = path if path.startswith("http") else f"{self.base_url}/{path.lstrip('/')}"
-        try:  # lone surrogates (os.fsdecode...) become U+FFFD
-            payload = dump_json(body) if raw is None else raw
-        except TypeError as exc:
-            raise BadRequestError(f"the request body is not JSON: {exc}", status=None,
-                                  vendor=self.vendor) from exc
-        all_headers = {**self._headers, **headers} if headers else self._headers
-        if headers:
-            register_credentials(headers)
-        return url, payload, all_headers
-
-    async def _admit(self, body: Mapping[str, Any], payload: bytes,
-                     media: tuple[int, int] = (0, 0)) -> RateLease | None:
-        """The governor's admission for this request (``None`` without a governor):
-        the payload's characters less the media blocks' base64, as text, plus the
-        media's own tokens (``media``, see ``open``)."""
-        if self.governor is None:
-            return None
-        cap = body.get("max_tokens", body.get("max_completion_tokens"))
-        media_tokens, media_chars = media
-        tokens = estimate_request_tokens(
-            len(payload) - media_chars, cap if isinstance(cap, int) else None,
-            self.governor.typical_output_tokens, media_tokens=media_tokens)
-        return await self.governor.admit(tokens)
-
-    def _observe(self, lease: RateLease | None, response: aiohttp.ClientResponse) -> None:
-        """Tell the governor what the reply's rate-limit headers said."""
-        if lease is not None:
-            snapshot = self._rate_headers(response.headers) if self._rate_headers else None
-            lease.observe(snapshot, ok=response.status < 400)
-
-    async def _send_with_retries(
-        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
-        first_error: ProviderError, lease: RateLease | None = None,
-        client_timeout: aiohttp.ClientTimeout | None = None,
-    ) -> aiohttp.ClientResponse:
-        """Retry after ``first_error`` (the first attempt's), with backoff;
-        ``first_error`` itself when it may not be retried (or retries are off).
-        The common case never comes here: a first attempt that succeeds pays
-        nothing for the retry machinery."""
-        if not retryable(first_error) or self.settings.max_retries < 1:
-            raise first_error
-        pending: ProviderError | None = first_error
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.settings.max_retries + 1),
-            wait=Wait(self.settings),
-            retry=retry_if_exception(retryable),
-            reraise=True,
-            before_sleep=lambda st: _log.info(
-                "http.retry", vendor=self.vendor, attempt=st.attempt_number,
-                error=type(st.outcome.exception()).__name__ if st.outcome else None,
-            ),
-        )
-        response: aiohttp.ClientResponse | None = None
-        async for attempt in retrying:
-            with attempt:
-                if pending is not None:  # replay the first attempt's failure
-                    error, pending = pending, None
-                    raise error
-                if lease is not None:
-                    await lease.readmit()
-                response = await self._send(method, url, payload, headers, lease, client_timeout)
-        assert response is not None
-        return response
-
-    async def _send(
-        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
-        lease: RateLease | None = None, client_timeout: aiohttp.ClientTimeout | None = None,
-    ) -> aiohttp.ClientResponse:
-        session = self._session_now()
-        try:
-            if client_timeout is None:
-                response = await session.request(
-                    method, url, data=payload, headers=headers, allow_redirects=False)
-            else:
-                response = await session.request(
-                    method, url, data=payload, headers=headers, allow_redirects=False,
-                    timeout=client_timeout)
-        except TimeoutError as exc:
-            raise ProviderTimeoutError(
-                f"connecting to {self.vendor} timed out", vendor=self.vendor
-            ) from exc
-        except aiohttp.ClientError as exc:
-            raise ProviderConnectionError(
-                f"cannot reach {self.vendor}: {type(exc).__name__}", vendor=self.vendor
-            ) from exc
-        self._observe(lease, response)
-        if 300 <= response.status < 400:
-            response.release()
-            raise redirect_error(self.vendor, response.status, url,
-                                  response.headers.get("Location", ""))
-        if response.status >= 400:
-            try:
-                body = await response.read()
-            except (aiohttp.ClientError, TimeoutError):
-                body = b""
-            finally:
-                response.release()
-            error = self._map_error(response.status, response.headers, body)
-            if lease is not None and isinstance(error, RateLimitedError):
-                hint = error.retry_after
-                lease.throttled(None if hint is None else min(hint, self.settings.max_retry_after))
-            raise error
-        if self._body_error is not None and response.content_type != "text/event-stream":
-            try:
-                body = await response.read()
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                response.release()
-                raise ProviderConnectionError(
-                    f"the reply from {self.vendor} broke: {type(exc).__name__}",
-                    vendor=self.vendor,
-                ) from exc
-            in_body = self._body_error(response.headers, body)
-            if in_body is not None:
-                response.release()
-                raise in_body
-        return response
 
 
 async def read_json(response: aiohttp.ClientResponse) -> Any:

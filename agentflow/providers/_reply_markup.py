@@ -18,7 +18,7 @@ writes its reasoning into the text before the call (GLM-Z1, the reasoning
 GLM-4-0414: ``<think>...</think>\nget_weather\n{...}``; or without the
 opening tag when the chat template put it into the prompt). The end of such
 a block (``</think>``) starts the head anew: the reasoning is passed on as
-text, as written (``output.parsing.strip_thinking`` reads past it), and what
+text, as written (``output.thinking.strip_thinking`` reads past it), and what
 follows it is judged as a reply's head. This happens once per reply.
 
 Streaming: ``LeadHold`` holds a reply's text from its first chunk only while

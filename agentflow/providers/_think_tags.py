@@ -29,7 +29,7 @@ Modes (``agentflow.model.InlineThinking``):
 A block opened and never closed in a reply that says nothing else (a model
 that forgot ``</think>`` before answering) also gives, as text, what follows
 its first ``{``/``[``: the answer it wrote inside (the rule of
-``agentflow.output.parsing.strip_thinking``, so structured output still finds it).
+``agentflow.output.thinking.strip_thinking``, so structured output still finds it).
 
 When the server splits reasoning itself (a ``reasoning_content``/``reasoning``
 field arrives), the text is passed on untouched from then on.

@@ -21,9 +21,13 @@ class Bucket:
 
     @property
     def rate(self) -> float:
+        """Units refilled per second: the capacity over ``WINDOW_S``."""
         return self.capacity / WINDOW_S
 
     def refill(self, now: float) -> None:
+        """Add what flowed in since the last refill (at ``rate``, up to the
+        capacity) and move the stamp to ``now`` (a clock reading in seconds;
+        an earlier one changes nothing)."""
         if now > self.stamp:
             self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
             self.stamp = now

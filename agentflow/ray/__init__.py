@@ -5,7 +5,7 @@
 
     ray.init()                       # local; with RAY_ADDRESS set, that cluster
     docs = read_documents(["/data/contracts/*.txt"])       # columns id, text
-    results = extract_dataset(docs, "schema.py:Contract", model="openai:gpt-4o-mini",
+    results = extract_dataset(docs, "schema.py:Contract", model="vendor:model",
                               actors=8, concurrency=128)
     write_jsonl(results, "/data/out/")    # one CLI record per input, as JSON lines
 

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from agentflow.documents.inputs import Document, _expand, iter_documents
+from agentflow.documents.inputs import Document, iter_documents
+from agentflow.documents.listing import _expand
 from agentflow.ray._refs import absolute_ref, ray_module, resolve
 
 if TYPE_CHECKING:

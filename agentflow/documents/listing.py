@@ -1,0 +1,124 @@
+"""What ``--input`` specs name, for the ``extract`` command: each spec (a path,
+a glob, a directory, ``-``: stdin) expanded to the entries it names, a
+directory walked lazily (one directory listed at a time, each in name order),
+and file identities (device and inode) that tell two names of one file apart
+from two files (``named_files``, ``is_named``: what ``agentflow report
+--input`` may re-read). An entry that cannot be read (a broken link, a pipe
+or device, an unlistable directory) comes with its problem, so the reader
+(``agentflow.documents.inputs``) makes it a failed document; a spec that
+names nothing is an ``InputError``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from agentflow.documents.reading import InputError
+
+__all__ = ["READ_KINDS", "is_named", "named_files"]
+
+def _walk(root: Path) -> Iterator[tuple[Path, str | None]]:
+    """Every entry under directory ``root``, lazily (one directory listed at a
+    time, each in name order): regular files, and a problem for each directory
+    that cannot be listed and each entry that is neither a file nor a
+    directory (broken link, pipe, device, socket)."""
+    problems: list[tuple[Path, str | None]] = []
+
+    def unreadable(exc: OSError) -> None:
+        problems.append((Path(exc.filename), f"{exc.filename}: cannot read directory: "
+                                             f"{exc.strerror}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
+        dirnames.sort()
+        found: list[tuple[Path, str | None]] = [*problems]
+        problems.clear()
+        for name in dirnames:
+            path = Path(dirpath, name)
+            if path.is_symlink() and not path.exists():
+                found.append((path, f"{path}: broken link"))
+        for name in filenames:
+            path = Path(dirpath, name)
+            try:
+                mode = path.stat().st_mode
+            except OSError as exc:
+                found.append((path, f"{path}: cannot read: {exc.strerror}"))
+                continue
+            if stat.S_ISREG(mode):
+                found.append((path, None))
+            else:
+                found.append((path, f"{path}: not a regular file; not read"))
+        yield from sorted(found, key=lambda item: str(item[0]))
+    yield from problems
+
+
+READ_KINDS = ("plain text (any encoding), PDF and HTML files, .gz of them, and JSONL records "
+              "(.jsonl, .ndjson)")
+"""What a folder is searched for, in words (every regular file under it is read)."""
+
+
+def _walk_named(spec: str, root: Path) -> Iterator[tuple[Path, str | None]]:
+    """``_walk(root)``, refusing a folder with nothing in it, as a glob that matches
+    nothing is refused (nothing the user named would be read)."""
+    found = False
+    for entry in _walk(root):
+        found = True
+        yield entry
+    if not found:
+        raise InputError(f"input {spec!r} is a folder with no file in it (extract reads every "
+                         f"file under it: {READ_KINDS})")
+
+
+def _expand(spec: str) -> Iterator[tuple[Path, str | None]] | list[tuple[Path, str | None]]:
+    if spec == "-":
+        return [(Path("-"), None)]
+    path = Path(spec)
+    if path.is_dir():
+        return _walk_named(spec, path)
+    if path.exists():  # named directly: a pipe or device would block or never end
+        if not path.is_file():
+            return [(path, f"{path}: not a regular file; not read")]
+        return [(path, None)]
+    matches = sorted(Path(p) for p in glob.glob(spec, recursive=True))
+    files = [p for p in matches if p.is_file()]
+    if not files:
+        raise InputError(f"input {spec!r} matches no file")
+    return [(p, None) for p in files]
+
+
+def _identity(path: Path) -> object:
+    """What makes two input paths one file: its device and inode (a hard link,
+    ``./x`` and ``x``, a path and a glob all name one), ``-`` for stdin."""
+    if str(path) == "-":
+        return "-"
+    try:
+        st = path.stat()
+    except OSError:
+        return str(path)
+    return (st.st_dev, st.st_ino)
+
+
+def named_files(specs: Sequence[str]) -> frozenset[object]:
+    """The files ``specs`` name (files, globs, directories, as ``iter_documents``
+    expands them; standard input and unusable entries excluded), as identities
+    (device and inode, so ``./x``, ``x``, a hard link and a symlink are one file):
+    what ``agentflow report --input`` may re-read.
+
+    Raises:
+        InputError: a spec matches nothing.
+    """
+    return frozenset(_identity(path) for spec in specs for path, problem in _expand(spec)
+                     if problem is None and str(path) != "-")
+
+
+def is_named(path: str | Path, named: frozenset[object]) -> bool:
+    """Whether ``path`` is a regular file among ``named`` (``named_files``)."""
+    path = Path(path)
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) in named
