@@ -39,6 +39,7 @@ model it is verification. Top-level fields of a pydantic output only.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 import typing
@@ -197,9 +198,14 @@ def held_fields(output_type: Any, output: Any, source: str,
 def _in_void(name: str, count: int, spans: Mapping[str, Sequence[Span]],
              void: Sequence[Span]) -> bool:
     """Whether an item of the list ``name`` (``count`` items) was taken from a
-    void span (``agentflow.grounding.void_blocks``)."""
-    return any(s < ve and vs < e for i in range(count) for s, e in spans.get(f"{name}[{i}]", ())
-               for vs, ve in void)
+    void span (``agentflow.grounding.void_blocks``: in order, not overlapping)."""
+    ends = [ve for _, ve in void]
+    for i in range(count):
+        for s, e in spans.get(f"{name}[{i}]", ()):
+            at = bisect.bisect_right(ends, s)  # the first void span that ends after s
+            if at < len(void) and void[at][0] < e:
+                return True
+    return False
 
 
 def _after_end(marker: Grounded, spans: Mapping[str, Sequence[Span]]) -> int:

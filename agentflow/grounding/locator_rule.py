@@ -227,8 +227,7 @@ class Locator:
 
     def values(self, source: str, *, live: bool = True) -> list[str]:
         """The values this locator finds in ``source`` that fit the examples'
-        kind of value (``fits``), in document order (see ``_values``);
-        ``live=False``: read from the whole text, void blocks included."""
+        kind of value (``fits``), in document order (see ``_values``)."""
         return [v for v in self._values(source, live) if self.fits(v)]
 
     def _values(self, source: str, live: bool = True) -> list[str]:
@@ -238,7 +237,7 @@ class Locator:
         show: one field's lines), ``blocks`` has them all. An ``items``
         rule: the own text of each of the document's list items. Under a
         ``heading``: only the lists under it. Read from the live text
-        (``agentflow.grounding.void_blocks``) unless not ``live``."""
+        (``agentflow.grounding.void_blocks``); ``live=False``: the whole text."""
         source = live_text(source) if live else source
         if self.heading:
             source = "\n\n".join(sections(source, self.heading))
@@ -277,8 +276,7 @@ class Locator:
         continuation line's content, split by ``split``; a line of
         punctuation alone, deb822's `` .``, is no item), or a single
         value's whole text (one string: the source's own text from after
-        ``left`` to the end of the block, stripped). ``[]`` otherwise.
-        Read from the live text, or with ``live=False`` the whole text."""
+        ``left`` to the end of the block, stripped); ``[]`` otherwise (``live``: ``_values``)."""
         if not self.continued:
             return []
         lines = (live_text(source) if live else source).splitlines()
