@@ -126,3 +126,24 @@ def test_hand_rules_read_the_live_text_only() -> None:
     assert held_fields(Flagged, Flagged(carrier="GLS", parts=["Bolt", "Nut"]), doc,
                        {"carrier": at("GLS"), "parts[0]": at("Bolt"),
                         "parts[1]": at("Nut")}) == frozenset()
+
+
+def test_struck_text_runs_to_its_own_closer_only() -> None:
+    assert _void("Carrier: ~~a~b~~ DPD\n") == ["~~a~b~~"]
+    assert _void("about ~~ 5 then ~~GLS~~\n") == ["~~GLS~~"]  # an opener left open
+    assert _void("<del>a <del>GLS</del> DPD\n") == ["<del>GLS</del>"]
+    assert _void("<s class='x'>GLS</S>\n") == ["<s class='x'>GLS</S>"]
+
+
+def test_void_spans_is_linear_in_the_text() -> None:
+    """A megabyte of openers that never close, or of void headings, is read in
+    well under a second each (each opener scanning to the text's end, or each
+    heading copying the rest of the lines, took minutes)."""
+    import time
+
+    for text in ("approx ~~5 min " * 70_000, "<s>x <s y " * 100_000, "# void\n" * 140_000,
+                 "a <del b " * 110_000):
+        void_spans.cache_clear()
+        start = time.perf_counter()
+        void_spans(text)
+        assert time.perf_counter() - start < 10, text[:20]

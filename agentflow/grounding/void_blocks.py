@@ -57,9 +57,13 @@ HEADING_MAX_WORDS = 8
 
 _VOID = re.compile(r"(?<![\w-])(?:" + "|".join(VOID_WORDS) + r")(?![\w-])", re.IGNORECASE)
 _STRUCK = re.compile(
-    r"~~(?=\S)[^\n]*?(?<=\S)~~"
-    r"|<(del|s|strike)\b[^>]*>.*?</\1\s*>"
+    r"~~(?=\S)(?:[^~\n]|~(?!~))*?(?<=\S)~~"
+    r"|<(del|s|strike)\b[^<>]*>(?:(?!<\1\b).)*?</\1\s*>"
     r"|(?:[^\n][\u0335\u0336\u0338])+", re.IGNORECASE | re.DOTALL)
+"""Struck-out text. A struck run holds no ``~~`` and a ``<del>`` element no
+second ``<del`` (nor a tag any ``<`` inside it), so a search from an opener
+that never closes stops at the next one: linear in the text, never a scan to
+the text's end from every opener."""
 _NOTE = re.compile(r"[(\[][^)\]\n]*$|[-\u2013\u2014]\s+[^\n]*$")
 """Where a void word stands as a note: inside brackets, or after a dash to the line's end."""
 _KEY_VALUE = re.compile(r"^[ \t]*[^\W\d][\w.'-]*(?: [\w.'-]+){0,3}[ \t]*[:=][ \t]*\S")
@@ -91,7 +95,8 @@ def _block_end(text: str, lines: list[tuple[int, int]], i: int) -> int:
     level = _MD_HEADING.match(first)
     end = lines[i][1]
     content = False
-    for start, stop in lines[i + 1:]:
+    for j in range(i + 1, len(lines)):  # (no slice: a copy per heading is quadratic)
+        start, stop = lines[j]
         line = text[start:stop]
         if level is not None:
             other = _MD_HEADING.match(line)
