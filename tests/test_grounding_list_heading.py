@@ -123,3 +123,24 @@ def test_a_value_with_a_clause_the_examples_never_show_is_not_pinned() -> None:
              *MEETINGS]
     assert learn_locators(check_examples(noted, Meeting), Meeting)["date"].pins(
         "20 May 2024 (rescheduled from 13 May)")
+
+
+def test_lists_under_headings_inside_another_list_are_one_list() -> None:
+    """A heading written inside the list of another (``  Notes:`` under an
+    item) starts no second copy of the lines both take: no item twice."""
+    text = "Notes:\n- a\n  Notes:\n- b\n"
+    assert sections(text, "notes") == ["- a\n  Notes:\n- b"]
+    text = "Notes:\n  - a\n    Notes:\n- b\n"  # the inner list goes on past the outer one
+    assert sections(text, "notes") == ["  - a\n    Notes:", "- b"]
+
+
+def test_sections_is_linear_in_the_text() -> None:
+    """A megabyte of headings each inside the list under the one before
+    (each list running to the end) is read in well under a second (it took
+    minutes, and tens of gigabytes, when each heading copied its list)."""
+    import time
+
+    for text in ("Items:\n" + "- a\n  Items:\n" * 80_000, "Items:\n" * 150_000):
+        start = time.perf_counter()
+        assert len(sections(text, "items")) <= 1
+        assert time.perf_counter() - start < 10
