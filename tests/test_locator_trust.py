@@ -235,6 +235,25 @@ def test_a_missing_label_in_the_examples_layout_is_no_sure_null() -> None:
     assert result.confidence["carrier"] == ABSENT and result.needs_review == ()
 
 
+def test_a_label_with_its_value_on_the_next_line_is_no_sure_null() -> None:
+    """A form or a PDF's text layer writes the label above its value
+    (``Carrier:`` then ``DPD``): the label alone says nothing about the
+    field, so a null is not confident there, and the grammar does not force
+    one; before a key (``Shipped:``) or an example's own line it still is."""
+    locators = learn_locators(check_examples(SHIPS, Ship), Ship)
+    for doc in ("SHIPPING NOTICE\nOrder: B-2002\nCarrier:\nDPD\nShipped: 2024-05-07\n",
+                "SHIPPING NOTICE\r\nOrder: B-2002\r\nCarrier:\r\n\r\nDPD\r\n"
+                "Shipped: 2024-05-07\r\n"):
+        result = _run({"order_id": "B-2002", "carrier": None, "shipped": "2024-05-07"}, doc,
+                      Ship, SHIPS)
+        assert result.confidence["carrier"] == UNLOCATED_NULL, doc
+        assert "carrier" in result.needs_review
+        assert not absence_shown(locators["carrier"], doc)
+    for doc in ("Order: B-2002\nCarrier:\n\nShipped: 2024-05-07\n",
+                "Order: B-2002\nCarrier:\nSHIPPING NOTICE\n", "Order: B-2002\nCarrier:\n"):
+        assert locators["carrier"].writes_empty(doc), doc
+
+
 def test_a_label_written_twice_pins_neither_value() -> None:
     """Two notices in one document each write ``Carrier:``: the locator finds
     two carriers, so neither the first nor the second is held."""

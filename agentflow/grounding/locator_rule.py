@@ -62,6 +62,9 @@ def same_text(located: str, value: str, *, clean: bool = False) -> bool:
     return folded == _fold_ws(located) or (clean and folded == _fold_ws(clean_edges(located)))
 
 
+_KEY_START = re.compile(r"[ \t]*[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=]")
+"""A line that begins with a key (``Shipped:``, ``Apply by:``, ``ExecStart=``)."""
+
 _ARGUMENT = re.compile(r'"([^"\n]*)"|(\S+)')
 
 
@@ -210,19 +213,30 @@ class Locator:
     def writes_empty(self, source: str) -> bool:
         """Whether ``source`` writes the rule's label with nothing after it
         (``Location:`` alone, and no continuation line under it): the
-        document says the field is empty. Never under a ``heading``: the
-        lines after a heading without items may be the list written another
-        way (unmarked lines, prose)."""
+        document says the field is empty. Not where the next line that is
+        not blank may hold the value (``_value_below``: a form or a PDF's
+        text layer writes ``Carrier:`` above ``DPD``). Never under a
+        ``heading``: the lines after a heading without items may be the
+        list written another way (unmarked lines, prose)."""
         if not self.labelled or self.arg is not None or self.heading:
             return False
-        source = live_text(source)
-        if self.continued:
-            lines = source.splitlines()
-            return any(any(not r.strip() for r in self._in_line(line, empty=True))
-                       and not (paragraph_continuation if self.paragraph else continuation)(
-                           lines, i) for i, line in enumerate(lines))
+        lines = live_text(source).splitlines()
+        follows = paragraph_continuation if self.paragraph else continuation
         return any(any(not r.strip() for r in self._in_line(line, empty=True))
-                   for line in source.splitlines())
+                   and not (self.continued and follows(lines, i))
+                   and not self._value_below(lines, i) for i, line in enumerate(lines))
+
+    def _value_below(self, lines: list[str], i: int) -> bool:
+        """Whether the first line after line ``i`` that is not blank may hold
+        the value of the label written alone on line ``i``: it begins with no
+        key (``Shipped:``) and is no line an example writes as it is
+        (``lines``: a heading)."""
+        for j in range(i + 1, len(lines)):
+            line = lines[j]
+            if line.strip():
+                return _KEY_START.match(line) is None and (
+                    " ".join(line.split()).casefold() not in self.lines)
+        return False
 
     def values(self, source: str) -> list[str]:
         """The values this locator finds in ``source`` that fit the examples'
