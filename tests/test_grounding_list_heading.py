@@ -83,6 +83,23 @@ def test_another_list_is_never_confident_for_the_field() -> None:
     assert empty.confidence["notes"] < REVIEW_BELOW  # nothing shows the notes empty
 
 
+def test_a_heading_sharing_a_word_is_another_list_beside_the_key_itself() -> None:
+    """``Internal notes`` names ``notes`` only where the document does not
+    write ``Notes`` itself: beside a ``Notes:`` heading (or a ``Notes: none``
+    line) it is another list, and its items in the field are never confident."""
+    rule = learn_locators(check_examples(LABS, Lab), Lab)["notes"]
+    both = "LAB REPORT\nTest: Calcium\nInternal notes:\n- Check payment\nNotes:\n- Routine\n"
+    none = "LAB REPORT\nTest: Calcium\nNotes: none\nDriver notes:\n- Ring twice\n"
+    assert rule.values(both) == ["Routine"] and rule.values(none) == []
+    assert rule.values("Test: x\nInternal notes:\n- Check payment\n") == ["Check payment"]
+    for doc, notes in ((both, ["Check payment", "Routine"]), (both, ["Check payment"]),
+                       (none, ["Ring twice"])):
+        result = _run({"test": "Calcium", "notes": notes}, doc, Lab, LABS)
+        assert result.ok and result.confidence["notes"] < REVIEW_BELOW, (doc, notes)
+    assert _run({"test": "Calcium", "notes": ["Routine"]}, both, Lab, LABS).confidence[
+        "notes"] == HELD
+
+
 def test_examples_without_a_common_heading_keep_the_rule_as_it_was() -> None:
     shown = [Example("Test: A\nNotes:\n- x\n", Lab(test="A", notes=["x"])),
              Example("Test: B\nRemarks:\n- y\n- z\n", Lab(test="B", notes=["y", "z"]))]

@@ -19,7 +19,10 @@ So ``Notes:``, ``NOTES`` and ``## Notes`` have the key ``notes``. A
 document's heading **names** the list (``names``) when its key is the
 list's, or when the two share a word of at least ``STEM_MIN`` letters, a
 plural ``s`` aside (``Actions`` names ``Action items``, ``Features`` names
-``Key features``; ``Methods`` does not name ``Notes``).
+``Key features``; ``Methods`` does not name ``Notes``). Where a document
+writes the list's key itself (a heading ``Notes:``, or a line ``Notes:
+none``), only that heading names it: ``Internal notes`` or ``Driver notes``
+beside it is another list.
 
 The list **under** a heading (``sections``) is the run of lines after it: a
 list item's line (``agentflow.grounding.items``: a bulleted or numbered
@@ -92,11 +95,13 @@ def sections(text: str, key: str) -> list[str]:
     Lists that overlap (a heading written inside another's list) are one
     list, never a line twice."""
     lines = text.split("\n")
+    keys = [heading_key(line) if line.strip() else "" for line in lines]
+    own = key in keys or any(_line_key(line) == key for line in lines)
     ends: dict[tuple[int, int], int] = {}  # (line, depth) a list took -> where that list ended
     ranges: list[tuple[int, int]] = []
-    for i, line in enumerate(lines):
-        if not line.strip() or not names(heading_key(line), key):
-            continue
+    for i, found in enumerate(keys):
+        if not (found == key if own else names(found, key)):
+            continue  # (where the document writes the key itself, only it names the list)
         first, end = _section(lines, i + 1, ends)
         if first < end:
             ranges.append((first, end))
@@ -148,10 +153,11 @@ def key_written(text: str, key: str) -> bool:
     """Whether ``text`` writes a heading that names ``key`` (``names``), or
     such a key of a ``key: value`` line (the list's label with its items on
     its own line: ``Notes: Routine``)."""
-    for line in text.split("\n"):
-        if names(heading_key(line), key):
-            return True
-        match = _KEY_LINE.match(line)
-        if match is not None and names(" ".join(match.group(1).split()).casefold(), key):
-            return True
-    return False
+    return any(names(heading_key(line), key) or names(_line_key(line), key)
+               for line in text.split("\n"))
+
+
+def _line_key(line: str) -> str:
+    """The key of a ``key: value`` line (``notes`` of ``Notes: none``), or ``""``."""
+    match = _KEY_LINE.match(line)
+    return " ".join(match.group(1).split()).casefold() if match is not None else ""
