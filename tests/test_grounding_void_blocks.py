@@ -78,6 +78,26 @@ def test_a_void_word_as_a_value_or_in_a_sentence_voids_nothing() -> None:
         assert live_text(text) is text
 
 
+def test_a_heading_that_names_another_text_void_heads_the_text_in_force() -> None:
+    """``(replaces the cancelled notice below)`` says the *other* notice is
+    void: the block it heads is in force, so its values are never read as
+    void ones, and the stale block's values are never confident."""
+    for text in ("SHIPPING NOTICE (replaces the cancelled notice below)\nCarrier: DPD\n",
+                 "CORRECTED NOTICE (earlier notice in error)\nCarrier: DPD\n",
+                 "Carrier: DPD (GLS cancelled)\n", "## Notice replacing a withdrawn one\nx\n"):
+        assert void_spans(text) == (), text
+    for text in ("## Withdrawn\nx\n", "ORIGINAL ENTRY IN ERROR\nx\n",
+                 "OLD NOTICE - cancelled by the sender\nx\n"):
+        assert void_spans(text) != (), text
+    stale = ("PREVIOUS NOTICE\nOrder: A-2006\nCarrier: GLS\nShipped: 2024-05-01\n\n")
+    for doc in ("SHIPPING NOTICE (replaces the cancelled notice below)\nOrder: A-2006\n"
+                "Carrier: DPD\nShipped: 2024-05-07\n\n" + stale,
+                stale + "CORRECTED NOTICE (earlier notice in error)\nOrder: A-2006\n"
+                "Carrier: DPD\nShipped: 2024-05-07\n"):
+        wrong = _run({"order_id": "A-2006", "carrier": "GLS", "shipped": "2024-05-01"}, doc)
+        assert {"carrier", "shipped"} <= set(wrong.needs_review), doc
+
+
 def test_a_value_only_in_a_cancelled_block_is_never_held() -> None:
     """The notice names its carrier in prose; only the cancelled block writes
     ``Carrier:``: the value copied from there is merely grounded."""

@@ -22,14 +22,20 @@ document kind:
   after its key, no list item and no sentence (it does not end with
   ``.``), and holds
   a *void word* (``VOID_WORDS``: ``cancelled``, ``superseded``,
-  ``withdrawn``, ``in error``...). Its block runs to the next blank line
-  after some content (a Markdown heading's: to the next heading of the same
-  level or higher);
-* **a void note on a line**: a void word in brackets (``(cancelled)``,
-  ``[superseded by 2.1]``) or after a dash at the line's end (``— withdrawn``)
-  voids its line: the line's value is annotated as no longer in force. A
-  void word that is itself a line's value (``Status: Cancelled``) states a
-  status: that line is not void.
+  ``withdrawn``, ``in error``...) said of itself: the word begins a note
+  in brackets or after a dash (``PREVIOUS SHIPMENT (cancelled)``), or
+  begins or ends the line's text (``CANCELLED SHIPMENT``). A note that
+  names something else first says *that* is void: ``SHIPPING NOTICE
+  (replaces the cancelled notice below)`` and ``CORRECTED ENTRY (earlier
+  entry in error)`` head the text in force. Its block runs to the next
+  blank line after some content (a Markdown heading's: to the next heading
+  of the same level or higher);
+* **a void note on a line**: a void word that begins a note in brackets
+  (``(cancelled)``, ``[superseded by 2.1]``; not ``(GLS cancelled)``) or
+  after a dash at the line's end (``— withdrawn``) voids its line: the
+  line's value is annotated as no longer in force. A void word that is
+  itself a line's value (``Status: Cancelled``) states a status: that line
+  is not void.
 
 ``live_text`` is the text with void spans blanked (each character but a
 line break replaced by a space: offsets, lines and spans of the rest are
@@ -123,6 +129,28 @@ def _note_on_line(line: str, match: re.Match[str]) -> bool:
         not before[dash + 3:].strip())
 
 
+_EDGE_MARKS = " \t*_:#>+\u2022-"
+"""Marks around a line's text or a note's (emphasis, a heading's ``#``, a bullet)."""
+
+
+def _said_of_line(line: str, match: re.Match[str]) -> bool:
+    """Whether the void word ``match`` is said of ``line``'s own text: it
+    begins a note in brackets or after a dash (``(cancelled)``, ``—
+    withdrawn``), or, outside a note, it begins or ends the line's text
+    (``CANCELLED SHIPMENT``, ``ORIGINAL ENTRY IN ERROR``). A note that names
+    something else first (``(replaces the cancelled notice below)``,
+    ``(earlier notice in error)``) says that the other text is void, not
+    this: the line heads the text in force."""
+    before = line[: match.start()]
+    opened = max(before.rfind("("), before.rfind("["))
+    if opened >= 0 and before.rfind(")") < opened and before.rfind("]") < opened:
+        return not before[opened + 1:].strip(_EDGE_MARKS)
+    dash = max(before.rfind(" - "), before.rfind(" \u2013 "), before.rfind(" \u2014 "))
+    if dash >= 0:
+        return not before[dash + 3:].strip(_EDGE_MARKS)
+    return not before.strip(_EDGE_MARKS) or not line[match.end():].strip(_EDGE_MARKS + ".!")
+
+
 @functools.lru_cache(maxsize=16)
 def void_spans(text: str) -> tuple[tuple[int, int], ...]:
     """``[start, end)`` of each part of ``text`` the document marks as no
@@ -132,7 +160,7 @@ def void_spans(text: str) -> tuple[tuple[int, int], ...]:
         lines = _lines(text)
         for i, (start, stop) in enumerate(lines):
             line = text[start:stop]
-            words = list(_VOID.finditer(line))
+            words = [w for w in _VOID.finditer(line) if _said_of_line(line, w)]
             if not words:
                 continue
             after_blank = i == 0 or not text[slice(*lines[i - 1])].strip()
