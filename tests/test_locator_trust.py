@@ -309,3 +309,34 @@ def test_a_labelled_list_runs_on_over_its_continuation_lines() -> None:
     assert short.confidence["tags"] == DISAGREES and "tags" in short.needs_review
     whole = _run({"name": "gamma", "tags": ["x", "y", "z"]}, doc, Tagged, TAGGED)
     assert whole.confidence["tags"] == HELD and whole.needs_review == ()
+
+
+class Ticket(BaseModel):
+    ticket: str | None = None
+    subject: str | None = None
+    owner: str | None = None
+
+
+TICKETS = [Example("Ticket: T-1\nSubject: Printer jams\nOwner: Ann\n",
+                   Ticket(ticket="T-1", subject="Printer jams", owner="Ann")),
+           Example("Ticket: T-2\nSubject: VPN drops\nOwner: Bo\n",
+                   Ticket(ticket="T-2", subject="VPN drops", owner="Bo"))]
+
+
+def test_a_value_wrapped_onto_a_plain_line_is_never_pinned_cut() -> None:
+    """The examples write each value on one line; a document wraps one onto a
+    plain next line (a PDF's text layer, mail): the rule reads the first line
+    only, so neither that cut value nor the whole one is confident; a next
+    line that begins with a capital reads as text of its own."""
+    doc = ("Ticket: T-3\nSubject: Laptop will not boot after\nthe BIOS update on Monday\n"
+           "Owner: Cy\n")
+    for subject in ("Laptop will not boot after",
+                    "Laptop will not boot after the BIOS update on Monday"):
+        result = _run({"ticket": "T-3", "subject": subject, "owner": "Cy"}, doc, Ticket,
+                      TICKETS)
+        assert result.ok and "subject" in result.needs_review, subject
+        assert result.confidence["ticket"] == HELD and result.confidence["owner"] == HELD
+    own = "Ticket: T-3\nSubject: Laptop will not boot\nOwner: Cy\nPlease call back.\n"
+    result = _run({"ticket": "T-3", "subject": "Laptop will not boot", "owner": "Cy"}, own,
+                  Ticket, TICKETS)
+    assert result.confidence["subject"] == HELD and result.confidence["owner"] == HELD

@@ -14,7 +14,7 @@ from agentflow.grounding.items import own_items
 from agentflow.grounding.lines import continuation, paragraph_continuation
 from agentflow.grounding.list_heading import heading_key, key_written, names, sections
 from agentflow.grounding.list_markers import marker_length
-from agentflow.grounding.value_clauses import clause_break
+from agentflow.grounding.value_clauses import clause_break, runs_on, value_below
 from agentflow.grounding.void_blocks import live_text
 
 __all__ = ["VALUES_KEY", "Locator", "clean_edges", "line_arguments", "same_text"]
@@ -61,9 +61,6 @@ def same_text(located: str, value: str, *, clean: bool = False) -> bool:
     folded = _fold_ws(value)
     return folded == _fold_ws(located) or (clean and folded == _fold_ws(clean_edges(located)))
 
-
-_KEY_START = re.compile(r"[ \t]*[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=]")
-"""A line that begins with a key (``Shipped:``, ``Apply by:``, ``ExecStart=``)."""
 
 _ARGUMENT = re.compile(r'"([^"\n]*)"|(\S+)')
 
@@ -214,8 +211,9 @@ class Locator:
         """Whether ``source`` writes the rule's label with nothing after it
         (``Location:`` alone, and no continuation line under it): the
         document says the field is empty. Not where the next line that is
-        not blank may hold the value (``_value_below``: a form or a PDF's
-        text layer writes ``Carrier:`` above ``DPD``). Never under a
+        not blank may hold the value (``agentflow.grounding.value_clauses.
+        value_below``: a form or a PDF's text layer writes ``Carrier:`` above
+        ``DPD``). Never under a
         ``heading``: the lines after a heading without items may be the
         list written another way (unmarked lines, prose)."""
         if not self.labelled or self.arg is not None or self.heading:
@@ -224,19 +222,7 @@ class Locator:
         follows = paragraph_continuation if self.paragraph else continuation
         return any(any(not r.strip() for r in self._in_line(line, empty=True))
                    and not (self.continued and follows(lines, i))
-                   and not self._value_below(lines, i) for i, line in enumerate(lines))
-
-    def _value_below(self, lines: list[str], i: int) -> bool:
-        """Whether the first line after line ``i`` that is not blank may hold
-        the value of the label written alone on line ``i``: it begins with no
-        key (``Shipped:``) and is no line an example writes as it is
-        (``lines``: a heading)."""
-        for j in range(i + 1, len(lines)):
-            line = lines[j]
-            if line.strip():
-                return _KEY_START.match(line) is None and (
-                    " ".join(line.split()).casefold() not in self.lines)
-        return False
+                   and not value_below(lines, i, self.lines) for i, line in enumerate(lines))
 
     def values(self, source: str) -> list[str]:
         """The values this locator finds in ``source`` that fit the examples'
@@ -367,6 +353,18 @@ class Locator:
                 if not empty_label:
                     return True
         return False
+
+    def runs_on(self, source: str) -> bool:
+        """Whether a line this single-value rule reads a value from, to the
+        line's end, goes on onto a plain next line it does not read
+        (``agentflow.grounding.value_clauses.runs_on``): the value read there
+        may be a cut one. ``False`` for a ``paragraph`` rule (it reads such
+        lines), lists, and values that end at a ``right`` text."""
+        if self.many or self.right or self.paragraph or self.items or self.arg is not None:
+            return False
+        lines = live_text(source).splitlines()
+        return any(runs_on(lines, i, self.continued) for i, line in enumerate(lines)
+                   if any(raw.strip() for raw in self._in_line(line)))
 
     def holds(self, value: Any, source: str, *, clean: bool = False,
               max_items: int | None = None, found: list[str] | None = None) -> bool:
