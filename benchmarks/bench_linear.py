@@ -3,12 +3,22 @@ the work on a text 8 times longer against the same work on the short text
 done 8 times, the floor measured in the same run (linear: a ratio near 1;
 quadratic: near 8).
 
-Shapes (each once took time growing with the square of the text, since each
-step searched or copied the rest of it): unclosed ``<s>`` tags, a line of
-``~~`` marks, unclosed ``<del`` tags, many void headings (``CANCELLED``, a
-superseded section of cancelled sub-headings), many ``Notes`` lines above a
-list. The work: ``void_blocks.void_spans`` (uncached), ``list_heading.sections``
-and ``list_heading.heading_of``. Target: every ratio below 3.
+Each shape once took time growing with the square of the text, since each
+step searched or copied the rest of it:
+
+* void text and list headings (``void_blocks.void_spans``, uncached;
+  ``list_heading.sections`` and ``heading_of``): unclosed ``<s>`` / ``<del``
+  tags, a line of ``~~`` marks, many void headings, a superseded section of
+  cancelled sub-headings, many ``Notes`` lines above a list, headings each
+  written inside the list before;
+* list items (``items.item_spans``) of one-line items;
+* continuation lines (``lines.continuation`` / ``paragraph_continuation``)
+  asked of every other line of labelled lines;
+* a whitespace-folded search (``locate._plain_occurrences``) of a value whose
+  words a repetitive text repeats all but its last;
+* the records file read line by line (``outfile.iter_lines``: resume, report).
+
+Target: every ratio below 3.
 
     python benchmarks/bench_linear.py [--n 1000] [--factor 8] [--tries 3]
 """
@@ -17,32 +27,70 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agentflow.extraction.outfile import iter_lines
+from agentflow.grounding.items import item_spans
+from agentflow.grounding.lines import continuation, paragraph_continuation
 from agentflow.grounding.list_heading import heading_of, sections
+from agentflow.grounding.locate import _plain_occurrences
 from agentflow.grounding.void_blocks import void_spans
 
-SHAPES: dict[str, Callable[[int], str]] = {
-    "unclosed <s>": lambda n: "<s> x\n" * n,
-    "a line of ~~": lambda n: "~~a " * n,
-    "unclosed <del": lambda n: "<del " * n,
-    "void headings": lambda n: "CANCELLED\nTotal: 1\n\n" * n,
-    "cancelled sub-headings": lambda n: "## Superseded\n" + "### x (cancelled)\nTotal: 1\n" * n,
-    "Notes lines": lambda n: "Notes\n" * n + "Notes:\n" + "- x\n" * n,
-}
 TARGET = 3.0
 
 
-def work(text: str) -> float:
-    """CPU seconds of the scans on ``text``."""
-    start = time.process_time()
+def scans(text: str) -> None:
     void_spans.__wrapped__(text)  # (not the cached answer)
     sections(text, "notes")
     heading_of(text, len(text))
+
+
+def every_other_continuation(text: str) -> None:
+    lines = text.split("\n")
+    for i in range(0, len(lines), 2):
+        continuation(lines, i)
+        paragraph_continuation(lines, i)
+
+
+def folded_search(text: str) -> None:
+    _plain_occurrences("lime nut " * 80 + "pear", text, False)
+
+
+def records_file(text: str) -> None:
+    with tempfile.NamedTemporaryFile(suffix=".jsonl") as f:
+        f.write(text.encode())
+        f.flush()
+        for _ in iter_lines(Path(f.name)):
+            pass
+
+
+SHAPES: dict[str, tuple[Callable[[int], str], Callable[[str], None]]] = {
+    "unclosed <s>": (lambda n: "<s> x\n" * n, scans),
+    "a line of ~~": (lambda n: "~~a " * n, scans),
+    "unclosed <del": (lambda n: "<del " * n, scans),
+    "opener runs (~~, <s)": (lambda n: "approx ~~5 min " * n + "<s>x <s y " * n, scans),
+    "void headings": (lambda n: "CANCELLED\nTotal: 1\n\n" * n, scans),
+    "cancelled sub-headings": (
+        lambda n: "## Superseded\n" + "### x (cancelled)\nTotal: 1\n" * n, scans),
+    "Notes lines": (lambda n: "Notes\n" * n + "Notes:\n" + "- x\n" * n, scans),
+    "headings inside the list before": (lambda n: "Notes:\n" + "- a\n  Notes:\n" * n, scans),
+    "one-line items": (lambda n: "- lime\n" * (10 * n), item_spans),
+    "labelled lines' continuations": (lambda n: "Order: C-3\n" * (10 * n),
+                                      every_other_continuation),
+    "folded search, repetitive text": (lambda n: "lime  nut " * (10 * n), folded_search),
+    "records file, short lines": (lambda n: '{"id":"x"}\n' * (40 * n), records_file),
+}
+
+
+def cpu(work: Callable[[str], None], text: str) -> float:
+    """CPU seconds of ``work(text)``."""
+    start = time.process_time()
+    work(text)
     return time.process_time() - start
 
 
@@ -55,10 +103,11 @@ def main() -> None:
     print(f"| shape | short text | {args.factor} x short, s | long text, s | ratio | < {TARGET} |")
     print("|---|--:|--:|--:|--:|---|")
     failed = 0
-    for name, make in SHAPES.items():
+    for name, (make, work) in SHAPES.items():
         short, long = make(args.n), make(args.n * args.factor)
-        floor = min(sum(work(short) for _ in range(args.factor)) for _ in range(args.tries))
-        took = min(work(long) for _ in range(args.tries))
+        floor = min(sum(cpu(work, short) for _ in range(args.factor))
+                    for _ in range(args.tries))
+        took = min(cpu(work, long) for _ in range(args.tries))
         ratio = took / floor if floor else float("inf")
         failed += ratio >= TARGET
         print(f"| {name} | {len(short):,} chars | {floor:.4f} | {took:.4f} | {ratio:.2f} | "

@@ -182,3 +182,9 @@ def test_a_list_that_must_hold_items_or_has_none_to_take() -> None:
         substring_grammar(dict(OutputSpec.of(Required).schema_for("local").schema),
                           "no list here", SEPARATORS)
     assert caught.value.fields == ["first"]
+
+
+def test_item_spans_is_linear_in_the_text() -> None:
+    """A megabyte of one-line items: every item read (each copied the rest
+    of the lines: minutes); the time is benchmarks/bench_linear.py's."""
+    assert len(item_spans("- lime\n" * 140_000)) == 140_000

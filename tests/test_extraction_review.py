@@ -413,6 +413,28 @@ def test_a_directory_of_results_files_is_read_oldest_first(
     assert "empty: a directory without *.jsonl results files" in capsys.readouterr().err
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_report_never_reads_a_results_path_that_is_not_a_regular_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A pipe (or a device) as the results file is refused before it is
+    opened (the read blocked for good, or never ended); a pipe named
+    ``*.jsonl`` in a results directory is skipped with a note."""
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo(tmp_path / "pipe")
+    assert main(["report", "pipe"]) == 2
+    assert "pipe: not a regular file" in capsys.readouterr().err
+    if Path("/dev/zero").exists():
+        assert main(["report", "/dev/zero"]) == 2
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "b.jsonl")
+    (out / "a.jsonl").write_bytes(line({"id": "a.txt", "ok": True, "output": {"n": 1}}))
+    loaded = read_records(out)
+    assert [r["id"] for r in loaded.records] == ["a.txt"]
+    assert any("b.jsonl: not a regular file; skipped" in n for n in loaded.notes)
+
+
 def test_report_never_replaces_what_is_not_a_regular_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

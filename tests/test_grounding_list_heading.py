@@ -90,6 +90,24 @@ def test_another_list_is_never_confident_for_the_field() -> None:
     assert empty.confidence["notes"] < REVIEW_BELOW  # nothing shows the notes empty
 
 
+def test_a_heading_sharing_a_word_is_another_list_beside_the_key_itself() -> None:
+    """``Internal notes`` is another list than ``Notes``, beside a ``Notes:``
+    heading (or a ``Notes: none`` line) too: its items in the field are never
+    confident."""
+    rule = learn_locators(check_examples(LABS, Lab), Lab)["notes"]
+    both = "LAB REPORT\nTest: Calcium\nInternal notes:\n- Check payment\nNotes:\n- Routine\n"
+    none = "LAB REPORT\nTest: Calcium\nNotes: none\nDriver notes:\n- Ring twice\n"
+    assert rule.values(both) == ["Routine"] and rule.values(none) == []
+    # (a heading only sharing a word never names the list: list_heading.names is word for word)
+    assert rule.values("Test: x\nInternal notes:\n- Check payment\n") == []
+    for doc, notes in ((both, ["Check payment", "Routine"]), (both, ["Check payment"]),
+                       (none, ["Ring twice"])):
+        result = _run({"test": "Calcium", "notes": notes}, doc, Lab, LABS)
+        assert result.ok and result.confidence["notes"] < REVIEW_BELOW, (doc, notes)
+    assert _run({"test": "Calcium", "notes": ["Routine"]}, both, Lab, LABS).confidence[
+        "notes"] == HELD
+
+
 def test_examples_without_a_common_heading_keep_the_rule_as_it_was() -> None:
     shown = [Example("Test: A\nNotes:\n- x\n", Lab(test="A", notes=["x"])),
              Example("Test: B\nRemarks:\n- y\n- z\n", Lab(test="B", notes=["y", "z"]))]
@@ -157,3 +175,23 @@ def test_a_value_with_a_clause_the_examples_never_show_is_not_pinned() -> None:
              *MEETINGS]
     assert learn_locators(check_examples(noted, Meeting), Meeting)["date"].pins(
         "20 May 2024 (rescheduled from 13 May)")
+
+
+def test_lists_under_headings_inside_another_list_are_one_list() -> None:
+    """A heading written inside the list of another (``  Notes:`` under an
+    item) starts no second copy of the lines both take: no item twice."""
+    text = "Notes:\n- a\n  Notes:\n- b\n"
+    assert sections(text, "notes") == ["- a\n  Notes:\n- b"]
+    text = "Notes:\n  - a\n    Notes:\n- b\n"  # the inner list goes on past the outer one
+    assert sections(text, "notes") == ["  - a\n    Notes:", "- b"]
+
+
+def test_headings_each_inside_the_list_before_are_read_once() -> None:
+    """Headings each written inside the list under the one before (each list
+    running to the end) make one list, each line once (each heading copied
+    its list to the end: minutes and gigabytes on 200 kB). Their time is
+    ``benchmarks/bench_linear.py``'s."""
+    text = "Items:\n" + "- a\n  Items:\n" * 200
+    (only,) = sections(text, "items")
+    assert only.count("- a") == 200
+    assert sections("Items:\n" * 300, "items") == []

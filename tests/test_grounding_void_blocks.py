@@ -103,6 +103,26 @@ def test_a_void_word_that_is_no_status_of_its_line_voids_nothing() -> None:
         assert void_spans(f"{line}\nCarrier: DPD\n") == (), line
 
 
+def test_a_heading_that_names_another_text_void_heads_the_text_in_force() -> None:
+    """``(replaces the cancelled notice below)`` says the *other* notice is
+    void: the block it heads is in force, so its values are never read as
+    void ones, and the stale block's values are never confident."""
+    for text in ("SHIPPING NOTICE (replaces the cancelled notice below)\nCarrier: DPD\n",
+                 "## Notice replacing a withdrawn one\nx\n"):
+        assert void_spans(text) == (), text
+    # (a note that ends in a void word, "(earlier notice in error)", "(GLS cancelled)",
+    # still voids its own line: over-voiding only ever lowers confidence, below)
+    for text in ("## Withdrawn\nx\n", "ORIGINAL ENTRY IN ERROR\nx\n",
+                 "OLD NOTICE - cancelled by the sender\nx\n"):
+        assert void_spans(text) != (), text
+    stale = ("PREVIOUS NOTICE\nOrder: A-2006\nCarrier: GLS\nShipped: 2024-05-01\n\n")
+    for doc in ("SHIPPING NOTICE (replaces the cancelled notice below)\nOrder: A-2006\n"
+                "Carrier: DPD\nShipped: 2024-05-07\n\n" + stale,
+                stale + "CORRECTED NOTICE (earlier notice in error)\nOrder: A-2006\n"
+                "Carrier: DPD\nShipped: 2024-05-07\n"):
+        wrong = _run({"order_id": "A-2006", "carrier": "GLS", "shipped": "2024-05-01"}, doc)
+        assert {"carrier", "shipped"} <= set(wrong.needs_review), doc
+
 
 def test_a_value_only_in_a_cancelled_block_is_never_held() -> None:
     """The notice names its carrier in prose; only the cancelled block writes
@@ -182,3 +202,9 @@ def test_hostile_shapes_are_read_whole() -> None:
     assert items == ["- x\n" * 49 + "- x"]  # the list under the key, not the 50 headings
     blanked = live_text("CANCELLED\nTotal: 1\n\n" * 50)
     assert "Total: 1" not in blanked and len(blanked) == len("CANCELLED\nTotal: 1\n\n" * 50)
+
+
+def test_struck_text_runs_to_its_own_closer_only() -> None:
+    assert _void("Carrier: ~~a~b~~ DPD\n") == ["~~a~b~~"]
+    assert _void("about ~~ 5 then ~~GLS~~\n") == ["~~GLS~~"]  # an opener left open
+    assert _void("<s class='x'>GLS</S>\n") == ["<s class='x'>GLS</S>"]

@@ -264,6 +264,25 @@ def test_a_missing_label_in_the_examples_layout_is_no_sure_null() -> None:
     assert result.confidence["carrier"] == ABSENT and result.needs_review == ()
 
 
+def test_a_label_with_its_value_on_the_next_line_is_no_sure_null() -> None:
+    """A form or a PDF's text layer writes the label above its value
+    (``Carrier:`` then ``DPD``): the label alone says nothing about the
+    field, so a null is not confident there, and the grammar does not force
+    one; before a key (``Shipped:``) or an example's own line it still is."""
+    locators = learn_locators(check_examples(SHIPS, Ship), Ship)
+    for doc in ("SHIPPING NOTICE\nOrder: B-2002\nCarrier:\nDPD\nShipped: 2024-05-07\n",
+                "SHIPPING NOTICE\r\nOrder: B-2002\r\nCarrier:\r\n\r\nDPD\r\n"
+                "Shipped: 2024-05-07\r\n"):
+        result = _run({"order_id": "B-2002", "carrier": None, "shipped": "2024-05-07"}, doc,
+                      Ship, SHIPS)
+        assert result.confidence["carrier"] == UNLOCATED_NULL, doc
+        assert "carrier" in result.needs_review
+        assert not absence_shown(locators["carrier"], doc)
+    for doc in ("Order: B-2002\nCarrier:\n\nShipped: 2024-05-07\n",
+                "Order: B-2002\nCarrier:\nSHIPPING NOTICE\n", "Order: B-2002\nCarrier:\n"):
+        assert locators["carrier"].writes_empty(doc), doc
+
+
 def test_a_label_written_twice_pins_neither_value() -> None:
     """Two notices in one document each write ``Carrier:``: the locator finds
     two carriers, so neither the first nor the second is held."""
@@ -371,3 +390,34 @@ def test_a_homepage_written_without_its_scheme_needs_review() -> None:
         assert result.confidence["value"] == UNLOCATED_NULL and "value" in result.needs_review
     result = _run({"name": "acme", "value": None}, "Name: acme\n", Entry, sites)
     assert result.confidence["value"] == ABSENT and result.needs_review == ()
+
+
+class Ticket(BaseModel):
+    ticket: str | None = None
+    subject: str | None = None
+    owner: str | None = None
+
+
+TICKETS = [Example("Ticket: T-1\nSubject: Printer jams\nOwner: Ann\n",
+                   Ticket(ticket="T-1", subject="Printer jams", owner="Ann")),
+           Example("Ticket: T-2\nSubject: VPN drops\nOwner: Bo\n",
+                   Ticket(ticket="T-2", subject="VPN drops", owner="Bo"))]
+
+
+def test_a_value_wrapped_onto_a_plain_line_is_never_pinned_cut() -> None:
+    """The examples write each value on one line; a document wraps one onto a
+    plain next line (a PDF's text layer, mail): the rule reads the first line
+    only, so neither that cut value nor the whole one is confident; a next
+    line that begins with a capital reads as text of its own."""
+    doc = ("Ticket: T-3\nSubject: Laptop will not boot after\nthe BIOS update on Monday\n"
+           "Owner: Cy\n")
+    for subject in ("Laptop will not boot after",
+                    "Laptop will not boot after the BIOS update on Monday"):
+        result = _run({"ticket": "T-3", "subject": subject, "owner": "Cy"}, doc, Ticket,
+                      TICKETS)
+        assert result.ok and "subject" in result.needs_review, subject
+        assert result.confidence["ticket"] == HELD and result.confidence["owner"] == HELD
+    own = "Ticket: T-3\nSubject: Laptop will not boot\nOwner: Cy\nPlease call back.\n"
+    result = _run({"ticket": "T-3", "subject": "Laptop will not boot", "owner": "Cy"}, own,
+                  Ticket, TICKETS)
+    assert result.confidence["subject"] == HELD and result.confidence["owner"] == HELD

@@ -78,3 +78,15 @@ def test_compaction_keeps_lines_as_written(tmp_path: Path) -> None:
         out.close()
     assert path.read_bytes() == (b'{"id": "a", "ok": true, "output": {"x": 1.10}}\n'
                                  b'{"id":"b","ok":true}\n')
+
+
+def test_iter_lines_is_linear_in_each_chunk(tmp_path: Path) -> None:
+    """A file of many short lines is read without copying the rest of the
+    read buffer per line (4 MB of 11-byte lines took seconds), and lines that
+    cross the read size come back whole (the time is benchmarks/bench_linear.py's)."""
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(b'{"id":"x"}\n' * 400_000 + b"tail")
+    lines = list(iter_lines(path))
+    assert len(lines) == 400_001 and lines[-1] == (4_400_000, b"tail")
+    assert all(line == b'{"id":"x"}' for _, line in lines[:-1])
+    assert lines[100_000][0] == 1_100_000

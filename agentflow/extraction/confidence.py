@@ -271,6 +271,9 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
         return None if any(same_text(f, str(value), clean=True) for f in found) else DISAGREES
     if not rule.pins(str(value)):
         return None  # a clause no example's value shows: the rule may have read past it
+    if not rule.many and found and " ".join(str(value).split()).startswith(
+            " ".join(found[0].split())) and rule.runs_on(source):
+        return None  # its line goes on onto a plain line: the rule may have stopped short
     return HELD if rule.holds(value, source, clean=True, max_items=max_items,
                               found=found) else DISAGREES
 

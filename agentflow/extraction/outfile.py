@@ -69,16 +69,18 @@ def iter_lines(path: Path, max_line: int = MAX_LINE) -> Iterator[tuple[int, byte
         buffer = b""
         skipping = False
         while chunk := f.read(_CHUNK):
+            pos, scan = 0, len(buffer)  # (the buffer held no newline before this chunk)
             buffer += chunk
-            while True:
-                newline = buffer.find(b"\n")
+            while True:  # (no slice of the rest per line: that is quadratic in the chunk)
+                newline = buffer.find(b"\n", scan)
                 if newline < 0:
                     break
-                if not skipping and newline <= max_line:
-                    yield offset, buffer[:newline]
+                if not skipping and newline - pos <= max_line:
+                    yield offset, buffer[pos:newline]
                 skipping = False
-                offset += newline + 1
-                buffer = buffer[newline + 1:]
+                offset += newline + 1 - pos
+                pos = scan = newline + 1
+            buffer = buffer[pos:]
             if len(buffer) > max_line:  # an over-long line: drop what we have of it
                 offset += len(buffer)
                 buffer = b""

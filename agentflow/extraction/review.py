@@ -84,15 +84,23 @@ def read_records(path: Path) -> RecordsFile:
     Raises:
         InvalidRecordError: a line that is not JSON, or not a record (a JSON
             object with a string ``id`` and a boolean ``ok``), naming file and line;
-            a directory without ``*.jsonl`` files; records of more than one schema.
+            a directory without ``*.jsonl`` files (one that is no regular file,
+            such as a pipe, is skipped with a note); a path that is neither a
+            regular file nor a directory; records of more than one schema.
         OSError: a file cannot be read.
     """
     records: list[dict[str, Any]] = []
     notes: list[str] = []
     if path.is_dir():
-        files = sorted(path.glob("*.jsonl"), key=lambda f: (f.stat().st_mtime, f.name))
+        found = sorted(path.glob("*.jsonl"), key=lambda f: (f.stat().st_mtime, f.name))
+        files = [f for f in found if f.is_file()]  # (a pipe would block the read for good)
+        notes += [f"{f}: not a regular file; skipped" for f in found if not f.is_file()]
         if not files:
             raise InvalidRecordError(f"{path}: a directory without *.jsonl results files")
+    elif path.exists() and not path.is_file():
+        raise InvalidRecordError(
+            f"{path}: not a regular file (a pipe, a socket or a device, which would block "
+            "the read or never end): give the JSONL file extract wrote, or a directory of them")
     else:
         files = [path]
     for file in files:

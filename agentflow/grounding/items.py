@@ -71,7 +71,8 @@ def item_spans(text: str) -> list[tuple[int, int]]:
             continue
         depth = _width(match.group("indent"))
         last = end
-        for s, e in lines[i + 1:]:
+        for j in range(i + 1, len(lines)):  # (no slice: a copy of the rest per item is quadratic)
+            s, e = lines[j]
             line = text[s:e]
             if not line.strip():
                 continue  # a blank line: part of the item only if a deeper line follows

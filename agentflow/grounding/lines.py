@@ -130,7 +130,8 @@ def continuation(lines: list[str], i: int) -> list[str]:
     a deb822 paragraph). ``[]`` when the next line is not indented deeper."""
     depth = indent_of(lines[i])
     out = []
-    for line in lines[i + 1:]:
+    for j in range(i + 1, len(lines)):  # (no slice: a copy of the rest per line is quadratic)
+        line = lines[j]
         if not line.strip() or indent_of(line) <= depth:
             break
         out.append(line)
@@ -148,7 +149,8 @@ def paragraph_continuation(lines: list[str], i: int) -> list[str]:
     value that the examples show wrapping onto a plain next line (``name \\-
     a summary that\nwraps``) runs on so. ``[]`` when the next line does not."""
     out = []
-    for line in lines[i + 1:]:
+    for j in range(i + 1, len(lines)):
+        line = lines[j]
         body = line.strip()
         if not body or not body[0].isalnum() or _KEY_START.match(body):
             break

@@ -89,32 +89,61 @@ def heading_of(text: str, start: int) -> str:
 
 def sections(text: str, key: str) -> list[str]:
     """The lists written under a heading that names ``key`` (``names``), in
-    document order: each as the text of its lines (see the module docstring)."""
+    document order: each as the text of its lines (see the module docstring).
+    Lists that overlap (a heading written inside another's list) are one
+    list, never a line twice."""
     lines = text.split("\n")
-    out = []
-    for i, line in enumerate(lines):
-        if not line.strip() or not names(heading_key(line), key):
+    keys = [heading_key(line) if line.strip() else "" for line in lines]
+    ends: dict[tuple[int, int], int] = {}  # (line, depth) a list took -> where that list ended
+    ranges: list[tuple[int, int]] = []
+    for i, found in enumerate(keys):
+        if not names(found, key):
             continue
-        depth: int | None = None
-        taken: list[str] = []
-        for j in range(i + 1, len(lines)):  # (by index: no copy of the rest per heading)
-            other = lines[j]
-            if not other.strip():
-                if depth is not None:
-                    taken.append(other)
-                continue
-            marked = _MARKED.match(other)
-            indent = _width(other[: len(other) - len(other.lstrip())])
-            if depth is None:
-                if marked is None:
-                    break
-                depth = _width(marked.group(1))
-            elif (indent <= depth) if marked is None else (_width(marked.group(1)) < depth):
-                break  # a line that is no item nor inside one, or an item of an outer list
-            taken.append(other)
-        if taken:
-            out.append("\n".join(taken).rstrip())
-    return out
+        first, end = _section(lines, i + 1, ends)
+        if first < end:
+            ranges.append((first, end))
+    merged: list[tuple[int, int]] = []
+    for first, end in ranges:  # (in order of their first lines)
+        if merged and first < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((first, end))
+    return ["\n".join(lines[first:end]).rstrip() for first, end in merged]
+
+
+def _section(lines: list[str], j: int,
+             ends: dict[tuple[int, int], int]) -> tuple[int, int]:
+    """The lines ``[first, end)`` of the list that begins at or after line
+    ``j`` (after blank lines; ``first == end``: none there). A list that reaches a
+    line at the depth an earlier list took it at goes on as that one did
+    (``ends``, which this one adds its own lines to): each line is read once
+    per depth, never once per heading above it."""
+    depth: int | None = None
+    first = end = j
+    path: list[tuple[int, int]] = []
+    while j < len(lines):
+        other = lines[j]
+        if not other.strip():
+            j += 1
+            continue
+        marked = _MARKED.match(other)
+        indent = _width(other[: len(other) - len(other.lstrip())])
+        if depth is None:
+            if marked is None:
+                break
+            depth = _width(marked.group(1))
+            first = j
+        elif (indent <= depth) if marked is None else (_width(marked.group(1)) < depth):
+            break  # a line that is no item nor inside one, or an item of an outer list
+        if (j, depth) in ends:
+            end = max(end, ends[j, depth])
+            break
+        path.append((j, depth))
+        end = j + 1
+        j += 1
+    for place in path:
+        ends[place] = end
+    return first, end
 
 
 def key_written(text: str, key: str) -> bool:

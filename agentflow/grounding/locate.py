@@ -6,6 +6,7 @@ grounded values (its result, ``GroundingCheck``: ``grounding_check``).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
@@ -108,6 +109,8 @@ def _plain_occurrences(value: str, source: str, case_sensitive: bool) -> list[Sp
         # one ASCII word in ASCII text: what the pattern would match, without compiling
         # one per value (re.IGNORECASE of an escaped literal, for ASCII, is lower())
         return _plain_occurrences(value.lower(), _lower(source), True)
+    if case_sensitive or (value.isascii() and source.isascii()):
+        return _spaced_occurrences(value, source, case_sensitive)
     pattern = _pattern(value, case_sensitive)
     if pattern is None:
         return spans
@@ -115,6 +118,57 @@ def _plain_occurrences(value: str, source: str, case_sensitive: bool) -> list[Sp
     while (m := pattern.search(source, pos)) is not None:
         spans.append((m.start(), m.end()))
         pos = m.start() + 1
+    return spans
+
+
+@functools.lru_cache(maxsize=4)
+def _spaced(source: str, lower: bool) -> tuple[str, list[int], list[int]]:
+    """``source`` with each run of whitespace as one space (in lower case
+    when ``lower``); with where each run of two or more characters stands in
+    it and how many characters such runs before and at it dropped (a
+    character at ``i`` outside a run came from ``i + dropped[bisect(runs,
+    i)]`` of ``source``)."""
+    parts: list[str] = []
+    runs: list[int] = []
+    dropped = [0]
+    pos = size = 0
+    for match in re.finditer(r"\s+", source):
+        if match.group() == " ":
+            continue
+        parts.append(source[pos:match.start()])
+        size += match.start() - pos
+        parts.append(" ")
+        if match.end() - match.start() > 1:
+            runs.append(size)
+            dropped.append(dropped[-1] + match.end() - match.start() - 1)
+        size += 1
+        pos = match.end()
+    parts.append(source[pos:])
+    text = "".join(parts)
+    return (text.lower() if lower else text), runs, dropped
+
+
+def _spaced_occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
+    """What ``_pattern(value)`` matches in ``source`` (each run of whitespace
+    between ``value``'s words matching any run), found in the source with
+    its whitespace runs folded: in time linear in the source, where the
+    pattern's search is the source's length times the value's (a long value
+    in a long, repetitive document took minutes). ``case_sensitive=False``
+    only for ASCII text (its lower case keeps every offset)."""
+    words = value.split()
+    if not words:
+        return []
+    target = " ".join(words)
+    text, runs, dropped = _spaced(source, not case_sensitive)
+    if not case_sensitive:
+        target = target.lower()
+    spans: list[Span] = []
+    i = text.find(target)
+    while i >= 0:
+        last = i + len(target) - 1  # (both ends are no whitespace: no run holds them)
+        spans.append((i + dropped[bisect.bisect(runs, i)],
+                      last + 1 + dropped[bisect.bisect(runs, last)]))
+        i = text.find(target, i + 1)
     return spans
 
 

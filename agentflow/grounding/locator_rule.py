@@ -14,7 +14,7 @@ from agentflow.grounding.items import own_items
 from agentflow.grounding.lines import continuation, paragraph_continuation
 from agentflow.grounding.list_heading import heading_key, key_written, names, sections
 from agentflow.grounding.list_markers import item_lines, marker_length
-from agentflow.grounding.value_clauses import clause_break
+from agentflow.grounding.value_clauses import clause_break, runs_on, value_below
 from agentflow.grounding.void_blocks import live_text
 
 __all__ = ["VALUES_KEY", "Locator", "clean_edges", "line_arguments", "same_text"]
@@ -211,19 +211,19 @@ class Locator:
     def writes_empty(self, source: str) -> bool:
         """Whether ``source`` writes the rule's label with nothing after it
         (``Location:`` alone, and no continuation line under it): the
-        document says the field is empty. Never under a ``heading``: the
-        lines after a heading without items may be the list written another
-        way (unmarked lines, prose)."""
+        document says the field is empty. Not where the next line that is
+        not blank may hold the value (``agentflow.grounding.value_clauses.
+        value_below``: a form or a PDF's text layer writes ``Carrier:`` above
+        ``DPD``). Never under a
+        ``heading``: the lines after a heading without items may be the
+        list written another way (unmarked lines, prose)."""
         if not self.labelled or self.arg is not None or self.heading:
             return False
-        source = live_text(source)
-        if self.continued:
-            lines = source.splitlines()
-            return any(any(not r.strip() for r in self._in_line(line, empty=True))
-                       and not (paragraph_continuation if self.paragraph else continuation)(
-                           lines, i) for i, line in enumerate(lines))
+        lines = live_text(source).splitlines()
+        follows = paragraph_continuation if self.paragraph else continuation
         return any(any(not r.strip() for r in self._in_line(line, empty=True))
-                   for line in source.splitlines())
+                   and not (self.continued and follows(lines, i))
+                   and not value_below(lines, i, self.lines) for i, line in enumerate(lines))
 
     def values(self, source: str, *, live: bool = True) -> list[str]:
         """The values this locator finds in ``source`` that fit the examples'
@@ -361,6 +361,18 @@ class Locator:
                 if not empty_label:
                     return True
         return False
+
+    def runs_on(self, source: str) -> bool:
+        """Whether a line this single-value rule reads a value from, to the
+        line's end, goes on onto a plain next line it does not read
+        (``agentflow.grounding.value_clauses.runs_on``): the value read there
+        may be a cut one. ``False`` for a ``paragraph`` rule (it reads such
+        lines), lists, and values that end at a ``right`` text."""
+        if self.many or self.right or self.paragraph or self.items or self.arg is not None:
+            return False
+        lines = live_text(source).splitlines()
+        return any(runs_on(lines, i, self.continued) for i, line in enumerate(lines)
+                   if any(raw.strip() for raw in self._in_line(line)))
 
     def holds(self, value: Any, source: str, *, clean: bool = False,
               max_items: int | None = None, found: list[str] | None = None) -> bool:

@@ -1,4 +1,5 @@
-"""A second clause in a located value: where a rule read past the value.
+"""Where a located value ends: a second clause the rule read past, a line
+it stopped short of, a label whose value is on the next line.
 
 A learned locator (``agentflow.grounding.locators``) that reads a field to
 its line's end takes whatever the line goes on with: ``Date: 20 May 2024
@@ -14,13 +15,29 @@ whitespace and more text, a sentence end (``.`` after a word of at least
 ``SENTENCE_WORD`` characters, so that ``Dr. Lee`` and ``Corp. Ltd`` are no
 break) followed by whitespace and more text. (A key inside a value, ``GNU C
 Library: shared libraries``, is often the whole value: no break.)
+
+A value read to its line's end may also **run on** (``runs_on``) onto a
+plain next line the rule does not read (``agentflow.grounding.lines.
+paragraph_continuation``: not blank, no key, no markup) that begins in
+lower case, mid-sentence: a value wrapped at a fixed width, as PDF text
+layers and mail wrap it (``Subject: Laptop will not boot after`` / ``the
+BIOS update on Monday``). The rule cannot say where such a value ends, so
+it pins no value that begins as the one it read there
+(``agentflow.extraction.confidence``). A next line that begins with a
+capital or a digit (``Based in Boston MA.``) reads as text of its own. And a label written alone on
+its line shows the field empty only where the next line that is not blank
+cannot hold the value (``value_below``): it begins with a key, or is a line
+an example writes as it is (a heading); a form or a PDF's text layer writes
+``Carrier:`` above ``DPD``.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["SENTENCE_WORD", "clause_break"]
+from agentflow.grounding.lines import continuation, paragraph_continuation
+
+__all__ = ["SENTENCE_WORD", "clause_break", "runs_on", "value_below"]
 
 SENTENCE_WORD = 5
 """Shortest word whose ``.`` ends a sentence (shorter: an abbreviation, ``Prof.``)."""
@@ -34,3 +51,29 @@ def clause_break(value: str) -> bool:
     text = value.strip()
     return _BREAK.search(text) is not None or any(
         len(m.group(1)) >= SENTENCE_WORD for m in _SENTENCE.finditer(text))
+
+
+_KEY_START = re.compile(r"[ \t]*[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=]")
+"""A line that begins with a key (``Shipped:``, ``Apply by:``, ``ExecStart=``)."""
+
+
+def runs_on(lines: list[str], i: int, continued: bool) -> bool:
+    """Whether the value on line ``i`` of ``lines`` (with its continuation
+    lines, when ``continued``) goes on onto a plain next line (see the
+    module docstring)."""
+    last = i + (len(continuation(lines, i)) if continued else 0)
+    after = paragraph_continuation(lines, last)
+    return bool(after) and after[0].lstrip()[:1].islower()
+
+
+def value_below(lines: list[str], i: int, example_lines: tuple[str, ...]) -> bool:
+    """Whether the first line after line ``i`` that is not blank may hold
+    the value of a label written alone on line ``i``: it begins with no key
+    and is none of ``example_lines`` (the examples' lines that begin with no
+    key, whitespace and letter case folded)."""
+    for j in range(i + 1, len(lines)):
+        line = lines[j]
+        if line.strip():
+            return _KEY_START.match(line) is None and (
+                " ".join(line.split()).casefold() not in example_lines)
+    return False
