@@ -10,9 +10,9 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["LRU"]
+__all__ = ["LRU", "per_type"]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -52,3 +52,19 @@ class LRU(Generic[K, V]):
         """The cached value, or ``make()`` stored and returned."""
         value = self.get(key)
         return self.put(key, make()) if value is None else value
+
+
+def per_type(cache: LRU[Any, tuple[Any, V]], tp: Any, read: Callable[[Any], V]) -> V:
+    """``read(tp)``, kept in ``cache`` per type and read again when the type's
+    pydantic fields are another mapping (``__pydantic_fields__``: a model
+    rebuilt, a forward reference resolved); a type that cannot be a key (an
+    unhashable annotation) is read each time. The value is shared: not to be
+    changed by the caller."""
+    try:
+        cached = cache.get(tp)
+    except TypeError:  # an unhashable annotation
+        return read(tp)
+    source = getattr(tp, "__pydantic_fields__", None)
+    if cached is not None and cached[0] is source:
+        return cached[1]
+    return cache.put(tp, (source, read(tp)))[1]

@@ -51,7 +51,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from agentflow._lru import LRU
+from agentflow._lru import LRU, per_type
 from agentflow.grounding import Grounded
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.longest import maximal
@@ -134,13 +134,13 @@ from (a rebuilt model reads them again): every output of a run has the same."""
 
 
 def _shapes(output_type: type[BaseModel]) -> tuple[_Shape, ...]:
-    """The shape of each top-level field of ``output_type``, in order."""
-    fields = output_type.model_fields
-    cached = _SHAPES.get(output_type)
-    if cached is not None and cached[0] is fields:
-        return cached[1]
+    """The shape of each top-level field of ``output_type``, in order (kept per type)."""
+    return per_type(_SHAPES, output_type, _read_shapes)
+
+
+def _read_shapes(output_type: type[BaseModel]) -> tuple[_Shape, ...]:
     shapes = []
-    for name, info in fields.items():
+    for name, info in output_type.model_fields.items():
         tp, marks = _bare(info.annotation)
         marks = marks + [m for m in info.metadata if isinstance(m, Grounded)]
         item = _sequence_item(tp)
@@ -148,7 +148,7 @@ def _shapes(output_type: type[BaseModel]) -> tuple[_Shape, ...]:
             None, [])
         shapes.append(_Shape(name, info, tp, tuple(marks), item if item_tp is not None else None,
                              item_tp, tuple(item_marks)))
-    return _SHAPES.put(output_type, (fields, tuple(shapes)))[1]
+    return tuple(shapes)
 
 
 def held_fields(output_type: Any, output: Any, source: str,

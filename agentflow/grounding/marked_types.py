@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from typing_extensions import is_typeddict
 
-from agentflow._lru import LRU
+from agentflow._lru import LRU, per_type
 from agentflow.grounding.marker import Derived, Grounded
 
 __all__ = ["is_derived"]
@@ -90,16 +90,7 @@ def _fields(tp: Any) -> list[tuple[str, Any, list[Grounded]]] | None:
     """``(name, annotation, markers)`` of an object type's fields, in order
     (kept per type: every output of a run walks the same ones; not to be
     changed by the caller)."""
-    try:
-        cached = _FIELDS.get(tp)
-    except TypeError:  # an unhashable annotation
-        return _read_fields(tp)
-    source = getattr(tp, "__pydantic_fields__", None)
-    if cached is not None and cached[0] is source:
-        return cached[1]
-    fields = _read_fields(tp)
-    _FIELDS.put(tp, (source, fields))
-    return fields
+    return per_type(_FIELDS, tp, _read_fields)
 
 
 def _read_fields(tp: Any) -> list[tuple[str, Any, list[Grounded]]] | None:

@@ -15,7 +15,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel
 from typing_extensions import is_typeddict
 
-from agentflow._lru import LRU
+from agentflow._lru import LRU, per_type
 from agentflow.grounding.marked_types import (
     _NONE,
     _annotated_pattern,
@@ -164,14 +164,7 @@ def _steps(cls: Any) -> tuple[tuple[str, Any, Grounded | None, str | None], ...]
     the own marker is ``longest``), without those ``Derived()`` leaves out
     (not copied, so the default does not ground them); ``None``: not an
     object type. Kept per type, as ``_fields``."""
-    try:
-        cached = _STEPS.get(cls)
-    except TypeError:  # an unhashable annotation
-        return _read_steps(cls)
-    source = getattr(cls, "__pydantic_fields__", None)
-    if cached is not None and cached[0] is source:
-        return cached[1]
-    return _STEPS.put(cls, (source, _read_steps(cls)))[1]
+    return per_type(_STEPS, cls, _read_steps)
 
 
 def _read_steps(cls: Any) -> tuple[tuple[str, Any, Grounded | None, str | None], ...] | None:
