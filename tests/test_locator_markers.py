@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from agentflow import Example
 from agentflow.batch import extract_many
-from agentflow.extraction.confidence import DISAGREES, HELD, REVIEW_BELOW
+from agentflow.extraction.confidence import DISAGREES, REVIEW_BELOW
 from agentflow.grounding.list_markers import item_lines, marker_kind, marker_length
 from agentflow.grounding.locator_report import learned_lines
 from agentflow.grounding.locators import learn_locators
