@@ -421,3 +421,42 @@ def test_a_value_wrapped_onto_a_plain_line_is_never_pinned_cut() -> None:
     result = _run({"ticket": "T-3", "subject": "Laptop will not boot", "owner": "Cy"}, own,
                   Ticket, TICKETS)
     assert result.confidence["subject"] == HELD and result.confidence["owner"] == HELD
+
+
+class PerlModule(BaseModel):
+    package: str
+    version: str | None = None
+
+
+MODULES = [
+    Example("package Dpkg::Exit;\n\nuse strict;\nour $VERSION = '2.00';\n",
+            PerlModule(package="Dpkg::Exit", version="2.00")),
+    Example("package Algorithm::Merge;\n\nuse vars qw($VERSION);\n$VERSION = '0.08';\n",
+            PerlModule(package="Algorithm::Merge", version="0.08")),
+]
+
+
+def test_a_rule_finding_several_values_pins_none() -> None:
+    # " = '" up to "';": the examples write it once, a document twice; the first
+    # by position is not the value (the second is)
+    doc = ("package Search::Dict;\nmy $fc_available = '5.015008';\n"
+           "our $VERSION = '1.07';\n")
+    rule = learn_locators(check_examples(MODULES, PerlModule), PerlModule)["version"]
+    assert rule.values(doc) == ["5.015008", "1.07"]
+    for version in ("5.015008", "1.07"):
+        result = _run({"package": "Search::Dict", "version": version}, doc, PerlModule, MODULES)
+        assert result.ok and "version" in result.needs_review, version
+
+
+def test_several_words_where_every_example_wrote_one_are_never_pinned() -> None:
+    # "package " up to ";": the examples' names are one word; a document writes a
+    # version after the name (package NAME VERSION;): the rule reads past the name
+    doc = "package builtin 0.006;\nour $VERSION = '0.006';\n"
+    rule = learn_locators(check_examples(MODULES, PerlModule), PerlModule)["package"]
+    assert not rule.spaced and rule.values(doc) == ["builtin 0.006"]
+    for package in ("builtin 0.006", "builtin"):
+        result = _run({"package": package, "version": "0.006"}, doc, PerlModule, MODULES)
+        assert result.ok and "package" in result.needs_review, package
+    plain = "package File::Compare;\nour $VERSION = '1.1007';\n"
+    result = _run({"package": "File::Compare", "version": "1.1007"}, plain, PerlModule, MODULES)
+    assert result.confidence["package"] == HELD and result.needs_review == ()

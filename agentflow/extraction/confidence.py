@@ -228,11 +228,13 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     (for a single value the schema does not let be null, ``required``: only
     its empty label does): ``None`` (the rule says nothing here: the caller
     scores the value as if there were no rule, as the grammar then offers
-    the field's ordinary grounding); a single value where the rule's label
-    (``Locator.labelled``) is written with several different values:
-    ``None`` when it is one of them (the rule cannot say which is meant),
-    else ``DISAGREES``; a value with a clause no example's value shows
-    (``Locator.pins``: a bracketed note, a second sentence): ``None``;
+    the field's ordinary grounding); a single value where the rule finds
+    several different values (its label, ``Locator.labelled``, written
+    twice; a rule without a label finding more than one): ``None`` when it
+    is one of them (the rule cannot say which is meant), else
+    ``DISAGREES``; a value with a clause no example's value shows, or of
+    several words where every example's is one (``Locator.pins``: a
+    bracketed note, a second sentence, ``builtin 0.006``): ``None``;
     anything else ``DISAGREES``. A list of ``max_items`` items (its bound) holds when it
     is the first ones the rule finds.
 
@@ -264,13 +266,13 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
     if not found and not rule.writes_empty(source) and (
             required or not absence_shown(rule, source)):
         return None  # (a field the schema requires is never shown empty by a layout)
-    if not rule.many and rule.labelled and len({" ".join(f.split()) for f in found}) > 1:
-        # its label written twice with different values (a second record): it cannot
-        # say which is meant, so it pins none (a rule without a label reads by
-        # position: its first value)
+    if not rule.many and len({" ".join(f.split()) for f in found}) > 1:
+        # its label written twice with different values (a second record), or a rule
+        # without a label finding several (`` = '`` up to ``';``: every assignment,
+        # the first by position only): it cannot say which is meant, so it pins none
         return None if any(same_text(f, str(value), clean=True) for f in found) else DISAGREES
     if not rule.pins(str(value)):
-        return None  # a clause no example's value shows: the rule may have read past it
+        return None  # a clause or words no example's value shows: it may have read past
     if not rule.many and found and " ".join(str(value).split()).startswith(
             " ".join(found[0].split())) and rule.runs_on(source):
         return None  # its line goes on onto a plain line: the rule may have stopped short

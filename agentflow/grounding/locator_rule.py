@@ -120,6 +120,12 @@ class Locator:
             learned ``False`` where no example's value does: a value with
             one (``Date: 20 May 2024 (rescheduled from 13 May)``) is then
             offered, but never pinned (``pins``).
+        spaced: a single value may hold a space; learned ``False`` where
+            every example's value is one word: a value of several words
+            (``builtin 0.006`` where the examples wrote ``Dpkg::Exit``) is
+            then offered, but never pinned (``pins``): one-word examples
+            show neither that the value is one word nor that the rule's end
+            is the value's.
         layout: the keys the examples' lines begin with (``agentflow.
             grounding.locator_absence.layout_keys``): whether a document
             where the rule finds nothing is written the examples' way.
@@ -161,6 +167,7 @@ class Locator:
     shown_empty: bool = False
     heading: str = ""
     clauses: bool = True
+    spaced: bool = True
     lines: tuple[str, ...] = ()
     shapes: tuple[str, ...] = ()
     marker: bool = False
@@ -177,9 +184,13 @@ class Locator:
     def pins(self, value: str) -> bool:
         """Whether the rule may pin ``value`` (a single value it finds): not
         where the value holds a clause break no example's value shows
-        (``clauses``; ``agentflow.grounding.value_clauses``): the rule may
-        have read past the value to its line's end."""
-        return self.many or self.clauses or not clause_break(value)
+        (``clauses``; ``agentflow.grounding.value_clauses``), nor several
+        words where every example's value is one (``spaced``): the rule may
+        have read past the value."""
+        if self.many:
+            return True
+        return (self.clauses or not clause_break(value)) and (
+            self.spaced or len(value.split()) <= 1)
 
     @property
     def labelled(self) -> bool:

@@ -308,7 +308,8 @@ def _loose(rule: Locator) -> bool:
 def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     """``rule`` with the kind of value every example shows for a single field
     (``Locator.letter`` / ``Locator.digit``: each value holds a letter, a
-    digit; ``Locator.clauses``: some value holds a clause break)."""
+    digit; ``Locator.clauses``: some value holds a clause break;
+    ``Locator.spaced``: some value holds more than one word)."""
     if rule.many:
         return rule
     values = [v.strip() for e in examples if isinstance(v := example_value(e, rule.field), str)
@@ -318,7 +319,8 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     return dataclasses.replace(
         rule, letter=all(any(c.isalpha() for c in v) for v in values),
         digit=all(any(c.isdigit() for c in v) for v in values),
-        clauses=any(clause_break(v) for v in values))
+        clauses=any(clause_break(v) for v in values),
+        spaced=any(len(v.split()) > 1 for v in values))
 
 
 def _headed(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
