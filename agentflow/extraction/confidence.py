@@ -230,7 +230,8 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     scores the value as if there were no rule, as the grammar then offers
     the field's ordinary grounding); a single value where the rule finds
     several different values (its label, ``Locator.labelled``, written
-    twice; a rule without a label finding more than one): ``None`` when it
+    twice; a rule without a label, inside lines, finding more than one):
+    ``None`` when it
     is one of them (the rule cannot say which is meant), else
     ``DISAGREES``; a value with a clause no example's value shows, or of
     several words where every example's is one (``Locator.pins``: a
@@ -266,10 +267,13 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
     if not found and not rule.writes_empty(source) and (
             required or not absence_shown(rule, source)):
         return None  # (a field the schema requires is never shown empty by a layout)
-    if not rule.many and len({" ".join(f.split()) for f in found}) > 1:
+    if not rule.many and (rule.labelled or not rule.anchored) and len(
+            {" ".join(f.split()) for f in found}) > 1:
         # its label written twice with different values (a second record), or a rule
-        # without a label finding several (`` = '`` up to ``';``: every assignment,
-        # the first by position only): it cannot say which is meant, so it pins none
+        # inside lines without a label finding several (`` = '`` up to ``';``: every
+        # assignment, the first by position only): it cannot say which is meant, so
+        # it pins none (a rule at a line's start without a label reads the document's
+        # first such line, as in every example: a changelog's header line)
         return None if any(same_text(f, str(value), clean=True) for f in found) else DISAGREES
     if not rule.pins(str(value)):
         return None  # a clause or words no example's value shows: it may have read past
