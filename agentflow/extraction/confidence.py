@@ -21,10 +21,11 @@ model's say-so:
   locator does not find, or a null where it finds one (``DISAGREES``),
   except where the locator finds nothing and the document does not show
   the field empty, or where it finds several different values (the label
-  written twice: two records in one document) and the output is one of
-  them, or where the value holds a clause no example's value shows
-  (``Locator.pins``): the value is then scored as if the field had no
-  locator. A locator never reads a block or line the document marks
+  written twice: two records in one document; a rule without a label,
+  inside lines, finding more than one) and the output is one of them, or
+  where the value holds a clause no example's value shows, or several words
+  where every example's is one (``Locator.pins``): the value is then scored
+  as if the field had no locator. A locator never reads a block or line the document marks
   cancelled, superseded or struck out (``agentflow.grounding.void_blocks``;
   such text may lower a field's confidence, never make it confident: a
   value beside a void one under the same label is scored as if the field
@@ -231,13 +232,12 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     the field's ordinary grounding); a single value where the rule finds
     several different values (its label, ``Locator.labelled``, written
     twice; a rule without a label, inside lines, finding more than one):
-    ``None`` when it
-    is one of them (the rule cannot say which is meant), else
-    ``DISAGREES``; a value with a clause no example's value shows, or of
-    several words where every example's is one (``Locator.pins``: a
+    ``None`` when it is one of them (the rule cannot say which is meant),
+    else ``DISAGREES``; a value with a clause no example's value shows, or
+    of several words where every example's is one (``Locator.pins``: a
     bracketed note, a second sentence, ``builtin 0.006``): ``None``;
-    anything else ``DISAGREES``. A list of ``max_items`` items (its bound) holds when it
-    is the first ones the rule finds.
+    anything else ``DISAGREES``. A list of ``max_items`` items (its bound)
+    holds when it is the first ones the rule finds.
 
     The rule reads the live text (``agentflow.grounding.void_blocks``), and
     void text may lower the result, never make it confident: a ``HELD`` or
