@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "KEY_LINE",
     "continuation",
     "cuts_line",
     "indent_of",
@@ -139,6 +140,11 @@ def continuation(lines: list[str], i: int) -> list[str]:
 
 
 _KEY_START = re.compile(r"[^\W\d][\w.-]*[ \t]*[:=]")
+
+KEY_LINE = re.compile(r"^[ \t]*([^\W\d][\w.-]*(?: [\w.-]+){0,3})[ \t]*[:=]", re.MULTILINE)
+"""A line that begins with a key of one to four words (``Shipped:``, ``Apply
+by:``, ``ExecStart=``); group 1 is the key. ``MULTILINE``: ``finditer`` over
+a text finds each such line."""
 
 
 def paragraph_continuation(lines: list[str], i: int) -> list[str]:

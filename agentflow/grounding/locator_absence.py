@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 
+from agentflow.grounding.lines import KEY_LINE
 from agentflow.grounding.locator_rule import Locator
 from agentflow.grounding.token_shapes import near_shape, token_shape, value_shapes
 
@@ -49,13 +50,12 @@ LAYOUT_MIN_KEYS = 2
 """Keys of the examples (other than the field's own) a document must write to
 share their layout (all of them when fewer; and at least half of them)."""
 
-_KEY_LINE = re.compile(r"^[ \t]*([^\W\d][\w.-]*(?: [\w.-]+){0,3})[ \t]*[:=]", re.MULTILINE)
 
 
 def layout_keys(text: str) -> frozenset[str]:
     """The keys ``text``'s lines begin with (``Apply by`` of ``Apply by: 10
     March``), letter case folded."""
-    return frozenset(m.group(1).casefold() for m in _KEY_LINE.finditer(text))
+    return frozenset(m.group(1).casefold() for m in KEY_LINE.finditer(text))
 
 
 _ITEM = re.compile(r"[ \t]*(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[ \t]")
@@ -70,7 +70,7 @@ def layout_lines(text: str) -> frozenset[str]:
     prose), whitespace and letter case folded: with ``layout_keys``, what an
     example's layout writes."""
     return frozenset(_fold(line) for line in text.splitlines()
-                     if line.strip() and not _KEY_LINE.match(line))
+                     if line.strip() and not KEY_LINE.match(line))
 
 
 def _could_hold(rule: Locator, text: str) -> bool:
@@ -98,7 +98,7 @@ def only_layout(rule: Locator, source: str) -> bool:
     for line in source.splitlines():
         if not line.strip():
             continue
-        key = _KEY_LINE.match(line)
+        key = KEY_LINE.match(line)
         if key is not None:
             name = key.group(1).casefold()
             if name not in keys and not any(name.startswith(k) and name[len(k):][:1] in ".-_"

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from agentflow.grounding.lines import continuation, paragraph_continuation
+from agentflow.grounding.lines import KEY_LINE, continuation, paragraph_continuation
 
 __all__ = ["SENTENCE_WORD", "clause_break", "runs_on", "value_below"]
 
@@ -51,10 +51,6 @@ def clause_break(value: str) -> bool:
     text = value.strip()
     return _BREAK.search(text) is not None or any(
         len(m.group(1)) >= SENTENCE_WORD for m in _SENTENCE.finditer(text))
-
-
-_KEY_START = re.compile(r"[ \t]*[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=]")
-"""A line that begins with a key (``Shipped:``, ``Apply by:``, ``ExecStart=``)."""
 
 
 def runs_on(lines: list[str], i: int, continued: bool) -> bool:
@@ -74,6 +70,6 @@ def value_below(lines: list[str], i: int, example_lines: tuple[str, ...]) -> boo
     for j in range(i + 1, len(lines)):
         line = lines[j]
         if line.strip():
-            return _KEY_START.match(line) is None and (
+            return KEY_LINE.match(line) is None and (
                 " ".join(line.split()).casefold() not in example_lines)
     return False
