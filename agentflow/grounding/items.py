@@ -39,14 +39,18 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["item_at", "item_spans", "items", "own_item_spans", "own_items"]
+__all__ = ["ITEM_LINE", "indent_width", "item_at", "item_spans", "items", "own_item_spans",
+           "own_items"]
 
-_MARKED = re.compile(
+ITEM_LINE = re.compile(
     r"(?P<indent>[^\S\n]*)(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[^\S\n]+(?P<content>[^\s])"
 )
+"""A list item's line (``match`` it at a line's start): its indentation
+(group ``indent``, also group 1), a bullet or a number marker, and the first
+character of its text (``content``)."""
 
 
-def _width(indent: str) -> int:
+def indent_width(indent: str) -> int:
     """Columns of leading whitespace (tabs to the next multiple of 8)."""
     return len(indent.expandtabs(8))
 
@@ -66,17 +70,17 @@ def item_spans(text: str) -> list[tuple[int, int]]:
         pos = end + 1
     spans: list[tuple[int, int]] = []
     for i, (start, end) in enumerate(lines):
-        match = _MARKED.match(text, start, end)
+        match = ITEM_LINE.match(text, start, end)
         if match is None:
             continue
-        depth = _width(match.group("indent"))
+        depth = indent_width(match.group("indent"))
         last = end
         for j in range(i + 1, len(lines)):  # (no slice: a copy of the rest per item is quadratic)
             s, e = lines[j]
             line = text[s:e]
             if not line.strip():
                 continue  # a blank line: part of the item only if a deeper line follows
-            if _width(line[: len(line) - len(line.lstrip())]) <= depth:
+            if indent_width(line[: len(line) - len(line.lstrip())]) <= depth:
                 break
             last = e
         stop = last

@@ -33,27 +33,24 @@ from __future__ import annotations
 
 import re
 
+from agentflow.grounding.items import ITEM_LINE, indent_width
+
 __all__ = ["MAX_WORDS", "heading_key", "heading_of", "key_written", "names", "sections"]
 
 MAX_WORDS = 4
 """Longest heading (words) a list's label may be."""
 
-_MARKED = re.compile(r"([^\S\n]*)(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[^\S\n]+\S")
 _WORDS = rf"[^\W\d][\w'’&/.-]*(?: [\w'’&/.-]+){{0,{MAX_WORDS - 1}}}"
 _KEY = re.compile(_WORDS + r"\Z")
 _KEY_LINE = re.compile(r"[ \t]*(" + _WORDS + r")[ \t]*[:=]")
 _WORD = re.compile(r"[^\W_]+")
 
 
-def _width(indent: str) -> int:
-    return len(indent.expandtabs(8))
-
-
 def heading_key(line: str) -> str:
     """The key of ``line`` read as a heading (see the module docstring), or
     ``""`` when it reads as none (a list item, a sentence, a ``key: value``
     line, more than ``MAX_WORDS`` words)."""
-    if _MARKED.match(line):
+    if ITEM_LINE.match(line):
         return ""
     body = line.strip().lstrip("#").strip().strip("*_").strip()
     if body[-1:] in (":", "="):
@@ -126,14 +123,14 @@ def _section(lines: list[str], j: int,
         if not other.strip():
             j += 1
             continue
-        marked = _MARKED.match(other)
-        indent = _width(other[: len(other) - len(other.lstrip())])
+        marked = ITEM_LINE.match(other)
+        indent = indent_width(other[: len(other) - len(other.lstrip())])
         if depth is None:
             if marked is None:
                 break
-            depth = _width(marked.group(1))
+            depth = indent_width(marked.group(1))
             first = j
-        elif (indent <= depth) if marked is None else (_width(marked.group(1)) < depth):
+        elif (indent <= depth) if marked is None else (indent_width(marked.group(1)) < depth):
             break  # a line that is no item nor inside one, or an item of an outer list
         if (j, depth) in ends:
             end = max(end, ends[j, depth])

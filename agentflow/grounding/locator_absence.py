@@ -37,8 +37,7 @@ shaped like a homepage).
 
 from __future__ import annotations
 
-import re
-
+from agentflow.grounding.items import ITEM_LINE
 from agentflow.grounding.lines import KEY_LINE
 from agentflow.grounding.locator_rule import Locator
 from agentflow.grounding.token_shapes import near_shape, token_shape, value_shapes
@@ -58,7 +57,6 @@ def layout_keys(text: str) -> frozenset[str]:
     return frozenset(m.group(1).casefold() for m in KEY_LINE.finditer(text))
 
 
-_ITEM = re.compile(r"[ \t]*(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[ \t]")
 
 
 def _fold(line: str) -> str:
@@ -109,7 +107,7 @@ def only_layout(rule: Locator, source: str) -> bool:
                 continue
             under_key = True
             continue
-        if under_key and (line[:1] in " \t" or _ITEM.match(line)):
+        if under_key and (line[:1] in " \t" or ITEM_LINE.match(line)):
             continue  # inside a known key's block
         if _fold(line) not in lines and _could_hold(rule, line):
             return False  # prose, or a line no example writes

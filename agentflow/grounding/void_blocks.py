@@ -53,6 +53,8 @@ from __future__ import annotations
 import functools
 import re
 
+from agentflow.grounding.items import ITEM_LINE
+
 __all__ = ["HEADING_MAX_WORDS", "VOID_WORDS", "live_text", "void_spans"]
 
 VOID_WORDS = (
@@ -80,7 +82,6 @@ _TILDES = re.compile(r"~~|\n")
 _STROKED = re.compile(r"(?:[^\n][\u0335\u0336\u0338])+")
 _KEY_VALUE = re.compile(r"^[ \t]*[^\W\d][\w.'-]*(?: [\w.'-]+){0,3}[ \t]*[:=][ \t]*\S")
 _MD_HEADING = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]")
-_ITEM = re.compile(r"^[ \t]*(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[ \t]")
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
@@ -150,7 +151,7 @@ def _status(line: str, match: re.Match[str]) -> str:
 def _heading(line: str, after_blank: bool) -> bool:
     """Whether ``line`` reads as a heading that could void its block."""
     body = line.strip()
-    if not body or _KEY_VALUE.match(line) or body.endswith(".") or _ITEM.match(line):
+    if not body or _KEY_VALUE.match(line) or body.endswith(".") or ITEM_LINE.match(line):
         return False
     if len(body.split()) > HEADING_MAX_WORDS:
         return False
