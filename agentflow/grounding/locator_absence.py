@@ -40,10 +40,10 @@ from __future__ import annotations
 from agentflow.grounding.items import ITEM_LINE
 from agentflow.grounding.lines import KEY_LINE
 from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.token_shapes import near_shape, token_shape, value_shapes
+from agentflow.grounding.token_shapes import near_shape, token_shape
 
 __all__ = ["LAYOUT_MIN_KEYS", "absence_confirmed", "absence_shown", "layout_keys",
-           "layout_lines", "only_layout", "shares_layout", "token_shape", "value_shapes"]
+           "layout_lines", "only_layout", "shares_layout"]
 
 LAYOUT_MIN_KEYS = 2
 """Keys of the examples (other than the field's own) a document must write to

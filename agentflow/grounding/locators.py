@@ -104,7 +104,7 @@ from pydantic import BaseModel
 
 from agentflow.grounding.list_heading import heading_of
 from agentflow.grounding.list_markers import marker_kind
-from agentflow.grounding.locator_absence import layout_keys, layout_lines, value_shapes
+from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_contextless import learn_argument, learn_items
 from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_places import (
@@ -127,6 +127,7 @@ from agentflow.grounding.marked_types import (
     _unwrap,
     is_derived,
 )
+from agentflow.grounding.token_shapes import value_shapes
 from agentflow.grounding.value_clauses import clause_break
 from agentflow.output.examples import CheckedExample
 
