@@ -91,7 +91,7 @@ from agentflow.output.list_bounds import field_max_items
 
 __all__ = ["ABSENT", "CONFLICTED", "DISAGREES", "DOUBTED", "DOUBT_BELOW", "GROUNDED", "HELD",
            "LIST_CUT", "REVIEW_BELOW", "UNCHECKED", "UNLOCATED_NULL", "field_confidence",
-           "needs_review"]
+           "needs_review", "top_fields"]
 
 HELD = 0.99
 """The value is the one the field's locator finds."""
@@ -126,7 +126,9 @@ REVIEW_BELOW = 0.9
 """Fields whose confidence is below this need review."""
 
 
-def _dump(output: Any) -> Mapping[str, Any]:
+def top_fields(output: Any) -> Mapping[str, Any]:
+    """Top-level field name -> value of ``output`` (a pydantic model or a
+    mapping); ``{}`` for anything else."""
     if isinstance(output, BaseModel):
         return {name: getattr(output, name) for name in type(output).model_fields}
     return output if isinstance(output, Mapping) else {}
@@ -160,7 +162,7 @@ def field_confidence(
     ungrounded: list[str] = []
     rules = locators or {}
     fields = type(output).model_fields if isinstance(output, BaseModel) else {}
-    for name, value in _dump(output).items():
+    for name, value in top_fields(output).items():
         rule = rules.get(name)
         if rule is not None:
             info = fields.get(name)

@@ -28,20 +28,13 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel
-
+from agentflow.extraction.confidence import top_fields
 from agentflow.grounding.locate import occurrences
 
 __all__ = ["REPEATED", "repeat_reason", "repeated_items", "with_repeats"]
 
 REPEATED = 0.55
 """A list that holds an item more times than the document writes it."""
-
-
-def _fields(output: Any) -> Mapping[str, Any]:
-    if isinstance(output, BaseModel):
-        return {name: getattr(output, name) for name in type(output).model_fields}
-    return output if isinstance(output, Mapping) else {}
 
 
 def _written(item: str, source: str) -> int:
@@ -65,7 +58,7 @@ def repeated_items(output: Any, source: str) -> dict[str, list[dict[str, Any]]]:
     writes it ``m < n`` times, in the order the items first appear; fields
     without such an item are left out (``{}``: none)."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for name, value in _fields(output).items():
+    for name, value in top_fields(output).items():
         if not isinstance(value, list | tuple):
             continue
         texts = {_key(v): v for v in reversed(value) if isinstance(v, str)}
