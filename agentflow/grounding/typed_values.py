@@ -40,8 +40,8 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any
 
-from agentflow.grounding.date_readings import date_readings, placed_dates
-from agentflow.grounding.number_readings import placed_readings, readings
+from agentflow.grounding.date_readings import placed_dates
+from agentflow.grounding.number_readings import placed_readings
 
 __all__ = ["found_in", "written_at", "written_dates", "written_numbers"]
 
@@ -90,8 +90,8 @@ def written_numbers(source: str) -> list[Decimal]:
 def _numbers(source: str) -> Mapping[Decimal, None]:
     """The numbers ``source`` writes (every reading), in document order,
     each once by value."""
-    placed = sorted(readings(source), key=lambda r: r[0])  # stable: a convention's order kept
-    return dict.fromkeys(number for _, number in placed)
+    placed = sorted(_placed_numbers(source), key=lambda r: r[0])  # stable: a convention's order
+    return dict.fromkeys(number for _, _, number in placed)
 
 
 def written_dates(source: str) -> list[dt.date]:
@@ -103,8 +103,8 @@ def written_dates(source: str) -> list[dt.date]:
 @lru_cache(maxsize=16)
 def _dates(source: str) -> Mapping[dt.date, None]:
     """The days ``source`` writes, in document order, each once."""
-    placed = sorted(date_readings(source), key=lambda p: p[0])  # stable: day.month first
-    return dict.fromkeys(day for _, day in placed)
+    placed = sorted(_placed_dates(source), key=lambda p: p[0])  # stable: day.month first
+    return dict.fromkeys(day for _, _, day in placed)
 
 
 def written_at(value: Any, source: str) -> tuple[int, int] | None:
@@ -129,7 +129,7 @@ def _number_places(source: str) -> Mapping[Decimal, tuple[int, int]]:
     """Each number ``source`` writes -> where it is first written (the
     longest text read at that place)."""
     places: dict[Decimal, tuple[int, int]] = {}
-    for start, end, number in sorted(placed_readings(source), key=lambda r: (r[0], -r[1])):
+    for start, end, number in sorted(_placed_numbers(source), key=lambda r: (r[0], -r[1])):
         places.setdefault(number, (start, end))
     return places
 
@@ -138,6 +138,20 @@ def _number_places(source: str) -> Mapping[Decimal, tuple[int, int]]:
 def _date_places(source: str) -> Mapping[dt.date, tuple[int, int]]:
     """Each day ``source`` writes -> where it is first written."""
     places: dict[dt.date, tuple[int, int]] = {}
-    for start, end, day in sorted(placed_dates(source), key=lambda r: (r[0], -r[1])):
+    for start, end, day in sorted(_placed_dates(source), key=lambda r: (r[0], -r[1])):
         places.setdefault(day, (start, end))
     return places
+
+
+@lru_cache(maxsize=16)
+def _placed_numbers(source: str) -> tuple[tuple[int, int, Decimal], ...]:
+    """``number_readings.placed_readings(source)``, read once per text for
+    both what it writes (``_numbers``) and where (``_number_places``)."""
+    return tuple(placed_readings(source))
+
+
+@lru_cache(maxsize=16)
+def _placed_dates(source: str) -> tuple[tuple[int, int, dt.date], ...]:
+    """``date_readings.placed_dates(source)``, read once per text (as
+    ``_placed_numbers``)."""
+    return tuple(placed_dates(source))
