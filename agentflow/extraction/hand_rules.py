@@ -134,8 +134,20 @@ from (a rebuilt model reads them again): every output of a run has the same."""
 
 
 def _shapes(output_type: type[BaseModel]) -> tuple[_Shape, ...]:
-    """The shape of each top-level field of ``output_type``, in order (kept per type)."""
+    """The shape of each top-level field of ``output_type`` that a hand rule
+    may hold (``_ruled``), in order (kept per type): a schema without hand
+    rules has none, and pays nothing per output."""
     return per_type(_SHAPES, output_type, _read_shapes)
+
+
+def _ruled(shape: _Shape) -> bool:
+    """Whether a hand rule may hold ``shape``'s field: a list of text items
+    whose marker takes whole items, or a field whose own marker says where
+    its value is (``_place_rule``)."""
+    if shape.item is not None:
+        own = shape.item_marks or shape.marks
+        return bool(own and own[-1].whole_items and _is_text(shape.item_tp))
+    return _place_rule(shape.marks[-1] if shape.marks else None)
 
 
 def _read_shapes(output_type: type[BaseModel]) -> tuple[_Shape, ...]:
@@ -148,7 +160,7 @@ def _read_shapes(output_type: type[BaseModel]) -> tuple[_Shape, ...]:
             None, [])
         shapes.append(_Shape(name, info, tp, tuple(marks), item if item_tp is not None else None,
                              item_tp, tuple(item_marks)))
-    return tuple(shapes)
+    return tuple(shape for shape in shapes if _ruled(shape))
 
 
 def held_fields(output_type: Any, output: Any, source: str,
@@ -161,11 +173,14 @@ def held_fields(output_type: Any, output: Any, source: str,
     if not (isinstance(output_type, type) and issubclass(output_type, BaseModel)
             and isinstance(output, BaseModel)):
         return frozenset()
+    shapes = _shapes(output_type)
+    if not shapes:  # no hand rules: nothing to read
+        return frozenset()
     held = set()
     void = void_spans(source)
     # the live text and the whole text: a rule holds on both (offsets kept: the spans hold)
     texts = (live_text(source), source) if void else (source,)
-    for shape in _shapes(output_type):
+    for shape in shapes:
         name, info, tp, marks = shape.name, shape.info, shape.tp, shape.marks
         value = getattr(output, name, None)
         if value is None or value == []:
@@ -246,8 +261,11 @@ def lists_left(output_type: Any, output: Any, source: str,
             and isinstance(output, BaseModel)):
         return {}
     out: dict[str, int] = {}
+    shapes = _shapes(output_type)
+    if not shapes:  # no hand rules: no list they hold
+        return out
     source = live_text(source)
-    for shape in _shapes(output_type):
+    for shape in shapes:
         name, info = shape.name, shape.info
         value = getattr(output, name, None)
         if not value or not isinstance(value, list | tuple) or shape.item is None:
