@@ -257,6 +257,11 @@ def test_cli_engine_ray_needs_an_out_directory(schema: str, tmp_path: Path,
     assert main(["extract", "--engine", "ray", "--schema", schema, "--input", "-",
                  "--out", str(tmp_path / "out")]) == 2
     assert "stdin" in capsys.readouterr().err
+    if os.path.isdir("/proc/self"):  # a folder where no file can be made: before the cluster
+        assert main(["extract", "--engine", "ray", "--schema", schema, "--input",
+                     str(tmp_path / "a.txt"), "--out", "/proc/self/records"]) == 2
+        assert ("--out /proc/self/records/: cannot write files in /proc/self"
+                in capsys.readouterr().err)
 
 
 def test_extract_dataset_refuses_bad_pool_sizes(cluster: None) -> None:

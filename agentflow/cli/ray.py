@@ -62,12 +62,14 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     from agentflow.cli.options import chunking_for, run_settings_of
     from agentflow.extraction.settings_fingerprint import settings_fingerprint
     from agentflow.extraction.setup import load_schema
+    from agentflow.extraction.targets import check_new_files
     from agentflow.ray._refs import absolute_ref, ray_module
 
     chunking = chunking_for(args, module)
     settings = {**settings_fingerprint(load_schema(args.schema)[0], module),
                 **run_settings_of(args, instructions, max_chars, chunking)}
     out, held = _output_for_schema(out, _fingerprint(args.schema), args, settings)
+    check_new_files(out, f"--out {out}/")  # the records are written after every request
     done = held.done
     try:
         ray = ray_module()
