@@ -8,7 +8,11 @@ tests/test_ray.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +75,47 @@ def test_a_folder_where_no_file_can_be_made_is_refused(tmp_path: Path,
         assert main(["report", str(results), "-o", page]) == 2
         line = one_line(capsys.readouterr().err)
         assert f"-o '{page}': cannot write files in" in line, line
+
+
+@contextlib.contextmanager
+def sealed(folder: Path) -> Iterator[None]:
+    """``folder`` where no new file can be made (its files stay writable):
+    immutable (``chattr +i``, as root) or read-only (``chmod``, as a user)."""
+    root = os.geteuid() == 0
+    if root and (shutil.which("chattr") is None or subprocess.run(
+            ["chattr", "+i", str(folder)], capture_output=True, check=False).returncode):
+        pytest.skip("no chattr +i here: root writes in read-only folders")
+    if not root:
+        folder.chmod(0o555)
+    try:
+        yield
+    finally:
+        if root:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        else:
+            folder.chmod(0o755)
+
+
+async def test_a_folder_that_takes_no_new_file_is_refused_before_any_request(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The batch journal is made beside ``--out``, the review page beside its
+    target: a folder that takes no new file is refused first."""
+    doc = tmp_path / "Ann.txt"
+    doc.write_text("Ann: a person")
+    folder = tmp_path / "sealed"
+    folder.mkdir()
+    out, page = folder / "out.jsonl", folder / "page.html"
+    out.write_text("")
+    page.write_text("")
+    with sealed(folder):
+        for mode in ("batch", "auto"):
+            assert await run_cli(*contact_args(fake, doc, out=out), "--mode", mode) == 2
+            line = one_line(capsys.readouterr().err)
+            assert f"--mode {mode}: the batch journal {out}.batches.json: cannot write files " \
+                   f"in {folder}" in line, line
+        assert await run_cli(*contact_args(fake, doc, out=out)) == 0  # live: no journal
+        capsys.readouterr()
+        assert await anyio.to_thread.run_sync(main, ["report", str(out), "-o", str(page)]) == 2
+        assert f"-o '{page}': cannot write files in {folder}" in one_line(
+            capsys.readouterr().err)
+    assert len(fake.requests) == 1  # the live run's only
