@@ -4,7 +4,7 @@ unions, free-text strings, choices of strings, sequences and their items,
 fixed-length tuples), an object type's fields with their markers (pydantic
 models, dataclasses, TypedDicts; kept per type), and the ``pattern`` a field
 declares. Shared by the walk of ``agentflow.grounding.values``,
-``grounding_plan``, the locators and the hand rules."""
+``grounding_plan`` (``marker_checks``), the locators and the hand rules."""
 
 from __future__ import annotations
 
