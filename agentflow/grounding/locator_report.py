@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from agentflow.grounding.locator_rule import Locator
 from agentflow.grounding.locators import _fields_of, _learn, _loose
-from agentflow.grounding.marked_types import _fields, _is_union, _unwrap, is_derived
+from agentflow.grounding.marked_types import is_derived, is_union, object_fields, unwrap_annotated
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["learned_lines"]
@@ -32,10 +32,10 @@ def _filled(name: str, examples: Sequence[CheckedExample]) -> int:
 
 def _why_not_located(tp: Any) -> str:
     """Why a field of type ``tp`` gets no locator (it is not text)."""
-    tp, _ = _unwrap(tp)
-    if _is_union(tp):
+    tp, _ = unwrap_annotated(tp)
+    if is_union(tp):
         args = [a for a in get_args(tp) if a is not type(None)]
-        tp = _unwrap(args[0])[0] if len(args) == 1 else tp
+        tp = unwrap_annotated(args[0])[0] if len(args) == 1 else tp
     if isinstance(tp, type) and issubclass(tp, bool):
         return "a boolean: nothing in the document checks it"
     if isinstance(tp, type) and issubclass(tp, int | float | Decimal):
@@ -57,7 +57,7 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
     examples (nothing is learned, and nothing is said)."""
     if not examples:
         return []
-    fields = _fields(output_type) or []
+    fields = object_fields(output_type) or []
     many = dict(_fields_of(output_type))
     text_fields = set(many)
     infos = output_type.model_fields if isinstance(output_type, type) and issubclass(

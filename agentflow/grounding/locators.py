@@ -120,12 +120,12 @@ from agentflow.grounding.locator_places import (
 )
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
 from agentflow.grounding.marked_types import (
-    _fields,
-    _is_text,
-    _is_union,
-    _sequence_item,
-    _unwrap,
     is_derived,
+    is_text,
+    is_union,
+    object_fields,
+    sequence_item,
+    unwrap_annotated,
 )
 from agentflow.grounding.token_shapes import value_shapes
 from agentflow.grounding.value_clauses import clause_break
@@ -141,7 +141,7 @@ def _fields_of(output_type: Any) -> list[tuple[str, bool]]:
     """The top-level fields a locator may hold: ``(name, many)`` for each
     field that is a free-text string (or ``| None``) or a list of them, not
     ``Derived()``."""
-    fields = _fields(output_type)
+    fields = object_fields(output_type)
     if fields is None:
         return []
     infos = output_type.model_fields if isinstance(output_type, type) and issubclass(
@@ -158,16 +158,16 @@ def _fields_of(output_type: Any) -> list[tuple[str, bool]]:
 
 def _kind(tp: Any) -> bool | None:
     """``False``: one string; ``True``: a list of strings; ``None``: neither."""
-    tp, _ = _unwrap(tp)
-    if _is_union(tp):
+    tp, _ = unwrap_annotated(tp)
+    if is_union(tp):
         args = [a for a in get_args(tp) if a is not type(None)]
         return _kind(args[0]) if len(args) == 1 else None
-    if _is_text(tp):
+    if is_text(tp):
         return False
-    item = _sequence_item(tp)
+    item = sequence_item(tp)
     if item is not None and item is not typing.Any:
-        item, _ = _unwrap(item)
-        return True if _is_text(item) else None
+        item, _ = unwrap_annotated(item)
+        return True if is_text(item) else None
     return None
 
 

@@ -16,16 +16,16 @@ from pydantic import BaseModel
 
 from agentflow.errors import SchemaError
 from agentflow.grounding.marked_types import (
-    _allows_marker,
-    _annotated_pattern,
-    _fields,
-    _is_choice,
-    _is_text,
-    _is_union,
-    _pattern_in,
-    _sequence_item,
-    _type_name,
-    _unwrap,
+    allows_marker,
+    annotated_pattern,
+    is_choice,
+    is_text,
+    is_union,
+    object_fields,
+    pattern_in,
+    sequence_item,
+    type_name,
+    unwrap_annotated,
 )
 from agentflow.grounding.marker import (
     AFTER_KEY,
@@ -56,7 +56,7 @@ def grounding_plan(output_type: Any) -> bool:
     """
     given = getattr(output_type, SCHEMA_ATTRIBUTE, None)
     if isinstance(given, Mapping):  # a json_schema_output type: "x-grounded" in its schema
-        _check_schema_rules(given, _type_name(output_type))
+        _check_schema_rules(given, type_name(output_type))
         return _schema_marks(given)
     found = False
     seen: set[int] = set()
@@ -64,14 +64,14 @@ def grounding_plan(output_type: Any) -> bool:
     def visit(tp: Any, where: str, marks: list[Grounded], earlier: tuple[str, ...] = (),
               pattern: str | None = None, single: frozenset[str] = frozenset()) -> None:
         nonlocal found
-        pattern = _annotated_pattern(tp) or pattern
+        pattern = annotated_pattern(tp) or pattern
         if marks:
-            if not _allows_marker(tp):
+            if not allows_marker(tp):
                 raise SchemaError(
                     where,
                     f"Grounded() applies to str fields (or a Literal/enum of strings) and the "
                     f"items of list[str], not to "
-                    f"{_type_name(tp)}; remove the marker or change the field's type",
+                    f"{type_name(tp)}; remove the marker or change the field's type",
                 )
             for marker in marks:
                 if marker.after is not None:
@@ -79,22 +79,22 @@ def grounding_plan(output_type: Any) -> bool:
                 if marker.longest:
                     _check_longest(where, pattern or _item_pattern(tp))
             found = True
-        tp, inner = _unwrap(tp)
+        tp, inner = unwrap_annotated(tp)
         if inner:
             visit(tp, where, inner, earlier, pattern, single)
             return
-        if _is_union(tp):
+        if is_union(tp):
             for arg in get_args(tp):
                 visit(arg, where, [], earlier, None, single)
             return
-        item = _sequence_item(tp)
+        item = sequence_item(tp)
         if item is not None:
             visit(item, where, [], earlier, None, single)
             return
         if get_origin(tp) in (dict, Mapping, typing.Mapping) and len(get_args(tp)) == 2:
             visit(get_args(tp)[1], where, [])
             return
-        fields = _fields(tp)
+        fields = object_fields(tp)
         if fields is None or id(tp) in seen:
             return
         seen.add(id(tp))
@@ -102,28 +102,28 @@ def grounding_plan(output_type: Any) -> bool:
         strings = frozenset(name for name, ann, _ in fields if _one_string(ann))
         infos = tp.model_fields if isinstance(tp, type) and issubclass(tp, BaseModel) else {}
         for i, (name, ann, field_marks) in enumerate(fields):
-            visit(ann, f"{_type_name(tp)}.{name}", field_marks, names[:i],
-                  _pattern_in(infos[name].metadata) if name in infos else None, strings)
+            visit(ann, f"{type_name(tp)}.{name}", field_marks, names[:i],
+                  pattern_in(infos[name].metadata) if name in infos else None, strings)
 
-    visit(output_type, _type_name(output_type), [])
+    visit(output_type, type_name(output_type), [])
     return found
 
 
 def _one_string(tp: Any) -> bool:
     """Whether a field of type ``tp`` holds one string (``str``, a choice of
     strings, or either ``| None``): a value with one place in the source."""
-    tp, _ = _unwrap(tp)
-    if _is_union(tp):
+    tp, _ = unwrap_annotated(tp)
+    if is_union(tp):
         args = [a for a in get_args(tp) if a is not type(None)]
         return bool(args) and all(_one_string(a) for a in args)
-    return _is_text(tp) or _is_choice(tp)
+    return is_text(tp) or is_choice(tp)
 
 
 def _item_pattern(tp: Any) -> str | None:
     """The ``pattern`` of the items of a list field (a marker on the list
     grounds each item, and each item's pattern says what it looks like)."""
-    item = _sequence_item(_unwrap(tp)[0])
-    return _annotated_pattern(item) if item is not None else None
+    item = sequence_item(unwrap_annotated(tp)[0])
+    return annotated_pattern(item) if item is not None else None
 
 
 def _check_after(where: str, after: str, earlier: Sequence[str], single: Collection[str],
