@@ -13,7 +13,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.locators import _fields_of, _learn, _loose
+from agentflow.grounding.locators import is_loose, learn_locator, locator_fields
 from agentflow.grounding.marked_types import is_derived, is_union, object_fields, unwrap_annotated
 from agentflow.output.examples import CheckedExample
 
@@ -52,13 +52,13 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
     the examples that fill it), else ``no rule: <field> (<why>)``: no
     example fills it, the examples write it in no common place that held
     leave-one-out, or only after punctuation they write elsewhere too
-    (``agentflow.grounding.locators._loose``), it is ``Derived()``, or it
+    (``agentflow.grounding.locators.is_loose``), it is ``Derived()``, or it
     is not text. ``[]`` without
     examples (nothing is learned, and nothing is said)."""
     if not examples:
         return []
     fields = object_fields(output_type) or []
-    many = dict(_fields_of(output_type))
+    many = dict(locator_fields(output_type))
     text_fields = set(many)
     infos = output_type.model_fields if isinstance(output_type, type) and issubclass(
         output_type, BaseModel) else {}
@@ -75,7 +75,7 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
             out.append(f"no rule: {name} ({_why_not_located(ann)})")
         elif not filled:
             out.append(f"no rule: {name} (no example fills it)")
-        elif (loose := _learn(name, many[name], examples)) is not None and _loose(loose):
+        elif (loose := learn_locator(name, many[name], examples)) is not None and is_loose(loose):
             out.append(f"no rule: {name} (only {loose.left!r} before it, which the examples "
                        f"write elsewhere too)")
         else:

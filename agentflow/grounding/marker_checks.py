@@ -33,7 +33,7 @@ from agentflow.grounding.marker import (
     LONGEST_KEY,
     Grounded,
 )
-from agentflow.grounding.values import _schema_marks
+from agentflow.grounding.values import schema_marks
 from agentflow.output.json_schema import SCHEMA_ATTRIBUTE
 
 __all__ = ["grounding_plan"]
@@ -57,7 +57,7 @@ def grounding_plan(output_type: Any) -> bool:
     given = getattr(output_type, SCHEMA_ATTRIBUTE, None)
     if isinstance(given, Mapping):  # a json_schema_output type: "x-grounded" in its schema
         _check_schema_rules(given, type_name(output_type))
-        return _schema_marks(given)
+        return schema_marks(given)
     found = False
     seen: set[int] = set()
 

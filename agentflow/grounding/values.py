@@ -45,7 +45,7 @@ from agentflow.grounding.marker import (
 from agentflow.grounding.typed_leaves import TypedValue, is_typed, schema_typed
 from agentflow.output.json_schema import SCHEMA_ATTRIBUTE
 
-__all__ = ["GroundedValue", "TypedValue", "grounded_values"]
+__all__ = ["GroundedValue", "TypedValue", "grounded_values", "schema_marks"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,13 +194,13 @@ def _raw_hints(tp: Any) -> dict[str, Any]:
         return {}
 
 
-def _schema_marks(node: Any) -> bool:
+def schema_marks(node: Any) -> bool:
     """Whether a JSON Schema marks any node ``"x-grounded"``."""
     if isinstance(node, Mapping):
         return node.get(GROUNDED_KEY) in MARKS or any(
-            _schema_marks(v) for v in node.values())
+            schema_marks(v) for v in node.values())
     if isinstance(node, list):
-        return any(_schema_marks(v) for v in node)
+        return any(schema_marks(v) for v in node)
     return False
 
 
@@ -244,7 +244,7 @@ def _schema_values(value: Any, root: Mapping[str, Any], path: str,
                 "integer" if isinstance(v, int) else "number" if isinstance(v, float) else "")
 
     def walk(v: Any, node: Any, where: str, optional: bool) -> None:
-        if isinstance(node, Mapping) and node.get(DERIVED_KEY) is True and not _schema_marks(node):
+        if isinstance(node, Mapping) and node.get(DERIVED_KEY) is True and not schema_marks(node):
             return  # Derived(): the default leaves it alone
         node = resolve(node)
         branches = node.get("anyOf") or node.get("oneOf")
