@@ -146,7 +146,7 @@ def _ruled(shape: _Shape) -> bool:
     its value is (``_place_rule``)."""
     if shape.item is not None:
         own = shape.item_marks or shape.marks
-        return bool(own and own[-1].whole_items and _is_text(shape.item_tp))
+        return bool(own and own[-1].whole_items and is_text(shape.item_tp))
     return _place_rule(shape.marks[-1] if shape.marks else None)
 
 
