@@ -10,10 +10,11 @@ the profile; it never asks which vendor it is talking to.
 
 from __future__ import annotations
 
+import builtins
 import importlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
 from agentflow._slots_init import slot_init
 from agentflow.errors import InvalidModelError
@@ -60,17 +61,22 @@ FinishReason: TypeAlias = Literal[
 # ----------------------------------------------------------------------------- chunks
 
 
-@slot_init
-@dataclass(frozen=True, slots=True)
-class TokenLogprob:
+class TokenLogprob(NamedTuple):
     """One token of the reply as the model wrote it: its text, its natural
     log-probability (``<= 0``; the model's distribution before any grammar
     held the token) and its UTF-8 bytes where the vendor gives them (a token
-    may hold part of a character: its ``text`` is then not the bytes')."""
+    may hold part of a character: its ``text`` is then not the bytes').
+
+    A named tuple, not a dataclass: one is made for every token of every
+    reply that carries log-probabilities, and a tuple is made in C
+    (``tuple.__new__(TokenLogprob, (token, logprob, data))``) without a
+    Python ``__init__`` (measured: the per-token objects were a tenth of an
+    extraction's instructions per document, ``benchmarks/bench_scale.py``).
+    Immutable, compared and hashed as a tuple."""
 
     token: str
     logprob: float
-    bytes: tuple[int, ...] | None = None
+    bytes: builtins.bytes | None = None
 
 
 @slot_init

@@ -46,7 +46,7 @@ async def test_the_adapter_asks_for_and_reads_each_tokens_logprob(stream: bool) 
     tokens = reply.message.metadata[TOKEN_LOGPROBS]
     assert [t.token for t in tokens] == fake_tokens("Paris is nice")
     assert [t.logprob for t in tokens] == [DEFAULT_LOGPROB] * 4 + [-2.5]
-    assert tokens[0].bytes == tuple(b"Paris")
+    assert tokens[0].bytes == b"Paris"
     assert reply.message.text == "Paris is nice" and TOKEN_LOGPROBS not in plain.message.metadata
 
 

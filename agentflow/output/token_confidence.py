@@ -105,10 +105,6 @@ def value_spans(text: str) -> dict[str, list[tuple[int, int]]]:
     return out
 
 
-def _token_bytes(token: TokenLogprob) -> bytes:
-    return bytes(token.bytes) if token.bytes is not None else token.token.encode()
-
-
 def field_probabilities(tokens: Sequence[TokenLogprob]) -> dict[str, float]:
     """Each top-level field of the JSON object the ``tokens`` wrote, with the
     probability (``exp(logprob)``, in ``[0, 1]``) of the least likely token
@@ -116,7 +112,7 @@ def field_probabilities(tokens: Sequence[TokenLogprob]) -> dict[str, float]:
     without tokens or an object. An empty list or object: ``1.0``."""
     if not tokens:
         return {}
-    pieces = [_token_bytes(t) for t in tokens]
+    pieces = [t.token.encode() if t.bytes is None else t.bytes for t in tokens]
     text = b"".join(pieces).decode("utf-8", errors="replace")
     spans = value_spans(text)
     if not spans:

@@ -71,7 +71,8 @@ def token_logprobs(data: Any) -> tuple[TokenLogprob, ...]:
     reference, whole replies and stream chunks alike; llama.cpp's server
     answers the same): ``()`` when there are none (``null``, no ``content``,
     a refusal's ``refusal`` list). An entry without a numeric ``logprob`` is
-    skipped."""
+    skipped; ``bytes`` that are not a list of byte values are left out (the
+    token's text stands for them)."""
     if not isinstance(data, Mapping):
         return ()
     content = data.get("content")
@@ -90,14 +91,16 @@ def token_logprobs(data: Any) -> tuple[TokenLogprob, ...]:
                 continue
             logprob = float(logprob)
         data_bytes = None
-        if isinstance(raw, list):
-            try:  # bytes() takes exactly ints 0-255 (bools too, as isinstance(b, int) did)
-                bytes(raw)
-                data_bytes = tuple(raw)
+        if raw.__class__ is list:
+            try:  # noqa: SIM105 -- per token: no context manager. bytes() takes ints 0-255
+                data_bytes = bytes(raw)
             except (TypeError, ValueError):
                 pass
-        append(TokenLogprob(token, logprob, data_bytes))
+        append(_new(TokenLogprob, (token, logprob, data_bytes)))  # a tuple made in C
     return tuple(out)
+
+
+_new = tuple.__new__
 
 
 class ChunkParser:
