@@ -16,6 +16,7 @@ from collections.abc import (
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict
 
+from agentflow._slots_init import slot_init
 from agentflow.documents.seen import SeenIds
 from agentflow.errors._usage import DuplicateInputIdError, InvalidInputError
 from agentflow.extraction.chunked import ChunkReport, Truncation
@@ -74,6 +75,7 @@ def not_text(input_id: str, text: object) -> str:
             f"not a str; {hint}")
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ExtractResult(Generic[OutputT]):
     """The outcome of one input; generic in the output type for type checkers
