@@ -81,7 +81,7 @@ def check_degenerate(output: Any, source: str) -> list[tuple[str, str]]:
     for path, value in _leaves(output, ""):
         where = path or "result"
         if isinstance(value, str):
-            run = _loop(value, source)
+            run = _loop(value, source) if len(value) >= MIN_LOOP_CHARS else None
             if run is not None:
                 shown = run if len(run) <= 40 else run[:37] + "..."
                 found.append((where, f"repetition loop {shown!r}, not in the document"))
