@@ -18,6 +18,7 @@ from agentflow.documents.inputs import Document
 from agentflow.documents.names import dumps_record
 from agentflow.documents.pages import span_pages
 from agentflow.extraction.outfile import OutFile
+from agentflow.usage import Usage
 
 __all__ = ["_Sink", "_problem_record", "_transient", "to_record"]
 
@@ -78,6 +79,10 @@ def _truncated(error: errors.OutputTruncatedError) -> dict[str, Any]:
     }
 
 
+_USAGE_FIELDS = tuple(f.name for f in fields(Usage))
+"""A record's ``usage`` keys: ``Usage``'s fields, in order (read once)."""
+
+
 def to_record(result: ExtractResult[Any], source_offset: int = 0,
               pages: Sequence[tuple[int, int]] | None = None) -> dict[str, Any]:
     """The record ``agentflow extract`` writes for ``result``: a JSON-ready
@@ -127,7 +132,8 @@ def to_record(result: ExtractResult[Any], source_offset: int = 0,
         record["pages"] = [list(p) for p in pages]
         if result.spans:
             record["span_pages"] = span_pages(result.spans, pages)
-    record["usage"] = {f.name: getattr(result.usage, f.name) for f in fields(result.usage)}
+    usage = result.usage
+    record["usage"] = {name: getattr(usage, name) for name in _USAGE_FIELDS}
     record["attempts"] = result.attempts
     record["duration_s"] = round(result.duration, 3)
     if result.chunks is not None:
