@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Annotated
+from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel, Field
@@ -21,6 +21,7 @@ from agentflow.grounding import Grounded
 from agentflow.messages import TOKEN_LOGPROBS, Msg
 from agentflow.model import GenerateOptions, TokenLogprob
 from agentflow.output.token_confidence import field_probabilities, value_spans
+from agentflow.providers._openai_chunks import token_logprobs
 from agentflow.providers.openai import OpenAIChatModel
 from agentflow.reply import generate
 from agentflow.state import AgentState
@@ -127,3 +128,26 @@ async def test_a_value_a_rule_pins_down_is_sure_however_unlikely_its_tokens() ->
         (result,) = [r async for r in extract_many(_model(fake), [TEXT], Pinned)]
     assert result.token_probs["email"] < DOUBT_BELOW
     assert result.confidence["email"] == HELD and result.needs_review == ()
+
+
+_A = {"token": "a", "logprob": -0.5, "bytes": [97]}
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ([_A, {"token": "é", "logprob": -1.0, "bytes": [195, 169]}],
+     [("a", -0.5, b"a"), ("é", -1.0, b"\xc3\xa9")]),
+    ([{**_A, "logprob": -1}], [("a", -1.0, b"a")]),  # an integer logprob: read as a float
+    ([{**_A, "logprob": True}], []),  # a boolean is no logprob: the entry is skipped
+    ([{**_A, "bytes": [300]}], [("a", -0.5, None)]),  # not byte values: left out
+    ([{"token": "a", "logprob": -0.5}], [("a", -0.5, None)]),  # no bytes given
+    ([{**_A, "bytes": None}], [("a", -0.5, None)]),
+    (["x", _A], [("a", -0.5, b"a")]),  # an entry that is no object: skipped
+    ([{**_A, "token": 3}], []),  # a token that is no text: skipped
+    ([], []),
+])
+def test_each_token_entry_is_read_or_skipped_alike(
+        content: list[Any], expected: list[tuple[str, float, bytes | None]]) -> None:
+    # well-formed replies are read in one C pass, others entry by entry: the same tokens
+    tokens = token_logprobs({"content": content})
+    assert [tuple(t) for t in tokens] == expected
+    assert all(isinstance(t, TokenLogprob) and type(t.logprob) is float for t in tokens)

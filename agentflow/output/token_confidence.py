@@ -29,6 +29,7 @@ import bisect
 import json
 import math
 from collections.abc import Sequence
+from itertools import accumulate
 
 from agentflow.model import TokenLogprob
 
@@ -117,11 +118,7 @@ def field_probabilities(tokens: Sequence[TokenLogprob]) -> dict[str, float]:
     spans = value_spans(text)
     if not spans:
         return {}
-    ends = []  # byte offset where each token ends (ascending)
-    at = 0
-    for piece in pieces:
-        at += len(piece)
-        ends.append(at)
+    ends = list(accumulate(map(len, pieces)))  # byte offset where each token ends
     plain = text.isascii()  # a character is a byte: offsets as they are
     out: dict[str, float] = {}
     for key, leaves in spans.items():

@@ -12,6 +12,8 @@ stream tool-call deltas are keyed by ``index``; a refusal arrives in
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from agentflow.errors import ContextLengthError
@@ -78,6 +80,27 @@ def token_logprobs(data: Any) -> tuple[TokenLogprob, ...]:
     content = data.get("content")
     if not isinstance(content, list):
         return ()
+    return _well_formed(content) or _each_checked(content)
+
+
+def _well_formed(content: list[Any]) -> tuple[TokenLogprob, ...] | None:
+    """The tokens of ``content`` when every entry is a dict with a ``str``
+    token, a ``float`` logprob and a list of byte values (what OpenAI and
+    llama.cpp send), read in C loops (``map``), no Python frame per token;
+    ``None`` when any entry is otherwise (``_each_checked`` reads those)."""
+    try:
+        tokens, logprobs, raw = zip(*map(_ENTRY, content), strict=True)
+        if set(map(type, tokens)) != _STR or set(map(type, logprobs)) != _FLOAT or set(
+                map(type, raw)) != _LIST:
+            return None
+        data = map(bytes, raw)  # ints 0-255 only (else ValueError/TypeError)
+        return tuple(map(_new, repeat(TokenLogprob), zip(tokens, logprobs, data, strict=True)))
+    except (KeyError, TypeError, ValueError):  # a missing key, a non-dict, a bad byte
+        return None
+
+
+def _each_checked(content: list[Any]) -> tuple[TokenLogprob, ...]:
+    """The tokens of ``content`` entry by entry (see ``token_logprobs``)."""
     out: list[TokenLogprob] = []
     append = out.append
     for entry in content:  # exact-type tests first: orjson's dicts, strs and floats
@@ -91,7 +114,7 @@ def token_logprobs(data: Any) -> tuple[TokenLogprob, ...]:
                 continue
             logprob = float(logprob)
         data_bytes = None
-        if raw.__class__ is list:
+        if isinstance(raw, list):
             try:  # noqa: SIM105 -- per token: no context manager. bytes() takes ints 0-255
                 data_bytes = bytes(raw)
             except (TypeError, ValueError):
@@ -100,6 +123,8 @@ def token_logprobs(data: Any) -> tuple[TokenLogprob, ...]:
     return tuple(out)
 
 
+_ENTRY = itemgetter("token", "logprob", "bytes")
+_STR, _FLOAT, _LIST = {str}, {float}, {list}
 _new = tuple.__new__
 
 
