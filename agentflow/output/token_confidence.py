@@ -28,6 +28,7 @@ from __future__ import annotations
 import bisect
 import json
 import math
+import re
 from collections.abc import Sequence
 from itertools import accumulate
 
@@ -36,13 +37,12 @@ from agentflow.model import TokenLogprob
 __all__ = ["field_probabilities", "value_spans"]
 
 _DECODER = json.JSONDecoder()
-_SPACE = " \t\r\n"
+_SPACE = re.compile(r"[ \t\r\n]*")
 
 
 def _skip(text: str, i: int) -> int:
-    while i < len(text) and text[i] in _SPACE:
-        i += 1
-    return i
+    """The first position from ``i`` that is not JSON whitespace."""
+    return _SPACE.match(text, i).end()  # type: ignore[union-attr]  # ``*`` always matches
 
 
 def _leaves(text: str, start: int) -> tuple[list[tuple[int, int]], int]:
