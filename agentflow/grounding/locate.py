@@ -104,9 +104,8 @@ def _plain_occurrences(value: str, source: str, case_sensitive: bool) -> list[Sp
             i = source.find(value, i + 1)
         if spans:
             return spans
-    if not case_sensitive and value.isascii() and source.isascii() and value.strip() and not any(
-            c.isspace() for c in value):
-        # one ASCII word in ASCII text: what the pattern would match, without compiling
+    if not case_sensitive and value.isascii() and source.isascii() and value.split() == [value]:
+        # one ASCII word (no space) in ASCII text: what the pattern would match, not compiling
         # one per value (re.IGNORECASE of an escaped literal, for ASCII, is lower())
         return _plain_occurrences(value.lower(), _lower(source), True)
     if case_sensitive or (value.isascii() and source.isascii()):
