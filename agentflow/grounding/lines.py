@@ -40,6 +40,7 @@ __all__ = [
     "line_pieces",
     "line_spans",
     "paragraph_continuation",
+    "unfolded_to",
 ]
 
 _LINE = re.compile(
@@ -138,6 +139,24 @@ def continuation(lines: list[str], i: int) -> list[str]:
             break
         out.append(line)
     return out
+
+
+def unfolded_to(lines: list[str], i: int, start: int, end: str) -> str | None:
+    """The text of ``lines[i]`` from offset ``start`` up to ``end`` where
+    ``end`` is on its continuation lines (``continuation``), read as one line
+    with them, as RFC 822 unfolds a header (``From: A Long Name`` / ``
+    <a@x.org>``: ``A Long Name``, up to `` <``); a space of ``end`` matches
+    any whitespace there (a line break and the next line's indentation).
+    ``None`` where ``end`` is on neither (or on ``lines[i]`` itself)."""
+    more = continuation(lines, i)
+    if not more:
+        return None
+    line = lines[i]
+    text = "\n".join([line, *more])
+    pattern = "".join(r"\s+" if not p.strip() else re.escape(p)
+                      for p in re.split(r"(\s+)", end) if p)
+    match = re.compile(pattern).search(text, start)
+    return text[start:match.start()] if match and match.end() > len(line) else None
 
 
 _KEY_START = re.compile(r"[^\W\d][\w.-]*[ \t]*[:=]")

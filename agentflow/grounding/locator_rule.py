@@ -12,9 +12,15 @@ from typing import Any
 from agentflow.grounding.edges import clean_edges
 from agentflow.grounding.folding import same_text
 from agentflow.grounding.items import own_items
-from agentflow.grounding.lines import continuation, line_arguments, paragraph_continuation
+from agentflow.grounding.lines import (
+    continuation,
+    line_arguments,
+    paragraph_continuation,
+    unfolded_to,
+)
 from agentflow.grounding.list_heading import heading_key, key_written, names, sections
 from agentflow.grounding.list_markers import item_lines, marker_length
+from agentflow.grounding.quotes import in_quotes, quoted_content
 from agentflow.grounding.value_clauses import clause_break, runs_on, value_below
 from agentflow.grounding.void_blocks import live_text
 
@@ -106,6 +112,12 @@ class Locator:
             example: they cannot show whether the value stops at it, so a
             line that goes on after it gives no value (the field is then
             scored as if it had no rule: ``agentflow.extraction.confidence``).
+        quoted: a value may begin with a quoted string; learned ``False``
+            where no example's value (nor item) does: a rule reading after
+            a label or inside a line then reads a value (an item) that is
+            one quoted string as its content (``agentflow.grounding.quotes``:
+            ``John Q. Public`` of ``From: "John Q. Public" <jqp@x.org>``),
+            and never pins one still wrapped in quotes (``"a \\"b\\""``).
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -133,6 +145,7 @@ class Locator:
     shapes: tuple[str, ...] = ()
     marker: bool = False
     last: bool = False
+    quoted: bool = True
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -147,11 +160,13 @@ class Locator:
         where the value holds a clause break no example's value shows
         (``clauses``; ``agentflow.grounding.value_clauses``), nor several
         words where every example's value is one (``spaced``): the rule may
-        have read past the value."""
+        have read past the value; nor one wrapped in quotes where no example's
+        value begins with a quoted string (``quoted``): its quotes may be the
+        document's syntax."""
         if self.many:
             return True
         return (self.clauses or not clause_break(value)) and (
-            self.spaced or len(value.split()) <= 1)
+            self.spaced or len(value.split()) <= 1) and (self.quoted or not in_quotes(value))
 
     @property
     def labelled(self) -> bool:
@@ -223,11 +238,20 @@ class Locator:
                 return blocks[0] if blocks else []
             return [b[0] for b in blocks]
         found: list[str] = []
-        for _, line in self._read(source.splitlines()):
-            for raw in self._in_line(line):
+        lines = source.splitlines()
+        for i, line in self._read(lines):
+            for raw in self._in_line(line, lines=lines, at=i):
                 parts = raw.split(self.split) if self.split else [raw]
-                found += [p.strip() for p in parts if p.strip()]
+                found += [v for p in parts if (v := self._unquoted(p))]
         return found
+
+    def _unquoted(self, raw: str) -> str:
+        """``raw`` stripped; where no example's value is quoted (``quoted``),
+        under a label or inside a line, the content of the one quoted string
+        it is (``agentflow.grounding.quotes.quoted_content``)."""
+        span = None if self.quoted or (self.anchored and not self.labelled) else (
+            quoted_content(raw))
+        return (raw[span[0]:span[1]] if span else raw).strip()
 
     def _arguments(self, source: str) -> list[str]:
         """Argument ``arg`` of each line whose first argument is ``left``."""
@@ -257,14 +281,14 @@ class Locator:
             for raw in self._in_line(line, empty=True):  # the value may begin on the next line
                 rest = (paragraph_continuation if self.paragraph else continuation)(lines, i)
                 if not self.many:
-                    text = "\n".join([raw, *lines[i + 1:i + 1 + len(rest)]]).strip()
+                    text = self._unquoted("\n".join([raw, *lines[i + 1:i + 1 + len(rest)]]))
                     if text:
                         out.append([text])
                     continue
                 items = []
                 for part in [raw, *rest]:
                     pieces = part.split(self.split) if self.split else [part]
-                    items += [p.strip() for p in pieces if _has_text(p)]
+                    items += [v for p in pieces if _has_text(p) and (v := self._unquoted(p))]
                 if items:
                     out.append(items)
         return out
@@ -276,9 +300,13 @@ class Locator:
         items = item_lines(lines, self.left) if self.marker else None
         return [(i, line) for i, line in enumerate(lines) if items is None or i in items]
 
-    def _in_line(self, line: str, empty: bool = False) -> list[str]:
+    def _in_line(self, line: str, empty: bool = False, lines: list[str] | None = None,
+                 at: int = 0) -> list[str]:
         """The raw values after ``left`` (up to ``right``) on ``line``;
-        ``empty``: also where nothing follows ``left`` there."""
+        ``empty``: also where nothing follows ``left`` there; ``lines``: the
+        document's, ``line`` being ``lines[at]``: a labelled line's ``right``
+        may be on its continuation lines (``agentflow.grounding.lines.
+        unfolded_to``: a folded header, ``From: A Long Name`` / `` <a@x.org>``)."""
         if self.marker:  # a numbered item marker of one kind (``1. ``, ``(a) ``)
             body = line.lstrip()
             n = marker_length(body, self.left)
@@ -300,6 +328,10 @@ class Locator:
             if self.right:
                 end = line.find(self.right, start)
                 if end < 0:
+                    folded = unfolded_to(lines, at, start, self.right) if (
+                        lines and self.labelled) else None
+                    if folded is not None and folded.strip():
+                        out.append(folded)
                     continue
             else:
                 end = len(line)

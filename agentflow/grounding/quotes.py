@@ -1,0 +1,55 @@
+"""Quoted strings around a located value: the document's syntax, not the value.
+
+Many formats quote a value whose characters would otherwise be read as
+syntax: an e-mail display name with ``.`` or ``,`` (``From: "John Q. Public"
+<jqp@example.org>``), a shell or os-release assignment (``NAME="Debian
+GNU/Linux"``), a YAML scalar, a roff argument. A learned locator
+(``agentflow.grounding.locator_rule``) whose examples' values never begin
+with a quoted string (``opens_quote``) reads a value that is one quoted
+string as the text between its quotes (``quoted_content``), and never pins
+a value still wrapped in quotes (``in_quotes``: a quoted string with escaped
+quotes inside, two quoted strings). Pure functions.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CLOSERS", "in_quotes", "opens_quote", "quoted_content"]
+
+CLOSERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb",
+           "\u201e": "\u201c\u201d", "\u201a": "\u2018\u2019"}
+"""Each opening quote and the quotes that close it: straight double and
+single quotes, typographic ones (``“…”``, ``‘…’``, ``„…“``, ``„…”``) and
+guillemets (``«…»``)."""
+
+
+def in_quotes(text: str) -> bool:
+    """Whether ``text`` (less its outer whitespace) begins with an opening
+    quote (``CLOSERS``) and ends with one that closes it (``"a"``, ``"a
+    \\"b\\""``, ``"a" and "b"``; not ``"Jo Roe" <jo@x.org>``)."""
+    body = text.strip()
+    return len(body) >= 2 and body[-1] in CLOSERS.get(body[0], "")
+
+
+def quoted_content(text: str) -> tuple[int, int] | None:
+    """``[start, end)`` in ``text`` of the content of the one quoted string
+    ``text`` is (less its outer whitespace): ``in_quotes``, with neither
+    quote inside (``"a" and "b"`` is two quoted strings, ``"a \\"b\\""`` one
+    with escaped quotes: neither is read); ``None`` otherwise."""
+    if not in_quotes(text):
+        return None
+    lo = len(text) - len(text.lstrip())
+    hi = len(text.rstrip())
+    closers = CLOSERS[text[lo]]
+    inner = text[lo + 1:hi - 1]
+    if text[lo] in inner or any(c in inner for c in closers):
+        return None
+    return lo + 1, hi - 1
+
+
+def opens_quote(text: str) -> bool:
+    """Whether ``text`` (less its outer whitespace) begins with an opening
+    quote that a quote later in it closes (``"John Q. Public"``, ``"Weird
+    Al" Yankovic``; not the apostrophe of ``'s-Hertogenbosch``): a value
+    the examples write so keeps its quotes."""
+    body = text.strip()
+    return bool(body) and any(c in body[1:] for c in CLOSERS.get(body[0], ""))
