@@ -119,3 +119,6 @@ def test_a_header_folded_before_the_right_context_is_read_as_one_line() -> None:
     assert author.values("From 1 Mon\nFrom: Jo Roe\n jo at x.org\nSubject: x\n") == []
     # a line that is not a continuation (not indented) is not read
     assert author.values("From 1 Mon\nFrom: Jo Roe\n<jo@x.org>\n") == []
+    # nor one that begins with a key or a list marker: a nested field or list
+    for nested in ("  Name: Jo <jo@x.org>", "  - Jo <jo@x.org>", "  2. Jo <jo@x.org>"):
+        assert author.values(f"From 1 Mon\nFrom: Jo Roe\n{nested}\n") == [], nested

@@ -141,14 +141,24 @@ def continuation(lines: list[str], i: int) -> list[str]:
     return out
 
 
+_KEY_START = re.compile(r"[^\W\d][\w.-]*[ \t]*[:=]")
+_MARKED = re.compile(r"[^\S\n]*(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[^\S\n]")  # a list marker (_LINE's)
+
+
 def unfolded_to(lines: list[str], i: int, start: int, end: str) -> str | None:
     """The text of ``lines[i]`` from offset ``start`` up to ``end`` where
     ``end`` is on its continuation lines (``continuation``), read as one line
     with them, as RFC 822 unfolds a header (``From: A Long Name`` / ``
     <a@x.org>``: ``A Long Name``, up to `` <``); a space of ``end`` matches
     any whitespace there (a line break and the next line's indentation).
+    Only up to a continuation line that begins with a key or a list marker
+    (``name: x`` / ``- y``: a nested field or list, not a folded value).
     ``None`` where ``end`` is on neither (or on ``lines[i]`` itself)."""
-    more = continuation(lines, i)
+    more = []
+    for line in continuation(lines, i):
+        if _KEY_START.match(line.strip()) or _MARKED.match(line):
+            break
+        more.append(line)
     if not more:
         return None
     line = lines[i]
@@ -158,8 +168,6 @@ def unfolded_to(lines: list[str], i: int, start: int, end: str) -> str | None:
     match = re.compile(pattern).search(text, start)
     return text[start:match.start()] if match and match.end() > len(line) else None
 
-
-_KEY_START = re.compile(r"[^\W\d][\w.-]*[ \t]*[:=]")
 
 KEY_LINE = re.compile(r"^[ \t]*([^\W\d][\w.-]*(?: [\w.-]+){0,3})[ \t]*[:=]", re.MULTILINE)
 """A line that begins with a key of one to four words (``Shipped:``, ``Apply
