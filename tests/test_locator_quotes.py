@@ -122,3 +122,18 @@ def test_a_header_folded_before_the_right_context_is_read_as_one_line() -> None:
     # nor one that begins with a key or a list marker: a nested field or list
     for nested in ("  Name: Jo <jo@x.org>", "  - Jo <jo@x.org>", "  2. Jo <jo@x.org>"):
         assert author.values(f"From 1 Mon\nFrom: Jo Roe\n{nested}\n") == [], nested
+
+
+class Notes(BaseModel):
+    notes: list[str] = Field(default_factory=list, description="the notes")
+
+
+def test_a_list_items_whole_content_keeps_its_quotes() -> None:
+    examples = [Example("Notes:\n- Bring a pen\n- Arrive early\n\nEnd.\n",
+                        Notes(notes=["Bring a pen", "Arrive early"])),
+                Example("Intro.\n\nNotes:\n- Parking is free\n", Notes(notes=["Parking is free"]))]
+    rule = learn_locators(check_examples(examples, Notes), Notes)["notes"]
+    assert not rule.quoted and rule.heading  # (a bullet under its heading: labelled)
+    # the item's whole line content, as a whole-lines value must be: its quotes kept
+    assert rule.values('Notes:\n- "Quiet, please"\n- Bring tea\n') == ['"Quiet, please"',
+                                                                        "Bring tea"]

@@ -247,9 +247,11 @@ class Locator:
 
     def _unquoted(self, raw: str) -> str:
         """``raw`` stripped; where no example's value is quoted (``quoted``),
-        under a label or inside a line, the content of the one quoted string
-        it is (``agentflow.grounding.quotes.quoted_content``)."""
-        span = None if self.quoted or (self.anchored and not self.labelled) else (
+        after a label or inside a line (never a list item's or a line's whole
+        content), the content of the one quoted string it is
+        (``agentflow.grounding.quotes.quoted_content``)."""
+        after_label = not self.marker and any(c.isalnum() for c in self.left)
+        span = None if self.quoted or (self.anchored and not after_label) else (
             quoted_content(raw))
         return (raw[span[0]:span[1]] if span else raw).strip()
 
