@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from agentflow import Example
 from agentflow.extraction.confidence import HELD, REVIEW_BELOW, field_confidence
 from agentflow.grounding.locators import learn_locators
-from agentflow.grounding.quotes import in_quotes, opens_quote, quoted_content
+from agentflow.grounding.quotes import in_quotes, opens_quote, past_quote, quoted_content
 from agentflow.output.examples import check_examples
 
 
@@ -137,3 +137,25 @@ def test_a_list_items_whole_content_keeps_its_quotes() -> None:
     # the item's whole line content, as a whole-lines value must be: its quotes kept
     assert rule.values('Notes:\n- "Quiet, please"\n- Bring tea\n') == ['"Quiet, please"',
                                                                         "Bring tea"]
+
+
+class Person(BaseModel):
+    name: str | None = Field(None, description="the person's name")
+    town: str | None = Field(None, description="where they live")
+
+
+def test_the_end_of_a_value_is_looked_for_past_the_quoted_string_it_begins_with() -> None:
+    assert past_quote('"Doe, Jane", 42', 0) == 11 and past_quote('x "a, b", 1', 1) == 8
+    assert past_quote("'s-Hertogenbosch, Brabant's", 0) == 0  # an apostrophe, no closing quote
+    assert past_quote('"open, 1', 0) == 0 and past_quote("plain, 1", 0) == 0
+    examples = [Example("Name: Jo Roe, Town: Leeds\n", Person(name="Jo Roe", town="Leeds")),
+                Example("Name: Al Poe, Town: York\n", Person(name="Al Poe", town="York"))]
+    rules = learn_locators(check_examples(examples, Person), Person)
+    assert rules["name"].right == ", "
+    doc = 'Name: "Smith, John", Town: Bath\n'
+    assert rules["name"].values(doc) == ["Smith, John"]  # not '"Smith'
+    out = Person(name="Smith, John", town="Bath")
+    confidence, _ = field_confidence(out, doc, {}, rules)
+    assert confidence["name"] == HELD
+    confidence, _ = field_confidence(out.model_copy(update={"name": '"Smith'}), doc, {}, rules)
+    assert confidence["name"] < REVIEW_BELOW

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import re
 
+from agentflow.grounding.quotes import past_quote
+
 __all__ = [
     "KEY_LINE",
     "continuation",
@@ -145,7 +147,8 @@ _KEY_START = re.compile(r"[^\W\d][\w.-]*[ \t]*[:=]")
 _MARKED = re.compile(r"[^\S\n]*(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[^\S\n]")  # a list marker (_LINE's)
 
 
-def unfolded_to(lines: list[str], i: int, start: int, end: str) -> str | None:
+def unfolded_to(lines: list[str], i: int, start: int, end: str, *,
+                quoted: bool = False) -> str | None:
     """The text of ``lines[i]`` from offset ``start`` up to ``end`` where
     ``end`` is on its continuation lines (``continuation``), read as one line
     with them, as RFC 822 unfolds a header (``From: A Long Name`` / ``
@@ -153,7 +156,9 @@ def unfolded_to(lines: list[str], i: int, start: int, end: str) -> str | None:
     any whitespace there (a line break and the next line's indentation).
     Only up to a continuation line that begins with a key or a list marker
     (``name: x`` / ``- y``: a nested field or list, not a folded value).
-    ``None`` where ``end`` is on neither (or on ``lines[i]`` itself)."""
+    ``quoted``: ``end`` is looked for past a quoted string the value begins
+    with (``agentflow.grounding.quotes.past_quote``). ``None`` where ``end``
+    is on neither (or on ``lines[i]`` itself)."""
     more = []
     for line in continuation(lines, i):
         if _KEY_START.match(line.strip()) or _MARKED.match(line):
@@ -165,7 +170,7 @@ def unfolded_to(lines: list[str], i: int, start: int, end: str) -> str | None:
     text = "\n".join([line, *more])
     pattern = "".join(r"\s+" if not p.strip() else re.escape(p)
                       for p in re.split(r"(\s+)", end) if p)
-    match = re.compile(pattern).search(text, start)
+    match = re.compile(pattern).search(text, past_quote(text, start) if quoted else start)
     return text[start:match.start()] if match and match.end() > len(line) else None
 
 

@@ -20,7 +20,7 @@ from agentflow.grounding.lines import (
 )
 from agentflow.grounding.list_heading import heading_key, key_written, names, sections
 from agentflow.grounding.list_markers import item_lines, marker_length
-from agentflow.grounding.quotes import in_quotes, quoted_content
+from agentflow.grounding.quotes import in_quotes, past_quote, quoted_content
 from agentflow.grounding.value_clauses import clause_break, runs_on, value_below
 from agentflow.grounding.void_blocks import live_text
 
@@ -250,10 +250,16 @@ class Locator:
         after a label or inside a line (never a list item's or a line's whole
         content), the content of the one quoted string it is
         (``agentflow.grounding.quotes.quoted_content``)."""
-        after_label = not self.marker and any(c.isalnum() for c in self.left)
-        span = None if self.quoted or (self.anchored and not after_label) else (
-            quoted_content(raw))
+        span = quoted_content(raw) if self._unquotes else None
         return (raw[span[0]:span[1]] if span else raw).strip()
+
+    @property
+    def _unquotes(self) -> bool:
+        """Whether the rule reads a quoted value's content (``_unquoted``) and
+        looks for ``right`` past a quoted string a value begins with
+        (``agentflow.grounding.quotes.past_quote``: ``"Doe, Jane", 42``)."""
+        return not self.quoted and (not self.anchored or (
+            not self.marker and any(c.isalnum() for c in self.left)))
 
     def _arguments(self, source: str) -> list[str]:
         """Argument ``arg`` of each line whose first argument is ``left``."""
@@ -328,9 +334,9 @@ class Locator:
         out = []
         for start in starts:
             if self.right:
-                end = line.find(self.right, start)
+                end = line.find(self.right, past_quote(line, start) if self._unquotes else start)
                 if end < 0:
-                    folded = unfolded_to(lines, at, start, self.right) if (
+                    folded = unfolded_to(lines, at, start, self.right, quoted=self._unquotes) if (
                         lines and self.labelled) else None
                     if folded is not None and folded.strip():
                         out.append(folded)

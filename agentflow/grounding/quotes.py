@@ -8,12 +8,14 @@ GNU/Linux"``), a YAML scalar, a roff argument. A learned locator
 with a quoted string (``opens_quote``) reads a value that is one quoted
 string as the text between its quotes (``quoted_content``), and never pins
 a value still wrapped in quotes (``in_quotes``: a quoted string with escaped
-quotes inside, two quoted strings). Pure functions.
+quotes inside, two quoted strings); the text that ends such a value is
+looked for past the quoted string it begins with (``past_quote``: ``"Doe,
+Jane", 42`` up to ``, ``). Pure functions.
 """
 
 from __future__ import annotations
 
-__all__ = ["CLOSERS", "in_quotes", "opens_quote", "quoted_content"]
+__all__ = ["CLOSERS", "in_quotes", "opens_quote", "past_quote", "quoted_content"]
 
 CLOSERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb",
            "\u201e": "\u201c\u201d", "\u201a": "\u2018\u2019"}
@@ -44,6 +46,22 @@ def quoted_content(text: str) -> tuple[int, int] | None:
     if text[lo] in inner or any(c in inner for c in closers):
         return None
     return lo + 1, hi - 1
+
+
+def past_quote(text: str, start: int) -> int:
+    """Where the text that ends a value beginning at ``start`` of ``text``
+    is looked for: past the quoted string the value begins with (after
+    whitespace), where a quote closes it (``"Doe, Jane", 42``: after
+    ``"Doe, Jane"``, so a right context ``, `` is not the one inside it);
+    else ``start``. A closing quote is one no letter or digit follows (not
+    the apostrophe of ``Brabant's``)."""
+    body = text[start:].lstrip()
+    if not body or body[0] not in CLOSERS:
+        return start
+    for at in range(len(text) - len(body) + 1, len(text)):
+        if text[at] in CLOSERS[body[0]] and not text[at + 1:at + 2].isalnum():
+            return at + 1
+    return start
 
 
 def opens_quote(text: str) -> bool:
