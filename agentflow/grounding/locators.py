@@ -9,7 +9,12 @@ says where its value is written, as literal text on the value's line:
   as `` (``), and whether the line's content begins with it (``anchored``:
   a label);
 * ``right``: the text just after it (``) `` or ``;``), or ``""``: the value
-  runs to the end of its line;
+  runs to the end of its line; punctuation after which every example writes
+  the same word (``, `` of ``, see LICENSE for details.``) ends a value only
+  where that word follows it (``Locator.right_word``: ``Apache License,
+  Version 2.0`` of ``Apache License, Version 2.0, see LICENSE``; a line
+  where no ``right`` has it gives no value: the rule cannot tell the
+  value's own ``, `` from the examples');
 * ``split``: for a list written on one line (``Depends: a, b, c``), the
   separator between its items;
 * ``continued``: the value runs on over the **continuation lines** after its
@@ -53,7 +58,9 @@ says where its value is written, as literal text on the value's line:
 text (its first occurrence, verbatim); its line gives the contexts. Across
 the examples that fill the field, ``left`` is the longest common ending of
 the texts before the values (anchored when those texts are all the same
-label), ``right`` the longest common beginning of the texts after them.
+label), ``right`` the run of punctuation and spaces the texts after them
+all begin with (``right_word``: the word all of them write next, if any;
+leave-one-out, the one all the examples show).
 A rule is **kept** only if it holds on every example: its values there are
 exactly the example's (a single field: its first value; a null field: no
 value at all; a list: its items, in order), and, leave-one-out, if a rule
