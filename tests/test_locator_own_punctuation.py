@@ -53,12 +53,14 @@ def test_examples_that_write_different_words_after_the_right_context_learn_none(
     class Entry(BaseModel):
         dist: str
 
-    shown = [Example("frob (1.0) unstable; urgency=low\n", Entry(dist="unstable")),
-             Example("quux (2.1) stable; critical fix\n", Entry(dist="stable"))]
+    shown = [Example("Dist: unstable; urgency=low\n", Entry(dist="unstable")),
+             Example("Dist: stable; critical fix\n", Entry(dist="stable"))]
     rule = learn_locators(check_examples(shown, Entry), Entry)["dist"]
-    # leave-one-out: the one example's word after "; " is not the rule's
+    # leave-one-out: a rule learned from one example alone (``; `` before
+    # ``urgency``) is checked with the word all of them show (none), so the
+    # other example's ``; critical`` does not make the label fail
     assert rule.right == "; " and rule.right_word == ""
-    assert rule.values("bar (3) experimental; urgency=high\n") == ["experimental"]
+    assert rule.values("Dist: experimental; urgency=high\n") == ["experimental"]
 
 
 class Commit(BaseModel):
