@@ -159,3 +159,17 @@ def test_the_end_of_a_value_is_looked_for_past_the_quoted_string_it_begins_with(
     assert confidence["name"] == HELD
     confidence, _ = field_confidence(out.model_copy(update={"name": '"Smith'}), doc, {}, rules)
     assert confidence["name"] < REVIEW_BELOW
+
+
+class Module(BaseModel):
+    license: str | None = Field(None, description="the license")
+
+
+def test_a_folded_right_context_needs_the_word_the_examples_write_after_it() -> None:
+    examples = [Example(":license: MIT, see LICENSE for details.\n", Module(license="MIT")),
+                Example(":license: BSD, see LICENSE for details.\n", Module(license="BSD"))]
+    rule = learn_locators(check_examples(examples, Module), Module)["license"]
+    assert (rule.right, rule.right_word) == (", ", "see")
+    doc = ":license: Apache License, Version 2.0,\n    see LICENSE for details.\n"
+    assert [" ".join(v.split()) for v in rule.values(doc)] == ["Apache License, Version 2.0"]
+    assert rule.values(":license: GPL, version 2,\n    or later\n") == []

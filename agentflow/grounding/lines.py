@@ -144,10 +144,11 @@ def continuation(lines: list[str], i: int) -> list[str]:
 
 
 _KEY_START = re.compile(r"[^\W\d][\w.-]*[ \t]*[:=]")
+_FIRST_WORD = re.compile(r"\s*(\w+)")
 _MARKED = re.compile(r"[^\S\n]*(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[^\S\n]")  # a list marker (_LINE's)
 
 
-def unfolded_to(lines: list[str], i: int, start: int, end: str, *,
+def unfolded_to(lines: list[str], i: int, start: int, end: str, *, word: str = "",
                 quoted: bool = False) -> str | None:
     """The text of ``lines[i]`` from offset ``start`` up to ``end`` where
     ``end`` is on its continuation lines (``continuation``), read as one line
@@ -156,9 +157,11 @@ def unfolded_to(lines: list[str], i: int, start: int, end: str, *,
     any whitespace there (a line break and the next line's indentation).
     Only up to a continuation line that begins with a key or a list marker
     (``name: x`` / ``- y``: a nested field or list, not a folded value).
-    ``quoted``: ``end`` is looked for past a quoted string the value begins
-    with (``agentflow.grounding.quotes.past_quote``). ``None`` where ``end``
-    is on neither (or on ``lines[i]`` itself)."""
+    ``word``: only an ``end`` this word follows, whole, letter case ignored
+    (``agentflow.grounding.locator_places.right_end``); ``quoted``: ``end``
+    is looked for past a quoted string the value begins with
+    (``agentflow.grounding.quotes.past_quote``). ``None`` where ``end`` is
+    on neither (or on ``lines[i]`` itself)."""
     more = []
     for line in continuation(lines, i):
         if _KEY_START.match(line.strip()) or _MARKED.match(line):
@@ -170,8 +173,11 @@ def unfolded_to(lines: list[str], i: int, start: int, end: str, *,
     text = "\n".join([line, *more])
     pattern = "".join(r"\s+" if not p.strip() else re.escape(p)
                       for p in re.split(r"(\s+)", end) if p)
-    match = re.compile(pattern).search(text, past_quote(text, start) if quoted else start)
-    return text[start:match.start()] if match and match.end() > len(line) else None
+    for match in re.compile(pattern).finditer(text, past_quote(text, start) if quoted else start):
+        after = _FIRST_WORD.match(text, match.end())
+        if not word or (after is not None and after.group(1).casefold() == word):
+            return text[start:match.start()] if match.end() > len(line) else None
+    return None
 
 
 KEY_LINE = re.compile(r"^[ \t]*([^\W\d][\w.-]*(?: [\w.-]+){0,3})[ \t]*[:=]", re.MULTILINE)

@@ -20,6 +20,7 @@ from agentflow.grounding.lines import (
 )
 from agentflow.grounding.list_heading import heading_key, key_written, names, sections
 from agentflow.grounding.list_markers import item_lines, marker_length
+from agentflow.grounding.locator_places import right_end
 from agentflow.grounding.quotes import in_quotes, past_quote, quoted_content
 from agentflow.grounding.value_clauses import clause_break, runs_on, value_below
 from agentflow.grounding.void_blocks import live_text
@@ -51,6 +52,12 @@ class Locator:
         left: the text just before the value on its line (never empty).
         anchored: the line's content begins with ``left`` (a label).
         right: the text just after the value; ``""``: the line's end.
+        right_word: the word every example writes next after ``right``
+            (``see`` of ``, see LICENSE for details.``), or ``""``: the
+            value ends at the first ``right`` it follows (``Apache License,
+            Version 2.0`` of ``Apache License, Version 2.0, see LICENSE``);
+            a line where none does gives no value (the rule cannot tell the
+            value's own ``, `` from the examples').
         split: the separator between list items written on one line, or
             ``None`` (one value per line).
         many: the field is a list.
@@ -145,6 +152,7 @@ class Locator:
     shapes: tuple[str, ...] = ()
     marker: bool = False
     last: bool = False
+    right_word: str = ""
     quoted: bool = True
 
     def fits(self, value: str) -> bool:
@@ -334,10 +342,11 @@ class Locator:
         out = []
         for start in starts:
             if self.right:
-                end = line.find(self.right, past_quote(line, start) if self._unquotes else start)
+                end = right_end(line, past_quote(line, start) if self._unquotes else start,
+                                self.right, self.right_word)
                 if end < 0:
-                    folded = unfolded_to(lines, at, start, self.right, quoted=self._unquotes) if (
-                        lines and self.labelled) else None
+                    folded = unfolded_to(lines, at, start, self.right, word=self.right_word,
+                                         quoted=self._unquotes) if lines and self.labelled else None
                     if folded is not None and folded.strip():
                         out.append(folded)
                     continue
@@ -412,6 +421,8 @@ class Locator:
         """The rule in words (for reports): ``after 'Version: ' to the line's end``."""
         where = "at the start of a line after" if self.anchored else "after"
         until = f"up to {self.right!r}" if self.right else "to the end of the line"
+        if self.right_word:
+            until += f" before {self.right_word!r}"
         split = f", items split by {self.split!r}" if self.split else ""
         under = f" under a heading {self.heading!r}" if self.heading else ""
         if self.items:
