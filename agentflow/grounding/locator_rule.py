@@ -18,7 +18,7 @@ from agentflow.grounding.lines import (
     paragraph_continuation,
     unfolded_to,
 )
-from agentflow.grounding.list_heading import heading_key, key_written, names, sections
+from agentflow.grounding.list_heading import key_mentioned, key_written, sections
 from agentflow.grounding.list_markers import item_lines, marker_length
 from agentflow.grounding.locator_places import right_end
 from agentflow.grounding.quotes import in_quotes, past_quote, quoted_content
@@ -357,31 +357,12 @@ class Locator:
         return out
 
     def mentioned(self, source: str) -> bool:
-        """Whether ``source`` writes this locator's key somewhere the locator
-        does not read a value from: a null is only sure where the document
-        does not write the field's key with a value the locator missed.
-
-        The key is ``left`` less separators and spaces (``Requires`` of
-        ``Requires: ``), found as a whole key, letter case ignored: a longer
-        key that begins or ends with it (``Requires.private``, ``libssl``
-        for ``Libs``) is another key, not a mention. A line whose content is
-        the key with nothing after it but separators (``Requires:`` with an
-        empty value) is evidence *for* null, not a mention either. Any other
-        place (the key in prose, or with a separator the locator does not
-        read, ``Requires = x``) is."""
-        key = self.key
-        if not key or (self.marker and not self.heading):
-            return False
-        whole = re.compile(rf"(?<![\w.\-]){re.escape(key)}(?![\w]|[.\-]\w)", re.IGNORECASE)
-        for line in source.splitlines():
-            if self.heading and names(heading_key(line), self.heading):
-                continue  # the list's heading (``### Steps``): where the rule reads
-            for match in whole.finditer(line):
-                empty_label = (not line[:match.start()].strip()
-                               and not line[match.end():].strip(" \t:=;,"))
-                if not empty_label:
-                    return True
-        return False
+        """Whether ``source`` writes this locator's key (``key``) somewhere
+        the locator does not read a value from (``agentflow.grounding.
+        list_heading.key_mentioned``): a null is only sure where the document
+        does not write the field's key with a value the locator missed."""
+        return bool(self.key) and not (self.marker and not self.heading) and (
+            key_mentioned(source, self.key, self.heading))
 
     def runs_on(self, source: str) -> bool:
         """Whether a line this single-value rule reads a value from, to the
