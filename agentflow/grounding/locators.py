@@ -86,14 +86,11 @@ when no context rule holds, are learned in
 
 **Use.** ``values(source)`` lists the values a locator finds in a document
 (a continued list: the items of its first block; ``blocks(source)`` lists
-every block's items). A labelled line whose ``right`` is on its continuation
-lines is read with them, as RFC 822 unfolds a header (``From: A Long
-Name`` / `` <a@x.org>``: ``agentflow.grounding.lines.unfolded_to``). Where
-no example's value begins with a quoted string (``Locator.quoted``), a
-value read after a label or inside a line that is one quoted string is
-read as its content (``From: "John Q. Public" <jqp@x.org>``: the quotes are
-the document's syntax; ``agentflow.grounding.quotes``), and one still
-wrapped in quotes is never pinned. A rule is kept only where every example's value is the
+every block's items). A labelled line whose ``right`` is on its
+continuation lines is read with them (a folded header, ``lines.
+unfolded_to``); a quoted value, where no example's value is quoted, is read
+out of its quotes (``Locator.quoted``). A rule is kept only where every
+example's value is the
 first place it finds (``holds``), so the first place is the value it reads:
 the grammar offers only it (a single value, or a continued list's first
 block: ``Files: *`` before ``Files: debian/*``), and a list's every item.
