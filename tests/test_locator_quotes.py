@@ -12,7 +12,13 @@ from pydantic import BaseModel, Field
 from agentflow import Example
 from agentflow.extraction.confidence import HELD, REVIEW_BELOW, field_confidence
 from agentflow.grounding.locators import learn_locators
-from agentflow.grounding.quotes import in_quotes, opens_quote, past_quote, quoted_content
+from agentflow.grounding.quotes import (
+    in_quotes,
+    opens_quote,
+    past_quote,
+    quoted_content,
+    split_outside,
+)
 from agentflow.output.examples import check_examples
 
 
@@ -81,7 +87,10 @@ def test_a_value_still_wrapped_in_quotes_is_not_pinned() -> None:
 def test_quoted_list_items_are_read_as_their_content() -> None:
     doc = 'From 1 Mon\nFrom: Al <al@x.org>\nTags: "io, net", "fix"\nSubject: x\n'
     tags = learn_locators(check_examples(COMMITS, Commit), Commit)["tags"]
-    assert tags.values(doc) == ['"io', 'net"', "fix"]  # (split first: not one quoted string)
+    assert tags.values(doc) == ["io, net", "fix"]  # (not split inside the quotes)
+    assert split_outside('"io, net", fix, "a', ", ") == ['"io, net"', "fix", '"a']
+    for text in ("a, b", "", ", ", "a, , b, ", "'s-Hertogenbosch, NL's"):  # as str.split
+        assert split_outside(text, ", ") == text.split(", "), text
     doc = 'From 1 Mon\nFrom: Al <al@x.org>\nTags: "io", "fix"\nSubject: x\n'
     assert tags.values(doc) == ["io", "fix"]
 

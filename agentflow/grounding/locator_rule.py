@@ -21,7 +21,7 @@ from agentflow.grounding.lines import (
 from agentflow.grounding.list_heading import key_mentioned, key_written, sections
 from agentflow.grounding.list_markers import item_lines, marker_length
 from agentflow.grounding.locator_places import right_end
-from agentflow.grounding.quotes import in_quotes, past_quote, quoted_content
+from agentflow.grounding.quotes import in_quotes, past_quote, quoted_content, split_outside
 from agentflow.grounding.value_clauses import clause_break, runs_on, value_below
 from agentflow.grounding.void_blocks import live_text
 
@@ -249,7 +249,7 @@ class Locator:
         lines = source.splitlines()
         for i, line in self._read(lines):
             for raw in self._in_line(line, lines=lines, at=i):
-                parts = raw.split(self.split) if self.split else [raw]
+                parts = self._split(raw)
                 found += [v for p in parts if (v := self._unquoted(p))]
         return found
 
@@ -260,6 +260,14 @@ class Locator:
         (``agentflow.grounding.quotes.quoted_content``)."""
         span = quoted_content(raw) if self._unquotes else None
         return (raw[span[0]:span[1]] if span else raw).strip()
+
+    def _split(self, raw: str) -> list[str]:
+        """``raw`` split into items at ``split`` (``[raw]`` without one); where
+        the rule reads quotes out (``_unquotes``), not at one inside a quoted
+        item (``agentflow.grounding.quotes.split_outside``: ``"io, net", fix``)."""
+        if not self.split:
+            return [raw]
+        return split_outside(raw, self.split) if self._unquotes else raw.split(self.split)
 
     @property
     def _unquotes(self) -> bool:
@@ -303,7 +311,7 @@ class Locator:
                     continue
                 items = []
                 for part in [raw, *rest]:
-                    pieces = part.split(self.split) if self.split else [part]
+                    pieces = self._split(part)
                     items += [v for p in pieces if _has_text(p) and (v := self._unquoted(p))]
                 if items:
                     out.append(items)

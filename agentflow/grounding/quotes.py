@@ -10,12 +10,13 @@ string as the text between its quotes (``quoted_content``), and never pins
 a value still wrapped in quotes (``in_quotes``: a quoted string with escaped
 quotes inside, two quoted strings); the text that ends such a value is
 looked for past the quoted string it begins with (``past_quote``: ``"Doe,
-Jane", 42`` up to ``, ``). Pure functions.
+Jane", 42`` up to ``, ``), and a list's items are split only outside quoted
+items (``split_outside``). Pure functions.
 """
 
 from __future__ import annotations
 
-__all__ = ["CLOSERS", "in_quotes", "opens_quote", "past_quote", "quoted_content"]
+__all__ = ["CLOSERS", "in_quotes", "opens_quote", "past_quote", "quoted_content", "split_outside"]
 
 CLOSERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb",
            "\u201e": "\u201c\u201d", "\u201a": "\u2018\u2019"}
@@ -62,6 +63,18 @@ def past_quote(text: str, start: int) -> int:
         if text[at] in CLOSERS[body[0]] and not text[at + 1:at + 2].isalnum():
             return at + 1
     return start
+
+
+def split_outside(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` (as ``str.split``), but not at one inside a
+    quoted string an item begins with (``past_quote``): ``"io, net", fix``
+    is ``['"io, net"', ' fix']``."""
+    parts = []
+    start = 0
+    while (at := text.find(sep, past_quote(text, start))) >= 0:
+        parts.append(text[start:at])
+        start = at + len(sep)
+    return [*parts, text[start:]]
 
 
 def opens_quote(text: str) -> bool:
