@@ -21,7 +21,7 @@ from agentflow.grounding.lines import (
 from agentflow.grounding.list_heading import key_mentioned, key_written, sections
 from agentflow.grounding.list_markers import item_lines, marker_length
 from agentflow.grounding.locator_places import right_end
-from agentflow.grounding.quotes import in_quotes, past_quote, quoted_content, split_outside
+from agentflow.grounding.quotes import in_quotes, past_quote, read_items
 from agentflow.grounding.value_clauses import clause_break, runs_on, value_below
 from agentflow.grounding.void_blocks import live_text
 
@@ -249,31 +249,15 @@ class Locator:
         lines = source.splitlines()
         for i, line in self._read(lines):
             for raw in self._in_line(line, lines=lines, at=i):
-                parts = self._split(raw)
-                found += [v for p in parts if (v := self._unquoted(p))]
+                found += read_items(raw, self.split, unquote=self._unquotes)
         return found
-
-    def _unquoted(self, raw: str) -> str:
-        """``raw`` stripped; where no example's value is quoted (``quoted``),
-        after a label or inside a line (never a list item's or a line's whole
-        content), the content of the one quoted string it is
-        (``agentflow.grounding.quotes.quoted_content``)."""
-        span = quoted_content(raw) if self._unquotes else None
-        return (raw[span[0]:span[1]] if span else raw).strip()
-
-    def _split(self, raw: str) -> list[str]:
-        """``raw`` split into items at ``split`` (``[raw]`` without one); where
-        the rule reads quotes out (``_unquotes``), not at one inside a quoted
-        item (``agentflow.grounding.quotes.split_outside``: ``"io, net", fix``)."""
-        if not self.split:
-            return [raw]
-        return split_outside(raw, self.split) if self._unquotes else raw.split(self.split)
 
     @property
     def _unquotes(self) -> bool:
-        """Whether the rule reads a quoted value's content (``_unquoted``) and
-        looks for ``right`` past a quoted string a value begins with
-        (``agentflow.grounding.quotes.past_quote``: ``"Doe, Jane", 42``)."""
+        """Whether the rule reads its values out of their quotes (``agentflow.
+        grounding.quotes``): no example's value is quoted (``quoted``), and it
+        reads after a label or inside a line (never a list item's or a line's
+        whole content)."""
         return not self.quoted and (not self.anchored or (
             not self.marker and any(c.isalnum() for c in self.left)))
 
@@ -305,14 +289,14 @@ class Locator:
             for raw in self._in_line(line, empty=True):  # the value may begin on the next line
                 rest = (paragraph_continuation if self.paragraph else continuation)(lines, i)
                 if not self.many:
-                    text = self._unquoted("\n".join([raw, *lines[i + 1:i + 1 + len(rest)]]))
-                    if text:
-                        out.append([text])
+                    text = "\n".join([raw, *lines[i + 1:i + 1 + len(rest)]])
+                    if whole := read_items(text, None, unquote=self._unquotes):
+                        out.append(whole)
                     continue
                 items = []
                 for part in [raw, *rest]:
-                    pieces = self._split(part)
-                    items += [v for p in pieces if _has_text(p) and (v := self._unquoted(p))]
+                    items += [v for v in read_items(part, self.split, unquote=self._unquotes)
+                              if _has_text(v)]
                 if items:
                     out.append(items)
         return out

@@ -16,7 +16,8 @@ items (``split_outside``). Pure functions.
 
 from __future__ import annotations
 
-__all__ = ["CLOSERS", "in_quotes", "opens_quote", "past_quote", "quoted_content", "split_outside"]
+__all__ = ["CLOSERS", "in_quotes", "opens_quote", "past_quote", "quoted_content", "read_items",
+           "split_outside"]
 
 CLOSERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb",
            "\u201e": "\u201c\u201d", "\u201a": "\u2018\u2019"}
@@ -75,6 +76,20 @@ def split_outside(text: str, sep: str) -> list[str]:
         parts.append(text[start:at])
         start = at + len(sep)
     return [*parts, text[start:]]
+
+
+def read_items(raw: str, sep: str | None, *, unquote: bool = False) -> list[str]:
+    """The values of a located ``raw`` text: its items split at ``sep`` (one
+    item without it), each stripped, the empty ones left out; ``unquote``:
+    split only outside quoted items (``split_outside``), and each item that
+    is one quoted string read as its content (``quoted_content``)."""
+    parts = [raw] if not sep else split_outside(raw, sep) if unquote else raw.split(sep)
+    out = []
+    for part in parts:
+        span = quoted_content(part) if unquote else None
+        if text := (part[span[0]:span[1]] if span else part).strip():
+            out.append(text)
+    return out
 
 
 def opens_quote(text: str) -> bool:
