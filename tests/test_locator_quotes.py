@@ -124,6 +124,9 @@ def test_a_header_folded_before_the_right_context_is_read_as_one_line() -> None:
     # folded inside the value, with a tab; quoted and folded
     doc = 'From 1 Mon\nFrom: "A Very Long \n\tName, Jr." \n\t<a@x.org>\nSubject: x\n'
     assert [" ".join(v.split()) for v in author.values(doc)] == ["A Very Long Name, Jr."]
+    # folded right after its label
+    doc = 'From 1 Mon\nFrom:\n "Doe, Jane"\n <jane@x.org>\nSubject: x\n'
+    assert author.values(doc) == ["Doe, Jane"]
     # no right context on the line nor on its continuation lines: no value, as before
     assert author.values("From 1 Mon\nFrom: Jo Roe\n jo at x.org\nSubject: x\n") == []
     # a line that is not a continuation (not indented) is not read

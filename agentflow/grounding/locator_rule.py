@@ -324,11 +324,15 @@ class Locator:
         elif self.anchored:
             body = line.lstrip()
             label = self.left.lstrip()
-            if body[: len(label)].casefold() != label.casefold():
-                if not (empty and body.rstrip().casefold() == label.rstrip().casefold()):
-                    return []  # a key's letter case varies (Author-email, Author-Email)
+            alone = body.rstrip().casefold() == label.rstrip().casefold()
+            if body[: len(label)].casefold() == label.casefold():
+                starts = [len(line) - len(body) + len(label)]
+            elif alone and empty:
                 return [""]  # the label alone (``Copyright:``): the value is on the next lines
-            starts = [len(line) - len(body) + len(label)]
+            elif alone and self.right and lines:
+                starts = [len(line)]  # a header folded after its label, up to ``right``
+            else:
+                return []  # (a key's letter case varies: Author-email, Author-Email)
         else:
             starts = [m.end() for m in re.finditer(re.escape(self.left), line)]
         out = []
