@@ -1,22 +1,20 @@
 """A learned locator: where one field's value lives in a document, and the
 values it finds there (``agentflow.grounding.locators`` learns them from
-worked examples and documents the rules).
+worked examples and documents the rules; ``agentflow.grounding.
+locator_reading`` reads a document the locator's way).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from agentflow.grounding.edges import clean_edges
 from agentflow.grounding.folding import same_text
-from agentflow.grounding.items import own_items
-from agentflow.grounding.lines import continuation, line_arguments, paragraph_continuation
-from agentflow.grounding.list_heading import heading_key, key_written, names, sections
-from agentflow.grounding.list_markers import item_lines, marker_length
-from agentflow.grounding.value_clauses import clause_break, runs_on, value_below
-from agentflow.grounding.void_blocks import live_text
+from agentflow.grounding.lines import line_arguments
+from agentflow.grounding.locator_reading import LocatorReading
+from agentflow.grounding.quotes import in_quotes
+from agentflow.grounding.value_clauses import clause_break
 
 __all__ = ["VALUES_KEY", "Locator", "clean_edges", "line_arguments", "same_text"]
 # clean_edges (grounding.edges), line_arguments (grounding.lines) and same_text
@@ -29,15 +27,8 @@ lists of items (a continued locator's blocks): exactly one of them. Kept by
 the ``local`` dialect, dropped by every other."""
 
 
-def _has_text(item: str) -> bool:
-    """Whether a line of a block holds an item: a letter or a digit (a line
-    of punctuation alone, such as deb822's `` .`` for an empty line inside a
-    value, holds none)."""
-    return any(c.isalnum() for c in item)
-
-
 @dataclass(frozen=True, slots=True)
-class Locator:
+class Locator(LocatorReading):
     """Where one field's value lives (``agentflow.grounding.locators`` documents the rules).
 
     Attributes:
@@ -45,6 +36,12 @@ class Locator:
         left: the text just before the value on its line (never empty).
         anchored: the line's content begins with ``left`` (a label).
         right: the text just after the value; ``""``: the line's end.
+        right_word: the word every example writes next after ``right``
+            (``see`` of ``, see LICENSE for details.``), or ``""``: the
+            value ends at the first ``right`` it follows (``Apache License,
+            Version 2.0`` of ``Apache License, Version 2.0, see LICENSE``);
+            a line where none does gives no value (the rule cannot tell the
+            value's own ``, `` from the examples').
         split: the separator between list items written on one line, or
             ``None`` (one value per line).
         many: the field is a list.
@@ -106,6 +103,12 @@ class Locator:
             example: they cannot show whether the value stops at it, so a
             line that goes on after it gives no value (the field is then
             scored as if it had no rule: ``agentflow.extraction.confidence``).
+        quoted: a value may begin with a quoted string; learned ``False``
+            where no example's value (nor item) does: a rule reading after
+            a label or inside a line then reads a value (an item) that is
+            one quoted string as its content (``agentflow.grounding.quotes``:
+            ``John Q. Public`` of ``From: "John Q. Public" <jqp@x.org>``),
+            and never pins one still wrapped in quotes (``"a \\"b\\""``).
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -133,6 +136,8 @@ class Locator:
     shapes: tuple[str, ...] = ()
     marker: bool = False
     last: bool = False
+    right_word: str = ""
+    quoted: bool = True
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -147,204 +152,18 @@ class Locator:
         where the value holds a clause break no example's value shows
         (``clauses``; ``agentflow.grounding.value_clauses``), nor several
         words where every example's value is one (``spaced``): the rule may
-        have read past the value."""
+        have read past the value; nor one wrapped in quotes where no example's
+        value begins with a quoted string (``quoted``): its quotes may be the
+        document's syntax."""
         if self.many:
             return True
         return (self.clauses or not clause_break(value)) and (
-            self.spaced or len(value.split()) <= 1)
-
-    @property
-    def labelled(self) -> bool:
-        """Whether the rule reads after a label: a line start with a word in it
-        (``Location: ``, ``.TH``), not punctuation alone (``- ``, `` (``), nor
-        a numbered item marker (``marker``), or under a list's ``heading``."""
-        return bool(self.heading) or (self.anchored and not self.items and not self.marker
-                                      and any(c.isalnum() for c in self.left))
-
-    @property
-    def key(self) -> str:
-        """The field's key as a document writes it: the ``heading``, else
-        ``left`` less separators and spaces (``Requires`` of ``Requires: ``)."""
-        return self.heading or self.left.strip(" \t:=;,([{<>}]).-")
-
-    def writes_label(self, source: str) -> bool:
-        """Whether ``source`` has a line the rule reads from (its label, with
-        or without a value after it); ``False`` for a rule without a label
-        (``labelled``)."""
-        if not self.labelled:
-            return False
-        if self.heading:
-            return key_written(source, self.heading)
-        if self.arg is not None:
-            return any(args and line[slice(*args[0])] == self.left
-                       for line in source.splitlines() for args in [line_arguments(line)])
-        return any(self._in_line(line, empty=True) for line in source.splitlines())
-
-    def writes_empty(self, source: str) -> bool:
-        """Whether ``source`` writes the rule's label with nothing after it
-        (``Location:`` alone, and no continuation line under it): the
-        document says the field is empty. Not where the next line that is
-        not blank may hold the value (``agentflow.grounding.value_clauses.
-        value_below``: a form or a PDF's text layer writes ``Carrier:`` above
-        ``DPD``). Never under a
-        ``heading``: the lines after a heading without items may be the
-        list written another way (unmarked lines, prose)."""
-        if not self.labelled or self.arg is not None or self.heading:
-            return False
-        lines = live_text(source).splitlines()
-        follows = paragraph_continuation if self.paragraph else continuation
-        return any(any(not r.strip() for r in self._in_line(line, empty=True))
-                   and not (self.continued and follows(lines, i))
-                   and not value_below(lines, i, self.lines) for i, line in enumerate(lines))
+            self.spaced or len(value.split()) <= 1) and (self.quoted or not in_quotes(value))
 
     def values(self, source: str, *, live: bool = True) -> list[str]:
         """The values this locator finds in ``source`` that fit the examples'
         kind of value (``fits``), in document order (see ``_values``)."""
         return [v for v in self._values(source, live) if self.fits(v)]
-
-    def _values(self, source: str, live: bool = True) -> list[str]:
-        """The values this locator finds in ``source``, in document order
-        (list items each; each value stripped, never empty). A continued
-        list: the items of its first block only (the value the examples
-        show: one field's lines), ``blocks`` has them all. An ``items``
-        rule: the own text of each of the document's list items. Under a
-        ``heading``: only the lists under it. Read from the live text
-        (``agentflow.grounding.void_blocks``); ``live=False``: the whole text."""
-        source = live_text(source) if live else source
-        if self.heading:
-            source = "\n\n".join(sections(source, self.heading))
-        if self.items:
-            return own_items(source)
-        if self.arg is not None:
-            return self._arguments(source)
-        if self.continued:
-            blocks = self.blocks(source, live=False)  # (live already where it should be)
-            if self.many:
-                return blocks[0] if blocks else []
-            return [b[0] for b in blocks]
-        found: list[str] = []
-        for _, line in self._read(source.splitlines()):
-            for raw in self._in_line(line):
-                parts = raw.split(self.split) if self.split else [raw]
-                found += [p.strip() for p in parts if p.strip()]
-        return found
-
-    def _arguments(self, source: str) -> list[str]:
-        """Argument ``arg`` of each line whose first argument is ``left``."""
-        out = []
-        for line in source.splitlines():
-            args = line_arguments(line)
-            if self.arg is not None and len(args) > self.arg + 1 and (
-                    line[slice(*args[0])] == self.left) and not (
-                    self.last and len(args) > self.arg + 2):
-                value = line[slice(*args[self.arg + 1])].strip()
-                if value:
-                    out.append(value)
-        return out
-
-    def blocks(self, source: str, *, live: bool = True) -> list[list[str]]:
-        """Under ``continued``, each place the locator finds, in document
-        order: a list's items (the rest of the label line, then each
-        continuation line's content, split by ``split``; a line of
-        punctuation alone, deb822's `` .``, is no item), or a single
-        value's whole text (one string: the source's own text from after
-        ``left`` to the end of the block, stripped); ``[]`` otherwise (``live``: ``_values``)."""
-        if not self.continued:
-            return []
-        lines = (live_text(source) if live else source).splitlines()
-        out: list[list[str]] = []
-        for i, line in self._read(lines):
-            for raw in self._in_line(line, empty=True):  # the value may begin on the next line
-                rest = (paragraph_continuation if self.paragraph else continuation)(lines, i)
-                if not self.many:
-                    text = "\n".join([raw, *lines[i + 1:i + 1 + len(rest)]]).strip()
-                    if text:
-                        out.append([text])
-                    continue
-                items = []
-                for part in [raw, *rest]:
-                    pieces = part.split(self.split) if self.split else [part]
-                    items += [p.strip() for p in pieces if _has_text(p)]
-                if items:
-                    out.append(items)
-        return out
-
-    def _read(self, lines: list[str]) -> list[tuple[int, str]]:
-        """``lines`` the rule reads, with their indexes: under a ``marker``
-        only items of a list of its kind (``list_markers.item_lines``: no
-        initial, ``J. Smith``)."""
-        items = item_lines(lines, self.left) if self.marker else None
-        return [(i, line) for i, line in enumerate(lines) if items is None or i in items]
-
-    def _in_line(self, line: str, empty: bool = False) -> list[str]:
-        """The raw values after ``left`` (up to ``right``) on ``line``;
-        ``empty``: also where nothing follows ``left`` there."""
-        if self.marker:  # a numbered item marker of one kind (``1. ``, ``(a) ``)
-            body = line.lstrip()
-            n = marker_length(body, self.left)
-            if n is None:
-                return []
-            starts = [len(line) - len(body) + n]
-        elif self.anchored:
-            body = line.lstrip()
-            label = self.left.lstrip()
-            if body[: len(label)].casefold() != label.casefold():
-                if not (empty and body.rstrip().casefold() == label.rstrip().casefold()):
-                    return []  # a key's letter case varies (Author-email, Author-Email)
-                return [""]  # the label alone (``Copyright:``): the value is on the next lines
-            starts = [len(line) - len(body) + len(label)]
-        else:
-            starts = [m.end() for m in re.finditer(re.escape(self.left), line)]
-        out = []
-        for start in starts:
-            if self.right:
-                end = line.find(self.right, start)
-                if end < 0:
-                    continue
-            else:
-                end = len(line)
-            if empty or line[start:end].strip():
-                out.append(line[start:end])
-        return out
-
-    def mentioned(self, source: str) -> bool:
-        """Whether ``source`` writes this locator's key somewhere the locator
-        does not read a value from: a null is only sure where the document
-        does not write the field's key with a value the locator missed.
-
-        The key is ``left`` less separators and spaces (``Requires`` of
-        ``Requires: ``), found as a whole key, letter case ignored: a longer
-        key that begins or ends with it (``Requires.private``, ``libssl``
-        for ``Libs``) is another key, not a mention. A line whose content is
-        the key with nothing after it but separators (``Requires:`` with an
-        empty value) is evidence *for* null, not a mention either. Any other
-        place (the key in prose, or with a separator the locator does not
-        read, ``Requires = x``) is."""
-        key = self.key
-        if not key or (self.marker and not self.heading):
-            return False
-        whole = re.compile(rf"(?<![\w.\-]){re.escape(key)}(?![\w]|[.\-]\w)", re.IGNORECASE)
-        for line in source.splitlines():
-            if self.heading and names(heading_key(line), self.heading):
-                continue  # the list's heading (``### Steps``): where the rule reads
-            for match in whole.finditer(line):
-                empty_label = (not line[:match.start()].strip()
-                               and not line[match.end():].strip(" \t:=;,"))
-                if not empty_label:
-                    return True
-        return False
-
-    def runs_on(self, source: str) -> bool:
-        """Whether a line this single-value rule reads a value from, to the
-        line's end, goes on onto a plain next line it does not read
-        (``agentflow.grounding.value_clauses.runs_on``): the value read there
-        may be a cut one. ``False`` for a ``paragraph`` rule (it reads such
-        lines), lists, and values that end at a ``right`` text."""
-        if self.many or self.right or self.paragraph or self.items or self.arg is not None:
-            return False
-        lines = live_text(source).splitlines()
-        return any(runs_on(lines, i, self.continued) for i, line in enumerate(lines)
-                   if any(raw.strip() for raw in self._in_line(line)))
 
     def holds(self, value: Any, source: str, *, clean: bool = False,
               max_items: int | None = None, found: list[str] | None = None) -> bool:
@@ -372,6 +191,8 @@ class Locator:
         """The rule in words (for reports): ``after 'Version: ' to the line's end``."""
         where = "at the start of a line after" if self.anchored else "after"
         until = f"up to {self.right!r}" if self.right else "to the end of the line"
+        if self.right_word:
+            until += f" before {self.right_word!r}"
         split = f", items split by {self.split!r}" if self.split else ""
         under = f" under a heading {self.heading!r}" if self.heading else ""
         if self.items:

@@ -9,7 +9,12 @@ says where its value is written, as literal text on the value's line:
   as `` (``), and whether the line's content begins with it (``anchored``:
   a label);
 * ``right``: the text just after it (``) `` or ``;``), or ``""``: the value
-  runs to the end of its line;
+  runs to the end of its line; punctuation after which every example writes
+  the same word (``, `` of ``, see LICENSE for details.``) ends a value only
+  where that word follows it (``Locator.right_word``: ``Apache License,
+  Version 2.0`` of ``Apache License, Version 2.0, see LICENSE``; a line
+  where no ``right`` has it gives no value: the rule cannot tell the
+  value's own ``, `` from the examples');
 * ``split``: for a list written on one line (``Depends: a, b, c``), the
   separator between its items;
 * ``continued``: the value runs on over the **continuation lines** after its
@@ -53,7 +58,9 @@ says where its value is written, as literal text on the value's line:
 text (its first occurrence, verbatim); its line gives the contexts. Across
 the examples that fill the field, ``left`` is the longest common ending of
 the texts before the values (anchored when those texts are all the same
-label), ``right`` the longest common beginning of the texts after them.
+label), ``right`` the run of punctuation and spaces the texts after them
+all begin with (``right_word``: the word all of them write next, if any;
+leave-one-out, the one all the examples show).
 A rule is **kept** only if it holds on every example: its values there are
 exactly the example's (a single field: its first value; a null field: no
 value at all; a list: its items, in order), and, leave-one-out, if a rule
@@ -73,13 +80,18 @@ keeps the keys the examples' lines begin with (``Locator.layout``) and
 whether an example leaves the field empty (``Locator.shown_empty``): where
 it finds nothing, they say whether the document shows the field empty
 (``agentflow.grounding.locator_absence``). Rules never name a document
-kind: they are read off the examples. The ``arg`` and ``items`` rules, tried
-when no context rule holds, are learned in
+kind: they are read off the examples. A context rule is learned in
+``agentflow.grounding.locator_contexts`` (``learn_locator``); the ``arg``
+and ``items`` rules, tried when no context rule holds, in
 ``agentflow.grounding.locator_contextless``.
 
 **Use.** ``values(source)`` lists the values a locator finds in a document
 (a continued list: the items of its first block; ``blocks(source)`` lists
-every block's items). A rule is kept only where every example's value is the
+every block's items). A labelled line whose ``right`` is on its
+continuation lines is read with them (a folded header, ``lines.
+unfolded_to``); a quoted value, where no example's value is quoted, is read
+out of its quotes (``Locator.quoted``). A rule is kept only where every
+example's value is the
 first place it finds (``holds``), so the first place is the value it reads:
 the grammar offers only it (a single value, or a continued list's first
 block: ``Files: *`` before ``Files: debian/*``), and a list's every item.
@@ -103,21 +115,11 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from agentflow.grounding.list_heading import heading_of
-from agentflow.grounding.list_markers import marker_kind
 from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_contextless import learn_argument, learn_items
+from agentflow.grounding.locator_contexts import learn_locator
 from agentflow.grounding.locator_offer import apply_locators
-from agentflow.grounding.locator_places import (
-    Seen,
-    block_of,
-    common_end,
-    common_start,
-    example_value,
-    lead,
-    one_line,
-    seen_at,
-    tail,
-)
+from agentflow.grounding.locator_places import example_value, seen_at
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
 from agentflow.grounding.marked_types import (
     is_derived,
@@ -127,15 +129,13 @@ from agentflow.grounding.marked_types import (
     sequence_item,
     unwrap_annotated,
 )
+from agentflow.grounding.quotes import opens_quote
 from agentflow.grounding.token_shapes import value_shapes
 from agentflow.grounding.value_clauses import clause_break
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["VALUES_KEY", "Locator", "apply_locators", "is_loose", "learn_locator", "learn_locators",
            "locator_fields"]
-
-MAX_CONTEXT = 40
-"""Longest ``left`` / ``right`` context kept (characters)."""
 
 
 def locator_fields(output_type: Any) -> list[tuple[str, bool]]:
@@ -170,62 +170,6 @@ def _kind(tp: Any) -> bool | None:
         item, _ = unwrap_annotated(item)
         return True if is_text(item) else None
     return None
-
-
-def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator | None:
-    """The locator of field ``name`` from ``examples`` (``None``: no rule fits)."""
-    seen: list[Seen] = []
-    split: str | None = None
-    continued = False
-    once = True  # each example writes the field in one place (a label once)
-    for example in examples:
-        value = example_value(example, name)
-        items = [v for v in (value or []) if isinstance(v, str)] if many else (
-            [value] if isinstance(value, str) else [])
-        items = [v.strip() for v in items if v.strip()]
-        if not items:
-            continue
-        placed = [seen_at(v, example.text) for v in items]
-        if any(p is None for p in placed):
-            return None
-        places = [p for p in placed if p is not None]
-        if len(places) > 1 and len({p.line for p in places}) == 1:
-            joined = one_line(places, example.text)
-            if joined is None or (split is not None and split != joined[1]):
-                return None
-            places, split = [joined[0]], joined[1]
-        elif len({p.line for p in places}) != len(places):
-            return None  # some items share a line, others do not
-        elif len(places) > 1 and (block := block_of(places, example.text)) is not None:
-            places = [block]  # one field's value, over its continuation lines
-        seen += places
-        once = once and len(places) == 1
-        continued = continued or any(p.continued for p in places)
-    if not seen:
-        return None
-    befores = [s.before[len(s.lead):] for s in seen]
-    afters = [s.after for s in seen]
-    right = "" if all(not a.strip() for a in afters) else lead(common_start(afters))
-    if right == "" and any(a.strip() for a in afters):
-        return None  # the values end at no common text and not at the line's end
-    if right and not right.strip() and len(right) < 2:
-        return None  # one space after: too weak to end a value
-    if continued and right:
-        return None  # a value over continuation lines runs to the end of its block
-    anchored = len(set(befores)) == 1 and (bool(befores[0].strip()) or bool(right))
-    labelled = anchored and any(c.isalnum() for c in befores[0])
-    if (not many or (labelled and once)) and not right and not any(s.more for s in seen):
-        continued = True  # no example stops before its line's continuation lines: a
-        # field's value is the whole of its lines (as RFC 822, deb822, INI and YAML read
-        # them), a labelled list's items too (``Tags: x, y,`` wrapped onto ``  z``)
-    left = befores[0] if anchored else tail(common_end([s.before for s in seen]))
-    marker = None if anchored else marker_kind(befores)
-    if marker is not None:  # numbered items (``1. `` ``2. ``): read as a bullet's
-        return Locator(name, marker, True, right, split, many, continued, marker=True)
-    if (not left.strip() and not anchored) or len(left) > MAX_CONTEXT:
-        return None
-    paragraph = any(s.paragraph for s in seen)
-    return Locator(name, left, anchored, right, split, many, continued, paragraph=paragraph)
 
 
 _KEY = re.compile(r"[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=][ \t]*\Z")
@@ -270,8 +214,8 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
         elif len([e for e in examples if example_value(e, name)]) < 2 and not _KEY.match(rule.left):
             continue  # one example's line start: a label only if it reads as a key
         elif len(examples) > 1 and not all(
-                _held_out(name, many, examples, i, rule.split, rule.continued, rule.paragraph)
-                for i in range(len(examples))):
+                _held_out(name, many, examples, i, rule.split, rule.continued, rule.paragraph,
+                          rule.right, rule.right_word) for i in range(len(examples))):
             continue
         kept[name] = _headed(_with_kind(rule, examples), examples)
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
@@ -311,7 +255,15 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     """``rule`` with the kind of value every example shows for a single field
     (``Locator.letter`` / ``Locator.digit``: each value holds a letter, a
     digit; ``Locator.clauses``: some value holds a clause break;
-    ``Locator.spaced``: some value holds more than one word)."""
+    ``Locator.spaced``: some value holds more than one word), and for any
+    field whether some value (an item) begins with a quoted string
+    (``Locator.quoted``)."""
+    texts: list[str] = []
+    for example in examples:
+        value = example_value(example, rule.field)
+        texts += [v for v in (value if isinstance(value, list) else [value])
+                  if isinstance(v, str) and v.strip()]
+    rule = dataclasses.replace(rule, quoted=any(opens_quote(v) for v in texts))
     if rule.many:
         return rule
     values = [v.strip() for e in examples if isinstance(v := example_value(e, rule.field), str)
@@ -351,12 +303,13 @@ def _headed(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
 
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
               split: str | None = None, continued: bool = False,
-              paragraph: bool = False) -> bool:
+              paragraph: bool = False, right: str = "", right_word: str = "") -> bool:
     """Whether the rule learned without example ``i`` holds on it (true when
     the others teach no rule; ``split``: the separator of the rule learned
     from all, which others that write one item a line cannot show;
     ``continued``: likewise, whether values run on over continuation lines,
-    as all the examples together show it)."""
+    as all the examples together show it; ``right_word``: likewise, the word
+    after ``right`` all the examples write, which one alone may write otherwise)."""
     rest = [e for j, e in enumerate(examples) if j != i]
     rule = learn_locator(name, many, rest)
     if rule is not None and rule.split is None and split is not None:
@@ -364,6 +317,8 @@ def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
     if rule is not None and (rule.continued, rule.paragraph) != (continued, paragraph) and (
             not rule.right):  # what all the examples show
         rule = dataclasses.replace(rule, continued=continued, paragraph=paragraph)
+    if rule is not None and rule.right == right:
+        rule = dataclasses.replace(rule, right_word=right_word)
     return rule is None or rule.holds(example_value(examples[i], name), examples[i].text)
 
 

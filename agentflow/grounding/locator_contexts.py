@@ -1,0 +1,92 @@
+"""A locator learned from the text around a field's value in worked
+examples (``learn_locator``): ``left`` and ``right`` contexts common to
+them, the ``right_word`` after ``right``, a one-line list's ``split``,
+whether the value runs on over continuation lines (``continued``) or its
+paragraph (``paragraph``), or a numbered item ``marker``. The rule is not
+yet checked: ``agentflow.grounding.locators`` keeps it only where it holds
+(leave-one-out), and documents the rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentflow.grounding.list_markers import marker_kind
+from agentflow.grounding.locator_places import (
+    Seen,
+    block_of,
+    common_end,
+    common_start,
+    example_value,
+    lead,
+    next_word,
+    one_line,
+    seen_at,
+    tail,
+)
+from agentflow.grounding.locator_rule import Locator
+from agentflow.output.examples import CheckedExample
+
+__all__ = ["MAX_CONTEXT", "learn_locator"]
+
+MAX_CONTEXT = 40
+"""Longest ``left`` / ``right`` context kept (characters)."""
+
+
+def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator | None:
+    """The locator of field ``name`` from ``examples`` (``None``: no rule fits)."""
+    seen: list[Seen] = []
+    split: str | None = None
+    continued = False
+    once = True  # each example writes the field in one place (a label once)
+    for example in examples:
+        value = example_value(example, name)
+        items = [v for v in (value or []) if isinstance(v, str)] if many else (
+            [value] if isinstance(value, str) else [])
+        items = [v.strip() for v in items if v.strip()]
+        if not items:
+            continue
+        placed = [seen_at(v, example.text) for v in items]
+        if any(p is None for p in placed):
+            return None
+        places = [p for p in placed if p is not None]
+        if len(places) > 1 and len({p.line for p in places}) == 1:
+            joined = one_line(places, example.text)
+            if joined is None or (split is not None and split != joined[1]):
+                return None
+            places, split = [joined[0]], joined[1]
+        elif len({p.line for p in places}) != len(places):
+            return None  # some items share a line, others do not
+        elif len(places) > 1 and (block := block_of(places, example.text)) is not None:
+            places = [block]  # one field's value, over its continuation lines
+        seen += places
+        once = once and len(places) == 1
+        continued = continued or any(p.continued for p in places)
+    if not seen:
+        return None
+    befores = [s.before[len(s.lead):] for s in seen]
+    afters = [s.after for s in seen]
+    right = "" if all(not a.strip() for a in afters) else lead(common_start(afters))
+    word = next_word(afters, right) if right else ""  # ``see`` of ``, see LICENSE``
+    if right == "" and any(a.strip() for a in afters):
+        return None  # the values end at no common text and not at the line's end
+    if right and not right.strip() and len(right) < 2:
+        return None  # one space after: too weak to end a value
+    if continued and right:
+        return None  # a value over continuation lines runs to the end of its block
+    anchored = len(set(befores)) == 1 and (bool(befores[0].strip()) or bool(right))
+    labelled = anchored and any(c.isalnum() for c in befores[0])
+    if (not many or (labelled and once)) and not right and not any(s.more for s in seen):
+        continued = True  # no example stops before its line's continuation lines: a
+        # field's value is the whole of its lines (as RFC 822, deb822, INI and YAML read
+        # them), a labelled list's items too (``Tags: x, y,`` wrapped onto ``  z``)
+    left = befores[0] if anchored else tail(common_end([s.before for s in seen]))
+    marker = None if anchored else marker_kind(befores)
+    if marker is not None:  # numbered items (``1. `` ``2. ``): read as a bullet's
+        return Locator(name, marker, True, right, split, many, continued, marker=True,
+                       right_word=word)
+    if (not left.strip() and not anchored) or len(left) > MAX_CONTEXT:
+        return None
+    paragraph = any(s.paragraph for s in seen)
+    return Locator(name, left, anchored, right, split, many, continued, paragraph=paragraph,
+                   right_word=word)

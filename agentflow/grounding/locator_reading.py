@@ -1,0 +1,249 @@
+"""How a learned locator reads a document (``LocatorReading``, the base of
+``agentflow.grounding.locator_rule.Locator``): its values on the lines it
+reads (after its label or numbered item marker, up to its ``right``, a
+folded header's continuation lines included), its blocks over continuation
+lines, the arguments of a line, and whether the document writes its label
+(empty or not) or its key elsewhere. ``agentflow.grounding.locators``
+documents the rules.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentflow.grounding.items import own_items
+from agentflow.grounding.lines import (
+    continuation,
+    line_arguments,
+    paragraph_continuation,
+    unfolded_to,
+)
+from agentflow.grounding.list_heading import key_mentioned, key_written, sections
+from agentflow.grounding.list_markers import item_lines, marker_length
+from agentflow.grounding.locator_places import right_end
+from agentflow.grounding.quotes import past_quote, read_items
+from agentflow.grounding.value_clauses import runs_on, value_below
+from agentflow.grounding.void_blocks import live_text
+
+__all__ = ["LocatorReading"]
+
+
+def _has_text(item: str) -> bool:
+    """Whether a line of a block holds an item: a letter or a digit (a line
+    of punctuation alone, such as deb822's `` .`` for an empty line inside a
+    value, holds none)."""
+    return any(c.isalnum() for c in item)
+
+
+class LocatorReading:
+    """The reading of a document by a locator: the base of ``Locator`` (which
+    holds the fields, documented there), reading only the fields below."""
+
+    __slots__ = ()
+
+    left: str
+    anchored: bool
+    right: str
+    split: str | None
+    many: bool
+    continued: bool
+    arg: int | None
+    paragraph: bool
+    items: bool
+    heading: str
+    lines: tuple[str, ...]
+    marker: bool
+    last: bool
+    right_word: str
+    quoted: bool
+
+    @property
+    def labelled(self) -> bool:
+        """Whether the rule reads after a label: a line start with a word in it
+        (``Location: ``, ``.TH``), not punctuation alone (``- ``, `` (``), nor
+        a numbered item marker (``marker``), or under a list's ``heading``."""
+        return bool(self.heading) or (self.anchored and not self.items and not self.marker
+                                      and any(c.isalnum() for c in self.left))
+
+    @property
+    def key(self) -> str:
+        """The field's key as a document writes it: the ``heading``, else
+        ``left`` less separators and spaces (``Requires`` of ``Requires: ``)."""
+        return self.heading or self.left.strip(" \t:=;,([{<>}]).-")
+
+    def writes_label(self, source: str) -> bool:
+        """Whether ``source`` has a line the rule reads from (its label, with
+        or without a value after it); ``False`` for a rule without a label
+        (``labelled``)."""
+        if not self.labelled:
+            return False
+        if self.heading:
+            return key_written(source, self.heading)
+        if self.arg is not None:
+            return any(args and line[slice(*args[0])] == self.left
+                       for line in source.splitlines() for args in [line_arguments(line)])
+        return any(self._in_line(line, empty=True) for line in source.splitlines())
+
+    def writes_empty(self, source: str) -> bool:
+        """Whether ``source`` writes the rule's label with nothing after it
+        (``Location:`` alone, and no continuation line under it): the
+        document says the field is empty. Not where the next line that is
+        not blank may hold the value (``agentflow.grounding.value_clauses.
+        value_below``: a form or a PDF's text layer writes ``Carrier:`` above
+        ``DPD``). Never under a
+        ``heading``: the lines after a heading without items may be the
+        list written another way (unmarked lines, prose)."""
+        if not self.labelled or self.arg is not None or self.heading:
+            return False
+        lines = live_text(source).splitlines()
+        follows = paragraph_continuation if self.paragraph else continuation
+        return any(any(not r.strip() for r in self._in_line(line, empty=True))
+                   and not (self.continued and follows(lines, i))
+                   and not value_below(lines, i, self.lines) for i, line in enumerate(lines))
+
+    def _values(self, source: str, live: bool = True) -> list[str]:
+        """The values this locator finds in ``source``, in document order
+        (list items each; each value stripped, never empty). A continued
+        list: the items of its first block only (the value the examples
+        show: one field's lines), ``blocks`` has them all. An ``items``
+        rule: the own text of each of the document's list items. Under a
+        ``heading``: only the lists under it. Read from the live text
+        (``agentflow.grounding.void_blocks``); ``live=False``: the whole text."""
+        source = live_text(source) if live else source
+        if self.heading:
+            source = "\n\n".join(sections(source, self.heading))
+        if self.items:
+            return own_items(source)
+        if self.arg is not None:
+            return self._arguments(source)
+        if self.continued:
+            blocks = self.blocks(source, live=False)  # (live already where it should be)
+            if self.many:
+                return blocks[0] if blocks else []
+            return [b[0] for b in blocks]
+        found: list[str] = []
+        lines = source.splitlines()
+        for i, line in self._read(lines):
+            for raw in self._in_line(line, lines=lines, at=i):
+                found += read_items(raw, self.split, unquote=self._unquotes)
+        return found
+
+    @property
+    def _unquotes(self) -> bool:
+        """Whether the rule reads its values out of their quotes (``agentflow.
+        grounding.quotes``): no example's value is quoted (``quoted``), and it
+        reads after a label or inside a line (never a list item's or a line's
+        whole content)."""
+        return not self.quoted and (not self.anchored or (
+            not self.marker and any(c.isalnum() for c in self.left)))
+
+    def _arguments(self, source: str) -> list[str]:
+        """Argument ``arg`` of each line whose first argument is ``left``."""
+        out = []
+        for line in source.splitlines():
+            args = line_arguments(line)
+            if self.arg is not None and len(args) > self.arg + 1 and (
+                    line[slice(*args[0])] == self.left) and not (
+                    self.last and len(args) > self.arg + 2):
+                value = line[slice(*args[self.arg + 1])].strip()
+                if value:
+                    out.append(value)
+        return out
+
+    def blocks(self, source: str, *, live: bool = True) -> list[list[str]]:
+        """Under ``continued``, each place the locator finds, in document
+        order: a list's items (the rest of the label line, then each
+        continuation line's content, split by ``split``; a line of
+        punctuation alone, deb822's `` .``, is no item), or a single
+        value's whole text (one string: the source's own text from after
+        ``left`` to the end of the block, stripped); ``[]`` otherwise (``live``: ``_values``)."""
+        if not self.continued:
+            return []
+        lines = (live_text(source) if live else source).splitlines()
+        out: list[list[str]] = []
+        for i, line in self._read(lines):
+            for raw in self._in_line(line, empty=True):  # the value may begin on the next line
+                rest = (paragraph_continuation if self.paragraph else continuation)(lines, i)
+                if not self.many:
+                    text = "\n".join([raw, *lines[i + 1:i + 1 + len(rest)]])
+                    if whole := read_items(text, None, unquote=self._unquotes):
+                        out.append(whole)
+                    continue
+                items = []
+                for part in [raw, *rest]:
+                    items += [v for v in read_items(part, self.split, unquote=self._unquotes)
+                              if _has_text(v)]
+                if items:
+                    out.append(items)
+        return out
+
+    def _read(self, lines: list[str]) -> list[tuple[int, str]]:
+        """``lines`` the rule reads, with their indexes: under a ``marker``
+        only items of a list of its kind (``list_markers.item_lines``: no
+        initial, ``J. Smith``)."""
+        items = item_lines(lines, self.left) if self.marker else None
+        return [(i, line) for i, line in enumerate(lines) if items is None or i in items]
+
+    def _in_line(self, line: str, empty: bool = False, lines: list[str] | None = None,
+                 at: int = 0) -> list[str]:
+        """The raw values after ``left`` (up to ``right``) on ``line``;
+        ``empty``: also where nothing follows ``left`` there; ``lines``: the
+        document's, ``line`` being ``lines[at]``: a labelled line's ``right``
+        may be on its continuation lines (``agentflow.grounding.lines.
+        unfolded_to``: a folded header, ``From: A Long Name`` / `` <a@x.org>``)."""
+        if self.marker:  # a numbered item marker of one kind (``1. ``, ``(a) ``)
+            body = line.lstrip()
+            n = marker_length(body, self.left)
+            if n is None:
+                return []
+            starts = [len(line) - len(body) + n]
+        elif self.anchored:
+            body = line.lstrip()
+            label = self.left.lstrip()
+            alone = body.rstrip().casefold() == label.rstrip().casefold()
+            if body[: len(label)].casefold() == label.casefold():
+                starts = [len(line) - len(body) + len(label)]
+            elif alone and empty:
+                return [""]  # the label alone (``Copyright:``): the value is on the next lines
+            elif alone and self.right and lines:
+                starts = [len(line)]  # a header folded after its label, up to ``right``
+            else:
+                return []  # (a key's letter case varies: Author-email, Author-Email)
+        else:
+            starts = [m.end() for m in re.finditer(re.escape(self.left), line)]
+        out = []
+        for start in starts:
+            if self.right:
+                end = right_end(line, past_quote(line, start) if self._unquotes else start,
+                                self.right, self.right_word)
+                if end < 0:
+                    folded = unfolded_to(lines, at, start, self.right, word=self.right_word,
+                                         quoted=self._unquotes) if lines and self.labelled else None
+                    if folded is not None and folded.strip():
+                        out.append(folded)
+                    continue
+            else:
+                end = len(line)
+            if empty or line[start:end].strip():
+                out.append(line[start:end])
+        return out
+
+    def mentioned(self, source: str) -> bool:
+        """Whether ``source`` writes this locator's key (``key``) somewhere
+        the locator does not read a value from (``agentflow.grounding.
+        list_heading.key_mentioned``): a null is only sure where the document
+        does not write the field's key with a value the locator missed."""
+        return bool(self.key) and not (self.marker and not self.heading) and (
+            key_mentioned(source, self.key, self.heading))
+
+    def runs_on(self, source: str) -> bool:
+        """Whether a line this single-value rule reads a value from, to the
+        line's end, goes on onto a plain next line it does not read
+        (``agentflow.grounding.value_clauses.runs_on``): the value read there
+        may be a cut one. ``False`` for a ``paragraph`` rule (it reads such
+        lines), lists, and values that end at a ``right`` text."""
+        if self.many or self.right or self.paragraph or self.items or self.arg is not None:
+            return False
+        lines = live_text(source).splitlines()
+        return any(runs_on(lines, i, self.continued) for i, line in enumerate(lines)
+                   if any(raw.strip() for raw in self._in_line(line)))
