@@ -249,6 +249,35 @@ async def test_tool_schemas_no_dialect_takes(odd_url: str) -> None:
     assert dialect.value.dialect == "openai_strict"
 
 
+@pytest.mark.parametrize("dialect", ["plain", "openai_strict", "gemini"])
+async def test_tools_whose_schemas_point_into_themselves(dialect: str) -> None:
+    """A TypeScript server's schemas (zod-to-json-schema: a sub-schema used
+    twice is ``{"$ref": "#/properties/from"}``, a recursion one to its own
+    property) stopped the server at start (``MCPToolSchemaError``: 'recursive
+    or points to nothing'); now each tool is declared, the model is sent the
+    schema with the pointers followed, and the arguments are validated
+    against it before the server is called."""
+    model = ScriptedModel([
+        Reply(tool_calls=[
+            Call("route", {"from": {"lat": "1", "lng": 2}, "to": {"lat": 2, "lng": 2},
+                           "stops": [{"lat": 1.5, "lng": 2}]}),
+            Call("route", {"from": {"lat": 1, "lng": 2}, "to": {"lat": 2}}),
+            Call("outline", {"section": {"title": "a", "parts": [
+                {"title": "b", "parts": [{"title": "c"}]}, {"title": "d"}]}}),
+        ]),
+        "done",
+    ], profile=ModelProfile(schema_dialect=dialect))  # type: ignore[arg-type]
+    async with stdio("--zod-schemas", include=["route", "outline"]) as server:
+        await ReActAgent("a", model, tools=[server]).call("how far, and how long?")
+    sent = {t.name: t.parameters for t in model.requests[0].tools}
+    assert "#/properties" not in str(sent)
+    assert sent["route"]["properties"]["to"]["required"] == ["lat", "lng"]
+    results = [(r.output, r.is_error) for r in model.requests[1].messages[-1].tool_results]
+    assert results[0] == ("111 km", False)  # "1" read as 1, as every tool's arguments
+    assert results[1][1] and "to: 'lng' is a required property" in results[1][0]
+    assert results[2] == ("4 sections", False)
+
+
 async def test_bad_schema_stops_a_stdio_server_cleanly() -> None:
     before = child_pids()
     with pytest.raises(MCPToolSchemaError, match=r"tool 'remote_ref'"):
