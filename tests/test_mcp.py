@@ -267,7 +267,7 @@ async def test_tools_whose_schemas_point_into_themselves(dialect: str) -> None:
         ]),
         "done",
     ], profile=ModelProfile(schema_dialect=dialect))  # type: ignore[arg-type]
-    async with stdio("--zod-schemas", include=["route", "outline"]) as server:
+    async with stdio("--generated-schemas", include=["route", "outline"]) as server:
         await ReActAgent("a", model, tools=[server]).call("how far, and how long?")
     sent = {t.name: t.parameters for t in model.requests[0].tools}
     assert "#/properties" not in str(sent)
@@ -276,6 +276,30 @@ async def test_tools_whose_schemas_point_into_themselves(dialect: str) -> None:
     assert results[0] == ("111 km", False)  # "1" read as 1, as every tool's arguments
     assert results[1][1] and "to: 'lng' is a required property" in results[1][0]
     assert results[2] == ("4 sections", False)
+
+
+async def test_numbers_as_strings_are_read_inside_unions_as_pydantic_reads_them() -> None:
+    """C27 for a FastMCP server's tool: ``limit: int | None = None`` is
+    ``anyOf [integer, null]``, and ``"5"`` was an error result the model had
+    to answer again (``'5' is not valid under any of the given schemas``),
+    inside a discriminated union too; pydantic's smart mode reads it as 5,
+    and keeps ``"7"`` a string where a branch takes strings."""
+    model = ScriptedModel([
+        Reply(tool_calls=[
+            Call("search", {"q": "tea", "limit": "5", "sort": "7",
+                            "filter": {"kind": "price", "max": "9.5"}}),
+            Call("search", {"q": "tea", "filter": {"kind": "stock", "only": "yes"}}),
+            Call("search", {"q": "tea", "limit": "five"}),
+        ]),
+        "done",
+    ])
+    async with stdio("--generated-schemas", include=["search"]) as server:
+        await ReActAgent("a", model, tools=[server]).call("find tea")
+    results = [(r.output, r.is_error) for r in model.requests[1].messages[-1].tool_results]
+    assert results[0] == ('{"q":"tea","limit":5,"sort":"7","filter":{"kind":"price","max":9.5}}',
+                          False)
+    assert results[1] == ('{"q":"tea","filter":{"kind":"stock","only":true}}', False)
+    assert results[2][1] and "limit: 'five' is not valid" in results[2][0]
 
 
 async def test_bad_schema_stops_a_stdio_server_cleanly() -> None:

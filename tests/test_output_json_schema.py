@@ -186,6 +186,52 @@ def test_unsupported_references_are_a_schema_error_naming_the_field() -> None:
         json_schema_output(remote)
 
 
+LAX = {"type": "object", "$defs": {
+    "Price": {"type": "object", "required": ["kind", "max"], "properties": {
+        "kind": {"const": "price"}, "max": {"type": "number"}}},
+    "Stock": {"type": "object", "required": ["kind", "only"], "properties": {
+        "kind": {"const": "stock"}, "only": {"type": "boolean"}}},
+    "Node": {"type": "object", "properties": {
+        "n": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}},
+    "properties": {
+        "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        "sort": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "mode": {"anyOf": [{"type": "integer"}, {"enum": ["7", "fast"]}]},
+        "filter": {"oneOf": [{"$ref": "#/$defs/Price"}, {"$ref": "#/$defs/Stock"}]},
+        "both": {"allOf": [{"type": "object", "properties": {"n": {"type": "number"}}}]},
+        "tree": {"$ref": "#/$defs/Node"},
+        "rows": {"anyOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "null"}]}}}
+
+
+@pytest.mark.parametrize(("given", "read"), [
+    ({"limit": "5"}, {"limit": 5}),                  # int | None: "5" is 5
+    ({"limit": None}, {"limit": None}),
+    ({"sort": "7"}, {"sort": "7"}),                  # int | str: a branch takes the string
+    ({"mode": "7"}, {"mode": "7"}),                  # an enum branch holds it
+    ({"mode": "8"}, {"mode": 8}),
+    ({"filter": {"kind": "price", "max": "9.5"}}, {"filter": {"kind": "price", "max": 9.5}}),
+    ({"filter": {"kind": "stock", "only": "yes"}}, {"filter": {"kind": "stock", "only": True}}),
+    ({"both": {"n": "1.5"}}, {"both": {"n": 1.5}}),
+    ({"tree": {"n": "1", "kids": [{"n": "2", "kids": [{"n": "3"}]}]}},  # a recursion kept
+     {"tree": {"n": 1, "kids": [{"n": 2, "kids": [{"n": 3}]}]}}),
+    ({"rows": ["1", 2]}, {"rows": [1, 2]}),
+])
+def test_c27_strings_are_read_inside_unions_allof_and_refs(given: dict[str, object],
+                                                           read: dict[str, object]) -> None:
+    """The lax reading follows the schema into ``anyOf``/``oneOf`` (the branch
+    the value is for), ``allOf`` and a ``$ref`` kept for a recursion, as
+    pydantic reads ``int | None`` and a discriminated union; it stopped at
+    them (``'5' is not valid under any of the given schemas``: a retry)."""
+    assert json_schema_output(LAX).model_validate(given).model_dump() == read
+
+
+def test_c27_a_string_no_branch_reads_is_still_an_error() -> None:
+    with pytest.raises(ValueError, match="limit: 'five' is not valid under any"):
+        json_schema_output(LAX).model_validate({"limit": "five"})
+    with pytest.raises(ValueError, match="filter"):
+        json_schema_output(LAX).model_validate({"filter": {"kind": "price", "max": "cheap"}})
+
+
 POINT = {"type": "object", "properties": {"lat": {"type": "number"}, "lng": {"type": "number"}},
          "required": ["lat", "lng"], "additionalProperties": False}
 POINTER_REFS = {  # a local $ref is a JSON pointer: into properties and items, escaped, encoded

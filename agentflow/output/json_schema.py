@@ -21,7 +21,6 @@ Needs the ``jsonschema`` package (a core dependency).
 from __future__ import annotations
 
 import copy
-import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -30,6 +29,7 @@ from urllib.parse import unquote
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from agentflow.errors import SchemaError
+from agentflow.output._json_lax import coerce_scalars
 
 __all__ = [
     "SCHEMA_ATTRIBUTE",
@@ -100,57 +100,6 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     if kept:  # recursive: keep the definitions they point into
         inlined.update({k: schema[k] for k in ("$defs", "definitions") if k in schema})
     return dict(inlined)
-
-
-_INTEGER = re.compile(r"[+-]?\d+")
-_BOOLEANS = {**dict.fromkeys(("true", "t", "yes", "y", "on", "1"), True),
-             **dict.fromkeys(("false", "f", "no", "n", "off", "0"), False)}
-"""The strings pydantic's lax mode reads as booleans."""
-
-
-def _scalar(text: str, types: set[str]) -> Any:
-    """The number or boolean a string stands for, when the schema wants one and
-    no string; else ``text``."""
-    value = text.strip()
-    if "integer" in types and _INTEGER.fullmatch(value):
-        return int(value)
-    if "number" in types:
-        try:
-            number = float(value)
-        except ValueError:
-            pass
-        else:
-            if math.isfinite(number):
-                return int(number) if _INTEGER.fullmatch(value) else number
-    if "boolean" in types and value.lower() in _BOOLEANS:
-        return _BOOLEANS[value.lower()]
-    return text
-
-
-def coerce_scalars(data: Any, schema: Mapping[str, Any]) -> Any:
-    """``data`` with numbers and booleans given as strings (``"30"``, ``"1.5"``,
-    ``"true"``) converted where ``schema`` wants an integer, number or boolean
-    and no string, through properties, ``items`` and
-    ``additionalProperties`` — the lax reading pydantic gives a model's fields
-    (C27: a model that sends ``"30"`` for an integer is not asked again; one
-    that sends ``"thirty"`` is). Other values are left for validation."""
-    if not isinstance(schema, Mapping):
-        return data
-    kind = schema.get("type")
-    types = {kind} if isinstance(kind, str) else set(kind) if isinstance(kind, list) else set()
-    if isinstance(data, str):
-        if types & {"integer", "number", "boolean"} and "string" not in types:
-            return _scalar(data, types)
-        return data
-    if isinstance(data, dict):
-        props = schema.get("properties")
-        props = props if isinstance(props, Mapping) else {}
-        extra = schema.get("additionalProperties")
-        return {k: coerce_scalars(v, props.get(k, extra or {}))
-                for k, v in data.items()}
-    if isinstance(data, list) and isinstance(schema.get("items"), Mapping):
-        return [coerce_scalars(v, schema["items"]) for v in data]
-    return data
 
 
 def json_schema_output(schema: Mapping[str, Any], *, name: str | None = None) -> type[BaseModel]:
