@@ -46,7 +46,13 @@ import orjson
 from agentflow.messages import clean_text
 from agentflow.output.brackets import cut_inside
 from agentflow.output.dialects import resolve_ref, schema_types
-from agentflow.output.literals import RejectedLiteral, _no_constant, decode_value, literal_value
+from agentflow.output.literals import (
+    RejectedLiteral,
+    _no_constant,
+    decode_value,
+    literal_value,
+    loads_exact,
+)
 
 __all__ = [
     "MAX_DEPTH",
@@ -115,7 +121,7 @@ def exact_object(text: str) -> dict[str, Any] | None:
     if text[:1] != "{" or "\\u" in text:
         return None
     try:
-        value = orjson.loads(text)
+        value = loads_exact(text)
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None

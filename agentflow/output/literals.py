@@ -10,13 +10,14 @@ from __future__ import annotations
 import ast
 import contextlib
 import json
+import re
 from typing import Any
 
 import orjson
 
 from agentflow.messages import clean_data
 
-__all__ = ["RejectedLiteral", "decode_value", "literal_value"]
+__all__ = ["RejectedLiteral", "decode_value", "literal_value", "loads_exact"]
 
 
 class RejectedLiteral(ValueError):
@@ -97,6 +98,28 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+_LONG_DIGITS = re.compile(r"(?<![.\d])\d{19}(?![.eE])")
+"""An integer literal long enough to be beyond orjson's 64 bits (19 digits
+or more, not a fraction's or an exponent's)."""
+
+
+def loads_exact(text: str) -> Any:
+    """``orjson.loads(text)``, except that an integer beyond 64 bits keeps its
+    digits: orjson reads it as a float (``1.2345678901234568e+24``), which
+    loses them and which an ``int`` field refuses (pydantic's
+    ``int_parsing_size``: a 25-digit invoice number in a tool's arguments
+    could never be valid); such text is read again by the standard library.
+
+    Raises:
+        orjson.JSONDecodeError: ``text`` is not JSON.
+    """
+    value = orjson.loads(text)
+    if _LONG_DIGITS.search(text) is not None:
+        with contextlib.suppress(ValueError, RecursionError):
+            return json.loads(text, parse_constant=_no_constant)
+    return value
+
+
 def decode_value(text: str) -> Any:
     """``text`` decoded as JSON, else as a Python literal.
 
@@ -105,7 +128,7 @@ def decode_value(text: str) -> Any:
         ValueError: neither JSON nor a Python literal.
     """
     try:
-        value = orjson.loads(text)
+        value = loads_exact(text)
     except orjson.JSONDecodeError:
         with contextlib.suppress(ValueError):  # raw newlines/tabs inside strings
             return clean_data(json.loads(text, strict=False, parse_constant=_no_constant))

@@ -104,6 +104,7 @@ from ag_ui.core import (
 )
 from ag_ui.encoder import EventEncoder
 
+from agentflow._clean_text import clean_data, json_bytes
 from agentflow.agent import ReActAgent
 from agentflow.client_tool_checks import DEFAULT_CLIENT_TOOL_LIMITS
 from agentflow.client_tools import ClientToolLimits, with_client_tools
@@ -138,14 +139,14 @@ def _content_frame(kind: bytes, message_id: str, delta: str) -> bytes:
     (tests/test_web_adapters.py checks), without building the model: the
     per-chunk path of a stream."""
     return b'data: {"type":"%s","messageId":%s,"delta":%s}\n\n' % (
-        kind, orjson.dumps(message_id), orjson.dumps(delta))
+        kind, json_bytes(message_id), json_bytes(delta))
 
 
 def _snapshot_frame(snapshot: dict[str, Any]) -> bytes:
     """A ``STATE_SNAPSHOT`` event's SSE frame, byte for byte what
     ``EventEncoder`` makes of ``StateSnapshotEvent`` (tested), without the
     model: a structured output streams one per chunk."""
-    return b'data: {"type":"STATE_SNAPSHOT","snapshot":%s}\n\n' % orjson.dumps(snapshot)
+    return b'data: {"type":"STATE_SNAPSHOT","snapshot":%s}\n\n' % json_bytes(snapshot)
 
 
 class AGUIEncoder:
@@ -171,7 +172,9 @@ class AGUIEncoder:
     def __init__(self, thread_id: str, run_id: str, *, state: Any = None,
                  output_key: str = "output") -> None:
         self.thread_id, self.run_id = thread_id, run_id
-        self.state = dict(state) if isinstance(state, Mapping) else {}
+        # (a client's lone surrogate, "\\ud83d" from an emoji cut in two, repaired once: the
+        # package's encoder refuses it in every snapshot)
+        self.state = clean_data(dict(state)) if isinstance(state, Mapping) else {}
         self.output_key = output_key
         self._sse = EventEncoder()
         self._call = run_id
