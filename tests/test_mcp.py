@@ -23,6 +23,7 @@ from agentflow.errors import (
     ToolDefinitionError,
     ToolNameError,
 )
+from agentflow.events import ToolResult
 from agentflow.mcp import MCPServer
 from agentflow.model_profile import ModelProfile
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply, ScriptedModel
@@ -126,6 +127,30 @@ async def test_agent_tool_results_and_arguments(http_url: str) -> None:
     assert [(r.output[:12], r.is_error) for r in results] == [
         ('{"sum":5}', False), ("failed: x", True), ("Invalid argu", True), ("a red pixel\n", False)]
     assert "a: 'two' is not of type 'integer'" in results[2].output
+
+
+async def test_an_error_result_is_masked_as_a_python_tool_exception_is() -> None:
+    """A remote tool's failure (FastMCP sends an exception's text as its
+    ``isError`` result) quoting a database URL with its password reached the
+    model, the ``ToolResult`` event and so the UI streams, while the same
+    failure of a Python tool is masked."""
+    from agentflow._secrets import register_secret
+
+    register_secret("sk-mcpflag-9Qw3Rt6Yu1Io4Pa7")
+    leaky = ("cannot reach postgres://admin:hunter2pw@db.internal/x?token=tok123456 "
+             "with key sk-mcpflag-9Qw3Rt6Yu1Io4Pa7")
+    model = ScriptedModel([Reply(tool_calls=[Call("fail", {"reason": leaky})]), "done"])
+    async with stdio(include=["fail"]) as server:
+        events = [e async for e in ReActAgent("a", model, tools=[server]).stream("go")]
+        direct = await server.call_tool("fail", {"reason": leaky})
+    [shown] = [e for e in events if isinstance(e, ToolResult)]
+    [read] = model.requests[1].messages[-1].tool_results
+    for text in (shown.output, read.output):
+        assert text.startswith("failed: cannot reach postgres://") and text.endswith("***")
+        for secret in ("hunter2pw", "tok123456", "sk-mcpflag-9Qw3Rt6Yu1Io4Pa7"):
+            assert secret not in text
+    assert shown.is_error and read.is_error
+    assert direct.text == f"failed: {leaky}"  # a caller of call_tool reads the server's own text
 
 
 # ---------------------------------------------------------------------------- structured output
