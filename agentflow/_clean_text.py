@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -49,8 +49,9 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def json_bytes(value: Any, *, option: int | None = None) -> bytes:
-    """``orjson.dumps(value, option=option)``; a value orjson refuses that
+def json_bytes(value: Any, *, option: int | None = None,
+               default: Callable[[Any], Any] | None = None) -> bytes:
+    """``orjson.dumps(value, default=default, option=option)``; a value orjson refuses that
     JSON carries all the same is written too: a string holding a lone UTF-16
     surrogate (a client's ``"\\ud83d"``, an emoji cut in two) with U+FFFD
     in its place, an integer beyond 64 bits (a 25-digit invoice number read
@@ -62,16 +63,16 @@ def json_bytes(value: Any, *, option: int | None = None) -> bytes:
         TypeError: ``value`` holds something JSON cannot carry (orjson's error).
     """
     try:
-        return orjson.dumps(value, option=option)
+        return orjson.dumps(value, default=default, option=option)
     except TypeError as refused:
         cleaned = clean_data(value)
         try:
-            return orjson.dumps(cleaned, option=option)
+            return orjson.dumps(cleaned, default=default, option=option)
         except TypeError:
             pass
         sort = bool(option and option & orjson.OPT_SORT_KEYS)
         try:  # integers beyond 64 bits: the standard library writes their digits
             return json.dumps(_finite(cleaned), ensure_ascii=False, separators=(",", ":"),
-                              allow_nan=False, sort_keys=sort).encode()
+                              allow_nan=False, sort_keys=sort, default=default).encode()
         except (TypeError, ValueError):
             raise refused from None

@@ -181,3 +181,48 @@ async def test_agentflow_wire_and_a_stored_conversation_take_a_big_integer(
         await store.aclose()
         for model in models:
             await model.aclose()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("protocol", ["agentflow", "agui", "ai"])
+async def test_every_encoder_streams_a_call_whose_values_orjson_refuses(protocol: str) -> None:
+    """A tool call with a 25-digit number, a tool result and an output with
+    it, an invalid output first (the engine's retry quotes it): each event
+    is written (AG-UI's ``TOOL_CALL_ARGS`` failed with ``TypeError``; the
+    retry of an invalid output with such a number raised it from the call)."""
+    from agentflow.testing import Call, Reply, ScriptedModel
+    from agentflow.web.agui import AGUIEncoder
+    from agentflow.web.aisdk import UIMessageEncoder
+    from agentflow.web.encoding import AgentflowEncoder
+    from agentflow.web.sse import EventStreamResponse
+
+    if protocol != "agentflow":
+        node_ready()
+    model = ScriptedModel([
+        Reply(tool_calls=[Call("lookup", f'{{"n": {BIG}}}')]),
+        Reply(tool_calls=[Call("generate_response", f'{{"number": {BIG}}}')]),  # no note
+        Reply(tool_calls=[Call("generate_response", REPLY)]),
+    ])
+    agent = ReActAgent("ui", model, tools=[lookup])
+    encoder = {"agentflow": AgentflowEncoder, "agui": lambda: AGUIEncoder("t", "r"),
+               "ai": UIMessageEncoder}[protocol]()
+    body = bytearray()
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.Event().wait()
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        body.extend(message.get("body", b""))
+
+    response = EventStreamResponse(agent.stream("Read invoice", Invoice), encoder=encoder,
+                                   ping_interval=60)
+    await response({"type": "http"}, receive, send)  # type: ignore[arg-type]
+    assert response.error is None and response.outcome == "completed", response.error
+    text = body.decode()
+    assert text.count(BIG) >= 3  # the call's input, its result, the output
+    assert f"invoice {BIG}: paid" in text
+    if protocol != "agentflow":
+        result = await replay(protocol, text)
+        assert result["error"] is None and result.get("errorChunk") is None, result
+    retry = str(model.requests[2].messages)
+    assert "note" in retry and BIG in retry  # the invalid output, quoted to the model

@@ -43,6 +43,7 @@ from typing import Any
 
 import orjson
 
+from agentflow._clean_text import json_bytes
 from agentflow.messages import clean_text
 from agentflow.output.brackets import cut_inside
 from agentflow.output.dialects import resolve_ref, schema_types
@@ -297,7 +298,7 @@ def _enum_value(data: Any, choices: list[Any]) -> Any:
                     return choice
         return data
     if isinstance(data, bool | int | float) and data is not None:
-        forms = {str(data), orjson.dumps(data).decode()}
+        forms = {str(data), json_bytes(data).decode()}
         for choice in choices:
             if isinstance(choice, str) and choice in forms:
                 return choice

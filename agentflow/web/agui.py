@@ -78,7 +78,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-import orjson
 from ag_ui.core import (
     BaseEvent,
     CustomEvent,
@@ -238,7 +237,7 @@ class AGUIEncoder:
             else:
                 out.append(ToolCallStartEvent(tool_call_id=event.id, tool_call_name=event.name,
                                               parent_message_id=parent))
-                out.append(ToolCallArgsEvent(tool_call_id=event.id, delta=orjson.dumps(
+                out.append(ToolCallArgsEvent(tool_call_id=event.id, delta=json_bytes(
                     event_to_dict(event)["input"]).decode()))
                 out.append(ToolCallEndEvent(tool_call_id=event.id))
         elif isinstance(event, ApprovalRequested):
