@@ -10,11 +10,11 @@ from __future__ import annotations
 import ast
 import contextlib
 import json
-import re
 from typing import Any
 
 import orjson
 
+from agentflow._clean_text import loads_exact
 from agentflow.messages import clean_data
 
 __all__ = ["RejectedLiteral", "decode_value", "literal_value", "loads_exact"]
@@ -96,28 +96,6 @@ def literal_value(text: str) -> Any:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
-
-
-_LONG_DIGITS = re.compile(r"(?<![.\d])\d{19}(?![.eE])")
-"""An integer literal long enough to be beyond orjson's 64 bits (19 digits
-or more, not a fraction's or an exponent's)."""
-
-
-def loads_exact(text: str) -> Any:
-    """``orjson.loads(text)``, except that an integer beyond 64 bits keeps its
-    digits: orjson reads it as a float (``1.2345678901234568e+24``), which
-    loses them and which an ``int`` field refuses (pydantic's
-    ``int_parsing_size``: a 25-digit invoice number in a tool's arguments
-    could never be valid); such text is read again by the standard library.
-
-    Raises:
-        orjson.JSONDecodeError: ``text`` is not JSON.
-    """
-    value = orjson.loads(text)
-    if _LONG_DIGITS.search(text) is not None:
-        with contextlib.suppress(ValueError, RecursionError):
-            return json.loads(text, parse_constant=_no_constant)
-    return value
 
 
 def decode_value(text: str) -> Any:
