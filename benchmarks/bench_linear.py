@@ -8,7 +8,7 @@ step searched or copied the rest of it:
 
 * void text and list headings (``void_blocks.void_spans``, uncached;
   ``list_heading.sections`` and ``heading_of``): unclosed ``<s>`` / ``<del``
-  tags, a line of ``~~`` marks, many void headings, a superseded section of
+  tags, a line of ``~~`` marks (and a pair after them), many void headings, a superseded section of
   cancelled sub-headings, many ``Notes`` lines above a list, headings each
   written inside the list before;
 * list items (``items.item_spans``) of one-line items;
@@ -72,6 +72,7 @@ def records_file(text: str) -> None:
 SHAPES: dict[str, tuple[Callable[[int], str], Callable[[str], None]]] = {
     "unclosed <s>": (lambda n: "<s> x\n" * n, scans),
     "a line of ~~": (lambda n: "~~a " * n, scans),
+    "a line of ~~, then a pair": (lambda n: "~~a " * n + "~~gone~~", scans),
     "unclosed <del": (lambda n: "<del " * n, scans),
     "opener runs (~~, <s)": (lambda n: "approx ~~5 min " * n + "<s>x <s y " * n, scans),
     "void headings": (lambda n: "CANCELLED\nTotal: 1\n\n" * n, scans),

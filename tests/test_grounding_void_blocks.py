@@ -208,3 +208,17 @@ def test_struck_text_runs_to_its_own_closer_only() -> None:
     assert _void("Carrier: ~~a~b~~ DPD\n") == ["~~a~b~~"]
     assert _void("about ~~ 5 then ~~GLS~~\n") == ["~~GLS~~"]  # an opener left open
     assert _void("<s class='x'>GLS</S>\n") == ["<s class='x'>GLS</S>"]
+
+
+def test_struck_text_pairs_as_gfm_pairs_it() -> None:
+    """A ``~~`` that closes closes the nearest opener before it (GFM's
+    strikethrough, CommonMark's delimiter runs): openers left open strike
+    nothing, however many come first."""
+    assert _void("Carrier: ~~a ~~b ~~GLS~~ DPD\n") == ["~~GLS~~"]
+    line = "~~a " * 50 + "~~gone~~"
+    assert [line[a:b] for a, b in void_spans.__wrapped__(line)] == ["~~gone~~"]
+    assert _void("x ~~a ~~b~~ c~~ y\n") == ["~~a ~~b~~ c~~"]  # nested: the outer pair too
+    assert _void("was ~~(GLS)~~, now DPD\n") == ["~~(GLS)~~"]  # punctuation inside
+    assert _void("a ~~ b ~~ c\n") == []  # against whitespace: neither opens nor closes
+    assert _void("~~~GLS~~~ and ~~~~x~~~~\n") == []  # runs of three or more: no strike
+    assert _void("~~a\nb~~ ~~c~~\n") == ["~~c~~"]  # one line: an opener ends with it

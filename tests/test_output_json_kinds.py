@@ -6,16 +6,26 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 import orjson
 import pytest
-from pydantic import AliasChoices, AliasPath, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AliasChoices,
+    AliasPath,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
+from typing_extensions import TypedDict
 
 from agentflow import OutputRetry, ReActAgent
 from agentflow.model import ModelProfile
 from agentflow.output.json_kinds import (
     BOOLEAN_IS_NO_NUMBER,
+    KEYS_COLLAPSE,
     NUMBER_IS_NO_BOOLEAN,
     NUMBER_IS_NO_DATE,
     NUMBER_IS_NO_DURATION,
@@ -266,3 +276,73 @@ def test_dataclass_aliases_are_followed(data: dict[str, Any], path: tuple[str]) 
     with pytest.raises(ValidationError) as info:
         OutputSpec.of(AliasedData).validate(data)
     assert [e["loc"] for e in info.value.errors()] == [path]
+
+
+class Pet(TypedDict):
+    age: Annotated[int, Field(alias="Age")]
+    name: NotRequired[Annotated[str, Field(validation_alias=AliasChoices("n", "Name"))]]
+    tame: bool
+
+
+class Home(BaseModel):
+    pets: list[Pet] | None = None
+    owner: Pet | None = None
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["from_text", "decoded"])
+@pytest.mark.parametrize(("spec", "data", "path", "kind"), [
+    (Pet, {"Age": True, "tame": True}, ("Age",), BOOLEAN_IS_NO_NUMBER),  # by its alias
+    (Pet, {"Age": 3, "Name": "Rex", "tame": 1}, ("tame",), NUMBER_IS_NO_BOOLEAN),
+    (Home, {"pets": [{"Age": 2, "tame": True}, {"Age": False, "tame": True}]},
+     ("pets", 1, "Age"), BOOLEAN_IS_NO_NUMBER),  # nested, in a list, in an optional
+    (Home, {"owner": {"Age": True, "tame": True}}, ("owner", "Age"), BOOLEAN_IS_NO_NUMBER),
+])
+def test_typeddict_aliases_are_followed(spec: Any, data: dict[str, Any], path: tuple[Any, ...],
+                                        kind: str, exact: bool) -> None:
+    with pytest.raises(ValidationError) as info:
+        OutputSpec.of(spec).validate(data, orjson.dumps(data) if exact else None)
+    assert [(e["loc"], e["type"]) for e in info.value.errors()] == [(path, kind)]
+
+
+def test_typeddict_aliases_keep_the_useful_readings() -> None:
+    assert OutputSpec.of(Pet).validate({"Age": "3", "n": "Rex", "tame": "yes"}) == {
+        "age": 3, "name": "Rex", "tame": True}
+
+
+class Scores(BaseModel):
+    by_id: dict[int, str] = {}
+    nested: dict[str, dict[int, int]] = {}
+    lowered: dict[Annotated[str, StringConstraints(to_lower=True)], int] = {}
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["from_text", "decoded"])
+@pytest.mark.parametrize(("data", "path", "same"), [
+    ({"by_id": {"1": "a", "01": "b"}}, ("by_id",), '"1" and "01"'),
+    ({"by_id": {"2": "a", "1": "x", "+1": "y"}}, ("by_id",), '"1" and "+1"'),
+    ({"nested": {"k": {"7": 1, "07": 2}}}, ("nested", "k"), '"7" and "07"'),
+    ({"lowered": {"Ann": 1, "ann": 2}}, ("lowered",), '"Ann" and "ann"'),
+])
+def test_keys_that_become_one_key_are_a_typed_error(data: dict[str, Any],
+                                                   path: tuple[Any, ...], same: str,
+                                                   exact: bool) -> None:
+    """pydantic reads ``{"1": "a", "01": "b"}`` as ``{1: "b"}``: a value
+    lost without a word. The output is refused instead, naming the mapping and
+    the keys, so the model is asked again."""
+    spec = OutputSpec.of(Scores)
+    with pytest.raises(ValidationError) as info:
+        spec.validate(data, orjson.dumps(data) if exact else None)
+    [error] = info.value.errors()
+    assert (error["loc"], error["type"]) == (path, KEYS_COLLAPSE)
+    assert same in error["msg"]
+    assert spec.validate({"by_id": {"1": "a", "2": "b"}}).by_id == {1: "a", 2: "b"}
+
+
+async def test_keys_that_become_one_key_are_asked_again() -> None:
+    model = ScriptedModel([Reply(text='{"by_id": {"1": "a", "01": "b"}}'),
+                           Reply(text='{"by_id": {"1": "a", "2": "b"}}')],
+                          profile=PROFILES["prompt"])
+    events = [e async for e in ReActAgent("a", model).stream("Scores?", Scores)]
+    retries = [e for e in events if isinstance(e, OutputRetry)]
+    assert [r.reason for r in retries] == ["validation"]
+    assert "by_id" in retries[0].message and '"01"' in retries[0].message
+    assert getattr(events[-1], "output", None) == Scores(by_id={1: "a", 2: "b"})

@@ -244,6 +244,43 @@ def test_cli_engine_ray_writes_a_directory_and_resumes(
     assert "already done" in capsys.readouterr().err
 
 
+def test_cli_engine_ray_refuses_an_out_folder_among_the_inputs(
+        schema: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As the local engine refuses an ``--out`` file its inputs name: the
+    records would be read back as documents on the next run (a resume)."""
+    root = _docs(tmp_path / "in", 2)
+    (root / "res").mkdir()
+    (root / "res" / "old.jsonl").write_text('{"id": "x", "ok": true}\n')
+    with ThreadedFake() as fake:
+        base = ["extract", "--engine", "ray", "--schema", schema, "--model",
+                "openai:gpt-4o-mini", "--base-url", fake.url, "--api-key", "k"]
+        for inputs, out in (([str(root)], root / "res"),  # the folder it is in
+                            ([str(root)], root / "new"),  # made later, in an input folder
+                            ([f"{tmp_path}/**/*.jsonl"], root / "res"),  # a glob, a file held
+                            ([f"{root}/**/*.jsonl"], root / "empty"),  # a glob, a file written
+                            ([str(root / "res" / "old.jsonl")], root / "res")):  # a file in it
+            assert main([*base, "--input", *inputs, "--out", str(out)]) == 2, (inputs, out)
+            err = capsys.readouterr().err
+            assert f"--out {out}/ is among the inputs" in err, err
+        assert fake.count == 0
+    assert not (root / "new").exists()
+
+
+def test_read_documents_leaves_the_out_folder_out(cluster: None, tmp_path: Path) -> None:
+    """A file of the output folder met another way (a link in an input
+    folder) is left out, and said."""
+    root = _docs(tmp_path / "in", 2)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "part.jsonl").write_text('{"id": "x", "text": "a record"}\n')
+    (root / "link.jsonl").symlink_to(out / "part.jsonl")
+    skipped: list[Path] = []
+    ds = engine.read_documents([str(root)], exclude=out, on_exclude=skipped.append)
+    ids = sorted(row["id"] for row in ds.take_all())
+    assert ids == sorted(str(p) for p in root.iterdir() if p.name != "link.jsonl")
+    assert skipped == [root / "link.jsonl"]
+
+
 def test_cli_engine_ray_needs_an_out_directory(schema: str, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "a.txt").write_text("a")
@@ -257,6 +294,11 @@ def test_cli_engine_ray_needs_an_out_directory(schema: str, tmp_path: Path,
     assert main(["extract", "--engine", "ray", "--schema", schema, "--input", "-",
                  "--out", str(tmp_path / "out")]) == 2
     assert "stdin" in capsys.readouterr().err
+    if os.path.isdir("/proc/self"):  # a folder where no file can be made: before the cluster
+        assert main(["extract", "--engine", "ray", "--schema", schema, "--input",
+                     str(tmp_path / "a.txt"), "--out", "/proc/self/records"]) == 2
+        assert ("--out /proc/self/records/: cannot write files in /proc/self"
+                in capsys.readouterr().err)
 
 
 def test_extract_dataset_refuses_bad_pool_sizes(cluster: None) -> None:

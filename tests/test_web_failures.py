@@ -7,7 +7,8 @@ the protocols' real JavaScript clients in Node (tests/js: ``@ag-ui/client``'s
 * a provider error before any chunk (the OpenAI adapter against a fake that
   echoes the API key in its error), and one that never connects (credentials
   in the base URL);
-* a provider error mid-stream, after text chunks (and after a stream retry);
+* a provider error mid-stream, after text chunks (and after a stream retry),
+  or after reasoning chunks;
 * a tool that keeps raising (its exception quoting a URL with credentials);
 * a structured output the model never gets valid (the engine gives up);
 * an exception in the user's middleware, mid-stream.
@@ -93,6 +94,13 @@ def text_then(error: BaseException) -> FunctionModel:
                                          chunk_size=4, error=error, error_after=3))
 
 
+def thinking_then(error: BaseException) -> FunctionModel:
+    """Reasoning in chunks, then ``error`` mid-stream, every request."""
+    return FunctionModel(lambda r: Reply(thinking="Ada is in the address book, surely.",
+                                         text="unreached", chunk_size=4, error=error,
+                                         error_after=3))
+
+
 def always_calling() -> FunctionModel:
     return FunctionModel(lambda r: Reply(text="Trying the book.",
                                          tool_calls=[Call("lookup", {"name": "Ada"})]))
@@ -114,6 +122,7 @@ EXPECTED = {  # mode -> the error type the client is told, and whether text came
     "provider-before": ("AuthenticationError", False),
     "never-connects": ("ProviderConnectionError", False),
     "provider-mid": ("ProviderConnectionError", True),
+    "thinking-mid": ("ProviderConnectionError", False),
     "tool-raises": ("ToolRetriesExceededError", True),
     "give-up": ("StructuredOutputError", True),
     "middleware": ("InternalError", True),
@@ -146,6 +155,9 @@ class App:
         if mode == "provider-mid":  # the stream breaks, is sent again, breaks again
             return ReActAgent("ui", text_then(ProviderConnectionError(
                 "connection reset mid-stream", partial=True)), stream_retries=1)
+        if mode == "thinking-mid":
+            return ReActAgent("ui", thinking_then(ProviderConnectionError(
+                "connection reset mid-stream", partial=True)))
         if mode == "tool-raises":
             return ReActAgent("ui", always_calling(), tools=[lookup])
         if mode == "give-up":
@@ -235,6 +247,50 @@ async def test_agui_run_ends_with_run_error(app: App, mode: str) -> None:
         assert got["runError"]["message"] == "internal error"
     no_secret(got)
     assert app.outcomes == ["failed"]
+
+
+OPENERS = {"TEXT_MESSAGE_START": "TEXT_MESSAGE_END", "TOOL_CALL_START": "TOOL_CALL_END",
+           "REASONING_START": "REASONING_END",
+           "REASONING_MESSAGE_START": "REASONING_MESSAGE_END"}
+
+
+@pytest.mark.parametrize("mode", list(EXPECTED))
+async def test_agui_run_error_comes_after_the_end_of_all_it_opened(app: App, mode: str) -> None:
+    """A run that fails mid-message ends the open text or reasoning message
+    before ``RUN_ERROR`` (every start has its end, as on ``RUN_FINISHED``), so
+    the real client completes the message (``onNewMessage``)."""
+    got = await node("agui_run.mjs", f"{app.url}/agui/{mode}")
+    open_: dict[tuple[str, str], None] = {}
+    streamed = set()
+    for event in got["events"][:-1]:
+        key = event.get("messageId") or event.get("toolCallId")
+        if event["type"] in OPENERS:
+            open_[(OPENERS[event["type"]], key)] = None
+        elif (event["type"], key) in open_:
+            del open_[(event["type"], key)]
+        if event["type"] in ("TEXT_MESSAGE_CONTENT", "REASONING_MESSAGE_CONTENT"):
+            streamed.add(key)
+    assert got["events"][-1]["type"] == "RUN_ERROR"
+    assert not open_, (list(open_), [e["type"] for e in got["events"]])
+    assert streamed <= set(got["completed"]), (streamed, got["completed"])
+    if mode in ("provider-mid", "thinking-mid"):
+        assert streamed
+
+
+@pytest.mark.parametrize("mode", list(EXPECTED))
+async def test_ai_sdk_error_leaves_no_part_streaming(app: App, mode: str) -> None:
+    """The chat's assistant message after an error: its text and reasoning
+    parts are done, its tool parts have their output or error (none left
+    waiting for input or output)."""
+    got = await node("aisdk_chat.mjs", f"{app.url}/chat/{mode}")
+    parts = [p for m in got["messages"] if m["role"] == "assistant" for p in m["parts"]]
+    for part in parts:
+        if part["type"] in ("text", "reasoning"):
+            assert part["state"] == "done", part
+        elif part["type"].startswith("tool-") or part["type"] == "dynamic-tool":
+            assert part["state"] in ("output-available", "output-error"), part
+    if mode in ("provider-mid", "thinking-mid"):
+        assert parts
 
 
 @pytest.mark.parametrize("mode", list(EXPECTED))

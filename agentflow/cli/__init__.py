@@ -72,6 +72,7 @@ from agentflow.extraction.records import _Sink
 from agentflow.extraction.records import _transient as _transient
 from agentflow.extraction.review import write_review
 from agentflow.extraction.setup import check_module_settings, load_schema
+from agentflow.extraction.targets import check_new_files
 
 __all__ = ["DEFAULT_CONCURRENCY", "load_schema", "main"]
 
@@ -107,16 +108,18 @@ def _check_page_target(out: Path) -> None:
 
     Raises:
         CliError: the target exists and is not a regular file, or its directory is missing.
+        SetupError: no file can be made in its directory (read-only, ``/proc``).
     """
     try:
         mode = out.stat().st_mode
     except FileNotFoundError:
         if not out.parent.is_dir():
             raise CliError(f"-o {str(out)!r}: directory does not exist") from None
-        return
+        mode = stat.S_IFREG
     if not stat.S_ISREG(mode):
         kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise CliError(f"-o {str(out)!r} is {kind}: give a file path for the page")
+    check_new_files(out.parent, f"-o {str(out)!r}")  # the page is made beside it
 
 
 def _models() -> int:

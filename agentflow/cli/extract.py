@@ -51,6 +51,7 @@ from agentflow.extraction.setup import (
     check_module_settings,
     load_schema,
 )
+from agentflow.extraction.targets import check_new_files
 from agentflow.grounding import Grounded, grounding_plan
 from agentflow.grounding.locator_report import learned_lines
 from agentflow.grounding.locators import learn_locators
@@ -98,6 +99,9 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
                          **run_settings_of(args, instructions, max_chars, chunking)}
         if args.out and args.out != "-":
             sink.out = open_for_run(args, sink.schema, sink.settings)
+            if args.mode != "live":  # the journal is made beside it before a batch is sent
+                check_new_files(sink.out.path.parent, f"--mode {args.mode}: the batch journal "
+                                f"{printable(str(journal_path(args.out)))}")
         return await _extract_into(args, sink, model, output_type, instructions, prepare,
                                    max_chars, examples, chunking)
     except BaseException:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -62,12 +63,16 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     from agentflow.cli.options import chunking_for, run_settings_of
     from agentflow.extraction.settings_fingerprint import settings_fingerprint
     from agentflow.extraction.setup import load_schema
+    from agentflow.extraction.targets import check_new_files
     from agentflow.ray._refs import absolute_ref, ray_module
 
     chunking = chunking_for(args, module)
     settings = {**settings_fingerprint(load_schema(args.schema)[0], module),
                 **run_settings_of(args, instructions, max_chars, chunking)}
+    _refuse_an_input(out, args.input)
     out, held = _output_for_schema(out, _fingerprint(args.schema), args, settings)
+    _refuse_an_input(out, args.input)  # (the folder beside it, with --schema-changed new)
+    check_new_files(out, f"--out {out}/")  # the records are written after every request
     done = held.done
     try:
         ray = ray_module()
@@ -80,7 +85,8 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
         None)
     start = time.perf_counter()
     ds = engine.read_documents(args.input, fmt=args.format, text_field=args.text_field,
-                               id_field=args.id_field, prepare=prepare)
+                               id_field=args.id_field, prepare=prepare, exclude=out,
+                               on_exclude=_skipped(out))
     if done:  # the workers read the output files again: no set of ids shipped to them
         ds = ds.filter(engine.NotDone(held.files))
     if args.limit is not None:
@@ -103,6 +109,38 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     print(f"{ok} ok, {failed} failed{skipped}; {time.perf_counter() - start:.1f}s -> {out}/",
           file=sys.stderr)
     return 1 if failed else 0
+
+
+def _refuse_an_input(out: Path, specs: list[str]) -> None:
+    """Refuse an ``--out`` folder the run reads as inputs (as the local engine
+    refuses an ``--out`` file among them: ``agentflow.cli.out_file``): its
+    records would be read back as documents on the next run.
+
+    Raises:
+        SetupError: naming the folder and the ``--input`` that reads it.
+    """
+    from agentflow.documents.named import out_dir_among_inputs
+    from agentflow.documents.names import printable
+    from agentflow.extraction.setup import SetupError
+
+    found = out_dir_among_inputs(out, specs)
+    if found is not None:
+        spec, path = found
+        raise SetupError(f"--out {printable(str(out))}/ is among the inputs (--input "
+                         f"{printable(spec)} reads {printable(path)}): its records would be "
+                         "read back as documents; write them to a folder outside the inputs")
+
+
+def _skipped(out: Path) -> Callable[[Path], None]:
+    """Say on stderr that an input file is left out: it is in the ``--out``
+    folder (met under another name, as a link in an input folder)."""
+    from agentflow.documents.names import printable
+
+    def say(path: Path) -> None:
+        print(f"agentflow: skipped {printable(str(path))}: it is in the --out folder "
+              f"{printable(str(out))}/ (records are not read back as documents)",
+              file=sys.stderr, flush=True)
+    return say
 
 
 def _fingerprint(ref: str) -> str:

@@ -13,6 +13,11 @@
   A file reached another way (a link to it inside an input folder, a hard
   link elsewhere) is caught where the reader meets it
   (``agentflow.documents.inputs.iter_sources``, ``exclude``).
+* ``out_dir_among_inputs``: the same for a folder of output files (the Ray
+  engine's ``--out``): a spec that is the folder or a folder it is in, one
+  inside it, a file in it, or a glob that names a file in it (one it holds, or
+  one a write would add). A file reached another way is left out where the
+  engine lists its inputs (``agentflow.ray.read_documents``, ``exclude``).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from agentflow.documents.inputs import _is_jsonl, _jsonl_lines
 from agentflow.documents.listing import _expand
 from agentflow.documents.reading import InputError, _Unusable
 
-__all__ = ["check_named", "out_among_inputs"]
+__all__ = ["check_named", "out_among_inputs", "out_dir_among_inputs", "within"]
 
 
 def _gives_input(path: Path, problem: str | None, fmt: str) -> bool:
@@ -99,4 +104,37 @@ def _names(spec: str, real: str, target: tuple[int, int]) -> str | None:
     root = os.path.realpath(spec)
     if real != root and real.startswith(root.rstrip(os.sep) + os.sep):
         return os.path.join(spec, os.path.relpath(real, root))
+    return None
+
+
+def within(path: str, folder: str) -> bool:
+    """Whether the resolved ``path`` is the resolved ``folder`` or under it."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def out_dir_among_inputs(out: str | os.PathLike[str], specs: Sequence[str],
+                         written: str = "0123456789abcdef_000000_000000.jsonl"
+                         ) -> tuple[str, str] | None:
+    """``(spec, path)``: the first of ``specs`` that reads files of the folder
+    ``out`` (made or not yet), and the path it reaches there; ``None`` when no
+    spec does, as far as the paths tell (see the module docstring).
+    ``written``: the name of a file a write would add (Ray's datasink names)."""
+    real = os.path.realpath(out)
+    held = sorted(str(p) for p in Path(real).glob("*.jsonl")) if os.path.isdir(real) else []
+    samples = [*held, os.path.join(real, written)]
+    for spec in specs:
+        if spec == "-":
+            continue
+        try:
+            st = os.stat(spec)
+        except (OSError, ValueError):  # a glob (or nothing: refused before)
+            named = next((p for p in samples if glob_names(spec, p)), None)
+            if named is not None:
+                return spec, named
+            continue
+        path = os.path.realpath(spec)
+        if stat.S_ISDIR(st.st_mode) and (within(real, path) or within(path, real)):
+            return spec, real
+        if not stat.S_ISDIR(st.st_mode) and within(path, real):
+            return spec, path
     return None

@@ -36,6 +36,7 @@ import orjson
 from agentflow.documents.names import dumps_record, loads_record
 from agentflow.documents.seen import MISSING, SeenIds
 from agentflow.extraction.setup import SetupError
+from agentflow.extraction.targets import appendable
 
 __all__ = ["MAX_LINE", "OutFile", "count_settings", "iter_lines", "open_out", "read_records",
            "waiting_notice"]
@@ -311,8 +312,9 @@ def open_out(
         on_wait: called with the holder's pid (or ``None``) before waiting.
 
     Raises:
-        SetupError: not a regular file, not writable, its directory missing,
-            or locked by another run (``wait=False``).
+        SetupError: not a regular file, not writable (or on a filesystem
+            that stores nothing: ``/proc``, ``/sys``; ``targets.appendable``),
+            its directory missing, or locked by another run (``wait=False``).
     """
     path = Path(spec)
     for _ in range(100):  # retried only when a compaction swapped the file meanwhile
@@ -340,6 +342,13 @@ def open_out(
         if not stat.S_ISREG(mode):
             os.close(fd)
             raise _refuse_kind(path, mode)
+        why = appendable(fd)  # /proc, /sys: a "regular file" that takes no record
+        if why is not None:
+            os.close(fd)
+            if created:
+                path.unlink(missing_ok=True)
+            raise SetupError(f"--out {spec}: records cannot be appended to it: {why}; "
+                             "write them to a file of a disk's filesystem")
         os.set_blocking(fd, True)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

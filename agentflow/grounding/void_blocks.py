@@ -13,7 +13,11 @@ same, so a learned locator (``agentflow.grounding.locators``) or a hand rule
 document kind:
 
 * **struck-out text**: GitHub-flavoured Markdown ``~~text~~`` (on one
-  line), HTML ``<del>``, ``<s>`` and ``<strike>`` elements (each open tag
+  line; paired as GFM pairs them: a ``~~`` that can close, not after
+  whitespace, closes the nearest ``~~`` before it that can open, not before
+  whitespace, so in ``~~a ~~b ~~gone~~`` only ``gone`` is struck; the
+  flanking rules of CommonMark; a run of three or more tildes strikes
+  nothing), HTML ``<del>``, ``<s>`` and ``<strike>`` elements (each open tag
   to the next close tag of its name; an open tag never closed strikes
   nothing), and characters each followed by a combining stroke overlay
   (U+0335, U+0336, U+0338), as plain-text editors strike text out;
@@ -52,6 +56,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 
 from agentflow.grounding.items import ITEM_LINE
 
@@ -78,7 +83,7 @@ _CONDITION = re.compile(
 _EDGE = " \t#*_:!.,;~"
 """What may stand between a status and the edge of its phrase."""
 _TAG = re.compile(r"<(/?)(del|s|strike)(?:\s[^<>\n]{0,200})?>", re.IGNORECASE)
-_TILDES = re.compile(r"~~|\n")
+_TILDES = re.compile(r"~+|\n")
 _STROKED = re.compile(r"(?:[^\n][\u0335\u0336\u0338])+")
 _KEY_VALUE = re.compile(r"^[ \t]*[^\W\d][\w.'-]*(?: [\w.'-]+){0,3}[ \t]*[:=][ \t]*\S")
 _MD_HEADING = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]")
@@ -103,17 +108,34 @@ def _struck(text: str) -> list[tuple[int, int]]:
             opened.setdefault(name, m.start())
         elif name in opened:
             spans.append((opened.pop(name), m.end()))
-    pending: int | None = None  # a ``~~`` before text, on this line
+    openers: list[int] = []  # this line's ``~~`` runs that may open, not matched yet
     for m in _TILDES.finditer(text):
-        at = m.start()
         if m.group() == "\n":
-            pending = None
-        elif pending is not None and at >= pending + 2 and not text[at - 1].isspace():
-            spans.append((pending, at + 2))
-            pending = None
-        elif pending is None and at + 2 < len(text) and not text[at + 2].isspace():
-            pending = at
+            openers.clear()
+            continue
+        at, end = m.span()
+        if end - at != 2:  # a run of 3 or more tildes strikes nothing (GFM)
+            continue
+        before = text[at - 1] if at else "\n"
+        after = text[end] if end < len(text) else "\n"
+        if openers and _flanking(before, after):  # closes the nearest opener
+            spans.append((openers.pop(), end))
+        elif _flanking(after, before):
+            openers.append(at)
     return spans
+
+
+def _flanking(inside: str, outside: str) -> bool:
+    """Whether a ``~~`` run with ``inside`` on its text's side and ``outside``
+    on the other can open or close (CommonMark's left- and right-flanking
+    delimiter runs: not against whitespace; against punctuation only when
+    whitespace or punctuation is outside)."""
+    return not inside.isspace() and (not _punctuation(inside) or outside.isspace()
+                                     or _punctuation(outside))
+
+
+def _punctuation(char: str) -> bool:
+    return unicodedata.category(char)[0] in "PS"
 
 
 def _edge(line: str, lo: int, hi: int, match: re.Match[str]) -> bool:

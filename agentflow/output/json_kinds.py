@@ -32,18 +32,23 @@ crossings of JSON kinds (``kind_errors``):
 The check compares what the model wrote with what validation made of it,
 field by field (under every key a field may be read from: its name, a
 string alias, each choice of an ``AliasChoices``, the path of an
-``AliasPath``) and item by item (a mapping whose keys validation converted,
-``dict[int, bool]``, is paired in written order), so unions are judged by
-the branch pydantic chose: ``true`` for ``int | bool`` stays ``True`` and
-passes. A refusal is an ordinary ``ValidationError`` (error types
-``BOOLEAN_IS_NO_NUMBER``, ``NUMBER_IS_NO_BOOLEAN``, ``NUMBER_IS_NO_DATE``,
-``NUMBER_IS_NO_DURATION``) naming the field path, so the model is asked
-again.
+``AliasPath``; a ``TypedDict``'s too, followed by its declared type) and item
+by item (a mapping whose keys validation converted, ``dict[int, bool]``, is
+paired in written order), so unions are judged by the branch pydantic chose:
+``true`` for ``int | bool`` stays ``True`` and passes. A refusal is an
+ordinary ``ValidationError`` (error types ``BOOLEAN_IS_NO_NUMBER``,
+``NUMBER_IS_NO_BOOLEAN``, ``NUMBER_IS_NO_DATE``, ``NUMBER_IS_NO_DURATION``)
+naming the field path, so the model is asked again. So is a mapping whose
+written keys validation reads as one key (``{"1": "a", "01": "b"}`` for
+``dict[int, str]``: pydantic would keep ``{1: "b"}`` and lose ``"a"``
+silently; ``KEYS_COLLAPSE``, naming the mapping and the keys).
 
 pydantic's strict JSON mode already refuses every crossing but one: a
-boolean for a number ``Literal``/``Enum`` member. So a value validated
-strictly from its JSON text needs the check only when its schema has such
-a choice (``strict_gap``).
+boolean for a number ``Literal``/``Enum`` member; and it reads a mapping's
+keys as lax mode does. So a value validated strictly from its JSON text
+needs the check only when its schema has such a choice (``strict_gap``) or
+its type a mapping whose keys validation converts
+(``json_kinds_types.converts_keys``).
 """
 
 from __future__ import annotations
@@ -60,8 +65,18 @@ from typing import Any
 from pydantic import AliasChoices, AliasPath, BaseModel, RootModel, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError
+from typing_extensions import is_typeddict
 
-__all__ = ["BOOLEAN_IS_NO_NUMBER", "NUMBER_IS_NO_BOOLEAN", "NUMBER_IS_NO_DATE",
+from agentflow.output.json_kinds_types import (
+    field_type,
+    item_type,
+    key_groups,
+    mapping_value,
+    narrow,
+    typeddict_fields,
+)
+
+__all__ = ["BOOLEAN_IS_NO_NUMBER", "KEYS_COLLAPSE", "NUMBER_IS_NO_BOOLEAN", "NUMBER_IS_NO_DATE",
            "NUMBER_IS_NO_DURATION", "check_kinds", "kind_errors", "strict_gap"]
 
 BOOLEAN_IS_NO_NUMBER = "boolean_is_no_number"
@@ -75,6 +90,10 @@ NUMBER_IS_NO_DATE = "number_is_no_date"
 
 NUMBER_IS_NO_DURATION = "number_is_no_duration"
 """Error type: a JSON number or boolean became a duration (``timedelta``)."""
+
+KEYS_COLLAPSE = "keys_collapse"
+"""Error type: two keys of a mapping became one key when read (``"1"`` and
+``"01"`` for ``dict[int, X]``): pydantic keeps the last value only."""
 
 _Loc = tuple[int | str, ...]
 
@@ -196,9 +215,11 @@ def _lookup(written: Any, path: _Loc) -> Any:
     return written
 
 
-def _pairs(written: Mapping[Any, Any], read: Any) -> Iterator[tuple[_Loc, Any, Any]]:
-    """``(key path, written value, validated value)`` for each field (or
-    item) of the validated object ``read`` the model wrote in ``written``."""
+def _pairs(written: Mapping[Any, Any], read: Any,
+           tp: Any) -> Iterator[tuple[_Loc, Any, Any, Any]]:
+    """``(key path, written value, validated value, its declared type or
+    None)`` for each field (or item) of the validated object ``read`` the
+    model wrote in ``written`` (``tp``: ``read``'s declared type, narrowed)."""
     if isinstance(read, BaseModel) or (dataclasses.is_dataclass(read)
                                        and not isinstance(read, type)):
         given = read.model_fields_set if isinstance(read, BaseModel) else None
@@ -211,46 +232,94 @@ def _pairs(written: Mapping[Any, Any], read: Any) -> Iterator[tuple[_Loc, Any, A
             for path in paths:
                 value = _lookup(written, path)
                 if value is not _ABSENT:
-                    yield path, value, validated
+                    yield path, value, validated, field_type(type(read), name)
                     break
         extra = read.__pydantic_extra__ if isinstance(read, BaseModel) else None
         for key, value in (extra or {}).items():
             if key in written:
-                yield (key,), written[key], value
+                yield (key,), written[key], value, None
     elif isinstance(read, Mapping):
+        if is_typeddict(tp):  # keyed by the fields' names: the model wrote their aliases
+            for name, paths, annotation in _typeddict_keys(tp):
+                if name in read:
+                    for path in paths:
+                        value = _lookup(written, path)
+                        if value is not _ABSENT:
+                            yield path, value, read[name], annotation
+                            break
+            return
+        value_type = mapping_value(tp) if tp is not None else None
         if len(read) == len(written) and not all(isinstance(k, str) for k in read):
             # keys validated into another type (``dict[int, bool]``, a date):
             # validation keeps the written order, and no two keys became one
             for (key, value), validated in zip(written.items(), read.values(), strict=True):
-                yield (key,), value, validated
+                yield (key,), value, validated, value_type
         else:
             for key, value in written.items():
                 if key in read:
-                    yield (key,), value, read[key]
+                    yield (key,), value, read[key], value_type
+
+
+def _typeddict_keys(td: Any) -> Iterator[tuple[str, tuple[_Loc, ...], Any]]:
+    """Each field of the ``TypedDict`` ``td``, the key paths it may be written
+    under (``_field_paths``, with its ``with_config`` settings) and its type."""
+    config: Mapping[str, Any] = getattr(td, "__pydantic_config__", None) or {}
+    for name, (info, annotation) in typeddict_fields(td):
+        yield name, _field_paths(info, name, config), annotation
+
+
+def _collapsed(written: Mapping[Any, Any], read: Mapping[Any, Any], tp: Any,
+               loc: _Loc) -> InitErrorDetails | None:
+    """The error of a mapping whose written keys validation read as fewer
+    keys (``{"1": .., "01": ..}`` for ``dict[int, X]``: one value lost), if
+    so: known from its declared mapping type, or (without one) from keys
+    validation converted (a ``TypedDict``'s keys stay text, and it may
+    ignore keys)."""
+    if len(read) >= len(written) or is_typeddict(tp):
+        return None
+    if tp is None and all(isinstance(k, str) for k in read):
+        return None
+    groups = key_groups(tp, written) if tp is not None else []
+    same = (" and ".join(f'"{k}"' for k in groups[0]) + " are the same key" if groups
+            else f"the {len(written)} keys written are {len(read)} keys")
+    return {"type": PydanticCustomError(
+        KEYS_COLLAPSE, "Keys should differ once read: {same} of this mapping, so a value "
+        "would be lost; write each key once", {"same": same}),
+        "loc": loc, "input": dict(written)}
 
 
 _PLAIN = frozenset({str, type(None)})
 _NUMBERS = frozenset({int, float})
 
 
-def _walk(written: Any, read: Any, loc: _Loc, errors: list[InitErrorDetails]) -> None:
+def _walk(written: Any, read: Any, loc: _Loc, errors: list[InitErrorDetails],
+          tp: Any = None) -> None:
     kind = type(written)
     if kind in _PLAIN:  # text and null cross nothing (the common case first)
         return
     if kind in _NUMBERS and type(read) in _NUMBERS:  # a number that stayed one
         return
     if isinstance(read, RootModel):
+        tp = field_type(type(read), "root")
         read = read.root
+    if tp is not None and isinstance(read, Mapping | list | tuple | set | frozenset):
+        tp = narrow(tp, read)
     if kind is dict or isinstance(written, Mapping):
-        for path, value, validated in _pairs(written, read):
+        if isinstance(read, Mapping):
+            collapsed = _collapsed(written, read, tp, loc)
+            if collapsed is not None:
+                errors.append(collapsed)
+                return
+        for path, value, validated, declared in _pairs(written, read, tp):
             if type(value) not in _PLAIN:
-                _walk(value, validated, (*loc, *path), errors)
+                _walk(value, validated, (*loc, *path), errors, declared)
         return
     if kind is list or isinstance(written, tuple):
         if isinstance(read, list | tuple) and len(read) == len(written):
             for i, value in enumerate(written):
                 if type(value) not in _PLAIN:
-                    _walk(value, read[i], (*loc, i), errors)
+                    _walk(value, read[i], (*loc, i), errors,
+                          item_type(tp, i) if tp is not None else None)
         elif isinstance(read, set | frozenset):  # unordered: a boolean that became a number
             bools = [v for v in written if isinstance(v, bool)]
             if bools and not any(isinstance(_plain(v), bool) for v in read):
@@ -263,23 +332,27 @@ def _walk(written: Any, read: Any, loc: _Loc, errors: list[InitErrorDetails]) ->
         errors.append({"type": error, "loc": loc, "input": written})
 
 
-def kind_errors(written: Any, read: Any) -> list[InitErrorDetails]:
+def kind_errors(written: Any, read: Any, tp: Any = None) -> list[InitErrorDetails]:
     """The crossings of JSON kinds (see the module docstring) between the
     decoded JSON ``written`` and the value ``read`` validated from it, one
-    per field path, in the order of the written object."""
+    per field path, in the order of the written object, and the mappings
+    whose keys became fewer (``KEYS_COLLAPSE``). ``tp``: the type ``read``
+    was validated as (``TypedDict`` aliases and mapping types are followed
+    by it; ``json_kinds_types``)."""
     errors: list[InitErrorDetails] = []
-    _walk(written, read, (), errors)
+    _walk(written, read, (), errors, tp)
     return errors
 
 
-def check_kinds(title: str, written: Any, read: Any) -> None:
-    """Raise when validating ``written`` into ``read`` crossed JSON kinds.
+def check_kinds(title: str, written: Any, read: Any, tp: Any = None) -> None:
+    """Raise when validating ``written`` into ``read`` (as ``tp``) crossed
+    JSON kinds or read two keys as one.
 
     Raises:
         pydantic.ValidationError: titled ``title``, one line per crossing
             (``kind_errors``).
     """
-    errors = kind_errors(written, read)
+    errors = kind_errors(written, read, tp)
     if errors:
         raise ValidationError.from_exception_data(title, errors)
 

@@ -40,6 +40,7 @@ from agentflow.output.decoding import normalize, unwrapped
 from agentflow.output.dialects import DialectSchema, transform_schema
 from agentflow.output.field_types import unrepresentable_field
 from agentflow.output.json_kinds import check_kinds, kind_errors, strict_gap
+from agentflow.output.json_kinds_types import converts_keys
 from agentflow.output.json_schema import sent_schema
 from agentflow.output.schema_generator import OutputSchemaGenerator
 
@@ -298,11 +299,11 @@ class OutputSpec:
                 pass  # not exact: normalise, then validate lax (and report from there)
             else:
                 if (self.wrapped or declared or not _nothing_set(exact)) \
-                        and not (self._strict_gap and kind_errors(data, exact)):
+                        and not (self._strict_gap and kind_errors(data, exact, self._type)):
                     return getattr(exact, WRAP_FIELD) if self.wrapped else exact
         data = normalize(data, self._plain)
         value = self._adapter.validate_python(data)
-        check_kinds(self.name, data, value)  # lax, but a boolean is never a number...
+        check_kinds(self.name, data, value, self._type)  # lax, but a boolean is no number...
         if empty or (props and not self.wrapped and _nothing_set(value)):
             # valid only through defaults: an empty answer is no answer (C02), and
             # so is one whose every key the type ignored ({"lo": 3} for ``low``)
@@ -316,11 +317,18 @@ class OutputSpec:
             )
         return getattr(value, WRAP_FIELD) if self.wrapped else value
 
+    @property
+    def _type(self) -> Any:
+        """The declared type of what the adapter validates, for the kind check
+        (``None`` when ``wrapped``: the wrapper model's field declares it)."""
+        return None if self.wrapped else self.output_type
+
     @functools.cached_property
     def _strict_gap(self) -> bool:
         """Whether strict JSON validation of this type may read a boolean as a
-        number (``json_kinds.strict_gap``: a number ``Literal``/``Enum``)."""
-        return strict_gap(self._plain)
+        number (``json_kinds.strict_gap``: a number ``Literal``/``Enum``), or two
+        keys as one (a mapping whose keys it converts: ``converts_keys``)."""
+        return strict_gap(self._plain) or converts_keys(self.output_type)
 
     def dump_json(self, value: Any) -> str:
         """``value`` as JSON text of the user's type (not wrapped)."""

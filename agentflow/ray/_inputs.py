@@ -6,13 +6,16 @@ each with the columns ``extract_dataset`` reads."""
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from agentflow.documents.inputs import Document, iter_documents
 from agentflow.documents.listing import _expand
+from agentflow.documents.named import within
 from agentflow.ray._refs import absolute_ref, ray_module, resolve
 
 if TYPE_CHECKING:
@@ -34,6 +37,8 @@ def read_documents(
     text_field: str = "text",
     id_field: str = "id",
     prepare: Callable[[str], str] | str | None = None,
+    exclude: str | os.PathLike[str] | None = None,
+    on_exclude: Callable[[Path], None] | None = None,
 ) -> ray.data.Dataset:
     """A Dataset of the documents ``specs`` name (files, globs, directories,
     ``.gz``, JSONL), as the ``extract`` command reads them.
@@ -46,6 +51,9 @@ def read_documents(
         fmt / text_field / id_field: as ``iter_documents``.
         prepare: applied to each text; a function, or a ``module:name`` /
             ``path.py:name`` reference (resolved in the workers).
+        exclude: a folder whose files are never inputs (the run's output
+            folder, met through a link in an input folder), each one left out
+            told to ``on_exclude``: records are never read back as documents.
 
     Returns:
         Columns ``id``, ``text``, ``problem`` (``None``, or why the document
@@ -59,6 +67,15 @@ def read_documents(
     files = [{"path": str(path), "problem": problem}
              for spec in ([specs] if isinstance(specs, str) else specs)
              for path, problem in _expand(spec)]
+    if exclude is not None:
+        out, kept = os.path.realpath(exclude), []
+        for file in files:
+            name = str(file["path"])
+            if not within(os.path.realpath(name), out):
+                kept.append(file)
+            elif on_exclude is not None:
+                on_exclude(Path(name))
+        files = kept
     prep = absolute_ref(prepare) if isinstance(prepare, str) else prepare
 
     def read(row: dict[str, Any]) -> Iterator[dict[str, Any]]:

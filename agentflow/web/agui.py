@@ -46,7 +46,8 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   agentflow's own errors carry their message, through ``mask_secrets``), the
   run's last event (AG-UI 1.0 lifecycle: a run ends with ``RUN_FINISHED`` or
   ``RUN_ERROR``; a run that fails before it starts sends ``RUN_ERROR``
-  first). Every failure ends so: a provider error before or after chunks, a
+  first); the open text or reasoning message is ended first, so the client
+  completes it. Every failure ends so: a provider error before or after chunks, a
   tool past its retries, an output the model never got valid, an exception
   in middleware. A client that goes away gets nothing more: the call is
   cancelled.
@@ -287,8 +288,14 @@ class AGUIEncoder:
         return self._frames(out)
 
     def failure(self, error: BaseException) -> bytes:
+        """``RUN_ERROR``, after the end of the open text or reasoning message
+        (a client completes a message, ``onNewMessage``, at its end event;
+        tool calls are never left open: each is sent whole)."""
+        out: list[BaseEvent] = []
+        self._close(out)
         detail = error_to_dict(error)["error"]
-        return self._frames([RunErrorEvent(message=detail["message"], code=detail["type"])])
+        out.append(RunErrorEvent(message=detail["message"], code=detail["type"]))
+        return self._frames(out)
 
     def end(self) -> bytes:
         return b""

@@ -2,7 +2,8 @@
 // Python test started; with "abort", the client aborts the run
 // (HttpAgent.abortRun, as a frontend's stop button does) once the first text
 // arrives. Prints the events, the RUN_ERROR (if any), what runAgent threw,
-// and the run's result as JSON.
+// the ids of the messages the client completed (onNewMessage), and the run's
+// result as JSON.
 // Usage: node agui_run.mjs URL [abort]
 import { HttpAgent } from "@ag-ui/client";
 
@@ -14,6 +15,8 @@ let runError = null;
 let thrown = null;
 let result = null;
 let aborted = false;
+const completed = [];  // the ids of the messages the client completed (onNewMessage)
+agent.subscribe({ onNewMessage({ message }) { completed.push(message.id); } });
 try {
   result = await agent.runAgent({ runId: "run-1" }, {
     onEvent({ event }) {
@@ -28,4 +31,4 @@ try {
 } catch (exc) {
   thrown = String(exc);
 }
-console.log(JSON.stringify({ events, runError, thrown, aborted, result: result && result.result ? result.result : null }));
+console.log(JSON.stringify({ events, runError, thrown, aborted, completed, result: result && result.result ? result.result : null }));
