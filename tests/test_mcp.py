@@ -207,6 +207,15 @@ async def test_slow_tool_past_its_timeout(http_url: str) -> None:
         assert result.is_error and "MCPTimeoutError" in result.output
 
 
+async def test_no_timeout_is_no_limit(http_url: str) -> None:
+    """``timeout=None`` ("no limit") was the SDK's session timeout, the
+    ``connect_timeout``: a call longer than it failed with ``MCPTimeoutError``."""
+    async with MCPServer.http(http_url, timeout=None, connect_timeout=1) as server:
+        assert (await server.call_tool("slow", {"seconds": 1.5})).text == "done"
+    async with MCPServer.http(http_url, connect_timeout=1) as server:
+        assert (await server.call_tool("slow", {"seconds": 1.5}, timeout=None)).text == "done"
+
+
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_server_crash_mid_call(transport: str) -> None:
     before = child_pids()
