@@ -134,3 +134,33 @@ async def test_ids_a_server_repeats_per_reply_stay_unique_in_the_conversation() 
     wire = [b["id"] for m in sent for b in m["content"] if isinstance(m["content"], list)
             and b["type"] == "tool_use"]
     assert len(set(wire)) == 2
+
+
+async def test_a_history_that_already_repeats_an_id_goes_on_on_anthropic() -> None:
+    """A conversation stored before the ids were made unique (or a UI
+    client's history) holds one id twice: each request failed with 400
+    "`tool_use` ids must be unique". The later call goes out as ``<id>_2``
+    and the result after it answers that id, the same on every request."""
+    state = AgentState([
+        Msg.user("Weather in Paris, then Oslo?"),
+        Msg("assistant", [ToolUseBlock(KIMI, "get_weather", {"city": "Paris"})]),
+        Msg("tool", [ToolResultBlock(KIMI, "18C, sunny", name="get_weather")]),
+        Msg("assistant", [ToolUseBlock(KIMI, "get_weather", {"city": "Oslo"})]),
+        Msg("tool", [ToolResultBlock(KIMI, "9C, rain", name="get_weather")]),
+        Msg.assistant("Paris 18C, Oslo 9C."),
+    ])
+    async with AnthropicFake() as fake:
+        fake.add(FakeReply(text="Still."), FakeReply(text="Still."))
+        model = tracked(get_model("anthropic:claude-sonnet-4-5", api_key="k",
+                                  base_url=fake.url, settings=FAST))
+        agent = ReActAgent("t", model, tools=[get_weather])
+        assert (await agent.call("And now?", state=state.copy())).text == "Still."
+        assert (await agent.call("And now?", state=state.copy())).text == "Still."
+        first, again = (b["messages"] for b in fake.bodies)
+    pairs = [(b.get("id") or b.get("tool_use_id"), b.get("content") or b["input"]["city"])
+             for m in first if isinstance(m["content"], list) for b in m["content"]
+             if b["type"] in ("tool_use", "tool_result")]
+    wire = anthropic_call_id(KIMI)
+    assert pairs == [(wire, "Paris"), (wire, "18C, sunny"),
+                     (f"{wire}_2", "Oslo"), (f"{wire}_2", "9C, rain")]
+    assert first == again  # the same ids on every request: the cached prefix holds

@@ -89,9 +89,35 @@ def conversation(
     for role, blocks in turns:
         if role == "user":
             blocks.sort(key=lambda item: item[0]["type"] != "tool_result")  # stable
+    _unique_call_ids(turns)
     if turns and turns[-1][0] == "assistant":
         turns.append(("user", [({"type": "text", "text": continuation(choice)}, False)]))
     return system, turns
+
+
+def _unique_call_ids(turns: list[tuple[str, Blocks]]) -> None:
+    """Make each ``tool_use`` id of the request unique (the API refuses a
+    repeated one: 400 "`tool_use` ids must be unique"): a history that holds
+    one id twice (stored before the agent made a later reply's repeated id
+    unique, or a client's history; a server numbering its calls per reply,
+    Kimi's ``functions.f:0``) sends the later call as ``<id>_<n>``, and the
+    result that follows it answers that id. The same history always gives
+    the same ids (the prompt cache's prefix holds)."""
+    used: set[str] = set()
+    latest: dict[str, str] = {}  # a history id -> the wire id of its latest call
+    for _, blocks in turns:
+        for block, _ in blocks:
+            kind = block["type"]
+            if kind == "tool_use":
+                given = block["id"]
+                wire, n = given, 1
+                while wire in used:
+                    n += 1
+                    wire = f"{given}_{n}"
+                block["id"] = latest[given] = wire
+                used.add(wire)
+            elif kind == "tool_result":
+                block["tool_use_id"] = latest.get(block["tool_use_id"], block["tool_use_id"])
 
 
 def _blocks(msg: Msg, thinking: bool) -> list[dict[str, Any]]:
