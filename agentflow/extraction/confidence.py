@@ -82,8 +82,8 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
+from agentflow.grounding.folding import same_text
 from agentflow.grounding.locator_absence import absence_confirmed, absence_shown
-from agentflow.grounding.locator_rule import same_text
 from agentflow.grounding.locators import Locator
 from agentflow.grounding.typed_values import found_in
 from agentflow.grounding.void_blocks import void_spans

@@ -56,13 +56,13 @@ from agentflow.grounding import Grounded
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.longest import maximal
 from agentflow.grounding.marked_types import (
-    _annotated_pattern,
-    _is_choice,
-    _is_text,
-    _is_union,
-    _pattern_in,
-    _sequence_item,
-    _unwrap,
+    annotated_pattern,
+    is_choice,
+    is_text,
+    is_union,
+    pattern_in,
+    sequence_item,
+    unwrap_annotated,
 )
 from agentflow.grounding.tokens import pieces
 from agentflow.grounding.void_blocks import live_text, void_spans
@@ -103,11 +103,11 @@ def _labels(tp: Any) -> list[str] | None:
 
 def _bare(tp: Any) -> tuple[Any, list[Grounded]]:
     """``tp`` without ``Annotated`` and ``| None``, with its markers."""
-    tp, marks = _unwrap(tp)
-    if _is_union(tp):
+    tp, marks = unwrap_annotated(tp)
+    if is_union(tp):
         args = [a for a in get_args(tp) if a is not type(None)]
         if len(args) == 1:
-            inner, more = _unwrap(args[0])
+            inner, more = unwrap_annotated(args[0])
             return inner, marks + more
     return tp, marks
 
@@ -143,7 +143,7 @@ def _read_shapes(output_type: type[BaseModel]) -> tuple[_Shape, ...]:
     for name, info in output_type.model_fields.items():
         tp, marks = _bare(info.annotation)
         marks = marks + [m for m in info.metadata if isinstance(m, Grounded)]
-        item = _sequence_item(tp)
+        item = sequence_item(tp)
         item_tp, item_marks = _bare(item) if item is not None and item is not typing.Any else (
             None, [])
         shapes.append(_Shape(name, info, tp, tuple(marks), item if item_tp is not None else None,
@@ -172,10 +172,10 @@ def held_fields(output_type: Any, output: Any, source: str,
             continue
         if shape.item is not None:
             own = shape.item_marks or marks
-            if (own and own[-1].whole_items and _is_text(shape.item_tp)
+            if (own and own[-1].whole_items and is_text(shape.item_tp)
                     and isinstance(value, list | tuple)):
                 cap = field_max_items(info)
-                pattern = _annotated_pattern(shape.item) or None
+                pattern = annotated_pattern(shape.item) or None
                 if not _in_void(name, len(value), spans, void) and all(_all_items(
                         name, value, own[-1], pattern, cap, text, spans) for text in texts):
                     held.add(name)
@@ -184,12 +184,12 @@ def held_fields(output_type: Any, output: Any, source: str,
         if marker is None or not _place_rule(marker) or not spans.get(name):
             continue
         bound = _after_end(marker, spans)
-        if _is_choice(tp) and isinstance(value, str):
+        if is_choice(tp) and isinstance(value, str):
             label = value.value if isinstance(value, Enum) else value
             if all(_only_label(_labels(tp) or [], label, marker, bound, t) for t in texts):
                 held.add(name)
-        elif _is_text(tp) and isinstance(value, str):
-            pattern = _pattern_in(info.metadata) or _annotated_pattern(info.annotation)
+        elif is_text(tp) and isinstance(value, str):
+            pattern = pattern_in(info.metadata) or annotated_pattern(info.annotation)
             if all(_only_value(value, marker, pattern, bound, t) for t in texts):
                 held.add(name)
     return frozenset(held)
@@ -253,13 +253,13 @@ def lists_left(output_type: Any, output: Any, source: str,
         if not value or not isinstance(value, list | tuple) or shape.item is None:
             continue
         own = shape.item_marks or shape.marks
-        if not (own and own[-1].whole_items and _is_text(shape.item_tp)):
+        if not (own and own[-1].whole_items and is_text(shape.item_tp)):
             continue
         item = shape.item
-        left = _left_out(name, value, own[-1], _annotated_pattern(item) or None, source, spans)
+        left = _left_out(name, value, own[-1], annotated_pattern(item) or None, source, spans)
         cap = field_max_items(info)
         if left and cap is not None and len(value) >= cap and _all_items(
-                name, value, own[-1], _annotated_pattern(item) or None, cap, source, spans):
+                name, value, own[-1], annotated_pattern(item) or None, cap, source, spans):
             out[name] = len(value) + len(left)
     return out
 

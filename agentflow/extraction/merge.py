@@ -62,7 +62,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel
 
 from agentflow.extraction.merge_order import document_order, list_index, resolve_ref
-from agentflow.grounding.marked_types import _field_markers, _unwrap
+from agentflow.grounding.marked_types import field_markers, unwrap_annotated
 
 __all__ = [
     "ChunkOutput", "Conflict", "Merge", "MergeResult", "document_order", "is_list_type",
@@ -198,7 +198,7 @@ def rules_of(model: type[BaseModel]) -> dict[str, Merge]:
             kind = "list" if is_list else "scalar"
             raise ValueError(f"{model.__name__}.{name}: merge rule {rule.rule!r} does not fit a "
                              f"{kind} field")
-        marks = _field_markers(info) + _unwrap(info.annotation)[1]
+        marks = field_markers(info) + unwrap_annotated(info.annotation)[1]
         after = marks[-1].after if marks and not is_list else None
         rules[name] = dataclasses.replace(rule, after=after) if after else rule
     return rules

@@ -17,7 +17,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from agentflow.grounding.field_keys import property_key
-from agentflow.grounding.marked_types import _is_union, _sequence_item, _unwrap
+from agentflow.grounding.marked_types import is_union, sequence_item, unwrap_annotated
 from agentflow.grounding.marker import AFTER_KEY
 
 __all__ = ["after_by_key"]
@@ -57,15 +57,15 @@ def after_by_key(schema: dict[str, Any], output_type: Any) -> None:
         if not isinstance(node, dict) or (id(tp), id(node)) in seen:
             return
         seen.add((id(tp), id(node)))
-        tp, _ = _unwrap(tp)
+        tp, _ = unwrap_annotated(tp)
         branches = node.get("anyOf") or node.get("oneOf")
-        if _is_union(tp) or isinstance(branches, list):
-            args = [a for a in get_args(tp) if a is not type(None)] if _is_union(tp) else [tp]
+        if is_union(tp) or isinstance(branches, list):
+            args = [a for a in get_args(tp) if a is not type(None)] if is_union(tp) else [tp]
             for arg in args:
                 for branch in branches if isinstance(branches, list) else [node]:
                     walk(arg, branch)
             return
-        item = _sequence_item(tp)
+        item = sequence_item(tp)
         if item is not None:
             walk(item, node.get("items"))
             return

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["GroundingCheck", "Span"]
+__all__ = ["GroundingCheck", "Span", "sibling_path"]
 
 Span = tuple[int, int]
 
@@ -86,7 +86,7 @@ class GroundingCheck:
         cut_lines = {(p, v): line for p, v, line in self.cut_lines}
         cut_items = {(p, v): item for p, v, item in self.cut_items}
         off_line = {(p, v): line for p, v, line in self.off_line}
-        misordered = {(p, v): _field_name(show(_sibling(p, after)))  # as the model named it
+        misordered = {(p, v): _field_name(show(sibling_path(p, after)))  # as the model named it
                       for p, v, after in self.misordered}
         shortened = {(p, v): longer for p, v, longer in self.shortened}
         unclean = {(p, v): why for p, v, why in self.unclean}
@@ -135,7 +135,7 @@ def _field_name(path: str) -> str:
     return path.rpartition(".")[2]
 
 
-def _sibling(path: str, name: str) -> str:
+def sibling_path(path: str, name: str) -> str:
     """The path of field ``name`` in the object that holds ``path``
     (``entries[3].distribution``, ``version`` -> ``entries[3].version``;
     a list item ``a.tags[2]`` -> ``a.name``)."""

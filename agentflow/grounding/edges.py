@@ -21,12 +21,24 @@ import re
 
 from agentflow.grounding.lines import line_spans
 
-__all__ = ["END", "START", "edge_problem", "label_at"]
+__all__ = ["END", "START", "clean_edges", "edge_problem", "label_at"]
 
 START = ":;,=)]}"
 """Characters a clean value never begins with."""
 END = ":;,=([{"
 """Characters a clean value never ends with."""
+
+
+def clean_edges(value: str) -> str:
+    """``value`` stripped, less the separator punctuation at its edges
+    (``START`` at its start, ``END`` at its end; ``Acme Ltd.,`` is ``Acme
+    Ltd.``): the form ``Grounded(clean=True)`` takes (``""`` when nothing is
+    left)."""
+    text = value.strip()
+    while text and (text[-1] in END or text[0] in START):
+        text = (text[:-1] if text[-1] in END else text[1:]).strip()
+    return text
+
 
 _LABEL = re.compile(r"[^\W\d][\w.-]*(?: [\w.-]+){0,3}:[ \t]+(?=\S)")
 

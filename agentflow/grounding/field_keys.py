@@ -22,7 +22,7 @@ from typing import Any, get_args, get_origin
 from pydantic import BaseModel
 from typing_extensions import is_typeddict
 
-from agentflow.grounding.marked_types import _is_union, _sequence_item, _unwrap
+from agentflow.grounding.marked_types import is_union, sequence_item, unwrap_annotated
 
 __all__ = ["key_path", "property_key"]
 
@@ -39,8 +39,8 @@ def property_key(name: str, info: Any) -> str:
 
 def _branches(tp: Any) -> list[Any]:
     """``tp`` without ``Annotated``, as the branches of its union (``None`` left out)."""
-    tp, _ = _unwrap(tp)
-    if _is_union(tp):
+    tp, _ = unwrap_annotated(tp)
+    if is_union(tp):
         return [b for arg in get_args(tp) if arg is not type(None) for b in _branches(arg)]
     return [tp]
 
@@ -66,7 +66,7 @@ def _field(tp: Any, name: str) -> tuple[str, Any] | None:
 def _item(tp: Any) -> Any:
     """The item type of the first list branch of ``tp`` (``Any`` when none)."""
     for branch in _branches(tp):
-        item = _sequence_item(branch)
+        item = sequence_item(branch)
         if item is not None:
             return item
     return Any

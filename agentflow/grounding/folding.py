@@ -1,12 +1,16 @@
 """Folding text for matching (the third step of "verbatim",
 ``agentflow.grounding``): Unicode compatibility form (NFKC) and
-typographic punctuation read as plain ASCII. Pure functions."""
+typographic punctuation read as plain ASCII; and, for a learned locator's
+values (``agentflow.grounding.locator_rule``), whitespace folded
+(``same_text``). Pure functions."""
 
 from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["TYPOGRAPHIC", "fold_text"]
+from agentflow.grounding.edges import clean_edges
+
+__all__ = ["TYPOGRAPHIC", "fold_text", "same_text"]
 
 TYPOGRAPHIC = str.maketrans({
     **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u02bc", "'"),
@@ -23,3 +27,22 @@ sign as ``-``. One character for one, so folded offsets map back to the source."
 def fold_text(text: str) -> str:
     """``text`` in the folded form: NFKC, then ``TYPOGRAPHIC``."""
     return unicodedata.normalize("NFKC", text).translate(TYPOGRAPHIC)
+
+
+def _fold_ws(text: str) -> str:
+    """``text`` with each run of whitespace as one space, none at the edges."""
+    return " ".join(text.split())
+
+
+def same_text(located: str, value: str, *, clean: bool = False) -> bool:
+    """Whether ``value`` is the ``located`` text with whitespace folded: each
+    run of whitespace (spaces, tabs, a line break and the next line's
+    indentation) as one space, none at the edges. A document wraps a long
+    value over continuation lines (deb822, RFC 5322 headers) that a model
+    writes on one line; nothing else is loosened (``a, b`` is not ``a b``,
+    ``a b`` not ``ab``). ``clean``: the clean form of ``located``
+    (``clean_edges``) is its value too, as ``Grounded(clean=True)`` makes
+    a model write it; ``value``'s own edges are compared as they are (``:
+    4.16.0`` is never ``4.16.0``)."""
+    folded = _fold_ws(value)
+    return folded == _fold_ws(located) or (clean and folded == _fold_ws(clean_edges(located)))

@@ -34,6 +34,7 @@ __all__ = [
     "continuation",
     "cuts_line",
     "indent_of",
+    "line_arguments",
     "line_around",
     "line_at",
     "line_pieces",
@@ -162,3 +163,16 @@ def paragraph_continuation(lines: list[str], i: int) -> list[str]:
             break
         out.append(line)
     return out
+
+
+_ARGUMENT = re.compile(r'"([^"\n]*)"|(\S+)')
+
+
+def line_arguments(line: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of each argument of ``line``, in order: a run of
+    non-whitespace characters, or the text between two double quotes (the
+    quotes not part of it), as shell lines, roff requests (``.TH NAME "1"
+    "May 2023" "pkg 1.0"``) and many command and record formats write
+    arguments. A quote that does not close is part of a plain argument."""
+    return [m.span(1) if m.group(1) is not None else m.span(2)
+            for m in _ARGUMENT.finditer(line)]

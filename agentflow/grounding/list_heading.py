@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 
 from agentflow.grounding.items import ITEM_LINE, indent_width
+from agentflow.grounding.spans import merge_spans
 
 __all__ = ["MAX_WORDS", "heading_key", "heading_of", "key_written", "names", "sections"]
 
@@ -99,12 +100,7 @@ def sections(text: str, key: str) -> list[str]:
         first, end = _section(lines, i + 1, ends)
         if first < end:
             ranges.append((first, end))
-    merged: list[tuple[int, int]] = []
-    for first, end in ranges:  # (in order of their first lines)
-        if merged and first < merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((first, end))
+    merged = merge_spans(ranges, touching=False)  # (in order of their first lines)
     return ["\n".join(lines[first:end]).rstrip() for first, end in merged]
 
 

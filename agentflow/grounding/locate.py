@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from agentflow.grounding.check import GroundingCheck, Span, _sibling
+from agentflow.grounding.check import GroundingCheck, Span, sibling_path
 from agentflow.grounding.edges import edge_problem
 from agentflow.grounding.folding import TYPOGRAPHIC, fold_text
 from agentflow.grounding.items import item_at, item_spans, own_item_spans
@@ -310,7 +310,7 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
                                    line=gv.marker.line) or every[0]
                 result.shortened.append((gv.path, gv.value, source[a:b]))
                 every = []
-        sibling = _sibling(gv.path, gv.marker.after) if gv.marker.after else None
+        sibling = sibling_path(gv.path, gv.marker.after) if gv.marker.after else None
         bound = options.get(sibling) if sibling is not None else None
         if every and bound:
             low = _earliest_end(*bound)

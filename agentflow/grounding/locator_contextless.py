@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agentflow.grounding.lines import line_arguments
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.locator_places import example_value
-from agentflow.grounding.locator_rule import Locator, line_arguments
+from agentflow.grounding.locator_rule import Locator
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["learn_argument", "learn_items"]

@@ -9,9 +9,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from agentflow.grounding.edges import clean_edges
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.locator_absence import absence_shown
-from agentflow.grounding.locator_rule import VALUES_KEY, Locator, clean_edges
+from agentflow.grounding.locator_rule import VALUES_KEY, Locator
 from agentflow.grounding.marker import CLEAN_KEY, LINE_KEY
 from agentflow.output.list_bounds import schema_max_items
 

@@ -13,8 +13,8 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.locators import _fields_of, _learn, _loose
-from agentflow.grounding.marked_types import _fields, _is_union, _unwrap, is_derived
+from agentflow.grounding.locators import is_loose, learn_locator, locator_fields
+from agentflow.grounding.marked_types import is_derived, is_union, object_fields, unwrap_annotated
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["learned_lines"]
@@ -32,10 +32,10 @@ def _filled(name: str, examples: Sequence[CheckedExample]) -> int:
 
 def _why_not_located(tp: Any) -> str:
     """Why a field of type ``tp`` gets no locator (it is not text)."""
-    tp, _ = _unwrap(tp)
-    if _is_union(tp):
+    tp, _ = unwrap_annotated(tp)
+    if is_union(tp):
         args = [a for a in get_args(tp) if a is not type(None)]
-        tp = _unwrap(args[0])[0] if len(args) == 1 else tp
+        tp = unwrap_annotated(args[0])[0] if len(args) == 1 else tp
     if isinstance(tp, type) and issubclass(tp, bool):
         return "a boolean: nothing in the document checks it"
     if isinstance(tp, type) and issubclass(tp, int | float | Decimal):
@@ -52,13 +52,13 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
     the examples that fill it), else ``no rule: <field> (<why>)``: no
     example fills it, the examples write it in no common place that held
     leave-one-out, or only after punctuation they write elsewhere too
-    (``agentflow.grounding.locators._loose``), it is ``Derived()``, or it
+    (``agentflow.grounding.locators.is_loose``), it is ``Derived()``, or it
     is not text. ``[]`` without
     examples (nothing is learned, and nothing is said)."""
     if not examples:
         return []
-    fields = _fields(output_type) or []
-    many = dict(_fields_of(output_type))
+    fields = object_fields(output_type) or []
+    many = dict(locator_fields(output_type))
     text_fields = set(many)
     infos = output_type.model_fields if isinstance(output_type, type) and issubclass(
         output_type, BaseModel) else {}
@@ -75,7 +75,7 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
             out.append(f"no rule: {name} ({_why_not_located(ann)})")
         elif not filled:
             out.append(f"no rule: {name} (no example fills it)")
-        elif (loose := _learn(name, many[name], examples)) is not None and _loose(loose):
+        elif (loose := learn_locator(name, many[name], examples)) is not None and is_loose(loose):
             out.append(f"no rule: {name} (only {loose.left!r} before it, which the examples "
                        f"write elsewhere too)")
         else:

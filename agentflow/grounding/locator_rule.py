@@ -9,15 +9,18 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agentflow.grounding.edges import END, START
+from agentflow.grounding.edges import clean_edges
+from agentflow.grounding.folding import same_text
 from agentflow.grounding.items import own_items
-from agentflow.grounding.lines import continuation, paragraph_continuation
+from agentflow.grounding.lines import continuation, line_arguments, paragraph_continuation
 from agentflow.grounding.list_heading import heading_key, key_written, names, sections
 from agentflow.grounding.list_markers import item_lines, marker_length
 from agentflow.grounding.value_clauses import clause_break, runs_on, value_below
 from agentflow.grounding.void_blocks import live_text
 
 __all__ = ["VALUES_KEY", "Locator", "clean_edges", "line_arguments", "same_text"]
+# clean_edges (grounding.edges), line_arguments (grounding.lines) and same_text
+# (grounding.folding) are re-exported: their import path from here keeps working
 
 VALUES_KEY = "x-grounded-values"
 """JSON Schema keyword on a grounded string node: the only values the grammar
@@ -31,48 +34,6 @@ def _has_text(item: str) -> bool:
     of punctuation alone, such as deb822's `` .`` for an empty line inside a
     value, holds none)."""
     return any(c.isalnum() for c in item)
-
-
-def _fold_ws(text: str) -> str:
-    return " ".join(text.split())
-
-
-def clean_edges(value: str) -> str:
-    """``value`` stripped, less the separator punctuation at its edges
-    (``agentflow.grounding.edges``: ``START`` at its start, ``END`` at its
-    end; ``Acme Ltd.,`` is ``Acme Ltd.``): the form ``Grounded(clean=True)``
-    takes (``""`` when nothing is left)."""
-    text = value.strip()
-    while text and (text[-1] in END or text[0] in START):
-        text = (text[:-1] if text[-1] in END else text[1:]).strip()
-    return text
-
-
-def same_text(located: str, value: str, *, clean: bool = False) -> bool:
-    """Whether ``value`` is the ``located`` text with whitespace folded: each
-    run of whitespace (spaces, tabs, a line break and the next line's
-    indentation) as one space, none at the edges. A document wraps a long
-    value over continuation lines (deb822, RFC 5322 headers) that a model
-    writes on one line; nothing else is loosened (``a, b`` is not ``a b``,
-    ``a b`` not ``ab``). ``clean``: the clean form of ``located``
-    (``clean_edges``) is its value too, as ``Grounded(clean=True)`` makes
-    a model write it; ``value``'s own edges are compared as they are (``:
-    4.16.0`` is never ``4.16.0``)."""
-    folded = _fold_ws(value)
-    return folded == _fold_ws(located) or (clean and folded == _fold_ws(clean_edges(located)))
-
-
-_ARGUMENT = re.compile(r'"([^"\n]*)"|(\S+)')
-
-
-def line_arguments(line: str) -> list[tuple[int, int]]:
-    """``[start, end)`` of each argument of ``line``, in order: a run of
-    non-whitespace characters, or the text between two double quotes (the
-    quotes not part of it), as shell lines, roff requests (``.TH NAME "1"
-    "May 2023" "pkg 1.0"``) and many command and record formats write
-    arguments. A quote that does not close is part of a plain argument."""
-    return [m.span(1) if m.group(1) is not None else m.span(2)
-            for m in _ARGUMENT.finditer(line)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,7 +64,7 @@ them, not the same label) needs at least two that fill the field, and a
 line start seen in one example only is a label only when it reads as a key
 (``Version: ``, ``ExecStart=``). A rule that reads after punctuation alone
 to the line's end (``, ``: no label, no word) is kept only where the
-examples write that context nowhere but before their value (``_loose``):
+examples write that context nowhere but before their value (``is_loose``):
 any line with a comma holds ``, ``. A single field's rule also keeps the
 kind of value every example shows (``Locator.letter`` / ``Locator.digit``:
 each holds a letter, a digit), and finds no other (``19.80`` is no
@@ -120,28 +120,29 @@ from agentflow.grounding.locator_places import (
 )
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
 from agentflow.grounding.marked_types import (
-    _fields,
-    _is_text,
-    _is_union,
-    _sequence_item,
-    _unwrap,
     is_derived,
+    is_text,
+    is_union,
+    object_fields,
+    sequence_item,
+    unwrap_annotated,
 )
 from agentflow.grounding.token_shapes import value_shapes
 from agentflow.grounding.value_clauses import clause_break
 from agentflow.output.examples import CheckedExample
 
-__all__ = ["VALUES_KEY", "Locator", "apply_locators", "learn_locators"]
+__all__ = ["VALUES_KEY", "Locator", "apply_locators", "is_loose", "learn_locator", "learn_locators",
+           "locator_fields"]
 
 MAX_CONTEXT = 40
 """Longest ``left`` / ``right`` context kept (characters)."""
 
 
-def _fields_of(output_type: Any) -> list[tuple[str, bool]]:
+def locator_fields(output_type: Any) -> list[tuple[str, bool]]:
     """The top-level fields a locator may hold: ``(name, many)`` for each
     field that is a free-text string (or ``| None``) or a list of them, not
     ``Derived()``."""
-    fields = _fields(output_type)
+    fields = object_fields(output_type)
     if fields is None:
         return []
     infos = output_type.model_fields if isinstance(output_type, type) and issubclass(
@@ -158,20 +159,20 @@ def _fields_of(output_type: Any) -> list[tuple[str, bool]]:
 
 def _kind(tp: Any) -> bool | None:
     """``False``: one string; ``True``: a list of strings; ``None``: neither."""
-    tp, _ = _unwrap(tp)
-    if _is_union(tp):
+    tp, _ = unwrap_annotated(tp)
+    if is_union(tp):
         args = [a for a in get_args(tp) if a is not type(None)]
         return _kind(args[0]) if len(args) == 1 else None
-    if _is_text(tp):
+    if is_text(tp):
         return False
-    item = _sequence_item(tp)
+    item = sequence_item(tp)
     if item is not None and item is not typing.Any:
-        item, _ = _unwrap(item)
-        return True if _is_text(item) else None
+        item, _ = unwrap_annotated(item)
+        return True if is_text(item) else None
     return None
 
 
-def _learn(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator | None:
+def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator | None:
     """The locator of field ``name`` from ``examples`` (``None``: no rule fits)."""
     seen: list[Seen] = []
     split: str | None = None
@@ -242,10 +243,10 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     if cached is not None:
         return cached
     kept: dict[str, Locator] = {}
-    for name, many in _fields_of(output_type):
-        rule = _learn(name, many, examples)
+    for name, many in locator_fields(output_type):
+        rule = learn_locator(name, many, examples)
         filled = len([e for e in examples if example_value(e, name)])
-        if rule is not None and _loose(rule) and (filled < 2 or any(
+        if rule is not None and is_loose(rule) and (filled < 2 or any(
                 len(rule.values(e.text)) > 1 for e in examples if example_value(e, name))):
             # punctuation alone around the value (``, `` to the line's end, `` "``
             # up to ``"``): only a context the examples write nowhere but around the
@@ -294,7 +295,7 @@ def _shapes(name: str, examples: Sequence[CheckedExample]) -> tuple[str, ...]:
     return tuple(sorted(value_shapes(values)))
 
 
-def _loose(rule: Locator) -> bool:
+def is_loose(rule: Locator) -> bool:
     """Whether ``rule`` reads between punctuation alone anywhere on a line (no
     label, no word on either side): ``, `` to the line's end of ``Friday 12
     July, 8:00 pm`` finds the rest of any line with a comma (``standard SEK
@@ -357,7 +358,7 @@ def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
     ``continued``: likewise, whether values run on over continuation lines,
     as all the examples together show it)."""
     rest = [e for j, e in enumerate(examples) if j != i]
-    rule = _learn(name, many, rest)
+    rule = learn_locator(name, many, rest)
     if rule is not None and rule.split is None and split is not None:
         rule = dataclasses.replace(rule, split=split)  # the others had one item a line
     if rule is not None and (rule.continued, rule.paragraph) != (continued, paragraph) and (

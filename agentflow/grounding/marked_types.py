@@ -4,7 +4,7 @@ unions, free-text strings, choices of strings, sequences and their items,
 fixed-length tuples), an object type's fields with their markers (pydantic
 models, dataclasses, TypedDicts; kept per type), and the ``pattern`` a field
 declares. Shared by the walk of ``agentflow.grounding.values``,
-``grounding_plan``, the locators and the hand rules."""
+``grounding_plan`` (``marker_checks``), the locators and the hand rules."""
 
 from __future__ import annotations
 
@@ -22,13 +22,29 @@ from typing_extensions import is_typeddict
 from agentflow._lru import LRU, per_type
 from agentflow.grounding.marker import Derived, Grounded
 
-__all__ = ["is_derived"]
+__all__ = [
+    "NONE_TYPE",
+    "allows_marker",
+    "annotated_pattern",
+    "field_markers",
+    "is_choice",
+    "is_derived",
+    "is_text",
+    "is_union",
+    "object_fields",
+    "pattern_in",
+    "sequence_item",
+    "tuple_places",
+    "type_name",
+    "unwrap_annotated",
+]
 
-_NONE = type(None)
+NONE_TYPE = type(None)
+"""The type of ``None``: the branch an optional field's union adds."""
 _SEQUENCES = (list, tuple, set, frozenset, Sequence, typing.Sequence)
 
 
-def _unwrap(tp: Any) -> tuple[Any, list[Grounded]]:
+def unwrap_annotated(tp: Any) -> tuple[Any, list[Grounded]]:
     """``tp`` without ``Annotated``, and the ``Grounded`` markers it carried."""
     markers: list[Grounded] = []
     while get_origin(tp) is typing.Annotated:
@@ -38,16 +54,17 @@ def _unwrap(tp: Any) -> tuple[Any, list[Grounded]]:
     return tp, markers
 
 
-def _is_union(tp: Any) -> bool:
+def is_union(tp: Any) -> bool:
+    """Whether ``tp`` is a union (``Union[a, b]``, ``a | b``, ``Optional[a]``)."""
     return get_origin(tp) in (Union, types.UnionType)
 
 
-def _is_text(tp: Any) -> bool:
+def is_text(tp: Any) -> bool:
     """A free-text string type: ``str`` or a subclass, never an enum."""
     return isinstance(tp, type) and issubclass(tp, str) and not issubclass(tp, Enum)
 
 
-def _is_choice(tp: Any) -> bool:
+def is_choice(tp: Any) -> bool:
     """A choice of strings: a ``Literal`` of strings or a ``str`` enum (a field
     a marker may ground, the default never does)."""
     if get_origin(tp) is Literal:
@@ -55,7 +72,7 @@ def _is_choice(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, Enum) and issubclass(tp, str)
 
 
-def _sequence_item(tp: Any) -> Any | None:
+def sequence_item(tp: Any) -> Any | None:
     """The item type of a list/tuple/set type, else ``None``."""
     origin = get_origin(tp)
     if origin is None:
@@ -72,7 +89,7 @@ def _sequence_item(tp: Any) -> Any | None:
     return args[0]
 
 
-def _tuple_places(tp: Any) -> tuple[Any, ...]:
+def tuple_places(tp: Any) -> tuple[Any, ...]:
     """The type of each place of a fixed-length tuple type (``tuple[int, str]``
     -> ``(int, str)``), else ``()``."""
     args = get_args(tp)
@@ -82,11 +99,11 @@ def _tuple_places(tp: Any) -> tuple[Any, ...]:
 
 
 _FIELDS: LRU[Any, tuple[Any, list[tuple[str, Any, list[Grounded]]] | None]] = LRU(256)
-"""``_fields`` per type, with what they were read from (a pydantic model's
+"""``object_fields`` per type, with what they were read from (a pydantic model's
 ``model_fields`` mapping: a rebuilt model reads them again)."""
 
 
-def _fields(tp: Any) -> list[tuple[str, Any, list[Grounded]]] | None:
+def object_fields(tp: Any) -> list[tuple[str, Any, list[Grounded]]] | None:
     """``(name, annotation, markers)`` of an object type's fields, in order
     (kept per type: every output of a run walks the same ones; not to be
     changed by the caller)."""
@@ -97,19 +114,21 @@ def _read_fields(tp: Any) -> list[tuple[str, Any, list[Grounded]]] | None:
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         out = []
         for name, info in tp.model_fields.items():
-            ann, marks = _unwrap(info.annotation)
-            out.append((name, ann, marks + _field_markers(info)))
+            ann, marks = unwrap_annotated(info.annotation)
+            out.append((name, ann, marks + field_markers(info)))
         return out
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp, include_extras=True)
-        return [(f.name, *_unwrap(hints.get(f.name, Any))) for f in dataclasses.fields(tp)]
+        return [(f.name, *unwrap_annotated(hints.get(f.name, Any))) for f in dataclasses.fields(tp)]
     if is_typeddict(tp):
         hints = typing.get_type_hints(tp, include_extras=True)
-        return [(name, *_unwrap(ann)) for name, ann in hints.items()]
+        return [(name, *unwrap_annotated(ann)) for name, ann in hints.items()]
     return None
 
 
-def _field_markers(info: FieldInfo) -> list[Grounded]:
+def field_markers(info: FieldInfo) -> list[Grounded]:
+    """The ``Grounded`` markers among a pydantic field's metadata
+    (``Annotated`` on the field itself, which pydantic moves there)."""
     return [m for m in info.metadata if isinstance(m, Grounded)]
 
 
@@ -123,32 +142,33 @@ def is_derived(tp: Any, metadata: Iterable[Any] = ()) -> bool:
         if any(isinstance(m, Derived) for m in args[1:]):
             return True
         tp = args[0]
-    return _is_union(tp) and any(is_derived(a) for a in get_args(tp))
+    return is_union(tp) and any(is_derived(a) for a in get_args(tp))
 
 
-def _allows_marker(tp: Any) -> bool:
+def allows_marker(tp: Any) -> bool:
     """A marker may sit on ``str``, a choice of strings (``Literal``, ``str``
     enum), their ``| None`` and sequences of those."""
-    tp, _ = _unwrap(tp)
-    if _is_union(tp):
-        args = [a for a in get_args(tp) if a is not _NONE]
-        return bool(args) and all(_allows_marker(a) for a in args)
-    if _is_text(tp) or _is_choice(tp):
+    tp, _ = unwrap_annotated(tp)
+    if is_union(tp):
+        args = [a for a in get_args(tp) if a is not NONE_TYPE]
+        return bool(args) and all(allows_marker(a) for a in args)
+    if is_text(tp) or is_choice(tp):
         return True
-    item = _sequence_item(tp)
-    return item is not None and item is not Any and _allows_marker(item)
+    item = sequence_item(tp)
+    return item is not None and item is not Any and allows_marker(item)
 
 
-def _type_name(tp: Any) -> str:
+def type_name(tp: Any) -> str:
+    """``tp``'s name for messages (``Invoice``), else its ``str``."""
     return getattr(tp, "__name__", None) or str(tp)
 
 
-def _pattern_in(metadata: Iterable[Any]) -> str | None:
+def pattern_in(metadata: Iterable[Any]) -> str | None:
     """The ``pattern`` among a field's metadata (``Field(pattern=...)``,
     ``StringConstraints(pattern=...)``, a nested ``FieldInfo``)."""
     for m in metadata:
         if isinstance(m, FieldInfo):
-            found = _pattern_in(m.metadata)
+            found = pattern_in(m.metadata)
             if found is not None:
                 return found
         elif isinstance(getattr(m, "pattern", None), str):
@@ -156,11 +176,11 @@ def _pattern_in(metadata: Iterable[Any]) -> str | None:
     return None
 
 
-def _annotated_pattern(tp: Any) -> str | None:
+def annotated_pattern(tp: Any) -> str | None:
     """The ``pattern`` in ``tp``'s ``Annotated`` metadata, outermost first."""
     while get_origin(tp) is typing.Annotated:
         args = get_args(tp)
-        found = _pattern_in(args[1:])
+        found = pattern_in(args[1:])
         if found is not None:
             return found
         tp = args[0]

@@ -94,6 +94,7 @@ from agentflow.grounding.number_conventions import (
     conventions,
     listed,
 )
+from agentflow.grounding.spans import merge_spans
 
 __all__ = ["CURRENCY", "ISO_4217", "MAX_EXPONENT", "Conventions", "conventions", "placed_readings",
            "readings"]
@@ -194,12 +195,7 @@ class _Apart:
 
     def __init__(self, source: str) -> None:
         spans = part_spans(source) + [m.span() for m in _HEX.finditer(source)]
-        merged: list[list[int]] = []
-        for start, end in sorted(spans):
-            if merged and start <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], end)
-            else:
-                merged.append([start, end])
+        merged = merge_spans(sorted(spans))
         self.starts = [start for start, _ in merged]
         self.ends = [end for _, end in merged]
 

@@ -17,17 +17,17 @@ from typing_extensions import is_typeddict
 
 from agentflow._lru import LRU, per_type
 from agentflow.grounding.marked_types import (
-    _NONE,
-    _annotated_pattern,
-    _fields,
-    _is_choice,
-    _is_text,
-    _is_union,
-    _pattern_in,
-    _sequence_item,
-    _tuple_places,
-    _unwrap,
+    NONE_TYPE,
+    annotated_pattern,
+    is_choice,
     is_derived,
+    is_text,
+    is_union,
+    object_fields,
+    pattern_in,
+    sequence_item,
+    tuple_places,
+    unwrap_annotated,
 )
 from agentflow.grounding.marker import (
     AFTER_KEY,
@@ -45,7 +45,7 @@ from agentflow.grounding.marker import (
 from agentflow.grounding.typed_leaves import TypedValue, is_typed, schema_typed
 from agentflow.output.json_schema import SCHEMA_ATTRIBUTE
 
-__all__ = ["GroundedValue", "TypedValue", "grounded_values"]
+__all__ = ["GroundedValue", "TypedValue", "grounded_values", "schema_marks"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +70,7 @@ def _join(path: str, name: str) -> str:
 
 def _matches(value: Any, tp: Any) -> bool:
     """Whether a validated ``value`` is of the union branch ``tp``."""
-    tp, _ = _unwrap(tp)
+    tp, _ = unwrap_annotated(tp)
     origin = get_origin(tp) or tp
     if origin is Literal:
         return value in get_args(tp)
@@ -101,15 +101,15 @@ def grounded_values(
              pattern: str | None = None) -> None:
         if v is None:
             return
-        annotated, (tp, marks) = tp, _unwrap(tp)
+        annotated, (tp, marks) = tp, unwrap_annotated(tp)
         marker = marks[-1] if marks else marker
         if marker is not None and marker.longest and annotated is not tp:
-            pattern = _annotated_pattern(annotated) or pattern  # read only when needed
-        if _is_union(tp):
+            pattern = annotated_pattern(annotated) or pattern  # read only when needed
+        if is_union(tp):
             args = get_args(tp)
-            nullable = _NONE in args
+            nullable = NONE_TYPE in args
             for arg in args:
-                if arg is not _NONE and _matches(v, arg):
+                if arg is not NONE_TYPE and _matches(v, arg):
                     walk(v, arg, path, marker, optional or nullable, pattern)
                     return
             return
@@ -118,18 +118,18 @@ def grounded_values(
             return
         if isinstance(v, str):
             chosen = marker or default
-            if chosen is not None and _is_text(tp) and not isinstance(v, Enum):
+            if chosen is not None and is_text(tp) and not isinstance(v, Enum):
                 out.append(GroundedValue(path or "result", v, chosen, optional,
                                          pattern if chosen.longest else None))
-            elif marker is not None and _is_choice(tp):  # only a marker grounds a choice
+            elif marker is not None and is_choice(tp):  # only a marker grounds a choice
                 label = v.value if isinstance(v, Enum) else v
                 out.append(GroundedValue(path or "result", label,
                                          dataclasses.replace(marker, case_sensitive=False),
                                          optional))
             return
         if isinstance(v, list | tuple | set | frozenset):
-            item = _sequence_item(tp) or Any
-            places = _tuple_places(tp)  # a fixed-length tuple: each place its own type
+            item = sequence_item(tp) or Any
+            places = tuple_places(tp)  # a fixed-length tuple: each place its own type
             for i, x in enumerate(v):
                 walk(x, places[i] if i < len(places) else item, f"{path}[{i}]", marker, False)
             return
@@ -163,12 +163,12 @@ def _steps(cls: Any) -> tuple[tuple[str, Any, Grounded | None, str | None], ...]
     ``(name, annotation, own marker, pattern)`` each (the pattern only where
     the own marker is ``longest``), without those ``Derived()`` leaves out
     (not copied, so the default does not ground them); ``None``: not an
-    object type. Kept per type, as ``_fields``."""
+    object type. Kept per type, as ``object_fields``."""
     return per_type(_STEPS, cls, _read_steps)
 
 
 def _read_steps(cls: Any) -> tuple[tuple[str, Any, Grounded | None, str | None], ...] | None:
-    fields = _fields(cls)
+    fields = object_fields(cls)
     if fields is None:
         return None
     infos = cls.model_fields if isinstance(cls, type) and issubclass(cls, BaseModel) else {}
@@ -180,7 +180,7 @@ def _read_steps(cls: Any) -> tuple[tuple[str, Any, Grounded | None, str | None],
                                       else hints.get(name),
                                       infos[name].metadata if name in infos else ()):
             continue
-        pattern = (_pattern_in(infos[name].metadata) if own is not None and own.longest
+        pattern = (pattern_in(infos[name].metadata) if own is not None and own.longest
                    and name in infos else None)
         steps.append((name, ann, own, pattern))
     return tuple(steps)
@@ -194,13 +194,13 @@ def _raw_hints(tp: Any) -> dict[str, Any]:
         return {}
 
 
-def _schema_marks(node: Any) -> bool:
+def schema_marks(node: Any) -> bool:
     """Whether a JSON Schema marks any node ``"x-grounded"``."""
     if isinstance(node, Mapping):
         return node.get(GROUNDED_KEY) in MARKS or any(
-            _schema_marks(v) for v in node.values())
+            schema_marks(v) for v in node.values())
     if isinstance(node, list):
-        return any(_schema_marks(v) for v in node)
+        return any(schema_marks(v) for v in node)
     return False
 
 
@@ -244,7 +244,7 @@ def _schema_values(value: Any, root: Mapping[str, Any], path: str,
                 "integer" if isinstance(v, int) else "number" if isinstance(v, float) else "")
 
     def walk(v: Any, node: Any, where: str, optional: bool) -> None:
-        if isinstance(node, Mapping) and node.get(DERIVED_KEY) is True and not _schema_marks(node):
+        if isinstance(node, Mapping) and node.get(DERIVED_KEY) is True and not schema_marks(node):
             return  # Derived(): the default leaves it alone
         node = resolve(node)
         branches = node.get("anyOf") or node.get("oneOf")

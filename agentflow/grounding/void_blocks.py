@@ -59,6 +59,7 @@ import re
 import unicodedata
 
 from agentflow.grounding.items import ITEM_LINE
+from agentflow.grounding.spans import merge_spans
 
 __all__ = ["HEADING_MAX_WORDS", "VOID_WORDS", "live_text", "void_spans"]
 
@@ -221,13 +222,7 @@ def void_spans(text: str) -> tuple[tuple[int, int], ...]:
                 spans.append((start, covered))
             elif "note" in kinds:
                 spans.append((start, stop))
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return tuple(merged)
+    return tuple(merge_spans(sorted(spans)))
 
 
 def live_text(text: str) -> str:

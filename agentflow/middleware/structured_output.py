@@ -71,7 +71,9 @@ it (validation, retries, end strategy, truncation, refusal) in
 text paths), ``output_acceptance`` and ``output_failures``; strategy choice, refusals, binding and
 degradation in ``agentflow.middleware.output_strategy``; the forcing of a turn
 without the output tool in ``agentflow.middleware.output_forcing``; the
-grounding and degeneracy check in ``agentflow.grounding.output_checks``; the
+grounding set-up (markers, the ``ground=`` default, the grounded response
+format) in ``agentflow.middleware.output_grounding`` and the grounding and
+degeneracy check in ``agentflow.grounding.output_checks``; the
 compression below in
 ``agentflow.middleware.output_compression`` (re-exported here).
 
@@ -83,35 +85,31 @@ holding the output JSON (``STRUCTURED_OUTPUT=True``).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from agentflow.errors import (
     ProviderError,
-    SchemaError,
     ToolNameError,
     UnsupportedFeatureError,
 )
 from agentflow.events import Event, OutputRetry
 from agentflow.execution import CallExecution
-from agentflow.grounding import Grounded, grounding_plan, mark_all_strings
-from agentflow.grounding.locators import apply_locators, learn_locators
+from agentflow.grounding.locators import learn_locators
 from agentflow.messages import Msg, ReminderType
 from agentflow.middleware._output_run import KEY as _KEY
 from agentflow.middleware._output_run import NO_OUTPUT as _NO_OUTPUT
 from agentflow.middleware._output_run import OutputRun as _Run
 from agentflow.middleware._output_run import run_of as _run_of
 from agentflow.middleware.base import Decision, Middleware, ModelRequest
-from agentflow.middleware.output_acceptance import source_of, taken_of
 from agentflow.middleware.output_answers import answer_outputs, hold_output
 from agentflow.middleware.output_budget import budgeted
 from agentflow.middleware.output_compression import StructuredOutputCompression
 from agentflow.middleware.output_failures import filtered
 from agentflow.middleware.output_forcing import missed_output
+from agentflow.middleware.output_grounding import as_marker, grounded_format, has_markers
 from agentflow.middleware.output_history import bound_attempts
 from agentflow.middleware.output_partials import partial_event
 from agentflow.middleware.output_strategy import (
@@ -146,31 +144,6 @@ __all__ = [
     "StructuredOutputCompression",
     "StructuredOutputMiddleware",
 ]
-
-
-@functools.lru_cache(maxsize=256)
-def _has_markers(output_type: Any) -> bool:
-    """``grounding_plan`` cached per type (raises ``SchemaError`` on a bad marker)."""
-    return grounding_plan(output_type)
-
-
-def _as_marker(ground: bool | Grounded | None) -> Grounded | None:
-    """The marker the ``ground=`` default applies to every free-text string.
-
-    Raises:
-        SchemaError: the marker says ``after`` or ``longest``: those name a
-            sibling field or need a field's own pattern, so they belong on a
-            field's marker, never on the default for every string.
-    """
-    if isinstance(ground, Grounded):
-        if ground.after is not None or ground.longest:
-            rule = f"after={ground.after!r}" if ground.after is not None else "longest=True"
-            raise SchemaError(
-                "ground", f"Grounded({rule}) cannot be the default for every string: it names "
-                "a field's sibling or needs the field's own pattern; put it on the field's "
-                "marker (Annotated[str, Grounded(...)])")
-        return ground
-    return Grounded() if ground else None
 
 
 class StructuredOutputMiddleware(Middleware):
@@ -230,10 +203,7 @@ class StructuredOutputMiddleware(Middleware):
         if (last is not None and last[0] is model and last[1] is output_type
                 and last[2] == has_tools and last[3] is strategy and last[4] is profile):
             return last[5]  # checked for this agent's previous call
-        try:
-            _has_markers(output_type)
-        except TypeError:  # an unhashable type: check without the cache
-            grounding_plan(output_type)
+        has_markers(output_type)
         spec = OutputSpec.of(output_type)
         kind = self.strategy_for(model, output_type, has_tools, strategy)
         if kind != "prompt":
@@ -253,11 +223,8 @@ class StructuredOutputMiddleware(Middleware):
         has_tools = ex.extra.get("has_tools", True)
         kind = self.strategy_for(ex.model, ex.output_type, has_tools, ex.extra.get("strategy"))
         run = ex.extra[_KEY] = _Run(spec, kind, has_tools, PartialOutput(spec.wrapped))
-        run.ground = _as_marker(ex.extra.get("ground", self.config.ground))
-        try:
-            markers = _has_markers(ex.output_type)
-        except TypeError:
-            markers = grounding_plan(ex.output_type)
+        run.ground = as_marker(ex.extra.get("ground", self.config.ground))
+        markers = has_markers(ex.output_type)
         run.grounded = run.ground is not None or markers
         examples = ex.extra.get("examples", self.config.examples)
         if examples:  # raises InvalidExampleError before any request
@@ -288,7 +255,7 @@ class StructuredOutputMiddleware(Middleware):
                 options = options.with_(parallel_tool_calls=False)
         else:
             if ex.response_format is not None:
-                options = self._with_format(options, self._grounded_format(ex, run))
+                options = self._with_format(options, grounded_format(ex, run))
             if run.kind == "prompt" or (ex.response_format and ex.response_format.schema is None):
                 schema = orjson.dumps(run.spec.plain_schema).decode()
                 at = next(
@@ -315,20 +282,6 @@ class StructuredOutputMiddleware(Middleware):
         out = options.with_(response_format=rf)
         self._formats = (options, rf, out)
         return out
-
-    def _grounded_format(self, ex: CallExecution, run: _Run) -> ResponseFormat:
-        """The call's response format; with the source attached (and every
-        string marked, under a ``ground`` default) when the profile's grammar
-        can hold grounded strings to it."""
-        rf = ex.response_format
-        assert rf is not None
-        if not (run.grounded and rf.schema is not None and ex.model.profile.substring_grammar):
-            return rf
-        schema = mark_all_strings(rf.schema, run.ground) if run.ground is not None else rf.schema
-        source = source_of(ex, run)
-        if run.locators:  # learned from the examples: the values each field may take here
-            schema = apply_locators(schema, run.locators, source)
-        return replace(rf, schema=schema, source=source, taken=taken_of(ex, run))
 
     # ------------------------------------------------------------ streaming
 

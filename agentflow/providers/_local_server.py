@@ -1,8 +1,12 @@
-"""The settings the embedded model's llama.cpp server is started with
-(``local.LocalModel`` starts it in a child process: ``_local_process``).
+"""Starting the embedded model's llama.cpp server, and the settings it is
+started with (``local.LocalModel`` starts it in a child process:
+``_local_process``).
 
-    settings = server_settings(weights, context=16384, parallel=4, threads=2,
-                               chat_template="", mmproj=None)
+    server = start_server("gemma3-270m", context=16384, parallel=4, threads=2,
+                          chat_template="", mmproj=None)
+    # which is:
+    settings = server_settings(weights_file("gemma3-270m"), context=16384, parallel=4,
+                               threads=2, chat_template="", mmproj=None)
     ServerProcess(settings, environment=SERVER_ENVIRONMENT)
 
 Speed (``_local_threads``, ``_local_stats``): the server gets a thread per
@@ -25,8 +29,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agentflow.errors import InvalidModelError
+from agentflow.providers._local_process import ServerProcess
+from agentflow.providers._local_weights import INSTALL_HINT, weights_file
+
 __all__ = ["RESUMABLE_CACHE", "SERVER_ENVIRONMENT", "SLOT_CONTEXT", "THREAD_POLL", "THREAD_WAIT",
-           "server_settings"]
+           "server_settings", "start_server"]
 
 SLOT_CONTEXT = 4096
 """Context window per decoding slot when ``context`` is not given (tokens)."""
@@ -89,3 +97,29 @@ def server_settings(weights: Path, *, context: int, parallel: int, threads: int,
     if mmproj is not None:
         settings["mmproj.path"] = str(mmproj)
     return settings
+
+
+def start_server(model: str, *, context: int, parallel: int, threads: int,
+                 chat_template: str, mmproj: Path | None) -> ServerProcess:
+    """llama.cpp's server for ``model`` (a ``BUNDLED`` name or a ``.gguf``
+    path: ``weights_file``) started in a child process (``_local_process``)
+    with ``server_settings``; blocks until the model is loaded and the server
+    listens (~2 s).
+
+    Raises:
+        InvalidModelError: the ``local`` extra is missing, the weights or the
+            multimodal projector ``mmproj`` do not exist, or the server could
+            not load them (the message names the file and the cause).
+    """
+    try:
+        import xllamacpp  # type: ignore[import-untyped]  # noqa: F401  # no py.typed
+    except ImportError as exc:
+        raise InvalidModelError(
+            f"the embedded model needs the 'local' extra ({INSTALL_HINT}): {exc}"
+        ) from exc
+    weights = weights_file(model)
+    if mmproj is not None and not mmproj.is_file():
+        raise InvalidModelError(f"multimodal projector {str(mmproj)!r} does not exist")
+    settings = server_settings(weights, context=context, parallel=parallel,
+                               threads=threads, chat_template=chat_template, mmproj=mmproj)
+    return ServerProcess(settings, environment=SERVER_ENVIRONMENT)

@@ -15,7 +15,7 @@ from pathlib import Path
 from agentflow.errors import InvalidModelError
 
 __all__ = ["BUNDLED", "DEFAULT_MODEL", "INSTALL_HINT", "PLAIN_TEMPLATE", "BundledModel",
-           "bundled_available", "bundled_weights"]
+           "bundled_available", "bundled_weights", "weights_file"]
 
 DEFAULT_MODEL = "gemma3-270m"
 """The default bundled model (``"local"`` alone means this). Gemma 3 270M
@@ -105,4 +105,20 @@ def bundled_weights(bundled: BundledModel) -> Path:
     if not path.is_file():
         raise InvalidModelError(
             f"the package {bundled.distribution!r} holds no {bundled.file} ({hint})")
+    return path
+
+
+def weights_file(model: str) -> Path:
+    """The GGUF file of ``model``: a ``BUNDLED`` name's (``bundled_weights``)
+    or the path ``model`` (``~`` expanded).
+
+    Raises:
+        InvalidModelError: the bundled model's package is missing, or the
+            file does not exist.
+    """
+    if model in BUNDLED:
+        return bundled_weights(BUNDLED[model])
+    path = Path(model).expanduser()
+    if not path.is_file():
+        raise InvalidModelError(f"local model file {str(path)!r} does not exist")
     return path

@@ -1,6 +1,7 @@
 """The machinery every OpenAI-style adapter shares: ``OpenAICompatibleModel``
-(sending and streaming; the request-building hooks are in
-``_openai_request``, the reply-reading and error hooks in ``_openai_reply``).
+(sending; the request-building hooks are in ``_openai_request``, the
+reply-reading hooks, whole and streamed replies, and the error hooks in
+``_openai_reply``).
 The error classification that makes a vendor's "feature unsupported" 400 an
 ``UnsupportedFeatureError`` lives in ``_openai_errors`` (re-exported here).
 
@@ -19,11 +20,8 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from functools import partial
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
-
-import aiohttp
 
 from agentflow._logging import get_logger
 from agentflow._secrets import redact_urls
@@ -31,8 +29,6 @@ from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
     InvalidModelError,
-    ProviderConnectionError,
-    TruncatedStreamError,
 )
 from agentflow.media.tokens import media_cost
 from agentflow.messages import Msg
@@ -43,7 +39,6 @@ from agentflow.providers._http import (
     HttpSettings,
     RateHeaders,
     api_key_from,
-    iter_sse,
     shared_governor,
 )
 from agentflow.providers._markup import (
@@ -65,7 +60,7 @@ from agentflow.providers._openai_remedies import (
     refused_optional_fields,
     remedy_for,
 )
-from agentflow.providers._openai_reply import OpenAIReplyHooks, close_parser
+from agentflow.providers._openai_reply import OpenAIReplyHooks
 from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestHooks
 from agentflow.providers._openai_wire import ReasoningHistory
 from agentflow.providers._payload import ReplyGuard
@@ -359,49 +354,3 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
             sent = prompt_estimate(messages)
             if silent_cut(sent, window, evaluated):
                 raise cut_error(self.vendor, sent, window, evaluated)
-
-    async def _read_stream(self, response: aiohttp.ClientResponse, markup: MarkupFilter
-                           ) -> AsyncIterator[ModelChunk]:
-        """The chunks of a streamed reply (SSE ``chat.completion.chunk`` events):
-        asked for, or sent by a proxy that forces streaming on a whole-reply request.
-
-        Raises:
-            TruncatedStreamError / ProviderConnectionError: it ended before its
-                terminal marker or without a finish reason; a malformed event.
-            ProviderError: an error event.
-        """
-        parser = self._parser_type()
-        guard = ReplyGuard(self.vendor, stream=True)
-        done = received = finished = False
-        read = partial(self.read_payload, parser, guard=guard)  # no Python frame per event
-        filtering = markup.active  # no filter call per event when it looks for nothing
-        async for event in iter_sse(response):
-            if event.data.strip() == "[DONE]":
-                done = True
-                continue
-            if event.event == "error":
-                raise self.event_error(event.data)
-            payload = guard.load(event.data)
-            received = True
-            chunks = guard.fold(read, payload)
-            for chunk in markup.feed(chunks) if filtering else chunks:
-                finished = finished or chunk.type == "finish"
-                yield chunk
-            done = done or parser.terminal
-        for chunk in markup.feed(guard.fold(close_parser, parser)):
-            yield chunk
-        for chunk in markup.close():
-            yield chunk
-        if not done and not finished:  # a finish_reason then EOF lost nothing (no [DONE]:
-            if not received:              # ik_llama.cpp, text-generation-webui, gateways)
-                raise ProviderConnectionError(
-                    "the stream ended before its terminal marker ([DONE]); the reply is "
-                    "incomplete", vendor=self.vendor)
-            raise TruncatedStreamError(
-                "the stream ended before its terminal marker ([DONE]); the reply is "
-                "incomplete", vendor=self.vendor)
-        if received and not finished:
-            raise TruncatedStreamError(
-                "the stream ended ([DONE]) without a finish_reason; the reply is "
-                "incomplete", vendor=self.vendor)
-        guard.end()

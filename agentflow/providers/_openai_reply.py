@@ -1,8 +1,9 @@
 """How every OpenAI-style adapter reads a reply (``OpenAIReplyHooks``, a base
 of ``_openai_compat.OpenAICompatibleModel``): error replies mapped
 (``map_error``: ``_openai_errors``), errors carried in a 200 payload or an
-``event: error`` SSE event, and the chunks of a whole reply or of one stream
-payload, read under a ``ReplyGuard`` and through the reply's ``MarkupFilter``.
+``event: error`` SSE event, and the chunks of a whole reply, of a streamed
+one (SSE, ``_read_stream``) or of one stream payload, read under a
+``ReplyGuard`` and through the reply's ``MarkupFilter``.
 A vendor module overrides the hooks it needs (``map_error``,
 ``payload_error``, ``ok_body_error``, ``parser_class``).
 
@@ -11,18 +12,25 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from functools import partial
 from typing import Any, ClassVar
 
+import aiohttp
 import orjson
 
-from agentflow.errors import ProviderError, ServerError
+from agentflow.errors import (
+    ProviderConnectionError,
+    ProviderError,
+    ServerError,
+    TruncatedStreamError,
+)
 from agentflow.model import ModelChunk
 from agentflow.providers._markup import MarkupFilter
 from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_errors import openai_error, payload_error
 from agentflow.providers._payload import ReplyGuard
+from agentflow.providers._streams import iter_sse
 
 __all__ = ["OpenAIReplyHooks", "close_parser"]
 
@@ -76,6 +84,52 @@ class OpenAIReplyHooks:
                 chunks = chunks + rest
         guard.end()
         return chunks
+
+    async def _read_stream(self, response: aiohttp.ClientResponse, markup: MarkupFilter
+                           ) -> AsyncIterator[ModelChunk]:
+        """The chunks of a streamed reply (SSE ``chat.completion.chunk`` events):
+        asked for, or sent by a proxy that forces streaming on a whole-reply request.
+
+        Raises:
+            TruncatedStreamError / ProviderConnectionError: it ended before its
+                terminal marker or without a finish reason; a malformed event.
+            ProviderError: an error event.
+        """
+        parser = self._parser_type()
+        guard = ReplyGuard(self.vendor, stream=True)
+        done = received = finished = False
+        read = partial(self.read_payload, parser, guard=guard)  # no Python frame per event
+        filtering = markup.active  # no filter call per event when it looks for nothing
+        async for event in iter_sse(response):
+            if event.data.strip() == "[DONE]":
+                done = True
+                continue
+            if event.event == "error":
+                raise self.event_error(event.data)
+            payload = guard.load(event.data)
+            received = True
+            chunks = guard.fold(read, payload)
+            for chunk in markup.feed(chunks) if filtering else chunks:
+                finished = finished or chunk.type == "finish"
+                yield chunk
+            done = done or parser.terminal
+        for chunk in markup.feed(guard.fold(close_parser, parser)):
+            yield chunk
+        for chunk in markup.close():
+            yield chunk
+        if not done and not finished:  # a finish_reason then EOF lost nothing (no [DONE]:
+            if not received:              # ik_llama.cpp, text-generation-webui, gateways)
+                raise ProviderConnectionError(
+                    "the stream ended before its terminal marker ([DONE]); the reply is "
+                    "incomplete", vendor=self.vendor)
+            raise TruncatedStreamError(
+                "the stream ended before its terminal marker ([DONE]); the reply is "
+                "incomplete", vendor=self.vendor)
+        if received and not finished:
+            raise TruncatedStreamError(
+                "the stream ended ([DONE]) without a finish_reason; the reply is "
+                "incomplete", vendor=self.vendor)
+        guard.end()
 
     def read_payload(
         self, parser: ChunkParser, payload: Any, guard: ReplyGuard

@@ -94,18 +94,15 @@ from agentflow.providers._local_grammar import (
     document_grammar,
     schema_grammar,
 )
-from agentflow.providers._local_process import ServerProcess
-from agentflow.providers._local_server import SERVER_ENVIRONMENT, SLOT_CONTEXT, server_settings
+from agentflow.providers._local_server import SLOT_CONTEXT, start_server
 from agentflow.providers._local_stats import ServerStats
 from agentflow.providers._local_threads import THREADS_VARIABLE, default_slots, default_threads
 from agentflow.providers._local_weights import (
     BUNDLED,
     DEFAULT_MODEL,
-    INSTALL_HINT,
     PLAIN_TEMPLATE,
     BundledModel,
     bundled_available,
-    bundled_weights,
 )
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._openai_wire import ChunkParser
@@ -264,16 +261,9 @@ class LocalModel(OpenAICompatibleModel):
         self._grammars: LRU[bytes, str] = LRU(GRAMMAR_CACHE_SIZE)
 
     # -- server lifecycle ------------------------------------------------------
-    def _weights(self) -> Path:
-        if self.model_name in BUNDLED:
-            return bundled_weights(BUNDLED[self.model_name])
-        path = Path(self.model_name).expanduser()
-        if not path.is_file():
-            raise InvalidModelError(f"local model file {str(path)!r} does not exist")
-        return path
-
     def _ensure_server(self) -> None:
-        """Start llama.cpp's server on 127.0.0.1 (a free port) if not running.
+        """Start llama.cpp's server on 127.0.0.1 (a free port) if not running
+        (``_local_server.start_server``).
 
         Raises:
             ModelClosedError: the model was closed (``aclose``): no server is
@@ -283,20 +273,9 @@ class LocalModel(OpenAICompatibleModel):
         if self._server is not None:
             return
         self._http.check_open()
-        try:
-            import xllamacpp  # type: ignore[import-untyped]  # noqa: F401  # no py.typed
-        except ImportError as exc:
-            raise InvalidModelError(
-                f"the embedded model needs the 'local' extra ({INSTALL_HINT}): {exc}"
-            ) from exc
-        weights = self._weights()
-        if self.mmproj is not None and not self.mmproj.is_file():
-            raise InvalidModelError(f"multimodal projector {str(self.mmproj)!r} does not exist")
-        settings = server_settings(weights, context=self.context, parallel=self.parallel,
-                                   threads=self.threads, chat_template=self.chat_template,
-                                   mmproj=self.mmproj)
-        # blocks until loaded and listening (~2 s); an error names the file and the cause
-        self._server = ServerProcess(settings, environment=SERVER_ENVIRONMENT)
+        self._server = start_server(self.model_name, context=self.context,
+                                    parallel=self.parallel, threads=self.threads,
+                                    chat_template=self.chat_template, mmproj=self.mmproj)
         self._http.base_url = f"{self._server.address.rstrip('/')}/v1"
 
     def _stop_server(self) -> None:
