@@ -164,3 +164,29 @@ async def test_a_history_that_already_repeats_an_id_goes_on_on_anthropic() -> No
     assert pairs == [(wire, "Paris"), (wire, "18C, sunny"),
                      (f"{wire}_2", "Oslo"), (f"{wire}_2", "9C, rain")]
     assert first == again  # the same ids on every request: the cached prefix holds
+
+
+@pytest.mark.parametrize("call_id", [KIMI, "y" * OPENAI_MAX_ID])
+async def test_a_history_that_already_repeats_an_id_goes_out_unique_on_openai(
+        call_id: str) -> None:
+    """The same history on an OpenAI-style wire: each id once (strict
+    servers refuse "Duplicate value for 'tool_call_id'"), within the 40
+    characters, each result answering its own call."""
+    state = AgentState([
+        Msg.user("Weather in Paris, then Oslo?"),
+        Msg("assistant", [ToolUseBlock(call_id, "get_weather", {"city": "Paris"})]),
+        Msg("tool", [ToolResultBlock(call_id, "18C", name="get_weather")]),
+        Msg("assistant", [ToolUseBlock(call_id, "get_weather", {"city": "Oslo"})]),
+        Msg("tool", [ToolResultBlock(call_id, "9C", name="get_weather")]),
+        Msg.assistant("Paris 18C, Oslo 9C."),
+    ])
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text="Still."))
+        model = tracked(get_model("openai:gpt-4o-mini", api_key="k", base_url=fake.url,
+                                  settings=FAST))
+        await ReActAgent("t", model, tools=[get_weather]).call("And now?", state=state)
+        sent = fake.bodies[0]["messages"]
+    calls = [c["id"] for m in sent for c in m.get("tool_calls") or ()]
+    answers = [m["tool_call_id"] for m in sent if m["role"] == "tool"]
+    assert len(set(calls)) == 2 and calls[0] == call_id and answers == calls
+    assert all(len(c) <= OPENAI_MAX_ID for c in calls)

@@ -41,7 +41,7 @@ from agentflow.messages import (
 )
 from agentflow.model import ToolChoice
 from agentflow.providers._adapter import continuation, system_reminder
-from agentflow.providers._call_ids import anthropic_call_id
+from agentflow.providers._call_ids import UniqueCallIds, anthropic_call_id
 from agentflow.providers._media import anthropic_block
 
 __all__ = [
@@ -96,28 +96,16 @@ def conversation(
 
 
 def _unique_call_ids(turns: list[tuple[str, Blocks]]) -> None:
-    """Make each ``tool_use`` id of the request unique (the API refuses a
-    repeated one: 400 "`tool_use` ids must be unique"): a history that holds
-    one id twice (stored before the agent made a later reply's repeated id
-    unique, or a client's history; a server numbering its calls per reply,
-    Kimi's ``functions.f:0``) sends the later call as ``<id>_<n>``, and the
-    result that follows it answers that id. The same history always gives
-    the same ids (the prompt cache's prefix holds)."""
-    used: set[str] = set()
-    latest: dict[str, str] = {}  # a history id -> the wire id of its latest call
+    """Each ``tool_use`` id of the request unique, its result answering it
+    (``UniqueCallIds``: the API refuses a repeated one)."""
+    ids = UniqueCallIds()
     for _, blocks in turns:
         for block, _ in blocks:
             kind = block["type"]
             if kind == "tool_use":
-                given = block["id"]
-                wire, n = given, 1
-                while wire in used:
-                    n += 1
-                    wire = f"{given}_{n}"
-                block["id"] = latest[given] = wire
-                used.add(wire)
+                block["id"] = ids.call(block["id"])
             elif kind == "tool_result":
-                block["tool_use_id"] = latest.get(block["tool_use_id"], block["tool_use_id"])
+                block["tool_use_id"] = ids.result(block["tool_use_id"])
 
 
 def _blocks(msg: Msg, thinking: bool) -> list[dict[str, Any]]:
