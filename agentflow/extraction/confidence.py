@@ -24,8 +24,11 @@ model's say-so:
   written twice: two records in one document; a rule without a label,
   inside lines, finding more than one) and the output is one of them, or
   where the value holds a clause no example's value shows, or several words
-  where every example's is one (``Locator.pins``): the value is then scored
-  as if the field had no locator. A locator never reads a block or line the document marks
+  where every example's is one (``Locator.pins``), or where it is the
+  located value only in its clean form (``agentflow.grounding.edges``: a
+  ``:`` or ``;`` the rule reads as the value's own, ``TODO list for 2.0:``
+  to the line's end, cut off): the value is then scored as if the field had
+  no locator. A locator never reads a block or line the document marks
   cancelled, superseded or struck out (``agentflow.grounding.void_blocks``;
   such text may lower a field's confidence, never make it confident: a
   value beside a void one under the same label is scored as if the field
@@ -82,6 +85,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
+from agentflow.grounding.edges import cuts_edges
 from agentflow.grounding.folding import same_text
 from agentflow.grounding.locator_absence import absence_confirmed, absence_shown
 from agentflow.grounding.locators import Locator
@@ -220,8 +224,8 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
              required: bool = False) -> float | None:
     """``HELD`` when ``rule`` finds ``value`` (``Locator.holds``: whitespace
     folded, since a document wraps a long value over lines a model writes
-    as one, and the located value's clean form counts, as clean edges make
-    a model write it); a null the rule agrees with: ``ABSENT`` where the
+    as one, and a list item's clean form counts, as clean edges make a
+    model write it: ``Acme Ltd.,`` one a line); a null the rule agrees with: ``ABSENT`` where the
     document shows the field empty (``agentflow.grounding.locator_absence.
     absence_confirmed``: its label with nothing after it, or, where an
     example leaves the field out, the examples' layout without the label), else
@@ -237,7 +241,10 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     ``None`` when it is one of them (the rule cannot say which is meant),
     else ``DISAGREES``; a value with a clause no example's value shows, or
     of several words where every example's is one (``Locator.pins``: a
-    bracketed note, a second sentence, ``builtin 0.006``): ``None``;
+    bracketed note, a second sentence, ``builtin 0.006``): ``None``; a
+    single value that is the rule's value only in its clean form (``agentflow.
+    grounding.edges.clean_edges`` cut a ``:`` or ``;`` the rule's own extent
+    holds: ``TODO list for 2.0:`` read to the line's end): ``None``;
     anything else ``DISAGREES``. A list of ``max_items`` items (its bound)
     holds when it is the first ones the rule finds.
 
@@ -279,6 +286,10 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
         return None if any(same_text(f, str(value), clean=True) for f in found) else DISAGREES
     if not rule.pins(str(value)):
         return None  # a clause or words no example's value shows: it may have read past
+    if not rule.many and found and cuts_edges(found[0]) and same_text(
+            found[0], str(value), clean=True) and not same_text(found[0], str(value)):
+        return None  # only its clean form: clean edges cut what the rule reads as the value
+        # (``TODO list for 2.0:`` to the line's end), so it cannot say the shorter one is meant
     if not rule.many and found and " ".join(str(value).split()).startswith(
             " ".join(found[0].split())) and rule.runs_on(source):
         return None  # its line goes on onto a plain line: the rule may have stopped short

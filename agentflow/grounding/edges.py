@@ -21,7 +21,7 @@ import re
 
 from agentflow.grounding.lines import line_spans
 
-__all__ = ["END", "START", "clean_edges", "edge_problem", "label_at"]
+__all__ = ["END", "START", "clean_edges", "cuts_edges", "edge_problem", "label_at"]
 
 START = ":;,=)]}"
 """Characters a clean value never begins with."""
@@ -38,6 +38,12 @@ def clean_edges(value: str) -> str:
     while text and (text[-1] in END or text[0] in START):
         text = (text[:-1] if text[-1] in END else text[1:]).strip()
     return text
+
+
+def cuts_edges(value: str) -> bool:
+    """Whether ``clean_edges`` takes anything but whitespace off ``value``
+    (``TODO list for 2.0:`` loses its ``:``)."""
+    return clean_edges(value) != value.strip()
 
 
 _LABEL = re.compile(r"[^\W\d][\w.-]*(?: [\w.-]+){0,3}:[ \t]+(?=\S)")

@@ -16,7 +16,7 @@ from agentflow.grounding.locate import occurrences
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["Seen", "block_of", "common_end", "common_start", "example_value", "lead",
-           "one_line", "seen_at", "tail"]
+           "next_word", "one_line", "right_end", "seen_at", "tail"]
 
 
 def example_value(example: CheckedExample, name: str) -> Any:
@@ -156,3 +156,35 @@ def tail(text: str) -> str:
     while n > 0 and not _WORD.match(text[n - 1]):
         n -= 1
     return text[n:]
+
+
+_FIRST_WORD = re.compile(r"\s*(\w+)")
+
+
+def next_word(afters: Sequence[str], right: str) -> str:
+    """The word every one of ``afters`` (the texts after the examples' values,
+    each beginning with ``right``) writes next after ``right``, letter case
+    ignored (``see`` of ``, see LICENSE for details.``), or ``""``: what tells
+    ``right`` (punctuation alone, ``, ``) from the same punctuation inside a
+    value (``Apache License, Version 2.0, see LICENSE``)."""
+    words = set()
+    for after in afters:
+        match = _FIRST_WORD.match(after, len(right))
+        if match is None:
+            return ""
+        words.add(match.group(1).casefold())
+    return words.pop() if len(words) == 1 else ""
+
+
+def right_end(line: str, start: int, right: str, word: str = "") -> int:
+    """Where the value that begins at ``start`` of ``line`` ends: the first
+    ``right`` after it, or (``word``: ``next_word``) the first one the word
+    follows, whole, letter case ignored; ``-1`` where there is none (a
+    continuation no example writes: the rule cannot tell where the value ends)."""
+    end = line.find(right, start)
+    while word and end >= 0:
+        match = _FIRST_WORD.match(line, end + len(right))
+        if match is not None and match.group(1).casefold() == word:
+            break
+        end = line.find(right, end + 1)
+    return end

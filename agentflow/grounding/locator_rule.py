@@ -15,6 +15,7 @@ from agentflow.grounding.items import own_items
 from agentflow.grounding.lines import continuation, line_arguments, paragraph_continuation
 from agentflow.grounding.list_heading import heading_key, key_written, names, sections
 from agentflow.grounding.list_markers import item_lines, marker_length
+from agentflow.grounding.locator_places import right_end
 from agentflow.grounding.value_clauses import clause_break, runs_on, value_below
 from agentflow.grounding.void_blocks import live_text
 
@@ -45,6 +46,12 @@ class Locator:
         left: the text just before the value on its line (never empty).
         anchored: the line's content begins with ``left`` (a label).
         right: the text just after the value; ``""``: the line's end.
+        right_word: the word every example writes next after ``right``
+            (``see`` of ``, see LICENSE for details.``), or ``""``: the
+            value ends at the first ``right`` it follows (``Apache License,
+            Version 2.0`` of ``Apache License, Version 2.0, see LICENSE``);
+            a line where none does gives no value (the rule cannot tell the
+            value's own ``, `` from the examples').
         split: the separator between list items written on one line, or
             ``None`` (one value per line).
         many: the field is a list.
@@ -133,6 +140,7 @@ class Locator:
     shapes: tuple[str, ...] = ()
     marker: bool = False
     last: bool = False
+    right_word: str = ""
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -298,7 +306,7 @@ class Locator:
         out = []
         for start in starts:
             if self.right:
-                end = line.find(self.right, start)
+                end = right_end(line, start, self.right, self.right_word)
                 if end < 0:
                     continue
             else:
@@ -372,6 +380,8 @@ class Locator:
         """The rule in words (for reports): ``after 'Version: ' to the line's end``."""
         where = "at the start of a line after" if self.anchored else "after"
         until = f"up to {self.right!r}" if self.right else "to the end of the line"
+        if self.right_word:
+            until += f" before {self.right_word!r}"
         split = f", items split by {self.split!r}" if self.split else ""
         under = f" under a heading {self.heading!r}" if self.heading else ""
         if self.items:

@@ -9,7 +9,12 @@ says where its value is written, as literal text on the value's line:
   as `` (``), and whether the line's content begins with it (``anchored``:
   a label);
 * ``right``: the text just after it (``) `` or ``;``), or ``""``: the value
-  runs to the end of its line;
+  runs to the end of its line; punctuation after which every example writes
+  the same word (``, `` of ``, see LICENSE for details.``) ends a value only
+  where that word follows it (``Locator.right_word``: ``Apache License,
+  Version 2.0`` of ``Apache License, Version 2.0, see LICENSE``; a line
+  where no ``right`` has it gives no value: the rule cannot tell the
+  value's own ``, `` from the examples');
 * ``split``: for a list written on one line (``Depends: a, b, c``), the
   separator between its items;
 * ``continued``: the value runs on over the **continuation lines** after its
@@ -53,7 +58,9 @@ says where its value is written, as literal text on the value's line:
 text (its first occurrence, verbatim); its line gives the contexts. Across
 the examples that fill the field, ``left`` is the longest common ending of
 the texts before the values (anchored when those texts are all the same
-label), ``right`` the longest common beginning of the texts after them.
+label), ``right`` the run of punctuation and spaces the texts after them
+all begin with (``right_word``: the word all of them write next, if any;
+leave-one-out, the one all the examples show).
 A rule is **kept** only if it holds on every example: its values there are
 exactly the example's (a single field: its first value; a null field: no
 value at all; a list: its items, in order), and, leave-one-out, if a rule
@@ -114,6 +121,7 @@ from agentflow.grounding.locator_places import (
     common_start,
     example_value,
     lead,
+    next_word,
     one_line,
     seen_at,
     tail,
@@ -206,6 +214,7 @@ def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample]) -> 
     befores = [s.before[len(s.lead):] for s in seen]
     afters = [s.after for s in seen]
     right = "" if all(not a.strip() for a in afters) else lead(common_start(afters))
+    word = next_word(afters, right) if right else ""  # ``see`` of ``, see LICENSE``
     if right == "" and any(a.strip() for a in afters):
         return None  # the values end at no common text and not at the line's end
     if right and not right.strip() and len(right) < 2:
@@ -221,11 +230,13 @@ def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample]) -> 
     left = befores[0] if anchored else tail(common_end([s.before for s in seen]))
     marker = None if anchored else marker_kind(befores)
     if marker is not None:  # numbered items (``1. `` ``2. ``): read as a bullet's
-        return Locator(name, marker, True, right, split, many, continued, marker=True)
+        return Locator(name, marker, True, right, split, many, continued, marker=True,
+                       right_word=word)
     if (not left.strip() and not anchored) or len(left) > MAX_CONTEXT:
         return None
     paragraph = any(s.paragraph for s in seen)
-    return Locator(name, left, anchored, right, split, many, continued, paragraph=paragraph)
+    return Locator(name, left, anchored, right, split, many, continued, paragraph=paragraph,
+                   right_word=word)
 
 
 _KEY = re.compile(r"[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=][ \t]*\Z")
@@ -270,8 +281,8 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
         elif len([e for e in examples if example_value(e, name)]) < 2 and not _KEY.match(rule.left):
             continue  # one example's line start: a label only if it reads as a key
         elif len(examples) > 1 and not all(
-                _held_out(name, many, examples, i, rule.split, rule.continued, rule.paragraph)
-                for i in range(len(examples))):
+                _held_out(name, many, examples, i, rule.split, rule.continued, rule.paragraph,
+                          rule.right, rule.right_word) for i in range(len(examples))):
             continue
         kept[name] = _headed(_with_kind(rule, examples), examples)
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
@@ -351,12 +362,13 @@ def _headed(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
 
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
               split: str | None = None, continued: bool = False,
-              paragraph: bool = False) -> bool:
+              paragraph: bool = False, right: str = "", right_word: str = "") -> bool:
     """Whether the rule learned without example ``i`` holds on it (true when
     the others teach no rule; ``split``: the separator of the rule learned
     from all, which others that write one item a line cannot show;
     ``continued``: likewise, whether values run on over continuation lines,
-    as all the examples together show it)."""
+    as all the examples together show it; ``right_word``: likewise, the word
+    after ``right`` all the examples write, which one alone may write otherwise)."""
     rest = [e for j, e in enumerate(examples) if j != i]
     rule = learn_locator(name, many, rest)
     if rule is not None and rule.split is None and split is not None:
@@ -364,6 +376,8 @@ def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
     if rule is not None and (rule.continued, rule.paragraph) != (continued, paragraph) and (
             not rule.right):  # what all the examples show
         rule = dataclasses.replace(rule, continued=continued, paragraph=paragraph)
+    if rule is not None and rule.right == right:
+        rule = dataclasses.replace(rule, right_word=right_word)
     return rule is None or rule.holds(example_value(examples[i], name), examples[i].text)
 
 
