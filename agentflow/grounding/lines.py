@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import re
 
+from agentflow.grounding.quotes import past_quote
+
 __all__ = [
     "KEY_LINE",
     "continuation",
@@ -40,6 +42,7 @@ __all__ = [
     "line_pieces",
     "line_spans",
     "paragraph_continuation",
+    "unfolded_to",
 ]
 
 _LINE = re.compile(
@@ -141,6 +144,41 @@ def continuation(lines: list[str], i: int) -> list[str]:
 
 
 _KEY_START = re.compile(r"[^\W\d][\w.-]*[ \t]*[:=]")
+_FIRST_WORD = re.compile(r"\s*(\w+)")
+_MARKED = re.compile(r"[^\S\n]*(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[^\S\n]")  # a list marker (_LINE's)
+
+
+def unfolded_to(lines: list[str], i: int, start: int, end: str, *, word: str = "",
+                quoted: bool = False) -> str | None:
+    """The text of ``lines[i]`` from offset ``start`` up to ``end`` where
+    ``end`` is on its continuation lines (``continuation``), read as one line
+    with them, as RFC 822 unfolds a header (``From: A Long Name`` / ``
+    <a@x.org>``: ``A Long Name``, up to `` <``); a space of ``end`` matches
+    any whitespace there (a line break and the next line's indentation).
+    Only up to a continuation line that begins with a key or a list marker
+    (``name: x`` / ``- y``: a nested field or list, not a folded value).
+    ``word``: only an ``end`` this word follows, whole, letter case ignored
+    (``agentflow.grounding.locator_places.right_end``); ``quoted``: ``end``
+    is looked for past a quoted string the value begins with
+    (``agentflow.grounding.quotes.past_quote``). ``None`` where ``end`` is
+    on neither (or on ``lines[i]`` itself)."""
+    more = []
+    for line in continuation(lines, i):
+        if _KEY_START.match(line.strip()) or _MARKED.match(line):
+            break
+        more.append(line)
+    if not more:
+        return None
+    line = lines[i]
+    text = "\n".join([line, *more])
+    pattern = "".join(r"\s+" if not p.strip() else re.escape(p)
+                      for p in re.split(r"(\s+)", end) if p)
+    for match in re.compile(pattern).finditer(text, past_quote(text, start) if quoted else start):
+        after = _FIRST_WORD.match(text, match.end())
+        if not word or (after is not None and after.group(1).casefold() == word):
+            return text[start:match.start()] if match.end() > len(line) else None
+    return None
+
 
 KEY_LINE = re.compile(r"^[ \t]*([^\W\d][\w.-]*(?: [\w.-]+){0,3})[ \t]*[:=]", re.MULTILINE)
 """A line that begins with a key of one to four words (``Shipped:``, ``Apply

@@ -36,7 +36,8 @@ import re
 from agentflow.grounding.items import ITEM_LINE, indent_width
 from agentflow.grounding.spans import merge_spans
 
-__all__ = ["MAX_WORDS", "heading_key", "heading_of", "key_written", "names", "sections"]
+__all__ = ["MAX_WORDS", "heading_key", "heading_of", "key_mentioned", "key_written", "names",
+           "sections"]
 
 MAX_WORDS = 4
 """Longest heading (words) a list's label may be."""
@@ -137,6 +138,29 @@ def _section(lines: list[str], j: int,
     for place in path:
         ends[place] = end
     return first, end
+
+
+def key_mentioned(source: str, key: str, heading: str = "") -> bool:
+    """Whether ``source`` writes a field's ``key`` (a learned locator's:
+    its label less separators and spaces, ``Requires`` of ``Requires: ``)
+    somewhere other than as an empty label or the list's ``heading``.
+
+    The key is found as a whole key, letter case ignored: a longer key that
+    begins or ends with it (``Requires.private``, ``libssl`` for ``Libs``)
+    is another key, not a mention. A line whose content is the key with
+    nothing after it but separators (``Requires:`` with an empty value) is
+    evidence *for* null, not a mention either, nor is a heading that names
+    ``heading`` (``### Steps``: where a headed rule reads). Any other place
+    (the key in prose, or with a separator the locator does not read,
+    ``Requires = x``) is."""
+    whole = re.compile(rf"(?<![\w.\-]){re.escape(key)}(?![\w]|[.\-]\w)", re.IGNORECASE)
+    for line in source.splitlines():
+        if heading and names(heading_key(line), heading):
+            continue
+        for match in whole.finditer(line):
+            if line[:match.start()].strip() or line[match.end():].strip(" \t:=;,"):
+                return True
+    return False
 
 
 def key_written(text: str, key: str) -> bool:

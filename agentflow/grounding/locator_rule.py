@@ -12,10 +12,16 @@ from typing import Any
 from agentflow.grounding.edges import clean_edges
 from agentflow.grounding.folding import same_text
 from agentflow.grounding.items import own_items
-from agentflow.grounding.lines import continuation, line_arguments, paragraph_continuation
-from agentflow.grounding.list_heading import heading_key, key_written, names, sections
+from agentflow.grounding.lines import (
+    continuation,
+    line_arguments,
+    paragraph_continuation,
+    unfolded_to,
+)
+from agentflow.grounding.list_heading import key_mentioned, key_written, sections
 from agentflow.grounding.list_markers import item_lines, marker_length
 from agentflow.grounding.locator_places import right_end
+from agentflow.grounding.quotes import in_quotes, past_quote, read_items
 from agentflow.grounding.value_clauses import clause_break, runs_on, value_below
 from agentflow.grounding.void_blocks import live_text
 
@@ -113,6 +119,12 @@ class Locator:
             example: they cannot show whether the value stops at it, so a
             line that goes on after it gives no value (the field is then
             scored as if it had no rule: ``agentflow.extraction.confidence``).
+        quoted: a value may begin with a quoted string; learned ``False``
+            where no example's value (nor item) does: a rule reading after
+            a label or inside a line then reads a value (an item) that is
+            one quoted string as its content (``agentflow.grounding.quotes``:
+            ``John Q. Public`` of ``From: "John Q. Public" <jqp@x.org>``),
+            and never pins one still wrapped in quotes (``"a \\"b\\""``).
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -141,6 +153,7 @@ class Locator:
     marker: bool = False
     last: bool = False
     right_word: str = ""
+    quoted: bool = True
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -155,11 +168,13 @@ class Locator:
         where the value holds a clause break no example's value shows
         (``clauses``; ``agentflow.grounding.value_clauses``), nor several
         words where every example's value is one (``spaced``): the rule may
-        have read past the value."""
+        have read past the value; nor one wrapped in quotes where no example's
+        value begins with a quoted string (``quoted``): its quotes may be the
+        document's syntax."""
         if self.many:
             return True
         return (self.clauses or not clause_break(value)) and (
-            self.spaced or len(value.split()) <= 1)
+            self.spaced or len(value.split()) <= 1) and (self.quoted or not in_quotes(value))
 
     @property
     def labelled(self) -> bool:
@@ -231,11 +246,20 @@ class Locator:
                 return blocks[0] if blocks else []
             return [b[0] for b in blocks]
         found: list[str] = []
-        for _, line in self._read(source.splitlines()):
-            for raw in self._in_line(line):
-                parts = raw.split(self.split) if self.split else [raw]
-                found += [p.strip() for p in parts if p.strip()]
+        lines = source.splitlines()
+        for i, line in self._read(lines):
+            for raw in self._in_line(line, lines=lines, at=i):
+                found += read_items(raw, self.split, unquote=self._unquotes)
         return found
+
+    @property
+    def _unquotes(self) -> bool:
+        """Whether the rule reads its values out of their quotes (``agentflow.
+        grounding.quotes``): no example's value is quoted (``quoted``), and it
+        reads after a label or inside a line (never a list item's or a line's
+        whole content)."""
+        return not self.quoted and (not self.anchored or (
+            not self.marker and any(c.isalnum() for c in self.left)))
 
     def _arguments(self, source: str) -> list[str]:
         """Argument ``arg`` of each line whose first argument is ``left``."""
@@ -265,14 +289,14 @@ class Locator:
             for raw in self._in_line(line, empty=True):  # the value may begin on the next line
                 rest = (paragraph_continuation if self.paragraph else continuation)(lines, i)
                 if not self.many:
-                    text = "\n".join([raw, *lines[i + 1:i + 1 + len(rest)]]).strip()
-                    if text:
-                        out.append([text])
+                    text = "\n".join([raw, *lines[i + 1:i + 1 + len(rest)]])
+                    if whole := read_items(text, None, unquote=self._unquotes):
+                        out.append(whole)
                     continue
                 items = []
                 for part in [raw, *rest]:
-                    pieces = part.split(self.split) if self.split else [part]
-                    items += [p.strip() for p in pieces if _has_text(p)]
+                    items += [v for v in read_items(part, self.split, unquote=self._unquotes)
+                              if _has_text(v)]
                 if items:
                     out.append(items)
         return out
@@ -284,9 +308,13 @@ class Locator:
         items = item_lines(lines, self.left) if self.marker else None
         return [(i, line) for i, line in enumerate(lines) if items is None or i in items]
 
-    def _in_line(self, line: str, empty: bool = False) -> list[str]:
+    def _in_line(self, line: str, empty: bool = False, lines: list[str] | None = None,
+                 at: int = 0) -> list[str]:
         """The raw values after ``left`` (up to ``right``) on ``line``;
-        ``empty``: also where nothing follows ``left`` there."""
+        ``empty``: also where nothing follows ``left`` there; ``lines``: the
+        document's, ``line`` being ``lines[at]``: a labelled line's ``right``
+        may be on its continuation lines (``agentflow.grounding.lines.
+        unfolded_to``: a folded header, ``From: A Long Name`` / `` <a@x.org>``)."""
         if self.marker:  # a numbered item marker of one kind (``1. ``, ``(a) ``)
             body = line.lstrip()
             n = marker_length(body, self.left)
@@ -296,18 +324,27 @@ class Locator:
         elif self.anchored:
             body = line.lstrip()
             label = self.left.lstrip()
-            if body[: len(label)].casefold() != label.casefold():
-                if not (empty and body.rstrip().casefold() == label.rstrip().casefold()):
-                    return []  # a key's letter case varies (Author-email, Author-Email)
+            alone = body.rstrip().casefold() == label.rstrip().casefold()
+            if body[: len(label)].casefold() == label.casefold():
+                starts = [len(line) - len(body) + len(label)]
+            elif alone and empty:
                 return [""]  # the label alone (``Copyright:``): the value is on the next lines
-            starts = [len(line) - len(body) + len(label)]
+            elif alone and self.right and lines:
+                starts = [len(line)]  # a header folded after its label, up to ``right``
+            else:
+                return []  # (a key's letter case varies: Author-email, Author-Email)
         else:
             starts = [m.end() for m in re.finditer(re.escape(self.left), line)]
         out = []
         for start in starts:
             if self.right:
-                end = right_end(line, start, self.right, self.right_word)
+                end = right_end(line, past_quote(line, start) if self._unquotes else start,
+                                self.right, self.right_word)
                 if end < 0:
+                    folded = unfolded_to(lines, at, start, self.right, word=self.right_word,
+                                         quoted=self._unquotes) if lines and self.labelled else None
+                    if folded is not None and folded.strip():
+                        out.append(folded)
                     continue
             else:
                 end = len(line)
@@ -316,31 +353,12 @@ class Locator:
         return out
 
     def mentioned(self, source: str) -> bool:
-        """Whether ``source`` writes this locator's key somewhere the locator
-        does not read a value from: a null is only sure where the document
-        does not write the field's key with a value the locator missed.
-
-        The key is ``left`` less separators and spaces (``Requires`` of
-        ``Requires: ``), found as a whole key, letter case ignored: a longer
-        key that begins or ends with it (``Requires.private``, ``libssl``
-        for ``Libs``) is another key, not a mention. A line whose content is
-        the key with nothing after it but separators (``Requires:`` with an
-        empty value) is evidence *for* null, not a mention either. Any other
-        place (the key in prose, or with a separator the locator does not
-        read, ``Requires = x``) is."""
-        key = self.key
-        if not key or (self.marker and not self.heading):
-            return False
-        whole = re.compile(rf"(?<![\w.\-]){re.escape(key)}(?![\w]|[.\-]\w)", re.IGNORECASE)
-        for line in source.splitlines():
-            if self.heading and names(heading_key(line), self.heading):
-                continue  # the list's heading (``### Steps``): where the rule reads
-            for match in whole.finditer(line):
-                empty_label = (not line[:match.start()].strip()
-                               and not line[match.end():].strip(" \t:=;,"))
-                if not empty_label:
-                    return True
-        return False
+        """Whether ``source`` writes this locator's key (``key``) somewhere
+        the locator does not read a value from (``agentflow.grounding.
+        list_heading.key_mentioned``): a null is only sure where the document
+        does not write the field's key with a value the locator missed."""
+        return bool(self.key) and not (self.marker and not self.heading) and (
+            key_mentioned(source, self.key, self.heading))
 
     def runs_on(self, source: str) -> bool:
         """Whether a line this single-value rule reads a value from, to the

@@ -86,7 +86,11 @@ when no context rule holds, are learned in
 
 **Use.** ``values(source)`` lists the values a locator finds in a document
 (a continued list: the items of its first block; ``blocks(source)`` lists
-every block's items). A rule is kept only where every example's value is the
+every block's items). A labelled line whose ``right`` is on its
+continuation lines is read with them (a folded header, ``lines.
+unfolded_to``); a quoted value, where no example's value is quoted, is read
+out of its quotes (``Locator.quoted``). A rule is kept only where every
+example's value is the
 first place it finds (``holds``), so the first place is the value it reads:
 the grammar offers only it (a single value, or a continued list's first
 block: ``Files: *`` before ``Files: debian/*``), and a list's every item.
@@ -135,6 +139,7 @@ from agentflow.grounding.marked_types import (
     sequence_item,
     unwrap_annotated,
 )
+from agentflow.grounding.quotes import opens_quote
 from agentflow.grounding.token_shapes import value_shapes
 from agentflow.grounding.value_clauses import clause_break
 from agentflow.output.examples import CheckedExample
@@ -322,7 +327,15 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     """``rule`` with the kind of value every example shows for a single field
     (``Locator.letter`` / ``Locator.digit``: each value holds a letter, a
     digit; ``Locator.clauses``: some value holds a clause break;
-    ``Locator.spaced``: some value holds more than one word)."""
+    ``Locator.spaced``: some value holds more than one word), and for any
+    field whether some value (an item) begins with a quoted string
+    (``Locator.quoted``)."""
+    texts: list[str] = []
+    for example in examples:
+        value = example_value(example, rule.field)
+        texts += [v for v in (value if isinstance(value, list) else [value])
+                  if isinstance(v, str) and v.strip()]
+    rule = dataclasses.replace(rule, quoted=any(opens_quote(v) for v in texts))
     if rule.many:
         return rule
     values = [v.strip() for e in examples if isinstance(v := example_value(e, rule.field), str)
