@@ -1,13 +1,21 @@
 """Text safe to send and store as JSON: ``clean_text`` replaces lone UTF-16
 surrogates, ``clean_data`` does so in every string of decoded JSON
-(``agentflow.messages`` re-exports both)."""
+(``agentflow.messages`` re-exports both); ``json_bytes`` serializes any
+JSON value, also one orjson refuses, and ``loads_exact`` reads an integer
+beyond 64 bits exactly."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["clean_data", "clean_text"]
+import orjson
+
+__all__ = ["clean_data", "clean_text", "json_bytes", "loads_exact"]
 
 
 def clean_text(text: str) -> str:
@@ -30,4 +38,73 @@ def clean_data(value: Any) -> Any:
         return {clean_data(k): clean_data(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [clean_data(v) for v in value]
+    return value
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities as ``None`` (what orjson writes)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def json_bytes(value: Any, *, option: int | None = None,
+               default: Callable[[Any], Any] | None = None) -> bytes:
+    """``orjson.dumps(value, default=default, option=option)``; a value orjson refuses that
+    JSON carries all the same is written too: a string holding a lone UTF-16
+    surrogate (a client's ``"\\ud83d"``, an emoji cut in two) with U+FFFD
+    in its place, an integer beyond 64 bits (a 25-digit invoice number read
+    into an ``int`` field) with its exact digits. So a value Python's own
+    JSON parser gave, or a model's output, never fails a request, a stream or
+    a save.
+
+    Raises:
+        TypeError: ``value`` holds something JSON cannot carry (orjson's error).
+    """
+    try:
+        return orjson.dumps(value, default=default, option=option)
+    except TypeError as refused:
+        cleaned = clean_data(value)
+        try:
+            return orjson.dumps(cleaned, default=default, option=option)
+        except TypeError:
+            pass
+        sort = bool(option and option & orjson.OPT_SORT_KEYS)
+        try:  # integers beyond 64 bits: the standard library writes their digits
+            return json.dumps(_finite(cleaned), ensure_ascii=False, separators=(",", ":"),
+                              allow_nan=False, sort_keys=sort, default=default).encode()
+        except (TypeError, ValueError):
+            raise refused from None
+
+
+_LONG_DIGITS = re.compile(r"(?<![.0-9])[0-9]{19}(?![.eE])")
+_LONG_DIGITS_BYTES = re.compile(rb"(?<![.0-9])[0-9]{19}(?![.eE])")
+"""An integer literal long enough to be beyond orjson's 64 bits (19 digits
+or more, not a fraction's or an exponent's)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads_exact(text: str | bytes) -> Any:
+    """``orjson.loads(text)``, except that an integer beyond 64 bits keeps its
+    digits: orjson reads it as a float (``1.2345678901234568e+24``), which
+    loses them and which an ``int`` field refuses (pydantic's
+    ``int_parsing_size``: a 25-digit invoice number in a tool's arguments
+    could never be valid); such text is read again by the standard library.
+
+    Raises:
+        orjson.JSONDecodeError: ``text`` is not JSON.
+    """
+    value = orjson.loads(text)
+    long = (_LONG_DIGITS.search(text) if isinstance(text, str)
+            else _LONG_DIGITS_BYTES.search(text))
+    if long is not None:
+        with contextlib.suppress(ValueError, RecursionError):
+            return json.loads(text, parse_constant=_no_constant)
     return value

@@ -5,7 +5,9 @@ so the application's logging configuration decides (by default only
 warnings and above reach stderr). Each call's logger is bound to the agent
 name, agent id and call id. Nothing is logged per chunk at INFO, and no
 record ever holds an API key: every value passes through the shared mask
-(``agentflow._secrets``) before rendering.
+(``agentflow._secrets``) before rendering, an exception's traceback
+(``exc_info``) too: it is formatted first, then masked, so a logged failure
+whose message quotes a URL with its password shows the traceback without it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ def get_logger(name: str = "agentflow") -> structlog.stdlib.BoundLogger:
         logging.getLogger(name),
         processors=[
             structlog.stdlib.filter_by_level,
+            structlog.processors.format_exc_info,  # the traceback as text, then masked
             _mask,
             structlog.processors.KeyValueRenderer(key_order=["event"], sort_keys=True),
         ],

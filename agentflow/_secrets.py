@@ -121,9 +121,12 @@ def mask_secrets(text: str) -> str:
 
 def mask_value(value: Any) -> Any:
     """``value`` with secrets masked in every string it holds (dicts, lists,
-    tuples walked; other objects as they are)."""
+    tuples walked; an exception as its masked ``repr``; other objects as
+    they are)."""
     if isinstance(value, str):
         return mask_secrets(value)
+    if isinstance(value, BaseException):
+        return mask_secrets(repr(value))
     if isinstance(value, dict):
         return {k: mask_value(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

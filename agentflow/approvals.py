@@ -150,24 +150,42 @@ def _held(msg: Msg) -> frozenset[str]:
     return frozenset(i for i in ids if isinstance(i, str))
 
 
+def _waiting(msg: Msg, placeholder: str) -> set[str]:
+    """The ids of the calls the tool message ``msg`` holds with ``placeholder``."""
+    held = _held(msg)
+    return {r.tool_use_id for r in msg.tool_results
+            if r.tool_use_id in held and r.is_error and r.output == placeholder}
+
+
 def _pending(state: AgentState, placeholder: str = PENDING_OUTPUT
              ) -> tuple[int, list[ToolUseBlock]]:
-    """The index of the last tool message, and its calls that wait with
-    ``placeholder`` (``agentflow.client_tools`` pauses with its own): calls
-    the message records as held (``WAITING_CALLS``), so a result that only
-    reads like a placeholder (a server tool's error text) never waits."""
+    """The index of the tool message that ends the conversation (system
+    reminders aside), and its calls that wait with ``placeholder``
+    (``agentflow.client_tools`` pauses with its own): calls the message
+    records as held (``WAITING_CALLS``), so a result that only reads like a
+    placeholder (a server tool's error text) never waits. Calls held in an
+    earlier step wait no more: the conversation went on without them (a new
+    message came; the model read them as not run, ``_abandoned``)."""
     for index in range(len(state.memory) - 1, 0, -1):
         msg = state.memory[index]
-        if msg.role != "tool":
+        if msg.role == "system":
             continue
-        held = _held(msg)
-        waiting = {r.tool_use_id for r in msg.tool_results
-                   if r.tool_use_id in held and r.is_error and r.output == placeholder}
+        if msg.role != "tool":
+            break
+        waiting = _waiting(msg, placeholder)
         if not waiting:
             break
         calls = [c for c in state.memory[index - 1].tool_uses if c.id in waiting]
         return index, calls
     return -1, []
+
+
+def _abandoned(state: AgentState, index: int, placeholder: str = PENDING_OUTPUT) -> set[str]:
+    """The ids of calls held with ``placeholder`` in a tool message before
+    ``index`` (the one that waits now, or -1): the conversation went on
+    without them."""
+    return {i for m in state.memory[:index if index >= 0 else None] if m.role == "tool"
+            for i in _waiting(m, placeholder)}
 
 
 def _settle(state: AgentState, index: int, outcomes: Mapping[str, ToolResultBlock]) -> None:
@@ -186,7 +204,9 @@ def _settle(state: AgentState, index: int, outcomes: Mapping[str, ToolResultBloc
 
 
 def pending_calls(state: AgentState) -> list[ToolUseBlock]:
-    """The calls of ``state`` that wait for a decision (``[]``: none)."""
+    """The calls of ``state`` that wait for a decision (``[]``: none): those
+    of the step that ends it; a new message moves the conversation on, and
+    the calls held before it wait no more."""
     return _pending(state)[1]
 
 
@@ -202,7 +222,8 @@ def check_decisions(state: AgentState, decisions: Mapping[str, Decision]) -> lis
             outcome (an earlier request decided it; ``.call_ids`` names them).
         InvalidInputError: no call of ``state`` waits for approval, a waiting
             call has no decision, or a decision names a call that does not
-            wait (naming the ids).
+            wait (naming the ids), also one the conversation went on without
+            (a new message came while it waited: it is not run later).
     """
     return _check_decisions(state, decisions)[1]
 
@@ -213,6 +234,11 @@ def _check_decisions(state: AgentState, decisions: Mapping[str, Decision]
     pending calls (as ``_pending``)."""
     index, calls = _pending(state)
     ids = {c.id for c in calls}
+    if gone := sorted(set(decisions) & _abandoned(state, index)):
+        raise InvalidInputError(
+            f"the call(s) {', '.join(gone)} no longer wait for approval: the conversation went "
+            "on without them (a new message came first, and the model read them as not run); "
+            "nothing ran")
     answered = {r.tool_use_id for m in state.memory if m.role == "tool"
                 for r in m.tool_results}
     if again := sorted(i for i in set(decisions) - ids if i in answered):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,11 +122,17 @@ class ToolCallAssembler:
         call = self._latest.get(index)
         return call.name if call else None
 
-    def finish(self, closed: list[str] | None = None, ended: bool = True
-               ) -> list[ToolUseBlock]:
+    def finish(self, closed: list[str] | None = None, ended: bool = True,
+               taken: Callable[[], Collection[str]] | None = None) -> list[ToolUseBlock]:
         """The complete calls, ordered by index (calls sharing an index in order
         of arrival). Missing or repeated ids are
-        synthesised (``call_<index>_<hex>``), so ids are unique within a reply;
+        synthesised (``call_<index>_<hex>``), so ids are unique within a reply,
+        and within the conversation when ``taken`` gives the ids its earlier
+        calls have (asked once, only for a reply whose calls carry ids): a
+        server that numbers its calls per reply (Kimi's ``functions.f:0``,
+        ``terminal:0``) repeats them, and a strict vendor refuses a history
+        whose ids repeat (Anthropic's "tool_use ids must be unique", DeepSeek's
+        "Duplicate value for 'tool_call_id'"), a UI client merges the calls;
         arguments are parsed by ``parse_arguments``. Arguments that are several
         JSON objects glued together become one call each (same name; ids after
         the first synthesised). Argument text that is an object with closing
@@ -141,6 +147,7 @@ class ToolCallAssembler:
             return []
         blocks: list[ToolUseBlock] = []
         seen: set[str] = set()
+        prior: Collection[str] | None = None if taken is not None else ()
         calls = self._calls
         for call in calls if len(calls) == 1 else sorted(calls, key=lambda c: c.index):
             if call.decoder is not None:
@@ -161,8 +168,11 @@ class ToolCallAssembler:
                         if RAW_ARGUMENTS in args else [args]
                 if closed is not None:
                     whole = RAW_ARGUMENTS not in inputs[0] and closed_json(text)
+            if prior is None and call.id and taken is not None:
+                prior = taken()
             for n, args in enumerate(inputs):
                 call_id = (call.id if n == 0 and call.id and call.id not in seen
+                           and call.id not in (prior or ())
                            else f"call_{call.index}_{new_id()}")
                 seen.add(call_id)
                 if whole and closed is not None:
@@ -310,8 +320,10 @@ class ReplyBuilder:
             parts[:] = ["".join(parts)]
         return parts[0] if parts else ""
 
-    def build(self) -> Msg:
-        """The assistant message: thinking, then text, then tool calls.
+    def build(self, taken: Callable[[], Collection[str]] | None = None) -> Msg:
+        """The assistant message: thinking, then text, then tool calls (their
+        ids unique within the reply, and not among ``taken()``: the ids of the
+        conversation's earlier calls, ``ToolCallAssembler.finish``).
 
         A reply that ended normally (``stop``) with no text and no tool call
         but reasoning text (a server that put the whole answer in its
@@ -321,7 +333,7 @@ class ReplyBuilder:
         text = clean_text(self.text)
         reason = self.finish_reason
         closed: list[str] | None = [] if reason == "length" else None
-        calls = self.tools.finish(closed, reason == "tool_calls" or reason == "stop")
+        calls = self.tools.finish(closed, reason == "tool_calls" or reason == "stop", taken)
         thinking = self._thinking or self._signature or self._thinking_data
         if not thinking and not calls:  # the common reply: its text only, if any
             if self._logprobs and text:

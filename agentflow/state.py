@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import orjson
 
+from agentflow._clean_text import json_bytes
 from agentflow.errors import InvalidStateError
-from agentflow.messages import Msg, clean_data, msg_from_dict, msg_to_dict
+from agentflow.messages import Msg, msg_from_dict, msg_to_dict
 
 if TYPE_CHECKING:
     from agentflow.input_checks import CheckedPrefix
@@ -146,11 +147,7 @@ class AgentState:
         user's ``"\\ud800"`` JSON escape, ``os.fsdecode`` of a non-UTF-8 name),
         which JSON cannot carry, is stored with U+FFFD in its place, as it was
         sent to the model; every other string round-trips exactly."""
-        data = self.to_dict()
-        try:
-            return orjson.dumps(data)
-        except TypeError:  # orjson: "str is not valid UTF-8: surrogates not allowed"
-            return orjson.dumps(clean_data(data))
+        return json_bytes(self.to_dict())  # (a lone surrogate repaired, a big int's digits)
 
     @classmethod
     def from_json(cls, data: bytes | str) -> AgentState:

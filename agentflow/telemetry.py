@@ -51,8 +51,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import anyio
-import orjson
 
+from agentflow._clean_text import json_bytes
 from agentflow.events import Event, OutputRetry
 from agentflow.messages import Msg, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 
@@ -388,4 +388,6 @@ def _message(msg: Msg) -> dict[str, Any]:
 
 
 def _dumps(value: Any) -> str:
-    return orjson.dumps(value, default=str).decode()
+    """``value`` as a JSON attribute: never fails a call (a lone surrogate, an
+    integer beyond 64 bits: ``json_bytes``; an object JSON has no form for: its ``str``)."""
+    return json_bytes(value, default=str).decode()

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import orjson
 
+from agentflow._clean_text import json_bytes
 from agentflow._slots_init import slot_init
 from agentflow.messages import Msg, new_id
 from agentflow.model import (
@@ -123,7 +123,7 @@ def _chunks(reply: Reply) -> list[ModelChunk]:
         args = (
             call.arguments
             if isinstance(call.arguments, str)
-            else orjson.dumps(dict(call.arguments)).decode()
+            else json_bytes(dict(call.arguments)).decode()
         )
         call_id = call.id or f"call_{new_id()}"
         if not size or len(args) <= size:  # one piece: no list of pieces

@@ -7,17 +7,23 @@ official SDK's low-level ``Server`` class (``mcp.server.lowlevel``).
     python tests/mcp_server.py --sse           # the SDK's legacy SSE transport, same way
     python tests/mcp_server.py --bad-schema    # also lists tools whose schemas no model takes
     python tests/mcp_server.py --reserved-name # also lists a tool called generate_response
+    python tests/mcp_server.py --generated-schemas  # also lists tools whose schemas are written
+                                    # as zod-to-json-schema (TypeScript) and pydantic (FastMCP) do
 
 Tools: ``add`` (text and structured content), ``echo``, ``lookup`` (a
 product's price, structured), ``slow`` (sleeps), ``crash`` (the process
 exits mid-call), ``image`` (an image block and text), ``fail`` (an
 ``isError`` result), ``text.upper`` (a name with a dot), and ``unlock`` (adds
-the ``secret`` tool and sends ``notifications/tools/list_changed``).
+the ``secret`` tool and sends ``notifications/tools/list_changed``); with
+``--generated-schemas``, ``route`` and ``outline`` (schemas with JSON
+pointer ``$ref``s, as zod-to-json-schema writes them) and ``search`` (an
+optional integer and a discriminated union, as pydantic writes them).
 """
 
 from __future__ import annotations
 
 import base64
+import itertools
 import os
 import socket
 import sys
@@ -25,6 +31,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import orjson
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 
@@ -79,17 +86,56 @@ BAD_TOOLS = [
     types.Tool(name="never_fits", description="A required property no value fits.",
                input_schema={"type": "object", "properties": {"q": False}, "required": ["q"]}),
 ]
+_POINT = {"type": "object", "properties": {"lat": {"type": "number"}, "lng": {"type": "number"}},
+          "required": ["lat", "lng"], "additionalProperties": False}
+GENERATED_TOOLS = [
+    # zod-to-json-schema (the TypeScript SDK's servers) writes a sub-schema used twice as a
+    # JSON pointer to its first place, and a z.lazy recursion as one to its own property
+    types.Tool(name="route", description="The distance between two points, in km.",
+               input_schema={"type": "object", "properties": {
+                   "from": _POINT, "to": {"$ref": "#/properties/from"},
+                   "stops": {"type": "array", "items": {"$ref": "#/properties/from"}}},
+                   "required": ["from", "to"], "additionalProperties": False,
+                   "$schema": "http://json-schema.org/draft-07/schema#"}),
+    types.Tool(name="outline", description="Count the sections of an outline.",
+               input_schema={"type": "object", "properties": {"section": {
+                   "type": "object", "properties": {
+                       "title": {"type": "string"},
+                       "parts": {"type": "array", "items": {"$ref": "#/properties/section"}}},
+                   "required": ["title"], "additionalProperties": False}},
+                   "required": ["section"], "additionalProperties": False,
+                   "$schema": "http://json-schema.org/draft-07/schema#"}),
+    # pydantic (FastMCP's servers): `limit: int | None = None`, a discriminated union of models
+    types.Tool(name="search", description="Search the catalogue.", input_schema={
+        "type": "object", "required": ["q"], "properties": {
+            "q": {"type": "string"},
+            "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None},
+            "sort": {"anyOf": [{"type": "integer"}, {"type": "string"}], "default": "rank"},
+            "filter": {"oneOf": [{"$ref": "#/$defs/Price"}, {"$ref": "#/$defs/InStock"}],
+                       "discriminator": {"propertyName": "kind"}}},
+        "$defs": {
+            "Price": {"type": "object", "required": ["kind", "max"], "properties": {
+                "kind": {"const": "price", "type": "string"}, "max": {"type": "number"}}},
+            "InStock": {"type": "object", "required": ["kind", "only"], "properties": {
+                "kind": {"const": "stock", "type": "string"}, "only": {"type": "boolean"}}}}}),
+]
 RESERVED = types.Tool(name="generate_response", description="Takes the output tool's name.",
                       input_schema=_schema({}))
 
 
-def build(bad_schema: bool = False, reserved: bool = False) -> Server[Any]:
+def _sections(section: Any) -> int:
+    return 1 + sum(_sections(p) for p in section.get("parts", ()))
+
+
+def build(bad_schema: bool = False, reserved: bool = False,
+          generated: bool = False) -> Server[Any]:
     """The server; its tool list grows by ``secret`` once ``unlock`` is called."""
     unlocked = False
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
-        tools = [*BASE_TOOLS, *(BAD_TOOLS if bad_schema else []), *([RESERVED] if reserved else [])]
+        tools = [*BASE_TOOLS, *(BAD_TOOLS if bad_schema else []), *([RESERVED] if reserved else []),
+                 *(GENERATED_TOOLS if generated else [])]
         return types.ListToolsResult(tools=[*tools, SECRET] if unlocked else tools)
 
     def text(value: str) -> list[types.ContentBlock]:
@@ -130,6 +176,15 @@ def build(bad_schema: bool = False, reserved: bool = False) -> Server[Any]:
                                         is_error=True)
         if name == "text.upper":
             return types.CallToolResult(content=text(str(args["text"]).upper()))
+        if name == "route":
+            legs = [args["from"], *args.get("stops", []), args["to"]]
+            km = sum(abs(a["lat"] - b["lat"]) + abs(a["lng"] - b["lng"])
+                     for a, b in itertools.pairwise(legs)) * 111
+            return types.CallToolResult(content=text(f"{km:g} km"))
+        if name == "search":
+            return types.CallToolResult(content=text(orjson.dumps(args).decode()))
+        if name == "outline":
+            return types.CallToolResult(content=text(f"{_sections(args['section'])} sections"))
         if name == "unlock":
             unlocked = True
             await ctx.session.send_tool_list_changed()
@@ -186,7 +241,8 @@ def serve_http(server: Server[Any], sse: bool) -> None:
 
 
 def main() -> None:
-    server = build(bad_schema="--bad-schema" in sys.argv, reserved="--reserved-name" in sys.argv)
+    server = build(bad_schema="--bad-schema" in sys.argv, reserved="--reserved-name" in sys.argv,
+                   generated="--generated-schemas" in sys.argv)
     if "--http" in sys.argv or "--sse" in sys.argv:
         serve_http(server, sse="--sse" in sys.argv)
     else:

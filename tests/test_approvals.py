@@ -177,3 +177,45 @@ async def test_a_structured_output_call_suspends_and_resumes() -> None:
     await resolve_approvals(agent, state, {call.id: Approve()})
     reply = await agent.call(None, Report, state=state)
     assert reply.output == Report(status="paid") and sent == ["5"]
+
+
+async def test_a_call_the_conversation_went_on_without_never_runs_later(tmp_path: Path) -> None:
+    """The user answers a suspended call with a new message ("never mind")
+    instead of a decision: the model reads the call as not run, and it waits
+    no more. A late decision for it (a stale approval card, a retried
+    request) ran the tool anyway, put its result in the middle of the
+    history and asked the model to go on from its own last reply."""
+    from agentflow.web.store import stream_with_store
+
+    sent: list[tuple[str, str]] = []
+    agent, _ = make_agent(sent)
+    async with SQLiteStateStore(tmp_path / "s.db") as store:
+        [e async for e in stream_with_store(agent, store, "k", "mail Ada")]
+        call = pending_calls((await store.load("k")).state)[0]
+        moved = [e async for e in stream_with_store(agent, store, "k", "never mind, thanks")]
+        assert isinstance(moved[-1], Complete)
+        state = (await store.load("k")).state
+        assert pending_calls(state) == []
+        with pytest.raises(InvalidInputError, match=rf"{call.id} no longer wait.*went on"):
+            [e async for e in stream_with_store(agent, store, "k", None,
+                                                decisions={call.id: Approve()})]
+        with pytest.raises(InvalidInputError, match="no longer wait"):
+            check_decisions(state, {call.id: Approve()})
+        assert (await store.load("k")).state == state  # nothing ran, nothing saved
+    assert sent == []
+    # a later step that suspends again waits as usual, the abandoned call still not
+    def asks(request: RecordedRequest) -> Reply:
+        if request.messages[-1].role == "user":
+            return Reply(tool_calls=[Call("send_email", {"to": "ada@x.org", "body": "hi"})])
+        return Reply(text="done")
+
+    asking = ReActAgent("ops", FunctionModel(asks), tools=list(agent.toolkit),
+                        middleware=[RequireApproval({"send_email"})])
+    again = AgentState(state.memory)
+    [e async for e in asking.stream("mail Ada again", state=again)]
+    [fresh] = pending_calls(again)
+    assert fresh.id != call.id
+    with pytest.raises(InvalidInputError, match=rf"{call.id} no longer wait"):
+        await resolve_approvals(asking, again, {fresh.id: Approve(), call.id: Approve()})
+    await resolve_approvals(asking, again, {fresh.id: Approve()})
+    assert sent == [("ada@x.org", "hi")]

@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from agentflow.documents.names import loads_record
+from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
 from tests.test_cli import contact_args, reply_for, run_cli
 
@@ -111,3 +112,36 @@ async def test_a_file_an_older_agentflow_wrote_still_resumes_and_reports(
     lines = out.read_bytes().splitlines()
     assert len(lines) == 4 and sum(b"\\udcfe" in line for line in lines) == 0
     assert sum(b"\\udcff" in line for line in lines) == 1  # the ok one, as it was
+
+
+INVOICE_SCHEMA = '''
+from pydantic import BaseModel
+
+
+class Invoice(BaseModel):
+    number: int
+'''
+
+
+async def test_an_integer_beyond_64_bits_is_written_with_its_digits_and_resumed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 25-digit invoice number read into an ``int`` field: the record line
+    (``dumps_record``) raised ``TypeError`` from orjson; it is written with
+    its exact digits (JSON carries any integer) and read back so on resume."""
+    big = "1234567890123456789012345"
+    (tmp_path / "invoice.py").write_text(INVOICE_SCHEMA)
+    doc = tmp_path / "inv.txt"
+    doc.write_text(f"Invoice number {big}, paid.")
+    out = tmp_path / "out.jsonl"
+    async with OpenAIFake() as server:
+        server.default = lambda body: FakeReply(text=f'{{"number": {big}}}')
+        args = ["extract", "--schema", f"{tmp_path / 'invoice.py'}:Invoice", "--input",
+                str(doc), "--model", "openai:gpt-4o-mini", "--base-url", server.url,
+                "--api-key", "k", "--out", str(out)]
+        assert await run_cli(*args) == 0, capsys.readouterr().err
+        assert await run_cli(*args) == 0  # resumed: the record is read back, nothing asked
+        asked = len(server.requests)
+    data = out.read_bytes()
+    assert f'"number":{big}'.encode() in data and asked == 1
+    (record,) = [loads_record(line) for line in data.splitlines() if line.strip()]
+    assert record["ok"] and record["output"]["number"] == int(big)

@@ -332,3 +332,25 @@ async def test_a_stored_conversation_takes_the_client_results(tmp_path: Path) ->
                                                  client_results=results))
         assert events[-1].message.text == "results: c-look=Oslo: sunny; c-color=teal"
         assert pending_client_calls((await store.load("k")).state) == []
+
+
+async def test_a_client_call_the_conversation_went_on_without_takes_no_late_result(
+        tmp_path: Path) -> None:
+    """A new message instead of the client tool's result: the call waits no
+    more, and a late result (a client sending its whole history) is not put
+    in the middle of the conversation."""
+    model = FunctionModel(answer)
+    agent = with_client_tools(ReActAgent("a", model, tools=[lookup]), [COLOR])
+    async with SQLiteStateStore(tmp_path / "s.db") as store:
+        await collect(stream_with_store(agent, store, "k", "Pick a color"))
+        await collect(stream_with_store(agent, store, "k", "Forget it: what is 2 + 2?"))
+        state = (await store.load("k")).state
+        assert pending_client_calls(state) == []
+        late = {"c-color": ToolResultBlock("c-color", "teal")}
+        events = await collect(stream_with_store(agent, store, "k", "And 3 + 3?",
+                                                 client_results=late))
+        assert isinstance(events[-1], Complete)
+        memory = (await store.load("k")).state.memory
+        assert "teal" not in str(memory)
+        with pytest.raises(InvalidInputError, match="conversation has no tool call waiting"):
+            resolve_client_tools(AgentState(memory), late)

@@ -23,6 +23,7 @@ from agentflow.errors import (
     ToolDefinitionError,
     ToolNameError,
 )
+from agentflow.events import ToolResult
 from agentflow.mcp import MCPServer
 from agentflow.model_profile import ModelProfile
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply, ScriptedModel
@@ -128,6 +129,30 @@ async def test_agent_tool_results_and_arguments(http_url: str) -> None:
     assert "a: 'two' is not of type 'integer'" in results[2].output
 
 
+async def test_an_error_result_is_masked_as_a_python_tool_exception_is() -> None:
+    """A remote tool's failure (FastMCP sends an exception's text as its
+    ``isError`` result) quoting a database URL with its password reached the
+    model, the ``ToolResult`` event and so the UI streams, while the same
+    failure of a Python tool is masked."""
+    from agentflow._secrets import register_secret
+
+    register_secret("sk-mcpflag-9Qw3Rt6Yu1Io4Pa7")
+    leaky = ("cannot reach postgres://admin:hunter2pw@db.internal/x?token=tok123456 "
+             "with key sk-mcpflag-9Qw3Rt6Yu1Io4Pa7")
+    model = ScriptedModel([Reply(tool_calls=[Call("fail", {"reason": leaky})]), "done"])
+    async with stdio(include=["fail"]) as server:
+        events = [e async for e in ReActAgent("a", model, tools=[server]).stream("go")]
+        direct = await server.call_tool("fail", {"reason": leaky})
+    [shown] = [e for e in events if isinstance(e, ToolResult)]
+    [read] = model.requests[1].messages[-1].tool_results
+    for text in (shown.output, read.output):
+        assert text.startswith("failed: cannot reach postgres://") and text.endswith("***")
+        for secret in ("hunter2pw", "tok123456", "sk-mcpflag-9Qw3Rt6Yu1Io4Pa7"):
+            assert secret not in text
+    assert shown.is_error and read.is_error
+    assert direct.text == f"failed: {leaky}"  # a caller of call_tool reads the server's own text
+
+
 # ---------------------------------------------------------------------------- structured output
 
 
@@ -180,6 +205,15 @@ async def test_slow_tool_past_its_timeout(http_url: str) -> None:
         assert reply.text == "gave up"
         result = model.requests[1].messages[-1].tool_results[0]
         assert result.is_error and "MCPTimeoutError" in result.output
+
+
+async def test_no_timeout_is_no_limit(http_url: str) -> None:
+    """``timeout=None`` ("no limit") was the SDK's session timeout, the
+    ``connect_timeout``: a call longer than it failed with ``MCPTimeoutError``."""
+    async with MCPServer.http(http_url, timeout=None, connect_timeout=1) as server:
+        assert (await server.call_tool("slow", {"seconds": 1.5})).text == "done"
+    async with MCPServer.http(http_url, connect_timeout=1) as server:
+        assert (await server.call_tool("slow", {"seconds": 1.5}, timeout=None)).text == "done"
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -247,6 +281,59 @@ async def test_tool_schemas_no_dialect_takes(odd_url: str) -> None:
         async with MCPServer.http(odd_url, prefix="x", exclude=["remote_ref", "unknown_type"]):
             pass
     assert dialect.value.dialect == "openai_strict"
+
+
+@pytest.mark.parametrize("dialect", ["plain", "openai_strict", "gemini"])
+async def test_tools_whose_schemas_point_into_themselves(dialect: str) -> None:
+    """A TypeScript server's schemas (zod-to-json-schema: a sub-schema used
+    twice is ``{"$ref": "#/properties/from"}``, a recursion one to its own
+    property) stopped the server at start (``MCPToolSchemaError``: 'recursive
+    or points to nothing'); now each tool is declared, the model is sent the
+    schema with the pointers followed, and the arguments are validated
+    against it before the server is called."""
+    model = ScriptedModel([
+        Reply(tool_calls=[
+            Call("route", {"from": {"lat": "1", "lng": 2}, "to": {"lat": 2, "lng": 2},
+                           "stops": [{"lat": 1.5, "lng": 2}]}),
+            Call("route", {"from": {"lat": 1, "lng": 2}, "to": {"lat": 2}}),
+            Call("outline", {"section": {"title": "a", "parts": [
+                {"title": "b", "parts": [{"title": "c"}]}, {"title": "d"}]}}),
+        ]),
+        "done",
+    ], profile=ModelProfile(schema_dialect=dialect))  # type: ignore[arg-type]
+    async with stdio("--generated-schemas", include=["route", "outline"]) as server:
+        await ReActAgent("a", model, tools=[server]).call("how far, and how long?")
+    sent = {t.name: t.parameters for t in model.requests[0].tools}
+    assert "#/properties" not in str(sent)
+    assert sent["route"]["properties"]["to"]["required"] == ["lat", "lng"]
+    results = [(r.output, r.is_error) for r in model.requests[1].messages[-1].tool_results]
+    assert results[0] == ("111 km", False)  # "1" read as 1, as every tool's arguments
+    assert results[1][1] and "to: 'lng' is a required property" in results[1][0]
+    assert results[2] == ("4 sections", False)
+
+
+async def test_numbers_as_strings_are_read_inside_unions_as_pydantic_reads_them() -> None:
+    """C27 for a FastMCP server's tool: ``limit: int | None = None`` is
+    ``anyOf [integer, null]``, and ``"5"`` was an error result the model had
+    to answer again (``'5' is not valid under any of the given schemas``),
+    inside a discriminated union too; pydantic's smart mode reads it as 5,
+    and keeps ``"7"`` a string where a branch takes strings."""
+    model = ScriptedModel([
+        Reply(tool_calls=[
+            Call("search", {"q": "tea", "limit": "5", "sort": "7",
+                            "filter": {"kind": "price", "max": "9.5"}}),
+            Call("search", {"q": "tea", "filter": {"kind": "stock", "only": "yes"}}),
+            Call("search", {"q": "tea", "limit": "five"}),
+        ]),
+        "done",
+    ])
+    async with stdio("--generated-schemas", include=["search"]) as server:
+        await ReActAgent("a", model, tools=[server]).call("find tea")
+    results = [(r.output, r.is_error) for r in model.requests[1].messages[-1].tool_results]
+    assert results[0] == ('{"q":"tea","limit":5,"sort":"7","filter":{"kind":"price","max":9.5}}',
+                          False)
+    assert results[1] == ('{"q":"tea","filter":{"kind":"stock","only":true}}', False)
+    assert results[2][1] and "limit: 'five' is not valid" in results[2][0]
 
 
 async def test_bad_schema_stops_a_stdio_server_cleanly() -> None:

@@ -430,3 +430,33 @@ class Mixed(BaseModel):
 def test_unions_of_containers_are_decoded_and_strings_never(data: dict[str, Any],
                                                            expected: Mixed) -> None:
     assert OutputSpec.of(Mixed).validate(data) == expected
+
+
+BIG = 1234567890123456789012345  # beyond 64 bits
+
+
+@pytest.mark.parametrize("text", [
+    '{"n": 1234567890123456789012345}',
+    '```json\n{"n": 1234567890123456789012345}\n```',   # the tolerant path
+    '{"n": 1234567890123456789012345, "note": "caf\\u00e9"}',
+])
+def test_an_integer_beyond_64_bits_keeps_its_digits(text: str) -> None:
+    """orjson reads such an integer as a float (``1.2345678901234568e+24``):
+    its digits were lost, and an ``int`` field refused it
+    (``int_parsing_size``), so a tool taking a 25-digit number could never be
+    called. Fractions and quoted digits stay as they are."""
+    assert decode_arguments(text)["n"] == BIG
+    assert decode_arguments('{"x": -0.00012345678901234567891}')["x"] == -0.00012345678901234567
+    assert decode_arguments('{"s": "1234567890123456789012345"}') == {
+        "s": "1234567890123456789012345"}
+
+
+async def test_a_tool_gets_an_integer_beyond_64_bits_exactly() -> None:
+    def lookup(n: int) -> str:
+        """Look an invoice up by its number."""
+        return f"invoice {n}"
+
+    model = ScriptedModel([Reply(tool_calls=[Call("lookup", f'{{"n": {BIG}}}')]), "done"])
+    await ReActAgent("t", model, tools=[lookup]).call("find it")
+    [result] = model.requests[1].messages[-1].tool_results
+    assert (result.output, result.is_error) == (f"invoice {BIG}", False)

@@ -174,13 +174,131 @@ def test_draft7_definitions_recursion_builds() -> None:
 
 
 def test_unsupported_references_are_a_schema_error_naming_the_field() -> None:
-    through_a_pointer = {"type": "object", "properties": {"a": {
-        "type": "object", "properties": {"again": {"$ref": "#/properties/a"}}}}}
-    with pytest.raises(SchemaError, match=r"a\.again.*recursive.*\$defs"):
-        json_schema_output(through_a_pointer)
+    to_nothing = {"type": "object", "properties": {"a": {"$ref": "#/properties/gone"}}}
+    with pytest.raises(SchemaError, match=r"^a: the \$ref '#/properties/gone' points to no"):
+        json_schema_output(to_nothing)
+    anchor = {"type": "object", "$defs": {"x": {"$anchor": "xx", "type": "string"}},
+              "properties": {"a": {"$ref": "#xx"}}}
+    with pytest.raises(SchemaError, match=r"^a: the \$ref '#xx' points to no sub-schema"):
+        json_schema_output(anchor)
     remote = {"type": "object", "properties": {"addr": {"$ref": "https://x.test/addr.json"}}}
     with pytest.raises(SchemaError, match=r"addr.*not local"):
         json_schema_output(remote)
+
+
+LAX = {"type": "object", "$defs": {
+    "Price": {"type": "object", "required": ["kind", "max"], "properties": {
+        "kind": {"const": "price"}, "max": {"type": "number"}}},
+    "Stock": {"type": "object", "required": ["kind", "only"], "properties": {
+        "kind": {"const": "stock"}, "only": {"type": "boolean"}}},
+    "Node": {"type": "object", "properties": {
+        "n": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}},
+    "properties": {
+        "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        "sort": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "mode": {"anyOf": [{"type": "integer"}, {"enum": ["7", "fast"]}]},
+        "filter": {"oneOf": [{"$ref": "#/$defs/Price"}, {"$ref": "#/$defs/Stock"}]},
+        "both": {"allOf": [{"type": "object", "properties": {"n": {"type": "number"}}}]},
+        "tree": {"$ref": "#/$defs/Node"},
+        "rows": {"anyOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "null"}]}}}
+
+
+@pytest.mark.parametrize(("given", "read"), [
+    ({"limit": "5"}, {"limit": 5}),                  # int | None: "5" is 5
+    ({"limit": None}, {"limit": None}),
+    ({"sort": "7"}, {"sort": "7"}),                  # int | str: a branch takes the string
+    ({"mode": "7"}, {"mode": "7"}),                  # an enum branch holds it
+    ({"mode": "8"}, {"mode": 8}),
+    ({"filter": {"kind": "price", "max": "9.5"}}, {"filter": {"kind": "price", "max": 9.5}}),
+    ({"filter": {"kind": "stock", "only": "yes"}}, {"filter": {"kind": "stock", "only": True}}),
+    ({"both": {"n": "1.5"}}, {"both": {"n": 1.5}}),
+    ({"tree": {"n": "1", "kids": [{"n": "2", "kids": [{"n": "3"}]}]}},  # a recursion kept
+     {"tree": {"n": 1, "kids": [{"n": 2, "kids": [{"n": 3}]}]}}),
+    ({"rows": ["1", 2]}, {"rows": [1, 2]}),
+])
+def test_c27_strings_are_read_inside_unions_allof_and_refs(given: dict[str, object],
+                                                           read: dict[str, object]) -> None:
+    """The lax reading follows the schema into ``anyOf``/``oneOf`` (the branch
+    the value is for), ``allOf`` and a ``$ref`` kept for a recursion, as
+    pydantic reads ``int | None`` and a discriminated union; it stopped at
+    them (``'5' is not valid under any of the given schemas``: a retry)."""
+    assert json_schema_output(LAX).model_validate(given).model_dump() == read
+
+
+def test_c27_a_string_no_branch_reads_is_still_an_error() -> None:
+    with pytest.raises(ValueError, match="limit: 'five' is not valid under any"):
+        json_schema_output(LAX).model_validate({"limit": "five"})
+    with pytest.raises(ValueError, match="filter"):
+        json_schema_output(LAX).model_validate({"filter": {"kind": "price", "max": "cheap"}})
+
+
+POINT = {"type": "object", "properties": {"lat": {"type": "number"}, "lng": {"type": "number"}},
+         "required": ["lat", "lng"], "additionalProperties": False}
+POINTER_REFS = {  # a local $ref is a JSON pointer: into properties and items, escaped, encoded
+    "properties": {"type": "object", "required": ["from", "to"], "properties": {
+        "from": POINT, "to": {"$ref": "#/properties/from"}}},
+    "items": {"type": "object", "required": ["from", "to"], "properties": {
+        "from": {"type": "array", "items": POINT}, "to": {"$ref": "#/properties/from/items"}}},
+    "escaped": {"type": "object", "required": ["from", "to"], "$defs": {"geo/point": POINT},
+                "properties": {"from": {"$ref": "#/$defs/geo~1point"},
+                               "to": {"$ref": "#/$defs/geo~1point"}}},
+    "encoded": {"type": "object", "required": ["from", "to"], "definitions": {"a point": POINT},
+                "properties": {"from": {"$ref": "#/definitions/a%20point"},
+                               "to": {"$ref": "#/definitions/a%20point"}}},
+    "nested": {"type": "object", "required": ["from", "to"], "$defs": {"trip": {
+        "type": "object", "properties": {"start": POINT}}}, "properties": {
+        "from": {"$ref": "#/$defs/trip/properties/start"},
+        "to": {"$ref": "#/$defs/trip/properties/start"}}},
+}
+
+
+@pytest.mark.parametrize("shape", list(POINTER_REFS))
+@pytest.mark.parametrize("dialect", ["plain", "openai_strict", "gemini", "local"])
+def test_every_local_json_pointer_ref_is_followed(shape: str, dialect: str) -> None:
+    """zod-to-json-schema (TypeScript MCP servers, frontends) writes a
+    sub-schema used twice as ``{"$ref": "#/properties/from"}``; a ``$ref`` is
+    a JSON pointer (RFC 6901 escapes, percent-encoded). Each was refused as
+    'recursive or points to nothing' (an MCP server with such a tool did not
+    start); now the sent schema describes ``to`` as the point, in every
+    dialect, and validation reads it so."""
+    from jsonschema import Draft202012Validator
+
+    from agentflow.output.schema import OutputSpec
+
+    trip = json_schema_output(POINTER_REFS[shape])
+    sent = OutputSpec.of(trip).schema_for(dialect).schema  # type: ignore[arg-type]
+    Draft202012Validator.check_schema(sent)
+    assert _refs_of(sent) == []  # no recursion: every reference inlined
+    value = ({"from": [{"lat": 1, "lng": 2}], "to": {"lat": 3, "lng": 4}} if shape == "items"
+             else {"from": {"lat": 1, "lng": 2}, "to": {"lat": 3, "lng": 4}})
+    Draft202012Validator(sent).validate(value)
+    assert not Draft202012Validator(sent).is_valid({**value, "to": {"lat": "north"}})
+    assert trip.model_validate(value).model_dump() == value
+    with pytest.raises(ValueError, match=r"to: 'lng' is a required property"):
+        trip.model_validate({**value, "to": {"lat": 3}})
+
+
+@pytest.mark.parametrize("dialect", ["plain", "openai_strict", "gemini", "local"])
+def test_a_recursion_through_a_pointer_builds_and_validates_at_depth(dialect: str) -> None:
+    """A recursion through a pointer that is not a definition (zod's
+    ``z.lazy`` in a property: ``{"$ref": "#/properties/a"}``) becomes one
+    through ``$defs``, the form every dialect takes."""
+    from jsonschema import Draft202012Validator
+
+    from agentflow.output.schema import OutputSpec
+
+    schema = {"type": "object", "required": ["a"], "properties": {"a": {
+        "type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"},
+            "again": {"type": "array", "items": {"$ref": "#/properties/a"}}}}}}
+    nested = json_schema_output(schema)
+    sent = OutputSpec.of(nested).schema_for(dialect).schema  # type: ignore[arg-type]
+    assert all(str(ref).startswith("#/$defs/") for ref in _refs_of(sent))
+    deep = {"a": {"name": "x", "again": [{"name": "y", "again": [{"name": "z", "again": []}]}]}}
+    Draft202012Validator(sent).validate(deep)
+    assert not Draft202012Validator(sent).is_valid(
+        {"a": {"name": "x", "again": [{"name": "y", "again": [{"name": 3, "again": []}]}]}})
+    assert nested.model_validate(deep).model_dump() == deep
 
 
 def test_c16_a_root_ref_into_defs_is_the_object_it_names() -> None:

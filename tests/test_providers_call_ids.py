@@ -13,7 +13,7 @@ from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.providers._call_ids import OPENAI_MAX_ID, anthropic_call_id, openai_call_id
 from agentflow.providers.registry import get_model
 from tests.fakes.anthropic import AnthropicFake
-from tests.fakes.base import FakeReply
+from tests.fakes.base import FakeCall, FakeReply
 from tests.fakes.openai import OpenAIFake
 from tests.provider_scenarios import FAST, close_models, tracked
 
@@ -98,3 +98,95 @@ async def test_a_conversation_goes_on_on_openai(call_id: str, stream: bool) -> N
     call = next(m for m in sent if m.get("tool_calls"))["tool_calls"][0]
     answer = next(m for m in sent if m.get("role") == "tool")
     assert call["id"] == answer["tool_call_id"] == openai_call_id(call_id)
+
+
+async def test_ids_a_server_repeats_per_reply_stay_unique_in_the_conversation() -> None:
+    """A server that numbers its tool calls per reply (Kimi K2:
+    ``functions.get_weather:0`` in every reply) gave a conversation two calls
+    with one id; continued on Anthropic, every request then failed with 400
+    "`tool_use` ids must be unique" (as strict OpenAI-style vendors refuse
+    "Duplicate value for 'tool_call_id'"). The repeated id of a later reply
+    is replaced when the reply is read, so the ids, events and results of
+    the conversation stay unique."""
+    from agentflow.events import ToolResult, ToolUse
+
+    state = AgentState()
+    async with OpenAIFake() as kimi, AnthropicFake() as claude:
+        for city in ("Paris", "Oslo"):
+            kimi.add(FakeReply(tool_calls=[FakeCall("get_weather", {"city": city}, id=KIMI)]))
+        kimi.add(FakeReply(text="Paris 18C, Oslo 18C."))
+        claude.add(FakeReply(text="Still 18C."))
+        first = tracked(get_model("openai:gpt-4o-mini", api_key="k", base_url=kimi.url,
+                                  settings=FAST))
+        events = [e async for e in ReActAgent("t", first, tools=[get_weather]).stream(
+            "Weather in Paris, then Oslo?", state=state)]
+        second = tracked(get_model("anthropic:claude-sonnet-4-5", api_key="k",
+                                   base_url=claude.url, settings=FAST))
+        reply = await ReActAgent("t", second, tools=[get_weather]).call("And now?", state=state)
+        sent = claude.bodies[0]["messages"]
+    uses = [b.id for m in state.memory for b in m.tool_uses]
+    assert len(uses) == len(set(uses)) == 2 and uses[0] == KIMI
+    results = [r.tool_use_id for m in state.memory for r in m.tool_results]
+    assert results == uses
+    assert [e.id for e in events if isinstance(e, ToolUse)] == uses
+    assert [e.id for e in events if isinstance(e, ToolResult)] == uses
+    assert reply.text == "Still 18C."
+    wire = [b["id"] for m in sent for b in m["content"] if isinstance(m["content"], list)
+            and b["type"] == "tool_use"]
+    assert len(set(wire)) == 2
+
+
+async def test_a_history_that_already_repeats_an_id_goes_on_on_anthropic() -> None:
+    """A conversation stored before the ids were made unique (or a UI
+    client's history) holds one id twice: each request failed with 400
+    "`tool_use` ids must be unique". The later call goes out as ``<id>_2``
+    and the result after it answers that id, the same on every request."""
+    state = AgentState([
+        Msg.user("Weather in Paris, then Oslo?"),
+        Msg("assistant", [ToolUseBlock(KIMI, "get_weather", {"city": "Paris"})]),
+        Msg("tool", [ToolResultBlock(KIMI, "18C, sunny", name="get_weather")]),
+        Msg("assistant", [ToolUseBlock(KIMI, "get_weather", {"city": "Oslo"})]),
+        Msg("tool", [ToolResultBlock(KIMI, "9C, rain", name="get_weather")]),
+        Msg.assistant("Paris 18C, Oslo 9C."),
+    ])
+    async with AnthropicFake() as fake:
+        fake.add(FakeReply(text="Still."), FakeReply(text="Still."))
+        model = tracked(get_model("anthropic:claude-sonnet-4-5", api_key="k",
+                                  base_url=fake.url, settings=FAST))
+        agent = ReActAgent("t", model, tools=[get_weather])
+        assert (await agent.call("And now?", state=state.copy())).text == "Still."
+        assert (await agent.call("And now?", state=state.copy())).text == "Still."
+        first, again = (b["messages"] for b in fake.bodies)
+    pairs = [(b.get("id") or b.get("tool_use_id"), b.get("content") or b["input"]["city"])
+             for m in first if isinstance(m["content"], list) for b in m["content"]
+             if b["type"] in ("tool_use", "tool_result")]
+    wire = anthropic_call_id(KIMI)
+    assert pairs == [(wire, "Paris"), (wire, "18C, sunny"),
+                     (f"{wire}_2", "Oslo"), (f"{wire}_2", "9C, rain")]
+    assert first == again  # the same ids on every request: the cached prefix holds
+
+
+@pytest.mark.parametrize("call_id", [KIMI, "y" * OPENAI_MAX_ID])
+async def test_a_history_that_already_repeats_an_id_goes_out_unique_on_openai(
+        call_id: str) -> None:
+    """The same history on an OpenAI-style wire: each id once (strict
+    servers refuse "Duplicate value for 'tool_call_id'"), within the 40
+    characters, each result answering its own call."""
+    state = AgentState([
+        Msg.user("Weather in Paris, then Oslo?"),
+        Msg("assistant", [ToolUseBlock(call_id, "get_weather", {"city": "Paris"})]),
+        Msg("tool", [ToolResultBlock(call_id, "18C", name="get_weather")]),
+        Msg("assistant", [ToolUseBlock(call_id, "get_weather", {"city": "Oslo"})]),
+        Msg("tool", [ToolResultBlock(call_id, "9C", name="get_weather")]),
+        Msg.assistant("Paris 18C, Oslo 9C."),
+    ])
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text="Still."))
+        model = tracked(get_model("openai:gpt-4o-mini", api_key="k", base_url=fake.url,
+                                  settings=FAST))
+        await ReActAgent("t", model, tools=[get_weather]).call("And now?", state=state)
+        sent = fake.bodies[0]["messages"]
+    calls = [c["id"] for m in sent for c in m.get("tool_calls") or ()]
+    answers = [m["tool_call_id"] for m in sent if m["role"] == "tool"]
+    assert len(set(calls)) == 2 and calls[0] == call_id and answers == calls
+    assert all(len(c) <= OPENAI_MAX_ID for c in calls)

@@ -122,6 +122,47 @@ def test_mask_cuts_url_queries_and_user_info(text: str, shown: str) -> None:
     assert mask_value({"e": [text]}) == {"e": [shown]}
 
 
+async def test_a_logged_failure_has_its_traceback_masked(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A web stream that fails with an exception that is not agentflow's logs
+    it (``web.stream_failed``): the record held the exception's ``repr``
+    unmasked (a URL's password and query token; ``mask_value`` left an
+    exception as it was) and no traceback. Now the traceback is formatted and
+    masked."""
+    import asyncio
+
+    from agentflow.middleware.base import Middleware
+    from agentflow.testing import FunctionModel, Reply
+    from agentflow.web.sse import EventStreamResponse
+
+    leaky = "https://svc:pw-0123456789abcdef@db.example/q?token=tok-fedcba9876543210"
+
+    class Buggy(Middleware):
+        def on_chunk(self, ex: Any, chunk: Any, reply: Any) -> None:
+            raise RuntimeError(f"bug while reading {leaky}")
+
+    agent = ReActAgent("a", FunctionModel(lambda r: Reply(text="hello")), middleware=[Buggy()])
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.Event().wait()
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        pass
+
+    response = EventStreamResponse(agent.stream("x"), ping_interval=60)
+    with caplog.at_level(logging.ERROR, logger="agentflow"):
+        await response({"type": "http"}, receive, send)  # type: ignore[arg-type]
+    assert response.outcome == "failed"
+    [record] = [r for r in caplog.records if "web.stream_failed" in r.getMessage()]
+    logged = record.getMessage()
+    assert "Traceback (most recent call last)" in logged and "in on_chunk" in logged
+    assert "RuntimeError: bug while reading https://db.example/q?" in logged
+    for secret in ("pw-0123456789abcdef", "tok-fedcba9876543210"):
+        assert secret not in caplog.text
+    assert mask_value(RuntimeError(leaky)) == "RuntimeError('https://db.example/q?\u2026')"
+
+
 def test_logged_url_loses_its_query(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger="agentflow.test"):
         get_logger("agentflow.test").warning("fetch.failed",

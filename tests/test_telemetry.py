@@ -311,3 +311,25 @@ print(sorted(s.name for s in exporter.get_finished_spans()))
 """
     out = _run_script(script, {"OTEL_PYTHON_TRACER_PROVIDER": "sdk_tracer_provider"})
     assert out == "['chat scripted', 'invoke_agent a']"
+
+
+async def test_recorded_content_never_fails_a_call() -> None:
+    """With content recorded, a message holding a lone surrogate (a web
+    body's half emoji) or a tool call with an integer beyond 64 bits raised
+    ``TypeError`` from the call (the attributes' JSON)."""
+    telemetry, exporter = tracing(record_content=True)
+
+    def lookup(n: int) -> str:
+        """Look an invoice up by its number."""
+        return f"invoice {n}"
+
+    big = "1234567890123456789012345"
+    model = ScriptedModel([Reply(tool_calls=[Call("lookup", f'{{"n": {big}}}')]), "paid"])
+    agent = ReActAgent("a", model, tools=[lookup], telemetry=telemetry)
+    reply = await agent.call("invoice caf\ud83d")
+    assert reply.text == "paid"
+    spans = by_op(exporter)
+    assert "caf\ufffd" in spans["chat"][0].attributes["gen_ai.input.messages"]
+    tool = spans["execute_tool"][0].attributes
+    assert tool["gen_ai.tool.call.arguments"] == f'{{"n":{big}}}'
+    assert tool["gen_ai.tool.call.result"] == f"invoice {big}"

@@ -29,6 +29,8 @@ from typing import Any
 
 import orjson
 
+from agentflow._clean_text import json_bytes, loads_exact
+
 __all__ = ["BIDI_CONTROLS", "ID_BYTES", "dumps_record", "loads_record", "printable"]
 
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
@@ -83,7 +85,7 @@ def dumps_record(record: dict[str, Any]) -> bytes:
     """
     try:
         return orjson.dumps(record)
-    except TypeError:  # "str is not valid UTF-8: surrogates not allowed"
+    except TypeError:  # a lone surrogate ("str is not valid UTF-8"), an int beyond 64 bits
         pass
     strict = _strict(record)
     rid = record.get("id")
@@ -91,10 +93,10 @@ def dumps_record(record: dict[str, Any]) -> bytes:
         try:
             raw = os.fsencode(rid)  # the name's bytes, as the file system gave them
         except UnicodeError:  # a surrogate no file name gives: U+FFFD is all there is
-            return orjson.dumps(strict)
+            return json_bytes(strict)
         strict = {"id": strict["id"], ID_BYTES: base64.b64encode(raw).decode("ascii"),
                   **{k: v for k, v in strict.items() if k not in ("id", ID_BYTES)}}
-    return orjson.dumps(strict)
+    return json_bytes(strict)  # (an integer beyond 64 bits: its digits)
 
 
 def _restored(value: Any) -> Any:
@@ -120,7 +122,7 @@ def loads_record(line: bytes | str) -> Any:
         orjson.JSONDecodeError: the line is not JSON.
     """
     try:
-        return _restored(orjson.loads(line))
+        return _restored(loads_exact(line))
     except orjson.JSONDecodeError:
         marked = b"\\ud" in line if isinstance(line, bytes) else "\\ud" in line
         if not marked:

@@ -22,6 +22,7 @@ import copy
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, get_args
 
+from agentflow._secrets import mask_secrets
 from agentflow.errors import MCPToolSchemaError, SchemaError, ToolError
 from agentflow.model_profile import SchemaDialect
 from agentflow.output.dialects import transform_schema
@@ -76,7 +77,11 @@ def declare_tool(server: str, mcp_tool: Any, name: str, call: CallTool,
                  max_retries: int | None) -> Tool:
     """``mcp_tool`` (an SDK ``Tool`` listed by ``server``) as an agent ``Tool``
     called ``name``, whose function calls ``call`` and raises ``ToolError`` on
-    the server's ``isError`` (the model reads it as an error result).
+    the server's ``isError`` (the model reads it as an error result). That
+    text is the remote tool's failure (FastMCP sends an exception's text so),
+    so it goes through ``mask_secrets`` as a Python tool's exception does:
+    registered keys, URLs' user info and queries never reach the model, the
+    events or a UI.
 
     Raises:
         MCPToolSchemaError: its input schema cannot be sent (module docstring).
@@ -87,7 +92,7 @@ def declare_tool(server: str, mcp_tool: Any, name: str, call: CallTool,
     async def function(**arguments: Any) -> str:
         result = await call(remote, arguments)
         if result.is_error:
-            raise ToolError(result.text)
+            raise ToolError(mask_secrets(result.text))
         return str(result.text)
 
     function.__name__ = name

@@ -26,8 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from agentflow._clean_text import json_bytes
 from agentflow.content import ImageBlock
 from agentflow.errors import AgentflowError
 
@@ -106,7 +105,7 @@ def read_result(raw: Any) -> MCPToolResult:
     structured = raw.structured_content if isinstance(raw.structured_content, Mapping) else None
     parts: list[str] = []
     if structured is not None and not is_error:
-        parts.append(orjson.dumps(structured, default=str).decode())
+        parts.append(json_bytes(structured, default=str).decode())
         parts.extend(_render(b, images) for b in raw.content if getattr(b, "type", "") != "text")
     else:
         parts.extend(_render(b, images) for b in raw.content)

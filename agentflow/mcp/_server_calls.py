@@ -7,6 +7,7 @@ holds no state of its own, only the methods, over the attributes
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -68,8 +69,9 @@ class ServerCalls:
         """
         session = self._running()
         limit = self.timeout if isinstance(timeout, _Default) else timeout
-        try:
-            raw = await session.call_tool(name, dict(arguments or {}), read_timeout_seconds=limit)
+        try:  # (None to the SDK is its session's timeout, the connect_timeout: inf is none)
+            raw = await session.call_tool(name, dict(arguments or {}),
+                                          read_timeout_seconds=math.inf if limit is None else limit)
         except SDKError as exc:
             error = self._error(exc, f"tool {name!r}", limit)
             if isinstance(error, MCPTimeoutError):

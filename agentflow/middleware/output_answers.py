@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 
+from agentflow._clean_text import json_bytes
 from agentflow.errors import (
     ModelRetry,
     MultipleStructuredOutputsError,
@@ -93,7 +93,7 @@ def answer_outputs(
     (``"raise"`` raises ``MultipleStructuredOutputsError``; a callable picks
     one; ``"retry"`` asks for exactly one, within the retry budget)."""
     if ex.last_finish_reason == "length" and not _all_closed(reply, outputs):
-        truncated(ex, run, orjson.dumps(dict(outputs[-1].input)).decode())
+        truncated(ex, run, json_bytes(dict(outputs[-1].input)).decode())
         return Act(
             {
                 c.id: error_result(c, "The output was cut off at the token limit.")
@@ -226,7 +226,7 @@ def reject_call(
     """
     detail = failure_detail(exc)
     policy = config.on_invalid
-    raw = orjson.dumps(dict(call.input)).decode()
+    raw = json_bytes(dict(call.input)).decode()
     run.last_invalid = exc
     if policy == "raise":
         raise final_error(exc, ex, raw) or StructuredOutputValidationError(

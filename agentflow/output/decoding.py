@@ -43,10 +43,17 @@ from typing import Any
 
 import orjson
 
+from agentflow._clean_text import json_bytes
 from agentflow.messages import clean_text
 from agentflow.output.brackets import cut_inside
 from agentflow.output.dialects import resolve_ref, schema_types
-from agentflow.output.literals import RejectedLiteral, _no_constant, decode_value, literal_value
+from agentflow.output.literals import (
+    RejectedLiteral,
+    _no_constant,
+    decode_value,
+    literal_value,
+    loads_exact,
+)
 
 __all__ = [
     "MAX_DEPTH",
@@ -115,7 +122,7 @@ def exact_object(text: str) -> dict[str, Any] | None:
     if text[:1] != "{" or "\\u" in text:
         return None
     try:
-        value = orjson.loads(text)
+        value = loads_exact(text)
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
@@ -291,7 +298,7 @@ def _enum_value(data: Any, choices: list[Any]) -> Any:
                     return choice
         return data
     if isinstance(data, bool | int | float) and data is not None:
-        forms = {str(data), orjson.dumps(data).decode()}
+        forms = {str(data), json_bytes(data).decode()}
         for choice in choices:
             if isinstance(choice, str) and choice in forms:
                 return choice

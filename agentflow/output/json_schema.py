@@ -21,14 +21,15 @@ Needs the ``jsonschema`` package (a core dependency).
 from __future__ import annotations
 
 import copy
-import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from agentflow.errors import SchemaError
+from agentflow.output._json_lax import coerce_scalars
 
 __all__ = [
     "SCHEMA_ATTRIBUTE",
@@ -99,57 +100,6 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     if kept:  # recursive: keep the definitions they point into
         inlined.update({k: schema[k] for k in ("$defs", "definitions") if k in schema})
     return dict(inlined)
-
-
-_INTEGER = re.compile(r"[+-]?\d+")
-_BOOLEANS = {**dict.fromkeys(("true", "t", "yes", "y", "on", "1"), True),
-             **dict.fromkeys(("false", "f", "no", "n", "off", "0"), False)}
-"""The strings pydantic's lax mode reads as booleans."""
-
-
-def _scalar(text: str, types: set[str]) -> Any:
-    """The number or boolean a string stands for, when the schema wants one and
-    no string; else ``text``."""
-    value = text.strip()
-    if "integer" in types and _INTEGER.fullmatch(value):
-        return int(value)
-    if "number" in types:
-        try:
-            number = float(value)
-        except ValueError:
-            pass
-        else:
-            if math.isfinite(number):
-                return int(number) if _INTEGER.fullmatch(value) else number
-    if "boolean" in types and value.lower() in _BOOLEANS:
-        return _BOOLEANS[value.lower()]
-    return text
-
-
-def coerce_scalars(data: Any, schema: Mapping[str, Any]) -> Any:
-    """``data`` with numbers and booleans given as strings (``"30"``, ``"1.5"``,
-    ``"true"``) converted where ``schema`` wants an integer, number or boolean
-    and no string, through properties, ``items`` and
-    ``additionalProperties`` — the lax reading pydantic gives a model's fields
-    (C27: a model that sends ``"30"`` for an integer is not asked again; one
-    that sends ``"thirty"`` is). Other values are left for validation."""
-    if not isinstance(schema, Mapping):
-        return data
-    kind = schema.get("type")
-    types = {kind} if isinstance(kind, str) else set(kind) if isinstance(kind, list) else set()
-    if isinstance(data, str):
-        if types & {"integer", "number", "boolean"} and "string" not in types:
-            return _scalar(data, types)
-        return data
-    if isinstance(data, dict):
-        props = schema.get("properties")
-        props = props if isinstance(props, Mapping) else {}
-        extra = schema.get("additionalProperties")
-        return {k: coerce_scalars(v, props.get(k, extra or {}))
-                for k, v in data.items()}
-    if isinstance(data, list) and isinstance(schema.get("items"), Mapping):
-        return [coerce_scalars(v, schema["items"]) for v in data]
-    return data
 
 
 def json_schema_output(schema: Mapping[str, Any], *, name: str | None = None) -> type[BaseModel]:
@@ -255,14 +205,50 @@ def _rewrite_refs(node: Any, change: Mapping[str, str]) -> Any:
     return out
 
 
+def _pointer(ref: str) -> list[str] | None:
+    """The reference tokens of a local ``$ref`` (``#/properties/a~1b`` ->
+    ``["properties", "a/b"]``: the fragment percent-decoded, then RFC 6901's
+    ``~1``/``~0`` unescaped); ``None`` for a reference that is not a local
+    JSON pointer (another document, an ``$anchor``)."""
+    if not ref.startswith("#/"):
+        return None
+    return [t.replace("~1", "/").replace("~0", "~") for t in unquote(ref[2:]).split("/")]
+
+
+def _resolve(schema: Any, tokens: list[str]) -> Any:
+    """What ``tokens`` point at in ``schema`` (``None``: nothing)."""
+    node = schema
+    for token in tokens:
+        if isinstance(node, dict):
+            node = node.get(token)
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node
+
+
+def _def_name(taken: Mapping[str, Any], wanted: str) -> str:
+    """``wanted`` made a plain definition name (``[A-Za-z0-9_.-]``), not in ``taken``."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", wanted) or "def"
+    while name in taken:
+        name += "_"
+    return name
+
+
 def _defs_form(schema: dict[str, Any], name: str) -> dict[str, Any]:
-    """``schema`` with its definitions under ``$defs`` (draft-7
-    ``definitions`` renamed, their references too) and a recursion into the
-    root itself (``{"$ref": "#"}``: a tree node's ``children``) made a
-    recursion into a definition: the root's body is copied to
-    ``$defs[name]`` and every ``"#"`` points there, the root staying the
-    object itself — the shape pydantic gives a recursive model, which every
-    dialect and the grammar take."""
+    """``schema`` with every local ``$ref`` pointing at ``#/$defs/<name>``,
+    the one form vendors, the dialects and the grammar follow: draft-7
+    ``definitions`` renamed (their references too); a recursion into the root
+    itself (``{"$ref": "#"}``: a tree node's ``children``) made a recursion
+    into a definition: the root's body is copied to ``$defs[name]`` and
+    every ``"#"`` points there, the root staying the object itself — the
+    shape pydantic gives a recursive model; and any other JSON pointer
+    (``#/properties/from``, ``#/properties/a/items``, escaped or
+    percent-encoded tokens: what zod-to-json-schema and other generators
+    write for a sub-schema used twice) has its target copied into ``$defs``
+    under a plain name. References into other documents are left for
+    ``_local_refs`` to refuse."""
     defs = dict(schema.get("$defs") or {})
     change: dict[str, str] = {}
     for key, body in (schema.get("definitions") or {}).items():
@@ -272,11 +258,20 @@ def _defs_form(schema: dict[str, Any], name: str) -> dict[str, Any]:
     body = {k: v for k, v in schema.items() if k not in ("$defs", "definitions")}
     if any(ref in ("#", "#/") for _, ref in _refs(body)) or any(
             ref in ("#", "#/") for _, ref in _refs(defs)):
-        root = re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "Output"
-        while root in defs:
-            root += "_"
+        root = _def_name(defs, name or "Output")
         change["#"] = change["#/"] = f"#/$defs/{root}"
         defs[root] = body
+    for _, ref in [*_refs(body), *_refs(defs)]:
+        tokens = _pointer(ref)
+        if ref in change or tokens is None or (
+                ref == f"#/$defs/{tokens[-1]}" and len(tokens) == 2
+                and re.fullmatch(r"[A-Za-z0-9_.-]+", tokens[1]) and tokens[1] in defs):
+            continue
+        found = _resolve(schema, tokens)
+        if isinstance(found, dict):  # (else: points to nothing, _local_refs says so)
+            target = _def_name(defs, tokens[-1])
+            defs[target] = found
+            change[ref] = f"#/$defs/{target}"
     if not change:
         return schema
     body = _rewrite_refs(body, change)
@@ -288,9 +283,10 @@ def _local_refs(schema: dict[str, Any]) -> dict[str, Any]:
     vendors and the grammar follow).
 
     Raises:
-        SchemaError: a remote reference (``other.json#/...``), or a recursion
-            through a pointer that is not a definition (``#/properties/a``),
-            naming the field that holds it and how to fix it.
+        SchemaError: a remote reference (``other.json#/...``), or a local
+            one that is not a JSON pointer to a sub-schema (an ``$anchor``'s
+            ``#name``, a pointer to nothing), naming the field that holds it
+            and how to fix it.
     """
     defs = schema.get("$defs") or {}
     for path, ref in _refs(schema):
@@ -302,7 +298,8 @@ def _local_refs(schema: dict[str, Any]) -> dict[str, Any]:
             raise SchemaError(where, f"the $ref {ref!r} is not local: only references into "
                                      "the schema itself (#, #/$defs/...) can be sent; "
                                      "inline the referenced schema")
-        raise SchemaError(where, f"the $ref {ref!r} is recursive or points to nothing: a "
-                                 "recursion is supported through #/$defs/<name> or # (the "
-                                 "root); move the target into $defs")
+        raise SchemaError(where, f"the $ref {ref!r} points to no sub-schema: a local "
+                                 "reference is followed as a JSON pointer (#, #/$defs/<name>, "
+                                 "#/properties/...); an $anchor is not; point at the "
+                                 "sub-schema itself")
     return schema

@@ -14,9 +14,10 @@ from typing import Any
 
 import orjson
 
+from agentflow._clean_text import loads_exact
 from agentflow.messages import clean_data
 
-__all__ = ["RejectedLiteral", "decode_value", "literal_value"]
+__all__ = ["RejectedLiteral", "decode_value", "literal_value", "loads_exact"]
 
 
 class RejectedLiteral(ValueError):
@@ -105,7 +106,7 @@ def decode_value(text: str) -> Any:
         ValueError: neither JSON nor a Python literal.
     """
     try:
-        value = orjson.loads(text)
+        value = loads_exact(text)
     except orjson.JSONDecodeError:
         with contextlib.suppress(ValueError):  # raw newlines/tabs inside strings
             return clean_data(json.loads(text, strict=False, parse_constant=_no_constant))

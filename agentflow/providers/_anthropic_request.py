@@ -41,7 +41,7 @@ from agentflow.messages import (
 )
 from agentflow.model import ToolChoice
 from agentflow.providers._adapter import continuation, system_reminder
-from agentflow.providers._call_ids import anthropic_call_id
+from agentflow.providers._call_ids import UniqueCallIds, anthropic_call_id
 from agentflow.providers._media import anthropic_block
 
 __all__ = [
@@ -89,9 +89,23 @@ def conversation(
     for role, blocks in turns:
         if role == "user":
             blocks.sort(key=lambda item: item[0]["type"] != "tool_result")  # stable
+    _unique_call_ids(turns)
     if turns and turns[-1][0] == "assistant":
         turns.append(("user", [({"type": "text", "text": continuation(choice)}, False)]))
     return system, turns
+
+
+def _unique_call_ids(turns: list[tuple[str, Blocks]]) -> None:
+    """Each ``tool_use`` id of the request unique, its result answering it
+    (``UniqueCallIds``: the API refuses a repeated one)."""
+    ids = UniqueCallIds()
+    for _, blocks in turns:
+        for block, _ in blocks:
+            kind = block["type"]
+            if kind == "tool_use":
+                block["id"] = ids.call(block["id"])
+            elif kind == "tool_result":
+                block["tool_use_id"] = ids.result(block["tool_use_id"])
 
 
 def _blocks(msg: Msg, thinking: bool) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-__all__ = ["OPENAI_MAX_ID", "anthropic_call_id", "openai_call_id"]
+__all__ = ["OPENAI_MAX_ID", "UniqueCallIds", "anthropic_call_id", "openai_call_id"]
 
 OPENAI_MAX_ID = 40
 """The longest tool-call id OpenAI's chat completions take (``string_above_max_length``)."""
@@ -52,3 +52,32 @@ def openai_call_id(call_id: str) -> str:
 def _derived(base: str, original: str, limit: int) -> str:
     digest = hashlib.sha256(original.encode("utf-8", "surrogatepass")).hexdigest()[:_DIGEST]
     return f"{base[: limit - _DIGEST - 1]}_{digest}"
+
+
+class UniqueCallIds:
+    """One request's tool-call ids made unique, in history order. Vendors
+    refuse a history that holds one id twice (Anthropic: 400 "`tool_use` ids
+    must be unique"; strict OpenAI-style servers: "Duplicate value for
+    'tool_call_id'"), which a conversation stored before the agent made a
+    later reply's repeated id unique can hold (a server numbering its calls
+    per reply, Kimi's ``functions.f:0``), or a UI client's history: the later
+    call goes out as ``<id>_<n>``, and the result after it answers that id.
+    The same history always gives the same ids (a prompt cache's prefix holds)."""
+
+    def __init__(self) -> None:
+        self._used: set[str] = set()
+        self._latest: dict[str, str] = {}  # a history id -> the wire id of its latest call
+
+    def call(self, given: str) -> str:
+        """The wire id of a call whose (wire-valid) id is ``given``."""
+        wire, n = given, 1
+        while wire in self._used:
+            n += 1
+            wire = f"{given}_{n}"
+        self._used.add(wire)
+        self._latest[given] = wire
+        return wire
+
+    def result(self, given: str) -> str:
+        """The wire id a result for ``given`` answers: its latest call's."""
+        return self._latest.get(given, given)

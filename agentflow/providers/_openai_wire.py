@@ -31,7 +31,7 @@ from agentflow.messages import (
     ToolUseBlock,
 )
 from agentflow.model import ResponseFormat, ToolChoice, ToolSpec
-from agentflow.providers._call_ids import OPENAI_MAX_ID, openai_call_id
+from agentflow.providers._call_ids import OPENAI_MAX_ID, UniqueCallIds, openai_call_id
 from agentflow.providers._media import ImageUrlStyle, openai_part
 from agentflow.providers._openai_chunks import (
     ChunkParser,
@@ -107,6 +107,12 @@ def format_messages(
         if role == "user" and (msg.text or not results or media):
             out.append({"role": "user",
                         "content": _parts(msg, images) if media else msg.text})
+    ids = UniqueCallIds()  # a history holding one id twice (providers._call_ids)
+    for message in out:
+        for call in message.get("tool_calls") or ():  # (<id>_<n> within the 40 characters)
+            call["id"] = openai_call_id(ids.call(call["id"]))
+        if message["role"] == "tool":
+            message["tool_call_id"] = openai_call_id(ids.result(message["tool_call_id"]))
     return out
 
 

@@ -27,8 +27,8 @@ from typing import Any
 
 import orjson
 
+from agentflow._clean_text import json_bytes
 from agentflow.errors import AgentflowError, ProviderConnectionError, ProviderError, ServerError
-from agentflow.messages import clean_data
 from agentflow.model import (
     FinishChunk,
     ModelChunk,
@@ -43,15 +43,13 @@ __all__ = ["ReplyGuard", "dump_json"]
 
 def dump_json(value: Any, *, option: int | None = None) -> bytes:
     """``orjson.dumps(value, option=option)``; strings with lone surrogates
-    are repaired (U+FFFD) instead of refused.
+    are repaired (U+FFFD) instead of refused, an integer beyond 64 bits is
+    written with its digits (``agentflow._clean_text.json_bytes``).
 
     Raises:
         TypeError: ``value`` holds something JSON cannot carry (orjson's error).
     """
-    try:
-        return orjson.dumps(value, option=option)
-    except TypeError:
-        return orjson.dumps(clean_data(value), option=option)
+    return json_bytes(value, option=option)
 
 
 # ----------------------------------------------------------------------------- replies

@@ -16,6 +16,7 @@ import orjson
 from agentflow.batch import ExtractInput, extract_many
 from agentflow.batch_types import not_text
 from agentflow.documents.inputs import Document
+from agentflow.documents.names import dumps_record
 from agentflow.ratelimit import set_process_share
 from agentflow.ray._refs import absolute_ref, ray_module, resolve, resolve_value
 
@@ -120,7 +121,7 @@ class _Extractor:
             if self.spec.settings is not None:
                 record["settings"] = dict(self.spec.settings)
         return {"id": ids, "ok": [bool(r["ok"]) for r in ordered],
-                "record": [orjson.dumps(r).decode() for r in ordered]}
+                "record": [dumps_record(r).decode() for r in ordered]}
 
 
 def extract_dataset(

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
 import anyio.to_thread
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from agentflow._clean_text import json_bytes
 from agentflow._commit import stray_cancel
 from agentflow._secrets import mask_secrets
 from agentflow.errors import ToolDefinitionError, ToolError
@@ -90,7 +90,7 @@ def _stringify(value: Any) -> str:
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     try:
-        return orjson.dumps(value, default=str).decode()
+        return json_bytes(value, default=str).decode()
     except TypeError:
         return str(value)
 

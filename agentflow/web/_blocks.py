@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from agentflow._clean_text import json_bytes
 from agentflow.errors import InvalidInputError
 from agentflow.messages import Msg, TextBlock, ToolResultBlock, ToolUseBlock
 
@@ -54,7 +55,7 @@ def tool_result_msg(call_id: str, output: Any, *, is_error: bool = False,
     """
     if not isinstance(call_id, str) or not call_id:
         raise InvalidInputError("a tool result needs the id of its tool call")
-    text = output if isinstance(output, str) else orjson.dumps(output).decode()
+    text = output if isinstance(output, str) else json_bytes(output).decode()
     return Msg("tool", [ToolResultBlock(call_id, text, is_error, name)])
 
 

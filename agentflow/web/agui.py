@@ -22,7 +22,8 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   message, or one id for a step of calls only, so a client keeps one
   assistant message per step), ``TOOL_CALL_ARGS`` (the whole JSON input),
   ``TOOL_CALL_END``; ``tool_result`` -> ``TOOL_CALL_RESULT`` (unless the call
-  waits: ``ToolResult.waiting``). The
+  waits: ``ToolResult.waiting``; at most ``MAX_SHOWN_RESULT`` characters of
+  it, the official client failing a run on one event over 10 MB). The
   structured-output engine's own tool (``generate_response``) is not shown.
 * ``output_partial`` -> ``STATE_SNAPSHOT`` of the client's state with
   ``"output"`` (``output_key``) set to the partial object (a frontend renders
@@ -79,7 +80,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-import orjson
 from ag_ui.core import (
     BaseEvent,
     CustomEvent,
@@ -105,6 +105,7 @@ from ag_ui.core import (
 )
 from ag_ui.encoder import EventEncoder
 
+from agentflow._clean_text import clean_data, json_bytes
 from agentflow.agent import ReActAgent
 from agentflow.client_tool_checks import DEFAULT_CLIENT_TOOL_LIMITS
 from agentflow.client_tools import ClientToolLimits, with_client_tools
@@ -130,7 +131,7 @@ from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
 from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
 
-__all__ = ["AGUIEncoder", "agui_response", "read_run_input"]
+__all__ = ["MAX_SHOWN_RESULT", "AGUIEncoder", "agui_response", "read_run_input"]
 
 
 def _content_frame(kind: bytes, message_id: str, delta: str) -> bytes:
@@ -139,14 +140,30 @@ def _content_frame(kind: bytes, message_id: str, delta: str) -> bytes:
     (tests/test_web_adapters.py checks), without building the model: the
     per-chunk path of a stream."""
     return b'data: {"type":"%s","messageId":%s,"delta":%s}\n\n' % (
-        kind, orjson.dumps(message_id), orjson.dumps(delta))
+        kind, json_bytes(message_id), json_bytes(delta))
+
+
+MAX_SHOWN_RESULT = 1_000_000
+"""The most characters of a tool result a ``TOOL_CALL_RESULT`` shows: the
+``@ag-ui/client`` SSE reader fails the whole run on one event over 10 MB
+("SSE buffer size exceeded maximum limit of 10 MB"), which a tool's output
+(an MCP server's file read) can be; the model reads the whole result."""
+
+
+def _shown(output: str) -> str:
+    """``output`` as a ``TOOL_CALL_RESULT`` shows it: at most ``MAX_SHOWN_RESULT``
+    characters, a longer one cut with a note saying how much is not shown."""
+    if len(output) <= MAX_SHOWN_RESULT:
+        return output
+    return (f"{output[:MAX_SHOWN_RESULT]}\n[... {len(output) - MAX_SHOWN_RESULT:,} more "
+            "characters not shown here; the model read the whole result]")
 
 
 def _snapshot_frame(snapshot: dict[str, Any]) -> bytes:
     """A ``STATE_SNAPSHOT`` event's SSE frame, byte for byte what
     ``EventEncoder`` makes of ``StateSnapshotEvent`` (tested), without the
     model: a structured output streams one per chunk."""
-    return b'data: {"type":"STATE_SNAPSHOT","snapshot":%s}\n\n' % orjson.dumps(snapshot)
+    return b'data: {"type":"STATE_SNAPSHOT","snapshot":%s}\n\n' % json_bytes(snapshot)
 
 
 class AGUIEncoder:
@@ -172,7 +189,9 @@ class AGUIEncoder:
     def __init__(self, thread_id: str, run_id: str, *, state: Any = None,
                  output_key: str = "output") -> None:
         self.thread_id, self.run_id = thread_id, run_id
-        self.state = dict(state) if isinstance(state, Mapping) else {}
+        # (a client's lone surrogate, "\\ud83d" from an emoji cut in two, repaired once: the
+        # package's encoder refuses it in every snapshot)
+        self.state = clean_data(dict(state)) if isinstance(state, Mapping) else {}
         self.output_key = output_key
         self._sse = EventEncoder()
         self._call = run_id
@@ -236,7 +255,7 @@ class AGUIEncoder:
             else:
                 out.append(ToolCallStartEvent(tool_call_id=event.id, tool_call_name=event.name,
                                               parent_message_id=parent))
-                out.append(ToolCallArgsEvent(tool_call_id=event.id, delta=orjson.dumps(
+                out.append(ToolCallArgsEvent(tool_call_id=event.id, delta=json_bytes(
                     event_to_dict(event)["input"]).decode()))
                 out.append(ToolCallEndEvent(tool_call_id=event.id))
         elif isinstance(event, ApprovalRequested):
@@ -252,8 +271,8 @@ class AGUIEncoder:
                 self._pending.append(event.id)  # the client's to answer: no result shown
             elif event.waiting is None and event.id not in self._hidden:
                 out.append(ToolCallResultEvent(message_id=f"{event.id}-result",
-                                               tool_call_id=event.id, content=event.output,
-                                               role="tool"))
+                                               tool_call_id=event.id,
+                                               content=_shown(event.output), role="tool"))
         elif isinstance(event, CallStarted):
             self._call = event.call_id
             out.append(RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id))

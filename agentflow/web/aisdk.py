@@ -59,8 +59,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-import orjson
-
+from agentflow._clean_text import json_bytes
 from agentflow.agent import ReActAgent
 from agentflow.client_tool_checks import DEFAULT_CLIENT_TOOL_LIMITS
 from agentflow.client_tools import ClientToolLimits, with_client_tools
@@ -95,7 +94,7 @@ _FINISH = {"completed": "stop", "structured_output": "stop", "output_failed": "e
 
 
 def _frame(chunk: dict[str, Any]) -> bytes:
-    return b"data: " + orjson.dumps(chunk) + b"\n\n"
+    return b"data: " + json_bytes(chunk) + b"\n\n"
 
 
 class UIMessageEncoder:

@@ -139,6 +139,9 @@ async def stream_with_store(
     ``agentflow.client_tools``) gets them in place of its placeholders, and
     the model continues (``msg`` ``None``; with a new ``msg``, only when every
     pending call has its result, else the model reads them as unanswered).
+    A new ``msg`` moves the conversation on: calls still held then (for
+    approval, or for the client) wait no more; a later decision for one is
+    refused (``InvalidInputError``) and a later client result ignored.
 
     A step that left both kinds waiting (a call for approval and a client
     tool's call; stop reason ``approval_required``) is resumed with both

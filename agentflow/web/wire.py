@@ -78,9 +78,9 @@ from __future__ import annotations
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
-import orjson
 from pydantic_core import to_jsonable_python
 
+from agentflow._clean_text import json_bytes
 from agentflow._secrets import mask_secrets
 from agentflow.errors import AgentflowError
 from agentflow.events import (
@@ -173,5 +173,5 @@ def error_to_dict(error: BaseException) -> dict[str, Any]:
 def sse_frame(event_id: int, data: dict[str, Any]) -> bytes:
     """One SSE frame: ``id``, ``event`` (= ``data["type"]``) and one-line JSON ``data``."""
     return b"id: %d\nevent: %s\ndata: %s\n\n" % (
-        event_id, data["type"].encode(), orjson.dumps(data)
+        event_id, data["type"].encode(), json_bytes(data)
     )

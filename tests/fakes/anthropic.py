@@ -7,7 +7,8 @@ envelope ``{"type":"error","error":{"type","message"},"request_id"}``.
 
 Refuses what the real API refuses (each a 400 ``invalid_request_error``):
 roles other than user/assistant or not alternating, tool results not first
-in their turn or not answering the previous turn's calls, empty text blocks,
+in their turn or not answering the previous turn's calls, a ``tool_use`` id
+used twice in the request ("`tool_use` ids must be unique"), empty text blocks,
 a conversation ending on an assistant turn (Claude 4.6+: "This model does
 not support assistant message prefill..."; older models: trailing whitespace),
 more than 4 ``cache_control`` blocks, a forced ``tool_choice`` while thinking
@@ -212,6 +213,7 @@ class AnthropicFake(AnthropicBatches, FakeServer):
             return _bad("Requests which include `tool_use` or `tool_result` blocks must define "
                         "tools.")
         pending: set[str] = set()
+        used_ids: set[Any] = set()  # every tool_use id of the request
         for i, message in enumerate(messages):
             role, content = message["role"], message["content"]
             if role not in ("user", "assistant"):
@@ -224,6 +226,10 @@ class AnthropicFake(AnthropicBatches, FakeServer):
             if any(b["type"] == "text" and not b["text"].strip() for b in blocks):
                 return _bad("messages: text content blocks must contain non-whitespace text")
             for j, b in enumerate(blocks):
+                if b["type"] == "tool_use" and b.get("id") in used_ids:
+                    return _bad(f"messages.{i}.content.{j}: `tool_use` ids must be unique")
+                if b["type"] == "tool_use":
+                    used_ids.add(b.get("id"))
                 if b["type"] == "tool_use" and not isinstance(b.get("input"), dict):
                     return _bad(f"messages.{i}.content.{j}.tool_use.input: Input should be a "
                                 "valid dictionary")
