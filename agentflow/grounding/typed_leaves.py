@@ -31,15 +31,18 @@ class TypedValue:
 
 
 _NUMBERS = (int, float, Decimal)
+_READ_BY_VALUE = (*_NUMBERS, dt.date)
+_NEVER = (bool, Enum)
+"""Kept as tuples: ``is_typed`` runs for every leaf of every output."""
 
 
 def is_typed(v: Any, tp: Any) -> bool:
     """Whether ``v``, declared ``tp``, is a number or a date read by value: a
     number or date type (never a ``bool``, an enum, a ``Literal``)."""
-    if isinstance(v, bool | Enum) or not isinstance(v, (*_NUMBERS, dt.date)):
+    if not isinstance(v, _READ_BY_VALUE) or isinstance(v, _NEVER):
         return False
-    return isinstance(tp, type) and issubclass(tp, (*_NUMBERS, dt.date)) and not issubclass(
-        tp, bool | Enum)
+    return isinstance(tp, type) and issubclass(tp, _READ_BY_VALUE) and not issubclass(
+        tp, _NEVER)
 
 
 def schema_typed(v: Any, node: Mapping[str, Any], where: str, optional: bool,
