@@ -70,8 +70,9 @@ class TokenLogprob(NamedTuple):
     A named tuple, not a dataclass: one is made for every token of every
     reply that carries log-probabilities, and a tuple is made in C
     (``tuple.__new__(TokenLogprob, (token, logprob, data))``) without a
-    Python ``__init__`` (measured: the per-token objects were a tenth of an
-    extraction's instructions per document, ``benchmarks/bench_scale.py``).
+    Python ``__init__`` (measured under cachegrind: reading a reply's 33
+    tokens into dataclasses took about a tenth of an extraction's
+    instructions per document in ``benchmarks/bench_scale.py``).
     Immutable, compared and hashed as a tuple."""
 
     token: str
