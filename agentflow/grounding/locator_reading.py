@@ -3,14 +3,16 @@
 reads (after its label or numbered item marker, up to its ``right``, a
 folded header's continuation lines included), its blocks over continuation
 lines, the arguments of a line, and whether the document writes its label
-(empty or not) or its key elsewhere. ``agentflow.grounding.locators``
-documents the rules.
+(empty or not) or its key elsewhere, inside the document's groups of the
+rule's ``group`` only (``agentflow.grounding.groups``: ``[Desktop Entry]``).
+``agentflow.grounding.locators`` documents the rules.
 """
 
 from __future__ import annotations
 
 import re
 
+from agentflow.grounding.groups import in_group
 from agentflow.grounding.items import own_items
 from agentflow.grounding.lines import (
     continuation,
@@ -56,6 +58,7 @@ class LocatorReading:
     last: bool
     right_word: str
     quoted: bool
+    group: str
 
     @property
     def labelled(self) -> bool:
@@ -71,10 +74,17 @@ class LocatorReading:
         ``left`` less separators and spaces (``Requires`` of ``Requires: ``)."""
         return self.heading or self.left.strip(" \t:=;,([{<>}]).-")
 
+    def _grouped(self, source: str) -> str:
+        """``source`` as the rule reads it: under a ``group``, only the lines of
+        the document's groups of that key (``agentflow.grounding.groups.
+        in_group``: the others blanked; a document without group lines whole)."""
+        return in_group(source, self.group) if self.group else source
+
     def writes_label(self, source: str) -> bool:
         """Whether ``source`` has a line the rule reads from (its label, with
         or without a value after it); ``False`` for a rule without a label
-        (``labelled``)."""
+        (``labelled``). Under a ``group``, in any group: a label written in
+        another group writes a value there, just not one the rule reads."""
         if not self.labelled:
             return False
         if self.heading:
@@ -92,10 +102,11 @@ class LocatorReading:
         value_below``: a form or a PDF's text layer writes ``Carrier:`` above
         ``DPD``). Never under a
         ``heading``: the lines after a heading without items may be the
-        list written another way (unmarked lines, prose)."""
+        list written another way (unmarked lines, prose). Under a ``group``,
+        inside its groups only."""
         if not self.labelled or self.arg is not None or self.heading:
             return False
-        lines = live_text(source).splitlines()
+        lines = self._grouped(live_text(source)).splitlines()
         follows = paragraph_continuation if self.paragraph else continuation
         return any(any(not r.strip() for r in self._in_line(line, empty=True))
                    and not (self.continued and follows(lines, i))
@@ -107,9 +118,10 @@ class LocatorReading:
         list: the items of its first block only (the value the examples
         show: one field's lines), ``blocks`` has them all. An ``items``
         rule: the own text of each of the document's list items. Under a
-        ``heading``: only the lists under it. Read from the live text
-        (``agentflow.grounding.void_blocks``); ``live=False``: the whole text."""
-        source = live_text(source) if live else source
+        ``heading``: only the lists under it; under a ``group``: only inside
+        its groups. Read from the live text (``agentflow.grounding.
+        void_blocks``); ``live=False``: the whole text."""
+        source = self._grouped(live_text(source) if live else source)
         if self.heading:
             source = "\n\n".join(sections(source, self.heading))
         if self.items:
@@ -156,10 +168,11 @@ class LocatorReading:
         continuation line's content, split by ``split``; a line of
         punctuation alone, deb822's `` .``, is no item), or a single
         value's whole text (one string: the source's own text from after
-        ``left`` to the end of the block, stripped); ``[]`` otherwise (``live``: ``_values``)."""
+        ``left`` to the end of the block, stripped); ``[]`` otherwise (``live``,
+        ``group``: ``_values``)."""
         if not self.continued:
             return []
-        lines = (live_text(source) if live else source).splitlines()
+        lines = self._grouped(live_text(source) if live else source).splitlines()
         out: list[list[str]] = []
         for i, line in self._read(lines):
             for raw in self._in_line(line, empty=True):  # the value may begin on the next line
@@ -232,7 +245,9 @@ class LocatorReading:
         """Whether ``source`` writes this locator's key (``key``) somewhere
         the locator does not read a value from (``agentflow.grounding.
         list_heading.key_mentioned``): a null is only sure where the document
-        does not write the field's key with a value the locator missed."""
+        does not write the field's key with a value the locator missed.
+        Under a ``group``, in any group: the key written in another group may
+        be the value the document means."""
         return bool(self.key) and not (self.marker and not self.heading) and (
             key_mentioned(source, self.key, self.heading))
 
@@ -244,6 +259,6 @@ class LocatorReading:
         lines), lists, and values that end at a ``right`` text."""
         if self.many or self.right or self.paragraph or self.items or self.arg is not None:
             return False
-        lines = live_text(source).splitlines()
+        lines = self._grouped(live_text(source)).splitlines()
         return any(runs_on(lines, i, self.continued) for i, line in enumerate(lines)
                    if any(raw.strip() for raw in self._in_line(line)))

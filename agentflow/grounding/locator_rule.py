@@ -109,6 +109,12 @@ class Locator(LocatorReading):
             one quoted string as its content (``agentflow.grounding.quotes``:
             ``John Q. Public`` of ``From: "John Q. Public" <jqp@x.org>``),
             and never pins one still wrapped in quotes (``"a \\"b\\""``).
+        group: the key of the INI-style group line every example that fills
+            the field writes its value under (``agentflow.grounding.groups``:
+            ``[desktop entry]``; ``""``: none, or not the same in all): the
+            rule then reads only inside the document's groups of that key (a
+            document without group lines whole), never the same key in
+            another group (``Exec=`` of ``[Desktop Action new]``).
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -138,6 +144,7 @@ class Locator(LocatorReading):
     last: bool = False
     right_word: str = ""
     quoted: bool = True
+    group: str = ""
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -195,12 +202,14 @@ class Locator(LocatorReading):
             until += f" before {self.right_word!r}"
         split = f", items split by {self.split!r}" if self.split else ""
         under = f" under a heading {self.heading!r}" if self.heading else ""
+        if self.group:
+            under += f" inside group {self.group!r}"
         if self.items:
             return f"{self.field}: every list item (its own lines){under}, in order"
         if self.arg is not None:
             only = ", the last on its line" if self.last else ""
             return (f"{self.field}: argument {self.arg + 1} (one word, or one quoted string"
-                    f"{only}) of a line that begins with {self.left!r}")
+                    f"{only}) of a line that begins with {self.left!r}{under}")
         if self.marker:
             where = "at the start of a line after a numbered item marker like"
 

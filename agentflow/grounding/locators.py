@@ -52,7 +52,16 @@ says where its value is written, as literal text on the value's line:
   headings such as ``[ Jane ]``, blank lines): when each example's list is
   exactly its text's items. A model that copies items one by one closes
   such a list early; the rule leaves it every item (up to the schema's
-  ``max_length``, the first ones).
+  ``max_length``, the first ones);
+* ``group``: where every example that fills the field writes its value
+  under the same INI-style group line (``[Desktop Entry]``, ``[Service]``,
+  ``[tool.poetry]``: ``agentflow.grounding.groups``), and the rule holds
+  read inside such groups only, it reads only there: a document whose
+  group lacks the key gives it nothing, never the same key of another group
+  (``Exec=`` of ``[Desktop Action new]``); the key written elsewhere keeps
+  the field from a sure null (``Locator.mentioned``), and its value is
+  scored as if the field had no rule. Values in different groups, or in
+  none: no ``group``.
 
 **Learning.** Each example's value (or each item) is found in the example's
 text (its first occurrence, verbatim); its line gives the contexts. Across
@@ -114,6 +123,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
+from agentflow.grounding.groups import group_of
 from agentflow.grounding.list_heading import heading_of
 from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_contextless import learn_argument, learn_items
@@ -199,8 +209,12 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
             # still place it (``"name": "x"``: argument 2 of the line that begins
             # with ``name``)
             rule = None
+        if rule is not None:
+            rule = _grouped(rule, examples)
         if rule is None or not all(rule.holds(example_value(e, name), e.text) for e in examples):
             rule = learn_items(name, examples) if many else learn_argument(name, examples)
+            if rule is not None:
+                rule = _grouped(rule, examples)
             if rule is not None and all(rule.holds(example_value(e, name), e.text)
                                         for e in examples):
                 kept[name] = _headed(_with_kind(rule, examples), examples)  # each example
@@ -215,7 +229,7 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
             continue  # one example's line start: a label only if it reads as a key
         elif len(examples) > 1 and not all(
                 _held_out(name, many, examples, i, rule.split, rule.continued, rule.paragraph,
-                          rule.right, rule.right_word) for i in range(len(examples))):
+                          rule.right, rule.right_word, rule.group) for i in range(len(examples))):
             continue
         kept[name] = _headed(_with_kind(rule, examples), examples)
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
@@ -301,15 +315,40 @@ def _headed(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     return headed if held else rule
 
 
+def _grouped(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
+    """``rule`` reading only inside the INI-style group every example that
+    fills the field writes its value (its first item) under (``Locator.group``;
+    ``agentflow.grounding.groups``: ``[Desktop Entry]``), when that rule holds
+    on every example; else ``rule`` (values in different groups, or in none)."""
+    keys = set()
+    for example in examples:
+        value = example_value(example, rule.field)
+        first = next((v.strip() for v in (value if isinstance(value, list) else [value])
+                      if isinstance(v, str) and v.strip()), "")
+        if not first:
+            continue
+        place = seen_at(first, example.text)
+        if place is None:
+            return rule
+        keys.add(group_of(example.text, place.start))
+    if len(keys) != 1 or "" in keys:
+        return rule
+    grouped = dataclasses.replace(rule, group=keys.pop())
+    held = all(grouped.holds(example_value(e, rule.field), e.text) for e in examples)
+    return grouped if held else rule
+
+
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
               split: str | None = None, continued: bool = False,
-              paragraph: bool = False, right: str = "", right_word: str = "") -> bool:
+              paragraph: bool = False, right: str = "", right_word: str = "",
+              group: str = "") -> bool:
     """Whether the rule learned without example ``i`` holds on it (true when
     the others teach no rule; ``split``: the separator of the rule learned
     from all, which others that write one item a line cannot show;
     ``continued``: likewise, whether values run on over continuation lines,
     as all the examples together show it; ``right_word``: likewise, the word
-    after ``right`` all the examples write, which one alone may write otherwise)."""
+    after ``right`` all the examples write, which one alone may write otherwise;
+    ``group``: likewise, the group all the examples write the field under)."""
     rest = [e for j, e in enumerate(examples) if j != i]
     rule = learn_locator(name, many, rest)
     if rule is not None and rule.split is None and split is not None:
@@ -319,6 +358,8 @@ def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
         rule = dataclasses.replace(rule, continued=continued, paragraph=paragraph)
     if rule is not None and rule.right == right:
         rule = dataclasses.replace(rule, right_word=right_word)
+    if rule is not None and group:
+        rule = dataclasses.replace(rule, group=group)
     return rule is None or rule.holds(example_value(examples[i], name), examples[i].text)
 
 
