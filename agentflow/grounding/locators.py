@@ -131,7 +131,7 @@ from agentflow.grounding.marked_types import (
 )
 from agentflow.grounding.quotes import opens_quote
 from agentflow.grounding.token_shapes import value_shapes
-from agentflow.grounding.value_clauses import clause_break
+from agentflow.grounding.value_clauses import clause_break, comment_tail
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["VALUES_KEY", "Locator", "apply_locators", "is_loose", "learn_locator", "learn_locators",
@@ -255,7 +255,8 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     """``rule`` with the kind of value every example shows for a single field
     (``Locator.letter`` / ``Locator.digit``: each value holds a letter, a
     digit; ``Locator.clauses``: some value holds a clause break;
-    ``Locator.spaced``: some value holds more than one word), and for any
+    ``Locator.spaced``: some value holds more than one word;
+    ``Locator.comments``: some value holds an inline comment), and for any
     field whether some value (an item) begins with a quoted string
     (``Locator.quoted``)."""
     texts: list[str] = []
@@ -274,6 +275,7 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
         rule, letter=all(any(c.isalpha() for c in v) for v in values),
         digit=all(any(c.isdigit() for c in v) for v in values),
         clauses=any(clause_break(v) for v in values),
+        comments=any(comment_tail(v) for v in values),
         spaced=any(len(v.split()) > 1 for v in values))
 
 
