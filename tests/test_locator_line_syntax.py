@@ -2,10 +2,14 @@
 by a line syntax the examples never show (newcomer16b probe, fault 2): an
 inline comment read past (``Requires: glib-2.0 # gio-2.0 when built with
 --enable-gio``), a line that a trailing backslash joins to the next one
-(``Libs: -lwrap \\`` over ``-lm``). The value is still offered; the field
-needs review. Where an example's value shows such a shape, it is pinned."""
+(``Libs: -lwrap \\`` over ``-lm``), a value read on the continuation line
+below its label written alone (``Requires:`` over an indented ``zlib``).
+The value is still offered; the field needs review. Where an example's
+value shows such a shape, it is pinned."""
 
 from __future__ import annotations
+
+import dataclasses
 
 from pydantic import BaseModel, Field
 
@@ -76,3 +80,18 @@ def test_a_comment_an_example_shows_is_pinned() -> None:
     doc = "Name: libnote\nRequires: glib-2.0 # gio-2.0 too\nLibs: -lnote\n"
     out = PkgConfig(name="libnote", requires="glib-2.0 # gio-2.0 too", libs="-lnote")
     assert _confidence(commented, doc, out)["requires"] == HELD
+
+
+def test_a_value_below_its_label_alone_is_pinned_only_where_an_example_writes_one() -> None:
+    doc = "Name: libtab\nRequires:\n\tzlib\nLibs: -ltab\n"
+    out = PkgConfig(name="libtab", requires="zlib", libs="-ltab")
+    confidence = _confidence(EXAMPLES, doc, out)
+    assert confidence["requires"] < REVIEW_BELOW  # continuation lines no example shows
+    assert confidence["name"] == HELD and confidence["libs"] == HELD
+    rule = learn_locators(check_examples(EXAMPLES, PkgConfig), PkgConfig)["requires"]
+    assert rule.begins_below(doc) and not rule.shown_below
+    shown = {"requires": dataclasses.replace(rule, shown_below=True)}  # as DEP-5 examples show
+    assert field_confidence(out, doc, {}, shown)[0]["requires"] == HELD
+    # a value on its label's line is pinned as before
+    doc = "Name: libtab\nRequires: zlib\nLibs: -ltab\n"
+    assert _confidence(EXAMPLES, doc, out)["requires"] == HELD

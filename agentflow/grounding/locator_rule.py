@@ -115,6 +115,13 @@ class Locator(LocatorReading):
             when built with --enable-gio``) is then offered, but never
             pinned (``pins``): the rule read past the value into the
             document's comment.
+        shown_below: under ``continued``, an example writes the rule's label
+            alone on its line, the value on the continuation lines below it
+            (``begins_below``: DEP-5's ``Copyright:`` over indented lines);
+            learned ``False`` where none does: a single value read below its
+            label (``Requires:`` over an indented ``zlib``, where the format
+            may have no continuation lines) is then offered, but never
+            pinned (``agentflow.extraction.confidence``).
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -145,6 +152,7 @@ class Locator(LocatorReading):
     right_word: str = ""
     quoted: bool = True
     comments: bool = True
+    shown_below: bool = True
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,

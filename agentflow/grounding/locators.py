@@ -30,7 +30,10 @@ says where its value is written, as literal text on the value's line:
   otherwise (a field's value is the whole of its lines, as RFC 822, deb822,
   INI and YAML read a key's value), and for a labelled list likewise
   (``Tags: x, y,`` wrapped onto an indented ``z``: its items are the
-  block's). Never applied to a field an example
+  block's). A single value read below its label written alone (``Requires:``
+  over an indented ``zlib``) is pinned only where an example's value is
+  written so (``Locator.shown_below``: a format may have no continuation
+  lines). Never applied to a field an example
   stops at the end of a line that has continuation lines (``Description:
   short`` followed by a long description). A value an example shows
   wrapping onto plain next lines that are not indented (``name \\- a
@@ -221,7 +224,8 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
     lines = tuple(sorted(set().union(*(layout_lines(e.text) for e in examples))))
     kept = {name: dataclasses.replace(rule, layout=layout, lines=lines, shown_empty=any(
-        not example_value(e, name) for e in examples), shapes=_shapes(name, examples))
+        not example_value(e, name) for e in examples), shapes=_shapes(name, examples),
+        shown_below=any(rule.begins_below(e.text) for e in examples) or not rule.continued)
         for name, rule in kept.items()}
     if len(_CACHE) > 64:
         _CACHE.clear()
