@@ -241,8 +241,10 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     ``None`` when it is one of them (the rule cannot say which is meant),
     else ``DISAGREES``; a value with a clause no example's value shows, or
     of several words where every example's is one (``Locator.pins``: a
-    bracketed note, a second sentence, ``builtin 0.006``): ``None``; a
-    single value that is the rule's value only in its clean form (``agentflow.
+    bracketed note, a second sentence, ``builtin 0.006``, an inline comment
+    ``# ...``), or read below its label alone where no example's value is
+    (``Locator.shown_below``): ``None``; a single value that is the rule's
+    value only in its clean form (``agentflow.
     grounding.edges.clean_edges`` cut a ``:`` or ``;`` the rule's own extent
     holds: ``TODO list for 2.0:`` read to the line's end): ``None``;
     anything else ``DISAGREES``. A list of ``max_items`` items (its bound)
@@ -286,6 +288,9 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
         return None if any(same_text(f, str(value), clean=True) for f in found) else DISAGREES
     if not rule.pins(str(value)):
         return None  # a clause or words no example's value shows: it may have read past
+    if not rule.many and not rule.shown_below and rule.begins_below(source):
+        return None  # a value below its label alone, as no example writes one: the
+        # continuation lines may not be the field's (``Requires:`` over an indented line)
     if not rule.many and found and cuts_edges(found[0]) and same_text(
             found[0], str(value), clean=True) and not same_text(found[0], str(value)):
         return None  # only its clean form: clean edges cut what the rule reads as the value

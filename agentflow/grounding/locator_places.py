@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentflow.grounding.lines import continuation, paragraph_continuation
+from agentflow.grounding.lines import KEY_LINE, continuation, paragraph_continuation
 from agentflow.grounding.locate import occurrences
+from agentflow.grounding.tokens import cuts_token
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["Seen", "block_of", "common_end", "common_start", "example_value", "lead",
@@ -45,8 +46,13 @@ def seen_at(value: str, text: str) -> Seen | None:
     """Where ``value`` first occurs in ``text`` within one line, or within
     one line and its continuation lines (``agentflow.grounding.lines.
     continuation``: a value that spans them); whole tokens preferred
-    (``2.1`` is the version of ``Version: 2.1``, not a part of ``12.1``)."""
-    spans = occurrences(value, text, whole_tokens=True) or occurrences(value, text)
+    (``2.1`` is the version of ``Version: 2.1``, not a part of ``12.1``),
+    a value right after its line's key counting as one (``Calculator`` of
+    ``Name=Calculator``, whose ``=`` joins a token: ``agentflow.grounding.
+    tokens``), not only a later ``;Calculator;``."""
+    every = occurrences(value, text)
+    whole = set(occurrences(value, text, whole_tokens=True))
+    spans = [s for s in every if s in whole or _after_key(text, *s)] or every
     for start, end in spans:
         lo = text.rfind("\n", 0, start) + 1
         multi = "\n" in text[start:end]
@@ -70,6 +76,16 @@ def seen_at(value: str, text: str) -> Seen | None:
         return Seen(lo, start, end, before, text[end:line_end].rstrip("\r"), lead, multi,
                      more, paragraph)
     return None
+
+
+def _after_key(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is all that follows its line's key
+    (``agentflow.grounding.lines.KEY_LINE``: ``Name=``, ``Version:``) up to
+    a token's end (``agentflow.grounding.tokens``)."""
+    before = text[text.rfind("\n", 0, start) + 1:start]
+    key = KEY_LINE.match(before)
+    return key is not None and not before[key.end():].strip(" \t") and not cuts_token(
+        text[start:], 0, end - start)
 
 
 def block_of(places: list[Seen], text: str) -> Seen | None:

@@ -112,6 +112,19 @@ class LocatorReading:
                    and not (self.continued and follows(lines, i))
                    and not value_below(lines, i, self.lines) for i, line in enumerate(lines))
 
+    def begins_below(self, source: str) -> bool:
+        """Whether ``source`` writes this continued rule's label alone on a
+        line with continuation lines under it: a value read there begins
+        below its label (``Copyright:`` over indented lines; ``Locator.
+        shown_below``). ``False`` for a rule not ``continued`` or without a
+        label."""
+        if not self.continued or not self.labelled or self.arg is not None or self.heading:
+            return False
+        lines = live_text(source).splitlines()
+        follows = paragraph_continuation if self.paragraph else continuation
+        return any(any(not raw.strip() for raw in self._in_line(line, empty=True))
+                   and follows(lines, i) for i, line in enumerate(lines))
+
     def _values(self, source: str, live: bool = True) -> list[str]:
         """The values this locator finds in ``source``, in document order
         (list items each; each value stripped, never empty). A continued

@@ -14,7 +14,7 @@ from agentflow.grounding.folding import same_text
 from agentflow.grounding.lines import line_arguments
 from agentflow.grounding.locator_reading import LocatorReading
 from agentflow.grounding.quotes import in_quotes
-from agentflow.grounding.value_clauses import clause_break
+from agentflow.grounding.value_clauses import clause_break, comment_tail
 
 __all__ = ["VALUES_KEY", "Locator", "clean_edges", "line_arguments", "same_text"]
 # clean_edges (grounding.edges), line_arguments (grounding.lines) and same_text
@@ -115,6 +115,19 @@ class Locator(LocatorReading):
             rule then reads only inside the document's groups of that key (a
             document without group lines whole), never the same key in
             another group (``Exec=`` of ``[Desktop Action new]``).
+        comments: a single value may hold an inline comment (``agentflow.
+            grounding.value_clauses.comment_tail``); learned ``False`` where
+            no example's value does: a value with one (``glib-2.0 # gio-2.0
+            when built with --enable-gio``) is then offered, but never
+            pinned (``pins``): the rule read past the value into the
+            document's comment.
+        shown_below: under ``continued``, an example writes the rule's label
+            alone on its line, the value on the continuation lines below it
+            (``begins_below``: DEP-5's ``Copyright:`` over indented lines);
+            learned ``False`` where none does: a single value read below its
+            label (``Requires:`` over an indented ``zlib``, where the format
+            may have no continuation lines) is then offered, but never
+            pinned (``agentflow.extraction.confidence``).
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -145,6 +158,8 @@ class Locator(LocatorReading):
     right_word: str = ""
     quoted: bool = True
     group: str = ""
+    comments: bool = True
+    shown_below: bool = True
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -156,8 +171,9 @@ class Locator(LocatorReading):
 
     def pins(self, value: str) -> bool:
         """Whether the rule may pin ``value`` (a single value it finds): not
-        where the value holds a clause break no example's value shows
-        (``clauses``; ``agentflow.grounding.value_clauses``), nor several
+        where the value holds a clause break or an inline comment no
+        example's value shows (``clauses``, ``comments``; ``agentflow.
+        grounding.value_clauses``), nor several
         words where every example's value is one (``spaced``): the rule may
         have read past the value; nor one wrapped in quotes where no example's
         value begins with a quoted string (``quoted``): its quotes may be the
@@ -165,6 +181,7 @@ class Locator(LocatorReading):
         if self.many:
             return True
         return (self.clauses or not clause_break(value)) and (
+            self.comments or not comment_tail(value)) and (
             self.spaced or len(value.split()) <= 1) and (self.quoted or not in_quotes(value))
 
     def values(self, source: str, *, live: bool = True) -> list[str]:

@@ -30,7 +30,10 @@ says where its value is written, as literal text on the value's line:
   otherwise (a field's value is the whole of its lines, as RFC 822, deb822,
   INI and YAML read a key's value), and for a labelled list likewise
   (``Tags: x, y,`` wrapped onto an indented ``z``: its items are the
-  block's). Never applied to a field an example
+  block's). A single value read below its label written alone (``Requires:``
+  over an indented ``zlib``) is pinned only where an example's value is
+  written so (``Locator.shown_below``: a format may have no continuation
+  lines). Never applied to a field an example
   stops at the end of a line that has continuation lines (``Description:
   short`` followed by a long description). A value an example shows
   wrapping onto plain next lines that are not indented (``name \\- a
@@ -141,7 +144,7 @@ from agentflow.grounding.marked_types import (
 )
 from agentflow.grounding.quotes import opens_quote
 from agentflow.grounding.token_shapes import value_shapes
-from agentflow.grounding.value_clauses import clause_break
+from agentflow.grounding.value_clauses import clause_break, comment_tail
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["VALUES_KEY", "Locator", "apply_locators", "is_loose", "learn_locator", "learn_locators",
@@ -235,7 +238,8 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
     lines = tuple(sorted(set().union(*(layout_lines(e.text) for e in examples))))
     kept = {name: dataclasses.replace(rule, layout=layout, lines=lines, shown_empty=any(
-        not example_value(e, name) for e in examples), shapes=_shapes(name, examples))
+        not example_value(e, name) for e in examples), shapes=_shapes(name, examples),
+        shown_below=any(rule.begins_below(e.text) for e in examples) or not rule.continued)
         for name, rule in kept.items()}
     if len(_CACHE) > 64:
         _CACHE.clear()
@@ -269,7 +273,8 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     """``rule`` with the kind of value every example shows for a single field
     (``Locator.letter`` / ``Locator.digit``: each value holds a letter, a
     digit; ``Locator.clauses``: some value holds a clause break;
-    ``Locator.spaced``: some value holds more than one word), and for any
+    ``Locator.spaced``: some value holds more than one word;
+    ``Locator.comments``: some value holds an inline comment), and for any
     field whether some value (an item) begins with a quoted string
     (``Locator.quoted``)."""
     texts: list[str] = []
@@ -288,6 +293,7 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
         rule, letter=all(any(c.isalpha() for c in v) for v in values),
         digit=all(any(c.isdigit() for c in v) for v in values),
         clauses=any(clause_break(v) for v in values),
+        comments=any(comment_tail(v) for v in values),
         spaced=any(len(v.split()) > 1 for v in values))
 
 

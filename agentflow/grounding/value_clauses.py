@@ -14,14 +14,23 @@ A **clause break** (``clause_break``) is an opening bracket (``(``, ``[``,
 whitespace and more text, a sentence end (``.`` after a word of at least
 ``SENTENCE_WORD`` characters, so that ``Dr. Lee`` and ``Corp. Ltd`` are no
 break) followed by whitespace and more text. (A key inside a value, ``GNU C
-Library: shared libraries``, is often the whole value: no break.)
+Library: shared libraries``, is often the whole value: no break.) A
+**comment tail** (``comment_tail``) is read past likewise: ``#`` (or
+``##``) standing alone after some text (``glib-2.0 # gio-2.0 when built
+with --enable-gio``: a ``.pc`` file's, a shell or a YAML line's comment;
+``#documentcloud`` and ``C#`` are no comment); where no example's value
+holds one, the rule does not pin a value that does (``Locator.comments``).
 
 A value read to its line's end may also **run on** (``runs_on``) onto a
 plain next line the rule does not read (``agentflow.grounding.lines.
 paragraph_continuation``: not blank, no key, no markup) that begins in
 lower case, mid-sentence: a value wrapped at a fixed width, as PDF text
 layers and mail wrap it (``Subject: Laptop will not boot after`` / ``the
-BIOS update on Monday``). The rule cannot say where such a value ends, so
+BIOS update on Monday``); and onto the next line whatever it holds where
+its last line ends in a line join, a backslash (``Libs: -lwrap \\`` over
+``-lm``: a ``.pc`` file, a shell script or a Makefile joins the two; an
+even run of backslashes is escaped ones, ``joins``). The rule cannot say
+where such a value ends, so
 it pins no value that begins as the one it read there
 (``agentflow.extraction.confidence``). A next line that begins with a
 capital or a digit (``Based in Boston MA.``) reads as text of its own. And a label written alone on
@@ -37,12 +46,13 @@ import re
 
 from agentflow.grounding.lines import KEY_LINE, continuation, paragraph_continuation
 
-__all__ = ["SENTENCE_WORD", "clause_break", "runs_on", "value_below"]
+__all__ = ["SENTENCE_WORD", "clause_break", "comment_tail", "joins", "runs_on", "value_below"]
 
 SENTENCE_WORD = 5
 """Shortest word whose ``.`` ends a sentence (shorter: an abbreviation, ``Prof.``)."""
 
 _BREAK = re.compile(r"\S\s*[(\[{]|[;!?]\s+\S")
+_COMMENT = re.compile(r"\S\s+#+(?:\s|\Z)")
 _SENTENCE = re.compile(r"(\w+)\.\s+\S")
 
 
@@ -53,13 +63,27 @@ def clause_break(value: str) -> bool:
         len(m.group(1)) >= SENTENCE_WORD for m in _SENTENCE.finditer(text))
 
 
+def comment_tail(value: str) -> bool:
+    """Whether ``value`` holds an inline comment (see the module docstring)."""
+    return _COMMENT.search(value.strip()) is not None
+
+
 def runs_on(lines: list[str], i: int, continued: bool) -> bool:
     """Whether the value on line ``i`` of ``lines`` (with its continuation
-    lines, when ``continued``) goes on onto a plain next line (see the
-    module docstring)."""
+    lines, when ``continued``) goes on onto a plain next line, or its last
+    line ends in a line join (``joins``; see the module docstring)."""
     last = i + (len(continuation(lines, i)) if continued else 0)
+    if joins(lines[last]) and last + 1 < len(lines):
+        return True  # a line join: the next line is this one's rest
     after = paragraph_continuation(lines, last)
     return bool(after) and after[0].lstrip()[:1].islower()
+
+
+def joins(line: str) -> bool:
+    """Whether ``line`` ends in a line join: an odd run of backslashes at its
+    end (trailing whitespace aside; two are an escaped backslash)."""
+    text = line.rstrip()
+    return (len(text) - len(text.rstrip("\\"))) % 2 == 1
 
 
 def value_below(lines: list[str], i: int, example_lines: tuple[str, ...]) -> bool:
