@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
+import typing
 from typing import Annotated, Any, Literal, NotRequired
 
 import orjson
@@ -383,3 +384,32 @@ async def test_keys_that_become_one_key_are_asked_again() -> None:
     assert [r.reason for r in retries] == ["validation"]
     assert "by_id" in retries[0].message and '"01"' in retries[0].message
     assert getattr(events[-1], "output", None) == Scores(by_id={1: "a", 2: "b"})
+
+
+@dataclasses.dataclass
+class Row:
+    a: int
+    b: dict[str, int]
+    c: list[bool]
+
+
+class Rows(BaseModel):
+    rows: list[Row]
+
+
+def test_a_dataclass_s_annotations_are_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each field of each item once read every annotation of its class
+    again (``typing.get_type_hints``): now once a class."""
+    spec = OutputSpec.of(Rows)
+    data = {"rows": [{"a": i, "b": {"x": i}, "c": [True]} for i in range(40)]}
+    spec.validate(data)
+    reads = []
+    hints = typing.get_type_hints
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        reads.append(args[0])
+        return hints(*args, **kwargs)
+
+    monkeypatch.setattr(typing, "get_type_hints", counted)
+    assert len(spec.validate(data).rows) == 40
+    assert reads.count(Row) <= 1
