@@ -336,14 +336,46 @@ _BLOCKS: TypeAdapter[list[Block]] = TypeAdapter(list[Block])
 
 
 def msg_to_dict(msg: Msg) -> dict[str, Any]:
-    """A JSON-ready dict of ``msg`` (snake_case keys; ``result`` is not kept)."""
+    """A JSON-ready dict of ``msg`` (snake_case keys; ``result`` is not kept).
+    A reply's ``TOKEN_LOGPROBS`` are written as ``{"token", "logprob",
+    "bytes"}`` objects (``bytes``: a list of byte values, or ``null``), which
+    ``msg_from_dict`` reads back as ``TokenLogprob``s."""
+    metadata = dict(msg.metadata)
+    tokens = metadata.get(TOKEN_LOGPROBS)
+    if isinstance(tokens, tuple | list):
+        metadata[TOKEN_LOGPROBS] = [_token_json(t) for t in tokens]
     return {
         "id": msg.id,
         "role": msg.role,
         "name": msg.name,
         "content": _BLOCKS.dump_python(list(msg.content), mode="json"),
-        "metadata": dict(msg.metadata),
+        "metadata": metadata,
     }
+
+
+def _token_json(token: Any) -> Any:
+    """A ``TokenLogprob`` (a named tuple) as a JSON object; anything else as it is."""
+    if isinstance(token, tuple) and len(token) == 3:
+        text, logprob, data = token
+        return {"token": text, "logprob": logprob,
+                "bytes": list(data) if data is not None else None}
+    return token
+
+
+def _token_of(entry: Any) -> Any:
+    """A stored ``{"token", "logprob", "bytes"}`` object as a ``TokenLogprob``;
+    anything else as it is."""
+    from agentflow.model import TokenLogprob  # (model imports messages)
+
+    if isinstance(entry, Mapping) and isinstance(entry.get("token"), str) and isinstance(
+            entry.get("logprob"), int | float) and not isinstance(entry.get("logprob"), bool):
+        data = entry.get("bytes")
+        try:
+            raw = bytes(data) if isinstance(data, list) else None
+        except (TypeError, ValueError):  # not byte values: the token's text stands for them
+            raw = None
+        return TokenLogprob(entry["token"], float(entry["logprob"]), raw)
+    return entry
 
 
 def msg_from_dict(data: Mapping[str, Any]) -> Msg:
@@ -353,10 +385,14 @@ def msg_from_dict(data: Mapping[str, Any]) -> Msg:
         pydantic.ValidationError: a block is malformed.
         KeyError: ``role`` or ``content`` is missing.
     """
+    metadata = data.get("metadata") or {}
+    tokens = metadata.get(TOKEN_LOGPROBS) if isinstance(metadata, Mapping) else None
+    if isinstance(tokens, list):
+        metadata = {**metadata, TOKEN_LOGPROBS: tuple(_token_of(t) for t in tokens)}
     return Msg(
         role=data["role"],
         content=_BLOCKS.validate_python(data["content"]),
         name=data.get("name"),
-        metadata=data.get("metadata") or {},
+        metadata=metadata,
         id=data.get("id"),
     )

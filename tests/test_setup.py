@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,15 @@ def test_right_schema_module_settings_pass() -> None:
     _, module = load_schema("examples/debian_changelog.py:ChangelogEntry")
     check_module_settings(module, "examples/debian_changelog.py:ChangelogEntry")
     check_module_settings(None, "schema.json")
+
+
+def test_a_schema_file_imports_its_sibling_modules(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # a schema split over files (shared field types beside it) loads as a script run would
+    monkeypatch.setattr(sys, "path", list(sys.path))  # restored after the test
+    (tmp_path / "af_sibling_fields.py").write_text("from pydantic import BaseModel\n"
+                                                   "class Base(BaseModel):\n    name: str\n")
+    (tmp_path / "af_sibling_schema.py").write_text("from af_sibling_fields import Base\n"
+                                                   "class Entry(Base):\n    version: str\n")
+    found, _ = load_schema(f"{tmp_path / 'af_sibling_schema.py'}:Entry")
+    assert set(found.model_fields) == {"name", "version"}

@@ -151,3 +151,21 @@ def test_each_token_entry_is_read_or_skipped_alike(
     tokens = token_logprobs({"content": content})
     assert [tuple(t) for t in tokens] == expected
     assert all(isinstance(t, TokenLogprob) and type(t.logprob) is float for t in tokens)
+
+
+async def test_a_state_holding_a_reply_s_logprobs_saves_and_loads_alike() -> None:
+    # a plain call keeps its reply's tokens in memory; the state's JSON carries them
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply("Paris is nice"))
+        agent = ReActAgent("x", _model(fake), options=GenerateOptions(logprobs=True))
+        state = AgentState()
+        await agent.call("hi", state=state)
+    tokens = next(m.metadata[TOKEN_LOGPROBS] for m in state.memory if TOKEN_LOGPROBS in m.metadata)
+    saved = json.loads(state.to_json())
+    stored = next(m["metadata"][TOKEN_LOGPROBS] for m in saved["memory"]
+                  if TOKEN_LOGPROBS in m["metadata"])
+    assert stored[0] == {"token": "Paris", "logprob": tokens[0].logprob, "bytes": list(b"Paris")}
+    again = AgentState.from_json(state.to_json())
+    assert again == state
+    assert all(isinstance(t, TokenLogprob) for m in again.memory
+               for t in m.metadata.get(TOKEN_LOGPROBS, ()))

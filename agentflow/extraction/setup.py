@@ -52,6 +52,9 @@ def _load_module(ref: str) -> ModuleType:
         if not path.is_file():
             raise SetupError(f"schema file {ref!r} does not exist")
         name = path.stem
+        folder = str(path.resolve().parent)
+        if folder not in sys.path:  # its sibling modules import, as beside a script run
+            sys.path.append(folder)  # (last: never in front of an installed package)
         loaded = getattr(sys.modules.get(name), "__file__", None)
         if loaded is not None and Path(loaded).resolve() != path.resolve():
             name = f"agentflow_schema_{name}"  # never shadow an imported module (json.py...)
