@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["clean_data", "clean_text", "json_bytes", "loads_exact"]
+__all__ = ["clean_data", "clean_text", "json_bytes", "loads_exact", "no_constant"]
 
 
 def clean_text(text: str) -> str:
@@ -87,7 +87,13 @@ _LONG_DIGITS_BYTES = re.compile(rb"(?<![.0-9])[0-9]{19}(?![.eE])")
 or more, not a fraction's or an exponent's)."""
 
 
-def _no_constant(name: str) -> Any:
+def no_constant(name: str) -> Any:
+    """Refuse ``NaN``, ``Infinity`` or ``-Infinity`` (``name``): JSON has no
+    such constants (the standard library's ``parse_constant`` reads them).
+
+    Raises:
+        ValueError: always.
+    """
     raise ValueError(f"{name} is not JSON")
 
 
@@ -106,5 +112,5 @@ def loads_exact(text: str | bytes) -> Any:
             else _LONG_DIGITS_BYTES.search(text))
     if long is not None:
         with contextlib.suppress(ValueError, RecursionError):
-            return json.loads(text, parse_constant=_no_constant)
+            return json.loads(text, parse_constant=no_constant)
     return value

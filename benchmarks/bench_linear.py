@@ -16,7 +16,11 @@ step searched or copied the rest of it:
   asked of every other line of labelled lines;
 * a whitespace-folded search (``locate._plain_occurrences``) of a value whose
   words a repetitive text repeats all but its last;
-* the records file read line by line (``outfile.iter_lines``: resume, report).
+* the records file read line by line (``outfile.iter_lines``: resume, report);
+* a long line's values read past a quoted string they begin with
+  (``quotes.past_quote`` at each value, as a learned locator does, and
+  ``quotes.read_items`` splitting outside quoted items): unquoted values,
+  and values that each open a quote none closes.
 
 Target: every ratio below 3.
 
@@ -39,6 +43,7 @@ from agentflow.grounding.items import item_spans
 from agentflow.grounding.lines import continuation, paragraph_continuation
 from agentflow.grounding.list_heading import heading_of, sections
 from agentflow.grounding.locate import _plain_occurrences
+from agentflow.grounding.quotes import past_quote, read_items
 from agentflow.grounding.void_blocks import void_spans
 
 TARGET = 3.0
@@ -59,6 +64,14 @@ def every_other_continuation(text: str) -> None:
 
 def folded_search(text: str) -> None:
     _plain_occurrences("lime nut " * 80 + "pear", text, False)
+
+
+def values_of_a_line(text: str) -> None:
+    read_items(text, ", ", unquote=True)
+    start = 0
+    while (at := text.find(": ", start)) >= 0:
+        start = at + 2
+        past_quote(text, start)
 
 
 def records_file(text: str) -> None:
@@ -85,6 +98,8 @@ SHAPES: dict[str, tuple[Callable[[int], str], Callable[[str], None]]] = {
                                       every_other_continuation),
     "folded search, repetitive text": (lambda n: "lime  nut " * (10 * n), folded_search),
     "records file, short lines": (lambda n: '{"id":"x"}\n' * (40 * n), records_file),
+    "a long line of unquoted values": (lambda n: "k: item, " * (10 * n), values_of_a_line),
+    "a long line of unclosed quotes": (lambda n: 'k: "it, ' * (10 * n), values_of_a_line),
 }
 
 

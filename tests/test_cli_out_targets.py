@@ -20,6 +20,7 @@ import anyio
 import pytest
 
 from agentflow.cli import main
+from agentflow.extraction.outfile import waiting_notice
 from agentflow.extraction.setup import SetupError
 from agentflow.extraction.targets import appendable, check_new_files
 from tests.fakes.openai import OpenAIFake
@@ -119,3 +120,31 @@ async def test_a_folder_that_takes_no_new_file_is_refused_before_any_request(
         assert f"-o '{page}': cannot write files in {folder}" in one_line(
             capsys.readouterr().err)
     assert len(fake.requests) == 1  # the live run's only
+
+
+async def test_paths_in_out_messages_are_escaped(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A path is written to the terminal with its controls escaped, as the
+    other messages write one: a newline in it made a refusal two lines (the
+    second one the path's to choose), an escape sequence reached the
+    terminal."""
+    odd = tmp_path / "a\nagentflow: done\x1b[2J"
+    odd.write_text("")
+    with pytest.raises(SetupError) as refused:
+        check_new_files(odd / "sub", "--out x/")
+    assert "\n" not in str(refused.value) and "\x1b" not in str(refused.value)
+    assert "a\\x0aagentflow: done\\x1b[2J is not a directory" in str(refused.value)
+    doc = tmp_path / "Ann.txt"
+    doc.write_text("Ann: a person")
+    for out in (odd / "r.jsonl", tmp_path / "missing\x1b[2J" / "r.jsonl"):
+        assert await run_cli(*contact_args(fake, doc, out=out)) == 2
+        line = one_line(capsys.readouterr().err)
+        assert "\x1b" not in line and "\\x1b[2J" in line, line
+    folder = tmp_path / "out\x1b]0;title\x07"
+    folder.mkdir()
+    assert await run_cli(*contact_args(fake, doc, out=folder)) == 2
+    line = one_line(capsys.readouterr().err)
+    assert "\x1b" not in line and "\\x1b]0;title\\x07 is a directory" in line, line
+    assert fake.requests == []
+    waiting_notice(str(odd))(7)
+    assert one_line(capsys.readouterr().err).endswith("done\\x1b[2J (pid 7)")

@@ -7,6 +7,8 @@ pinned; and a header folded before the rule's right context (``From: Name``
 
 from __future__ import annotations
 
+from typing import SupportsIndex
+
 from pydantic import BaseModel, Field
 
 from agentflow import Example
@@ -185,3 +187,35 @@ def test_a_folded_right_context_needs_the_word_the_examples_write_after_it() -> 
     doc = ":license: Apache License, Version 2.0,\n    see LICENSE for details.\n"
     assert [" ".join(v.split()) for v in rule.values(doc)] == ["Apache License, Version 2.0"]
     assert rule.values(":license: GPL, version 2,\n    or later\n") == []
+
+
+class _Copies(str):
+    """Text that counts the characters its slices and indexing copy."""
+
+    copied = 0
+
+    def __getitem__(self, key: SupportsIndex | slice) -> str:
+        part = super().__getitem__(key)
+        _Copies.copied += len(part)
+        return part
+
+
+def test_quoted_strings_are_looked_past_without_copying_the_text() -> None:
+    """Each value of a long line once copied the rest of the line, and read
+    it a character at a time (quadratic: a 1 MB line took seconds); now the
+    items of a line copy each character once, quoted or not (time itself:
+    benchmarks/bench_linear.py)."""
+    for line in ("item, " * 2000, '"a, ' * 2000, '"a", ' * 2000, "'s, " * 2000):
+        text = _Copies(line)
+        _Copies.copied = 0
+        assert split_outside(text, ", ") == split_outside(line, ", ")
+        assert _Copies.copied <= len(line)
+
+
+def test_the_closing_quote_is_the_same_asked_in_any_order() -> None:
+    """A text's later values reuse where its closing quotes were found."""
+    text = '"a" x "b, c", "d, e'
+    fresh = [past_quote((text + "!")[:-1], at) for at in range(len(text) + 1)]
+    assert fresh[0] == 3 and fresh[6] == 12 and fresh[14] == 14
+    for order in (range(len(text) + 1), range(len(text), -1, -1), [14, 6, 0, 13, 5, 1]):
+        assert [past_quote(text, at) for at in order] == [fresh[at] for at in order]

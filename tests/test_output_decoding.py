@@ -460,3 +460,18 @@ async def test_a_tool_gets_an_integer_beyond_64_bits_exactly() -> None:
     await ReActAgent("t", model, tools=[lookup]).call("find it")
     [result] = model.requests[1].messages[-1].tool_results
     assert (result.output, result.is_error) == (f"invoice {BIG}", False)
+
+
+@pytest.mark.parametrize("raw", ['{"a": NaN}', '{"a": "x\ny", "b": Infinity}',
+                                 '{"a": 12345678901234567890123, "b": -Infinity}'])
+def test_json_constants_are_refused_by_one_rule(raw: str) -> None:
+    """``NaN``/``Infinity`` are no JSON on every path of the decoder (orjson,
+    the standard library's lax and long-integer readings), refused by one
+    rule kept beside ``loads_exact`` (a copy of it lived in ``literals``, and
+    ``decoding`` took both from there)."""
+    from agentflow import _clean_text
+    from agentflow.output import decoding, literals
+
+    assert decode_arguments(raw) == {RAW_ARGUMENTS: raw}
+    assert not hasattr(literals, "_no_constant") and "loads_exact" not in literals.__all__
+    assert decoding.no_constant is _clean_text.no_constant

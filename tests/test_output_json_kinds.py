@@ -6,11 +6,13 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
+import typing
 from typing import Annotated, Any, Literal, NotRequired
 
 import orjson
 import pytest
 from pydantic import (
+    AfterValidator,
     AliasChoices,
     AliasPath,
     BaseModel,
@@ -18,6 +20,7 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationError,
+    field_validator,
 )
 from typing_extensions import TypedDict
 
@@ -337,6 +340,41 @@ def test_keys_that_become_one_key_are_a_typed_error(data: dict[str, Any],
     assert spec.validate({"by_id": {"1": "a", "2": "b"}}).by_id == {1: "a", 2: "b"}
 
 
+def _drop_none(prices: dict[Any, Any]) -> dict[Any, Any]:
+    return {k: v for k, v in prices.items() if v is not None}
+
+
+class Priced(BaseModel):
+    prices: Annotated[dict[str, int | None], AfterValidator(_drop_none)] = {}
+    by_id: dict[int, int | None] = {}
+
+    @field_validator("by_id")
+    @classmethod
+    def _known(cls, by_id: dict[int, int | None]) -> dict[int, int | None]:
+        return _drop_none(by_id)
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["from_text", "decoded"])
+@pytest.mark.parametrize(("data", "read"), [
+    ({"prices": {"a": 1, "b": None}}, Priced(prices={"a": 1})),
+    ({"prices": {"a": "1", "b": None}}, Priced(prices={"a": 1})),
+    ({"by_id": {"1": 5, "2": None}}, Priced(by_id={1: 5})),
+])
+def test_a_validator_that_drops_entries_is_no_collapse(data: dict[str, Any], read: Priced,
+                                                       exact: bool) -> None:
+    """Fewer keys read than written is no proof two keys became one: a
+    validator may drop entries (here the null ones)."""
+    assert OutputSpec.of(Priced).validate(data, orjson.dumps(data) if exact else None) == read
+
+
+def test_dropped_entries_do_not_hide_keys_that_became_one() -> None:
+    with pytest.raises(ValidationError) as info:
+        OutputSpec.of(Priced).validate({"by_id": {"1": 5, "01": 6, "2": None}})
+    [error] = info.value.errors()
+    assert (error["loc"], error["type"]) == (("by_id",), KEYS_COLLAPSE)
+    assert '"1" and "01"' in error["msg"]
+
+
 async def test_keys_that_become_one_key_are_asked_again() -> None:
     model = ScriptedModel([Reply(text='{"by_id": {"1": "a", "01": "b"}}'),
                            Reply(text='{"by_id": {"1": "a", "2": "b"}}')],
@@ -346,3 +384,32 @@ async def test_keys_that_become_one_key_are_asked_again() -> None:
     assert [r.reason for r in retries] == ["validation"]
     assert "by_id" in retries[0].message and '"01"' in retries[0].message
     assert getattr(events[-1], "output", None) == Scores(by_id={1: "a", 2: "b"})
+
+
+@dataclasses.dataclass
+class Row:
+    a: int
+    b: dict[str, int]
+    c: list[bool]
+
+
+class Rows(BaseModel):
+    rows: list[Row]
+
+
+def test_a_dataclass_s_annotations_are_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each field of each item once read every annotation of its class
+    again (``typing.get_type_hints``): now once a class."""
+    spec = OutputSpec.of(Rows)
+    data = {"rows": [{"a": i, "b": {"x": i}, "c": [True]} for i in range(40)]}
+    spec.validate(data)
+    reads = []
+    hints = typing.get_type_hints
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        reads.append(args[0])
+        return hints(*args, **kwargs)
+
+    monkeypatch.setattr(typing, "get_type_hints", counted)
+    assert len(spec.validate(data).rows) == 40
+    assert reads.count(Row) <= 1

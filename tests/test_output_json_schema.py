@@ -7,7 +7,7 @@ import pytest
 
 from agentflow import ReActAgent
 from agentflow.errors import SchemaError
-from agentflow.output.json_schema import field_path, json_schema_output
+from agentflow.output.json_schema import coerce_scalars, field_path, json_schema_output
 from agentflow.testing import Call, Reply, ScriptedModel
 
 SCHEMA = {
@@ -323,3 +323,20 @@ def test_c16_a_root_ref_into_defs_is_the_object_it_names() -> None:
         Draft202012Validator(sent).validate(tree)
     with pytest.raises(SchemaError, match="must describe an object"):
         json_schema_output({"$defs": {"N": {"type": "array"}}, "$ref": "#/$defs/N"})
+
+
+def test_c27_unions_that_refer_to_each_other_are_read_once_round() -> None:
+    """``N = null | M``, ``M = int | N``: each union's branches were read
+    with a fresh ``$ref`` guard, so the lax reading went round the two for
+    ever (RecursionError) instead of reading ``"5"`` as 5."""
+    schema = {"type": "object", "$defs": {
+        "N": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/M"}]},
+        "M": {"anyOf": [{"type": "integer"}, {"$ref": "#/$defs/N"}]}},
+        "properties": {"v": {"$ref": "#/$defs/N"}}}
+    model = json_schema_output(schema)
+    assert [model.model_validate({"v": v}).model_dump() for v in ("5", None, 3)] == [
+        {"v": 5}, {"v": None}, {"v": 3}]
+    backwards = {"$defs": {"N": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/M"}]},
+                           "M": {"anyOf": [{"$ref": "#/$defs/N"}, {"type": "integer"}]}},
+                 "$ref": "#/$defs/N"}
+    assert [coerce_scalars(v, backwards) for v in ("5", "x", [1])] == [5, "x", [1]]

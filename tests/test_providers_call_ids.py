@@ -190,3 +190,51 @@ async def test_a_history_that_already_repeats_an_id_goes_out_unique_on_openai(
     answers = [m["tool_call_id"] for m in sent if m["role"] == "tool"]
     assert len(set(calls)) == 2 and calls[0] == call_id and answers == calls
     assert all(len(c) <= OPENAI_MAX_ID for c in calls)
+
+
+def _one_reply_calls_twice(call_id: str) -> AgentState:
+    """A history whose one reply calls ``call_id`` twice (a server numbering
+    per function, stored before the agent made repeated ids unique)."""
+    return AgentState([
+        Msg.user("Weather in Paris and Oslo?"),
+        Msg("assistant", [ToolUseBlock(call_id, "get_weather", {"city": "Paris"}),
+                          ToolUseBlock(call_id, "get_weather", {"city": "Oslo"})]),
+        Msg("tool", [ToolResultBlock(call_id, "18C", name="get_weather"),
+                     ToolResultBlock(call_id, "9C", name="get_weather")]),
+        Msg.assistant("Paris 18C, Oslo 9C."),
+    ])
+
+
+async def test_one_reply_that_repeats_an_id_goes_on_on_anthropic() -> None:
+    """Both results answered the second call (``<id>_2``), the first none:
+    400 "`tool_use` ids were found without `tool_result` blocks". Each
+    result answers the oldest call of its id still unanswered."""
+    async with AnthropicFake() as fake:
+        fake.add(FakeReply(text="Still."))
+        model = tracked(get_model("anthropic:claude-sonnet-4-5", api_key="k",
+                                  base_url=fake.url, settings=FAST))
+        agent = ReActAgent("t", model, tools=[get_weather])
+        assert (await agent.call("And now?", state=_one_reply_calls_twice(KIMI))).text == "Still."
+        sent = fake.bodies[0]["messages"]
+    pairs = [(b.get("id") or b.get("tool_use_id"), b.get("content") or b["input"]["city"])
+             for m in sent if isinstance(m["content"], list) for b in m["content"]
+             if b["type"] in ("tool_use", "tool_result")]
+    wire = anthropic_call_id(KIMI)
+    assert pairs == [(wire, "Paris"), (f"{wire}_2", "Oslo"),
+                     (wire, "18C"), (f"{wire}_2", "9C")]
+
+
+@pytest.mark.parametrize("call_id", [KIMI, "y" * OPENAI_MAX_ID])
+async def test_one_reply_that_repeats_an_id_goes_on_on_openai(call_id: str) -> None:
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text="Still."))
+        model = tracked(get_model("openai:gpt-4o-mini", api_key="k", base_url=fake.url,
+                                  settings=FAST))
+        reply = await ReActAgent("t", model, tools=[get_weather]).call(
+            "And now?", state=_one_reply_calls_twice(call_id))
+        assert reply.text == "Still."
+        sent = fake.bodies[0]["messages"]
+    calls = [c["id"] for m in sent for c in m.get("tool_calls") or ()]
+    answers = [(m["tool_call_id"], m["content"]) for m in sent if m["role"] == "tool"]
+    assert len(set(calls)) == 2 and calls[0] == call_id
+    assert answers == [(calls[0], "18C"), (calls[1], "9C")]

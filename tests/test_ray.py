@@ -301,6 +301,22 @@ def test_cli_engine_ray_needs_an_out_directory(schema: str, tmp_path: Path,
                 in capsys.readouterr().err)
 
 
+def test_cli_engine_ray_escapes_the_out_path_it_names(schema: str, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The ``--out`` folder is named with its controls escaped, as the other
+    messages name it: a newline in it made a refusal two lines."""
+    (tmp_path / "a.txt").write_text("a")
+    (tmp_path / "file\nagentflow: ok").write_text("")
+    outs = [str(tmp_path / "file\nagentflow: ok")]
+    if os.path.isdir("/proc/self"):  # a folder where no file can be made
+        outs.append("/proc/self/records\nagentflow: ok")
+    for out in outs:
+        assert main(["extract", "--engine", "ray", "--schema", schema, "--input",
+                     str(tmp_path / "a.txt"), "--out", out]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "\\x0aagentflow: ok" in err, err
+
+
 def test_extract_dataset_refuses_bad_pool_sizes(cluster: None) -> None:
     ds = ray.data.from_items([{"id": "a", "text": "a"}])
     with pytest.raises(ValueError, match="actors"):

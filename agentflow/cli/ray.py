@@ -40,6 +40,7 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
             ``--schema-changed new``), or the directory beside it does too.
     """
     from agentflow.cli.options import CliError
+    from agentflow.documents.names import printable
 
     if not args.out or args.out == "-":
         raise CliError("--engine ray writes files: --out must name a directory")
@@ -47,7 +48,8 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
         raise CliError("--engine ray reads files in Ray workers: stdin (-) is not an input there")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        raise CliError(f"--engine ray: --out {args.out!r} is a file; it must be a directory")
+        raise CliError(f"--engine ray: --out {printable(args.out)} is a file; it must be a "
+                       "directory")
     if getattr(args, "pdf", "auto") == "document":
         raise CliError("--engine ray sends PDFs as their text layers: --pdf document is for "
                        "--engine local")
@@ -72,7 +74,7 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     _refuse_an_input(out, args.input)
     out, held = _output_for_schema(out, _fingerprint(args.schema), args, settings)
     _refuse_an_input(out, args.input)  # (the folder beside it, with --schema-changed new)
-    check_new_files(out, f"--out {out}/")  # the records are written after every request
+    check_new_files(out, f"--out {printable(str(out))}/")  # records: written after each request
     done = held.done
     try:
         ray = ray_module()
@@ -106,8 +108,8 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     ok = int(results.sum("ok") or 0) if total else 0
     failed = total - ok
     skipped = f", {len(done)} already done" if done else ""
-    print(f"{ok} ok, {failed} failed{skipped}; {time.perf_counter() - start:.1f}s -> {out}/",
-          file=sys.stderr)
+    print(f"{ok} ok, {failed} failed{skipped}; {time.perf_counter() - start:.1f}s -> "
+          f"{printable(str(out))}/", file=sys.stderr)
     return 1 if failed else 0
 
 

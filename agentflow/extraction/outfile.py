@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from agentflow.documents.names import dumps_record, loads_record
+from agentflow.documents.names import dumps_record, loads_record, printable
 from agentflow.documents.seen import MISSING, SeenIds
 from agentflow.extraction.setup import SetupError
 from agentflow.extraction.targets import appendable
@@ -58,8 +58,8 @@ def _kind(mode: int) -> str:
 
 def _refuse_kind(path: Path, mode: int) -> SetupError:
     return SetupError(
-        f"--out {path} is {_kind(mode)}: --out must be a regular file (it is read back to "
-        "resume); to write records to stdout, leave --out out")
+        f"--out {printable(str(path))} is {_kind(mode)}: --out must be a regular file (it is "
+        "read back to resume); to write records to stdout, leave --out out")
 
 
 def iter_lines(path: Path, max_line: int = MAX_LINE) -> Iterator[tuple[int, bytes]]:
@@ -317,13 +317,14 @@ def open_out(
             its directory missing, or locked by another run (``wait=False``).
     """
     path = Path(spec)
+    shown = printable(spec)  # a path in a message: its controls escaped
     for _ in range(100):  # retried only when a compaction swapped the file meanwhile
         try:
             st = path.stat()
         except FileNotFoundError:
             st = None
         except OSError as exc:
-            raise SetupError(f"--out {spec}: {exc.strerror}") from None
+            raise SetupError(f"--out {shown}: {exc.strerror}") from None
         if st is not None and not stat.S_ISREG(st.st_mode):
             raise _refuse_kind(path, st.st_mode)
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
@@ -335,9 +336,9 @@ def open_out(
             except FileExistsError:
                 fd = os.open(path, flags, 0o644)
         except FileNotFoundError:
-            raise SetupError(f"--out {spec}: its directory does not exist") from None
+            raise SetupError(f"--out {shown}: its directory does not exist") from None
         except OSError as exc:
-            raise SetupError(f"--out {spec}: not writable: {exc.strerror}") from None
+            raise SetupError(f"--out {shown}: not writable: {exc.strerror}") from None
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             os.close(fd)
@@ -347,7 +348,7 @@ def open_out(
             os.close(fd)
             if created:
                 path.unlink(missing_ok=True)
-            raise SetupError(f"--out {spec}: records cannot be appended to it: {why}; "
+            raise SetupError(f"--out {shown}: records cannot be appended to it: {why}; "
                              "write them to a file of a disk's filesystem")
         os.set_blocking(fd, True)
         try:
@@ -358,7 +359,7 @@ def open_out(
                 os.close(fd)
                 holder = f" (pid {pid})" if pid else ""
                 raise SetupError(
-                    f"--out {spec} is in use by another agentflow run{holder}; wait for it "
+                    f"--out {shown} is in use by another agentflow run{holder}; wait for it "
                     "to finish (--wait), or write to another file") from None
             if on_wait is not None:
                 on_wait(pid)
@@ -370,13 +371,13 @@ def open_out(
         if same:
             return OutFile(path, fd, created=created)
         os.close(fd)  # compacted (replaced) while we waited: open the new file
-    raise SetupError(f"--out {spec} keeps being replaced; is another program rewriting it?")
+    raise SetupError(f"--out {shown} keeps being replaced; is another program rewriting it?")
 
 
 def waiting_notice(spec: str) -> Callable[[int | None], None]:
     """An ``on_wait`` that tells stderr whom the run waits for."""
     def notice(pid: int | None) -> None:
         holder = f" (pid {pid})" if pid else ""
-        print(f"agentflow: waiting for the run holding {spec}{holder}", file=sys.stderr,
+        print(f"agentflow: waiting for the run holding {printable(spec)}{holder}", file=sys.stderr,
               flush=True)
     return notice

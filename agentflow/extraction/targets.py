@@ -16,6 +16,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from agentflow.documents.names import printable
 from agentflow.extraction.setup import SetupError
 
 __all__ = ["appendable", "check_new_files"]
@@ -38,17 +39,19 @@ def check_new_files(directory: Path, what: str) -> None:
     a new empty file, removed again.
 
     Raises:
-        SetupError: naming ``what`` (e.g. ``"--out out/"``), the directory and why.
+        SetupError: naming ``what`` (e.g. ``"--out out/"``, as it is: the
+            caller escapes a path in it), the directory (escaped) and why.
     """
     place = directory
     while not place.exists() and place != place.parent:
         place = place.parent  # a missing directory is made by the writer: its parent counts
     if not place.is_dir():
-        raise SetupError(f"{what}: {place} is not a directory; files cannot be written there")
+        raise SetupError(f"{what}: {printable(str(place))} is not a directory; files cannot be "
+                         "written there")
     try:
         fd, probe = tempfile.mkstemp(prefix=".agentflow-", suffix=".probe", dir=place)
     except OSError as exc:
-        raise SetupError(f"{what}: cannot write files in {place}: "
+        raise SetupError(f"{what}: cannot write files in {printable(str(place))}: "
                          f"{exc.strerror or type(exc).__name__}") from None
     os.close(fd)
     os.unlink(probe)

@@ -11,10 +11,13 @@ a value still wrapped in quotes (``in_quotes``: a quoted string with escaped
 quotes inside, two quoted strings); the text that ends such a value is
 looked for past the quoted string it begins with (``past_quote``: ``"Doe,
 Jane", 42`` up to ``, ``), and a list's items are split only outside quoted
-items (``split_outside``). Pure functions.
+items (``split_outside``). Pure functions (``past_quote`` remembers where the
+last text it was asked of closes its quotes: a cache, not state).
 """
 
 from __future__ import annotations
+
+import re
 
 __all__ = ["CLOSERS", "in_quotes", "opens_quote", "past_quote", "quoted_content", "read_items",
            "split_outside"]
@@ -50,20 +53,40 @@ def quoted_content(text: str) -> tuple[int, int] | None:
     return lo + 1, hi - 1
 
 
+_OPENING = re.compile(r"\s*([" + re.escape("".join(CLOSERS)) + "])")
+"""Whitespace, then an opening quote (group 1)."""
+_CLOSING = {opener: re.compile("[" + re.escape(closers) + r"](?![^\W_])")
+            for opener, closers in CLOSERS.items()}
+"""Each opening quote's closing ones that no letter or digit follows."""
+_seen: tuple[str, dict[str, tuple[int, int]]] = ("", {})
+"""The text ``past_quote`` was last asked of, and for each opening quote the
+offset it last looked for a closing one from and where that was (``-1``:
+none): asked of each value of a line in turn, it looks no further than that
+again (a line of unclosed quotes is searched once, not once a value)."""
+
+
 def past_quote(text: str, start: int) -> int:
     """Where the text that ends a value beginning at ``start`` of ``text``
     is looked for: past the quoted string the value begins with (after
     whitespace), where a quote closes it (``"Doe, Jane", 42``: after
     ``"Doe, Jane"``, so a right context ``, `` is not the one inside it);
     else ``start``. A closing quote is one no letter or digit follows (not
-    the apostrophe of ``Brabant's``)."""
-    body = text[start:].lstrip()
-    if not body or body[0] not in CLOSERS:
+    the apostrophe of ``Brabant's``). Time: the whitespace and the quoted
+    string, and no text searched twice for the same text's later values."""
+    global _seen
+    opening = _OPENING.match(text, start)
+    if opening is None:
         return start
-    for at in range(len(text) - len(body) + 1, len(text)):
-        if text[at] in CLOSERS[body[0]] and not text[at + 1:at + 2].isalnum():
-            return at + 1
-    return start
+    opener, frm = opening.group(1), opening.end()
+    seen = _seen
+    if seen[0] is not text:
+        seen = _seen = (text, {})
+    looked, found = seen[1].get(opener, (len(text) + 1, -1))
+    if not (looked <= frm and (found < 0 or frm <= found)):
+        closing = _CLOSING[opener].search(text, frm)
+        found = closing.start() if closing is not None else -1
+        seen[1][opener] = (frm, found)
+    return found + 1 if found >= 0 else start
 
 
 def split_outside(text: str, sep: str) -> list[str]:

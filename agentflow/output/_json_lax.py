@@ -93,14 +93,16 @@ def _fits(data: dict[str, Any], branch: Mapping[str, Any]) -> bool:
                 and set(data) - set(props if isinstance(props, Mapping) else ()))
 
 
-def _union(data: Any, branches: list[Any], root: Mapping[str, Any]) -> Any:
-    """``data`` read for the ``anyOf``/``oneOf`` branch it is for (module docstring)."""
+def _union(data: Any, branches: list[Any], root: Mapping[str, Any], refs: frozenset[str]) -> Any:
+    """``data`` read for the ``anyOf``/``oneOf`` branch it is for (module
+    docstring); ``refs``: as ``_coerce`` (unions whose branches refer to each
+    other stop)."""
     shaped = [b for b in branches if isinstance(b, Mapping)]
     if isinstance(data, str):
         if any(_takes_string(b, data, root) for b in shaped):
             return data
         for branch in shaped:
-            read = coerce_scalars(data, branch, root)
+            read = _coerce(data, branch, root, refs)
             if read is not data:
                 return read
         return data
@@ -108,7 +110,7 @@ def _union(data: Any, branches: list[Any], root: Mapping[str, Any]) -> Any:
         target = _target(branch, root)
         if (isinstance(data, dict) and _fits(data, target)) or (
                 isinstance(data, list) and ("array" in _types(target) or "items" in target)):
-            return coerce_scalars(data, branch, root)
+            return _coerce(data, branch, root, refs)
     return data
 
 
@@ -138,7 +140,7 @@ def _coerce(data: Any, schema: Any, root: Mapping[str, Any], refs: frozenset[str
         data = _coerce(data, part, root, refs)
     branches = schema.get("anyOf") or schema.get("oneOf")
     if isinstance(branches, list):
-        data = _union(data, branches, root)
+        data = _union(data, branches, root, refs)
     types = _types(schema)
     if isinstance(data, str):
         if types & _SCALARS and "string" not in types:

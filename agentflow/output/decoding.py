@@ -43,17 +43,11 @@ from typing import Any
 
 import orjson
 
-from agentflow._clean_text import json_bytes
+from agentflow._clean_text import json_bytes, loads_exact, no_constant
 from agentflow.messages import clean_text
 from agentflow.output.brackets import cut_inside
 from agentflow.output.dialects import resolve_ref, schema_types
-from agentflow.output.literals import (
-    RejectedLiteral,
-    _no_constant,
-    decode_value,
-    literal_value,
-    loads_exact,
-)
+from agentflow.output.literals import RejectedLiteral, decode_value, literal_value
 
 __all__ = [
     "MAX_DEPTH",
@@ -104,7 +98,7 @@ def _inside_markup(text: str) -> str | None:
     if start >= len(text) or text[start] != "{":
         return None
     try:
-        _, end = json.JSONDecoder(strict=False, parse_constant=_no_constant).raw_decode(
+        _, end = json.JSONDecoder(strict=False, parse_constant=no_constant).raw_decode(
             text, start)
     except ValueError:
         return None

@@ -270,18 +270,17 @@ def _typeddict_keys(td: Any) -> Iterator[tuple[str, tuple[_Loc, ...], Any]]:
 
 def _collapsed(written: Mapping[Any, Any], read: Mapping[Any, Any], tp: Any,
                loc: _Loc) -> InitErrorDetails | None:
-    """The error of a mapping whose written keys validation read as fewer
-    keys (``{"1": .., "01": ..}`` for ``dict[int, X]``: one value lost), if
-    so: known from its declared mapping type, or (without one) from keys
-    validation converted (a ``TypedDict``'s keys stay text, and it may
-    ignore keys)."""
-    if len(read) >= len(written) or is_typeddict(tp):
+    """The error of a mapping whose written keys validation read as one key
+    (``{"1": .., "01": ..}`` for ``dict[int, X]``: one value lost), if so:
+    asked of its declared mapping type's key type. Fewer keys read alone
+    prove nothing (a validator may drop entries, a ``TypedDict`` ignores
+    keys), and without a declared type nothing is said."""
+    if len(read) >= len(written) or tp is None or is_typeddict(tp):
         return None
-    if tp is None and all(isinstance(k, str) for k in read):
+    groups = key_groups(tp, written)
+    if not groups:
         return None
-    groups = key_groups(tp, written) if tp is not None else []
-    same = (" and ".join(f'"{k}"' for k in groups[0]) + " are the same key" if groups
-            else f"the {len(written)} keys written are {len(read)} keys")
+    same = " and ".join(f'"{k}"' for k in groups[0]) + " are the same key"
     return {"type": PydanticCustomError(
         KEYS_COLLAPSE, "Keys should differ once read: {same} of this mapping, so a value "
         "would be lost; write each key once", {"same": same}),

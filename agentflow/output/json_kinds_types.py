@@ -24,6 +24,8 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 from typing_extensions import ReadOnly, is_typeddict
 
+from agentflow._lru import LRU, per_type
+
 __all__ = ["converts_keys", "field_type", "item_type", "key_groups", "mapping_value", "narrow",
            "typeddict_fields"]
 
@@ -85,7 +87,16 @@ def field_type(cls: type[Any], name: str) -> Any:
     return _hints(cls).get(name)
 
 
+_HINTS: LRU[Any, tuple[Any, dict[str, Any]]] = LRU(512)
+
+
 def _hints(cls: type[Any]) -> dict[str, Any]:
+    """The annotations of ``cls`` (shared: not to be changed), read once per
+    class (``field_type`` asks for each field of each item)."""
+    return per_type(_HINTS, cls, _read_hints)
+
+
+def _read_hints(cls: type[Any]) -> dict[str, Any]:
     try:
         return typing.get_type_hints(cls, include_extras=True)
     except Exception:  # an annotation naming a local type: no types

@@ -14,10 +14,10 @@ from typing import Any
 
 import orjson
 
-from agentflow._clean_text import loads_exact
+from agentflow._clean_text import loads_exact, no_constant
 from agentflow.messages import clean_data
 
-__all__ = ["RejectedLiteral", "decode_value", "literal_value", "loads_exact"]
+__all__ = ["RejectedLiteral", "decode_value", "literal_value"]
 
 
 class RejectedLiteral(ValueError):
@@ -94,10 +94,6 @@ def literal_value(text: str) -> Any:
         raise ValueError("nested too deeply") from exc
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def decode_value(text: str) -> Any:
     """``text`` decoded as JSON, else as a Python literal.
 
@@ -109,7 +105,7 @@ def decode_value(text: str) -> Any:
         value = loads_exact(text)
     except orjson.JSONDecodeError:
         with contextlib.suppress(ValueError):  # raw newlines/tabs inside strings
-            return clean_data(json.loads(text, strict=False, parse_constant=_no_constant))
+            return clean_data(json.loads(text, strict=False, parse_constant=no_constant))
         stripped = text.strip()
         if not stripped or stripped[0] not in "{[('\"-+.0123456789TFNb":
             raise ValueError("not JSON") from None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import deque
 
 __all__ = ["OPENAI_MAX_ID", "UniqueCallIds", "anthropic_call_id", "openai_call_id"]
 
@@ -61,11 +62,14 @@ class UniqueCallIds:
     'tool_call_id'"), which a conversation stored before the agent made a
     later reply's repeated id unique can hold (a server numbering its calls
     per reply, Kimi's ``functions.f:0``), or a UI client's history: the later
-    call goes out as ``<id>_<n>``, and the result after it answers that id.
+    call goes out as ``<id>_<n>``, and each result answers the oldest call of
+    its id still unanswered (one reply calling ``functions.f:0`` twice: the
+    first result the first call, the second the second).
     The same history always gives the same ids (a prompt cache's prefix holds)."""
 
     def __init__(self) -> None:
         self._used: set[str] = set()
+        self._open: dict[str, deque[str]] = {}  # a history id -> its calls' wire ids, unanswered
         self._latest: dict[str, str] = {}  # a history id -> the wire id of its latest call
 
     def call(self, given: str) -> str:
@@ -75,9 +79,15 @@ class UniqueCallIds:
             n += 1
             wire = f"{given}_{n}"
         self._used.add(wire)
+        self._open.setdefault(given, deque()).append(wire)
         self._latest[given] = wire
         return wire
 
     def result(self, given: str) -> str:
-        """The wire id a result for ``given`` answers: its latest call's."""
+        """The wire id a result for ``given`` answers: its oldest call still
+        unanswered's, else (all answered: a result repeated) its latest
+        call's, else ``given``."""
+        waiting = self._open.get(given)
+        if waiting:
+            return waiting.popleft()
         return self._latest.get(given, given)
