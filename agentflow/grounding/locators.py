@@ -121,7 +121,7 @@ import dataclasses
 import json
 import re
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, get_args
 
 from pydantic import BaseModel
@@ -132,7 +132,7 @@ from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_contextless import learn_argument, learn_items
 from agentflow.grounding.locator_contexts import learn_locator
 from agentflow.grounding.locator_offer import apply_locators
-from agentflow.grounding.locator_places import example_value, seen_at
+from agentflow.grounding.locator_places import Seen, example_value, seen_at
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
 from agentflow.grounding.marked_types import (
     is_derived,
@@ -304,21 +304,8 @@ def _headed(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     list_heading``), when that rule holds on every example; else ``rule``."""
     if not rule.many or rule.labelled or rule.split or rule.continued or rule.arg is not None:
         return rule
-    keys = set()
-    for example in examples:
-        first = next((v.strip() for v in example_value(example, rule.field) or []
-                      if isinstance(v, str) and v.strip()), None)
-        if first is None:
-            continue
-        place = seen_at(first, example.text)
-        if place is None:
-            return rule
-        keys.add(heading_of(example.text, place.line))
-    if len(keys) != 1 or "" in keys:
-        return rule
-    headed = dataclasses.replace(rule, heading=keys.pop())
-    held = all(headed.holds(example_value(e, rule.field), e.text) for e in examples)
-    return headed if held else rule
+    return _narrowed(rule, examples, lambda text, at: heading_of(text, at.line),
+                     lambda key: dataclasses.replace(rule, heading=key))
 
 
 def _grouped(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
@@ -326,6 +313,17 @@ def _grouped(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     fills the field writes its value (its first item) under (``Locator.group``;
     ``agentflow.grounding.groups``: ``[Desktop Entry]``), when that rule holds
     on every example; else ``rule`` (values in different groups, or in none)."""
+    return _narrowed(rule, examples, lambda text, at: group_of(text, at.start),
+                     lambda key: dataclasses.replace(rule, group=key))
+
+
+def _narrowed(rule: Locator, examples: Sequence[CheckedExample],
+              key_of: Callable[[str, Seen], str], narrow: Callable[[str], Locator]) -> Locator:
+    """``narrow(key)``: ``rule`` reading only the part of the document (its
+    heading, its group) ``key``, the part ``key_of`` the example's text and its
+    value's place gives for every example that fills the field (its first
+    item), when that narrowed rule holds on every example; else ``rule``
+    (values in different parts, in none, or not placed)."""
     keys = set()
     for example in examples:
         value = example_value(example, rule.field)
@@ -336,12 +334,12 @@ def _grouped(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
         place = seen_at(first, example.text)
         if place is None:
             return rule
-        keys.add(group_of(example.text, place.start))
+        keys.add(key_of(example.text, place))
     if len(keys) != 1 or "" in keys:
         return rule
-    grouped = dataclasses.replace(rule, group=keys.pop())
-    held = all(grouped.holds(example_value(e, rule.field), e.text) for e in examples)
-    return grouped if held else rule
+    narrowed = narrow(keys.pop())
+    held = all(narrowed.holds(example_value(e, rule.field), e.text) for e in examples)
+    return narrowed if held else rule
 
 
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
