@@ -46,6 +46,7 @@ from agentflow._msg_keys import (
 )
 from agentflow._slots_init import slot_init
 from agentflow.errors import InvalidInputError, StructuredOutputError
+from agentflow.logprobs import TokenLogprob
 from agentflow.media.blocks import DocumentBlock, ImageBlock
 
 __all__ = [
@@ -365,8 +366,6 @@ def _token_json(token: Any) -> Any:
 def _token_of(entry: Any) -> Any:
     """A stored ``{"token", "logprob", "bytes"}`` object as a ``TokenLogprob``;
     anything else as it is."""
-    from agentflow.model import TokenLogprob  # (model imports messages)
-
     if isinstance(entry, Mapping) and isinstance(entry.get("token"), str) and isinstance(
             entry.get("logprob"), int | float) and not isinstance(entry.get("logprob"), bool):
         data = entry.get("bytes")

@@ -10,14 +10,14 @@ the profile; it never asks which vendor it is talking to.
 
 from __future__ import annotations
 
-import builtins
 import importlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from agentflow._slots_init import slot_init
 from agentflow.errors import InvalidModelError
+from agentflow.logprobs import TokenLogprob
 from agentflow.messages import Msg
 from agentflow.model_options import (
     GenerateOptions,
@@ -59,25 +59,6 @@ FinishReason: TypeAlias = Literal[
 
 
 # ----------------------------------------------------------------------------- chunks
-
-
-class TokenLogprob(NamedTuple):
-    """One token of the reply as the model wrote it: its text, its natural
-    log-probability (``<= 0``; the model's distribution before any grammar
-    held the token) and its UTF-8 bytes where the vendor gives them (a token
-    may hold part of a character: its ``text`` is then not the bytes').
-
-    A named tuple, not a dataclass: one is made for every token of every
-    reply that carries log-probabilities, and a tuple is made in C
-    (``tuple.__new__(TokenLogprob, (token, logprob, data))``) without a
-    Python ``__init__`` (measured under cachegrind: reading a reply's 33
-    tokens into dataclasses took about a tenth of an extraction's
-    instructions per document in ``benchmarks/bench_scale.py``).
-    Immutable, compared and hashed as a tuple."""
-
-    token: str
-    logprob: float
-    bytes: builtins.bytes | None = None
 
 
 @slot_init
