@@ -43,6 +43,7 @@ __all__ = [
     "line_spans",
     "paragraph_continuation",
     "unfolded_to",
+    "word_after",
 ]
 
 _LINE = re.compile(
@@ -148,6 +149,14 @@ _FIRST_WORD = re.compile(r"\s*(\w+)")
 _MARKED = re.compile(r"[^\S\n]*(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[^\S\n]")  # a list marker (_LINE's)
 
 
+def word_after(text: str, at: int) -> str:
+    """The word (a run of word characters, after whitespace) that ``text``
+    writes at offset ``at``, letter case folded; ``""`` where none does (the
+    word a learned right context is followed by: ``see`` of ``, see LICENSE``)."""
+    match = _FIRST_WORD.match(text, at)
+    return match.group(1).casefold() if match is not None else ""
+
+
 def unfolded_to(lines: list[str], i: int, start: int, end: str, *, word: str = "",
                 quoted: bool = False) -> str | None:
     """The text of ``lines[i]`` from offset ``start`` up to ``end`` where
@@ -174,8 +183,7 @@ def unfolded_to(lines: list[str], i: int, start: int, end: str, *, word: str = "
     pattern = "".join(r"\s+" if not p.strip() else re.escape(p)
                       for p in re.split(r"(\s+)", end) if p)
     for match in re.compile(pattern).finditer(text, past_quote(text, start) if quoted else start):
-        after = _FIRST_WORD.match(text, match.end())
-        if not word or (after is not None and after.group(1).casefold() == word):
+        if not word or word_after(text, match.end()) == word:
             return text[start:match.start()] if match.end() > len(line) else None
     return None
 

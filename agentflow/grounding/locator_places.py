@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentflow.grounding.lines import KEY_LINE, continuation, paragraph_continuation
+from agentflow.grounding.lines import KEY_LINE, continuation, paragraph_continuation, word_after
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.tokens import cuts_token
 from agentflow.output.examples import CheckedExample
@@ -174,22 +174,14 @@ def tail(text: str) -> str:
     return text[n:]
 
 
-_FIRST_WORD = re.compile(r"\s*(\w+)")
-
-
 def next_word(afters: Sequence[str], right: str) -> str:
     """The word every one of ``afters`` (the texts after the examples' values,
     each beginning with ``right``) writes next after ``right``, letter case
     ignored (``see`` of ``, see LICENSE for details.``), or ``""``: what tells
     ``right`` (punctuation alone, ``, ``) from the same punctuation inside a
     value (``Apache License, Version 2.0, see LICENSE``)."""
-    words = set()
-    for after in afters:
-        match = _FIRST_WORD.match(after, len(right))
-        if match is None:
-            return ""
-        words.add(match.group(1).casefold())
-    return words.pop() if len(words) == 1 else ""
+    words = {word_after(after, len(right)) for after in afters}
+    return words.pop() if len(words) == 1 and "" not in words else ""
 
 
 def right_end(line: str, start: int, right: str, word: str = "") -> int:
@@ -198,9 +190,6 @@ def right_end(line: str, start: int, right: str, word: str = "") -> int:
     follows, whole, letter case ignored; ``-1`` where there is none (a
     continuation no example writes: the rule cannot tell where the value ends)."""
     end = line.find(right, start)
-    while word and end >= 0:
-        match = _FIRST_WORD.match(line, end + len(right))
-        if match is not None and match.group(1).casefold() == word:
-            break
+    while word and end >= 0 and word_after(line, end + len(right)) != word:
         end = line.find(right, end + 1)
     return end
