@@ -117,3 +117,13 @@ def test_values_in_different_groups_or_none_learn_no_group() -> None:
     rules = _rules(flat)
     assert rules and {r.group for r in rules.values()} == {""}
     assert rules["exec_command"].values(NO_EXEC) == ["maps --search"]  # as before: nothing changes
+
+
+def test_a_label_alone_in_another_group_is_not_this_rule_s_value_below_it() -> None:
+    rule = _rules()["comment"]
+    doc = ("[Desktop Entry]\nType=Application\nName=Maps\nComment=Find places\n\n"
+           "[Desktop Action search]\nName=Search\nComment=\n  an indented line\n")
+    assert rule.group == "[desktop entry]" and rule.continued  # type: ignore[attr-defined]
+    # the bare Comment= of the action group says nothing of where this rule's value begins
+    assert not rule.begins_below(doc)  # type: ignore[attr-defined]
+    assert rule.begins_below(doc.replace("[Desktop Action search]", "[Desktop Entry]"))  # type: ignore[attr-defined]

@@ -117,10 +117,10 @@ class LocatorReading:
         line with continuation lines under it: a value read there begins
         below its label (``Copyright:`` over indented lines; ``Locator.
         shown_below``). ``False`` for a rule not ``continued`` or without a
-        label."""
+        label. Under a ``group``, inside its groups only."""
         if not self.continued or not self.labelled or self.arg is not None or self.heading:
             return False
-        lines = live_text(source).splitlines()
+        lines = self._grouped(live_text(source)).splitlines()
         follows = paragraph_continuation if self.paragraph else continuation
         return any(any(not raw.strip() for raw in self._in_line(line, empty=True))
                    and follows(lines, i) for i, line in enumerate(lines))
