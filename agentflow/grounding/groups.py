@@ -27,6 +27,7 @@ document chunk inside one group): it is read whole (``in_group``).
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["group_key", "group_of", "in_group"]
@@ -54,11 +55,14 @@ def group_of(text: str, at: int) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=16)
 def in_group(text: str, key: str) -> str:
     """``text`` with every line outside the groups of key ``key`` blanked
     (each character but a line break replaced by a space: offsets and line
     numbers are unchanged), their group lines kept; ``text`` itself when it
-    has no group line (see the module docstring)."""
+    has no group line (see the module docstring). Kept for the last texts:
+    a grouped rule reads one document several times (its values, an empty
+    label, a line that runs on, a value below its label)."""
     lines = text.split("\n")
     keys = [group_key(line) if line[:1] == "[" else "" for line in lines]
     if not any(keys):
