@@ -355,11 +355,10 @@ def msg_to_dict(msg: Msg) -> dict[str, Any]:
 
 
 def _token_json(token: Any) -> Any:
-    """A ``TokenLogprob`` (a named tuple) as a JSON object; anything else as it is."""
-    if isinstance(token, tuple) and len(token) == 3:
-        text, logprob, data = token
-        return {"token": text, "logprob": logprob,
-                "bytes": list(data) if data is not None else None}
+    """A ``TokenLogprob`` as a JSON object; anything else as it is."""
+    if isinstance(token, TokenLogprob):
+        return {"token": token.token, "logprob": token.logprob,
+                "bytes": list(token.bytes) if token.bytes is not None else None}
     return token
 
 
