@@ -24,7 +24,10 @@ model's say-so:
   written twice: two records in one document; a rule without a label,
   inside lines, finding more than one) and the output is one of them, or
   where the value holds a clause no example's value shows, or several words
-  where every example's is one (``Locator.pins``), or where it is the
+  where every example's is one, or begins with a marker line no example's
+  does (``Locator.pins``), or where the document writes the field's label
+  only at a nesting depth no example writes it at (``Locator.off_depth``:
+  a nested key), or where it is the
   located value only in its clean form (``agentflow.grounding.edges``: a
   ``:`` or ``;`` the rule reads as the value's own, ``TODO list for 2.0:``
   to the line's end, cut off): the value is then scored as if the field had
@@ -243,8 +246,9 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     of several words where every example's is one (``Locator.pins``: a
     bracketed note, a second sentence, ``builtin 0.006``, an inline comment
     ``# ...``), or read below its label alone where no example's value is
-    (``Locator.shown_below``): ``None``; a single value that is the rule's
-    value only in its clean form (``agentflow.
+    (``Locator.shown_below``), or read where the document writes the label
+    only at a depth no example does (``Locator.off_depth``): ``None``; a
+    single value that is the rule's value only in its clean form (``agentflow.
     grounding.edges.clean_edges`` cut a ``:`` or ``;`` the rule's own extent
     holds: ``TODO list for 2.0:`` read to the line's end): ``None``;
     anything else ``DISAGREES``. A list of ``max_items`` items (its bound)
@@ -268,6 +272,9 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
 def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: int | None,
           required: bool) -> float | None:
     """``_located`` as the rule's values ``found`` in ``source`` say."""
+    if rule.off_depth(source):
+        return None  # its label written only at a depth no example writes it at: a nested
+        # key may be another thing's (``version:`` under a CITATION.cff's ``references:``)
     empty = value is None or (rule.many and not value)
     if empty:
         if found:

@@ -16,7 +16,7 @@ from agentflow.grounding.locator_reading import LocatorReading
 from agentflow.grounding.quotes import in_quotes
 from agentflow.grounding.value_clauses import clause_break, comment_tail
 
-__all__ = ["VALUES_KEY", "Locator", "clean_edges", "line_arguments", "same_text"]
+__all__ = ["VALUES_KEY", "Locator", "block_marker", "clean_edges", "line_arguments", "same_text"]
 # clean_edges (grounding.edges), line_arguments (grounding.lines) and same_text
 # (grounding.folding) are re-exported: their import path from here keeps working
 
@@ -25,6 +25,15 @@ VALUES_KEY = "x-grounded-values"
 offers (a locator's values in this document); on a list node, its items, or
 lists of items (a continued locator's blocks): exactly one of them. Kept by
 the ``local`` dialect, dropped by every other."""
+
+
+def block_marker(value: str) -> bool:
+    """Whether ``value`` begins with a line of punctuation alone and goes on
+    over more lines (``>-`` / ``|`` over a YAML block scalar's lines): the
+    first line is a marker of the document's syntax, not the value's text."""
+    first, newline, rest = value.partition("\n")
+    return bool(newline and first.strip() and rest.strip()) and not any(
+        c.isalnum() for c in first)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +137,25 @@ class Locator(LocatorReading):
             label (``Requires:`` over an indented ``zlib``, where the format
             may have no continuation lines) is then offered, but never
             pinned (``agentflow.extraction.confidence``).
+        depth: for a rule reading after a label (or an ``arg`` rule), the
+            nesting depth every example writes its label line at
+            (``agentflow.grounding.depths``: ``0`` for a YAML top-level key,
+            ``1`` for a git config key under its ``[section]``), or ``None``
+            (not the same in all): the rule reads only the labels at that
+            depth where the document writes one there (never a nested
+            ``version:`` of a CITATION.cff's ``references:``); where it writes
+            the label only at another depth, the values read there are
+            offered, but never pinned (``LocatorReading.off_depth``).
+        fence: the key of the fenced block every example that fills the field
+            writes its value inside (``agentflow.grounding.fences``: ``^---``,
+            a Markdown page's front matter), or ``""``: the rule then reads
+            only inside such blocks (never a key in a code block of the body,
+            nor in a page without the block).
+        marked: a single value may begin with a line of punctuation alone
+            followed by more lines (a YAML block scalar's ``>-`` or ``|``
+            indicator, ``block_marker``); learned ``False`` where no
+            example's value does: such a value is then offered, but never
+            pinned (``pins``): the rule read the document's syntax with it.
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -160,6 +188,9 @@ class Locator(LocatorReading):
     group: str = ""
     comments: bool = True
     shown_below: bool = True
+    depth: int | None = None
+    fence: str = ""
+    marked: bool = False
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -177,10 +208,12 @@ class Locator(LocatorReading):
         words where every example's value is one (``spaced``): the rule may
         have read past the value; nor one wrapped in quotes where no example's
         value begins with a quoted string (``quoted``): its quotes may be the
-        document's syntax."""
+        document's syntax; nor one that begins with a marker line no example's
+        value begins with (``marked``, ``block_marker``)."""
         if self.many:
             return True
-        return (self.clauses or not clause_break(value)) and (
+        return (self.marked or not block_marker(value)) and (
+            self.clauses or not clause_break(value)) and (
             self.comments or not comment_tail(value)) and (
             self.spaced or len(value.split()) <= 1) and (self.quoted or not in_quotes(value))
 
@@ -221,6 +254,10 @@ class Locator(LocatorReading):
         under = f" under a heading {self.heading!r}" if self.heading else ""
         if self.group:
             under += f" inside group {self.group!r}"
+        if self.fence:
+            under += f" inside a block fenced by {self.fence!r}"
+        if self.depth:
+            under += f" at nesting depth {self.depth}"
         if self.items:
             return f"{self.field}: every list item (its own lines){under}, in order"
         if self.arg is not None:

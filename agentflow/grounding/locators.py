@@ -64,7 +64,16 @@ says where its value is written, as literal text on the value's line:
   (``Exec=`` of ``[Desktop Action new]``); the key written elsewhere keeps
   the field from a sure null (``Locator.mentioned``), and its value is
   scored as if the field had no rule. Values in different groups, or in
-  none: no ``group``.
+  none: no ``group``; groups of one kind (``[submodule "a"]``, ``[submodule
+  "b"]``: ``groups.group_kind``): every group of that kind, never another
+  kind's (``[lfs]``). Likewise ``fence``: the fenced block every example
+  writes the value in (``agentflow.grounding.fences``: a Markdown page's
+  ``---`` front matter, never a code block of its body); and ``depth``: for
+  a labelled rule, the nesting depth every example writes its label at
+  (``agentflow.grounding.depths``: a YAML top-level key, never one nested
+  under another); a document writing the label only at other depths has its
+  values offered by no grammar and pinned by no score
+  (``Locator.off_depth``). Learned in ``agentflow.grounding.locator_regions``.
 
 **Learning.** Each example's value (or each item) is found in the example's
 text (its first occurrence, verbatim); its line gives the contexts. Across
@@ -121,19 +130,19 @@ import dataclasses
 import json
 import re
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, get_args
 
 from pydantic import BaseModel
 
-from agentflow.grounding.groups import group_of
 from agentflow.grounding.list_heading import heading_of
 from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_contextless import learn_argument, learn_items
 from agentflow.grounding.locator_contexts import learn_locator
 from agentflow.grounding.locator_offer import apply_locators
-from agentflow.grounding.locator_places import Seen, example_value, seen_at
-from agentflow.grounding.locator_rule import VALUES_KEY, Locator
+from agentflow.grounding.locator_places import example_value
+from agentflow.grounding.locator_regions import narrowed, regioned
+from agentflow.grounding.locator_rule import VALUES_KEY, Locator, block_marker
 from agentflow.grounding.marked_types import (
     is_derived,
     is_text,
@@ -213,11 +222,11 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
             # with ``name``)
             rule = None
         if rule is not None:
-            rule = _grouped(rule, examples)
+            rule = regioned(rule, examples)
         if rule is None or not all(rule.holds(example_value(e, name), e.text) for e in examples):
             rule = learn_items(name, examples) if many else learn_argument(name, examples)
             if rule is not None:
-                rule = _grouped(rule, examples)
+                rule = regioned(rule, examples)
             if rule is not None and all(rule.holds(example_value(e, name), e.text)
                                         for e in examples):
                 kept[name] = _headed(_with_kind(rule, examples), examples)  # each example
@@ -282,7 +291,8 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
         value = example_value(example, rule.field)
         texts += [v for v in (value if isinstance(value, list) else [value])
                   if isinstance(v, str) and v.strip()]
-    rule = dataclasses.replace(rule, quoted=any(opens_quote(v) for v in texts))
+    rule = dataclasses.replace(rule, quoted=any(opens_quote(v) for v in texts),
+                               marked=any(block_marker(v) for v in texts))
     if rule.many:
         return rule
     values = [v.strip() for e in examples if isinstance(v := example_value(e, rule.field), str)
@@ -304,42 +314,8 @@ def _headed(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     list_heading``), when that rule holds on every example; else ``rule``."""
     if not rule.many or rule.labelled or rule.split or rule.continued or rule.arg is not None:
         return rule
-    return _narrowed(rule, examples, lambda text, at: heading_of(text, at.line),
+    return narrowed(rule, examples, lambda text, at: heading_of(text, at.line),
                      lambda key: dataclasses.replace(rule, heading=key))
-
-
-def _grouped(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
-    """``rule`` reading only inside the INI-style group every example that
-    fills the field writes its value (its first item) under (``Locator.group``;
-    ``agentflow.grounding.groups``: ``[Desktop Entry]``), when that rule holds
-    on every example; else ``rule`` (values in different groups, or in none)."""
-    return _narrowed(rule, examples, lambda text, at: group_of(text, at.start),
-                     lambda key: dataclasses.replace(rule, group=key))
-
-
-def _narrowed(rule: Locator, examples: Sequence[CheckedExample],
-              key_of: Callable[[str, Seen], str], narrow: Callable[[str], Locator]) -> Locator:
-    """``narrow(key)``: ``rule`` reading only the part of the document (its
-    heading, its group) ``key``, the part ``key_of`` the example's text and its
-    value's place gives for every example that fills the field (its first
-    item), when that narrowed rule holds on every example; else ``rule``
-    (values in different parts, in none, or not placed)."""
-    keys = set()
-    for example in examples:
-        value = example_value(example, rule.field)
-        first = next((v.strip() for v in (value if isinstance(value, list) else [value])
-                      if isinstance(v, str) and v.strip()), "")
-        if not first:
-            continue
-        place = seen_at(first, example.text)
-        if place is None:
-            return rule
-        keys.add(key_of(example.text, place))
-    if len(keys) != 1 or "" in keys:
-        return rule
-    narrowed = narrow(keys.pop())
-    held = all(narrowed.holds(example_value(e, rule.field), e.text) for e in examples)
-    return narrowed if held else rule
 
 
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,

@@ -1,0 +1,44 @@
+"""Nesting depth: how many lines a line is indented under.
+
+Formats that nest by indentation (YAML mappings and lists, a git config's
+keys under their ``[section]`` line, RFC 822 continuation lines) write a key
+at one depth where it is the document's own and deeper where it belongs to
+something else: a CITATION.cff's top-level ``version:`` is the software's,
+``    version:`` under ``references:`` another work's. A line's **depth**
+(``line_depths``) is the number of lines that enclose it: the chain of
+nearest earlier lines each indented less than the one after it (``agentflow.
+grounding.lines.indent_of``), blank lines skipped. It reads indentation
+relative to the document, never absolute: a document indented as a whole
+has its outermost lines at depth 0. A learned locator whose every worked
+example writes its label at one depth reads its label at that depth where
+the document writes it there (``Locator.depth``).
+"""
+
+from __future__ import annotations
+
+from agentflow.grounding.lines import indent_of
+
+__all__ = ["depth_at", "line_depths"]
+
+
+def line_depths(lines: list[str]) -> list[int]:
+    """The depth of each of ``lines`` (see the module docstring); a blank
+    line's is that of the line before it (``0`` at the top)."""
+    out = []
+    stack: list[int] = []  # indentation of the lines enclosing the current one
+    for line in lines:
+        if not line.strip():
+            out.append(len(stack) - 1 if stack else 0)
+            continue
+        width = indent_of(line)
+        while stack and stack[-1] >= width:
+            stack.pop()
+        out.append(len(stack))
+        stack.append(width)
+    return out
+
+
+def depth_at(text: str, at: int) -> int:
+    """The depth of the line of ``text`` that offset ``at`` lies on."""
+    lines = text.split("\n")
+    return line_depths(lines)[text.count("\n", 0, at)]
