@@ -40,6 +40,7 @@ MODULES = [
 ]
 RENAMED = ('[submodule "cub"]\n\tpath = external/cub\n\turl = https://x.org/cub.git\n'
            '[submodule "bliss"]\n\tpath = bliss\n\turl = https://x.org/bliss.git\n')
+BARE = "\tpath = ext/cub\n\turl = https://x.org/cub.git\n"  # no header: the other place
 SAME = ('[submodule "ext/cub"]\n\tpath = ext/cub\n\turl = https://x.org/cub.git\n'
         '[submodule "bliss"]\n\tpath = bliss\n\turl = https://x.org/bliss.git\n')
 
@@ -64,6 +65,8 @@ def test_both_places_hold_and_neither_is_sure_where_they_differ() -> None:
     assert [t.left for t in paths.twins] == ['[submodule "']
     assert paths.values(RENAMED) == ["external/cub", "bliss"]
     assert not paths.twins_agree(RENAMED) and paths.twins_agree(SAME)
+    assert paths.twins_agree(BARE)  # a twin that reads nothing says nothing
+    assert not paths.twins_agree('[submodule "cub"]\n')  # a twin's value where the rule has none
     for wrong in (["cub", "bliss"], ["external/cub", "bliss"]):  # either reading: unpinned
         confidence, _ = field_confidence(
             Submodules(paths=wrong, urls=["https://x.org/cub.git", "https://x.org/bliss.git"]),

@@ -132,8 +132,9 @@ class Locator(LocatorReading):
             (``agentflow.grounding.locator_twins``: each example writes the
             value twice, ``[submodule "cub"]`` and ``path = cub``): the
             examples cannot tell which place is the field's, so on a
-            document where one of them reads other values (``twins_agree``)
-            the rule neither narrows the grammar nor pins a value.
+            document where one of them reads other values (``twins_agree``;
+            one that reads nothing says nothing) the rule neither narrows
+            the grammar nor pins a value.
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -197,13 +198,14 @@ class Locator(LocatorReading):
         return [v for v in self._values(source, live) if self.fits(v)]
 
     def twins_agree(self, source: str) -> bool:
-        """Whether every one of ``twins`` finds the values this rule finds in
-        ``source`` (whitespace folded; true without twins)."""
+        """Whether none of ``twins`` finds other values in ``source`` than this
+        rule finds (whitespace folded): a twin that finds nothing says nothing
+        (the document writes only one of the places); true without twins."""
         if not self.twins:
             return True
         found = self.values(source)
-        return all(len(other) == len(found) and all(
-            same_text(a, b) for a, b in zip(other, found, strict=True))
+        return all(not other or (len(other) == len(found) and all(
+            same_text(a, b) for a, b in zip(other, found, strict=True)))
             for other in (twin.values(source) for twin in self.twins))
 
     def holds(self, value: Any, source: str, *, clean: bool = False,

@@ -18,7 +18,8 @@ the field's (``NAME="``). Where rules of several places hold, the examples
 cannot tell which is the field's: the rule kept is the one whose label
 reads as a key (``path = ``), the others are its ``Locator.twins``, and on
 a document where they read other values (``path = external/cub`` under
-``[submodule "cub"]``) the field is not pinned (``Locator.twins_agree``:
+``[submodule "cub"]``; a place the document does not write says nothing)
+the field is not pinned (``Locator.twins_agree``:
 ``agentflow.extraction.confidence`` scores it as if it had no rule, and the
 grammar offers its ordinary grounding).
 """
