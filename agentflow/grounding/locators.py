@@ -205,13 +205,15 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     for name, many in locator_fields(output_type):
         rule, held = _context_rule(name, many, examples, None)
         if rule is None:
-            rule = None if held else _contextless(name, many, examples)
-            if rule is not None or held:
-                if rule is not None:
-                    kept[name] = rule
-                continue  # (held: its first places' rule held, but leave-one-out it did not)
+            if held:
+                continue  # its first places' rule held, but leave-one-out it did not
+            contextless = _contextless(name, many, examples)
+            if contextless is not None:
+                kept[name] = contextless
+                continue
         rules = [] if rule is None else [rule]
-        for like in anchors(name, examples):  # the value written in several places
+        for like in anchors(name, examples):  # the value written in several places: a
+            # rule from each other place too (``locator_twins``)
             other, _ = _context_rule(name, many, examples, like)
             if other is not None and other not in rules:
                 rules.append(other)
