@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from agentflow.cli import main
-from agentflow.cli.frames import FrameError, frame, read_frame
+from agentflow.cli.frames import FrameError, frame, frames, read_frame
 from agentflow.documents.names import loads_record
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
@@ -178,3 +178,19 @@ async def test_frames_round_trip_and_a_cut_frame_is_told_apart_from_the_end() ->
     cut.feed_eof()
     with pytest.raises(FrameError, match="inside a frame of"):
         await read_frame(cut)
+
+
+async def test_frames_reads_many_small_and_large_frames_across_reads() -> None:
+    values = [{"i": i, "text": "x" * (i % 7)} for i in range(500)] + ["y" * 300_000, 7]
+    reader = asyncio.StreamReader()
+    reader.feed_data(b"".join(frame(v) for v in values))
+    reader.feed_eof()
+    assert [v async for v in frames(reader, chunk=1000)] == values
+    cut = asyncio.StreamReader()
+    cut.feed_data(frame(1) + frame("z" * 5000)[:2000])
+    cut.feed_eof()
+    got = []
+    with pytest.raises(FrameError, match="inside a frame"):
+        async for value in frames(cut, chunk=1000):
+            got.append(value)
+    assert got == [1]

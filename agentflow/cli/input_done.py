@@ -41,6 +41,20 @@ class InputDone:
     fault: str | None = None
     stop: str | None = None
 
+    def wire(self) -> tuple[Any, ...]:
+        """This as plain tuples and dicts (cheaper to pickle than dataclasses);
+        ``from_wire`` reads it back."""
+        u = self.usage
+        return (self.id, self.record, (u.input_tokens, u.output_tokens, u.cached_tokens,
+                                       u.reasoning_tokens, u.requests, u.unreported),
+                self.fault, self.stop)
+
+    @classmethod
+    def from_wire(cls, wire: tuple[Any, ...]) -> InputDone:
+        """The ``InputDone`` whose ``wire()`` is ``wire``."""
+        doc_id, record, usage, fault, stop = wire
+        return cls(doc_id, record, Usage(*usage), fault, stop)
+
 
 class Settle:
     """Turns each ``ExtractResult`` of a run into an ``InputDone``; remembers

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agentflow.batch import ExtractInput, UniqueIds, extract_many
-from agentflow.cli.frames import frame, read_frame
+from agentflow.cli.frames import frame, frames, read_frame
 from agentflow.cli.input_done import Settle
 from agentflow.cli.loop import run_loop
 from agentflow.cli.plan import model_of, plan_of
@@ -39,11 +39,7 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
     where: dict[str, tuple[int, Any]] = {}  # each input in flight: its offset and pages
 
     async def inputs() -> AsyncIterator[ExtractInput]:
-        while True:
-            try:
-                item, offset, pages = await read_frame(reader)
-            except EOFError:
-                return
+        async for item, offset, pages in frames(reader):
             if offset or pages is not None:
                 where[item.id] = (offset, pages)
             yield item
@@ -57,7 +53,7 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
             ground=not getattr(args, "no_ground", False), examples=plan.examples,
         ):
             offset, pages = where.pop(result.id, (0, None))
-            writer.write(frame(settle(result, offset, pages)))
+            writer.write(frame(settle(result, offset, pages).wire()))
             await writer.drain()
     finally:
         aclose = getattr(model, "aclose", None)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentflow.batch import ExtractInput
-from agentflow.cli.frames import FrameError, frame, read_frame
+from agentflow.cli.frames import FrameError, frame, frames
 from agentflow.cli.input_done import InputDone
 from agentflow.errors import AgentflowError
 
@@ -179,13 +179,13 @@ async def _read(worker: _Worker, results: asyncio.Queue[Any],
     stdout = worker.process.stdout
     assert stdout is not None
     try:
-        while True:
-            done = await read_frame(stdout)
+        async for wire in frames(stdout):
             worker.held -= 1
             room.put_nowait(worker)
-            results.put_nowait(done)
-    except (EOFError, FrameError):
-        results.put_nowait(worker)
+            results.put_nowait(InputDone.from_wire(wire))
+    except FrameError:
+        pass
+    results.put_nowait(worker)
 
 
 def _plain(args: argparse.Namespace) -> dict[str, Any]:
