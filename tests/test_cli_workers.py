@@ -19,7 +19,7 @@ from agentflow.cli.frames import FrameError, frame, frames, read_frame
 from agentflow.documents.names import loads_record
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
-from tests.test_cli import until
+from tests.test_cli import AGENTFLOW, WITH_SIGINT, contact_args, slow_fake, until
 
 SCHEMA = Path(__file__).resolve().parent.parent / "examples" / "contact.py"
 
@@ -63,18 +63,29 @@ def corpus(tmp_path: Path, n: int) -> Path:
 
 def workers_of_this_process() -> list[int]:
     """The pids of the worker processes a run in this process started."""
+    return children_of(os.getpid())
+
+
+def children_of(pid: int) -> list[int]:
+    """The pids of ``pid``'s worker processes (``agentflow.cli.worker``)."""
     found = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
         try:
             ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
             cmdline = (entry / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue
-        if ppid == os.getpid() and b"agentflow.cli.worker" in cmdline:
+        if ppid == pid and b"agentflow.cli.worker" in cmdline:
             found.append(int(entry.name))
     return found
+
+
+def gone(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"  # a zombie no one waits for has ended too
 
 
 def without_timing(record: dict[str, Any]) -> dict[str, Any]:
@@ -194,3 +205,34 @@ async def test_frames_reads_many_small_and_large_frames_across_reads() -> None:
         async for value in frames(cut, chunk=1000):
             got.append(value)
     assert got == [1]
+
+
+async def test_ctrl_c_stops_every_worker_and_says_what_was_saved(tmp_path: Path) -> None:
+    fake = await slow_fake()
+    process: anyio.abc.Process | None = None
+    try:
+        docs = corpus(tmp_path, 20)
+        out = tmp_path / "out.jsonl"
+        command = [*contact_args(fake, docs, out=out), "--concurrency", "2", "--workers", "2"]
+        process = await anyio.open_process([*WITH_SIGINT, str(AGENTFLOW), *command])
+        await until(lambda: out.exists() and len(out.read_bytes().splitlines()) >= 2)
+        fake.hold = asyncio.Event()  # from now on every request waits
+        asked = len(fake.requests)
+        await until(lambda: len(fake.requests) > asked)
+        pids = children_of(process.pid)
+        assert len(pids) == 2
+        process.send_signal(signal.SIGINT)
+        with anyio.fail_after(120):
+            assert await process.wait() == 130
+        assert process.stderr is not None
+        err = (await process.stderr.receive(65536)).decode()
+        assert f"interrupted; {len(records(out))} records saved to {out}" in err
+        assert "Traceback" not in err
+        await until(lambda: all(gone(pid) for pid in pids))
+    finally:
+        if process is not None and process.returncode is None:
+            process.kill()
+            await process.wait()
+        if fake.hold is not None:
+            fake.hold.set()
+        await fake.__aexit__(None, None, None)
