@@ -18,9 +18,10 @@ The log says which text the failed reply had, not which request it was: with
 several slots decoding at once, another reply with a grammar that had
 written the same text when it failed (the same schema's first key) is
 stopped too, and a grammar that did not compile (no text: it failed before
-its reply began) stops every reply with a grammar then decoding. The log is read in a thread, so the failure is seen at the
-first chunk after that thread has read it: a reply that ends first is left
-to verification, as before.
+its reply began) stops every reply with a grammar then decoding. The log is
+read in a thread, so the failure is seen at the first chunk after that
+thread has read it: a reply that ends first is left to verification, as
+before.
 """
 
 from __future__ import annotations
