@@ -45,7 +45,8 @@ NESTED_ONLY = ("cff-version: 1.2.0\ntitle: Gadget\nlicense: MIT\nreferences:\n"
 def test_line_depths_are_relative_to_the_enclosing_lines() -> None:
     assert line_depths(["a:", "  b:", "    c: 1", "", "  d: 2", "e: 3"]) == [0, 1, 2, 2, 1, 0]
     assert line_depths(["  a: 1", "  b: 2", "    c"]) == [0, 0, 1]  # indented as a whole
-    assert line_depths(['[submodule "x"]', "\tpath = x"]) == [0, 1]
+    # a group line encloses nothing: its keys are at depth 0, indented or not
+    assert line_depths(['[submodule "x"]', "\tpath = x", "[project]", "  name = y"]) == [0] * 4
 
 
 def test_a_label_is_read_at_the_depth_every_example_writes_it_at() -> None:
