@@ -48,6 +48,7 @@ from agentflow.events import ToolResult
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import Act, Middleware, ModelRequest
 from agentflow.model import ToolSpec
+from agentflow.output._schema_errors import describe_schema_errors
 from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw
 
 if TYPE_CHECKING:
@@ -153,12 +154,11 @@ class ClientTools(Middleware):
         validator = self._validators.get(call.name)
         if validator is None:
             return None
-        errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path)))
-        if not errors:
+        problems = describe_schema_errors(validator.iter_errors(data))
+        if not problems:
             return None
-        lines = [f"- {'.'.join(map(str, e.path)) or '(root)'}: {e.message[:300]}"
-                 for e in errors[:20]]
-        return f"Invalid arguments for tool {call.name!r}:\n" + "\n".join(lines)
+        lines = "\n".join(f"- {p}" for p in problems)
+        return f"Invalid arguments for tool {call.name!r}:\n{lines}"
 
 
 def with_client_tools(agent: ReActAgent, tools: Iterable[ClientTool], *,

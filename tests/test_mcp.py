@@ -378,6 +378,7 @@ async def test_numbers_as_strings_are_read_inside_unions_as_pydantic_reads_them(
                             "filter": {"kind": "price", "max": "9.5"}}),
             Call("search", {"q": "tea", "filter": {"kind": "stock", "only": "yes"}}),
             Call("search", {"q": "tea", "limit": "five"}),
+            Call("search", {"q": "tea", "filter": {"kind": "price", "max": "cheap"}}),
         ]),
         "done",
     ])
@@ -387,7 +388,13 @@ async def test_numbers_as_strings_are_read_inside_unions_as_pydantic_reads_them(
     assert results[0] == ('{"q":"tea","limit":5,"sort":"7","filter":{"kind":"price","max":9.5}}',
                           False)
     assert results[1] == ('{"q":"tea","filter":{"kind":"stock","only":true}}', False)
-    assert results[2][1] and "limit: 'five' is not valid" in results[2][0]
+    assert results[2][1] and "limit: fits no branch of anyOf (integer | null): got a string" \
+        in results[2][0]
+    # a union's error names its branches and the closest one's failing path (it said only
+    # "... is not valid under any of the given schemas")
+    assert results[3][1] and ("filter: fits no branch of oneOf (Price | InStock); closest, "
+                              "Price: filter.max: 'cheap' is not of type 'number'") \
+        in results[3][0] and "only" not in results[3][0]
 
 
 async def test_bad_schema_stops_a_stdio_server_cleanly() -> None:
