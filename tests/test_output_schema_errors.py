@@ -72,8 +72,8 @@ def test_other_errors_are_path_and_message_in_path_order() -> None:
 def test_a_client_tools_union_error_names_the_branch() -> None:
     """The frontend tools' arguments are checked by the same function."""
     tools = ClientTools([ClientTool("find", "Find.", SCHEMA)])
-    problem = tools._invalid(ToolUseBlock("c1", "find", {"filter": {"kind": "price",
-                                                                     "max": "cheap"}}))
+    _, problem = tools._read(ToolUseBlock("c1", "find", {"filter": {"kind": "price",
+                                                                      "max": "cheap"}}))
     assert problem == ("Invalid arguments for tool 'find':\n- filter: fits no branch of oneOf "
                        "(Price | Stock); closest, Price: filter.max: 'cheap' is not of type "
                        "'number'")
