@@ -35,7 +35,15 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   ``"output"`` names another key
 * ``output_retry`` / ``attempt_discarded`` -> ``CUSTOM`` events named
   ``agentflow.output_retry`` / ``agentflow.attempt_discarded`` (value: the
-  wire's JSON of the event); a discarded attempt's open messages are ended
+  wire's JSON of the event); a discarded attempt's open messages are ended.
+  An attempt whose text is void (a stream cut and sent again:
+  ``stream_error``, ``degradation``) is retracted: its open messages end
+  with ``metadata`` ``{"agentflow": {"discarded": <reason>}}`` (the client
+  keeps it on the message), the event's value names every message of the
+  attempt (``message_ids``), and the retry's messages take new ids
+  (``<call>-<step>-retry<n>``), so a client never appends the retry's text
+  to the abandoned one; ``read_run_input`` leaves such messages out of the
+  history a client sends back
 * ``complete`` -> ``RUN_FINISHED`` with ``result`` ``{"output", "text",
   "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``), plus
   ``"pending_tool_call_ids"`` when frontend tool calls wait for the client
@@ -129,6 +137,7 @@ from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.web._agui_input import read_run_input
 from agentflow.web._agui_state import MAX_SHOWN_STATE, StateUpdates
+from agentflow.web._blocks import discarded as _discarded
 from agentflow.web.run_input import ClientTool, RunInput, check_stateless, offered_tools
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
@@ -202,18 +211,30 @@ class AGUIEncoder:
         self._pending: list[str] = []       # ids of the client tools' calls
         self._step: str | None = None       # the assistant message of the step's calls
         self._calls = 0
+        self._retries = 0                   # attempts retracted: the retries' ids differ
+        self._opened: dict[int, list[str]] = {}  # the messages each step's attempt opened
 
     def _frames(self, events: list[BaseEvent]) -> bytes:
         return "".join(map(self._sse.encode, events)).encode()
 
-    def _close(self, events: list[BaseEvent]) -> None:
+    def _close(self, events: list[BaseEvent], discarded: str | None = None) -> None:
+        """End the open messages (``discarded``: flagged so, as void)."""
+        flag = _discarded(discarded) if discarded else None
         if self._text is not None:
-            events.append(TextMessageEndEvent(message_id=self._text))
+            events.append(TextMessageEndEvent(message_id=self._text, metadata=flag))
             self._text = None
         if self._reasoning is not None:
-            events.append(ReasoningMessageEndEvent(message_id=self._reasoning))
+            events.append(ReasoningMessageEndEvent(message_id=self._reasoning, metadata=flag))
             events.append(ReasoningEndEvent(message_id=self._reasoning))
             self._reasoning = None
+
+    def _open(self, iteration: int, kind: str) -> str:
+        """A new message's id for step ``iteration`` (``kind``: ``""`` text,
+        ``"-reasoning"``), remembered as the attempt's."""
+        retry = f"-retry{self._retries}" if self._retries else ""
+        message_id = f"{self._call}-{iteration}{kind}{retry}"
+        self._opened.setdefault(iteration, []).append(message_id)
+        return message_id
 
     def encode(self, event: Event) -> bytes:
         out: list[BaseEvent] = []
@@ -223,7 +244,7 @@ class AGUIEncoder:
             if self._reasoning is not None:
                 self._close(out)
             if self._text is None:
-                self._text = self._step = f"{self._call}-{event.iteration}"
+                self._text = self._step = self._open(event.iteration, "")
                 out.append(TextMessageStartEvent(message_id=self._text, role="assistant"))
             elif not out:  # the hot path: one content event, encoded directly
                 return _content_frame(b"TEXT_MESSAGE_CONTENT", self._text, event.text)
@@ -234,7 +255,7 @@ class AGUIEncoder:
             if self._text is not None:
                 self._close(out)
             if self._reasoning is None:
-                self._reasoning = f"{self._call}-{event.iteration}-reasoning"
+                self._reasoning = self._open(event.iteration, "-reasoning")
                 out.append(ReasoningStartEvent(message_id=self._reasoning))
                 out.append(ReasoningMessageStartEvent(message_id=self._reasoning,
                                                       role="reasoning"))
@@ -293,9 +314,14 @@ class AGUIEncoder:
             return self._frames(out) + state + self._frames([RunFinishedEvent(
                 thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome)])
         elif isinstance(event, OutputRetry | AttemptDiscarded):
-            if isinstance(event, AttemptDiscarded):
-                self._close(out)
             data = event_to_dict(event)
+            if isinstance(event, AttemptDiscarded):
+                void = event.reason != "superseded"  # (superseded: only the partial output)
+                self._close(out, event.reason if void else None)
+                if void:
+                    data["message_ids"] = self._opened.pop(event.iteration, [])
+                    self._retries += 1
+                    self._step = None
             out.append(CustomEvent(name=f"agentflow.{data.pop('type')}", value=data))
         else:  # an event type newer than this table: a custom event
             data = event_to_dict(event)
