@@ -247,6 +247,10 @@ async def test_stdio_server_crash_mid_call_then_restarted_by_the_next_call(
             await server.call_tool("add", {"a": 1, "b": 1})
         assert info.value.server == server.name and "could not reconnect" in str(info.value)
         assert "exited" in info.value.lost and "connection lost" in repr(server)
+        assert server.lost is not None and "exited" in server.lost  # why it was lost, kept
+        with pytest.raises(MCPReconnectError) as again:  # each call tries once more
+            await server.call_tool("add", {"a": 1, "b": 1})
+        assert again.value.lost == info.value.lost
         once.unlink()
         assert (await server.call_tool("echo", {"text": "hi"})).text == "hi"
         assert server.reconnects == 2

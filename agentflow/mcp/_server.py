@@ -11,13 +11,10 @@ transport closes stdin, then sends SIGTERM and SIGKILL to the server's
 process group, each wait bounded; the HTTP transport ends the session with a
 DELETE and closes its connections).
 
-A lost connection (the process exited, the endpoint went away, an HTTP
-server answered 404 to the session: the spec's "start a new session") fails
-the call that met it with ``MCPConnectionError``, a tool error the model
-reads; the next call reconnects first, once: the old session is closed, the
-process started (or the URL connected) again, ``initialize`` and
-``tools/list`` again. A reconnection that fails raises
-``MCPReconnectError`` naming the server; each later call tries once more.
+A lost connection (the process exited, the endpoint went away, an HTTP 404
+to the session: the spec's "start a new session") fails the call that met
+it (``MCPConnectionError``, a tool error the model reads); the next call
+reconnects first, once (``_reconnect``), or raises ``MCPReconnectError``.
 
 This module holds the server's configuration, constructors and lifecycle;
 its two halves are its bases: ``_server_tools.ServerTools`` (the
@@ -292,16 +289,17 @@ class MCPServer(ServerTools):
             await self._closed.wait()
             self._lost, self._failure = None, None
             await self._connect(self._group)
-            if (failure := self._failure) is not None:
-                self._failure, self._lost = None, f"could not reconnect: {_reason(failure)}"
+            failure, session = self._failure, self._session
+            if failure is not None or session is None:  # (None: it ended as soon as it began)
+                why = _reason(failure) if failure is not None else self._lost or "it ended"
+                self._failure, self._lost = None, lost  # the next call tries again
                 raise MCPReconnectError(
                     f"MCP server {self.name!r} lost its connection ({lost}) and could not "
-                    f"reconnect over {self.target.kind} ({target}): {_reason(failure)}",
+                    f"reconnect over {self.target.kind} ({target}): {why}",
                     server=self.name, target=target, lost=lost) from failure
             self.reconnects += 1
             _log.info("mcp.reconnected", server=self.name, target=target, lost=lost)
-            assert self._session is not None
-            return self._session
+            return session
 
     async def _serve(self, stop: anyio.Event, closed: anyio.Event, *,
                      task_status: anyio.abc.TaskStatus[None]) -> None:
