@@ -15,9 +15,11 @@ is its own (``os.wait4``'s ``ru_maxrss``).
   agentflow sent (saved by the fake from agentflow's first request: same
   messages, response format and stream flag), posts it and parses the reply.
   Target: agentflow's throughput >= 0.5x raw's. Per row: the load, CPU ms per
-  document of each client (``wait4``), and the fake vendor's CPU ms per
-  document in each run (``/proc``): under a loaded machine the wall ratio
-  follows the CPU each side needs.
+  document of each client (``wait4``: with ``--workers``, the worker processes
+  included; peak RSS is the largest process's), and the fake vendor's CPU ms
+  per document in each run (``/proc``): under a loaded machine the wall ratio
+  follows the CPU each side needs. ``--workers 1 2`` runs agentflow once per
+  value (``agentflow extract --workers``); the raw client is one process.
 * ``hostile``: ``--text-files`` text files alone, then the same files with the
   hostile PDF of ``tests/pdfs.py`` (20 pages sharing one compressed stream of
   1M text operators, 14 KB) beside them. Target: every text file has its ok
@@ -25,7 +27,7 @@ is its own (``os.wait4``'s ``ru_maxrss``).
   no longer than the first plus the work budget (``DEFAULT_BUDGET.cpu_seconds``).
 
     python benchmarks/bench_scale.py [--sizes 10000 100000] [--concurrency 256]
-        [--text-files 1000] [--skip-raw] [--skip-hostile]
+        [--workers 1 2] [--text-files 1000] [--skip-raw] [--skip-hostile]
 """
 
 from __future__ import annotations
@@ -167,11 +169,12 @@ def cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def extract_argv(url: str, inputs: list[str], out: Path, concurrency: int) -> list[str]:
+def extract_argv(url: str, inputs: list[str], out: Path, concurrency: int,
+                 workers: int = 1) -> list[str]:
     return [str(Path(sys.executable).parent / "agentflow"), "extract", "--schema",
             f"{SCHEMA}:Contact", "--input", *inputs, "--model", "openai:gpt-4o-mini",
             "--base-url", url, "--api-key", "k", "--out", str(out),
-            "--concurrency", str(concurrency)]
+            "--concurrency", str(concurrency), "--workers", str(workers)]
 
 
 def corpus(path: Path, n: int) -> None:
@@ -192,6 +195,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--text-files", type=int, default=1000)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1],
+                        help="agentflow runs per size, one per --workers value")
     parser.add_argument("--skip-raw", action="store_true")
     parser.add_argument("--skip-hostile", action="store_true")
     args = parser.parse_args()
@@ -212,41 +217,51 @@ def main() -> None:
             warm_up(url, sample, work, args.concurrency)
             rows = []
             fakes: list[str] = []
-            print("\n| records | load | wall s | docs/s | ms/doc | CPU ms/doc | peak RSS MB |"
-                  " raw docs/s | raw CPU ms/doc | agentflow / raw |")
-            print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            print("\n| records | workers | load | wall s | docs/s | ms/doc | CPU ms/doc |"
+                  " peak RSS MB | raw docs/s | raw CPU ms/doc | agentflow / raw |")
+            print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            ratios: dict[int, float] = {}
             for n in args.sizes:
                 data = work / f"c{n}.jsonl"
                 corpus(data, n)
-                out = work / f"out{n}.jsonl"
-                load = os.getloadavg()[0]
-                fake = cpu_of(server.pid)
-                wall, rss, tail, cpu = run_child(extract_argv(url, [str(data)], out,
-                                                              args.concurrency))
-                fake = cpu_of(server.pid) - fake
-                saved = sum(1 for _ in out.open("rb"))
-                ok = sum(1 for line in out.open("rb") if b'"ok":true' in line)
-                assert saved == n == ok, f"{saved} records ({ok} ok) of {n}: {tail}"
-                raw = raw_cpu = ratio = ""
+                raw_wall = raw_cpus = 0.0
                 if not args.skip_raw:
                     raw_fake = cpu_of(server.pid)
                     raw_wall, _, raw_tail, raw_cpus = run_child([
                         sys.executable, "-c", RAW, url, str(data), str(sample),
                         str(args.concurrency)])
                     raw_fake = cpu_of(server.pid) - raw_fake
-                    fakes.append(f"{n:,}: fake {1000 * fake / n:.2f} / {1000 * raw_fake / n:.2f}")
+                    fakes.append(f"{n:,} raw: {1000 * raw_fake / n:.2f}")
                     assert raw_tail.replace(".", "", 1).isdigit(), raw_tail
-                    raw, raw_cpu = f"{n / raw_wall:,.0f}", f"{1000 * raw_cpus / n:.2f}"
-                    ratio = f"{raw_wall / wall:.2f}"
+                for workers in args.workers:
+                    out = work / f"out{n}.jsonl"
+                    load = os.getloadavg()[0]
+                    fake = cpu_of(server.pid)
+                    wall, rss, tail, cpu = run_child(extract_argv(
+                        url, [str(data)], out, args.concurrency, workers))
+                    fake = cpu_of(server.pid) - fake
+                    fakes.append(f"{n:,} agentflow --workers {workers}: {1000 * fake / n:.2f}")
+                    saved = sum(1 for _ in out.open("rb"))
+                    ok = sum(1 for line in out.open("rb") if b'"ok":true' in line)
+                    assert saved == n == ok, f"{saved} records ({ok} ok) of {n}: {tail}"
+                    raw = raw_cpu = ratio = ""
+                    if raw_wall:
+                        raw, raw_cpu = f"{n / raw_wall:,.0f}", f"{1000 * raw_cpus / n:.2f}"
+                        ratio = f"{raw_wall / wall:.2f}"
+                        ratios[workers] = raw_wall / wall
                     load = max(load, os.getloadavg()[0])
-                rows.append((n, wall, rss))
-                print(f"| {n:,} | {load:.1f} | {wall:.1f} | {n / wall:,.0f} | "
-                      f"{1000 * wall / n:.2f} | {1000 * cpu / n:.2f} | {rss:.0f} | {raw} | "
-                      f"{raw_cpu} | {ratio} |", flush=True)
+                    if workers == args.workers[0]:
+                        rows.append((n, wall, rss))
+                    print(f"| {n:,} | {workers} | {load:.1f} | {wall:.1f} | {n / wall:,.0f} | "
+                          f"{1000 * wall / n:.2f} | {1000 * cpu / n:.2f} | {rss:.0f} | {raw} | "
+                          f"{raw_cpu} | {ratio} |", flush=True)
+                    out.unlink()
                 data.unlink()
-                out.unlink()
+            for workers, ratio in ratios.items():
+                print(f"throughput at {args.sizes[-1]:,} records, --workers {workers}: "
+                      f"{ratio:.2f}x raw (target >= 0.5x): {'PASS' if ratio >= 0.5 else 'FAIL'}")
             if fakes:
-                print("\nthe fake vendor's CPU ms/doc (agentflow's run / raw's run): "
+                print("\nthe fake vendor's CPU ms/doc per run: "
                       + "; ".join(fakes))
             if len(rows) > 1:
                 growth = rows[-1][2] / rows[0][2]

@@ -335,7 +335,7 @@ def test_default_concurrency_follows_the_model(monkeypatch: pytest.MonkeyPatch) 
     refused for a vendor model."""
     import argparse
 
-    from agentflow.cli.extract import _model
+    from agentflow.cli.plan import model_of as _model
     from agentflow.extraction.setup import SetupError
     from agentflow.providers._local_threads import DEFAULT_SLOTS
     from agentflow.providers.local import LocalModel

@@ -211,6 +211,10 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--threads", type=int,
                     help="embedded model: CPU threads (default: $AGENTFLOW_THREADS, else "
                          "one per physical core available, at most 8)")
+    ex.add_argument("--workers", type=int, default=1,
+                    help="processes sharing --concurrency and every rate limit (default 1); "
+                         "for a fast endpoint where this process's CPU bounds the rate; "
+                         "--mode live, vendor models only")
     ex.add_argument("--limit", type=int, help="process at most N new inputs")
     ex.add_argument("--out", help="JSONL file to append to: a regular file, locked while the "
                                   "run lasts, read back to resume (default: stdout)")
@@ -332,6 +336,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CliError("--concurrency must be >= 1")
         if getattr(args, "threads", None) is not None and args.threads < 1:
             raise CliError("--threads must be >= 1")
+        if args.workers < 1:
+            raise CliError("--workers must be >= 1")
+        if args.workers > 1 and args.engine == "ray":
+            raise CliError("--workers is for --engine local; --engine ray spreads calls over "
+                           "--actors")
         if args.limit is not None and args.limit < 0:
             raise CliError("--limit must be >= 0")
         if args.max_chars is not None and args.max_chars < 1:

@@ -7,18 +7,17 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
-import importlib
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from agentflow import errors
 from agentflow.batch import ExtractInput, UniqueIds, extract_many
 from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
 from agentflow.batch_api.runner import BatchSettings
+from agentflow.cli.input_done import InputDone, Settle
 from agentflow.cli.options import (
     DEFAULT_CONCURRENCY,
     DEFAULT_INSTRUCTIONS,
@@ -27,8 +26,9 @@ from agentflow.cli.options import (
     run_settings_of,
 )
 from agentflow.cli.out_file import inputs_but_out, open_for_run
-from agentflow.cli.progress import BEFORE_REQUEST_LABEL, SUSPECT_LABELS, Progress
-from agentflow.cli.setup_faults import setup_fault
+from agentflow.cli.plan import model_of, plan_of
+from agentflow.cli.progress import Progress
+from agentflow.cli.workers import WorkItem, check_workers, extract_in_workers
 from agentflow.content import DocumentBlock
 from agentflow.documents.deferred import DeferredDocument
 from agentflow.documents.inputs import Document, prepared
@@ -37,53 +37,32 @@ from agentflow.documents.names import printable
 from agentflow.documents.readahead import PdfDelivery, read_ahead
 from agentflow.documents.routing import pdf_delivery
 from agentflow.documents.seen import MISSING
-from agentflow.errors import InvalidExampleError, InvalidModelError
 from agentflow.extraction.budget import Chunking
-from agentflow.extraction.chunked import check_items
-from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.fingerprint import schema_fingerprint
-from agentflow.extraction.records import _problem_record, _Sink, _transient, to_record
+from agentflow.extraction.records import _problem_record, _Sink, _transient
 from agentflow.extraction.settings_fingerprint import settings_fingerprint
 from agentflow.extraction.setup import (
     SetupError,
     check_api_key,
     check_batch_mode,
-    check_module_settings,
-    load_schema,
 )
 from agentflow.extraction.targets import check_new_files
-from agentflow.grounding import Grounded, grounding_plan
+from agentflow.grounding import grounding_plan
 from agentflow.grounding.locator_report import learned_lines
 from agentflow.grounding.locators import learn_locators
-from agentflow.model import Usage, resolve_model
-from agentflow.output.examples import check_examples
+from agentflow.model import Usage
 
 __all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_INSTRUCTIONS", "CliError", "_extract", "chunking_for"]
 
 async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
-    output_type, module = load_schema(args.schema)  # set-up first: nothing is asked before
-    check_module_settings(module, args.schema)
-    instructions = args.instructions or getattr(module, "INSTRUCTIONS", DEFAULT_INSTRUCTIONS)
-    prepare = getattr(module, "prepare", None)
-    max_chars = args.max_chars or getattr(module, "MAX_CHARS", None)
-    args.passes = args.passes if args.passes is not None else getattr(module, "PASSES", 1)
-    if not isinstance(args.passes, int) or isinstance(args.passes, bool) or args.passes < 1:
-        raise CliError(f"{args.schema}: PASSES must be an int >= 1, got {args.passes!r}")
-    examples = getattr(module, "EXAMPLES", None)
-    if examples is not None:
-        try:
-            checked = check_examples(examples, output_type,
-                                     _cli_marker(args, examples, output_type))
-        except InvalidExampleError as exc:
-            raise SetupError(f"{args.schema}: EXAMPLES: {exc}") from None
-        # what the examples taught, said once before any request (learn_locators caches it)
-        for line in learned_lines(learn_locators(checked, output_type), checked, output_type):
+    plan = plan_of(args)  # set-up first: nothing is asked before
+    output_type, module = plan.output_type, plan.module
+    instructions, prepare, max_chars = plan.instructions, plan.prepare, plan.max_chars
+    examples, chunking = plan.examples, plan.chunking
+    if examples is not None:  # what the examples taught, said once before any request
+        for line in learned_lines(learn_locators(plan.checked, output_type), plan.checked,
+                                  output_type):
             print(f"agentflow: {printable(line)}", file=sys.stderr)
-    chunking = chunking_for(args, module)
-    try:
-        check_items(output_type, chunking.items if chunking is not None else None)
-    except errors.UsageError as exc:
-        raise CliError(f"--items / CHUNKING: {exc}") from None
     check_api_key(args.model, api_key=args.api_key, base_url=args.base_url)
     check_batch_mode(None, args.mode, args.engine)
     check_named(args.input, args.format)  # an empty folder, a glob matching nothing...
@@ -91,7 +70,7 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
         from agentflow.cli.ray import run as run_on_ray
 
         return await asyncio.to_thread(run_on_ray, args, module, instructions, max_chars)
-    model = _model(args)
+    model = model_of(args)
     try:
         check_batch_mode(model, args.mode)
         sink.schema = schema_fingerprint(output_type)
@@ -145,6 +124,7 @@ async def _extract_into(
         raise SetupError(f"--pdf document: model {args.model!r} does not read PDF documents "
                          "(see 'agentflow models'); use --pdf auto or --pdf text")
     concurrency = args.concurrency or model.profile.concurrent_requests or DEFAULT_CONCURRENCY
+    check_workers(args, model, concurrency)
     progress = Progress(None, sys.stderr)
     # a scan sent as a PDF has no text to point into: Grounded() fields cannot be
     # (the default grounding of every string does not apply to a document without text)
@@ -193,33 +173,20 @@ async def _extract_into(
     usage, batch_usage = Usage(), [Usage()]
     faults: dict[str, int] = {}
     try:
-        async with contextlib.aclosing(extract_many(
-            # ids are unique by construction (each file once, each JSONL id once per file)
-            model, UniqueIds(inputs()), output_type, concurrency=concurrency, order="completed",
-            instructions=instructions, chunking=chunking, passes=args.passes,
-            allow_partial=args.allow_partial, max_chars=max_chars,
-            ground=not getattr(args, "no_ground", False), on_progress=progress.chunk,
-            mode=args.mode, batch=_batch_settings(args, batch_usage),
-            examples=examples,
-        )) as results:
-            reached = False  # a request went through: later connection faults are transient
-            async for result in results:
-                if getattr(result.error, "same_for_every_input", False):  # nothing else works
-                    raise SetupError(f"{type(result.error).__name__}: {result.error}")
-                if not reached and (fault := setup_fault(result.error, model, args.base_url)):
-                    raise SetupError(printable(fault))
-                reached = reached or result.usage.requests > 0
-                record = to_record(result, offsets.pop(result.id, 0), pages.pop(result.id, None))
-                if result.id in sent_as:  # the model read the PDF itself
-                    record["sent_as"] = sent_as.pop(result.id)
+        async with contextlib.aclosing(_done(
+                args, model, inputs(), output_type, concurrency, instructions, chunking,
+                max_chars, examples, progress, batch_usage, offsets, pages)) as finished:
+            async for one in finished:
+                if one.stop is not None:
+                    raise SetupError(one.stop)
+                record = one.record
+                if one.id in sent_as:  # the model read the PDF itself
+                    record["sent_as"] = sent_as.pop(one.id)
                 sink.write(record)
                 progress.add(record)
-                kind = SUSPECT_LABELS.get(type(result.error).__name__) if result.error else None
-                if kind and result.attempts == 0:  # no answer was refused: not suspect
-                    kind = BEFORE_REQUEST_LABEL
-                if kind:
-                    faults[kind] = faults.get(kind, 0) + 1
-                usage = usage + result.usage
+                if one.fault:
+                    faults[one.fault] = faults.get(one.fault, 0) + 1
+                usage = usage + one.usage
     finally:
         progress.close()
     if sink.out is not None and sink.out.superseded:
@@ -238,7 +205,7 @@ async def _extract_into(
     apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
     tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known
     done = counts["ok"] + failed
-    rate = f" ({done / elapsed * 60:.1f} documents/min{_engine(model)})" if (
+    rate = f" ({done / elapsed * 60:.1f} documents/min{_engine(model, args.workers)})" if (
         done and elapsed > 0) else ""
     print(f"{counts['ok']} ok, {failed} failed{f' ({apart})' if apart else ''}{skipped}"
           f"{progress.review_note()}; {tokens}; {elapsed:.1f}s{rate}"
@@ -247,18 +214,46 @@ async def _extract_into(
     return 1 if failed else 0
 
 
-def _engine(model: Any) -> str:
-    """`` on N threads, M slots`` for the embedded model (what its rate depends on)."""
+async def _done(
+    args: argparse.Namespace, model: Any, inputs: AsyncIterator[ExtractInput], output_type: Any,
+    concurrency: int, instructions: str, chunking: Chunking | None, max_chars: int | None,
+    examples: Any, progress: Progress, batch_usage: list[Usage], offsets: dict[str, int],
+    pages: dict[str, Any],
+) -> AsyncGenerator[InputDone, None]:
+    """Each input's ``InputDone`` as it completes: from ``extract_many`` in
+    this process, or from ``--workers`` processes (``agentflow.cli.workers``)."""
+    if args.workers > 1:
+        async def items() -> AsyncIterator[WorkItem]:
+            async for item in inputs:
+                yield WorkItem(item, offsets.pop(item.id, 0), pages.pop(item.id, None))
+
+        async with contextlib.aclosing(extract_in_workers(
+                args, items(), workers=args.workers, concurrency=concurrency)) as done:
+            async for one in done:
+                yield one
+        return
+    settle = Settle(model, args.base_url)
+    async with contextlib.aclosing(extract_many(
+        # ids are unique by construction (each file once, each JSONL id once per file)
+        model, UniqueIds(inputs), output_type, concurrency=concurrency, order="completed",
+        instructions=instructions, chunking=chunking, passes=args.passes,
+        allow_partial=args.allow_partial, max_chars=max_chars,
+        ground=not getattr(args, "no_ground", False), on_progress=progress.chunk,
+        mode=args.mode, batch=_batch_settings(args, batch_usage), examples=examples,
+    )) as results:
+        async for result in results:
+            yield settle(result, offsets.pop(result.id, 0), pages.pop(result.id, None))
+
+
+def _engine(model: Any, workers: int = 1) -> str:
+    """`` on N threads, M slots`` for the embedded model, `` in N worker
+    processes`` under ``--workers`` (what the rate depends on)."""
+    if workers > 1:
+        return f" in {workers} worker processes"
     threads, slots = getattr(model, "threads", None), getattr(model, "parallel", None)
     if not isinstance(threads, int) or not isinstance(slots, int):
         return ""
     return f" on {threads} thread{'s' * (threads != 1)}, {slots} slot{'s' * (slots != 1)}"
-
-
-def _cli_marker(args: argparse.Namespace, examples: Any, output_type: Any) -> Grounded | None:
-    """The run's grounding default: none under ``--no-ground``, else the
-    extraction default relaxed by the examples (``agentflow.extraction.defaults``)."""
-    return None if getattr(args, "no_ground", False) else extraction_marker(examples, output_type)
 
 
 def _grounds(output_type: Any, ground: bool) -> bool:
@@ -309,25 +304,3 @@ def _batch_settings(args: argparse.Namespace, batch_usage: list[Usage]) -> Batch
     return BatchSettings(batch_only=args.batch_only, journal=journal, on_usage=add,
                          poll_initial=args.batch_poll, poll_max=max(args.batch_poll, 300.0),
                          on_progress=lambda p: print(f"agentflow: {p.line()}", file=sys.stderr))
-
-
-def _model(args: argparse.Namespace) -> Any:
-    local = args.model.split(":", 1)[0] == "local"
-    threads = getattr(args, "threads", None)
-    if threads is not None and not local:
-        raise SetupError(f"--threads is for the embedded model (--model local), not {args.model}")
-    if not (args.base_url or args.api_key or local):
-        return resolve_model(args.model)
-    registry = importlib.import_module("agentflow.providers.registry")
-    kwargs: dict[str, Any] = {
-        k: v for k, v in (("base_url", args.base_url), ("api_key", args.api_key)) if v}
-    if local:  # the embedded model: --threads, and one decoding slot per call in flight
-        kwargs |= {k: v for k, v in (("threads", threads), ("parallel", args.concurrency))
-                   if v is not None}
-    try:
-        return registry.get_model(args.model, **kwargs)
-    except InvalidModelError:  # a bad setting (AGENTFLOW_THREADS=abc): its own message
-        raise
-    except TypeError as exc:  # a model class without that keyword (the embedded one)
-        flags = " or ".join(f"--{name.replace('_', '-')}" for name in kwargs)
-        raise SetupError(f"--model {args.model}: takes no {flags} ({exc})") from None

@@ -30,6 +30,7 @@ The tree::
     ├── ProviderError                     status, code, vendor, message
     │   ├── BadRequestError               400/422
     │   │   ├── ContextLengthError        over the model's context window (.limit, .requested)
+    │   │   ├── GrammarEngineError        the server's grammar engine gave up mid-reply (.reason)
     │   │   └── UnsupportedFeatureError   400 naming a feature the model lacks (.feature)
     │   ├── AuthenticationError           401 (and Gemini's 400 API_KEY_INVALID)
     │   ├── PermissionDeniedError         403
@@ -110,6 +111,7 @@ from agentflow.errors._provider import (
     BatchRequestError,
     ContextLengthError,
     DeadlineExceededError,
+    GrammarEngineError,
     NotFoundError,
     OverloadedError,
     PermissionDeniedError,
@@ -176,6 +178,7 @@ __all__ = [
     "DuplicateInputIdError",
     "EmptyDocumentError",
     "EncryptedDocumentError",
+    "GrammarEngineError",
     "GroundingError",
     "InvalidExampleError",
     "InvalidInputError",

@@ -15,6 +15,7 @@ __all__ = [
     "BatchRequestError",
     "ContextLengthError",
     "DeadlineExceededError",
+    "GrammarEngineError",
     "NotFoundError",
     "OverloadedError",
     "PermissionDeniedError",
@@ -117,6 +118,25 @@ class ContextLengthError(BadRequestError):
                   else f" ({limit} tokens)" if limit else "")
         super().__init__(f"{message} -- {self.HINT}{counts}", status=status, code=code,
                          vendor=vendor)
+
+
+class GrammarEngineError(BadRequestError):
+    """The server's constrained-decoding engine gave up on the request's
+    grammar while decoding (llama.cpp with llguidance: a lexer over its
+    limits, ``LexerTooComplex``, or a grammar it cannot compile), so the reply
+    would go on unconstrained. llama.cpp says so only in its log and answers
+    200; the embedded model reads its log and stops the reply
+    (``agentflow.providers.local``). Not retried: the same grammar fails the
+    same way.
+
+    Attributes:
+        reason: the engine's message (``"lexer error: too many expressions
+            constructed"``).
+    """
+
+    def __init__(self, message: str, *, reason: str, vendor: str = "") -> None:
+        self.reason = reason
+        super().__init__(message, status=None, code="grammar", vendor=vendor)
 
 
 class UnsupportedFeatureError(BadRequestError):

@@ -248,13 +248,17 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     grounding.edges.clean_edges`` cut a ``:`` or ``;`` the rule's own extent
     holds: ``TODO list for 2.0:`` read to the line's end): ``None``;
     anything else ``DISAGREES``. A list of ``max_items`` items (its bound)
-    holds when it is the first ones the rule finds.
+    holds when it is the first ones the rule finds. A rule whose ``twins``
+    (other places every example writes the value at as well) read other
+    values here (``Locator.twins_agree``): ``None``.
 
     The rule reads the live text (``agentflow.grounding.void_blocks``), and
     void text may lower the result, never make it confident: a ``HELD`` or
     ``ABSENT`` stands only where the rule reading the whole text gives the
     same, else ``None`` (a value beside a block the document voids, under
     the same label: read whole, the rule cannot say which is meant)."""
+    if not rule.twins_agree(source):
+        return None  # the examples write the value in two places, which read otherwise here
     found = rule.values(source)
     score = _read(rule, value, source, found, max_items, required)
     if score is None or score < REVIEW_BELOW or not void_spans(source):

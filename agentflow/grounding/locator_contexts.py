@@ -33,8 +33,13 @@ MAX_CONTEXT = 40
 """Longest ``left`` / ``right`` context kept (characters)."""
 
 
-def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator | None:
-    """The locator of field ``name`` from ``examples`` (``None``: no rule fits)."""
+def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample],
+                  like: Seen | None = None) -> Locator | None:
+    """The locator of field ``name`` from ``examples`` (``None``: no rule fits),
+    each value (item) taken at its first place in its example's text, or,
+    with ``like``, at the place whose line reads most like ``like``'s
+    (``agentflow.grounding.locator_places.closest``: a value an example
+    writes twice, the rule learned from its other place)."""
     seen: list[Seen] = []
     split: str | None = None
     continued = False
@@ -46,7 +51,7 @@ def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample]) -> 
         items = [v.strip() for v in items if v.strip()]
         if not items:
             continue
-        placed = [seen_at(v, example.text) for v in items]
+        placed = [seen_at(v, example.text, like) for v in items]
         if any(p is None for p in placed):
             return None
         places = [p for p in placed if p is not None]

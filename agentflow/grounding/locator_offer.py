@@ -30,7 +30,9 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
     finds nothing can only be null (or an empty list) where the document
     shows it empty (``agentflow.grounding.locator_absence.absence_shown``),
     else it keeps its ordinary grounding (any value its rules allow, or
-    null): examples never make a field unreachable in another layout.
+    null): examples never make a field unreachable in another layout; so
+    does a field whose locator's ``twins`` read other values in ``source``
+    (``Locator.twins_agree``).
     A field whose strings are not grounded, or are whole items (unless its
     rule is an ``items`` rule, whose values are whole items), is left as is."""
     props = schema.get("properties")
@@ -40,8 +42,8 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
     new_props = dict(props)
     for name, rule in locators.items():
         prop = props.get(name)
-        if not isinstance(prop, Mapping):
-            continue
+        if not isinstance(prop, Mapping) or not rule.twins_agree(source):
+            continue  # (twins that read otherwise: the examples cannot say which place)
         values: list[Any] = (rule.blocks(source) if rule.continued and rule.many
                              else rule.values(source))
         if not values and not absence_shown(rule, source):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,8 +17,8 @@ from agentflow.grounding.quotes import QUOTES, past_escaped
 from agentflow.grounding.tokens import cuts_token
 from agentflow.output.examples import CheckedExample
 
-__all__ = ["Seen", "block_of", "common_end", "common_start", "example_value", "lead",
-           "next_word", "one_line", "right_end", "seen_at", "tail"]
+__all__ = ["Seen", "block_of", "closest", "common_end", "common_start", "example_value", "lead",
+           "next_word", "one_line", "places_at", "right_end", "seen_at", "tail"]
 
 
 def example_value(example: CheckedExample, name: str) -> Any:
@@ -43,14 +43,47 @@ class Seen:
     paragraph: bool = False  # it runs on over its paragraph's next lines (not indented)
 
 
-def seen_at(value: str, text: str) -> Seen | None:
+def seen_at(value: str, text: str, like: Seen | None = None) -> Seen | None:
     """Where ``value`` first occurs in ``text`` within one line, or within
     one line and its continuation lines (``agentflow.grounding.lines.
     continuation``: a value that spans them); whole tokens preferred
     (``2.1`` is the version of ``Version: 2.1``, not a part of ``12.1``),
     a value right after its line's key counting as one (``Calculator`` of
     ``Name=Calculator``, whose ``=`` joins a token: ``agentflow.grounding.
-    tokens``), not only a later ``;Calculator;``."""
+    tokens``), not only a later ``;Calculator;``. ``like``: of the places
+    ``places_at`` gives, the one whose line reads most like ``like``'s
+    (``closest``) rather than the first."""
+    if like is not None:
+        places = places_at(value, text)
+        return closest(places, like) if places else None
+    return next(_places(value, text), None)
+
+
+def places_at(value: str, text: str) -> list[Seen]:
+    """Every place ``seen_at`` could take ``value`` at in ``text``, in its
+    order (the first is ``seen_at``'s): a value an example writes twice
+    (``[submodule "cub"]`` and ``path = cub``; ``Debian`` inside
+    ``PRETTY_NAME="Debian 12"`` before ``NAME="Debian"``) has a place for
+    each."""
+    return list(_places(value, text))
+
+
+def closest(places: Sequence[Seen], like: Seen) -> Seen:
+    """The one of ``places`` whose line reads most like ``like``'s: the same
+    line start before the value (its label), else the longest text before
+    the value in common, then after it; the first of equals.
+
+    Raises:
+        ValueError: when ``places`` is empty.
+    """
+    label = like.before[len(like.lead):]
+    return max(places, key=lambda p: (
+        p.before[len(p.lead):] == label, len(common_end([p.before, like.before])),
+        len(common_start([p.after, like.after]))))
+
+
+def _places(value: str, text: str) -> Iterator[Seen]:
+    """The places of ``places_at``, one at a time."""
     every = occurrences(value, text)
     whole = set(occurrences(value, text, whole_tokens=True))
     spans = [s for s in every if s in whole or _after_key(text, *s)] or every
@@ -74,9 +107,8 @@ def seen_at(value: str, text: str) -> Seen | None:
         if multi:
             goes_on = paragraph_continuation if paragraph else continuation
             more = len(goes_on(text[lo:].split("\n"), 0)) > text[lo:end].count("\n")
-        return Seen(lo, start, end, before, text[end:line_end].rstrip("\r"), lead, multi,
-                     more, paragraph)
-    return None
+        yield Seen(lo, start, end, before, text[end:line_end].rstrip("\r"), lead, multi,
+                   more, paragraph)
 
 
 def _after_key(text: str, start: int, end: int) -> bool:

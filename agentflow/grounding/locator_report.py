@@ -49,7 +49,8 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
                   output_type: Any) -> list[str]:
     """One line per top-level field of ``output_type``, in order: ``learned:
     <the rule> (from N of M examples)`` for a field with a locator (``N``:
-    the examples that fill it), else ``no rule: <field> (<why>)``: no
+    the examples that fill it; ``; also <rule>`` for each of its ``twins``),
+    else ``no rule: <field> (<why>)``: no
     example fills it, the examples write it in no common place that held
     leave-one-out, or only after punctuation they write elsewhere too
     (``agentflow.grounding.locators.is_loose``), it is ``Derived()``, or it
@@ -68,7 +69,10 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
         rule = locators.get(name)
         filled = _filled(name, examples)
         if rule is not None:
-            out.append(f"learned: {rule.describe()} (from {filled} of {total} examples)")
+            also = "".join(f"; also {twin.describe()}" for twin in rule.twins)
+            if also:
+                also += " (the examples write it in both places: where they differ, unpinned)"
+            out.append(f"learned: {rule.describe()} (from {filled} of {total} examples){also}")
         elif name in infos and is_derived(infos[name].annotation, infos[name].metadata):
             out.append(f"no rule: {name} (Derived(): not copied from the document)")
         elif name not in text_fields:

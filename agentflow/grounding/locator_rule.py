@@ -128,6 +128,13 @@ class Locator(LocatorReading):
             label (``Requires:`` over an indented ``zlib``, where the format
             may have no continuation lines) is then offered, but never
             pinned (``agentflow.extraction.confidence``).
+        twins: rules of other places that held on every example as well
+            (``agentflow.grounding.locator_twins``: each example writes the
+            value twice, ``[submodule "cub"]`` and ``path = cub``): the
+            examples cannot tell which place is the field's, so on a
+            document where one of them reads other values (``twins_agree``;
+            one that reads nothing says nothing) the rule neither narrows
+            the grammar nor pins a value.
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -160,6 +167,7 @@ class Locator(LocatorReading):
     group: str = ""
     comments: bool = True
     shown_below: bool = True
+    twins: tuple[Locator, ...] = ()
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -188,6 +196,17 @@ class Locator(LocatorReading):
         """The values this locator finds in ``source`` that fit the examples'
         kind of value (``fits``), in document order (see ``_values``)."""
         return [v for v in self._values(source, live) if self.fits(v)]
+
+    def twins_agree(self, source: str) -> bool:
+        """Whether none of ``twins`` finds other values in ``source`` than this
+        rule finds (whitespace folded): a twin that finds nothing says nothing
+        (the document writes only one of the places); true without twins."""
+        if not self.twins:
+            return True
+        found = self.values(source)
+        return all(not other or (len(other) == len(found) and all(
+            same_text(a, b) for a, b in zip(other, found, strict=True)))
+            for other in (twin.values(source) for twin in self.twins))
 
     def holds(self, value: Any, source: str, *, clean: bool = False,
               max_items: int | None = None, found: list[str] | None = None) -> bool:

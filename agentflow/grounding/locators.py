@@ -67,7 +67,15 @@ says where its value is written, as literal text on the value's line:
   none: no ``group``.
 
 **Learning.** Each example's value (or each item) is found in the example's
-text (its first occurrence, verbatim); its line gives the contexts. Across
+text (its first occurrence, verbatim); its line gives the contexts. Where an
+example writes a value in several places (inside another value first:
+``PRETTY_NAME="Debian 12"`` before ``NAME="Debian"``; twice by the format's
+habit: ``[submodule "cub"]`` over ``path = cub``), a rule is also learned
+from each other place (``agentflow.grounding.locator_twins``): when the
+first places teach none, one that holds from another place is the field's;
+when rules of several places hold, the examples cannot tell which is meant,
+and on a document where they read other values the field is not pinned
+(``Locator.twins``). Across
 the examples that fill the field, ``left`` is the longest common ending of
 the texts before the values (anchored when those texts are all the same
 label), ``right`` the run of punctuation and spaces the texts after them
@@ -119,21 +127,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, get_args
 
 from pydantic import BaseModel
 
-from agentflow.grounding.groups import group_of
-from agentflow.grounding.list_heading import heading_of
 from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_contextless import learn_argument, learn_items
 from agentflow.grounding.locator_contexts import learn_locator
 from agentflow.grounding.locator_offer import apply_locators
-from agentflow.grounding.locator_places import Seen, example_value, seen_at
+from agentflow.grounding.locator_parts import grouped, headed
+from agentflow.grounding.locator_places import Seen, example_value
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
+from agentflow.grounding.locator_twins import KEY_LABEL, anchors, twinned
 from agentflow.grounding.marked_types import (
     is_derived,
     is_text,
@@ -185,11 +192,6 @@ def _kind(tp: Any) -> bool | None:
     return None
 
 
-_KEY = re.compile(r"[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=][ \t]*\Z")
-"""A key of a ``key: value`` / ``key=value`` line (``Version: ``, ``ExecStart=``):
-the only line start one example alone makes a label of."""
-
-
 def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict[str, Locator]:
     """The locators that hold on ``examples`` (field name -> ``Locator``),
     leave-one-out checked (see the module docstring); ``{}`` without examples."""
@@ -201,50 +203,89 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
         return cached
     kept: dict[str, Locator] = {}
     for name, many in locator_fields(output_type):
-        rule = learn_locator(name, many, examples)
-        filled = len([e for e in examples if example_value(e, name)])
-        if rule is not None and is_loose(rule) and (filled < 2 or any(
-                len(rule.values(e.text)) > 1 for e in examples if example_value(e, name))):
-            # punctuation alone around the value (``, `` to the line's end, `` "``
-            # up to ``"``): only a context the examples write nowhere but around the
-            # value (`` \- `` of a man page's NAME line), not one any line may hold
-            # (``The Old Mill, Bath``, every quoted string); the line's own key may
-            # still place it (``"name": "x"``: argument 2 of the line that begins
-            # with ``name``)
-            rule = None
-        if rule is not None:
-            rule = _grouped(rule, examples)
-        if rule is None or not all(rule.holds(example_value(e, name), e.text) for e in examples):
-            rule = learn_items(name, examples) if many else learn_argument(name, examples)
-            if rule is not None:
-                rule = _grouped(rule, examples)
-            if rule is not None and all(rule.holds(example_value(e, name), e.text)
-                                        for e in examples):
-                kept[name] = _headed(_with_kind(rule, examples), examples)  # each example
-                # shows the same place
-            continue
-        if not rule.anchored or not rule.left.strip():
-            # a context common to several examples (or a value that begins its
-            # line): generalised, so it needs two examples that fill the field
-            if filled < 2:
+        rule, held = _context_rule(name, many, examples, None)
+        if rule is None:
+            if held:
+                continue  # its first places' rule held, but leave-one-out it did not
+            contextless = _contextless(name, many, examples)
+            if contextless is not None:
+                kept[name] = contextless
                 continue
-        elif len([e for e in examples if example_value(e, name)]) < 2 and not _KEY.match(rule.left):
-            continue  # one example's line start: a label only if it reads as a key
-        elif len(examples) > 1 and not all(
-                _held_out(name, many, examples, i, rule.split, rule.continued, rule.paragraph,
-                          rule.right, rule.right_word, rule.group) for i in range(len(examples))):
-            continue
-        kept[name] = _headed(_with_kind(rule, examples), examples)
+        rules = [] if rule is None else [rule]
+        for like in anchors(name, examples):  # the value written in several places: a
+            # rule from each other place too (``locator_twins``)
+            other, _ = _context_rule(name, many, examples, like)
+            if other is not None and other not in rules:
+                rules.append(other)
+        if rules:
+            kept[name] = twinned(rules)
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
     lines = tuple(sorted(set().union(*(layout_lines(e.text) for e in examples))))
-    kept = {name: dataclasses.replace(rule, layout=layout, lines=lines, shown_empty=any(
-        not example_value(e, name) for e in examples), shapes=_shapes(name, examples),
-        shown_below=any(rule.begins_below(e.text) for e in examples) or not rule.continued)
-        for name, rule in kept.items()}
+    kept = {name: _finished(rule, examples, layout, lines) for name, rule in kept.items()}
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[key] = kept
     return kept
+
+
+def _contextless(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator | None:
+    """The ``items`` (a list) or ``arg`` (a single value) rule of field
+    ``name`` when it holds on every example (``agentflow.grounding.
+    locator_contextless``), else ``None``."""
+    rule = learn_items(name, examples) if many else learn_argument(name, examples)
+    if rule is not None:
+        rule = grouped(rule, examples)
+    if rule is None or not all(rule.holds(example_value(e, name), e.text) for e in examples):
+        return None
+    return headed(_with_kind(rule, examples), examples)  # each example shows the same place
+
+
+def _finished(rule: Locator, examples: Sequence[CheckedExample], layout: tuple[str, ...],
+              lines: tuple[str, ...]) -> Locator:
+    """``rule`` (and its twins) with what every rule keeps of the examples: their
+    ``layout`` and ``lines``, ``shown_empty``, ``shapes`` and ``shown_below``."""
+    name = rule.field
+    return dataclasses.replace(
+        rule, layout=layout, lines=lines, shown_empty=any(
+            not example_value(e, name) for e in examples), shapes=_shapes(name, examples),
+        shown_below=any(rule.begins_below(e.text) for e in examples) or not rule.continued,
+        twins=tuple(_finished(t, examples, layout, lines) for t in rule.twins))
+
+
+def _context_rule(name: str, many: bool, examples: Sequence[CheckedExample],
+                  like: Seen | None) -> tuple[Locator | None, bool]:
+    """The context rule of field ``name`` (``learn_locator``, each value at
+    its first place, or with ``like`` at the place most like it) when it is
+    kept (see the module docstring), and whether it held on every example
+    (a rule that held but was not kept: ``None, True``)."""
+    rule = learn_locator(name, many, examples, like)
+    filled = len([e for e in examples if example_value(e, name)])
+    if rule is not None and is_loose(rule) and (filled < 2 or any(
+            len(rule.values(e.text)) > 1 for e in examples if example_value(e, name))):
+        # punctuation alone around the value (``, `` to the line's end, `` "``
+        # up to ``"``): only a context the examples write nowhere but around the
+        # value (`` \- `` of a man page's NAME line), not one any line may hold
+        # (``The Old Mill, Bath``, every quoted string); the line's own key may
+        # still place it (``"name": "x"``: argument 2 of the line that begins
+        # with ``name``)
+        rule = None
+    if rule is not None:
+        rule = grouped(rule, examples, like)
+    if rule is None or not all(rule.holds(example_value(e, name), e.text) for e in examples):
+        return None, False
+    if not rule.anchored or not rule.left.strip():
+        # a context common to several examples (or a value that begins its
+        # line): generalised, so it needs two examples that fill the field
+        if filled < 2:
+            return None, True
+    elif filled < 2 and not KEY_LABEL.match(rule.left):
+        return None, True  # one example's line start: a label only if it reads as a key
+    elif len(examples) > 1 and not all(
+            _held_out(name, many, examples, i, rule.split, rule.continued, rule.paragraph,
+                      rule.right, rule.right_word, rule.group, like)
+            for i in range(len(examples))):
+        return None, True
+    return headed(_with_kind(rule, examples), examples, like), True
 
 
 def _shapes(name: str, examples: Sequence[CheckedExample]) -> tuple[str, ...]:
@@ -297,64 +338,20 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
         spaced=any(len(v.split()) > 1 for v in values))
 
 
-def _headed(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
-    """``rule`` (a list rule without a label: ``- `` items, every list item)
-    reading only the lists under the heading every example that fills the
-    field writes its list under (``Locator.heading``; ``agentflow.grounding.
-    list_heading``), when that rule holds on every example; else ``rule``."""
-    if not rule.many or rule.labelled or rule.split or rule.continued or rule.arg is not None:
-        return rule
-    return _narrowed(rule, examples, lambda text, at: heading_of(text, at.line),
-                     lambda key: dataclasses.replace(rule, heading=key))
-
-
-def _grouped(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
-    """``rule`` reading only inside the INI-style group every example that
-    fills the field writes its value (its first item) under (``Locator.group``;
-    ``agentflow.grounding.groups``: ``[Desktop Entry]``), when that rule holds
-    on every example; else ``rule`` (values in different groups, or in none)."""
-    return _narrowed(rule, examples, lambda text, at: group_of(text, at.start),
-                     lambda key: dataclasses.replace(rule, group=key))
-
-
-def _narrowed(rule: Locator, examples: Sequence[CheckedExample],
-              key_of: Callable[[str, Seen], str], narrow: Callable[[str], Locator]) -> Locator:
-    """``narrow(key)``: ``rule`` reading only the part of the document (its
-    heading, its group) ``key``, the part ``key_of`` the example's text and its
-    value's place gives for every example that fills the field (its first
-    item), when that narrowed rule holds on every example; else ``rule``
-    (values in different parts, in none, or not placed)."""
-    keys = set()
-    for example in examples:
-        value = example_value(example, rule.field)
-        first = next((v.strip() for v in (value if isinstance(value, list) else [value])
-                      if isinstance(v, str) and v.strip()), "")
-        if not first:
-            continue
-        place = seen_at(first, example.text)
-        if place is None:
-            return rule
-        keys.add(key_of(example.text, place))
-    if len(keys) != 1 or "" in keys:
-        return rule
-    narrowed = narrow(keys.pop())
-    held = all(narrowed.holds(example_value(e, rule.field), e.text) for e in examples)
-    return narrowed if held else rule
-
-
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
               split: str | None = None, continued: bool = False,
               paragraph: bool = False, right: str = "", right_word: str = "",
-              group: str = "") -> bool:
+              group: str = "", like: Seen | None = None) -> bool:
     """Whether the rule learned without example ``i`` holds on it (true when
     the others teach no rule; ``split``: the separator of the rule learned
     from all, which others that write one item a line cannot show;
     ``continued``: likewise, whether values run on over continuation lines,
     as all the examples together show it; ``right_word``: likewise, the word
     after ``right`` all the examples write, which one alone may write otherwise;
-    ``group``: likewise, the group all the examples write the field under)."""
+    ``group``: likewise, the group all the examples write the field under;
+    ``like``: each value placed as the rule's were, ``learn_locator``)."""
     rest = [e for j, e in enumerate(examples) if j != i]
-    rule = learn_locator(name, many, rest)
+    rule = learn_locator(name, many, rest, like)
     if rule is not None and rule.split is None and split is not None:
         rule = dataclasses.replace(rule, split=split)  # the others had one item a line
     if rule is not None and (rule.continued, rule.paragraph) != (continued, paragraph) and (

@@ -44,12 +44,16 @@ string nodes carry ``"x-grounded": true`` (``agentflow.grounding``):
   pattern searches as JSON Schema does; ``grammar_values.candidates``), so any pattern
   works, however its shape; a longer source, or one with more than 1,000
   such values, gets the pattern intersected with the substring (llguidance
-  ``&``) on the JSON-escaped text. Keep patterns of such fields to simple
-  character classes: one like ``[^<>]+ <[^<>]+>`` intersected with a
-  2,000-character document exceeded llguidance's lexer limit ("too many
-  expressions constructed"), which stops the reply as a typed error
-  (``ProviderError``, or ``OutputTruncatedError`` when the cut reply ends as
-  ``length``);
+  ``&``) on the JSON-escaped text;
+* a source terminal is built only when llguidance's lexer can hold it
+  (``grammar_cost``: estimated from the distinct short strings of the
+  document, three times as much with a pattern intersected); otherwise the
+  grounded string is spelled by its own JSON Schema (``%json``, bounds and
+  pattern kept) and verification decides, the rest of the grammar staying
+  as it is. A grammar llguidance gives up on anyway ("too many expressions
+  constructed", ``LexerTooComplex``) is dropped by llama.cpp mid-reply; the
+  embedded model then stops the reply with ``GrammarEngineError``
+  (``agentflow.providers._local_grammar_guard``);
 * ``enum``/``const`` nodes are the alternatives of their JSON literals; a
   marked one (``Grounded()`` on a ``Literal`` or enum field) only of the
   labels that occur in the source (letter case ignored; as whole tokens, on

@@ -123,10 +123,11 @@ class RuleBuilder(TerminalBuilder):
         body: str | None
         line = node.get(_LINE) if isinstance(node.get(_LINE), str) else None
         outer, self.clean = self.clean, mark is not None and node.get(_CLEAN) is True
+        leaf, self.leaf = self.leaf, node
         try:
             body = self._body(node, mark, line)
         finally:
-            self.clean = outer
+            self.clean, self.leaf = outer, leaf
         if body is None:
             return self.rule(_NULL) if nullable else None
         return self.rule(f"{body} | {_NULL}" if nullable else body)

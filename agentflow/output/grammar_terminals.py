@@ -18,6 +18,7 @@ from typing import Any
 from agentflow.grounding.edges import END, START, edge_problem, label_at
 from agentflow.grounding.locate import locate, occurrences
 from agentflow.grounding.tokens import pieces
+from agentflow.output.grammar_cost import PATTERN_FACTOR, affordable
 from agentflow.output.grammar_marks import (
     _CHUNK,
     _CLEAN_EDGES,
@@ -72,6 +73,8 @@ class TerminalBuilder:
         self.sources: set[str] = set()
         self.clean_sources: set[str] = set()  # sources used with clean edges
         self.clean = False  # the node being built says Grounded(clean=True)
+        self.leaf: Mapping[str, Any] = {}  # the grounded node being built
+        self._affordable: dict[int, bool] = {}
 
     def cuts(self, whole_tokens: bool) -> list[int]:
         """Offsets where the source's chunks (``whole_tokens``: pieces) begin
@@ -89,6 +92,8 @@ class TerminalBuilder:
         ``None`` when the pattern matches nothing in the document."""
         clean = self.clean and source != "SOURCE_LINES"
         if not isinstance(pattern, str) or not pattern:
+            if not self.affordable(1):
+                return self.unsourced()
             self.sources.add(source)
             if clean:
                 self.clean_sources.add(source)
@@ -104,6 +109,8 @@ class TerminalBuilder:
         if values == [] or (values is None and never_matches(pattern, self.source, self.escaped)):
             self.patterns[source, pattern, clean] = ""
             return None
+        if values is None and not self.affordable(PATTERN_FACTOR):
+            return self.unsourced()
         name = self.patterns[source, pattern, clean] = f"GROUNDED_{len(self.patterns)}"
         if values is None:
             self.sources.add(source)
@@ -111,6 +118,27 @@ class TerminalBuilder:
         else:
             self.listed[name] = values
         return name
+
+    def affordable(self, factor: int) -> bool:
+        """Whether llguidance's lexer can hold this source as a substring
+        terminal ``factor`` times as costly as a plain one
+        (``grammar_cost.affordable``; computed once per factor)."""
+        if factor not in self._affordable:
+            self._affordable[factor] = affordable(self.escaped, factor)
+        return self._affordable[factor]
+
+    def unsourced(self) -> str:
+        """The rule of the grounded string being built (``leaf``) when its
+        source terminal would cost llguidance's lexer too much (``affordable``):
+        its plain JSON Schema (bounds and ``pattern`` kept), so the model is
+        not held to the source and verification decides, as for a source over
+        ``MAX_SOURCE_CHARS``."""
+        plain = {k: v for k, v in self.leaf.items() if not k.startswith("x-grounded")}
+        return self.json({**plain, "type": "string"})
+
+    def json(self, node: Mapping[str, Any]) -> str:
+        """A rule matching ``node`` by its JSON Schema (``RuleBuilder`` spells it)."""
+        raise NotImplementedError
 
     def own_rules(self, values: list[str], node: Mapping[str, Any], mark: Any,
                   line: str | None) -> list[str]:
@@ -200,14 +228,13 @@ class TerminalBuilder:
         lines = []
         for source in sorted(self.sources):
             lines.append(f'{_PLAIN[source]}: "\\"" ({source} & {_EDGES[source]}) "\\""')
-        for source in sorted(self.clean_sources):
-            lines.append(f'{_PLAIN[source]}_CLEAN: "\\"" ({source} & {_EDGES[source]} '
-                         f'& CLEAN_EDGES) "\\""')
+        for source in sorted(self.clean_sources):  # clean edges are trimmed ones: one intersection
+            lines.append(f'{_PLAIN[source]}_CLEAN: "\\"" ({source} & CLEAN_EDGES) "\\""')
         for name, (source, pattern, clean) in self.intersections.items():
             full = pattern[1:] if pattern.startswith("^") else ".*" + pattern
             full = full[:-1] if full.endswith("$") and not full.endswith("\\$") else full + ".*"
             regex = f"(?:{full})".replace("/", "\\/")
-            edges = f"{_EDGES[source]} & CLEAN_EDGES" if clean else _EDGES[source]
+            edges = "CLEAN_EDGES" if clean else _EDGES[source]
             lines.append(f'{name}: "\\"" ({source} & {edges} & /{regex}/) "\\""')
         for name, values in self.listed.items():
             spelled = " | ".join(_literal(json.dumps(v, ensure_ascii=False)[1:-1]) for v in values)

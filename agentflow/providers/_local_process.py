@@ -167,6 +167,12 @@ class ServerProcess:
         return found[0]
 
     @property
+    def log(self) -> ChildLog:
+        """The child's log (llama.cpp's stderr, relayed): its errors and the
+        grammars llguidance gave up on (``_local_log``)."""
+        return self._log
+
+    @property
     def running(self) -> bool:
         """The child process has not ended."""
         return self.process.poll() is None

@@ -67,8 +67,12 @@ that carries a ``source`` (a call with grounded fields) is sent as a Lark
 grammar built for that document (``_local_grammar.document_grammar``):
 grounded strings can only be substrings of the source, enums only their
 values. Those grammars are never cached (each holds its document); a source
-over ``grammar.MAX_SOURCE_CHARS`` gets the plain schema grammar, and the
-engine's verification checks the values.
+over ``grammar.MAX_SOURCE_CHARS`` gets the plain schema grammar, one whose
+source terminal llguidance's lexer could not hold (``grammar_cost``) the
+field's own schema, and the engine's verification checks the values. llama.cpp
+drops a grammar llguidance gives up on and decodes on without it, saying so
+only in its log: such a reply is stopped with ``GrammarEngineError``
+(``_local_grammar_guard``).
 """
 
 from __future__ import annotations
@@ -94,6 +98,7 @@ from agentflow.providers._local_grammar import (
     document_grammar,
     schema_grammar,
 )
+from agentflow.providers._local_grammar_guard import guarded
 from agentflow.providers._local_server import SLOT_CONTEXT, start_server
 from agentflow.providers._local_stats import ServerStats
 from agentflow.providers._local_threads import THREADS_VARIABLE, default_slots, default_threads
@@ -303,9 +308,14 @@ class LocalModel(OpenAICompatibleModel):
     async def stream(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
     ) -> AsyncIterator[ModelChunk]:
-        """Start the server on first use, then stream as the OpenAI adapter does."""
+        """Start the server on first use, then stream as the OpenAI adapter does;
+        a reply sent a grammar is stopped if llama.cpp drops its grammar
+        (``_local_grammar_guard``: ``GrammarEngineError``)."""
         self._ensure_server()
-        async for chunk in super().stream(messages, tools, options):
+        chunks = super().stream(messages, tools, options)
+        if options.response_format is not None:
+            chunks = guarded(chunks, self._server.log, self.vendor)
+        async for chunk in chunks:
             yield chunk
 
     async def count_tokens(self, text: str) -> int:

@@ -1,0 +1,86 @@
+"""One worker process of ``agentflow extract --workers N``
+(``agentflow.cli.workers`` starts it as ``python -m agentflow.cli.worker``).
+
+It reads frames (``agentflow.cli.frames``) on stdin: first the run's flags,
+its share of every rate limit and its calls in flight; then one input per
+frame (an ``ExtractInput``, its source offset and page map). It extracts
+them with ``extract_many``, as the run would in one process (the same
+``agentflow.cli.plan``), and writes one ``InputDone`` frame per input on
+stdout as each completes. It ends when stdin ends and every input is done.
+Its own stdout goes to stderr, so nothing but frames reaches the pipe.
+Ctrl-C is the parent's to handle: the parent stops its workers."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agentflow.batch import ExtractInput, UniqueIds, extract_many
+from agentflow.cli.frames import frame, frames, read_frame
+from agentflow.cli.input_done import Settle
+from agentflow.cli.loop import run_loop
+from agentflow.cli.plan import model_of, plan_of
+from agentflow.ratelimit import set_process_share
+
+__all__ = ["main"]
+
+
+async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    setup = await read_frame(reader)
+    args = argparse.Namespace(**setup["args"])
+    set_process_share(setup["share"])
+    plan = plan_of(args)
+    model = model_of(args)
+    where: dict[str, tuple[int, Any]] = {}  # each input in flight: its offset and pages
+
+    async def inputs() -> AsyncIterator[ExtractInput]:
+        async for item, offset, pages in frames(reader):
+            if offset or pages is not None:
+                where[item.id] = (offset, pages)
+            yield item
+
+    settle = Settle(model, args.base_url)
+    try:
+        async for result in extract_many(
+            model, UniqueIds(inputs()), plan.output_type, concurrency=setup["concurrency"],
+            order="completed", instructions=plan.instructions, chunking=plan.chunking,
+            passes=plan.passes, allow_partial=args.allow_partial, max_chars=plan.max_chars,
+            ground=not getattr(args, "no_ground", False), examples=plan.examples,
+        ):
+            offset, pages = where.pop(result.id, (0, None))
+            writer.write(frame(settle(result, offset, pages).wire()))
+            await writer.drain()
+    finally:
+        aclose = getattr(model, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    writer.close()
+
+
+async def _main(frames_fd: int) -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 20)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(frames_fd, "wb", buffering=0))
+    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    await _serve(reader, writer)
+
+
+def main() -> int:
+    """Run one worker until its stdin ends; 0 when every input was answered."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us (SIGTERM)
+    frames_fd = os.dup(1)
+    os.dup2(2, 1)  # a print() anywhere in the process goes to stderr, not into a frame
+    sys.stdout = sys.stderr
+    run_loop(_main(frames_fd))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

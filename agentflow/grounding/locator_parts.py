@@ -1,0 +1,68 @@
+"""A learned rule narrowed to the part of a document every example writes
+the field in: its INI-style group (``grouped``: ``[Desktop Entry]``,
+``agentflow.grounding.groups``) or, for a list rule without a label, the
+heading of its list (``headed``: ``Notes:``, ``agentflow.grounding.
+list_heading``). ``agentflow.grounding.locators`` documents the rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+from agentflow.grounding.groups import group_of
+from agentflow.grounding.list_heading import heading_of
+from agentflow.grounding.locator_places import Seen, example_value, seen_at
+from agentflow.grounding.locator_rule import Locator
+from agentflow.output.examples import CheckedExample
+
+__all__ = ["grouped", "headed", "narrowed"]
+
+
+def headed(rule: Locator, examples: Sequence[CheckedExample],
+           like: Seen | None = None) -> Locator:
+    """``rule`` (a list rule without a label: ``- `` items, every list item)
+    reading only the lists under the heading every example that fills the
+    field writes its list under (``Locator.heading``; ``agentflow.grounding.
+    list_heading``), when that rule holds on every example; else ``rule``."""
+    if not rule.many or rule.labelled or rule.split or rule.continued or rule.arg is not None:
+        return rule
+    return narrowed(rule, examples, lambda text, at: heading_of(text, at.line),
+                    lambda key: dataclasses.replace(rule, heading=key), like)
+
+
+def grouped(rule: Locator, examples: Sequence[CheckedExample],
+            like: Seen | None = None) -> Locator:
+    """``rule`` reading only inside the INI-style group every example that
+    fills the field writes its value (its first item) under (``Locator.group``;
+    ``agentflow.grounding.groups``: ``[Desktop Entry]``), when that rule holds
+    on every example; else ``rule`` (values in different groups, or in none)."""
+    return narrowed(rule, examples, lambda text, at: group_of(text, at.start),
+                    lambda key: dataclasses.replace(rule, group=key), like)
+
+
+def narrowed(rule: Locator, examples: Sequence[CheckedExample],
+             key_of: Callable[[str, Seen], str], narrow: Callable[[str], Locator],
+             like: Seen | None = None) -> Locator:
+    """``narrow(key)``: ``rule`` reading only the part of the document (its
+    heading, its group) ``key``, the part ``key_of`` the example's text and its
+    value's place gives for every example that fills the field (its first
+    item), when that narrowed rule holds on every example; else ``rule``
+    (values in different parts, in none, or not placed); ``like``: each value
+    placed as ``learn_locator`` placed it."""
+    keys = set()
+    for example in examples:
+        value = example_value(example, rule.field)
+        first = next((v.strip() for v in (value if isinstance(value, list) else [value])
+                      if isinstance(v, str) and v.strip()), "")
+        if not first:
+            continue
+        place = seen_at(first, example.text, like)
+        if place is None:
+            return rule
+        keys.add(key_of(example.text, place))
+    if len(keys) != 1 or "" in keys:
+        return rule
+    there = narrow(keys.pop())
+    held = all(there.holds(example_value(e, rule.field), e.text) for e in examples)
+    return there if held else rule

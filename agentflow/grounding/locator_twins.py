@@ -1,0 +1,78 @@
+"""A value an example writes in several places: which of them a locator is
+learned from (``anchors``), and what is kept when more than one place makes
+a rule that holds (``twinned``). ``agentflow.grounding.locators`` learns
+the rules and documents them.
+
+Each example's value is first placed where it first occurs (``agentflow.
+grounding.locator_places.seen_at``). An example may write it earlier inside
+another value (``NAME="Debian"`` after ``PRETTY_NAME="Debian 12"``), or
+twice by the format's habit (``[submodule "cub"]`` over ``path = cub``,
+as ``git submodule add`` writes it): the first place then teaches no rule,
+or a rule that holds on the examples by coincidence. So a rule is also
+learned from each other place the first example that fills the field
+writes its value (its first item) at, every other value (item) taken at
+the place whose line reads most like it (``locator_places.closest``: the
+same label). Where the first places teach no rule (neither a context rule
+nor an ``arg`` or ``items`` one), a rule that holds from another place is
+the field's (``NAME="``). Where rules of several places hold, the examples
+cannot tell which is the field's: the rule kept is the one whose label
+reads as a key (``path = ``), the others are its ``Locator.twins``, and on
+a document where they read other values (``path = external/cub`` under
+``[submodule "cub"]``; a place the document does not write says nothing)
+the field is not pinned (``Locator.twins_agree``:
+``agentflow.extraction.confidence`` scores it as if it had no rule, and the
+grammar offers its ordinary grounding).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+
+from agentflow.grounding.locator_places import Seen, example_value, places_at
+from agentflow.grounding.locator_rule import Locator
+from agentflow.output.examples import CheckedExample
+
+__all__ = ["KEY_LABEL", "anchors", "twinned"]
+
+KEY_LABEL = re.compile(r"[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=][ \t]*\Z")
+"""A key of a ``key: value`` / ``key=value`` line (``Version: ``, ``ExecStart=``,
+``path = ``): the only line start one example alone makes a label of, and the
+label ``twinned`` prefers."""
+
+
+def _items(value: object) -> list[str]:
+    """A field's value as its non-blank strings (a single value: one)."""
+    values = value if isinstance(value, list) else [value]
+    return [v.strip() for v in values if isinstance(v, str) and v.strip()]
+
+
+def anchors(name: str, examples: Sequence[CheckedExample]) -> list[Seen]:
+    """The places of the first value (item) of the first example that fills
+    field ``name``, when some example writes one of its values (items) in
+    more than one place (``places_at``), else ``[]``: a rule is learned
+    from each of them as well (``learn_locator``'s ``like``)."""
+    first: list[Seen] = []
+    several = False
+    for example in examples:
+        for i, value in enumerate(_items(example_value(example, name))):
+            places = places_at(value, example.text)
+            if not first and i == 0:
+                first = places
+            several = several or len(places) > 1
+    return first if several else []
+
+
+def twinned(rules: Sequence[Locator]) -> Locator:
+    """One rule of ``rules`` (different rules that each held on every
+    example), the others its ``twins``: the first whose label reads as a
+    key (``path = ``, not ``[submodule "``), else the first.
+
+    Raises:
+        IndexError: when ``rules`` is empty.
+    """
+    keyed = [r for r in rules if r.anchored and r.arg is None and KEY_LABEL.match(r.left)]
+    main = keyed[0] if keyed else rules[0]
+    others = tuple(r for r in rules if r is not main)
+    return dataclasses.replace(main, twins=others) if others else main

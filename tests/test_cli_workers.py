@@ -1,0 +1,238 @@
+"""``agentflow extract --workers N``: the run spread over worker processes
+writes the records one process writes, stops cleanly on a set-up fault or a
+dead worker (and resumes after it), and refuses what it cannot do."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from agentflow.cli import main
+from agentflow.cli.frames import FrameError, frame, frames, read_frame
+from agentflow.documents.names import loads_record
+from tests.fakes.base import FakeReply
+from tests.fakes.openai import OpenAIFake
+from tests.test_cli import AGENTFLOW, WITH_SIGINT, contact_args, slow_fake, until
+
+SCHEMA = Path(__file__).resolve().parent.parent / "examples" / "contact.py"
+
+
+def reply_for(body: Any) -> FakeReply:
+    doc = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    name = doc.split(":")[0].strip() or "x"
+    return FakeReply(text=f'{{"name": "{name}", "email": null, "phone": null, '
+                          '"company": null, "title": null}')
+
+
+@pytest.fixture
+async def fake() -> Any:
+    async with OpenAIFake() as server:
+        server.default = reply_for
+        yield server
+
+
+async def run(*argv: str) -> int:
+    return await anyio.to_thread.run_sync(main, list(argv))
+
+
+def argv(url: str, out: Path, *inputs: Path, extra: tuple[str, ...] = ()) -> list[str]:
+    return ["extract", "--schema", f"{SCHEMA}:Contact", "--input", *map(str, inputs),
+            "--model", "openai:gpt-4o-mini", "--base-url", url, "--api-key", "k",
+            "--out", str(out), *extra]
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [loads_record(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def corpus(tmp_path: Path, n: int) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(n):
+        (docs / f"{i:02}.txt").write_text(f"P{i}: a person at Acme")
+    (docs / "empty.txt").write_text("")  # a problem input: recorded by the parent
+    return docs
+
+
+def workers_of_this_process() -> list[int]:
+    """The pids of the worker processes a run in this process started."""
+    return children_of(os.getpid())
+
+
+def children_of(pid: int) -> list[int]:
+    """The pids of ``pid``'s worker processes (``agentflow.cli.worker``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid and b"agentflow.cli.worker" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def gone(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"  # a zombie no one waits for has ended too
+
+
+def without_timing(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != "duration_s"}
+
+
+async def test_workers_write_the_records_one_process_writes(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = corpus(tmp_path, 30)
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    assert await run(*argv(fake.url, one, docs, extra=("--concurrency", "4"))) == 1
+    assert await run(*argv(fake.url, two, docs, extra=("--concurrency", "4",
+                                                       "--workers", "2"))) == 1
+    err = capsys.readouterr().err
+    assert "30 ok, 1 failed" in err and "in 2 worker processes" in err
+    by_id = {r["id"]: without_timing(r) for r in records(one)}
+    assert len(by_id) == 31
+    assert {r["id"]: without_timing(r) for r in records(two)} == by_id
+    assert by_id[str(docs / "07.txt")]["output"]["name"] == "P7"
+    assert workers_of_this_process() == []  # every worker ended with the run
+
+
+async def test_a_dead_worker_stops_the_run_and_the_same_command_resumes(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = corpus(tmp_path, 20)
+    out = tmp_path / "out.jsonl"
+    command = argv(fake.url, out, docs, extra=("--concurrency", "4", "--workers", "2"))
+    fake.hold = asyncio.Event()  # every request waits: both workers hold inputs
+    running = asyncio.ensure_future(run(*command))
+    await until(lambda: len(fake.requests) >= 2)  # each worker's first call (alone) is held
+    pids = workers_of_this_process()
+    assert len(pids) == 2
+    os.kill(pids[0], signal.SIGKILL)
+    with anyio.fail_after(60):
+        assert await running == 2
+    fake.hold.set()
+    err = capsys.readouterr().err
+    assert "worker process" in err and "exited with status -9" in err
+    assert "run the same command again" in err and "Traceback" not in err
+    assert workers_of_this_process() == []
+    fake.hold = None
+    assert await run(*command) == 1  # the empty file fails; every other input is done
+    kept = records(out)
+    done = {r["id"]: r for r in kept}
+    assert len(done) == 21 and sum(r["ok"] for r in done.values()) == 20
+    assert len(kept) == len(done)  # each input once
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_an_unreachable_endpoint_stops_every_worker_with_exit_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = corpus(tmp_path, 40)
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    out = tmp_path / "out.jsonl"
+    assert await run(*argv(url, out, docs, extra=("--concurrency", "2", "--workers", "2"))) == 2
+    err = capsys.readouterr().err
+    assert url in err and "Traceback" not in err
+    assert not out.exists() or len(records(out)) < 40
+    assert workers_of_this_process() == []
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    (("--workers", "0"), "--workers must be >= 1"),
+    (("--workers", "2", "--engine", "ray"), "--engine local"),
+    (("--workers", "3", "--concurrency", "2"), "needs --concurrency >= 3"),
+    (("--workers", "2", "--mode", "batch"), "--mode live"),
+])
+async def test_workers_refuse_what_they_cannot_do_before_any_request(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        extra: tuple[str, ...], said: str) -> None:
+    docs = corpus(tmp_path, 2)
+    assert await run(*argv(fake.url, tmp_path / "o.jsonl", docs, extra=extra)) == 2
+    assert said in capsys.readouterr().err
+    assert fake.requests == []
+
+
+def test_workers_refuse_the_embedded_model(capsys: pytest.CaptureFixture[str],
+                                          tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Ann: a person")
+    assert main(["extract", "--schema", f"{SCHEMA}:Contact", "--input",
+                 str(tmp_path / "a.txt"), "--workers", "2", "--out",
+                 str(tmp_path / "o.jsonl")]) == 2
+    assert "raise --concurrency instead" in capsys.readouterr().err
+
+
+async def test_frames_round_trip_and_a_cut_frame_is_told_apart_from_the_end() -> None:
+    reader = asyncio.StreamReader()
+    reader.feed_data(frame({"a": [1, b"\xff"]}) + frame(None))
+    reader.feed_eof()
+    assert await read_frame(reader) == {"a": [1, b"\xff"]}
+    assert await read_frame(reader) is None
+    with pytest.raises(EOFError):
+        await read_frame(reader)
+    cut = asyncio.StreamReader()
+    cut.feed_data(frame("x" * 100)[:50])
+    cut.feed_eof()
+    with pytest.raises(FrameError, match="inside a frame of"):
+        await read_frame(cut)
+
+
+async def test_frames_reads_many_small_and_large_frames_across_reads() -> None:
+    values = [{"i": i, "text": "x" * (i % 7)} for i in range(500)] + ["y" * 300_000, 7]
+    reader = asyncio.StreamReader()
+    reader.feed_data(b"".join(frame(v) for v in values))
+    reader.feed_eof()
+    assert [v async for v in frames(reader, chunk=1000)] == values
+    cut = asyncio.StreamReader()
+    cut.feed_data(frame(1) + frame("z" * 5000)[:2000])
+    cut.feed_eof()
+    got = []
+    with pytest.raises(FrameError, match="inside a frame"):
+        async for value in frames(cut, chunk=1000):
+            got.append(value)
+    assert got == [1]
+
+
+async def test_ctrl_c_stops_every_worker_and_says_what_was_saved(tmp_path: Path) -> None:
+    fake = await slow_fake()
+    process: anyio.abc.Process | None = None
+    try:
+        docs = corpus(tmp_path, 20)
+        out = tmp_path / "out.jsonl"
+        command = [*contact_args(fake, docs, out=out), "--concurrency", "2", "--workers", "2"]
+        process = await anyio.open_process([*WITH_SIGINT, str(AGENTFLOW), *command])
+        await until(lambda: out.exists() and len(out.read_bytes().splitlines()) >= 2)
+        fake.hold = asyncio.Event()  # from now on every request waits
+        asked = len(fake.requests)
+        await until(lambda: len(fake.requests) > asked)
+        pids = children_of(process.pid)
+        assert len(pids) == 2
+        process.send_signal(signal.SIGINT)
+        with anyio.fail_after(120):
+            assert await process.wait() == 130
+        assert process.stderr is not None
+        err = (await process.stderr.receive(65536)).decode()
+        assert f"interrupted; {len(records(out))} records saved to {out}" in err
+        assert "Traceback" not in err
+        await until(lambda: all(gone(pid) for pid in pids))
+    finally:
+        if process is not None and process.returncode is None:
+            process.kill()
+            await process.wait()
+        if fake.hold is not None:
+            fake.hold.set()
+        await fake.__aexit__(None, None, None)
