@@ -22,7 +22,10 @@ after acting the loop ends the call with stop reason ``client_tool_calls``; a
 call whose arguments do not match the tool's JSON Schema is answered with an
 error for the model instead, a failure of the tool (``Act.failed``) that
 counts against the agent's ``tool_retries`` as a server tool's bad arguments
-do. A caller that keeps the conversation (a store) puts the client's results
+do. The arguments are read as leniently as the agent's own tools read
+theirs (``lax_arguments``: ``"3"`` for an integer is 3) before the check,
+and the call is shown (``ToolUse``, so sent to the client) with that reading
+(``Act.inputs``). A caller that keeps the conversation (a store) puts the client's results
 in place of the placeholders with ``resolve_client_tools``; a caller whose
 client sends the whole history back (the call id's result in it) runs the
 next call on that history.
@@ -48,7 +51,8 @@ from agentflow.events import ToolResult
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import Act, Middleware, ModelRequest
 from agentflow.model import ToolSpec
-from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw
+from agentflow.output._schema_errors import describe_schema_errors
+from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw, lax_arguments
 
 if TYPE_CHECKING:
     from agentflow.agent import ReActAgent
@@ -130,35 +134,40 @@ class ClientTools(Middleware):
         results: dict[str, ToolResultBlock] = {}
         waiting: list[str] = []
         failed: list[str] = []
+        inputs: dict[str, Mapping[str, Any]] = {}
         for call in mine:
-            problem = self._invalid(call)
+            data, problem = self._read(call)
             if problem is None:  # the client's to run: the call pauses for its result
                 results[call.id] = ToolResultBlock(call.id, CLIENT_PENDING_OUTPUT, True, call.name)
                 waiting.append(call.id)
+                if data != call.input:
+                    inputs[call.id] = data  # the client is sent the arguments as read
             else:  # never sent to the client: the model reads what is wrong and calls again
                 results[call.id] = ToolResultBlock(call.id, problem, True, call.name)
                 failed.append(call.id)  # a failed call of the tool: its retry budget counts it
-        return Act(results, tuple(waiting), "client_tool_calls", tuple(failed))
+        return Act(results, tuple(waiting), "client_tool_calls", tuple(failed), inputs)
 
-    def _invalid(self, call: ToolUseBlock) -> str | None:
-        """What is wrong with ``call``'s arguments against its tool's JSON
-        Schema (``jsonschema``, the schema's own draft), as the error result
-        the model reads (the agent's own tools answer bad arguments the same
-        way); ``None``: valid."""
+    def _read(self, call: ToolUseBlock) -> tuple[dict[str, Any], str | None]:
+        """``call``'s arguments as read (``lax_arguments``), and what is wrong
+        with them against its tool's JSON Schema (``jsonschema``, the schema's
+        own draft), as the error result the model reads (the agent's own
+        tools answer bad arguments the same way); ``None``: valid."""
         data = dict(call.input)
         if set(data) == {RAW_ARGUMENTS}:  # not a JSON object at all
             raw = str(data[RAW_ARGUMENTS])
-            return (f"Invalid arguments for tool {call.name!r}:\n- {RAW_ARGUMENTS}: "
-                    f"{explain_raw(raw)} (got {raw[:200]!r})")
+            return data, (f"Invalid arguments for tool {call.name!r}:\n- {RAW_ARGUMENTS}: "
+                          f"{explain_raw(raw)} (got {raw[:200]!r})")
         validator = self._validators.get(call.name)
         if validator is None:
-            return None
-        errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path)))
-        if not errors:
-            return None
-        lines = [f"- {'.'.join(map(str, e.path)) or '(root)'}: {e.message[:300]}"
-                 for e in errors[:20]]
-        return f"Invalid arguments for tool {call.name!r}:\n" + "\n".join(lines)
+            return data, None
+        schema = validator.schema
+        read = lax_arguments(data, schema) if isinstance(schema, Mapping) else data
+        data = dict(read) if isinstance(read, Mapping) else data
+        problems = describe_schema_errors(validator.iter_errors(read))
+        if not problems:
+            return data, None
+        lines = "\n".join(f"- {p}" for p in problems)
+        return data, f"Invalid arguments for tool {call.name!r}:\n{lines}"
 
 
 def with_client_tools(agent: ReActAgent, tools: Iterable[ClientTool], *,

@@ -204,13 +204,14 @@ async def call_events(
                     break
                 reply = take_reply(ex, builder)
                 calls = reply.tool_uses
-                if deltas:  # the output tool's calls are the output (OutputPartial, Complete)
-                    for call in calls:
-                        if call.name != TOOL_NAME:
-                            yield ToolUse(call.id, call.name, dict(call.input))
                 # every middleware sees the reply, their decisions merge: none hides a call
                 decisions = [await m.post_reasoning(ex, reply) for m in hooks.post_reasoning]
                 decision = merge_decisions(decisions)
+                if deltas:  # the output tool's calls are the output (OutputPartial, Complete)
+                    shown = decision.inputs if isinstance(decision, Act) else {}
+                    for call in calls:
+                        if call.name != TOOL_NAME:
+                            yield ToolUse(call.id, call.name, dict(shown.get(call.id, call.input)))
                 if ex.pending_events:
                     for event in drain(ex):
                         yield event

@@ -7,6 +7,9 @@ official SDK's low-level ``Server`` class (``mcp.server.lowlevel``).
     python tests/mcp_server.py --sse           # the SDK's legacy SSE transport, same way
     python tests/mcp_server.py --bad-schema    # also lists tools whose schemas no model takes
     python tests/mcp_server.py --reserved-name # also lists a tool called generate_response
+    python tests/mcp_server.py --http --port N # on port N (a restarted server's old port)
+    python tests/mcp_server.py --once PATH     # exit at start if PATH exists, else create it
+                                               # (a server that cannot be restarted)
     python tests/mcp_server.py --generated-schemas  # also lists tools whose schemas are written
                                     # as zod-to-json-schema (TypeScript) and pydantic (FastMCP) do
 
@@ -206,7 +209,7 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read, write, _options(server))
 
 
-def serve_http(server: Server[Any], sse: bool) -> None:
+def serve_http(server: Server[Any], sse: bool, port: int = 0) -> None:
     """Streamable HTTP (or SSE) on 127.0.0.1: the socket is bound and listening
     before "PORT <n>" is printed, so a client connecting then is queued, never
     refused."""
@@ -215,7 +218,8 @@ def serve_http(server: Server[Any], sse: bool) -> None:
     from starlette.routing import Mount, Route
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
     sock.listen(128)
     app: Any
     if sse:
@@ -240,11 +244,20 @@ def serve_http(server: Server[Any], sse: bool) -> None:
     anyio.run(uvicorn.Server(config).serve, [sock])
 
 
+def _flag(name: str) -> str | None:
+    """The value after ``name`` in the command line."""
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
+
+
 def main() -> None:
+    if (once := _flag("--once")) is not None:
+        if os.path.exists(once):
+            sys.exit(f"{once} exists: this server starts once")
+        open(once, "w").close()
     server = build(bad_schema="--bad-schema" in sys.argv, reserved="--reserved-name" in sys.argv,
                    generated="--generated-schemas" in sys.argv)
     if "--http" in sys.argv or "--sse" in sys.argv:
-        serve_http(server, sse="--sse" in sys.argv)
+        serve_http(server, sse="--sse" in sys.argv, port=int(_flag("--port") or 0))
     else:
         anyio.run(serve_stdio, server)
 

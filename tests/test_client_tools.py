@@ -354,3 +354,64 @@ async def test_a_client_call_the_conversation_went_on_without_takes_no_late_resu
         assert "teal" not in str(memory)
         with pytest.raises(InvalidInputError, match="conversation has no tool call waiting"):
             resolve_client_tools(AgentState(memory), late)
+
+
+SIZE_SCHEMA = {"type": "object", "required": ["width"], "properties": {
+    "width": {"type": "integer"}, "scale": {"type": "number"}, "bold": {"type": "boolean"},
+    "label": {"type": "string"}, "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}}
+SIZE = ClientTool("set_size", "Set the banner's size.", SIZE_SCHEMA)
+LAX = {"width": "3", "scale": "1.5", "bold": "true", "label": "7", "limit": "5"}
+READ = {"width": 3, "scale": 1.5, "bold": True, "label": "7", "limit": 5}
+
+
+def set_size(width: int, scale: float = 1.0, bold: bool = False, label: str = "",
+             limit: int | None = None) -> str:
+    """Set the banner's size (the server tool twin of SIZE)."""
+    return orjson.dumps({"width": width, "scale": scale, "bold": bold, "label": label,
+                         "limit": limit}).decode()
+
+
+def calls_once(arguments: dict[str, Any]) -> FunctionModel:
+    def answer(request: RecordedRequest) -> Reply:
+        if not results_of(request):
+            return Reply(tool_calls=[Call("set_size", arguments, id="c-size")])
+        return Reply(text="done: " + results_of(request)[-1].output)
+
+    return FunctionModel(answer)
+
+
+async def test_client_tool_arguments_are_read_as_leniently_as_the_agents_own() -> None:
+    """``"3"`` for an integer was an error result for a client tool (the model
+    asked again) while a server tool read it as 3: both now read arguments
+    through ``lax_arguments``, and the client is sent what was read."""
+    server = ReActAgent("s", calls_once(LAX), tools=[set_size])
+    assert (await server.call("go")).text == "done: " + orjson.dumps(READ).decode()
+    client = with_client_tools(ReActAgent("c", calls_once(LAX)), [SIZE])
+    state = AgentState()
+    events = await collect(client.stream("go", state=state))
+    assert events[-1].stop_reason == "client_tool_calls"
+    [use] = [e for e in events if isinstance(e, ToolUse)]
+    assert dict(use.input) == READ  # what the AG-UI and AI SDK streams send the client
+    encoder = AGUIEncoder("t", "r")
+    frames = [orjson.loads(f[6:]) for e in events for f in encoder.encode(e).split(b"\n\n")
+              if f.startswith(b"data: ")]
+    [args] = [f["delta"] for f in frames if f["type"] == "TOOL_CALL_ARGS"]
+    assert orjson.loads(args) == READ
+    ui = UIMessageEncoder()
+    chunks = [orjson.loads(f[6:]) for e in events for f in ui.encode(e).split(b"\n\n")
+              if f.startswith(b"data: {")]
+    [shown] = [c["input"] for c in chunks if c["type"] == "tool-input-available"]
+    assert shown == READ
+
+
+@pytest.mark.parametrize("arguments", [{"width": "three"}, {"width": "3.5"}])
+async def test_what_no_lenient_reading_fixes_is_an_error_for_both(
+        arguments: dict[str, Any]) -> None:
+    server = ReActAgent("s", calls_once(arguments), tools=[set_size])
+    await server.call("go")
+    client = with_client_tools(ReActAgent("c", calls_once(arguments)), [SIZE])
+    events = await collect(client.stream("go", state=AgentState()))
+    [result] = [e for e in events if isinstance(e, ToolResult)]
+    assert result.is_error and result.output.startswith(
+        "Invalid arguments for tool 'set_size':\n- width:")
+    assert events[-1].stop_reason == "completed"  # the model read the error and answered

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,6 +19,7 @@ from agentflow.content import ImageBlock
 from agentflow.errors import (
     MCPConnectionError,
     MCPNotRunningError,
+    MCPReconnectError,
     MCPServerStartError,
     MCPTimeoutError,
     MCPToolSchemaError,
@@ -216,25 +219,80 @@ async def test_no_timeout_is_no_limit(http_url: str) -> None:
         assert (await server.call_tool("slow", {"seconds": 1.5}, timeout=None)).text == "done"
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_server_crash_mid_call(transport: str) -> None:
+async def test_stdio_server_crash_mid_call_then_restarted_by_the_next_call(
+        tmp_path: Path) -> None:
+    """The call that crashed the process is an error the model reads; the
+    next call starts the server again (a crashed server used to fail every
+    later call); a server that cannot start again is a typed error naming it,
+    and each later call tries once more."""
     before = child_pids()
-    with http_server() as base:
-        server = stdio() if transport == "stdio" else MCPServer.http(f"{base}/mcp")
-        async with server:
-            model = ScriptedModel([Reply(tool_calls=[Call("crash", {})]), "the server died"])
-            agent = ReActAgent("a", model, tools=[server])
-            reply = await agent.call("go")
-            assert reply.text == "the server died"
-            result = model.requests[1].messages[-1].tool_results[0]
-            assert result.is_error and "MCPConnectionError" in result.output
-            assert "closed the connection during tool 'crash'" in result.output
-            with pytest.raises(MCPConnectionError) as info:
-                await server.call_tool("add", {"a": 1, "b": 1})
-            assert info.value.server == server.name
-            assert server.lost is not None and "connection lost" in repr(server)
-        assert not server.running
+    once = tmp_path / "started"
+    async with stdio("--once", str(once)) as server:
+        once.unlink()  # it may start once more
+        model = ScriptedModel([Reply(tool_calls=[Call("crash", {})]),
+                               Reply(tool_calls=[Call("add", {"a": 2, "b": 3})]), "done"])
+        agent = ReActAgent("a", model, tools=[server])
+        assert (await agent.call("go")).text == "done"
+        crashed = model.requests[1].messages[-1].tool_results[0]
+        assert crashed.is_error and "MCPConnectionError" in crashed.output
+        assert "closed the connection during tool 'crash'" in crashed.output
+        assert "the next call reconnects" in crashed.output
+        added = model.requests[2].messages[-1].tool_results[0]
+        assert not added.is_error and "5" in added.output
+        assert server.reconnects == 1 and server.lost is None
+        # --once: the restarted process (the file exists) exits at start
+        with pytest.raises(MCPConnectionError):
+            await server.call_tool("crash", {})
+        with pytest.raises(MCPReconnectError) as info:
+            await server.call_tool("add", {"a": 1, "b": 1})
+        assert info.value.server == server.name and "could not reconnect" in str(info.value)
+        assert "exited" in info.value.lost and "connection lost" in repr(server)
+        assert server.lost is not None and "exited" in server.lost  # why it was lost, kept
+        with pytest.raises(MCPReconnectError) as again:  # each call tries once more
+            await server.call_tool("add", {"a": 1, "b": 1})
+        assert again.value.lost == info.value.lost
+        once.unlink()
+        assert (await server.call_tool("echo", {"text": "hi"})).text == "hi"
+        assert server.reconnects == 2
+    assert not server.running
     assert child_pids() <= before
+
+
+async def test_http_server_gone_then_back_is_reconnected_by_the_next_call() -> None:
+    """An HTTP server that went away fails the call that met it; while it is
+    down, each call is one failed reconnection (``MCPReconnectError``); once
+    it is back, the next call opens a new session. A server restarted
+    unseen answers the old session id with 404: that call fails, the next
+    starts a new session (the spec's rule)."""
+    with ExitStack() as servers:
+        base = servers.enter_context(http_server(quiet=True))
+        port = base.rsplit(":", 1)[1]
+        async with MCPServer.http(f"{base}/mcp", timeout=10) as server:
+            assert (await server.call_tool("echo", {"text": "hi"})).text == "hi"
+            servers.close()  # killed
+            with pytest.raises(MCPConnectionError, match="closed the connection during tool 'add'"):
+                await server.call_tool("add", {"a": 1, "b": 1})
+            with pytest.raises(MCPReconnectError, match=r"MCP server '127.0.0.1' lost its conn"):
+                await server.call_tool("add", {"a": 1, "b": 1})
+            servers.enter_context(http_server("--port", port, quiet=True))
+            assert (await server.call_tool("echo", {"text": "back"})).text == "back"
+            assert server.reconnects == 1
+            servers.close()  # restarted: the new process does not know the session
+            servers.enter_context(http_server("--port", port, quiet=True))
+            with pytest.raises(MCPConnectionError, match="no longer knows the session") as lost:
+                await server.call_tool("add", {"a": 1, "b": 1})
+            assert not isinstance(lost.value, MCPReconnectError)
+            assert (await server.call_tool("echo", {"text": "anew"})).text == "anew"
+            assert server.reconnects == 2
+
+
+async def test_no_reconnect_keeps_a_lost_server_lost() -> None:
+    async with stdio(reconnect=False) as server:
+        with pytest.raises(MCPConnectionError):
+            await server.call_tool("crash", {})
+        with pytest.raises(MCPConnectionError, match="lost its connection") as info:
+            await server.call_tool("add", {"a": 1, "b": 1})
+        assert not isinstance(info.value, MCPReconnectError) and server.reconnects == 0
 
 
 async def test_start_errors_name_the_command_or_url_never_a_secret() -> None:
@@ -324,6 +382,7 @@ async def test_numbers_as_strings_are_read_inside_unions_as_pydantic_reads_them(
                             "filter": {"kind": "price", "max": "9.5"}}),
             Call("search", {"q": "tea", "filter": {"kind": "stock", "only": "yes"}}),
             Call("search", {"q": "tea", "limit": "five"}),
+            Call("search", {"q": "tea", "filter": {"kind": "price", "max": "cheap"}}),
         ]),
         "done",
     ])
@@ -333,7 +392,13 @@ async def test_numbers_as_strings_are_read_inside_unions_as_pydantic_reads_them(
     assert results[0] == ('{"q":"tea","limit":5,"sort":"7","filter":{"kind":"price","max":9.5}}',
                           False)
     assert results[1] == ('{"q":"tea","filter":{"kind":"stock","only":true}}', False)
-    assert results[2][1] and "limit: 'five' is not valid" in results[2][0]
+    assert results[2][1] and "limit: fits no branch of anyOf (integer | null): got a string" \
+        in results[2][0]
+    # a union's error names its branches and the closest one's failing path (it said only
+    # "... is not valid under any of the given schemas")
+    assert results[3][1] and ("filter: fits no branch of oneOf (Price | InStock); closest, "
+                              "Price: filter.max: 'cheap' is not of type 'number'") \
+        in results[3][0] and "only" not in results[3][0]
 
 
 async def test_bad_schema_stops_a_stdio_server_cleanly() -> None:

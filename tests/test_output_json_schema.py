@@ -226,7 +226,7 @@ def test_c27_strings_are_read_inside_unions_allof_and_refs(given: dict[str, obje
 
 
 def test_c27_a_string_no_branch_reads_is_still_an_error() -> None:
-    with pytest.raises(ValueError, match="limit: 'five' is not valid under any"):
+    with pytest.raises(ValueError, match=r"limit: fits no branch of anyOf \(integer \| null\)"):
         json_schema_output(LAX).model_validate({"limit": "five"})
     with pytest.raises(ValueError, match="filter"):
         json_schema_output(LAX).model_validate({"filter": {"kind": "price", "max": "cheap"}})

@@ -383,3 +383,11 @@ async def test_a_client_call_beside_the_output_on_the_ui_wires() -> None:
     finished = frames[-1]
     assert finished["type"] == "RUN_FINISHED" and finished["result"]["error"] is None
     assert finished["outcome"]["pendingToolCallIds"] == ["c-color"]
+
+
+def test_merged_inputs_keep_the_first_given_per_call() -> None:
+    """``Act.inputs`` (the arguments a call is shown with): the first
+    middleware's reading of a call wins, as its answer does."""
+    merged = merge_decisions([Act(inputs={"a": {"n": 1}}), None,
+                              Act(inputs={"a": {"n": 2}, "b": {"n": 3}})])
+    assert isinstance(merged, Act) and merged.inputs == {"a": {"n": 1}, "b": {"n": 3}}

@@ -257,16 +257,27 @@ def test_agui_fast_content_frames_match_the_package_encoder() -> None:
         expected = EventEncoder().encode(TextMessageContentEvent(message_id="r-1", delta=text))
         assert orjson.loads(fast[6:]) == orjson.loads(expected[6:].encode())
         assert fast == expected.encode()
-    from ag_ui.core import StateSnapshotEvent
+    from ag_ui.core import StateDeltaEvent, StateSnapshotEvent
 
     from agentflow.events import OutputPartial
 
+    # the first state is a snapshot, the later ones deltas from it (JSON Patch) when smaller
+    notes = "n" * 200  # the client's state, sent back in every snapshot
+    encoder = AGUIEncoder("t", "r", state={"theme": "dark", "notes": notes})
+    fast = encoder.encode(OutputPartial({"name": "Ad"}))
+    assert fast == EventEncoder().encode(StateSnapshotEvent(
+        snapshot={"theme": "dark", "notes": notes, "output": {"name": "Ad"}})).encode()
+    fast = encoder.encode(OutputPartial({"name": "Ada \u00e9", "tags": [1, 2.5, None, True]}))
+    assert fast == EventEncoder().encode(StateDeltaEvent(delta=[
+        {"op": "replace", "path": "/output/name", "value": "Ada \u00e9"},
+        {"op": "add", "path": "/output/tags", "value": [1, 2.5, None, True]}])).encode()
+    assert encoder.encode(OutputPartial({"name": "Ada \u00e9", "tags": [1, 2.5, None, True]})) \
+        == b""  # no change
     encoder = AGUIEncoder("t", "r", state={"theme": "dark"})
-    for data in ({"name": "Ad"}, {"name": "Ada \u00e9", "tags": [1, 2.5, None, True]}, {}):
-        fast = encoder.encode(OutputPartial(data))
-        expected = EventEncoder().encode(StateSnapshotEvent(
-            snapshot={"theme": "dark", "output": data}))
-        assert fast == expected.encode()
+    encoder.encode(OutputPartial({"name": "Ad"}))
+    fast = encoder.encode(OutputPartial({"name": "Ada"}))  # no smaller as a delta: a snapshot
+    assert fast == EventEncoder().encode(StateSnapshotEvent(
+        snapshot={"theme": "dark", "output": {"name": "Ada"}})).encode()
     encoder = AGUIEncoder("t", "r", state={"output": "the app's own", "theme": "dark"},
                           output_key="contact")
     frame = encoder.encode(OutputPartial({"name": "Ad"}))

@@ -135,8 +135,8 @@ async def test_a_body_read_by_the_standard_parser_runs_and_its_stream_ends_well(
         assert last["type"] == "RUN_FINISHED", body
         assert last["result"]["stop_reason"] == (
             "structured_output")
-        snapshot = next(f for f in reversed(frames) if f["type"] == "STATE_SNAPSHOT")["snapshot"]
-        assert snapshot["draft"] == "caf\ufffd" and snapshot["output"]["note"] == "paid"
+        state = result["state"]  # the snapshot, then deltas (JSON Patch) applied
+        assert state["draft"] == "caf\ufffd" and state["output"]["note"] == "paid"
     else:
         assert result["errorChunk"] is None and last["type"] == "finish"
         assert last["finishReason"] == "stop"

@@ -49,6 +49,7 @@ The tree::
     ├── MCPError                          an MCP server failed (.server, .target: command or URL)
     │   ├── MCPServerStartError           it could not start, connect or complete the handshake
     │   ├── MCPConnectionError            the connection was lost (the process exited mid-call)
+    │   │   └── MCPReconnectError         the next call could not reconnect (.lost)
     │   └── MCPTimeoutError               a tool call passed its timeout (.tool, .timeout)
     ├── StrayCancelError                  a CancelledError nobody asked for ended one input's work
     ├── ToolError                         raised by a tool to return an error result on purpose
@@ -101,6 +102,7 @@ from agentflow.errors._mcp import (
     MCPConnectionError,
     MCPError,
     MCPNotRunningError,
+    MCPReconnectError,
     MCPServerStartError,
     MCPTimeoutError,
     MCPToolSchemaError,
@@ -189,6 +191,7 @@ __all__ = [
     "MCPConnectionError",
     "MCPError",
     "MCPNotRunningError",
+    "MCPReconnectError",
     "MCPServerStartError",
     "MCPTimeoutError",
     "MCPToolSchemaError",

@@ -15,6 +15,7 @@ __all__ = [
     "MCPConnectionError",
     "MCPError",
     "MCPNotRunningError",
+    "MCPReconnectError",
     "MCPServerStartError",
     "MCPTimeoutError",
     "MCPToolSchemaError",
@@ -43,7 +44,23 @@ class MCPServerStartError(MCPError):
 
 class MCPConnectionError(MCPError):
     """The connection to a running server was lost (the process exited, the
-    HTTP endpoint went away) while a request was pending or before it was sent."""
+    HTTP endpoint went away, an HTTP server no longer knew the session) while
+    a request was pending or before it was sent. The call that met it fails;
+    the server's next call reconnects first (``MCPServer(reconnect=True)``)."""
+
+
+class MCPReconnectError(MCPConnectionError):
+    """A server whose connection was lost could not be reconnected: its
+    process did not start again, its URL did not answer, or the handshake
+    failed. Each later call tries once more. The cause is chained.
+
+    Attributes:
+        lost: why the connection had been lost.
+    """
+
+    def __init__(self, message: str, *, server: str, target: str, lost: str) -> None:
+        super().__init__(message, server=server, target=target)
+        self.lost = lost
 
 
 class MCPTimeoutError(MCPError):

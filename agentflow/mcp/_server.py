@@ -11,6 +11,11 @@ transport closes stdin, then sends SIGTERM and SIGKILL to the server's
 process group, each wait bounded; the HTTP transport ends the session with a
 DELETE and closes its connections).
 
+A lost connection (the process exited, the endpoint went away, an HTTP 404
+to the session: the spec's "start a new session") fails the call that met
+it (``MCPConnectionError``, a tool error the model reads); the next call
+reconnects first, once (``_reconnect``), or raises ``MCPReconnectError``.
+
 This module holds the server's configuration, constructors and lifecycle;
 its two halves are its bases: ``_server_tools.ServerTools`` (the
 ``ToolSource`` protocol, listing and declaring the tools), over
@@ -36,6 +41,8 @@ from mcp.shared.exceptions import MCPError as SDKError
 from agentflow._logging import get_logger
 from agentflow._secrets import mask_secrets
 from agentflow.errors import (
+    MCPConnectionError,
+    MCPReconnectError,
     MCPServerStartError,
     ToolDefinitionError,
     ToolNameError,
@@ -84,6 +91,9 @@ class MCPServer(ServerTools):
             ``"skip"`` it (logged, and kept in ``skipped``).
         max_retries: each tool's ``Tool.max_retries`` (``None``: the agent's
             ``tool_retries``).
+        reconnect: whether a call after a lost connection reconnects first
+            (default); ``False``: every later call fails with
+            ``MCPConnectionError``.
 
     Raises (at construction):
         ToolNameError: ``prefix`` is not a valid start of a tool name.
@@ -102,6 +112,7 @@ class MCPServer(ServerTools):
         connect_timeout: float = 30.0,
         on_invalid_schema: Literal["raise", "skip"] = "raise",
         max_retries: int | None = None,
+        reconnect: bool = True,
     ) -> None:
         if prefix is not None and not TOOL_NAME_PATTERN.fullmatch(f"{prefix}_x"):
             raise ToolNameError(f"invalid tool prefix {prefix!r}: a prefix must start with a "
@@ -123,10 +134,16 @@ class MCPServer(ServerTools):
         self.connect_timeout = connect_timeout
         self.on_invalid_schema = on_invalid_schema
         self.max_retries = max_retries
+        self.reconnect = reconnect
+        self.reconnects = 0
+        """How many times a lost connection was reconnected."""
         self.skipped: dict[str, str] = {}
         """Tools left out for their schemas (``on_invalid_schema="skip"``): name -> why."""
         self._group: anyio.abc.TaskGroup | None = None
         self._stop = anyio.Event()
+        self._closed = anyio.Event()
+        self._expired = False
+        self._reconnecting = anyio.Lock()
         self._failure: Exception | None = None
         self._lost: str | None = None
         self._session: ClientSession | None = None
@@ -194,13 +211,13 @@ class MCPServer(ServerTools):
     @property
     def running(self) -> bool:
         """Whether the server is started and not closed (its connection may
-        have been lost since: ``lost`` says so, and calls then fail with
-        ``MCPConnectionError``)."""
+        have been lost since: ``lost`` says so, and the next call reconnects)."""
         return self._group is not None
 
     @property
     def lost(self) -> str | None:
-        """Why the connection was lost while running (``None``: it was not)."""
+        """Why the connection was lost while running (``None``: it was not, or
+        it was reconnected since)."""
         return self._lost
 
     async def start(self) -> None:
@@ -225,11 +242,10 @@ class MCPServer(ServerTools):
                              "`async with server:`; nested ones share the running server)")
         self._lost = None
         self._failure = None
-        self._stop = anyio.Event()
         group = anyio.create_task_group()
         await group.__aenter__()
         try:
-            await group.start(self._serve)
+            await self._connect(group)
         except BaseException as exc:
             self._stop.set()
             await group.__aexit__(type(exc), exc, exc.__traceback__)
@@ -246,14 +262,60 @@ class MCPServer(ServerTools):
         self._group = group
         _log.debug("mcp.started", server=self.name, tools=len(self._tools))
 
-    async def _serve(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        """The session's task: open, initialize, list, then wait for ``aclose``.
+    async def _connect(self, group: anyio.abc.TaskGroup) -> None:
+        """Start a session task in ``group`` (its own stop and closed events);
+        a failure is left in ``_failure``."""
+        self._stop, self._closed, self._expired = anyio.Event(), anyio.Event(), False
+        await group.start(self._serve, self._stop, self._closed)
+
+    async def _reconnect(self) -> ClientSession:
+        """The session, opened anew after a lost connection (once, whichever
+        of several concurrent calls comes first): the old session is closed,
+        then the server started or connected to again.
+
+        Raises:
+            MCPReconnectError: it could not start, connect or initialize.
+            MCPConnectionError: ``reconnect=False``.
+        """
+        async with self._reconnecting:
+            if self._session is not None and self._lost is None:
+                return self._session  # another call reconnected it
+            lost = self._lost or "the session ended"
+            target = self.target.describe()
+            if not self.reconnect or self._group is None:
+                raise MCPConnectionError(f"MCP server {self.name!r} ({target}) lost its "
+                                         f"connection: {lost}", server=self.name, target=target)
+            self._stop.set()
+            await self._closed.wait()
+            self._lost, self._failure = None, None
+            await self._connect(self._group)
+            failure, session = self._failure, self._session
+            if failure is not None or session is None:  # (None: it ended as soon as it began)
+                why = _reason(failure) if failure is not None else self._lost or "it ended"
+                self._failure, self._lost = None, lost  # the next call tries again
+                raise MCPReconnectError(
+                    f"MCP server {self.name!r} lost its connection ({lost}) and could not "
+                    f"reconnect over {self.target.kind} ({target}): {why}",
+                    server=self.name, target=target, lost=lost) from failure
+            self.reconnects += 1
+            _log.info("mcp.reconnected", server=self.name, target=target, lost=lost)
+            return session
+
+    async def _serve(self, stop: anyio.Event, closed: anyio.Event, *,
+                     task_status: anyio.abc.TaskStatus[None]) -> None:
+        """A session's task: open, initialize, list, then wait for ``stop``
+        (``aclose``, or a reconnection); ``closed`` is set once it is closed.
         Never raises but a cancellation: a failure before it is ready is kept
         for ``start``, one after it marks the server ``lost``."""
+
+        def expired() -> None:  # an HTTP 404 to this session's id
+            if not stop.is_set():
+                self._expired = True
+
         ready = False
         try:
             async with AsyncExitStack() as stack:
-                read, write = await self.target.open(stack)
+                read, write = await self.target.open(stack, expired)
                 session = await stack.enter_async_context(ClientSession(
                     read, write, read_timeout_seconds=self.connect_timeout,
                     message_handler=self._on_message,
@@ -267,12 +329,12 @@ class MCPServer(ServerTools):
                 await self._list(first=True)
                 ready = True
                 task_status.started()
-                await self._stop.wait()
+                await stop.wait()
         except Exception as raised:
             exc = _leaf(raised)
             if not ready:
                 self._failure = exc
-            elif self._stop.is_set():  # while closing (a server that died: no DELETE answered)
+            elif stop.is_set():  # while closing (a server that died: no DELETE answered)
                 _log.debug("mcp.close_failed", server=self.name, error=_reason(exc))
             else:
                 self._lost = _reason(exc)
@@ -280,6 +342,7 @@ class MCPServer(ServerTools):
                              target=self.target.describe(), error=self._lost)
         finally:
             self._session = None
+            closed.set()
             if not ready:
                 task_status.started()
 

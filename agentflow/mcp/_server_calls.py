@@ -1,19 +1,20 @@
 """The calls half of ``MCPServer`` (the base of ``_server_tools.ServerTools``,
 itself the base of ``MCPServer``): ``call_tool`` over the open session, with
 its timeout, and the SDK's ``MCPError`` as agentflow's error for it
-(``MCPTimeoutError``, ``MCPConnectionError``, ``ToolError``). The class
+(``MCPTimeoutError``, ``MCPConnectionError``, ``ToolError``); a call on a
+lost connection reconnects first (``MCPServer._reconnect``). The class
 holds no state of its own, only the methods, over the attributes
 ``MCPServer`` sets."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError as SDKError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED, INVALID_REQUEST, REQUEST_TIMEOUT
 
 from agentflow._secrets import mask_secrets
 from agentflow.errors import MCPConnectionError, MCPTimeoutError, ToolError
@@ -42,7 +43,10 @@ class ServerCalls:
     connect_timeout: float
     _session: ClientSession | None
     _lost: str | None
+    _expired: bool  # an HTTP 404 answered this session's id
+    reconnect: bool
     current_tools: Callable[[], Sequence[Tool]]  # ServerTools': raises when not running
+    _reconnect: Callable[[], Awaitable[ClientSession]]  # MCPServer's
 
     async def _call_for_agent(self, name: str, arguments: dict[str, Any]) -> MCPToolResult:
         return await self.call_tool(name, arguments)
@@ -61,13 +65,16 @@ class ServerCalls:
         Raises:
             MCPTimeoutError: no result within the timeout (the SDK sends the
                 server a cancellation).
-            MCPConnectionError: the connection was lost (the server exited).
+            MCPConnectionError: the connection was lost (the server exited,
+                the endpoint went away): the next call reconnects first.
+            MCPReconnectError: the connection had been lost and could not be
+                opened again (the process did not start, the URL did not answer).
             ToolError: the server answered with a JSON-RPC error (an unknown
                 tool, invalid arguments), or a result that does not fit the
                 tool's output schema.
             MCPNotRunningError: the server is not running.
         """
-        session = self._running()
+        session = await self._session_for_call()
         limit = self.timeout if isinstance(timeout, _Default) else timeout
         try:  # (None to the SDK is its session's timeout, the connect_timeout: inf is none)
             raw = await session.call_tool(name, dict(arguments or {}),
@@ -81,6 +88,18 @@ class ServerCalls:
             raise ToolError(f"MCP server {self.name!r}: tool {name!r} returned an invalid "
                             f"result: {mask_secrets(str(exc))}") from exc
         return read_result(raw)
+
+    async def _session_for_call(self) -> ClientSession:
+        """The open session, reconnected first if its connection was lost.
+
+        Raises:
+            MCPNotRunningError: the server is not running.
+            MCPReconnectError / MCPConnectionError: as ``_reconnect``.
+        """
+        if self._session is not None and self._lost is None:
+            return self._session
+        self.current_tools()  # raises MCPNotRunningError when stopped
+        return await self._reconnect()
 
     def _running(self) -> ClientSession:
         """The open session.
@@ -107,12 +126,15 @@ class ServerCalls:
                 f"{limit if limit is not None else self.connect_timeout:g} s; the server was "
                 "asked to cancel it", server=self.name, target=target, tool="",
                 timeout=limit if limit is not None else self.connect_timeout)
-        if code == CONNECTION_CLOSED:
-            self._lost = self._lost or ("the server closed the connection (its process exited "
-                                        "or the endpoint went away)")
+        if code == CONNECTION_CLOSED or (code == INVALID_REQUEST and self._expired):
+            closed = code == CONNECTION_CLOSED
+            why = ("the server process exited or the endpoint went away" if closed
+                   else "the server no longer knows the session (it restarted or ended it)")
+            self._lost = self._lost or why
+            then = "; the next call reconnects" if self.reconnect and what[:4] == "tool" else ""
             return MCPConnectionError(
-                f"MCP server {self.name!r} ({target}) closed the connection during {what}: the "
-                "server process exited or the endpoint went away", server=self.name,
-                target=target)
+                f"MCP server {self.name!r} ({target}) "
+                f"{'closed the connection' if closed else 'lost its session'} during {what}: "
+                f"{why}{then}", server=self.name, target=target)
         return ToolError(f"MCP server {self.name!r} answered {what} with error {code}: "
                          f"{mask_secrets(exc.error.message)}")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +35,10 @@ _TOKEN_SEGMENT = re.compile(r"(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Z
 """A URL path segment that looks like a key (hosted MCP servers put one in the path:
 ``https://host/mcp/<key>/sse``): 20 or more letters, digits, ``_``, ``-``, with a digit
 and a letter."""
+
+
+_SESSION_HEADER = "mcp-session-id"
+"""The streamable HTTP transport's session header."""
 
 
 def _register_args(args: Sequence[str]) -> None:
@@ -89,9 +93,10 @@ class StdioTarget:
         """The command line, secrets masked."""
         return mask_secrets(shlex.join([self.command, *self.args]))
 
-    async def open(self, stack: AsyncExitStack) -> Any:
+    async def open(self, stack: AsyncExitStack, expired: Callable[[], None]) -> Any:
         """Start the process; its read and write streams (closed with ``stack``:
-        stdin closed, then SIGTERM and SIGKILL to its process group, by the SDK)."""
+        stdin closed, then SIGTERM and SIGKILL to its process group, by the SDK).
+        ``expired`` is for HTTP (a process has no session to expire)."""
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         params = StdioServerParameters(command=self.command, args=list(self.args),
@@ -127,9 +132,11 @@ class HTTPTarget:
         """The URL without user info, query and fragment, secrets masked."""
         return mask_secrets(self.url)
 
-    async def open(self, stack: AsyncExitStack) -> Any:
+    async def open(self, stack: AsyncExitStack, expired: Callable[[], None]) -> Any:
         """Connect; the read and write streams (closed with ``stack``: the
-        session is ended with an HTTP DELETE, the connections closed)."""
+        session is ended with an HTTP DELETE, the connections closed).
+        ``expired`` is called when the server answers 404 to a request naming
+        the session (streamable HTTP: "the client MUST start a new session")."""
         headers = dict(self.headers or {})
         if self.sse:
             from mcp.client.sse import sse_client
@@ -140,8 +147,13 @@ class HTTPTarget:
         from mcp.client.streamable_http import streamable_http_client
 
         # the SDK's defaults (30 s, reads 300 s: a response stream may stay open)
+        async def on_response(response: httpx2.Response) -> None:
+            if response.status_code == 404 and _SESSION_HEADER in response.request.headers:
+                expired()
+
         client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(
-            self.http_timeout, read=max(300.0, self.http_timeout)))
+            self.http_timeout, read=max(300.0, self.http_timeout)),
+            event_hooks={"response": [on_response]})
         await stack.enter_async_context(client)
         return await stack.enter_async_context(streamable_http_client(self.url, http_client=client))
 

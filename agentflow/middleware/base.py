@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from agentflow._slots_init import slot_init
 from agentflow.errors import ProviderError
@@ -91,12 +91,18 @@ class Act:
     against the tool's retry budget (``Tool.max_retries``, else the agent's
     ``tool_retries``) as a failed run of it does, so a model that keeps
     misusing a tool a middleware answers ends with
-    ``ToolRetriesExceededError`` too. Other answers never count."""
+    ``ToolRetriesExceededError`` too. Other answers never count.
+
+    ``inputs``: the arguments a call is shown with (its ``ToolUse`` event),
+    by id, when the middleware read them for a tool run outside the loop
+    (a client tool's, read as leniently as the agent's own tools read
+    theirs: ``"3"`` for an integer is 3); the model's own otherwise."""
 
     results: Mapping[str, ToolResultBlock] = field(default_factory=dict)
     waiting: tuple[str, ...] = ()
     pause: StopReason | None = None
     failed: tuple[str, ...] = ()
+    inputs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @slot_init

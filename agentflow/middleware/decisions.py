@@ -39,7 +39,8 @@ def merge_decisions(decisions: Iterable[Decision | None]) -> Decision | None:
                                           answer is a waiting one; ``pause``:
                                           the first pause among those answers;
                                           ``failed``: the calls whose kept answer
-                                          is a failure (``Act.failed``)
+                                          is a failure (``Act.failed``);
+                                          ``inputs``: a call's first given
     ====================================  =======================================
 
     A single decision is returned as it is.
@@ -70,7 +71,9 @@ def merge_decisions(decisions: Iterable[Decision | None]) -> Decision | None:
             pause = act.pause
             break
     failed = tuple(i for i in results if i in owner[i].failed)
-    return Act(results, waiting, pause, failed)
+    inputs = {i: a for act in reversed(given) if isinstance(act, Act)
+              for i, a in act.inputs.items()}  # the first given wins
+    return Act(results, waiting, pause, failed, inputs)
 
 
 def waiting_reasons(decisions: Sequence[Decision | None],

@@ -26,6 +26,12 @@ Two stages:
    string enum becomes that string. ``null`` for an optional field that does
    not allow it is dropped, so the default applies (strict dialects send
    ``null`` for "absent").
+3. ``lax_arguments(data, schema)``: ``normalize``, then numbers and booleans
+   given as strings read where the schema wants one and no string
+   (``coerce_scalars``: ``"3"`` for an integer is 3), the lax reading
+   pydantic gives a Python tool's parameters. Every tool's arguments are
+   read so before validation: the agent's own (``Tool.run``) and the client's
+   (``agentflow.client_tools``), whose reading is what the client is sent.
 
 Python literals that have no JSON meaning are refused, never coerced: a set
 does not become a list, ``b'a'`` does not become the text ``"b'a'"``, a
@@ -45,6 +51,7 @@ import orjson
 
 from agentflow._clean_text import json_bytes, loads_exact, no_constant
 from agentflow.messages import clean_text
+from agentflow.output._json_lax import coerce_scalars
 from agentflow.output.brackets import cut_inside
 from agentflow.output.dialects import resolve_ref, schema_types
 from agentflow.output.literals import RejectedLiteral, decode_value, literal_value
@@ -57,6 +64,7 @@ __all__ = [
     "decode_value",
     "exact_object",
     "explain_raw",
+    "lax_arguments",
     "literal_value",
     "normalize",
     "unwrapped",
@@ -192,6 +200,13 @@ def normalize(data: Any, schema: Mapping[str, Any], root: Mapping[str, Any] | No
     if root is None:
         data = unwrapped(data, schema)
     return _normalize(data, schema, schema if root is None else root)
+
+
+def lax_arguments(data: Any, schema: Mapping[str, Any]) -> Any:
+    """A tool call's arguments as every tool reads them before validation:
+    ``normalize``, then ``coerce_scalars`` (the module docstring's stage 3).
+    Never raises; what cannot be read is left for validation to report."""
+    return coerce_scalars(normalize(data, schema), schema)
 
 
 _ENVELOPE_KEYS = ("arguments", "parameters")

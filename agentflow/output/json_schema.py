@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -30,11 +30,13 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from agentflow.errors import SchemaError
 from agentflow.output._json_lax import coerce_scalars
+from agentflow.output._schema_errors import describe_schema_errors, field_path
 
 __all__ = [
     "SCHEMA_ATTRIBUTE",
     "JsonSchemaOutput",
     "coerce_scalars",
+    "field_path",
     "json_schema_output",
     "sent_schema",
 ]
@@ -55,14 +57,6 @@ class JsonSchemaOutput(BaseModel):
     the schema describes (kept as extra fields; ``model_dump()`` gives them)."""
 
     model_config = ConfigDict(extra="allow")
-
-
-def field_path(path: Iterable[Any]) -> str:
-    """A JSON path (``["lines", 1, "qty"]``) as a field path (``lines[1].qty``)."""
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
 
 
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
@@ -134,10 +128,8 @@ def json_schema_output(schema: Mapping[str, Any], *, name: str | None = None) ->
 
     def check(data: Any) -> Any:
         data = coerce_scalars(data, sent)
-        errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.path])
-        if errors:
-            raise ValueError("; ".join(
-                f"{field_path(e.absolute_path) or '(root)'}: {e.message}" for e in errors[:20]))
+        if problems := describe_schema_errors(validator.iter_errors(data)):
+            raise ValueError("; ".join(problems))
         return data
 
     def json_schema(cls_: type[BaseModel], core_schema: Any, handler: Any) -> dict[str, Any]:

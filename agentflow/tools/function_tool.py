@@ -27,7 +27,7 @@ from agentflow._secrets import mask_secrets
 from agentflow.errors import ToolDefinitionError, ToolError
 from agentflow.messages import ToolResultBlock, ToolUseBlock, clean_text
 from agentflow.model import ToolSpec
-from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw, normalize
+from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw, lax_arguments
 from agentflow.tools.names import sanitize_tool_name, validate_tool_name
 
 __all__ = ["Tool", "describe_validation_error", "tool"]
@@ -220,7 +220,8 @@ class Tool:
         The arguments go through the tolerant decoder first
         (``agentflow.output.decoding``): JSON or Python-literal strings where
         the schema expects an array or object are decoded, stringified enum
-        members converted back; a field typed ``str`` is never decoded.
+        members converted back, numbers and booleans given as strings read
+        (``lax_arguments``); a field typed ``str`` is never decoded.
 
         Never raises for a bad call: validation errors and exceptions become a
         ``ToolResultBlock`` with ``is_error=True`` (a cancellation of the
@@ -239,7 +240,7 @@ class Tool:
                 name=self.name,
             )
         try:
-            args = self.args_model.model_validate(normalize(data, self.parameters))
+            args = self.args_model.model_validate(lax_arguments(data, self.parameters))
         except ValidationError as exc:
             return ToolResultBlock(
                 call.id,

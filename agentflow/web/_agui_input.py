@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from agentflow.approvals import Approve, Decision, Refuse
 from agentflow.errors import InvalidInputError
 from agentflow.messages import Msg
-from agentflow.web._blocks import add_tool_result, text_of, tool_use_msg
+from agentflow.web._blocks import add_tool_result, is_discarded, text_of, tool_use_msg
 from agentflow.web.run_input import ClientTool, RunInput, split_run
 
 __all__ = ["read_run_input"]
@@ -24,7 +24,8 @@ def read_run_input(body: Any) -> RunInput:
     """A ``RunAgentInput`` request body (parsed JSON) as a ``RunInput``.
 
     Messages: ``system``/``developer`` -> system messages, ``user`` -> user
-    messages (their text parts), ``assistant`` -> text and tool calls,
+    messages (their text parts), ``assistant`` -> text and tool calls (an
+    abandoned attempt's text, flagged ``discarded`` by ``AGUIEncoder``, left out),
     ``tool`` -> tool results (one tool message per run of them, each with the
     id and name of its call); other roles (``activity``, ``reasoning``) are
     the client's own and are skipped. Messages that end with tool results
@@ -51,7 +52,9 @@ def read_run_input(body: Any) -> RunInput:
             calls = [(c.id, c.function.name, c.function.arguments)
                      for c in message.tool_calls or ()]
             names.update((c[0], c[1]) for c in calls)
-            messages.append(tool_use_msg(message.content or "", calls))
+            void = is_discarded(message.metadata)  # an abandoned attempt's: AGUIEncoder
+            if not (void and not calls):
+                messages.append(tool_use_msg("" if void else message.content or "", calls))
         elif isinstance(message, ToolMessage):
             add_tool_result(messages, names, message.tool_call_id,
                             message.error or text_of(message.content),

@@ -11,7 +11,7 @@ from typing import Any
 from agentflow.approvals import Approve, Decision, Refuse
 from agentflow.errors import InvalidInputError
 from agentflow.messages import Msg
-from agentflow.web._blocks import add_tool_result, tool_use_msg
+from agentflow.web._blocks import add_tool_result, is_discarded, tool_use_msg
 from agentflow.web.run_input import ClientTool, RunInput, split_run
 
 __all__ = ["read_chat_request"]
@@ -49,9 +49,10 @@ def _ui_message(index: int, message: Any, names: dict[str, str]) -> list[Msg]:
 
 
 def _ui_step(index: int, parts: list[Any], names: dict[str, str]) -> list[Msg]:
-    text = "".join(p["text"] for p in parts
+    text = "".join(p["text"] for p in parts  # (an abandoned attempt's text: no history)
                    if isinstance(p, dict) and p.get("type") == "text"
-                   and isinstance(p.get("text"), str))
+                   and isinstance(p.get("text"), str)
+                   and not is_discarded(p.get("providerMetadata")))
     calls: list[tuple[str, str, Any]] = []
     results: list[tuple[str, Any, bool]] = []
     for part in parts:
@@ -109,8 +110,10 @@ def _client_tools(tools: Any) -> tuple[ClientTool, ...]:
 def read_chat_request(body: Any) -> RunInput:
     """The body of ``useChat``'s default transport as a ``RunInput``:
     ``{"id": chat id, "messages": [UIMessage...], "tools"?: ..., ...}``;
-    ``text`` parts become message text, tool parts with an outcome become
-    tool calls and results (one assistant and one tool message per step), other
+    ``text`` parts become message text (an abandoned attempt's, flagged
+    ``discarded`` by ``UIMessageEncoder``, left out), tool parts with an
+    outcome become tool calls and results (one assistant and one tool
+    message per step), other
     parts (reasoning, data, files) are skipped. Messages that end with an
     assistant message whose last tool calls have their outcomes (a client-side
     tool answered with ``addToolOutput``) make a run without ``message`` that

@@ -11,7 +11,21 @@ from agentflow._clean_text import json_bytes
 from agentflow.errors import InvalidInputError
 from agentflow.messages import Msg, TextBlock, ToolResultBlock, ToolUseBlock
 
-__all__ = ["add_tool_result", "text_of", "tool_result_msg", "tool_use_msg"]
+__all__ = ["add_tool_result", "discarded", "is_discarded", "text_of", "tool_result_msg",
+           "tool_use_msg"]
+
+
+def discarded(reason: str) -> dict[str, Any]:
+    """The metadata that flags a message (AG-UI) or part (AI SDK) as an
+    abandoned attempt's: its text is void (the stream was cut and sent again)."""
+    return {"agentflow": {"discarded": reason}}
+
+
+def is_discarded(metadata: Any) -> bool:
+    """Whether ``metadata`` (a message's or part's, as a client sends it back)
+    flags it as an abandoned attempt's (``discarded``): it is no history."""
+    mark = metadata.get("agentflow") if isinstance(metadata, Mapping) else None
+    return isinstance(mark, Mapping) and bool(mark.get("discarded"))
 
 
 def text_of(content: Any) -> str:

@@ -25,14 +25,25 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   waits: ``ToolResult.waiting``; at most ``MAX_SHOWN_RESULT`` characters of
   it, the official client failing a run on one event over 10 MB). The
   structured-output engine's own tool (``generate_response``) is not shown.
-* ``output_partial`` -> ``STATE_SNAPSHOT`` of the client's state with
-  ``"output"`` (``output_key``) set to the partial object (a frontend renders
-  ``agent.state.output`` as it grows); the validated output comes in a last
-  snapshot too. The client's other state keys are sent back unchanged; an app
-  whose state already uses ``"output"`` names another key
+* ``output_partial`` -> the client's state with ``"output"`` (``output_key``)
+  set to the partial object (a frontend renders ``agent.state.output`` as it
+  grows): a ``STATE_SNAPSHOT`` first, then ``STATE_DELTA``s (JSON Patch);
+  the validated output comes in a last update too; an update over
+  ``MAX_SHOWN_STATE`` bytes is not sent, a ``CUSTOM``
+  ``agentflow.state_not_shown`` event says so (``_agui_state``). The client's
+  other state keys are sent back unchanged; an app whose state already uses
+  ``"output"`` names another key
 * ``output_retry`` / ``attempt_discarded`` -> ``CUSTOM`` events named
   ``agentflow.output_retry`` / ``agentflow.attempt_discarded`` (value: the
-  wire's JSON of the event); a discarded attempt's open messages are ended
+  wire's JSON of the event); a discarded attempt's open messages are ended.
+  An attempt whose text is void (a stream cut and sent again:
+  ``stream_error``, ``degradation``) is retracted: its open messages end
+  with ``metadata`` ``{"agentflow": {"discarded": <reason>}}`` (the client
+  keeps it on the message), the event's value names every message of the
+  attempt (``message_ids``), and the retry's messages take new ids
+  (``<call>-<step>-retry<n>``), so a client never appends the retry's text
+  to the abandoned one; ``read_run_input`` leaves such messages out of the
+  history a client sends back
 * ``complete`` -> ``RUN_FINISHED`` with ``result`` ``{"output", "text",
   "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``), plus
   ``"pending_tool_call_ids"`` when frontend tool calls wait for the client
@@ -94,7 +105,6 @@ from ag_ui.core import (
     RunFinishedInterruptOutcome,
     RunFinishedSuccessOutcome,
     RunStartedEvent,
-    StateSnapshotEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
@@ -126,12 +136,15 @@ from agentflow.events import (
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.web._agui_input import read_run_input
+from agentflow.web._agui_state import MAX_SHOWN_STATE, StateUpdates
+from agentflow.web._blocks import discarded as _discarded
 from agentflow.web.run_input import ClientTool, RunInput, check_stateless, offered_tools
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
 from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
 
-__all__ = ["MAX_SHOWN_RESULT", "AGUIEncoder", "agui_response", "read_run_input"]
+__all__ = ["MAX_SHOWN_RESULT", "MAX_SHOWN_STATE", "AGUIEncoder", "agui_response",
+           "read_run_input"]
 
 
 def _content_frame(kind: bytes, message_id: str, delta: str) -> bytes:
@@ -159,13 +172,6 @@ def _shown(output: str) -> str:
             "characters not shown here; the model read the whole result]")
 
 
-def _snapshot_frame(snapshot: dict[str, Any]) -> bytes:
-    """A ``STATE_SNAPSHOT`` event's SSE frame, byte for byte what
-    ``EventEncoder`` makes of ``StateSnapshotEvent`` (tested), without the
-    model: a structured output streams one per chunk."""
-    return b'data: {"type":"STATE_SNAPSHOT","snapshot":%s}\n\n' % json_bytes(snapshot)
-
-
 class AGUIEncoder:
     """One AG-UI event stream (``text/event-stream``, ``data: <event JSON>``).
 
@@ -174,6 +180,8 @@ class AGUIEncoder:
         state: the client's state, the base of the ``STATE_SNAPSHOT``s.
         output_key: the state key the structured output is set under
             (default ``"output"``).
+        max_state_bytes: the most bytes of one state event
+            (``MAX_SHOWN_STATE``; ``_agui_state``).
 
     A tool result is shown (``TOOL_CALL_RESULT``) unless its call waits
     (``ToolResult.waiting``, set by the loop from the held calls' ids, never
@@ -187,12 +195,13 @@ class AGUIEncoder:
     ping = PING_FRAME
 
     def __init__(self, thread_id: str, run_id: str, *, state: Any = None,
-                 output_key: str = "output") -> None:
+                 output_key: str = "output", max_state_bytes: int = MAX_SHOWN_STATE) -> None:
         self.thread_id, self.run_id = thread_id, run_id
         # (a client's lone surrogate, "\\ud83d" from an emoji cut in two, repaired once: the
         # package's encoder refuses it in every snapshot)
         self.state = clean_data(dict(state)) if isinstance(state, Mapping) else {}
         self.output_key = output_key
+        self._state = StateUpdates(self.state, output_key, max_state_bytes)
         self._sse = EventEncoder()
         self._call = run_id
         self._text: str | None = None       # the open text message's id
@@ -202,18 +211,30 @@ class AGUIEncoder:
         self._pending: list[str] = []       # ids of the client tools' calls
         self._step: str | None = None       # the assistant message of the step's calls
         self._calls = 0
+        self._retries = 0                   # attempts retracted: the retries' ids differ
+        self._opened: dict[int, list[str]] = {}  # the messages each step's attempt opened
 
     def _frames(self, events: list[BaseEvent]) -> bytes:
         return "".join(map(self._sse.encode, events)).encode()
 
-    def _close(self, events: list[BaseEvent]) -> None:
+    def _close(self, events: list[BaseEvent], discarded: str | None = None) -> None:
+        """End the open messages (``discarded``: flagged so, as void)."""
+        flag = _discarded(discarded) if discarded else None
         if self._text is not None:
-            events.append(TextMessageEndEvent(message_id=self._text))
+            events.append(TextMessageEndEvent(message_id=self._text, metadata=flag))
             self._text = None
         if self._reasoning is not None:
-            events.append(ReasoningMessageEndEvent(message_id=self._reasoning))
+            events.append(ReasoningMessageEndEvent(message_id=self._reasoning, metadata=flag))
             events.append(ReasoningEndEvent(message_id=self._reasoning))
             self._reasoning = None
+
+    def _open(self, iteration: int, kind: str) -> str:
+        """A new message's id for step ``iteration`` (``kind``: ``""`` text,
+        ``"-reasoning"``), remembered as the attempt's."""
+        retry = f"-retry{self._retries}" if self._retries else ""
+        message_id = f"{self._call}-{iteration}{kind}{retry}"
+        self._opened.setdefault(iteration, []).append(message_id)
+        return message_id
 
     def encode(self, event: Event) -> bytes:
         out: list[BaseEvent] = []
@@ -223,7 +244,7 @@ class AGUIEncoder:
             if self._reasoning is not None:
                 self._close(out)
             if self._text is None:
-                self._text = self._step = f"{self._call}-{event.iteration}"
+                self._text = self._step = self._open(event.iteration, "")
                 out.append(TextMessageStartEvent(message_id=self._text, role="assistant"))
             elif not out:  # the hot path: one content event, encoded directly
                 return _content_frame(b"TEXT_MESSAGE_CONTENT", self._text, event.text)
@@ -234,7 +255,7 @@ class AGUIEncoder:
             if self._text is not None:
                 self._close(out)
             if self._reasoning is None:
-                self._reasoning = f"{self._call}-{event.iteration}-reasoning"
+                self._reasoning = self._open(event.iteration, "-reasoning")
                 out.append(ReasoningStartEvent(message_id=self._reasoning))
                 out.append(ReasoningMessageStartEvent(message_id=self._reasoning,
                                                       role="reasoning"))
@@ -243,7 +264,7 @@ class AGUIEncoder:
             out.append(ReasoningMessageContentEvent(message_id=self._reasoning,
                                                     delta=event.text))
         elif isinstance(event, OutputPartial):  # per chunk: encoded directly
-            return _snapshot_frame({**self.state, self.output_key: event_to_dict(event)["data"]})
+            return self._state.frame(event_to_dict(event)["data"])
         elif isinstance(event, ToolUse):
             if self._step is None:  # a step of calls only: its own assistant message
                 self._calls += 1
@@ -279,9 +300,7 @@ class AGUIEncoder:
         elif isinstance(event, Complete):
             self._close(out)
             wire = event_to_dict(event)
-            if wire["output"] is not None:
-                out.append(StateSnapshotEvent(
-                    snapshot={**self.state, self.output_key: wire["output"]}))
+            state = self._state.frame(wire["output"]) if wire["output"] is not None else b""
             result = {k: wire[k] for k in ("output", "text", "stop_reason", "usage", "error")}
             if event.stop_reason in SUSPENDED:  # the output is yet to come, not failed
                 result["error"] = None
@@ -292,12 +311,17 @@ class AGUIEncoder:
                 outcome = RunFinishedInterruptOutcome(interrupts=self._interrupts)
             elif self._pending:
                 outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=self._pending)
-            out.append(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id,
-                                        result=result, outcome=outcome))
+            return self._frames(out) + state + self._frames([RunFinishedEvent(
+                thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome)])
         elif isinstance(event, OutputRetry | AttemptDiscarded):
-            if isinstance(event, AttemptDiscarded):
-                self._close(out)
             data = event_to_dict(event)
+            if isinstance(event, AttemptDiscarded):
+                void = event.reason != "superseded"  # (superseded: only the partial output)
+                self._close(out, event.reason if void else None)
+                if void:
+                    data["message_ids"] = self._opened.pop(event.iteration, [])
+                    self._retries += 1
+                    self._step = None
             out.append(CustomEvent(name=f"agentflow.{data.pop('type')}", value=data))
         else:  # an event type newer than this table: a custom event
             data = event_to_dict(event)

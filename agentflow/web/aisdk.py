@@ -31,7 +31,16 @@ v1``. Mapping:
   tool part in state ``approval-responded`` (``approval: {id, approved,
   reason}``), which ``read_chat_request`` reads as ``decisions``.
 * ``output_retry`` / ``attempt_discarded`` -> transient ``data-output-retry`` /
-  ``data-attempt-discarded`` (the wire's JSON of the event)
+  ``data-attempt-discarded`` (the wire's JSON of the event). An attempt whose
+  text is void (a stream cut and sent again: ``stream_error``,
+  ``degradation``) is retracted as far as the protocol lets a server: its
+  open text and reasoning parts end with ``providerMetadata``
+  ``{"agentflow": {"discarded": <reason>}}`` (the client keeps it on the
+  part), the event names every part of the attempt (``part_ids``; a
+  reasoning part keeps its id in the message), and the retry's parts take
+  new ids (``...-retry<n>``), so they are new parts, never appended to the
+  abandoned ones; ``read_chat_request`` leaves flagged parts out of the
+  history a client sends back
 * client-side tools (``ui_message_stream_response(..., client_tools=...)``,
   ``agentflow.client_tools``): a call of one is ``tool-input-start`` +
   ``tool-input-available`` and the stream finishes (``finishReason``
@@ -79,6 +88,7 @@ from agentflow.events import (
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.web._aisdk_input import read_chat_request
+from agentflow.web._blocks import discarded as _discarded
 from agentflow.web.run_input import ClientTool, RunInput, check_stateless, offered_tools
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
@@ -123,14 +133,25 @@ class UIMessageEncoder:
         self._reasoning: str | None = None  # the open reasoning part's id
         self._hidden: set[str] = set()
         self._results = False               # the open step's tool results came
+        self._retries = 0                   # attempts retracted: the retries' ids differ
+        self._opened: dict[int, list[str]] = {}  # the parts each step's attempt opened
 
-    def _close_parts(self, out: list[dict[str, Any]]) -> None:
+    def _close_parts(self, out: list[dict[str, Any]], discarded: str | None = None) -> None:
+        """End the open parts (``discarded``: flagged so, as void)."""
+        flag = {"providerMetadata": _discarded(discarded)} if discarded else {}
         if self._text is not None:
-            out.append({"type": "text-end", "id": self._text})
+            out.append({"type": "text-end", "id": self._text, **flag})
             self._text = None
         if self._reasoning is not None:
-            out.append({"type": "reasoning-end", "id": self._reasoning})
+            out.append({"type": "reasoning-end", "id": self._reasoning, **flag})
             self._reasoning = None
+
+    def _open(self, iteration: int, kind: str) -> str:
+        """A new part's id for step ``iteration``, remembered as the attempt's."""
+        retry = f"-retry{self._retries}" if self._retries else ""
+        part_id = f"{self._call}-{iteration}-{kind}{retry}"
+        self._opened.setdefault(iteration, []).append(part_id)
+        return part_id
 
     def _enter_step(self, out: list[dict[str, Any]], iteration: int | None) -> None:
         """Open a step for an event of reasoning step ``iteration`` (``None``:
@@ -160,7 +181,7 @@ class UIMessageEncoder:
             if self._reasoning is not None:
                 self._close_parts(out)
             if self._text is None:
-                self._text = f"{self._call}-{event.iteration}-text"
+                self._text = self._open(event.iteration, "text")
                 out.append({"type": "text-start", "id": self._text})
             out.append({"type": "text-delta", "id": self._text, "delta": event.text})
         elif isinstance(event, ThinkingChunk):
@@ -170,7 +191,7 @@ class UIMessageEncoder:
             if self._text is not None:
                 self._close_parts(out)
             if self._reasoning is None:
-                self._reasoning = f"{self._call}-{event.iteration}-reasoning"
+                self._reasoning = self._open(event.iteration, "reasoning")
                 out.append({"type": "reasoning-start", "id": self._reasoning})
             out.append({"type": "reasoning-delta", "id": self._reasoning, "delta": event.text})
         elif isinstance(event, OutputPartial):
@@ -222,9 +243,13 @@ class UIMessageEncoder:
                         "messageMetadata": {"stop_reason": wire["stop_reason"],
                                             "usage": wire["usage"]}})
         else:  # output_retry, attempt_discarded, or an event type newer than this table
-            if isinstance(event, AttemptDiscarded):
-                self._close_parts(out)
             data = event_to_dict(event)
+            if isinstance(event, AttemptDiscarded):
+                void = event.reason != "superseded"  # (superseded: only the partial output)
+                self._close_parts(out, event.reason if void else None)
+                if void:
+                    data["part_ids"] = self._opened.pop(event.iteration, [])
+                    self._retries += 1
             name = data.pop("type").replace("_", "-")
             out.append({"type": f"data-{name}", "data": data, "transient": True})
         return b"".join(map(_frame, out))

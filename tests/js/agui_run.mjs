@@ -2,8 +2,8 @@
 // Python test started; with "abort", the client aborts the run
 // (HttpAgent.abortRun, as a frontend's stop button does) once the first text
 // arrives. Prints the events, the RUN_ERROR (if any), what runAgent threw,
-// the ids of the messages the client completed (onNewMessage), and the run's
-// result as JSON.
+// the ids of the messages the client completed (onNewMessage), the run's
+// result and the client's state (its snapshots and deltas applied) as JSON.
 // Usage: node agui_run.mjs URL [abort]
 import { HttpAgent } from "@ag-ui/client";
 
@@ -31,4 +31,4 @@ try {
 } catch (exc) {
   thrown = String(exc);
 }
-console.log(JSON.stringify({ events, runError, thrown, aborted, completed, result: result && result.result ? result.result : null }));
+console.log(JSON.stringify({ events, runError, thrown, aborted, completed, result: result && result.result ? result.result : null, state: agent.state }));

@@ -4,10 +4,13 @@
 // AI SDK bodies through the ai package's parseJsonEventStream with
 // uiMessageChunkSchema and readUIMessageStream (what useChat's transport and
 // chat run). Reads {"cases": [{"id", "protocol": "agui"|"ai", "body"}]} from
-// stdin; prints {"results": [{"id", "error", "message"}]} (error: the first
-// error a client raised, or null; message: the UI message the AI SDK built).
+// stdin; prints {"results": [{"id", "error", "message", "state"}]} (error: the
+// first error a client raised, or null; message: the UI message the AI SDK
+// built; state: the AG-UI state its snapshots and deltas made, as the
+// client's applyPatch makes it).
 // Usage: node replay_streams.mjs < cases.json
 import { verifyEvents } from "@ag-ui/client";
+import jsonPatch from "fast-json-patch";
 import { EventSchema } from "@ag-ui/core/schemas";
 import { from, lastValueFrom, toArray } from "rxjs";
 import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } from "ai";
@@ -19,7 +22,12 @@ function frames(body) {
 async function agui(body) {
   const events = frames(body).map((data) => EventSchema.parse(JSON.parse(data)));
   await lastValueFrom(from(events).pipe(verifyEvents(false), toArray()));
-  return null;
+  let state = null;
+  for (const e of events) {
+    if (e.type === "STATE_SNAPSHOT") state = e.snapshot;
+    if (e.type === "STATE_DELTA") state = jsonPatch.applyPatch(state, e.delta, true, false).newDocument;
+  }
+  return state;
 }
 
 async function ai(body) {
@@ -48,8 +56,8 @@ const results = [];
 for (const c of input.cases) {
   try {
     if (c.protocol === "agui") {
-      await agui(c.body);
-      results.push({ id: c.id, error: null, message: null });
+      const state = await agui(c.body);
+      results.push({ id: c.id, error: null, message: null, state });
     } else {
       const { failure, last } = await ai(c.body);
       results.push({ id: c.id, error: null, errorChunk: failure, message: last });

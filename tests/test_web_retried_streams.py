@@ -1,0 +1,115 @@
+"""A reply whose stream is cut and sent again (``stream_retries``), read by
+the protocols' real clients (``tests/js/retried_stream.mjs``): the abandoned
+attempt's text was ended and the retry's text sent under the same id, so
+``@ag-ui/client`` appended it to the abandoned message ("Hello woHello
+world.") and the AI SDK showed both parts. Now the retry's messages and
+parts take new ids, the abandoned ones are flagged ``discarded`` where the
+client keeps it, and the history a client sends back leaves them out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from agentflow import ReActAgent
+from agentflow.errors import ProviderConnectionError
+from agentflow.testing import FunctionModel, RecordedRequest, Reply
+from agentflow.web.agui import agui_response, read_run_input
+from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
+from agentflow.web.requests import read_json
+
+from .test_web_adapters import node, node_ready, served
+
+FLAG = {"agentflow": {"discarded": "stream_error"}}
+
+
+class Model:
+    """Thinks, then says hello; the first attempt's stream is cut after
+    "Hello wo". Records the history each request carried."""
+
+    def __init__(self) -> None:
+        self.cut = False
+        self.seen: list[list[tuple[str, str]]] = []
+
+    def answer(self, request: RecordedRequest) -> Reply:
+        self.seen.append([(m.role, m.text) for m in request.messages])
+        if sum(m.role == "user" for m in request.messages) > 1:
+            return Reply(text="Hello again.")
+        if not self.cut:
+            self.cut = True
+            return Reply(thinking="Thinking.", text="Hello world.", chunk_size=4,
+                         error=ProviderConnectionError("cut", partial=True), error_after=5)
+        return Reply(thinking="Thinking.", text="Hello world.", chunk_size=4)
+
+
+async def run(protocol: str) -> tuple[dict[str, Any], Model]:
+    node_ready()
+    model = Model()
+    agent = ReActAgent("ui", FunctionModel(model.answer), stream_retries=1)
+
+    async def agui(request: Request) -> Response:
+        return agui_response(agent, read_run_input(await read_json(request)))
+
+    async def chat(request: Request) -> Response:
+        return ui_message_stream_response(agent, read_chat_request(await read_json(request)))
+
+    app = Starlette(routes=[Route("/agui", agui, methods=["POST"]),
+                            Route("/chat", chat, methods=["POST"])])
+    async with served(app) as url:
+        got = await node("retried_stream.mjs", protocol,
+                         f"{url}/{'agui' if protocol == 'agui' else 'chat'}")
+    assert got["error"] is None, got
+    return got, model
+
+
+def check_history(model: Model) -> None:
+    """The second run's model read the retry's text only."""
+    assert model.seen[-1][1:3] == [("assistant", "Hello world."), ("user", "Again?")]
+
+
+async def test_agui_a_retried_stream_retracts_the_abandoned_text() -> None:
+    got, model = await run("agui")
+    [discard] = [e for e in got["first"] if e["type"] == "CUSTOM"]
+    assert discard["name"] == "agentflow.attempt_discarded"
+    assert discard["value"]["reason"] == "stream_error"
+    messages = {m["id"]: m for m in got["afterFirst"]}
+    abandoned = [messages[i] for i in discard["value"]["message_ids"]]
+    assert [m["role"] for m in abandoned] == ["reasoning", "assistant"]
+    assert abandoned[1]["content"] == "Hello wo" and abandoned[1]["metadata"] == FLAG
+    kept = [m for m in got["afterFirst"] if m["role"] == "assistant" and m not in abandoned]
+    assert [m["content"] for m in kept] == ["Hello world."]  # not "Hello woHello world."
+    assert "metadata" not in kept[0]
+    check_history(model)
+
+
+async def test_ai_sdk_a_retried_stream_retracts_the_abandoned_text() -> None:
+    got, model = await run("ai")
+    [discard] = [c for c in got["first"] if c["type"] == "data-attempt-discarded"]
+    assert discard["data"]["reason"] == "stream_error"
+    [assistant] = [m for m in got["afterFirst"] if m["role"] == "assistant"]
+    texts = [(p["text"], p.get("providerMetadata")) for p in assistant["parts"]
+             if p["type"] == "text"]
+    assert texts == [("Hello wo", FLAG), ("Hello world.", None)]
+    reasoning = [p for p in assistant["parts"] if p["type"] == "reasoning"]
+    assert [p["id"] in discard["data"]["part_ids"] for p in reasoning] == [True, False]
+    check_history(model)
+
+
+@pytest.mark.parametrize("protocol", ["agui", "ai"])
+async def test_a_superseded_output_keeps_its_text(protocol: str) -> None:
+    """Only a void attempt is retracted: ``superseded`` (a later JSON value
+    replaces the partial output) leaves the text as it is (no flag)."""
+    from agentflow.events import AttemptDiscarded, ReasoningChunk
+    from agentflow.web.agui import AGUIEncoder
+    from agentflow.web.aisdk import UIMessageEncoder
+
+    encoder: Any = AGUIEncoder("t", "r") if protocol == "agui" else UIMessageEncoder()
+    body = b"".join(encoder.encode(e) for e in (
+        ReasoningChunk("Hi", 1), AttemptDiscarded(1, "superseded", "a new value"),
+        ReasoningChunk(" there", 1)))
+    assert b"discarded\":\"superseded" not in body and b"retry" not in body
