@@ -82,11 +82,11 @@ def in_first_record(rule: Locator, text: str) -> bool:
 
 
 def later_record_only(rule: Locator, source: str) -> bool:
-    """Whether ``rule`` learned ``first_record`` finds no value in the first
-    record of ``source``, a document of several records (``in_first_record``):
-    whatever it finds there is a later record's."""
-    return rule.first_record and first_record(source, live_text(source)) is not None and not (
-        in_first_record(rule, source))
+    """Whether ``rule`` learned ``first_record`` finds values in ``source``, a
+    document of several records, but none in its first (``in_first_record``):
+    what it finds there is a later record's."""
+    return rule.first_record and first_record(source, live_text(source)) is not None and bool(
+        rule.values(source)) and not in_first_record(rule, source)
 
 
 def learn_records(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
