@@ -15,6 +15,7 @@ from agentflow.grounding.lines import line_arguments
 from agentflow.grounding.locator_reading import LocatorReading
 from agentflow.grounding.quotes import in_quotes
 from agentflow.grounding.value_clauses import clause_break, comment_tail
+from agentflow.grounding.void_blocks import live_text
 
 __all__ = ["VALUES_KEY", "Locator", "block_marker", "clean_edges", "line_arguments", "same_text"]
 # clean_edges (grounding.edges), line_arguments (grounding.lines) and same_text
@@ -163,6 +164,14 @@ class Locator(LocatorReading):
             document where one of them reads other values (``twins_agree``;
             one that reads nothing says nothing) the rule neither narrows
             the grammar nor pins a value.
+        first_record: every example that fills the field writes it in its
+            first record (``agentflow.grounding.locator_records``: lines
+            between blank lines); where the rule finds it only in a later
+            record of a document, the value is offered, never pinned.
+        several: a continued list rule whose label an example writes twice
+            with different items, its value the first block (``agentflow.
+            grounding.locator_records``); learned ``False`` where none does:
+            a document whose blocks differ is then offered, never pinned.
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -199,6 +208,8 @@ class Locator(LocatorReading):
     fence: str = ""
     marked: bool = False
     twins: tuple[Locator, ...] = ()
+    first_record: bool = False
+    several: bool = False
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -209,21 +220,29 @@ class Locator(LocatorReading):
             not self.digit or any(c.isdigit() for c in value))
 
     def pins(self, value: str) -> bool:
-        """Whether the rule may pin ``value`` (a single value it finds): not
-        where the value holds a clause break or an inline comment no
-        example's value shows (``clauses``, ``comments``; ``agentflow.
-        grounding.value_clauses``), nor several
+        """Whether the rule may pin ``value`` (a single value it finds, or a
+        list's item): not where the value holds an inline comment no example's
+        value (item) shows (``comments``; ``agentflow.grounding.value_clauses``:
+        ``https://x.org/a.git ; mirror``), nor, for a single value, a clause
+        break no example's value shows (``clauses``; a list's items, copyright
+        holders, write ``(C)`` and ``Inc.`` freely), nor several
         words where every example's value is one (``spaced``): the rule may
         have read past the value; nor one wrapped in quotes where no example's
         value begins with a quoted string (``quoted``): its quotes may be the
         document's syntax; nor one that begins with a marker line no example's
         value begins with (``marked``, ``block_marker``)."""
         if self.many:
-            return True
+            return self.comments or not comment_tail(value)
         return (self.marked or not block_marker(value)) and (
             self.clauses or not clause_break(value)) and (
             self.comments or not comment_tail(value)) and (
             self.spaced or len(value.split()) <= 1) and (self.quoted or not in_quotes(value))
+
+    def label_lines(self, source: str) -> int:
+        """How many lines of ``source`` (inside the rule's ``group``) the rule
+        reads after its label, a value after it or none."""
+        lines = self._grouped(live_text(source)).splitlines()
+        return sum(1 for _, line in self._read(lines) if self._in_line(line, empty=True))
 
     def values(self, source: str, *, live: bool = True) -> list[str]:
         """The values this locator finds in ``source`` that fit the examples'

@@ -148,6 +148,7 @@ from agentflow.grounding.locator_contexts import learn_locator
 from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_parts import grouped, headed
 from agentflow.grounding.locator_places import Seen, example_value
+from agentflow.grounding.locator_records import learn_records
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator, block_marker
 from agentflow.grounding.locator_twins import KEY_LABEL, anchors, twinned
 from agentflow.grounding.marked_types import (
@@ -252,10 +253,11 @@ def _contextless(name: str, many: bool, examples: Sequence[CheckedExample]) -> L
 def _finished(rule: Locator, examples: Sequence[CheckedExample], layout: tuple[str, ...],
               lines: tuple[str, ...]) -> Locator:
     """``rule`` (and its twins) with what every rule keeps of the examples: their
-    ``layout`` and ``lines``, ``shown_empty``, ``shapes`` and ``shown_below``."""
+    ``layout`` and ``lines``, ``shown_empty``, ``shapes`` and ``shown_below``, and
+    the records they write it in (``agentflow.grounding.locator_records``)."""
     name = rule.field
     return dataclasses.replace(
-        rule, layout=layout, lines=lines, shown_empty=any(
+        learn_records(rule, examples), layout=layout, lines=lines, shown_empty=any(
             not example_value(e, name) for e in examples), shapes=_shapes(name, examples),
         shown_below=any(rule.begins_below(e.text) for e in examples) or not rule.continued,
         twins=tuple(_finished(t, examples, layout, lines) for t in rule.twins))
@@ -323,10 +325,10 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     """``rule`` with the kind of value every example shows for a single field
     (``Locator.letter`` / ``Locator.digit``: each value holds a letter, a
     digit; ``Locator.clauses``: some value holds a clause break;
-    ``Locator.spaced``: some value holds more than one word;
-    ``Locator.comments``: some value holds an inline comment), and for any
-    field whether some value (an item) begins with a quoted string
-    (``Locator.quoted``) or a marker line (``Locator.marked``)."""
+    ``Locator.spaced``: some value holds more than one word), and for any
+    field whether some value (an item) holds an inline comment
+    (``Locator.comments``), begins with a quoted string (``Locator.quoted``)
+    or with a marker line (``Locator.marked``)."""
     texts: list[str] = []
     for example in examples:
         value = example_value(example, rule.field)
@@ -334,8 +336,8 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
                   if isinstance(v, str) and v.strip()]
     rule = dataclasses.replace(rule, quoted=any(opens_quote(v) for v in texts),
                                marked=any(block_marker(v) for v in texts))
-    if rule.many:
-        return rule
+    if rule.many:  # an item may hold a comment where one of the examples' does
+        return dataclasses.replace(rule, comments=any(comment_tail(v) for v in texts))
     values = [v.strip() for e in examples if isinstance(v := example_value(e, rule.field), str)
               and v.strip()]
     if not values:
