@@ -239,9 +239,10 @@ class Locator(LocatorReading):
             self.spaced or len(value.split()) <= 1) and (self.quoted or not in_quotes(value))
 
     def label_lines(self, source: str) -> int:
-        """How many lines of ``source`` (inside the rule's ``group``) the rule
-        reads after its label, a value after it or none."""
-        lines = self._grouped(live_text(source)).splitlines()
+        """How many lines of ``source`` (inside the rule's ``group`` and
+        ``fence``: ``region``) the rule reads after its label, a value after it
+        or none."""
+        lines = self.region(live_text(source)).splitlines()
         return sum(1 for _, line in self._read(lines) if self._in_line(line, empty=True))
 
     def values(self, source: str, *, live: bool = True) -> list[str]:
