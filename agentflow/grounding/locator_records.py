@@ -35,7 +35,6 @@ import dataclasses
 from collections.abc import Sequence
 
 from agentflow.grounding.folding import same_text
-from agentflow.grounding.groups import in_group
 from agentflow.grounding.lines import KEY_LINE
 from agentflow.grounding.locator_places import example_value
 from agentflow.grounding.locator_rule import Locator
@@ -118,15 +117,14 @@ def differing_blocks(rule: Locator, source: str) -> list[list[str]]:
 def unread_labels(rule: Locator, source: str) -> bool:
     """Whether ``source`` writes a list ``rule``'s key as a line's key
     (``KEY_LINE``, letter case ignored) on more lines than the rule reads
-    after its label (inside its ``group``): ``url=`` or ``URL :`` beside the
+    after its label (inside its ``group`` and ``fence``): ``url=`` or ``URL :`` beside the
     examples' ``url = ``. ``False`` for a rule without a label of its own."""
     if not rule.many or not rule.labelled or rule.heading or rule.arg is not None:
         return False
     key = rule.key.casefold()
     if not key:
         return False
-    text = live_text(source)
-    lines = (in_group(text, rule.group) if rule.group else text).splitlines()
+    lines = rule.region(live_text(source)).splitlines()  # inside its group and fence
     keyed = sum(1 for line in lines if (m := KEY_LINE.match(line)) is not None
                 and m.group(1).casefold() == key)
     return keyed > rule.label_lines(source)
