@@ -44,8 +44,9 @@ class WorkItem:
 
 class WorkerExitedError(AgentflowError):
     """A worker process ended before answering every input it was handed (it
-    crashed, or was killed: out of memory, a signal); the run stops. The inputs
-    it held have no record: the same command again does them."""
+    crashed, or was killed: out of memory, a signal), or sent a result this
+    process cannot read; the run stops. The inputs it held have no record:
+    the same command again does them."""
 
 
 @dataclass(slots=True)
@@ -175,7 +176,8 @@ async def _hand_out(items: AsyncIterator[WorkItem], pool: list[_Worker],
 async def _read(worker: _Worker, results: asyncio.Queue[Any],
                 room: asyncio.Queue[_Worker]) -> None:
     """Put each ``InputDone`` ``worker`` sends on ``results``, give its room
-    back, and put the worker itself there when its stdout ends."""
+    back, and put the worker itself there when its stdout ends (a frame that
+    does not read as one: a ``WorkerExitedError`` instead)."""
     stdout = worker.process.stdout
     assert stdout is not None
     try:
@@ -185,6 +187,11 @@ async def _read(worker: _Worker, results: asyncio.Queue[Any],
             results.put_nowait(InputDone.from_wire(wire))
     except FrameError:
         pass
+    except Exception as exc:  # a frame this process cannot read: the run stops, never hangs
+        results.put_nowait(WorkerExitedError(
+            f"worker process {worker.index + 1} sent a result this process cannot read "
+            f"({type(exc).__name__}: {exc}); the run stops"))
+        return
     results.put_nowait(worker)
 
 
