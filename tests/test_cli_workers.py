@@ -18,7 +18,7 @@ import pytest
 
 from agentflow.cli import main
 from agentflow.cli.frames import FrameError, frame, frames, read_frame
-from agentflow.cli.workers import WorkerExitedError, _read, _Worker
+from agentflow.cli.workers import WorkerExitedError, _read, _Worker, shares
 from agentflow.documents.names import loads_record
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
@@ -255,3 +255,11 @@ async def test_a_result_this_process_cannot_read_stops_the_run_rather_than_hang(
     got = results.get_nowait()
     assert isinstance(got, WorkerExitedError) and "cannot read" in str(got)
     assert "no_such_mod" in str(got)
+
+
+@pytest.mark.parametrize(("concurrency", "workers", "split"), [
+    (10, 4, [3, 3, 2, 2]), (5, 4, [2, 1, 1, 1]), (8, 2, [4, 4]), (3, 3, [1, 1, 1]),
+])
+def test_workers_split_the_concurrency_never_exceed_it(concurrency: int, workers: int,
+                                                      split: list[int]) -> None:
+    assert shares(concurrency, workers) == split  # (ceil: 5 over 4 workers was 8 in flight)
