@@ -13,10 +13,12 @@ from pydantic import BaseModel, Field
 
 from agentflow import Example
 from agentflow.extraction.confidence import HELD, REVIEW_BELOW, field_confidence
+from agentflow.grounding.lines import unfolded_to
 from agentflow.grounding.locators import learn_locators
 from agentflow.grounding.quotes import (
     in_quotes,
     opens_quote,
+    past_escaped,
     past_quote,
     quoted_content,
     split_outside,
@@ -219,3 +221,47 @@ def test_the_closing_quote_is_the_same_asked_in_any_order() -> None:
     assert fresh[0] == 3 and fresh[6] == 12 and fresh[14] == 14
     for order in (range(len(text) + 1), range(len(text), -1, -1), [14, 6, 0, 13, 5, 1]):
         assert [past_quote(text, at) for at in order] == [fresh[at] for at in order]
+
+
+class Project(BaseModel):
+    name: str | None = Field(None, description="the project's name")
+    description: str | None = Field(None, description="one-line summary")
+
+
+PROJECTS = [
+    Example('[project]\nname = "widgetlib"\ndescription = "Widgets for the command line"\n',
+            Project(name="widgetlib", description="Widgets for the command line")),
+    Example('[project]\nname = "tinydb-tools"\ndescription = "Helpers for TinyDB files"\n',
+            Project(name="tinydb-tools", description="Helpers for TinyDB files")),
+]
+
+
+def test_a_value_is_not_cut_at_a_quote_it_escapes() -> None:
+    """newcomer17 probe, fault 3: a rule read up to ``"`` stopped at ``\\"``
+    and pinned ``Parse \\`` of ``"Parse \\"smart\\" quotes in text"``."""
+    rule = learn_locators(check_examples(PROJECTS, Project), Project)["description"]
+    assert rule.right == '"'
+    doc = '[project]\nname = "q"\ndescription = "Parse \\"smart\\" quotes in text"\n'
+    assert rule.values(doc) == ['Parse \\"smart\\" quotes in text']
+    cut = Project(name="q", description="Parse \\")
+    confidence, _ = field_confidence(cut, doc, {}, {"description": rule})
+    assert confidence["description"] < REVIEW_BELOW
+    # an escaped backslash before the closing quote escapes nothing
+    assert rule.values('description = "C:\\\\tools\\\\"\n') == ["C:\\\\tools\\\\"]
+    # a value ending in a lone backslash has no closing quote the rule can tell
+    assert rule.values('description = "C:\\tools\\" # note\n') == []
+    # doubled quotes (YAML single-quoted, CSV) escape too; a quoted empty string is empty
+    assert rule.values('description = "Say ""hi"" now"\n') == ['Say ""hi"" now']
+    assert rule.values('description = ""\n') == []
+    assert rule.values('description = """Fast\n    parser"""\n') == []
+
+
+def test_an_escaped_quote_neither_closes_a_quoted_item_nor_a_folded_value() -> None:
+    assert past_quote('"a \\"b, c\\" d", e', 0) == 14
+    assert past_quote('"a \\\\", e', 0) == 6
+    assert split_outside('"x \\", y", z', ", ") == ['"x \\", y"', "z"]
+    assert past_escaped('"It\'\'s"', 3, 1) == 5 and past_escaped('"It\'\'s"', 6, 1) == 6
+    assert past_escaped("'abc'''", 4, 1) == 6 and past_escaped("''", 1, 1) == 1
+    assert past_escaped('\u201ca\u201d', 2, 1) == 2 and past_escaped("x", 0) == 0
+    lines = ['Title: "A \\"', '  long\\" one" (x)']
+    assert unfolded_to(lines, 0, 8, '"') == 'A \\"\n  long\\" one'

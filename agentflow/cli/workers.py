@@ -10,6 +10,9 @@ and ``1 / N`` of every rate limit (``agentflow.ratelimit.set_process_share``),
 as the Ray engine's actors do. A worker is handed a few more inputs than
 its calls in flight, so it never waits on this process for its next one.
 
+The progress line counts records; the chunks of long documents that
+workers split are not counted on it (``chunks``: a one-process run's).
+
 When a worker dies, the run stops: the inputs it held have no record, and
 running the same command again does them. Leaving the iteration early
 (a set-up fault, Ctrl-C, ``break``) stops every worker."""

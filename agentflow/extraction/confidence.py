@@ -24,11 +24,18 @@ model's say-so:
   written twice: two records in one document; a rule without a label,
   inside lines, finding more than one) and the output is one of them, or
   where the value holds a clause no example's value shows, or several words
-  where every example's is one (``Locator.pins``), or where it is the
+  where every example's is one, or begins with a marker line no example's
+  does (``Locator.pins``), or where the document writes the field's label
+  only at a nesting depth no example writes it at (``Locator.off_depth``:
+  a nested key), or where it is the
   located value only in its clean form (``agentflow.grounding.edges``: a
   ``:`` or ``;`` the rule reads as the value's own, ``TODO list for 2.0:``
-  to the line's end, cut off): the value is then scored as if the field had
-  no locator. A locator never reads a block or line the document marks
+  to the line's end, cut off), or where the rule finds it only in a later
+  record than every example writes it in (a second stanza's ``Signed-By:``):
+  the value is then scored as if the field had no locator; a list likewise
+  (its label's blocks differing, its key written where the rule does not
+  read it, an item's comment: ``agentflow.grounding.locator_records``). A
+  locator never reads a block or line the document marks
   cancelled, superseded or struck out (``agentflow.grounding.void_blocks``;
   such text may lower a field's confidence, never make it confident: a
   value beside a void one under the same label is scored as if the field
@@ -88,6 +95,12 @@ from pydantic import BaseModel
 from agentflow.grounding.edges import cuts_edges
 from agentflow.grounding.folding import same_text
 from agentflow.grounding.locator_absence import absence_confirmed, absence_shown
+from agentflow.grounding.locator_records import (
+    differing_blocks,
+    later_record_only,
+    same_block,
+    unread_labels,
+)
 from agentflow.grounding.locators import Locator
 from agentflow.grounding.typed_values import found_in
 from agentflow.grounding.void_blocks import void_spans
@@ -243,12 +256,21 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     of several words where every example's is one (``Locator.pins``: a
     bracketed note, a second sentence, ``builtin 0.006``, an inline comment
     ``# ...``), or read below its label alone where no example's value is
-    (``Locator.shown_below``): ``None``; a single value that is the rule's
-    value only in its clean form (``agentflow.
+    (``Locator.shown_below``), or read where the document writes the label
+    only at a depth no example does (``Locator.off_depth``): ``None``; a
+    single value that is the rule's value only in its clean form (``agentflow.
     grounding.edges.clean_edges`` cut a ``:`` or ``;`` the rule's own extent
     holds: ``TODO list for 2.0:`` read to the line's end): ``None``;
     anything else ``DISAGREES``. A list of ``max_items`` items (its bound)
-    holds when it is the first ones the rule finds. A rule whose ``twins``
+    holds when it is the first ones the rule finds. A list is checked as a
+    single value is (``agentflow.grounding.locator_records``): where its
+    continued label's blocks differ (two records) and no example shows the
+    first is meant, ``None`` when it is one of them, else ``DISAGREES``;
+    where the document writes its key on lines the rule does not read
+    (``url=`` beside ``url = ``), or an item holds a comment no example's
+    item shows: ``None``. A value the rule finds only in a later record of
+    the document, where every example writes it in the first
+    (``Locator.first_record``): ``None``. A rule whose ``twins``
     (other places every example writes the value at as well) read other
     values here (``Locator.twins_agree``): ``None``.
 
@@ -272,6 +294,9 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
 def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: int | None,
           required: bool) -> float | None:
     """``_located`` as the rule's values ``found`` in ``source`` say."""
+    if rule.off_depth(source):
+        return None  # its label written only at a depth no example writes it at: a nested
+        # key may be another thing's (``version:`` under a CITATION.cff's ``references:``)
     empty = value is None or (rule.many and not value)
     if empty:
         if found:
@@ -290,8 +315,17 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
         # it pins none (a rule at a line's start without a label reads the document's
         # first such line, as in every example: a changelog's header line)
         return None if any(same_text(f, str(value), clean=True) for f in found) else DISAGREES
-    if not rule.pins(str(value)):
-        return None  # a clause or words no example's value shows: it may have read past
+    if rule.many and (blocks := differing_blocks(rule, source)):
+        # its label's blocks differ (two records), and no example shows the first is meant
+        items = [str(v) for v in value]
+        return None if any(same_block(items, b) for b in blocks) else DISAGREES
+    if rule.many and unread_labels(rule, source):
+        return None  # its key written on lines the rule does not read (``url=`` beside the
+        # examples' ``url = ``): the list it reads may miss items
+    if not all(rule.pins(str(v)) for v in (value if rule.many else [value])):
+        return None  # a clause or words no example's value (item) shows: it may have read past
+    if later_record_only(rule, source):
+        return None  # only in a later record, where every example writes it in the first
     if not rule.many and not rule.shown_below and rule.begins_below(source):
         return None  # a value below its label alone, as no example writes one: the
         # continuation lines may not be the field's (``Requires:`` over an indented line)

@@ -23,6 +23,14 @@ its line up to the next group line (any name) or the text's end; lines
 before the first group line are in no group. A text with no group line at
 all is one that does not write groups (a flat ``key=value`` file, a
 document chunk inside one group): it is read whole (``in_group``).
+
+A group line may name an instance of a kind of group: git config's
+``[submodule "vendor/fmt"]``, ``[remote "origin"]`` write the kind's word and
+the instance's name in quotes. The group's **kind** (``group_kind``) is its
+key with each quoted name read as ``"*"`` (``[submodule "*"]``): a rule whose
+examples write the field under different groups of one kind reads inside
+every group of that kind (``in_group`` with a kind), never another kind's
+(``url =`` of an ``[lfs]`` group is no submodule's).
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["group_key", "group_of", "in_group"]
+__all__ = ["group_key", "group_kind", "group_of", "in_group"]
 
 _GROUP_LINE = re.compile(r"(\[\[?)([^\[\]\n]+)(\]\]?)[ \t]*(?:[#;][^\n]*)?\r?\Z")
 
@@ -42,6 +50,18 @@ def group_key(line: str) -> str:
     if match is None or len(match.group(1)) != len(match.group(3)) or not match.group(2).strip():
         return ""
     return " ".join(line[: match.end(3)].split()).casefold()
+
+
+_QUOTED = re.compile(r'"[^"\n]*"')
+
+
+def group_kind(key: str) -> str:
+    """The kind of group key ``key`` (see the module docstring): each quoted
+    name read as ``"*"`` (``[submodule "*"]`` of ``[submodule "vendor/fmt"]``);
+    ``""`` where ``key`` names no instance (``[desktop entry]``: its kind is
+    itself)."""
+    kind = _QUOTED.sub('"*"', key)
+    return kind if kind != key else ""
 
 
 def group_of(text: str, at: int) -> str:
@@ -59,7 +79,8 @@ def group_of(text: str, at: int) -> str:
 def in_group(text: str, key: str) -> str:
     """``text`` with every line outside the groups of key ``key`` blanked
     (each character but a line break replaced by a space: offsets and line
-    numbers are unchanged), their group lines kept; ``text`` itself when it
+    numbers are unchanged), their group lines kept (``key`` a kind, ``[submodule
+    "*"]``: every group of that kind, ``group_kind``); ``text`` itself when it
     has no group line (see the module docstring). Kept for the last texts:
     a grouped rule reads one document several times (its values, an empty
     label, a line that runs on, a value below its label)."""
@@ -71,6 +92,6 @@ def in_group(text: str, key: str) -> str:
     inside = False
     for line, found in zip(lines, keys, strict=True):
         if found:
-            inside = found == key
+            inside = found == key or group_kind(found) == key
         out.append(line if inside else " " * len(line))
     return "\n".join(out)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from agentflow.grounding.quotes import past_quote
+from agentflow.grounding.quotes import QUOTES, past_escaped, past_quote
 
 __all__ = [
     "KEY_LINE",
@@ -169,7 +169,8 @@ def unfolded_to(lines: list[str], i: int, start: int, end: str, *, word: str = "
     ``word``: only an ``end`` this word follows, whole, letter case ignored
     (``agentflow.grounding.locator_places.right_end``); ``quoted``: ``end``
     is looked for past a quoted string the value begins with
-    (``agentflow.grounding.quotes.past_quote``). ``None`` where ``end`` is
+    (``agentflow.grounding.quotes.past_quote``); an ``end`` that begins with
+    a quote the value escapes is not its end. ``None`` where ``end`` is
     on neither (or on ``lines[i]`` itself)."""
     more = []
     for line in continuation(lines, i):
@@ -183,6 +184,8 @@ def unfolded_to(lines: list[str], i: int, start: int, end: str, *, word: str = "
     pattern = "".join(r"\s+" if not p.strip() else re.escape(p)
                       for p in re.split(r"(\s+)", end) if p)
     for match in re.compile(pattern).finditer(text, past_quote(text, start) if quoted else start):
+        if end[:1] in QUOTES and past_escaped(text, match.start(), start) != match.start():
+            continue  # a quote the value escapes (``\\"``, ``""``): the value's own
         if not word or word_after(text, match.end()) == word:
             return text[start:match.start()] if match.end() > len(line) else None
     return None

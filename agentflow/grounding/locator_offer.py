@@ -32,7 +32,9 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
     else it keeps its ordinary grounding (any value its rules allow, or
     null): examples never make a field unreachable in another layout; so
     does a field whose locator's ``twins`` read other values in ``source``
-    (``Locator.twins_agree``).
+    (``Locator.twins_agree``), and one whose label the document writes only
+    at a nesting depth no example writes it at (``Locator.off_depth``: a
+    nested key).
     A field whose strings are not grounded, or are whole items (unless its
     rule is an ``items`` rule, whose values are whole items), is left as is."""
     props = schema.get("properties")
@@ -42,8 +44,9 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
     new_props = dict(props)
     for name, rule in locators.items():
         prop = props.get(name)
-        if not isinstance(prop, Mapping) or not rule.twins_agree(source):
-            continue  # (twins that read otherwise: the examples cannot say which place)
+        if not isinstance(prop, Mapping) or not rule.twins_agree(source) or rule.off_depth(
+                source):  # (twins that read otherwise: the examples cannot say which place;
+            continue  # its label only at a depth no example writes it at: a nested key)
         values: list[Any] = (rule.blocks(source) if rule.continued and rule.many
                              else rule.values(source))
         if not values and not absence_shown(rule, source):

@@ -1,6 +1,8 @@
 """A learned rule narrowed to the part of a document every example writes
-the field in: its INI-style group (``grouped``: ``[Desktop Entry]``,
-``agentflow.grounding.groups``) or, for a list rule without a label, the
+the field in: its INI-style group or kind of group, its fenced block and its
+label's nesting depth (``grouped``: ``[Desktop Entry]``, ``[submodule "*"]``,
+``agentflow.grounding.groups``; ``^---``, ``agentflow.grounding.fences``;
+``agentflow.grounding.depths``) or, for a list rule without a label, the
 heading of its list (``headed``: ``Notes:``, ``agentflow.grounding.
 list_heading``). ``agentflow.grounding.locators`` documents the rules.
 """
@@ -10,7 +12,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from agentflow.grounding.groups import group_of
+from agentflow.grounding.depths import depth_at
+from agentflow.grounding.fences import fence_of
+from agentflow.grounding.groups import group_kind, group_of
 from agentflow.grounding.list_heading import heading_of
 from agentflow.grounding.locator_places import Seen, example_value, seen_at
 from agentflow.grounding.locator_rule import Locator
@@ -35,10 +39,27 @@ def grouped(rule: Locator, examples: Sequence[CheckedExample],
             like: Seen | None = None) -> Locator:
     """``rule`` reading only inside the INI-style group every example that
     fills the field writes its value (its first item) under (``Locator.group``;
-    ``agentflow.grounding.groups``: ``[Desktop Entry]``), when that rule holds
-    on every example; else ``rule`` (values in different groups, or in none)."""
-    return narrowed(rule, examples, lambda text, at: group_of(text, at.start),
-                    lambda key: dataclasses.replace(rule, group=key), like)
+    ``agentflow.grounding.groups``: ``[Desktop Entry]``), else inside the kind
+    of group they all write it under (``[submodule "*"]`` of ``[submodule
+    "a"]`` and ``[submodule "b"]``: ``groups.group_kind``); inside the fenced
+    block they all write it in (``Locator.fence``; ``agentflow.grounding.
+    fences``: ``^---``); and, for a rule that reads after a label, its label
+    only at the depth they all write it at (``Locator.depth``; ``agentflow.
+    grounding.depths``, read inside the rule's group and block). Each where
+    the narrowed rule holds on every example; else not narrowed so (values in
+    different groups, or in none)."""
+    there = narrowed(rule, examples, lambda text, at: group_of(text, at.start),
+                     lambda key: dataclasses.replace(rule, group=key), like)
+    if there is rule:
+        there = narrowed(rule, examples, lambda text, at: group_kind(group_of(text, at.start)),
+                         lambda key: dataclasses.replace(rule, group=key), like)
+    rule = there
+    rule = narrowed(rule, examples, lambda text, at: fence_of(text, at.start),
+                    lambda key: dataclasses.replace(rule, fence=key), like)
+    if not (rule.labelled or rule.arg is not None) or rule.heading:
+        return rule
+    return narrowed(rule, examples, lambda text, at: str(depth_at(rule.region(text), at.start)),
+                    lambda key: dataclasses.replace(rule, depth=int(key)), like)
 
 
 def narrowed(rule: Locator, examples: Sequence[CheckedExample],

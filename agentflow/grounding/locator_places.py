@@ -14,6 +14,7 @@ from typing import Any
 
 from agentflow.grounding.lines import KEY_LINE, continuation, paragraph_continuation, word_after
 from agentflow.grounding.locate import occurrences
+from agentflow.grounding.quotes import QUOTES, past_escaped
 from agentflow.grounding.tokens import cuts_token
 from agentflow.output.examples import CheckedExample
 
@@ -229,8 +230,16 @@ def right_end(line: str, start: int, right: str, word: str = "") -> int:
     """Where the value that begins at ``start`` of ``line`` ends: the first
     ``right`` after it, or (``word``: ``next_word``) the first one the word
     follows, whole, letter case ignored; ``-1`` where there is none (a
-    continuation no example writes: the rule cannot tell where the value ends)."""
+    continuation no example writes: the rule cannot tell where the value ends).
+    A ``right`` that begins with a quote is never one the value escapes
+    (``agentflow.grounding.quotes.past_escaped``: ``\\"`` or a doubled quote
+    inside ``"Parse \\"smart\\" quotes"``: the value's own, not its end)."""
     end = line.find(right, start)
-    while word and end >= 0 and word_after(line, end + len(right)) != word:
-        end = line.find(right, end + 1)
+    while end >= 0:
+        if right[:1] in QUOTES and (on := past_escaped(line, end, start)) != end:
+            end = line.find(right, on)
+        elif word and word_after(line, end + len(right)) != word:
+            end = line.find(right, end + 1)
+        else:
+            break
     return end

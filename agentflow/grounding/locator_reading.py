@@ -4,7 +4,10 @@ reads (after its label or numbered item marker, up to its ``right``, a
 folded header's continuation lines included), its blocks over continuation
 lines, the arguments of a line, and whether the document writes its label
 (empty or not) or its key elsewhere, inside the document's groups of the
-rule's ``group`` only (``agentflow.grounding.groups``: ``[Desktop Entry]``).
+rule's ``group`` only (``agentflow.grounding.groups``: ``[Desktop Entry]``)
+and its fenced blocks of the rule's ``fence`` only (``agentflow.grounding.
+fences``: a front matter), its label at the rule's ``depth`` where the
+document writes it there (``agentflow.grounding.depths``).
 ``agentflow.grounding.locators`` documents the rules.
 """
 
@@ -12,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from agentflow.grounding.depths import line_depths
+from agentflow.grounding.fences import in_fence
 from agentflow.grounding.groups import in_group
 from agentflow.grounding.items import own_items
 from agentflow.grounding.lines import (
@@ -59,6 +64,8 @@ class LocatorReading:
     right_word: str
     quoted: bool
     group: str
+    depth: int | None
+    fence: str
 
     @property
     def labelled(self) -> bool:
@@ -74,11 +81,43 @@ class LocatorReading:
         ``left`` less separators and spaces (``Requires`` of ``Requires: ``)."""
         return self.heading or self.left.strip(" \t:=;,([{<>}]).-")
 
-    def _grouped(self, source: str) -> str:
+    def region(self, source: str) -> str:
         """``source`` as the rule reads it: under a ``group``, only the lines of
         the document's groups of that key (``agentflow.grounding.groups.
-        in_group``: the others blanked; a document without group lines whole)."""
-        return in_group(source, self.group) if self.group else source
+        in_group``: the others blanked; a document without group lines whole);
+        under a ``fence``, only the lines inside the document's blocks of that
+        fence (``agentflow.grounding.fences.in_fence``: a document without
+        one all blank)."""
+        source = in_group(source, self.group) if self.group else source
+        return in_fence(source, self.fence) if self.fence else source
+
+    def _label_rows(self, lines: list[str]) -> list[int]:
+        """The indexes of ``lines`` that write the rule's label (an ``arg``
+        rule's: a line whose first argument is ``left``)."""
+        if self.arg is not None:
+            return [i for i, line in enumerate(lines)
+                    if (args := line_arguments(line)) and line[slice(*args[0])] == self.left]
+        return [i for i, line in enumerate(lines) if self._in_line(line, empty=True)]
+
+    def _depth_rows(self, lines: list[str]) -> tuple[set[int] | None, bool]:
+        """The indexes of ``lines`` the rule reads labels on under its
+        ``depth`` (``None``: all), and whether the document writes the
+        label, but never at that depth (``off_depth``)."""
+        if self.depth is None or not (self.labelled or self.arg is not None) or self.heading:
+            return None, False
+        rows = self._label_rows(lines)
+        if not rows:
+            return None, False
+        depths = line_depths(lines)
+        at = {i for i in rows if depths[i] == self.depth}
+        return (at, False) if at else (None, True)
+
+    def off_depth(self, source: str) -> bool:
+        """Whether ``source`` writes the rule's label only at depths no example
+        writes it at (``depth``; ``agentflow.grounding.depths``): the values
+        read there may be another thing's (a nested key), so the rule offers
+        them but pins none (``agentflow.extraction.confidence``)."""
+        return self._depth_rows(self.region(live_text(source)).splitlines())[1]
 
     def writes_label(self, source: str) -> bool:
         """Whether ``source`` has a line the rule reads from (its label, with
@@ -106,11 +145,11 @@ class LocatorReading:
         inside its groups only."""
         if not self.labelled or self.arg is not None or self.heading:
             return False
-        lines = self._grouped(live_text(source)).splitlines()
+        lines = self.region(live_text(source)).splitlines()
         follows = paragraph_continuation if self.paragraph else continuation
         return any(any(not r.strip() for r in self._in_line(line, empty=True))
                    and not (self.continued and follows(lines, i))
-                   and not value_below(lines, i, self.lines) for i, line in enumerate(lines))
+                   and not value_below(lines, i, self.lines) for i, line in self._read(lines))
 
     def begins_below(self, source: str) -> bool:
         """Whether ``source`` writes this continued rule's label alone on a
@@ -120,10 +159,10 @@ class LocatorReading:
         label. Under a ``group``, inside its groups only."""
         if not self.continued or not self.labelled or self.arg is not None or self.heading:
             return False
-        lines = self._grouped(live_text(source)).splitlines()
+        lines = self.region(live_text(source)).splitlines()
         follows = paragraph_continuation if self.paragraph else continuation
         return any(any(not raw.strip() for raw in self._in_line(line, empty=True))
-                   and follows(lines, i) for i, line in enumerate(lines))
+                   and follows(lines, i) for i, line in self._read(lines))
 
     def _values(self, source: str, live: bool = True) -> list[str]:
         """The values this locator finds in ``source``, in document order
@@ -134,7 +173,7 @@ class LocatorReading:
         ``heading``: only the lists under it; under a ``group``: only inside
         its groups. Read from the live text (``agentflow.grounding.
         void_blocks``); ``live=False``: the whole text."""
-        source = self._grouped(live_text(source) if live else source)
+        source = self.region(live_text(source) if live else source)
         if self.heading:
             source = "\n\n".join(sections(source, self.heading))
         if self.items:
@@ -165,7 +204,11 @@ class LocatorReading:
     def _arguments(self, source: str) -> list[str]:
         """Argument ``arg`` of each line whose first argument is ``left``."""
         out = []
-        for line in source.splitlines():
+        lines = source.splitlines()
+        rows = self._depth_rows(lines)[0]
+        for i, line in enumerate(lines):
+            if rows is not None and i not in rows:
+                continue
             args = line_arguments(line)
             if self.arg is not None and len(args) > self.arg + 1 and (
                     line[slice(*args[0])] == self.left) and not (
@@ -185,7 +228,7 @@ class LocatorReading:
         ``group``: ``_values``)."""
         if not self.continued:
             return []
-        lines = self._grouped(live_text(source) if live else source).splitlines()
+        lines = self.region(live_text(source) if live else source).splitlines()
         out: list[list[str]] = []
         for i, line in self._read(lines):
             for raw in self._in_line(line, empty=True):  # the value may begin on the next line
@@ -206,8 +249,9 @@ class LocatorReading:
     def _read(self, lines: list[str]) -> list[tuple[int, str]]:
         """``lines`` the rule reads, with their indexes: under a ``marker``
         only items of a list of its kind (``list_markers.item_lines``: no
-        initial, ``J. Smith``)."""
-        items = item_lines(lines, self.left) if self.marker else None
+        initial, ``J. Smith``); under a ``depth``, only label lines at that
+        depth where the document writes one there."""
+        items = item_lines(lines, self.left) if self.marker else self._depth_rows(lines)[0]
         return [(i, line) for i, line in enumerate(lines) if items is None or i in items]
 
     def _in_line(self, line: str, empty: bool = False, lines: list[str] | None = None,
@@ -272,6 +316,6 @@ class LocatorReading:
         lines), lists, and values that end at a ``right`` text."""
         if self.many or self.right or self.paragraph or self.items or self.arg is not None:
             return False
-        lines = self._grouped(live_text(source)).splitlines()
+        lines = self.region(live_text(source)).splitlines()
         return any(runs_on(lines, i, self.continued) for i, line in enumerate(lines)
                    if any(raw.strip() for raw in self._in_line(line)))

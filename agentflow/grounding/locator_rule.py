@@ -15,8 +15,9 @@ from agentflow.grounding.lines import line_arguments
 from agentflow.grounding.locator_reading import LocatorReading
 from agentflow.grounding.quotes import in_quotes
 from agentflow.grounding.value_clauses import clause_break, comment_tail
+from agentflow.grounding.void_blocks import live_text
 
-__all__ = ["VALUES_KEY", "Locator", "clean_edges", "line_arguments", "same_text"]
+__all__ = ["VALUES_KEY", "Locator", "block_marker", "clean_edges", "line_arguments", "same_text"]
 # clean_edges (grounding.edges), line_arguments (grounding.lines) and same_text
 # (grounding.folding) are re-exported: their import path from here keeps working
 
@@ -25,6 +26,15 @@ VALUES_KEY = "x-grounded-values"
 offers (a locator's values in this document); on a list node, its items, or
 lists of items (a continued locator's blocks): exactly one of them. Kept by
 the ``local`` dialect, dropped by every other."""
+
+
+def block_marker(value: str) -> bool:
+    """Whether ``value`` begins with a line of punctuation alone and goes on
+    over more lines (``>-`` / ``|`` over a YAML block scalar's lines): the
+    first line is a marker of the document's syntax, not the value's text."""
+    first, newline, rest = value.partition("\n")
+    return bool(newline and first.strip() and rest.strip()) and not any(
+        c.isalnum() for c in first)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +138,25 @@ class Locator(LocatorReading):
             label (``Requires:`` over an indented ``zlib``, where the format
             may have no continuation lines) is then offered, but never
             pinned (``agentflow.extraction.confidence``).
+        depth: for a rule reading after a label (or an ``arg`` rule), the
+            nesting depth every example writes its label line at
+            (``agentflow.grounding.depths``: ``0`` for a YAML top-level key,
+            ``1`` for a JSON object's key), or ``None``
+            (not the same in all): the rule reads only the labels at that
+            depth where the document writes one there (never a nested
+            ``version:`` of a CITATION.cff's ``references:``); where it writes
+            the label only at another depth, the values read there are
+            offered, but never pinned (``LocatorReading.off_depth``).
+        fence: the key of the fenced block every example that fills the field
+            writes its value inside (``agentflow.grounding.fences``: ``^---``,
+            a Markdown page's front matter), or ``""``: the rule then reads
+            only inside such blocks (never a key in a code block of the body,
+            nor in a page without the block).
+        marked: a single value may begin with a line of punctuation alone
+            followed by more lines (a YAML block scalar's ``>-`` or ``|``
+            indicator, ``block_marker``); learned ``False`` where no
+            example's value does: such a value is then offered, but never
+            pinned (``pins``): the rule read the document's syntax with it.
         twins: rules of other places that held on every example as well
             (``agentflow.grounding.locator_twins``: each example writes the
             value twice, ``[submodule "cub"]`` and ``path = cub``): the
@@ -135,6 +164,14 @@ class Locator(LocatorReading):
             document where one of them reads other values (``twins_agree``;
             one that reads nothing says nothing) the rule neither narrows
             the grammar nor pins a value.
+        first_record: every example that fills the field writes it in its
+            first record (``agentflow.grounding.locator_records``: lines
+            between blank lines); where the rule finds it only in a later
+            record of a document, the value is offered, never pinned.
+        several: a continued list rule whose label an example writes twice
+            with different items, its value the first block (``agentflow.
+            grounding.locator_records``); learned ``False`` where none does:
+            a document whose blocks differ is then offered, never pinned.
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -167,7 +204,12 @@ class Locator(LocatorReading):
     group: str = ""
     comments: bool = True
     shown_below: bool = True
+    depth: int | None = None
+    fence: str = ""
+    marked: bool = False
     twins: tuple[Locator, ...] = ()
+    first_record: bool = False
+    several: bool = False
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -178,19 +220,30 @@ class Locator(LocatorReading):
             not self.digit or any(c.isdigit() for c in value))
 
     def pins(self, value: str) -> bool:
-        """Whether the rule may pin ``value`` (a single value it finds): not
-        where the value holds a clause break or an inline comment no
-        example's value shows (``clauses``, ``comments``; ``agentflow.
-        grounding.value_clauses``), nor several
+        """Whether the rule may pin ``value`` (a single value it finds, or a
+        list's item): not where the value holds an inline comment no example's
+        value (item) shows (``comments``; ``agentflow.grounding.value_clauses``:
+        ``https://x.org/a.git ; mirror``), nor, for a single value, a clause
+        break no example's value shows (``clauses``; a list's items, copyright
+        holders, write ``(C)`` and ``Inc.`` freely), nor several
         words where every example's value is one (``spaced``): the rule may
         have read past the value; nor one wrapped in quotes where no example's
         value begins with a quoted string (``quoted``): its quotes may be the
-        document's syntax."""
+        document's syntax; nor one that begins with a marker line no example's
+        value begins with (``marked``, ``block_marker``)."""
         if self.many:
-            return True
-        return (self.clauses or not clause_break(value)) and (
+            return self.comments or not comment_tail(value)
+        return (self.marked or not block_marker(value)) and (
+            self.clauses or not clause_break(value)) and (
             self.comments or not comment_tail(value)) and (
             self.spaced or len(value.split()) <= 1) and (self.quoted or not in_quotes(value))
+
+    def label_lines(self, source: str) -> int:
+        """How many lines of ``source`` (inside the rule's ``group`` and
+        ``fence``: ``region``) the rule reads after its label, a value after it
+        or none."""
+        lines = self.region(live_text(source)).splitlines()
+        return sum(1 for _, line in self._read(lines) if self._in_line(line, empty=True))
 
     def values(self, source: str, *, live: bool = True) -> list[str]:
         """The values this locator finds in ``source`` that fit the examples'
@@ -240,6 +293,10 @@ class Locator(LocatorReading):
         under = f" under a heading {self.heading!r}" if self.heading else ""
         if self.group:
             under += f" inside group {self.group!r}"
+        if self.fence:
+            under += f" inside a block fenced by {self.fence!r}"
+        if self.depth:
+            under += f" at nesting depth {self.depth}"
         if self.items:
             return f"{self.field}: every list item (its own lines){under}, in order"
         if self.arg is not None:

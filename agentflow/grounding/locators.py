@@ -64,7 +64,16 @@ says where its value is written, as literal text on the value's line:
   (``Exec=`` of ``[Desktop Action new]``); the key written elsewhere keeps
   the field from a sure null (``Locator.mentioned``), and its value is
   scored as if the field had no rule. Values in different groups, or in
-  none: no ``group``.
+  none: no ``group``; groups of one kind (``[submodule "a"]``, ``[submodule
+  "b"]``: ``groups.group_kind``): every group of that kind, never another
+  kind's (``[lfs]``). Likewise ``fence``: the fenced block every example
+  writes the value in (``agentflow.grounding.fences``: a Markdown page's
+  ``---`` front matter, never a code block of its body); and ``depth``: for
+  a labelled rule, the nesting depth every example writes its label at
+  (``agentflow.grounding.depths``: a YAML top-level key, never one nested
+  under another); a document writing the label only at other depths has its
+  values offered by no grammar and pinned by no score
+  (``Locator.off_depth``). All learned in ``agentflow.grounding.locator_parts``.
 
 **Learning.** Each example's value (or each item) is found in the example's
 text (its first occurrence, verbatim); its line gives the contexts. Where an
@@ -139,7 +148,8 @@ from agentflow.grounding.locator_contexts import learn_locator
 from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_parts import grouped, headed
 from agentflow.grounding.locator_places import Seen, example_value
-from agentflow.grounding.locator_rule import VALUES_KEY, Locator
+from agentflow.grounding.locator_records import learn_records
+from agentflow.grounding.locator_rule import VALUES_KEY, Locator, block_marker
 from agentflow.grounding.locator_twins import KEY_LABEL, anchors, twinned
 from agentflow.grounding.marked_types import (
     is_derived,
@@ -243,10 +253,11 @@ def _contextless(name: str, many: bool, examples: Sequence[CheckedExample]) -> L
 def _finished(rule: Locator, examples: Sequence[CheckedExample], layout: tuple[str, ...],
               lines: tuple[str, ...]) -> Locator:
     """``rule`` (and its twins) with what every rule keeps of the examples: their
-    ``layout`` and ``lines``, ``shown_empty``, ``shapes`` and ``shown_below``."""
+    ``layout`` and ``lines``, ``shown_empty``, ``shapes`` and ``shown_below``, and
+    the records they write it in (``agentflow.grounding.locator_records``)."""
     name = rule.field
     return dataclasses.replace(
-        rule, layout=layout, lines=lines, shown_empty=any(
+        learn_records(rule, examples), layout=layout, lines=lines, shown_empty=any(
             not example_value(e, name) for e in examples), shapes=_shapes(name, examples),
         shown_below=any(rule.begins_below(e.text) for e in examples) or not rule.continued,
         twins=tuple(_finished(t, examples, layout, lines) for t in rule.twins))
@@ -314,18 +325,19 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     """``rule`` with the kind of value every example shows for a single field
     (``Locator.letter`` / ``Locator.digit``: each value holds a letter, a
     digit; ``Locator.clauses``: some value holds a clause break;
-    ``Locator.spaced``: some value holds more than one word;
-    ``Locator.comments``: some value holds an inline comment), and for any
-    field whether some value (an item) begins with a quoted string
-    (``Locator.quoted``)."""
+    ``Locator.spaced``: some value holds more than one word), and for any
+    field whether some value (an item) holds an inline comment
+    (``Locator.comments``), begins with a quoted string (``Locator.quoted``)
+    or with a marker line (``Locator.marked``)."""
     texts: list[str] = []
     for example in examples:
         value = example_value(example, rule.field)
         texts += [v for v in (value if isinstance(value, list) else [value])
                   if isinstance(v, str) and v.strip()]
-    rule = dataclasses.replace(rule, quoted=any(opens_quote(v) for v in texts))
-    if rule.many:
-        return rule
+    rule = dataclasses.replace(rule, quoted=any(opens_quote(v) for v in texts),
+                               marked=any(block_marker(v) for v in texts))
+    if rule.many:  # an item may hold a comment where one of the examples' does
+        return dataclasses.replace(rule, comments=any(comment_tail(v) for v in texts))
     values = [v.strip() for e in examples if isinstance(v := example_value(e, rule.field), str)
               and v.strip()]
     if not values:

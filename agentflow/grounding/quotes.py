@@ -11,22 +11,27 @@ a value still wrapped in quotes (``in_quotes``: a quoted string with escaped
 quotes inside, two quoted strings); the text that ends such a value is
 looked for past the quoted string it begins with (``past_quote``: ``"Doe,
 Jane", 42`` up to ``, ``), and a list's items are split only outside quoted
-items (``split_outside``). Pure functions (``past_quote`` remembers where the
-last text it was asked of closes its quotes: a cache, not state).
+items (``split_outside``). A quote escaped inside a quoted string
+(``past_escaped``: after a backslash, or doubled) closes nothing: ``"Parse
+\\"smart\\" quotes"`` is one string, read up to its last quote. Pure
+functions (``past_quote`` remembers where the last text it was asked of
+closes its quotes: a cache, not state).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["CLOSERS", "in_quotes", "opens_quote", "past_quote", "quoted_content", "read_items",
-           "split_outside"]
+__all__ = ["CLOSERS", "QUOTES", "in_quotes", "opens_quote", "past_escaped", "past_quote",
+           "quoted_content", "read_items", "split_outside"]
 
 CLOSERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb",
            "\u201e": "\u201c\u201d", "\u201a": "\u2018\u2019"}
 """Each opening quote and the quotes that close it: straight double and
 single quotes, typographic ones (``“…”``, ``‘…’``, ``„…“``, ``„…”``) and
 guillemets (``«…»``)."""
+QUOTES = frozenset(CLOSERS) | frozenset("".join(CLOSERS.values()))
+"""Every quote of ``CLOSERS``, opening or closing."""
 
 
 def in_quotes(text: str) -> bool:
@@ -65,6 +70,42 @@ none): asked of each value of a line in turn, it looks no further than that
 again (a line of unclosed quotes is searched once, not once a value)."""
 
 
+_STRAIGHT = "\"'"
+"""The quotes a format may escape by doubling (CSV, SQL, YAML's single-quoted scalars)."""
+
+
+def past_escaped(text: str, at: int, start: int = 0, *, doubled: bool = True) -> int:
+    """Where to look for the closing quote from, given the quote at
+    ``text[at]`` inside a quoted string whose content begins at ``start``:
+    ``at`` itself where that quote may close the string, else past it: it is
+    escaped, after an odd run of backslashes (``\\"``; ``\\\\"`` closes), or
+    a straight quote doubled (``It''s``, ``""hi""``): in a run of the same
+    quote that does not begin at ``start`` (``""`` there: an empty string, or
+    a triple quote), every quote of an even run (past the run) and all but
+    the last of an odd one (``'abc'''``: the last may close; ``doubled=False``:
+    backslashes only). Any other character: ``at``. Time: the backslashes
+    and quotes around ``at``, no text copied (a run of quotes is skipped at
+    once, not quote by quote)."""
+    quote = next((q for q in QUOTES if text.startswith(q, at)), "")
+    if not quote:
+        return at
+    lo = at
+    while lo > start and text.endswith("\\", start, lo):
+        lo -= 1
+    if (at - lo) % 2:
+        return at + 1
+    if not doubled or quote not in _STRAIGHT:
+        return at
+    lo, hi = at, at + 1
+    while lo > start and text.endswith(quote, start, lo):
+        lo -= 1
+    while text.startswith(quote, hi):
+        hi += 1
+    if lo == start:
+        return at
+    return hi if (hi - lo) % 2 == 0 else hi - 1
+
+
 def past_quote(text: str, start: int) -> int:
     """Where the text that ends a value beginning at ``start`` of ``text``
     is looked for: past the quoted string the value begins with (after
@@ -72,7 +113,10 @@ def past_quote(text: str, start: int) -> int:
     ``"Doe, Jane"``, so a right context ``, `` is not the one inside it);
     else ``start``. A closing quote is one no letter or digit follows (not
     the apostrophe of ``Brabant's``). Time: the whitespace and the quoted
-    string, and no text searched twice for the same text's later values."""
+    string, and no text searched twice for the same text's later values. A
+    quote a backslash escapes inside the string (``past_escaped``) does not
+    close it (a doubled one may: where it is asked from decides whether
+    ``""`` is an empty string, and the cache must not)."""
     global _seen
     opening = _OPENING.match(text, start)
     if opening is None:
@@ -83,8 +127,12 @@ def past_quote(text: str, start: int) -> int:
         seen = _seen = (text, {})
     looked, found = seen[1].get(opener, (len(text) + 1, -1))
     if not (looked <= frm and (found < 0 or frm <= found)):
-        closing = _CLOSING[opener].search(text, frm)
-        found = closing.start() if closing is not None else -1
+        found, at = -1, frm
+        while (closing := _CLOSING[opener].search(text, at)) is not None:
+            at = past_escaped(text, closing.start(), frm, doubled=False)
+            if at == closing.start():
+                found = at
+                break
         seen[1][opener] = (frm, found)
     return found + 1 if found >= 0 else start
 
