@@ -8,6 +8,8 @@ import asyncio
 import os
 import signal
 import socket
+import struct
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import pytest
 
 from agentflow.cli import main
 from agentflow.cli.frames import FrameError, frame, frames, read_frame
+from agentflow.cli.workers import WorkerExitedError, _read, _Worker, shares
 from agentflow.documents.names import loads_record
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
@@ -236,3 +239,27 @@ async def test_ctrl_c_stops_every_worker_and_says_what_was_saved(tmp_path: Path)
         if fake.hold is not None:
             fake.hold.set()
         await fake.__aexit__(None, None, None)
+
+
+async def test_a_result_this_process_cannot_read_stops_the_run_rather_than_hang() -> None:
+    unreadable = b"\x80\x05\x8c\x0bno_such_mod\x94\x8c\x01x\x94\x93\x94."  # a global to import
+    script = ("import sys; sys.stdout.buffer.write("
+              f"{struct.pack('>I', len(unreadable)) + unreadable!r}); sys.stdout.flush()")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE)
+    results: asyncio.Queue[Any] = asyncio.Queue()
+    worker = _Worker(0, process, held=1)
+    with anyio.fail_after(30):
+        await _read(worker, results, asyncio.Queue())
+        await process.wait()
+    got = results.get_nowait()
+    assert isinstance(got, WorkerExitedError) and "cannot read" in str(got)
+    assert "no_such_mod" in str(got)
+
+
+@pytest.mark.parametrize(("concurrency", "workers", "split"), [
+    (10, 4, [3, 3, 2, 2]), (5, 4, [2, 1, 1, 1]), (8, 2, [4, 4]), (3, 3, [1, 1, 1]),
+])
+def test_workers_split_the_concurrency_never_exceed_it(concurrency: int, workers: int,
+                                                      split: list[int]) -> None:
+    assert shares(concurrency, workers) == split  # (ceil: 5 over 4 workers was 8 in flight)

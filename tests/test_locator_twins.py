@@ -16,6 +16,7 @@ from agentflow import Example
 from agentflow.extraction.confidence import HELD, REVIEW_BELOW, field_confidence
 from agentflow.grounding.locator_places import closest, places_at, seen_at
 from agentflow.grounding.locator_report import learned_lines
+from agentflow.grounding.locator_twins import MAX_PLACES, anchors
 from agentflow.grounding.locators import apply_locators, learn_locators
 from agentflow.grounding.marker import mark_all_strings
 from agentflow.output.examples import check_examples
@@ -126,3 +127,18 @@ def test_a_value_first_written_inside_another_is_learned_at_its_own_line() -> No
         OsRelease(name="Debian GNU/Linux", version_id="12", version_codename="bookworm"),
         BOOKWORM, {}, rules)
     assert confidence == {"name": HELD, "version_id": HELD, "version_codename": HELD}
+
+
+class Flags(BaseModel):
+    flag: str | None = None
+
+
+def test_a_common_word_is_not_learned_from_each_place() -> None:
+    prose = "\n".join(f"line {i}: yes, the answer is yes or no" for i in range(40))
+    examples = [Example(f"Flag: yes\n{prose}\n", Flags(flag="yes")),
+                Example(f"Flag: no\n{prose}\n", Flags(flag="no"))]
+    checked = check_examples(examples, Flags)
+    assert len(places_at("yes", examples[0].text)) > MAX_PLACES
+    assert anchors("flag", checked) == []  # a common word: its first place alone
+    rule = learn_locators(checked, Flags)["flag"]
+    assert (rule.left, rule.twins) == ("Flag: ", ())

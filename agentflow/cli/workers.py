@@ -4,7 +4,8 @@ process's CPU, not the endpoint, bounds the rate.
 
 This process still reads the inputs (lazily, as workers free up), writes
 every record, resumes from ``--out`` and draws the progress line; each
-worker runs ``extract_many`` with ``ceil(concurrency / N)`` calls in flight
+worker runs ``extract_many`` with its share of the calls in flight
+(``shares``: together, ``concurrency``, never more)
 and ``1 / N`` of every rate limit (``agentflow.ratelimit.set_process_share``),
 as the Ray engine's actors do. A worker is handed a few more inputs than
 its calls in flight, so it never waits on this process for its next one.
@@ -21,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import math
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -32,7 +32,7 @@ from agentflow.cli.frames import FrameError, frame, frames
 from agentflow.cli.input_done import InputDone
 from agentflow.errors import AgentflowError
 
-__all__ = ["WorkItem", "WorkerExitedError", "check_workers", "extract_in_workers"]
+__all__ = ["WorkItem", "WorkerExitedError", "check_workers", "extract_in_workers", "shares"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +47,9 @@ class WorkItem:
 
 class WorkerExitedError(AgentflowError):
     """A worker process ended before answering every input it was handed (it
-    crashed, or was killed: out of memory, a signal); the run stops. The inputs
-    it held have no record: the same command again does them."""
+    crashed, or was killed: out of memory, a signal), or sent a result this
+    process cannot read; the run stops. The inputs it held have no record:
+    the same command again does them."""
 
 
 @dataclass(slots=True)
@@ -99,23 +100,22 @@ async def extract_in_workers(
             many inputs it held.
         Exception: whatever iterating ``items`` raised.
     """
-    per_worker = math.ceil(concurrency / workers)
-    window = per_worker + max(1, per_worker // 4)
-    setup = {"args": _plain(args), "share": 1.0 / workers, "concurrency": per_worker}
+    plain = _plain(args)
     pool: list[_Worker] = []
     results: asyncio.Queue[Any] = asyncio.Queue()
     room: asyncio.Queue[_Worker] = asyncio.Queue()
     tasks: list[asyncio.Task[None]] = []
     try:
-        for index in range(workers):
+        for index, calls in enumerate(shares(concurrency, workers)):
             process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "agentflow.cli.worker", stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE, limit=1 << 20)
             worker = _Worker(index, process)
             pool.append(worker)
             assert process.stdin is not None
-            process.stdin.write(frame(setup))
-            for _ in range(window):
+            process.stdin.write(frame({"args": plain, "share": 1.0 / workers,
+                                       "concurrency": calls}))
+            for _ in range(calls + max(1, calls // 4)):
                 room.put_nowait(worker)
         tasks = [asyncio.create_task(_read(worker, results, room)) for worker in pool]
         tasks.append(asyncio.create_task(_hand_out(items, pool, room, results)))
@@ -149,6 +149,15 @@ async def extract_in_workers(
                 await task
 
 
+def shares(concurrency: int, workers: int) -> list[int]:
+    """Each worker's calls in flight: ``concurrency`` split as evenly as it
+    goes (``shares(10, 4)`` is ``[3, 3, 2, 2]``), so the run never has more
+    in flight than ``--concurrency``; each at least 1 (``check_workers``
+    refuses fewer calls than workers)."""
+    return [max(1, concurrency // workers + (i < concurrency % workers))
+            for i in range(workers)]
+
+
 async def _hand_out(items: AsyncIterator[WorkItem], pool: list[_Worker],
                     room: asyncio.Queue[_Worker], results: asyncio.Queue[Any]) -> None:
     """Hand each input to the first worker with room; end every worker's
@@ -178,7 +187,8 @@ async def _hand_out(items: AsyncIterator[WorkItem], pool: list[_Worker],
 async def _read(worker: _Worker, results: asyncio.Queue[Any],
                 room: asyncio.Queue[_Worker]) -> None:
     """Put each ``InputDone`` ``worker`` sends on ``results``, give its room
-    back, and put the worker itself there when its stdout ends."""
+    back, and put the worker itself there when its stdout ends (a frame that
+    does not read as one: a ``WorkerExitedError`` instead)."""
     stdout = worker.process.stdout
     assert stdout is not None
     try:
@@ -188,6 +198,11 @@ async def _read(worker: _Worker, results: asyncio.Queue[Any],
             results.put_nowait(InputDone.from_wire(wire))
     except FrameError:
         pass
+    except Exception as exc:  # a frame this process cannot read: the run stops, never hangs
+        results.put_nowait(WorkerExitedError(
+            f"worker process {worker.index + 1} sent a result this process cannot read "
+            f"({type(exc).__name__}: {exc}); the run stops"))
+        return
     results.put_nowait(worker)
 
 

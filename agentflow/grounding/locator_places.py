@@ -5,6 +5,7 @@ the example's value of a field (``example_value``).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -54,7 +55,7 @@ def seen_at(value: str, text: str, like: Seen | None = None) -> Seen | None:
     ``places_at`` gives, the one whose line reads most like ``like``'s
     (``closest``) rather than the first."""
     if like is not None:
-        places = places_at(value, text)
+        places = _all_places(value, text)
         return closest(places, like) if places else None
     return next(_places(value, text), None)
 
@@ -65,7 +66,15 @@ def places_at(value: str, text: str) -> list[Seen]:
     (``[submodule "cub"]`` and ``path = cub``; ``Debian`` inside
     ``PRETTY_NAME="Debian 12"`` before ``NAME="Debian"``) has a place for
     each."""
-    return list(_places(value, text))
+    return list(_all_places(value, text))
+
+
+@functools.lru_cache(maxsize=256)
+def _all_places(value: str, text: str) -> tuple[Seen, ...]:
+    """``places_at``, kept: learning asks it again for each place a rule is
+    learned from (``agentflow.grounding.locator_twins.anchors``) and each
+    example left out."""
+    return tuple(_places(value, text))
 
 
 def closest(places: Sequence[Seen], like: Seen) -> Seen:
@@ -103,7 +112,7 @@ def _places(value: str, text: str) -> Iterator[Seen]:
         before = text[lo:start]
         lead = before[: len(before) - len(before.lstrip())]
         last = text.rfind("\n", 0, end) + 1
-        more = bool(continuation(text[last:].split("\n"), 0))
+        more = bool(continuation(text[last:].split("\n", 2), 0))  # the next line says
         if multi:
             goes_on = paragraph_continuation if paragraph else continuation
             more = len(goes_on(text[lo:].split("\n"), 0)) > text[lo:end].count("\n")

@@ -34,12 +34,18 @@ from agentflow.grounding.locator_places import Seen, example_value, places_at
 from agentflow.grounding.locator_rule import Locator
 from agentflow.output.examples import CheckedExample
 
-__all__ = ["KEY_LABEL", "anchors", "twinned"]
+__all__ = ["KEY_LABEL", "MAX_PLACES", "anchors", "twinned"]
 
 KEY_LABEL = re.compile(r"[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=][ \t]*\Z")
 """A key of a ``key: value`` / ``key=value`` line (``Version: ``, ``ExecStart=``,
 ``path = ``): the only line start one example alone makes a label of, and the
 label ``twinned`` prefers."""
+
+MAX_PLACES = 8
+"""The most places ``anchors`` learns from: a value the first example writes
+in more places is a common word of its text (``yes``, ``2``), not one the
+format writes twice by habit, and a rule learned (and checked leave-one-out)
+from each of them cost seconds per field on a page of prose."""
 
 
 def _items(value: object) -> list[str]:
@@ -52,7 +58,8 @@ def anchors(name: str, examples: Sequence[CheckedExample]) -> list[Seen]:
     """The places of the first value (item) of the first example that fills
     field ``name``, when some example writes one of its values (items) in
     more than one place (``places_at``), else ``[]``: a rule is learned
-    from each of them as well (``learn_locator``'s ``like``)."""
+    from each of them as well (``learn_locator``'s ``like``). ``[]`` too
+    when that first value has more than ``MAX_PLACES`` places."""
     first: list[Seen] = []
     several = False
     for example in examples:
@@ -61,7 +68,7 @@ def anchors(name: str, examples: Sequence[CheckedExample]) -> list[Seen]:
             if not first and i == 0:
                 first = places
             several = several or len(places) > 1
-    return first if several else []
+    return first if several and len(first) <= MAX_PLACES else []
 
 
 def twinned(rules: Sequence[Locator]) -> Locator:
