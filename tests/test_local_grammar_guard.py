@@ -94,9 +94,40 @@ async def test_the_guard_stops_the_reply_that_failed_and_passes_others_on() -> N
                 assert caught.value.reason == "lexer error: too many expressions constructed"
                 assert "smaller chunks" in str(caught.value)
                 assert passed == [TextDelta('{"name": "')]  # nothing after the failure
+                assert not caught.value.shared and not caught.value.retryable  # alone: its own
             else:  # another reply's failure: this one goes on
                 passed = [c async for c in reply]
                 assert len(passed) == 3 and log.grammar_count == 1
+
+
+async def test_a_failure_met_beside_another_grammar_reply_is_retried_as_a_cut_stream(
+) -> None:
+    """Two replies with a grammar decode at once and both wrote the text the
+    failure shows: the log cannot say whose it was, so each is stopped with a
+    ``shared`` error the loop retries (``retryable`` and ``partial``)."""
+    read_end, write_end = os.pipe()
+    log = ChildLog(os.fdopen(read_end, "rb"))
+
+    async def held() -> AsyncIterator[ModelChunk]:  # the other reply: waits for the log
+        yield TextDelta('{"name": "')
+        for _ in range(600):
+            if log.grammar_count:
+                break
+            await asyncio.sleep(0.05)
+        yield TextDelta("Vim")
+
+    with os.fdopen(write_end, "wb") as pipe:
+        other = guarded(held(), log)
+        assert await other.__anext__() == TextDelta('{"name": "')  # it is decoding now
+        errors = []
+        for reply in (guarded(replay(['{"name": "', "Quill"], TOO_COMPLEX, pipe, log), log),
+                      other):
+            with pytest.raises(GrammarEngineError) as caught:
+                async for _ in reply:
+                    pass
+            errors.append(caught.value)
+    assert all(e.shared and e.retryable and e.partial for e in errors)
+    assert log.grammar_replies == 0
 
 
 # ------------------------------------------------------------------ the real llama.cpp

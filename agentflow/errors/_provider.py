@@ -127,15 +127,22 @@ class GrammarEngineError(BadRequestError):
     would go on unconstrained. llama.cpp says so only in its log and answers
     200; the embedded model reads its log and stops the reply
     (``agentflow.providers.local``). Not retried: the same grammar fails the
-    same way.
+    same way; except where the log cannot say which of the replies then
+    decoding failed (``shared``): the stopped reply may be another's
+    bystander, so it is retried as a cut stream is (``retryable`` and
+    ``partial``), and the one whose grammar fails fails again.
 
     Attributes:
         reason: the engine's message (``"lexer error: too many expressions
             constructed"``).
+        shared: other replies with a grammar were decoding when it failed.
     """
 
-    def __init__(self, message: str, *, reason: str, vendor: str = "") -> None:
+    def __init__(self, message: str, *, reason: str, vendor: str = "",
+                 shared: bool = False) -> None:
         self.reason = reason
+        self.shared = shared
+        self.retryable = self.partial = shared
         super().__init__(message, status=None, code="grammar", vendor=vendor)
 
 

@@ -58,21 +58,30 @@ async def guarded(chunks: AsyncIterator[ModelChunk], log: ChildLog,
 
     Raises:
         GrammarEngineError: that failure (its ``reason``, llguidance's
-            message; the message says which text the reply had then).
+            message; the message says which text the reply had then);
+            ``shared`` (retried as a cut stream) where other replies with a
+            grammar were decoding since this one began: the failure may be
+            theirs.
     """
     since = log.grammar_count
     text = ""
+    log.grammar_replies += 1
+    log.grammar_started += 1
+    mine = log.grammar_started
+    alongside = log.grammar_replies > 1  # another reply with a grammar is decoding
     try:
-        async for chunk in chunks:
+        async for chunk in chunks:  # or began since this one did
+            alongside = alongside or log.grammar_replies > 1 or log.grammar_started > mine
             if isinstance(chunk, TextDelta):
                 text += chunk.text
             if log.grammar_count > since:
                 for failure in log.grammar_failures(since):
                     if failure.may_be(text):
                         raise GrammarEngineError(_message(failure), reason=failure.reason,
-                                                 vendor=vendor)
+                                                 vendor=vendor, shared=alongside)
             yield chunk
     finally:
+        log.grammar_replies -= 1
         close = getattr(chunks, "aclose", None)
         if close is not None:
             await close()

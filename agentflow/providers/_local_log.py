@@ -94,6 +94,11 @@ class ChildLog:
         self._stream = stream
         self._errors: list[str] = []
         self._grammar: list[GrammarFailure] = []
+        self.grammar_replies = 0
+        """Replies with a grammar decoding now (``_local_grammar_guard.guarded``
+        counts them: a failure met while several are is ``shared``)."""
+        self.grammar_started = 0
+        """Replies with a grammar begun so far (likewise)."""
         self._thread = threading.Thread(target=self._relay, daemon=True)
         self._thread.start()
 
