@@ -16,10 +16,14 @@ from typing import Any
 import anyio
 import pytest
 
+from agentflow.batch_types import ExtractResult
 from agentflow.cli import main
 from agentflow.cli.frames import FrameError, frame, frames, read_frame
+from agentflow.cli.input_done import InputDone, Settle
 from agentflow.cli.workers import WorkerExitedError, _read, _Worker, shares
 from agentflow.documents.names import loads_record
+from agentflow.errors import ProviderConnectionError
+from agentflow.model import Usage
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
 from tests.test_cli import AGENTFLOW, WITH_SIGINT, contact_args, slow_fake, until
@@ -263,3 +267,47 @@ async def test_a_result_this_process_cannot_read_stops_the_run_rather_than_hang(
 def test_workers_split_the_concurrency_never_exceed_it(concurrency: int, workers: int,
                                                       split: list[int]) -> None:
     assert shares(concurrency, workers) == split  # (ceil: 5 over 4 workers was 8 in flight)
+
+
+async def test_workers_end_when_the_run_is_killed_outright(tmp_path: Path) -> None:
+    """SIGKILL leaves the run no chance to stop its workers: the kernel does
+    (``prctl(PR_SET_PDEATHSIG)``), so none goes on making requests."""
+    fake = await slow_fake()
+    process: anyio.abc.Process | None = None
+    try:
+        docs = corpus(tmp_path, 20)
+        command = [*contact_args(fake, docs, out=tmp_path / "out.jsonl"), "--concurrency", "2",
+                   "--workers", "2"]
+        fake.hold = asyncio.Event()
+        process = await anyio.open_process([str(AGENTFLOW), *command])
+        await until(lambda: len(fake.requests) >= 2)  # both workers hold a request
+        pids = children_of(process.pid)
+        assert len(pids) == 2
+        process.kill()
+        await process.wait()
+        await until(lambda: all(gone(pid) for pid in pids))
+    finally:
+        if process is not None and process.returncode is None:
+            process.kill()
+            await process.wait()
+        if fake.hold is not None:
+            fake.hold.set()
+        await fake.__aexit__(None, None, None)
+
+
+def test_an_unreached_endpoint_stops_a_worker_only_until_a_request_went_through() -> None:
+    """Each worker tells whether its own requests went through (``Settle``); a
+    connection fault before any of them is marked ``unreached``, so the run can
+    go on when another worker's request did (``agentflow.cli.extract``)."""
+    refused = ProviderConnectionError("cannot reach openai")
+    refused.__cause__ = ConnectionRefusedError()
+
+    def result(error: Exception | None, requests: int) -> ExtractResult[Any]:
+        return ExtractResult(0, "a", None, error, Usage(requests=requests), requests, 0.0)
+
+    settle = Settle(None, "http://127.0.0.1:9/v1")
+    first = settle(result(refused, 0))
+    assert first.stop is not None and "127.0.0.1:9" in first.stop and first.unreached
+    assert InputDone.from_wire(first.wire()) == first
+    settle(result(None, 1))  # a request went through: later faults are the input's
+    assert settle(result(refused, 0)).stop is None

@@ -176,9 +176,11 @@ async def _extract_into(
         async with contextlib.aclosing(_done(
                 args, model, inputs(), output_type, concurrency, instructions, chunking,
                 max_chars, examples, progress, batch_usage, offsets, pages)) as finished:
+            reached = False  # a request went through (in any worker)
             async for one in finished:
-                if one.stop is not None:
+                if one.stop is not None and not (one.unreached and reached):
                     raise SetupError(one.stop)
+                reached = reached or one.usage.requests > 0
                 record = one.record
                 if one.id in sent_as:  # the model read the PDF itself
                     record["sent_as"] = sent_as.pop(one.id)

@@ -33,6 +33,9 @@ class InputDone:
         stop: a set-up fault that stops the run (exit 2) with this message:
             an error that is the same for every input, or an endpoint not
             reached before any request went through; ``None`` otherwise.
+        unreached: ``stop`` is the endpoint not reached before any request of
+            the process that settled it went through: under ``--workers``,
+            a request of another worker may have (the run then goes on).
     """
 
     id: str
@@ -40,6 +43,7 @@ class InputDone:
     usage: Usage
     fault: str | None = None
     stop: str | None = None
+    unreached: bool = False
 
     def wire(self) -> tuple[Any, ...]:
         """This as plain tuples and dicts (cheaper to pickle than dataclasses);
@@ -47,13 +51,13 @@ class InputDone:
         u = self.usage
         return (self.id, self.record, (u.input_tokens, u.output_tokens, u.cached_tokens,
                                        u.reasoning_tokens, u.requests, u.unreported),
-                self.fault, self.stop)
+                self.fault, self.stop, self.unreached)
 
     @classmethod
     def from_wire(cls, wire: tuple[Any, ...]) -> InputDone:
         """The ``InputDone`` whose ``wire()`` is ``wire``."""
-        doc_id, record, usage, fault, stop = wire
-        return cls(doc_id, record, Usage(*usage), fault, stop)
+        doc_id, record, usage, fault, stop, unreached = wire
+        return cls(doc_id, record, Usage(*usage), fault, stop, unreached)
 
 
 class Settle:
@@ -79,13 +83,14 @@ class Settle:
         ``to_record`` takes them."""
         error = result.error
         stop = None
+        unreached = False
         if getattr(error, "same_for_every_input", False):  # nothing else works
             stop = f"{type(error).__name__}: {error}"
         elif not self._reached and (fault := setup_fault(error, self._model, self._base_url)):
-            stop = printable(fault)
+            stop, unreached = printable(fault), True
         self._reached = self._reached or result.usage.requests > 0
         kind = SUSPECT_LABELS.get(type(error).__name__) if error is not None else None
         if kind and result.attempts == 0:  # no answer was refused: not suspect
             kind = BEFORE_REQUEST_LABEL
         return InputDone(result.id, to_record(result, source_offset, pages), result.usage,
-                         kind, stop)
+                         kind, stop, unreached)

@@ -8,12 +8,14 @@ them with ``extract_many``, as the run would in one process (the same
 ``agentflow.cli.plan``), and writes one ``InputDone`` frame per input on
 stdout as each completes. It ends when stdin ends and every input is done.
 Its own stdout goes to stderr, so nothing but frames reaches the pipe.
-Ctrl-C is the parent's to handle: the parent stops its workers."""
+Ctrl-C is the parent's to handle: the parent stops its workers; on Linux
+a worker also ends when the parent dies (``prctl(PR_SET_PDEATHSIG)``)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import os
 import signal
 import sys
@@ -72,9 +74,28 @@ async def _main(frames_fd: int) -> None:
     await _serve(reader, writer)
 
 
+def _die_with_parent() -> None:
+    """On Linux, have the kernel send this worker SIGTERM when the run's
+    process ends (``prctl(PR_SET_PDEATHSIG)``), so a run killed outright
+    (SIGKILL, out of memory) leaves no worker making paid requests; and end
+    now if it already has (this process was handed to init)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:
+        raise SystemExit(0)
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
 def main() -> int:
     """Run one worker until its stdin ends; 0 when every input was answered."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us (SIGTERM)
+    _die_with_parent()
     frames_fd = os.dup(1)
     os.dup2(2, 1)  # a print() anywhere in the process goes to stderr, not into a frame
     sys.stdout = sys.stderr

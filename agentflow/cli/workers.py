@@ -131,6 +131,10 @@ async def extract_in_workers(
                 worker = got
                 status = await worker.process.wait()
                 if worker.held or status:
+                    while not results.empty():  # what the others finished is written first
+                        other = results.get_nowait()
+                        if type(other) is InputDone:
+                            yield other
                     raise WorkerExitedError(
                         f"worker process {worker.index + 1} of {workers} exited with status "
                         f"{status} holding {worker.held} input{'s' * (worker.held != 1)}; "
