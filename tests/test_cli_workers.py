@@ -5,11 +5,13 @@ dead worker (and resumes after it), and refuses what it cannot do."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
 import struct
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -24,29 +26,32 @@ from agentflow.cli.workers import WorkerExitedError, _read, _Worker, shares
 from agentflow.documents.names import loads_record
 from agentflow.errors import ProviderConnectionError
 from agentflow.model import Usage
-from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
 from tests.test_cli import AGENTFLOW, WITH_SIGINT, contact_args, slow_fake, until
-
-SCHEMA = Path(__file__).resolve().parent.parent / "examples" / "contact.py"
-
-
-def reply_for(body: Any) -> FakeReply:
-    doc = next(m["content"] for m in body["messages"] if m["role"] == "user")
-    name = doc.split(":")[0].strip() or "x"
-    return FakeReply(text=f'{{"name": "{name}", "email": null, "phone": null, '
-                          '"company": null, "title": null}')
+from tests.test_extract_scale import SCHEMA, run
+from tests.test_extract_scale import fake as fake  # the instant fake (a fixture)
 
 
-@pytest.fixture
-async def fake() -> Any:
-    async with OpenAIFake() as server:
-        server.default = reply_for
-        yield server
-
-
-async def run(*argv: str) -> int:
-    return await anyio.to_thread.run_sync(main, list(argv))
+@contextlib.asynccontextmanager
+async def agentflow_process(docs: Path, out: Path, *flags: str, sigint: bool = False
+                            ) -> AsyncIterator[tuple[OpenAIFake, anyio.abc.Process]]:
+    """``agentflow extract`` of ``docs`` into ``out`` with ``flags``, run as
+    its own process (Ctrl-C at its default with ``sigint``) against a slow
+    fake; both stopped at the end, whatever the test left running."""
+    fake = await slow_fake()
+    process: anyio.abc.Process | None = None
+    try:
+        process = await anyio.open_process(
+            [*(WITH_SIGINT if sigint else []), str(AGENTFLOW),
+             *contact_args(fake, docs, out=out), *flags])
+        yield fake, process
+    finally:
+        if process is not None and process.returncode is None:
+            process.kill()
+            await process.wait()
+        if fake.hold is not None:  # a held handler ends, so the server stops at once
+            fake.hold.set()
+        await fake.__aexit__(None, None, None)
 
 
 def argv(url: str, out: Path, *inputs: Path, extra: tuple[str, ...] = ()) -> list[str]:
@@ -215,13 +220,10 @@ async def test_frames_reads_many_small_and_large_frames_across_reads() -> None:
 
 
 async def test_ctrl_c_stops_every_worker_and_says_what_was_saved(tmp_path: Path) -> None:
-    fake = await slow_fake()
-    process: anyio.abc.Process | None = None
-    try:
-        docs = corpus(tmp_path, 20)
-        out = tmp_path / "out.jsonl"
-        command = [*contact_args(fake, docs, out=out), "--concurrency", "2", "--workers", "2"]
-        process = await anyio.open_process([*WITH_SIGINT, str(AGENTFLOW), *command])
+    docs = corpus(tmp_path, 20)
+    out = tmp_path / "out.jsonl"
+    async with agentflow_process(docs, out, "--concurrency", "2", "--workers", "2",
+                                 sigint=True) as (fake, process):
         await until(lambda: out.exists() and len(out.read_bytes().splitlines()) >= 2)
         fake.hold = asyncio.Event()  # from now on every request waits
         asked = len(fake.requests)
@@ -236,13 +238,6 @@ async def test_ctrl_c_stops_every_worker_and_says_what_was_saved(tmp_path: Path)
         assert f"interrupted; {len(records(out))} records saved to {out}" in err
         assert "Traceback" not in err
         await until(lambda: all(gone(pid) for pid in pids))
-    finally:
-        if process is not None and process.returncode is None:
-            process.kill()
-            await process.wait()
-        if fake.hold is not None:
-            fake.hold.set()
-        await fake.__aexit__(None, None, None)
 
 
 async def test_a_result_this_process_cannot_read_stops_the_run_rather_than_hang() -> None:
@@ -272,27 +267,16 @@ def test_workers_split_the_concurrency_never_exceed_it(concurrency: int, workers
 async def test_workers_end_when_the_run_is_killed_outright(tmp_path: Path) -> None:
     """SIGKILL leaves the run no chance to stop its workers: the kernel does
     (``prctl(PR_SET_PDEATHSIG)``), so none goes on making requests."""
-    fake = await slow_fake()
-    process: anyio.abc.Process | None = None
-    try:
-        docs = corpus(tmp_path, 20)
-        command = [*contact_args(fake, docs, out=tmp_path / "out.jsonl"), "--concurrency", "2",
-                   "--workers", "2"]
-        fake.hold = asyncio.Event()
-        process = await anyio.open_process([str(AGENTFLOW), *command])
+    docs = corpus(tmp_path, 20)
+    async with agentflow_process(docs, tmp_path / "out.jsonl", "--concurrency", "2",
+                                 "--workers", "2") as (fake, process):
+        fake.hold = asyncio.Event()  # (set before the first request: the run cannot finish)
         await until(lambda: len(fake.requests) >= 2)  # both workers hold a request
         pids = children_of(process.pid)
         assert len(pids) == 2
         process.kill()
         await process.wait()
         await until(lambda: all(gone(pid) for pid in pids))
-    finally:
-        if process is not None and process.returncode is None:
-            process.kill()
-            await process.wait()
-        if fake.hold is not None:
-            fake.hold.set()
-        await fake.__aexit__(None, None, None)
 
 
 def test_an_unreached_endpoint_stops_a_worker_only_until_a_request_went_through() -> None:

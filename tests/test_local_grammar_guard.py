@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -20,8 +20,9 @@ from agentflow.model import GenerateOptions, ModelChunk, ResponseFormat, TextDel
 from agentflow.output.grammar_marks import _CLEAN_EDGES, chunks
 from agentflow.providers._local_grammar_guard import guarded
 from agentflow.providers._local_log import ChildLog, GrammarFailure
-from agentflow.providers.local import LocalModel, bundled_available
+from agentflow.providers.local import LocalModel
 from tests.test_grammar_cost import DOCUMENT, complete
+from tests.test_grammar_cost import model as model  # the embedded model, started once here
 
 TOO_COMPLEX = [  # llama.cpp's log when llguidance gave up (xllamacpp 2026.10), abridged
     b"Warning: lexer error: too many expressions constructed; stopping\n",
@@ -131,15 +132,6 @@ async def test_a_failure_met_beside_another_grammar_reply_is_retried_as_a_cut_st
 
 
 # ------------------------------------------------------------------ the real llama.cpp
-
-@pytest.fixture(scope="module")
-def model() -> Iterator[LocalModel]:
-    if not bundled_available():
-        pytest.skip("the 'local' extra is not installed")
-    local = LocalModel(parallel=1)
-    yield local
-    local._stop_server()
-
 
 async def test_the_old_triple_intersection_is_what_llguidance_gave_up_on(
         model: LocalModel) -> None:

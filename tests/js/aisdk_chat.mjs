@@ -4,21 +4,9 @@
 // assistant message. With "abort", the chat is stopped (chat.stop(), the
 // stop button) once the first text delta arrives.
 // Usage: node aisdk_chat.mjs URL [abort]
-import { AbstractChat, DefaultChatTransport } from "ai";
+import { DefaultChatTransport } from "ai";
+import { Chat } from "./memory_chat.mjs";
 
-class MemoryState {
-  constructor() { this.status = "ready"; this.error = undefined; this.messages = []; }
-  pushMessage(message) { this.messages = [...this.messages, message]; }
-  popMessage() { this.messages = this.messages.slice(0, -1); }
-  replaceMessage(index, message) {
-    this.messages = this.messages.map((m, i) => (i === index ? message : m));
-  }
-  snapshot(thing) { return structuredClone(thing); }
-}
-
-class Chat extends AbstractChat {
-  constructor(init) { super({ ...init, state: new MemoryState() }); }
-}
 
 const [url, mode] = process.argv.slice(2);
 const chunks = [];

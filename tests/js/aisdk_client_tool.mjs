@@ -4,21 +4,9 @@
 // sendAutomaticallyWhen (lastAssistantMessageIsCompleteWithToolCalls) sends
 // the messages back, so the model continues with the output.
 // Usage: node aisdk_client_tool.mjs URL
-import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls } from "ai";
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls } from "ai";
+import { Chat } from "./memory_chat.mjs";
 
-class MemoryState {
-  constructor() { this.status = "ready"; this.error = undefined; this.messages = []; }
-  pushMessage(message) { this.messages = [...this.messages, message]; }
-  popMessage() { this.messages = this.messages.slice(0, -1); }
-  replaceMessage(index, message) {
-    this.messages = this.messages.map((m, i) => (i === index ? message : m));
-  }
-  snapshot(thing) { return structuredClone(thing); }
-}
-
-class Chat extends AbstractChat {
-  constructor(init) { super({ ...init, state: new MemoryState() }); }
-}
 
 const [url] = process.argv.slice(2);
 const calls = [];

@@ -6,7 +6,8 @@
 // apart (never appended to the retry's) and left out of the history sent back.
 // Usage: node retried_stream.mjs agui|ai URL
 import { HttpAgent } from "@ag-ui/client";
-import { AbstractChat, DefaultChatTransport } from "ai";
+import { DefaultChatTransport } from "ai";
+import { Chat } from "./memory_chat.mjs";
 
 const [protocol, url] = process.argv.slice(2);
 const out = { error: null, first: [], afterFirst: null, afterSecond: null };
@@ -27,19 +28,6 @@ async function agui() {
   out.afterSecond = structuredClone(agent.messages);
 }
 
-class MemoryState {
-  constructor() { this.status = "ready"; this.error = undefined; this.messages = []; }
-  pushMessage(message) { this.messages = [...this.messages, message]; }
-  popMessage() { this.messages = this.messages.slice(0, -1); }
-  replaceMessage(index, message) {
-    this.messages = this.messages.map((m, i) => (i === index ? message : m));
-  }
-  snapshot(thing) { return structuredClone(thing); }
-}
-
-class Chat extends AbstractChat {
-  constructor(init) { super({ ...init, state: new MemoryState() }); }
-}
 
 async function ai() {
   let logging = true;
