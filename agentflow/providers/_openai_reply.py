@@ -105,7 +105,7 @@ class OpenAIReplyHooks:
                 done = True
                 continue
             if event.event == "error":
-                raise self.event_error(event.data)
+                raise guard.broken(self.event_error(event.data))
             payload = guard.load(event.data)
             received = True
             chunks = guard.fold(read, payload)

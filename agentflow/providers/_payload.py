@@ -18,6 +18,11 @@
   (``[DONE]`` alone, ``{}``, Anthropic's ``message_stop`` alone, Ollama's
   ``done`` line alone): the engine never takes such a reply for an answer.
   An empty text that comes with the vendor's finish reason is an answer.
+  A vendor's error event inside a stream (Anthropic's ``event: error``
+  ``overloaded_error``, an OpenAI-style ``data: {"error": ...}``, Gemini's
+  503 ``UNAVAILABLE`` object, Ollama's error line) comes after the HTTP 200:
+  the HTTP layer could not retry it, so it is ``partial`` (``broken``), which
+  ``ReActAgent(stream_retries=n)`` may send again when it is retryable.
 """
 
 from __future__ import annotations
@@ -108,6 +113,13 @@ class ReplyGuard:
             return ProviderConnectionError(message, partial=True, vendor=self.vendor)
         return ServerError(message, vendor=self.vendor)
 
+    def broken(self, error: ProviderError) -> ProviderError:
+        """``error``, a vendor's error payload in this reply: in a stream it is
+        ``partial`` (the stream broke after its 200; nothing retried it)."""
+        if self.stream:
+            error.partial = True
+        return error
+
     def load(self, raw: str | bytes) -> Any:
         """One payload parsed as JSON.
 
@@ -136,6 +148,9 @@ class ReplyGuard:
                     if not isinstance(value, types):
                         raise TypeError(f"{type(chunk).__name__}.{name} would be of type "
                                         f"{type(value).__name__}")
+        except ProviderError as exc:
+            self.broken(exc)
+            raise
         except AgentflowError:
             raise
         except _SHAPE_ERRORS as exc:
