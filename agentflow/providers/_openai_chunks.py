@@ -166,7 +166,10 @@ class ChunkParser:
     without id/name continues the last). Arguments given as an object (some
     compatible servers) become ``arguments_obj``. A refusal is streamed as text
     and the finish reason becomes ``refusal``; ``stop`` with tool calls becomes
-    ``tool_calls``. The deprecated ``function_call`` (one call, finish reason
+    ``tool_calls``, and ``tool_calls`` without any becomes ``stop`` (vLLM's
+    forced choice that produced no call, vllm-project/vllm#53255; a reasoning
+    model's answer left in its reasoning, labring/FastGPT#7339): the reply
+    is read for what it holds. The deprecated ``function_call`` (one call, finish reason
     ``function_call``) older compatible servers answer with is read as call 0.
     All-zero usage (MiniMax placeholders) is skipped. A server that streams
     a call's arguments *cumulatively* (each fragment the whole text so far:
@@ -326,6 +329,8 @@ class ChunkParser:
             reason = "refusal"
         elif reason == "stop" and self._tools_seen:
             reason = "tool_calls"
+        elif reason == "tool_calls" and not self._tools_seen:
+            reason = "stop"  # a label without a call (vllm-project/vllm#53255): a plain end
         return FinishChunk(reason, raw, self._model, self._reply_id)
 
     def close(self) -> list[ModelChunk]:
