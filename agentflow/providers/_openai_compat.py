@@ -189,10 +189,9 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
         all_headers = dict(headers or {})
         if key:
             all_headers["authorization"] = f"Bearer {key}"
-        overridden = type(self).ok_body_error is not OpenAICompatibleModel.ok_body_error
         self._http = HttpClient(url, headers=all_headers, vendor=self.vendor,
                                 error_mapper=self._map_error, settings=settings,
-                                body_error=self.ok_body_error if overridden else None,
+                                body_error=self.ok_body_error,
                                 governor=shared_governor(self.vendor, url, key,
                                                          self.rate_family(model), settings),
                                 rate_headers=type(self).rate_headers, model=model)
