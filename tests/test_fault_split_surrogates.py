@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from agentflow import AgentState, Complete, ReActAgent, ReasoningChunk
+from agentflow import AgentState, Complete, OutputPartial, ReActAgent, ReasoningChunk
+from agentflow.model import ModelProfile
 from agentflow.providers.openai import OpenAIChatModel
+from agentflow.testing import Reply, ScriptedModel
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
 from tests.provider_scenarios import FAST
@@ -91,3 +93,17 @@ async def test_a_pair_cut_between_events_is_one_character(structured: bool) -> N
         assert done.message.text == TEXT
     sent = next(m["content"] for m in fake.bodies[1]["messages"] if m["role"] == "assistant")
     assert (json.loads(sent)["text"] if structured else sent) == TEXT
+
+
+async def test_a_custom_models_split_pair_never_breaks_the_partial_output() -> None:
+    # a ChatModel of the caller's own whose text holds an emoji as two code points
+    halves = TEXT.encode("utf-16-le").decode("utf-16-le", "surrogatepass")
+    split = "".join(c if ord(c) < 0x10000 else
+                    chr(0xD800 + ((ord(c) - 0x10000) >> 10)) + chr(0xDC00 + (ord(c) & 0x3FF))
+                    for c in halves)
+    model = ScriptedModel([Reply(text='{"text": "' + split + '"}', chunk_size=3)],
+                          profile=ModelProfile(native_output="json_schema"))
+    events = [e async for e in ReActAgent("g", model).stream("Say hi", Greeting)]
+    partials = [e.data for e in events if isinstance(e, OutputPartial)]
+    assert partials and partials[-1] == {"text": TEXT}
+    assert isinstance(events[-1], Complete) and events[-1].output == Greeting(text=TEXT)
