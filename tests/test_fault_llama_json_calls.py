@@ -9,7 +9,8 @@ never ran and the call's JSON came back as the answer. For a Llama model on
 an OpenAI-compatible server the form is read as the call (against the
 offered tools only); a JSON answer whose ``name`` is no tool's stays an answer.
 
-Served by an OpenAI-compatible fake (vLLM-like), streamed and whole."""
+Served by an OpenAI-compatible fake (vLLM-like) and the Ollama fake,
+streamed and whole."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ import pytest
 from pydantic import BaseModel
 
 from agentflow import Complete, OutputConfig, PromptStrategy, ReActAgent, ToolResult
+from agentflow.providers.ollama import OllamaChatModel
 from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
+from tests.fakes.ollama import OllamaFake
 from tests.fakes.openai import OpenAIFake
 from tests.provider_scenarios import FAST
 
@@ -72,3 +75,21 @@ async def test_a_json_answer_named_like_no_tool_stays_the_answer() -> None:
     assert isinstance(events[-1], Complete) and events[-1].output == Person(name="Ann",
                                                                             city="Paris")
     assert len(fake.requests) == 1
+
+
+@STREAMS
+async def test_ollama_llama_json_call_in_the_text_runs_the_tool(stream: bool) -> None:
+    async with OllamaFake() as fake:
+        fake.add(FakeReply(text='```json\n{"name": "get_weather", "parameters": '
+                                '{"city": "Paris"}}\n```', chunk_size=6),
+                 FakeReply(text="It is sunny in Paris."))
+        model = OllamaChatModel("llama3.2:3b", base_url=fake.url, stream=stream, settings=FAST)
+        try:
+            events = [e async for e in ReActAgent("w", model, tools=[get_weather]).stream(
+                "Weather in Paris?")]
+        finally:
+            await model.aclose()
+    assert [(e.name, e.output) for e in events if isinstance(e, ToolResult)] == [
+        ("get_weather", "Paris: sunny")]
+    assert isinstance(events[-1], Complete)
+    assert events[-1].message.text == "It is sunny in Paris."
