@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from agentflow.acting import not_executed
-from agentflow.errors import StructuredOutputError
+from agentflow.errors import ServerError, StructuredOutputError
 from agentflow.events import Complete
 from agentflow.execution import CallExecution
 from agentflow.messages import Msg, ToolUseBlock
@@ -30,7 +30,15 @@ def stops(ex: CallExecution, calls: list[ToolUseBlock], decision: Decision | Non
     calls: ``calls``, the reply's) to ``ex``; whether the loop ends here.
 
     Tool calls a decision leaves unrun are answered ``not_executed``, so the
-    memory never holds a call without its result."""
+    memory never holds a call without its result.
+
+    Raises:
+        ServerError: the reply that would end the call has finish reason
+            ``error``: the vendor said the generation failed (DeepSeek's
+            ``insufficient_system_resource``, GLM's ``network_error``, a
+            router's ``error``, Gemini's ``MALFORMED_FUNCTION_CALL``); its
+            text, empty or cut, is not an answer (never ``completed``).
+    """
     if isinstance(decision, _ENDS_TURN) and calls:  # a tuple made once, not a union per call
         ex.memory.append(not_executed(calls))
     if isinstance(decision, Finish):
@@ -40,6 +48,11 @@ def stops(ex: CallExecution, calls: list[ToolUseBlock], decision: Decision | Non
         ex.memory.extend(decision.messages)
         return False
     if not calls:
+        if ex.last_finish_reason == "error" and not ex.stop_reason:
+            raise ServerError(
+                "the vendor ended the reply with an error finish reason (the generation "
+                "failed on its side); its text is not an answer: send the call again",
+                vendor=str(getattr(ex.model, "vendor", "") or ""))
         ex.stop_reason = ex.stop_reason or "completed"
         return True
     return False

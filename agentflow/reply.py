@@ -79,9 +79,14 @@ class ToolCallAssembler:
     id) continues the latest call at its index, unless it opens a call of
     its own (a name or whole arguments) while that call is already complete
     (its arguments a whole JSON value): servers without ids. Two calls'
-    arguments are never concatenated. Argument fragments may be str or bytes split at any
-    byte (inside an escape sequence or a multi-byte UTF-8 character); bytes
-    are decoded incrementally per call.
+    arguments are never concatenated. A name given again on a later
+    fragment of an open call is the same name (vLLM, MiniMax via NIM), the
+    whole name so far and more (a cumulative stream), or the rest of a name
+    split like arguments (``get_wea`` + ``ther``: Gemini's and LM Studio's
+    OpenAI-compatible streams, continuedev/continue#5849): ``_folded_name``.
+    Argument fragments may be str or bytes split at any byte (inside an
+    escape sequence or a multi-byte UTF-8 character); bytes are decoded
+    incrementally per call.
     """
 
     __slots__ = ("_calls", "_latest")
@@ -98,8 +103,8 @@ class ToolCallAssembler:
             self._calls.append(call)
         if delta.id and not call.id:
             call.id = delta.id
-        if delta.name and not call.name:
-            call.name = delta.name
+        if delta.name:
+            call.name = _folded_name(call.name, delta.name)
         if delta.arguments:
             if isinstance(delta.arguments, bytes):
                 if call.decoder is None:
@@ -227,6 +232,13 @@ def _concatenated_objects(text: str) -> list[dict[str, Any]] | None:
     if all(o == objects[0] for o in objects[1:]):
         return objects[:1] if len(objects) > 1 else None
     return objects
+
+
+def _folded_name(name: str | None, fragment: str) -> str:
+    """The name of an open call after a fragment naming it (see ``ToolCallAssembler``)."""
+    if not name or fragment.startswith(name):
+        return fragment  # the first, a repeat, or the whole name so far and more
+    return name + fragment  # the rest of a split name
 
 
 def _starts_new(call: _PendingCall, delta: ToolCallDelta) -> bool:

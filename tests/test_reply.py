@@ -89,14 +89,15 @@ def test_assembler_orders_by_index_not_arrival():
     assert [b.name for b in asm.finish()] == ["early", "late"]
 
 
-def test_assembler_synthesises_missing_ids_and_keeps_first_name():
+def test_assembler_synthesises_missing_ids_and_folds_a_split_name():
+    # a name streamed in two fragments (continuedev/continue#5849): one name
     asm = ToolCallAssembler()
-    asm.add(ToolCallDelta(0, name="first"))
-    asm.add(ToolCallDelta(0, name="second", arguments='{"a": 1}'))
+    asm.add(ToolCallDelta(0, name="look"))
+    asm.add(ToolCallDelta(0, name="up", arguments='{"a": 1}'))
     asm.add(ToolCallDelta(3))
     a, b = asm.finish()
     assert a.id.startswith("call_0_")
-    assert a.name == "first"
+    assert a.name == "lookup"
     assert a.input == {"a": 1}
     assert b.id.startswith("call_3_")
     assert b.name == ""

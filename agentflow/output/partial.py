@@ -12,6 +12,7 @@ from typing import Any
 
 import pydantic_core
 
+from agentflow._clean_text import clean_text
 from agentflow.output.parsing import ScanState, _scan, scan_brackets
 from agentflow.output.schema import WRAP_FIELD
 
@@ -113,11 +114,18 @@ class PartialOutput:
         self.start = None
 
     def from_text(self, text: str) -> Any | None:
-        """The new partial value of JSON ``text`` (incomplete), or ``None``."""
+        """The new partial value of JSON ``text`` (incomplete), or ``None``.
+        Text holding a lone UTF-16 surrogate (which pydantic-core refuses with
+        a ``TypeError``: a model that cut an emoji's pair) is read mended."""
         try:
             data = pydantic_core.from_json(text, allow_partial="trailing-strings")
         except ValueError:
             return None
+        except TypeError:
+            try:
+                data = pydantic_core.from_json(clean_text(text), allow_partial="trailing-strings")
+            except (ValueError, TypeError):
+                return None
         return self.update(data)
 
     def update(self, data: Any) -> Any | None:

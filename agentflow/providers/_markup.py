@@ -10,7 +10,8 @@ Qwen/Hermes ``<tool_call>{json}</tool_call>``, ``deepseek``:
 ``moonshot``: Kimi K2's ``<|tool_calls_section_begin|>``) and is
 registered by name here, as are forms with no tokens at all, where the whole
 reply is the call (``_reply_markup.ReplyMarkup``: GLM-4-0414's name line and
-JSON object, read only against the offered tools); an OpenAI-compatible
+JSON object, Llama 3.x's ``{"name": ..., "parameters": ...}`` in
+``_llama_markup``, read only against the offered tools); an OpenAI-compatible
 adapter is given the names to look for (``tool_markups=``; each vendor
 adapter defaults to its own, and a generic server's model name picks them
 through ``MODEL_MARKUPS``).
@@ -80,13 +81,14 @@ _HOMES = {
     "glm-4-0414": "agentflow.providers.glm",
     "kimi-k2": "agentflow.providers.moonshot",
     "kimi-k2-singular": "agentflow.providers.moonshot",
+    "llama-json": "agentflow.providers._llama_markup",
 }
 """Which vendor module defines each built-in markup (imported on first use)."""
 
 MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("*minimax*", ("minimax", "minimax-m1")),
     ("*qwen*", ("hermes", "qwen-xml", "qwen-function")),
-    ("*llama*", ("qwen-function",)),
+    ("*llama*", ("qwen-function", "llama-json")),
     ("*hermes*", ("hermes",)),
     ("*deepseek*", ("deepseek", "deepseek-dsml", "deepseek-dsml-v4", "deepseek-dsml-ascii",
                     "deepseek-dsml-v4-ascii")),

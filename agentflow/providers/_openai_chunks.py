@@ -16,6 +16,8 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
+import orjson
+
 from agentflow.errors import ContextLengthError
 from agentflow.model import (
     FinishChunk,
@@ -123,6 +125,33 @@ def _each_checked(content: list[Any]) -> tuple[TokenLogprob, ...]:
     return tuple(out)
 
 
+class _Arguments:
+    """The argument text of one streamed call so far (its fragments)."""
+
+    __slots__ = ("cumulative", "parts", "size")
+
+    def __init__(self, first: str) -> None:
+        self.parts = [first]
+        self.size = len(first)
+        self.cumulative = False
+        """Whether the server sends the whole text so far in each fragment."""
+
+    def text(self) -> str:
+        """The text so far (joined once)."""
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0]
+
+
+def _whole_json(text: str) -> bool:
+    """Whether ``text`` is already one whole JSON value."""
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
 _ENTRY = itemgetter("token", "logprob", "bytes")
 _STR, _FLOAT, _LIST = {str}, {float}, {list}
 _new = tuple.__new__
@@ -137,9 +166,16 @@ class ChunkParser:
     without id/name continues the last). Arguments given as an object (some
     compatible servers) become ``arguments_obj``. A refusal is streamed as text
     and the finish reason becomes ``refusal``; ``stop`` with tool calls becomes
-    ``tool_calls``. The deprecated ``function_call`` (one call, finish reason
+    ``tool_calls``, and ``tool_calls`` without any becomes ``stop`` (vLLM's
+    forced choice that produced no call, vllm-project/vllm#53255; a reasoning
+    model's answer left in its reasoning, labring/FastGPT#7339): the reply
+    is read for what it holds. The deprecated ``function_call`` (one call, finish reason
     ``function_call``) older compatible servers answer with is read as call 0.
-    All-zero usage (MiniMax placeholders) is skipped.
+    All-zero usage (MiniMax placeholders) is skipped. A server that streams
+    a call's arguments *cumulatively* (each fragment the whole text so far:
+    DeepSeek and Baidu Qianfan in that mode, NousResearch/hermes-agent#35592)
+    is read as deltas (``_new_arguments``), never concatenated into
+    ``{"a{"a": 1{"a": 1}``.
     Subclasses override ``text`` (content handling) and ``close`` (flush).
 
     Payloads are read as the wire format shapes them: one of another shape
@@ -148,8 +184,8 @@ class ChunkParser:
     ``ReplyGuard.fold`` turns into a typed ``ProviderError``.
     """
 
-    __slots__ = ("_ids", "_last", "_logprobs", "_model", "_next", "_refused", "_reply_id",
-                 "_tools_seen", "_usage", "terminal")
+    __slots__ = ("_args", "_ids", "_last", "_logprobs", "_model", "_next", "_refused",
+                 "_reply_id", "_tools_seen", "_usage", "terminal")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
@@ -161,6 +197,8 @@ class ChunkParser:
         self._model: str | None = None
         self._reply_id: str | None = None
         self._logprobs: tuple[TokenLogprob, ...] = ()
+        self._args: dict[int, _Arguments] = {}
+        """Per index: the argument text of its latest call so far."""
         self.terminal = False
         """Set when a payload itself ends the reply (no ``[DONE]`` needed)."""
 
@@ -187,6 +225,10 @@ class ChunkParser:
                 "the server says it truncated the prompt to its context window "
                 '("truncated": true): the reply read only part of the input')
         raw_usage = payload.get("usage")  # most stream chunks carry none: no call for them
+        if raw_usage is None and raw_finish and self._usage is None:
+            # Groq: the usage under ``x_groq`` in the finish chunk (vercel/ai#1651)
+            extension = payload.get("x_groq")
+            raw_usage = extension.get("usage") if isinstance(extension, Mapping) else None
         usage = parse_usage(raw_usage) if raw_usage is not None else None
         if usage is not None and usage.total_tokens and (self._usage is None
                                                          or usage != self._usage):
@@ -231,6 +273,7 @@ class ChunkParser:
         call_id = call.get("id") or None
         name = fn.get("name") or None
         index = call.get("index")
+        fresh = call_id is not None and call_id not in self._ids  # another call begins
         if not isinstance(index, int):
             if call_id is not None and call_id in self._ids:
                 index = self._ids[call_id]
@@ -246,7 +289,42 @@ class ChunkParser:
         args = fn.get("arguments")
         if isinstance(args, Mapping):
             return ToolCallDelta(index, call_id, name, arguments_obj=args)
-        return ToolCallDelta(index, call_id, name, args if isinstance(args, str) else "")
+        if not isinstance(args, str):
+            args = ""
+        elif args:
+            args = self._new_arguments(index, fresh, name is not None, args)
+        return ToolCallDelta(index, call_id, name, args)
+
+    def _new_arguments(self, index: int, fresh: bool, named: bool, args: str) -> str:
+        """What ``args`` adds to the argument text of the call at ``index``.
+
+        A fragment that repeats the whole text so far and goes on (a server
+        streaming cumulatively) adds only its rest; once a call is seen
+        streaming so, a fragment that adds nothing is dropped. Any other
+        fragment is a delta, as the wire format has it (a whole repeat of
+        complete arguments, or a second object glued on, is left as is for
+        ``ToolCallAssembler``, which reads those). Only a fragment longer than
+        the text so far is compared: a delta stream pays no join."""
+        seen = self._args.get(index)
+        if seen is not None and seen.cumulative and named and _whole_json(seen.text()):
+            fresh = True  # a call of its own after a whole one (a server without ids)
+        if seen is None or fresh:
+            self._args[index] = _Arguments(args)
+            return args
+        if seen.cumulative:
+            text = seen.text()
+            if args.startswith(text):
+                seen.parts, seen.size = [args], len(args)
+                return args[len(text):]
+        elif len(args) > seen.size:
+            text = seen.text()
+            if text.strip() and args.startswith(text) and not _whole_json(text):
+                seen.cumulative = True
+                seen.parts, seen.size = [args], len(args)
+                return args[len(text):]
+        seen.parts.append(args)
+        seen.size += len(args)
+        return args
 
     def finish(self, raw: str) -> FinishChunk:
         """The normalized finish chunk for the vendor's ``raw`` reason."""
@@ -255,6 +333,8 @@ class ChunkParser:
             reason = "refusal"
         elif reason == "stop" and self._tools_seen:
             reason = "tool_calls"
+        elif reason == "tool_calls" and not self._tools_seen:
+            reason = "stop"  # a label without a call (vllm-project/vllm#53255): a plain end
         return FinishChunk(reason, raw, self._model, self._reply_id)
 
     def close(self) -> list[ModelChunk]:

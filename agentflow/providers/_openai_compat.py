@@ -189,10 +189,9 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
         all_headers = dict(headers or {})
         if key:
             all_headers["authorization"] = f"Bearer {key}"
-        overridden = type(self).ok_body_error is not OpenAICompatibleModel.ok_body_error
         self._http = HttpClient(url, headers=all_headers, vendor=self.vendor,
                                 error_mapper=self._map_error, settings=settings,
-                                body_error=self.ok_body_error if overridden else None,
+                                body_error=self.ok_body_error,
                                 governor=shared_governor(self.vendor, url, key,
                                                          self.rate_family(model), settings),
                                 rate_headers=type(self).rate_headers, model=model)
@@ -271,8 +270,12 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
         An optional field a server refuses as unknown (``OPTIONAL_FIELDS``:
         ``stream_options``, ``parallel_tool_calls``; "Unrecognized request
         argument supplied: stream_options", "Extra inputs are not permitted")
-        is sent no more by this model and the request goes again. At most
-        ``MAX_REMEDIES`` such resends per request.
+        is sent no more by this model and the request goes again; so is a
+        sampling field a reasoning model takes at its default only
+        (``DEFAULT_ONLY_FIELDS``: ``temperature``), and a refused token-limit
+        field is sent under its other name (``TOKEN_FIELDS``: ``max_tokens``
+        / ``max_completion_tokens``, Azure OpenAI's reasoning models and older
+        API versions). At most ``MAX_REMEDIES`` such resends per request.
 
         One async generator per request (``_send``): nothing is built or sent
         before the first iteration.
@@ -314,6 +317,11 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                     self.send_strict = False  # this instance only; the class default stays
                     _log.warning("openai_compat.strict_refused", vendor=self.vendor,
                                  model=self._model, error=str(exc)[:200])
+                    continue
+                if isinstance(remedy, str):  # a TOKEN_FIELDS name: the one the server takes
+                    self.max_tokens_field = remedy  # this instance only
+                    _log.warning("openai_compat.token_field_refused", vendor=self.vendor,
+                                 model=self._model, field=remedy, error=str(exc)[:200])
                     continue
                 if isinstance(remedy, frozenset):
                     self._dropped_fields |= remedy  # this instance only

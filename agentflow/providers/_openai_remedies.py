@@ -1,6 +1,8 @@
 """What an OpenAI-style server's 400 refuses, when the request can be sent
 again without it: a strict function schema (``strict_refused``), optional
-refinement fields (``refused_optional_fields``), or the schema carrier a
+refinement fields (``refused_optional_fields``), the token-limit field it
+does not take (``refused_token_field``), a sampling value only the model's
+default may have (``DEFAULT_ONLY_FIELDS``), or the schema carrier a
 constrained-decoding engine cannot compile (``refused_part``: an
 ``UnsupportedFeatureError`` the structured-output engine degrades on).
 ``OpenAICompatibleModel._send`` applies them, at most ``MAX_REMEDIES`` times
@@ -16,8 +18,9 @@ from typing import Any, Literal
 from agentflow.errors import BadRequestError, UnsupportedFeature, UnsupportedFeatureError
 from agentflow.providers._openai_errors import engine_refused, schema_carrier
 
-__all__ = ["MAX_REMEDIES", "OPTIONAL_FIELDS", "refused_optional_fields", "refused_part",
-           "remedy_for", "strict_refused"]
+__all__ = ["DEFAULT_ONLY_FIELDS", "MAX_REMEDIES", "OPTIONAL_FIELDS", "TOKEN_FIELDS",
+           "refused_optional_fields", "refused_part", "refused_token_field", "remedy_for",
+           "strict_refused"]
 
 OPTIONAL_FIELDS = ("stream_options", "parallel_tool_calls")
 """Request fields that only refine a request (usage in the stream's last chunk,
@@ -25,6 +28,20 @@ one tool call at a time): a server that refuses one as unknown gets the request
 without it (vLLM before 0.6.5 and Fireworks answer "Extra inputs are not
 permitted" for ``stream_options``, older Azure OpenAI "Unrecognized request
 argument supplied: stream_options"; vllm-project/vllm#10463)."""
+DEFAULT_ONLY_FIELDS = ("temperature", "top_p")
+"""Sampling fields a reasoning model takes at their default value only
+(OpenAI's o-series and GPT-5, directly or through Azure: "Unsupported value:
+'temperature' does not support 0.2 with this model. Only the default (1) value
+is supported."): a refused one is sent no more by this model."""
+_DEFAULT_ONLY = re.compile(r"only the default|unsupported value", re.I)
+"""How a refusal of a non-default sampling value reads (not of the field itself)."""
+TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")
+"""The two names of the reply's token limit. Reasoning models refuse the old
+one ("Unsupported parameter: 'max_tokens' is not supported with this model. Use
+'max_completion_tokens' instead.", Azure OpenAI and OpenAI-compatible hosts:
+lobehub/lobehub#5909, OpenHands/software-agent-sdk#1083); older Azure API
+versions and servers refuse the new one ("Unrecognized request argument
+supplied: max_completion_tokens", openai/openai-python#1724)."""
 MAX_REMEDIES = 3
 """Most times one request is sent again after refusals it could remedy."""
 _FIELD_REFUSAL = re.compile(
@@ -59,6 +76,17 @@ def refused_part(
                                    code=error.code, vendor=error.vendor)
 
 
+def refused_token_field(message: str, body: Mapping[str, Any]) -> str | None:
+    """The other ``TOKEN_FIELDS`` name when an error ``message`` refuses the
+    one ``body`` carries (names it and says it is unknown or not supported),
+    else ``None``."""
+    for sent, other in (TOKEN_FIELDS, TOKEN_FIELDS[::-1]):
+        if sent in body and _FIELD_REFUSAL.search(message) and re.search(
+                rf"\b{sent}\b", message):
+            return other
+    return None
+
+
 _STRICT_REFUSAL = re.compile(r"invalid schema for function", re.I)
 
 
@@ -71,10 +99,11 @@ def strict_refused(error: BadRequestError) -> bool:
 
 def remedy_for(
     error: BadRequestError, body: Mapping[str, Any], may_resend: bool
-) -> Literal["strict"] | frozenset[str] | BadRequestError:
+) -> Literal["strict", "max_tokens", "max_completion_tokens"] | frozenset[str] | BadRequestError:
     """What to do about ``error``, the refusal of request ``body``: ``"strict"``
     (send it again without ``strict``: its strict tools were refused), the
-    ``OPTIONAL_FIELDS`` to send it again without, or the error to raise
+    ``TOKEN_FIELDS`` name to send the token limit under, the
+    ``OPTIONAL_FIELDS`` or ``DEFAULT_ONLY_FIELDS`` to send it again without, or the error to raise
     (``refused_part``: ``error`` itself, or the ``UnsupportedFeatureError``
     naming the schema carrier; ``tool_schema`` for a function schema refused
     with no ``strict`` left to drop). ``may_resend``: fewer than ``MAX_REMEDIES``
@@ -86,7 +115,12 @@ def remedy_for(
     if may_resend and strict and (strict_refused(error) or (
             carrier == "strict" and engine_refused(message))):
         return "strict"
+    token_field = refused_token_field(message, body)
+    if may_resend and token_field is not None:
+        return "max_completion_tokens" if token_field == "max_completion_tokens" else "max_tokens"
     fields = refused_optional_fields(message, [f for f in OPTIONAL_FIELDS if f in body])
+    if _DEFAULT_ONLY.search(message):
+        fields |= refused_optional_fields(message, [f for f in DEFAULT_ONLY_FIELDS if f in body])
     if may_resend and fields:
         return fields
     if strict_refused(error) and not isinstance(error, UnsupportedFeatureError):

@@ -57,9 +57,23 @@ class OpenAIReplyHooks:
         return payload_error(self.vendor, payload)
 
     def ok_body_error(self, headers: Mapping[str, str], body: bytes) -> ProviderError | None:
-        """Vendors reporting errors in 2xx JSON bodies override this; the HTTP
-        layer then retries such errors like HTTP ones (before any byte streams)."""
-        return None
+        """The error a 2xx whole-reply body carries instead of a reply
+        (``{"error": {...}}`` and no ``choices``: a router whose upstream
+        failed once the request was taken, OpenRouter's "Errors and
+        Debugging": "the returned HTTP response status will be 200 and any
+        error ... emitted in the response body"), which the HTTP layer then
+        retries like the HTTP error it stands for. Only a body holding the
+        key ``"error"`` is parsed (a reply's own text has its quotes escaped).
+        Vendors with other envelopes override this (MiniMax's ``base_resp``)."""
+        if b'"error"' not in body:
+            return None
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(data, dict) or data.get("choices"):
+            return None
+        return self.payload_error(data)
 
     def whole_chunks(self, guard: ReplyGuard, data: Any, markup: MarkupFilter
                     ) -> list[ModelChunk]:
@@ -105,7 +119,7 @@ class OpenAIReplyHooks:
                 done = True
                 continue
             if event.event == "error":
-                raise self.event_error(event.data)
+                raise guard.broken(self.event_error(event.data))
             payload = guard.load(event.data)
             received = True
             chunks = guard.fold(read, payload)

@@ -18,6 +18,11 @@
   (``[DONE]`` alone, ``{}``, Anthropic's ``message_stop`` alone, Ollama's
   ``done`` line alone): the engine never takes such a reply for an answer.
   An empty text that comes with the vendor's finish reason is an answer.
+  A vendor's error event inside a stream (Anthropic's ``event: error``
+  ``overloaded_error``, an OpenAI-style ``data: {"error": ...}``, Gemini's
+  503 ``UNAVAILABLE`` object, Ollama's error line) comes after the HTTP 200:
+  the HTTP layer could not retry it, so it is ``partial`` (``broken``), which
+  ``ReActAgent(stream_retries=n)`` may send again when it is retryable.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
+from agentflow.providers._surrogates import SurrogateJoiner, loads_lone
 
 __all__ = ["ReplyGuard", "dump_json"]
 
@@ -87,13 +93,15 @@ class ReplyGuard:
             or a whole body (``ServerError``).
     """
 
-    __slots__ = ("answered", "stream", "vendor")
+    __slots__ = ("answered", "joiner", "stream", "vendor")
 
     def __init__(self, vendor: str, *, stream: bool) -> None:
         self.vendor = vendor
         self.stream = stream
         self.answered = False
         """Whether a payload so far gave content or a finish reason."""
+        self.joiner: SurrogateJoiner | None = None
+        """Set once a payload held a lone surrogate escape (``load``)."""
 
     def error(self, problem: str, payload: Any = _NO_PAYLOAD) -> ProviderError:
         """The typed error for ``problem`` (with an excerpt of ``payload``, if given)."""
@@ -108,8 +116,18 @@ class ReplyGuard:
             return ProviderConnectionError(message, partial=True, vendor=self.vendor)
         return ServerError(message, vendor=self.vendor)
 
+    def broken(self, error: ProviderError) -> ProviderError:
+        """``error``, a vendor's error payload in this reply: in a stream it is
+        ``partial`` (the stream broke after its 200; nothing retried it)."""
+        if self.stream:
+            error.partial = True
+        return error
+
     def load(self, raw: str | bytes) -> Any:
-        """One payload parsed as JSON.
+        """One payload parsed as JSON. A string with a lone UTF-16 surrogate
+        escape is read (``"\\ud83d"``: a gateway that cut an emoji's escaped
+        pair between two stream events), and from then on ``fold`` mends the
+        chunks' text (``_surrogates``).
 
         Raises:
             ProviderError: it is not JSON.
@@ -117,7 +135,12 @@ class ReplyGuard:
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            raise self.error("not JSON", raw or "(empty)") from exc
+            read, value = loads_lone(raw)
+            if not read:
+                raise self.error("not JSON", raw or "(empty)") from exc
+            if self.joiner is None:
+                self.joiner = SurrogateJoiner(hold=self.stream)
+            return value
 
     def fold(self, read: Callable[[Any], Iterable[ModelChunk]], payload: Any) -> list[ModelChunk]:
         """The chunks ``read(payload)`` makes, checked.
@@ -130,12 +153,17 @@ class ReplyGuard:
         """
         try:
             chunks = list(read(payload))
+            if self.joiner is not None:  # a payload held a lone surrogate escape
+                chunks = self.joiner.join(chunks)
             for chunk in chunks:  # the field types (inline: once per stream event)
                 for name, types in _FIELDS.get(type(chunk), ()):
                     value = getattr(chunk, name)
                     if not isinstance(value, types):
                         raise TypeError(f"{type(chunk).__name__}.{name} would be of type "
                                         f"{type(value).__name__}")
+        except ProviderError as exc:
+            self.broken(exc)
+            raise
         except AgentflowError:
             raise
         except _SHAPE_ERRORS as exc:

@@ -150,19 +150,26 @@ def iter_lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
 
 
 async def iter_sse(response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:
-    """Server-sent events of ``response`` (WHATWG framing: comments ignored,
-    ``data:`` lines joined, an event dispatched on a blank line or at the end).
+    """Server-sent events of ``response`` (WHATWG framing: one leading
+    byte-order mark and comments ignored, ``data:`` lines joined, an event
+    dispatched on a blank line or at the end, never with empty data: a bare
+    ``data:`` keep-alive frame, which relays and gateways send, is no event,
+    openai/openai-go#621, NousResearch/hermes-agent#111887).
     One async generator: the lines of each network read are split inline."""
     event, ev_id = "", ""
     data: list[str] = []
     splitter = _LineSplitter()
     reads = response.content.iter_any()
+    first = True
     while True:
         raw = await anext(reads, None)
         lines = splitter.feed(raw) if raw is not None else splitter.close()
+        if first and lines:
+            first = False
+            lines[0] = lines[0].removeprefix("\ufeff")
         for line in lines:
             if not line:
-                if data:
+                if data and (len(data) > 1 or data[0]):
                     yield SSEEvent(event, "\n".join(data), ev_id)
                 event, data = "", []
                 continue
@@ -179,7 +186,7 @@ async def iter_sse(response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:
                 ev_id = value
         if raw is None:
             break
-    if data:
+    if data and (len(data) > 1 or data[0]):
         yield SSEEvent(event, "\n".join(data), ev_id)
 
 

@@ -31,6 +31,9 @@ api/types.go, server/routes.go):
 * A model without the tools capability: 400 ``"... does not support tools"``
   -> ``UnsupportedFeatureError("tools")``, so the structured-output engine
   falls back to the prompt strategy.
+* A call the server's template parser missed stays in ``content`` (llama3.2
+  writes ``{"name": ..., "parameters": ...}``, ollama/ollama#13519): the
+  model name's in-band forms (``_markup.MODEL_MARKUPS``) are read as calls.
 
 Vendor extensions sent (outside the ollama SDK's ``ChatRequest``/``Message``;
 checked by tests/test_sdk_conformance.py): ``messages[].tool_call_id``,
@@ -68,6 +71,7 @@ from agentflow.providers._http import (
     own_host,
     shared_governor,
 )
+from agentflow.providers._markup import MarkupFilter, markups_for_model, resolve_markups
 from agentflow.providers._ollama_errors import VENDOR, map_error
 from agentflow.providers._ollama_reply import Reader
 from agentflow.providers._ollama_request import offer, wire_messages
@@ -183,6 +187,10 @@ class OllamaChatModel(HttpChatModel):
         super().__init__(model, client=client, profile=resolved, stream=stream)
         self.keep_alive = keep_alive
         self.num_ctx = num_ctx
+        self._markups = resolve_markups(markups_for_model(model))
+        """In-band tool-call forms the model may leave in its text when the
+        server's template parser misses them (Llama 3.x's JSON call:
+        ollama/ollama#13519; ``agentflow.providers._markup.MODEL_MARKUPS``)."""
 
     def build_request(
         self,
@@ -275,11 +283,20 @@ class OllamaChatModel(HttpChatModel):
             ProviderError: as ``HttpChatModel.stream``.
         """
         sent, _, window = self.window(messages, options)
+        markup = MarkupFilter(self._markups, tools)
+        filtering = markup.active  # no filter call per chunk when it looks for nothing
         async for chunk in super().stream(messages, tools, options):
             if chunk.type == "usage" and window is not None and silent_cut(
                     sent, window, chunk.usage.input_tokens):
                 raise cut_error(VENDOR, sent, window, chunk.usage.input_tokens)
-            yield chunk
+            if filtering:
+                for passed in markup.feed([chunk]):
+                    yield passed
+            else:
+                yield chunk
+        if filtering:
+            for passed in markup.close():
+                yield passed
 
     def streamed_reply(self, response: aiohttp.ClientResponse) -> bool:
         """An NDJSON stream (``application/x-ndjson``) answering ``stream: false``."""

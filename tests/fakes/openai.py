@@ -32,10 +32,13 @@ as a data line after ``error_after`` frames, then the connection ends),
 server that ignores ``stream_options.include_usage``), ``crlf`` (CRLF line endings),
 ``split_writes`` (each frame written in two halves, cutting UTF-8 characters),
 ``same_index`` (every streamed tool call at index 0, told apart by its id, as
-vLLM/GLM-style servers send parallel calls), ``no_finish`` (the finish chunk
-carries no ``finish_reason``; ``[DONE]`` still comes), ``inline_thinking``
-(``"tags"``: the thinking goes in ``content`` as ``<think>\n…\n</think>\n\n``
-before the text, as a generic server without a reasoning parser sends a
+vLLM/GLM-style servers send parallel calls), ``cumulative_arguments`` (each
+streamed argument fragment repeats the text so far, as DeepSeek/Qianfan in
+cumulative mode send it), ``split_names`` (a streamed call's name in two
+fragments, as Gemini's and LM Studio's OpenAI-compatible streams send it),
+``no_finish`` (the finish chunk carries no ``finish_reason``; ``[DONE]`` still
+comes), ``inline_thinking`` (``"tags"``: the thinking goes in ``content`` as
+``<think>\n…\n</think>\n\n`` before the text, as a generic server without a reasoning parser sends a
 reasoning model's reply, vLLM without ``--reasoning-parser`` or llama.cpp
 ``--reasoning-format none``; ``"opened"``: the same without ``<think>``, which
 the chat template put in the prompt: DeepSeek-R1, QwQ).
@@ -552,10 +555,18 @@ class OpenAIStyleFake(FakeServer):
             if self.whole_calls(body) or not isinstance(args, str):
                 frames.append(self.chunk(body, {"tool_calls": [{**whole, "index": at}]}))
                 continue
-            first = {**whole, "index": at, "function": {"name": call.name, "arguments": ""}}
+            cut = len(call.name) // 2 if reply.extra.get("split_names") else len(call.name)
+            first = {**whole, "index": at, "function": {"name": call.name[:cut],
+                                                         "arguments": ""}}
             frames.append(self.chunk(body, {"tool_calls": [first]}))
+            if call.name[cut:]:  # the rest of the name, as its own fragment
+                frames.append(self.chunk(body, {"tool_calls": [{"index": at, "function": {
+                    "name": call.name[cut:], "arguments": ""}}]}))
+            parts = [p for p in pieces(args, size) if p]
+            if reply.extra.get("cumulative_arguments"):  # each fragment: the text so far
+                parts = ["".join(parts[: n + 1]) for n in range(len(parts))]
             frames += [self.chunk(body, {"tool_calls": [{"index": at, "function": {
-                "arguments": p}}]}) for p in pieces(args, size) if p]
+                "arguments": p}}]}) for p in parts]
         return frames
 
     def tail_frames(self, reply: FakeReply, body: Any) -> list[dict[str, Any]]:
