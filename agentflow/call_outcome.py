@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from agentflow.acting import not_executed
-from agentflow.errors import ServerError, StructuredOutputError
+from agentflow.errors import ContentFilteredError, ServerError, StructuredOutputError
 from agentflow.events import Complete
 from agentflow.execution import CallExecution
 from agentflow.messages import Msg, ToolUseBlock
@@ -25,6 +25,9 @@ def debug_enabled() -> bool:
     return _ROOT_LOGGER.isEnabledFor(logging.DEBUG)
 
 
+_FILTERED = frozenset({"content_filter", "refusal"})
+
+
 def stops(ex: CallExecution, calls: list[ToolUseBlock], decision: Decision | None) -> bool:
     """Apply a ``Finish`` / ``ReasonAgain`` decision (or a reply without tool
     calls: ``calls``, the reply's) to ``ex``; whether the loop ends here.
@@ -38,6 +41,8 @@ def stops(ex: CallExecution, calls: list[ToolUseBlock], decision: Decision | Non
             ``insufficient_system_resource``, GLM's ``network_error``, a
             router's ``error``, Gemini's ``MALFORMED_FUNCTION_CALL``); its
             text, empty or cut, is not an answer (never ``completed``).
+        ContentFilteredError: that reply has finish reason ``content_filter``
+            or ``refusal`` and no text: there is no answer.
     """
     if isinstance(decision, _ENDS_TURN) and calls:  # a tuple made once, not a union per call
         ex.memory.append(not_executed(calls))
@@ -52,6 +57,13 @@ def stops(ex: CallExecution, calls: list[ToolUseBlock], decision: Decision | Non
             raise ServerError(
                 "the vendor ended the reply with an error finish reason (the generation "
                 "failed on its side); its text is not an answer: send the call again",
+                vendor=str(getattr(ex.model, "vendor", "") or ""))
+        if (ex.last_finish_reason in _FILTERED and not ex.stop_reason
+                and not last_reply(ex).text.strip()):
+            raise ContentFilteredError(
+                f"the vendor filtered the reply or the model refused (finish reason "
+                f"{ex.last_finish_reason!r}) and it holds no text: there is no answer",
+                finish_reason=ex.last_finish_reason,
                 vendor=str(getattr(ex.model, "vendor", "") or ""))
         ex.stop_reason = ex.stop_reason or "completed"
         return True
@@ -81,6 +93,7 @@ def commit(ex: CallExecution) -> Complete:
         forced_retries=ex.force_count,
         validation_retries=ex.validation_retries,
         spans=ex.spans if ex.completed else {},
+        finish_reason=ex.last_finish_reason,
     )
 
 

@@ -206,7 +206,10 @@ class Complete(Generic[OutputT]):
     ``usage`` sums every request of the call; ``stop_reason`` says
     why the loop ended; ``forced_retries``/``validation_retries`` count the
     engine's retries; ``spans`` maps each grounded value's field path to
-    its ``[(start, end)]`` offsets in the source (``{}`` when none).
+    its ``[(start, end)]`` offsets in the source (``{}`` when none);
+    ``finish_reason`` is the last reply's, as the vendor gave it
+    (``agentflow.model.FinishReason``: ``"content_filter"`` for a text
+    answer the vendor's filter cut short; ``None`` when unknown).
     """
 
     message: Msg[OutputT]
@@ -216,6 +219,7 @@ class Complete(Generic[OutputT]):
     forced_retries: int = 0
     validation_retries: int = 0
     spans: Mapping[str, list[tuple[int, int]]] = field(default_factory=dict)
+    finish_reason: str | None = None
     type: Literal["complete"] = "complete"
 
 

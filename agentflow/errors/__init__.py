@@ -39,6 +39,7 @@ The tree::
     │   ├── RateLimitedError              429 (.retry_after seconds)
     │   ├── OverloadedError               503 / 529
     │   ├── ServerError                   other 5xx
+    │   ├── ContentFilteredError          a text reply filtered or refused, no text in it
     │   ├── ProviderTimeoutError          connect/read timeout
     │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
@@ -111,6 +112,7 @@ from agentflow.errors._provider import (
     AuthenticationError,
     BadRequestError,
     BatchRequestError,
+    ContentFilteredError,
     ContextLengthError,
     DeadlineExceededError,
     GrammarEngineError,
@@ -170,6 +172,7 @@ __all__ = [
     "BatchRequestError",
     "BatchUnavailableError",
     "ChunkFailedError",
+    "ContentFilteredError",
     "ContextLengthError",
     "CorruptDocumentError",
     "DeadlineExceededError",

@@ -243,6 +243,20 @@ class BatchRequestError(ProviderError):
         self.batch_id = batch_id
 
 
+class ContentFilteredError(ProviderError):
+    """A text call's reply ended with finish reason ``content_filter`` (the
+    vendor's filter stopped it: OpenAI ``content_filter``, Gemini ``SAFETY``,
+    ``RECITATION`` or a blocked prompt) or ``refusal`` (Anthropic's
+    ``refusal``) and holds no text: there is no answer to show. Not retried:
+    the same request is filtered again. A filtered reply that holds text ends
+    the call as usual, with ``Complete.finish_reason`` saying so (a call with
+    an output type fails with ``StructuredOutputError`` instead)."""
+
+    def __init__(self, message: str, *, finish_reason: str, vendor: str = "") -> None:
+        self.finish_reason = finish_reason
+        super().__init__(message, status=None, code=finish_reason, vendor=vendor)
+
+
 class ProviderTimeoutError(ProviderError):
     """The connect or read timeout expired. Retried before the first byte."""
 

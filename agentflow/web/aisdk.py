@@ -239,7 +239,9 @@ class UIMessageEncoder:
                 out.append({"type": "data-output-error", "id": "output-error",
                             "data": wire["error"]})
             self._leave_step(out)
-            out.append({"type": "finish", "finishReason": _FINISH.get(event.stop_reason, "other"),
+            out.append({"type": "finish", "finishReason": "content-filter" if (
+                            event.finish_reason == "content_filter") else _FINISH.get(
+                            event.stop_reason, "other"),
                         "messageMetadata": {"stop_reason": wire["stop_reason"],
                                             "usage": wire["usage"]}})
         else:  # output_retry, attempt_discarded, or an event type newer than this table
