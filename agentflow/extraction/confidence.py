@@ -27,7 +27,9 @@ model's say-so:
   where every example's is one, or begins with a marker line no example's
   does (``Locator.pins``), or where the document writes the field's label
   only at a nesting depth no example writes it at (``Locator.off_depth``:
-  a nested key), or where it is the
+  a nested key), or where it runs across continuation lines and no
+  example's value does (``Locator.shown_across``: a vCard's ``FN:`` folded
+  mid-word), or where it is the
   located value only in its clean form (``agentflow.grounding.edges``: a
   ``:`` or ``;`` the rule reads as the value's own, ``TODO list for 2.0:``
   to the line's end, cut off), or where the rule finds it only in a later
@@ -256,7 +258,8 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     of several words where every example's is one (``Locator.pins``: a
     bracketed note, a second sentence, ``builtin 0.006``, an inline comment
     ``# ...``), or read below its label alone where no example's value is
-    (``Locator.shown_below``), or read where the document writes the label
+    (``Locator.shown_below``), or read across continuation lines where no
+    example's value is (``Locator.shown_across``), or read where the document writes the label
     only at a depth no example does (``Locator.off_depth``): ``None``; a
     single value that is the rule's value only in its clean form (``agentflow.
     grounding.edges.clean_edges`` cut a ``:`` or ``;`` the rule's own extent
@@ -329,6 +332,9 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
     if not rule.many and not rule.shown_below and rule.begins_below(source):
         return None  # a value below its label alone, as no example writes one: the
         # continuation lines may not be the field's (``Requires:`` over an indented line)
+    if not rule.shown_across and found and "\n" in found[0] and rule.continued and not rule.many:
+        return None  # a value across continuation lines, as no example's value runs: the
+        # format's folding may not be the value's text (a vCard's ``FN:`` folded mid-word)
     if not rule.many and found and cuts_edges(found[0]) and same_text(
             found[0], str(value), clean=True) and not same_text(found[0], str(value)):
         return None  # only its clean form: clean edges cut what the rule reads as the value

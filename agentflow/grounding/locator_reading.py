@@ -164,6 +164,18 @@ class LocatorReading:
         return any(any(not raw.strip() for raw in self._in_line(line, empty=True))
                    and follows(lines, i) for i, line in self._read(lines))
 
+    def reads_across(self, source: str) -> bool:
+        """Whether a value this continued rule reads in ``source`` runs across
+        continuation lines: a label line it reads has one holding text under
+        it (``Locator.shown_across``). Under a ``group``, inside its groups
+        only."""
+        if not self.continued:
+            return False
+        lines = self.region(live_text(source)).splitlines()
+        follows = paragraph_continuation if self.paragraph else continuation
+        return any(self._in_line(line, empty=True) and any(
+            r.strip() for r in follows(lines, i)) for i, line in self._read(lines))
+
     def _values(self, source: str, live: bool = True) -> list[str]:
         """The values this locator finds in ``source``, in document order
         (list items each; each value stripped, never empty). A continued

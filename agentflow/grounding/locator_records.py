@@ -5,8 +5,12 @@ Many formats write several records in one document, separated by blank
 lines: an APT ``.sources`` file's stanzas, a DEP-5 file's paragraphs, a
 mail box's headers. A record is a run of lines between blank lines that
 holds a key line (``agentflow.grounding.lines.KEY_LINE``; a paragraph of
-comments is none). A learned locator (``agentflow.grounding.locators``)
-keeps what the examples show of it:
+comments is none). Others write them back to back, each opened by the same
+line: vCards (``BEGIN:VCARD``), iCalendar events (``BEGIN:VEVENT``), nginx
+``server {`` blocks, blank lines or none between them; a record then also
+ends where the document writes again the line that opened the first
+(``first_record``: the first line the document writes twice). A learned
+locator (``agentflow.grounding.locators``) keeps what the examples show of it:
 
 * ``Locator.first_record``: every example that fills the field writes its
   value in its first record (``in_first_record``); on a document of several
@@ -48,28 +52,56 @@ __all__ = ["differing_blocks", "first_record", "in_first_record", "later_record_
 def first_record(text: str, live: str | None = None) -> str | None:
     """``live`` (``text`` with its void spans blanked, ``agentflow.grounding.
     void_blocks.live_text``; ``text`` itself by default) up to the end of
-    ``text``'s first record (the first run of lines between blank lines of
-    ``text`` that holds a live key line: comments, or a cancelled record,
-    before it kept), or ``None`` where no later record follows it (one
-    record: nothing to tell)."""
+    ``text``'s first record, or ``None`` where no later record follows it
+    (one record: nothing to tell). The first record ends at the first of:
+
+    * the blank line after the first run of lines between blank lines that
+      holds a live key line (comments, or a cancelled record, before it
+      kept), where a key line follows it;
+    * the line that opened it written again (``_reopened``: ``BEGIN:VCARD``
+      of cards written back to back, ``server {`` of an nginx file)."""
     live = text if live is None else live
-    lines = text.splitlines(keepends=True)
     kept = live.splitlines(keepends=True)
+    ends = [end for end in (_blank_end(text.splitlines(keepends=True), kept),
+                            _reopened(kept)) if end is not None]
+    return "".join(kept[:min(ends)]) if ends else None
+
+
+def _blank_end(lines: list[str], kept: list[str]) -> int | None:
+    """The index of the blank line of ``lines`` that ends the first run of
+    lines holding a key line of ``kept`` (its live lines), where a key line
+    follows it; else ``None``."""
     keyed = [KEY_LINE.match(line) is not None for line in kept]
     seen_key = False
-    end = 0
     for i, line in enumerate(lines):
         if not line.strip():
             if seen_key:
-                end = i
-                break
+                return i if any(keyed[i:]) else None
             continue
         seen_key = seen_key or (i < len(keyed) and keyed[i])
-    else:
+    return None
+
+
+def _reopened(lines: list[str]) -> int | None:
+    """The index where ``lines`` write again the line that opened their first
+    record: the first line (whitespace folded, holding a letter or a digit:
+    never a closing ``}`` or a rule of dashes) that the text writes again, at
+    its second place (records are the spans between its places); ``None``
+    where no such line is written twice."""
+    first: dict[str, int] = {}
+    again: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        key = " ".join(line.split())
+        if not any(c.isalnum() for c in key):
+            continue
+        if key in first:
+            again.setdefault(key, i)
+        else:
+            first[key] = i
+    if not again:
         return None
-    if not any(keyed[end:]):
-        return None
-    return "".join(kept[:end])
+    opener = min(again, key=first.__getitem__)
+    return again[opener]
 
 
 def in_first_record(rule: Locator, text: str) -> bool:

@@ -138,6 +138,14 @@ class Locator(LocatorReading):
             label (``Requires:`` over an indented ``zlib``, where the format
             may have no continuation lines) is then offered, but never
             pinned (``agentflow.extraction.confidence``).
+        shown_across: under ``continued``, an example's value of some field
+            runs across its continuation lines (``reads_across``: a long
+            ``Subject:`` folded over indented lines, a wrapped ``Depends:``),
+            so the examples show the format's continuation lines carry
+            values; learned ``False`` where none does: a single value read
+            across them (a vCard's ``FN:`` folded mid-word, RFC 6350's CRLF
+            and one space, which unfolding removes) is then offered, but
+            never pinned (``agentflow.extraction.confidence``).
         depth: for a rule reading after a label (or an ``arg`` rule), the
             nesting depth every example writes its label line at
             (``agentflow.grounding.depths``: ``0`` for a YAML top-level key,
@@ -204,6 +212,7 @@ class Locator(LocatorReading):
     group: str = ""
     comments: bool = True
     shown_below: bool = True
+    shown_across: bool = True
     depth: int | None = None
     fence: str = ""
     marked: bool = False

@@ -33,11 +33,14 @@ says where its value is written, as literal text on the value's line:
   block's). A single value read below its label written alone (``Requires:``
   over an indented ``zlib``) is pinned only where an example's value is
   written so (``Locator.shown_below``: a format may have no continuation
-  lines). Never applied to a field an example
-  stops at the end of a line that has continuation lines (``Description:
-  short`` followed by a long description). A value an example shows
-  wrapping onto plain next lines that are not indented (``name \\- a
-  summary that`` / ``wraps``) runs on over its paragraph instead
+  lines), and one read across continuation lines only where an example's
+  value (of any field) runs across them (``Locator.shown_across``: an RFC
+  5545 / 6350 fold, CRLF and one space mid-word, is no part of the value).
+  Never applied to a field an example stops at the end of a line that has
+  continuation lines (``Description: short`` followed by a long
+  description). A value an example shows wrapping onto plain next lines
+  that are not indented (``name \\- a summary that`` / ``wraps``) runs on
+  over its paragraph instead
   (``paragraph``: up to a blank line, markup or a key line,
   ``agentflow.grounding.lines.paragraph_continuation``);
 * ``arg``: where no text around the value is common to the examples (a
@@ -231,7 +234,9 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
             kept[name] = twinned(rules)
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
     lines = tuple(sorted(set().union(*(layout_lines(e.text) for e in examples))))
-    kept = {name: _finished(rule, examples, layout, lines) for name, rule in kept.items()}
+    across = any(rule.reads_across(e.text) for rule in kept.values() for e in examples
+                 if example_value(e, rule.field))  # the format's continuation lines carry values
+    kept = {name: _finished(rule, examples, layout, lines, across) for name, rule in kept.items()}
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[key] = kept
@@ -251,16 +256,19 @@ def _contextless(name: str, many: bool, examples: Sequence[CheckedExample]) -> L
 
 
 def _finished(rule: Locator, examples: Sequence[CheckedExample], layout: tuple[str, ...],
-              lines: tuple[str, ...]) -> Locator:
+              lines: tuple[str, ...], across: bool) -> Locator:
     """``rule`` (and its twins) with what every rule keeps of the examples: their
-    ``layout`` and ``lines``, ``shown_empty``, ``shapes`` and ``shown_below``, and
+    ``layout`` and ``lines``, ``shown_empty``, ``shapes``, ``shown_below``,
+    ``shown_across`` (``across``: an example's value of some field runs across
+    continuation lines), and
     the records they write it in (``agentflow.grounding.locator_records``)."""
     name = rule.field
     return dataclasses.replace(
         learn_records(rule, examples), layout=layout, lines=lines, shown_empty=any(
             not example_value(e, name) for e in examples), shapes=_shapes(name, examples),
         shown_below=any(rule.begins_below(e.text) for e in examples) or not rule.continued,
-        twins=tuple(_finished(t, examples, layout, lines) for t in rule.twins))
+        shown_across=across or rule.many or not rule.continued,
+        twins=tuple(_finished(t, examples, layout, lines, across) for t in rule.twins))
 
 
 def _context_rule(name: str, many: bool, examples: Sequence[CheckedExample],
