@@ -109,3 +109,13 @@ def test_a_value_across_continuation_lines_an_example_shows_is_pinned() -> None:
     found = rules["description"].values(doc)[0]
     confidence, _ = field_confidence(Package(description=found), doc, {}, rules)
     assert confidence["description"] == HELD
+
+
+def test_a_repeated_line_opens_records_only_where_they_are_alike() -> None:
+    # a comment header repeating a line of its own: what follows is no second record
+    roff = '.\\" top\n.\\" .}f\n.\\" mid\n.\\" .}f\n.TH BASH 1\n.SH NAME\nbash \\- a shell\n'
+    assert first_record(roff) is None
+    # a description's continuation line written twice: no record opens there
+    para = ("Package: jwt\nDescription: tokens\n a\n algorithm\n b\n algorithm\n"
+            "Homepage: https://example.org/jwt\n")
+    assert first_record(para) is None

@@ -9,7 +9,8 @@ comments is none). Others write them back to back, each opened by the same
 line: vCards (``BEGIN:VCARD``), iCalendar events (``BEGIN:VEVENT``), nginx
 ``server {`` blocks, blank lines or none between them; a record then also
 ends where the document writes again the line that opened the first
-(``first_record``: the first line the document writes twice). A learned
+(``first_record``: the first line the document writes twice, where the
+records it opens are alike). A learned
 locator (``agentflow.grounding.locators``) keeps what the examples show of it:
 
 * ``Locator.first_record``: every example that fills the field writes its
@@ -36,14 +37,17 @@ locator (``agentflow.grounding.locators``) keeps what the examples show of it:
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 
 from agentflow.grounding.folding import same_text
-from agentflow.grounding.lines import KEY_LINE
+from agentflow.grounding.lines import KEY_LINE, indent_of
 from agentflow.grounding.locator_places import example_value
 from agentflow.grounding.locator_rule import Locator
 from agentflow.grounding.void_blocks import live_text
 from agentflow.output.examples import CheckedExample
+
+_FIRST_WORD = re.compile(r"[ \t]*([^\W\d][\w-]*)")
 
 __all__ = ["differing_blocks", "first_record", "in_first_record", "later_record_only",
            "learn_records", "same_block", "unread_labels"]
@@ -82,16 +86,26 @@ def _blank_end(lines: list[str], kept: list[str]) -> int | None:
     return None
 
 
+def _first_word(line: str) -> str:
+    """The first word of ``line`` (letter case folded), or ``""``."""
+    m = _FIRST_WORD.match(line)
+    return m.group(1).casefold() if m else ""
+
+
 def _reopened(lines: list[str]) -> int | None:
     """The index where ``lines`` write again the line that opened their first
     record: the first line (whitespace folded, holding a letter or a digit:
     never a closing ``}`` or a rule of dashes) that the text writes again, at
-    its second place (records are the spans between its places); ``None``
-    where no such line is written twice."""
+    its second place (records are the spans between its places), where the
+    text before that place and after it are alike (other lines of each
+    begin with the same word: ``VERSION:`` of two vCards; never a comment
+    header that repeats a line of its own, ``.\\" .}f``), and that line is
+    indented no deeper than the line above it (no continuation line);
+    ``None`` where no such line is written twice."""
     first: dict[str, int] = {}
     again: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        key = " ".join(line.split())
+    folded = [" ".join(line.split()) for line in lines]
+    for i, key in enumerate(folded):
         if not any(c.isalnum() for c in key):
             continue
         if key in first:
@@ -101,7 +115,14 @@ def _reopened(lines: list[str]) -> int | None:
     if not again:
         return None
     opener = min(again, key=first.__getitem__)
-    return again[opener]
+    start, end = first[opener], again[opener]
+    above = [line for line in lines[:start] if line.strip()]
+    if above and indent_of(lines[start]) > indent_of(above[-1]):
+        return None  # a continuation line (a description's ``algorithm``) opens no record
+    before = {_first_word(line) for line, key in zip(lines[:end], folded, strict=False)
+              if key != opener}
+    return end if any(_first_word(line) in before for line, key in zip(
+        lines[end:], folded[end:], strict=True) if key != opener and _first_word(line)) else None
 
 
 def in_first_record(rule: Locator, text: str) -> bool:
