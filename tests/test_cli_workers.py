@@ -295,3 +295,14 @@ def test_an_unreached_endpoint_stops_a_worker_only_until_a_request_went_through(
     assert InputDone.from_wire(first.wire()) == first
     settle(result(None, 1))  # a request went through: later faults are the input's
     assert settle(result(refused, 0)).stop is None
+
+
+def test_the_flags_workers_cannot_take_are_refused_before_the_api_key_is_looked_for(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / "a.txt").write_text("Ann: a person")
+    assert main(["extract", "--schema", f"{SCHEMA}:Contact", "--input", str(tmp_path / "a.txt"),
+                 "--model", "openai:gpt-4o-mini", "--workers", "2", "--mode", "batch"]) == 2
+    err = capsys.readouterr().err
+    assert "--mode live" in err and "API key" not in err

@@ -63,6 +63,7 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
         for line in learned_lines(learn_locators(plan.checked, output_type), plan.checked,
                                   output_type):
             print(f"agentflow: {printable(line)}", file=sys.stderr)
+    check_workers(args)  # what the flags alone refuse, before the key is looked for
     check_api_key(args.model, api_key=args.api_key, base_url=args.base_url)
     check_batch_mode(None, args.mode, args.engine)
     check_named(args.input, args.format)  # an empty folder, a glob matching nothing...
@@ -124,7 +125,7 @@ async def _extract_into(
         raise SetupError(f"--pdf document: model {args.model!r} does not read PDF documents "
                          "(see 'agentflow models'); use --pdf auto or --pdf text")
     concurrency = args.concurrency or model.profile.concurrent_requests or DEFAULT_CONCURRENCY
-    check_workers(args, model, concurrency)
+    check_workers(args, concurrency)
     progress = Progress(None, sys.stderr)
     # a scan sent as a PDF has no text to point into: Grounded() fields cannot be
     # (the default grounding of every string does not apply to a document without text)

@@ -60,8 +60,10 @@ class _Worker:
 
 
 
-def check_workers(args: argparse.Namespace, model: Any, concurrency: int) -> None:
-    """Refuse ``--workers`` above 1 where it cannot work, before any request.
+def check_workers(args: argparse.Namespace, concurrency: int | None = None) -> None:
+    """Refuse ``--workers`` above 1 where it cannot work, before any request
+    (``concurrency``: the run's calls in flight, once known; ``None``: the
+    checks of the flags alone, made before the API key is looked for).
 
     Raises:
         CliError: with ``--mode batch`` or ``auto`` (one batch job per run),
@@ -78,7 +80,7 @@ def check_workers(args: argparse.Namespace, model: Any, concurrency: int) -> Non
     if args.model.split(":", 1)[0] == "local":
         raise CliError(f"--workers {args.workers}: the embedded model serves every call from "
                        "one process; raise --concurrency instead")
-    if concurrency < args.workers:
+    if concurrency is not None and concurrency < args.workers:
         raise CliError(f"--workers {args.workers} needs --concurrency >= {args.workers} (each "
                        f"worker has at least one call in flight), got {concurrency}")
 
