@@ -20,7 +20,7 @@ import pytest
 
 from agentflow.batch_types import ExtractResult
 from agentflow.cli import main
-from agentflow.cli.frames import FrameError, frame, frames, read_frame
+from agentflow.cli.frames import FrameError, frame, frames
 from agentflow.cli.input_done import InputDone, Settle
 from agentflow.cli.workers import WorkerExitedError, _read, _Worker, shares
 from agentflow.documents.names import loads_record
@@ -192,15 +192,16 @@ async def test_frames_round_trip_and_a_cut_frame_is_told_apart_from_the_end() ->
     reader = asyncio.StreamReader()
     reader.feed_data(frame({"a": [1, b"\xff"]}) + frame(None))
     reader.feed_eof()
-    assert await read_frame(reader) == {"a": [1, b"\xff"]}
-    assert await read_frame(reader) is None
-    with pytest.raises(EOFError):
-        await read_frame(reader)
+    incoming = frames(reader)
+    assert await anext(incoming) == {"a": [1, b"\xff"]}
+    assert await anext(incoming) is None
+    with pytest.raises(StopAsyncIteration):  # the pipe ended between frames: the end
+        await anext(incoming)
     cut = asyncio.StreamReader()
     cut.feed_data(frame("x" * 100)[:50])
     cut.feed_eof()
-    with pytest.raises(FrameError, match="inside a frame of"):
-        await read_frame(cut)
+    with pytest.raises(FrameError, match="inside a frame"):
+        await anext(frames(cut))
 
 
 async def test_frames_reads_many_small_and_large_frames_across_reads() -> None:

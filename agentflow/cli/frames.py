@@ -12,7 +12,7 @@ import struct
 from collections.abc import AsyncIterator
 from typing import Any
 
-__all__ = ["FrameError", "frame", "frames", "read_frame"]
+__all__ = ["FrameError", "frame", "frames"]
 
 _LENGTH = struct.Struct(">I")
 
@@ -25,27 +25,6 @@ def frame(value: Any) -> bytes:
     """``value`` as one frame (length prefix and pickle, protocol 5)."""
     body = pickle.dumps(value, protocol=5)
     return _LENGTH.pack(len(body)) + body
-
-
-async def read_frame(reader: asyncio.StreamReader) -> Any:
-    """The next frame's value; ``EOFError`` when the pipe ends between frames.
-
-    Raises:
-        EOFError: the writer closed the pipe after a whole frame (or before any).
-        FrameError: the pipe ended inside a frame.
-    """
-    try:
-        head = await reader.readexactly(_LENGTH.size)
-    except asyncio.IncompleteReadError as exc:
-        if exc.partial:
-            raise FrameError("the pipe ended inside a frame's length") from None
-        raise EOFError from None
-    (size,) = _LENGTH.unpack(head)
-    try:
-        body = await reader.readexactly(size)
-    except asyncio.IncompleteReadError:
-        raise FrameError(f"the pipe ended inside a frame of {size} bytes") from None
-    return pickle.loads(body)
 
 
 async def frames(reader: asyncio.StreamReader, chunk: int = 1 << 16) -> AsyncIterator[Any]:

@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agentflow.batch import ExtractInput, UniqueIds, extract_many
-from agentflow.cli.frames import frame, frames, read_frame
+from agentflow.cli.frames import frame, frames
 from agentflow.cli.input_done import Settle
 from agentflow.cli.loop import run_loop
 from agentflow.cli.plan import model_of, plan_of
@@ -33,7 +33,8 @@ __all__ = ["main"]
 
 
 async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    setup = await read_frame(reader)
+    incoming = frames(reader)  # the flags first, then one input per frame
+    setup = await anext(incoming)
     args = argparse.Namespace(**setup["args"])
     set_process_share(setup["share"])
     plan = plan_of(args)
@@ -41,7 +42,7 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
     where: dict[str, tuple[int, Any]] = {}  # each input in flight: its offset and pages
 
     async def inputs() -> AsyncIterator[ExtractInput]:
-        async for item, offset, pages in frames(reader):
+        async for item, offset, pages in incoming:
             if offset or pages is not None:
                 where[item.id] = (offset, pages)
             yield item
