@@ -21,7 +21,7 @@ import pytest
 from agentflow.batch_types import ExtractResult
 from agentflow.cli import main
 from agentflow.cli.frames import FrameError, frame, frames
-from agentflow.cli.input_done import InputDone, Settle
+from agentflow.cli.input_done import InputDone, Reach, Settle
 from agentflow.cli.workers import WorkerExitedError, _read, _Worker, shares
 from agentflow.documents.names import loads_record
 from agentflow.errors import ProviderConnectionError
@@ -281,21 +281,22 @@ async def test_workers_end_when_the_run_is_killed_outright(tmp_path: Path) -> No
 
 
 def test_an_unreached_endpoint_stops_a_worker_only_until_a_request_went_through() -> None:
-    """Each worker tells whether its own requests went through (``Settle``); a
-    connection fault before any of them is marked ``unreached``, so the run can
-    go on when another worker's request did (``agentflow.cli.extract``)."""
+    """Each process settles a connection fault as ``unreached`` (``Settle``);
+    the run stops on one only while no request of any process has gone
+    through (``Reach``, in the run's process)."""
     refused = ProviderConnectionError("cannot reach openai")
     refused.__cause__ = ConnectionRefusedError()
 
     def result(error: Exception | None, requests: int) -> ExtractResult[Any]:
         return ExtractResult(0, "a", None, error, Usage(requests=requests), requests, 0.0)
 
-    settle = Settle(None, "http://127.0.0.1:9/v1")
+    settle, reach = Settle(None, "http://127.0.0.1:9/v1"), Reach()
     first = settle(result(refused, 0))
     assert first.stop is not None and "127.0.0.1:9" in first.stop and first.unreached
     assert InputDone.from_wire(first.wire()) == first
-    settle(result(None, 1))  # a request went through: later faults are the input's
-    assert settle(result(refused, 0)).stop is None
+    assert reach.stop(first) == first.stop
+    assert reach.stop(settle(result(None, 1))) is None  # a request went through: later
+    assert reach.stop(settle(result(refused, 0))) is None  # faults are the input's
 
 
 def test_the_flags_workers_cannot_take_are_refused_before_the_api_key_is_looked_for(

@@ -17,7 +17,7 @@ from agentflow.batch import ExtractInput, UniqueIds, extract_many
 from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
 from agentflow.batch_api.runner import BatchSettings
-from agentflow.cli.input_done import InputDone, Settle
+from agentflow.cli.input_done import InputDone, Reach, Settle
 from agentflow.cli.options import (
     DEFAULT_CONCURRENCY,
     DEFAULT_INSTRUCTIONS,
@@ -177,11 +177,10 @@ async def _extract_into(
         async with contextlib.aclosing(_done(
                 args, model, inputs(), output_type, concurrency, instructions, chunking,
                 max_chars, examples, progress, batch_usage, offsets, pages)) as finished:
-            reached = False  # a request went through (in any worker)
+            reach = Reach()  # a request went through: later connection faults are transient
             async for one in finished:
-                if one.stop is not None and not (one.unreached and reached):
-                    raise SetupError(one.stop)
-                reached = reached or one.usage.requests > 0
+                if (stop := reach.stop(one)) is not None:
+                    raise SetupError(stop)
                 record = one.record
                 if one.id in sent_as:  # the model read the PDF itself
                     record["sent_as"] = sent_as.pop(one.id)

@@ -15,7 +15,7 @@ from agentflow.documents.names import printable
 from agentflow.extraction.records import to_record
 from agentflow.model import Usage
 
-__all__ = ["InputDone", "Settle"]
+__all__ = ["InputDone", "Reach", "Settle"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,9 +33,9 @@ class InputDone:
         stop: a set-up fault that stops the run (exit 2) with this message:
             an error that is the same for every input, or an endpoint not
             reached before any request went through; ``None`` otherwise.
-        unreached: ``stop`` is the endpoint not reached before any request of
-            the process that settled it went through: under ``--workers``,
-            a request of another worker may have (the run then goes on).
+        unreached: ``stop`` is the endpoint not reached: it stops the run only
+            while no request of the run has gone through (``Reach``); after
+            one, the fault is this input's (transient) and the run goes on.
     """
 
     id: str
@@ -61,21 +61,20 @@ class InputDone:
 
 
 class Settle:
-    """Turns each ``ExtractResult`` of a run into an ``InputDone``; remembers
-    whether a request went through yet (after one, a connection fault is
-    transient: that input fails, the run goes on).
+    """Turns each ``ExtractResult`` of a run into an ``InputDone`` (in the
+    run's process, or in a worker's: ``Reach`` then decides, in the run's,
+    whether an endpoint not reached stops the run).
 
     Args:
         model: the run's model (the endpoint a set-up fault names).
         base_url: ``--base-url`` as given (``None``: the vendor's).
     """
 
-    __slots__ = ("_base_url", "_model", "_reached")
+    __slots__ = ("_base_url", "_model")
 
     def __init__(self, model: Any, base_url: str | None) -> None:
         self._model = model
         self._base_url = base_url
-        self._reached = False
 
     def __call__(self, result: Any, source_offset: int = 0,
                  pages: Sequence[tuple[int, int]] | None = None) -> InputDone:
@@ -86,11 +85,27 @@ class Settle:
         unreached = False
         if getattr(error, "same_for_every_input", False):  # nothing else works
             stop = f"{type(error).__name__}: {error}"
-        elif not self._reached and (fault := setup_fault(error, self._model, self._base_url)):
+        elif fault := setup_fault(error, self._model, self._base_url):
             stop, unreached = printable(fault), True
-        self._reached = self._reached or result.usage.requests > 0
         kind = SUSPECT_LABELS.get(type(error).__name__) if error is not None else None
         if kind and result.attempts == 0:  # no answer was refused: not suspect
             kind = BEFORE_REQUEST_LABEL
         return InputDone(result.id, to_record(result, source_offset, pages), result.usage,
                          kind, stop, unreached)
+
+
+class Reach:
+    """Whether a request of the run has gone through yet, in any of its
+    processes: a stop that is the endpoint not reached (``InputDone.unreached``)
+    stops the run only before one has."""
+
+    __slots__ = ("_reached",)
+
+    def __init__(self) -> None:
+        self._reached = False
+
+    def stop(self, done: InputDone) -> str | None:
+        """The message the run stops with at ``done`` (exit 2), or ``None``."""
+        stop = None if done.unreached and self._reached else done.stop
+        self._reached = self._reached or done.usage.requests > 0
+        return stop
