@@ -178,11 +178,9 @@ async def _hand_out(items: AsyncIterator[WorkItem], pool: list[_Worker],
             worker.held += 1
             stdin.write(frame((item.input, item.source_offset, item.pages)))
             await stdin.drain()
-    except (ConnectionError, BrokenPipeError):
-        pass  # a worker died: its reader reports it
-    except BaseException as exc:
-        if isinstance(exc, asyncio.CancelledError):
-            raise
+    except ConnectionError:  # (BrokenPipeError among them) a worker died: its reader says so
+        pass
+    except Exception as exc:  # reading the inputs failed: the run raises it
         results.put_nowait(exc)
         return
     for worker in pool:
