@@ -70,8 +70,8 @@ async def guarded(chunks: AsyncIterator[ModelChunk], log: ChildLog,
     mine = log.grammar_started
     alongside = log.grammar_replies > 1  # another reply with a grammar is decoding
     try:
-        async for chunk in chunks:  # or began since this one did
-            alongside = alongside or log.grammar_replies > 1 or log.grammar_started > mine
+        async for chunk in chunks:  # or one began since this one did
+            alongside = alongside or log.grammar_started > mine
             if isinstance(chunk, TextDelta):
                 text += chunk.text
             if log.grammar_count > since:
