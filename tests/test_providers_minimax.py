@@ -11,6 +11,7 @@ import pytest
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
+    ContentFilteredError,
     QuotaExceededError,
     RateLimitedError,
     ServerError,
@@ -151,7 +152,7 @@ async def test_stream_ends_on_final_frame_without_done() -> None:
 
 @STREAMS
 @pytest.mark.parametrize(("code", "kind"), [
-    (1004, AuthenticationError), (1008, QuotaExceededError), (1026, BadRequestError),
+    (1004, AuthenticationError), (1008, QuotaExceededError), (1026, ContentFilteredError),
     (2013, BadRequestError),
 ])
 async def test_base_resp_errors_not_retried(fake: MiniMaxFake, stream: bool, code: int,
@@ -180,7 +181,7 @@ async def test_base_resp_exhausted_retries_typed(fake: MiniMaxFake) -> None:
 def test_base_resp_in_a_stream_frame() -> None:
     model = MiniMaxChatModel("MiniMax-M2.7", api_key="k")
     error = model.payload_error({"base_resp": {"status_code": 1027, "status_msg": "sensitive"}})
-    assert isinstance(error, BadRequestError)
+    assert isinstance(error, ContentFilteredError) and not error.retryable
     assert model.payload_error({"base_resp": {"status_code": 0, "status_msg": ""}}) is None
 
 

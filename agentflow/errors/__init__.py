@@ -39,7 +39,7 @@ The tree::
     │   ├── RateLimitedError              429 (.retry_after seconds)
     │   ├── OverloadedError               503 / 529
     │   ├── ServerError                   other 5xx
-    │   ├── ContentFilteredError          a text reply filtered or refused, no text in it
+    │   ├── ContentFilteredError          filtered, moderated or refused: no answer
     │   ├── ProviderTimeoutError          connect/read timeout
     │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way

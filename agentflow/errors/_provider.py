@@ -244,17 +244,30 @@ class BatchRequestError(ProviderError):
 
 
 class ContentFilteredError(ProviderError):
-    """A text call's reply ended with finish reason ``content_filter`` (the
-    vendor's filter stopped it: OpenAI ``content_filter``, Gemini ``SAFETY``,
-    ``RECITATION`` or a blocked prompt) or ``refusal`` (Anthropic's
-    ``refusal``) and holds no text: there is no answer to show. Not retried:
-    the same request is filtered again. A filtered reply that holds text ends
-    the call as usual, with ``Complete.finish_reason`` saying so (a call with
-    an output type fails with ``StructuredOutputError`` instead)."""
+    """The vendor's content filter or moderation stopped the reply, or the
+    model refused, and there is no answer to show. Not retried: the same
+    request is filtered again. Two ways in:
 
-    def __init__(self, message: str, *, finish_reason: str, vendor: str = "") -> None:
+    * a text call's reply ended with finish reason ``content_filter``
+      (OpenAI ``content_filter``, Gemini ``SAFETY``, ``RECITATION`` or a
+      blocked prompt) or ``refusal`` (Anthropic's ``refusal``) and holds no
+      text. A filtered reply that holds text ends the call as usual, with
+      ``Complete.finish_reason`` saying so (a call with an output type fails
+      with ``StructuredOutputError`` instead);
+    * the vendor reported its moderation as an error inside a 200 reply or
+      a stream (DashScope ``data_inspection_failed``, MiniMax ``base_resp``
+      1026/1027, GLM ``1301``): the provider module names its moderation
+      codes; ``code`` is the vendor's, ``finish_reason`` ``content_filter``.
+
+    Attributes:
+        finish_reason: ``content_filter`` or ``refusal``.
+    """
+
+    def __init__(self, message: str, *, finish_reason: str = "content_filter",
+                 code: str | None = None, status: int | None = None,
+                 vendor: str = "") -> None:
         self.finish_reason = finish_reason
-        super().__init__(message, status=None, code=finish_reason, vendor=vendor)
+        super().__init__(message, status=status, code=code or finish_reason, vendor=vendor)
 
 
 class ProviderTimeoutError(ProviderError):

@@ -18,6 +18,7 @@ import orjson
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
+    ContentFilteredError,
     OverloadedError,
     ProviderError,
     QuotaExceededError,
@@ -29,8 +30,8 @@ from agentflow.errors import (
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_message
 
-__all__ = ["engine_refused", "openai_error", "payload_error", "schema_carrier",
-           "unsupported_feature"]
+__all__ = ["engine_refused", "moderation_error", "openai_error", "payload_error",
+           "schema_carrier", "unsupported_feature"]
 
 _REFUSAL = re.compile(
     r"not support|unsupported|unavailable|not available|not allowed|must be auto|"
@@ -197,6 +198,23 @@ def openai_error(
             return UnsupportedFeatureError(message, feature=feature, status=status, code=code,
                                            vendor=vendor)
     return default_error(vendor, status, headers, body)
+
+
+def moderation_error(vendor: str, payload: Mapping[str, Any], codes: frozenset[str]
+                     ) -> ContentFilteredError | None:
+    """A ``ContentFilteredError`` when ``payload``'s ``{"error": ...}`` carries
+    one of the vendor's moderation ``codes`` (its ``code`` or ``type``, compared
+    as strings): the vendor's filter stopped the input or the reply, and the
+    same request is filtered again, so it is never retried. Else ``None``."""
+    err = payload.get("error")
+    if not codes or not isinstance(err, Mapping):
+        return None
+    for key in ("code", "type"):
+        value = err.get(key)
+        if value is not None and str(value) in codes:
+            return ContentFilteredError(str(err.get("message") or value), code=str(value),
+                                        vendor=vendor)
+    return None
 
 
 def payload_error(vendor: str, payload: Mapping[str, Any]) -> ProviderError | None:

@@ -5,7 +5,8 @@ of ``_openai_compat.OpenAICompatibleModel``): error replies mapped
 one (SSE, ``_read_stream``) or of one stream payload, read under a
 ``ReplyGuard`` and through the reply's ``MarkupFilter``.
 A vendor module overrides the hooks it needs (``map_error``,
-``payload_error``, ``ok_body_error``, ``parser_class``).
+``payload_error``, ``ok_body_error``, ``parser_class``) and names its
+content-moderation error codes (``moderation_codes``).
 
 Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 """
@@ -28,7 +29,7 @@ from agentflow.errors import (
 from agentflow.model import ModelChunk
 from agentflow.providers._markup import MarkupFilter
 from agentflow.providers._openai_chunks import ChunkParser
-from agentflow.providers._openai_errors import openai_error, payload_error
+from agentflow.providers._openai_errors import moderation_error, openai_error, payload_error
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._streams import iter_sse
 
@@ -40,6 +41,11 @@ class OpenAIReplyHooks:
 
     vendor: ClassVar[str]
     parser_class: ClassVar[type[ChunkParser]]
+    moderation_codes: ClassVar[frozenset[str]] = frozenset()
+    """The vendor's error codes (or types) saying its content moderation
+    blocked the input or the reply. Such an error in a 200 body or a stream
+    event is a ``ContentFilteredError`` (never retried), not the
+    ``ServerError`` an unknown code would be."""
     _parser_type: type[ChunkParser]
     """The parser this model's replies are read with (``parser_class``, or a
     ``_think_tags`` parser when its profile has ``inline_thinking``)."""
@@ -53,7 +59,12 @@ class OpenAIReplyHooks:
         return self.map_error(status, headers, body)  # the key is masked by ProviderError
 
     def payload_error(self, payload: Mapping[str, Any]) -> ProviderError | None:
-        """The error a 200 payload or stream event carries, if any."""
+        """The error a 200 payload or stream event carries, if any: one of
+        ``moderation_codes`` -> ``ContentFilteredError``, else OpenAI-style."""
+        if self.moderation_codes:
+            filtered = moderation_error(self.vendor, payload, self.moderation_codes)
+            if filtered is not None:
+                return filtered
         return payload_error(self.vendor, payload)
 
     def ok_body_error(self, headers: Mapping[str, str], body: bytes) -> ProviderError | None:

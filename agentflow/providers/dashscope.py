@@ -22,6 +22,13 @@ Everything special about DashScope compatible mode (shared/providers.md section 
   sends ``enable_thinking: false`` unless the caller asked for thinking.
 * ``parallel_tool_calls`` is accepted; errors carry ``request_id``; an
   account in arrears (``Arrearage``) maps to ``QuotaExceededError``.
+* **Content moderation:** ``DataInspectionFailed`` / ``data_inspection_failed``
+  ("Input or output data may contain inappropriate content": blocked by
+  content moderation; alibabacloud.com/help/en/model-studio/developer-reference/error-code,
+  help.aliyun.com/zh/model-studio/error-code#inappropriate-content). Output
+  moderation can stop a reply after its 200, as an error data line in the
+  stream (or a 200 body): ``ContentFilteredError``, never retried
+  (``moderation_codes``). Before the reply it is an HTTP 400: ``BadRequestError``.
 * **In-band tool calls:** Qwen served without a tool parser writes the
   Hermes format ``<tool_call>{"name": …, "arguments": {…}}</tool_call>``
   (``HERMES_MARKUP``; Qwen2.5/3, and Hermes/NousResearch models) or, for
@@ -229,6 +236,10 @@ class DashScopeChatModel(OpenAICompatibleModel):
     profile_rules: ClassVar[Sequence[ProfileRule]] = PROFILES
     default_profile: ClassVar[ModelProfile] = DEFAULT_PROFILE
     default_markups: ClassVar[tuple[str, ...]] = ("hermes", "qwen-xml", "qwen-function")
+    moderation_codes: ClassVar[frozenset[str]] = frozenset(
+        {"data_inspection_failed", "DataInspectionFailed"})
+    """Model Studio's content-moderation code, as compatible mode (snake case)
+    and the native API (``DataInspectionFailed``) write it (module docstring)."""
 
     def streams(self, options: GenerateOptions) -> bool:
         """As the base, but a request that would think keeps streaming when it

@@ -25,7 +25,10 @@ Everything special about GLM (shared/providers.md section 7):
 * **Errors** carry a numeric *string* code: 1000-1004 authentication,
   1113 (arrears) and 1304 (daily limit) -> ``QuotaExceededError`` (never
   retried, although HTTP 429), 1302/1303/1305 -> ``RateLimitedError``, 1211
-  model not found, 1301 unsafe content -> ``BadRequestError``. Finish reason
+  model not found, 1301 unsafe content -> ``BadRequestError`` as an HTTP 400,
+  ``ContentFilteredError`` inside a 200 body or a stream (``moderation_codes``;
+  docs.z.ai/api-reference/api-code: "1301: the system detected that the input
+  or generated content may be unsafe or sensitive"). Finish reason
   ``sensitive`` -> ``content_filter``.
 * **In-band tool calls:** GLM-4.5+ served without a tool parser write
   ``<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>``
@@ -245,6 +248,8 @@ class GLMChatModel(OpenAICompatibleModel):
     send_stream_options: ClassVar[bool] = False
     image_urls: ClassVar[ImageUrlStyle] = "base64"
     default_markups: ClassVar[tuple[str, ...]] = ("glm", "glm-4-0414")
+    moderation_codes: ClassVar[frozenset[str]] = frozenset({"1301"})
+    """GLM's unsafe-content code (module docstring)."""
 
     def apply_tools(
         self, body: dict[str, Any], tools: Sequence[ToolSpec], options: GenerateOptions

@@ -9,7 +9,9 @@ Everything special about MiniMax (shared/providers.md section 8):
 * **Errors arrive as HTTP 200** with ``base_resp.status_code != 0``:
   1002/1039 -> ``RateLimitedError`` (retried), 1004 ->
   ``AuthenticationError``, 1008 -> ``QuotaExceededError`` (never retried),
-  1026/1027/2013 -> ``BadRequestError``, 1001 -> ``ProviderTimeoutError``,
+  1026/1027 (sensitive input/output: its content moderation;
+  platform.minimax.io/docs/api-reference/errorcode) -> ``ContentFilteredError``,
+  2013 -> ``BadRequestError``, 1001 -> ``ProviderTimeoutError``,
   others -> ``ServerError``. Checked on whole replies (before any byte is
   handed on, so rate limits are retried), on every stream frame, and on HTTP
   error bodies.
@@ -52,6 +54,7 @@ import orjson
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
+    ContentFilteredError,
     ProviderError,
     ProviderTimeoutError,
     QuotaExceededError,
@@ -135,7 +138,9 @@ def base_resp_error(vendor: str, data: Any) -> ProviderError | None:
         return AuthenticationError(message, status=401, **kw)
     if code == 1008:
         return QuotaExceededError(message, status=402, **kw)
-    if code in (1026, 1027, 2013):
+    if code in (1026, 1027):  # sensitive input / output: its moderation, never retried
+        return ContentFilteredError(message, code=str(code), vendor=vendor)
+    if code == 2013:
         too_long = context_length_error(vendor, 400, message, str(code))
         if too_long is not None:
             return too_long
