@@ -1,7 +1,7 @@
 """Anthropic error classification (used by ``providers.anthropic`` and its
-stream reader): an HTTP error body ``{"type":"error","error":{"type","message"}}``
-or a mid-stream ``event: error`` as a ``ProviderError`` (shared/providers.md §3;
-docs.anthropic.com/en/api/errors).
+stream reader): an HTTP error body ``{"type":"error","error":{"type","message"}}``,
+a mid-stream ``event: error`` or such an envelope in a 200 body as a
+``ProviderError`` (shared/providers.md §3; docs.anthropic.com/en/api/errors).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from agentflow.providers._anthropic_batch import STATUS_OF_ERROR_TYPE
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_message
 
-__all__ = ["VENDOR", "map_error", "stream_error"]
+__all__ = ["VENDOR", "body_error", "map_error", "stream_error"]
 
 VENDOR = "anthropic"
 
@@ -61,3 +61,24 @@ def stream_error(data: Mapping[str, Any]) -> ProviderError:
     error = data.get("error")
     kind = error.get("type") if isinstance(error, Mapping) else None
     return map_error(STATUS_OF_ERROR_TYPE.get(str(kind), 500), {}, orjson.dumps(data))
+
+
+def body_error(headers: Mapping[str, str], body: bytes) -> ProviderError | None:
+    """The error a 2xx body holds instead of a ``message`` (the error envelope
+    ``{"type": "error", "error": {"type", "message"}}``, as a gateway or proxy
+    relays it with its 200), mapped by its type as its HTTP twin
+    (``stream_error``), so the HTTP layer retries ``overloaded_error``,
+    ``api_error``, ``rate_limit_error``... like the 529/500/429 they stand
+    for (anthropic-sdk-python ``_base_client``: 408/409/429/5xx are retried)
+    and raises the others at once. Only a body holding the key ``"error"``
+    is parsed."""
+    if b'"error"' not in body:
+        return None
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or data.get("type") != "error" or not isinstance(
+            data.get("error"), Mapping):
+        return None
+    return stream_error(data)

@@ -25,9 +25,20 @@ from agentflow.providers._http import (
     parse_retry_after,
 )
 
-__all__ = ["VENDOR", "map_error"]
+__all__ = ["VENDOR", "body_error", "map_error", "payload_error"]
 
 VENDOR = "gemini"
+
+_RPC_STATUS: dict[str, int] = {
+    "CANCELLED": 499, "UNKNOWN": 500, "INVALID_ARGUMENT": 400, "DEADLINE_EXCEEDED": 504,
+    "NOT_FOUND": 404, "ALREADY_EXISTS": 409, "PERMISSION_DENIED": 403,
+    "UNAUTHENTICATED": 401, "RESOURCE_EXHAUSTED": 429, "FAILED_PRECONDITION": 400,
+    "ABORTED": 409, "OUT_OF_RANGE": 400, "UNIMPLEMENTED": 501, "INTERNAL": 500,
+    "UNAVAILABLE": 503, "DATA_LOSS": 500,
+}
+"""The HTTP status of each ``google.rpc.Code`` name (googleapis/googleapis
+``google/rpc/code.proto``, each code's "HTTP Mapping"), for an error object
+that carries its ``status`` but no numeric ``code``."""
 
 
 def _retry_delay(details: Iterable[Any]) -> float | None:
@@ -94,3 +105,37 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
                                 else parse_retry_after(headers), **kw)
     normalized = orjson.dumps({"error": {"message": message, "code": code}})  # code: status name
     return default_error(VENDOR, status, headers, normalized)
+
+
+def payload_error(data: Any) -> ProviderError | None:
+    """The error an ``{"error": {code, message, status}}`` object (maybe in a
+    one-element list) reports inside a 200 reply, a stream event or a
+    stream's bare JSON text, mapped as its HTTP twin (``map_error``: by
+    ``code``, else by the ``status`` name's HTTP mapping, else 500); ``None``
+    for any other payload. The official SDK raises such a chunk as the
+    ``APIError`` of its ``code`` (googleapis/python-genai ``_api_client.py``
+    ``request_streamed``: a chunk starting ``{"error":``)."""
+    node = data[0] if isinstance(data, list) and len(data) == 1 else data
+    if not isinstance(node, Mapping) or "error" not in node:
+        return None
+    error = node["error"]
+    code = error.get("code") if isinstance(error, Mapping) else None
+    if not isinstance(code, int) or isinstance(code, bool) or not 400 <= code < 600:
+        status = error.get("status") if isinstance(error, Mapping) else None
+        code = _RPC_STATUS.get(str(status), 500)
+    return map_error(code, {}, orjson.dumps(node))
+
+
+def body_error(headers: Mapping[str, str], body: bytes) -> ProviderError | None:
+    """The error a 2xx body holds instead of a reply (``payload_error``), so
+    the HTTP layer retries it like its HTTP twin when that is retryable
+    (``UNAVAILABLE``, ``INTERNAL``, ``RESOURCE_EXHAUSTED``) and raises it at
+    once otherwise. Only a body holding the key ``"error"`` is parsed (a
+    reply's own text has its quotes escaped)."""
+    if b'"error"' not in body:
+        return None
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    return payload_error(data)

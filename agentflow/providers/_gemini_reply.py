@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from agentflow.errors import TruncatedStreamError
+from agentflow.errors import ServerError, TruncatedStreamError
 from agentflow.model import (
     FinishChunk,
     FinishReason,
@@ -37,7 +37,7 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
-from agentflow.providers._gemini_errors import VENDOR, map_error
+from agentflow.providers._gemini_errors import VENDOR, payload_error
 from agentflow.providers._gemini_request import CALL_ID, SIGNATURE
 
 __all__ = ["ReplyReader", "validates_signatures"]
@@ -143,8 +143,7 @@ class ReplyReader:
         if isinstance(data, list):  # an error (or reply) wrapped in a one-element list
             data = data[0] if data else {}
         if "error" in data:
-            code = data["error"].get("code") if isinstance(data["error"], Mapping) else None
-            raise map_error(code if isinstance(code, int) else 500, {}, orjson.dumps(data))
+            raise payload_error(data) or ServerError(str(data)[:500], vendor=VENDOR)
         if isinstance(data.get("modelVersion"), str):  # for tracing
             self.model = data["modelVersion"]
         if isinstance(data.get("responseId"), str):

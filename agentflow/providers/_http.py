@@ -199,7 +199,10 @@ class HttpClient(RequestSteps):
         """A client to the same API root with the same headers, error mapping and
         settings, its own session, and ``governor`` (default: none). For
         traffic the live rate limits do not count (vendor batch APIs: file
-        uploads and polls must not be admitted as model requests).
+        uploads and polls must not be admitted as model requests). Its 2xx
+        bodies are not model replies, so the model's ``body_error`` check is
+        not applied to them (a batch operation may hold its own ``error``, and
+        a results file is read line by line, not whole).
 
         Raises:
             ModelClosedError: this client was closed (a closed model makes no
@@ -208,8 +211,7 @@ class HttpClient(RequestSteps):
         self.check_open()
         clone = HttpClient(self.base_url, headers=self._headers, vendor=self.vendor,
                            error_mapper=self._map_error, settings=self.settings,
-                           body_error=self._body_error, governor=governor,
-                           rate_headers=self._rate_headers, model=self.model)
+                           governor=governor, rate_headers=self._rate_headers, model=self.model)
         return clone
 
     async def aclose(self) -> None:

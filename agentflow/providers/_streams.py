@@ -149,15 +149,25 @@ def iter_lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
     return _lines(response)
 
 
-async def iter_sse(response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:
+async def iter_sse(response: aiohttp.ClientResponse, *, bare_json: bool = False
+                   ) -> AsyncIterator[SSEEvent]:
     """Server-sent events of ``response`` (WHATWG framing: one leading
     byte-order mark and comments ignored, ``data:`` lines joined, an event
     dispatched on a blank line or at the end, never with empty data: a bare
     ``data:`` keep-alive frame, which relays and gateways send, is no event,
     openai/openai-go#621, NousResearch/hermes-agent#111887).
-    One async generator: the lines of each network read are split inline."""
+    One async generator: the lines of each network read are split inline.
+
+    ``bare_json``: JSON written into the stream without ``data:`` (lines
+    WHATWG framing ignores as unknown fields: Gemini sends an error object
+    so, spread over lines, googleapis/python-genai ``_api_client.py``: "When
+    API returns an error message, it comes line by line") is gathered from
+    a line starting with ``{`` or ``[`` until the lines read parse, and
+    yielded as an event of its own (``event="bare"``); what never parses is
+    yielded at the end, for the reader to refuse."""
     event, ev_id = "", ""
     data: list[str] = []
+    bare: list[str] = []
     splitter = _LineSplitter()
     reads = response.content.iter_any()
     first = True
@@ -184,10 +194,22 @@ async def iter_sse(response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:
                 event = value
             elif name == "id":
                 ev_id = value
+            elif bare_json and (bare or line.lstrip().startswith(("{", "["))):
+                bare.append(line)  # (only a line of no known field comes here)
+                if line.rstrip().endswith(("}", "]")):
+                    text = "\n".join(bare)
+                    try:
+                        orjson.loads(text)
+                    except orjson.JSONDecodeError:
+                        continue
+                    bare = []
+                    yield SSEEvent("bare", text)
         if raw is None:
             break
     if data and (len(data) > 1 or data[0]):
         yield SSEEvent(event, "\n".join(data), ev_id)
+    if bare:
+        yield SSEEvent("bare", "\n".join(bare))
 
 
 async def iter_ndjson(response: aiohttp.ClientResponse) -> AsyncIterator[Any]:

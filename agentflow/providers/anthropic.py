@@ -50,7 +50,7 @@ from agentflow.media.tokens import AreaImages, MediaTokens
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolSpec, UsageChunk
 from agentflow.providers._anthropic_batch import AnthropicBatchAPI
-from agentflow.providers._anthropic_errors import VENDOR, map_error
+from agentflow.providers._anthropic_errors import VENDOR, body_error, map_error
 from agentflow.providers._anthropic_reply import StreamReader, usage_of
 from agentflow.providers._anthropic_request import (
     closed_schema,
@@ -242,6 +242,7 @@ class AnthropicChatModel(WholeReplyBatches):
         headers = {"anthropic-version": API_VERSION, **({"x-api-key": key} if key else {})}
         client = HttpClient(base_url, headers=headers, vendor=VENDOR, error_mapper=map_error,
                             settings=settings, rate_headers=rate_limit_headers, model=model,
+                            body_error=body_error,
                             governor=shared_governor(VENDOR, base_url, key, rate_family(model),
                                                      settings))
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)

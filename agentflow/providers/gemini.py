@@ -40,6 +40,10 @@ Wire facts (shared/providers.md §4; ai.google.dev/gemini-api/docs/
   refuses it anyway gets the request again without it (``LOGPROBS_REFUSAL``).
 * Errors: Google RPC shape, sometimes in a one-element list; an invalid key
   is 400 ``API_KEY_INVALID``; 429 carries ``google.rpc.RetryInfo.retryDelay``.
+  The same object inside a 200 is mapped as its HTTP twin (by ``code``, else
+  by its ``status`` name): a whole body's is retried by the HTTP layer when
+  transient (``body_error``); a stream's (a ``data:`` event, or bare JSON
+  lines) is ``partial``, sent again under ``stream_retries``.
 
 Replies are read in ``_gemini_reply``, errors mapped in ``_gemini_errors``,
 request bodies built in ``_gemini_request``; this module holds the profiles
@@ -67,7 +71,7 @@ from agentflow.model import (
 )
 from agentflow.providers._batch_wire import WholeReplyBatches
 from agentflow.providers._gemini_batch import GeminiBatchAPI
-from agentflow.providers._gemini_errors import VENDOR, map_error
+from agentflow.providers._gemini_errors import VENDOR, body_error, map_error
 from agentflow.providers._gemini_reply import ReplyReader, validates_signatures
 from agentflow.providers._gemini_request import (
     calling_config,
@@ -187,7 +191,7 @@ class GeminiChatModel(WholeReplyBatches):
             None, "GOOGLE_API_KEY" if own else "")
         client = HttpClient(base_url, headers={"x-goog-api-key": key} if key else {},
                             vendor=VENDOR, error_mapper=map_error, settings=settings,
-                            model=model,
+                            model=model, body_error=body_error,
                             governor=shared_governor(VENDOR, base_url, key, model_family(model),
                                                      settings))
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)
@@ -306,7 +310,7 @@ class GeminiChatModel(WholeReplyBatches):
         """
         guard = ReplyGuard(VENDOR, stream=True)
         reader = ReplyReader()
-        async for event in iter_sse(response):
+        async for event in iter_sse(response, bare_json=True):
             if event.data:
                 for chunk in guard.fold(reader.feed, guard.load(event.data)):
                     yield chunk

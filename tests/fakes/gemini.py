@@ -32,8 +32,10 @@ whole tokens. ``avgLogprobs`` comes with every text reply, asked or not.
 ``DEFAULT_LOGPROB``), ``no_finish`` (no finishReason), ``block_reason``
 (no candidates, prompt blocked),
 ``error`` (an error object sent as a stream event after ``error_after``
-events), ``finish`` (the raw finishReason), ``wrap_list`` (errors only: see
-``gemini_error``).
+events; with ``bare_error`` as indented JSON lines without ``data:``, as the
+API writes an error into a stream: googleapis/python-genai ``_api_client.py``,
+"When API returns an error message, it comes line by line"), ``finish``
+(the raw finishReason), ``wrap_list`` (errors only: see ``gemini_error``).
 """
 
 from __future__ import annotations
@@ -365,7 +367,9 @@ class GeminiFake(GeminiBatches, FakeServer):
         frames = [sse(event) for event in self._events(reply, body)]
         if reply.extra.get("error") is not None:
             at = int(reply.extra.get("error_after", 1))
-            frames = [*frames[:at], sse({"error": reply.extra["error"]})]
+            error = {"error": reply.extra["error"]}
+            frames = [*frames[:at], orjson.dumps(error, option=orjson.OPT_INDENT_2) + b"\n"
+                      if reply.extra.get("bare_error") else sse(error)]
         return frames
 
     def _events(self, reply: FakeReply, body: Any) -> Iterator[dict[str, Any]]:
