@@ -133,4 +133,5 @@ class CallExecution:
                 raw_text=self.reply.text if self.reply else "",
                 attempts=self.usage.requests,
             )
+        error.usage = self.usage  # what the whole call spent, not the tokens when it was made
         return StructuredResult(error=error)

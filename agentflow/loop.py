@@ -42,7 +42,7 @@ from agentflow.acting import count_failures, run_tool_calls
 from agentflow.call_input import coerce_input as _coerce_input
 from agentflow.call_input import start_execution
 from agentflow.call_outcome import commit, output_failure, stops
-from agentflow.errors import InvalidInputError, ProviderError
+from agentflow.errors import InvalidInputError, ProviderError, StructuredOutputError
 from agentflow.events import (
     SUSPENDED,
     CallStarted,
@@ -259,5 +259,9 @@ async def call_events(
         if strict and not ex.completed and ex.stop_reason not in SUSPENDED:
             raise output_failure(complete)  # (a call paused for its caller is not a failure)
         yield complete
+    except StructuredOutputError as exc:  # raised mid-call: it carries what the call spent
+        if exc.usage is None:
+            exc.usage = ex.usage
+        raise
     finally:
         state.release()

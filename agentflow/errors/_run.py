@@ -107,14 +107,20 @@ class StructuredOutputError(AgentflowError):
         attempts: model requests the call spent trying to get the output.
         reason: a short machine-readable reason (``"no_output"``, ``"invalid"``,
             ``"truncated"``, ``"multiple"``, ``"not_requested"``).
+        usage: the tokens the call spent (``Usage``, the call's total, as
+            ``Complete.usage`` says it), set when the error leaves the call
+            (raised, or as the reply's result); ``None`` for an error made
+            outside a call.
     """
 
     def __init__(
-        self, message: str, *, raw_text: str = "", attempts: int = 0, reason: str = "no_output"
+        self, message: str, *, raw_text: str = "", attempts: int = 0, reason: str = "no_output",
+        usage: Usage | None = None,
     ) -> None:
         self.raw_text = raw_text
         self.attempts = attempts
         self.reason = reason
+        self.usage = usage
         super().__init__(message)
 
 
@@ -156,7 +162,6 @@ class OutputTruncatedError(StructuredOutputError):
     output was complete. Raise ``max_tokens`` or shrink the schema.
 
     Attributes:
-        usage: token usage of the call so far.
         path: the output's field being written when the reply was cut
             (``attrs.k2``, ``items[3].name``; ``None`` when not known).
     """
@@ -165,9 +170,9 @@ class OutputTruncatedError(StructuredOutputError):
         self, message: str, *, raw_text: str = "", attempts: int = 0, usage: Usage | None = None,
         path: str | None = None,
     ) -> None:
-        self.usage = usage
         self.path = path
-        super().__init__(message, raw_text=raw_text, attempts=attempts, reason="truncated")
+        super().__init__(message, raw_text=raw_text, attempts=attempts, reason="truncated",
+                         usage=usage)
 
 
 class GroundingError(StructuredOutputError):

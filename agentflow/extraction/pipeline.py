@@ -37,7 +37,13 @@ from agentflow._commit import stray_cancel
 from agentflow.agent import ReActAgent
 from agentflow.batch_types import ExtractInput, ExtractResult
 from agentflow.documents.deferred import resolve_media
-from agentflow.errors import EmptyDocumentError, GroundingError, SchemaError, StrayCancelError
+from agentflow.errors import (
+    EmptyDocumentError,
+    GroundingError,
+    SchemaError,
+    StrayCancelError,
+    StructuredOutputError,
+)
 from agentflow.extraction.budget import Chunking, count_tokens, plan_budget
 from agentflow.extraction.chunked import (
     ChunkProgress,
@@ -96,6 +102,8 @@ async def _extract_one(
         probs = complete.message.metadata.get(FIELD_PROBS)
     except Exception as exc:  # every failure becomes this input's result
         value, error, probs = None, exc, None
+        if isinstance(exc, StructuredOutputError) and exc.usage is not None:
+            usage = exc.usage  # raised mid-call (on_invalid="raise"...): what it spent counts
     except asyncio.CancelledError as exc:
         if not stray_cancel(exc):  # the run is being cancelled: let it
             raise
