@@ -492,11 +492,14 @@ def test_validate_object_gives_what_validate_gives(data: dict[str, Any]) -> None
 
 def test_validate_object_keeps_values_json_text_cannot_carry() -> None:
     """NaN/Infinity (``json.loads`` and Python literals read them) would
-    become ``null`` in JSON text: never validated from that text."""
+    become ``null`` in JSON text: never validated from that text, and no
+    number either (``json_kinds.NOT_A_FINITE_NUMBER``): refused, naming the field."""
     spec = OutputSpec.of(_Reading)
-    nan = spec.validate_object({"value": float("nan")})
-    assert nan.value is not None and nan.value != nan.value
-    assert spec.validate_object({"value": float("inf")}).value == float("inf")
+    for value in (float("nan"), float("inf")):
+        with pytest.raises(ValidationError) as info:
+            spec.validate_object({"value": value})
+        assert [(e["type"], e["loc"]) for e in info.value.errors()] == [
+            ("not_a_finite_number", ("value",))]
     assert spec.validate_object({"value": 1.5, "label": "x"}) == _Reading(value=1.5, label="x")
 
 

@@ -23,9 +23,12 @@ Two stages:
    ``Literal`` values that a schema dialect sent as strings (Gemini) are
    converted back to the schema's value (``"2"`` -> ``2``, ``"true"`` ->
    ``True``, ``"1.5"`` -> ``1.5``), and a number or boolean given for a
-   string enum becomes that string. ``null`` for an optional field that does
-   not allow it is dropped, so the default applies (strict dialects send
-   ``null`` for "absent").
+   string enum becomes that string; a string that differs from exactly one
+   string member in case only is that member (``"HIGH"`` for ``"high"``). A
+   bare string for an array of strings is a one-item array when it holds no
+   list separator (``"Paris"``; ``"red, green"`` is left to validation).
+   ``null`` for an optional field that does not allow it is dropped, so the
+   default applies (strict dialects send ``null`` for "absent").
 3. ``lax_arguments(data, schema)``: ``normalize``, then numbers and booleans
    given as strings read where the schema wants one and no string
    (``coerce_scalars``: ``"3"`` for an integer is 3), the lax reading
@@ -285,11 +288,18 @@ def _decode_container(data: str) -> Any:
 
 def _enum_value(data: Any, choices: list[Any]) -> Any:
     """The enum member ``data`` stands for, when a dialect stringified it (or
-    the model gave a scalar for a string member); else ``data``."""
+    the model gave a scalar for a string member), or when it differs from
+    exactly one string member in case or outer blanks only (``"HIGH"``,
+    ``" High"`` for ``"high"``; two members that differ in case only leave it
+    to validation); else ``data``."""
     if any(data == c and type(data) is type(c) for c in choices):
         return data
     if isinstance(data, str):
         text = data.strip()
+        folded = text.casefold()
+        cased = [c for c in choices if isinstance(c, str) and c.casefold() == folded]
+        if len(cased) == 1:  # "HIGH" for "high": one member only reads so
+            return cased[0]
         for choice in choices:
             if isinstance(choice, str):
                 continue
@@ -322,7 +332,7 @@ def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> A
             return None
         decoded = _decode_container(data)
         if decoded is _MISSING:
-            return data
+            return _one_item(data, node, types, root)
         data = decoded
     choices = node.get("enum")
     if choices is None and "const" in node:
@@ -365,6 +375,30 @@ def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> A
             if len(fitting) == 1:
                 return _normalize(data, fitting[0], root)
     return data
+
+
+_LIST_SEPARATORS = re.compile(r"[,;|\n\t\u3001\uff0c\uff1b]")
+"""Characters a model joins a list's items with inside one string (comma,
+semicolon, bar, line break, tab; the CJK comma, fullwidth comma and
+semicolon): a string holding one is no single item."""
+
+
+def _one_item(data: str, node: Mapping[str, Any], types: set[str],
+              root: Mapping[str, Any]) -> Any:
+    """``[data]`` for a bare string given for an array of strings (``"Paris"``
+    for ``list[str]``), when that is its only reading: the array's items take
+    a string, and ``data`` is not blank and holds no list separator
+    (``"red, green"`` could be one item or two: left to validation, which
+    asks the model again). Else ``data``."""
+    items = node.get("items")
+    if "array" not in types or not isinstance(items, Mapping) or not data.strip() \
+            or _LIST_SEPARATORS.search(data):
+        return data
+    item = resolve_ref(items, root)
+    if "string" not in schema_types(item) and not any(
+            isinstance(c, str) for c in _enum_of(item, root)):
+        return data
+    return [_normalize(data, items, root)]
 
 
 def _enum_of(node: Mapping[str, Any], root: Mapping[str, Any]) -> list[Any]:

@@ -28,6 +28,7 @@ crossings of JSON kinds (``kind_errors``):
 | ``"2024-01-31"`` | a date | the date (JSON has no date type: text is its form) |
 | ``"PT1H30M"``, ``"01:30:00"`` | a duration | the duration (likewise) |
 | ``42`` | a string | refused (pydantic v2 never turns a number into a string) |
+| ``NaN``, ``"nan"``, ``Infinity`` | a number | refused (``NOT_A_FINITE_NUMBER``: no JSON number) |
 
 The check compares what the model wrote with what validation made of it,
 field by field (under every key a field may be read from: its name, a
@@ -58,6 +59,7 @@ import datetime
 import decimal
 import enum
 import functools
+import math
 import typing
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -76,8 +78,9 @@ from agentflow.output.json_kinds_types import (
     typeddict_fields,
 )
 
-__all__ = ["BOOLEAN_IS_NO_NUMBER", "KEYS_COLLAPSE", "NUMBER_IS_NO_BOOLEAN", "NUMBER_IS_NO_DATE",
-           "NUMBER_IS_NO_DURATION", "check_kinds", "kind_errors", "strict_gap"]
+__all__ = ["BOOLEAN_IS_NO_NUMBER", "KEYS_COLLAPSE", "NOT_A_FINITE_NUMBER", "NUMBER_IS_NO_BOOLEAN",
+           "NUMBER_IS_NO_DATE", "NUMBER_IS_NO_DURATION", "check_kinds", "kind_errors",
+           "strict_gap"]
 
 BOOLEAN_IS_NO_NUMBER = "boolean_is_no_number"
 """Error type: a JSON boolean became a number (or a number ``Literal``/``Enum`` member)."""
@@ -90,6 +93,12 @@ NUMBER_IS_NO_DATE = "number_is_no_date"
 
 NUMBER_IS_NO_DURATION = "number_is_no_duration"
 """Error type: a JSON number or boolean became a duration (``timedelta``)."""
+
+NOT_A_FINITE_NUMBER = "not_a_finite_number"
+"""Error type: a number field read as NaN or an infinity (``NaN``, ``"nan"``,
+``Infinity``, ``"-inf"``): pydantic's floats allow them by default
+(``allow_inf_nan``), but JSON has no such number and a model writes them for
+"unknown" or "not applicable", never as a measured value."""
 
 KEYS_COLLAPSE = "keys_collapse"
 """Error type: two keys of a mapping became one key when read (``"1"`` and
@@ -107,8 +116,25 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool)
 
 
+def _not_finite(read: Any) -> bool:
+    """Whether ``read`` is a float or ``Decimal`` NaN or infinity."""
+    if type(read) is float:
+        return not math.isfinite(read)
+    return isinstance(read, decimal.Decimal) and not read.is_finite()
+
+
+def _infinite_error(written: Any) -> PydanticCustomError:
+    return PydanticCustomError(
+        NOT_A_FINITE_NUMBER,
+        "Input should be a finite number, got {value}: NaN and infinity are no JSON "
+        "numbers; if the value is unknown, leave the field out or null where it may be",
+        {"value": written if isinstance(written, str) else repr(written)})
+
+
 def _scalar_error(written: Any, read: Any) -> PydanticCustomError | None:
     """The crossing from the JSON scalar ``written`` to the validated ``read``, if any."""
+    if _not_finite(read):
+        return _infinite_error(written)
     plain = _plain(read)
     if isinstance(read, datetime.timedelta) and (isinstance(written, bool) or _is_number(written)):
         return PydanticCustomError(
@@ -294,9 +320,13 @@ _NUMBERS = frozenset({int, float})
 def _walk(written: Any, read: Any, loc: _Loc, errors: list[InitErrorDetails],
           tp: Any = None) -> None:
     kind = type(written)
-    if kind in _PLAIN:  # text and null cross nothing (the common case first)
+    if kind in _PLAIN:  # text and null cross nothing (the common case first)...
+        if kind is str and type(read) is float and not math.isfinite(read):  # ..."nan" does
+            errors.append({"type": _infinite_error(written), "loc": loc, "input": written})
         return
     if kind in _NUMBERS and type(read) in _NUMBERS:  # a number that stayed one
+        if type(read) is float and not math.isfinite(read):
+            errors.append({"type": _infinite_error(written), "loc": loc, "input": written})
         return
     if isinstance(read, RootModel):
         tp = field_type(type(read), "root")
@@ -310,13 +340,13 @@ def _walk(written: Any, read: Any, loc: _Loc, errors: list[InitErrorDetails],
                 errors.append(collapsed)
                 return
         for path, value, validated, declared in _pairs(written, read, tp):
-            if type(value) not in _PLAIN:
+            if type(value) not in _PLAIN or type(validated) is float:
                 _walk(value, validated, (*loc, *path), errors, declared)
         return
     if kind is list or isinstance(written, tuple):
         if isinstance(read, list | tuple) and len(read) == len(written):
             for i, value in enumerate(written):
-                if type(value) not in _PLAIN:
+                if type(value) not in _PLAIN or type(read[i]) is float:
                     _walk(value, read[i], (*loc, i), errors,
                           item_type(tp, i) if tp is not None else None)
         elif isinstance(read, set | frozenset):  # unordered: a boolean that became a number

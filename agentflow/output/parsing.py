@@ -350,8 +350,10 @@ def _bare_text(body: str, spec: OutputSpec) -> Any:
     """The reply as the bare value of a wrapped choice of strings (a
     ``Literal``/``Enum`` of strings), or ``_MISSING``: the text stripped of
     surrounding whitespace, then of one pair of quotes, backticks or bold
-    marks and a final ``.``, validated as the output. Never for other types:
-    any prose would validate as a ``str``."""
+    marks and a final ``.``, validated as the output when it is exactly a
+    member (the case-only reading of a JSON value, ``decoding._enum_value``,
+    is not taken for bare text). Never for other types: any prose would
+    validate as a ``str``."""
     if not spec.wrapped:
         return _MISSING
     node = spec.plain_schema.get("properties", {}).get(WRAP_FIELD, {})
@@ -365,7 +367,11 @@ def _bare_text(body: str, spec: OutputSpec) -> Any:
                 and unquoted.endswith(right):
             unquoted = unquoted[len(left):-len(right)].strip()
     tries.append(unquoted)
+    member = resolve_ref(node, spec.plain_schema)
+    members = member.get("enum") or [member.get("const")]
     for value in dict.fromkeys(t for t in tries if t):
+        if value not in members:  # exact only: no JSON said this text is the value
+            continue
         try:
             return spec.validate({WRAP_FIELD: value})
         except ValidationError:
