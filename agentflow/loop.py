@@ -259,7 +259,7 @@ async def call_events(
         if strict and not ex.completed and ex.stop_reason not in SUSPENDED:
             raise output_failure(complete)  # (a call paused for its caller is not a failure)
         yield complete
-    except StructuredOutputError as exc:  # raised mid-call: it carries what the call spent
+    except (StructuredOutputError, ProviderError) as exc:  # it carries what the call spent
         if exc.usage is None:
             exc.usage = ex.usage
         raise

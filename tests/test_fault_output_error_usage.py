@@ -7,7 +7,9 @@ not what they cost: a caller of ``call()`` had no ``Complete`` to read it
 from, and an extraction record of a document whose error was raised mid-call
 reported zero usage although every request was paid for. The error now
 carries ``usage`` (a ``Usage``, the call's total as ``Complete.usage`` would
-say it), and a failed document's record reports it.
+say it), and a failed document's record reports it. The same kind for a
+vendor error that ends a call after some replies (a 400 or a content filter
+on the retry): a ``ProviderError`` leaving a call carries the call's usage too.
 
 Served by the OpenAI fake (native JSON output and tool calls), whole replies,
 through the public API."""
@@ -18,6 +20,7 @@ import pytest
 from pydantic import BaseModel
 
 from agentflow import (
+    BadRequestError,
     MultipleStructuredOutputsError,
     ReActAgent,
     StructuredOutputError,
@@ -112,3 +115,24 @@ async def test_a_failed_documents_record_reports_what_it_spent() -> None:
     assert record["ok"] is False
     assert record["usage"]["input_tokens"] == 100 and record["usage"]["requests"] == 1
     assert results[0].usage == spent(1)
+
+
+async def test_a_vendor_error_ending_the_call_carries_what_it_had_spent() -> None:
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=WRONG, usage=(100, 20)))
+        fake.add_error(400, {"error": {"message": "bad", "type": "invalid_request_error"}})
+        async with model_for(fake) as model:
+            with pytest.raises(BadRequestError) as info:
+                await ReActAgent("c", model).call("Ada is 36.", Contact)
+    assert info.value.usage == spent(1)
+
+
+async def test_a_record_failed_by_a_vendor_error_reports_what_it_spent() -> None:
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=WRONG, usage=(100, 20)))
+        fake.add_error(400, {"error": {"message": "bad", "type": "invalid_request_error"}})
+        async with model_for(fake) as model:
+            results = [r async for r in extract_many(ReActAgent("c", model), ["Ada is 36."],
+                                                     Contact, ground=False)]
+    assert isinstance(results[0].error, BadRequestError)
+    assert to_record(results[0])["usage"]["output_tokens"] == 20

@@ -4,10 +4,13 @@ of every registered credential (``agentflow._secrets``) when built."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agentflow._secrets import mask_secrets
 from agentflow.errors._root import AgentflowError
+
+if TYPE_CHECKING:
+    from agentflow.usage import Usage
 
 __all__ = [
     "AuthenticationError",
@@ -51,11 +54,16 @@ class ProviderError(AgentflowError):
         partial: ``True`` when part of the reply had already arrived (a stream
             cut mid-way or ended without its finish reason): the reply is
             incomplete and was never taken for an answer.
+        usage: what the agent call it ended had spent before it (``Usage``:
+            the replies it took, as ``Complete.usage`` would have said),
+            set when the error leaves a ``ReActAgent`` call; ``None`` for an
+            error raised outside one (a bare ``model.stream``).
     """
 
     retryable: bool = False
     retry_after: float | None = None
     partial: bool = False
+    usage: Usage | None = None
 
     def __init__(
         self,

@@ -40,6 +40,7 @@ from agentflow.documents.deferred import resolve_media
 from agentflow.errors import (
     EmptyDocumentError,
     GroundingError,
+    ProviderError,
     SchemaError,
     StrayCancelError,
     StructuredOutputError,
@@ -102,8 +103,8 @@ async def _extract_one(
         probs = complete.message.metadata.get(FIELD_PROBS)
     except Exception as exc:  # every failure becomes this input's result
         value, error, probs = None, exc, None
-        if isinstance(exc, StructuredOutputError) and exc.usage is not None:
-            usage = exc.usage  # raised mid-call (on_invalid="raise"...): what it spent counts
+        if isinstance(exc, StructuredOutputError | ProviderError) and exc.usage is not None:
+            usage = exc.usage  # raised mid-call (on_invalid="raise", a vendor error...): it counts
     except asyncio.CancelledError as exc:
         if not stray_cancel(exc):  # the run is being cancelled: let it
             raise
