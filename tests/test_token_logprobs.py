@@ -79,6 +79,28 @@ def test_tokens_map_onto_the_content_of_each_field() -> None:
     assert field_probabilities([]) == {} and field_probabilities(_tokens([("no", 0.0)])) == {}
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # escapes in keys and values: keys read as JSON reads them, spans over the raw text
+    ('{"a\\"b": "x\\"y", "\\u00e9": "\\n"}', {'a"b': ['x\\"y'], "\u00e9": ["\\n"]}),
+    # numbers as json reads them, and the literals Python's decoder accepts
+    ('{"n": -1.5e+3, "z": 0, "t": true, "f": false, "x": NaN, "i": -Infinity, "e": ""}',
+     {"n": ["-1.5e+3"], "z": ["0"], "t": ["true"], "f": ["false"], "x": ["NaN"],
+      "i": ["-Infinity"], "e": ['""']}),
+    # whitespace of any JSON kind around members; nested values after scalar ones
+    ('{ "a" :\t"x" ,\n "b": [1, {"c": "d"}], "e": {"f": null} }',
+     {"a": ["x"], "b": ["1", "d"], "e": ["null"]}),
+    # a reply cut short: the members read whole before the cut
+    ('{"a": "x", "b": 12, "c": "unfini', {"a": ["x"], "b": ["12"]}),
+    # a bad escape or a raw control character ends the reading, as json's scanner does
+    ('{"a": "x", "b": "bad \\q", "c": "y"}', {"a": ["x"]}),
+    ('{"a": "x", "b": "tab\there", "c": "y"}', {"a": ["x"]}),
+    ('{"a\\q": "x", "b": "y"}', {}),
+])
+def test_value_spans_read_members_as_json_does(text: str, expected: dict[str, list[str]]) -> None:
+    spans = value_spans(text)
+    assert {key: [text[s:e] for s, e in found] for key, found in spans.items()} == expected
+
+
 class Contact(BaseModel):
     name: str | None = Field(None, description="full name")
     email: str | None = Field(None, description="e-mail address")

@@ -38,6 +38,16 @@ __all__ = ["field_probabilities", "value_spans"]
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\r\n]*")
+# One object member whose value is a string, a number or a literal, and the
+# comma after it: the key and a string's content as JSON's scanner reads
+# them (no control character unescaped; an escape is checked by the scanner
+# after the match); a number as ``json`` reads one (ASCII digits), with
+# ``NaN`` and ``Infinity``, which Python's decoder reads too.
+_PAIR = re.compile(
+    r'"((?:[^"\\\x00-\x1f]|\\.)*)"[ \t\r\n]*:[ \t\r\n]*'
+    r'(?:"((?:[^"\\\x00-\x1f]|\\.)*)"'
+    r"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null|NaN|-?Infinity))"
+    r"[ \t\r\n]*(?:,[ \t\r\n]*)?")
 
 
 def _skip(text: str, i: int) -> int:
@@ -84,7 +94,11 @@ def value_spans(text: str) -> dict[str, list[tuple[int, int]]]:
     """The content spans (characters of ``text``) of the leaves of each
     top-level value of the first JSON object in ``text``, by key (a string
     without its quotes; an empty string, a number or ``null`` whole); ``{}``
-    when there is no object; a reply cut short reads up to the cut."""
+    when there is no object; a reply cut short reads up to the cut.
+
+    A key with a string, number or literal value is read by one match of
+    ``_PAIR`` (what almost every output's fields are); any other value, and
+    a pair ``_PAIR`` does not read, by ``_leaves`` (the same spans)."""
     out: dict[str, list[tuple[int, int]]] = {}
     i = text.find("{")
     if i < 0:
@@ -92,6 +106,20 @@ def value_spans(text: str) -> dict[str, list[tuple[int, int]]]:
     i = _skip(text, i + 1)
     try:
         while i < len(text) and text[i] == '"':
+            pair = _PAIR.match(text, i)
+            if pair is not None:
+                key = pair[1]
+                if "\\" in key:  # escapes: read as JSON reads them (a bad one raises)
+                    key = json.decoder.scanstring(text, i + 1)[0]  # type: ignore[attr-defined]
+                start, end = pair.span(2)
+                if start < 0:  # a number or a literal, whole
+                    out[key] = [pair.span(3)]
+                else:
+                    if "\\" in pair[2]:
+                        json.decoder.scanstring(text, start)  # type: ignore[attr-defined]
+                    out[key] = [(start, end) if end > start else (start - 1, end + 1)]
+                i = pair.end()
+                continue
             key, i = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
             i = _skip(text, i)
             if i >= len(text) or text[i] != ":":
