@@ -11,10 +11,14 @@ transport closes stdin, then sends SIGTERM and SIGKILL to the server's
 process group, each wait bounded; the HTTP transport ends the session with a
 DELETE and closes its connections).
 
-A lost connection (the process exited, the endpoint went away, an HTTP 404
-to the session: the spec's "start a new session") fails the call that met
-it (``MCPConnectionError``, a tool error the model reads); the next call
-reconnects first, once (``_reconnect``), or raises ``MCPReconnectError``.
+A lost connection (the process exited, the endpoint went away) fails the
+call that met it (``MCPConnectionError``, a tool error the model reads); the
+next call reconnects first, once (``_reconnect``), or raises
+``MCPReconnectError``. A session the server no longer knows (an HTTP 404 to
+its id: it expired it, or restarted) is started anew and the request sent
+again, once, within the same call (``ServerCalls._request``: the spec's
+"the client MUST start a new session"; the server refused the request, so
+it runs once).
 
 This module holds the server's configuration, constructors and lifecycle;
 its two halves are its bases: ``_server_tools.ServerTools`` (the
@@ -26,6 +30,7 @@ agentflow's).
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -142,7 +147,10 @@ class MCPServer(ServerTools):
         self._group: anyio.abc.TaskGroup | None = None
         self._stop = anyio.Event()
         self._closed = anyio.Event()
-        self._expired = False
+        self._expired: weakref.WeakSet[ClientSession] = weakref.WeakSet()
+        """The sessions whose id the server answered with HTTP 404."""
+        self._retired: weakref.WeakSet[ClientSession] = weakref.WeakSet()
+        """The sessions closed by a reconnection (their waiting requests fail)."""
         self._reconnecting = anyio.Lock()
         self._failure: Exception | None = None
         self._lost: str | None = None
@@ -265,7 +273,7 @@ class MCPServer(ServerTools):
     async def _connect(self, group: anyio.abc.TaskGroup) -> None:
         """Start a session task in ``group`` (its own stop and closed events);
         a failure is left in ``_failure``."""
-        self._stop, self._closed, self._expired = anyio.Event(), anyio.Event(), False
+        self._stop, self._closed = anyio.Event(), anyio.Event()
         await group.start(self._serve, self._stop, self._closed)
 
     async def _reconnect(self) -> ClientSession:
@@ -285,6 +293,8 @@ class MCPServer(ServerTools):
             if not self.reconnect or self._group is None:
                 raise MCPConnectionError(f"MCP server {self.name!r} ({target}) lost its "
                                          f"connection: {lost}", server=self.name, target=target)
+            if self._session is not None:
+                self._retired.add(self._session)
             self._stop.set()
             await self._closed.wait()
             self._lost, self._failure = None, None
@@ -308,9 +318,11 @@ class MCPServer(ServerTools):
         Never raises but a cancellation: a failure before it is ready is kept
         for ``start``, one after it marks the server ``lost``."""
 
+        session: ClientSession | None = None
+
         def expired() -> None:  # an HTTP 404 to this session's id
-            if not stop.is_set():
-                self._expired = True
+            if session is not None:
+                self._expired.add(session)
 
         ready = False
         try:
