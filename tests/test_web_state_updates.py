@@ -2,8 +2,8 @@
 read by the real ``@ag-ui/client`` (``tests/js/agui_run.mjs``): a snapshot
 first, then JSON Patch deltas (a snapshot per chunk sent the whole output
 each time: bytes growing with the square of its size); an update over the
-cap is not sent and a ``CUSTOM`` event says so, as a tool result over its cap
-is shown cut."""
+cap is not sent and a ``CUSTOM`` event says so (``agentflow.web._agui_caps``:
+every cap of the stream)."""
 
 from __future__ import annotations
 
@@ -87,7 +87,9 @@ async def test_a_state_over_the_cap_is_not_sent_and_the_client_is_told() -> None
     assert all(n["value"]["limit"] == 1000 and n["value"]["bytes"] > 1000 for n in notices)
     shown = got["state"]["output"]["lines"]  # the last state that fitted, a prefix
     assert shown and long["lines"][0].startswith(shown[0]) and len(shown[0]) < 1000
-    assert got["result"]["output"] == long  # whole in RUN_FINISHED's result
+    # RUN_FINISHED under the same cap: the output left out and named (_agui_caps)
+    assert got["result"]["output"] is None
+    assert got["result"]["not_shown"]["fields"][0] == "output"
 
 
 def test_json_patch_ops() -> None:
