@@ -42,7 +42,10 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   attempt (``message_ids``), and the retry's messages take new ids
   (``<call>-<step>-retry<n>``), so a client never appends the retry's text
   to the abandoned one; ``read_run_input`` leaves such messages out of the
-  history a client sends back
+  history a client sends back. A message once ended cannot be flagged, so a
+  step's text message stays open until its attempt cannot be discarded (its
+  tool calls, the next step, the end): a thought between two pieces of text
+  is a reasoning message beside it, and the text after continues it
 * ``complete`` -> ``RUN_FINISHED`` with ``result`` ``{"output", "text",
   "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``), plus
   ``"pending_tool_call_ids"`` when frontend tool calls wait for the client
@@ -212,6 +215,9 @@ class AGUIEncoder:
         if self._text is not None:
             events.append(TextMessageEndEvent(message_id=self._text, metadata=flag))
             self._text = None
+        self._end_reasoning(events, flag)
+
+    def _end_reasoning(self, events: list[BaseEvent], flag: dict[str, Any] | None = None) -> None:
         if self._reasoning is not None:
             events.append(ReasoningMessageEndEvent(message_id=self._reasoning, metadata=flag))
             events.append(ReasoningEndEvent(message_id=self._reasoning))
@@ -222,7 +228,9 @@ class AGUIEncoder:
         ``"-reasoning"``), remembered as the attempt's."""
         retry = f"-retry{self._retries}" if self._retries else ""
         message_id = f"{self._call}-{iteration}{kind}{retry}"
-        self._opened.setdefault(iteration, []).append(message_id)
+        opened = self._opened.setdefault(iteration, [])
+        if message_id not in opened:  # (a step's text after a thought: the same message)
+            opened.append(message_id)
         return message_id
 
     def encode(self, event: Event) -> bytes:
@@ -230,8 +238,8 @@ class AGUIEncoder:
         if isinstance(event, ReasoningChunk):
             if not event.text:
                 return b""
-            if self._reasoning is not None:
-                self._close(out)
+            if self._reasoning is not None:  # (the step's text message is still open)
+                self._end_reasoning(out)
             if self._text is None:
                 self._text = self._step = self._open(event.iteration, "")
                 out.append(TextMessageStartEvent(message_id=self._text, role="assistant"))
@@ -241,8 +249,8 @@ class AGUIEncoder:
         elif isinstance(event, ThinkingChunk):
             if not event.text:
                 return b""
-            if self._text is not None:
-                self._close(out)
+            # (an open text message stays open: the attempt may yet be discarded, and
+            # an ended message cannot be flagged; the step's next text continues it)
             if self._reasoning is None:
                 self._reasoning = self._open(event.iteration, "-reasoning")
                 out.append(ReasoningStartEvent(message_id=self._reasoning))
