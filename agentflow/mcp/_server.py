@@ -23,6 +23,7 @@ import anyio.abc
 from mcp import ClientSession
 
 from agentflow.errors import ToolNameError
+from agentflow.mcp._server_calls import InFlight
 from agentflow.mcp._server_session import ServerSession
 from agentflow.mcp._transports import HTTPTarget, StdioTarget, Target, stdio_target
 from agentflow.tools import TOOL_NAME_PATTERN, Tool
@@ -117,8 +118,7 @@ class MCPServer(ServerSession):
         self._closed = anyio.Event()
         self._expired: weakref.WeakSet[ClientSession] = weakref.WeakSet()
         """The sessions whose id the server answered with HTTP 404."""
-        self._retired: weakref.WeakSet[ClientSession] = weakref.WeakSet()
-        """The sessions closed by a reconnection (their waiting requests fail)."""
+        self._in_flight = InFlight()
         self._reconnecting = anyio.Lock()
         self._failure: Exception | None = None
         self._lost: str | None = None

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
+import anyio
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError as SDKError
 from mcp_types import CONNECTION_CLOSED, INVALID_REQUEST, REQUEST_TIMEOUT
@@ -25,7 +27,7 @@ from agentflow.mcp._results import MCPToolResult, read_result
 from agentflow.mcp._transports import Target
 from agentflow.tools import Tool
 
-__all__ = ["ServerCalls"]
+__all__ = ["InFlight", "ServerCalls"]
 
 
 class _Default:
@@ -36,6 +38,32 @@ class _Default:
 _DEFAULT = _Default()
 _T = TypeVar("_T")
 _EXPIRED = "the server no longer knows the session (it restarted or ended it)"
+
+
+class InFlight:
+    """How many requests wait on each session, and a wait until one has none."""
+
+    def __init__(self) -> None:
+        self._counts: weakref.WeakKeyDictionary[ClientSession, int] = weakref.WeakKeyDictionary()
+        self._drained: weakref.WeakKeyDictionary[ClientSession, anyio.Event] = (
+            weakref.WeakKeyDictionary())
+
+    @contextmanager
+    def on(self, session: ClientSession) -> Iterator[None]:
+        """Count a request on ``session`` while it waits."""
+        self._counts[session] = self._counts.get(session, 0) + 1
+        try:
+            yield
+        finally:
+            self._counts[session] -= 1
+            if not self._counts[session] and (drained := self._drained.pop(session, None)):
+                drained.set()
+
+    async def drained(self, session: ClientSession, limit: float) -> None:
+        """Return once no request waits on ``session``, or after ``limit`` seconds."""
+        if self._counts.get(session):
+            with anyio.move_on_after(limit):
+                await self._drained.setdefault(session, anyio.Event()).wait()
 
 
 class ServerCalls:
@@ -49,7 +77,7 @@ class ServerCalls:
     _session: ClientSession | None
     _lost: str | None
     _expired: weakref.WeakSet[ClientSession]  # the sessions an HTTP 404 answered
-    _retired: weakref.WeakSet[ClientSession]  # the sessions closed to open new ones
+    _in_flight: InFlight
     reconnect: bool
     current_tools: Callable[[], Sequence[Tool]]  # ServerTools': raises when not running
     _reconnect: Callable[[], Awaitable[ClientSession]]  # MCPServer's
@@ -105,8 +133,10 @@ class ServerCalls:
         (an HTTP 404 to its id: it expired it, or restarted) gets a new
         session and the request once more (the MCP spec, Session Management:
         "the client MUST start a new session by sending a new
-        InitializeRequest"; the server refused the request, so it runs once:
-        ``_refused``).
+        InitializeRequest"; the server refused the request, so it runs once).
+        The other requests waiting on the expired session get their own
+        answers before it is closed (``MCPServer._reconnect``): each is sent
+        again only if it too was refused.
 
         Raises:
             MCPTimeoutError / MCPConnectionError / ToolError: as ``_error``
@@ -116,26 +146,20 @@ class ServerCalls:
         """
         session = await self._session_for_call()
         try:
-            return await request(session)
+            with self._in_flight.on(session):
+                return await request(session)
         except SDKError as exc:
-            if not (self.reconnect and self._refused(exc, session)):
+            refused = exc.error.code == INVALID_REQUEST and session in self._expired
+            if not (refused and self.reconnect):
                 raise self._error(exc, what, limit, session) from exc
             if session is self._session:  # (else another call has opened a new one)
                 self._lost = self._lost or _EXPIRED
         session = await self._session_for_call()
         try:
-            return await request(session)
+            with self._in_flight.on(session):
+                return await request(session)
         except SDKError as exc:
             raise self._error(exc, what, limit, session) from exc
-
-    def _refused(self, exc: SDKError, session: ClientSession) -> bool:
-        """Whether ``exc`` says the server refused the request for its session:
-        it answered HTTP 404 (``INVALID_REQUEST`` on a session known
-        expired), or the request was still waiting when a call that met the
-        404 closed the session to open a new one (``_retired``)."""
-        code = exc.error.code
-        return session in self._expired and (code == INVALID_REQUEST or (
-            code == CONNECTION_CLOSED and session in self._retired))
 
     async def _session_for_call(self) -> ClientSession:
         """The open session, reconnected first if its connection was lost.

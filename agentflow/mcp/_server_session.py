@@ -27,7 +27,6 @@ The class holds no state of its own, only the methods, over the attributes
 
 from __future__ import annotations
 
-import weakref
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -61,7 +60,6 @@ class ServerSession(ServerTools):
     _group: anyio.abc.TaskGroup | None
     _stop: anyio.Event
     _closed: anyio.Event
-    _retired: weakref.WeakSet[ClientSession]
     _reconnecting: anyio.Lock
     _failure: Exception | None
     _entered: int
@@ -143,8 +141,9 @@ class ServerSession(ServerTools):
             if not self.reconnect or self._group is None:
                 raise MCPConnectionError(f"MCP server {self.name!r} ({target}) lost its "
                                          f"connection: {lost}", server=self.name, target=target)
-            if self._session is not None:
-                self._retired.add(self._session)
+            old = self._session
+            if old is not None and old in self._expired:  # (its waiting requests answered
+                await self._in_flight.drained(old, self.connect_timeout)  # first: ServerCalls)
             self._stop.set()
             await self._closed.wait()
             self._lost, self._failure = None, None
