@@ -49,11 +49,6 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
 * ``complete`` -> ``RUN_FINISHED`` with ``result`` ``{"output", "text",
   "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``), plus
   ``"pending_tool_call_ids"`` when frontend tool calls wait for the client
-
-No event is larger than the official client reads (it fails a run on one
-event over 10 MB): a tool result is shown cut, a tool call's input split
-across ``TOOL_CALL_ARGS`` deltas, a state update or a ``RUN_FINISHED``
-value over ``MAX_SHOWN_STATE`` bytes left out and named (``_agui_caps``).
 * ``approval_requested`` -> the run ends with an interrupt: ``RUN_FINISHED``'s
   ``outcome`` ``{"type": "interrupt", "interrupts": [{"id": <tool call id>,
   "reason": "tool_approval", "toolCallId", "message", "metadata": {"name",
@@ -70,6 +65,11 @@ value over ``MAX_SHOWN_STATE`` bytes left out and named (``_agui_caps``).
   tool past its retries, an output the model never got valid, an exception
   in middleware. A client that goes away gets nothing more: the call is
   cancelled.
+
+No event is larger than the official client reads (it fails a run on one
+event over 10 MB): a tool result is shown cut, a tool call's input split
+across ``TOOL_CALL_ARGS`` deltas, a state update or a ``RUN_FINISHED``
+value over ``MAX_SHOWN_STATE`` bytes left out and named (``_agui_caps``).
 
 Frontend tools (``RunAgentInput.tools``: CopilotKit's ``useFrontendTool``,
 ``useCopilotAction``) are offered to the model beside the server's tools
