@@ -302,8 +302,8 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
         # key may be another thing's (``version:`` under a CITATION.cff's ``references:``)
     empty = value is None or (rule.many and not value)
     if empty:
-        if found:
-            return DISAGREES
+        if found:  # (found only in a later record: the first's may well be empty)
+            return UNLOCATED_NULL if later_record_only(rule, source) else DISAGREES
         if rule.anchored and rule.mentioned(source):
             return UNLOCATED_NULL
         return ABSENT if absence_confirmed(rule, source) else UNLOCATED_NULL

@@ -44,6 +44,7 @@ from agentflow.grounding.folding import same_text
 from agentflow.grounding.lines import KEY_LINE, indent_of
 from agentflow.grounding.locator_places import example_value
 from agentflow.grounding.locator_rule import Locator
+from agentflow.grounding.sibling_records import later_sibling_only, learn_record
 from agentflow.grounding.void_blocks import live_text
 from agentflow.output.examples import CheckedExample
 
@@ -135,21 +136,26 @@ def in_first_record(rule: Locator, text: str) -> bool:
 
 def later_record_only(rule: Locator, source: str) -> bool:
     """Whether ``rule`` learned ``first_record`` finds values in ``source``, a
-    document of several records, but none in its first (``in_first_record``):
-    what it finds there is a later record's."""
-    return rule.first_record and first_record(source, live_text(source)) is not None and bool(
-        rule.values(source)) and not in_first_record(rule, source)
+    document of several records, but none in its first (``in_first_record``),
+    or finds them only past the first sibling block of the kind it learned
+    (``agentflow.grounding.sibling_records.later_sibling_only``): what it
+    finds there is a later record's."""
+    return (rule.first_record and first_record(source, live_text(source)) is not None and bool(
+        rule.values(source)) and not in_first_record(rule, source)) or later_sibling_only(
+        rule, source)
 
 
 def learn_records(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
-    """``rule`` with ``first_record`` and ``several`` as the examples that
-    fill the field show them (see the module docstring)."""
+    """``rule`` with ``first_record``, ``several`` and ``record``
+    (``agentflow.grounding.sibling_records.learn_record``) as the examples
+    that fill the field show them (see the module docstring)."""
     filled = [e for e in examples if example_value(e, rule.field)]
     first = bool(filled) and not (rule.group or rule.heading or rule.items) and all(
         in_first_record(rule, e.text) for e in filled)
     several = rule.many and rule.continued and any(
         len(_distinct(rule.blocks(e.text))) > 1 for e in filled)
-    return dataclasses.replace(rule, first_record=first, several=several)
+    return dataclasses.replace(rule, first_record=first, several=several,
+                               record=learn_record(rule, examples))
 
 
 def _distinct(blocks: list[list[str]]) -> set[tuple[str, ...]]:

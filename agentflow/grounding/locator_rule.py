@@ -176,6 +176,12 @@ class Locator(LocatorReading):
             first record (``agentflow.grounding.locator_records``: lines
             between blank lines); where the rule finds it only in a later
             record of a document, the value is offered, never pinned.
+        record: the kind of sibling block a single-value rule's examples
+            show its value inside the first of (``agentflow.grounding.
+            sibling_records``: ``under 0 services`` of docker-compose, ``head
+            host`` of ssh_config), or ``""``: where the rule finds the value
+            only in a later such block of a document, null is offered beside
+            it, and it is never pinned.
         several: a continued list rule whose label an example writes twice
             with different items, its value the first block (``agentflow.
             grounding.locator_records``); learned ``False`` where none does:
@@ -219,6 +225,7 @@ class Locator(LocatorReading):
     twins: tuple[Locator, ...] = ()
     first_record: bool = False
     several: bool = False
+    record: str = ""
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
