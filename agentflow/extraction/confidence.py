@@ -21,7 +21,9 @@ model's say-so:
   locator does not find, or a null where it finds one (``DISAGREES``),
   except where the locator finds nothing and the document does not show
   the field empty, or where it finds several different values (the label
-  written twice: two records in one document; a rule without a label,
+  written twice: two records in one document, unless the first of the
+  sibling records its examples write it in holds one, ``agentflow.grounding.
+  locator_siblings``; a rule without a label,
   inside lines, finding more than one) and the output is one of them, or
   where the value holds a clause no example's value shows, or several words
   where every example's is one, or begins with a marker line no example's
@@ -33,7 +35,8 @@ model's say-so:
   located value only in its clean form (``agentflow.grounding.edges``: a
   ``:`` or ``;`` the rule reads as the value's own, ``TODO list for 2.0:``
   to the line's end, cut off), or where the rule finds it only in a later
-  record than every example writes it in (a second stanza's ``Signed-By:``):
+  record than every example writes it in (a second stanza's ``Signed-By:``,
+  a second service's ``image:``; its null then is ``UNLOCATED_NULL``):
   the value is then scored as if the field had no locator; a list likewise
   (its label's blocks differing, its key written where the rule does not
   read it, an item's comment: ``agentflow.grounding.locator_records``). A
@@ -103,6 +106,7 @@ from agentflow.grounding.locator_records import (
     same_block,
     unread_labels,
 )
+from agentflow.grounding.locator_siblings import first_sibling_alone
 from agentflow.grounding.locators import Locator
 from agentflow.grounding.typed_values import found_in
 from agentflow.grounding.void_blocks import void_spans
@@ -311,12 +315,13 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
             required or not absence_shown(rule, source)):
         return None  # (a field the schema requires is never shown empty by a layout)
     if not rule.many and (rule.labelled or not rule.anchored) and len(
-            {" ".join(f.split()) for f in found}) > 1:
+            {" ".join(f.split()) for f in found}) > 1 and not first_sibling_alone(rule, source):
         # its label written twice with different values (a second record), or a rule
         # inside lines without a label finding several (`` = '`` up to ``';``: every
         # assignment, the first by position only): it cannot say which is meant, so
         # it pins none (a rule at a line's start without a label reads the document's
-        # first such line, as in every example: a changelog's header line)
+        # first such line, as in every example: a changelog's header line); unless the
+        # first of the sibling records the examples write it in holds one of them
         return None if any(same_text(f, str(value), clean=True) for f in found) else DISAGREES
     if rule.many and (blocks := differing_blocks(rule, source)):
         # its label's blocks differ (two records), and no example shows the first is meant

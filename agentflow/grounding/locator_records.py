@@ -27,7 +27,10 @@ locator (``agentflow.grounding.locators``) keeps what the examples show of it:
   block is the field's. Where no example does, a document whose blocks
   differ (``Suites:`` of two stanzas; systemd's ``After=`` written twice,
   which adds to the list) leaves the rule unable to say which block, or
-  whether all of them, is meant (``differing_blocks``).
+  whether all of them, is meant (``differing_blocks``). Likewise a single
+  value read in sibling records (``Locator.record``, ``agentflow.grounding.
+  locator_siblings``): an example writes it in two records with different
+  values (``image:`` of each service), the field's the first's.
 * ``unread_labels``: a list rule read after a label, on a document that
   writes the rule's key as a line's key more often than the rule reads a
   value after its label (``url=`` where the examples write ``url = ``):
@@ -44,7 +47,7 @@ from agentflow.grounding.folding import same_text
 from agentflow.grounding.lines import KEY_LINE, indent_of
 from agentflow.grounding.locator_places import example_value
 from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.sibling_records import later_sibling_only, learn_record
+from agentflow.grounding.locator_siblings import later_differs, later_sibling_only, learn_record
 from agentflow.grounding.void_blocks import live_text
 from agentflow.output.examples import CheckedExample
 
@@ -138,7 +141,7 @@ def later_record_only(rule: Locator, source: str) -> bool:
     """Whether ``rule`` learned ``first_record`` finds values in ``source``, a
     document of several records, but none in its first (``in_first_record``),
     or finds them only past the first sibling block of the kind it learned
-    (``agentflow.grounding.sibling_records.later_sibling_only``): what it
+    (``agentflow.grounding.locator_siblings.later_sibling_only``): what it
     finds there is a later record's."""
     return (rule.first_record and first_record(source, live_text(source)) is not None and bool(
         rule.values(source)) and not in_first_record(rule, source)) or later_sibling_only(
@@ -147,15 +150,16 @@ def later_record_only(rule: Locator, source: str) -> bool:
 
 def learn_records(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     """``rule`` with ``first_record``, ``several`` and ``record``
-    (``agentflow.grounding.sibling_records.learn_record``) as the examples
+    (``agentflow.grounding.locator_siblings.learn_record``) as the examples
     that fill the field show them (see the module docstring)."""
     filled = [e for e in examples if example_value(e, rule.field)]
     first = bool(filled) and not (rule.group or rule.heading or rule.items) and all(
         in_first_record(rule, e.text) for e in filled)
-    several = rule.many and rule.continued and any(
-        len(_distinct(rule.blocks(e.text))) > 1 for e in filled)
-    return dataclasses.replace(rule, first_record=first, several=several,
-                               record=learn_record(rule, examples))
+    record = learn_record(rule, examples)
+    several = (rule.many and rule.continued and any(
+        len(_distinct(rule.blocks(e.text))) > 1 for e in filled)) or any(
+        later_differs(dataclasses.replace(rule, record=record), e.text) for e in filled)
+    return dataclasses.replace(rule, first_record=first, several=several, record=record)
 
 
 def _distinct(blocks: list[list[str]]) -> set[tuple[str, ...]]:

@@ -14,6 +14,7 @@ from agentflow.grounding.folding import same_text
 from agentflow.grounding.lines import line_arguments
 from agentflow.grounding.locator_reading import LocatorReading
 from agentflow.grounding.quotes import in_quotes
+from agentflow.grounding.sibling_blocks import record_words
 from agentflow.grounding.value_clauses import clause_break, comment_tail
 from agentflow.grounding.void_blocks import live_text
 
@@ -178,7 +179,7 @@ class Locator(LocatorReading):
             record of a document, the value is offered, never pinned.
         record: the kind of sibling block a single-value rule's examples
             show its value inside the first of (``agentflow.grounding.
-            sibling_records``: ``under 0 services`` of docker-compose, ``head
+            locator_siblings``: ``under 0 services`` of docker-compose, ``head
             host`` of ssh_config), or ``""``: where the rule finds the value
             only in a later such block of a document, null is offered beside
             it, and it is never pinned.
@@ -186,6 +187,10 @@ class Locator(LocatorReading):
             with different items, its value the first block (``agentflow.
             grounding.locator_records``); learned ``False`` where none does:
             a document whose blocks differ is then offered, never pinned.
+            A single-value rule with a ``record`` kind: an example writes its
+            label in two records with different values, its value the first
+            record's; where none does, a document whose records write
+            different values is offered, never pinned.
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -313,6 +318,8 @@ class Locator(LocatorReading):
             under += f" inside a block fenced by {self.fence!r}"
         if self.depth:
             under += f" at nesting depth {self.depth}"
+        if self.record:
+            under += f", in {record_words(self.record)}"
         if self.items:
             return f"{self.field}: every list item (its own lines){under}, in order"
         if self.arg is not None:

@@ -22,8 +22,9 @@ from agentflow.extraction.confidence import (
 )
 from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
+from agentflow.grounding.locator_siblings import later_sibling_only
 from agentflow.grounding.locators import learn_locators
-from agentflow.grounding.sibling_records import later_sibling_only, record_spans
+from agentflow.grounding.sibling_blocks import record_spans
 from agentflow.output.examples import check_examples
 
 
@@ -77,6 +78,9 @@ def test_the_first_services_own_value_stays_pinned() -> None:
     assert _score(Service(image="app:1"), doc, rules, "image") == HELD
     assert _score(Service(), doc, rules, "image") == DISAGREES
     assert _offered(rules["image"], doc)[VALUES_KEY] == ["app:1"]  # the only choice
+    both = BUILD_ONLY.replace("    build: .\n", "    image: app:1\n")  # each service its own:
+    assert _score(Service(image="app:1"), both, rules, "image") == HELD  # the first's is meant
+    assert _score(Service(image="redis:7-alpine"), both, rules, "image") == DISAGREES
 
 
 class Job(BaseModel):
@@ -130,8 +134,9 @@ def test_an_ssh_configs_later_host_block_is_another_record() -> None:
         doc = f"Host *\n    ServerAliveInterval 60\n{gap}Host prod\n    User ops\n"
         assert _score(SshHost(user="ops"), doc, rules, "user") < REVIEW_BELOW
         assert _score(SshHost(), doc, rules, "user") == UNLOCATED_NULL
-    doc = "Host jump\n    User deploy\nHost app\n    Port 2222\n"
-    assert _score(SshHost(user="deploy"), doc, rules, "user") == HELD
+    for doc in ("Host jump\n    User deploy\nHost app\n    Port 2222\n",
+                "Host jump\n    User deploy\nHost app\n    User app\n"):
+        assert _score(SshHost(user="deploy"), doc, rules, "user") == HELD
 
 
 class Remote(BaseModel):

@@ -3,35 +3,26 @@
 ``agentflow.grounding.locator_records`` knows a record as a run of lines
 between blank lines, or a block opened by a line the document writes
 again. Config formats write records as **sibling blocks** too, with or
-without blank lines between them, each opened by a line that names it:
+without blank lines between them, each opened by a line that names it.
+A **record kind** (``record_kinds``: every kind a text writes one of) is
+one of:
 
 * ``under D KEY``: the blocks nested under one mapping key (YAML: a
   docker-compose file's ``services:`` each service, a GitHub Actions
-  workflow's ``jobs:`` each job): each line one level inside the key's
-  line (``agentflow.grounding.depths``; the key's line at depth ``D``)
-  that is a key alone (``web:``) opens one;
+  workflow's ``jobs:`` each job): each line one level inside the first
+  line at depth ``D`` (``agentflow.grounding.depths``) that is ``KEY:``
+  alone, itself a key alone (``web:``), opens one;
 * ``head WORD``: the lines that begin with one keyword and an argument
   (ssh_config's ``Host build-server`` ... ``Host backup``; not a ``key:``
-  or ``key=`` line) each open one;
+  or ``key=`` line, nor a long line of prose) each open one;
 * ``group KIND``: INI-style group lines of one kind (``agentflow.
   grounding.groups``: ``[remote "origin"]`` and ``[remote "fork"]``,
   TOML's ``[[bin]]`` array tables) each open one;
 * ``doc``: the documents of a stream between ``---`` lines (Kubernetes
-  manifests, each a record where it holds a line that is no comment).
+  manifests), each one that holds a line that is no comment.
 
-A single-value rule learns the **record kind** its examples show the value
-in (``learn_record``, ``Locator.record``): every example that fills the
-field writes its value inside the first record of that kind (not before
-it), and the examples show the kind's blocks are records, not fixed keys
-of the format: the first record's name differs from example to example
-(``web:`` and ``db:`` under ``services:``, but never a
-``metadata:`` every example writes), or (``head``, ``group``, ``doc``,
-and YAML blocks that share a key) an example writes two of them. On a
-document of several records of that kind where the rule finds the value
-only past the first (``later_sibling_only``: the first service only
-``build:``s, the second sets ``image:``), the value is another record's:
-the grammar offers null beside it and it is never pinned (``agentflow.
-grounding.locator_offer``, ``agentflow.extraction.confidence``).
+``agentflow.grounding.locator_siblings`` learns which kind a rule's examples
+show its value in.
 """
 
 from __future__ import annotations
@@ -42,12 +33,8 @@ from collections.abc import Sequence
 from agentflow.grounding.depths import line_depths
 from agentflow.grounding.groups import group_key, group_kind
 from agentflow.grounding.lines import KEY_LINE
-from agentflow.grounding.locator_places import example_value
-from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.void_blocks import live_text
-from agentflow.output.examples import CheckedExample
 
-__all__ = ["later_sibling_only", "learn_record", "record_spans"]
+__all__ = ["record_kinds", "record_spans", "record_words", "share_keys"]
 
 _BLOCK_KEY = re.compile(r"[ \t]*([^\s#:\-\[{\"'][^:#]*?|\"[^\"\n]+\"|'[^'\n]+'):"
                         r"[ \t]*(?:&\S+[ \t]*)?(?:#.*)?\r?\Z")
@@ -131,7 +118,7 @@ def _documents(lines: Sequence[str]) -> list[tuple[int, int, str]]:
         line.strip() and not line.lstrip().startswith("#") for line in lines[a:b])]
 
 
-def _kinds(lines: Sequence[str]) -> list[str]:
+def record_kinds(lines: Sequence[str]) -> list[str]:
     """Every record kind ``lines`` write at least one record of."""
     out: list[str] = []
     depths = line_depths([line.rstrip("\r\n") for line in lines])
@@ -148,62 +135,21 @@ def _kinds(lines: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _shown(rule: Locator, text: str, kind: str) -> tuple[int, str, int, bool] | None:
-    """Where ``text`` (an example) writes ``rule``'s value inside its first
-    record of ``kind``: the record's first line, its name, how many records
-    of the kind it writes, and whether two of them share a key line's key;
-    ``None`` where it does not (no such record, or the value before it or
-    past it)."""
-    lines = live_text(text).splitlines(keepends=True)
-    spans = record_spans(lines, kind)
-    if not spans:
-        return None
-    start, end, name = spans[0]
-    if rule.values("".join(lines[:start])) or not rule.values("".join(lines[:end])):
-        return None
-    return start, name, len(spans), _alike(lines, spans)
-
-
-def _alike(lines: Sequence[str], spans: list[tuple[int, int, str]]) -> bool:
+def share_keys(lines: Sequence[str], spans: list[tuple[int, int, str]]) -> bool:
     """Whether two of the records ``spans`` hold a key line of the same key."""
     keys = [{m.group(1).casefold() for line in lines[a + 1:b] if (m := KEY_LINE.match(line))}
             for a, b, _ in spans]
     return any(keys[i] & keys[j] for i in range(len(keys)) for j in range(i + 1, len(keys)))
 
 
-def learn_record(rule: Locator, examples: Sequence[CheckedExample]) -> str:
-    """The record kind the examples show a single-value ``rule``'s value in
-    (see the module docstring), the one whose first record begins first in
-    the first example that fills the field; ``""`` where none does."""
-    filled = [e for e in examples if example_value(e, rule.field)]
-    if rule.many or not filled:
-        return ""
-    best: tuple[int, str] | None = None
-    for kind in _kinds(live_text(filled[0].text).splitlines(keepends=True)):
-        shown = [_shown(rule, e.text, kind) for e in filled]
-        if any(s is None for s in shown):
-            continue
-        seen = [s for s in shown if s is not None]
-        if kind.startswith("under "):  # a name, not a key every example writes
-            records = len({s[1] for s in seen}) > 1 or any(s[2] > 1 and s[3] for s in seen)
-        elif kind == "doc":
-            records = any(s[2] > 1 for s in seen)
-        else:  # two records of differing names in one example
-            records = any(len({name for *_, name in record_spans(
-                live_text(e.text).splitlines(), kind)}) > 1 for e in filled)
-        if records and (best is None or seen[0][0] < best[0]):
-            best = (seen[0][0], kind)
-    return best[1] if best else ""
-
-
-def later_sibling_only(rule: Locator, source: str) -> bool:
-    """Whether ``rule`` learned a record kind (``Locator.record``) finds values
-    in ``source``, a document of several records of that kind, but none up
-    to the end of the first: what it finds is a later record's."""
-    if not rule.record:
-        return False
-    lines = live_text(source).splitlines(keepends=True)
-    spans = record_spans(lines, rule.record)
-    if len(spans) < 2 or not rule.values(source):
-        return False
-    return not rule.values("".join(source.splitlines(keepends=True)[:spans[0][1]]))
+def record_words(kind: str) -> str:
+    """``kind`` in words, for a rule's description: ``the first block under
+    'services:'``."""
+    what, _, arg = kind.partition(" ")
+    if what == "under":
+        return f"the first block under {arg.partition(' ')[2] + ':'!r}"
+    if what == "head":
+        return f"the first block opened by {arg!r}"
+    if what == "group":
+        return f"the first group {arg!r}"
+    return "the first '---' document"
