@@ -100,6 +100,11 @@ def test_a_workflows_second_job_is_another_record() -> None:
     doc = ("name: Release\njobs:\n  call:\n    uses: ./.github/workflows/build.yml\n"
            "  publish:\n    runs-on: ubuntu-24.04\n    steps:\n      - run: twine upload\n")
     assert _score(Job(runs_on="ubuntu-24.04"), doc, rules, "runs_on") < REVIEW_BELOW
+    assert "in the first block under 'jobs:'" in rules["runs_on"].describe()
+    # two jobs of different runners: no example shows the first job's is meant over
+    # another's (each writes one job), so neither is pinned
+    two = doc.replace("    uses: ./.github/workflows/build.yml\n", "    runs-on: macos-14\n")
+    assert _score(Job(runs_on="macos-14"), two, rules, "runs_on") < REVIEW_BELOW
 
 
 class Meta(BaseModel):
