@@ -10,7 +10,12 @@ line: vCards (``BEGIN:VCARD``), iCalendar events (``BEGIN:VEVENT``), nginx
 ``server {`` blocks, blank lines or none between them; a record then also
 ends where the document writes again the line that opened the first
 (``first_record``: the first line the document writes twice, where the
-records it opens are alike). A learned
+records it opens are alike). Config formats write records as sibling
+blocks: the services under a docker-compose file's ``services:``, an
+ssh_config's ``Host`` blocks, git config's ``[remote "*"]`` groups, the
+``---`` documents of a stream (``agentflow.grounding.sibling_blocks``; the
+kind a rule's examples show its value in: ``agentflow.grounding.
+locator_siblings``, ``Locator.record``). A learned
 locator (``agentflow.grounding.locators``) keeps what the examples show of it:
 
 * ``Locator.first_record``: every example that fills the field writes its
