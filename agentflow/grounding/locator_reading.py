@@ -320,6 +320,19 @@ class LocatorReading:
         return bool(self.key) and not (self.marker and not self.heading) and (
             key_mentioned(source, self.key, self.heading))
 
+    def label_written(self, source: str) -> bool:
+        """Whether ``source`` writes the rule's label, whatever follows it: a
+        line the rule reads from (``writes_label``), or, for a rule at a line's
+        start, its key anywhere with something after it (``mentioned``:
+        ``journal = {...}`` as an entry's last field, without the ``},`` the
+        examples end the value with; ``title={`` for ``title = {``). The one
+        test of "the label is written here" that both the grammar (``agentflow.
+        grounding.locator_absence.absence_shown``: never null alone) and the
+        confidence of a null (``agentflow.extraction.confidence``: never sure)
+        ask."""
+        return (self.labelled and self.writes_label(source)) or (
+            self.anchored and self.mentioned(source))
+
     def runs_on(self, source: str) -> bool:
         """Whether a line this single-value rule reads a value from, to the
         line's end, goes on onto a plain next line it does not read
