@@ -125,6 +125,14 @@ def test_digits_inside_the_examples_words_are_no_kind_of_value() -> None:
     assert rules["released"].values("Package: zee\nReleased: soon\n") == []
 
 
+def test_a_code_mostly_of_digits_is_a_figure() -> None:
+    # NW-10452 and 2023-0871: codes of digits, so "please ask in store" is no invoice number
+    from agentflow.grounding.locator_rule import figure
+
+    assert figure("NW-10452") and figure("2023-0871") and figure("8:00 pm") and figure("v1.2.3")
+    assert not figure("Apache-2.0") and not figure("GPL-3.0-only") and not figure("smith2019graphs")
+
+
 class Host(BaseModel):
     host: str | None = None
 

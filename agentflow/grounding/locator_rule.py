@@ -31,12 +31,12 @@ the ``local`` dialect, dropped by every other."""
 
 def figure(value: str) -> bool:
     """Whether ``value`` writes a figure: a token (between whitespace) that
-    holds a digit and no letter (``2019``, ``8:00``, ``1.0.0``, ``£14.20``),
-    what a field of figures shows (``Locator.digit``). Digits inside words
-    (``Apache-2.0``, ``GPL-3.0-only``, ``smith2019graphs``) are no figure: two
-    licenses that both hold a digit teach no kind (``MIT`` is a license too)."""
-    return any(any(c.isdigit() for c in t) and not any(c.isalpha() for c in t)
-               for t in value.split())
+    holds more digits than letters (``2019``, ``8:00``, ``v1.0.0``, ``£14.20``,
+    ``NW-10452``), what a field of figures shows (``Locator.digit``). Digits
+    inside words (``Apache-2.0``, ``GPL-3.0-only``, ``smith2019graphs``) are
+    no figure: two licenses that both hold a digit teach no kind (``MIT`` is a
+    license too)."""
+    return any(sum(c.isdigit() for c in t) > sum(c.isalpha() for c in t) for t in value.split())
 
 
 def block_marker(value: str) -> bool:
