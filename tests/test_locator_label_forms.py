@@ -88,7 +88,7 @@ class Compose(BaseModel):
 
 MIXED = [
     Example("version: '3.8'\ntitle={Shop},\n", Compose(version="3.8", title="Shop")),
-    Example('version: "3"\ntitle = {Wiki},\n', Compose(version="3", title="Wiki")),
+    Example('version: "3"\nTitle = {Wiki},\n', Compose(version="3", title="Wiki")),
 ]
 
 

@@ -98,15 +98,15 @@ def right_for(label: str, right: str, opener: str) -> str:
 def same_label(befores: Sequence[str]) -> bool:
     """Whether ``befores`` (the examples' texts before their values, from
     their lines' content) are one label written with other whitespace
-    around its separator or another opener (``_FAMILY``): ``title={`` and
-    ``title = "``."""
+    around its separator, another letter case or another opener
+    (``_FAMILY``): ``title={``, ``Title = "``."""
     forms = {_form(b) for b in befores}
     return len(forms) == 1 and None not in forms
 
 
 def _form(label: str) -> tuple[str, str, bool] | None:
     parts = _parts(label)
-    return None if parts is None else (parts[0], parts[1], bool(parts[2]))
+    return None if parts is None else (parts[0].casefold(), parts[1], bool(parts[2]))
 
 
 def agreed(befores: Sequence[str], afters: Sequence[str]) -> tuple[str, list[str]] | None:
