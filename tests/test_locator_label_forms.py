@@ -152,3 +152,23 @@ def test_a_labelled_value_of_another_kind_is_unchecked_never_a_later_label_s() -
         confidence, _ = field_confidence(Host(host=value), doc, {}, {"host": rule})
         assert confidence["host"] < REVIEW_BELOW
     assert not absence_shown(rule, doc)  # the label is written: the grammar keeps the field open
+
+
+class Meta(BaseModel):
+    name: str | None = None
+    license: str | None = None
+
+
+METAS = [
+    Example('{\n  "name": "tidy",\n  "license": "MIT",\n  "private": true\n}\n',
+            Meta(name="tidy", license="MIT")),
+    Example('{\n  "license": "ISC",\n  "name": "rgb",\n  "private": false\n}\n',
+            Meta(name="rgb", license="ISC")),
+]
+
+
+def test_a_quoted_key_is_a_key_however_spaced() -> None:
+    rule = learn_locators(check_examples(METAS, Meta), Meta)["name"]
+    assert rule.left == '"name": "'
+    assert rule.values('{"license":"0BSD","name":"zed"}\n') == []  # not at a line's start
+    assert rule.values('{\n  "name":"zed",\n  "license" : "0BSD",\n}\n') == ["zed"]

@@ -38,11 +38,11 @@ CLOSER = {"{": "}", '"': '"', "'": "'"}
 """Each opener a label may end with and the closer that ends its value."""
 _FAMILY = {"{": '{"\'', '"': "\"'", "'": "'\""}
 """The openers a label's opener stands for (its own first)."""
-_LABEL = re.compile(r"(?P<key>.*?[\w\])])(?P<sep>[ \t]*[:=][ \t]*)(?P<open>[{\"'][ \t]*)?\Z",
+_LABEL = re.compile(r"(?P<key>.*?[\w\])\"'])(?P<sep>[ \t]*[:=][ \t]*)(?P<open>[{\"'][ \t]*)?\Z",
                     re.DOTALL)
 """A label with a separator: a key ending with a word character (or a
-bracket: ``Name[de]=``), ``:`` or ``=`` with whitespace around it, and an
-opener."""
+bracket, ``Name[de]=``; a quote, ``"name": ``), ``:`` or ``=`` with
+whitespace around it, and an opener."""
 
 
 def _parts(label: str) -> tuple[str, str, str] | None:
