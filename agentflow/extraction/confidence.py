@@ -274,7 +274,7 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     continued label's blocks differ (two records) and no example shows the
     first is meant, ``None`` when it is one of them, else ``DISAGREES``;
     where the document writes its key on lines the rule does not read
-    (``url=`` beside ``url = ``), or an item holds a comment no example's
+    (``url:`` beside ``url = ``), or an item holds a comment no example's
     item shows: ``None``. A value the rule finds only in a later record of
     the document, where every example writes it in the first
     (``Locator.first_record``): ``None``. A rule whose ``twins``
@@ -328,7 +328,7 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
         items = [str(v) for v in value]
         return None if any(same_block(items, b) for b in blocks) else DISAGREES
     if rule.many and unread_labels(rule, source):
-        return None  # its key written on lines the rule does not read (``url=`` beside the
+        return None  # its key written on lines the rule does not read (``url:`` beside the
         # examples' ``url = ``): the list it reads may miss items
     if not all(rule.pins(str(v)) for v in (value if rule.many else [value])):
         return None  # a clause or words no example's value (item) shows: it may have read past
