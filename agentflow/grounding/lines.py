@@ -34,8 +34,10 @@ from agentflow.grounding.quotes import QUOTES, past_escaped, past_quote
 __all__ = [
     "KEY_LINE",
     "continuation",
+    "continuation_to_key",
     "cuts_line",
     "indent_of",
+    "key_column",
     "line_arguments",
     "line_around",
     "line_at",
@@ -145,6 +147,31 @@ def continuation(lines: list[str], i: int) -> list[str]:
 
 
 _KEY_START = re.compile(r"[^\W\d][\w.-]*[ \t]*[:=]")
+
+
+def key_column(line: str) -> int:
+    """The column where ``line``'s first word begins (tabs to multiples of 8):
+    its key's column, past a list marker (``uses`` of ``  - uses: x`` is at
+    column 4); the line's width when it writes no word."""
+    match = re.search(r"\w", line)
+    return len((line if match is None else line[:match.start()]).expandtabs(8))
+
+
+def continuation_to_key(lines: list[str], i: int) -> list[str]:
+    """``continuation(lines, i)`` up to the first line that begins with a key
+    (``name:``, ``name =``) at or left of the column of ``lines[i]``'s own
+    first word (``key_column``): a sibling key of the same mapping, not a
+    part of the value (YAML ``- uses: x`` / ``  with:`` under it: ``with``
+    is the list item's next key, as ``uses`` is; a folded RFC 822 header's
+    continuation lines are all right of its key's column, so it keeps
+    them all)."""
+    column = key_column(lines[i])
+    out = continuation(lines, i)
+    for n, line in enumerate(out):
+        if indent_of(line) <= column and _KEY_START.match(line.strip()):
+            return out[:n]
+    return out
+
 _FIRST_WORD = re.compile(r"\s*(\w+)")
 _MARKED = re.compile(r"[^\S\n]*(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[^\S\n]")  # a list marker (_LINE's)
 

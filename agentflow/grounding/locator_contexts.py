@@ -22,6 +22,7 @@ from agentflow.grounding.locator_places import (
     lead,
     next_word,
     one_line,
+    over_key,
     seen_at,
     tail,
 )
@@ -44,6 +45,7 @@ def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample],
     seen: list[Seen] = []
     split: str | None = None
     continued = False
+    keyed = False  # a value runs on over a sibling key's line (``Locator.keyed``)
     once = True  # each example writes the field in one place (a label once)
     for example in examples:
         value = example_value(example, name)
@@ -68,6 +70,7 @@ def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample],
         seen += places
         once = once and len(places) == 1
         continued = continued or any(p.continued for p in places)
+        keyed = keyed or any(p.continued and over_key(p, example.text) for p in places)
     if not seen:
         return None
     befores = [s.before[len(s.lead):] for s in seen]
@@ -96,9 +99,9 @@ def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample],
     marker = None if anchored else marker_kind(befores)
     if marker is not None:  # numbered items (``1. `` ``2. ``): read as a bullet's
         return Locator(name, marker, True, right, split, many, continued, marker=True,
-                       right_word=word)
+                       right_word=word, keyed=keyed)
     if (not left.strip() and not anchored) or len(left) > MAX_CONTEXT:
         return None
     paragraph = any(s.paragraph for s in seen)
     return Locator(name, left, anchored, right, split, many, continued, paragraph=paragraph,
-                   right_word=word)
+                   right_word=word, keyed=keyed)

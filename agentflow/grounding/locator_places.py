@@ -12,14 +12,20 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentflow.grounding.lines import KEY_LINE, continuation, paragraph_continuation, word_after
+from agentflow.grounding.lines import (
+    KEY_LINE,
+    continuation,
+    continuation_to_key,
+    paragraph_continuation,
+    word_after,
+)
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.quotes import QUOTES, past_escaped
 from agentflow.grounding.tokens import cuts_token
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["Seen", "block_of", "closest", "common_end", "common_start", "example_value", "lead",
-           "next_word", "one_line", "places_at", "right_end", "seen_at", "tail"]
+           "next_word", "one_line", "over_key", "places_at", "right_end", "seen_at", "tail"]
 
 
 def example_value(example: CheckedExample, name: str) -> Any:
@@ -149,6 +155,15 @@ def block_of(places: list[Seen], text: str) -> Seen | None:
         offset += len(line) + 1
     last = places[-1]
     return Seen(first.line, first.start, last.end, first.before, last.after, first.lead, True)
+
+
+def over_key(place: Seen, text: str) -> bool:
+    """Whether ``place`` (a value over continuation lines) runs on over a
+    line that begins with a key at its own line's key column (``agentflow.
+    grounding.lines.continuation_to_key``): the examples show such lines
+    carry the value (``Locator.keyed``)."""
+    return len(continuation_to_key(text[place.line:].split("\n"), 0)) < text[
+        place.line:place.end].count("\n")
 
 
 def common_end(texts: Sequence[str]) -> str:

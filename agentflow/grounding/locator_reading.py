@@ -22,6 +22,7 @@ from agentflow.grounding.items import own_items
 from agentflow.grounding.label_forms import label_at, right_for
 from agentflow.grounding.lines import (
     continuation,
+    continuation_to_key,
     line_arguments,
     paragraph_continuation,
     unfolded_to,
@@ -67,6 +68,7 @@ class LocatorReading:
     group: str
     depth: int | None
     fence: str
+    keyed: bool
 
     @property
     def labelled(self) -> bool:
@@ -81,6 +83,16 @@ class LocatorReading:
         """The field's key as a document writes it: the ``heading``, else
         ``left`` less separators and spaces (``Requires`` of ``Requires: ``)."""
         return self.heading or self.left.strip(" \t:=;,([{<>}]).-")
+
+    def follows(self, lines: list[str], i: int) -> list[str]:
+        """The lines after ``lines[i]`` a continued value read there runs on
+        over: its paragraph's (``paragraph``), else its continuation lines
+        (``agentflow.grounding.lines.continuation``) up to a sibling key
+        (``continuation_to_key``: ``with:`` under ``- uses: x``), past such
+        keys only where an example's value runs over them (``keyed``)."""
+        if self.paragraph:
+            return paragraph_continuation(lines, i)
+        return continuation(lines, i) if self.keyed else continuation_to_key(lines, i)
 
     def region(self, source: str) -> str:
         """``source`` as the rule reads it: under a ``group``, only the lines of
@@ -147,7 +159,7 @@ class LocatorReading:
         if not self.labelled or self.arg is not None or self.heading:
             return False
         lines = self.region(live_text(source)).splitlines()
-        follows = paragraph_continuation if self.paragraph else continuation
+        follows = self.follows
         return any(any(not r.strip() for r in self._in_line(line, empty=True))
                    and not (self.continued and follows(lines, i))
                    and not value_below(lines, i, self.lines) for i, line in self._read(lines))
@@ -161,7 +173,7 @@ class LocatorReading:
         if not self.continued or not self.labelled or self.arg is not None or self.heading:
             return False
         lines = self.region(live_text(source)).splitlines()
-        follows = paragraph_continuation if self.paragraph else continuation
+        follows = self.follows
         return any(any(not raw.strip() for raw in self._in_line(line, empty=True))
                    and follows(lines, i) for i, line in self._read(lines))
 
@@ -173,7 +185,7 @@ class LocatorReading:
         if not self.continued:
             return False
         lines = self.region(live_text(source)).splitlines()
-        follows = paragraph_continuation if self.paragraph else continuation
+        follows = self.follows
         return any(self._in_line(line, empty=True) and any(
             r.strip() for r in follows(lines, i)) for i, line in self._read(lines))
 
@@ -245,7 +257,7 @@ class LocatorReading:
         out: list[list[str]] = []
         for i, line in self._read(lines):
             for raw in self._in_line(line, empty=True):  # the value may begin on the next line
-                rest = (paragraph_continuation if self.paragraph else continuation)(lines, i)
+                rest = self.follows(lines, i)
                 if not self.many:
                     text = "\n".join([raw, *lines[i + 1:i + 1 + len(rest)]])
                     if whole := read_items(text, None, unquote=self._unquotes):
@@ -351,5 +363,5 @@ class LocatorReading:
         if self.many or self.right or self.paragraph or self.items or self.arg is not None:
             return False
         lines = self.region(live_text(source)).splitlines()
-        return any(runs_on(lines, i, self.continued) for i, line in enumerate(lines)
+        return any(runs_on(lines, i, self.continued, self.follows) for i, line in enumerate(lines)
                    if any(raw.strip() for raw in self._in_line(line)))

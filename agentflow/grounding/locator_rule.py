@@ -174,6 +174,17 @@ class Locator(LocatorReading):
             a Markdown page's front matter), or ``""``: the rule then reads
             only inside such blocks (never a key in a code block of the body,
             nor in a page without the block).
+        keyed: under ``continued``, an example's value runs on over a
+            continuation line that begins with a key at its own key's column
+            (``agentflow.grounding.lines.continuation_to_key``); learned
+            ``False`` where none does: a value then stops before such a
+            line (YAML ``- uses: x`` followed by ``  with:``, a sibling key
+            and its block, is ``x``).
+        head: for a single value, the head every example's value begins with
+            (``agentflow.grounding.value_heads``: ``actions/checkout@``),
+            learned where an example's label also holds a value without it
+            (another ``- uses:``), else ``""``: a value without it is then
+            offered, but never pinned (``pins``).
         marked: a single value may begin with a line of punctuation alone
             followed by more lines (a YAML block scalar's ``>-`` or ``|``
             indicator, ``block_marker``); learned ``False`` where no
@@ -239,6 +250,8 @@ class Locator(LocatorReading):
     shown_across: bool = True
     depth: int | None = None
     fence: str = ""
+    keyed: bool = False
+    head: str = ""
     marked: bool = False
     twins: tuple[Locator, ...] = ()
     first_record: bool = False
@@ -264,13 +277,15 @@ class Locator(LocatorReading):
         have read past the value; nor one wrapped in quotes where no example's
         value begins with a quoted string (``quoted``): its quotes may be the
         document's syntax; nor one that begins with a marker line no example's
-        value begins with (``marked``, ``block_marker``)."""
+        value begins with (``marked``, ``block_marker``), nor one without the
+        head every example's value begins with (``head``)."""
         if self.many:
             return self.comments or not comment_tail(value)
         return (self.marked or not block_marker(value)) and (
             self.clauses or not clause_break(value)) and (
             self.comments or not comment_tail(value)) and (
-            self.spaced or len(value.split()) <= 1) and (self.quoted or not in_quotes(value))
+            self.spaced or len(value.split()) <= 1) and (self.quoted or not in_quotes(value)) and (
+            value.strip().casefold().startswith(self.head))
 
     def label_lines(self, source: str) -> int:
         """How many lines of ``source`` (inside the rule's ``group`` and

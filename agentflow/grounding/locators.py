@@ -22,8 +22,11 @@ says where its value is written, as literal text on the value's line:
   that are indented deeper than it, as RFC 822 / deb822 headers, DEP-5
   fields, e-mail headers and YAML block scalars write a long value). A
   single value is then the whole block, from after ``left`` to the end of
-  its last continuation line (never cut in the middle); a list's items are
-  the block's lines (each split by ``split`` when set). Learned when an
+  its last continuation line (never cut in the middle), up to a line that
+  begins with a key at its own key's column (a sibling key and its block:
+  ``  with:`` under ``- uses: x``; ``Locator.keyed``: unless an example's
+  value runs over one); a list's items are the block's lines (each split
+  by ``split`` when set). Learned when an
   example's value spans such lines (a string across them, or a list whose
   items are the label line's rest and its continuation lines); for a single
   string that runs to the end of its line, also when no example shows
@@ -166,6 +169,7 @@ from agentflow.grounding.marked_types import (
 from agentflow.grounding.quotes import opens_quote
 from agentflow.grounding.token_shapes import value_shapes
 from agentflow.grounding.value_clauses import clause_break, comment_tail
+from agentflow.grounding.value_heads import value_head
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["VALUES_KEY", "Locator", "apply_locators", "is_loose", "learn_locator", "learn_locators",
@@ -301,8 +305,8 @@ def _context_rule(name: str, many: bool, examples: Sequence[CheckedExample],
     elif filled < 2 and not KEY_LABEL.match(rule.left):
         return None, True  # one example's line start: a label only if it reads as a key
     elif len(examples) > 1 and not all(
-            _held_out(name, many, examples, i, rule.split, rule.continued, rule.paragraph,
-                      rule.right, rule.right_word, rule.group, like)
+            _held_out(name, many, examples, i, rule.split, (rule.continued, rule.keyed),
+                      rule.paragraph, rule.right, rule.right_word, rule.group, like)
             for i in range(len(examples))):
         return None, True
     return headed(_with_kind(rule, examples), examples, like), True
@@ -351,8 +355,10 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
               and v.strip()]
     if not values:
         return rule
+    read = [v for e in examples for v in rule.values(e.text)]
     return dataclasses.replace(
-        rule, letter=all(any(c.isalpha() for c in v) for v in values),
+        rule, head=value_head(values, read),
+        letter=all(any(c.isalpha() for c in v) for v in values),
         digit=all(figure(v) for v in values),
         clauses=any(clause_break(v) for v in values),
         comments=any(comment_tail(v) for v in values),
@@ -360,14 +366,15 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
 
 
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
-              split: str | None = None, continued: bool = False,
+              split: str | None = None, continued: tuple[bool, bool] = (False, False),
               paragraph: bool = False, right: str = "", right_word: str = "",
               group: str = "", like: Seen | None = None) -> bool:
     """Whether the rule learned without example ``i`` holds on it (true when
     the others teach no rule; ``split``: the separator of the rule learned
     from all, which others that write one item a line cannot show;
     ``continued``: likewise, whether values run on over continuation lines,
-    as all the examples together show it; ``right_word``: likewise, the word
+    and over a sibling key's line (``Locator.keyed``), as all the examples
+    together show it; ``right_word``: likewise, the word
     after ``right`` all the examples write, which one alone may write otherwise;
     ``group``: likewise, the group all the examples write the field under;
     ``like``: each value placed as the rule's were, ``learn_locator``)."""
@@ -375,9 +382,11 @@ def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
     rule = learn_locator(name, many, rest, like)
     if rule is not None and rule.split is None and split is not None:
         rule = dataclasses.replace(rule, split=split)  # the others had one item a line
-    if rule is not None and (rule.continued, rule.paragraph) != (continued, paragraph) and (
+    if rule is not None and (rule.continued, rule.paragraph) != (continued[0], paragraph) and (
             not rule.right):  # what all the examples show
-        rule = dataclasses.replace(rule, continued=continued, paragraph=paragraph)
+        rule = dataclasses.replace(rule, continued=continued[0], paragraph=paragraph)
+    if rule is not None and continued[1]:
+        rule = dataclasses.replace(rule, keyed=True)
     if rule is not None and rule.right == right:
         rule = dataclasses.replace(rule, right_word=right_word)
     if rule is not None and group:

@@ -45,6 +45,7 @@ an example writes as it is (a heading); a form or a PDF's text layer writes
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from agentflow.grounding.lines import KEY_LINE, continuation, paragraph_continuation
 
@@ -70,11 +71,13 @@ def comment_tail(value: str) -> bool:
     return _COMMENT.search(value.strip()) is not None
 
 
-def runs_on(lines: list[str], i: int, continued: bool) -> bool:
+def runs_on(lines: list[str], i: int, continued: bool,
+            follows: Callable[[list[str], int], list[str]] = continuation) -> bool:
     """Whether the value on line ``i`` of ``lines`` (with its continuation
-    lines, when ``continued``) goes on onto a plain next line, or its last
-    line ends in a line join (``joins``; see the module docstring)."""
-    last = i + (len(continuation(lines, i)) if continued else 0)
+    lines, when ``continued``: those ``follows`` gives) goes on onto a plain
+    next line, or its last line ends in a line join (``joins``; see the
+    module docstring)."""
+    last = i + (len(follows(lines, i)) if continued else 0)
     if joins(lines[last]) and last + 1 < len(lines):
         return True  # a line join: the next line is this one's rest
     after = paragraph_continuation(lines, last)
