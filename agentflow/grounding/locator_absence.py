@@ -127,11 +127,21 @@ def shares_layout(rule: Locator, source: str) -> bool:
     other than ``rule``'s own label (all of them, when they are fewer; one,
     when an example leaves the field empty, ``Locator.shown_empty``: the
     examples show how its absence looks; none: nothing shows a layout), and
-    at least half of them."""
-    keys = set(rule.layout) - {_own_key(rule)}
-    written = len(keys & layout_keys(source))
-    need = 1 if rule.shown_empty else min(LAYOUT_MIN_KEYS, len(keys))
-    return written >= max(1, need) and 2 * written >= len(keys)
+    at least half of them; or so of the keys every example writes
+    (``Locator.skeleton``: one example's dependency names or job names do
+    not make the layout a document must share)."""
+    own, written = {_own_key(rule)}, layout_keys(source)
+    return any(_written_enough(set(keys) - own, written, rule.shown_empty)
+               for keys in (rule.layout, rule.skeleton))
+
+
+def _written_enough(keys: set[str], written: frozenset[str], shown_empty: bool) -> bool:
+    """Whether ``written`` (a document's keys) holds at least ``LAYOUT_MIN_KEYS``
+    of ``keys`` (all of them when fewer; one where ``shown_empty``), and at
+    least half of them."""
+    count = len(keys & written)
+    need = 1 if shown_empty else min(LAYOUT_MIN_KEYS, len(keys))
+    return count >= max(1, need) and 2 * count >= len(keys)
 
 
 def absence_shown(rule: Locator, source: str) -> bool:

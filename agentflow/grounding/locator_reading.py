@@ -81,8 +81,9 @@ class LocatorReading:
     @property
     def key(self) -> str:
         """The field's key as a document writes it: the ``heading``, else
-        ``left`` less separators and spaces (``Requires`` of ``Requires: ``)."""
-        return self.heading or self.left.strip(" \t:=;,([{<>}]).-")
+        ``left`` less separators, quotes and spaces (``Requires`` of ``Requires: ``,
+        ``authors`` of ``authors = ["``)."""
+        return self.heading or self.left.strip(" \t:=;,([{<>}]).-\"'")
 
     def follows(self, lines: list[str], i: int) -> list[str]:
         """The lines after ``lines[i]`` a continued value read there runs on

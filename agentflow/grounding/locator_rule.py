@@ -111,6 +111,10 @@ class Locator(LocatorReading):
         layout: the keys the examples' lines begin with (``agentflow.
             grounding.locator_absence.layout_keys``): whether a document
             where the rule finds nothing is written the examples' way.
+        skeleton: the keys every example's lines begin with (of ``layout``:
+            ``name``, ``version`` of two manifests, not one's dependency
+            names): a document that writes them is written the examples'
+            way too (``agentflow.grounding.locator_absence.shares_layout``).
         shown_empty: an example leaves the field empty (null, an empty
             list): the examples show how its absence looks.
         heading: for a list rule without a label (``- `` items, every list
@@ -234,6 +238,7 @@ class Locator(LocatorReading):
     letter: bool = False
     digit: bool = False
     layout: tuple[str, ...] = ()
+    skeleton: tuple[str, ...] = ()
     shown_empty: bool = False
     heading: str = ""
     clauses: bool = True

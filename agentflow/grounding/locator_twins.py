@@ -34,12 +34,30 @@ from agentflow.grounding.locator_places import Seen, example_value, places_at
 from agentflow.grounding.locator_rule import Locator
 from agentflow.output.examples import CheckedExample
 
-__all__ = ["KEY_LABEL", "MAX_PLACES", "anchors", "twinned"]
+__all__ = ["KEY_LABEL", "MAX_PLACES", "anchors", "key_label", "twinned"]
 
 KEY_LABEL = re.compile(r"[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=][ \t]*\Z")
 """A key of a ``key: value`` / ``key=value`` line (``Version: ``, ``ExecStart=``,
 ``path = ``): the only line start one example alone makes a label of, and the
 label ``twinned`` prefers."""
+
+_ITEM_KEY = re.compile(r"(?:[-*+][ \t]+)?(?P<key>[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=][ \t]*)"
+                       r"(?P<open>[\"'{\[(]?)\Z")
+_CLOSE = {'"': '"', "'": "'", "{": "}", "[": "]", "(": ")"}
+
+
+def key_label(left: str, right: str) -> bool:
+    """Whether a label ``left`` (the value up to ``right``) reads as a key
+    (``KEY_LABEL``), also after a list marker (YAML ``- cron: ``) and before
+    the opener of a quoted or bracketed value that ``right`` closes
+    (``- cron: '`` up to ``'``, ``journal = {`` up to ``},``): the line
+    starts one example alone makes a label of."""
+    match = _ITEM_KEY.match(left)
+    if match is None:
+        return False
+    opener = match.group("open")
+    return not opener or right.startswith(_CLOSE[opener])
+
 
 MAX_PLACES = 8
 """The most places ``anchors`` learns from: a value the first example writes

@@ -157,7 +157,7 @@ from agentflow.grounding.locator_parts import grouped, headed
 from agentflow.grounding.locator_places import Seen, example_value
 from agentflow.grounding.locator_records import learn_records
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator, block_marker, figure
-from agentflow.grounding.locator_twins import KEY_LABEL, anchors, twinned
+from agentflow.grounding.locator_twins import anchors, key_label, twinned
 from agentflow.grounding.marked_types import (
     is_derived,
     is_text,
@@ -238,10 +238,12 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
         if rules:
             kept[name] = twinned(rules)
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
+    skeleton = tuple(sorted(frozenset.intersection(*(layout_keys(e.text) for e in examples))))
     lines = tuple(sorted(set().union(*(layout_lines(e.text) for e in examples))))
     across = any(rule.reads_across(e.text) for rule in kept.values() for e in examples
                  if example_value(e, rule.field))  # the format's continuation lines carry values
-    kept = {name: _finished(rule, examples, layout, lines, across) for name, rule in kept.items()}
+    kept = {name: _finished(rule, examples, (layout, skeleton), lines, across)
+            for name, rule in kept.items()}
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[key] = kept
@@ -260,16 +262,19 @@ def _contextless(name: str, many: bool, examples: Sequence[CheckedExample]) -> L
     return headed(_with_kind(rule, examples), examples)  # each example shows the same place
 
 
-def _finished(rule: Locator, examples: Sequence[CheckedExample], layout: tuple[str, ...],
-              lines: tuple[str, ...], across: bool) -> Locator:
+def _finished(rule: Locator, examples: Sequence[CheckedExample],
+              layout: tuple[tuple[str, ...], tuple[str, ...]], lines: tuple[str, ...],
+              across: bool) -> Locator:
     """``rule`` (and its twins) with what every rule keeps of the examples: their
-    ``layout`` and ``lines``, ``shown_empty``, ``shapes``, ``shown_below``,
+    ``layout`` (every example's keys, and the ``skeleton`` all of them write)
+    and ``lines``, ``shown_empty``, ``shapes``, ``shown_below``,
     ``shown_across`` (``across``: an example's value of some field runs across
     continuation lines), and
     the records they write it in (``agentflow.grounding.locator_records``)."""
     name = rule.field
     return dataclasses.replace(
-        learn_records(rule, examples), layout=layout, lines=lines, shown_empty=any(
+        learn_records(rule, examples), layout=layout[0], skeleton=layout[1], lines=lines,
+        shown_empty=any(
             not example_value(e, name) for e in examples), shapes=_shapes(name, examples),
         shown_below=any(rule.begins_below(e.text) for e in examples) or not rule.continued,
         shown_across=across or rule.many or not rule.continued,
@@ -302,8 +307,9 @@ def _context_rule(name: str, many: bool, examples: Sequence[CheckedExample],
         # line): generalised, so it needs two examples that fill the field
         if filled < 2:
             return None, True
-    elif filled < 2 and not KEY_LABEL.match(rule.left):
+    elif filled < 2 and not key_label(rule.left, rule.right):
         return None, True  # one example's line start: a label only if it reads as a key
+        # (after a list marker, before a quote the value's end closes: ``- cron: '``)
     elif len(examples) > 1 and not all(
             _held_out(name, many, examples, i, rule.split, (rule.continued, rule.keyed),
                       rule.paragraph, rule.right, rule.right_word, rule.group, like)
