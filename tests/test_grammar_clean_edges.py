@@ -59,3 +59,14 @@ def test_the_grammar_spells_the_unit_wise_terminal() -> None:
         {"type": "null"}]}}, "required": ["name"], "additionalProperties": False}
     grammar = substring_grammar(schema, SOURCES[1], JSON_SEPARATORS)
     assert grammar is not None and _CLEAN_EDGES in grammar.splitlines()
+
+
+def test_whole_lines_with_clean_edges_are_offered_clean_ones() -> None:
+    """A ``Grounded(whole_lines=True, clean=True)`` field: its lines are held to
+    clean edges too (``environment:`` is a whole line verification refuses)."""
+    schema = {"type": "object", "properties": {"a": {
+        "type": "string", "x-grounded": "whole_lines", "x-grounded-clean": True}},
+        "required": ["a"], "additionalProperties": False}
+    grammar = substring_grammar(schema, SOURCES[1], JSON_SEPARATORS)
+    assert grammar is not None and "(SOURCE_LINES & CLEAN_EDGES)" in grammar
+    assert _CLEAN_EDGES in grammar.splitlines()
