@@ -146,9 +146,9 @@ async def extract_many(
             (``agentflow.extraction.recall``).
         allow_partial: a chunked document whose chunk failed still yields the
             other chunks' merged output, with the missing ranges in ``chunks``;
-            a document read in one request whose optional top-level fields'
-            values could not be placed after the retries keeps its other
-            fields, those null and flagged (``ExtractResult.dropped``, why;
+            a document (or chunk) whose optional top-level fields' values
+            could not be placed after the retries keeps its other fields,
+            those null and flagged (``ExtractResult.dropped``, why;
             ``agentflow.extraction.dropped``).
         max_chars: cut each document to this many characters (at a natural
             boundary); the result's ``truncated`` says so. A cut document

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from agentflow.batch import extract_many
 from agentflow.errors import GroundingError
 from agentflow.extraction._report_fields import field_notes
+from agentflow.extraction.budget import Chunking
 from agentflow.extraction.confidence import REVIEW_BELOW
 from agentflow.extraction.dropped import DROPPED
 from agentflow.extraction.records import to_record
@@ -61,3 +62,15 @@ async def test_under_allow_partial_the_field_is_dropped_flagged_and_named() -> N
 async def test_a_field_that_may_not_be_null_still_fails_the_record() -> None:
     result = await _run({**ANSWER, "key": "jones2020"}, allow_partial=True)
     assert not result.ok and isinstance(result.error, GroundingError)
+
+
+async def test_a_chunked_document_drops_only_what_no_chunk_placed() -> None:
+    """Each chunk's unplaceable fields are dropped in that chunk; the record
+    names those no chunk placed (``key`` is placed by the first chunk only)."""
+    text = DOC + "\n" + "Notes: the tidal models were run twice over the summer.\n" * 3
+    model = FunctionModel(lambda request: json.dumps(ANSWER))
+    (long,) = [r async for r in extract_many(model, [text], Entry, allow_partial=True,
+                                             chunking=Chunking(max_chars=80))]
+    assert long.ok and long.chunks is not None and long.chunks.total > 1
+    assert long.output.key == "smith2023" and long.output.journal is None
+    assert set(long.dropped) == {"journal"} and "journal" in long.needs_review

@@ -1,9 +1,10 @@
 """Fields whose value could not be placed in the document, dropped from an
 otherwise placed record (``allow_partial``).
 
-A document read in one request whose output still fails grounding after the
-retries (``GroundingError``: a value not in the document, or one verification
-refuses, ``ends with ','``) fails whole by default, its other fields with it.
+A document (or a long document's chunk) whose output still fails grounding
+after the retries (``GroundingError``: a value not in the document, or one
+verification refuses, ``ends with ','``) fails whole by default, its other
+fields with it.
 Under ``allow_partial`` (``--allow-partial``), when every field the error
 names is a top-level field the schema lets be null, the record is kept
 instead: those fields null, each rated ``DROPPED`` (below
@@ -11,8 +12,11 @@ instead: those fields null, each rated ``DROPPED`` (below
 ``needs_review``) and named under ``dropped`` with why its value was
 refused (the record's ``dropped``, the review page's note). The other
 fields are grounded again as the engine grounds them (their spans); where
-they no longer pass (a degenerate output), the record fails as before. Never
-a silent ``ok``: the record says which fields were dropped and why.
+they no longer pass (a degenerate output), the record fails as before. A
+chunk's dropped fields are named by the record only where no other chunk
+placed a value for them (``agentflow.extraction.chunked``); a document cut
+at ``max_chars`` is read again whole instead, as without ``allow_partial``.
+Never a silent ``ok``: the record says which fields were dropped and why.
 """
 
 from __future__ import annotations

@@ -222,8 +222,10 @@ async def _extract_text(
         return dataclasses.replace(result, truncated=truncated) if truncated else result
 
     async def call(piece: str, chunk_output: Any) -> ExtractResult:
-        return await _extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
-                                  settings.ground, settings.examples)
+        result = await _extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
+                                    settings.ground, settings.examples)
+        return without_unplaceable(result, chunk_output, piece, settings.ground) if (
+            settings.allow_partial) else result
 
     outcome: DocumentOutcome = await extract_chunks(
         item.id, text, output, budget, call, calls, passes=settings.passes,
@@ -233,7 +235,8 @@ async def _extract_text(
         item_unit=settings.chunking.item_unit if settings.chunking else "block")
     return ExtractResult(
         index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
-        time.perf_counter() - start, outcome.spans, outcome.chunks, truncated, outcome.conflicts)
+        time.perf_counter() - start, outcome.spans, outcome.chunks, truncated, outcome.conflicts,
+        dropped=outcome.dropped)
 
 
 async def _recall(
