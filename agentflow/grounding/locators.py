@@ -106,8 +106,9 @@ to the line's end (``, ``: no label, no word) is kept only where the
 examples write that context nowhere but before their value (``is_loose``):
 any line with a comma holds ``, ``. A single field's rule also keeps the
 kind of value every example shows (``Locator.letter`` / ``Locator.digit``:
-each holds a letter, a digit), and finds no other (``19.80`` is no
-currency code where the examples wrote ``GBP`` and ``EUR``). Every rule
+a letter, a ``figure``), and finds no other (``19.80`` is no currency code
+where the examples wrote ``GBP``, ``EUR``; nor, where its label holds one, a
+later label's: ``Host *`` before ``Host prod``). Every rule
 keeps the keys the examples' lines begin with (``Locator.layout``) and
 whether an example leaves the field empty (``Locator.shown_empty``): where
 it finds nothing, they say whether the document shows the field empty
@@ -152,7 +153,7 @@ from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_parts import grouped, headed
 from agentflow.grounding.locator_places import Seen, example_value
 from agentflow.grounding.locator_records import learn_records
-from agentflow.grounding.locator_rule import VALUES_KEY, Locator, block_marker
+from agentflow.grounding.locator_rule import VALUES_KEY, Locator, block_marker, figure
 from agentflow.grounding.locator_twins import KEY_LABEL, anchors, twinned
 from agentflow.grounding.marked_types import (
     is_derived,
@@ -356,7 +357,7 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     return dataclasses.replace(
         rule, decimal=decimal, unit=unit,
         letter=all(any(c.isalpha() for c in v) for v in values),
-        digit=all(any(c.isdigit() for c in v) for v in values),
+        digit=all(figure(v) for v in values),
         clauses=any(clause_break(v) for v in values),
         comments=any(comment_tail(v) for v in values),
         spaced=any(len(v.split()) > 1 for v in values))
