@@ -60,6 +60,10 @@ def test_the_quantity_kinds_read_off_a_value() -> None:
         assert not decimal_number(value), value
     assert whole_numbers("3 items") and whole_numbers(">=2") and not whole_numbers(">=3.9.0")
     assert not whole_numbers("no digit") and not whole_numbers("£117.60")
+    # a number inside a word is a version or a name, no quantity
+    assert not decimal_number("MIT OR Apache-2.0") and not decimal_number("GPL-3.0-only")
+    assert not decimal_number("v1.2") and not whole_numbers("BSD-3-Clause")
+    assert quantity_kind(["MIT OR Apache-2.0", "GPL-3.0-only"]) == (False, False)
     assert bare_number("2,400.00") and bare_number(" -12.5 ") and bare_number("1 480,00")
     assert not bare_number("£2,400.00") and not bare_number("37.01 EUR") and not bare_number("x")
     assert quantity_kind(["£117.60", "37.01 EUR"]) == (True, True)

@@ -16,8 +16,10 @@ A **decimal number** (``decimal_number``) is a run of digits whose last
 separator is ``.`` or ``,`` followed by one or two digits, every earlier
 separator another character (a thousands separator: ``2,400.00``,
 ``1.480,00``, ``1 480,00``): ``4.16.0``, ``14.02.2024``, ``2,400`` and
-``8:00`` are none; a value writes **whole numbers** only (``whole_numbers``)
-when it holds a digit and no digit run with a separator inside. A value is
+``8:00`` are none, and so is a number inside a word (``Apache-2.0``,
+``GPL-3.0-only``: a version); a value writes **whole numbers** only
+(``whole_numbers``) when it writes numbers (not inside a word:
+``BSD-3-Clause`` writes none) and none with a separator inside. A value is
 a **bare number** (``bare_number``) when it holds a digit and nothing but
 digits, number separators and a leading sign. The kinds are learned only
 from at least two example values (``quantity_kind``): one is no evidence
@@ -36,10 +38,23 @@ _NUMBER = re.compile(r"\d+(?:[.,'\u00a0\u202f ]\d+)*")
 _BARE = re.compile(r"[+-]?[\d.,'\u00a0\u202f ]*\d[\d.,'\u00a0\u202f ]*")
 
 
+def _numbers(value: str) -> list[str]:
+    """The numbers ``value`` writes, less those inside a word (after a letter,
+    or after a letter and a joiner: ``Apache-2.0``, ``GPL-3.0-only``, ``v1.2``,
+    ``BSD-3-Clause`` name versions, not quantities)."""
+    out = []
+    for match in _NUMBER.finditer(value):
+        before = value[max(0, match.start() - 2):match.start()]
+        if before[-1:].isalpha() or (before[-1:] in "-_." and before[:1].isalnum()
+                                     and len(before) == 2):
+            continue
+        out.append(match.group(0))
+    return out
+
+
 def decimal_number(value: str) -> bool:
     """Whether ``value`` writes a decimal number (see the module docstring)."""
-    for match in _NUMBER.finditer(value):
-        number = match.group(0)
+    for number in _numbers(value):
         marks = [i for i, c in enumerate(number) if c in _SEPARATORS]
         if not marks:
             continue
@@ -52,7 +67,7 @@ def decimal_number(value: str) -> bool:
 
 def whole_numbers(value: str) -> bool:
     """Whether ``value`` writes numbers, each a run of digits alone (``3 items``)."""
-    numbers = _NUMBER.findall(value)
+    numbers = _numbers(value)
     return bool(numbers) and all(n.isdigit() for n in numbers)
 
 
