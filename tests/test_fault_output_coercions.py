@@ -116,3 +116,18 @@ def test_the_error_type_names_the_kind() -> None:
     # json_kinds.NOT_A_FINITE_NUMBER
     assert [e["type"] for e in info.value.errors()] == ["not_a_finite_number"]
     assert info.value.errors()[0]["loc"] == ("score",)
+
+
+class Readings(BaseModel):
+    levels: set[float] = set()
+    frozen: frozenset[float] = frozenset()
+
+
+@pytest.mark.parametrize(("field", "written"), [("levels", ["1.5", "nan"]), ("levels", [1e999]),
+                                                ("frozen", ["-Infinity"])])
+def test_nan_or_infinity_in_a_set_is_no_number(field: str, written: list[Any]) -> None:
+    # a set is unordered: its items are checked as a whole, under the set's own path
+    with pytest.raises(ValidationError) as info:
+        OutputSpec.of(Readings).validate({field: written})
+    assert [(e["type"], e["loc"]) for e in info.value.errors()] == [
+        ("not_a_finite_number", (field,))]

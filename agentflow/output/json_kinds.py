@@ -350,6 +350,10 @@ def _walk(written: Any, read: Any, loc: _Loc, errors: list[InitErrorDetails],
                     _walk(value, read[i], (*loc, i), errors,
                           item_type(tp, i) if tp is not None else None)
         elif isinstance(read, set | frozenset):  # unordered: a boolean that became a number
+            bad = [v for v in read if type(v) is float and not math.isfinite(v)]
+            if bad:  # a NaN or an infinity read into a set ("nan", 1e999)
+                errors.append({"type": _infinite_error(bad[0]), "loc": loc, "input": written})
+                return
             bools = [v for v in written if isinstance(v, bool)]
             if bools and not any(isinstance(_plain(v), bool) for v in read):
                 error = _scalar_error(bools[0], int(bools[0]))
