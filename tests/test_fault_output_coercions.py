@@ -131,3 +131,22 @@ def test_nan_or_infinity_in_a_set_is_no_number(field: str, written: list[Any]) -
         OutputSpec.of(Readings).validate({field: written})
     assert [(e["type"], e["loc"]) for e in info.value.errors()] == [
         ("not_a_finite_number", (field,))]
+
+
+class Filed(BaseModel):
+    priority: Literal["high", "low"]
+    tags: list[str] | None = None
+    levels: list[Level] | None = None
+
+
+async def test_a_bare_string_for_an_optional_list_of_strings_is_one_item() -> None:
+    # ``list[str] | None`` is an anyOf: the same one reading as a plain ``list[str]``
+    out, model = await outcome({"priority": "low", "tags": "billing", "levels": "HIGH"}, Filed,
+                               {"priority": "low"})
+    assert out.tags == ["billing"] and out.levels == [Level.high] and len(model.requests) == 1
+
+
+async def test_a_string_that_may_hold_several_items_for_an_optional_list_is_refused() -> None:
+    out, model = await outcome({"priority": "low", "tags": "billing, refund"}, Filed,
+                               {"priority": "low", "tags": ["billing", "refund"]})
+    assert out.tags == ["billing", "refund"] and len(model.requests) == 2

@@ -366,8 +366,10 @@ def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> A
             if data.strip() in ("None", "null") and _allows_null(node, root):
                 return None
             decoded = _decode_container(data)
-            if decoded is _MISSING:
-                return data
+            if decoded is _MISSING:  # (``list[str] | None``: its one array as above)
+                arrays = [resolve_ref(b, root) for b in objects
+                          if "array" in schema_types(resolve_ref(b, root))]
+                return _one_item(data, arrays[0], {"array"}, root) if len(arrays) == 1 else data
             data = decoded
         if isinstance(data, dict | list):
             kind = "object" if isinstance(data, dict) else "array"
