@@ -27,6 +27,7 @@ from agentflow.errors import (
     TruncatedStreamError,
 )
 from agentflow.model import ModelChunk
+from agentflow.providers._http import error_body
 from agentflow.providers._markup import MarkupFilter
 from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_errors import moderation_error, openai_error, payload_error
@@ -74,14 +75,10 @@ class OpenAIReplyHooks:
         Debugging": "the returned HTTP response status will be 200 and any
         error ... emitted in the response body"), which the HTTP layer then
         retries like the HTTP error it stands for. Only a body holding the
-        key ``"error"`` is parsed (a reply's own text has its quotes escaped).
-        Vendors with other envelopes override this (MiniMax's ``base_resp``)."""
-        if b'"error"' not in body:
-            return None
-        try:
-            data = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            return None
+        key ``"error"`` is parsed (a reply's own text has its quotes escaped:
+        ``error_body``). Vendors with other envelopes override this (MiniMax's
+        ``base_resp``)."""
+        data = error_body(body)
         if not isinstance(data, dict) or data.get("choices"):
             return None
         return self.payload_error(data)
