@@ -21,7 +21,7 @@ import enum
 from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, RootModel, ValidationError
 
 from agentflow import ReActAgent
 from agentflow.output.schema import OutputSpec
@@ -150,3 +150,22 @@ async def test_a_string_that_may_hold_several_items_for_an_optional_list_is_refu
     out, model = await outcome({"priority": "low", "tags": "billing, refund"}, Filed,
                                {"priority": "low", "tags": ["billing", "refund"]})
     assert out.tags == ["billing", "refund"] and len(model.requests) == 2
+
+
+class Score(RootModel[float]):
+    pass
+
+
+class Scored(BaseModel):
+    score: Score = Score(0.0)
+    by_name: dict[str, Score] = {}
+
+
+@pytest.mark.parametrize(("written", "loc"), [({"score": "nan"}, ("score",)),
+                                              ({"by_name": {"a": "-inf"}}, ("by_name", "a"))])
+def test_nan_as_text_for_a_root_model_number_is_no_number(written: dict[str, Any],
+                                                          loc: tuple[str, ...]) -> None:
+    # a RootModel[float] is a number too: its "nan" passed as ok (read as Score(nan))
+    with pytest.raises(ValidationError) as info:
+        OutputSpec.of(Scored).validate(written)
+    assert [(e["type"], e["loc"]) for e in info.value.errors()] == [("not_a_finite_number", loc)]
