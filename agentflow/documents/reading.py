@@ -6,6 +6,7 @@ listing (``agentflow.documents.inputs``) and media read when sent
 from __future__ import annotations
 
 import gzip
+import os
 import sys
 import zlib
 from pathlib import Path
@@ -39,7 +40,9 @@ class _Unusable(InputError):
 
 
 def _read_bytes(path: Path) -> bytes:
-    """The bytes of ``path`` (``-``: stdin), gunzipped by suffix.
+    """The bytes of ``path`` (``-``: stdin), gunzipped by suffix. A file whose
+    size is over ``MAX_INPUT_BYTES`` is refused before any byte is read, so
+    refusing it costs no memory.
 
     Raises:
         _Unusable: unreadable, corrupt ``.gz``, or too large.
@@ -49,11 +52,23 @@ def _read_bytes(path: Path) -> bytes:
             stdin = getattr(sys.stdin, "buffer", None)
             raw = (stdin.read(MAX_INPUT_BYTES + 1) if stdin is not None
                    else sys.stdin.read(MAX_INPUT_BYTES + 1).encode("utf-8", "surrogateescape"))
-        else:
-            with gzip.open(path) if path.suffix == ".gz" else path.open("rb") as f:
+        elif path.suffix == ".gz":
+            with gzip.open(path) as f:
                 raw = f.read(MAX_INPUT_BYTES + 1)
+        else:
+            with path.open("rb") as f:
+                size = os.fstat(f.fileno()).st_size  # a 2 GB file is refused unread
+                if size > MAX_INPUT_BYTES:
+                    raise _Unusable(_too_large(path, size))
+                raw = f.read(MAX_INPUT_BYTES + 1)  # (it may have grown since)
     except (OSError, EOFError, zlib.error) as exc:
         raise _Unusable(f"{path}: cannot read: {exc}") from exc
     if len(raw) > MAX_INPUT_BYTES:
-        raise _Unusable(f"{path}: larger than {MAX_INPUT_BYTES} bytes; not read")
+        raise _Unusable(_too_large(path))
     return raw
+
+
+def _too_large(path: Path, size: int | None = None) -> str:
+    """The problem of a file over ``MAX_INPUT_BYTES`` (``size``: its size, if known)."""
+    known = f" ({size:,} bytes)" if size is not None else ""
+    return f"{path}: larger than {MAX_INPUT_BYTES} bytes{known}; not read"
