@@ -170,6 +170,39 @@ def test_nothing_in_a_directory_is_skipped_silently(tmp_path: Path) -> None:
     assert "not a regular file" in (docs["pipe"].problem or "")
 
 
+def test_a_glob_reads_what_it_matches_as_if_each_were_named(tmp_path: Path) -> None:
+    """A glob's match is read as that path given alone: a folder is walked, a
+    pipe, a device link or a link loop is a failed document (they were dropped
+    silently, and a glob matching only folders was refused as matching no file)."""
+    import os
+
+    (tmp_path / "2023").mkdir()
+    (tmp_path / "2023" / "a.txt").write_text("in a folder")
+    (tmp_path / "2023" / "deeper").mkdir()
+    (tmp_path / "2023" / "deeper" / "b.txt").write_text("deeper")
+    (tmp_path / "top.txt").write_text("top")
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    (tmp_path / "root").symlink_to("/")  # a link to a folder: not followed, as in a walk
+    (tmp_path / "2023" / "deeper" / "up").symlink_to(tmp_path)  # (** went round it)
+    for spec in (f"{tmp_path}/*", f"{tmp_path}/**", f"{tmp_path}/**/*"):
+        docs = {Path(d.id).relative_to(tmp_path).as_posix(): d for d in iter_documents([spec])}
+        assert sorted(docs) == ["2023/a.txt", "2023/deeper/b.txt", "loop1", "loop2", "pipe",
+                                "top.txt", "zero"], spec
+        assert [docs[n].text for n in ("2023/a.txt", "2023/deeper/b.txt", "top.txt")] == [
+            "in a folder", "deeper", "top"]
+        for name in ("pipe", "zero"):
+            assert docs[name].problem == f"{tmp_path / name}: not a regular file; not read"
+        assert "cannot read: Too many levels of symbolic links" in (docs["loop1"].problem or "")
+    with pytest.raises(InputError, match="matches no file"):
+        list(iter_documents([f"{tmp_path}/r*"]))  # only a link to a folder
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="matches no file"):
+        list(iter_documents([f"{tmp_path}/em*"]))
+
+
 def test_failed_documents_name_a_public_error_type(tmp_path: Path) -> None:
     """Every per-document problem names an error class ``agentflow`` exports,
     the same the Python API raises (never the CLI's private ``InputError``)."""
