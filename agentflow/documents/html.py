@@ -260,12 +260,14 @@ def _parse(html: str | bytes, name: str = "") -> Any:
         raise DocumentError("reading HTML needs selectolax",
                             reason=f"selectolax is not installed; {_INSTALL}") from None
     check_html_depth(_markup(html), name=name)
-    if isinstance(html, str):
+    if isinstance(html, bytes):
+        declared = None if html.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) else (
+            _declared_charset(html, LexborHTMLParser))
+        html = decode_bytes(html, name=name, declared=declared).text
+    try:
         return LexborHTMLParser(html, scripting=True)
-    declared = None if html.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) else (
-        _declared_charset(html, LexborHTMLParser))
-    text = decode_bytes(html, name=name, declared=declared).text
-    return LexborHTMLParser(text, scripting=True)
+    except Exception as exc:  # SelectolaxError: Lexbor's parse fails only when it cannot allocate
+        raise MemoryError(f"{name}: the HTML parser ran out of memory ({exc})") from None
 
 
 def html_to_text(html: str | bytes, *, name: str = "") -> str:
@@ -280,6 +282,8 @@ def html_to_text(html: str | bytes, *, name: str = "") -> str:
         DocumentEncodingError: bytes that no encoding in the documented order
             decodes (``agentflow.documents.encoding``).
         DocumentError: selectolax (the ``html`` extra) is not installed.
+        MemoryError: the page needs more memory than there is (or than the work
+            budget's ``memory_bytes``, ``agentflow.documents.budget``, allows).
     """
     tree = _parse(html, name)
     out = _Text()
