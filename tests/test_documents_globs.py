@@ -50,3 +50,4 @@ def test_a_double_star_goes_round_links_to_folders(tree: Path) -> None:
     assert list(iglob_sorted("a/*/x.txt")) == ["a/b/x.txt"]  # one level: followed, as glob
     os.symlink(tree / "a" / "b", tree / "link")
     assert "link/x.txt" in iglob_sorted("*/x.txt")
+

@@ -349,3 +349,34 @@ def test_deliver_keeps_the_bytes_of_pdfs_sent_as_document_blocks(tmp_path: Path)
     assert both["a.pdf"].text.startswith("Quarterly")
     assert both["a.pdf"].pages is not None and len(both["a.pdf"].pages) == 3
     assert read("text")["scan.pdf"].problem_type == "NoTextLayerError"
+
+
+def test_the_files_met_are_not_held_in_memory(tmp_path: Path) -> None:
+    """A corpus's files are listed a folder at a time and the identities of
+    those met (to read each once) are kept on disk (SeenIds): what agentflow's
+    readers hold after 10,000 files is what one folder's listing needs."""
+    import tracemalloc
+
+    from agentflow.documents.inputs import iter_sources
+
+    ours = [tracemalloc.Filter(True, "*/agentflow/documents/*")]
+    for d in range(20):
+        folder = tmp_path / f"d{d:02}"
+        folder.mkdir()
+        for i in range(500):
+            (folder / f"{i:03}.txt").touch()
+    for spec in (str(tmp_path), f"{tmp_path}/**/*.txt"):
+        sources = iter_sources([spec])
+        tracemalloc.start()
+        try:
+            for count, _ in enumerate(sources, start=1):
+                if count == 1:
+                    first = tracemalloc.take_snapshot().filter_traces(ours)
+                if count == 10_000:
+                    last = tracemalloc.take_snapshot().filter_traces(ours)
+        finally:
+            tracemalloc.stop()
+            sources.close()
+        assert count == 10_000
+        grown = sum(stat.size_diff for stat in last.compare_to(first, "filename"))
+        assert grown < 200_000, (spec, grown)  # a set of them: 1.6 MB

@@ -43,6 +43,7 @@ from agentflow.documents.listing import _expand, _identity
 from agentflow.documents.loading import load_document
 from agentflow.documents.pages import PageMap, shift_pages
 from agentflow.documents.reading import MAX_INPUT_BYTES, InputError, _read_bytes, _Unusable
+from agentflow.documents.seen import MISSING, SeenIds
 from agentflow.errors import DocumentError, EmptyDocumentError
 
 __all__ = ["FORMATS", "MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "InputError",
@@ -229,21 +230,31 @@ def iter_sources(specs: Sequence[str], fmt: str = "auto", *,
     Raises:
         InputError: a spec matches nothing.
     """
-    seen: set[object] = set()
-    for spec in specs:
-        for path, problem in _expand(spec):
-            if problem is not None:
-                yield _failed(_Unusable(problem), str(path))
-                continue
-            identity = _identity(path)
-            if exclude is not None and identity == exclude:  # told under each name
-                if on_exclude is not None:
-                    on_exclude(path)
-                continue
-            if identity in seen:  # named again (a path and a glob, ./x and x, - twice)
-                continue
-            seen.add(identity)
-            yield Source(path, _is_jsonl(path, fmt))
+    seen = SeenIds()  # the files met, on disk: memory does not grow with the corpus
+    try:
+        for spec in specs:
+            for path, problem in _expand(spec):
+                if problem is not None:
+                    yield _failed(_Unusable(problem), str(path))
+                    continue
+                identity = _identity(path)
+                if exclude is not None and identity == exclude:  # told under each name
+                    if on_exclude is not None:
+                        on_exclude(path)
+                    continue
+                # named again (a path and a glob, ./x and x, - twice): read once
+                if seen.setdefault(_identity_key(identity), None) is not MISSING:
+                    continue
+                yield Source(path, _is_jsonl(path, fmt))
+    finally:
+        seen.close()
+
+
+def _identity_key(identity: object) -> str:
+    """``_identity``'s value as a ``SeenIds`` key."""
+    if isinstance(identity, tuple):
+        return f"{identity[0]}:{identity[1]}"
+    return f"/{identity}"  # "-" or an unresolvable path: never of the form above
 
 
 def read_source(source: Source, *, fmt: str = "auto", text_field: str = "text",
