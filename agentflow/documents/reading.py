@@ -6,6 +6,7 @@ listing (``agentflow.documents.inputs``) and media read when sent
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import sys
 import zlib
@@ -78,13 +79,15 @@ _CHUNK = 1 << 20
 
 def _read_at_most(read: Callable[[int], bytes], limit: int = MAX_INPUT_BYTES) -> bytes:
     """Up to ``limit + 1`` bytes from ``read``, a chunk at a time (one more than
-    ``limit`` says there were more)."""
-    chunks: list[bytes] = []
+    ``limit`` says there were more), gathered in a ``BytesIO``, whose buffer
+    grows in place and is returned without a copy: memory is about the bytes
+    read (a list of chunks joined would need twice that)."""
+    buffer = io.BytesIO()
     got = 0
     while got <= limit and (chunk := read(min(_CHUNK, limit + 1 - got))):
-        chunks.append(chunk)
+        buffer.write(chunk)
         got += len(chunk)
-    return b"".join(chunks)
+    return buffer.getvalue()
 
 
 def _too_large(path: Path, size: int | None = None) -> str:
