@@ -78,7 +78,8 @@ class DocumentTooComplexError(DocumentError):
         depth: the nesting depth the scan found (at least the cap plus one; 0
             when a budget limit stopped the read).
         limit: the budget limit passed (``"pages"``, ``"operators"``,
-            ``"chars"``, ``"cpu_seconds"``, ``"memory_bytes"``; ``"depth"`` for nesting;
+            ``"chars"``, ``"cpu_seconds"``, ``"memory_bytes"``; ``"depth"`` for nesting,
+            ``"attributes"`` for an element's attributes;
             ``"reader"``: one of the PDF reader's own safety limits, such as
             a stream inflating past its cap: a decompression bomb).
         measured: what was counted when the read stopped (at least ``cap``).
