@@ -81,3 +81,19 @@ async def test_extract_writes_a_record_for_every_line_after_a_binary_one(
     assert len(fake.requests) == 3
     assert await run_cli(*contact_args(fake, path, out=out)) == 0  # resumed: nothing asked again
     assert len(fake.requests) == 3
+
+
+def test_jsonl_on_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--input - --format jsonl``: one document per line of stdin, as for a
+    file (it failed as a file named '-' that does not exist)."""
+    import io
+    import sys
+
+    raw = _line(1) + BINARY + b"\n" + _line(2)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    docs = list(iter_documents(["-"], fmt="jsonl"))
+    assert [(d.id, d.text) for d in docs if d.problem is None] == [
+        ("-#1", "Ann1: a person"), ("-#2", "Ann2: a person")]
+    assert [d.id for d in docs if d.problem] == ["-:2"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO(_line(3).decode()))  # no .buffer
+    assert [d.id for d in iter_documents(["-"], fmt="jsonl")] == ["-#3"]

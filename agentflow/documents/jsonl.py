@@ -18,9 +18,13 @@ document with the file's name.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
+import sys
 import zlib
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +94,8 @@ def _record(path: Path, number: int, line: str, text_field: str, id_field: str,
 
 def jsonl_lines(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES
                 ) -> Iterator[tuple[int, str | _Unusable]]:
-    """``(number, line)`` for each line of a JSONL file (gunzipped by suffix),
+    """``(number, line)`` for each line of a JSONL file (gunzipped by suffix;
+    ``-``: standard input),
     each decoded on its own; ``(number, problem)`` for a line longer than
     ``max_line_bytes`` (skipped a chunk at a time, never held whole) or one
     that no encoding reads. The lines after either are read on.
@@ -99,7 +104,7 @@ def jsonl_lines(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES
         _Unusable: the file cannot be read, or its ``.gz`` is corrupt.
     """
     try:
-        with gzip.open(path) if path.suffix == ".gz" else path.open("rb") as f:
+        with _open(path) as f:
             number = 0
             while raw := f.readline(max_line_bytes + 1):
                 number += 1
@@ -111,6 +116,16 @@ def jsonl_lines(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES
                 yield number, _decoded(path, number, raw)
     except (OSError, EOFError, zlib.error) as exc:
         raise _Unusable(f"{path}: cannot read: {exc}") from exc
+
+
+def _open(path: Path) -> AbstractContextManager[Any]:
+    """``path`` opened for reading bytes: ``-`` is standard input (left open),
+    a ``.gz`` suffix gunzipped."""
+    if str(path) == "-":
+        stdin = getattr(sys.stdin, "buffer", None)
+        return contextlib.nullcontext(stdin if stdin is not None else io.BytesIO(
+            sys.stdin.read().encode("utf-8", "surrogateescape")))
+    return gzip.open(path) if path.suffix == ".gz" else path.open("rb")
 
 
 def _skip_line(readline: Callable[[int], bytes]) -> None:
