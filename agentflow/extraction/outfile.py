@@ -226,9 +226,24 @@ class OutFile:
             self.without_settings += 1
 
     def _write(self, data: bytes) -> None:
+        """Append ``data``.
+
+        Raises:
+            OSError: the file takes no more (a full disk, a quota, a file size
+                limit), its message naming the file, what this run wrote and
+                how to go on; a record cut short by it is skipped on resume.
+        """
         view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view):]
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as exc:
+            n = self.saved
+            raise OSError(exc.errno, (
+                f"cannot append to --out {printable(str(self.path))}: "
+                f"{exc.strerror or type(exc).__name__}; the run stopped after writing {n} "
+                f"record{'s' * (n != 1)}. Make room (or write to another --out) and run the "
+                "same command again: it resumes after the records written")) from exc
 
     def write(self, record: dict[str, Any]) -> None:
         """Append ``record`` as one line (one ``write`` call, ``O_APPEND``); an id
