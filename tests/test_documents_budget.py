@@ -62,3 +62,22 @@ def test_the_report_reader_keeps_the_same_limit(tmp_path: Path) -> None:
         assert reader.read(str(tmp_path / "c-page.html")).text == "Ann: a person"
     finally:
         reader.close()
+
+
+def test_iter_documents_reads_under_the_budgets_count_limits(tmp_path: Path) -> None:
+    """What the Ray engine's tasks read with: a PDF past a count limit (pages,
+    operators, characters) is a failed document in this process too (it was
+    read without a budget: the hostile PDF took 30 s of CPU per page)."""
+    from agentflow.documents.inputs import iter_documents
+    from tests.pdfs import hostile_pdf
+
+    (tmp_path / "four.pdf").write_bytes(hostile_pdf(pages=4, operators=10))
+    (tmp_path / "notes.txt").write_text("Cy: a person")
+    docs = {Path(d.id).name: d for d in iter_documents([str(tmp_path)],
+                                                       budget=WorkBudget(pages=3))}
+    assert docs["four.pdf"].problem_type == "DocumentTooComplexError"
+    assert "pages: 4 (limit 3)" in (docs["four.pdf"].problem or "")
+    assert docs["notes.txt"].text == "Cy: a person"
+    (tmp_path / "four.pdf").write_bytes(hostile_pdf())  # 20 pages x 1M operators: the default
+    [pdf] = [d for d in iter_documents([str(tmp_path)]) if d.id.endswith(".pdf")]
+    assert pdf.problem_type == "DocumentTooComplexError" and "operators" in (pdf.problem or "")

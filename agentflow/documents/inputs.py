@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentflow.documents.budget import WorkBudget
+from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget
 from agentflow.documents.deferred import DeferredDocument
 from agentflow.documents.encoding import MAX_CONTROL_SHARE, decode_text
 from agentflow.documents.jsonl import jsonl_records
@@ -170,9 +170,14 @@ def iter_documents(
     id_field: str = "id",
     prepare: Callable[[str], str] | None = None,
     deliver: Callable[[bool], str] | None = None,
+    budget: WorkBudget | None = DEFAULT_BUDGET,
 ) -> Iterator[Document]:
     """Every document named by ``specs`` (files, globs, directories, ``-``); a
     file that several specs name is read once, under the first name given.
+    Each is read in this process, under ``budget``'s count limits (a PDF's
+    pages, content-stream operators and characters: a hostile PDF is a failed
+    document, not hours of parsing); its CPU and memory limits need a worker
+    process (``agentflow.documents.readahead``, as ``agentflow extract`` reads).
 
     Args:
         fmt: one of ``FORMATS``: ``auto`` (JSONL by suffix, then each file's
@@ -196,7 +201,7 @@ def iter_documents(
             yield source
             continue
         for doc in read_source(source, fmt=fmt, text_field=text_field, id_field=id_field,
-                               deliver=deliver):
+                               deliver=deliver, budget=budget):
             yield prepared(doc, prepare)
 
 
