@@ -115,8 +115,9 @@ def _newest(line: bytes, offset: int, newest: SeenIds) -> bool:
 def _is_ours(line: bytes) -> bool:
     """Whether ``line`` is blank, a record, or a record cut short by an
     interrupted run (a torn JSON object): anything else is a foreign line
-    that agentflow never wrote."""
-    text = line.strip()
+    that agentflow never wrote. NUL bytes are ours too: the blocks of an
+    interrupted write that a crash left zeroed."""
+    text = line.strip().strip(b"\0")
     if not text:
         return True
     try:

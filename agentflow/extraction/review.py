@@ -78,8 +78,10 @@ def read_records(path: Path) -> RecordsFile:
     file first (by modification time, then name), so newer records come later.
 
     A line that is the cut-off beginning of a record (a write interrupted by a
-    crash or Ctrl-C; ``extract`` resumes after it on a new line) is skipped
-    with a note. Blank lines are ignored.
+    crash or Ctrl-C; ``extract`` resumes after it on a new line), NUL bytes
+    after it or on a line of their own included (blocks a crash left
+    unwritten: a file system may show them zeroed), is skipped with a note.
+    Blank lines are ignored.
 
     Raises:
         InvalidRecordError: a line that is not JSON, or not a record (a JSON
@@ -153,10 +155,14 @@ def _read_lines(path: Path, records: list[dict[str, Any]], notes: list[str]) -> 
             line = raw.rstrip(b"\r\n")
             if not line.strip():
                 continue
+            if not line.strip(b"\0 \t"):  # a crash can leave a file's last blocks zeroed
+                notes.append(f"{path}:{number}: skipped {len(line):,} NUL bytes (blocks a "
+                             "crash left unwritten)")
+                continue
             try:
                 record = loads_record(line)  # an id from a non-UTF-8 name: \udcXX escapes
             except orjson.JSONDecodeError as exc:
-                if _torn(line):
+                if _torn(line.rstrip(b"\0")):
                     notes.append(f"{path}:{number}: skipped a cut-off record (an interrupted "
                                  "write)")
                     continue
