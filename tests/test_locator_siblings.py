@@ -193,3 +193,14 @@ def test_record_spans() -> None:
     assert record_spans(ssh, "head host") == [(1, 3, "a b"), (3, 6, "c")]
     assert [s[:2] for s in record_spans(["a: 1", "---", "# c", "---", "b: 2"], "doc")] == [
         (0, 1), (4, 5)]
+
+
+def test_a_line_break_inside_struck_text_does_not_move_the_first_records_end() -> None:
+    """Struck-out text holding a form feed or a lone carriage return (blanked
+    by ``live_text``, so one line there, two for ``str.splitlines``) before
+    the services: the first service's value on its last line is still its own."""
+    rules = _rules(COMPOSE, Service)
+    for brk in ("\x0c", "\r"):
+        doc = (f"# <del>generated{brk}by hand</del>\nservices:\n  app:\n    restart: always\n"
+               "    image: app:1\n  redis:\n    image: redis:7-alpine\n")
+        assert not later_sibling_only(rules["image"], doc)

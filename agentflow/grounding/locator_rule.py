@@ -16,6 +16,7 @@ from agentflow.grounding.locator_reading import LocatorReading
 from agentflow.grounding.quotes import in_quotes
 from agentflow.grounding.sibling_blocks import record_words
 from agentflow.grounding.value_clauses import clause_break, comment_tail
+from agentflow.grounding.value_kinds import bare_number, whole_numbers
 from agentflow.grounding.void_blocks import live_text
 
 __all__ = ["VALUES_KEY", "Locator", "block_marker", "clean_edges", "figure", "line_arguments",
@@ -219,6 +220,14 @@ class Locator(LocatorReading):
             label in two records with different values, its value the first
             record's; where none does, a document whose records write
             different values is offered, never pinned.
+        decimal: every example's single value writes a decimal number
+            (``agentflow.grounding.value_kinds``: ``£117.60``, ``37.01
+            EUR``; learned from two values at least): a value of whole
+            numbers (a count, ``3 items``) is then offered, but never
+            pinned (``pins``).
+        unit: under ``decimal``, every example's value writes something
+            beside its number (a currency sign or code, a unit): a bare
+            number (``2,400.00``) is then offered, but never pinned.
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -262,6 +271,8 @@ class Locator(LocatorReading):
     first_record: bool = False
     several: bool = False
     record: str = ""
+    decimal: bool = False
+    unit: bool = False
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -282,10 +293,16 @@ class Locator(LocatorReading):
         have read past the value; nor one wrapped in quotes where no example's
         value begins with a quoted string (``quoted``): its quotes may be the
         document's syntax; nor one that begins with a marker line no example's
-        value begins with (``marked``, ``block_marker``), nor one without the
-        head every example's value begins with (``head``)."""
+        value begins with (``marked``, ``block_marker``); nor one of another
+        quantity than every example's (``decimal``, ``unit``: ``agentflow.
+        grounding.value_kinds``: a count ``3 items`` where each example's is
+        an amount ``£117.60``, a bare ``2,400.00`` where each writes its
+        currency); nor one without the head every example's value begins
+        with (``head``)."""
         if self.many:
             return self.comments or not comment_tail(value)
+        if (self.decimal and whole_numbers(value)) or (self.unit and bare_number(value)):
+            return False
         return (self.marked or not block_marker(value)) and (
             self.clauses or not clause_break(value)) and (
             self.comments or not comment_tail(value)) and (

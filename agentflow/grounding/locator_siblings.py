@@ -83,10 +83,13 @@ def _first_values(rule: Locator, source: str) -> list[str] | None:
     its kind, where ``source`` writes several; else ``None``."""
     if not rule.record:
         return None
-    spans = record_spans(live_text(source).splitlines(keepends=True), rule.record)
+    lines = live_text(source).splitlines(keepends=True)
+    spans = record_spans(lines, rule.record)
     if len(spans) < 2:
         return None
-    return rule.values("".join(source.splitlines(keepends=True)[:spans[0][1]]))
+    # live_text keeps every offset, so the first record ends where its live lines do
+    # (``source``'s own lines differ where a blanked comment held a \r or a \x0c)
+    return rule.values(source[:sum(map(len, lines[:spans[0][1]]))])
 
 
 def later_sibling_only(rule: Locator, source: str) -> bool:

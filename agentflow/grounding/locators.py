@@ -170,6 +170,7 @@ from agentflow.grounding.quotes import opens_quote
 from agentflow.grounding.token_shapes import value_shapes
 from agentflow.grounding.value_clauses import clause_break, comment_tail
 from agentflow.grounding.value_heads import value_head
+from agentflow.grounding.value_kinds import quantity_kind
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["VALUES_KEY", "Locator", "apply_locators", "is_loose", "learn_locator", "learn_locators",
@@ -344,7 +345,8 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     """``rule`` with the kind of value every example shows for a single field
     (``Locator.letter`` / ``Locator.digit``: each value holds a letter, a
     digit; ``Locator.clauses``: some value holds a clause break;
-    ``Locator.spaced``: some value holds more than one word), and for any
+    ``Locator.spaced``: some value holds more than one word; ``decimal``,
+    ``unit``: each writes a decimal number, with a unit), and for any
     field whether some value (an item) holds an inline comment
     (``Locator.comments``), begins with a quoted string (``Locator.quoted``)
     or with a marker line (``Locator.marked``)."""
@@ -361,9 +363,10 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
               and v.strip()]
     if not values:
         return rule
+    decimal, unit = quantity_kind(values)
     read = [v for e in examples for v in rule.values(e.text)]
     return dataclasses.replace(
-        rule, head=value_head(values, read),
+        rule, decimal=decimal, unit=unit, head=value_head(values, read),
         letter=all(any(c.isalpha() for c in v) for v in values),
         digit=all(figure(v) for v in values),
         clauses=any(clause_break(v) for v in values),
