@@ -243,8 +243,7 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     lines = tuple(sorted(set().union(*(layout_lines(e.text) for e in examples))))
     across = any(rule.reads_across(e.text) for rule in kept.values() for e in examples
                  if example_value(e, rule.field))  # the format's continuation lines carry values
-    kept = {name: _finished(rule, examples, (layout, skeleton), lines, across)
-            for name, rule in kept.items()}
+    kept = {n: _finished(r, examples, (layout, skeleton), lines, across) for n, r in kept.items()}
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[key] = kept
