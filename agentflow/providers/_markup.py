@@ -87,8 +87,12 @@ _HOMES = {
 
 MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("*minimax*", ("minimax", "minimax-m1")),
-    ("*qwen*", ("hermes", "qwen-xml", "qwen-function")),
+    ("*qwen*", ("hermes", "qwen-xml", "qwen-function", "llama-json")),
     ("*llama*", ("qwen-function", "llama-json")),
+    ("*stral*", ("llama-json",)),  # Mistral, Devstral, Magistral, Ministral, Codestral
+    ("*mixtral*", ("llama-json",)),
+    ("*pixtral*", ("llama-json",)),
+    ("*gemma*", ("llama-json",)),
     ("*hermes*", ("hermes",)),
     ("*deepseek*", ("deepseek", "deepseek-dsml", "deepseek-dsml-v4", "deepseek-dsml-ascii",
                     "deepseek-dsml-v4-ascii")),
