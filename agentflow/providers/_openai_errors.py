@@ -177,9 +177,10 @@ def openai_error(
     answers a schema it cannot convert, a response format type it does not take
     and tools without ``--jinja`` with 500 ``server_error`` in many builds) is an
     ``UnsupportedFeatureError`` too, never retried as a server fault. A request
-    over the context window (400/413/422, or llama.cpp's 500) is a
-    ``ContextLengthError`` (``_context_errors``), never retried either."""
-    if status in (400, 413, 422, 500):
+    over the context window (400/413/422, or llama.cpp's 500; a 429 for one
+    request over the per-minute token budget) is a ``ContextLengthError``
+    (``_context_errors``), never retried either."""
+    if status in (400, 413, 422, 429, 500):
         message, code, data = error_message(body)
         too_long = context_length_error(vendor, status, message, code, data)
         if too_long is not None:
