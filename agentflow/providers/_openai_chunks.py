@@ -33,6 +33,8 @@ from agentflow.model import (
 
 __all__ = ["ChunkParser", "finish_reason", "parse_usage", "token_logprobs"]
 
+_UNSET: Any = object()
+
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop", "eos": "stop", "end_turn": "stop",
     "length": "length", "max_tokens": "length", "model_context_window_exceeded": "length",
@@ -184,8 +186,8 @@ class ChunkParser:
     ``ReplyGuard.fold`` turns into a typed ``ProviderError``.
     """
 
-    __slots__ = ("_args", "_ids", "_last", "_logprobs", "_model", "_next", "_refused",
-                 "_reply_id", "_tools_seen", "_usage", "terminal")
+    __slots__ = ("_args", "_choice", "_ids", "_last", "_logprobs", "_model", "_next",
+                 "_refused", "_reply_id", "_tools_seen", "_top", "_usage", "terminal")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
@@ -199,6 +201,10 @@ class ChunkParser:
         self._logprobs: tuple[TokenLogprob, ...] = ()
         self._args: dict[int, _Arguments] = {}
         """Per index: the argument text of its latest call so far."""
+        self._choice: Any = _UNSET
+        """The ``index`` of the choice this reply reads (the first one's; none is 0)."""
+        self._top = 0
+        """The highest choice ``index`` read so far."""
         self.terminal = False
         """Set when a payload itself ends the reply (no ``[DONE]`` needed)."""
 
@@ -211,8 +217,7 @@ class ChunkParser:
             self._model = model if isinstance(model, str) and model else None
             self._reply_id = reply_id if isinstance(reply_id, str) and reply_id else None
         choices = payload.get("choices")
-        if choices:
-            choice = choices[0]
+        if choices and (choice := self._chosen(choices)) is not None:
             self._logprobs = token_logprobs(choice.get("logprobs"))
             delta = choice.get("delta")
             if delta is None:
@@ -237,6 +242,29 @@ class ChunkParser:
         if raw_finish and raw_finish != "null":
             out.append(self.finish(raw_finish))
         return out
+
+    def _chosen(self, choices: Any) -> Any:
+        """The choice this reply reads: the one with ``index`` 0 (else the
+        first) in the first payload, that index's in later ones, or one with
+        an index above every one seen (old TGI numbered each chunk's choice
+        by token, huggingface/text-generation-inference#1648); ``None``: the
+        payload carries only other choices. A server that answers several
+        completions (``n`` > 1: Azure, BerriAI/litellm#3276) interleaves their
+        deltas, and read together they made one value of two."""
+        first = choices[0]
+        if self._choice is _UNSET:
+            if len(choices) > 1:
+                first = next((c for c in choices if not c.get("index")), first)
+            self._choice = self._top = first.get("index") or 0  # no index: the one choice
+            return first
+        for choice in choices:
+            index = choice.get("index") or 0
+            if index == self._choice:
+                return choice
+            if isinstance(index, int) and index > self._top:  # TGI < 1.4.4 numbered tokens
+                self._top = index
+                return choice
+        return None
 
     def delta(self, delta: Mapping[str, Any], out: list[ModelChunk]) -> None:
         """Fold one ``delta``/``message`` object in."""
