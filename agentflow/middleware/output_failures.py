@@ -70,13 +70,24 @@ def filtered(ex: CallExecution, run: OutputRun, reply: Msg) -> Finish:
 
 def truncated(ex: CallExecution, run: OutputRun, raw: str) -> None:
     """End the call with ``OutputTruncatedError``: the output was cut at the
-    token limit (``raw``, never sent back for repair)."""
+    token limit (``raw``, never sent back for repair). An empty ``raw`` says
+    the limit came before any output: a reasoning model that spent the budget
+    on its reasoning (empty content and finish reason ``length`` from GPT-5
+    and o-series models, 64bit/async-openai#424; Gemini 2.5's ``MAX_TOKENS``
+    with no content, its ``thoughtsTokenCount`` the whole budget)."""
     run.give_up = True
     path = cut_path(raw)
     where = f" while writing {path!r}" if path else ""
+    message = (f"the output was cut off at the token limit (finish reason 'length'){where}; "
+               "raise max_tokens or ask for less (bound that field, e.g. a list's max_length)")
+    if not raw.strip():  # nothing written: a reasoning model spent the budget thinking
+        spent = ex.usage.reasoning_tokens
+        used = f": the model's reasoning used it ({spent} reasoning tokens)" if spent else ""
+        message = ("the token limit was reached before any output was written (finish reason "
+                   f"'length'){used}; raise max_tokens or lower the reasoning effort or "
+                   "thinking budget")
     ex.output_error = OutputTruncatedError(
-        f"the output was cut off at the token limit (finish reason 'length'){where}; raise "
-        "max_tokens or ask for less (bound that field, e.g. a list's max_length)",
+        message,
         raw_text=raw,
         attempts=ex.usage.requests,
         usage=ex.usage,
