@@ -186,11 +186,16 @@ class ChunkParser:
     ``ReplyGuard.fold`` turns into a typed ``ProviderError``.
     """
 
-    __slots__ = ("_args", "_choice", "_ids", "_last", "_logprobs", "_model", "_next",
-                 "_refused", "_reply_id", "_tools_seen", "_top", "_usage", "terminal")
+    __slots__ = ("_alias", "_args", "_choice", "_ids", "_last", "_logprobs", "_model",
+                 "_names", "_next", "_refused", "_reply_id", "_tools_seen", "_top", "_usage",
+                 "terminal")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
+        self._names: dict[int, str] = {}
+        """Per index: the tool name its call began with."""
+        self._alias: dict[int, int] = {}
+        """Index -> the index of the call it repeats (its id and name again)."""
         self._last = -1
         self._next = 0
         self._refused = False
@@ -302,13 +307,24 @@ class ChunkParser:
         name = fn.get("name") or None
         index = call.get("index")
         fresh = call_id is not None and call_id not in self._ids  # another call begins
-        if not isinstance(index, int):
+        if isinstance(index, int):
+            if self._alias:
+                index = self._alias.get(index, index)
+            if call_id is not None and not fresh and self._ids[call_id] != index and (
+                    name is None or self._names.get(self._ids[call_id]) == name):
+                # the same call (id and name) sent again under another index
+                # (GitHub Copilot, NousResearch/hermes-agent#96925): one call, never
+                # run twice; its arguments, if they differ, make a call of their own
+                self._alias[index] = index = self._ids[call_id]
+        else:
             if call_id is not None and call_id in self._ids:
                 index = self._ids[call_id]
             elif call_id is not None or name is not None or self._last < 0:
                 index = self._next
             else:
                 index = self._last
+        if name is not None and index not in self._names:
+            self._names[index] = name
         if call_id is not None:
             self._ids[call_id] = index
         self._last = index
