@@ -310,6 +310,11 @@ class ChunkParser:
         if isinstance(index, int):
             if self._alias:
                 index = self._alias.get(index, index)
+            if fresh and name is None and index in self._names and not self._closed(index):
+                # a fragment of the open call under an id of its own (GLM-4's
+                # openai_api_server gives every fragment a new id, zai-org/GLM-4#194):
+                # it continues the call, as a fragment without an id does
+                call_id, fresh = None, False
             if call_id is not None and not fresh and self._ids[call_id] != index and (
                     name is None or self._names.get(self._ids[call_id]) == name):
                 # the same call (id and name) sent again under another index
@@ -337,7 +342,14 @@ class ChunkParser:
             args = ""
         elif args:
             args = self._new_arguments(index, fresh, name is not None, args)
+        if fresh and not args:  # a call begins with no argument text: none so far
+            self._args.pop(index, None)
         return ToolCallDelta(index, call_id, name, args)
+
+    def _closed(self, index: int) -> bool:
+        """Whether the argument text of the call at ``index`` is whole JSON."""
+        seen = self._args.get(index)
+        return seen is not None and _whole_json(seen.text())
 
     def _new_arguments(self, index: int, fresh: bool, named: bool, args: str) -> str:
         """What ``args`` adds to the argument text of the call at ``index``.
