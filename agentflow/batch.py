@@ -145,7 +145,11 @@ async def extract_many(
             found excluded where the model takes a grammar
             (``agentflow.extraction.recall``).
         allow_partial: a chunked document whose chunk failed still yields the
-            other chunks' merged output, with the missing ranges in ``chunks``.
+            other chunks' merged output, with the missing ranges in ``chunks``;
+            a document (or chunk) whose optional top-level fields' values
+            could not be placed after the retries keeps its other fields,
+            those null and flagged (``ExtractResult.dropped``, why;
+            ``agentflow.extraction.dropped``).
         max_chars: cut each document to this many characters (at a natural
             boundary); the result's ``truncated`` says so. A cut document
             whose kept part fails grounding (a field it needs lies past the

@@ -118,6 +118,10 @@ class ExtractResult(Generic[OutputT]):
         repeated_items: list field -> ``[{"item", "listed", "written"}]``
             for a list that holds an item more times than the document
             writes it (``agentflow.extraction.list_repeats``).
+        dropped: field -> why its value was refused, for a field nulled
+            because the model's value could not be placed in the document
+            (``allow_partial``; ``agentflow.extraction.dropped``): its
+            confidence is at most ``dropped.DROPPED``, so it needs review.
     """
 
     index: int
@@ -138,6 +142,7 @@ class ExtractResult(Generic[OutputT]):
     cut_lists: dict[str, int] = field(default_factory=dict)
     cut_dicts: dict[str, int] = field(default_factory=dict)
     repeated_items: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    dropped: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

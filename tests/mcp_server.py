@@ -8,6 +8,9 @@ official SDK's low-level ``Server`` class (``mcp.server.lowlevel``).
     python tests/mcp_server.py --bad-schema    # also lists tools whose schemas no model takes
     python tests/mcp_server.py --reserved-name # also lists a tool called generate_response
     python tests/mcp_server.py --http --port N # on port N (a restarted server's old port)
+                                               # (over --http, POST /expire ends every session
+                                               # open, as a server's idle timeout does: their
+                                               # ids then answer 404)
     python tests/mcp_server.py --once PATH     # exit at start if PATH exists, else create it
                                                # (a server that cannot be restarted)
     python tests/mcp_server.py --generated-schemas  # also lists tools whose schemas are written
@@ -238,7 +241,18 @@ def serve_http(server: Server[Any], sse: bool, port: int = 0) -> None:
         app = Starlette(routes=[Route("/sse", endpoint=handle_sse, methods=["GET"]),
                                 Mount("/messages/", app=transport.handle_post_message)])
     else:
-        app = server.streamable_http_app(session_idle_timeout=None)
+        async def expire(request: Any) -> Any:
+            """End every open session, as the SDK's idle timeout ends one (the
+            SDK has no public list of them: its session manager's)."""
+            from starlette.responses import JSONResponse
+
+            sessions = list(server._session_manager._server_instances.values())
+            for transport in sessions:
+                await transport.terminate()
+            return JSONResponse({"expired": len(sessions)})
+
+        app = server.streamable_http_app(session_idle_timeout=None, custom_starlette_routes=[
+            Route("/expire", endpoint=expire, methods=["POST"])])
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     anyio.run(uvicorn.Server(config).serve, [sock])

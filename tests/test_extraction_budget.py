@@ -78,6 +78,20 @@ async def test_a_document_that_fits() -> None:
     assert budget.chunk_tokens == 1000 - 200 - 100 - 64
 
 
+async def test_a_dense_document_the_estimate_fits_is_counted() -> None:
+    """``estimate_tokens``' 3 characters a token is no bound (a mail's base64
+    attachment takes 1.5): a text of more UTF-8 bytes than the budget's tokens
+    is counted, and one that does not fit is chunked, never read whole into the
+    reply's reserve (the probe's msg_07: 4,013 tokens in, 83 left to reply)."""
+    model = Counted(ModelProfile(context_window=1000, max_output_tokens=200))
+    dense = "R0lGODdhAAEAAfAAAP///wAAACwAAAAAAAEAAQAC" * 18  # 720 characters
+    assert estimate_tokens(dense) <= 636 < len(dense)
+    budget = await plan_budget(model, dense, overhead_tokens=100)
+    assert not budget.fits and model.calls == 1
+    fits = await plan_budget(model, "y" * 636, overhead_tokens=100)
+    assert fits.fits and model.calls == 1  # at most a token a byte: surely fits
+
+
 async def test_a_document_that_does_not_fit_gets_chunk_chars_from_the_measured_ratio() -> None:
     model = Counted(ModelProfile(context_window=1000, max_output_tokens=200))
     budget = await plan_budget(model, "x" * 5000, overhead_tokens=100)

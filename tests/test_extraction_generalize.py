@@ -21,6 +21,7 @@ from agentflow.grounding.marker import Derived, mark_all_strings
 from agentflow.grounding.values import grounded_values
 from agentflow.output.examples import check_examples
 from agentflow.output.grammar import substring_grammar
+from agentflow.output.grammar_marks import _CLEAN_EDGES
 from agentflow.output.schema import OutputSpec
 from agentflow.testing import FunctionModel, RecordedRequest
 
@@ -185,7 +186,7 @@ def test_the_grammar_holds_clean_edges() -> None:
     schema = mark_all_strings(OutputSpec.of(Dist).schema_for("local").schema, EXTRACTION_DEFAULT)
     grammar = substring_grammar(schema, DOC, SEPARATORS)
     assert grammar is not None and "& CLEAN_EDGES)" in grammar
-    assert "CLEAN_EDGES: /[^ :;,=)\\]}]|[^ :;,=)\\]}].*[^ :;,=(\\[{]/" in grammar
+    assert _CLEAN_EDGES in grammar.splitlines()
 
 
 async def test_a_long_document_whose_needed_field_is_past_the_cut_is_read_whole() -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from agentflow import Complete, ContentFilteredError, Msg, ReActAgent
+from agentflow.errors import BadRequestError, ModeratedRequestError
 from agentflow.model import ChatModel
 from agentflow.providers.dashscope import DashScopeChatModel
 from agentflow.providers.glm import GLMChatModel
@@ -104,3 +105,22 @@ async def test_another_error_event_is_still_a_retried_server_error() -> None:
                                              stream=True, settings=FAST), stream_retries=1)
     assert reply.text == "The end."
     assert len(fake.requests) == 2
+
+
+@pytest.mark.parametrize("vendor", sorted(VENDORS))
+async def test_a_moderation_error_as_an_http_400_is_both_filtered_and_a_bad_request(
+        vendor: str) -> None:
+    """Before any reply the vendor refuses the request with a 400 carrying its
+    moderation code: a caller catching ``ContentFilteredError`` sees it (it was
+    a bare ``BadRequestError``), one catching ``BadRequestError`` still does,
+    and it is never sent again."""
+    make_fake, make_model, error = VENDORS[vendor]
+    async with make_fake() as fake:
+        fake.add_error(400, {"error": error, "request_id": "r"})
+        fake.add(FakeReply(text="never sent"))
+        with pytest.raises(ModeratedRequestError) as info:
+            await run(make_model(fake.url, False))
+    assert isinstance(info.value, ContentFilteredError) and isinstance(info.value, BadRequestError)
+    assert info.value.status == 400 and info.value.code == error["code"]
+    assert not info.value.retryable and info.value.finish_reason == "content_filter"
+    assert len(fake.requests) == 1

@@ -21,7 +21,7 @@ import enum
 from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, RootModel, ValidationError
 
 from agentflow import ReActAgent
 from agentflow.output.schema import OutputSpec
@@ -116,3 +116,56 @@ def test_the_error_type_names_the_kind() -> None:
     # json_kinds.NOT_A_FINITE_NUMBER
     assert [e["type"] for e in info.value.errors()] == ["not_a_finite_number"]
     assert info.value.errors()[0]["loc"] == ("score",)
+
+
+class Readings(BaseModel):
+    levels: set[float] = set()
+    frozen: frozenset[float] = frozenset()
+
+
+@pytest.mark.parametrize(("field", "written"), [("levels", ["1.5", "nan"]), ("levels", [1e999]),
+                                                ("frozen", ["-Infinity"])])
+def test_nan_or_infinity_in_a_set_is_no_number(field: str, written: list[Any]) -> None:
+    # a set is unordered: its items are checked as a whole, under the set's own path
+    with pytest.raises(ValidationError) as info:
+        OutputSpec.of(Readings).validate({field: written})
+    assert [(e["type"], e["loc"]) for e in info.value.errors()] == [
+        ("not_a_finite_number", (field,))]
+
+
+class Filed(BaseModel):
+    priority: Literal["high", "low"]
+    tags: list[str] | None = None
+    levels: list[Level] | None = None
+
+
+async def test_a_bare_string_for_an_optional_list_of_strings_is_one_item() -> None:
+    # ``list[str] | None`` is an anyOf: the same one reading as a plain ``list[str]``
+    out, model = await outcome({"priority": "low", "tags": "billing", "levels": "HIGH"}, Filed,
+                               {"priority": "low"})
+    assert out.tags == ["billing"] and out.levels == [Level.high] and len(model.requests) == 1
+
+
+async def test_a_string_that_may_hold_several_items_for_an_optional_list_is_refused() -> None:
+    out, model = await outcome({"priority": "low", "tags": "billing, refund"}, Filed,
+                               {"priority": "low", "tags": ["billing", "refund"]})
+    assert out.tags == ["billing", "refund"] and len(model.requests) == 2
+
+
+class Score(RootModel[float]):
+    pass
+
+
+class Scored(BaseModel):
+    score: Score = Score(0.0)
+    by_name: dict[str, Score] = {}
+
+
+@pytest.mark.parametrize(("written", "loc"), [({"score": "nan"}, ("score",)),
+                                              ({"by_name": {"a": "-inf"}}, ("by_name", "a"))])
+def test_nan_as_text_for_a_root_model_number_is_no_number(written: dict[str, Any],
+                                                          loc: tuple[str, ...]) -> None:
+    # a RootModel[float] is a number too: its "nan" passed as ok (read as Score(nan))
+    with pytest.raises(ValidationError) as info:
+        OutputSpec.of(Scored).validate(written)
+    assert [(e["type"], e["loc"]) for e in info.value.errors()] == [("not_a_finite_number", loc)]

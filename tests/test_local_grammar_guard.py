@@ -17,7 +17,7 @@ import pytest
 from agentflow import GrammarEngineError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ResponseFormat, TextDelta
-from agentflow.output.grammar_marks import _CLEAN_EDGES, chunks
+from agentflow.output.grammar_marks import chunks
 from agentflow.providers._local_grammar_guard import guarded
 from agentflow.providers._local_log import ChildLog, GrammarFailure
 from agentflow.providers.local import LocalModel
@@ -144,7 +144,8 @@ async def test_the_old_triple_intersection_is_what_llguidance_gave_up_on(
     old = "\n".join([
         "%llguidance {}", 'start: "{" "\\"name\\"" ": " (GROUNDED_CLEAN | "null") "}"',
         'GROUNDED_CLEAN: "\\"" (SOURCE & TRIMMED & CLEAN_EDGES) "\\""',
-        "TRIMMED: /[^ ]|[^ ].*[^ ]/", _CLEAN_EDGES,
+        "TRIMMED: /[^ ]|[^ ].*[^ ]/",  # and CLEAN_EDGES as it was spelled then:
+        "CLEAN_EDGES: /[^ :;,=)\\]}]|[^ :;,=)\\]}].*[^ :;,=(\\[{]/",
         "SOURCE: %regex " + json.dumps({"substring_chunks": chunks(DOCUMENT)},
                                        ensure_ascii=False)]) + "\n"
     await asyncio.to_thread(complete, model, old, 8)

@@ -9,8 +9,16 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from agentflow import Example
-from agentflow.extraction.confidence import DISAGREES, GROUNDED, HELD, field_confidence
+from agentflow.extraction.confidence import (
+    DISAGREES,
+    GROUNDED,
+    HELD,
+    UNLOCATED_NULL,
+    field_confidence,
+)
+from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_records import first_record
+from agentflow.grounding.locator_rule import VALUES_KEY
 from agentflow.grounding.locators import learn_locators
 from agentflow.output.examples import check_examples
 
@@ -49,9 +57,13 @@ def test_a_list_item_with_a_comment_no_example_item_shows_is_not_pinned() -> Non
 
 
 def test_a_list_whose_key_is_written_where_the_rule_does_not_read_is_not_pinned() -> None:
-    doc = ('[submodule "a"]\n\tpath=libs/a\n\turl=https://example.org/a.git\n'
+    doc = ('[submodule "a"]\n\tpath=libs/a\n\turl: https://example.org/a.git\n'
            '[submodule "b"]\n\tpath = libs/b\n\turl = https://example.org/b.git\n')
     assert _urls(doc, ["https://example.org/b.git"]) == GROUNDED  # one of two read
+    # ``url=`` is the examples' ``url = `` spaced otherwise: read (agentflow.grounding.label_forms)
+    spaced = doc.replace("url: ", "url=")
+    assert _urls(spaced, ["https://example.org/a.git", "https://example.org/b.git"]) == HELD
+    assert _urls(spaced, ["https://example.org/b.git"]) == DISAGREES
 
 
 class AptSource(BaseModel):
@@ -99,6 +111,14 @@ def test_a_value_found_only_in_a_later_record_is_not_pinned() -> None:
     out = AptSource(uris="https://packages.example.org/stable", suites=["stable"],
                     signed_by="/usr/share/keyrings/example-testing.gpg")
     assert _stanza(doc, out)["signed_by"] == GROUNDED
+    assert _stanza(doc, out.model_copy(update={"signed_by": None}))["signed_by"] == (
+        UNLOCATED_NULL)  # the first stanza's null may well be right (was DISAGREES)
+    rule = learn_locators(check_examples(STANZAS, AptSource), AptSource)["signed_by"]
+    schema = {"type": "object", "properties": {"signed_by": {"anyOf": [
+        {"type": "string", "x-grounded": True}, {"type": "null"}]}}}
+    offered = apply_locators(schema, {"signed_by": rule}, doc)["properties"]["signed_by"]
+    assert offered["anyOf"] == [{"type": "string", "x-grounded": True, VALUES_KEY: [
+        "/usr/share/keyrings/example-testing.gpg"]}, {"type": "null"}]  # null beside it
     # a comment paragraph before the first record is no record
     one = "# managed by hand\n\n" + doc.split("\n\n")[1] + "\n"
     assert first_record(one) is None

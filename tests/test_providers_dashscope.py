@@ -11,7 +11,7 @@ import pytest
 from agentflow.agent import ReActAgent
 from agentflow.errors import (
     AuthenticationError,
-    BadRequestError,
+    ModeratedRequestError,
     QuotaExceededError,
     StructuredOutputError,
     UnsupportedFeatureError,
@@ -220,7 +220,7 @@ async def test_401(fake: DashScopeFake, stream: bool) -> None:
     (FakeError(400, {"error": {"message": "Input data may contain inappropriate content.",
                                "type": "data_inspection_failed",
                                "code": "DataInspectionFailed"}, "request_id": "r"}),
-     BadRequestError),
+     ModeratedRequestError),
 ])
 async def test_error_codes(fake: DashScopeFake, error: FakeError,
                            kind: type[Exception]) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from agentflow.errors import (
     AuthenticationError,
-    BadRequestError,
+    ModeratedRequestError,
     NotFoundError,
     QuotaExceededError,
     UnsupportedFeatureError,
@@ -148,7 +148,7 @@ async def test_thinking_events_in_agent(fake: GLMFake, stream: bool) -> None:
 @pytest.mark.parametrize(("status", "code", "kind"), [
     (429, "1113", QuotaExceededError), (429, "1304", QuotaExceededError),
     (401, "1002", AuthenticationError), (400, "1211", NotFoundError),
-    (400, "1301", BadRequestError),
+    (400, "1301", ModeratedRequestError),
 ])
 async def test_error_codes(fake: GLMFake, status: int, code: str,
                            kind: type[Exception]) -> None:

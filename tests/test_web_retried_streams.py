@@ -8,6 +8,7 @@ client keeps it, and the history a client sends back leaves them out."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
@@ -18,7 +19,18 @@ from starlette.routing import Route
 
 from agentflow import ReActAgent
 from agentflow.errors import ProviderConnectionError
+from agentflow.messages import Msg
+from agentflow.model import (
+    FinishChunk,
+    GenerateOptions,
+    ModelChunk,
+    TextDelta,
+    ThinkingDelta,
+    ToolSpec,
+    UsageChunk,
+)
 from agentflow.testing import FunctionModel, RecordedRequest, Reply
+from agentflow.usage import Usage
 from agentflow.web.agui import agui_response, read_run_input
 from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
 from agentflow.web.requests import read_json
@@ -113,3 +125,91 @@ async def test_a_superseded_output_keeps_its_text(protocol: str) -> None:
         ReasoningChunk("Hi", 1), AttemptDiscarded(1, "superseded", "a new value"),
         ReasoningChunk(" there", 1)))
     assert b"discarded\":\"superseded" not in body and b"retry" not in body
+
+
+class Interleaved(FunctionModel):
+    """Thinks, says "Hello", thinks again, says " world." (interleaved
+    thinking, as Anthropic's models stream it); the first attempt's stream is
+    cut after the second thought, when the text part "Hello" was already
+    ended by the thought that followed it."""
+
+    def __init__(self) -> None:
+        super().__init__(self.answer)
+        self.cut = False
+        self.seen: list[list[tuple[str, str]]] = []
+
+    def answer(self, request: RecordedRequest) -> Reply:
+        return Reply(text="Hello again.")
+
+    async def stream(self, messages: Sequence[Msg], tools: Sequence[ToolSpec],
+                     options: GenerateOptions) -> AsyncIterator[ModelChunk]:
+        self.seen.append([(m.role, m.text) for m in messages])
+        if sum(m.role == "user" for m in messages) > 1:
+            async for chunk in super().stream(messages, tools, options):
+                yield chunk
+            return
+        yield ThinkingDelta("Plan.")
+        yield TextDelta("Hello")
+        yield ThinkingDelta("More.")
+        if not self.cut:
+            self.cut = True
+            raise ProviderConnectionError("cut", partial=True)
+        yield TextDelta(" world.")
+        yield UsageChunk(Usage(10, 5))
+        yield FinishChunk("stop", "stop")
+
+
+async def run_interleaved(protocol: str) -> tuple[dict[str, Any], Interleaved]:
+    node_ready()
+    model = Interleaved()
+    agent = ReActAgent("ui", model, stream_retries=1)
+
+    async def agui(request: Request) -> Response:
+        return agui_response(agent, read_run_input(await read_json(request)))
+
+    async def chat(request: Request) -> Response:
+        return ui_message_stream_response(agent, read_chat_request(await read_json(request)))
+
+    app = Starlette(routes=[Route("/agui", agui, methods=["POST"]),
+                            Route("/chat", chat, methods=["POST"])])
+    async with served(app) as url:
+        got = await node("retried_stream.mjs", protocol,
+                         f"{url}/{'agui' if protocol == 'agui' else 'chat'}")
+    assert got["error"] is None, got
+    return got, model
+
+
+async def test_agui_text_ended_before_the_cut_is_retracted_too() -> None:
+    """A text message the attempt's next thought interrupted stays open (a
+    message once ended cannot be flagged) until the attempt cannot be
+    discarded; so it ends flagged with the rest, and the history sent back
+    leaves it out (it came back: "Hello", then "Hello world.")."""
+    got, model = await run_interleaved("agui")
+    [discard] = [e for e in got["first"] if e["type"] == "CUSTOM"]
+    messages = {m["id"]: m for m in got["afterFirst"]}
+    abandoned = [messages[i] for i in discard["value"]["message_ids"]]
+    assert [(m["role"], m["content"], m.get("metadata")) for m in abandoned] == [
+        ("reasoning", "Plan.More.", FLAG), ("assistant", "Hello", FLAG)]
+    kept = [m for m in got["afterFirst"] if m["role"] == "assistant" and m not in abandoned]
+    assert [(m["content"], m.get("metadata")) for m in kept] == [("Hello world.", None)]
+    assert model.seen[-1][1:3] == [("assistant", "Hello world."), ("user", "Again?")]
+
+
+async def test_ai_sdk_text_ended_before_the_cut_is_retracted_too() -> None:
+    """A text part the attempt's next thought interrupted stays open (the
+    client cannot flag a part once ended: ``text-end`` on it is an error, and
+    text parts keep no id) until the attempt cannot be discarded; so it ends
+    flagged with the rest, and the history sent back leaves it out (it came
+    back: "HelloHello world.")."""
+    got, model = await run_interleaved("ai")
+    [assistant] = [m for m in got["afterFirst"] if m["role"] == "assistant"]
+    texts = [(p["text"], p.get("providerMetadata")) for p in assistant["parts"]
+             if p["type"] == "text"]
+    assert texts == [("Hello", FLAG), ("Hello", None), (" world.", None)], texts
+    # reasoning parts keep their ids: one ended before the cut is named in part_ids
+    [discard] = [c for c in got["first"] if c["type"] == "data-attempt-discarded"]
+    reasoning = [(p["text"], p.get("providerMetadata"), p["id"] in discard["data"]["part_ids"])
+                 for p in assistant["parts"] if p["type"] == "reasoning"]
+    assert reasoning == [("Plan.", None, True), ("More.", FLAG, True), ("Plan.", None, False),
+                         ("More.", None, False)]
+    assert model.seen[-1][1:3] == [("assistant", "Hello world."), ("user", "Again?")]

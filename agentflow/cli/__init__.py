@@ -251,7 +251,9 @@ def _parser() -> argparse.ArgumentParser:
                          "items (recall; default: the schema module's PASSES, else 1)")
     ex.add_argument("--allow-partial", action="store_true",
                     help="keep a long document's output when some chunks fail (the record "
-                         "lists the missing ranges)")
+                         "lists the missing ranges), and a record whose optional fields' "
+                         "values could not be placed in the document after the retries "
+                         "(those fields null, flagged, named under 'dropped' with why)")
     ex.add_argument("--items", metavar="FIELD",
                     help="read long documents item by item: FIELD is the schema's list field "
                          "whose items the document is a run of (chunks of whole blocks, as "

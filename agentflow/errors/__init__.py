@@ -40,6 +40,7 @@ The tree::
     │   ├── OverloadedError               503 / 529
     │   ├── ServerError                   other 5xx
     │   ├── ContentFilteredError          filtered, moderated or refused: no answer
+    │   │   └── ModeratedRequestError     refused by moderation, a 4xx (also a BadRequestError)
     │   ├── ProviderTimeoutError          connect/read timeout
     │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
@@ -116,6 +117,7 @@ from agentflow.errors._provider import (
     ContextLengthError,
     DeadlineExceededError,
     GrammarEngineError,
+    ModeratedRequestError,
     NotFoundError,
     OverloadedError,
     PermissionDeniedError,
@@ -203,6 +205,7 @@ __all__ = [
     "MergeError",
     "ModelClosedError",
     "ModelRetry",
+    "ModeratedRequestError",
     "MultipleStructuredOutputsError",
     "NoTextLayerError",
     "NotFoundError",

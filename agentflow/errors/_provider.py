@@ -16,9 +16,11 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "BatchRequestError",
+    "ContentFilteredError",
     "ContextLengthError",
     "DeadlineExceededError",
     "GrammarEngineError",
+    "ModeratedRequestError",
     "NotFoundError",
     "OverloadedError",
     "PermissionDeniedError",
@@ -276,6 +278,15 @@ class ContentFilteredError(ProviderError):
                  vendor: str = "") -> None:
         self.finish_reason = finish_reason
         super().__init__(message, status=status, code=code or finish_reason, vendor=vendor)
+
+
+class ModeratedRequestError(ContentFilteredError, BadRequestError):
+    """The vendor's content moderation refused the request itself, answering
+    with an HTTP 4xx (DashScope ``DataInspectionFailed``, GLM ``1301`` before
+    any reply): both a ``ContentFilteredError`` (moderation: the same request
+    is refused again, never retried) and, as the vendor's status says, a
+    ``BadRequestError``, so either ``except`` catches it. ``status`` is the
+    vendor's (400), ``code`` its moderation code."""
 
 
 class ProviderTimeoutError(ProviderError):

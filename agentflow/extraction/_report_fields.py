@@ -98,7 +98,8 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
     items the document lists and how many were kept; a dict its
     ``cut_dicts`` names, that it holds the most keys it may (the document
     may hold more); a list its ``repeated_items`` names, which item it
-    repeats and how often the document writes it; a field that holds the
+    repeats and how often the document writes it; a field its ``dropped``
+    names, why its value was refused; a field that holds the
     same text at the same place as another (``shared_spans``), which."""
     raw = record.get("confidence")
     scores = {str(k): _score(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
@@ -109,6 +110,8 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
     capped = {str(k) for k in full} if isinstance(full, Mapping) else set()
     again = record.get("repeated_items")
     repeats = {str(k): v for k, v in again.items()} if isinstance(again, Mapping) else {}
+    gone = record.get("dropped")  # agentflow.extraction.dropped
+    dropped = {str(k): str(v) for k, v in gone.items()} if isinstance(gone, Mapping) else {}
     shared = shared_with(record)
     output = record.get("output")
     notes: dict[str, FieldNote] = {}
@@ -124,6 +127,8 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
                    "the document may hold more")
         if repeat_reason(repeats.get(name)):
             why = repeat_reason(repeats.get(name))
+        if name in dropped:
+            why = f"dropped (null): the model's value could not be placed: {dropped[name]}"
         if name in shared:
             why = "; ".join(w for w in (why, shared_reason(shared[name])) if w)
         notes[name] = FieldNote(score, why, name in flagged)

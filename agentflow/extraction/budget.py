@@ -15,7 +15,9 @@ at most half the window) come from the model's ``ModelProfile``
 (``ASSUMED_CONTEXT_WINDOW`` / ``ASSUMED_MAX_OUTPUT_TOKENS`` when the profile
 does not know), and ``prompt_overhead`` counts the instructions and the
 output's JSON Schema. Characters per token are measured on a sample of the
-document (its first ``SAMPLE_CHARS`` characters), so a chunk is made of
+document (its first ``SAMPLE_CHARS`` characters; a text of no more UTF-8
+bytes than the budget's tokens surely fits and is not counted: a tokenizer
+writes at most one token a byte), so a chunk is made of
 characters (``chunk_chars``) without tokenizing the whole document; chunks
 keep ``SAFETY`` (90%) of the measured size, for text denser than the sample.
 
@@ -194,14 +196,15 @@ async def plan_budget(
     units = None
     if chunking.items is not None:
         units = chunking.items_per_chunk or getattr(profile, "items_per_chunk", None)
-    if chunking.max_chars is None or len(text) <= chunking.max_chars:
-        estimate = estimate_tokens(text) if len(text) <= 4 * chunk_tokens else None
-        if estimate is not None and estimate <= chunk_tokens:  # surely fits: nothing to count
-            chars = max(1, int(chunk_tokens * 3 * SAFETY))
-            chars = min(chars, chunking.max_chars or chars)
-            overlap = chunking.overlap if chunking.overlap is not None else chars // 10
-            return Budget(units is None, chunk_tokens, chars, min(overlap, chars - 1), 3.0,
-                          units)
+    if (chunking.max_chars is None or len(text) <= chunking.max_chars) and len(
+            text.encode("utf-8")) <= chunk_tokens:  # surely fits: nothing to count
+        # (a tokenizer writes at most a token a byte; ``estimate_tokens``' 3 characters a
+        # token is no bound: base64 or hex takes 1.5, and a mail's attachment then filled
+        # the window, leaving its reply 83 tokens)
+        chars = max(1, int(chunk_tokens * 3 * SAFETY))
+        chars = min(chars, chunking.max_chars or chars)
+        overlap = chunking.overlap if chunking.overlap is not None else chars // 10
+        return Budget(units is None, chunk_tokens, chars, min(overlap, chars - 1), 3.0, units)
     sample = text[:SAMPLE_CHARS]
     sample_tokens = max(1, await count_tokens(model, sample))
     ratio = max(len(sample), 1) / sample_tokens

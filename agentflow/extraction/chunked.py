@@ -140,6 +140,7 @@ class DocumentOutcome:
     spans: Spans = field(default_factory=dict)
     chunks: ChunkReport | None = None
     conflicts: tuple[Conflict, ...] = ()
+    dropped: dict[str, str] = field(default_factory=dict)  # agentflow.extraction.dropped
 
 
 def _leaves(value: Any, path: str) -> list[tuple[str, str]]:
@@ -276,6 +277,7 @@ async def extract_chunks(
             plan += [(p, dataclasses.replace(c, index=at + i)) for i, c in enumerate(pieces)]
     outputs: list[ChunkOutput] = []
     failures: list[tuple[Chunk, Exception]] = []
+    dropped: dict[str, str] = {}  # a chunk's fields whose values could not be placed: why
     usage, attempts, done = Usage(), 0, 0
 
     async def run(pass_no: int, chunk: Chunk) -> None:
@@ -295,6 +297,8 @@ async def extract_chunks(
         if result is not None and result.error is not None:
             failures.append((chunk, result.error))
         elif result is not None:
+            for name, why in getattr(result, "dropped", {}).items():
+                dropped.setdefault(name, why)
             data = result.output.model_dump()
             outputs.append(ChunkOutput(chunk.start, chunk.end, data,
                                        _shift(result.spans, chunk.start),
@@ -327,5 +331,6 @@ async def extract_chunks(
         document_order(output, merged.data, spans,
                        [n for n, rule in rules.items() if rule.rule in ("key", "span")])
     error, value = validate_merged(output, merged.data, merged.conflicts)
+    dropped = {n: why for n, why in dropped.items() if merged.data.get(n) is None}  # no chunk's
     return DocumentOutcome(value, error, usage, attempts, spans if error is None else {},
-                           report, merged.conflicts)
+                           report, merged.conflicts, dropped if error is None else {})

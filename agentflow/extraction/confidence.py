@@ -21,7 +21,9 @@ model's say-so:
   locator does not find, or a null where it finds one (``DISAGREES``),
   except where the locator finds nothing and the document does not show
   the field empty, or where it finds several different values (the label
-  written twice: two records in one document; a rule without a label,
+  written twice: two records in one document, unless the first of the
+  sibling records its examples write it in holds one, ``agentflow.grounding.
+  locator_siblings``; a rule without a label,
   inside lines, finding more than one) and the output is one of them, or
   where the value holds a clause no example's value shows, or several words
   where every example's is one, or begins with a marker line no example's
@@ -33,7 +35,8 @@ model's say-so:
   located value only in its clean form (``agentflow.grounding.edges``: a
   ``:`` or ``;`` the rule reads as the value's own, ``TODO list for 2.0:``
   to the line's end, cut off), or where the rule finds it only in a later
-  record than every example writes it in (a second stanza's ``Signed-By:``):
+  record than every example writes it in (a second stanza's ``Signed-By:``,
+  a second service's ``image:``; its null then is ``UNLOCATED_NULL``):
   the value is then scored as if the field had no locator; a list likewise
   (its label's blocks differing, its key written where the rule does not
   read it, an item's comment: ``agentflow.grounding.locator_records``). A
@@ -103,6 +106,7 @@ from agentflow.grounding.locator_records import (
     same_block,
     unread_labels,
 )
+from agentflow.grounding.locator_siblings import first_sibling_alone
 from agentflow.grounding.locators import Locator
 from agentflow.grounding.typed_values import found_in
 from agentflow.grounding.void_blocks import void_spans
@@ -270,7 +274,7 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     continued label's blocks differ (two records) and no example shows the
     first is meant, ``None`` when it is one of them, else ``DISAGREES``;
     where the document writes its key on lines the rule does not read
-    (``url=`` beside ``url = ``), or an item holds a comment no example's
+    (``url:`` beside ``url = ``), or an item holds a comment no example's
     item shows: ``None``. A value the rule finds only in a later record of
     the document, where every example writes it in the first
     (``Locator.first_record``): ``None``. A rule whose ``twins``
@@ -302,8 +306,8 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
         # key may be another thing's (``version:`` under a CITATION.cff's ``references:``)
     empty = value is None or (rule.many and not value)
     if empty:
-        if found:
-            return DISAGREES
+        if found:  # (found only in a later record: the first's may well be empty)
+            return UNLOCATED_NULL if later_record_only(rule, source) else DISAGREES
         if rule.anchored and rule.mentioned(source):
             return UNLOCATED_NULL
         return ABSENT if absence_confirmed(rule, source) else UNLOCATED_NULL
@@ -311,19 +315,20 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
             required or not absence_shown(rule, source)):
         return None  # (a field the schema requires is never shown empty by a layout)
     if not rule.many and (rule.labelled or not rule.anchored) and len(
-            {" ".join(f.split()) for f in found}) > 1:
+            {" ".join(f.split()) for f in found}) > 1 and not first_sibling_alone(rule, source):
         # its label written twice with different values (a second record), or a rule
         # inside lines without a label finding several (`` = '`` up to ``';``: every
         # assignment, the first by position only): it cannot say which is meant, so
         # it pins none (a rule at a line's start without a label reads the document's
-        # first such line, as in every example: a changelog's header line)
+        # first such line, as in every example: a changelog's header line); unless the
+        # first of the sibling records the examples write it in holds one of them
         return None if any(same_text(f, str(value), clean=True) for f in found) else DISAGREES
     if rule.many and (blocks := differing_blocks(rule, source)):
         # its label's blocks differ (two records), and no example shows the first is meant
         items = [str(v) for v in value]
         return None if any(same_block(items, b) for b in blocks) else DISAGREES
     if rule.many and unread_labels(rule, source):
-        return None  # its key written on lines the rule does not read (``url=`` beside the
+        return None  # its key written on lines the rule does not read (``url:`` beside the
         # examples' ``url = ``): the list it reads may miss items
     if not all(rule.pins(str(v)) for v in (value if rule.many else [value])):
         return None  # a clause or words no example's value (item) shows: it may have read past

@@ -57,6 +57,7 @@ from agentflow.extraction.chunking import iter_chunks
 from agentflow.extraction.confidence import field_confidence, needs_review
 from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.dict_cuts import dict_cuts
+from agentflow.extraction.dropped import with_dropped, without_unplaceable
 from agentflow.extraction.hand_rules import held_fields
 from agentflow.extraction.list_cuts import list_cuts
 from agentflow.extraction.list_repeats import repeated_items, with_repeats
@@ -213,14 +214,18 @@ async def _extract_text(
         async with calls:
             result = await _extract_one(agent, index, ExtractInput(item.id, text), output,
                                         settings.ground, settings.examples)
+        if settings.allow_partial and truncated is None:  # fields that could not be placed
+            result = without_unplaceable(result, output, text, settings.ground)  # nulled, flagged
         if settings.passes > 1 and result.ok:
             result = await _recall(agent, index, ExtractInput(item.id, text), output, calls,
                                    settings, result, start)
         return dataclasses.replace(result, truncated=truncated) if truncated else result
 
     async def call(piece: str, chunk_output: Any) -> ExtractResult:
-        return await _extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
-                                  settings.ground, settings.examples)
+        result = await _extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
+                                    settings.ground, settings.examples)
+        return without_unplaceable(result, chunk_output, piece, settings.ground) if (
+            settings.allow_partial) else result
 
     outcome: DocumentOutcome = await extract_chunks(
         item.id, text, output, budget, call, calls, passes=settings.passes,
@@ -230,7 +235,8 @@ async def _extract_text(
         item_unit=settings.chunking.item_unit if settings.chunking else "block")
     return ExtractResult(
         index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
-        time.perf_counter() - start, outcome.spans, outcome.chunks, truncated, outcome.conflicts)
+        time.perf_counter() - start, outcome.spans, outcome.chunks, truncated, outcome.conflicts,
+        dropped=outcome.dropped)
 
 
 async def _recall(
@@ -279,7 +285,7 @@ def _with_confidence(result: ExtractResult, text: str, locators: Mapping[str, Lo
     confidence, ungrounded = field_confidence(result.output, text, result.spans, locators, held,
                                               result.token_probs, cut, conflicted)
     repeats = repeated_items(result.output, text)  # a list holding an item too often
-    confidence = with_repeats(confidence, repeats)
+    confidence = with_dropped(with_repeats(confidence, repeats), result.dropped)
     return dataclasses.replace(result, confidence=confidence,
                                needs_review=tuple(needs_review(confidence)),
                                ungrounded=tuple(ungrounded), cut_lists=cut,

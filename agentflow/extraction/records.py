@@ -124,6 +124,8 @@ def to_record(result: ExtractResult[Any], source_offset: int = 0,
         record["cut_dicts"] = dict(result.cut_dicts)
     if result.repeated_items:  # lists holding an item more often than the document writes it
         record["repeated_items"] = mask_value(dict(result.repeated_items))
+    if result.dropped:  # fields nulled: the model's value could not be placed (allow_partial)
+        record["dropped"] = mask_value(dict(result.dropped))
     if result.spans:
         record["spans"] = {path: [list(s) for s in spans] for path, spans in result.spans.items()}
     if source_offset:

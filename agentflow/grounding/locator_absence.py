@@ -142,11 +142,14 @@ def absence_shown(rule: Locator, source: str) -> bool:
     rule without a label (``- `` items, a context of punctuation) only
     when an example leaves the field empty (``Locator.shown_empty``): the
     examples' keys say nothing about where its values would be. A
-    label written with a value the rule does not take (not the examples'
-    kind of value: ``Locator.fits``) shows nothing."""
+    label written (``Locator.label_written``: the label, or the key of a rule
+    at a line's start, written with something after it) with a value the
+    rule does not take (not the examples' kind of value, ``Locator.fits``; an
+    end the examples do not write, ``journal = {...}`` without ``},``) shows
+    nothing."""
     if rule.writes_empty(source):
         return True
-    if rule.labelled and rule.writes_label(source):
+    if rule.label_written(source):
         return False  # a value is there, just not one the rule reads
     if not rule.labelled and not rule.shown_empty:
         return False  # no label to miss: only examples that leave the field empty show
@@ -168,6 +171,6 @@ def absence_confirmed(rule: Locator, source: str) -> bool:
     embedded model's grammar offers only null.)"""
     if rule.writes_empty(source):
         return True
-    if rule.labelled and rule.writes_label(source):
+    if rule.label_written(source):
         return False
     return rule.shown_empty and shares_layout(rule, source) and only_layout(rule, source)

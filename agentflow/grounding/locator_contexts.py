@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agentflow.grounding.label_forms import agreed, same_label
 from agentflow.grounding.list_markers import marker_kind
 from agentflow.grounding.locator_places import (
     Seen,
@@ -71,6 +72,12 @@ def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample],
         return None
     befores = [s.before[len(s.lead):] for s in seen]
     afters = [s.after for s in seen]
+    if len(set(befores)) > 1 and same_label(befores) and (
+            one := agreed(befores, afters)) is not None:
+        # one label spaced or delimited otherwise (``title={`` / ``title = "``): as the
+        # first writes it, each value's end as its opener closes it (``agentflow.grounding.
+        # label_forms``)
+        befores, afters = [one[0]] * len(befores), one[1]
     right = "" if all(not a.strip() for a in afters) else lead(common_start(afters))
     word = next_word(afters, right) if right else ""  # ``see`` of ``, see LICENSE``
     if right == "" and any(a.strip() for a in afters):

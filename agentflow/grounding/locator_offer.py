@@ -12,6 +12,7 @@ from typing import Any
 from agentflow.grounding.edges import clean_edges
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.locator_absence import absence_shown
+from agentflow.grounding.locator_records import later_record_only
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
 from agentflow.grounding.marker import CLEAN_KEY, LINE_KEY
 from agentflow.output.list_bounds import schema_max_items
@@ -24,7 +25,9 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
     """A copy of a ``local``-dialect ``schema`` whose top-level grounded
     string fields with a locator offer only the locator's values in
     ``source``: a string field the first of them (never null: the place the
-    rule reads, as each example's value is its first), a list field exactly
+    rule reads, as each example's value is its first; or null, where the rule
+    finds it only in a later record than the examples write it in: ``agentflow.
+    grounding.locator_records.later_record_only``), a list field exactly
     them, in document order (a continued list: its first block's items;
     ``VALUES_KEY`` on the string node or on the list); a field whose locator
     finds nothing can only be null (or an empty list) where the document
@@ -55,7 +58,8 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
             values = _allowed(_string_node(prop), values, source)
         if not rule.many or rule.continued:
             values = values[:1]  # the place the rule reads (each example's value is its first)
-        replaced = _offer(prop, values, rule.many, whole_items=rule.items)
+        later = not rule.many and bool(values) and later_record_only(rule, source)
+        replaced = _offer(prop, values, rule.many, whole_items=rule.items, null=later)
         if replaced is not None:
             new_props[name] = replaced
     out["properties"] = new_props
@@ -63,10 +67,11 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
 
 
 def _offer(node: Mapping[str, Any], values: list[Any], many: bool,
-           whole_items: bool = False) -> dict[str, Any] | None:
+           whole_items: bool = False, null: bool = False) -> dict[str, Any] | None:
     """``node`` with its grounded string nodes offering only ``values`` (none:
     the node's null branch, or an empty list); ``None`` when it has no such
-    node to change. A list's ``values`` are its items, or (a continued
+    node to change (``null``: a single value's null branch kept beside
+    ``values``). A list's ``values`` are its items, or (a continued
     locator's blocks) lists of items: exactly one of them. Under
     ``Grounded(clean=True)`` each value is offered with clean edges
     (``_clean_all``), so verification never refuses what the grammar offers."""
@@ -99,6 +104,9 @@ def _offer(node: Mapping[str, Any], values: list[Any], many: bool,
         if not values:
             rest = [b for b in branches if b is not strings[0]]
             return {**node, "anyOf": rest} if rest else None
+        if null:  # found only in a later record: null (the first record's) beside it
+            return {**node, "anyOf": [{**b, VALUES_KEY: values} if b is strings[0] else b
+                                      for b in branches]}
         return {**strings[0], VALUES_KEY: values}  # found: one of them, never null
     if _grounded_string(node):
         if node.get(CLEAN_KEY) is True:

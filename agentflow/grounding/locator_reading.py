@@ -19,6 +19,7 @@ from agentflow.grounding.depths import line_depths
 from agentflow.grounding.fences import in_fence
 from agentflow.grounding.groups import in_group
 from agentflow.grounding.items import own_items
+from agentflow.grounding.label_forms import label_at, right_for
 from agentflow.grounding.lines import (
     continuation,
     line_arguments,
@@ -200,7 +201,7 @@ class LocatorReading:
         found: list[str] = []
         lines = source.splitlines()
         for i, line in self._read(lines):
-            for raw in self._in_line(line, lines=lines, at=i):
+            for raw in self._in_line(line, lines=lines, row=i):
                 found += read_items(raw, self.split, unquote=self._unquotes)
         return found
 
@@ -267,12 +268,13 @@ class LocatorReading:
         return [(i, line) for i, line in enumerate(lines) if items is None or i in items]
 
     def _in_line(self, line: str, empty: bool = False, lines: list[str] | None = None,
-                 at: int = 0) -> list[str]:
+                 row: int = 0) -> list[str]:
         """The raw values after ``left`` (up to ``right``) on ``line``;
         ``empty``: also where nothing follows ``left`` there; ``lines``: the
-        document's, ``line`` being ``lines[at]``: a labelled line's ``right``
+        document's, ``line`` being ``lines[row]``: a labelled line's ``right``
         may be on its continuation lines (``agentflow.grounding.lines.
         unfolded_to``: a folded header, ``From: A Long Name`` / `` <a@x.org>``)."""
+        opener = ""  # the opener the document writes after the label, where not the label's
         if self.marker:  # a numbered item marker of one kind (``1. ``, ``(a) ``)
             body = line.lstrip()
             n = marker_length(body, self.left)
@@ -282,9 +284,15 @@ class LocatorReading:
         elif self.anchored:
             body = line.lstrip()
             label = self.left.lstrip()
-            alone = body.rstrip().casefold() == label.rstrip().casefold()
+            at = label_at(body, label, self.right)  # other spacing, another opener of its family
+            rest = at is not None and bool(body[at[0]:].strip())
+            alone = body.rstrip().casefold() == label.rstrip().casefold() or (
+                at is not None and not rest)
             if body[: len(label)].casefold() == label.casefold():
                 starts = [len(line) - len(body) + len(label)]
+            elif at is not None and rest:
+                starts = [len(line) - len(body) + at[0]]
+                opener = at[1]
             elif alone and empty:
                 return [""]  # the label alone (``Copyright:``): the value is on the next lines
             elif alone and self.right and lines:
@@ -293,13 +301,14 @@ class LocatorReading:
                 return []  # (a key's letter case varies: Author-email, Author-Email)
         else:
             starts = [m.end() for m in re.finditer(re.escape(self.left), line)]
+        right = right_for(self.left.lstrip(), self.right, opener)  # the opener's own closer
         out = []
         for start in starts:
-            if self.right:
+            if right:
                 end = right_end(line, past_quote(line, start) if self._unquotes else start,
-                                self.right, self.right_word)
+                                right, self.right_word)
                 if end < 0:
-                    folded = unfolded_to(lines, at, start, self.right, word=self.right_word,
+                    folded = unfolded_to(lines, row, start, right, word=self.right_word,
                                          quoted=self._unquotes) if lines and self.labelled else None
                     if folded is not None and folded.strip():
                         out.append(folded)
@@ -319,6 +328,19 @@ class LocatorReading:
         be the value the document means."""
         return bool(self.key) and not (self.marker and not self.heading) and (
             key_mentioned(source, self.key, self.heading))
+
+    def label_written(self, source: str) -> bool:
+        """Whether ``source`` writes the rule's label, whatever follows it: a
+        line the rule reads from (``writes_label``), or, for a rule at a line's
+        start, its key anywhere with something after it (``mentioned``:
+        ``journal = {...}`` as an entry's last field, without the ``},`` the
+        examples end the value with; ``title={`` for ``title = {``). The one
+        test of "the label is written here" that both the grammar (``agentflow.
+        grounding.locator_absence.absence_shown``: never null alone) and the
+        confidence of a null (``agentflow.extraction.confidence``: never sure)
+        ask."""
+        return (self.labelled and self.writes_label(source)) or (
+            self.anchored and self.mentioned(source))
 
     def runs_on(self, source: str) -> bool:
         """Whether a line this single-value rule reads a value from, to the

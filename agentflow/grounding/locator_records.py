@@ -10,7 +10,12 @@ line: vCards (``BEGIN:VCARD``), iCalendar events (``BEGIN:VEVENT``), nginx
 ``server {`` blocks, blank lines or none between them; a record then also
 ends where the document writes again the line that opened the first
 (``first_record``: the first line the document writes twice, where the
-records it opens are alike). A learned
+records it opens are alike). Config formats write records as sibling
+blocks: the services under a docker-compose file's ``services:``, an
+ssh_config's ``Host`` blocks, git config's ``[remote "*"]`` groups, the
+``---`` documents of a stream (``agentflow.grounding.sibling_blocks``; the
+kind a rule's examples show its value in: ``agentflow.grounding.
+locator_siblings``, ``Locator.record``). A learned
 locator (``agentflow.grounding.locators``) keeps what the examples show of it:
 
 * ``Locator.first_record``: every example that fills the field writes its
@@ -27,10 +32,13 @@ locator (``agentflow.grounding.locators``) keeps what the examples show of it:
   block is the field's. Where no example does, a document whose blocks
   differ (``Suites:`` of two stanzas; systemd's ``After=`` written twice,
   which adds to the list) leaves the rule unable to say which block, or
-  whether all of them, is meant (``differing_blocks``).
+  whether all of them, is meant (``differing_blocks``). Likewise a single
+  value read in sibling records (``Locator.record``, ``agentflow.grounding.
+  locator_siblings``): an example writes it in two records with different
+  values (``image:`` of each service), the field's the first's.
 * ``unread_labels``: a list rule read after a label, on a document that
   writes the rule's key as a line's key more often than the rule reads a
-  value after its label (``url=`` where the examples write ``url = ``):
+  value after its label (``url:`` where the examples write ``url = ``):
   the list the rule reads misses items.
 """
 
@@ -44,6 +52,7 @@ from agentflow.grounding.folding import same_text
 from agentflow.grounding.lines import KEY_LINE, indent_of
 from agentflow.grounding.locator_places import example_value
 from agentflow.grounding.locator_rule import Locator
+from agentflow.grounding.locator_siblings import later_differs, later_sibling_only, learn_record
 from agentflow.grounding.void_blocks import live_text
 from agentflow.output.examples import CheckedExample
 
@@ -135,21 +144,27 @@ def in_first_record(rule: Locator, text: str) -> bool:
 
 def later_record_only(rule: Locator, source: str) -> bool:
     """Whether ``rule`` learned ``first_record`` finds values in ``source``, a
-    document of several records, but none in its first (``in_first_record``):
-    what it finds there is a later record's."""
-    return rule.first_record and first_record(source, live_text(source)) is not None and bool(
-        rule.values(source)) and not in_first_record(rule, source)
+    document of several records, but none in its first (``in_first_record``),
+    or finds them only past the first sibling block of the kind it learned
+    (``agentflow.grounding.locator_siblings.later_sibling_only``): what it
+    finds there is a later record's."""
+    return (rule.first_record and first_record(source, live_text(source)) is not None and bool(
+        rule.values(source)) and not in_first_record(rule, source)) or later_sibling_only(
+        rule, source)
 
 
 def learn_records(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
-    """``rule`` with ``first_record`` and ``several`` as the examples that
-    fill the field show them (see the module docstring)."""
+    """``rule`` with ``first_record``, ``several`` and ``record``
+    (``agentflow.grounding.locator_siblings.learn_record``) as the examples
+    that fill the field show them (see the module docstring)."""
     filled = [e for e in examples if example_value(e, rule.field)]
     first = bool(filled) and not (rule.group or rule.heading or rule.items) and all(
         in_first_record(rule, e.text) for e in filled)
-    several = rule.many and rule.continued and any(
-        len(_distinct(rule.blocks(e.text))) > 1 for e in filled)
-    return dataclasses.replace(rule, first_record=first, several=several)
+    record = learn_record(rule, examples)
+    several = (rule.many and rule.continued and any(
+        len(_distinct(rule.blocks(e.text))) > 1 for e in filled)) or any(
+        later_differs(dataclasses.replace(rule, record=record), e.text) for e in filled)
+    return dataclasses.replace(rule, first_record=first, several=several, record=record)
 
 
 def _distinct(blocks: list[list[str]]) -> set[tuple[str, ...]]:
@@ -170,7 +185,7 @@ def differing_blocks(rule: Locator, source: str) -> list[list[str]]:
 def unread_labels(rule: Locator, source: str) -> bool:
     """Whether ``source`` writes a list ``rule``'s key as a line's key
     (``KEY_LINE``, letter case ignored) on more lines than the rule reads
-    after its label (inside its ``group`` and ``fence``): ``url=`` or ``URL :`` beside the
+    after its label (inside its ``group`` and ``fence``): ``url:`` or ``URL:`` beside the
     examples' ``url = ``. ``False`` for a rule without a label of its own."""
     if not rule.many or not rule.labelled or rule.heading or rule.arg is not None:
         return False

@@ -14,10 +14,13 @@ from agentflow.grounding.folding import same_text
 from agentflow.grounding.lines import line_arguments
 from agentflow.grounding.locator_reading import LocatorReading
 from agentflow.grounding.quotes import in_quotes
+from agentflow.grounding.sibling_blocks import record_words
 from agentflow.grounding.value_clauses import clause_break, comment_tail
+from agentflow.grounding.value_kinds import bare_number, whole_numbers
 from agentflow.grounding.void_blocks import live_text
 
-__all__ = ["VALUES_KEY", "Locator", "block_marker", "clean_edges", "line_arguments", "same_text"]
+__all__ = ["VALUES_KEY", "Locator", "block_marker", "clean_edges", "figure", "line_arguments",
+           "same_text"]
 # clean_edges (grounding.edges), line_arguments (grounding.lines) and same_text
 # (grounding.folding) are re-exported: their import path from here keeps working
 
@@ -26,6 +29,16 @@ VALUES_KEY = "x-grounded-values"
 offers (a locator's values in this document); on a list node, its items, or
 lists of items (a continued locator's blocks): exactly one of them. Kept by
 the ``local`` dialect, dropped by every other."""
+
+
+def figure(value: str) -> bool:
+    """Whether ``value`` writes a figure: a token (between whitespace) that
+    holds more digits than letters (``2019``, ``8:00``, ``v1.0.0``, ``£14.20``,
+    ``NW-10452``), what a field of figures shows (``Locator.digit``). Digits
+    inside words (``Apache-2.0``, ``GPL-3.0-only``, ``smith2019graphs``) are
+    no figure: two licenses that both hold a digit teach no kind (``MIT`` is a
+    license too)."""
+    return any(sum(c.isdigit() for c in t) > sum(c.isalpha() for c in t) for t in value.split())
 
 
 def block_marker(value: str) -> bool:
@@ -73,9 +86,11 @@ class Locator(LocatorReading):
         letter: a single value must hold a letter (every example's value
             does: a currency code ``GBP`` / ``EUR``, never ``19.80``).
         digit: a single value must hold a digit (every example's value
-            does: a time ``8:00 pm`` / ``10:00``, never ``Leamington Spa``).
-            A place's text without them is not the kind of value the
-            examples show there: ``values`` does not find it.
+            writes a figure, ``figure``: a time ``8:00 pm`` / ``10:00``, never
+            ``Leamington Spa``; not where the examples' digits are inside
+            words, ``GPL-3.0-only``). A place's text without them is not the
+            kind of value the examples show there: ``values`` does not find
+            it (nor, after a label, a later place's).
         lines: the examples' lines that begin with no key (``agentflow.
             grounding.locator_absence.layout_lines``: headings, list items,
             prose): with ``layout``, what a document written only the
@@ -176,10 +191,28 @@ class Locator(LocatorReading):
             first record (``agentflow.grounding.locator_records``: lines
             between blank lines); where the rule finds it only in a later
             record of a document, the value is offered, never pinned.
+        record: the kind of sibling block a single-value rule's examples
+            show its value inside the first of (``agentflow.grounding.
+            locator_siblings``: ``under 0 services`` of docker-compose, ``head
+            host`` of ssh_config), or ``""``: where the rule finds the value
+            only in a later such block of a document, null is offered beside
+            it, and it is never pinned.
         several: a continued list rule whose label an example writes twice
             with different items, its value the first block (``agentflow.
             grounding.locator_records``); learned ``False`` where none does:
             a document whose blocks differ is then offered, never pinned.
+            A single-value rule with a ``record`` kind: an example writes its
+            label in two records with different values, its value the first
+            record's; where none does, a document whose records write
+            different values is offered, never pinned.
+        decimal: every example's single value writes a decimal number
+            (``agentflow.grounding.value_kinds``: ``£117.60``, ``37.01
+            EUR``; learned from two values at least): a value of whole
+            numbers (a count, ``3 items``) is then offered, but never
+            pinned (``pins``).
+        unit: under ``decimal``, every example's value writes something
+            beside its number (a currency sign or code, a unit): a bare
+            number (``2,400.00``) is then offered, but never pinned.
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -219,6 +252,9 @@ class Locator(LocatorReading):
     twins: tuple[Locator, ...] = ()
     first_record: bool = False
     several: bool = False
+    record: str = ""
+    decimal: bool = False
+    unit: bool = False
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -239,9 +275,15 @@ class Locator(LocatorReading):
         have read past the value; nor one wrapped in quotes where no example's
         value begins with a quoted string (``quoted``): its quotes may be the
         document's syntax; nor one that begins with a marker line no example's
-        value begins with (``marked``, ``block_marker``)."""
+        value begins with (``marked``, ``block_marker``); nor one of another
+        quantity than every example's (``decimal``, ``unit``: ``agentflow.
+        grounding.value_kinds``: a count ``3 items`` where each example's is
+        an amount ``£117.60``, a bare ``2,400.00`` where each writes its
+        currency)."""
         if self.many:
             return self.comments or not comment_tail(value)
+        if (self.decimal and whole_numbers(value)) or (self.unit and bare_number(value)):
+            return False
         return (self.marked or not block_marker(value)) and (
             self.clauses or not clause_break(value)) and (
             self.comments or not comment_tail(value)) and (
@@ -256,8 +298,15 @@ class Locator(LocatorReading):
 
     def values(self, source: str, *, live: bool = True) -> list[str]:
         """The values this locator finds in ``source`` that fit the examples'
-        kind of value (``fits``), in document order (see ``_values``)."""
-        return [v for v in self._values(source, live) if self.fits(v)]
+        kind of value (``fits``), in document order (see ``_values``); none
+        where a single value's label holds one of another kind at the first
+        place the rule reads (``Host *`` where the examples' hosts are words):
+        that place is the one the examples show, a later label's value
+        (``Host prod``) is not the field's."""
+        found = self._values(source, live)
+        if found and self.labelled and not self.many and not self.fits(found[0]):
+            return []
+        return [v for v in found if self.fits(v)]
 
     def twins_agree(self, source: str) -> bool:
         """Whether none of ``twins`` finds other values in ``source`` than this
@@ -306,6 +355,8 @@ class Locator(LocatorReading):
             under += f" inside a block fenced by {self.fence!r}"
         if self.depth:
             under += f" at nesting depth {self.depth}"
+        if self.record:
+            under += f", in {record_words(self.record)}"
         if self.items:
             return f"{self.field}: every list item (its own lines){under}, in order"
         if self.arg is not None:

@@ -106,8 +106,9 @@ to the line's end (``, ``: no label, no word) is kept only where the
 examples write that context nowhere but before their value (``is_loose``):
 any line with a comma holds ``, ``. A single field's rule also keeps the
 kind of value every example shows (``Locator.letter`` / ``Locator.digit``:
-each holds a letter, a digit), and finds no other (``19.80`` is no
-currency code where the examples wrote ``GBP`` and ``EUR``). Every rule
+a letter, a ``figure``), and finds no other (``19.80`` is no currency code
+where the examples wrote ``GBP``, ``EUR``; nor, where its label holds one, a
+later label's: ``Host *`` before ``Host prod``). Every rule
 keeps the keys the examples' lines begin with (``Locator.layout``) and
 whether an example leaves the field empty (``Locator.shown_empty``): where
 it finds nothing, they say whether the document shows the field empty
@@ -152,7 +153,7 @@ from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_parts import grouped, headed
 from agentflow.grounding.locator_places import Seen, example_value
 from agentflow.grounding.locator_records import learn_records
-from agentflow.grounding.locator_rule import VALUES_KEY, Locator, block_marker
+from agentflow.grounding.locator_rule import VALUES_KEY, Locator, block_marker, figure
 from agentflow.grounding.locator_twins import KEY_LABEL, anchors, twinned
 from agentflow.grounding.marked_types import (
     is_derived,
@@ -165,6 +166,7 @@ from agentflow.grounding.marked_types import (
 from agentflow.grounding.quotes import opens_quote
 from agentflow.grounding.token_shapes import value_shapes
 from agentflow.grounding.value_clauses import clause_break, comment_tail
+from agentflow.grounding.value_kinds import quantity_kind
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["VALUES_KEY", "Locator", "apply_locators", "is_loose", "learn_locator", "learn_locators",
@@ -333,7 +335,8 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     """``rule`` with the kind of value every example shows for a single field
     (``Locator.letter`` / ``Locator.digit``: each value holds a letter, a
     digit; ``Locator.clauses``: some value holds a clause break;
-    ``Locator.spaced``: some value holds more than one word), and for any
+    ``Locator.spaced``: some value holds more than one word; ``decimal``,
+    ``unit``: each writes a decimal number, with a unit), and for any
     field whether some value (an item) holds an inline comment
     (``Locator.comments``), begins with a quoted string (``Locator.quoted``)
     or with a marker line (``Locator.marked``)."""
@@ -350,9 +353,11 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
               and v.strip()]
     if not values:
         return rule
+    decimal, unit = quantity_kind(values)
     return dataclasses.replace(
-        rule, letter=all(any(c.isalpha() for c in v) for v in values),
-        digit=all(any(c.isdigit() for c in v) for v in values),
+        rule, decimal=decimal, unit=unit,
+        letter=all(any(c.isalpha() for c in v) for v in values),
+        digit=all(figure(v) for v in values),
         clauses=any(clause_break(v) for v in values),
         comments=any(comment_tail(v) for v in values),
         spaced=any(len(v.split()) > 1 for v in values))

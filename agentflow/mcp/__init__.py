@@ -10,8 +10,9 @@
 
 Built on the official ``mcp`` SDK (the ``mcp`` extra: ``pip install
 'agentflow[mcp]'``); importing ``agentflow`` never needs it, importing this
-module does. ``MCPServer`` (``_server``) is a ``ToolSource``: the lifecycle
-(``_server``), filters, prefixes and refresh on
+module does. ``MCPServer`` (``_server``: its configuration) is a
+``ToolSource``: the session's lifecycle and reconnection
+(``_server_session``), filters, prefixes and refresh on
 ``notifications/tools/list_changed`` (``_server_tools``), calls and their
 timeouts (``_server_calls``); ``_declare`` makes each listed tool an agent
 ``Tool`` and checks its schema against every schema dialect; ``_results`` turns a

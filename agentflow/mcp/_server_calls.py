@@ -2,16 +2,21 @@
 itself the base of ``MCPServer``): ``call_tool`` over the open session, with
 its timeout, and the SDK's ``MCPError`` as agentflow's error for it
 (``MCPTimeoutError``, ``MCPConnectionError``, ``ToolError``); a call on a
-lost connection reconnects first (``MCPServer._reconnect``). The class
+lost connection reconnects first (``MCPServer._reconnect``), and a request
+the server refused for an expired session is sent again on a new one
+(``_request``). The class
 holds no state of its own, only the methods, over the attributes
 ``MCPServer`` sets."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+import weakref
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
+import anyio
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError as SDKError
 from mcp_types import CONNECTION_CLOSED, INVALID_REQUEST, REQUEST_TIMEOUT
@@ -22,7 +27,7 @@ from agentflow.mcp._results import MCPToolResult, read_result
 from agentflow.mcp._transports import Target
 from agentflow.tools import Tool
 
-__all__ = ["ServerCalls"]
+__all__ = ["InFlight", "ServerCalls"]
 
 
 class _Default:
@@ -31,6 +36,34 @@ class _Default:
 
 
 _DEFAULT = _Default()
+_T = TypeVar("_T")
+_EXPIRED = "the server no longer knows the session (it restarted or ended it)"
+
+
+class InFlight:
+    """How many requests wait on each session, and a wait until one has none."""
+
+    def __init__(self) -> None:
+        self._counts: weakref.WeakKeyDictionary[ClientSession, int] = weakref.WeakKeyDictionary()
+        self._drained: weakref.WeakKeyDictionary[ClientSession, anyio.Event] = (
+            weakref.WeakKeyDictionary())
+
+    @contextmanager
+    def on(self, session: ClientSession) -> Iterator[None]:
+        """Count a request on ``session`` while it waits."""
+        self._counts[session] = self._counts.get(session, 0) + 1
+        try:
+            yield
+        finally:
+            self._counts[session] -= 1
+            if not self._counts[session] and (drained := self._drained.pop(session, None)):
+                drained.set()
+
+    async def drained(self, session: ClientSession, limit: float) -> None:
+        """Return once no request waits on ``session``, or after ``limit`` seconds."""
+        if self._counts.get(session):
+            with anyio.move_on_after(limit):
+                await self._drained.setdefault(session, anyio.Event()).wait()
 
 
 class ServerCalls:
@@ -43,7 +76,8 @@ class ServerCalls:
     connect_timeout: float
     _session: ClientSession | None
     _lost: str | None
-    _expired: bool  # an HTTP 404 answered this session's id
+    _expired: weakref.WeakSet[ClientSession]  # the sessions an HTTP 404 answered
+    _in_flight: InFlight
     reconnect: bool
     current_tools: Callable[[], Sequence[Tool]]  # ServerTools': raises when not running
     _reconnect: Callable[[], Awaitable[ClientSession]]  # MCPServer's
@@ -74,20 +108,58 @@ class ServerCalls:
                 tool's output schema.
             MCPNotRunningError: the server is not running.
         """
-        session = await self._session_for_call()
         limit = self.timeout if isinstance(timeout, _Default) else timeout
-        try:  # (None to the SDK is its session's timeout, the connect_timeout: inf is none)
-            raw = await session.call_tool(name, dict(arguments or {}),
-                                          read_timeout_seconds=math.inf if limit is None else limit)
-        except SDKError as exc:
-            error = self._error(exc, f"tool {name!r}", limit)
-            if isinstance(error, MCPTimeoutError):
-                error.tool = name
-            raise error from exc
-        except RuntimeError as exc:  # the SDK's check of structuredContent against outputSchema
-            raise ToolError(f"MCP server {self.name!r}: tool {name!r} returned an invalid "
-                            f"result: {mask_secrets(str(exc))}") from exc
+
+        async def call(session: ClientSession) -> Any:
+            try:  # (None to the SDK is its session's timeout, the connect_timeout: inf is none)
+                return await session.call_tool(
+                    name, dict(arguments or {}),
+                    read_timeout_seconds=math.inf if limit is None else limit)
+            except RuntimeError as exc:  # the SDK's check of structuredContent against outputSchema
+                raise ToolError(f"MCP server {self.name!r}: tool {name!r} returned an invalid "
+                                f"result: {mask_secrets(str(exc))}") from exc
+
+        try:
+            raw = await self._request(call, f"tool {name!r}", limit)
+        except MCPTimeoutError as error:
+            error.tool = name
+            raise
         return read_result(raw)
+
+    async def _request(self, request: Callable[[ClientSession], Awaitable[_T]], what: str,
+                       limit: float | None = None) -> _T:
+        """``request`` on the open session (reconnected first if its connection
+        was lost). A server that answers that it no longer knows the session
+        (an HTTP 404 to its id: it expired it, or restarted) gets a new
+        session and the request once more (the MCP spec, Session Management:
+        "the client MUST start a new session by sending a new
+        InitializeRequest"; the server refused the request, so it runs once).
+        The other requests waiting on the expired session get their own
+        answers before it is closed (``MCPServer._reconnect``): each is sent
+        again only if it too was refused.
+
+        Raises:
+            MCPTimeoutError / MCPConnectionError / ToolError: as ``_error``
+                (a second 404, on the new session, too).
+            MCPReconnectError: a new session could not be opened.
+            MCPNotRunningError: the server is not running.
+        """
+        session = await self._session_for_call()
+        try:
+            with self._in_flight.on(session):
+                return await request(session)
+        except SDKError as exc:
+            refused = exc.error.code == INVALID_REQUEST and session in self._expired
+            if not (refused and self.reconnect):
+                raise self._error(exc, what, limit, session) from exc
+            if session is self._session:  # (else another call has opened a new one)
+                self._lost = self._lost or _EXPIRED
+        session = await self._session_for_call()
+        try:
+            with self._in_flight.on(session):
+                return await request(session)
+        except SDKError as exc:
+            raise self._error(exc, what, limit, session) from exc
 
     async def _session_for_call(self) -> ClientSession:
         """The open session, reconnected first if its connection was lost.
@@ -116,21 +188,25 @@ class ServerCalls:
                 f"{self._lost or 'the session ended'}", server=self.name, target=target)
         return self._session
 
-    def _error(self, exc: SDKError, what: str, limit: float | None = None) -> Exception:
-        """An SDK ``MCPError`` as agentflow's error for it."""
+    def _error(self, exc: SDKError, what: str, limit: float | None = None,
+               session: ClientSession | None = None) -> Exception:
+        """An SDK ``MCPError`` as agentflow's error for it (``session``: the
+        one that met it, marked lost if it is still the open one)."""
         target = self.target.describe()
         code = exc.error.code
+        current = session is None or session is self._session
         if code == REQUEST_TIMEOUT:
             return MCPTimeoutError(
                 f"MCP server {self.name!r} ({target}): {what} gave no result within "
                 f"{limit if limit is not None else self.connect_timeout:g} s; the server was "
                 "asked to cancel it", server=self.name, target=target, tool="",
                 timeout=limit if limit is not None else self.connect_timeout)
-        if code == CONNECTION_CLOSED or (code == INVALID_REQUEST and self._expired):
+        expired = code == INVALID_REQUEST and (session or self._session) in self._expired
+        if code == CONNECTION_CLOSED or expired:
             closed = code == CONNECTION_CLOSED
-            why = ("the server process exited or the endpoint went away" if closed
-                   else "the server no longer knows the session (it restarted or ended it)")
-            self._lost = self._lost or why
+            why = "the server process exited or the endpoint went away" if closed else _EXPIRED
+            if current:
+                self._lost = self._lost or why
             then = "; the next call reconnects" if self.reconnect and what[:4] == "tool" else ""
             return MCPConnectionError(
                 f"MCP server {self.name!r} ({target}) "

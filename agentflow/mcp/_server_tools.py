@@ -113,21 +113,28 @@ class ServerTools(ServerCalls):
         return list(self._tools)
 
     async def _list(self, first: bool) -> None:
-        session = self._running()
         listed: list[Any] = []
         cursor: str | None = None
         for _ in range(_MAX_PAGES):
-            try:
-                page = await session.list_tools(
-                    params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
-            except SDKError as exc:
-                raise self._error(exc, "tools/list") from exc
+            page = await self._page(cursor, first)
             listed.extend(page.tools)
             cursor = page.next_cursor
             if not cursor:
                 break
         self._tools = self._declare(listed, first)
         self._revision += 1
+
+    async def _page(self, cursor: str | None, first: bool) -> types.ListToolsResult:
+        """One page of ``tools/list``: on the session being opened (``first``),
+        else as any request (``_request``: a new session for an expired one)."""
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        if not first:
+            return await self._request(lambda session: session.list_tools(params=params),
+                                       "tools/list")
+        try:
+            return await self._running().list_tools(params=params)
+        except SDKError as exc:
+            raise self._error(exc, "tools/list") from exc
 
     def _declare(self, listed: list[Any], first: bool) -> list[Tool]:
         names = [t.name for t in listed]

@@ -39,12 +39,12 @@ Two stages:
 Python literals that have no JSON meaning are refused, never coerced: a set
 does not become a list, ``b'a'`` does not become the text ``"b'a'"``, a
 complex number is not a number (``RejectedLiteral``). The literal reader and
-``decode_value`` live in ``agentflow.output.literals`` (importable from here).
+``decode_value`` live in ``agentflow.output.literals`` (importable from here),
+the enum member a scalar stands for in ``agentflow.output._enum_values``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from collections.abc import Mapping
@@ -52,8 +52,9 @@ from typing import Any
 
 import orjson
 
-from agentflow._clean_text import json_bytes, loads_exact, no_constant
+from agentflow._clean_text import loads_exact, no_constant
 from agentflow.messages import clean_text
+from agentflow.output._enum_values import accepts_as_is, enum_of, enum_value
 from agentflow.output._json_lax import coerce_scalars
 from agentflow.output.brackets import cut_inside
 from agentflow.output.dialects import resolve_ref, schema_types
@@ -304,44 +305,6 @@ def _decode_container(data: str) -> Any:
     return _MISSING
 
 
-def _enum_value(data: Any, choices: list[Any]) -> Any:
-    """The enum member ``data`` stands for, when a dialect stringified it (or
-    the model gave a scalar for a string member), or when it differs from
-    exactly one string member in case or outer blanks only (``"HIGH"``,
-    ``" High"`` for ``"high"``; two members that differ in case only leave it
-    to validation); else ``data``."""
-    if any(data == c and type(data) is type(c) for c in choices):
-        return data
-    if isinstance(data, str):
-        text = data.strip()
-        folded = text.casefold()
-        cased = [c for c in choices if isinstance(c, str) and c.casefold() == folded]
-        if len(cased) == 1:  # "HIGH" for "high": one member only reads so
-            return cased[0]
-        for choice in choices:
-            if isinstance(choice, str):
-                continue
-            forms = {str(choice)}
-            with contextlib.suppress(TypeError):
-                forms.add(orjson.dumps(choice).decode())
-            if text in forms or text.lower() in forms:
-                return choice
-            if isinstance(choice, int | float) and not isinstance(choice, bool):
-                try:
-                    number = float(text)
-                except ValueError:
-                    continue
-                if number == choice:
-                    return choice
-        return data
-    if isinstance(data, bool | int | float) and data is not None:
-        forms = {str(data), json_bytes(data).decode()}
-        for choice in choices:
-            if isinstance(choice, str) and choice in forms:
-                return choice
-    return data
-
-
 def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
     node = resolve_ref(node, root)
     types = schema_types(node)
@@ -356,7 +319,7 @@ def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> A
     if choices is None and "const" in node:
         choices = [node["const"]]
     if isinstance(choices, list) and not isinstance(data, dict | list):
-        return _enum_value(data, choices)
+        return enum_value(data, choices)
     branches = node.get("anyOf") or node.get("oneOf")
     if isinstance(data, dict) and "properties" in node:
         props: Mapping[str, Any] = node["properties"]
@@ -373,10 +336,10 @@ def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> A
         return out
     if isinstance(data, list) and isinstance(node.get("items"), Mapping):
         return [_normalize(v, node["items"], root) for v in data]
-    if branches and not isinstance(data, dict | list) and not _accepts_as_is(data, branches, root):
-        scalars = [c for b in branches for c in _enum_of(b, root)]
+    if branches and not isinstance(data, dict | list) and not accepts_as_is(data, branches, root):
+        scalars = [c for b in branches for c in enum_of(b, root)]
         if scalars:
-            data = _enum_value(data, scalars)
+            data = enum_value(data, scalars)
     if branches and isinstance(data, dict | list | str):
         objects = [b for b in branches if schema_types(resolve_ref(b, root)) & {"object", "array"}]
         strings = [b for b in branches if "string" in schema_types(resolve_ref(b, root))]
@@ -384,8 +347,10 @@ def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> A
             if data.strip() in ("None", "null") and _allows_null(node, root):
                 return None
             decoded = _decode_container(data)
-            if decoded is _MISSING:
-                return data
+            if decoded is _MISSING:  # (``list[str] | None``: its one array as above)
+                arrays = [resolve_ref(b, root) for b in objects
+                          if "array" in schema_types(resolve_ref(b, root))]
+                return _one_item(data, arrays[0], {"array"}, root) if len(arrays) == 1 else data
             data = decoded
         if isinstance(data, dict | list):
             kind = "object" if isinstance(data, dict) else "array"
@@ -414,32 +379,9 @@ def _one_item(data: str, node: Mapping[str, Any], types: set[str],
         return data
     item = resolve_ref(items, root)
     if "string" not in schema_types(item) and not any(
-            isinstance(c, str) for c in _enum_of(item, root)):
+            isinstance(c, str) for c in enum_of(item, root)):
         return data
     return [_normalize(data, items, root)]
-
-
-def _enum_of(node: Mapping[str, Any], root: Mapping[str, Any]) -> list[Any]:
-    node = resolve_ref(node, root)
-    if isinstance(node.get("enum"), list):
-        return list(node["enum"])
-    if "const" in node:
-        return [node["const"]]
-    return []
-
-
-def _accepts_as_is(data: Any, branches: list[Any], root: Mapping[str, Any]) -> bool:
-    """Whether a branch without enum takes ``data``'s JSON type as is (then it
-    is not an enum member in disguise)."""
-    kind = {str: "string", bool: "boolean", int: "integer", float: "number"}.get(type(data))
-    for branch in branches:
-        b = resolve_ref(branch, root)
-        if "enum" in b or "const" in b:
-            continue
-        t = schema_types(b)
-        if kind in t or (kind == "integer" and "number" in t):
-            return True
-    return False
 
 
 def _allows_null(node: Mapping[str, Any], root: Mapping[str, Any]) -> bool:

@@ -33,17 +33,25 @@ _DECIMAL = "x-grounded-decimal"  # agentflow.grounding.marker.DECIMAL_KEY
 _DECIMAL_TEXT = {"type": "string", "pattern": "^-?(0|[1-9][0-9]*)(\\.[0-9]+)?$"}
 """A ``Decimal``'s string branch when the source writes too many numbers to
 list: any plain decimal numeral (verification decides)."""
-_CLEAN_EDGES = "CLEAN_EDGES: /[^ :;,=)\\]}]|[^ :;,=)\\]}].*[^ :;,=(\\[{]/"
-"""A JSON string body that neither begins with whitespace, ``: ; , =`` or a
-closing bracket, nor ends with whitespace, ``: ; , =`` or an opening bracket
-(``agentflow.grounding.edges``): the edges of a ``Grounded(clean=True)`` value."""
+_S = r'[^\s"\\]|\\["\\\/]'  # one JSON string unit that is not whitespace
+_U = r'[^"\\]|\\["\\\/bfnrt]|\\u[0-9a-fA-F]{4}'  # any JSON string unit
+_FIRST = r'[^\s"\\:;,=)\]}]|\\["\\\/]'  # not whitespace, not agentflow.grounding.edges.START
+_LAST = r'[^\s"\\:;,=(\[{]|\\["\\\/]'  # not whitespace, not agentflow.grounding.edges.END
+_ONLY = r'[^\s"\\:;,=()\[\]{}]|\\["\\\/]'  # a one-unit value: neither
+_CLEAN_EDGES = f"CLEAN_EDGES: /(?:{_ONLY})|(?:{_FIRST})(?:{_U})*(?:{_LAST})/"
+"""A JSON string body whose first unit is neither whitespace (a space, an
+escaped newline or tab: ``\\n``), ``: ; , =`` nor a closing bracket, and whose
+last unit is neither whitespace, ``: ; , =`` nor an opening bracket (read unit
+by unit, so the ``n`` of an escaped newline is never taken for text): the
+edges ``agentflow.grounding.edges.edge_problem`` checks once the value is
+stripped, the edges of a ``Grounded(clean=True)`` value. (Spelled by
+characters, ``environment:`` + newline ended with ``n`` and was offered, then
+refused.)"""
 _SOURCE = {True: "SOURCE", _WHOLE_TOKENS: "SOURCE_TOKENS", _WHOLE_LINES: "SOURCE_LINES"}
 _MARKS = (*_SOURCE, _WHOLE_ITEMS)  # every value of "x-grounded"
 _PLAIN = {"SOURCE": "GROUNDED", "SOURCE_TOKENS": "GROUNDED_TOKENS",
           "SOURCE_LINES": "GROUNDED_LINES"}  # without a pattern
 _EDGES = {"SOURCE": "TRIMMED", "SOURCE_TOKENS": "TRIMMED", "SOURCE_LINES": "LINE_EDGES"}
-_S = r'[^\s"\\]|\\["\\\/]'  # one JSON string unit that is not whitespace
-_U = r'[^"\\]|\\["\\\/bfnrt]|\\u[0-9a-fA-F]{4}'  # any JSON string unit
 _LINE_EDGES = f"LINE_EDGES: /(?:{_S})(?:(?:{_U})*(?:{_S}))?/"
 """A JSON string body that neither begins nor ends with whitespace (read
 unit by unit, so the ``n`` of an escaped newline is never taken for text):

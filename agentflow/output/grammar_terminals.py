@@ -90,7 +90,7 @@ class TerminalBuilder:
         """The terminal of a grounded string over the ``source`` terminal
         (``SOURCE`` or ``SOURCE_TOKENS``), with its ``pattern`` if any;
         ``None`` when the pattern matches nothing in the document."""
-        clean = self.clean and source != "SOURCE_LINES"
+        clean = self.clean  # (whole lines too: ``environment:`` is a line, and no clean value)
         if not isinstance(pattern, str) or not pattern:
             if not self.affordable(1):
                 return self.unsourced()

@@ -321,8 +321,10 @@ def _walk(written: Any, read: Any, loc: _Loc, errors: list[InitErrorDetails],
           tp: Any = None) -> None:
     kind = type(written)
     if kind in _PLAIN:  # text and null cross nothing (the common case first)...
-        if kind is str and type(read) is float and not math.isfinite(read):  # ..."nan" does
-            errors.append({"type": _infinite_error(written), "loc": loc, "input": written})
+        if kind is str and type(read) is not str:  # ..."nan" read as a number does
+            number = read.root if isinstance(read, RootModel) else read  # (RootModel[float])
+            if type(number) is float and not math.isfinite(number):
+                errors.append({"type": _infinite_error(written), "loc": loc, "input": written})
         return
     if kind in _NUMBERS and type(read) in _NUMBERS:  # a number that stayed one
         if type(read) is float and not math.isfinite(read):
@@ -340,16 +342,22 @@ def _walk(written: Any, read: Any, loc: _Loc, errors: list[InitErrorDetails],
                 errors.append(collapsed)
                 return
         for path, value, validated, declared in _pairs(written, read, tp):
-            if type(value) not in _PLAIN or type(validated) is float:
+            if type(value) not in _PLAIN or type(validated) is float or (
+                    type(validated) is not type(value) and isinstance(validated, RootModel)):
                 _walk(value, validated, (*loc, *path), errors, declared)
         return
     if kind is list or isinstance(written, tuple):
         if isinstance(read, list | tuple) and len(read) == len(written):
             for i, value in enumerate(written):
-                if type(value) not in _PLAIN or type(read[i]) is float:
+                if type(value) not in _PLAIN or type(read[i]) is float or (
+                        type(read[i]) is not type(value) and isinstance(read[i], RootModel)):
                     _walk(value, read[i], (*loc, i), errors,
                           item_type(tp, i) if tp is not None else None)
         elif isinstance(read, set | frozenset):  # unordered: a boolean that became a number
+            bad = [v for v in read if type(v) is float and not math.isfinite(v)]
+            if bad:  # a NaN or an infinity read into a set ("nan", 1e999)
+                errors.append({"type": _infinite_error(bad[0]), "loc": loc, "input": written})
+                return
             bools = [v for v in written if isinstance(v, bool)]
             if bools and not any(isinstance(_plain(v), bool) for v in read):
                 error = _scalar_error(bools[0], int(bools[0]))

@@ -351,7 +351,7 @@ def _bare_text(body: str, spec: OutputSpec) -> Any:
     ``Literal``/``Enum`` of strings), or ``_MISSING``: the text stripped of
     surrounding whitespace, then of one pair of quotes, backticks or bold
     marks and a final ``.``, validated as the output when it is exactly a
-    member (the case-only reading of a JSON value, ``decoding._enum_value``,
+    member (the case-only reading of a JSON value, ``output._enum_values.enum_value``,
     is not taken for bare text). Never for other types: any prose would
     validate as a ``str``."""
     if not spec.wrapped:

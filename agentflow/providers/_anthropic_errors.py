@@ -19,7 +19,7 @@ from agentflow.errors import (
 )
 from agentflow.providers._anthropic_batch import STATUS_OF_ERROR_TYPE
 from agentflow.providers._context_errors import context_length_error
-from agentflow.providers._http import default_error, error_message
+from agentflow.providers._http import default_error, error_body, error_message
 
 __all__ = ["VENDOR", "body_error", "map_error", "stream_error"]
 
@@ -90,13 +90,8 @@ def body_error(headers: Mapping[str, str], body: bytes) -> ProviderError | None:
     ``api_error``, ``rate_limit_error``... like the 529/500/429 they stand
     for (anthropic-sdk-python ``_base_client``: 408/409/429/5xx are retried)
     and raises the others at once. Only a body holding the key ``"error"``
-    is parsed."""
-    if b'"error"' not in body:
-        return None
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
+    is parsed (``error_body``)."""
+    data = error_body(body)
     if not isinstance(data, dict) or data.get("type") != "error" or not isinstance(
             data.get("error"), Mapping):
         return None

@@ -22,6 +22,7 @@ from agentflow.errors import (
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import (
     default_error,
+    error_body,
     error_message,
     parse_retry_after,
 )
@@ -154,11 +155,5 @@ def body_error(headers: Mapping[str, str], body: bytes) -> ProviderError | None:
     the HTTP layer retries it like its HTTP twin when that is retryable
     (``UNAVAILABLE``, ``INTERNAL``, ``RESOURCE_EXHAUSTED``) and raises it at
     once otherwise. Only a body holding the key ``"error"`` is parsed (a
-    reply's own text has its quotes escaped)."""
-    if b'"error"' not in body:
-        return None
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-    return payload_error(data)
+    reply's own text has its quotes escaped: ``error_body``)."""
+    return payload_error(error_body(body))

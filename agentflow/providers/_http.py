@@ -50,6 +50,7 @@ from agentflow.providers._http_errors import (
     BodyErrorCheck,
     ErrorMapper,
     default_error,
+    error_body,
     error_message,
     parse_retry_after,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "SSEEvent",
     "api_key_from",
     "default_error",
+    "error_body",
     "error_message",
     "iter_ndjson",
     "iter_sse",

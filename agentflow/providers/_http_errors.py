@@ -35,6 +35,7 @@ __all__ = [
     "BodyErrorCheck",
     "ErrorMapper",
     "default_error",
+    "error_body",
     "error_message",
     "parse_retry_after",
     "redirect_error",
@@ -46,6 +47,19 @@ ErrorMapper = Callable[[int, Mapping[str, str], bytes], ProviderError]
 BodyErrorCheck = Callable[[Mapping[str, str], bytes], "ProviderError | None"]
 """``(headers, body) -> ProviderError | None``: finds an error a vendor reports
 inside a 2xx JSON body (MiniMax: HTTP 200 + ``base_resp.status_code``)."""
+
+
+def error_body(body: bytes) -> Any:
+    """The decoded JSON of a 2xx ``body`` that may hold an error in place of a
+    reply (a ``BodyErrorCheck``'s first step), or ``None``: parsed only when
+    it holds the key ``"error"`` (a reply's own text has its quotes escaped,
+    so most replies are never parsed twice); ``None`` too when it is no JSON."""
+    if b'"error"' not in body:
+        return None
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:

@@ -21,12 +21,14 @@ import aiohttp
 import orjson
 
 from agentflow.errors import (
+    ModeratedRequestError,
     ProviderConnectionError,
     ProviderError,
     ServerError,
     TruncatedStreamError,
 )
 from agentflow.model import ModelChunk
+from agentflow.providers._http import error_body, error_message
 from agentflow.providers._markup import MarkupFilter
 from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_errors import moderation_error, openai_error, payload_error
@@ -45,7 +47,8 @@ class OpenAIReplyHooks:
     """The vendor's error codes (or types) saying its content moderation
     blocked the input or the reply. Such an error in a 200 body or a stream
     event is a ``ContentFilteredError`` (never retried), not the
-    ``ServerError`` an unknown code would be."""
+    ``ServerError`` an unknown code would be; in a 4xx reply, a
+    ``ModeratedRequestError`` (also a ``BadRequestError``)."""
     _parser_type: type[ChunkParser]
     """The parser this model's replies are read with (``parser_class``, or a
     ``_think_tags`` parser when its profile has ``inline_thinking``)."""
@@ -56,6 +59,14 @@ class OpenAIReplyHooks:
         return openai_error(self.vendor, status, headers, body)
 
     def _map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+        """``map_error``, except that a 4xx carrying one of ``moderation_codes``
+        is a ``ModeratedRequestError`` (a ``ContentFilteredError`` and a
+        ``BadRequestError``): the vendor's moderation refused the request."""
+        if self.moderation_codes and 400 <= status < 500:
+            message, code, _ = error_message(body)
+            if code is not None and str(code) in self.moderation_codes:
+                return ModeratedRequestError(message, status=status, code=str(code),
+                                             vendor=self.vendor)
         return self.map_error(status, headers, body)  # the key is masked by ProviderError
 
     def payload_error(self, payload: Mapping[str, Any]) -> ProviderError | None:
@@ -74,14 +85,10 @@ class OpenAIReplyHooks:
         Debugging": "the returned HTTP response status will be 200 and any
         error ... emitted in the response body"), which the HTTP layer then
         retries like the HTTP error it stands for. Only a body holding the
-        key ``"error"`` is parsed (a reply's own text has its quotes escaped).
-        Vendors with other envelopes override this (MiniMax's ``base_resp``)."""
-        if b'"error"' not in body:
-            return None
-        try:
-            data = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            return None
+        key ``"error"`` is parsed (a reply's own text has its quotes escaped:
+        ``error_body``). Vendors with other envelopes override this (MiniMax's
+        ``base_resp``)."""
+        data = error_body(body)
         if not isinstance(data, dict) or data.get("choices"):
             return None
         return self.payload_error(data)

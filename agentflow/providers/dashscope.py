@@ -31,7 +31,8 @@ Everything special about DashScope compatible mode (shared/providers.md section 
   help.aliyun.com/zh/model-studio/error-code#inappropriate-content). Output
   moderation can stop a reply after its 200, as an error data line in the
   stream (or a 200 body): ``ContentFilteredError``, never retried
-  (``moderation_codes``). Before the reply it is an HTTP 400: ``BadRequestError``.
+  (``moderation_codes``). Before the reply it is an HTTP 400:
+  ``ModeratedRequestError``, a ``ContentFilteredError`` that is also a ``BadRequestError``.
 * **In-band tool calls:** Qwen served without a tool parser writes the
   Hermes format ``<tool_call>{"name": …, "arguments": {…}}</tool_call>``
   (``HERMES_MARKUP``; Qwen2.5/3, and Hermes/NousResearch models) or, for

@@ -25,7 +25,8 @@ Everything special about GLM (shared/providers.md section 7):
 * **Errors** carry a numeric *string* code: 1000-1004 authentication,
   1113 (arrears) and 1304 (daily limit) -> ``QuotaExceededError`` (never
   retried, although HTTP 429), 1302/1303/1305 -> ``RateLimitedError``, 1211
-  model not found, 1301 unsafe content -> ``BadRequestError`` as an HTTP 400,
+  model not found, 1301 unsafe content -> ``ModeratedRequestError`` (a
+  ``ContentFilteredError`` that is also a ``BadRequestError``) as an HTTP 400,
   ``ContentFilteredError`` inside a 200 body or a stream (``moderation_codes``;
   docs.z.ai/api-reference/api-code: "1301: the system detected that the input
   or generated content may be unsafe or sensitive"). Finish reason
@@ -63,7 +64,6 @@ from typing import Any, ClassVar
 
 from agentflow.errors import (
     AuthenticationError,
-    BadRequestError,
     NotFoundError,
     ProviderError,
     QuotaExceededError,
@@ -295,8 +295,6 @@ class GLMChatModel(OpenAICompatibleModel):
             return AuthenticationError(message, **kw)
         if code == "1211":
             return NotFoundError(message, **kw)
-        if code == "1301":
-            return BadRequestError(message, **kw)
         too_long = context_length_error(self.vendor, status, message, code, codes=_TOO_LONG)
         if too_long is not None:
             return too_long

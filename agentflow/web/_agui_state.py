@@ -21,10 +21,10 @@ over ``max_bytes`` either way   not sent: a ``CUSTOM`` event
                                 the client has
 ==============================  ===========================================
 
-``max_bytes`` is the same policy as a tool result's cap
-(``MAX_SHOWN_RESULT``): no event the official client cannot read (its SSE
-reader fails the whole run on one event over 10 MB); the validated output
-is whole in ``RUN_FINISHED``'s result.
+``max_bytes`` is one row of the stream's caps (``_agui_caps``): no event
+the official client cannot read (its SSE reader fails the whole run on one
+event over 10 MB); the validated output is also in ``RUN_FINISHED``'s
+result, under the same cap.
 """
 
 from __future__ import annotations

@@ -7,6 +7,15 @@ or changed, an array's items changed, added at its end or removed from its
 end (a partial output grows so), any other change a ``replace``. Values are
 equal only when they have the same JSON type (``1`` is not ``true``, nor
 ``1.0``). Paths are JSON Pointers (RFC 6901: ``~`` as ``~0``, ``/`` as ``~1``).
+
+Why not the ``jsonpatch`` package's ``make_patch``: it writes ``move``s into
+a sibling whose index the move's own removal shifts (``{"a": [0, 1, [2]]}``
+to ``{"a": [1, [0, 2]]}``: ``move /a/0 -> /a/1/0``). That is valid RFC 6902,
+but ``fast-json-patch``, as ``@ag-ui/client`` calls it (each operation
+validated against the document before it is applied), refuses it, and the
+client only logs a warning and keeps a stale state
+(tests/test_web_state_updates.py sends such changes through the client).
+This differ writes no ``move`` or ``copy``.
 """
 
 from __future__ import annotations

@@ -22,8 +22,7 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   message, or one id for a step of calls only, so a client keeps one
   assistant message per step), ``TOOL_CALL_ARGS`` (the whole JSON input),
   ``TOOL_CALL_END``; ``tool_result`` -> ``TOOL_CALL_RESULT`` (unless the call
-  waits: ``ToolResult.waiting``; at most ``MAX_SHOWN_RESULT`` characters of
-  it, the official client failing a run on one event over 10 MB). The
+  waits: ``ToolResult.waiting``). The
   structured-output engine's own tool (``generate_response``) is not shown.
 * ``output_partial`` -> the client's state with ``"output"`` (``output_key``)
   set to the partial object (a frontend renders ``agent.state.output`` as it
@@ -43,7 +42,10 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   attempt (``message_ids``), and the retry's messages take new ids
   (``<call>-<step>-retry<n>``), so a client never appends the retry's text
   to the abandoned one; ``read_run_input`` leaves such messages out of the
-  history a client sends back
+  history a client sends back. A message once ended cannot be flagged, so a
+  step's text message stays open until its attempt cannot be discarded (its
+  tool calls, the next step, the end): a thought between two pieces of text
+  is a reasoning message beside it, and the text after continues it
 * ``complete`` -> ``RUN_FINISHED`` with ``result`` ``{"output", "text",
   "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``), plus
   ``"pending_tool_call_ids"`` when frontend tool calls wait for the client
@@ -63,6 +65,11 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   tool past its retries, an output the model never got valid, an exception
   in middleware. A client that goes away gets nothing more: the call is
   cancelled.
+
+No event is larger than the official client reads (it fails a run on one
+event over 10 MB): a tool result is shown cut, a tool call's input split
+across ``TOOL_CALL_ARGS`` deltas, a state update or a ``RUN_FINISHED``
+value over ``MAX_SHOWN_STATE`` bytes left out and named (``_agui_caps``).
 
 Frontend tools (``RunAgentInput.tools``: CopilotKit's ``useFrontendTool``,
 ``useCopilotAction``) are offered to the model beside the server's tools
@@ -135,6 +142,7 @@ from agentflow.events import (
 )
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
+from agentflow.web._agui_caps import MAX_SHOWN_RESULT, args_deltas, finished_frame, shown_result
 from agentflow.web._agui_input import read_run_input
 from agentflow.web._agui_state import MAX_SHOWN_STATE, StateUpdates
 from agentflow.web._blocks import discarded as _discarded
@@ -154,22 +162,6 @@ def _content_frame(kind: bytes, message_id: str, delta: str) -> bytes:
     per-chunk path of a stream."""
     return b'data: {"type":"%s","messageId":%s,"delta":%s}\n\n' % (
         kind, json_bytes(message_id), json_bytes(delta))
-
-
-MAX_SHOWN_RESULT = 1_000_000
-"""The most characters of a tool result a ``TOOL_CALL_RESULT`` shows: the
-``@ag-ui/client`` SSE reader fails the whole run on one event over 10 MB
-("SSE buffer size exceeded maximum limit of 10 MB"), which a tool's output
-(an MCP server's file read) can be; the model reads the whole result."""
-
-
-def _shown(output: str) -> str:
-    """``output`` as a ``TOOL_CALL_RESULT`` shows it: at most ``MAX_SHOWN_RESULT``
-    characters, a longer one cut with a note saying how much is not shown."""
-    if len(output) <= MAX_SHOWN_RESULT:
-        return output
-    return (f"{output[:MAX_SHOWN_RESULT]}\n[... {len(output) - MAX_SHOWN_RESULT:,} more "
-            "characters not shown here; the model read the whole result]")
 
 
 class AGUIEncoder:
@@ -223,6 +215,9 @@ class AGUIEncoder:
         if self._text is not None:
             events.append(TextMessageEndEvent(message_id=self._text, metadata=flag))
             self._text = None
+        self._end_reasoning(events, flag)
+
+    def _end_reasoning(self, events: list[BaseEvent], flag: dict[str, Any] | None = None) -> None:
         if self._reasoning is not None:
             events.append(ReasoningMessageEndEvent(message_id=self._reasoning, metadata=flag))
             events.append(ReasoningEndEvent(message_id=self._reasoning))
@@ -233,7 +228,9 @@ class AGUIEncoder:
         ``"-reasoning"``), remembered as the attempt's."""
         retry = f"-retry{self._retries}" if self._retries else ""
         message_id = f"{self._call}-{iteration}{kind}{retry}"
-        self._opened.setdefault(iteration, []).append(message_id)
+        opened = self._opened.setdefault(iteration, [])
+        if message_id not in opened:  # (a step's text after a thought: the same message)
+            opened.append(message_id)
         return message_id
 
     def encode(self, event: Event) -> bytes:
@@ -241,8 +238,8 @@ class AGUIEncoder:
         if isinstance(event, ReasoningChunk):
             if not event.text:
                 return b""
-            if self._reasoning is not None:
-                self._close(out)
+            if self._reasoning is not None:  # (the step's text message is still open)
+                self._end_reasoning(out)
             if self._text is None:
                 self._text = self._step = self._open(event.iteration, "")
                 out.append(TextMessageStartEvent(message_id=self._text, role="assistant"))
@@ -252,8 +249,8 @@ class AGUIEncoder:
         elif isinstance(event, ThinkingChunk):
             if not event.text:
                 return b""
-            if self._text is not None:
-                self._close(out)
+            # (an open text message stays open: the attempt may yet be discarded, and
+            # an ended message cannot be flagged; the step's next text continues it)
             if self._reasoning is None:
                 self._reasoning = self._open(event.iteration, "-reasoning")
                 out.append(ReasoningStartEvent(message_id=self._reasoning))
@@ -276,8 +273,8 @@ class AGUIEncoder:
             else:
                 out.append(ToolCallStartEvent(tool_call_id=event.id, tool_call_name=event.name,
                                               parent_message_id=parent))
-                out.append(ToolCallArgsEvent(tool_call_id=event.id, delta=json_bytes(
-                    event_to_dict(event)["input"]).decode()))
+                out.extend(ToolCallArgsEvent(tool_call_id=event.id, delta=delta) for delta in
+                           args_deltas(json_bytes(event_to_dict(event)["input"]).decode()))
                 out.append(ToolCallEndEvent(tool_call_id=event.id))
         elif isinstance(event, ApprovalRequested):
             for call in event.calls:
@@ -293,7 +290,7 @@ class AGUIEncoder:
             elif event.waiting is None and event.id not in self._hidden:
                 out.append(ToolCallResultEvent(message_id=f"{event.id}-result",
                                                tool_call_id=event.id,
-                                               content=_shown(event.output), role="tool"))
+                                               content=shown_result(event.output), role="tool"))
         elif isinstance(event, CallStarted):
             self._call = event.call_id
             out.append(RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id))
@@ -311,8 +308,9 @@ class AGUIEncoder:
                 outcome = RunFinishedInterruptOutcome(interrupts=self._interrupts)
             elif self._pending:
                 outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=self._pending)
-            return self._frames(out) + state + self._frames([RunFinishedEvent(
-                thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome)])
+            return self._frames(out) + state + finished_frame(RunFinishedEvent(
+                thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome),
+                self._sse, self._state.max_bytes)
         elif isinstance(event, OutputRetry | AttemptDiscarded):
             data = event_to_dict(event)
             if isinstance(event, AttemptDiscarded):

@@ -40,7 +40,11 @@ v1``. Mapping:
   reasoning part keeps its id in the message), and the retry's parts take
   new ids (``...-retry<n>``), so they are new parts, never appended to the
   abandoned ones; ``read_chat_request`` leaves flagged parts out of the
-  history a client sends back
+  history a client sends back. A part once ended cannot be flagged (the
+  client refuses a second ``text-end``, and a text part keeps no id), so a
+  step's text parts stay open until its attempt cannot be discarded (its
+  tool calls, the next step, the end): a thought between two pieces of text
+  leaves the first part open beside the next ones, not ended
 * client-side tools (``ui_message_stream_response(..., client_tools=...)``,
   ``agentflow.client_tools``): a call of one is ``tool-input-start`` +
   ``tool-input-available`` and the stream finishes (``finishReason``
@@ -131,26 +135,34 @@ class UIMessageEncoder:
         self._step: int | None = None       # the open step's iteration
         self._text: str | None = None       # the open text part's id
         self._reasoning: str | None = None  # the open reasoning part's id
+        self._held: list[str] = []          # text parts the attempt's thinking interrupted
         self._hidden: set[str] = set()
         self._results = False               # the open step's tool results came
         self._retries = 0                   # attempts retracted: the retries' ids differ
         self._opened: dict[int, list[str]] = {}  # the parts each step's attempt opened
 
     def _close_parts(self, out: list[dict[str, Any]], discarded: str | None = None) -> None:
-        """End the open parts (``discarded``: flagged so, as void)."""
+        """End the open parts, the held text parts too (``discarded``:
+        flagged so, as void)."""
         flag = {"providerMetadata": _discarded(discarded)} if discarded else {}
         if self._text is not None:
-            out.append({"type": "text-end", "id": self._text, **flag})
+            self._held.append(self._text)
             self._text = None
+        out.extend({"type": "text-end", "id": part, **flag} for part in self._held)
+        self._held.clear()
         if self._reasoning is not None:
             out.append({"type": "reasoning-end", "id": self._reasoning, **flag})
             self._reasoning = None
 
     def _open(self, iteration: int, kind: str) -> str:
-        """A new part's id for step ``iteration``, remembered as the attempt's."""
+        """A new part's id for step ``iteration``, remembered as the attempt's
+        (unique: the step's text parts may be open at once)."""
         retry = f"-retry{self._retries}" if self._retries else ""
         part_id = f"{self._call}-{iteration}-{kind}{retry}"
-        self._opened.setdefault(iteration, []).append(part_id)
+        opened = self._opened.setdefault(iteration, [])
+        if part_id in opened:
+            part_id = f"{part_id}-{sum(p.startswith(part_id) for p in opened) + 1}"
+        opened.append(part_id)
         return part_id
 
     def _enter_step(self, out: list[dict[str, Any]], iteration: int | None) -> None:
@@ -178,8 +190,9 @@ class UIMessageEncoder:
             if not event.text:
                 return b""
             self._enter_step(out, event.iteration)
-            if self._reasoning is not None:
-                self._close_parts(out)
+            if self._reasoning is not None:  # (its id names it: ended now, held text kept)
+                out.append({"type": "reasoning-end", "id": self._reasoning})
+                self._reasoning = None
             if self._text is None:
                 self._text = self._open(event.iteration, "text")
                 out.append({"type": "text-start", "id": self._text})
@@ -188,8 +201,9 @@ class UIMessageEncoder:
             if not event.text:
                 return b""
             self._enter_step(out, event.iteration)
-            if self._text is not None:
-                self._close_parts(out)
+            if self._text is not None:  # held open: this attempt may yet be discarded
+                self._held.append(self._text)
+                self._text = None
             if self._reasoning is None:
                 self._reasoning = self._open(event.iteration, "reasoning")
                 out.append({"type": "reasoning-start", "id": self._reasoning})

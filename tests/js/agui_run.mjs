@@ -3,7 +3,9 @@
 // (HttpAgent.abortRun, as a frontend's stop button does) once the first text
 // arrives. Prints the events, the RUN_ERROR (if any), what runAgent threw,
 // the ids of the messages the client completed (onNewMessage), the run's
-// result and the client's state (its snapshots and deltas applied) as JSON.
+// result and the client's state (its snapshots and deltas applied) as JSON,
+// with the state after each state event and the warnings the client logged
+// (a STATE_DELTA it could not apply is only logged: "Failed to apply state patch").
 // Usage: node agui_run.mjs URL [abort]
 import { HttpAgent } from "@ag-ui/client";
 
@@ -16,7 +18,14 @@ let thrown = null;
 let result = null;
 let aborted = false;
 const completed = [];  // the ids of the messages the client completed (onNewMessage)
-agent.subscribe({ onNewMessage({ message }) { completed.push(message.id); } });
+const states = [];     // the client's state after each state event it applied
+const warnings = [];
+const warn = console.warn;
+console.warn = (...args) => { warnings.push(args.map(String).join(" ")); warn(...args); };
+agent.subscribe({
+  onNewMessage({ message }) { completed.push(message.id); },
+  onStateChanged({ state }) { states.push(structuredClone(state)); },
+});
 try {
   result = await agent.runAgent({ runId: "run-1" }, {
     onEvent({ event }) {
@@ -31,4 +40,4 @@ try {
 } catch (exc) {
   thrown = String(exc);
 }
-console.log(JSON.stringify({ events, runError, thrown, aborted, completed, result: result && result.result ? result.result : null, state: agent.state }));
+console.log(JSON.stringify({ events, runError, thrown, aborted, completed, result: result && result.result ? result.result : null, state: agent.state, states, warnings }));

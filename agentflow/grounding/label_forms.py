@@ -1,0 +1,137 @@
+"""A learned label however a document spaces or delimits it.
+
+A learned locator's label (``agentflow.grounding.locator_rule.Locator.left``
+of a rule at a line's start) is the text its examples write before the
+value: a key, a separator (``:`` or ``=``), and perhaps the opener the value
+is delimited with (``title = {``, ``name = "``, ``version: '``). Formats
+let the whitespace around the separator vary (``title={``, ``title = {``,
+an aligned ``name        = "x"``), and many delimit a value with any of a
+family of openers (BibTeX's ``{...}`` or ``"..."``; YAML's and TOML's
+``'...'`` or ``"..."``). A label is the same label written with any
+whitespace (none included) around its separator and between it and its
+opener (``label_at``), and, where the rule ends the value at the opener's
+closer (its ``right`` begins with it: ``},`` after ``{``), with another
+opener of the family, its ``right`` then beginning with that opener's
+closer (``right_for``): a brace's family is the brace and both quotes (a
+format that delimits a value with braces as text delimits it with quotes
+too), a quote's family both quotes (never a brace: ``version = {
+workspace = true }`` is a table, not a string). The value's end is never
+loosened: only the closer that matches the document's opener ends it.
+
+Labels without a separator (``Host ``, ``@article{``) and the key's own
+text are matched as written (letter case ignored). ``same_label`` says
+whether the examples' texts before their values are one label written in
+these ways, and ``agreed`` gives the label and the texts after the values
+as one form (each after's closer the label's), so a rule is learned from
+examples that space or delimit it differently.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+__all__ = ["CLOSER", "agreed", "label_at", "right_for", "same_label"]
+
+CLOSER = {"{": "}", '"': '"', "'": "'"}
+"""Each opener a label may end with and the closer that ends its value."""
+_FAMILY = {"{": '{"\'', '"': "\"'", "'": "'\""}
+"""The openers a label's opener stands for (its own first)."""
+_LABEL = re.compile(r"(?P<key>.*?[\w\])\"'])(?P<sep>[ \t]*[:=][ \t]*)(?P<open>[{\"'][ \t]*)?\Z",
+                    re.DOTALL)
+"""A label with a separator: a key ending with a word character (or a
+bracket, ``Name[de]=``; a quote, ``"name": ``), ``:`` or ``=`` with
+whitespace around it, and an opener."""
+
+
+def _parts(label: str) -> tuple[str, str, str] | None:
+    """``label`` as its key, separator (``:`` or ``=``, no whitespace) and
+    opener (``""``: none); ``None`` for a label without a separator."""
+    match = _LABEL.match(label)
+    if match is None:
+        return None
+    return match["key"], match["sep"].strip(), (match["open"] or "").strip()
+
+
+@functools.lru_cache(maxsize=512)
+def _pattern(label: str, right: str) -> re.Pattern[str] | None:
+    """The pattern of ``label`` (leading whitespace less) as ``label_at``
+    matches it; ``None`` for a label matched as written."""
+    parts = _parts(label)
+    if parts is None:
+        return None
+    key, sep, opener = parts
+    openers = opener
+    if opener and right.startswith(CLOSER[opener]):
+        openers = _FAMILY[opener]
+    tail = f"[ \t]*(?P<open>[{re.escape(openers)}])" if openers else ""
+    return re.compile(f"{re.escape(key)}[ \t]*{re.escape(sep)}{tail}[ \t]*", re.IGNORECASE)
+
+
+def label_at(body: str, label: str, right: str = "") -> tuple[int, str] | None:
+    """Where ``label`` (a rule's ``left``, leading whitespace less) written at
+    the start of ``body`` (a line less its indentation) ends, and the opener
+    written there (``""``: none, or the label's own); ``None`` where ``body``
+    does not begin with it. Letter case is ignored; whitespace around the
+    separator and before the opener may differ, and the opener may be another
+    of its family where the value ends at its closer (``right``: see the
+    module docstring)."""
+    pattern = _pattern(label, right)
+    if pattern is None:
+        return (len(label), "") if body[:len(label)].casefold() == label.casefold() else None
+    match = pattern.match(body)
+    if match is None:
+        return None
+    return match.end(), match.groupdict().get("open") or ""
+
+
+def right_for(label: str, right: str, opener: str) -> str:
+    """``right`` where the document opens the value with ``opener`` (``label_at``):
+    its leading closer that opener's (``",`` for ``},`` after ``"``)."""
+    own = _parts(label)
+    if own is None or not own[2] or not opener or opener == own[2]:
+        return right
+    return CLOSER[opener] + right[len(CLOSER[own[2]]):]
+
+
+def same_label(befores: Sequence[str]) -> bool:
+    """Whether ``befores`` (the examples' texts before their values, from
+    their lines' content) are one label written with other whitespace
+    around its separator, another letter case or another opener
+    (``_FAMILY``): ``title={``, ``Title = "``."""
+    forms = {_form(b) for b in befores}
+    return len(forms) == 1 and None not in forms
+
+
+def _form(label: str) -> tuple[str, str, bool] | None:
+    parts = _parts(label)
+    return None if parts is None else (parts[0].casefold(), parts[1], bool(parts[2]))
+
+
+def agreed(befores: Sequence[str], afters: Sequence[str]) -> tuple[str, list[str]] | None:
+    """The label the examples' ``befores`` write (``same_label``) and their
+    ``afters`` (the texts after the values) as that label's opener closes
+    them: the first's label, its opener a brace where any example's is (the
+    brace's family holds the quotes); ``None`` where an after does not begin
+    with its own opener's closer (the opener would end nothing)."""
+    parts = [_parts(b) for b in befores]
+    openers = [p[2] for p in parts if p is not None]
+    if len(openers) != len(befores):
+        return None
+    own = "{" if "{" in openers else openers[0]
+    if own and any(o not in _FAMILY[own] for o in openers):
+        return None
+    label = befores[0]
+    first = parts[0]
+    if first is not None and first[2] != own:
+        cut = label.rstrip(" \t")
+        label = cut[:-1] + own + label[len(cut):]
+    out = []
+    for opener, after in zip(openers, afters, strict=True):
+        if opener != own:
+            if not after.startswith(CLOSER[opener]):
+                return None
+            after = CLOSER[own] + after[len(CLOSER[opener]):]
+        out.append(after)
+    return label, out

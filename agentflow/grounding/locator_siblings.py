@@ -1,0 +1,124 @@
+"""Which record kind a rule's examples show its value in, and a document's
+value found only past the first record of that kind.
+
+A single-value rule learns the **record kind** (``agentflow.grounding.
+sibling_blocks``: the blocks under ``services:``, the ``Host`` blocks of an
+ssh_config, the ``[remote "*"]`` groups of a git config, the ``---``
+documents of a stream) its examples show the value in (``learn_record``,
+``Locator.record``): every example that fills the field writes its value
+inside the first record of that kind (not before it), and the examples
+show the kind's blocks are records, not fixed keys of the format: the
+first record's name differs from example to example (``web:`` and ``db:``
+under ``services:``, but never a ``metadata:`` every example writes), or
+an example writes two of them (``head``, ``group``: of different names;
+YAML blocks: two that share a key). On a document of several records of
+that kind where the rule finds the value only past the first
+(``later_sibling_only``: the first service only ``build:``s, the second
+sets ``image:``), the value is another record's: the grammar offers null
+beside it and it is never pinned (``agentflow.grounding.locator_offer``,
+``agentflow.extraction.confidence``). Where the rule finds one value in the
+first record and others in later ones (``first_sibling_alone``: each
+service its own ``image:``), the first record's is the one meant where an
+example shows so (``Locator.several``: its services' images differ): the
+rule may pin it (a workflow's ``- uses:`` of its first job, where no
+example writes two jobs, is not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentflow.grounding.locator_places import example_value
+from agentflow.grounding.locator_rule import Locator
+from agentflow.grounding.sibling_blocks import record_kinds, record_spans, share_keys
+from agentflow.grounding.void_blocks import live_text
+from agentflow.output.examples import CheckedExample
+
+__all__ = ["first_sibling_alone", "later_differs", "later_sibling_only", "learn_record"]
+
+
+def _shown(rule: Locator, text: str, kind: str) -> tuple[int, str, int, bool] | None:
+    """Where ``text`` (an example) writes ``rule``'s value inside its first
+    record of ``kind``: the record's first line, its name, how many records
+    of the kind it writes, and whether two of them share a key line's key;
+    ``None`` where it does not (no such record, or the value before it or
+    past it)."""
+    lines = live_text(text).splitlines(keepends=True)
+    spans = record_spans(lines, kind)
+    if not spans:
+        return None
+    start, end, name = spans[0]
+    if rule.values("".join(lines[:start])) or not rule.values("".join(lines[:end])):
+        return None
+    return start, name, len(spans), share_keys(lines, spans)
+
+
+def learn_record(rule: Locator, examples: Sequence[CheckedExample]) -> str:
+    """The record kind the examples show a single-value ``rule``'s value in
+    (see the module docstring), the one whose first record begins first in
+    the first example that fills the field; ``""`` where none does."""
+    filled = [e for e in examples if example_value(e, rule.field)]
+    if rule.many or not filled:
+        return ""
+    best: tuple[int, str] | None = None
+    for kind in record_kinds(live_text(filled[0].text).splitlines(keepends=True)):
+        shown = [_shown(rule, e.text, kind) for e in filled]
+        if any(s is None for s in shown):
+            continue
+        seen = [s for s in shown if s is not None]
+        if kind.startswith("under "):  # a name, not a key every example writes
+            records = len({s[1] for s in seen}) > 1 or any(s[2] > 1 and s[3] for s in seen)
+        elif kind == "doc":
+            records = any(s[2] > 1 for s in seen)
+        else:  # two records of differing names in one example
+            records = any(len({name for *_, name in record_spans(
+                live_text(e.text).splitlines(), kind)}) > 1 for e in filled)
+        if records and (best is None or seen[0][0] < best[0]):
+            best = (seen[0][0], kind)
+    return best[1] if best else ""
+
+
+def _first_values(rule: Locator, source: str) -> list[str] | None:
+    """What ``rule`` finds in ``source`` up to the end of the first record of
+    its kind, where ``source`` writes several; else ``None``."""
+    if not rule.record:
+        return None
+    lines = live_text(source).splitlines(keepends=True)
+    spans = record_spans(lines, rule.record)
+    if len(spans) < 2:
+        return None
+    # live_text keeps every offset, so the first record ends where its live lines do
+    # (``source``'s own lines differ where a blanked comment held a \r or a \x0c)
+    return rule.values(source[:sum(map(len, lines[:spans[0][1]]))])
+
+
+def later_sibling_only(rule: Locator, source: str) -> bool:
+    """Whether ``rule`` learned a record kind (``Locator.record``) finds values
+    in ``source``, a document of several records of that kind, but none up
+    to the end of the first: what it finds is a later record's."""
+    first = _first_values(rule, source)
+    return first is not None and not first and bool(rule.values(source))
+
+
+def first_sibling_alone(rule: Locator, source: str) -> bool:
+    """Whether ``rule`` (a learned record kind, and ``several``: an example
+    writes different values in two records, its value the first's) finds one
+    value, however often written, up to the end of the first record of
+    ``source``'s several: the value the examples show, whatever later records
+    write."""
+    if not rule.several:
+        return False
+    first = _first_values(rule, source)
+    return bool(first) and len({" ".join(v.split()) for v in first or []}) == 1
+
+
+def later_differs(rule: Locator, text: str) -> bool:
+    """Whether ``rule`` (a learned record kind) finds one value in the first
+    of ``text``'s several records and another past it (an example's
+    ``image:`` of each service)."""
+    first = _first_values(rule, text)
+    if not first:
+        return False
+    folded = {" ".join(v.split()) for v in first}
+    rest = rule.values(text)[len(first):]
+    return len(folded) == 1 and any(" ".join(v.split()) not in folded for v in rest)

@@ -1,0 +1,76 @@
+"""A field whose value still cannot be placed in the document after the
+retries fails the whole record by default; under ``allow_partial`` the
+record keeps its other fields, the field null, flagged and named with why
+(``agentflow.extraction.dropped``; the newcomer's probe lost a BibTeX entry's
+right key, title and year for one journal value ``arXiv:},`` + newline)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from agentflow.batch import extract_many
+from agentflow.errors import GroundingError
+from agentflow.extraction._report_fields import field_notes
+from agentflow.extraction.budget import Chunking
+from agentflow.extraction.confidence import REVIEW_BELOW
+from agentflow.extraction.dropped import DROPPED
+from agentflow.extraction.records import to_record
+from agentflow.testing import FunctionModel
+
+DOC = "@article{smith2023,\n  title = {Tidal Models},\n  year = {2023},\n}\n"
+
+
+class Entry(BaseModel):
+    key: str
+    title: str | None = None
+    year: str | None = None
+    journal: str | None = None
+
+
+async def _run(answer: dict[str, Any], output: type[BaseModel] = Entry, **options: Any) -> Any:
+    model = FunctionModel(lambda request: json.dumps(answer))
+    (result,) = [r async for r in extract_many(model, [DOC], output, **options)]
+    return result
+
+
+ANSWER = {"key": "smith2023", "title": "Tidal Models", "year": "2023",
+          "journal": "Journal of Tides"}  # not in the document, at every retry
+
+
+async def test_by_default_the_record_fails_whole() -> None:
+    result = await _run(ANSWER)
+    assert not result.ok and isinstance(result.error, GroundingError)
+
+
+async def test_under_allow_partial_the_field_is_dropped_flagged_and_named() -> None:
+    result = await _run(ANSWER, allow_partial=True)
+    assert result.ok and result.output.journal is None
+    assert result.output.title == "Tidal Models" and result.output.key == "smith2023"
+    assert set(result.spans) >= {"key", "title", "year"} and "journal" not in result.spans
+    assert result.confidence["journal"] == DROPPED < REVIEW_BELOW
+    assert "journal" in result.needs_review
+    assert "not found in the document" in result.dropped["journal"]
+    record = to_record(result)
+    assert record["ok"] and record["dropped"] == result.dropped
+    note = field_notes(record)["journal"]
+    assert note.flagged and "could not be placed" in note.why
+
+
+async def test_a_field_that_may_not_be_null_still_fails_the_record() -> None:
+    result = await _run({**ANSWER, "key": "jones2020"}, allow_partial=True)
+    assert not result.ok and isinstance(result.error, GroundingError)
+
+
+async def test_a_chunked_document_drops_only_what_no_chunk_placed() -> None:
+    """Each chunk's unplaceable fields are dropped in that chunk; the record
+    names those no chunk placed (``key`` is placed by the first chunk only)."""
+    text = DOC + "\n" + "Notes: the tidal models were run twice over the summer.\n" * 3
+    model = FunctionModel(lambda request: json.dumps(ANSWER))
+    (long,) = [r async for r in extract_many(model, [text], Entry, allow_partial=True,
+                                             chunking=Chunking(max_chars=80))]
+    assert long.ok and long.chunks is not None and long.chunks.total > 1
+    assert long.output.key == "smith2023" and long.output.journal is None
+    assert set(long.dropped) == {"journal"} and "journal" in long.needs_review

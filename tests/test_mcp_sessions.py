@@ -1,0 +1,87 @@
+"""A streamable HTTP session the server ends (an idle timeout, a restart):
+its id then answers HTTP 404, and the MCP spec (Session Management) says the
+client "MUST start a new session by sending a new InitializeRequest". The
+request the server refused is sent again on the new session, within the same
+call, so the caller (the model) never sees the expiry. Against the real test
+server (``tests/mcp_server.py --http``), whose ``POST /expire`` ends every
+open session as its SDK's idle timeout ends one."""
+
+from __future__ import annotations
+
+import urllib.request
+from collections.abc import Iterator
+
+import anyio
+import pytest
+
+from agentflow import ReActAgent
+from agentflow.errors import MCPConnectionError
+from agentflow.mcp import MCPServer
+from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
+from tests.mcp_servers import http_server
+
+
+@pytest.fixture(scope="module")
+def base() -> Iterator[str]:
+    with http_server(quiet=True) as url:
+        yield url
+
+
+async def expire(base: str) -> int:
+    """End every session the server has open; how many it ended."""
+    def post() -> int:
+        with urllib.request.urlopen(urllib.request.Request(f"{base}/expire", method="POST",
+                                                           data=b"")) as response:
+            return int(response.read().split(b":")[1].strip(b" }"))
+
+    return await anyio.to_thread.run_sync(post)
+
+
+async def test_a_call_after_the_session_expired_runs_on_a_new_session(base: str) -> None:
+    async with MCPServer.http(f"{base}/mcp") as server:
+        assert (await server.call_tool("echo", {"text": "hi"})).text == "hi"
+        assert await expire(base) >= 1
+        assert (await server.call_tool("add", {"a": 2, "b": 3})).structured == {"sum": 5}
+        assert server.reconnects == 1 and server.lost is None
+        assert await expire(base) >= 1  # and again: each expiry is one new session
+        assert [t.name for t in await server.list_tools()][:2] == ["add", "echo"]
+        assert server.reconnects == 2
+
+
+async def test_concurrent_calls_on_an_expired_session_open_one_new_session(base: str) -> None:
+    async with MCPServer.http(f"{base}/mcp") as server:
+        await expire(base)
+        texts: list[str] = []
+
+        async def echo(i: int) -> None:
+            texts.append((await server.call_tool("echo", {"text": f"call {i}"})).text)
+
+        async with anyio.create_task_group() as group:
+            for i in range(20):
+                group.start_soon(echo, i)
+        assert sorted(texts) == sorted(f"call {i}" for i in range(20))
+        assert server.reconnects == 1
+
+
+async def test_an_agents_tool_call_never_shows_the_expiry(base: str) -> None:
+    results: list[str] = []
+
+    def answer(request: RecordedRequest) -> Reply:
+        done = [r.output for m in request.messages for r in m.tool_results]
+        if not done:
+            return Reply(tool_calls=[Call("echo", {"text": "still here"})])
+        results.extend(done)
+        return Reply(text="done")
+
+    async with MCPServer.http(f"{base}/mcp") as server:
+        await expire(base)
+        reply = await ReActAgent("a", FunctionModel(answer), tools=[server]).call("go")
+    assert reply.text == "done" and results == ["still here"]
+
+
+async def test_without_reconnect_an_expired_session_fails_the_call(base: str) -> None:
+    async with MCPServer.http(f"{base}/mcp", reconnect=False) as server:
+        await expire(base)
+        with pytest.raises(MCPConnectionError, match="no longer knows the session"):
+            await server.call_tool("echo", {"text": "hi"})
+        assert server.reconnects == 0
