@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from agentflow._clean_text import clean_tool_name
 from agentflow.content import check_inputs
 from agentflow.messages import (
     ANSWER_FROM_REASONING,
@@ -185,7 +186,7 @@ class ToolCallAssembler:
                 blocks.append(
                     ToolUseBlock(
                         id=call_id,
-                        name=_tool_name(call.name),
+                        name=clean_tool_name(call.name),
                         input=args,
                         provider_data=call.provider_data,
                         arguments=exact,
@@ -232,17 +233,6 @@ def _concatenated_objects(text: str) -> list[dict[str, Any]] | None:
     if all(o == objects[0] for o in objects[1:]):
         return objects[:1] if len(objects) > 1 else None
     return objects
-
-
-def _tool_name(name: str | None) -> str:
-    """A call's tool name without chat-template residue: cut at a special
-    token (gpt-oss's ``query_dataset<|channel|>commentary`` from vLLM and
-    Ollama, vllm-project/vllm#32587, ollama/ollama#12132) and stripped of
-    outer blanks; no tool name holds either."""
-    if not name:
-        return ""
-    at = name.find("<|")
-    return (name if at < 0 else name[:at]).strip()
 
 
 def _folded_name(name: str | None, fragment: str) -> str:
