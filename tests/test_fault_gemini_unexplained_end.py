@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from agentflow import AgentState, Complete, Msg, ReActAgent, ServerError
 from agentflow.providers.gemini import GeminiChatModel
-from tests.fakes.base import FakeCall, FakeReply, sse
+from tests.fakes.base import FakeReply, sse
 from tests.fakes.gemini import GeminiFake
 from tests.provider_scenarios import FAST
 
@@ -68,8 +68,8 @@ async def test_an_empty_unexplained_end_is_a_typed_error(stream: bool) -> None:
 @STREAMS
 async def test_an_output_call_asks_again(stream: bool) -> None:
     async with EmptyOther() as fake:
-        fake.add(FakeReply(extra={"empty": True}), FakeReply(
-            tool_calls=[FakeCall("generate_response", {"name": "Louvre", "country": "FR"})]))
+        fake.add(FakeReply(extra={"empty": True}),
+                 FakeReply(text='{"name": "Louvre", "country": "FR"}'))
         model = _model(fake, stream)
         try:
             reply = await ReActAgent("g", model).call("Where is the Louvre?", City)
