@@ -9,6 +9,7 @@ tests/test_ray.py)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -148,3 +149,44 @@ async def test_paths_in_out_messages_are_escaped(
     assert fake.requests == []
     waiting_notice(str(odd))(7)
     assert one_line(capsys.readouterr().err).endswith("done\\x1b[2J (pid 7)")
+
+
+async def test_an_out_file_that_stops_taking_records_stops_the_run_naming_it(
+        fake: OpenAIFake, tmp_path: Path) -> None:
+    """A full disk mid-run (here a file size limit, RLIMIT_FSIZE: the same
+    failed write): exit 2, one line naming --out, what was written and how to
+    go on; the same command then resumes and every input has one record."""
+    import errno
+    import functools
+    import resource
+    import signal
+
+    from tests.test_cli import AGENTFLOW
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(12):
+        (docs / f"{i:02}.txt").write_text(f"Person{i}: a person")
+    out = tmp_path / "out.jsonl"
+    argv = [str(AGENTFLOW), *contact_args(fake, docs, out=out), "--concurrency", "1"]
+
+    def small_files() -> None:  # in the child: writes past 2 KB fail (EFBIG), no signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+
+    done = await anyio.to_thread.run_sync(functools.partial(
+        subprocess.run, argv, capture_output=True, text=True, preexec_fn=small_files))
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in done.stderr and last.startswith(
+        f"agentflow: error: [Errno {errno.EFBIG}] cannot append to --out {out}: File too "
+        "large; the run stopped after writing "), last
+    assert "run the same command again: it resumes" in last
+    written = out.read_bytes()
+    assert 0 < len(written) <= 2048
+    again = await anyio.to_thread.run_sync(functools.partial(
+        subprocess.run, argv, capture_output=True, text=True))
+    assert again.returncode == 0, again.stderr
+    lines = [line for line in out.read_bytes().splitlines() if line.strip()]
+    ids = [json.loads(line)["id"] for line in lines if line.endswith(b"}")]
+    assert sorted(set(ids)) == sorted(str(p) for p in docs.iterdir())

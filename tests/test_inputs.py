@@ -170,6 +170,39 @@ def test_nothing_in_a_directory_is_skipped_silently(tmp_path: Path) -> None:
     assert "not a regular file" in (docs["pipe"].problem or "")
 
 
+def test_a_glob_reads_what_it_matches_as_if_each_were_named(tmp_path: Path) -> None:
+    """A glob's match is read as that path given alone: a folder is walked, a
+    pipe, a device link or a link loop is a failed document (they were dropped
+    silently, and a glob matching only folders was refused as matching no file)."""
+    import os
+
+    (tmp_path / "2023").mkdir()
+    (tmp_path / "2023" / "a.txt").write_text("in a folder")
+    (tmp_path / "2023" / "deeper").mkdir()
+    (tmp_path / "2023" / "deeper" / "b.txt").write_text("deeper")
+    (tmp_path / "top.txt").write_text("top")
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    (tmp_path / "root").symlink_to("/")  # a link to a folder: not followed, as in a walk
+    (tmp_path / "2023" / "deeper" / "up").symlink_to(tmp_path)  # (** went round it)
+    for spec in (f"{tmp_path}/*", f"{tmp_path}/**", f"{tmp_path}/**/*"):
+        docs = {Path(d.id).relative_to(tmp_path).as_posix(): d for d in iter_documents([spec])}
+        assert sorted(docs) == ["2023/a.txt", "2023/deeper/b.txt", "loop1", "loop2", "pipe",
+                                "top.txt", "zero"], spec
+        assert [docs[n].text for n in ("2023/a.txt", "2023/deeper/b.txt", "top.txt")] == [
+            "in a folder", "deeper", "top"]
+        for name in ("pipe", "zero"):
+            assert docs[name].problem == f"{tmp_path / name}: not a regular file; not read"
+        assert "cannot read: Too many levels of symbolic links" in (docs["loop1"].problem or "")
+    with pytest.raises(InputError, match="matches no file"):
+        list(iter_documents([f"{tmp_path}/r*"]))  # only a link to a folder
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="matches no file"):
+        list(iter_documents([f"{tmp_path}/em*"]))
+
+
 def test_failed_documents_name_a_public_error_type(tmp_path: Path) -> None:
     """Every per-document problem names an error class ``agentflow`` exports,
     the same the Python API raises (never the CLI's private ``InputError``)."""
@@ -316,3 +349,34 @@ def test_deliver_keeps_the_bytes_of_pdfs_sent_as_document_blocks(tmp_path: Path)
     assert both["a.pdf"].text.startswith("Quarterly")
     assert both["a.pdf"].pages is not None and len(both["a.pdf"].pages) == 3
     assert read("text")["scan.pdf"].problem_type == "NoTextLayerError"
+
+
+def test_the_files_met_are_not_held_in_memory(tmp_path: Path) -> None:
+    """A corpus's files are listed a folder at a time and the identities of
+    those met (to read each once) are kept on disk (SeenIds): what agentflow's
+    readers hold after 10,000 files is what one folder's listing needs."""
+    import tracemalloc
+
+    from agentflow.documents.inputs import iter_sources
+
+    ours = [tracemalloc.Filter(True, "*/agentflow/documents/*")]
+    for d in range(20):
+        folder = tmp_path / f"d{d:02}"
+        folder.mkdir()
+        for i in range(500):
+            (folder / f"{i:03}.txt").touch()
+    for spec in (str(tmp_path), f"{tmp_path}/**/*.txt"):
+        sources = iter_sources([spec])
+        tracemalloc.start()
+        try:
+            for count, _ in enumerate(sources, start=1):
+                if count == 1:
+                    first = tracemalloc.take_snapshot().filter_traces(ours)
+                if count == 10_000:
+                    last = tracemalloc.take_snapshot().filter_traces(ours)
+        finally:
+            tracemalloc.stop()
+            sources.close()
+        assert count == 10_000
+        grown = sum(stat.size_diff for stat in last.compare_to(first, "filename"))
+        assert grown < 200_000, (spec, grown)  # a set of them: 1.6 MB

@@ -90,3 +90,48 @@ def test_iter_lines_is_linear_in_each_chunk(tmp_path: Path) -> None:
     assert len(lines) == 400_001 and lines[-1] == (4_400_000, b"tail")
     assert all(line == b'{"id":"x"}' for _, line in lines[:-1])
     assert lines[100_000][0] == 1_100_000
+
+
+def test_nul_bytes_a_crash_left_are_skipped_by_resume_and_report(tmp_path: Path) -> None:
+    """A crash can leave the last blocks of --out zeroed: a torn record with NUL
+    bytes after it, or a line of NULs. A rerun does not count them as lines
+    someone else wrote, and ``agentflow report`` skips them with a note (it
+    refused the file: 'not JSON')."""
+    from agentflow.extraction.review import read_records as report_records
+
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(b'{"id": "a", "ok": true}\n{"id": "b", "ok": tr' + b"\0" * 4096 + b"\n"
+                     + b"\0" * 8192)
+    out = open_out(str(path))
+    try:
+        assert out.foreign == 0 and dict(out.outcomes.items()) == {"a": None}
+        out.write({"id": "b", "ok": True})
+    finally:
+        out.close()
+    loaded = report_records(path)
+    assert [r["id"] for r in loaded.records] == ["a", "b"]
+    assert loaded.notes == [f"{path}:2: skipped a cut-off record (an interrupted write)",
+                            f"{path}:3: skipped 8,192 NUL bytes (blocks a crash left unwritten)"]
+
+
+def test_report_skips_a_line_longer_than_a_record_without_holding_it(tmp_path: Path) -> None:
+    """A zeroed tail without a newline can be gigabytes long: ``report`` reads
+    past a line longer than a record a chunk at a time (it read it whole)."""
+    import tracemalloc
+
+    from agentflow.extraction.review import read_records as report_records
+
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(b'{"id": "a", "ok": true}\n' + b"\0" * 3_000_000 + b"\n"
+                     + b'{"id": "b", "ok": true}\n' + b"x" * 3_000_000)
+    tracemalloc.start()
+    try:
+        loaded = report_records(path, max_line=1000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [r["id"] for r in loaded.records] == ["a", "b"]
+    assert loaded.notes == [
+        f"{path}:2: skipped a line of 3,000,000 bytes (longer than a record read back: 1,000)",
+        f"{path}:4: skipped a line of 3,000,000 bytes (longer than a record read back: 1,000)"]
+    assert peak < 1_000_000, peak  # the line was read whole: 3 MB

@@ -7,10 +7,11 @@ ranges kept, so spans can name a page), HTML reduced to its text, plain text.
     span_pages(result.spans, doc.pages)        # {"total": [3]}: the page of each span
 
 Rooms: ``kinds`` (what a file is), ``pdf`` (pypdf, the ``pdf`` extra), ``html``
-(Lexbor via selectolax, the ``html`` extra), ``nesting`` (the depth cap before
-parsing HTML), ``encoding`` (bytes -> text, by a documented order), ``pages``
-(page maps), ``loading`` (the dispatch), ``routing`` (a PDF as text, as a
-document block, or both).
+(Lexbor via selectolax, the ``html`` extra), ``nesting`` and ``attributes`` (the
+depth and attribute caps before parsing HTML), ``encoding`` (bytes -> text, by a
+documented order), ``pages`` (page maps), ``globs`` (lazy globs), ``loading``
+(the dispatch), ``jsonl`` (one document per line, a bad line failing alone),
+``routing`` (a PDF as text, as a document block, or both).
 Errors are ``agentflow.errors.DocumentError`` and its subclasses.
 """
 

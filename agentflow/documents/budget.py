@@ -1,12 +1,14 @@
 """A per-document work budget: how much one input may cost to read.
 
-    budget = WorkBudget(pages=5_000, operators=5_000_000, chars=50_000_000, cpu_seconds=60)
+    budget = WorkBudget(pages=5_000, operators=5_000_000, chars=50_000_000, cpu_seconds=60,
+                        memory_bytes=2 * 1024**3)
 
 A PDF is untrusted input: 14 KB whose pages share one compressed content
 stream of a million text operators cost pypdf (pure Python, holding the GIL)
 about 30 s of CPU per page. Reading a document therefore stops at the first
 limit it passes, with a ``DocumentTooComplexError`` that names the limit
-(``limit``: ``"pages"``, ``"operators"``, ``"chars"`` or ``"cpu_seconds"``):
+(``limit``: ``"pages"``, ``"operators"``, ``"chars"``, ``"cpu_seconds"`` or
+``"memory_bytes"``):
 
 * ``pages``: the PDF's page count, checked before any page is parsed;
 * ``operators``: content-stream operators of all pages together (a stream
@@ -17,7 +19,12 @@ limit it passes, with a ``DocumentTooComplexError`` that names the limit
 * ``cpu_seconds``: CPU time of the whole read, enforced in the worker
   process that reads it (``agentflow.documents.readahead``) by ``RLIMIT_CPU``:
   the kernel's ``SIGXCPU`` interrupts the pure-Python parse (Unix only; the
-  limit is rounded up to whole seconds).
+  limit is rounded up to whole seconds);
+* ``memory_bytes``: memory the read may add to its worker process, enforced
+  there by ``RLIMIT_AS`` (address space): an allocation past it fails, and
+  the read with it (a ``MemoryError``; Lexbor's parse fails as a whole), so
+  a page of 50 MB of text (about 1.1 GB to read) or a 256 MB page of small
+  tags cannot take the machine's memory (Unix only).
 
 The PDF reader's own safety limits (pypdf's: a compressed stream that
 inflates past its output cap, 75 MB by default, a decompression bomb; a page
@@ -41,7 +48,8 @@ from typing import Any
 
 from agentflow.errors import DocumentTooComplexError
 
-__all__ = ["DEFAULT_BUDGET", "WorkBudget", "count_operators", "cpu_budget", "over_budget"]
+__all__ = ["DEFAULT_BUDGET", "WorkBudget", "count_operators", "cpu_budget", "memory_budget",
+           "over_budget"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,32 +61,41 @@ class WorkBudget:
         operators: content-stream operators, all pages together.
         chars: characters of extracted text.
         cpu_seconds: CPU seconds of the read (in a worker process).
+        memory_bytes: memory the read may add (in a worker process).
     """
 
     pages: int | None = 5_000
     operators: int | None = 5_000_000
     chars: int | None = 50_000_000
     cpu_seconds: float | None = 60.0
+    memory_bytes: int | None = 2 * 1024**3
 
 
 DEFAULT_BUDGET = WorkBudget()
 """The budget ``agentflow extract`` and ``agentflow report`` read each document under."""
 
 _WHAT = {"pages": "pages", "operators": "content-stream operators",
-         "chars": "characters of text", "cpu_seconds": "CPU seconds"}
+         "chars": "characters of text", "cpu_seconds": "CPU seconds",
+         "memory_bytes": "bytes of memory"}
 
 
 def over_budget(name: str, limit: str, measured: float, cap: float) -> DocumentTooComplexError:
     """The error of document ``name`` past its ``limit`` (``measured`` > ``cap``)."""
     what = _WHAT[limit]
-    shown = (f"more than {cap:g}" if limit == "cpu_seconds"
-             else f"{measured:,.0f} (limit {cap:,.0f})")
+    shown = (f"more than {cap:g}" if limit == "cpu_seconds" else
+             f"more than {cap:,.0f}" if limit == "memory_bytes" else
+             f"{measured:,.0f} (limit {cap:,.0f})")
     return DocumentTooComplexError(
         f"{name}: too costly to read: {what}: {shown}", path=name, limit=limit,
         measured=measured, cap=cap,
-        reason=f"reading it stopped at the work budget's {limit} limit ({cap:g} {what}); "
+        reason=f"reading it stopped at the work budget's {limit} limit ({_amount(limit, cap)} "
+               f"{what}); "
                "a document this costly is usually malformed or hostile. Check the file, or "
                "convert it to text first (e.g. pdftotext) and pass the .txt")
+
+
+def _amount(limit: str, cap: float) -> str:
+    return f"{cap:g}" if limit == "cpu_seconds" else f"{cap:,.0f}"
 
 
 _STRINGS = re.compile(rb"\((?:[^()\\]|\\.)*\)|<[0-9A-Fa-f\s]*>", re.S)
@@ -124,3 +141,37 @@ def cpu_budget(name: str, seconds: float | None) -> Iterator[None]:
     finally:
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
         signal.signal(signal.SIGXCPU, previous)
+
+
+def _address_space() -> int | None:
+    """This process's address space in bytes (``None``: not known here)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@contextlib.contextmanager
+def memory_budget(name: str, limit: int | None) -> Iterator[None]:
+    """Run the block with at most ``limit`` more bytes of address space for this
+    process (``RLIMIT_AS``); an allocation past it fails, and the
+    ``MemoryError`` is a ``DocumentTooComplexError`` (``limit``
+    ``"memory_bytes"``). For a worker process only: the whole process is
+    limited while the block runs. ``None``, or a system without
+    ``/proc/self/statm``: no limit."""
+    now = _address_space() if limit is not None else None
+    if limit is None or now is None:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = now + limit
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    except MemoryError:
+        raise over_budget(name, "memory_bytes", limit, limit) from None
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))

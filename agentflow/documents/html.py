@@ -25,7 +25,9 @@ what a reader copies off the page:
 
 Depth: a page nested deeper than ``MAX_HTML_DEPTH`` (1024) elements is refused
 with a ``DocumentTooComplexError`` before Lexbor parses it (its parse time grows
-with the square of the depth: ``agentflow.documents.nesting``).
+with the square of the depth: ``agentflow.documents.nesting``), and so is a page
+with an element of more than ``MAX_HTML_ATTRIBUTES`` (1024) attributes (the
+same growth: ``agentflow.documents.attributes``).
 
 Encoding (bytes in): a byte-order mark, else a ``<meta charset>`` or
 ``<meta http-equiv="Content-Type" content="...; charset=...">`` in the first
@@ -50,6 +52,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from agentflow.documents.attributes import check_html_attributes
 from agentflow.documents.encoding import decode_bytes
 from agentflow.documents.nesting import check_html_depth
 from agentflow.errors import DocumentError
@@ -259,13 +262,17 @@ def _parse(html: str | bytes, name: str = "") -> Any:
     except ImportError:
         raise DocumentError("reading HTML needs selectolax",
                             reason=f"selectolax is not installed; {_INSTALL}") from None
-    check_html_depth(_markup(html), name=name)
-    if isinstance(html, str):
+    markup = _markup(html)
+    check_html_depth(markup, name=name)
+    check_html_attributes(markup, name=name)
+    if isinstance(html, bytes):
+        declared = None if html.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) else (
+            _declared_charset(html, LexborHTMLParser))
+        html = decode_bytes(html, name=name, declared=declared).text
+    try:
         return LexborHTMLParser(html, scripting=True)
-    declared = None if html.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) else (
-        _declared_charset(html, LexborHTMLParser))
-    text = decode_bytes(html, name=name, declared=declared).text
-    return LexborHTMLParser(text, scripting=True)
+    except Exception as exc:  # SelectolaxError: Lexbor's parse fails only when it cannot allocate
+        raise MemoryError(f"{name}: the HTML parser ran out of memory ({exc})") from None
 
 
 def html_to_text(html: str | bytes, *, name: str = "") -> str:
@@ -275,11 +282,15 @@ def html_to_text(html: str | bytes, *, name: str = "") -> str:
 
     Raises:
         DocumentTooComplexError: the page nests deeper than
-            ``agentflow.documents.nesting.MAX_HTML_DEPTH`` (refused before parsing:
-            Lexbor's parse time grows with the square of the depth).
+            ``agentflow.documents.nesting.MAX_HTML_DEPTH``, or an element carries
+            more than ``agentflow.documents.attributes.MAX_HTML_ATTRIBUTES``
+            (refused before parsing: Lexbor's parse time grows with the square
+            of either).
         DocumentEncodingError: bytes that no encoding in the documented order
             decodes (``agentflow.documents.encoding``).
         DocumentError: selectolax (the ``html`` extra) is not installed.
+        MemoryError: the page needs more memory than there is (or than the work
+            budget's ``memory_bytes``, ``agentflow.documents.budget``, allows).
     """
     tree = _parse(html, name)
     out = _Text()

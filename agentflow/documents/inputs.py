@@ -29,19 +29,15 @@ control characters, and bytes mostly invalid in every encoding are binary.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import orjson
-
-from agentflow.documents.budget import WorkBudget
+from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget
 from agentflow.documents.deferred import DeferredDocument
 from agentflow.documents.encoding import MAX_CONTROL_SHARE, decode_text
+from agentflow.documents.jsonl import jsonl_records
 from agentflow.documents.kinds import DocumentKind, sniff_kind
 from agentflow.documents.listing import _expand, _identity
 from agentflow.documents.loading import load_document
@@ -160,84 +156,10 @@ def _is_jsonl(path: Path, fmt: str) -> bool:
 
 def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[Document]:
     """One document per non-blank line of ``path``; a line that is not a
-    document (not JSON, not an object, no string ``text_field``, an id already
-    used) is one failed document (``InvalidInputLineError``, id
-    ``FILE:LINE``), and the lines after it go on."""
-    seen = SeenIds()  # each id -> its line, on disk: memory does not grow with the file
-    try:
-        yield from _jsonl_documents(path, text_field, id_field, seen)
-    finally:
-        seen.close()
-
-
-def _jsonl_documents(path: Path, text_field: str, id_field: str, seen: SeenIds
-                     ) -> Iterator[Document]:
-    for number, line in _jsonl_lines(path):
-        if not line.strip():
-            continue
-        try:
-            record: Any = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            yield _bad_line(path, number, f"not JSON ({exc})")
-            continue
-        if not isinstance(record, dict):
-            yield _bad_line(path, number, f"a JSON {type(record).__name__}, not an object "
-                                          f"with a string field {text_field!r}")
-            continue
-        if not isinstance(record.get(text_field), str):
-            yield _bad_line(path, number, f"no string field {text_field!r} (fields: "
-                                          f"{', '.join(map(str, list(record)[:10])) or 'none'})")
-            continue
-        rid = record.get(id_field)
-        doc_id = f"{path}#{rid if rid is not None else number}"
-        first = seen.setdefault(doc_id, number)
-        if first is not MISSING:  # ids key the results: a repeat would lose one document
-            yield _bad_line(path, number, f"id {rid!r} already used on line "
-                                          f"{first}; ids must be unique within a file")
-            continue
-        yield Document(doc_id, record[text_field])
-
-
-def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(number, line)`` for each line of a JSONL file (gunzipped by suffix),
-    read one line at a time, each decoded on its own (UTF-8, else the
-    detection of ``agentflow.documents.encoding``): memory holds one line,
-    however long the file.
-
-    Raises:
-        _Unusable: the file cannot be read, or a line is longer than
-            ``MAX_INPUT_BYTES`` or binary.
-    """
-    try:
-        with gzip.open(path) if path.suffix == ".gz" else path.open("rb") as f:
-            number = 0
-            while raw := f.readline(MAX_INPUT_BYTES + 1):
-                number += 1
-                if len(raw) > MAX_INPUT_BYTES:
-                    raise _Unusable(f"{path}:{number}: line longer than {MAX_INPUT_BYTES} "
-                                    "bytes; not read")
-                if number == 1:
-                    raw = raw.removeprefix(b"\xef\xbb\xbf")
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    try:
-                        decoded = decode_text(raw, name=str(path))
-                    except DocumentError as exc:
-                        raise _Unusable(str(exc), type(exc).__name__, exc.reason) from None
-                    if decoded is None:
-                        raise _Unusable(f"{path}: binary file, not text") from None
-                    line = decoded
-                yield number, line
-    except (OSError, EOFError, zlib.error) as exc:
-        raise _Unusable(f"{path}: cannot read: {exc}") from exc
-
-
-def _bad_line(path: Path, number: int, what: str) -> Document:
-    """The failed document of JSONL line ``number`` of ``path``."""
-    return _failed(_Unusable(f"{path}:{number}: {what}", "InvalidInputLineError",
-                     "the JSONL line is not a record with the text field; fix the line "
-                     "and run again (the other lines were read)"), f"{path}:{number}")
+    document is one failed document (id ``FILE:LINE``), and the lines after it
+    go on (``agentflow.documents.jsonl``)."""
+    for doc_id, got in jsonl_records(path, text_field, id_field):
+        yield _failed(got, doc_id) if isinstance(got, _Unusable) else Document(doc_id, got)
 
 
 def iter_documents(
@@ -248,9 +170,14 @@ def iter_documents(
     id_field: str = "id",
     prepare: Callable[[str], str] | None = None,
     deliver: Callable[[bool], str] | None = None,
+    budget: WorkBudget | None = DEFAULT_BUDGET,
 ) -> Iterator[Document]:
     """Every document named by ``specs`` (files, globs, directories, ``-``); a
     file that several specs name is read once, under the first name given.
+    Each is read in this process, under ``budget``'s count limits (a PDF's
+    pages, content-stream operators and characters: a hostile PDF is a failed
+    document, not hours of parsing); its CPU and memory limits need a worker
+    process (``agentflow.documents.readahead``, as ``agentflow extract`` reads).
 
     Args:
         fmt: one of ``FORMATS``: ``auto`` (JSONL by suffix, then each file's
@@ -274,7 +201,7 @@ def iter_documents(
             yield source
             continue
         for doc in read_source(source, fmt=fmt, text_field=text_field, id_field=id_field,
-                               deliver=deliver):
+                               deliver=deliver, budget=budget):
             yield prepared(doc, prepare)
 
 
@@ -308,21 +235,31 @@ def iter_sources(specs: Sequence[str], fmt: str = "auto", *,
     Raises:
         InputError: a spec matches nothing.
     """
-    seen: set[object] = set()
-    for spec in specs:
-        for path, problem in _expand(spec):
-            if problem is not None:
-                yield _failed(_Unusable(problem), str(path))
-                continue
-            identity = _identity(path)
-            if exclude is not None and identity == exclude:  # told under each name
-                if on_exclude is not None:
-                    on_exclude(path)
-                continue
-            if identity in seen:  # named again (a path and a glob, ./x and x, - twice)
-                continue
-            seen.add(identity)
-            yield Source(path, _is_jsonl(path, fmt))
+    seen = SeenIds()  # the files met, on disk: memory does not grow with the corpus
+    try:
+        for spec in specs:
+            for path, problem in _expand(spec):
+                if problem is not None:
+                    yield _failed(_Unusable(problem), str(path))
+                    continue
+                identity = _identity(path)
+                if exclude is not None and identity == exclude:  # told under each name
+                    if on_exclude is not None:
+                        on_exclude(path)
+                    continue
+                # named again (a path and a glob, ./x and x, - twice): read once
+                if seen.setdefault(_identity_key(identity), None) is not MISSING:
+                    continue
+                yield Source(path, _is_jsonl(path, fmt))
+    finally:
+        seen.close()
+
+
+def _identity_key(identity: object) -> str:
+    """``_identity``'s value as a ``SeenIds`` key."""
+    if isinstance(identity, tuple):
+        return f"{identity[0]}:{identity[1]}"
+    return f"/{identity}"  # "-" or an unresolvable path: never of the form above
 
 
 def read_source(source: Source, *, fmt: str = "auto", text_field: str = "text",

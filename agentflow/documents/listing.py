@@ -1,6 +1,8 @@
 """What ``--input`` specs name, for the ``extract`` command: each spec (a path,
 a glob, a directory, ``-``: stdin) expanded to the entries it names, a
 directory walked lazily (one directory listed at a time, each in name order),
+a glob's matches found as lazily (``agentflow.documents.globs``) and each read
+as if named alone (a folder walked, a pipe or device a problem),
 and file identities (device and inode) that tell two names of one file apart
 from two files (``named_files``, ``is_named``: what ``agentflow report
 --input`` may re-read). An entry that cannot be read (a broken link, a pipe
@@ -11,12 +13,12 @@ names nothing is an ``InputError``.
 
 from __future__ import annotations
 
-import glob
 import os
 import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from agentflow.documents.globs import iglob_sorted
 from agentflow.documents.reading import InputError
 
 __all__ = ["READ_KINDS", "is_named", "named_files"]
@@ -82,11 +84,46 @@ def _expand(spec: str) -> Iterator[tuple[Path, str | None]] | list[tuple[Path, s
         if not path.is_file():
             return [(path, f"{path}: not a regular file; not read")]
         return [(path, None)]
-    matches = sorted(Path(p) for p in glob.glob(spec, recursive=True))
-    files = [p for p in matches if p.is_file()]
-    if not files:
+    return _glob_entries(spec, map(Path, iglob_sorted(spec)))
+
+
+def _glob_entries(spec: str, matches: Iterator[Path]) -> Iterator[tuple[Path, str | None]]:
+    """What a glob's ``matches`` (``agentflow.documents.globs``: lazily, a
+    folder before what is in it) name, as if each were named by itself:
+    a file; a folder, walked (once: a folder inside one walked already is not
+    walked again); a link to a folder, not followed (as in a walk); anything
+    else (a pipe, a device, a broken link) with its problem. A glob whose
+    matches give nothing is refused when that is known.
+
+    Raises:
+        InputError: the matches hold no file.
+    """
+    walked: Path | None = None
+    found = False
+    for path in matches:
+        if walked is not None and path.is_relative_to(walked):
+            continue  # met in the walk of its folder
+        if path.is_symlink() and path.is_dir():
+            continue  # a walk does not follow links to folders either
+        if path.is_dir():
+            walked = path
+            for entry in _walk(path):
+                found = True
+                yield entry
+            continue
+        found = True
+        yield path, _problem(path)
+    if not found:
         raise InputError(f"input {spec!r} matches no file")
-    return [(p, None) for p in files]
+
+
+def _problem(path: Path) -> str | None:
+    """Why ``path`` (not a folder) cannot be read, or ``None`` (a regular file)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        return f"{path}: cannot read: {exc.strerror}"
+    return None if stat.S_ISREG(mode) else f"{path}: not a regular file; not read"
 
 
 def _identity(path: Path) -> object:

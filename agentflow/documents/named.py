@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentflow.documents.glob_names import glob_names
-from agentflow.documents.inputs import _is_jsonl, _jsonl_lines
+from agentflow.documents.inputs import _is_jsonl
+from agentflow.documents.jsonl import jsonl_lines
 from agentflow.documents.listing import _expand
 from agentflow.documents.reading import InputError, _Unusable
 
@@ -42,7 +43,8 @@ def _gives_input(path: Path, problem: str | None, fmt: str) -> bool:
     if problem is not None or str(path) == "-" or not _is_jsonl(path, fmt):
         return True
     try:
-        return any(line.strip() for _, line in _jsonl_lines(path))
+        return any(isinstance(line, _Unusable) or line.strip()
+                   for _, line in jsonl_lines(path))
     except _Unusable:
         return True  # unreadable: a failed record says so
 

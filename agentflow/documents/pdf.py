@@ -111,7 +111,14 @@ def _corrupt(name: str, exc: BaseException, raw: bytes, page: int | None = None
     (``LimitReachedError``: a stream that inflates past its cap, a page tree
     too large or cyclic) is a ``DocumentTooComplexError`` with ``limit``
     ``"reader"``, like the work budget's limits; any other failure a
-    ``CorruptDocumentError``."""
+    ``CorruptDocumentError``. A ``MemoryError`` is raised as it is: the work
+    budget's memory limit (``agentflow.documents.budget.memory_budget``) names it.
+
+    Raises:
+        MemoryError: ``exc`` is one.
+    """
+    if isinstance(exc, MemoryError):
+        raise exc
     where = f" (page {page})" if page is not None else ""
     if _reader_limit(exc):
         return DocumentTooComplexError(

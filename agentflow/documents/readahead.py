@@ -41,7 +41,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
 from agentflow._anyio_fast import produced, send_soon
-from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget, cpu_budget
+from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget, cpu_budget, memory_budget
 from agentflow.documents.inputs import (
     Document,
     Source,
@@ -73,16 +73,23 @@ class PdfDelivery:
 
 def read_in_worker(path: str, fmt: str, deliver: PdfDelivery | None,
                    budget: WorkBudget) -> Document:
-    """Read one PDF or HTML file under ``budget`` (its CPU limit included): the
-    function a worker process runs. Never raises for a bad file."""
+    """Read one PDF or HTML file under ``budget`` (its CPU and memory limits
+    included): the function a worker process runs. Never raises for a bad
+    file: a reader failing in a way of its own (a bug met on untrusted bytes)
+    is that file's failed ``Document`` too, so it cannot end the run."""
     try:
-        with cpu_budget(path, budget.cpu_seconds):
+        with cpu_budget(path, budget.cpu_seconds), memory_budget(path, budget.memory_bytes):
             return _file_document(Path(path), fmt, deliver, budget)
-    except DocumentError as exc:  # the CPU limit: raised by cpu_budget
+    except DocumentError as exc:  # the CPU or memory limit: raised by the budget
         return Document(path, "", problem=str(exc), kind="pdf", problem_type=type(exc).__name__,
                         reason=exc.reason or None)
     except _Unusable as exc:
         return _failed(exc, path)
+    except Exception as exc:  # untrusted input met a reader's bug: this file fails, not the run
+        return Document(path, "", problem=f"{path}: the reader failed: {type(exc).__name__}: "
+                                          f"{str(exc)[:300]}", problem_type="DocumentError",
+                        reason="reading this file raised an error the reader does not "
+                               "describe; check the file, or convert it to text first")
 
 
 def _needs_worker(path: Path, fmt: str) -> bool:

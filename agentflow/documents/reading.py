@@ -6,8 +6,11 @@ listing (``agentflow.documents.inputs``) and media read when sent
 from __future__ import annotations
 
 import gzip
+import io
+import os
 import sys
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 from agentflow.errors import UnreadableDocumentError
@@ -39,7 +42,11 @@ class _Unusable(InputError):
 
 
 def _read_bytes(path: Path) -> bytes:
-    """The bytes of ``path`` (``-``: stdin), gunzipped by suffix.
+    """The bytes of ``path`` (``-``: stdin), gunzipped by suffix. A file whose
+    size is over ``MAX_INPUT_BYTES`` is refused before any byte is read, so
+    refusing it costs no memory; no read asks for more memory than the bytes
+    it gets (``read(MAX_INPUT_BYTES + 1)`` set aside 256 MiB for every file,
+    which a worker's memory budget refused).
 
     Raises:
         _Unusable: unreadable, corrupt ``.gz``, or too large.
@@ -47,13 +54,43 @@ def _read_bytes(path: Path) -> bytes:
     try:
         if str(path) == "-":  # the same size and binary checks as a file
             stdin = getattr(sys.stdin, "buffer", None)
-            raw = (stdin.read(MAX_INPUT_BYTES + 1) if stdin is not None
+            raw = (_read_at_most(stdin.read) if stdin is not None
                    else sys.stdin.read(MAX_INPUT_BYTES + 1).encode("utf-8", "surrogateescape"))
+        elif path.suffix == ".gz":
+            with gzip.open(path) as f:
+                raw = _read_at_most(f.read)
         else:
-            with gzip.open(path) if path.suffix == ".gz" else path.open("rb") as f:
-                raw = f.read(MAX_INPUT_BYTES + 1)
+            with path.open("rb") as f:
+                size = os.fstat(f.fileno()).st_size  # a 2 GB file is refused unread
+                if size > MAX_INPUT_BYTES:
+                    raise _Unusable(_too_large(path, size))
+                raw = f.read(size + 1)
+                if len(raw) > size:  # it grew since: the rest, up to the limit
+                    raw += _read_at_most(f.read, MAX_INPUT_BYTES - len(raw))
     except (OSError, EOFError, zlib.error) as exc:
         raise _Unusable(f"{path}: cannot read: {exc}") from exc
     if len(raw) > MAX_INPUT_BYTES:
-        raise _Unusable(f"{path}: larger than {MAX_INPUT_BYTES} bytes; not read")
+        raise _Unusable(_too_large(path))
     return raw
+
+
+_CHUNK = 1 << 20
+
+
+def _read_at_most(read: Callable[[int], bytes], limit: int = MAX_INPUT_BYTES) -> bytes:
+    """Up to ``limit + 1`` bytes from ``read``, a chunk at a time (one more than
+    ``limit`` says there were more), gathered in a ``BytesIO``, whose buffer
+    grows in place and is returned without a copy: memory is about the bytes
+    read (a list of chunks joined would need twice that)."""
+    buffer = io.BytesIO()
+    got = 0
+    while got <= limit and (chunk := read(min(_CHUNK, limit + 1 - got))):
+        buffer.write(chunk)
+        got += len(chunk)
+    return buffer.getvalue()
+
+
+def _too_large(path: Path, size: int | None = None) -> str:
+    """The problem of a file over ``MAX_INPUT_BYTES`` (``size``: its size, if known)."""
+    known = f" ({size:,} bytes)" if size is not None else ""
+    return f"{path}: larger than {MAX_INPUT_BYTES} bytes{known}; not read"

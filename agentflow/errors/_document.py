@@ -72,13 +72,14 @@ class DocumentTooComplexError(DocumentError):
     growing with the square of the depth: minutes for 100,000 levels, so it is
     refused before parsing), or one past its work budget
     (``agentflow.documents.budget.WorkBudget``: pages, content-stream
-    operators, characters, CPU seconds).
+    operators, characters, CPU seconds, memory).
 
     Attributes:
         depth: the nesting depth the scan found (at least the cap plus one; 0
             when a budget limit stopped the read).
         limit: the budget limit passed (``"pages"``, ``"operators"``,
-            ``"chars"``, ``"cpu_seconds"``; ``"depth"`` for nesting;
+            ``"chars"``, ``"cpu_seconds"``, ``"memory_bytes"``; ``"depth"`` for nesting,
+            ``"attributes"`` for an element's attributes;
             ``"reader"``: one of the PDF reader's own safety limits, such as
             a stream inflating past its cap: a decompression bomb).
         measured: what was counted when the read stopped (at least ``cap``).

@@ -115,8 +115,9 @@ def _newest(line: bytes, offset: int, newest: SeenIds) -> bool:
 def _is_ours(line: bytes) -> bool:
     """Whether ``line`` is blank, a record, or a record cut short by an
     interrupted run (a torn JSON object): anything else is a foreign line
-    that agentflow never wrote."""
-    text = line.strip()
+    that agentflow never wrote. NUL bytes are ours too: the blocks of an
+    interrupted write that a crash left zeroed."""
+    text = line.strip().strip(b"\0")
     if not text:
         return True
     try:
@@ -226,9 +227,24 @@ class OutFile:
             self.without_settings += 1
 
     def _write(self, data: bytes) -> None:
+        """Append ``data``.
+
+        Raises:
+            OSError: the file takes no more (a full disk, a quota, a file size
+                limit), its message naming the file, what this run wrote and
+                how to go on; a record cut short by it is skipped on resume.
+        """
         view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view):]
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as exc:
+            n = self.saved
+            raise OSError(exc.errno, (
+                f"cannot append to --out {printable(str(self.path))}: "
+                f"{exc.strerror or type(exc).__name__}; the run stopped after writing {n} "
+                f"record{'s' * (n != 1)}. Make room (or write to another --out) and run the "
+                "same command again: it resumes after the records written")) from exc
 
     def write(self, record: dict[str, Any]) -> None:
         """Append ``record`` as one line (one ``write`` call, ``O_APPEND``); an id

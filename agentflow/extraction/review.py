@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ from agentflow.documents.listing import is_named, named_files
 from agentflow.documents.names import loads_record
 from agentflow.documents.readahead import BudgetedReader
 from agentflow.errors import InvalidRecordError
-from agentflow.extraction.outfile import count_settings
+from agentflow.extraction.outfile import MAX_LINE, count_settings
 from agentflow.extraction.report import ReportStats, Source, write_report
 from agentflow.extraction.settings_changes import setting_changes, words
 
@@ -72,14 +72,18 @@ def _torn(line: bytes) -> bool:
     return False
 
 
-def read_records(path: Path) -> RecordsFile:
+def read_records(path: Path, *, max_line: int = MAX_LINE) -> RecordsFile:
     """Every record of a JSONL results file, line by line; for a directory (what
     ``extract --engine ray`` writes), of every ``*.jsonl`` file in it, oldest
     file first (by modification time, then name), so newer records come later.
 
     A line that is the cut-off beginning of a record (a write interrupted by a
-    crash or Ctrl-C; ``extract`` resumes after it on a new line) is skipped
-    with a note. Blank lines are ignored.
+    crash or Ctrl-C; ``extract`` resumes after it on a new line), NUL bytes
+    after it or on a line of their own included (blocks a crash left
+    unwritten: a file system may show them zeroed), is skipped with a note.
+    Blank lines are ignored, and a line longer than ``max_line`` bytes (longer
+    than any record ``extract`` reads back) is skipped with a note, a chunk at
+    a time: never held.
 
     Raises:
         InvalidRecordError: a line that is not JSON, or not a record (a JSON
@@ -104,7 +108,7 @@ def read_records(path: Path) -> RecordsFile:
     else:
         files = [path]
     for file in files:
-        _read_lines(file, records, notes)
+        _read_lines(file, records, notes, max_line)
     _one_schema(path, records)
     return RecordsFile(records, notes)
 
@@ -147,26 +151,58 @@ def _one_schema(path: Path, records: list[dict[str, Any]]) -> None:
             "--schema-changed new)")
 
 
-def _read_lines(path: Path, records: list[dict[str, Any]], notes: list[str]) -> None:
-    with path.open("rb") as lines:
-        for number, raw in enumerate(lines, start=1):
-            line = raw.rstrip(b"\r\n")
-            if not line.strip():
+_SKIP_CHUNK = 256 * 1024
+
+
+def _lines(path: Path, max_line: int) -> Iterator[tuple[int, bytes | int]]:
+    """``(number, line)`` for each line of ``path`` (without its newline), or
+    ``(number, length)`` for a line longer than ``max_line`` (read past a
+    chunk at a time)."""
+    with path.open("rb") as f:
+        number = 0
+        while raw := f.readline(max_line + 1):
+            number += 1
+            if len(raw) <= max_line or raw.endswith(b"\n"):
+                yield number, raw.rstrip(b"\r\n")
                 continue
-            try:
-                record = loads_record(line)  # an id from a non-UTF-8 name: \udcXX escapes
-            except orjson.JSONDecodeError as exc:
-                if _torn(line):
-                    notes.append(f"{path}:{number}: skipped a cut-off record (an interrupted "
-                                 "write)")
-                    continue
-                raise InvalidRecordError(f"{path}:{number}: not JSON ({exc})") from None
-            if not isinstance(record, dict) or not isinstance(record.get("id"), str) or (
-                    not isinstance(record.get("ok"), bool)):
-                raise InvalidRecordError(
-                    f"{path}:{number}: not an extraction record (needs a string 'id' and a "
-                    "boolean 'ok')")
-            records.append(record)
+            length = len(raw)
+            while chunk := f.read(_SKIP_CHUNK):
+                newline = chunk.find(b"\n")
+                if newline >= 0:  # the next line starts after it
+                    length += newline
+                    f.seek(newline + 1 - len(chunk), os.SEEK_CUR)
+                    break
+                length += len(chunk)
+            yield number, length
+
+
+def _read_lines(path: Path, records: list[dict[str, Any]], notes: list[str],
+                max_line: int) -> None:
+    for number, line in _lines(path, max_line):
+        if isinstance(line, int):
+            notes.append(f"{path}:{number}: skipped a line of {line:,} bytes (longer than a "
+                         f"record read back: {max_line:,})")
+            continue
+        if not line.strip():
+            continue
+        if not line.strip(b"\0 \t"):  # a crash can leave a file's last blocks zeroed
+            notes.append(f"{path}:{number}: skipped {len(line):,} NUL bytes (blocks a "
+                         "crash left unwritten)")
+            continue
+        try:
+            record = loads_record(line)  # an id from a non-UTF-8 name: \udcXX escapes
+        except orjson.JSONDecodeError as exc:
+            if _torn(line.rstrip(b"\0")):
+                notes.append(f"{path}:{number}: skipped a cut-off record (an interrupted "
+                             "write)")
+                continue
+            raise InvalidRecordError(f"{path}:{number}: not JSON ({exc})") from None
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str) or (
+                not isinstance(record.get("ok"), bool)):
+            raise InvalidRecordError(
+                f"{path}:{number}: not an extraction record (needs a string 'id' and a "
+                "boolean 'ok')")
+        records.append(record)
 
 
 class SourceReader:

@@ -1,0 +1,158 @@
+"""JSONL inputs for the ``extract`` command: one document per line, read one
+line at a time, so memory holds one line however long the file.
+
+    for doc_id, got in jsonl_records(Path("docs.jsonl"), "text", "id"):
+        ...   # got: the record's text, or the _Unusable that says why the line is not a document
+
+A line is a document when it is a JSON object with a string ``text_field``;
+its id is ``FILE#<id_field>`` (``FILE#<line>`` without one). Every other
+line is one failed document with the id ``FILE:LINE``, and the lines after
+it are read on: a line that is not JSON, not an object, lacks the text field
+or repeats an id (``InvalidInputLineError``), a line longer than
+``MAX_LINE_BYTES`` (skipped without being held whole), a line whose bytes are
+binary or decode in no encoding (``agentflow.documents.encoding``: UTF-8,
+else what ``charset-normalizer`` detects, each strict). Only a fault of the
+file itself (it cannot be read, a corrupt ``.gz``) ends it, as one failed
+document with the file's name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import sys
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentflow.documents.encoding import decode_text
+from agentflow.documents.reading import MAX_INPUT_BYTES, _Unusable
+from agentflow.documents.seen import MISSING, SeenIds
+from agentflow.errors import DocumentError
+
+__all__ = ["MAX_LINE_BYTES", "jsonl_lines", "jsonl_records"]
+
+MAX_LINE_BYTES = MAX_INPUT_BYTES
+"""Longest JSONL line read, in bytes (a document's own limit); a longer line
+is one failed document, and the lines after it are read."""
+
+_SKIP_CHUNK = 1 << 20
+"""Bytes read at a time while skipping the rest of a line that is too long."""
+
+_BAD_LINE = ("the JSONL line is not a record with the text field; fix the line and run "
+             "again (the other lines were read)")
+
+
+def jsonl_records(path: Path, text_field: str, id_field: str, *,
+                  max_line_bytes: int = MAX_LINE_BYTES
+                  ) -> Iterator[tuple[str, str | _Unusable]]:
+    """``(id, text)`` for each document line of ``path``, ``(id, problem)`` for
+    each line that is not one (see the module docstring); blank lines are
+    skipped.
+
+    Raises:
+        _Unusable: the file itself cannot be read (after the lines read before).
+    """
+    seen = SeenIds()  # each id -> its line, on disk: memory does not grow with the file
+    try:
+        for number, line in jsonl_lines(path, max_line_bytes=max_line_bytes):
+            if isinstance(line, _Unusable):
+                yield f"{path}:{number}", line
+            elif line.strip():
+                yield _record(path, number, line, text_field, id_field, seen)
+    finally:
+        seen.close()
+
+
+def _record(path: Path, number: int, line: str, text_field: str, id_field: str,
+            seen: SeenIds) -> tuple[str, str | _Unusable]:
+    """The ``(id, text or problem)`` of line ``number``."""
+    bad = f"{path}:{number}"
+    try:
+        record: Any = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        return bad, _bad_line(path, number, f"not JSON ({exc})")
+    if not isinstance(record, dict):
+        return bad, _bad_line(path, number, f"a JSON {type(record).__name__}, not an object "
+                                            f"with a string field {text_field!r}")
+    if not isinstance(record.get(text_field), str):
+        return bad, _bad_line(path, number, f"no string field {text_field!r} (fields: "
+                                            f"{', '.join(map(str, list(record)[:10])) or 'none'})")
+    rid = record.get(id_field)
+    doc_id = f"{path}#{rid if rid is not None else number}"
+    first = seen.setdefault(doc_id, number)
+    if first is not MISSING:  # ids key the results: a repeat would lose one document
+        return bad, _bad_line(path, number, f"id {rid!r} already used on line {first}; ids "
+                                            "must be unique within a file")
+    return doc_id, record[text_field]
+
+
+def jsonl_lines(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES
+                ) -> Iterator[tuple[int, str | _Unusable]]:
+    """``(number, line)`` for each line of a JSONL file (gunzipped by suffix;
+    ``-``: standard input),
+    each decoded on its own; ``(number, problem)`` for a line longer than
+    ``max_line_bytes`` (skipped a chunk at a time, never held whole) or one
+    that no encoding reads. The lines after either are read on.
+
+    Raises:
+        _Unusable: the file cannot be read, or its ``.gz`` is corrupt.
+    """
+    try:
+        with _open(path) as f:
+            number = 0
+            while raw := f.readline(max_line_bytes + 1):
+                number += 1
+                if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+                    _skip_line(f.readline)
+                    yield number, _bad_line(path, number, f"line longer than {max_line_bytes} "
+                                                          "bytes; not read")
+                    continue
+                yield number, _decoded(path, number, raw)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _Unusable(f"{path}: cannot read: {exc}") from exc
+
+
+def _open(path: Path) -> AbstractContextManager[Any]:
+    """``path`` opened for reading bytes: ``-`` is standard input (left open),
+    a ``.gz`` suffix gunzipped."""
+    if str(path) == "-":
+        stdin = getattr(sys.stdin, "buffer", None)
+        return contextlib.nullcontext(stdin if stdin is not None else io.BytesIO(
+            sys.stdin.read().encode("utf-8", "surrogateescape")))
+    return gzip.open(path) if path.suffix == ".gz" else path.open("rb")
+
+
+def _skip_line(readline: Callable[[int], bytes]) -> None:
+    """Read on (``readline`` of the file) past the end of the current line, a
+    chunk at a time."""
+    while chunk := readline(_SKIP_CHUNK):
+        if chunk.endswith(b"\n"):
+            return
+
+
+def _decoded(path: Path, number: int, raw: bytes) -> str | _Unusable:
+    """Line ``number``'s text (a BOM dropped from the first), or why it has none."""
+    if number == 1:
+        raw = raw.removeprefix(b"\xef\xbb\xbf")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    try:
+        decoded = decode_text(raw, name=f"{path}:{number}")
+    except DocumentError as exc:
+        return _Unusable(str(exc), type(exc).__name__, exc.reason or _BAD_LINE)
+    if decoded is None:
+        return _bad_line(path, number, "binary, not text")
+    return decoded
+
+
+def _bad_line(path: Path, number: int, what: str) -> _Unusable:
+    """The problem of JSONL line ``number`` of ``path``."""
+    return _Unusable(f"{path}:{number}: {what}", "InvalidInputLineError", _BAD_LINE)

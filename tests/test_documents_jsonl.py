@@ -1,0 +1,99 @@
+"""JSONL inputs: a line that is not a document is one failed document, and the
+lines after it are read (a binary line, a line too long, a corrupt .gz only
+ends the file where the file itself fails)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentflow.documents.inputs import iter_documents
+from agentflow.documents.jsonl import jsonl_records
+from agentflow.documents.reading import _Unusable
+from tests.fakes.openai import OpenAIFake
+from tests.test_cli import contact_args, reply_for, run_cli
+
+BINARY = bytes(range(128, 256)) * 20  # no encoding reads it
+
+
+def _line(i: int) -> bytes:
+    return json.dumps({"id": i, "text": f"Ann{i}: a person"}).encode() + b"\n"
+
+
+def test_a_binary_line_fails_alone_and_the_lines_after_it_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(_line(1) + BINARY + b"\n" + _line(2) + b"\x00\x01" * 300 + b"\n" + _line(3))
+    docs = list(iter_documents([str(path)]))
+    assert [d.text for d in docs if d.problem is None] == [f"Ann{i}: a person" for i in (1, 2, 3)]
+    bad = [d for d in docs if d.problem is not None]
+    assert [d.id for d in bad] == [f"{path}:2", f"{path}:4"]
+    assert bad[0].problem_type == "InvalidInputLineError"
+    assert bad[0].problem == f"{path}:2: binary, not text"
+
+
+def test_a_line_too_long_is_skipped_without_ending_the_file(tmp_path: Path) -> None:
+    long = json.dumps({"id": "long", "text": "x" * 5000}).encode() + b"\n"
+    for name, opener in (("in.jsonl", open), ("in.jsonl.gz", gzip.open)):
+        path = tmp_path / name
+        with opener(path, "wb") as f:
+            f.write(_line(1) + long + _line(2) + long.rstrip(b"\n"))  # the last: no newline
+        got = list(jsonl_records(path, "text", "id", max_line_bytes=200))
+        assert [(i, t) for i, t in got if isinstance(t, str)] == [
+            (f"{path}#1", "Ann1: a person"), (f"{path}#2", "Ann2: a person")]
+        problems = [(i, str(t)) for i, t in got if isinstance(t, _Unusable)]
+        assert problems == [(f"{path}:{n}", f"{path}:{n}: line longer than 200 bytes; not read")
+                            for n in (2, 4)]
+    exact = tmp_path / "exact.jsonl"  # a line of the limit exactly, its newline beyond it
+    exact.write_bytes(_line(1) + long)
+    assert [t for _, t in jsonl_records(exact, "text", "id", max_line_bytes=len(long) - 1)
+            ] == ["Ann1: a person", "x" * 5000]
+
+
+def test_a_corrupt_gz_ends_the_file_after_the_lines_read(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl.gz"
+    path.write_bytes(gzip.compress(_line(1) * 2000 + _line(2))[:-8])  # its trailer cut off
+    docs = list(iter_documents([str(path)]))
+    assert docs[0].text == "Ann1: a person" and docs[1].id == f"{path}:2"  # a repeated id
+    assert docs[-1].id == str(path) and "cannot read" in (docs[-1].problem or "")
+
+
+@pytest.fixture
+async def fake() -> Any:
+    async with OpenAIFake() as server:
+        server.default = reply_for
+        yield server
+
+
+async def test_extract_writes_a_record_for_every_line_after_a_binary_one(
+        fake: OpenAIFake, tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(_line(1) + BINARY + b"\n" + _line(2) + _line(3))
+    out = tmp_path / "out.jsonl"
+    assert await run_cli(*contact_args(fake, path, out=out)) == 1
+    records = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert sorted(records) == sorted([f"{path}#1", f"{path}:2", f"{path}#2", f"{path}#3"])
+    assert records[f"{path}:2"]["error"]["type"] == "InvalidInputLineError"
+    assert records[f"{path}#3"]["output"]["name"] == "Ann3"
+    assert len(fake.requests) == 3
+    assert await run_cli(*contact_args(fake, path, out=out)) == 0  # resumed: nothing asked again
+    assert len(fake.requests) == 3
+
+
+def test_jsonl_on_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--input - --format jsonl``: one document per line of stdin, as for a
+    file (it failed as a file named '-' that does not exist)."""
+    import io
+    import sys
+
+    raw = _line(1) + BINARY + b"\n" + _line(2)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    docs = list(iter_documents(["-"], fmt="jsonl"))
+    assert [(d.id, d.text) for d in docs if d.problem is None] == [
+        ("-#1", "Ann1: a person"), ("-#2", "Ann2: a person")]
+    assert [d.id for d in docs if d.problem] == ["-:2"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO(_line(3).decode()))  # no .buffer
+    assert [d.id for d in iter_documents(["-"], fmt="jsonl")] == ["-#3"]
