@@ -2,7 +2,8 @@
 surrogates, ``clean_data`` does so in every string of decoded JSON
 (``agentflow.messages`` re-exports both); ``json_bytes`` serializes any
 JSON value, also one orjson refuses, and ``loads_exact`` reads an integer
-beyond 64 bits exactly."""
+beyond 64 bits exactly; ``clean_tool_name`` is a call's tool name without
+chat-template residue."""
 
 from __future__ import annotations
 
@@ -15,7 +16,19 @@ from typing import Any
 
 import orjson
 
-__all__ = ["clean_data", "clean_text", "json_bytes", "loads_exact", "no_constant"]
+__all__ = ["clean_data", "clean_text", "clean_tool_name", "json_bytes", "loads_exact",
+           "no_constant"]
+
+
+def clean_tool_name(name: str | None) -> str:
+    """A call's tool name without chat-template residue: cut at a special
+    token (gpt-oss's ``query_dataset<|channel|>commentary`` from vLLM and
+    Ollama, vllm-project/vllm#32587, ollama/ollama#12132) and stripped of
+    outer blanks; no tool name holds either."""
+    if not name:
+        return ""
+    at = name.find("<|")
+    return (name if at < 0 else name[:at]).strip()
 
 
 def clean_text(text: str) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from agentflow._clean_text import clean_tool_name
 from agentflow.content import check_inputs
 from agentflow.messages import (
     ANSWER_FROM_REASONING,
@@ -185,7 +186,7 @@ class ToolCallAssembler:
                 blocks.append(
                     ToolUseBlock(
                         id=call_id,
-                        name=call.name or "",
+                        name=clean_tool_name(call.name),
                         input=args,
                         provider_data=call.provider_data,
                         arguments=exact,

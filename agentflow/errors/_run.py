@@ -106,7 +106,8 @@ class StructuredOutputError(AgentflowError):
         raw_text: the model's final free text (may be ``""``).
         attempts: model requests the call spent trying to get the output.
         reason: a short machine-readable reason (``"no_output"``, ``"invalid"``,
-            ``"truncated"``, ``"multiple"``, ``"not_requested"``).
+            ``"truncated"``, ``"multiple"``, ``"not_requested"``, ``"vendor_error"``:
+            the vendor failed the generation on the last attempt).
         usage: the tokens the call spent (``Usage``, the call's total, as
             ``Complete.usage`` says it), set when the error leaves the call
             (raised, or as the reply's result); ``None`` for an error made

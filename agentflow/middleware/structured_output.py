@@ -107,7 +107,7 @@ from agentflow.middleware.base import Decision, Middleware, ModelRequest
 from agentflow.middleware.output_answers import answer_outputs, hold_output
 from agentflow.middleware.output_budget import budgeted
 from agentflow.middleware.output_compression import StructuredOutputCompression
-from agentflow.middleware.output_failures import filtered
+from agentflow.middleware.output_failures import filtered, vendor_failed
 from agentflow.middleware.output_forcing import missed_output
 from agentflow.middleware.output_grounding import as_marker, grounded_format, has_markers
 from agentflow.middleware.output_history import bound_attempts
@@ -123,6 +123,7 @@ from agentflow.middleware.output_text import text_reply
 from agentflow.model import ChatModel, GenerateOptions, ModelChunk, ModelProfile, ResponseFormat
 from agentflow.output.config import OutputConfig
 from agentflow.output.examples import check_examples, example_messages
+from agentflow.output.parsing import closed_json
 from agentflow.output.partial import PartialOutput
 from agentflow.output.reminders import (
     TOOL_NAME,
@@ -312,6 +313,8 @@ class StructuredOutputMiddleware(Middleware):
         calls = reply.tool_uses
         if ex.last_finish_reason in ("content_filter", "refusal") and not calls:
             return filtered(ex, run, reply)
+        if ex.last_finish_reason == "error" and not calls and not closed_json(reply.text):
+            return vendor_failed(self.config, ex, run, reply)
         if run.kind == "tool":
             outputs = [c for c in calls if c.name == TOOL_NAME]
             if outputs:

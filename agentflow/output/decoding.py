@@ -231,6 +231,10 @@ def unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
     anthropics/claude-agent-sdk-python#502) when the schema requires something (so the
     wrapper could never validate) and the inner object holds every required
     property and nothing undeclared; and the object given as a list of one.
+    A bare array for an object whose one array property is all it requires
+    (``[{...}, {...}]`` for ``Scores(items: list[Score])``: the list
+    written without its wrapper, guardrails-ai/guardrails#594) is that
+    property (``_array_field``).
 
     ``data`` itself (the same object) when there is nothing to unwrap: a
     caller may test ``unwrapped(data, schema) is data``."""
@@ -241,6 +245,9 @@ def unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
     if (isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict)
             and not set(data[0]) - set(props) and all(r in data[0] for r in required)):
         return data[0]  # the one object, given as a list of one
+    if isinstance(data, list):
+        field = _array_field(props, required, schema)
+        return data if field is None else {field: data}
     if not isinstance(data, dict) or not 1 <= len(data) <= 2:
         return data
     if len(data) == 1 and required:
@@ -265,6 +272,17 @@ def unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
             return data
         return inner
     return data
+
+
+def _array_field(props: Mapping[str, Any], required: Any,
+                 root: Mapping[str, Any]) -> str | None:
+    """The property a bare JSON array given for the object stands for: its
+    only array property, when no other property is required; else ``None``."""
+    arrays = [key for key, node in props.items() if isinstance(node, Mapping)
+              and "array" in schema_types(resolve_ref(node, root))]
+    if len(arrays) != 1 or set(required) - {arrays[0]}:
+        return None
+    return arrays[0]
 
 
 def _decode_container(data: str) -> Any:

@@ -11,7 +11,12 @@ from typing import Any
 
 import orjson
 
-from agentflow.errors import ProviderError, UnsupportedFeature, UnsupportedFeatureError
+from agentflow.errors import (
+    ProviderError,
+    QuotaExceededError,
+    UnsupportedFeature,
+    UnsupportedFeatureError,
+)
 from agentflow.providers._anthropic_batch import STATUS_OF_ERROR_TYPE
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_body, error_message
@@ -38,17 +43,31 @@ def _unsupported(message: str) -> UnsupportedFeature | None:
     return None
 
 
+_SPENT = ("credit balance is too low", "reached your specified api usage limits",
+          "extra usage is required")
+"""Messages of a spent balance or spending limit that Anthropic sends as a 400
+``invalid_request_error`` ("Your credit balance is too low to access the
+Anthropic API", anthropics/claude-quickstarts#229; "You have reached your
+specified API usage limits. You will regain access on ...",
+anthropics/claude-code#2127) or a 429 ``rate_limit_error`` ("Extra usage is
+required for long context requests.", anthropics/claude-code#29584): no retry
+helps, and none is the request's fault."""
+
+
 def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
     """An Anthropic error (``{"type":"error","error":{"type","message"}}``) as a
     ``ProviderError``: by status (529 -> ``OverloadedError``, 429 ->
     ``RateLimitedError`` with ``retry-after``...), and a 400 naming a refused
     feature -> ``UnsupportedFeatureError``; a 400/413 "prompt is too long: N tokens >
     M maximum" (or "input length and `max_tokens` exceed context limit") ->
-    ``ContextLengthError``."""
+    ``ContextLengthError``; a 400 or 429 saying the balance or spending limit
+    is spent (``_SPENT``) -> ``QuotaExceededError`` (never retried)."""
     message, code, data = error_message(body)
     too_long = context_length_error(VENDOR, status, message, code, data)
     if too_long is not None:
         return too_long
+    if status in (400, 429) and any(words in message.lower() for words in _SPENT):
+        return QuotaExceededError(message, status=status, code=code, vendor=VENDOR)
     if status == 400:
         feature = _unsupported(message)
         if feature is not None:

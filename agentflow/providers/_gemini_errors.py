@@ -15,6 +15,7 @@ import orjson
 from agentflow.errors import (
     AuthenticationError,
     ProviderError,
+    QuotaExceededError,
     RateLimitedError,
     UnsupportedFeatureError,
 )
@@ -53,6 +54,25 @@ def _retry_delay(details: Iterable[Any]) -> float | None:
     return None
 
 
+def _quota_spent(details: Iterable[Any], message: str) -> bool:
+    """Whether a 429 names a quota no wait within a call restores: a
+    ``google.rpc.QuotaFailure`` violation of a daily quota (its ``quotaId``
+    ``...PerDay...``) or of a quota of 0 (a model without a free tier:
+    "Quota exceeded for metric: ..._free_tier_requests, limit: 0",
+    google-gemini/gemini-cli#22486; "Gemini 2.5 Pro Preview doesn't have a free
+    quota tier", retried 20 times in ai-christianson/RA.Aid#182)."""
+    for detail in details:
+        if not (isinstance(detail, Mapping)
+                and str(detail.get("@type", "")).endswith("QuotaFailure")):
+            continue
+        for violation in detail.get("violations") or ():
+            if isinstance(violation, Mapping) and (
+                    "PerDay" in str(violation.get("quotaId", ""))
+                    or str(violation.get("quotaValue", "")) == "0"):
+                return True
+    return "limit: 0," in message or "doesn't have a free quota tier" in message
+
+
 def _refuses_response_schema(message: str) -> bool:
     """Whether a 400 refuses the native-output schema ("Invalid JSON payload
     received. Unknown name "x" at 'generation_config.response_schema'", "...
@@ -75,7 +95,8 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     ``AuthenticationError``; 400 "Function calling with a response mime type"
     or a refused response schema -> ``UnsupportedFeatureError("native_output")``;
     a refused function parameter schema -> ``UnsupportedFeatureError("tool_schema")``; 429 ->
-    ``RateLimitedError`` with ``RetryInfo.retryDelay`` (else ``Retry-After``);
+    ``RateLimitedError`` with ``RetryInfo.retryDelay`` (else ``Retry-After``),
+    ``QuotaExceededError`` for a daily quota or a quota of 0 (``_quota_spent``);
     400 "The input token count (N) exceeds the maximum number of tokens allowed
     (M)" -> ``ContextLengthError``; other statuses as usual (503 -> ``OverloadedError``)."""
     message, _, data = error_message(body)
@@ -100,6 +121,8 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
         return UnsupportedFeatureError(message, feature="tool_schema", **kw)
     if status == 400 and "function calling is not enabled" in lowered:
         return UnsupportedFeatureError(message, feature="tools", **kw)
+    if status == 429 and _quota_spent(details, message):
+        return QuotaExceededError(message, **kw)
     if status == 429:
         delay = _retry_delay(details)
         return RateLimitedError(message, retry_after=delay if delay is not None

@@ -50,6 +50,11 @@ _FINISH: dict[str, FinishReason] = {
     "IMAGE_SAFETY": "content_filter", "MALFORMED_FUNCTION_CALL": "error",
     "UNEXPECTED_TOOL_CALL": "error", "TOO_MANY_TOOL_CALLS": "error",
 }
+_UNEXPLAINED = frozenset({"OTHER", "FINISH_REASON_UNSPECIFIED"})
+"""Finish reasons that say nothing: with no text and no call, the generation
+failed (``{"finishReason": "OTHER", "index": 0}`` and no content,
+google/generative-ai-docs#235: "frequently resulting in null response"),
+finish reason ``error``; with some output, ``other``."""
 
 
 _GENERATION = re.compile(r"gemini-(\d+)")
@@ -134,6 +139,8 @@ class ReplyReader:
 
     def __init__(self) -> None:
         self.calls = 0
+        self.wrote = False
+        """Whether any answer text came (a reply that ends unexplained without any failed)."""
         self.finish: str | None = None
         self.model: str | None = None
         self.reply_id: str | None = None
@@ -189,6 +196,7 @@ class ReplyReader:
             if part.get("text"):
                 yield ThinkingDelta(part["text"])
         elif part.get("text"):
+            self.wrote = True
             yield TextDelta(part["text"], logprobs=tokens) if tokens else TextDelta(part["text"])
         if signature:
             yield ThinkingDelta(provider_data={SIGNATURE: signature})
@@ -209,6 +217,8 @@ class ReplyReader:
             reason: FinishReason = "content_filter"
         elif raw in ("STOP", "") and self.calls:
             reason = "tool_calls"
+        elif raw in _UNEXPLAINED and not self.calls and not self.wrote:
+            reason = "error"
         else:
             reason = _FINISH.get(raw or "STOP", "other")
         yield FinishChunk(reason, raw, self.model, self.reply_id)

@@ -13,6 +13,14 @@ was returned as the answer. ``LLAMA_JSON_MARKUP`` (a ``ReplyMarkup``: read
 only against the offered tools' names) makes it the tool call it is; the
 name's value is compared as it streams, so a JSON answer whose ``name`` is no
 tool's passes on at once.
+
+Other open-weight families write the same form: Qwen2.5-Coder on Ollama's
+``/v1`` (``{"name": ..., "arguments": ...}``, NousResearch/hermes-agent#87900),
+Mistral models as a JSON array of such objects (``[{"name": ...,
+"arguments": ...}, ...]``, mistralai/mistral-common#73; the body of their
+``[TOOL_CALLS]`` token, which servers that drop special tokens leave bare).
+An array of calls is read as several calls; ``_markup.MODEL_MARKUPS`` gives
+the form to those families too.
 """
 
 from __future__ import annotations
@@ -29,10 +37,10 @@ __all__ = ["LLAMA_JSON_MARKUP", "llama_json_lead", "parse_llama_json_calls"]
 
 PYTHON_TAG = "<|python_tag|>"
 _HEAD = re.compile(
-    r'\s*(?:<\|python_tag\|>)?\s*(?:```(?:json)?\s*)?\{\s*(?:"type"\s*:\s*"function"\s*,\s*)?'
-    r'(?:"function"\s*:\s*\{\s*)?"name"\s*:\s*"([^"\\]*)(")?')
+    r'\s*(?:<\|python_tag\|>)?\s*(?:```(?:json)?\s*)?(?:\[\s*)?\{\s*'
+    r'(?:"type"\s*:\s*"function"\s*,\s*)?(?:"function"\s*:\s*\{\s*)?"name"\s*:\s*"([^"\\]*)(")?')
 _HEADS = tuple("".join(parts) for parts in product(
-    ("", PYTHON_TAG), ("", "```", "```json"),
+    ("", PYTHON_TAG), ("", "```", "```json"), ("", "["),
     ('{"name":"', '{"type":"function","name":"', '{"type":"function","function":{"name":"')))
 """The heads of the form with no whitespace (a text so far may be a prefix of one)."""
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
@@ -54,8 +62,8 @@ def llama_json_lead(text: str, names: frozenset[str]) -> Lead:
 
 def parse_llama_json_calls(text: str, names: frozenset[str]) -> list[MarkupCall] | None:
     """The calls of a whole reply in this form (one object or several,
-    between ``;``, commas or whitespace); ``None`` when anything else is in
-    the reply or a name is no offered tool's.
+    between ``;``, commas or whitespace, or a JSON array of them); ``None``
+    when anything else is in the reply or a name is no offered tool's.
 
     Raises:
         ValueError: an object that is not valid JSON (the reply is then text).
@@ -70,12 +78,13 @@ def parse_llama_json_calls(text: str, names: frozenset[str]) -> list[MarkupCall]
         if pos >= end:
             return calls or None
         data, pos = decoder.raw_decode(body, pos)
-        if isinstance(data, dict) and isinstance(data.get("function"), dict):
-            data = data["function"]
-        call = call_object(data)
-        if call is None or call.name not in names:
-            return None
-        calls.append(call)
+        for item in data if isinstance(data, list) and data else [data]:
+            if isinstance(item, dict) and isinstance(item.get("function"), dict):
+                item = item["function"]
+            call = call_object(item)
+            if call is None or call.name not in names:
+                return None
+            calls.append(call)
 
 
 LLAMA_JSON_MARKUP = register_markup(

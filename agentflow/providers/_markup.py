@@ -7,7 +7,10 @@ A ``ToolMarkup`` is one format: its opening and closing tokens and a
 its vendor's module (``minimax``: ``<minimax:tool_call>``, ``dashscope``:
 Qwen/Hermes ``<tool_call>{json}</tool_call>``, ``deepseek``:
 ``<｜tool▁calls▁begin｜>``, ``glm``: ``<tool_call>name<arg_key>…``,
-``moonshot``: Kimi K2's ``<|tool_calls_section_begin|>``) and is
+``moonshot``: Kimi K2's ``<|tool_calls_section_begin|>``; open-weight
+families without a vendor module in ``_llama_markup``, ``_mistral_markup``
+and ``_harmony_markup``: Mistral's ``[TOOL_CALLS]`` and gpt-oss's
+``to=functions.``, which run to the end of the reply) and is
 registered by name here, as are forms with no tokens at all, where the whole
 reply is the call (``_reply_markup.ReplyMarkup``: GLM-4-0414's name line and
 JSON object, Llama 3.x's ``{"name": ..., "parameters": ...}`` in
@@ -82,13 +85,20 @@ _HOMES = {
     "kimi-k2": "agentflow.providers.moonshot",
     "kimi-k2-singular": "agentflow.providers.moonshot",
     "llama-json": "agentflow.providers._llama_markup",
+    "mistral": "agentflow.providers._mistral_markup",
+    "harmony": "agentflow.providers._harmony_markup",
 }
 """Which vendor module defines each built-in markup (imported on first use)."""
 
 MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("*minimax*", ("minimax", "minimax-m1")),
-    ("*qwen*", ("hermes", "qwen-xml", "qwen-function")),
+    ("*qwen*", ("hermes", "qwen-xml", "qwen-function", "llama-json")),
     ("*llama*", ("qwen-function", "llama-json")),
+    ("*stral*", ("mistral", "llama-json")),  # Mistral, Devstral, Magistral, Ministral...
+    ("*mixtral*", ("mistral", "llama-json")),
+    ("*pixtral*", ("mistral", "llama-json")),
+    ("*gemma*", ("llama-json",)),
+    ("*gpt-oss*", ("harmony",)),
     ("*hermes*", ("hermes",)),
     ("*deepseek*", ("deepseek", "deepseek-dsml", "deepseek-dsml-v4", "deepseek-dsml-ascii",
                     "deepseek-dsml-v4-ascii")),

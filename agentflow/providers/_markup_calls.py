@@ -26,7 +26,9 @@ class ToolMarkup:
 
     Attributes:
         name: the registry name (``"minimax"``, ``"hermes"``...).
-        start / end: the tokens that open and close a block.
+        start / end: the tokens that open and close a block (``end`` empty:
+            the block runs to the end of the reply, as Mistral's
+            ``[TOOL_CALLS]`` has no closing token).
         parse: the calls in the text between them, or ``None`` when it is
             not this format (the block then stays text, or another format
             with the same tokens is tried).

@@ -143,6 +143,9 @@ class MarkupFilter:
             out.extend(self._deltas(found))
     def _flush(self, out: list[ModelChunk]) -> None:
         if self._thought is not None:
+            found = self._open_block(self._thought)
+            if found is not None:
+                self._thought_calls.append(found)
             rest = self._thought.rest()
             if rest:
                 out.append(ThinkingDelta(rest))
@@ -151,9 +154,27 @@ class MarkupFilter:
             else:  # the calls were written in the reasoning only: they are the reply's
                 out.extend(d for _, calls in self._thought_calls for d in self._deltas(calls))
             self._thought_calls.clear()
+        found = self._open_block(self._scan)
+        if found is not None:
+            out.extend(self._deltas(found[1]))
         rest = self._scan.rest()
         if rest:
             out.append(TextDelta(rest))  # broken or unclosed markup stays text
+
+    def _open_block(self, scan: _Scan) -> tuple[str, list[MarkupCall]] | None:
+        """A block still open at the reply's end, of a format that runs to the
+        end (``end == ""``, Mistral's ``[TOOL_CALLS]``): its raw text and
+        calls, taken out of ``scan``; ``None`` when there is none or it does
+        not parse (it then stays text)."""
+        if scan.block is None or not any(
+                m.start == scan.start and not m.end for m in self._markups):
+            return None
+        calls = self._parse(scan.start, scan.block)
+        if calls is None:
+            return None
+        raw = scan.start + scan.block
+        scan.block, scan.start = None, ""
+        return raw, calls
 
     def _thinking(self, piece: str, out: list[ModelChunk]) -> None:
         if self._thought is None:
@@ -193,7 +214,7 @@ class MarkupFilter:
                 continue
             ends = {m.end for m in self._markups if m.start == scan.start}
             buffer = scan.block + text
-            found = min(((buffer.find(e), e) for e in ends if e in buffer), default=None)
+            found = min(((buffer.find(e), e) for e in ends if e and e in buffer), default=None)
             if found is None:
                 scan.block = buffer
                 return out

@@ -33,6 +33,8 @@ from agentflow.model import (
 
 __all__ = ["ChunkParser", "finish_reason", "parse_usage", "token_logprobs"]
 
+_UNSET: Any = object()
+
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop", "eos": "stop", "end_turn": "stop",
     "length": "length", "max_tokens": "length", "model_context_window_exceeded": "length",
@@ -184,11 +186,16 @@ class ChunkParser:
     ``ReplyGuard.fold`` turns into a typed ``ProviderError``.
     """
 
-    __slots__ = ("_args", "_ids", "_last", "_logprobs", "_model", "_next", "_refused",
-                 "_reply_id", "_tools_seen", "_usage", "terminal")
+    __slots__ = ("_alias", "_args", "_choice", "_ids", "_last", "_logprobs", "_model",
+                 "_names", "_next", "_refused", "_reply_id", "_tools_seen", "_top", "_usage",
+                 "terminal")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
+        self._names: dict[int, str] = {}
+        """Per index: the tool name its call began with."""
+        self._alias: dict[int, int] = {}
+        """Index -> the index of the call it repeats (its id and name again)."""
         self._last = -1
         self._next = 0
         self._refused = False
@@ -199,6 +206,10 @@ class ChunkParser:
         self._logprobs: tuple[TokenLogprob, ...] = ()
         self._args: dict[int, _Arguments] = {}
         """Per index: the argument text of its latest call so far."""
+        self._choice: Any = _UNSET
+        """The ``index`` of the choice this reply reads (the first one's; none is 0)."""
+        self._top = 0
+        """The highest choice ``index`` read so far."""
         self.terminal = False
         """Set when a payload itself ends the reply (no ``[DONE]`` needed)."""
 
@@ -211,8 +222,7 @@ class ChunkParser:
             self._model = model if isinstance(model, str) and model else None
             self._reply_id = reply_id if isinstance(reply_id, str) and reply_id else None
         choices = payload.get("choices")
-        if choices:
-            choice = choices[0]
+        if choices and (choice := self._chosen(choices)) is not None:
             self._logprobs = token_logprobs(choice.get("logprobs"))
             delta = choice.get("delta")
             if delta is None:
@@ -237,6 +247,29 @@ class ChunkParser:
         if raw_finish and raw_finish != "null":
             out.append(self.finish(raw_finish))
         return out
+
+    def _chosen(self, choices: Any) -> Any:
+        """The choice this reply reads: the one with ``index`` 0 (else the
+        first) in the first payload, that index's in later ones, or one with
+        an index above every one seen (old TGI numbered each chunk's choice
+        by token, huggingface/text-generation-inference#1648); ``None``: the
+        payload carries only other choices. A server that answers several
+        completions (``n`` > 1: Azure, BerriAI/litellm#3276) interleaves their
+        deltas, and read together they made one value of two."""
+        first = choices[0]
+        if self._choice is _UNSET:
+            if len(choices) > 1:
+                first = next((c for c in choices if not c.get("index")), first)
+            self._choice = self._top = first.get("index") or 0  # no index: the one choice
+            return first
+        for choice in choices:
+            index = choice.get("index") or 0
+            if index == self._choice:
+                return choice
+            if isinstance(index, int) and index > self._top:  # TGI < 1.4.4 numbered tokens
+                self._top = index
+                return choice
+        return None
 
     def delta(self, delta: Mapping[str, Any], out: list[ModelChunk]) -> None:
         """Fold one ``delta``/``message`` object in."""
@@ -274,13 +307,29 @@ class ChunkParser:
         name = fn.get("name") or None
         index = call.get("index")
         fresh = call_id is not None and call_id not in self._ids  # another call begins
-        if not isinstance(index, int):
+        if isinstance(index, int):
+            if self._alias:
+                index = self._alias.get(index, index)
+            if fresh and name is None and index in self._names and not self._closed(index):
+                # a fragment of the open call under an id of its own (GLM-4's
+                # openai_api_server gives every fragment a new id, zai-org/GLM-4#194):
+                # it continues the call, as a fragment without an id does
+                call_id, fresh = None, False
+            if call_id is not None and not fresh and self._ids[call_id] != index and (
+                    name is None or self._names.get(self._ids[call_id]) == name):
+                # the same call (id and name) sent again under another index
+                # (GitHub Copilot, NousResearch/hermes-agent#96925): one call, never
+                # run twice; its arguments, if they differ, make a call of their own
+                self._alias[index] = index = self._ids[call_id]
+        else:
             if call_id is not None and call_id in self._ids:
                 index = self._ids[call_id]
             elif call_id is not None or name is not None or self._last < 0:
                 index = self._next
             else:
                 index = self._last
+        if name is not None and index not in self._names:
+            self._names[index] = name
         if call_id is not None:
             self._ids[call_id] = index
         self._last = index
@@ -293,7 +342,14 @@ class ChunkParser:
             args = ""
         elif args:
             args = self._new_arguments(index, fresh, name is not None, args)
+        if fresh and not args:  # a call begins with no argument text: none so far
+            self._args.pop(index, None)
         return ToolCallDelta(index, call_id, name, args)
+
+    def _closed(self, index: int) -> bool:
+        """Whether the argument text of the call at ``index`` is whole JSON."""
+        seen = self._args.get(index)
+        return seen is not None and _whole_json(seen.text())
 
     def _new_arguments(self, index: int, fresh: bool, named: bool, args: str) -> str:
         """What ``args`` adds to the argument text of the call at ``index``.

@@ -160,6 +160,14 @@ def schema_carrier(body: Mapping[str, Any]) -> UnsupportedFeature | Literal["str
     return "tools"
 
 
+_DAILY_LIMIT = re.compile(r"per[- ]day\b|\b[RT]PD\b|daily (?:limit|quota)", re.I)
+"""A 429 for a daily limit: OpenAI's "Rate limit reached for gpt-4o ... on
+requests per day (RPD): Limit 200, Used 200", OpenRouter's "Rate limit
+exceeded: free-models-per-day. Add 10 credits to unlock 1000 free model
+requests per day" (Gitlawb/openclaude#936). No wait within a call frees it:
+a ``QuotaExceededError``, never retried."""
+
+
 def _param(data: Any) -> str | None:
     err = data.get("error") if isinstance(data, dict) else None
     param = err.get("param") if isinstance(err, dict) else None
@@ -177,9 +185,11 @@ def openai_error(
     answers a schema it cannot convert, a response format type it does not take
     and tools without ``--jinja`` with 500 ``server_error`` in many builds) is an
     ``UnsupportedFeatureError`` too, never retried as a server fault. A request
-    over the context window (400/413/422, or llama.cpp's 500) is a
-    ``ContextLengthError`` (``_context_errors``), never retried either."""
-    if status in (400, 413, 422, 500):
+    over the context window (400/413/422, or llama.cpp's 500; a 429 for one
+    request over the per-minute token budget) is a ``ContextLengthError``
+    (``_context_errors``), never retried either; a 429 for a daily limit
+    (``_DAILY_LIMIT``) is a ``QuotaExceededError``."""
+    if status in (400, 413, 422, 429, 500):
         message, code, data = error_message(body)
         too_long = context_length_error(vendor, status, message, code, data)
         if too_long is not None:
@@ -191,6 +201,10 @@ def openai_error(
             if feature is not None:
                 return UnsupportedFeatureError(message, feature=feature, status=status,
                                                code=code, vendor=vendor)
+    if status == 429:
+        message, code, _ = error_message(body)
+        if _DAILY_LIMIT.search(message):
+            return QuotaExceededError(message, status=status, code=code, vendor=vendor)
     if status in (400, 422):
         message, code, data = error_message(body)
         feature = unsupported_feature(message, _param(data))

@@ -21,7 +21,10 @@ Everything special about DashScope compatible mode (shared/providers.md section 
   while thinking, so a non-streaming request to a thinking-by-default model
   sends ``enable_thinking: false`` unless the caller asked for thinking.
 * ``parallel_tool_calls`` is accepted; errors carry ``request_id``; an
-  account in arrears (``Arrearage``) maps to ``QuotaExceededError``.
+  account in arrears (``Arrearage``) and a spent free quota with "use free
+  tier only" on (``AllocationQuota.FreeTierOnly``, a 403 or a 400: "The free
+  quota has been exhausted", axoviq-ai/synthadoc#215, APIParkLab/APIPark#394)
+  map to ``QuotaExceededError`` (``_SPENT_CODES``), never retried.
 * **Content moderation:** ``DataInspectionFailed`` / ``data_inspection_failed``
   ("Input or output data may contain inappropriate content": blocked by
   content moderation; alibabacloud.com/help/en/model-studio/developer-reference/error-code,
@@ -286,15 +289,23 @@ class DashScopeChatModel(OpenAICompatibleModel):
         super().apply_response_format(body, rf, options)
 
     def map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
-        """``Arrearage`` -> ``QuotaExceededError``; "Range of input length should be
-        [1, N]" -> ``ContextLengthError``; otherwise OpenAI-style."""
+        """``Arrearage``, ``AllocationQuota.FreeTierOnly`` (``_SPENT_CODES``) ->
+        ``QuotaExceededError``; "Range of input length should be [1, N]" ->
+        ``ContextLengthError``; otherwise OpenAI-style."""
         message, code, _ = error_message(body)
-        if code == "Arrearage" or message.startswith("Arrearage"):
+        if code in _SPENT_CODES or message.startswith("Arrearage") or (
+                "free quota has been exhausted" in message
+                or "free tier of the model has been exhausted" in message):
             return QuotaExceededError(message, status=status, code=code, vendor=self.vendor)
         too_long = context_length_error(self.vendor, status, message, code, extra=_TOO_LONG)
         if too_long is not None:
             return too_long
         return super().map_error(status, headers, body)
+
+
+_SPENT_CODES = frozenset({"Arrearage", "AllocationQuota.FreeTierOnly"})
+"""DashScope error codes of a spent balance or free quota (not a rate limit:
+``Throttling.AllocationQuota`` is retried)."""
 
 
 def create(model_name: str, **kwargs: Any) -> DashScopeChatModel:

@@ -6,13 +6,15 @@ Everything special about MiniMax (shared/providers.md section 8):
   refused). The profile lists ``auto``, ``none`` and ``specific``, the last
   two emulated: ``none`` leaves the tools out; ``specific`` offers only the
   named tool with a closing system reminder (``offer_named_tool``, C21).
-* **Errors arrive as HTTP 200** with ``base_resp.status_code != 0``:
-  1002/1039 -> ``RateLimitedError`` (retried), 1004 ->
-  ``AuthenticationError``, 1008 -> ``QuotaExceededError`` (never retried),
-  1026/1027 (sensitive input/output: its content moderation;
-  platform.minimax.io/docs/api-reference/errorcode) -> ``ContentFilteredError``,
-  2013 -> ``BadRequestError``, 1001 -> ``ProviderTimeoutError``,
-  others -> ``ServerError``. Checked on whole replies (before any byte is
+* **Errors arrive as HTTP 200** with ``base_resp.status_code != 0``, typed
+  by ``BASE_RESP_ERRORS`` (platform.minimax.io/docs/api-reference/errorcode):
+  rate limits (1002 RPM, 1039 TPM, 1041 connections, 2045 growth) ->
+  ``RateLimitedError`` (retried); 1004 and 2049 (invalid API key) ->
+  ``AuthenticationError``; 1008 (balance) and 2056 (a plan's usage window
+  spent) -> ``QuotaExceededError``; 1026/1027 (its content moderation) ->
+  ``ContentFilteredError`` (none of these retried); 2013 and 1042 ->
+  ``BadRequestError``; 1001 -> ``ProviderTimeoutError``; others (1000, 1024,
+  1033) -> ``ServerError``. Checked on whole replies (before any byte is
   handed on, so rate limits are retried), on every stream frame, and on HTTP
   error bodies.
 * **Thinking inline:** M2.x put their reasoning in ``content`` as
@@ -79,6 +81,7 @@ from agentflow.providers._profiles import ProfileRule
 from agentflow.providers._think_tags import ThinkTagParser
 
 __all__ = [
+    "BASE_RESP_ERRORS",
     "DEFAULT_PROFILE",
     "MINIMAX_M1_MARKUP",
     "MINIMAX_MARKUP",
@@ -118,6 +121,21 @@ Input: text only (``ModelProfile`` default): the text models' chat completion
 API documents no image or document content parts."""
 
 
+BASE_RESP_ERRORS: Mapping[int, str] = {
+    1001: "timeout",
+    1002: "rate", 1039: "rate", 1041: "rate", 2045: "rate",
+    1004: "auth", 2049: "auth",
+    1008: "quota", 2056: "quota",
+    1026: "filtered", 1027: "filtered",
+    1042: "bad", 2013: "bad",
+}
+"""MiniMax ``base_resp.status_code`` -> the kind of error it reports
+(platform.minimax.io/docs/api-reference/errorcode); a code not listed is a
+``ServerError`` (retried). 2049 ("invalid api key",
+MiniMax-AI/MiniMax-01#37) and 2056 ("usage limit exceeded, 5-hour usage
+limit reached", MiniMax-AI/MiniMax-M2.7#36) were retried as server errors."""
+
+
 def base_resp_error(vendor: str, data: Any) -> ProviderError | None:
     """The error a ``base_resp`` with a non-zero ``status_code`` reports, else ``None``."""
     resp = data.get("base_resp") if isinstance(data, Mapping) else None
@@ -132,15 +150,16 @@ def base_resp_error(vendor: str, data: Any) -> ProviderError | None:
         code = 0  # not a number: an unknown error
     message = str(resp.get("status_msg") or f"MiniMax error {code}")
     kw: dict[str, Any] = {"code": str(code), "vendor": vendor}
-    if code in (1002, 1039):
+    kind = BASE_RESP_ERRORS.get(code, "server")
+    if kind == "rate":
         return RateLimitedError(message, status=429, **kw)
-    if code == 1004:
+    if kind == "auth":
         return AuthenticationError(message, status=401, **kw)
-    if code == 1008:
+    if kind == "quota":
         return QuotaExceededError(message, status=402, **kw)
-    if code in (1026, 1027):  # sensitive input / output: its moderation, never retried
+    if kind == "filtered":  # sensitive input / output: its moderation, never retried
         return ContentFilteredError(message, code=str(code), vendor=vendor)
-    if code == 2013:
+    if kind == "bad":
         too_long = context_length_error(vendor, 400, message, str(code))
         if too_long is not None:
             return too_long
@@ -148,7 +167,7 @@ def base_resp_error(vendor: str, data: Any) -> ProviderError | None:
         if feature is not None:
             return UnsupportedFeatureError(message, feature=feature, status=400, **kw)
         return BadRequestError(message, status=400, **kw)
-    if code == 1001:
+    if kind == "timeout":
         return ProviderTimeoutError(message, **kw)
     return ServerError(message, status=500, **kw)
 

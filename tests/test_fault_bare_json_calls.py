@@ -1,0 +1,92 @@
+"""Vendor fault: Qwen, Mistral and Gemma tool calls left in the reply text as bare JSON.
+
+Served without a tool parser, these families write a call as the whole reply:
+Qwen2.5-Coder on Ollama's OpenAI-compatible endpoint answers ``{"name":
+"read_file", "arguments": {...}}`` with ``finish_reason: "stop"``
+(NousResearch/hermes-agent#87900, jundot/omlx#2565); Mistral models answer
+a JSON array of such calls (mistralai/mistral-common#73, Devstral on
+llama.cpp: ggml-org/llama.cpp#14697). Only Llama names read the form, and
+only as single objects: the tool never ran and the call's JSON came back as
+the answer. These families read it now, an array as several calls, against
+the offered tools only; a JSON answer whose ``name`` is no tool's stays an
+answer.
+
+Served by an OpenAI-compatible fake (a vLLM/Ollama-like server) and the
+Ollama fake, streamed and whole."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentflow import Complete, ReActAgent, ToolResult
+from agentflow.providers.ollama import OllamaChatModel
+from agentflow.providers.openai import OpenAIChatModel
+from tests.fakes.base import FakeReply
+from tests.fakes.ollama import OllamaFake
+from tests.fakes.openai import OpenAIFake
+from tests.provider_scenarios import FAST
+
+STREAMS = pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+
+
+def get_weather(city: str) -> str:
+    """The weather of a city.
+
+    Args:
+        city: the city.
+    """
+    return f"{city}: sunny"
+
+
+@STREAMS
+@pytest.mark.parametrize(("model", "text"), [
+    ("qwen2.5-coder:7b", '{"name": "get_weather", "arguments": {"city": "Paris"}}'),
+    ("mistral-large-latest", '[{"name": "get_weather", "arguments": {"city": "Paris"}}]'),
+    ("devstral-small-2507", '[{"name": "get_weather", "arguments": {"city": "Paris"}, '
+                            '"id": "162875335"}]'),
+    ("gemma3:27b", '```json\n{"name": "get_weather", "parameters": {"city": "Paris"}}\n```'),
+], ids=["qwen", "mistral-array", "devstral-array", "gemma-fenced"])
+async def test_a_bare_json_call_runs_the_tool(stream: bool, model: str, text: str) -> None:
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=text, chunk_size=5), FakeReply(text="Sunny in Paris."))
+        async with OpenAIChatModel(model, base_url=fake.url, api_key="k", stream=stream,
+                                   settings=FAST) as chat:
+            events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
+                      .stream("Weather in Paris?")]
+    assert [(e.name, e.output) for e in events if isinstance(e, ToolResult)] == [
+        ("get_weather", "Paris: sunny")]
+    done = events[-1]
+    assert isinstance(done, Complete) and done.message.text == "Sunny in Paris."
+
+
+@STREAMS
+async def test_an_array_of_calls_runs_each(stream: bool) -> None:
+    text = ('[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+            '{"name": "get_weather", "arguments": {"city": "Rome"}}]')
+    async with OllamaFake() as fake:
+        fake.add(FakeReply(text=text, chunk_size=7), FakeReply(text="Both sunny."))
+        chat = OllamaChatModel("mistral-small3.2", base_url=fake.url, stream=stream,
+                               settings=FAST)
+        try:
+            events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
+                      .stream("Weather in Paris and Rome?")]
+        finally:
+            await chat.aclose()
+    assert sorted(e.output for e in events if isinstance(e, ToolResult)) == [
+        "Paris: sunny", "Rome: sunny"]
+
+
+@STREAMS
+@pytest.mark.parametrize("text", [
+    '[{"name": "Paris", "arguments": {"population": 2}}]',
+    '{"name": "get_weather", "arguments": {"city": "Paris"}} is what I would call.',
+    '[]',
+], ids=["no-tool-name", "prose-after", "empty-array"])
+async def test_other_json_answers_stay_answers(stream: bool, text: str) -> None:
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=text, chunk_size=5))
+        async with OpenAIChatModel("qwen2.5-coder:7b", base_url=fake.url, api_key="k",
+                                   stream=stream, settings=FAST) as chat:
+            reply = await ReActAgent("w", chat, tools=[get_weather]).call("Weather?")
+    assert reply.text == text
+    assert len(fake.requests) == 1

@@ -1,0 +1,105 @@
+"""Vendor fault: Mistral's ``[TOOL_CALLS]`` calls left in the reply text.
+
+Mistral models open tool calls with the ``[TOOL_CALLS]`` token and no
+closing token: ``[TOOL_CALLS][{"name": ..., "arguments": {...}}]``
+(tokenizer v3: Mistral 7B v0.3, Mixtral, Nemo) or
+``[TOOL_CALLS]get_weather[ARGS]{...}`` (v11+: Mistral Small 3.2, Devstral,
+Magistral; ``[CALL_ID]id`` in some). Served without Mistral's tool parser,
+the text is passed on (LM Studio, lmstudio-ai/lmstudio-bug-tracker#797;
+vLLM, vllm-project/vllm#5649): the tool never ran, the structured output
+never came, and the call's text was returned as the answer. It is read now
+for Mistral-family model names, streamed and whole, up to the reply's end;
+text before the token stays text, and a block that does not parse stays
+text.
+
+Served by an OpenAI-compatible fake and the Ollama fake."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+
+from agentflow import Complete, OutputConfig, ReActAgent, ToolResult, ToolStrategy
+from agentflow.providers.ollama import OllamaChatModel
+from agentflow.providers.openai import OpenAIChatModel
+from tests.fakes.base import FakeReply
+from tests.fakes.ollama import OllamaFake
+from tests.fakes.openai import OpenAIFake
+from tests.provider_scenarios import FAST
+
+STREAMS = pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+
+
+def get_weather(city: str) -> str:
+    """The weather of a city.
+
+    Args:
+        city: the city.
+    """
+    return f"{city}: sunny"
+
+
+class Ticket(BaseModel):
+    id: int
+    title: str
+
+
+@STREAMS
+@pytest.mark.parametrize("text", [
+    '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+    '[TOOL_CALLS] [{"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}", '
+    '"id": "a1B2c3D4e"}]</s>',
+    '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
+    '[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Paris"}',
+], ids=["v3-array", "v3-string-args", "v11", "call-id"])
+async def test_a_tool_calls_block_runs_the_tool(stream: bool, text: str) -> None:
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=text, chunk_size=4), FakeReply(text="Sunny in Paris."))
+        async with OpenAIChatModel("mistral-small-3.2-24b-instruct-2506", base_url=fake.url,
+                                   api_key="k", stream=stream, settings=FAST) as chat:
+            events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
+                      .stream("Weather in Paris?")]
+    assert [(e.name, e.output) for e in events if isinstance(e, ToolResult)] == [
+        ("get_weather", "Paris: sunny")]
+    done = events[-1]
+    assert isinstance(done, Complete) and done.message.text == "Sunny in Paris."
+
+
+@STREAMS
+async def test_several_calls_after_a_sentence(stream: bool) -> None:
+    text = ('Let me check both.[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}'
+            '[TOOL_CALLS]get_weather[ARGS]{"city": "Rome"}')
+    async with OllamaFake() as fake:
+        fake.add(FakeReply(text=text, chunk_size=6), FakeReply(text="Both sunny."))
+        chat = OllamaChatModel("devstral", base_url=fake.url, stream=stream, settings=FAST)
+        try:
+            events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
+                      .stream("Weather in Paris and Rome?")]
+        finally:
+            await chat.aclose()
+    assert sorted(e.output for e in events if isinstance(e, ToolResult)) == [
+        "Paris: sunny", "Rome: sunny"]
+
+
+@STREAMS
+async def test_structured_output_through_the_token(stream: bool) -> None:
+    text = '[TOOL_CALLS]generate_response[ARGS]{"id": 7, "title": "login page"}'
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=text, chunk_size=5))
+        async with OpenAIChatModel("magistral-small-2509", base_url=fake.url, api_key="k",
+                                   stream=stream, settings=FAST) as chat:
+            agent = ReActAgent("w", chat, output=OutputConfig(strategy=ToolStrategy()))
+            reply = await agent.call("the ticket", Ticket)
+    assert reply.output == Ticket(id=7, title="login page")
+    assert len(fake.requests) == 1
+
+
+@STREAMS
+async def test_a_block_that_does_not_parse_stays_text(stream: bool) -> None:
+    text = "[TOOL_CALLS] I would call the weather tool for Paris."
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=text, chunk_size=5))
+        async with OpenAIChatModel("mistral-7b-instruct-v0.3", base_url=fake.url, api_key="k",
+                                   stream=stream, settings=FAST) as chat:
+            reply = await ReActAgent("w", chat, tools=[get_weather]).call("Weather?")
+    assert reply.text == text
