@@ -58,17 +58,15 @@ import dataclasses
 import datetime
 import decimal
 import enum
-import functools
 import math
-import typing
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pydantic import AliasChoices, AliasPath, BaseModel, RootModel, ValidationError
-from pydantic.fields import FieldInfo
+from pydantic import BaseModel, RootModel, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 from typing_extensions import is_typeddict
 
+from agentflow.output.json_kinds_keys import ABSENT, Loc, field_paths, lookup, object_keys
 from agentflow.output.json_kinds_types import (
     field_type,
     item_type,
@@ -103,8 +101,6 @@ NOT_A_FINITE_NUMBER = "not_a_finite_number"
 KEYS_COLLAPSE = "keys_collapse"
 """Error type: two keys of a mapping became one key when read (``"1"`` and
 ``"01"`` for ``dict[int, X]``): pydantic keeps the last value only."""
-
-_Loc = tuple[int | str, ...]
 
 
 def _plain(value: Any) -> Any:
@@ -167,97 +163,23 @@ def _scalar_error(written: Any, read: Any) -> PydanticCustomError | None:
     return None
 
 
-def _alias_paths(alias: Any) -> list[_Loc]:
-    """The key paths a validation alias reads: a string, each choice of an
-    ``AliasChoices``, the steps of an ``AliasPath``."""
-    if isinstance(alias, str):
-        return [(alias,)]
-    if isinstance(alias, AliasPath):
-        return [tuple(alias.path)]
-    if isinstance(alias, AliasChoices):
-        return [tuple(path) for path in alias.convert_to_aliases()]
-    return []
-
-
-def _field_paths(info: FieldInfo, name: str, config: Mapping[str, Any]) -> tuple[_Loc, ...]:
-    """The key paths a field may be written under, in pydantic's order: its
-    validation alias (else its alias) unless ``validate_by_alias`` is off,
-    then its name when ``validate_by_name`` (or ``populate_by_name``) is on
-    or it has no alias."""
-    aliases = _alias_paths(info.validation_alias if info.validation_alias is not None
-                           else info.alias)
-    by_name = (not aliases or config.get("validate_by_name")
-               or config.get("populate_by_name"))
-    paths = aliases if config.get("validate_by_alias", True) else []
-    return tuple(dict.fromkeys([*paths, *([(name,)] if by_name else [])]))
-
-
-def _dataclass_infos(cls: type[Any]) -> dict[str, FieldInfo]:
-    """The pydantic field information of a standard dataclass's fields (an
-    ``Annotated[..., Field(alias=...)]`` annotation or a ``Field(...)``
-    default); a field whose annotation does not resolve has none."""
-    try:
-        hints = typing.get_type_hints(cls, include_extras=True)
-    except Exception:  # an annotation naming a local type: aliases from defaults only
-        hints = {}
-    infos = {}
-    for f in dataclasses.fields(cls):
-        if f.name in hints:
-            infos[f.name] = FieldInfo.from_annotated_attribute(hints[f.name], f.default)
-        elif isinstance(f.default, FieldInfo):
-            infos[f.name] = f.default
-    return infos
-
-
-@functools.lru_cache(maxsize=1024)
-def _object_keys(cls: type[Any]) -> tuple[tuple[str, tuple[_Loc, ...]], ...]:
-    """Each field of the model or dataclass ``cls`` with the key paths it may
-    be written under (``_field_paths``)."""
-    infos: Mapping[str, FieldInfo] | None = getattr(cls, "__pydantic_fields__", None)
-    config: Mapping[str, Any] = (getattr(cls, "model_config", None)
-                                 or getattr(cls, "__pydantic_config__", None) or {})
-    if infos is None:  # a standard dataclass
-        infos = _dataclass_infos(cls)
-        names = [f.name for f in dataclasses.fields(cls)]
-    else:
-        names = list(infos)
-    return tuple((name, _field_paths(infos[name], name, config) if name in infos
-                  else ((name,),)) for name in names)
-
-
-_ABSENT = object()
-
-
-def _lookup(written: Any, path: _Loc) -> Any:
-    """The value at ``path`` in ``written`` (keys of objects, indexes of
-    arrays), or ``_ABSENT``."""
-    for step in path:
-        key = isinstance(step, str) and isinstance(written, Mapping) and step in written
-        index = isinstance(step, int) and isinstance(written, list | tuple) \
-            and -len(written) <= step < len(written)
-        if not (key or index):
-            return _ABSENT
-        written = written[step]
-    return written
-
-
 def _pairs(written: Mapping[Any, Any], read: Any,
-           tp: Any) -> Iterator[tuple[_Loc, Any, Any, Any]]:
+           tp: Any) -> Iterator[tuple[Loc, Any, Any, Any]]:
     """``(key path, written value, validated value, its declared type or
     None)`` for each field (or item) of the validated object ``read`` the
     model wrote in ``written`` (``tp``: ``read``'s declared type, narrowed)."""
     if isinstance(read, BaseModel) or (dataclasses.is_dataclass(read)
                                        and not isinstance(read, type)):
         given = read.model_fields_set if isinstance(read, BaseModel) else None
-        for name, paths in _object_keys(type(read)):
+        for name, paths in object_keys(type(read)):
             if given is not None and name not in given:  # a default: nothing written
                 continue
-            validated = getattr(read, name, _ABSENT)  # a dataclass may have slots
-            if validated is _ABSENT:
+            validated = getattr(read, name, ABSENT)  # a dataclass may have slots
+            if validated is ABSENT:
                 continue
             for path in paths:
-                value = _lookup(written, path)
-                if value is not _ABSENT:
+                value = lookup(written, path)
+                if value is not ABSENT:
                     yield path, value, validated, field_type(type(read), name)
                     break
         extra = read.__pydantic_extra__ if isinstance(read, BaseModel) else None
@@ -269,8 +191,8 @@ def _pairs(written: Mapping[Any, Any], read: Any,
             for name, paths, annotation in _typeddict_keys(tp):
                 if name in read:
                     for path in paths:
-                        value = _lookup(written, path)
-                        if value is not _ABSENT:
+                        value = lookup(written, path)
+                        if value is not ABSENT:
                             yield path, value, read[name], annotation
                             break
             return
@@ -286,16 +208,16 @@ def _pairs(written: Mapping[Any, Any], read: Any,
                     yield (key,), value, read[key], value_type
 
 
-def _typeddict_keys(td: Any) -> Iterator[tuple[str, tuple[_Loc, ...], Any]]:
+def _typeddict_keys(td: Any) -> Iterator[tuple[str, tuple[Loc, ...], Any]]:
     """Each field of the ``TypedDict`` ``td``, the key paths it may be written
-    under (``_field_paths``, with its ``with_config`` settings) and its type."""
+    under (``field_paths``, with its ``with_config`` settings) and its type."""
     config: Mapping[str, Any] = getattr(td, "__pydantic_config__", None) or {}
     for name, (info, annotation) in typeddict_fields(td):
-        yield name, _field_paths(info, name, config), annotation
+        yield name, field_paths(info, name, config), annotation
 
 
 def _collapsed(written: Mapping[Any, Any], read: Mapping[Any, Any], tp: Any,
-               loc: _Loc) -> InitErrorDetails | None:
+               loc: Loc) -> InitErrorDetails | None:
     """The error of a mapping whose written keys validation read as one key
     (``{"1": .., "01": ..}`` for ``dict[int, X]``: one value lost), if so:
     asked of its declared mapping type's key type. Fewer keys read alone
@@ -317,7 +239,7 @@ _PLAIN = frozenset({str, type(None)})
 _NUMBERS = frozenset({int, float})
 
 
-def _walk(written: Any, read: Any, loc: _Loc, errors: list[InitErrorDetails],
+def _walk(written: Any, read: Any, loc: Loc, errors: list[InitErrorDetails],
           tp: Any = None) -> None:
     kind = type(written)
     if kind in _PLAIN:  # text and null cross nothing (the common case first)...
