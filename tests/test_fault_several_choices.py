@@ -61,8 +61,18 @@ class TwoChoices(OpenAIFake):
                 chunk(1, {}, "stop"), chunk(0, {}, "stop"), b"data: [DONE]\n\n"]
 
 
-async def _ticket(stream: bool) -> tuple[Ticket, int]:
-    async with TwoChoices() as fake:
+class TwoChoicesNoOpener(TwoChoices):
+    """As ``TwoChoices``, but each completion's first chunk carries its first
+    text with the role (no empty opener), as servers other than OpenAI send."""
+
+    def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
+        frames = super().render_events(reply, body)
+        del frames[:2]  # the two role-only openers
+        return frames
+
+
+async def _ticket(stream: bool, server: type[OpenAIFake] = TwoChoices) -> tuple[Ticket, int]:
+    async with server() as fake:
         fake.add(FakeReply(text='{"id": 7, "title": "login"}',
                            extra={"other": '{"id": 9, "title": "other"}'}))
         async with OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="k",
@@ -76,6 +86,12 @@ async def _ticket(stream: bool) -> tuple[Ticket, int]:
 
 async def test_interleaved_choices_in_a_stream_are_not_spliced() -> None:
     assert await _ticket(stream=True) == (Ticket(id=7, title="login"), 1)
+
+
+async def test_a_second_completions_first_text_is_not_spliced() -> None:
+    """Its first chunk (index 1, above every index seen) is another completion's
+    in a ``chat.completion.chunk`` stream, not the reply's next token."""
+    assert await _ticket(stream=True, server=TwoChoicesNoOpener) == (Ticket(id=7, title="login"), 1)
 
 
 async def test_the_first_choice_of_a_whole_reply_is_read() -> None:

@@ -222,7 +222,7 @@ class ChunkParser:
             self._model = model if isinstance(model, str) and model else None
             self._reply_id = reply_id if isinstance(reply_id, str) and reply_id else None
         choices = payload.get("choices")
-        if choices and (choice := self._chosen(choices)) is not None:
+        if choices and (choice := self._chosen(choices, payload.get("object"))) is not None:
             self._logprobs = token_logprobs(choice.get("logprobs"))
             delta = choice.get("delta")
             if delta is None:
@@ -248,14 +248,16 @@ class ChunkParser:
             out.append(self.finish(raw_finish))
         return out
 
-    def _chosen(self, choices: Any) -> Any:
+    def _chosen(self, choices: Any, kind: Any = None) -> Any:
         """The choice this reply reads: the one with ``index`` 0 (else the
-        first) in the first payload, that index's in later ones, or one with
-        an index above every one seen (old TGI numbered each chunk's choice
-        by token, huggingface/text-generation-inference#1648); ``None``: the
+        first) in the first payload, that index's in later ones; ``None``: the
         payload carries only other choices. A server that answers several
         completions (``n`` > 1: Azure, BerriAI/litellm#3276) interleaves their
-        deltas, and read together they made one value of two."""
+        deltas, and read together they made one value of two. Old TGI (before
+        1.4.4, huggingface/text-generation-inference#1648) numbered each
+        chunk's choice by token, in ``text_completion`` chunks (``kind``):
+        there an index above every one seen continues the reply (never in a
+        ``chat.completion.chunk`` stream: other completions)."""
         first = choices[0]
         if self._choice is _UNSET:
             if len(choices) > 1:
@@ -266,8 +268,8 @@ class ChunkParser:
             index = choice.get("index") or 0
             if index == self._choice:
                 return choice
-            if isinstance(index, int) and index > self._top:  # TGI < 1.4.4 numbered tokens
-                self._top = index
+            if kind == "text_completion" and isinstance(index, int) and index > self._top:
+                self._top = index  # TGI < 1.4.4: the next token's chunk
                 return choice
         return None
 
