@@ -28,7 +28,9 @@ Two stages:
    bare string for an array of strings is a one-item array when it holds no
    list separator (``"Paris"``; ``"red, green"`` is left to validation).
    ``null`` for an optional field that does not allow it is dropped, so the
-   default applies (strict dialects send ``null`` for "absent").
+   default applies (strict dialects send ``null`` for "absent"). A number
+   written with comma thousands separators is read where that is its one
+   reading (``grouped_number``: ``"1,200"`` for an integer is 1200).
 3. ``lax_arguments(data, schema)``: ``normalize``, then numbers and booleans
    given as strings read where the schema wants one and no string
    (``coerce_scalars``: ``"3"`` for an integer is 3), the lax reading
@@ -55,7 +57,7 @@ import orjson
 from agentflow._clean_text import loads_exact, no_constant
 from agentflow.messages import clean_text
 from agentflow.output._enum_values import accepts_as_is, enum_of, enum_value
-from agentflow.output._json_lax import coerce_scalars
+from agentflow.output._json_lax import coerce_scalars, grouped_number
 from agentflow.output.brackets import cut_inside
 from agentflow.output.dialects import resolve_ref, schema_types
 from agentflow.output.literals import RejectedLiteral, decode_value, literal_value
@@ -315,6 +317,8 @@ def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> A
         if decoded is _MISSING:
             return _one_item(data, node, types, root)
         data = decoded
+    if isinstance(data, str):
+        data = grouped_number(data, _scalar_types(node, types, root))
     choices = node.get("enum")
     if choices is None and "const" in node:
         choices = [node["const"]]
@@ -382,6 +386,14 @@ def _one_item(data: str, node: Mapping[str, Any], types: set[str],
             isinstance(c, str) for c in enum_of(item, root)):
         return data
     return [_normalize(data, items, root)]
+
+
+def _scalar_types(node: Mapping[str, Any], types: set[str],
+                  root: Mapping[str, Any]) -> set[str]:
+    """The types ``node`` takes, its ``anyOf``/``oneOf`` branches' included
+    (``int | None``), for ``grouped_number``."""
+    branches = node.get("anyOf") or node.get("oneOf") or ()
+    return types.union(*(schema_types(resolve_ref(b, root)) for b in branches))
 
 
 def _allows_null(node: Mapping[str, Any], root: Mapping[str, Any]) -> bool:
