@@ -30,7 +30,9 @@ Two stages:
    ``null`` for an optional field that does not allow it is dropped, so the
    default applies (strict dialects send ``null`` for "absent"). A number
    written with comma thousands separators is read where that is its one
-   reading (``grouped_number``: ``"1,200"`` for an integer is 1200).
+   reading (``grouped_number``: ``"1,200"`` for an integer is 1200). A word
+   for "no value" (``""``, ``"null"``, ``"N/A"``) where the field takes no
+   such string is ``null``, or dropped as ``null`` is (``_absent``).
 3. ``lax_arguments(data, schema)``: ``normalize``, then numbers and booleans
    given as strings read where the schema wants one and no string
    (``coerce_scalars``: ``"3"`` for an integer is 3), the lax reading
@@ -56,6 +58,7 @@ import orjson
 
 from agentflow._clean_text import loads_exact, no_constant
 from agentflow.messages import clean_text
+from agentflow.output._absent import absent_word
 from agentflow.output._enum_values import accepts_as_is, enum_of, enum_value
 from agentflow.output._json_lax import coerce_scalars, grouped_number
 from agentflow.output.brackets import cut_inside
@@ -309,6 +312,8 @@ def _decode_container(data: str) -> Any:
 
 def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
     node = resolve_ref(node, root)
+    if absent_word(data, node, root) and _allows_null(node, root):
+        return None  # "" / "null" / "N/A" for an ``int | None``
     types = schema_types(node)
     if isinstance(data, str) and types & {"array", "object"} and "string" not in types:
         if data.strip() in ("None", "null") and "null" in types:
@@ -334,7 +339,8 @@ def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> A
             if prop is None:
                 out[key] = value
                 continue
-            if value is None and key not in required and not _allows_null(prop, root):
+            if (value is None or absent_word(value, prop, root)) and key not in required \
+                    and not _allows_null(prop, root):
                 continue  # strict dialects send null for "absent": let the default apply
             out[key] = _normalize(value, prop, root)
         return out
