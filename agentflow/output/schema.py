@@ -36,6 +36,7 @@ from typing_extensions import is_typeddict
 from agentflow.errors import SchemaError
 from agentflow.grounding.after_keys import after_by_key
 from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
+from agentflow.output._wrapper_key import result_under_other_key
 from agentflow.output.decoding import normalize, unwrapped
 from agentflow.output.dialects import DialectSchema, transform_schema
 from agentflow.output.field_types import unrepresentable_field
@@ -280,6 +281,9 @@ class OutputSpec:
             pydantic.ValidationError: listing each failing field.
         """
         props = self._plain.get("properties") or _NO_PROPERTIES
+        if self.wrapped and unwrapped(data, self._plain) is data:
+            renamed = result_under_other_key(data, self._plain, WRAP_FIELD)
+            data, text = renamed, (text if renamed is data else None)
         empty = data in (None, {}) and bool(props)
         # keys that are all declared properties: no envelope to unwrap, and a
         # value validated from them has set a field (no nothing-set test needed)
