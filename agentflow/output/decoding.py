@@ -32,7 +32,8 @@ Two stages:
    written with comma thousands separators is read where that is its one
    reading (``grouped_number``: ``"1,200"`` for an integer is 1200). A word
    for "no value" (``""``, ``"null"``, ``"N/A"``) where the field takes no
-   such string is ``null``, or dropped as ``null`` is (``_absent``).
+   such string is ``null``, or dropped as ``null`` is (``_absent``); a date
+   in another form with one reading is ISO (``_written_dates``).
 3. ``lax_arguments(data, schema)``: ``normalize``, then numbers and booleans
    given as strings read where the schema wants one and no string
    (``coerce_scalars``: ``"3"`` for an integer is 3), the lax reading
@@ -61,6 +62,7 @@ from agentflow.messages import clean_text
 from agentflow.output._absent import absent_word
 from agentflow.output._enum_values import accepts_as_is, enum_of, enum_value
 from agentflow.output._json_lax import coerce_scalars, grouped_number
+from agentflow.output._written_dates import iso_date
 from agentflow.output.brackets import cut_inside
 from agentflow.output.dialects import resolve_ref, schema_types
 from agentflow.output.literals import RejectedLiteral, decode_value, literal_value
@@ -323,7 +325,7 @@ def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> A
             return _one_item(data, node, types, root)
         data = decoded
     if isinstance(data, str):
-        data = grouped_number(data, _scalar_types(node, types, root))
+        data = iso_date(grouped_number(data, _scalar_types(node, types, root)), node, root)
     choices = node.get("enum")
     if choices is None and "const" in node:
         choices = [node["const"]]
