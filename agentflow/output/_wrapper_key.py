@@ -1,5 +1,6 @@
 """The value of a wrapped output type written under another key than
-``result`` (``result_under_other_key``).
+``result`` (``result_under_other_key``), and the schema's own properties
+written back under one key (``schema_echo``).
 
 A type that is no object (``list[Contact]``, ``int``, an ``Enum``) travels
 as ``{"result": <value>}`` (``agentflow.output.schema``). Models name that
@@ -21,7 +22,29 @@ from typing import Any
 
 from agentflow.output.dialects import resolve_ref, schema_types
 
-__all__ = ["result_under_other_key"]
+__all__ = ["result_under_other_key", "schema_echo"]
+
+_SCHEMA_WORDS = frozenset({
+    "type", "title", "description", "properties", "required", "items", "additionalProperties",
+    "$ref", "anyOf", "oneOf", "allOf", "enum", "const", "default", "format", "examples",
+    "nullable", "minimum", "maximum", "minItems", "maxItems", "minLength", "maxLength",
+    "pattern", "propertyOrdering"})
+"""JSON Schema's words: an object of these only is a schema node, written back."""
+_NODE_WORDS = frozenset({"type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const"})
+
+
+def schema_echo(inner: Mapping[str, Any], props: Mapping[str, Any]) -> bool:
+    """Whether ``inner`` (an object found under one key, ``{"properties":
+    {...}}`` say) is the schema's own properties written back instead of
+    values: every value is the schema's node for its key, or an object of
+    JSON Schema words naming a type. Such an object is no answer even where
+    every field takes an object (``spec: dict`` would be
+    ``{"type": "object", ...}``): ``decoding.unwrapped`` leaves it, and
+    validation asks the model again."""
+    return bool(inner) and all(
+        isinstance(value, Mapping) and (value == props.get(key) or (
+            bool(value) and set(value) <= _SCHEMA_WORDS and bool(set(value) & _NODE_WORDS)))
+        for key, value in inner.items())
 
 
 def result_under_other_key(data: Any, schema: Mapping[str, Any], field: str) -> Any:

@@ -62,6 +62,7 @@ from agentflow.messages import clean_text
 from agentflow.output._absent import absent_word
 from agentflow.output._enum_values import accepts_as_is, enum_of, enum_value
 from agentflow.output._json_lax import coerce_scalars, grouped_number
+from agentflow.output._wrapper_key import schema_echo
 from agentflow.output._written_dates import iso_date
 from agentflow.output.brackets import cut_inside
 from agentflow.output.dialects import resolve_ref, schema_types
@@ -237,7 +238,9 @@ def unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
     ``input``/``output``/``data``, ``_``: pydantic/pydantic-ai#81,
     anthropics/claude-agent-sdk-python#502) when the schema requires something (so the
     wrapper could never validate) and the inner object holds every required
-    property and nothing undeclared; and the object given as a list of one.
+    property and nothing undeclared, unless it is the schema's own properties
+    written back (``_wrapper_key.schema_echo``); and the object given as a
+    list of one.
     A bare array for an object whose one array property is all it requires
     (``[{...}, {...}]`` for ``Scores(items: list[Score])``: the list
     written without its wrapper, guardrails-ai/guardrails#594) is that
@@ -264,7 +267,7 @@ def unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
                 decoded = _decode_container(inner)
                 inner = decoded if decoded is not _MISSING else inner
             if (isinstance(inner, dict) and not set(inner) - set(props)
-                    and all(r in inner for r in required)):
+                    and all(r in inner for r in required) and not schema_echo(inner, props)):
                 return inner
     for key in _ENVELOPE_KEYS:
         if key not in data or key in props or set(data) - {key, "name"}:
