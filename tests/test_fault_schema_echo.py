@@ -9,8 +9,10 @@ pydantic/pydantic-ai#81), so where every field takes an object
 ...}}}`` was read as ``spec={"type": "object", ...}`` and reported ``ok``:
 the schema taken for the answer. An object whose every value is the
 schema's node for its key, or JSON Schema words naming a type, is now no
-answer (``output._wrapper_key.schema_echo``): the model is asked again.
-Values under ``properties`` are still read.
+answer (``output._wrapper_key.schema_echo``): the model is asked again. So
+is an output whose every field holds exactly the schema's node for it (the
+properties written as the output), with an error saying so. Values under
+``properties`` are still read.
 
 Served by the OpenAI fake: native schema output, tool and prompt strategies."""
 
@@ -27,6 +29,7 @@ from agentflow import (
     OutputConfig,
     PromptStrategy,
     ReActAgent,
+    StructuredOutputValidationError,
     ToolStrategy,
 )
 from agentflow.output.strategies import OutputStrategy
@@ -80,3 +83,17 @@ async def test_values_under_properties_are_still_read() -> None:
     wrapped = {"properties": {"spec": {"kind": "rotary", "type": "pump"}}}
     output, requests = await _call(PromptStrategy(), reply_with(PromptStrategy(), wrapped))
     assert output == Pump(spec={"kind": "rotary", "type": "pump"}) and requests == 1
+
+
+@STRATEGIES
+async def test_the_properties_written_as_the_output_are_named(strategy: OutputStrategy) -> None:
+    echo = Pump.model_json_schema()["properties"]
+    output, requests = await _call(strategy, reply_with(strategy, echo),
+                                   reply_with(strategy, {"spec": {"kind": "rotary"}}))
+    assert output == Pump(spec={"kind": "rotary"}) and requests == 2
+
+
+async def test_the_echo_error_names_the_keys() -> None:
+    echo = reply_with(PromptStrategy(), {"spec": Pump.model_json_schema()["properties"]["spec"]})
+    with pytest.raises(StructuredOutputValidationError, match="schema's own properties"):
+        await _call(PromptStrategy(), echo, echo, echo)

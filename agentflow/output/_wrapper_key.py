@@ -33,18 +33,26 @@ _SCHEMA_WORDS = frozenset({
 _NODE_WORDS = frozenset({"type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const"})
 
 
-def schema_echo(inner: Mapping[str, Any], props: Mapping[str, Any]) -> bool:
+def schema_echo(inner: Mapping[str, Any], props: Mapping[str, Any], *,
+                exact: bool = False) -> bool:
     """Whether ``inner`` (an object found under one key, ``{"properties":
     {...}}`` say) is the schema's own properties written back instead of
-    values: every value is the schema's node for its key, or an object of
-    JSON Schema words naming a type. Such an object is no answer even where
-    every field takes an object (``spec: dict`` would be
-    ``{"type": "object", ...}``): ``decoding.unwrapped`` leaves it, and
-    validation asks the model again."""
+    values: every value is the schema's node for its key (titles and
+    descriptions aside), or (unless ``exact``) an object of JSON Schema words
+    naming a type. Such an object is no answer even where every field takes
+    an object (``spec: dict`` would be ``{"type": "object", ...}``):
+    ``decoding.unwrapped`` leaves it, and validation asks the model again."""
     return bool(inner) and all(
-        isinstance(value, Mapping) and (value == props.get(key) or (
-            bool(value) and set(value) <= _SCHEMA_WORDS and bool(set(value) & _NODE_WORDS)))
+        isinstance(value, Mapping) and bool(value) and (_bare(value) == _bare(props.get(key)) or (
+            not exact and set(value) <= _SCHEMA_WORDS and bool(set(value) & _NODE_WORDS)))
         for key, value in inner.items())
+
+
+def _bare(node: Any) -> Any:
+    """``node`` without the words that only describe it (``title``, ``description``)."""
+    if not isinstance(node, Mapping):
+        return node
+    return {k: v for k, v in node.items() if k not in ("title", "description")}
 
 
 def result_under_other_key(data: Any, schema: Mapping[str, Any], field: str) -> Any:
