@@ -20,19 +20,47 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["coerce_scalars"]
+__all__ = ["coerce_scalars", "grouped_number"]
 
 _INTEGER = re.compile(r"[+-]?\d+")
 _BOOLEANS = {**dict.fromkeys(("true", "t", "yes", "y", "on", "1"), True),
              **dict.fromkeys(("false", "f", "no", "n", "off", "0"), False)}
 """The strings pydantic's lax mode reads as booleans."""
 _SCALARS = frozenset({"integer", "number", "boolean"})
+_GROUPED = re.compile(r"([+-]?)(\d{1,3}(?:,\d{3})+)(\.\d+)?")
+"""A number written with comma thousands separators (``"1,200"``,
+``"12,345,678"``, ``"1,200.50"``)."""
+
+
+def grouped_number(text: str, types: set[str]) -> Any:
+    """The number ``text`` stands for when it is written with comma thousands
+    separators and that is its one reading, where ``types`` (a schema's) want
+    an integer or number and no string; else ``text``.
+
+    ``"1,200.50"`` (a decimal point after the groups) and ``"12,345,678"``
+    (a decimal comma is written once at most) are read for either;
+    ``"1,200"`` is 1200 for an integer only: for a number it may be 1.2 with
+    a decimal comma, which is left to validation (the model is asked again).
+    Currency signs and units (``"$30"``, ``"5 kg"``) are never dropped."""
+    match = _GROUPED.fullmatch(text.strip())
+    if match is None or "string" in types or not types & {"integer", "number"}:
+        return text
+    sign, groups, fraction = match.groups()
+    digits = sign + groups.replace(",", "")
+    if fraction:
+        return float(digits + fraction) if "number" in types else text
+    if "integer" in types or groups.count(",") > 1:
+        return int(digits)
+    return text
 
 
 def _scalar(text: str, types: set[str]) -> Any:
     """The number or boolean a string stands for, when the schema wants one and
     no string; else ``text``."""
     value = text.strip()
+    grouped = grouped_number(value, types)
+    if grouped is not value:
+        return grouped
     if "integer" in types and _INTEGER.fullmatch(value):
         return int(value)
     if "number" in types:

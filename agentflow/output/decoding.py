@@ -28,7 +28,12 @@ Two stages:
    bare string for an array of strings is a one-item array when it holds no
    list separator (``"Paris"``; ``"red, green"`` is left to validation).
    ``null`` for an optional field that does not allow it is dropped, so the
-   default applies (strict dialects send ``null`` for "absent").
+   default applies (strict dialects send ``null`` for "absent"). A number
+   written with comma thousands separators is read where that is its one
+   reading (``grouped_number``: ``"1,200"`` for an integer is 1200). A word
+   for "no value" (``""``, ``"null"``, ``"N/A"``) where the field takes no
+   such string is ``null``, or dropped as ``null`` is (``_absent``); a date
+   in another form with one reading is ISO (``_written_dates``).
 3. ``lax_arguments(data, schema)``: ``normalize``, then numbers and booleans
    given as strings read where the schema wants one and no string
    (``coerce_scalars``: ``"3"`` for an integer is 3), the lax reading
@@ -54,8 +59,11 @@ import orjson
 
 from agentflow._clean_text import loads_exact, no_constant
 from agentflow.messages import clean_text
+from agentflow.output._absent import absent_word
 from agentflow.output._enum_values import accepts_as_is, enum_of, enum_value
-from agentflow.output._json_lax import coerce_scalars
+from agentflow.output._json_lax import coerce_scalars, grouped_number
+from agentflow.output._wrapper_key import schema_echo
+from agentflow.output._written_dates import iso_date
 from agentflow.output.brackets import cut_inside
 from agentflow.output.dialects import resolve_ref, schema_types
 from agentflow.output.literals import RejectedLiteral, decode_value, literal_value
@@ -230,7 +238,9 @@ def unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
     ``input``/``output``/``data``, ``_``: pydantic/pydantic-ai#81,
     anthropics/claude-agent-sdk-python#502) when the schema requires something (so the
     wrapper could never validate) and the inner object holds every required
-    property and nothing undeclared; and the object given as a list of one.
+    property and nothing undeclared, unless it is the schema's own properties
+    written back (``_wrapper_key.schema_echo``); and the object given as a
+    list of one.
     A bare array for an object whose one array property is all it requires
     (``[{...}, {...}]`` for ``Scores(items: list[Score])``: the list
     written without its wrapper, guardrails-ai/guardrails#594) is that
@@ -257,7 +267,7 @@ def unwrapped(data: Any, schema: Mapping[str, Any]) -> Any:
                 decoded = _decode_container(inner)
                 inner = decoded if decoded is not _MISSING else inner
             if (isinstance(inner, dict) and not set(inner) - set(props)
-                    and all(r in inner for r in required)):
+                    and all(r in inner for r in required) and not schema_echo(inner, props)):
                 return inner
     for key in _ENVELOPE_KEYS:
         if key not in data or key in props or set(data) - {key, "name"}:
@@ -307,6 +317,8 @@ def _decode_container(data: str) -> Any:
 
 def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
     node = resolve_ref(node, root)
+    if absent_word(data, node, root) and _allows_null(node, root):
+        return None  # "" / "null" / "N/A" for an ``int | None``
     types = schema_types(node)
     if isinstance(data, str) and types & {"array", "object"} and "string" not in types:
         if data.strip() in ("None", "null") and "null" in types:
@@ -315,6 +327,8 @@ def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> A
         if decoded is _MISSING:
             return _one_item(data, node, types, root)
         data = decoded
+    if isinstance(data, str):
+        data = iso_date(grouped_number(data, _scalar_types(node, types, root)), node, root)
     choices = node.get("enum")
     if choices is None and "const" in node:
         choices = [node["const"]]
@@ -330,7 +344,8 @@ def _normalize(data: Any, node: Mapping[str, Any], root: Mapping[str, Any]) -> A
             if prop is None:
                 out[key] = value
                 continue
-            if value is None and key not in required and not _allows_null(prop, root):
+            if (value is None or absent_word(value, prop, root)) and key not in required \
+                    and not _allows_null(prop, root):
                 continue  # strict dialects send null for "absent": let the default apply
             out[key] = _normalize(value, prop, root)
         return out
@@ -382,6 +397,14 @@ def _one_item(data: str, node: Mapping[str, Any], types: set[str],
             isinstance(c, str) for c in enum_of(item, root)):
         return data
     return [_normalize(data, items, root)]
+
+
+def _scalar_types(node: Mapping[str, Any], types: set[str],
+                  root: Mapping[str, Any]) -> set[str]:
+    """The types ``node`` takes, its ``anyOf``/``oneOf`` branches' included
+    (``int | None``), for ``grouped_number``."""
+    branches = node.get("anyOf") or node.get("oneOf") or ()
+    return types.union(*(schema_types(resolve_ref(b, root)) for b in branches))
 
 
 def _allows_null(node: Mapping[str, Any], root: Mapping[str, Any]) -> bool:

@@ -24,6 +24,7 @@ crossings of JSON kinds (``kind_errors``):
 | ``true``, ``false`` | a number, a number ``Literal``/``Enum`` | refused: no number |
 | ``0``, ``1``, ``1.0`` | a boolean, ``Literal[True]`` | refused: no boolean |
 | a number | a date, datetime or time | refused (pydantic would read Unix seconds) |
+| ``"2024"``, ``"20240305"`` | a date, datetime or time | refused (pydantic reads Unix seconds) |
 | a number, ``true`` | a duration (``timedelta``) | refused (seconds would be a guessed unit) |
 | ``"2024-01-31"`` | a date | the date (JSON has no date type: text is its form) |
 | ``"PT1H30M"``, ``"01:30:00"`` | a duration | the duration (likewise) |
@@ -59,6 +60,7 @@ import datetime
 import decimal
 import enum
 import math
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -237,6 +239,19 @@ def _collapsed(written: Mapping[Any, Any], read: Mapping[Any, Any], tp: Any,
 
 _PLAIN = frozenset({str, type(None)})
 _NUMBERS = frozenset({int, float})
+_DATES = (datetime.date, datetime.time)
+_WALKED = (RootModel, *_DATES)
+"""What a string may have been read as that needs a look (``_walk``)."""
+_DIGITS = re.compile(r"\s*[+-]?\d+(?:\.\d*)?\s*")
+"""Text pydantic reads as Unix seconds for a date, datetime or time: a year
+(``"2024"``) or a compact date (``"20240305"``) became a day in 1970."""
+
+
+def _digits_error(written: str) -> PydanticCustomError:
+    return PydanticCustomError(
+        NUMBER_IS_NO_DATE,
+        "Input should be a date or time as ISO 8601 text (e.g. \"2024-01-31\"), got the "
+        "digits \"{value}\": digits alone are no date", {"value": written.strip()})
 
 
 def _walk(written: Any, read: Any, loc: Loc, errors: list[InitErrorDetails],
@@ -247,6 +262,8 @@ def _walk(written: Any, read: Any, loc: Loc, errors: list[InitErrorDetails],
             number = read.root if isinstance(read, RootModel) else read  # (RootModel[float])
             if type(number) is float and not math.isfinite(number):
                 errors.append({"type": _infinite_error(written), "loc": loc, "input": written})
+            elif isinstance(number, _DATES) and _DIGITS.fullmatch(written):
+                errors.append({"type": _digits_error(written), "loc": loc, "input": written})
         return
     if kind in _NUMBERS and type(read) in _NUMBERS:  # a number that stayed one
         if type(read) is float and not math.isfinite(read):
@@ -265,14 +282,16 @@ def _walk(written: Any, read: Any, loc: Loc, errors: list[InitErrorDetails],
                 return
         for path, value, validated, declared in _pairs(written, read, tp):
             if type(value) not in _PLAIN or type(validated) is float or (
-                    type(validated) is not type(value) and isinstance(validated, RootModel)):
+                    type(validated) is not type(value)
+                    and isinstance(validated, _WALKED)):
                 _walk(value, validated, (*loc, *path), errors, declared)
         return
     if kind is list or isinstance(written, tuple):
         if isinstance(read, list | tuple) and len(read) == len(written):
             for i, value in enumerate(written):
                 if type(value) not in _PLAIN or type(read[i]) is float or (
-                        type(read[i]) is not type(value) and isinstance(read[i], RootModel)):
+                        type(read[i]) is not type(value)
+                        and isinstance(read[i], _WALKED)):
                     _walk(value, read[i], (*loc, i), errors,
                           item_type(tp, i) if tp is not None else None)
         elif isinstance(read, set | frozenset):  # unordered: a boolean that became a number
@@ -319,7 +338,8 @@ def check_kinds(title: str, written: Any, read: Any, tp: Any = None) -> None:
 def strict_gap(schema: Any) -> bool:
     """Whether the JSON Schema ``schema`` (any node, ``$defs`` included) has a
     choice (``enum``/``const``) with a number or boolean in it: the one place
-    pydantic's strict JSON mode reads a boolean as a number."""
+    pydantic's strict JSON mode reads a boolean as a number; or a ``date`` or
+    ``date-time`` string, which it reads from digits as Unix seconds."""
     if isinstance(schema, list):
         return any(strict_gap(item) for item in schema)
     if not isinstance(schema, dict):
@@ -328,6 +348,7 @@ def strict_gap(schema: Any) -> bool:
     values = list(choices) if isinstance(choices, list) else []
     if "const" in schema:
         values.append(schema["const"])
-    if any(isinstance(v, bool | int | float) for v in values):
+    if any(isinstance(v, bool | int | float) for v in values) \
+            or schema.get("format") in ("date", "date-time"):
         return True
     return any(strict_gap(v) for k, v in schema.items() if k not in ("enum", "const"))

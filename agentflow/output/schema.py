@@ -36,6 +36,7 @@ from typing_extensions import is_typeddict
 from agentflow.errors import SchemaError
 from agentflow.grounding.after_keys import after_by_key
 from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
+from agentflow.output._wrapper_key import result_under_other_key, schema_echo
 from agentflow.output.decoding import normalize, unwrapped
 from agentflow.output.dialects import DialectSchema, transform_schema
 from agentflow.output.field_types import unrepresentable_field
@@ -53,6 +54,8 @@ SPEC_CACHE_SIZE = 256
 
 _NO_PROPERTIES: Mapping[str, Any] = {}
 _EMPTY_OUTPUT = "the output is empty: give its fields ({fields}), even those with defaults"
+_ECHOED = ("the output is the schema's own properties ({keys}) written back, not values "
+           "for them: give each field's value")
 _UNKNOWN_KEYS = ("the output sets none of its fields ({fields}): its keys ({keys}) are not "
                  "fields of it")
 
@@ -280,10 +283,17 @@ class OutputSpec:
             pydantic.ValidationError: listing each failing field.
         """
         props = self._plain.get("properties") or _NO_PROPERTIES
+        if self.wrapped and unwrapped(data, self._plain) is data:
+            renamed = result_under_other_key(data, self._plain, WRAP_FIELD)
+            data, text = renamed, (text if renamed is data else None)
         empty = data in (None, {}) and bool(props)
         # keys that are all declared properties: no envelope to unwrap, and a
         # value validated from them has set a field (no nothing-set test needed)
         declared = isinstance(data, dict) and bool(data) and data.keys() <= props.keys()
+        if declared and schema_echo(data, props, exact=True):
+            raise ValidationError.from_exception_data("output", [{  # {"spec": {"type": ...}}
+                "type": PydanticCustomError("echoed_schema", _ECHOED, {"keys": ", ".join(data)}),
+                "loc": (), "input": data}])
         if empty:
             data = {}  # report the missing fields, as for any other object
         elif text is not None and (declared or not isinstance(data, dict) or len(data) > 2

@@ -28,6 +28,7 @@ from agentflow.errors import ToolDefinitionError, ToolError
 from agentflow.messages import ToolResultBlock, ToolUseBlock, clean_text
 from agentflow.model import ToolSpec
 from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw, lax_arguments
+from agentflow.output.json_kinds import check_kinds
 from agentflow.tools.names import sanitize_tool_name, validate_tool_name
 
 __all__ = ["Tool", "describe_validation_error", "tool"]
@@ -221,7 +222,10 @@ class Tool:
         (``agentflow.output.decoding``): JSON or Python-literal strings where
         the schema expects an array or object are decoded, stringified enum
         members converted back, numbers and booleans given as strings read
-        (``lax_arguments``); a field typed ``str`` is never decoded.
+        (``lax_arguments``); a field typed ``str`` is never decoded. The
+        crossings of JSON kinds an output refuses are refused here too
+        (``output.json_kinds``: ``true`` for an ``int``, ``"2024"`` for a
+        ``datetime``, read as 1 and as 1970 before).
 
         Never raises for a bad call: validation errors and exceptions become a
         ``ToolResultBlock`` with ``is_error=True`` (a cancellation of the
@@ -240,7 +244,10 @@ class Tool:
                 name=self.name,
             )
         try:
-            args = self.args_model.model_validate(lax_arguments(data, self.parameters))
+            written = lax_arguments(data, self.parameters)
+            args = self.args_model.model_validate(written)
+            # lax, but a boolean is no number and digits are no date (json_kinds)
+            check_kinds(self.name, written, args, self.args_model)
         except ValidationError as exc:
             return ToolResultBlock(
                 call.id,
