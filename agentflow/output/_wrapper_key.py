@@ -12,7 +12,7 @@ as ``{"result": <value>}``, and validation judges the value. Not a string
 for a type that takes any text (``str``): ``{"error": "..."}`` could be
 the model's words about the answer, not the answer. A nested object
 (``{"output": {...}}``) and an envelope the decoder already reads
-(``{"arguments": {...}}``) are left to ``decoding.unwrapped``.
+(``{"arguments": {...}}``) are left to ``envelopes.unwrapped``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def schema_echo(inner: Mapping[str, Any], props: Mapping[str, Any], *,
     descriptions aside), or (unless ``exact``) an object of JSON Schema words
     naming a type. Such an object is no answer even where every field takes
     an object (``spec: dict`` would be ``{"type": "object", ...}``):
-    ``decoding.unwrapped`` leaves it, and validation asks the model again."""
+    ``envelopes.unwrapped`` leaves it, and validation asks the model again."""
     return bool(inner) and all(
         isinstance(value, Mapping) and bool(value) and (_bare(value) == _bare(props.get(key)) or (
             not exact and set(value) <= _SCHEMA_WORDS and bool(set(value) & _NODE_WORDS)))

@@ -37,8 +37,9 @@ from agentflow.errors import SchemaError
 from agentflow.grounding.after_keys import after_by_key
 from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
 from agentflow.output._wrapper_key import result_under_other_key, schema_echo
-from agentflow.output.decoding import normalize, unwrapped
+from agentflow.output.decoding import normalize
 from agentflow.output.dialects import DialectSchema, transform_schema
+from agentflow.output.envelopes import unwrapped
 from agentflow.output.field_types import unrepresentable_field
 from agentflow.output.json_kinds import check_kinds, kind_errors, strict_gap
 from agentflow.output.json_kinds_types import converts_keys
