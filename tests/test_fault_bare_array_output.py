@@ -15,29 +15,18 @@ Served by the OpenAI fake: native schema output, tool and prompt strategies."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from pydantic import BaseModel
 
 from agentflow import (
     NativeStrategy,
-    OutputConfig,
-    PromptStrategy,
-    ReActAgent,
     StructuredOutputValidationError,
-    ToolStrategy,
 )
 from agentflow.output.strategies import OutputStrategy
-from agentflow.providers.openai import OpenAIChatModel
-from tests.fakes.base import FakeCall, FakeReply
-from tests.fakes.openai import OpenAIFake
-from tests.provider_scenarios import FAST
+from tests.fakes.base import FakeReply
+from tests.output_scenarios import STRATEGIES, call_output, reply_with
 
 ITEMS = [{"name": "alpha", "n": 1}, {"name": "beta", "n": 2}]
-STRATEGIES = pytest.mark.parametrize("strategy", [NativeStrategy(), ToolStrategy(),
-                                                  PromptStrategy()],
-                                     ids=["native", "tool", "prompt"])
 
 
 class Score(BaseModel):
@@ -55,21 +44,9 @@ class Report(BaseModel):
     items: list[Score]
 
 
-def reply_with(strategy: OutputStrategy, value: object) -> FakeReply:
-    if isinstance(strategy, ToolStrategy):
-        return FakeReply(tool_calls=[FakeCall("generate_response", json.dumps(value))])
-    return FakeReply(text=json.dumps(value))
-
-
 async def _call(strategy: OutputStrategy, schema: type[BaseModel],
                 *replies: FakeReply) -> tuple[BaseModel, int]:
-    async with OpenAIFake() as fake:
-        fake.add(*replies)
-        async with OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="k",
-                                   settings=FAST) as model:
-            agent = ReActAgent("s", model, output=OutputConfig(strategy=strategy))
-            reply = await agent.call("Score them.", schema)
-        return reply.output, len(fake.requests)
+    return await call_output(strategy, schema, "Score them.", *replies)
 
 
 @STRATEGIES
