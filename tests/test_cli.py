@@ -316,6 +316,21 @@ async def test_an_echoed_key_stays_out_of_records_and_stderr(fake: OpenAIFake,
         assert key[i:i + 8] not in err
 
 
+async def test_a_spent_quota_stops_the_run(fake: OpenAIFake, tmp_path: Path) -> None:
+    """A spent balance or quota (``QuotaExceededError``) is the account's, not
+    one input's: the run stops at the first, naming it, instead of failing
+    every other document the same way (as a wrong key does)."""
+    for name in ("Ann", "Bob", "Cy", "Di", "Ed"):
+        (tmp_path / f"{name}.txt").write_text(f"{name}: a person")
+    for _ in range(5):
+        fake.add_error(429, {"error": {"message": "You exceeded your current quota.",
+                                       "type": "insufficient_quota",
+                                       "code": "insufficient_quota"}})
+    status, _, err = await agentflow(*contact_args(fake, tmp_path), "--concurrency", "1")
+    assert status == 2 and "QuotaExceededError" in err, err
+    assert len(fake.requests) == 1  # never retried, and no other document was sent
+
+
 async def test_progress_line_and_models_key_variables(fake: OpenAIFake, tmp_path: Path) -> None:
     for name in ("Ann", "Bob"):
         (tmp_path / f"{name}.txt").write_text(f"{name}: a person")

@@ -199,7 +199,11 @@ class NotFoundError(ProviderError):
 
 
 class QuotaExceededError(ProviderError):
-    """Billing or quota exhausted (402, OpenAI ``insufficient_quota``). Never retried."""
+    """Billing or quota exhausted (402, OpenAI ``insufficient_quota``, a daily
+    limit). Never retried; the account's, not one input's, so a bulk run
+    stops at the first (``same_for_every_input``)."""
+
+    same_for_every_input = True
 
 
 class RateLimitedError(ProviderError):
