@@ -24,18 +24,8 @@ from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
 from tests.fakes.ollama import OllamaFake
 from tests.fakes.openai import OpenAIFake
+from tests.markup_scenarios import STREAMS, get_weather, weather_events
 from tests.provider_scenarios import FAST
-
-STREAMS = pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
-
-
-def get_weather(city: str) -> str:
-    """The weather of a city.
-
-    Args:
-        city: the city.
-    """
-    return f"{city}: sunny"
 
 
 @STREAMS
@@ -47,12 +37,8 @@ def get_weather(city: str) -> str:
     ("gemma3:27b", '```json\n{"name": "get_weather", "parameters": {"city": "Paris"}}\n```'),
 ], ids=["qwen", "mistral-array", "devstral-array", "gemma-fenced"])
 async def test_a_bare_json_call_runs_the_tool(stream: bool, model: str, text: str) -> None:
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5), FakeReply(text="Sunny in Paris."))
-        async with OpenAIChatModel(model, base_url=fake.url, api_key="k", stream=stream,
-                                   settings=FAST) as chat:
-            events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
-                      .stream("Weather in Paris?")]
+    events = await weather_events(model, text, "Sunny in Paris.", stream=stream,
+                                  chunk_size=5)
     assert [(e.name, e.output) for e in events if isinstance(e, ToolResult)] == [
         ("get_weather", "Paris: sunny")]
     done = events[-1]

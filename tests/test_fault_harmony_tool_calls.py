@@ -23,20 +23,11 @@ from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
 from tests.fakes.ollama import OllamaFake
 from tests.fakes.openai import OpenAIFake
+from tests.markup_scenarios import STREAMS, get_weather, weather_events
 from tests.provider_scenarios import FAST
 
-STREAMS = pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 ANALYSIS = ('<|channel|>analysis<|message|>We need to use the get_weather function. '
             'Provide city "Berlin".<|end|>')
-
-
-def get_weather(city: str) -> str:
-    """The weather of a city.
-
-    Args:
-        city: the city.
-    """
-    return f"{city}: sunny"
 
 
 class Ticket(BaseModel):
@@ -56,12 +47,8 @@ class Ticket(BaseModel):
     '{"city": "Berlin"}',
 ], ids=["after-analysis", "with-call-token", "analysis-channel", "tokens-stripped"])
 async def test_an_addressed_message_runs_the_tool(stream: bool, text: str) -> None:
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=6), FakeReply(text="Sunny in Berlin."))
-        async with OpenAIChatModel("openai/gpt-oss-20b", base_url=fake.url, api_key="k",
-                                   stream=stream, settings=FAST) as chat:
-            events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
-                      .stream("Weather in Berlin?")]
+    events = await weather_events("openai/gpt-oss-20b", text, "Sunny in Berlin.", stream=stream,
+                                  chunk_size=6, prompt="Weather in Berlin?")
     assert [(e.name, e.output) for e in events if isinstance(e, ToolResult)] == [
         ("get_weather", "Berlin: sunny")]
     done = events[-1]

@@ -23,19 +23,10 @@ from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
 from tests.fakes.ollama import OllamaFake
 from tests.fakes.openai import OpenAIFake
+from tests.markup_scenarios import STREAMS, get_weather
 from tests.provider_scenarios import FAST
 
 LLAMA = "meta-llama/Llama-3.3-70B-Instruct"
-STREAMS = pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
-
-
-def get_weather(city: str) -> str:
-    """The weather of a city.
-
-    Args:
-        city: the city.
-    """
-    return f"{city}: sunny"
 
 
 class Person(BaseModel):

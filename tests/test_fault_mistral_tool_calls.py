@@ -25,18 +25,8 @@ from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
 from tests.fakes.ollama import OllamaFake
 from tests.fakes.openai import OpenAIFake
+from tests.markup_scenarios import STREAMS, get_weather, weather_events
 from tests.provider_scenarios import FAST
-
-STREAMS = pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
-
-
-def get_weather(city: str) -> str:
-    """The weather of a city.
-
-    Args:
-        city: the city.
-    """
-    return f"{city}: sunny"
 
 
 class Ticket(BaseModel):
@@ -53,12 +43,8 @@ class Ticket(BaseModel):
     '[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Paris"}',
 ], ids=["v3-array", "v3-string-args", "v11", "call-id"])
 async def test_a_tool_calls_block_runs_the_tool(stream: bool, text: str) -> None:
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=4), FakeReply(text="Sunny in Paris."))
-        async with OpenAIChatModel("mistral-small-3.2-24b-instruct-2506", base_url=fake.url,
-                                   api_key="k", stream=stream, settings=FAST) as chat:
-            events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
-                      .stream("Weather in Paris?")]
+    events = await weather_events("mistral-small-3.2-24b-instruct-2506", text,
+                                  "Sunny in Paris.", stream=stream, chunk_size=4)
     assert [(e.name, e.output) for e in events if isinstance(e, ToolResult)] == [
         ("get_weather", "Paris: sunny")]
     done = events[-1]

@@ -1,0 +1,40 @@
+"""Shared scenario of the tool-call markup fault tests: a model that writes its
+tool call into the reply text (Llama, Qwen, Mistral, gpt-oss forms), read
+through the public API against the OpenAI fake, whole and streamed."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentflow import Event, ReActAgent
+from agentflow.providers.openai import OpenAIChatModel
+from tests.fakes.base import FakeReply
+from tests.fakes.openai import OpenAIFake
+from tests.provider_scenarios import FAST
+
+__all__ = ["STREAMS", "get_weather", "weather_events"]
+
+STREAMS = pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+"""Each test once on a streamed reply, once on a whole one (``stream``)."""
+
+
+def get_weather(city: str) -> str:
+    """The weather of a city.
+
+    Args:
+        city: the city.
+    """
+    return f"{city}: sunny"
+
+
+async def weather_events(model: str, text: str, answer: str, *, stream: bool,
+                         chunk_size: int, prompt: str = "Weather in Paris?") -> list[Event]:
+    """The events of asking ``model`` (an OpenAI-compatible model name)
+    ``prompt`` with ``get_weather`` as its tool, when it first writes ``text``
+    (streamed ``chunk_size`` characters a chunk) and then ``answer``."""
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=text, chunk_size=chunk_size), FakeReply(text=answer))
+        async with OpenAIChatModel(model, base_url=fake.url, api_key="k", stream=stream,
+                                   settings=FAST) as chat:
+            return [e async for e in ReActAgent("w", chat, tools=[get_weather])
+                    .stream(prompt)]
