@@ -128,19 +128,27 @@ def cpu_budget(name: str, seconds: float | None) -> Iterator[None]:
         yield
         return
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    cap = math.ceil(usage.ru_utime + usage.ru_stime + seconds)
-    if hard != resource.RLIM_INFINITY:
-        cap = min(cap, hard)
     previous = signal.signal(signal.SIGXCPU, _on_xcpu)
-    resource.setrlimit(resource.RLIMIT_CPU, (cap, hard))
     try:
-        yield
+        with _soft_limit(resource.RLIMIT_CPU,
+                         math.ceil(usage.ru_utime + usage.ru_stime + seconds)):
+            yield
     except _CpuSpent:
         raise over_budget(name, "cpu_seconds", seconds, seconds) from None
     finally:
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
         signal.signal(signal.SIGXCPU, previous)
+
+
+@contextlib.contextmanager
+def _soft_limit(kind: int, cap: int) -> Iterator[None]:
+    """Run the block with ``kind``'s soft limit (``resource.RLIMIT_*``) at
+    ``cap`` (never above the hard limit), restored after."""
+    soft, hard = resource.getrlimit(kind)
+    resource.setrlimit(kind, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(kind, (soft, hard))
 
 
 def _address_space() -> int | None:
@@ -164,14 +172,8 @@ def memory_budget(name: str, limit: int | None) -> Iterator[None]:
     if limit is None or now is None:
         yield
         return
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    cap = now + limit
-    if hard != resource.RLIM_INFINITY:
-        cap = min(cap, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
     try:
-        yield
+        with _soft_limit(resource.RLIMIT_AS, now + limit):
+            yield
     except MemoryError:
         raise over_budget(name, "memory_bytes", limit, limit) from None
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
