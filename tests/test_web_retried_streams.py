@@ -63,20 +63,7 @@ async def run(protocol: str) -> tuple[dict[str, Any], Model]:
     node_ready()
     model = Model()
     agent = ReActAgent("ui", FunctionModel(model.answer), stream_retries=1)
-
-    async def agui(request: Request) -> Response:
-        return agui_response(agent, read_run_input(await read_json(request)))
-
-    async def chat(request: Request) -> Response:
-        return ui_message_stream_response(agent, read_chat_request(await read_json(request)))
-
-    app = Starlette(routes=[Route("/agui", agui, methods=["POST"]),
-                            Route("/chat", chat, methods=["POST"])])
-    async with served(app) as url:
-        got = await node("retried_stream.mjs", protocol,
-                         f"{url}/{'agui' if protocol == 'agui' else 'chat'}")
-    assert got["error"] is None, got
-    return got, model
+    return await _through_client(protocol, agent), model
 
 
 def check_history(model: Model) -> None:
@@ -163,6 +150,12 @@ async def run_interleaved(protocol: str) -> tuple[dict[str, Any], Interleaved]:
     node_ready()
     model = Interleaved()
     agent = ReActAgent("ui", model, stream_retries=1)
+    return await _through_client(protocol, agent), model
+
+
+async def _through_client(protocol: str, agent: ReActAgent) -> dict[str, Any]:
+    """What the real npm client of ``protocol`` (``agui`` or the AI SDK's
+    ``chat``) saw of ``agent``'s run, served on 127.0.0.1."""
 
     async def agui(request: Request) -> Response:
         return agui_response(agent, read_run_input(await read_json(request)))
@@ -176,7 +169,7 @@ async def run_interleaved(protocol: str) -> tuple[dict[str, Any], Interleaved]:
         got = await node("retried_stream.mjs", protocol,
                          f"{url}/{'agui' if protocol == 'agui' else 'chat'}")
     assert got["error"] is None, got
-    return got, model
+    return got
 
 
 async def test_agui_text_ended_before_the_cut_is_retracted_too() -> None:
