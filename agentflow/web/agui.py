@@ -69,7 +69,8 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
 No event is larger than the official client reads (it fails a run on one
 event over 10 MB): a tool result is shown cut, a tool call's input split
 across ``TOOL_CALL_ARGS`` deltas, a state update or a ``RUN_FINISHED``
-value over ``MAX_SHOWN_STATE`` bytes left out and named (``_agui_caps``).
+value over ``MAX_SHOWN_STATE`` bytes left out and named, and an error's
+text in the run's last event cut with a marker to fit (``_agui_caps``).
 
 Frontend tools (``RunAgentInput.tools``: CopilotKit's ``useFrontendTool``,
 ``useCopilotAction``) are offered to the model beside the server's tools
@@ -142,7 +143,13 @@ from agentflow.events import (
 )
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
-from agentflow.web._agui_caps import MAX_SHOWN_RESULT, args_deltas, finished_frame, shown_result
+from agentflow.web._agui_caps import (
+    MAX_SHOWN_RESULT,
+    args_deltas,
+    error_frame,
+    finished_frame,
+    shown_result,
+)
 from agentflow.web._agui_input import read_run_input
 from agentflow.web._agui_state import MAX_SHOWN_STATE, StateUpdates
 from agentflow.web._blocks import discarded as _discarded
@@ -172,8 +179,9 @@ class AGUIEncoder:
         state: the client's state, the base of the ``STATE_SNAPSHOT``s.
         output_key: the state key the structured output is set under
             (default ``"output"``).
-        max_state_bytes: the most bytes of one state event
-            (``MAX_SHOWN_STATE``; ``_agui_state``).
+        max_state_bytes: the most bytes of one state event, and of the
+            run's last (``RUN_FINISHED``, ``RUN_ERROR``) (``MAX_SHOWN_STATE``;
+            ``_agui_state``, ``_agui_caps``).
 
     A tool result is shown (``TOOL_CALL_RESULT``) unless its call waits
     (``ToolResult.waiting``, set by the loop from the held calls' ids, never
@@ -333,8 +341,9 @@ class AGUIEncoder:
         out: list[BaseEvent] = []
         self._close(out)
         detail = error_to_dict(error)["error"]
-        out.append(RunErrorEvent(message=detail["message"], code=detail["type"]))
-        return self._frames(out)
+        return self._frames(out) + error_frame(
+            RunErrorEvent(message=detail["message"], code=detail["type"]), self._sse,
+            self._state.max_bytes)
 
     def end(self) -> bytes:
         return b""

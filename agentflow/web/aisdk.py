@@ -65,6 +65,10 @@ v1``. Mapping:
   parts are ended first), a tool past its retries, an output the model never
   got valid, an exception in middleware. A client that goes away gets
   nothing more: the call is cancelled.
+
+A frame that carries an error (``error``, ``data-output-error``) is at most
+``max_error_bytes`` of JSON: a longer error text is cut with a marker saying
+how much is not shown (``_frame_caps``), the frame never left out.
 """
 
 from __future__ import annotations
@@ -93,6 +97,7 @@ from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.web._aisdk_input import read_chat_request
 from agentflow.web._blocks import discarded as _discarded
+from agentflow.web._frame_caps import MAX_ERROR_BYTES, cut_text
 from agentflow.web.run_input import ClientTool, RunInput, check_stateless, offered_tools
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
@@ -111,6 +116,20 @@ def _frame(chunk: dict[str, Any]) -> bytes:
     return b"data: " + json_bytes(chunk) + b"\n\n"
 
 
+def _error_frame(chunk: dict[str, Any], text: list[str], max_bytes: int) -> bytes:
+    """``chunk``'s frame, the error text at the key path ``text`` cut to keep
+    its JSON within ``max_bytes`` (``chunk`` is changed when it is over)."""
+    frame = _frame(chunk)
+    if (over := len(frame) - 8 - max_bytes) > 0:
+        *path, key = text
+        holder = chunk
+        for name in path:
+            holder = holder[name]
+        holder[key] = cut_text(holder[key], over)
+        frame = _frame(chunk)
+    return frame
+
+
 class UIMessageEncoder:
     """One UI message stream (one assistant message).
 
@@ -118,6 +137,8 @@ class UIMessageEncoder:
         message_id: the assistant message the stream continues (a resumed
             approval, a client tool's result: the client keeps building that
             message only when the ``start`` chunk names it); default: the call id.
+        max_error_bytes: the most bytes of JSON of a chunk that carries an
+            error (``error``, ``data-output-error``): its text is cut to fit.
 
     A tool result is shown (``tool-output-available`` / ``tool-output-error``)
     unless its call waits (``ToolResult.waiting``, set by the loop from the
@@ -129,8 +150,10 @@ class UIMessageEncoder:
     headers = UI_MESSAGE_STREAM_HEADERS
     ping = PING_FRAME
 
-    def __init__(self, message_id: str | None = None) -> None:
+    def __init__(self, message_id: str | None = None, *,
+                 max_error_bytes: int = MAX_ERROR_BYTES) -> None:
         self.message_id = message_id
+        self.max_error_bytes = max_error_bytes
         self._call = "msg"
         self._step: int | None = None       # the open step's iteration
         self._text: str | None = None       # the open text part's id
@@ -249,15 +272,19 @@ class UIMessageEncoder:
                 if self._step is None:
                     self._enter_step(out, None)
                 out.append({"type": "data-output", "id": "output", "data": wire["output"]})
+            frames = b"".join(map(_frame, out))
+            out = []
             if wire["error"] is not None and event.stop_reason not in SUSPENDED:
-                out.append({"type": "data-output-error", "id": "output-error",
-                            "data": wire["error"]})
+                frames += _error_frame({"type": "data-output-error", "id": "output-error",
+                                        "data": wire["error"]}, ["data", "message"],
+                                       self.max_error_bytes)
             self._leave_step(out)
             out.append({"type": "finish", "finishReason": "content-filter" if (
                             event.finish_reason == "content_filter") else _FINISH.get(
                             event.stop_reason, "other"),
                         "messageMetadata": {"stop_reason": wire["stop_reason"],
                                             "usage": wire["usage"]}})
+            return frames + b"".join(map(_frame, out))
         else:  # output_retry, attempt_discarded, or an event type newer than this table
             data = event_to_dict(event)
             if isinstance(event, AttemptDiscarded):
@@ -274,8 +301,9 @@ class UIMessageEncoder:
         detail = error_to_dict(error)["error"]
         out: list[dict[str, Any]] = []
         self._close_parts(out)
-        out.append({"type": "error", "errorText": f"{detail['type']}: {detail['message']}"})
-        return b"".join(map(_frame, out))
+        return b"".join(map(_frame, out)) + _error_frame(
+            {"type": "error", "errorText": f"{detail['type']}: {detail['message']}"},
+            ["errorText"], self.max_error_bytes)
 
     def end(self) -> bytes:
         return b"data: [DONE]\n\n"
