@@ -16,7 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agentflow.errors import StructuredOutputError, ToolError
-from agentflow.events import CallStarted, Complete, Event
+from agentflow.events import CallStarted, Complete, Event, OutputRetry, ReasoningChunk
 from agentflow.messages import Msg, StructuredResult
 from agentflow.usage import Usage
 from agentflow.web._frame_caps import MAX_ERROR_BYTES, cut_text
@@ -116,3 +116,23 @@ def test_a_cut_text_is_short_enough_whatever_its_characters() -> None:
             assert shown <= whole - over or cut == f"\n[... {len(text):,} {MARKER}"
             assert cut.endswith(MARKER)
     assert cut_text("abc", 0) == "abc"
+
+
+async def retried() -> AsyncIterator[Event]:
+    """A retry whose message quotes a vendor's 11 MB error, then the answer."""
+    yield CallStarted("call-1", "ui", "agent-1")
+    yield OutputRetry("degradation", 1, "forced tool_choice refused: " + "r" * SIZE)
+    yield ReasoningChunk("Done.", 1)
+    yield Complete(Msg.assistant("Done."), None, Usage(), "completed")
+
+
+async def test_a_retry_message_over_the_cap_comes_cut_and_the_run_goes_on() -> None:
+    got = await read("agui_run.mjs", retried, agui)
+    assert got["thrown"] is None and got["runError"] is None, (got["thrown"], got["runError"])
+    [retry] = [e for e in got["events"] if e["type"] == "CUSTOM"]
+    assert retry["name"] == "agentflow.output_retry" and retry["value"]["message"].endswith(MARKER)
+    assert size(retry) <= MAX_ERROR_BYTES and got["events"][-1]["type"] == "RUN_FINISHED"
+    got = await read("aisdk_chat.mjs", retried, lambda body: UIMessageEncoder(max_error_bytes=4096))
+    [retry] = [c for c in got["chunks"] if c["type"] == "data-output-retry"]
+    assert retry["data"]["message"].endswith(MARKER) and size(retry) <= 4096
+    assert got["chunks"][-1]["type"] == "finish" and got["status"] == "ready"

@@ -23,6 +23,9 @@ the event                  over its cap
                            if it is still over, ``result["error"]["message"]``
                            cut with a marker (``_frame_caps``)
 ``RUN_ERROR``              ``message`` cut with a marker (``_frame_caps``)
+``CUSTOM``                 ``value["message"]`` (``agentflow.output_retry``,
+                           ``agentflow.attempt_discarded``: a vendor's error
+                           quoted) cut with a marker
 =========================  ===================================================
 
 JSON is never cut: a value is sent whole or not at all, and whatever is not
@@ -38,12 +41,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ag_ui.core import RunErrorEvent, RunFinishedEvent
+from ag_ui.core import CustomEvent, RunErrorEvent, RunFinishedEvent
 from ag_ui.encoder import EventEncoder
 
 from agentflow.web._frame_caps import cut_text
 
-__all__ = ["MAX_SHOWN_RESULT", "args_deltas", "error_frame", "finished_frame", "shown_result"]
+__all__ = ["MAX_SHOWN_RESULT", "args_deltas", "custom_frame", "error_frame", "finished_frame",
+           "shown_result"]
 
 MAX_SHOWN_RESULT = 1_000_000
 """The most characters of a tool result a ``TOOL_CALL_RESULT`` shows, and of
@@ -112,5 +116,17 @@ def error_frame(event: RunErrorEvent, encoder: EventEncoder, max_bytes: int) -> 
     frame = encoder.encode(event).encode()
     if (over := len(frame) - 8 - max_bytes) > 0:
         event.message = cut_text(event.message, over)
+        frame = encoder.encode(event).encode()
+    return frame
+
+
+def custom_frame(event: CustomEvent, encoder: EventEncoder, max_bytes: int) -> bytes:
+    """``event``'s SSE frame, its ``value["message"]`` cut to keep the frame
+    within ``max_bytes`` of JSON (``event`` is changed when it is over)."""
+    frame = encoder.encode(event).encode()
+    value = event.value
+    if ((over := len(frame) - 8 - max_bytes) > 0 and isinstance(value, dict)
+            and isinstance(value.get("message"), str)):
+        event.value = {**value, "message": cut_text(value["message"], over)}
         frame = encoder.encode(event).encode()
     return frame

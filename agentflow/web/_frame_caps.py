@@ -2,19 +2,22 @@
 error's text (a tool's or a server's message quoted whole, a provider's
 error body) can be larger than a client reads in one event
 (``@ag-ui/client``'s SSE reader fails the whole run on one event over 10
-MB), and the event that carries it is the stream's last: it is never left
-out, its text is cut with a marker saying how much is not shown.
+MB), and the event that carries it is often the stream's last: it is never
+left out, its text is cut with a marker saying how much is not shown.
 
-=================================  =========================================
-the frame                          over the cap
-=================================  =========================================
-AG-UI ``RUN_FINISHED``             what ``_agui_caps.finished_frame`` leaves
-                                   out first, then ``result.error.message``
-                                   cut
-AG-UI ``RUN_ERROR``                ``message`` cut
-AI SDK ``error``                   ``errorText`` cut
-AI SDK ``data-output-error``       ``data.message`` cut
-=================================  =========================================
+====================================  ======================================
+the frame                             over the cap
+====================================  ======================================
+AG-UI ``RUN_FINISHED``                what ``_agui_caps.finished_frame``
+                                      leaves out first, then
+                                      ``result.error.message`` cut
+AG-UI ``RUN_ERROR``                   ``message`` cut
+AI SDK ``error``                      ``errorText`` cut
+AI SDK ``data-output-error``          ``data.message`` cut
+AG-UI ``CUSTOM``, AI SDK ``data-*``   a retry's or a discarded attempt's
+                                      ``message`` (a vendor's error quoted)
+                                      cut
+====================================  ======================================
 """
 
 from __future__ import annotations

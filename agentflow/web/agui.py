@@ -70,7 +70,8 @@ No event is larger than the official client reads (it fails a run on one
 event over 10 MB): a tool result is shown cut, a tool call's input split
 across ``TOOL_CALL_ARGS`` deltas, a state update or a ``RUN_FINISHED``
 value over ``MAX_SHOWN_STATE`` bytes left out and named, and an error's
-text in the run's last event cut with a marker to fit (``_agui_caps``).
+text (the run's last event, a retry's message) cut with a marker to fit
+(``_agui_caps``).
 
 Frontend tools (``RunAgentInput.tools``: CopilotKit's ``useFrontendTool``,
 ``useCopilotAction``) are offered to the model beside the server's tools
@@ -146,6 +147,7 @@ from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.web._agui_caps import (
     MAX_SHOWN_RESULT,
     args_deltas,
+    custom_frame,
     error_frame,
     finished_frame,
     shown_result,
@@ -328,7 +330,8 @@ class AGUIEncoder:
                     data["message_ids"] = self._opened.pop(event.iteration, [])
                     self._retries += 1
                     self._step = None
-            out.append(CustomEvent(name=f"agentflow.{data.pop('type')}", value=data))
+            return self._frames(out) + custom_frame(CustomEvent(
+                name=f"agentflow.{data.pop('type')}", value=data), self._sse, self._state.max_bytes)
         else:  # an event type newer than this table: a custom event
             data = event_to_dict(event)
             out.append(CustomEvent(name=f"agentflow.{data.pop('type')}", value=data))

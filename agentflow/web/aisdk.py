@@ -66,7 +66,8 @@ v1``. Mapping:
   got valid, an exception in middleware. A client that goes away gets
   nothing more: the call is cancelled.
 
-A frame that carries an error (``error``, ``data-output-error``) is at most
+A frame that carries an error (``error``, ``data-output-error``, and the
+``message`` of ``data-output-retry`` / ``data-attempt-discarded``) is at most
 ``max_error_bytes`` of JSON: a longer error text is cut with a marker saying
 how much is not shown (``_frame_caps``), the frame never left out.
 """
@@ -138,7 +139,8 @@ class UIMessageEncoder:
             approval, a client tool's result: the client keeps building that
             message only when the ``start`` chunk names it); default: the call id.
         max_error_bytes: the most bytes of JSON of a chunk that carries an
-            error (``error``, ``data-output-error``): its text is cut to fit.
+            error (``error``, ``data-output-error``, a retry's ``message``):
+            its text is cut to fit.
 
     A tool result is shown (``tool-output-available`` / ``tool-output-error``)
     unless its call waits (``ToolResult.waiting``, set by the loop from the
@@ -294,7 +296,11 @@ class UIMessageEncoder:
                     data["part_ids"] = self._opened.pop(event.iteration, [])
                     self._retries += 1
             name = data.pop("type").replace("_", "-")
-            out.append({"type": f"data-{name}", "data": data, "transient": True})
+            chunk = {"type": f"data-{name}", "data": data, "transient": True}
+            if isinstance(data.get("message"), str):  # (output_retry, attempt_discarded)
+                return b"".join(map(_frame, out)) + _error_frame(chunk, ["data", "message"],
+                                                                 self.max_error_bytes)
+            out.append(chunk)
         return b"".join(map(_frame, out))
 
     def failure(self, error: BaseException) -> bytes:
