@@ -5,7 +5,8 @@ step's text stays open until its attempt can no longer be discarded (its
 tool calls, the structured output's call, the next step, the end, a
 failure); a thought between two pieces of text goes beside it. A void
 attempt (``stream_error``, ``degradation``) ends what it held flagged
-``discarded``, names it, and the retry's text takes new ids."""
+``discarded``, names it, and the retry's text takes new ids; a superseded
+partial output (a later JSON value replaces it) leaves the text as it is."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from agentflow.events import (
     CallStarted,
     Complete,
     Event,
+    OutputPartial,
     ReasoningChunk,
     ThinkingChunk,
     ToolResult,
@@ -121,6 +123,16 @@ def test_agui_the_held_text_ends_before_the_steps_calls_and_the_output_call() ->
         ("TEXT_MESSAGE_END", "c-2"), ("RUN_FINISHED", None)]
 
 
+def test_agui_a_superseded_output_leaves_the_held_text_open_and_unflagged() -> None:
+    shown = agui([START, ReasoningChunk('{"a": 1}', 1), OutputPartial({"a": 1}),
+                  AttemptDiscarded(1, "superseded", "a later value"),
+                  ReasoningChunk(' {"a": 2}', 1), OutputPartial({"a": 2}), DONE])
+    types = [e[0] for e in shown]
+    assert types.count("TEXT_MESSAGE_START") == 1 and types.count("TEXT_MESSAGE_END") == 1
+    assert ("CUSTOM", "agentflow.attempt_discarded", None) in shown
+    assert shown[-2:] == [("TEXT_MESSAGE_END", "c-1"), ("RUN_FINISHED", None)]
+
+
 def test_agui_a_failure_ends_the_held_text_before_run_error() -> None:
     shown = agui(INTERLEAVED, ProviderConnectionError("gone"))
     assert shown[-4:] == [("TEXT_MESSAGE_END", "c-1"), ("REASONING_MESSAGE_END", "c-1-reasoning"),
@@ -173,7 +185,40 @@ def test_ai_sdk_the_held_text_ends_before_the_steps_calls_and_the_output_call() 
         ("finish-step", None), ("finish", None)]
 
 
+def test_ai_sdk_a_superseded_output_leaves_the_held_text_open_and_unflagged() -> None:
+    shown = aisdk([START, ReasoningChunk('{"a": 1}', 1), OutputPartial({"a": 1}),
+                   AttemptDiscarded(1, "superseded", "a later value"),
+                   ReasoningChunk(' {"a": 2}', 1), OutputPartial({"a": 2}), DONE])
+    assert [c for c in shown if c[0].startswith("text-")] == [
+        ("text-start", "c-1-text"), ("text-delta", "c-1-text"), ("text-delta", "c-1-text"),
+        ("text-end", "c-1-text")]
+    assert ("data-attempt-discarded", None, []) not in shown  # superseded: no part named
+
+
 def test_ai_sdk_a_failure_ends_the_held_parts_before_the_error() -> None:
     shown = aisdk(INTERLEAVED, ProviderConnectionError("gone"))
     assert shown[-3:] == [("text-end", "c-1-text"), ("reasoning-end", "c-1-reasoning-2"),
                           ("error", None)]
+
+
+SUPERSEDED_THEN_CUT = [START, ReasoningChunk('{"a": 1}', 1), OutputPartial({"a": 1}),
+                       AttemptDiscarded(1, "superseded", "a later value"),
+                       ReasoningChunk(' {"a": 2', 1), OutputPartial({"a": 2}),
+                       AttemptDiscarded(1, "stream_error", "cut"),
+                       ReasoningChunk('{"a": 2}', 1), OutputPartial({"a": 2}), DONE]
+"""A reply whose text held a first value, then a second, then was cut and sent again."""
+
+
+def test_agui_text_held_past_a_superseded_output_is_retracted_by_a_later_cut() -> None:
+    shown = agui(SUPERSEDED_THEN_CUT)
+    ends = [e for e in shown if e[0] == "TEXT_MESSAGE_END"]
+    assert ends == [("TEXT_MESSAGE_END", "c-1", FLAG), ("TEXT_MESSAGE_END", "c-1-retry1")]
+    assert ("CUSTOM", "agentflow.attempt_discarded", ["c-1"]) in shown
+
+
+def test_ai_sdk_text_held_past_a_superseded_output_is_retracted_by_a_later_cut() -> None:
+    shown = aisdk(SUPERSEDED_THEN_CUT)
+    assert [c for c in shown if c[0] in ("text-start", "text-end")] == [
+        ("text-start", "c-1-text"), ("text-end", "c-1-text", FLAG),
+        ("text-start", "c-1-text-retry1"), ("text-end", "c-1-text-retry1")]
+    assert ("data-attempt-discarded", None, ["c-1-text"]) in shown

@@ -45,7 +45,9 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   history a client sends back. A message once ended cannot be flagged, so a
   step's text message stays open until its attempt cannot be discarded (its
   tool calls, the next step, the end): a thought between two pieces of text
-  is a reasoning message beside it, and the text after continues it
+  is a reasoning message beside it, and the text after continues it; a
+  ``superseded`` partial output (a later JSON value in the text) voids the
+  output so far only, and the text message stays open through it
 * ``complete`` -> ``RUN_FINISHED`` with ``result`` ``{"output", "text",
   "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``), plus
   ``"pending_tool_call_ids"`` when frontend tool calls wait for the client
@@ -323,13 +325,12 @@ class AGUIEncoder:
                 self._sse, self._state.max_bytes)
         elif isinstance(event, OutputRetry | AttemptDiscarded):
             data = event_to_dict(event)
-            if isinstance(event, AttemptDiscarded):
-                void = event.reason != "superseded"  # (superseded: only the partial output)
-                self._close(out, event.reason if void else None)
-                if void:
-                    data["message_ids"] = self._opened.pop(event.iteration, [])
-                    self._retries += 1
-                    self._step = None
+            # (superseded: only the partial output; the text goes on, held open as it was)
+            if isinstance(event, AttemptDiscarded) and event.reason != "superseded":
+                self._close(out, event.reason)
+                data["message_ids"] = self._opened.pop(event.iteration, [])
+                self._retries += 1
+                self._step = None
             return self._frames(out) + custom_frame(CustomEvent(
                 name=f"agentflow.{data.pop('type')}", value=data), self._sse, self._state.max_bytes)
         else:  # an event type newer than this table: a custom event

@@ -44,7 +44,9 @@ v1``. Mapping:
   client refuses a second ``text-end``, and a text part keeps no id), so a
   step's text parts stay open until its attempt cannot be discarded (its
   tool calls, the next step, the end): a thought between two pieces of text
-  leaves the first part open beside the next ones, not ended
+  leaves the first part open beside the next ones, not ended; a
+  ``superseded`` partial output (a later JSON value in the text) voids the
+  output so far only, and the text part stays open through it
 * client-side tools (``ui_message_stream_response(..., client_tools=...)``,
   ``agentflow.client_tools``): a call of one is ``tool-input-start`` +
   ``tool-input-available`` and the stream finishes (``finishReason``
@@ -289,12 +291,11 @@ class UIMessageEncoder:
             return frames + b"".join(map(_frame, out))
         else:  # output_retry, attempt_discarded, or an event type newer than this table
             data = event_to_dict(event)
-            if isinstance(event, AttemptDiscarded):
-                void = event.reason != "superseded"  # (superseded: only the partial output)
-                self._close_parts(out, event.reason if void else None)
-                if void:
-                    data["part_ids"] = self._opened.pop(event.iteration, [])
-                    self._retries += 1
+            # (superseded: only the partial output; the text goes on, held open as it was)
+            if isinstance(event, AttemptDiscarded) and event.reason != "superseded":
+                self._close_parts(out, event.reason)
+                data["part_ids"] = self._opened.pop(event.iteration, [])
+                self._retries += 1
             name = data.pop("type").replace("_", "-")
             chunk = {"type": f"data-{name}", "data": data, "transient": True}
             if isinstance(data.get("message"), str):  # (output_retry, attempt_discarded)
