@@ -55,9 +55,12 @@ v1``. Mapping:
   lastAssistantMessageIsCompleteWithToolCalls``), the tool part in state
   ``output-available``; ``read_chat_request`` reads that as a run that
   continues the same assistant message.
-* ``complete`` -> ``finish`` (``finishReason`` ``stop``; ``error`` for
-  ``output_failed``, ``other`` for ``max_iters``/``stopped``; the
-  ``messageMetadata`` holds ``stop_reason`` and ``usage``)
+* ``complete`` -> ``finish`` (``finishReason`` as ``finish_reason``
+  decides: ``stop``, ``length`` for a text answer the token limit cut,
+  ``content-filter`` for one the vendor's filter or the model's refusal
+  stopped, ``tool-calls``, ``error`` for ``output_failed``, ``other`` for
+  ``max_iters``/``stopped``; the ``messageMetadata`` holds ``stop_reason``
+  and ``usage``)
 * a failed call -> ``error`` (``errorText`` ``"<ErrorType>: <message>"``;
   only agentflow's own errors carry their message, through ``mask_secrets``),
   the last chunk before ``[DONE]``, with no ``finish``: the ``ai`` package's
@@ -113,6 +116,29 @@ UI_MESSAGE_STREAM_HEADERS: Mapping[str, str] = {"x-vercel-ai-ui-message-stream":
 _FINISH = {"completed": "stop", "structured_output": "stop", "output_failed": "error",
            "max_iters": "other", "stopped": "other", "approval_required": "tool-calls",
            "client_tool_calls": "tool-calls"}
+
+
+def _finish_reason(stop_reason: str, last_reply: str | None) -> str:
+    """The ``finish`` chunk's ``finishReason`` for a call that ended with
+    ``stop_reason``, its last reply with ``last_reply``
+    (``Complete.finish_reason``), as the ``ai`` package's own providers map
+    their vendors' reasons:
+
+    ===========================  ====================  ===================
+    ``last_reply``               ``stop_reason``       ``finishReason``
+    ===========================  ====================  ===================
+    ``content_filter``,          any                   ``content-filter``
+    ``refusal``
+    ``length``                   one that is ``stop``  ``length``
+    anything else                (``_FINISH``)         ``stop``,
+                                                       ``tool-calls``,
+                                                       ``error``, ``other``
+    ===========================  ====================  ===================
+    """
+    if last_reply in ("content_filter", "refusal"):
+        return "content-filter"
+    finish = _FINISH.get(stop_reason, "other")
+    return "length" if finish == "stop" and last_reply == "length" else finish
 
 
 def _frame(chunk: dict[str, Any]) -> bytes:
@@ -283,9 +309,8 @@ class UIMessageEncoder:
                                         "data": wire["error"]}, ["data", "message"],
                                        self.max_error_bytes)
             self._leave_step(out)
-            out.append({"type": "finish", "finishReason": "content-filter" if (
-                            event.finish_reason == "content_filter") else _FINISH.get(
-                            event.stop_reason, "other"),
+            out.append({"type": "finish",
+                        "finishReason": _finish_reason(event.stop_reason, event.finish_reason),
                         "messageMetadata": {"stop_reason": wire["stop_reason"],
                                             "usage": wire["usage"]}})
             return frames + b"".join(map(_frame, out))
