@@ -29,7 +29,10 @@ v1``. Mapping:
   the call's placeholder result (``ToolResult.waiting``) is not shown, and
   ``finish`` has ``finishReason`` ``tool-calls``. The client answers with the
   tool part in state ``approval-responded`` (``approval: {id, approved,
-  reason}``), which ``read_chat_request`` reads as ``decisions``.
+  reason}``), which ``read_chat_request`` reads as ``decisions``; the resumed
+  stream answers a refused call with ``tool-output-denied`` (the part's
+  state ``output-denied``, as the ``ai`` package's own ``streamText`` does),
+  not with its result (the model reads ``Refused: <reason>``).
 * ``output_retry`` / ``attempt_discarded`` -> transient ``data-output-retry`` /
   ``data-attempt-discarded`` (the wire's JSON of the event). An attempt whose
   text is void (a stream cut and sent again: ``stream_error``,
@@ -79,11 +82,12 @@ how much is not shown (``_frame_caps``), the frame never left out.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from agentflow._clean_text import json_bytes
 from agentflow.agent import ReActAgent
+from agentflow.approvals import Refuse
 from agentflow.client_tool_checks import DEFAULT_CLIENT_TOOL_LIMITS
 from agentflow.client_tools import ClientToolLimits, with_client_tools
 from agentflow.events import (
@@ -166,6 +170,8 @@ class UIMessageEncoder:
         message_id: the assistant message the stream continues (a resumed
             approval, a client tool's result: the client keeps building that
             message only when the ``start`` chunk names it); default: the call id.
+        refused: the ids of calls the person refused (a resumed approval's
+            ``Refuse`` decisions): their results are ``tool-output-denied``.
         max_error_bytes: the most bytes of JSON of a chunk that carries an
             error (``error``, ``data-output-error``, a retry's ``message``):
             its text is cut to fit.
@@ -180,9 +186,10 @@ class UIMessageEncoder:
     headers = UI_MESSAGE_STREAM_HEADERS
     ping = PING_FRAME
 
-    def __init__(self, message_id: str | None = None, *,
+    def __init__(self, message_id: str | None = None, *, refused: Collection[str] = (),
                  max_error_bytes: int = MAX_ERROR_BYTES) -> None:
         self.message_id = message_id
+        self.refused = frozenset(refused)
         self.max_error_bytes = max_error_bytes
         self._call = "msg"
         self._step: int | None = None       # the open step's iteration
@@ -286,7 +293,9 @@ class UIMessageEncoder:
         elif isinstance(event, ToolResult):
             if event.waiting is None and event.id not in self._hidden:
                 self._results = True
-                if event.is_error:
+                if event.id in self.refused:
+                    out.append({"type": "tool-output-denied", "toolCallId": event.id})
+                elif event.is_error:
                     out.append({"type": "tool-output-error", "toolCallId": event.id,
                                 "errorText": event.output})
                 else:
@@ -391,7 +400,9 @@ def ui_message_stream_response(
         events = agent.stream(run.message, output, state=run.agent_state(), strategy=strategy)
     continued = (run.extra.get("message_id")
                  if run.decisions is not None or run.message is None else None)
+    refused = [i for i, decision in (run.decisions or {}).items() if isinstance(decision, Refuse)]
     return EventStreamResponse(events, encoder=UIMessageEncoder(
-                                   continued if isinstance(continued, str) else None),
+                                   continued if isinstance(continued, str) else None,
+                                   refused=refused),
                                ping_interval=ping_interval,
                                headers=headers, on_close=on_close)
