@@ -50,7 +50,10 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   output so far only, and the text message stays open through it
 * ``complete`` -> ``RUN_FINISHED`` with ``result`` ``{"output", "text",
   "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``), plus
-  ``"pending_tool_call_ids"`` when frontend tool calls wait for the client
+  ``"pending_tool_call_ids"`` when frontend tool calls wait for the client;
+  and the protocol's own ``usage`` (``[{"inputTokens", "outputTokens",
+  "totalTokens", ...}]``; ``_agui_usage``), also on a ``RUN_ERROR`` whose
+  error knows the call's usage
 * ``approval_requested`` -> the run ends with an interrupt: ``RUN_FINISHED``'s
   ``outcome`` ``{"type": "interrupt", "interrupts": [{"id": <tool call id>,
   "reason": "tool_approval", "toolCallId", "message", "metadata": {"name",
@@ -156,6 +159,7 @@ from agentflow.web._agui_caps import (
 )
 from agentflow.web._agui_input import read_run_input
 from agentflow.web._agui_state import MAX_SHOWN_STATE, StateUpdates
+from agentflow.web._agui_usage import token_usage
 from agentflow.web._blocks import discarded as _discarded
 from agentflow.web.run_input import ClientTool, RunInput, check_stateless, offered_tools
 from agentflow.web.sse import EventStreamResponse, Outcome
@@ -321,8 +325,8 @@ class AGUIEncoder:
             elif self._pending:
                 outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=self._pending)
             return self._frames(out) + state + finished_frame(RunFinishedEvent(
-                thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome),
-                self._sse, self._state.max_bytes)
+                thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome,
+                usage=token_usage(event.usage)), self._sse, self._state.max_bytes)
         elif isinstance(event, OutputRetry | AttemptDiscarded):
             data = event_to_dict(event)
             # (superseded: only the partial output; the text goes on, held open as it was)
@@ -345,9 +349,9 @@ class AGUIEncoder:
         out: list[BaseEvent] = []
         self._close(out)
         detail = error_to_dict(error)["error"]
-        return self._frames(out) + error_frame(
-            RunErrorEvent(message=detail["message"], code=detail["type"]), self._sse,
-            self._state.max_bytes)
+        return self._frames(out) + error_frame(RunErrorEvent(  # (usage: StructuredOutputError's)
+            message=detail["message"], code=detail["type"],
+            usage=token_usage(getattr(error, "usage", None))), self._sse, self._state.max_bytes)
 
     def end(self) -> bytes:
         return b""
