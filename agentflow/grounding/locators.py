@@ -79,7 +79,14 @@ says where its value is written, as literal text on the value's line:
   (``agentflow.grounding.depths``: a YAML top-level key, never one nested
   under another); a document writing the label only at other depths has its
   values offered by no grammar and pinned by no score
-  (``Locator.off_depth``). All learned in ``agentflow.grounding.locator_parts``.
+  (``Locator.off_depth``); with it the keys of the lines above the label
+  every example writes it under (``Locator.parents``: ``repository`` of a
+  package.json's ``"url"``, never ``bugs.url``) and, in a stream of several
+  ``---`` documents, the keys that mark the document they write it in
+  (``Locator.document``: a Deployment's ``replicas:``, never a Service's
+  ``namespace:``; ``agentflow.grounding.key_paths``): the label read only
+  there, a value found only elsewhere offered, never pinned. All learned in
+  ``agentflow.grounding.locator_parts``.
 
 **Learning.** Each example's value (or each item) is found in the example's
 text (its first occurrence, verbatim); its line gives the contexts. Where an
@@ -90,7 +97,9 @@ from each other place (``agentflow.grounding.locator_twins``): when the
 first places teach none, one that holds from another place is the field's;
 when rules of several places hold, the examples cannot tell which is meant,
 and on a document where they read other values the field is not pinned
-(``Locator.twins``). Across
+(``Locator.twins``); another key every example writes the value after, whose
+rule does not hold, likewise (``Locator.echoes``: ``app: shop`` beside
+``name: shop``). Across
 the examples that fill the field, ``left`` is the longest common ending of
 the texts before the values (anchored when those texts are all the same
 label), ``right`` the run of punctuation and spaces the texts after them
@@ -157,7 +166,7 @@ from agentflow.grounding.locator_parts import grouped, headed
 from agentflow.grounding.locator_places import Seen, example_value
 from agentflow.grounding.locator_records import learn_records
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator, block_marker, figure
-from agentflow.grounding.locator_twins import anchors, key_label, twinned
+from agentflow.grounding.locator_twins import anchors, echoed, key_label, twinned
 from agentflow.grounding.marked_types import (
     is_derived,
     is_text,
@@ -237,7 +246,7 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
             if other is not None and other not in rules:
                 rules.append(other)
         if rules:
-            kept[name] = twinned(rules)
+            kept[name] = echoed(twinned(rules), examples)
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
     skeleton = tuple(sorted(frozenset.intersection(*(layout_keys(e.text) for e in examples))))
     lines = tuple(sorted(set().union(*(layout_lines(e.text) for e in examples))))
