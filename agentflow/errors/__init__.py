@@ -39,6 +39,7 @@ The tree::
     │   ├── RateLimitedError              429 (.retry_after seconds)
     │   ├── OverloadedError               503 / 529
     │   ├── ServerError                   other 5xx
+    │   │   └── OutOfMemoryError          the model does not fit the server's memory: not retried
     │   ├── ContentFilteredError          filtered, moderated or refused: no answer
     │   │   └── ModeratedRequestError     refused by moderation, a 4xx (also a BadRequestError)
     │   ├── ProviderTimeoutError          connect/read timeout
@@ -119,6 +120,7 @@ from agentflow.errors._provider import (
     GrammarEngineError,
     ModeratedRequestError,
     NotFoundError,
+    OutOfMemoryError,
     OverloadedError,
     PermissionDeniedError,
     ProviderConnectionError,
@@ -209,6 +211,7 @@ __all__ = [
     "MultipleStructuredOutputsError",
     "NoTextLayerError",
     "NotFoundError",
+    "OutOfMemoryError",
     "OutputTruncatedError",
     "OverloadedError",
     "PermissionDeniedError",

@@ -22,6 +22,7 @@ __all__ = [
     "GrammarEngineError",
     "ModeratedRequestError",
     "NotFoundError",
+    "OutOfMemoryError",
     "OverloadedError",
     "PermissionDeniedError",
     "ProviderConnectionError",
@@ -238,6 +239,28 @@ class ServerError(ProviderError):
     """Other HTTP 5xx (and 408/409). Retried with backoff."""
 
     retryable = True
+
+
+class OutOfMemoryError(ServerError):
+    """The server has not the memory (RAM or GPU) to load or run the model: a
+    5xx in the vendor's words, recognised by the provider module (Ollama's
+    "model requires more system memory", a runner's CUDA out of memory).
+    Never retried, unlike other 5xx: a retry meets the same limit. The
+    model's, not one input's, so a bulk run stops at the first
+    (``same_for_every_input``).
+
+    Attributes:
+        hint: what to check, in the provider's terms (free memory, a smaller
+            model or context window); also the end of the message.
+    """
+
+    retryable = False
+    same_for_every_input = True
+
+    def __init__(self, message: str, *, hint: str, status: int | None = 500,
+                 code: str | None = None, vendor: str = "") -> None:
+        self.hint = hint
+        super().__init__(f"{message} -- {hint}", status=status, code=code, vendor=vendor)
 
 
 class BatchRequestError(ProviderError):
