@@ -46,6 +46,7 @@ The tree::
     │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
     │   │   └── TruncatedStreamError      a stream ended without its finish reason / final frame
+    │   ├── UnexpectedReplyError          a 2xx that is no API reply: empty, an HTML page (retried)
     │   ├── BatchRequestError             one request of a vendor batch has no reply (.kind)
     │   └── RedirectError                 3xx: never followed (credentials stay at their origin)
     ├── StateConflictError                a state save lost a race: the stored version moved on
@@ -131,6 +132,7 @@ from agentflow.errors._provider import (
     RedirectError,
     ServerError,
     TruncatedStreamError,
+    UnexpectedReplyError,
     UnsupportedFeature,
     UnsupportedFeatureError,
 )
@@ -232,6 +234,7 @@ __all__ = [
     "ToolNameError",
     "ToolRetriesExceededError",
     "TruncatedStreamError",
+    "UnexpectedReplyError",
     "UnreadableDocumentError",
     "UnsupportedFeature",
     "UnsupportedFeatureError",

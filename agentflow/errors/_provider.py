@@ -33,6 +33,7 @@ __all__ = [
     "RedirectError",
     "ServerError",
     "TruncatedStreamError",
+    "UnexpectedReplyError",
     "UnsupportedFeature",
     "UnsupportedFeatureError",
 ]
@@ -261,6 +262,30 @@ class OutOfMemoryError(ServerError):
                  code: str | None = None, vendor: str = "") -> None:
         self.hint = hint
         super().__init__(f"{message} -- {hint}", status=status, code=code, vendor=vendor)
+
+
+class UnexpectedReplyError(ProviderError):
+    """A 2xx reply whose body is no API reply: empty, or an HTML page (by its
+    content type, or its first tag whatever the type), as a proxy, gateway or
+    CDN in front of the API serves one (a Cloudflare challenge, a load
+    balancer's error page, a captive portal) or a server that crashed after
+    its status line. Retried with backoff like a 5xx; the last error names
+    the status, the content type and the start of the page.
+
+    Attributes:
+        content_type: the reply's ``Content-Type`` header (``""``: none).
+        excerpt: the page's title and the start of its text, short, with URLs'
+            queries and every registered credential masked (``""`` for an
+            empty body).
+    """
+
+    retryable = True
+
+    def __init__(self, message: str, *, content_type: str, excerpt: str,
+                 status: int | None = 200, vendor: str = "") -> None:
+        self.content_type = content_type
+        self.excerpt = mask_secrets(excerpt)
+        super().__init__(message, status=status, vendor=vendor)
 
 
 class BatchRequestError(ProviderError):
