@@ -207,19 +207,20 @@ async def extract_many(
             inputs started ended with no record (their work cancelled on its
             own: the records of the others are yielded first); a run never
             ends as if complete with records missing.
-        AuthenticationError, QuotaExceededError, NotFoundError, ModelClosedError:
-            (any error whose class says ``same_for_every_input``: a wrong key,
-            a spent balance or daily limit, a model the vendor does not have,
-            a model closed with ``aclose()``, other misuse of the run; also
-            as the cause of a long document's ``ChunkFailedError``) the fault
-            is the run's, not one input's, so every other input would meet
-            it too: the run stops at the first input that meets it, as
-            ``agentflow extract`` does (exit 2), never one failed record per
-            input. No input starts after it; the inputs still in flight are
-            cancelled (their requests with them); the results that finished
-            before it are yielded (with ``order="input"``, those held behind
-            an unfinished earlier input too, in input order), then the typed
-            error is raised from the iteration.
+        AgentflowError: one whose class says ``same_for_every_input`` (a wrong
+            key ``AuthenticationError``, a spent balance or daily limit
+            ``QuotaExceededError``, a model the vendor does not have
+            ``NotFoundError`` or its server cannot hold ``OutOfMemoryError``,
+            a closed model ``ModelClosedError``, other misuse; also as the
+            cause of a long document's ``ChunkFailedError``): the fault is the
+            run's, not one input's, so the run stops at the first input that
+            meets it, as ``agentflow extract`` does (exit 2), never one failed
+            record per input. No
+            input starts after it; the inputs in flight are cancelled (their
+            requests with them); the results that finished before it are
+            yielded (with ``order="input"``, those held behind an unfinished
+            earlier input too, in input order), then the typed error is
+            raised from the iteration.
     """
     if isinstance(inputs, str | bytes | bytearray):  # iterated, each character a document
         raise TypeError(f"inputs is one {type(inputs).__name__}: pass an iterable of "
@@ -283,10 +284,9 @@ async def _schedule(
     consumer) cancels the workers and waits for them to stop before it
     returns; a worker whose result has nowhere to go drops it quietly.
 
-    A result whose error is the run's (``run_wide``) halts the run where it
-    is met: no input starts after it, the workers still computing are
-    cancelled, and here the results received before it are yielded (those
-    held back for input order too), then the error is raised.
+    A result whose error is the run's (``run_wide``) halts the run: nothing
+    starts after it, the workers still computing are cancelled, the results
+    received before it are yielded (held-back ones too), then it is raised.
     """
     send, receive = anyio.create_memory_object_stream[ExtractResult | BaseException](
         max_buffer_size=concurrency
