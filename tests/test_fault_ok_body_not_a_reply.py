@@ -83,10 +83,10 @@ async def test_an_empty_or_html_200_is_retried(vendor: str, body: str, stream: b
     assert len(fake.requests) == 2
 
 
-@pytest.mark.parametrize("vendor", ["openai", "anthropic", "gemini"])
+@pytest.mark.parametrize("vendor", sorted(VENDORS))
 async def test_a_page_mislabelled_as_json_is_retried(vendor: str) -> None:
     """A gateway's page under ``application/json``: told by its first tag
-    (where the vendor's adapter reads a 2xx body whole)."""
+    (a whole reply is read before it is returned)."""
     async with VENDORS[vendor][0]() as fake:
         fake.add(FakeError(200, CHALLENGE), FakeReply(text="Paris."))
         assert await answer(vendor, fake, stream=False) == "Paris."

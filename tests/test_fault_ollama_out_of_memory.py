@@ -65,6 +65,16 @@ async def test_an_out_of_memory_error_line_after_the_200_is_the_same_error() -> 
     assert len(fake.requests) == 1
 
 
+async def test_an_out_of_memory_error_in_a_200_body_is_the_same_error() -> None:
+    """As a proxy relays it: ``{"error": ...}`` with a 200, a whole reply."""
+    async with OllamaFake() as fake:
+        fake.add(ollama_error(200, REPORTS[0]))
+        async with aclosing(model_for(fake)) as model:
+            with pytest.raises(OutOfMemoryError):
+                await ReActAgent("r", model).call("hi")
+    assert len(fake.requests) == 1
+
+
 async def test_another_500_is_still_retried() -> None:
     async with OllamaFake() as fake:
         fake.add(ollama_error(500, "unexpected server status: llama runner is restarting"))

@@ -34,6 +34,9 @@ from agentflow.errors import (
 )
 
 __all__ = [
+    "EXCERPT_BYTES",
+    "HTML_TYPES",
+    "STREAM_TYPES",
     "BodyErrorCheck",
     "ErrorMapper",
     "default_error",
@@ -49,7 +52,10 @@ ErrorMapper = Callable[[int, Mapping[str, str], bytes], ProviderError]
 
 BodyErrorCheck = Callable[[Mapping[str, str], bytes], "ProviderError | None"]
 """``(headers, body) -> ProviderError | None``: finds an error a vendor reports
-inside a 2xx JSON body (MiniMax: HTTP 200 + ``base_resp.status_code``)."""
+inside a 2xx JSON body (MiniMax: HTTP 200 + ``base_resp.status_code``). An
+``HttpClient`` given one reads each 2xx reply that is not a stream
+(``STREAM_TYPES``) whole before it returns it, so a body that is no reply
+(empty, an HTML page under another type) is told too (``unexpected_reply``)."""
 
 
 def error_body(body: bytes) -> Any:
@@ -200,6 +206,10 @@ def redirect_error(vendor: str, status: int, url: str, location: str) -> Redirec
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 """Content types of a web page, never of an API reply."""
+
+STREAM_TYPES = frozenset({"text/event-stream", "application/x-ndjson"})
+"""Content types of a streamed reply (SSE; Ollama's NDJSON): read as it comes,
+never whole for a ``BodyErrorCheck``."""
 
 EXCERPT_BYTES = 16384
 """What is read of an HTML reply to name it (its head and the start of its text)."""

@@ -22,9 +22,9 @@ from agentflow.errors import (
     UnsupportedFeatureError,
 )
 from agentflow.providers._context_errors import context_length_error
-from agentflow.providers._http import default_error, error_message
+from agentflow.providers._http import default_error, error_body, error_message
 
-__all__ = ["VENDOR", "map_error", "payload_error"]
+__all__ = ["VENDOR", "body_error", "map_error", "payload_error"]
 
 VENDOR = "ollama"
 
@@ -75,6 +75,17 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     if feature is not None:
         return UnsupportedFeatureError(message, feature=feature, vendor=VENDOR)
     return default_error(VENDOR, status, headers, body)
+
+
+def body_error(headers: Mapping[str, str], body: bytes) -> ProviderError | None:
+    """The error a 2xx whole reply holds instead of a reply (``{"error":
+    "..."}``, as a proxy relays it with its 200), as ``payload_error`` reads
+    it; ``None`` for a reply. Only a body holding the key ``"error"`` is
+    parsed (``error_body``)."""
+    data = error_body(body)
+    if not isinstance(data, dict) or not data.get("error"):
+        return None
+    return payload_error(str(data["error"]))
 
 
 def payload_error(message: str) -> ProviderError:

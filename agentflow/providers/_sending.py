@@ -29,6 +29,7 @@ from agentflow.errors import (
 from agentflow.providers._http_errors import (
     EXCERPT_BYTES,
     HTML_TYPES,
+    STREAM_TYPES,
     BodyErrorCheck,
     ErrorMapper,
     redirect_error,
@@ -181,7 +182,7 @@ class RequestSteps:
             return response
         if response.content_type in HTML_TYPES or response.content_length == 0:
             raise await self._no_reply(response)  # retried as a 5xx is
-        if self._body_error is not None and response.content_type != "text/event-stream":
+        if self._body_error is not None and response.content_type not in STREAM_TYPES:
             try:  # read whole, for the vendor's check of an error in a 2xx body
                 body = await response.read()
             except (aiohttp.ClientError, TimeoutError) as exc:
