@@ -37,6 +37,7 @@ from tests.fakes.ollama import OllamaFake
 from tests.fakes.openai import OpenAIFake
 from tests.markup_scenarios import STREAMS
 from tests.provider_scenarios import FAST
+from tests.test_http import Raw, raw_server
 
 KEY = "sk-proj-Zq81fA0c93kLmTr55eWq"
 
@@ -117,3 +118,15 @@ async def test_an_empty_200_names_its_type_and_no_excerpt() -> None:
             await answer("openai", fake, stream=True)
     assert info.value.excerpt == "" and "empty body" in str(info.value)
     assert "application/json" in str(info.value)
+
+
+@pytest.mark.parametrize("vendor", ["openai", "ollama"])
+async def test_an_empty_chunked_body_is_told_too(vendor: str) -> None:
+    """No ``Content-Length``: a chunked body that ends at once."""
+    empty = Raw((b"",), headers={"Content-Type": "application/json"})
+    async with raw_server(*[empty] * (FAST.max_retries + 1)) as (url, seen):
+        model = VENDORS[vendor][1](url + ("/v1" if vendor == "openai" else ""))
+        async with aclosing(model) as model:  # type: ignore[type-var]
+            with pytest.raises(UnexpectedReplyError, match="empty body"):
+                await ReActAgent("r", model).call("hi")
+    assert len(seen) == FAST.max_retries + 1
