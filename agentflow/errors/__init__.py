@@ -88,6 +88,12 @@ echoed prefix of one (``agentflow._secrets``) when it is built.
 
 from __future__ import annotations
 
+from agentflow.errors._bad_request import (
+    ContextLengthError,
+    GrammarEngineError,
+    UnsupportedFeature,
+    UnsupportedFeatureError,
+)
 from agentflow.errors._document import (
     ChunkFailedError,
     CorruptDocumentError,
@@ -116,9 +122,7 @@ from agentflow.errors._provider import (
     BadRequestError,
     BatchRequestError,
     ContentFilteredError,
-    ContextLengthError,
     DeadlineExceededError,
-    GrammarEngineError,
     ModeratedRequestError,
     NotFoundError,
     OutOfMemoryError,
@@ -133,8 +137,6 @@ from agentflow.errors._provider import (
     ServerError,
     TruncatedStreamError,
     UnexpectedReplyError,
-    UnsupportedFeature,
-    UnsupportedFeatureError,
 )
 from agentflow.errors._root import (
     AgentflowError,
