@@ -105,10 +105,14 @@ class LocatorReading:
         under a ``fence``, only the lines inside the document's blocks of that
         fence (``agentflow.grounding.fences.in_fence``: a document without
         one all blank)."""
-        source = in_group(source, self.group) if self.group else source
-        source = in_fence(source, self.fence) if self.fence else source
+        source = self._grouped(source)
         span = self._document_span(source)
         return in_document(source, span[0]) if span is not None and span[1] else source
+
+    def _grouped(self, source: str) -> str:
+        """``source`` inside the rule's ``group`` and ``fence`` (``region``)."""
+        source = in_group(source, self.group) if self.group else source
+        return in_fence(source, self.fence) if self.fence else source
 
     def _document_span(self, source: str) -> tuple[tuple[int, int], bool] | None:
         """Under ``document``, the lines of ``source``'s own document of a
@@ -161,7 +165,7 @@ class LocatorReading:
         the values read there may be another thing's, so the rule offers
         them but pins none (``agentflow.extraction.confidence``)."""
         live = live_text(source)
-        span = self._document_span(live)
+        span = self._document_span(self._grouped(live))
         return (span is not None and not span[1]) or self._depth_rows(
             self.region(live).splitlines())[1]
 
