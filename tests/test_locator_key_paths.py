@@ -150,20 +150,61 @@ class App(BaseModel):
 
 
 APPS = [
+    Example("title: shop\nowner: shop\nsize: 3\n", App(app_title="shop")),
+    Example("title: Cache service\nmeta:\n  title: cache\nowner: cache\nsize: 2\n",
+            App(app_title="cache")),
+]
+
+
+def test_key_learned_from_a_coincidence_is_not_pinned_where_the_keys_differ() -> None:
+    # each example writes its value after ``owner:`` and ``title:``; a rule from the
+    # ``title:`` places does not hold (the second example's first ``title:`` is another's)
+    rule = _rules(APPS, App)["app_title"]
+    assert rule.left == "owner: " and rule.echoes == ("title",)
+    doc = "title: thumbnailer\nowner: media\nsize: 1\n"
+    assert not rule.twins_agree(doc)
+    assert _score(App(app_title="media"), doc, {"app_title": rule}, "app_title") < REVIEW_BELOW
+    assert VALUES_KEY not in str(_offered(rule, doc))
+    agree = "title: media\nowner: media\nsize: 1\n"
+    assert rule.twins_agree(agree)
+    assert _score(App(app_title="media"), agree, {"app_title": rule}, "app_title") == HELD
+    assert rule.twins_agree("owner: media\n")  # a document without the key says nothing
+
+
+STREAM_APPS = [
     Example("type: route\ntitle: shop-route\ntags:\n  owner: shop\n---\ntype: app\ntitle: shop\n"
             "tags:\n  owner: shop\nsize: 3\n", App(app_title="shop")),
     Example("type: app\ntitle: cache\ntags:\n  owner: cache\nsize: 2\n", App(app_title="cache")),
 ]
 
 
-def test_key_learned_from_a_coincidence_is_not_pinned_where_the_keys_differ() -> None:
-    rule = _rules(APPS, App)["app_title"]
-    assert rule.echoes  # the examples write the value after two keys
+def test_key_learned_from_a_coincidence_in_a_stream_is_not_pinned() -> None:
+    # the ``title:`` of the document the examples write the value in holds too: a twin
+    rule = _rules(STREAM_APPS, App)["app_title"]
     doc = "type: app\ntitle: thumbnailer\ntags:\n  owner: media\nsize: 1\n"
     assert not rule.twins_agree(doc)
-    found = rule.values(doc)
-    assert found and _score(App(app_title=found[0]), doc, {"app_title": rule},
-                            "app_title") < REVIEW_BELOW
-    agree = "type: app\ntitle: media\ntags:\n  owner: media\nsize: 1\n"
-    assert rule.twins_agree(agree)
-    assert _score(App(app_title="media"), agree, {"app_title": rule}, "app_title") == HELD
+    assert _score(App(app_title="media"), doc, {"app_title": rule}, "app_title") < REVIEW_BELOW
+
+
+class Kind(BaseModel):
+    kind: str | None = Field(None, description="the job document's kind")
+
+
+def test_held_out_example_read_in_the_document_all_examples_show() -> None:
+    # the first example's first document writes ``kind:`` too: a rule learned from the
+    # second example alone, read in the marked document, still holds on it
+    rules = _rules([Example(STREAMS[0].text, Kind(kind="Job")),
+                    Example(STREAMS[1].text, Kind(kind="Task"))], Kind)
+    rule = rules["kind"]
+    assert rule.document == ("queue", "run", "steps")
+    assert rule.values(EARLIER_VOLUME) == ["Job"]
+    assert _score(Kind(kind="Job"), EARLIER_VOLUME, rules, "kind") == HELD
+
+
+def test_held_out_example_read_under_the_parent_all_examples_show() -> None:
+    bugs_first = ('{\n  "name": "queue",\n  "bugs": {\n    "url": "https://example.org/q/issues"\n'
+                  '  },\n  "repository": {\n    "url": "https://example.org/q.git"\n  }\n}\n')
+    rules = _rules([PACKAGES[0], Example(bugs_first, Package(
+        name="queue", repository_url="https://example.org/q.git"))], Package)
+    assert rules["repository_url"].parents == ("repository",)
+    assert rules["repository_url"].values(BUGS_FIRST) == ["https://example.org/jo/queue.git"]

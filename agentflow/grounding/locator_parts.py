@@ -60,9 +60,10 @@ def grouped(rule: Locator, examples: Sequence[CheckedExample],
     if not (rule.labelled or rule.arg is not None) or rule.heading:
         return rule
     rule = _documented(rule, examples, like)
-    rule = narrowed(rule, examples, lambda text, at: str(depth_at(rule.region(text), at.start)),
-                    lambda key: dataclasses.replace(rule, depth=int(key)), like)
-    return _parented(rule, examples, like)
+    deep = narrowed(rule, examples, lambda text, at: str(depth_at(rule.region(text), at.start)),
+                    lambda key: _parented(dataclasses.replace(rule, depth=int(key)), examples,
+                                          like), like)
+    return deep
 
 
 def _placed(rule: Locator, examples: Sequence[CheckedExample],
@@ -107,7 +108,9 @@ def _parented(rule: Locator, examples: Sequence[CheckedExample],
     """``rule`` (read at a ``depth``) reading its label only under the parent
     keys every example writes it under (``Locator.parents``; ``agentflow.
     grounding.key_paths.parent_keys``), where that rule holds on every
-    example; else ``rule``."""
+    example; else ``rule`` (``narrowed`` then asks whether it holds at its
+    depth alone: an example may write the label at that depth under another
+    parent first, ``bugs.url`` before ``repository.url``)."""
     placed = _placed(rule, examples, like)
     if rule.depth is None or not rule.depth or not placed:
         return rule

@@ -321,7 +321,8 @@ def _context_rule(name: str, many: bool, examples: Sequence[CheckedExample],
         # (after a list marker, before a quote the value's end closes: ``- cron: '``)
     elif len(examples) > 1 and not all(
             _held_out(name, many, examples, i, rule.split, (rule.continued, rule.keyed),
-                      rule.paragraph, rule.right, rule.right_word, rule.group, like)
+                      rule.paragraph, rule.right, rule.right_word, rule.group, like,
+                      (rule.depth, rule.parents, rule.document))
             for i in range(len(examples))):
         return None, True
     return headed(_with_kind(rule, examples), examples, like), True
@@ -385,7 +386,8 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
               split: str | None = None, continued: tuple[bool, bool] = (False, False),
               paragraph: bool = False, right: str = "", right_word: str = "",
-              group: str = "", like: Seen | None = None) -> bool:
+              group: str = "", like: Seen | None = None,
+              place: tuple[int | None, tuple[str, ...], tuple[str, ...]] = (None, (), ())) -> bool:
     """Whether the rule learned without example ``i`` holds on it (true when
     the others teach no rule; ``split``: the separator of the rule learned
     from all, which others that write one item a line cannot show;
@@ -394,6 +396,8 @@ def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
     together show it; ``right_word``: likewise, the word
     after ``right`` all the examples write, which one alone may write otherwise;
     ``group``: likewise, the group all the examples write the field under;
+    ``place``: likewise, the depth, parent keys and ``---`` document they
+    write its label at (``Locator.depth``, ``parents``, ``document``);
     ``like``: each value placed as the rule's were, ``learn_locator``)."""
     rest = [e for j, e in enumerate(examples) if j != i]
     rule = learn_locator(name, many, rest, like)
@@ -408,6 +412,8 @@ def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
         rule = dataclasses.replace(rule, right_word=right_word)
     if rule is not None and group:
         rule = dataclasses.replace(rule, group=group)
+    if rule is not None and rule.labelled and place[0] is not None:
+        rule = dataclasses.replace(rule, depth=place[0], parents=place[1], document=place[2])
     return rule is None or rule.holds(example_value(examples[i], name), examples[i].text)
 
 
