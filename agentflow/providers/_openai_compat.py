@@ -50,6 +50,7 @@ from agentflow.providers._markup import (
 from agentflow.providers._media import ImageUrlStyle
 from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_errors import (
+    failed_tool_call,
     openai_error,
     payload_error,
     unsupported_feature,
@@ -60,7 +61,7 @@ from agentflow.providers._openai_remedies import (
     refused_optional_fields,
     remedy_for,
 )
-from agentflow.providers._openai_reply import OpenAIReplyHooks
+from agentflow.providers._openai_reply import OpenAIReplyHooks, failed_generation
 from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestHooks
 from agentflow.providers._openai_wire import ReasoningHistory
 from agentflow.providers._payload import ReplyGuard
@@ -309,6 +310,9 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 await exchange.start()
                 break
             except BadRequestError as exc:
+                if failed_tool_call(exc):  # the model's call, not the request: sample again
+                    yield failed_generation(self.vendor, exc)
+                    return
                 # what the refused request carried is read only now (the same body
                 # again): a request that is not refused pays nothing for it
                 remedy = remedy_for(exc, self._body(messages, tools, options),

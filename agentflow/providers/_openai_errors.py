@@ -30,8 +30,8 @@ from agentflow.errors import (
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_message
 
-__all__ = ["engine_refused", "moderation_error", "openai_error", "payload_error",
-           "schema_carrier", "unsupported_feature"]
+__all__ = ["engine_refused", "failed_tool_call", "moderation_error", "openai_error",
+           "payload_error", "schema_carrier", "unsupported_feature"]
 
 _REFUSAL = re.compile(
     r"not support|unsupported|unavailable|not available|not allowed|must be auto|"
@@ -212,6 +212,24 @@ def openai_error(
             return UnsupportedFeatureError(message, feature=feature, status=status, code=code,
                                            vendor=vendor)
     return default_error(vendor, status, headers, body)
+
+
+_FAILED_CALL_CODES = frozenset({"tool_use_failed"})
+"""Error codes saying the server could not read the tool call the model
+generated (Groq: 400 ``tool_use_failed`` "Failed to call a function. Please
+adjust your prompt. See 'failed_generation' for more details.", or "tool call
+validation failed: ...", over HTTP or as a stream's ``event: error``;
+groq/groq-typescript#28, huggingface/smolagents#1119, anomalyco/opencode#1018)."""
+
+
+def failed_tool_call(error: ProviderError) -> bool:
+    """Whether ``error`` (a 400, or an error event inside a stream) says the
+    vendor failed the generation at the model's tool call: the request was
+    sound, the model wrote a call the server could not parse or match to the
+    tools (Groq ``tool_use_failed``). Like Gemini's ``MALFORMED_FUNCTION_CALL``
+    it is a failed generation (finish reason ``error``), not a bad request: the
+    same request, sampled again, usually succeeds."""
+    return isinstance(error, BadRequestError) and error.code in _FAILED_CALL_CODES
 
 
 def moderation_error(vendor: str, payload: Mapping[str, Any], codes: frozenset[str]
