@@ -144,6 +144,9 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
     default_profile: ClassVar[ModelProfile] = GENERIC_PROFILE
     max_tokens_field: str = "max_tokens"
     send_strict: bool = True
+    nine_char_call_ids: bool = False
+    """Send tool-call ids as nine letters and digits (Mistral's rule); set on
+    an instance whose server refused the history's ids so (``call_ids_refused``)."""
     _dropped_fields: frozenset[str] = frozenset()
     """``OPTIONAL_FIELDS`` this model's server refused (set per instance on a refusal)."""
     _last_format: tuple[ResponseFormat, dict[str, Any]] | None = None
@@ -317,6 +320,11 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 # again): a request that is not refused pays nothing for it
                 remedy = remedy_for(exc, self._body(messages, tools, options),
                                     remedies < MAX_REMEDIES)
+                if remedy == "call_ids":
+                    self.nine_char_call_ids = True  # this instance only
+                    _log.warning("openai_compat.call_ids_refused", vendor=self.vendor,
+                                 model=self._model, error=str(exc)[:200])
+                    continue
                 if remedy == "strict":
                     self.send_strict = False  # this instance only; the class default stays
                     _log.warning("openai_compat.strict_refused", vendor=self.vendor,

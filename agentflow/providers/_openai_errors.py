@@ -30,8 +30,8 @@ from agentflow.errors import (
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_message
 
-__all__ = ["engine_refused", "failed_tool_call", "moderation_error", "openai_error",
-           "payload_error", "schema_carrier", "unsupported_feature"]
+__all__ = ["call_ids_refused", "engine_refused", "failed_tool_call", "moderation_error",
+           "openai_error", "payload_error", "schema_carrier", "unsupported_feature"]
 
 _REFUSAL = re.compile(
     r"not support|unsupported|unavailable|not available|not allowed|must be auto|"
@@ -135,6 +135,21 @@ def engine_refused(message: str) -> bool:
     return bool(_ENGINE_REFUSAL.search(message))
 
 
+_CALL_ID_REFUSAL = re.compile(
+    r"tool call id was .{0,200}? but must be a-z, a-z, 0-9, with a length of 9", re.I | re.S)
+"""Mistral's refusal of a history's tool-call id ("Tool call id was
+call_0fypS1hVX but must be a-z, A-Z, 0-9, with a length of 9."): its API (400,
+code ``3280``), and its chat template on vLLM or mlx-lm servers (500 from
+omlx, jundot/omlx#1997): the same request fails the same way, never retried;
+sent again with nine-character ids (``_openai_remedies``)."""
+
+
+def call_ids_refused(message: str) -> bool:
+    """Whether an error message refuses the history's tool-call ids as not
+    nine letters and digits (Mistral's rule, ``_CALL_ID_REFUSAL``)."""
+    return bool(_CALL_ID_REFUSAL.search(message))
+
+
 _LOCAL_SERVER_WORDING = (_ENGINE_REFUSAL, _FORMAT_TYPE_REFUSAL, _SERVER_FLAG_REFUSAL)
 
 
@@ -188,7 +203,8 @@ def openai_error(
     over the context window (400/413/422, or llama.cpp's 500; a 429 for one
     request over the per-minute token budget) is a ``ContextLengthError``
     (``_context_errors``), never retried either; a 429 for a daily limit
-    (``_DAILY_LIMIT``) is a ``QuotaExceededError``."""
+    (``_DAILY_LIMIT``) is a ``QuotaExceededError``; a 500 refusing the history's
+    tool-call ids (``call_ids_refused``: a Mistral chat template) a ``BadRequestError``."""
     if status in (400, 413, 422, 429, 500):
         message, code, data = error_message(body)
         too_long = context_length_error(vendor, status, message, code, data)
@@ -201,6 +217,8 @@ def openai_error(
             if feature is not None:
                 return UnsupportedFeatureError(message, feature=feature, status=status,
                                                code=code, vendor=vendor)
+        if call_ids_refused(message):  # a chat template's refusal: the request's fault
+            return BadRequestError(message, status=status, code=code, vendor=vendor)
     if status == 429:
         message, code, _ = error_message(body)
         if _DAILY_LIMIT.search(message):

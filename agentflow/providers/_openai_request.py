@@ -51,6 +51,7 @@ class OpenAIRequestHooks:
     vendor: ClassVar[str]
     max_tokens_field: str
     send_strict: bool
+    nine_char_call_ids: bool
     send_stream_options: ClassVar[bool]
     reasoning_history: ClassVar[ReasoningHistory]
     image_urls: ClassVar[ImageUrlStyle]
@@ -71,7 +72,8 @@ class OpenAIRequestHooks:
                 vendor refuses (never sent), or a vendor hook's refusal.
         """
         wire = format_messages(messages, reasoning=self.reasoning_history,
-                               late_system=self._late_system, images=self.image_urls)
+                               late_system=self._late_system, images=self.image_urls,
+                               nine_char_ids=self.nine_char_call_ids)
         body: dict[str, Any] = {"model": self._model, "messages": wire}
         if self.streams(options):
             body["stream"] = True

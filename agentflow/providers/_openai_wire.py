@@ -31,7 +31,12 @@ from agentflow.messages import (
     ToolUseBlock,
 )
 from agentflow.model import ResponseFormat, ToolChoice, ToolSpec
-from agentflow.providers._call_ids import OPENAI_MAX_ID, UniqueCallIds, openai_call_id
+from agentflow.providers._call_ids import (
+    OPENAI_MAX_ID,
+    UniqueCallIds,
+    nine_char_call_id,
+    openai_call_id,
+)
 from agentflow.providers._media import ImageUrlStyle, openai_part
 from agentflow.providers._openai_chunks import (
     ChunkParser,
@@ -78,6 +83,7 @@ def format_messages(
     reasoning: ReasoningHistory = "drop",
     late_system: Literal["system", "user"] = "system",
     images: ImageUrlStyle = "data_url",
+    nine_char_ids: bool = False,
 ) -> list[dict[str, Any]]:
     """``Msg``s as chat-completions messages.
 
@@ -87,7 +93,9 @@ def format_messages(
     ``role: "tool"`` message per result; an error result is prefixed
     ``"Error: "`` (the wire has no error flag). A user turn with images or
     documents has a list of content parts, in block order (``images``: how
-    inline image bytes are written, see ``providers._media``).
+    inline image bytes are written, see ``providers._media``). Tool-call ids go
+    out unique and as the wire takes them (``providers._call_ids``): at most 40
+    characters, or, with ``nine_char_ids``, nine letters and digits (Mistral).
     """
     out: list[dict[str, Any]] = []
     started = False
@@ -108,11 +116,12 @@ def format_messages(
             out.append({"role": "user",
                         "content": _parts(msg, images) if media else msg.text})
     ids = UniqueCallIds()  # a history holding one id twice (providers._call_ids)
+    wire_id = nine_char_call_id if nine_char_ids else openai_call_id
     for message in out:
         for call in message.get("tool_calls") or ():  # (<id>_<n> within the 40 characters)
-            call["id"] = openai_call_id(ids.call(call["id"]))
+            call["id"] = wire_id(ids.call(call["id"]))
         if message["role"] == "tool":
-            message["tool_call_id"] = openai_call_id(ids.result(message["tool_call_id"]))
+            message["tool_call_id"] = wire_id(ids.result(message["tool_call_id"]))
     return out
 
 
