@@ -50,7 +50,7 @@ from agentflow.providers._markup import (
 from agentflow.providers._media import ImageUrlStyle
 from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_errors import (
-    failed_tool_call,
+    failed_output,
     openai_error,
     payload_error,
     unsupported_feature,
@@ -313,7 +313,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 await exchange.start()
                 break
             except BadRequestError as exc:
-                if failed_tool_call(exc):  # the model's call, not the request: sample again
+                if failed_output(exc):  # the model's output, not the request: sample again
                     yield failed_generation(self.vendor, exc)
                     return
                 # what the refused request carried is read only now (the same body

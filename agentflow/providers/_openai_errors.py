@@ -30,7 +30,7 @@ from agentflow.errors import (
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_message
 
-__all__ = ["call_ids_refused", "engine_refused", "failed_tool_call", "moderation_error",
+__all__ = ["call_ids_refused", "engine_refused", "failed_output", "moderation_error",
            "openai_error", "payload_error", "schema_carrier", "unsupported_feature"]
 
 _REFUSAL = re.compile(
@@ -232,22 +232,25 @@ def openai_error(
     return default_error(vendor, status, headers, body)
 
 
-_FAILED_CALL_CODES = frozenset({"tool_use_failed"})
-"""Error codes saying the server could not read the tool call the model
-generated (Groq: 400 ``tool_use_failed`` "Failed to call a function. Please
+_FAILED_OUTPUT_CODES = frozenset({"tool_use_failed", "json_validate_failed"})
+"""Error codes saying the server could not read or validate what the model
+generated: Groq's 400 ``tool_use_failed`` ("Failed to call a function. Please
 adjust your prompt. See 'failed_generation' for more details.", or "tool call
-validation failed: ...", over HTTP or as a stream's ``event: error``;
-groq/groq-typescript#28, huggingface/smolagents#1119, anomalyco/opencode#1018)."""
+validation failed: ..."; groq/groq-typescript#28, huggingface/smolagents#1119,
+over HTTP or as a stream's ``event: error``: anomalyco/opencode#1018) and
+``json_validate_failed`` in JSON mode ("Failed to generate JSON. Please adjust
+your prompt."; thepersonalaicompany/amurex-backend#38, build-with-groq/g1#23)."""
 
 
-def failed_tool_call(error: ProviderError) -> bool:
+def failed_output(error: ProviderError) -> bool:
     """Whether ``error`` (a 400, or an error event inside a stream) says the
-    vendor failed the generation at the model's tool call: the request was
-    sound, the model wrote a call the server could not parse or match to the
-    tools (Groq ``tool_use_failed``). Like Gemini's ``MALFORMED_FUNCTION_CALL``
-    it is a failed generation (finish reason ``error``), not a bad request: the
-    same request, sampled again, usually succeeds."""
-    return isinstance(error, BadRequestError) and error.code in _FAILED_CALL_CODES
+    vendor failed the generation at the model's output: the request was sound,
+    the model wrote a tool call or JSON the server could not parse or match to
+    the request (``_FAILED_OUTPUT_CODES``). Like Gemini's
+    ``MALFORMED_FUNCTION_CALL`` it is a failed generation (finish reason
+    ``error``), not a bad request: the same request, sampled again, usually
+    succeeds."""
+    return isinstance(error, BadRequestError) and error.code in _FAILED_OUTPUT_CODES
 
 
 def moderation_error(vendor: str, payload: Mapping[str, Any], codes: frozenset[str]

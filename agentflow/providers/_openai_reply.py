@@ -33,7 +33,7 @@ from agentflow.providers._http import error_body, error_message
 from agentflow.providers._markup import MarkupFilter
 from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_errors import (
-    failed_tool_call,
+    failed_output,
     moderation_error,
     openai_error,
     payload_error,
@@ -130,8 +130,8 @@ class OpenAIReplyHooks:
         """The chunks of a streamed reply (SSE ``chat.completion.chunk`` events):
         asked for, or sent by a proxy that forces streaming on a whole-reply request.
 
-        An error event saying the vendor could not read the model's tool call
-        (``failed_tool_call``: Groq ``tool_use_failed``) ends the reply with
+        An error event saying the vendor could not read the model's tool call or
+        JSON (``failed_output``: Groq ``tool_use_failed``) ends the reply with
         finish reason ``error`` (``failed_generation``), as a failed generation.
 
         Raises:
@@ -150,7 +150,7 @@ class OpenAIReplyHooks:
                 continue
             if event.event == "error":
                 error = self.event_error(event.data)
-                if failed_tool_call(error):
+                if failed_output(error):
                     yield failed_generation(self.vendor, error)
                     return
                 raise guard.broken(error)
@@ -159,7 +159,7 @@ class OpenAIReplyHooks:
             try:
                 chunks = guard.fold(read, payload)
             except ProviderError as error:
-                if not failed_tool_call(error):
+                if not failed_output(error):
                     raise
                 yield failed_generation(self.vendor, error)
                 return
@@ -213,11 +213,11 @@ _STOCK_PAYLOAD_ERROR = OpenAIReplyHooks.payload_error
 
 
 def failed_generation(vendor: str, error: ProviderError) -> FinishChunk:
-    """The end of a reply whose generation the vendor failed at the model's tool
-    call (``failed_tool_call``): finish reason ``error``, its raw value the
+    """The end of a reply whose generation the vendor failed at the model's output
+    (``failed_output``): finish reason ``error``, its raw value the
     vendor's code. The engine sends an output call again and ends a text call
     with a retryable ``ServerError`` (``call_outcome.stops``)."""
-    _log.warning("openai_compat.failed_tool_call", vendor=vendor, code=error.code,
+    _log.warning("openai_compat.failed_output", vendor=vendor, code=error.code,
                  error=str(error)[:200])
     return FinishChunk("error", str(error.code or "error"))
 

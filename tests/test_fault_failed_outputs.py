@@ -1,4 +1,4 @@
-"""Vendor fault: the server could not read the tool call the model generated.
+"""Vendor fault: the server could not read the tool call (or JSON) the model generated.
 
 Groq parses the model's tool call on its side; when the model writes one it
 cannot parse or match to the tools, the request fails with HTTP 400
@@ -11,6 +11,8 @@ sampled again, usually succeeds. It was a ``BadRequestError`` raised at once,
 so one bad sample failed an output call. It is now a failed generation, as
 Gemini's ``MALFORMED_FUNCTION_CALL`` is: an output call asks again; a text
 call ends with a typed, retryable ``ServerError`` and its state unchanged.
+Groq's JSON mode fails the same way, with ``json_validate_failed`` ("Failed
+to generate JSON. Please adjust your prompt."; build-with-groq/g1#23).
 
 Served by an OpenAI fake answering as Groq does, streamed and whole."""
 
@@ -27,6 +29,7 @@ from agentflow import (
     BadRequestError,
     Complete,
     Msg,
+    NativeStrategy,
     OutputConfig,
     OutputRetry,
     ReActAgent,
@@ -121,3 +124,18 @@ async def test_another_bad_request_is_still_raised_at_once() -> None:
             with pytest.raises(BadRequestError):
                 await ReActAgent("g", model).call("Hi", Weather)
     assert len(fake.requests) == 1
+
+
+async def test_json_mode_asks_again_after_json_validate_failed() -> None:
+    bad_json = {"message": "Failed to generate JSON. Please adjust your prompt. See "
+                "'failed_generation' for more details.", "type": "invalid_request_error",
+                "code": "json_validate_failed",
+                "failed_generation": '```json\n{\n   "city": "Paris",\n   "temperature_c": 1'}
+    async with GroqFake() as fake:
+        fake.add(FakeError(400, {"error": bad_json}),
+                 FakeReply(text='{"city": "Paris", "temperature_c": 18}'))
+        async with _model(fake.url, False) as model:
+            agent = ReActAgent("g", model, output=OutputConfig(strategy=NativeStrategy()))
+            reply = await agent.call("Weather in Paris?", Weather)
+    assert reply.output == Weather(city="Paris", temperature_c=18)
+    assert len(fake.requests) == 2
