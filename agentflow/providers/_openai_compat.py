@@ -147,6 +147,10 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
     nine_char_call_ids: bool = False
     """Send tool-call ids as nine letters and digits (Mistral's rule); set on
     an instance whose server refused the history's ids so (``call_ids_refused``)."""
+    reasoning_required: bool = False
+    """Send each tool-call turn's thinking back as a never-empty
+    ``reasoning_content`` (``ReasoningHistory`` ``required``); set on an
+    instance whose server refused a history without it (``reasoning_refused``)."""
     _dropped_fields: frozenset[str] = frozenset()
     """``OPTIONAL_FIELDS`` this model's server refused (set per instance on a refusal)."""
     _last_format: tuple[ResponseFormat, dict[str, Any]] | None = None
@@ -320,6 +324,11 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 # again): a request that is not refused pays nothing for it
                 remedy = remedy_for(exc, self._body(messages, tools, options),
                                     remedies < MAX_REMEDIES)
+                if remedy == "reasoning":
+                    self.reasoning_required = True  # this instance only
+                    _log.warning("openai_compat.reasoning_refused", vendor=self.vendor,
+                                 model=self._model, error=str(exc)[:200])
+                    continue
                 if remedy == "call_ids":
                     self.nine_char_call_ids = True  # this instance only
                     _log.warning("openai_compat.call_ids_refused", vendor=self.vendor,

@@ -31,7 +31,8 @@ from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_message
 
 __all__ = ["call_ids_refused", "engine_refused", "failed_output", "moderation_error",
-           "openai_error", "payload_error", "schema_carrier", "unsupported_feature"]
+           "openai_error", "payload_error", "reasoning_refused", "schema_carrier",
+           "unsupported_feature"]
 
 _REFUSAL = re.compile(
     r"not support|unsupported|unavailable|not available|not allowed|must be auto|"
@@ -148,6 +149,23 @@ def call_ids_refused(message: str) -> bool:
     """Whether an error message refuses the history's tool-call ids as not
     nine letters and digits (Mistral's rule, ``_CALL_ID_REFUSAL``)."""
     return bool(_CALL_ID_REFUSAL.search(message))
+
+
+_REASONING_MISSING = re.compile(
+    r"\breasoning_content\b[^.]{0,40}?\bmissing\b|\bmissing\W{1,3}reasoning_content\b", re.I)
+"""A thinking model's server refusing a history whose tool-call turns do not
+carry their ``reasoning_content``: Moonshot's Kimi K2 thinking models ("thinking
+is enabled but reasoning_content is missing in assistant tool call message at
+index 2"; farion1231/cc-switch#2365, openclaw/openclaw#59689, an empty one
+counting as missing on K2.5/K2.6: theopenco/llmgateway#2093) and DeepSeek's
+("Missing `reasoning_content` field in the assistant message at message index
+2"), reached through a generic OpenAI-compatible adapter or a gateway."""
+
+
+def reasoning_refused(message: str) -> bool:
+    """Whether an error message refuses the history for tool-call turns without
+    their ``reasoning_content`` (``_REASONING_MISSING``)."""
+    return bool(_REASONING_MISSING.search(message))
 
 
 _LOCAL_SERVER_WORDING = (_ENGINE_REFUSAL, _FORMAT_TYPE_REFUSAL, _SERVER_FLAG_REFUSAL)

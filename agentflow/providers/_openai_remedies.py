@@ -16,7 +16,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from agentflow.errors import BadRequestError, UnsupportedFeature, UnsupportedFeatureError
-from agentflow.providers._openai_errors import call_ids_refused, engine_refused, schema_carrier
+from agentflow.providers._openai_errors import (
+    call_ids_refused,
+    engine_refused,
+    reasoning_refused,
+    schema_carrier,
+)
 
 __all__ = ["DEFAULT_ONLY_FIELDS", "MAX_REMEDIES", "OPTIONAL_FIELDS", "TOKEN_FIELDS",
            "refused_optional_fields", "refused_part", "refused_token_field", "remedy_for",
@@ -99,12 +104,14 @@ def strict_refused(error: BadRequestError) -> bool:
 
 def remedy_for(
     error: BadRequestError, body: Mapping[str, Any], may_resend: bool
-) -> (Literal["strict", "call_ids", "max_tokens", "max_completion_tokens"] | frozenset[str]
-      | BadRequestError):
+) -> (Literal["strict", "call_ids", "reasoning", "max_tokens", "max_completion_tokens"]
+      | frozenset[str] | BadRequestError):
     """What to do about ``error``, the refusal of request ``body``: ``"strict"``
     (send it again without ``strict``: its strict tools were refused),
     ``"call_ids"`` (send it again with nine-character tool-call ids: the
-    history's were refused, ``call_ids_refused``), the
+    history's were refused, ``call_ids_refused``), ``"reasoning"`` (send it
+    again with each tool-call turn's ``reasoning_content``: a thinking model's
+    server refused the history without it, ``reasoning_refused``), the
     ``TOKEN_FIELDS`` name to send the token limit under, the
     ``OPTIONAL_FIELDS`` or ``DEFAULT_ONLY_FIELDS`` to send it again without, or the error to raise
     (``refused_part``: ``error`` itself, or the ``UnsupportedFeatureError``
@@ -115,9 +122,11 @@ def remedy_for(
     strict = any((t.get("function") or {}).get("strict") for t in offered) if offered else False
     carrier = schema_carrier(body)
     message = str(error)
-    if may_resend and call_ids_refused(message) and any(
-            m.get("tool_calls") for m in body.get("messages") or ()):
+    calls = any(m.get("tool_calls") for m in body.get("messages") or ())
+    if may_resend and calls and call_ids_refused(message):
         return "call_ids"
+    if may_resend and calls and reasoning_refused(message):
+        return "reasoning"
     if may_resend and strict and (strict_refused(error) or (
             carrier == "strict" and engine_refused(message))):
         return "strict"

@@ -52,6 +52,7 @@ class OpenAIRequestHooks:
     max_tokens_field: str
     send_strict: bool
     nine_char_call_ids: bool
+    reasoning_required: bool
     send_stream_options: ClassVar[bool]
     reasoning_history: ClassVar[ReasoningHistory]
     image_urls: ClassVar[ImageUrlStyle]
@@ -71,7 +72,9 @@ class OpenAIRequestHooks:
             UnsupportedFeatureError: a ``tool_choice`` the profile says the
                 vendor refuses (never sent), or a vendor hook's refusal.
         """
-        wire = format_messages(messages, reasoning=self.reasoning_history,
+        wire = format_messages(messages, reasoning=(
+                                   "required" if self.reasoning_required
+                                   else self.reasoning_history),
                                late_system=self._late_system, images=self.image_urls,
                                nine_char_ids=self.nine_char_call_ids)
         body: dict[str, Any] = {"model": self._model, "messages": wire}

@@ -63,9 +63,11 @@ __all__ = [
     "token_logprobs",
 ]
 
-ReasoningHistory: TypeAlias = Literal["drop", "field", "tags"]
+ReasoningHistory: TypeAlias = Literal["drop", "field", "required", "tags"]
 """How an assistant turn's thinking goes back to the vendor: ``drop`` it,
-send it as ``reasoning_content`` on turns that made tool calls (DeepSeek), or
+send it as ``reasoning_content`` on turns that made tool calls (DeepSeek),
+the same never empty (``required``: a single space for a turn that kept no
+thinking, which Kimi K2.5/K2.6 refuse as missing when it is ``""``), or
 inline as ``<think>...</think>`` before the text (MiniMax)."""
 
 JSON_INSTRUCTION = "Reply with a JSON object."
@@ -160,6 +162,8 @@ def _assistant(msg: Msg, reasoning: ReasoningHistory) -> dict[str, Any]:
         out["tool_calls"] = calls
         if reasoning == "field":
             out["reasoning_content"] = "".join(thinking)
+        elif reasoning == "required":
+            out["reasoning_content"] = "".join(thinking) or " "
     return out
 
 
