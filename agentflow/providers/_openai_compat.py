@@ -147,6 +147,9 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
     nine_char_call_ids: bool = False
     """Send tool-call ids as nine letters and digits (Mistral's rule); set on
     an instance whose server refused the history's ids so (``call_ids_refused``)."""
+    alternate_roles: bool = False
+    """Send the conversation in strict turns (``providers._alternating``); set on
+    an instance whose server's chat template refused it otherwise (``roles_refused``)."""
     reasoning_required: bool = False
     """Send each tool-call turn's thinking back as a never-empty
     ``reasoning_content`` (``ReasoningHistory`` ``required``); set on an
@@ -324,6 +327,13 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 # again): a request that is not refused pays nothing for it
                 remedy = remedy_for(exc, self._body(messages, tools, options),
                                     remedies < MAX_REMEDIES)
+                if remedy == "roles" and not self.alternate_roles:
+                    self.alternate_roles = True  # this instance only
+                    _log.warning("openai_compat.roles_refused", vendor=self.vendor,
+                                 model=self._model, error=str(exc)[:200])
+                    continue
+                if remedy == "roles":
+                    raise exc
                 if remedy == "reasoning":
                     self.reasoning_required = True  # this instance only
                     _log.warning("openai_compat.reasoning_refused", vendor=self.vendor,

@@ -31,8 +31,8 @@ from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_message
 
 __all__ = ["call_ids_refused", "engine_refused", "failed_output", "moderation_error",
-           "openai_error", "payload_error", "reasoning_refused", "schema_carrier",
-           "unsupported_feature"]
+           "openai_error", "payload_error", "reasoning_refused", "roles_refused",
+           "schema_carrier", "unsupported_feature"]
 
 _REFUSAL = re.compile(
     r"not support|unsupported|unavailable|not available|not allowed|must be auto|"
@@ -168,6 +168,24 @@ def reasoning_refused(message: str) -> bool:
     return bool(_REASONING_MISSING.search(message))
 
 
+_ROLES_REFUSAL = re.compile(
+    r"roles must alternate|system role (?:is )?not supported|"
+    r"unexpected role '?\w+'? after role '?\w+", re.I)
+"""A chat template refusing the conversation's roles while the prompt is built
+(``providers._alternating``): "After the optional system message, conversation
+roles must alternate user/assistant/user/assistant/..." (Mistral, Gemma and
+Llama 2 templates on vLLM: 400, vllm-project/vllm#6862; TGI: 422; llama.cpp:
+500), "System role not supported" (Gemma 2), Mistral's API and tokenizer
+"Unexpected role 'system' after role 'assistant'" / "Unexpected role 'user'
+after role 'tool'". The same request fails the same way."""
+
+
+def roles_refused(message: str) -> bool:
+    """Whether an error message is a chat template refusing the conversation's
+    roles (``_ROLES_REFUSAL``)."""
+    return bool(_ROLES_REFUSAL.search(message))
+
+
 _LOCAL_SERVER_WORDING = (_ENGINE_REFUSAL, _FORMAT_TYPE_REFUSAL, _SERVER_FLAG_REFUSAL)
 
 
@@ -221,8 +239,9 @@ def openai_error(
     over the context window (400/413/422, or llama.cpp's 500; a 429 for one
     request over the per-minute token budget) is a ``ContextLengthError``
     (``_context_errors``), never retried either; a 429 for a daily limit
-    (``_DAILY_LIMIT``) is a ``QuotaExceededError``; a 500 refusing the history's
-    tool-call ids (``call_ids_refused``: a Mistral chat template) a ``BadRequestError``."""
+    (``_DAILY_LIMIT``) is a ``QuotaExceededError``; a 500 in which a chat template
+    refuses the history's tool-call ids or roles (``call_ids_refused``,
+    ``roles_refused``) a ``BadRequestError``."""
     if status in (400, 413, 422, 429, 500):
         message, code, data = error_message(body)
         too_long = context_length_error(vendor, status, message, code, data)
@@ -235,7 +254,7 @@ def openai_error(
             if feature is not None:
                 return UnsupportedFeatureError(message, feature=feature, status=status,
                                                code=code, vendor=vendor)
-        if call_ids_refused(message):  # a chat template's refusal: the request's fault
+        if call_ids_refused(message) or roles_refused(message):  # a chat template's refusal
             return BadRequestError(message, status=status, code=code, vendor=vendor)
     if status == 429:
         message, code, _ = error_message(body)

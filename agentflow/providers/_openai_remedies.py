@@ -20,6 +20,7 @@ from agentflow.providers._openai_errors import (
     call_ids_refused,
     engine_refused,
     reasoning_refused,
+    roles_refused,
     schema_carrier,
 )
 
@@ -104,14 +105,16 @@ def strict_refused(error: BadRequestError) -> bool:
 
 def remedy_for(
     error: BadRequestError, body: Mapping[str, Any], may_resend: bool
-) -> (Literal["strict", "call_ids", "reasoning", "max_tokens", "max_completion_tokens"]
-      | frozenset[str] | BadRequestError):
+) -> (Literal["strict", "call_ids", "reasoning", "roles", "max_tokens",
+              "max_completion_tokens"] | frozenset[str] | BadRequestError):
     """What to do about ``error``, the refusal of request ``body``: ``"strict"``
     (send it again without ``strict``: its strict tools were refused),
     ``"call_ids"`` (send it again with nine-character tool-call ids: the
     history's were refused, ``call_ids_refused``), ``"reasoning"`` (send it
     again with each tool-call turn's ``reasoning_content``: a thinking model's
-    server refused the history without it, ``reasoning_refused``), the
+    server refused the history without it, ``reasoning_refused``), ``"roles"``
+    (send it again in strict turns: a chat template refused its roles,
+    ``roles_refused``), the
     ``TOKEN_FIELDS`` name to send the token limit under, the
     ``OPTIONAL_FIELDS`` or ``DEFAULT_ONLY_FIELDS`` to send it again without, or the error to raise
     (``refused_part``: ``error`` itself, or the ``UnsupportedFeatureError``
@@ -127,6 +130,8 @@ def remedy_for(
         return "call_ids"
     if may_resend and calls and reasoning_refused(message):
         return "reasoning"
+    if may_resend and roles_refused(message):
+        return "roles"
     if may_resend and strict and (strict_refused(error) or (
             carrier == "strict" and engine_refused(message))):
         return "strict"

@@ -19,6 +19,7 @@ from agentflow.errors import UnsupportedFeatureError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.providers._adapter import system_reminder
+from agentflow.providers._alternating import alternating
 from agentflow.providers._media import ImageUrlStyle
 from agentflow.providers._openai_wire import (
     JSON_INSTRUCTION,
@@ -53,6 +54,7 @@ class OpenAIRequestHooks:
     send_strict: bool
     nine_char_call_ids: bool
     reasoning_required: bool
+    alternate_roles: bool
     send_stream_options: ClassVar[bool]
     reasoning_history: ClassVar[ReasoningHistory]
     image_urls: ClassVar[ImageUrlStyle]
@@ -185,8 +187,12 @@ class OpenAIRequestHooks:
 
     def _body(self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
               ) -> dict[str, Any]:
-        """``build_body`` without the optional fields this model's server refused."""
+        """``build_body`` without the optional fields this model's server refused,
+        its messages in strict turns where the server's chat template asked
+        for them (``alternate_roles``, ``providers._alternating``)."""
         body = self.build_body(messages, tools, options)
         for name in self._dropped_fields:
             body.pop(name, None)
+        if self.alternate_roles:  # a chat template that refused anything but strict turns
+            body["messages"] = alternating(body["messages"])
         return body
