@@ -24,9 +24,9 @@ from agentflow.providers._openai_errors import (
     schema_carrier,
 )
 
-__all__ = ["DEFAULT_ONLY_FIELDS", "MAX_REMEDIES", "OPTIONAL_FIELDS", "TOKEN_FIELDS",
-           "refused_optional_fields", "refused_part", "refused_token_field", "remedy_for",
-           "strict_refused"]
+__all__ = ["DEFAULT_ONLY_FIELDS", "MAX_REMEDIES", "OPTIONAL_FIELDS", "STREAM_FIELDS",
+           "TOKEN_FIELDS", "refused_optional_fields", "refused_part", "refused_token_field",
+           "remedy_for", "strict_refused"]
 
 OPTIONAL_FIELDS = ("stream_options", "parallel_tool_calls")
 """Request fields that only refine a request (usage in the stream's last chunk,
@@ -48,6 +48,18 @@ one ("Unsupported parameter: 'max_tokens' is not supported with this model. Use
 lobehub/lobehub#5909, OpenHands/software-agent-sdk#1083); older Azure API
 versions and servers refuse the new one ("Unrecognized request argument
 supplied: max_completion_tokens", openai/openai-python#1724)."""
+STREAM_FIELDS = frozenset({"stream", "stream_options"})
+"""What a server that refuses to stream gets the request without (a whole reply)."""
+_STREAM_REFUSAL = re.compile(
+    r"'stream' does not support|\bstream(?:ing)? (?:is )?not (?:currently )?supported|"
+    r"\bdo(?:es)? not (?:currently )?support streaming|"
+    r"\bstreaming is not (?:currently )?(?:available|allowed|enabled)", re.I)
+"""A server refusing to stream this request: OpenAI's o1 models at launch ("Unsupported
+value: 'stream' does not support true with this model. Only the default (false)
+value is supported.", code ``unsupported_value``), Groq before tool streaming ("Tool
+and function calls do not currently support streaming"; groq/groq-python#27). The
+request goes again unstreamed, and the model asks for whole replies from then on
+(``stream()`` still yields its events: one agent path, two transports)."""
 MAX_REMEDIES = 3
 """Most times one request is sent again after refusals it could remedy."""
 _FIELD_REFUSAL = re.compile(
@@ -116,7 +128,8 @@ def remedy_for(
     (send it again in strict turns: a chat template refused its roles,
     ``roles_refused``), the
     ``TOKEN_FIELDS`` name to send the token limit under, the
-    ``OPTIONAL_FIELDS`` or ``DEFAULT_ONLY_FIELDS`` to send it again without, or the error to raise
+    ``OPTIONAL_FIELDS`` or ``DEFAULT_ONLY_FIELDS`` to send it again without
+    (``STREAM_FIELDS`` for a server refusing to stream it), or the error to raise
     (``refused_part``: ``error`` itself, or the ``UnsupportedFeatureError``
     naming the schema carrier; ``tool_schema`` for a function schema refused
     with no ``strict`` left to drop). ``may_resend``: fewer than ``MAX_REMEDIES``
@@ -138,6 +151,8 @@ def remedy_for(
     token_field = refused_token_field(message, body)
     if may_resend and token_field is not None:
         return "max_completion_tokens" if token_field == "max_completion_tokens" else "max_tokens"
+    if may_resend and body.get("stream") is True and _STREAM_REFUSAL.search(message):
+        return STREAM_FIELDS
     fields = refused_optional_fields(message, [f for f in OPTIONAL_FIELDS if f in body])
     if _DEFAULT_ONLY.search(message):
         fields |= refused_optional_fields(message, [f for f in DEFAULT_ONLY_FIELDS if f in body])
