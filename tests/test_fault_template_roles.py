@@ -7,7 +7,10 @@ the optional system message, conversation roles must alternate
 user/assistant/user/assistant/..." (vllm-project/vllm#6862, two user turns in
 a row; suitenumerique/conversations#197, Gemma 3 and several system messages
 at the start; microsoft/autogen#1037). Mistral's API checks the order too:
-"Unexpected role 'user' after role 'tool'". An agent's system prompt beside
+"Unexpected role 'user' after role 'tool'". Some take no system message at
+all: Gemma 2's template ("System role not supported"), OpenAI's o1 models at
+launch ("Unsupported value: 'messages[0].role' does not support 'system' with
+this model."). An agent's system prompt beside
 the structured-output mode message, or the reminder after a reply that
 missed the output tool, failed every request. The refused request is now
 sent again in strict turns (``providers._alternating``), and the model sends
@@ -120,3 +123,35 @@ async def test_a_user_turn_after_tool_results_gets_an_assistant_turn_before_it()
     assert reply.text == "It is 18C."
     roles = [(m["role"], m.get("content")) for m in fake.bodies[-1]["messages"]]
     assert roles[2:] == [("tool", "18C"), ("assistant", AFTER_TOOLS), ("user", "And now?")]
+
+
+NO_SYSTEM = ["System role not supported",
+             "Unsupported value: 'messages[0].role' does not support 'system' with this model."]
+
+
+class NoSystemFake(OpenAIFake):
+    """Refuses any system message with ``message``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+    def validate(self, body: dict[str, Any]) -> FakeError | None:
+        if any(m["role"] == "system" for m in body.get("messages") or ()):
+            return openai_error(400, self.message, param="messages[0].role")
+        return super().validate(body)
+
+
+@pytest.mark.parametrize("message", NO_SYSTEM, ids=["gemma-2", "o1"])
+async def test_a_model_without_a_system_role_gets_its_instructions_as_user_text(
+        message: str) -> None:
+    async with NoSystemFake(message) as fake:
+        fake.add(FakeReply(text="Paris."), FakeReply(text="France."))
+        async with _model(fake.url) as model:
+            agent = ReActAgent("t", model, sys_prompt="You answer in one word.")
+            assert (await agent.call("Where is the Louvre?")).text == "Paris."
+            assert (await agent.call("Which country?")).text == "France."
+    assert len(fake.requests) == 3
+    first = fake.bodies[1]["messages"]
+    assert [m["role"] for m in first] == ["user"]
+    assert first[0]["content"] == "You answer in one word.\n\nWhere is the Louvre?"

@@ -31,11 +31,14 @@ AFTER_TOOLS = "OK."
 """The assistant turn put between tool results and a user turn that follows them."""
 
 
-def alternating(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def alternating(messages: Sequence[dict[str, Any]], *, system: bool = True
+                ) -> list[dict[str, Any]]:
     """``messages`` in strict turns (see the module docstring); a new list,
-    the given messages unchanged."""
+    the given messages unchanged. ``system=False``: no system message at all,
+    the leading ones too go as user text (Gemma 2's "System role not
+    supported", o1's "'messages[0].role' does not support 'system'")."""
     out: list[dict[str, Any]] = []
-    started = False  # a non-system message came
+    started = not system  # a non-system message came (or none may be system)
     for message in messages:
         role = message.get("role")
         if role == "system" and started:

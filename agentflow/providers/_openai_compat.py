@@ -150,6 +150,9 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
     alternate_roles: bool = False
     """Send the conversation in strict turns (``providers._alternating``); set on
     an instance whose server's chat template refused it otherwise (``roles_refused``)."""
+    system_role: bool = True
+    """With ``alternate_roles``, whether a leading system message may stay one
+    (cleared where the server takes no system message at all)."""
     reasoning_required: bool = False
     """Send each tool-call turn's thinking back as a never-empty
     ``reasoning_content`` (``ReasoningHistory`` ``required``); set on an
@@ -327,13 +330,14 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 # again): a request that is not refused pays nothing for it
                 remedy = remedy_for(exc, self._body(messages, tools, options),
                                     remedies < MAX_REMEDIES)
-                if remedy == "roles" and not self.alternate_roles:
+                if remedy in ("roles", "no_system"):
+                    if self.alternate_roles and (remedy == "roles" or not self.system_role):
+                        raise exc  # already sent so: refused for another reason
                     self.alternate_roles = True  # this instance only
+                    self.system_role = self.system_role and remedy == "roles"
                     _log.warning("openai_compat.roles_refused", vendor=self.vendor,
                                  model=self._model, error=str(exc)[:200])
                     continue
-                if remedy == "roles":
-                    raise exc
                 if remedy == "reasoning":
                     self.reasoning_required = True  # this instance only
                     _log.warning("openai_compat.reasoning_refused", vendor=self.vendor,

@@ -169,8 +169,13 @@ def reasoning_refused(message: str) -> bool:
 
 
 _ROLES_REFUSAL = re.compile(
-    r"roles must alternate|system role (?:is )?not supported|"
-    r"unexpected role '?\w+'? after role '?\w+", re.I)
+    r"roles must alternate|unexpected role '?\w+'? after role '?\w+", re.I)
+_SYSTEM_REFUSAL = re.compile(
+    r"system role (?:is )?not supported|does not support '?system'?|"
+    r"'?system'? role is not (?:supported|allowed)", re.I)
+"""A template or model that takes no system message at all: Gemma 2's "System role
+not supported", OpenAI's o1 models at launch ("Unsupported value: 'messages[0].role'
+does not support 'system' with this model.")."""
 """A chat template refusing the conversation's roles while the prompt is built
 (``providers._alternating``): "After the optional system message, conversation
 roles must alternate user/assistant/user/assistant/..." (Mistral, Gemma and
@@ -180,10 +185,13 @@ Llama 2 templates on vLLM: 400, vllm-project/vllm#6862; TGI: 422; llama.cpp:
 after role 'tool'". The same request fails the same way."""
 
 
-def roles_refused(message: str) -> bool:
-    """Whether an error message is a chat template refusing the conversation's
-    roles (``_ROLES_REFUSAL``)."""
-    return bool(_ROLES_REFUSAL.search(message))
+def roles_refused(message: str) -> Literal["turns", "system"] | None:
+    """How an error message refuses the conversation's roles: ``"system"`` when
+    no system message is taken at all (``_SYSTEM_REFUSAL``), ``"turns"`` when
+    they must alternate (``_ROLES_REFUSAL``), else ``None``."""
+    if _SYSTEM_REFUSAL.search(message):
+        return "system"
+    return "turns" if _ROLES_REFUSAL.search(message) else None
 
 
 _LOCAL_SERVER_WORDING = (_ENGINE_REFUSAL, _FORMAT_TYPE_REFUSAL, _SERVER_FLAG_REFUSAL)

@@ -117,7 +117,7 @@ def strict_refused(error: BadRequestError) -> bool:
 
 def remedy_for(
     error: BadRequestError, body: Mapping[str, Any], may_resend: bool
-) -> (Literal["strict", "call_ids", "reasoning", "roles", "max_tokens",
+) -> (Literal["strict", "call_ids", "reasoning", "roles", "no_system", "max_tokens",
               "max_completion_tokens"] | frozenset[str] | BadRequestError):
     """What to do about ``error``, the refusal of request ``body``: ``"strict"``
     (send it again without ``strict``: its strict tools were refused),
@@ -126,7 +126,8 @@ def remedy_for(
     again with each tool-call turn's ``reasoning_content``: a thinking model's
     server refused the history without it, ``reasoning_refused``), ``"roles"``
     (send it again in strict turns: a chat template refused its roles,
-    ``roles_refused``), the
+    ``roles_refused``), ``"no_system"`` (the same with no system message at
+    all), the
     ``TOKEN_FIELDS`` name to send the token limit under, the
     ``OPTIONAL_FIELDS`` or ``DEFAULT_ONLY_FIELDS`` to send it again without
     (``STREAM_FIELDS`` for a server refusing to stream it), or the error to raise
@@ -143,8 +144,9 @@ def remedy_for(
         return "call_ids"
     if may_resend and calls and reasoning_refused(message):
         return "reasoning"
-    if may_resend and roles_refused(message):
-        return "roles"
+    roles = roles_refused(message)
+    if may_resend and roles is not None:
+        return "no_system" if roles == "system" else "roles"
     if may_resend and strict and (strict_refused(error) or (
             carrier == "strict" and engine_refused(message))):
         return "strict"

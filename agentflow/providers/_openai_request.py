@@ -55,6 +55,7 @@ class OpenAIRequestHooks:
     nine_char_call_ids: bool
     reasoning_required: bool
     alternate_roles: bool
+    system_role: bool
     send_stream_options: ClassVar[bool]
     reasoning_history: ClassVar[ReasoningHistory]
     image_urls: ClassVar[ImageUrlStyle]
@@ -194,5 +195,5 @@ class OpenAIRequestHooks:
         for name in self._dropped_fields:
             body.pop(name, None)
         if self.alternate_roles:  # a chat template that refused anything but strict turns
-            body["messages"] = alternating(body["messages"])
+            body["messages"] = alternating(body["messages"], system=self.system_role)
         return body
