@@ -150,6 +150,9 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
     alternate_roles: bool = False
     """Send the conversation in strict turns (``providers._alternating``); set on
     an instance whose server's chat template refused it otherwise (``roles_refused``)."""
+    string_content: bool = False
+    """Send ``content: ""`` rather than ``null`` on an assistant turn of tool
+    calls alone; set on an instance whose server refused null (``content_refused``)."""
     system_role: bool = True
     """With ``alternate_roles``, whether a leading system message may stay one
     (cleared where the server takes no system message at all)."""
@@ -330,6 +333,11 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 # again): a request that is not refused pays nothing for it
                 remedy = remedy_for(exc, self._body(messages, tools, options),
                                     remedies < MAX_REMEDIES)
+                if remedy == "content" and not self.string_content:
+                    self.string_content = True  # this instance only
+                    _log.warning("openai_compat.null_content_refused", vendor=self.vendor,
+                                 model=self._model, error=str(exc)[:200])
+                    continue
                 if remedy in ("roles", "no_system"):
                     if self.alternate_roles and (remedy == "roles" or not self.system_role):
                         raise exc  # already sent so: refused for another reason

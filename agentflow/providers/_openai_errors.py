@@ -30,9 +30,9 @@ from agentflow.errors import (
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_message
 
-__all__ = ["call_ids_refused", "engine_refused", "failed_output", "moderation_error",
-           "openai_error", "payload_error", "reasoning_refused", "roles_refused",
-           "schema_carrier", "unsupported_feature"]
+__all__ = ["call_ids_refused", "content_refused", "engine_refused", "failed_output",
+           "moderation_error", "openai_error", "payload_error", "reasoning_refused",
+           "roles_refused", "schema_carrier", "unsupported_feature"]
 
 _REFUSAL = re.compile(
     r"not support|unsupported|unavailable|not available|not allowed|must be auto|"
@@ -168,6 +168,18 @@ def reasoning_refused(message: str) -> bool:
     return bool(_REASONING_MISSING.search(message))
 
 
+_CONTENT_REFUSAL = re.compile(r"expected 'content' to be a string or an array", re.I)
+"""llama.cpp's server (builds from b5331) refusing an assistant turn of tool calls
+whose ``content`` is ``null``, as OpenAI writes it: 500 "Expected 'content' to be
+a string or an array" (ggml-org/llama.cpp#13471, browser-use/browser-use#1635);
+every tool loop failed at its second request."""
+
+
+def content_refused(message: str) -> bool:
+    """Whether an error message refuses a message's ``null`` content (``_CONTENT_REFUSAL``)."""
+    return bool(_CONTENT_REFUSAL.search(message))
+
+
 _ROLES_REFUSAL = re.compile(
     r"roles must alternate|unexpected role '?\w+'? after role '?\w+", re.I)
 _SYSTEM_REFUSAL = re.compile(
@@ -262,7 +274,8 @@ def openai_error(
             if feature is not None:
                 return UnsupportedFeatureError(message, feature=feature, status=status,
                                                code=code, vendor=vendor)
-        if call_ids_refused(message) or roles_refused(message):  # a chat template's refusal
+        if call_ids_refused(message) or roles_refused(message) or content_refused(message):
+            # a chat template's or the server's refusal of the request: never retried
             return BadRequestError(message, status=status, code=code, vendor=vendor)
     if status == 429:
         message, code, _ = error_message(body)

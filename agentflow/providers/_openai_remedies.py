@@ -18,6 +18,7 @@ from typing import Any, Literal
 from agentflow.errors import BadRequestError, UnsupportedFeature, UnsupportedFeatureError
 from agentflow.providers._openai_errors import (
     call_ids_refused,
+    content_refused,
     engine_refused,
     reasoning_refused,
     roles_refused,
@@ -117,8 +118,8 @@ def strict_refused(error: BadRequestError) -> bool:
 
 def remedy_for(
     error: BadRequestError, body: Mapping[str, Any], may_resend: bool
-) -> (Literal["strict", "call_ids", "reasoning", "roles", "no_system", "max_tokens",
-              "max_completion_tokens"] | frozenset[str] | BadRequestError):
+) -> (Literal["strict", "call_ids", "reasoning", "roles", "no_system", "content",
+              "max_tokens", "max_completion_tokens"] | frozenset[str] | BadRequestError):
     """What to do about ``error``, the refusal of request ``body``: ``"strict"``
     (send it again without ``strict``: its strict tools were refused),
     ``"call_ids"`` (send it again with nine-character tool-call ids: the
@@ -127,7 +128,8 @@ def remedy_for(
     server refused the history without it, ``reasoning_refused``), ``"roles"``
     (send it again in strict turns: a chat template refused its roles,
     ``roles_refused``), ``"no_system"`` (the same with no system message at
-    all), the
+    all), ``"content"`` (``""`` for a tool-call turn's null content,
+    ``content_refused``), the
     ``TOKEN_FIELDS`` name to send the token limit under, the
     ``OPTIONAL_FIELDS`` or ``DEFAULT_ONLY_FIELDS`` to send it again without
     (``STREAM_FIELDS`` for a server refusing to stream it), or the error to raise
@@ -144,6 +146,8 @@ def remedy_for(
         return "call_ids"
     if may_resend and calls and reasoning_refused(message):
         return "reasoning"
+    if may_resend and calls and content_refused(message):
+        return "content"
     roles = roles_refused(message)
     if may_resend and roles is not None:
         return "no_system" if roles == "system" else "roles"

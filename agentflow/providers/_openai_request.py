@@ -55,6 +55,7 @@ class OpenAIRequestHooks:
     nine_char_call_ids: bool
     reasoning_required: bool
     alternate_roles: bool
+    string_content: bool
     system_role: bool
     send_stream_options: ClassVar[bool]
     reasoning_history: ClassVar[ReasoningHistory]
@@ -79,7 +80,8 @@ class OpenAIRequestHooks:
                                    "required" if self.reasoning_required
                                    else self.reasoning_history),
                                late_system=self._late_system, images=self.image_urls,
-                               nine_char_ids=self.nine_char_call_ids)
+                               nine_char_ids=self.nine_char_call_ids,
+                               null_content=not self.string_content)
         body: dict[str, Any] = {"model": self._model, "messages": wire}
         if self.streams(options):
             body["stream"] = True

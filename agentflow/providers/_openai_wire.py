@@ -86,6 +86,7 @@ def format_messages(
     late_system: Literal["system", "user"] = "system",
     images: ImageUrlStyle = "data_url",
     nine_char_ids: bool = False,
+    null_content: bool = True,
 ) -> list[dict[str, Any]]:
     """``Msg``s as chat-completions messages.
 
@@ -98,6 +99,8 @@ def format_messages(
     inline image bytes are written, see ``providers._media``). Tool-call ids go
     out unique and as the wire takes them (``providers._call_ids``): at most 40
     characters, or, with ``nine_char_ids``, nine letters and digits (Mistral).
+    An assistant turn of tool calls alone has ``content: null``, or ``""``
+    without ``null_content`` (llama.cpp builds that refuse null).
     """
     out: list[dict[str, Any]] = []
     started = False
@@ -120,6 +123,8 @@ def format_messages(
     ids = UniqueCallIds()  # a history holding one id twice (providers._call_ids)
     wire_id = nine_char_call_id if nine_char_ids else openai_call_id
     for message in out:
+        if not null_content and message["role"] == "assistant" and message["content"] is None:
+            message["content"] = ""
         for call in message.get("tool_calls") or ():  # (<id>_<n> within the 40 characters)
             call["id"] = wire_id(ids.call(call["id"]))
         if message["role"] == "tool":
