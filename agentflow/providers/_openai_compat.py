@@ -333,6 +333,11 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 # again): a request that is not refused pays nothing for it
                 remedy = remedy_for(exc, self._body(messages, tools, options),
                                     remedies < MAX_REMEDIES)
+                if isinstance(remedy, int):  # this request only: the room the prompt leaves
+                    _log.warning("openai_compat.max_tokens_over_window", vendor=self.vendor,
+                                 model=self._model, max_tokens=remedy, error=str(exc)[:200])
+                    options = options.with_(max_tokens=remedy)
+                    continue
                 if remedy == "content" and not self.string_content:
                     self.string_content = True  # this instance only
                     _log.warning("openai_compat.null_content_refused", vendor=self.vendor,
