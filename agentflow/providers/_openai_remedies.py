@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from agentflow.errors import BadRequestError, UnsupportedFeature, UnsupportedFeatureError
+from agentflow.providers._context_errors import MIN_OUTPUT_ROOM
 from agentflow.providers._openai_errors import (
     call_ids_refused,
     content_refused,
@@ -77,8 +78,6 @@ is 32768 tokens and your request has 1000 input tokens", TGI's "`inputs` tokens 
 `max_new_tokens` must be <= 8192. Given: 6204 `inputs` tokens and 2047
 `max_new_tokens`" (huggingface/chat-ui#1149). Each names the window and the
 prompt; the request goes again with ``max_tokens`` the room left."""
-MIN_OUTPUT_ROOM = 16
-"""The fewest reply tokens a request is sent again with (``output_room``)."""
 
 
 def output_room(message: str, body: Mapping[str, Any]) -> int | None:
