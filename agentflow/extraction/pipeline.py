@@ -46,6 +46,7 @@ from agentflow.errors import (
     StructuredOutputError,
 )
 from agentflow.extraction.budget import Chunking, count_tokens, plan_budget
+from agentflow.extraction.chunk_reads import ChunkReads
 from agentflow.extraction.chunked import (
     ChunkProgress,
     DocumentOutcome,
@@ -160,6 +161,7 @@ class _LongDocs:
     on_progress: Callable[[ChunkProgress], None] | None
     ground: bool | Grounded | None = None
     examples: tuple[Example, ...] | None = None
+    locators: Mapping[str, Locator] = dataclasses.field(default_factory=dict)
 
 
 async def _extract_input(
@@ -232,7 +234,8 @@ async def _extract_text(
         allow_partial=settings.allow_partial, on_progress=settings.on_progress,
         count=functools.partial(count_tokens, agent.model),
         items=settings.chunking.items if settings.chunking else None,
-        item_unit=settings.chunking.item_unit if settings.chunking else "block")
+        item_unit=settings.chunking.item_unit if settings.chunking else "block",
+        reads=ChunkReads(settings.locators, text) if settings.locators else None)
     return ExtractResult(
         index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
         time.perf_counter() - start, outcome.spans, outcome.chunks, truncated, outcome.conflicts,
@@ -382,5 +385,5 @@ def plan_extraction(
     locators = learn_locators(checked, output)  # where each field lives, from the examples
     settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress,
                          marker if marker is not None else False,
-                         None if examples is None else tuple(examples))
+                         None if examples is None else tuple(examples), locators)
     return ExtractionPlan(agent, output, settings, tuple(checked), locators)
