@@ -216,8 +216,9 @@ async def _extract_text(
         async with calls:
             result = await _extract_one(agent, index, ExtractInput(item.id, text), output,
                                         settings.ground, settings.examples)
-        if settings.allow_partial and truncated is None:  # fields that could not be placed
-            result = without_unplaceable(result, output, text, settings.ground)  # nulled, flagged
+        if truncated is None:  # fields that could not be placed: nulled, flagged (dropped)
+            result = without_unplaceable(result, output, text, settings.ground,
+                                         unwritten=settings.allow_partial)
         if settings.passes > 1 and result.ok:
             result = await _recall(agent, index, ExtractInput(item.id, text), output, calls,
                                    settings, result, start)
@@ -226,8 +227,8 @@ async def _extract_text(
     async def call(piece: str, chunk_output: Any) -> ExtractResult:
         result = await _extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
                                     settings.ground, settings.examples)
-        return without_unplaceable(result, chunk_output, piece, settings.ground) if (
-            settings.allow_partial) else result
+        return without_unplaceable(result, chunk_output, piece, settings.ground,
+                                   unwritten=settings.allow_partial)
 
     outcome: DocumentOutcome = await extract_chunks(
         item.id, text, output, budget, call, calls, passes=settings.passes,

@@ -99,6 +99,7 @@ def check_output(
             unfound=check.unfound + [(t.path, _shown(t.value)) for t in unwritten],
             empty=[p for p, _ in check.empty],
             detail=detail,
+            refused=check.refused,
         )
     problems = check_degenerate(value, source)
     if problems:
