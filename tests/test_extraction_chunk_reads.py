@@ -3,6 +3,7 @@ that read it decide it (agentflow.extraction.chunk_reads, merge.ChunkOutput.read
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -12,7 +13,10 @@ from agentflow import Example, ModelProfile
 from agentflow.batch import extract_many
 from agentflow.extraction.chunk_reads import ChunkReads
 from agentflow.extraction.merge import ChunkOutput, Merge, merge_outputs, rules_of
-from agentflow.grounding.locators import learn_locators
+from agentflow.grounding.locator_offer import apply_locators
+from agentflow.grounding.locators import VALUES_KEY, learn_locators
+from agentflow.grounding.output_checks import LOCATED_KEY, call_located
+from agentflow.messages import Msg
 from agentflow.output.examples import check_examples
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 
@@ -64,6 +68,27 @@ def test_without_a_value_anywhere_a_chunk_writing_the_label_reads_the_field() ->
     cut = text.index('    "dep-100"')
     reads = ChunkReads(rules(), text)
     assert "license" not in reads(text[:cut]) and "license" in reads(text[cut:])
+
+
+def test_a_chunk_is_offered_the_values_it_reads_for_the_whole_document() -> None:
+    """The second chunk begins inside "dependencies": alone, it writes "license" at
+    depth 0, a depth no example writes it at, so its own grammar offers nothing for
+    it; the whole document's rule reads its value there, and that is offered."""
+    text = manifest()
+    cut = text.index('    "dep-100"')
+    rule = rules()
+    reads = ChunkReads(rule, text)
+    assert reads.located(text[cut:]) == {"license": "Artistic-2.0"}
+    assert reads.located(text[:cut]) == {"name": "npm", "version": "11.19.1"}
+    schema = {"type": "object", "properties": {name: {"anyOf": [
+        {"type": "string", "x-grounded": True}, {"type": "null"}]} for name in rule}}
+    alone = apply_locators(schema, rule, text[cut:])
+    assert alone["properties"]["license"] == schema["properties"]["license"]  # nothing offered
+    assert VALUES_KEY in str(alone["properties"]["version"])  # the nested "4.29.0", alone
+    offered = apply_locators(schema, rule, text[cut:], reads.located(text[cut:]))
+    assert offered["properties"]["license"][VALUES_KEY] == ["Artistic-2.0"]
+    message = Msg.user(text[cut:], metadata={LOCATED_KEY: {"license": "Artistic-2.0", "x": 1}})
+    assert call_located([message]) == {"license": "Artistic-2.0"}
 
 
 def test_chunks_that_do_not_read_a_field_neither_win_nor_conflict() -> None:
@@ -122,3 +147,41 @@ async def test_a_two_chunk_manifest_keeps_the_reading_chunks_values_sure() -> No
     assert result.output == Package(name="npm", version="11.19.1", license="Artistic-2.0")
     assert result.conflicts == ()
     assert result.needs_review == () and min(result.confidence.values()) >= 0.9
+
+
+def _offered(node: Any) -> str | None:
+    """The first value a grammar node offers (``VALUES_KEY``), if it offers any."""
+    if isinstance(node, dict):
+        if VALUES_KEY in node:
+            return str(node[VALUES_KEY][0])
+        return next((v for b in node.get("anyOf", []) if (v := _offered(b))), None)
+    return None
+
+
+async def test_on_a_grammar_model_each_chunk_is_offered_what_the_whole_document_reads() -> None:
+    """A stand-in for the embedded model: it takes the value its grammar offers,
+    else guesses. The second chunk alone offers nothing for "license" (its depth
+    is the chunk's, not the document's); it is offered the whole document's value."""
+    text = manifest()
+    offers: list[dict[str, str | None]] = []
+
+    def grammar_model(request: RecordedRequest) -> Reply:
+        rf = request.options.response_format
+        assert rf is not None and rf.source is not None
+        props = (rf.schema or {})["properties"]
+        offered = {name: _offered(node) for name, node in props.items()}
+        offers.append(offered)
+        guessed = guess(rf.source[rf.source.find("{"):] if "{" in rf.source else rf.source)
+        return Reply(text=json.dumps({n: offered[n] or guessed[n] for n in props}))
+
+    profile = ModelProfile(supports_tools=False, native_output="json_schema",
+                           schema_dialect="local", substring_grammar=True,
+                           context_window=1200, max_output_tokens=100)
+    model = FunctionModel(grammar_model, profile=profile)
+    (result,) = [r async for r in extract_many(model, [("npm", text)], Package,
+                                               examples=EXAMPLES)]
+    assert result.ok, result.error
+    assert result.chunks is not None and result.chunks.total == len(offers) >= 2
+    assert offers[-1]["license"] == "Artistic-2.0"
+    assert result.output == Package(name="npm", version="11.19.1", license="Artistic-2.0")
+    assert result.needs_review == ()

@@ -18,7 +18,12 @@ another kind). Where some chunk reads the field and answers it, only such
 chunks vote on it (``merge.ChunkOutput.reads``); the others neither win
 nor conflict. A field no chunk reads (no rule, or a rule that reads
 nothing anywhere) is merged as before. Lists are never narrowed: a list's
-items run on into chunks that do not write its label.
+items run on into chunks that do not write its label. A chunk that reads a
+field by value is also offered that value (``ChunkReads.located``, the chunk
+message's ``output_checks.LOCATED_KEY``): on the embedded model the grammar
+of a chunk that begins inside a nested object would otherwise offer nothing
+for a top-level key it reads at the wrong depth (a package's ``main``
+written after its ``scripts``).
 """
 
 from __future__ import annotations
@@ -49,6 +54,21 @@ class ChunkReads:
                        for name, rule in self._rules.items()}
         self._labelled = {name for name, rule in self._rules.items()
                           if not self._whole[name] and rule.label_written(text)}
+
+    def located(self, piece: str) -> dict[str, str]:
+        """Field -> the value to offer in the chunk whose text is ``piece``:
+        for each field it reads by value, the first value the rule reads in
+        the chunk that it also reads in the whole document (the chunk alone
+        may read it at a depth or outside a group the examples never show,
+        and so offer nothing: ``output_checks.LOCATED_KEY``)."""
+        out: dict[str, str] = {}
+        for name, rule in self._rules.items():
+            whole = self._whole[name]
+            found = next((v for v in rule.values(piece) if _fold(v) in whole), None) if (
+                whole) else None
+            if found is not None:
+                out[name] = found
+        return out
 
     def __call__(self, piece: str) -> frozenset[str]:
         """The fields the chunk whose text is ``piece`` reads."""
