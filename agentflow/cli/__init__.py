@@ -252,8 +252,9 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--allow-partial", action="store_true",
                     help="keep a long document's output when some chunks fail (the record "
                          "lists the missing ranges), and a record whose optional fields' "
-                         "values could not be placed in the document after the retries "
-                         "(those fields null, flagged, named under 'dropped' with why)")
+                         "values are not in the document after the retries (those fields "
+                         "null, flagged, named under 'dropped' with why; without it only "
+                         "values the document writes that a check refused are dropped so)")
     ex.add_argument("--items", metavar="FIELD",
                     help="read long documents item by item: FIELD is the schema's list field "
                          "whose items the document is a run of (chunks of whole blocks, as "
