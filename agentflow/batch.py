@@ -342,9 +342,15 @@ async def _schedule(
             # raised by code, not asked for: this input's failure, never a lost record
             result = ExtractResult(index, item.id, None, stray_error(item.id, exc), Usage(), 0,
                                    0.0)
+        except BaseException:
+            limiter.release()
+            raise
+        # delivered before its slot is freed: the consumer sees it before another input
+        # starts, so a stop it makes (a spent quota, a wrong key) sends nothing more
+        try:
+            await _deliver(results, result)
         finally:
             limiter.release()
-        await _deliver(results, result)
         del unfinished[index]
 
     # The workers run in their own task so that no cancel scope is held across
