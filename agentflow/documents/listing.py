@@ -23,38 +23,54 @@ from agentflow.documents.reading import InputError
 
 __all__ = ["READ_KINDS", "is_named", "named_files"]
 
-def _walk(root: Path) -> Iterator[tuple[Path, str | None]]:
-    """Every entry under directory ``root``, lazily (one directory listed at a
-    time, each in name order): regular files, and a problem for each directory
-    that cannot be listed and each entry that is neither a file nor a
-    directory (broken link, pipe, device, socket)."""
-    problems: list[tuple[Path, str | None]] = []
+def _listed(folder: Path) -> tuple[list[str], set[str], set[str]]:
+    """The names in ``folder`` in name order, and which of them are folders
+    and links to folders, told from the directory entries (no ``stat`` of a
+    file: a folder of a million files is listed, never stat'ed, before its
+    first file is read).
 
-    def unreadable(exc: OSError) -> None:
-        problems.append((Path(exc.filename), f"{exc.filename}: cannot read directory: "
-                                             f"{exc.strerror}"))
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
-        dirnames.sort()
-        found: list[tuple[Path, str | None]] = [*problems]
-        problems.clear()
-        for name in dirnames:
-            path = Path(dirpath, name)
-            if path.is_symlink() and not path.exists():
-                found.append((path, f"{path}: broken link"))
-        for name in filenames:
-            path = Path(dirpath, name)
+    Raises:
+        OSError: ``folder`` cannot be listed.
+    """
+    names: list[str] = []
+    folders: set[str] = set()
+    links: set[str] = set()
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            names.append(entry.name)
             try:
-                mode = path.stat().st_mode
-            except OSError as exc:
-                found.append((path, f"{path}: cannot read: {exc.strerror}"))
-                continue
-            if stat.S_ISREG(mode):
-                found.append((path, None))
-            else:
-                found.append((path, f"{path}: not a regular file; not read"))
-        yield from sorted(found, key=lambda item: str(item[0]))
-    yield from problems
+                if entry.is_dir(follow_symlinks=False):
+                    folders.add(entry.name)
+                elif entry.is_symlink() and entry.is_dir():
+                    links.add(entry.name)
+            except OSError:
+                pass  # told when its entry is reached (_problem)
+    names.sort()
+    return names, folders, links
+
+
+def _walk(root: Path) -> Iterator[tuple[Path, str | None]]:
+    """Every entry under directory ``root``, lazily: each folder's files in name
+    order, each one ``stat``-ed only when it is reached, then its folders in name
+    order, each walked the same way (one folder listed at a time). Regular
+    files come alone; a problem comes with each folder that cannot be listed
+    and each entry that is neither a file nor a folder (broken link, pipe,
+    device, socket). A link to a folder is not followed (a link to ``/``
+    would walk the file system, a link loop forever)."""
+    pending = [root]  # folders still to walk, the next one last
+    while pending:
+        folder = pending.pop()
+        try:
+            names, folders, links = _listed(folder)
+        except OSError as exc:
+            yield folder, f"{folder}: cannot read directory: {exc.strerror}"
+            continue
+        for name in names:
+            if name not in folders:
+                path = folder / name
+                if name not in links:  # a link to a folder: not followed
+                    yield path, _problem(path)
+        pending.extend(folder / name for name in reversed(names) if name in folders)
 
 
 READ_KINDS = ("plain text (any encoding), PDF and HTML files, .gz of them, and JSONL records "
