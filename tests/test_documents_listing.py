@@ -1,6 +1,7 @@
 """Folders walked lazily: each file ``stat``-ed only when the walk reaches it
 (a folder of a million files is not stat'ed before the first request), in a
-deterministic order."""
+deterministic order, and a link to a folder told as skipped, with its reason,
+where it was dropped silently."""
 
 from __future__ import annotations
 
@@ -8,9 +9,18 @@ import os
 from pathlib import Path
 from typing import Any
 
+import anyio
+import orjson
 import pytest
 
-from agentflow.documents.inputs import Document, Source, iter_sources
+from agentflow.cli import main
+from agentflow.documents.inputs import Document, Source, iter_documents, iter_sources
+from agentflow.documents.named import check_named
+from agentflow.documents.reading import InputError
+from tests.fakes.base import FakeReply
+from tests.fakes.openai import OpenAIFake
+
+SCHEMA = Path(__file__).resolve().parent.parent / "examples" / "contact.py"
 
 
 def names(entries: list[Document | Source], root: Path) -> list[str]:
@@ -53,3 +63,65 @@ def test_the_walk_order_is_files_by_name_then_each_folder(tmp_path: Path) -> Non
     assert got == ["a.txt", "b.txt", "c.txt", "m/c.txt", "m/d/y.txt", "m/k/x.txt", "z/1.txt",
                    "z/2.txt"]
     assert names(list(iter_sources([str(tmp_path)])), tmp_path) == got
+
+
+def test_a_link_to_a_folder_is_told_as_skipped_with_its_reason(tmp_path: Path) -> None:
+    """As ``rg`` and ``fd`` do, a walk does not follow a link to a folder (a
+    link to ``/`` would walk the file system, a loop forever), but it says so:
+    each one is told to ``on_skip`` with why and how to read it (it was left
+    out without a word). Named as an input, the link is walked."""
+    root = tmp_path / "in"
+    (root / "real").mkdir(parents=True)
+    (root / "real" / "a.txt").write_text("Ann: a person")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "b.txt").write_text("Bo: a person")
+    (root / "linked").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (root / "real" / "loop").symlink_to(root, target_is_directory=True)
+    told: list[tuple[Path, str]] = []
+    got = names(list(iter_sources([str(root)], on_skip=lambda p, why: told.append((p, why)))),
+                root)
+    assert got == ["real/a.txt"]
+    assert [p for p, _ in told] == [root / "linked", root / "real" / "loop"]
+    assert told[0][1] == (f"{root / 'linked'}: a link to a folder; not followed (a folder walk "
+                          "never follows one, as rg and fd do not: name it with --input to "
+                          "read it)")
+    # by a glob too (it was dropped silently there as well)
+    told.clear()
+    list(iter_sources([str(root / "*")], on_skip=lambda p, why: told.append((p, why))))
+    assert [p for p, _ in told] == [root / "linked", root / "real" / "loop"]
+    # named itself, the link is read
+    assert [d.text for d in iter_documents([str(root / "linked")])] == ["Bo: a person"]
+    # a folder holding nothing but a link to a folder names nothing to read
+    only = tmp_path / "only"
+    only.mkdir()
+    (only / "link").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    with pytest.raises(InputError, match="a folder with no file in it"):
+        check_named([str(only)])
+
+
+async def test_extract_says_which_folder_links_it_did_not_follow(tmp_path: Path) -> None:
+    root = tmp_path / "in"
+    root.mkdir()
+    (root / "a.txt").write_text("Ann: a person")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "b.txt").write_text("Bo: a person")
+    (root / "linked").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    out = tmp_path / "out.jsonl"
+    async with OpenAIFake() as fake:
+        fake.default = lambda body: FakeReply(text=(
+            '{"name": "Ann", "email": null, "phone": null, "company": null, "title": null}'))
+        argv = ["extract", "--schema", f"{SCHEMA}:Contact", "--input", str(root),
+                "--model", "openai:gpt-4o-mini", "--base-url", fake.url, "--api-key", "k",
+                "--out", str(out)]
+        import contextlib
+        import io
+
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            status = await anyio.to_thread.run_sync(main, argv)
+    assert status == 0, err.getvalue()
+    assert [orjson.loads(line)["id"] for line in out.read_bytes().splitlines()] == [
+        str(root / "a.txt")]
+    text = err.getvalue()
+    assert f"agentflow: skipped {root / 'linked'}: a link to a folder; not followed" in text
+    assert "1 ok, 0 failed, 1 link to a folder not followed;" in text

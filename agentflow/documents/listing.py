@@ -21,7 +21,20 @@ from pathlib import Path
 from agentflow.documents.globs import iglob_sorted
 from agentflow.documents.reading import InputError
 
-__all__ = ["READ_KINDS", "is_named", "named_files"]
+__all__ = ["READ_KINDS", "Skipped", "is_named", "named_files"]
+
+class Skipped(str):
+    """An entry's note that is not a failure: the entry is left out on purpose
+    (a link to a folder met in a walk, not followed), said in the run's summary
+    rather than made a failed record."""
+
+    __slots__ = ()
+
+
+def _folder_link(path: Path) -> Skipped:
+    return Skipped(f"{path}: a link to a folder; not followed (a folder walk never follows "
+                   "one, as rg and fd do not: name it with --input to read it)")
+
 
 def _listed(folder: Path) -> tuple[list[str], set[str], set[str]]:
     """The names in ``folder`` in name order, and which of them are folders
@@ -55,8 +68,8 @@ def _walk(root: Path) -> Iterator[tuple[Path, str | None]]:
     order, each walked the same way (one folder listed at a time). Regular
     files come alone; a problem comes with each folder that cannot be listed
     and each entry that is neither a file nor a folder (broken link, pipe,
-    device, socket). A link to a folder is not followed (a link to ``/``
-    would walk the file system, a link loop forever)."""
+    device, socket); a ``Skipped`` note with each link to a folder (never
+    followed: a link to ``/`` would walk the file system, a link loop forever)."""
     pending = [root]  # folders still to walk, the next one last
     while pending:
         folder = pending.pop()
@@ -68,8 +81,7 @@ def _walk(root: Path) -> Iterator[tuple[Path, str | None]]:
         for name in names:
             if name not in folders:
                 path = folder / name
-                if name not in links:  # a link to a folder: not followed
-                    yield path, _problem(path)
+                yield path, _folder_link(path) if name in links else _problem(path)
         pending.extend(folder / name for name in reversed(names) if name in folders)
 
 
@@ -83,7 +95,7 @@ def _walk_named(spec: str, root: Path) -> Iterator[tuple[Path, str | None]]:
     nothing is refused (nothing the user named would be read)."""
     found = False
     for entry in _walk(root):
-        found = True
+        found = found or not isinstance(entry[1], Skipped)
         yield entry
     if not found:
         raise InputError(f"input {spec!r} is a folder with no file in it (extract reads every "
@@ -107,8 +119,9 @@ def _glob_entries(spec: str, matches: Iterator[Path]) -> Iterator[tuple[Path, st
     """What a glob's ``matches`` (``agentflow.documents.globs``: lazily, a
     folder before what is in it) name, as if each were named by itself:
     a file; a folder, walked (once: a folder inside one walked already is not
-    walked again); a link to a folder, not followed (as in a walk); anything
-    else (a pipe, a device, a broken link) with its problem. A glob whose
+    walked again); a link to a folder, not followed (as in a walk: a
+    ``Skipped`` note); anything else (a pipe, a device, a broken link) with its
+    problem. A glob whose
     matches give nothing is refused when that is known.
 
     Raises:
@@ -120,11 +133,12 @@ def _glob_entries(spec: str, matches: Iterator[Path]) -> Iterator[tuple[Path, st
         if walked is not None and path.is_relative_to(walked):
             continue  # met in the walk of its folder
         if path.is_symlink() and path.is_dir():
-            continue  # a walk does not follow links to folders either
+            yield path, _folder_link(path)  # a walk does not follow links to folders either
+            continue
         if path.is_dir():
             walked = path
             for entry in _walk(path):
-                found = True
+                found = found or not isinstance(entry[1], Skipped)
                 yield entry
             continue
         found = True

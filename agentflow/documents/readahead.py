@@ -129,13 +129,15 @@ async def read_ahead(
     deliver: PdfDelivery | None = None, ahead: int = 8, budget: WorkBudget = DEFAULT_BUDGET,
     workers: int | None = None, exclude: tuple[int, int] | None = None,
     on_exclude: Callable[[Path], None] | None = None,
+    on_skip: Callable[[Path, str], None] | None = None,
 ) -> AsyncGenerator[Document, None]:
     """Every document ``specs`` name (as ``agentflow.documents.inputs.iter_documents``
     reads them, before ``prepare``), at most ``ahead`` read before they are
-    taken; PDF and HTML parsed in ``workers`` processes (default: the CPU
-    count, at most ``ahead``) under ``budget``. ``exclude`` / ``on_exclude``:
-    a file never read, as ``agentflow.documents.inputs.iter_sources`` takes
-    them (``on_exclude`` is called from a worker thread).
+    taken; each file read in ``workers`` processes (default: the CPU count, at
+    most ``ahead``) under ``budget``. ``exclude`` / ``on_exclude`` (a file
+    never read) and ``on_skip`` (an entry left out on purpose), as
+    ``agentflow.documents.inputs.iter_sources`` takes them (each called from a
+    worker thread).
 
     Raises:
         InputError: a spec matches nothing (when it is reached).
@@ -163,7 +165,7 @@ async def read_ahead(
                 tg.start_soon(emit, out)
                 async with order_send:
                     sources = iter_sources(specs, fmt, exclude=exclude,
-                                           on_exclude=on_exclude)
+                                           on_exclude=on_exclude, on_skip=on_skip)
                     try:
                         while True:
                             source = await anyio.to_thread.run_sync(next, sources, None)

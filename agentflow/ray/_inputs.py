@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agentflow.documents.inputs import Document, iter_documents
-from agentflow.documents.listing import _expand
+from agentflow.documents.listing import Skipped, _expand
 from agentflow.documents.named import within
 from agentflow.ray._refs import absolute_ref, ray_module, resolve
 
@@ -39,6 +39,7 @@ def read_documents(
     prepare: Callable[[str], str] | str | None = None,
     exclude: str | os.PathLike[str] | None = None,
     on_exclude: Callable[[Path], None] | None = None,
+    on_skip: Callable[[Path, str], None] | None = None,
 ) -> ray.data.Dataset:
     """A Dataset of the documents ``specs`` name (files, globs, directories,
     ``.gz``, JSONL), as the ``extract`` command reads them.
@@ -54,6 +55,8 @@ def read_documents(
         exclude: a folder whose files are never inputs (the run's output
             folder, met through a link in an input folder), each one left out
             told to ``on_exclude``: records are never read back as documents.
+        on_skip: told each entry left out on purpose and why (a link to a folder
+            met in a walk: ``agentflow.documents.listing``).
 
     Returns:
         Columns ``id``, ``text``, ``problem`` (``None``, or why the document
@@ -64,9 +67,14 @@ def read_documents(
         InputError: a spec matches no file.
     """
     rt = ray_module()
-    files = [{"path": str(path), "problem": problem}
-             for spec in ([specs] if isinstance(specs, str) else specs)
-             for path, problem in _expand(spec)]
+    files = []
+    for spec in [specs] if isinstance(specs, str) else specs:
+        for path, problem in _expand(spec):
+            if isinstance(problem, Skipped):  # a link to a folder, not followed
+                if on_skip is not None:
+                    on_skip(path, str(problem))
+                continue
+            files.append({"path": str(path), "problem": problem})
     if exclude is not None:
         out, kept = os.path.realpath(exclude), []
         for file in files:
