@@ -103,6 +103,7 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
         instructions=instructions, actors=args.actors, concurrency=concurrency,
         settings=settings, **options,
     ).materialize()
+    engine.tell_listing_notes()  # the inputs left out, met by the listing task
     engine.write_jsonl(results, out)
     total = results.count()
     ok = int(results.sum("ok") or 0) if total else 0
