@@ -125,3 +125,25 @@ async def test_extract_says_which_folder_links_it_did_not_follow(tmp_path: Path)
     text = err.getvalue()
     assert f"agentflow: skipped {root / 'linked'}: a link to a folder; not followed" in text
     assert "1 ok, 0 failed, 1 link to a folder not followed;" in text
+
+
+async def test_a_walk_resumed_skips_what_out_holds_and_reads_the_rest_once(
+        tmp_path: Path) -> None:
+    """The walk's order is the same at every run, so a run stopped after two
+    inputs and run again reads each of the others once."""
+    root = tmp_path / "in"
+    for rel in ("b.txt", "a.txt", "z/1.txt", "m/k/x.txt", "m/c.txt"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("Ann: a person")
+    out = tmp_path / "out.jsonl"
+    async with OpenAIFake() as fake:
+        fake.default = lambda body: FakeReply(text=(
+            '{"name": "Ann", "email": null, "phone": null, "company": null, "title": null}'))
+        argv = ["extract", "--schema", f"{SCHEMA}:Contact", "--input", str(root),
+                "--model", "openai:gpt-4o-mini", "--base-url", fake.url, "--api-key", "k",
+                "--out", str(out), "--concurrency", "1"]
+        assert await anyio.to_thread.run_sync(main, [*argv, "--limit", "2"]) == 0
+        assert await anyio.to_thread.run_sync(main, argv) == 0
+    ids = [orjson.loads(line)["id"].removeprefix(f"{root}/")
+           for line in out.read_bytes().splitlines()]
+    assert ids == ["a.txt", "b.txt", "m/c.txt", "m/k/x.txt", "z/1.txt"]
