@@ -93,7 +93,8 @@ def _report(args: argparse.Namespace) -> int:
     for _, rid, why in stats.unavailable[:5]:
         print(f"agentflow: source not available for {printable(rid)}: {printable(why)}",
               file=sys.stderr)
-    missing = f", {len(stats.unavailable)} sources not available" if stats.unavailable else ""
+    missing = (f", {stats.unavailable_total} sources not available"
+               if stats.unavailable_total else "")
     docs = f"{stats.records} document{'s' * (stats.records != 1)}"
     print(f"{docs}: {stats.ok} ok, {stats.failed} failed ({stats.suspect} suspect)"
           f"{printable(stats.review_note())}; {stats.spans} spans{missing}"
