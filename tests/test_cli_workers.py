@@ -46,9 +46,10 @@ async def agentflow_process(docs: Path, out: Path, *flags: str, sigint: bool = F
              *contact_args(fake, docs, out=out), *flags])
         yield fake, process
     finally:
-        if process is not None and process.returncode is None:
-            process.kill()
-            await process.wait()
+        if process is not None:
+            if process.returncode is None:
+                process.kill()
+            await process.aclose()  # its pipes too: never left to the collector (a warning)
         if fake.hold is not None:  # a held handler ends, so the server stops at once
             fake.hold.set()
         await fake.__aexit__(None, None, None)
@@ -268,6 +269,8 @@ async def test_a_result_this_process_cannot_read_stops_the_run_rather_than_hang(
     with anyio.fail_after(30):
         await _read(worker, results, asyncio.Queue())
         await process.wait()
+    assert process.stdout is not None
+    await process.stdout.read()  # to its end: the pipe closes here, not in the collector
     got = results.get_nowait()
     assert isinstance(got, WorkerExitedError) and "cannot read" in str(got)
     assert "no_such_mod" in str(got)
