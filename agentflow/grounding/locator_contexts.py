@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentflow.grounding.label_forms import agreed, same_label
+from agentflow.grounding.label_forms import agreed, closing_quote, same_label
 from agentflow.grounding.list_markers import marker_kind
 from agentflow.grounding.locator_places import (
     Seen,
@@ -85,6 +85,10 @@ def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample],
     word = next_word(afters, right) if right else ""  # ``see`` of ``, see LICENSE``
     if right == "" and any(a.strip() for a in afters):
         return None  # the values end at no common text and not at the line's end
+    if split is None and not many and len(set(befores)) == 1 and (
+            quote := closing_quote(befores[0], right)) != right:
+        right, word = quote, ""  # a quoted value ends at its closing quote (``",`` of
+        # ``"license": "MIT",``; the object's last key writes no ``,``)
     if right and not right.strip() and len(right) < 2:
         return None  # one space after: too weak to end a value
     if continued and right:

@@ -11,10 +11,12 @@ from typing import Any
 
 from agentflow.grounding.edges import clean_edges
 from agentflow.grounding.folding import same_text
+from agentflow.grounding.label_forms import quoted_unit
 from agentflow.grounding.lines import line_arguments
 from agentflow.grounding.locator_reading import LocatorReading
 from agentflow.grounding.quotes import in_quotes
 from agentflow.grounding.sibling_blocks import record_words
+from agentflow.grounding.token_shapes import same_kinds
 from agentflow.grounding.value_clauses import clause_break, comment_tail
 from agentflow.grounding.value_kinds import bare_number, whole_numbers
 from agentflow.grounding.void_blocks import live_text
@@ -299,15 +301,27 @@ class Locator(LocatorReading):
         an amount ``£117.60``, a bare ``2,400.00`` where each writes its
         currency); nor one without the head every example's value begins
         with (``head``)."""
+        unit = self.anchored and quoted_unit(self.left, self.right)  # its quotes end it
         if self.many:
-            return self.comments or not comment_tail(value)
+            return self.comments or unit or not comment_tail(value)
         if (self.decimal and whole_numbers(value)) or (self.unit and bare_number(value)):
             return False
         return (self.marked or not block_marker(value)) and (
-            self.clauses or not clause_break(value)) and (
-            self.comments or not comment_tail(value)) and (
-            self.spaced or len(value.split()) <= 1) and (self.quoted or not in_quotes(value)) and (
+            self.clauses or unit or not clause_break(value)) and (
+            self.comments or unit or not comment_tail(value)) and (
+            self.spaced or unit or len(value.split()) <= 1 or self._more_words(value)) and (
+            self.quoted or not in_quotes(value)) and (
             value.strip().casefold().startswith(self.head))
+
+    def _more_words(self, value: str) -> bool:
+        """Whether ``value``, of several words where every example's value is
+        one, is still the value a labelled line's rest holds: the rule reads
+        after a label to the line's end (the format's value is the line's
+        rest) and each word holds the kinds of characters the examples'
+        values hold (``token_shapes.same_kinds``: ``GPL-2.0-or-later AND
+        GPL-3.0-only`` for ``GPLv2+``, ``MIT``; never ``builtin 0.006`` for
+        ``Dpkg::Exit``, nor a value up to a ``right`` the examples end it at)."""
+        return self.labelled and not self.right and same_kinds(value, self.shapes)
 
     def label_lines(self, source: str) -> int:
         """How many lines of ``source`` (inside the rule's ``group`` and
