@@ -122,3 +122,29 @@ def test_a_bracket_inside_a_word_is_no_clause() -> None:
     assert not clause_break("https://x.org/package=%{packname}") and not clause_break("f(x)")
     assert clause_break("20 May 2024 (rescheduled)") and clause_break("A tool {beta}")
     assert _spec("Name: x\nVersion: 2.2\nURL: https://x.org/ (mirror)\n")["url"] < REVIEW_BELOW
+
+
+class Memo(BaseModel):
+    number: str | None = None
+    obsoletes: str | None = None
+
+
+MEMOS = [
+    Example("Request for Comments: 9876" + " " * 30 + "Example Corp\n"
+            "Obsoletes: 4321" + " " * 49 + "B. Sample\n",
+            Memo(number="9876", obsoletes="4321")),
+    Example("Request for Comments: 3456" + " " * 12 + "Acme Labs\n", Memo(number="3456")),
+]
+
+
+def test_a_column_gap_is_layout_however_wide() -> None:
+    rule = learn_locators(check_examples(MEMOS, Memo), Memo)["obsoletes"]
+    assert not rule.right.strip() and rule.right_word == ""  # the next column is no end
+    assert "up to a column gap" in rule.describe()
+    doc = ("Request for Comments: 3986" + " " * 20 + "W3C/MIT\n"
+           "Obsoletes: 2732, 2396, 1808" + " " * 34 + "L. Masinter\n")
+    assert rule.values(doc) == ["2732, 2396, 1808"]  # one blank inside, a gap after
+    confidence = field_confidence(Memo(number="3986", obsoletes="2732, 2396, 1808"), doc, {},
+                                  {"obsoletes": rule})[0]
+    assert confidence["obsoletes"] == HELD  # the rest of its column, numbers like 4321
+    assert rule.values("Obsoletes: 2732 L. Masinter\n") == []  # no gap: no end

@@ -19,6 +19,7 @@ from agentflow.grounding.locator_places import (
     common_end,
     common_start,
     example_value,
+    is_gap,
     lead,
     next_word,
     one_line,
@@ -82,7 +83,8 @@ def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample],
         # label_forms``)
         befores, afters = [one[0]] * len(befores), one[1]
     right = "" if all(not a.strip() for a in afters) else lead(common_start(afters))
-    word = next_word(afters, right) if right else ""  # ``see`` of ``, see LICENSE``
+    word = next_word(afters, right) if right and not is_gap(right) else ""  # ``see`` of
+    # ``, see LICENSE``; after a column gap, the next column's text (no end of the value)
     if right == "" and any(a.strip() for a in afters):
         return None  # the values end at no common text and not at the line's end
     if split is None and not many and len(set(befores)) == 1 and (
