@@ -85,7 +85,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Awaitable, Callable, Collection, Iterable, Mapping
 from typing import Any
 
-from agentflow._clean_text import json_bytes
 from agentflow.agent import ReActAgent
 from agentflow.approvals import Refuse
 from agentflow.client_tool_checks import DEFAULT_CLIENT_TOOL_LIMITS
@@ -105,9 +104,12 @@ from agentflow.events import (
 )
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
+from agentflow.web._aisdk_frames import error_frame as _error_frame
+from agentflow.web._aisdk_frames import finish_reason as _finish_reason
+from agentflow.web._aisdk_frames import frame as _frame
 from agentflow.web._aisdk_input import read_chat_request
 from agentflow.web._blocks import discarded as _discarded
-from agentflow.web._frame_caps import MAX_ERROR_BYTES, cut_text
+from agentflow.web._frame_caps import MAX_ERROR_BYTES
 from agentflow.web.run_input import ClientTool, RunInput, check_stateless, offered_tools
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
@@ -117,50 +119,6 @@ __all__ = ["UI_MESSAGE_STREAM_HEADERS", "UIMessageEncoder", "read_chat_request",
            "ui_message_stream_response"]
 
 UI_MESSAGE_STREAM_HEADERS: Mapping[str, str] = {"x-vercel-ai-ui-message-stream": "v1"}
-_FINISH = {"completed": "stop", "structured_output": "stop", "output_failed": "error",
-           "max_iters": "other", "stopped": "other", "approval_required": "tool-calls",
-           "client_tool_calls": "tool-calls"}
-
-
-def _finish_reason(stop_reason: str, last_reply: str | None) -> str:
-    """The ``finish`` chunk's ``finishReason`` for a call that ended with
-    ``stop_reason``, its last reply with ``last_reply``
-    (``Complete.finish_reason``), as the ``ai`` package's own providers map
-    their vendors' reasons:
-
-    ===========================  ====================  ===================
-    ``last_reply``               ``stop_reason``       ``finishReason``
-    ===========================  ====================  ===================
-    ``content_filter``,          any                   ``content-filter``
-    ``refusal``
-    ``length``                   one that is ``stop``  ``length``
-    anything else                (``_FINISH``)         ``stop``,
-                                                       ``tool-calls``,
-                                                       ``error``, ``other``
-    ===========================  ====================  ===================
-    """
-    if last_reply in ("content_filter", "refusal"):
-        return "content-filter"
-    finish = _FINISH.get(stop_reason, "other")
-    return "length" if finish == "stop" and last_reply == "length" else finish
-
-
-def _frame(chunk: dict[str, Any]) -> bytes:
-    return b"data: " + json_bytes(chunk) + b"\n\n"
-
-
-def _error_frame(chunk: dict[str, Any], text: list[str], max_bytes: int) -> bytes:
-    """``chunk``'s frame, the error text at the key path ``text`` cut to keep
-    its JSON within ``max_bytes`` (``chunk`` is changed when it is over)."""
-    frame = _frame(chunk)
-    if (over := len(frame) - 8 - max_bytes) > 0:
-        *path, key = text
-        holder = chunk
-        for name in path:
-            holder = holder[name]
-        holder[key] = cut_text(holder[key], over)
-        frame = _frame(chunk)
-    return frame
 
 
 class UIMessageEncoder:
