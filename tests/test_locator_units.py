@@ -116,6 +116,16 @@ def test_more_words_of_the_examples_kinds_are_the_line_value() -> None:
     assert not same_kinds("builtin 0.006", ["a:"]) and not same_kinds("x", [])
 
 
+def test_more_words_in_another_syntax_are_not_pinned() -> None:
+    # a shell array of two names where every example's pkgname= is one bare word
+    rules = learn_locators(check_examples(BUILDS, Build), Build)
+    doc = "pkgname=('mdtool' 'mdtool-docs')\npkgver=1.0\nlicense=('MIT')\n"
+    assert rules["pkgname"].values(doc) == ["('mdtool' 'mdtool-docs')"]
+    confidence = field_confidence(Build(pkgname="('mdtool' 'mdtool-docs')", license="MIT"), doc,
+                                  {}, rules)[0]
+    assert confidence["pkgname"] < REVIEW_BELOW and confidence["license"] == HELD
+
+
 def test_a_bracket_inside_a_word_is_no_clause() -> None:
     doc = "Name: R-CRAN-x\nVersion: 2.2\nURL: https://cran.r-project.org/package=%{packname}\n"
     assert _spec(doc)["url"] == HELD
