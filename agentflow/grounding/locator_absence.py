@@ -32,7 +32,14 @@ token shaped like a token of the field's example values or nearly
 (``agentflow.grounding.token_shapes``: ``FedEx`` like ``UPS``; a homepage
 ``https://x.example/`` written ``www.frob.example.org``; a date
 ``2024-05-20`` written ``20/05/2024``; ``Summary: Frobs.`` holds nothing
-shaped like a homepage).
+shaped like a homepage). That is asked where an example leaves the field
+empty; where none does, a null is sure only in a **nested** document
+(``nested_layout``: the rule reads a key nested under another, a YAML
+``namespace:`` under ``metadata:``), whose keys are its fields: the document
+writes the key nowhere in any form, and nothing at the key's depth but the
+examples' keys, keys that hold nothing shaped like the field's values, and
+comments. A flat layout's unknown key may name the field otherwise
+(``Courier: Evri`` for ``Carrier:``): no sure null there.
 """
 
 from __future__ import annotations
@@ -186,8 +193,11 @@ def absence_confirmed(rule: Locator, source: str) -> bool:
     still hold the value without the label (in prose: "travels with FedEx";
     under another label: ``Courier:``), and nothing would then flag a wrong
     null: the document must write nothing but the examples' layout
-    (``only_layout``). (``absence_shown``, the looser test, still decides where the
-    embedded model's grammar offers only null.)"""
+    (``only_layout``). Where no example leaves the field empty, only a nested
+    document written the examples' way shows it (``nested_layout``: its key
+    nowhere, nothing at its depth that could hold the value). (``absence_shown``,
+    the looser test, still decides where the embedded model's grammar offers
+    only null.)"""
     if rule.writes_empty(source):
         return True
     if rule.label_written(source):
