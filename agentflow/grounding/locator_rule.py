@@ -16,7 +16,7 @@ from agentflow.grounding.label_forms import quoted_unit
 from agentflow.grounding.lines import line_arguments
 from agentflow.grounding.locator_places import is_gap
 from agentflow.grounding.locator_reading import LocatorReading
-from agentflow.grounding.quotes import QUOTES, in_quotes
+from agentflow.grounding.quotes import in_quotes
 from agentflow.grounding.sibling_blocks import record_words
 from agentflow.grounding.token_shapes import same_kinds
 from agentflow.grounding.value_clauses import clause_break, comment_tail
@@ -33,11 +33,6 @@ VALUES_KEY = "x-grounded-values"
 offers (a locator's values in this document); on a list node, its items, or
 lists of items (a continued locator's blocks): exactly one of them. Kept by
 the ``local`` dialect, dropped by every other."""
-
-
-_SYNTAX = frozenset("()[]{}\"'`") | QUOTES
-"""Quotes and brackets: a value of several words holding one is written in
-another syntax than one-word examples show (``Locator._more_words``)."""
 
 
 def figure(value: str) -> bool:
@@ -358,11 +353,10 @@ class Locator(LocatorReading):
         values hold (``token_shapes.same_kinds``: ``GPL-2.0-or-later AND
         GPL-3.0-only`` for ``GPLv2+``, ``MIT``; never ``builtin 0.006`` for
         ``Dpkg::Exit``, nor a value up to another ``right`` the examples end
-        it at, ``;``), and it holds no quote or bracket: those write another
-        syntax than the examples' one word (a shell array ``('a' 'a-docs')``
-        where each example's ``pkgname=`` is a bare word)."""
-        return self.labelled and (not self.right or is_gap(self.right)) and not any(
-            c in _SYNTAX for c in value) and same_kinds(value, self.shapes)
+        it at, ``;``, nor a shell array ``('a' 'a-docs')`` where each
+        example's ``pkgname=`` is a bare word)."""
+        return self.labelled and (not self.right or is_gap(self.right)) and same_kinds(
+            value, self.shapes)
 
     def label_lines(self, source: str) -> int:
         """How many lines of ``source`` (inside the rule's ``group`` and
