@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from agentflow import Example
 from agentflow.batch import extract_many
-from agentflow.extraction.confidence import DISAGREES, REVIEW_BELOW
+from agentflow.extraction.confidence import HELD, REVIEW_BELOW
 from agentflow.grounding.list_markers import item_lines, marker_kind, marker_length
 from agentflow.grounding.locator_report import learned_lines
 from agentflow.grounding.locators import learn_locators
@@ -87,11 +87,10 @@ def test_a_one_word_example_extent_reads_the_rest_of_the_line() -> None:
         return result
 
     import asyncio
-    # the rule reads the rest of the line, but one-word examples cannot show that two
-    # words are the value (``package builtin 0.006;``: the name is one): offered,
-    # never pinned, so neither reading is confident
-    whole = asyncio.run(run("settings UI")).confidence["component"]
-    assert REVIEW_BELOW > whole > DISAGREES
+    # the rule reads a label's line to its end, as every example's value runs: more
+    # words of the kinds the examples' values hold (letters) are the line's value too,
+    # pinned; a shorter reading disagrees with it
+    assert asyncio.run(run("settings UI")).confidence["component"] == HELD
     assert asyncio.run(run("settings")).confidence["component"] < REVIEW_BELOW
 
 

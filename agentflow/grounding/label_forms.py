@@ -32,26 +32,30 @@ import functools
 import re
 from collections.abc import Sequence
 
-__all__ = ["CLOSER", "agreed", "label_at", "right_for", "same_label"]
+__all__ = ["CLOSER", "agreed", "closing_quote", "label_at", "quoted_unit", "right_for",
+           "same_label"]
 
 CLOSER = {"{": "}", '"': '"', "'": "'"}
 """Each opener a label may end with and the closer that ends its value."""
 _FAMILY = {"{": '{"\'', '"': "\"'", "'": "'\""}
 """The openers a label's opener stands for (its own first)."""
-_LABEL = re.compile(r"(?P<key>.*?[\w\])\"'])(?P<sep>[ \t]*[:=][ \t]*)(?P<open>[{\"'][ \t]*)?\Z",
-                    re.DOTALL)
+_LABEL = re.compile(r"(?P<key>.*?[\w\])\"'])(?P<sep>[ \t]*[:=][ \t]*)"
+                    r"(?:(?P<brk>[(\[])[ \t]*(?=[{\"']))?(?P<open>[{\"'][ \t]*)?\Z", re.DOTALL)
 """A label with a separator: a key ending with a word character (or a
 bracket, ``Name[de]=``; a quote, ``"name": ``), ``:`` or ``=`` with
-whitespace around it, and an opener."""
+whitespace around it, and an opener, perhaps after the bracket of an array
+(``license=('``, ``"files": ["``)."""
 
 
 def _parts(label: str) -> tuple[str, str, str] | None:
-    """``label`` as its key, separator (``:`` or ``=``, no whitespace) and
-    opener (``""``: none); ``None`` for a label without a separator."""
+    """``label`` as its key, separator (``:`` or ``=``, no whitespace, after
+    it the bracket of an array the opener is inside: ``=(``) and opener
+    (``""``: none); ``None`` for a label without a separator."""
     match = _LABEL.match(label)
     if match is None:
         return None
-    return match["key"], match["sep"].strip(), (match["open"] or "").strip()
+    return match["key"], match["sep"].strip() + (match["brk"] or ""), (
+        match["open"] or "").strip()
 
 
 @functools.lru_cache(maxsize=512)
@@ -66,7 +70,8 @@ def _pattern(label: str, right: str) -> re.Pattern[str] | None:
     if opener and right.startswith(CLOSER[opener]):
         openers = _FAMILY[opener]
     tail = f"[ \t]*(?P<open>[{re.escape(openers)}])" if openers else ""
-    return re.compile(f"{re.escape(key)}[ \t]*{re.escape(sep)}{tail}[ \t]*", re.IGNORECASE)
+    mark = "[ \t]*".join(re.escape(c) for c in sep)  # ``=`` and an array's bracket
+    return re.compile(f"{re.escape(key)}[ \t]*{mark}{tail}[ \t]*", re.IGNORECASE)
 
 
 def label_at(body: str, label: str, right: str = "") -> tuple[int, str] | None:
@@ -93,6 +98,31 @@ def right_for(label: str, right: str, opener: str) -> str:
     if own is None or not own[2] or not opener or opener == own[2]:
         return right
     return CLOSER[opener] + right[len(CLOSER[own[2]]):]
+
+
+def closing_quote(label: str, right: str) -> str:
+    """``right`` as the end of a quoted value: its closing quote alone where
+    ``label`` ends with a quote (``"license": "``, ``pkgdesc="``) and ``right``
+    begins with it (``",``), else ``right`` as it is. A quoted string is a unit
+    that ends at its closing quote (an escaped one closes nothing:
+    ``agentflow.grounding.quotes.past_escaped``); what the examples write after
+    it (``,`` before the next key, ``)`` of a one-item array) is the format's
+    layout, which a document writes otherwise (a JSON object's last key has no
+    ``,``). A brace is no such unit (``{a {b} c}`` nests)."""
+    parts = _parts(label.lstrip())
+    if parts is None or parts[2] not in "\"'" or not parts[2] or not right.startswith(parts[2]):
+        return right
+    return parts[2]
+
+
+def quoted_unit(label: str, right: str) -> bool:
+    """Whether a value read after ``label`` up to ``right`` is one quoted
+    string: the label ends with a quote and ``right`` is that quote alone
+    (``closing_quote``: ``"description": "`` up to ``"``). The quotes are its
+    bounds: whatever the string holds (a bracketed note, several words, a
+    ``#``) is the value's own, never text read past it."""
+    parts = _parts(label.lstrip())
+    return parts is not None and bool(parts[2]) and parts[2] in "\"'" and right == parts[2]
 
 
 def same_label(befores: Sequence[str]) -> bool:

@@ -32,23 +32,39 @@ token shaped like a token of the field's example values or nearly
 (``agentflow.grounding.token_shapes``: ``FedEx`` like ``UPS``; a homepage
 ``https://x.example/`` written ``www.frob.example.org``; a date
 ``2024-05-20`` written ``20/05/2024``; ``Summary: Frobs.`` holds nothing
-shaped like a homepage).
+shaped like a homepage). That is asked where an example leaves the field
+empty; where none does, a null is sure only in a **nested** document
+(``nested_layout``: the rule reads a key nested under another, a YAML
+``namespace:`` under ``metadata:``), whose keys are its fields: the document
+writes the key nowhere in any form, and nothing at the key's depth but the
+examples' keys, keys that hold nothing shaped like the field's values, and
+comments. A flat layout's unknown key may name the field otherwise
+(``Courier: Evri`` for ``Carrier:``): no sure null there.
 """
 
 from __future__ import annotations
 
+import re
+
+from agentflow.grounding.depths import line_depths
 from agentflow.grounding.items import ITEM_LINE
 from agentflow.grounding.lines import KEY_LINE
 from agentflow.grounding.locator_rule import Locator
 from agentflow.grounding.token_shapes import near_shape, token_shape
+from agentflow.grounding.void_blocks import live_text
 
 __all__ = ["LAYOUT_MIN_KEYS", "absence_confirmed", "absence_shown", "layout_keys",
-           "layout_lines", "only_layout", "shares_layout"]
+           "layout_lines", "nested_layout", "only_layout", "shares_layout"]
 
 LAYOUT_MIN_KEYS = 2
 """Keys of the examples (other than the field's own) a document must write to
 share their layout (all of them when fewer; and at least half of them)."""
 
+
+
+_KEYED = re.compile(r"^[ \t]*(?:- )?[\"']?([^\W\d][\w.-]*(?: [\w.-]+){0,3})[\"']?[ \t]*[:=](.*)$")
+"""A line that begins with a key (after a list item's ``- ``, in quotes or
+not): group 1 the key, group 2 what follows its separator."""
 
 
 def layout_keys(text: str) -> frozenset[str]:
@@ -177,10 +193,51 @@ def absence_confirmed(rule: Locator, source: str) -> bool:
     still hold the value without the label (in prose: "travels with FedEx";
     under another label: ``Courier:``), and nothing would then flag a wrong
     null: the document must write nothing but the examples' layout
-    (``only_layout``). (``absence_shown``, the looser test, still decides where the
-    embedded model's grammar offers only null.)"""
+    (``only_layout``). Where no example leaves the field empty, only a nested
+    document written the examples' way shows it (``nested_layout``: its key
+    nowhere, nothing at its depth that could hold the value). (``absence_shown``,
+    the looser test, still decides where the embedded model's grammar offers
+    only null.)"""
     if rule.writes_empty(source):
         return True
     if rule.label_written(source):
         return False
-    return rule.shown_empty and shares_layout(rule, source) and only_layout(rule, source)
+    if not shares_layout(rule, source):
+        return False
+    if rule.shown_empty:
+        return only_layout(rule, source)
+    return nested_layout(rule, source)
+
+
+def nested_layout(rule: Locator, source: str) -> bool:
+    """Whether ``source``, a nested document whose layout is the examples'
+    (``shares_layout``), writes nothing where ``rule``'s label would be but
+    the examples' keys: the rule reads a key nested under another
+    (``Locator.depth`` of 1 or more: ``namespace:`` under ``metadata:``), the
+    document writes that key nowhere in any form (``Locator.mentioned``: not
+    under another parent, not in another document), and every line at the
+    key's depth begins with one of the examples' keys (``Locator.layout``) or
+    is one an example writes, or holds after its key (or as a whole, where it
+    has none) nothing shaped like the field's values (``_could_hold``:
+    ``minReadySeconds: 10`` holds no namespace shaped ``store``; another key
+    with a word, ``podManagementPolicy: Parallel``, may be the field's), or
+    is a comment (``# ...``, where the label begins with no ``#``). A
+    nested format's keys are its fields, so where its key is nowhere the
+    field is empty, whether or not an example shows it empty; deeper lines
+    (a container's ``env:``, a label ``tier: backend``) are other keys' values."""
+    if not rule.labelled or rule.heading or rule.depth is None or rule.depth < 1 or (
+            rule.mentioned(source)):
+        return False
+    lines = rule.region(live_text(source)).splitlines()
+    keys = set(rule.layout)
+    for line, depth in zip(lines, line_depths(lines), strict=True):
+        if depth != rule.depth or not line.strip() or _fold(line) in rule.lines or (
+                line.lstrip()[:1] == "#" and rule.left.lstrip()[:1] != "#"):
+            continue  # (a comment line: no key of the format's, unless the label is one)
+        key = _KEYED.match(line)
+        if key is None:
+            if _could_hold(rule, line):
+                return False  # prose, or an item no example writes there
+        elif key.group(1).casefold() not in keys and _could_hold(rule, key.group(2)):
+            return False  # a key the examples never write, with a value like the field's
+    return True

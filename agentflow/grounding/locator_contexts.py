@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentflow.grounding.label_forms import agreed, same_label
+from agentflow.grounding.label_forms import agreed, closing_quote, same_label
 from agentflow.grounding.list_markers import marker_kind
 from agentflow.grounding.locator_places import (
     Seen,
@@ -19,6 +19,7 @@ from agentflow.grounding.locator_places import (
     common_end,
     common_start,
     example_value,
+    is_gap,
     lead,
     next_word,
     one_line,
@@ -82,9 +83,14 @@ def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample],
         # label_forms``)
         befores, afters = [one[0]] * len(befores), one[1]
     right = "" if all(not a.strip() for a in afters) else lead(common_start(afters))
-    word = next_word(afters, right) if right else ""  # ``see`` of ``, see LICENSE``
+    word = next_word(afters, right) if right and not is_gap(right) else ""  # ``see`` of
+    # ``, see LICENSE``; after a column gap, the next column's text (no end of the value)
     if right == "" and any(a.strip() for a in afters):
         return None  # the values end at no common text and not at the line's end
+    if split is None and not many and len(set(befores)) == 1 and (
+            quote := closing_quote(befores[0], right)) != right:
+        right, word = quote, ""  # a quoted value ends at its closing quote (``",`` of
+        # ``"license": "MIT",``; the object's last key writes no ``,``)
     if right and not right.strip() and len(right) < 2:
         return None  # one space after: too weak to end a value
     if continued and right:

@@ -24,8 +24,8 @@ from agentflow.grounding.quotes import QUOTES, past_escaped
 from agentflow.grounding.tokens import cuts_token
 from agentflow.output.examples import CheckedExample
 
-__all__ = ["Seen", "block_of", "closest", "common_end", "common_start", "example_value", "lead",
-           "next_word", "one_line", "over_key", "places_at", "right_end", "seen_at", "tail"]
+__all__ = ["Seen", "block_of", "closest", "common_end", "common_start", "example_value", "is_gap",
+           "lead", "next_word", "one_line", "over_key", "places_at", "right_end", "seen_at", "tail"]
 
 
 def example_value(example: CheckedExample, name: str) -> Any:
@@ -241,6 +241,15 @@ def next_word(afters: Sequence[str], right: str) -> str:
     return words.pop() if len(words) == 1 and "" not in words else ""
 
 
+_GAP = re.compile(r"[ \t]{2,}")
+"""A run of blanks wide enough to part two columns."""
+
+
+def is_gap(right: str) -> bool:
+    """Whether ``right`` is a column gap: two blanks or more, nothing else."""
+    return len(right) >= 2 and not right.strip(" \t")
+
+
 def right_end(line: str, start: int, right: str, word: str = "") -> int:
     """Where the value that begins at ``start`` of ``line`` ends: the first
     ``right`` after it, or (``word``: ``next_word``) the first one the word
@@ -248,7 +257,16 @@ def right_end(line: str, start: int, right: str, word: str = "") -> int:
     continuation no example writes: the rule cannot tell where the value ends).
     A ``right`` that begins with a quote is never one the value escapes
     (``agentflow.grounding.quotes.past_escaped``: ``\\"`` or a doubled quote
-    inside ``"Parse \\"smart\\" quotes"``: the value's own, not its end)."""
+    inside ``"Parse \\"smart\\" quotes"``: the value's own, not its end).
+    A ``right`` of blanks alone (``is_gap``) is a column gap: the first run of
+    two blanks or more ends the value, however wide (the examples' padding is
+    their columns' layout: ``Obsoletes: 2732, 2396, 1808`` then 34 spaces where
+    an example wrote 49)."""
+    if is_gap(right):  # a column gap, however wide (layout, not text)
+        for match in _GAP.finditer(line, start):
+            if not word or word_after(line, match.end()) == word:
+                return match.start()
+        return -1
     end = line.find(right, start)
     while end >= 0:
         if right[:1] in QUOTES and (on := past_escaped(line, end, start)) != end:

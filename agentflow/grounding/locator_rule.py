@@ -12,10 +12,13 @@ from typing import Any
 from agentflow.grounding.echo_keys import echo_differs
 from agentflow.grounding.edges import clean_edges
 from agentflow.grounding.folding import same_text
+from agentflow.grounding.label_forms import quoted_unit
 from agentflow.grounding.lines import line_arguments
+from agentflow.grounding.locator_places import is_gap
 from agentflow.grounding.locator_reading import LocatorReading
 from agentflow.grounding.quotes import in_quotes
 from agentflow.grounding.sibling_blocks import record_words
+from agentflow.grounding.token_shapes import same_kinds
 from agentflow.grounding.value_clauses import clause_break, comment_tail
 from agentflow.grounding.value_kinds import bare_number, whole_numbers
 from agentflow.grounding.void_blocks import live_text
@@ -109,7 +112,12 @@ class Locator(LocatorReading):
             (``builtin 0.006`` where the examples wrote ``Dpkg::Exit``) is
             then offered, but never pinned (``pins``): one-word examples
             show neither that the value is one word nor that the rule's end
-            is the value's.
+            is the value's. Unless a label's line (or column, up to a gap)
+            is read to its end and each word holds the kinds of characters
+            the examples' values hold (``GPL-2.0-or-later AND GPL-3.0-only``
+            for ``MIT``, ``GPLv2+``: ``_more_words``), or the value is one
+            quoted string (``label_forms.quoted_unit``: its quotes bound it,
+            whatever it holds; likewise for ``clauses`` and ``comments``).
         layout: the keys the examples' lines begin with (``agentflow.
             grounding.locator_absence.layout_keys``): whether a document
             where the rule finds nothing is written the examples' way.
@@ -324,15 +332,31 @@ class Locator(LocatorReading):
         an amount ``£117.60``, a bare ``2,400.00`` where each writes its
         currency); nor one without the head every example's value begins
         with (``head``)."""
+        unit = self.anchored and quoted_unit(self.left, self.right)  # its quotes end it
         if self.many:
-            return self.comments or not comment_tail(value)
+            return self.comments or unit or not comment_tail(value)
         if (self.decimal and whole_numbers(value)) or (self.unit and bare_number(value)):
             return False
         return (self.marked or not block_marker(value)) and (
-            self.clauses or not clause_break(value)) and (
-            self.comments or not comment_tail(value)) and (
-            self.spaced or len(value.split()) <= 1) and (self.quoted or not in_quotes(value)) and (
+            self.clauses or unit or not clause_break(value)) and (
+            self.comments or unit or not comment_tail(value)) and (
+            self.spaced or unit or len(value.split()) <= 1 or self._more_words(value)) and (
+            self.quoted or not in_quotes(value)) and (
             value.strip().casefold().startswith(self.head))
+
+    def _more_words(self, value: str) -> bool:
+        """Whether ``value``, of several words where every example's value is
+        one, is still the value a labelled line's rest holds: the rule reads
+        after a label to the line's end (the format's value is the line's
+        rest), or to a column gap (``locator_places.is_gap``: the rest of
+        its column), and each word holds the kinds of characters the examples'
+        values hold (``token_shapes.same_kinds``: ``GPL-2.0-or-later AND
+        GPL-3.0-only`` for ``GPLv2+``, ``MIT``; never ``builtin 0.006`` for
+        ``Dpkg::Exit``, nor a value up to another ``right`` the examples end
+        it at, ``;``, nor a shell array ``('a' 'a-docs')`` where each
+        example's ``pkgname=`` is a bare word)."""
+        return self.labelled and (not self.right or is_gap(self.right)) and same_kinds(
+            value, self.shapes)
 
     def label_lines(self, source: str) -> int:
         """How many lines of ``source`` (inside the rule's ``group`` and
@@ -394,7 +418,8 @@ class Locator(LocatorReading):
     def describe(self) -> str:
         """The rule in words (for reports): ``after 'Version: ' to the line's end``."""
         where = "at the start of a line after" if self.anchored else "after"
-        until = f"up to {self.right!r}" if self.right else "to the end of the line"
+        until = ("up to a column gap (two spaces or more)" if is_gap(self.right) else
+                 f"up to {self.right!r}" if self.right else "to the end of the line")
         if self.right_word:
             until += f" before {self.right_word!r}"
         split = f", items split by {self.split!r}" if self.split else ""

@@ -38,14 +38,19 @@ thing (a path ``/etc/adduser.conf`` is no URL ``https://x.example/``).
 
 from __future__ import annotations
 
-from agentflow.grounding.folding import fold_text
+from collections.abc import Iterable
 
-__all__ = ["near_shape", "token_shape", "value_shapes"]
+from agentflow.grounding.folding import fold_text
+from agentflow.grounding.quotes import QUOTES
+
+__all__ = ["near_shape", "same_kinds", "token_shape", "value_shapes"]
 
 _EDGE = "()[]{}<>,.;:!?\"'`*_"
 _KINDS = frozenset("a0")
 _SEPARATORS = frozenset("-/.,:")
 """Between digits, one separator stands for another (and whitespace for any)."""
+_SYNTAX = frozenset("()[]{}\"'`") | QUOTES
+"""Quotes and brackets: words holding one are written in another syntax (``same_kinds``)."""
 _JOINERS = frozenset("-'")
 """Inside a word, whitespace may stand for these (``Stratford-upon-Avon``)."""
 
@@ -74,6 +79,18 @@ def value_shapes(values: list[str]) -> frozenset[str]:
     """The shapes (``token_shape``) of the tokens of ``values``."""
     return frozenset(shape for v in values for t in v.split()
                      if (shape := token_shape(t)) is not None)
+
+
+def same_kinds(value: str, shapes: Iterable[str]) -> bool:
+    """Whether every token of ``value`` (that holds a letter or a digit) holds
+    the kinds of characters some token of ``shapes`` holds (letters, digits,
+    or both: ``GPL-3.0-only`` and ``AND`` like ``GPLv2+`` and ``MIT``; never
+    ``0.006`` like ``Dpkg::Exit``), and ``value`` holds no quote or bracket
+    (another syntax: a shell array ``('a' 'a-docs')``): the same kind of
+    words as the examples' values, more of them; ``False`` without ``shapes``."""
+    seen = {_parts(s)[0] for s in shapes}
+    return bool(seen) and not any(c in _SYNTAX for c in value) and all(
+        _parts(shape)[0] in seen for t in value.split() if (shape := token_shape(t)) is not None)
 
 
 def _parts(shape: str) -> tuple[frozenset[str], frozenset[str], str]:

@@ -10,12 +10,13 @@ if it had no rule (``agentflow.extraction.confidence``: merely grounded, so
 it needs review). The grammar still offers it (the value may be whole).
 
 A **clause break** (``clause_break``) is an opening bracket (``(``, ``[``,
-``{``) after some text, a clause end (``;``, ``!``, ``?``) followed by
-whitespace and more text, a sentence end (``.`` after a word of at least
-``SENTENCE_WORD`` characters, so that ``Dr. Lee`` and ``Corp. Ltd`` are no
-break) followed by whitespace and more text. (A key inside a value, ``GNU C
-Library: shared libraries``, is often the whole value: no break.) A
-**comment tail** (``comment_tail``) is read past likewise: ``#`` (or
+``{``) after some text and whitespace (one written inside a word is the
+word's: ``%{packname}`` of a URL, ``f(x)``, ``Name[de]``), a clause end
+(``;``, ``!``, ``?``) followed by whitespace and more text, a sentence end
+(``.`` after a word of at least ``SENTENCE_WORD`` characters, so that
+``Dr. Lee`` and ``Corp. Ltd`` are no break) followed by whitespace and more
+text. (A key inside a value, ``GNU C Library: shared libraries``, is often
+the whole value: no break.) A **comment tail** (``comment_tail``) is read past likewise: ``#`` (or
 ``##``) standing alone after some text (``glib-2.0 # gio-2.0 when built
 with --enable-gio``: a ``.pc`` file's, a shell or a YAML line's comment;
 ``#documentcloud`` and ``C#`` are no comment), or ``;`` standing alone
@@ -54,7 +55,7 @@ __all__ = ["SENTENCE_WORD", "clause_break", "comment_tail", "joins", "runs_on", 
 SENTENCE_WORD = 5
 """Shortest word whose ``.`` ends a sentence (shorter: an abbreviation, ``Prof.``)."""
 
-_BREAK = re.compile(r"\S\s*[(\[{]|[;!?]\s+\S")
+_BREAK = re.compile(r"\S\s+[(\[{]|[;!?]\s+\S")
 _COMMENT = re.compile(r"\S\s+(?:#+|;)(?:\s|\Z)")
 _SENTENCE = re.compile(r"(\w+)\.\s+\S")
 
