@@ -373,8 +373,9 @@ def test_default_concurrency_follows_the_model(monkeypatch: pytest.MonkeyPatch) 
 
 
 async def until(check: Callable[[], bool]) -> None:
-    """Poll ``check`` until it holds (a file another process writes), 30 s at most."""
-    with anyio.fail_after(30):
+    """Poll ``check`` until it holds (a file another process writes); 120 s at
+    most, a guard against a hang only (a loaded machine starts a process slowly)."""
+    with anyio.fail_after(120):
         for _ in itertools.count():
             if check():
                 return
