@@ -42,6 +42,7 @@ The tree::
     │   │   └── OutOfMemoryError          the model does not fit the server's memory: not retried
     │   ├── ContentFilteredError          filtered, moderated or refused: no answer
     │   │   └── ModeratedRequestError     refused by moderation, a 4xx (also a BadRequestError)
+    │   ├── EmptyReplyError               a text call's model said nothing after tool results, twice
     │   ├── ProviderTimeoutError          connect/read timeout
     │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
@@ -123,6 +124,7 @@ from agentflow.errors._provider import (
     BatchRequestError,
     ContentFilteredError,
     DeadlineExceededError,
+    EmptyReplyError,
     ModeratedRequestError,
     NotFoundError,
     OutOfMemoryError,
@@ -190,6 +192,7 @@ __all__ = [
     "DocumentTooComplexError",
     "DuplicateInputIdError",
     "EmptyDocumentError",
+    "EmptyReplyError",
     "EncryptedDocumentError",
     "GrammarEngineError",
     "GroundingError",

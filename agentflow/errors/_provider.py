@@ -19,6 +19,7 @@ __all__ = [
     "BatchRequestError",
     "ContentFilteredError",
     "DeadlineExceededError",
+    "EmptyReplyError",
     "ModeratedRequestError",
     "NotFoundError",
     "OutOfMemoryError",
@@ -231,6 +232,20 @@ class ContentFilteredError(ProviderError):
                  vendor: str = "") -> None:
         self.finish_reason = finish_reason
         super().__init__(message, status=status, code=code or finish_reason, vendor=vendor)
+
+
+class EmptyReplyError(ProviderError):
+    """A text call's model said nothing: a reply with no text and no tool call
+    (thinking alone counts as nothing) that ended normally right after tool
+    results, and again after a continuation prompt asked it to go on
+    (``agentflow.middleware.empty_reply``; Claude's documented "empty
+    response with end_turn"). There is no answer: not a silent empty success.
+    Not retried by the HTTP layer (each request was answered); the caller may
+    send the call again. A call with an output type fails with
+    ``StructuredOutputError`` instead."""
+
+    def __init__(self, message: str, *, vendor: str = "") -> None:
+        super().__init__(message, code="empty_reply", vendor=vendor)
 
 
 class ModeratedRequestError(ContentFilteredError, BadRequestError):
