@@ -17,8 +17,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
-from agentflow import AgentState, AttemptDiscarded, Complete, EmptyReplyError, ReActAgent
+from agentflow import (
+    AgentState,
+    AttemptDiscarded,
+    Complete,
+    EmptyReplyError,
+    ReActAgent,
+    StructuredOutputError,
+)
 from agentflow.middleware.empty_reply import CONTINUE_PROMPT
 from agentflow.model import ChatModel
 from agentflow.providers.anthropic import AnthropicChatModel
@@ -151,3 +159,24 @@ async def test_an_empty_first_reply_and_a_later_empty_step_are_told_apart() -> N
     assert reply.text == "Done." and len(fake.bodies) == 5
     assert [texts(b)[-1] == CONTINUE_PROMPT for b in fake.bodies] == [
         False, False, True, False, True]
+
+
+class Weather(BaseModel):
+    temp: int
+
+
+@STREAMS
+async def test_a_structured_call_that_keeps_replying_nothing_says_so(stream: bool) -> None:
+    """The output engine's answer to empty replies agrees: re-asked by a
+    transient user turn (the empty turn never sent back), then a typed error
+    that says the reply was empty, not that the model wrote prose."""
+    async with AnthropicFake() as fake:
+        fake.add(LOOKUP, *[EMPTY] * 4)
+        model = VENDORS["anthropic"][1](fake.url, stream)
+        try:
+            reply = await ReActAgent("a", model, tools=[weather]).call("W?", Weather)
+        finally:
+            await model.aclose()
+    with pytest.raises(StructuredOutputError, match="last reply was empty"):
+        _ = reply.output
+    assert len(fake.bodies) == 4  # each taken: no empty assistant turn was sent back
