@@ -171,14 +171,16 @@ class UnexpectedReplyError(ProviderError):
     content type, or its first tag whatever the type), as a proxy, gateway or
     CDN in front of the API serves one (a Cloudflare challenge, a load
     balancer's error page, a captive portal) or a server that crashed after
-    its status line. Retried with backoff like a 5xx; the last error names
-    the status, the content type and the start of the page.
+    its status line; or a whole (not streamed) reply whose JSON is cut off
+    (it ends mid-value) or malformed. Retried with backoff like a 5xx; the
+    last error names the status, the content type and the start of the page
+    (of a JSON body: its start and end).
 
     Attributes:
         content_type: the reply's ``Content-Type`` header (``""``: none).
-        excerpt: the page's title and the start of its text, short, with URLs'
-            queries and every registered credential masked (``""`` for an
-            empty body).
+        excerpt: the page's title and the start of its text (a JSON body's
+            start and end), short, with URLs' queries and every registered
+            credential masked (``""`` for an empty body).
     """
 
     retryable = True
