@@ -21,6 +21,7 @@ from agentflow.grounding import Grounded
 from agentflow.loop import call_events
 from agentflow.messages import Msg
 from agentflow.middleware.base import Hooks, Middleware, hooks_for
+from agentflow.middleware.empty_reply import EmptyReplyContinuation
 from agentflow.middleware.structured_output import (
     StructuredOutputCompression,
     StructuredOutputMiddleware,
@@ -83,7 +84,9 @@ class ReActAgent:
             ``agentflow.mcp.MCPServer``: its tools as they are at each model
             request) the model may call.
         sys_prompt: system prompt prepended to every request (not stored in memory).
-        middleware: user middleware, run after the stock structured-output ones.
+        middleware: user middleware, run after the stock ones (structured
+            output, then ``EmptyReplyContinuation``: an empty reply after tool
+            results is asked to continue once, ``EmptyReplyError`` when empty again).
         max_iters: reasoning steps per call before the call ends with
             ``stop_reason="max_iters"``.
         tool_retries: failed calls allowed per tool and call, cumulatively
@@ -144,6 +147,7 @@ class ReActAgent:
         self.middleware: list[Middleware] = [
             self.structured_output,
             StructuredOutputCompression(),
+            EmptyReplyContinuation(),
             *middleware,
         ]
         self._specs: dict[tuple[str, int], list[ToolSpec]] = {}

@@ -59,7 +59,7 @@ approval: ``agentflow.approvals``; a client tool's result:
 RetryReason: TypeAlias = Literal[
     "forcing", "validation", "multiple", "degradation", "tools_failed"
 ]
-DiscardReason: TypeAlias = Literal["stream_error", "degradation", "superseded"]
+DiscardReason: TypeAlias = Literal["stream_error", "degradation", "superseded", "empty_reply"]
 
 
 @slot_init
@@ -168,9 +168,12 @@ class AttemptDiscarded:
     sent again), ``degradation`` (the vendor refused a feature after the
     stream began; the request is sent again without it) or ``superseded``
     (a later JSON value in the reply text replaces the one the partials
-    showed). Every ``ReasoningChunk``/``ThinkingChunk``/``OutputPartial`` of
-    the attempt before this event is void for ``stream_error`` and
-    ``degradation``; for ``superseded`` only the partial output is.
+    showed) or ``empty_reply`` (a text call's reply said nothing after tool
+    results: it is dropped and the model is asked to continue,
+    ``agentflow.middleware.empty_reply``). Every ``ReasoningChunk``/
+    ``ThinkingChunk``/``OutputPartial`` of the attempt before this event is
+    void for ``stream_error``, ``degradation`` and ``empty_reply``; for
+    ``superseded`` only the partial output is.
     ``OutputPartial`` starts again from nothing after it. ``message`` says
     what happened.
     """

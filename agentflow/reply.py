@@ -342,7 +342,10 @@ class ReplyBuilder:
         but reasoning text (a server that put the whole answer in its
         reasoning channel) gets that reasoning as its text too, flagged
         ``ANSWER_FROM_REASONING`` in its metadata: read as an answer, never
-        as "no answer" followed by forced retries that fail the same way."""
+        as "no answer" followed by forced retries that fail the same way.
+        Signed thinking (Anthropic's thinking blocks: the vendor's own thinking
+        channel, never a misrouted answer) is not: such a reply is empty
+        (``agentflow.middleware.empty_reply``)."""
         text = clean_text(self.text)
         reason = self.finish_reason
         closed: list[str] | None = [] if reason == "length" else None
@@ -361,7 +364,7 @@ class ReplyBuilder:
             )
         if text:
             blocks.append(TextBlock(text))
-        elif not calls and reason == "stop" and self._thinking:
+        elif not calls and reason == "stop" and self._thinking and not self._signature:
             answer = blocks[0].thinking.strip()
             if answer:  # the only answer is in the reasoning channel: given, and said so
                 blocks.append(TextBlock(answer))

@@ -19,6 +19,7 @@ __all__ = [
     "BatchRequestError",
     "ContentFilteredError",
     "DeadlineExceededError",
+    "EmptyReplyError",
     "ModeratedRequestError",
     "NotFoundError",
     "OutOfMemoryError",
@@ -170,14 +171,16 @@ class UnexpectedReplyError(ProviderError):
     content type, or its first tag whatever the type), as a proxy, gateway or
     CDN in front of the API serves one (a Cloudflare challenge, a load
     balancer's error page, a captive portal) or a server that crashed after
-    its status line. Retried with backoff like a 5xx; the last error names
-    the status, the content type and the start of the page.
+    its status line; or a whole (not streamed) reply whose JSON is cut off
+    (it ends mid-value) or malformed. Retried with backoff like a 5xx; the
+    last error names the status, the content type and the start of the page
+    (of a JSON body: its start and end).
 
     Attributes:
         content_type: the reply's ``Content-Type`` header (``""``: none).
-        excerpt: the page's title and the start of its text, short, with URLs'
-            queries and every registered credential masked (``""`` for an
-            empty body).
+        excerpt: the page's title and the start of its text (a JSON body's
+            start and end), short, with URLs' queries and every registered
+            credential masked (``""`` for an empty body).
     """
 
     retryable = True
@@ -231,6 +234,20 @@ class ContentFilteredError(ProviderError):
                  vendor: str = "") -> None:
         self.finish_reason = finish_reason
         super().__init__(message, status=status, code=code or finish_reason, vendor=vendor)
+
+
+class EmptyReplyError(ProviderError):
+    """A text call's model said nothing: a reply with no text and no tool call
+    (thinking alone counts as nothing) that ended normally right after tool
+    results, and again after a continuation prompt asked it to go on
+    (``agentflow.middleware.empty_reply``; Claude's documented "empty
+    response with end_turn"). There is no answer: not a silent empty success.
+    Not retried by the HTTP layer (each request was answered); the caller may
+    send the call again. A call with an output type fails with
+    ``StructuredOutputError`` instead."""
+
+    def __init__(self, message: str, *, vendor: str = "") -> None:
+        super().__init__(message, code="empty_reply", vendor=vendor)
 
 
 class ModeratedRequestError(ContentFilteredError, BadRequestError):

@@ -19,6 +19,7 @@ from agentflow.execution import CallExecution
 from agentflow.messages import Msg
 from agentflow.middleware._output_run import OutputRun
 from agentflow.middleware.base import Decision, Finish, ReasonAgain
+from agentflow.middleware.empty_reply import is_empty
 from agentflow.middleware.output_acceptance import REJECTED, accepted
 from agentflow.middleware.output_failures import (
     gave_up_invalid,
@@ -66,6 +67,8 @@ def missed_output(config: OutputConfig, ex: CallExecution, run: OutputRun, reply
                   if fallback else "the model ")
         lead = (f"{before}did not call {TOOL_NAME} after {ex.force_count} forced "
                 f"retr{'y' if ex.force_count == 1 else 'ies'}")
+        if is_empty(reply):  # as a text call's EmptyReplyError says: nothing, not prose
+            lead += "; its last reply was empty (no text, no tool call)"
         ex.output_error = (
             StructuredOutputError(lead, raw_text=reply.text, attempts=ex.usage.requests)
             if run.last_invalid is None else

@@ -63,7 +63,7 @@ from agentflow.output._absent import absent_word
 from agentflow.output._enum_values import accepts_as_is, enum_of, enum_value
 from agentflow.output._json_lax import coerce_scalars, grouped_number
 from agentflow.output._written_dates import iso_date
-from agentflow.output.brackets import cut_inside
+from agentflow.output.argument_flaws import flaw, never_closed
 from agentflow.output.dialects import resolve_ref, schema_types
 from agentflow.output.envelopes import MAX_DEPTH, MISSING, decode_container, unwrapped
 from agentflow.output.literals import RejectedLiteral, decode_value, literal_value
@@ -179,15 +179,25 @@ def decode_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, A
 
 
 def explain_raw(text: str) -> str:
-    """Why arguments ``text`` could not be read, for the model to fix."""
-    if cut_inside(text):
+    """Why arguments ``text`` could not be read, for the model to fix: cut
+    (never closed) or malformed (closed, or a fault before its end), told
+    apart (``argument_flaws``)."""
+    if never_closed(text):
         return ("the arguments were cut off before the JSON object closed (the reply was "
-                "cut): send the whole object again")
+                "cut, e.g. at the token limit): send the whole object again")
     try:
         value = decode_value(text)
     except RejectedLiteral as exc:
         return f"the arguments are not JSON: {exc}"
     except ValueError:
+        value = None
+    if value is None or isinstance(value, dict):  # no JSON value, or one read only leniently
+        where = flaw(text) if text.strip().startswith("{") else ""
+        if where:  # an object that closed (or broke before its end): malformed, not cut
+            closed = ("the object closed, so nothing was cut" if text.strip().endswith("}")
+                      else "a fault before its end, not a cut")
+            return (f"the arguments are malformed JSON ({closed}): {where}; send the same "
+                    "object again as valid JSON")
         return "the arguments are not valid JSON: send one JSON object"
     return (f"the arguments must be a JSON object, got a JSON {type(value).__name__}"
             if not isinstance(value, str) else

@@ -32,6 +32,8 @@ from agentflow.errors import (
     ServerError,
     UnexpectedReplyError,
 )
+from agentflow.providers._streams import ndjson_body, sse_body
+from agentflow.providers._surrogates import loads_lone
 
 __all__ = [
     "EXCERPT_BYTES",
@@ -45,6 +47,7 @@ __all__ = [
     "parse_retry_after",
     "redirect_error",
     "unexpected_reply",
+    "unreadable_reply",
 ]
 
 ErrorMapper = Callable[[int, Mapping[str, str], bytes], ProviderError]
@@ -237,6 +240,34 @@ def unexpected_reply(vendor: str, status: int, content_type: str,
         "not the API's reply; a proxy, gateway or CDN between here and the API answered "
         "(or the API sent nothing): retried; if it lasts, check base_url and any proxy",
         content_type=content_type, excerpt=excerpt, status=status, vendor=vendor)
+
+
+def unreadable_reply(vendor: str, status: int, content_type: str,
+                     body: bytes) -> UnexpectedReplyError | None:
+    """The error for a whole 2xx ``body`` that should be one JSON document and
+    is not: cut off (it ends mid-value: a proxy or a crashed server closed
+    the reply early) or malformed; retried as a 5xx is (the same request
+    usually reads whole the next time). ``None`` for a JSON body, and for a
+    stream under another content type (SSE fields, NDJSON lines), which the
+    adapter reads as one."""
+    try:
+        orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        if sse_body(body) or ndjson_body(body) or loads_lone(body)[0]:
+            return None
+        text = body.decode(errors="replace").strip()
+        cut = exc.pos >= len(body.rstrip()) or exc.msg.startswith("unexpected end")
+        what = "cut off (it ends mid-value)" if cut else f"malformed ({exc.msg} at byte {exc.pos})"
+        excerpt = redact_urls(" ".join(text.split()))
+        if len(excerpt) > 160:
+            excerpt = f"{excerpt[:100].rstrip()} ... {excerpt[-50:].lstrip()}"
+        return UnexpectedReplyError(
+            f"a {status} reply whose JSON body is {what} ({len(body)} bytes, content type "
+            f"{content_type or '(none)'}): {excerpt!r}: not a whole API reply; a proxy or the "
+            "server ended it early or mangled it: retried; if it lasts, check base_url and "
+            "any proxy", content_type=content_type, excerpt=excerpt, status=status,
+            vendor=vendor)
+    return None
 
 
 def _page_excerpt(body: bytes, limit: int = 160) -> str:

@@ -30,9 +30,20 @@ from agentflow.errors import (
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_message
 
-__all__ = ["call_ids_refused", "content_refused", "engine_refused", "failed_output",
-           "moderation_error", "openai_error", "payload_error", "reasoning_refused",
-           "roles_refused", "schema_carrier", "unsupported_feature"]
+__all__ = [
+    "call_ids_refused",
+    "content_refused",
+    "engine_refused",
+    "enveloped",
+    "failed_output",
+    "moderation_error",
+    "openai_error",
+    "payload_error",
+    "reasoning_refused",
+    "roles_refused",
+    "schema_carrier",
+    "unsupported_feature",
+]
 
 _REFUSAL = re.compile(
     r"not support|unsupported|unavailable|not available|not allowed|must be auto|"
@@ -328,9 +339,24 @@ def moderation_error(vendor: str, payload: Mapping[str, Any], codes: frozenset[s
     return None
 
 
+def enveloped(payload: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``payload`` with a bare error object put in its ``{"error": ...}``
+    envelope: vLLM's ``ErrorResponse`` as older servers stream it, a data
+    line ``{"object": "error", "message", "type", "param", "code"}`` (the same
+    object its HTTP errors carry, modelscope/ms-agent#489: "Error code: 400 -
+    {'object': 'error', 'message': ..., 'type': 'BadRequestError', 'param':
+    None, 'code': 400}"; current vLLM wraps it in ``"error"``). Any other
+    payload as it is."""
+    if "error" in payload or payload.get("object") != "error" or "message" not in payload:
+        return payload
+    return {"error": {k: v for k, v in payload.items() if k != "object"}}
+
+
 def payload_error(vendor: str, payload: Mapping[str, Any]) -> ProviderError | None:
     """The typed error of a payload carrying ``{"error": ...}`` (a mid-stream
-    error data line, or an error inside a 200 body), else ``None``."""
+    error data line, or an error inside a 200 body), or a bare vLLM error
+    object (``enveloped``), typed by its ``code`` as its HTTP twin; else ``None``."""
+    payload = enveloped(payload)
     err = payload.get("error")
     if not err:
         return None

@@ -33,6 +33,7 @@ from agentflow.providers._http import error_body, error_message
 from agentflow.providers._markup import MarkupFilter
 from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_errors import (
+    enveloped,
     failed_output,
     moderation_error,
     openai_error,
@@ -79,7 +80,9 @@ class OpenAIReplyHooks:
 
     def payload_error(self, payload: Mapping[str, Any]) -> ProviderError | None:
         """The error a 200 payload or stream event carries, if any: one of
-        ``moderation_codes`` -> ``ContentFilteredError``, else OpenAI-style."""
+        ``moderation_codes`` -> ``ContentFilteredError``, else OpenAI-style
+        (a bare vLLM error object too: ``enveloped``)."""
+        payload = enveloped(payload)
         if self.moderation_codes:
             filtered = moderation_error(self.vendor, payload, self.moderation_codes)
             if filtered is not None:
@@ -192,8 +195,10 @@ class OpenAIReplyHooks:
         error it carries (``payload_error``); run under ``guard.fold``."""
         if not isinstance(payload, dict):
             raise guard.error("not a JSON object", payload)
-        # the stock check reads ``error`` only: a payload without one skips the call
-        if ("error" in payload or type(self).payload_error is not _STOCK_PAYLOAD_ERROR) and (
+        # the stock check reads ``error`` (or vLLM's bare ``"object": "error"``) only:
+        # a payload without one skips the call
+        if ("error" in payload or payload.get("object") == "error"
+                or type(self).payload_error is not _STOCK_PAYLOAD_ERROR) and (
                 error := self.payload_error(payload)):
             raise error
         return parser.feed(payload)

@@ -3,8 +3,9 @@ steps ``Exchange`` takes: the request built (``_prepare``: URL, JSON payload,
 headers), admitted by the rate governor (``_admit``), sent once (``_send``: a
 3xx is a ``RedirectError``, a 4xx/5xx the vendor's mapped error, a 2xx body a
 vendor's ``BodyErrorCheck`` flags its error, a 2xx that is empty or an HTML
-page an ``UnexpectedReplyError``; the governor told what the
-reply's rate-limit headers said), and retried after a retryable failure with
+page, or a whole body whose JSON is cut off or malformed, an
+``UnexpectedReplyError``; the governor told what the reply's rate-limit
+headers said), and retried after a retryable failure with
 backoff and jitter (``_send_with_retries``, tenacity; ``_retry`` holds the
 policy). ``RequestSteps`` is ``HttpClient``'s base class: it holds these
 steps, the client its session and settings.
@@ -34,6 +35,7 @@ from agentflow.providers._http_errors import (
     ErrorMapper,
     redirect_error,
     unexpected_reply,
+    unreadable_reply,
 )
 from agentflow.providers._http_settings import HttpSettings, RateHeaders, register_credentials
 from agentflow.providers._payload import dump_json
@@ -183,7 +185,7 @@ class RequestSteps:
         if response.content_type in HTML_TYPES or response.content_length == 0:
             raise await self._no_reply(response)  # retried as a 5xx is
         if self._body_error is not None and response.content_type not in STREAM_TYPES:
-            try:  # read whole, for the vendor's check of an error in a 2xx body
+            try:  # read whole: the vendor's check of an error in a 2xx body, and JSON whole
                 body = await response.read()
             except (aiohttp.ClientError, TimeoutError) as exc:
                 response.release()
@@ -191,8 +193,10 @@ class RequestSteps:
                     f"the reply from {self.vendor} broke: {type(exc).__name__}",
                     vendor=self.vendor,
                 ) from exc
-            in_body = self._body_error(response.headers, body) or unexpected_reply(
-                self.vendor, response.status, response.headers.get("Content-Type", ""), body)
+            kind = response.headers.get("Content-Type", "")
+            in_body = (self._body_error(response.headers, body)
+                       or unexpected_reply(self.vendor, response.status, kind, body)
+                       or unreadable_reply(self.vendor, response.status, kind, body))
             if in_body is not None:
                 response.release()
                 raise in_body

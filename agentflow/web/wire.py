@@ -38,10 +38,11 @@ optional; ``null`` where there is no value):
     ``{"type", "reason": "forcing"|"validation"|"multiple"|"degradation"|
     "tools_failed", "attempt": int, "message": str}``.
 ``attempt_discarded``
-    ``{"type", "iteration": int, "reason": "stream_error"|"degradation"|"superseded",
-    "message": str}`` — what streamed so far in that reasoning step is void:
-    for ``stream_error`` and ``degradation`` its text, thinking and partial
-    output (the request is sent again); for ``superseded`` the partial output
+    ``{"type", "iteration": int, "reason": "stream_error"|"degradation"|"superseded"|
+    "empty_reply", "message": str}`` — what streamed so far in that reasoning step is void:
+    for ``stream_error``, ``degradation`` and ``empty_reply`` its text, thinking and
+    partial output (the request is sent again; after an empty reply, with a
+    continuation prompt); for ``superseded`` the partial output
     only. Partial output starts again from nothing after it.
 ``approval_requested``
     ``{"type", "calls": [{"id": str, "name": str, "input": object}]}`` — tool

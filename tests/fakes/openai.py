@@ -28,6 +28,9 @@ outputs) or tools, and check the API key (401).
 arguments as JSON objects, as some compatible servers send),
 ``omit_tool_ids`` (no ``id``/``type``), ``stream_error`` (an error object sent
 as a data line after ``error_after`` frames, then the connection ends),
+``bare_error`` (an object sent as is as a data line after ``error_after``
+frames, then ``[DONE]``: older vLLM's ``{"object": "error", "message", "type",
+"param", "code"}``),
 ``cached_tokens``, ``reasoning_tokens``, ``no_usage`` (no usage anywhere: a
 server that ignores ``stream_options.include_usage``), ``crlf`` (CRLF line endings),
 ``split_writes`` (each frame written in two halves, cutting UTF-8 characters),
@@ -599,6 +602,10 @@ class OpenAIStyleFake(FakeServer):
             at = int(reply.extra.get("error_after", 1))
             frames = [*frames[:at],
                       b"data: " + orjson.dumps({"error": reply.extra["stream_error"]}) + b"\n\n"]
+        if "bare_error" in reply.extra:  # older vLLM: its ErrorResponse as is, then [DONE]
+            at = int(reply.extra.get("error_after", 1))
+            frames = [*frames[:at], b"data: " + orjson.dumps(reply.extra["bare_error"]) + b"\n\n",
+                      b"data: [DONE]\n\n"]
         frames = self.preamble() + frames
         if reply.extra.get("crlf"):
             frames = [f.replace(b"\n", b"\r\n") for f in frames]

@@ -1,0 +1,98 @@
+"""``EmptyReplyContinuation``: the loop's rule for a reply that says nothing
+right after tool results (stock middleware; vendor-free).
+
+A model may end its turn normally (finish reason ``stop``) with no text and
+no tool call, thinking aside, just after reading tool results: Claude's
+documented "empty response with end_turn" (2-3 output tokens, no content;
+platform.claude.com, *Handling stop reasons*), and any model can do it. A
+text call then completed with an empty answer, silently. Sending the same
+request again does not help (the model already decided it is done); the
+documented remedy is a continuation prompt in a new user message.
+
+==============================================  ==================================
+the step's reply (a call without output type)   what happens
+==============================================  ==================================
+text, a tool call, or a finish reason other     nothing (the usual rules)
+than ``stop``
+empty, after a message that is not tool         nothing: the call completes
+results (nothing was asked of the model yet)
+empty, after tool results, first time           the reply is dropped, the same
+in this step                                    step is asked again with a
+                                                continuation prompt (``AttemptDiscarded``
+                                                ``empty_reply`` for stream readers)
+empty again, after that prompt                  ``EmptyReplyError``: the caller can
+                                                tell there is no answer
+==============================================  ==================================
+
+What stays in memory: neither the empty reply nor the prompt. The empty
+reply holds nothing to keep, and an assistant turn without content is
+refused by some vendors (Anthropic: non-empty content on every turn but the
+last); the prompt is added to the *request* only (``pre_reasoning``, tagged
+``CACHE_CONTROL=False``), so the stored conversation reads tool results,
+then the model's answer, valid on every vendor (a user turn after tool
+results is what every protocol takes, rewritten by ``_alternating`` for
+chat templates that need strict turns), and the caller's ``AgentState``
+holds no turn the caller did not write. A call with an output type is left to the
+structured-output engine, which treats an empty reply the same way: a
+transient user turn asks again (forcing, or the invalid-reply prompt), the
+failed attempt is dropped at call end, and past its budget the call fails
+with ``StructuredOutputError``.
+"""
+
+from __future__ import annotations
+
+from agentflow.errors import EmptyReplyError
+from agentflow.events import AttemptDiscarded
+from agentflow.execution import CallExecution
+from agentflow.messages import CACHE_CONTROL, Msg, TextBlock, ThinkingBlock
+from agentflow.middleware.base import Decision, Middleware, ModelRequest, ReasonAgain
+
+__all__ = ["CONTINUE_PROMPT", "EmptyReplyContinuation", "is_empty"]
+
+CONTINUE_PROMPT = ("Your last reply was empty. Please continue: use the tool results above "
+                   "to answer the request (or call another tool if you need one).")
+"""The continuation prompt sent after an empty reply that followed tool results."""
+
+_KEY = "empty_reply.asked"
+"""``ex.extra``: the step's empty reply was answered with the continuation prompt."""
+
+
+def is_empty(reply: Msg) -> bool:
+    """Whether ``reply`` says nothing: no text (blank counts as none), no tool
+    call, no other content; thinking alone is empty."""
+    return all(isinstance(block, ThinkingBlock)
+               or (isinstance(block, TextBlock) and not block.text.strip())
+               for block in reply.content)
+
+
+class EmptyReplyContinuation(Middleware):
+    """Stock middleware: an empty reply right after tool results is asked to
+    go on once per step; empty again, the call raises ``EmptyReplyError``
+    (the module docstring has the table and what memory keeps)."""
+
+    async def pre_reasoning(self, ex: CallExecution, request: ModelRequest) -> None:
+        if ex.extra.get(_KEY):  # this step's request again, with the prompt (never in memory)
+            request.messages.append(Msg("user", CONTINUE_PROMPT, None, {CACHE_CONTROL: False}))
+
+    async def post_reasoning(self, ex: CallExecution, reply: Msg) -> Decision | None:
+        if ex.output_type is not None:  # the structured-output engine's (see the docstring)
+            return None
+        asked = ex.extra.pop(_KEY, False)
+        if ex.last_finish_reason != "stop" or not is_empty(reply):
+            return None
+        memory = ex.memory
+        if asked:
+            raise EmptyReplyError(
+                "the model replied with nothing (no text, no tool call) after tool results, "
+                "and again after it was asked to continue: there is no answer; send the call "
+                "again, or check what the tools returned",
+                vendor=str(getattr(ex.model, "vendor", "") or ""))
+        if len(memory) < 2 or memory[-1] is not reply or memory[-2].role != "tool":
+            return None  # not after tool results: the call completes as it is
+        memory.pop()  # nothing to keep (and an empty assistant turn some vendors refuse)
+        ex.extra[_KEY] = True
+        ex.log.info("call.empty_reply", iteration=ex.iteration)
+        ex.emit(AttemptDiscarded(ex.iteration, "empty_reply",
+                                 "the reply was empty after tool results; asking the model "
+                                 "to continue"))
+        return ReasonAgain()
