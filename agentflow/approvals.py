@@ -85,6 +85,11 @@ class Refuse:
 
     reason: str = "the user refused this call"
 
+    @property
+    def result_text(self) -> str:
+        """The error result the model reads for the refused call."""
+        return f"Refused: {self.reason}"
+
 
 Decision = Approve | Refuse
 
@@ -292,8 +297,7 @@ async def resolve_approvals(agent: ReActAgent, state: AgentState,
     for call in calls:
         decision = decisions[call.id]
         if isinstance(decision, Refuse):
-            outcomes[call.id] = ToolResultBlock(call.id, f"Refused: {decision.reason}", True,
-                                                call.name)
+            outcomes[call.id] = ToolResultBlock(call.id, decision.result_text, True, call.name)
         elif decision.input is None:
             runs.append(call)
         else:

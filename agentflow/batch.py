@@ -3,7 +3,10 @@
 ``extract_many`` runs one call per input, at most ``concurrency`` at a time,
 each on its own fresh ``AgentState``, and yields exactly one ``ExtractResult``
 per input: its output, or the typed error that explains why there is none.
-A failing input never stops the others and never disappears::
+A failing input never stops the others and never disappears, unless its
+fault is the run's (a wrong key, a spent quota: ``same_for_every_input``),
+which every other input would meet too: then nothing new starts and the
+iteration raises it::
 
     async for result in extract_many(agent, documents, Invoice, concurrency=16):
         if result.ok:
@@ -37,7 +40,7 @@ from collections.abc import (
     Iterator,
     Sequence,
 )
-from typing import Any, Literal, TypeGuard, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
@@ -60,7 +63,8 @@ from agentflow.batch_types import (
     check_inputs,
 )
 from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
-from agentflow.errors import StrayCancelError, UsageError
+from agentflow.errors import StrayCancelError
+from agentflow.errors._run_wide import run_wide
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
 from agentflow.extraction.chunked import ChunkProgress
 from agentflow.extraction.pipeline import ExtractionPlan, check_plan, plan_extraction, stray_error
@@ -203,11 +207,20 @@ async def extract_many(
             inputs started ended with no record (their work cancelled on its
             own: the records of the others are yielded first); a run never
             ends as if complete with records missing.
-        ModelClosedError: the model was closed (``aclose()``) before or during
-            the run; raised once, at the first input that meets it, and the
-            run stops (as any ``UsageError`` an input meets that says
-            ``same_for_every_input``: misuse of the run, not a fault of one
-            input, never one failed record per input).
+        AgentflowError: one whose class says ``same_for_every_input`` (a wrong
+            key ``AuthenticationError``, a spent balance or daily limit
+            ``QuotaExceededError``, a model the vendor does not have
+            ``NotFoundError`` or its server cannot hold ``OutOfMemoryError``,
+            a closed model ``ModelClosedError``, other misuse; also as the
+            cause of a long document's ``ChunkFailedError``): the fault is the
+            run's, not one input's, so the run stops at the first input that
+            meets it, as ``agentflow extract`` does (exit 2), never one failed
+            record per input. No
+            input starts after it; the inputs in flight are cancelled (their
+            requests with them); the results that finished before it are
+            yielded (with ``order="input"``, those held behind an unfinished
+            earlier input too, in input order), then the typed error is
+            raised from the iteration.
     """
     if isinstance(inputs, str | bytes | bytearray):  # iterated, each character a document
         raise TypeError(f"inputs is one {type(inputs).__name__}: pass an iterable of "
@@ -245,23 +258,12 @@ async def extract_many(
             _schedule(plan, agent, inputs, concurrency, order, checked_ids)
         ) as results:  # closed here, not later by the loop: the workers stop before we return
             async for result in results:
-                if _misused(result.error):  # every other input would meet it too
-                    raise result.error
                 yield result
     finally:
         if batch_run is not None:
             await batch_run.aclose()
         if isinstance(agent_or_model, str):  # the model is ours: built from its name here
             await owner.aclose()
-
-
-def _misused(error: BaseException | None) -> TypeGuard[UsageError]:
-    """Whether a record's error is misuse of the whole run (a ``UsageError``
-    that says ``same_for_every_input``: ``ModelClosedError``, a tool source
-    that is not running): ``extract_many`` raises it rather than fail every
-    input alike. A vendor's refusal (a wrong key) stays a record: the CLI
-    stops on it (``agentflow.cli.extract``)."""
-    return isinstance(error, UsageError) and error.same_for_every_input
 
 
 WINDOW = 8
@@ -281,6 +283,10 @@ async def _schedule(
     Closing this generator early (``break``, cancellation, an exception in the
     consumer) cancels the workers and waits for them to stop before it
     returns; a worker whose result has nowhere to go drops it quietly.
+
+    A result whose error is the run's (``run_wide``) halts the run: nothing
+    starts after it, the workers still computing are cancelled, the results
+    received before it are yielded (held-back ones too), then it is raised.
     """
     send, receive = anyio.create_memory_object_stream[ExtractResult | BaseException](
         max_buffer_size=concurrency
@@ -313,8 +319,11 @@ async def _schedule(
                             await limiter.acquire()
                             if counted is None:
                                 counted = await plan.counted(agent)
+                            if halted:  # an input met the run's fault: nothing new starts
+                                break
                             unfinished[index] = item.id
-                            tg.create_task(run(counted, index, item, limiter, calls, results))
+                            computing[index] = tg.create_task(
+                                run(counted, index, item, limiter, calls, results))
                             index += 1
                 except Exception as exc:  # a bad input or a failing input iterator
                     failure = exc  # the inputs already started still finish first
@@ -343,18 +352,31 @@ async def _schedule(
             result = ExtractResult(index, item.id, None, stray_error(item.id, exc), Usage(), 0,
                                    0.0)
         finally:
+            computing.pop(index, None)
             limiter.release()
+        if not halted and run_wide(result.error) is not None:  # every input would meet it
+            halted.append(index)
+            for other in list(computing.values()):  # their requests stop with them
+                other.cancel()
         await _deliver(results, result)
         del unfinished[index]
 
     # The workers run in their own task so that no cancel scope is held across
     # this generator's yields; closing the generator cancels and awaits it.
     unfinished: dict[int, str] = {}  # input index -> id, started and not yet delivered
+    computing: dict[int, asyncio.Task[None]] = {}  # input index -> its worker, until it has
+    # its result: cancelled when another input meets the run's fault
+    halted: list[int] = []  # the input that met the run's fault, once one has
     supervisor = asyncio.ensure_future(supervise(send))
     pending: dict[int, ExtractResult] = {}
     next_index = 0
     async with contextlib.aclosing(produced(receive, supervisor)) as results:
         async for result in results:
+            fault = run_wide(result.error)
+            if fault is not None:  # the run's, not this input's: what finished, then it
+                for index in sorted(pending):
+                    yield pending.pop(index)
+                raise fault
             if order == "completed":
                 unyielded.release()
                 yield result

@@ -15,6 +15,12 @@ official SDK's low-level ``Server`` class (``mcp.server.lowlevel``).
                                                # (a server that cannot be restarted)
     python tests/mcp_server.py --generated-schemas  # also lists tools whose schemas are written
                                     # as zod-to-json-schema (TypeScript) and pydantic (FastMCP) do
+    python tests/mcp_server.py --http --pages N # tools/list in pages of N, a version tool
+                                    # (``v<generation>``) first; POST /expire-mid-list arms the
+                                    # next paged tools/list to end every session first (it then
+                                    # answers 404) and start a new generation; with
+                                    # --bound-cursors a cursor names its generation, and one of
+                                    # another generation is refused (INVALID_PARAMS)
 
 Tools: ``add`` (text and structured content), ``echo``, ``lookup`` (a
 product's price, structured), ``slow`` (sleeps), ``crash`` (the process
@@ -40,6 +46,7 @@ import mcp_types as types
 import orjson
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 PNG_1X1 = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
@@ -133,16 +140,43 @@ def _sections(section: Any) -> int:
     return 1 + sum(_sections(p) for p in section.get("parts", ()))
 
 
+class Pages:
+    """``--pages``: the size of a ``tools/list`` page, the tool list's
+    generation (a server restarted with new tools), and how many paged
+    requests are still to end every session first (``POST /expire-mid-list``)."""
+
+    def __init__(self, size: int, bound: bool) -> None:
+        self.size, self.bound = size, bound
+        self.generation = 0
+        self.armed = 0
+
+    def page(self, tools: list[types.Tool], cursor: str | None) -> types.ListToolsResult:
+        """The page at ``cursor`` (``"<offset>"``, or ``"<generation>:<offset>"``
+        when cursors are bound to a generation) of the version tool and ``tools``."""
+        tools = [types.Tool(name=f"v{self.generation}", description="The tool list's version.",
+                            input_schema=_schema({})), *tools]
+        generation, _, offset = (cursor or "0").rpartition(":")
+        if self.bound and cursor and generation != str(self.generation):
+            raise MCPError(types.INVALID_PARAMS, f"cursor {cursor!r} is not of this session")
+        start = int(offset)
+        end = start + self.size
+        after = f"{self.generation}:{end}" if self.bound else str(end)
+        return types.ListToolsResult(tools=tools[start:end],
+                                     next_cursor=after if end < len(tools) else None)
+
+
 def build(bad_schema: bool = False, reserved: bool = False,
-          generated: bool = False) -> Server[Any]:
+          generated: bool = False, pages: Pages | None = None) -> Server[Any]:
     """The server; its tool list grows by ``secret`` once ``unlock`` is called."""
     unlocked = False
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
         tools = [*BASE_TOOLS, *(BAD_TOOLS if bad_schema else []), *([RESERVED] if reserved else []),
-                 *(GENERATED_TOOLS if generated else [])]
-        return types.ListToolsResult(tools=[*tools, SECRET] if unlocked else tools)
+                 *(GENERATED_TOOLS if generated else []), *([SECRET] if unlocked else [])]
+        if pages is not None:
+            return pages.page(tools, params.cursor if params else None)
+        return types.ListToolsResult(tools=tools)
 
     def text(value: str) -> list[types.ContentBlock]:
         return [types.TextContent(type="text", text=value)]
@@ -212,7 +246,46 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read, write, _options(server))
 
 
-def serve_http(server: Server[Any], sse: bool, port: int = 0) -> None:
+async def _end_sessions(server: Server[Any]) -> int:
+    """End every open session, as the SDK's idle timeout ends one (the SDK has
+    no public list of them: its session manager's); how many."""
+    sessions = list(server._session_manager._server_instances.values())
+    for transport in sessions:
+        await transport.terminate()
+    return len(sessions)
+
+
+def _expiring_mid_list(app: Any, server: Server[Any], pages: Pages) -> Any:
+    """``app``, but an armed ``Pages`` ends every session (and starts a new
+    generation) before a ``tools/list`` request with a cursor reaches the SDK,
+    which then answers it 404: a session that expires mid-listing, every time."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or not pages.armed:
+            return await app(scope, receive, send)
+        messages = [await receive()]
+        while messages[-1].get("more_body"):
+            messages.append(await receive())
+        try:
+            rpc = orjson.loads(b"".join(m.get("body", b"") for m in messages))
+        except orjson.JSONDecodeError:
+            rpc = None
+        if (isinstance(rpc, dict) and rpc.get("method") == "tools/list"
+                and (rpc.get("params") or {}).get("cursor")):
+            pages.armed -= 1
+            pages.generation += 1
+            await _end_sessions(server)
+        body = iter(messages)
+
+        async def replay() -> Any:
+            return next(body, None) or await receive()
+
+        await app(scope, replay, send)
+
+    return wrapped
+
+
+def serve_http(server: Server[Any], sse: bool, port: int = 0, pages: Pages | None = None) -> None:
     """Streamable HTTP (or SSE) on 127.0.0.1: the socket is bound and listening
     before "PORT <n>" is printed, so a client connecting then is queued, never
     refused."""
@@ -241,18 +314,21 @@ def serve_http(server: Server[Any], sse: bool, port: int = 0) -> None:
         app = Starlette(routes=[Route("/sse", endpoint=handle_sse, methods=["GET"]),
                                 Mount("/messages/", app=transport.handle_post_message)])
     else:
-        async def expire(request: Any) -> Any:
-            """End every open session, as the SDK's idle timeout ends one (the
-            SDK has no public list of them: its session manager's)."""
-            from starlette.responses import JSONResponse
+        from starlette.responses import JSONResponse
 
-            sessions = list(server._session_manager._server_instances.values())
-            for transport in sessions:
-                await transport.terminate()
-            return JSONResponse({"expired": len(sessions)})
+        async def expire(request: Any) -> Any:
+            return JSONResponse({"expired": await _end_sessions(server)})
+
+        async def expire_mid_list(request: Any) -> Any:
+            assert pages is not None, "--pages is not set"
+            pages.armed += 1
+            return JSONResponse({"generation": pages.generation})
 
         app = server.streamable_http_app(session_idle_timeout=None, custom_starlette_routes=[
-            Route("/expire", endpoint=expire, methods=["POST"])])
+            Route("/expire", endpoint=expire, methods=["POST"]),
+            Route("/expire-mid-list", endpoint=expire_mid_list, methods=["POST"])])
+        if pages is not None:
+            app = _expiring_mid_list(app, server, pages)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     anyio.run(uvicorn.Server(config).serve, [sock])
@@ -268,10 +344,12 @@ def main() -> None:
         if os.path.exists(once):
             sys.exit(f"{once} exists: this server starts once")
         open(once, "w").close()
+    size = _flag("--pages")
+    pages = Pages(int(size), bound="--bound-cursors" in sys.argv) if size else None
     server = build(bad_schema="--bad-schema" in sys.argv, reserved="--reserved-name" in sys.argv,
-                   generated="--generated-schemas" in sys.argv)
+                   generated="--generated-schemas" in sys.argv, pages=pages)
     if "--http" in sys.argv or "--sse" in sys.argv:
-        serve_http(server, sse="--sse" in sys.argv, port=int(_flag("--port") or 0))
+        serve_http(server, sse="--sse" in sys.argv, port=int(_flag("--port") or 0), pages=pages)
     else:
         anyio.run(serve_stdio, server)
 

@@ -210,14 +210,17 @@ def test_mode_table() -> None:
         resolve_mode("bulk", True, 1)
 
 
-async def test_a_refused_submission_is_each_inputs_typed_error(fake: OpenAIFake) -> None:
+async def test_a_submission_refused_for_a_wrong_key_stops_the_run(fake: OpenAIFake) -> None:
+    """A wrong key is the run's fault, not each input's: the run raises it
+    (``extract_many``'s ``same_for_every_input`` rule) instead of one failed
+    record per input."""
     from agentflow.errors import AuthenticationError
 
     model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="sk-wrong-0000000000",
                             settings=FAST)
-    results = await run(model, docs("Ada", "Bob"))
+    with pytest.raises(AuthenticationError):
+        await run(model, docs("Ada", "Bob"))
     await model.aclose()
-    assert all(isinstance(r.error, AuthenticationError) for r in results.values())
     assert not fake.batches and not fake.requests
 
 

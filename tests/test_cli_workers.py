@@ -164,6 +164,22 @@ async def test_an_unreachable_endpoint_stops_every_worker_with_exit_2(
     assert workers_of_this_process() == []
 
 
+async def test_a_wrong_key_stops_every_worker_with_exit_2_naming_it(
+        fake: OpenAIFake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A worker whose ``extract_many`` stops at the run's fault (a wrong key)
+    ends with a frame that stops the run, as one process does, never a
+    worker that exited early."""
+    docs = corpus(tmp_path, 40)
+    out = tmp_path / "out.jsonl"
+    fake.echo_key = True  # every request: the vendor's wrong-key 401
+    assert await run(*argv(fake.url, out, docs, extra=("--concurrency", "2",
+                                                       "--workers", "2"))) == 2
+    err = capsys.readouterr().err
+    assert "AuthenticationError" in err and "worker process" not in err, err
+    assert "Traceback" not in err and len(fake.requests) < 40
+    assert workers_of_this_process() == []
+
+
 @pytest.mark.parametrize(("extra", "said"), [
     (("--workers", "0"), "--workers must be >= 1"),
     (("--workers", "2", "--engine", "ray"), "--engine local"),

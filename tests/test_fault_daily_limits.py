@@ -8,7 +8,9 @@ body), OpenAI's "Rate limit reached for gpt-4o ... on requests per day
 (RPD): Limit 200, Used 200". Each was a ``RateLimitedError``: waited for and
 retried until the retries ran out, every document of a batch doing the same.
 A daily limit is a ``QuotaExceededError`` now, raised at once; a per-minute
-limit is still retried.
+limit is still retried. So are the GLM Coding Plan's spent windows (code 1308,
+a 5-hour cap, dirge-code/dirge#818; 1310, "Weekly/Monthly Limit Exhausted",
+openclaw/openclaw#33813), which were retried as a concurrency limit.
 
 Served by the OpenAI fake (an OpenRouter-like gateway), through the public API."""
 
@@ -17,8 +19,10 @@ from __future__ import annotations
 import pytest
 
 from agentflow import QuotaExceededError, ReActAgent
+from agentflow.providers.glm import GLMChatModel
 from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
+from tests.fakes.glm import GLMFake
 from tests.fakes.openai import OpenAIFake
 from tests.provider_scenarios import FAST
 
@@ -60,3 +64,20 @@ async def test_a_per_minute_limit_is_still_retried() -> None:
         fake.add(FakeReply(text="after retry"))
         assert await _call(fake) == "after retry"
     assert len(fake.requests) == 2
+
+
+@pytest.mark.parametrize("error", [
+    {"code": "1308", "message": "已达到 5 小时的使用上限。您的限额将在 2026-08-25 07:41:44 重置。"},
+    {"code": "1310", "message": "Weekly/Monthly Limit Exhausted. Your limit will reset at "
+                                "2026-03-09 00:00:00"},
+], ids=["1308-five-hours", "1310-weekly"])
+async def test_a_glm_coding_plan_window_is_a_quota_error(error: dict[str, str]) -> None:
+    async with GLMFake() as fake:
+        fake.add_error(429, {"error": error})
+        fake.add(FakeReply(text="never"))
+        async with GLMChatModel("glm-4.7", base_url=fake.url, api_key="k",
+                                settings=FAST) as model:
+            with pytest.raises(QuotaExceededError) as info:
+                await ReActAgent("g", model).call("hi")
+    assert not info.value.retryable and info.value.code == error["code"]
+    assert len(fake.requests) == 1

@@ -1,4 +1,4 @@
-"""Vendor fault: Gemini ends a reply with ``OTHER`` and nothing in it.
+"""Vendor fault: Gemini ends a reply with ``OTHER`` (or ``STOP``) and nothing in it.
 
 Gemini answers some requests with a candidate that holds no content and the
 finish reason ``OTHER`` (``{"finishReason": "OTHER", "index": 0}``,
@@ -8,6 +8,12 @@ and no call, such an end is the vendor's failure now: a text call ends with
 a typed, retryable ``ServerError`` and leaves its state as it was; a call
 with an output type asks again. ``OTHER`` after some text is still that
 text, with its finish reason.
+
+``STOP`` on a candidate holding only ``{"role": "model"}`` (no parts: no
+text, no call, no thought; BerriAI/litellm#24442 on gemini-2.5-flash-lite,
+google-gemini/deprecated-generative-ai-python#744 on gemini-2.5-pro: "rerunning
+the same prompt multiple times might eventually return the expected output")
+is the same failure: it was returned as an empty, completed answer.
 
 Served by the Gemini fake, whole and streamed, through the public API."""
 
@@ -27,16 +33,23 @@ from tests.provider_scenarios import FAST
 STREAMS = pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 EMPTY = {"candidates": [{"finishReason": "OTHER", "index": 0}],
          "usageMetadata": {"promptTokenCount": 171, "totalTokenCount": 171}}
+EMPTY_STOP = {"candidates": [{"content": {"role": "model"}, "finishReason": "STOP", "index": 0}],
+              "usageMetadata": {"promptTokenCount": 3130, "totalTokenCount": 3130,
+                                "promptTokensDetails": [{"modality": "TEXT",
+                                                         "tokenCount": 3130}]},
+              "modelVersion": "gemini-2.5-flash-lite", "responseId": "8ZfBaYu9LarVz7IPlJG7gQU"}
+ENDS = pytest.mark.parametrize("empty", [EMPTY, EMPTY_STOP], ids=["other", "stop"])
 
 
 class EmptyOther(GeminiFake):
-    """Answers ``EMPTY`` for a reply whose ``extra`` says ``empty``."""
+    """Answers ``extra["empty"]`` (a body) for a reply that has one."""
 
     def render_json(self, reply: FakeReply, body: Any) -> Any:
-        return EMPTY if reply.extra.get("empty") else super().render_json(reply, body)
+        return reply.extra.get("empty") or super().render_json(reply, body)
 
     def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
-        return [sse(EMPTY)] if reply.extra.get("empty") else super().render_events(reply, body)
+        empty = reply.extra.get("empty")
+        return [sse(empty)] if empty else super().render_events(reply, body)
 
 
 class City(BaseModel):
@@ -50,11 +63,13 @@ def _model(fake: GeminiFake, stream: bool) -> GeminiChatModel:
 
 
 @STREAMS
-async def test_an_empty_unexplained_end_is_a_typed_error(stream: bool) -> None:
+@ENDS
+async def test_an_empty_unexplained_end_is_a_typed_error(stream: bool,
+                                                        empty: dict[str, Any]) -> None:
     state = AgentState([Msg.user("earlier"), Msg.assistant("noted")])
     before = state.to_json()
     async with EmptyOther() as fake:
-        fake.add(FakeReply(extra={"empty": True}))
+        fake.add(FakeReply(extra={"empty": empty}))
         model = _model(fake, stream)
         try:
             with pytest.raises(ServerError) as info:
@@ -66,9 +81,10 @@ async def test_an_empty_unexplained_end_is_a_typed_error(stream: bool) -> None:
 
 
 @STREAMS
-async def test_an_output_call_asks_again(stream: bool) -> None:
+@ENDS
+async def test_an_output_call_asks_again(stream: bool, empty: dict[str, Any]) -> None:
     async with EmptyOther() as fake:
-        fake.add(FakeReply(extra={"empty": True}),
+        fake.add(FakeReply(extra={"empty": empty}),
                  FakeReply(text='{"name": "Louvre", "country": "FR"}'))
         model = _model(fake, stream)
         try:
@@ -91,3 +107,17 @@ async def test_text_before_an_unexplained_end_is_kept(stream: bool) -> None:
     done = events[-1]
     assert isinstance(done, Complete) and done.message.text == "The Louvre is in Paris."
     assert done.finish_reason == "other"
+
+
+@STREAMS
+async def test_a_stop_after_thoughts_alone_is_still_read(stream: bool) -> None:
+    async with GeminiFake() as fake:
+        fake.add(FakeReply(thinking="The Louvre is in Paris.", finish_reason="STOP"))
+        model = GeminiChatModel("gemini-2.5-flash", base_url=fake.url, api_key="k",
+                                stream=stream, settings=FAST, include_thoughts=True)
+        try:
+            events = [e async for e in ReActAgent("g", model).stream("Where is the Louvre?")]
+        finally:
+            await model.aclose()
+    done = events[-1]
+    assert isinstance(done, Complete) and done.finish_reason == "stop"

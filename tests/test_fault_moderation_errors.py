@@ -26,10 +26,12 @@ from agentflow.model import ChatModel
 from agentflow.providers.dashscope import DashScopeChatModel
 from agentflow.providers.glm import GLMChatModel
 from agentflow.providers.minimax import MiniMaxChatModel
+from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply, FakeServer
 from tests.fakes.dashscope import DashScopeFake
 from tests.fakes.glm import GLMFake
 from tests.fakes.minimax import MiniMaxFake, base_error
+from tests.fakes.openai import OpenAIFake
 from tests.provider_scenarios import FAST
 
 MODERATED = {"message": "Output data may contain inappropriate content.",
@@ -123,4 +125,42 @@ async def test_a_moderation_error_as_an_http_400_is_both_filtered_and_a_bad_requ
     assert isinstance(info.value, ContentFilteredError) and isinstance(info.value, BadRequestError)
     assert info.value.status == 400 and info.value.code == error["code"]
     assert not info.value.retryable and info.value.finish_reason == "content_filter"
+    assert len(fake.requests) == 1
+
+
+AZURE_FILTERED = {
+    "message": "The response was filtered due to the prompt triggering Azure OpenAI's content "
+               "management policy. Please modify your prompt and retry. To learn more about our "
+               "content filtering policies please read our documentation: "
+               "https://go.microsoft.com/fwlink/?linkid=2198766",
+    "type": None, "param": "prompt", "code": "content_filter", "status": 400,
+    "innererror": {"code": "ResponsibleAIPolicyViolation", "content_filter_result": {
+        "hate": {"filtered": False, "severity": "safe"},
+        "jailbreak": {"filtered": False, "detected": False},
+        "violence": {"filtered": True, "severity": "medium"}}}}
+"""Azure OpenAI's 400 for a prompt its content filter stopped (openai/openai-python#331,
+vibrantlabsai/ragas#649, microsoft/TinyTroupe#85)."""
+OPENAI_FLAGGED = {
+    "message": "Invalid prompt: your prompt was flagged as potentially violating our usage "
+               "policy. Please try again with a different prompt: "
+               "https://platform.openai.com/docs/guides/reasoning#advice-on-prompting",
+    "type": "invalid_request_error", "param": None, "code": "invalid_prompt"}
+"""OpenAI's 400 for a prompt its safety checks flagged (alan-turing-institute/t0-1#69)."""
+
+
+@pytest.mark.parametrize("error", [AZURE_FILTERED, OPENAI_FLAGGED], ids=["azure", "openai"])
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+async def test_openai_and_azure_moderation_400s_are_content_filtered(
+        error: dict[str, Any], stream: bool) -> None:
+    """Azure's ``content_filter`` and OpenAI's ``invalid_prompt`` 400s were bare
+    ``BadRequestError``s: ``except ContentFilteredError`` missed the commonest
+    moderation refusal there is."""
+    async with OpenAIFake() as fake:
+        fake.add_error(400, {"error": error})
+        fake.add(FakeReply(text="never sent"))
+        with pytest.raises(ModeratedRequestError) as info:
+            await run(OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="k",
+                                      stream=stream, settings=FAST))
+    assert isinstance(info.value, ContentFilteredError) and isinstance(info.value, BadRequestError)
+    assert info.value.code == error["code"] and not info.value.retryable
     assert len(fake.requests) == 1

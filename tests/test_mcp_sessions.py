@@ -85,3 +85,35 @@ async def test_without_reconnect_an_expired_session_fails_the_call(base: str) ->
         with pytest.raises(MCPConnectionError, match="no longer knows the session"):
             await server.call_tool("echo", {"text": "hi"})
         assert server.reconnects == 0
+
+
+@pytest.fixture(scope="module", params=["offset cursors", "bound cursors"])
+def paged(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A server whose tools/list comes in pages of 3, its cursors plain offsets
+    (any session takes them) or bound to the session's tool list."""
+    bound = ("--bound-cursors",) if request.param == "bound cursors" else ()
+    with http_server("--pages", "3", *bound, quiet=True) as url:
+        yield url
+
+
+async def expire_mid_list(base: str) -> int:
+    """Make the next tools/list page after the first end every session first
+    (it then answers 404) and start a new tool list; the current generation."""
+    def post() -> int:
+        request = urllib.request.Request(f"{base}/expire-mid-list", method="POST", data=b"")
+        with urllib.request.urlopen(request) as response:
+            return int(response.read().split(b":")[1].strip(b" }"))
+
+    return await anyio.to_thread.run_sync(post)
+
+
+async def test_a_listing_cut_by_an_expiry_restarts_on_the_new_session(paged: str) -> None:
+    async with MCPServer.http(f"{paged}/mcp") as server:
+        before = [t.name for t in server.tools]
+        generation = await expire_mid_list(paged)
+        assert before[0] == f"v{generation}" and len(before) > 6  # three pages or more
+        after = [t.name for t in await server.list_tools()]
+        assert server.reconnects == 1 and server.lost is None
+        # every page from the new session: its version tool, never the old one's
+        assert after == [f"v{generation + 1}", *before[1:]]
+        assert [t.name for t in server.tools] == after

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq  # noqa: E402
 from agentflow import ray as engine  # noqa: E402
 from agentflow.cli import main  # noqa: E402
 from agentflow.documents.seen import SeenIds  # noqa: E402
-from tests.fakes.base import FakeReply  # noqa: E402
+from tests.fakes.base import FakeError, FakeReply  # noqa: E402
 from tests.fakes.openai import OpenAIFake  # noqa: E402
 from tests.pdfs import scanned_pdf, text_pdf  # noqa: E402
 
@@ -404,3 +404,25 @@ def test_done_ids_stay_on_disk_and_the_workers_get_only_file_names(tmp_path: Pat
     _write_records(small / "b.jsonl", [{"id": "d1", "ok": True}])
     again = engine.NotDone(engine.read_output_dir(small).files)
     assert not again({"id": "d1"}) and again({"id": "d3"})
+
+
+def test_cli_engine_ray_stops_at_a_wrong_key_with_exit_2(
+        cluster: None, schema: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fault that is the run's (a wrong key: every input would meet it)
+    ends the Ray run as it ends the local one: exit 2 naming the error, no
+    traceback, no record per input."""
+    root = _docs(tmp_path / "in", 6)
+    out = tmp_path / "out"
+    with ThreadedFake() as fake:
+        fake.fake.default = lambda body: FakeError(
+            401, {"error": {"message": "Incorrect API key provided: sk-wrong", "type":
+                            "invalid_request_error", "code": "invalid_api_key"}})
+        status = main(["extract", "--engine", "ray", "--actors", "1", "--concurrency", "1",
+                       "--schema", schema, "--input", str(root), "--model",
+                       "openai:gpt-4o-mini", "--base-url", fake.url, "--api-key", "sk-wrong",
+                       "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert "AuthenticationError" in err
+    assert "Traceback" not in err and "sk-wrong" not in err
+    assert not out.exists() or _records(out) == []  # no failed record per input

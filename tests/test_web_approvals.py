@@ -109,6 +109,16 @@ async def test_ai_sdk_tool_approval_refused(app: App) -> None:
     parts = got["second"]["last"]["parts"]
     texts = [p["text"] for p in parts if p["type"] == "text"]
     assert texts[-1] == "outcome: Refused: not now"
+    # denied, as the ai package's own streamText says it (not a failed tool)
+    tool = next(p for p in parts if p["type"] == "tool-send_email")
+    assert tool["state"] == "output-denied" and "errorText" not in tool, tool
+    # the client's history, sent back with the next question, holds the refusal
+    run = read_chat_request({"id": "chat-approval", "messages": [
+        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Mail Ada"}]},
+        got["second"]["last"],
+        {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "Why not?"}]}]})
+    results = [(r.output, r.is_error) for m in run.history for r in m.tool_results]
+    assert results == [("Refused: not now", True)] and run.decisions is None
 
 
 async def test_agui_interrupt_resumed_with_an_edited_call(app: App) -> None:

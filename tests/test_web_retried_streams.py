@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -29,6 +30,7 @@ from agentflow.model import (
     ToolSpec,
     UsageChunk,
 )
+from agentflow.output.strategies import StrategyName
 from agentflow.testing import FunctionModel, RecordedRequest, Reply
 from agentflow.usage import Usage
 from agentflow.web.agui import agui_response, read_run_input
@@ -153,15 +155,18 @@ async def run_interleaved(protocol: str) -> tuple[dict[str, Any], Interleaved]:
     return await _through_client(protocol, agent), model
 
 
-async def _through_client(protocol: str, agent: ReActAgent) -> dict[str, Any]:
+async def _through_client(protocol: str, agent: ReActAgent, output: Any = None,
+                          strategy: StrategyName | None = None) -> dict[str, Any]:
     """What the real npm client of ``protocol`` (``agui`` or the AI SDK's
-    ``chat``) saw of ``agent``'s run, served on 127.0.0.1."""
+    ``chat``) saw of ``agent``'s run (asked for ``output``), served on 127.0.0.1."""
 
     async def agui(request: Request) -> Response:
-        return agui_response(agent, read_run_input(await read_json(request)))
+        return agui_response(agent, read_run_input(await read_json(request)), output,
+                             strategy=strategy)
 
     async def chat(request: Request) -> Response:
-        return ui_message_stream_response(agent, read_chat_request(await read_json(request)))
+        return ui_message_stream_response(agent, read_chat_request(await read_json(request)),
+                                          output, strategy=strategy)
 
     app = Starlette(routes=[Route("/agui", agui, methods=["POST"]),
                             Route("/chat", chat, methods=["POST"])])
@@ -206,3 +211,54 @@ async def test_ai_sdk_text_ended_before_the_cut_is_retracted_too() -> None:
     assert reasoning == [("Plan.", None, True), ("More.", FLAG, True), ("Plan.", None, False),
                          ("More.", None, False)]
     assert model.seen[-1][1:3] == [("assistant", "Hello world."), ("user", "Again?")]
+
+
+class Value(BaseModel):
+    a: int
+
+
+class TwoValues(Interleaved):
+    """Its reply text holds a JSON value, then a later one (the output so far
+    is superseded), and the first attempt's stream is cut in the second."""
+
+    def answer(self, request: RecordedRequest) -> Reply:
+        return Reply(text='{"a": 3}')
+
+    async def stream(self, messages: Sequence[Msg], tools: Sequence[ToolSpec],
+                     options: GenerateOptions) -> AsyncIterator[ModelChunk]:
+        self.seen.append([(m.role, m.text) for m in messages])
+        if sum(m.role == "user" for m in messages) > 1:
+            async for chunk in FunctionModel.stream(self, messages, tools, options):
+                yield chunk
+            return
+        if not self.cut:
+            self.cut = True
+            yield TextDelta('{"a": 1} ')
+            yield TextDelta('{"a": 2')
+            raise ProviderConnectionError("cut", partial=True)
+        yield TextDelta('{"a": 2}')
+        yield UsageChunk(Usage(10, 5))
+        yield FinishChunk("stop", "stop")
+
+
+@pytest.mark.parametrize("protocol", ["agui", "ai"])
+async def test_text_held_past_a_superseded_output_is_retracted_by_the_cut(protocol: str) -> None:
+    """A superseded partial output (a later JSON value in the text) voids the
+    output so far, not the text: the text stays held, so the cut that follows
+    retracts all of it (it was ended unflagged at the superseded value, and
+    came back in the history: '{"a": 1} {"a": 2{"a": 2}')."""
+    node_ready()
+    model = TwoValues()
+    agent = ReActAgent("ui", model, stream_retries=1)
+    got = await _through_client(protocol, agent, Value, "prompt")
+    if protocol == "agui":
+        kept = [m for m in got["afterFirst"] if m["role"] == "assistant"
+                and not (m.get("metadata") or {}).get("agentflow")]
+        assert [m["content"] for m in kept] == ['{"a": 2}']
+    else:
+        [assistant] = [m for m in got["afterFirst"] if m["role"] == "assistant"]
+        texts = [(p["text"], p.get("providerMetadata")) for p in assistant["parts"]
+                 if p["type"] == "text"]
+        assert texts == [('{"a": 1} {"a": 2', FLAG), ('{"a": 2}', None)], texts
+    assert [m for m in model.seen[-1] if m[0] != "system"] == [
+        ("user", "Say hello"), ("assistant", '{"a": 2}'), ("user", "Again?")]

@@ -37,6 +37,8 @@ from agentflow.documents.names import printable
 from agentflow.documents.readahead import PdfDelivery, read_ahead
 from agentflow.documents.routing import pdf_delivery
 from agentflow.documents.seen import MISSING
+from agentflow.errors import AgentflowError
+from agentflow.errors._run_wide import run_wide
 from agentflow.extraction.budget import Chunking
 from agentflow.extraction.fingerprint import schema_fingerprint
 from agentflow.extraction.records import _problem_record, _Sink, _transient
@@ -235,7 +237,7 @@ async def _done(
                 yield one
         return
     settle = Settle(model, args.base_url)
-    async with contextlib.aclosing(extract_many(
+    async with _stops_the_run(), contextlib.aclosing(extract_many(
         # ids are unique by construction (each file once, each JSONL id once per file)
         model, UniqueIds(inputs), output_type, concurrency=concurrency, order="completed",
         instructions=instructions, chunking=chunking, passes=args.passes,
@@ -245,6 +247,18 @@ async def _done(
     )) as results:
         async for result in results:
             yield settle(result, offsets.pop(result.id, 0), pages.pop(result.id, None))
+
+
+@contextlib.asynccontextmanager
+async def _stops_the_run() -> AsyncIterator[None]:
+    """The fault ``extract_many`` stops at (the run's, not one input's:
+    ``run_wide``) as the set-up error it is here (exit 2, naming its type)."""
+    try:
+        yield
+    except AgentflowError as exc:
+        if run_wide(exc) is not exc:
+            raise
+        raise SetupError(f"{type(exc).__name__}: {exc}") from exc
 
 
 def _engine(model: Any, workers: int = 1) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from agentflow.cli.progress import BEFORE_REQUEST_LABEL, SUSPECT_LABELS
 from agentflow.cli.setup_faults import setup_fault
 from agentflow.documents.names import printable
+from agentflow.errors._run_wide import run_wide
 from agentflow.extraction.records import to_record
 from agentflow.model import Usage
 
@@ -83,8 +84,8 @@ class Settle:
         error = result.error
         stop = None
         unreached = False
-        if getattr(error, "same_for_every_input", False):  # nothing else works
-            stop = f"{type(error).__name__}: {error}"
+        if (wide := run_wide(error)) is not None:  # nothing else works
+            stop = f"{type(wide).__name__}: {wide}"
         elif fault := setup_fault(error, self._model, self._base_url):
             stop, unreached = printable(fault), True
         kind = SUSPECT_LABELS.get(type(error).__name__) if error is not None else None

@@ -37,7 +37,10 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
         CliError: no ``--out`` directory, ``--out`` is a file, stdin as an input,
             bad ``--actors``, or Ray Data is not installed.
         SetupError: ``--out`` holds records of another schema (without
-            ``--schema-changed new``), or the directory beside it does too.
+            ``--schema-changed new``), or the directory beside it does too; or
+            an actor met a fault that is the run's (a wrong key, a spent
+            quota: ``run_wide``), named with its type, as the local engine
+            stops at one.
     """
     from agentflow.cli.options import CliError
     from agentflow.documents.names import printable
@@ -82,6 +85,9 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
         raise CliError(str(exc)) from None
     if not ray.is_initialized():
         ray.init(logging_level="WARNING", log_to_driver=False)  # RAY_ADDRESS, if set
+    # an actor's failure reaches the driver as the exception the actor raised (Ray Data wraps
+    # it in UserCodeException otherwise, and its cause is lost on the way): _run_fault reads it
+    ray.data.DataContext.get_current().raise_original_map_exception = True
     module_ref = args.schema.rpartition(":")[0]
     prepare = f"{module_ref}:prepare" if module is not None and hasattr(module, "prepare") else (
         None)
@@ -102,7 +108,16 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
         ds, args.schema, model=args.model, api_key=args.api_key, base_url=args.base_url,
         instructions=instructions, actors=args.actors, concurrency=concurrency,
         settings=settings, **options,
-    ).materialize()
+    )
+    try:
+        results = results.materialize()
+    except Exception as exc:  # a Ray task's failure: the run's own fault is raised as itself
+        fault = _run_fault(exc)
+        if fault is None:
+            raise
+        from agentflow.extraction.setup import SetupError
+
+        raise SetupError(f"{type(fault).__name__}: {fault}") from None  # exit 2, as run locally
     engine.write_jsonl(results, out)
     total = results.count()
     ok = int(results.sum("ok") or 0) if total else 0
@@ -111,6 +126,21 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     print(f"{ok} ok, {failed} failed{skipped}; {time.perf_counter() - start:.1f}s -> "
           f"{printable(str(out))}/", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _run_fault(error: BaseException) -> BaseException | None:
+    """The fault that is the run's (``run_wide``: a wrong key, a spent
+    quota) carried by a Ray task's failure (``RayTaskError.cause``, the
+    exception an actor's ``extract_many`` raised), or ``None``: then the
+    failure is Ray's own, or a bug, and is raised as it is."""
+    from agentflow.errors._run_wide import run_wide
+
+    for _ in range(4):  # a task error wraps its cause once or twice; never loop on a cycle
+        cause = getattr(error, "cause", None)
+        if not isinstance(cause, BaseException) or cause is error:
+            break
+        error = cause
+    return run_wide(error)
 
 
 def _refuse_an_input(out: Path, specs: list[str]) -> None:

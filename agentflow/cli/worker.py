@@ -6,7 +6,9 @@ its share of every rate limit and its calls in flight; then one input per
 frame (an ``ExtractInput``, its source offset and page map). It extracts
 them with ``extract_many``, as the run would in one process (the same
 ``agentflow.cli.plan``), and writes one ``InputDone`` frame per input on
-stdout as each completes. It ends when stdin ends and every input is done.
+stdout as each completes (an input that meets the run's own fault, a wrong
+key, ends it with a frame that stops the run). It ends when stdin ends and
+every input is done.
 Its own stdout goes to stderr, so nothing but frames reaches the pipe.
 Ctrl-C is the parent's to handle: the parent stops its workers; on Linux
 a worker also ends when the parent dies (``prctl(PR_SET_PDEATHSIG)``)."""
@@ -24,9 +26,12 @@ from typing import Any
 
 from agentflow.batch import ExtractInput, UniqueIds, extract_many
 from agentflow.cli.frames import frame, frames
-from agentflow.cli.input_done import Settle
+from agentflow.cli.input_done import InputDone, Settle
 from agentflow.cli.loop import run_loop
 from agentflow.cli.plan import model_of, plan_of
+from agentflow.errors import AgentflowError
+from agentflow.errors._run_wide import run_wide
+from agentflow.model import Usage
 from agentflow.ratelimit import set_process_share
 
 __all__ = ["main"]
@@ -58,6 +63,11 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
             offset, pages = where.pop(result.id, (0, None))
             writer.write(frame(settle(result, offset, pages).wire()))
             await writer.drain()
+    except AgentflowError as exc:  # the run's fault, not one input's: the run stops on it
+        if run_wide(exc) is not exc:
+            raise
+        writer.write(frame(InputDone("", {}, Usage(), stop=f"{type(exc).__name__}: {exc}").wire()))
+        await writer.drain()
     finally:
         aclose = getattr(model, "aclose", None)
         if aclose is not None:

@@ -39,12 +39,14 @@ The tree::
     │   ├── RateLimitedError              429 (.retry_after seconds)
     │   ├── OverloadedError               503 / 529
     │   ├── ServerError                   other 5xx
+    │   │   └── OutOfMemoryError          the model does not fit the server's memory: not retried
     │   ├── ContentFilteredError          filtered, moderated or refused: no answer
     │   │   └── ModeratedRequestError     refused by moderation, a 4xx (also a BadRequestError)
     │   ├── ProviderTimeoutError          connect/read timeout
     │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
     │   │   └── TruncatedStreamError      a stream ended without its finish reason / final frame
+    │   ├── UnexpectedReplyError          a 2xx that is no API reply: empty, an HTML page (retried)
     │   ├── BatchRequestError             one request of a vendor batch has no reply (.kind)
     │   └── RedirectError                 3xx: never followed (credentials stay at their origin)
     ├── StateConflictError                a state save lost a race: the stored version moved on
@@ -86,6 +88,12 @@ echoed prefix of one (``agentflow._secrets``) when it is built.
 
 from __future__ import annotations
 
+from agentflow.errors._bad_request import (
+    ContextLengthError,
+    GrammarEngineError,
+    UnsupportedFeature,
+    UnsupportedFeatureError,
+)
 from agentflow.errors._document import (
     ChunkFailedError,
     CorruptDocumentError,
@@ -114,11 +122,10 @@ from agentflow.errors._provider import (
     BadRequestError,
     BatchRequestError,
     ContentFilteredError,
-    ContextLengthError,
     DeadlineExceededError,
-    GrammarEngineError,
     ModeratedRequestError,
     NotFoundError,
+    OutOfMemoryError,
     OverloadedError,
     PermissionDeniedError,
     ProviderConnectionError,
@@ -129,8 +136,7 @@ from agentflow.errors._provider import (
     RedirectError,
     ServerError,
     TruncatedStreamError,
-    UnsupportedFeature,
-    UnsupportedFeatureError,
+    UnexpectedReplyError,
 )
 from agentflow.errors._root import (
     AgentflowError,
@@ -209,6 +215,7 @@ __all__ = [
     "MultipleStructuredOutputsError",
     "NoTextLayerError",
     "NotFoundError",
+    "OutOfMemoryError",
     "OutputTruncatedError",
     "OverloadedError",
     "PermissionDeniedError",
@@ -229,6 +236,7 @@ __all__ = [
     "ToolNameError",
     "ToolRetriesExceededError",
     "TruncatedStreamError",
+    "UnexpectedReplyError",
     "UnreadableDocumentError",
     "UnsupportedFeature",
     "UnsupportedFeatureError",

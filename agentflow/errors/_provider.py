@@ -1,10 +1,11 @@
 """Failures of a model request: the ``ProviderError`` tree (``agentflow.errors``
-re-exports it; the tree is drawn there). Messages and locations are masked
-of every registered credential (``agentflow._secrets``) when built."""
+re-exports it; the tree is drawn there), but the refusals that name why
+(``_bad_request``). Messages and locations are masked of every registered
+credential (``agentflow._secrets``) when built."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from agentflow._secrets import mask_secrets
 from agentflow.errors._root import AgentflowError
@@ -17,11 +18,10 @@ __all__ = [
     "BadRequestError",
     "BatchRequestError",
     "ContentFilteredError",
-    "ContextLengthError",
     "DeadlineExceededError",
-    "GrammarEngineError",
     "ModeratedRequestError",
     "NotFoundError",
+    "OutOfMemoryError",
     "OverloadedError",
     "PermissionDeniedError",
     "ProviderConnectionError",
@@ -32,15 +32,11 @@ __all__ = [
     "RedirectError",
     "ServerError",
     "TruncatedStreamError",
-    "UnsupportedFeature",
-    "UnsupportedFeatureError",
+    "UnexpectedReplyError",
 ]
 
 
 # --------------------------------------------------------------------------- providers
-
-UnsupportedFeature = Literal["native_output", "tools", "tool_schema", "tool_choice", "thinking"]
-
 
 class ProviderError(AgentflowError):
     """A vendor API refused or failed a request.
@@ -87,99 +83,6 @@ class ProviderError(AgentflowError):
 
 class BadRequestError(ProviderError):
     """HTTP 400/422: the request itself is wrong. Not retried."""
-
-
-class ContextLengthError(BadRequestError):
-    """The request does not fit the model's context window (its input, or its
-    input with the output tokens asked for): a 400 (some self-hosted servers:
-    500) in the vendor's own words, recognised by the provider module (OpenAI
-    ``context_length_exceeded``, Anthropic "prompt is too long", Gemini "exceeds
-    the maximum number of tokens", llama.cpp ``exceed_context_size_error``, vLLM
-    "maximum context length"...). Never retried: the same request fails the
-    same way. The message says how to go on: split the input
-    (``extract_many(chunking=Chunking(max_tokens=...))``, CLI ``--chunk-chars``),
-    or give the model's profile its real ``context_window`` so long documents
-    are chunked to fit.
-
-    Attributes:
-        limit: the context window in tokens, when the vendor said it, else ``None``.
-        requested: the tokens the request needed, when the vendor said it, else ``None``.
-        reason: what to do about it (the record's ``error.reason``).
-    """
-
-    HINT = ("the request is longer than the model's context window: split long inputs "
-            "(extract_many(chunking=Chunking(max_tokens=...)), CLI --chunk-chars) "
-            "or set the model profile's context_window so documents are chunked to fit")
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        limit: int | None = None,
-        requested: int | None = None,
-        status: int | None = 400,
-        code: str | None = None,
-        vendor: str = "",
-    ) -> None:
-        self.limit = limit
-        self.requested = requested
-        self.reason = self.HINT
-        counts = (f" ({requested} tokens > {limit})" if limit and requested
-                  else f" ({limit} tokens)" if limit else "")
-        super().__init__(f"{message} -- {self.HINT}{counts}", status=status, code=code,
-                         vendor=vendor)
-
-
-class GrammarEngineError(BadRequestError):
-    """The server's constrained-decoding engine gave up on the request's
-    grammar while decoding (llama.cpp with llguidance: a lexer over its
-    limits, ``LexerTooComplex``, or a grammar it cannot compile), so the reply
-    would go on unconstrained. llama.cpp says so only in its log and answers
-    200; the embedded model reads its log and stops the reply
-    (``agentflow.providers.local``). Not retried: the same grammar fails the
-    same way; except where the log cannot say which of the replies then
-    decoding failed (``shared``): the stopped reply may be another's
-    bystander, so it is retried as a cut stream is (``retryable`` and
-    ``partial``), and the one whose grammar fails fails again.
-
-    Attributes:
-        reason: the engine's message (``"lexer error: too many expressions
-            constructed"``).
-        shared: other replies with a grammar were decoding when it failed.
-    """
-
-    def __init__(self, message: str, *, reason: str, vendor: str = "",
-                 shared: bool = False) -> None:
-        self.reason = reason
-        self.shared = shared
-        self.retryable = self.partial = shared
-        super().__init__(message, status=None, code="grammar", vendor=vendor)
-
-
-class UnsupportedFeatureError(BadRequestError):
-    """A 400 that names a feature this model does not support: native response
-    format, tools, a forced ``tool_choice`` (e.g. while thinking) or thinking.
-
-    The structured-output engine reacts to it by degrading one step; the
-    provider module decides which vendor errors are this one.
-
-    Attributes:
-        feature: one of ``"native_output"``, ``"tools"``, ``"tool_schema"`` (a
-            function tool's parameter schema refused: the output tool's, on the
-            tool path), ``"tool_choice"``, ``"thinking"``.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        feature: UnsupportedFeature,
-        status: int | None = 400,
-        code: str | None = None,
-        vendor: str = "",
-    ) -> None:
-        self.feature: UnsupportedFeature = feature
-        super().__init__(message, status=status, code=code, vendor=vendor)
 
 
 class AuthenticationError(ProviderError):
@@ -238,6 +141,52 @@ class ServerError(ProviderError):
     """Other HTTP 5xx (and 408/409). Retried with backoff."""
 
     retryable = True
+
+
+class OutOfMemoryError(ServerError):
+    """The server has not the memory (RAM or GPU) to load or run the model: a
+    5xx in the vendor's words, recognised by the provider module (Ollama's
+    "model requires more system memory", a runner's CUDA out of memory).
+    Never retried, unlike other 5xx: a retry meets the same limit. The
+    model's, not one input's, so a bulk run stops at the first
+    (``same_for_every_input``).
+
+    Attributes:
+        hint: what to check, in the provider's terms (free memory, a smaller
+            model or context window); also the end of the message.
+    """
+
+    retryable = False
+    same_for_every_input = True
+
+    def __init__(self, message: str, *, hint: str, status: int | None = 500,
+                 code: str | None = None, vendor: str = "") -> None:
+        self.hint = hint
+        super().__init__(f"{message} -- {hint}", status=status, code=code, vendor=vendor)
+
+
+class UnexpectedReplyError(ProviderError):
+    """A 2xx reply whose body is no API reply: empty, or an HTML page (by its
+    content type, or its first tag whatever the type), as a proxy, gateway or
+    CDN in front of the API serves one (a Cloudflare challenge, a load
+    balancer's error page, a captive portal) or a server that crashed after
+    its status line. Retried with backoff like a 5xx; the last error names
+    the status, the content type and the start of the page.
+
+    Attributes:
+        content_type: the reply's ``Content-Type`` header (``""``: none).
+        excerpt: the page's title and the start of its text, short, with URLs'
+            queries and every registered credential masked (``""`` for an
+            empty body).
+    """
+
+    retryable = True
+
+    def __init__(self, message: str, *, content_type: str, excerpt: str,
+                 status: int | None = 200, vendor: str = "") -> None:
+        self.content_type = content_type
+        self.excerpt = mask_secrets(excerpt)
+        super().__init__(message, status=status, vendor=vendor)
 
 
 class BatchRequestError(ProviderError):

@@ -16,9 +16,10 @@ class AgentflowError(Exception):
         same_for_every_input: (class data) the fault lies in the run's set-up,
             not in one input, so every other input of a run would meet it too:
             misuse (``UsageError``), a wrong key (``AuthenticationError``), a
-            model the vendor does not have (``NotFoundError``). A bulk run
-            (``agentflow extract``) stops at the first such error instead of
-            failing every record the same way. Faults of one input's content
+            model the vendor does not have (``NotFoundError``), a spent quota
+            (``QuotaExceededError``). A bulk run (``extract_many``,
+            ``agentflow extract``) stops at the first such error instead of
+            failing every record the same way (``errors._run_wide``). Faults of one input's content
             (``MediaTypeError``, ``UnsupportedInputError``: raised before any
             request, like misuse, but about that input's bytes) say ``False``.
 

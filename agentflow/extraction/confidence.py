@@ -28,8 +28,11 @@ model's say-so:
   where the value holds a clause no example's value shows, or several words
   where every example's is one, or begins with a marker line no example's
   does (``Locator.pins``), or where the document writes the field's label
-  only at a nesting depth no example writes it at (``Locator.off_depth``:
-  a nested key), or where it runs across continuation lines and no
+  only at a nesting depth, under parent keys or in a ``---`` document no
+  example writes it at (``Locator.off_depth``: a nested key, ``bugs.url``
+  for ``repository.url``, a later Service's ``namespace:``), or where the
+  examples also write the value after another key that here holds another
+  value (``Locator.echoes``), or where it runs across continuation lines and no
   example's value does (``Locator.shown_across``: a vCard's ``FN:`` folded
   mid-word), or where it is the
   located value only in its clean form (``agentflow.grounding.edges``: a

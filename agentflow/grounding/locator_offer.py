@@ -36,8 +36,8 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
     null): examples never make a field unreachable in another layout; so
     does a field whose locator's ``twins`` read other values in ``source``
     (``Locator.twins_agree``), and one whose label the document writes only
-    at a nesting depth no example writes it at (``Locator.off_depth``: a
-    nested key).
+    at a nesting depth, under parent keys or in a ``---`` document no example
+    writes it at (``Locator.off_depth``: a nested key).
     A field whose strings are not grounded, or are whole items (unless its
     rule is an ``items`` rule, whose values are whole items), is left as is."""
     props = schema.get("properties")

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from agentflow.grounding.depths import depth_at
 from agentflow.grounding.fences import fence_of
 from agentflow.grounding.groups import group_kind, group_of
+from agentflow.grounding.key_paths import common_start, learn_document, parent_keys
 from agentflow.grounding.list_heading import heading_of
 from agentflow.grounding.locator_places import Seen, example_value, seen_at
 from agentflow.grounding.locator_rule import Locator
@@ -58,8 +59,70 @@ def grouped(rule: Locator, examples: Sequence[CheckedExample],
                     lambda key: dataclasses.replace(rule, fence=key), like)
     if not (rule.labelled or rule.arg is not None) or rule.heading:
         return rule
-    return narrowed(rule, examples, lambda text, at: str(depth_at(rule.region(text), at.start)),
-                    lambda key: dataclasses.replace(rule, depth=int(key)), like)
+    rule = _documented(rule, examples, like)
+    deep = narrowed(rule, examples, lambda text, at: str(depth_at(rule.region(text), at.start)),
+                    lambda key: _parented(dataclasses.replace(rule, depth=int(key)), examples,
+                                          like), like)
+    return deep
+
+
+def _placed(rule: Locator, examples: Sequence[CheckedExample],
+            like: Seen | None) -> list[tuple[str, int]] | None:
+    """Each example that fills the field: its text and where its value (its
+    first item) begins; ``None`` where one is not placed."""
+    out = []
+    for example in examples:
+        value = example_value(example, rule.field)
+        first = next((v.strip() for v in (value if isinstance(value, list) else [value])
+                      if isinstance(v, str) and v.strip()), "")
+        if not first:
+            continue
+        place = seen_at(first, example.text, like)
+        if place is None:
+            return None
+        out.append((example.text, place.start))
+    return out
+
+
+def _held(rule: Locator, examples: Sequence[CheckedExample]) -> bool:
+    """Whether ``rule`` holds on every example."""
+    return all(rule.holds(example_value(e, rule.field), e.text) for e in examples)
+
+
+def _documented(rule: Locator, examples: Sequence[CheckedExample],
+                like: Seen | None) -> Locator:
+    """``rule`` reading, in a stream of several ``---`` documents, only the one
+    its examples write the value in (``Locator.document``; ``agentflow.
+    grounding.key_paths.learn_document``), where that rule holds on every
+    example; else ``rule``."""
+    placed = _placed(rule, examples, like)
+    if not placed:
+        return rule
+    marks = learn_document(placed, rule.key)
+    there = dataclasses.replace(rule, document=marks) if marks else rule
+    return there if there is not rule and _held(there, examples) else rule
+
+
+def _parented(rule: Locator, examples: Sequence[CheckedExample],
+              like: Seen | None) -> Locator:
+    """``rule`` (read at a ``depth``) reading its label only under the parent
+    keys every example writes it under (``Locator.parents``; ``agentflow.
+    grounding.key_paths.parent_keys``), where that rule holds on every
+    example; else ``rule`` (``narrowed`` then asks whether it holds at its
+    depth alone: an example may write the label at that depth under another
+    parent first, ``bugs.url`` before ``repository.url``)."""
+    placed = _placed(rule, examples, like)
+    if rule.depth is None or not rule.depth or not placed:
+        return rule
+    chains = []
+    for text, at in placed:
+        lines = rule.region(text).split("\n")
+        row = text.count("\n", 0, at)
+        rows = [i for i in rule.label_rows(lines) if i <= row]
+        chains.append(parent_keys(lines, rows[-1] if rows else row))
+    parents = common_start(chains)
+    there = dataclasses.replace(rule, parents=parents) if parents else rule
+    return there if there is not rule and _held(there, examples) else rule
 
 
 def narrowed(rule: Locator, examples: Sequence[CheckedExample],

@@ -19,6 +19,7 @@ from agentflow.grounding.depths import line_depths
 from agentflow.grounding.fences import in_fence
 from agentflow.grounding.groups import in_group
 from agentflow.grounding.items import own_items
+from agentflow.grounding.key_paths import in_document, marked_document, parent_keys
 from agentflow.grounding.label_forms import label_at, right_for
 from agentflow.grounding.lines import (
     continuation,
@@ -69,6 +70,8 @@ class LocatorReading:
     depth: int | None
     fence: str
     keyed: bool
+    parents: tuple[str, ...]
+    document: tuple[str, ...]
 
     @property
     def labelled(self) -> bool:
@@ -102,10 +105,33 @@ class LocatorReading:
         under a ``fence``, only the lines inside the document's blocks of that
         fence (``agentflow.grounding.fences.in_fence``: a document without
         one all blank)."""
+        source = self._grouped(source)
+        span = self._document_span(source)
+        return in_document(source, span[0]) if span is not None and span[1] else source
+
+    def _grouped(self, source: str) -> str:
+        """``source`` inside the rule's ``group`` and ``fence`` (``region``)."""
         source = in_group(source, self.group) if self.group else source
         return in_fence(source, self.fence) if self.fence else source
 
-    def _label_rows(self, lines: list[str]) -> list[int]:
+    def _document_span(self, source: str) -> tuple[tuple[int, int], bool] | None:
+        """Under ``document``, the lines of ``source``'s own document of a
+        stream of several (``agentflow.grounding.key_paths.marked_document``)
+        and whether it writes the rule's label; ``None`` where the rule has no
+        ``document``, the text is one document, none is marked, or the
+        text writes the label nowhere."""
+        if not self.document or "---" not in source:
+            return None
+        lines = source.split("\n")
+        span = marked_document(lines, self.document)
+        if span is None:
+            return None
+        rows = self.label_rows(lines)
+        if not rows:
+            return None
+        return span, any(span[0] <= i < span[1] for i in rows)
+
+    def label_rows(self, lines: list[str]) -> list[int]:
         """The indexes of ``lines`` that write the rule's label (an ``arg``
         rule's: a line whose first argument is ``left``)."""
         if self.arg is not None:
@@ -119,19 +145,29 @@ class LocatorReading:
         label, but never at that depth (``off_depth``)."""
         if self.depth is None or not (self.labelled or self.arg is not None) or self.heading:
             return None, False
-        rows = self._label_rows(lines)
+        rows = self.label_rows(lines)
         if not rows:
             return None, False
         depths = line_depths(lines)
         at = {i for i in rows if depths[i] == self.depth}
+        if at and self.parents:  # (under the parent keys every example writes it under)
+            n = len(self.parents)
+            at = {i for i in at if parent_keys(lines, i)[:n] == self.parents}
         return (at, False) if at else (None, True)
 
     def off_depth(self, source: str) -> bool:
         """Whether ``source`` writes the rule's label only at depths no example
-        writes it at (``depth``; ``agentflow.grounding.depths``): the values
-        read there may be another thing's (a nested key), so the rule offers
+        writes it at (``depth``; ``agentflow.grounding.depths``), only under
+        other parent keys than every example's (``parents``: ``bugs.url`` for
+        ``repository.url``), or, in a stream of several ``---`` documents,
+        only outside the document the examples write it in (``document``: a
+        later Service's ``namespace:``; ``agentflow.grounding.key_paths``):
+        the values read there may be another thing's, so the rule offers
         them but pins none (``agentflow.extraction.confidence``)."""
-        return self._depth_rows(self.region(live_text(source)).splitlines())[1]
+        live = live_text(source)
+        span = self._document_span(self._grouped(live))
+        return (span is not None and not span[1]) or self._depth_rows(
+            self.region(live).splitlines())[1]
 
     def writes_label(self, source: str) -> bool:
         """Whether ``source`` has a line the rule reads from (its label, with

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agentflow.grounding.echo_keys import echo_differs
 from agentflow.grounding.edges import clean_edges
 from agentflow.grounding.folding import same_text
 from agentflow.grounding.lines import line_arguments
@@ -220,6 +221,27 @@ class Locator(LocatorReading):
             label in two records with different values, its value the first
             record's; where none does, a document whose records write
             different values is offered, never pinned.
+        parents: under ``depth``, the keys of the lines enclosing the label
+            line, nearest first, as far as every example writes the same
+            (``agentflow.grounding.key_paths.parent_keys``: ``repository`` of
+            a package.json's ``"url": "``, ``metadata`` of a manifest's
+            ``namespace:``), or ``()``: the rule reads the label only under
+            them where the document writes it there; where it writes it
+            only under other keys (``bugs.url``), the values read there are
+            offered, but never pinned (``LocatorReading.off_depth``).
+        document: the keys that tell the document of a ``---`` stream every
+            example writes the value in from the others (``agentflow.
+            grounding.key_paths.learn_document``: ``replicas``, ``template``
+            of a Deployment beside a Service), or ``()``: on a stream of
+            several documents the rule reads only the one that writes the
+            most of them, where it writes the label; where it does not, the
+            values read in other documents are offered, but never pinned.
+        echoes: the other keys every example also writes the single value
+            after (``agentflow.grounding.echo_keys``: ``name:`` where the rule
+            reads ``app:``, both ``shop`` in each example), or ``()``: the
+            examples cannot tell which key is meant, so on a document that
+            writes such a key, never with the value the rule reads, the rule
+            neither narrows the grammar nor pins a value (``twins_agree``).
         decimal: every example's single value writes a decimal number
             (``agentflow.grounding.value_kinds``: ``£117.60``, ``37.01
             EUR``; learned from two values at least): a value of whole
@@ -273,6 +295,9 @@ class Locator(LocatorReading):
     record: str = ""
     decimal: bool = False
     unit: bool = False
+    parents: tuple[str, ...] = ()
+    document: tuple[str, ...] = ()
+    echoes: tuple[str, ...] = ()
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -331,10 +356,15 @@ class Locator(LocatorReading):
     def twins_agree(self, source: str) -> bool:
         """Whether none of ``twins`` finds other values in ``source`` than this
         rule finds (whitespace folded): a twin that finds nothing says nothing
-        (the document writes only one of the places); true without twins."""
-        if not self.twins:
+        (the document writes only one of the places); true without twins.
+        Likewise false where the document writes a key of ``echoes``, never
+        with the value this rule finds first (``agentflow.grounding.
+        echo_keys.echo_differs``)."""
+        if not self.twins and not self.echoes:
             return True
         found = self.values(source)
+        if found and echo_differs(self.echoes, found[0], live_text(source)):
+            return False
         return all(not other or (len(other) == len(found) and all(
             same_text(a, b) for a, b in zip(other, found, strict=True)))
             for other in (twin.values(source) for twin in self.twins))
@@ -375,6 +405,16 @@ class Locator(LocatorReading):
             under += f" inside a block fenced by {self.fence!r}"
         if self.depth:
             under += f" at nesting depth {self.depth}"
+        if self.parents:
+            under += " under " + " under ".join(
+                "a list item" if k == "-" else f"{k + ':'!r}" for k in self.parents)
+        if self.document:
+            marks = ", ".join(f"{k + ':'!r}" for k in self.document[:4])
+            more = ", ..." if len(self.document) > 4 else ""
+            under += f", in the '---' document that writes {marks}{more}"
+        if self.echoes:
+            under += " (also written after " + ", ".join(
+                f"{k + ':'!r}" for k in self.echoes) + ": where that differs, unpinned)"
         if self.record:
             under += f", in {record_words(self.record)}"
         if self.items:

@@ -30,11 +30,12 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
+from agentflow.grounding.echo_keys import echo_keys
 from agentflow.grounding.locator_places import Seen, example_value, places_at
 from agentflow.grounding.locator_rule import Locator
 from agentflow.output.examples import CheckedExample
 
-__all__ = ["KEY_LABEL", "MAX_PLACES", "anchors", "key_label", "twinned"]
+__all__ = ["KEY_LABEL", "MAX_PLACES", "anchors", "echoed", "key_label", "twinned"]
 
 KEY_LABEL = re.compile(r"[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=][ \t]*\Z")
 """A key of a ``key: value`` / ``key=value`` line (``Version: ``, ``ExecStart=``,
@@ -101,3 +102,15 @@ def twinned(rules: Sequence[Locator]) -> Locator:
     main = keyed[0] if keyed else rules[0]
     others = tuple(r for r in rules if r is not main)
     return dataclasses.replace(main, twins=others) if others else main
+
+
+def echoed(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
+    """A single-value ``rule`` with the other keys every example that fills the
+    field writes its value after as well (``Locator.echoes``; ``agentflow.
+    grounding.echo_keys``): not its own key, nor its twins'."""
+    if rule.many or not rule.labelled:
+        return rule
+    values = [(e.text, v) for e in examples if isinstance(v := example_value(e, rule.field), str)
+              and v.strip()]
+    echoes = echo_keys(values, [r.key for r in (rule, *rule.twins)])
+    return dataclasses.replace(rule, echoes=echoes) if echoes else rule

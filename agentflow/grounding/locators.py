@@ -79,7 +79,14 @@ says where its value is written, as literal text on the value's line:
   (``agentflow.grounding.depths``: a YAML top-level key, never one nested
   under another); a document writing the label only at other depths has its
   values offered by no grammar and pinned by no score
-  (``Locator.off_depth``). All learned in ``agentflow.grounding.locator_parts``.
+  (``Locator.off_depth``); with it the keys of the lines above the label
+  every example writes it under (``Locator.parents``: ``repository`` of a
+  package.json's ``"url"``, never ``bugs.url``) and, in a stream of several
+  ``---`` documents, the keys that mark the document they write it in
+  (``Locator.document``: a Deployment's ``replicas:``, never a Service's
+  ``namespace:``; ``agentflow.grounding.key_paths``): the label read only
+  there, a value found only elsewhere offered, never pinned. All learned in
+  ``agentflow.grounding.locator_parts``.
 
 **Learning.** Each example's value (or each item) is found in the example's
 text (its first occurrence, verbatim); its line gives the contexts. Where an
@@ -90,7 +97,9 @@ from each other place (``agentflow.grounding.locator_twins``): when the
 first places teach none, one that holds from another place is the field's;
 when rules of several places hold, the examples cannot tell which is meant,
 and on a document where they read other values the field is not pinned
-(``Locator.twins``). Across
+(``Locator.twins``); another key every example writes the value after, whose
+rule does not hold, likewise (``Locator.echoes``: ``app: shop`` beside
+``name: shop``). Across
 the examples that fill the field, ``left`` is the longest common ending of
 the texts before the values (anchored when those texts are all the same
 label), ``right`` the run of punctuation and spaces the texts after them
@@ -157,7 +166,7 @@ from agentflow.grounding.locator_parts import grouped, headed
 from agentflow.grounding.locator_places import Seen, example_value
 from agentflow.grounding.locator_records import learn_records
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator, block_marker, figure
-from agentflow.grounding.locator_twins import anchors, key_label, twinned
+from agentflow.grounding.locator_twins import anchors, echoed, key_label, twinned
 from agentflow.grounding.marked_types import (
     is_derived,
     is_text,
@@ -237,7 +246,7 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
             if other is not None and other not in rules:
                 rules.append(other)
         if rules:
-            kept[name] = twinned(rules)
+            kept[name] = echoed(twinned(rules), examples)
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
     skeleton = tuple(sorted(frozenset.intersection(*(layout_keys(e.text) for e in examples))))
     lines = tuple(sorted(set().union(*(layout_lines(e.text) for e in examples))))
@@ -312,7 +321,8 @@ def _context_rule(name: str, many: bool, examples: Sequence[CheckedExample],
         # (after a list marker, before a quote the value's end closes: ``- cron: '``)
     elif len(examples) > 1 and not all(
             _held_out(name, many, examples, i, rule.split, (rule.continued, rule.keyed),
-                      rule.paragraph, rule.right, rule.right_word, rule.group, like)
+                      rule.paragraph, rule.right, rule.right_word, rule.group, like,
+                      (rule.depth, rule.parents, rule.document))
             for i in range(len(examples))):
         return None, True
     return headed(_with_kind(rule, examples), examples, like), True
@@ -376,7 +386,8 @@ def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
               split: str | None = None, continued: tuple[bool, bool] = (False, False),
               paragraph: bool = False, right: str = "", right_word: str = "",
-              group: str = "", like: Seen | None = None) -> bool:
+              group: str = "", like: Seen | None = None,
+              place: tuple[int | None, tuple[str, ...], tuple[str, ...]] = (None, (), ())) -> bool:
     """Whether the rule learned without example ``i`` holds on it (true when
     the others teach no rule; ``split``: the separator of the rule learned
     from all, which others that write one item a line cannot show;
@@ -385,6 +396,8 @@ def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
     together show it; ``right_word``: likewise, the word
     after ``right`` all the examples write, which one alone may write otherwise;
     ``group``: likewise, the group all the examples write the field under;
+    ``place``: likewise, the depth, parent keys and ``---`` document they
+    write its label at (``Locator.depth``, ``parents``, ``document``);
     ``like``: each value placed as the rule's were, ``learn_locator``)."""
     rest = [e for j, e in enumerate(examples) if j != i]
     rule = learn_locator(name, many, rest, like)
@@ -399,6 +412,8 @@ def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
         rule = dataclasses.replace(rule, right_word=right_word)
     if rule is not None and group:
         rule = dataclasses.replace(rule, group=group)
+    if rule is not None and rule.labelled and place[0] is not None:
+        rule = dataclasses.replace(rule, depth=place[0], parents=place[1], document=place[2])
     return rule is None or rule.holds(example_value(examples[i], name), examples[i].text)
 
 

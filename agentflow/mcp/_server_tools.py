@@ -1,19 +1,20 @@
 """The tool-source half of ``MCPServer`` (its base, over the calls half,
 ``_server_calls.ServerCalls``): the ``ToolSource`` protocol
 (``current_tools``, ``tools_revision``, ``refresh_tools``), listing the
-server's tools (``tools/list``, every page) and declaring them as agent
+server's tools (``tools/list``, every page, all from one session) and declaring them as agent
 ``Tool``s, filtered (``include``/``exclude``) and prefixed, the name
 reserved for structured output refused. The class holds no state of its
 own, only the methods, over the attributes ``MCPServer`` sets."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
 import anyio
 import anyio.abc
 import mcp_types as types
+from mcp import ClientSession
 from mcp.shared.exceptions import MCPError as SDKError
 
 from agentflow._logging import get_logger
@@ -113,26 +114,43 @@ class ServerTools(ServerCalls):
         return list(self._tools)
 
     async def _list(self, first: bool) -> None:
+        """List every page of ``tools/list`` and declare the tools. All pages
+        come from one session: a cursor is the session's own (the spec's
+        cursors are opaque, and a server may keep the listing it stands for
+        per session, or have changed its tools since), so a page the listing
+        meets on another session (a reconnection between two pages, or an
+        expired session's request sent again on a new one, ``_request``)
+        restarts the listing from the first page on that session."""
         listed: list[Any] = []
         cursor: str | None = None
+        listing: ClientSession | None = None
+
+        async def page(session: ClientSession) -> types.ListToolsResult:
+            nonlocal listed, cursor, listing
+            if session is not listing:
+                if listing is not None:
+                    _log.info("mcp.listing_restarted", server=self.name)
+                listed, cursor, listing = [], None, session
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            return await session.list_tools(params=params)
+
         for _ in range(_MAX_PAGES):
-            page = await self._page(cursor, first)
-            listed.extend(page.tools)
-            cursor = page.next_cursor
+            result = await self._page(page, first)
+            listed.extend(result.tools)
+            cursor = result.next_cursor
             if not cursor:
                 break
         self._tools = self._declare(listed, first)
         self._revision += 1
 
-    async def _page(self, cursor: str | None, first: bool) -> types.ListToolsResult:
+    async def _page(self, page: Callable[[ClientSession], Awaitable[types.ListToolsResult]],
+                    first: bool) -> types.ListToolsResult:
         """One page of ``tools/list``: on the session being opened (``first``),
         else as any request (``_request``: a new session for an expired one)."""
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
         if not first:
-            return await self._request(lambda session: session.list_tools(params=params),
-                                       "tools/list")
+            return await self._request(page, "tools/list")
         try:
-            return await self._running().list_tools(params=params)
+            return await page(self._running())
         except SDKError as exc:
             raise self._error(exc, "tools/list") from exc
 

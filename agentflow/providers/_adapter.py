@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import aiohttp
 
 from agentflow._secrets import redact_urls
+from agentflow.errors import BadRequestError
 from agentflow.media.tokens import media_cost
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoice, ToolSpec
@@ -139,11 +140,20 @@ class HttpChatModel(ABC):
                 whole reply; either for a reply with neither content nor a
                 finish reason.
         """
-        streaming = self.streams(options)
-        path, body = self.build_request(messages, tools, options, stream=streaming)
         media = media_cost((b for m in messages for b in m.content), self._profile.media_tokens)
-        exchange = self._client.open(path, body, whole=not streaming, media=media)
-        del body  # the exchange drops it once sent: not kept alive while the reply comes
+        while True:
+            streaming = self.streams(options)
+            path, body = self.build_request(messages, tools, options, stream=streaming)
+            exchange = self._client.open(path, body, whole=not streaming, media=media)
+            del body  # the exchange drops it once sent: not kept alive while the reply comes
+            try:
+                await exchange.start()
+                break
+            except BadRequestError as exc:
+                again = self.resend_options(exc, options)
+                if again is None:
+                    raise
+                options = again
         async with exchange as response:
             if streaming or self.streamed_reply(response):  # or a proxy that forces streaming
                 async for chunk in self.parse_stream(response):
@@ -158,6 +168,13 @@ class HttpChatModel(ABC):
                 for chunk in guard.fold(self.parse_reply, guard.load(raw)):
                     yield chunk
                 guard.end()
+
+    def resend_options(self, error: BadRequestError, options: GenerateOptions
+                       ) -> GenerateOptions | None:
+        """The options to send a refused request again with, when ``error`` (the
+        vendor's refusal, before any reply) says what to change and the change
+        makes the request a different one; ``None`` (the default) raises it."""
+        return None
 
     def streamed_reply(self, response: aiohttp.ClientResponse) -> bool:
         """Whether a reply to a whole-reply request says it is a stream (its

@@ -11,6 +11,12 @@ with maximum length 40", code ``string_above_max_length``), which ids of the
 Responses API (``fc_`` + 50 hex) and of gateways break. A conversation begun
 on one vendor and continued on another then failed on every request.
 
+Mistral's API and Mistral chat templates (vLLM, mlx-lm) take exactly nine
+letters and digits (400 "Tool call id was call_PTLP8xhu3uwZk4l3nlnrrJha but
+must be a-z, A-Z, 0-9, with a length of 9."; langchain-ai/langchain#24668,
+anomalyco/opencode#1680, ml-explore/mlx-lm#1375): ids of other vendors, and a
+server's own ``chatcmpl-tool-...`` ids replayed to it, break that.
+
 Each function leaves an id the wire takes as it is, and maps any other to one
 it takes, deterministically (a digest of the original), so a call and its
 result, mapped apart, still match, and two ids never become one.
@@ -22,7 +28,8 @@ import hashlib
 import re
 from collections import deque
 
-__all__ = ["OPENAI_MAX_ID", "UniqueCallIds", "anthropic_call_id", "openai_call_id"]
+__all__ = ["OPENAI_MAX_ID", "UniqueCallIds", "anthropic_call_id", "nine_char_call_id",
+           "openai_call_id"]
 
 OPENAI_MAX_ID = 40
 """The longest tool-call id OpenAI's chat completions take (``string_above_max_length``)."""
@@ -48,6 +55,23 @@ def openai_call_id(call_id: str) -> str:
     if len(call_id) <= OPENAI_MAX_ID:
         return call_id
     return _derived(call_id, call_id, OPENAI_MAX_ID)
+
+
+_NINE_CHAR_ID = re.compile(r"[A-Za-z0-9]{9}")
+_ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def nine_char_call_id(call_id: str) -> str:
+    """``call_id`` as Mistral's wire takes it: unchanged when it is nine letters
+    and digits, else nine letters and digits drawn from a digest of it."""
+    if _NINE_CHAR_ID.fullmatch(call_id):
+        return call_id
+    n = int.from_bytes(hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).digest()[:8])
+    out = []
+    for _ in range(9):
+        n, digit = divmod(n, len(_ALNUM))
+        out.append(_ALNUM[digit])
+    return "".join(out)
 
 
 def _derived(base: str, original: str, limit: int) -> str:

@@ -52,7 +52,11 @@ from typing import Any
 
 from agentflow.errors import ContextLengthError
 
-__all__ = ["CONTEXT_WORDS", "context_length_error", "item_kind"]
+__all__ = ["CONTEXT_WORDS", "MIN_OUTPUT_ROOM", "context_length_error", "item_kind"]
+
+MIN_OUTPUT_ROOM = 16
+"""The fewest reply tokens a request refused for a ``max_tokens`` over the room
+its prompt leaves is sent again with (fewer: the input itself must shrink)."""
 
 CONTEXT_WORDS = re.compile(
     r"context[_ ]length[_ ]exceeded|exceed_context_size|maximum context length|"

@@ -55,6 +55,12 @@ _UNEXPLAINED = frozenset({"OTHER", "FINISH_REASON_UNSPECIFIED"})
 failed (``{"finishReason": "OTHER", "index": 0}`` and no content,
 google/generative-ai-docs#235: "frequently resulting in null response"),
 finish reason ``error``; with some output, ``other``."""
+_EMPTY_STOP = "STOP"
+"""``STOP`` on a candidate that holds nothing at all (``"content": {"role":
+"model"}``, no parts: no text, no call, no thought; BerriAI/litellm#24442,
+google-gemini/deprecated-generative-ai-python#744, gemini-2.5-flash-lite and
+-pro, "rerunning the same prompt ... might eventually return the expected
+output") is a failed generation too, not an empty answer."""
 
 
 _GENERATION = re.compile(r"gemini-(\d+)")
@@ -141,6 +147,8 @@ class ReplyReader:
         self.calls = 0
         self.wrote = False
         """Whether any answer text came (a reply that ends unexplained without any failed)."""
+        self.thought = False
+        """Whether any thought text came (an answer the engine may read from the reasoning)."""
         self.finish: str | None = None
         self.model: str | None = None
         self.reply_id: str | None = None
@@ -194,6 +202,7 @@ class ReplyReader:
             return
         if part.get("thought"):
             if part.get("text"):
+                self.thought = True
                 yield ThinkingDelta(part["text"])
         elif part.get("text"):
             self.wrote = True
@@ -217,7 +226,8 @@ class ReplyReader:
             reason: FinishReason = "content_filter"
         elif raw in ("STOP", "") and self.calls:
             reason = "tool_calls"
-        elif raw in _UNEXPLAINED and not self.calls and not self.wrote:
+        elif not self.calls and not self.wrote and (
+                raw in _UNEXPLAINED or (raw == _EMPTY_STOP and not self.thought)):
             reason = "error"
         else:
             reason = _FINISH.get(raw or "STOP", "other")

@@ -149,6 +149,7 @@ class HttpClient(RequestSteps):
         register_credentials(self._headers)
         self._map_error = error_mapper or (lambda s, h, b: default_error(vendor, s, h, b))
         self._body_error = body_error
+        self._replies = True
         self._sessions = LoopSessions(self._new_session)
         self._open: set[aiohttp.ClientResponse] = set()  # replies being read (Exchange)
         s = self.settings
@@ -214,6 +215,7 @@ class HttpClient(RequestSteps):
         clone = HttpClient(self.base_url, headers=self._headers, vendor=self.vendor,
                            error_mapper=self._map_error, settings=self.settings,
                            governor=governor, rate_headers=self._rate_headers, model=self.model)
+        clone._replies = False
         return clone
 
     async def aclose(self) -> None:

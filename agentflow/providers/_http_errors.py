@@ -18,6 +18,7 @@ from urllib.parse import urljoin
 
 import orjson
 
+from agentflow._secrets import redact_urls
 from agentflow.errors import (
     AuthenticationError,
     BadRequestError,
@@ -29,9 +30,13 @@ from agentflow.errors import (
     RateLimitedError,
     RedirectError,
     ServerError,
+    UnexpectedReplyError,
 )
 
 __all__ = [
+    "EXCERPT_BYTES",
+    "HTML_TYPES",
+    "STREAM_TYPES",
     "BodyErrorCheck",
     "ErrorMapper",
     "default_error",
@@ -39,6 +44,7 @@ __all__ = [
     "error_message",
     "parse_retry_after",
     "redirect_error",
+    "unexpected_reply",
 ]
 
 ErrorMapper = Callable[[int, Mapping[str, str], bytes], ProviderError]
@@ -46,7 +52,10 @@ ErrorMapper = Callable[[int, Mapping[str, str], bytes], ProviderError]
 
 BodyErrorCheck = Callable[[Mapping[str, str], bytes], "ProviderError | None"]
 """``(headers, body) -> ProviderError | None``: finds an error a vendor reports
-inside a 2xx JSON body (MiniMax: HTTP 200 + ``base_resp.status_code``)."""
+inside a 2xx JSON body (MiniMax: HTTP 200 + ``base_resp.status_code``). An
+``HttpClient`` given one reads each 2xx reply that is not a stream
+(``STREAM_TYPES``) whole before it returns it, so a body that is no reply
+(empty, an HTML page under another type) is told too (``unexpected_reply``)."""
 
 
 def error_body(body: bytes) -> Any:
@@ -193,3 +202,53 @@ def redirect_error(vendor: str, status: int, url: str, location: str) -> Redirec
         f"{url} answered {status} redirecting to {target}; redirects are not followed "
         f"(the request's credentials must not reach another origin): set base_url to the "
         f"target if you trust it", location=target, status=status, vendor=vendor)
+
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+"""Content types of a web page, never of an API reply."""
+
+STREAM_TYPES = frozenset({"text/event-stream", "application/x-ndjson"})
+"""Content types of a streamed reply (SSE; Ollama's NDJSON): read as it comes,
+never whole for a ``BodyErrorCheck``."""
+
+EXCERPT_BYTES = 16384
+"""What is read of an HTML reply to name it (its head and the start of its text)."""
+
+_TAGS = re.compile(rb"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>", re.I | re.S)
+
+
+def unexpected_reply(vendor: str, status: int, content_type: str,
+                     body: bytes) -> UnexpectedReplyError | None:
+    """The error for a 2xx ``body`` that is no API reply: empty (or blank), or
+    an HTML page (``content_type`` says so, or the body opens as one whatever
+    the type); ``None`` for any other body. ``body`` may be the page's start
+    only (``EXCERPT_BYTES``)."""
+    mime = content_type.split(";")[0].strip().lower()
+    head = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if not body.strip():
+        what, excerpt = "an empty body", ""
+    elif mime in HTML_TYPES or head.startswith((b"<!doctype html", b"<html")):
+        what, excerpt = "an HTML page", _page_excerpt(body)
+    else:
+        return None
+    shown = f": {excerpt!r}" if excerpt else ""
+    return UnexpectedReplyError(
+        f"a {status} reply with {what} (content type {content_type or '(none)'}){shown}: "
+        "not the API's reply; a proxy, gateway or CDN between here and the API answered "
+        "(or the API sent nothing): retried; if it lasts, check base_url and any proxy",
+        content_type=content_type, excerpt=excerpt, status=status, vendor=vendor)
+
+
+def _page_excerpt(body: bytes, limit: int = 160) -> str:
+    """An HTML page's title and the start of its text, whitespace collapsed,
+    URLs' queries dropped, at most ``limit`` characters."""
+    title = _HTML_TITLE.search(body[:EXCERPT_BYTES].decode(errors="replace"))
+    name = " ".join(title.group(1).split()) if title else ""
+    start = body.find(b"<body")
+    text = _TAGS.sub(b" ", body[start if start >= 0 else 0:EXCERPT_BYTES])
+    words = " ".join(text.decode(errors="replace").split())
+    if name and words.startswith(name):
+        words = words[len(name):].lstrip(" -:|")
+    excerpt = f"{name} | {words}" if name and words else name or words
+    excerpt = redact_urls(excerpt)
+    return excerpt if len(excerpt) <= limit else excerpt[:limit - 3].rstrip() + "..."

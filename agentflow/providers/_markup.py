@@ -20,9 +20,11 @@ adapter defaults to its own, and a generic server's model name picks them
 through ``MODEL_MARKUPS``).
 
 ``MarkupFilter`` runs over one reply's chunks: text before a block passes on
-at once, a block's text is held until its closing token, then becomes
-``ToolCallDelta``s and leaves the text. A block that no format can parse,
-one never closed, or markup after real (structured) tool calls stays text.
+at once, a block's text is held until its closing token, then leaves the
+text, and its calls become ``ToolCallDelta``s when the reply ends, but one
+that repeats a real (structured) call of the reply: the tool runs once. A
+block that no format can parse, one never closed, or markup after real tool
+calls stays text.
 Values of formats that carry strings only (MiniMax, GLM) are typed from the
 tool's JSON Schema: a parameter that accepts a string keeps the text, others
 are decoded as JSON or a Python literal when they are one.

@@ -57,6 +57,12 @@ class MarkupFilter:
     are offered: the reply's head is held while it may be one (``LeadHold``),
     and a real tool call or the reply's end settles it.
 
+    The calls read from the answer's markup are passed on when the reply
+    ends, once its structured calls are known: a markup call that repeats
+    one of them (same name, same arguments: a server whose tool parser
+    extracted the call yet left its markup in the text) is dropped with its
+    text, so the tool runs once; any other is passed on.
+
     Args:
         markups: the formats to look for.
         tools: the request's tools, for typing string-only formats' values
@@ -81,6 +87,9 @@ class MarkupFilter:
         self._scan = _Scan()
         self._thought: _Scan | None = None
         self._thought_calls: list[tuple[str, list[MarkupCall]]] = []
+        self._held: list[MarkupCall] = []  # the answer's markup calls, until the reply ends
+        self._real: dict[int, tuple[str, bytes, Mapping[str, Any] | None]] = {}
+        # the reply's structured calls by index: name, argument text, whole arguments
         self._calls = 0
         self._structured = False
 
@@ -117,6 +126,7 @@ class MarkupFilter:
                 if isinstance(chunk, ToolCallDelta) and chunk.index < self._BASE_INDEX:
                     self._settle(out, parse=False)  # a held head is text beside real calls
                     self._structured = True  # real tool calls: markup after them stays text
+                    self._note(chunk)
                 out.append(chunk)
         return out
 
@@ -141,7 +151,40 @@ class MarkupFilter:
                 self._text(found, out)
         else:
             out.extend(self._deltas(found))
+    def _note(self, chunk: ToolCallDelta) -> None:
+        """Add ``chunk`` to the structured call it is a fragment of (only while
+        markup calls wait for the reply's end: the rest is never compared)."""
+        name, text, whole = self._real.get(chunk.index, ("", b"", None))
+        piece = chunk.arguments
+        self._real[chunk.index] = (name or chunk.name or "",
+                                   text + (piece.encode() if isinstance(piece, str) else piece),
+                                   chunk.arguments_obj if chunk.arguments_obj is not None
+                                   else whole)
+
+    def _release(self, out: list[ModelChunk]) -> None:
+        """Pass on the answer's markup calls, but those that repeat a structured
+        call of the reply (each structured call matches one at most)."""
+        held, self._held = self._held, []
+        if not held:
+            return
+        real: list[tuple[str, Any]] = []
+        for name, text, whole in self._real.values():
+            try:
+                real.append((name, dict(whole) if whole is not None else orjson.loads(text)))
+            except orjson.JSONDecodeError:
+                continue  # no arguments to compare: it repeats nothing
+        kept = []
+        for call, args in zip(held, self._typed(held), strict=True):
+            if (call.name, args) in real:
+                real.remove((call.name, args))
+            else:
+                kept.append(call)
+        out.extend(self._deltas(kept))
+
     def _flush(self, out: list[ModelChunk]) -> None:
+        found = self._open_block(self._scan)
+        if found is not None:
+            self._held.extend(found[1])
         if self._thought is not None:
             found = self._open_block(self._thought)
             if found is not None:
@@ -149,14 +192,12 @@ class MarkupFilter:
             rest = self._thought.rest()
             if rest:
                 out.append(ThinkingDelta(rest))
-            if self._calls or self._structured:  # the answer made its own calls
+            if self._calls or self._structured or self._held:  # the answer made its own calls
                 out.extend(ThinkingDelta(raw) for raw, _ in self._thought_calls)
             else:  # the calls were written in the reasoning only: they are the reply's
                 out.extend(d for _, calls in self._thought_calls for d in self._deltas(calls))
             self._thought_calls.clear()
-        found = self._open_block(self._scan)
-        if found is not None:
-            out.extend(self._deltas(found[1]))
+        self._release(out)
         rest = self._scan.rest()
         if rest:
             out.append(TextDelta(rest))  # broken or unclosed markup stays text
@@ -189,8 +230,8 @@ class MarkupFilter:
         for item in self._blocks(self._scan, piece):
             if isinstance(item, str):
                 out.append(TextDelta(item))
-            else:
-                out.extend(self._deltas(item[1]))
+            else:  # passed on when the reply ends (``_release``)
+                self._held.extend(item[1])
 
     def _blocks(self, scan: _Scan, piece: str) -> list[str | tuple[str, list[MarkupCall]]]:
         """``piece`` read on from ``scan``'s state: plain text (a ``str``) and
@@ -256,16 +297,24 @@ class MarkupFilter:
                 return calls
         return None
 
-    def _deltas(self, calls: list[MarkupCall]) -> list[ModelChunk]:
-        out: list[ModelChunk] = []
+    def _typed(self, calls: list[MarkupCall]) -> list[dict[str, Any]]:
+        """Each call's arguments, string-only formats' values typed from the
+        tool's schema."""
+        typed = []
         for call in calls:
             args: Mapping[str, Any] = call.arguments
             if call.raw_values:
                 schema = self._schemas.get(call.name) or {}
                 props = schema.get("properties") or {}
                 args = {k: typed_value(str(v), props.get(k), schema) for k, v in args.items()}
+            typed.append(dict(args))
+        return typed
+
+    def _deltas(self, calls: list[MarkupCall]) -> list[ModelChunk]:
+        out: list[ModelChunk] = []
+        for call, args in zip(calls, self._typed(calls), strict=True):
             index = self._BASE_INDEX + self._calls
             self._calls += 1
             out.append(ToolCallDelta(index, id=f"call_{new_id()}", name=call.name,
-                                     arguments=orjson.dumps(dict(args)).decode()))
+                                     arguments=orjson.dumps(args).decode()))
         return out

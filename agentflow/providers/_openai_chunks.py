@@ -41,13 +41,18 @@ _FINISH: dict[str, FinishReason] = {
     "tool_calls": "tool_calls", "function_call": "tool_calls",
     "content_filter": "content_filter", "sensitive": "content_filter",
     "insufficient_system_resource": "error", "network_error": "error", "error": "error",
+    "abort": "error",
     "refusal": "refusal",
 }
+"""``abort``: vLLM and SGLang end a request their engine aborted (shutdown, a
+scale-down or sleep pause, an abort request) with it over HTTP 200 and then
+``[DONE]`` (vllm-project/vllm#57082): the text so far is cut, not an answer."""
 
 
 def finish_reason(raw: str) -> FinishReason:
     """A vendor's finish reason, normalized (GLM ``sensitive`` -> ``content_filter``,
-    DeepSeek ``insufficient_system_resource`` -> ``error``; unknown -> ``other``)."""
+    DeepSeek ``insufficient_system_resource`` and vLLM ``abort`` -> ``error``;
+    unknown -> ``other``)."""
     return _FINISH.get(raw, "other")
 
 

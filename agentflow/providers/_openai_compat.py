@@ -50,6 +50,7 @@ from agentflow.providers._markup import (
 from agentflow.providers._media import ImageUrlStyle
 from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_errors import (
+    failed_output,
     openai_error,
     payload_error,
     unsupported_feature,
@@ -60,7 +61,7 @@ from agentflow.providers._openai_remedies import (
     refused_optional_fields,
     remedy_for,
 )
-from agentflow.providers._openai_reply import OpenAIReplyHooks
+from agentflow.providers._openai_reply import OpenAIReplyHooks, failed_generation
 from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestHooks
 from agentflow.providers._openai_wire import ReasoningHistory
 from agentflow.providers._payload import ReplyGuard
@@ -143,6 +144,22 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
     default_profile: ClassVar[ModelProfile] = GENERIC_PROFILE
     max_tokens_field: str = "max_tokens"
     send_strict: bool = True
+    nine_char_call_ids: bool = False
+    """Send tool-call ids as nine letters and digits (Mistral's rule); set on
+    an instance whose server refused the history's ids so (``call_ids_refused``)."""
+    alternate_roles: bool = False
+    """Send the conversation in strict turns (``providers._alternating``); set on
+    an instance whose server's chat template refused it otherwise (``roles_refused``)."""
+    string_content: bool = False
+    """Send ``content: ""`` rather than ``null`` on an assistant turn of tool
+    calls alone; set on an instance whose server refused null (``content_refused``)."""
+    system_role: bool = True
+    """With ``alternate_roles``, whether a leading system message may stay one
+    (cleared where the server takes no system message at all)."""
+    reasoning_required: bool = False
+    """Send each tool-call turn's thinking back as a never-empty
+    ``reasoning_content`` (``ReasoningHistory`` ``required``); set on an
+    instance whose server refused a history without it (``reasoning_refused``)."""
     _dropped_fields: frozenset[str] = frozenset()
     """``OPTIONAL_FIELDS`` this model's server refused (set per instance on a refusal)."""
     _last_format: tuple[ResponseFormat, dict[str, Any]] | None = None
@@ -309,10 +326,41 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 await exchange.start()
                 break
             except BadRequestError as exc:
+                if failed_output(exc):  # the model's output, not the request: sample again
+                    yield failed_generation(self.vendor, exc)
+                    return
                 # what the refused request carried is read only now (the same body
                 # again): a request that is not refused pays nothing for it
                 remedy = remedy_for(exc, self._body(messages, tools, options),
                                     remedies < MAX_REMEDIES)
+                if isinstance(remedy, int):  # this request only: the room the prompt leaves
+                    _log.warning("openai_compat.max_tokens_over_window", vendor=self.vendor,
+                                 model=self._model, max_tokens=remedy, error=str(exc)[:200])
+                    options = options.with_(max_tokens=remedy)
+                    continue
+                if remedy == "content" and not self.string_content:
+                    self.string_content = True  # this instance only
+                    _log.warning("openai_compat.null_content_refused", vendor=self.vendor,
+                                 model=self._model, error=str(exc)[:200])
+                    continue
+                if remedy in ("roles", "no_system"):
+                    if self.alternate_roles and (remedy == "roles" or not self.system_role):
+                        raise exc  # already sent so: refused for another reason
+                    self.alternate_roles = True  # this instance only
+                    self.system_role = self.system_role and remedy == "roles"
+                    _log.warning("openai_compat.roles_refused", vendor=self.vendor,
+                                 model=self._model, error=str(exc)[:200])
+                    continue
+                if remedy == "reasoning":
+                    self.reasoning_required = True  # this instance only
+                    _log.warning("openai_compat.reasoning_refused", vendor=self.vendor,
+                                 model=self._model, error=str(exc)[:200])
+                    continue
+                if remedy == "call_ids":
+                    self.nine_char_call_ids = True  # this instance only
+                    _log.warning("openai_compat.call_ids_refused", vendor=self.vendor,
+                                 model=self._model, error=str(exc)[:200])
+                    continue
                 if remedy == "strict":
                     self.send_strict = False  # this instance only; the class default stays
                     _log.warning("openai_compat.strict_refused", vendor=self.vendor,

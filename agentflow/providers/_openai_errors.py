@@ -30,8 +30,9 @@ from agentflow.errors import (
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_message
 
-__all__ = ["engine_refused", "moderation_error", "openai_error", "payload_error",
-           "schema_carrier", "unsupported_feature"]
+__all__ = ["call_ids_refused", "content_refused", "engine_refused", "failed_output",
+           "moderation_error", "openai_error", "payload_error", "reasoning_refused",
+           "roles_refused", "schema_carrier", "unsupported_feature"]
 
 _REFUSAL = re.compile(
     r"not support|unsupported|unavailable|not available|not allowed|must be auto|"
@@ -135,6 +136,76 @@ def engine_refused(message: str) -> bool:
     return bool(_ENGINE_REFUSAL.search(message))
 
 
+_CALL_ID_REFUSAL = re.compile(
+    r"tool call id was .{0,200}? but must be a-z, a-z, 0-9, with a length of 9", re.I | re.S)
+"""Mistral's refusal of a history's tool-call id ("Tool call id was
+call_0fypS1hVX but must be a-z, A-Z, 0-9, with a length of 9."): its API (400,
+code ``3280``), and its chat template on vLLM or mlx-lm servers (500 from
+omlx, jundot/omlx#1997): the same request fails the same way, never retried;
+sent again with nine-character ids (``_openai_remedies``)."""
+
+
+def call_ids_refused(message: str) -> bool:
+    """Whether an error message refuses the history's tool-call ids as not
+    nine letters and digits (Mistral's rule, ``_CALL_ID_REFUSAL``)."""
+    return bool(_CALL_ID_REFUSAL.search(message))
+
+
+_REASONING_MISSING = re.compile(
+    r"\breasoning_content\b[^.]{0,40}?\bmissing\b|\bmissing\W{1,3}reasoning_content\b", re.I)
+"""A thinking model's server refusing a history whose tool-call turns do not
+carry their ``reasoning_content``: Moonshot's Kimi K2 thinking models ("thinking
+is enabled but reasoning_content is missing in assistant tool call message at
+index 2"; farion1231/cc-switch#2365, openclaw/openclaw#59689, an empty one
+counting as missing on K2.5/K2.6: theopenco/llmgateway#2093) and DeepSeek's
+("Missing `reasoning_content` field in the assistant message at message index
+2"), reached through a generic OpenAI-compatible adapter or a gateway."""
+
+
+def reasoning_refused(message: str) -> bool:
+    """Whether an error message refuses the history for tool-call turns without
+    their ``reasoning_content`` (``_REASONING_MISSING``)."""
+    return bool(_REASONING_MISSING.search(message))
+
+
+_CONTENT_REFUSAL = re.compile(r"expected 'content' to be a string or an array", re.I)
+"""llama.cpp's server (builds from b5331) refusing an assistant turn of tool calls
+whose ``content`` is ``null``, as OpenAI writes it: 500 "Expected 'content' to be
+a string or an array" (ggml-org/llama.cpp#13471, browser-use/browser-use#1635);
+every tool loop failed at its second request."""
+
+
+def content_refused(message: str) -> bool:
+    """Whether an error message refuses a message's ``null`` content (``_CONTENT_REFUSAL``)."""
+    return bool(_CONTENT_REFUSAL.search(message))
+
+
+_ROLES_REFUSAL = re.compile(
+    r"roles must alternate|unexpected role '?\w+'? after role '?\w+", re.I)
+_SYSTEM_REFUSAL = re.compile(
+    r"system role (?:is )?not supported|does not support '?system'?|"
+    r"'?system'? role is not (?:supported|allowed)", re.I)
+"""A template or model that takes no system message at all: Gemma 2's "System role
+not supported", OpenAI's o1 models at launch ("Unsupported value: 'messages[0].role'
+does not support 'system' with this model.")."""
+"""A chat template refusing the conversation's roles while the prompt is built
+(``providers._alternating``): "After the optional system message, conversation
+roles must alternate user/assistant/user/assistant/..." (Mistral, Gemma and
+Llama 2 templates on vLLM: 400, vllm-project/vllm#6862; TGI: 422; llama.cpp:
+500), "System role not supported" (Gemma 2), Mistral's API and tokenizer
+"Unexpected role 'system' after role 'assistant'" / "Unexpected role 'user'
+after role 'tool'". The same request fails the same way."""
+
+
+def roles_refused(message: str) -> Literal["turns", "system"] | None:
+    """How an error message refuses the conversation's roles: ``"system"`` when
+    no system message is taken at all (``_SYSTEM_REFUSAL``), ``"turns"`` when
+    they must alternate (``_ROLES_REFUSAL``), else ``None``."""
+    if _SYSTEM_REFUSAL.search(message):
+        return "system"
+    return "turns" if _ROLES_REFUSAL.search(message) else None
+
+
 _LOCAL_SERVER_WORDING = (_ENGINE_REFUSAL, _FORMAT_TYPE_REFUSAL, _SERVER_FLAG_REFUSAL)
 
 
@@ -188,7 +259,9 @@ def openai_error(
     over the context window (400/413/422, or llama.cpp's 500; a 429 for one
     request over the per-minute token budget) is a ``ContextLengthError``
     (``_context_errors``), never retried either; a 429 for a daily limit
-    (``_DAILY_LIMIT``) is a ``QuotaExceededError``."""
+    (``_DAILY_LIMIT``) is a ``QuotaExceededError``; a 500 in which a chat template
+    refuses the history's tool-call ids or roles (``call_ids_refused``,
+    ``roles_refused``) a ``BadRequestError``."""
     if status in (400, 413, 422, 429, 500):
         message, code, data = error_message(body)
         too_long = context_length_error(vendor, status, message, code, data)
@@ -201,6 +274,9 @@ def openai_error(
             if feature is not None:
                 return UnsupportedFeatureError(message, feature=feature, status=status,
                                                code=code, vendor=vendor)
+        if call_ids_refused(message) or roles_refused(message) or content_refused(message):
+            # a chat template's or the server's refusal of the request: never retried
+            return BadRequestError(message, status=status, code=code, vendor=vendor)
     if status == 429:
         message, code, _ = error_message(body)
         if _DAILY_LIMIT.search(message):
@@ -212,6 +288,27 @@ def openai_error(
             return UnsupportedFeatureError(message, feature=feature, status=status, code=code,
                                            vendor=vendor)
     return default_error(vendor, status, headers, body)
+
+
+_FAILED_OUTPUT_CODES = frozenset({"tool_use_failed", "json_validate_failed"})
+"""Error codes saying the server could not read or validate what the model
+generated: Groq's 400 ``tool_use_failed`` ("Failed to call a function. Please
+adjust your prompt. See 'failed_generation' for more details.", or "tool call
+validation failed: ..."; groq/groq-typescript#28, huggingface/smolagents#1119,
+over HTTP or as a stream's ``event: error``: anomalyco/opencode#1018) and
+``json_validate_failed`` in JSON mode ("Failed to generate JSON. Please adjust
+your prompt."; thepersonalaicompany/amurex-backend#38, build-with-groq/g1#23)."""
+
+
+def failed_output(error: ProviderError) -> bool:
+    """Whether ``error`` (a 400, or an error event inside a stream) says the
+    vendor failed the generation at the model's output: the request was sound,
+    the model wrote a tool call or JSON the server could not parse or match to
+    the request (``_FAILED_OUTPUT_CODES``). Like Gemini's
+    ``MALFORMED_FUNCTION_CALL`` it is a failed generation (finish reason
+    ``error``), not a bad request: the same request, sampled again, usually
+    succeeds."""
+    return isinstance(error, BadRequestError) and error.code in _FAILED_OUTPUT_CODES
 
 
 def moderation_error(vendor: str, payload: Mapping[str, Any], codes: frozenset[str]

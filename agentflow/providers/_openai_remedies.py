@@ -16,11 +16,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from agentflow.errors import BadRequestError, UnsupportedFeature, UnsupportedFeatureError
-from agentflow.providers._openai_errors import engine_refused, schema_carrier
+from agentflow.providers._context_errors import MIN_OUTPUT_ROOM
+from agentflow.providers._openai_errors import (
+    call_ids_refused,
+    content_refused,
+    engine_refused,
+    reasoning_refused,
+    roles_refused,
+    schema_carrier,
+)
 
-__all__ = ["DEFAULT_ONLY_FIELDS", "MAX_REMEDIES", "OPTIONAL_FIELDS", "TOKEN_FIELDS",
-           "refused_optional_fields", "refused_part", "refused_token_field", "remedy_for",
-           "strict_refused"]
+__all__ = ["DEFAULT_ONLY_FIELDS", "MAX_REMEDIES", "MIN_OUTPUT_ROOM", "OPTIONAL_FIELDS",
+           "STREAM_FIELDS", "TOKEN_FIELDS", "output_room", "refused_optional_fields",
+           "refused_part", "refused_token_field", "remedy_for", "strict_refused"]
 
 OPTIONAL_FIELDS = ("stream_options", "parallel_tool_calls")
 """Request fields that only refine a request (usage in the stream's last chunk,
@@ -42,6 +50,52 @@ one ("Unsupported parameter: 'max_tokens' is not supported with this model. Use
 lobehub/lobehub#5909, OpenHands/software-agent-sdk#1083); older Azure API
 versions and servers refuse the new one ("Unrecognized request argument
 supplied: max_completion_tokens", openai/openai-python#1724)."""
+STREAM_FIELDS = frozenset({"stream", "stream_options"})
+"""What a server that refuses to stream gets the request without (a whole reply)."""
+_STREAM_REFUSAL = re.compile(
+    r"'stream' does not support|\bstream(?:ing)? (?:is )?not (?:currently )?supported|"
+    r"\bdo(?:es)? not (?:currently )?support streaming|"
+    r"\bstreaming is not (?:currently )?(?:available|allowed|enabled)", re.I)
+"""A server refusing to stream this request: OpenAI's o1 models at launch ("Unsupported
+value: 'stream' does not support true with this model. Only the default (false)
+value is supported.", code ``unsupported_value``), Groq before tool streaming ("Tool
+and function calls do not currently support streaming"; groq/groq-python#27). The
+request goes again unstreamed, and the model asks for whole replies from then on
+(``stream()`` still yields its events: one agent path, two transports)."""
+_OUTPUT_OVER_WINDOW = (
+    re.compile(r"maximum context length is (\d+) tokens.{0,120}?\((\d+) in the messages, "
+               r"\d+ in the completion\)", re.I | re.S),
+    re.compile(r"maximum context length is (\d+) tokens and your request has (\d+) input "
+               r"tokens", re.I),
+    re.compile(r"`inputs` tokens \+ `max_new_tokens` must be <= (\d+)\. Given: (\d+) "
+               r"`inputs` tokens", re.I),
+)
+"""A request whose prompt fits the window but whose ``max_tokens`` does not fit
+beside it: OpenAI's and vLLM's "This model's maximum context length is 32768
+tokens. However, you requested 33792 tokens (1592 in the messages, 32200 in the
+completion)", vLLM's "... is too large: 32000. This model's maximum context length
+is 32768 tokens and your request has 1000 input tokens", TGI's "`inputs` tokens +
+`max_new_tokens` must be <= 8192. Given: 6204 `inputs` tokens and 2047
+`max_new_tokens`" (huggingface/chat-ui#1149). Each names the window and the
+prompt; the request goes again with ``max_tokens`` the room left."""
+
+
+def output_room(message: str, body: Mapping[str, Any]) -> int | None:
+    """The reply tokens left beside the prompt when an error ``message`` says
+    ``body``'s token limit does not fit the window with it
+    (``_OUTPUT_OVER_WINDOW``), else ``None`` (no limit was sent, or less room
+    than ``MIN_OUTPUT_ROOM``: the input itself must shrink)."""
+    sent = next((body[f] for f in TOKEN_FIELDS if isinstance(body.get(f), int)), None)
+    for pattern in _OUTPUT_OVER_WINDOW:
+        found = pattern.search(message)
+        if found is not None:
+            room = int(found.group(1)) - int(found.group(2))
+            if sent is not None and MIN_OUTPUT_ROOM <= room < sent:
+                return room
+            return None
+    return None
+
+
 MAX_REMEDIES = 3
 """Most times one request is sent again after refusals it could remedy."""
 _FIELD_REFUSAL = re.compile(
@@ -99,11 +153,24 @@ def strict_refused(error: BadRequestError) -> bool:
 
 def remedy_for(
     error: BadRequestError, body: Mapping[str, Any], may_resend: bool
-) -> Literal["strict", "max_tokens", "max_completion_tokens"] | frozenset[str] | BadRequestError:
+) -> (Literal["strict", "call_ids", "reasoning", "roles", "no_system", "content",
+              "max_tokens", "max_completion_tokens"] | frozenset[str] | int
+      | BadRequestError):
     """What to do about ``error``, the refusal of request ``body``: ``"strict"``
-    (send it again without ``strict``: its strict tools were refused), the
+    (send it again without ``strict``: its strict tools were refused),
+    ``"call_ids"`` (send it again with nine-character tool-call ids: the
+    history's were refused, ``call_ids_refused``), ``"reasoning"`` (send it
+    again with each tool-call turn's ``reasoning_content``: a thinking model's
+    server refused the history without it, ``reasoning_refused``), ``"roles"``
+    (send it again in strict turns: a chat template refused its roles,
+    ``roles_refused``), ``"no_system"`` (the same with no system message at
+    all), ``"content"`` (``""`` for a tool-call turn's null content,
+    ``content_refused``), a number (send this request again with that
+    ``max_tokens``: the prompt fits but not the limit beside it,
+    ``output_room``), the
     ``TOKEN_FIELDS`` name to send the token limit under, the
-    ``OPTIONAL_FIELDS`` or ``DEFAULT_ONLY_FIELDS`` to send it again without, or the error to raise
+    ``OPTIONAL_FIELDS`` or ``DEFAULT_ONLY_FIELDS`` to send it again without
+    (``STREAM_FIELDS`` for a server refusing to stream it), or the error to raise
     (``refused_part``: ``error`` itself, or the ``UnsupportedFeatureError``
     naming the schema carrier; ``tool_schema`` for a function schema refused
     with no ``strict`` left to drop). ``may_resend``: fewer than ``MAX_REMEDIES``
@@ -112,12 +179,27 @@ def remedy_for(
     strict = any((t.get("function") or {}).get("strict") for t in offered) if offered else False
     carrier = schema_carrier(body)
     message = str(error)
+    room = output_room(message, body) if may_resend else None
+    if room is not None:
+        return room
+    calls = any(m.get("tool_calls") for m in body.get("messages") or ())
+    if may_resend and calls and call_ids_refused(message):
+        return "call_ids"
+    if may_resend and calls and reasoning_refused(message):
+        return "reasoning"
+    if may_resend and calls and content_refused(message):
+        return "content"
+    roles = roles_refused(message)
+    if may_resend and roles is not None:
+        return "no_system" if roles == "system" else "roles"
     if may_resend and strict and (strict_refused(error) or (
             carrier == "strict" and engine_refused(message))):
         return "strict"
     token_field = refused_token_field(message, body)
     if may_resend and token_field is not None:
         return "max_completion_tokens" if token_field == "max_completion_tokens" else "max_tokens"
+    if may_resend and body.get("stream") is True and _STREAM_REFUSAL.search(message):
+        return STREAM_FIELDS
     fields = refused_optional_fields(message, [f for f in OPTIONAL_FIELDS if f in body])
     if _DEFAULT_ONLY.search(message):
         fields |= refused_optional_fields(message, [f for f in DEFAULT_ONLY_FIELDS if f in body])

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import aiohttp
 import orjson
 
+from agentflow._logging import get_logger
 from agentflow.errors import (
     ModeratedRequestError,
     ProviderConnectionError,
@@ -27,15 +28,22 @@ from agentflow.errors import (
     ServerError,
     TruncatedStreamError,
 )
-from agentflow.model import ModelChunk
+from agentflow.model import FinishChunk, ModelChunk
 from agentflow.providers._http import error_body, error_message
 from agentflow.providers._markup import MarkupFilter
 from agentflow.providers._openai_chunks import ChunkParser
-from agentflow.providers._openai_errors import moderation_error, openai_error, payload_error
+from agentflow.providers._openai_errors import (
+    failed_output,
+    moderation_error,
+    openai_error,
+    payload_error,
+)
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._streams import iter_sse
 
-__all__ = ["OpenAIReplyHooks", "close_parser"]
+__all__ = ["OpenAIReplyHooks", "close_parser", "failed_generation"]
+
+_log = get_logger("agentflow.providers")
 
 
 class OpenAIReplyHooks:
@@ -122,6 +130,10 @@ class OpenAIReplyHooks:
         """The chunks of a streamed reply (SSE ``chat.completion.chunk`` events):
         asked for, or sent by a proxy that forces streaming on a whole-reply request.
 
+        An error event saying the vendor could not read the model's tool call or
+        JSON (``failed_output``: Groq ``tool_use_failed``) ends the reply with
+        finish reason ``error`` (``failed_generation``), as a failed generation.
+
         Raises:
             TruncatedStreamError / ProviderConnectionError: it ended before its
                 terminal marker or without a finish reason; a malformed event.
@@ -137,10 +149,20 @@ class OpenAIReplyHooks:
                 done = True
                 continue
             if event.event == "error":
-                raise guard.broken(self.event_error(event.data))
+                error = self.event_error(event.data)
+                if failed_output(error):
+                    yield failed_generation(self.vendor, error)
+                    return
+                raise guard.broken(error)
             payload = guard.load(event.data)
             received = True
-            chunks = guard.fold(read, payload)
+            try:
+                chunks = guard.fold(read, payload)
+            except ProviderError as error:
+                if not failed_output(error):
+                    raise
+                yield failed_generation(self.vendor, error)
+                return
             for chunk in markup.feed(chunks) if filtering else chunks:
                 finished = finished or chunk.type == "finish"
                 yield chunk
@@ -188,6 +210,16 @@ class OpenAIReplyHooks:
 
 
 _STOCK_PAYLOAD_ERROR = OpenAIReplyHooks.payload_error
+
+
+def failed_generation(vendor: str, error: ProviderError) -> FinishChunk:
+    """The end of a reply whose generation the vendor failed at the model's output
+    (``failed_output``): finish reason ``error``, its raw value the
+    vendor's code. The engine sends an output call again and ends a text call
+    with a retryable ``ServerError`` (``call_outcome.stops``)."""
+    _log.warning("openai_compat.failed_output", vendor=vendor, code=error.code,
+                 error=str(error)[:200])
+    return FinishChunk("error", str(error.code or "error"))
 
 
 def close_parser(parser: ChunkParser) -> list[ModelChunk]:

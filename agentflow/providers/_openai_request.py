@@ -19,6 +19,7 @@ from agentflow.errors import UnsupportedFeatureError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.providers._adapter import system_reminder
+from agentflow.providers._alternating import alternating
 from agentflow.providers._media import ImageUrlStyle
 from agentflow.providers._openai_wire import (
     JSON_INSTRUCTION,
@@ -51,6 +52,11 @@ class OpenAIRequestHooks:
     vendor: ClassVar[str]
     max_tokens_field: str
     send_strict: bool
+    nine_char_call_ids: bool
+    reasoning_required: bool
+    alternate_roles: bool
+    string_content: bool
+    system_role: bool
     send_stream_options: ClassVar[bool]
     reasoning_history: ClassVar[ReasoningHistory]
     image_urls: ClassVar[ImageUrlStyle]
@@ -70,8 +76,12 @@ class OpenAIRequestHooks:
             UnsupportedFeatureError: a ``tool_choice`` the profile says the
                 vendor refuses (never sent), or a vendor hook's refusal.
         """
-        wire = format_messages(messages, reasoning=self.reasoning_history,
-                               late_system=self._late_system, images=self.image_urls)
+        wire = format_messages(messages, reasoning=(
+                                   "required" if self.reasoning_required
+                                   else self.reasoning_history),
+                               late_system=self._late_system, images=self.image_urls,
+                               nine_char_ids=self.nine_char_call_ids,
+                               null_content=not self.string_content)
         body: dict[str, Any] = {"model": self._model, "messages": wire}
         if self.streams(options):
             body["stream"] = True
@@ -180,8 +190,12 @@ class OpenAIRequestHooks:
 
     def _body(self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
               ) -> dict[str, Any]:
-        """``build_body`` without the optional fields this model's server refused."""
+        """``build_body`` without the optional fields this model's server refused,
+        its messages in strict turns where the server's chat template asked
+        for them (``alternate_roles``, ``providers._alternating``)."""
         body = self.build_body(messages, tools, options)
         for name in self._dropped_fields:
             body.pop(name, None)
+        if self.alternate_roles:  # a chat template that refused anything but strict turns
+            body["messages"] = alternating(body["messages"], system=self.system_role)
         return body

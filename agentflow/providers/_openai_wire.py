@@ -31,7 +31,12 @@ from agentflow.messages import (
     ToolUseBlock,
 )
 from agentflow.model import ResponseFormat, ToolChoice, ToolSpec
-from agentflow.providers._call_ids import OPENAI_MAX_ID, UniqueCallIds, openai_call_id
+from agentflow.providers._call_ids import (
+    OPENAI_MAX_ID,
+    UniqueCallIds,
+    nine_char_call_id,
+    openai_call_id,
+)
 from agentflow.providers._media import ImageUrlStyle, openai_part
 from agentflow.providers._openai_chunks import (
     ChunkParser,
@@ -58,9 +63,11 @@ __all__ = [
     "token_logprobs",
 ]
 
-ReasoningHistory: TypeAlias = Literal["drop", "field", "tags"]
+ReasoningHistory: TypeAlias = Literal["drop", "field", "required", "tags"]
 """How an assistant turn's thinking goes back to the vendor: ``drop`` it,
-send it as ``reasoning_content`` on turns that made tool calls (DeepSeek), or
+send it as ``reasoning_content`` on turns that made tool calls (DeepSeek),
+the same never empty (``required``: a single space for a turn that kept no
+thinking, which Kimi K2.5/K2.6 refuse as missing when it is ``""``), or
 inline as ``<think>...</think>`` before the text (MiniMax)."""
 
 JSON_INSTRUCTION = "Reply with a JSON object."
@@ -78,6 +85,8 @@ def format_messages(
     reasoning: ReasoningHistory = "drop",
     late_system: Literal["system", "user"] = "system",
     images: ImageUrlStyle = "data_url",
+    nine_char_ids: bool = False,
+    null_content: bool = True,
 ) -> list[dict[str, Any]]:
     """``Msg``s as chat-completions messages.
 
@@ -87,7 +96,11 @@ def format_messages(
     ``role: "tool"`` message per result; an error result is prefixed
     ``"Error: "`` (the wire has no error flag). A user turn with images or
     documents has a list of content parts, in block order (``images``: how
-    inline image bytes are written, see ``providers._media``).
+    inline image bytes are written, see ``providers._media``). Tool-call ids go
+    out unique and as the wire takes them (``providers._call_ids``): at most 40
+    characters, or, with ``nine_char_ids``, nine letters and digits (Mistral).
+    An assistant turn of tool calls alone has ``content: null``, or ``""``
+    without ``null_content`` (llama.cpp builds that refuse null).
     """
     out: list[dict[str, Any]] = []
     started = False
@@ -108,11 +121,14 @@ def format_messages(
             out.append({"role": "user",
                         "content": _parts(msg, images) if media else msg.text})
     ids = UniqueCallIds()  # a history holding one id twice (providers._call_ids)
+    wire_id = nine_char_call_id if nine_char_ids else openai_call_id
     for message in out:
+        if not null_content and message["role"] == "assistant" and message["content"] is None:
+            message["content"] = ""
         for call in message.get("tool_calls") or ():  # (<id>_<n> within the 40 characters)
-            call["id"] = openai_call_id(ids.call(call["id"]))
+            call["id"] = wire_id(ids.call(call["id"]))
         if message["role"] == "tool":
-            message["tool_call_id"] = openai_call_id(ids.result(message["tool_call_id"]))
+            message["tool_call_id"] = wire_id(ids.result(message["tool_call_id"]))
     return out
 
 
@@ -151,6 +167,8 @@ def _assistant(msg: Msg, reasoning: ReasoningHistory) -> dict[str, Any]:
         out["tool_calls"] = calls
         if reasoning == "field":
             out["reasoning_content"] = "".join(thinking)
+        elif reasoning == "required":
+            out["reasoning_content"] = "".join(thinking) or " "
     return out
 
 

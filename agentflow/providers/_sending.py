@@ -2,7 +2,8 @@
 steps ``Exchange`` takes: the request built (``_prepare``: URL, JSON payload,
 headers), admitted by the rate governor (``_admit``), sent once (``_send``: a
 3xx is a ``RedirectError``, a 4xx/5xx the vendor's mapped error, a 2xx body a
-vendor's ``BodyErrorCheck`` flags its error; the governor told what the
+vendor's ``BodyErrorCheck`` flags its error, a 2xx that is empty or an HTML
+page an ``UnexpectedReplyError``; the governor told what the
 reply's rate-limit headers said), and retried after a retryable failure with
 backoff and jitter (``_send_with_retries``, tenacity; ``_retry`` holds the
 policy). ``RequestSteps`` is ``HttpClient``'s base class: it holds these
@@ -25,7 +26,15 @@ from agentflow.errors import (
     ProviderTimeoutError,
     RateLimitedError,
 )
-from agentflow.providers._http_errors import BodyErrorCheck, ErrorMapper, redirect_error
+from agentflow.providers._http_errors import (
+    EXCERPT_BYTES,
+    HTML_TYPES,
+    STREAM_TYPES,
+    BodyErrorCheck,
+    ErrorMapper,
+    redirect_error,
+    unexpected_reply,
+)
 from agentflow.providers._http_settings import HttpSettings, RateHeaders, register_credentials
 from agentflow.providers._payload import dump_json
 from agentflow.providers._retry import Wait, retryable
@@ -48,6 +57,9 @@ class RequestSteps:
     _rate_headers: RateHeaders | None
     _map_error: ErrorMapper
     _body_error: BodyErrorCheck | None
+    _replies: bool
+    """2xx bodies are model replies: one that is empty or an HTML page is an
+    ``UnexpectedReplyError`` (a batch API's files and operations are not)."""
 
     def _session_now(self) -> aiohttp.ClientSession:
         """The running loop's session (``HttpClient._session_now``)."""
@@ -166,8 +178,12 @@ class RequestSteps:
                 hint = error.retry_after
                 lease.throttled(None if hint is None else min(hint, self.settings.max_retry_after))
             raise error
-        if self._body_error is not None and response.content_type != "text/event-stream":
-            try:
+        if not self._replies:  # a batch API's file or operation: no model reply to check
+            return response
+        if response.content_type in HTML_TYPES or response.content_length == 0:
+            raise await self._no_reply(response)  # retried as a 5xx is
+        if self._body_error is not None and response.content_type not in STREAM_TYPES:
+            try:  # read whole, for the vendor's check of an error in a 2xx body
                 body = await response.read()
             except (aiohttp.ClientError, TimeoutError) as exc:
                 response.release()
@@ -175,8 +191,24 @@ class RequestSteps:
                     f"the reply from {self.vendor} broke: {type(exc).__name__}",
                     vendor=self.vendor,
                 ) from exc
-            in_body = self._body_error(response.headers, body)
+            in_body = self._body_error(response.headers, body) or unexpected_reply(
+                self.vendor, response.status, response.headers.get("Content-Type", ""), body)
             if in_body is not None:
                 response.release()
                 raise in_body
         return response
+
+    async def _no_reply(self, response: aiohttp.ClientResponse) -> ProviderError:
+        """The ``UnexpectedReplyError`` of a 2xx that is a web page (named by
+        its start) or has no body; ``response`` is released."""
+        try:
+            page = b"" if response.content_length == 0 else await response.content.read(
+                EXCERPT_BYTES)
+        except (aiohttp.ClientError, TimeoutError):
+            page = b""
+        finally:
+            response.release()
+        error = unexpected_reply(self.vendor, response.status,
+                                 response.headers.get("Content-Type", ""), page)
+        assert error is not None  # a page, or no body: always one
+        return error

@@ -45,7 +45,8 @@ from typing import Any
 
 import aiohttp
 
-from agentflow.errors import TruncatedStreamError
+from agentflow._logging import get_logger
+from agentflow.errors import BadRequestError, TruncatedStreamError
 from agentflow.media.tokens import AreaImages, MediaTokens
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolSpec, UsageChunk
@@ -60,6 +61,7 @@ from agentflow.providers._anthropic_request import (
     tool_choice,
 )
 from agentflow.providers._batch_wire import WholeReplyBatches
+from agentflow.providers._context_errors import MIN_OUTPUT_ROOM
 from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
@@ -203,6 +205,11 @@ WHOLE_REPLY_MAX_TOKENS = 128_000 * 600 // 3600
 """The largest ``max_tokens`` Anthropic's SDK sends without streaming (21,333)."""
 
 
+_OUTPUT_OVER_WINDOW = re.compile(
+    r"input length and `?max_tokens`? exceed context limit: (\d+) \+ (\d+) > (\d+)", re.I)
+_log = get_logger("agentflow.providers")
+
+
 class AnthropicChatModel(WholeReplyBatches):
     """A Claude model over the Messages API.
 
@@ -252,6 +259,24 @@ class AnthropicChatModel(WholeReplyBatches):
         self.max_tokens = max_tokens
         self.thinking_budget = thinking_budget or 2048
         self.cache = cache
+
+    def resend_options(self, error: BadRequestError, options: GenerateOptions
+                       ) -> GenerateOptions | None:
+        """``max_tokens`` lowered to the room the prompt leaves when the API says
+        the prompt fits but not beside it ("input length and `max_tokens` exceed
+        context limit: 188240 + 21333 > 200000, decrease input length or
+        `max_tokens` and try again"; Claude 3.7 and later refuse instead of
+        cutting the reply); else ``None``. It was a ``ContextLengthError``
+        telling the caller to split an input that fits."""
+        found = _OUTPUT_OVER_WINDOW.search(str(error))
+        if found is None:
+            return None
+        room = int(found.group(3)) - int(found.group(1))
+        if not MIN_OUTPUT_ROOM <= room < (options.max_tokens or self.max_tokens):
+            return None
+        _log.warning("anthropic.max_tokens_over_window", model=self.model_name,
+                     max_tokens=room, error=str(error)[:200])
+        return options.with_(max_tokens=room)
 
     def streams(self, options: GenerateOptions) -> bool:
         """As the base, but a reply that may take long keeps streaming when the

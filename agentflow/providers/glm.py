@@ -23,8 +23,10 @@ Everything special about GLM (shared/providers.md section 7):
   ``GenerateOptions.thinking``; GLM-4.5+ think by default; ``reasoning_content``
   streams as thinking.
 * **Errors** carry a numeric *string* code: 1000-1004 authentication,
-  1113 (arrears) and 1304 (daily limit) -> ``QuotaExceededError`` (never
-  retried, although HTTP 429), 1302/1303/1305 -> ``RateLimitedError``, 1211
+  1113 (arrears), 1304 (daily limit), the Coding Plan's 1308/1310 (a 5-hour or
+  weekly/monthly window spent) and 1309/1314 (its package expired) ->
+  ``QuotaExceededError`` (never retried, although HTTP 429),
+  1302/1303/1305 -> ``RateLimitedError``, 1211
   model not found, 1301 unsafe content -> ``ModeratedRequestError`` (a
   ``ContentFilteredError`` that is also a ``BadRequestError``) as an HTTP 400,
   ``ContentFilteredError`` inside a 200 body or a stream (``moderation_codes``;
@@ -221,7 +223,13 @@ GLM4_0414_MARKUP = register_markup(
     ReplyMarkup("glm-4-0414", glm4_0414_lead, parse_glm4_0414_calls))
 """GLM-4-0414's untagged tool-call form: the whole reply is ``name\n{JSON}``."""
 
-_QUOTA = frozenset({"1113", "1304"})
+_QUOTA = frozenset({"1113", "1304", "1308", "1309", "1310", "1314"})
+"""Spent balances and usage windows, all HTTP 429: 1113 arrears, 1304 the daily
+limit, the GLM Coding Plan's 1308 ("已达到 5 小时的使用上限。您的限额将在
+2026-08-25 07:41:44 重置。", a 5-hour window; dirge-code/dirge#818), 1310
+("Weekly/Monthly Limit Exhausted. Your limit will reset at ...";
+openclaw/openclaw#33813) and 1309/1314 (the plan's package expired;
+docs.z.ai/api-reference/api-code). Waiting seconds frees none of them."""
 _RATE = frozenset({"1302", "1303", "1305"})
 _AUTH = frozenset({"1000", "1001", "1002", "1003", "1004"})
 _TOO_LONG = frozenset({"1261"})

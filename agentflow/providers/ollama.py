@@ -72,7 +72,7 @@ from agentflow.providers._http import (
     shared_governor,
 )
 from agentflow.providers._markup import MarkupFilter, markups_for_model, resolve_markups
-from agentflow.providers._ollama_errors import VENDOR, map_error
+from agentflow.providers._ollama_errors import VENDOR, body_error, map_error
 from agentflow.providers._ollama_reply import Reader
 from agentflow.providers._ollama_request import offer, wire_messages
 from agentflow.providers._openai_wire import SCHEMA_INSTRUCTION, insert_instruction
@@ -176,7 +176,7 @@ class OllamaChatModel(HttpChatModel):
         key = api_key_from(api_key, "OLLAMA_API_KEY" if own_host(base_url, CLOUD_URL) else "")
         client = HttpClient(base_url, headers={"authorization": f"Bearer {key}"} if key else {},
                             vendor=VENDOR, error_mapper=map_error, settings=settings,
-                            model=model,
+                            model=model, body_error=body_error,
                             governor=shared_governor(VENDOR, base_url, key, model_family(model),
                                                      settings))
         resolved = profile or match_profile(PROFILES, model, DEFAULT_PROFILE)

@@ -206,6 +206,14 @@ class OpenAIChatModel(OpenAICompatibleModel):
     profile_rules: ClassVar[Sequence[ProfileRule]] = PROFILES
     default_profile: ClassVar[ModelProfile] = OPENAI_DEFAULT
     rate_headers: ClassVar[RateHeaders | None] = rate_limit_headers
+    moderation_codes: ClassVar[frozenset[str]] = frozenset({"content_filter", "invalid_prompt"})
+    """The moderation refusals of a request: Azure OpenAI's 400 ``content_filter``
+    ("The response was filtered due to the prompt triggering Azure OpenAI's content
+    management policy", ``innererror.code`` ``ResponsibleAIPolicyViolation``;
+    openai/openai-python#331, vibrantlabsai/ragas#649) and OpenAI's
+    ``invalid_prompt`` ("Invalid prompt: your prompt was flagged as potentially
+    violating our usage policy"; alan-turing-institute/t0-1#69). A
+    ``ModeratedRequestError``, so ``except ContentFilteredError`` catches them."""
 
     def __init__(
         self,

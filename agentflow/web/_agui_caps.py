@@ -19,11 +19,18 @@ the event                  over its cap
                            then each interrupt's ``metadata["input"]`` set to
                            ``null`` until the event fits, and named in
                            ``result["not_shown"]``: ``{"fields": [...],
-                           "bytes": <the whole event's>, "limit": ...}``
+                           "bytes": <the whole event's>, "limit": ...}``;
+                           if it is still over, ``result["error"]["message"]``
+                           cut with a marker (``_frame_caps``)
+``RUN_ERROR``              ``message`` cut with a marker (``_frame_caps``)
+``CUSTOM``                 ``value["message"]`` (``agentflow.output_retry``,
+                           ``agentflow.attempt_discarded``: a vendor's error
+                           quoted) cut with a marker
 =========================  ===================================================
 
 JSON is never cut: a value is sent whole or not at all, and whatever is not
-sent is named. The JSON caps are ``MAX_SHOWN_STATE`` bytes (8 MiB, the
+sent is named; only an error's text is cut, as the run's last event is
+never left out. The JSON caps are ``MAX_SHOWN_STATE`` bytes (8 MiB, the
 encoder's ``max_state_bytes``): the state and ``RUN_FINISHED`` both carry the
 output. What ``RUN_FINISHED`` leaves out the client has had otherwise (the
 text streamed in ``TEXT_MESSAGE_CONTENT``, the inputs in ``TOOL_CALL_ARGS``)
@@ -34,10 +41,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ag_ui.core import RunFinishedEvent
+from ag_ui.core import CustomEvent, RunErrorEvent, RunFinishedEvent
 from ag_ui.encoder import EventEncoder
 
-__all__ = ["MAX_SHOWN_RESULT", "args_deltas", "finished_frame", "shown_result"]
+from agentflow.web._frame_caps import cut_text
+
+__all__ = ["MAX_SHOWN_RESULT", "args_deltas", "custom_frame", "error_frame", "finished_frame",
+           "shown_result"]
 
 MAX_SHOWN_RESULT = 1_000_000
 """The most characters of a tool result a ``TOOL_CALL_RESULT`` shows, and of
@@ -91,4 +101,32 @@ def finished_frame(event: RunFinishedEvent, encoder: EventEncoder, max_bytes: in
         frame = encoder.encode(event).encode()
         if len(frame) - 8 <= max_bytes:
             break
+    over = len(frame) - 8 - max_bytes
+    sent: dict[str, Any] = event.result if isinstance(event.result, dict) else {}
+    error = sent.get("error")
+    if over > 0 and isinstance(error, dict) and isinstance(error.get("message"), str):
+        event.result = {**sent, "error": {**error, "message": cut_text(error["message"], over)}}
+        frame = encoder.encode(event).encode()
+    return frame
+
+
+def error_frame(event: RunErrorEvent, encoder: EventEncoder, max_bytes: int) -> bytes:
+    """``event``'s SSE frame, its ``message`` cut to keep the frame within
+    ``max_bytes`` of JSON (``event`` is changed when it is over)."""
+    frame = encoder.encode(event).encode()
+    if (over := len(frame) - 8 - max_bytes) > 0:
+        event.message = cut_text(event.message, over)
+        frame = encoder.encode(event).encode()
+    return frame
+
+
+def custom_frame(event: CustomEvent, encoder: EventEncoder, max_bytes: int) -> bytes:
+    """``event``'s SSE frame, its ``value["message"]`` cut to keep the frame
+    within ``max_bytes`` of JSON (``event`` is changed when it is over)."""
+    frame = encoder.encode(event).encode()
+    value = event.value
+    if ((over := len(frame) - 8 - max_bytes) > 0 and isinstance(value, dict)
+            and isinstance(value.get("message"), str)):
+        event.value = {**value, "message": cut_text(value["message"], over)}
+        frame = encoder.encode(event).encode()
     return frame

@@ -70,6 +70,8 @@ def _ui_step(index: int, parts: list[Any], names: dict[str, str]) -> list[Msg]:
             results.append((call_id, part.get("output"), False))
         elif state == "output-error":
             results.append((call_id, str(part.get("errorText", "")), True))
+        elif state == "output-denied":  # a refused approval: the model read the refusal
+            results.append((call_id, _refusal(part).result_text, True))
         else:
             continue  # a call without its outcome is not history yet
         calls.append((call_id, name, part.get("input") or {}))
@@ -157,12 +159,36 @@ def _decisions(message: Any) -> dict[str, Decision]:
     for part in message.get("parts") or ():
         if not isinstance(part, dict) or part.get("state") != "approval-responded":
             continue
-        approval, call_id = part.get("approval"), part.get("toolCallId")
-        if not isinstance(approval, dict) or not isinstance(call_id, str):
+        call_id = part.get("toolCallId")
+        if not isinstance(call_id, str):
             raise InvalidInputError("an approval-responded tool part needs toolCallId and "
                                     "approval {id, approved}")
-        reason = approval.get("reason")
-        decisions[call_id] = (Approve() if approval.get("approved") is True else
-                              Refuse(reason if isinstance(reason, str) and reason else
-                                     "the user refused this call"))
+        decisions[call_id] = _decision(part)
     return decisions
+
+
+def _decision(part: dict[str, Any]) -> Decision:
+    """A tool part's ``approval: {id, approved, reason?}`` as a decision.
+
+    Raises:
+        InvalidInputError: the part has no ``approval`` object.
+    """
+    return Approve() if _approval(part).get("approved") is True else _refusal(part)
+
+
+def _refusal(part: dict[str, Any]) -> Refuse:
+    """A refused tool part's refusal, with the ``approval``'s reason if any.
+
+    Raises:
+        InvalidInputError: the part has no ``approval`` object.
+    """
+    reason = _approval(part).get("reason")
+    return Refuse(reason) if isinstance(reason, str) and reason else Refuse()
+
+
+def _approval(part: dict[str, Any]) -> dict[str, Any]:
+    approval = part.get("approval")
+    if not isinstance(approval, dict):
+        raise InvalidInputError(f"the tool part {part.get('toolCallId')!r} in state "
+                                f"{part.get('state')!r} needs approval {{id, approved}}")
+    return approval

@@ -45,10 +45,15 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   history a client sends back. A message once ended cannot be flagged, so a
   step's text message stays open until its attempt cannot be discarded (its
   tool calls, the next step, the end): a thought between two pieces of text
-  is a reasoning message beside it, and the text after continues it
+  is a reasoning message beside it, and the text after continues it; a
+  ``superseded`` partial output (a later JSON value in the text) voids the
+  output so far only, and the text message stays open through it
 * ``complete`` -> ``RUN_FINISHED`` with ``result`` ``{"output", "text",
   "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``), plus
-  ``"pending_tool_call_ids"`` when frontend tool calls wait for the client
+  ``"pending_tool_call_ids"`` when frontend tool calls wait for the client;
+  and the protocol's own ``usage`` (``[{"inputTokens", "outputTokens",
+  "totalTokens", ...}]``; ``_agui_usage``), also on a ``RUN_ERROR`` whose
+  error knows the call's usage
 * ``approval_requested`` -> the run ends with an interrupt: ``RUN_FINISHED``'s
   ``outcome`` ``{"type": "interrupt", "interrupts": [{"id": <tool call id>,
   "reason": "tool_approval", "toolCallId", "message", "metadata": {"name",
@@ -69,7 +74,9 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
 No event is larger than the official client reads (it fails a run on one
 event over 10 MB): a tool result is shown cut, a tool call's input split
 across ``TOOL_CALL_ARGS`` deltas, a state update or a ``RUN_FINISHED``
-value over ``MAX_SHOWN_STATE`` bytes left out and named (``_agui_caps``).
+value over ``MAX_SHOWN_STATE`` bytes left out and named, and an error's
+text (the run's last event, a retry's message) cut with a marker to fit
+(``_agui_caps``).
 
 Frontend tools (``RunAgentInput.tools``: CopilotKit's ``useFrontendTool``,
 ``useCopilotAction``) are offered to the model beside the server's tools
@@ -142,9 +149,17 @@ from agentflow.events import (
 )
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
-from agentflow.web._agui_caps import MAX_SHOWN_RESULT, args_deltas, finished_frame, shown_result
+from agentflow.web._agui_caps import (
+    MAX_SHOWN_RESULT,
+    args_deltas,
+    custom_frame,
+    error_frame,
+    finished_frame,
+    shown_result,
+)
 from agentflow.web._agui_input import read_run_input
 from agentflow.web._agui_state import MAX_SHOWN_STATE, StateUpdates
+from agentflow.web._agui_usage import token_usage
 from agentflow.web._blocks import discarded as _discarded
 from agentflow.web.run_input import ClientTool, RunInput, check_stateless, offered_tools
 from agentflow.web.sse import EventStreamResponse, Outcome
@@ -172,8 +187,9 @@ class AGUIEncoder:
         state: the client's state, the base of the ``STATE_SNAPSHOT``s.
         output_key: the state key the structured output is set under
             (default ``"output"``).
-        max_state_bytes: the most bytes of one state event
-            (``MAX_SHOWN_STATE``; ``_agui_state``).
+        max_state_bytes: the most bytes of one state event, and of the
+            run's last (``RUN_FINISHED``, ``RUN_ERROR``) (``MAX_SHOWN_STATE``;
+            ``_agui_state``, ``_agui_caps``).
 
     A tool result is shown (``TOOL_CALL_RESULT``) unless its call waits
     (``ToolResult.waiting``, set by the loop from the held calls' ids, never
@@ -309,18 +325,18 @@ class AGUIEncoder:
             elif self._pending:
                 outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=self._pending)
             return self._frames(out) + state + finished_frame(RunFinishedEvent(
-                thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome),
-                self._sse, self._state.max_bytes)
+                thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome,
+                usage=token_usage(event.usage)), self._sse, self._state.max_bytes)
         elif isinstance(event, OutputRetry | AttemptDiscarded):
             data = event_to_dict(event)
-            if isinstance(event, AttemptDiscarded):
-                void = event.reason != "superseded"  # (superseded: only the partial output)
-                self._close(out, event.reason if void else None)
-                if void:
-                    data["message_ids"] = self._opened.pop(event.iteration, [])
-                    self._retries += 1
-                    self._step = None
-            out.append(CustomEvent(name=f"agentflow.{data.pop('type')}", value=data))
+            # (superseded: only the partial output; the text goes on, held open as it was)
+            if isinstance(event, AttemptDiscarded) and event.reason != "superseded":
+                self._close(out, event.reason)
+                data["message_ids"] = self._opened.pop(event.iteration, [])
+                self._retries += 1
+                self._step = None
+            return self._frames(out) + custom_frame(CustomEvent(
+                name=f"agentflow.{data.pop('type')}", value=data), self._sse, self._state.max_bytes)
         else:  # an event type newer than this table: a custom event
             data = event_to_dict(event)
             out.append(CustomEvent(name=f"agentflow.{data.pop('type')}", value=data))
@@ -333,8 +349,9 @@ class AGUIEncoder:
         out: list[BaseEvent] = []
         self._close(out)
         detail = error_to_dict(error)["error"]
-        out.append(RunErrorEvent(message=detail["message"], code=detail["type"]))
-        return self._frames(out)
+        return self._frames(out) + error_frame(RunErrorEvent(  # (usage: StructuredOutputError's)
+            message=detail["message"], code=detail["type"],
+            usage=token_usage(getattr(error, "usage", None))), self._sse, self._state.max_bytes)
 
     def end(self) -> bytes:
         return b""

@@ -29,7 +29,10 @@ v1``. Mapping:
   the call's placeholder result (``ToolResult.waiting``) is not shown, and
   ``finish`` has ``finishReason`` ``tool-calls``. The client answers with the
   tool part in state ``approval-responded`` (``approval: {id, approved,
-  reason}``), which ``read_chat_request`` reads as ``decisions``.
+  reason}``), which ``read_chat_request`` reads as ``decisions``; the resumed
+  stream answers a refused call with ``tool-output-denied`` (the part's
+  state ``output-denied``, as the ``ai`` package's own ``streamText`` does),
+  not with its result (the model reads ``Refused: <reason>``).
 * ``output_retry`` / ``attempt_discarded`` -> transient ``data-output-retry`` /
   ``data-attempt-discarded`` (the wire's JSON of the event). An attempt whose
   text is void (a stream cut and sent again: ``stream_error``,
@@ -44,7 +47,9 @@ v1``. Mapping:
   client refuses a second ``text-end``, and a text part keeps no id), so a
   step's text parts stay open until its attempt cannot be discarded (its
   tool calls, the next step, the end): a thought between two pieces of text
-  leaves the first part open beside the next ones, not ended
+  leaves the first part open beside the next ones, not ended; a
+  ``superseded`` partial output (a later JSON value in the text) voids the
+  output so far only, and the text part stays open through it
 * client-side tools (``ui_message_stream_response(..., client_tools=...)``,
   ``agentflow.client_tools``): a call of one is ``tool-input-start`` +
   ``tool-input-available`` and the stream finishes (``finishReason``
@@ -53,9 +58,12 @@ v1``. Mapping:
   lastAssistantMessageIsCompleteWithToolCalls``), the tool part in state
   ``output-available``; ``read_chat_request`` reads that as a run that
   continues the same assistant message.
-* ``complete`` -> ``finish`` (``finishReason`` ``stop``; ``error`` for
-  ``output_failed``, ``other`` for ``max_iters``/``stopped``; the
-  ``messageMetadata`` holds ``stop_reason`` and ``usage``)
+* ``complete`` -> ``finish`` (``finishReason`` as ``finish_reason``
+  decides: ``stop``, ``length`` for a text answer the token limit cut,
+  ``content-filter`` for one the vendor's filter or the model's refusal
+  stopped, ``tool-calls``, ``error`` for ``output_failed``, ``other`` for
+  ``max_iters``/``stopped``; the ``messageMetadata`` holds ``stop_reason``
+  and ``usage``)
 * a failed call -> ``error`` (``errorText`` ``"<ErrorType>: <message>"``;
   only agentflow's own errors carry their message, through ``mask_secrets``),
   the last chunk before ``[DONE]``, with no ``finish``: the ``ai`` package's
@@ -65,15 +73,20 @@ v1``. Mapping:
   parts are ended first), a tool past its retries, an output the model never
   got valid, an exception in middleware. A client that goes away gets
   nothing more: the call is cancelled.
+
+A frame that carries an error (``error``, ``data-output-error``, and the
+``message`` of ``data-output-retry`` / ``data-attempt-discarded``) is at most
+``max_error_bytes`` of JSON: a longer error text is cut with a marker saying
+how much is not shown (``_frame_caps``), the frame never left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Collection, Iterable, Mapping
 from typing import Any
 
-from agentflow._clean_text import json_bytes
 from agentflow.agent import ReActAgent
+from agentflow.approvals import Refuse
 from agentflow.client_tool_checks import DEFAULT_CLIENT_TOOL_LIMITS
 from agentflow.client_tools import ClientToolLimits, with_client_tools
 from agentflow.events import (
@@ -91,8 +104,12 @@ from agentflow.events import (
 )
 from agentflow.output.reminders import TOOL_NAME as OUTPUT_TOOL
 from agentflow.output.strategies import OutputStrategy, StrategyName
+from agentflow.web._aisdk_frames import error_frame as _error_frame
+from agentflow.web._aisdk_frames import finish_reason as _finish_reason
+from agentflow.web._aisdk_frames import frame as _frame
 from agentflow.web._aisdk_input import read_chat_request
 from agentflow.web._blocks import discarded as _discarded
+from agentflow.web._frame_caps import MAX_ERROR_BYTES
 from agentflow.web.run_input import ClientTool, RunInput, check_stateless, offered_tools
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
@@ -102,13 +119,6 @@ __all__ = ["UI_MESSAGE_STREAM_HEADERS", "UIMessageEncoder", "read_chat_request",
            "ui_message_stream_response"]
 
 UI_MESSAGE_STREAM_HEADERS: Mapping[str, str] = {"x-vercel-ai-ui-message-stream": "v1"}
-_FINISH = {"completed": "stop", "structured_output": "stop", "output_failed": "error",
-           "max_iters": "other", "stopped": "other", "approval_required": "tool-calls",
-           "client_tool_calls": "tool-calls"}
-
-
-def _frame(chunk: dict[str, Any]) -> bytes:
-    return b"data: " + json_bytes(chunk) + b"\n\n"
 
 
 class UIMessageEncoder:
@@ -118,6 +128,11 @@ class UIMessageEncoder:
         message_id: the assistant message the stream continues (a resumed
             approval, a client tool's result: the client keeps building that
             message only when the ``start`` chunk names it); default: the call id.
+        refused: the ids of calls the person refused (a resumed approval's
+            ``Refuse`` decisions): their results are ``tool-output-denied``.
+        max_error_bytes: the most bytes of JSON of a chunk that carries an
+            error (``error``, ``data-output-error``, a retry's ``message``):
+            its text is cut to fit.
 
     A tool result is shown (``tool-output-available`` / ``tool-output-error``)
     unless its call waits (``ToolResult.waiting``, set by the loop from the
@@ -129,8 +144,11 @@ class UIMessageEncoder:
     headers = UI_MESSAGE_STREAM_HEADERS
     ping = PING_FRAME
 
-    def __init__(self, message_id: str | None = None) -> None:
+    def __init__(self, message_id: str | None = None, *, refused: Collection[str] = (),
+                 max_error_bytes: int = MAX_ERROR_BYTES) -> None:
         self.message_id = message_id
+        self.refused = frozenset(refused)
+        self.max_error_bytes = max_error_bytes
         self._call = "msg"
         self._step: int | None = None       # the open step's iteration
         self._text: str | None = None       # the open text part's id
@@ -233,7 +251,9 @@ class UIMessageEncoder:
         elif isinstance(event, ToolResult):
             if event.waiting is None and event.id not in self._hidden:
                 self._results = True
-                if event.is_error:
+                if event.id in self.refused:
+                    out.append({"type": "tool-output-denied", "toolCallId": event.id})
+                elif event.is_error:
                     out.append({"type": "tool-output-error", "toolCallId": event.id,
                                 "errorText": event.output})
                 else:
@@ -249,33 +269,40 @@ class UIMessageEncoder:
                 if self._step is None:
                     self._enter_step(out, None)
                 out.append({"type": "data-output", "id": "output", "data": wire["output"]})
+            frames = b"".join(map(_frame, out))
+            out = []
             if wire["error"] is not None and event.stop_reason not in SUSPENDED:
-                out.append({"type": "data-output-error", "id": "output-error",
-                            "data": wire["error"]})
+                frames += _error_frame({"type": "data-output-error", "id": "output-error",
+                                        "data": wire["error"]}, ["data", "message"],
+                                       self.max_error_bytes)
             self._leave_step(out)
-            out.append({"type": "finish", "finishReason": "content-filter" if (
-                            event.finish_reason == "content_filter") else _FINISH.get(
-                            event.stop_reason, "other"),
+            out.append({"type": "finish",
+                        "finishReason": _finish_reason(event.stop_reason, event.finish_reason),
                         "messageMetadata": {"stop_reason": wire["stop_reason"],
                                             "usage": wire["usage"]}})
+            return frames + b"".join(map(_frame, out))
         else:  # output_retry, attempt_discarded, or an event type newer than this table
             data = event_to_dict(event)
-            if isinstance(event, AttemptDiscarded):
-                void = event.reason != "superseded"  # (superseded: only the partial output)
-                self._close_parts(out, event.reason if void else None)
-                if void:
-                    data["part_ids"] = self._opened.pop(event.iteration, [])
-                    self._retries += 1
+            # (superseded: only the partial output; the text goes on, held open as it was)
+            if isinstance(event, AttemptDiscarded) and event.reason != "superseded":
+                self._close_parts(out, event.reason)
+                data["part_ids"] = self._opened.pop(event.iteration, [])
+                self._retries += 1
             name = data.pop("type").replace("_", "-")
-            out.append({"type": f"data-{name}", "data": data, "transient": True})
+            chunk = {"type": f"data-{name}", "data": data, "transient": True}
+            if isinstance(data.get("message"), str):  # (output_retry, attempt_discarded)
+                return b"".join(map(_frame, out)) + _error_frame(chunk, ["data", "message"],
+                                                                 self.max_error_bytes)
+            out.append(chunk)
         return b"".join(map(_frame, out))
 
     def failure(self, error: BaseException) -> bytes:
         detail = error_to_dict(error)["error"]
         out: list[dict[str, Any]] = []
         self._close_parts(out)
-        out.append({"type": "error", "errorText": f"{detail['type']}: {detail['message']}"})
-        return b"".join(map(_frame, out))
+        return b"".join(map(_frame, out)) + _error_frame(
+            {"type": "error", "errorText": f"{detail['type']}: {detail['message']}"},
+            ["errorText"], self.max_error_bytes)
 
     def end(self) -> bytes:
         return b"data: [DONE]\n\n"
@@ -331,7 +358,9 @@ def ui_message_stream_response(
         events = agent.stream(run.message, output, state=run.agent_state(), strategy=strategy)
     continued = (run.extra.get("message_id")
                  if run.decisions is not None or run.message is None else None)
+    refused = [i for i, decision in (run.decisions or {}).items() if isinstance(decision, Refuse)]
     return EventStreamResponse(events, encoder=UIMessageEncoder(
-                                   continued if isinstance(continued, str) else None),
+                                   continued if isinstance(continued, str) else None,
+                                   refused=refused),
                                ping_interval=ping_interval,
                                headers=headers, on_close=on_close)

@@ -223,12 +223,16 @@ class FakeServer:
                          {"retry-after": str(math.ceil(state.retry_after))})
 
     def render_error(self, error: FakeError) -> web.Response:
-        """An HTTP error response."""
+        """An HTTP error response: ``error.body`` as JSON (bytes as they are),
+        under ``application/json`` unless its headers name a ``content-type``
+        (a proxy's HTML page)."""
         data = error.body if isinstance(error.body, bytes) else orjson.dumps(error.body)
-        return web.Response(
-            status=error.status, body=data, headers=dict(error.headers),
-            content_type="application/json",
-        )
+        headers = {k: v for k, v in error.headers.items() if k.lower() != "content-type"}
+        kind = next((v for k, v in error.headers.items() if k.lower() == "content-type"),
+                    "application/json")
+        response = web.Response(status=error.status, body=data, headers=headers)
+        response.headers["Content-Type"] = kind
+        return response
 
     # -- the handler -------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
