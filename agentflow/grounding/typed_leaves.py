@@ -13,11 +13,13 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any
 
+from agentflow._slots_init import slot_init
 from agentflow.grounding.marker import TYPED, TYPED_KEY, typed_kind
 
 __all__ = ["TypedValue", "is_typed", "reads_by_value", "schema_typed"]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class TypedValue:
     """One number or date of an output that the ``ground=`` default reads by

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agentflow._lru import LRU, per_type
+from agentflow._slots_init import slot_init
 from agentflow.grounding.marked_types import (
     NONE_TYPE,
     is_derived,
@@ -41,6 +42,7 @@ from agentflow.grounding.typed_leaves import TypedValue, is_typed, schema_typed
 __all__ = ["GroundedValue", "TypedValue", "grounded_values", "schema_marks"]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class GroundedValue:
     """One grounded string of an output: its field path, value and rules.
