@@ -151,9 +151,11 @@ async def extract_many(
         allow_partial: a chunked document whose chunk failed still yields the
             other chunks' merged output, with the missing ranges in ``chunks``;
             a document (or chunk) whose optional top-level fields' values
-            could not be placed after the retries keeps its other fields,
-            those null and flagged (``ExtractResult.dropped``, why;
-            ``agentflow.extraction.dropped``).
+            are not in it after the retries keeps its other fields, those
+            null and flagged (``ExtractResult.dropped``, why;
+            ``agentflow.extraction.dropped``). Without it, only values the
+            document writes that a check refused (their place or edges) are
+            dropped so; an invented one fails the record.
         max_chars: cut each document to this many characters (at a natural
             boundary); the result's ``truncated`` says so. A cut document
             whose kept part fails grounding (a field it needs lies past the

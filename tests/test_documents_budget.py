@@ -81,3 +81,43 @@ def test_iter_documents_reads_under_the_budgets_count_limits(tmp_path: Path) -> 
     (tmp_path / "four.pdf").write_bytes(hostile_pdf())  # 20 pages x 1M operators: the default
     [pdf] = [d for d in iter_documents([str(tmp_path)]) if d.id.endswith(".pdf")]
     assert pdf.problem_type == "DocumentTooComplexError" and "operators" in (pdf.problem or "")
+
+
+def _gzip_bomb(path: Path, megabytes: int) -> None:
+    """A small ``.gz`` of plain text that inflates to ``megabytes`` MiB."""
+    import gzip
+
+    line = b"word " * 200 + b"\n"
+    with gzip.open(path, "wb", compresslevel=9) as f:
+        for _ in range(megabytes * 1024 * 1024 // len(line)):
+            f.write(line)
+
+
+def test_plain_text_is_read_under_the_same_budget_and_fails_alone(tmp_path: Path) -> None:
+    """A text file is read in the worker pool under the memory limit as a PDF
+    or an HTML page is (it was decoded in a thread of the run's own process,
+    with no limit): a ``.gz`` of 200 KB that inflates to 64 MiB is a failed
+    document naming ``memory_bytes``, and every other input is read."""
+    _gzip_bomb(tmp_path / "b-bomb.txt.gz", 64)
+    (tmp_path / "a-notes.txt").write_text("Ann: a person")
+    (tmp_path / "c-page.html").write_bytes(b"<html><body><p>Bo: a person</p></body></html>")
+    (tmp_path / "d-notes.txt").write_text("Cy: a person")
+
+    async def read() -> list[object]:
+        async with contextlib.aclosing(read_ahead([str(tmp_path)], ahead=2, workers=1,
+                                                  budget=SMALL)) as docs:
+            return [doc async for doc in docs]
+
+    docs = {Path(d.id).name: d for d in anyio.run(read)}  # type: ignore[attr-defined]
+    bomb = docs["b-bomb.txt.gz"]
+    assert bomb.problem_type == "DocumentTooComplexError" and bomb.kind == "text", bomb
+    assert bomb.problem == (f"{tmp_path / 'b-bomb.txt.gz'}: too costly to read: bytes of "
+                            "memory: more than 50,331,648")
+    assert [docs[n].text for n in ("a-notes.txt", "c-page.html", "d-notes.txt")] == [
+        "Ann: a person", "Bo: a person", "Cy: a person"]
+    reader = BudgetedReader(SMALL)  # agentflow report re-reads it under the same limit
+    try:
+        assert reader.read(str(tmp_path / "b-bomb.txt.gz")).problem == bomb.problem
+        assert reader.read(str(tmp_path / "a-notes.txt")).text == "Ann: a person"
+    finally:
+        reader.close()

@@ -1,8 +1,11 @@
 """A field whose value still cannot be placed in the document after the
-retries fails the whole record by default; under ``allow_partial`` the
-record keeps its other fields, the field null, flagged and named with why
-(``agentflow.extraction.dropped``; the newcomer's probe lost a BibTeX entry's
-right key, title and year for one journal value ``arXiv:},`` + newline)."""
+retries: the record keeps its other fields, the field null, flagged and
+named with why (``agentflow.extraction.dropped``; the newcomer's probe lost a
+BibTeX entry's right key, title and year for one journal value ``arXiv:},``
++ newline, and a NEWS file's every field for a first change ``agent: Fix
+regression ...`` the label check refused). By default only a value the
+document writes, refused for its place or edges, is dropped so; an invented
+one fails the record unless ``allow_partial``."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from agentflow.extraction.budget import Chunking
 from agentflow.extraction.confidence import REVIEW_BELOW
 from agentflow.extraction.dropped import DROPPED
 from agentflow.extraction.records import to_record
+from agentflow.grounding import Grounded, check_grounding, grounded_values
 from agentflow.testing import FunctionModel
 
 DOC = "@article{smith2023,\n  title = {Tidal Models},\n  year = {2023},\n}\n"
@@ -74,3 +78,58 @@ async def test_a_chunked_document_drops_only_what_no_chunk_placed() -> None:
     assert long.ok and long.chunks is not None and long.chunks.total > 1
     assert long.output.key == "smith2023" and long.output.journal is None
     assert set(long.dropped) == {"journal"} and "journal" in long.needs_review
+
+
+NEWS = ("Noteworthy changes in version 2.2.40 (2022-10-10)\n"
+        "-------------------------------------------------\n\n"
+        "  * agent: Fix regression in 2.2.37 related to non-extended format\n"
+        "    private keys.  [T6176]\n")
+
+
+class Release(BaseModel):
+    version: str | None = None
+    release_date: str | None = None
+    first_change: str | None = None
+
+
+RELEASE = {"version": "2.2.40", "release_date": "2022-10-10",
+           "first_change": "agent: Fix regression in 2.2.37 related to non-extended format"}
+
+
+async def _news(answer: dict[str, Any], **options: Any) -> Any:
+    model = FunctionModel(lambda request: json.dumps(answer))
+    (result,) = [r async for r in extract_many(model, [NEWS], Release, **options)]
+    return result
+
+
+async def test_by_default_a_written_value_a_check_refuses_drops_its_field_only() -> None:
+    """``agent: Fix ...`` is in the document; the clean-edge check refuses it
+    (a label at its line's start) at every retry: the field is dropped, the
+    version and date stay."""
+    result = await _news(RELEASE)
+    assert result.ok, result.error
+    assert result.output == Release(version="2.2.40", release_date="2022-10-10")
+    assert result.dropped == {
+        "first_change": "'agent: Fix regression in 2.2.37 related to non-extended format' "
+                        "begins with the label 'agent:' of its line"}
+    assert result.confidence["first_change"] == DROPPED and "first_change" in result.needs_review
+
+
+async def test_by_default_an_invented_value_beside_a_refused_one_fails_the_record() -> None:
+    result = await _news({**RELEASE, "version": "2.2.41"})
+    assert not result.ok and isinstance(result.error, GroundingError)
+    assert result.error.refused == ["first_change"]
+    assert {p for p, _ in result.error.unfound} == {"version", "first_change"}
+    partial = await _news({**RELEASE, "version": "2.2.41"}, allow_partial=True)
+    assert partial.ok and set(partial.dropped) == {"version", "first_change"}
+
+
+def test_refused_names_the_values_the_document_writes() -> None:
+    marker = Grounded(whole_tokens=True, clean=True)
+    value = Release(version="2.2", release_date="2022-10-10",
+                    first_change="agent: Fix regression")
+    check = check_grounding(grounded_values(value, Release, marker), NEWS)
+    assert {p for p, _ in check.unfound} == {"version", "first_change"}  # 2.2 cuts 2.2.40
+    assert check.refused == ["version", "first_change"]
+    invented = Release(first_change="Fix the build")
+    assert check_grounding(grounded_values(invented, Release, marker), NEWS).refused == []

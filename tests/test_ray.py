@@ -26,6 +26,7 @@ import pyarrow.parquet as pq  # noqa: E402
 
 from agentflow import ray as engine  # noqa: E402
 from agentflow.cli import main  # noqa: E402
+from agentflow.documents.reading import InputError  # noqa: E402
 from agentflow.documents.seen import SeenIds  # noqa: E402
 from tests.fakes.base import FakeError, FakeReply  # noqa: E402
 from tests.fakes.openai import OpenAIFake  # noqa: E402
@@ -278,7 +279,30 @@ def test_read_documents_leaves_the_out_folder_out(cluster: None, tmp_path: Path)
     ds = engine.read_documents([str(root)], exclude=out, on_exclude=skipped.append)
     ids = sorted(row["id"] for row in ds.take_all())
     assert ids == sorted(str(p) for p in root.iterdir() if p.name != "link.jsonl")
+    engine.tell_listing_notes()  # the listing ran in a task: told on the driver after
     assert skipped == [root / "link.jsonl"]
+
+
+def test_read_documents_lists_the_inputs_as_the_pipeline_runs(cluster: None,
+                                                              tmp_path: Path) -> None:
+    """Nothing is listed up front (every file was, into one list on the
+    driver): files added after ``read_documents`` and before the run are read,
+    and a link to a folder is told as skipped."""
+    root = _docs(tmp_path / "in", 3)
+    (tmp_path / "elsewhere").mkdir()
+    (root / "linked").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    told: list[tuple[Path, str]] = []
+    ds = engine.read_documents([str(root)], on_skip=lambda p, why: told.append((p, why)))
+    (root / "sub").mkdir()
+    (root / "sub" / "late.txt").write_text("late is a document.\n")
+    (root / "doc001b.txt").write_text("doc001b is a document.\n")
+    ids = sorted(row["id"] for row in ds.take_all())  # (Ray keeps no order unless asked)
+    assert ids == [str(root / n) for n in (
+        "doc000.txt", "doc001.txt", "doc001b.txt", "doc002.txt", "sub/late.txt")]
+    engine.tell_listing_notes()
+    assert [p for p, _ in told] == [root / "linked"] and "not followed" in told[0][1]
+    with pytest.raises(InputError, match="matches no file"):  # refused at once, not in a task
+        engine.read_documents([str(tmp_path / "none*.txt")])
 
 
 def test_cli_engine_ray_needs_an_out_directory(schema: str, tmp_path: Path,

@@ -93,7 +93,8 @@ def _report(args: argparse.Namespace) -> int:
     for _, rid, why in stats.unavailable[:5]:
         print(f"agentflow: source not available for {printable(rid)}: {printable(why)}",
               file=sys.stderr)
-    missing = f", {len(stats.unavailable)} sources not available" if stats.unavailable else ""
+    missing = (f", {stats.unavailable_total} sources not available"
+               if stats.unavailable_total else "")
     docs = f"{stats.records} document{'s' * (stats.records != 1)}"
     print(f"{docs}: {stats.ok} ok, {stats.failed} failed ({stats.suspect} suspect)"
           f"{printable(stats.review_note())}; {stats.spans} spans{missing}"
@@ -252,8 +253,9 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--allow-partial", action="store_true",
                     help="keep a long document's output when some chunks fail (the record "
                          "lists the missing ranges), and a record whose optional fields' "
-                         "values could not be placed in the document after the retries "
-                         "(those fields null, flagged, named under 'dropped' with why)")
+                         "values are not in the document after the retries (those fields "
+                         "null, flagged, named under 'dropped' with why; without it only "
+                         "values the document writes that a check refused are dropped so)")
     ex.add_argument("--items", metavar="FIELD",
                     help="read long documents item by item: FIELD is the schema's list field "
                          "whose items the document is a run of (chunks of whole blocks, as "

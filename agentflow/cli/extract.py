@@ -143,6 +143,12 @@ async def _extract_into(
         sink.write(record)
         progress.add(record)
 
+    not_followed = [0]  # links to folders met in a walk (said when met and in the summary)
+
+    def skip(_path: Path, why: str) -> None:  # (from the reader's thread)
+        not_followed[0] += 1
+        print(f"agentflow: skipped {printable(why)}", file=sys.stderr, flush=True)
+
     async def inputs() -> AsyncIterator[ExtractInput]:
         """The documents to extract from, read as slots free up; the unusable
         ones are recorded here, as they are met."""
@@ -150,7 +156,7 @@ async def _extract_into(
         async with contextlib.aclosing(read_ahead(
                 args.input, fmt=args.format, text_field=args.text_field,
                 id_field=args.id_field, deliver=PdfDelivery(args.pdf, reads_pdf),
-                ahead=concurrency, **inputs_but_out(sink.out))) as docs:
+                ahead=concurrency, on_skip=skip, **inputs_but_out(sink.out))) as docs:
             async for raw in docs:
                 if done_before(raw.id):
                     continue
@@ -205,6 +211,9 @@ async def _extract_into(
     skipped = f", {before[0]} already done" if before[0] else ""
     if before[1]:
         skipped += f" ({before[1]} of them failed: --retry-failed tries them again)"
+    if not_followed[0]:
+        n = not_followed[0]
+        skipped += f", {n} link{'s' * (n != 1)} to a folder not followed"
     failed = counts["failed"]  # suspect ones included: the progress line counts alike
     apart = ", ".join(f"{n} {name}" for name, n in sorted(faults.items()))
     tokens = usage_summary(model, usage, batch_usage[0])  # and the cost, where prices are known

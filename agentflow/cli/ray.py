@@ -94,7 +94,7 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     start = time.perf_counter()
     ds = engine.read_documents(args.input, fmt=args.format, text_field=args.text_field,
                                id_field=args.id_field, prepare=prepare, exclude=out,
-                               on_exclude=_skipped(out))
+                               on_exclude=_skipped(out), on_skip=_not_followed)
     if done:  # the workers read the output files again: no set of ids shipped to them
         ds = ds.filter(engine.NotDone(held.files))
     if args.limit is not None:
@@ -118,6 +118,7 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
         from agentflow.extraction.setup import SetupError
 
         raise SetupError(f"{type(fault).__name__}: {fault}") from None  # exit 2, as run locally
+    engine.tell_listing_notes()  # the inputs left out, met by the listing task
     engine.write_jsonl(results, out)
     total = results.count()
     ok = int(results.sum("ok") or 0) if total else 0
@@ -173,6 +174,13 @@ def _skipped(out: Path) -> Callable[[Path], None]:
               f"{printable(str(out))}/ (records are not read back as documents)",
               file=sys.stderr, flush=True)
     return say
+
+
+def _not_followed(_path: Path, why: str) -> None:
+    """Say on stderr that an entry of an input folder is left out (a link to a folder)."""
+    from agentflow.documents.names import printable
+
+    print(f"agentflow: skipped {printable(why)}", file=sys.stderr, flush=True)
 
 
 def _fingerprint(ref: str) -> str:

@@ -30,6 +30,7 @@ control characters, and bytes mostly invalid in every encoding are binary.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,7 @@ from agentflow.documents.deferred import DeferredDocument
 from agentflow.documents.encoding import MAX_CONTROL_SHARE, decode_text
 from agentflow.documents.jsonl import jsonl_records
 from agentflow.documents.kinds import DocumentKind, sniff_kind
-from agentflow.documents.listing import _expand, _identity
+from agentflow.documents.listing import Skipped, _expand, _identity
 from agentflow.documents.loading import load_document
 from agentflow.documents.pages import PageMap, shift_pages
 from agentflow.documents.reading import MAX_INPUT_BYTES, InputError, _read_bytes, _Unusable
@@ -221,6 +222,7 @@ class Source:
 def iter_sources(specs: Sequence[str], fmt: str = "auto", *,
                  exclude: tuple[int, int] | None = None,
                  on_exclude: Callable[[Path], None] | None = None,
+                 on_skip: Callable[[Path, str], None] | None = None,
                  ) -> Iterator[Document | Source]:
     """The files ``specs`` name, lazily, each once (under the first name given),
     as ``Source`` items; an entry that cannot be read comes as a failed
@@ -231,6 +233,9 @@ def iter_sources(specs: Sequence[str], fmt: str = "auto", *,
             met under any name, it is left out and ``on_exclude`` told each name).
             Each file is looked at here anyway (to read it once), so this costs
             nothing more.
+        on_skip: told each entry left out on purpose and why (a link to a folder
+            met in a walk: ``agentflow.documents.listing``); ``None``: logged as
+            a warning (logger ``agentflow.documents``).
 
     Raises:
         InputError: a spec matches nothing.
@@ -239,6 +244,12 @@ def iter_sources(specs: Sequence[str], fmt: str = "auto", *,
     try:
         for spec in specs:
             for path, problem in _expand(spec):
+                if isinstance(problem, Skipped):
+                    if on_skip is not None:
+                        on_skip(path, str(problem))
+                    else:
+                        logging.getLogger("agentflow.documents").warning("skipped %s", problem)
+                    continue
                 if problem is not None:
                     yield _failed(_Unusable(problem), str(path))
                     continue

@@ -21,40 +21,68 @@ from pathlib import Path
 from agentflow.documents.globs import iglob_sorted
 from agentflow.documents.reading import InputError
 
-__all__ = ["READ_KINDS", "is_named", "named_files"]
+__all__ = ["READ_KINDS", "Skipped", "is_named", "named_files"]
+
+class Skipped(str):
+    """An entry's note that is not a failure: the entry is left out on purpose
+    (a link to a folder met in a walk, not followed), said in the run's summary
+    rather than made a failed record."""
+
+    __slots__ = ()
+
+
+def _folder_link(path: Path) -> Skipped:
+    return Skipped(f"{path}: a link to a folder; not followed (a folder walk never follows "
+                   "one, as rg and fd do not: name it with --input to read it)")
+
+
+def _listed(folder: Path) -> tuple[list[str], set[str], set[str]]:
+    """The names in ``folder`` in name order, and which of them are folders
+    and links to folders, told from the directory entries (no ``stat`` of a
+    file: a folder of a million files is listed, never stat'ed, before its
+    first file is read).
+
+    Raises:
+        OSError: ``folder`` cannot be listed.
+    """
+    names: list[str] = []
+    folders: set[str] = set()
+    links: set[str] = set()
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            names.append(entry.name)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.add(entry.name)
+                elif entry.is_symlink() and entry.is_dir():
+                    links.add(entry.name)
+            except OSError:
+                pass  # told when its entry is reached (_problem)
+    names.sort()
+    return names, folders, links
+
 
 def _walk(root: Path) -> Iterator[tuple[Path, str | None]]:
-    """Every entry under directory ``root``, lazily (one directory listed at a
-    time, each in name order): regular files, and a problem for each directory
-    that cannot be listed and each entry that is neither a file nor a
-    directory (broken link, pipe, device, socket)."""
-    problems: list[tuple[Path, str | None]] = []
-
-    def unreadable(exc: OSError) -> None:
-        problems.append((Path(exc.filename), f"{exc.filename}: cannot read directory: "
-                                             f"{exc.strerror}"))
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
-        dirnames.sort()
-        found: list[tuple[Path, str | None]] = [*problems]
-        problems.clear()
-        for name in dirnames:
-            path = Path(dirpath, name)
-            if path.is_symlink() and not path.exists():
-                found.append((path, f"{path}: broken link"))
-        for name in filenames:
-            path = Path(dirpath, name)
-            try:
-                mode = path.stat().st_mode
-            except OSError as exc:
-                found.append((path, f"{path}: cannot read: {exc.strerror}"))
-                continue
-            if stat.S_ISREG(mode):
-                found.append((path, None))
-            else:
-                found.append((path, f"{path}: not a regular file; not read"))
-        yield from sorted(found, key=lambda item: str(item[0]))
-    yield from problems
+    """Every entry under directory ``root``, lazily: each folder's files in name
+    order, each one ``stat``-ed only when it is reached, then its folders in name
+    order, each walked the same way (one folder listed at a time). Regular
+    files come alone; a problem comes with each folder that cannot be listed
+    and each entry that is neither a file nor a folder (broken link, pipe,
+    device, socket); a ``Skipped`` note with each link to a folder (never
+    followed: a link to ``/`` would walk the file system, a link loop forever)."""
+    pending = [root]  # folders still to walk, the next one last
+    while pending:
+        folder = pending.pop()
+        try:
+            names, folders, links = _listed(folder)
+        except OSError as exc:
+            yield folder, f"{folder}: cannot read directory: {exc.strerror}"
+            continue
+        for name in names:
+            if name not in folders:
+                path = folder / name
+                yield path, _folder_link(path) if name in links else _problem(path)
+        pending.extend(folder / name for name in reversed(names) if name in folders)
 
 
 READ_KINDS = ("plain text (any encoding), PDF and HTML files, .gz of them, and JSONL records "
@@ -67,7 +95,7 @@ def _walk_named(spec: str, root: Path) -> Iterator[tuple[Path, str | None]]:
     nothing is refused (nothing the user named would be read)."""
     found = False
     for entry in _walk(root):
-        found = True
+        found = found or not isinstance(entry[1], Skipped)
         yield entry
     if not found:
         raise InputError(f"input {spec!r} is a folder with no file in it (extract reads every "
@@ -91,8 +119,9 @@ def _glob_entries(spec: str, matches: Iterator[Path]) -> Iterator[tuple[Path, st
     """What a glob's ``matches`` (``agentflow.documents.globs``: lazily, a
     folder before what is in it) name, as if each were named by itself:
     a file; a folder, walked (once: a folder inside one walked already is not
-    walked again); a link to a folder, not followed (as in a walk); anything
-    else (a pipe, a device, a broken link) with its problem. A glob whose
+    walked again); a link to a folder, not followed (as in a walk: a
+    ``Skipped`` note); anything else (a pipe, a device, a broken link) with its
+    problem. A glob whose
     matches give nothing is refused when that is known.
 
     Raises:
@@ -104,11 +133,12 @@ def _glob_entries(spec: str, matches: Iterator[Path]) -> Iterator[tuple[Path, st
         if walked is not None and path.is_relative_to(walked):
             continue  # met in the walk of its folder
         if path.is_symlink() and path.is_dir():
-            continue  # a walk does not follow links to folders either
+            yield path, _folder_link(path)  # a walk does not follow links to folders either
+            continue
         if path.is_dir():
             walked = path
             for entry in _walk(path):
-                found = True
+                found = found or not isinstance(entry[1], Skipped)
                 yield entry
             continue
         found = True

@@ -30,7 +30,7 @@ from pathlib import Path
 from agentflow.documents.glob_names import glob_names
 from agentflow.documents.inputs import _is_jsonl
 from agentflow.documents.jsonl import jsonl_lines
-from agentflow.documents.listing import _expand
+from agentflow.documents.listing import Skipped, _expand
 from agentflow.documents.reading import InputError, _Unusable
 
 __all__ = ["check_named", "out_among_inputs", "out_dir_among_inputs", "within"]
@@ -61,6 +61,8 @@ def check_named(specs: Sequence[str], fmt: str = "auto") -> None:
         entries = _expand(spec)  # a glob matching nothing, an empty folder: refused here
         empty: list[Path] = []  # JSONL files without a record met so far
         for path, problem in entries:
+            if isinstance(problem, Skipped):  # a link to a folder, not followed: nothing read
+                continue
             if _gives_input(path, problem, fmt):
                 break
             empty.append(path)

@@ -10,14 +10,17 @@ but not yet taken, so memory is bounded by ``ahead`` x document size, never
 by the corpus. Documents come in input order: a slow read holds back the
 ones after it (up to ``ahead`` of them, read meanwhile).
 
-* Plain text (and each JSONL line, streamed a batch at a time) is read in a
-  thread.
-* PDF and HTML files are parsed in a pool of worker processes
-  (``concurrent.futures.ProcessPoolExecutor``): a pathological PDF holds the
-  GIL in pure-Python pypdf, so threads would not bound it. Each parse runs
-  under the per-document work budget (``agentflow.documents.budget``): past a
-  limit, the document is a failed one (``DocumentTooComplexError`` naming
-  the limit) and every other input carries on.
+* Every file (plain text, PDF, HTML, ``.gz`` of them) is read in a pool of
+  worker processes (``concurrent.futures.ProcessPoolExecutor``): a
+  pathological PDF holds the GIL in pure-Python pypdf, so threads would not
+  bound it, and a text file can be as costly (a 200 KB ``.gz`` that inflates
+  to 200 MB, an encoding guessed over hundreds of megabytes). Each read runs
+  under the per-document work budget (``agentflow.documents.budget``, its
+  CPU and memory limits included): past a limit, the document is a failed
+  one (``DocumentTooComplexError`` naming the limit) and every other input
+  carries on.
+* JSONL lines (streamed a batch at a time, each line capped by
+  ``agentflow.documents.jsonl``) and standard input are read in a thread.
 
 Closing the generator early cancels the reads in flight and stops the pool's
 workers (a worker busy on a costly document is killed, not waited for).
@@ -50,7 +53,7 @@ from agentflow.documents.inputs import (
     iter_sources,
     read_source,
 )
-from agentflow.documents.kinds import sniff_kind
+from agentflow.documents.kinds import DocumentKind, sniff_kind
 from agentflow.documents.reading import _Unusable
 from agentflow.documents.routing import PdfMode, pdf_delivery
 from agentflow.errors import DocumentError
@@ -73,16 +76,17 @@ class PdfDelivery:
 
 def read_in_worker(path: str, fmt: str, deliver: PdfDelivery | None,
                    budget: WorkBudget) -> Document:
-    """Read one PDF or HTML file under ``budget`` (its CPU and memory limits
-    included): the function a worker process runs. Never raises for a bad
-    file: a reader failing in a way of its own (a bug met on untrusted bytes)
-    is that file's failed ``Document`` too, so it cannot end the run."""
+    """Read one file (plain text, PDF or HTML, gunzipped by suffix) under
+    ``budget`` (its CPU and memory limits included): the function a worker
+    process runs. Never raises for a bad file: a reader failing in a way of
+    its own (a bug met on untrusted bytes) is that file's failed ``Document``
+    too, so it cannot end the run."""
     try:
         with cpu_budget(path, budget.cpu_seconds), memory_budget(path, budget.memory_bytes):
             return _file_document(Path(path), fmt, deliver, budget)
     except DocumentError as exc:  # the CPU or memory limit: raised by the budget
-        return Document(path, "", problem=str(exc), kind="pdf", problem_type=type(exc).__name__,
-                        reason=exc.reason or None)
+        return Document(path, "", problem=str(exc), kind=_kind(Path(path), fmt),
+                        problem_type=type(exc).__name__, reason=exc.reason or None)
     except _Unusable as exc:
         return _failed(exc, path)
     except Exception as exc:  # untrusted input met a reader's bug: this file fails, not the run
@@ -92,18 +96,18 @@ def read_in_worker(path: str, fmt: str, deliver: PdfDelivery | None,
                                "describe; check the file, or convert it to text first")
 
 
-def _needs_worker(path: Path, fmt: str) -> bool:
-    """Whether ``path`` is parsed (PDF, HTML) rather than decoded (text)."""
-    if fmt in ("pdf", "html"):
-        return True
-    if fmt != "auto" or str(path) == "-":
-        return False
+def _kind(path: Path, fmt: str) -> DocumentKind:
+    """The kind of file ``path`` (``fmt`` forces one), from its first bytes
+    and name: what a failed document names when its budget stopped the read."""
+    forced: dict[str, DocumentKind] = {"pdf": "pdf", "html": "html", "text": "text"}
+    if fmt in forced:
+        return forced[fmt]
     try:
         with gzip.open(path) if path.suffix == ".gz" else path.open("rb") as f:
             head = f.read(1024)
     except (OSError, EOFError, ValueError):
-        return False  # the read in the thread reports it
-    return sniff_kind(head, str(path)) != "text"
+        head = b""
+    return sniff_kind(head, str(path))
 
 
 @dataclass(slots=True)
@@ -125,13 +129,15 @@ async def read_ahead(
     deliver: PdfDelivery | None = None, ahead: int = 8, budget: WorkBudget = DEFAULT_BUDGET,
     workers: int | None = None, exclude: tuple[int, int] | None = None,
     on_exclude: Callable[[Path], None] | None = None,
+    on_skip: Callable[[Path, str], None] | None = None,
 ) -> AsyncGenerator[Document, None]:
     """Every document ``specs`` name (as ``agentflow.documents.inputs.iter_documents``
     reads them, before ``prepare``), at most ``ahead`` read before they are
-    taken; PDF and HTML parsed in ``workers`` processes (default: the CPU
-    count, at most ``ahead``) under ``budget``. ``exclude`` / ``on_exclude``:
-    a file never read, as ``agentflow.documents.inputs.iter_sources`` takes
-    them (``on_exclude`` is called from a worker thread).
+    taken; each file read in ``workers`` processes (default: the CPU count, at
+    most ``ahead``) under ``budget``. ``exclude`` / ``on_exclude`` (a file
+    never read) and ``on_skip`` (an entry left out on purpose), as
+    ``agentflow.documents.inputs.iter_sources`` takes them (each called from a
+    worker thread).
 
     Raises:
         InputError: a spec matches nothing (when it is reached).
@@ -159,7 +165,7 @@ async def read_ahead(
                 tg.start_soon(emit, out)
                 async with order_send:
                     sources = iter_sources(specs, fmt, exclude=exclude,
-                                           on_exclude=on_exclude)
+                                           on_exclude=on_exclude, on_skip=on_skip)
                     try:
                         while True:
                             source = await anyio.to_thread.run_sync(next, sources, None)
@@ -204,9 +210,9 @@ async def read_ahead(
 
     async def read_one(source: Source, pending: _Pending) -> None:
         try:
-            if await anyio.to_thread.run_sync(_needs_worker, source.path, fmt):
+            if str(source.path) != "-":  # every file, under the budget
                 pending.docs.append(await _in_pool(source))
-            else:
+            else:  # standard input cannot be handed to another process
                 pending.docs.append(await anyio.to_thread.run_sync(_read_here, source))
         finally:
             pending.ready.set()
@@ -261,10 +267,10 @@ def _stop_pool(executor: ProcessPoolExecutor, *, kill: bool) -> None:
 
 
 class BudgetedReader:
-    """Reads single files the way ``read_ahead`` does, synchronously: text in
-    this process, PDF and HTML in one worker process under ``budget`` (its
-    CPU limit included). What ``agentflow report`` re-reads sources with.
-    ``close()`` stops the worker."""
+    """Reads single files the way ``read_ahead`` does, synchronously: each in
+    one worker process under ``budget`` (its CPU and memory limits included).
+    What ``agentflow report`` re-reads sources with. ``close()`` stops the
+    worker."""
 
     def __init__(self, budget: WorkBudget = DEFAULT_BUDGET) -> None:
         self.budget = budget
@@ -273,7 +279,7 @@ class BudgetedReader:
     def read(self, path: str, fmt: str = "auto") -> Document:
         """The document of file ``path`` (before ``prepare``); never raises
         for a bad file."""
-        if not _needs_worker(Path(path), fmt):
+        if path == "-":  # standard input cannot be handed to another process
             return next(read_source(Source(Path(path), False), fmt=fmt, budget=self.budget))
         if self._pool is None:
             self._pool = ProcessPoolExecutor(

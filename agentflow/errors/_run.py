@@ -184,6 +184,10 @@ class GroundingError(StructuredOutputError):
         output: the last validated output (not a result: do not use it as one).
         unfound: ``(field path, value)`` of each value not found in the source.
         empty: field paths of grounded values that were empty.
+        refused: the paths of ``unfound`` whose values the source does write,
+            refused by a check of their place or edges (a label at their
+            start, a cut token: ``agentflow.grounding.check.GroundingCheck.
+            refused``); the others' values are not in it.
         detail: one line per failing field (human-readable).
     """
 
@@ -197,10 +201,12 @@ class GroundingError(StructuredOutputError):
         detail: str = "",
         raw_text: str = "",
         attempts: int = 0,
+        refused: list[str] | None = None,
     ) -> None:
         self.output = output
         self.unfound = list(unfound or [])
         self.empty = list(empty or [])
+        self.refused = list(refused or [])
         self.detail = detail
         super().__init__(message, raw_text=raw_text, attempts=attempts, reason="not_grounded")
 

@@ -4,7 +4,7 @@ fields and highlighted source, and the checks."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -92,23 +92,25 @@ def _summary(stats: ReportStats, notes: Sequence[str]) -> str:
     return "".join(parts)
 
 
-def _failures(docs: Sequence[Record]) -> str:
-    rows = []
-    for number, record in enumerate(docs, start=1):
+def _failures(numbered: Iterable[tuple[int, Record]], failed: int) -> Iterator[str]:
+    """The failed records' table in pieces, from ``(document number, record)``
+    pairs (``failed``: how many of them failed, known before)."""
+    head = '<section id="failures" class="panel"><h2>Failed records</h2>'
+    if not failed:
+        yield f"{head}<p>None.</p></section>\n"
+        return
+    yield (f"{head}<table>"
+           "<tr><th>id</th><th>error type</th><th>reason</th><th>attempts</th></tr>")
+    for number, record in numbered:
         if record["ok"]:
             continue
         kind, reason, message = _error(record)
         attempts = record.get("attempts", "")
-        rows.append(f'<tr class="failed-record"><td><a href="#doc-{number}">{_t(record["id"])}</a>'
-                    f'</td><td class="type">{_t(kind)}</td>'
-                    f'<td class="reason">{_t(reason or message)}</td><td>{_t(str(attempts))}</td>'
-                    "</tr>")
-    head = '<section id="failures" class="panel"><h2>Failed records</h2>'
-    if not rows:
-        return f"{head}<p>None.</p></section>\n"
-    return (f"{head}<table>"
-            "<tr><th>id</th><th>error type</th><th>reason</th><th>attempts</th></tr>"
-            + "".join(rows) + "</table></section>\n")
+        yield (f'<tr class="failed-record"><td><a href="#doc-{number}">{_t(record["id"])}</a>'
+               f'</td><td class="type">{_t(kind)}</td>'
+               f'<td class="reason">{_t(reason or message)}</td><td>{_t(str(attempts))}</td>'
+               "</tr>")
+    yield "</table></section>\n"
 
 
 def _meta(record: Record, source: Source) -> str:
@@ -262,19 +264,26 @@ def _document(number: int, record: Record, source: Source, colours: dict[str, in
     return "".join(parts)
 
 
-def _checks(stats: ReportStats) -> str:
-    parts = ['<section id="checks" class="panel"><h2>Spans and sources</h2><div class="cards">',
-             f'<div class="card" data-count="spans"><b>{stats.spans}</b>spans highlighted</div>',
-             f'<div class="card{" failed" * bool(stats.differing)}" data-count="differing">'
-             f"<b>{stats.differing}</b>spans whose text differs from the value</div>",
-             f'<div class="card{" failed" * bool(stats.invalid_spans)}" data-count="invalid">'
-             f"<b>{stats.invalid_spans}</b>invalid spans</div>",
-             f'<div class="card{" failed" * bool(stats.unavailable)}" data-count="unavailable">'
-             f"<b>{len(stats.unavailable)}</b>sources not available</div></div>"]
-    if stats.unavailable:
-        parts.append('<table class="unavailable"><tr><th>id</th><th>why</th></tr>')
-        parts += [f'<tr><td><a href="#doc-{n}">{_t(i)}</a></td><td>{_t(why)}</td></tr>'
-                  for n, i, why in stats.unavailable]
-        parts.append("</table>")
-    parts.append("</section>\n")
-    return "".join(parts)
+def _unavailable_row(number: int, rid: str, why: str) -> str:
+    """A row of the checks' table of sources not available."""
+    return f'<tr><td><a href="#doc-{number}">{_t(rid)}</a></td><td>{_t(why)}</td></tr>'
+
+
+def _checks(stats: ReportStats, rows: Iterable[str]) -> Iterator[str]:
+    """The checks panel in pieces; ``rows``: the ``_unavailable_row`` of each
+    source not available (``stats.unavailable_total`` of them)."""
+    yield "".join([
+        '<section id="checks" class="panel"><h2>Spans and sources</h2><div class="cards">',
+        f'<div class="card" data-count="spans"><b>{stats.spans}</b>spans highlighted</div>',
+        f'<div class="card{" failed" * bool(stats.differing)}" data-count="differing">'
+        f"<b>{stats.differing}</b>spans whose text differs from the value</div>",
+        f'<div class="card{" failed" * bool(stats.invalid_spans)}" data-count="invalid">'
+        f"<b>{stats.invalid_spans}</b>invalid spans</div>",
+        f'<div class="card{" failed" * bool(stats.unavailable_total)}" '
+        f'data-count="unavailable"><b>{stats.unavailable_total}</b>sources not available'
+        "</div></div>"])
+    if stats.unavailable_total:
+        yield '<table class="unavailable"><tr><th>id</th><th>why</th></tr>'
+        yield from rows
+        yield "</table>"
+    yield "</section>\n"

@@ -10,10 +10,13 @@ from typing import Any
 
 from agentflow.errors import InvalidRecordError
 
-__all__ = ["SUSPECT_MARKERS", "ReportStats", "Source", "answered", "is_suspect", "latest_records",
-           "suspect_record"]
+__all__ = ["KEPT_UNAVAILABLE", "SUSPECT_MARKERS", "ReportStats", "Source", "answered",
+           "is_suspect", "latest_records", "suspect_record"]
 
 Record = Mapping[str, Any]
+
+KEPT_UNAVAILABLE = 1000
+"""How many sources not available ``ReportStats.unavailable`` keeps (the first)."""
 
 SUSPECT_MARKERS = ("Degenerate", "Grounding", "Ungrounded")
 """Error type names holding one of these are suspect (see ``is_suspect``)."""
@@ -47,8 +50,11 @@ class ReportStats:
     whose ``needs_review`` names a low-confidence field, ``review_fields``
     counts them per field); ``by_error_type`` counts failed records;
     ``spans`` the highlights drawn, ``differing`` those whose text differs from
-    the output value, ``invalid_spans`` those not drawn; ``unavailable`` holds
-    ``(document number, id, why)`` for each source that could not be had.
+    the output value, ``invalid_spans`` those not drawn; ``unavailable_total``
+    counts the sources that could not be had, and ``unavailable`` holds
+    ``(document number, id, why)`` for the first ``KEPT_UNAVAILABLE`` of them
+    (the page lists them all; a page of a million records without sources
+    holds no million of them in memory).
     """
 
     records: int = 0
@@ -64,6 +70,7 @@ class ReportStats:
     differing: int = 0
     invalid_spans: int = 0
     unavailable: list[tuple[int, str, str]] = field(default_factory=list)
+    unavailable_total: int = 0
 
     def review_note(self) -> str:
         """``; 3 ok need review (version 2, homepage 1)``, as ``extract``'s summary
@@ -138,6 +145,47 @@ def latest_records(records: Iterable[Record]) -> tuple[list[Record], int]:
         latest.pop(record["id"], None)
         latest[record["id"]] = record
     return list(latest.values()), seen - len(latest)
+
+
+class _Latest:
+    """Which record of each id is the last (the one a page shows), found in one
+    pass over ``records`` and held as ``id -> position`` on disk
+    (``agentflow.documents.seen.SeenIds``), never as the records: ``of``
+    gives them again, from another pass. ``close()`` drops the index.
+
+    Raises:
+        InvalidRecordError: as ``latest_records``.
+    """
+
+    def __init__(self, records: Iterable[Record]) -> None:
+        from agentflow.documents.seen import SeenIds
+
+        self._last = SeenIds()
+        seen = 0
+        try:
+            for seen, record in enumerate(records, start=1):
+                if not isinstance(record, Mapping) or not isinstance(record.get("id"), str) or (
+                        not isinstance(record.get("ok"), bool)):
+                    raise InvalidRecordError(
+                        f"record {seen}: not an extraction record (needs a string 'id' and a "
+                        "boolean 'ok')")
+                self._last[record["id"]] = seen
+        except BaseException:
+            self._last.close()
+            raise
+        self.count = len(self._last)
+        self.superseded = seen - self.count
+
+    def of(self, records: Iterable[Record]) -> Iterator[Record]:
+        """The last record of each id, in the order of those records, read
+        again from ``records`` (the same records as the first pass)."""
+        for position, record in enumerate(records, start=1):
+            rid = record.get("id") if isinstance(record, Mapping) else None
+            if isinstance(rid, str) and self._last.get(rid) == position:
+                yield record
+
+    def close(self) -> None:
+        self._last.close()
 
 
 # --------------------------------------------------------------------------- records

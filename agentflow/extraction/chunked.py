@@ -6,7 +6,8 @@ One that does not is split (``chunking.iter_chunks``) and each chunk is an
 ordinary call of the engine for a *partial* form of the output type (every
 top-level field optional: a chunk in the middle of a report has no title),
 at most as many at once as the batch's call limiter admits. The chunks'
-outputs are merged by the schema's rules (``merge``), spans are shifted to
+outputs are merged by the schema's rules (``merge``; a scalar a learned rule
+reads in some chunks is decided by those: ``chunk_reads``), spans are shifted to
 document offsets, and the merged value is validated against the real output
 type: a required field no chunk found is a ``MergeError`` naming it (the
 partial model and that validation: ``chunk_schema``, importable from here).
@@ -229,6 +230,7 @@ async def extract_chunks(
     count: TokenCount | None = None,
     items: str | None = None,
     item_unit: ItemUnit = "block",
+    reads: Callable[[str], frozenset[str]] | None = None,
 ) -> DocumentOutcome:
     """Extract ``output`` from ``text`` chunk by chunk and merge.
 
@@ -248,6 +250,9 @@ async def extract_chunks(
             run of (``Chunking.items``); chunks are whole ``item_unit`` units
             and each chunk's list is bounded by its unit count.
         item_unit: ``"block"`` or ``"line"`` (``Chunking.item_unit``).
+        reads: a chunk's text -> the scalar fields a learned rule reads in it
+            (``agentflow.extraction.chunk_reads.ChunkReads``): where such a
+            chunk answers a field, the others do not vote on it.
 
     Returns:
         The merged outcome; failures are in ``error`` (``ChunkFailedError``,
@@ -303,7 +308,8 @@ async def extract_chunks(
             outputs.append(ChunkOutput(chunk.start, chunk.end, data,
                                        _shift(result.spans, chunk.start),
                                        _anchors(data, piece, chunk.start, by_span),
-                                       chunk.index, pass_no))
+                                       chunk.index, pass_no,
+                                       reads(piece) if reads is not None else frozenset()))
         if on_progress is not None:
             on_progress(ChunkProgress(doc_id, done, len(plan)))
 

@@ -13,6 +13,10 @@ model (it changes neither validation nor the JSON Schema sent to the model)::
 
 The rules (``Merge.rule``):
 
+* A scalar some chunk's learned rule reads (``ChunkOutput.reads``;
+  ``agentflow.extraction.chunk_reads``) is decided by the chunks that read it
+  and answer it, by its rule; the other chunks' values neither win nor
+  conflict.
 * ``first`` (the scalar default; any non-list field): the first non-null
   value in document order; chunks that gave another value are reported as
   a ``Conflict`` (the record stays ``ok``; the field's confidence is at most
@@ -151,6 +155,9 @@ class ChunkOutput:
         anchors: where values were found verbatim in the chunk (same shape as
             ``spans``, document offsets); used only to tell repeats apart.
         index: the chunk's position in its pass; ``pass_no``: its pass (from 0).
+        reads: the scalar fields a learned rule reads in the chunk's text
+            (``agentflow.extraction.chunk_reads``): where a chunk that reads a
+            field answers it, only such chunks vote on it.
     """
 
     start: int
@@ -160,6 +167,7 @@ class ChunkOutput:
     anchors: Spans = field(default_factory=dict)
     index: int = 0
     pass_no: int = 0
+    reads: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +319,8 @@ def _merge_list(name: str, rule: Merge, outputs: Sequence[ChunkOutput], spans: S
 def _merge_scalar(name: str, rule: Merge, outputs: Sequence[ChunkOutput], spans: Spans,
                   conflicts: list[Conflict]) -> Any:
     seen = [(out, out.data.get(name)) for out in outputs if out.data.get(name) is not None]
+    reading = [(out, value) for out, value in seen if name in out.reads]
+    seen = reading or seen  # chunks a learned rule reads the field in decide it alone
     if not seen:
         return None
     chosen_out, chosen = seen[0]

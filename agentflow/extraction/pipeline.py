@@ -46,6 +46,7 @@ from agentflow.errors import (
     StructuredOutputError,
 )
 from agentflow.extraction.budget import Chunking, count_tokens, plan_budget
+from agentflow.extraction.chunk_reads import ChunkReads
 from agentflow.extraction.chunked import (
     ChunkProgress,
     DocumentOutcome,
@@ -64,6 +65,7 @@ from agentflow.extraction.list_repeats import repeated_items, with_repeats
 from agentflow.extraction.recall import TAKEN_KEY, recall_passes
 from agentflow.grounding import Grounded
 from agentflow.grounding.locators import Locator, learn_locators
+from agentflow.grounding.output_checks import LOCATED_KEY
 from agentflow.messages import FIELD_PROBS, Msg
 from agentflow.model import SchemaDialect, Usage
 from agentflow.output.examples import CheckedExample, Example, check_examples, examples_text
@@ -72,11 +74,16 @@ from agentflow.output.schema import OutputSpec
 __all__ = ["ExtractionPlan", "check_plan", "plan_extraction", "stray_error"]
 
 
-def _message(item: ExtractInput, taken: frozenset[tuple[int, int]] = frozenset()) -> Msg:
+def _message(item: ExtractInput, taken: frozenset[tuple[int, int]] = frozenset(),
+             located: Mapping[str, str] | None = None) -> Msg:
     """The user message of ``item``: its media (deferred ones read now), then its
     text (when it has any); ``taken``: spans an earlier pass took as list
-    items (``agentflow.extraction.recall``)."""
-    metadata = {TAKEN_KEY: sorted(taken)} if taken else None
+    items (``agentflow.extraction.recall``); ``located``: the values learned
+    rules read for fields in the whole document this chunk is part of
+    (``agentflow.extraction.chunk_reads``)."""
+    metadata: dict[str, Any] | None = {TAKEN_KEY: sorted(taken)} if taken else None
+    if located:
+        metadata = {**(metadata or {}), LOCATED_KEY: dict(located)}
     if not item.media:
         return Msg.user(item.text, metadata=metadata)
     media = resolve_media(item.media)
@@ -86,7 +93,7 @@ def _message(item: ExtractInput, taken: frozenset[tuple[int, int]] = frozenset()
 async def _extract_one(
     agent: ReActAgent, index: int, item: ExtractInput, output: Any,
     ground: bool | Grounded | None = None, examples: tuple[Example, ...] | None = None,
-    taken: frozenset[tuple[int, int]] = frozenset(),
+    taken: frozenset[tuple[int, int]] = frozenset(), located: Mapping[str, str] | None = None,
 ) -> ExtractResult:
     start = time.perf_counter()
     usage = Usage()
@@ -95,7 +102,7 @@ async def _extract_one(
         # the call's Complete also when the output could not be had (its usage counts);
         # nobody reads a document's deltas: whole replies where the vendor gives them
         # (no SSE parsing, no partial output per chunk; GenerateOptions.stream)
-        complete = await agent._complete(_message(item, taken), output, None, None, ground,
+        complete = await agent._complete(_message(item, taken, located), output, None, None, ground,
                                          examples, deltas=False)
         usage = complete.usage
         value = complete.message.output  # raises StructuredOutputError when there is none
@@ -160,6 +167,7 @@ class _LongDocs:
     on_progress: Callable[[ChunkProgress], None] | None
     ground: bool | Grounded | None = None
     examples: tuple[Example, ...] | None = None
+    locators: Mapping[str, Locator] = dataclasses.field(default_factory=dict)
 
 
 async def _extract_input(
@@ -214,25 +222,30 @@ async def _extract_text(
         async with calls:
             result = await _extract_one(agent, index, ExtractInput(item.id, text), output,
                                         settings.ground, settings.examples)
-        if settings.allow_partial and truncated is None:  # fields that could not be placed
-            result = without_unplaceable(result, output, text, settings.ground)  # nulled, flagged
+        if truncated is None:  # fields that could not be placed: nulled, flagged (dropped)
+            result = without_unplaceable(result, output, text, settings.ground,
+                                         unwritten=settings.allow_partial)
         if settings.passes > 1 and result.ok:
             result = await _recall(agent, index, ExtractInput(item.id, text), output, calls,
                                    settings, result, start)
         return dataclasses.replace(result, truncated=truncated) if truncated else result
 
+    reads = ChunkReads(settings.locators, text) if settings.locators else None
+
     async def call(piece: str, chunk_output: Any) -> ExtractResult:
+        located = reads.located(piece) if reads is not None else None
         result = await _extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
-                                    settings.ground, settings.examples)
-        return without_unplaceable(result, chunk_output, piece, settings.ground) if (
-            settings.allow_partial) else result
+                                    settings.ground, settings.examples, located=located)
+        return without_unplaceable(result, chunk_output, piece, settings.ground,
+                                   unwritten=settings.allow_partial)
 
     outcome: DocumentOutcome = await extract_chunks(
         item.id, text, output, budget, call, calls, passes=settings.passes,
         allow_partial=settings.allow_partial, on_progress=settings.on_progress,
         count=functools.partial(count_tokens, agent.model),
         items=settings.chunking.items if settings.chunking else None,
-        item_unit=settings.chunking.item_unit if settings.chunking else "block")
+        item_unit=settings.chunking.item_unit if settings.chunking else "block",
+        reads=reads)
     return ExtractResult(
         index, item.id, outcome.output, outcome.error, outcome.usage, outcome.attempts,
         time.perf_counter() - start, outcome.spans, outcome.chunks, truncated, outcome.conflicts,
@@ -390,5 +403,5 @@ def plan_extraction(
     locators = learn_locators(checked, output)  # where each field lives, from the examples
     settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress,
                          marker if marker is not None else False,
-                         None if examples is None else tuple(examples))
+                         None if examples is None else tuple(examples), locators)
     return ExtractionPlan(agent, output, settings, tuple(checked), locators)

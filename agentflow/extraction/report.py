@@ -57,7 +57,9 @@ says about each field in ``_report_fields``, the HTML of the page's parts in
 
 from __future__ import annotations
 
+import functools
 import io
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 
 from agentflow.extraction._report_assets import SCRIPT
@@ -67,13 +69,16 @@ from agentflow.extraction._report_parts import (
     _failures,
     _head,
     _summary,
+    _unavailable_row,
 )
 from agentflow.extraction._report_records import (
+    KEPT_UNAVAILABLE,
     Record,
     ReportStats,
     Source,
     Sources,
     _error,
+    _Latest,
     _lookup,
     is_suspect,
     latest_records,
@@ -105,7 +110,11 @@ def write_report(records: Iterable[Record], sources: Sources, write: Callable[[s
     """Write the review page of ``records`` through ``write``, one document at a time.
 
     Args:
-        records: extraction records (the last of each id wins).
+        records: extraction records (the last of each id wins). An iterable that
+            can be read again (a list, or ``agentflow.extraction.review.ResultsFile``,
+            which re-reads its file) is read in passes and never held: memory does
+            not grow with the number of records. An iterator (a generator) can be
+            read once, so its records are held.
         sources: ``id -> text the model saw``, or a function ``record -> Source``,
             called once per document while its card is written (so sources need
             not all be in memory). Ids missing from a mapping are shown as
@@ -120,10 +129,21 @@ def write_report(records: Iterable[Record], sources: Sources, write: Callable[[s
     Raises:
         InvalidRecordError: a record without a string ``id`` or boolean ``ok``.
     """
-    docs, superseded = latest_records(records)
-    lookup = _lookup(sources)
-    stats = ReportStats(records=len(docs), superseded=superseded)
-    for record in docs:
+    if iter(records) is records:  # read once only: held, to be read in passes
+        records = list(records)
+    latest = _Latest(records)  # pass 1: which record of each id is the last
+    try:
+        return _write(records, latest, _lookup(sources), write, title, notes)
+    finally:
+        latest.close()
+
+
+def _write(records: Iterable[Record], latest: _Latest, lookup: Callable[[Record], Source],
+           write: Callable[[str], object], title: str, notes: Sequence[str]) -> ReportStats:
+    """The page, from three more passes over ``records``: the counts the
+    summary shows, the failed records, then a card per document."""
+    stats = ReportStats(records=latest.count, superseded=latest.superseded)
+    for record in latest.of(records):
         if record["ok"]:
             stats.ok += 1
             flagged = review_fields(record)
@@ -138,13 +158,23 @@ def write_report(records: Iterable[Record], sources: Sources, write: Callable[[s
             stats.suspect_by_type[kind] = stats.suspect_by_type.get(kind, 0) + 1
         stats.by_error_type[kind] = stats.by_error_type.get(kind, 0) + 1
     colours: dict[str, int] = {}
-    write(_head(title, len(docs)))
+    write(_head(title, stats.records))
     write(_summary(stats, notes))
-    write(_failures(docs))
+    for piece in _failures(enumerate(latest.of(records), start=1), stats.failed):
+        write(piece)
     write('<div id="docs">\n')
-    for number, record in enumerate(docs, start=1):
-        write(_document(number, record, lookup(record), colours, stats))
-    write("</div>\n")
-    write(_checks(stats))
+    # the checks list every source not available, after the cards: kept on disk meanwhile
+    with tempfile.TemporaryFile("w+", encoding="utf-8", newline="") as rows:
+        for number, record in enumerate(latest.of(records), start=1):
+            kept = len(stats.unavailable)
+            write(_document(number, record, lookup(record), colours, stats))
+            for row in stats.unavailable[kept:]:
+                rows.write(_unavailable_row(*row))
+                stats.unavailable_total += 1
+            del stats.unavailable[KEPT_UNAVAILABLE:]
+        write("</div>\n")
+        rows.seek(0)
+        for piece in _checks(stats, iter(functools.partial(rows.read, 1 << 16), "")):
+            write(piece)
     write(f"</main>\n<script>{SCRIPT}</script>\n</body>\n</html>\n")
     return stats

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,12 +41,13 @@ from agentflow.documents.inputs import Document, InputError, iter_documents, pre
 from agentflow.documents.listing import is_named, named_files
 from agentflow.documents.names import loads_record
 from agentflow.documents.readahead import BudgetedReader
+from agentflow.documents.seen import SeenIds
 from agentflow.errors import InvalidRecordError
 from agentflow.extraction.outfile import MAX_LINE, count_settings
 from agentflow.extraction.report import ReportStats, Source, write_report
 from agentflow.extraction.settings_changes import setting_changes, words
 
-__all__ = ["SourceReader", "read_records", "write_review"]
+__all__ = ["ResultsFile", "SourceReader", "read_records", "write_review"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +73,52 @@ def _torn(line: bytes) -> bool:
     return False
 
 
+class ResultsFile:
+    """The records of a JSONL results file, or of a directory of them (what
+    ``extract --engine ray`` writes: every ``*.jsonl`` file in it, oldest file
+    first, by modification time then name, so newer records come later),
+    read from disk at each pass: iterating gives each record in file order,
+    and none is held (``write_report`` reads it in passes). ``notes``: the
+    lines the last complete pass skipped (see ``read_records``).
+
+    Raises:
+        InvalidRecordError: (here) a directory without ``*.jsonl`` files, a path
+            that is neither a regular file nor a directory; (iterating) a line
+            that is not JSON or not a record, naming file and line.
+        OSError: a file cannot be read.
+    """
+
+    def __init__(self, path: Path, *, max_line: int = MAX_LINE) -> None:
+        self.path, self.max_line = path, max_line
+        self._listing: list[str] = []
+        if path.is_dir():
+            found = sorted(path.glob("*.jsonl"), key=lambda f: (f.stat().st_mtime, f.name))
+            self.files = [f for f in found if f.is_file()]  # (a pipe would block the read)
+            self._listing += [f"{f}: not a regular file; skipped" for f in found
+                              if not f.is_file()]
+            if not self.files:
+                raise InvalidRecordError(f"{path}: a directory without *.jsonl results files")
+        elif path.exists() and not path.is_file():
+            raise InvalidRecordError(
+                f"{path}: not a regular file (a pipe, a socket or a device, which would block "
+                "the read or never end): give the JSONL file extract wrote, or a directory of "
+                "them")
+        else:
+            self.files = [path]
+        self.notes: list[str] = list(self._listing)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        notes = list(self._listing)
+        for file in self.files:
+            yield from _read_lines(file, notes, self.max_line)
+        self.notes = notes
+
+
 def read_records(path: Path, *, max_line: int = MAX_LINE) -> RecordsFile:
     """Every record of a JSONL results file, line by line; for a directory (what
     ``extract --engine ray`` writes), of every ``*.jsonl`` file in it, oldest
     file first (by modification time, then name), so newer records come later.
+    All are held: ``ResultsFile`` reads them without holding them.
 
     A line that is the cut-off beginning of a record (a write interrupted by a
     crash or Ctrl-C; ``extract`` resumes after it on a new line), NUL bytes
@@ -93,49 +136,38 @@ def read_records(path: Path, *, max_line: int = MAX_LINE) -> RecordsFile:
             regular file nor a directory; records of more than one schema.
         OSError: a file cannot be read.
     """
-    records: list[dict[str, Any]] = []
-    notes: list[str] = []
-    if path.is_dir():
-        found = sorted(path.glob("*.jsonl"), key=lambda f: (f.stat().st_mtime, f.name))
-        files = [f for f in found if f.is_file()]  # (a pipe would block the read for good)
-        notes += [f"{f}: not a regular file; skipped" for f in found if not f.is_file()]
-        if not files:
-            raise InvalidRecordError(f"{path}: a directory without *.jsonl results files")
-    elif path.exists() and not path.is_file():
-        raise InvalidRecordError(
-            f"{path}: not a regular file (a pipe, a socket or a device, which would block "
-            "the read or never end): give the JSONL file extract wrote, or a directory of them")
-    else:
-        files = [path]
-    for file in files:
-        _read_lines(file, records, notes, max_line)
+    results = ResultsFile(path, max_line=max_line)
+    records = list(results)
     _one_schema(path, records)
-    return RecordsFile(records, notes)
+    return RecordsFile(records, results.notes)
 
 
-def _one_schema(path: Path, records: list[dict[str, Any]]) -> None:
+def _one_schema(path: Path, records: Iterable[dict[str, Any]],
+                ids: SeenIds | None = None) -> None:
     """Refuse records of more than one schema (their ``"schema"`` fingerprints,
     ``agentflow.extraction.fingerprint``), or of one schema made with other
     settings (``agentflow.extraction.settings_changes``): one page shows one run's.
+    One pass over ``records``; ``ids``: each record's id is added to it.
 
     Raises:
         InvalidRecordError: two fingerprints or more, each named with its count;
             settings that differ, each difference named with its values.
     """
     counts: dict[str, int] = {}
+    settings: dict[str, tuple[dict[str, str], int]] = {}
     for record in records:
         schema = record.get("schema")
         if isinstance(schema, str):
             counts[schema] = counts.get(schema, 0) + 1
+        count_settings(record, settings)
+        if ids is not None:
+            ids[record["id"]] = None
     if len(counts) > 1:
         held = ", ".join(f"{fp} ({n} records)" for fp, n in sorted(counts.items()))
         raise InvalidRecordError(
             f"{path}: records of {len(counts)} schemas ({held}); a review page shows one. "
             "Write each schema's run to its own --out file (agentflow extract "
             "--schema-changed new)")
-    settings: dict[str, tuple[dict[str, str], int]] = {}
-    for record in records:
-        count_settings(record, settings)
     # one schema, made with other examples, instructions, another model... (records
     # written before agentflow kept a setting are not compared on it: settings_changes)
     kinds = [s for s, _ in settings.values()]
@@ -176,8 +208,8 @@ def _lines(path: Path, max_line: int) -> Iterator[tuple[int, bytes | int]]:
             yield number, length
 
 
-def _read_lines(path: Path, records: list[dict[str, Any]], notes: list[str],
-                max_line: int) -> None:
+def _read_lines(path: Path, notes: list[str], max_line: int) -> Iterator[dict[str, Any]]:
+    """The records of ``path``, as read; each line skipped is added to ``notes``."""
     for number, line in _lines(path, max_line):
         if isinstance(line, int):
             notes.append(f"{path}:{number}: skipped a line of {line:,} bytes (longer than a "
@@ -202,7 +234,7 @@ def _read_lines(path: Path, records: list[dict[str, Any]], notes: list[str],
             raise InvalidRecordError(
                 f"{path}:{number}: not an extraction record (needs a string 'id' and a "
                 "boolean 'ok')")
-        records.append(record)
+        yield record
 
 
 class SourceReader:
@@ -234,7 +266,7 @@ class SourceReader:
     def __init__(self, *, inputs: Sequence[str] = (),
                  prepare: Callable[[str], str] | None = None,
                  text_field: str = "text",
-                 id_field: str = "id", wanted: set[str] | None = None,
+                 id_field: str = "id", wanted: Container[str] | None = None,
                  fmt: str = "auto") -> None:
         self._named = named_files(inputs)
         self._files = BudgetedReader(DEFAULT_BUDGET)
@@ -318,21 +350,36 @@ def write_review(results: Path, out: Path | None, *, inputs: Sequence[str] = (),
         InvalidRecordError: a line of ``results`` that is not a record.
         OSError: ``results`` cannot be read or ``out`` written.
     """
-    loaded = read_records(results)
+    loaded = ResultsFile(results)
+    ids = SeenIds()  # every id, on disk: the texts of a JSONL input worth keeping
+    try:
+        _one_schema(results, loaded, ids)  # a pass that also checks every line
+        return _write_review(loaded, ids, out, inputs=inputs, prepare=prepare,
+                             text_field=text_field, id_field=id_field, title=title,
+                             stdout=stdout, fmt=fmt)
+    finally:
+        ids.close()
+
+
+def _write_review(loaded: ResultsFile, ids: SeenIds, out: Path | None, *, inputs: Sequence[str],
+                  prepare: Callable[[str], str] | None, text_field: str, id_field: str,
+                  title: str | None, stdout: Callable[[str], object] | None,
+                  fmt: str) -> ReportStats:
+    """``write_review`` once the results are checked (``ids``: theirs)."""
     reader = SourceReader(inputs=inputs, prepare=prepare, text_field=text_field, id_field=id_field,
-                          wanted={r["id"] for r in loaded.records}, fmt=fmt)
-    page_title = title or f"agentflow review: {results.name}"
+                          wanted=ids, fmt=fmt)
+    page_title = title or f"agentflow review: {loaded.path.name}"
+    notes = loaded.notes  # of the pass that checked them
     try:
         if out is None:
             if stdout is None:
                 raise ValueError("write_review needs out or stdout")
-            return write_report(loaded.records, reader, stdout, title=page_title,
-                                notes=loaded.notes)
+            return write_report(loaded, reader, stdout, title=page_title, notes=notes)
         partial = out.with_name(out.name + ".tmp")
         try:
             with partial.open("w", encoding="utf-8", errors="replace", newline="\n") as sink:
-                stats = write_report(loaded.records, reader, sink.write, title=page_title,
-                                     notes=loaded.notes)
+                stats = write_report(loaded, reader, sink.write, title=page_title,
+                                     notes=notes)
             os.replace(partial, out)
         finally:
             partial.unlink(missing_ok=True)

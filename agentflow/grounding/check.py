@@ -77,6 +77,16 @@ class GroundingCheck:
         """Every grounded value was found."""
         return not self.unfound and not self.empty
 
+    @property
+    def refused(self) -> list[str]:
+        """The paths of ``unfound`` values the source does write, refused by a
+        check of their place or edges (``cut``, ``cut_lines``, ``cut_items``,
+        ``off_line``, ``shortened``, ``misordered``, ``unclean``): text copied
+        from the document, not invented (``agentflow.extraction.dropped``)."""
+        checks = (self.cut, self.cut_lines, self.cut_items, self.off_line, self.shortened,
+                  self.misordered, self.unclean)
+        return list(dict.fromkeys(p for found in checks for p, _, _ in found))
+
     def message(self, name: Callable[[str], str] | None = None) -> str:
         """A message listing each failing field (for the model and for errors).
 

@@ -21,7 +21,7 @@ __all__ = ["apply_locators"]
 
 
 def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
-                   source: str) -> dict[str, Any]:
+                   source: str, located: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A copy of a ``local``-dialect ``schema`` whose top-level grounded
     string fields with a locator offer only the locator's values in
     ``source``: a string field the first of them (never null: the place the
@@ -39,14 +39,26 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
     at a nesting depth, under parent keys or in a ``---`` document no example
     writes it at (``Locator.off_depth``: a nested key).
     A field whose strings are not grounded, or are whole items (unless its
-    rule is an ``items`` rule, whose values are whole items), is left as is."""
+    rule is an ``items`` rule, whose values are whole items), is left as is.
+    ``located``: single fields whose value is already known from a larger
+    text ``source`` is part of (``LOCATED_KEY``: a long document's chunk, where
+    the rule read on the whole document finds its value in this chunk, while
+    the chunk alone may not show the label's depth or group): that value is
+    offered instead of what the rule reads in ``source``."""
     props = schema.get("properties")
     if not locators or not isinstance(props, Mapping):
         return dict(schema)
     out = dict(schema)
     new_props = dict(props)
+    known = {n: v for n, v in (located or {}).items() if n in locators and not locators[n].many}
     for name, rule in locators.items():
         prop = props.get(name)
+        if isinstance(prop, Mapping) and name in known:
+            offered = _allowed(_string_node(prop), [known[name]], source)
+            replaced = _offer(prop, offered, False) if offered else None
+            if replaced is not None:
+                new_props[name] = replaced
+            continue
         if not isinstance(prop, Mapping) or not rule.twins_agree(source) or rule.off_depth(
                 source):  # (twins that read otherwise: the examples cannot say which place;
             continue  # its label only at a depth no example writes it at: a nested key)

@@ -18,7 +18,8 @@ from agentflow.grounding.typed_leaves import TypedValue
 from agentflow.grounding.typed_values import found_in, written_at
 from agentflow.messages import Msg
 
-__all__ = ["TAKEN_KEY", "call_source", "call_taken", "check_output"]
+__all__ = ["LOCATED_KEY", "TAKEN_KEY", "call_located", "call_source", "call_taken",
+           "check_output"]
 
 
 TAKEN_KEY = "agentflow.taken"
@@ -31,6 +32,26 @@ substring grammar, those items are not offered again."""
 _COLLECTIONS = (list, tuple, set, frozenset)
 _PAIRS = (list, tuple)
 """Tuples, not ``list | tuple``: no union made per call."""
+
+
+LOCATED_KEY = "agentflow.located"
+"""``Msg.metadata`` key of a user message: field name -> the value a learned
+locator reads for it in a larger document this message's text is part of
+(a long document's chunk: ``agentflow.extraction.chunk_reads``). Where the
+model's profile has a substring grammar, that value is the one offered
+(``agentflow.grounding.locator_offer.apply_locators``)."""
+
+
+def call_located(inputs: Sequence[Msg]) -> dict[str, str]:
+    """The ``metadata[LOCATED_KEY]`` of the call's user messages, merged; entries
+    that are not ``str -> str`` are ignored (metadata is the caller's)."""
+    out: dict[str, str] = {}
+    for m in _sources(inputs):
+        found = m.metadata.get(LOCATED_KEY)
+        if isinstance(found, dict):
+            out.update({k: v for k, v in found.items()
+                        if isinstance(k, str) and isinstance(v, str)})
+    return out
 
 
 def _sources(inputs: Sequence[Msg]) -> list[Msg]:
@@ -104,6 +125,7 @@ def check_output(
             unfound=check.unfound + [(t.path, _shown(t.value)) for t in unwritten],
             empty=[p for p, _ in check.empty],
             detail=detail,
+            refused=check.refused,
         )
     problems = check_degenerate(value, source)
     if problems:

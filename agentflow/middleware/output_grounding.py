@@ -16,6 +16,7 @@ from agentflow.errors import SchemaError
 from agentflow.execution import CallExecution
 from agentflow.grounding import Grounded, grounding_plan, mark_all_strings
 from agentflow.grounding.locators import apply_locators
+from agentflow.grounding.output_checks import call_located
 from agentflow.middleware._output_run import OutputRun
 from agentflow.middleware.output_acceptance import source_of, taken_of
 from agentflow.model import ResponseFormat
@@ -72,5 +73,5 @@ def grounded_format(ex: CallExecution, run: OutputRun) -> ResponseFormat:
     schema = mark_all_strings(rf.schema, run.ground) if run.ground is not None else rf.schema
     source = source_of(ex, run)
     if run.locators:  # learned from the examples: the values each field may take here
-        schema = apply_locators(schema, run.locators, source)
+        schema = apply_locators(schema, run.locators, source, call_located(ex.inputs))
     return replace(rf, schema=schema, source=source, taken=taken_of(ex, run))

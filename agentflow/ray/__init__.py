@@ -45,7 +45,8 @@ it would be granted anyway. The price: a share left idle by a slow actor is
 not lent to the others.
 The engine's parts: ``_inputs`` (Datasets of documents and of records),
 ``_extract`` (the actor pool), ``_outputs`` (writing the records),
-``_resume`` (what an output directory already holds), ``_refs`` (Ray itself,
+``_listing`` (the inputs listed lazily, in a read task), ``_resume`` (what
+an output directory already holds), ``_refs`` (Ray itself,
 and references resolved in the workers).
 """
 
@@ -53,6 +54,7 @@ from __future__ import annotations
 
 from agentflow.ray._extract import ExtractionSpec, extract_dataset
 from agentflow.ray._inputs import read_documents, read_jsonl, read_parquet
+from agentflow.ray._listing import tell_listing_notes
 from agentflow.ray._outputs import write_jsonl, write_parquet
 from agentflow.ray._resume import NotDone, OutputDir, done_ids, read_output_dir
 
@@ -66,6 +68,7 @@ __all__ = [
     "read_jsonl",
     "read_output_dir",
     "read_parquet",
+    "tell_listing_notes",
     "write_jsonl",
     "write_parquet",
 ]

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agentflow.documents.inputs import Document, iter_documents
-from agentflow.documents.listing import _expand
-from agentflow.documents.named import within
+from agentflow.ray._listing import input_listing
 from agentflow.ray._refs import absolute_ref, ray_module, resolve
 
 if TYPE_CHECKING:
@@ -39,13 +38,15 @@ def read_documents(
     prepare: Callable[[str], str] | str | None = None,
     exclude: str | os.PathLike[str] | None = None,
     on_exclude: Callable[[Path], None] | None = None,
+    on_skip: Callable[[Path, str], None] | None = None,
 ) -> ray.data.Dataset:
     """A Dataset of the documents ``specs`` name (files, globs, directories,
     ``.gz``, JSONL), as the ``extract`` command reads them.
 
-    Globs are expanded here (file names only); the files are read and decoded
-    in Ray tasks, so the paths must be visible to the workers (a local
-    cluster, a shared file system).
+    What the specs name is listed lazily in a Ray task as the pipeline runs
+    (``agentflow.ray._listing``: never all listed up front); the files are read
+    and decoded in Ray tasks, so the paths must be visible to the workers (a
+    local cluster, a shared file system).
 
     Args:
         fmt / text_field / id_field: as ``iter_documents``.
@@ -54,6 +55,10 @@ def read_documents(
         exclude: a folder whose files are never inputs (the run's output
             folder, met through a link in an input folder), each one left out
             told to ``on_exclude``: records are never read back as documents.
+        on_skip: told each entry left out on purpose and why (a link to a folder
+            met in a walk: ``agentflow.documents.listing``).
+        on_exclude and on_skip are called on the driver by ``tell_listing_notes()``
+        once the pipeline has run (the listing runs in a task).
 
     Returns:
         Columns ``id``, ``text``, ``problem`` (``None``, or why the document
@@ -64,18 +69,8 @@ def read_documents(
         InputError: a spec matches no file.
     """
     rt = ray_module()
-    files = [{"path": str(path), "problem": problem}
-             for spec in ([specs] if isinstance(specs, str) else specs)
-             for path, problem in _expand(spec)]
-    if exclude is not None:
-        out, kept = os.path.realpath(exclude), []
-        for file in files:
-            name = str(file["path"])
-            if not within(os.path.realpath(name), out):
-                kept.append(file)
-            elif on_exclude is not None:
-                on_exclude(Path(name))
-        files = kept
+    listing = input_listing([specs] if isinstance(specs, str) else list(specs),
+                            exclude=exclude, on_exclude=on_exclude, on_skip=on_skip)
     prep = absolute_ref(prepare) if isinstance(prepare, str) else prepare
 
     def read(row: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -86,8 +81,7 @@ def read_documents(
                                   id_field=id_field, prepare=resolve(prep)):
             yield _doc_row(doc)
 
-    items = rt.data.from_items(files)
-    dataset: ray.data.Dataset = items.flat_map(read)
+    dataset: ray.data.Dataset = rt.data.read_datasource(listing).flat_map(read)
     return dataset
 
 
