@@ -123,12 +123,18 @@ def mask_value(value: Any) -> Any:
     """``value`` with secrets masked in every string it holds (dicts, lists,
     tuples walked; an exception as its masked ``repr``; other objects as
     they are)."""
+    if type(value) in _PLAIN:  # a null, a number, a boolean: nothing to mask, no tests
+        return value
     if isinstance(value, str):
         return mask_secrets(value)
     if isinstance(value, BaseException):
         return mask_secrets(repr(value))
     if isinstance(value, dict):
         return {k: mask_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, _SEQUENCES):
         return type(value)(mask_value(v) for v in value)
     return value
+
+
+_PLAIN = frozenset({type(None), bool, int, float})
+_SEQUENCES = (list, tuple)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from agentflow._logging import get_logger
+from agentflow._slots_init import slot_init
 from agentflow.errors import UsageError
 from agentflow.extraction.chunking import ITEM_UNITS, ItemUnit
 from agentflow.usage import estimate_tokens
@@ -146,6 +147,7 @@ DEFAULT_CHUNKING = Chunking()
 """Chunks sized by the model's profile, a tenth of a chunk overlapping."""
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Budget:
     """What ``plan_budget`` decided for one document.

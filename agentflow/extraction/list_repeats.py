@@ -37,6 +37,10 @@ REPEATED = 0.55
 """A list that holds an item more times than the document writes it."""
 
 
+_LISTS = (list, tuple)
+"""A tuple, not ``list | tuple``: no union made per field."""
+
+
 def _written(item: str, source: str) -> int:
     """How many times ``source`` writes ``item`` (see the module docstring)."""
     return len(occurrences(item, source, case_sensitive=False, whole_tokens=True) or (
@@ -59,7 +63,7 @@ def repeated_items(output: Any, source: str) -> dict[str, list[dict[str, Any]]]:
     without such an item are left out (``{}``: none)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for name, value in top_fields(output).items():
-        if not isinstance(value, list | tuple):
+        if not isinstance(value, _LISTS):
             continue
         texts = {_key(v): v for v in reversed(value) if isinstance(v, str)}
         counts = Counter(_key(v) for v in value if isinstance(v, str) and v.strip())

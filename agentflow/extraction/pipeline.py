@@ -292,18 +292,26 @@ def _with_confidence(result: ExtractResult, text: str, locators: Mapping[str, Lo
         return result
     if result.truncated is not None:
         text = text[: result.truncated.kept_chars]
-    held = held_fields(output, result.output, text, result.spans)
-    cut = list_cuts(output, result.output, text, result.spans, locators)
+    value, spans = result.output, result.spans
+    held = held_fields(output, value, text, spans)
+    cut = list_cuts(output, value, text, spans, locators)
     conflicted = {c.path.split(".")[0].split("[")[0] for c in result.conflicts}
-    confidence, ungrounded = field_confidence(result.output, text, result.spans, locators, held,
+    confidence, ungrounded = field_confidence(value, text, spans, locators, held,
                                               result.token_probs, cut, conflicted)
-    repeats = repeated_items(result.output, text)  # a list holding an item too often
-    confidence = with_dropped(with_repeats(confidence, repeats), result.dropped)
-    return dataclasses.replace(result, confidence=confidence,
-                               needs_review=tuple(needs_review(confidence)),
-                               ungrounded=tuple(ungrounded), cut_lists=cut,
-                               cut_dicts=dict_cuts(output, result.output, dialect),
-                               repeated_items=repeats)
+    repeats = repeated_items(value, text)  # a list holding an item too often
+    if repeats:
+        confidence = with_repeats(confidence, repeats)
+    if result.dropped:
+        confidence = with_dropped(confidence, result.dropped)
+    # made whole here, not through dataclasses.replace (a Python loop over every field)
+    return ExtractResult(
+        result.index, result.id, value, None, result.usage, result.attempts, result.duration,
+        spans=spans, chunks=result.chunks, truncated=result.truncated,
+        conflicts=result.conflicts, confidence=confidence,
+        needs_review=tuple(needs_review(confidence)), ungrounded=tuple(ungrounded),
+        token_probs=result.token_probs, cut_lists=cut,
+        cut_dicts=dict_cuts(output, value, dialect), repeated_items=repeats,
+        dropped=result.dropped)
 
 
 def _run_marker(agent: ReActAgent, ground: bool | Grounded | None,

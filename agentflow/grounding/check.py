@@ -7,11 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from agentflow._slots_init import slot_init
+
 __all__ = ["GroundingCheck", "Span", "sibling_path"]
 
 Span = tuple[int, int]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class GroundingCheck:
     """The result of checking an output's grounded values against a source.

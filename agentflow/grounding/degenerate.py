@@ -26,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -47,23 +46,32 @@ are flagged on the field instead (``agentflow.extraction.list_repeats``)."""
 _LOOP = re.compile(r"(.{1,16}?)\1{" + str(MIN_LOOP_REPEATS - 1) + ",}", re.DOTALL)
 
 
-def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
-    """``(path, value)`` of every string and list inside ``value``."""
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, list | tuple):
-        yield path, value
+_SEQUENCES = (list, tuple)
+_SCALARS = frozenset({type(None), bool, int, float})
+"""Leaf types that hold no string (no walk into them, no test of each kind)."""
+
+
+def _leaves(value: Any, path: str, out: list[tuple[str, Any]]) -> None:
+    """Append ``(path, value)`` of every string and list inside ``value`` to
+    ``out``, in order (one list for the whole walk: no generator per node)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return
+    if kind is str or isinstance(value, str):
+        out.append((path, value))
+    elif isinstance(value, _SEQUENCES):
+        out.append((path, value))
         for i, item in enumerate(value):
-            yield from _leaves(item, f"{path}[{i}]")
+            _leaves(item, f"{path}[{i}]", out)
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _leaves(item, f"{path}.{key}" if path else str(key))
+            _leaves(item, f"{path}.{key}" if path else str(key), out)
     elif isinstance(value, BaseModel):
-        for name in type(value).model_fields:
-            yield from _leaves(getattr(value, name), f"{path}.{name}" if path else name)
+        for name in kind.model_fields:
+            _leaves(getattr(value, name), f"{path}.{name}" if path else name, out)
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         for f in dataclasses.fields(value):
-            yield from _leaves(getattr(value, f.name), f"{path}.{f.name}" if path else f.name)
+            _leaves(getattr(value, f.name), f"{path}.{f.name}" if path else f.name, out)
 
 
 def _loop(text: str, source: str) -> str | None:
@@ -78,7 +86,9 @@ def check_degenerate(output: Any, source: str) -> list[tuple[str, str]]:
     """``(path, reason)`` for every degenerate value in ``output`` (a validated
     output: model, dataclass, dict, list or scalar); ``[]`` when there is none."""
     found: list[tuple[str, str]] = []
-    for path, value in _leaves(output, ""):
+    leaves: list[tuple[str, Any]] = []
+    _leaves(output, "", leaves)
+    for path, value in leaves:
         where = path or "result"
         if isinstance(value, str):
             run = _loop(value, source) if len(value) >= MIN_LOOP_CHARS else None

@@ -29,6 +29,11 @@ pairs; ``agentflow.extraction.recall``). Where the model's profile has a
 substring grammar, those items are not offered again."""
 
 
+_COLLECTIONS = (list, tuple, set, frozenset)
+_PAIRS = (list, tuple)
+"""Tuples, not ``list | tuple``: no union made per call."""
+
+
 LOCATED_KEY = "agentflow.located"
 """``Msg.metadata`` key of a user message: field name -> the value a learned
 locator reads for it in a larger document this message's text is part of
@@ -72,8 +77,8 @@ def call_taken(inputs: Sequence[Msg]) -> frozenset[tuple[int, int]]:
     offset = 0
     for m in _sources(inputs):
         pairs = m.metadata.get(TAKEN_KEY, ())
-        for pair in pairs if isinstance(pairs, list | tuple | set | frozenset) else ():
-            if (isinstance(pair, list | tuple) and len(pair) == 2
+        for pair in pairs if isinstance(pairs, _COLLECTIONS) else ():
+            if (isinstance(pair, _PAIRS) and len(pair) == 2
                     and all(isinstance(x, int) and not isinstance(x, bool) for x in pair)):
                 taken.add((offset + pair[0], offset + pair[1]))  # anything else: not a span
         offset += len(m.text) + 2

@@ -13,11 +13,13 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any
 
+from agentflow._slots_init import slot_init
 from agentflow.grounding.marker import TYPED, TYPED_KEY, typed_kind
 
-__all__ = ["TypedValue", "is_typed", "schema_typed"]
+__all__ = ["TypedValue", "is_typed", "reads_by_value", "schema_typed"]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class TypedValue:
     """One number or date of an output that the ``ground=`` default reads by
@@ -41,6 +43,12 @@ def is_typed(v: Any, tp: Any) -> bool:
     number or date type (never a ``bool``, an enum, a ``Literal``)."""
     if not isinstance(v, _READ_BY_VALUE) or isinstance(v, _NEVER):
         return False
+    return reads_by_value(tp)
+
+
+def reads_by_value(tp: Any) -> bool:
+    """Whether ``tp`` is a number or date type (never a ``bool``, an enum, a
+    ``Literal``): the declared type half of ``is_typed``."""
     return isinstance(tp, type) and issubclass(tp, _READ_BY_VALUE) and not issubclass(
         tp, _NEVER)
 

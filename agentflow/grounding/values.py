@@ -1,7 +1,8 @@
 """The grounded strings of a validated output (``grounded_values``), found
 by walking it along its type (pydantic models, dataclasses, TypedDicts,
 lists, unions) or its JSON Schema. What the type's annotations say (markers,
-unions, fields) is read by ``agentflow.grounding.marked_types``."""
+unions, fields) is read by ``agentflow.grounding.marked_types``, once per
+annotation (``agentflow.grounding.type_reading``)."""
 
 from __future__ import annotations
 
@@ -10,24 +11,17 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Literal, get_args, get_origin
+from typing import Any
 
 from pydantic import BaseModel
-from typing_extensions import is_typeddict
 
 from agentflow._lru import LRU, per_type
+from agentflow._slots_init import slot_init
 from agentflow.grounding.marked_types import (
     NONE_TYPE,
-    annotated_pattern,
-    is_choice,
     is_derived,
-    is_text,
-    is_union,
     object_fields,
     pattern_in,
-    sequence_item,
-    tuple_places,
-    unwrap_annotated,
 )
 from agentflow.grounding.marker import (
     AFTER_KEY,
@@ -42,12 +36,13 @@ from agentflow.grounding.marker import (
     WHOLE_TOKENS,
     Grounded,
 )
+from agentflow.grounding.type_reading import reading
 from agentflow.grounding.typed_leaves import TypedValue, is_typed, schema_typed
-from agentflow.output.json_schema import SCHEMA_ATTRIBUTE
 
 __all__ = ["GroundedValue", "TypedValue", "grounded_values", "schema_marks"]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class GroundedValue:
     """One grounded string of an output: its field path, value and rules.
@@ -64,19 +59,13 @@ class GroundedValue:
     pattern: str | None = None
 
 
+_COLLECTIONS = (list, tuple, set, frozenset)
+"""The sequences the walk goes into (a tuple, not ``list | tuple | ...``: no
+union made per leaf)."""
+
+
 def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
-
-
-def _matches(value: Any, tp: Any) -> bool:
-    """Whether a validated ``value`` is of the union branch ``tp``."""
-    tp, _ = unwrap_annotated(tp)
-    origin = get_origin(tp) or tp
-    if origin is Literal:
-        return value in get_args(tp)
-    if tp is Any:
-        return True
-    return isinstance(origin, type) and isinstance(value, origin)
 
 
 def grounded_values(
@@ -101,49 +90,47 @@ def grounded_values(
              pattern: str | None = None) -> None:
         if v is None:
             return
-        annotated, (tp, marks) = tp, unwrap_annotated(tp)
+        read = reading(tp)  # what the annotation says, read once per annotation
+        marks = read.marks
         marker = marks[-1] if marks else marker
-        if marker is not None and marker.longest and annotated is not tp:
-            pattern = annotated_pattern(annotated) or pattern  # read only when needed
-        if is_union(tp):
-            args = get_args(tp)
-            nullable = NONE_TYPE in args
-            for arg in args:
-                if arg is not NONE_TYPE and _matches(v, arg):
-                    walk(v, arg, path, marker, optional or nullable, pattern)
+        if marker is not None and marker.longest and read.annotated:
+            pattern = read.pattern or pattern  # read only when needed
+        if read.branches is not None:
+            for arg in read.branches:
+                if arg is not NONE_TYPE and reading(arg).matches(v):
+                    walk(v, arg, path, marker, optional or read.nullable, pattern)
                     return
             return
-        if numbers is not None and is_typed(v, tp):
+        kind = type(v)
+        if numbers is not None and read.by_value and is_typed(v, read.bare):
             numbers.append(TypedValue(path or "result", v, optional))
             return
-        if isinstance(v, str):
+        if kind is str or isinstance(v, str):
             chosen = marker or default
-            if chosen is not None and is_text(tp) and not isinstance(v, Enum):
+            if chosen is not None and read.text and not isinstance(v, Enum):
                 out.append(GroundedValue(path or "result", v, chosen, optional,
                                          pattern if chosen.longest else None))
-            elif marker is not None and is_choice(tp):  # only a marker grounds a choice
+            elif marker is not None and read.choice:  # only a marker grounds a choice
                 label = v.value if isinstance(v, Enum) else v
                 out.append(GroundedValue(path or "result", label,
                                          dataclasses.replace(marker, case_sensitive=False),
                                          optional))
             return
-        if isinstance(v, list | tuple | set | frozenset):
-            item = sequence_item(tp) or Any
-            places = tuple_places(tp)  # a fixed-length tuple: each place its own type
+        if isinstance(v, _COLLECTIONS):
+            item, places = read.item, read.places  # a fixed-length tuple: each place its own
             for i, x in enumerate(v):
                 walk(x, places[i] if i < len(places) else item, f"{path}[{i}]", marker, False)
             return
         if isinstance(v, dict):
-            args = get_args(tp)
-            vt = args[1] if len(args) == 2 else Any
+            vt = read.value
             for k, x in v.items():
                 walk(x, vt, _join(path, str(k)), None, False)
             return
-        given = getattr(type(v), SCHEMA_ATTRIBUTE, None)
-        if isinstance(v, BaseModel) and isinstance(given, Mapping):
+        given = reading(kind).schema  # (a pydantic class's own getattr raises when absent)
+        if given is not None and isinstance(given, Mapping) and isinstance(v, BaseModel):
             out.extend(_schema_values(v.model_extra or {}, given, path, default, numbers))
             return
-        steps = _steps(tp if is_typeddict(tp) else type(v))
+        steps = _steps(read.bare if read.typeddict else kind)
         if steps is None:
             return
         for name, ann, own, pattern in steps:

@@ -49,7 +49,7 @@ from agentflow.providers._markup_calls import (
     json_calls,
     typed_value,
 )
-from agentflow.providers._markup_filter import MarkupFilter
+from agentflow.providers._markup_filter import MarkupFilter, filter_for
 from agentflow.providers._reply_markup import ReplyMarkup
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "ReplyMarkup",
     "ToolMarkup",
     "call_object",
+    "filter_for",
     "json_calls",
     "markups_for_model",
     "register_markup",

@@ -22,7 +22,7 @@ from agentflow.model import (
 from agentflow.providers._markup_calls import AnyMarkup, MarkupCall, ToolMarkup, typed_value
 from agentflow.providers._reply_markup import LeadHold, ReplyMarkup
 
-__all__ = ["MarkupFilter"]
+__all__ = ["MarkupFilter", "filter_for"]
 
 
 class _Scan:
@@ -318,3 +318,15 @@ class MarkupFilter:
             out.append(ToolCallDelta(index, id=f"call_{new_id()}", name=call.name,
                                      arguments=orjson.dumps(args).decode()))
         return out
+
+
+_NOTHING = MarkupFilter(())
+"""The filter of every reply with no markup to look for: it holds no state
+(``feed`` passes the chunks on, ``close`` returns none), so one serves all."""
+
+
+def filter_for(markups: Sequence[AnyMarkup], tools: Sequence[ToolSpec] = ()) -> MarkupFilter:
+    """A reply's ``MarkupFilter`` for ``markups`` and the request's ``tools``:
+    a fresh one per reply, or the shared idle one when there is no markup to
+    look for (most models: no filter state made per request)."""
+    return MarkupFilter(markups, tools) if markups else _NOTHING

@@ -43,7 +43,7 @@ from agentflow.providers._http import (
 )
 from agentflow.providers._markup import (
     AnyMarkup,
-    MarkupFilter,
+    filter_for,
     markups_for_model,
     resolve_markups,
 )
@@ -311,7 +311,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
     ) -> AsyncIterator[ModelChunk]:
         """Build the body, send it (again after a remedied refusal, see
         ``stream``) and yield the reply's chunks."""
-        markup = MarkupFilter(self._markups, tools)
+        markup = filter_for(self._markups, tools)
         media = media_cost([b for m in messages for b in m.content], self._profile.media_tokens)
         for remedies in range(MAX_REMEDIES + 1):
             body = self._body(messages, tools, options)

@@ -71,7 +71,7 @@ from agentflow.providers._http import (
     own_host,
     shared_governor,
 )
-from agentflow.providers._markup import MarkupFilter, markups_for_model, resolve_markups
+from agentflow.providers._markup import filter_for, markups_for_model, resolve_markups
 from agentflow.providers._ollama_errors import VENDOR, body_error, map_error
 from agentflow.providers._ollama_reply import Reader
 from agentflow.providers._ollama_request import offer, wire_messages
@@ -283,7 +283,7 @@ class OllamaChatModel(HttpChatModel):
             ProviderError: as ``HttpChatModel.stream``.
         """
         sent, _, window = self.window(messages, options)
-        markup = MarkupFilter(self._markups, tools)
+        markup = filter_for(self._markups, tools)
         filtering = markup.active  # no filter call per chunk when it looks for nothing
         async for chunk in super().stream(messages, tools, options):
             if chunk.type == "usage" and window is not None and silent_cut(

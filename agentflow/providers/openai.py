@@ -22,7 +22,7 @@ from agentflow.media.tokens import MediaTokens, TiledImages
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoiceMode, ToolSpec
 from agentflow.providers._http import RateHeaders, parse_retry_after
-from agentflow.providers._markup import MarkupFilter
+from agentflow.providers._markup import filter_for
 from agentflow.providers._openai_batch import OpenAIBatchAPI
 from agentflow.providers._openai_compat import (
     GENERIC_PROFILE,
@@ -296,7 +296,7 @@ class OpenAIChatModel(OpenAICompatibleModel):
             ProviderError: a malformed reply or one carrying an error.
         """
         return list(self.whole_chunks(ReplyGuard(self.vendor, stream=False), reply,
-                                      MarkupFilter(self._markups, tools)))
+                                      filter_for(self._markups, tools)))
 
 
 _NO_REASONING: tuple[tuple[str, str], ...] = (
