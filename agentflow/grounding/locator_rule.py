@@ -15,18 +15,18 @@ from agentflow.grounding.folding import same_text
 from agentflow.grounding.label_forms import quoted_unit
 from agentflow.grounding.lines import line_arguments
 from agentflow.grounding.locator_places import is_gap
-from agentflow.grounding.locator_reading import LocatorReading
+from agentflow.grounding.locator_words import LocatorWords
 from agentflow.grounding.quotes import in_quotes
-from agentflow.grounding.sibling_blocks import record_words
 from agentflow.grounding.token_shapes import same_kinds
-from agentflow.grounding.value_clauses import clause_break, comment_tail
-from agentflow.grounding.value_kinds import bare_number, whole_numbers
+from agentflow.grounding.value_clauses import block_marker, clause_break, comment_tail
+from agentflow.grounding.value_kinds import bare_number, figure, whole_numbers
 from agentflow.grounding.void_blocks import live_text
 
 __all__ = ["VALUES_KEY", "Locator", "block_marker", "clean_edges", "figure", "line_arguments",
            "same_text"]
-# clean_edges (grounding.edges), line_arguments (grounding.lines) and same_text
-# (grounding.folding) are re-exported: their import path from here keeps working
+# clean_edges (grounding.edges), line_arguments (grounding.lines), same_text
+# (grounding.folding), figure (grounding.value_kinds) and block_marker
+# (grounding.value_clauses) are re-exported: their import path from here keeps working
 
 VALUES_KEY = "x-grounded-values"
 """JSON Schema keyword on a grounded string node: the only values the grammar
@@ -35,27 +35,8 @@ lists of items (a continued locator's blocks): exactly one of them. Kept by
 the ``local`` dialect, dropped by every other."""
 
 
-def figure(value: str) -> bool:
-    """Whether ``value`` writes a figure: a token (between whitespace) that
-    holds more digits than letters (``2019``, ``8:00``, ``v1.0.0``, ``£14.20``,
-    ``NW-10452``), what a field of figures shows (``Locator.digit``). Digits
-    inside words (``Apache-2.0``, ``GPL-3.0-only``, ``smith2019graphs``) are
-    no figure: two licenses that both hold a digit teach no kind (``MIT`` is a
-    license too)."""
-    return any(sum(c.isdigit() for c in t) > sum(c.isalpha() for c in t) for t in value.split())
-
-
-def block_marker(value: str) -> bool:
-    """Whether ``value`` begins with a line of punctuation alone and goes on
-    over more lines (``>-`` / ``|`` over a YAML block scalar's lines): the
-    first line is a marker of the document's syntax, not the value's text."""
-    first, newline, rest = value.partition("\n")
-    return bool(newline and first.strip() and rest.strip()) and not any(
-        c.isalnum() for c in first)
-
-
 @dataclass(frozen=True, slots=True)
-class Locator(LocatorReading):
+class Locator(LocatorWords):
     """Where one field's value lives (``agentflow.grounding.locators`` documents the rules).
 
     Attributes:
@@ -415,42 +396,3 @@ class Locator(LocatorReading):
             return not found
         return bool(found) and same_text(found[0], str(value), clean=clean)
 
-    def describe(self) -> str:
-        """The rule in words (for reports): ``after 'Version: ' to the line's end``."""
-        where = "at the start of a line after" if self.anchored else "after"
-        until = ("up to a column gap (two spaces or more)" if is_gap(self.right) else
-                 f"up to {self.right!r}" if self.right else "to the end of the line")
-        if self.right_word:
-            until += f" before {self.right_word!r}"
-        split = f", items split by {self.split!r}" if self.split else ""
-        under = f" under a heading {self.heading!r}" if self.heading else ""
-        if self.group:
-            under += f" inside group {self.group!r}"
-        if self.fence:
-            under += f" inside a block fenced by {self.fence!r}"
-        if self.depth:
-            under += f" at nesting depth {self.depth}"
-        if self.parents:
-            under += " under " + " under ".join(
-                "a list item" if k == "-" else f"{k + ':'!r}" for k in self.parents)
-        if self.document:
-            marks = ", ".join(f"{k + ':'!r}" for k in self.document[:4])
-            more = ", ..." if len(self.document) > 4 else ""
-            under += f", in the '---' document that writes {marks}{more}"
-        if self.echoes:
-            under += " (also written after " + ", ".join(
-                f"{k + ':'!r}" for k in self.echoes) + ": where that differs, unpinned)"
-        if self.record:
-            under += f", in {record_words(self.record)}"
-        if self.items:
-            return f"{self.field}: every list item (its own lines){under}, in order"
-        if self.arg is not None:
-            only = ", the last on its line" if self.last else ""
-            return (f"{self.field}: argument {self.arg + 1} (one word, or one quoted string"
-                    f"{only}) of a line that begins with {self.left!r}{under}")
-        if self.marker:
-            where = "at the start of a line after a numbered item marker like"
-
-        more = (", and on over its paragraph's next lines" if self.paragraph else
-                ", and on over its continuation lines" if self.continued else "")
-        return f"{self.field}: {where} {self.left!r}, {until}{split}{more}{under}"

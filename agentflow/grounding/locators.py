@@ -161,11 +161,12 @@ from pydantic import BaseModel
 from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_contextless import learn_argument, learn_items
 from agentflow.grounding.locator_contexts import learn_locator
+from agentflow.grounding.locator_kinds import example_shapes, with_kind
 from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_parts import grouped, headed
 from agentflow.grounding.locator_places import Seen, example_value
 from agentflow.grounding.locator_records import learn_records
-from agentflow.grounding.locator_rule import VALUES_KEY, Locator, block_marker, figure
+from agentflow.grounding.locator_rule import VALUES_KEY, Locator
 from agentflow.grounding.locator_twins import anchors, echoed, key_label, twinned
 from agentflow.grounding.marked_types import (
     is_derived,
@@ -175,11 +176,6 @@ from agentflow.grounding.marked_types import (
     sequence_item,
     unwrap_annotated,
 )
-from agentflow.grounding.quotes import opens_quote
-from agentflow.grounding.token_shapes import value_shapes
-from agentflow.grounding.value_clauses import clause_break, comment_tail
-from agentflow.grounding.value_heads import value_head
-from agentflow.grounding.value_kinds import quantity_kind
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["VALUES_KEY", "Locator", "apply_locators", "is_loose", "learn_locator", "learn_locators",
@@ -268,7 +264,7 @@ def _contextless(name: str, many: bool, examples: Sequence[CheckedExample]) -> L
         rule = grouped(rule, examples)
     if rule is None or not all(rule.holds(example_value(e, name), e.text) for e in examples):
         return None
-    return headed(_with_kind(rule, examples), examples)  # each example shows the same place
+    return headed(with_kind(rule, examples), examples)  # each example shows the same place
 
 
 def _finished(rule: Locator, examples: Sequence[CheckedExample],
@@ -284,7 +280,7 @@ def _finished(rule: Locator, examples: Sequence[CheckedExample],
     return dataclasses.replace(
         learn_records(rule, examples), layout=layout[0], skeleton=layout[1], lines=lines,
         shown_empty=any(
-            not example_value(e, name) for e in examples), shapes=_shapes(name, examples),
+            not example_value(e, name) for e in examples), shapes=example_shapes(name, examples),
         shown_below=any(rule.begins_below(e.text) for e in examples) or not rule.continued,
         shown_across=across or rule.many or not rule.continued,
         twins=tuple(_finished(t, examples, layout, lines, across) for t in rule.twins))
@@ -325,17 +321,7 @@ def _context_rule(name: str, many: bool, examples: Sequence[CheckedExample],
                       (rule.depth, rule.parents, rule.document))
             for i in range(len(examples))):
         return None, True
-    return headed(_with_kind(rule, examples), examples, like), True
-
-
-def _shapes(name: str, examples: Sequence[CheckedExample]) -> tuple[str, ...]:
-    """The token shapes of field ``name``'s values in ``examples`` (``Locator.shapes``)."""
-    values: list[str] = []
-    for example in examples:
-        value = example_value(example, name)
-        values += [value] if isinstance(value, str) else [
-            v for v in (value or []) if isinstance(v, str)] if isinstance(value, list) else []
-    return tuple(sorted(value_shapes(values)))
+    return headed(with_kind(rule, examples), examples, like), True
 
 
 def is_loose(rule: Locator) -> bool:
@@ -348,39 +334,6 @@ def is_loose(rule: Locator) -> bool:
     example's): the first of several only happens to be the value."""
     return (not rule.anchored and rule.arg is None and not rule.items
             and not any(c.isalnum() for c in rule.left + rule.right))
-
-
-def _with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
-    """``rule`` with the kind of value every example shows for a single field
-    (``Locator.letter`` / ``Locator.digit``: each value holds a letter, a
-    digit; ``Locator.clauses``: some value holds a clause break;
-    ``Locator.spaced``: some value holds more than one word; ``decimal``,
-    ``unit``: each writes a decimal number, with a unit), and for any
-    field whether some value (an item) holds an inline comment
-    (``Locator.comments``), begins with a quoted string (``Locator.quoted``)
-    or with a marker line (``Locator.marked``)."""
-    texts: list[str] = []
-    for example in examples:
-        value = example_value(example, rule.field)
-        texts += [v for v in (value if isinstance(value, list) else [value])
-                  if isinstance(v, str) and v.strip()]
-    rule = dataclasses.replace(rule, quoted=any(opens_quote(v) for v in texts),
-                               marked=any(block_marker(v) for v in texts))
-    if rule.many:  # an item may hold a comment where one of the examples' does
-        return dataclasses.replace(rule, comments=any(comment_tail(v) for v in texts))
-    values = [v.strip() for e in examples if isinstance(v := example_value(e, rule.field), str)
-              and v.strip()]
-    if not values:
-        return rule
-    decimal, unit = quantity_kind(values)
-    read = [v for e in examples for v in rule.values(e.text)]
-    return dataclasses.replace(
-        rule, decimal=decimal, unit=unit, head=value_head(values, read),
-        letter=all(any(c.isalpha() for c in v) for v in values),
-        digit=all(figure(v) for v in values),
-        clauses=any(clause_break(v) for v in values),
-        comments=any(comment_tail(v) for v in values),
-        spaced=any(len(v.split()) > 1 for v in values))
 
 
 def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,

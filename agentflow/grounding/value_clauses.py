@@ -50,7 +50,8 @@ from collections.abc import Callable
 
 from agentflow.grounding.lines import KEY_LINE, continuation, paragraph_continuation
 
-__all__ = ["SENTENCE_WORD", "clause_break", "comment_tail", "joins", "runs_on", "value_below"]
+__all__ = ["SENTENCE_WORD", "block_marker", "clause_break", "comment_tail", "joins", "runs_on",
+           "value_below"]
 
 SENTENCE_WORD = 5
 """Shortest word whose ``.`` ends a sentence (shorter: an abbreviation, ``Prof.``)."""
@@ -103,3 +104,12 @@ def value_below(lines: list[str], i: int, example_lines: tuple[str, ...]) -> boo
             return KEY_LINE.match(line) is None and (
                 " ".join(line.split()).casefold() not in example_lines)
     return False
+
+
+def block_marker(value: str) -> bool:
+    """Whether ``value`` begins with a line of punctuation alone and goes on
+    over more lines (``>-`` / ``|`` over a YAML block scalar's lines): the
+    first line is a marker of the document's syntax, not the value's text."""
+    first, newline, rest = value.partition("\n")
+    return bool(newline and first.strip() and rest.strip()) and not any(
+        c.isalnum() for c in first)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["bare_number", "decimal_number", "quantity_kind", "whole_numbers"]
+__all__ = ["bare_number", "decimal_number", "figure", "quantity_kind", "whole_numbers"]
 
 _SEPARATORS = ".,'\u00a0\u202f "
 _NUMBER = re.compile(r"\d+(?:[.,'\u00a0\u202f ]\d+)*")
@@ -82,3 +82,13 @@ def quantity_kind(values: Sequence[str]) -> tuple[bool, bool]:
     beside it; ``(False, False)`` with fewer than two values."""
     decimal = len(values) >= 2 and all(decimal_number(v) for v in values)
     return decimal, decimal and not any(bare_number(v) for v in values)
+
+
+def figure(value: str) -> bool:
+    """Whether ``value`` writes a figure: a token (between whitespace) that
+    holds more digits than letters (``2019``, ``8:00``, ``v1.0.0``, ``£14.20``,
+    ``NW-10452``), what a field of figures shows (``Locator.digit``). Digits
+    inside words (``Apache-2.0``, ``GPL-3.0-only``, ``smith2019graphs``) are
+    no figure: two licenses that both hold a digit teach no kind (``MIT`` is a
+    license too)."""
+    return any(sum(c.isdigit() for c in t) > sum(c.isalpha() for c in t) for t in value.split())
