@@ -23,7 +23,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from agentflow._logging import get_logger
 from agentflow._secrets import redact_urls
 from agentflow.errors import (
     AuthenticationError,
@@ -58,6 +57,7 @@ from agentflow.providers._openai_errors import (
 from agentflow.providers._openai_remedies import (
     MAX_REMEDIES,
     OPTIONAL_FIELDS,
+    apply_remedy,
     refused_optional_fields,
     remedy_for,
 )
@@ -81,7 +81,6 @@ __all__ = [
     "unsupported_feature",
 ]
 
-_log = get_logger("agentflow.providers")
 
 GENERIC_PROFILE = ModelProfile(
     tool_choice_modes=frozenset({"auto", "none", "required"}), native_output="json_schema",
@@ -333,52 +332,11 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 # again): a request that is not refused pays nothing for it
                 remedy = remedy_for(exc, self._body(messages, tools, options),
                                     remedies < MAX_REMEDIES)
-                if isinstance(remedy, int):  # this request only: the room the prompt leaves
-                    _log.warning("openai_compat.max_tokens_over_window", vendor=self.vendor,
-                                 model=self._model, max_tokens=remedy, error=str(exc)[:200])
-                    options = options.with_(max_tokens=remedy)
-                    continue
-                if remedy == "content" and not self.string_content:
-                    self.string_content = True  # this instance only
-                    _log.warning("openai_compat.null_content_refused", vendor=self.vendor,
-                                 model=self._model, error=str(exc)[:200])
-                    continue
-                if remedy in ("roles", "no_system"):
-                    if self.alternate_roles and (remedy == "roles" or not self.system_role):
-                        raise exc  # already sent so: refused for another reason
-                    self.alternate_roles = True  # this instance only
-                    self.system_role = self.system_role and remedy == "roles"
-                    _log.warning("openai_compat.roles_refused", vendor=self.vendor,
-                                 model=self._model, error=str(exc)[:200])
-                    continue
-                if remedy == "reasoning":
-                    self.reasoning_required = True  # this instance only
-                    _log.warning("openai_compat.reasoning_refused", vendor=self.vendor,
-                                 model=self._model, error=str(exc)[:200])
-                    continue
-                if remedy == "call_ids":
-                    self.nine_char_call_ids = True  # this instance only
-                    _log.warning("openai_compat.call_ids_refused", vendor=self.vendor,
-                                 model=self._model, error=str(exc)[:200])
-                    continue
-                if remedy == "strict":
-                    self.send_strict = False  # this instance only; the class default stays
-                    _log.warning("openai_compat.strict_refused", vendor=self.vendor,
-                                 model=self._model, error=str(exc)[:200])
-                    continue
-                if isinstance(remedy, str):  # a TOKEN_FIELDS name: the one the server takes
-                    self.max_tokens_field = remedy  # this instance only
-                    _log.warning("openai_compat.token_field_refused", vendor=self.vendor,
-                                 model=self._model, field=remedy, error=str(exc)[:200])
-                    continue
-                if isinstance(remedy, frozenset):
-                    self._dropped_fields |= remedy  # this instance only
-                    _log.warning("openai_compat.field_refused", vendor=self.vendor,
-                                 model=self._model, fields=sorted(remedy), error=str(exc)[:200])
-                    continue
                 if remedy is exc:
                     raise
-                raise remedy from exc
+                if isinstance(remedy, BadRequestError):  # (the feature the refusal names)
+                    raise remedy from exc
+                options = apply_remedy(self, remedy, exc, options)  # or raises exc
         window = self._profile.context_window
         async with exchange as response:
             if (streaming and "json" not in response.content_type) or sse_response(response):

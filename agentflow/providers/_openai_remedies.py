@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
+from agentflow._logging import get_logger
 from agentflow.errors import BadRequestError, UnsupportedFeature, UnsupportedFeatureError
+from agentflow.model import GenerateOptions
 from agentflow.providers._context_errors import MIN_OUTPUT_ROOM
 from agentflow.providers._openai_errors import (
     call_ids_refused,
@@ -27,8 +29,9 @@ from agentflow.providers._openai_errors import (
 )
 
 __all__ = ["DEFAULT_ONLY_FIELDS", "MAX_REMEDIES", "MIN_OUTPUT_ROOM", "OPTIONAL_FIELDS",
-           "STREAM_FIELDS", "TOKEN_FIELDS", "output_room", "refused_optional_fields",
-           "refused_part", "refused_token_field", "remedy_for", "strict_refused"]
+           "STREAM_FIELDS", "TOKEN_FIELDS", "Remediable", "apply_remedy", "output_room",
+           "refused_optional_fields", "refused_part", "refused_token_field", "remedy_for",
+           "strict_refused"]
 
 OPTIONAL_FIELDS = ("stream_options", "parallel_tool_calls")
 """Request fields that only refine a request (usage in the stream's last chunk,
@@ -212,3 +215,79 @@ def remedy_for(
                                        status=error.status, code=error.code,
                                        vendor=error.vendor)
     return refused_part(error, carrier)
+
+
+_log = get_logger("agentflow.providers")
+
+Remedy = Literal["strict", "call_ids", "reasoning", "roles", "no_system", "content",
+                 "max_tokens", "max_completion_tokens"] | frozenset[str] | int
+"""What ``remedy_for`` says to change (its error case aside)."""
+
+_FLAGS: dict[str, tuple[str, bool, str]] = {
+    "strict": ("send_strict", False, "strict_refused"),
+    "call_ids": ("nine_char_call_ids", True, "call_ids_refused"),
+    "reasoning": ("reasoning_required", True, "reasoning_refused"),
+    "content": ("string_content", True, "null_content_refused"),
+}
+"""A remedy that is one setting of the model: (its attribute, the value that
+remedies, the log event)."""
+
+
+class Remediable(Protocol):
+    """The settings of an OpenAI-compatible model a remedy changes, for this
+    instance only (the class defaults stay): ``OpenAICompatibleModel``."""
+
+    @property
+    def vendor(self) -> str:
+        """The vendor's name, for the log."""
+
+    _model: str
+    send_strict: bool
+    nine_char_call_ids: bool
+    reasoning_required: bool
+    string_content: bool
+    alternate_roles: bool
+    system_role: bool
+    max_tokens_field: str
+    _dropped_fields: frozenset[str]
+
+
+def apply_remedy(model: Remediable, remedy: Remedy, error: BadRequestError,
+                 options: GenerateOptions) -> GenerateOptions:
+    """Apply ``remedy`` (``remedy_for``'s answer to ``error``) and return the
+    options to send the request again with: a number is this request's
+    ``max_tokens`` (the room the prompt leaves), anything else a setting of
+    ``model`` from now on (strict tools off, nine-character call ids,
+    reasoning sent back, ``""`` content, strict turns with or without a
+    system message, the token field's name, fields sent no more). Each is
+    logged (``openai_compat.<what>_refused``).
+
+    Raises:
+        BadRequestError: ``error``, when ``model`` already sends the request
+            the way ``remedy`` asks (refused for another reason).
+    """
+    said = {"vendor": model.vendor, "model": model._model, "error": str(error)[:200]}
+    if isinstance(remedy, int):
+        _log.warning("openai_compat.max_tokens_over_window", max_tokens=remedy, **said)
+        return options.with_(max_tokens=remedy)
+    if isinstance(remedy, frozenset):
+        model._dropped_fields |= remedy
+        _log.warning("openai_compat.field_refused", fields=sorted(remedy), **said)
+        return options
+    if remedy in _FLAGS:
+        attribute, value, event = _FLAGS[remedy]
+        if getattr(model, attribute) == value:
+            raise error  # already sent so: refused for another reason
+        setattr(model, attribute, value)
+        _log.warning(f"openai_compat.{event}", **said)
+        return options
+    if remedy in ("roles", "no_system"):
+        if model.alternate_roles and (remedy == "roles" or not model.system_role):
+            raise error  # already sent so: refused for another reason
+        model.alternate_roles = True
+        model.system_role = model.system_role and remedy == "roles"
+        _log.warning("openai_compat.roles_refused", **said)
+        return options
+    model.max_tokens_field = remedy  # a TOKEN_FIELDS name: the one the server takes
+    _log.warning("openai_compat.token_field_refused", field=remedy, **said)
+    return options
