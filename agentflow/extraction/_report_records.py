@@ -137,14 +137,23 @@ def latest_records(records: Iterable[Record]) -> tuple[list[Record], int]:
     latest: dict[str, Record] = {}
     seen = 0
     for seen, record in enumerate(records, start=1):
-        if not isinstance(record, Mapping) or not isinstance(record.get("id"), str) or (
-                not isinstance(record.get("ok"), bool)):
-            raise InvalidRecordError(
-                f"record {seen}: not an extraction record (needs a string 'id' and a "
-                "boolean 'ok')")
+        _check_record(seen, record)
         latest.pop(record["id"], None)
         latest[record["id"]] = record
     return list(latest.values()), seen - len(latest)
+
+
+def _check_record(seen: int, record: object) -> None:
+    """Refuse what is not an extraction record (``seen``: its position, from 1).
+
+    Raises:
+        InvalidRecordError: ``record`` has no string ``id`` or no boolean ``ok``.
+    """
+    if not isinstance(record, Mapping) or not isinstance(record.get("id"), str) or (
+            not isinstance(record.get("ok"), bool)):
+        raise InvalidRecordError(
+            f"record {seen}: not an extraction record (needs a string 'id' and a "
+            "boolean 'ok')")
 
 
 class _Latest:
@@ -164,11 +173,7 @@ class _Latest:
         seen = 0
         try:
             for seen, record in enumerate(records, start=1):
-                if not isinstance(record, Mapping) or not isinstance(record.get("id"), str) or (
-                        not isinstance(record.get("ok"), bool)):
-                    raise InvalidRecordError(
-                        f"record {seen}: not an extraction record (needs a string 'id' and a "
-                        "boolean 'ok')")
+                _check_record(seen, record)
                 self._last[record["id"]] = seen
         except BaseException:
             self._last.close()

@@ -70,9 +70,18 @@ def _placed(rule: Locator, examples: Sequence[CheckedExample],
             like: Seen | None) -> list[tuple[str, int]] | None:
     """Each example that fills the field: its text and where its value (its
     first item) begins; ``None`` where one is not placed."""
+    places = _first_places(rule.field, examples, like)
+    return None if places is None else [(text, place.start) for text, place in places]
+
+
+def _first_places(field: str, examples: Sequence[CheckedExample],
+                  like: Seen | None) -> list[tuple[str, Seen]] | None:
+    """Each example that fills ``field``: its text and its value's (its first
+    item's) place there (``seen_at``, as ``like`` placed it); ``None`` where
+    one is not placed."""
     out = []
     for example in examples:
-        value = example_value(example, rule.field)
+        value = example_value(example, field)
         first = next((v.strip() for v in (value if isinstance(value, list) else [value])
                       if isinstance(v, str) and v.strip()), "")
         if not first:
@@ -80,7 +89,7 @@ def _placed(rule: Locator, examples: Sequence[CheckedExample],
         place = seen_at(first, example.text, like)
         if place is None:
             return None
-        out.append((example.text, place.start))
+        out.append((example.text, place))
     return out
 
 
@@ -134,17 +143,10 @@ def narrowed(rule: Locator, examples: Sequence[CheckedExample],
     item), when that narrowed rule holds on every example; else ``rule``
     (values in different parts, in none, or not placed); ``like``: each value
     placed as ``learn_locator`` placed it."""
-    keys = set()
-    for example in examples:
-        value = example_value(example, rule.field)
-        first = next((v.strip() for v in (value if isinstance(value, list) else [value])
-                      if isinstance(v, str) and v.strip()), "")
-        if not first:
-            continue
-        place = seen_at(first, example.text, like)
-        if place is None:
-            return rule
-        keys.add(key_of(example.text, place))
+    places = _first_places(rule.field, examples, like)
+    if places is None:
+        return rule
+    keys = {key_of(text, place) for text, place in places}
     if len(keys) != 1 or "" in keys:
         return rule
     there = narrow(keys.pop())
