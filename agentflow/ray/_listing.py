@@ -54,24 +54,30 @@ def _notes_actor() -> Any:
 
 
 def _blocks(specs: Sequence[str], out: str | None, notes: Any) -> Iterator[Any]:
-    """The listing's blocks (pyarrow tables: ``path``, ``problem``), as the walk goes."""
+    """The listing's blocks (pyarrow tables: ``path``, ``problem``), as the walk
+    goes. The entries left out are given to ``notes`` and kept there before the
+    last block is out: the driver asks the actor only after the run, from
+    another caller, whose call Ray may run before this task's."""
     pa: Any = importlib.import_module("pyarrow")  # (Ray Data's own dependency)
     schema = pa.schema([("path", pa.string()), ("problem", pa.string())])
     rows: list[dict[str, str | None]] = []
+    told: list[Any] = []  # the notes actor's calls, awaited at the end
     for spec in specs:
         for path, problem in _expand(spec):
             if isinstance(problem, Skipped):  # a link to a folder, not followed
                 if notes is not None:
-                    notes.add.remote("skip", str(path), str(problem))
+                    told.append(notes.add.remote("skip", str(path), str(problem)))
                 continue
             if out is not None and within(os.path.realpath(path), out):
                 if notes is not None:
-                    notes.add.remote("exclude", str(path), "")
+                    told.append(notes.add.remote("exclude", str(path), ""))
                 continue
             rows.append({"path": str(path), "problem": problem})
             if len(rows) == BLOCK_ROWS:
                 yield pa.Table.from_pylist(rows, schema=schema)
                 rows = []
+    if told:
+        ray_module().get(told)
     if rows:
         yield pa.Table.from_pylist(rows, schema=schema)
 
