@@ -165,7 +165,7 @@ class HttpChatModel(ABC):
                         yield chunk
                     return
                 guard = ReplyGuard(self.vendor, stream=False)
-                for chunk in guard.fold(self.parse_reply, guard.load(raw)):
+                for chunk in guard.fold(self.parse_reply, guard.load(raw, response)):
                     yield chunk
                 guard.end()
 

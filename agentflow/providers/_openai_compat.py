@@ -345,7 +345,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 raw = await response.read()
                 if not sse_body(raw):
                     guard = ReplyGuard(self.vendor, stream=False)
-                    for chunk in self.whole_chunks(guard, guard.load(raw), markup):
+                    for chunk in self.whole_chunks(guard, guard.load(raw, response), markup):
                         if chunk.type == "usage" and window:
                             self._check_cut(messages, window, chunk.usage.input_tokens)
                         yield chunk

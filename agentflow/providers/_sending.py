@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import aiohttp
+import orjson
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from agentflow._logging import get_logger
@@ -38,7 +39,7 @@ from agentflow.providers._http_errors import (
     unreadable_reply,
 )
 from agentflow.providers._http_settings import HttpSettings, RateHeaders, register_credentials
-from agentflow.providers._payload import dump_json
+from agentflow.providers._payload import dump_json, keep_parsed
 from agentflow.providers._retry import Wait, retryable
 from agentflow.ratelimit import RateGovernor, RateLease, estimate_request_tokens
 
@@ -195,8 +196,12 @@ class RequestSteps:
                 ) from exc
             kind = response.headers.get("Content-Type", "")
             in_body = (self._body_error(response.headers, body)
-                       or unexpected_reply(self.vendor, response.status, kind, body)
-                       or unreadable_reply(self.vendor, response.status, kind, body))
+                       or unexpected_reply(self.vendor, response.status, kind, body))
+            if in_body is None:
+                try:  # parsed once: the adapter takes it (ReplyGuard.load)
+                    keep_parsed(response, orjson.loads(body))
+                except orjson.JSONDecodeError:
+                    in_body = unreadable_reply(self.vendor, response.status, kind, body)
             if in_body is not None:
                 response.release()
                 raise in_body
