@@ -417,8 +417,10 @@ async def test_a_second_run_on_one_out_refuses_or_waits_and_nothing_is_done_twic
         assert await second.wait() == 0  # it resumed after the first: nothing left to do
         rest = b"".join([chunk async for chunk in second.stderr]).decode()
         assert "0 ok, 0 failed, 4 already done" in rest
+        await second.aclose()  # its pipes too: never left to the collector (a warning)
     finally:
         fake.hold.set()
+        await first.aclose()
     ids = [r["id"] for r in records(out)]
     assert len(ids) == 4 == len(set(ids)) == len(fake.requests)
 
@@ -447,9 +449,10 @@ async def test_an_interrupted_run_says_how_many_records_were_saved(tmp_path: Pat
         saved = len(records(out))
         assert f"interrupted; {saved} records saved to {out}" in err
     finally:
-        if process is not None and process.returncode is None:
-            process.kill()
-            await process.wait()
+        if process is not None:
+            if process.returncode is None:
+                process.kill()
+            await process.aclose()  # its pipes too: never left to the collector (a warning)
         if fake.hold is not None:  # the held handler ends, so the server stops at once
             fake.hold.set()
         await fake.__aexit__(None, None, None)
