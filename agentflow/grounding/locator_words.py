@@ -25,46 +25,40 @@ class LocatorWords(LocatorReading):
         """The rule in words (for reports, the ``learned:`` lines):
         ``version: at the start of a line after 'Version: ', to the end of
         the line``."""
-        return describe(self)
+        where = "at the start of a line after" if self.anchored else "after"
+        until = ("up to a column gap (two spaces or more)" if is_gap(self.right) else
+                 f"up to {self.right!r}" if self.right else "to the end of the line")
+        if self.right_word:
+            until += f" before {self.right_word!r}"
+        split = f", items split by {self.split!r}" if self.split else ""
+        under = f" under a heading {self.heading!r}" if self.heading else ""
+        if self.group:
+            under += f" inside group {self.group!r}"
+        if self.fence:
+            under += f" inside a block fenced by {self.fence!r}"
+        if self.depth:
+            under += f" at nesting depth {self.depth}"
+        if self.parents:
+            under += " under " + " under ".join(
+                "a list item" if k == "-" else f"{k + ':'!r}" for k in self.parents)
+        if self.document:
+            marks = ", ".join(f"{k + ':'!r}" for k in self.document[:4])
+            more = ", ..." if len(self.document) > 4 else ""
+            under += f", in the '---' document that writes {marks}{more}"
+        if self.echoes:
+            under += " (also written after " + ", ".join(
+                f"{k + ':'!r}" for k in self.echoes) + ": where that differs, unpinned)"
+        if self.record:
+            under += f", in {record_words(self.record)}"
+        if self.items:
+            return f"{self.field}: every list item (its own lines){under}, in order"
+        if self.arg is not None:
+            only = ", the last on its line" if self.last else ""
+            return (f"{self.field}: argument {self.arg + 1} (one word, or one quoted string"
+                    f"{only}) of a line that begins with {self.left!r}{under}")
+        if self.marker:
+            where = "at the start of a line after a numbered item marker like"
 
-
-def describe(rule: LocatorWords) -> str:
-    """``rule`` in words (for reports, the ``learned:`` lines): ``version: at
-    the start of a line after 'Version: ', to the end of the line``."""
-    where = "at the start of a line after" if rule.anchored else "after"
-    until = ("up to a column gap (two spaces or more)" if is_gap(rule.right) else
-             f"up to {rule.right!r}" if rule.right else "to the end of the line")
-    if rule.right_word:
-        until += f" before {rule.right_word!r}"
-    split = f", items split by {rule.split!r}" if rule.split else ""
-    under = f" under a heading {rule.heading!r}" if rule.heading else ""
-    if rule.group:
-        under += f" inside group {rule.group!r}"
-    if rule.fence:
-        under += f" inside a block fenced by {rule.fence!r}"
-    if rule.depth:
-        under += f" at nesting depth {rule.depth}"
-    if rule.parents:
-        under += " under " + " under ".join(
-            "a list item" if k == "-" else f"{k + ':'!r}" for k in rule.parents)
-    if rule.document:
-        marks = ", ".join(f"{k + ':'!r}" for k in rule.document[:4])
-        more = ", ..." if len(rule.document) > 4 else ""
-        under += f", in the '---' document that writes {marks}{more}"
-    if rule.echoes:
-        under += " (also written after " + ", ".join(
-            f"{k + ':'!r}" for k in rule.echoes) + ": where that differs, unpinned)"
-    if rule.record:
-        under += f", in {record_words(rule.record)}"
-    if rule.items:
-        return f"{rule.field}: every list item (its own lines){under}, in order"
-    if rule.arg is not None:
-        only = ", the last on its line" if rule.last else ""
-        return (f"{rule.field}: argument {rule.arg + 1} (one word, or one quoted string"
-                f"{only}) of a line that begins with {rule.left!r}{under}")
-    if rule.marker:
-        where = "at the start of a line after a numbered item marker like"
-
-    more = (", and on over its paragraph's next lines" if rule.paragraph else
-            ", and on over its continuation lines" if rule.continued else "")
-    return f"{rule.field}: {where} {rule.left!r}, {until}{split}{more}{under}"
+        more = (", and on over its paragraph's next lines" if self.paragraph else
+                ", and on over its continuation lines" if self.continued else "")
+        return f"{self.field}: {where} {self.left!r}, {until}{split}{more}{under}"
