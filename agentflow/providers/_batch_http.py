@@ -83,7 +83,7 @@ class BatchHttp:
                 async with self._once.open(path, body) as response:
                     return _parsed(self.vendor, await response.read())
             except (RateLimitedError, OverloadedError) as exc:
-                if attempt >= settings.max_retries:
+                if attempt >= settings.max_retries or not exc.retryable:  # x-should-retry
                     raise
                 hint = exc.retry_after
                 wait = (min(hint, settings.max_retry_after) if hint is not None

@@ -46,6 +46,7 @@ __all__ = [
     "error_message",
     "parse_retry_after",
     "redirect_error",
+    "server_verdict",
     "unexpected_reply",
     "unreadable_reply",
 ]
@@ -195,6 +196,22 @@ def default_error(
     hint = parse_retry_after(headers)
     if hint is not None:  # honoured by the retry wait, as for 429
         error.retry_after = hint
+    return error
+
+
+def server_verdict(error: ProviderError, headers: Mapping[str, str]) -> ProviderError:
+    """``error`` with the server's own word on retrying it: ``x-should-retry:
+    true`` or ``false`` (not a standard header; OpenAI and Anthropic send it,
+    and proxies in front of them say ``false`` once their own retries are
+    spent, earendil-works/pi#6586) overrides what the status alone says, as
+    the vendors' SDKs obey it (openai-python and anthropic-sdk-python
+    ``_base_client._should_retry``: "If the server explicitly says whether or
+    not to retry, obey"). Any other value, or none, leaves ``error`` as it is."""
+    verdict = headers.get("x-should-retry") or headers.get("X-Should-Retry")
+    if verdict:
+        word = verdict.strip().lower()
+        if word in ("true", "false"):
+            error.retryable = word == "true"
     return error
 
 

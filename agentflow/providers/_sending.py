@@ -35,6 +35,7 @@ from agentflow.providers._http_errors import (
     BodyErrorCheck,
     ErrorMapper,
     redirect_error,
+    server_verdict,
     unexpected_reply,
     unreadable_reply,
 )
@@ -176,7 +177,8 @@ class RequestSteps:
                 body = b""
             finally:
                 response.release()
-            error = self._map_error(response.status, response.headers, body)
+            error = server_verdict(self._map_error(response.status, response.headers, body),
+                                   response.headers)
             if lease is not None and isinstance(error, RateLimitedError):
                 hint = error.retry_after
                 lease.throttled(None if hint is None else min(hint, self.settings.max_retry_after))
