@@ -14,6 +14,7 @@ steps, the client its session and settings.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import aiohttp
@@ -119,13 +120,17 @@ class RequestSteps:
         ``first_error`` itself when it may not be retried (or retries are off).
         The common case never comes here: a first attempt that succeeds pays
         nothing for the retry machinery."""
-        if not retryable(first_error) or self.settings.max_retries < 1:
+        if not retryable(first_error, self.settings) or self.settings.max_retries < 1:
+            if first_error.retryable and first_error.retry_after is not None:
+                _log.info("http.wait_too_long", vendor=self.vendor,
+                          retry_after=first_error.retry_after,
+                          max_retry_after=self.settings.max_retry_after)
             raise first_error
         pending: ProviderError | None = first_error
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.settings.max_retries + 1),
             wait=Wait(self.settings),
-            retry=retry_if_exception(retryable),
+            retry=retry_if_exception(partial(retryable, settings=self.settings)),
             reraise=True,
             before_sleep=lambda st: _log.info(
                 "http.retry", vendor=self.vendor, attempt=st.attempt_number,
