@@ -31,7 +31,12 @@ from agentflow.model import (
     UsageChunk,
 )
 
-__all__ = ["ChunkParser", "finish_reason", "parse_usage", "token_logprobs"]
+__all__ = ["CALL_EXTRAS", "ChunkParser", "finish_reason", "parse_usage", "token_logprobs"]
+
+CALL_EXTRAS = "openai_extra_content"
+"""``ToolUseBlock.provider_data`` key: a call's ``extra_content`` (Gemini's
+OpenAI-compatible endpoints carry the thought signature there,
+``{"google": {"thought_signature": ...}}``), sent back with the call."""
 
 _UNSET: Any = object()
 
@@ -343,15 +348,17 @@ class ChunkParser:
         self._next = max(self._next, index + 1)
         self._tools_seen = True
         args = fn.get("arguments")
+        extra = call.get("extra_content")  # Gemini's thought signature: sent back
+        data = {CALL_EXTRAS: extra} if extra and isinstance(extra, Mapping) else None
         if isinstance(args, Mapping):
-            return ToolCallDelta(index, call_id, name, arguments_obj=args)
+            return ToolCallDelta(index, call_id, name, arguments_obj=args, provider_data=data)
         if not isinstance(args, str):
             args = ""
         elif args:
             args = self._new_arguments(index, fresh, name is not None, args)
         if fresh and not args:  # a call begins with no argument text: none so far
             self._args.pop(index, None)
-        return ToolCallDelta(index, call_id, name, args)
+        return ToolCallDelta(index, call_id, name, args, provider_data=data)
 
     def _closed(self, index: int) -> bool:
         """Whether the argument text of the call at ``index`` is whole JSON."""
