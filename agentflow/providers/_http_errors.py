@@ -34,6 +34,7 @@ from agentflow.errors import (
 )
 from agentflow.providers._streams import ndjson_body, sse_body
 from agentflow.providers._surrogates import loads_lone
+from agentflow.ratelimit.formats import parse_duration
 
 __all__ = [
     "EXCERPT_BYTES",
@@ -44,6 +45,7 @@ __all__ = [
     "default_error",
     "error_body",
     "error_message",
+    "implied_retry_after",
     "parse_retry_after",
     "redirect_error",
     "server_verdict",
@@ -97,6 +99,48 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+_RELAYED = ("llm_provider-retry-after-ms", "llm_provider-retry-after")
+"""The vendor's own wait relayed under a prefix (LiteLLM's proxy forwards an
+upstream ``retry-after`` only as ``llm_provider-retry-after``,
+BerriAI/litellm#21553)."""
+
+_TRY_AGAIN = re.compile(
+    r"(?:try again|retry|retrying) (?:in|after) (?:about )?"
+    r"(?P<go>(?:\d+(?:\.\d+)?(?:h|ms|m|s))+)\b"
+    r"|(?:try again|retry|retrying) (?:in|after) (?:about )?(?P<n>\d+(?:\.\d+)?) ?"
+    r"(?P<unit>milliseconds?|seconds?|secs?|minutes?|mins?)\b", re.I)
+_WORD_UNIT = {"milli": 1e-3, "sec": 1.0, "min": 60.0}
+
+
+def implied_retry_after(headers: Mapping[str, str], message: str,
+                        reset: float | None = None) -> float | None:
+    """The wait a rate-limit or overload error says other than in
+    ``Retry-After``: a relayed header (``_RELAYED``), the words of its message
+    ("Please try again in 5.289s.", Groq and OpenAI, Aider-AI/aider#3265;
+    "Please retry after 20 seconds.", Azure OpenAI; "try again in 1m30s"), else
+    ``reset``: the seconds until the exhausted rate-limit bucket refills, from
+    the vendor's rate-limit headers (Anthropic's
+    ``anthropic-ratelimit-*-reset``, anthropics/anthropic-sdk-typescript#357).
+    ``None`` when nothing says (the default backoff then)."""
+    relayed = {name.removeprefix("llm_provider-"): headers[name]
+               for name in _RELAYED if headers.get(name)}
+    if relayed:
+        hint = parse_retry_after(relayed)
+        if hint is not None:
+            return hint
+    found = _TRY_AGAIN.search(message)
+    if found is not None:
+        if found.group("go"):
+            seconds = parse_duration(found.group("go"))
+        else:
+            unit = found.group("unit").lower()
+            scale = next(v for k, v in _WORD_UNIT.items() if unit.startswith(k))
+            seconds = float(found.group("n")) * scale
+        if seconds is not None and math.isfinite(seconds):
+            return seconds
+    return reset
 
 
 def error_message(body: bytes, *, _nested: bool = False) -> tuple[str, str | None, Any]:

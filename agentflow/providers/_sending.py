@@ -24,6 +24,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 from agentflow._logging import get_logger
 from agentflow.errors import (
     BadRequestError,
+    OverloadedError,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
@@ -35,6 +36,7 @@ from agentflow.providers._http_errors import (
     STREAM_TYPES,
     BodyErrorCheck,
     ErrorMapper,
+    implied_retry_after,
     redirect_error,
     server_verdict,
     unexpected_reply,
@@ -184,6 +186,9 @@ class RequestSteps:
                 response.release()
             error = server_verdict(self._map_error(response.status, response.headers, body),
                                    response.headers)
+            if error.retry_after is None and isinstance(error, RateLimitedError | OverloadedError):
+                error.retry_after = implied_retry_after(
+                    response.headers, error.message, self._bucket_reset(response.headers))
             if lease is not None and isinstance(error, RateLimitedError):
                 hint = error.retry_after
                 lease.throttled(None if hint is None else min(hint, self.settings.max_retry_after))
@@ -213,6 +218,18 @@ class RequestSteps:
                 response.release()
                 raise in_body
         return response
+
+    def _bucket_reset(self, headers: Mapping[str, str]) -> float | None:
+        """Seconds until the rate-limit bucket the vendor's headers say is
+        empty (``remaining`` 0) refills, the later of two; ``None`` when none
+        is empty or the vendor sends no such headers."""
+        snap = self._rate_headers(headers) if self._rate_headers else None
+        if snap is None:
+            return None
+        resets = [reset for left, reset in ((snap.requests_remaining, snap.requests_reset),
+                                            (snap.tokens_remaining, snap.tokens_reset))
+                  if left is not None and left <= 0 and reset is not None]
+        return max(resets) if resets else None
 
     async def _no_reply(self, response: aiohttp.ClientResponse) -> ProviderError:
         """The ``UnexpectedReplyError`` of a 2xx that is a web page (named by
