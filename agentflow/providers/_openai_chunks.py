@@ -30,6 +30,7 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
+from agentflow.providers._reasoning_details import REASONING_DETAILS, DetailsMerger
 
 __all__ = ["CALL_EXTRAS", "ChunkParser", "finish_reason", "parse_usage", "token_logprobs"]
 
@@ -196,9 +197,9 @@ class ChunkParser:
     ``ReplyGuard.fold`` turns into a typed ``ProviderError``.
     """
 
-    __slots__ = ("_alias", "_args", "_choice", "_ids", "_last", "_logprobs", "_model",
-                 "_names", "_next", "_refused", "_reply_id", "_tools_seen", "_top", "_usage",
-                 "terminal")
+    __slots__ = ("_alias", "_args", "_choice", "_details", "_ids", "_last", "_logprobs",
+                 "_model", "_names", "_next", "_refused", "_reply_id", "_tools_seen", "_top",
+                 "_usage", "terminal")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
@@ -222,6 +223,8 @@ class ChunkParser:
         """The highest choice ``index`` read so far."""
         self.terminal = False
         """Set when a payload itself ends the reply (no ``[DONE]`` needed)."""
+        self._details: DetailsMerger | None = None
+        """OpenRouter's ``reasoning_details`` so far (``_reasoning_details``)."""
 
     def feed(self, payload: Mapping[str, Any]) -> list[ModelChunk]:
         """The chunks of one payload."""
@@ -255,6 +258,8 @@ class ChunkParser:
             self._usage = usage
             out.append(UsageChunk(usage))
         if raw_finish and raw_finish != "null":
+            if self._details is not None and self._details.changed:
+                out.append(self._details_chunk(self._details))
             out.append(self.finish(raw_finish))
         return out
 
@@ -297,6 +302,11 @@ class ChunkParser:
         if refusal:
             self._refused = True
             out.append(TextDelta(refusal))
+        details = delta.get("reasoning_details")  # OpenRouter's: sent back, as it came
+        if details:
+            if self._details is None:
+                self._details = DetailsMerger()
+            self._details.add(details)
         calls = delta.get("tool_calls")
         if calls:
             for call in calls:
@@ -407,6 +417,14 @@ class ChunkParser:
             reason = "stop"  # a label without a call (vllm-project/vllm#53255): a plain end
         return FinishChunk(reason, raw, self._model, self._reply_id)
 
+    @staticmethod
+    def _details_chunk(details: DetailsMerger) -> ThinkingDelta:
+        """The reply's ``reasoning_details`` so far, kept with its thinking."""
+        return ThinkingDelta(provider_data={REASONING_DETAILS: details.items()})
+
     def close(self) -> list[ModelChunk]:
-        """Chunks held back until the reply ends (none here)."""
+        """Chunks held back until the reply ends: ``reasoning_details`` that
+        came after the finish reason."""
+        if self._details is not None and self._details.changed:
+            return [self._details_chunk(self._details)]
         return []

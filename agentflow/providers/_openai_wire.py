@@ -46,6 +46,7 @@ from agentflow.providers._openai_chunks import (
     token_logprobs,
 )
 from agentflow.providers._payload import dump_json
+from agentflow.providers._reasoning_details import REASONING_DETAILS
 
 __all__ = [
     "JSON_INSTRUCTION",
@@ -154,11 +155,14 @@ def _assistant(msg: Msg, reasoning: ReasoningHistory, call_extras: bool) -> dict
     texts: list[str] = []
     thinking: list[str] = []
     calls: list[dict[str, Any]] = []
+    details: Any = None
     for block in msg.content:
         if isinstance(block, TextBlock):
             texts.append(block.text)
         elif isinstance(block, ThinkingBlock):
             thinking.append(block.thinking)
+            if call_extras and block.provider_data.get(REASONING_DETAILS):
+                details = block.provider_data[REASONING_DETAILS]
         elif isinstance(block, ToolUseBlock):
             call: dict[str, Any] = {
                 "id": block.id if len(block.id) <= OPENAI_MAX_ID else openai_call_id(block.id),
@@ -172,6 +176,8 @@ def _assistant(msg: Msg, reasoning: ReasoningHistory, call_extras: bool) -> dict
             calls.append(call)
     text = "".join(texts)
     out: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
+    if details:
+        out["reasoning_details"] = details
     if reasoning == "tags" and thinking:
         out["content"] = f"<think>\n{''.join(thinking).strip()}\n</think>\n\n{text}"
     if calls:
