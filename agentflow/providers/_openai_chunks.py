@@ -49,17 +49,34 @@ _FINISH: dict[str, FinishReason] = {
     "insufficient_system_resource": "error", "network_error": "error", "error": "error",
     "abort": "error",
     "refusal": "refusal",
+    # other servers' words for the same ends (read case-blind, ``finish_reason``)
+    "eos_token": "stop", "end": "stop", "stop_sequence": "stop", "complete": "stop",
+    "model_length": "length",
+    "tool_use": "tool_calls", "tool_call": "tool_calls",
+    "safety": "content_filter", "recitation": "content_filter", "blocklist": "content_filter",
+    "prohibited_content": "content_filter", "spii": "content_filter",
+    "guardrail_intervened": "content_filter", "content_filtered": "content_filter",
+    "malformed_function_call": "error", "timeout": "error",
 }
 """``abort``: vLLM and SGLang end a request their engine aborted (shutdown, a
 scale-down or sleep pause, an abort request) with it over HTTP 200 and then
-``[DONE]`` (vllm-project/vllm#57082): the text so far is cut, not an answer."""
+``[DONE]`` (vllm-project/vllm#57082): the text so far is cut, not an answer.
+``model_length``: Mistral's end at the model's context window, the text cut as
+by ``length`` (camel-ai/camel#4266); ``eos_token``: TGI before 2.2
+(huggingface/text-generation-inference#2344), ``end``: gateways
+(earendil-works/pi#2107); Anthropic's, Bedrock's, Gemini's and Cohere's own
+words (``tool_use``, ``guardrail_intervened``, ``SAFETY``, ``COMPLETE``...)
+as gateways relay them unmapped."""
 
 
 def finish_reason(raw: str) -> FinishReason:
     """A vendor's finish reason, normalized (GLM ``sensitive`` -> ``content_filter``,
-    DeepSeek ``insufficient_system_resource`` and vLLM ``abort`` -> ``error``;
-    unknown -> ``other``)."""
-    return _FINISH.get(raw, "other")
+    DeepSeek ``insufficient_system_resource`` and vLLM ``abort`` -> ``error``,
+    Mistral ``model_length`` -> ``length``; any case; unknown -> ``other``)."""
+    known = _FINISH.get(raw)
+    if known is not None:
+        return known
+    return _FINISH.get(raw.lower(), "other") if isinstance(raw, str) else "other"
 
 
 def parse_usage(data: Any) -> Usage | None:
