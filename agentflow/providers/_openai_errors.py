@@ -242,11 +242,14 @@ def schema_carrier(body: Mapping[str, Any]) -> UnsupportedFeature | Literal["str
     return "tools"
 
 
-_DAILY_LIMIT = re.compile(r"per[- ]day\b|\b[RT]PD\b|daily (?:limit|quota)", re.I)
+_DAILY_LIMIT = re.compile(r"per[- ]day\b|\b[RT]PD\b|daily (?:limit|quota)"
+                          r"|\b(?:hourly|session|daily|weekly|monthly) usage limit\b", re.I)
 """A 429 for a daily limit: OpenAI's "Rate limit reached for gpt-4o ... on
 requests per day (RPD): Limit 200, Used 200", OpenRouter's "Rate limit
 exceeded: free-models-per-day. Add 10 credits to unlock 1000 free model
-requests per day" (Gitlawb/openclaude#936). No wait within a call frees it:
+requests per day" (Gitlawb/openclaude#936), or a plan's spent window
+(Ollama Cloud's OpenAI-compatible endpoint: "you've reached your weekly usage
+limit", ``_ollama_errors.SPENT_PLAN``). No wait within a call frees it:
 a ``QuotaExceededError``, never retried."""
 
 
