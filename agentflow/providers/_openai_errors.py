@@ -75,7 +75,8 @@ _ENGINE_REFUSAL = re.compile(
     r"not supported by (?:xgrammar|outlines|guidance|llguidance)|"
     r"failed to transform json schema|grammar error|invalid grammar specification|"
     r"unsupported feature for structured output|failed to parse grammar|"
-    r"compiled grammar is too large|too many optional parameters|schema is too complex", re.I)
+    r"compiled grammar is too large|too many optional parameters|schema is too complex|"
+    r"too many states for serving", re.I)
 """A self-hosted OpenAI-compatible server's constrained-decoding engine refusing a
 schema it cannot compile. llama.cpp's server wraps every ``json_schema_to_grammar``
 failure as "JSON schema conversion failed:\n<reason>" (a response format, 400 or, in
@@ -87,6 +88,8 @@ feature for structured outputs" (its validation of ``response_format`` and of th
 tools of a ``required``/named ``tool_choice``); Anthropic's grammar limits relayed by
 an OpenAI-compatible gateway ("The compiled grammar is too large, which would cause
 performance issues", "Schemas contains too many optional parameters"; TanStack/ai#682)
+and Gemini's ("The specified schema produces a constraint that has too many states for
+serving", through its OpenAI-compatible endpoint; googleapis/python-genai#660)
 are the same kind. Which part of the request the refused
 schema came from is read from the request (``schema_carrier``)."""
 _FORMAT_TYPE_REFUSAL = re.compile(
