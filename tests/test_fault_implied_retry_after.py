@@ -8,7 +8,10 @@ OpenAI as "Please retry after N seconds"; LiteLLM's proxy relays the
 vendor's header only as ``llm_provider-retry-after`` (BerriAI/litellm#21553:
 "only llm_provider-retry-after is returned"); Anthropic-style rate-limit
 headers say when the spent bucket refills (``anthropic-ratelimit-requests-
-remaining: 0`` with its ``-reset`` time, anthropics/anthropic-sdk-typescript#357).
+remaining: 0`` with its ``-reset`` time, anthropics/anthropic-sdk-typescript#357);
+OpenRouter copies ``X-RateLimit-Remaining: 0`` and ``X-RateLimit-Reset`` (epoch
+milliseconds) into the error body's ``error.metadata.headers``
+(everruns/everruns#2280, https://github.com/everruns/everruns/pull/2280).
 Without ``Retry-After`` the request was sent again after the default
 backoff, before the window reopened, and refused again until the retries
 were spent. The wait is read from those places now (``Retry-After`` still
@@ -29,7 +32,7 @@ from agentflow.providers._http_settings import HttpSettings
 from agentflow.providers.anthropic import AnthropicChatModel
 from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.anthropic import AnthropicFake, anthropic_error
-from tests.fakes.base import FakeReply
+from tests.fakes.base import FakeError, FakeReply
 from tests.fakes.openai import OpenAIFake, openai_error
 
 SETTINGS = HttpSettings(backoff_initial=0.01, backoff_max=0.02, max_retries=1, read_timeout=5,
@@ -103,3 +106,22 @@ async def test_a_long_wait_in_words_is_raised_at_once() -> None:
                 await ReActAgent("a", model).call("Where is the Louvre?", City)
     assert caught.value.retry_after == pytest.approx(145.44)
     assert len(fake.requests) == 1  # past max_retry_after: raised at once, saying when
+
+
+@pytest.mark.parametrize("where", ["body", "headers"])
+async def test_an_empty_windows_reset_time_is_waited_for(where: str) -> None:
+    reset = str(int((time.time() + 0.8) * 1000))  # epoch milliseconds
+    limits = {"X-RateLimit-Limit": "20", "X-RateLimit-Remaining": "0",
+              "X-RateLimit-Reset": reset}
+    body = {"error": {"message": "Rate limit exceeded: free-models-per-min. ", "code": 429,
+                      "metadata": {"headers": limits} if where == "body" else {}}}
+    async with OpenAIFake() as fake:
+        fake.add(FakeError(429, body, {} if where == "body" else limits),
+                 FakeReply(text=ANSWER))
+        async with OpenAIChatModel("deepseek/deepseek-r1:free", base_url=fake.url,
+                                   api_key="k", settings=SETTINGS) as model:
+            start = time.monotonic()
+            reply = await ReActAgent("a", model).call("Where is the Louvre?", City)
+            took = time.monotonic() - start
+    assert reply.output == City(name="Louvre", country="FR")
+    assert len(fake.requests) == 2 and took >= 0.5

@@ -36,6 +36,7 @@ from agentflow.providers._http_errors import (
     STREAM_TYPES,
     BodyErrorCheck,
     ErrorMapper,
+    error_message,
     implied_retry_after,
     redirect_error,
     server_verdict,
@@ -188,7 +189,8 @@ class RequestSteps:
                                    response.headers)
             if error.retry_after is None and isinstance(error, RateLimitedError | OverloadedError):
                 error.retry_after = implied_retry_after(
-                    response.headers, error.message, self._bucket_reset(response.headers))
+                    response.headers, error.message, self._bucket_reset(response.headers),
+                    error_message(body)[2])
             if lease is not None and isinstance(error, RateLimitedError):
                 hint = error.retry_after
                 lease.throttled(None if hint is None else min(hint, self.settings.max_retry_after))
