@@ -226,7 +226,9 @@ def mentioned_apart(rule: Locator, source: str) -> bool:
     if not rule.mentioned(source):
         return False
     lines = source.splitlines()
-    kept = [line for line in lines if not shown_empty_here(rule, line)]
+    key = rule.key.casefold()
+    kept = [line for line in lines
+            if key not in line.casefold() or not shown_empty_here(rule, line)]
     return len(kept) == len(lines) or rule.mentioned("\n".join(kept))
 
 
