@@ -33,6 +33,8 @@ from agentflow.media.tokens import media_cost
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.providers._context_cuts import cut_error, prompt_estimate, silent_cut
+from agentflow.providers._gemini_reply import validates_signatures
+from agentflow.providers._gemini_request import FOREIGN_SIGNATURE
 from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
@@ -163,6 +165,11 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
     """``OPTIONAL_FIELDS`` this model's server refused (set per instance on a refusal)."""
     _last_format: tuple[ResponseFormat, dict[str, Any]] | None = None
     """The last json_schema ``response_format`` sent and its wire form (set per instance)."""
+    foreign_signature: str | None = None
+    """The ``thought_signature`` sent on a history's unsigned tool calls
+    (``format_messages``): Google's stand-in, for Gemini 3 and later models
+    on another host than the vendor's own (Gemini's OpenAI-compatible
+    endpoints, gateways in front of them); set per instance."""
     send_stream_options: ClassVar[bool] = True
     reasoning_history: ClassVar[ReasoningHistory] = "drop"
     image_urls: ClassVar[ImageUrlStyle] = "data_url"
@@ -199,6 +206,8 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 if key:
                     break
         self._model = model
+        if not self.own_host and validates_signatures(model):
+            self.foreign_signature = FOREIGN_SIGNATURE
         self._stream = stream
         self._late_system: Literal["system", "user"] = late_system
         self._key_missing = not key and self.own_host
