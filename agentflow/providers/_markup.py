@@ -90,6 +90,7 @@ _HOMES = {
     "llama-json": "agentflow.providers._llama_markup",
     "mistral": "agentflow.providers._mistral_markup",
     "harmony": "agentflow.providers._harmony_markup",
+    "gemma4": "agentflow.providers._gemma_markup",
 }
 """Which vendor module defines each built-in markup (imported on first use)."""
 
@@ -100,7 +101,7 @@ MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("*stral*", ("mistral", "llama-json")),  # Mistral, Devstral, Magistral, Ministral...
     ("*mixtral*", ("mistral", "llama-json")),
     ("*pixtral*", ("mistral", "llama-json")),
-    ("*gemma*", ("llama-json",)),
+    ("*gemma*", ("gemma4", "llama-json")),
     ("*gpt-oss*", ("harmony",)),
     ("*hermes*", ("hermes",)),
     ("*deepseek*", ("deepseek", "deepseek-dsml", "deepseek-dsml-v4", "deepseek-dsml-ascii",
