@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agentflow import Complete, ReActAgent
+from agentflow import Complete, ReActAgent, StructuredOutputError
 from agentflow.providers.registry import get_model
 from agentflow.telemetry import Telemetry
 from agentflow.web import SQLiteStateStore, event_to_dict, sse_response
@@ -362,3 +362,49 @@ def _retarget(body: dict[str, Any], text: str) -> dict[str, Any]:
     raw = orjson.dumps(body).decode()
     old = next(iter(re.findall(r"I am U\d{3}x; fetch my note|I am U001a; [a-z]+ visit", raw)))
     return dict(orjson.loads(raw.replace(old, text)))
+
+
+async def test_fifty_failed_outputs_each_carry_their_own_text(tmp_path: Path) -> None:
+    """Every user's output fails (the model answers prose naming the user,
+    never the output): each call's error, and each web stream's error
+    event, carries its own user's text only."""
+    async with OpenAIFake() as fake:
+        def prose(body: Any) -> FakeReply:
+            user = next(m for m in body["messages"] if m["role"] == "user")
+            return FakeReply(text=f"Sorry {MARK.findall(str(user['content']))[0]}, I cannot.",
+                             chunk_size=None)
+
+        fake.default = prose
+        model = get_model("openai:gpt-4o-mini", base_url=fake.url, api_key="sk-test")
+        agent = ReActAgent("shared", model, tools=[note_tool])
+        store = SQLiteStateStore(str(tmp_path / "conv.sqlite3"))
+        errors: dict[str, str] = {}
+        async with served(_app(agent, store)) as url, aiohttp.ClientSession() as http:
+
+            async def user(n: int) -> None:
+                mark = marker(n)
+                if n % 4 == 3:  # the web endpoints
+                    path, body = _request(n, bool(n % 8 == 3))
+                    async with http.post(url + path, json=body) as response:
+                        errors[mark] = (await response.read()).decode()
+                    return
+                try:
+                    if n % 2:
+                        async for _ in agent.stream(f"I am {mark}", Note):
+                            pass
+                    else:
+                        await (await agent.call(f"I am {mark}", Note)).output  # type: ignore[misc]
+                except StructuredOutputError as error:
+                    errors[mark] = f"{error} {error.raw_text}"
+
+            async with asyncio.timeout(60), asyncio.TaskGroup() as tg:
+                for n in range(USERS):
+                    tg.create_task(user(n))
+        await store.aclose()
+        await agent.aclose()
+    assert len(errors) == USERS
+    for mark, text in errors.items():
+        assert set(MARK.findall(text)) == {mark}, text
+        if text.startswith(("id:", "data:")):  # a web stream ends with its typed error
+            frames = [f for f in text.split("\n\n") if f.strip() and "[DONE]" not in f]
+            assert "StructuredOutputError" in frames[-1], frames[-1]
