@@ -408,3 +408,52 @@ async def test_fifty_failed_outputs_each_carry_their_own_text(tmp_path: Path) ->
         if text.startswith(("id:", "data:")):  # a web stream ends with its typed error
             frames = [f for f in text.split("\n\n") if f.strip() and "[DONE]" not in f]
             assert "StructuredOutputError" in frames[-1], frames[-1]
+
+
+class PairFake(OpenAIFake):
+    """Holds each request (the warm-up aside) until two came."""
+
+    arrived = 0
+    both_in: asyncio.Event
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        if not _is_warm_up(orjson.loads(await request.read())):
+            self.arrived += 1
+            if self.arrived == 2:
+                self.both_in.set()
+            await self.both_in.wait()
+        return await super()._handle(request)
+
+
+@pytest.mark.parametrize("path", ["/raw", "/agui", "/chat"])
+async def test_two_requests_on_one_conversation_one_wins_one_ends_typed(
+        tmp_path: Path, path: str) -> None:
+    """Two requests on one stored conversation at once (a double submit):
+    both model requests are in flight together; one saves, the other's
+    stream ends with its typed ``StateConflictError`` event (never silently,
+    never a second save over the first)."""
+    async with PairFake() as fake:
+        fake.both_in = asyncio.Event()
+        fake.default = lambda body: FakeReply(
+            text="ready" if _is_warm_up(body) else '{"user": "U001x", "secret": "s"}')
+        model = get_model("openai:gpt-4o-mini", base_url=fake.url, api_key="sk-test")
+        agent = ReActAgent("shared", model)
+        await agent.call(WARM_UP)  # the rate governor's slow start: one reply first
+        store = SQLiteStateStore(str(tmp_path / "conv.sqlite3"))
+        n = {"/raw": 0, "/agui": 1, "/chat": 2}[path]
+        async with served(_app(agent, store)) as url, aiohttp.ClientSession() as http:
+
+            async def send() -> str:
+                _, body = _request(n, True)
+                async with http.post(url + path, json=body) as response:
+                    return (await response.read()).decode()
+
+            async with asyncio.timeout(20):
+                replies = await asyncio.gather(send(), send())
+        conflicts = [t for t in replies if "StateConflictError" in t]
+        assert len(conflicts) == 1, replies
+        frames = [f for f in conflicts[0].split("\n\n") if f.strip() and "[DONE]" not in f]
+        assert "StateConflictError" in frames[-1]  # the stream's last event: the typed error
+        assert (await store.load(f"conv-{marker(n)}")).version == 1
+        await store.aclose()
+        await agent.aclose()
