@@ -12,6 +12,7 @@ No sleeps: the fake holds every first request until all fifty are in flight
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -33,6 +34,7 @@ from starlette.routing import Route
 from agentflow import Complete, ReActAgent, StructuredOutputError
 from agentflow.providers.registry import get_model
 from agentflow.telemetry import Telemetry
+from agentflow.tools import tool
 from agentflow.web import SQLiteStateStore, event_to_dict, sse_response
 from agentflow.web.agui import agui_response, read_run_input
 from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
@@ -457,3 +459,48 @@ async def test_two_requests_on_one_conversation_one_wins_one_ends_typed(
         assert (await store.load(f"conv-{marker(n)}")).version == 1
         await store.aclose()
         await agent.aclose()
+
+
+WHO: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
+"""A request-scoped value an app sets in its endpoint (the signed-in user)."""
+
+
+def note_as_caller(user: str) -> str:
+    """Look up a user's note, as the signed-in caller."""
+    return f"note-of-{user} read by {WHO.get()}"
+
+
+async def test_a_request_scoped_value_reaches_its_own_requests_tools_only(
+        vendor: Vendor) -> None:
+    """An endpoint sets a context variable (the signed-in user) before it
+    returns its response; the tool of that request's call reads that user's
+    value, never another request's, over all three protocols at once (the
+    events are iterated where the response runs, in the request's context)."""
+    model = get_model("openai:gpt-4o-mini", base_url=vendor.fake.url, api_key="sk-test")
+    agent = ReActAgent("shared", model, tools=[tool(note_as_caller, name="note_tool")])
+    store = SQLiteStateStore(":memory:")
+    inner = {r.path: r.endpoint for r in _app(agent, store).routes}  # type: ignore[attr-defined]
+
+    async def scoped(request: Request) -> Response:
+        WHO.set(request.headers["x-user"])  # the signed-in user, as a session would say
+        return await inner[request.url.path](request)  # type: ignore[no-any-return]
+
+    app = Starlette(routes=[Route(p, scoped, methods=["POST"]) for p in inner])
+    replies: dict[str, str] = {}
+    async with served(app) as url, aiohttp.ClientSession() as http:
+
+        async def user(n: int) -> None:
+            path, body = _request(n, False)
+            async with http.post(url + path, json=body,
+                                 headers={"x-user": marker(n)}) as response:
+                replies[marker(n)] = (await response.read()).decode()
+
+        async with asyncio.timeout(60), asyncio.TaskGroup() as tg:
+            for n in range(USERS):
+                tg.create_task(user(n))
+    await store.aclose()
+    await agent.aclose()
+    vendor.check()
+    for mark, raw in replies.items():
+        assert f"note-of-{mark} read by {mark}" in raw, raw  # its own caller's value
+        assert set(MARK.findall(raw)) == {mark}
