@@ -32,6 +32,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agentflow import Complete, ReActAgent, StructuredOutputError
+from agentflow.output.examples import Example
 from agentflow.providers.registry import get_model
 from agentflow.telemetry import Telemetry
 from agentflow.tools import tool
@@ -186,6 +187,36 @@ async def test_fifty_calls_and_streams_of_one_agent_stay_apart(vendor: Vendor) -
                    for n in range(USERS)}
     assert spent == {marker(n): (2 * usage_of(marker(n))[0], 2 * usage_of(marker(n))[1], 2)
                      for n in range(1, USERS, 2)}  # each stream counts its own two requests
+
+
+async def test_fifty_calls_with_their_own_examples_send_their_own_only(
+        vendor: Vendor) -> None:
+    """Each user's call brings its own worked example (``examples=``, user
+    data: a tuple, the form a per-call set-up may be kept for, and a list):
+    every request holds its own user's example only, however the engine
+    keeps a call's set-up between calls."""
+    agent = shared_agent(vendor)
+    got: dict[str, Any] = {}
+
+    async def user(n: int) -> None:
+        mark = marker(n)
+        shown = Example(f"{mark} asked for the note of {mark}",
+                        Note(user=mark, secret=f"example-secret-of-{mark}"))
+        examples = (shown,) if n % 2 else [shown]
+        reply = await agent.call(f"I am {mark}; fetch my note", Note, examples=examples)
+        got[mark] = reply.output
+
+    async with asyncio.timeout(60), asyncio.TaskGroup() as tg:
+        for n in range(USERS):
+            tg.create_task(user(n))
+    await agent.aclose()
+    vendor.check()
+    for body in vendor.fake.bodies:
+        text = orjson.dumps(body).decode()
+        if not _is_warm_up(body):
+            assert text.count("example-secret-of-") == 1  # one example: its own user's
+    assert got == {marker(n): Note(user=marker(n), secret=f"note-of-{marker(n)}")
+                   for n in range(USERS)}
 
 
 async def test_fifty_calls_spans_hold_their_own_call_only(vendor: Vendor) -> None:
