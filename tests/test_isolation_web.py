@@ -1,12 +1,10 @@
 """Fifty users at once through one shared agent, as a web backend meets them:
-the OpenAI adapter against a fake vendor server on 127.0.0.1, and the agent
-served by uvicorn behind the raw SSE, AG-UI and AI SDK endpoints (stateless
-and with a SQLite store). Each user's text carries a marker; every request
-body the vendor receives holds its own user's marker only, and every reply
-(the output, the tool results, the events) goes to its own caller only.
-
-No sleeps: the fake holds every first request until all fifty are in flight
-(``everyone_in``), so the runs overlap by construction.
+the agent served by uvicorn behind the raw SSE, AG-UI and AI SDK endpoints
+(stateless and with a SQLite store), the OpenAI adapter against a fake
+vendor server on 127.0.0.1 (``tests.isolation_users``). Every request body
+the vendor receives holds its own user's marker only, every reply goes to
+its own caller only; and the lifecycle: a client that goes away mid-tool,
+failed outputs, a double submit, a request-scoped value.
 """
 
 from __future__ import annotations
@@ -22,241 +20,41 @@ import aiohttp
 import orjson
 import pytest
 from aiohttp import web
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agentflow import Complete, ReActAgent, StructuredOutputError
-from agentflow.output.examples import Example
+from agentflow import ReActAgent, StructuredOutputError
 from agentflow.providers.registry import get_model
-from agentflow.telemetry import Telemetry
 from agentflow.tools import tool
-from agentflow.web import SQLiteStateStore, event_to_dict, sse_response
+from agentflow.web import SQLiteStateStore, sse_response
 from agentflow.web.agui import agui_response, read_run_input
 from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
 from agentflow.web.requests import read_json
 from tests.fakes.base import FakeCall, FakeReply
 from tests.fakes.openai import OpenAIFake
+from tests.isolation_users import (
+    MARK,
+    USERS,
+    WARM_UP,
+    Note,
+    Vendor,
+    held_vendor,
+    is_warm_up,
+    marker,
+    note_tool,
+    shared_agent,
+    usage_of,
+)
 
 from .test_web_adapters import served
-
-USERS = 50
-MARK = re.compile(r"\bU\d{3}[a-z]\b")
-
-
-class Note(BaseModel):
-    user: str
-    secret: str
-
-
-def note_tool(user: str) -> str:
-    """Look up a user's note."""
-    return f"note-of-{user}"
-
-
-def _marks(value: Any) -> set[str]:
-    return set(MARK.findall(orjson.dumps(value).decode()))
-
-
-WARM_UP = "warm up"
-
-
-def _is_warm_up(body: Any) -> bool:
-    return body["messages"][-1].get("content") == WARM_UP
-
-
-def usage_of(mark: str) -> tuple[int, int]:
-    """Each user's requests report their own token counts (input, output)."""
-    n = int(mark[1:4])
-    return 1000 + n, n + 1
-
-
-class Vendor:
-    """The fake's answers: a tool round, then the output, both naming the
-    marker of the user whose text the request holds (the first user message)."""
-
-    def __init__(self, fake: OpenAIFake, expected: int) -> None:
-        self.fake = fake
-        self.expected = expected
-        self.first = 0
-        self.everyone_in = asyncio.Event()
-        fake.default = self.answer
-
-    def answer(self, body: Any) -> FakeReply:
-        if _is_warm_up(body):
-            return FakeReply(text="ready")
-        user = next(m for m in body["messages"] if m["role"] == "user")
-        content = user["content"]
-        text = content if isinstance(content, str) else " ".join(
-            p.get("text", "") for p in content)
-        mark = MARK.findall(text)[0]
-        usage = usage_of(mark)
-        last = body["messages"][-1]
-        if last["role"] != "tool":
-            return FakeReply(tool_calls=[FakeCall("note_tool", {"user": mark},
-                                                  id=f"call_{mark}")], usage=usage)
-        if body.get("response_format"):
-            return FakeReply(text=orjson.dumps({"user": mark,
-                                                "secret": last["content"]}).decode(),
-                             usage=usage)
-        return FakeReply(tool_calls=[FakeCall("generate_response",
-                                              {"user": mark, "secret": last["content"]},
-                                              id=f"out_{mark}")], usage=usage)
-
-    async def hold_first(self) -> None:
-        """Every first request waits until all users sent theirs."""
-        self.first += 1
-        if self.first == self.expected:
-            self.everyone_in.set()
-        await self.everyone_in.wait()
-
-    def check(self) -> None:
-        bodies = [b for b in self.fake.bodies if not _is_warm_up(b)]
-        assert len(bodies) == 2 * self.expected
-        for body in bodies:
-            user = next(m for m in body["messages"] if m["role"] == "user")
-            own = _marks(user)
-            assert len(own) == 1
-            assert _marks(body) == own, body  # no other user's text, call or result
-
-
-class HeldFake(OpenAIFake):
-    """The OpenAI fake, holding the first request of each run (a user's
-    message last) until every user's first request came."""
-
-    vendor_state: Vendor
-
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
-        body = orjson.loads(await request.read())  # (read once, kept by aiohttp)
-        if body["messages"][-1]["role"] != "tool" and not _is_warm_up(body):
-            await self.vendor_state.hold_first()
-        return await super()._handle(request)
 
 
 @pytest.fixture
 async def vendor() -> AsyncIterator[Vendor]:
-    async with HeldFake() as fake:
-        fake.vendor_state = vendor = Vendor(fake, USERS)
-        # the rate governor's slow start sends one request at a time until a
-        # reply came: one reply first, so that the users' requests overlap
-        async with get_model("openai:gpt-4o-mini", base_url=fake.url,
-                             api_key="sk-test") as model:
-            await ReActAgent("warm", model).call(WARM_UP)
-        yield vendor
-        assert vendor.first == USERS  # every run's first request was held
-
-
-def shared_agent(vendor: Vendor) -> ReActAgent:
-    model = get_model("openai:gpt-4o-mini", base_url=vendor.fake.url, api_key="sk-test")
-    return ReActAgent("shared", model, tools=[note_tool])
-
-
-def marker(n: int) -> str:
-    return f"U{n:03d}x"
-
-
-async def test_fifty_calls_and_streams_of_one_agent_stay_apart(vendor: Vendor) -> None:
-    agent = shared_agent(vendor)
-    got: dict[str, Any] = {}
-    spent: dict[str, tuple[int, int, int]] = {}
-
-    async def user(n: int) -> None:
-        mark = marker(n)
-        text = f"I am {mark}; fetch my note"
-        if n % 2:
-            async for event in agent.stream(text, Note):
-                assert _marks(event_to_dict(event)) <= {mark}, event
-                if isinstance(event, Complete):
-                    got[mark] = event.output
-                    usage = event.usage
-                    spent[mark] = (usage.input_tokens, usage.output_tokens, usage.requests)
-        else:
-            got[mark] = (await agent.call(text, Note)).output
-
-    async with asyncio.timeout(15), asyncio.TaskGroup() as tg:
-        for n in range(USERS):
-            tg.create_task(user(n))
-    await agent.aclose()
-    vendor.check()
-    assert got == {marker(n): Note(user=marker(n), secret=f"note-of-{marker(n)}")
-                   for n in range(USERS)}
-    assert spent == {marker(n): (2 * usage_of(marker(n))[0], 2 * usage_of(marker(n))[1], 2)
-                     for n in range(1, USERS, 2)}  # each stream counts its own two requests
-
-
-async def test_fifty_calls_with_their_own_examples_send_their_own_only(
-        vendor: Vendor) -> None:
-    """Each user's call brings its own worked example (``examples=``, user
-    data: a tuple, the form a per-call set-up may be kept for, and a list):
-    every request holds its own user's example only, however the engine
-    keeps a call's set-up between calls."""
-    agent = shared_agent(vendor)
-    got: dict[str, Any] = {}
-
-    async def user(n: int) -> None:
-        mark = marker(n)
-        shown = Example(f"{mark} asked for the note of {mark}",
-                        Note(user=mark, secret=f"example-secret-of-{mark}"))
-        examples = (shown,) if n % 2 else [shown]
-        reply = await agent.call(f"I am {mark}; fetch my note", Note, examples=examples)
-        got[mark] = reply.output
-
-    async with asyncio.timeout(60), asyncio.TaskGroup() as tg:
-        for n in range(USERS):
-            tg.create_task(user(n))
-    await agent.aclose()
-    vendor.check()
-    for body in vendor.fake.bodies:
-        text = orjson.dumps(body).decode()
-        if not _is_warm_up(body):
-            assert text.count("example-secret-of-") == 1  # one example: its own user's
-    assert got == {marker(n): Note(user=marker(n), secret=f"note-of-{marker(n)}")
-                   for n in range(USERS)}
-
-
-async def test_fifty_calls_spans_hold_their_own_call_only(vendor: Vendor) -> None:
-    """With content recorded, every span (the call's, each model request's,
-    each tool run's) holds its own user's marker only, and each request and
-    tool span is a child of its own call's span."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    model = get_model("openai:gpt-4o-mini", base_url=vendor.fake.url, api_key="sk-test")
-    agent = ReActAgent("shared", model, tools=[note_tool],
-                       telemetry=Telemetry(tracer_provider=provider, record_content=True))
-
-    async def user(n: int) -> None:
-        text = f"I am {marker(n)}; fetch my note"
-        if n % 2:
-            async for _ in agent.stream(text, Note):
-                pass
-        else:
-            await agent.call(text, Note)
-
-    async with asyncio.timeout(15), asyncio.TaskGroup() as tg:
-        for n in range(USERS):
-            tg.create_task(user(n))
-    await agent.aclose()
-    vendor.check()
-    spans = exporter.get_finished_spans()
-    calls = {s.context.span_id: s for s in spans if s.name.startswith("invoke_agent")}
-    assert len(calls) == USERS
-    owner: dict[int, str] = {}
-    for span in spans:
-        if span.name.startswith("invoke_agent"):
-            continue
-        assert span.parent is not None and span.parent.span_id in calls
-        marks = set(MARK.findall(orjson.dumps(dict(span.attributes or {})).decode()))
-        assert len(marks) == 1, span.attributes  # its own user's text only
-        mark = marks.pop()
-        assert owner.setdefault(span.parent.span_id, mark) == mark  # one user per call
-    assert len(set(owner.values())) == USERS
-    assert len([s for s in spans if s.name.startswith("execute_tool")]) == USERS
+    async with held_vendor() as running:
+        yield running
 
 
 def _app(agent: ReActAgent, store: SQLiteStateStore) -> Starlette:
@@ -340,7 +138,6 @@ async def test_fifty_web_requests_to_one_agent_stay_apart(vendor: Vendor, tmp_pa
             assert set(MARK.findall(loaded.state.to_json().decode())) == {marker(n)}
     await store.aclose()
     await agent.aclose()
-
 
 
 @pytest.mark.parametrize("path", ["/raw", "/agui", "/chat"])
@@ -450,7 +247,7 @@ class PairFake(OpenAIFake):
     both_in: asyncio.Event
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        if not _is_warm_up(orjson.loads(await request.read())):
+        if not is_warm_up(orjson.loads(await request.read())):
             self.arrived += 1
             if self.arrived == 2:
                 self.both_in.set()
@@ -468,7 +265,7 @@ async def test_two_requests_on_one_conversation_one_wins_one_ends_typed(
     async with PairFake() as fake:
         fake.both_in = asyncio.Event()
         fake.default = lambda body: FakeReply(
-            text="ready" if _is_warm_up(body) else '{"user": "U001x", "secret": "s"}')
+            text="ready" if is_warm_up(body) else '{"user": "U001x", "secret": "s"}')
         model = get_model("openai:gpt-4o-mini", base_url=fake.url, api_key="sk-test")
         agent = ReActAgent("shared", model)
         await agent.call(WARM_UP)  # the rate governor's slow start: one reply first
