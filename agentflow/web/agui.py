@@ -51,6 +51,11 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
 * ``complete`` -> ``RUN_FINISHED`` with ``result`` ``{"output", "text",
   "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``), plus
   ``"pending_tool_call_ids"`` when frontend tool calls wait for the client;
+  ``outcome`` absent (a success) unless the run waits (below), or was cut
+  short without failing (``stop_reason`` ``stopped``: a middleware stopped
+  it; ``max_iters``: the loop's limit): ``{"type": "cancelled"}`` (AG-UI 1.0:
+  "stopped before it completed, by whoever was running it, and did not
+  fail"; a consumer reads an outcome it does not know as a success);
   and the protocol's own ``usage`` (``[{"inputTokens", "outputTokens",
   "totalTokens", ...}]``; ``_agui_usage``), also on a ``RUN_ERROR`` whose
   error knows the call's usage
@@ -115,6 +120,7 @@ from ag_ui.core import (
     ReasoningMessageStartEvent,
     ReasoningStartEvent,
     RunErrorEvent,
+    RunFinishedCancelledOutcome,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
     RunFinishedSuccessOutcome,
@@ -143,6 +149,7 @@ from agentflow.events import (
     OutputPartial,
     OutputRetry,
     ReasoningChunk,
+    StopReason,
     ThinkingChunk,
     ToolResult,
     ToolUse,
@@ -168,6 +175,15 @@ from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
 
 __all__ = ["MAX_SHOWN_RESULT", "MAX_SHOWN_STATE", "AGUIEncoder", "agui_response",
            "read_run_input"]
+
+_RunOutcome = (RunFinishedInterruptOutcome | RunFinishedSuccessOutcome
+              | RunFinishedCancelledOutcome | None)
+
+_CUT_SHORT: frozenset[StopReason] = frozenset({"stopped", "max_iters"})
+"""Stop reasons of a call its runner ended before it completed, without a
+failure (a middleware's ``post_acting`` stop, the ``max_iters`` limit):
+AG-UI 1.0's ``cancelled`` outcome ("stopped before it completed, by whoever
+was running it, and did not fail"), never read as a success."""
 
 
 def _content_frame(kind: bytes, message_id: str, delta: str) -> bytes:
@@ -319,11 +335,13 @@ class AGUIEncoder:
                 result["error"] = None
             if self._pending:  # frontend tool calls left for the client to answer
                 result["pending_tool_call_ids"] = list(self._pending)
-            outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome | None = None
+            outcome: _RunOutcome = None
             if self._interrupts:  # the run stopped to ask: never a success (AG-UI 1.0)
                 outcome = RunFinishedInterruptOutcome(interrupts=self._interrupts)
             elif self._pending:
                 outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=self._pending)
+            elif event.stop_reason in _CUT_SHORT:  # stopped before it completed, not failed
+                outcome = RunFinishedCancelledOutcome()
             return self._frames(out) + state + finished_frame(RunFinishedEvent(
                 thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome,
                 usage=token_usage(event.usage)), self._sse, self._state.max_bytes)
