@@ -34,6 +34,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 from ag_ui.encoder import EventEncoder
+from pydantic_core import PydanticSerializationError
 
 from agentflow._clean_text import clean_data, json_bytes
 from agentflow.events import (
@@ -76,6 +77,22 @@ AG-UI 1.0's ``cancelled`` outcome ("stopped before it completed, by whoever
 was running it, and did not fail"), never read as a success."""
 
 
+class _Frames(EventEncoder):
+    """The package's ``EventEncoder``, but a frame never fails on a text holding
+    a lone UTF-16 surrogate (a tool's output read with ``os.fsdecode``, a
+    vendor's error quoting an emoji cut in two; pydantic refuses to write it
+    as UTF-8): such an event is written with U+FFFD in its place
+    (``json_bytes``), as agentflow's own wire and the AI SDK's are. An
+    event that could not be written would fail the run, or, as the run's
+    ``RUN_ERROR``, end it silently."""
+
+    def encode(self, event: BaseEvent) -> str:
+        try:
+            return super().encode(event)
+        except PydanticSerializationError:
+            return f"data: {json_bytes(event.model_dump(mode='json', by_alias=True)).decode()}\n\n"
+
+
 def _content_frame(kind: bytes, message_id: str, delta: str) -> bytes:
     """A ``*_CONTENT`` event's SSE frame, byte for byte what ``EventEncoder``
     makes of ``TextMessageContentEvent``/``ReasoningMessageContentEvent``
@@ -116,7 +133,7 @@ class AGUIEncoder:
         self.state = clean_data(dict(state)) if isinstance(state, Mapping) else {}
         self.output_key = output_key
         self._state = StateUpdates(self.state, output_key, max_state_bytes)
-        self._sse = EventEncoder()
+        self._sse = _Frames()
         self._call = run_id
         self._text: str | None = None       # the open text message's id
         self._reasoning: str | None = None  # the open reasoning message's id

@@ -49,7 +49,10 @@ v1``. Mapping:
   tool calls, the next step, the end): a thought between two pieces of text
   leaves the first part open beside the next ones, not ended; a
   ``superseded`` partial output (a later JSON value in the text) voids the
-  output so far only, and the text part stays open through it
+  output so far only, and the text part stays open through it. (``ai`` 7's
+  ``reset-step`` chunk, which drops the parts since the step's start, is not
+  sent: ``ai`` 6's chunk schema fails the whole stream on a type it does not
+  know.)
 * client-side tools (``ui_message_stream_response(..., client_tools=...)``,
   ``agentflow.client_tools``): a call of one is ``tool-input-start`` +
   ``tool-input-available`` and the stream finishes (``finishReason``

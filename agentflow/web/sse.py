@@ -21,7 +21,8 @@ message, an invalid input) is answered ``400`` with ``{"error": {"type",
 encoder's error frame, never silently: an exception from the events (one
 that is not agentflow's own is logged and sent as ``InternalError``), and a
 ``CancelledError`` that nobody asked for (raised by a tool's or middleware's
-code while the response was not cancelled). A write that finds the client
+code while the response was not cancelled); an error the encoder cannot
+write is logged and sent as ``InternalError`` too. A write that finds the client
 gone, a keep-alive ping's too, cancels the call like ``http.disconnect``;
 nothing is logged as an error then.
 """
@@ -61,6 +62,11 @@ Outcome = Literal["pending", "completed", "failed", "disconnected"]
 
 class _ClientGone(Exception):
     """A write failed: the client went away."""
+
+
+class _Unwritable(Exception):
+    """A failure the encoder could not write: sent as an internal error
+    (not agentflow's own: its text is not shown)."""
 
 
 class EventStreamResponse(Response):
@@ -176,7 +182,13 @@ class EventStreamResponse(Response):
         self.outcome = "failed"
         if not isinstance(error, AgentflowError):
             _log.error("web.stream_failed", error_type=type(error).__name__, exc_info=error)
-        await self._write(self.encoder.failure(error))
+        try:
+            frame = self.encoder.failure(error)
+        except Exception as unwritten:  # never a silent end: the error frame of an internal one
+            _log.error("web.error_frame_failed", error_type=type(error).__name__,
+                       exc_info=unwritten)
+            frame = self.encoder.failure(_Unwritable())
+        await self._write(frame)
 
     async def _write(self, body: bytes, *, more: bool = True) -> None:
         async with self._lock:
