@@ -14,6 +14,7 @@ package, as a page reads it):
 * a tool that keeps raising (its exception quoting a URL with credentials);
 * a structured output the model never gets valid (the engine gives up);
 * an exception in the user's middleware, mid-stream;
+* the app's own events (``events=``) that stop before the call's end;
 * a tool's output and a vendor's error text holding a lone UTF-16 surrogate
   (a file name ``os.fsdecode`` read): no encoder may fail on it, least of all
   the one writing the error.
@@ -144,6 +145,21 @@ async def fails_first() -> AsyncIterator[Event]:
     yield  # an async generator
 
 
+async def ends_early() -> AsyncIterator[Event]:
+    """An app's events that stop before the call's end (a wrapper that
+    returns early): no ``complete`` and no exception."""
+    async with aclosing(ReActAgent("ui", prose()).stream("Find Ada")) as events:
+        async for event in events:
+            yield event
+            if isinstance(event, ReasoningChunk):
+                return
+
+
+def events_of(mode: str) -> AsyncIterator[Event] | None:
+    """The events a mode's response streams in place of its agent's."""
+    return {"before-start": fails_first, "ends-early": ends_early}.get(mode, lambda: None)()
+
+
 EXPECTED = {  # mode -> the error type the client is told, and whether text came first
     "before-start": ("ProviderConnectionError", False),
     "provider-before": ("AuthenticationError", False),
@@ -155,6 +171,7 @@ EXPECTED = {  # mode -> the error type the client is told, and whether text came
     "middleware": ("InternalError", True),
     "stray-cancel": ("InternalError", True),
     "unpaired-text": ("ProviderConnectionError", True),
+    "ends-early": ("InternalError", True),
 }
 
 
@@ -168,7 +185,7 @@ class App:
 
     def agent(self, mode: str) -> ReActAgent:
         no_retries = HttpSettings(max_retries=0)
-        if mode == "before-start":  # its events are fails_first()
+        if mode in ("before-start", "ends-early"):  # its events are events_of(mode)
             return ReActAgent("ui", FunctionModel(lambda r: "unreached"))
         if mode == "provider-before":
             model: ChatModel = get_model("openai:gpt-4o-mini", base_url=self.fake.url,
@@ -238,20 +255,20 @@ async def app() -> AsyncIterator[App]:
         run = read_run_input(await read_json(request))
         return agui_response(running.agent(mode), run, output_of(mode), ping_interval=60,
                              on_close=running.closed,
-                             events=fails_first() if mode == "before-start" else None)
+                             events=events_of(mode))
 
     async def chat(request: Request) -> Response:
         mode = request.path_params["mode"]
         run = read_chat_request(await read_json(request))
         return ui_message_stream_response(
             running.agent(mode), run, output_of(mode), ping_interval=60, on_close=running.closed,
-            events=fails_first() if mode == "before-start" else None)
+            events=events_of(mode))
 
     async def sse(request: Request) -> Response:
         mode = request.path_params["mode"]
         body = await read_json(request)
-        if mode == "before-start":
-            return EventStreamResponse(fails_first(), ping_interval=60, on_close=running.closed)
+        if (events := events_of(mode)) is not None:
+            return EventStreamResponse(events, ping_interval=60, on_close=running.closed)
         return sse_response(running.agent(mode), body["text"], output_of(mode), ping_interval=60,
                             on_close=running.closed)
 
@@ -437,7 +454,7 @@ async def test_a_client_that_stops_cancels_the_call_quietly(
 
 
 @pytest.mark.parametrize("mode", [m for m in EXPECTED
-                                  if m not in ("provider-before", "before-start")])
+                                  if m not in ("provider-before", "before-start", "ends-early")])
 async def test_agent_stream_raises_after_the_events_so_far(mode: str) -> None:
     running = App()
     running.models = []

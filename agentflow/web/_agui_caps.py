@@ -21,9 +21,9 @@ the event                  over its cap
                            then each interrupt's ``metadata["input"]`` set to
                            ``null`` until the event fits, and named in
                            ``result["not_shown"]``: ``{"fields": [...],
-                           "bytes": <the whole event's>, "limit": ...}``;
-                           if it is still over, ``result["error"]["message"]``
-                           cut with a marker (``_frame_caps``)
+                           "bytes": <the whole event's>, "limit": ...}``
+                           (it carries no error: a failed run ends with
+                           ``RUN_ERROR``)
 ``RUN_ERROR``              ``message`` cut with a marker (``_frame_caps``)
 ``CUSTOM``                 ``value["message"]`` (``agentflow.output_retry``,
                            ``agentflow.attempt_discarded``: a vendor's error
@@ -94,11 +94,8 @@ def finished_frame(event: RunFinishedEvent, encoder: EventEncoder, max_bytes: in
                                                 "limit": max_bytes}}
         frame = encoder.encode(event).encode()
         if json_size(frame) <= max_bytes:
-            return frame
-    # (still over: the error's message cut)
-    return frame_within(lambda: encoder.encode(event).encode(),
-                        lambda over: cut_at(event.result, ("error", "message"), over), max_bytes,
-                        frame)
+            break
+    return frame
 
 
 def error_frame(event: RunErrorEvent, encoder: EventEncoder, max_bytes: int) -> bytes:

@@ -37,6 +37,7 @@ from ag_ui.encoder import EventEncoder
 from pydantic_core import PydanticSerializationError
 
 from agentflow._clean_text import clean_data, json_bytes
+from agentflow._secrets import mask_secrets
 from agentflow.events import (
     SUSPENDED,
     ApprovalRequested,
@@ -240,6 +241,9 @@ class AGUIEncoder:
             result = {k: wire[k] for k in ("output", "text", "stop_reason", "usage", "error")}
             if event.stop_reason in SUSPENDED:  # the output is yet to come, not failed
                 result["error"] = None
+            elif (error := result["error"]) is not None:  # no output: a failed run (AG-UI 1.0)
+                return self._frames(out) + state + self._run_error(
+                    mask_secrets(error["message"]), error["type"], event.usage)
             if self._pending:  # frontend tool calls left for the client to answer
                 result["pending_tool_call_ids"] = list(self._pending)
             outcome: _RunOutcome = None
@@ -273,10 +277,13 @@ class AGUIEncoder:
         tool calls are never left open: each is sent whole)."""
         out: list[BaseEvent] = []
         self._close(out)
-        detail = error_to_dict(error)["error"]
-        return self._frames(out) + error_frame(RunErrorEvent(  # (usage: StructuredOutputError's)
-            message=detail["message"], code=detail["type"],
-            usage=token_usage(getattr(error, "usage", None))), self._sse, self._state.max_bytes)
+        detail = error_to_dict(error)["error"]  # (usage: StructuredOutputError's)
+        return self._frames(out) + self._run_error(detail["message"], detail["type"],
+                                                   getattr(error, "usage", None))
+
+    def _run_error(self, message: str, code: str, usage: Any) -> bytes:
+        return error_frame(RunErrorEvent(message=message, code=code, usage=token_usage(usage)),
+                           self._sse, self._state.max_bytes)
 
     def end(self) -> bytes:
         return b""

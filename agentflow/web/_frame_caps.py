@@ -12,13 +12,11 @@ a tool's result (AG-UI                text: cut at ``MAX_SHOWN_RESULT``
 ``tool-output-available``,            more the model read (``shown_result``)
 ``tool-output-error``)
 an error's text, in the frame that    cut with a marker saying how much is
-carries it (AG-UI ``RUN_ERROR``,      not shown, to keep the frame within
-``RUN_FINISHED``'s                    ``MAX_ERROR_BYTES`` of JSON
-``result.error.message``, a           (``frame_within``, ``cut_text``): the
-``CUSTOM`` retry's ``message``; AI    frame is often the stream's last and
-SDK ``error``'s ``errorText``,        is never left out
-``data-output-error``'s and a
-``data-*`` retry's ``message``)
+carries it (AG-UI ``RUN_ERROR``, a    not shown, to keep the frame within
+``CUSTOM`` retry's ``message``; AI    ``MAX_ERROR_BYTES`` of JSON
+SDK ``error``'s ``errorText``,        (``frame_within``, ``cut_text``): the
+``data-output-error``'s and a         frame is often the stream's last and
+``data-*`` retry's ``message``)       is never left out
 ====================================  ======================================
 
 Both protocols frame an event as SSE ``data: <JSON>`` and a blank line:

@@ -50,7 +50,10 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   ``superseded`` partial output (a later JSON value in the text) voids the
   output so far only, and the text message stays open through it
 * ``complete`` -> ``RUN_FINISHED`` with ``result`` ``{"output", "text",
-  "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``), plus
+  "stop_reason", "usage", "error"}`` (as in ``agentflow.web.wire``; ``error``
+  is ``null``: a ``complete`` made without the output it asked for, from
+  ``events`` of the app's own, is a failed run, its ``RUN_ERROR`` names the
+  error, as ``agent.stream``'s raised one is), plus
   ``"pending_tool_call_ids"`` when frontend tool calls wait for the client;
   ``outcome`` absent (a success) unless the run waits (below), or was cut
   short without failing (``stop_reason`` ``stopped``: a middleware stopped

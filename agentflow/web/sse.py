@@ -21,10 +21,11 @@ message, an invalid input) is answered ``400`` with ``{"error": {"type",
 encoder's error frame, never silently: an exception from the events (one
 that is not agentflow's own is logged and sent as ``InternalError``), and a
 ``CancelledError`` that nobody asked for (raised by a tool's or middleware's
-code while the response was not cancelled); an error the encoder cannot
-write is logged and sent as ``InternalError`` too. A write that finds the client
-gone, a keep-alive ping's too, cancels the call like ``http.disconnect``;
-nothing is logged as an error then.
+code while the response was not cancelled); events that end without the
+call's ``complete`` (an ``events`` iterator that stopped early), and an error
+the encoder cannot write, are logged and sent as ``InternalError`` too. A
+write that finds the client gone, a keep-alive ping's too, cancels the call
+like ``http.disconnect``; nothing is logged as an error then.
 """
 
 from __future__ import annotations
@@ -62,6 +63,12 @@ Outcome = Literal["pending", "completed", "failed", "disconnected"]
 
 class _ClientGone(Exception):
     """A write failed: the client went away."""
+
+
+class _EndedEarly(Exception):
+    """The events ended without ``complete`` (``events=`` an iterator of the
+    app's that stopped early): a failure, never a silent end (not agentflow's
+    own: logged, and sent as an internal error)."""
 
 
 class _Unwritable(Exception):
@@ -173,6 +180,11 @@ class EventStreamResponse(Response):
             if not stray_cancel(exc):
                 raise
             await self._fail(exc)  # raised by code, not asked for: a failure, never a silent end
+        else:
+            if self.outcome == "pending":  # the events ended before the call did
+                await self._fail(_EndedEarly(
+                    "the events ended without the call's complete event (an events iterator "
+                    "that stopped early)"))
         await self._write(self.encoder.end(), more=False)
 
     async def _fail(self, error: BaseException) -> None:
