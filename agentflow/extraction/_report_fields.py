@@ -34,6 +34,7 @@ from typing import Any
 
 from agentflow.extraction import confidence as levels
 from agentflow.extraction._report_records import Record, _leaves, review_fields
+from agentflow.extraction.dropped import DROPPED
 from agentflow.extraction.list_repeats import REPEATED, repeat_reason
 from agentflow.extraction.masked import MASKED, MASKED_REASON
 from agentflow.extraction.shared_spans import shared_reason, shared_with
@@ -56,6 +57,8 @@ LEVELS: dict[float, str] = {
     levels.DISAGREES: "its locator disagrees (it finds another value, or none)",
     REPEATED: "the list holds an item more times than the document writes it",
     MASKED: MASKED_REASON,
+    DROPPED: "null: the value the model gave could not be placed in the document, so it was "
+             "dropped (the record's `dropped` says why)",
 }
 """What each confidence level of ``agentflow.extraction.confidence`` means, by its value."""
 
