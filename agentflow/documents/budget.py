@@ -15,7 +15,8 @@ limit it passes, with a ``DocumentTooComplexError`` that names the limit
   shared by many pages counts once per page, as it is parsed once per page),
   counted in the decompressed streams before any text is extracted, by a
   regular expression (string literals skipped): cheap next to the parse;
-* ``chars``: characters of extracted text, checked page by page;
+* ``chars``: characters of extracted text, checked page by page (a PDF), or
+  once decoded (plain text, HTML; standard input as a file);
 * ``cpu_seconds``: CPU time of the whole read, enforced in the worker
   process that reads it (``agentflow.documents.readahead``) by ``RLIMIT_CPU``:
   the kernel's ``SIGXCPU`` interrupts the pure-Python parse (Unix only; the
@@ -31,8 +32,11 @@ inflates past its output cap, 75 MB by default, a decompression bomb; a page
 tree too large or cyclic) end the read with the same error, ``limit``
 ``"reader"`` (``agentflow.documents.pdf``), not as a corrupt file.
 
-``agentflow extract`` reads PDF and HTML inputs in worker processes under
-``DEFAULT_BUDGET``; ``agentflow report`` re-reads sources under the same one.
+``agentflow extract`` reads its inputs (standard input too) in worker
+processes under ``DEFAULT_BUDGET`` (``agentflow.documents.reader_pool``; a
+small plain-text file, which cannot come near it, in the listing thread:
+``agentflow.documents.small``); ``agentflow report`` re-reads sources under
+the same one.
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ def _read_at_most(read: Callable[[int], bytes], limit: int = MAX_INPUT_BYTES) ->
     return buffer.getvalue()
 
 
-def _too_large(path: Path, size: int | None = None) -> str:
-    """The problem of a file over ``MAX_INPUT_BYTES`` (``size``: its size, if known)."""
+def _too_large(path: Path, size: int | None = None, limit: int = MAX_INPUT_BYTES) -> str:
+    """The problem of a file over ``limit`` bytes (``size``: its size, if known)."""
     known = f" ({size:,} bytes)" if size is not None else ""
-    return f"{path}: larger than {MAX_INPUT_BYTES} bytes{known}; not read"
+    return f"{path}: larger than {limit} bytes{known}; not read"

@@ -40,7 +40,7 @@ from agentflow.documents.budget import DEFAULT_BUDGET
 from agentflow.documents.inputs import Document, InputError, iter_documents, prepared
 from agentflow.documents.listing import is_named, named_files
 from agentflow.documents.names import loads_record
-from agentflow.documents.readahead import BudgetedReader
+from agentflow.documents.reader_pool import BudgetedReader
 from agentflow.documents.seen import SeenIds
 from agentflow.errors import InvalidRecordError
 from agentflow.extraction.outfile import MAX_LINE, count_settings
