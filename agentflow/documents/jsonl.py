@@ -19,7 +19,6 @@ document with the file's name.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import io
 import sys
 import zlib
@@ -31,7 +30,7 @@ from typing import Any
 import orjson
 
 from agentflow.documents.encoding import decode_text
-from agentflow.documents.reading import MAX_INPUT_BYTES, _Unusable
+from agentflow.documents.reading import MAX_INPUT_BYTES, _Unusable, open_input
 from agentflow.documents.seen import MISSING, SeenIds
 from agentflow.errors import DocumentError
 
@@ -125,7 +124,7 @@ def _open(path: Path) -> AbstractContextManager[Any]:
         stdin = getattr(sys.stdin, "buffer", None)
         return contextlib.nullcontext(stdin if stdin is not None else io.BytesIO(
             sys.stdin.read().encode("utf-8", "surrogateescape")))
-    return gzip.open(path) if path.suffix == ".gz" else path.open("rb")
+    return open_input(path)
 
 
 def _skip_line(readline: Callable[[int], bytes]) -> None:

@@ -30,7 +30,6 @@ the pool reads that file under the same budget as any other input.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import multiprocessing
 import shutil
 import sys
@@ -46,7 +45,13 @@ from typing import Any
 from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget, cpu_budget, memory_budget
 from agentflow.documents.inputs import Document, _failed, _file_document
 from agentflow.documents.kinds import DocumentKind, sniff_kind
-from agentflow.documents.reading import MAX_INPUT_BYTES, _too_large, _Unusable
+from agentflow.documents.reading import (
+    _TOO_LARGE,
+    MAX_INPUT_BYTES,
+    _too_large,
+    _Unusable,
+    open_input,
+)
 from agentflow.documents.routing import PdfMode, pdf_delivery
 from agentflow.errors import DocumentError
 
@@ -97,9 +102,9 @@ def _kind(path: Path, fmt: str) -> DocumentKind:
     if fmt in forced:
         return forced[fmt]
     try:
-        with gzip.open(path) if path.suffix == ".gz" else path.open("rb") as f:
+        with open_input(path) as f:
             head = f.read(1024)
-    except (OSError, EOFError, ValueError):
+    except (OSError, EOFError, ValueError, _Unusable):
         head = b""
     return sniff_kind(head, str(path))
 
@@ -195,7 +200,7 @@ def spool_stdin(limit: int = MAX_INPUT_BYTES) -> Path | Document:
         return _failed(_Unusable(f"-: cannot read: {exc}"), "-")
     if got > limit:
         path.unlink(missing_ok=True)
-        return _failed(_Unusable(_too_large(Path("-"), limit=limit)), "-")
+        return _failed(_Unusable(_too_large(Path("-"), limit=limit), reason=_TOO_LARGE), "-")
     return path
 
 

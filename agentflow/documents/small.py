@@ -19,12 +19,11 @@ Measured in ``benchmarks/bench_small_files.py``.
 from __future__ import annotations
 
 import os
-import stat
 
 from agentflow.documents.budget import WorkBudget
 from agentflow.documents.inputs import Document, Source, _failed, document_of
 from agentflow.documents.kinds import sniff_kind
-from agentflow.documents.reading import _Unusable
+from agentflow.documents.reading import _Unusable, open_input
 
 __all__ = ["INLINE_BYTES", "inline_fits", "read_small"]
 
@@ -55,12 +54,11 @@ def read_small(source: Source, fmt: str, limit: int = INLINE_BYTES) -> Document 
             or path.suffix == ".gz"):
         return None
     try:
-        with path.open("rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+        with open_input(path, unzip=False) as f:
+            if os.fstat(f.fileno()).st_size > limit:
                 return None
             raw = f.read(limit + 1)
-    except OSError:
+    except (OSError, _Unusable):
         return None  # the pool's read says why (the same error, named alike)
     if len(raw) > limit or (fmt == "auto" and sniff_kind(raw[:1024], str(path)) != "text"):
         return None
