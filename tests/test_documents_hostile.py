@@ -106,21 +106,24 @@ def test_a_file_gone_after_it_was_listed_is_a_failed_document(
 def test_a_folder_deeper_than_a_path_can_be_is_one_failed_document(tmp_path: Path) -> None:
     """Past the system's longest path (PATH_MAX: 4096 bytes on Linux) a
     folder cannot be listed by its path: that folder is a failed document and
-    every file above it is read (the walk keeps no recursion to overflow)."""
+    every file above it is read (the walk keeps no recursion to overflow).
+    Folders of 250-character names reach it 17 levels down: a tree that
+    pytest's own clean-up (a recursive ``rmtree``) can delete."""
+    name = "d" * 250
     fd = os.open(tmp_path, os.O_RDONLY)
     try:
-        for depth in range(2100):
-            os.mkdir("d", dir_fd=fd)
-            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        for depth in range(20):
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY, dir_fd=fd)
             os.close(fd)
             fd = inner
-            if depth % 700 == 0:
+            if depth % 7 == 0:
                 with open(os.open("f.txt", os.O_CREAT | os.O_WRONLY, dir_fd=fd), "w") as f:
                     f.write(f"depth {depth}")
     finally:
         os.close(fd)
     docs = _docs(tmp_path)
-    assert [d.text for d in docs if not d.problem] == ["depth 0", "depth 700", "depth 1400"]
+    assert [d.text for d in docs if not d.problem] == ["depth 0", "depth 7", "depth 14"]
     [deep] = [d for d in docs if d.problem]
     assert deep.problem_type == "UnreadableDocumentError"
     assert (deep.problem or "").endswith("cannot read directory: File name too long")
