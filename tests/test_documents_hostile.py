@@ -8,6 +8,7 @@ import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -15,21 +16,22 @@ import pytest
 from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget
 from agentflow.documents.inputs import Document, Source, iter_sources
 from agentflow.documents.readahead import read_ahead
-from agentflow.documents.reader_pool import read_in_worker
+from agentflow.documents.reader_pool import BudgetedReader, read_in_worker
 from agentflow.documents.reading import MAX_INPUT_BYTES
 from agentflow.documents.small import read_small
 from tests.pdfs import text_pdf
 
 
-def _read(folder: Path, **options: object) -> dict[str, Document]:
+def _read(folder: Path, **options: Any) -> dict[str, Document]:
     return {Path(d.id).name: d for d in _docs(folder, **options)}
 
 
-def _docs(folder: Path, **options: object) -> list[Document]:
+def _docs(folder: Path, **options: Any) -> list[Document]:
+    options.setdefault("workers", 1)
+
     async def read() -> list[Document]:
         with anyio.fail_after(120):  # a stall fails the test instead of hanging it
-            async with contextlib.aclosing(read_ahead([str(folder)], workers=1,
-                                                      **options)) as docs:
+            async with contextlib.aclosing(read_ahead([str(folder)], **options)) as docs:
                 return [doc async for doc in docs]
 
     return anyio.run(read)
@@ -127,3 +129,34 @@ def test_a_folder_deeper_than_a_path_can_be_is_one_failed_document(tmp_path: Pat
     [deep] = [d for d in docs if d.problem]
     assert deep.problem_type == "UnreadableDocumentError"
     assert (deep.problem or "").endswith("cannot read directory: File name too long")
+
+
+def _select_bomb(options: int = 40_000) -> bytes:
+    """An HTML page Lexbor parses in quadratic time, in native code (each
+    ``<option>`` walks the list before it): 16 s of CPU at 40,000 options,
+    minutes at 500,000; the CPU limit's signal, handled in Python, waited."""
+    return b"<html><body><select>" + b"<option>x" * options
+
+
+def test_a_parse_in_native_code_past_the_cpu_limit_is_stopped_and_named(
+        tmp_path: Path) -> None:
+    """Past ``cpu_seconds`` plus ``CPU_GRACE`` its worker process is ended; the
+    documents read beside it in the broken pool are read again alone, so only
+    the bomb fails, as ``DocumentTooComplexError`` naming ``cpu_seconds``."""
+    (tmp_path / "a-notes.txt").write_bytes(b"Ann: a person " * 30_000)  # not read inline
+    (tmp_path / "b-select.html").write_bytes(_select_bomb())
+    (tmp_path / "c-page.html").write_bytes(b"<html><body><p>Bo: a person</p></body></html>")
+    budget = WorkBudget(cpu_seconds=1)
+    docs = _read(tmp_path, budget=budget, inline_bytes=0, workers=2)
+    bomb = docs["b-select.html"]
+    assert bomb.problem_type == "DocumentTooComplexError"
+    assert bomb.problem == f"{tmp_path / 'b-select.html'}: too costly to read: CPU seconds: " \
+                           "more than 1"
+    assert "native code" in (bomb.reason or "")
+    assert docs["a-notes.txt"].text.startswith("Ann: a person")
+    assert docs["c-page.html"].text == "Bo: a person"
+    reader = BudgetedReader(budget)  # agentflow report re-reads it under the same limit
+    try:
+        assert reader.read(str(tmp_path / "b-select.html")).problem == bomb.problem
+    finally:
+        reader.close()

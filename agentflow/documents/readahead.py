@@ -48,7 +48,7 @@ from agentflow._anyio_fast import produced, send_soon
 from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget
 from agentflow.documents.inputs import Document, Source, iter_sources, read_source
 from agentflow.documents.reader_pool import BudgetedReader as BudgetedReader  # re-exported
-from agentflow.documents.reader_pool import PdfDelivery, ReaderPool, spool_stdin
+from agentflow.documents.reader_pool import PdfDelivery, ReaderPool, read_alone, spool_stdin
 from agentflow.documents.reader_pool import read_in_worker as read_in_worker  # re-exported
 from agentflow.documents.small import INLINE_BYTES, inline_fits, read_small
 
@@ -174,15 +174,14 @@ async def read_ahead(
             pending.ready.set()
 
     async def _in_pool(path: str, stdin: bool = False) -> Document:
+        future = pool.submit(path, fmt, deliver, budget, stdin)
         try:
-            return await asyncio.wrap_future(pool.submit(path, fmt, deliver, budget, stdin))
-        except BrokenProcessPool:  # a worker died (killed, out of memory): a new pool
-            pool.stop(kill=True)
-            shown = "-" if stdin else path
-            return Document(shown, "", problem=f"{shown}: the process reading it died",
-                            problem_type="DocumentError",
-                            reason="the worker process parsing this file exited (out of "
-                                   "memory, or killed); the other inputs went on")
+            return await asyncio.wrap_future(future)
+        except BrokenProcessPool:  # a worker died (past the budget in native code, killed)
+            pool.broken(future)  # the next read starts a new pool
+            # every read in flight failed with it: each read again alone, to say which and why
+            return await anyio.to_thread.run_sync(read_alone, path, fmt, deliver, budget, stdin,
+                                                  abandon_on_cancel=True)
 
     producer = asyncio.ensure_future(produce(send))
     finished = False

@@ -32,17 +32,26 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import shutil
+import signal
 import sys
 import tempfile
 import threading
+import weakref
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget, cpu_budget, memory_budget
+from agentflow.documents.budget import (
+    DEFAULT_BUDGET,
+    WorkBudget,
+    cpu_budget,
+    memory_budget,
+    over_budget,
+)
 from agentflow.documents.inputs import Document, _failed, _file_document
 from agentflow.documents.kinds import DocumentKind, sniff_kind
 from agentflow.documents.reading import (
@@ -55,7 +64,8 @@ from agentflow.documents.reading import (
 from agentflow.documents.routing import PdfMode, pdf_delivery
 from agentflow.errors import DocumentError
 
-__all__ = ["BudgetedReader", "PdfDelivery", "ReaderPool", "read_in_worker", "spool_stdin"]
+__all__ = ["BudgetedReader", "PdfDelivery", "ReaderPool", "read_alone", "read_in_worker",
+           "spool_stdin"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,19 +151,32 @@ class ReaderPool:
     def __init__(self, size: int) -> None:
         self.size = size
         self._executor: ProcessPoolExecutor | None = None
+        # each read's pool, while its future lives
+        self._of: weakref.WeakKeyDictionary[Future[Document], ProcessPoolExecutor] = (
+            weakref.WeakKeyDictionary())
 
     def submit(self, path: str, fmt: str, deliver: PdfDelivery | None, budget: WorkBudget,
                stdin: bool = False) -> Future[Document]:
-        """``read_in_worker(path, ...)`` in a worker; a worker that died (killed,
-        out of memory) breaks the pool: the future raises ``BrokenProcessPool``;
-        ``stop`` it then, and the next ``submit`` starts a new pool."""
-        executor = self._executor
-        if executor is None:
-            executor = self._executor = ProcessPoolExecutor(
+        """``read_in_worker(path, ...)`` in a worker; a worker that died (past
+        the CPU limit in native code, killed) breaks the pool: the future, and
+        every other one in flight, raises ``BrokenProcessPool``; ``broken``
+        then, and the next ``submit`` starts a new pool."""
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(
                 max_workers=self.size, mp_context=multiprocessing.get_context("forkserver"))
         # a worker process starts inside submit (one per submit, up to size)
         with _main_unseen():
-            return executor.submit(read_in_worker, path, fmt, deliver, budget, stdin)
+            future = self._executor.submit(read_in_worker, path, fmt, deliver, budget, stdin)
+        self._of[future] = self._executor
+        return future
+
+    def broken(self, future: Future[Document]) -> None:
+        """``future`` raised ``BrokenProcessPool``: its pool's workers are
+        stopped, unless a new pool has replaced it since (the other reads
+        in flight fail with it; reads started later are left alone)."""
+        executor = self._of.pop(future, None)
+        if executor is not None and executor is self._executor:
+            self.stop(kill=True)
 
     def stop(self, *, kill: bool) -> None:
         """Stop the workers; ``kill``: without waiting for a costly parse (what
@@ -171,6 +194,53 @@ class ReaderPool:
                 with contextlib.suppress(Exception):
                     process.kill()
                     process.join(5)
+
+
+def _read_to(conn: Connection, path: str, fmt: str, deliver: PdfDelivery | None,
+             budget: WorkBudget, stdin: bool) -> None:
+    """``read_in_worker``'s document sent on ``conn``: what ``read_alone``'s
+    process runs."""
+    with conn:
+        conn.send(read_in_worker(path, fmt, deliver, budget, stdin))
+
+
+def read_alone(path: str, fmt: str, deliver: PdfDelivery | None, budget: WorkBudget,
+               stdin: bool = False) -> Document:
+    """``read_in_worker`` in a process of its own (``forkserver``, without the
+    main module), to tell why a pool's worker died while it held this file:
+    a file the pool's breakage took down with another gets its document; the
+    file that ended its process gets a failed one naming why, from the exit
+    code (past the CPU limit in native code, ``SIGPROF``: the budget's
+    ``cpu_seconds``; ``SIGKILL``: killed, as the kernel does out of memory;
+    else a crash). Blocking: call it from a thread."""
+    context = multiprocessing.get_context("forkserver")
+    receive, send = context.Pipe(duplex=False)
+    with _main_unseen():
+        process = context.Process(target=_read_to, daemon=True,
+                                  args=(send, path, fmt, deliver, budget, stdin))
+        process.start()
+    send.close()
+    doc: Document | None = None
+    with receive, contextlib.suppress(EOFError, OSError):  # it died before sending
+        doc = receive.recv()
+    process.join()
+    return doc if doc is not None else _died("-" if stdin else path, process.exitcode, budget)
+
+
+def _died(name: str, code: int | None, budget: WorkBudget) -> Document:
+    """The failed document of file ``name`` whose reading process ended with
+    exit code ``code`` (``-N``: signal N) without a document."""
+    if code == -signal.SIGPROF and budget.cpu_seconds is not None:
+        exc = over_budget(name, "cpu_seconds", budget.cpu_seconds, budget.cpu_seconds)
+        return Document(name, "", problem=str(exc), problem_type=type(exc).__name__,
+                        reason=f"{exc.reason} (its parser ran on in native code, where the "
+                               "limit cannot interrupt it, so its process was ended)")
+    how = ("was killed (SIGKILL: the kernel does so when memory runs out)"
+           if code == -signal.SIGKILL else f"exited with code {code}")
+    return Document(name, "", problem=f"{name}: the process reading it died", kind="text",
+                    problem_type="DocumentError",
+                    reason=f"the worker process reading this file {how}; the other inputs "
+                           "went on")
 
 
 _SPOOL_CHUNK = 1 << 20
@@ -234,13 +304,14 @@ class BudgetedReader:
         spooled = spool_stdin() if path == "-" else None
         if isinstance(spooled, Document):
             return spooled
+        name, stdin = str(spooled or path), spooled is not None
         try:
-            return self._pool.submit(str(spooled or path), fmt, None, self.budget,
-                                     spooled is not None).result()
-        except BrokenProcessPool:
-            self._pool.stop(kill=True)
-            return Document(path, "", problem=f"{path}: the process reading it died",
-                            problem_type="DocumentError")
+            future = self._pool.submit(name, fmt, None, self.budget, stdin)
+            try:
+                return future.result()
+            except BrokenProcessPool:  # its worker died: read alone, to say why
+                self._pool.broken(future)
+                return read_alone(name, fmt, None, self.budget, stdin)
         finally:
             if spooled is not None:
                 spooled.unlink(missing_ok=True)
