@@ -69,7 +69,10 @@ class HttpSettings:
             when there is no deadline).
         max_retries: retries after the first attempt (0 disables them).
         backoff_initial / backoff_max: seconds, for exponential backoff with jitter.
-        max_retry_after: longest server-requested wait honoured, in seconds.
+        max_retry_after: longest server-requested wait honoured, in seconds: an
+            error asking for a longer one (``Retry-After: 3600``, a spent
+            hourly quota) is raised at once, its ``retry_after`` saying when,
+            as the vendors' SDKs do, never slept on and sent again.
         connection_limit: concurrent connections of the session's connector.
         force_close: open a new connection per request (for servers that close
             connections they advertise as keep-alive, like llama.cpp's after a stream).
