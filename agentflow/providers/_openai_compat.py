@@ -42,6 +42,7 @@ from agentflow.providers._http import (
     api_key_from,
     shared_governor,
 )
+from agentflow.providers._http_errors import STREAM_TYPES
 from agentflow.providers._markup import (
     AnyMarkup,
     filter_for,
@@ -68,7 +69,7 @@ from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestH
 from agentflow.providers._openai_wire import ReasoningHistory
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
-from agentflow.providers._streams import BufferedBody, sse_body, sse_response
+from agentflow.providers._streams import BufferedBody, ndjson_body, sse_body, sse_response
 from agentflow.providers._think_tags import inline_thinking_for_model, think_tag_parser
 from agentflow.ratelimit import model_family
 
@@ -358,18 +359,20 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 options = apply_remedy(self, remedy, exc, options)  # or raises exc
         window = self._profile.context_window
         async with exchange as response:
-            if (streaming and "json" not in response.content_type) or sse_response(response):
+            if sse_response(response) or (streaming and response.content_type in STREAM_TYPES):
                 source: Any = response  # a stream, asked for or forced by a proxy
-            else:
+            else:  # (any other type was read whole by the transport's check: cached)
                 raw = await response.read()
-                if not sse_body(raw):
+                if not sse_body(raw) and not ndjson_body(raw):
                     guard = ReplyGuard(self.vendor, stream=False)
                     for chunk in self.whole_chunks(guard, guard.load(raw, response), markup):
                         if chunk.type == "usage" and window:
                             self._check_cut(messages, window, chunk.usage.input_tokens)
                         yield chunk
                     return
-                source = BufferedBody(raw, response)  # events under another content type
+                # events under another content type (text/plain, application/json), or
+                # chunks one a line without ``data:`` (xorbitsai/inference#523)
+                source = BufferedBody(raw, response)
             async for chunk in self._read_stream(source, markup):
                 if chunk.type == "usage" and window:
                     self._check_cut(messages, window, chunk.usage.input_tokens)
