@@ -2,12 +2,13 @@
 
 Llama 3.2 and Llama 4 call tools by writing Python calls as the whole reply,
 ``[get_weather(city="Paris")]`` (Llama 4 between ``<|python_start|>`` and
-``<|python_end|>``); Gemma 3 writes them in a ```tool_code fence. A server
+``<|python_end|>``); Gemma 3 writes them in a ```tool_code fence; Granite 3.3
+and 4.0-H write bare calls, one a line (vllm-project/vllm#43116). A server
 without a pythonic tool parser, or with one that gives up when prose comes
 first, passes that text on as the answer (vllm-project/vllm#22917,
 https://github.com/vllm-project/vllm/issues/22917; Gemma 3 on vLLM,
 vllm-project/vllm#14734). The tool never ran. For Llama and Gemma models the
-adapter now reads such a reply as the calls it is (``pythonic`` markup: read
+adapter (and Granite's) now reads such a reply as the calls it is (``pythonic`` markup: read
 only against the offered tools, parsed by ``ast``, nothing run), streamed and
 whole; prose, a call of no offered tool, or anything but literal keyword
 arguments stays text.
@@ -67,6 +68,20 @@ async def test_two_calls_on_ollama(stream: bool) -> None:
 
 
 @STREAMS
+async def test_bare_calls_one_a_line_granite(stream: bool) -> None:
+    """Granite 3.3 and 4.0-H write bare calls, one a line (vllm-project/vllm#43116)."""
+    text = 'get_weather(city="Paris")\nget_weather(city="Rome")'
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=text, chunk_size=6), FakeReply(text="Both sunny."))
+        async with OpenAIChatModel("ibm-granite/granite-3.3-8b-instruct", base_url=fake.url,
+                                   api_key="k", stream=stream, settings=FAST) as chat:
+            events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
+                      .stream("Weather in Paris and Rome?")]
+    assert sorted(e.output for e in events if isinstance(e, ToolResult)) == [
+        "Paris: sunny", "Rome: sunny"]
+
+
+@STREAMS
 async def test_structured_output_through_the_form(stream: bool) -> None:
     text = ('[generate_response(id=7, title="login page", tags=["ui", "auth"], '
             'urgent=true)]')
@@ -86,7 +101,8 @@ async def test_structured_output_through_the_form(stream: bool) -> None:
     '[os.system(city="Paris")]',
     "[get_weather(city=open('x').read())]",
     "[1] Paris is sunny.",
-], ids=["prose", "not-a-tool", "not-literal", "bracket-prose"])
+    'get_weather(city="Paris")\nprint("done")',
+], ids=["prose", "not-a-tool", "not-literal", "bracket-prose", "other-statement"])
 async def test_anything_else_stays_text(stream: bool, text: str) -> None:
     async with OpenAIFake() as fake:
         fake.add(FakeReply(text=text, chunk_size=5))

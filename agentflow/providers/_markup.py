@@ -103,6 +103,7 @@ MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("*mixtral*", ("mistral", "llama-json")),
     ("*pixtral*", ("mistral", "llama-json")),
     ("*gemma*", ("gemma4", "llama-json", "pythonic")),
+    ("*granite*", ("hermes", "llama-json", "pythonic")),
     ("*gpt-oss*", ("harmony",)),
     ("*hermes*", ("hermes",)),
     ("*deepseek*", ("deepseek", "deepseek-dsml", "deepseek-dsml-v4", "deepseek-dsml-ascii",

@@ -4,7 +4,8 @@ Llama 3.2 (1B/3B) and Llama 4 call tools by writing Python calls as the
 whole reply, ``[get_weather(city="Paris"), get_time(zone="CET")]`` (Llama 4
 between ``<|python_start|>`` and ``<|python_end|>``); Gemma 3, prompted by
 the templates servers ship for it, writes the same list in a ```tool_code
-fence. A server without a pythonic tool parser passes the text on (vLLM
+fence; Granite 3.3 and 4.0-H write bare calls, one a line
+(vllm-project/vllm#43116). A server without a pythonic tool parser passes the text on (vLLM
 without ``--tool-call-parser pythonic``/``llama4_pythonic``, or with it when
 prose comes first, vllm-project/vllm#22917; Gemma 3 on vLLM,
 vllm-project/vllm#14734), and the call came back as the answer.
@@ -60,9 +61,10 @@ def pythonic_lead(text: str, names: frozenset[str]) -> Lead:
 
 
 def parse_pythonic_calls(text: str, names: frozenset[str]) -> list[MarkupCall] | None:
-    """The calls of a whole reply in this form: one call or a list of them,
-    of offered tools, keyword arguments only, literal values (``true``,
-    ``false`` and ``null`` read as JSON's); ``None`` otherwise.
+    """The calls of a whole reply in this form: a list of calls, or calls
+    one a line (Granite 3.3 and 4.0-H write them bare), of offered tools,
+    keyword arguments only, literal values (``true``, ``false`` and ``null``
+    read as JSON's); ``None`` otherwise.
 
     Raises:
         ValueError: a text that is not a Python expression (it stays text).
@@ -73,10 +75,14 @@ def parse_pythonic_calls(text: str, names: frozenset[str]) -> list[MarkupCall] |
     body = re.sub(r"^```(?:tool_code|python|py)?\s*", "", body)
     body = _TAIL.sub("", body).strip()
     try:
-        tree = ast.parse(body, mode="eval").body
+        statements = ast.parse(body).body
     except (SyntaxError, RecursionError, MemoryError) as error:
-        raise ValueError(f"not a Python expression: {error}") from None
-    nodes = tree.elts if isinstance(tree, ast.List | ast.Tuple) else [tree]
+        raise ValueError(f"not Python: {error}") from None
+    if not all(isinstance(s, ast.Expr) for s in statements):
+        return None
+    values = [s.value for s in statements if isinstance(s, ast.Expr)]
+    nodes = values[0].elts if len(values) == 1 and isinstance(
+        values[0], ast.List | ast.Tuple) else values
     calls: list[MarkupCall] = []
     for node in nodes:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
@@ -109,4 +115,4 @@ def _literal(node: ast.expr) -> Any:
 
 PYTHONIC_MARKUP = register_markup(
     ReplyMarkup("pythonic", pythonic_lead, parse_pythonic_calls))
-"""The pythonic form (Llama 3.2/4, Gemma 3): the whole reply is a list of calls."""
+"""The pythonic form (Llama 3.2/4, Gemma 3, Granite): the whole reply is calls."""
