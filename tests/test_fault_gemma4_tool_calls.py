@@ -89,3 +89,21 @@ async def test_a_block_that_does_not_parse_stays_text(stream: bool) -> None:
                                    stream=stream, settings=FAST) as chat:
             reply = await ReActAgent("w", chat, tools=[get_weather]).call("Weather?")
     assert reply.text == text
+
+
+@STREAMS
+async def test_a_hermes_block_with_args_on_a_gemma_tool_model(stream: bool) -> None:
+    """Gemma-based tool models whose template asks for ``<tool_call>{"name": ...,
+    "args": {...}}</tool_call>`` (ollama/ollama#18357): the ``args`` key is
+    the call's arguments, as ``arguments`` and ``parameters`` are."""
+    text = '<tool_call>\n{"name": "get_weather", "args": {"city": "Paris"}}\n</tool_call>'
+    async with OllamaFake() as fake:
+        fake.add(FakeReply(text=text, chunk_size=6), FakeReply(text="Sunny."))
+        chat = OllamaChatModel("mashriram/gemma3nTools:e4b", base_url=fake.url,
+                               stream=stream, settings=FAST)
+        try:
+            events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
+                      .stream("Weather in Paris?")]
+        finally:
+            await chat.aclose()
+    assert [e.output for e in events if isinstance(e, ToolResult)] == ["Paris: sunny"]

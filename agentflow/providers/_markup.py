@@ -102,7 +102,7 @@ MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("*stral*", ("mistral", "llama-json")),  # Mistral, Devstral, Magistral, Ministral...
     ("*mixtral*", ("mistral", "llama-json")),
     ("*pixtral*", ("mistral", "llama-json")),
-    ("*gemma*", ("gemma4", "llama-json", "pythonic")),
+    ("*gemma*", ("gemma4", "hermes", "llama-json", "pythonic")),
     ("*granite*", ("hermes", "llama-json", "pythonic")),
     ("*gpt-oss*", ("harmony",)),
     ("*hermes*", ("hermes",)),
