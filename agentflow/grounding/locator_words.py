@@ -40,7 +40,8 @@ class LocatorWords(LocatorReading):
             under += f" at nesting depth {self.depth}"
         if self.parents:
             under += " under " + " under ".join(
-                "a list item" if k == "-" else f"{k + ':'!r}" for k in self.parents)
+                "a list item" if k == "-" else repr(k if k[:1] == "<" else k + ":")
+                for k in self.parents)
         if self.document:
             marks = ", ".join(f"{k + ':'!r}" for k in self.document[:4])
             more = ", ..." if len(self.document) > 4 else ""

@@ -77,7 +77,8 @@ says where its value is written, as literal text on the value's line:
   ``---`` front matter, never a code block of its body); and ``depth``: for
   a labelled rule, the nesting depth every example writes its label at
   (``agentflow.grounding.depths``: a YAML top-level key, never one nested
-  under another); a document writing the label only at other depths has its
+  under another; in XML or HTML, the elements open around it, not its
+  indentation); a document writing the label only at other depths has its
   values offered by no grammar and pinned by no score
   (``Locator.off_depth``); with it the keys of the lines above the label
   every example writes it under (``Locator.parents``: ``repository`` of a
