@@ -55,8 +55,9 @@ class LocatorWords(LocatorReading):
             return f"{self.field}: every list item (its own lines){under}, in order"
         if self.arg is not None:
             only = ", the last on its line" if self.last else ""
+            ends = f" and ends with {self.tail!r}" if self.tail else ""
             return (f"{self.field}: argument {self.arg + 1} (one word, or one quoted string"
-                    f"{only}) of a line that begins with {self.left!r}{under}")
+                    f"{only}) of a line that begins with {self.left!r}{ends}{under}")
         if self.marker:
             where = "at the start of a line after a numbered item marker like"
 

@@ -52,7 +52,9 @@ says where its value is written, as literal text on the value's line:
   fills the field (``.TH NAME "1" "May 2023"``: the section is argument 2
   of a ``.TH`` line; ``locator_rule.line_arguments`` splits a line at
   whitespace, a double-quoted argument kept whole). Two examples must
-  agree;
+  agree; the words they all write before the value are the line's key,
+  those they all write after it must end it (``Locator.tail``), and
+  sentences sharing their first word alone make no rule;
 * ``items``: where no text around a list's values is common to the
   examples, the list as every list item of the document, in order
   (``agentflow.grounding.items``: a bulleted or numbered item with its
