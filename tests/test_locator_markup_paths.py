@@ -123,4 +123,6 @@ def test_html_void_elements_open_nothing() -> None:
 def test_text_that_is_not_markup_keeps_its_indentation_depths() -> None:
     assert not is_markup(["<jane@example.org> wrote:", "  > hello"])
     assert not is_markup(["name: x", "  <b>y</b>"])
+    assert not is_markup(['<p align="center"><img src="logo.png"/></p>', "", "# Tool", "",
+                          "- a:", "  - b: c"])
     assert line_depths(["a:", "  b: <i>c</i>"]) == [0, 1]

@@ -15,8 +15,10 @@ key_paths``) are those elements, nearest first, each written ``<name>``
 
 A document is **markup** (``is_markup``) when its first line that is not
 blank begins with a tag, an XML declaration, a comment or a doctype
-(``<project``, ``<?xml``, ``<!--``, ``<!DOCTYPE``), and it closes some
-element (``</x>`` or ``<x/>``). Comments, CDATA sections, processing
+(``<project``, ``<?xml``, ``<!--``, ``<!DOCTYPE``), at least half its
+lines that are not blank begin with ``<`` (not a Markdown page that opens
+with an HTML comment or a centred logo), and it closes some element
+(``</x>`` or ``<x/>``). Comments, CDATA sections, processing
 instructions and declarations open nothing; ``<x/>`` opens nothing; a
 closing tag closes the nearest open element of its name and every element
 opened inside it that is still open (markup that does not close them), and
@@ -51,8 +53,10 @@ _HTML = re.compile(r"<!doctype\s+html|<html[\s>]", re.I)
 
 def is_markup(lines: Sequence[str]) -> bool:
     """Whether ``lines`` are a markup document (see the module docstring)."""
-    first = next((line for line in lines if line.strip()), "")
-    return bool(_START.match(first)) and any(_CLOSES.search(line) for line in lines)
+    body = [line.lstrip(" \t\ufeff") for line in lines if line.strip()]
+    tagged = sum(line[:1] == "<" for line in body)
+    return bool(body) and bool(_START.match(body[0])) and 2 * tagged >= len(body) and any(
+        _CLOSES.search(line) for line in body)
 
 
 def element_paths(lines: Sequence[str]) -> list[tuple[str, ...]]:
