@@ -1,8 +1,9 @@
 """What one model's HTTP transport is set up with: its ``HttpSettings``, its
 API key (``api_key_from``, only for the vendor's own host: ``own_host``), its
 rate governor (``shared_governor``), its headers' values as sent
-(``checked_headers``), and the credential headers whose values are registered
-for masking (``register_credentials``).
+(``checked_headers``), and the credentials registered for masking: the
+credential headers' values (``register_credentials``), a ``base_url``'s
+password and key-named query values (``register_url_credentials``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from agentflow._secrets import register_secret
 from agentflow.errors import InvalidModelError
@@ -24,8 +25,10 @@ __all__ = [
     "api_key_from",
     "checked_headers",
     "is_credential_header",
+    "join_url",
     "own_host",
     "register_credentials",
+    "register_url_credentials",
     "shared_governor",
 ]
 
@@ -128,6 +131,21 @@ def shared_governor(
     return governor_for(vendor, base_url=base_url, api_key=api_key, family=family)
 
 
+def join_url(base_url: str, path: str) -> str:
+    """The URL of ``path`` under ``base_url``. A base URL's query string stays
+    the query of every request (Azure OpenAI's ``?api-version=``, a gateway's
+    ``?key=``), joined with the path's own (``?alt=sse``): appended after it,
+    the path became part of the query value (``api-version=2024-10-21/chat/
+    completions``) and the server answered 404 "Resource not found" or refused
+    the version (ThinkInAIXYZ/deepchat#262)."""
+    root, has_query, query = base_url.partition("?")
+    if not has_query:
+        return f"{base_url}/{path.lstrip('/')}"
+    route, _, own = path.lstrip("/").partition("?")
+    both = "&".join(q for q in (own, query) if q)
+    return f"{root.rstrip('/')}/{route}" + (f"?{both}" if both else "")
+
+
 def own_host(base_url: str, vendor_url: str) -> bool:
     """Whether ``base_url`` is on the vendor's own host: only then is a key
     taken from the environment, so it never reaches a third-party server."""
@@ -162,5 +180,18 @@ def register_credentials(headers: Mapping[str, str]) -> None:
     """Register the values of ``headers``' credential headers
     (``is_credential_header``) for masking in every error, log and repr."""
     for name, value in headers.items():
+        if is_credential_header(name):
+            register_secret(value)
+
+
+def register_url_credentials(url: str) -> None:
+    """Register ``url``'s password (``user:password@``) and the values of its
+    query parameters named as a credential (``?key=...``, ``?token=...``:
+    ``is_credential_header``'s words) for masking, so they are masked where
+    ``redact_urls`` does not cut them (a record's values, a URL written
+    without its query)."""
+    parts = urlsplit(url)
+    register_secret(parts.password)
+    for name, value in parse_qsl(parts.query):
         if is_credential_header(name):
             register_secret(value)
