@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import aiohttp
 
@@ -91,6 +91,9 @@ class HttpChatModel(ABC):
         stream: stream replies (``True``) or ask for whole ones; the chunks
             yielded are the same. A request's ``GenerateOptions.stream``
             overrides it (``streams``).
+
+    ``async with model:`` closes its session at the block's end (``aclose``),
+    as the OpenAI-style models do.
     """
 
     vendor: ClassVar[str] = ""
@@ -126,6 +129,13 @@ class HttpChatModel(ABC):
     async def aclose(self) -> None:
         """Close the HTTP session (idempotent)."""
         await self._client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Close the HTTP session (``aclose``), however the block ends."""
+        await self.aclose()
 
     async def stream(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions

@@ -20,7 +20,7 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 from urllib.parse import urlsplit
 
 from agentflow._secrets import redact_urls
@@ -257,7 +257,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
         """Close the HTTP session (idempotent)."""
         await self._http.aclose()
 
-    async def __aenter__(self) -> OpenAICompatibleModel:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
