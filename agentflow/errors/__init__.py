@@ -42,7 +42,7 @@ The tree::
     │   │   └── OutOfMemoryError          the model does not fit the server's memory: not retried
     │   ├── ContentFilteredError          filtered, moderated or refused: no answer
     │   │   └── ModeratedRequestError     refused by moderation, a 4xx (also a BadRequestError)
-    │   ├── EmptyReplyError               a text call's model said nothing after tool results, twice
+    │   ├── EmptyReplyError               a text call's model said nothing, twice (asked again)
     │   ├── ProviderTimeoutError          connect/read timeout
     │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way

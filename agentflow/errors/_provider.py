@@ -238,8 +238,8 @@ class ContentFilteredError(ProviderError):
 
 class EmptyReplyError(ProviderError):
     """A text call's model said nothing: a reply with no text and no tool call
-    (thinking alone counts as nothing) that ended normally right after tool
-    results, and again after a continuation prompt asked it to go on
+    (thinking alone counts as nothing) that ended normally, and again after a
+    prompt asked it to answer (to continue, right after tool results)
     (``agentflow.middleware.empty_reply``; Claude's documented "empty
     response with end_turn"). There is no answer: not a silent empty success.
     Not retried by the HTTP layer (each request was answered); the caller may
