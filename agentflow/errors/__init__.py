@@ -47,7 +47,7 @@ The tree::
     │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
     │   │   └── TruncatedStreamError      a stream ended without its finish reason / final frame
-    │   ├── UnexpectedReplyError          a 2xx no API reply: empty, HTML, cut/bad JSON (retried)
+    │   ├── UnexpectedReplyError          2xx no reply: empty, HTML, no event, bad JSON (retried)
     │   ├── BatchRequestError             one request of a vendor batch has no reply (.kind)
     │   └── RedirectError                 3xx: never followed (credentials stay at their origin)
     ├── StateConflictError                a state save lost a race: the stored version moved on

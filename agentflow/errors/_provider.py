@@ -171,8 +171,9 @@ class UnexpectedReplyError(ProviderError):
     content type, or its first tag whatever the type), as a proxy, gateway or
     CDN in front of the API serves one (a Cloudflare challenge, a load
     balancer's error page, a captive portal) or a server that crashed after
-    its status line; or a whole (not streamed) reply whose JSON is cut off
-    (it ends mid-value) or malformed. Retried with backoff like a 5xx; the
+    its status line; an event stream that ended before its first event
+    (nothing, or keep-alive comments only); or a whole (not streamed) reply
+    whose JSON is cut off (it ends mid-value) or malformed. Retried with backoff like a 5xx; the
     last error names the status, the content type and the start of the page
     (of a JSON body: its start and end).
 

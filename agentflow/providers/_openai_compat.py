@@ -64,7 +64,7 @@ from agentflow.providers._openai_remedies import (
 from agentflow.providers._openai_reply import OpenAIReplyHooks, failed_generation
 from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestHooks
 from agentflow.providers._openai_wire import ReasoningHistory
-from agentflow.providers._payload import ReplyGuard
+from agentflow.providers._payload import NOT_PARSED, ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 from agentflow.providers._streams import BufferedBody, sse_body, sse_response
 from agentflow.providers._think_tags import inline_thinking_for_model, think_tag_parser
@@ -342,10 +342,13 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
             if (streaming and "json" not in response.content_type) or sse_response(response):
                 source: Any = response  # a stream, asked for or forced by a proxy
             else:
-                raw = await response.read()
-                if not sse_body(raw):
+                data = exchange.parsed  # the HTTP layer's parse of the body, when it made one
+                raw = b"" if data is not NOT_PARSED else await response.read()
+                if data is not NOT_PARSED or not sse_body(raw):
                     guard = ReplyGuard(self.vendor, stream=False)
-                    for chunk in self.whole_chunks(guard, guard.load(raw, response), markup):
+                    if data is NOT_PARSED:
+                        data = guard.load(raw)
+                    for chunk in self.whole_chunks(guard, data, markup):
                         if chunk.type == "usage" and window:
                             self._check_cut(messages, window, chunk.usage.input_tokens)
                         yield chunk
