@@ -153,16 +153,25 @@ def field_probabilities(tokens: Sequence[TokenLogprob]) -> dict[str, float]:
     if not spans:
         return {}
     plain = text.isascii()  # a character is a byte: offsets as they are
+    count = len(ends)
     out: dict[str, float] = {}
     for key, leaves in spans.items():
         worst = 0.0
         for start, end in leaves:
             lo, hi = (start, end) if plain else (len(text[:start].encode()),
                                                   len(text[:end].encode()))
-            # the tokens that overlap [lo, hi): from the first ending past lo to the
-            # first ending at or past hi (each of those after the first starts before hi);
-            # ``min`` keeps the first of equals and passes over a NaN, as a loop would
-            worst = min((worst, *logprobs[bisect.bisect_right(ends, lo):
-                                          bisect.bisect_left(ends, hi) + 1]))
+            # the tokens that overlap [lo, hi): the first ending past lo (it starts at
+            # or before lo), then each next one while it starts (where the one before
+            # it ends) before hi
+            i = bisect.bisect_right(ends, lo)
+            if i < count:
+                logprob = logprobs[i]
+                if logprob < worst:
+                    worst = logprob
+                while i + 1 < count and ends[i] < hi:
+                    i += 1
+                    logprob = logprobs[i]
+                    if logprob < worst:
+                        worst = logprob
         out[key] = math.exp(worst)
     return out
