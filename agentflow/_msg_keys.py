@@ -45,8 +45,9 @@ be cut."""
 
 TOKEN_LOGPROBS = "token_logprobs"
 """On a reply whose request asked for token log-probabilities and got them
-(``GenerateOptions.logprobs``): its text's tokens as ``TokenLogprob``s, in
-order (their texts joined are the reply's text)."""
+(``GenerateOptions.logprobs``): its text's tokens, a ``TokenLogprobs`` (a
+sequence of ``TokenLogprob``; a stored conversation read back holds a tuple),
+in order (their texts joined are the reply's text)."""
 
 FIELD_PROBS = "field_probs"
 """On a call's final structured-output message, when the reply it was read

@@ -46,7 +46,7 @@ from agentflow._msg_keys import (
 )
 from agentflow._slots_init import slot_init
 from agentflow.errors import InvalidInputError, StructuredOutputError
-from agentflow.logprobs import TokenLogprob
+from agentflow.logprobs import TokenLogprob, TokenLogprobs
 from agentflow.media.blocks import DocumentBlock, ImageBlock
 
 __all__ = [
@@ -343,7 +343,7 @@ def msg_to_dict(msg: Msg) -> dict[str, Any]:
     ``msg_from_dict`` reads back as ``TokenLogprob``s."""
     metadata = dict(msg.metadata)
     tokens = metadata.get(TOKEN_LOGPROBS)
-    if isinstance(tokens, tuple | list):
+    if isinstance(tokens, tuple | list | TokenLogprobs):
         metadata[TOKEN_LOGPROBS] = [_token_json(t) for t in tokens]
     return {
         "id": msg.id,

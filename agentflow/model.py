@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from agentflow._slots_init import slot_init
 from agentflow.errors import InvalidModelError
-from agentflow.logprobs import TokenLogprob
+from agentflow.logprobs import TokenLogprob, TokenLogprobs
 from agentflow.messages import Msg
 from agentflow.model_options import (
     GenerateOptions,
@@ -44,6 +44,7 @@ __all__ = [
     "TextDelta",
     "ThinkingDelta",
     "TokenLogprob",
+    "TokenLogprobs",
     "ToolCallDelta",
     "ToolChoice",
     "ToolChoiceMode",
@@ -66,11 +67,13 @@ FinishReason: TypeAlias = Literal[
 class TextDelta:
     """A piece of the reply's text; ``logprobs``: its tokens with their
     log-probabilities, when the request asked for them
-    (``GenerateOptions.logprobs``) and the model gives them (else empty)."""
+    (``GenerateOptions.logprobs``) and the model gives them (else empty): a
+    sequence of ``TokenLogprob`` (a provider gives a ``TokenLogprobs``, which
+    may read the vendor's entries only when a token is read)."""
 
     text: str
     type: Literal["text"] = "text"
-    logprobs: tuple[TokenLogprob, ...] = ()
+    logprobs: Sequence[TokenLogprob] = ()
 
 
 @slot_init

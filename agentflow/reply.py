@@ -35,6 +35,7 @@ from agentflow.model import (
     GenerateOptions,
     ModelChunk,
     TokenLogprob,
+    TokenLogprobs,
     ToolCallDelta,
     ToolSpec,
     Usage,
@@ -295,7 +296,8 @@ class ReplyBuilder:
         self._thinking: list[str] = []
         self._signature: str | None = None
         self._thinking_data: dict[str, Any] = {}
-        self._logprobs: list[TokenLogprob] = []
+        self._logprobs: list[Sequence[TokenLogprob]] = []
+        """The ``logprobs`` of each text chunk that had some (joined once, in ``build``)."""
         self.tools = ToolCallAssembler()
         self.finish_reason: FinishReason = "stop"
         self.response_model: str | None = None
@@ -308,7 +310,7 @@ class ReplyBuilder:
         if chunk.type == "text":
             self._text.append(chunk.text)
             if chunk.logprobs:
-                self._logprobs.extend(chunk.logprobs)
+                self._logprobs.append(chunk.logprobs)
         elif chunk.type == "tool_call":
             self.tools.add(chunk)
         elif chunk.type == "thinking":
@@ -353,7 +355,8 @@ class ReplyBuilder:
         thinking = self._thinking or self._signature or self._thinking_data
         if not thinking and not calls:  # the common reply: its text only, if any
             if self._logprobs and text:
-                return Msg("assistant", text, metadata={TOKEN_LOGPROBS: tuple(self._logprobs)})
+                return Msg("assistant", text,
+                           metadata={TOKEN_LOGPROBS: TokenLogprobs.joined(self._logprobs)})
             return Msg("assistant", text if text else ())
         blocks: list[Any] = []
         if thinking:

@@ -228,7 +228,7 @@ def field_confidence(
         if found.get(name) == HELD:
             found[name] = LIST_CUT
     for name, p in (token_probs or {}).items():
-        if name in found:
+        if p < DOUBT_BELOW and name in found:  # (a likelier token leaves every score as it is)
             found[name] = _with_tokens(found[name], p)
     for name in conflicted:
         if name in found:

@@ -30,9 +30,8 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from itertools import accumulate
 
-from agentflow.model import TokenLogprob
+from agentflow.model import TokenLogprob, TokenLogprobs
 
 __all__ = ["field_probabilities", "value_spans"]
 
@@ -141,29 +140,38 @@ def field_probabilities(tokens: Sequence[TokenLogprob]) -> dict[str, float]:
     """Each top-level field of the JSON object the ``tokens`` wrote, with the
     probability (``exp(logprob)``, in ``[0, 1]``) of the least likely token
     that wrote its value's content (see the module docstring); ``{}``
-    without tokens or an object. An empty list or object: ``1.0``."""
+    without tokens or an object. An empty list or object: ``1.0``.
+
+    Tokens a provider read as a ``TokenLogprobs`` are mapped from what they
+    wrote (``TokenLogprobs.written``: no ``TokenLogprob`` made per token)."""
     if not tokens:
         return {}
-    pieces = [t.token.encode() if t.bytes is None else t.bytes for t in tokens]
-    text = b"".join(pieces).decode("utf-8", errors="replace")
+    data, ends, logprobs = (tokens if isinstance(tokens, TokenLogprobs)
+                            else TokenLogprobs(tokens)).written()
+    text = data.decode("utf-8", errors="replace")
     spans = value_spans(text)
     if not spans:
         return {}
-    ends = list(accumulate(map(len, pieces)))  # byte offset where each token ends
     plain = text.isascii()  # a character is a byte: offsets as they are
+    count = len(ends)
     out: dict[str, float] = {}
     for key, leaves in spans.items():
         worst = 0.0
         for start, end in leaves:
             lo, hi = (start, end) if plain else (len(text[:start].encode()),
                                                   len(text[:end].encode()))
-            # the tokens that overlap [lo, hi): from the first ending past lo,
-            # while they start before hi
+            # the tokens that overlap [lo, hi): the first ending past lo (it starts at
+            # or before lo), then each next one while it starts (where the one before
+            # it ends) before hi
             i = bisect.bisect_right(ends, lo)
-            while i < len(ends) and ends[i] - len(pieces[i]) < hi:
-                logprob = tokens[i].logprob
+            if i < count:
+                logprob = logprobs[i]
                 if logprob < worst:
                     worst = logprob
-                i += 1
+                while i + 1 < count and ends[i] < hi:
+                    i += 1
+                    logprob = logprobs[i]
+                    if logprob < worst:
+                        worst = logprob
         out[key] = math.exp(worst)
     return out

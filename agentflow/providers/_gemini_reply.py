@@ -33,6 +33,7 @@ from agentflow.model import (
     TextDelta,
     ThinkingDelta,
     TokenLogprob,
+    TokenLogprobs,
     ToolCallDelta,
     Usage,
     UsageChunk,
@@ -206,7 +207,8 @@ class ReplyReader:
                 yield ThinkingDelta(part["text"])
         elif part.get("text"):
             self.wrote = True
-            yield TextDelta(part["text"], logprobs=tokens) if tokens else TextDelta(part["text"])
+            yield (TextDelta(part["text"], logprobs=TokenLogprobs(tokens)) if tokens
+                   else TextDelta(part["text"]))
         if signature:
             yield ThinkingDelta(provider_data={SIGNATURE: signature})
 

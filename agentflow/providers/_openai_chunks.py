@@ -2,7 +2,8 @@
 (``agentflow.providers._openai_wire`` re-exports it): ``ChunkParser`` folds
 stream chunks (``chat.completion.chunk``) or a whole reply
 (``chat.completion``) into ``ModelChunk``s; ``parse_usage``,
-``finish_reason`` and ``token_logprobs`` normalize what vendors report.
+``finish_reason`` and ``token_logprobs`` (``_openai_logprobs``) normalize
+what vendors report.
 
 Wire facts follow shared/providers.md section 1 (OpenAI Chat Completions):
 stream tool-call deltas are keyed by ``index``; a refusal arrives in
@@ -11,9 +12,7 @@ stream tool-call deltas are keyed by ``index``; a refusal arrives in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from itertools import repeat
-from operator import itemgetter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -30,6 +29,7 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
+from agentflow.providers._openai_logprobs import token_logprobs
 from agentflow.providers._reasoning_details import REASONING_DETAILS, DetailsMerger
 
 __all__ = ["CALL_EXTRAS", "ChunkParser", "finish_reason", "parse_usage", "token_logprobs"]
@@ -99,62 +99,6 @@ def parse_usage(data: Any) -> Usage | None:
     return Usage(int(prompt), int(completion), int(cached), int(reasoning))
 
 
-def token_logprobs(data: Any) -> tuple[TokenLogprob, ...]:
-    """The tokens of a choice's ``logprobs`` (``{"content": [{"token",
-    "logprob", "bytes", "top_logprobs"}...]}``, OpenAI's chat completions
-    reference, whole replies and stream chunks alike; llama.cpp's server
-    answers the same): ``()`` when there are none (``null``, no ``content``,
-    a refusal's ``refusal`` list). An entry without a numeric ``logprob`` is
-    skipped; ``bytes`` that are not a list of byte values are left out (the
-    token's text stands for them)."""
-    if not isinstance(data, Mapping):
-        return ()
-    content = data.get("content")
-    if not isinstance(content, list):
-        return ()
-    return _well_formed(content) or _each_checked(content)
-
-
-def _well_formed(content: list[Any]) -> tuple[TokenLogprob, ...] | None:
-    """The tokens of ``content`` when every entry is a dict with a ``str``
-    token, a ``float`` logprob and a list of byte values (what OpenAI and
-    llama.cpp send), read in C loops (``map``), no Python frame per token;
-    ``None`` when any entry is otherwise (``_each_checked`` reads those)."""
-    try:
-        tokens, logprobs, raw = zip(*map(_ENTRY, content), strict=True)
-        if set(map(type, tokens)) != _STR or set(map(type, logprobs)) != _FLOAT or set(
-                map(type, raw)) != _LIST:
-            return None
-        data = map(bytes, raw)  # ints 0-255 only (else ValueError/TypeError)
-        return tuple(map(_new, repeat(TokenLogprob), zip(tokens, logprobs, data, strict=True)))
-    except (KeyError, TypeError, ValueError):  # a missing key, a non-dict, a bad byte
-        return None
-
-
-def _each_checked(content: list[Any]) -> tuple[TokenLogprob, ...]:
-    """The tokens of ``content`` entry by entry (see ``token_logprobs``)."""
-    out: list[TokenLogprob] = []
-    append = out.append
-    for entry in content:  # exact-type tests first: orjson's dicts, strs and floats
-        if entry.__class__ is not dict and not isinstance(entry, Mapping):
-            continue
-        token, logprob, raw = entry.get("token"), entry.get("logprob"), entry.get("bytes")
-        if token.__class__ is not str and not isinstance(token, str):
-            continue
-        if logprob.__class__ is not float:
-            if not isinstance(logprob, int | float) or isinstance(logprob, bool):
-                continue
-            logprob = float(logprob)
-        data_bytes = None
-        if isinstance(raw, list):
-            try:  # noqa: SIM105 -- per token: no context manager. bytes() takes ints 0-255
-                data_bytes = bytes(raw)
-            except (TypeError, ValueError):
-                pass
-        append(_new(TokenLogprob, (token, logprob, data_bytes)))  # a tuple made in C
-    return tuple(out)
-
-
 class _Arguments:
     """The argument text of one streamed call so far (its fragments)."""
 
@@ -180,11 +124,6 @@ def _whole_json(text: str) -> bool:
     except orjson.JSONDecodeError:
         return False
     return True
-
-
-_ENTRY = itemgetter("token", "logprob", "bytes")
-_STR, _FLOAT, _LIST = {str}, {float}, {list}
-_new = tuple.__new__
 
 
 class ChunkParser:
@@ -231,7 +170,7 @@ class ChunkParser:
         self._usage: Usage | None = None
         self._model: str | None = None
         self._reply_id: str | None = None
-        self._logprobs: tuple[TokenLogprob, ...] = ()
+        self._logprobs: Sequence[TokenLogprob] = ()
         self._args: dict[int, _Arguments] = {}
         """Per index: the argument text of its latest call so far."""
         self._choice: Any = _UNSET
