@@ -313,8 +313,6 @@ def test_read_documents_lists_the_inputs_as_the_pipeline_runs(cluster: None,
     assert [p for p, _ in told] == [root / "linked"] and "not followed" in told[0][1]
     with pytest.raises(InputError, match="matches no file"):  # refused at once, not in a task
         engine.read_documents([str(tmp_path / "none*.txt")])
-    with pytest.raises(InputError, match="standard input"):  # a task's stdin is not the user's
-        engine.read_documents([str(root), "-"])
 
 
 def test_read_documents_reads_each_file_under_the_whole_work_budget(cluster: None,
@@ -338,6 +336,25 @@ def test_read_documents_reads_each_file_under_the_whole_work_budget(cluster: Non
     assert "native code" in rows["select.html"]["reason"]
     assert rows["big.txt"]["text"].startswith("big is large.") and not rows["big.txt"]["problem"]
     assert all(rows[f"doc{i:03}.txt"]["text"] == f"doc{i:03} is a document.\n" for i in range(3))
+
+
+def test_read_documents_reads_standard_input_on_the_driver_under_the_budget(
+        cluster: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task's standard input is not the user's: ``-`` is read on the driver,
+    as one document, under the same budget as the files beside it."""
+    import io
+    import sys
+
+    root = _docs(tmp_path / "in", 1)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"piped is a text.\n")))
+    rows = engine.read_documents([str(root), "-"]).take_all()
+    assert sorted(r["text"] for r in rows) == ["doc000 is a document.\n", "piped is a text.\n"]
+    assert any(r["id"].startswith("-#") for r in rows)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"x" * 40)))
+    [row] = engine.read_documents("-", budget=WorkBudget(chars=30)).take_all()
+    assert row["problem_type"] == "DocumentTooComplexError" and "(limit 30)" in row["problem"]
+    with pytest.raises(InputError, match="standard input"):  # records would be held at once
+        engine.read_documents("-", fmt="jsonl")
 
 
 def test_cli_engine_ray_fails_the_hostile_pdf_alone(
@@ -372,8 +389,8 @@ def test_cli_engine_ray_needs_an_out_directory(schema: str, tmp_path: Path,
                  str(tmp_path / "a.txt"), "--out", str(tmp_path / "file")]) == 2
     assert "must be a directory" in capsys.readouterr().err
     assert main(["extract", "--engine", "ray", "--schema", schema, "--input", "-",
-                 "--out", str(tmp_path / "out")]) == 2
-    assert "stdin" in capsys.readouterr().err
+                 "--format", "jsonl", "--out", str(tmp_path / "out")]) == 2
+    assert "stdin (-) on the driver" in capsys.readouterr().err
     if os.path.isdir("/proc/self"):  # a folder where no file can be made: before the cluster
         assert main(["extract", "--engine", "ray", "--schema", schema, "--input",
                      str(tmp_path / "a.txt"), "--out", "/proc/self/records"]) == 2

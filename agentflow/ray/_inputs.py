@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget, over_budget
 from agentflow.documents.reading import InputError
 from agentflow.ray._listing import input_listing
-from agentflow.ray._reading import read_batch
+from agentflow.ray._reading import read_batch, read_stdin
 from agentflow.ray._refs import absolute_ref, ray_module, resolve
 
 if TYPE_CHECKING:
@@ -46,6 +46,8 @@ def read_documents(
     CPU and memory limits included, in a worker process the task starts
     (``agentflow.ray._reading``): past a limit, a failed row
     (``DocumentTooComplexError`` naming it), and the other inputs go on.
+    ``-`` is standard input: read on the driver when this is called, as one
+    document, under the same budget.
 
     Args:
         fmt / text_field / id_field: as ``iter_documents``.
@@ -66,16 +68,24 @@ def read_documents(
         ``source_offset``, ``pages`` (a PDF's page map as JSON text, else ``""``).
 
     Raises:
-        InputError: a spec matches no file, or is ``-``: standard input is the
-            driver's, never a Ray task's.
+        InputError: a spec matches no file, or ``-`` with ``fmt`` ``jsonl``
+            (standard input is read on the driver, as one document).
     """
     names = [specs] if isinstance(specs, str) else list(specs)
-    if "-" in names:
-        raise InputError("read_documents reads files in Ray tasks: standard input (-) is "
-                         "not an input there; save it to a file the workers can read")
-    rt = ray_module()
-    listing = input_listing(names, exclude=exclude, on_exclude=on_exclude, on_skip=on_skip)
     prep = absolute_ref(prepare) if isinstance(prepare, str) else prepare
+    files = [name for name in names if name != "-"]
+    if len(files) < len(names) and fmt == "jsonl":
+        raise InputError("read_documents reads standard input (-) on the driver, as one "
+                         "document: JSONL records there would all be held at once; save "
+                         "them to a file the workers can read")
+    rt = ray_module()
+    listing = (input_listing(files, exclude=exclude, on_exclude=on_exclude, on_skip=on_skip)
+               if files or not names else None)  # (a spec matching nothing: before stdin)
+    # the driver's standard input (a task's is not the user's): read here, under the same budget
+    stdin = (read_stdin(fmt=fmt, prepare=resolve(prep), budget=budget)
+             if len(files) < len(names) else None)
+    if listing is None and stdin is not None:
+        return stdin
 
     def read(batch: Any) -> Iterator[Any]:
         yield from read_batch(batch, fmt=fmt, text_field=text_field, id_field=id_field,
@@ -84,7 +94,7 @@ def read_documents(
     # a block of the listing at a time: one reader (and worker process) per block
     dataset: ray.data.Dataset = rt.data.read_datasource(listing).map_batches(
         read, batch_size=None, batch_format="pyarrow")
-    return dataset
+    return dataset.union(stdin) if stdin is not None else dataset
 
 
 def _records_to_docs(text_field: str, id_field: str, budget: WorkBudget

@@ -12,6 +12,10 @@ done in the Ray task's own process, that would end the task (and with Ray's
 retries, the run). Past a limit, the input is a failed row
 (``DocumentTooComplexError`` naming the limit) and the task reads on. The
 worker process lives as long as the batch: stopped when the task ends.
+
+Standard input is the driver's (a task's is not the user's): ``read_stdin``
+reads it there as one document, spooled to a file and read in a worker
+process under the same budget (``BudgetedReader.read``), a Dataset of one row.
 """
 
 from __future__ import annotations
@@ -19,15 +23,19 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from agentflow.documents.budget import WorkBudget
 from agentflow.documents.inputs import Document, Source, _is_jsonl, prepared
 from agentflow.documents.reader_pool import BudgetedReader
+from agentflow.ray._refs import ray_module
 
-__all__ = ["OUT_CHARS", "OUT_ROWS", "doc_row", "read_batch"]
+if TYPE_CHECKING:
+    import ray.data
+
+__all__ = ["OUT_CHARS", "OUT_ROWS", "doc_row", "read_batch", "read_stdin"]
 
 OUT_ROWS = 64
 """Most rows in one block a read task yields."""
@@ -87,3 +95,18 @@ def _documents(reader: BudgetedReader, path: str, problem: str | None, fmt: str,
         return
     source = Source(Path(path), _is_jsonl(Path(path), fmt))
     yield from reader.documents(source, fmt=fmt, text_field=text_field, id_field=id_field)
+
+
+def read_stdin(*, fmt: str, prepare: Callable[[str], str] | None,
+               budget: WorkBudget) -> ray.data.Dataset:
+    """A Dataset of one row: standard input read here (on the driver) as one
+    document under ``budget``, as ``agentflow extract`` reads it locally."""
+    pa: Any = importlib.import_module("pyarrow")
+    reader = BudgetedReader(budget)
+    try:
+        doc = reader.read("-", fmt)
+    finally:
+        reader.close()
+    table = pa.Table.from_pylist([doc_row(prepared(doc, prepare))], schema=_schema())
+    dataset: ray.data.Dataset = ray_module().data.from_arrow(table)
+    return dataset
