@@ -11,7 +11,12 @@ process, and a parse in native code past its CPU limit ends that process:
 done in the Ray task's own process, that would end the task (and with Ray's
 retries, the run). Past a limit, the input is a failed row
 (``DocumentTooComplexError`` naming the limit) and the task reads on. The
-worker process lives as long as the batch: stopped when the task ends.
+worker process lives as long as the batch: stopped when the task ends, so
+none is left behind when Ray ends its worker processes. Ray Data splits the
+listing into blocks of a path or two, so a task starts one often: the Ray
+worker process's ``forkserver`` imports the reader's modules once
+(``PRELOAD``), and each worker process is forked with them (about 0.02 s a
+start, 0.7 s without).
 
 Standard input is the driver's (a task's is not the user's): ``read_stdin``
 reads it there as one document, spooled to a file and read in a worker
@@ -21,6 +26,7 @@ process under the same budget (``BudgetedReader.read``), a Dataset of one row.
 from __future__ import annotations
 
 import importlib
+import multiprocessing
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +41,7 @@ from agentflow.ray._refs import ray_module
 if TYPE_CHECKING:
     import ray.data
 
-__all__ = ["OUT_CHARS", "OUT_ROWS", "doc_row", "read_batch", "read_stdin"]
+__all__ = ["OUT_CHARS", "OUT_ROWS", "PRELOAD", "doc_row", "read_batch", "read_stdin"]
 
 OUT_ROWS = 64
 """Most rows in one block a read task yields."""
@@ -43,6 +49,11 @@ OUT_ROWS = 64
 OUT_CHARS = 64 * 1024 * 1024
 """Characters of text past which a read task yields the rows it holds (a
 block stays well below Arrow's limits, and the task's memory bounded)."""
+
+PRELOAD = ("agentflow.documents.reader_pool", "pypdf", "selectolax.lexbor")
+"""Modules a Ray worker process's ``forkserver`` imports before it forks the
+reader's worker processes (one it cannot import, an extra not installed, is
+left out)."""
 
 
 def doc_row(doc: Document) -> dict[str, Any]:
@@ -69,6 +80,8 @@ def read_batch(batch: Any, *, fmt: str, text_field: str, id_field: str,
     schema = _schema()
     rows: list[dict[str, Any]] = []
     chars = 0
+    # (this process is Ray's worker: its forkserver, when it starts, is the reader's)
+    multiprocessing.get_context("forkserver").set_forkserver_preload(list(PRELOAD))
     reader = BudgetedReader(budget)
     try:
         for path, problem in zip(batch.column("path").to_pylist(),
