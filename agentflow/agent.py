@@ -85,8 +85,9 @@ class ReActAgent:
             request) the model may call.
         sys_prompt: system prompt prepended to every request (not stored in memory).
         middleware: user middleware, run after the stock ones (structured
-            output, then ``EmptyReplyContinuation``: an empty reply after tool
-            results is asked to continue once, ``EmptyReplyError`` when empty again).
+            output, then ``EmptyReplyContinuation``: an empty reply is asked once
+            to answer, or to continue after tool results; ``EmptyReplyError``
+            when empty again).
         max_iters: reasoning steps per call before the call ends with
             ``stop_reason="max_iters"``.
         tool_retries: failed calls allowed per tool and call, cumulatively

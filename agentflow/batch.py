@@ -211,9 +211,10 @@ async def extract_many(
             meets it, as ``agentflow extract`` does (exit 2), never one failed
             record per input. No
             input starts after it; the inputs in flight are cancelled (their
-            requests with them); the results that finished before it are
-            yielded (with ``order="input"``, those held behind an unfinished
-            earlier input too, in input order), then the typed error is
+            requests with them); the results that finished are yielded
+            (before it; with ``order="input"``, those held behind an
+            unfinished earlier input too, in input order; and an input in
+            flight that finished all the same), then the typed error is
             raised from the iteration.
     """
     if isinstance(inputs, str | bytes | bytearray):  # iterated, each character a document

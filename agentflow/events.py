@@ -168,9 +168,9 @@ class AttemptDiscarded:
     sent again), ``degradation`` (the vendor refused a feature after the
     stream began; the request is sent again without it) or ``superseded``
     (a later JSON value in the reply text replaces the one the partials
-    showed) or ``empty_reply`` (a text call's reply said nothing after tool
-    results: it is dropped and the model is asked to continue,
-    ``agentflow.middleware.empty_reply``). Every ``ReasoningChunk``/
+    showed) or ``empty_reply`` (a text call's reply said nothing: it is
+    dropped and the model is asked to answer, or to continue after tool
+    results, ``agentflow.middleware.empty_reply``). Every ``ReasoningChunk``/
     ``ThinkingChunk``/``OutputPartial`` of the attempt before this event is
     void for ``stream_error``, ``degradation`` and ``empty_reply``; for
     ``superseded`` only the partial output is.

@@ -13,6 +13,9 @@ Served by the OpenAI fake on 127.0.0.1, through the public API."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
@@ -26,12 +29,13 @@ from agentflow import (
     ExtractResult,
     QuotaExceededError,
     RateLimitedError,
+    ReActAgent,
     extract_many,
     extract_many_sync,
 )
 from agentflow.errors._run_wide import run_wide
 from agentflow.providers.openai import OpenAIChatModel
-from tests.fakes.base import FakeError, FakeReply
+from tests.fakes.base import FakeCall, FakeError, FakeReply
 from tests.fakes.openai import OpenAIFake
 from tests.provider_scenarios import FAST
 
@@ -157,3 +161,44 @@ def test_a_chunk_failure_caused_by_the_runs_fault_is_the_runs_fault() -> None:
     limited = ChunkFailedError("chunk [0, 10) failed", start=0, end=10)
     limited.__cause__ = RateLimitedError("slow down")
     assert run_wide(limited) is None and run_wide(None) is None
+
+
+@pytest.mark.parametrize("order", ["input", "completed"])
+async def test_a_record_made_after_the_fault_is_yielded_before_it_is_raised(order: str) -> None:
+    """A worker the run's fault cancels may still make its record (here its
+    tool goes on after the cancellation, as code that does not honour one
+    does, and the call ends normally). That record finished: it is yielded
+    before the typed error, in either order, never dropped with the stream."""
+    tool_running = asyncio.Event()
+
+    async def lookup(name: str) -> str:
+        """Look a person up."""
+        tool_running.set()
+        with contextlib.suppress(asyncio.CancelledError):  # the tool's own choice: it
+            await asyncio.Event().wait()  # answers anyway once the run's fault cancels it
+        return f"{name}: found"
+
+    def answer(body: Any) -> Any:
+        text = str(body)
+        if "Cy is here." in text:
+            return WRONG_KEY
+        if "found" in text:  # the tool's result came back: the record's answer
+            return FakeReply(text='{"name": "Bob"}')
+        return FakeReply(tool_calls=[FakeCall("lookup", {"name": "Bob"})])
+
+    async def documents() -> AsyncIterator[str]:
+        yield "Bob is here."
+        await tool_running.wait()  # the fault comes while Bob's tool runs
+        yield "Cy is here."
+
+    got: list[ExtractResult] = []
+    async with OpenAIFake() as fake:
+        fake.default = answer
+        async with model_for(fake) as model:
+            agent = ReActAgent("a", model, tools=[lookup])
+            with anyio.fail_after(10), pytest.raises(AuthenticationError):
+                async for result in extract_many(agent, documents(), Person, ground=False,
+                                                 concurrency=2, order=order):  # type: ignore[arg-type]
+                    got.append(result)
+    assert [(r.id, r.output) for r in got] == [("0", Person(name="Bob"))]
+    assert len(fake.requests) == 3  # Bob's two turns, Cy's refused one

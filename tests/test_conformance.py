@@ -285,8 +285,10 @@ async def test_stream_cut_leaves_state_unchanged(kit: Kit, fake: FakeServer,
                                                  build: Build) -> None:
     state = AgentState([Msg.user("before"), Msg.assistant("kept")])
     snapshot = state.to_json()
+    # cut after the reply's first events (DeepSeek's fake opens with two keep-alives:
+    # a stream cut before its first event is no reply yet, and is retried)
     fake.add(FakeReply(text="A long reply that will never arrive whole.", chunk_size=4,
-                       cut_after=2))
+                       cut_after=4))
     # call() asks for whole replies unless the options choose streaming
     agent = ReActAgent("c", build(True), options=GenerateOptions(stream=True))
     with pytest.raises(ProviderConnectionError) as info:

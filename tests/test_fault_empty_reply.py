@@ -4,10 +4,11 @@ Anthropic documents it (platform.claude.com, *Handling stop reasons*, "Empty
 responses with end_turn"): Claude sometimes ends its turn with stop reason
 ``end_turn`` and no content (2-3 output tokens), particularly after tool
 results; sending the same request again does not help, a continuation prompt
-in a new user message does. Any model can do the same. A text call then
-completed with an empty answer, silently. Now the step is asked once more with
-a continuation prompt (in that request only: the stored conversation holds
-neither the empty reply nor the prompt), and a second empty reply raises
+in a new user message does. Any model can do the same, to the first message
+too. A text call then completed with an empty answer, silently. Now the step
+is asked once more with a prompt (continue after tool results, answer
+otherwise; in that request only: the stored conversation holds neither the
+empty reply nor the prompt), and a second empty reply raises
 ``EmptyReplyError``. Thinking alone is empty. Served by the Anthropic and
 OpenAI fakes on 127.0.0.1, streamed and whole."""
 
@@ -27,7 +28,7 @@ from agentflow import (
     ReActAgent,
     StructuredOutputError,
 )
-from agentflow.middleware.empty_reply import CONTINUE_PROMPT
+from agentflow.middleware.empty_reply import ANSWER_PROMPT, CONTINUE_PROMPT
 from agentflow.model import ChatModel
 from agentflow.providers.anthropic import AnthropicChatModel
 from agentflow.providers.openai import OpenAIChatModel
@@ -138,27 +139,63 @@ async def test_stream_readers_see_the_empty_attempt_discarded() -> None:
     assert isinstance(events[-1], Complete) and events[-1].message.text == "18C."
 
 
-async def test_an_empty_first_reply_and_a_later_empty_step_are_told_apart() -> None:
-    """No tool results before it: nothing to continue from, the call completes
-    as before; a step that did answer clears the prompt for later steps."""
-    async with AnthropicFake() as fake:
-        fake.add(EMPTY)
-        model = VENDORS["anthropic"][1](fake.url, False)
+@pytest.mark.parametrize("vendor", list(VENDORS))
+@STREAMS
+async def test_an_empty_first_reply_is_asked_to_answer(vendor: str, stream: bool) -> None:
+    """No tool results before it: the first reply empty was a silent empty
+    success (a call that "completed" with no answer). Now it is asked again,
+    as after tool results, with a prompt to answer."""
+    fake_type, make = VENDORS[vendor]
+    async with fake_type() as fake:
+        fake.add(EMPTY, FakeReply(text="Hello!"))
+        model = make(fake.url, stream)
+        state = AgentState()
         try:
-            reply = await ReActAgent("a", model, tools=[weather]).call("Hi")
+            events = [e async for e in ReActAgent("a", model, tools=[weather]).stream(
+                "Hi", state=state)]
         finally:
             await model.aclose()
-    assert reply.text == "" and len(fake.bodies) == 1
+    assert isinstance(events[-1], Complete) and events[-1].message.text == "Hello!"
+    assert [e.reason for e in events if isinstance(e, AttemptDiscarded)] == ["empty_reply"]
+    assert len(fake.bodies) == 2  # the vendor took the request with the prompt (roles valid)
+    assert texts(fake.bodies[1])[-1] == ANSWER_PROMPT
+    assert ANSWER_PROMPT not in texts(fake.bodies[0])
+    assert [m.role for m in state.memory] == ["user", "assistant"]  # no prompt, no empty turn
+    assert state.memory[-1].text == "Hello!"
+
+
+@pytest.mark.parametrize("vendor", list(VENDORS))
+@STREAMS
+async def test_an_empty_first_reply_again_raises_a_typed_error(vendor: str, stream: bool) -> None:
+    fake_type, make = VENDORS[vendor]
+    async with fake_type() as fake:
+        fake.add(EMPTY, EMPTY)
+        model = make(fake.url, stream)
+        state = AgentState()
+        try:
+            with pytest.raises(EmptyReplyError) as caught:
+                await ReActAgent("a", model).call("Hi", state=state)
+        finally:
+            await model.aclose()
+    assert len(fake.bodies) == 2 and "after it was asked to answer" in str(caught.value)
+    assert caught.value.usage is not None and caught.value.usage.requests == 2
+    assert state.memory == []
+
+
+async def test_each_step_is_asked_at_most_once_and_a_step_that_answered_clears_it() -> None:
+    """The prompt fits where the empty reply came (answer, or continue after
+    tool results); a step that did answer clears it for later steps."""
     async with AnthropicFake() as fake:
-        fake.add(LOOKUP, EMPTY, LOOKUP, EMPTY, FakeReply(text="Done."))
+        fake.add(EMPTY, LOOKUP, EMPTY, LOOKUP, EMPTY, FakeReply(text="Done."))
         model = VENDORS["anthropic"][1](fake.url, False)
         try:
             reply = await ReActAgent("a", model, tools=[weather]).call("W?")
         finally:
             await model.aclose()
-    assert reply.text == "Done." and len(fake.bodies) == 5
-    assert [texts(b)[-1] == CONTINUE_PROMPT for b in fake.bodies] == [
-        False, False, True, False, True]
+    assert reply.text == "Done." and len(fake.bodies) == 6
+    assert [texts(b)[-1] for b in fake.bodies][1::2] == [
+        ANSWER_PROMPT, CONTINUE_PROMPT, CONTINUE_PROMPT]
+    assert all(texts(b)[-1] not in (ANSWER_PROMPT, CONTINUE_PROMPT) for b in fake.bodies[::2])
 
 
 class Weather(BaseModel):

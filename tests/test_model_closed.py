@@ -7,7 +7,9 @@ against its vendor's fake on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import pickle
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -66,6 +68,37 @@ async def test_a_closed_model_refuses_requests_and_opens_no_session(vendor: str)
         assert len(fake.requests) == sent  # nothing was sent
         assert session.closed and client_of(model)._session is None  # none opened again
         await model.aclose()  # still idempotent
+
+
+@pytest.mark.parametrize("vendor", sorted(VENDORS))
+@pytest.mark.parametrize("how", ["done", "raised"])
+async def test_every_model_closes_its_session_at_the_end_of_its_async_with_block(
+        vendor: str, how: str) -> None:
+    """Each HTTP adapter is an async context manager (Anthropic, Gemini and
+    Ollama were not: ``async with`` raised ``TypeError``): the block's end
+    closes the model's session however the block ends, with nothing left
+    for the garbage collector to warn about."""
+    fake_type, name, make = VENDORS[vendor]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        async with fake_type() as fake:
+            fake.default = FakeReply(text="hi")
+            try:
+                async with make(fake.url, name) as model:
+                    assert (await generate(model, [Msg.user("hi")])).message.text == "hi"
+                    session = client_of(model)._session
+                    assert session is not None and not session.closed
+                    if how == "raised":
+                        raise LookupError("the caller's own failure")
+            except LookupError:
+                assert how == "raised"
+            assert session.closed and client_of(model)._session is None
+            with pytest.raises(ModelClosedError):
+                await generate(model, [Msg.user("hi")])
+            del session, model
+            gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)
+            or "nclosed" in str(w.message)] == []
 
 
 async def test_an_agent_closed_by_its_async_with_block_says_its_model_is_closed() -> None:

@@ -45,6 +45,7 @@ from agentflow import (
     ToolNameError,
     ToolResultBlock,
     ToolUseBlock,
+    UnexpectedReplyError,
 )
 from agentflow import cli as af_cli
 from agentflow.model import GenerateOptions
@@ -704,17 +705,23 @@ async def _generate(fake: Any, frames: list[bytes] | None = None, json: Any = No
 
 
 @pytest.mark.parametrize(("frames", "exc"), [
-    ([], ProviderConnectionError),
     ([data(b"not json"), DONE], ProviderConnectionError),
     ([chunk({"content": "a"}), data(b"{broken"), DONE], ProviderConnectionError),
     ([data({"error": "boom"})], ServerError),
     ([b"event: error\ndata: overloaded\n\n"], ServerError),
-], ids=["empty-stream", "non-json-line", "broken-json-mid-stream", "error-string",
-        "error-event"])
+], ids=["non-json-line", "broken-json-mid-stream", "error-string", "error-event"])
 async def test_openai_broken_streams_raise_typed_errors(openai_raw: RawOpenAIFake,
                                                         frames: list[bytes], exc: type) -> None:
     with pytest.raises(exc):
         await _generate(openai_raw, frames)
+
+
+async def test_an_openai_stream_with_no_event_is_retried_then_raised(
+        openai_raw: RawOpenAIFake) -> None:
+    openai_raw.default = FakeReply(extra={"frames": []})
+    with pytest.raises(UnexpectedReplyError, match="ended with no event"):
+        await _generate(openai_raw, [])
+    assert len(openai_raw.requests) == FAST.max_retries + 1
 
 
 async def test_openai_odd_but_valid_streams(openai_raw: RawOpenAIFake) -> None:

@@ -42,12 +42,12 @@ The tree::
     │   │   └── OutOfMemoryError          the model does not fit the server's memory: not retried
     │   ├── ContentFilteredError          filtered, moderated or refused: no answer
     │   │   └── ModeratedRequestError     refused by moderation, a 4xx (also a BadRequestError)
-    │   ├── EmptyReplyError               a text call's model said nothing after tool results, twice
+    │   ├── EmptyReplyError               a text call's model said nothing, twice (asked again)
     │   ├── ProviderTimeoutError          connect/read timeout
     │   │   └── DeadlineExceededError     the request's total deadline passed (never retried)
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
     │   │   └── TruncatedStreamError      a stream ended without its finish reason / final frame
-    │   ├── UnexpectedReplyError          a 2xx no API reply: empty, HTML, cut/bad JSON (retried)
+    │   ├── UnexpectedReplyError          2xx no reply: empty, HTML, no event, bad JSON (retried)
     │   ├── BatchRequestError             one request of a vendor batch has no reply (.kind)
     │   └── RedirectError                 3xx: never followed (credentials stay at their origin)
     ├── StateConflictError                a state save lost a race: the stored version moved on

@@ -171,8 +171,9 @@ class UnexpectedReplyError(ProviderError):
     content type, or its first tag whatever the type), as a proxy, gateway or
     CDN in front of the API serves one (a Cloudflare challenge, a load
     balancer's error page, a captive portal) or a server that crashed after
-    its status line; or a whole (not streamed) reply whose JSON is cut off
-    (it ends mid-value) or malformed. Retried with backoff like a 5xx; the
+    its status line; an event stream that ended before its first event
+    (nothing, or keep-alive comments only); or a whole (not streamed) reply
+    whose JSON is cut off (it ends mid-value) or malformed. Retried with backoff like a 5xx; the
     last error names the status, the content type and the start of the page
     (of a JSON body: its start and end).
 
@@ -238,8 +239,8 @@ class ContentFilteredError(ProviderError):
 
 class EmptyReplyError(ProviderError):
     """A text call's model said nothing: a reply with no text and no tool call
-    (thinking alone counts as nothing) that ended normally right after tool
-    results, and again after a continuation prompt asked it to go on
+    (thinking alone counts as nothing) that ended normally, and again after a
+    prompt asked it to answer (to continue, right after tool results)
     (``agentflow.middleware.empty_reply``; Claude's documented "empty
     response with end_turn"). There is no answer: not a silent empty success.
     Not retried by the HTTP layer (each request was answered); the caller may

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterable, Iterable, Sequence
 from typing import Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from agentflow._anyio_fast import produced, send_soon
 from agentflow._commit import stray_cancel
@@ -53,7 +53,8 @@ async def schedule(
 
     A result whose error is the run's (``run_wide``) halts the run: nothing
     starts after it, the workers still computing are cancelled, the results
-    received before it are yielded (held-back ones too), then it is raised.
+    received before it are yielded (held-back ones too), and those that
+    arrive after it (a cancelled worker that still finished), then it is raised.
     """
     send, receive = anyio.create_memory_object_stream[ExtractResult | BaseException](
         max_buffer_size=concurrency
@@ -123,7 +124,8 @@ async def schedule(
             limiter.release()
         if not halted and run_wide(result.error) is not None:  # every input would meet it
             halted.append(index)
-            for other in list(computing.values()):  # their requests stop with them
+            stopping.extend(computing.values())
+            for other in stopping:  # their requests stop with them
                 other.cancel()
         await deliver(results, result)
         del unfinished[index]
@@ -134,6 +136,8 @@ async def schedule(
     computing: dict[int, asyncio.Task[None]] = {}  # input index -> its worker, until it has
     # its result: cancelled when another input meets the run's fault
     halted: list[int] = []  # the input that met the run's fault, once one has
+    stopping: list[asyncio.Task[None]] = []  # the workers cancelled then: a record one of
+    # them still makes (its cancellation came too late, or its code went on) is yielded
     supervisor = asyncio.ensure_future(supervise(send))
     pending: dict[int, ExtractResult] = {}
     next_index = 0
@@ -141,7 +145,9 @@ async def schedule(
         async for result in results:
             fault = run_wide(result.error)
             if fault is not None:  # the run's, not this input's: what finished, then it
-                for index in sorted(pending):
+                late = await _late_records(receive, stopping)  # ("completed": none pending)
+                pending.update((record.index, record) for record in late)
+                for index in sorted(pending) if order == "input" else list(pending):
                     yield pending.pop(index)
                 raise fault
             if order == "completed":
@@ -161,6 +167,32 @@ async def schedule(
         raise StrayCancelError(
             f"{len(unfinished)} inputs ended with no record: their work was cancelled while "
             f"the run was not (inputs {lost}{more}); the run is incomplete")
+
+
+async def _late_records(
+    receive: MemoryObjectReceiveStream[ExtractResult | BaseException],
+    stopping: Sequence[asyncio.Task[None]],
+) -> list[ExtractResult]:
+    """The records sent after the run's fault (read from ``receive`` once the
+    consumer has the fault): what is buffered, and what the workers cancelled
+    at the fault (``stopping``) still make, each waited for until it has
+    ended (a cancelled one ends at once; one whose code went on ends with
+    its record). Another input's run-wide fault, or a failure reading the
+    inputs, is not a record: the first fault is the one raised."""
+    late: list[ExtractResult] = []
+    while True:
+        try:  # a sender waiting for room is taken here too
+            item = receive.receive_nowait()
+        except anyio.WouldBlock:
+            running = [task for task in stopping if not task.done()]
+            if not running:
+                return late
+            await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            continue
+        except anyio.EndOfStream:
+            return late
+        if isinstance(item, ExtractResult) and run_wide(item.error) is None:
+            late.append(item)
 
 
 async def deliver(results: MemoryObjectSendStream[ExtractResult | BaseException],

@@ -11,7 +11,10 @@ read under a ``ReplyGuard`` (a whole reply here, stream events in each
 ``parse_stream``): a payload of the wrong shape is a typed ``ProviderError``,
 and a reply with neither content nor a finish reason is refused. A reply to
 a whole-reply request that is a stream anyway (a proxy forcing streaming:
-``streamed_reply`` / ``streamed_body``) is read by ``parse_stream``.
+``streamed_reply`` / ``streamed_body``) is read by ``parse_stream``, and one
+``application/json`` reply to a streamed request (a server that ignores
+``stream``) by ``parse_reply``, from the HTTP layer's parse of it
+(``Exchange.parsed``).
 
 ``system_reminder`` wraps a system message that
 sits in the middle of a conversation, for vendors whose conversations have
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import aiohttp
 
@@ -34,7 +37,7 @@ from agentflow.media.tokens import media_cost
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoice, ToolSpec
 from agentflow.providers._http import HttpClient
-from agentflow.providers._payload import ReplyGuard
+from agentflow.providers._payload import NOT_PARSED, ReplyGuard
 from agentflow.providers._streams import BufferedBody, sse_body, sse_response
 
 __all__ = [
@@ -91,6 +94,9 @@ class HttpChatModel(ABC):
         stream: stream replies (``True``) or ask for whole ones; the chunks
             yielded are the same. A request's ``GenerateOptions.stream``
             overrides it (``streams``).
+
+    ``async with model:`` closes its session at the block's end (``aclose``),
+    as the OpenAI-style models do.
     """
 
     vendor: ClassVar[str] = ""
@@ -127,6 +133,13 @@ class HttpChatModel(ABC):
         """Close the HTTP session (idempotent)."""
         await self._client.aclose()
 
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Close the HTTP session (``aclose``), however the block ends."""
+        await self.aclose()
+
     async def stream(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
     ) -> AsyncIterator[ModelChunk]:
@@ -155,19 +168,25 @@ class HttpChatModel(ABC):
                     raise
                 options = again
         async with exchange as response:
-            if streaming or self.streamed_reply(response):  # or a proxy that forces streaming
+            # a stream, asked for (unless a server that ignores ``stream`` answered
+            # with one JSON reply) or forced by a proxy
+            if ((streaming and response.content_type != "application/json")
+                    or self.streamed_reply(response)):
                 async for chunk in self.parse_stream(response):
                     yield chunk
-            else:
+                return
+            guard = ReplyGuard(self.vendor, stream=False)
+            data = exchange.parsed  # the HTTP layer's parse of the body, when it made one
+            if data is NOT_PARSED:
                 raw = await response.read()
-                if self.streamed_body(raw):  # the same, mislabelled (``data:`` ...)
+                if self.streamed_body(raw):  # a stream all the same, mislabelled (``data:`` ...)
                     async for chunk in self.parse_stream(BufferedBody(raw, response)):  # type: ignore[arg-type]
                         yield chunk
                     return
-                guard = ReplyGuard(self.vendor, stream=False)
-                for chunk in guard.fold(self.parse_reply, guard.load(raw, response)):
-                    yield chunk
-                guard.end()
+                data = guard.load(raw)
+            for chunk in guard.fold(self.parse_reply, data):
+                yield chunk
+            guard.end()
 
     def resend_options(self, error: BadRequestError, options: GenerateOptions
                        ) -> GenerateOptions | None:

@@ -10,7 +10,8 @@ pays for no generator, no generator-finaliser registration and no
 its deadline (``settings.deadline`` unless the request set its own); read
 timeouts and broken streams while the reply is read become typed errors;
 the response and the rate governor's lease are released on the way out,
-whatever happens.
+whatever happens. What the HTTP layer read of the reply to check it is
+the exchange's to hand on (``parsed``, ``head``, ``stream``), not read again.
 """
 
 from __future__ import annotations
@@ -28,10 +29,13 @@ from agentflow.errors import (
     ProviderError,
     ProviderTimeoutError,
 )
+from agentflow.providers._payload import NOT_PARSED
+from agentflow.providers._streams import HeadedResponse
 from agentflow.ratelimit import RateLease
 
 if TYPE_CHECKING:
     from agentflow.providers._http_settings import HttpSettings
+    from agentflow.providers._sending import Sent
 
 __all__ = ["Exchange", "ExchangeClient"]
 
@@ -56,13 +60,13 @@ class ExchangeClient(Protocol):
     async def _send(
         self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
         lease: RateLease | None = None, client_timeout: aiohttp.ClientTimeout | None = None,
-    ) -> aiohttp.ClientResponse: ...
+    ) -> Sent: ...
 
     async def _send_with_retries(
         self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
         first_error: ProviderError, lease: RateLease | None = None,
         client_timeout: aiohttp.ClientTimeout | None = None,
-    ) -> aiohttp.ClientResponse: ...
+    ) -> Sent: ...
 
 
 class Exchange:
@@ -78,7 +82,8 @@ class Exchange:
             ``BadRequestError`` (never sent) for a body JSON cannot carry.
     """
 
-    __slots__ = ("_client", "_deadline_s", "_lease", "_request", "_response", "_scope")
+    __slots__ = ("_client", "_deadline_s", "_lease", "_request", "_response", "_scope", "_view",
+                 "parsed")
 
     def __init__(self, client: ExchangeClient, path: str, body: Mapping[str, Any],
                  options: dict[str, Any]) -> None:
@@ -89,17 +94,24 @@ class Exchange:
         self._deadline_s: float | None = options["deadline"]
         self._response: aiohttp.ClientResponse | None = None
         self._lease: RateLease | None = None
+        self._view: aiohttp.ClientResponse | None = None  # what ``start`` returned
+        self.parsed: Any = NOT_PARSED
+        """The reply's whole body parsed as JSON, once started, when the HTTP
+        layer read it to check it (a vendor's ``BodyErrorCheck``): take it
+        rather than parse the body again (``NOT_PARSED`` otherwise)."""
 
     async def __aenter__(self) -> aiohttp.ClientResponse:
-        if self._response is not None:  # ``start`` sent it already
-            return self._response
+        if self._view is not None:  # ``start`` sent it already
+            return self._view
         return await self.start()
 
     async def start(self) -> aiohttp.ClientResponse:
         """Send the request and return the 2xx response, as entering does; the
         ``async with`` that follows gets the same response and releases it.
         A caller that must look at a refusal before it holds the exchange
-        (``BadRequestError`` here, nothing to release) starts it first.
+        (``BadRequestError`` here, nothing to release) starts it first. An
+        event stream's first bytes, read to see that it holds an event, are
+        read again first from the response returned (``HeadedResponse``).
 
         Raises: as the class says for entry.
         """
@@ -121,9 +133,10 @@ class Exchange:
             timeout = client._whole_timeout if options["whole"] and deadline is not None else None
             try:
                 try:
-                    response = await client._send(method, url, payload, headers, lease, timeout)
+                    response, self.parsed, head = await client._send(
+                        method, url, payload, headers, lease, timeout)
                 except ProviderError as exc:  # retried, or raised again, there
-                    response = await client._send_with_retries(
+                    response, self.parsed, head = await client._send_with_retries(
                         method, url, payload, headers, exc, lease, timeout)
             except BaseException:
                 if lease is not None:
@@ -134,6 +147,9 @@ class Exchange:
             raise
         self._response, self._lease = response, lease
         client._open.add(response)  # until released: aclose() fails its reader
+        if head:  # the response's stand-in, typed as the response
+            response = HeadedResponse(head, response)  # type: ignore[assignment]
+        self._view = response
         return response
 
     async def __aexit__(
@@ -143,7 +159,7 @@ class Exchange:
         tb: TracebackType | None,
     ) -> bool:
         response, lease = self._response, self._lease
-        self._response = self._lease = None
+        self._response = self._lease = self._view = None
         error = exc
         try:
             if exc is None:

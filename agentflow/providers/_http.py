@@ -12,7 +12,9 @@ NDJSON readers, vendor error mapping, and retries with backoff.
   connection errors, timeouts) are retried with exponential backoff and
   jitter (tenacity), honouring ``retry-after-ms``, ``Retry-After`` (seconds
   or an HTTP date) and vendor body hints (``RateLimitedError.retry_after``).
-  Quota/billing errors and other 4xx are never retried. Once a reply streams,
+  Quota/billing errors and other 4xx are never retried. An event stream is
+  read up to its first event before it is handed on: one that ends with no
+  event is an ``UnexpectedReplyError``, retried. Once a reply streams,
   nothing is retried: a failure surfaces as ``ProviderConnectionError(partial=True)``.
 * ``iter_sse`` / ``iter_ndjson`` (from ``_streams``, re-exported) read a
   streamed body with incremental UTF-8 decoding across network chunks (a

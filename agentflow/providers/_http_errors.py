@@ -45,6 +45,7 @@ __all__ = [
     "default_error",
     "error_body",
     "error_message",
+    "eventless_stream",
     "implied_retry_after",
     "parse_retry_after",
     "redirect_error",
@@ -338,6 +339,21 @@ def unexpected_reply(vendor: str, status: int, content_type: str,
         "not the API's reply; a proxy, gateway or CDN between here and the API answered "
         "(or the API sent nothing): retried; if it lasts, check base_url and any proxy",
         content_type=content_type, excerpt=excerpt, status=status, vendor=vendor)
+
+
+def eventless_stream(vendor: str, status: int, content_type: str,
+                     body: bytes) -> UnexpectedReplyError:
+    """The error for a 2xx event stream (``STREAM_TYPES``) that ended with no
+    event: nothing at all, or only comments and blank lines (``body``: all of
+    it). Retried as an empty body is: nothing of a reply was read."""
+    text = " ".join(body.decode(errors="replace").split())
+    what = f"only comments and blank lines ({len(body)} bytes)" if text else "nothing in it"
+    return UnexpectedReplyError(
+        f"a {status} event stream (content type {content_type}) that ended with no event, "
+        f"{what}: not the API's reply; a proxy or gateway cut it, or the server sent "
+        "nothing: retried; if it lasts, check base_url and any proxy",
+        content_type=content_type, excerpt=redact_urls(text[:160]), status=status,
+        vendor=vendor)
 
 
 def unreadable_reply(vendor: str, status: int, content_type: str,

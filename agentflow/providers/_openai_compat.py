@@ -20,7 +20,7 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 from urllib.parse import urlsplit
 
 from agentflow._secrets import redact_urls
@@ -67,7 +67,7 @@ from agentflow.providers._openai_remedies import (
 from agentflow.providers._openai_reply import OpenAIReplyHooks, failed_generation
 from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestHooks
 from agentflow.providers._openai_wire import ReasoningHistory
-from agentflow.providers._payload import ReplyGuard
+from agentflow.providers._payload import NOT_PARSED, ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 from agentflow.providers._streams import BufferedBody, ndjson_body, sse_body, sse_response
 from agentflow.providers._think_tags import inline_thinking_for_model, think_tag_parser
@@ -270,7 +270,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
         """Close the HTTP session (idempotent)."""
         await self._http.aclose()
 
-    async def __aenter__(self) -> OpenAICompatibleModel:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -361,11 +361,14 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
         async with exchange as response:
             if sse_response(response) or (streaming and response.content_type in STREAM_TYPES):
                 source: Any = response  # a stream, asked for or forced by a proxy
-            else:  # (any other type was read whole by the transport's check: cached)
-                raw = await response.read()
-                if not sse_body(raw) and not ndjson_body(raw):
+            else:  # (any other type was read whole by the transport's check: parsed)
+                data = exchange.parsed  # the HTTP layer's parse of the body, when it made one
+                raw = b"" if data is not NOT_PARSED else await response.read()
+                if data is not NOT_PARSED or not (sse_body(raw) or ndjson_body(raw)):
                     guard = ReplyGuard(self.vendor, stream=False)
-                    for chunk in self.whole_chunks(guard, guard.load(raw, response), markup):
+                    if data is NOT_PARSED:
+                        data = guard.load(raw)
+                    for chunk in self.whole_chunks(guard, data, markup):
                         if chunk.type == "usage" and window:
                             self._check_cut(messages, window, chunk.usage.input_tokens)
                         yield chunk

@@ -27,7 +27,6 @@
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -46,7 +45,7 @@ from agentflow.model import (
 )
 from agentflow.providers._surrogates import SurrogateJoiner, loads_lone
 
-__all__ = ["ReplyGuard", "dump_json", "keep_parsed"]
+__all__ = ["NOT_PARSED", "ReplyGuard", "dump_json"]
 
 def dump_json(value: Any, *, option: int | None = None) -> bytes:
     """``orjson.dumps(value, option=option)``; strings with lone surrogates
@@ -85,20 +84,9 @@ def _excerpt(payload: Any) -> str:
     return (payload if isinstance(payload, str) else repr(payload))[:200]
 
 
-_PARSED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-"""A whole reply's body already parsed by the HTTP layer (``_sending``, which
-reads it whole to check it is one JSON document), by its response: the
-adapter takes it (``ReplyGuard.load``'s ``response``) instead of parsing the
-same bytes again (a reply with token log-probabilities is thousands of
-objects)."""
-
-_NOT_KEPT = object()
-
-
-def keep_parsed(response: Any, value: Any) -> None:
-    """Keep ``value``, ``response``'s body parsed, for ``ReplyGuard.load``
-    (held as long as ``response`` is, taken once)."""
-    _PARSED[response] = value
+NOT_PARSED: Any = object()
+"""``Exchange.parsed`` of a reply the HTTP layer did not parse (a stream, or a
+vendor whose whole replies it does not read for a ``BodyErrorCheck``)."""
 
 
 class ReplyGuard:
@@ -140,19 +128,16 @@ class ReplyGuard:
             error.partial = True
         return error
 
-    def load(self, raw: str | bytes, response: Any = None) -> Any:
+    def load(self, raw: str | bytes) -> Any:
         """One payload parsed as JSON. A string with a lone UTF-16 surrogate
         escape is read (``"\\ud83d"``: a gateway that cut an emoji's escaped
         pair between two stream events), and from then on ``fold`` mends the
-        chunks' text (``_surrogates``). ``response``: the whole reply ``raw``
-        is the body of, whose parse the HTTP layer kept (``keep_parsed``):
-        taken, not parsed again.
+        chunks' text (``_surrogates``). (A whole reply the HTTP layer parsed
+        already is not parsed again: ``Exchange.parsed``.)
 
         Raises:
             ProviderError: it is not JSON.
         """
-        if response is not None and (kept := _PARSED.pop(response, _NOT_KEPT)) is not _NOT_KEPT:
-            return kept
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError as exc:

@@ -3,19 +3,23 @@ steps ``Exchange`` takes: the request built (``_prepare``: URL, JSON payload,
 headers), admitted by the rate governor (``_admit``), sent once (``_send``: a
 3xx is a ``RedirectError``, a 4xx/5xx the vendor's mapped error, a 2xx body a
 vendor's ``BodyErrorCheck`` flags its error, a 2xx that is empty or an HTML
-page, or a whole body whose JSON is cut off or malformed, an
-``UnexpectedReplyError``; the governor told what the reply's rate-limit
-headers said), and retried after a retryable failure with
-backoff and jitter (``_send_with_retries``, tenacity; ``_retry`` holds the
-policy). ``RequestSteps`` is ``HttpClient``'s base class: it holds these
+page, a whole body whose JSON is cut off or malformed, or an event stream
+that ends with no event, an ``UnexpectedReplyError``; the governor told what
+the reply's rate-limit headers said), and retried after a retryable failure
+with backoff and jitter (``_send_with_retries``, tenacity; ``_retry`` holds
+the policy). ``RequestSteps`` is ``HttpClient``'s base class: it holds these
 steps, the client its session and settings.
+
+What ``_send`` read of a 2xx reply to check it is handed on with it
+(``Sent``), never read twice: a whole body's parsed JSON, an event stream's
+first bytes (``Exchange.parsed`` / ``Exchange.head``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import partial
-from typing import Any
+from typing import Any, TypeAlias
 
 import aiohttp
 import orjson
@@ -37,6 +41,7 @@ from agentflow.providers._http_errors import (
     BodyErrorCheck,
     ErrorMapper,
     error_message,
+    eventless_stream,
     implied_retry_after,
     redirect_error,
     server_verdict,
@@ -49,13 +54,24 @@ from agentflow.providers._http_settings import (
     join_url,
     register_credentials,
 )
-from agentflow.providers._payload import dump_json, keep_parsed
+from agentflow.providers._payload import NOT_PARSED, dump_json
 from agentflow.providers._retry import Wait, retryable
+from agentflow.providers._streams import has_event
 from agentflow.ratelimit import RateGovernor, RateLease, estimate_request_tokens
 
-__all__ = ["RequestSteps"]
+__all__ = ["HEAD_BYTES", "RequestSteps", "Sent"]
 
 _log = get_logger("agentflow.http")
+
+Sent: TypeAlias = tuple[aiohttp.ClientResponse, Any, bytes]
+"""A 2xx reply as ``_send`` returns it: the response, its whole body parsed
+(``NOT_PARSED`` when it was not read whole) and the first bytes of an event
+stream (``b""`` for any other body), read to check it and not read again."""
+
+HEAD_BYTES = 65536
+"""Bytes of comments and blank lines an event stream may open with before
+``_send`` hands it on without its first event (a server that sends keep-alives
+for long before it answers)."""
 
 
 class RequestSteps:
@@ -123,7 +139,7 @@ class RequestSteps:
         self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
         first_error: ProviderError, lease: RateLease | None = None,
         client_timeout: aiohttp.ClientTimeout | None = None,
-    ) -> aiohttp.ClientResponse:
+    ) -> Sent:
         """Retry after ``first_error`` (the first attempt's), with backoff;
         ``first_error`` itself when it may not be retried (or retries are off).
         The common case never comes here: a first attempt that succeeds pays
@@ -145,7 +161,7 @@ class RequestSteps:
                 error=type(st.outcome.exception()).__name__ if st.outcome else None,
             ),
         )
-        response: aiohttp.ClientResponse | None = None
+        sent: Sent | None = None
         async for attempt in retrying:
             with attempt:
                 if pending is not None:  # replay the first attempt's failure
@@ -153,14 +169,21 @@ class RequestSteps:
                     raise error
                 if lease is not None:
                     await lease.readmit()
-                response = await self._send(method, url, payload, headers, lease, client_timeout)
-        assert response is not None
-        return response
+                sent = await self._send(method, url, payload, headers, lease, client_timeout)
+        assert sent is not None
+        return sent
 
     async def _send(
         self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
         lease: RateLease | None = None, client_timeout: aiohttp.ClientTimeout | None = None,
-    ) -> aiohttp.ClientResponse:
+    ) -> Sent:
+        """Send the request once; the 2xx reply, checked (see the module docstring).
+
+        Raises:
+            ProviderError: the reply's mapped error, or ``UnexpectedReplyError``
+                (``ProviderTimeoutError``, ``ProviderConnectionError`` while
+                the body is checked): retried where ``_retry`` says.
+        """
         session = self._session_now()
         try:
             if client_timeout is None:
@@ -201,30 +224,86 @@ class RequestSteps:
                 lease.throttled(None if hint is None else min(hint, self.settings.max_retry_after))
             raise error
         if not self._replies:  # a batch API's file or operation: no model reply to check
-            return response
+            return response, NOT_PARSED, b""
         if response.content_type in HTML_TYPES or response.content_length == 0:
             raise await self._no_reply(response)  # retried as a 5xx is
-        if self._body_error is not None and response.content_type not in STREAM_TYPES:
-            try:  # read whole: the vendor's check of an error in a 2xx body, and JSON whole
-                body = await response.read()
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                response.release()
-                raise ProviderConnectionError(
-                    f"the reply from {self.vendor} broke: {type(exc).__name__}",
-                    vendor=self.vendor,
-                ) from exc
+        if response.content_type in STREAM_TYPES:
+            return response, NOT_PARSED, await self._stream_head(response)
+        parsed = NOT_PARSED
+        if self._body_error is not None:
+            body = await self._read_whole(response)
             kind = response.headers.get("Content-Type", "")
             in_body = (self._body_error(response.headers, body)
                        or unexpected_reply(self.vendor, response.status, kind, body))
             if in_body is None:
-                try:  # parsed once: the adapter takes it (ReplyGuard.load)
-                    keep_parsed(response, orjson.loads(body))
+                try:  # parsed once: the adapter takes it (Exchange.parsed)
+                    parsed = orjson.loads(body)
                 except orjson.JSONDecodeError:
                     in_body = unreadable_reply(self.vendor, response.status, kind, body)
             if in_body is not None:
                 response.release()
                 raise in_body
-        return response
+        return response, parsed, b""
+
+    async def _read_whole(self, response: aiohttp.ClientResponse) -> bytes:
+        """``response``'s whole body (a reply the vendor's ``BodyErrorCheck``
+        reads), under the request's timeouts; ``response`` is released on
+        failure.
+
+        Raises:
+            ProviderTimeoutError: no data for ``read_timeout`` seconds.
+            ProviderConnectionError: the body broke off.
+        """
+        try:
+            return await response.read()
+        except TimeoutError as exc:  # first: aiohttp's ServerTimeoutError is both
+            response.release()
+            raise ProviderTimeoutError(
+                f"no data for {self.settings.read_timeout}s while reading the reply from "
+                f"{self.vendor}", vendor=self.vendor) from exc
+        except aiohttp.ClientError as exc:
+            response.release()
+            raise ProviderConnectionError(
+                f"the reply from {self.vendor} broke: {type(exc).__name__}", vendor=self.vendor,
+            ) from exc
+        except BaseException:  # cancelled (the deadline): nobody reads it
+            response.release()
+            raise
+
+    async def _stream_head(self, response: aiohttp.ClientResponse) -> bytes:
+        """The first bytes of an event stream, up to its first event (past
+        any keep-alive comments, at most about ``HEAD_BYTES`` of them): a
+        stream that ends before one is no reply, and nothing of it has
+        reached the caller yet, so it is retried like an empty body.
+        ``response`` is released on failure.
+
+        Raises:
+            UnexpectedReplyError: the stream ended with no event (``eventless_stream``).
+            ProviderTimeoutError: no data for ``read_timeout`` seconds.
+            ProviderConnectionError: the stream broke before its first event.
+        """
+        head = b""
+        try:
+            async for raw in response.content.iter_any():
+                head += raw
+                if has_event(head) or len(head) > HEAD_BYTES:
+                    return head
+        except TimeoutError as exc:  # first: aiohttp's ServerTimeoutError is both
+            response.release()
+            raise ProviderTimeoutError(
+                f"no data for {self.settings.read_timeout}s before the first event of the "
+                f"reply from {self.vendor}", vendor=self.vendor) from exc
+        except aiohttp.ClientError as exc:
+            response.release()
+            raise ProviderConnectionError(
+                f"the reply stream from {self.vendor} broke before its first event: "
+                f"{type(exc).__name__}", vendor=self.vendor) from exc
+        except BaseException:  # cancelled (the deadline): nobody reads it
+            response.release()
+            raise
+        response.release()
+        raise eventless_stream(self.vendor, response.status,
+                               response.headers.get("Content-Type", ""), head)
 
     def _bucket_reset(self, headers: Mapping[str, str]) -> float | None:
         """Seconds until the rate-limit bucket the vendor's headers say is

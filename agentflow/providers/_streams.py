@@ -9,12 +9,16 @@ events (``Content-Type: text/event-stream``, or a mislabelled body that
 starts with ``data:``), or, for NDJSON vendors (Ollama), one JSON object per
 line. ``sse_response`` / ``sse_body`` / ``ndjson_body`` tell such a reply
 from a JSON body, and ``BufferedBody`` lets a stream reader read a body that
-was already read whole.
+was already read whole. ``has_event`` tells whether the start of a stream
+holds an event (the HTTP layer reads that far before it hands a stream on:
+one with none is no reply), and ``HeadedResponse`` gives readers the
+response with that start read again first.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +30,9 @@ from agentflow.errors import ProviderConnectionError
 
 __all__ = [
     "BufferedBody",
+    "HeadedResponse",
     "SSEEvent",
+    "has_event",
     "iter_lines",
     "iter_ndjson",
     "iter_sse",
@@ -36,6 +42,15 @@ __all__ = [
 ]
 
 _SSE_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":")
+_CONTENT_LINE = re.compile(rb"^[ \t]*[^\s:]", re.M)
+"""A line that is neither blank nor an SSE comment (``:``...)."""
+
+
+def has_event(head: bytes) -> bool:
+    """Whether ``head``, the start of a streamed body, holds more than a
+    byte-order mark, blank lines and SSE comments (keep-alives): a line of
+    an event (or an NDJSON line, or anything a reader will refuse)."""
+    return _CONTENT_LINE.search(head.removeprefix(b"\xef\xbb\xbf")) is not None
 
 
 def sse_response(response: aiohttp.ClientResponse) -> bool:
@@ -90,6 +105,55 @@ class BufferedBody:
         self.content = _BufferedContent(body)
         self.content_type = response.content_type
         self.headers = response.headers
+
+
+class _HeadedContent:
+    """A response's body stream whose first bytes (``head``) were read already."""
+
+    __slots__ = ("_head", "_rest")
+
+    def __init__(self, head: bytes, rest: aiohttp.StreamReader) -> None:
+        self._head = head
+        self._rest = rest
+
+    async def iter_any(self) -> AsyncIterator[bytes]:
+        head, self._head = self._head, b""
+        if head:
+            yield head
+        async for raw in self._rest.iter_any():
+            yield raw
+
+    async def read(self, n: int = -1) -> bytes:
+        head, self._head = self._head, b""
+        if n < 0:
+            return head + await self._rest.read()
+        if head:
+            self._head = head[n:]
+            return head[:n]
+        return await self._rest.read(n)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._rest, name)
+
+
+class HeadedResponse:
+    """``response`` whose body's first bytes (``head``) the HTTP layer read
+    (to see that an event stream holds an event, ``_sending``): the same
+    response to every reader (``.content.iter_any()`` and ``.read()`` start
+    with ``head``; every other attribute is the response's own)."""
+
+    __slots__ = ("_response", "content")
+
+    def __init__(self, head: bytes, response: aiohttp.ClientResponse) -> None:
+        self._response = response
+        self.content = _HeadedContent(head, response.content)
+
+    async def read(self) -> bytes:
+        """The whole body, ``head`` first."""
+        return await self.content.read()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._response, name)
 
 
 @dataclass(frozen=True, slots=True)
