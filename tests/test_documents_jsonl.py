@@ -4,6 +4,7 @@ ends the file where the file itself fails)."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 from pathlib import Path
@@ -11,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from agentflow.documents.inputs import iter_documents
+from agentflow.documents.budget import WorkBudget
+from agentflow.documents.inputs import Document, iter_documents
 from agentflow.documents.jsonl import jsonl_records
 from agentflow.documents.reading import _Unusable
 from tests.fakes.openai import OpenAIFake
@@ -81,6 +83,31 @@ async def test_extract_writes_a_record_for_every_line_after_a_binary_one(
     assert len(fake.requests) == 3
     assert await run_cli(*contact_args(fake, path, out=out)) == 0  # resumed: nothing asked again
     assert len(fake.requests) == 3
+
+
+def test_a_record_past_the_chars_limit_fails_alone_naming_it(tmp_path: Path) -> None:
+    """A record's text is held to the budget's ``chars`` as a file's is, in
+    ``iter_documents`` and in ``read_ahead`` (what ``agentflow extract`` reads)."""
+    import anyio
+
+    from agentflow.documents.readahead import read_ahead
+
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(_line(1) + json.dumps({"id": "big", "text": "x" * 40}).encode() + b"\n"
+                     + _line(2))
+    budget = WorkBudget(chars=30)
+
+    async def ahead() -> list[Document]:
+        async with contextlib.aclosing(read_ahead([str(path)], budget=budget)) as docs:
+            return [doc async for doc in docs]
+
+    for docs in (list(iter_documents([str(path)], budget=budget)), anyio.run(ahead)):
+        assert [d.text for d in docs if not d.problem] == ["Ann1: a person", "Ann2: a person"]
+        [big] = [d for d in docs if d.problem]
+        assert (big.id, big.problem_type, big.problem) == (
+            f"{path}#big", "DocumentTooComplexError",
+            f"{path}#big: too costly to read: characters of text: 40 (limit 30)")
+        assert "work budget's chars limit" in (big.reason or "")
 
 
 def test_jsonl_on_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:

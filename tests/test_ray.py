@@ -26,11 +26,12 @@ import pyarrow.parquet as pq  # noqa: E402
 
 from agentflow import ray as engine  # noqa: E402
 from agentflow.cli import main  # noqa: E402
+from agentflow.documents.budget import WorkBudget  # noqa: E402
 from agentflow.documents.reading import InputError  # noqa: E402
 from agentflow.documents.seen import SeenIds  # noqa: E402
 from tests.fakes.base import FakeError, FakeReply  # noqa: E402
 from tests.fakes.openai import OpenAIFake  # noqa: E402
-from tests.pdfs import scanned_pdf, text_pdf  # noqa: E402
+from tests.pdfs import hostile_pdf, scanned_pdf, text_pdf  # noqa: E402
 
 SCHEMA = '''
 from pydantic import BaseModel
@@ -167,6 +168,15 @@ def test_read_jsonl_and_parquet(cluster: None, tmp_path: Path) -> None:
     rows = engine.read_parquet(str(tmp_path / "in.parquet"), text_field="body",
                                id_field="key").take_all()
     assert sorted((r["id"], r["text"]) for r in rows) == [("a", "x"), ("b", "y")]
+    # a record past the budget's chars is a failed row naming the limit, as a file is
+    (tmp_path / "sizes.jsonl").write_text('{"key": "short", "body": "abcdef"}\n'
+                                          '{"key": "long", "body": "abcdefgh"}\n')
+    rows = engine.read_jsonl(str(tmp_path / "sizes.jsonl"), text_field="body", id_field="key",
+                             budget=WorkBudget(chars=6)).take_all()
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["short"]["text"] == "abcdef" and not by_id["short"]["problem"]
+    assert by_id["long"]["problem_type"] == "DocumentTooComplexError"
+    assert by_id["long"]["problem"] == "long: too costly to read: characters of text: 8 (limit 6)"
 
 
 def _sockets_to(port: int) -> set[str]:
@@ -305,6 +315,69 @@ def test_read_documents_lists_the_inputs_as_the_pipeline_runs(cluster: None,
         engine.read_documents([str(tmp_path / "none*.txt")])
 
 
+def test_read_documents_reads_each_file_under_the_whole_work_budget(cluster: None,
+                                                                    tmp_path: Path) -> None:
+    """The CPU limit holds in Ray's read tasks as in the local engine: a PDF
+    whose parse in pure Python passes it, and an HTML page whose parse in
+    native code does (its reading process is ended), are each a failed row
+    naming the limit; the files beside them are read, and the run ends."""
+    root = _docs(tmp_path / "in", 3)
+    (root / "big.txt").write_bytes(b"big is large. " * 30_000)  # not read inline: in the worker
+    (root / "select.html").write_bytes(b"<html><body><select>" + b"<option>x" * 40_000)
+    (root / "slow.pdf").write_bytes(hostile_pdf(pages=40, operators=200_000))
+    budget = WorkBudget(pages=None, operators=None, chars=None, cpu_seconds=1)
+    rows = {Path(r["id"]).name: r
+            for r in engine.read_documents([str(root)], budget=budget).take_all()}
+    assert sorted(rows) == sorted(p.name for p in root.iterdir())
+    for name in ("select.html", "slow.pdf"):
+        assert rows[name]["problem_type"] == "DocumentTooComplexError", rows[name]
+        assert rows[name]["problem"] == (f"{root / name}: too costly to read: CPU seconds: "
+                                         "more than 1")
+    assert "native code" in rows["select.html"]["reason"]
+    assert rows["big.txt"]["text"].startswith("big is large.") and not rows["big.txt"]["problem"]
+    assert all(rows[f"doc{i:03}.txt"]["text"] == f"doc{i:03} is a document.\n" for i in range(3))
+
+
+def test_read_documents_reads_standard_input_on_the_driver_under_the_budget(
+        cluster: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task's standard input is not the user's: ``-`` is read on the driver,
+    as one document, under the same budget as the files beside it."""
+    import io
+    import sys
+
+    root = _docs(tmp_path / "in", 1)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"piped is a text.\n")))
+    rows = engine.read_documents([str(root), "-"]).take_all()
+    assert sorted(r["text"] for r in rows) == ["doc000 is a document.\n", "piped is a text.\n"]
+    assert any(r["id"].startswith("-#") for r in rows)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"x" * 40)))
+    [row] = engine.read_documents("-", budget=WorkBudget(chars=30)).take_all()
+    assert row["problem_type"] == "DocumentTooComplexError" and "(limit 30)" in row["problem"]
+    with pytest.raises(InputError, match="standard input"):  # records would be held at once
+        engine.read_documents("-", fmt="jsonl")
+
+
+def test_cli_engine_ray_fails_the_hostile_pdf_alone(
+        cluster: None, schema: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The hostile PDF (20 pages sharing one stream of a million text
+    operators) beside text files under ``--engine ray``: one typed failed
+    record naming the limit, every text file its ok record."""
+    root = _docs(tmp_path / "in", 4)
+    (root / "0-hostile.pdf").write_bytes(hostile_pdf())
+    out = tmp_path / "out"
+    with ThreadedFake() as fake:
+        status = main(["extract", "--engine", "ray", "--schema", schema, "--input", str(root),
+                       "--model", "openai:gpt-4o-mini", "--base-url", fake.url, "--api-key", "k",
+                       "--out", str(out)])
+    assert status == 1
+    by_id = {r["id"]: r for r in _records(out)}
+    assert len(by_id) == 5 and all(by_id[str(root / f"doc{i:03}.txt")]["ok"] for i in range(4))
+    error = by_id[str(root / "0-hostile.pdf")]["error"]
+    assert error["type"] == "DocumentTooComplexError"
+    assert "content-stream operators" in error["message"] and "work budget" in error["reason"]
+    assert "4 ok, 1 failed" in capsys.readouterr().err
+
+
 def test_cli_engine_ray_needs_an_out_directory(schema: str, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "a.txt").write_text("a")
@@ -316,8 +389,8 @@ def test_cli_engine_ray_needs_an_out_directory(schema: str, tmp_path: Path,
                  str(tmp_path / "a.txt"), "--out", str(tmp_path / "file")]) == 2
     assert "must be a directory" in capsys.readouterr().err
     assert main(["extract", "--engine", "ray", "--schema", schema, "--input", "-",
-                 "--out", str(tmp_path / "out")]) == 2
-    assert "stdin" in capsys.readouterr().err
+                 "--format", "jsonl", "--out", str(tmp_path / "out")]) == 2
+    assert "stdin (-) on the driver" in capsys.readouterr().err
     if os.path.isdir("/proc/self"):  # a folder where no file can be made: before the cluster
         assert main(["extract", "--engine", "ray", "--schema", schema, "--input",
                      str(tmp_path / "a.txt"), "--out", "/proc/self/records"]) == 2

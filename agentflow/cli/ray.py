@@ -34,8 +34,9 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     """Run ``extract`` on Ray; the exit status (0 all ok, 1 some failed).
 
     Raises:
-        CliError: no ``--out`` directory, ``--out`` is a file, stdin as an input,
-            bad ``--actors``, or Ray Data is not installed.
+        CliError: no ``--out`` directory, ``--out`` is a file, JSONL on stdin
+            (stdin is read on the driver, as one document), bad ``--actors``, or
+            Ray Data is not installed.
         SetupError: ``--out`` holds records of another schema (without
             ``--schema-changed new``), or the directory beside it does too; or
             an actor met a fault that is the run's (a wrong key, a spent
@@ -47,8 +48,9 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
 
     if not args.out or args.out == "-":
         raise CliError("--engine ray writes files: --out must name a directory")
-    if "-" in args.input:
-        raise CliError("--engine ray reads files in Ray workers: stdin (-) is not an input there")
+    if "-" in args.input and args.format == "jsonl":
+        raise CliError("--engine ray reads stdin (-) on the driver, as one document: save "
+                       "JSONL records to a file the Ray workers can read")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--engine ray: --out {printable(args.out)} is a file; it must be a "

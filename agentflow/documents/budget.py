@@ -16,7 +16,8 @@ limit it passes, with a ``DocumentTooComplexError`` that names the limit
   counted in the decompressed streams before any text is extracted, by a
   regular expression (string literals skipped): cheap next to the parse;
 * ``chars``: characters of extracted text, checked page by page (a PDF), or
-  once decoded (plain text, HTML; standard input as a file);
+  once decoded (plain text, HTML; standard input as a file; each JSONL
+  record's text field);
 * ``cpu_seconds``: CPU time of the whole read, enforced in the worker
   process that reads it (``agentflow.documents.reader_pool``) by
   ``RLIMIT_CPU``: the kernel's ``SIGXCPU`` interrupts the pure-Python parse
@@ -40,7 +41,9 @@ tree too large or cyclic) end the read with the same error, ``limit``
 ``agentflow extract`` reads its inputs (standard input too) in worker
 processes under ``DEFAULT_BUDGET`` (``agentflow.documents.reader_pool``; a
 small plain-text file, which cannot come near it, in the listing thread:
-``agentflow.documents.small``); ``agentflow report`` re-reads sources under
+``agentflow.documents.small``); with ``--engine ray`` each Ray read task
+reads its files the same way, in a worker process of its own
+(``agentflow.ray._reading``); ``agentflow report`` re-reads sources under
 the same one.
 """
 

@@ -184,12 +184,23 @@ def _is_jsonl(path: Path, fmt: str) -> bool:
     return ".jsonl" in suffixes or ".ndjson" in suffixes
 
 
-def _jsonl_records(path: Path, text_field: str, id_field: str) -> Iterator[Document]:
+def _jsonl_records(path: Path, text_field: str, id_field: str,
+                   budget: WorkBudget | None = None) -> Iterator[Document]:
     """One document per non-blank line of ``path``; a line that is not a
     document is one failed document (id ``FILE:LINE``), and the lines after it
-    go on (``agentflow.documents.jsonl``)."""
+    go on (``agentflow.documents.jsonl``). A record whose text is past
+    ``budget``'s ``chars`` is a failed document naming the limit, as a file is."""
     for doc_id, got in jsonl_records(path, text_field, id_field):
-        yield _failed(got, doc_id) if isinstance(got, _Unusable) else Document(doc_id, got)
+        if isinstance(got, _Unusable):
+            yield _failed(got, doc_id)
+            continue
+        try:
+            _check_chars(doc_id, got, budget)
+        except DocumentError as exc:
+            yield Document(doc_id, "", problem=str(exc), problem_type=type(exc).__name__,
+                           reason=exc.reason or None)
+            continue
+        yield Document(doc_id, got)
 
 
 def iter_documents(
@@ -306,11 +317,12 @@ def read_source(source: Source, *, fmt: str = "auto", text_field: str = "text",
                 id_field: str = "id", deliver: Callable[[bool], str] | None = None,
                 budget: WorkBudget | None = None) -> Iterator[Document]:
     """The documents of one source, before ``prepare`` (see ``iter_documents``);
-    a PDF is read under ``budget``. Never raises for a bad file: its problem
-    is a failed ``Document``."""
+    read under ``budget``'s count limits (a JSONL record's text within its
+    ``chars``, as a file's). Never raises for a bad file: its problem is a
+    failed ``Document``."""
     try:
         if source.jsonl:
-            yield from _jsonl_records(source.path, text_field, id_field)
+            yield from _jsonl_records(source.path, text_field, id_field, budget)
         else:
             yield _file_document(source.path, fmt, deliver, budget)
     except _Unusable as exc:

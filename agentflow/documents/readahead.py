@@ -24,7 +24,8 @@ ones after it (up to ``ahead`` of them, read meanwhile).
   the listing thread instead (``agentflow.documents.small``: a round trip to
   the pool costs more than the read).
 * JSONL lines (streamed a batch at a time, each line capped by
-  ``agentflow.documents.jsonl``) are read in a thread.
+  ``agentflow.documents.jsonl``, each record's text within the budget's
+  ``chars``) are read in a thread.
 
 Closing the generator early cancels the reads in flight and stops the pool's
 workers (a worker busy on a costly document is killed, not waited for).
@@ -123,7 +124,7 @@ async def read_ahead(
                                 await queue([source])
                             elif source.jsonl:
                                 lines = read_source(source, fmt=fmt, text_field=text_field,
-                                                    id_field=id_field)
+                                                    id_field=id_field, budget=budget)
                                 while batch := await anyio.to_thread.run_sync(
                                         _take, lines, ahead):
                                     await queue(batch)

@@ -52,7 +52,7 @@ from agentflow.documents.budget import (
     memory_budget,
     over_budget,
 )
-from agentflow.documents.inputs import Document, _failed, _file_document
+from agentflow.documents.inputs import Document, Source, _failed, _file_document, read_source
 from agentflow.documents.kinds import DocumentKind, sniff_kind
 from agentflow.documents.reading import (
     _TOO_LARGE,
@@ -62,6 +62,7 @@ from agentflow.documents.reading import (
     open_input,
 )
 from agentflow.documents.routing import PdfMode, pdf_delivery
+from agentflow.documents.small import INLINE_BYTES, inline_fits, read_small
 from agentflow.errors import DocumentError
 
 __all__ = ["BudgetedReader", "PdfDelivery", "ReaderPool", "read_alone", "read_in_worker",
@@ -291,7 +292,8 @@ class _Capped:
 class BudgetedReader:
     """Reads single files the way ``read_ahead`` does, synchronously: each in
     one worker process under ``budget`` (its CPU and memory limits included).
-    What ``agentflow report`` re-reads sources with. ``close()`` stops the
+    What ``agentflow report`` re-reads sources with, and the Ray engine's read
+    tasks read their inputs with (``documents``). ``close()`` stops the
     worker."""
 
     def __init__(self, budget: WorkBudget = DEFAULT_BUDGET) -> None:
@@ -315,6 +317,22 @@ class BudgetedReader:
         finally:
             if spooled is not None:
                 spooled.unlink(missing_ok=True)
+
+    def documents(self, source: Source, *, fmt: str = "auto", text_field: str = "text",
+                  id_field: str = "id", inline_bytes: int = INLINE_BYTES) -> Iterator[Document]:
+        """The documents of ``source`` (before ``prepare``) as ``read_ahead``
+        reads them, one after another: a JSONL file's lines here (each line
+        capped, each record within the budget's ``chars``), a plain-text file
+        of at most ``inline_bytes`` here (``agentflow.documents.small``), any
+        other file in the worker process under the whole budget (``read``).
+        Never raises for a bad file."""
+        if source.jsonl:
+            yield from read_source(source, fmt=fmt, text_field=text_field, id_field=id_field,
+                                   budget=self.budget)
+            return
+        small = (read_small(source, fmt, inline_bytes)
+                 if inline_bytes and inline_fits(self.budget, inline_bytes) else None)
+        yield small if small is not None else self.read(str(source.path), fmt)
 
     def close(self) -> None:
         """Stop the worker process (idempotent)."""

@@ -16,7 +16,8 @@ optionally, ``problem``: why a document cannot be used, ``problem_type`` and
 ``reason`` (its error type and what to do), ``source_offset``, and ``pages``:
 a PDF's page map as JSON text). ``read_documents`` builds one from paths,
 globs, directories, ``.gz``, PDF, HTML and JSONL files (read in Ray tasks,
-with the CLI's ids and decoding),
+with the CLI's ids and decoding, each under the work budget in a worker
+process: ``_reading``; standard input on the driver),
 ``read_jsonl`` / ``read_parquet`` from record files.
 
 ``extract_dataset`` is ``map_batches`` over an actor pool: each actor owns one
@@ -45,7 +46,8 @@ it would be granted anyway. The price: a share left idle by a slow actor is
 not lent to the others.
 The engine's parts: ``_inputs`` (Datasets of documents and of records),
 ``_extract`` (the actor pool), ``_outputs`` (writing the records),
-``_listing`` (the inputs listed lazily, in a read task), ``_resume`` (what
+``_listing`` (the inputs listed lazily, in a read task), ``_reading`` (each
+input read under the work budget), ``_resume`` (what
 an output directory already holds), ``_refs`` (Ray itself,
 and references resolved in the workers).
 """
