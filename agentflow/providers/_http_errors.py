@@ -227,6 +227,8 @@ def unexpected_reply(vendor: str, status: int, content_type: str,
     the type); ``None`` for any other body. ``body`` may be the page's start
     only (``EXCERPT_BYTES``)."""
     mime = content_type.split(";")[0].strip().lower()
+    if body[:1] == b"{" and mime not in HTML_TYPES:  # a JSON object: neither blank nor a page
+        return None
     head = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if not body.strip():
         what, excerpt = "an empty body", ""

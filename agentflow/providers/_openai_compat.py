@@ -29,7 +29,7 @@ from agentflow.errors import (
     BadRequestError,
     InvalidModelError,
 )
-from agentflow.media.tokens import media_cost
+from agentflow.media.tokens import request_media_cost
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.providers._context_cuts import cut_error, prompt_estimate, silent_cut
@@ -311,7 +311,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
         """Build the body, send it (again after a remedied refusal, see
         ``stream``) and yield the reply's chunks."""
         markup = filter_for(self._markups, tools)
-        media = media_cost([b for m in messages for b in m.content], self._profile.media_tokens)
+        media = request_media_cost(messages, self._profile.media_tokens)
         for remedies in range(MAX_REMEDIES + 1):
             body = self._body(messages, tools, options)
             if self._key_missing:

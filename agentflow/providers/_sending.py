@@ -94,14 +94,15 @@ class RequestSteps:
         """The governor's admission for this request (``None`` without a governor):
         the payload's characters less the media blocks' base64, as text, plus the
         media's own tokens (``media``, see ``open``)."""
-        if self.governor is None:
+        governor = self.governor
+        if governor is None:
             return None
         cap = body.get("max_tokens", body.get("max_completion_tokens"))
         media_tokens, media_chars = media
         tokens = estimate_request_tokens(
             len(payload) - media_chars, cap if isinstance(cap, int) else None,
-            self.governor.typical_output_tokens, media_tokens=media_tokens)
-        return await self.governor.admit(tokens)
+            governor.typical_output_tokens, media_tokens=media_tokens)
+        return governor.admit_now(tokens) or await governor.admit(tokens)
 
     def _observe(self, lease: RateLease | None, response: aiohttp.ClientResponse) -> None:
         """Tell the governor what the reply's rate-limit headers said."""
@@ -183,9 +184,10 @@ class RequestSteps:
             raise error
         if not self._replies:  # a batch API's file or operation: no model reply to check
             return response
-        if response.content_type in HTML_TYPES or response.content_length == 0:
+        content_type = response.content_type  # parsed from the header: read once
+        if content_type in HTML_TYPES or response.content_length == 0:
             raise await self._no_reply(response)  # retried as a 5xx is
-        if self._body_error is not None and response.content_type not in STREAM_TYPES:
+        if self._body_error is not None and content_type not in STREAM_TYPES:
             try:  # read whole: the vendor's check of an error in a 2xx body, and JSON whole
                 body = await response.read()
             except (aiohttp.ClientError, TimeoutError) as exc:
