@@ -31,7 +31,7 @@ from agentflow.errors import (
 )
 from agentflow.media.tokens import request_media_cost
 from agentflow.messages import Msg
-from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
+from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolSpec
 from agentflow.providers._context_cuts import cut_error, prompt_estimate, silent_cut
 from agentflow.providers._http import (
     HttpClient,
@@ -62,7 +62,11 @@ from agentflow.providers._openai_remedies import (
     remedy_for,
 )
 from agentflow.providers._openai_reply import OpenAIReplyHooks, failed_generation
-from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestHooks
+from agentflow.providers._openai_request import (
+    FORCE_NAMED_TOOL,
+    OpenAIRequestHooks,
+    WireFormat,
+)
 from agentflow.providers._openai_wire import ReasoningHistory
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
@@ -161,8 +165,9 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
     instance whose server refused a history without it (``reasoning_refused``)."""
     _dropped_fields: frozenset[str] = frozenset()
     """``OPTIONAL_FIELDS`` this model's server refused (set per instance on a refusal)."""
-    _last_format: tuple[ResponseFormat, dict[str, Any]] | None = None
-    """The last json_schema ``response_format`` sent and its wire form (set per instance)."""
+    _last_format: WireFormat | None = None
+    """The last json_schema ``response_format`` sent, its wire form and that
+    form as JSON (``WireFormat``; set per instance)."""
     send_stream_options: ClassVar[bool] = True
     reasoning_history: ClassVar[ReasoningHistory] = "drop"
     image_urls: ClassVar[ImageUrlStyle] = "data_url"
@@ -318,7 +323,8 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 raise AuthenticationError(
                     f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
             streaming = body.get("stream") is True
-            exchange = self._http.open(self.chat_path, body, whole=not streaming, media=media,
+            exchange = self._http.open(self.chat_path, body, raw=self.body_json(body),
+                                       whole=not streaming, media=media,
                                        deadline=self.request_deadline(body))
             del body  # the exchange drops it once sent: not kept alive while the reply comes
             try:
