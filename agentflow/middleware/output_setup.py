@@ -5,8 +5,8 @@ and whether the call grounds, and the few-shot example messages (and the
 locators learned from them).
 
 ``StructuredOutputMiddleware`` keeps the last set-up it made and gives it to
-the next call that asks the same (``OutputSetup.serves``: the same model and
-profile, output type, has-tools, strategy, ``ground=`` and examples, and no
+the next call that asks the same (``OutputSetup.key``: the same output type,
+model and profile, has-tools, strategy, ``ground=`` and examples, and no
 refusal since): an agent that extracts one type document after document
 makes it once, and each call pays only for its own state (``OutputRun``).
 A different type, tools, strategy, ``ground=``, examples or profile, or a
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 from agentflow.grounding import Grounded
 from agentflow.grounding.locators import learn_locators
@@ -33,7 +33,12 @@ from agentflow.output.examples import Example, check_examples, example_messages
 from agentflow.output.schema import OutputSpec
 from agentflow.output.strategies import StrategyKind
 
-__all__ = ["OutputSetup", "make_setup"]
+__all__ = ["OutputSetup", "SetupKey", "make_setup"]
+
+SetupKey: TypeAlias = tuple[Any, ChatModel, ModelProfile, bool, Any, Any,
+                            Sequence[Example] | None, int]
+"""An output call's settings: output type, model, the model's profile,
+has-tools, strategy, ``ground=``, examples, refusals heard so far."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -41,26 +46,18 @@ class OutputSetup:
     """One output call's set-up, and the settings it was made for.
 
     Attributes:
-        model / profile: the model and its profile when made (a model whose
-            profile object changed is set up again).
-        output_type / has_tools / strategy / ground_arg / examples_arg: the
-            call's settings (``strategy``: the override or the engine's
-            configured one; ``ground_arg`` / ``examples_arg``: the call's, or
-            the engine's default).
-        refusals: refusals the engine had heard of when it was made (a
-            refusal since may change the strategy).
+        key: the settings, ``(output type, model, model.profile, has-tools,
+            strategy, ground, examples, refusals)`` (``SetupKey``), compared as
+            a tuple (each item by identity first, then ``==``): ``strategy``
+            is the call's override or the engine's configured one, ``ground``
+            / ``examples`` the call's or the engine's default, ``refusals``
+            the refusals the engine had heard of (one since may change the
+            strategy).
         spec / kind / ground / grounded / examples / locators: what
             ``OutputRun`` starts from (see there).
     """
 
-    model: ChatModel
-    profile: ModelProfile
-    output_type: Any
-    has_tools: bool
-    strategy: Any
-    ground_arg: Any
-    examples_arg: Any
-    refusals: int
+    key: SetupKey
     spec: OutputSpec
     kind: StrategyKind
     ground: Grounded | None
@@ -68,29 +65,42 @@ class OutputSetup:
     examples: tuple[Msg, ...]
     locators: Mapping[str, Any]
 
-    def serves(self, model: ChatModel, output_type: Any, has_tools: bool, strategy: Any,
-               ground: Any, examples: Any, refusals: int) -> bool:
-        """Whether a call with these settings may take this set-up. Compared
-        by identity (a list of examples, which may be edited between calls,
-        never serves: only a tuple is kept)."""
-        return (self.output_type is output_type and self.model is model
-                and self.profile is model.profile and self.has_tools == has_tools
-                and self.strategy is strategy and self.ground_arg is ground
-                and self.examples_arg is examples and self.refusals == refusals
-                and (examples is None or type(examples) is tuple))
+    @property
+    def output_type(self) -> Any:
+        """The output type it was made for."""
+        return self.key[0]
+
+    @property
+    def model(self) -> ChatModel:
+        """The model it was made for."""
+        return self.key[1]
+
+    @property
+    def profile(self) -> ModelProfile:
+        """The model's profile when it was made."""
+        return self.key[2]
+
+    @property
+    def has_tools(self) -> bool:
+        """Whether the model was offered tools."""
+        return self.key[3]
+
+    @property
+    def strategy(self) -> Any:
+        """The strategy asked for (the call's override or the engine's)."""
+        return self.key[4]
 
 
-def make_setup(model: ChatModel, output_type: Any, has_tools: bool, strategy: Any,
-               spec: OutputSpec, kind: StrategyKind, ground: Any,
-               examples: Sequence[Example] | None, refusals: int) -> OutputSetup:
-    """The set-up of a call with these settings (``spec``: the output type's,
-    ``kind``: the strategy it binds).
+def make_setup(key: SetupKey, spec: OutputSpec, kind: StrategyKind) -> OutputSetup:
+    """The set-up of a call with the settings ``key`` (``spec``: the output
+    type's, ``kind``: the strategy it binds).
 
     Raises:
         SchemaError: a ``Grounded()`` marker on a non-string field, or a
             ``ground=`` marker that cannot be every string's default.
         InvalidExampleError: an example that does not fit the type or its text.
     """
+    output_type, model, ground, examples = key[0], key[1], key[5], key[6]
     marker = as_marker(ground)
     grounded = has_markers(output_type)
     grounded = marker is not None or grounded
@@ -101,5 +111,4 @@ def make_setup(model: ChatModel, output_type: Any, has_tools: bool, strategy: An
         shown = tuple(example_messages(checked, output_type))
         if grounded and model.profile.substring_grammar:
             locators = learn_locators(checked, output_type)
-    return OutputSetup(model, model.profile, output_type, has_tools, strategy, ground, examples,
-                       refusals, spec, kind, marker, grounded, shown, locators)
+    return OutputSetup(key, spec, kind, marker, grounded, shown, locators)

@@ -203,9 +203,8 @@ class StructuredOutputMiddleware(Middleware):
         """
         profile = model.profile
         setup = self._setup
-        if (setup is not None and setup.output_type is output_type and setup.model is model
-                and setup.profile is profile and setup.has_tools == has_tools
-                and setup.strategy is (strategy or self.config.strategy)):
+        if setup is not None and setup.key[:5] == (  # (type, model, profile, tools, strategy)
+                output_type, model, profile, has_tools, strategy or self.config.strategy):
             return setup.spec  # checked (and set up) for this agent's previous call
         has_markers(output_type)
         spec = OutputSpec.of(output_type)
@@ -231,28 +230,26 @@ class StructuredOutputMiddleware(Middleware):
         self._bind(ex, run, setup.kind)
 
     def _setup_of(self, ex: CallExecution) -> OutputSetup:
-        """The call's set-up: the last one made, when it serves these settings
-        (``OutputSetup.serves``), else a new one, kept for the next call.
+        """The call's set-up: the last one made, when it was made for these
+        settings (``OutputSetup.key``; examples in a list, which may be edited
+        between calls, never reuse one), else a new one, kept for the next call.
 
         Raises:
             SchemaError / InvalidExampleError: as ``make_setup`` (before any request).
         """
         extra = ex.extra
         model, output_type = ex.model, ex.output_type
-        has_tools = extra.get("has_tools", True)
-        strategy = extra.get("strategy") or self.config.strategy
-        ground = extra.get("ground", self.config.ground)
         examples = extra.get("examples", self.config.examples)
-        refusals = self._book.refusals
+        key = (output_type, model, model.profile, extra.get("has_tools", True),
+               extra.get("strategy") or self.config.strategy,
+               extra.get("ground", self.config.ground), examples, self._book.refusals)
         setup = self._setup
-        if setup is not None and setup.serves(model, output_type, has_tools, strategy, ground,
-                                              examples, refusals):
+        if setup is not None and setup.key == key and (
+                examples is None or type(examples) is tuple):
             return setup
         spec = OutputSpec.of(output_type)
-        kind = self.strategy_for(model, output_type, has_tools, strategy)
-        setup = make_setup(model, output_type, has_tools, strategy, spec, kind, ground,
-                           examples, refusals)
-        self._setup = setup
+        kind = self.strategy_for(model, output_type, key[3], key[4])
+        setup = self._setup = make_setup(key, spec, kind)
         return setup
 
     def _bind(self, ex: CallExecution, run: _Run, kind: StrategyKind) -> None:
