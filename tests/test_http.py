@@ -417,8 +417,8 @@ async def test_a_whole_reply_waits_past_the_read_timeout_within_the_deadline() -
 
 
 async def test_body_error_check_is_retried() -> None:
-    def check(headers: Any, body: bytes) -> ProviderError | None:
-        data = orjson.loads(body)
+    def check(headers: Any, body: bytes, data: Any) -> ProviderError | None:
+        assert data == orjson.loads(body)  # the HTTP layer's parse
         return RateLimitedError("busy", vendor="t") if data.get("busy") else None
 
     async with raw_server(Raw([b'{"busy": true}'], headers={"content-type": "application/json"}),

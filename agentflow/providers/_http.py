@@ -47,6 +47,7 @@ from agentflow._secrets import redact_urls
 from agentflow.errors import InvalidModelError, ModelClosedError
 from agentflow.providers._exchange import Exchange
 from agentflow.providers._http_errors import (
+    NOT_JSON,
     BodyErrorCheck,
     ErrorMapper,
     default_error,
@@ -72,6 +73,7 @@ from agentflow.ratelimit import RateGovernor
 
 __all__ = [
     "CREDENTIAL_HEADERS",
+    "NOT_JSON",
     "BodyErrorCheck",
     "ErrorMapper",
     "HttpClient",

@@ -38,6 +38,7 @@ from agentflow.providers._surrogates import loads_lone
 __all__ = [
     "EXCERPT_BYTES",
     "HTML_TYPES",
+    "NOT_JSON",
     "STREAM_TYPES",
     "BodyErrorCheck",
     "ErrorMapper",
@@ -53,12 +54,17 @@ __all__ = [
 ErrorMapper = Callable[[int, Mapping[str, str], bytes], ProviderError]
 """``(status, headers, body) -> ProviderError``: a vendor's error mapping."""
 
-BodyErrorCheck = Callable[[Mapping[str, str], bytes], "ProviderError | None"]
-"""``(headers, body) -> ProviderError | None``: finds an error a vendor reports
-inside a 2xx JSON body (MiniMax: HTTP 200 + ``base_resp.status_code``). An
-``HttpClient`` given one reads each 2xx reply that is not a stream
-(``STREAM_TYPES``) whole before it returns it, so a body that is no reply
-(empty, an HTML page under another type) is told too (``unexpected_reply``)."""
+BodyErrorCheck = Callable[[Mapping[str, str], bytes, Any], "ProviderError | None"]
+"""``(headers, body, data) -> ProviderError | None``: finds an error a vendor
+reports inside a 2xx JSON body (MiniMax: HTTP 200 + ``base_resp.status_code``);
+``data`` is ``body`` parsed as JSON (the HTTP layer parses each such body
+once), or ``NOT_JSON``. An ``HttpClient`` given one reads each 2xx reply that
+is not a stream (``STREAM_TYPES``) whole before it returns it, so a body that
+is no reply (empty, an HTML page under another type) is told too
+(``unexpected_reply``)."""
+
+NOT_JSON: Any = object()
+"""A ``BodyErrorCheck``'s ``data`` for a body that is not one JSON document."""
 
 
 def error_body(body: bytes) -> Any:

@@ -31,6 +31,7 @@ from agentflow.errors import (
 from agentflow.providers._http_errors import (
     EXCERPT_BYTES,
     HTML_TYPES,
+    NOT_JSON,
     STREAM_TYPES,
     BodyErrorCheck,
     ErrorMapper,
@@ -197,13 +198,17 @@ class RequestSteps:
                     vendor=self.vendor,
                 ) from exc
             kind = response.headers.get("Content-Type", "")
-            in_body = (self._body_error(response.headers, body)
+            try:  # parsed once: the vendor's check reads it, the adapter takes it
+                data = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                data = NOT_JSON
+            in_body = (self._body_error(response.headers, body, data)
                        or unexpected_reply(self.vendor, response.status, kind, body))
             if in_body is None:
-                try:  # parsed once: the adapter takes it (ReplyGuard.load)
-                    keep_parsed(response, orjson.loads(body))
-                except orjson.JSONDecodeError:
+                if data is NOT_JSON:
                     in_body = unreadable_reply(self.vendor, response.status, kind, body)
+                else:
+                    keep_parsed(response, data)  # (ReplyGuard.load)
             if in_body is not None:
                 response.release()
                 raise in_body
