@@ -4,8 +4,16 @@ Adapters never decide on their own what to hide: the HTTP layer registers
 each credential it is given (``register_secret``), and every place that
 turns data into text a person or a file may see masks through
 ``mask_secrets``: ``ProviderError`` messages (so every vendor's error, from
-an HTTP body, a stream event or a transport failure), log records, the
-CLI's JSONL records and its error line.
+an HTTP body, a stream event or a transport failure), log records, reprs,
+the CLI's error line and a failed record's error.
+
+Two parts. ``mask_keys`` masks the registered credentials (below), in any
+text: also in what a document says, so an extracted value that quotes a key
+is written masked (``agentflow.extraction.masked`` flags its field).
+``redact_urls`` cuts every URL's query, fragment and user info: a presigned
+URL's credential, echoed by a vendor that could not fetch it; it applies to
+text a vendor or agentflow wrote (errors, logs, reprs), never to a record's
+extracted values, which are the document's data written as validated.
 
 What is masked: each registered secret, and any run of text of at least
 ``MIN_PREFIX`` characters that appears anywhere in one, letter case ignored
@@ -26,8 +34,8 @@ import threading
 from typing import Any
 
 __all__ = [
-    "MASK", "MIN_PREFIX", "MIN_SECRET", "mask_secrets", "mask_value", "redact_urls",
-    "register_secret",
+    "MASK", "MIN_PREFIX", "MIN_SECRET", "mask_keys", "mask_secrets", "mask_value",
+    "redact_urls", "register_secret",
 ]
 
 MASK = "***"
@@ -88,11 +96,18 @@ def redact_urls(text: str) -> str:
 
 
 def mask_secrets(text: str) -> str:
+    """``text`` with URLs' queries, fragments and user info cut
+    (``redact_urls``) and every run of at least ``MIN_PREFIX`` characters
+    that appears in a registered secret masked (``mask_keys``): for text a
+    vendor or agentflow wrote (errors, logs, reprs)."""
+    return mask_keys(redact_urls(text))
+
+
+def mask_keys(text: str) -> str:
     """``text`` with every run of at least ``MIN_PREFIX`` characters that
     appears in a registered secret (letter case ignored) replaced by ``***``:
-    the whole secret, an echoed prefix, suffix or middle part of one; and
-    URLs' queries, fragments and user info cut (``redact_urls``)."""
-    text = redact_urls(text)
+    the whole secret, an echoed prefix, suffix or middle part of one. Nothing
+    else changes (URLs are kept whole: ``mask_secrets`` cuts them)."""
     grams = _grams
     if not grams or len(text) < MIN_PREFIX:
         return text
@@ -119,20 +134,24 @@ def mask_secrets(text: str) -> str:
     return "".join(parts)
 
 
-def mask_value(value: Any) -> Any:
+def mask_value(value: Any, *, urls: bool = True) -> Any:
     """``value`` with secrets masked in every string it holds (dicts, lists,
     tuples walked; an exception as its masked ``repr``; other objects as
-    they are)."""
+    they are): ``mask_secrets``, or with ``urls=False`` ``mask_keys`` only,
+    in dict keys too (a document's values: URLs kept whole)."""
     if type(value) in _PLAIN:  # a null, a number, a boolean: nothing to mask, no tests
         return value
     if isinstance(value, str):
-        return mask_secrets(value)
+        return mask_secrets(value) if urls else mask_keys(value)
     if isinstance(value, BaseException):
-        return mask_secrets(repr(value))
+        return mask_secrets(repr(value)) if urls else mask_keys(repr(value))
     if isinstance(value, dict):
+        if not urls:  # a document's dict: its keys are its text too
+            return {mask_keys(k) if isinstance(k, str) else k: mask_value(v, urls=False)
+                    for k, v in value.items()}
         return {k: mask_value(v) for k, v in value.items()}
     if isinstance(value, _SEQUENCES):
-        return type(value)(mask_value(v) for v in value)
+        return type(value)(mask_value(v, urls=urls) for v in value)
     return value
 
 

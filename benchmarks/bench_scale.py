@@ -25,9 +25,16 @@ is its own (``os.wait4``'s ``ru_maxrss``).
   1M text operators, 14 KB) beside them. Target: every text file has its ok
   record, the PDF a ``DocumentTooComplexError`` record, and the second run takes
   no longer than the first plus the work budget (``DEFAULT_BUDGET.cpu_seconds``).
+* ``--instructions``: instead of the above, the instructions each client executes
+  per document, counted by valgrind's cachegrind (so the machine's load does not
+  move the figure): each client over 300 and over 1,300 records, per document =
+  (Ir(1,300) - Ir(300)) / 1,000, which leaves out start-up and imports; the raw
+  client's count over ours is the throughput ratio a machine with a free core
+  per process would see. Needs ``valgrind`` on the PATH; a few minutes.
 
     python benchmarks/bench_scale.py [--sizes 10000 100000] [--concurrency 256]
         [--workers 1 2] [--text-files 1000] [--skip-raw] [--skip-hostile]
+    python benchmarks/bench_scale.py --instructions [--concurrency 32]
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -183,6 +191,43 @@ def corpus(path: Path, n: int) -> None:
             f.write(orjson.dumps({"id": i, "text": f"Person{i}: a person at Acme"}) + b"\n")
 
 
+def instructions(argv: list[str]) -> int:
+    """Instructions ``argv`` executes, by valgrind's cachegrind (``I refs``)."""
+    done = subprocess.run(
+        ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+         *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env(),
+        check=True)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    assert found, done.stderr[-500:]
+    return int(found.group(1).replace(",", ""))
+
+
+def count_instructions(url: str, sample: Path, work: Path, concurrency: int) -> None:
+    """Print each client's instructions per document (see the module's doc)."""
+    small, large = 300, 1300
+    per_doc: dict[str, float] = {}
+    for client in ("agentflow", "raw"):
+        counts = []
+        for n in (small, large):
+            data = work / f"i{n}.jsonl"
+            corpus(data, n)
+            if client == "raw":
+                argv = [sys.executable, "-c", RAW, url, str(data), str(sample), str(concurrency)]
+            else:
+                out = work / f"i{n}.out.jsonl"
+                out.unlink(missing_ok=True)
+                argv = extract_argv(url, [str(data)], out, concurrency)
+                argv = [sys.executable, "-c", "import sys; from agentflow.cli import main; "
+                        "sys.exit(main())", *argv[1:]]
+            counts.append(instructions(argv))
+        per_doc[client] = (counts[1] - counts[0]) / (large - small)
+        print(f"{client}: {counts[0]:,} instructions over {small} records, {counts[1]:,} over "
+              f"{large}: **{per_doc[client] / 1e6:.2f} M** per document", flush=True)
+    ratio = per_doc["raw"] / per_doc["agentflow"]
+    print(f"raw / agentflow instructions per document: {ratio:.2f} (target >= 0.5): "
+          f"{'PASS' if ratio >= 0.5 else 'FAIL'}")
+
+
 def records(path: Path) -> list[dict[str, Any]]:
     from agentflow.documents.names import loads_record
 
@@ -199,6 +244,8 @@ def main() -> None:
                         help="agentflow runs per size, one per --workers value")
     parser.add_argument("--skip-raw", action="store_true")
     parser.add_argument("--skip-hostile", action="store_true")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count each client's instructions per document (valgrind)")
     args = parser.parse_args()
     if args.serve:
         serve(args.serve)
@@ -215,6 +262,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             warm_up(url, sample, work, args.concurrency)
+            if args.instructions:
+                count_instructions(url, sample, work, args.concurrency)
+                return
             rows = []
             fakes: list[str] = []
             print("\n| records | workers | load | wall s | docs/s | ms/doc | CPU ms/doc |"

@@ -97,3 +97,44 @@ def test_jsonl_on_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [d.id for d in docs if d.problem] == ["-:2"]
     monkeypatch.setattr(sys, "stdin", io.StringIO(_line(3).decode()))  # no .buffer
     assert [d.id for d in iter_documents(["-"], fmt="jsonl")] == ["-#3"]
+
+
+def test_a_run_of_blank_lines_past_the_limit_ends_the_file_naming_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blank lines give no document, so nothing bounded them: a 50 KB ``.gz``
+    of newlines kept the reader busy for 23 s (52 million lines), a 10 MB one
+    for over an hour, in a thread the run cannot cancel."""
+    from agentflow.documents import jsonl
+
+    monkeypatch.setattr(jsonl, "MAX_BLANK_LINES", 10)
+    path = tmp_path / "in.jsonl.gz"
+    with gzip.open(path, "wb") as f:
+        f.write(_line(1) + b"\n" * 10 + _line(2) + b"  \n" * 11 + _line(3))
+    docs = list(iter_documents([str(path)]))
+    assert [d.text for d in docs[:2]] == ["Ann1: a person", "Ann2: a person"]
+    [last] = docs[2:]
+    assert (last.id, last.problem_type) == (str(path), "UnreadableDocumentError")
+    assert last.problem == (f"{path}:23: more than 10 blank lines (or 268,435,456 bytes of "
+                            "them) in a row; the rest of the file is not read")
+
+
+def test_a_line_endless_past_the_skip_limit_ends_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line past ``MAX_LINE_BYTES`` is skipped, but a ``.gz`` can inflate one
+    line to terabytes: past the skip limit the file ends, naming it."""
+    from agentflow.documents import jsonl
+
+    monkeypatch.setattr(jsonl, "_SKIP_LIMIT", 1000)
+    monkeypatch.setattr(jsonl, "_SKIP_CHUNK", 100)
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(_line(1) + b"x" * 1100 + b"\n" + _line(2) + b"y" * 5000 + b"\n" + _line(3))
+    got: list[tuple[str, str]] = []
+    with pytest.raises(_Unusable) as ended:
+        for doc_id, text in jsonl_records(path, "text", "id", max_line_bytes=200):
+            got.append((doc_id, str(text)))
+    assert got == [(f"{path}#1", "Ann1: a person"),  # the first long line is skipped whole
+                   (f"{path}:2", f"{path}:2: line longer than 200 bytes; not read"),
+                   (f"{path}#2", "Ann2: a person"),
+                   (f"{path}:4", f"{path}:4: line longer than 200 bytes; not read")]
+    assert str(ended.value) == (f"{path}:4: line longer than 1,200 bytes; the rest of the "
+                                "file is not read")

@@ -147,3 +147,60 @@ async def test_a_walk_resumed_skips_what_out_holds_and_reads_the_rest_once(
     ids = [orjson.loads(line)["id"].removeprefix(f"{root}/")
            for line in out.read_bytes().splitlines()]
     assert ids == ["a.txt", "b.txt", "m/c.txt", "m/k/x.txt", "z/1.txt"]
+
+
+def test_a_folder_past_the_spill_size_is_walked_in_the_same_order_from_disk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flat folder's names are sorted on disk past ``SPILL_NAMES`` (they
+    were all held in memory to sort them): the walk gives the same entries in
+    the same order, undecodable names and links included."""
+    from agentflow.documents import listing
+
+    root = tmp_path / "in"
+    root.mkdir()
+    for name in ("b.txt", "a.txt", "Zoë.txt", "ω.txt", "é.txt", "10.txt", "9.txt"):
+        (root / name).write_text(name)
+    os.close(os.open(os.fsencode(root) + b"/caf\xe9.txt", os.O_CREAT | os.O_WRONLY))
+    for sub in ("m", "k"):
+        (root / sub).mkdir()
+        for n in range(5):
+            (root / sub / f"{n}.txt").write_text(sub)
+    (tmp_path / "elsewhere").mkdir()
+    (root / "linked").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (root / "broken").symlink_to(tmp_path / "nowhere")
+
+    def walked() -> list[tuple[str, str | None]]:
+        return [(os.path.relpath(p, root), why and why.replace(str(root), "ROOT"))
+                for p, why in listing._walk(root)]
+
+    in_memory = walked()
+    monkeypatch.setattr(listing, "SPILL_NAMES", 2)
+    assert walked() == in_memory
+    assert [p for p, _ in in_memory][:3] == ["10.txt", "9.txt", "Zoë.txt"]  # str order
+    assert len(in_memory) == 8 + 10 + 2
+
+
+def test_the_report_reader_keeps_no_jsonl_texts_or_names_in_memory(tmp_path: Path) -> None:
+    """``agentflow report``'s reader holds the files it may read and a JSONL
+    input's texts on disk (``SeenIds``): it finds each record's text, and
+    only the wanted ones are kept."""
+    from agentflow.documents.listing import NamedFiles
+    from agentflow.documents.seen import SeenIds
+    from agentflow.extraction.review import SourceReader
+
+    lines = [orjson.dumps({"id": f"r{n}", "text": f"Doc {n}: a person"}) for n in range(50)]
+    (tmp_path / "in.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    (tmp_path / "a.txt").write_text("Ann: a person")
+    base = str(tmp_path / "in.jsonl")
+    wanted = {f"{base}#r{n}" for n in (3, 7)}
+    reader = SourceReader(inputs=[str(tmp_path)], wanted=wanted)
+    try:
+        assert isinstance(reader._named, NamedFiles) and len(reader._named) == 2
+        assert reader({"id": f"{base}#r7"}).text == "Doc 7: a person"
+        assert reader({"id": f"{base}#r3"}).text == "Doc 3: a person"
+        assert "holds no record" in (reader({"id": f"{base}#r4"}).problem or "")
+        assert reader({"id": str(tmp_path / "a.txt")}).text == "Ann: a person"
+        [table] = reader._jsonl.values()
+        assert isinstance(table, SeenIds) and len(table) == 2
+    finally:
+        reader.close()

@@ -129,12 +129,12 @@ def test_flagged_fields_show_their_confidence_why_and_a_shaded_row() -> None:
 
 def test_every_confidence_level_has_its_meaning() -> None:
     """A level added to ``agentflow.extraction.confidence`` (or to a module that
-    lowers its scores afterwards: ``list_repeats``), or two made equal, must be
-    described here too, or the page would show it without a reason."""
-    from agentflow.extraction import confidence, list_repeats
+    lowers its scores afterwards: ``list_repeats``, ``masked``, ``dropped``), or two
+    made equal, must be described here too, or the page would show it without a reason."""
+    from agentflow.extraction import confidence, dropped, list_repeats, masked
 
-    names = [(m, n) for m in (confidence, list_repeats) for n in m.__all__
-             if n.isupper() and n not in ("REVIEW_BELOW", "DOUBT_BELOW")]
+    names = [(m, n) for m in (confidence, list_repeats, masked, dropped) for n in m.__all__
+             if n.isupper() and n not in ("REVIEW_BELOW", "DOUBT_BELOW", "MASKED_REASON")]
     values = {getattr(m, n) for m, n in names}
     assert len(values) == len(names) == len(LEVELS) and values == set(LEVELS)
     assert all(0 <= v <= 1 and round(v, 3) == v for v in values)  # records round to 3 places

@@ -310,15 +310,20 @@ async def test_retry_after_ms_honoured() -> None:
         await client.aclose()
 
 
-async def test_retry_after_capped() -> None:
+async def test_a_wait_past_max_retry_after_is_raised_at_once() -> None:
+    """A server asking for a longer wait than ``max_retry_after`` is not slept on
+    and asked again (the openai SDK's rule too): the error says when."""
     settings = HttpSettings(backoff_initial=0.01, max_retries=1, max_retry_after=0.05)
-    async with raw_server(Raw([b"{}"], 429, {"Retry-After": "30"}), Raw([b"{}"])) as (url, _):
+    async with raw_server(Raw([b"{}"], 429, {"Retry-After": "30"}), Raw([b"{}"])) as (url,
+                                                                                      seen):
         client = HttpClient(url, vendor="t", settings=settings)
         start = time.monotonic()
-        async with client.open("x", {}):
-            pass
+        with pytest.raises(RateLimitedError) as info:
+            async with client.open("x", {}):
+                pass
         assert time.monotonic() - start < 1.0
         await client.aclose()
+    assert info.value.retry_after == 30 and info.value.retryable and len(seen) == 1
 
 
 @pytest.mark.parametrize("status", [400, 401, 402, 404])

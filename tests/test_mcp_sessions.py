@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from agentflow import ReActAgent
-from agentflow.errors import MCPConnectionError
+from agentflow.errors import MCPConnectionError, MCPServerStartError
 from agentflow.mcp import MCPServer
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 from tests.mcp_servers import http_server
@@ -117,3 +117,22 @@ async def test_a_listing_cut_by_an_expiry_restarts_on_the_new_session(paged: str
         # every page from the new session: its version tool, never the old one's
         assert after == [f"v{generation + 1}", *before[1:]]
         assert [t.name for t in server.tools] == after
+
+
+async def test_a_session_that_expires_during_the_starts_listing_is_started_anew(
+        paged: str) -> None:
+    # (armed before the start: the start's own listing meets the 404 at its second page)
+    generation = await expire_mid_list(paged)
+    async with MCPServer.http(f"{paged}/mcp") as server:
+        names = [t.name for t in server.tools]
+        # every page from the new session, the listing begun again on it
+        assert names[0] == f"v{generation + 1}" and len(names) > 6
+        assert server.reconnects == 1 and server.lost is None
+        assert (await server.call_tool("echo", {"text": "hi"})).text == "hi"
+
+
+async def test_without_reconnect_an_expiry_during_the_start_fails_it(paged: str) -> None:
+    await expire_mid_list(paged)
+    with pytest.raises(MCPServerStartError, match="no longer knows the session"):
+        async with MCPServer.http(f"{paged}/mcp", reconnect=False):
+            pass

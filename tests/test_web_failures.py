@@ -1,8 +1,10 @@
-"""A failed call never ends a stream silently, on either UI protocol.
+"""A failed call never ends a stream silently, on any of the stream protocols.
 
 Every way a call can fail, served by a Starlette app on 127.0.0.1 and read by
 the protocols' real JavaScript clients in Node (tests/js: ``@ag-ui/client``'s
-``HttpAgent``; the ``ai`` package's ``AbstractChat``, which ``useChat`` wraps):
+``HttpAgent``; the ``ai`` package's ``AbstractChat``, which ``useChat`` wraps;
+for agentflow's own SSE wire, ``fetch`` and the ``eventsource-parser``
+package, as a page reads it):
 
 * a provider error before any chunk (the OpenAI adapter against a fake that
   echoes the API key in its error), and one that never connects (credentials
@@ -11,9 +13,14 @@ the protocols' real JavaScript clients in Node (tests/js: ``@ag-ui/client``'s
   or after reasoning chunks;
 * a tool that keeps raising (its exception quoting a URL with credentials);
 * a structured output the model never gets valid (the engine gives up);
-* an exception in the user's middleware, mid-stream.
+* an exception in the user's middleware, mid-stream;
+* the app's own events (``events=``) that stop before the call's end;
+* a tool's output and a vendor's error text holding a lone UTF-16 surrogate
+  (a file name ``os.fsdecode`` read): no encoder may fail on it, least of all
+  the one writing the error.
 
-Each ends with the protocol's error event: AG-UI ``RUN_ERROR`` (the run's
+Each ends with the protocol's error event: the SSE wire's typed ``error``
+event (``{"type": "error", "error": {"type", "message"}}``), AG-UI ``RUN_ERROR`` (the run's
 last event; 1.0 lifecycle: a run ends with ``RUN_FINISHED`` or ``RUN_ERROR``),
 the AI SDK's ``error`` chunk (``{"type": "error", "errorText"}``, the ``ai``
 package's ``uiMessageChunkSchema``; its chat then has status ``error``), and
@@ -29,6 +36,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any
@@ -51,8 +59,10 @@ from agentflow.providers.registry import get_model
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 from agentflow.web.agui import agui_response, read_run_input
 from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
+from agentflow.web.encoding import AgentflowEncoder
 from agentflow.web.requests import read_json
-from agentflow.web.sse import EventStreamResponse, Outcome
+from agentflow.web.sse import EventStreamResponse, Outcome, sse_response
+from agentflow.web.wire import error_to_dict
 from tests.fakes.openai import OpenAIFake
 
 from .test_web_adapters import node, node_ready, served
@@ -101,6 +111,24 @@ def thinking_then(error: BaseException) -> FunctionModel:
                                          error_after=3))
 
 
+UNPAIRED = os.fsdecode(b"\xff")  # a lone surrogate ("\udcff"): no UTF-8 writes it
+
+
+def list_reports(folder: str) -> str:
+    """List a folder's reports (a file name that is not UTF-8 among them)."""
+    return f"report-{UNPAIRED}.txt"
+
+
+def unpaired_then_cut(request: RecordedRequest) -> Reply:
+    """A tool whose output holds a lone surrogate, then text whose stream is
+    cut by a vendor's error quoting one too."""
+    if not any(m.tool_results for m in request.messages):
+        return Reply(tool_calls=[Call("list_reports", {"folder": "q3"})])
+    return Reply(text=f"Found report-{UNPAIRED}.txt, reading it.", chunk_size=6,
+                 error=ProviderConnectionError(f"vendor said: bad byte {UNPAIRED} in the stream",
+                                               partial=True), error_after=3)
+
+
 def always_calling() -> FunctionModel:
     return FunctionModel(lambda r: Reply(text="Trying the book.",
                                          tool_calls=[Call("lookup", {"name": "Ada"})]))
@@ -117,6 +145,21 @@ async def fails_first() -> AsyncIterator[Event]:
     yield  # an async generator
 
 
+async def ends_early() -> AsyncIterator[Event]:
+    """An app's events that stop before the call's end (a wrapper that
+    returns early): no ``complete`` and no exception."""
+    async with aclosing(ReActAgent("ui", prose()).stream("Find Ada")) as events:
+        async for event in events:
+            yield event
+            if isinstance(event, ReasoningChunk):
+                return
+
+
+def events_of(mode: str) -> AsyncIterator[Event] | None:
+    """The events a mode's response streams in place of its agent's."""
+    return {"before-start": fails_first, "ends-early": ends_early}.get(mode, lambda: None)()
+
+
 EXPECTED = {  # mode -> the error type the client is told, and whether text came first
     "before-start": ("ProviderConnectionError", False),
     "provider-before": ("AuthenticationError", False),
@@ -127,6 +170,8 @@ EXPECTED = {  # mode -> the error type the client is told, and whether text came
     "give-up": ("StructuredOutputError", True),
     "middleware": ("InternalError", True),
     "stray-cancel": ("InternalError", True),
+    "unpaired-text": ("ProviderConnectionError", True),
+    "ends-early": ("InternalError", True),
 }
 
 
@@ -140,7 +185,7 @@ class App:
 
     def agent(self, mode: str) -> ReActAgent:
         no_retries = HttpSettings(max_retries=0)
-        if mode == "before-start":  # its events are fails_first()
+        if mode in ("before-start", "ends-early"):  # its events are events_of(mode)
             return ReActAgent("ui", FunctionModel(lambda r: "unreached"))
         if mode == "provider-before":
             model: ChatModel = get_model("openai:gpt-4o-mini", base_url=self.fake.url,
@@ -167,6 +212,8 @@ class App:
                      else asyncio.CancelledError())
             return ReActAgent("ui", text_then(AssertionError("unreached")),
                               middleware=[Buggy(error)])
+        if mode == "unpaired-text":
+            return ReActAgent("ui", FunctionModel(unpaired_then_cut), tools=[list_reports])
         assert mode == "disconnect"
         return ReActAgent("ui", self.watched(FunctionModel(
             lambda r: Reply(text="x" * 2000, chunk_size=1, delay=0.01))))
@@ -208,17 +255,26 @@ async def app() -> AsyncIterator[App]:
         run = read_run_input(await read_json(request))
         return agui_response(running.agent(mode), run, output_of(mode), ping_interval=60,
                              on_close=running.closed,
-                             events=fails_first() if mode == "before-start" else None)
+                             events=events_of(mode))
 
     async def chat(request: Request) -> Response:
         mode = request.path_params["mode"]
         run = read_chat_request(await read_json(request))
         return ui_message_stream_response(
             running.agent(mode), run, output_of(mode), ping_interval=60, on_close=running.closed,
-            events=fails_first() if mode == "before-start" else None)
+            events=events_of(mode))
+
+    async def sse(request: Request) -> Response:
+        mode = request.path_params["mode"]
+        body = await read_json(request)
+        if (events := events_of(mode)) is not None:
+            return EventStreamResponse(events, ping_interval=60, on_close=running.closed)
+        return sse_response(running.agent(mode), body["text"], output_of(mode), ping_interval=60,
+                            on_close=running.closed)
 
     routes = [Route("/agui/{mode}", agui, methods=["POST"]),
-              Route("/chat/{mode}", chat, methods=["POST"])]
+              Route("/chat/{mode}", chat, methods=["POST"]),
+              Route("/sse/{mode}", sse, methods=["POST"])]
     async with OpenAIFake() as running.fake:
         running.fake.echo_key = True
         async with served(Starlette(routes=routes)) as running.url:
@@ -311,6 +367,58 @@ async def test_ai_sdk_chat_ends_with_the_error_chunk(app: App, mode: str) -> Non
     assert app.outcomes == ["failed"]
 
 
+@pytest.mark.parametrize("mode", list(EXPECTED))
+async def test_sse_stream_ends_with_the_typed_error_event(app: App, mode: str) -> None:
+    got = await node("sse_run.mjs", f"{app.url}/sse/{mode}")
+    code, text_first = EXPECTED[mode]
+    assert got["status"] == 200 and got["thrown"] is None, got["thrown"]
+    names = [e["event"] for e in got["events"]]
+    assert names[-1] == "error" and "complete" not in names, names
+    assert names[0] == ("error" if mode == "before-start" else "call_started")
+    assert [e["data"]["type"] for e in got["events"]] == names  # each frame names its type
+    ids = [int(e["id"]) for e in got["events"]]
+    assert ids == sorted(set(ids)), ids
+    assert got["events"][-1]["data"]["error"]["type"] == code, got["events"][-1]
+    assert ("reasoning_chunk" in names) == text_first, names
+    if code == "InternalError":
+        assert got["events"][-1]["data"]["error"]["message"] == "internal error"
+    no_secret(got)
+    assert app.outcomes == ["failed"]
+
+
+class StrictEncoder(AgentflowEncoder):
+    """An app's own encoder that writes text as strict UTF-8: it cannot write
+    an error whose text holds a lone surrogate."""
+
+    def failure(self, error: BaseException) -> bytes:
+        error_to_dict(error)["error"]["message"].encode()
+        return super().failure(error)
+
+
+async def test_an_error_the_encoder_cannot_write_still_ends_the_stream(
+        caplog: pytest.LogCaptureFixture) -> None:
+    node_ready()
+    outcomes: list[Outcome] = []
+
+    async def closed(outcome: Outcome) -> None:
+        outcomes.append(outcome)
+
+    async def sse(request: Request) -> Response:
+        agent = ReActAgent("ui", FunctionModel(unpaired_then_cut), tools=[list_reports])
+        return EventStreamResponse(agent.stream("Find the report"), encoder=StrictEncoder(),
+                                   ping_interval=60, on_close=closed)
+
+    with caplog.at_level(logging.ERROR):
+        async with served(Starlette(routes=[Route("/sse", sse, methods=["POST"])])) as url:
+            got = await node("sse_run.mjs", f"{url}/sse")
+    assert got["thrown"] is None
+    assert got["events"][-1]["data"] == {"type": "error", "error": {
+        "type": "InternalError", "message": "internal error"}}
+    assert "reasoning_chunk" in [e["event"] for e in got["events"]]
+    assert outcomes == ["failed"]
+    assert [r.getMessage() for r in caplog.records if "error_frame_failed" in r.getMessage()]
+
+
 @contextlib.contextmanager
 def errors_logged(caplog: pytest.LogCaptureFixture) -> Any:
     with caplog.at_level(logging.WARNING):
@@ -346,7 +454,7 @@ async def test_a_client_that_stops_cancels_the_call_quietly(
 
 
 @pytest.mark.parametrize("mode", [m for m in EXPECTED
-                                  if m not in ("provider-before", "before-start")])
+                                  if m not in ("provider-before", "before-start", "ends-early")])
 async def test_agent_stream_raises_after_the_events_so_far(mode: str) -> None:
     running = App()
     running.models = []

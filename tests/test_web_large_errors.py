@@ -76,15 +76,14 @@ async def test_agui_run_error_over_the_cap_comes_cut() -> None:
     assert MAX_ERROR_BYTES - 100 < size(last) <= MAX_ERROR_BYTES
 
 
-async def test_agui_run_finished_over_the_cap_with_its_error_comes_cut() -> None:
+async def test_agui_output_error_over_the_cap_comes_cut_in_run_error() -> None:
     got = await read("agui_run.mjs", output_failed, agui)
-    assert got["thrown"] is None and got["runError"] is None, (got["thrown"], got["runError"])
     last = got["events"][-1]
-    assert last["type"] == "RUN_FINISHED"
-    error = last["result"]["error"]
-    assert error["type"] == "StructuredOutputError"
-    assert error["message"].startswith("no valid output: ooo") and error["message"].endswith(
-        MARKER)
+    # (a complete without its output is a failed run: RUN_ERROR, never RUN_FINISHED)
+    assert last["type"] == "RUN_ERROR" and last["code"] == "StructuredOutputError"
+    assert "RUN_FINISHED" not in [e["type"] for e in got["events"]]
+    assert got["runError"]["message"] == last["message"]
+    assert last["message"].startswith("no valid output: ooo") and last["message"].endswith(MARKER)
     assert size(last) <= MAX_ERROR_BYTES
 
 

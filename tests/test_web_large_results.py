@@ -4,13 +4,16 @@ run on one event over 10 MB: "SSE buffer size exceeded maximum limit of 10
 MB"), as ``agentflow.web._agui_caps`` says: a tool result (an MCP server's
 file read) shown cut with a note while the model reads all of it, a tool
 call's input sent in several deltas, an output or text over the cap left
-out of ``RUN_FINISHED`` and named there."""
+out of ``RUN_FINISHED`` and named there. The AI SDK's chat (the ``ai``
+package's, which keeps every part and posts the history back) is shown a
+tool's result, or its error, cut the same way (``_frame_caps``)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import pytest
 from ag_ui.core import Interrupt, RunFinishedEvent, RunFinishedInterruptOutcome
 from ag_ui.encoder import EventEncoder
 from pydantic import BaseModel
@@ -29,6 +32,7 @@ from agentflow.web.agui import (
     agui_response,
     read_run_input,
 )
+from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
 from agentflow.web.requests import read_json
 from agentflow.web.sse import EventStreamResponse
 
@@ -68,6 +72,41 @@ async def test_a_result_over_the_clients_event_limit_is_shown_cut() -> None:
         f"[... {SIZE - MAX_SHOWN_RESULT:,} more characters not shown here; "
         "the model read the whole result]")
     assert read == [SIZE]  # the model read all of it
+
+
+def fail_log(name: str) -> str:
+    """Read a log file that is not there."""
+    raise ValueError("no such log; the directory holds: " + "f" * SIZE)
+
+
+@pytest.mark.parametrize("tool", [read_log, fail_log])
+async def test_ai_sdk_a_result_over_the_cap_is_shown_cut(tool: Any) -> None:
+    node_ready()
+    read: list[int] = []
+
+    def answer(request: RecordedRequest) -> Reply:
+        results = [r.output for m in request.messages for r in m.tool_results]
+        if not results:
+            return Reply(tool_calls=[Call(tool.__name__, {"name": "app.log"})])
+        read.append(len(results[0]))
+        return Reply(text="Done.")
+
+    async def chat(request: Request) -> Response:
+        run = read_chat_request(await read_json(request))
+        return ui_message_stream_response(
+            ReActAgent("ui", FunctionModel(answer), tools=[tool], tool_retries=1), run,
+            ping_interval=60)
+
+    async with served(Starlette(routes=[Route("/chat", chat, methods=["POST"])])) as url:
+        got = await node("aisdk_chat.mjs", f"{url}/chat")
+    assert got["status"] == "ready" and got["error"] is None, got["error"]
+    [part] = [p for m in got["messages"] for p in m["parts"]
+              if p["type"] == f"tool-{tool.__name__}"]
+    shown = part["output"] if tool is read_log else part["errorText"]
+    assert part["state"] == ("output-available" if tool is read_log else "output-error")
+    assert len(shown) < MAX_SHOWN_RESULT + 200 and shown.endswith(
+        "more characters not shown here; the model read the whole result]")
+    assert read[0] >= SIZE  # the model read all of it
 
 
 def write_log(text: str) -> str:

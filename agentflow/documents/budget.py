@@ -15,11 +15,17 @@ limit it passes, with a ``DocumentTooComplexError`` that names the limit
   shared by many pages counts once per page, as it is parsed once per page),
   counted in the decompressed streams before any text is extracted, by a
   regular expression (string literals skipped): cheap next to the parse;
-* ``chars``: characters of extracted text, checked page by page;
+* ``chars``: characters of extracted text, checked page by page (a PDF), or
+  once decoded (plain text, HTML; standard input as a file);
 * ``cpu_seconds``: CPU time of the whole read, enforced in the worker
-  process that reads it (``agentflow.documents.readahead``) by ``RLIMIT_CPU``:
-  the kernel's ``SIGXCPU`` interrupts the pure-Python parse (Unix only; the
-  limit is rounded up to whole seconds);
+  process that reads it (``agentflow.documents.reader_pool``) by
+  ``RLIMIT_CPU``: the kernel's ``SIGXCPU`` interrupts the pure-Python parse
+  (Unix only; the limit is rounded up to whole seconds). A parse in native
+  code (Lexbor's quadratic ``<select>`` of 500,000 ``<option>``: minutes)
+  never returns to Python, where that signal is handled: ``CPU_GRACE``
+  seconds later a profiling timer (``ITIMER_PROF``, CPU time too) ends the
+  worker process itself, and the pool names the limit
+  (``reader_pool.read_alone``);
 * ``memory_bytes``: memory the read may add to its worker process, enforced
   there by ``RLIMIT_AS`` (address space): an allocation past it fails, and
   the read with it (a ``MemoryError``; Lexbor's parse fails as a whole), so
@@ -31,8 +37,11 @@ inflates past its output cap, 75 MB by default, a decompression bomb; a page
 tree too large or cyclic) end the read with the same error, ``limit``
 ``"reader"`` (``agentflow.documents.pdf``), not as a corrupt file.
 
-``agentflow extract`` reads PDF and HTML inputs in worker processes under
-``DEFAULT_BUDGET``; ``agentflow report`` re-reads sources under the same one.
+``agentflow extract`` reads its inputs (standard input too) in worker
+processes under ``DEFAULT_BUDGET`` (``agentflow.documents.reader_pool``; a
+small plain-text file, which cannot come near it, in the listing thread:
+``agentflow.documents.small``); ``agentflow report`` re-reads sources under
+the same one.
 """
 
 from __future__ import annotations
@@ -48,8 +57,8 @@ from typing import Any
 
 from agentflow.errors import DocumentTooComplexError
 
-__all__ = ["DEFAULT_BUDGET", "WorkBudget", "count_operators", "cpu_budget", "memory_budget",
-           "over_budget"]
+__all__ = ["CPU_GRACE", "DEFAULT_BUDGET", "WorkBudget", "count_operators", "cpu_budget",
+           "memory_budget", "over_budget"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +118,11 @@ def count_operators(content: bytes) -> int:
     return len(_OPERATORS.findall(_STRINGS.sub(b" ", content)))
 
 
+CPU_GRACE = 3.0
+"""CPU seconds past ``cpu_seconds`` after which a read that Python could not
+interrupt (native code) ends its worker process (``cpu_budget``)."""
+
+
 class _CpuSpent(BaseException):
     """Raised by the ``SIGXCPU`` handler inside ``cpu_budget`` (a BaseException:
     a reader's ``except Exception`` does not swallow it)."""
@@ -122,13 +136,18 @@ def _on_xcpu(signum: int, frame: Any) -> None:
 def cpu_budget(name: str, seconds: float | None) -> Iterator[None]:
     """Run the block under at most ``seconds`` more CPU seconds of this
     process (``RLIMIT_CPU``); past it, ``DocumentTooComplexError`` (``limit``
-    ``"cpu_seconds"``). For a worker process only: the whole process is
-    limited while the block runs. ``None``: no limit."""
+    ``"cpu_seconds"``). Native code that holds on past it (the signal waits
+    for Python) ends the process ``CPU_GRACE`` CPU seconds later
+    (``SIGPROF``, left to its default action: ``-SIGPROF`` is its exit code).
+    For a worker process only: the whole process is limited while the block
+    runs. ``None``: no limit."""
     if seconds is None:
         yield
         return
     usage = resource.getrusage(resource.RUSAGE_SELF)
     previous = signal.signal(signal.SIGXCPU, _on_xcpu)
+    previous_prof = signal.signal(signal.SIGPROF, signal.SIG_DFL)
+    signal.setitimer(signal.ITIMER_PROF, seconds + 1 + CPU_GRACE)  # past the rounded limit
     try:
         with _soft_limit(resource.RLIMIT_CPU,
                          math.ceil(usage.ru_utime + usage.ru_stime + seconds)):
@@ -136,6 +155,8 @@ def cpu_budget(name: str, seconds: float | None) -> Iterator[None]:
     except _CpuSpent:
         raise over_budget(name, "cpu_seconds", seconds, seconds) from None
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous_prof)
         signal.signal(signal.SIGXCPU, previous)
 
 

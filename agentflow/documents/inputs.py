@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget
+from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget, over_budget
 from agentflow.documents.deferred import DeferredDocument
 from agentflow.documents.encoding import MAX_CONTROL_SHARE, decode_text
 from agentflow.documents.jsonl import jsonl_records
@@ -48,8 +48,8 @@ from agentflow.documents.seen import MISSING, SeenIds
 from agentflow.errors import DocumentError, EmptyDocumentError
 
 __all__ = ["FORMATS", "MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "InputError",
-           "Source", "decode_text", "iter_documents", "iter_sources", "prepared", "read_document",
-           "read_source"]
+           "Source", "decode_text", "document_of", "iter_documents", "iter_sources", "prepared",
+           "read_document", "read_source"]
 
 FORMATS = ("auto", "text", "jsonl", "pdf", "html")
 """``iter_documents(fmt=)``: ``auto`` tells each file's kind (``.jsonl``/``.ndjson``
@@ -96,10 +96,12 @@ def _failed(problem: _Unusable, doc_id: str) -> Document:
 
 
 def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None = None,
-                   budget: WorkBudget | None = None) -> Document:
+                   budget: WorkBudget | None = None, *, stdin: bool = False) -> Document:
     """``path`` read by its kind (``fmt``: ``auto`` sniffs, else forced); a PDF
-    goes as ``deliver(has_text)`` says (see ``iter_documents``); a PDF is read
-    under ``budget`` (its CPU limit is the caller's).
+    goes as ``deliver(has_text)`` says (see ``iter_documents``); read under
+    ``budget``'s count limits (its CPU and memory limits are the caller's).
+    ``stdin``: ``path`` holds standard input's bytes (spooled there by
+    ``agentflow.documents.readahead``): named and identified as ``-``.
 
     Raises:
         _Unusable: unreadable, corrupt ``.gz``, too large, or binary plain text
@@ -107,6 +109,20 @@ def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None =
             ``problem_type`` ``DocumentEncodingError``).
     """
     raw = _read_bytes(path)
+    return document_of(raw, Path("-") if stdin else path, fmt, deliver, budget)
+
+
+def document_of(raw: bytes, path: Path, fmt: str,
+                deliver: Callable[[bool], str] | None = None,
+                budget: WorkBudget | None = None) -> Document:
+    """The document of file ``path`` whose bytes (gunzipped) are ``raw``
+    (``path`` ``-``: standard input's), read by its kind as ``_file_document``
+    says; past ``budget``'s ``chars`` (any kind), a failed document naming
+    the limit.
+
+    Raises:
+        _Unusable: binary plain text.
+    """
     name = "" if str(path) == "-" else str(path)
     kind: DocumentKind = (sniff_kind(raw[:1024], name) if fmt == "auto" else
                           "pdf" if fmt == "pdf" else "html" if fmt == "html" else "text")
@@ -116,14 +132,27 @@ def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None =
             text = decode_text(raw, name=name)
             if text is None:
                 raise _Unusable(f"{path}: binary file, not text")
+            _check_chars(name or "-", text, budget)
             return Document(name or f"-#{_digest(text)}", text)
         if kind == "pdf" and deliver is not None:
-            return _pdf_document(doc_id, raw, str(path), deliver, budget)
-        loaded = load_document(raw, name=str(path), kind=kind, budget=budget)
+            return _pdf_document(doc_id, raw, name or "-", deliver, budget)
+        loaded = load_document(raw, name=name or "-", kind=kind, budget=budget)
+        _check_chars(name or "-", loaded.text, budget)
     except DocumentError as exc:
         return Document(doc_id, "", problem=str(exc), kind=kind,
                         problem_type=type(exc).__name__, reason=exc.reason or None)
     return Document(doc_id, loaded.text, kind=loaded.kind, pages=loaded.pages)
+
+
+def _check_chars(name: str, text: str, budget: WorkBudget | None) -> None:
+    """Raise when ``text`` is past ``budget``'s ``chars`` (a PDF is checked
+    page by page as it is read; plain text and HTML once decoded).
+
+    Raises:
+        DocumentTooComplexError: ``limit`` ``"chars"``.
+    """
+    if budget is not None and budget.chars is not None and len(text) > budget.chars:
+        raise over_budget(name, "chars", len(text), budget.chars)
 
 
 def _pdf_document(doc_id: str, raw: bytes, name: str, deliver: Callable[[bool], str],

@@ -19,7 +19,6 @@ document with the file's name.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import io
 import sys
 import zlib
@@ -31,15 +30,26 @@ from typing import Any
 import orjson
 
 from agentflow.documents.encoding import decode_text
-from agentflow.documents.reading import MAX_INPUT_BYTES, _Unusable
+from agentflow.documents.reading import MAX_INPUT_BYTES, _Unusable, open_input
 from agentflow.documents.seen import MISSING, SeenIds
 from agentflow.errors import DocumentError
 
-__all__ = ["MAX_LINE_BYTES", "jsonl_lines", "jsonl_records"]
+__all__ = ["MAX_BLANK_LINES", "MAX_LINE_BYTES", "jsonl_lines", "jsonl_records"]
 
 MAX_LINE_BYTES = MAX_INPUT_BYTES
 """Longest JSONL line read, in bytes (a document's own limit); a longer line
 is one failed document, and the lines after it are read."""
+
+MAX_BLANK_LINES = 100_000
+"""Most blank lines in a row (or ``MAX_LINE_BYTES`` of them) a JSONL file
+may hold: past either, the file ends with one failed document naming the
+limit. Blank lines give no document, so nothing else bounds them: a 50 KB
+``.gz`` of newlines is 52 million of them (23 s of reading, in a thread the
+run cannot cancel), a 10 MB one over an hour."""
+
+_SKIP_LIMIT = MAX_LINE_BYTES
+"""Most bytes skipped past ``MAX_LINE_BYTES`` in one line: a longer line ends
+the file (a ``.gz`` can inflate one line to terabytes)."""
 
 _SKIP_CHUNK = 1 << 20
 """Bytes read at a time while skipping the rest of a line that is too long."""
@@ -59,12 +69,25 @@ def jsonl_records(path: Path, text_field: str, id_field: str, *,
         _Unusable: the file itself cannot be read (after the lines read before).
     """
     seen = SeenIds()  # each id -> its line, on disk: memory does not grow with the file
+    blank = blank_bytes = 0  # blank lines in a row, and their bytes
     try:
         for number, line in jsonl_lines(path, max_line_bytes=max_line_bytes):
             if isinstance(line, _Unusable):
+                blank = blank_bytes = 0
                 yield f"{path}:{number}", line
             elif line.strip():
+                blank = blank_bytes = 0
                 yield _record(path, number, line, text_field, id_field, seen)
+            else:
+                blank, blank_bytes = blank + 1, blank_bytes + len(line)
+                if blank > MAX_BLANK_LINES or blank_bytes > max_line_bytes:
+                    raise _Unusable(
+                        f"{path}:{number}: more than {MAX_BLANK_LINES:,} blank lines (or "
+                        f"{max_line_bytes:,} bytes of them) in a row; the rest of the file "
+                        "is not read",
+                        reason="a JSONL file holds one document per line: this many blank "
+                               "lines in a row is a damaged or hostile file (a .gz of "
+                               "newlines); the documents before them were read")
     finally:
         seen.close()
 
@@ -109,9 +132,15 @@ def jsonl_lines(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES
             while raw := f.readline(max_line_bytes + 1):
                 number += 1
                 if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
-                    _skip_line(f.readline)
                     yield number, _bad_line(path, number, f"line longer than {max_line_bytes} "
                                                           "bytes; not read")
+                    if not _skip_line(f.readline, _SKIP_LIMIT):
+                        raise _Unusable(
+                            f"{path}:{number}: line longer than {max_line_bytes + _SKIP_LIMIT:,}"
+                            " bytes; the rest of the file is not read",
+                            reason="a line this long is a damaged or hostile file (a .gz "
+                                   "inflating to one endless line); the lines before it "
+                                   "were read")
                     continue
                 yield number, _decoded(path, number, raw)
     except (OSError, EOFError, zlib.error) as exc:
@@ -125,15 +154,21 @@ def _open(path: Path) -> AbstractContextManager[Any]:
         stdin = getattr(sys.stdin, "buffer", None)
         return contextlib.nullcontext(stdin if stdin is not None else io.BytesIO(
             sys.stdin.read().encode("utf-8", "surrogateescape")))
-    return gzip.open(path) if path.suffix == ".gz" else path.open("rb")
+    return open_input(path)
 
 
-def _skip_line(readline: Callable[[int], bytes]) -> None:
+def _skip_line(readline: Callable[[int], bytes], limit: int) -> bool:
     """Read on (``readline`` of the file) past the end of the current line, a
-    chunk at a time."""
+    chunk at a time, at most ``limit`` bytes; whether its end (or the file's)
+    was reached."""
+    skipped = 0
     while chunk := readline(_SKIP_CHUNK):
         if chunk.endswith(b"\n"):
-            return
+            return True
+        skipped += len(chunk)
+        if skipped > limit:
+            return False
+    return True
 
 
 def _decoded(path: Path, number: int, raw: bytes) -> str | _Unusable:

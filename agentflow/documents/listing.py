@@ -20,8 +20,9 @@ from pathlib import Path
 
 from agentflow.documents.globs import iglob_sorted
 from agentflow.documents.reading import InputError
+from agentflow.documents.seen import SeenIds
 
-__all__ = ["READ_KINDS", "Skipped", "is_named", "named_files"]
+__all__ = ["READ_KINDS", "SPILL_NAMES", "NamedFiles", "Skipped", "is_named", "named_files"]
 
 class Skipped(str):
     """An entry's note that is not a failure: the entry is left out on purpose
@@ -36,53 +37,111 @@ def _folder_link(path: Path) -> Skipped:
                    "one, as rg and fd do not: name it with --input to read it)")
 
 
-def _listed(folder: Path) -> tuple[list[str], set[str], set[str]]:
-    """The names in ``folder`` in name order, and which of them are folders
-    and links to folders, told from the directory entries (no ``stat`` of a
+SPILL_NAMES = 20_000
+"""Most names of one folder held in memory to sort them: past it, the
+folder's names go to disk (``agentflow.documents.seen.SeenIds``, whose
+SQLite B-tree gives them back in name order), so a flat folder of millions
+of files is walked in constant memory."""
+
+_FILE, _FOLDER, _LINK = 0, 1, 2  # an entry's kind: a link to a folder is a _LINK
+
+
+class _Listing:
+    """One folder's entries, in name order (``str`` order: the order of their
+    UTF-8 bytes, lone surrogates of undecodable names included, on disk too),
+    each with its kind, told from the directory entries (no ``stat`` of a
     file: a folder of a million files is listed, never stat'ed, before its
-    first file is read).
+    first file is read). ``close()`` drops what went to disk.
 
     Raises:
-        OSError: ``folder`` cannot be listed.
+        OSError: the folder cannot be listed.
     """
-    names: list[str] = []
-    folders: set[str] = set()
-    links: set[str] = set()
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            names.append(entry.name)
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    folders.add(entry.name)
-                elif entry.is_symlink() and entry.is_dir():
-                    links.add(entry.name)
-            except OSError:
-                pass  # told when its entry is reached (_problem)
-    names.sort()
-    return names, folders, links
+
+    def __init__(self, folder: Path) -> None:
+        spill = SPILL_NAMES
+        self._names: list[tuple[str, int]] = []
+        self._disk: SeenIds | None = None
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    self._add(entry.name, _kind(entry), spill)
+        except BaseException:
+            self.close()
+            raise
+        self._names.sort()
+
+    def _add(self, name: str, kind: int, spill: int) -> None:
+        if self._disk is not None:
+            self._disk.setdefault(name, kind)
+            return
+        self._names.append((name, kind))
+        if len(self._names) > spill:
+            self._disk = SeenIds()
+            for held, its in self._names:
+                self._disk.setdefault(held, its)
+            self._names = []
+
+    def entries(self) -> Iterator[tuple[str, int]]:
+        """``(name, kind)`` of every entry, in name order."""
+        if self._disk is None:
+            yield from self._names
+            return
+        for name, kind in self._disk.items():
+            yield name, int(kind or 0)
+
+    def close(self) -> None:
+        if self._disk is not None:
+            self._disk.close()
+
+
+def _kind(entry: os.DirEntry[str]) -> int:
+    try:
+        if entry.is_dir(follow_symlinks=False):
+            return _FOLDER
+        if entry.is_symlink() and entry.is_dir():
+            return _LINK
+    except OSError:
+        pass  # told when its entry is reached (_problem)
+    return _FILE
 
 
 def _walk(root: Path) -> Iterator[tuple[Path, str | None]]:
     """Every entry under directory ``root``, lazily: each folder's files in name
     order, each one ``stat``-ed only when it is reached, then its folders in name
-    order, each walked the same way (one folder listed at a time). Regular
+    order, each walked the same way (one folder listed at a time; a folder of
+    more than ``SPILL_NAMES`` entries sorted on disk). Regular
     files come alone; a problem comes with each folder that cannot be listed
     and each entry that is neither a file nor a folder (broken link, pipe,
     device, socket); a ``Skipped`` note with each link to a folder (never
     followed: a link to ``/`` would walk the file system, a link loop forever)."""
-    pending = [root]  # folders still to walk, the next one last
-    while pending:
-        folder = pending.pop()
-        try:
-            names, folders, links = _listed(folder)
-        except OSError as exc:
-            yield folder, f"{folder}: cannot read directory: {exc.strerror}"
-            continue
-        for name in names:
-            if name not in folders:
-                path = folder / name
-                yield path, _folder_link(path) if name in links else _problem(path)
-        pending.extend(folder / name for name in reversed(names) if name in folders)
+    levels: list[tuple[_Listing | None, Iterator[Path]]] = [(None, iter([root]))]
+    try:
+        while levels:
+            folder = next(levels[-1][1], None)
+            if folder is None:
+                listing, _ = levels.pop()
+                if listing is not None:
+                    listing.close()
+                continue
+            try:
+                listing = _Listing(folder)
+            except OSError as exc:
+                yield folder, f"{folder}: cannot read directory: {exc.strerror}"
+                continue
+            levels.append((listing, _folders(folder, listing)))
+            for name, kind in listing.entries():
+                if kind != _FOLDER:
+                    path = folder / name
+                    yield path, _folder_link(path) if kind == _LINK else _problem(path)
+    finally:
+        for listing, _ in levels:
+            if listing is not None:
+                listing.close()
+
+
+def _folders(folder: Path, listing: _Listing) -> Iterator[Path]:
+    """The folders in ``listing`` (of ``folder``), in name order."""
+    return (folder / name for name, kind in listing.entries() if kind == _FOLDER)
 
 
 READ_KINDS = ("plain text (any encoding), PDF and HTML files, .gz of them, and JSONL records "
@@ -168,7 +227,30 @@ def _identity(path: Path) -> object:
     return (st.st_dev, st.st_ino)
 
 
-def named_files(specs: Sequence[str]) -> frozenset[object]:
+class NamedFiles:
+    """The identities of the files some specs name (``named_files``), held on
+    disk (``agentflow.documents.seen.SeenIds``: memory does not grow with the
+    number of files). ``close()`` drops them."""
+
+    def __init__(self) -> None:
+        self._ids = SeenIds()
+
+    def add(self, identity: object) -> None:
+        """Add one file's identity (``_identity``)."""
+        self._ids.setdefault(repr(identity), None)
+
+    def __contains__(self, identity: object) -> bool:
+        return repr(identity) in self._ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def close(self) -> None:
+        """Drop the identities (idempotent)."""
+        self._ids.close()
+
+
+def named_files(specs: Sequence[str]) -> NamedFiles:
     """The files ``specs`` name (files, globs, directories, as ``iter_documents``
     expands them; standard input and unusable entries excluded), as identities
     (device and inode, so ``./x``, ``x``, a hard link and a symlink are one file):
@@ -177,11 +259,19 @@ def named_files(specs: Sequence[str]) -> frozenset[object]:
     Raises:
         InputError: a spec matches nothing.
     """
-    return frozenset(_identity(path) for spec in specs for path, problem in _expand(spec)
-                     if problem is None and str(path) != "-")
+    named = NamedFiles()
+    try:
+        for spec in specs:
+            for path, problem in _expand(spec):
+                if problem is None and str(path) != "-":
+                    named.add(_identity(path))
+    except BaseException:
+        named.close()
+        raise
+    return named
 
 
-def is_named(path: str | Path, named: frozenset[object]) -> bool:
+def is_named(path: str | Path, named: NamedFiles) -> bool:
     """Whether ``path`` is a regular file among ``named`` (``named_files``)."""
     path = Path(path)
     try:

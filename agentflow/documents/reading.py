@@ -5,17 +5,20 @@ listing (``agentflow.documents.inputs``) and media read when sent
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import os
+import stat
 import sys
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from agentflow.errors import UnreadableDocumentError
 
-__all__ = ["MAX_INPUT_BYTES", "InputError"]
+__all__ = ["MAX_INPUT_BYTES", "InputError", "open_input"]
 
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 """Largest input read (after gunzip), in bytes; a larger one is a failed record."""
@@ -57,21 +60,55 @@ def _read_bytes(path: Path) -> bytes:
             raw = (_read_at_most(stdin.read) if stdin is not None
                    else sys.stdin.read(MAX_INPUT_BYTES + 1).encode("utf-8", "surrogateescape"))
         elif path.suffix == ".gz":
-            with gzip.open(path) as f:
+            with open_input(path) as f:
                 raw = _read_at_most(f.read)
         else:
-            with path.open("rb") as f:
+            with open_input(path, unzip=False) as f:
                 size = os.fstat(f.fileno()).st_size  # a 2 GB file is refused unread
                 if size > MAX_INPUT_BYTES:
-                    raise _Unusable(_too_large(path, size))
+                    raise _Unusable(_too_large(path, size), reason=_TOO_LARGE)
                 raw = f.read(size + 1)
                 if len(raw) > size:  # it grew since: the rest, up to the limit
                     raw += _read_at_most(f.read, MAX_INPUT_BYTES - len(raw))
     except (OSError, EOFError, zlib.error) as exc:
         raise _Unusable(f"{path}: cannot read: {exc}") from exc
     if len(raw) > MAX_INPUT_BYTES:
-        raise _Unusable(_too_large(path))
+        raise _Unusable(_too_large(path), reason=_TOO_LARGE)
     return raw
+
+
+_TOO_LARGE = (f"one input is read up to {MAX_INPUT_BYTES // 1024**2} MiB (MAX_INPUT_BYTES; "
+              "a .gz once inflated): split it into several files, or into JSONL records "
+              "(one document per line)")
+
+
+@contextlib.contextmanager
+def open_input(path: Path, *, unzip: bool = True) -> Iterator[BinaryIO]:
+    """``path`` opened to read its bytes (gunzipped by a ``.gz`` suffix when
+    ``unzip``), refused unless it is a regular file when opened: a file
+    replaced by a pipe or a device since it was listed would block the read
+    forever, or never end. It is opened without blocking (a pipe with no
+    writer opens at once), checked by its descriptor, then read as usual.
+
+    Raises:
+        _Unusable: not a regular file.
+        OSError: it cannot be opened.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _Unusable(f"{path}: not a regular file; not read")
+        os.set_blocking(fd, True)
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        if unzip and path.suffix == ".gz":
+            with gzip.GzipFile(fileobj=f) as inflated:
+                yield inflated  # type: ignore[misc]
+        else:
+            yield f
 
 
 _CHUNK = 1 << 20
@@ -90,7 +127,7 @@ def _read_at_most(read: Callable[[int], bytes], limit: int = MAX_INPUT_BYTES) ->
     return buffer.getvalue()
 
 
-def _too_large(path: Path, size: int | None = None) -> str:
-    """The problem of a file over ``MAX_INPUT_BYTES`` (``size``: its size, if known)."""
+def _too_large(path: Path, size: int | None = None, limit: int = MAX_INPUT_BYTES) -> str:
+    """The problem of a file over ``limit`` bytes (``size``: its size, if known)."""
     known = f" ({size:,} bytes)" if size is not None else ""
-    return f"{path}: larger than {MAX_INPUT_BYTES} bytes{known}; not read"
+    return f"{path}: larger than {limit} bytes{known}; not read"

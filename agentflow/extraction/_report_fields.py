@@ -34,7 +34,9 @@ from typing import Any
 
 from agentflow.extraction import confidence as levels
 from agentflow.extraction._report_records import Record, _leaves, review_fields
+from agentflow.extraction.dropped import DROPPED
 from agentflow.extraction.list_repeats import REPEATED, repeat_reason
+from agentflow.extraction.masked import MASKED, MASKED_REASON
 from agentflow.extraction.shared_spans import shared_reason, shared_with
 from agentflow.grounding.typed_values import found_in
 
@@ -54,6 +56,9 @@ LEVELS: dict[float, str] = {
     levels.UNCHECKED: "not found in the document: nothing checked it",
     levels.DISAGREES: "its locator disagrees (it finds another value, or none)",
     REPEATED: "the list holds an item more times than the document writes it",
+    MASKED: MASKED_REASON,
+    DROPPED: "null: the value the model gave could not be placed in the document, so it was "
+             "dropped (the record's `dropped` says why)",
 }
 """What each confidence level of ``agentflow.extraction.confidence`` means, by its value."""
 
@@ -99,7 +104,8 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
     ``cut_dicts`` names, that it holds the most keys it may (the document
     may hold more); a list its ``repeated_items`` names, which item it
     repeats and how often the document writes it; a field its ``dropped``
-    names, why its value was refused; a field that holds the
+    names, why its value was refused; a field its ``masked`` names, that a
+    credential agentflow was given was masked in it; a field that holds the
     same text at the same place as another (``shared_spans``), which."""
     raw = record.get("confidence")
     scores = {str(k): _score(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
@@ -112,6 +118,8 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
     repeats = {str(k): v for k, v in again.items()} if isinstance(again, Mapping) else {}
     gone = record.get("dropped")  # agentflow.extraction.dropped
     dropped = {str(k): str(v) for k, v in gone.items()} if isinstance(gone, Mapping) else {}
+    hid = record.get("masked")  # agentflow.extraction.masked
+    masked = {str(k) for k in hid} if isinstance(hid, Mapping) else set()
     shared = shared_with(record)
     output = record.get("output")
     notes: dict[str, FieldNote] = {}
@@ -129,6 +137,8 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
             why = repeat_reason(repeats.get(name))
         if name in dropped:
             why = f"dropped (null): the model's value could not be placed: {dropped[name]}"
+        if name in masked:
+            why = MASKED_REASON
         if name in shared:
             why = "; ".join(w for w in (why, shared_reason(shared[name])) if w)
         notes[name] = FieldNote(score, why, name in flagged)

@@ -13,7 +13,10 @@ schedules documents; what happens to each one lives here:
   document that fits (``agentflow.extraction.recall``);
 * **merge** and **verify** happen inside those stages (``merge``,
   ``grounding``, ``degenerate``): the result carries its spans, chunks and
-  conflicts, or the typed error that explains why there is no output.
+  conflicts, or the typed error that explains why there is no output; each
+  ok result then gets its fields' confidence (``verify``).
+
+Each model call is ``agentflow.extraction.one_call.extract_one``.
 
 Every model call of a document (chunks included) takes one slot of the
 ``calls`` semaphore the scheduler passes in, so a run's requests in flight
@@ -22,7 +25,6 @@ never exceed its ``concurrency``.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import time
@@ -33,17 +35,12 @@ from typing import Any
 import anyio
 import orjson
 
-from agentflow._commit import stray_cancel
 from agentflow.agent import ReActAgent
 from agentflow.batch_types import ExtractInput, ExtractResult
-from agentflow.documents.deferred import resolve_media
 from agentflow.errors import (
     EmptyDocumentError,
     GroundingError,
-    ProviderError,
     SchemaError,
-    StrayCancelError,
-    StructuredOutputError,
 )
 from agentflow.extraction.budget import Chunking, count_tokens, plan_budget
 from agentflow.extraction.chunk_reads import ChunkReads
@@ -55,85 +52,18 @@ from agentflow.extraction.chunked import (
     extract_chunks,
 )
 from agentflow.extraction.chunking import iter_chunks
-from agentflow.extraction.confidence import field_confidence, needs_review
 from agentflow.extraction.defaults import extraction_marker
-from agentflow.extraction.dict_cuts import dict_cuts
-from agentflow.extraction.dropped import with_dropped, without_unplaceable
-from agentflow.extraction.hand_rules import held_fields
-from agentflow.extraction.list_cuts import list_cuts
-from agentflow.extraction.list_repeats import repeated_items, with_repeats
-from agentflow.extraction.recall import TAKEN_KEY, recall_passes
+from agentflow.extraction.dropped import without_unplaceable
+from agentflow.extraction.one_call import extract_one
+from agentflow.extraction.recall import recall_passes
+from agentflow.extraction.verify import with_confidence
 from agentflow.grounding import Grounded
 from agentflow.grounding.locators import Locator, learn_locators
-from agentflow.grounding.output_checks import LOCATED_KEY
-from agentflow.messages import FIELD_PROBS, Msg
-from agentflow.model import SchemaDialect, Usage
+from agentflow.model import Usage
 from agentflow.output.examples import CheckedExample, Example, check_examples, examples_text
 from agentflow.output.schema import OutputSpec
 
-__all__ = ["ExtractionPlan", "check_plan", "plan_extraction", "stray_error"]
-
-
-def _message(item: ExtractInput, taken: frozenset[tuple[int, int]] = frozenset(),
-             located: Mapping[str, str] | None = None) -> Msg:
-    """The user message of ``item``: its media (deferred ones read now), then its
-    text (when it has any); ``taken``: spans an earlier pass took as list
-    items (``agentflow.extraction.recall``); ``located``: the values learned
-    rules read for fields in the whole document this chunk is part of
-    (``agentflow.extraction.chunk_reads``)."""
-    metadata: dict[str, Any] | None = {TAKEN_KEY: sorted(taken)} if taken else None
-    if located:
-        metadata = {**(metadata or {}), LOCATED_KEY: dict(located)}
-    if not item.media:
-        return Msg.user(item.text, metadata=metadata)
-    media = resolve_media(item.media)
-    return Msg.user([*media, item.text] if item.text.strip() else media, metadata=metadata)
-
-
-async def _extract_one(
-    agent: ReActAgent, index: int, item: ExtractInput, output: Any,
-    ground: bool | Grounded | None = None, examples: tuple[Example, ...] | None = None,
-    taken: frozenset[tuple[int, int]] = frozenset(), located: Mapping[str, str] | None = None,
-) -> ExtractResult:
-    start = time.perf_counter()
-    usage = Usage()
-    spans: dict[str, list[tuple[int, int]]] = {}
-    try:
-        # the call's Complete also when the output could not be had (its usage counts);
-        # nobody reads a document's deltas: whole replies where the vendor gives them
-        # (no SSE parsing, no partial output per chunk; GenerateOptions.stream)
-        complete = await agent._complete(_message(item, taken, located), output, None, None, ground,
-                                         examples, deltas=False)
-        usage = complete.usage
-        value = complete.message.output  # raises StructuredOutputError when there is none
-        spans = dict(complete.spans)
-        error: Exception | None = None
-        probs = complete.message.metadata.get(FIELD_PROBS)
-    except Exception as exc:  # every failure becomes this input's result
-        value, error, probs = None, exc, None
-        if isinstance(exc, StructuredOutputError | ProviderError) and exc.usage is not None:
-            usage = exc.usage  # raised mid-call (on_invalid="raise", a vendor error...): it counts
-    except asyncio.CancelledError as exc:
-        if not stray_cancel(exc):  # the run is being cancelled: let it
-            raise
-        value, error, probs = None, stray_error(item.id, exc), None
-    return ExtractResult(
-        index, item.id, value, error, usage, usage.requests, time.perf_counter() - start, spans,
-        token_probs=dict(probs) if probs else {})
-
-
-def stray_error(input_id: str, cancel: asyncio.CancelledError) -> StrayCancelError:
-    """The record error of input ``input_id`` whose work ended with
-    ``cancel``, a ``CancelledError`` nobody cancelling the run asked for
-    (``agentflow._commit.stray_cancel``); ``cancel`` is its cause."""
-    said = f": {cancel}" if str(cancel) else ""
-    error = StrayCancelError(
-        f"input {input_id!r}: its call raised a CancelledError{said} while the run was not "
-        "being cancelled (raised by code inside the call: the model client, a tool, "
-        "middleware, a library's own cancel scope or timeout); this input has no output, "
-        "the others carry on")
-    error.__cause__ = cancel
-    return error
+__all__ = ["ExtractionPlan", "check_plan", "plan_extraction"]
 
 
 def _cap(text: str, max_chars: int | None) -> tuple[str, Truncation | None]:
@@ -204,7 +134,7 @@ async def _extract_text(
         # no text (a scan): nothing for the default to ground in; Grounded() fields still are
         ground = settings.ground if text.strip() else False
         async with calls:
-            result = await _extract_one(agent, index, ExtractInput(item.id, text, item.media),
+            result = await extract_one(agent, index, ExtractInput(item.id, text, item.media),
                                         output, ground, settings.examples)
         return dataclasses.replace(result, truncated=truncated) if truncated else result
     if not text.strip():
@@ -220,7 +150,7 @@ async def _extract_text(
                                  time.perf_counter() - start, truncated=truncated)
     if budget is None or budget.fits:
         async with calls:
-            result = await _extract_one(agent, index, ExtractInput(item.id, text), output,
+            result = await extract_one(agent, index, ExtractInput(item.id, text), output,
                                         settings.ground, settings.examples)
         if truncated is None:  # fields that could not be placed: nulled, flagged (dropped)
             result = without_unplaceable(result, output, text, settings.ground,
@@ -234,7 +164,7 @@ async def _extract_text(
 
     async def call(piece: str, chunk_output: Any) -> ExtractResult:
         located = reads.located(piece) if reads is not None else None
-        result = await _extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
+        result = await extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
                                     settings.ground, settings.examples, located=located)
         return without_unplaceable(result, chunk_output, piece, settings.ground,
                                    unwritten=settings.allow_partial)
@@ -261,7 +191,7 @@ async def _recall(
 
     async def again(taken: frozenset[tuple[int, int]], ask: Any) -> ExtractResult:
         async with calls:
-            return await _extract_one(agent, index, item, ask, settings.ground,
+            return await extract_one(agent, index, item, ask, settings.ground,
                                       settings.examples, taken)
 
     outcome = await recall_passes(first, item.text, output, settings.passes, again)
@@ -279,39 +209,6 @@ def _field(output: Any, name: str) -> Any:
     if isinstance(output, Mapping):
         return output.get(name)
     return getattr(output, name, None)
-
-
-def _with_confidence(result: ExtractResult, text: str, locators: Mapping[str, Locator],
-                     output: Any = None, dialect: SchemaDialect | None = None) -> ExtractResult:
-    """``result`` with its fields' confidence, the fields that need review and
-    the values nothing checked (``agentflow.extraction.confidence``), the
-    lists kept at their bound while the document lists more (``list_cuts``)
-    and the dicts at their most keys (``dict_cuts``; ``dialect``: the one the
-    model was sent the schema in)."""
-    if not result.ok:
-        return result
-    if result.truncated is not None:
-        text = text[: result.truncated.kept_chars]
-    value, spans = result.output, result.spans
-    held = held_fields(output, value, text, spans)
-    cut = list_cuts(output, value, text, spans, locators)
-    conflicted = {c.path.split(".")[0].split("[")[0] for c in result.conflicts}
-    confidence, ungrounded = field_confidence(value, text, spans, locators, held,
-                                              result.token_probs, cut, conflicted)
-    repeats = repeated_items(value, text)  # a list holding an item too often
-    if repeats:
-        confidence = with_repeats(confidence, repeats)
-    if result.dropped:
-        confidence = with_dropped(confidence, result.dropped)
-    # made whole here, not through dataclasses.replace (a Python loop over every field)
-    return ExtractResult(
-        result.index, result.id, value, None, result.usage, result.attempts, result.duration,
-        spans=spans, chunks=result.chunks, truncated=result.truncated,
-        conflicts=result.conflicts, confidence=confidence,
-        needs_review=tuple(needs_review(confidence)), ungrounded=tuple(ungrounded),
-        token_probs=result.token_probs, cut_lists=cut,
-        cut_dicts=dict_cuts(output, value, dialect), repeated_items=repeats,
-        dropped=result.dropped)
 
 
 def _run_marker(agent: ReActAgent, ground: bool | Grounded | None,
@@ -370,7 +267,7 @@ class ExtractionPlan:
         result carries its fields' confidence)."""
         result = await _extract_input(self.agent, index, item, self.output, calls,
                                       self.overhead, self.settings)
-        return _with_confidence(result, item.text, self.locators, self.output,
+        return with_confidence(result, item.text, self.locators, self.output,
                                 self.agent.model.profile.schema_dialect)
 
 

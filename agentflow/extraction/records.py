@@ -17,6 +17,7 @@ from agentflow.batch import ExtractResult
 from agentflow.documents.inputs import Document
 from agentflow.documents.names import dumps_record
 from agentflow.documents.pages import span_pages
+from agentflow.extraction.masked import flag_masked, masked_values
 from agentflow.extraction.outfile import OutFile
 from agentflow.usage import Usage
 
@@ -88,7 +89,10 @@ def to_record(result: ExtractResult[Any], source_offset: int = 0,
     """The record ``agentflow extract`` writes for ``result``: a JSON-ready
     dict (``id``, ``ok``, ``output`` or ``error``, ``confidence``,
     ``needs_review``, ``spans``, ``usage``, ``attempts``, ...; the shape the
-    CLI's docstring lists), with secrets masked in the output and the error.
+    CLI's docstring lists). The output's values are written as validated
+    (URLs whole); only a credential agentflow was given is masked in them,
+    its field then flagged (``agentflow.extraction.masked``); an error's
+    text is masked as every error is (``agentflow._secrets.mask_secrets``).
     Write one per line with ``agentflow.documents.names.dumps_record(record)``
     and ``agentflow report`` reads the file, as it reads the command's.
 
@@ -101,9 +105,10 @@ def to_record(result: ExtractResult[Any], source_offset: int = 0,
             record which page each span is on; ``None``: not a PDF.
     """
     record: dict[str, Any] = {"id": result.id, "ok": result.ok}
+    masked: list[str] = []
     if result.ok:
         output = result.output
-        record["output"] = mask_value(output.model_dump(mode="json") if isinstance(
+        record["output"], masked = masked_values(output.model_dump(mode="json") if isinstance(
             output, BaseModel) else output)
     elif isinstance(result.error, errors.OutputTruncatedError):
         record["error"] = _truncated(result.error)
@@ -123,9 +128,10 @@ def to_record(result: ExtractResult[Any], source_offset: int = 0,
     if result.cut_dicts:  # dicts at their most keys: the document may hold more pairs
         record["cut_dicts"] = dict(result.cut_dicts)
     if result.repeated_items:  # lists holding an item more often than the document writes it
-        record["repeated_items"] = mask_value(dict(result.repeated_items))
+        record["repeated_items"] = mask_value(dict(result.repeated_items), urls=False)
     if result.dropped:  # fields nulled: the model's value could not be placed (allow_partial)
-        record["dropped"] = mask_value(dict(result.dropped))
+        record["dropped"] = mask_value(dict(result.dropped), urls=False)
+    flag_masked(record, masked)
     if result.spans:
         record["spans"] = {path: [list(s) for s in spans] for path, spans in result.spans.items()}
     if source_offset:
@@ -154,4 +160,5 @@ def to_record(result: ExtractResult[Any], source_offset: int = 0,
         record["conflicts"] = [{"path": c.path, "rule": c.rule, "chosen": c.chosen,
                                 "values": [{"value": v, "start": s, "end": e}
                                            for v, s, e in c.values]} for c in result.conflicts]
+        record["conflicts"] = mask_value(record["conflicts"], urls=False)
     return record

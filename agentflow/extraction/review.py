@@ -40,7 +40,7 @@ from agentflow.documents.budget import DEFAULT_BUDGET
 from agentflow.documents.inputs import Document, InputError, iter_documents, prepared
 from agentflow.documents.listing import is_named, named_files
 from agentflow.documents.names import loads_record
-from agentflow.documents.readahead import BudgetedReader
+from agentflow.documents.reader_pool import BudgetedReader
 from agentflow.documents.seen import SeenIds
 from agentflow.errors import InvalidRecordError
 from agentflow.extraction.outfile import MAX_LINE, count_settings
@@ -244,7 +244,8 @@ class SourceReader:
     a PDF's text layer, an HTML page's text; ``fmt`` forces a kind as
     ``extract --format`` did); ``path#id`` or ``path#line`` (a record of
     a JSONL input, read with ``text_field``/``id_field``; each JSONL input is
-    read once and only the texts of ``wanted`` ids are kept); ``-#hash``
+    read once and only the texts of ``wanted`` ids are kept, on disk:
+    ``agentflow.documents.seen``); ``-#hash``
     (standard input: cannot be re-read). Anything that cannot be read (gone,
     unreadable, corrupt, binary, empty, ``prepare`` raising) is a ``Source``
     with its ``problem`` set, never an exception.
@@ -275,7 +276,7 @@ class SourceReader:
         self._fmt = fmt
         self._fields = (text_field, id_field)
         self._wanted = wanted
-        self._jsonl: dict[str, dict[str, Document] | str] = {}
+        self._jsonl: dict[str, SeenIds | str] = {}  # JSONL input -> its texts, or why none
 
     def __call__(self, record: Mapping[str, Any]) -> Source:
         rid: str = record["id"]
@@ -300,23 +301,41 @@ class SourceReader:
         return self._shown(doc.text, record)
 
     def close(self) -> None:
-        """Stop the worker process that parses PDF and HTML sources."""
+        """Stop the worker process that parses PDF and HTML sources, and drop
+        the names of the files it may read and the JSONL inputs' texts."""
         self._files.close()
+        self._named.close()
+        for table in self._jsonl.values():
+            if isinstance(table, SeenIds):
+                table.close()
+        self._jsonl.clear()
 
     def _from_jsonl(self, base: str, rid: str) -> Document:
         table = self._jsonl.get(base)
         if table is None:
-            text_field, id_field = self._fields
-            try:
-                table = {doc.id: doc for doc in iter_documents(
-                    [base], fmt="jsonl", text_field=text_field, id_field=id_field)
-                    if self._wanted is None or doc.id in self._wanted}
-            except (InputError, OSError) as exc:
-                table = str(exc)
-            self._jsonl[base] = table
+            table = self._jsonl[base] = self._jsonl_texts(base)
         if isinstance(table, str):
             return Document(rid, "", problem=table)
-        return table.get(rid) or Document(rid, "", problem=f"{base} holds no record for {rid!r}")
+        text = table.get(rid)
+        if not isinstance(text, str):
+            return Document(rid, "", problem=f"{base} holds no record for {rid!r}")
+        return Document(rid, text)
+
+    def _jsonl_texts(self, base: str) -> SeenIds | str:
+        """The texts of JSONL input ``base``'s records whose ids are wanted,
+        by id, read in one pass and held on disk (``SeenIds``: memory does
+        not grow with the file); why none can be had, if so."""
+        text_field, id_field = self._fields
+        texts = SeenIds()
+        try:
+            for doc in iter_documents([base], fmt="jsonl", text_field=text_field,
+                                      id_field=id_field):
+                if not doc.problem and (self._wanted is None or doc.id in self._wanted):
+                    texts.setdefault(doc.id, doc.text)
+        except (InputError, OSError) as exc:
+            texts.close()
+            return str(exc)
+        return texts
 
     def _shown(self, text: str, record: Mapping[str, Any]) -> Source:
         if self._prepare is None:

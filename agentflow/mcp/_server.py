@@ -110,7 +110,7 @@ class MCPServer(ServerSession):
         self.max_retries = max_retries
         self.reconnect = reconnect
         self.reconnects = 0
-        """How many times a lost connection was reconnected."""
+        """How many times a lost connection (or an expired session) was opened anew."""
         self.skipped: dict[str, str] = {}
         """Tools left out for their schemas (``on_invalid_schema="skip"``): name -> why."""
         self._group: anyio.abc.TaskGroup | None = None

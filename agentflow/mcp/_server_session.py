@@ -19,7 +19,8 @@ next call reconnects first, once (``_reconnect``), or raises
 its id: it expired it, or restarted) is started anew and the request sent
 again, once, within the same call (``ServerCalls._request``: the spec's
 "the client MUST start a new session"; the server refused the request, so
-it runs once).
+it runs once); a session that expires during ``start``'s own ``tools/list``
+is started anew once too (``_serve``), the listing begun again on it.
 
 The class holds no state of its own, only the methods, over the attributes
 ``MCPServer`` sets.
@@ -50,6 +51,8 @@ from agentflow.mcp._server_tools import ServerTools
 __all__ = ["ServerSession"]
 
 _log = get_logger()
+
+_EXPIRED_AT_START = "the server ended the session during its first tools/list"
 
 
 class ServerSession(ServerTools):
@@ -175,22 +178,34 @@ class ServerSession(ServerTools):
 
         ready = False
         try:
-            async with AsyncExitStack() as stack:
-                read, write = await self.target.open(stack, expired)
-                session = await stack.enter_async_context(ClientSession(
-                    read, write, read_timeout_seconds=self.connect_timeout,
-                    message_handler=self._on_message,
-                    client_info=types.Implementation(name="agentflow", version=_version())))
-                try:
-                    await session.initialize()
-                except SDKError as refused:
-                    raise self._error(refused, "initialize", self.connect_timeout) from refused
-                self._session = session
-                self._stale = False
-                await self._list(first=True)
-                ready = True
-                task_status.started()
-                await stop.wait()
+            for anew in (True, False):
+                async with AsyncExitStack() as stack:
+                    read, write = await self.target.open(stack, expired)
+                    session = await stack.enter_async_context(ClientSession(
+                        read, write, read_timeout_seconds=self.connect_timeout,
+                        message_handler=self._on_message,
+                        client_info=types.Implementation(name="agentflow", version=_version())))
+                    try:
+                        await session.initialize()
+                    except SDKError as refused:
+                        raise self._error(refused, "initialize", self.connect_timeout) from refused
+                    self._session = session
+                    self._stale = False
+                    try:
+                        await self._list(first=True)
+                    except MCPConnectionError:
+                        if not (anew and self.reconnect and session in self._expired):
+                            raise
+                        # (the new session expired before it was ready: started anew, once,
+                        # as a later expiry is; the SDK's DELETE of it is answered 404)
+                        self._session, self._lost = None, None
+                        self.reconnects += 1
+                        _log.info("mcp.reconnected", server=self.name, lost=_EXPIRED_AT_START)
+                        continue
+                    ready = True
+                    task_status.started()
+                    await stop.wait()
+                    break
         except Exception as raised:
             exc = _leaf(raised)
             if not ready:

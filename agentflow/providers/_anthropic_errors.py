@@ -26,11 +26,24 @@ __all__ = ["VENDOR", "body_error", "map_error", "stream_error"]
 VENDOR = "anthropic"
 
 
+_GRAMMAR_LIMITS = ("compiled grammar is too large", "too complex for compilation",
+                   "too many optional parameters")
+"""Anthropic's 400s for a structured-output schema its constrained decoding will
+not compile ("The compiled grammar is too large, which would cause performance
+issues. Simplify your tool schemas or reduce the number of strict tools.",
+anthropics/anthropic-sdk-python#1185; "Schema is too complex for compilation";
+"Schemas contains too many optional parameters", anthropics/claude-code#55539):
+the grammar comes from ``output_config.format`` (this adapter sends no strict
+tools), so it is the native output that is refused and the tool path takes it."""
+
+
 def _unsupported(message: str) -> UnsupportedFeature | None:
     """The feature a 400 message says the model refuses, or ``None``."""
     text = message.lower()
     if "tool_choice forces tool use" in text:
         return "tool_choice"
+    if any(words in text for words in _GRAMMAR_LIMITS):
+        return "native_output"
     if ("output_config" in text or "output_format" in text or "structured output" in text) and (
         "not support" in text or "unsupported" in text or "not available" in text
         or "schema" in text  # a schema feature refused ("...format.schema: For 'object'...")

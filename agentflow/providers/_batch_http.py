@@ -20,6 +20,7 @@ from agentflow._logging import get_logger
 from agentflow.errors import OverloadedError, RateLimitedError, ServerError
 from agentflow.providers._exchange import Exchange
 from agentflow.providers._http import HttpClient
+from agentflow.providers._retry import retryable
 
 __all__ = ["BatchHttp", "require_mapping"]
 
@@ -83,10 +84,10 @@ class BatchHttp:
                 async with self._once.open(path, body) as response:
                     return _parsed(self.vendor, await response.read())
             except (RateLimitedError, OverloadedError) as exc:
-                if attempt >= settings.max_retries:
-                    raise
+                if attempt >= settings.max_retries or not retryable(exc, settings):
+                    raise  # spent, the server said no (x-should-retry) or asks too long a wait
                 hint = exc.retry_after
-                wait = (min(hint, settings.max_retry_after) if hint is not None
+                wait = (hint if hint is not None
                         else min(settings.backoff_max, settings.backoff_initial * 2 ** attempt))
                 _log.info("batch.create.retry", vendor=self.vendor, attempt=attempt + 1,
                           error=type(exc).__name__, wait=wait)

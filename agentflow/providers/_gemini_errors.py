@@ -27,7 +27,7 @@ from agentflow.providers._http import (
     parse_retry_after,
 )
 
-__all__ = ["VENDOR", "body_error", "map_error", "payload_error"]
+__all__ = ["TOO_MANY_STATES", "VENDOR", "body_error", "map_error", "payload_error"]
 
 VENDOR = "gemini"
 
@@ -82,6 +82,17 @@ def _refuses_response_schema(message: str) -> bool:
                                             "response_json_schema", "responsejsonschema"))
 
 
+TOO_MANY_STATES = "too many states for serving"
+"""Gemini's 400 for a schema whose constraint is too big to serve ("The
+specified schema produces a constraint that has too many states for serving.
+Typical causes of this error are schemas with lots of text ..., long array
+length limits ..., or complex value matchers"; googleapis/python-genai#660,
+cline/cline#7897): a valid schema Gemini will not constrain decoding by. It
+names no part of the request: ``native_output`` here (the response schema,
+the usual carrier); ``GeminiChatModel.stream`` makes it ``tool_schema`` for a
+request that had none, so the engine steps down a strategy either way."""
+
+
 def _refuses_parameters(message: str) -> bool:
     """Whether a 400 refuses a function declaration's parameter schema ("...
     at 'tools[0].function_declarations[1].parameters'..."): on the tool path
@@ -115,7 +126,7 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     lowered = message.lower()
     if status == 400 and "function calling with a response mime type" in lowered:
         return UnsupportedFeatureError(message, feature="native_output", **kw)
-    if status == 400 and _refuses_response_schema(lowered):
+    if status == 400 and (_refuses_response_schema(lowered) or TOO_MANY_STATES in lowered):
         return UnsupportedFeatureError(message, feature="native_output", **kw)
     if status == 400 and _refuses_parameters(lowered):
         return UnsupportedFeatureError(message, feature="tool_schema", **kw)

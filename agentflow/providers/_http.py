@@ -63,6 +63,7 @@ from agentflow.providers._http_settings import (
     checked_headers,
     own_host,
     register_credentials,
+    register_url_credentials,
     shared_governor,
 )
 from agentflow.providers._loop_sessions import LoopSessions
@@ -149,6 +150,7 @@ class HttpClient(RequestSteps):
                 "credentials and the model also sends an API key (an Authorization header); "
                 "only one can be sent: drop the user info from the URL, or give no API key")
         register_credentials(self._headers)
+        register_url_credentials(self.base_url)
         self._map_error = error_mapper or (lambda s, h, b: default_error(vendor, s, h, b))
         self._body_error = body_error
         self._replies = True

@@ -1,8 +1,9 @@
 """What one model's HTTP transport is set up with: its ``HttpSettings``, its
 API key (``api_key_from``, only for the vendor's own host: ``own_host``), its
 rate governor (``shared_governor``), its headers' values as sent
-(``checked_headers``), and the credential headers whose values are registered
-for masking (``register_credentials``).
+(``checked_headers``), and the credentials registered for masking: the
+credential headers' values (``register_credentials``), a ``base_url``'s
+password and key-named query values (``register_url_credentials``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from agentflow._secrets import register_secret
 from agentflow.errors import InvalidModelError
@@ -26,6 +27,7 @@ __all__ = [
     "is_credential_header",
     "own_host",
     "register_credentials",
+    "register_url_credentials",
     "shared_governor",
 ]
 
@@ -69,7 +71,10 @@ class HttpSettings:
             when there is no deadline).
         max_retries: retries after the first attempt (0 disables them).
         backoff_initial / backoff_max: seconds, for exponential backoff with jitter.
-        max_retry_after: longest server-requested wait honoured, in seconds.
+        max_retry_after: longest server-requested wait honoured, in seconds: an
+            error asking for a longer one (``Retry-After: 3600``, a spent
+            hourly quota) is raised at once, its ``retry_after`` saying when,
+            as the vendors' SDKs do, never slept on and sent again.
         connection_limit: concurrent connections of the session's connector.
         force_close: open a new connection per request (for servers that close
             connections they advertise as keep-alive, like llama.cpp's after a stream).
@@ -159,5 +164,18 @@ def register_credentials(headers: Mapping[str, str]) -> None:
     """Register the values of ``headers``' credential headers
     (``is_credential_header``) for masking in every error, log and repr."""
     for name, value in headers.items():
+        if is_credential_header(name):
+            register_secret(value)
+
+
+def register_url_credentials(url: str) -> None:
+    """Register ``url``'s password (``user:password@``) and the values of its
+    query parameters named as a credential (``?key=...``, ``?token=...``:
+    ``is_credential_header``'s words) for masking, so they are masked where
+    ``redact_urls`` does not cut them (a record's values, a URL written
+    without its query)."""
+    parts = urlsplit(url)
+    register_secret(parts.password)
+    for name, value in parse_qsl(parts.query):
         if is_credential_header(name):
             register_secret(value)

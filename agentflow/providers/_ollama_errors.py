@@ -7,17 +7,20 @@ back to the prompt strategy. A model the server has not the memory to load
 or run (a 500 "model requires more system memory (5.0 GiB) than is available
 (3.9 GiB)", "llama runner process has terminated: CUDA error: out of
 memory", "... unable to allocate CUDA0 buffer") -> ``OutOfMemoryError``,
-never retried, saying what to check.
+never retried, saying what to check. Ollama Cloud's 429 for a spent plan
+window ("... reached your weekly usage limit") -> ``QuotaExceededError``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from agentflow.errors import (
     OutOfMemoryError,
     ProviderError,
+    QuotaExceededError,
     ServerError,
     UnsupportedFeature,
     UnsupportedFeatureError,
@@ -58,6 +61,21 @@ def _out_of_memory(message: str, status: int | None) -> OutOfMemoryError | None:
     return OutOfMemoryError(message, hint=MEMORY_HINT, status=status, vendor=VENDOR)
 
 
+SPENT_PLAN = re.compile(r"\b(?:hourly|session|daily|weekly|monthly) usage limit\b", re.I)
+"""Ollama Cloud's 429 for a plan's spent window ("you've reached your hourly
+usage limit, please wait or upgrade to continue", continuedev/continue#9233;
+"you (user) have reached your session usage limit, upgrade for higher
+limits", continuedev/continue#11444; "... weekly usage limit ...",
+NousResearch/hermes-agent#68832): hours or days away, so no retry within a
+call frees it: a ``QuotaExceededError``, never retried."""
+
+
+def _spent(message: str, status: int | None) -> QuotaExceededError | None:
+    if not SPENT_PLAN.search(message):
+        return None
+    return QuotaExceededError(message, status=status, vendor=VENDOR)
+
+
 def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
     """An Ollama error (``{"error": "..."}``) as a ``ProviderError``: a 400
     "does not support tools" / "does not support thinking" ->
@@ -75,7 +93,8 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     feature = _unsupported(message) if status == 400 else None
     if feature is not None:
         return UnsupportedFeatureError(message, feature=feature, vendor=VENDOR)
-    return default_error(VENDOR, status, headers, body)
+    spent = _spent(message, status) if status in (402, 403, 429) else None
+    return spent or default_error(VENDOR, status, headers, body)
 
 
 def body_error(headers: Mapping[str, str], body: bytes, data: Any) -> ProviderError | None:
@@ -103,4 +122,4 @@ def payload_error(message: str) -> ProviderError:
     feature = _unsupported(message)
     if feature is not None:
         return UnsupportedFeatureError(message, feature=feature, status=None, vendor=VENDOR)
-    return ServerError(message, vendor=VENDOR)
+    return _spent(message, None) or ServerError(message, vendor=VENDOR)

@@ -30,8 +30,14 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
+from agentflow.providers._reasoning_details import REASONING_DETAILS, DetailsMerger
 
-__all__ = ["ChunkParser", "finish_reason", "parse_usage", "token_logprobs"]
+__all__ = ["CALL_EXTRAS", "ChunkParser", "finish_reason", "parse_usage", "token_logprobs"]
+
+CALL_EXTRAS = "openai_extra_content"
+"""``ToolUseBlock.provider_data`` key: a call's ``extra_content`` (Gemini's
+OpenAI-compatible endpoints carry the thought signature there,
+``{"google": {"thought_signature": ...}}``), sent back with the call."""
 
 _UNSET: Any = object()
 
@@ -43,17 +49,34 @@ _FINISH: dict[str, FinishReason] = {
     "insufficient_system_resource": "error", "network_error": "error", "error": "error",
     "abort": "error",
     "refusal": "refusal",
+    # other servers' words for the same ends (read case-blind, ``finish_reason``)
+    "eos_token": "stop", "end": "stop", "stop_sequence": "stop", "complete": "stop",
+    "model_length": "length",
+    "tool_use": "tool_calls", "tool_call": "tool_calls",
+    "safety": "content_filter", "recitation": "content_filter", "blocklist": "content_filter",
+    "prohibited_content": "content_filter", "spii": "content_filter",
+    "guardrail_intervened": "content_filter", "content_filtered": "content_filter",
+    "malformed_function_call": "error", "timeout": "error",
 }
 """``abort``: vLLM and SGLang end a request their engine aborted (shutdown, a
 scale-down or sleep pause, an abort request) with it over HTTP 200 and then
-``[DONE]`` (vllm-project/vllm#57082): the text so far is cut, not an answer."""
+``[DONE]`` (vllm-project/vllm#57082): the text so far is cut, not an answer.
+``model_length``: Mistral's end at the model's context window, the text cut as
+by ``length`` (camel-ai/camel#4266); ``eos_token``: TGI before 2.2
+(huggingface/text-generation-inference#2344), ``end``: gateways
+(earendil-works/pi#2107); Anthropic's, Bedrock's, Gemini's and Cohere's own
+words (``tool_use``, ``guardrail_intervened``, ``SAFETY``, ``COMPLETE``...)
+as gateways relay them unmapped."""
 
 
 def finish_reason(raw: str) -> FinishReason:
     """A vendor's finish reason, normalized (GLM ``sensitive`` -> ``content_filter``,
-    DeepSeek ``insufficient_system_resource`` and vLLM ``abort`` -> ``error``;
-    unknown -> ``other``)."""
-    return _FINISH.get(raw, "other")
+    DeepSeek ``insufficient_system_resource`` and vLLM ``abort`` -> ``error``,
+    Mistral ``model_length`` -> ``length``; any case; unknown -> ``other``)."""
+    known = _FINISH.get(raw)
+    if known is not None:
+        return known
+    return _FINISH.get(raw.lower(), "other") if isinstance(raw, str) else "other"
 
 
 def parse_usage(data: Any) -> Usage | None:
@@ -191,9 +214,9 @@ class ChunkParser:
     ``ReplyGuard.fold`` turns into a typed ``ProviderError``.
     """
 
-    __slots__ = ("_alias", "_args", "_choice", "_ids", "_last", "_logprobs", "_model",
-                 "_names", "_next", "_refused", "_reply_id", "_tools_seen", "_top", "_usage",
-                 "terminal")
+    __slots__ = ("_alias", "_args", "_choice", "_details", "_ids", "_last", "_logprobs",
+                 "_model", "_names", "_next", "_refused", "_reply_id", "_tools_seen", "_top",
+                 "_usage", "terminal")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
@@ -217,6 +240,8 @@ class ChunkParser:
         """The highest choice ``index`` read so far."""
         self.terminal = False
         """Set when a payload itself ends the reply (no ``[DONE]`` needed)."""
+        self._details: DetailsMerger | None = None
+        """OpenRouter's ``reasoning_details`` so far (``_reasoning_details``)."""
 
     def feed(self, payload: Mapping[str, Any]) -> list[ModelChunk]:
         """The chunks of one payload."""
@@ -250,6 +275,8 @@ class ChunkParser:
             self._usage = usage
             out.append(UsageChunk(usage))
         if raw_finish and raw_finish != "null":
+            if self._details is not None and self._details.changed:
+                out.append(self._details_chunk(self._details))
             out.append(self.finish(raw_finish))
         return out
 
@@ -292,6 +319,11 @@ class ChunkParser:
         if refusal:
             self._refused = True
             out.append(TextDelta(refusal))
+        details = delta.get("reasoning_details")  # OpenRouter's: sent back, as it came
+        if details:
+            if self._details is None:
+                self._details = DetailsMerger()
+            self._details.add(details)
         calls = delta.get("tool_calls")
         if calls:
             for call in calls:
@@ -343,15 +375,17 @@ class ChunkParser:
         self._next = max(self._next, index + 1)
         self._tools_seen = True
         args = fn.get("arguments")
+        extra = call.get("extra_content")  # Gemini's thought signature: sent back
+        data = {CALL_EXTRAS: extra} if extra and isinstance(extra, Mapping) else None
         if isinstance(args, Mapping):
-            return ToolCallDelta(index, call_id, name, arguments_obj=args)
+            return ToolCallDelta(index, call_id, name, arguments_obj=args, provider_data=data)
         if not isinstance(args, str):
             args = ""
         elif args:
             args = self._new_arguments(index, fresh, name is not None, args)
         if fresh and not args:  # a call begins with no argument text: none so far
             self._args.pop(index, None)
-        return ToolCallDelta(index, call_id, name, args)
+        return ToolCallDelta(index, call_id, name, args, provider_data=data)
 
     def _closed(self, index: int) -> bool:
         """Whether the argument text of the call at ``index`` is whole JSON."""
@@ -400,6 +434,14 @@ class ChunkParser:
             reason = "stop"  # a label without a call (vllm-project/vllm#53255): a plain end
         return FinishChunk(reason, raw, self._model, self._reply_id)
 
+    @staticmethod
+    def _details_chunk(details: DetailsMerger) -> ThinkingDelta:
+        """The reply's ``reasoning_details`` so far, kept with its thinking."""
+        return ThinkingDelta(provider_data={REASONING_DETAILS: details.items()})
+
     def close(self) -> list[ModelChunk]:
-        """Chunks held back until the reply ends (none here)."""
+        """Chunks held back until the reply ends: ``reasoning_details`` that
+        came after the finish reason."""
+        if self._details is not None and self._details.changed:
+            return [self._details_chunk(self._details)]
         return []

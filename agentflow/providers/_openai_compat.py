@@ -165,6 +165,9 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
     instance whose server refused a history without it (``reasoning_refused``)."""
     _dropped_fields: frozenset[str] = frozenset()
     """``OPTIONAL_FIELDS`` this model's server refused (set per instance on a refusal)."""
+    _remedied: int = 0
+    """How many times a remedy changed how this instance sends (``apply_remedy``):
+    a request built before the latest change is sent again the new way."""
     _last_format: WireFormat | None = None
     """The last json_schema ``response_format`` sent, its wire form and that
     form as JSON (``WireFormat``; set per instance)."""
@@ -296,7 +299,11 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
         (``DEFAULT_ONLY_FIELDS``: ``temperature``), and a refused token-limit
         field is sent under its other name (``TOKEN_FIELDS``: ``max_tokens``
         / ``max_completion_tokens``, Azure OpenAI's reasoning models and older
-        API versions). At most ``MAX_REMEDIES`` such resends per request.
+        API versions). A refusal of a request built before a concurrent
+        request of this model applied a remedy is sent again the new way
+        first (the refusal may be the one remedied: two users' conversations
+        that both need it both go on). At most ``MAX_REMEDIES`` such resends
+        per request.
 
         One async generator per request (``_send``): nothing is built or sent
         before the first iteration.
@@ -318,6 +325,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
         markup = filter_for(self._markups, tools)
         media = request_media_cost(messages, self._profile.media_tokens)
         for remedies in range(MAX_REMEDIES + 1):
+            remedied = self._remedied  # the way this request is built and sent
             body = self._body(messages, tools, options)
             if self._key_missing:
                 raise AuthenticationError(
@@ -334,6 +342,8 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 if failed_output(exc):  # the model's output, not the request: sample again
                     yield failed_generation(self.vendor, exc)
                     return
+                if self._remedied != remedied and remedies < MAX_REMEDIES:
+                    continue  # a concurrent request remedied this model meanwhile: the new way
                 # what the refused request carried is read only now (the same body
                 # again): a request that is not refused pays nothing for it
                 remedy = remedy_for(exc, self._body(messages, tools, options),

@@ -75,7 +75,8 @@ _ENGINE_REFUSAL = re.compile(
     r"not supported by (?:xgrammar|outlines|guidance|llguidance)|"
     r"failed to transform json schema|grammar error|invalid grammar specification|"
     r"unsupported feature for structured output|failed to parse grammar|"
-    r"compiled grammar is too large|too many optional parameters|schema is too complex", re.I)
+    r"compiled grammar is too large|too many optional parameters|schema is too complex|"
+    r"too many states for serving", re.I)
 """A self-hosted OpenAI-compatible server's constrained-decoding engine refusing a
 schema it cannot compile. llama.cpp's server wraps every ``json_schema_to_grammar``
 failure as "JSON schema conversion failed:\n<reason>" (a response format, 400 or, in
@@ -87,6 +88,8 @@ feature for structured outputs" (its validation of ``response_format`` and of th
 tools of a ``required``/named ``tool_choice``); Anthropic's grammar limits relayed by
 an OpenAI-compatible gateway ("The compiled grammar is too large, which would cause
 performance issues", "Schemas contains too many optional parameters"; TanStack/ai#682)
+and Gemini's ("The specified schema produces a constraint that has too many states for
+serving", through its OpenAI-compatible endpoint; googleapis/python-genai#660)
 are the same kind. Which part of the request the refused
 schema came from is read from the request (``schema_carrier``)."""
 _FORMAT_TYPE_REFUSAL = re.compile(
@@ -242,11 +245,14 @@ def schema_carrier(body: Mapping[str, Any]) -> UnsupportedFeature | Literal["str
     return "tools"
 
 
-_DAILY_LIMIT = re.compile(r"per[- ]day\b|\b[RT]PD\b|daily (?:limit|quota)", re.I)
+_DAILY_LIMIT = re.compile(r"per[- ]day\b|\b[RT]PD\b|daily (?:limit|quota)"
+                          r"|\b(?:hourly|session|daily|weekly|monthly) usage limit\b", re.I)
 """A 429 for a daily limit: OpenAI's "Rate limit reached for gpt-4o ... on
 requests per day (RPD): Limit 200, Used 200", OpenRouter's "Rate limit
 exceeded: free-models-per-day. Add 10 credits to unlock 1000 free model
-requests per day" (Gitlawb/openclaude#936). No wait within a call frees it:
+requests per day" (Gitlawb/openclaude#936), or a plan's spent window
+(Ollama Cloud's OpenAI-compatible endpoint: "you've reached your weekly usage
+limit", ``_ollama_errors.SPENT_PLAN``). No wait within a call frees it:
 a ``QuotaExceededError``, never retried."""
 
 

@@ -250,6 +250,7 @@ class Remediable(Protocol):
     system_role: bool
     max_tokens_field: str
     _dropped_fields: frozenset[str]
+    _remedied: int
 
 
 def apply_remedy(model: Remediable, remedy: Remedy, error: BadRequestError,
@@ -259,8 +260,10 @@ def apply_remedy(model: Remediable, remedy: Remedy, error: BadRequestError,
     ``max_tokens`` (the room the prompt leaves), anything else a setting of
     ``model`` from now on (strict tools off, nine-character call ids,
     reasoning sent back, ``""`` content, strict turns with or without a
-    system message, the token field's name, fields sent no more). Each is
-    logged (``openai_compat.<what>_refused``).
+    system message, the token field's name, fields sent no more), counted
+    in ``model._remedied`` (a request built before it is sent again the new
+    way, ``OpenAICompatibleModel._send``). Each is logged
+    (``openai_compat.<what>_refused``).
 
     Raises:
         BadRequestError: ``error``, when ``model`` already sends the request
@@ -272,6 +275,7 @@ def apply_remedy(model: Remediable, remedy: Remedy, error: BadRequestError,
         return options.with_(max_tokens=remedy)
     if isinstance(remedy, frozenset):
         model._dropped_fields |= remedy
+        model._remedied += 1
         _log.warning("openai_compat.field_refused", fields=sorted(remedy), **said)
         return options
     if remedy in _FLAGS:
@@ -279,6 +283,7 @@ def apply_remedy(model: Remediable, remedy: Remedy, error: BadRequestError,
         if getattr(model, attribute) == value:
             raise error  # already sent so: refused for another reason
         setattr(model, attribute, value)
+        model._remedied += 1
         _log.warning(f"openai_compat.{event}", **said)
         return options
     if remedy in ("roles", "no_system"):
@@ -286,8 +291,10 @@ def apply_remedy(model: Remediable, remedy: Remedy, error: BadRequestError,
             raise error  # already sent so: refused for another reason
         model.alternate_roles = True
         model.system_role = model.system_role and remedy == "roles"
+        model._remedied += 1
         _log.warning("openai_compat.roles_refused", **said)
         return options
     model.max_tokens_field = remedy  # a TOKEN_FIELDS name: the one the server takes
+    model._remedied += 1
     _log.warning("openai_compat.token_field_refused", field=remedy, **said)
     return options

@@ -74,6 +74,7 @@ class OpenAIRequestHooks:
     send_stream_options: ClassVar[bool]
     reasoning_history: ClassVar[ReasoningHistory]
     image_urls: ClassVar[ImageUrlStyle]
+    own_host: bool
     _model: str
     _profile: ModelProfile
     _stream: bool
@@ -95,7 +96,8 @@ class OpenAIRequestHooks:
                                    else self.reasoning_history),
                                late_system=self._late_system, images=self.image_urls,
                                nine_char_ids=self.nine_char_call_ids,
-                               null_content=not self.string_content)
+                               null_content=not self.string_content,
+                               call_extras=not self.own_host)
         body: dict[str, Any] = {"model": self._model, "messages": wire}
         if self.streams(options):
             body["stream"] = True

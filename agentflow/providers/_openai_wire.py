@@ -39,12 +39,14 @@ from agentflow.providers._call_ids import (
 )
 from agentflow.providers._media import ImageUrlStyle, openai_part
 from agentflow.providers._openai_chunks import (
+    CALL_EXTRAS,
     ChunkParser,
     finish_reason,
     parse_usage,
     token_logprobs,
 )
 from agentflow.providers._payload import dump_json
+from agentflow.providers._reasoning_details import REASONING_DETAILS
 
 __all__ = [
     "JSON_INSTRUCTION",
@@ -87,6 +89,7 @@ def format_messages(
     images: ImageUrlStyle = "data_url",
     nine_char_ids: bool = False,
     null_content: bool = True,
+    call_extras: bool = True,
 ) -> list[dict[str, Any]]:
     """``Msg``s as chat-completions messages.
 
@@ -100,7 +103,12 @@ def format_messages(
     out unique and as the wire takes them (``providers._call_ids``): at most 40
     characters, or, with ``nine_char_ids``, nine letters and digits (Mistral).
     An assistant turn of tool calls alone has ``content: null``, or ``""``
-    without ``null_content`` (llama.cpp builds that refuse null).
+    without ``null_content`` (llama.cpp builds that refuse null). A call's
+    ``extra_content`` goes back with it, as it came, unless ``call_extras``
+    is off (a vendor's own host, which never sends one and may refuse the
+    field): Gemini's OpenAI-compatible endpoints put the call's thought
+    signature there and refuse the call in history without it (400
+    "Function call is missing a thought_signature", crmne/ruby_llm#591).
     """
     out: list[dict[str, Any]] = []
     started = False
@@ -118,7 +126,7 @@ def format_messages(
             continue
         tooled = True
         if role == "assistant":
-            out.append(_assistant(msg, reasoning))
+            out.append(_assistant(msg, reasoning, call_extras))
             continue
         results = msg.tool_results
         if results:
@@ -152,24 +160,33 @@ def _parts(msg: Msg, images: ImageUrlStyle) -> list[dict[str, Any]]:
     return parts
 
 
-def _assistant(msg: Msg, reasoning: ReasoningHistory) -> dict[str, Any]:
+def _assistant(msg: Msg, reasoning: ReasoningHistory, call_extras: bool) -> dict[str, Any]:
     texts: list[str] = []
     thinking: list[str] = []
     calls: list[dict[str, Any]] = []
+    details: Any = None
     for block in msg.content:
         if isinstance(block, TextBlock):
             texts.append(block.text)
         elif isinstance(block, ThinkingBlock):
             thinking.append(block.thinking)
+            if call_extras and block.provider_data.get(REASONING_DETAILS):
+                details = block.provider_data[REASONING_DETAILS]
         elif isinstance(block, ToolUseBlock):
-            calls.append({
+            call: dict[str, Any] = {
                 "id": block.id if len(block.id) <= OPENAI_MAX_ID else openai_call_id(block.id),
                 "type": "function",
                 "function": {"name": block.name,
                              "arguments": dump_json(dict(block.input)).decode()},
-            })
+            }
+            extra = block.provider_data.get(CALL_EXTRAS) if call_extras else None
+            if extra:
+                call["extra_content"] = extra
+            calls.append(call)
     text = "".join(texts)
     out: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
+    if details:
+        out["reasoning_details"] = details
     if reasoning == "tags" and thinking:
         out["content"] = f"<think>\n{''.join(thinking).strip()}\n</think>\n\n{text}"
     if calls:

@@ -14,6 +14,7 @@ steps, the client its session and settings.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import aiohttp
@@ -23,6 +24,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 from agentflow._logging import get_logger
 from agentflow.errors import (
     BadRequestError,
+    OverloadedError,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
@@ -35,7 +37,10 @@ from agentflow.providers._http_errors import (
     STREAM_TYPES,
     BodyErrorCheck,
     ErrorMapper,
+    error_message,
+    implied_retry_after,
     redirect_error,
+    server_verdict,
     unexpected_reply,
     unreadable_reply,
 )
@@ -120,13 +125,17 @@ class RequestSteps:
         ``first_error`` itself when it may not be retried (or retries are off).
         The common case never comes here: a first attempt that succeeds pays
         nothing for the retry machinery."""
-        if not retryable(first_error) or self.settings.max_retries < 1:
+        if not retryable(first_error, self.settings) or self.settings.max_retries < 1:
+            if first_error.retryable and first_error.retry_after is not None:
+                _log.info("http.wait_too_long", vendor=self.vendor,
+                          retry_after=first_error.retry_after,
+                          max_retry_after=self.settings.max_retry_after)
             raise first_error
         pending: ProviderError | None = first_error
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.settings.max_retries + 1),
             wait=Wait(self.settings),
-            retry=retry_if_exception(retryable),
+            retry=retry_if_exception(partial(retryable, settings=self.settings)),
             reraise=True,
             before_sleep=lambda st: _log.info(
                 "http.retry", vendor=self.vendor, attempt=st.attempt_number,
@@ -178,7 +187,12 @@ class RequestSteps:
                 body = b""
             finally:
                 response.release()
-            error = self._map_error(response.status, response.headers, body)
+            error = server_verdict(self._map_error(response.status, response.headers, body),
+                                   response.headers)
+            if error.retry_after is None and isinstance(error, RateLimitedError | OverloadedError):
+                error.retry_after = implied_retry_after(
+                    response.headers, error.message, self._bucket_reset(response.headers),
+                    error_message(body)[2])
             if lease is not None and isinstance(error, RateLimitedError):
                 hint = error.retry_after
                 lease.throttled(None if hint is None else min(hint, self.settings.max_retry_after))
@@ -213,6 +227,18 @@ class RequestSteps:
                 response.release()
                 raise in_body
         return response
+
+    def _bucket_reset(self, headers: Mapping[str, str]) -> float | None:
+        """Seconds until the rate-limit bucket the vendor's headers say is
+        empty (``remaining`` 0) refills, the later of two; ``None`` when none
+        is empty or the vendor sends no such headers."""
+        snap = self._rate_headers(headers) if self._rate_headers else None
+        if snap is None:
+            return None
+        resets = [reset for left, reset in ((snap.requests_remaining, snap.requests_reset),
+                                            (snap.tokens_remaining, snap.tokens_reset))
+                  if left is not None and left <= 0 and reset is not None]
+        return max(resets) if resets else None
 
     async def _no_reply(self, response: aiohttp.ClientResponse) -> ProviderError:
         """The ``UnexpectedReplyError`` of a 2xx that is a web page (named by

@@ -164,7 +164,14 @@ async def iter_sse(response: aiohttp.ClientResponse, *, bare_json: bool = False
     API returns an error message, it comes line by line") is gathered from
     a line starting with ``{`` or ``[`` until the lines read parse, and
     yielded as an event of its own (``event="bare"``); what never parses is
-    yielded at the end, for the reader to refuse."""
+    yielded at the end, for the reader to refuse.
+
+    An ``error:`` line (no WHATWG field: llama.cpp's ``llama-server`` builds
+    through 2025 write a failure after the 200 so, ``error: {"code": 400,
+    "message": ..., "type": "exceed_context_size_error"}`` then ``data:
+    [DONE]``; coddy-project/coddy-agent#106) is read as ``event: error``
+    with its value as data, so the reader raises the server's own error
+    instead of an empty or truncated reply that hid it."""
     event, ev_id = "", ""
     data: list[str] = []
     bare: list[str] = []
@@ -194,6 +201,9 @@ async def iter_sse(response: aiohttp.ClientResponse, *, bare_json: bool = False
                 event = value
             elif name == "id":
                 ev_id = value
+            elif name == "error":  # llama.cpp's own field: an ``event: error`` with this data
+                event = "error"
+                data.append(value)
             elif bare_json and (bare or line.lstrip().startswith(("{", "["))):
                 bare.append(line)  # (only a line of no known field comes here)
                 if line.rstrip().endswith(("}", "]")):

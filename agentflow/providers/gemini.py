@@ -60,7 +60,7 @@ import aiohttp
 
 from agentflow._logging import get_logger
 from agentflow.batch_api.protocol import BatchRequest
-from agentflow.errors import BadRequestError
+from agentflow.errors import BadRequestError, UnsupportedFeatureError
 from agentflow.media.tokens import GridImages, MediaTokens
 from agentflow.messages import Msg
 from agentflow.model import (
@@ -71,7 +71,7 @@ from agentflow.model import (
 )
 from agentflow.providers._batch_wire import WholeReplyBatches
 from agentflow.providers._gemini_batch import GeminiBatchAPI
-from agentflow.providers._gemini_errors import VENDOR, body_error, map_error
+from agentflow.providers._gemini_errors import TOO_MANY_STATES, VENDOR, body_error, map_error
 from agentflow.providers._gemini_reply import ReplyReader, validates_signatures
 from agentflow.providers._gemini_request import (
     calling_config,
@@ -208,9 +208,28 @@ class GeminiChatModel(WholeReplyBatches):
         any chunk) is sent again without them, and this model instance asks
         no more (its ``profile`` then says ``token_logprobs=False``).
 
+        A schema Gemini finds too big to serve (``TOO_MANY_STATES``) is an
+        ``UnsupportedFeatureError`` of the part that carried it: the response
+        schema when the request had one, else a function's parameters
+        (``tool_schema``).
+
         Raises:
             ProviderError: as ``HttpChatModel.stream``.
         """
+        try:
+            async for chunk in self._stream(messages, tools, options):
+                yield chunk
+        except UnsupportedFeatureError as exc:
+            if (exc.feature != "native_output" or options.response_format is not None
+                    or TOO_MANY_STATES not in exc.message.lower()):
+                raise
+            raise UnsupportedFeatureError(exc.message, feature="tool_schema", status=exc.status,
+                                          code=exc.code, vendor=VENDOR) from exc
+
+    async def _stream(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> AsyncIterator[ModelChunk]:
+        """``stream``, asking again without token log-probabilities when they are refused."""
         if not (options.logprobs and self._profile.token_logprobs):
             async for chunk in super().stream(messages, tools, options):
                 yield chunk

@@ -9,6 +9,8 @@ the event                  over its cap
 =========================  ===================================================
 ``TOOL_CALL_RESULT``       text: cut at ``MAX_SHOWN_RESULT`` characters, a
                            note saying how many more the model read
+                           (``_frame_caps.shown_result``, as the AI SDK's
+                           ``tool-output-*``)
 ``TOOL_CALL_ARGS``         split into several ``TOOL_CALL_ARGS`` of at most
                            ``MAX_SHOWN_RESULT`` characters (the protocol's
                            own way: the client joins the deltas), nothing lost
@@ -19,9 +21,9 @@ the event                  over its cap
                            then each interrupt's ``metadata["input"]`` set to
                            ``null`` until the event fits, and named in
                            ``result["not_shown"]``: ``{"fields": [...],
-                           "bytes": <the whole event's>, "limit": ...}``;
-                           if it is still over, ``result["error"]["message"]``
-                           cut with a marker (``_frame_caps``)
+                           "bytes": <the whole event's>, "limit": ...}``
+                           (it carries no error: a failed run ends with
+                           ``RUN_ERROR``)
 ``RUN_ERROR``              ``message`` cut with a marker (``_frame_caps``)
 ``CUSTOM``                 ``value["message"]`` (``agentflow.output_retry``,
                            ``agentflow.attempt_discarded``: a vendor's error
@@ -44,24 +46,17 @@ from typing import Any
 from ag_ui.core import CustomEvent, RunErrorEvent, RunFinishedEvent
 from ag_ui.encoder import EventEncoder
 
-from agentflow.web._frame_caps import cut_text
+from agentflow.web._frame_caps import (
+    MAX_SHOWN_RESULT,
+    cut_at,
+    cut_text,
+    frame_within,
+    json_size,
+    shown_result,
+)
 
 __all__ = ["MAX_SHOWN_RESULT", "args_deltas", "custom_frame", "error_frame", "finished_frame",
            "shown_result"]
-
-MAX_SHOWN_RESULT = 1_000_000
-"""The most characters of a tool result a ``TOOL_CALL_RESULT`` shows, and of
-one ``TOOL_CALL_ARGS`` delta (at most 6 bytes a character in JSON: under
-the client's 10 MB); the model reads the whole result."""
-
-
-def shown_result(output: str) -> str:
-    """``output`` as a ``TOOL_CALL_RESULT`` shows it: at most ``MAX_SHOWN_RESULT``
-    characters, a longer one cut with a note saying how much is not shown."""
-    if len(output) <= MAX_SHOWN_RESULT:
-        return output
-    return (f"{output[:MAX_SHOWN_RESULT]}\n[... {len(output) - MAX_SHOWN_RESULT:,} more "
-            "characters not shown here; the model read the whole result]")
 
 
 def args_deltas(arguments: str) -> list[str]:
@@ -79,8 +74,7 @@ def finished_frame(event: RunFinishedEvent, encoder: EventEncoder, max_bytes: in
     """``event``'s SSE frame, within ``max_bytes`` of JSON as the module
     docstring's table says (``event`` is changed when it is over)."""
     frame = encoder.encode(event).encode()
-    size = len(frame) - 8  # "data: " and the blank line
-    if size <= max_bytes:
+    if (size := json_size(frame)) <= max_bytes:
         return frame
     result: dict[str, Any] = dict(event.result) if isinstance(event.result, dict) else {}
     fields: list[str] = []
@@ -99,34 +93,23 @@ def finished_frame(event: RunFinishedEvent, encoder: EventEncoder, max_bytes: in
         event.result = {**result, "not_shown": {"fields": fields, "bytes": size,
                                                 "limit": max_bytes}}
         frame = encoder.encode(event).encode()
-        if len(frame) - 8 <= max_bytes:
+        if json_size(frame) <= max_bytes:
             break
-    over = len(frame) - 8 - max_bytes
-    sent: dict[str, Any] = event.result if isinstance(event.result, dict) else {}
-    error = sent.get("error")
-    if over > 0 and isinstance(error, dict) and isinstance(error.get("message"), str):
-        event.result = {**sent, "error": {**error, "message": cut_text(error["message"], over)}}
-        frame = encoder.encode(event).encode()
     return frame
 
 
 def error_frame(event: RunErrorEvent, encoder: EventEncoder, max_bytes: int) -> bytes:
     """``event``'s SSE frame, its ``message`` cut to keep the frame within
     ``max_bytes`` of JSON (``event`` is changed when it is over)."""
-    frame = encoder.encode(event).encode()
-    if (over := len(frame) - 8 - max_bytes) > 0:
+    def shorten(over: int) -> bool:
         event.message = cut_text(event.message, over)
-        frame = encoder.encode(event).encode()
-    return frame
+        return True
+
+    return frame_within(lambda: encoder.encode(event).encode(), shorten, max_bytes)
 
 
 def custom_frame(event: CustomEvent, encoder: EventEncoder, max_bytes: int) -> bytes:
     """``event``'s SSE frame, its ``value["message"]`` cut to keep the frame
     within ``max_bytes`` of JSON (``event`` is changed when it is over)."""
-    frame = encoder.encode(event).encode()
-    value = event.value
-    if ((over := len(frame) - 8 - max_bytes) > 0 and isinstance(value, dict)
-            and isinstance(value.get("message"), str)):
-        event.value = {**value, "message": cut_text(value["message"], over)}
-        frame = encoder.encode(event).encode()
-    return frame
+    return frame_within(lambda: encoder.encode(event).encode(),
+                        lambda over: cut_at(event.value, ("message",), over), max_bytes)

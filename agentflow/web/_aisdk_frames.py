@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentflow._clean_text import json_bytes
-from agentflow.web._frame_caps import cut_text
+from agentflow.web._frame_caps import cut_at, frame_within
 
 __all__ = ["error_frame", "finish_reason", "frame"]
 
@@ -45,15 +45,7 @@ def frame(chunk: dict[str, Any]) -> bytes:
     return b"data: " + json_bytes(chunk) + b"\n\n"
 
 
-def error_frame(chunk: dict[str, Any], text: list[str], max_bytes: int) -> bytes:
+def error_frame(chunk: dict[str, Any], text: tuple[str, ...], max_bytes: int) -> bytes:
     """``chunk``'s frame, the error text at the key path ``text`` cut to keep
     its JSON within ``max_bytes`` (``chunk`` is changed when it is over)."""
-    framed = frame(chunk)
-    if (over := len(framed) - 8 - max_bytes) > 0:
-        *path, key = text
-        holder = chunk
-        for name in path:
-            holder = holder[name]
-        holder[key] = cut_text(holder[key], over)
-        framed = frame(chunk)
-    return framed
+    return frame_within(lambda: frame(chunk), lambda over: cut_at(chunk, text, over), max_bytes)

@@ -1,35 +1,60 @@
-"""The bound on a frame that carries an error, on either UI protocol: an
-error's text (a tool's or a server's message quoted whole, a provider's
-error body) can be larger than a client reads in one event
-(``@ag-ui/client``'s SSE reader fails the whole run on one event over 10
-MB), and the event that carries it is often the stream's last: it is never
-left out, its text is cut with a marker saying how much is not shown.
+"""The caps both UI protocols share (each protocol's own table is in its
+module: ``_agui_caps``, ``aisdk``). A value can be larger than a client
+takes in one event (``@ag-ui/client``'s SSE reader fails the whole run on
+one event over 10 MB; the ``ai`` package's chat keeps every part in memory
+and posts the whole history back with each message), so:
 
 ====================================  ======================================
-the frame                             over the cap
+the value                             over its cap
 ====================================  ======================================
-AG-UI ``RUN_FINISHED``                what ``_agui_caps.finished_frame``
-                                      leaves out first, then
-                                      ``result.error.message`` cut
-AG-UI ``RUN_ERROR``                   ``message`` cut
-AI SDK ``error``                      ``errorText`` cut
-AI SDK ``data-output-error``          ``data.message`` cut
-AG-UI ``CUSTOM``, AI SDK ``data-*``   a retry's or a discarded attempt's
-                                      ``message`` (a vendor's error quoted)
-                                      cut
+a tool's result (AG-UI                text: cut at ``MAX_SHOWN_RESULT``
+``TOOL_CALL_RESULT``; AI SDK          characters, a note saying how many
+``tool-output-available``,            more the model read (``shown_result``)
+``tool-output-error``)
+an error's text, in the frame that    cut with a marker saying how much is
+carries it (AG-UI ``RUN_ERROR``, a    not shown, to keep the frame within
+``CUSTOM`` retry's ``message``; AI    ``MAX_ERROR_BYTES`` of JSON
+SDK ``error``'s ``errorText``,        (``frame_within``, ``cut_text``): the
+``data-output-error``'s and a         frame is often the stream's last and
+``data-*`` retry's ``message``)       is never left out
 ====================================  ======================================
+
+Both protocols frame an event as SSE ``data: <JSON>`` and a blank line:
+``frame_within`` measures the JSON, whatever made it (the ``ag-ui-protocol``
+package's encoder, or ours for the AI SDK's chunks).
 """
 
 from __future__ import annotations
 
-__all__ = ["MAX_ERROR_BYTES", "cut_text"]
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["MAX_ERROR_BYTES", "MAX_SHOWN_RESULT", "cut_at", "cut_text", "frame_within",
+           "json_size", "shown_result"]
 
 MAX_ERROR_BYTES = 8 * 1024 * 1024
 """The most bytes of a frame that carries an error (under the 10 MB on which
 ``@ag-ui/client``'s SSE reader fails a run; the same as ``MAX_SHOWN_STATE``)."""
 
+MAX_SHOWN_RESULT = 1_000_000
+"""The most characters of a tool result a client is shown, and of one AG-UI
+``TOOL_CALL_ARGS`` delta (at most 6 bytes a character in JSON: under
+``@ag-ui/client``'s 10 MB); the model reads the whole result."""
+
 _MARKER_BYTES = 64
 """At most the JSON bytes of the marker ``cut_text`` ends a text with."""
+
+_SSE_FRAMING = len(b"data: ") + len(b"\n\n")
+"""The bytes of a ``data:`` frame around its JSON."""
+
+
+def shown_result(output: str) -> str:
+    """A tool's result as a client is shown it: at most ``MAX_SHOWN_RESULT``
+    characters, a longer one cut with a note saying how much is not shown."""
+    if len(output) <= MAX_SHOWN_RESULT:
+        return output
+    return (f"{output[:MAX_SHOWN_RESULT]}\n[... {len(output) - MAX_SHOWN_RESULT:,} more "
+            "characters not shown here; the model read the whole result]")
 
 
 def cut_text(text: str, over: int) -> str:
@@ -41,3 +66,35 @@ def cut_text(text: str, over: int) -> str:
         return text
     cut = min(len(text), over + _MARKER_BYTES)
     return f"{text[:len(text) - cut]}\n[... {cut:,} more characters not shown]"
+
+
+def cut_at(holder: Any, path: Sequence[str], over: int) -> bool:
+    """Cut the text at the key path ``path`` in ``holder`` (nested dicts, in
+    place) at least ``over`` bytes shorter (``cut_text``); ``False`` when
+    there is no text there (nothing is changed)."""
+    *keys, last = path
+    for key in keys:
+        holder = holder.get(key) if isinstance(holder, dict) else None
+    if not (isinstance(holder, dict) and isinstance(holder.get(last), str)):
+        return False
+    holder[last] = cut_text(holder[last], over)
+    return True
+
+
+def json_size(frame: bytes) -> int:
+    """The bytes of JSON in an SSE ``data:`` frame."""
+    return len(frame) - _SSE_FRAMING
+
+
+def frame_within(encode: Callable[[], bytes], shorten: Callable[[int], bool],
+                 max_bytes: int, frame: bytes | None = None) -> bytes:
+    """The SSE frame ``encode()`` makes (``frame``: the one it made already),
+    within ``max_bytes`` of JSON: when it is over, ``shorten(over)`` cuts the
+    event's error text by at least ``over`` bytes (``cut_text``, ``cut_at``;
+    in place) and the frame is made again; ``shorten`` returns ``False``
+    when the event holds no such text (the frame is sent as it is)."""
+    if frame is None:
+        frame = encode()
+    if (over := json_size(frame) - max_bytes) > 0 and shorten(over):
+        frame = encode()
+    return frame

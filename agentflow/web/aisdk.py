@@ -49,7 +49,10 @@ v1``. Mapping:
   tool calls, the next step, the end): a thought between two pieces of text
   leaves the first part open beside the next ones, not ended; a
   ``superseded`` partial output (a later JSON value in the text) voids the
-  output so far only, and the text part stays open through it
+  output so far only, and the text part stays open through it. (``ai`` 7's
+  ``reset-step`` chunk, which drops the parts since the step's start, is not
+  sent: ``ai`` 6's chunk schema fails the whole stream on a type it does not
+  know.)
 * client-side tools (``ui_message_stream_response(..., client_tools=...)``,
   ``agentflow.client_tools``): a call of one is ``tool-input-start`` +
   ``tool-input-available`` and the stream finishes (``finishReason``
@@ -74,10 +77,18 @@ v1``. Mapping:
   got valid, an exception in middleware. A client that goes away gets
   nothing more: the call is cancelled.
 
-A frame that carries an error (``error``, ``data-output-error``, and the
-``message`` of ``data-output-retry`` / ``data-attempt-discarded``) is at most
-``max_error_bytes`` of JSON: a longer error text is cut with a marker saying
-how much is not shown (``_frame_caps``), the frame never left out.
+A tool's result (``tool-output-available``'s ``output``,
+``tool-output-error``'s ``errorText``) is shown cut at ``MAX_SHOWN_RESULT``
+characters with a note saying how many more the model read, as AG-UI's
+``TOOL_CALL_RESULT`` is (``_frame_caps.shown_result``): the chat keeps every
+part in memory and posts the whole history back with each message, so an
+MCP server's file read of 100 MB would otherwise reach the page, and come
+back, whole. A frame that carries an error (``error``, ``data-output-error``,
+and the ``message`` of ``data-output-retry`` / ``data-attempt-discarded``)
+is at most ``max_error_bytes`` of JSON: a longer error text is cut with a
+marker saying how much is not shown (``_frame_caps``), the frame never left
+out. A tool's input (``tool-input-available``) and the output
+(``data-output``) are JSON, sent whole.
 """
 
 from __future__ import annotations
@@ -109,7 +120,7 @@ from agentflow.web._aisdk_frames import finish_reason as _finish_reason
 from agentflow.web._aisdk_frames import frame as _frame
 from agentflow.web._aisdk_input import read_chat_request
 from agentflow.web._blocks import discarded as _discarded
-from agentflow.web._frame_caps import MAX_ERROR_BYTES
+from agentflow.web._frame_caps import MAX_ERROR_BYTES, shown_result
 from agentflow.web.run_input import ClientTool, RunInput, check_stateless, offered_tools
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
@@ -255,10 +266,10 @@ class UIMessageEncoder:
                     out.append({"type": "tool-output-denied", "toolCallId": event.id})
                 elif event.is_error:
                     out.append({"type": "tool-output-error", "toolCallId": event.id,
-                                "errorText": event.output})
+                                "errorText": shown_result(event.output)})
                 else:
                     out.append({"type": "tool-output-available", "toolCallId": event.id,
-                                "output": event.output})
+                                "output": shown_result(event.output)})
         elif isinstance(event, CallStarted):
             self._call = event.call_id
             out.append({"type": "start", "messageId": self.message_id or event.call_id})
@@ -273,7 +284,7 @@ class UIMessageEncoder:
             out = []
             if wire["error"] is not None and event.stop_reason not in SUSPENDED:
                 frames += _error_frame({"type": "data-output-error", "id": "output-error",
-                                        "data": wire["error"]}, ["data", "message"],
+                                        "data": wire["error"]}, ("data", "message"),
                                        self.max_error_bytes)
             self._leave_step(out)
             out.append({"type": "finish",
@@ -291,7 +302,7 @@ class UIMessageEncoder:
             name = data.pop("type").replace("_", "-")
             chunk = {"type": f"data-{name}", "data": data, "transient": True}
             if isinstance(data.get("message"), str):  # (output_retry, attempt_discarded)
-                return b"".join(map(_frame, out)) + _error_frame(chunk, ["data", "message"],
+                return b"".join(map(_frame, out)) + _error_frame(chunk, ("data", "message"),
                                                                  self.max_error_bytes)
             out.append(chunk)
         return b"".join(map(_frame, out))
@@ -302,7 +313,7 @@ class UIMessageEncoder:
         self._close_parts(out)
         return b"".join(map(_frame, out)) + _error_frame(
             {"type": "error", "errorText": f"{detail['type']}: {detail['message']}"},
-            ["errorText"], self.max_error_bytes)
+            ("errorText",), self.max_error_bytes)
 
     def end(self) -> bytes:
         return b"data: [DONE]\n\n"

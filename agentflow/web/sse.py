@@ -21,9 +21,11 @@ message, an invalid input) is answered ``400`` with ``{"error": {"type",
 encoder's error frame, never silently: an exception from the events (one
 that is not agentflow's own is logged and sent as ``InternalError``), and a
 ``CancelledError`` that nobody asked for (raised by a tool's or middleware's
-code while the response was not cancelled). A write that finds the client
-gone, a keep-alive ping's too, cancels the call like ``http.disconnect``;
-nothing is logged as an error then.
+code while the response was not cancelled); events that end without the
+call's ``complete`` (an ``events`` iterator that stopped early), and an error
+the encoder cannot write, are logged and sent as ``InternalError`` too. A
+write that finds the client gone, a keep-alive ping's too, cancels the call
+like ``http.disconnect``; nothing is logged as an error then.
 """
 
 from __future__ import annotations
@@ -61,6 +63,17 @@ Outcome = Literal["pending", "completed", "failed", "disconnected"]
 
 class _ClientGone(Exception):
     """A write failed: the client went away."""
+
+
+class _EndedEarly(Exception):
+    """The events ended without ``complete`` (``events=`` an iterator of the
+    app's that stopped early): a failure, never a silent end (not agentflow's
+    own: logged, and sent as an internal error)."""
+
+
+class _Unwritable(Exception):
+    """A failure the encoder could not write: sent as an internal error
+    (not agentflow's own: its text is not shown)."""
 
 
 class EventStreamResponse(Response):
@@ -167,6 +180,11 @@ class EventStreamResponse(Response):
             if not stray_cancel(exc):
                 raise
             await self._fail(exc)  # raised by code, not asked for: a failure, never a silent end
+        else:
+            if self.outcome == "pending":  # the events ended before the call did
+                await self._fail(_EndedEarly(
+                    "the events ended without the call's complete event (an events iterator "
+                    "that stopped early)"))
         await self._write(self.encoder.end(), more=False)
 
     async def _fail(self, error: BaseException) -> None:
@@ -176,7 +194,13 @@ class EventStreamResponse(Response):
         self.outcome = "failed"
         if not isinstance(error, AgentflowError):
             _log.error("web.stream_failed", error_type=type(error).__name__, exc_info=error)
-        await self._write(self.encoder.failure(error))
+        try:
+            frame = self.encoder.failure(error)
+        except Exception as unwritten:  # never a silent end: the error frame of an internal one
+            _log.error("web.error_frame_failed", error_type=type(error).__name__,
+                       exc_info=unwritten)
+            frame = self.encoder.failure(_Unwritable())
+        await self._write(frame)
 
     async def _write(self, body: bytes, *, more: bool = True) -> None:
         async with self._lock:

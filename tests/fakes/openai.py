@@ -30,7 +30,9 @@ arguments as JSON objects, as some compatible servers send),
 as a data line after ``error_after`` frames, then the connection ends),
 ``bare_error`` (an object sent as is as a data line after ``error_after``
 frames, then ``[DONE]``: older vLLM's ``{"object": "error", "message", "type",
-"param", "code"}``),
+"param", "code"}``), ``error_field`` (an object sent on an ``error:`` line, no
+SSE field, after ``error_after`` frames, then ``[DONE]``: llama.cpp's server
+through 2025),
 ``cached_tokens``, ``reasoning_tokens``, ``no_usage`` (no usage anywhere: a
 server that ignores ``stream_options.include_usage``), ``crlf`` (CRLF line endings),
 ``split_writes`` (each frame written in two halves, cutting UTF-8 characters),
@@ -606,6 +608,10 @@ class OpenAIStyleFake(FakeServer):
             at = int(reply.extra.get("error_after", 1))
             frames = [*frames[:at], b"data: " + orjson.dumps(reply.extra["bare_error"]) + b"\n\n",
                       b"data: [DONE]\n\n"]
+        if "error_field" in reply.extra:  # llama.cpp through 2025: an ``error:`` line, [DONE]
+            at = int(reply.extra.get("error_after", 1))
+            frames = [*frames[:at], b"error: " + orjson.dumps(reply.extra["error_field"])
+                      + b"\n\n", b"data: [DONE]\n\n"]
         frames = self.preamble() + frames
         if reply.extra.get("crlf"):
             frames = [f.replace(b"\n", b"\r\n") for f in frames]

@@ -1,7 +1,8 @@
 // One AG-UI run with the real @ag-ui/client HttpAgent against a server the
 // Python test started; with "abort", the client aborts the run
 // (HttpAgent.abortRun, as a frontend's stop button does) once the first text
-// arrives. Prints the events, the RUN_ERROR (if any), what runAgent threw,
+// arrives. Prints the events, the RUN_ERROR (if any), the outcome the client
+// read of RUN_FINISHED (if any), what runAgent threw,
 // the ids of the messages the client completed (onNewMessage), the run's
 // result and the client's state (its snapshots and deltas applied) as JSON,
 // with the state after each state event and the warnings the client logged
@@ -17,6 +18,7 @@ let runError = null;
 let thrown = null;
 let result = null;
 let aborted = false;
+let finished = null;   // how the client read RUN_FINISHED (onRunFinishedEvent): its outcome
 const completed = [];  // the ids of the messages the client completed (onNewMessage)
 const states = [];     // the client's state after each state event it applied
 const warnings = [];
@@ -35,9 +37,10 @@ try {
         agent.abortRun();
       }
     },
+    onRunFinishedEvent({ outcome }) { finished = { outcome }; },
     onRunErrorEvent({ event }) { runError = { message: event.message, code: event.code ?? null }; },
   });
 } catch (exc) {
   thrown = String(exc);
 }
-console.log(JSON.stringify({ events, runError, thrown, aborted, completed, result: result && result.result ? result.result : null, state: agent.state, states, warnings }));
+console.log(JSON.stringify({ events, runError, thrown, aborted, finished, completed, result: result && result.result ? result.result : null, state: agent.state, states, warnings }));

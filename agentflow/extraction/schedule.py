@@ -1,0 +1,171 @@
+"""The scheduler of ``extract_many``: inputs in, one result per input out.
+
+``schedule`` reads the inputs lazily, at most ``concurrency`` at a time,
+runs each through the run's ``ExtractionPlan`` in its own task and yields
+the results (in input order or as they complete). It owns the run's
+bounds (inputs in flight, model calls in flight, results held back), its
+halt on a fault that is the run's (``run_wide``) and its clean stop when
+the consumer leaves early.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterable, Iterable
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
+
+from agentflow._anyio_fast import produced, send_soon
+from agentflow._commit import stray_cancel
+from agentflow.agent import ReActAgent
+from agentflow.batch_api.model import input_scope
+from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, _aiter, _as_input
+from agentflow.errors import StrayCancelError
+from agentflow.errors._run_wide import run_wide
+from agentflow.extraction.one_call import stray_error
+from agentflow.extraction.pipeline import ExtractionPlan
+from agentflow.model import Usage
+from agentflow.ratelimit import request_priority
+
+__all__ = ["WINDOW", "deliver", "schedule"]
+
+
+WINDOW = 8
+"""With ``order="input"``, results held back behind a slow earlier input are
+at most ``WINDOW x concurrency``: past that, no new input is started until
+the slow one is yielded (memory stays bounded by the concurrency, not the
+corpus)."""
+
+
+async def schedule(
+    plan: ExtractionPlan, agent: ReActAgent, inputs: Iterable[Any] | AsyncIterable[Any],
+    concurrency: int, order: str, checked_ids: bool,
+) -> AsyncGenerator[ExtractResult, None]:
+    """Run ``plan`` over ``inputs``, at most ``concurrency`` inputs (and model
+    calls) at once, inputs read only as slots free up; yields each result.
+
+    Closing this generator early (``break``, cancellation, an exception in the
+    consumer) cancels the workers and waits for them to stop before it
+    returns; a worker whose result has nowhere to go drops it quietly.
+
+    A result whose error is the run's (``run_wide``) halts the run: nothing
+    starts after it, the workers still computing are cancelled, the results
+    received before it are yielded (held-back ones too), then it is raised.
+    """
+    send, receive = anyio.create_memory_object_stream[ExtractResult | BaseException](
+        max_buffer_size=concurrency
+    )
+    # inputs started but not yet yielded: bounds what order="input" holds back
+    # fast_acquire: a free slot is taken without a trip through the event loop
+    unyielded = anyio.Semaphore(concurrency * WINDOW if order == "input" else concurrency * 2,
+                                fast_acquire=True)
+
+    async def supervise(results: MemoryObjectSendStream[ExtractResult | BaseException]) -> None:
+        async with results:
+            failure: Exception | None = None
+            limiter = anyio.Semaphore(concurrency, fast_acquire=True)  # inputs in flight
+            # model calls in flight (chunks included)
+            calls = anyio.Semaphore(concurrency, fast_acquire=True)
+            counted: ExtractionPlan | None = None  # counted at the first input: a run
+            # with nothing to do starts no model. asyncio's task group: one task per
+            # input costs a third of anyio's start_soon (no cancel scope per task);
+            # closing cancels the workers all the same
+            async with asyncio.TaskGroup() as tg:
+                index = 0
+                ids = IdCheck()  # a lazy iterable: each id checked as it is read
+                try:
+                    async with contextlib.aclosing(_aiter(inputs)) as stream:
+                        async for raw in stream:
+                            if not checked_ids:
+                                ids.add(index, raw)
+                            item = _as_input(index, raw)
+                            await unyielded.acquire()
+                            await limiter.acquire()
+                            if counted is None:
+                                counted = await plan.counted(agent)
+                            if halted:  # an input met the run's fault: nothing new starts
+                                break
+                            unfinished[index] = item.id
+                            computing[index] = tg.create_task(
+                                run(counted, index, item, limiter, calls, results))
+                            index += 1
+                except Exception as exc:  # a bad input or a failing input iterator
+                    failure = exc  # the inputs already started still finish first
+                except asyncio.CancelledError as exc:  # the run's cancellation, or code's own?
+                    if not stray_cancel(exc):
+                        raise
+                    failure = StrayCancelError(  # raised by the inputs' iterator: a failure
+                        f"reading the inputs raised a CancelledError ({exc or 'no message'}) "
+                        f"while the run was not being cancelled, after {index} inputs")
+                    failure.__cause__ = exc
+            if failure is not None:
+                await deliver(results, failure)
+
+    async def run(
+        counted: ExtractionPlan, index: int, item: ExtractInput, limiter: anyio.Semaphore,
+        calls: anyio.Semaphore, results: MemoryObjectSendStream[ExtractResult | BaseException],
+    ) -> None:
+        try:
+            # live calls go first at the rate governor; batch requests know their input
+            with request_priority("batch"), input_scope(item.id):
+                result = await counted.run(index, item, calls)
+        except asyncio.CancelledError as exc:  # the run's cancellation, or code's own?
+            if not stray_cancel(exc):
+                raise
+            # raised by code, not asked for: this input's failure, never a lost record
+            result = ExtractResult(index, item.id, None, stray_error(item.id, exc), Usage(), 0,
+                                   0.0)
+        finally:
+            computing.pop(index, None)
+            limiter.release()
+        if not halted and run_wide(result.error) is not None:  # every input would meet it
+            halted.append(index)
+            for other in list(computing.values()):  # their requests stop with them
+                other.cancel()
+        await deliver(results, result)
+        del unfinished[index]
+
+    # The workers run in their own task so that no cancel scope is held across
+    # this generator's yields; closing the generator cancels and awaits it.
+    unfinished: dict[int, str] = {}  # input index -> id, started and not yet delivered
+    computing: dict[int, asyncio.Task[None]] = {}  # input index -> its worker, until it has
+    # its result: cancelled when another input meets the run's fault
+    halted: list[int] = []  # the input that met the run's fault, once one has
+    supervisor = asyncio.ensure_future(supervise(send))
+    pending: dict[int, ExtractResult] = {}
+    next_index = 0
+    async with contextlib.aclosing(produced(receive, supervisor)) as results:
+        async for result in results:
+            fault = run_wide(result.error)
+            if fault is not None:  # the run's, not this input's: what finished, then it
+                for index in sorted(pending):
+                    yield pending.pop(index)
+                raise fault
+            if order == "completed":
+                unyielded.release()
+                yield result
+                continue
+            pending[result.index] = result
+            while next_index in pending:
+                unyielded.release()
+                yield pending.pop(next_index)
+                next_index += 1
+    if unfinished:  # a worker ended with no result (its task cancelled on its own)
+        for index in sorted(pending):  # the later inputs' records are not lost with it
+            yield pending.pop(index)
+        lost = ", ".join(repr(i) for i in list(unfinished.values())[:5])
+        more = f" and {len(unfinished) - 5} more" if len(unfinished) > 5 else ""
+        raise StrayCancelError(
+            f"{len(unfinished)} inputs ended with no record: their work was cancelled while "
+            f"the run was not (inputs {lost}{more}); the run is incomplete")
+
+
+async def deliver(results: MemoryObjectSendStream[ExtractResult | BaseException],
+                   item: ExtractResult | BaseException) -> None:
+    """Send ``item`` to the consumer; when the consumer has gone (the
+    generator was closed early), it is dropped: nobody is waiting for it."""
+    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+        await send_soon(results, item)
