@@ -49,18 +49,18 @@ class ExchangeClient(Protocol):
     def _prepare(
         self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None,
         raw: bytes | None,
-    ) -> tuple[str, bytes, Mapping[str, str]]: ...
+    ) -> tuple[str, bytes, Mapping[str, str] | None]: ...
 
     async def _admit(self, body: Mapping[str, Any], payload: bytes,
                      media: tuple[int, int] = (0, 0)) -> RateLease | None: ...
 
     async def _send(
-        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str] | None,
         lease: RateLease | None = None, client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> aiohttp.ClientResponse: ...
 
     async def _send_with_retries(
-        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str] | None,
         first_error: ProviderError, lease: RateLease | None = None,
         client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> aiohttp.ClientResponse: ...

@@ -200,6 +200,7 @@ class HttpClient(RequestSteps):
                 total=None, connect=s.connect_timeout, sock_read=s.read_timeout
             ),
             json_serialize=lambda obj: dump_json(obj).decode(),
+            headers=self._headers,  # every request's (RequestSteps._prepare): merged once
         )
 
     def sibling(self, *, governor: RateGovernor | None = None) -> HttpClient:

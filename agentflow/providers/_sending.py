@@ -77,9 +77,11 @@ class RequestSteps:
     def _prepare(
         self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None,
         raw: bytes | None,
-    ) -> tuple[str, bytes, Mapping[str, str]]:
+    ) -> tuple[str, bytes, Mapping[str, str] | None]:
         """The URL, the payload (``body`` as JSON, or ``raw`` bytes) and the
-        headers of a request to ``path`` (``Exchange`` sends it).
+        headers of a request to ``path`` (``Exchange`` sends it): ``None`` for
+        the client's own (the session sends them: ``HttpClient._new_session``),
+        else those merged with the request's ``headers``.
 
         Raises:
             BadRequestError: (never sent) a body JSON cannot carry.
@@ -90,10 +92,10 @@ class RequestSteps:
         except TypeError as exc:
             raise BadRequestError(f"the request body is not JSON: {exc}", status=None,
                                   vendor=self.vendor) from exc
-        all_headers = {**self._headers, **headers} if headers else self._headers
-        if headers:
-            register_credentials(headers)
-        return url, payload, all_headers
+        if not headers:
+            return url, payload, None
+        register_credentials(headers)
+        return url, payload, {**self._headers, **headers}
 
     async def _admit(self, body: Mapping[str, Any], payload: bytes,
                      media: tuple[int, int] = (0, 0)) -> RateLease | None:
@@ -117,7 +119,7 @@ class RequestSteps:
             lease.observe(snapshot, ok=response.status < 400)
 
     async def _send_with_retries(
-        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str] | None,
         first_error: ProviderError, lease: RateLease | None = None,
         client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> aiohttp.ClientResponse:
@@ -155,7 +157,7 @@ class RequestSteps:
         return response
 
     async def _send(
-        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str] | None,
         lease: RateLease | None = None, client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> aiohttp.ClientResponse:
         session = self._session_now()
