@@ -57,8 +57,8 @@ async def test_the_learned_rules_are_said_once_per_field_before_any_request(
         "and on over its continuation lines (from 2 of 2 examples)",
         "learned: version: at the start of a line after 'Version: ', to the end of the line, "
         "and on over its continuation lines (from 2 of 2 examples)",
-        "no rule: component (the 2 examples filling it write it in no common place that "
-        "held on each)",
+        "no rule: component (the 2 examples filling it write it after '## ', but no rule "
+        "read there held on each)",
         "no rule: count (a number: checked against the numbers the document writes)",
         "no rule: slug (Derived(): not copied from the document)",
     ]

@@ -60,10 +60,13 @@ class GeminiCompat(OpenAIFake):
 
     def check(self, request: web.Request, body: Any) -> FakeError | None:
         for position, message in enumerate(body.get("messages") or []):
-            for call in message.get("tool_calls") or []:
+            for n, call in enumerate(message.get("tool_calls") or []):
                 given = ((call.get("extra_content") or {}).get("google") or {}).get(
                     "thought_signature")
-                if call.get("id") in self.issued and given != self.issued[call["id"]]:
+                wanted = self.issued.get(call.get("id"))
+                # a call Gemini made needs its own signature back; a step's first
+                # call made elsewhere needs one too, Google's stand-in will do
+                if (given != wanted) if wanted else (n == 0 and not given):
                     name = call["function"]["name"]
                     return FakeError(400, [{"error": {
                         "code": 400, "message": MISSING.format(name=name, position=position),
@@ -127,6 +130,47 @@ async def test_without_it_the_refusal_is_typed() -> None:
             with pytest.raises(BadRequestError) as caught:
                 await ReActAgent("a", model, tools=[get_weather]).call("And now?", state=state)
     assert "missing a thought_signature" in str(caught.value)
+
+
+@STREAMS
+async def test_a_history_from_another_model_gets_the_stand_in(stream: bool) -> None:
+    """Tool calls in the history that Gemini did not make (another model's,
+    a hand-built history) carry no signature; Gemini 3 refuses the step's first
+    call without one. Google documents a stand-in for them,
+    ``skip_thought_signature_validator`` (ai.google.dev/gemini-api/docs/
+    thought-signatures, "FAQs"), which the native adapter already sent; the
+    OpenAI-compatible path sends it too now, on each step's first call only,
+    and never over a signature that came with the call."""
+    calls = [ToolUseBlock("call_a", "get_weather", {"city": "Paris"}),
+             ToolUseBlock("call_b", "get_weather", {"city": "Rome"})]
+    state = AgentState([Msg.user("Weather in Paris and Rome?"), Msg("assistant", calls),
+                        Msg("tool", [ToolResultBlock("call_a", "Paris: sunny"),
+                                     ToolResultBlock("call_b", "Rome: rain")])])
+    async with GeminiCompat() as fake:
+        fake.add(FakeReply(tool_calls=[FakeCall("get_weather", {"city": "Paris"})]),
+                 FakeReply(text='{"name": "Louvre", "country": "FR"}'))
+        async with _model(fake, stream) as model:
+            reply = await ReActAgent("a", model, tools=[get_weather]).call(
+                "Where is the Louvre?", City, state=state)
+    assert reply.output == City(name="Louvre", country="FR")
+    first, second = (m for m in fake.bodies[1]["messages"] if m.get("tool_calls"))
+    assert first["tool_calls"][0]["extra_content"] == {
+        "google": {"thought_signature": "skip_thought_signature_validator"}}
+    assert "extra_content" not in first["tool_calls"][1]
+    assert second["tool_calls"][0]["extra_content"] == {  # Gemini's own, untouched
+        "google": {"thought_signature": next(iter(fake.issued.values()))}}
+
+
+@pytest.mark.parametrize("name", ["gemini-2.5-flash", "gpt-4o", "qwen3-32b"])
+async def test_models_that_never_check_are_never_sent_it(name: str) -> None:
+    call = ToolUseBlock("call_1", "get_weather", {"city": "Paris"})
+    model = OpenAIChatModel(name, base_url="http://127.0.0.1:9/v1", api_key="k")
+    try:
+        body = model.build_body([Msg.user("Weather?"), Msg("assistant", [call])], [],
+                                GenerateOptions())
+    finally:
+        await model.aclose()
+    assert "extra_content" not in body["messages"][1]["tool_calls"][0]
 
 
 async def test_openai_itself_is_never_sent_the_field() -> None:

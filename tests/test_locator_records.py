@@ -57,13 +57,15 @@ def test_a_list_item_with_a_comment_no_example_item_shows_is_not_pinned() -> Non
 
 
 def test_a_list_whose_key_is_written_where_the_rule_does_not_read_is_not_pinned() -> None:
-    doc = ('[submodule "a"]\n\tpath=libs/a\n\turl: https://example.org/a.git\n'
+    doc = ('[submodule "a"]\n\tpath=libs/a\n\turl:: https://example.org/a.git\n'
            '[submodule "b"]\n\tpath = libs/b\n\turl = https://example.org/b.git\n')
     assert _urls(doc, ["https://example.org/b.git"]) == GROUNDED  # one of two read
-    # ``url=`` is the examples' ``url = `` spaced otherwise: read (agentflow.grounding.label_forms)
-    spaced = doc.replace("url: ", "url=")
-    assert _urls(spaced, ["https://example.org/a.git", "https://example.org/b.git"]) == HELD
-    assert _urls(spaced, ["https://example.org/b.git"]) == DISAGREES
+    # ``url=`` is the examples' ``url = `` spaced otherwise, ``url: `` its INI form: read
+    # (agentflow.grounding.label_forms)
+    for other in ("url=", "url: "):
+        spaced = doc.replace("url:: ", other)
+        assert _urls(spaced, ["https://example.org/a.git", "https://example.org/b.git"]) == HELD
+        assert _urls(spaced, ["https://example.org/b.git"]) == DISAGREES
 
 
 class AptSource(BaseModel):

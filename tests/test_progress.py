@@ -42,3 +42,18 @@ def test_a_failure_before_any_request_is_not_suspect() -> None:
     after = {"ok": False, "error": {"type": "GroundingError"}, "attempts": 2}
     assert outcome(before) == "failed" and outcome(after) == "suspect"
     assert outcome({"ok": False, "error": {"type": "GroundingError"}}) == "suspect"  # older file
+
+
+def test_a_logs_last_line_shows_the_total_known_after_the_last_result() -> None:
+    """Inputs listed as the run goes can end after their last record: the
+    total is set then, and closing writes the final count with it."""
+    stream = io.StringIO()
+    progress = Progress(None, stream, interval=3600)
+    progress.add({"ok": True})  # the first line is shown at once
+    progress.add({"ok": True})  # throttled
+    progress.total = 2
+    progress.close()
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("1 done · ") and lines[-1].startswith("2/2 (100%) · ")
+    progress.close()  # nothing new: no second copy
+    assert stream.getvalue().splitlines() == lines

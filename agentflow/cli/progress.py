@@ -89,6 +89,7 @@ class Progress:
         self._start = time.monotonic()
         self._shown = float("-inf")
         self._drawn = False
+        self._shown_state: tuple[int, int | None] = (0, None)
         self._chunks: dict[str, tuple[int, int]] = {}
 
     @property
@@ -153,6 +154,7 @@ class Progress:
 
     def _show(self, now: float) -> None:
         self._shown = now
+        self._shown_state = (self.done, self.total)
         if self.tty:
             self.stream.write("\r\x1b[K" + self.line(now))
             self._drawn = True
@@ -161,7 +163,12 @@ class Progress:
         self.stream.flush()
 
     def close(self) -> None:
-        """End the line (a terminal's is erased: the summary follows)."""
+        """End the line (a terminal's is erased: the summary follows). Where
+        lines are not redrawn (a log), the last one shows the final count, with
+        the total if it became known after the last result (inputs listed as
+        the run goes can end after their last record)."""
+        if not self.tty and self.done and self._shown_state != (self.done, self.total):
+            self._show(time.monotonic())
         if self.tty and self._drawn:
             self.stream.write("\r\x1b[K")
             self.stream.flush()

@@ -8,13 +8,16 @@ model's say-so:
   value is the one the locator finds where the examples write the field
   (``HELD``); a null the locator agrees with (it finds nothing, and the
   document writes the field's key nowhere the locator could have missed a
-  value: ``ABSENT``; ``Locator.mentioned``: a label with nothing after it,
-  ``Requires:``, or only a longer key such as ``Requires.private:``, is
-  evidence for the null, not against it; the key elsewhere, in prose or
-  with another separator: ``UNLOCATED_NULL``) only where the document shows
-  the field empty (``agentflow.grounding.locator_absence.absence_confirmed``:
-  its label with nothing after it, or, where an example leaves the field
-  out, the examples' layout, their other keys, without the field's label),
+  value: ``ABSENT``; ``Locator.mentioned``, ``locator_absence.mentioned_apart``:
+  a label with nothing after it, ``Requires:``, or closed empty on its line,
+  a gettext header's ``"Language: \\n"``, or only a longer key such as
+  ``Requires.private:``, is evidence for the null, not against it; the key
+  elsewhere, in prose or with another separator: ``UNLOCATED_NULL``) only
+  where the document shows the field empty (``agentflow.grounding.
+  locator_absence.absence_confirmed``: its label with nothing after it, or,
+  where an example leaves the field out, the examples' layout, their other
+  keys, without the field's label; for a rule read inside an INI group, the
+  group written with nothing but the examples' keys, ``grouped_layout``),
   else ``UNLOCATED_NULL``: a document may hold the value where no rule
   looks (in prose, ``travels with FedEx``; under another label,
   ``Courier:``; in another layout, ``Based in Boston MA``); a value the
@@ -102,7 +105,11 @@ from pydantic import BaseModel
 
 from agentflow.grounding.edges import cuts_edges
 from agentflow.grounding.folding import same_text
-from agentflow.grounding.locator_absence import absence_confirmed, absence_shown
+from agentflow.grounding.locator_absence import (
+    absence_confirmed,
+    absence_shown,
+    mentioned_apart,
+)
 from agentflow.grounding.locator_records import (
     differing_blocks,
     later_record_only,
@@ -277,7 +284,7 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     continued label's blocks differ (two records) and no example shows the
     first is meant, ``None`` when it is one of them, else ``DISAGREES``;
     where the document writes its key on lines the rule does not read
-    (``url:`` beside ``url = ``), or an item holds a comment no example's
+    (``url = `` beside ``url: ``), or an item holds a comment no example's
     item shows: ``None``. A value the rule finds only in a later record of
     the document, where every example writes it in the first
     (``Locator.first_record``): ``None``. A rule whose ``twins``
@@ -311,7 +318,7 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
     if empty:
         if found:  # (found only in a later record: the first's may well be empty)
             return UNLOCATED_NULL if later_record_only(rule, source) else DISAGREES
-        if rule.anchored and rule.mentioned(source):
+        if rule.anchored and mentioned_apart(rule, source):
             return UNLOCATED_NULL
         return ABSENT if absence_confirmed(rule, source) else UNLOCATED_NULL
     if not found and not rule.writes_empty(source) and (
@@ -331,8 +338,8 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
         items = [str(v) for v in value]
         return None if any(same_block(items, b) for b in blocks) else DISAGREES
     if rule.many and unread_labels(rule, source):
-        return None  # its key written on lines the rule does not read (``url:`` beside the
-        # examples' ``url = ``): the list it reads may miss items
+        return None  # its key written on lines the rule does not read (``url = `` beside the
+        # examples' ``url: ``): the list it reads may miss items
     if not all(rule.pins(str(v)) for v in (value if rule.many else [value])):
         return None  # a clause or words no example's value (item) shows: it may have read past
     if later_record_only(rule, source):

@@ -13,7 +13,11 @@ has its outermost lines at depth 0. An INI-style group line (``agentflow.
 grounding.groups``: ``[project]``, ``[submodule "x"]``) encloses nothing:
 it begins a group at depth 0, and the group's keys are at depth 0 however
 it indents them (a TOML or git config group's keys, indented or not, are
-its own; the group itself is ``Locator.group``'s). A learned locator whose every worked
+its own; the group itself is ``Locator.group``'s). A markup document (XML,
+HTML: ``agentflow.grounding.markup``) nests by its tags: a line's depth is
+the number of elements open where it begins, whatever its indentation (a
+pom's ``<parent>`` children are deeper than its ``<project>`` children
+even where only the former are indented). A learned locator whose every worked
 example writes its label at one depth reads its label at that depth where
 the document writes it there (``Locator.depth``).
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 from agentflow.grounding.groups import group_key
 from agentflow.grounding.lines import indent_of
+from agentflow.grounding.markup import element_paths, is_markup
 
 __all__ = ["depth_at", "line_depths"]
 
@@ -29,7 +34,9 @@ __all__ = ["depth_at", "line_depths"]
 def line_depths(lines: list[str]) -> list[int]:
     """The depth of each of ``lines`` (see the module docstring); a blank
     line's is that of the line before it (``0`` at the top), a group line's
-    ``0``."""
+    ``0``; in a markup document, the elements open where it begins."""
+    if is_markup(lines):
+        return [len(path) for path in element_paths(lines)]
     out = []
     stack: list[int] = []  # indentation of the lines enclosing the current one
     for line in lines:

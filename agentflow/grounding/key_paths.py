@@ -9,7 +9,9 @@ Deployment's or a later Service's. Two things say it:
 * its **parent keys** (``parent_keys``): the keys of the lines that enclose
   its line (the chain ``line_depths`` counts), nearest first, as far as each
   is a key (``"repository": {``, ``metadata:``, YAML's ``- `` list item as
-  ``-``; a line that is no key, JSON's opening ``{``, ends the chain);
+  ``-``; a line that is no key, JSON's opening ``{``, ends the chain); in a
+  markup document, the elements open around it, whatever the indentation
+  (``<parent>``, ``<project>``: ``agentflow.grounding.markup``);
 * its **document** of a stream of several ``---`` documents (``agentflow.
   grounding.sibling_blocks``' ``doc`` records), told by the keys it writes
   (``document_keys``): of the keys every example's document of the value
@@ -31,6 +33,7 @@ from collections.abc import Sequence
 
 from agentflow.grounding.groups import group_key
 from agentflow.grounding.lines import indent_of
+from agentflow.grounding.markup import element_paths, is_markup
 from agentflow.grounding.sibling_blocks import record_spans
 
 __all__ = ["common_start", "document_keys", "in_document", "learn_document", "line_key",
@@ -58,7 +61,10 @@ def parent_keys(lines: Sequence[str], row: int) -> tuple[str, ...]:
     first, up to the first that is no key: each the nearest earlier line
     indented less than the one after it, blank lines skipped (``agentflow.
     grounding.depths``); an INI-style group line ends the chain (its keys are
-    at depth 0)."""
+    at depth 0). In a markup document: the elements open where it begins
+    (``agentflow.grounding.markup.element_paths``: ``<parent>``, ``<project>``)."""
+    if is_markup(lines):
+        return element_paths(lines)[row]
     out: list[str] = []
     width = indent_of(lines[row])
     for j in range(row - 1, -1, -1):

@@ -17,6 +17,14 @@ format that delimits a value with braces as text delimits it with quotes
 too), a quote's family both quotes (never a brace: ``version = {
 workspace = true }`` is a table, not a string). The value's end is never
 loosened: only the closer that matches the document's opener ends it.
+A label whose examples write a space before its ``=`` and a bare value
+(``name = ``, as INI, ``setup.cfg`` and Java properties files do) is also
+written with ``:`` (``name: quux``, ``name : quux``; never ``::``): those
+formats read both separators alike (Python's ``configparser``,
+``java.util.Properties``). Not a label written ``NAME=`` (os-release,
+systemd, ``.desktop``, shell: ``:`` is no separator there), nor one with an
+opener (``title = {``, ``name = "``: BibTeX, TOML), nor one written with
+``:`` (deb822, e-mail, YAML: ``name = x`` is a plain string there).
 
 Labels without a separator (``Host ``, ``@article{``) and the key's own
 text are matched as written (letter case ignored). ``same_label`` says
@@ -71,6 +79,9 @@ def _pattern(label: str, right: str) -> re.Pattern[str] | None:
         openers = _FAMILY[opener]
     tail = f"[ \t]*(?P<open>[{re.escape(openers)}])" if openers else ""
     mark = "[ \t]*".join(re.escape(c) for c in sep)  # ``=`` and an array's bracket
+    if sep == "=" and not opener and label[len(key):][:1] in " \t":
+        mark = "(?:=|:(?!:))"  # ``name = ``, as INI and properties files write it: ``name: ``
+        # too (never ``License :: OSI Approved``, a classifier's ``::``)
     return re.compile(f"{re.escape(key)}[ \t]*{mark}{tail}[ \t]*", re.IGNORECASE)
 
 

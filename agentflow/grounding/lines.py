@@ -33,6 +33,7 @@ from agentflow.grounding.quotes import QUOTES, past_escaped, past_quote
 
 __all__ = [
     "KEY_LINE",
+    "arguments_after",
     "continuation",
     "continuation_to_key",
     "cuts_line",
@@ -252,3 +253,19 @@ def line_arguments(line: str) -> list[tuple[int, int]]:
     arguments. A quote that does not close is part of a plain argument."""
     return [m.span(1) if m.group(1) is not None else m.span(2)
             for m in _ARGUMENT.finditer(line)]
+
+
+def arguments_after(line: str, head: str) -> list[tuple[int, int]] | None:
+    """The arguments of ``line`` (``line_arguments``) after its first ones,
+    where those spell ``head`` (joined by one space: ``.TH``; ``We recommend
+    that you upgrade your``), else ``None``."""
+    args = line_arguments(line)
+    words: list[str] = []
+    for k, span in enumerate(args):
+        words.append(line[slice(*span)])
+        joined = " ".join(words)
+        if joined == head:
+            return args[k + 1:]
+        if not head.startswith(joined + " "):
+            return None
+    return None

@@ -39,7 +39,19 @@ empty; where none does, a null is sure only in a **nested** document
 writes the key nowhere in any form, and nothing at the key's depth but the
 examples' keys, keys that hold nothing shaped like the field's values, and
 comments. A flat layout's unknown key may name the field otherwise
-(``Courier: Evri`` for ``Carrier:``): no sure null there.
+(``Courier: Evri`` for ``Carrier:``): no sure null there. An INI **group**
+is such a nested layout too (``grouped_layout``): where the rule reads only
+inside the group its examples write the field under (``Locator.group``:
+``[metadata]``), a document that writes that group with nothing in it but
+the examples' keys (``license_files = LICENSE``), and the key nowhere,
+shows the field empty; without the group, or with a key in it that could
+hold the value (``summary = ...`` for a description), it does not.
+
+**The label written empty** (``shown_empty_here``): its label with nothing
+after it (``Locator.writes_empty``), or closed at once by the rule's
+``right`` on its line (``"Language: \\n"`` of a gettext header, ``name =
+""``) whatever the next line holds. That label line is no *mention* of the
+key (``mentioned_apart``): only the key written on another line is.
 """
 
 from __future__ import annotations
@@ -47,14 +59,16 @@ from __future__ import annotations
 import re
 
 from agentflow.grounding.depths import line_depths
+from agentflow.grounding.groups import group_key, group_kind
 from agentflow.grounding.items import ITEM_LINE
 from agentflow.grounding.lines import KEY_LINE
 from agentflow.grounding.locator_rule import Locator
 from agentflow.grounding.token_shapes import near_shape, token_shape
 from agentflow.grounding.void_blocks import live_text
 
-__all__ = ["LAYOUT_MIN_KEYS", "absence_confirmed", "absence_shown", "layout_keys",
-           "layout_lines", "nested_layout", "only_layout", "shares_layout"]
+__all__ = ["LAYOUT_MIN_KEYS", "absence_confirmed", "absence_shown", "grouped_layout", "layout_keys",
+           "layout_lines", "mentioned_apart", "nested_layout", "only_layout", "shares_layout",
+           "shown_empty_here"]
 
 LAYOUT_MIN_KEYS = 2
 """Keys of the examples (other than the field's own) a document must write to
@@ -173,14 +187,49 @@ def absence_shown(rule: Locator, source: str) -> bool:
     rule does not take (not the examples' kind of value, ``Locator.fits``; an
     end the examples do not write, ``journal = {...}`` without ``},``) shows
     nothing."""
-    if rule.writes_empty(source):
+    if shown_empty_here(rule, source):
         return True
     if rule.label_written(source):
         return False  # a value is there, just not one the rule reads
+    if grouped_layout(rule, source):
+        return True
     if not rule.labelled and not rule.shown_empty:
         return False  # no label to miss: only examples that leave the field empty show
         # how its absence looks (a table where they wrote ``- `` items)
     return shares_layout(rule, source)
+
+
+def shown_empty_here(rule: Locator, source: str) -> bool:
+    """Whether ``source`` writes ``rule``'s label with nothing after it
+    (``Locator.writes_empty``), or, for a rule that ends its value at a
+    ``right`` text, its label and that text at once on a line it reads
+    (``"Language-Team: \\n"``, ``name = ""``): the value is closed empty on its
+    line, whatever the next line holds (``writes_empty`` asks whether a label
+    written alone has its value on the next line, a form's ``Carrier:`` over
+    ``DPD``; a closed one has none). Not where the document writes the label
+    only at a depth no example writes it at (``Locator.off_depth``)."""
+    if rule.writes_empty(source):
+        return True
+    if not rule.right.strip() or rule.continued or rule.off_depth(source):
+        return False
+    return any(rule.writes_empty(line) for line in rule.region(live_text(source)).splitlines())
+
+
+def mentioned_apart(rule: Locator, source: str) -> bool:
+    """Whether ``source`` writes ``rule``'s key (``Locator.mentioned``)
+    elsewhere than on a line the rule reads as its label with nothing after
+    it: the label written empty is evidence for a null (``writes_empty``),
+    however its line is written around it (a gettext header's ``"Language:
+    \\n"``, the key inside a quoted string up to an escape); the key on any
+    other line (``msgid "Language: %s\\n"``, in prose, with a separator the
+    rule does not read) may be a value the rule missed."""
+    if not rule.mentioned(source):
+        return False
+    lines = source.splitlines()
+    key = rule.key.casefold()
+    kept = [line for line in lines
+            if key not in line.casefold() or not shown_empty_here(rule, line)]
+    return len(kept) == len(lines) or rule.mentioned("\n".join(kept))
 
 
 def absence_confirmed(rule: Locator, source: str) -> bool:
@@ -198,15 +247,40 @@ def absence_confirmed(rule: Locator, source: str) -> bool:
     nowhere, nothing at its depth that could hold the value). (``absence_shown``,
     the looser test, still decides where the embedded model's grammar offers
     only null.)"""
-    if rule.writes_empty(source):
+    if shown_empty_here(rule, source):
         return True
     if rule.label_written(source):
         return False
+    if grouped_layout(rule, source):
+        return True
     if not shares_layout(rule, source):
         return False
     if rule.shown_empty:
         return only_layout(rule, source)
     return nested_layout(rule, source)
+
+
+def grouped_layout(rule: Locator, source: str) -> bool:
+    """Whether ``source`` writes the group ``rule`` reads in (``Locator.group``:
+    ``[metadata]``, ``agentflow.grounding.groups``) and that group shows the
+    field empty: the rule reads a label, the document writes its key nowhere
+    (``mentioned_apart``: not in another group, nor in a comment), and every
+    line of the rule's groups is one the examples' layout accounts for
+    (``only_layout``: their keys, the lines under them, their group lines; an
+    unknown key only where it holds nothing shaped like the field's values, so
+    ``summary = A tiny client`` keeps a null ``description`` unsure). A group's
+    keys are its fields, as a nested document's are (``nested_layout``),
+    whether or not an example shows the field empty. A document that writes
+    no group of the rule's does not show it: its other groups' keys may be
+    the field's under another name (``[tool.flit.metadata]``'s ``module =``
+    for a ``[metadata]`` ``name =``)."""
+    if not rule.group or not rule.labelled or rule.heading:
+        return False
+    keys = [group_key(line) for line in source.splitlines() if line[:1] == "["]
+    if not any(k == rule.group or (k and group_kind(k) == rule.group) for k in keys):
+        return False
+    return not mentioned_apart(rule, source) and only_layout(
+        rule, rule.region(live_text(source)))
 
 
 def nested_layout(rule: Locator, source: str) -> bool:

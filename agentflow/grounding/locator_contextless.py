@@ -42,7 +42,12 @@ def learn_argument(name: str, examples: Sequence[CheckedExample]) -> Locator | N
     read as the rest of the line (``Locator(left=keyword)``, no ``arg``):
     one-word examples cannot show that the value is one word. An argument
     that is the last of its line in every example (``Locator.last``) is
-    not read where the line goes on after it."""
+    not read where the line goes on after it. Where every example's line
+    writes the same arguments before the value, they are the line's key
+    (``left``: ``We recommend that you upgrade your``, not ``We``), and
+    where it writes the same arguments after it, a line must end with them
+    (``Locator.tail``: ``packages.``); sentences (lines that end with
+    ``.``, ``!`` or ``?``) that share only their first word make no rule."""
     places: set[tuple[str, int]] = set()
     filled = 0
     for example in examples:
@@ -69,7 +74,30 @@ def learn_argument(name: str, examples: Sequence[CheckedExample]) -> Locator | N
     last = all(len(args) == index + 2 for e in examples if example_value(e, name)
                for line in e.text.splitlines() for args in [line_arguments(line)]
                if args and line[slice(*args[0])] == keyword)
-    return Locator(name, keyword, True, "", arg=index, last=last)
+    lines = [words for e in examples if isinstance(v := example_value(e, name), str) and v.strip()
+             for words in _value_lines(v.strip(), e.text, keyword, index)]
+    heads = {words[:index + 1] for words in lines}
+    tails = {words[index + 2:] for words in lines}
+    tail = " ".join(tails.pop()) if len(tails) == 1 else ""
+    if len(heads) == 1:  # the words before the value are the same in every example's
+        # line: they are its key, not the first alone (``We recommend that you upgrade your``)
+        return Locator(name, " ".join(heads.pop()), True, "", arg=0, last=last, tail=tail)
+    if keyword.isalpha() and all(words[-1].endswith((".", "!", "?")) for words in lines):
+        return None  # sentences that share their first word only: any other sentence
+        # that begins with it (``We thank ...``) would be read
+    return Locator(name, keyword, True, "", arg=index, last=last, tail=tail)
+
+
+def _value_lines(value: str, text: str, keyword: str, index: int) -> list[tuple[str, ...]]:
+    """The arguments (``line_arguments``) of each line of ``text`` that
+    begins with ``keyword`` and writes ``value`` as its argument ``index``
+    after it."""
+    out = []
+    for line in text.splitlines():
+        words = tuple(line[slice(*span)] for span in line_arguments(line))
+        if len(words) > index + 1 and words[0] == keyword and words[index + 1] == value:
+            out.append(words)
+    return out
 
 
 def _argument_places(value: str, text: str) -> set[tuple[str, int]]:

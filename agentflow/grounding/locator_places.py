@@ -126,14 +126,25 @@ def _places(value: str, text: str) -> Iterator[Seen]:
                    more, paragraph)
 
 
+_QUOTED_LINE = re.compile(r"[ \t]*[\"']")
+"""The opening quote of a line that is one quoted string (``"Language: pl\\n"``)."""
+
+
 def _after_key(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` is all that follows its line's key
     (``agentflow.grounding.lines.KEY_LINE``: ``Name=``, ``Version:``) up to
-    a token's end (``agentflow.grounding.tokens``)."""
+    a token's end (``agentflow.grounding.tokens``). The line may be one
+    quoted string, its key after the opening quote and its value up to an
+    escape sequence (``"Language-Team: Polish\\n"`` of a gettext header, a C
+    string's ``\\t``): the escape ends the value, though it joins its token."""
     before = text[text.rfind("\n", 0, start) + 1:start]
+    escaped = False
+    if KEY_LINE.match(before) is None and (quote := _QUOTED_LINE.match(before)) is not None:
+        before = before[quote.end():]
+        escaped = text[end:end + 1] == "\\"
     key = KEY_LINE.match(before)
-    return key is not None and not before[key.end():].strip(" \t") and not cuts_token(
-        text[start:], 0, end - start)
+    return key is not None and not before[key.end():].strip(" \t") and (
+        escaped or not cuts_token(text[start:], 0, end - start))
 
 
 def block_of(places: list[Seen], text: str) -> Seen | None:

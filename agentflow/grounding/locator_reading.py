@@ -22,9 +22,9 @@ from agentflow.grounding.items import own_items
 from agentflow.grounding.key_paths import in_document, marked_document, parent_keys
 from agentflow.grounding.label_forms import label_at, right_for
 from agentflow.grounding.lines import (
+    arguments_after,
     continuation,
     continuation_to_key,
-    line_arguments,
     paragraph_continuation,
     unfolded_to,
 )
@@ -64,6 +64,7 @@ class LocatorReading:
     lines: tuple[str, ...]
     marker: bool
     last: bool
+    tail: str
     right_word: str
     quoted: bool
     group: str
@@ -133,10 +134,10 @@ class LocatorReading:
 
     def label_rows(self, lines: list[str]) -> list[int]:
         """The indexes of ``lines`` that write the rule's label (an ``arg``
-        rule's: a line whose first argument is ``left``)."""
+        rule's: a line whose first arguments are ``left``)."""
         if self.arg is not None:
             return [i for i, line in enumerate(lines)
-                    if (args := line_arguments(line)) and line[slice(*args[0])] == self.left]
+                    if arguments_after(line, self.left) is not None]
         return [i for i, line in enumerate(lines) if self._in_line(line, empty=True)]
 
     def _depth_rows(self, lines: list[str]) -> tuple[set[int] | None, bool]:
@@ -179,8 +180,7 @@ class LocatorReading:
         if self.heading:
             return key_written(source, self.heading)
         if self.arg is not None:
-            return any(args and line[slice(*args[0])] == self.left
-                       for line in source.splitlines() for args in [line_arguments(line)])
+            return any(arguments_after(line, self.left) is not None for line in source.splitlines())
         return any(self._in_line(line, empty=True) for line in source.splitlines())
 
     def writes_empty(self, source: str) -> bool:
@@ -264,18 +264,20 @@ class LocatorReading:
             not self.marker and any(c.isalnum() for c in self.left)))
 
     def _arguments(self, source: str) -> list[str]:
-        """Argument ``arg`` of each line whose first argument is ``left``."""
+        """Argument ``arg`` after the first arguments ``left`` of each line
+        that begins with them, where the line ends with the arguments
+        ``tail`` (if any)."""
         out = []
         lines = source.splitlines()
         rows = self._depth_rows(lines)[0]
         for i, line in enumerate(lines):
             if rows is not None and i not in rows:
                 continue
-            args = line_arguments(line)
-            if self.arg is not None and len(args) > self.arg + 1 and (
-                    line[slice(*args[0])] == self.left) and not (
-                    self.last and len(args) > self.arg + 2):
-                value = line[slice(*args[self.arg + 1])].strip()
+            args = arguments_after(line, self.left) or []
+            if self.arg is not None and len(args) > self.arg and not (
+                    self.last and len(args) > self.arg + 1) and (not self.tail or " ".join(
+                        line[slice(*a)] for a in args[self.arg + 1:]) == self.tail):
+                value = line[slice(*args[self.arg])].strip()
                 if value:
                     out.append(value)
         return out

@@ -38,7 +38,7 @@ locator (``agentflow.grounding.locators``) keeps what the examples show of it:
   values (``image:`` of each service), the field's the first's.
 * ``unread_labels``: a list rule read after a label, on a document that
   writes the rule's key as a line's key more often than the rule reads a
-  value after its label (``url:`` where the examples write ``url = ``):
+  value after its label (``url = `` where the examples write ``url: ``):
   the list the rule reads misses items.
 """
 
@@ -185,8 +185,9 @@ def differing_blocks(rule: Locator, source: str) -> list[list[str]]:
 def unread_labels(rule: Locator, source: str) -> bool:
     """Whether ``source`` writes a list ``rule``'s key as a line's key
     (``KEY_LINE``, letter case ignored) on more lines than the rule reads
-    after its label (inside its ``group`` and ``fence``): ``url:`` or ``URL:`` beside the
-    examples' ``url = ``. ``False`` for a rule without a label of its own."""
+    after its label (inside its ``group`` and ``fence``): ``url = `` beside the
+    examples' ``url: ``, ``url::`` beside their ``url = ``. ``False`` for a rule without a
+    label of its own."""
     if not rule.many or not rule.labelled or rule.heading or rule.arg is not None:
         return False
     key = rule.key.casefold()

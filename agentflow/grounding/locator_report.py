@@ -12,6 +12,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
+from agentflow.grounding.locator_places import example_value, seen_at
 from agentflow.grounding.locator_rule import Locator
 from agentflow.grounding.locators import is_loose, learn_locator, locator_fields
 from agentflow.grounding.marked_types import is_derived, is_union, object_fields, unwrap_annotated
@@ -52,9 +53,9 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
     the examples that fill it; ``; also <rule>`` for each of its ``twins``),
     else ``no rule: <field> (<why>)``: no
     example fills it, the examples write it in no common place that held
-    leave-one-out, or only after punctuation they write elsewhere too
-    (``agentflow.grounding.locators.is_loose``), it is ``Derived()``, or it
-    is not text. ``[]`` without
+    leave-one-out (where each first writes it said: ``_no_place``), or only
+    after punctuation they write elsewhere too (``agentflow.grounding.
+    locators.is_loose``), it is ``Derived()``, or it is not text. ``[]`` without
     examples (nothing is learned, and nothing is said)."""
     if not examples:
         return []
@@ -83,6 +84,38 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
             out.append(f"no rule: {name} (only {loose.left!r} before it, which the examples "
                        f"write elsewhere too)")
         else:
-            out.append(f"no rule: {name} (the {filled} example{'s' if filled > 1 else ''} "
-                       f"filling it write it in no common place that held on each)")
+            out.append(f"no rule: {name} ({_no_place(name, many[name], examples, filled)})")
     return out
+
+
+def _no_place(name: str, many: bool, examples: Sequence[CheckedExample], filled: int) -> str:
+    """Why no rule of field ``name`` held, with where each example that fills
+    it first writes its value (its first item): the text before it on its
+    line (``locator_places.seen_at``, the place a rule is learned from).
+    Several texts: the examples write it in no common place (an example may
+    write the value first elsewhere, ``# Polish translations`` above
+    ``Language-Team: Polish``); one: no rule read there held on each (its end,
+    leave-one-out); one example: it alone teaches a rule only after a key."""
+    befores: list[str] = []
+    for example in examples:
+        value = example_value(example, name)
+        items = [v for v in (value if many and isinstance(value, list) else [value])
+                 if isinstance(v, str) and v.strip()]
+        seen = seen_at(items[0].strip(), example.text) if items else None
+        if seen is not None:
+            before = seen.before[len(seen.lead):]
+            befores.append(repr(before[-_SHOWN:] if len(before) > _SHOWN else before))
+    if filled == 1:
+        where = f", after {befores[0]}" if befores else ""
+        return (f"only 1 example fills it{where}: one example teaches a rule only after a key "
+                f"such as 'Key: ' or 'key = ' that holds")
+    places = list(dict.fromkeys(befores))
+    if len(places) > 1:
+        return (f"the {filled} examples filling it write it first after "
+                f"{' and '.join(places)}: no common place that held on each")
+    where = f" after {places[0]}" if places else ""
+    return f"the {filled} examples filling it write it{where}, but no rule read there held on each"
+
+
+_SHOWN = 30
+"""The most characters of the text before a value a ``no rule:`` line quotes."""

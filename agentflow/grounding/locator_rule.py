@@ -56,9 +56,12 @@ class Locator(LocatorWords):
         continued: the value runs on over its line's continuation lines
             (``agentflow.grounding.locators``).
         arg: the value is this argument (0: the first after ``left``) of a
-            line whose first argument is ``left`` (``line_arguments``:
-            ``.TH NAME "1" "May 2023"``), or ``None`` (``left`` and
-            ``right`` are the text around it).
+            line whose first arguments are ``left`` (``line_arguments``:
+            ``.TH NAME "1" "May 2023"``; ``We recommend that you upgrade
+            your`` of a sentence), or ``None`` (``left`` and ``right`` are
+            the text around it). ``tail``: the arguments every example's
+            line ends with after the value (``packages.``), or ``""``: a
+            line ending otherwise gives no value.
         paragraph: under ``continued``, the value goes on over the next
             lines of its paragraph (``agentflow.grounding.lines.
             paragraph_continuation``) rather than over deeper-indented ones.
@@ -267,6 +270,7 @@ class Locator(LocatorWords):
     shapes: tuple[str, ...] = ()
     marker: bool = False
     last: bool = False
+    tail: str = ""
     right_word: str = ""
     quoted: bool = True
     group: str = ""

@@ -40,7 +40,8 @@ class LocatorWords(LocatorReading):
             under += f" at nesting depth {self.depth}"
         if self.parents:
             under += " under " + " under ".join(
-                "a list item" if k == "-" else f"{k + ':'!r}" for k in self.parents)
+                "a list item" if k == "-" else repr(k if k[:1] == "<" else k + ":")
+                for k in self.parents)
         if self.document:
             marks = ", ".join(f"{k + ':'!r}" for k in self.document[:4])
             more = ", ..." if len(self.document) > 4 else ""
@@ -54,8 +55,9 @@ class LocatorWords(LocatorReading):
             return f"{self.field}: every list item (its own lines){under}, in order"
         if self.arg is not None:
             only = ", the last on its line" if self.last else ""
+            ends = f" and ends with {self.tail!r}" if self.tail else ""
             return (f"{self.field}: argument {self.arg + 1} (one word, or one quoted string"
-                    f"{only}) of a line that begins with {self.left!r}{under}")
+                    f"{only}) of a line that begins with {self.left!r}{ends}{under}")
         if self.marker:
             where = "at the start of a line after a numbered item marker like"
 

@@ -52,7 +52,9 @@ says where its value is written, as literal text on the value's line:
   fills the field (``.TH NAME "1" "May 2023"``: the section is argument 2
   of a ``.TH`` line; ``locator_rule.line_arguments`` splits a line at
   whitespace, a double-quoted argument kept whole). Two examples must
-  agree;
+  agree; the words they all write before the value are the line's key,
+  those they all write after it must end it (``Locator.tail``), and
+  sentences sharing their first word alone make no rule;
 * ``items``: where no text around a list's values is common to the
   examples, the list as every list item of the document, in order
   (``agentflow.grounding.items``: a bulleted or numbered item with its
@@ -77,7 +79,8 @@ says where its value is written, as literal text on the value's line:
   ``---`` front matter, never a code block of its body); and ``depth``: for
   a labelled rule, the nesting depth every example writes its label at
   (``agentflow.grounding.depths``: a YAML top-level key, never one nested
-  under another); a document writing the label only at other depths has its
+  under another; in XML or HTML, the elements open around it, not its
+  indentation); a document writing the label only at other depths has its
   values offered by no grammar and pinned by no score
   (``Locator.off_depth``); with it the keys of the lines above the label
   every example writes it under (``Locator.parents``: ``repository`` of a

@@ -25,6 +25,7 @@ __all__ = [
     "api_key_from",
     "checked_headers",
     "is_credential_header",
+    "join_url",
     "own_host",
     "register_credentials",
     "register_url_credentials",
@@ -128,6 +129,21 @@ def shared_governor(
     if settings is not None and not settings.rate_governor:
         return None
     return governor_for(vendor, base_url=base_url, api_key=api_key, family=family)
+
+
+def join_url(base_url: str, path: str) -> str:
+    """The URL of ``path`` under ``base_url``. A base URL's query string stays
+    the query of every request (Azure OpenAI's ``?api-version=``, a gateway's
+    ``?key=``), joined with the path's own (``?alt=sse``): appended after it,
+    the path became part of the query value (``api-version=2024-10-21/chat/
+    completions``) and the server answered 404 "Resource not found" or refused
+    the version (ThinkInAIXYZ/deepchat#262)."""
+    root, has_query, query = base_url.partition("?")
+    if not has_query:
+        return f"{base_url}/{path.lstrip('/')}"
+    route, _, own = path.lstrip("/").partition("?")
+    both = "&".join(q for q in (own, query) if q)
+    return f"{root.rstrip('/')}/{route}" + (f"?{both}" if both else "")
 
 
 def own_host(base_url: str, vendor_url: str) -> bool:

@@ -21,7 +21,9 @@ stopped too, and a grammar that did not compile (no text: it failed before
 its reply began) stops every reply with a grammar then decoding. The log is
 read in a thread, so the failure is seen at the first chunk after that
 thread has read it: a reply that ends first is left to verification, as
-before.
+before. Such a ``shared`` error never quotes llguidance's message or the
+failed reply's text: both may be another request's (a grounded grammar holds
+its document's text), so they stay in the server's log.
 """
 
 from __future__ import annotations
@@ -39,8 +41,17 @@ ADVICE = ("the embedded model's grammar engine (llama.cpp's llguidance) gave up 
 """What ``GrammarEngineError`` says first."""
 
 
-def _message(failure: GrammarFailure) -> str:
+SHARED_REASON = ("withheld: other requests with a grammar were decoding, so it may be "
+                 "theirs (the server's log has it)")
+"""A ``shared`` error's ``reason``: llguidance's own may quote another request's text."""
+
+
+def _message(failure: GrammarFailure, shared: bool) -> str:
     """``GrammarEngineError``'s message for ``failure``: what happened, where, what to do."""
+    if shared:
+        return (f"{ADVICE} while other requests with a grammar were decoding; the reply was "
+                "stopped and is retried (the failure may be another request's: its message "
+                "is in the server's log)")
     if failure.text is None:  # it did not compile: the grammar is wrong, not the document
         return (f"{ADVICE} before the reply began: {failure.reason}; the reply was stopped "
                 "(a grammar agentflow built that llguidance cannot read: please report it)")
@@ -77,7 +88,8 @@ async def guarded(chunks: AsyncIterator[ModelChunk], log: ChildLog,
             if log.grammar_count > since:
                 for failure in log.grammar_failures(since):
                     if failure.may_be(text):
-                        raise GrammarEngineError(_message(failure), reason=failure.reason,
+                        reason = SHARED_REASON if alongside else failure.reason
+                        raise GrammarEngineError(_message(failure, alongside), reason=reason,
                                                  vendor=vendor, shared=alongside)
             yield chunk
     finally:

@@ -90,17 +90,20 @@ _HOMES = {
     "llama-json": "agentflow.providers._llama_markup",
     "mistral": "agentflow.providers._mistral_markup",
     "harmony": "agentflow.providers._harmony_markup",
+    "gemma4": "agentflow.providers._gemma_markup",
+    "pythonic": "agentflow.providers._pythonic_markup",
 }
 """Which vendor module defines each built-in markup (imported on first use)."""
 
 MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("*minimax*", ("minimax", "minimax-m1")),
     ("*qwen*", ("hermes", "qwen-xml", "qwen-function", "llama-json")),
-    ("*llama*", ("qwen-function", "llama-json")),
+    ("*llama*", ("qwen-function", "llama-json", "pythonic")),
     ("*stral*", ("mistral", "llama-json")),  # Mistral, Devstral, Magistral, Ministral...
     ("*mixtral*", ("mistral", "llama-json")),
     ("*pixtral*", ("mistral", "llama-json")),
-    ("*gemma*", ("llama-json",)),
+    ("*gemma*", ("gemma4", "hermes", "llama-json", "pythonic")),
+    ("*granite*", ("hermes", "llama-json", "pythonic")),
     ("*gpt-oss*", ("harmony",)),
     ("*hermes*", ("hermes",)),
     ("*deepseek*", ("deepseek", "deepseek-dsml", "deepseek-dsml-v4", "deepseek-dsml-ascii",

@@ -80,15 +80,17 @@ def json_calls(body: str) -> list[MarkupCall] | None:
 
 def call_object(data: Any) -> MarkupCall | None:
     """The call a decoded ``{"name": str, "arguments": object | JSON string}``
-    object names (``parameters`` read for ``arguments``; absent, null or an
-    empty string: no arguments); ``None`` for any other value.
+    object names (``parameters`` or ``args`` read for ``arguments``: Gemma-based
+    tool models write ``{"name": ..., "args": {...}}`` in their ``<tool_call>``,
+    ollama/ollama#18357; absent, null or an empty string: no arguments);
+    ``None`` for any other value.
 
     Raises:
         ValueError: ``arguments`` is a string that is not JSON.
     """
     if not isinstance(data, dict) or not isinstance(data.get("name"), str):
         return None
-    args = data.get("arguments", data.get("parameters", {}))
+    args = data.get("arguments", data.get("parameters", data.get("args", {})))
     if isinstance(args, str):
         args = decode_value(args) if args.strip() else {}
     if args is None:

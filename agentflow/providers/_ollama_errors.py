@@ -3,7 +3,9 @@ reader): an HTTP error body ``{"error": "..."}`` or such a line after the 200
 status as a ``ProviderError`` (shared/providers.md §6). A model without the
 tools capability: 400 ``"... does not support tools"`` ->
 ``UnsupportedFeatureError("tools")``, so the structured-output engine falls
-back to the prompt strategy. A model the server has not the memory to load
+back to the prompt strategy; an older server's refusal of a field's form
+(a JSON schema in ``format`` before Ollama 0.5) names the feature the same
+way. A model the server has not the memory to load
 or run (a 500 "model requires more system memory (5.0 GiB) than is available
 (3.9 GiB)", "llama runner process has terminated: CUDA error: out of
 memory", "... unable to allocate CUDA0 buffer") -> ``OutOfMemoryError``,
@@ -33,13 +35,26 @@ __all__ = ["VENDOR", "body_error", "map_error", "payload_error"]
 VENDOR = "ollama"
 
 
+_OLD_SERVER_FIELD = re.compile(
+    r"cannot unmarshal \w+ into Go struct field \w*Request\.(format|think|tools)\b", re.I)
+"""An Ollama older than a request field's form refusing it as its Go decoder
+does: a JSON schema in ``format`` before 0.5 ("json: cannot unmarshal object
+into Go struct field ChatRequest.format of type string", ollama/ollama#7991,
+Kiln-AI/Kiln#186), a ``think`` level (``"high"``) where only ``true``/``false``
+was taken. The feature that field carries is unsupported there, so the engine
+steps down a strategy instead of failing the call."""
+_FIELD_FEATURE: dict[str, UnsupportedFeature] = {
+    "format": "native_output", "think": "thinking", "tools": "tools"}
+
+
 def _unsupported(message: str) -> UnsupportedFeature | None:
     text = message.lower()
     if "does not support tools" in text:
         return "tools"
     if "does not support thinking" in text:
         return "thinking"
-    return None
+    old = _OLD_SERVER_FIELD.search(message)
+    return _FIELD_FEATURE[old.group(1).lower()] if old else None
 
 
 _OUT_OF_MEMORY = ("requires more system memory", "out of memory", "unable to allocate",

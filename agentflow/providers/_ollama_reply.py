@@ -4,7 +4,8 @@ lines while streaming, one object otherwise, folded into chunks
 
 Tool calls arrive whole in one line; the last line has ``done: true``,
 ``done_reason`` (``stop`` for tool calls too) and the token counts. An error
-after the 200 is a line ``{"error": "..."}``.
+after the 200 is a line ``{"error": "..."}``. A ``done_reason`` of
+``load`` or ``unload`` means nothing was generated (``NOT_GENERATED``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agentflow.errors import BadRequestError
 from agentflow.model import (
     FinishChunk,
     FinishReason,
@@ -22,11 +24,18 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
-from agentflow.providers._ollama_errors import payload_error
+from agentflow.providers._ollama_errors import VENDOR, payload_error
 
 __all__ = ["Reader"]
 
 _DONE: dict[str, FinishReason] = {"stop": "stop", "length": "length"}
+
+NOT_GENERATED = frozenset({"load", "unload"})
+"""``done_reason``s of a reply that generated nothing: Ollama only loaded (or
+unloaded, ``keep_alive: 0``) the model, as it answers a request with no
+messages, or none it can prompt from (no user turn: can1357/oh-my-pi#7465,
+ollama/ollama#8395). Read as a clean empty stop, every retry got the same
+empty reply; the same request always does, so it is a ``BadRequestError``."""
 
 
 class Reader:
@@ -66,6 +75,11 @@ class Reader:
             yield UsageChunk(Usage(input_tokens=int(data.get("prompt_eval_count") or 0),
                                    output_tokens=int(data.get("eval_count") or 0)))
             raw = data.get("done_reason") or ""  # "": none given (older servers)
+            if raw in NOT_GENERATED:
+                raise BadRequestError(
+                    f"Ollama generated nothing (done_reason {raw!r}): it only "
+                    f"{raw}ed the model, as it answers a request with no message it "
+                    "can prompt from (no user turn)", status=200, code=raw, vendor=VENDOR)
             reason = _DONE.get(raw or "stop", "other")
             model = data.get("model")
             yield FinishChunk("tool_calls" if reason == "stop" and self.calls else reason, raw,

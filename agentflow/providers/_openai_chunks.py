@@ -215,8 +215,8 @@ class ChunkParser:
     """
 
     __slots__ = ("_alias", "_args", "_choice", "_details", "_ids", "_last", "_logprobs",
-                 "_model", "_names", "_next", "_refused", "_reply_id", "_tools_seen", "_top",
-                 "_usage", "terminal")
+                 "_model", "_names", "_next", "_refused", "_reply_id", "_texted", "_tools_seen",
+                 "_top", "_usage", "terminal")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
@@ -238,6 +238,8 @@ class ChunkParser:
         """The ``index`` of the choice this reply reads (the first one's; none is 0)."""
         self._top = 0
         """The highest choice ``index`` read so far."""
+        self._texted = False
+        """Set once reply text came in a ``delta`` (``_message``)."""
         self.terminal = False
         """Set when a payload itself ends the reply (no ``[DONE]`` needed)."""
         self._details: DetailsMerger | None = None
@@ -256,7 +258,7 @@ class ChunkParser:
             self._logprobs = token_logprobs(choice.get("logprobs"))
             delta = choice.get("delta")
             if delta is None:
-                delta = choice.get("message")
+                delta = self._message(choice)
             if delta:
                 self.delta(delta, out)
             raw_finish = choice.get("finish_reason")
@@ -305,6 +307,19 @@ class ChunkParser:
                 return choice
         return None
 
+    def _message(self, choice: Mapping[str, Any]) -> Any:
+        """What of a choice's whole ``message`` is read: all of it, unless
+        reply text or calls came before it in ``delta``s. Some servers and
+        proxies close a stream with the whole reply again, as a ``message``
+        (abundantbeing/hermes-browser-extension#11): read as one more delta,
+        it doubled the text and the calls. openai-python's stream reads
+        ``delta`` alone; the finish reason and usage are read still. A whole
+        reply, or a stream whose only content is such a message (MiniMax
+        after a bare ``role`` delta), is read in full."""
+        if self._texted or self._tools_seen:
+            return None
+        return choice.get("message")
+
     def delta(self, delta: Mapping[str, Any], out: list[ModelChunk]) -> None:
         """Fold one ``delta``/``message`` object in."""
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
@@ -312,6 +327,7 @@ class ChunkParser:
             out.append(ThinkingDelta(reasoning))
         content = delta.get("content")
         if content:
+            self._texted = True
             if isinstance(content, list):
                 content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
             self.text(content, out)

@@ -33,6 +33,8 @@ from agentflow.media.tokens import request_media_cost
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolSpec
 from agentflow.providers._context_cuts import cut_error, prompt_estimate, silent_cut
+from agentflow.providers._gemini_reply import validates_signatures
+from agentflow.providers._gemini_request import FOREIGN_SIGNATURE
 from agentflow.providers._http import (
     HttpClient,
     HttpSettings,
@@ -40,6 +42,7 @@ from agentflow.providers._http import (
     api_key_from,
     shared_governor,
 )
+from agentflow.providers._http_errors import STREAM_TYPES
 from agentflow.providers._markup import (
     AnyMarkup,
     filter_for,
@@ -70,7 +73,7 @@ from agentflow.providers._openai_request import (
 from agentflow.providers._openai_wire import ReasoningHistory
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
-from agentflow.providers._streams import BufferedBody, sse_body, sse_response
+from agentflow.providers._streams import BufferedBody, ndjson_body, sse_body, sse_response
 from agentflow.providers._think_tags import inline_thinking_for_model, think_tag_parser
 from agentflow.ratelimit import model_family
 
@@ -171,6 +174,11 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
     _last_format: WireFormat | None = None
     """The last json_schema ``response_format`` sent, its wire form and that
     form as JSON (``WireFormat``; set per instance)."""
+    foreign_signature: str | None = None
+    """The ``thought_signature`` sent on a history's unsigned tool calls
+    (``format_messages``): Google's stand-in, for Gemini 3 and later models
+    on another host than the vendor's own (Gemini's OpenAI-compatible
+    endpoints, gateways in front of them); set per instance."""
     send_stream_options: ClassVar[bool] = True
     reasoning_history: ClassVar[ReasoningHistory] = "drop"
     image_urls: ClassVar[ImageUrlStyle] = "data_url"
@@ -207,6 +215,8 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 if key:
                     break
         self._model = model
+        if not self.own_host and validates_signatures(model):
+            self.foreign_signature = FOREIGN_SIGNATURE
         self._stream = stream
         self._late_system: Literal["system", "user"] = late_system
         self._key_missing = not key and self.own_host
@@ -355,18 +365,20 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 options = apply_remedy(self, remedy, exc, options)  # or raises exc
         window = self._profile.context_window
         async with exchange as response:
-            if (streaming and "json" not in response.content_type) or sse_response(response):
+            if sse_response(response) or (streaming and response.content_type in STREAM_TYPES):
                 source: Any = response  # a stream, asked for or forced by a proxy
-            else:
+            else:  # (any other type was read whole by the transport's check: cached)
                 raw = await response.read()
-                if not sse_body(raw):
+                if not sse_body(raw) and not ndjson_body(raw):
                     guard = ReplyGuard(self.vendor, stream=False)
                     for chunk in self.whole_chunks(guard, guard.load(raw, response), markup):
                         if chunk.type == "usage" and window:
                             self._check_cut(messages, window, chunk.usage.input_tokens)
                         yield chunk
                     return
-                source = BufferedBody(raw, response)  # events under another content type
+                # events under another content type (text/plain, application/json), or
+                # chunks one a line without ``data:`` (xorbitsai/inference#523)
+                source = BufferedBody(raw, response)
             async for chunk in self._read_stream(source, markup):
                 if chunk.type == "usage" and window:
                     self._check_cut(messages, window, chunk.usage.input_tokens)

@@ -98,6 +98,16 @@ _FORMAT_TYPE_REFUSAL = re.compile(
 "'response_format.type' must be 'json_schema' or 'text'" (no JSON mode), older
 llama.cpp 500 "response_format type must be one of \"text\" or \"json_object\", but
 got: json_schema"."""
+_FORMAT_SHAPE_REFUSAL = re.compile(
+    r"response_format(?:\.\w+)*\W{1,3}\s*(?:missing field|unknown variant|input should be|"
+    r"input tag|does not match any of the expected)|"
+    r"deserializ\w*\b[^\n]{0,80}?response_format", re.I)
+"""A server whose request decoder refuses the ``response_format`` we send as a
+shape it does not know: Hugging Face TGI 422 "Failed to deserialize the JSON body
+into the target type: response_format: missing field `value`" (its own ``{"type":
+"json", "value": schema}`` form; huggingface/huggingface_hub#2744), "unknown
+variant `json_schema`"; an older vLLM's validation "response_format.type Input
+should be 'text' or 'json_object'". The response format is unsupported there."""
 _SERVER_FLAG_REFUSAL = re.compile(r"\btools? (?:param|choice) requires --", re.I)
 """A server started without tool calling: llama.cpp "tools param requires --jinja
 flag" (500 in many builds), vLLM "\"auto\" tool choice requires
@@ -119,13 +129,15 @@ def unsupported_feature(message: str, param: Any = None) -> UnsupportedFeature |
     unsupported") is ``native_output``, even with ``param="tools"``, so the
     engine drops the response format and keeps the caller's tools. A
     response-format schema refused as invalid is ``native_output`` too, and so
-    is a response format type a server does not take (LM Studio: no JSON mode).
+    is a response format type a server does not take (LM Studio: no JSON mode)
+    or a shape its request decoder does not know (TGI, older vLLM).
     A self-hosted server started without tool calling is ``tools``. A schema
     its constrained-decoding engine cannot compile (``engine_refused``) is
     ``native_output`` here; the adapter, which knows the request, names the
     part that carried the schema (``schema_carrier``).
     """
-    if _SCHEMA_REFUSAL.search(message) or _FORMAT_TYPE_REFUSAL.search(message):
+    if (_SCHEMA_REFUSAL.search(message) or _FORMAT_TYPE_REFUSAL.search(message)
+            or _FORMAT_SHAPE_REFUSAL.search(message)):
         return "native_output"
     if _SERVER_FLAG_REFUSAL.search(message):
         return "tools"

@@ -151,7 +151,7 @@ class OpenAIReplyHooks:
         done = received = finished = False
         read = partial(self.read_payload, parser, guard=guard)  # no Python frame per event
         filtering = markup.active  # no filter call per event when it looks for nothing
-        async for event in iter_sse(response):
+        async for event in iter_sse(response, bare_json=True):
             if event.data.strip() == "[DONE]":
                 done = True
                 continue

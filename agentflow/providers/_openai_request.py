@@ -75,6 +75,7 @@ class OpenAIRequestHooks:
     reasoning_history: ClassVar[ReasoningHistory]
     image_urls: ClassVar[ImageUrlStyle]
     own_host: bool
+    foreign_signature: str | None
     _model: str
     _profile: ModelProfile
     _stream: bool
@@ -97,7 +98,8 @@ class OpenAIRequestHooks:
                                late_system=self._late_system, images=self.image_urls,
                                nine_char_ids=self.nine_char_call_ids,
                                null_content=not self.string_content,
-                               call_extras=not self.own_host)
+                               call_extras=not self.own_host,
+                               foreign_signature=self.foreign_signature)
         body: dict[str, Any] = {"model": self._model, "messages": wire}
         if self.streams(options):
             body["stream"] = True

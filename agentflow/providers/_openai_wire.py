@@ -90,6 +90,7 @@ def format_messages(
     nine_char_ids: bool = False,
     null_content: bool = True,
     call_extras: bool = True,
+    foreign_signature: str | None = None,
 ) -> list[dict[str, Any]]:
     """``Msg``s as chat-completions messages.
 
@@ -109,6 +110,11 @@ def format_messages(
     field): Gemini's OpenAI-compatible endpoints put the call's thought
     signature there and refuse the call in history without it (400
     "Function call is missing a thought_signature", crmne/ruby_llm#591).
+    ``foreign_signature`` (Gemini 3 and later there): the signature an
+    assistant turn's first call gets when it came without one (a history made
+    by another model, or by hand), Google's documented stand-in for calls
+    Gemini did not make (ai.google.dev/gemini-api/docs/thought-signatures,
+    "FAQs"); the native adapter sends the same (``_gemini_request``).
     """
     out: list[dict[str, Any]] = []
     started = False
@@ -126,7 +132,7 @@ def format_messages(
             continue
         tooled = True
         if role == "assistant":
-            out.append(_assistant(msg, reasoning, call_extras))
+            out.append(_assistant(msg, reasoning, call_extras, foreign_signature))
             continue
         results = msg.tool_results
         if results:
@@ -149,6 +155,19 @@ def format_messages(
     return out
 
 
+def _sign_first(call: dict[str, Any], signature: str) -> None:
+    """Give ``call`` (a turn's first) Gemini's ``thought_signature`` when its
+    ``extra_content`` holds none."""
+    extra = call.get("extra_content")
+    google = extra.get("google") if isinstance(extra, Mapping) else None
+    if isinstance(google, Mapping) and google.get("thought_signature"):
+        return
+    kept = dict(extra) if isinstance(extra, Mapping) else {}
+    kept["google"] = {**(google if isinstance(google, Mapping) else {}),
+                      "thought_signature": signature}
+    call["extra_content"] = kept
+
+
 def _parts(msg: Msg, images: ImageUrlStyle) -> list[dict[str, Any]]:
     """A user turn's text, image and document blocks as content parts."""
     parts: list[dict[str, Any]] = []
@@ -160,7 +179,8 @@ def _parts(msg: Msg, images: ImageUrlStyle) -> list[dict[str, Any]]:
     return parts
 
 
-def _assistant(msg: Msg, reasoning: ReasoningHistory, call_extras: bool) -> dict[str, Any]:
+def _assistant(msg: Msg, reasoning: ReasoningHistory, call_extras: bool,
+               foreign_signature: str | None = None) -> dict[str, Any]:
     texts: list[str] = []
     thinking: list[str] = []
     calls: list[dict[str, Any]] = []
@@ -191,6 +211,8 @@ def _assistant(msg: Msg, reasoning: ReasoningHistory, call_extras: bool) -> dict
         out["content"] = f"<think>\n{''.join(thinking).strip()}\n</think>\n\n{text}"
     if calls:
         out["tool_calls"] = calls
+        if foreign_signature is not None:
+            _sign_first(calls[0], foreign_signature)
         if reasoning == "field":
             out["reasoning_content"] = "".join(thinking)
         elif reasoning == "required":

@@ -44,7 +44,12 @@ from agentflow.providers._http_errors import (
     unexpected_reply,
     unreadable_reply,
 )
-from agentflow.providers._http_settings import HttpSettings, RateHeaders, register_credentials
+from agentflow.providers._http_settings import (
+    HttpSettings,
+    RateHeaders,
+    join_url,
+    register_credentials,
+)
 from agentflow.providers._payload import dump_json, keep_parsed
 from agentflow.providers._retry import Wait, retryable
 from agentflow.ratelimit import RateGovernor, RateLease, estimate_request_tokens
@@ -86,7 +91,7 @@ class RequestSteps:
         Raises:
             BadRequestError: (never sent) a body JSON cannot carry.
         """
-        url = path if path.startswith("http") else f"{self.base_url}/{path.lstrip('/')}"
+        url = path if path.startswith("http") else join_url(self.base_url, path)
         try:  # lone surrogates (os.fsdecode...) become U+FFFD
             payload = dump_json(body) if raw is None else raw
         except TypeError as exc:

@@ -1,0 +1,108 @@
+"""Where a line of a tag-structured document sits: its open elements.
+
+A document written in markup (XML: a Maven ``pom.xml``, a ``.csproj``, an
+``AndroidManifest.xml``, an RSS feed, a property list; HTML) says what a
+line belongs to by its tags, not by its indentation: ``<groupId>`` inside
+``<parent>`` ... ``</parent>`` is the parent's whether or not the parent's
+children are indented deeper than the project's (a pom pasted with its
+``<project>`` children flush left and its ``<parent>`` children indented
+reads the other way round by indentation). So for such a document a line's
+nesting depth (``agentflow.grounding.depths``) is the number of elements
+open where its content begins, and its parent keys (``agentflow.grounding.
+key_paths``) are those elements, nearest first, each written ``<name>``
+(``element_paths``). A line that begins by closing an element
+(``</parent>``) is outside it.
+
+A document is **markup** (``is_markup``) when its first line that is not
+blank begins with a tag, an XML declaration, a comment or a doctype
+(``<project``, ``<?xml``, ``<!--``, ``<!DOCTYPE``), at least half its
+lines that are not blank begin with ``<`` (not a Markdown page that opens
+with an HTML comment or a centred logo), and it closes some element
+(``</x>`` or ``<x/>``). Comments, CDATA sections, processing
+instructions and declarations open nothing; ``<x/>`` opens nothing; a
+closing tag closes the nearest open element of its name and every element
+opened inside it that is still open (markup that does not close them), and
+one of no open element's name is ignored. In an HTML document (its root
+``<html>`` or an HTML doctype) the void elements (``<br>``, ``<meta>``,
+``<img>``...) open nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+__all__ = ["element_paths", "is_markup"]
+
+_START = re.compile(r"[ \t\ufeff]*<[?!A-Za-z_]")
+"""The first line of a markup document: a tag, declaration, comment, doctype."""
+_TOKEN = re.compile(
+    r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<![^>]*>"
+    r"|<(?P<close>/?)(?P<name>[A-Za-z_][\w.:-]*)(?P<rest>(?:[^>\"']|\"[^\"]*\"|'[^']*')*)>",
+    re.S)
+"""One markup token: a comment, CDATA, processing instruction, declaration, or
+an element's start or end tag (``name``; ``close`` for an end tag; ``rest``
+ending in ``/`` for an empty element)."""
+_CLOSES = re.compile(r"</[A-Za-z_]|/>")
+_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+                   "param", "source", "track", "wbr"})
+"""HTML's void elements: no end tag, nothing inside (HTML documents only)."""
+_HTML = re.compile(r"<!doctype\s+html|<html[\s>]", re.I)
+
+
+def is_markup(lines: Sequence[str]) -> bool:
+    """Whether ``lines`` are a markup document (see the module docstring)."""
+    body = [line.lstrip(" \t\ufeff") for line in lines if line.strip()]
+    tagged = sum(line[:1] == "<" for line in body)
+    return bool(body) and bool(_START.match(body[0])) and 2 * tagged >= len(body) and any(
+        _CLOSES.search(line) for line in body)
+
+
+def element_paths(lines: Sequence[str]) -> list[tuple[str, ...]]:
+    """For each of ``lines`` of a markup document (``is_markup``), the
+    elements open where its content begins, nearest first, each ``<name>``
+    as written (a blank line: those of the line before it); a line that
+    begins with an end tag: those outside the element it closes."""
+    return list(_paths(tuple(lines)))
+
+
+@functools.lru_cache(maxsize=16)
+def _paths(lines: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """``element_paths``, kept: a rule asks it for each line it reads."""
+    text = "\n".join(lines)
+    html = bool(_HTML.search(text[:2000]))
+    tokens = list(_TOKEN.finditer(text))
+    stack: list[str] = []
+    out: list[tuple[str, ...]] = []
+    k = 0
+    at = 0
+    for line in lines:
+        begin = at + len(line) - len(line.lstrip())
+        at += len(line) + 1
+        if not line.strip():
+            out.append(out[-1] if out else ())
+            continue
+        while k < len(tokens) and tokens[k].start() < begin:
+            _apply(tokens[k], stack, html)
+            k += 1
+        path = stack
+        head = tokens[k] if k < len(tokens) and tokens[k].start() == begin else None
+        if head is not None and head.group("close") and head.group("name") in stack:
+            path = stack[:len(stack) - 1 - stack[::-1].index(head.group("name"))]
+        out.append(tuple(f"<{name}>" for name in reversed(path)))
+    return tuple(out)
+
+
+def _apply(token: re.Match[str], stack: list[str], html: bool) -> None:
+    """``stack`` (the open elements, outermost first) after ``token``."""
+    name = token.group("name")
+    if name is None:
+        return  # a comment, CDATA, processing instruction or declaration
+    if token.group("close"):
+        if name in stack:
+            del stack[len(stack) - 1 - stack[::-1].index(name):]
+        return
+    if token.group("rest").rstrip().endswith("/") or (html and name.casefold() in _VOID):
+        return
+    stack.append(name)
