@@ -51,17 +51,18 @@ StrategyArg: TypeAlias = OutputStrategy | StrategyName | None
 
 
 async def _last(events: AsyncIterator[Event]) -> Complete:
-    """The ``Complete`` that ends ``events`` (drained, then closed:
-    ``aclosing`` without its context-manager frames)."""
+    """The ``Complete`` that ends ``events`` (drained, then closed unless it
+    ran to its end: ``aclosing`` without its context-manager frames)."""
     complete: Complete | None = None
     try:
         async for event in events:
             if isinstance(event, Complete):
                 complete = event
-    finally:
-        aclose = getattr(events, "aclose", None)
-        if aclose is not None:
-            await aclose()
+    finally:  # an async generator run to its end (``ag_frame`` gone) has nothing to close
+        if getattr(events, "ag_frame", True) is not None:
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()
     assert complete is not None  # a stream always ends with Complete or raises
     return complete
 

@@ -127,9 +127,11 @@ async def call_events(
         state.memory, inputs, model.profile, model.model_name, state.inputs_checked)
     if agent.toolkit.sources:  # tool sources (MCP servers): their tools as they are now
         await agent.toolkit.refresh()
+    # the middleware that override each stage (``agent.middleware`` as it is now)
+    hooks = agent._hooks = hooks_for(agent.middleware, agent._hooks)
     # the model's tools: the toolkit's, and those middleware declare (client tools)
     has_tools = bool(len(agent.toolkit)) or (
-        output is not None and any(m.declared_tools() for m in agent.middleware))
+        output is not None and any(m.declared_tools() for m in hooks.declaring))
     if output is not None:
         agent.structured_output.prepare(model, output, has_tools, strategy)
     await state.acquire()
@@ -142,8 +144,6 @@ async def call_events(
             ex.extra["ground"] = ground
         if examples is not None:
             ex.extra["examples"] = examples
-        # the middleware that override each stage (``agent.middleware`` as it is now)
-        hooks = agent._hooks = hooks_for(agent.middleware, agent._hooks)
         if output is None and not state.so_tool_active and hooks.text is not None:
             hooks = hooks.text  # a text call: no output-only middleware stages
         chunk_hooks = hooks.on_chunk if deltas else hooks.on_chunk_unread
@@ -196,10 +196,11 @@ async def call_events(
                             if not retry:
                                 raise
                             continue
-                        finally:
-                            aclose = getattr(chunks, "aclose", None)
-                            if aclose is not None:
-                                await aclose()
+                        finally:  # (a generator run to its end has nothing to close)
+                            if getattr(chunks, "ag_frame", True) is not None:
+                                aclose = getattr(chunks, "aclose", None)
+                                if aclose is not None:
+                                    await aclose()
                         trace.finish(builder)
                     break
                 reply = take_reply(ex, builder)

@@ -9,6 +9,7 @@ agent's event generator, so no generator layer re-yields each chunk's event.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from agentflow.errors import ProviderError
@@ -28,20 +29,33 @@ __all__ = [
     "recover",
     "snapshot",
     "stream_retry",
+    "system_message",
     "take_reply",
     "tool_specs",
     "whole_options",
 ]
 
 
+SYSTEM_CACHE_SIZE = 64
+"""System prompts whose message ``system_message`` keeps (the most recently used)."""
+
+
+@functools.lru_cache(maxsize=SYSTEM_CACHE_SIZE)
+def system_message(text: str) -> Msg:
+    """The system message of the prompt ``text``, made once per prompt and
+    shared by every request that sends it (a message is frozen; the system
+    message is never in a call's memory, so its id is no conversation's)."""
+    return Msg.system(text)
+
+
 def snapshot(ex: CallExecution, sys_prompt: str | None, tools: list[ToolSpec]) -> ModelRequest:
-    """The next request before ``pre_reasoning``: the system prompt, a copy
-    of the call's memory, ``tools`` (the toolkit's specs, a fresh list) plus
-    the call's own tools, and the call's options with a one-request
-    ``tool_choice`` (forcing), which is used up here."""
+    """The next request before ``pre_reasoning``: the system prompt
+    (``system_message``), a copy of the call's memory, ``tools`` (the
+    toolkit's specs, a fresh list) plus the call's own tools, and the call's
+    options with a one-request ``tool_choice`` (forcing), which is used up here."""
     messages = list(ex.memory)
     if sys_prompt:
-        messages.insert(0, Msg.system(sys_prompt))
+        messages.insert(0, system_message(sys_prompt))
     tools.extend(ex.call_tools.values())
     options = ex.options
     if ex.tool_choice is not None:

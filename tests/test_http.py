@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import sys
 import time
 import weakref
 from collections import deque
@@ -423,8 +422,8 @@ async def test_a_whole_reply_waits_past_the_read_timeout_within_the_deadline() -
 
 
 async def test_body_error_check_is_retried() -> None:
-    def check(headers: Any, body: bytes) -> ProviderError | None:
-        data = orjson.loads(body)
+    def check(headers: Any, body: bytes, data: Any) -> ProviderError | None:
+        assert data == orjson.loads(body)  # the HTTP layer's parse
         return RateLimitedError("busy", vendor="t") if data.get("busy") else None
 
     async with raw_server(Raw([b'{"busy": true}'], headers={"content-type": "application/json"}),
@@ -547,17 +546,18 @@ async def test_the_request_body_is_dropped_once_sent() -> None:
 
 
 def record_exchange_scopes(monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
-    """The delay of every ``asyncio.timeout`` scope the exchange opens from now
-    on (ours, not aiohttp's), in order."""
+    """The delay of every deadline scope an exchange opens from now on
+    (``_exchange._Deadline``: ours, not aiohttp's), in order."""
     scopes: list[float | None] = []
-    stock = asyncio.timeout
 
-    def recording(delay: float | None) -> asyncio.Timeout:
-        if sys._getframe(1).f_globals["__name__"] == _exchange.__name__:
+    class Recording(_exchange._Deadline):
+        __slots__ = ()
+
+        def __init__(self, delay: float) -> None:
             scopes.append(delay)
-        return stock(delay)
+            super().__init__(delay)
 
-    monkeypatch.setattr(asyncio, "timeout", recording)
+    monkeypatch.setattr(_exchange, "_Deadline", Recording)
     return scopes
 
 
@@ -578,7 +578,7 @@ async def test_the_deadline_bounds_the_whole_exchange(latency: float, partial: b
 
 async def test_without_a_deadline_no_scope_is_entered_and_errors_still_map(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """``deadline=None``: no ``asyncio.timeout`` scope (nor its timer) per request,
+    """``deadline=None``: no deadline scope (nor its timer) per request,
     and the exchange behaves as with one: the reply, a read timeout as a
     ``ProviderTimeoutError``, a reader's own error passed through, the reply
     released. With a deadline, one scope per request."""

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
+from agentflow import ReActAgent
 from agentflow.middleware.base import Middleware, hooks_for
+from agentflow.model import ModelProfile, ToolSpec
+from agentflow.testing import Call, Reply, ScriptedModel
 
 
 class Start(Middleware):
@@ -97,3 +102,40 @@ async def test_a_text_call_skips_output_only_middleware_unless_the_output_tool_i
     assert seen == [Out] and state.so_tool_active
     reply = await agent.call("hi", state=state)  # the output tool is active: it runs
     assert seen == [Out, None] and reply.text == "text again" and not state.so_tool_active
+
+
+class Declares(Middleware):
+    """Declares a tool only while ``on`` is set (asked at each call)."""
+
+    on = False
+
+    def declared_tools(self):
+        return [ToolSpec("ask", "ask the user", {"type": "object"})] if self.on else []
+
+
+def test_only_middleware_that_declare_tools_are_asked_for_them() -> None:
+    declares = Declares()
+    hooks = hooks_for([Start(), declares, Middleware()])
+    assert hooks.declaring == (declares,)
+    assert hooks_for([Start()]).declaring == ()
+
+
+class Output(BaseModel):
+    name: str
+
+
+async def test_a_declared_tool_is_seen_at_the_call_it_is_declared_for() -> None:
+    declares = Declares()
+    model = ScriptedModel(['{"name": "Ann"}', Reply(tool_calls=[
+        Call("generate_response", {"name": "Ann"})])],
+        profile=ModelProfile(native_output="json_schema", schema_dialect="openai_strict",
+                             native_output_with_tools=False))
+    agent = ReActAgent("a", model, middleware=[declares])
+    await agent.call("Ann", Output)
+    first = agent.structured_output._setup
+    assert first is not None and not first.has_tools and first.kind == "native"
+    declares.on = True  # the same middleware list, another answer: the next call asks again
+    assert (await agent.call("Ann", Output)).output == Output(name="Ann")
+    second = agent.structured_output._setup
+    assert second is not None and second.has_tools and second.kind == "tool"
+    assert "generate_response" in model.requests[-1].tool_names

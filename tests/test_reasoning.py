@@ -36,6 +36,14 @@ def test_snapshot_puts_the_system_prompt_first_and_uses_up_a_tool_choice() -> No
     assert snapshot(ex, None, []).options.tool_choice is None
 
 
+def test_a_system_prompt_is_one_message_for_every_request() -> None:
+    ex = _ex()
+    first = snapshot(ex, "be brief", []).messages[0]
+    assert snapshot(_ex(), "be brief", []).messages[0] is first  # made once per prompt
+    other = snapshot(ex, "be terse", []).messages[0]
+    assert other is not first and other.text == "be terse" and other.role == "system"
+
+
 def test_stream_retry_spends_a_budget_on_broken_streams_only() -> None:
     ex = _ex()
     broken = ProviderConnectionError("cut", partial=True, vendor="t")

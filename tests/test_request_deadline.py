@@ -2,7 +2,7 @@
 (a long grounded extraction under load must not be cut by a fixed 600 s),
 stays the settings' on vendors' APIs, and a user's own deadline stands.
 Deterministic: the deadline each request hands to the HTTP layer is read
-where the exchange opens its ``asyncio.timeout`` scope, and a per-request
+where the exchange opens its deadline scope, and a per-request
 deadline is shown to bound a request against a server that answers later
 than it."""
 
@@ -64,7 +64,7 @@ def test_a_user_s_own_deadline_stands() -> None:
 
 @pytest.fixture
 def scopes(monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
-    """The delay of every ``asyncio.timeout`` scope the exchange opens."""
+    """The delay of every deadline scope the exchange opens."""
     return record_exchange_scopes(monkeypatch)
 
 

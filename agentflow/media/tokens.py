@@ -54,6 +54,7 @@ __all__ = [
     "image_tokens",
     "media_cost",
     "pdf_pages",
+    "request_media_cost",
 ]
 
 DEFAULT_IMAGE_TOKENS = 1_600
@@ -171,6 +172,20 @@ def block_tokens(block: Any, rules: MediaTokens) -> int:
         per_page = rules.pdf_page if rules.pdf_page is not None else DEFAULT_PDF_PAGE_TOKENS
         return per_page * (pdf_pages(data) if data is not None else 1)
     return 0
+
+
+_MEDIA_KINDS = frozenset({"image", "document"})
+_NO_MEDIA = (0, 0)
+
+
+def request_media_cost(messages: Iterable[Any], rules: MediaTokens) -> tuple[int, int]:
+    """``media_cost`` of every block of ``messages`` (each with ``content``:
+    ``Msg``); ``(0, 0)`` at once for a request of text alone (no list made)."""
+    for message in messages:
+        for block in message.content:
+            if block.type in _MEDIA_KINDS:
+                return media_cost([b for m in messages for b in m.content], rules)
+    return _NO_MEDIA
 
 
 def media_cost(blocks: Iterable[Any], rules: MediaTokens) -> tuple[int, int]:

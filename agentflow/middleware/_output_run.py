@@ -4,7 +4,8 @@ by the engine (``structured_output``) and the compression at call end
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agentflow.execution import CallExecution
@@ -47,9 +48,10 @@ class OutputRun:
     last_invalid: Exception | None = None
     """The last output of the call that failed its checks (a tool call's
     arguments or a reply text that held one): a give-up says what was wrong."""
-    examples: list[Msg] = field(default_factory=list)
-    """The few-shot example messages put before the call's input in each request."""
-    locators: dict[str, Any] = field(default_factory=dict)
+    examples: Sequence[Msg] = ()
+    """The few-shot example messages put before the call's input in each
+    request (the call's ``OutputSetup``'s: shared, never changed)."""
+    locators: Mapping[str, Any] | None = None
     """Field name -> ``agentflow.grounding.locators.Locator`` learned from the
     call's examples: the only values a substring grammar offers the field."""
     pending: Any = NO_OUTPUT

@@ -202,6 +202,10 @@ class Hooks:
     """The table for a call that asks for no output on a state without an
     active structured-output tool: without the middleware whose
     ``output_calls_only`` is set (``None``: there are none, this table)."""
+    declaring: tuple[Middleware, ...] = ()
+    """The middleware that override ``declared_tools`` (asked at each output
+    call whether they declare any: the answer may change between calls); a
+    middleware that keeps ``Middleware``'s declares none and is not asked."""
 
 
 def _overrides(m: object, stage: str) -> bool:
@@ -224,4 +228,5 @@ def _table(source: list[Middleware], text: Hooks | None = None) -> Hooks:
     start, pre, chunk, post, acting, end = (
         tuple(m for m in source if _overrides(m, stage)) for stage in _STAGES)
     unread = tuple(m for m in chunk if not getattr(m, "chunks_for_deltas_only", False))
-    return Hooks(source, start, pre, chunk, post, acting, end, unread, text)
+    declaring = tuple(m for m in source if _overrides(m, "declared_tools"))
+    return Hooks(source, start, pre, chunk, post, acting, end, unread, text, declaring)

@@ -62,6 +62,11 @@ class StrategyBook:
         of the same agent asks the same question, answered without the cache's
         key and lock."""
 
+    @property
+    def refusals(self) -> int:
+        """Refusals heard so far (a decision made before the latest is stale)."""
+        return self._refusals
+
     def effective_profile(self, model: ChatModel) -> ModelProfile:
         """``model.profile`` minus the features the vendor refused at run time."""
         profile = model.profile

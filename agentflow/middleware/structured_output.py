@@ -70,7 +70,8 @@ it (validation, retries, end strategy, truncation, refusal) in
 ``agentflow.middleware.output_answers`` (the tool path), ``output_text`` (the
 text paths), ``output_acceptance`` and ``output_failures``; strategy choice, refusals, binding and
 degradation in ``agentflow.middleware.output_strategy``; the forcing of a turn
-without the output tool in ``agentflow.middleware.output_forcing``; the
+without the output tool in ``agentflow.middleware.output_forcing``; a call's set-up, made once for
+the calls that ask the same (``agentflow.middleware.output_setup``); the
 grounding set-up (markers, the ``ground=`` default, the grounded response
 format) in ``agentflow.middleware.output_grounding`` and the grounding and
 degeneracy check in ``agentflow.grounding.output_checks``; the
@@ -97,7 +98,6 @@ from agentflow.errors import (
 )
 from agentflow.events import Event, OutputRetry
 from agentflow.execution import CallExecution
-from agentflow.grounding.locators import learn_locators
 from agentflow.messages import Msg, ReminderType
 from agentflow.middleware._output_run import KEY as _KEY
 from agentflow.middleware._output_run import NO_OUTPUT as _NO_OUTPUT
@@ -109,9 +109,10 @@ from agentflow.middleware.output_budget import budgeted
 from agentflow.middleware.output_compression import StructuredOutputCompression
 from agentflow.middleware.output_failures import filtered, vendor_failed
 from agentflow.middleware.output_forcing import missed_output
-from agentflow.middleware.output_grounding import as_marker, grounded_format, has_markers
+from agentflow.middleware.output_grounding import grounded_format, has_markers
 from agentflow.middleware.output_history import bound_attempts
 from agentflow.middleware.output_partials import partial_event
+from agentflow.middleware.output_setup import OutputSetup, make_setup
 from agentflow.middleware.output_strategy import (
     STRATEGY_CACHE_SIZE,
     StrategyBook,
@@ -122,7 +123,6 @@ from agentflow.middleware.output_strategy import (
 from agentflow.middleware.output_text import text_reply
 from agentflow.model import ChatModel, GenerateOptions, ModelChunk, ModelProfile, ResponseFormat
 from agentflow.output.config import OutputConfig
-from agentflow.output.examples import check_examples, example_messages
 from agentflow.output.parsing import closed_json
 from agentflow.output.partial import PartialOutput
 from agentflow.output.reminders import (
@@ -153,8 +153,10 @@ class StructuredOutputMiddleware(Middleware):
     Shared by every call of an agent; per-call data lives in the
     ``CallExecution``. The only shared mutable data are caches: the strategy
     per (model, has-tools, refused features) — bounded (``STRATEGY_CACHE_SIZE``)
-    and never keyed by the output type, so fresh types are not kept alive —
-    and the features each model refused at run time.
+    and never keyed by the output type, so fresh types are not kept alive —,
+    the features each model refused at run time, and the last call's set-up
+    (``OutputSetup``: spec, strategy, grounding markers, example messages),
+    which the next call with the same settings takes (one type: one set-up).
     """
 
     chunks_for_deltas_only = True  # on_chunk makes partial outputs only
@@ -164,8 +166,8 @@ class StructuredOutputMiddleware(Middleware):
         self.config = config or OutputConfig()
         self._book = StrategyBook()
         self._formats: tuple[GenerateOptions, ResponseFormat, GenerateOptions] | None = None
-        # the last type ``prepare`` passed: (model, type, has_tools, strategy, profile, spec)
-        self._prepared: tuple[ChatModel, Any, bool, Any, ModelProfile, OutputSpec] | None = None
+        self._setup: OutputSetup | None = None
+        """The last call's set-up (``output_setup``): the next call that asks the same takes it."""
 
     # ------------------------------------------------------------ strategy binding
 
@@ -200,16 +202,15 @@ class StructuredOutputMiddleware(Middleware):
                 or it carries a ``Grounded()`` marker on a non-string field.
         """
         profile = model.profile
-        last = self._prepared
-        if (last is not None and last[0] is model and last[1] is output_type
-                and last[2] == has_tools and last[3] is strategy and last[4] is profile):
-            return last[5]  # checked for this agent's previous call
+        setup = self._setup
+        if setup is not None and setup.key[:5] == (  # (type, model, profile, tools, strategy)
+                output_type, model, profile, has_tools, strategy or self.config.strategy):
+            return setup.spec  # checked (and set up) for this agent's previous call
         has_markers(output_type)
         spec = OutputSpec.of(output_type)
         kind = self.strategy_for(model, output_type, has_tools, strategy)
         if kind != "prompt":
             spec.schema_for(profile.schema_dialect)
-        self._prepared = (model, output_type, has_tools, strategy, profile, spec)
         return spec
 
     # ------------------------------------------------------------ call start
@@ -220,20 +221,36 @@ class StructuredOutputMiddleware(Middleware):
                 ex.memory.append(persistent_reminder(ReminderType.EXIT))
                 ex.so_tool_active = False
             return
-        spec = OutputSpec.of(ex.output_type)
-        has_tools = ex.extra.get("has_tools", True)
-        kind = self.strategy_for(ex.model, ex.output_type, has_tools, ex.extra.get("strategy"))
-        run = ex.extra[_KEY] = _Run(spec, kind, has_tools, PartialOutput(spec.wrapped))
-        run.ground = as_marker(ex.extra.get("ground", self.config.ground))
-        markers = has_markers(ex.output_type)
-        run.grounded = run.ground is not None or markers
-        examples = ex.extra.get("examples", self.config.examples)
-        if examples:  # raises InvalidExampleError before any request
-            checked = check_examples(examples, ex.output_type, run.ground)
-            run.examples = example_messages(checked, ex.output_type)
-            if run.grounded and ex.model.profile.substring_grammar:
-                run.locators = learn_locators(checked, ex.output_type)
-        self._bind(ex, run, kind)
+        setup = self._setup_of(ex)
+        spec = setup.spec
+        run = ex.extra[_KEY] = _Run(spec, setup.kind, setup.has_tools,
+                                    PartialOutput(spec.wrapped), ground=setup.ground,
+                                    grounded=setup.grounded, examples=setup.examples,
+                                    locators=setup.locators)
+        self._bind(ex, run, setup.kind)
+
+    def _setup_of(self, ex: CallExecution) -> OutputSetup:
+        """The call's set-up: the last one made, when it was made for these
+        settings (``OutputSetup.key``; examples in a list, which may be edited
+        between calls, never reuse one), else a new one, kept for the next call.
+
+        Raises:
+            SchemaError / InvalidExampleError: as ``make_setup`` (before any request).
+        """
+        extra = ex.extra
+        model, output_type = ex.model, ex.output_type
+        examples = extra.get("examples", self.config.examples)
+        key = (output_type, model, model.profile, extra.get("has_tools", True),
+               extra.get("strategy") or self.config.strategy,
+               extra.get("ground", self.config.ground), examples, self._book.refusals)
+        setup = self._setup
+        if setup is not None and setup.key == key and (
+                examples is None or type(examples) is tuple):
+            return setup
+        spec = OutputSpec.of(output_type)
+        kind = self.strategy_for(model, output_type, key[3], key[4])
+        setup = self._setup = make_setup(key, spec, kind)
+        return setup
 
     def _bind(self, ex: CallExecution, run: _Run, kind: StrategyKind) -> None:
         """Set the call up for ``kind`` (``bind`` on the effective profile)."""

@@ -33,7 +33,7 @@ import aiohttp
 
 from agentflow._secrets import redact_urls
 from agentflow.errors import BadRequestError
-from agentflow.media.tokens import media_cost
+from agentflow.media.tokens import request_media_cost
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoice, ToolSpec
 from agentflow.providers._http import HttpClient
@@ -153,7 +153,7 @@ class HttpChatModel(ABC):
                 whole reply; either for a reply with neither content nor a
                 finish reason.
         """
-        media = media_cost((b for m in messages for b in m.content), self._profile.media_tokens)
+        media = request_media_cost(messages, self._profile.media_tokens)
         while True:
             streaming = self.streams(options)
             path, body = self.build_request(messages, tools, options, stream=streaming)

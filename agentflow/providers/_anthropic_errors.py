@@ -95,7 +95,7 @@ def stream_error(data: Mapping[str, Any]) -> ProviderError:
     return map_error(STATUS_OF_ERROR_TYPE.get(str(kind), 500), {}, orjson.dumps(data))
 
 
-def body_error(headers: Mapping[str, str], body: bytes) -> ProviderError | None:
+def body_error(headers: Mapping[str, str], body: bytes, data: Any) -> ProviderError | None:
     """The error a 2xx body holds instead of a ``message`` (the error envelope
     ``{"type": "error", "error": {"type", "message"}}``, as a gateway or proxy
     relays it with its 200), mapped by its type as its HTTP twin
@@ -103,7 +103,10 @@ def body_error(headers: Mapping[str, str], body: bytes) -> ProviderError | None:
     ``api_error``, ``rate_limit_error``... like the 529/500/429 they stand
     for (anthropic-sdk-python ``_base_client``: 408/409/429/5xx are retried)
     and raises the others at once. Only a body holding the key ``"error"``
-    is parsed (``error_body``)."""
+    is parsed (``error_body``); ``data``, the HTTP layer's parse, answers a
+    reply (``"type"`` other than ``"error"``) at once."""
+    if type(data) is dict and data.get("type") != "error":  # no scan of the body
+        return None
     data = error_body(body)
     if not isinstance(data, dict) or data.get("type") != "error" or not isinstance(
             data.get("error"), Mapping):

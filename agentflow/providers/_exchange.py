@@ -5,7 +5,8 @@ A plain class rather than an ``@asynccontextmanager`` generator: the request
 body is dropped as soon as it is sent (a generator context manager keeps its
 arguments, the body among them, until the reply has been read), and a call
 pays for no generator, no generator-finaliser registration and no
-``contextlib`` layer. What it does is ``open``'s contract: the whole exchange
+``contextlib`` layer; its deadline is ``_Deadline``, ``asyncio.timeout``'s
+rules without its coroutines. What it does is ``open``'s contract: the whole exchange
 (connection, retries, reading the reply inside the ``async with``) within
 its deadline (``settings.deadline`` unless the request set its own); read
 timeouts and broken streams while the reply is read become typed errors;
@@ -52,21 +53,57 @@ class ExchangeClient(Protocol):
     def _prepare(
         self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None,
         raw: bytes | None,
-    ) -> tuple[str, bytes, Mapping[str, str]]: ...
+    ) -> tuple[str, bytes, Mapping[str, str] | None]: ...
 
     async def _admit(self, body: Mapping[str, Any], payload: bytes,
                      media: tuple[int, int] = (0, 0)) -> RateLease | None: ...
 
     async def _send(
-        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str] | None,
         lease: RateLease | None = None, client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> Sent: ...
 
     async def _send_with_retries(
-        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str] | None,
         first_error: ProviderError, lease: RateLease | None = None,
         client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> Sent: ...
+
+
+class _Deadline:
+    """The deadline of one exchange: ``asyncio.timeout``'s rules (when it
+    passes, the task is cancelled; leaving the scope with that cancellation,
+    and no other cancel asked for since, means the deadline passed), entered
+    and left without a coroutine or an enum state per request."""
+
+    __slots__ = ("_cancelling", "_handle", "_task", "expired")
+
+    def __init__(self, delay: float) -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)
+        if task is None:
+            raise RuntimeError("an Exchange with a deadline runs inside a task")
+        self._task = task
+        self._cancelling = task.cancelling()
+        self.expired = False
+        when = loop.time() + delay
+        self._handle: asyncio.Handle | None = (
+            loop.call_soon(self._fire) if when <= loop.time() else loop.call_at(when, self._fire))
+
+    def _fire(self) -> None:
+        self._handle = None
+        self.expired = True
+        self._task.cancel()
+
+    def leave(self, exc: BaseException | None) -> bool:
+        """Leave with ``exc`` in flight: whether it is this deadline's own
+        cancellation (``asyncio.timeout`` would raise ``TimeoutError`` from it)."""
+        handle = self._handle
+        if handle is not None:
+            handle.cancel()
+            self._handle = None
+        return (self.expired and self._task.uncancel() <= self._cancelling
+                and type(exc) is asyncio.CancelledError)
 
 
 class Exchange:
@@ -90,7 +127,7 @@ class Exchange:
         self._client = client
         self._request: tuple[str, Mapping[str, Any], dict[str, Any]] | None = (
             path, body, options)
-        self._scope: asyncio.Timeout | None = None
+        self._scope: _Deadline | None = None
         self._deadline_s: float | None = options["deadline"]
         self._response: aiohttp.ClientResponse | None = None
         self._lease: RateLease | None = None
@@ -121,8 +158,7 @@ class Exchange:
         client = self._client
         deadline = self._deadline_s
         if deadline is not None:  # no deadline: no scope (nor its timer) per request
-            scope = self._scope = asyncio.timeout(deadline)
-            await scope.__aenter__()
+            self._scope = _Deadline(deadline)
         try:  # inline, not a coroutine of the client's: one frame fewer per request in flight
             path, body, options = request
             del request
@@ -143,7 +179,7 @@ class Exchange:
                     lease.release()
                 raise
         except BaseException as exc:
-            await self._leave(exc, started=False)
+            self._leave(exc, started=False)
             raise
         self._response, self._lease = response, lease
         client._open.add(response)  # until released: aclose() fails its reader
@@ -182,29 +218,24 @@ class Exchange:
                 response.release()
             if lease is not None:
                 lease.release()
-        await self._leave(error, started=True)
+        self._leave(error, started=True)
         if error is not exc:
             assert error is not None
             raise error
         return False
 
-    async def _leave(self, exc: BaseException | None, *, started: bool) -> None:
+    def _leave(self, exc: BaseException | None, *, started: bool) -> None:
         """Leave the deadline scope with ``exc`` in flight, as ``async with``
         would; a deadline that passed raises ``DeadlineExceededError``. Without a
         deadline there is no scope: ``exc`` goes on as it is."""
         scope = self._scope
         if scope is None:
             return
-        try:
-            if exc is None:
-                await scope.__aexit__(None, None, None)
-            else:
-                await scope.__aexit__(type(exc), exc, exc.__traceback__)
-        except TimeoutError as timeout:  # the scope turned its cancellation into this
-            if not scope.expired():
-                raise
+        if scope.leave(exc):  # its own cancellation: a TimeoutError, as asyncio.timeout's
+            timeout = TimeoutError()
+            timeout.__cause__ = exc
             raise self._deadline(started) from timeout
-        if isinstance(exc, TimeoutError) and scope.expired():
+        if isinstance(exc, TimeoutError) and scope.expired:
             raise self._deadline(started) from exc
 
     def _deadline(self, started: bool) -> DeadlineExceededError:

@@ -161,10 +161,13 @@ def payload_error(data: Any) -> ProviderError | None:
     return map_error(code, {}, orjson.dumps(node))
 
 
-def body_error(headers: Mapping[str, str], body: bytes) -> ProviderError | None:
+def body_error(headers: Mapping[str, str], body: bytes, data: Any) -> ProviderError | None:
     """The error a 2xx body holds instead of a reply (``payload_error``), so
     the HTTP layer retries it like its HTTP twin when that is retryable
     (``UNAVAILABLE``, ``INTERNAL``, ``RESOURCE_EXHAUSTED``) and raises it at
     once otherwise. Only a body holding the key ``"error"`` is parsed (a
-    reply's own text has its quotes escaped: ``error_body``)."""
+    reply's own text has its quotes escaped: ``error_body``); ``data``, the
+    HTTP layer's parse, answers an object without ``error`` at once."""
+    if type(data) is dict and "error" not in data:  # a reply: no scan of the body
+        return None
     return payload_error(error_body(body))

@@ -49,6 +49,7 @@ from agentflow._secrets import redact_urls
 from agentflow.errors import InvalidModelError, ModelClosedError
 from agentflow.providers._exchange import Exchange
 from agentflow.providers._http_errors import (
+    NOT_JSON,
     BodyErrorCheck,
     ErrorMapper,
     default_error,
@@ -75,6 +76,7 @@ from agentflow.ratelimit import RateGovernor
 
 __all__ = [
     "CREDENTIAL_HEADERS",
+    "NOT_JSON",
     "BodyErrorCheck",
     "ErrorMapper",
     "HttpClient",
@@ -200,6 +202,7 @@ class HttpClient(RequestSteps):
                 total=None, connect=s.connect_timeout, sock_read=s.read_timeout
             ),
             json_serialize=lambda obj: dump_json(obj).decode(),
+            headers=self._headers,  # every request's (RequestSteps._prepare): merged once
         )
 
     def sibling(self, *, governor: RateGovernor | None = None) -> HttpClient:

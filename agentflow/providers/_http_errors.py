@@ -39,6 +39,7 @@ from agentflow.ratelimit.formats import parse_duration
 __all__ = [
     "EXCERPT_BYTES",
     "HTML_TYPES",
+    "NOT_JSON",
     "STREAM_TYPES",
     "BodyErrorCheck",
     "ErrorMapper",
@@ -57,12 +58,17 @@ __all__ = [
 ErrorMapper = Callable[[int, Mapping[str, str], bytes], ProviderError]
 """``(status, headers, body) -> ProviderError``: a vendor's error mapping."""
 
-BodyErrorCheck = Callable[[Mapping[str, str], bytes], "ProviderError | None"]
-"""``(headers, body) -> ProviderError | None``: finds an error a vendor reports
-inside a 2xx JSON body (MiniMax: HTTP 200 + ``base_resp.status_code``). An
-``HttpClient`` given one reads each 2xx reply that is not a stream
-(``STREAM_TYPES``) whole before it returns it, so a body that is no reply
-(empty, an HTML page under another type) is told too (``unexpected_reply``)."""
+BodyErrorCheck = Callable[[Mapping[str, str], bytes, Any], "ProviderError | None"]
+"""``(headers, body, data) -> ProviderError | None``: finds an error a vendor
+reports inside a 2xx JSON body (MiniMax: HTTP 200 + ``base_resp.status_code``);
+``data`` is ``body`` parsed as JSON (the HTTP layer parses each such body
+once), or ``NOT_JSON``. An ``HttpClient`` given one reads each 2xx reply that
+is not a stream (``STREAM_TYPES``) whole before it returns it, so a body that
+is no reply (empty, an HTML page under another type) is told too
+(``unexpected_reply``)."""
+
+NOT_JSON: Any = object()
+"""A ``BodyErrorCheck``'s ``data`` for a body that is not one JSON document."""
 
 
 def error_body(body: bytes) -> Any:
@@ -326,6 +332,8 @@ def unexpected_reply(vendor: str, status: int, content_type: str,
     the type); ``None`` for any other body. ``body`` may be the page's start
     only (``EXCERPT_BYTES``)."""
     mime = content_type.split(";")[0].strip().lower()
+    if body[:1] == b"{" and mime not in HTML_TYPES:  # a JSON object: neither blank nor a page
+        return None
     head = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if not body.strip():
         what, excerpt = "an empty body", ""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from agentflow.errors import (
     OutOfMemoryError,
@@ -111,11 +112,14 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     return spent or default_error(VENDOR, status, headers, body)
 
 
-def body_error(headers: Mapping[str, str], body: bytes) -> ProviderError | None:
+def body_error(headers: Mapping[str, str], body: bytes, data: Any) -> ProviderError | None:
     """The error a 2xx whole reply holds instead of a reply (``{"error":
     "..."}``, as a proxy relays it with its 200), as ``payload_error`` reads
     it; ``None`` for a reply. Only a body holding the key ``"error"`` is
-    parsed (``error_body``)."""
+    parsed (``error_body``; ``data``, the HTTP layer's parse, answers an
+    object without an ``error`` at once)."""
+    if type(data) is dict and not data.get("error"):  # a reply: no scan of the body
+        return None
     data = error_body(body)
     if not isinstance(data, dict) or not data.get("error"):
         return None

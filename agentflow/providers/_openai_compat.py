@@ -29,9 +29,9 @@ from agentflow.errors import (
     BadRequestError,
     InvalidModelError,
 )
-from agentflow.media.tokens import media_cost
+from agentflow.media.tokens import request_media_cost
 from agentflow.messages import Msg
-from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
+from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolSpec
 from agentflow.providers._context_cuts import cut_error, prompt_estimate, silent_cut
 from agentflow.providers._gemini_reply import validates_signatures
 from agentflow.providers._gemini_request import FOREIGN_SIGNATURE
@@ -65,7 +65,11 @@ from agentflow.providers._openai_remedies import (
     remedy_for,
 )
 from agentflow.providers._openai_reply import OpenAIReplyHooks, failed_generation
-from agentflow.providers._openai_request import FORCE_NAMED_TOOL, OpenAIRequestHooks
+from agentflow.providers._openai_request import (
+    FORCE_NAMED_TOOL,
+    OpenAIRequestHooks,
+    WireFormat,
+)
 from agentflow.providers._openai_wire import ReasoningHistory
 from agentflow.providers._payload import NOT_PARSED, ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
@@ -167,8 +171,9 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
     _remedied: int = 0
     """How many times a remedy changed how this instance sends (``apply_remedy``):
     a request built before the latest change is sent again the new way."""
-    _last_format: tuple[ResponseFormat, dict[str, Any]] | None = None
-    """The last json_schema ``response_format`` sent and its wire form (set per instance)."""
+    _last_format: WireFormat | None = None
+    """The last json_schema ``response_format`` sent, its wire form and that
+    form as JSON (``WireFormat``; set per instance)."""
     foreign_signature: str | None = None
     """The ``thought_signature`` sent on a history's unsigned tool calls
     (``format_messages``): Google's stand-in, for Gemini 3 and later models
@@ -328,7 +333,7 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
         """Build the body, send it (again after a remedied refusal, see
         ``stream``) and yield the reply's chunks."""
         markup = filter_for(self._markups, tools)
-        media = media_cost([b for m in messages for b in m.content], self._profile.media_tokens)
+        media = request_media_cost(messages, self._profile.media_tokens)
         for remedies in range(MAX_REMEDIES + 1):
             remedied = self._remedied  # the way this request is built and sent
             body = self._body(messages, tools, options)
@@ -336,7 +341,8 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
                 raise AuthenticationError(
                     f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
             streaming = body.get("stream") is True
-            exchange = self._http.open(self.chat_path, body, whole=not streaming, media=media,
+            exchange = self._http.open(self.chat_path, body, raw=self.body_json(body),
+                                       whole=not streaming, media=media,
                                        deadline=self.request_deadline(body))
             del body  # the exchange drops it once sent: not kept alive while the reply comes
             try:

@@ -89,7 +89,8 @@ class OpenAIReplyHooks:
                 return filtered
         return payload_error(self.vendor, payload)
 
-    def ok_body_error(self, headers: Mapping[str, str], body: bytes) -> ProviderError | None:
+    def ok_body_error(self, headers: Mapping[str, str], body: bytes, data: Any
+                      ) -> ProviderError | None:
         """The error a 2xx whole-reply body carries instead of a reply
         (``{"error": {...}}`` and no ``choices``: a router whose upstream
         failed once the request was taken, OpenRouter's "Errors and
@@ -97,8 +98,11 @@ class OpenAIReplyHooks:
         error ... emitted in the response body"), which the HTTP layer then
         retries like the HTTP error it stands for. Only a body holding the
         key ``"error"`` is parsed (a reply's own text has its quotes escaped:
-        ``error_body``). Vendors with other envelopes override this (MiniMax's
-        ``base_resp``)."""
+        ``error_body``; ``data``, the HTTP layer's parse, answers a reply with
+        ``choices`` at once). Vendors with other envelopes override this
+        (MiniMax's ``base_resp``)."""
+        if type(data) is dict and data.get("choices"):  # a reply: no scan of the body
+            return None
         data = error_body(body)
         if not isinstance(data, dict) or data.get("choices"):
             return None

@@ -10,7 +10,8 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import orjson
@@ -38,11 +39,24 @@ LOGPROB_ALTERNATIVES = 1
 besides the one written (the confidence reads only the written token's; at
 least 1, since llama.cpp's server reads ``top_logprobs`` as its ``n_probs``)."""
 
-__all__ = ["FORCE_NAMED_TOOL", "LOGPROB_ALTERNATIVES", "OpenAIRequestHooks"]
+__all__ = ["FORCE_NAMED_TOOL", "LOGPROB_ALTERNATIVES", "OpenAIRequestHooks", "WireFormat"]
 
 FORCE_NAMED_TOOL = ("You must now call the `{name}` tool, the only tool available, exactly "
                     "once. Reply with the tool call only, no text.")
 """The reminder that goes with an emulated ``specific`` tool choice (``offer_named_tool``)."""
+
+
+@dataclass(eq=False, slots=True)
+class WireFormat:
+    """A json_schema ``response_format`` as sent: the engine's ``ResponseFormat``
+    (one object per output type), its wire form (read-only: never edited) and
+    that form serialized (``json``: made on first use, kept; ``None`` when
+    JSON cannot carry it as it is, left to the HTTP layer's writer)."""
+
+    source: ResponseFormat
+    wire: dict[str, Any]
+    json: orjson.Fragment | None = None
+    tried: bool = False
 
 
 class OpenAIRequestHooks:
@@ -67,7 +81,7 @@ class OpenAIRequestHooks:
     _stream: bool
     _late_system: Literal["system", "user"]
     _dropped_fields: frozenset[str]
-    _last_format: tuple[ResponseFormat, dict[str, Any]] | None
+    _last_format: WireFormat | None
 
     def build_body(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
@@ -168,9 +182,9 @@ class OpenAIRequestHooks:
         if rf.type == "json_schema" and rf.schema is not None:
             if self.json_schema_ok(options):
                 last = self._last_format  # the engine sends one ResponseFormat per output type
-                if last is None or last[0] is not rf:
-                    last = self._last_format = (rf, format_response_format(rf))
-                body["response_format"] = last[1]  # read-only: serialized, never edited
+                if last is None or last.source is not rf:
+                    last = self._last_format = WireFormat(rf, format_response_format(rf))
+                body["response_format"] = last.wire  # read-only: serialized, never edited
                 if self._profile.native_schema_in_prompt:  # the grammar shows it to no one
                     insert_instruction(body["messages"], SCHEMA_INSTRUCTION.format(
                         schema=orjson.dumps(dict(rf.schema)).decode()))
@@ -191,6 +205,29 @@ class OpenAIRequestHooks:
     def temperature(self, value: float) -> float:
         """The temperature to send (vendors with a narrower range clamp it)."""
         return value
+
+    def body_json(self, body: Mapping[str, Any]) -> bytes | None:
+        """``body`` (``_body``'s) as JSON, its ``response_format`` written from the
+        bytes it was serialized to when first sent (``WireFormat``: a schema is
+        serialized once per output type, not per request); the same bytes as
+        serializing the whole body. ``None`` (the HTTP layer serializes the
+        body: it repairs or refuses what JSON cannot carry as it is) for a body
+        without that format, or one orjson refuses."""
+        last = self._last_format
+        if last is None or body.get("response_format") is not last.wire:
+            return None
+        if not last.tried:
+            last.tried = True
+            try:
+                last.json = orjson.Fragment(orjson.dumps(last.wire))
+            except TypeError:
+                last.json = None
+        if last.json is None:
+            return None
+        try:
+            return orjson.dumps({**body, "response_format": last.json})
+        except TypeError:  # (a lone surrogate in a message...): left to the HTTP layer
+            return None
 
     def _body(self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
               ) -> dict[str, Any]:

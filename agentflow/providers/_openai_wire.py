@@ -118,6 +118,7 @@ def format_messages(
     """
     out: list[dict[str, Any]] = []
     started = False
+    tooled = False  # an assistant or tool turn: call ids (and null content) to see to
     for msg in messages:
         role = msg.role
         if role == "system":
@@ -125,15 +126,23 @@ def format_messages(
                         "content": msg.text})
             continue
         started = True
+        content = msg.content
+        if role == "user" and len(content) == 1 and type(content[0]) is TextBlock:
+            out.append({"role": "user", "content": content[0].text})  # the common turn
+            continue
+        tooled = True
         if role == "assistant":
             out.append(_assistant(msg, reasoning, call_extras, foreign_signature))
             continue
         results = msg.tool_results
-        out.extend(_tool_result(block) for block in results)
+        if results:
+            out.extend(_tool_result(block) for block in results)
         media = msg.media
         if role == "user" and (msg.text or not results or media):
             out.append({"role": "user",
                         "content": _parts(msg, images) if media else msg.text})
+    if not tooled:  # system and plain user turns: no call ids, no assistant content
+        return out
     ids = UniqueCallIds()  # a history holding one id twice (providers._call_ids)
     wire_id = nine_char_call_id if nine_char_ids else openai_call_id
     for message in out:

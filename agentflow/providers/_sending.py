@@ -37,6 +37,7 @@ from agentflow.errors import (
 from agentflow.providers._http_errors import (
     EXCERPT_BYTES,
     HTML_TYPES,
+    NOT_JSON,
     STREAM_TYPES,
     BodyErrorCheck,
     ErrorMapper,
@@ -97,9 +98,11 @@ class RequestSteps:
     def _prepare(
         self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None,
         raw: bytes | None,
-    ) -> tuple[str, bytes, Mapping[str, str]]:
+    ) -> tuple[str, bytes, Mapping[str, str] | None]:
         """The URL, the payload (``body`` as JSON, or ``raw`` bytes) and the
-        headers of a request to ``path`` (``Exchange`` sends it).
+        headers of a request to ``path`` (``Exchange`` sends it): ``None`` for
+        the client's own (the session sends them: ``HttpClient._new_session``),
+        else those merged with the request's ``headers``.
 
         Raises:
             BadRequestError: (never sent) a body JSON cannot carry.
@@ -110,24 +113,25 @@ class RequestSteps:
         except TypeError as exc:
             raise BadRequestError(f"the request body is not JSON: {exc}", status=None,
                                   vendor=self.vendor) from exc
-        all_headers = {**self._headers, **headers} if headers else self._headers
-        if headers:
-            register_credentials(headers)
-        return url, payload, all_headers
+        if not headers:
+            return url, payload, None
+        register_credentials(headers)
+        return url, payload, {**self._headers, **headers}
 
     async def _admit(self, body: Mapping[str, Any], payload: bytes,
                      media: tuple[int, int] = (0, 0)) -> RateLease | None:
         """The governor's admission for this request (``None`` without a governor):
         the payload's characters less the media blocks' base64, as text, plus the
         media's own tokens (``media``, see ``open``)."""
-        if self.governor is None:
+        governor = self.governor
+        if governor is None:
             return None
         cap = body.get("max_tokens", body.get("max_completion_tokens"))
         media_tokens, media_chars = media
         tokens = estimate_request_tokens(
             len(payload) - media_chars, cap if isinstance(cap, int) else None,
-            self.governor.typical_output_tokens, media_tokens=media_tokens)
-        return await self.governor.admit(tokens)
+            governor.typical_output_tokens, media_tokens=media_tokens)
+        return governor.admit_now(tokens) or await governor.admit(tokens)
 
     def _observe(self, lease: RateLease | None, response: aiohttp.ClientResponse) -> None:
         """Tell the governor what the reply's rate-limit headers said."""
@@ -136,7 +140,7 @@ class RequestSteps:
             lease.observe(snapshot, ok=response.status < 400)
 
     async def _send_with_retries(
-        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str] | None,
         first_error: ProviderError, lease: RateLease | None = None,
         client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> Sent:
@@ -174,7 +178,7 @@ class RequestSteps:
         return sent
 
     async def _send(
-        self, method: str, url: str, payload: bytes, headers: Mapping[str, str],
+        self, method: str, url: str, payload: bytes, headers: Mapping[str, str] | None,
         lease: RateLease | None = None, client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> Sent:
         """Send the request once; the 2xx reply, checked (see the module docstring).
@@ -225,21 +229,26 @@ class RequestSteps:
             raise error
         if not self._replies:  # a batch API's file or operation: no model reply to check
             return response, NOT_PARSED, b""
-        if response.content_type in HTML_TYPES or response.content_length == 0:
+        content_type = response.content_type  # parsed from the header: read once
+        if content_type in HTML_TYPES or response.content_length == 0:
             raise await self._no_reply(response)  # retried as a 5xx is
-        if response.content_type in STREAM_TYPES:
+        if content_type in STREAM_TYPES:
             return response, NOT_PARSED, await self._stream_head(response)
         parsed = NOT_PARSED
         if self._body_error is not None:
             body = await self._read_whole(response)
             kind = response.headers.get("Content-Type", "")
-            in_body = (self._body_error(response.headers, body)
+            try:  # parsed once: the vendor's check reads it, the adapter takes it
+                data = orjson.loads(body)  # (Exchange.parsed)
+            except orjson.JSONDecodeError:
+                data = NOT_JSON
+            in_body = (self._body_error(response.headers, body, data)
                        or unexpected_reply(self.vendor, response.status, kind, body))
             if in_body is None:
-                try:  # parsed once: the adapter takes it (Exchange.parsed)
-                    parsed = orjson.loads(body)
-                except orjson.JSONDecodeError:
+                if data is NOT_JSON:
                     in_body = unreadable_reply(self.vendor, response.status, kind, body)
+                else:
+                    parsed = data
             if in_body is not None:
                 response.release()
                 raise in_body

@@ -73,6 +73,7 @@ from agentflow.model import (
     ToolSpec,
 )
 from agentflow.providers._context_errors import context_length_error
+from agentflow.providers._http import NOT_JSON
 from agentflow.providers._markup import MarkupCall, ToolMarkup, json_calls, register_markup
 from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_compat import OpenAICompatibleModel, unsupported_feature
@@ -306,11 +307,11 @@ class MiniMaxChatModel(OpenAICompatibleModel):
         """``{"error": ...}`` or a non-zero ``base_resp``."""
         return super().payload_error(payload) or base_resp_error(self.vendor, payload)
 
-    def ok_body_error(self, headers: Mapping[str, str], body: bytes) -> ProviderError | None:
-        """A non-zero ``base_resp`` in a 200 JSON body (retried when retryable)."""
-        try:
-            data = orjson.loads(body)
-        except orjson.JSONDecodeError:
+    def ok_body_error(self, headers: Mapping[str, str], body: bytes, data: Any
+                      ) -> ProviderError | None:
+        """A non-zero ``base_resp`` in a 200 JSON body (retried when retryable;
+        ``data``: the body as the HTTP layer parsed it)."""
+        if data is NOT_JSON:
             return None
         return base_resp_error(self.vendor, data)
 

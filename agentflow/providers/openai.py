@@ -160,6 +160,8 @@ _RATE_HEADER_NAMES = (
       for dim in ("requests", "tokens")),
     "retry-after-ms", "Retry-After-Ms", "retry-after", "Retry-After",
 )
+_RATE_HEADER_KEYS = frozenset(name.lower() for name in _RATE_HEADER_NAMES)
+"""The names above as a reply's header names, lower-cased, are compared."""
 
 
 def rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
@@ -170,10 +172,7 @@ def rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
     / ``retry-after`` on 429. ``None`` when none is present (compatible servers
     that send none). OpenAI-compatible servers (vLLM, OpenRouter, Groq) use the same names.
     """
-    for name in _RATE_HEADER_NAMES:
-        if name in headers:
-            break
-    else:
+    if _RATE_HEADER_KEYS.isdisjoint(map(str.lower, headers)):  # one pass over what came
         return None  # most compatible servers send none: no snapshot to build
 
     def get(kind: str, dim: str) -> float | None:

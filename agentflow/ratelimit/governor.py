@@ -37,6 +37,8 @@ __all__ = [
     "set_default_share",
 ]
 
+_BATCH_RANK = RANK["batch"]
+
 _default_share = 1.0
 """The share of every limit a new governor uses (``set_default_share``)."""
 
@@ -173,6 +175,16 @@ class RateGovernor:
         return self._cap
 
     # -- admission -----------------------------------------------------------
+    def admit_now(self, tokens: float) -> RateLease | None:
+        """The lease of a request of ``tokens`` estimated tokens that may go out
+        at once (nobody queued, room now: ``admit`` would not wait), or
+        ``None``: then ``await admit(tokens)``. No coroutine for the common case."""
+        lease = RateLease(self, tokens if tokens > 0.0 else 0.0)  # NaN -> 0.0, as admit
+        with self._lock:
+            if not self._queue and self._take(lease, RANK[PRIORITY.get()], new=True) == 0.0:
+                return lease
+        return None
+
     async def admit(self, tokens: float) -> RateLease:
         """Wait until a request of ``tokens`` estimated tokens may go out.
 
@@ -237,17 +249,20 @@ class RateGovernor:
         if new and ((not self._known and self._in_flight >= 1)
                     or (self._cap is not None and self._in_flight >= self._cap)):
             return math.inf
-        reserve = self.live_reserve if rank == RANK["batch"] else 0.0
-        delay = 0.0
-        for bucket, need in ((self._req, 1.0), (self._tok, lease.tokens)):
-            if bucket is not None:
-                delay = max(delay, bucket.delay(need + reserve * bucket.capacity, now))
-        if delay > 0.0:
-            return delay
-        if self._req is not None:
-            self._req.level -= 1.0
-        if self._tok is not None:
-            self._tok.level -= lease.tokens
+        req, tok = self._req, self._tok
+        if req is not None or tok is not None:  # a limit known: its buckets decide
+            reserve = self.live_reserve if rank == _BATCH_RANK else 0.0
+            delay = 0.0
+            if req is not None:
+                delay = req.delay(1.0 + reserve * req.capacity, now)
+            if tok is not None:
+                delay = max(delay, tok.delay(lease.tokens + reserve * tok.capacity, now))
+            if delay > 0.0:
+                return delay
+            if req is not None:
+                req.level -= 1.0
+            if tok is not None:
+                tok.level -= lease.tokens
         self._unheard_req += 1.0
         self._unheard_tok += lease.tokens
         lease._unheard += 1
