@@ -135,3 +135,21 @@ def test_a_base_urls_credentials_are_masked_without_its_query_names() -> None:
     assert mask_keys(text) == "see *** and *** on 2024-06-01"
     assert mask_secrets("https://llm.example/v1?api-version=2024-06-01") == (
         "https://llm.example/v1?\u2026")
+
+
+def test_a_credential_that_is_a_top_level_key_names_no_field_in_the_record() -> None:
+    """An output that is a mapping whose key holds a registered credential: the
+    key is masked in the output and wherever the record names a field by it."""
+    key = "sk-live-Hd7Ks9Pq2Rt5Vw8Xy1Zb"
+    register_secret(key)
+    output = {key: "v", "plain": "w"}
+    result = ExtractResult(0, "c", output, None, Usage(), 1, 0.0,
+                           confidence={key: HELD, "plain": HELD},
+                           spans={key: [(0, 1)], "plain": [(2, 3)]},
+                           ungrounded=(key,))
+    record = to_record(result)
+    assert key[:12] not in json.dumps(record)
+    assert record["output"] == {"***": "v", "plain": "w"}
+    assert record["confidence"]["***"] == MASKED and record["confidence"]["plain"] == HELD
+    assert record["needs_review"] == ["***"] and record["masked"] == {"***": MASKED_REASON}
+    assert set(record["spans"]) == {"***", "plain"} and record["ungrounded"] == ["***"]

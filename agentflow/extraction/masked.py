@@ -13,7 +13,10 @@ values too: a document that quotes the run's own key (a leaked ``.env``, a
 log pasted in a ticket) must not copy it into the records. Such a value is
 then not the document's: its top-level field is rated ``MASKED`` (so it is
 named under ``needs_review``) and named under the record's ``masked`` with
-why (the review page says it).
+why (the review page says it). A credential that is a key of the output (a
+``dict`` field's key) is masked wherever the record names a field by it:
+``confidence``, ``needs_review``, ``masked``, ``spans`` and the other parts
+keyed by a field's path (``mask_paths``).
 """
 
 from __future__ import annotations
@@ -21,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentflow._secrets import mask_value
+from agentflow._secrets import mask_keys, mask_value
 
-__all__ = ["MASKED", "MASKED_REASON", "flag_masked", "masked_values"]
+__all__ = ["MASKED", "MASKED_REASON", "flag_masked", "mask_paths", "masked_values"]
 
 MASKED = 0.1
 """A field whose value held a credential agentflow was given, written masked."""
@@ -42,7 +45,8 @@ def masked_values(value: Any) -> tuple[Any, list[str]]:
     if masked == value:
         return value, []
     if isinstance(value, Mapping) and isinstance(masked, Mapping):
-        return masked, [str(k) for k in value if masked.get(k) != value[k]]
+        return masked, [mask_keys(str(k)) for k in value
+                        if mask_keys(str(k)) != str(k) or masked.get(k) != value[k]]
     return masked, [""]
 
 
@@ -59,3 +63,25 @@ def flag_masked(record: dict[str, Any], fields: list[str]) -> None:
     review = record.setdefault("needs_review", [])
     review.extend(name for name in fields if name not in review)
     record.setdefault("masked", {}).update(dict.fromkeys(fields, MASKED_REASON))
+
+
+_KEYED_BY_PATH = ("confidence", "cut_lists", "cut_dicts", "spans", "span_pages")
+"""A record's parts that map a field's path to something."""
+
+_LISTS_OF_PATHS = ("needs_review", "ungrounded")
+"""A record's parts that list fields' paths."""
+
+
+def mask_paths(record: dict[str, Any]) -> None:
+    """Mask the registered credentials in the field names and paths
+    ``record`` holds (its ``_KEYED_BY_PATH`` parts' keys, its
+    ``_LISTS_OF_PATHS`` parts' items), in place: an output's ``dict`` key
+    that holds one names its field in them."""
+    for part in _KEYED_BY_PATH:
+        found = record.get(part)
+        if isinstance(found, dict):
+            record[part] = {mask_keys(str(k)): v for k, v in found.items()}
+    for part in _LISTS_OF_PATHS:
+        found = record.get(part)
+        if isinstance(found, list):
+            record[part] = list(dict.fromkeys(mask_keys(str(p)) for p in found))

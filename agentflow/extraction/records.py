@@ -17,7 +17,7 @@ from agentflow.batch import ExtractResult
 from agentflow.documents.inputs import Document
 from agentflow.documents.names import dumps_record
 from agentflow.documents.pages import span_pages
-from agentflow.extraction.masked import flag_masked, masked_values
+from agentflow.extraction.masked import flag_masked, mask_paths, masked_values
 from agentflow.extraction.outfile import OutFile
 from agentflow.usage import Usage
 
@@ -161,4 +161,6 @@ def to_record(result: ExtractResult[Any], source_offset: int = 0,
                                 "values": [{"value": v, "start": s, "end": e}
                                            for v, s, e in c.values]} for c in result.conflicts]
         record["conflicts"] = mask_value(record["conflicts"], urls=False)
+    if masked:  # a credential in the output: also where a dict key of it names a field
+        mask_paths(record)
     return record
