@@ -160,3 +160,19 @@ def test_a_parse_in_native_code_past_the_cpu_limit_is_stopped_and_named(
         assert reader.read(str(tmp_path / "b-select.html")).problem == bomb.problem
     finally:
         reader.close()
+
+
+def test_a_reader_error_on_a_small_file_in_the_listing_thread_fails_that_file_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error a reader does not describe (the charset detector meeting
+    bytes it trips on) must not escape the listing thread and end the run:
+    the file is left to the pool, whose read fails it alone."""
+    import charset_normalizer
+
+    def trips(*_args: object, **_kwargs: object) -> object:
+        raise RuntimeError("the detector tripped")
+
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"Ann: caf\xe9 au lait \xff\xfe odd bytes " * 20)  # not UTF-8: detected
+    monkeypatch.setattr(charset_normalizer, "from_bytes", trips)
+    assert read_small(_listed(path), "auto") is None

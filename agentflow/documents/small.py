@@ -60,9 +60,13 @@ def read_small(source: Source, fmt: str, limit: int = INLINE_BYTES) -> Document 
             raw = f.read(limit + 1)
     except (OSError, _Unusable):
         return None  # the pool's read says why (the same error, named alike)
-    if len(raw) > limit or (fmt == "auto" and sniff_kind(raw[:1024], str(path)) != "text"):
+    if len(raw) > limit:
         return None
     try:
+        if fmt == "auto" and sniff_kind(raw[:1024], str(path)) != "text":
+            return None
         return document_of(raw, path, "text")
     except _Unusable as exc:  # binary
         return _failed(exc, str(path))
+    except Exception:  # untrusted bytes met a reader's bug: the pool's read fails this file alone
+        return None
