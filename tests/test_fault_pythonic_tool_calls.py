@@ -110,3 +110,16 @@ async def test_anything_else_stays_text(stream: bool, text: str) -> None:
                                    stream=stream, settings=FAST) as chat:
             reply = await ReActAgent("w", chat, tools=[get_weather]).call("Weather?")
     assert reply.text == text
+
+
+@pytest.mark.parametrize("args", ["a={1, 2}", 'a=b"x"', "a=1j", "a={1: 'x'}", "a=[{2}]"])
+def test_a_literal_json_cannot_carry_leaves_the_reply_text(args: str) -> None:
+    """A set, bytes, a complex number or a dict with a non-string key is a
+    Python literal but no JSON value: read as a call's arguments, the next
+    request could not be written (an untyped ``TypeError``)."""
+    from agentflow.providers._pythonic_markup import parse_pythonic_calls
+
+    with pytest.raises(ValueError):
+        parse_pythonic_calls(f"[f({args})]", frozenset({"f"}))
+    kept = parse_pythonic_calls("[f(a=[1, 'x', None, True], b={'k': 2.5})]", frozenset({"f"}))
+    assert kept is not None and kept[0].arguments == {"a": [1, "x", None, True], "b": {"k": 2.5}}

@@ -101,16 +101,22 @@ def _literal(node: ast.expr) -> Any:
     """A literal's value, with JSON's ``true``/``false``/``null`` read too.
 
     Raises:
-        ValueError: anything but a literal (a name, a call...).
+        ValueError: anything but a literal JSON can carry (a name, a call, a
+            set, bytes, a complex number, a dict key that is no string...).
     """
     if isinstance(node, ast.Name) and node.id.lower() in _BARE:
         return _BARE[node.id.lower()]
     if isinstance(node, ast.List | ast.Tuple):
         return [_literal(item) for item in node.elts]
     if isinstance(node, ast.Dict):
-        return {_literal(k) if k is not None else None: _literal(v)
-                for k, v in zip(node.keys, node.values, strict=True)}
-    return ast.literal_eval(node)
+        keys = [_literal(k) if k is not None else None for k in node.keys]
+        if not all(isinstance(k, str) for k in keys):
+            raise ValueError("a dict key that is no string")
+        return {k: _literal(v) for k, v in zip(keys, node.values, strict=True)}
+    value = ast.literal_eval(node)
+    if value is not None and not isinstance(value, str | int | float | bool):
+        raise ValueError(f"a {type(value).__name__} is no JSON value")
+    return value
 
 
 PYTHONIC_MARKUP = register_markup(
