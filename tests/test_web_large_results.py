@@ -70,7 +70,8 @@ async def test_a_result_over_the_clients_event_limit_is_shown_cut() -> None:
     [shown] = [e["content"] for e in got["events"] if e["type"] == "TOOL_CALL_RESULT"]
     assert shown.startswith("x" * MAX_SHOWN_RESULT) and shown.endswith(
         f"[... {SIZE - MAX_SHOWN_RESULT:,} more characters not shown here; "
-        "the model read the whole result]")
+        "the model read the whole result when the tool ran, but a history the client "
+        "sends back holds only this]")
     assert read == [SIZE]  # the model read all of it
 
 
@@ -105,7 +106,7 @@ async def test_ai_sdk_a_result_over_the_cap_is_shown_cut(tool: Any) -> None:
     shown = part["output"] if tool is read_log else part["errorText"]
     assert part["state"] == ("output-available" if tool is read_log else "output-error")
     assert len(shown) < MAX_SHOWN_RESULT + 200 and shown.endswith(
-        "more characters not shown here; the model read the whole result]")
+        "but a history the client sends back holds only this]")
     assert read[0] >= SIZE  # the model read all of it
 
 

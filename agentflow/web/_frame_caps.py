@@ -54,7 +54,8 @@ def shown_result(output: str) -> str:
     if len(output) <= MAX_SHOWN_RESULT:
         return output
     return (f"{output[:MAX_SHOWN_RESULT]}\n[... {len(output) - MAX_SHOWN_RESULT:,} more "
-            "characters not shown here; the model read the whole result]")
+            "characters not shown here; the model read the whole result when the tool ran, "
+            "but a history the client sends back holds only this]")
 
 
 def cut_text(text: str, over: int) -> str:
