@@ -19,8 +19,10 @@ its processes are started without it: while one starts, the main module's
 ``__file__`` and ``__spec__`` are set aside (``_main_unseen``), the two
 attributes ``multiprocessing.spawn.get_preparation_data`` reads to tell the
 new process what to import. A script with the guard, without it, and
-``python -m`` all work alike; the user's own ``multiprocessing`` use is left
-as it was (the attributes are back as soon as the process has started).
+``python -m`` all work alike. The attributes are back as soon as the process
+has started; for those few milliseconds they are gone process-wide, so a
+``spawn`` or ``forkserver`` process the user's own code starts from another
+thread at that moment would not import the main module either.
 
 Standard input cannot be handed to another process: ``spool_stdin`` copies
 it to a temporary file a chunk at a time (at most ``MAX_INPUT_BYTES``), and
