@@ -1,7 +1,8 @@
 """A learned locator: where one field's value lives in a document, and the
 values it finds there (``agentflow.grounding.locators`` learns them from
 worked examples and documents the rules; ``agentflow.grounding.
-locator_reading`` reads a document the locator's way).
+locator_reading`` reads a document the locator's way, ``locator_signs`` what
+the document shows around its label).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from agentflow.grounding.folding import same_text
 from agentflow.grounding.label_forms import quoted_unit
 from agentflow.grounding.lines import line_arguments
 from agentflow.grounding.locator_places import is_gap
+from agentflow.grounding.locator_signs import LocatorSigns
 from agentflow.grounding.locator_words import LocatorWords
 from agentflow.grounding.quotes import in_quotes
 from agentflow.grounding.token_shapes import same_kinds
@@ -36,7 +38,7 @@ the ``local`` dialect, dropped by every other."""
 
 
 @dataclass(frozen=True, slots=True)
-class Locator(LocatorWords):
+class Locator(LocatorWords, LocatorSigns):
     """Where one field's value lives (``agentflow.grounding.locators`` documents the rules).
 
     Attributes:
@@ -166,7 +168,7 @@ class Locator(LocatorWords):
             depth where the document writes one there (never a nested
             ``version:`` of a CITATION.cff's ``references:``); where it writes
             the label only at another depth, the values read there are
-            offered, but never pinned (``LocatorReading.off_depth``).
+            offered, but never pinned (``LocatorSigns.off_depth``).
         fence: the key of the fenced block every example that fills the field
             writes its value inside (``agentflow.grounding.fences``: ``^---``,
             a Markdown page's front matter), or ``""``: the rule then reads
@@ -220,7 +222,7 @@ class Locator(LocatorWords):
             ``namespace:``), or ``()``: the rule reads the label only under
             them where the document writes it there; where it writes it
             only under other keys (``bugs.url``), the values read there are
-            offered, but never pinned (``LocatorReading.off_depth``).
+            offered, but never pinned (``LocatorSigns.off_depth``).
         document: the keys that tell the document of a ``---`` stream every
             example writes the value in from the others (``agentflow.
             grounding.key_paths.learn_document``: ``replicas``, ``template``
