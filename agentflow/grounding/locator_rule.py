@@ -1,7 +1,8 @@
 """A learned locator: where one field's value lives in a document, and the
 values it finds there (``agentflow.grounding.locators`` learns them from
 worked examples and documents the rules; ``agentflow.grounding.
-locator_reading`` reads a document the locator's way).
+locator_reading`` reads a document the locator's way, ``locator_signs`` what
+the document shows around its label, ``locator_pins`` which values it may pin).
 """
 
 from __future__ import annotations
@@ -12,14 +13,12 @@ from typing import Any
 from agentflow.grounding.echo_keys import echo_differs
 from agentflow.grounding.edges import clean_edges
 from agentflow.grounding.folding import same_text
-from agentflow.grounding.label_forms import quoted_unit
 from agentflow.grounding.lines import line_arguments
-from agentflow.grounding.locator_places import is_gap
+from agentflow.grounding.locator_pins import LocatorPins
+from agentflow.grounding.locator_signs import LocatorSigns
 from agentflow.grounding.locator_words import LocatorWords
-from agentflow.grounding.quotes import in_quotes
-from agentflow.grounding.token_shapes import same_kinds
-from agentflow.grounding.value_clauses import block_marker, clause_break, comment_tail
-from agentflow.grounding.value_kinds import bare_number, figure, whole_numbers
+from agentflow.grounding.value_clauses import block_marker
+from agentflow.grounding.value_kinds import figure
 from agentflow.grounding.void_blocks import live_text
 
 __all__ = ["VALUES_KEY", "Locator", "block_marker", "clean_edges", "figure", "line_arguments",
@@ -36,7 +35,7 @@ the ``local`` dialect, dropped by every other."""
 
 
 @dataclass(frozen=True, slots=True)
-class Locator(LocatorWords):
+class Locator(LocatorWords, LocatorSigns, LocatorPins):
     """Where one field's value lives (``agentflow.grounding.locators`` documents the rules).
 
     Attributes:
@@ -166,7 +165,7 @@ class Locator(LocatorWords):
             depth where the document writes one there (never a nested
             ``version:`` of a CITATION.cff's ``references:``); where it writes
             the label only at another depth, the values read there are
-            offered, but never pinned (``LocatorReading.off_depth``).
+            offered, but never pinned (``LocatorSigns.off_depth``).
         fence: the key of the fenced block every example that fills the field
             writes its value inside (``agentflow.grounding.fences``: ``^---``,
             a Markdown page's front matter), or ``""``: the rule then reads
@@ -220,7 +219,7 @@ class Locator(LocatorWords):
             ``namespace:``), or ``()``: the rule reads the label only under
             them where the document writes it there; where it writes it
             only under other keys (``bugs.url``), the values read there are
-            offered, but never pinned (``LocatorReading.off_depth``).
+            offered, but never pinned (``LocatorSigns.off_depth``).
         document: the keys that tell the document of a ``---`` stream every
             example writes the value in from the others (``agentflow.
             grounding.key_paths.learn_document``: ``replicas``, ``template``
@@ -299,49 +298,6 @@ class Locator(LocatorWords):
             return True
         return (not self.letter or any(c.isalpha() for c in value)) and (
             not self.digit or any(c.isdigit() for c in value))
-
-    def pins(self, value: str) -> bool:
-        """Whether the rule may pin ``value`` (a single value it finds, or a
-        list's item): not where the value holds an inline comment no example's
-        value (item) shows (``comments``; ``agentflow.grounding.value_clauses``:
-        ``https://x.org/a.git ; mirror``), nor, for a single value, a clause
-        break no example's value shows (``clauses``; a list's items, copyright
-        holders, write ``(C)`` and ``Inc.`` freely), nor several
-        words where every example's value is one (``spaced``): the rule may
-        have read past the value; nor one wrapped in quotes where no example's
-        value begins with a quoted string (``quoted``): its quotes may be the
-        document's syntax; nor one that begins with a marker line no example's
-        value begins with (``marked``, ``block_marker``); nor one of another
-        quantity than every example's (``decimal``, ``unit``: ``agentflow.
-        grounding.value_kinds``: a count ``3 items`` where each example's is
-        an amount ``£117.60``, a bare ``2,400.00`` where each writes its
-        currency); nor one without the head every example's value begins
-        with (``head``)."""
-        unit = self.anchored and quoted_unit(self.left, self.right)  # its quotes end it
-        if self.many:
-            return self.comments or unit or not comment_tail(value)
-        if (self.decimal and whole_numbers(value)) or (self.unit and bare_number(value)):
-            return False
-        return (self.marked or not block_marker(value)) and (
-            self.clauses or unit or not clause_break(value)) and (
-            self.comments or unit or not comment_tail(value)) and (
-            self.spaced or unit or len(value.split()) <= 1 or self._more_words(value)) and (
-            self.quoted or not in_quotes(value)) and (
-            value.strip().casefold().startswith(self.head))
-
-    def _more_words(self, value: str) -> bool:
-        """Whether ``value``, of several words where every example's value is
-        one, is still the value a labelled line's rest holds: the rule reads
-        after a label to the line's end (the format's value is the line's
-        rest), or to a column gap (``locator_places.is_gap``: the rest of
-        its column), and each word holds the kinds of characters the examples'
-        values hold (``token_shapes.same_kinds``: ``GPL-2.0-or-later AND
-        GPL-3.0-only`` for ``GPLv2+``, ``MIT``; never ``builtin 0.006`` for
-        ``Dpkg::Exit``, nor a value up to another ``right`` the examples end
-        it at, ``;``, nor a shell array ``('a' 'a-docs')`` where each
-        example's ``pkgname=`` is a bare word)."""
-        return self.labelled and (not self.right or is_gap(self.right)) and same_kinds(
-            value, self.shapes)
 
     def label_lines(self, source: str) -> int:
         """How many lines of ``source`` (inside the rule's ``group`` and

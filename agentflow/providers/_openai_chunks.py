@@ -1,9 +1,9 @@
 """The reply side of the OpenAI chat-completions wire format
 (``agentflow.providers._openai_wire`` re-exports it): ``ChunkParser`` folds
 stream chunks (``chat.completion.chunk``) or a whole reply
-(``chat.completion``) into ``ModelChunk``s; ``parse_usage``,
-``finish_reason`` and ``token_logprobs`` (``_openai_logprobs``) normalize
-what vendors report.
+(``chat.completion``) into ``ModelChunk``s; ``parse_usage`` and
+``finish_reason`` (``_openai_finish``) and ``token_logprobs``
+(``_openai_logprobs``) normalize what vendors report (re-exported here).
 
 Wire facts follow shared/providers.md section 1 (OpenAI Chat Completions):
 stream tool-call deltas are keyed by ``index``; a refusal arrives in
@@ -20,7 +20,6 @@ import orjson
 from agentflow.errors import ContextLengthError
 from agentflow.model import (
     FinishChunk,
-    FinishReason,
     ModelChunk,
     TextDelta,
     ThinkingDelta,
@@ -29,6 +28,7 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
+from agentflow.providers._openai_finish import finish_reason, parse_usage
 from agentflow.providers._openai_logprobs import token_logprobs
 from agentflow.providers._reasoning_details import REASONING_DETAILS, DetailsMerger
 
@@ -40,64 +40,6 @@ OpenAI-compatible endpoints carry the thought signature there,
 ``{"google": {"thought_signature": ...}}``), sent back with the call."""
 
 _UNSET: Any = object()
-
-_FINISH: dict[str, FinishReason] = {
-    "stop": "stop", "eos": "stop", "end_turn": "stop",
-    "length": "length", "max_tokens": "length", "model_context_window_exceeded": "length",
-    "tool_calls": "tool_calls", "function_call": "tool_calls",
-    "content_filter": "content_filter", "sensitive": "content_filter",
-    "insufficient_system_resource": "error", "network_error": "error", "error": "error",
-    "abort": "error",
-    "refusal": "refusal",
-    # other servers' words for the same ends (read case-blind, ``finish_reason``)
-    "eos_token": "stop", "end": "stop", "stop_sequence": "stop", "complete": "stop",
-    "model_length": "length",
-    "tool_use": "tool_calls", "tool_call": "tool_calls",
-    "safety": "content_filter", "recitation": "content_filter", "blocklist": "content_filter",
-    "prohibited_content": "content_filter", "spii": "content_filter",
-    "guardrail_intervened": "content_filter", "content_filtered": "content_filter",
-    "malformed_function_call": "error", "timeout": "error",
-}
-"""``abort``: vLLM and SGLang end a request their engine aborted (shutdown, a
-scale-down or sleep pause, an abort request) with it over HTTP 200 and then
-``[DONE]`` (vllm-project/vllm#57082): the text so far is cut, not an answer.
-``model_length``: Mistral's end at the model's context window, the text cut as
-by ``length`` (camel-ai/camel#4266); ``eos_token``: TGI before 2.2
-(huggingface/text-generation-inference#2344), ``end``: gateways
-(earendil-works/pi#2107); Anthropic's, Bedrock's, Gemini's and Cohere's own
-words (``tool_use``, ``guardrail_intervened``, ``SAFETY``, ``COMPLETE``...)
-as gateways relay them unmapped."""
-
-
-def finish_reason(raw: str) -> FinishReason:
-    """A vendor's finish reason, normalized (GLM ``sensitive`` -> ``content_filter``,
-    DeepSeek ``insufficient_system_resource`` and vLLM ``abort`` -> ``error``,
-    Mistral ``model_length`` -> ``length``; any case; unknown -> ``other``)."""
-    known = _FINISH.get(raw)
-    if known is not None:
-        return known
-    return _FINISH.get(raw.lower(), "other") if isinstance(raw, str) else "other"
-
-
-def parse_usage(data: Any) -> Usage | None:
-    """``Usage`` from a ``usage`` object (``prompt_tokens``, ``completion_tokens``,
-    ``prompt_tokens_details.cached_tokens`` or DeepSeek's
-    ``prompt_cache_hit_tokens``, ``completion_tokens_details.reasoning_tokens``).
-
-    Raises:
-        ValueError, TypeError, AttributeError: counts that are not numbers, or
-            details that are not objects (``ReplyGuard`` makes them typed).
-    """
-    if data is None or not isinstance(data, Mapping):  # None first: no ABC check per chunk
-        return None
-    prompt = data.get("prompt_tokens") or data.get("input_tokens") or 0
-    completion = data.get("completion_tokens") or data.get("output_tokens") or 0
-    details = data.get("prompt_tokens_details") or {}
-    out_details = data.get("completion_tokens_details") or {}
-    cached = details.get("cached_tokens") or data.get("prompt_cache_hit_tokens") or 0
-    reasoning = out_details.get("reasoning_tokens") or 0
-    return Usage(int(prompt), int(completion), int(cached), int(reasoning))
-
 
 class _Arguments:
     """The argument text of one streamed call so far (its fragments)."""

@@ -1,7 +1,8 @@
 """The machinery every OpenAI-style adapter shares: ``OpenAICompatibleModel``
-(sending; the request-building hooks are in ``_openai_request``, the
-reply-reading hooks, whole and streamed replies, and the error hooks in
-``_openai_reply``).
+(its set-up and identity; sending a request, again after a refusal a remedy
+fixes, is in ``_openai_sending``, the request-building hooks in
+``_openai_request``, the reply-reading hooks, whole and streamed replies, and
+the error hooks in ``_openai_reply``).
 The error classification that makes a vendor's "feature unsupported" 400 an
 ``UnsupportedFeatureError`` lives in ``_openai_errors`` (re-exported here).
 
@@ -19,20 +20,15 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, ClassVar, Literal, Self
+from collections.abc import Mapping, Sequence
+from typing import ClassVar, Literal, Self
 from urllib.parse import urlsplit
 
 from agentflow._secrets import redact_urls
 from agentflow.errors import (
-    AuthenticationError,
-    BadRequestError,
     InvalidModelError,
 )
-from agentflow.media.tokens import request_media_cost
-from agentflow.messages import Msg
-from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolSpec
-from agentflow.providers._context_cuts import cut_error, prompt_estimate, silent_cut
+from agentflow.model import ModelProfile
 from agentflow.providers._gemini_reply import validates_signatures
 from agentflow.providers._gemini_request import FOREIGN_SIGNATURE
 from agentflow.providers._http import (
@@ -42,38 +38,29 @@ from agentflow.providers._http import (
     api_key_from,
     shared_governor,
 )
-from agentflow.providers._http_errors import STREAM_TYPES
 from agentflow.providers._markup import (
     AnyMarkup,
-    filter_for,
     markups_for_model,
     resolve_markups,
 )
 from agentflow.providers._media import ImageUrlStyle
 from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_errors import (
-    failed_output,
     openai_error,
     payload_error,
     unsupported_feature,
 )
 from agentflow.providers._openai_remedies import (
-    MAX_REMEDIES,
     OPTIONAL_FIELDS,
-    apply_remedy,
     refused_optional_fields,
-    remedy_for,
 )
-from agentflow.providers._openai_reply import OpenAIReplyHooks, failed_generation
 from agentflow.providers._openai_request import (
     FORCE_NAMED_TOOL,
-    OpenAIRequestHooks,
     WireFormat,
 )
+from agentflow.providers._openai_sending import OpenAISending
 from agentflow.providers._openai_wire import ReasoningHistory
-from agentflow.providers._payload import NOT_PARSED, ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
-from agentflow.providers._streams import BufferedBody, ndjson_body, sse_body, sse_response
 from agentflow.providers._think_tags import inline_thinking_for_model, think_tag_parser
 from agentflow.ratelimit import model_family
 
@@ -103,7 +90,7 @@ vLLM's structured outputs docs): the schema also goes in a system instruction
 # ----------------------------------------------------------------------------- models
 
 
-class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
+class OpenAICompatibleModel(OpenAISending):
     """A ``ChatModel`` over ``POST {base_url}/chat/completions``.
 
     Args:
@@ -280,122 +267,3 @@ class OpenAICompatibleModel(OpenAIRequestHooks, OpenAIReplyHooks):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-    # -- the request ----------------------------------------------------------
-    def stream(
-        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
-    ) -> AsyncIterator[ModelChunk]:
-        """Send one request and yield its chunks (see the class docstring for errors).
-
-        A strict tool the vendor refuses ("Invalid schema for function 'x': ...",
-        code ``invalid_function_parameters``: a schema our strict transform kept
-        but the vendor's limits refuse — nesting depth, a ``pattern`` it cannot
-        compile) is sent again once without ``strict``, and this model sends no
-        ``strict`` from then on (C13 kind: never a 400 for a schema that can go
-        non-strict). Nothing was yielded before such a refusal.
-
-        A self-hosted server's constrained-decoding engine refusing a schema
-        (llama.cpp, vLLM: ``engine_refused``) is about the part of this request
-        that carried one (``schema_carrier``): strict tools are sent again
-        without ``strict`` as above; otherwise the ``UnsupportedFeatureError``
-        names the response format, the forced ``tool_choice`` or the tools, so
-        the engine drops that one (Native -> Tool -> Prompt, forcing by reminder).
-
-        An optional field a server refuses as unknown (``OPTIONAL_FIELDS``:
-        ``stream_options``, ``parallel_tool_calls``; "Unrecognized request
-        argument supplied: stream_options", "Extra inputs are not permitted")
-        is sent no more by this model and the request goes again; so is a
-        sampling field a reasoning model takes at its default only
-        (``DEFAULT_ONLY_FIELDS``: ``temperature``), and a refused token-limit
-        field is sent under its other name (``TOKEN_FIELDS``: ``max_tokens``
-        / ``max_completion_tokens``, Azure OpenAI's reasoning models and older
-        API versions). A refusal of a request built before a concurrent
-        request of this model applied a remedy is sent again the new way
-        first (the refusal may be the one remedied: two users' conversations
-        that both need it both go on). At most ``MAX_REMEDIES`` such resends
-        per request.
-
-        One async generator per request (``_send``): nothing is built or sent
-        before the first iteration.
-        """
-        return self._send(messages, tools, options)
-
-    def request_deadline(self, body: Mapping[str, Any]) -> float | Literal["settings"] | None:
-        """Seconds the request ``body`` may take, all of it (``HttpClient.open``'s
-        ``deadline``): ``"settings"``, the model's ``HttpSettings.deadline``.
-        A model whose replies take as long as their token budget says
-        (the embedded model: ``agentflow.providers.local``) overrides it."""
-        return "settings"
-
-    async def _send(
-        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
-    ) -> AsyncIterator[ModelChunk]:
-        """Build the body, send it (again after a remedied refusal, see
-        ``stream``) and yield the reply's chunks."""
-        markup = filter_for(self._markups, tools)
-        media = request_media_cost(messages, self._profile.media_tokens)
-        for remedies in range(MAX_REMEDIES + 1):
-            remedied = self._remedied  # the way this request is built and sent
-            body = self._body(messages, tools, options)
-            if self._key_missing:
-                raise AuthenticationError(
-                    f"no API key: pass api_key=... or set {self.env_var}", vendor=self.vendor)
-            streaming = body.get("stream") is True
-            exchange = self._http.open(self.chat_path, body, raw=self.body_json(body),
-                                       whole=not streaming, media=media,
-                                       deadline=self.request_deadline(body))
-            del body  # the exchange drops it once sent: not kept alive while the reply comes
-            try:
-                await exchange.start()
-                break
-            except BadRequestError as exc:
-                if failed_output(exc):  # the model's output, not the request: sample again
-                    yield failed_generation(self.vendor, exc)
-                    return
-                if self._remedied != remedied and remedies < MAX_REMEDIES:
-                    continue  # a concurrent request remedied this model meanwhile: the new way
-                # what the refused request carried is read only now (the same body
-                # again): a request that is not refused pays nothing for it
-                remedy = remedy_for(exc, self._body(messages, tools, options),
-                                    remedies < MAX_REMEDIES)
-                if remedy is exc:
-                    raise
-                if isinstance(remedy, BadRequestError):  # (the feature the refusal names)
-                    raise remedy from exc
-                options = apply_remedy(self, remedy, exc, options)  # or raises exc
-        window = self._profile.context_window
-        async with exchange as response:
-            if sse_response(response) or (streaming and response.content_type in STREAM_TYPES):
-                source: Any = response  # a stream, asked for or forced by a proxy
-            else:  # (any other type was read whole by the transport's check: parsed)
-                data = exchange.parsed  # the HTTP layer's parse of the body, when it made one
-                raw = b"" if data is not NOT_PARSED else await response.read()
-                if data is not NOT_PARSED or not (sse_body(raw) or ndjson_body(raw)):
-                    guard = ReplyGuard(self.vendor, stream=False)
-                    if data is NOT_PARSED:
-                        data = guard.load(raw)
-                    for chunk in self.whole_chunks(guard, data, markup):
-                        if chunk.type == "usage" and window:
-                            self._check_cut(messages, window, chunk.usage.input_tokens)
-                        yield chunk
-                    return
-                # events under another content type (text/plain, application/json), or
-                # chunks one a line without ``data:`` (xorbitsai/inference#523)
-                source = BufferedBody(raw, response)
-            async for chunk in self._read_stream(source, markup):
-                if chunk.type == "usage" and window:
-                    self._check_cut(messages, window, chunk.usage.input_tokens)
-                yield chunk
-
-    def _check_cut(self, messages: Sequence[Msg], window: int, evaluated: int) -> None:
-        """Refuse a reply over a prompt the server cut to its ``window`` without
-        saying so (a llama.cpp server with context shift: ``_context_cuts``).
-
-        Raises:
-            ContextLengthError: ``evaluated`` prompt tokens, no more than the
-                window, while we sent clearly more.
-        """
-        if evaluated and evaluated <= window:  # our count only then: no cost per reply
-            sent = prompt_estimate(messages)
-            if silent_cut(sent, window, evaluated):
-                raise cut_error(self.vendor, sent, window, evaluated)

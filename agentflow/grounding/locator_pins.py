@@ -1,0 +1,80 @@
+"""Which values a learned locator may pin (``LocatorPins.pins``, a base of
+``agentflow.grounding.locator_rule.Locator``): a value it finds is offered
+either way, but pinned only where it shows nothing the examples' values never
+show (an inline comment, a clause break, more words, quotes, a block marker,
+another quantity, another head): there the rule may have read past the value
+or into the document's syntax. ``agentflow.grounding.locators`` documents the
+rules.
+"""
+
+from __future__ import annotations
+
+from agentflow.grounding.label_forms import quoted_unit
+from agentflow.grounding.locator_places import is_gap
+from agentflow.grounding.locator_reading import LocatorReading
+from agentflow.grounding.quotes import in_quotes
+from agentflow.grounding.token_shapes import same_kinds
+from agentflow.grounding.value_clauses import block_marker, clause_break, comment_tail
+from agentflow.grounding.value_kinds import bare_number, whole_numbers
+
+__all__ = ["LocatorPins"]
+
+
+class LocatorPins(LocatorReading):
+    """The base of ``Locator`` that tells which values it may pin (``pins``),
+    reading only the fields below and ``LocatorReading``'s (``Locator``
+    holds them all, documented there)."""
+
+    __slots__ = ()
+
+    shapes: tuple[str, ...]
+    clauses: bool
+    spaced: bool
+    comments: bool
+    head: str
+    marked: bool
+    decimal: bool
+    unit: bool
+
+    def pins(self, value: str) -> bool:
+        """Whether the rule may pin ``value`` (a single value it finds, or a
+        list's item): not where the value holds an inline comment no example's
+        value (item) shows (``comments``; ``agentflow.grounding.value_clauses``:
+        ``https://x.org/a.git ; mirror``), nor, for a single value, a clause
+        break no example's value shows (``clauses``; a list's items, copyright
+        holders, write ``(C)`` and ``Inc.`` freely), nor several
+        words where every example's value is one (``spaced``): the rule may
+        have read past the value; nor one wrapped in quotes where no example's
+        value begins with a quoted string (``quoted``): its quotes may be the
+        document's syntax; nor one that begins with a marker line no example's
+        value begins with (``marked``, ``block_marker``); nor one of another
+        quantity than every example's (``decimal``, ``unit``: ``agentflow.
+        grounding.value_kinds``: a count ``3 items`` where each example's is
+        an amount ``£117.60``, a bare ``2,400.00`` where each writes its
+        currency); nor one without the head every example's value begins
+        with (``head``)."""
+        unit = self.anchored and quoted_unit(self.left, self.right)  # its quotes end it
+        if self.many:
+            return self.comments or unit or not comment_tail(value)
+        if (self.decimal and whole_numbers(value)) or (self.unit and bare_number(value)):
+            return False
+        return (self.marked or not block_marker(value)) and (
+            self.clauses or unit or not clause_break(value)) and (
+            self.comments or unit or not comment_tail(value)) and (
+            self.spaced or unit or len(value.split()) <= 1 or self._more_words(value)) and (
+            self.quoted or not in_quotes(value)) and (
+            value.strip().casefold().startswith(self.head))
+
+    def _more_words(self, value: str) -> bool:
+        """Whether ``value``, of several words where every example's value is
+        one, is still the value a labelled line's rest holds: the rule reads
+        after a label to the line's end (the format's value is the line's
+        rest), or to a column gap (``locator_places.is_gap``: the rest of
+        its column), and each word holds the kinds of characters the examples'
+        values hold (``token_shapes.same_kinds``: ``GPL-2.0-or-later AND
+        GPL-3.0-only`` for ``GPLv2+``, ``MIT``; never ``builtin 0.006`` for
+        ``Dpkg::Exit``, nor a value up to another ``right`` the examples end
+        it at, ``;``, nor a shell array ``('a' 'a-docs')`` where each
+        example's ``pkgname=`` is a bare word)."""
+        return self.labelled and (not self.right or is_gap(self.right)) and same_kinds(
+            value, self.shapes)
