@@ -30,6 +30,7 @@ from agentflow.errors import (
 )
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_message
+from agentflow.providers._ollama_errors import SPENT_PLAN
 from agentflow.providers._openai_refusals import (
     _LOCAL_SERVER_WORDING,
     call_ids_refused,
@@ -56,8 +57,8 @@ __all__ = [
     "unsupported_feature",
 ]
 
-_DAILY_LIMIT = re.compile(r"per[- ]day\b|\b[RT]PD\b|daily (?:limit|quota)"
-                          r"|\b(?:hourly|session|daily|weekly|monthly) usage limit\b", re.I)
+_DAILY_LIMIT = re.compile(r"per[- ]day\b|\b[RT]PD\b|daily (?:limit|quota)|"
+                          + SPENT_PLAN.pattern, re.I)
 """A 429 for a daily limit: OpenAI's "Rate limit reached for gpt-4o ... on
 requests per day (RPD): Limit 200, Used 200", OpenRouter's "Rate limit
 exceeded: free-models-per-day. Add 10 credits to unlock 1000 free model
