@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from agentflow import Event, ReActAgent
+from agentflow import Event, ReActAgent, ToolResult
+from agentflow.providers.ollama import OllamaChatModel
 from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
+from tests.fakes.ollama import OllamaFake
 from tests.fakes.openai import OpenAIFake
 from tests.provider_scenarios import FAST
 
-__all__ = ["STREAMS", "get_weather", "weather_events"]
+__all__ = ["STREAMS", "get_weather", "ollama_weather_results", "weather_events"]
 
 STREAMS = pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 """Each test once on a streamed reply, once on a whole one (``stream``)."""
@@ -38,3 +40,17 @@ async def weather_events(model: str, text: str, answer: str, *, stream: bool,
                                    settings=FAST) as chat:
             return [e async for e in ReActAgent("w", chat, tools=[get_weather])
                     .stream(prompt)]
+
+
+async def ollama_weather_results(model: str, text: str, *, stream: bool,
+                                 chunk_size: int = 6) -> list[str]:
+    """The sorted ``get_weather`` results of asking Ollama's ``model`` about
+    Paris and Rome, when it first writes ``text`` (streamed ``chunk_size``
+    characters a chunk), then "Both sunny."."""
+    async with OllamaFake() as fake:
+        fake.add(FakeReply(text=text, chunk_size=chunk_size), FakeReply(text="Both sunny."))
+        async with OllamaChatModel(model, base_url=fake.url, stream=stream,
+                                   settings=FAST) as chat:
+            events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
+                      .stream("Weather in Paris and Rome?")]
+    return sorted(e.output for e in events if isinstance(e, ToolResult))

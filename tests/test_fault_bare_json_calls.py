@@ -19,12 +19,10 @@ from __future__ import annotations
 import pytest
 
 from agentflow import Complete, ReActAgent, ToolResult
-from agentflow.providers.ollama import OllamaChatModel
 from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
-from tests.fakes.ollama import OllamaFake
 from tests.fakes.openai import OpenAIFake
-from tests.markup_scenarios import STREAMS, get_weather, weather_events
+from tests.markup_scenarios import STREAMS, get_weather, ollama_weather_results, weather_events
 from tests.provider_scenarios import FAST
 
 
@@ -49,16 +47,7 @@ async def test_a_bare_json_call_runs_the_tool(stream: bool, model: str, text: st
 async def test_an_array_of_calls_runs_each(stream: bool) -> None:
     text = ('[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
             '{"name": "get_weather", "arguments": {"city": "Rome"}}]')
-    async with OllamaFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=7), FakeReply(text="Both sunny."))
-        chat = OllamaChatModel("mistral-small3.2", base_url=fake.url, stream=stream,
-                               settings=FAST)
-        try:
-            events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
-                      .stream("Weather in Paris and Rome?")]
-        finally:
-            await chat.aclose()
-    assert sorted(e.output for e in events if isinstance(e, ToolResult)) == [
+    assert await ollama_weather_results("mistral-small3.2", text, stream=stream, chunk_size=7) == [
         "Paris: sunny", "Rome: sunny"]
 
 

@@ -24,7 +24,7 @@ from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
 from tests.fakes.ollama import OllamaFake
 from tests.fakes.openai import OpenAIFake
-from tests.markup_scenarios import STREAMS, get_weather, weather_events
+from tests.markup_scenarios import STREAMS, get_weather, ollama_weather_results, weather_events
 from tests.provider_scenarios import FAST
 
 
@@ -54,15 +54,7 @@ async def test_a_tool_call_block_runs_the_tool(stream: bool, text: str) -> None:
 async def test_two_blocks_run_two_calls_on_ollama(stream: bool) -> None:
     text = ('<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>'
             '<|tool_call>call:get_weather{city:<|"|>Rome, IT<|"|>}<tool_call|>')
-    async with OllamaFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=6), FakeReply(text="Both sunny."))
-        chat = OllamaChatModel("gemma4:e4b", base_url=fake.url, stream=stream, settings=FAST)
-        try:
-            events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
-                      .stream("Weather in Paris and Rome?")]
-        finally:
-            await chat.aclose()
-    assert sorted(e.output for e in events if isinstance(e, ToolResult)) == [
+    assert await ollama_weather_results("gemma4:e4b", text, stream=stream) == [
         "Paris: sunny", "Rome, IT: sunny"]
 
 

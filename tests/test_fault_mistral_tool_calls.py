@@ -20,12 +20,10 @@ import pytest
 from pydantic import BaseModel
 
 from agentflow import Complete, OutputConfig, ReActAgent, ToolResult, ToolStrategy
-from agentflow.providers.ollama import OllamaChatModel
 from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
-from tests.fakes.ollama import OllamaFake
 from tests.fakes.openai import OpenAIFake
-from tests.markup_scenarios import STREAMS, get_weather, weather_events
+from tests.markup_scenarios import STREAMS, get_weather, ollama_weather_results, weather_events
 from tests.provider_scenarios import FAST
 
 
@@ -55,15 +53,7 @@ async def test_a_tool_calls_block_runs_the_tool(stream: bool, text: str) -> None
 async def test_several_calls_after_a_sentence(stream: bool) -> None:
     text = ('Let me check both.[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}'
             '[TOOL_CALLS]get_weather[ARGS]{"city": "Rome"}')
-    async with OllamaFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=6), FakeReply(text="Both sunny."))
-        chat = OllamaChatModel("devstral", base_url=fake.url, stream=stream, settings=FAST)
-        try:
-            events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
-                      .stream("Weather in Paris and Rome?")]
-        finally:
-            await chat.aclose()
-    assert sorted(e.output for e in events if isinstance(e, ToolResult)) == [
+    assert await ollama_weather_results("devstral", text, stream=stream) == [
         "Paris: sunny", "Rome: sunny"]
 
 

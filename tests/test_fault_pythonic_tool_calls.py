@@ -21,12 +21,10 @@ import pytest
 from pydantic import BaseModel
 
 from agentflow import Complete, OutputConfig, ReActAgent, ToolResult, ToolStrategy
-from agentflow.providers.ollama import OllamaChatModel
 from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
-from tests.fakes.ollama import OllamaFake
 from tests.fakes.openai import OpenAIFake
-from tests.markup_scenarios import STREAMS, get_weather, weather_events
+from tests.markup_scenarios import STREAMS, get_weather, ollama_weather_results, weather_events
 from tests.provider_scenarios import FAST
 
 
@@ -55,15 +53,7 @@ async def test_a_pythonic_reply_runs_the_tool(stream: bool, model: str, text: st
 @STREAMS
 async def test_two_calls_on_ollama(stream: bool) -> None:
     text = '[get_weather(city="Paris"), get_weather(city="Rome")]'
-    async with OllamaFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=6), FakeReply(text="Both sunny."))
-        chat = OllamaChatModel("llama3.2:3b", base_url=fake.url, stream=stream, settings=FAST)
-        try:
-            events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
-                      .stream("Weather in Paris and Rome?")]
-        finally:
-            await chat.aclose()
-    assert sorted(e.output for e in events if isinstance(e, ToolResult)) == [
+    assert await ollama_weather_results("llama3.2:3b", text, stream=stream) == [
         "Paris: sunny", "Rome: sunny"]
 
 
