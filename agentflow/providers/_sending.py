@@ -254,6 +254,18 @@ class RequestSteps:
                 raise in_body
         return response, parsed, b""
 
+    def _read_failed(self, response: aiohttp.ClientResponse, exc: BaseException, when: str,
+                     broke: str) -> ProviderError:
+        """The typed error of a failed read of ``response``'s body (released
+        here): ``ProviderTimeoutError`` ("no data for Ns {when}") for a
+        ``TimeoutError`` (aiohttp's ``ServerTimeoutError`` is one too),
+        ``ProviderConnectionError`` ("{broke}: {aiohttp's error}") otherwise."""
+        response.release()
+        if isinstance(exc, TimeoutError):
+            return ProviderTimeoutError(f"no data for {self.settings.read_timeout}s {when}",
+                                        vendor=self.vendor)
+        return ProviderConnectionError(f"{broke}: {type(exc).__name__}", vendor=self.vendor)
+
     async def _read_whole(self, response: aiohttp.ClientResponse) -> bytes:
         """``response``'s whole body (a reply the vendor's ``BodyErrorCheck``
         reads), under the request's timeouts; ``response`` is released on
@@ -265,16 +277,9 @@ class RequestSteps:
         """
         try:
             return await response.read()
-        except TimeoutError as exc:  # first: aiohttp's ServerTimeoutError is both
-            response.release()
-            raise ProviderTimeoutError(
-                f"no data for {self.settings.read_timeout}s while reading the reply from "
-                f"{self.vendor}", vendor=self.vendor) from exc
-        except aiohttp.ClientError as exc:
-            response.release()
-            raise ProviderConnectionError(
-                f"the reply from {self.vendor} broke: {type(exc).__name__}", vendor=self.vendor,
-            ) from exc
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise self._read_failed(response, exc, f"while reading the reply from {self.vendor}",
+                                    f"the reply from {self.vendor} broke") from exc
         except BaseException:  # cancelled (the deadline): nobody reads it
             response.release()
             raise
@@ -297,16 +302,10 @@ class RequestSteps:
                 head += raw
                 if has_event(head) or len(head) > HEAD_BYTES:
                     return head
-        except TimeoutError as exc:  # first: aiohttp's ServerTimeoutError is both
-            response.release()
-            raise ProviderTimeoutError(
-                f"no data for {self.settings.read_timeout}s before the first event of the "
-                f"reply from {self.vendor}", vendor=self.vendor) from exc
-        except aiohttp.ClientError as exc:
-            response.release()
-            raise ProviderConnectionError(
-                f"the reply stream from {self.vendor} broke before its first event: "
-                f"{type(exc).__name__}", vendor=self.vendor) from exc
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise self._read_failed(
+                response, exc, f"before the first event of the reply from {self.vendor}",
+                f"the reply stream from {self.vendor} broke before its first event") from exc
         except BaseException:  # cancelled (the deadline): nobody reads it
             response.release()
             raise
