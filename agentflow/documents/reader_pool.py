@@ -55,14 +55,14 @@ from agentflow.documents.budget import (
     memory_budget,
     over_budget,
 )
-from agentflow.documents.inputs import Document, Source, _failed, _file_document, read_source
+from agentflow.documents.inputs import Document, Source, failed_document, file_document, read_source
 from agentflow.documents.kinds import DocumentKind, sniff_kind
 from agentflow.documents.reading import (
-    _TOO_LARGE,
     MAX_INPUT_BYTES,
-    _too_large,
-    _Unusable,
+    TOO_LARGE,
+    Unusable,
     open_input,
+    too_large,
 )
 from agentflow.documents.routing import PdfMode, pdf_delivery
 from agentflow.documents.small import INLINE_BYTES, inline_fits, read_small
@@ -96,12 +96,12 @@ def read_in_worker(path: str, fmt: str, deliver: PdfDelivery | None,
     shown = "-" if stdin else path
     try:
         with cpu_budget(shown, budget.cpu_seconds), memory_budget(shown, budget.memory_bytes):
-            return _file_document(Path(path), fmt, deliver, budget, stdin=stdin)
+            return file_document(Path(path), fmt, deliver, budget, stdin=stdin)
     except DocumentError as exc:  # the CPU or memory limit: raised by the budget
         return Document(shown, "", problem=str(exc), kind=_kind(Path(path), fmt),
                         problem_type=type(exc).__name__, reason=exc.reason or None)
-    except _Unusable as exc:
-        return _failed(exc, shown)
+    except Unusable as exc:
+        return failed_document(exc, shown)
     except Exception as exc:  # untrusted input met a reader's bug: this file fails, not the run
         return Document(shown, "", problem=f"{shown}: the reader failed: {type(exc).__name__}: "
                                            f"{str(exc)[:300]}", problem_type="DocumentError",
@@ -118,7 +118,7 @@ def _kind(path: Path, fmt: str) -> DocumentKind:
     try:
         with open_input(path) as f:
             head = f.read(1024)
-    except (OSError, EOFError, ValueError, _Unusable):
+    except (OSError, EOFError, ValueError, Unusable):
         head = b""
     return sniff_kind(head, str(path))
 
@@ -327,10 +327,10 @@ def spool_stdin(limit: int = MAX_INPUT_BYTES) -> Path | Document:
                 got = out.tell()
     except OSError as exc:
         path.unlink(missing_ok=True)
-        return _failed(_Unusable(f"-: cannot read: {exc}"), "-")
+        return failed_document(Unusable(f"-: cannot read: {exc}"), "-")
     if got > limit:
         path.unlink(missing_ok=True)
-        return _failed(_Unusable(_too_large(Path("-"), limit=limit), reason=_TOO_LARGE), "-")
+        return failed_document(Unusable(too_large(Path("-"), limit=limit), reason=TOO_LARGE), "-")
     return path
 
 

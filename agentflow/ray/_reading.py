@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agentflow.documents.budget import WorkBudget
-from agentflow.documents.inputs import Document, Source, _is_jsonl, prepared
+from agentflow.documents.inputs import Document, Source, is_jsonl, prepared
 from agentflow.documents.reader_pool import BudgetedReader
 from agentflow.ray._refs import ray_module
 
@@ -106,7 +106,7 @@ def _documents(reader: BudgetedReader, path: str, problem: str | None, fmt: str,
     if problem:
         yield Document(path, "", problem=problem)
         return
-    source = Source(Path(path), _is_jsonl(Path(path), fmt))
+    source = Source(Path(path), is_jsonl(Path(path), fmt))
     yield from reader.documents(source, fmt=fmt, text_field=text_field, id_field=id_field)
 
 
