@@ -21,6 +21,14 @@ start, 0.7 s without).
 Standard input is the driver's (a task's is not the user's): ``read_stdin``
 reads it there as one document, spooled to a file and read in a worker
 process under the same budget (``BudgetedReader.read``), a Dataset of one row.
+It is read when ``read_documents`` is called, not lazily as the local engine
+reads it (when the listing reaches ``-``): a Dataset's reads run again each
+time it is consumed (``take_all``, a writer, ``count``; ``materialize`` keeps
+a copy but leaves the Dataset as it was), and standard input can be read
+only once; a read task, which could read it lazily, runs in a worker
+process (maybe on another node) that has neither the user's standard input
+nor the driver's disk to spool it to. What it holds early is one document
+within the budget's ``chars``, in the object store.
 """
 
 from __future__ import annotations
