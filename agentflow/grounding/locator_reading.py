@@ -32,6 +32,7 @@ from agentflow.grounding.lines import (
 from agentflow.grounding.list_heading import sections
 from agentflow.grounding.list_markers import item_lines, marker_length
 from agentflow.grounding.locator_places import right_end
+from agentflow.grounding.markup import uncommented
 from agentflow.grounding.quotes import past_quote, read_items
 from agentflow.grounding.void_blocks import live_text
 
@@ -105,8 +106,10 @@ class LocatorReading:
         in_group``: the others blanked; a document without group lines whole);
         under a ``fence``, only the lines inside the document's blocks of that
         fence (``agentflow.grounding.fences.in_fence``: a document without
-        one all blank)."""
-        source = self._grouped(source)
+        one all blank); a markup document's comments blanked (``agentflow.
+        grounding.markup.uncommented``: a commented-out ``<item>`` is no
+        element of the document)."""
+        source = self._grouped(uncommented(source))
         span = self._document_span(source)
         return in_document(source, span[0]) if span is not None and span[1] else source
 

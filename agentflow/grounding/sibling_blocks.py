@@ -19,7 +19,12 @@ one of:
   grounding.groups``: ``[remote "origin"]`` and ``[remote "fork"]``,
   TOML's ``[[bin]]`` array tables) each open one;
 * ``doc``: the documents of a stream between ``---`` lines (Kubernetes
-  manifests), each one that holds a line that is no comment.
+  manifests), each one that holds a line that is no comment;
+* ``element PATH``: in a markup document (``agentflow.grounding.markup``),
+  the elements of one path (``rss/channel/item``: an RSS feed's items, a
+  pom's ``project/dependencies/dependency``), each from its start tag to
+  its end tag (``markup.element_spans``), whatever the blank lines or
+  indentation between them.
 
 ``agentflow.grounding.locator_siblings`` learns which kind a rule's examples
 show its value in.
@@ -33,6 +38,7 @@ from collections.abc import Sequence
 from agentflow.grounding.depths import line_depths
 from agentflow.grounding.groups import group_key, group_kind
 from agentflow.grounding.lines import KEY_LINE
+from agentflow.grounding.markup import element_spans, is_markup
 
 __all__ = ["record_kinds", "record_spans", "record_words", "share_keys"]
 
@@ -60,6 +66,10 @@ def record_spans(lines: Sequence[str], kind: str) -> list[tuple[int, int, str]]:
                   if (key := group_key(line.rstrip("\r\n"))) and (group_kind(key) or key) == arg]
     elif what == "doc":
         return _documents(lines)
+    elif what == "element":
+        bare = [line.rstrip("\r\n") for line in lines]
+        return [(a, b, "") for path, a, b in element_spans(bare) if path == arg] if (
+            is_markup(bare)) else []
     else:
         return []
     if not starts:
@@ -132,6 +142,9 @@ def record_kinds(lines: Sequence[str]) -> list[str]:
             out.append(f"group {group_kind(key) or key}")
     if any(line.strip() == _SEPARATOR for line in lines):
         out.append("doc")
+    rows = [line.rstrip("\r\n") for line in lines]
+    if is_markup(rows):
+        out += [f"element {path}" for path, _, _ in element_spans(rows)]
     return list(dict.fromkeys(out))
 
 
@@ -152,4 +165,6 @@ def record_words(kind: str) -> str:
         return f"the first block opened by {arg!r}"
     if what == "group":
         return f"the first group {arg!r}"
+    if what == "element":
+        return f"the first element {arg!r}"
     return "the first '---' document"
