@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from agentflow.grounding.depths import line_depths
+from agentflow.grounding.escapes import unwrap_cdata
 from agentflow.grounding.fences import in_fence
 from agentflow.grounding.groups import in_group
 from agentflow.grounding.items import own_items
@@ -163,7 +164,9 @@ class LocatorReading:
         """The values this locator finds in ``source``, in document order
         (list items each; each value stripped, never empty). A continued
         list: the items of its first block only (the value the examples
-        show: one field's lines), ``blocks`` has them all. An ``items``
+        show: one field's lines), ``blocks`` has them all; a value a
+        CDATA section wraps, out of it (``agentflow.grounding.escapes.
+        unwrap_cdata``). An ``items``
         rule: the own text of each of the document's list items. Under a
         ``heading``: only the lists under it; under a ``group``: only inside
         its groups. Read from the live text (``agentflow.grounding.
@@ -183,8 +186,8 @@ class LocatorReading:
         found: list[str] = []
         lines = source.splitlines()
         for i, line in self._read(lines):
-            for raw in self._in_line(line, lines=lines, row=i):
-                found += read_items(raw, self.split, unquote=self._unquotes)
+            for raw in self._in_line(line, lines=lines, row=i):  # (out of a CDATA wrapper)
+                found += read_items(unwrap_cdata(raw), self.split, unquote=self._unquotes)
         return found
 
     @property

@@ -320,8 +320,10 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
 
     def twins_agree(self, source: str) -> bool:
         """Whether none of ``twins`` finds other values in ``source`` than this
-        rule finds (whitespace folded): a twin that finds nothing says nothing
-        (the document writes only one of the places); true without twins.
+        rule finds (whitespace folded; a value written again, the same
+        uploader of each of a release's assets, is no other value): a twin
+        that finds nothing says nothing (the document writes only one of the
+        places); true without twins.
         Likewise false where the document writes a key of ``echoes``, never
         with the value this rule finds first (``agentflow.grounding.
         echo_keys.echo_differs``)."""
@@ -330,9 +332,9 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
         found = self.values(source)
         if found and echo_differs(self.echoes, found[0], live_text(source)):
             return False
-        return all(not other or (len(other) == len(found) and all(
-            same_text(a, b) for a, b in zip(other, found, strict=True)))
-            for other in (twin.values(source) for twin in self.twins))
+        own = {" ".join(v.split()) for v in found}
+        return all(not other or {" ".join(v.split()) for v in other} == own
+                   for other in (twin.values(source) for twin in self.twins))
 
     def holds(self, value: Any, source: str, *, clean: bool = False,
               max_items: int | None = None, found: list[str] | None = None) -> bool:

@@ -11,8 +11,8 @@ show the kind's blocks are records, not fixed keys of the format: the
 first record's name differs from example to example (``web:`` and ``db:``
 under ``services:``, but never a ``metadata:`` every example writes), or
 an example writes two of them (``head``, ``group``: of different names;
-YAML blocks: two that share a key; ``doc``, ``element``: two at all: an
-RSS feed's ``<item>``s). On a document of several records of
+YAML blocks: two that share a key; ``doc``, ``element``, ``array``: two
+at all: an RSS feed's ``<item>``s, a release's ``assets``). On a document of several records of
 that kind where the rule finds the value only past the first
 (``later_sibling_only``: the first service only ``build:``s, the second
 sets ``image:``), the value is another record's: the grammar offers null
@@ -69,7 +69,7 @@ def learn_record(rule: Locator, examples: Sequence[CheckedExample]) -> str:
         seen = [s for s in shown if s is not None]
         if kind.startswith("under "):  # a name, not a key every example writes
             records = len({s[1] for s in seen}) > 1 or any(s[2] > 1 and s[3] for s in seen)
-        elif kind == "doc" or kind.startswith("element "):
+        elif kind == "doc" or kind.startswith(("element ", "array ")):
             records = any(s[2] > 1 for s in seen)
         else:  # two records of differing names in one example
             records = any(len({name for *_, name in record_spans(

@@ -1,0 +1,87 @@
+"""A value the document writes escaped is not pinned as written, and a CDATA
+wrapper is no part of the value (newcomer21 probe, finding 3). An RSS item's
+``<title><![CDATA[Croissants & Coffee]]></title>`` was read with its wrapper
+and pinned (0.99); a link written ``?p=412&amp;lang=en`` (XML's escape of
+``?p=412&lang=en``) was pinned as written, and so would a JSON string's
+``Say \\"hi\\"``. The user means the parser's text: a rule now reads out of a
+CDATA wrapper, and never pins a value it reads with an escape in it."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from agentflow import Example
+from agentflow.extraction.confidence import HELD, REVIEW_BELOW, field_confidence
+from agentflow.grounding.escapes import unwrap_cdata, written_escaped
+from agentflow.grounding.locator_rule import Locator
+from agentflow.grounding.locators import learn_locators
+from agentflow.output.examples import check_examples
+
+
+def _rules(examples: list[Example], model: type[BaseModel]) -> dict[str, Locator]:
+    return learn_locators(check_examples(examples, model), model)
+
+
+def _score(model: BaseModel, doc: str, rules: dict[str, Locator], name: str) -> float:
+    return field_confidence(model, doc, {}, {name: rules[name]})[0][name]
+
+
+class Post(BaseModel):
+    title: str | None = Field(None, description="the post's title")
+    link: str | None = Field(None, description="the post's link")
+
+
+POSTS = [
+    Example("<post>\n  <title>Garlic in October</title>\n"
+            "  <link>https://garden.example.org/garlic</link>\n</post>\n",
+            Post(title="Garlic in October", link="https://garden.example.org/garlic")),
+    Example("<post>\n  <link>https://quux.example.com/3.2</link>\n"
+            "  <title>Quux 3.2 released</title>\n</post>\n",
+            Post(title="Quux 3.2 released", link="https://quux.example.com/3.2")),
+]
+CDATA = ("<post>\n  <title><![CDATA[Croissants & Coffee]]></title>\n"
+         "  <link>https://bakery.example.net/c</link>\n</post>\n")
+ENTITY = ("<post>\n  <title>Salt &amp; Pepper</title>\n"
+          "  <link>https://bakery.example.net/?p=412&amp;lang=en</link>\n</post>\n")
+
+
+def test_a_cdata_wrapper_is_read_out_of() -> None:
+    rules = _rules(POSTS, Post)
+    assert rules["title"].values(CDATA) == ["Croissants & Coffee"]
+    assert _score(Post(title="Croissants & Coffee"), CDATA, rules, "title") == HELD
+    assert _score(Post(title="<![CDATA[Croissants & Coffee]]>"), CDATA, rules,
+                  "title") < REVIEW_BELOW
+    assert unwrap_cdata("<![CDATA[a]]> and <![CDATA[b]]>") == "<![CDATA[a]]> and <![CDATA[b]]>"
+
+
+def test_a_value_written_with_a_markup_reference_is_not_pinned() -> None:
+    rules = _rules(POSTS, Post)
+    link = "https://bakery.example.net/?p=412&amp;lang=en"
+    assert rules["link"].values(ENTITY) == [link]
+    assert _score(Post(link=link), ENTITY, rules, "link") < REVIEW_BELOW
+    assert _score(Post(title="Salt &amp; Pepper"), ENTITY, rules, "title") < REVIEW_BELOW
+    # outside markup, ``&amp;`` is text as written (a Markdown page showing it)
+    assert not written_escaped("a &amp; b", "# Notes\n\nWrite a &amp; b.\n")
+
+
+class Release(BaseModel):
+    name: str | None = Field(None, description="the release's name")
+
+
+RELEASES = [
+    Example('{\n  "id": 1,\n  "name": "Rocket 2.3"\n}\n', Release(name="Rocket 2.3")),
+    Example('{\n  "name": "Lamp fixes",\n  "id": 2\n}\n', Release(name="Lamp fixes")),
+]
+
+
+def test_a_json_string_escape_is_not_pinned() -> None:
+    rules = _rules(RELEASES, Release)
+    quoted = '{\n  "name": "Say \\"hi\\" now",\n  "id": 3\n}\n'
+    assert rules["name"].values(quoted) == ['Say \\"hi\\" now']
+    assert _score(Release(name='Say \\"hi\\" now'), quoted, rules, "name") < REVIEW_BELOW
+    accent = '{\n  "name": "Caf\\u00e9 1.0",\n  "id": 3\n}\n'
+    assert _score(Release(name="Caf\\u00e9 1.0"), accent, rules, "name") < REVIEW_BELOW
+    plain = '{\n  "name": "Cafe 1.0",\n  "id": 3\n}\n'
+    assert _score(Release(name="Cafe 1.0"), plain, rules, "name") == HELD
+    # a backslash outside a quoted string is text as written (a Windows path in an INI file)
+    assert not written_escaped("C:\\new\\table", "[paths]\nroot = C:\\new\\table\n")
