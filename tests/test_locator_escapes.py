@@ -85,3 +85,22 @@ def test_a_json_string_escape_is_not_pinned() -> None:
     assert _score(Release(name="Cafe 1.0"), plain, rules, "name") == HELD
     # a backslash outside a quoted string is text as written (a Windows path in an INI file)
     assert not written_escaped("C:\\new\\table", "[paths]\nroot = C:\\new\\table\n")
+
+
+class Entry(BaseModel):
+    title: str | None = Field(None, description="the entry's title")
+
+
+ENTRIES = [
+    Example("version: 2\ntitle: Rocket launch\nid: 1\n", Entry(title="Rocket launch")),
+    Example("id: 2\ntitle: Lamp fixes\nversion: 3\n", Entry(title="Lamp fixes")),
+]
+
+
+def test_a_yaml_double_quoted_escape_is_not_pinned() -> None:
+    rules = _rules(ENTRIES, Entry)
+    doc = 'id: 3\ntitle: "Caf\\u00e9 opening"\nversion: 1\n'
+    assert rules["title"].values(doc) == ["Caf\\u00e9 opening"]  # read out of its quotes
+    assert _score(Entry(title="Caf\\u00e9 opening"), doc, rules, "title") < REVIEW_BELOW
+    plain = 'id: 3\ntitle: "Cafe opening"\nversion: 1\n'
+    assert _score(Entry(title="Cafe opening"), plain, rules, "title") == HELD
