@@ -1,10 +1,12 @@
-"""A value the document writes escaped is not pinned as written, and a CDATA
-wrapper is no part of the value (newcomer21 probe, finding 3). An RSS item's
-``<title><![CDATA[Croissants & Coffee]]></title>`` was read with its wrapper
-and pinned (0.99); a link written ``?p=412&amp;lang=en`` (XML's escape of
-``?p=412&lang=en``) was pinned as written, and so would a JSON string's
-``Say \\"hi\\"``. The user means the parser's text: a rule now reads out of a
-CDATA wrapper, and never pins a value it reads with an escape in it."""
+"""A value the document writes escaped is read as the parser reads it, and a
+CDATA wrapper is no part of the value (newcomer21 probe, finding 3). An RSS
+item's ``<title><![CDATA[Croissants & Coffee]]></title>`` was read with its
+wrapper and pinned (0.99); a link written ``?p=412&amp;lang=en`` (XML's
+escape of ``?p=412&lang=en``) was pinned as written, and so would a JSON
+string's ``Say \\"hi\\"``. The user means the parser's text: a rule now reads
+out of a CDATA wrapper, reads a markup or JSON document's escapes (grounding
+finds that value where the document writes it escaped), and never pins a
+value it reads with an escape it cannot read (a YAML double-quoted string)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ from pydantic import BaseModel, Field
 
 from agentflow import Example
 from agentflow.extraction.confidence import HELD, REVIEW_BELOW, field_confidence
-from agentflow.grounding.escapes import unwrap_cdata, written_escaped
+from agentflow.grounding.escapes import read_escaped, unwrap_cdata, written_escaped
+from agentflow.grounding.locate import locate
 from agentflow.grounding.locator_rule import Locator
 from agentflow.grounding.locators import learn_locators
 from agentflow.output.examples import check_examples
@@ -54,14 +57,20 @@ def test_a_cdata_wrapper_is_read_out_of() -> None:
     assert unwrap_cdata("<![CDATA[a]]> and <![CDATA[b]]>") == "<![CDATA[a]]> and <![CDATA[b]]>"
 
 
-def test_a_value_written_with_a_markup_reference_is_not_pinned() -> None:
+def test_a_value_written_with_a_markup_reference_is_read_as_the_parser_reads_it() -> None:
     rules = _rules(POSTS, Post)
-    link = "https://bakery.example.net/?p=412&amp;lang=en"
+    link = "https://bakery.example.net/?p=412&lang=en"
     assert rules["link"].values(ENTITY) == [link]
-    assert _score(Post(link=link), ENTITY, rules, "link") < REVIEW_BELOW
-    assert _score(Post(title="Salt &amp; Pepper"), ENTITY, rules, "title") < REVIEW_BELOW
+    assert _score(Post(link=link), ENTITY, rules, "link") == HELD
+    assert _score(Post(title="Salt & Pepper"), ENTITY, rules, "title") == HELD
+    raw = "https://bakery.example.net/?p=412&amp;lang=en"
+    assert _score(Post(link=raw), ENTITY, rules, "link") < REVIEW_BELOW
+    span = locate("Salt & Pepper", ENTITY, whole_tokens=True)  # grounding finds it escaped
+    assert span is not None and ENTITY[span[0]:span[1]] == "Salt &amp; Pepper"
+    assert read_escaped("a &#8217; b", ENTITY) == "a \u2019 b"
     # outside markup, ``&amp;`` is text as written (a Markdown page showing it)
     assert not written_escaped("a &amp; b", "# Notes\n\nWrite a &amp; b.\n")
+    assert locate("a & b", "# Notes\n\nWrite a &amp; b.\n") is None
 
 
 class Release(BaseModel):
@@ -74,15 +83,15 @@ RELEASES = [
 ]
 
 
-def test_a_json_string_escape_is_not_pinned() -> None:
+def test_a_json_string_escape_is_read_as_the_parser_reads_it() -> None:
     rules = _rules(RELEASES, Release)
     quoted = '{\n  "name": "Say \\"hi\\" now",\n  "id": 3\n}\n'
-    assert rules["name"].values(quoted) == ['Say \\"hi\\" now']
+    assert rules["name"].values(quoted) == ['Say "hi" now']
+    assert _score(Release(name='Say "hi" now'), quoted, rules, "name") == HELD
     assert _score(Release(name='Say \\"hi\\" now'), quoted, rules, "name") < REVIEW_BELOW
     accent = '{\n  "name": "Caf\\u00e9 1.0",\n  "id": 3\n}\n'
-    assert _score(Release(name="Caf\\u00e9 1.0"), accent, rules, "name") < REVIEW_BELOW
-    plain = '{\n  "name": "Cafe 1.0",\n  "id": 3\n}\n'
-    assert _score(Release(name="Cafe 1.0"), plain, rules, "name") == HELD
+    assert rules["name"].values(accent) == ["Caf\u00e9 1.0"]
+    assert locate("Caf\u00e9 1.0", accent, whole_tokens=True) is not None
     # a backslash outside a quoted string is text as written (a Windows path in an INI file)
     assert not written_escaped("C:\\new\\table", "[paths]\nroot = C:\\new\\table\n")
 

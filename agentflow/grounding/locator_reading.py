@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from agentflow.grounding.depths import line_depths
-from agentflow.grounding.escapes import unwrap_cdata
+from agentflow.grounding.escapes import read_escaped, unwrap_cdata
 from agentflow.grounding.fences import in_fence
 from agentflow.grounding.groups import in_group
 from agentflow.grounding.items import own_items
@@ -165,12 +165,14 @@ class LocatorReading:
         (list items each; each value stripped, never empty). A continued
         list: the items of its first block only (the value the examples
         show: one field's lines), ``blocks`` has them all; a value a
-        CDATA section wraps, out of it (``agentflow.grounding.escapes.
-        unwrap_cdata``). An ``items``
+        CDATA section wraps, out of it, and a markup or JSON document's
+        escapes read (``agentflow.grounding.escapes``: ``Salt &amp; Pepper``
+        is ``Salt & Pepper``). An ``items``
         rule: the own text of each of the document's list items. Under a
         ``heading``: only the lists under it; under a ``group``: only inside
         its groups. Read from the live text (``agentflow.grounding.
         void_blocks``); ``live=False``: the whole text."""
+        document = source
         source = self.region(live_text(source) if live else source)
         if self.heading:
             source = "\n\n".join(sections(source, self.heading))
@@ -187,7 +189,11 @@ class LocatorReading:
         lines = source.splitlines()
         for i, line in self._read(lines):
             for raw in self._in_line(line, lines=lines, row=i):  # (out of a CDATA wrapper)
-                found += read_items(unwrap_cdata(raw), self.split, unquote=self._unquotes)
+                if (inner := unwrap_cdata(raw)) != raw:
+                    found += read_items(inner, self.split, unquote=self._unquotes)
+                    continue
+                found += [read_escaped(v, document) for v in read_items(
+                    raw, self.split, unquote=self._unquotes)]
         return found
 
     @property
