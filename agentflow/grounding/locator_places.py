@@ -25,7 +25,8 @@ from agentflow.grounding.tokens import cuts_token
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["Seen", "block_of", "closest", "common_end", "common_start", "example_value", "is_gap",
-           "lead", "next_word", "one_line", "over_key", "places_at", "right_end", "seen_at", "tail"]
+           "keys_apart", "lead", "next_word", "one_line", "over_key", "places_at", "right_end",
+           "seen_at", "shared_label", "tail"]
 
 
 def example_value(example: CheckedExample, name: str) -> Any:
@@ -234,12 +235,53 @@ def lead(text: str) -> str:
 
 
 def tail(text: str) -> str:
-    """The run of non-word characters ``text`` ends with (an unanchored left
-    context keeps only it: `` (`` of ``barbaz (``)."""
+    """The run of non-word characters ``text`` ends with (`` (`` of ``barbaz (``)."""
     n = len(text)
     while n > 0 and not _WORD.match(text[n - 1]):
         n -= 1
     return text[n:]
+
+
+_LABEL_WORD = re.compile(r"\w*[^\W\d_]\w*")
+"""A word a label is made of: one with a letter (``2024`` of ``July 2024, `` is a
+value the examples share, not a label)."""
+
+
+def shared_label(befores: Sequence[str]) -> str:
+    """The unanchored left context of values written after ``befores`` (each
+    the text before one on its line, their starts differing): the text they
+    all end with (``common_end``) from its first whole word with a letter,
+    kept whole (``SPDX-License-Identifier: `` of ``# SPDX-License-Identifier: ``
+    and ``// SPDX-License-Identifier: ``: a label is its words, not the
+    ``: `` every ``key: value`` line writes); a word the common text begins
+    inside of in some example is not one (``baz`` of ``barbaz (`` and
+    ``foobaz (``). With no such word, the run of non-word characters it ends
+    with (`` (``, the context between a value and its neighbour).
+
+    Raises:
+        IndexError: when ``befores`` is empty.
+    """
+    common = common_end(befores)
+    start = 0
+    if common[:1] and _WORD.match(common[0]) and any(
+            len(b) > len(common) and _WORD.match(b[-len(common) - 1]) for b in befores):
+        while start < len(common) and _WORD.match(common[start]):
+            start += 1  # the end of a word each example writes otherwise
+    word = _LABEL_WORD.search(common, start)
+    return tail(common) if word is None else common[word.start():]
+
+
+_KEY_END = re.compile(r"\w[ \t]*[:=][ \t]*\Z")
+"""A text that ends with a key's separator right after a word (``Licence: ``,
+``name=``)."""
+
+
+def keys_apart(befores: Sequence[str], left: str) -> bool:
+    """Whether ``left`` (a ``shared_label`` without a word) is only the
+    separator of keys ``befores`` write otherwise (``: `` of ``# License: `` and
+    ``// Licence: ``): a key's separator without its key is no label (it
+    reads the value of any ``key: value`` line)."""
+    return not any(c.isalnum() for c in left) and all(_KEY_END.search(b) for b in befores)
 
 
 def next_word(afters: Sequence[str], right: str) -> str:
