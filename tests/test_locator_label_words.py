@@ -63,6 +63,7 @@ def test_the_shared_label_drops_a_cut_word_and_a_shared_number() -> None:
     assert shared_label(["barbaz (", "quux ("]) == " ("
     assert shared_label(["Friday 12 July 2024, ", "Saturday 3 February 2024, "]) == ", "
     assert shared_label(["our $VERSION = '", "$VERSION = '"]) == "VERSION = '"
+    assert shared_label(["# a: one two three", "b: one two three"], 8) == "three"  # whole
 
 
 def test_a_key_separator_without_its_key_is_no_label() -> None:

@@ -101,7 +101,7 @@ def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample],
         continued = True  # no example stops before its line's continuation lines: a
         # field's value is the whole of its lines (as RFC 822, deb822, INI and YAML read
         # them), a labelled list's items too (``Tags: x, y,`` wrapped onto ``  z``)
-    left = befores[0] if anchored else shared_label([s.before for s in seen])
+    left = befores[0] if anchored else shared_label([s.before for s in seen], MAX_CONTEXT)
     if not anchored and keys_apart([s.before for s in seen], left):
         return None  # ``: `` of ``# License: `` and ``// Licence: ``: no label
     marker = None if anchored else marker_kind(befores)

@@ -247,7 +247,7 @@ _LABEL_WORD = re.compile(r"\w*[^\W\d_]\w*")
 value the examples share, not a label)."""
 
 
-def shared_label(befores: Sequence[str]) -> str:
+def shared_label(befores: Sequence[str], longest: int = 40) -> str:
     """The unanchored left context of values written after ``befores`` (each
     the text before one on its line, their starts differing): the text they
     all end with (``common_end``) from its first whole word with a letter,
@@ -256,7 +256,8 @@ def shared_label(befores: Sequence[str]) -> str:
     ``: `` every ``key: value`` line writes); a word the common text begins
     inside of in some example is not one (``baz`` of ``barbaz (`` and
     ``foobaz (``). With no such word, the run of non-word characters it ends
-    with (`` (``, the context between a value and its neighbour).
+    with (`` (``, the context between a value and its neighbour). At most its
+    last ``longest`` characters, from a word's start.
 
     Raises:
         IndexError: when ``befores`` is empty.
@@ -267,6 +268,11 @@ def shared_label(befores: Sequence[str]) -> str:
             len(b) > len(common) and _WORD.match(b[-len(common) - 1]) for b in befores):
         while start < len(common) and _WORD.match(common[start]):
             start += 1  # the end of a word each example writes otherwise
+    if len(common) - start > longest:  # its last words only
+        start = len(common) - longest
+        while start < len(common) and _WORD.match(common[start]) and _WORD.match(
+                common[start - 1]):
+            start += 1
     word = _LABEL_WORD.search(common, start)
     return tail(common) if word is None else common[word.start():]
 
